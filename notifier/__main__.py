@@ -1,0 +1,3 @@
+from notifier.cli import main
+
+raise SystemExit(main())

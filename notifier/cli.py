@@ -1,0 +1,150 @@
+"""Command line (DESIGN §3). Bad usage or config: one line on stderr, exit code 2, no traceback."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any, NoReturn
+
+from notifier import APP_NAME, __version__
+from notifier.config import Config, ConfigError, load
+from notifier.core.text import clean
+
+log = logging.getLogger("notifier")
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        sys.stderr.write(f"{APP_NAME}: {message} (see '{self.prog} --help')\n")
+        raise SystemExit(2)
+
+
+def _common(p: argparse.ArgumentParser, watch: bool = True) -> None:
+    p.add_argument("--config", metavar="FILE", help="configuration file (default: the per-user config.toml)")
+    p.add_argument("-v", "--verbose", action="store_true", help="log more detail")
+    if watch:
+        p.add_argument(
+            "--sessions-dir",
+            metavar="DIR",
+            action="append",
+            dest="sessions_dirs",
+            help="pi sessions folder to watch (repeatable; replaces the default)",
+        )
+        p.add_argument("--liveness", choices=("auto", "off"), help="mark questions of pi processes that died as abandoned")
+        p.add_argument(
+            "--question-tool",
+            metavar="NAME",
+            action="append",
+            dest="question_tools",
+            help="treat tool NAME as a question tool too (repeatable)",
+        )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog=APP_NAME, description="Tells you the moment a pi coding agent session waits for your answer.")
+    parser.add_argument("--version", action="version", version=f"{APP_NAME} {__version__}")
+    sub = parser.add_subparsers(dest="command", parser_class=_Parser, metavar="COMMAND")
+
+    run = sub.add_parser("run", help="tray + notifications, watching the sessions folder (the default command)")
+    _common(run)
+    run.add_argument("--no-tray", action="store_true", help="no tray icon (headless)")
+    run.add_argument("--no-notify", action="store_true", help="no desktop notifications")
+    run.add_argument("--json", action="store_true", help="print one JSON event per line on stdout")
+
+    status = sub.add_parser("status", help="print every session and its pending questions, then exit")
+    _common(status)
+    status.add_argument("--json", action="store_true", help="print one JSON object")
+    status.add_argument("--all", action="store_true", help="list every session, not only recent ones")
+
+    doctor = sub.add_parser("doctor", help="what works here: sessions folder, watcher limits, tray, notifications")
+    _common(doctor)
+
+    show = sub.add_parser("show", help="open the pending-questions window")
+    _common(show)
+
+    history = sub.add_parser("history", help="questions asked, how long each waited, how it ended")
+    _common(history, watch=False)
+    history.add_argument("--json", action="store_true", help="print one JSON object")
+    history.add_argument("--since", type=float, metavar="DAYS", help="only the last DAYS days")
+
+    auto = sub.add_parser("autostart", help="start pi-notifier with your desktop session")
+    _common(auto, watch=False)
+    auto.add_argument("action", choices=("install", "remove", "status"))
+
+    cfg = sub.add_parser("config", help="print the effective configuration and where each value came from")
+    _common(cfg)
+
+    demo = sub.add_parser("demo", help="replay a recorded pi session so you can see the notification, icon and window")
+    _common(demo, watch=False)
+    demo.add_argument("--no-tray", action="store_true", help=argparse.SUPPRESS)
+    return parser
+
+
+def effective_config(args: argparse.Namespace) -> Config:
+    from notifier import paths
+
+    explicit = getattr(args, "config", None)
+    config = load(explicit or paths.config_file(), explicit=bool(explicit))
+    for key in ("sessions_dirs", "question_tools", "liveness"):
+        value = getattr(args, key, None)
+        if value:
+            if key == "sessions_dirs":
+                value = [os.path.abspath(os.path.expanduser(v)) for v in value]
+            config.set(key, value, "command line")
+    if not config["sessions_dirs"]:
+        config.values["sessions_dirs"] = [paths.default_sessions_dir()]
+        config.sources["sessions_dirs"] = "pi's default"
+    return config
+
+
+def setup_logging(verbose: bool) -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter(f"{APP_NAME}: %(message)s"))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(logging.DEBUG if verbose else logging.INFO)
+    logging.getLogger("watchdog").setLevel(logging.WARNING)
+    logging.getLogger("PIL").setLevel(logging.WARNING)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    if not argv or argv[0].startswith("-") and argv[0] not in ("-h", "--help", "--version"):
+        argv = ["run", *argv]
+    args = parser.parse_args(argv)
+    setup_logging(getattr(args, "verbose", False))
+    try:
+        config = effective_config(args)
+        return _dispatch(args, config)
+    except ConfigError as exc:
+        sys.stderr.write(f"{APP_NAME}: {exc}\n")
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+def _dispatch(args: argparse.Namespace, config: Config) -> int:
+    from notifier import app
+
+    handlers: dict[str, Any] = {
+        "run": app.cmd_run,
+        "status": app.cmd_status,
+        "doctor": app.cmd_doctor,
+        "show": app.cmd_show,
+        "history": app.cmd_history,
+        "autostart": app.cmd_autostart,
+        "config": app.cmd_config,
+        "demo": app.cmd_demo,
+    }
+    handler = handlers.get(args.command)
+    if handler is None:  # pragma: no cover - argparse rejects unknown commands
+        raise ConfigError(f"unknown command {clean(args.command)}")
+    return int(handler(args, config))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

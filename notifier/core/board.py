@@ -1,0 +1,193 @@
+"""All sessions at once (pure): reducer changes → transitions, liveness applied, snapshots.
+
+Time is always passed in; the board never reads a clock, a file or a process table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from notifier.core.model import Question, SessionRef, SessionView, Snapshot, Transition
+from notifier.core.reducer import Asked, Ended, Event, SessionReducer
+
+# A question counts as asked by a process only if that process was already running when the
+# question was written (a pi started later on the same project did not ask it).
+START_SLACK_S = 2.0
+
+
+@dataclass(frozen=True)
+class Proc:
+    """A running pi process: its working directory and start time (epoch seconds)."""
+
+    cwd: str
+    started: float
+
+
+def _norm(path: str | None) -> str | None:
+    if not path:
+        return None
+    return path.rstrip("/\\") or path
+
+
+@dataclass
+class _Session:
+    key: str
+    reducer: SessionReducer
+    abandoned: dict[str, Question]
+    alive: bool | None = None
+
+    @property
+    def ref(self) -> SessionRef:
+        r = self.reducer
+        return SessionRef(self.key, r.session_id, r.cwd, r.name)
+
+
+class Board:
+    def __init__(self, liveness: bool = True) -> None:
+        self.liveness = liveness
+        self._sessions: dict[str, _Session] = {}
+        self._procs: Sequence[Proc] | None = None
+
+    # ---- feeding ----
+
+    def _session(self, key: str) -> _Session:
+        session = self._sessions.get(key)
+        if session is None:
+            session = _Session(key, SessionReducer(), {})
+            self._sessions[key] = session
+        return session
+
+    def apply(self, key: str, events: Iterable[Event], now: float, initial: bool = False) -> list[Transition]:
+        session = self._session(key)
+        changes = []
+        for event in events:
+            changes += session.reducer.apply(event)
+        return self._transitions(session, changes, now, initial)
+
+    def replace(self, key: str, events: Iterable[Event], now: float) -> list[Transition]:
+        """The file was rewritten or truncated: rebuild it, report only what really changed."""
+        old = self._sessions.get(key)
+        fresh = SessionReducer()
+        for event in events:
+            fresh.apply(event)
+        if old is None:
+            session = self._session(key)
+            session.reducer = fresh
+            return self._transitions(session, [Asked(q) for q in fresh.pending.values()], now, False)
+        changes: list[Asked | Ended] = [
+            Ended(q, "superseded", None, now) for cid, q in old.reducer.pending.items() if cid not in fresh.pending
+        ]
+        changes += [Asked(q) for cid, q in fresh.pending.items() if cid not in old.reducer.pending]
+        old.reducer = fresh
+        return self._transitions(old, changes, now, False)
+
+    def forget(self, key: str, now: float) -> list[Transition]:
+        """The file is gone: whatever it still asked will never be answered."""
+        session = self._sessions.pop(key, None)
+        if session is None:
+            return []
+        changes = [Ended(q, "superseded", None, now) for q in session.reducer.pending.values()]
+        return self._transitions(session, changes, now, False)
+
+    def _transitions(
+        self, session: _Session, changes: Sequence[Asked | Ended], now: float, initial: bool
+    ) -> list[Transition]:
+        if not session.reducer.has_header:
+            return []
+        out: list[Transition] = []
+        ref = session.ref
+        for change in changes:
+            if isinstance(change, Asked):
+                out.append(Transition("needs_input", ref, change.question, now, initial=initial))
+            else:
+                q = change.question
+                session.abandoned.pop(q.tool_call_id, None)
+                waited = max(0.0, change.at - q.asked_at)
+                out.append(
+                    Transition("resolved", ref, q, now, outcome=change.outcome, answer=change.answer, waited_s=waited)
+                )
+        if self.liveness and self._procs is not None and any(isinstance(c, Asked) for c in changes):
+            out += self._check(session, now)
+        return out
+
+    # ---- liveness ----
+
+    def set_processes(self, procs: Sequence[Proc] | None, now: float) -> list[Transition]:
+        """A fresh process list (``None`` = could not be read: change nothing)."""
+        if not self.liveness or procs is None:
+            return []
+        self._procs = procs
+        out: list[Transition] = []
+        for session in self._sessions.values():
+            out += self._check(session, now)
+        return out
+
+    def _check(self, session: _Session, now: float) -> list[Transition]:
+        procs = self._procs or ()
+        cwd = _norm(session.reducer.cwd)
+        starts = [p.started for p in procs if _norm(p.cwd) == cwd] if cwd else []
+        session.alive = bool(starts)
+        out: list[Transition] = []
+        if not session.reducer.has_header:
+            return out
+        for cid, q in session.reducer.pending.items():
+            if cid in session.abandoned:
+                continue
+            if not any(start <= q.asked_at + START_SLACK_S for start in starts):
+                session.abandoned[cid] = q
+                out.append(Transition("abandoned", session.ref, q, now))
+        return out
+
+    def needs_liveness(self) -> bool:
+        """True while some question is pending and not yet known to be abandoned."""
+        return self.liveness and any(
+            len(s.reducer.pending) > len(s.abandoned) for s in self._sessions.values() if s.reducer.has_header
+        )
+
+    def clear_abandoned(self, key: str, tool_call_id: str | None = None) -> bool:
+        """The user dismissed an abandoned question (or all of a session's): stop listing it."""
+        session = self._sessions.get(key)
+        if session is None:
+            return False
+        ids = [tool_call_id] if tool_call_id else list(session.abandoned)
+        removed = False
+        for cid in ids:
+            if cid in session.abandoned:
+                session.reducer.pending.pop(cid, None)
+                session.abandoned.pop(cid, None)
+                removed = True
+        return removed
+
+    # ---- reading ----
+
+    def view(self, key: str) -> SessionView | None:
+        session = self._sessions.get(key)
+        if session is None or not session.reducer.has_header:
+            return None
+        return self._view(session)
+
+    def _view(self, session: _Session) -> SessionView:
+        r = session.reducer
+        pending = tuple(q for cid, q in r.pending.items() if cid not in session.abandoned)
+        # Every question abandoned: the pi that asked is gone.
+        state = r.state if pending or not session.abandoned else "stopped"
+        return SessionView(
+            ref=session.ref,
+            state=state,
+            pending=pending,
+            abandoned=tuple(session.abandoned.values()),
+            alive=session.alive if self.liveness else None,
+            updated_at=r.updated_at,
+            current_tool=r.current_tool,
+        )
+
+    def snapshot(self, now: float) -> Snapshot:
+        views = tuple(self._view(s) for s in self._sessions.values() if s.reducer.has_header)
+        return Snapshot(sessions=views, taken_at=now)
+
+    def __len__(self) -> int:
+        return sum(1 for s in self._sessions.values() if s.reducer.has_header)
+
+    def keys(self) -> list[str]:
+        return list(self._sessions)

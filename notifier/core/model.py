@@ -1,0 +1,121 @@
+"""Immutable values shared by the pi adapter, the reducer, the board and every sink."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+State = Literal["starting", "working", "needs_input", "idle", "failed", "stopped"]
+Outcome = Literal["answered", "cancelled", "aborted", "unavailable", "error", "superseded"]
+TransitionKind = Literal["needs_input", "resolved", "abandoned"]
+
+GENERIC_QUESTION = "Answer the pending question"
+
+
+@dataclass(frozen=True)
+class Option:
+    label: str
+    description: str | None = None
+    recommended: bool = False
+
+
+@dataclass(frozen=True)
+class QuestionItem:
+    """One question of a (possibly multi-question) tool call; all strings already sanitized."""
+
+    text: str
+    header: str | None = None
+    detail: str | None = None
+    options: tuple[Option, ...] = ()
+    multi: bool = False
+
+
+@dataclass(frozen=True)
+class Question:
+    """A question tool call waiting for the user. ``text``/``header``/``options`` describe the first item."""
+
+    tool_call_id: str
+    tool: str
+    items: tuple[QuestionItem, ...]
+    asked_at: float
+    title: str | None = None
+
+    @property
+    def first(self) -> QuestionItem:
+        return self.items[0] if self.items else QuestionItem(GENERIC_QUESTION)
+
+    @property
+    def text(self) -> str:
+        return self.first.text
+
+    @property
+    def header(self) -> str | None:
+        return self.first.header
+
+    @property
+    def options(self) -> tuple[str, ...]:
+        return tuple(o.label for o in self.first.options)
+
+    @property
+    def count(self) -> int:
+        return max(len(self.items), 1)
+
+
+@dataclass(frozen=True)
+class SessionRef:
+    key: str  # the session file path: session ids are not unique across files
+    id: str | None
+    cwd: str | None
+    name: str | None
+
+
+@dataclass(frozen=True)
+class Transition:
+    kind: TransitionKind
+    session: SessionRef
+    question: Question
+    at: float
+    initial: bool = False
+    outcome: Outcome | None = None
+    answer: str | None = None
+    waited_s: float | None = None
+
+
+@dataclass(frozen=True)
+class SessionView:
+    """What the UI and ``status`` see of one session."""
+
+    ref: SessionRef
+    state: State
+    pending: tuple[Question, ...]
+    abandoned: tuple[Question, ...]
+    alive: bool | None
+    updated_at: float
+    current_tool: str | None = None
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """The whole board at one moment, handed read-only to the tray and the window."""
+
+    sessions: tuple[SessionView, ...] = ()
+    taken_at: float = 0.0
+    snoozed_until: float | None = None
+    muted: frozenset[str] = field(default_factory=frozenset)
+
+    @property
+    def pending(self) -> tuple[tuple[SessionView, Question], ...]:
+        """Every non-abandoned pending question, newest first."""
+        rows = [(s, q) for s in self.sessions for q in s.pending]
+        rows.sort(key=lambda sq: sq[1].asked_at, reverse=True)
+        return tuple(rows)
+
+    @property
+    def abandoned(self) -> tuple[tuple[SessionView, Question], ...]:
+        rows = [(s, q) for s in self.sessions for q in s.abandoned]
+        rows.sort(key=lambda sq: sq[1].asked_at, reverse=True)
+        return tuple(rows)
+
+    @property
+    def pending_count(self) -> int:
+        return sum(len(s.pending) for s in self.sessions)

@@ -1,0 +1,163 @@
+"""The per-session reducer (pure): events in, state and question changes out.
+
+Semantics follow pi-agent-board's event reducer (seeds/000): a question tool start moves the
+session to ``needs_input`` with ``pending`` keyed by toolCallId; its end removes that entry and
+returns to ``working``; other tool activity never hides a pending question; the first pending
+question is the one displayed. A non-interactive (detached) start keeps the legacy behaviour:
+the tool is only the current tool, nothing is pending. A later user message, a new assistant
+message, a compaction or a branch summary supersedes calls that never got a result.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from notifier.core.model import Outcome, Question, State
+
+
+@dataclass(frozen=True)
+class Header:
+    session_id: str | None
+    cwd: str | None
+
+
+@dataclass(frozen=True)
+class Renamed:
+    name: str | None
+
+
+@dataclass(frozen=True)
+class Input:
+    """A user message: the user is talking to the agent, so nothing earlier is still asked."""
+
+    at: float
+
+
+@dataclass(frozen=True)
+class Activity:
+    """Something that means a run is in progress (system message, custom message, retry marker)."""
+
+    at: float
+
+
+@dataclass(frozen=True)
+class Supersede:
+    """Entries after which no earlier unanswered call can still be waiting (new assistant message,
+    compaction, branch summary, a user shell command)."""
+
+    at: float
+    state: State | None = None
+
+
+@dataclass(frozen=True)
+class ToolStart:
+    at: float
+    tool_call_id: str
+    tool: str
+    question: Question | None = None
+    interactive: bool = True
+
+
+@dataclass(frozen=True)
+class ToolEnd:
+    at: float
+    tool_call_id: str
+    tool: str
+    outcome: Outcome | None = None
+    answer: str | None = None
+
+
+@dataclass(frozen=True)
+class TurnEnd:
+    at: float
+    state: State
+
+
+Event = Header | Renamed | Input | Activity | Supersede | ToolStart | ToolEnd | TurnEnd
+
+
+@dataclass(frozen=True)
+class Asked:
+    question: Question
+
+
+@dataclass(frozen=True)
+class Ended:
+    question: Question
+    outcome: Outcome
+    answer: str | None
+    at: float
+
+
+Change = Asked | Ended
+
+
+@dataclass
+class SessionReducer:
+    """Mutable state of one session, owned by the engine thread. No I/O, no clock."""
+
+    session_id: str | None = None
+    cwd: str | None = None
+    name: str | None = None
+    base: State = "starting"
+    pending: dict[str, Question] = field(default_factory=dict)
+    running: dict[str, str] = field(default_factory=dict)
+    current_tool: str | None = None
+    updated_at: float = 0.0
+    has_header: bool = False
+
+    @property
+    def state(self) -> State:
+        return "needs_input" if self.pending else self.base
+
+    def apply(self, event: Event) -> list[Change]:
+        changes: list[Change] = []
+        at = getattr(event, "at", None)
+        if isinstance(at, float) and at > self.updated_at:
+            self.updated_at = at
+        if isinstance(event, Header):
+            self.session_id, self.cwd, self.has_header = event.session_id, event.cwd, True
+        elif isinstance(event, Renamed):
+            self.name = event.name or None
+        elif isinstance(event, Input):
+            changes += self._supersede(event.at)
+            self.base = "working"
+        elif isinstance(event, Activity):
+            self.base = "working"
+        elif isinstance(event, Supersede):
+            changes += self._supersede(event.at)
+            if event.state is not None:
+                self.base = event.state
+        elif isinstance(event, ToolStart):
+            if event.question is not None and event.interactive:
+                if event.tool_call_id not in self.pending:
+                    self.pending[event.tool_call_id] = event.question
+                    changes.append(Asked(event.question))
+            else:
+                self.running[event.tool_call_id] = event.tool
+                self.current_tool = event.tool
+            self.base = "working"
+        elif isinstance(event, ToolEnd):
+            question = self.pending.pop(event.tool_call_id, None)
+            if question is not None:
+                changes.append(Ended(question, event.outcome or "answered", event.answer, event.at))
+            if self.running.pop(event.tool_call_id, None) is not None:
+                self.current_tool = next(reversed(self.running.values()), None)
+            self.base = "working"
+        elif isinstance(event, TurnEnd):
+            self.running.clear()
+            self.current_tool = None
+            self.base = event.state
+        return changes
+
+    def _supersede(self, at: float) -> list[Change]:
+        ended: list[Change] = [Ended(q, "superseded", None, at) for q in self.pending.values()]
+        self.pending.clear()
+        self.running.clear()
+        self.current_tool = None
+        return ended
+
+    @property
+    def displayed(self) -> Question | None:
+        """The first pending question is the one displayed."""
+        return next(iter(self.pending.values()), None)

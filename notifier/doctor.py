@@ -1,0 +1,70 @@
+"""``pi-notifier doctor``: what works on this machine, one line per check."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from notifier.config import Config
+from notifier.core.text import clean
+from notifier.watch.scanner import walk
+
+
+def _line(ok: bool | None, label: str, detail: str) -> str:
+    mark = {True: "ok  ", False: "FAIL", None: "note"}[ok]
+    return f"[{mark}] {label}: {detail}"
+
+
+def run(config: Config) -> int:
+    out: list[str] = []
+    for root in config["sessions_dirs"]:
+        if os.path.isdir(root):
+            files, dirs = walk(root)
+            out.append(_line(True, "sessions folder", f"{clean(root)} ({len(files)} session files in {len(dirs)} folders)"))
+            out.append(_watch_limit(len(dirs)))
+        else:
+            out.append(_line(None, "sessions folder", f"{clean(root)} does not exist yet; it will be watched once it does"))
+    out.append(_liveness(config))
+    for extra in _extras(config):
+        out.append(extra)
+    sys.stdout.write("\n".join(out) + "\n")
+    return 0
+
+
+def _watch_limit(dirs: int) -> str:
+    try:
+        with open("/proc/sys/fs/inotify/max_user_watches") as fh:
+            limit = int(fh.read().strip())
+    except (OSError, ValueError):
+        return _line(None, "file watcher", "native file events (no inotify limit to check here)")
+    ok = dirs < limit // 2
+    return _line(ok, "inotify", f"{dirs} folders to watch, limit {limit} watches per user")
+
+
+def _liveness(config: Config) -> str:
+    if config["liveness"] != "auto":
+        return _line(None, "liveness", "off: questions of pi processes that died stay pending")
+    from notifier.pi.processes import running_pi
+
+    procs = running_pi()
+    if procs is None:
+        return _line(False, "liveness", "cannot read the process list")
+    cwds = sorted({p.cwd for p in procs})
+    return _line(True, "liveness", f"{len(cwds)} running pi process folder(s) visible")
+
+
+def _extras(config: Config) -> list[str]:
+    lines: list[str] = []
+    try:
+        from notifier.ui import alerts
+
+        lines.append(alerts.doctor_line(config))
+    except ImportError:
+        pass
+    try:
+        from notifier.ui import tray
+
+        lines.append(tray.doctor_line(config))
+    except ImportError:
+        pass
+    return lines

@@ -1,0 +1,390 @@
+"""The engine thread: owns every tailer and the board; turns file changes into transitions.
+
+Data flow: watchdog → queue (coalesced per path) → tailer → JSON lines → pi entries → events →
+board → transitions + an immutable snapshot → sinks. Nothing else mutates engine state; the UI and
+other threads talk to it only by putting commands on its queue.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import queue
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from notifier.core.board import Board, Proc
+from notifier.core.model import Snapshot, Transition
+from notifier.core.reducer import Event, Renamed
+from notifier.core.text import clean
+from notifier.pi.entries import EntryError, to_events
+from notifier.pi.questions import QuestionCatalog
+from notifier.watch import observer as obs
+from notifier.watch.scanner import find_name, read_bounded, walk
+from notifier.watch.tail import DEFAULT_MAX_LINE, Tailer
+
+log = logging.getLogger(__name__)
+
+LIVENESS_INTERVAL_S = 3.0
+LIVENESS_SOON_S = 0.1
+UNWATCHED_POLL_S = 2.0
+
+
+@dataclass(frozen=True)
+class ReadyInfo:
+    sessions: int
+    pending: int
+    scan_s: float
+
+
+class Sink(Protocol):
+    def ready(self, info: ReadyInfo, snapshot: Snapshot) -> None: ...
+
+    def transitions(self, items: Sequence[Transition], snapshot: Snapshot) -> None: ...
+
+
+@dataclass
+class EngineOptions:
+    roots: list[str]
+    catalog: QuestionCatalog = field(default_factory=QuestionCatalog)
+    liveness: bool = True
+    max_line: int = DEFAULT_MAX_LINE
+    liveness_interval: float = LIVENESS_INTERVAL_S
+
+
+class _Once:
+    """Log each (file, kind of problem) once, never per line."""
+
+    def __init__(self) -> None:
+        self.seen: set[tuple[str, str]] = set()
+
+    def __call__(self, path: str, kind: str, message: str, *args: Any) -> None:
+        if (path, kind) not in self.seen:
+            self.seen.add((path, kind))
+            log.warning("%s: " + message, clean(path), *args)
+
+    def forget(self, path: str) -> None:
+        self.seen = {k for k in self.seen if k[0] != path}
+
+
+class Engine:
+    def __init__(
+        self,
+        options: EngineOptions,
+        sinks: Iterable[Sink] = (),
+        processes: Callable[[], Sequence[Proc] | None] | None = None,
+        wall: Callable[[], float] = time.time,
+    ) -> None:
+        self.options = options
+        self.sinks = list(sinks)
+        self.board = Board(liveness=options.liveness)
+        self.queue: queue.Queue[Any] = queue.Queue()
+        self.watcher = obs.Watcher(self.queue)
+        self.tailers: dict[str, Tailer] = {}
+        self.snapshot = Snapshot()
+        self.ready_info: ReadyInfo | None = None
+        self._processes = processes
+        self._wall = wall
+        self._once = _Once()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._next_liveness: float | None = None
+        self._unwatched: dict[str, list[str]] = {}
+        self._next_poll: float | None = None
+        self.ready_event = threading.Event()
+        self.failed: BaseException | None = None
+
+    # ---- lifecycle ----
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._main, name="pi-notifier-engine", daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout: float = 2.0) -> None:
+        self._stop.set()
+        self.queue.put(("stop", ""))
+        if self._thread is not None:
+            self._thread.join(timeout)
+        self.watcher.stop()
+
+    def call(self, fn: Callable[[], None]) -> None:
+        """Run ``fn`` on the engine thread (how the tray and window change state)."""
+        self.queue.put(("call", fn))
+
+    def _main(self) -> None:
+        try:
+            self._startup()
+            self._loop()
+        except BaseException as exc:  # keep the reason for the app; never die silently
+            self.failed = exc
+            log.exception("engine stopped")
+            self.ready_event.set()
+
+    # ---- startup ----
+
+    def _startup(self) -> None:
+        began = time.perf_counter()
+        self.watcher.start()
+        roots = []
+        for root in self.options.roots:
+            if self.watcher.watch(root):
+                roots.append(root)
+        collected: list[Transition] = []
+        for root in roots:
+            collected += self._scan_dir(root, initial=True)
+        if self.board.needs_liveness():
+            abandoned = self.board.set_processes(self._procs(), self._wall())
+            gone = {(t.session.key, t.question.tool_call_id) for t in abandoned}
+            collected = [t for t in collected if (t.session.key, t.question.tool_call_id) not in gone]
+            self._schedule_liveness(self.options.liveness_interval)
+        self._fill_names()
+        now = self._wall()
+        self.snapshot = self.board.snapshot(now)
+        info = ReadyInfo(len(self.board), self.snapshot.pending_count, time.perf_counter() - began)
+        self.ready_info = info
+        if collected:
+            self._emit(collected)
+        for sink in self.sinks:
+            sink.ready(info, self.snapshot)
+        self.ready_event.set()
+        for root in roots:
+            self._check_watch_limit(root)
+
+    def _procs(self) -> Sequence[Proc] | None:
+        if self._processes is None:
+            from notifier.pi.processes import running_pi
+
+            self._processes = running_pi
+        return self._processes()
+
+    def _fill_names(self) -> None:
+        """Sessions that ask something deserve their name, even if it was set long ago."""
+        for view in self.board.snapshot(0).sessions:
+            if (view.pending or view.abandoned) and view.ref.name is None:
+                tailer = self.tailers.get(view.ref.key)
+                name = find_name(view.ref.key, tailer.window_start if tailer else 0)
+                if name:
+                    self.board.apply(view.ref.key, [Renamed(clean(name, 200))], self._wall())
+
+    def _check_watch_limit(self, root: str) -> None:
+        _, dirs = walk(root)
+        missing = self.watcher.unwatched(root, dirs)
+        if missing:
+            if root not in self._unwatched:
+                log.warning(
+                    "inotify watch limit reached: %d of %d folders in %s are not watched; polling them every %.0f s "
+                    "(raise fs.inotify.max_user_watches to fix)",
+                    len(missing),
+                    len(dirs),
+                    clean(root),
+                    UNWATCHED_POLL_S,
+                )
+            self._unwatched[root] = missing
+            self._next_poll = time.monotonic() + UNWATCHED_POLL_S
+        else:
+            self._unwatched.pop(root, None)
+
+    # ---- files ----
+
+    def _scan_dir(self, folder: str, initial: bool) -> list[Transition]:
+        files, _ = walk(folder)
+        out: list[Transition] = []
+        for path in files:
+            if path in self.tailers:
+                out += self._read(path)
+            else:
+                out += self._add(path, initial)
+        return out
+
+    def _add(self, path: str, initial: bool) -> list[Transition]:
+        scan = read_bounded(path, max_line=self.options.max_line)
+        if scan.error is not None:
+            if not isinstance(scan.error, FileNotFoundError):
+                self._once(path, "open", "cannot read (%s)", scan.error.strerror or scan.error)
+            return []
+        tailer = Tailer(path, self.options.max_line)
+        tailer.seek(scan.offset, scan.ident, scan.partial)
+        tailer.window_start = scan.window_start
+        self.tailers[path] = tailer
+        now = self._wall()
+        lines = ([scan.header] if scan.header is not None else []) + scan.lines
+        return self.board.apply(path, self._events(path, lines, now), now, initial=initial)
+
+    def _read(self, path: str) -> list[Transition]:
+        tailer = self.tailers.get(path)
+        if tailer is None:
+            return self._add(path, initial=False)
+        result = tailer.read()
+        now = self._wall()
+        if result.missing:
+            return self._forget(path)
+        if result.error is not None:
+            self._once(path, "read", "cannot read (%s)", result.error.strerror or result.error)
+            return []
+        if result.skipped_long:
+            self._once(path, "long", "skipped a line longer than %d MB", self.options.max_line >> 20)
+        if result.rewritten:
+            log.info("%s was rewritten; reading it again", clean(path))
+            scan = read_bounded(path, max_line=self.options.max_line)
+            tailer.seek(scan.offset, scan.ident, scan.partial)
+            lines = ([scan.header] if scan.header is not None else []) + scan.lines
+            return self.board.replace(path, self._events(path, lines, now), now)
+        if not result.lines:
+            return []
+        return self.board.apply(path, self._events(path, result.lines, now), now)
+
+    def _forget(self, path: str) -> list[Transition]:
+        self.tailers.pop(path, None)
+        self._once.forget(path)
+        return self.board.forget(path, self._wall())
+
+    def _events(self, path: str, lines: Iterable[bytes], now: float) -> list[Event]:
+        events: list[Event] = []
+        catalog = self.options.catalog
+        for line in lines:
+            if not line or line.isspace():
+                continue
+            try:
+                entry = json.loads(line)
+            except UnicodeDecodeError:
+                self._once(path, "utf8", "skipped a line that is not UTF-8")
+                continue
+            except ValueError:
+                self._once(path, "json", "skipped a line that is not JSON")
+                continue
+            if not isinstance(entry, dict):
+                self._once(path, "object", "skipped a JSON line that is not an object")
+                continue
+            try:
+                events += to_events(entry, catalog, now)
+            except EntryError as exc:
+                self._once(path, "shape", "skipped an entry with an unexpected shape (%s)", exc)
+            except (TypeError, ValueError, AttributeError, RecursionError) as exc:
+                self._once(path, "shape", "skipped an entry with an unexpected shape (%s)", type(exc).__name__)
+        return events
+
+    # ---- loop ----
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            timeout = self._timeout()
+            try:
+                item = self.queue.get(timeout=timeout)
+            except queue.Empty:
+                item = None
+            batch = [item] if item is not None else []
+            while True:
+                try:
+                    batch.append(self.queue.get_nowait())
+                except queue.Empty:
+                    break
+            out: list[Transition] = []
+            files: dict[str, None] = {}
+            for kind, arg in batch:
+                if kind == "stop":
+                    return
+                if kind == obs.FILE:
+                    files[arg] = None
+                    continue
+                for path in list(files):
+                    out += self._read(path)
+                files.clear()
+                if kind == "call":
+                    arg()
+                    self._publish_snapshot()
+                    for sink in self.sinks:
+                        sink.transitions([], self.snapshot)
+                elif kind == obs.GONE:
+                    out += self._gone(arg)
+                elif kind == obs.DIR:
+                    out += self._scan_dir(arg, initial=False)
+                    self._check_watch_limit_for(arg)
+                elif kind == obs.ROOT_GONE:
+                    log.warning("sessions folder %s was removed; waiting for it to come back", clean(arg))
+                    self.watcher.root_gone(arg)
+                    out += self._gone(arg)
+                elif kind == obs.ROOT_BACK:
+                    if self.watcher.watch(arg):
+                        log.info("watching %s", clean(arg))
+                        out += self._scan_dir(arg, initial=False)
+            for path in files:
+                out += self._read(path)
+            out += self._timers()
+            if out:
+                self._emit(out)
+
+    def _check_watch_limit_for(self, folder: str) -> None:
+        for root in self.options.roots:
+            if folder == root or folder.startswith(root.rstrip(os.sep) + os.sep):
+                self._check_watch_limit(root)
+                return
+
+    def _gone(self, path: str) -> list[Transition]:
+        prefix = path.rstrip(os.sep) + os.sep
+        out: list[Transition] = []
+        for key in [k for k in self.tailers if k == path or k.startswith(prefix)]:
+            if not os.path.exists(key):
+                out += self._forget(key)
+        return out
+
+    def _timeout(self) -> float | None:
+        due = [t for t in (self._next_liveness, self._next_poll) if t is not None]
+        if not due:
+            return None  # nothing to do until a file changes: no polling
+        return max(0.0, min(due) - time.monotonic())
+
+    def _schedule_liveness(self, delay: float) -> None:
+        when = time.monotonic() + delay
+        if self._next_liveness is None or when < self._next_liveness:
+            self._next_liveness = when
+
+    def _timers(self) -> list[Transition]:
+        out: list[Transition] = []
+        mono = time.monotonic()
+        if self._next_poll is not None and mono >= self._next_poll:
+            for folders in list(self._unwatched.values()):
+                for folder in folders:
+                    try:
+                        names = os.listdir(folder)
+                    except OSError:
+                        continue
+                    for name in names:
+                        if name.endswith(".jsonl"):
+                            out += self._read(os.path.join(folder, name))
+            self._next_poll = mono + UNWATCHED_POLL_S if self._unwatched else None
+        if self._next_liveness is not None and mono >= self._next_liveness:
+            self._next_liveness = None
+            if self.board.needs_liveness():
+                out += self.board.set_processes(self._procs(), self._wall())
+                self._schedule_liveness(self.options.liveness_interval)
+        return out
+
+    def _emit(self, items: list[Transition]) -> None:
+        if self.options.liveness and any(t.kind == "needs_input" for t in items):
+            self._schedule_liveness(LIVENESS_SOON_S)
+        self._publish_snapshot()
+        for sink in self.sinks:
+            try:
+                sink.transitions(items, self.snapshot)
+            except Exception:
+                log.exception("a sink failed; carrying on")
+
+    def _publish_snapshot(self) -> None:
+        self.snapshot = self.board.snapshot(self._wall())
+
+
+def scan_once(options: EngineOptions, processes: Callable[[], Sequence[Proc] | None] | None = None) -> Snapshot:
+    """Read every session once (for ``status``): no watcher, no thread."""
+    engine = Engine(options, processes=processes)
+    for root in options.roots:
+        if os.path.isdir(root):
+            engine._scan_dir(root, initial=True)
+    if options.liveness:
+        engine.board.set_processes(engine._procs(), engine._wall())
+    engine.snapshot = engine.board.snapshot(engine._wall())
+    engine._fill_names()
+    return engine.board.snapshot(engine._wall())

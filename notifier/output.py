@@ -1,0 +1,110 @@
+"""Machine-readable output (DESIGN §3): the ``run --json`` event lines and ``status --json``."""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+from collections.abc import Callable, Sequence
+from datetime import datetime, timezone
+from typing import IO, Any
+
+from notifier.core.model import Question, SessionRef, SessionView, Snapshot, Transition
+from notifier.core.text import clean
+
+
+def iso(ts: float) -> str:
+    return datetime.fromtimestamp(ts, timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def session_obj(ref: SessionRef) -> dict[str, Any]:
+    return {"id": ref.id, "file": ref.key, "cwd": ref.cwd, "name": clean(ref.name) or None if ref.name else None}
+
+
+def question_obj(q: Question) -> dict[str, Any]:
+    # Text, header and options are sanitized when extracted (plain text, not truncated).
+    return {
+        "tool_call_id": q.tool_call_id,
+        "tool": q.tool,
+        "text": q.text,
+        "header": q.header,
+        "options": list(q.options),
+        "count": q.count,
+    }
+
+
+def event_obj(t: Transition) -> dict[str, Any]:
+    obj: dict[str, Any] = {"event": t.kind, "at": iso(t.at)}
+    if t.kind == "needs_input":
+        obj["initial"] = t.initial
+    obj["session"] = session_obj(t.session)
+    obj["question"] = question_obj(t.question)
+    if t.kind == "resolved":
+        obj["outcome"] = t.outcome
+        obj["answer"] = t.answer
+        obj["waited_s"] = round(t.waited_s or 0.0, 3)
+    return obj
+
+
+def status_obj(snapshot: Snapshot) -> dict[str, Any]:
+    sessions = sorted(snapshot.sessions, key=lambda v: v.updated_at, reverse=True)
+    return {
+        "sessions": [session_status_obj(v) for v in sessions],
+        "pending": snapshot.pending_count,
+    }
+
+
+def session_status_obj(v: SessionView) -> dict[str, Any]:
+    obj = session_obj(v.ref)
+    obj.update(
+        {
+            "state": v.state,
+            "alive": v.alive,
+            "pending": [question_obj(q) for q in v.pending],
+            "updated_at": iso(v.updated_at) if v.updated_at else None,
+        }
+    )
+    return obj
+
+
+def dumps(obj: Any) -> str:
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+
+
+class JsonSink:
+    """Prints one JSON object per line, flushed at once. Stops the app if stdout goes away."""
+
+    def __init__(self, stream: IO[str] | None = None, on_broken: Callable[[], None] | None = None) -> None:
+        self.stream = stream or sys.stdout
+        self.on_broken = on_broken
+        self._lock = threading.Lock()
+
+    def _write(self, objs: Sequence[dict[str, Any]]) -> None:
+        if not objs:
+            return
+        text = "".join(dumps(o) + "\n" for o in objs)
+        with self._lock:
+            try:
+                self.stream.write(text)
+                self.stream.flush()
+            except (BrokenPipeError, ValueError, OSError):
+                if self.on_broken is not None:
+                    self.on_broken()
+
+    def ready(self, info: Any, snapshot: Snapshot) -> None:
+        from time import time
+
+        self._write(
+            [
+                {
+                    "event": "ready",
+                    "at": iso(time()),
+                    "sessions": info.sessions,
+                    "pending": info.pending,
+                    "scan_s": round(info.scan_s, 4),
+                }
+            ]
+        )
+
+    def transitions(self, items: Sequence[Transition], snapshot: Snapshot) -> None:
+        self._write([event_obj(t) for t in items])

@@ -1,0 +1,132 @@
+"""pi session entries (parsed JSONL lines) → reducer events. Pure.
+
+See research/pi-session-format.md §3–§4. Unknown entry types, roles and fields are ignored;
+known entries with the wrong shape raise :class:`EntryError` so the caller can log it once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime, timezone
+from typing import Any
+
+from notifier.core.model import State
+from notifier.core.reducer import (
+    Activity,
+    Event,
+    Header,
+    Input,
+    Renamed,
+    Supersede,
+    ToolEnd,
+    ToolStart,
+    TurnEnd,
+)
+from notifier.core.text import clean
+from notifier.pi.questions import QuestionCatalog, classify, extract, result_text
+
+NEUTRAL = frozenset({"label", "custom", "usage", "model_change", "thinking_level_change"})
+_STOP_STATE: dict[str, State] = {"stop": "idle", "length": "idle", "error": "failed", "aborted": "stopped"}
+ANSWER_LIMIT = 2000
+
+
+class EntryError(ValueError):
+    """A known entry type with a shape pi never writes."""
+
+
+def parse_time(value: Any, default: float) -> float:
+    """An entry's ISO-8601 ``timestamp`` (or Unix ms) as epoch seconds; ``default`` if unusable."""
+    if isinstance(value, str) and value:
+        text = value[:-1] + "+00:00" if value.endswith("Z") else value
+        try:
+            parsed = datetime.fromisoformat(text)
+        except ValueError:
+            return default
+        if parsed.tzinfo is None:
+            parsed = parsed.replace(tzinfo=timezone.utc)
+        return parsed.timestamp()
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
+        return float(value) / 1000.0 if value > 1e11 else float(value)
+    return default
+
+
+def is_header(entry: Mapping[str, Any]) -> bool:
+    return entry.get("type") == "session" and isinstance(entry.get("id"), str)
+
+
+def to_events(entry: Mapping[str, Any], catalog: QuestionCatalog, seen_at: float) -> list[Event]:
+    kind = entry.get("type")
+    if not isinstance(kind, str):
+        raise EntryError("entry without a type")
+    if kind in NEUTRAL:
+        return []
+    at = parse_time(entry.get("timestamp"), seen_at)
+    if kind == "session":
+        cwd = entry.get("cwd")
+        sid = entry.get("id")
+        return [Header(sid if isinstance(sid, str) else None, cwd if isinstance(cwd, str) else None)]
+    if kind == "session_info":
+        name = entry.get("name")
+        return [Renamed(clean(name, 200) if isinstance(name, str) else None)]
+    if kind == "message":
+        message = entry.get("message")
+        if not isinstance(message, Mapping):
+            raise EntryError("message entry without a message object")
+        return _message(message, catalog, at)
+    if kind in ("custom_message", "context_edit"):
+        return [Activity(at)]
+    if kind == "compaction":
+        return [Supersede(at)]
+    if kind == "branch_summary":
+        return [Supersede(at, "idle")]
+    return []
+
+
+def _message(message: Mapping[str, Any], catalog: QuestionCatalog, at: float) -> list[Event]:
+    role = message.get("role")
+    if role == "user":
+        return [Input(at)]
+    if role == "system":
+        return [Activity(at)]
+    if role == "bashExecution":
+        return [Supersede(at, "idle")]
+    if role == "assistant":
+        return _assistant(message, catalog, at)
+    if role == "toolResult":
+        call_id = message.get("toolCallId")
+        tool = message.get("toolName")
+        if not isinstance(call_id, str):
+            raise EntryError("toolResult without a toolCallId")
+        tool = tool if isinstance(tool, str) else ""
+        if tool not in catalog:
+            return [ToolEnd(at, call_id, tool)]
+        outcome = classify(message.get("isError"), message.get("content"), message.get("details"))
+        answer = clean(result_text(message.get("content")), ANSWER_LIMIT) if outcome == "answered" else None
+        return [ToolEnd(at, call_id, tool, outcome, answer or None)]
+    return []
+
+
+def _assistant(message: Mapping[str, Any], catalog: QuestionCatalog, at: float) -> list[Event]:
+    content = message.get("content")
+    if content is None or isinstance(content, str):
+        content = []
+    if not isinstance(content, list):
+        raise EntryError("assistant message whose content is not a list")
+    stop = message.get("stopReason")
+    events: list[Event] = [Supersede(at)]
+    executed = stop not in ("error", "aborted")
+    calls = 0
+    for block in content:
+        if not isinstance(block, Mapping) or block.get("type") != "toolCall":
+            continue
+        call_id, name = block.get("id"), block.get("name")
+        if not isinstance(call_id, str) or not isinstance(name, str):
+            continue
+        calls += 1
+        if not executed:
+            continue
+        question = extract(name, block.get("arguments"), call_id, at) if name in catalog else None
+        events.append(ToolStart(at, call_id, name, question))
+    if isinstance(stop, str) and stop in _STOP_STATE and not (calls and executed):
+        events.append(TurnEnd(at, _STOP_STATE[stop]))
+    return events

@@ -1,0 +1,206 @@
+"""watchdog wrapper: recursive watches on each sessions root, waiting for roots that do not exist.
+
+Only created / modified / moved / deleted events are reacted to (watchdog 7 also reports opens and
+closes, and a handler that reads on those wakes itself up forever). Each event becomes a small
+message on the engine's queue; the engine does all reading.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import queue
+import threading
+from typing import Any
+
+from watchdog.events import (
+    DirCreatedEvent,
+    DirDeletedEvent,
+    DirMovedEvent,
+    FileCreatedEvent,
+    FileDeletedEvent,
+    FileModifiedEvent,
+    FileMovedEvent,
+    FileSystemEvent,
+    FileSystemEventHandler,
+)
+from watchdog.observers import Observer
+from watchdog.observers.polling import PollingObserver
+
+from notifier.core.text import clean
+
+log = logging.getLogger(__name__)
+
+EVENTS: list[type[FileSystemEvent]] = [
+    FileCreatedEvent,
+    FileModifiedEvent,
+    FileMovedEvent,
+    FileDeletedEvent,
+    DirCreatedEvent,
+    DirMovedEvent,
+    DirDeletedEvent,
+]
+
+# Messages put on the engine queue: (kind, path)
+FILE, GONE, DIR, ROOT_GONE, ROOT_BACK = "file", "gone", "dir", "root-gone", "root-back"
+
+
+def _s(path: Any) -> str:
+    return os.fsdecode(path)
+
+
+class _Handler(FileSystemEventHandler):
+    def __init__(self, out: queue.Queue[Any], root: str) -> None:
+        self.out = out
+        self.root = root
+
+    def on_any_event(self, event: FileSystemEvent) -> None:
+        kind = event.event_type
+        src = _s(event.src_path)
+        if event.is_directory:
+            if kind == "created":
+                self.out.put((DIR, src))
+            elif kind == "moved":
+                self.out.put((GONE, src))
+                self.out.put((DIR, _s(event.dest_path)))
+            elif kind == "deleted":
+                self.out.put((ROOT_GONE if src == self.root else GONE, src))
+            return
+        if kind == "moved":
+            if src.endswith(".jsonl"):
+                self.out.put((GONE, src))
+            dest = _s(event.dest_path)
+            if dest.endswith(".jsonl"):
+                self.out.put((FILE, dest))
+        elif src.endswith(".jsonl"):
+            self.out.put((GONE if kind == "deleted" else FILE, src))
+
+
+class _ParentHandler(FileSystemEventHandler):
+    """Watches the nearest existing ancestor of a missing root until the root appears."""
+
+    def __init__(self, out: queue.Queue[Any], root: str) -> None:
+        self.out = out
+        self.root = root
+
+    def on_any_event(self, event: FileSystemEvent) -> None:
+        if event.event_type in ("created", "moved") and os.path.isdir(self.root):
+            self.out.put((ROOT_BACK, self.root))
+
+
+def _nearest_existing(path: str) -> str:
+    current = os.path.dirname(path)
+    while current and not os.path.isdir(current):
+        parent = os.path.dirname(current)
+        if parent == current:
+            break
+        current = parent
+    return current or os.sep
+
+
+class Watcher:
+    def __init__(self, out: queue.Queue[Any]) -> None:
+        self.out = out
+        self.observer = Observer()
+        self.poller: PollingObserver | None = None
+        self._lock = threading.Lock()
+        self._watches: dict[str, Any] = {}
+        self._parent_watches: dict[str, Any] = {}
+        self._warned: set[str] = set()
+
+    def start(self) -> None:
+        self.observer.daemon = True
+        self.observer.start()
+
+    def stop(self) -> None:
+        for obs in (self.observer, self.poller):
+            if obs is not None:
+                obs.stop()
+        for obs in (self.observer, self.poller):
+            if obs is not None and obs.is_alive():
+                obs.join(timeout=2)
+
+    def _warn_once(self, key: str, message: str, *args: Any) -> None:
+        if key not in self._warned:
+            self._warned.add(key)
+            log.warning(message, *args)
+
+    def watch(self, root: str) -> bool:
+        """Watch ``root`` recursively; if it does not exist yet, wait for it. True if watching."""
+        with self._lock:
+            self._unwatch_parent(root)
+            if root in self._watches:
+                return True
+            if not os.path.isdir(root):
+                self._watch_parent(root)
+                return False
+            handler = _Handler(self.out, root)
+            try:
+                self._watches[root] = self.observer.schedule(handler, root, recursive=True, event_filter=EVENTS)
+            except OSError as exc:
+                self._warn_once(
+                    "limit:" + root,
+                    "cannot watch %s with inotify (%s); polling it every 2 s instead",
+                    clean(root),
+                    exc.strerror or exc,
+                )
+                if self.poller is None:
+                    self.poller = PollingObserver(timeout=2)
+                    self.poller.daemon = True
+                    self.poller.start()
+                self._watches[root] = self.poller.schedule(handler, root, recursive=True, event_filter=EVENTS)
+            return True
+
+    def root_gone(self, root: str) -> None:
+        """The root folder was removed: drop its watch and wait for it to come back."""
+        with self._lock:
+            watch = self._watches.pop(root, None)
+            if watch is not None:
+                for obs in (self.observer, self.poller):
+                    if obs is None:
+                        continue
+                    try:
+                        obs.unschedule(watch)
+                    except (KeyError, ValueError, OSError):
+                        pass
+            self._watch_parent(root)
+        if os.path.isdir(root):  # re-created before the parent watch existed
+            self.out.put((ROOT_BACK, root))
+
+    def _watch_parent(self, root: str) -> None:
+        if root in self._parent_watches:
+            return
+        parent = _nearest_existing(root)
+        self._warn_once("missing:" + root, "sessions folder %s does not exist yet; waiting for it", clean(root))
+        try:
+            self._parent_watches[root] = self.observer.schedule(
+                _ParentHandler(self.out, root), parent, recursive=False, event_filter=EVENTS
+            )
+        except OSError as exc:
+            self._warn_once("parent:" + root, "cannot watch %s (%s)", clean(parent), exc)
+        if os.path.isdir(root):
+            self.out.put((ROOT_BACK, root))
+
+    def _unwatch_parent(self, root: str) -> None:
+        watch = self._parent_watches.pop(root, None)
+        if watch is not None:
+            try:
+                self.observer.unschedule(watch)
+            except (KeyError, ValueError, OSError):
+                pass
+
+    def unwatched(self, root: str, dirs: list[str]) -> list[str]:
+        """Folders below ``root`` that inotify is not watching (the watch limit was reached).
+
+        watchdog drops sub-folder watches silently at the limit; this looks at its watch table.
+        Returns [] when that table cannot be inspected."""
+        watch = self._watches.get(root)
+        if watch is None:
+            return []
+        try:
+            emitter = self.observer._emitter_for_watch[watch]  # noqa: SLF001
+            group = emitter._inotify  # noqa: SLF001
+            active = {os.fsdecode(p) for p in group._active_callbacks_by_path}  # noqa: SLF001
+        except (AttributeError, KeyError, TypeError):
+            return []
+        return [d for d in dirs if d not in active]

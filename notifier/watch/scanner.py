@@ -1,0 +1,177 @@
+"""Startup scan: find session files and read a bounded tail of each.
+
+The cost grows with the number of files, not their bytes: the header line, then the last 16 KB,
+going further back only until the window holds an entry that fixes what is pending (an assistant
+or user message, a compaction, a branch summary, a shell command).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+FIRST_WINDOW = 16 << 10
+HEADER_LIMIT = 1 << 20
+NAME_SEARCH_LIMIT = 64 << 20
+MAX_DEPTH = 4
+_BOUNDARY_TYPES = frozenset({"compaction", "branch_summary"})
+_BOUNDARY_ROLES = frozenset({"assistant", "user", "bashExecution"})
+_MARKERS = (b'"role":"assistant"', b'"role":"user"', b'"compaction"', b'"branch_summary"', b'"bashExecution"')
+
+
+def walk(root: str, max_depth: int = MAX_DEPTH) -> tuple[list[str], list[str]]:
+    """``(session files, folders)`` below ``root``. Symlinked folders are followed at the first
+    level only (as pi does) and never twice, so symlink loops end."""
+    files: list[str] = []
+    dirs: list[str] = []
+    seen: set[tuple[int, int]] = set()
+
+    def visit(path: str, depth: int) -> None:
+        try:
+            st = os.stat(path)
+        except OSError:
+            return
+        key = (st.st_dev, st.st_ino)
+        if key in seen:
+            return
+        seen.add(key)
+        dirs.append(path)
+        try:
+            entries = list(os.scandir(path))
+        except OSError:
+            return
+        for entry in entries:
+            try:
+                if entry.name.endswith(".jsonl") and entry.is_file():
+                    files.append(entry.path)
+                elif depth < max_depth and entry.is_dir(follow_symlinks=depth == 0):
+                    if entry.is_symlink() and depth > 0:
+                        continue
+                    visit(entry.path, depth + 1)
+            except OSError:
+                continue
+
+    visit(root, 0)
+    return files, dirs
+
+
+@dataclass
+class Scan:
+    header: bytes | None = None
+    lines: list[bytes] = field(default_factory=list)
+    offset: int = 0
+    ident: tuple[int, int] | None = None
+    partial: bytes = b""
+    window_start: int = 0
+    error: OSError | None = None
+
+
+def _boundary(line: bytes) -> bool:
+    if not any(m in line for m in _MARKERS):
+        return False
+    try:
+        entry: Any = json.loads(line)
+    except ValueError:
+        return False
+    if not isinstance(entry, dict):
+        return False
+    if entry.get("type") in _BOUNDARY_TYPES:
+        return True
+    message = entry.get("message")
+    return entry.get("type") == "message" and isinstance(message, dict) and message.get("role") in _BOUNDARY_ROLES
+
+
+def read_bounded(path: str, first_window: int = FIRST_WINDOW, max_line: int = 32 << 20) -> Scan:
+    scan = Scan()
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+    except OSError as exc:
+        scan.error = exc
+        return scan
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return scan
+        size = st.st_size
+        scan.ident = (st.st_dev, st.st_ino)
+        head = os.pread(fd, min(size, 64 << 10), 0)
+        nl = head.find(b"\n")
+        if nl < 0 and size > len(head):
+            head = os.pread(fd, min(size, HEADER_LIMIT), 0)
+            nl = head.find(b"\n")
+        if nl < 0:
+            # No complete first line yet: the tailer picks it up when its newline arrives.
+            if size <= HEADER_LIMIT:
+                scan.partial = head
+                scan.offset = size
+            else:
+                scan.offset = size  # an absurd first line: not a pi session; follow new data only
+            return scan
+        header_end = nl + 1
+        scan.header = head[:nl]
+        window = first_window
+        while True:
+            start = max(header_end, size - window)
+            data = os.pread(fd, size - start, start)
+            end = data.rfind(b"\n")
+            if end < 0:
+                complete, partial = [], data
+            else:
+                complete = data[:end].split(b"\n")
+                partial = data[end + 1 :]
+                if start > header_end:
+                    complete = complete[1:]  # the first piece may be the cut end of a longer line
+            if start <= header_end or any(_boundary(line) for line in reversed(complete)):
+                break
+            window *= 4
+        scan.lines = [line for line in complete if len(line) <= max_line]
+        scan.partial = partial if len(partial) <= max_line else b""
+        scan.offset = size
+        scan.window_start = start
+    except OSError as exc:
+        scan.error = exc
+    finally:
+        os.close(fd)
+    return scan
+
+
+def find_name(path: str, before: int, limit: int = NAME_SEARCH_LIMIT) -> str | None:
+    """The latest ``session_info`` name before ``before`` (searching backwards, bounded)."""
+    needle = b'"type":"session_info"'
+    try:
+        with open(path, "rb") as fh:
+            pos = before
+            carry = b""
+            searched = 0
+            while pos > 0 and searched < limit:
+                step = min(1 << 20, pos)
+                pos -= step
+                fh.seek(pos)
+                block = fh.read(step) + carry
+                searched += step
+                lines = block.split(b"\n")
+                carry = lines[0] if pos > 0 else b""
+                for line in reversed(lines[1:] if pos > 0 else lines):
+                    if needle in line:
+                        try:
+                            entry = json.loads(line)
+                        except ValueError:
+                            continue
+                        if isinstance(entry, dict) and entry.get("type") == "session_info":
+                            name = entry.get("name")
+                            return name if isinstance(name, str) and name else None
+    except OSError:
+        return None
+    return None
+
+
+def iter_lines_json(lines: list[bytes]) -> Iterator[Any]:
+    for line in lines:
+        try:
+            yield json.loads(line)
+        except ValueError:
+            continue

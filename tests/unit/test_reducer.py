@@ -1,0 +1,107 @@
+"""The reducer, including the four cases of pi-agent-board's spec §3.4."""
+
+from __future__ import annotations
+
+from notifier.core.reducer import (
+    Activity,
+    Asked,
+    Ended,
+    Header,
+    Input,
+    SessionReducer,
+    Supersede,
+    ToolEnd,
+    ToolStart,
+    TurnEnd,
+)
+from notifier.pi.questions import extract
+
+
+def q_start(tool: str, args: object, call_id: str = "c1", interactive: bool = True, at: float = 1.0) -> ToolStart:
+    return ToolStart(at, call_id, tool, extract(tool, args, call_id, at), interactive)
+
+
+def test_question_start_needs_input_with_text() -> None:  # §3.4 case 1
+    r = SessionReducer()
+    changes = r.apply(q_start("question", {"question": "Approve?"}))
+    assert r.state == "needs_input"
+    assert [q.text for q in r.pending.values()] == ["Approve?"]
+    assert list(r.pending) == ["c1"]
+    assert r.current_tool is None
+    assert r.displayed is not None and r.displayed.text == "Approve?"
+    assert isinstance(changes[0], Asked)
+
+
+def test_questionnaire_prompt_is_the_question() -> None:  # §3.4 case 2
+    r = SessionReducer()
+    r.apply(q_start("questionnaire", {"questions": [{"prompt": "Pick scope"}]}))
+    assert r.displayed is not None and r.displayed.text == "Pick scope"
+    assert r.state == "needs_input"
+
+
+def test_tool_end_clears_pending_and_returns_to_working() -> None:  # §3.4 case 3
+    r = SessionReducer()
+    r.apply(q_start("question", {"question": "Approve?"}))
+    changes = r.apply(ToolEnd(2.0, "c1", "question", "answered", "yes"))
+    assert r.pending == {}
+    assert r.state == "working"
+    assert isinstance(changes[0], Ended) and changes[0].outcome == "answered"
+
+
+def test_detached_start_keeps_legacy_behaviour() -> None:  # §3.4 case 4
+    r = SessionReducer()
+    r.apply(q_start("question", {"question": "Approve?"}, interactive=False))
+    assert r.current_tool == "question"
+    assert r.pending == {}
+    assert r.state == "working"
+
+
+def test_other_tools_never_hide_a_pending_question() -> None:
+    r = SessionReducer()
+    r.apply(q_start("question", {"question": "First?"}, "q1"))
+    r.apply(ToolStart(1.0, "b1", "bash"))
+    r.apply(ToolEnd(1.5, "b1", "bash"))
+    assert r.state == "needs_input"
+    assert r.displayed is not None and r.displayed.text == "First?"
+
+
+def test_several_pending_first_is_displayed_and_keyed_by_call_id() -> None:
+    r = SessionReducer()
+    r.apply(q_start("question", {"question": "First?"}, "q1"))
+    r.apply(q_start("ask_user", {"question": "Second?"}, "q2"))
+    assert list(r.pending) == ["q1", "q2"]
+    r.apply(ToolEnd(2.0, "q1", "question", "answered"))
+    assert r.displayed is not None and r.displayed.text == "Second?"
+    assert r.state == "needs_input"
+
+
+def test_user_message_supersedes_a_dangling_call() -> None:
+    r = SessionReducer()
+    r.apply(q_start("question", {"question": "Q?"}))
+    changes = r.apply(Input(5.0))
+    assert r.pending == {} and r.state == "working"
+    assert isinstance(changes[0], Ended) and changes[0].outcome == "superseded"
+
+
+def test_new_assistant_message_supersedes() -> None:
+    r = SessionReducer()
+    r.apply(q_start("question", {"question": "Q?"}))
+    r.apply(Supersede(6.0))
+    assert r.pending == {}
+
+
+def test_states() -> None:
+    r = SessionReducer()
+    r.apply(Header("s", "/p"))
+    assert r.state == "starting"
+    r.apply(Activity(1.0))
+    assert r.state == "working"
+    for state in ("idle", "failed", "stopped"):
+        r.apply(TurnEnd(2.0, state))  # type: ignore[arg-type]
+        assert r.state == state
+
+
+def test_duplicate_start_is_one_question() -> None:
+    r = SessionReducer()
+    assert r.apply(q_start("question", {"question": "Q?"}))
+    assert r.apply(q_start("question", {"question": "Q?"})) == []
