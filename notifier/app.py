@@ -88,12 +88,22 @@ def render_status(snapshot: Snapshot, now: float, show_all: bool) -> str:
                 rows.append(("needs_input", project, _age(now - q.asked_at), text))
         elif view.abandoned:
             for q in view.abandoned:
-                rows.append(("abandoned", project, _age(now - q.asked_at), clean(q.text, 60) + "  (pi is not running)"))
+                rows.append(
+                    (
+                        "abandoned",
+                        project,
+                        _age(now - q.asked_at),
+                        clean(q.text, 60) + "  (pi is not running)",
+                    )
+                )
         elif show_all or now - view.updated_at < 86400:
             rows.append((view.state, project, "-", clean(view.current_tool or "", 40)))
         else:
             hidden += 1
-    widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(("STATE", "PROJECT", "WAITING", "QUESTION"))]
+    widths = [
+        max([len(h)] + [len(r[i]) for r in rows])
+        for i, h in enumerate(("STATE", "PROJECT", "WAITING", "QUESTION"))
+    ]
     widths[1] = min(widths[1], 28)
     lines = []
     if rows:

@@ -33,7 +33,11 @@ def _common(p: argparse.ArgumentParser, watch: bool = True) -> None:
             dest="sessions_dirs",
             help="pi sessions folder to watch (repeatable; replaces the default)",
         )
-        p.add_argument("--liveness", choices=("auto", "off"), help="mark questions of pi processes that died as abandoned")
+        p.add_argument(
+            "--liveness",
+            choices=("auto", "off"),
+            help="mark questions of pi processes that died as abandoned",
+        )
         p.add_argument(
             "--question-tool",
             metavar="NAME",
@@ -44,11 +48,15 @@ def _common(p: argparse.ArgumentParser, watch: bool = True) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog=APP_NAME, description="Tells you the moment a pi coding agent session waits for your answer.")
+    parser = _Parser(
+        prog=APP_NAME, description="Tells you the moment a pi coding agent session waits for your answer."
+    )
     parser.add_argument("--version", action="version", version=f"{APP_NAME} {__version__}")
     sub = parser.add_subparsers(dest="command", parser_class=_Parser, metavar="COMMAND")
 
-    run = sub.add_parser("run", help="tray + notifications, watching the sessions folder (the default command)")
+    run = sub.add_parser(
+        "run", help="tray + notifications, watching the sessions folder (the default command)"
+    )
     _common(run)
     run.add_argument("--no-tray", action="store_true", help="no tray icon (headless)")
     run.add_argument("--no-notify", action="store_true", help="no desktop notifications")
@@ -59,7 +67,9 @@ def build_parser() -> argparse.ArgumentParser:
     status.add_argument("--json", action="store_true", help="print one JSON object")
     status.add_argument("--all", action="store_true", help="list every session, not only recent ones")
 
-    doctor = sub.add_parser("doctor", help="what works here: sessions folder, watcher limits, tray, notifications")
+    doctor = sub.add_parser(
+        "doctor", help="what works here: sessions folder, watcher limits, tray, notifications"
+    )
     _common(doctor)
 
     show = sub.add_parser("show", help="open the pending-questions window")
@@ -77,7 +87,9 @@ def build_parser() -> argparse.ArgumentParser:
     cfg = sub.add_parser("config", help="print the effective configuration and where each value came from")
     _common(cfg)
 
-    demo = sub.add_parser("demo", help="replay a recorded pi session so you can see the notification, icon and window")
+    demo = sub.add_parser(
+        "demo", help="replay a recorded pi session so you can see the notification, icon and window"
+    )
     _common(demo, watch=False)
     demo.add_argument("--no-tray", action="store_true", help=argparse.SUPPRESS)
     return parser

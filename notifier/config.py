@@ -104,16 +104,46 @@ def _quiet(value: Any) -> str:
 
 SCHEMA: tuple[Key, ...] = (
     Key("sessions_dirs", [], "pi session folders to watch; empty = pi's own default", _str_list),
-    Key("question_tools", [], "extra tool names to treat as questions (added to the built-in catalog)", _str_list),
+    Key(
+        "question_tools",
+        [],
+        "extra tool names to treat as questions (added to the built-in catalog)",
+        _str_list,
+    ),
     Key("ignore_tools", [], "built-in question tool names to ignore", _str_list),
-    Key("liveness", "auto", "'auto': a question whose pi is no longer running is 'abandoned'; 'off'", _choice("auto", "off")),
+    Key(
+        "liveness",
+        "auto",
+        "'auto': a question whose pi is no longer running is 'abandoned'; 'off'",
+        _choice("auto", "off"),
+    ),
     Key("settle_ms", 250, "a question answered within this many ms raises no notification", _int_min(0)),
     Key("remind_after", [10, 30], "minutes after which a still-pending question is notified again", _minutes),
-    Key("notify_on", ["needs_input"], "also notify when a turn finishes ('idle') or fails ('failed')", _notify_on),
-    Key("quiet_hours", "", "daily window without notifications, e.g. '22:00-07:00' (the icon still changes)", _quiet),
-    Key("notifications.backend", "auto", "'auto', 'dbus', 'plyer', 'powershell' or 'none'", _choice("auto", "dbus", "plyer", "powershell", "none")),
+    Key(
+        "notify_on",
+        ["needs_input"],
+        "also notify when a turn finishes ('idle') or fails ('failed')",
+        _notify_on,
+    ),
+    Key(
+        "quiet_hours",
+        "",
+        "daily window without notifications, e.g. '22:00-07:00' (the icon still changes)",
+        _quiet,
+    ),
+    Key(
+        "notifications.backend",
+        "auto",
+        "'auto', 'dbus', 'plyer', 'powershell' or 'none'",
+        _choice("auto", "dbus", "plyer", "powershell", "none"),
+    ),
     Key("notifications.show_text", True, "false hides the question text in notifications (privacy)", _bool),
-    Key("tray.backend", "auto", "'auto', 'gtk', 'appindicator', 'xorg' or 'none'", _choice("auto", "gtk", "appindicator", "xorg", "none")),
+    Key(
+        "tray.backend",
+        "auto",
+        "'auto', 'gtk', 'appindicator', 'xorg' or 'none'",
+        _choice("auto", "gtk", "appindicator", "xorg", "none"),
+    ),
     Key("history.retention_days", 90, "days of question history to keep", _int_min(1)),
 )
 KEYS = {k.name: k for k in SCHEMA}

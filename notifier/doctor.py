@@ -20,10 +20,22 @@ def run(config: Config) -> int:
     for root in config["sessions_dirs"]:
         if os.path.isdir(root):
             files, dirs = walk(root)
-            out.append(_line(True, "sessions folder", f"{clean(root)} ({len(files)} session files in {len(dirs)} folders)"))
+            out.append(
+                _line(
+                    True,
+                    "sessions folder",
+                    f"{clean(root)} ({len(files)} session files in {len(dirs)} folders)",
+                )
+            )
             out.append(_watch_limit(len(dirs)))
         else:
-            out.append(_line(None, "sessions folder", f"{clean(root)} does not exist yet; it will be watched once it does"))
+            out.append(
+                _line(
+                    None,
+                    "sessions folder",
+                    f"{clean(root)} does not exist yet; it will be watched once it does",
+                )
+            )
     out.append(_liveness(config))
     for extra in _extras(config):
         out.append(extra)

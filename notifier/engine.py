@@ -207,7 +207,7 @@ class Engine:
                 self._once(path, "open", "cannot read (%s)", scan.error.strerror or scan.error)
             return []
         tailer = Tailer(path, self.options.max_line)
-        tailer.seek(scan.offset, scan.ident, scan.partial)
+        tailer.seek(scan.offset, scan.ident, scan.partial, scan.sig)
         tailer.window_start = scan.window_start
         self.tailers[path] = tailer
         now = self._wall()
@@ -230,7 +230,7 @@ class Engine:
         if result.rewritten:
             log.info("%s was rewritten; reading it again", clean(path))
             scan = read_bounded(path, max_line=self.options.max_line)
-            tailer.seek(scan.offset, scan.ident, scan.partial)
+            tailer.seek(scan.offset, scan.ident, scan.partial, scan.sig)
             lines = ([scan.header] if scan.header is not None else []) + scan.lines
             return self.board.replace(path, self._events(path, lines, now), now)
         if not result.lines:
@@ -249,7 +249,7 @@ class Engine:
             if not line or line.isspace():
                 continue
             try:
-                entry = json.loads(line)
+                entry = json.loads(line.decode("utf-8"))
             except UnicodeDecodeError:
                 self._once(path, "utf8", "skipped a line that is not UTF-8")
                 continue
@@ -264,7 +264,9 @@ class Engine:
             except EntryError as exc:
                 self._once(path, "shape", "skipped an entry with an unexpected shape (%s)", exc)
             except (TypeError, ValueError, AttributeError, RecursionError) as exc:
-                self._once(path, "shape", "skipped an entry with an unexpected shape (%s)", type(exc).__name__)
+                self._once(
+                    path, "shape", "skipped an entry with an unexpected shape (%s)", type(exc).__name__
+                )
         return events
 
     # ---- loop ----
@@ -307,10 +309,9 @@ class Engine:
                     log.warning("sessions folder %s was removed; waiting for it to come back", clean(arg))
                     self.watcher.root_gone(arg)
                     out += self._gone(arg)
-                elif kind == obs.ROOT_BACK:
-                    if self.watcher.watch(arg):
-                        log.info("watching %s", clean(arg))
-                        out += self._scan_dir(arg, initial=False)
+                elif kind == obs.ROOT_BACK and self.watcher.watch(arg):
+                    log.info("watching %s", clean(arg))
+                    out += self._scan_dir(arg, initial=False)
             for path in files:
                 out += self._read(path)
             out += self._timers()
@@ -377,7 +378,9 @@ class Engine:
         self.snapshot = self.board.snapshot(self._wall())
 
 
-def scan_once(options: EngineOptions, processes: Callable[[], Sequence[Proc] | None] | None = None) -> Snapshot:
+def scan_once(
+    options: EngineOptions, processes: Callable[[], Sequence[Proc] | None] | None = None
+) -> Snapshot:
     """Read every session once (for ``status``): no watcher, no thread."""
     engine = Engine(options, processes=processes)
     for root in options.roots:

@@ -18,7 +18,12 @@ def iso(ts: float) -> str:
 
 
 def session_obj(ref: SessionRef) -> dict[str, Any]:
-    return {"id": ref.id, "file": ref.key, "cwd": ref.cwd, "name": clean(ref.name) or None if ref.name else None}
+    return {
+        "id": ref.id,
+        "file": ref.key,
+        "cwd": ref.cwd,
+        "name": clean(ref.name) or None if ref.name else None,
+    }
 
 
 def question_obj(q: Question) -> dict[str, Any]:

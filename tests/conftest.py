@@ -18,7 +18,10 @@ T = TypeVar("T")
 def _find_fixtures() -> Path | None:
     env = os.environ.get("PI_NOTIFIER_FIXTURES")
     candidates = [Path(env)] if env else []
-    candidates += [ROOT.parent / "shared" / "fixtures" / "pi-sessions", ROOT / "tests" / "data" / "pi-sessions"]
+    candidates += [
+        ROOT.parent / "shared" / "fixtures" / "pi-sessions",
+        ROOT / "tests" / "data" / "pi-sessions",
+    ]
     for c in candidates:
         if (c / "README.md").exists():
             return c

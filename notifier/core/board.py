@@ -69,15 +69,24 @@ class Board:
         """The file was rewritten or truncated: rebuild it, report only what really changed."""
         old = self._sessions.get(key)
         fresh = SessionReducer()
+        ended: dict[str, Ended] = {}
         for event in events:
-            fresh.apply(event)
+            for change in fresh.apply(event):
+                if isinstance(change, Ended):
+                    ended[change.question.tool_call_id] = change
         if old is None:
             session = self._session(key)
             session.reducer = fresh
             return self._transitions(session, [Asked(q) for q in fresh.pending.values()], now, False)
-        changes: list[Asked | Ended] = [
-            Ended(q, "superseded", None, now) for cid, q in old.reducer.pending.items() if cid not in fresh.pending
-        ]
+        changes: list[Asked | Ended] = []
+        for cid, q in old.reducer.pending.items():
+            if cid not in fresh.pending:
+                known = ended.get(cid)
+                changes.append(
+                    Ended(q, known.outcome, known.answer, known.at)
+                    if known
+                    else Ended(q, "superseded", None, now)
+                )
         changes += [Asked(q) for cid, q in fresh.pending.items() if cid not in old.reducer.pending]
         old.reducer = fresh
         return self._transitions(old, changes, now, False)
@@ -105,7 +114,9 @@ class Board:
                 session.abandoned.pop(q.tool_call_id, None)
                 waited = max(0.0, change.at - q.asked_at)
                 out.append(
-                    Transition("resolved", ref, q, now, outcome=change.outcome, answer=change.answer, waited_s=waited)
+                    Transition(
+                        "resolved", ref, q, now, outcome=change.outcome, answer=change.answer, waited_s=waited
+                    )
                 )
         if self.liveness and self._procs is not None and any(isinstance(c, Asked) for c in changes):
             out += self._check(session, now)

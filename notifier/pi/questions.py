@@ -105,7 +105,8 @@ def _options(q: Mapping[str, Any]) -> tuple[Option, ...]:
     rec_index = q.get("recommended") if isinstance(q.get("recommended"), int) else None
     if rec_index is None and isinstance(q.get("recommendationIndex"), int):
         rec_index = q["recommendationIndex"]
-    rec_indices = q.get("recommendedIndices") if isinstance(q.get("recommendedIndices"), list) else []
+    raw_indices = q.get("recommendedIndices")
+    rec_indices: list[Any] = raw_indices if isinstance(raw_indices, list) else []
     recommendation = q.get("recommendation")
     rec_values = recommendation if isinstance(recommendation, list) else [recommendation]
     out: list[Option] = []
@@ -331,7 +332,9 @@ def classify(is_error: Any, content: Any, details: Any) -> Outcome:
         return "unavailable" if details.get("mode") == "print" else "cancelled"
     if not details and starts_error:
         return "unavailable"
-    if re.search(r"^User (cancelled|canceled|declined|did not provide)|Dismissed by user|Cancell?ed", text, re.I):
+    if re.search(
+        r"^User (cancelled|canceled|declined|did not provide)|Dismissed by user|Cancell?ed", text, re.I
+    ):
         return "cancelled"
     if re.search(r"timed out|AFK", text, re.IGNORECASE):
         return "cancelled"

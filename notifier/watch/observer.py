@@ -136,7 +136,9 @@ class Watcher:
                 return False
             handler = _Handler(self.out, root)
             try:
-                self._watches[root] = self.observer.schedule(handler, root, recursive=True, event_filter=EVENTS)
+                self._watches[root] = self.observer.schedule(
+                    handler, root, recursive=True, event_filter=EVENTS
+                )
             except OSError as exc:
                 self._warn_once(
                     "limit:" + root,
@@ -171,7 +173,9 @@ class Watcher:
         if root in self._parent_watches:
             return
         parent = _nearest_existing(root)
-        self._warn_once("missing:" + root, "sessions folder %s does not exist yet; waiting for it", clean(root))
+        self._warn_once(
+            "missing:" + root, "sessions folder %s does not exist yet; waiting for it", clean(root)
+        )
         try:
             self._parent_watches[root] = self.observer.schedule(
                 _ParentHandler(self.out, root), parent, recursive=False, event_filter=EVENTS

@@ -67,6 +67,7 @@ class Scan:
     ident: tuple[int, int] | None = None
     partial: bytes = b""
     window_start: int = 0
+    sig: bytes = b""  # the last bytes read, for the tailer's rewrite check
     error: OSError | None = None
 
 
@@ -82,7 +83,11 @@ def _boundary(line: bytes) -> bool:
     if entry.get("type") in _BOUNDARY_TYPES:
         return True
     message = entry.get("message")
-    return entry.get("type") == "message" and isinstance(message, dict) and message.get("role") in _BOUNDARY_ROLES
+    return (
+        entry.get("type") == "message"
+        and isinstance(message, dict)
+        and message.get("role") in _BOUNDARY_ROLES
+    )
 
 
 def read_bounded(path: str, first_window: int = FIRST_WINDOW, max_line: int = 32 << 20) -> Scan:
@@ -108,6 +113,7 @@ def read_bounded(path: str, first_window: int = FIRST_WINDOW, max_line: int = 32
             if size <= HEADER_LIMIT:
                 scan.partial = head
                 scan.offset = size
+                scan.sig = head[-32:]
             else:
                 scan.offset = size  # an absurd first line: not a pi session; follow new data only
             return scan
@@ -132,6 +138,7 @@ def read_bounded(path: str, first_window: int = FIRST_WINDOW, max_line: int = 32
         scan.partial = partial if len(partial) <= max_line else b""
         scan.offset = size
         scan.window_start = start
+        scan.sig = data[-32:]
     except OSError as exc:
         scan.error = exc
     finally:

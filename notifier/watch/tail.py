@@ -11,6 +11,7 @@ import os
 from dataclasses import dataclass, field
 
 CHUNK = 1 << 20
+SIG = 32  # bytes before the offset kept to notice a rewrite that did not shrink the file
 DEFAULT_MAX_LINE = 32 << 20
 
 
@@ -32,18 +33,23 @@ class Tailer:
         self.ident: tuple[int, int] | None = None
         self._partial = bytearray()
         self._skipping = False  # inside a line that is too long, dropping bytes up to its newline
+        self._sig = b""  # the last SIG bytes before offset, as they were when read
 
-    def seek(self, offset: int, ident: tuple[int, int] | None, partial: bytes = b"") -> None:
+    def seek(
+        self, offset: int, ident: tuple[int, int] | None, partial: bytes = b"", sig: bytes = b""
+    ) -> None:
         """Continue from ``offset`` (used after the startup scan read a bounded tail)."""
         self.offset = offset
         self.ident = ident
         self._partial = bytearray(partial)
         self._skipping = False
+        self._sig = sig[-SIG:]
 
     def reset(self) -> None:
         self.offset = 0
         self._partial.clear()
         self._skipping = False
+        self._sig = b""
 
     def read(self) -> ReadResult:
         result = ReadResult()
@@ -58,7 +64,11 @@ class Tailer:
         try:
             st = os.fstat(fd)
             ident = (st.st_dev, st.st_ino)
-            if self.ident is not None and (ident != self.ident or st.st_size < self.offset):
+            if self.ident is not None and (
+                ident != self.ident
+                or st.st_size < self.offset
+                or (self._sig and os.pread(fd, len(self._sig), self.offset - len(self._sig)) != self._sig)
+            ):
                 result.rewritten = True
                 self.reset()
             self.ident = ident
@@ -70,6 +80,7 @@ class Tailer:
                 if not chunk:
                     break
                 self.offset += len(chunk)
+                self._sig = (self._sig + chunk)[-SIG:] if len(chunk) < SIG else chunk[-SIG:]
                 self._feed(chunk, result)
         except OSError as exc:
             result.error = exc

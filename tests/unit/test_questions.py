@@ -31,21 +31,49 @@ def test_catalog_extra_and_ignore() -> None:
 
 
 def test_pi_question_shape() -> None:
-    q = ex({"question": "Which color?", "options": [{"label": "Red"}, {"label": "Blue", "description": "the sea"}]}, "question")
+    q = ex(
+        {
+            "question": "Which color?",
+            "options": [{"label": "Red"}, {"label": "Blue", "description": "the sea"}],
+        },
+        "question",
+    )
     assert q.text == "Which color?" and q.options == ("Red", "Blue") and q.count == 1
     assert q.first.options[1].description == "the sea"
 
 
 def test_questionnaire_prompt_label_header() -> None:
-    q = ex({"questions": [{"id": "db", "label": "Database", "prompt": "Which DB?", "options": [{"value": "pg", "label": "PostgreSQL"}]}]}, "questionnaire")
+    q = ex(
+        {
+            "questions": [
+                {
+                    "id": "db",
+                    "label": "Database",
+                    "prompt": "Which DB?",
+                    "options": [{"value": "pg", "label": "PostgreSQL"}],
+                }
+            ]
+        },
+        "questionnaire",
+    )
     assert (q.text, q.header, q.options) == ("Which DB?", "Database", ("PostgreSQL",))
 
 
 def test_claude_shape_multi_and_count() -> None:
-    q = ex({"questions": [
-        {"question": "Scope?", "header": "Scope", "multiSelect": True, "options": [{"label": "A"}, {"label": "B"}]},
-        {"question": "Priority?", "header": "Prio", "options": [{"label": "High"}]},
-    ]}, "ask_user_question")
+    q = ex(
+        {
+            "questions": [
+                {
+                    "question": "Scope?",
+                    "header": "Scope",
+                    "multiSelect": True,
+                    "options": [{"label": "A"}, {"label": "B"}],
+                },
+                {"question": "Priority?", "header": "Prio", "options": [{"label": "High"}]},
+            ]
+        },
+        "ask_user_question",
+    )
     assert q.count == 2 and q.first.multi and q.header == "Scope" and q.items[1].text == "Priority?"
 
 
@@ -59,8 +87,16 @@ def test_whole_arguments_as_json_string() -> None:
 
 
 def test_aliases_title_choices_and_option_keys() -> None:
-    q = ex({"title": "Deploy now?", "prompt": "It is Friday", "choices": [{"title": "Yes"}, {"text": "No"}, "Later"]})
-    assert q.text == "Deploy now?" and q.first.detail == "It is Friday" and q.options == ("Yes", "No", "Later")
+    q = ex(
+        {
+            "title": "Deploy now?",
+            "prompt": "It is Friday",
+            "choices": [{"title": "Yes"}, {"text": "No"}, "Later"],
+        }
+    )
+    assert (
+        q.text == "Deploy now?" and q.first.detail == "It is Friday" and q.options == ("Yes", "No", "Later")
+    )
 
 
 def test_single_object_questions_and_prompts_list() -> None:
@@ -74,7 +110,13 @@ def test_itc_steve_header_is_title() -> None:
 
 
 def test_recommended_marks() -> None:
-    q = ex({"question": "x", "recommended": 1, "options": [{"label": "a"}, {"label": "b"}, {"label": "c (Recommended)"}]})
+    q = ex(
+        {
+            "question": "x",
+            "recommended": 1,
+            "options": [{"label": "a"}, {"label": "b"}, {"label": "c (Recommended)"}],
+        }
+    )
     assert [o.recommended for o in q.first.options] == [False, True, True]
 
 
@@ -110,7 +152,12 @@ def test_text_is_sanitized_not_truncated() -> None:
         (False, "User cancelled the selection", {"answer": None}, "cancelled"),
         (False, "Error: UI not available (running in non-interactive mode)", {"answer": None}, "unavailable"),
         (False, "User cancelled the questionnaire", {"cancelled": True}, "cancelled"),
-        (False, "Error: UI not available", {"questions": [], "answers": [], "cancelled": True}, "unavailable"),
+        (
+            False,
+            "Error: UI not available",
+            {"questions": [], "answers": [], "cancelled": True},
+            "unavailable",
+        ),
         (False, "x", {"cancelled": False, "answers": []}, "answered"),
         (False, "Cancelled by user.", {"version": 1, "status": "dismissed", "answers": []}, "cancelled"),
         (False, "ok", {"status": "submitted"}, "answered"),

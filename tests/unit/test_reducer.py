@@ -17,7 +17,9 @@ from notifier.core.reducer import (
 from notifier.pi.questions import extract
 
 
-def q_start(tool: str, args: object, call_id: str = "c1", interactive: bool = True, at: float = 1.0) -> ToolStart:
+def q_start(
+    tool: str, args: object, call_id: str = "c1", interactive: bool = True, at: float = 1.0
+) -> ToolStart:
     return ToolStart(at, call_id, tool, extract(tool, args, call_id, at), interactive)
 
 

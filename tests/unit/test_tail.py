@@ -12,7 +12,7 @@ def test_partial_line_is_held_back(tmp_path: Path) -> None:
     t = Tailer(str(p))
     assert t.read().lines == [b'{"a":1}']
     with p.open("ab") as fh:
-        fh.write(b'2}\n')
+        fh.write(b"2}\n")
     assert t.read().lines == [b'{"b":2}']
     assert t.read().lines == []
 

@@ -1,0 +1,64 @@
+"""An in-process engine with a real watcher on a real folder, collecting what sinks would get."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from notifier.core.board import Proc
+from notifier.core.model import Snapshot, Transition
+from notifier.engine import Engine, EngineOptions, ReadyInfo
+from notifier.pi.questions import QuestionCatalog
+
+from .conftest import wait_for
+
+
+class Collect:
+    def __init__(self) -> None:
+        self.items: list[Transition] = []
+        self.info: ReadyInfo | None = None
+        self.snapshot = Snapshot()
+        self.lock = threading.Lock()
+
+    def ready(self, info: ReadyInfo, snapshot: Snapshot) -> None:
+        self.info = info
+        self.snapshot = snapshot
+
+    def transitions(self, items: Sequence[Transition], snapshot: Snapshot) -> None:
+        with self.lock:
+            self.items.extend(items)
+            self.snapshot = snapshot
+
+    def of(self, kind: str) -> list[Transition]:
+        with self.lock:
+            return [t for t in self.items if t.kind == kind]
+
+
+class Harness:
+    def __init__(
+        self,
+        roots: Sequence[Path],
+        liveness: bool = False,
+        processes: Callable[[], Sequence[Proc] | None] | None = None,
+        extra_tools: Sequence[str] = (),
+        **kw: Any,
+    ) -> None:
+        self.sink = Collect()
+        opts = EngineOptions([str(r) for r in roots], QuestionCatalog(extra_tools), liveness=liveness, **kw)
+        self.engine = Engine(opts, [self.sink], processes=processes)
+
+    def __enter__(self) -> Harness:
+        self.engine.start()
+        wait_for(lambda: self.engine.ready_event.is_set(), 20, "engine ready")
+        assert self.engine.failed is None, self.engine.failed
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.engine.stop()
+
+    def wait(self, kind: str, count: int = 1, timeout: float = 10.0) -> list[Transition]:
+        return wait_for(
+            lambda: len(self.sink.of(kind)) >= count and self.sink.of(kind), timeout, f"{count}×{kind}"
+        )

@@ -1,0 +1,214 @@
+"""The real watcher on a real temporary sessions folder, with another writer appending."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ..conftest import wait_for
+from ..harness import Harness
+from .writer import answer, append, ask, header, line, user
+
+
+def test_new_nested_folder_and_file(tmp_path: Path) -> None:
+    with Harness([tmp_path]) as h:
+        f = tmp_path / "--home-dev-a--" / "deeper" / "s.jsonl"
+        append(f, header(), user(), ask("q1", "Nested?"))
+        (t,) = h.wait("needs_input")
+        assert t.question.text == "Nested?" and t.session.key == str(f)
+
+
+def test_line_split_across_writes_is_one_event(tmp_path: Path) -> None:
+    f = tmp_path / "s.jsonl"
+    append(f, header(), user())
+    with Harness([tmp_path]) as h:
+        data = ask("q1", "Split?" + "x" * 9000)
+        append(f, data[:4096])
+        wait_for(
+            lambda: h.engine.tailers[str(f)].offset >= 4096 + len(header()) + len(user()), 5, "partial read"
+        )
+        assert h.sink.of("needs_input") == []
+        append(f, data[4096:])
+        (t,) = h.wait("needs_input")
+        assert t.question.text.startswith("Split?")
+
+
+def test_truncation_and_rewrite(tmp_path: Path) -> None:
+    f = tmp_path / "s.jsonl"
+    append(f, header(), user(), ask("q1", "Before?"))
+    with Harness([tmp_path]) as h:
+        h.wait("needs_input")
+        f.write_bytes(header() + user() + ask("q2", "After rewrite?"))  # shrinks: re-read from 0
+        (gone,) = h.wait("resolved")
+        assert gone.question.tool_call_id == "q1" and gone.outcome == "superseded"
+        asked = h.wait("needs_input", 2)
+        assert asked[1].question.text == "After rewrite?"
+
+
+def test_rewrite_keeping_the_same_question_reports_nothing(tmp_path: Path) -> None:
+    f = tmp_path / "s.jsonl"
+    body = header() + user() + ask("q1", "Same?")
+    append(f, body)
+    with Harness([tmp_path]) as h:
+        h.wait("needs_input")
+        tmp = tmp_path / "x.tmp"
+        tmp.write_bytes(body)
+        os.replace(tmp, f)  # new inode, same content (pi's migration rewrite)
+        append(f, answer("q1"))
+        (r,) = h.wait("resolved")
+        assert r.outcome == "answered" and len(h.sink.of("needs_input")) == 1
+
+
+def test_deletion_and_recreation(tmp_path: Path) -> None:
+    f = tmp_path / "s.jsonl"
+    append(f, header(), user(), ask("q1", "Deleted?"))
+    with Harness([tmp_path]) as h:
+        h.wait("needs_input")
+        f.unlink()
+        (r,) = h.wait("resolved")
+        assert r.outcome == "superseded"
+        wait_for(lambda: len(h.engine.snapshot.sessions) == 0, 5, "session forgotten")
+        append(f, header(), user(), ask("q2", "Recreated?"))
+        asked = h.wait("needs_input", 2)
+        assert asked[1].question.text == "Recreated?"
+
+
+def test_thousand_files(tmp_path: Path) -> None:
+    for i in range(1000):
+        append(tmp_path / f"--p{i % 50}--" / f"{i}.jsonl", header(f"/p/{i}"), user())
+    with Harness([tmp_path]) as h:
+        assert h.sink.info is not None and h.sink.info.sessions == 1000
+        for i in (0, 499, 999):
+            append(tmp_path / f"--p{i % 50}--" / f"{i}.jsonl", ask(f"q{i}", f"Q{i}?"))
+        asked = h.wait("needs_input", 3)
+        assert {t.question.text for t in asked} == {"Q0?", "Q499?", "Q999?"}
+
+
+def test_bad_input_never_stops_the_next_good_line(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    f = tmp_path / "s.jsonl"
+    append(f, header(), user())
+    with Harness([tmp_path], max_line=1 << 20) as h:
+        append(
+            f,
+            b"garbage{{{\n",
+            b"\xff\xfe not utf8 \xc3\x28\n",
+            b"[1,2,3]\n",
+            b'"just a string"\n',
+            line({"type": "message", "message": "not an object"}),
+            line({"type": "message", "message": {"role": "assistant", "content": 7}}),
+            line({"no": "type"}),
+            b"\n\n",
+            b'{"type":"message","message":{"role":"toolResult","content":' + b"x" * (2 << 20) + b"}\n",
+            line(
+                {
+                    "type": "message",
+                    "message": {
+                        "role": "assistant",
+                        "content": [{"type": "toolCall", "id": 5, "name": None}],
+                    },
+                }
+            ),
+        )
+        for _ in range(3):
+            append(f, b"more garbage\n")
+        append(f, ask("q1", "Still seen?"))
+        (t,) = h.wait("needs_input")
+        assert t.question.text == "Still seen?"
+    messages = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert sum("not JSON" in m for m in messages) == 1, messages  # once per file, not per line
+    assert any("not UTF-8" in m for m in messages)
+    assert any("not an object" in m for m in messages)
+    assert any("longer than" in m for m in messages)
+    assert any("unexpected shape" in m for m in messages)
+
+
+def test_missing_folder_is_waited_for_and_removed_folder_comes_back(tmp_path: Path) -> None:
+    root = tmp_path / "later" / "sessions"
+    with Harness([root]) as h:
+        assert h.sink.info is not None and h.sink.info.sessions == 0
+        append(root / "--p--" / "s.jsonl", header(), user(), ask("q1", "Appeared?"))
+        h.wait("needs_input")
+        import shutil
+
+        shutil.rmtree(root)
+        h.wait("resolved")
+        append(root / "--p--" / "t.jsonl", header(), user(), ask("q2", "Back?"))
+        asked = h.wait("needs_input", 2)
+        assert asked[1].question.text == "Back?"
+
+
+def test_symlink_loop_does_not_hang(tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    os.symlink(tmp_path, tmp_path / "a" / "loop")
+    os.symlink(tmp_path / "a", tmp_path / "self")
+    append(tmp_path / "a" / "s.jsonl", header(), user(), ask("q1", "Loop?"))
+    with Harness([tmp_path]) as h:
+        (t,) = h.wait("needs_input")
+        assert t.question.text == "Loop?"
+
+
+def test_two_roots_both_watched(tmp_path: Path) -> None:
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir()
+    b.mkdir()
+    with Harness([a, b]) as h:
+        append(a / "1.jsonl", header(), user(), ask("q1", "A?"))
+        append(b / "2.jsonl", header(), user(), ask("q2", "B?"))
+        asked = h.wait("needs_input", 2)
+        assert {t.question.text for t in asked} == {"A?", "B?"}
+
+
+def test_custom_question_tool(tmp_path: Path) -> None:
+    with Harness([tmp_path], extra_tools=["my_prompt"]) as h:
+        append(
+            tmp_path / "s.jsonl", header(), user(), ask("q1", tool="my_prompt", args={"prompt": "Custom?"})
+        )
+        (t,) = h.wait("needs_input")
+        assert t.question.text == "Custom?" and t.question.tool == "my_prompt"
+
+
+def test_run_json_subprocess_end_to_end(tmp_path: Path) -> None:
+    """The CLI as other tools use it: `run --json` lines, flushed at once; SIGTERM exits 0."""
+    import json
+
+    f = tmp_path / "--p--" / "s.jsonl"
+    append(f, header("/x/already"), user(), ask("q0", "Already pending?"))
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "notifier",
+            "run",
+            "--json",
+            "--no-tray",
+            "--no-notify",
+            "--liveness",
+            "off",
+            "--sessions-dir",
+            str(tmp_path),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        first = json.loads(proc.stdout.readline())
+        assert first["event"] == "needs_input" and first["initial"] is True
+        ready = json.loads(proc.stdout.readline())
+        assert ready["event"] == "ready" and ready["sessions"] == 1 and ready["pending"] == 1
+        assert isinstance(ready["scan_s"], float) and ready["at"].endswith("Z")
+        append(f, answer("q0", "User selected: 2. B"))
+        resolved = json.loads(proc.stdout.readline())
+        assert resolved["event"] == "resolved" and resolved["outcome"] == "answered"
+        assert resolved["answer"] == "User selected: 2. B" and isinstance(resolved["waited_s"], float)
+        assert set(resolved["session"]) == {"id", "file", "cwd", "name"}
+        assert set(resolved["question"]) == {"tool_call_id", "tool", "text", "header", "options", "count"}
+    finally:
+        proc.terminate()
+        assert proc.wait(5) == 0
+    assert "Traceback" not in (proc.stderr.read() if proc.stderr else "")

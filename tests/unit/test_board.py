@@ -1,0 +1,84 @@
+from __future__ import annotations
+
+from notifier.core.board import Board, Proc
+from notifier.core.reducer import Header, Input, ToolEnd, ToolStart
+from notifier.pi.questions import extract
+
+
+def asked(cid: str, at: float = 100.0) -> ToolStart:
+    return ToolStart(at, cid, "question", extract("question", {"question": cid + "?"}, cid, at))
+
+
+def test_no_header_no_transitions() -> None:
+    b = Board(liveness=False)
+    assert b.apply("f", [asked("q1")], 0) == []
+    assert len(b) == 0
+
+
+def test_needs_input_then_resolved_with_wait() -> None:
+    b = Board(liveness=False)
+    (t,) = b.apply("f", [Header("s", "/p"), asked("q1", 100.0)], 200.0, initial=True)
+    assert t.kind == "needs_input" and t.initial and t.session.cwd == "/p"
+    (r,) = b.apply("f", [ToolEnd(130.0, "q1", "question", "answered", "A")], 200.0)
+    assert r.kind == "resolved" and r.waited_s == 30.0 and r.answer == "A"
+
+
+def test_liveness_abandons_only_questions_without_their_pi() -> None:
+    b = Board(liveness=True)
+    b.apply("f", [Header("s", "/p"), asked("q1", 100.0)], 100.0)
+    b.apply("g", [Header("t", "/other"), asked("q2", 100.0)], 100.0)
+    out = b.set_processes([Proc("/p/", 50.0)], 101.0)
+    assert [(t.kind, t.question.tool_call_id) for t in out] == [("abandoned", "q2")]
+    snap = b.snapshot(101.0)
+    assert snap.pending_count == 1 and len(snap.abandoned) == 1
+    assert b.set_processes([Proc("/p", 50.0)], 102.0) == []  # once, not per check
+    assert b.needs_liveness()
+
+
+def test_pi_started_after_the_question_does_not_keep_it_alive() -> None:
+    b = Board(liveness=True)
+    b.apply("f", [Header("s", "/p"), asked("q1", 100.0)], 100.0)
+    (t,) = b.set_processes([Proc("/p", 500.0)], 501.0)
+    assert t.kind == "abandoned"
+
+
+def test_unknown_process_table_changes_nothing() -> None:
+    b = Board(liveness=True)
+    b.apply("f", [Header("s", "/p"), asked("q1")], 100.0)
+    assert b.set_processes(None, 1.0) == []
+    assert b.snapshot(1).pending_count == 1
+
+
+def test_liveness_off_never_abandons() -> None:
+    b = Board(liveness=False)
+    b.apply("f", [Header("s", "/p"), asked("q1")], 100.0)
+    assert b.set_processes([], 1.0) == [] and not b.needs_liveness()
+    assert b.snapshot(1).sessions[0].alive is None
+
+
+def test_replace_and_forget() -> None:
+    b = Board(liveness=False)
+    b.apply("f", [Header("s", "/p"), asked("q1"), asked("q2")], 1.0)
+    out = b.replace("f", [Header("s", "/p"), asked("q2"), asked("q3")], 2.0)
+    assert sorted((t.kind, t.question.tool_call_id) for t in out) == [
+        ("needs_input", "q3"),
+        ("resolved", "q1"),
+    ]
+    (gone, gone2) = b.forget("f", 3.0)
+    assert {gone.outcome, gone2.outcome} == {"superseded"}
+    assert len(b) == 0
+
+
+def test_clear_abandoned() -> None:
+    b = Board(liveness=True)
+    b.apply("f", [Header("s", "/p"), asked("q1")], 100.0)
+    b.set_processes([], 101.0)
+    assert b.clear_abandoned("f")
+    assert b.snapshot(102).abandoned == ()
+
+
+def test_input_supersedes_through_board() -> None:
+    b = Board(liveness=False)
+    b.apply("f", [Header("s", "/p"), asked("q1")], 1.0)
+    (r,) = b.apply("f", [Input(5.0)], 5.0)
+    assert r.outcome == "superseded"

@@ -1,0 +1,114 @@
+"""Usage and config errors: one line on stderr, exit code 2, never a traceback."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from notifier import paths
+
+
+def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "notifier", *args], capture_output=True, text=True, timeout=60, env=env
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (["run", "--bogus"], "unrecognized arguments"),
+        (["status", "--liveness", "maybe"], "invalid choice"),
+        (["frobnicate"], "invalid choice"),
+        (["history", "--since", "x"], "invalid float"),
+    ],
+)
+def test_bad_usage_is_one_line_exit_2(args: list[str], fragment: str) -> None:
+    r = cli(*args)
+    assert r.returncode == 2
+    assert len(r.stderr.strip().splitlines()) == 1 and fragment in r.stderr
+    assert "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize(
+    ("text", "fragment"),
+    [
+        ("liveness = 'auto'\nsesions_dirs = ['x']\n", "unknown key 'sesions_dirs'"),
+        ("liveness = 3\n", "'liveness' must be one of"),
+        ("question_tools = 'ok'\nsettle_ms = -1\n", "'settle_ms' must be"),
+        ("[notifications]\nshow_text = 'yes'\n", "'notifications.show_text' must be true or false"),
+        ("this is = not toml [", "not valid TOML"),
+        ("quiet_hours = '25:00-07:00'\n", "'quiet_hours' must be"),
+    ],
+)
+def test_bad_config_is_one_line_exit_2(tmp_path: Path, text: str, fragment: str) -> None:
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(text)
+    r = cli("status", "--config", str(cfg), "--sessions-dir", str(tmp_path))
+    assert r.returncode == 2, r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and fragment in r.stderr and str(cfg) in r.stderr
+
+
+def test_missing_explicit_config(tmp_path: Path) -> None:
+    r = cli("status", "--config", str(tmp_path / "nope.toml"))
+    assert r.returncode == 2 and "does not exist" in r.stderr
+
+
+def test_config_file_adds_tool_and_folder(tmp_path: Path) -> None:
+    sessions = tmp_path / "s"
+    (sessions / "--p--").mkdir(parents=True)
+    from tests.live.writer import ask, header, user
+
+    (sessions / "--p--" / "a.jsonl").write_bytes(
+        header() + user() + ask("c", tool="my_tool", args={"question": "Mine?"})
+    )
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(f"sessions_dirs = ['{sessions}']\nquestion_tools = ['my_tool']\nliveness = 'off'\n")
+    r = cli("status", "--json", "--config", str(cfg))
+    assert r.returncode == 0, r.stderr
+    data = json.loads(r.stdout)
+    assert data["pending"] == 1 and data["sessions"][0]["pending"][0]["text"] == "Mine?"
+    shown = cli("config", "--config", str(cfg))
+    assert 'question_tools = ["my_tool"]' in shown.stdout and str(cfg) in shown.stdout
+
+
+def test_default_sessions_dir_precedence(tmp_path: Path) -> None:
+    home = str(tmp_path)
+    assert paths.default_sessions_dir({"HOME": home}) == f"{home}/.pi/agent/sessions"
+    assert (
+        paths.default_sessions_dir({"HOME": home, "PI_CODING_AGENT_DIR": "~/agent"})
+        == f"{home}/agent/sessions"
+    )
+    agent = tmp_path / "agent"
+    agent.mkdir()
+    (agent / "settings.json").write_text(json.dumps({"sessionDir": "~/flat"}))
+    env = {"HOME": home, "PI_CODING_AGENT_DIR": str(agent)}
+    assert paths.default_sessions_dir(env) == f"{home}/flat"
+    env["PI_CODING_AGENT_SESSION_DIR"] = "/explicit"
+    assert paths.default_sessions_dir(env) == "/explicit"
+    (agent / "settings.json").write_text("{broken")
+    assert (
+        paths.default_sessions_dir({"HOME": home, "PI_CODING_AGENT_DIR": str(agent)}) == f"{agent}/sessions"
+    )
+
+
+def test_status_human_table(tmp_path: Path) -> None:
+    from tests.live.writer import ask, header, user
+
+    (tmp_path / "--p--").mkdir()
+    (tmp_path / "--p--" / "a.jsonl").write_bytes(
+        header("/home/u/myproj") + user() + ask("c", "Ship \x1b[31mit\x1b[0m?")
+    )
+    r = cli("status", "--liveness", "off", "--sessions-dir", str(tmp_path))
+    assert r.returncode == 0
+    assert (
+        "needs_input" in r.stdout
+        and "myproj" in r.stdout
+        and "Ship it?" in r.stdout
+        and "\x1b" not in r.stdout
+    )
+    assert "1 sessions, 1 pending question" in r.stdout
