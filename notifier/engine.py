@@ -23,15 +23,17 @@ from notifier.core.reducer import Event, Renamed
 from notifier.core.text import clean
 from notifier.pi.entries import EntryError, to_events
 from notifier.pi.questions import QuestionCatalog
-from notifier.watch import observer as obs
 from notifier.watch.scanner import find_name, read_bounded, walk
 from notifier.watch.tail import DEFAULT_MAX_LINE, Tailer
 
 log = logging.getLogger(__name__)
 
+# Messages the watcher puts on the queue (kept in step with notifier.watch.observer).
+FILE, GONE, DIR, ROOT_GONE, ROOT_BACK = "file", "gone", "dir", "root-gone", "root-back"
 LIVENESS_INTERVAL_S = 3.0
 LIVENESS_SOON_S = 0.1
 UNWATCHED_POLL_S = 2.0
+LIVE_FULL_READ = 4 << 20
 
 
 @dataclass(frozen=True)
@@ -83,7 +85,7 @@ class Engine:
         self.sinks = list(sinks)
         self.board = Board(liveness=options.liveness)
         self.queue: queue.Queue[Any] = queue.Queue()
-        self.watcher = obs.Watcher(self.queue)
+        self._watcher: Any = None
         self.tailers: dict[str, Tailer] = {}
         self.snapshot = Snapshot()
         self.ready_info: ReadyInfo | None = None
@@ -104,12 +106,22 @@ class Engine:
         self._thread = threading.Thread(target=self._main, name="pi-notifier-engine", daemon=True)
         self._thread.start()
 
+    @property
+    def watcher(self) -> Any:
+        """The watchdog wrapper, imported on first use (``status`` never needs it)."""
+        if self._watcher is None:
+            from notifier.watch.observer import Watcher
+
+            self._watcher = Watcher(self.queue)
+        return self._watcher
+
     def stop(self, timeout: float = 2.0) -> None:
         self._stop.set()
         self.queue.put(("stop", ""))
         if self._thread is not None:
             self._thread.join(timeout)
-        self.watcher.stop()
+        if self._watcher is not None:
+            self._watcher.stop()
 
     def call(self, fn: Callable[[], None]) -> None:
         """Run ``fn`` on the engine thread (how the tray and window change state)."""
@@ -163,12 +175,11 @@ class Engine:
 
     def _fill_names(self) -> None:
         """Sessions that ask something deserve their name, even if it was set long ago."""
-        for view in self.board.snapshot(0).sessions:
-            if (view.pending or view.abandoned) and view.ref.name is None:
-                tailer = self.tailers.get(view.ref.key)
-                name = find_name(view.ref.key, tailer.window_start if tailer else 0)
-                if name:
-                    self.board.apply(view.ref.key, [Renamed(clean(name, 200))], self._wall())
+        for key in self.board.unnamed_askers():
+            tailer = self.tailers.get(key)
+            name = find_name(key, tailer.window_start if tailer else 0)
+            if name:
+                self.board.apply(key, [Renamed(clean(name, 200))], self._wall())
 
     def _check_watch_limit(self, root: str) -> None:
         _, dirs = walk(root)
@@ -201,6 +212,17 @@ class Engine:
         return out
 
     def _add(self, path: str, initial: bool) -> list[Transition]:
+        if not initial:
+            # A file that appears while we run is read whole (it is new, so small): every
+            # question in it is reported, even one asked and answered before we looked.
+            try:
+                small = os.stat(path).st_size <= LIVE_FULL_READ
+            except OSError:
+                return []
+            if small:
+                tailer = Tailer(path, self.options.max_line)
+                self.tailers[path] = tailer
+                return self._read(path)
         scan = read_bounded(path, max_line=self.options.max_line)
         if scan.error is not None:
             if not isinstance(scan.error, FileNotFoundError):
@@ -211,7 +233,8 @@ class Engine:
         tailer.window_start = scan.window_start
         self.tailers[path] = tailer
         now = self._wall()
-        lines = ([scan.header] if scan.header is not None else []) + scan.lines
+        lines: list[bytes | dict[str, Any]] = [scan.header] if scan.header is not None else []
+        lines += scan.lines
         return self.board.apply(path, self._events(path, lines, now), now, initial=initial)
 
     def _read(self, path: str) -> list[Transition]:
@@ -231,7 +254,8 @@ class Engine:
             log.info("%s was rewritten; reading it again", clean(path))
             scan = read_bounded(path, max_line=self.options.max_line)
             tailer.seek(scan.offset, scan.ident, scan.partial, scan.sig)
-            lines = ([scan.header] if scan.header is not None else []) + scan.lines
+            lines: list[bytes | dict[str, Any]] = [scan.header] if scan.header is not None else []
+            lines += scan.lines
             return self.board.replace(path, self._events(path, lines, now), now)
         if not result.lines:
             return []
@@ -242,20 +266,23 @@ class Engine:
         self._once.forget(path)
         return self.board.forget(path, self._wall())
 
-    def _events(self, path: str, lines: Iterable[bytes], now: float) -> list[Event]:
+    def _events(self, path: str, lines: Iterable[bytes | dict[str, Any]], now: float) -> list[Event]:
         events: list[Event] = []
         catalog = self.options.catalog
         for line in lines:
-            if not line or line.isspace():
+            if isinstance(line, dict):
+                entry: Any = line  # parsed by the startup scan already
+            elif not line or line.isspace():
                 continue
-            try:
-                entry = json.loads(line.decode("utf-8"))
-            except UnicodeDecodeError:
-                self._once(path, "utf8", "skipped a line that is not UTF-8")
-                continue
-            except ValueError:
-                self._once(path, "json", "skipped a line that is not JSON")
-                continue
+            else:
+                try:
+                    entry = json.loads(line.decode("utf-8"))
+                except UnicodeDecodeError:
+                    self._once(path, "utf8", "skipped a line that is not UTF-8")
+                    continue
+                except ValueError:
+                    self._once(path, "json", "skipped a line that is not JSON")
+                    continue
             if not isinstance(entry, dict):
                 self._once(path, "object", "skipped a JSON line that is not an object")
                 continue
@@ -289,7 +316,7 @@ class Engine:
             for kind, arg in batch:
                 if kind == "stop":
                     return
-                if kind == obs.FILE:
+                if kind == FILE:
                     files[arg] = None
                     continue
                 for path in list(files):
@@ -300,16 +327,16 @@ class Engine:
                     self._publish_snapshot()
                     for sink in self.sinks:
                         sink.transitions([], self.snapshot)
-                elif kind == obs.GONE:
+                elif kind == GONE:
                     out += self._gone(arg)
-                elif kind == obs.DIR:
+                elif kind == DIR:
                     out += self._scan_dir(arg, initial=False)
                     self._check_watch_limit_for(arg)
-                elif kind == obs.ROOT_GONE:
+                elif kind == ROOT_GONE:
                     log.warning("sessions folder %s was removed; waiting for it to come back", clean(arg))
                     self.watcher.root_gone(arg)
                     out += self._gone(arg)
-                elif kind == obs.ROOT_BACK and self.watcher.watch(arg):
+                elif kind == ROOT_BACK and self.watcher.watch(arg):
                     log.info("watching %s", clean(arg))
                     out += self._scan_dir(arg, initial=False)
             for path in files:
@@ -388,6 +415,5 @@ def scan_once(
             engine._scan_dir(root, initial=True)
     if options.liveness:
         engine.board.set_processes(engine._procs(), engine._wall())
-    engine.snapshot = engine.board.snapshot(engine._wall())
     engine._fill_names()
     return engine.board.snapshot(engine._wall())

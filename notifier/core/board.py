@@ -172,6 +172,14 @@ class Board:
 
     # ---- reading ----
 
+    def unnamed_askers(self) -> list[str]:
+        """Sessions that ask something (or did) but whose name is not known yet."""
+        return [
+            k
+            for k, s in self._sessions.items()
+            if s.reducer.has_header and s.reducer.name is None and (s.reducer.pending or s.abandoned)
+        ]
+
     def view(self, key: str) -> SessionView | None:
         session = self._sessions.get(key)
         if session is None or not session.reducer.has_header:

@@ -11,37 +11,33 @@ message, a compaction or a branch summary supersedes calls that never got a resu
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from notifier.core.model import Outcome, Question, State
 
 
-@dataclass(frozen=True)
-class Header:
+class Header(NamedTuple):
     session_id: str | None
     cwd: str | None
 
 
-@dataclass(frozen=True)
-class Renamed:
+class Renamed(NamedTuple):
     name: str | None
 
 
-@dataclass(frozen=True)
-class Input:
+class Input(NamedTuple):
     """A user message: the user is talking to the agent, so nothing earlier is still asked."""
 
     at: float
 
 
-@dataclass(frozen=True)
-class Activity:
+class Activity(NamedTuple):
     """Something that means a run is in progress (system message, custom message, retry marker)."""
 
     at: float
 
 
-@dataclass(frozen=True)
-class Supersede:
+class Supersede(NamedTuple):
     """Entries after which no earlier unanswered call can still be waiting (new assistant message,
     compaction, branch summary, a user shell command)."""
 
@@ -49,8 +45,7 @@ class Supersede:
     state: State | None = None
 
 
-@dataclass(frozen=True)
-class ToolStart:
+class ToolStart(NamedTuple):
     at: float
     tool_call_id: str
     tool: str
@@ -58,8 +53,7 @@ class ToolStart:
     interactive: bool = True
 
 
-@dataclass(frozen=True)
-class ToolEnd:
+class ToolEnd(NamedTuple):
     at: float
     tool_call_id: str
     tool: str
@@ -67,8 +61,7 @@ class ToolEnd:
     answer: str | None = None
 
 
-@dataclass(frozen=True)
-class TurnEnd:
+class TurnEnd(NamedTuple):
     at: float
     state: State
 
@@ -76,13 +69,11 @@ class TurnEnd:
 Event = Header | Renamed | Input | Activity | Supersede | ToolStart | ToolEnd | TurnEnd
 
 
-@dataclass(frozen=True)
-class Asked:
+class Asked(NamedTuple):
     question: Question
 
 
-@dataclass(frozen=True)
-class Ended:
+class Ended(NamedTuple):
     question: Question
     outcome: Outcome
     answer: str | None

@@ -11,6 +11,7 @@ import logging
 import os
 import queue
 import threading
+import warnings
 from typing import Any
 
 from watchdog.events import (
@@ -30,6 +31,8 @@ from watchdog.observers.polling import PollingObserver
 from notifier.core.text import clean
 
 log = logging.getLogger(__name__)
+# watchdog warns when a folder created inside a new folder is registered twice (a harmless race).
+warnings.filterwarnings("ignore", message="Callback with id", category=RuntimeWarning)
 
 EVENTS: list[type[FileSystemEvent]] = [
     FileCreatedEvent,
@@ -42,7 +45,7 @@ EVENTS: list[type[FileSystemEvent]] = [
 ]
 
 # Messages put on the engine queue: (kind, path)
-FILE, GONE, DIR, ROOT_GONE, ROOT_BACK = "file", "gone", "dir", "root-gone", "root-back"
+from notifier.engine import DIR, FILE, GONE, ROOT_BACK, ROOT_GONE  # noqa: E402
 
 
 def _s(path: Any) -> str:

@@ -10,13 +10,12 @@ from __future__ import annotations
 import json
 import os
 import stat
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 FIRST_WINDOW = 16 << 10
 HEADER_LIMIT = 1 << 20
-NAME_SEARCH_LIMIT = 64 << 20
+NAME_SEARCH_LIMIT = 4 << 20
 MAX_DEPTH = 4
 _BOUNDARY_TYPES = frozenset({"compaction", "branch_summary"})
 _BOUNDARY_ROLES = frozenset({"assistant", "user", "bashExecution"})
@@ -62,7 +61,7 @@ def walk(root: str, max_depth: int = MAX_DEPTH) -> tuple[list[str], list[str]]:
 @dataclass
 class Scan:
     header: bytes | None = None
-    lines: list[bytes] = field(default_factory=list)
+    lines: list[bytes | dict[str, Any]] = field(default_factory=list)  # raw lines, or already parsed
     offset: int = 0
     ident: tuple[int, int] | None = None
     partial: bytes = b""
@@ -71,23 +70,30 @@ class Scan:
     error: OSError | None = None
 
 
-def _boundary(line: bytes) -> bool:
-    if not any(m in line for m in _MARKERS):
-        return False
+def _parse_boundary(line: bytes) -> dict[str, Any] | None:
+    """The parsed entry if ``line`` fixes what is pending.
+
+    A cheap substring test on the line's start comes first (pi writes ``type`` and the message
+    ``role`` near the start). Missing a boundary is safe: the scan then reads further back."""
+    prefix = line[:1024]
+    if not any(m in prefix for m in _MARKERS):
+        return None
     try:
-        entry: Any = json.loads(line)
+        entry: Any = json.loads(line.decode("utf-8"))
     except ValueError:
-        return False
+        return None
     if not isinstance(entry, dict):
-        return False
+        return None
     if entry.get("type") in _BOUNDARY_TYPES:
-        return True
+        return entry
     message = entry.get("message")
-    return (
+    if (
         entry.get("type") == "message"
         and isinstance(message, dict)
         and message.get("role") in _BOUNDARY_ROLES
-    )
+    ):
+        return entry
+    return None
 
 
 def read_bounded(path: str, first_window: int = FIRST_WINDOW, max_line: int = 32 << 20) -> Scan:
@@ -103,42 +109,53 @@ def read_bounded(path: str, first_window: int = FIRST_WINDOW, max_line: int = 32
             return scan
         size = st.st_size
         scan.ident = (st.st_dev, st.st_ino)
-        head = os.pread(fd, min(size, 64 << 10), 0)
-        nl = head.find(b"\n")
-        if nl < 0 and size > len(head):
-            head = os.pread(fd, min(size, HEADER_LIMIT), 0)
+        head = b""
+        nl = -1
+        for limit in (4 << 10, 64 << 10, HEADER_LIMIT):
+            head = os.pread(fd, min(size, limit), 0)
             nl = head.find(b"\n")
+            if nl >= 0 or len(head) >= size:
+                break
         if nl < 0:
             # No complete first line yet: the tailer picks it up when its newline arrives.
+            scan.offset = size
             if size <= HEADER_LIMIT:
                 scan.partial = head
-                scan.offset = size
                 scan.sig = head[-32:]
-            else:
-                scan.offset = size  # an absurd first line: not a pi session; follow new data only
-            return scan
+            return scan  # else an absurd first line: not a pi session; follow new data only
         header_end = nl + 1
         scan.header = head[:nl]
         window = first_window
         while True:
             start = max(header_end, size - window)
-            data = os.pread(fd, size - start, start)
+            data = os.pread(fd, size - start, start) if size > start else b""
+            at_start = start <= header_end
+            items: list[bytes | dict[str, Any]] = []
             end = data.rfind(b"\n")
-            if end < 0:
-                complete, partial = [], data
-            else:
-                complete = data[:end].split(b"\n")
-                partial = data[end + 1 :]
-                if start > header_end:
-                    complete = complete[1:]  # the first piece may be the cut end of a longer line
-            if start <= header_end or any(_boundary(line) for line in reversed(complete)):
+            partial = data[end + 1 :] if end >= 0 else data
+            found = False
+            pos = end
+            while pos >= 0:
+                prev = data.rfind(b"\n", 0, pos)
+                if prev < 0 and not at_start:
+                    break  # the first piece may be the cut end of a longer line
+                piece = data[prev + 1 : pos]
+                if len(piece) <= max_line:
+                    entry = _parse_boundary(piece)
+                    items.append(piece if entry is None else entry)
+                    if entry is not None:
+                        found = True
+                        break
+                pos = prev
+            if found or at_start:
                 break
             window *= 4
-        scan.lines = [line for line in complete if len(line) <= max_line]
+        items.reverse()
+        scan.lines = items
         scan.partial = partial if len(partial) <= max_line else b""
         scan.offset = size
         scan.window_start = start
-        scan.sig = data[-32:]
+        scan.sig = data[-32:] if data else head[-32:]
     except OSError as exc:
         scan.error = exc
     finally:
@@ -174,11 +191,3 @@ def find_name(path: str, before: int, limit: int = NAME_SEARCH_LIMIT) -> str | N
     except OSError:
         return None
     return None
-
-
-def iter_lines_json(lines: list[bytes]) -> Iterator[Any]:
-    for line in lines:
-        try:
-            yield json.loads(line)
-        except ValueError:
-            continue

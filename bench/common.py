@@ -1,0 +1,86 @@
+"""Shared bench helpers: start `pi-notifier run --json` as another process and read its events."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "bench" / "out"
+
+
+def start_run(sessions: Path, *extra: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "notifier",
+            "run",
+            "--json",
+            "--no-tray",
+            "--no-notify",
+            "--liveness",
+            "off",
+            "--sessions-dir",
+            str(sessions),
+            *extra,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        bufsize=1,
+        cwd=ROOT,
+    )
+
+
+class Reader(threading.Thread):
+    """Timestamps each event line on arrival (CLOCK_MONOTONIC, shared by every process)."""
+
+    def __init__(self, proc: subprocess.Popen[str]) -> None:
+        super().__init__(daemon=True)
+        self.proc = proc
+        self.events: list[tuple[float, dict[str, Any]]] = []
+        self.ready = threading.Event()
+
+    def run(self) -> None:
+        assert self.proc.stdout is not None
+        for raw in self.proc.stdout:
+            now = time.monotonic()
+            obj = json.loads(raw)
+            self.events.append((now, obj))
+            if obj["event"] == "ready":
+                self.ready.set()
+
+
+def pct(values: list[float], p: float) -> float:
+    s = sorted(values)
+    if not s:
+        return float("nan")
+    k = min(len(s) - 1, max(0, round(p / 100 * (len(s) - 1))))
+    return s[k]
+
+
+def save(name: str, data: dict[str, Any]) -> None:
+    OUT.mkdir(parents=True, exist_ok=True)
+    (OUT / f"{name}.json").write_text(json.dumps(data, indent=2))
+    print(json.dumps(data, indent=2))
+
+
+def rss_mb(pid: int) -> float:
+    with open(f"/proc/{pid}/status") as fh:
+        for line in fh:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def cpu_s(pid: int) -> float:
+    with open(f"/proc/{pid}/stat") as fh:
+        fields = fh.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")

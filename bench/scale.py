@@ -1,0 +1,225 @@
+"""Startup cost over many sessions: `status --json` on 5,000 files / ~2 GB, against a script that
+only reads the last 16 KB of every file (the floor). Target (DESIGN §7): ≤ 3× the floor, and the
+cost grows with the number of files, not their bytes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import OUT, save  # noqa: E402
+
+FLOOR = r"""
+import os, sys
+n = 0
+for d, _, files in os.walk(sys.argv[1]):
+    for f in files:
+        if f.endswith(".jsonl"):
+            with open(os.path.join(d, f), "rb") as fh:
+                fh.seek(0, 2)
+                size = fh.tell()
+                fh.seek(max(0, size - 16384))
+                fh.read()
+            n += 1
+print(n)
+"""
+
+
+def line(obj: dict) -> bytes:
+    return (json.dumps(obj, separators=(",", ":")) + "\n").encode()
+
+
+def generate(root: Path, files: int, total_bytes: int, seed: int = 7) -> dict:
+    marker = root / ".generated.json"
+    want = {"files": files, "bytes": total_bytes, "seed": seed, "layout": 2}
+    if marker.exists() and json.loads(marker.read_text()).get("spec") == want:
+        return json.loads(marker.read_text())
+    rng = random.Random(seed)
+    root.mkdir(parents=True, exist_ok=True)
+    system = line(
+        {
+            "type": "message",
+            "id": "s0",
+            "parentId": None,
+            "timestamp": "2026-01-01T00:00:00.000Z",
+            "message": {"role": "system", "content": "", "sections": {"preamble": "p" * 9000}},
+        }
+    )
+    per_file = total_bytes // files
+    written = pending = 0
+    for i in range(files):
+        folder = root / f"--home-user-project{i % 250}--"
+        folder.mkdir(exist_ok=True)
+        # sizes vary a lot (most small, a few huge), averaging per_file
+        target = int(per_file * rng.choice([0.05, 0.1, 0.2, 0.5, 1, 1, 2, 5]) / 1.23)
+        out = bytearray()
+        out += line(
+            {
+                "type": "session",
+                "version": 3,
+                "id": f"sess-{i}",
+                "timestamp": "2026-01-01T00:00:00.000Z",
+                "cwd": f"/home/user/project{i % 250}",
+            }
+        )
+        out += system
+        n = 0
+        while len(out) < target:
+            n += 1
+            out += line(
+                {
+                    "type": "message",
+                    "id": f"u{n}",
+                    "parentId": None,
+                    "timestamp": "2026-01-01T00:00:01.000Z",
+                    "message": {"role": "user", "content": [{"type": "text", "text": "do the thing " * 20}]},
+                }
+            )
+            out += line(
+                {
+                    "type": "message",
+                    "id": f"a{n}",
+                    "parentId": None,
+                    "timestamp": "2026-01-01T00:00:02.000Z",
+                    "message": {
+                        "role": "assistant",
+                        "stopReason": "toolUse",
+                        "content": [
+                            {
+                                "type": "toolCall",
+                                "id": f"b{n}",
+                                "name": "bash",
+                                "arguments": {"command": "cat big"},
+                            }
+                        ],
+                    },
+                }
+            )
+            size = min(rng.choice([200, 2000, 20000, 200000, 1500000]), max(200, target - len(out)))
+            out += line(
+                {
+                    "type": "message",
+                    "id": f"r{n}",
+                    "parentId": None,
+                    "timestamp": "2026-01-01T00:00:03.000Z",
+                    "message": {
+                        "role": "toolResult",
+                        "toolCallId": f"b{n}",
+                        "toolName": "bash",
+                        "content": [{"type": "text", "text": "x" * size}],
+                        "isError": False,
+                    },
+                }
+            )
+        if i % 50 == 0:
+            pending += 1
+            out += line(
+                {
+                    "type": "message",
+                    "id": "q",
+                    "parentId": None,
+                    "timestamp": "2026-01-01T00:00:04.000Z",
+                    "message": {
+                        "role": "assistant",
+                        "stopReason": "toolUse",
+                        "content": [
+                            {
+                                "type": "toolCall",
+                                "id": f"q{i}",
+                                "name": "question",
+                                "arguments": {"question": f"Pick for {i}?", "options": ["a", "b"]},
+                            }
+                        ],
+                    },
+                }
+            )
+            if i % 100 == 0:  # a big tool result written after the question call (parallel batch)
+                out += line(
+                    {
+                        "type": "message",
+                        "id": "r",
+                        "parentId": None,
+                        "timestamp": "2026-01-01T00:00:05.000Z",
+                        "message": {
+                            "role": "toolResult",
+                            "toolCallId": "other",
+                            "toolName": "bash",
+                            "content": [{"type": "text", "text": "y" * 300000}],
+                            "isError": False,
+                        },
+                    }
+                )
+        else:
+            out += line(
+                {
+                    "type": "message",
+                    "id": "end",
+                    "parentId": None,
+                    "timestamp": "2026-01-01T00:00:04.000Z",
+                    "message": {
+                        "role": "assistant",
+                        "stopReason": "stop",
+                        "content": [{"type": "text", "text": "done"}],
+                    },
+                }
+            )
+        (folder / f"2026-01-01T00-00-00-000Z_sess-{i}.jsonl").write_bytes(out)
+        written += len(out)
+    info = {"spec": want, "files": files, "bytes": written, "pending": pending}
+    marker.write_text(json.dumps(info))
+    return info
+
+
+def timed(cmd: list[str]) -> tuple[float, str]:
+    t0 = time.perf_counter()
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True)
+    return time.perf_counter() - t0, out.stdout
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--files", type=int, default=5000)
+    ap.add_argument("--gb", type=float, default=2.0)
+    ap.add_argument("--dir", default=str(OUT / "sessions-5000"))
+    ap.add_argument("--runs", type=int, default=3)
+    args = ap.parse_args()
+    root = Path(args.dir)
+    t0 = time.perf_counter()
+    info = generate(root, args.files, int(args.gb * (1 << 30)))
+    gen_s = time.perf_counter() - t0
+    py = sys.executable
+    status = [py, "-m", "notifier", "status", "--json", "--liveness", "off", "--sessions-dir", str(root)]
+    floor = [py, "-c", FLOOR, str(root)]
+    noop = [py, "-c", "import notifier.cli, notifier.app"]
+    timed(floor)  # warm the page cache for both alike
+    floor_s = min(timed(floor)[0] for _ in range(args.runs))
+    runs = [timed(status) for _ in range(args.runs)]
+    status_s = min(r[0] for r in runs)
+    data = json.loads(runs[0][1])
+    startup_s = min(timed(noop)[0] for _ in range(args.runs))
+    result = {
+        "files": info["files"],
+        "gib": round(info["bytes"] / (1 << 30), 2),
+        "generated_in_s": round(gen_s, 1),
+        "floor_read_last_16k_s": round(floor_s, 3),
+        "status_json_s": round(status_s, 3),
+        "ratio": round(status_s / floor_s, 2),
+        "python_import_s": round(startup_s, 3),
+        "status_sessions": len(data["sessions"]),
+        "status_pending": data["pending"],
+        "expected_pending": info["pending"],
+    }
+    save("scale", result)
+    if data["pending"] != info["pending"]:
+        raise SystemExit("status found a different number of pending questions than were written")
+
+
+if __name__ == "__main__":
+    main()
