@@ -9,15 +9,17 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Sequence
 from typing import Any
 
 from notifier import APP_NAME
 from notifier.config import Config, ConfigError, render
-from notifier.core.model import Snapshot
+from notifier.core.model import Snapshot, Transition
 from notifier.core.text import clean, project_name
 from notifier.engine import Engine, EngineOptions, Sink, scan_once
 from notifier.output import JsonSink, dumps, status_obj
 from notifier.pi.questions import QuestionCatalog
+from notifier.store import Store
 
 log = logging.getLogger(__name__)
 
@@ -42,11 +44,40 @@ def _install_signals(stop: threading.Event) -> None:
                 pass
 
 
+class HistorySink:
+    """Records every question (asked, resolved, how long it waited) in the store."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    def ready(self, info: Any, snapshot: Snapshot) -> None:
+        pass
+
+    def transitions(self, items: Sequence[Transition], snapshot: Snapshot) -> None:
+        self.store.record(items)
+
+
+def open_store() -> Store:
+    from notifier import paths
+
+    return Store(os.path.join(paths.state_dir(), "state.sqlite3"))
+
+
 def cmd_run(args: argparse.Namespace, config: Config) -> int:
     stop = threading.Event()
+    store = open_store()
+    store.prune(time.time() - config["history.retention_days"] * 86400)
     sinks: list[Sink] = []
     if args.json:
         sinks.append(JsonSink(on_broken=stop.set))
+    sinks.append(HistorySink(store))
+    alerts = None
+    if not args.no_notify and config["notifications.backend"] != "none":
+        from notifier.ui.alerts import AlertSink
+
+        alerts = AlertSink(config, store)
+        alerts.start()
+        sinks.append(alerts)
     engine = Engine(engine_options(config), sinks)
     _install_signals(stop)
     engine.start()
@@ -57,6 +88,9 @@ def cmd_run(args: argparse.Namespace, config: Config) -> int:
                 return 1
     finally:
         engine.stop()
+        if alerts is not None:
+            alerts.stop()
+        store.close()
     return 0
 
 

@@ -55,3 +55,18 @@ def fixtures() -> Path:
 def scenario(name: str) -> dict[str, Any]:
     assert FIXTURES is not None
     return json.loads((FIXTURES / name / "scenario.json").read_text())
+
+
+@pytest.fixture(autouse=True)
+def private_dirs(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every test (and every app it starts) gets its own HOME, config, state and runtime folders."""
+    base = tmp_path_factory.mktemp("home")
+    for name in ("XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME"):
+        monkeypatch.setenv(name, str(base / name.lower()))
+    runtime = base / "runtime"
+    runtime.mkdir(mode=0o700)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    monkeypatch.setenv("HOME", str(base))
+    monkeypatch.delenv("PI_CODING_AGENT_DIR", raising=False)
+    monkeypatch.delenv("PI_CODING_AGENT_SESSION_DIR", raising=False)
+    return base

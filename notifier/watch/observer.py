@@ -87,7 +87,9 @@ class _ParentHandler(FileSystemEventHandler):
         self.root = root
 
     def on_any_event(self, event: FileSystemEvent) -> None:
-        if event.event_type in ("created", "moved") and os.path.isdir(self.root):
+        # The root, or a folder on the way to it, appeared: the engine re-checks (and the
+        # watcher moves this watch one level closer if the root is still missing).
+        if event.event_type in ("created", "moved"):
             self.out.put((ROOT_BACK, self.root))
 
 
@@ -108,7 +110,7 @@ class Watcher:
         self.poller: PollingObserver | None = None
         self._lock = threading.Lock()
         self._watches: dict[str, Any] = {}
-        self._parent_watches: dict[str, Any] = {}
+        self._parent_watches: dict[str, tuple[str, Any]] = {}
         self._warned: set[str] = set()
 
     def start(self) -> None:
@@ -131,12 +133,12 @@ class Watcher:
     def watch(self, root: str) -> bool:
         """Watch ``root`` recursively; if it does not exist yet, wait for it. True if watching."""
         with self._lock:
-            self._unwatch_parent(root)
             if root in self._watches:
                 return True
             if not os.path.isdir(root):
                 self._watch_parent(root)
                 return False
+            self._unwatch_parent(root)
             handler = _Handler(self.out, root)
             try:
                 self._watches[root] = self.observer.schedule(
@@ -173,26 +175,30 @@ class Watcher:
             self.out.put((ROOT_BACK, root))
 
     def _watch_parent(self, root: str) -> None:
-        if root in self._parent_watches:
-            return
         parent = _nearest_existing(root)
+        current = self._parent_watches.get(root)
+        if current is not None and current[0] == parent:
+            return
+        self._unwatch_parent(root)
         self._warn_once(
             "missing:" + root, "sessions folder %s does not exist yet; waiting for it", clean(root)
         )
         try:
-            self._parent_watches[root] = self.observer.schedule(
+            watch = self.observer.schedule(
                 _ParentHandler(self.out, root), parent, recursive=False, event_filter=EVENTS
             )
+            self._parent_watches[root] = (parent, watch)
         except OSError as exc:
             self._warn_once("parent:" + root, "cannot watch %s (%s)", clean(parent), exc)
-        if os.path.isdir(root):
+        # A folder may have appeared between looking and watching: look again.
+        if _nearest_existing(root) != parent or os.path.isdir(root):
             self.out.put((ROOT_BACK, root))
 
     def _unwatch_parent(self, root: str) -> None:
-        watch = self._parent_watches.pop(root, None)
-        if watch is not None:
+        entry = self._parent_watches.pop(root, None)
+        if entry is not None:
             try:
-                self.observer.unschedule(watch)
+                self.observer.unschedule(entry[1])
             except (KeyError, ValueError, OSError):
                 pass
 

@@ -1,0 +1,245 @@
+"""When to raise, update and withdraw desktop notifications (pure: time is passed in).
+
+Rules: a question resolved within the settle window is never shown; one notification per
+question, never twice for the same session file + toolCallId (also across restarts: the caller
+passes the ids notified before); a burst (≥ 3 within 2 s) becomes one summary; questions already
+pending at start-up get one summary; reminders replace the same notification while the question
+waits, the last one critical; snoozed sessions raise nothing until the snooze ends; muted projects
+and quiet hours raise nothing at all (the tray still shows everything).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from notifier.core.model import Question, SessionRef, Transition
+
+Key = tuple[str, str]  # (session file, toolCallId)
+GROUP_S = 0.05  # questions due this close together are raised together (so a burst groups)
+Kind = Literal["question", "reminder", "burst", "startup"]
+
+
+def key_of(ref: SessionRef, question: Question) -> Key:
+    return (ref.key, question.tool_call_id)
+
+
+@dataclass(frozen=True)
+class Item:
+    key: Key
+    ref: SessionRef
+    question: Question
+
+
+@dataclass(frozen=True)
+class Notice:
+    """Raise (or replace, when ``handle`` is already showing) one notification."""
+
+    handle: int
+    kind: Kind
+    items: tuple[Item, ...]
+    waited_s: float = 0.0
+    critical: bool = False
+
+
+@dataclass(frozen=True)
+class Withdraw:
+    handle: int
+
+
+Action = Notice | Withdraw
+
+
+@dataclass
+class _Shown:
+    item: Item
+    handle: int
+    reminders_sent: int = 0
+
+
+@dataclass
+class Planner:
+    settle_s: float = 0.25
+    remind_after_s: Sequence[float] = (600.0, 1800.0)
+    burst_n: int = 3
+    burst_window_s: float = 2.0
+    notified: set[Key] = field(default_factory=set)
+    snoozed: dict[str, float] = field(default_factory=dict)  # session key → until (epoch s)
+    snooze_all_until: float = 0.0
+    muted: set[str] = field(default_factory=set)  # project names (see core.text.project_name)
+
+    def __post_init__(self) -> None:
+        self._waiting: dict[Key, tuple[Item, float]] = {}
+        self._startup: list[Item] = []
+        self._shown: dict[Key, _Shown] = {}
+        self._recent: list[tuple[float, Key]] = []
+        self._handles = 0
+        self._summary: int | None = None
+        self._summary_keys: set[Key] = set()
+
+    # ---- input ----
+
+    def feed(self, transitions: Iterable[Transition], now: float) -> list[Action]:
+        out: list[Action] = []
+        for t in transitions:
+            item = Item(key_of(t.session, t.question), t.session, t.question)
+            if t.kind == "needs_input":
+                if item.key in self.notified or item.key in self._shown:
+                    continue
+                if t.initial:
+                    self._startup.append(item)
+                else:
+                    self._waiting[item.key] = (item, now + self.settle_s)
+            else:  # resolved or abandoned: never show it, withdraw what is showing
+                out += self._drop(item.key)
+        return out
+
+    def _drop(self, key: Key) -> list[Action]:
+        self._waiting.pop(key, None)
+        self._startup = [i for i in self._startup if i.key != key]
+        shown = self._shown.pop(key, None)
+        if shown is None:
+            return []
+        if shown.handle == self._summary:
+            self._summary_keys.discard(key)
+            if self._summary_keys:
+                return []
+            self._summary = None
+        return [Withdraw(shown.handle)]
+
+    def snooze(self, session_key: str | None, until: float) -> None:
+        """Snooze one session (``None``: all) until ``until``."""
+        if session_key is None:
+            self.snooze_all_until = until
+        else:
+            self.snoozed[session_key] = until
+
+    # ---- time ----
+
+    def _new_handle(self) -> int:
+        self._handles += 1
+        return self._handles
+
+    def _silenced_until(self, item: Item, now: float) -> float:
+        return max(self.snooze_all_until, self.snoozed.get(item.ref.key, 0.0))
+
+    def tick(self, now: float, quiet: bool = False, project: dict[Key, str] | None = None) -> list[Action]:
+        """Everything due at ``now``. ``quiet``: inside quiet hours. ``project`` maps keys to
+        project names for the mute check (the caller derives them with the one sanitizer)."""
+        out: list[Action] = []
+        names = project or {}
+        due: list[Item] = []
+        for key, (item, when) in list(self._waiting.items()):
+            if when > now + GROUP_S:
+                continue
+            until = self._silenced_until(item, now)
+            if until > now:
+                self._waiting[key] = (item, until)  # snoozed: ask again when the snooze ends
+                continue
+            del self._waiting[key]
+            due.append(item)
+        startup, self._startup = self._startup, []
+        silent = quiet
+        for item in startup + due:
+            self.notified.add(item.key)
+        visible = [i for i in due if names.get(i.key) not in self.muted]
+        visible_startup = [
+            i for i in startup if names.get(i.key) not in self.muted and self._silenced_until(i, now) <= now
+        ]
+        if silent:
+            # Quiet hours: remember them as shown (reminders may follow later), raise nothing.
+            for item in startup + due:
+                self._shown[item.key] = _Shown(item, 0)
+            visible, visible_startup = [], []
+        else:
+            for item in [i for i in startup + due if i not in visible and i not in visible_startup]:
+                self._shown[item.key] = _Shown(item, 0)
+        if visible_startup:
+            if len(visible_startup) == 1:
+                out += self._show_single(visible_startup[0], now, "question")
+            else:
+                handle = self._new_handle()
+                for item in visible_startup:
+                    self._shown[item.key] = _Shown(item, handle)
+                out.append(Notice(handle, "startup", tuple(visible_startup)))
+        if visible:
+            self._recent = [
+                (t, k) for t, k in self._recent if now - t <= self.burst_window_s and k in self._shown
+            ]
+            if len(self._recent) + len(visible) >= self.burst_n:
+                out += self._burst(visible, now)
+            else:
+                for item in visible:
+                    out += self._show_single(item, now, "question")
+        out += self._reminders(now, quiet, names)
+        return out
+
+    def _show_single(self, item: Item, now: float, kind: Kind) -> list[Action]:
+        handle = self._new_handle()
+        self._shown[item.key] = _Shown(item, handle)
+        self._recent.append((now, item.key))
+        return [Notice(handle, kind, (item,))]
+
+    def _burst(self, items: list[Item], now: float) -> list[Action]:
+        out: list[Action] = []
+        recent_keys = [k for _, k in self._recent]
+        if self._summary is None:
+            self._summary = self._new_handle()
+            self._summary_keys = set()
+        for key in recent_keys:  # fold the singles of this burst into the summary
+            shown = self._shown.get(key)
+            if shown is not None and shown.handle != self._summary and shown.handle:
+                out.append(Withdraw(shown.handle))
+                shown.handle = self._summary
+                self._summary_keys.add(key)
+        for item in items:
+            self._shown[item.key] = _Shown(item, self._summary)
+            self._summary_keys.add(item.key)
+            self._recent.append((now, item.key))
+        members = tuple(self._shown[k].item for k in self._summary_keys if k in self._shown)
+        out.append(Notice(self._summary, "burst", tuple(sorted(members, key=lambda i: i.question.asked_at))))
+        return out
+
+    def _reminders(self, now: float, quiet: bool, names: dict[Key, str]) -> list[Action]:
+        out: list[Action] = []
+        if not self.remind_after_s:
+            return out
+        for shown in self._shown.values():
+            if shown.reminders_sent >= len(self.remind_after_s):
+                continue
+            waited = now - shown.item.question.asked_at
+            if waited < self.remind_after_s[shown.reminders_sent]:
+                continue
+            while (
+                shown.reminders_sent < len(self.remind_after_s)
+                and waited >= self.remind_after_s[shown.reminders_sent]
+            ):
+                shown.reminders_sent += 1  # skip reminders missed while asleep or silenced
+            if (
+                quiet
+                or names.get(shown.item.key) in self.muted
+                or self._silenced_until(shown.item, now) > now
+            ):
+                continue
+            if shown.handle == 0 or shown.handle == self._summary:
+                if shown.handle == self._summary:
+                    self._summary_keys.discard(shown.item.key)
+                shown.handle = self._new_handle()
+            last = shown.reminders_sent >= len(self.remind_after_s)
+            out.append(Notice(shown.handle, "reminder", (shown.item,), waited_s=waited, critical=last))
+        return out
+
+    def next_due(self) -> float | None:
+        """The next moment :meth:`tick` has something to do (``None``: nothing until new input)."""
+        times = [when for _, when in self._waiting.values()]
+        if self._startup:
+            times.append(0.0)
+        for shown in self._shown.values():
+            if shown.reminders_sent < len(self.remind_after_s):
+                times.append(shown.item.question.asked_at + self.remind_after_s[shown.reminders_sent])
+        return min(times) if times else None
+
+    @property
+    def showing(self) -> dict[Key, int]:
+        return {k: s.handle for k, s in self._shown.items() if s.handle}

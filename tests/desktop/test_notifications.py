@@ -1,0 +1,140 @@
+"""Notifications against a real dunst on a private session bus under Xvfb."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from ..app_process import AppProcess
+from ..conftest import wait_for
+from ..live.writer import answer, append, ask, header, user
+from .services import Dunst, Monitor
+
+
+def run_app(sessions: Path, *extra: str) -> AppProcess:
+    return AppProcess(
+        "run", "--json", "--no-tray", "--liveness", "off", "--sessions-dir", str(sessions), *extra
+    )
+
+
+def new_session(root: Path, project: str) -> Path:
+    f = root / f"--home-dev-{project}--" / "s.jsonl"
+    append(f, header(f"/home/dev/{project}"), user())
+    return f
+
+
+def test_notification_arrives_is_harmless_and_is_withdrawn(
+    tmp_path: Path, dunst: Dunst, monitor: Monitor
+) -> None:
+    f = new_session(tmp_path, "webshop")
+    text = 'Deploy <b>now</b> & "really"? See <a href="http://evil.example">docs</a>'
+    with run_app(tmp_path) as app:
+        app.wait("ready")
+        append(f, ask("q1", text, options=["Yes <i>please</i>", "No"]))
+        (n,) = wait_for(lambda: monitor.notifies(), 10, "Notify call")
+        assert n["summary"] == "webshop needs an answer"
+        assert "Deploy" in n["body"] and "now" in n["body"] and "docs" in n["body"]
+        for tag in ("<b>", "<a", "</a>", "<i>", 'href="http'):
+            assert tag not in n["body"], n["body"]
+        assert "Yes" in n["body"] and "No" in n["body"]
+        assert n["actions"] == ["default", "Show", "snooze", "Snooze 15 min"]
+        assert os.path.basename(n["icon"]) == "pi-notifier.png"
+        wait_for(lambda: dunst.displayed() == 1, 10, "bubble shown")
+        append(f, answer("q1"))
+        app.wait("resolved")
+        closes = wait_for(lambda: monitor.of("NotificationClosed"), 10, "NotificationClosed")
+        assert closes[0][1] == 3  # closed by a CloseNotification call
+        wait_for(lambda: dunst.displayed() == 0, 10, "bubble gone")
+        assert app.proc.poll() is None
+
+
+def test_question_resolved_at_once_raises_nothing(tmp_path: Path, dunst: Dunst, monitor: Monitor) -> None:
+    fast = new_session(tmp_path, "fast")
+    slow = new_session(tmp_path, "slow")
+    with run_app(tmp_path) as app:
+        app.wait("ready")
+        append(
+            fast, ask("q1", "Instant?") + answer("q1", "Error: UI not available", details={"answer": None})
+        )
+        app.wait("resolved")
+        append(slow, ask("q2", "Real question?"))
+        # the later question's notification comes after the first one's settle window ended
+        (n,) = wait_for(lambda: monitor.notifies(), 10, "Notify for the real question")
+        assert n["summary"] == "slow needs an answer"
+        assert len(monitor.notifies()) == 1
+
+
+def test_burst_becomes_one_summary(tmp_path: Path, dunst: Dunst, monitor: Monitor) -> None:
+    files = [new_session(tmp_path, f"proj{i}") for i in range(5)]
+    with run_app(tmp_path) as app:
+        app.wait("ready")
+        for i, f in enumerate(files):
+            append(f, ask(f"q{i}", f"Question {i}?"))
+        app.wait("needs_input", 5)
+        summary = wait_for(
+            lambda: [n for n in monitor.notifies() if n["summary"] == "5 pi sessions need answers"],
+            10,
+            "summary",
+        )
+        assert summary
+        wait_for(lambda: dunst.displayed() == 1, 10, "a single bubble")
+        for i in range(5):
+            assert f"proj{i}" in summary[-1]["body"]
+
+
+def test_snooze_action_from_the_bubble(tmp_path: Path, dunst: Dunst, monitor: Monitor) -> None:
+    a = new_session(tmp_path, "alpha")
+    b = new_session(tmp_path, "beta")
+    with run_app(tmp_path, "-v") as app:
+        app.wait("ready")
+        append(a, ask("q1", "First?"))
+        wait_for(lambda: monitor.notifies(), 10, "Notify")
+        wait_for(lambda: dunst.displayed() == 1, 10, "bubble shown")
+        dunst.ctl("context")  # dunst's menu, answered by our dmenu script: picks "Snooze 15 min"
+        wait_for(
+            lambda: [x for x in monitor.of("ActionInvoked") if x[1] == "snooze"], 10, "ActionInvoked snooze"
+        )
+        app.log_has("snoozed 1 session")
+        append(a, answer("q1"), ask("q2", "Second while snoozed?"))
+        append(b, ask("q3", "Other project?"))
+        wait_for(
+            lambda: [n for n in monitor.notifies() if n["summary"] == "beta needs an answer"], 10, "beta"
+        )
+        assert not [n for n in monitor.notifies() if "Second while snoozed" in n["body"]]
+
+
+def test_startup_pending_is_one_summary_and_never_repeated(
+    tmp_path: Path, dunst: Dunst, monitor: Monitor
+) -> None:
+    for name in ("one", "two"):
+        append(new_session(tmp_path, name), ask(f"q-{name}", f"{name}?"))
+    with run_app(tmp_path) as app:
+        app.wait("ready")
+        (n,) = wait_for(lambda: monitor.notifies(), 10, "startup summary")
+        assert n["summary"] == "2 pi sessions need answers"
+    marker = new_session(tmp_path, "three")
+    with run_app(tmp_path) as app:  # a restart: already notified, so nothing again
+        app.wait("ready")
+        append(marker, ask("q-three", "three?"))
+        wait_for(
+            lambda: [x for x in monitor.notifies() if x["summary"] == "three needs an answer"], 10, "marker"
+        )
+        assert len(monitor.notifies()) == 2
+
+
+def test_keeps_running_without_a_notification_server(tmp_path: Path, desktop: dict[str, str]) -> None:
+    f = new_session(tmp_path, "lonely")
+    with run_app(tmp_path) as app:
+        app.wait("ready")
+        app.log_has("no way to show notifications")
+        append(f, ask("q1", "Anyone?"))
+        app.wait("needs_input")
+        assert app.proc.poll() is None
+    env = {k: v for k, v in os.environ.items() if k != "DBUS_SESSION_BUS_ADDRESS"}
+    with AppProcess(
+        "run", "--json", "--no-tray", "--liveness", "off", "--sessions-dir", str(tmp_path), env=env
+    ) as app:
+        app.wait("ready")
+        append(f, answer("q1"))
+        app.wait("resolved")
+        assert not [line for line in app.stderr if "Traceback" in line]

@@ -1,0 +1,143 @@
+"""Noise rules with an injected clock."""
+
+from __future__ import annotations
+
+from notifier.core.model import Question, QuestionItem, SessionRef, Transition
+from notifier.core.noise import Notice, Planner, Withdraw
+from notifier.ui.alerts import in_quiet_hours, render
+
+
+def q(cid: str, at: float = 0.0, text: str = "Q?") -> Question:
+    return Question(cid, "question", (QuestionItem(text),), at)
+
+
+def t(kind: str, cid: str, session: str = "s1", at: float = 0.0, initial: bool = False) -> Transition:
+    ref = SessionRef(session, "id", f"/home/u/{session}", None)
+    return Transition(
+        kind, ref, q(cid, at), at, initial=initial, outcome="answered" if kind == "resolved" else None
+    )  # type: ignore[arg-type]
+
+
+def notices(actions: list) -> list[Notice]:  # type: ignore[type-arg]
+    return [a for a in actions if isinstance(a, Notice)]
+
+
+def test_settle_window_hides_quick_answers() -> None:
+    p = Planner(settle_s=0.25)
+    p.feed([t("needs_input", "a")], 0.0)
+    assert p.tick(0.1) == [] and p.next_due() == 0.25
+    assert p.feed([t("resolved", "a")], 0.2) == []
+    assert p.tick(0.3) == [] and p.next_due() is None
+
+
+def test_one_notification_then_withdrawn() -> None:
+    p = Planner(settle_s=0.25)
+    p.feed([t("needs_input", "a")], 0.0)
+    (n,) = notices(p.tick(0.25))
+    assert n.kind == "question" and n.items[0].question.tool_call_id == "a"
+    p.feed([t("needs_input", "a")], 1.0)  # the same question again: nothing new
+    assert notices(p.tick(2.0)) == []
+    assert p.feed([t("resolved", "a")], 3.0) == [Withdraw(n.handle)]
+
+
+def test_never_again_after_restart() -> None:
+    p = Planner(notified={("s1", "a")})
+    p.feed([t("needs_input", "a", initial=True)], 0.0)
+    assert p.tick(1.0) == []
+
+
+def test_burst_of_three_becomes_a_summary() -> None:
+    p = Planner(settle_s=0.25)
+    p.feed([t("needs_input", "a", "s1")], 0.0)
+    first = notices(p.tick(0.25))
+    assert len(first) == 1
+    p.feed([t("needs_input", "b", "s2"), t("needs_input", "c", "s3")], 0.5)
+    out = p.tick(0.75)
+    assert Withdraw(first[0].handle) in out
+    (summary,) = notices(out)
+    assert summary.kind == "burst" and len(summary.items) == 3
+    assert p.feed([t("resolved", "a", "s1"), t("resolved", "b", "s2")], 1.0) == []
+    assert p.feed([t("resolved", "c", "s3")], 1.0) == [Withdraw(summary.handle)]
+
+
+def test_slow_questions_are_not_a_burst() -> None:
+    p = Planner(settle_s=0.25)
+    for i, at in enumerate((0.0, 3.0, 6.0)):
+        p.feed([t("needs_input", f"q{i}", f"s{i}", at)], at)
+        assert [n.kind for n in notices(p.tick(at + 0.25))] == ["question"]
+
+
+def test_startup_pending_is_one_summary() -> None:
+    p = Planner()
+    p.feed([t("needs_input", "a", "s1", initial=True), t("needs_input", "b", "s2", initial=True)], 0.0)
+    (n,) = notices(p.tick(0.0))
+    assert n.kind == "startup" and len(n.items) == 2
+
+
+def test_reminders_replace_and_the_last_is_critical() -> None:
+    p = Planner(settle_s=0.25, remind_after_s=(600.0, 1800.0))
+    p.feed([t("needs_input", "a", at=0.0)], 0.0)
+    (n,) = notices(p.tick(0.25))
+    assert p.next_due() == 600.0
+    (r1,) = notices(p.tick(600.0))
+    assert r1.handle == n.handle and r1.kind == "reminder" and not r1.critical and r1.waited_s == 600.0
+    (r2,) = notices(p.tick(1800.0))
+    assert r2.handle == n.handle and r2.critical
+    assert p.next_due() is None
+
+
+def test_snoozed_session_raises_nothing_until_the_end() -> None:
+    p = Planner(settle_s=0.25, remind_after_s=())
+    p.snooze("s1", 900.0)
+    p.feed([t("needs_input", "a", "s1"), t("needs_input", "b", "s2")], 0.0)
+    (n,) = notices(p.tick(0.25))
+    assert n.items[0].ref.key == "s2"
+    assert p.next_due() == 900.0
+    (later,) = notices(p.tick(900.0))
+    assert later.items[0].ref.key == "s1"
+
+
+def test_quiet_hours_and_mute_raise_nothing() -> None:
+    p = Planner(settle_s=0.0, remind_after_s=(600.0,))
+    p.muted = {"muted"}
+    p.feed([t("needs_input", "a", "s1"), t("needs_input", "b", "s2")], 0.0)
+    assert (
+        notices(p.tick(0.0, quiet=False, project={("s1", "a"): "muted", ("s2", "b"): "ok"}))[0]
+        .items[0]
+        .ref.key
+        == "s2"
+    )
+    p.feed([t("needs_input", "c", "s3")], 1.0)
+    assert notices(p.tick(1.0, quiet=True)) == []
+    assert [
+        n.items[0].ref.key for n in notices(p.tick(600.0, quiet=False, project={("s1", "a"): "muted"}))
+    ] == ["s2", "s3"]
+
+
+def test_quiet_hours_window() -> None:
+    import time
+
+    base = time.mktime((2026, 11, 30, 23, 30, 0, 0, 0, -1))
+    assert in_quiet_hours((22 * 60, 7 * 60), base)
+    assert not in_quiet_hours((22 * 60, 7 * 60), base - 3 * 3600)
+    assert in_quiet_hours((12 * 60, 14 * 60), base - 10 * 3600)
+    assert not in_quiet_hours(None, base)
+
+
+def test_render_question_markup_and_privacy() -> None:
+    item_t = t("needs_input", "a", "s1")
+    from notifier.core.noise import Item
+
+    question = Question(
+        "a", "ask", (QuestionItem('<b>x</b> & "y"', "Hdr", None, (), False), QuestionItem("2")), 0.0
+    )
+    item = Item(("s1", "a"), item_t.session, question)
+    plain = render(Notice(1, "question", (item,)), True, False)
+    assert plain.title == "s1 needs an answer"
+    assert (
+        "<" not in plain.body and "&" not in plain.body.replace("＆", "") and "+1 more question" in plain.body
+    )
+    marked = render(Notice(1, "question", (item,)), True, True)
+    assert "&lt;b&gt;x&lt;/b&gt; &amp; &quot;y&quot;" in marked.body
+    private = render(Notice(1, "reminder", (item,), waited_s=720), False, True)
+    assert "x" not in private.body and "Waiting for 12 min" in private.body
