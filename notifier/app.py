@@ -5,92 +5,71 @@ from __future__ import annotations
 import argparse
 import logging
 import os
-import signal
 import sys
-import threading
 import time
-from collections.abc import Sequence
 from typing import Any
 
 from notifier import APP_NAME
 from notifier.config import Config, ConfigError, render
-from notifier.core.model import Snapshot, Transition
+from notifier.core.model import Snapshot
 from notifier.core.text import clean, project_name
-from notifier.engine import Engine, EngineOptions, Sink, scan_once
-from notifier.output import JsonSink, dumps, status_obj
-from notifier.pi.questions import QuestionCatalog
-from notifier.store import Store
+from notifier.engine import scan_once
+from notifier.output import dumps, status_obj
 
 log = logging.getLogger(__name__)
 
 
-def engine_options(config: Config) -> EngineOptions:
-    return EngineOptions(
-        roots=list(config["sessions_dirs"]),
-        catalog=QuestionCatalog(config["question_tools"], config["ignore_tools"]),
-        liveness=config["liveness"] == "auto",
-    )
-
-
-def _install_signals(stop: threading.Event) -> None:
-    def handler(signum: int, frame: Any) -> None:
-        stop.set()
-
-    for sig in (signal.SIGINT, signal.SIGTERM, getattr(signal, "SIGHUP", None)):
-        if sig is not None:
-            try:
-                signal.signal(sig, handler)
-            except (ValueError, OSError):
-                pass
-
-
-class HistorySink:
-    """Records every question (asked, resolved, how long it waited) in the store."""
-
-    def __init__(self, store: Store) -> None:
-        self.store = store
-
-    def ready(self, info: Any, snapshot: Snapshot) -> None:
-        pass
-
-    def transitions(self, items: Sequence[Transition], snapshot: Snapshot) -> None:
-        self.store.record(items)
-
-
-def open_store() -> Store:
-    from notifier import paths
-
-    return Store(os.path.join(paths.state_dir(), "state.sqlite3"))
-
-
 def cmd_run(args: argparse.Namespace, config: Config) -> int:
-    stop = threading.Event()
-    store = open_store()
-    store.prune(time.time() - config["history.retention_days"] * 86400)
-    sinks: list[Sink] = []
-    if args.json:
-        sinks.append(JsonSink(on_broken=stop.set))
-    sinks.append(HistorySink(store))
-    alerts = None
-    if not args.no_notify and config["notifications.backend"] != "none":
-        from notifier.ui.alerts import AlertSink
+    from notifier import paths
+    from notifier.runtime import App, InstanceLock, install_signals
 
-        alerts = AlertSink(config, store)
-        alerts.start()
-        sinks.append(alerts)
-    engine = Engine(engine_options(config), sinks)
-    _install_signals(stop)
-    engine.start()
+    tray = not args.no_tray
+    if tray:
+        lock = InstanceLock(os.path.join(paths.runtime_dir(), "app.lock"))
+        if not lock.acquire():
+            return _hand_over()
+    app = App(config, json_out=args.json, tray=tray, notify=not args.no_notify)
+    if tray:
+        app.lock = lock
+        app.tray = _make_tray(config, app)
+    install_signals(app.stop_event)
     try:
-        while not stop.wait(0.5 if engine.failed is None else 0):
-            if engine.failed is not None:
-                sys.stderr.write(f"{APP_NAME}: the watcher stopped: {clean(engine.failed)}\n")
-                return 1
+        app.start()
+        if tray:
+            app.serve()
+        return app.run_loop()
     finally:
-        engine.stop()
-        if alerts is not None:
-            alerts.stop()
-        store.close()
+        app.shutdown()
+
+
+def _make_tray(config: Config, app: Any) -> Any:
+    from notifier.ui.tray import Tray, choose_backend
+
+    backend, why = choose_backend(config["tray.backend"])
+    if backend is None:
+        log.info("no tray icon: %s", why)
+        return None
+    try:
+        tray = Tray(backend, app.act, app.snapshot)
+    except Exception as exc:  # pystray or its toolkit cannot start here
+        log.warning("no tray icon (%s backend failed: %s); notifications only", backend, clean(exc, 200))
+        return None
+    log.debug("tray: %s — %s", backend, why)
+    return tray
+
+
+def _hand_over() -> int:
+    """Another pi-notifier is the app: ask it to open its window, then leave."""
+    from notifier import ipc
+
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        reply = ipc.request({"cmd": "show", "focus": None})
+        if reply is not None:
+            sys.stderr.write(f"{APP_NAME} is already running; its window was opened\n")
+            return 0
+        time.sleep(0.1)  # the other one is still starting: its channel opens in a moment
+    sys.stderr.write(f"{APP_NAME} is already running (pid file lock held) but does not answer\n")
     return 0
 
 
@@ -155,6 +134,21 @@ def render_status(snapshot: Snapshot, now: float, show_all: bool) -> str:
 
 
 def cmd_status(args: argparse.Namespace, config: Config) -> int:
+    from notifier import ipc
+    from notifier.runtime import engine_options
+
+    if args.json:
+        live = ipc.request(
+            {
+                "cmd": "status",
+                "roots": config["sessions_dirs"],
+                "liveness": config["liveness"],
+                "question_tools": config["question_tools"],
+            }
+        )
+        if live and live.get("ok") and isinstance(live.get("status"), dict):
+            sys.stdout.write(dumps(live["status"]) + "\n")  # the running app's own view
+            return 0
     snapshot = scan_once(engine_options(config))
     if args.json:
         sys.stdout.write(dumps(status_obj(snapshot)) + "\n")
@@ -182,7 +176,29 @@ def _not_yet(name: str) -> int:
 
 
 def cmd_show(args: argparse.Namespace, config: Config) -> int:
-    return _not_yet("show")
+    from notifier import ipc
+    from notifier.runtime import LocalSource
+    from notifier.ui.window import RemoteSource, Window
+
+    focus = list(args.focus) if args.focus else None
+    if not args.attach:
+        reply = ipc.request({"cmd": "show", "focus": focus})
+        if reply is not None and reply.get("ok"):
+            return 0  # the running app opened (or raised) its window
+    if (
+        not os.environ.get("DISPLAY")
+        and not os.environ.get("WAYLAND_DISPLAY")
+        and sys.platform.startswith("linux")
+    ):
+        sys.stderr.write(f"{APP_NAME}: no display to show the window on (DISPLAY is not set)\n")
+        return 1
+    try:
+        window = Window(RemoteSource() if args.attach else LocalSource(config), focus)
+    except Exception as exc:  # Tk cannot open the display
+        sys.stderr.write(f"{APP_NAME}: cannot open the window: {clean(exc, 200)}\n")
+        return 1
+    window.run()
+    return 0
 
 
 def cmd_history(args: argparse.Namespace, config: Config) -> int:
@@ -194,4 +210,6 @@ def cmd_autostart(args: argparse.Namespace, config: Config) -> int:
 
 
 def cmd_demo(args: argparse.Namespace, config: Config) -> int:
-    return _not_yet("demo")
+    from notifier import demo
+
+    return demo.run(config, tray=not args.no_tray)

@@ -74,6 +74,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     show = sub.add_parser("show", help="open the pending-questions window")
     _common(show)
+    show.add_argument("--focus", nargs=2, metavar=("FILE", "CALL_ID"), help="select this question")
+    show.add_argument("--attach", action="store_true", help=argparse.SUPPRESS)
 
     history = sub.add_parser("history", help="questions asked, how long each waited, how it ended")
     _common(history, watch=False)

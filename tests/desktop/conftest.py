@@ -63,3 +63,15 @@ def monitor(desktop: dict[str, str]) -> Iterator[Monitor]:
         yield m
     finally:
         m.close()
+
+
+@pytest.fixture
+def trayer(desktop: dict[str, str]) -> Iterator[None]:
+    require("trayer", "xdotool", "import")
+    from .services import start_trayer
+
+    proc = start_trayer(desktop)
+    try:
+        yield None
+    finally:
+        stop(proc)

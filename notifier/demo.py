@@ -1,0 +1,98 @@
+"""`pi-notifier demo`: replays a small recorded pi session (assets/demo/session.jsonl) into a
+temporary sessions folder, so a newcomer sees the notification, the icon change and the window
+without having pi. Lines starting with '#' in the recording mark the pauses."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+import threading
+import time
+from datetime import datetime, timezone
+
+from notifier.config import Config
+
+RECORDING = os.path.join(
+    os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "assets", "demo", "session.jsonl"
+)
+ASK_AFTER_S = 2.0
+ANSWER_AFTER_S = 45.0
+
+
+def _iso(t: float) -> str:
+    return datetime.fromtimestamp(t, timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _chunks() -> list[list[str]]:
+    with open(RECORDING, encoding="utf-8") as fh:
+        raw = fh.read().splitlines()
+    parts: list[list[str]] = [[]]
+    for line in raw:
+        if line.startswith("#"):
+            parts.append([])
+        elif line.strip():
+            parts[-1].append(line)
+    return parts
+
+
+def _write(path: str, lines: list[str], cwd: str, now: float) -> None:
+    import json
+
+    with open(path, "a", encoding="utf-8") as fh:
+        for line in lines:
+            text = line.replace("{CWD}", json.dumps(cwd)[1:-1])
+            for marker in ("{T0}", "{T1}", "{T2}"):
+                text = text.replace(marker, _iso(now))
+            fh.write(text + "\n")
+
+
+def run(config: Config, tray: bool = True) -> int:
+    from notifier.runtime import App, install_signals
+
+    work = tempfile.mkdtemp(prefix="pi-notifier-demo-")
+    project = os.path.join(work, "demo-project")
+    os.makedirs(project)
+    sessions = os.path.join(work, "sessions")
+    folder = os.path.join(sessions, "--" + project.lstrip("/").replace("/", "-") + "--")
+    os.makedirs(folder)
+    session_file = os.path.join(folder, "demo.jsonl")
+    parts = _chunks()
+    _write(session_file, parts[0], project, time.time())
+
+    config.values["sessions_dirs"] = [sessions]
+    config.values["liveness"] = "off"
+    config.values["settle_ms"] = 0
+    app = App(config, json_out=False, tray=tray, notify=True)
+    if tray:
+        from notifier.app import _make_tray
+
+        app.tray = _make_tray(config, app)
+    install_signals(app.stop_event)
+    say = lambda text: (sys.stdout.write(text + "\n"), sys.stdout.flush())  # noqa: E731
+
+    def script() -> None:
+        if app.stop_event.wait(ASK_AFTER_S):
+            return
+        _write(session_file, parts[1], project, time.time())
+        say("→ The demo agent asked a question: a notification appeared and the tray icon turned red.")
+        say("  Click the icon (or its menu → Open window) to read the question.")
+        say(
+            f"  The answer arrives in {ANSWER_AFTER_S:.0f} s; then the notification is withdrawn (Ctrl+C to end sooner)."
+        )
+        if app.stop_event.wait(ANSWER_AFTER_S):
+            return
+        _write(session_file, parts[2], project, time.time())
+        say("→ Answered: the notification is gone and the icon is back to normal. The demo ends in 5 s.")
+        if not app.stop_event.wait(5):
+            app.stop_event.set()
+
+    say(f"pi-notifier demo: watching a recorded pi session in {sessions}")
+    try:
+        app.start()
+        threading.Thread(target=script, name="pi-notifier-demo", daemon=True).start()
+        return app.run_loop()
+    finally:
+        app.shutdown()
+        shutil.rmtree(work, ignore_errors=True)

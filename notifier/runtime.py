@@ -1,0 +1,393 @@
+"""The running app: engine + sinks + tray + the control channel + the window process.
+
+One instance per user for the tray app (a lock file, then a Unix socket); headless runs
+(`run --no-tray`) never take the lock and always work beside it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import datetime as dt
+import logging
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from notifier import ipc
+from notifier.config import Config
+from notifier.core.model import Snapshot, Transition
+from notifier.core.text import clean
+from notifier.engine import Engine, EngineOptions, ReadyInfo, Sink
+from notifier.output import JsonSink, status_obj
+from notifier.pi.questions import QuestionCatalog
+from notifier.store import Store
+from notifier.ui.view import window_obj
+
+log = logging.getLogger(__name__)
+
+
+def engine_options(config: Config) -> EngineOptions:
+    return EngineOptions(
+        roots=list(config["sessions_dirs"]),
+        catalog=QuestionCatalog(config["question_tools"], config["ignore_tools"]),
+        liveness=config["liveness"] == "auto",
+    )
+
+
+def open_store() -> Store:
+    from notifier import paths
+
+    return Store(os.path.join(paths.state_dir(), "state.sqlite3"))
+
+
+def tomorrow_morning(now: float) -> float:
+    local = dt.datetime.fromtimestamp(now)
+    return (local + dt.timedelta(days=1)).replace(hour=8, minute=0, second=0, microsecond=0).timestamp()
+
+
+class HistorySink:
+    """Records every question (asked, resolved, how long it waited) in the store."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    def ready(self, info: ReadyInfo, snapshot: Snapshot) -> None:
+        pass
+
+    def transitions(self, items: Sequence[Transition], snapshot: Snapshot) -> None:
+        if items:
+            self.store.record(items)
+
+
+class InstanceLock:
+    """Held for the life of the tray app: a second one knows the first is there."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.fh: Any = None
+
+    def acquire(self) -> bool:
+        os.makedirs(os.path.dirname(self.path), mode=0o700, exist_ok=True)
+        self.fh = open(self.path, "a+")  # noqa: SIM115
+        try:
+            import fcntl
+
+            fcntl.flock(self.fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except ImportError:  # no flock (Windows): the socket alone decides
+            return True
+        except OSError:
+            self.fh.close()
+            self.fh = None
+            return False
+
+    def release(self) -> None:
+        if self.fh is not None:
+            self.fh.close()
+            self.fh = None
+
+
+class App:
+    def __init__(self, config: Config, json_out: bool, tray: bool, notify: bool) -> None:
+        self.config = config
+        self.json_out = json_out
+        self.want_tray = tray
+        self.want_notify = notify and config["notifications.backend"] != "none"
+        self.stop_event = threading.Event()
+        self.store = open_store()
+        self.snoozed_until = 0.0
+        self.muted: set[str] = set()
+        self.engine: Engine | None = None
+        self.alerts: Any = None
+        self.tray: Any = None
+        self.server: ipc.Server | None = None
+        self.lock: InstanceLock | None = None
+        self._subscribers: list[ipc.Connection] = []
+        self._sub_lock = threading.Lock()
+        self._window: subprocess.Popen[bytes] | None = None
+        self._pending_focus: list[str] | None = None
+
+    # ---- snapshot fan-out (engine thread) ----
+
+    def snapshot(self) -> Snapshot:
+        snap = self.engine.snapshot if self.engine is not None else Snapshot()
+        return dataclasses.replace(
+            snap, snoozed_until=self.snoozed_until or None, muted=frozenset(self.muted)
+        )
+
+    def ready(self, info: ReadyInfo, snapshot: Snapshot) -> None:
+        self._changed()
+
+    def transitions(self, items: Sequence[Transition], snapshot: Snapshot) -> None:
+        self._changed()
+
+    def _changed(self) -> None:
+        snap = self.snapshot()
+        if self.tray is not None:
+            try:
+                self.tray.update(snap)
+            except Exception:
+                log.exception("tray update failed")
+        with self._sub_lock:
+            subs = list(self._subscribers)
+        if subs:
+            message = {"window": window_obj(snap)}
+            for conn in subs:
+                if not conn.send(message):
+                    with self._sub_lock:
+                        if conn in self._subscribers:
+                            self._subscribers.remove(conn)
+
+    # ---- actions (tray, window, notifications, control channel) ----
+
+    def act(self, verb: str, arg: Any) -> None:
+        if verb == "show":
+            self.show(arg)
+        elif verb == "clear":
+            self.clear(None if arg is None else arg[0], None if arg is None else arg[1])
+        elif verb == "snooze":  # all sessions: seconds, "tomorrow", or 0 to resume
+            now = time.time()
+            if arg == "tomorrow":
+                self.snooze(None, tomorrow_morning(now))
+            else:
+                seconds = float(arg)
+                self.snooze(None, now + seconds if seconds > 0 else 0.0)
+        elif verb == "quit":
+            self.stop_event.set()
+
+    def show(self, focus: list[str] | None = None) -> None:
+        """Open the window (one at a time), or raise the open one at ``focus``."""
+        with self._sub_lock:
+            subs = list(self._subscribers)
+        if subs:
+            for conn in subs:
+                conn.send({"focus": focus})
+            return
+        if self._window is not None and self._window.poll() is None:
+            self._pending_focus = focus  # starting: it gets the focus when it subscribes
+            return
+        cmd = [sys.executable, "-m", "notifier", "show", "--attach"]
+        if focus:
+            cmd += ["--focus", focus[0], focus[1]]
+        self._pending_focus = focus
+        try:
+            self._window = subprocess.Popen(cmd, stdin=subprocess.DEVNULL)
+        except OSError as exc:
+            log.warning("cannot open the window: %s", exc)
+
+    def clear(self, session: str | None, call: str | None) -> None:
+        engine = self.engine
+        if engine is None:
+            return
+
+        def do() -> None:
+            keys = (
+                [session]
+                if session
+                else [v.ref.key for v in engine.board.snapshot(0).sessions if v.abandoned]
+            )
+            for key in keys:
+                engine.board.clear_abandoned(key, call)
+
+        engine.call(do)
+
+    def snooze(self, session: str | None, until: float) -> None:
+        now = time.time()
+        if session is None:
+            self.snoozed_until = until if until > now else 0.0
+            self.store.snooze("*", self.snoozed_until)
+        else:
+            self.store.snooze(session, until)
+        if self.alerts is not None:
+            self.alerts.snooze(session, max(0.0, until - now))
+        self._changed()
+
+    def mute(self, project: str, on: bool) -> None:
+        (self.muted.add if on else self.muted.discard)(project)
+        self.store.mute(project, on)
+        if self.alerts is not None:
+            self.alerts.mute(project, on)
+        self._changed()
+
+    def _on_alert_snooze(self, session: str | None, until: float) -> None:
+        if session is None:
+            self.snoozed_until = until
+        self._changed()
+
+    # ---- control channel ----
+
+    def handle(self, req: dict[str, Any], conn: ipc.Connection) -> dict[str, Any] | None:
+        cmd = req.get("cmd")
+        if cmd == "ping":
+            return {"ok": True, "pid": os.getpid(), "roots": self.config["sessions_dirs"]}
+        if cmd == "show":
+            focus = req.get("focus")
+            self.show(focus if isinstance(focus, list) and len(focus) == 2 else None)
+            return {"ok": True}
+        if cmd == "status":
+            same = sorted(req.get("roots") or []) == sorted(self.config["sessions_dirs"])
+            same = same and req.get("liveness", self.config["liveness"]) == self.config["liveness"]
+            same = same and sorted(req.get("question_tools") or []) == sorted(self.config["question_tools"])
+            return {"ok": True, "status": status_obj(self.snapshot())} if same else {"ok": False}
+        if cmd == "subscribe":
+            with self._sub_lock:
+                self._subscribers.append(conn)
+            conn.send({"window": window_obj(self.snapshot())})
+            if self._pending_focus:
+                conn.send({"focus": self._pending_focus})
+                self._pending_focus = None
+            return None
+        if cmd == "snooze":
+            seconds = float(req.get("seconds") or 0)
+            session = req.get("session")
+            self.snooze(session if isinstance(session, str) else None, time.time() + seconds)
+            return {"ok": True}
+        if cmd == "mute":
+            project = req.get("project")
+            if isinstance(project, str) and project:
+                self.mute(project, bool(req.get("on", True)))
+            return {"ok": True}
+        if cmd == "clear":
+            session, call = req.get("session"), req.get("call")
+            self.clear(session if isinstance(session, str) else None, call if isinstance(call, str) else None)
+            return {"ok": True}
+        if cmd == "act":
+            self.act(str(req.get("verb")), req.get("arg"))
+            return {"ok": True}
+        if cmd == "quit":
+            self.stop_event.set()
+            return {"ok": True}
+        return {"ok": False, "error": f"unknown command {clean(cmd, 40)}"}
+
+    # ---- lifecycle ----
+
+    def _restore(self) -> None:
+        now = time.time()
+        for scope, until in self.store.snoozes().items():
+            if scope == "*" and until > now:
+                self.snoozed_until = until
+        self.muted = set(self.store.mutes())
+
+    def start(self) -> None:
+        """Everything but the main-thread loop."""
+        self._restore()
+        self.store.prune(time.time() - self.config["history.retention_days"] * 86400)
+        sinks: list[Sink] = []
+        if self.json_out:
+            sinks.append(JsonSink(on_broken=self.stop_event.set))
+        sinks.append(HistorySink(self.store))
+        if self.want_notify:
+            from notifier.ui.alerts import AlertSink
+
+            self.alerts = AlertSink(
+                self.config,
+                self.store,
+                on_show=lambda f, c: self.show([f, c] if f and c else None),
+                on_snooze=self._on_alert_snooze,
+            )
+            self.alerts.start()
+            sinks.append(self.alerts)
+        sinks.append(self)
+        self.engine = Engine(engine_options(self.config), sinks)
+        self.engine.start()
+
+    def serve(self) -> None:
+        self.server = ipc.Server(ipc.socket_path(), self.handle)
+        try:
+            self.server.start()
+        except OSError as exc:
+            log.warning(
+                "cannot open the control channel (%s); a second pi-notifier will not find this one", exc
+            )
+            self.server = None
+
+    def run_loop(self) -> int:
+        """Block in the main thread until asked to stop."""
+        if self.tray is not None:
+            try:
+                self.tray.run(self._changed, self.stop_event)
+            except Exception as exc:
+                log.warning("the tray stopped (%s); carrying on with notifications only", clean(exc, 200))
+                self.tray = None
+        while not self.stop_event.wait(0.5):
+            if self.engine is not None and self.engine.failed is not None:
+                log.error("the watcher stopped: %s", clean(self.engine.failed, 200))
+                return 1
+        return 0
+
+    def shutdown(self) -> None:
+        if self.server is not None:
+            self.server.stop()
+        with self._sub_lock:
+            for conn in self._subscribers:
+                conn.close()
+            self._subscribers.clear()
+        if self._window is not None and self._window.poll() is None:
+            self._window.terminate()
+        if self.engine is not None:
+            self.engine.stop()
+        if self.alerts is not None:
+            self.alerts.stop()
+        self.store.close()
+        if self.lock is not None:
+            self.lock.release()
+
+
+def install_signals(stop: threading.Event) -> None:
+    def handler(signum: int, frame: Any) -> None:
+        stop.set()
+
+    for sig in (signal.SIGINT, signal.SIGTERM, getattr(signal, "SIGHUP", None)):
+        if sig is not None:
+            with contextlib.suppress(ValueError, OSError):
+                signal.signal(sig, handler)
+
+
+class LocalSource:
+    """For `pi-notifier show` when no app runs: the window gets an engine of its own."""
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self.engine: Engine | None = None
+        self._push: Any = None
+
+    def start(self, push: Any) -> None:
+        self._push = push
+        self.engine = Engine(engine_options(self.config), [self])
+        self.engine.start()
+
+    def ready(self, info: ReadyInfo, snapshot: Snapshot) -> None:
+        self._push({"window": window_obj(snapshot)})
+
+    def transitions(self, items: Sequence[Transition], snapshot: Snapshot) -> None:
+        self._push({"window": window_obj(snapshot)})
+
+    def command(self, obj: dict[str, Any]) -> None:
+        engine = self.engine
+        if engine is None:
+            return
+        if obj.get("cmd") == "clear":
+            session, call = obj.get("session"), obj.get("call")
+            if isinstance(session, str):
+                engine.call(
+                    lambda: engine.board.clear_abandoned(session, call if isinstance(call, str) else None)
+                )
+        elif obj.get("cmd") in ("snooze", "mute"):
+            store = open_store()
+            try:
+                if obj["cmd"] == "snooze" and isinstance(obj.get("session"), str):
+                    store.snooze(obj["session"], time.time() + float(obj.get("seconds") or 0))
+                elif obj["cmd"] == "mute" and isinstance(obj.get("project"), str):
+                    store.mute(obj["project"], bool(obj.get("on", True)))
+            finally:
+                store.close()
+
+    def close(self) -> None:
+        if self.engine is not None:
+            self.engine.stop()

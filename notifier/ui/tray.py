@@ -1,0 +1,224 @@
+"""The tray icon (pystray, in the main thread). It only reads immutable snapshots; clicks and menu
+entries become controller actions.
+
+Backends: `gtk` on X11 when PyGObject imports (menu + left-click action), `appindicator` where a
+StatusNotifierItem host runs (KDE, GNOME with the AppIndicator extension, Wayland; no left-click
+action, so the menu carries everything), `xorg` as the last resort (no menu: a click opens the
+window), native on macOS and Windows. No display at all: no tray, notifications only.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import os
+import sys
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from notifier.config import Config
+from notifier.core.model import Snapshot
+from notifier.ui import icons
+from notifier.ui.view import Entry, menu, title
+
+log = logging.getLogger(__name__)
+ICON_SIZE = 64
+
+
+def _gi_gtk() -> bool:
+    if importlib.util.find_spec("gi") is None:
+        return False
+    try:
+        import gi
+
+        gi.require_version("Gtk", "3.0")
+        return True
+    except (ImportError, ValueError):
+        return False
+
+
+def _ayatana() -> bool:
+    try:
+        import gi
+
+        for name in ("AyatanaAppIndicator3", "AppIndicator3"):
+            try:
+                gi.require_version(name, "0.1")
+                return True
+            except ValueError:
+                continue
+    except ImportError:
+        pass
+    return False
+
+
+def _sni_host() -> bool:
+    """Is a StatusNotifierItem watcher (KDE, GNOME AppIndicator extension, …) on the session bus?"""
+    try:
+        from jeepney import DBusAddress, new_method_call
+        from jeepney.io.blocking import open_dbus_connection
+        from jeepney.wrappers import unwrap_msg
+    except ImportError:
+        return False
+    try:
+        with open_dbus_connection(bus="SESSION") as conn:
+            bus = DBusAddress(
+                "/org/freedesktop/DBus", bus_name="org.freedesktop.DBus", interface="org.freedesktop.DBus"
+            )
+            reply = conn.send_and_get_reply(
+                new_method_call(bus, "NameHasOwner", "s", ("org.kde.StatusNotifierWatcher",)), timeout=2
+            )
+            return bool(unwrap_msg(reply)[0])
+    except Exception:
+        return False
+
+
+def choose_backend(preference: str) -> tuple[str | None, str]:
+    """(pystray backend or None for no tray, the reason in one line)."""
+    if preference == "none":
+        return None, "the tray is turned off (tray.backend = 'none')"
+    if sys.platform == "darwin" or sys.platform.startswith("win"):
+        return "native", "the native tray of this system"
+    has_x = bool(os.environ.get("DISPLAY"))
+    wayland = bool(os.environ.get("WAYLAND_DISPLAY"))
+    if not has_x and not wayland:
+        return None, "no display (DISPLAY and WAYLAND_DISPLAY are unset): notifications only"
+    if preference != "auto":
+        return preference, f"tray.backend = '{preference}'"
+    gtk = _gi_gtk()
+    if gtk and _ayatana() and _sni_host():
+        return "appindicator", "a StatusNotifierItem host is running (menu; no left-click action)"
+    if gtk and has_x:
+        return "gtk", "X11 with PyGObject: menu and left-click action"
+    if has_x:
+        why = "PyGObject is not installed (install the 'gtk' extra for a menu)" if not gtk else "no GTK"
+        return "xorg", f"plain X11 tray ({why}); a click opens the window"
+    return None, "Wayland without a StatusNotifierItem host: notifications only"
+
+
+def doctor_line(config: Config) -> str:
+    backend, why = choose_backend(config["tray.backend"])
+    return f"[{'ok  ' if backend else 'note'}] tray: {backend or 'none'} — {why}"
+
+
+class Tray:
+    def __init__(
+        self, backend: str, act: Callable[[str, Any], None], snapshot: Callable[[], Snapshot]
+    ) -> None:
+        if backend != "native":
+            os.environ["PYSTRAY_BACKEND"] = backend
+        import pystray
+
+        self.backend = backend
+        self.pystray = pystray
+        self.act = act
+        self.snapshot = snapshot
+        self._shown: tuple[str, int] = ("idle", 0)
+        self._title = "pi-notifier"
+        self._lock = threading.Lock()
+        self.icon = pystray.Icon(
+            "pi-notifier",
+            icon=icons.render("idle", 0, ICON_SIZE),
+            title=self._title,
+            menu=pystray.Menu(self._items),
+        )
+
+    # ---- menu ----
+
+    def _items(self) -> Any:
+        return [self._item(e) for e in menu(self.snapshot(), time.time())]
+
+    def _item(self, entry: Entry) -> Any:
+        p = self.pystray
+        if entry.separator:
+            return p.Menu.SEPARATOR
+        if entry.children:
+            return p.MenuItem(entry.label, p.Menu(*[self._item(c) for c in entry.children]))
+        action = entry.action
+        if action is None:
+            return p.MenuItem(entry.label, None, enabled=False)
+        verb, arg = action
+        return p.MenuItem(entry.label, lambda icon, item: self.act(verb, arg), default=entry.default)
+
+    # ---- state ----
+
+    def update(self, snapshot: Snapshot) -> None:
+        """Called from the engine thread with each new snapshot."""
+        now = time.time()
+        pending = snapshot.pending_count
+        snoozed = bool(snapshot.snoozed_until and snapshot.snoozed_until > now)
+        working = any(s.state == "working" for s in snapshot.sessions if now - s.updated_at < 600)
+        state = icons.state_for(pending, len(snapshot.abandoned), working, snoozed)
+        shown = (state, pending if state == "needs" else 0)
+        new_title = title(snapshot, now)
+        with self._lock:
+            if shown != self._shown:
+                self._shown = shown
+                self.icon.icon = icons.render(shown[0], shown[1], ICON_SIZE)
+            if new_title != self._title:
+                self._title = new_title
+                self.icon.title = new_title
+            if self.icon.HAS_MENU:
+                self.icon.update_menu()
+
+    @property
+    def shown(self) -> tuple[str, int]:
+        return self._shown
+
+    # ---- loop ----
+
+    def run(self, on_ready: Callable[[], None], stop_event: threading.Event) -> None:
+        def setup(icon: Any) -> None:
+            icon.visible = True
+            if self.backend == "xorg":
+                self._xorg_click_fix()
+            self._install_gtk_signals(stop_event)
+            on_ready()
+
+        threading.Thread(target=self._stop_on, args=(stop_event,), daemon=True).start()
+        self.icon.run(setup=setup)
+
+    def _stop_on(self, stop_event: threading.Event) -> None:
+        stop_event.wait()
+        self.stop()
+
+    def stop(self) -> None:
+        try:
+            self.icon.stop()
+        except Exception:
+            pass
+
+    def _xorg_click_fix(self) -> None:
+        """pystray's xorg icon window does not ask for button presses, so clicks never arrive."""
+        try:
+            from Xlib import X
+
+            window = self.icon._window  # noqa: SLF001
+            window.change_attributes(event_mask=X.ExposureMask | X.StructureNotifyMask | X.ButtonPressMask)
+            self.icon._display.flush()  # noqa: SLF001
+        except Exception as exc:
+            log.debug("xorg click fix not applied: %s", exc)
+
+    def _install_gtk_signals(self, stop_event: threading.Event) -> None:
+        """GTK's main loop does not return to Python for signals: let GLib deliver them."""
+        if self.backend not in ("gtk", "appindicator"):
+            return
+        try:
+            import signal
+
+            from gi.repository import GLib
+
+            for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+                GLib.unix_signal_add(GLib.PRIORITY_HIGH, sig, lambda *a: (stop_event.set(), False)[1])
+        except Exception as exc:
+            log.debug("GLib signal handlers not installed: %s", exc)
+
+    def geometry(self) -> tuple[int, int, int, int] | None:
+        """Where the icon is on screen (gtk only), for clicking it in tests."""
+        try:
+            ok, screen, area, orientation = self.icon._status_icon.get_geometry()  # noqa: SLF001
+            return (area.x, area.y, area.width, area.height) if ok else None
+        except Exception:
+            return None

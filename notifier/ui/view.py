@@ -1,0 +1,175 @@
+"""What the tray menu and the window show, built from an immutable snapshot (pure, no toolkit).
+
+Every untrusted string goes through the one sanitizer here, with the length each place allows.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass, field
+from typing import Any
+
+from notifier.core.model import Question, SessionView, Snapshot
+from notifier.core.text import clean, project_name
+
+MENU_TEXT = 48
+MENU_MAX = 12
+
+
+def waited(seconds: float) -> str:
+    s = max(0, int(seconds))
+    if s < 60:
+        return f"{s} s"
+    if s < 3600:
+        return f"{s // 60} min"
+    if s < 86400:
+        return f"{s // 3600} h {s % 3600 // 60:02d} min"
+    return f"{s // 86400} d"
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One menu line. ``action`` is a (verb, argument) pair for the controller, None = disabled."""
+
+    label: str
+    action: tuple[str, Any] | None = None
+    default: bool = False
+    children: tuple[Entry, ...] = field(default_factory=tuple)
+    separator: bool = False
+
+
+SEPARATOR = Entry("", separator=True)
+
+
+def question_label(view: SessionView, q: Question, now: float) -> str:
+    project = project_name(view.ref.name, view.ref.cwd)
+    return f"{clean(project, 24)} — {clean(q.text, MENU_TEXT)} ({waited(now - q.asked_at)})"
+
+
+def title(snapshot: Snapshot, now: float) -> str:
+    pending = snapshot.pending
+    sessions = len({v.ref.key for v, _ in pending})
+    if not pending:
+        text = "pi-notifier: no questions waiting"
+    elif sessions == 1:
+        n = len(pending)
+        text = f"{project_name(pending[0][0].ref.name, pending[0][0].ref.cwd)} needs an answer" + (
+            f" ({n} questions)" if n > 1 else ""
+        )
+    else:
+        text = f"{sessions} pi sessions need answers"
+    if snapshot.snoozed_until and snapshot.snoozed_until > now:
+        text += f" — snoozed for {waited(snapshot.snoozed_until - now)}"
+    return clean(text, 120)
+
+
+def menu(snapshot: Snapshot, now: float) -> tuple[Entry, ...]:
+    entries: list[Entry] = []
+    pending = snapshot.pending
+    if not pending:
+        entries.append(Entry("No questions waiting"))
+    for view, q in pending[:MENU_MAX]:
+        entries.append(Entry(question_label(view, q, now), ("show", [view.ref.key, q.tool_call_id])))
+    if len(pending) > MENU_MAX:
+        entries.append(Entry(f"… {len(pending) - MENU_MAX} more", ("show", None)))
+    abandoned = snapshot.abandoned
+    if abandoned:
+        entries.append(SEPARATOR)
+        entries.append(Entry("Abandoned (pi is no longer running)"))
+        for view, q in abandoned[:MENU_MAX]:
+            entries.append(Entry(question_label(view, q, now), ("show", [view.ref.key, q.tool_call_id])))
+        entries.append(Entry("Clear abandoned", ("clear", None)))
+    entries.append(SEPARATOR)
+    snooze_items = [
+        Entry("15 minutes", ("snooze", 15 * 60)),
+        Entry("1 hour", ("snooze", 3600)),
+        Entry("Until tomorrow", ("snooze", "tomorrow")),
+    ]
+    if snapshot.snoozed_until and snapshot.snoozed_until > now:
+        snooze_items.append(Entry("Resume notifications now", ("snooze", 0)))
+    entries.append(Entry("Snooze all", None, children=tuple(snooze_items)))
+    entries.append(Entry("Open window", ("show", None), default=True))
+    entries.append(Entry("Quit", ("quit", None)))
+    return tuple(entries)
+
+
+def resume_command(cwd: str | None, file: str) -> str:
+    """What to type to continue the session in a terminal (quoted: paths are untrusted)."""
+    cmd = f"pi --session {shlex.quote(file)}"
+    return f"cd {shlex.quote(cwd)} && {cmd}" if cwd else cmd
+
+
+def question_obj(view: SessionView, q: Question, abandoned: bool) -> dict[str, Any]:
+    """Everything the window shows about one question (plain, sanitized text)."""
+    return {
+        "key": [view.ref.key, q.tool_call_id],
+        "project": project_name(view.ref.name, view.ref.cwd),
+        "session_name": clean(view.ref.name, 120) or None,
+        "session_id": view.ref.id,
+        "tool": clean(q.tool, 60),
+        "asked_at": q.asked_at,
+        "abandoned": abandoned,
+        "cwd": view.ref.cwd,
+        "file": view.ref.key,
+        "title": q.title,
+        "resume": resume_command(view.ref.cwd, view.ref.key),
+        "items": [
+            {
+                "text": it.text,
+                "header": it.header,
+                "detail": it.detail,
+                "multi": it.multi,
+                "options": [
+                    {"label": o.label, "description": o.description, "recommended": o.recommended}
+                    for o in it.options
+                ],
+            }
+            for it in q.items
+        ],
+    }
+
+
+def window_obj(snapshot: Snapshot) -> dict[str, Any]:
+    return {
+        "taken_at": snapshot.taken_at,
+        "snoozed_until": snapshot.snoozed_until,
+        "questions": [question_obj(v, q, False) for v, q in snapshot.pending]
+        + [question_obj(v, q, True) for v, q in snapshot.abandoned],
+        "working": sum(1 for s in snapshot.sessions if s.state == "working"),
+    }
+
+
+def details_text(q: dict[str, Any], now: float) -> str:
+    """The details pane: full questions, headers, options (recommended marked, multi-select noted)."""
+    lines = [f"{q['project']}" + (f" — {q['session_name']}" if q.get("session_name") else "")]
+    state = "abandoned: pi is no longer running" if q["abandoned"] else "waiting"
+    lines.append(f"{q['tool']} · {state} · {waited(now - q['asked_at'])}")
+    if q.get("title"):
+        lines += ["", clean(q["title"])]
+    for n, item in enumerate(q["items"], 1):
+        lines.append("")
+        head = f"[{clean(item['header'], 40)}] " if item.get("header") else ""
+        prefix = f"{n}. " if len(q["items"]) > 1 else ""
+        lines.append(prefix + head + clean(item["text"]))
+        if item.get("detail"):
+            lines.append("   " + clean(item["detail"]))
+        if item.get("multi"):
+            lines.append("   (several answers allowed)")
+        for opt in item["options"]:
+            mark = (
+                " (recommended)"
+                if opt.get("recommended") and "recommended" not in opt["label"].lower()
+                else ""
+            )
+            desc = f" — {clean(opt['description'], 200)}" if opt.get("description") else ""
+            lines.append(f"   • {clean(opt['label'], 120)}{mark}{desc}")
+        if not item["options"]:
+            lines.append("   (free text answer)")
+    lines += [
+        "",
+        f"Folder:  {clean(q['cwd']) or '?'}",
+        f"Session: {clean(q['file'])}",
+        "",
+        f"Resume:  {q['resume']}",
+    ]
+    return "\n".join(lines)

@@ -1,0 +1,234 @@
+"""The real tray under Xvfb with trayer: docking, icon changes in screenshots, a real click, the
+window's content through Tk, and a menu action fired from code."""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PIL import Image
+
+from notifier.core.board import Board, Proc
+from notifier.core.reducer import Header, ToolStart
+from notifier.pi.questions import extract
+from notifier.ui.icons import COLORS
+from notifier.ui.view import window_obj
+
+from ..app_process import AppProcess
+from ..conftest import wait_for
+from ..live.writer import answer, append, ask, header, user
+from .services import Dunst
+
+TRAY = (520, 0, 640, 32)  # trayer: top edge, right aligned, 120×32 on the 640×480 screen
+
+
+def tray_area() -> Image.Image:
+    png = subprocess.run(
+        ["import", "-window", "root", "png:-"], capture_output=True, check=True, timeout=20
+    ).stdout
+    return Image.open(io.BytesIO(png)).convert("RGB").crop(TRAY)
+
+
+def pixels(img: Image.Image) -> list[tuple[int, int, int]]:
+    data = img.tobytes()
+    return list(zip(data[0::3], data[1::3], data[2::3], strict=True))
+
+
+def count(img: Image.Image, color: tuple[int, int, int, int], tol: int = 40) -> int:
+    r0, g0, b0 = color[:3]
+    return sum(1 for r, g, b in pixels(img) if abs(r - r0) < tol and abs(g - g0) < tol and abs(b - b0) < tol)
+
+
+def bbox_of(img: Image.Image, color: tuple[int, int, int, int]) -> tuple[int, int]:
+    xs, ys = [], []
+    r0, g0, b0 = color[:3]
+    for i, (r, g, b) in enumerate(pixels(img)):
+        if abs(r - r0) < 40 and abs(g - g0) < 40 and abs(b - b0) < 40:
+            xs.append(i % img.width)
+            ys.append(i // img.width)
+    return TRAY[0] + (min(xs) + max(xs)) // 2, TRAY[1] + (min(ys) + max(ys)) // 2
+
+
+def windows_of_class(name: str) -> list[str]:
+    out = subprocess.run(["xdotool", "search", "--class", name], capture_output=True, text=True, timeout=10)
+    return out.stdout.split()
+
+
+def test_icon_docks_changes_and_a_click_opens_the_window(
+    tmp_path: Path, dunst: Dunst, trayer: None, private_dirs: Path
+) -> None:
+    sessions = tmp_path / "sessions"
+    a = sessions / "--home-dev-shop--" / "a.jsonl"
+    b = sessions / "--home-dev-api--" / "b.jsonl"
+    before = tray_area()
+    assert count(before, COLORS["idle"]) == 0 and count(before, COLORS["needs"]) == 0
+    with AppProcess("run", "--liveness", "off", "--sessions-dir", str(sessions)) as app:
+        docked = wait_for(
+            lambda: (img := tray_area()) and count(img, COLORS["idle"]) > 100 and img, 20, "icon docked"
+        )
+        assert docked.tobytes() != before.tobytes()
+        append(a, header("/home/dev/shop"), user(), ask("q1", "Which database?"))
+        one = wait_for(
+            lambda: (img := tray_area()) and count(img, COLORS["needs"]) > 100 and img,
+            10,
+            "needs-answer icon",
+        )
+        append(b, header("/home/dev/api"), user(), ask("q2", "Ship it?"))
+        two = wait_for(
+            lambda: (
+                (img := tray_area())
+                and count(img, COLORS["needs"]) > 100
+                and img.tobytes() != one.tobytes()
+                and img
+            ),
+            10,
+            "badge 2",
+        )
+        one.save(tmp_path / "tray-1.png")
+        two.save(tmp_path / "tray-2.png")
+        append(a, answer("q1"))
+        append(b, answer("q2"))
+        wait_for(lambda: count(tray_area(), COLORS["needs"]) == 0, 10, "needs-answer gone after both answers")
+        append(a, ask("q3", "One more?"))
+        img = wait_for(
+            lambda: (i := tray_area()) and count(i, COLORS["needs"]) > 100 and i, 10, "needs again"
+        )
+        x, y = bbox_of(img, COLORS["needs"])
+        assert windows_of_class("pi-notifier") == []
+        subprocess.run(["xdotool", "mousemove", str(x), str(y), "click", "1"], check=True, timeout=10)
+        wait_for(lambda: windows_of_class("pi-notifier"), 20, "the window after a left click")
+        second = subprocess.run(
+            [sys.executable, "-m", "notifier"], capture_output=True, text=True, timeout=30
+        )
+        assert second.returncode == 0 and "already running" in second.stderr
+        assert app.stop() == 0
+    wait_for(lambda: windows_of_class("pi-notifier") == [], 10, "window closed with the app")
+
+
+class FakeSource:
+    def __init__(self, data: dict[str, Any]) -> None:
+        self.data = data
+        self.commands: list[dict[str, Any]] = []
+
+    def start(self, push: Any) -> None:
+        push({"window": self.data})
+
+    def command(self, obj: dict[str, Any]) -> None:
+        self.commands.append(obj)
+
+    def close(self) -> None:
+        pass
+
+
+def snapshot_data() -> dict[str, Any]:
+    b = Board(liveness=True)
+    args = {
+        "questions": [
+            {
+                "question": "Pick a <b>database</b>?",
+                "header": "DB",
+                "multiSelect": True,
+                "options": [
+                    {"label": "SQLite", "recommended": True},
+                    {"label": "Postgres", "description": "server"},
+                ],
+            },
+            {"question": "And a cache?"},
+        ]
+    }
+    now = time.time()
+    b.apply(
+        "/s/a.jsonl",
+        [
+            Header("id-a", "/home/dev/shop"),
+            ToolStart(
+                now - 90, "c1", "ask_user_question", extract("ask_user_question", args, "c1", now - 90)
+            ),
+        ],
+        now,
+    )
+    b.apply(
+        "/s/b.jsonl",
+        [
+            Header("id-b", "/home/dev/old"),
+            ToolStart(
+                now - 7200, "c2", "question", extract("question", {"question": "Gone?"}, "c2", now - 7200)
+            ),
+        ],
+        now,
+    )
+    b.set_processes([Proc("/home/dev/shop", now - 1000)], now)
+    return window_obj(b.snapshot(now))
+
+
+def test_window_lists_questions_through_tk(desktop: dict[str, str]) -> None:
+    pytest.importorskip("tkinter")
+    from notifier.ui.window import TITLE, Window
+
+    source = FakeSource(snapshot_data())
+    window = Window(source, focus=["/s/b.jsonl", "c2"])
+    try:
+        wait_for(lambda: (window.root.update(), window.tree.get_children())[1], 10, "rows")
+        assert window.root.title() == TITLE == "pi-notifier — pending questions"
+        rows = [window.tree.item(i, "values") for i in window.tree.get_children()]
+        assert rows[0][0] == "shop" and rows[0][2] == "ask_user_question" and rows[0][3] == "1 min"
+        assert rows[1][0] == "old" and "abandoned" in rows[1][3]
+        assert window.heading.cget("text") == "1 question waiting · 1 abandoned"
+        assert window.selected_key() == ["/s/b.jsonl", "c2"]  # opened at the question it was asked for
+        assert "disabled" not in window.clear_button.state()  # the abandoned one can be cleared
+        window.clear()
+        assert source.commands[-1] == {"cmd": "clear", "session": "/s/b.jsonl", "call": "c2"}
+        window.tree.event_generate("<Up>")
+        window.select(window.tree.get_children()[0])
+        text = window.details_text()
+        assert "1. [DB] Pick a <b>database</b>?" in text and "2. And a cache?" in text
+        assert (
+            "• SQLite (recommended)" in text
+            and "• Postgres — server" in text
+            and "(several answers allowed)" in text
+        )
+        assert "Folder:  /home/dev/shop" in text and "pi --session /s/a.jsonl" in text
+        assert "disabled" in window.clear_button.state()
+        window.copy_resume()
+        assert window.root.clipboard_get() == "cd /home/dev/shop && pi --session /s/a.jsonl"
+        window.snooze()
+        assert source.commands[-1] == {"cmd": "snooze", "session": "/s/a.jsonl", "seconds": 900}
+    finally:
+        window.root.destroy()
+
+
+def test_menu_action_fires_from_code(desktop: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same pystray objects the backend renders: find 'Snooze all → 1 hour' and fire it."""
+    from notifier.ui.tray import Tray, choose_backend
+
+    backend, _ = choose_backend("auto")
+    assert backend is not None
+    monkeypatch.setenv("PYSTRAY_BACKEND", backend)
+    data = Board(liveness=False)
+    data.apply(
+        "/s/a.jsonl",
+        [
+            Header("i", "/home/dev/x"),
+            ToolStart(1.0, "c", "question", extract("question", {"question": "Q?"}, "c", 1.0)),
+        ],
+        1.0,
+    )
+    fired: list[tuple[str, Any]] = []
+    tray = Tray(backend, lambda verb, arg: fired.append((verb, arg)), lambda: data.snapshot(2.0))
+    items = list(tray.icon.menu.items)
+    assert items[0].text.startswith("x — Q?")
+    items[0](tray.icon)
+    assert fired[-1] == ("show", ["/s/a.jsonl", "c"])
+    snooze = next(i for i in items if i.text == "Snooze all")
+    hour = next(i for i in snooze.submenu.items if i.text == "1 hour")
+    hour(tray.icon)
+    assert fired[-1] == ("snooze", 3600)
+    tray.icon()  # the default action (left click): open the window
+    assert fired[-1] == ("show", None)
+    tray.update(data.snapshot(2.0))
+    assert tray.shown == ("needs", 1)

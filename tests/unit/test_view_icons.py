@@ -1,0 +1,99 @@
+"""Menu and window content built from snapshots, and icon rendering (no toolkit needed)."""
+
+from __future__ import annotations
+
+import pytest
+
+from notifier.core.board import Board
+from notifier.core.reducer import Header, ToolStart
+from notifier.pi.questions import extract
+from notifier.ui import icons
+from notifier.ui.view import details_text, menu, resume_command, title, window_obj
+
+
+def board_with(*questions: tuple[str, str, str, float]) -> Board:
+    b = Board(liveness=False)
+    for key, cwd, text, at in questions:
+        args = {
+            "questions": [
+                {
+                    "question": text,
+                    "header": "Hdr",
+                    "multiSelect": True,
+                    "options": [{"label": "A", "recommended": True}, {"label": "B", "description": "bee"}],
+                }
+            ]
+        }
+        b.apply(
+            key,
+            [
+                Header("id-" + key, cwd),
+                ToolStart(
+                    at, "c-" + key, "ask_user_question", extract("ask_user_question", args, "c-" + key, at)
+                ),
+            ],
+            at,
+        )
+    return b
+
+
+def test_menu_lists_pending_newest_first_then_actions() -> None:
+    b = board_with(
+        ("f1", "/home/u/older", "Old \x1b[31mquestion?", 100.0),
+        ("f2", "/home/u/newer", "New question?", 200.0),
+    )
+    entries = menu(b.snapshot(0), 500.0)
+    labels = [e.label for e in entries]
+    assert labels[0] == "newer — New question? (5 min)"
+    assert labels[1] == "older — Old question? (6 min)"
+    assert entries[0].action == ("show", ["f2", "c-f2"])
+    assert [e.label for e in entries if e.action or e.children][-3:] == ["Snooze all", "Open window", "Quit"]
+    snooze = next(e for e in entries if e.label == "Snooze all")
+    assert [c.action for c in snooze.children] == [("snooze", 900), ("snooze", 3600), ("snooze", "tomorrow")]
+    assert next(e for e in entries if e.default).label == "Open window"
+
+
+def test_menu_abandoned_section_and_empty_state() -> None:
+    b = board_with(("f1", "/home/u/p", "Q?", 100.0))
+    b.liveness = True
+    b.set_processes([], 101.0)
+    labels = [e.label for e in menu(b.snapshot(0), 200.0)]
+    assert labels[0] == "No questions waiting"
+    assert "Abandoned (pi is no longer running)" in labels and "Clear abandoned" in labels
+
+
+def test_title() -> None:
+    b = board_with(("f1", "/home/u/a", "Q?", 1.0), ("f2", "/home/u/b", "Q?", 1.0))
+    assert title(b.snapshot(0), 10.0) == "2 pi sessions need answers"
+    assert title(Board().snapshot(0), 10.0) == "pi-notifier: no questions waiting"
+
+
+def test_window_details() -> None:
+    b = board_with(("/s/x.jsonl", "/home/u/it's here", "Pick one?", 100.0))
+    data = window_obj(b.snapshot(0))
+    (q,) = data["questions"]
+    text = details_text(q, 160.0)
+    assert "[Hdr] Pick one?" in text and "(several answers allowed)" in text
+    assert "• A (recommended)" in text and "• B — bee" in text
+    assert q["resume"] == "cd '/home/u/it'\"'\"'s here' && pi --session /s/x.jsonl"
+    assert resume_command(None, "/a b") == "pi --session '/a b'"
+
+
+@pytest.mark.parametrize("size", [16, 22, 24, 32, 48, 64])
+@pytest.mark.parametrize(
+    ("state", "count"),
+    [("idle", 0), ("working", 0), ("needs", 1), ("needs", 12), ("snoozed", 0), ("abandoned", 0)],
+)
+def test_icons_render_at_every_size(size: int, state: str, count: int) -> None:
+    img = icons.render(state, count, size)  # type: ignore[arg-type]
+    assert img.size == (size, size) and img.mode == "RGBA"
+    assert img.getbbox() is not None
+
+
+def test_badge_changes_the_pixels_and_caps_at_9plus() -> None:
+    assert icons.badge_text(3) == "3" and icons.badge_text(10) == "9+"
+    assert icons.render("needs", 1).tobytes() != icons.render("needs", 2).tobytes()
+    assert icons.render("needs", 10).tobytes() == icons.render("needs", 99).tobytes()
+    assert icons.state_for(1, 3, True, True) == "needs"
+    assert icons.state_for(0, 1, False, False) == "abandoned"
+    assert icons.state_for(0, 0, False, True) == "snoozed"
