@@ -64,7 +64,7 @@ def run(config: Config, tray: bool = True) -> int:
     config.values["sessions_dirs"] = [sessions]
     config.values["liveness"] = "off"
     config.values["settle_ms"] = 0
-    app = App(config, json_out=False, tray=tray, notify=True)
+    app = App(config, json_out=False, tray=tray, notify=True, socket=os.path.join(work, "control.sock"))
     if tray:
         from notifier.app import _make_tray
 
@@ -91,6 +91,7 @@ def run(config: Config, tray: bool = True) -> int:
     say(f"pi-notifier demo: watching a recorded pi session in {sessions}")
     try:
         app.start()
+        app.serve()
         threading.Thread(target=script, name="pi-notifier-demo", daemon=True).start()
         return app.run_loop()
     finally:

@@ -21,10 +21,13 @@ Handler = Callable[[dict[str, Any], "Connection"], dict[str, Any] | None]
 MAX_REQUEST = 1 << 20
 
 
+SOCKET_ENV = "PI_NOTIFIER_SOCKET"  # set for a window spawned by an app on another channel (demo)
+
+
 def socket_path() -> str:
     from notifier import paths
 
-    return os.path.join(paths.runtime_dir(), "control.sock")
+    return os.environ.get(SOCKET_ENV) or os.path.join(paths.runtime_dir(), "control.sock")
 
 
 class Connection:

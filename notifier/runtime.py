@@ -94,8 +94,9 @@ class InstanceLock:
 
 
 class App:
-    def __init__(self, config: Config, json_out: bool, tray: bool, notify: bool) -> None:
+    def __init__(self, config: Config, json_out: bool, tray: bool, notify: bool, socket: str | None = None) -> None:
         self.config = config
+        self.socket = socket or ipc.socket_path()
         self.json_out = json_out
         self.want_tray = tray
         self.want_notify = notify and config["notifications.backend"] != "none"
@@ -176,8 +177,9 @@ class App:
         if focus:
             cmd += ["--focus", focus[0], focus[1]]
         self._pending_focus = focus
+        env = dict(os.environ, **{ipc.SOCKET_ENV: self.socket})
         try:
-            self._window = subprocess.Popen(cmd, stdin=subprocess.DEVNULL)
+            self._window = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, env=env)
         except OSError as exc:
             log.warning("cannot open the window: %s", exc)
 
@@ -298,7 +300,7 @@ class App:
         self.engine.start()
 
     def serve(self) -> None:
-        self.server = ipc.Server(ipc.socket_path(), self.handle)
+        self.server = ipc.Server(self.socket, self.handle)
         try:
             self.server.start()
         except OSError as exc:
