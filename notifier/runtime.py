@@ -94,7 +94,9 @@ class InstanceLock:
 
 
 class App:
-    def __init__(self, config: Config, json_out: bool, tray: bool, notify: bool, socket: str | None = None) -> None:
+    def __init__(
+        self, config: Config, json_out: bool, tray: bool, notify: bool, socket: str | None = None
+    ) -> None:
         self.config = config
         self.socket = socket or ipc.socket_path()
         self.json_out = json_out

@@ -78,18 +78,22 @@ class Board:
             session = self._session(key)
             session.reducer = fresh
             return self._transitions(session, [Asked(q) for q in fresh.pending.values()], now, False)
-        changes: list[Asked | Ended] = []
+        gone: list[Asked | Ended] = []
         for cid, q in old.reducer.pending.items():
             if cid not in fresh.pending:
                 known = ended.get(cid)
-                changes.append(
+                gone.append(
                     Ended(q, known.outcome, known.answer, known.at)
                     if known
                     else Ended(q, "superseded", None, now)
                 )
-        changes += [Asked(q) for cid, q in fresh.pending.items() if cid not in old.reducer.pending]
+        asked: list[Asked | Ended] = [
+            Asked(q) for cid, q in fresh.pending.items() if cid not in old.reducer.pending
+        ]
+        # Report what ended under the old identity: the re-read may even have caught the file empty.
+        out = self._transitions(old, gone, now, False)
         old.reducer = fresh
-        return self._transitions(old, changes, now, False)
+        return out + self._transitions(old, asked, now, False)
 
     def forget(self, key: str, now: float) -> list[Transition]:
         """The file is gone: whatever it still asked will never be answered."""

@@ -82,3 +82,12 @@ def test_input_supersedes_through_board() -> None:
     b.apply("f", [Header("s", "/p"), asked("q1")], 1.0)
     (r,) = b.apply("f", [Input(5.0)], 5.0)
     assert r.outcome == "superseded"
+
+
+def test_replace_caught_empty_still_reports_what_ended() -> None:
+    b = Board(liveness=False)
+    b.apply("f", [Header("s", "/p"), asked("q1")], 1.0)
+    (r,) = b.replace("f", [], 2.0)  # the re-read saw the file between truncate and write
+    assert r.kind == "resolved" and r.question.tool_call_id == "q1" and r.session.cwd == "/p"
+    (n,) = b.apply("f", [Header("s", "/p"), asked("q2")], 3.0)
+    assert n.kind == "needs_input" and n.question.tool_call_id == "q2"
