@@ -171,10 +171,6 @@ def cmd_doctor(args: argparse.Namespace, config: Config) -> int:
     return doctor.run(config)
 
 
-def _not_yet(name: str) -> int:
-    raise ConfigError(f"'{name}' is not available in this build yet")
-
-
 def cmd_show(args: argparse.Namespace, config: Config) -> int:
     from notifier import ipc
     from notifier.runtime import LocalSource
@@ -201,12 +197,105 @@ def cmd_show(args: argparse.Namespace, config: Config) -> int:
     return 0
 
 
+def history_obj(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """`history --json` (DESIGN §3)."""
+    from notifier.output import iso
+
+    questions = []
+    for r in rows:
+        options = [o for o in (r.get("options") or "").split("\x1f") if o]
+        questions.append(
+            {
+                "session": {"id": r["session_id"], "file": r["file"], "cwd": r["cwd"], "name": r["name"]},
+                "question": {
+                    "tool_call_id": r["call_id"],
+                    "tool": r["tool"],
+                    "text": r["text"],
+                    "header": r["header"],
+                    "options": options,
+                    "count": r["count"],
+                },
+                "asked_at": iso(r["asked_at"]),
+                "resolved_at": iso(r["resolved_at"]) if r["resolved_at"] is not None else None,
+                "outcome": r["outcome"],
+                "waited_s": round(r["waited_s"], 3) if r["waited_s"] is not None else None,
+            }
+        )
+    waits = sorted(q["waited_s"] for q in questions if q["waited_s"] is not None)
+    median = None
+    if waits:
+        mid = len(waits) // 2
+        median = waits[mid] if len(waits) % 2 else round((waits[mid - 1] + waits[mid]) / 2, 3)
+    return {
+        "questions": questions,
+        "summary": {
+            "count": len(questions),
+            "median_wait_s": median,
+            "longest_wait_s": waits[-1] if waits else None,
+        },
+    }
+
+
 def cmd_history(args: argparse.Namespace, config: Config) -> int:
-    return _not_yet("history")
+    from datetime import datetime
+
+    from notifier.runtime import open_store
+
+    if args.since is not None and args.since < 0:
+        raise ConfigError("--since takes a number of days ≥ 0")
+    store = open_store()
+    try:
+        since = time.time() - args.since * 86400 if args.since is not None else None
+        data = history_obj(store.history(since))
+    finally:
+        store.close()
+    if args.json:
+        sys.stdout.write(dumps(data) + "\n")
+        return 0
+    rows = data["questions"]
+    if not rows:
+        sys.stdout.write(
+            "No questions recorded yet" + (f" in the last {args.since:g} days" if args.since else "") + ".\n"
+        )
+        return 0
+    lines = []
+    for q in rows:
+        asked = (
+            datetime.fromisoformat(q["asked_at"].replace("Z", "+00:00"))
+            .astimezone()
+            .strftime("%Y-%m-%d %H:%M")
+        )
+        project = project_name(q["session"]["name"], q["session"]["cwd"])
+        waited = _age(q["waited_s"]) if q["waited_s"] is not None else "-"
+        outcome = q["outcome"] or "pending"
+        lines.append(
+            f"{asked}  {clean(project, 24):<24}  {waited:>7}  {outcome:<11}  {clean(q['question']['text'], 60)}"
+        )
+    summary = data["summary"]
+    tail = f"{summary['count']} question{'s' if summary['count'] != 1 else ''}"
+    if summary["median_wait_s"] is not None:
+        tail += f" · median wait {_age(summary['median_wait_s'])} · longest {_age(summary['longest_wait_s'])}"
+    sys.stdout.write(
+        "\n".join(
+            ["ASKED             PROJECT                    WAITED  OUTCOME      QUESTION", *lines, tail]
+        )
+        + "\n"
+    )
+    return 0
 
 
 def cmd_autostart(args: argparse.Namespace, config: Config) -> int:
-    return _not_yet("autostart")
+    from notifier import autostart
+
+    action = {"install": autostart.install, "remove": autostart.remove, "status": autostart.status}[
+        args.action
+    ]
+    try:
+        sys.stdout.write(action() + "\n")
+    except OSError as exc:
+        sys.stderr.write(f"{APP_NAME}: autostart {args.action} failed: {clean(exc, 200)}\n")
+        return 1
+    return 0
 
 
 def cmd_demo(args: argparse.Namespace, config: Config) -> int:

@@ -114,12 +114,27 @@ def effective_config(args: argparse.Namespace) -> Config:
     return config
 
 
-def setup_logging(verbose: bool) -> None:
+def setup_logging(verbose: bool, log_file: bool = False) -> None:
+    """One line per message on stderr; long-running commands also keep a rotating log file in
+    the state folder (if it cannot be written, that is said once and the app carries on)."""
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter(f"{APP_NAME}: %(message)s"))
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(logging.DEBUG if verbose else logging.INFO)
+    if log_file:
+        from logging.handlers import RotatingFileHandler
+
+        from notifier import paths
+
+        path = os.path.join(paths.state_dir(), f"{APP_NAME}.log")
+        try:
+            os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+            fh = RotatingFileHandler(path, maxBytes=1 << 20, backupCount=3, encoding="utf-8")
+            fh.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+            root.addHandler(fh)
+        except OSError as exc:
+            log.warning("cannot write the log file %s (%s); logging to stderr only", clean(path), exc)
     logging.getLogger("watchdog").setLevel(logging.WARNING)
     logging.getLogger("PIL").setLevel(logging.WARNING)
 
@@ -130,7 +145,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not argv or argv[0].startswith("-") and argv[0] not in ("-h", "--help", "--version"):
         argv = ["run", *argv]
     args = parser.parse_args(argv)
-    setup_logging(getattr(args, "verbose", False))
+    setup_logging(getattr(args, "verbose", False), log_file=args.command in ("run", "demo"))
     try:
         config = effective_config(args)
         return _dispatch(args, config)

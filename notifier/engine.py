@@ -342,7 +342,7 @@ class Engine:
             for path in files:
                 out += self._read(path)
             out += self._timers()
-            if out:
+            if out or self.board.has_turns():
                 self._emit(out)
 
     def _check_watch_limit_for(self, folder: str) -> None:
@@ -395,9 +395,12 @@ class Engine:
         if self.options.liveness and any(t.kind == "needs_input" for t in items):
             self._schedule_liveness(LIVENESS_SOON_S)
         self._publish_snapshot()
+        turns = self.board.drain_turns()
         for sink in self.sinks:
             try:
                 sink.transitions(items, self.snapshot)
+                if turns and hasattr(sink, "turns"):
+                    sink.turns(turns)
             except Exception:
                 log.exception("a sink failed; carrying on")
 

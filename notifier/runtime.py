@@ -161,6 +161,8 @@ class App:
             else:
                 seconds = float(arg)
                 self.snooze(None, now + seconds if seconds > 0 else 0.0)
+        elif verb == "unmute":
+            self.mute(str(arg), False)
         elif verb == "quit":
             self.stop_event.set()
 
@@ -201,15 +203,19 @@ class App:
 
         engine.call(do)
 
-    def snooze(self, session: str | None, until: float) -> None:
+    def snooze(self, session: str | None, until: float, project: str | None = None) -> None:
+        """Snooze a session, a project or (both None) everything; until ≤ now resumes all."""
         now = time.time()
-        if session is None:
+        if session is None and project is None:
             self.snoozed_until = until if until > now else 0.0
-            self.store.snooze("*", self.snoozed_until)
+            if self.snoozed_until:
+                self.store.snooze("*", until)
+            else:
+                self.store.clear_snoozes()
         else:
-            self.store.snooze(session, until)
+            self.store.snooze(f"project:{project}" if project else str(session), until)
         if self.alerts is not None:
-            self.alerts.snooze(session, max(0.0, until - now))
+            self.alerts.snooze(session, until if until > now else 0.0, project)
         self._changed()
 
     def mute(self, project: str, on: bool) -> None:
@@ -220,6 +226,8 @@ class App:
         self._changed()
 
     def _on_alert_snooze(self, session: str | None, until: float) -> None:
+        """'Snooze 15 min' on a notification: persist it like any other snooze."""
+        self.store.snooze(session or "*", until)
         if session is None:
             self.snoozed_until = until
         self._changed()
@@ -249,8 +257,12 @@ class App:
             return None
         if cmd == "snooze":
             seconds = float(req.get("seconds") or 0)
-            session = req.get("session")
-            self.snooze(session if isinstance(session, str) else None, time.time() + seconds)
+            session, project = req.get("session"), req.get("project")
+            self.snooze(
+                session if isinstance(session, str) else None,
+                time.time() + seconds if seconds > 0 else 0.0,
+                project if isinstance(project, str) and project else None,
+            )
             return {"ok": True}
         if cmd == "mute":
             project = req.get("project")

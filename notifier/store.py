@@ -97,6 +97,9 @@ class Store:
     def snooze(self, scope: str, until: float) -> None:
         self._run("INSERT OR REPLACE INTO snoozes VALUES (?, ?)", (scope, until))
 
+    def clear_snoozes(self) -> None:
+        self._run("DELETE FROM snoozes")
+
     def mutes(self) -> set[str]:
         return {p for (p,) in self._run("SELECT project FROM mutes")}
 

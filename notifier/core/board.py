@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from notifier.core.model import Question, SessionRef, SessionView, Snapshot, Transition
+from notifier.core.model import Question, SessionRef, SessionView, Snapshot, Transition, TurnChange
 from notifier.core.reducer import Asked, Ended, Event, SessionReducer
 
 # A question counts as asked by a process only if that process was already running when the
@@ -48,6 +48,7 @@ class Board:
         self.liveness = liveness
         self._sessions: dict[str, _Session] = {}
         self._procs: Sequence[Proc] | None = None
+        self._turns: list[TurnChange] = []
 
     # ---- feeding ----
 
@@ -60,10 +61,28 @@ class Board:
 
     def apply(self, key: str, events: Iterable[Event], now: float, initial: bool = False) -> list[Transition]:
         session = self._session(key)
+        before = session.reducer.state
         changes = []
         for event in events:
             changes += session.reducer.apply(event)
+        after = session.reducer.state
+        if (
+            not initial
+            and after != before
+            and after in ("idle", "failed")
+            and before in ("working", "needs_input")
+            and session.reducer.has_header
+        ):
+            self._turns.append(TurnChange(session.ref, after, now))
         return self._transitions(session, changes, now, initial)
+
+    def has_turns(self) -> bool:
+        return bool(self._turns)
+
+    def drain_turns(self) -> list[TurnChange]:
+        """Turns that ended since the last call (for the optional idle/failed notifications)."""
+        turns, self._turns = self._turns, []
+        return turns
 
     def replace(self, key: str, events: Iterable[Event], now: float) -> list[Transition]:
         """The file was rewritten or truncated: rebuild it, report only what really changed."""

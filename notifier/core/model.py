@@ -82,6 +82,15 @@ class Transition:
 
 
 @dataclass(frozen=True)
+class TurnChange:
+    """A live session finished its turn (``idle``: waiting for instructions) or failed."""
+
+    session: SessionRef
+    state: State
+    at: float
+
+
+@dataclass(frozen=True)
 class SessionView:
     """What the UI and ``status`` see of one session."""
 

@@ -14,11 +14,20 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from notifier.core.model import Question, SessionRef, Transition
+from notifier.core.model import (
+    GENERIC_QUESTION,
+    Question,
+    QuestionItem,
+    SessionRef,
+    State,
+    Transition,
+    TurnChange,
+)
+from notifier.core.text import project_name
 
 Key = tuple[str, str]  # (session file, toolCallId)
 GROUP_S = 0.05  # questions due this close together are raised together (so a burst groups)
-Kind = Literal["question", "reminder", "burst", "startup"]
+Kind = Literal["question", "reminder", "burst", "startup", "idle", "failed"]
 
 
 def key_of(ref: SessionRef, question: Question) -> Key:
@@ -30,6 +39,10 @@ class Item:
     key: Key
     ref: SessionRef
     question: Question
+
+    @property
+    def project(self) -> str:
+        return project_name(self.ref.name, self.ref.cwd)
 
 
 @dataclass(frozen=True)
@@ -67,7 +80,9 @@ class Planner:
     notified: set[Key] = field(default_factory=set)
     snoozed: dict[str, float] = field(default_factory=dict)  # session key → until (epoch s)
     snooze_all_until: float = 0.0
+    snoozed_projects: dict[str, float] = field(default_factory=dict)  # project name → until
     muted: set[str] = field(default_factory=set)  # project names (see core.text.project_name)
+    notify_on: frozenset[State] = frozenset()  # also 'idle' and/or 'failed' turns
 
     def __post_init__(self) -> None:
         self._waiting: dict[Key, tuple[Item, float]] = {}
@@ -108,12 +123,31 @@ class Planner:
             self._summary = None
         return [Withdraw(shown.handle)]
 
-    def snooze(self, session_key: str | None, until: float) -> None:
-        """Snooze one session (``None``: all) until ``until``."""
-        if session_key is None:
-            self.snooze_all_until = until
-        else:
+    def snooze(self, session_key: str | None, until: float, project: str | None = None) -> None:
+        """Snooze one session, one project, or (both ``None``) all until ``until``; snoozing all
+        with an ``until`` in the past resumes everything."""
+        if project is not None:
+            self.snoozed_projects[project] = until
+        elif session_key is not None:
             self.snoozed[session_key] = until
+        else:
+            self.snooze_all_until = until
+            if until <= 0:
+                self.snoozed.clear()
+                self.snoozed_projects.clear()
+                # what was parked until a snooze ended is due now
+                self._waiting = {k: (item, 0.0) for k, (item, _) in self._waiting.items()}
+
+    def turn(self, change: TurnChange, now: float) -> list[Action]:
+        """A live session finished its turn or failed (only if asked for with notify_on)."""
+        if change.state not in self.notify_on:
+            return []
+        placeholder = Question(f"turn-{change.at}", "", (QuestionItem(GENERIC_QUESTION),), change.at)
+        item = Item((change.session.key, placeholder.tool_call_id), change.session, placeholder)
+        if item.project in self.muted or self._silenced_until(item, now) > now:
+            return []
+        kind: Kind = "failed" if change.state == "failed" else "idle"
+        return [Notice(self._new_handle(), kind, (item,))]
 
     # ---- time ----
 
@@ -122,13 +156,15 @@ class Planner:
         return self._handles
 
     def _silenced_until(self, item: Item, now: float) -> float:
-        return max(self.snooze_all_until, self.snoozed.get(item.ref.key, 0.0))
+        return max(
+            self.snooze_all_until,
+            self.snoozed.get(item.ref.key, 0.0),
+            self.snoozed_projects.get(item.project, 0.0),
+        )
 
-    def tick(self, now: float, quiet: bool = False, project: dict[Key, str] | None = None) -> list[Action]:
-        """Everything due at ``now``. ``quiet``: inside quiet hours. ``project`` maps keys to
-        project names for the mute check (the caller derives them with the one sanitizer)."""
+    def tick(self, now: float, quiet: bool = False) -> list[Action]:
+        """Everything due at ``now``; ``quiet``: inside quiet hours."""
         out: list[Action] = []
-        names = project or {}
         due: list[Item] = []
         for key, (item, when) in list(self._waiting.items()):
             if when > now + GROUP_S:
@@ -143,9 +179,9 @@ class Planner:
         silent = quiet
         for item in startup + due:
             self.notified.add(item.key)
-        visible = [i for i in due if names.get(i.key) not in self.muted]
+        visible = [i for i in due if i.project not in self.muted]
         visible_startup = [
-            i for i in startup if names.get(i.key) not in self.muted and self._silenced_until(i, now) <= now
+            i for i in startup if i.project not in self.muted and self._silenced_until(i, now) <= now
         ]
         if silent:
             # Quiet hours: remember them as shown (reminders may follow later), raise nothing.
@@ -172,7 +208,7 @@ class Planner:
             else:
                 for item in visible:
                     out += self._show_single(item, now, "question")
-        out += self._reminders(now, quiet, names)
+        out += self._reminders(now, quiet)
         return out
 
     def _show_single(self, item: Item, now: float, kind: Kind) -> list[Action]:
@@ -201,7 +237,7 @@ class Planner:
         out.append(Notice(self._summary, "burst", tuple(sorted(members, key=lambda i: i.question.asked_at))))
         return out
 
-    def _reminders(self, now: float, quiet: bool, names: dict[Key, str]) -> list[Action]:
+    def _reminders(self, now: float, quiet: bool) -> list[Action]:
         out: list[Action] = []
         if not self.remind_after_s:
             return out
@@ -216,11 +252,7 @@ class Planner:
                 and waited >= self.remind_after_s[shown.reminders_sent]
             ):
                 shown.reminders_sent += 1  # skip reminders missed while asleep or silenced
-            if (
-                quiet
-                or names.get(shown.item.key) in self.muted
-                or self._silenced_until(shown.item, now) > now
-            ):
+            if quiet or shown.item.project in self.muted or self._silenced_until(shown.item, now) > now:
                 continue
             if shown.handle == 0 or shown.handle == self._summary:
                 if shown.handle == self._summary:

@@ -26,7 +26,7 @@ from typing import Any, Protocol
 
 from notifier import APP_NAME
 from notifier.config import Config, parse_quiet_hours
-from notifier.core.model import Snapshot, Transition
+from notifier.core.model import Snapshot, Transition, TurnChange
 from notifier.core.noise import Key, Notice, Planner, Withdraw
 from notifier.core.text import clean, markup, project_name
 
@@ -92,7 +92,15 @@ def render(notice: Notice, show_text: bool, markup_ok: bool) -> Message:
         return Message(_neutral(clean(title, 120)), "\n".join(lines))
     item = items[0]
     q = item.question
-    title = _neutral(f"{project_name(item.ref.name, item.ref.cwd)} needs an answer")
+    if notice.kind in ("idle", "failed"):
+        what = "finished its turn" if notice.kind == "idle" else "stopped with an error"
+        body = (
+            "pi is waiting for your next instruction"
+            if notice.kind == "idle"
+            else "The run ended with an error"
+        )
+        return Message(_neutral(f"{item.project} {what}"), body)
+    title = _neutral(f"{item.project} needs an answer")
     lines = []
     if notice.kind == "reminder":
         lines.append(f"Waiting for {age(notice.waited_s)}")
@@ -423,16 +431,21 @@ class AlertSink:
             remind_after_s=tuple(m * 60.0 for m in config["remind_after"]),
             notified=store.notified() if store is not None else set(),
         )
+        self.planner.notify_on = frozenset(s for s in config["notify_on"] if s in ("idle", "failed"))
         if store is not None:
             now = clock()
             for scope, until in store.snoozes().items():
                 if until > now:
-                    self.planner.snooze(None if scope == "*" else scope, until)
+                    if scope == "*":
+                        self.planner.snooze(None, until)
+                    elif scope.startswith("project:"):
+                        self.planner.snooze(None, until, scope[len("project:") :])
+                    else:
+                        self.planner.snooze(scope, until)
             self.planner.muted = set(store.mutes())
         self._inbox: queue.Queue[Any] = queue.Queue()
         self._handles: dict[int, int] = {}  # planner handle → server id
         self._keys: dict[int, list[Key]] = {}  # planner handle → question keys
-        self._projects: dict[Key, str] = {}
         self._backend = backend
         self._why = ""
         self._stop = threading.Event()
@@ -474,9 +487,12 @@ class AlertSink:
         if items:
             self._inbox.put(("transitions", list(items)))
 
-    # Controls (any thread).
-    def snooze(self, session_key: str | None, seconds: float) -> None:
-        self._inbox.put(("snooze", (session_key, self.clock() + seconds)))
+    def turns(self, items: Sequence[TurnChange]) -> None:
+        self._inbox.put(("turns", list(items)))
+
+    # Controls (any thread). Persisting them is the caller's job.
+    def snooze(self, session_key: str | None, until: float, project: str | None = None) -> None:
+        self._inbox.put(("snooze", (session_key, until, project)))
 
     def mute(self, project: str, on: bool) -> None:
         self._inbox.put(("mute", (project, on)))
@@ -503,25 +519,22 @@ class AlertSink:
         now = self.clock()
         actions: list[Notice | Withdraw] = []
         if kind == "transitions":
-            for t in arg:
-                if t.kind == "needs_input":
-                    self._projects[(t.session.key, t.question.tool_call_id)] = project_name(
-                        t.session.name, t.session.cwd
-                    )
             actions += self.planner.feed(arg, now)
+        elif kind == "turns":
+            for change in arg:
+                actions += self.planner.turn(change, now)
         elif kind == "snooze":
-            session_key, until = arg
-            self.planner.snooze(session_key, until)
-            if self.store is not None:
-                self.store.snooze(session_key or "*", until)
-            if self.on_snooze is not None:
-                self.on_snooze(session_key, until)
+            session_key, until, project = arg
+            self.planner.snooze(session_key, until, project)
         elif kind == "mute":
             project, on = arg
             (self.planner.muted.add if on else self.planner.muted.discard)(project)
         elif kind == "action":
             actions += self._on_action(*arg)
-        actions += self.planner.tick(now, in_quiet_hours(self.quiet_window, now), self._projects)
+        quiet = in_quiet_hours(self.quiet_window, now)
+        if quiet:  # quiet hours: turn notices are dropped (questions wait for their reminders)
+            actions = [a for a in actions if not (isinstance(a, Notice) and a.kind in ("idle", "failed"))]
+        actions += self.planner.tick(now, quiet)
         self._deliver(actions)
 
     def _deliver(self, actions: Sequence[Notice | Withdraw]) -> None:
@@ -531,8 +544,7 @@ class AlertSink:
         for action in actions:
             if isinstance(action, Withdraw):
                 server_id = self._handles.pop(action.handle, 0)
-                for key in self._keys.pop(action.handle, []):
-                    self._projects.pop(key, None)
+                self._keys.pop(action.handle, None)
                 if server_id:
                     self._safe(lambda sid=server_id: backend.close(sid))
                 continue
@@ -589,10 +601,8 @@ class AlertSink:
             until = self.clock() + SNOOZE_S
             for session_key in sessions:
                 self.planner.snooze(session_key, until)
-                if self.store is not None:
-                    self.store.snooze(session_key, until)
                 if self.on_snooze is not None:
-                    self.on_snooze(session_key, until)
+                    self.on_snooze(session_key, until)  # the app persists it and shows it
             log.info("snoozed %d session(s) for 15 min", len(sessions))
             return []
         if self.on_show is not None:

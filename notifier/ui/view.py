@@ -88,6 +88,14 @@ def menu(snapshot: Snapshot, now: float) -> tuple[Entry, ...]:
     if snapshot.snoozed_until and snapshot.snoozed_until > now:
         snooze_items.append(Entry("Resume notifications now", ("snooze", 0)))
     entries.append(Entry("Snooze all", None, children=tuple(snooze_items)))
+    if snapshot.muted:
+        entries.append(
+            Entry(
+                "Unmute",
+                None,
+                children=tuple(Entry(clean(p, 40), ("unmute", p)) for p in sorted(snapshot.muted)),
+            )
+        )
     entries.append(Entry("Open window", ("show", None), default=True))
     entries.append(Entry("Quit", ("quit", None)))
     return tuple(entries)

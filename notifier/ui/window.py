@@ -89,9 +89,18 @@ class Window:
         self.snooze_button = ttk.Button(
             buttons, text="Snooze session 15 min", underline=0, command=self.snooze
         )
+        self.project_button = ttk.Button(
+            buttons, text="Snooze project 1 h", underline=8, command=self.snooze_project
+        )
         self.mute_button = ttk.Button(buttons, text="Mute project", underline=0, command=self.mute)
         self.clear_button = ttk.Button(buttons, text="Clear", underline=1, command=self.clear)
-        for b in (self.copy_button, self.snooze_button, self.mute_button, self.clear_button):
+        for b in (
+            self.copy_button,
+            self.snooze_button,
+            self.project_button,
+            self.mute_button,
+            self.clear_button,
+        ):
             b.pack(side="left", padx=(0, 6))
         ttk.Button(buttons, text="Close", command=self.close).pack(side="right")
 
@@ -100,6 +109,7 @@ class Window:
         self.root.bind("<Alt-c>", lambda e: self.copy_resume())
         self.root.bind("<Alt-s>", lambda e: self.snooze())
         self.root.bind("<Alt-m>", lambda e: self.mute())
+        self.root.bind("<Alt-p>", lambda e: self.snooze_project())
         self.root.bind("<Alt-l>", lambda e: self.clear())
         self.root.bind("<Delete>", lambda e: self.clear())
         self.root.bind("<Escape>", lambda e: self.close())
@@ -217,7 +227,7 @@ class Window:
         return str(self.details.get("1.0", "end-1c"))
 
     def _update_buttons(self, q: dict[str, Any] | None) -> None:
-        for b in (self.copy_button, self.snooze_button, self.mute_button):
+        for b in (self.copy_button, self.snooze_button, self.project_button, self.mute_button):
             b.state(["!disabled"] if q else ["disabled"])
         self.clear_button.state(["!disabled"] if q and q["abandoned"] else ["disabled"])
 
@@ -237,11 +247,17 @@ class Window:
             self.source.command({"cmd": "snooze", "session": q["file"], "seconds": 15 * 60})
             self.status.configure(text=f"{clean(q['project'], 40)} snoozed for 15 min")
 
+    def snooze_project(self) -> None:
+        q = self.selected()
+        if q:
+            self.source.command({"cmd": "snooze", "project": q["project"], "seconds": 3600})
+            self.status.configure(text=f"{clean(q['project'], 40)} snoozed for 1 hour")
+
     def mute(self) -> None:
         q = self.selected()
         if q:
             self.source.command({"cmd": "mute", "project": q["project"], "on": True})
-            self.status.configure(text=f"{clean(q['project'], 40)} muted (unmute: pi-notifier config)")
+            self.status.configure(text=f"{clean(q['project'], 40)} muted (unmute it from the tray menu)")
 
     def clear(self) -> None:
         q = self.selected()

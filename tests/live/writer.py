@@ -46,6 +46,7 @@ def ask(
     tool: str = "question",
     options: list[str] | None = None,
     args: dict[str, Any] | None = None,
+    at: float | None = None,
 ) -> bytes:
     arguments = (
         args
@@ -57,7 +58,7 @@ def ask(
             "type": "message",
             "id": uuid.uuid4().hex[:8],
             "parentId": None,
-            "timestamp": ts(),
+            "timestamp": ts(at),
             "message": {
                 "role": "assistant",
                 "stopReason": "toolUse",
@@ -73,13 +74,14 @@ def answer(
     tool: str = "question",
     details: dict[str, Any] | None = None,
     is_error: bool = False,
+    at: float | None = None,
 ) -> bytes:
     return line(
         {
             "type": "message",
             "id": uuid.uuid4().hex[:8],
             "parentId": None,
-            "timestamp": ts(),
+            "timestamp": ts(at),
             "message": {
                 "role": "toolResult",
                 "toolCallId": call_id,

@@ -91,3 +91,16 @@ def test_replace_caught_empty_still_reports_what_ended() -> None:
     assert r.kind == "resolved" and r.question.tool_call_id == "q1" and r.session.cwd == "/p"
     (n,) = b.apply("f", [Header("s", "/p"), asked("q2")], 3.0)
     assert n.kind == "needs_input" and n.question.tool_call_id == "q2"
+
+
+def test_live_turn_changes_are_reported_once() -> None:
+    from notifier.core.reducer import TurnEnd
+
+    b = Board(liveness=False)
+    b.apply("f", [Header("s", "/p"), Input(1.0), TurnEnd(2.0, "idle")], 2.0, initial=True)
+    assert b.drain_turns() == []  # start-up scan: nothing is news
+    b.apply("f", [Input(3.0)], 3.0)
+    b.apply("f", [TurnEnd(4.0, "failed")], 4.0)
+    (turn,) = b.drain_turns()
+    assert turn.state == "failed" and turn.session.cwd == "/p"
+    assert b.drain_turns() == []

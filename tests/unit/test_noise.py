@@ -99,19 +99,36 @@ def test_snoozed_session_raises_nothing_until_the_end() -> None:
 
 def test_quiet_hours_and_mute_raise_nothing() -> None:
     p = Planner(settle_s=0.0, remind_after_s=(600.0,))
-    p.muted = {"muted"}
+    p.muted = {"s1"}  # project names: the cwd's last folder here
     p.feed([t("needs_input", "a", "s1"), t("needs_input", "b", "s2")], 0.0)
-    assert (
-        notices(p.tick(0.0, quiet=False, project={("s1", "a"): "muted", ("s2", "b"): "ok"}))[0]
-        .items[0]
-        .ref.key
-        == "s2"
-    )
+    assert [n.items[0].ref.key for n in notices(p.tick(0.0))] == ["s2"]
     p.feed([t("needs_input", "c", "s3")], 1.0)
     assert notices(p.tick(1.0, quiet=True)) == []
-    assert [
-        n.items[0].ref.key for n in notices(p.tick(600.0, quiet=False, project={("s1", "a"): "muted"}))
-    ] == ["s2", "s3"]
+    assert [n.items[0].ref.key for n in notices(p.tick(600.0))] == ["s2", "s3"]
+
+
+def test_project_snooze_and_resume_all() -> None:
+    p = Planner(settle_s=0.0, remind_after_s=(), burst_n=10)
+    p.snooze(None, 1000.0, project="s1")
+    p.snooze("s2", 1000.0)
+    p.feed([t("needs_input", "a", "s1"), t("needs_input", "b", "s2"), t("needs_input", "c", "s3")], 0.0)
+    assert [n.items[0].ref.key for n in notices(p.tick(0.0))] == ["s3"]
+    p.snooze(None, 0.0)  # "Resume notifications now"
+    assert sorted(i.ref.key for n in notices(p.tick(1.0)) for i in n.items) == ["s1", "s2"]
+
+
+def test_turn_notices_only_when_asked_for() -> None:
+    from notifier.core.model import TurnChange
+
+    ref = SessionRef("s1", "id", "/home/u/proj", None)
+    assert Planner().turn(TurnChange(ref, "idle", 1.0), 1.0) == []
+    p = Planner(notify_on=frozenset({"idle", "failed"}))
+    (n,) = p.turn(TurnChange(ref, "failed", 1.0), 1.0)
+    assert n.kind == "failed" and render(n, True, False).title == "proj stopped with an error"
+    (i,) = p.turn(TurnChange(ref, "idle", 2.0), 2.0)
+    assert render(i, True, False).title == "proj finished its turn"
+    p.muted = {"proj"}
+    assert p.turn(TurnChange(ref, "idle", 3.0), 3.0) == []
 
 
 def test_quiet_hours_window() -> None:

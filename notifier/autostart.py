@@ -1,0 +1,166 @@
+"""`pi-notifier autostart install|remove|status`: start with the desktop session.
+
+A systemd user unit where `systemd --user` runs, else an XDG autostart entry; a LaunchAgent on
+macOS; a Startup entry on Windows. The templates live in packaging/; each entry runs the
+installed executable by absolute path."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from notifier.config import ConfigError
+from notifier.core.text import clean
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGING = ROOT / "packaging"
+UNIT = "pi-notifier.service"
+
+
+def executable() -> list[str]:
+    """The command that starts pi-notifier, by absolute path."""
+    argv0 = Path(sys.argv[0])
+    if argv0.name == "pi-notifier" and argv0.exists():
+        return [str(argv0.resolve())]
+    found = shutil.which("pi-notifier")
+    if found:
+        return [str(Path(found).resolve())]
+    beside = Path(sys.executable).with_name("pi-notifier")
+    if beside.exists():
+        return [str(beside)]
+    return [str(Path(sys.executable).resolve()), "-m", "notifier"]
+
+
+def _home() -> Path:
+    return Path(os.environ.get("HOME") or Path.home())
+
+
+def _config_home() -> Path:
+    return Path(os.environ.get("XDG_CONFIG_HOME") or _home() / ".config")
+
+
+@dataclass(frozen=True)
+class Target:
+    method: str  # systemd, xdg, launchagent, startup
+    path: Path
+
+
+def systemd_user_running() -> bool:
+    if not shutil.which("systemctl"):
+        return False
+    try:
+        out = subprocess.run(
+            ["systemctl", "--user", "is-system-running"], capture_output=True, text=True, timeout=10
+        )
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return out.stdout.strip() in ("running", "degraded", "starting", "initializing")
+
+
+def target(method: str | None = None) -> Target:
+    if sys.platform == "darwin":
+        return Target("launchagent", _home() / "Library" / "LaunchAgents" / "dev.pi-notifier.plist")
+    if sys.platform.startswith("win"):
+        appdata = Path(os.environ.get("APPDATA") or _home() / "AppData" / "Roaming")
+        return Target(
+            "startup",
+            appdata / "Microsoft" / "Windows" / "Start Menu" / "Programs" / "Startup" / "pi-notifier.cmd",
+        )
+    method = method or ("systemd" if systemd_user_running() else "xdg")
+    if method == "systemd":
+        return Target("systemd", _config_home() / "systemd" / "user" / UNIT)
+    return Target("xdg", _config_home() / "autostart" / "pi-notifier.desktop")
+
+
+def render(t: Target, exe: list[str]) -> str:
+    if t.method == "systemd":
+        template = (PACKAGING / "linux" / "pi-notifier.service").read_text()
+        # systemd's own quoting: quote words with spaces; escape % and $
+        words = [w.replace("%", "%%").replace("$", "$$") for w in exe]
+        return template.replace("{exec}", " ".join(f'"{w}"' if " " in w else w for w in words))
+    if t.method == "xdg":
+        from notifier.ui.alerts import app_icon
+
+        template = (PACKAGING / "linux" / "pi-notifier.desktop").read_text()
+        words = [w.replace("%", "%%") for w in exe]
+        exec_line = " ".join(f'"{w}"' if any(c in w for c in ' "\\`$') else w for w in words)
+        return template.replace("{exec}", exec_line).replace("{icon}", app_icon() or "utilities-terminal")
+    if t.method == "launchagent":
+        from xml.sax.saxutils import escape
+
+        template = (PACKAGING / "macos" / "dev.pi-notifier.plist").read_text()
+        args = "\n".join(f"    <string>{escape(w)}</string>" for w in [*exe, "run"])
+        return template.replace("{args}", args)
+    template = (PACKAGING / "windows" / "pi-notifier.cmd").read_text()
+    return template.replace("{exec}", " ".join(f'"{w}"' for w in exe))
+
+
+def _systemctl(*args: str) -> tuple[bool, str]:
+    try:
+        out = subprocess.run(["systemctl", "--user", *args], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return False, str(exc)
+    return out.returncode == 0, (out.stderr or out.stdout).strip()
+
+
+def install(method: str | None = None) -> str:
+    t = target(method)
+    exe = executable()
+    t.path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = t.path.with_suffix(t.path.suffix + ".tmp")
+    tmp.write_text(render(t, exe))
+    os.replace(tmp, t.path)
+    if t.method == "systemd":
+        _systemctl("daemon-reload")
+        ok, err = _systemctl("enable", UNIT)
+        if not ok:
+            raise ConfigError(
+                f"wrote {clean(str(t.path))} but 'systemctl --user enable' failed: {clean(err, 200)}"
+            )
+    command = " ".join(shlex.quote(w) for w in exe)
+    return f"installed ({t.method}): {t.path}\nstarts: {command} run"
+
+
+def installed() -> list[Target]:
+    candidates = [target("systemd"), target("xdg")] if sys.platform.startswith("linux") else [target()]
+    return [t for t in candidates if t.path.exists()]
+
+
+def remove() -> str:
+    found = installed()
+    if not found:
+        return "autostart is not installed"
+    lines = []
+    for t in found:
+        if t.method == "systemd":
+            _systemctl("disable", UNIT)
+        t.path.unlink()
+        lines.append(f"removed ({t.method}): {t.path}")
+        if t.method == "systemd":
+            _systemctl("daemon-reload")
+    return "\n".join(lines)
+
+
+def status() -> str:
+    found = installed()
+    if not found:
+        return f"autostart is not installed (install would use: {target().method})"
+    lines = []
+    for t in found:
+        text = t.path.read_text(errors="replace")
+        line = f"installed ({t.method}): {t.path}"
+        if t.method == "systemd":
+            ok, out = _systemctl("is-enabled", UNIT)
+            line += f" — {'enabled' if ok else 'not enabled'}"
+        exe = executable()[0]
+        if exe not in text:
+            line += (
+                f"\n  note: it starts a different executable than {exe}; run 'autostart install' to update it"
+            )
+        lines.append(line)
+    return "\n".join(lines)

@@ -1,0 +1,223 @@
+"""Living in the background: signals, one instance, an unwritable store, history, autostart.
+Every test runs with its own HOME and XDG folders (tests/conftest.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import plistlib
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from notifier import autostart, ipc
+
+from ..app_process import AppProcess
+from ..conftest import wait_for
+from .writer import answer, append, ask, header, user
+
+
+def headless_env() -> dict[str, str]:
+    """No display and no session bus: the tray app must still work (notifications only)."""
+    return {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("DISPLAY", "WAYLAND_DISPLAY", "DBUS_SESSION_BUS_ADDRESS")
+    }
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+@pytest.mark.parametrize("mode", [["--no-tray", "--json"], []])
+def test_signal_exits_cleanly_within_two_seconds(
+    tmp_path: Path, sig: signal.Signals, mode: list[str]
+) -> None:
+    with AppProcess(
+        "run", *mode, "--liveness", "off", "--sessions-dir", str(tmp_path), env=headless_env()
+    ) as app:
+        if mode:
+            app.wait("ready")
+        else:
+            wait_for(lambda: ipc.request({"cmd": "ping"}), 20, "control channel")
+        began = time.monotonic()
+        app.proc.send_signal(sig)
+        assert app.proc.wait(5) == 0
+        assert time.monotonic() - began < 2.0
+        assert not [x for x in app.stderr if "Traceback" in x]
+
+
+def test_one_instance_per_user_and_headless_runs_beside_it(tmp_path: Path) -> None:
+    env = headless_env()
+    with AppProcess("run", "--liveness", "off", "--sessions-dir", str(tmp_path), env=env) as first:
+        wait_for(lambda: ipc.request({"cmd": "ping"}), 20, "control channel")
+        path = Path(ipc.socket_path())
+        assert oct(path.stat().st_mode & 0o777) == "0o600"
+        assert oct(path.parent.stat().st_mode & 0o777) == "0o700"
+        second = subprocess.run(
+            [sys.executable, "-m", "notifier", "run"], capture_output=True, text=True, env=env, timeout=30
+        )
+        assert second.returncode == 0 and "already running" in second.stderr
+        with AppProcess(
+            "run", "--no-tray", "--json", "--liveness", "off", "--sessions-dir", str(tmp_path), env=env
+        ) as side:
+            side.wait("ready")
+            append(tmp_path / "s.jsonl", header(), user(), ask("q1", "Seen by both?"))
+            side.wait("needs_input")
+        status = ipc.request(
+            {"cmd": "status", "roots": [str(tmp_path)], "liveness": "off", "question_tools": []}
+        )
+        assert status and status["ok"] and status["status"]["pending"] == 1
+        out = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "notifier",
+                "status",
+                "--json",
+                "--liveness",
+                "off",
+                "--sessions-dir",
+                str(tmp_path),
+            ],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=30,
+        )
+        assert json.loads(out.stdout) == status["status"]
+        assert first.proc.poll() is None
+
+
+def test_unwritable_state_folder_logs_once_and_carries_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("x")
+    monkeypatch.setenv("XDG_STATE_HOME", str(blocker))
+    sessions = tmp_path / "sessions"
+    with AppProcess(
+        "run", "--no-tray", "--json", "--liveness", "off", "--sessions-dir", str(sessions)
+    ) as app:
+        app.wait("ready")
+        app.log_has("cannot use the state store")
+        append(sessions / "s.jsonl", header(), user(), ask("q1", "Still working?"))
+        app.wait("needs_input")
+        assert app.proc.poll() is None
+    assert sum("state store" in x for x in app.stderr) == 1
+
+
+def test_history_records_the_wait(tmp_path: Path) -> None:
+    sessions = tmp_path / "sessions"
+    f = sessions / "--home-dev-hist--" / "s.jsonl"
+    append(f, header("/home/dev/hist"), user())
+    with AppProcess(
+        "run", "--no-tray", "--json", "--liveness", "off", "--sessions-dir", str(sessions)
+    ) as app:
+        app.wait("ready")
+        asked_at = time.time()
+        append(f, ask("q1", "How long?", options=["Short", "Long"], at=asked_at))
+        app.wait("needs_input")
+        append(f, answer("q1", "User selected: 1. Short", at=asked_at + 1.25))  # answered 1.25 s later
+        app.wait("resolved")
+    out = subprocess.run(
+        [sys.executable, "-m", "notifier", "history", "--json", "--since", "1"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    (q,) = data["questions"]
+    assert q["question"]["text"] == "How long?" and q["question"]["options"] == ["Short", "Long"]
+    assert q["outcome"] == "answered" and q["waited_s"] == pytest.approx(1.25, abs=0.01)
+    assert (
+        q["session"]["cwd"] == "/home/dev/hist"
+        and q["asked_at"].endswith("Z")
+        and q["resolved_at"].endswith("Z")
+    )
+    assert data["summary"] == {"count": 1, "median_wait_s": q["waited_s"], "longest_wait_s": q["waited_s"]}
+    assert q["question"]["count"] == 1
+    text = subprocess.run(
+        [sys.executable, "-m", "notifier", "history"], capture_output=True, text=True, timeout=30
+    )
+    assert (
+        "hist" in text.stdout and "answered" in text.stdout and "1 question · median wait 1 s" in text.stdout
+    )
+    log_file = Path(os.environ["XDG_STATE_HOME"]) / "pi-notifier" / "pi-notifier.log"
+    assert log_file.exists()
+
+
+def test_history_empty_and_bad_since() -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "notifier", "history"], capture_output=True, text=True, timeout=30
+    )
+    assert out.returncode == 0 and "No questions recorded yet" in out.stdout
+    bad = subprocess.run(
+        [sys.executable, "-m", "notifier", "history", "--since", "-3"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert bad.returncode == 2 and len(bad.stderr.splitlines()) == 1
+
+
+def test_autostart_install_status_remove(private_dirs: Path) -> None:
+    def cli(action: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "notifier", "autostart", action],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+
+    assert "not installed" in cli("status").stdout
+    installed = cli("install")
+    assert installed.returncode == 0, installed.stderr
+    entry = Path(os.environ["XDG_CONFIG_HOME"]) / "autostart" / "pi-notifier.desktop"
+    unit = Path(os.environ["XDG_CONFIG_HOME"]) / "systemd" / "user" / "pi-notifier.service"
+    path = entry if entry.exists() else unit
+    text = path.read_text()
+    exe = autostart.executable()[0]
+    assert os.path.isabs(exe) and exe in text
+    assert "installed" in cli("status").stdout
+    assert "removed" in cli("remove").stdout
+    assert not path.exists() and "not installed" in cli("status").stdout
+
+
+def _require(tool: str) -> None:
+    if not shutil.which(tool):
+        if os.environ.get("NOTIFIER_REQUIRE_DESKTOP") == "1":
+            pytest.fail(f"{tool} is missing (NOTIFIER_REQUIRE_DESKTOP=1)")
+        pytest.skip(f"{tool} is not installed")
+
+
+def test_packaging_files_validate(tmp_path: Path) -> None:
+    exe = autostart.executable()
+    desktop = tmp_path / "pi-notifier.desktop"
+    desktop.write_text(autostart.render(autostart.Target("xdg", desktop), exe))
+    unit = tmp_path / "pi-notifier.service"
+    unit.write_text(autostart.render(autostart.Target("systemd", unit), exe))
+    plist = tmp_path / "dev.pi-notifier.plist"
+    plist.write_text(autostart.render(autostart.Target("launchagent", plist), exe))
+    parsed = plistlib.loads(plist.read_bytes())
+    assert parsed["ProgramArguments"] == [*exe, "run"] and parsed["RunAtLoad"] is True
+    cmd = autostart.render(autostart.Target("startup", tmp_path / "x.cmd"), exe)
+    assert f'"{exe[0]}" run' in cmd
+    _require("desktop-file-validate")
+    r = subprocess.run(["desktop-file-validate", str(desktop)], capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0 and "error" not in r.stdout.lower(), r.stdout
+    _require("systemd-analyze")
+    runtime = tmp_path / "run"
+    runtime.mkdir(mode=0o700)
+    r = subprocess.run(
+        ["systemd-analyze", "--user", "verify", str(unit)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=dict(os.environ, XDG_RUNTIME_DIR=str(runtime)),
+    )
+    assert r.returncode == 0, r.stderr
