@@ -13,9 +13,9 @@ from .conftest import ROOT, wait_for
 
 
 class AppProcess:
-    def __init__(self, *args: str, env: dict[str, str] | None = None) -> None:
+    def __init__(self, *args: str, env: dict[str, str] | None = None, argv: list[str] | None = None) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "notifier", *args],
+            argv or [sys.executable, "-m", "notifier", *args],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
