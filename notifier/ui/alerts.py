@@ -33,6 +33,7 @@ from notifier.core.text import clean, markup, project_name
 log = logging.getLogger(__name__)
 
 SNOOZE_S = 15 * 60
+MAX_WAIT_S = 60.0
 OPTIONS_SHOWN = 6
 TEXT_LIMIT = 300
 ASSETS = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "assets")
@@ -502,7 +503,8 @@ class AlertSink:
     def _run(self) -> None:
         while not self._stop.is_set():
             due = self.planner.next_due()
-            timeout = None if due is None else max(0.0, due - self.clock())
+            # Capped, so a wall-clock jump backwards delays a reminder by at most a minute.
+            timeout = None if due is None else min(MAX_WAIT_S, max(0.0, due - self.clock()))
             try:
                 msg = self._inbox.get(timeout=timeout)
             except queue.Empty:
