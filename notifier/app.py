@@ -12,7 +12,7 @@ from typing import Any
 from notifier import APP_NAME
 from notifier.config import Config, ConfigError, render
 from notifier.core.model import Snapshot
-from notifier.core.text import clean, project_name
+from notifier.core.text import clean, duration, project_name
 from notifier.engine import scan_once
 from notifier.output import dumps, status_obj
 
@@ -73,17 +73,6 @@ def _hand_over() -> int:
     return 0
 
 
-def _age(seconds: float) -> str:
-    seconds = max(0.0, seconds)
-    if seconds < 60:
-        return f"{int(seconds)} s"
-    if seconds < 3600:
-        return f"{int(seconds // 60)} min"
-    if seconds < 86400:
-        return f"{seconds / 3600:.1f} h"
-    return f"{int(seconds // 86400)} d"
-
-
 def render_status(snapshot: Snapshot, now: float, show_all: bool) -> str:
     rows: list[tuple[str, str, str, str]] = []
     hidden = 0
@@ -98,14 +87,14 @@ def render_status(snapshot: Snapshot, now: float, show_all: bool) -> str:
                 opts = " / ".join(q.options[:6])
                 more = f" (+{q.count - 1} more)" if q.count > 1 else ""
                 text = clean(q.text, 70) + more + (f"  [{clean(opts, 60)}]" if opts else "")
-                rows.append(("needs_input", project, _age(now - q.asked_at), text))
+                rows.append(("needs_input", project, duration(now - q.asked_at), text))
         elif view.abandoned:
             for q in view.abandoned:
                 rows.append(
                     (
                         "abandoned",
                         project,
-                        _age(now - q.asked_at),
+                        duration(now - q.asked_at),
                         clean(q.text, 60) + "  (pi is not running)",
                     )
                 )
@@ -266,7 +255,7 @@ def cmd_history(args: argparse.Namespace, config: Config) -> int:
             .strftime("%Y-%m-%d %H:%M")
         )
         project = project_name(q["session"]["name"], q["session"]["cwd"])
-        waited = _age(q["waited_s"]) if q["waited_s"] is not None else "-"
+        waited = duration(q["waited_s"]) if q["waited_s"] is not None else "-"
         outcome = q["outcome"] or "pending"
         lines.append(
             f"{asked}  {clean(project, 24):<24}  {waited:>7}  {outcome:<11}  {clean(q['question']['text'], 60)}"
@@ -274,7 +263,7 @@ def cmd_history(args: argparse.Namespace, config: Config) -> int:
     summary = data["summary"]
     tail = f"{summary['count']} question{'s' if summary['count'] != 1 else ''}"
     if summary["median_wait_s"] is not None:
-        tail += f" · median wait {_age(summary['median_wait_s'])} · longest {_age(summary['longest_wait_s'])}"
+        tail += f" · median wait {duration(summary['median_wait_s'])} · longest {duration(summary['longest_wait_s'])}"
     sys.stdout.write(
         "\n".join(
             ["ASKED             PROJECT                    WAITED  OUTCOME      QUESTION", *lines, tail]

@@ -111,45 +111,33 @@ class Store:
 
     # ---- history ----
 
+    def _asked(self, t: Transition) -> None:
+        q, s = t.question, t.session
+        self._run(
+            "INSERT OR IGNORE INTO history (file, call_id, session_id, cwd, name, tool, text, header, options,"
+            " count, asked_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+            (
+                s.key,
+                q.tool_call_id,
+                s.id,
+                s.cwd,
+                s.name,
+                q.tool,
+                q.text,
+                q.header,
+                "\x1f".join(q.options),
+                q.count,
+                q.asked_at,
+            ),
+        )
+
     def record(self, transitions: Iterable[Transition]) -> None:
         for t in transitions:
             q, s = t.question, t.session
             if t.kind == "needs_input":
-                self._run(
-                    "INSERT OR IGNORE INTO history (file, call_id, session_id, cwd, name, tool, text, header, options,"
-                    " count, asked_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                    (
-                        s.key,
-                        q.tool_call_id,
-                        s.id,
-                        s.cwd,
-                        s.name,
-                        q.tool,
-                        q.text,
-                        q.header,
-                        "\x1f".join(q.options),
-                        q.count,
-                        q.asked_at,
-                    ),
-                )
+                self._asked(t)
             elif t.kind == "resolved":
-                self._run(
-                    "INSERT OR IGNORE INTO history (file, call_id, session_id, cwd, name, tool, text, header, options,"
-                    " count, asked_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                    (
-                        s.key,
-                        q.tool_call_id,
-                        s.id,
-                        s.cwd,
-                        s.name,
-                        q.tool,
-                        q.text,
-                        q.header,
-                        "\x1f".join(q.options),
-                        q.count,
-                        q.asked_at,
-                    ),
-                )
+                self._asked(t)  # asked before we were watching: record it now
                 self._run(
                     "UPDATE history SET resolved_at = ?, outcome = ?, waited_s = ? WHERE file = ? AND call_id = ?"
                     " AND resolved_at IS NULL",

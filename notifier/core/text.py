@@ -72,3 +72,15 @@ def project_name(name: str | None, cwd: str | None) -> str:
         if parts:
             return clean(parts[-1], 80)
     return "pi"
+
+
+def duration(seconds: float) -> str:
+    """How long, for people: "45 s", "4 min", "2 h 05 min", "3 d"."""
+    s = max(0, int(seconds))
+    if s < 60:
+        return f"{s} s"
+    if s < 3600:
+        return f"{s // 60} min"
+    if s < 86400:
+        return f"{s // 3600} h {s % 3600 // 60:02d} min"
+    return f"{s // 86400} d"

@@ -28,7 +28,7 @@ from notifier import APP_NAME
 from notifier.config import Config, parse_quiet_hours
 from notifier.core.model import Snapshot, Transition, TurnChange
 from notifier.core.noise import Key, Notice, Planner, Withdraw
-from notifier.core.text import clean, markup, project_name
+from notifier.core.text import clean, duration, markup, project_name
 
 log = logging.getLogger(__name__)
 
@@ -64,13 +64,6 @@ def _neutral(text: str) -> str:
     return text.replace("&", "＆").replace("<", "‹").replace(">", "›")
 
 
-def age(seconds: float) -> str:
-    minutes = int(max(0.0, seconds) // 60)
-    if minutes < 60:
-        return f"{minutes} min"
-    return f"{minutes // 60} h {minutes % 60:02d} min"
-
-
 def render(notice: Notice, show_text: bool, markup_ok: bool) -> Message:
     """Title and body for a notice. Every untrusted string goes through the one sanitizer, then is
     escaped (markup servers) or neutralized (others)."""
@@ -104,7 +97,7 @@ def render(notice: Notice, show_text: bool, markup_ok: bool) -> Message:
     title = _neutral(f"{item.project} needs an answer")
     lines = []
     if notice.kind == "reminder":
-        lines.append(f"Waiting for {age(notice.waited_s)}")
+        lines.append(f"Waiting for {duration(notice.waited_s)}")
     if show_text:
         text = clean(q.text, TEXT_LIMIT)
         if q.header and q.header != q.text:

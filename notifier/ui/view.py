@@ -11,20 +11,10 @@ from typing import Any
 
 from notifier.core.model import Question, SessionView, Snapshot
 from notifier.core.text import clean, project_name
+from notifier.core.text import duration as waited
 
 MENU_TEXT = 48
 MENU_MAX = 12
-
-
-def waited(seconds: float) -> str:
-    s = max(0, int(seconds))
-    if s < 60:
-        return f"{s} s"
-    if s < 3600:
-        return f"{s // 60} min"
-    if s < 86400:
-        return f"{s // 3600} h {s % 3600 // 60:02d} min"
-    return f"{s // 86400} d"
 
 
 @dataclass(frozen=True)

@@ -13,9 +13,10 @@ import shutil
 import subprocess
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from ..conftest import wait_for
 
 BUS_CONFIG = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
  "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
@@ -79,19 +80,6 @@ def stop(proc: subprocess.Popen[Any] | None) -> None:
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait(5)
-
-
-def wait_until(predicate: Callable[[], Any], timeout: float, what: str) -> Any:
-    deadline = time.monotonic() + timeout
-    delay = 0.005
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(delay)
-        delay = min(delay * 2, 0.1)
 
 
 def start_xvfb() -> tuple[subprocess.Popen[bytes], str]:
@@ -161,7 +149,7 @@ class Dunst:
                 )
             return name_has_owner(env, "org.freedesktop.Notifications")
 
-        wait_until(ready, 20, "dunst on the bus")
+        wait_for(ready, 20, "dunst on the bus")
 
     def ctl(self, *args: str) -> str:
         return subprocess.run(
@@ -176,7 +164,7 @@ class Dunst:
 
     def stop(self) -> None:
         stop(self.proc)
-        wait_until(lambda: not name_has_owner(self.env, "org.freedesktop.Notifications"), 10, "dunst gone")
+        wait_for(lambda: not name_has_owner(self.env, "org.freedesktop.Notifications"), 10, "dunst gone")
 
 
 class Monitor:
@@ -274,5 +262,5 @@ def start_trayer(env: dict[str, str]) -> subprocess.Popen[bytes]:
         finally:
             d.close()
 
-    wait_until(owned, 20, "trayer to own the system tray")
+    wait_for(owned, 20, "trayer to own the system tray")
     return proc
