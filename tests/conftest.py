@@ -70,3 +70,18 @@ def private_dirs(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     monkeypatch.delenv("PI_CODING_AGENT_DIR", raising=False)
     monkeypatch.delenv("PI_CODING_AGENT_SESSION_DIR", raising=False)
     return base
+
+
+def cli(*args: str, env: dict[str, str] | None = None, timeout: float = 60) -> Any:
+    """Run `python -m notifier ARGS` to completion (a CompletedProcess with text output)."""
+    import subprocess
+    import sys
+
+    return subprocess.run(
+        [sys.executable, "-m", "notifier", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+        cwd=ROOT,
+    )

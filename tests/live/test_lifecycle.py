@@ -18,7 +18,7 @@ import pytest
 from notifier import autostart, ipc
 
 from ..app_process import AppProcess
-from ..conftest import wait_for
+from ..conftest import cli, wait_for
 from .writer import answer, append, ask, header, user
 
 
@@ -71,23 +71,7 @@ def test_one_instance_per_user_and_headless_runs_beside_it(tmp_path: Path) -> No
             {"cmd": "status", "roots": [str(tmp_path)], "liveness": "off", "question_tools": []}
         )
         assert status and status["ok"] and status["status"]["pending"] == 1
-        out = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "notifier",
-                "status",
-                "--json",
-                "--liveness",
-                "off",
-                "--sessions-dir",
-                str(tmp_path),
-            ],
-            capture_output=True,
-            text=True,
-            env=env,
-            timeout=30,
-        )
+        out = cli("status", "--json", "--liveness", "off", "--sessions-dir", str(tmp_path), env=env)
         assert json.loads(out.stdout) == status["status"]
         assert first.proc.poll() is None
 

@@ -3,19 +3,13 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from notifier import paths
 
-
-def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "notifier", *args], capture_output=True, text=True, timeout=60, env=env
-    )
+from ..conftest import cli
 
 
 @pytest.mark.parametrize(
