@@ -117,7 +117,6 @@ class Server:
 
     def _serve(self, client: socket.socket) -> None:
         conn = Connection(client)
-        keep = False
         try:
             for request in _lines(client):
                 try:
@@ -125,13 +124,10 @@ class Server:
                 except Exception as exc:  # a bad request never takes the app down
                     log.warning("control request failed: %s", clean(exc, 200))
                     reply = {"ok": False, "error": clean(exc, 200)}
-                if reply is None:
-                    keep = True  # the handler keeps this connection (subscription)
-                    continue
-                conn.send(reply)
+                if reply is not None:  # None: the handler keeps the connection to push to it
+                    conn.send(reply)
         finally:
-            if not keep:
-                conn.close()
+            conn.close()  # the peer hung up (a subscribed window closed): it is gone for good
 
     def stop(self) -> None:
         if self.sock is not None:

@@ -113,6 +113,7 @@ class App:
         self.lock: InstanceLock | None = None
         self._subscribers: list[ipc.Connection] = []
         self._sub_lock = threading.Lock()
+        self._show_lock = threading.Lock()
         self._window: subprocess.Popen[bytes] | None = None
         self._pending_focus: list[str] | None = None
 
@@ -168,7 +169,12 @@ class App:
 
     def show(self, focus: list[str] | None = None) -> None:
         """Open the window (one at a time), or raise the open one at ``focus``."""
+        with self._show_lock:
+            self._show(focus)
+
+    def _show(self, focus: list[str] | None) -> None:
         with self._sub_lock:
+            self._subscribers = [c for c in self._subscribers if not c.closed]
             subs = list(self._subscribers)
         if subs:
             for conn in subs:

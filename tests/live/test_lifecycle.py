@@ -205,3 +205,26 @@ def test_packaging_files_validate(tmp_path: Path) -> None:
         env=dict(os.environ, XDG_RUNTIME_DIR=str(runtime)),
     )
     assert r.returncode == 0, r.stderr
+
+
+def test_a_closed_window_is_forgotten_so_the_next_click_opens_a_new_one(tmp_path: Path) -> None:
+    """The window's subscription ends when it hangs up; 'show' then starts a new window."""
+    import socket as sock
+
+    with AppProcess("run", "--liveness", "off", "--sessions-dir", str(tmp_path), env=headless_env()) as app:
+        wait_for(lambda: ipc.request({"cmd": "ping"}), 20, "control channel")
+        window = sock.socket(sock.AF_UNIX, sock.SOCK_STREAM)
+        window.connect(ipc.socket_path())
+        window.sendall(b'{"cmd": "subscribe"}\n')
+        first = json.loads(window.makefile().readline())
+        assert "window" in first
+        assert ipc.request({"cmd": "show", "focus": None}) == {"ok": True}
+        assert json.loads(window.makefile().readline()) == {"focus": None}  # raised, not a second window
+        window.close()
+
+        def new_window_started() -> bool:
+            ipc.request({"cmd": "show", "focus": None})
+            # no display here: the new window process says so on the app's stderr
+            return any("no display to show the window on" in line for line in app.stderr)
+
+        wait_for(new_window_started, 20, "a new window after the old one closed")
