@@ -99,6 +99,7 @@ class Engine:
         self._next_poll: float | None = None
         self.ready_event = threading.Event()
         self.failed: BaseException | None = None
+        self.on_failure: Callable[[], None] | None = None
 
     # ---- lifecycle ----
 
@@ -135,6 +136,8 @@ class Engine:
             self.failed = exc
             log.exception("engine stopped")
             self.ready_event.set()
+            if self.on_failure is not None:
+                self.on_failure()
 
     # ---- startup ----
 

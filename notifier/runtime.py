@@ -317,6 +317,7 @@ class App:
             sinks.append(self.alerts)
         sinks.append(self)
         self.engine = Engine(engine_options(self.config), sinks)
+        self.engine.on_failure = self.stop_event.set
         self.engine.start()
 
     def serve(self) -> None:
@@ -337,10 +338,10 @@ class App:
             except Exception as exc:
                 log.warning("the tray stopped (%s); carrying on with notifications only", clean(exc, 200))
                 self.tray = None
-        while not self.stop_event.wait(0.5):
-            if self.engine is not None and self.engine.failed is not None:
-                log.error("the watcher stopped: %s", clean(self.engine.failed, 200))
-                return 1
+        self.stop_event.wait()  # no polling: a signal, Quit, or the engine failing sets it
+        if self.engine is not None and self.engine.failed is not None:
+            log.error("the watcher stopped: %s", clean(self.engine.failed, 200))
+            return 1
         return 0
 
     def shutdown(self) -> None:
