@@ -336,7 +336,12 @@ class App:
             try:
                 self.tray.run(self._changed, self.stop_event)
             except Exception as exc:
-                log.warning("the tray stopped (%s); carrying on with notifications only", clean(exc, 200))
+                if self.stop_event.is_set():
+                    # pystray's GTK backends close their own notification on the way out, which
+                    # fails where no notification server runs: harmless then.
+                    log.debug("tray stopped with: %s", clean(exc, 200))
+                else:
+                    log.warning("the tray stopped (%s); carrying on with notifications only", clean(exc, 200))
                 self.tray = None
         self.stop_event.wait()  # no polling: a signal, Quit, or the engine failing sets it
         if self.engine is not None and self.engine.failed is not None:

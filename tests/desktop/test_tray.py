@@ -232,3 +232,16 @@ def test_menu_action_fires_from_code(desktop: dict[str, str], monkeypatch: pytes
     assert fired[-1] == ("show", None)
     tray.update(data.snapshot(2.0))
     assert tray.shown == ("needs", 1)
+
+
+def test_tray_alone_without_a_notification_server(tmp_path: Path, trayer: None) -> None:
+    sessions = tmp_path / "sessions"
+    f = sessions / "--home-dev-solo--" / "a.jsonl"
+    append(f, header("/home/dev/solo"), user())
+    with AppProcess("run", "--liveness", "off", "--sessions-dir", str(sessions)) as app:
+        app.log_has("the tray alone will show questions")
+        wait_for(lambda: count(tray_area(), COLORS["working"]) + count(tray_area(), COLORS["idle"]) > 100, 20, "icon docked")
+        append(f, ask("q1", "Only the tray?"))
+        wait_for(lambda: count(tray_area(), COLORS["needs"]) > 100, 10, "needs-answer icon")
+        assert app.stop() == 0
+    assert not [line for line in app.stderr if "tray stopped" in line or "Traceback" in line]
