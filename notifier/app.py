@@ -124,7 +124,7 @@ def render_status(snapshot: Snapshot, now: float, show_all: bool) -> str:
 
 def cmd_status(args: argparse.Namespace, config: Config) -> int:
     from notifier import ipc
-    from notifier.runtime import engine_options
+    from notifier.engine import engine_options
 
     if args.json:
         live = ipc.request(

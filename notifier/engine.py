@@ -15,7 +15,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from notifier.core.board import Board, Proc
 from notifier.core.model import Snapshot, Transition
@@ -25,6 +25,9 @@ from notifier.pi.entries import EntryError, to_events
 from notifier.pi.questions import QuestionCatalog
 from notifier.watch.scanner import find_name, read_bounded, walk
 from notifier.watch.tail import DEFAULT_MAX_LINE, Tailer
+
+if TYPE_CHECKING:
+    from notifier.config import Config
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +59,14 @@ class EngineOptions:
     liveness: bool = True
     max_line: int = DEFAULT_MAX_LINE
     liveness_interval: float = LIVENESS_INTERVAL_S
+
+
+def engine_options(config: Config) -> EngineOptions:
+    return EngineOptions(
+        roots=list(config["sessions_dirs"]),
+        catalog=QuestionCatalog(config["question_tools"], config["ignore_tools"]),
+        liveness=config["liveness"] == "auto",
+    )
 
 
 class _Once:

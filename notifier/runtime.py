@@ -23,21 +23,12 @@ from notifier import ipc
 from notifier.config import Config
 from notifier.core.model import Snapshot, Transition
 from notifier.core.text import clean
-from notifier.engine import Engine, EngineOptions, ReadyInfo, Sink
+from notifier.engine import Engine, ReadyInfo, Sink, engine_options
 from notifier.output import JsonSink, status_obj
-from notifier.pi.questions import QuestionCatalog
 from notifier.store import Store
 from notifier.ui.view import window_obj
 
 log = logging.getLogger(__name__)
-
-
-def engine_options(config: Config) -> EngineOptions:
-    return EngineOptions(
-        roots=list(config["sessions_dirs"]),
-        catalog=QuestionCatalog(config["question_tools"], config["ignore_tools"]),
-        liveness=config["liveness"] == "auto",
-    )
 
 
 def open_store() -> Store:

@@ -15,7 +15,7 @@ from typing import Any
 
 FIRST_WINDOW = 16 << 10
 HEADER_LIMIT = 1 << 20
-NAME_SEARCH_LIMIT = 4 << 20
+NAME_SEARCH_LIMIT = 1 << 20
 MAX_DEPTH = 4
 _BOUNDARY_TYPES = frozenset({"compaction", "branch_summary"})
 _BOUNDARY_ROLES = frozenset({"assistant", "user", "bashExecution"})
@@ -163,31 +163,40 @@ def read_bounded(path: str, first_window: int = FIRST_WINDOW, max_line: int = 32
     return scan
 
 
-def find_name(path: str, before: int, limit: int = NAME_SEARCH_LIMIT) -> str | None:
-    """The latest ``session_info`` name before ``before`` (searching backwards, bounded)."""
+def _last_name(block: bytes, cut_at_start: bool) -> tuple[bool, str | None]:
+    """(found, name) of the last ``session_info`` entry in ``block``."""
     needle = b'"type":"session_info"'
+    end = len(block)
+    while True:
+        hit = block.rfind(needle, 0, end)
+        if hit < 0:
+            return False, None
+        start = block.rfind(b"\n", 0, hit) + 1
+        stop = block.find(b"\n", hit)
+        end = hit
+        if start == 0 and cut_at_start:
+            continue  # the line began before this block
+        try:
+            entry = json.loads(block[start : stop if stop >= 0 else len(block)])
+        except ValueError:
+            continue
+        if isinstance(entry, dict) and entry.get("type") == "session_info":
+            name = entry.get("name")
+            return True, name if isinstance(name, str) and name else None
+
+
+def find_name(path: str, before: int, limit: int = NAME_SEARCH_LIMIT, head: int = 64 << 10) -> str | None:
+    """The latest ``session_info`` name written before byte ``before``: searched in the last
+    ``limit`` bytes before it, then near the start (pi writes ``--name`` in its first flush).
+    Bounded, so the cost does not grow with the file."""
     try:
         with open(path, "rb") as fh:
-            pos = before
-            carry = b""
-            searched = 0
-            while pos > 0 and searched < limit:
-                step = min(1 << 20, pos)
-                pos -= step
-                fh.seek(pos)
-                block = fh.read(step) + carry
-                searched += step
-                lines = block.split(b"\n")
-                carry = lines[0] if pos > 0 else b""
-                for line in reversed(lines[1:] if pos > 0 else lines):
-                    if needle in line:
-                        try:
-                            entry = json.loads(line)
-                        except ValueError:
-                            continue
-                        if isinstance(entry, dict) and entry.get("type") == "session_info":
-                            name = entry.get("name")
-                            return name if isinstance(name, str) and name else None
+            start = max(0, before - limit)
+            fh.seek(start)
+            found, name = _last_name(fh.read(before - start), cut_at_start=start > 0)
+            if found or start == 0:
+                return name
+            fh.seek(0)
+            return _last_name(fh.read(min(head, start)), cut_at_start=False)[1]
     except OSError:
         return None
-    return None

@@ -240,7 +240,11 @@ def test_tray_alone_without_a_notification_server(tmp_path: Path, trayer: None) 
     append(f, header("/home/dev/solo"), user())
     with AppProcess("run", "--liveness", "off", "--sessions-dir", str(sessions)) as app:
         app.log_has("the tray alone will show questions")
-        wait_for(lambda: count(tray_area(), COLORS["working"]) + count(tray_area(), COLORS["idle"]) > 100, 20, "icon docked")
+        wait_for(
+            lambda: count(tray_area(), COLORS["working"]) + count(tray_area(), COLORS["idle"]) > 100,
+            20,
+            "icon docked",
+        )
         append(f, ask("q1", "Only the tray?"))
         wait_for(lambda: count(tray_area(), COLORS["needs"]) > 100, 10, "needs-answer icon")
         assert app.stop() == 0

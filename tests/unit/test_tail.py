@@ -59,3 +59,29 @@ def test_overlong_line_is_skipped_without_holding_it(tmp_path: Path) -> None:
     with p.open("ab") as fh:
         fh.write(b"zzz\nok\n")
     assert t.read().lines == [b"ok"]
+
+
+def test_find_name_latest_bounded_and_in_the_head(tmp_path: Path) -> None:
+    import json
+
+    from notifier.watch.scanner import find_name
+
+    def info(name: str) -> bytes:
+        return (
+            json.dumps({"type": "session_info", "id": "x", "name": name}, separators=(",", ":")) + "\n"
+        ).encode()
+
+    filler = b'{"type":"message","message":{"role":"toolResult","content":"' + b"x" * 5000 + b'"}}\n'
+    p = tmp_path / "s.jsonl"
+    p.write_bytes(
+        b'{"type":"session","id":"s"}\n' + info("first") + filler * 300 + info("second") + filler * 3
+    )
+    assert find_name(str(p), p.stat().st_size) == "second"
+    assert (
+        find_name(str(p), p.stat().st_size, limit=10_000) == "first"
+    )  # not in the last 10 KB: the head has it
+    p.write_bytes(b'{"type":"session","id":"s"}\n' + info("gone") + info("") + filler)
+    assert find_name(str(p), p.stat().st_size) is None  # cleared later
+    nested = b'{"type":"message","message":{"details":{"type":"session_info","name":"fake"}}}\n'
+    p.write_bytes(b'{"type":"session","id":"s"}\n' + info("real") + nested)
+    assert find_name(str(p), p.stat().st_size) == "real"
