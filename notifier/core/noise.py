@@ -92,6 +92,7 @@ class Planner:
         self._handles = 0
         self._summary: int | None = None
         self._summary_keys: set[Key] = set()
+        self._held: list[Item] = []
 
     # ---- input ----
 
@@ -176,28 +177,35 @@ class Planner:
             del self._waiting[key]
             due.append(item)
         startup, self._startup = self._startup, []
-        silent = quiet
-        for item in startup + due:
+        # found at start-up but snoozed: asked again when the snooze ends, like any other
+        parked = [i for i in startup if self._silenced_until(i, now) > now]
+        for item in parked:
+            self._waiting[item.key] = (item, self._silenced_until(item, now))
+        startup = [i for i in startup if i not in parked]
+        for item in [i for i in startup + due if i.project in self.muted]:
+            self._shown[item.key] = _Shown(item, 0)  # a muted project never raises anything
             self.notified.add(item.key)
-        visible = [i for i in due if i.project not in self.muted]
-        visible_startup = [
-            i for i in startup if i.project not in self.muted and self._silenced_until(i, now) <= now
-        ]
-        if silent:
-            # Quiet hours: remember them as shown (reminders may follow later), raise nothing.
+        startup = [i for i in startup if i.project not in self.muted]
+        due = [i for i in due if i.project not in self.muted]
+        if quiet:
+            # Quiet hours: nothing is raised; what arrives is announced once when they end.
             for item in startup + due:
                 self._shown[item.key] = _Shown(item, 0)
-            visible, visible_startup = [], []
-        else:
-            for item in [i for i in startup + due if i not in visible and i not in visible_startup]:
-                self._shown[item.key] = _Shown(item, 0)
+                self._held.append(item)
+            return out + self._reminders(now, quiet)
+        held = [i for i in self._held if i.key in self._shown and self._shown[i.key].handle == 0]
+        self._held = []
+        visible_startup = held + startup
+        visible = due
+        for item in visible_startup + visible:
+            self.notified.add(item.key)
         if visible_startup:
             if len(visible_startup) == 1:
                 out += self._show_single(visible_startup[0], now, "question")
             else:
                 handle = self._new_handle()
                 for item in visible_startup:
-                    self._shown[item.key] = _Shown(item, handle)
+                    self._shown[item.key] = _Shown(item, handle, self._passed(item, now))
                 out.append(Notice(handle, "startup", tuple(visible_startup)))
         if visible:
             self._recent = [
@@ -211,9 +219,14 @@ class Planner:
         out += self._reminders(now, quiet)
         return out
 
+    def _passed(self, item: Item, now: float) -> int:
+        """Reminders whose time is already past when a question is first shown (not sent)."""
+        waited = now - item.question.asked_at
+        return sum(1 for after in self.remind_after_s if waited >= after)
+
     def _show_single(self, item: Item, now: float, kind: Kind) -> list[Action]:
         handle = self._new_handle()
-        self._shown[item.key] = _Shown(item, handle)
+        self._shown[item.key] = _Shown(item, handle, self._passed(item, now))
         self._recent.append((now, item.key))
         return [Notice(handle, kind, (item,))]
 
@@ -271,6 +284,11 @@ class Planner:
             if shown.reminders_sent < len(self.remind_after_s):
                 times.append(shown.item.question.asked_at + self.remind_after_s[shown.reminders_sent])
         return min(times) if times else None
+
+    @property
+    def holding(self) -> bool:
+        """Questions held back by quiet hours wait to be announced when they end."""
+        return bool(self._held)
 
     @property
     def showing(self) -> dict[Key, int]:

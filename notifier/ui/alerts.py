@@ -498,6 +498,8 @@ class AlertSink:
             due = self.planner.next_due()
             # Capped, so a wall-clock jump backwards delays a reminder by at most a minute.
             timeout = None if due is None else min(MAX_WAIT_S, max(0.0, due - self.clock()))
+            if timeout is None and self.planner.holding:
+                timeout = MAX_WAIT_S  # look again soon: quiet hours end at a time of day
             try:
                 msg = self._inbox.get(timeout=timeout)
             except queue.Empty:

@@ -138,3 +138,67 @@ def test_keeps_running_without_a_notification_server(tmp_path: Path, desktop: di
         append(f, answer("q1"))
         app.wait("resolved")
         assert not [line for line in app.stderr if "Traceback" in line]
+
+
+def test_show_action_opens_the_window(tmp_path: Path, dunst: Dunst, monitor: Monitor) -> None:
+    import subprocess
+
+    f = new_session(tmp_path, "clicky")
+    with AppProcess(
+        "run", "--liveness", "off", "--sessions-dir", str(tmp_path), "--config", str(_config(tmp_path, ""))
+    ) as app:
+        wait_for(lambda: __import__("notifier.ipc", fromlist=["request"]).request({"cmd": "ping"}), 20, "app")
+        append(f, ask("q1", "Open me?"))
+        wait_for(lambda: monitor.notifies(), 10, "Notify")
+        wait_for(lambda: dunst.displayed() == 1, 10, "bubble")
+        dunst.ctl("action", "0")  # the bubble's default action: "Show"
+        wait_for(
+            lambda: [x for x in monitor.of("ActionInvoked") if x[1] == "default"], 10, "ActionInvoked default"
+        )
+
+        def window() -> list[str]:
+            out = subprocess.run(
+                ["xdotool", "search", "--class", "pi-notifier"], capture_output=True, text=True
+            )
+            return out.stdout.split()
+
+        wait_for(window, 20, "the window")
+        assert app.stop() == 0
+
+
+def _config(tmp_path: Path, text: str) -> Path:
+    cfg = tmp_path / "config.toml"
+    cfg.write_text(text)
+    return cfg
+
+
+def test_quiet_hours_and_hidden_text(tmp_path: Path, dunst: Dunst, monitor: Monitor) -> None:
+    import time as _time
+
+    now = _time.localtime()
+    start = f"{now.tm_hour:02d}:{now.tm_min:02d}"
+    end_min = (now.tm_hour * 60 + now.tm_min + 2) % 1440
+    quiet = _config(
+        tmp_path, f'settle_ms = 0\nquiet_hours = "{start}-{end_min // 60:02d}:{end_min % 60:02d}"\n'
+    )
+    a = new_session(tmp_path, "sleepy")
+    with run_app(tmp_path, "--config", str(quiet)) as app:
+        app.wait("ready")
+        append(a, ask("q1", "Quiet please?"))
+        app.wait("needs_input")
+    # stopping drains the notification worker, so anything it would have raised was raised by now
+    assert monitor.notifies() == []
+    private = _config(tmp_path, "[notifications]\nshow_text = false\n")
+    b = new_session(tmp_path, "secret")
+    with run_app(tmp_path, "--config", str(private)) as app:
+        app.wait("ready")
+        # outside quiet hours the held-back question is announced once, at start-up
+        wait_for(
+            lambda: [x for x in monitor.notifies() if x["summary"] == "sleepy needs an answer"], 10, "sleepy"
+        )
+        append(b, ask("q2", "The launch codes are?"))
+        (n,) = wait_for(
+            lambda: [x for x in monitor.notifies() if x["summary"] == "secret needs an answer"], 10, "Notify"
+        )
+        assert "launch codes" not in n["body"] and "waiting for your answer" in n["body"]
+    assert not [x for x in monitor.notifies() if "Quiet please" in x["body"]]

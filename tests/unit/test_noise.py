@@ -98,13 +98,27 @@ def test_snoozed_session_raises_nothing_until_the_end() -> None:
 
 
 def test_quiet_hours_and_mute_raise_nothing() -> None:
-    p = Planner(settle_s=0.0, remind_after_s=(600.0,))
+    p = Planner(settle_s=0.0, remind_after_s=(600.0, 1800.0))
     p.muted = {"s1"}  # project names: the cwd's last folder here
     p.feed([t("needs_input", "a", "s1"), t("needs_input", "b", "s2")], 0.0)
     assert [n.items[0].ref.key for n in notices(p.tick(0.0))] == ["s2"]
-    p.feed([t("needs_input", "c", "s3")], 1.0)
-    assert notices(p.tick(1.0, quiet=True)) == []
-    assert [n.items[0].ref.key for n in notices(p.tick(600.0))] == ["s2", "s3"]
+    p.feed([t("needs_input", "c", "s3", at=1.0)], 1.0)
+    assert notices(p.tick(1.0, quiet=True)) == [] and p.holding
+    assert notices(p.tick(700.0, quiet=True)) == []  # still quiet: no reminder either
+    # quiet hours over: the held question is announced once (its passed reminder is not sent),
+    # and s2 gets its next reminder; the muted one never shows
+    out = notices(p.tick(1900.0))
+    assert sorted((n.kind, n.items[0].ref.key) for n in out) == [("question", "s3"), ("reminder", "s2")]
+    assert not p.holding and p.next_due() is None
+
+
+def test_question_shown_late_skips_reminders_already_past() -> None:
+    p = Planner(remind_after_s=(600.0, 1800.0))
+    p.feed(
+        [Transition("needs_input", SessionRef("s", "i", "/p", None), q("a", 0.0), 0.0, initial=True)], 900.0
+    )
+    (n,) = notices(p.tick(900.0))
+    assert n.kind == "question" and p.next_due() == 1800.0
 
 
 def test_project_snooze_and_resume_all() -> None:
