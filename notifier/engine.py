@@ -7,6 +7,7 @@ other threads talk to it only by putting commands on its queue.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import os
@@ -167,7 +168,8 @@ class Engine:
             gone = {(t.session.key, t.question.tool_call_id) for t in abandoned}
             collected = [t for t in collected if (t.session.key, t.question.tool_call_id) not in gone]
             self._schedule_liveness(self.options.liveness_interval)
-        self._fill_names()
+        if self._fill_names():
+            collected = self._renamed(collected)
         now = self._wall()
         self.snapshot = self.board.snapshot(now)
         info = ReadyInfo(len(self.board), self.snapshot.pending_count, time.perf_counter() - began)
@@ -187,13 +189,28 @@ class Engine:
             self._processes = running_pi
         return self._processes()
 
-    def _fill_names(self) -> None:
-        """Sessions that ask something deserve their name, even if it was set long ago."""
+    def _fill_names(self) -> bool:
+        """Sessions that ask something deserve their name, even if it was set long before the
+        part of the file we read. Looked up once per session (bounded read). True if any found."""
+        found = False
         for key in self.board.unnamed_askers():
             tailer = self.tailers.get(key)
-            name = find_name(key, tailer.window_start if tailer else 0)
+            if tailer is None or tailer.name_checked or tailer.window_start == 0:
+                continue
+            tailer.name_checked = True
+            name = find_name(key, tailer.window_start)
             if name:
                 self.board.apply(key, [Renamed(clean(name, 200))], self._wall())
+                found = True
+        return found
+
+    def _renamed(self, items: list[Transition]) -> list[Transition]:
+        """The same transitions, carrying the sessions' current names."""
+        out = []
+        for t in items:
+            view = self.board.view(t.session.key)
+            out.append(dataclasses.replace(t, session=view.ref) if view is not None else t)
+        return out
 
     def _check_watch_limit(self, root: str) -> None:
         _, dirs = walk(root)
@@ -355,6 +372,8 @@ class Engine:
                     out += self._scan_dir(arg, initial=False)
             for path in files:
                 out += self._read(path)
+            if any(t.kind == "needs_input" and t.session.name is None for t in out) and self._fill_names():
+                out = self._renamed(out)
             out += self._timers()
             if out or self.board.has_turns():
                 self._emit(out)

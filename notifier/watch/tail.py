@@ -30,6 +30,7 @@ class Tailer:
         self.max_line = max_line
         self.offset = 0
         self.window_start = 0  # where the startup scan began reading (older bytes were never read)
+        self.name_checked = False  # the session name was looked for in the unread part
         self.ident: tuple[int, int] | None = None
         self._partial = bytearray()
         self._skipping = False  # inside a line that is too long, dropping bytes up to its newline

@@ -212,3 +212,23 @@ def test_run_json_subprocess_end_to_end(tmp_path: Path) -> None:
         proc.terminate()
         assert proc.wait(5) == 0
     assert "Traceback" not in (proc.stderr.read() if proc.stderr else "")
+
+
+def test_session_name_set_long_ago_is_found_once_it_asks(tmp_path: Path) -> None:
+    f = tmp_path / "--p--" / "s.jsonl"
+    name = line({"type": "session_info", "id": "n", "parentId": None, "name": "Billing rewrite"})
+    big = (
+        b'{"type":"message","id":"b","parentId":null,"message":{"role":"toolResult","toolCallId":"x","toolName":"bash","content":[{"type":"text","text":"'
+        + b"x" * 200_000
+        + b'"}]}}\n'
+    )
+    append(f, header("/home/dev/billing"), user(), name, big, user())
+    with Harness([tmp_path]) as h:
+        append(f, ask("q1", "Which gateway?"))
+        (t,) = h.wait("needs_input")
+        assert t.session.name == "Billing rewrite"
+    g = tmp_path / "--q--" / "t.jsonl"
+    append(g, header("/home/dev/other"), user(), name, big, user(), ask("q2", "Pending at start?"))
+    with Harness([tmp_path]) as h:
+        asked = h.wait("needs_input", 1)
+        assert [x.session.name for x in asked if x.question.tool_call_id == "q2"] == ["Billing rewrite"]
