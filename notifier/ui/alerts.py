@@ -172,9 +172,13 @@ class DBusBackend:
             from jeepney.io.threading import DBusRouter, open_dbus_connection
         except ImportError as exc:
             raise BackendError("jeepney is not installed") from exc
+        if not os.environ.get("DBUS_SESSION_BUS_ADDRESS") and not os.path.exists(
+            f"/run/user/{os.getuid()}/bus"
+        ):
+            raise BackendError("no session bus (DBUS_SESSION_BUS_ADDRESS is not set)")
         try:
             self._conn = open_dbus_connection(bus="SESSION")
-        except Exception as exc:  # no address, no socket, refused
+        except Exception as exc:  # no socket, refused
             raise BackendError(f"no session bus ({clean(exc, 120)})") from exc
         self._router = DBusRouter(self._conn)
         self._addr = DBusAddress(
@@ -375,9 +379,10 @@ def choose_backend(
                 return PowerShellBackend(), "Windows toasts through powershell.exe (WSL)"
         except (BackendError, ImportError) as exc:
             reasons.append(f"{name}: {clean(exc, 160)}")
-    return NullBackend(), "no way to show notifications (" + "; ".join(
-        reasons
-    ) + "); the tray alone will show questions"
+    reason = "; ".join(reasons)
+    return NullBackend(), (
+        f"no way to show notifications ({reason}); the tray, the window and 'pi-notifier status' still show questions"
+    )
 
 
 def doctor_line(config: Config) -> str:

@@ -239,7 +239,7 @@ def test_tray_alone_without_a_notification_server(tmp_path: Path, trayer: None) 
     f = sessions / "--home-dev-solo--" / "a.jsonl"
     append(f, header("/home/dev/solo"), user())
     with AppProcess("run", "--liveness", "off", "--sessions-dir", str(sessions)) as app:
-        app.log_has("the tray alone will show questions")
+        app.log_has("the tray, the window and 'pi-notifier status' still show questions")
         wait_for(
             lambda: count(tray_area(), COLORS["working"]) + count(tray_area(), COLORS["idle"]) > 100,
             20,
