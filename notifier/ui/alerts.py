@@ -189,8 +189,9 @@ class DBusBackend:
         self._call = new_method_call
         try:
             info = self._send("GetServerInformation", "", (), timeout)
-            self.server = tuple(str(x) for x in info)
-            self.capabilities = tuple(self._send("GetCapabilities", "", (), timeout)[0])
+            # what the server says about itself is shown in logs and doctor: sanitize it here
+            self.server = tuple(clean(x, 60) for x in info)
+            self.capabilities = tuple(clean(c, 60) for c in self._send("GetCapabilities", "", (), timeout)[0])
         except Exception as exc:
             self.shutdown()
             raise BackendError(f"no notification server on the session bus ({clean(exc, 120)})") from exc
