@@ -230,6 +230,3 @@ class Board:
 
     def __len__(self) -> int:
         return sum(1 for s in self._sessions.values() if s.reducer.has_header)
-
-    def keys(self) -> list[str]:
-        return list(self._sessions)

@@ -289,7 +289,3 @@ class Planner:
     def holding(self) -> bool:
         """Questions held back by quiet hours wait to be announced when they end."""
         return bool(self._held)
-
-    @property
-    def showing(self) -> dict[Key, int]:
-        return {k: s.handle for k, s in self._shown.items() if s.handle}

@@ -50,10 +50,6 @@ def parse_time(value: Any, default: float) -> float:
     return default
 
 
-def is_header(entry: Mapping[str, Any]) -> bool:
-    return entry.get("type") == "session" and isinstance(entry.get("id"), str)
-
-
 def to_events(entry: Mapping[str, Any], catalog: QuestionCatalog, seen_at: float) -> list[Event]:
     kind = entry.get("type")
     if not isinstance(kind, str):

@@ -453,10 +453,6 @@ class AlertSink:
         self._warned: set[str] = set()
         self._last_retry = 0.0
 
-    @property
-    def backend_name(self) -> str:
-        return self._backend.name if self._backend is not None else "?"
-
     def start(self) -> None:
         if self._backend is None:
             self._backend, self._why = choose_backend(

@@ -214,11 +214,3 @@ class Tray:
                 GLib.unix_signal_add(GLib.PRIORITY_HIGH, sig, lambda *a: (stop_event.set(), False)[1])
         except Exception as exc:
             log.debug("GLib signal handlers not installed: %s", exc)
-
-    def geometry(self) -> tuple[int, int, int, int] | None:
-        """Where the icon is on screen (gtk only), for clicking it in tests."""
-        try:
-            ok, screen, area, orientation = self.icon._status_icon.get_geometry()  # noqa: SLF001
-            return (area.x, area.y, area.width, area.height) if ok else None
-        except Exception:
-            return None
