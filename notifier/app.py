@@ -95,7 +95,7 @@ def render_status(snapshot: Snapshot, now: float, show_all: bool) -> str:
                         "abandoned",
                         project,
                         duration(now - q.asked_at),
-                        clean(q.text, 60) + "  (pi is not running)",
+                        clean(q.text, 60) + "  (the pi that asked has stopped)",
                     )
                 )
         elif show_all or now - view.updated_at < 86400:

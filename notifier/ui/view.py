@@ -65,7 +65,7 @@ def menu(snapshot: Snapshot, now: float) -> tuple[Entry, ...]:
     abandoned = snapshot.abandoned
     if abandoned:
         entries.append(SEPARATOR)
-        entries.append(Entry("Abandoned (pi is no longer running)"))
+        entries.append(Entry("Abandoned (the pi that asked has stopped)"))
         for view, q in abandoned[:MENU_MAX]:
             entries.append(Entry(question_label(view, q, now), ("show", [view.ref.key, q.tool_call_id])))
         entries.append(Entry("Clear abandoned", ("clear", None)))
@@ -140,7 +140,7 @@ def window_obj(snapshot: Snapshot) -> dict[str, Any]:
 def details_text(q: dict[str, Any], now: float) -> str:
     """The details pane: full questions, headers, options (recommended marked, multi-select noted)."""
     lines = [f"{q['project']}" + (f" — {q['session_name']}" if q.get("session_name") else "")]
-    state = "abandoned: pi is no longer running" if q["abandoned"] else "waiting"
+    state = "abandoned: the pi that asked has stopped" if q["abandoned"] else "waiting"
     lines.append(f"{q['tool']} · {state} · {waited(now - q['asked_at'])}")
     if q.get("title"):
         lines += ["", clean(q["title"])]

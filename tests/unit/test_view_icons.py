@@ -59,7 +59,7 @@ def test_menu_abandoned_section_and_empty_state() -> None:
     b.set_processes([], 101.0)
     labels = [e.label for e in menu(b.snapshot(0), 200.0)]
     assert labels[0] == "No questions waiting"
-    assert "Abandoned (pi is no longer running)" in labels and "Clear abandoned" in labels
+    assert "Abandoned (the pi that asked has stopped)" in labels and "Clear abandoned" in labels
 
 
 def test_title() -> None:

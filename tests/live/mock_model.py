@@ -1,0 +1,73 @@
+"""A scripted OpenAI-compatible chat server on loopback for driving the real pi CLI in tests:
+every new prompt is answered with a call to the `question` tool; a tool result gets "Thanks".
+It prints its port once it listens."""
+
+import json
+import sys
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+ARGS = {
+    "question": "Which database should we use?",
+    "options": [{"label": "PostgreSQL"}, {"label": "SQLite", "description": "file <b>based</b> & small"}],
+}
+
+
+def chunk(delta, finish=None):
+    return {
+        "id": "mock",
+        "object": "chat.completion.chunk",
+        "created": 0,
+        "model": "mock-model",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    }
+
+
+class H(BaseHTTPRequestHandler):
+    def log_message(self, *a):
+        pass
+
+    def do_POST(self):
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        msgs = body.get("messages", [])
+        last = msgs[-1] if msgs else {}
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.end_headers()
+        out = []
+        if last.get("role") == "tool":
+            out.append(chunk({"role": "assistant", "content": "Thanks, noted."}))
+            out.append(chunk({}, "stop"))
+        else:
+            n = sum(1 for m in msgs if m.get("role") == "tool") + 1
+            out.append(
+                chunk(
+                    {
+                        "role": "assistant",
+                        "tool_calls": [
+                            {
+                                "index": 0,
+                                "id": f"call_q{n}",
+                                "type": "function",
+                                "function": {"name": "question", "arguments": json.dumps(ARGS)},
+                            }
+                        ],
+                    }
+                )
+            )
+            out.append(chunk({}, "tool_calls"))
+        usage = {
+            "id": "mock",
+            "object": "chat.completion.chunk",
+            "created": 0,
+            "model": "mock-model",
+            "choices": [],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+        }
+        for c in out + [usage]:
+            self.wfile.write(b"data: " + json.dumps(c).encode() + b"\n\n")
+        self.wfile.write(b"data: [DONE]\n\n")
+
+
+server = ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1]) if len(sys.argv) > 1 else 0), H)
+print(server.server_address[1], flush=True)
+server.serve_forever()
