@@ -107,7 +107,8 @@ class SessionReducer:
         if isinstance(at, float) and at > self.updated_at:
             self.updated_at = at
         if isinstance(event, Header):
-            self.session_id, self.cwd, self.has_header = event.session_id, event.cwd, True
+            if not self.has_header:  # only a file's first header counts
+                self.session_id, self.cwd, self.has_header = event.session_id, event.cwd, True
         elif isinstance(event, Renamed):
             self.name = event.name or None
         elif isinstance(event, Input):

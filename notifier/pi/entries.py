@@ -60,7 +60,9 @@ def to_events(entry: Mapping[str, Any], catalog: QuestionCatalog, seen_at: float
     if kind == "session":
         cwd = entry.get("cwd")
         sid = entry.get("id")
-        return [Header(sid if isinstance(sid, str) else None, cwd if isinstance(cwd, str) else None)]
+        if not isinstance(sid, str):
+            raise EntryError("session header without an id")  # pi does not count such a file either
+        return [Header(sid, cwd if isinstance(cwd, str) else None)]
     if kind == "session_info":
         name = entry.get("name")
         return [Renamed(clean(name, 200) if isinstance(name, str) else None)]

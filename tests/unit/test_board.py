@@ -104,3 +104,17 @@ def test_live_turn_changes_are_reported_once() -> None:
     (turn,) = b.drain_turns()
     assert turn.state == "failed" and turn.session.cwd == "/p"
     assert b.drain_turns() == []
+
+
+def test_only_a_real_first_header_makes_a_session() -> None:
+    import pytest
+
+    from notifier.pi.entries import EntryError, to_events
+    from notifier.pi.questions import QuestionCatalog
+
+    with pytest.raises(EntryError):
+        to_events({"type": "session", "cwd": "/x"}, QuestionCatalog(), 0.0)
+    b = Board(liveness=False)
+    b.apply("f", [Header("first", "/a"), Header("second", "/b")], 1.0)
+    view = b.view("f")
+    assert view is not None and (view.ref.id, view.ref.cwd) == ("first", "/a")
