@@ -102,6 +102,7 @@ def question_obj(view: SessionView, q: Question, abandoned: bool) -> dict[str, A
     return {
         "key": [view.ref.key, q.tool_call_id],
         "project": project_name(view.ref.name, view.ref.cwd),
+        "folder": project_name(None, view.ref.cwd),
         "session_name": clean(view.ref.name, 120) or None,
         "session_id": view.ref.id,
         "tool": clean(q.tool, 60),
@@ -139,7 +140,7 @@ def window_obj(snapshot: Snapshot) -> dict[str, Any]:
 
 def details_text(q: dict[str, Any], now: float) -> str:
     """The details pane: full questions, headers, options (recommended marked, multi-select noted)."""
-    lines = [f"{q['project']}" + (f" — {q['session_name']}" if q.get("session_name") else "")]
+    lines = [q["folder"] + (f" — {q['session_name']}" if q.get("session_name") else "")]
     state = "abandoned: the pi that asked has stopped" if q["abandoned"] else "waiting"
     lines.append(f"{q['tool']} · {state} · {waited(now - q['asked_at'])}")
     if q.get("title"):

@@ -63,23 +63,24 @@ class Window:
         columns = ("project", "session", "tool", "waited")
         self.tree = ttk.Treeview(left, columns=columns, show="headings", selectmode="browse", height=14)
         for col, label, width in (
-            ("project", "Project", 170),
-            ("session", "Session", 130),
-            ("tool", "Tool", 120),
+            ("project", "Project", 120),
+            ("session", "Session", 120),
+            ("tool", "Tool", 100),
             ("waited", "Waiting", 80),
         ):
             self.tree.heading(col, text=label)
             self.tree.column(col, width=width, stretch=col != "waited", anchor="w")
         self.tree.tag_configure("abandoned", foreground="#8a6d1d")
         self.tree.pack(fill="both", expand=True)
-        panes.add(left, weight=2)
+        panes.add(left, weight=1)
         right = ttk.Frame(panes)
         self.details = tk.Text(
             right, wrap="word", height=14, relief="flat", padx=8, pady=6, font=("TkDefaultFont", 10)
         )
+        self.details.tag_configure("title", font=("TkDefaultFont", 12, "bold"))
         self.details.pack(fill="both", expand=True)
         self.details.configure(state="disabled")
-        panes.add(right, weight=3)
+        panes.add(right, weight=1)
 
         buttons = ttk.Frame(self.root, padding=(10, 8))
         buttons.pack(fill="x")
@@ -117,7 +118,17 @@ class Window:
         self._update_buttons(None)
         self.source.start(self.inbox.put)
         self.root.after(50, self._pump)
+        self._panes = panes
+        self.root.after(30, self._place_sash)
         self.root.after(1000, self._tick)
+
+    def _place_sash(self, tries: int = 40) -> None:
+        """Give the list a bit less than half the width, once the panes have a size."""
+        width = self._panes.winfo_width()
+        if width > 100:
+            self._panes.sashpos(0, int(width * 0.46))
+        elif tries:
+            self.root.after(30, lambda: self._place_sash(tries - 1))
 
     def _set_icon(self) -> None:
         from notifier.ui.alerts import app_icon
@@ -179,8 +190,8 @@ class Window:
     def _values(self, q: dict[str, Any]) -> tuple[str, ...]:
         now = time.time()
         return (
-            clean(q["project"], 40),
-            clean(q.get("session_name") or (q.get("session_id") or "")[:13], 30),
+            clean(q["folder"], 40),
+            clean(q.get("session_name"), 30) or "—",
             clean(q["tool"], 30),
             waited(now - q["asked_at"]) + (" (abandoned)" if q["abandoned"] else ""),
         )
@@ -218,6 +229,8 @@ class Window:
         self.details.configure(state="normal")
         self.details.delete("1.0", "end")
         self.details.insert("1.0", text)
+        if q:
+            self.details.tag_add("title", "1.0", "1.end")
         self.details.configure(state="disabled")
         if keep_scroll:
             self.details.yview_moveto(top)

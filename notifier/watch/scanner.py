@@ -65,7 +65,7 @@ class Scan:
     offset: int = 0
     ident: tuple[int, int] | None = None
     partial: bytes = b""
-    window_start: int = 0
+    window_start: int = 0  # the first byte of the lines returned: older entries were not read
     sig: bytes = b""  # the last bytes read, for the tailer's rewrite check
     error: OSError | None = None
 
@@ -135,11 +135,13 @@ def read_bounded(path: str, first_window: int = FIRST_WINDOW, max_line: int = 32
             partial = data[end + 1 :] if end >= 0 else data
             found = False
             pos = end
+            first = end + 1  # where the lines we keep begin (relative to data)
             while pos >= 0:
                 prev = data.rfind(b"\n", 0, pos)
                 if prev < 0 and not at_start:
                     break  # the first piece may be the cut end of a longer line
                 piece = data[prev + 1 : pos]
+                first = prev + 1
                 if len(piece) <= max_line:
                     entry = _parse_boundary(piece)
                     items.append(piece if entry is None else entry)
@@ -154,7 +156,7 @@ def read_bounded(path: str, first_window: int = FIRST_WINDOW, max_line: int = 32
         scan.lines = items
         scan.partial = partial if len(partial) <= max_line else b""
         scan.offset = size
-        scan.window_start = start
+        scan.window_start = start + first  # nothing before this byte was read as entries
         scan.sig = data[-32:] if data else head[-32:]
     except OSError as exc:
         scan.error = exc
