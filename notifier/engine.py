@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
+import marshal
 import os
 import queue
 import threading
@@ -20,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from notifier.core.board import Board, Proc
 from notifier.core.model import Snapshot, Transition
-from notifier.core.reducer import Event, Renamed
+from notifier.core.reducer import Event, Renamed, restore, summarize
 from notifier.core.text import clean
 from notifier.pi.entries import EntryError, to_events
 from notifier.pi.questions import QuestionCatalog
@@ -38,6 +39,7 @@ LIVENESS_INTERVAL_S = 3.0
 LIVENESS_SOON_S = 0.1
 UNWATCHED_POLL_S = 2.0
 LIVE_FULL_READ = 4 << 20
+CACHE_PARTIAL_MAX = 64 << 10  # a file ending in a longer unfinished line is not cached
 
 
 @dataclass(frozen=True)
@@ -60,13 +62,17 @@ class EngineOptions:
     liveness: bool = True
     max_line: int = DEFAULT_MAX_LINE
     liveness_interval: float = LIVENESS_INTERVAL_S
+    cache_path: str | None = None  # the start-up scan cache (None: read every file)
 
 
 def engine_options(config: Config) -> EngineOptions:
+    from notifier import paths
+
     return EngineOptions(
         roots=list(config["sessions_dirs"]),
         catalog=QuestionCatalog(config["question_tools"], config["ignore_tools"]),
         liveness=config["liveness"] == "auto",
+        cache_path=os.path.join(paths.state_dir(), "scan-cache.sqlite3"),
     )
 
 
@@ -112,6 +118,11 @@ class Engine:
         self.ready_event = threading.Event()
         self.failed: BaseException | None = None
         self.on_failure: Callable[[], None] | None = None
+        self._cache: Any = None
+        self._cached: dict[str, tuple[str, bytes]] = {}
+        self._stale: dict[str, str] = {}  # files read (not restored) at start-up → their stamp
+        self._seen: set[str] = set()
+        self.cache_hits = 0
 
     # ---- lifecycle ----
 
@@ -170,6 +181,13 @@ class Engine:
             self._schedule_liveness(self.options.liveness_interval)
         if self._fill_names():
             collected = self._renamed(collected)
+        self._save_cache()
+        if self.options.cache_path is not None:
+            log.debug(
+                "start-up scan: %d session files, %d unchanged since the last scan",
+                len(self.board),
+                self.cache_hits,
+            )
         now = self._wall()
         self.snapshot = self.board.snapshot(now)
         info = ReadyInfo(len(self.board), self.snapshot.pending_count, time.perf_counter() - began)
@@ -235,12 +253,79 @@ class Engine:
     def _scan_dir(self, folder: str, initial: bool) -> list[Transition]:
         files, _ = walk(folder)
         out: list[Transition] = []
+        cached = self._cache_rows() if initial else None
         for path in files:
             if path in self.tailers:
                 out += self._read(path)
+            elif cached is not None:
+                out += self._add_cached(path, cached)
             else:
                 out += self._add(path, initial)
         return out
+
+    # ---- the start-up scan cache ----
+
+    def _cache_rows(self) -> dict[str, tuple[str, bytes]] | None:
+        if self.options.cache_path is None:
+            return None
+        if self._cache is None:
+            from notifier.watch.cache import ScanCache, fingerprint
+
+            self._cache = ScanCache(self.options.cache_path, fingerprint(self.options.catalog.names))
+            self._cached = self._cache.load()
+        return self._cached
+
+    def _add_cached(self, path: str, cached: dict[str, tuple[str, bytes]]) -> list[Transition]:
+        """Restore an unchanged file from its summary; read any other one (and remember it)."""
+        assert self._cache is not None
+        self._seen.add(path)
+        try:
+            st = os.stat(path)  # before reading: a change during the read can only cause a miss
+        except OSError:
+            return []
+        stamp = self._cache.stamp(st)
+        row = cached.get(path)
+        if row is not None and row[0] == stamp:
+            try:
+                data = marshal.loads(row[1])
+                reducer = restore(data["s"])
+                tailer = Tailer(path, self.options.max_line)
+                tailer.seek(st.st_size, (st.st_dev, st.st_ino), bytes(data["part"]), bytes(data["sig"]))
+                tailer.window_start = int(data["ws"])
+                tailer.name_checked = bool(data["nc"])
+            except (ValueError, KeyError, TypeError, EOFError):
+                pass  # an unreadable summary: read the file instead
+            else:
+                self.tailers[path] = tailer
+                self.cache_hits += 1
+                return self.board.restore(path, reducer, self._wall(), initial=True)
+        self._stale[path] = stamp
+        return self._add(path, initial=True)
+
+    def _save_cache(self) -> None:
+        """Remember what the start-up scan read (after names were filled in)."""
+        if self._cache is None:
+            return
+        rows = []
+        for path, stamp in self._stale.items():
+            tailer = self.tailers.get(path)
+            reducer = self.board.reducer(path)
+            if tailer is None or reducer is None or len(tailer.partial) > CACHE_PARTIAL_MAX:
+                continue
+            data = {
+                "s": summarize(reducer),
+                "part": tailer.partial,
+                "sig": tailer.sig,
+                "ws": tailer.window_start,
+                "nc": tailer.name_checked,
+            }
+            rows.append((path, stamp, marshal.dumps(data)))
+        roots = tuple(r.rstrip(os.sep) + os.sep for r in self.options.roots)
+        gone = [f for f in self._cached if f.startswith(roots) and f not in self._seen]
+        self._cache.save(rows, gone)
+        self._cache.close()
+        self._stale.clear()
+        self._cached = {}
 
     def _add(self, path: str, initial: bool) -> list[Transition]:
         if not initial:
@@ -452,4 +537,8 @@ def scan_once(
     if options.liveness:
         engine.board.set_processes(engine._procs(), engine._wall())
     engine._fill_names()
+    engine._save_cache()
+    log.debug(
+        "scanned %d session files, %d unchanged since the last scan", len(engine.board), engine.cache_hits
+    )
     return engine.board.snapshot(engine._wall())

@@ -114,6 +114,16 @@ class Board:
         old.reducer = fresh
         return out + self._transitions(old, asked, now, False)
 
+    def restore(self, key: str, reducer: SessionReducer, now: float, initial: bool) -> list[Transition]:
+        """A session rebuilt from a summary (the scan cache): its questions are reported as asked."""
+        session = self._session(key)
+        session.reducer = reducer
+        return self._transitions(session, [Asked(q) for q in reducer.pending.values()], now, initial)
+
+    def reducer(self, key: str) -> SessionReducer | None:
+        session = self._sessions.get(key)
+        return session.reducer if session is not None else None
+
     def forget(self, key: str, now: float) -> list[Transition]:
         """The file is gone: whatever it still asked will never be answered."""
         session = self._sessions.pop(key, None)

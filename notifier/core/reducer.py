@@ -11,9 +11,9 @@ message, a compaction or a branch summary supersedes calls that never got a resu
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
-from notifier.core.model import Outcome, Question, State
+from notifier.core.model import Option, Outcome, Question, QuestionItem, State
 
 
 class Header(NamedTuple):
@@ -153,3 +153,70 @@ class SessionReducer:
     def displayed(self) -> Question | None:
         """The first pending question is the one displayed."""
         return next(iter(self.pending.values()), None)
+
+
+# ---- summaries (for the scan cache): plain JSON-able dicts, pure ----
+
+
+def _question_dict(q: Question) -> dict[str, Any]:
+    return {
+        "id": q.tool_call_id,
+        "tool": q.tool,
+        "at": q.asked_at,
+        "title": q.title,
+        "items": [
+            {
+                "text": it.text,
+                "header": it.header,
+                "detail": it.detail,
+                "multi": it.multi,
+                "options": [[o.label, o.description, o.recommended] for o in it.options],
+            }
+            for it in q.items
+        ],
+    }
+
+
+def _question(d: dict[str, Any]) -> Question:
+    items = tuple(
+        QuestionItem(
+            str(it["text"]),
+            it.get("header"),
+            it.get("detail"),
+            tuple(Option(str(o[0]), o[1], bool(o[2])) for o in it.get("options", [])),
+            bool(it.get("multi")),
+        )
+        for it in d["items"]
+    )
+    return Question(str(d["id"]), str(d["tool"]), items, float(d["at"]), d.get("title"))
+
+
+def summarize(r: SessionReducer) -> dict[str, Any]:
+    """Everything a session's state needs to be rebuilt without reading its file again."""
+    return {
+        "sid": r.session_id,
+        "cwd": r.cwd,
+        "name": r.name,
+        "base": r.base,
+        "pending": [_question_dict(q) for q in r.pending.values()],
+        "running": r.running,
+        "tool": r.current_tool,
+        "at": r.updated_at,
+        "header": r.has_header,
+    }
+
+
+def restore(d: dict[str, Any]) -> SessionReducer:
+    """The inverse of :func:`summarize` (raises KeyError/TypeError/ValueError on a bad summary)."""
+    pending = [_question(q) for q in d["pending"]]
+    return SessionReducer(
+        session_id=d["sid"],
+        cwd=d["cwd"],
+        name=d["name"],
+        base=d["base"],
+        pending={q.tool_call_id: q for q in pending},
+        running=dict(d["running"]),
+        current_tool=d["tool"],
+        updated_at=float(d["at"]),
+        has_header=bool(d["header"]),
+    )

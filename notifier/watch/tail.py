@@ -46,6 +46,15 @@ class Tailer:
         self._skipping = False
         self._sig = sig[-SIG:]
 
+    @property
+    def partial(self) -> bytes:
+        """The unterminated tail held back (it waits for its newline)."""
+        return bytes(self._partial)
+
+    @property
+    def sig(self) -> bytes:
+        return self._sig
+
     def reset(self) -> None:
         self.offset = 0
         self._partial.clear()

@@ -95,10 +95,14 @@ def test_scan_reports_where_the_read_entries_begin(tmp_path: Path) -> None:
     from notifier.watch.scanner import find_name, read_bounded
 
     header = b'{"type":"session","id":"s","cwd":"/p"}\n'
-    named = (json.dumps({"type": "session_info", "id": "n", "name": "Checkout"}, separators=(",", ":")) + "\n").encode()
+    named = (
+        json.dumps({"type": "session_info", "id": "n", "name": "Checkout"}, separators=(",", ":")) + "\n"
+    ).encode()
     asking = b'{"type":"message","id":"a","message":{"role":"assistant","content":[]}}\n'
     p = tmp_path / "s.jsonl"
-    p.write_bytes(header + b'{"type":"message","id":"u","message":{"role":"user","content":"x"}}\n' + named + asking)
+    p.write_bytes(
+        header + b'{"type":"message","id":"u","message":{"role":"user","content":"x"}}\n' + named + asking
+    )
     scan = read_bounded(str(p))
     assert [type(x) for x in scan.lines] == [dict]  # only the boundary entry was read
     assert scan.window_start == len(p.read_bytes()) - len(asking)
