@@ -4,6 +4,7 @@ window's content through Tk, and a menu action fired from code."""
 from __future__ import annotations
 
 import io
+import os
 import subprocess
 import sys
 import time
@@ -20,7 +21,7 @@ from notifier.ui.icons import COLORS
 from notifier.ui.view import window_obj
 
 from ..app_process import AppProcess
-from ..conftest import wait_for
+from ..conftest import cli, wait_for
 from ..live.writer import answer, append, ask, header, user
 from .services import Dunst
 
@@ -249,3 +250,59 @@ def test_tray_alone_without_a_notification_server(tmp_path: Path, trayer: None) 
         wait_for(lambda: count(tray_area(), COLORS["needs"]) > 100, 10, "needs-answer icon")
         assert app.stop() == 0
     assert not [line for line in app.stderr if "tray stopped" in line or "Traceback" in line]
+
+
+def test_status_notifier_item_desktops_get_the_appindicator_tray(tmp_path: Path, dunst: Dunst) -> None:
+    """KDE, GNOME with the AppIndicator extension: a real StatusNotifierItem host and watcher."""
+    from .conftest import require
+    from .services import name_has_owner, stop
+
+    require("gtk-sni-tray-standalone", "import")
+    env = dict(os.environ)
+    host = subprocess.Popen(
+        ["gtk-sni-tray-standalone", "--watcher", "--top", "--end"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_for(lambda: name_has_owner(env, "org.kde.StatusNotifierWatcher"), 20, "the SNI watcher")
+        sessions = tmp_path / "sessions"
+        f = sessions / "--home-dev-kde--" / "a.jsonl"
+        append(f, header("/home/dev/kde"), user())
+        assert "tray: appindicator" in cli("doctor", "--sessions-dir", str(sessions)).stdout
+        with AppProcess("run", "--liveness", "off", "--sessions-dir", str(sessions)) as app:
+
+            def registered() -> bool:
+                out = subprocess.run(
+                    [
+                        "dbus-send",
+                        "--session",
+                        "--print-reply",
+                        "--dest=org.kde.StatusNotifierWatcher",
+                        "/StatusNotifierWatcher",
+                        "org.freedesktop.DBus.Properties.Get",
+                        "string:org.kde.StatusNotifierWatcher",
+                        "string:RegisteredStatusNotifierItems",
+                    ],
+                    capture_output=True,
+                    text=True,
+                    env=env,
+                    timeout=10,
+                )
+                return 'string ":' in out.stdout
+
+            wait_for(registered, 20, "our item registered with the watcher")
+            append(f, ask("q1", "Seen on SNI?"))
+            top_bar = (560, 0, 640, 40)
+
+            def red() -> int:
+                png = subprocess.run(
+                    ["import", "-window", "root", "png:-"], capture_output=True, check=True
+                ).stdout
+                return count(Image.open(io.BytesIO(png)).convert("RGB").crop(top_bar), COLORS["needs"])
+
+            wait_for(lambda: red() > 50, 20, "the needs-answer icon in the SNI host")
+            assert app.stop() == 0
+    finally:
+        stop(host)
