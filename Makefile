@@ -30,6 +30,7 @@ lint: venv
 
 bench: venv
 	$(PY) bench/latency.py
+	$(PY) bench/latency.py --idle-sessions 5000
 	$(PY) bench/scale.py
 	$(PY) bench/idle.py
 

@@ -8,6 +8,7 @@ as it arrives from `pi-notifier run --json`. Target (DESIGN §7): p50 ≤ 1 ms, 
 from __future__ import annotations
 
 import argparse
+import json
 import subprocess
 import sys
 import tempfile
@@ -50,10 +51,35 @@ WRITER = textwrap.dedent(
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("-n", type=int, default=300)
+    ap.add_argument(
+        "--idle-sessions", type=int, default=0, help="other (idle) sessions present, as on a real machine"
+    )
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         (root / "--bench--").mkdir()
+        for i in range(args.idle_sessions):
+            folder = root / f"--idle{i % 100}--"
+            folder.mkdir(exist_ok=True)
+            head = {
+                "type": "session",
+                "version": 3,
+                "id": f"i{i}",
+                "timestamp": "2026-11-30T00:00:00.000Z",
+                "cwd": f"/idle/{i}",
+            }
+            done = {
+                "type": "message",
+                "id": "a",
+                "parentId": None,
+                "timestamp": "2026-11-30T00:00:01.000Z",
+                "message": {
+                    "role": "assistant",
+                    "stopReason": "stop",
+                    "content": [{"type": "text", "text": "done"}],
+                },
+            }
+            (folder / f"{i}.jsonl").write_text(json.dumps(head) + "\n" + json.dumps(done) + "\n")
         proc = start_run(root)
         reader = Reader(proc)
         reader.start()
@@ -83,7 +109,7 @@ def main() -> None:
         if e["event"] in lat:
             key = ("ask" if e["event"] == "needs_input" else "res", e["question"]["tool_call_id"])
             lat[e["event"]].append((seen - sent[key]) * 1000)
-    result = {"questions": args.n}
+    result = {"questions": args.n, "idle_sessions": args.idle_sessions}
     for kind, values in lat.items():
         result[kind] = {
             "count": len(values),

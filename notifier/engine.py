@@ -207,11 +207,11 @@ class Engine:
             self._processes = running_pi
         return self._processes()
 
-    def _fill_names(self) -> bool:
+    def _fill_names(self, keys: Iterable[str] | None = None) -> bool:
         """Sessions that ask something deserve their name, even if it was set long before the
         part of the file we read. Looked up once per session (bounded read). True if any found."""
         found = False
-        for key in self.board.unnamed_askers():
+        for key in self.board.unnamed_askers(keys):
             tailer = self.tailers.get(key)
             if tailer is None or tailer.name_checked or tailer.window_start == 0:
                 continue
@@ -457,7 +457,8 @@ class Engine:
                     out += self._scan_dir(arg, initial=False)
             for path in files:
                 out += self._read(path)
-            if any(t.kind == "needs_input" and t.session.name is None for t in out) and self._fill_names():
+            unnamed = {t.session.key for t in out if t.kind == "needs_input" and t.session.name is None}
+            if unnamed and self._fill_names(unnamed):
                 out = self._renamed(out)
             out += self._timers()
             if out or self.board.has_turns():

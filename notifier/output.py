@@ -52,7 +52,7 @@ def event_obj(t: Transition) -> dict[str, Any]:
 
 
 def status_obj(snapshot: Snapshot) -> dict[str, Any]:
-    sessions = sorted(snapshot.sessions, key=lambda v: v.updated_at, reverse=True)
+    sessions = sorted(snapshot.sessions, key=lambda v: (-v.updated_at, v.ref.key))  # newest first, stable
     return {
         "sessions": [session_status_obj(v) for v in sessions],
         "pending": snapshot.pending_count,

@@ -107,6 +107,8 @@ class App:
         self._show_lock = threading.Lock()
         self._window: subprocess.Popen[bytes] | None = None
         self._pending_focus: list[str] | None = None
+        self._ui_dirty = threading.Event()
+        self._ui_thread = threading.Thread(target=self._ui_loop, name="pi-notifier-ui", daemon=True)
 
     # ---- snapshot fan-out (engine thread) ----
 
@@ -123,6 +125,22 @@ class App:
         self._changed()
 
     def _changed(self) -> None:
+        """Something the tray or window shows changed: the UI thread redraws (coalesced), so
+        the engine thread is never held up by drawing."""
+        self._ui_dirty.set()
+
+    def _ui_loop(self) -> None:
+        while True:
+            self._ui_dirty.wait()
+            self._ui_dirty.clear()
+            if self.stop_event.is_set():
+                return
+            try:
+                self._refresh()
+            except Exception:
+                log.exception("updating the tray and window failed")
+
+    def _refresh(self) -> None:
         snap = self.snapshot()
         if self.tray is not None:
             try:
@@ -307,6 +325,7 @@ class App:
             self.alerts.start()
             sinks.append(self.alerts)
         sinks.append(self)
+        self._ui_thread.start()
         self.engine = Engine(engine_options(self.config), sinks)
         self.engine.on_failure = self.stop_event.set
         self.engine.start()
@@ -341,6 +360,8 @@ class App:
         return 0
 
     def shutdown(self) -> None:
+        self.stop_event.set()
+        self._ui_dirty.set()  # lets the UI thread finish
         if self.server is not None:
             self.server.stop()
         with self._sub_lock:

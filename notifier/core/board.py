@@ -49,10 +49,15 @@ class Board:
         self._sessions: dict[str, _Session] = {}
         self._procs: Sequence[Proc] | None = None
         self._turns: list[TurnChange] = []
+        # Snapshots are built incrementally: only sessions that changed get a new view.
+        self._views: dict[str, SessionView] = {}
+        self._dirty: set[str] = set()
 
     # ---- feeding ----
 
     def _session(self, key: str) -> _Session:
+        """The session for ``key`` (created if new), marked as changed."""
+        self._dirty.add(key)
         session = self._sessions.get(key)
         if session is None:
             session = _Session(key, SessionReducer(), {})
@@ -127,6 +132,7 @@ class Board:
     def forget(self, key: str, now: float) -> list[Transition]:
         """The file is gone: whatever it still asked will never be answered."""
         session = self._sessions.pop(key, None)
+        self._dirty.add(key)
         if session is None:
             return []
         changes = [Ended(q, "superseded", None, now) for q in session.reducer.pending.values()]
@@ -171,7 +177,9 @@ class Board:
         procs = self._procs or ()
         cwd = _norm(session.reducer.cwd)
         starts = [p.started for p in procs if _norm(p.cwd) == cwd] if cwd else []
-        session.alive = bool(starts)
+        if session.alive != bool(starts):
+            session.alive = bool(starts)
+            self._dirty.add(session.key)
         out: list[Transition] = []
         if not session.reducer.has_header:
             return out
@@ -180,6 +188,7 @@ class Board:
                 continue
             if not any(start <= q.asked_at + START_SLACK_S for start in starts):
                 session.abandoned[cid] = q
+                self._dirty.add(session.key)
                 out.append(Transition("abandoned", session.ref, q, now))
         return out
 
@@ -194,6 +203,7 @@ class Board:
         session = self._sessions.get(key)
         if session is None:
             return False
+        self._dirty.add(key)
         ids = [tool_call_id] if tool_call_id else list(session.abandoned)
         removed = False
         for cid in ids:
@@ -205,13 +215,15 @@ class Board:
 
     # ---- reading ----
 
-    def unnamed_askers(self) -> list[str]:
-        """Sessions that ask something (or did) but whose name is not known yet."""
-        return [
-            k
-            for k, s in self._sessions.items()
-            if s.reducer.has_header and s.reducer.name is None and (s.reducer.pending or s.abandoned)
-        ]
+    def unnamed_askers(self, keys: Iterable[str] | None = None) -> list[str]:
+        """Sessions (of ``keys``, or all) that ask something but whose name is not known yet."""
+        candidates = self._sessions.keys() if keys is None else [k for k in keys if k in self._sessions]
+        out = []
+        for k in candidates:
+            r = self._sessions[k].reducer
+            if r.has_header and r.name is None and (r.pending or self._sessions[k].abandoned):
+                out.append(k)
+        return out
 
     def view(self, key: str) -> SessionView | None:
         session = self._sessions.get(key)
@@ -235,8 +247,14 @@ class Board:
         )
 
     def snapshot(self, now: float) -> Snapshot:
-        views = tuple(self._view(s) for s in self._sessions.values() if s.reducer.has_header)
-        return Snapshot(sessions=views, taken_at=now)
+        for key in self._dirty:
+            session = self._sessions.get(key)
+            if session is not None and session.reducer.has_header:
+                self._views[key] = self._view(session)
+            else:
+                self._views.pop(key, None)
+        self._dirty.clear()
+        return Snapshot(sessions=tuple(self._views.values()), taken_at=now)
 
     def __len__(self) -> int:
         return sum(1 for s in self._sessions.values() if s.reducer.has_header)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Literal
 
 State = Literal["starting", "working", "needs_input", "idle", "failed", "stopped"]
@@ -112,19 +113,19 @@ class Snapshot:
     snoozed_until: float | None = None
     muted: frozenset[str] = field(default_factory=frozenset)
 
-    @property
+    @cached_property
     def pending(self) -> tuple[tuple[SessionView, Question], ...]:
         """Every non-abandoned pending question, newest first."""
         rows = [(s, q) for s in self.sessions for q in s.pending]
         rows.sort(key=lambda sq: sq[1].asked_at, reverse=True)
         return tuple(rows)
 
-    @property
+    @cached_property
     def abandoned(self) -> tuple[tuple[SessionView, Question], ...]:
         rows = [(s, q) for s in self.sessions for q in s.abandoned]
         rows.sort(key=lambda sq: sq[1].asked_at, reverse=True)
         return tuple(rows)
 
-    @property
+    @cached_property
     def pending_count(self) -> int:
         return sum(len(s.pending) for s in self.sessions)

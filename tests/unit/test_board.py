@@ -151,3 +151,20 @@ def test_summary_round_trip() -> None:
     assert original is not None
     again = restore(marshal.loads(marshal.dumps(summarize(original))))
     assert again == original
+
+
+def test_incremental_snapshots_follow_every_change() -> None:
+    b = Board(liveness=True)
+    b.apply("f", [Header("s", "/p"), asked("q1", 100.0)], 100.0)
+    b.apply("g", [Header("t", "/q")], 100.0)
+    first = b.snapshot(1.0)
+    assert first.pending_count == 1 and len(first.sessions) == 2
+    b.set_processes([], 101.0)  # q1 abandoned, alive flags change
+    second = b.snapshot(2.0)
+    assert second.pending_count == 0 and len(second.abandoned) == 1
+    assert {v.ref.key: v.alive for v in second.sessions} == {"f": False, "g": False}
+    b.clear_abandoned("f")
+    assert b.snapshot(3.0).abandoned == ()
+    b.forget("g", 4.0)
+    assert [v.ref.key for v in b.snapshot(4.0).sessions] == ["f"]
+    assert first.pending_count == 1  # earlier snapshots never change
