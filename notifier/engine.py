@@ -121,6 +121,7 @@ class Engine:
         self._cache: Any = None
         self._cached: dict[str, tuple[str, bytes]] = {}
         self._stale: dict[str, str] = {}  # files read (not restored) at start-up → their stamp
+        self._probe_wanted = threading.Event()
         self._seen: set[str] = set()
         self.cache_hits = 0
 
@@ -129,6 +130,8 @@ class Engine:
     def start(self) -> None:
         self._thread = threading.Thread(target=self._main, name="pi-notifier-engine", daemon=True)
         self._thread.start()
+        if self.options.liveness:
+            threading.Thread(target=self._probe_loop, name="pi-notifier-liveness", daemon=True).start()
 
     @property
     def watcher(self) -> Any:
@@ -141,6 +144,7 @@ class Engine:
 
     def stop(self, timeout: float = 2.0) -> None:
         self._stop.set()
+        self._probe_wanted.set()
         self.queue.put(("stop", ""))
         if self._thread is not None:
             self._thread.join(timeout)
@@ -452,6 +456,10 @@ class Engine:
                     log.warning("sessions folder %s was removed; waiting for it to come back", clean(arg))
                     self.watcher.root_gone(arg)
                     out += self._gone(arg)
+                elif kind == "procs":
+                    out += self.board.set_processes(arg, self._wall())
+                    if self.board.needs_liveness():
+                        self._schedule_liveness(self.options.liveness_interval)
                 elif kind == ROOT_BACK and self.watcher.watch(arg):
                     log.info("watching %s", clean(arg))
                     out += self._scan_dir(arg, initial=False)
@@ -506,9 +514,17 @@ class Engine:
         if self._next_liveness is not None and mono >= self._next_liveness:
             self._next_liveness = None
             if self.board.needs_liveness():
-                out += self.board.set_processes(self._procs(), self._wall())
-                self._schedule_liveness(self.options.liveness_interval)
+                self._probe_wanted.set()  # the probe thread reads the process table, not us
         return out
+
+    def _probe_loop(self) -> None:
+        """Reads the process table (tens of ms on a busy desktop) off the engine thread."""
+        while not self._stop.is_set():
+            self._probe_wanted.wait()
+            self._probe_wanted.clear()
+            if self._stop.is_set():
+                return
+            self.queue.put(("procs", self._procs()))
 
     def _emit(self, items: list[Transition]) -> None:
         if self.options.liveness and any(t.kind == "needs_input" for t in items):
