@@ -37,6 +37,7 @@ def run(config: Config) -> int:
                 )
             )
     out.append(_liveness(config))
+    out.append(_window())
     for extra in _extras(config):
         out.append(extra)
     sys.stdout.write("\n".join(out) + "\n")
@@ -51,6 +52,18 @@ def _watch_limit(dirs: int) -> str:
         return _line(None, "file watcher", "native file events (no inotify limit to check here)")
     ok = dirs < limit // 2
     return _line(ok, "inotify", f"{dirs} folders to watch, limit {limit} watches per user")
+
+
+def _window() -> str:
+    try:
+        import tkinter  # noqa: F401
+    except ImportError:
+        return _line(
+            False,
+            "window",
+            "Tk is not available (Debian/Ubuntu: install python3-tk); the tray and notifications still work",
+        )
+    return _line(True, "window", "Tk is available")
 
 
 def _liveness(config: Config) -> str:

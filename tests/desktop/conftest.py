@@ -18,7 +18,17 @@ TOOLS = ("Xvfb", "dbus-daemon", "dbus-send", "dunst", "dunstctl")
 
 
 def require(*tools: str) -> None:
-    missing = [t for t in tools if not shutil.which(t)]
+    """Skip (or, with NOTIFIER_REQUIRE_DESKTOP=1, fail) unless the tools exist; "tkinter" means
+    the Python Tk module the window needs."""
+    missing = []
+    for t in tools:
+        if t == "tkinter":
+            try:
+                import tkinter  # noqa: F401
+            except ImportError:
+                missing.append("tkinter (python3-tk)")
+        elif not shutil.which(t):
+            missing.append(t)
     if missing:
         message = "desktop tools missing: " + ", ".join(missing)
         if os.environ.get("NOTIFIER_REQUIRE_DESKTOP") == "1":

@@ -143,6 +143,10 @@ def test_keeps_running_without_a_notification_server(tmp_path: Path, desktop: di
 def test_show_action_opens_the_window(tmp_path: Path, dunst: Dunst, monitor: Monitor) -> None:
     import subprocess
 
+    from .conftest import require
+
+    require("tkinter", "xdotool")
+
     f = new_session(tmp_path, "clicky")
     with AppProcess(
         "run", "--liveness", "off", "--sessions-dir", str(tmp_path), "--config", str(_config(tmp_path, ""))

@@ -23,6 +23,7 @@ from notifier.ui.view import window_obj
 from ..app_process import AppProcess
 from ..conftest import cli, wait_for
 from ..live.writer import answer, append, ask, header, user
+from .conftest import require
 from .services import Dunst
 
 TRAY = (520, 0, 640, 32)  # trayer: top edge, right aligned, 120×32 on the 640×480 screen
@@ -63,6 +64,7 @@ def windows_of_class(name: str) -> list[str]:
 def test_icon_docks_changes_and_a_click_opens_the_window(
     tmp_path: Path, dunst: Dunst, trayer: None, private_dirs: Path
 ) -> None:
+    require("tkinter")
     sessions = tmp_path / "sessions"
     a = sessions / "--home-dev-shop--" / "a.jsonl"
     b = sessions / "--home-dev-api--" / "b.jsonl"
@@ -168,7 +170,7 @@ def snapshot_data() -> dict[str, Any]:
 
 
 def test_window_lists_questions_through_tk(desktop: dict[str, str]) -> None:
-    pytest.importorskip("tkinter")
+    require("tkinter")
     from notifier.ui.window import TITLE, Window
 
     source = FakeSource(snapshot_data())
