@@ -115,7 +115,8 @@ def render_status(snapshot: Snapshot, now: float, show_all: bool) -> str:
                 f"{row[0]:<{widths[0]}}  {clean(row[1], 28):<{widths[1]}}  {row[2]:>{widths[2]}}  {row[3]}".rstrip()
             )
     n = snapshot.pending_count
-    summary = f"{len(snapshot.sessions)} sessions, {n} pending question{'s' if n != 1 else ''}"
+    total = len(snapshot.sessions)
+    summary = f"{total} session{'s' if total != 1 else ''}, {n} pending question{'s' if n != 1 else ''}"
     if hidden:
         summary += f" ({hidden} sessions idle for over a day not shown; --all lists them)"
     lines.append(summary)

@@ -105,4 +105,4 @@ def test_status_human_table(tmp_path: Path) -> None:
         and "Ship it?" in r.stdout
         and "\x1b" not in r.stdout
     )
-    assert "1 sessions, 1 pending question" in r.stdout
+    assert "1 session, 1 pending question" in r.stdout
