@@ -342,7 +342,7 @@ class App:
 
     def run_loop(self) -> int:
         """Block in the main thread until asked to stop."""
-        if self.tray is not None:
+        if self.tray is not None and not self.stop_event.is_set():
             try:
                 self.tray.run(self._changed, self.stop_event)
             except Exception as exc:

@@ -170,19 +170,25 @@ class Tray:
     # ---- loop ----
 
     def run(self, on_ready: Callable[[], None], stop_event: threading.Event) -> None:
+        running = threading.Event()
+
         def setup(icon: Any) -> None:
             icon.visible = True
             if self.backend == "xorg":
                 self._xorg_click_fix()
             self._install_gtk_signals(stop_event)
+            running.set()
             on_ready()
 
-        threading.Thread(target=self._stop_on, args=(stop_event,), daemon=True).start()
-        self.icon.run(setup=setup)
+        def stop_when_asked() -> None:
+            stop_event.wait()
+            # Stopping a loop that has not started yet does nothing (and it would then run
+            # forever): wait until it runs. If it never does, icon.run() has already failed.
+            running.wait(10)
+            self.stop()
 
-    def _stop_on(self, stop_event: threading.Event) -> None:
-        stop_event.wait()
-        self.stop()
+        threading.Thread(target=stop_when_asked, name="pi-notifier-tray-stop", daemon=True).start()
+        self.icon.run(setup=setup)
 
     def stop(self) -> None:
         try:

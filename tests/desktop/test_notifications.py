@@ -206,3 +206,25 @@ def test_quiet_hours_and_hidden_text(tmp_path: Path, dunst: Dunst, monitor: Moni
         )
         assert "launch codes" not in n["body"] and "waiting for your answer" in n["body"]
     assert not [x for x in monitor.notifies() if "Quiet please" in x["body"]]
+
+
+def test_snooze_and_mute_survive_a_restart(tmp_path: Path, dunst: Dunst, monitor: Monitor) -> None:
+    from notifier import ipc
+
+    nap, hush, loud = (new_session(tmp_path, p) for p in ("napping", "hushed", "loud"))
+    args = ("run", "--liveness", "off", "--sessions-dir", str(tmp_path))
+    with AppProcess(*args) as app:
+        wait_for(lambda: ipc.request({"cmd": "ping"}), 20, "app")
+        assert ipc.request({"cmd": "snooze", "project": "napping", "seconds": 3600}) == {"ok": True}
+        assert ipc.request({"cmd": "mute", "project": "hushed", "on": True}) == {"ok": True}
+        assert app.stop() == 0
+    with AppProcess(*args) as app:
+        wait_for(lambda: ipc.request({"cmd": "ping"}), 20, "app after the restart")
+        append(nap, ask("q1", "Snoozed project?"))
+        append(hush, ask("q2", "Muted project?"))
+        append(loud, ask("q3", "Marker?"))
+        wait_for(
+            lambda: [n for n in monitor.notifies() if n["summary"] == "loud needs an answer"], 10, "marker"
+        )
+        assert app.stop() == 0  # drains the notification worker: anything due was raised by now
+    assert [n["summary"] for n in monitor.notifies()] == ["loud needs an answer"]

@@ -308,3 +308,17 @@ def test_status_notifier_item_desktops_get_the_appindicator_tray(tmp_path: Path,
             assert app.stop() == 0
     finally:
         stop(host)
+
+
+def test_a_signal_right_at_start_stops_the_gtk_tray(tmp_path: Path, dunst: Dunst) -> None:
+    """Stopping a GTK loop that has not started yet does nothing; the app used to hang when a
+    signal arrived just before its tray loop began."""
+    import signal
+
+    from notifier import ipc
+
+    for i in range(6):
+        with AppProcess("run", "--liveness", "off", "--sessions-dir", str(tmp_path)) as app:
+            wait_for(lambda: ipc.request({"cmd": "ping"}), 20, "app")
+            app.proc.send_signal(signal.SIGTERM if i % 2 else signal.SIGINT)
+            assert app.proc.wait(5) == 0, f"start {i} did not stop"
