@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib.util
 import logging
 import os
+import signal
 import sys
 import threading
 import time
@@ -103,6 +104,29 @@ def doctor_line(config: Config) -> str:
     return f"[{'ok  ' if backend else 'note'}] tray: {backend or 'none'} — {why}"
 
 
+class _SignalWithoutSigintReset:
+    """Stands in for the ``signal`` module inside pystray's GTK helper, which sets SIGINT back to
+    the default action (kill at once) when its loop starts. The app handles SIGINT itself, to
+    withdraw its notifications and close its socket on the way out."""
+
+    SIGINT = signal.SIGINT
+    SIG_DFL = signal.SIG_DFL
+
+    @staticmethod
+    def signal(signum: int, handler: Any) -> Any:
+        if signum == signal.SIGINT and handler == signal.SIG_DFL:
+            return signal.getsignal(signal.SIGINT)
+        return signal.signal(signum, handler)
+
+
+def _keep_our_sigint() -> None:
+    try:
+        from pystray._util import gtk as pystray_gtk  # only present with the GTK backends
+    except Exception:
+        return
+    pystray_gtk.signal = _SignalWithoutSigintReset  # type: ignore[assignment]
+
+
 class Tray:
     def __init__(
         self, backend: str, act: Callable[[str, Any], None], snapshot: Callable[[], Snapshot]
@@ -111,6 +135,7 @@ class Tray:
             os.environ["PYSTRAY_BACKEND"] = backend
         import pystray
 
+        _keep_our_sigint()
         self.backend = backend
         self.pystray = pystray
         self.act = act
@@ -176,7 +201,6 @@ class Tray:
             icon.visible = True
             if self.backend == "xorg":
                 self._xorg_click_fix()
-            self._install_gtk_signals(stop_event)
             running.set()
             on_ready()
 
@@ -207,16 +231,3 @@ class Tray:
         except Exception as exc:
             log.debug("xorg click fix not applied: %s", exc)
 
-    def _install_gtk_signals(self, stop_event: threading.Event) -> None:
-        """GTK's main loop does not return to Python for signals: let GLib deliver them."""
-        if self.backend not in ("gtk", "appindicator"):
-            return
-        try:
-            import signal
-
-            from gi.repository import GLib
-
-            for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-                GLib.unix_signal_add(GLib.PRIORITY_HIGH, sig, lambda *a: (stop_event.set(), False)[1])
-        except Exception as exc:
-            log.debug("GLib signal handlers not installed: %s", exc)
