@@ -343,19 +343,28 @@ class Engine:
                 tailer = Tailer(path, self.options.max_line)
                 self.tailers[path] = tailer
                 return self._read(path)
+        tailer = Tailer(path, self.options.max_line)
+        lines = self._read_bounded(tailer)
+        if lines is None:
+            return []
+        self.tailers[path] = tailer
+        now = self._wall()
+        return self.board.apply(path, self._events(path, lines, now), now, initial=initial)
+
+    def _read_bounded(self, tailer: Tailer) -> list[bytes | dict[str, Any]] | None:
+        """Header + bounded tail of the tailer's file; the tailer continues after them.
+        ``None`` if the file cannot be read (said once)."""
+        path = tailer.path
         scan = read_bounded(path, max_line=self.options.max_line)
         if scan.error is not None:
             if not isinstance(scan.error, FileNotFoundError):
                 self._once(path, "open", "cannot read (%s)", scan.error.strerror or scan.error)
-            return []
-        tailer = Tailer(path, self.options.max_line)
+            return None
         tailer.seek(scan.offset, scan.ident, scan.partial, scan.sig)
         tailer.window_start = scan.window_start
-        self.tailers[path] = tailer
-        now = self._wall()
+        tailer.name_checked = False
         lines: list[bytes | dict[str, Any]] = [scan.header] if scan.header is not None else []
-        lines += scan.lines
-        return self.board.apply(path, self._events(path, lines, now), now, initial=initial)
+        return lines + scan.lines
 
     def _read(self, path: str) -> list[Transition]:
         tailer = self.tailers.get(path)
@@ -372,10 +381,9 @@ class Engine:
             self._once(path, "long", "skipped a line longer than %d MB", self.options.max_line >> 20)
         if result.rewritten:
             log.info("%s was rewritten; reading it again", clean(path))
-            scan = read_bounded(path, max_line=self.options.max_line)
-            tailer.seek(scan.offset, scan.ident, scan.partial, scan.sig)
-            lines: list[bytes | dict[str, Any]] = [scan.header] if scan.header is not None else []
-            lines += scan.lines
+            lines = self._read_bounded(tailer)
+            if lines is None:
+                return self._forget(path)
             return self.board.replace(path, self._events(path, lines, now), now)
         if not result.lines:
             return []
@@ -443,10 +451,11 @@ class Engine:
                     out += self._read(path)
                 files.clear()
                 if kind == "call":
-                    arg()
-                    self._publish_snapshot()
-                    for sink in self.sinks:
-                        sink.transitions([], self.snapshot)
+                    try:
+                        arg()
+                    except Exception:
+                        log.exception("a command from the tray or window failed; carrying on")
+                    self._emit([])
                 elif kind == GONE:
                     out += self._gone(arg)
                 elif kind == DIR:

@@ -232,3 +232,11 @@ def test_session_name_set_long_ago_is_found_once_it_asks(tmp_path: Path) -> None
     with Harness([tmp_path]) as h:
         asked = h.wait("needs_input", 1)
         assert [x.session.name for x in asked if x.question.tool_call_id == "q2"] == ["Billing rewrite"]
+
+
+def test_a_failing_command_does_not_stop_the_engine(tmp_path: Path) -> None:
+    with Harness([tmp_path]) as h:
+        h.engine.call(lambda: 1 / 0)  # e.g. a tray or window action that raises
+        append(tmp_path / "s.jsonl", header(), user(), ask("q1", "Still alive?"))
+        (t,) = h.wait("needs_input")
+        assert t.question.text == "Still alive?" and h.engine.failed is None
