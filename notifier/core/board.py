@@ -47,7 +47,7 @@ class Board:
     def __init__(self, liveness: bool = True) -> None:
         self.liveness = liveness
         self._sessions: dict[str, _Session] = {}
-        self._procs: Sequence[Proc] | None = None
+        self._starts: dict[str, list[float]] | None = None  # the last process list, by folder
         self._turns: list[TurnChange] = []
         # Snapshots are built incrementally: only sessions that changed get a new view.
         self._views: dict[str, SessionView] = {}
@@ -99,9 +99,7 @@ class Board:
                 if isinstance(change, Ended):
                     ended[change.question.tool_call_id] = change
         if old is None:
-            session = self._session(key)
-            session.reducer = fresh
-            return self._transitions(session, [Asked(q) for q in fresh.pending.values()], now, False)
+            return self.restore(key, fresh, now, initial=False)
         gone: list[Asked | Ended] = []
         for cid, q in old.reducer.pending.items():
             if cid not in fresh.pending:
@@ -157,7 +155,7 @@ class Board:
                         "resolved", ref, q, now, outcome=change.outcome, answer=change.answer, waited_s=waited
                     )
                 )
-        if self.liveness and self._procs is not None and any(isinstance(c, Asked) for c in changes):
+        if self.liveness and self._starts is not None and any(isinstance(c, Asked) for c in changes):
             out += self._check(session, now)
         return out
 
@@ -167,16 +165,22 @@ class Board:
         """A fresh process list (``None`` = could not be read: change nothing)."""
         if not self.liveness or procs is None:
             return []
-        self._procs = procs
+        self._starts = {}
+        for p in procs:
+            folder = _norm(p.cwd)
+            if folder:
+                self._starts.setdefault(folder, []).append(p.started)
         out: list[Transition] = []
         for session in self._sessions.values():
             out += self._check(session, now)
         return out
 
     def _check(self, session: _Session, now: float) -> list[Transition]:
-        procs = self._procs or ()
+        """Apply the last process list to one session (``None`` = none read yet: nothing)."""
+        if self._starts is None:
+            return []
         cwd = _norm(session.reducer.cwd)
-        starts = [p.started for p in procs if _norm(p.cwd) == cwd] if cwd else []
+        starts = self._starts.get(cwd, []) if cwd else []
         if session.alive != bool(starts):
             session.alive = bool(starts)
             self._dirty.add(session.key)

@@ -230,4 +230,3 @@ class Tray:
             self.icon._display.flush()  # noqa: SLF001
         except Exception as exc:
             log.debug("xorg click fix not applied: %s", exc)
-
