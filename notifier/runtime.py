@@ -224,11 +224,11 @@ class App:
         if session is None and project is None:
             self.snoozed_until = until if until > now else 0.0
             if self.snoozed_until:
-                self.store.snooze("*", until)
+                self.store.snooze(until)
             else:
                 self.store.clear_snoozes()
         else:
-            self.store.snooze(f"project:{project}" if project else str(session), until)
+            self.store.snooze(until, session, project)
         if self.alerts is not None:
             self.alerts.snooze(session, until if until > now else 0.0, project)
         self._changed()
@@ -242,7 +242,7 @@ class App:
 
     def _on_alert_snooze(self, session: str | None, until: float) -> None:
         """'Snooze 15 min' on a notification: persist it like any other snooze."""
-        self.store.snooze(session or "*", until)
+        self.store.snooze(until, session)
         if session is None:
             self.snoozed_until = until
         self._changed()
@@ -300,8 +300,8 @@ class App:
 
     def _restore(self) -> None:
         now = time.time()
-        for scope, until in self.store.snoozes().items():
-            if scope == "*" and until > now:
+        for session, project, until in self.store.snoozes(now):
+            if session is None and project is None:
                 self.snoozed_until = until
         self.muted = set(self.store.mutes())
 
@@ -444,8 +444,13 @@ class LocalSource:
         elif obj.get("cmd") in ("snooze", "mute"):
             store = open_store()
             try:
-                if obj["cmd"] == "snooze" and isinstance(obj.get("session"), str):
-                    store.snooze(obj["session"], time.time() + float(obj.get("seconds") or 0))
+                if obj["cmd"] == "snooze":
+                    session, project = obj.get("session"), obj.get("project")
+                    store.snooze(
+                        time.time() + float(obj.get("seconds") or 0),
+                        session if isinstance(session, str) else None,
+                        project if isinstance(project, str) else None,
+                    )
                 elif obj["cmd"] == "mute" and isinstance(obj.get("project"), str):
                     store.mute(obj["project"], bool(obj.get("on", True)))
             finally:

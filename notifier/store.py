@@ -30,6 +30,7 @@ CREATE TABLE IF NOT EXISTS history (
 CREATE INDEX IF NOT EXISTS history_asked ON history (asked_at);
 """
 ALL = "*"  # the snooze scope meaning every session
+_PROJECT = "project:"
 
 
 class Store:
@@ -91,10 +92,23 @@ class Store:
 
     # ---- snoozes and mutes ----
 
-    def snoozes(self) -> dict[str, float]:
-        return {scope: until for scope, until in self._run("SELECT scope, until FROM snoozes")}
+    # A snooze's scope: one session (its file), one project ("project:<name>"), or all ("*").
 
-    def snooze(self, scope: str, until: float) -> None:
+    def snoozes(self, now: float) -> list[tuple[str | None, str | None, float]]:
+        """The snoozes still running at ``now``: (session, project, until); both None = all."""
+        out: list[tuple[str | None, str | None, float]] = []
+        for scope, until in self._run("SELECT scope, until FROM snoozes WHERE until > ?", (now,)):
+            if scope == ALL:
+                out.append((None, None, until))
+            elif scope.startswith(_PROJECT):
+                out.append((None, scope[len(_PROJECT) :], until))
+            else:
+                out.append((scope, None, until))
+        return out
+
+    def snooze(self, until: float, session: str | None = None, project: str | None = None) -> None:
+        """Snooze a session, a project, or (neither given) everything until ``until``."""
+        scope = _PROJECT + project if project else session or ALL
         self._run("INSERT OR REPLACE INTO snoozes VALUES (?, ?)", (scope, until))
 
     def clear_snoozes(self) -> None:

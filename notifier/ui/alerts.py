@@ -28,7 +28,7 @@ from notifier import APP_NAME
 from notifier.config import Config, parse_quiet_hours
 from notifier.core.model import Snapshot, Transition, TurnChange
 from notifier.core.noise import Key, Notice, Planner, Withdraw
-from notifier.core.text import clean, duration, markup, project_name
+from notifier.core.text import clean, duration, markup
 
 log = logging.getLogger(__name__)
 
@@ -70,7 +70,7 @@ def render(notice: Notice, show_text: bool, markup_ok: bool) -> Message:
     esc: Callable[[str], str] = (lambda s: markup(s)) if markup_ok else (lambda s: _neutral(clean(s)))
     items = notice.items
     if notice.kind in ("burst", "startup"):
-        projects = sorted({project_name(i.ref.name, i.ref.cwd) for i in items})
+        projects = sorted({i.project for i in items})
         sessions = len({i.ref.key for i in items})
         title = (
             f"{sessions} pi sessions need answers"
@@ -79,8 +79,8 @@ def render(notice: Notice, show_text: bool, markup_ok: bool) -> Message:
         )
         lines = []
         for item in items[:5]:
-            proj = project_name(item.ref.name, item.ref.cwd)
-            lines.append(f"{esc(proj)} — {esc(clean(item.question.text, 80))}" if show_text else esc(proj))
+            proj = esc(item.project)
+            lines.append(f"{proj} — {esc(clean(item.question.text, 80))}" if show_text else proj)
         if len(items) > 5:
             lines.append(f"+{len(items) - 5} more")
         return Message(_neutral(clean(title, 120)), "\n".join(lines))
@@ -433,15 +433,8 @@ class AlertSink:
         )
         self.planner.notify_on = frozenset(s for s in config["notify_on"] if s in ("idle", "failed"))
         if store is not None:
-            now = clock()
-            for scope, until in store.snoozes().items():
-                if until > now:
-                    if scope == "*":
-                        self.planner.snooze(None, until)
-                    elif scope.startswith("project:"):
-                        self.planner.snooze(None, until, scope[len("project:") :])
-                    else:
-                        self.planner.snooze(scope, until)
+            for session, project, until in store.snoozes(clock()):
+                self.planner.snooze(session, until, project)
             self.planner.muted = set(store.mutes())
         self._inbox: queue.Queue[Any] = queue.Queue()
         self._handles: dict[int, int] = {}  # planner handle → server id

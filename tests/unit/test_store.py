@@ -1,0 +1,38 @@
+from __future__ import annotations
+
+from notifier.store import Store
+
+
+def test_snoozes_round_trip_by_scope() -> None:
+    store = Store(None)  # in memory
+    store.snooze(100.0)
+    store.snooze(200.0, session="/s/a.jsonl")
+    store.snooze(300.0, project="shop")
+    store.snooze(5.0, project="old")
+    assert sorted(store.snoozes(50.0), key=lambda s: s[2]) == [
+        (None, None, 100.0),
+        ("/s/a.jsonl", None, 200.0),
+        (None, "shop", 300.0),
+    ]
+    store.clear_snoozes()
+    assert store.snoozes(0.0) == []
+
+
+def test_the_standalone_window_snoozes_projects_too(monkeypatch, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """`pi-notifier show` without a running app stores what its buttons ask for."""
+    from notifier import runtime
+    from notifier.config import Config
+
+    stores: list[Store] = []
+
+    def fake_store() -> Store:
+        stores.append(Store(str(tmp_path / "state.sqlite3")))
+        return stores[-1]
+
+    monkeypatch.setattr(runtime, "open_store", fake_store)
+    source = runtime.LocalSource(Config())
+    source.engine = object()  # type: ignore[assignment]  # commands only need it to exist
+    source.command({"cmd": "snooze", "project": "shop", "seconds": 3600})
+    source.command({"cmd": "snooze", "session": "/s/a.jsonl", "seconds": 900})
+    check = Store(str(tmp_path / "state.sqlite3"))
+    assert {(s, p) for s, p, _ in check.snoozes(0.0)} == {(None, "shop"), ("/s/a.jsonl", None)}
