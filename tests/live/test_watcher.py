@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from ..app_process import AppProcess
 from ..conftest import wait_for
 from ..harness import Harness
 from .writer import answer, append, ask, header, line, user
@@ -173,45 +172,24 @@ def test_custom_question_tool(tmp_path: Path) -> None:
 
 def test_run_json_subprocess_end_to_end(tmp_path: Path) -> None:
     """The CLI as other tools use it: `run --json` lines, flushed at once; SIGTERM exits 0."""
-    import json
-
     f = tmp_path / "--p--" / "s.jsonl"
     append(f, header("/x/already"), user(), ask("q0", "Already pending?"))
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "notifier",
-            "run",
-            "--json",
-            "--no-tray",
-            "--no-notify",
-            "--liveness",
-            "off",
-            "--sessions-dir",
-            str(tmp_path),
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert proc.stdout is not None
-        first = json.loads(proc.stdout.readline())
+    with AppProcess(
+        "run", "--json", "--no-tray", "--no-notify", "--liveness", "off", "--sessions-dir", str(tmp_path)
+    ) as app:
+        app.wait("ready")
+        first, ready = app.events[:2]  # questions already pending come before ready
         assert first["event"] == "needs_input" and first["initial"] is True
-        ready = json.loads(proc.stdout.readline())
         assert ready["event"] == "ready" and ready["sessions"] == 1 and ready["pending"] == 1
         assert isinstance(ready["scan_s"], float) and ready["at"].endswith("Z")
         append(f, answer("q0", "User selected: 2. B"))
-        resolved = json.loads(proc.stdout.readline())
-        assert resolved["event"] == "resolved" and resolved["outcome"] == "answered"
+        (resolved,) = app.wait("resolved")
+        assert resolved["outcome"] == "answered"
         assert resolved["answer"] == "User selected: 2. B" and isinstance(resolved["waited_s"], float)
         assert set(resolved["session"]) == {"id", "file", "cwd", "name"}
         assert set(resolved["question"]) == {"tool_call_id", "tool", "text", "header", "options", "count"}
-    finally:
-        proc.terminate()
-        assert proc.wait(5) == 0
-    assert "Traceback" not in (proc.stderr.read() if proc.stderr else "")
+        assert app.stop() == 0
+    assert not [line for line in app.stderr if "Traceback" in line]
 
 
 def test_session_name_set_long_ago_is_found_once_it_asks(tmp_path: Path) -> None:
