@@ -18,10 +18,7 @@ T = TypeVar("T")
 def _find_fixtures() -> Path | None:
     env = os.environ.get("PI_NOTIFIER_FIXTURES")
     candidates = [Path(env)] if env else []
-    candidates += [
-        ROOT.parent / "shared" / "fixtures" / "pi-sessions",
-        ROOT / "tests" / "data" / "pi-sessions",
-    ]
+    candidates.append(ROOT / "tests" / "data" / "pi-sessions")
     for c in candidates:
         if (c / "README.md").exists():
             return c
@@ -48,7 +45,7 @@ def wait_for(predicate: Callable[[], T], timeout: float = 10.0, what: str = "con
 @pytest.fixture
 def fixtures() -> Path:
     if FIXTURES is None:
-        pytest.fail("the real pi captures (shared/fixtures/pi-sessions) are missing")
+        pytest.fail("the real pi captures (tests/data/pi-sessions) are missing")
     return FIXTURES
 
 
