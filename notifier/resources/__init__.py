@@ -12,6 +12,10 @@ import atexit
 import contextlib
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from importlib.abc import Traversable
 
 _files = contextlib.ExitStack()
 atexit.register(_files.close)
@@ -19,11 +23,13 @@ atexit.register(_files.close)
 
 def read_text(name: str) -> str:
     """A resource's text (``name`` uses ``/`` between folders)."""
-    return _locate(name).read_text(encoding="utf-8")
+    text: str = _locate(name).read_text(encoding="utf-8")
+    return text
 
 
 def read_bytes(name: str) -> bytes:
-    return _locate(name).read_bytes()
+    data: bytes = _locate(name).read_bytes()
+    return data
 
 
 def path(name: str) -> Path:
@@ -32,7 +38,7 @@ def path(name: str) -> Path:
     return Path(_files.enter_context(resources.as_file(_locate(name))))
 
 
-def _locate(name: str) -> resources.abc.Traversable:
+def _locate(name: str) -> Traversable:
     node = resources.files(__name__)
     for part in name.split("/"):
         node = node.joinpath(part)
