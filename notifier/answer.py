@@ -89,6 +89,12 @@ def answer(
         raise UsageError("give either CHOICE... or --text, not both")
     if not choices and text is None:
         raise UsageError("give the answer: an option number or label, or --text TEXT")
+    if spec is None and call is not None:
+        holders = [v for v in snapshot.sessions if any(q.tool_call_id == call for q in v.pending)]
+        if len(holders) == 1:
+            spec = holders[0].ref.key
+        elif not holders:
+            raise Refused(f"tool call {clean(call, 60)} is not waiting (it was answered, or never asked)")
     view, question = pick(snapshot, spec)
     if call is not None:
         found = [q for q in view.pending if q.tool_call_id == call]
