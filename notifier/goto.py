@@ -13,6 +13,7 @@ import logging
 import os
 import shlex
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,6 +23,7 @@ from notifier.locate import (
     Location,
     TmuxClient,
     TmuxPane,
+    Wanted,
     _display,
     active_window,
     locate_sessions,
@@ -253,6 +255,20 @@ def is_session_focused(view: SessionView) -> bool:
     """The hook for notifications: never raises."""
     try:
         return is_focused(locate_sessions([view]).get(view.ref.key))
+    except Exception as exc:
+        log.debug("focus check failed: %s", clean(exc, 200))
+        return False
+
+
+def items_focused(items: Sequence[Any]) -> bool:
+    """For notifications (``notifications.skip_when_focused``): True when every question of a
+    notice (items with ``ref`` and ``question``) is in a session the user is looking at."""
+    if not items:
+        return False
+    try:
+        wanted = [Wanted(i.ref.key, i.ref.cwd, i.question.asked_at, True, i.question.text) for i in items]
+        found = locate_sessions(wanted)
+        return all(is_focused(found.get(i.ref.key)) for i in items)
     except Exception as exc:
         log.debug("focus check failed: %s", clean(exc, 200))
         return False

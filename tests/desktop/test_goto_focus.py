@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from notifier.goto import activate_window, is_focused
+from notifier.core.noise import Item
+from notifier.goto import activate_window, is_focused, items_focused
 from notifier.locate import Location, locate_sessions
 from notifier.output import status_obj
 
@@ -122,6 +123,10 @@ def test_goto_focuses_the_xterm_of_the_tmux_client(
         assert active() == client_win
         assert cli("goto", *d).returncode == 0
         assert is_focused(_location(sessions))
+        # the notification hook (notifications.skip_when_focused) sees the same
+        assert items_focused(_items(sessions))
+        assert activate_window(other_win)
+        assert not items_focused(_items(sessions))
     finally:
         for t in terms:
             stop(t)
@@ -138,6 +143,16 @@ def _location(sessions: Path) -> Location | None:
     views = snapshot.sessions
     assert status_obj(snapshot)["pending"] == 1
     return locate_sessions(views).get(views[0].ref.key)
+
+
+def _items(sessions: Path) -> list[Item]:
+    from notifier.config import Config
+    from notifier.engine import engine_options, scan_once
+
+    config = Config()
+    config.values["sessions_dirs"] = [str(sessions)]
+    snapshot = scan_once(engine_options(config))
+    return [Item((v.ref.key, q.tool_call_id), v.ref, q) for v, q in snapshot.pending]
 
 
 def test_is_focused_is_false_for_nothing() -> None:
