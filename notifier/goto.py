@@ -274,5 +274,32 @@ def items_focused(items: Sequence[Any]) -> bool:
         return False
 
 
+def window_locations(window: dict[str, Any]) -> dict[str, Any]:
+    """Fill ``"location"`` into the pending questions of a window object (``view.window_obj``),
+    for the details pane's "Where:" line. For the UI to call when it opens or refreshes."""
+    questions = [q for q in window.get("questions", []) if not q.get("abandoned")]
+    wanted = [Wanted(q["file"], q.get("cwd"), q["asked_at"], True, None) for q in questions]
+    try:
+        found = locate_sessions(wanted, with_windows=False)
+    except Exception as exc:
+        log.debug("cannot locate sessions: %s", clean(exc, 200))
+        found = {}
+    for q in questions:
+        loc = found.get(q["file"])
+        q["location"] = loc.obj() if loc is not None else None
+    return window
+
+
+def run_goto(config: Any, session_file: str) -> tuple[bool, str]:
+    """For the tray / window / notification action: go to that session. (ok, one line to show)."""
+    from notifier.engine import engine_options, scan_once
+
+    try:
+        t = target(scan_once(engine_options(config)), session_file)
+        return True, focus(t.view, t.location)
+    except (Refused, BadSession) as exc:
+        return False, clean(exc)
+
+
 def print_obj(loc: Location | None) -> dict[str, object] | None:
     return loc.obj() if loc is not None else None
