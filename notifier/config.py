@@ -139,6 +139,12 @@ SCHEMA: tuple[Key, ...] = (
     ),
     Key("notifications.show_text", True, "false hides the question text in notifications (privacy)", _bool),
     Key(
+        "notifications.skip_when_focused",
+        True,
+        "no notification for a session whose terminal (and tmux pane) you are looking at; reminders still come",
+        _bool,
+    ),
+    Key(
         "tray.backend",
         "auto",
         "'auto', 'gtk', 'appindicator', 'xorg' or 'none'",

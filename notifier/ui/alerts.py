@@ -426,6 +426,7 @@ class AlertSink:
         self.on_snooze = on_snooze
         self.clock = clock
         self.show_text = bool(config["notifications.show_text"])
+        self.skip_focused = bool(config["notifications.skip_when_focused"])
         self.quiet_window = parse_quiet_hours(config["quiet_hours"])
         self.planner = Planner(
             settle_s=config["settle_ms"] / 1000.0,
@@ -541,6 +542,8 @@ class AlertSink:
                 if server_id:
                     self._safe(lambda sid=server_id: backend.close(sid))
                 continue
+            if self.skip_focused and self._safe(lambda a=action: _looking_at(a)):
+                continue  # the user is looking at that session (the tray still counts it)
             message = render(action, self.show_text, backend.markup)
             replaces = self._handles.get(action.handle, 0)
             server_id = self._safe(lambda m=message, r=replaces: backend.show(m, r))
@@ -602,3 +605,9 @@ class AlertSink:
             first = keys[0] if keys else (None, None)
             self.on_show(first[0], first[1])
         return []
+
+
+def _looking_at(notice: Notice) -> bool:
+    from notifier.goto import items_focused
+
+    return items_focused(notice.items)
