@@ -224,7 +224,15 @@ class DBusBackend:
             self._conn = open_dbus_connection(bus="SESSION")
         except Exception as exc:  # no socket, refused
             raise BackendError(f"no session bus ({clean(exc, 120)})") from exc
-        self._router = DBusRouter(self._conn)
+
+        class Router(DBusRouter):  # type: ignore[misc, valid-type]
+            def _receiver(self) -> None:
+                try:
+                    super()._receiver()
+                except (OSError, ValueError):
+                    pass  # the bus went away: the signal listener reports it, once, without a traceback
+
+        self._router = Router(self._conn)
         self._addr = DBusAddress(
             "/org/freedesktop/Notifications", bus_name=NOTIFICATIONS, interface=NOTIFICATIONS
         )
@@ -634,7 +642,7 @@ class AlertSink:
         self._inbox: queue.Queue[Any] = queue.Queue()
         self._handles: dict[int, int] = {}  # planner handle → server id (0: not on screen)
         self._keys: dict[int, list[Key]] = {}  # planner handle → question keys
-        self._notices: dict[int, Notice] = {}  # planner handle → what it shows now
+        self._notices: dict[int, Notice] = {}  # planner handle → the question notice it shows now
         self._backend = backend
         self._why = ""
         self._stop = threading.Event()
@@ -642,6 +650,7 @@ class AlertSink:
         self._warned: set[str] = set()
         self._reconnect_at: float | None = None
         self._ever_online = False
+        self._told_down = False  # the user was told notifications are not shown (until they are back)
 
     def _choose(self) -> tuple[Backend, str]:
         return choose_backend(
@@ -758,7 +767,8 @@ class AlertSink:
                 if server_id and backend.online:
                     self._safe(lambda sid=server_id: backend.close(sid))
                 continue
-            self._notices[action.handle] = action
+            if action.kind not in ("idle", "failed"):  # what waits for an answer is shown again
+                self._notices[action.handle] = action
             self._keys[action.handle] = [i.key for i in action.items]
             self._handles.setdefault(action.handle, 0)
             self._show(action)
@@ -804,14 +814,19 @@ class AlertSink:
         self._handles = dict.fromkeys(self._handles, 0)  # those bubbles went with the server
         if what == "bus":
             if self._reconnect_at is None:
-                log.warning(
-                    "the session bus went away — the tray icon alone will show questions until it is back"
-                )
+                if self._told_down:  # the server usually goes first (it was on that bus): told already
+                    log.debug("the session bus closed too; looking for it every %d s", RECONNECT_S)
+                else:
+                    log.warning(
+                        "the session bus went away — the tray icon alone will show questions until it is back"
+                    )
+                self._told_down = True
             self._reconnect_at = now + RECONNECT_S
         elif was_online:
             log.warning(
                 "the notification server went away — the tray icon alone will show questions until one is back"
             )
+            self._told_down = True
 
     def _on_server(self, event: str, now: float) -> None:
         backend = self._backend
@@ -830,6 +845,7 @@ class AlertSink:
             else:
                 what = "a notification server appeared"
             self._ever_online = True
+            self._told_down = False
             log.warning("notifications: %s: %s", what, backend.describe())
             self._show_again()
 
@@ -844,6 +860,7 @@ class AlertSink:
         if old is not None:
             old.shutdown()
         self._reconnect_at = None
+        self._told_down = not backend.online
         log.warning("notifications: the session bus is back; %s", why)
         if backend.online:
             self._show_again()
@@ -884,6 +901,7 @@ class AlertSink:
             log.info("snoozed %d session(s) for 15 min", len(sessions))
             # a resident notification stays after an action: snoozing is the user saying "not now"
             self._handles[handle] = 0
+            self._notices.pop(handle, None)  # not shown again if the server comes back
             backend = self._backend
             if backend is not None and backend.online:
                 self._safe(lambda: backend.close(server_id))

@@ -378,3 +378,41 @@ def test_snooze_and_mute_survive_a_restart(tmp_path: Path, dunst: Dunst, monitor
         )
         assert app.stop() == 0  # drains the notification worker: anything due was raised by now
     assert [n["summary"] for n in monitor.notifies()] == ["loud needs an answer"]
+
+
+def test_no_backend_is_chosen_by_name_without_a_server(tmp_path: Path, desktop: dict[str, str]) -> None:
+    """Asking for plyer (notify-send) or D-Bus by name does not make them deliver without a server."""
+    for backend in ("dbus", "plyer"):
+        cfg = _config(tmp_path, f'[notifications]\nbackend = "{backend}"\n')
+        doctor = cli("doctor", "--sessions-dir", str(tmp_path), "--config", str(cfg))
+        assert doctor.returncode == 1, (backend, doctor.stdout)
+        assert f"[FAIL] notifications: {NO_SERVER}" in doctor.stdout and TRAY_ALONE in doctor.stdout
+
+
+def test_session_bus_going_away_is_said_once(tmp_path: Path, desktop: dict[str, str]) -> None:
+    from .services import start_bus, stop
+
+    bus, address = start_bus(tmp_path)  # a bus of its own: this test ends it
+    env = dict(desktop, DBUS_SESSION_BUS_ADDRESS=address)
+    (tmp_path / "d").mkdir()
+    dunst = Dunst(env, tmp_path / "d")
+    f = new_session(tmp_path, "orphan")
+    try:
+        with AppProcess(
+            "run", "--json", "--no-tray", "-v", "--liveness", "off", "--sessions-dir", str(tmp_path), env=env
+        ) as app:
+            app.wait("ready")
+            append(f, ask("q1", "Shown?"))
+            wait_for(lambda: dunst.displayed() == 1, 10, "bubble")
+            stop(bus)
+            wait_for(lambda: [x for x in app.stderr if "the session bus" in x], 10, "the bus loss noticed")
+            append(f, answer("q1"), ask("q2", "And now?"))
+            app.wait("needs_input", 2)
+            assert app.proc.poll() is None
+            assert app.stop() == 0
+        went = [line for line in app.stderr if "went away" in line]
+        assert len(went) == 1, "\n".join(app.stderr)  # the server and its bus: one line
+        assert not [line for line in app.stderr if "Traceback" in line]
+    finally:
+        stop(dunst.proc)
+        stop(bus)
