@@ -72,6 +72,17 @@ def _minutes(value: Any) -> list[float]:
     return sorted(float(v) for v in value)
 
 
+EXPIRE_MAX_S = 3600
+
+
+def _expire(value: Any) -> str | int:
+    if value == "never":
+        return "never"
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= EXPIRE_MAX_S:
+        raise TypeError(f"'never' or a whole number of seconds from 1 to {EXPIRE_MAX_S}")
+    return value
+
+
 def _notify_on(value: Any) -> list[str]:
     items = _str_list(value)
     allowed = {"needs_input", "idle", "failed"}
@@ -136,6 +147,12 @@ SCHEMA: tuple[Key, ...] = (
         "auto",
         "'auto', 'dbus', 'plyer', 'powershell' or 'none'",
         _choice("auto", "dbus", "plyer", "powershell", "none"),
+    ),
+    Key(
+        "notifications.expire",
+        "never",
+        f"'never': a question's notification stays until answered; or seconds (1–{EXPIRE_MAX_S}) before it closes",
+        _expire,
     ),
     Key("notifications.show_text", True, "false hides the question text in notifications (privacy)", _bool),
     Key(

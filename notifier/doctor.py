@@ -1,4 +1,5 @@
-"""``pi-notifier doctor``: what works on this machine, one line per check."""
+"""``pi-notifier doctor``: what works on this machine, one line per check; exit code 1 when a check
+failed (a ``[FAIL]`` line), else 0."""
 
 from __future__ import annotations
 
@@ -41,7 +42,7 @@ def run(config: Config) -> int:
     for extra in _extras(config):
         out.append(extra)
     sys.stdout.write("\n".join(out) + "\n")
-    return 0
+    return 1 if any(line.startswith("[FAIL]") for line in out) else 0  # documented in the README
 
 
 def _watch_limit(dirs: int) -> str:

@@ -9,7 +9,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from notifier.core.model import Transition
@@ -19,6 +19,7 @@ log = logging.getLogger(__name__)
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS notified (file TEXT NOT NULL, call_id TEXT NOT NULL, at REAL NOT NULL,
+                                     reminders INTEGER NOT NULL DEFAULT 0,
                                      PRIMARY KEY (file, call_id));
 CREATE TABLE IF NOT EXISTS snoozes (scope TEXT PRIMARY KEY, until REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS mutes (project TEXT PRIMARY KEY, at REAL NOT NULL);
@@ -31,6 +32,13 @@ CREATE INDEX IF NOT EXISTS history_asked ON history (asked_at);
 """
 ALL = "*"  # the snooze scope meaning every session
 _PROJECT = "project:"
+
+
+def _add_reminders_column(db: sqlite3.Connection) -> None:
+    """Stores from before reminders survived a restart lack ``notified.reminders``."""
+    columns = {row[1] for row in db.execute("PRAGMA table_info(notified)")}
+    if "reminders" not in columns:
+        db.execute("ALTER TABLE notified ADD COLUMN reminders INTEGER NOT NULL DEFAULT 0")
 
 
 class Store:
@@ -48,6 +56,7 @@ class Store:
                 db.execute("PRAGMA journal_mode=WAL")
                 db.execute("PRAGMA synchronous=NORMAL")
                 db.executescript(SCHEMA)
+                _add_reminders_column(db)
                 self.persistent = True
                 return db
             except (OSError, sqlite3.Error) as exc:
@@ -88,7 +97,20 @@ class Store:
     def mark_notified(self, keys: Iterable[tuple[str, str]], now: float | None = None) -> None:
         at = time.time() if now is None else now
         for file, call_id in keys:
-            self._run("INSERT OR IGNORE INTO notified VALUES (?, ?, ?)", (file, call_id, at))
+            self._run("INSERT OR IGNORE INTO notified (file, call_id, at) VALUES (?, ?, ?)", (file, call_id, at))
+
+    def reminders(self) -> dict[tuple[str, str], int]:
+        """How many reminders each notified question already had (only those with some)."""
+        rows = self._run("SELECT file, call_id, reminders FROM notified WHERE reminders > 0")
+        return {(f, c): int(n) for f, c, n in rows}
+
+    def mark_reminded(self, counts: Mapping[tuple[str, str], int]) -> None:
+        """Record reminder counts of questions already notified (never lowers one)."""
+        for (file, call_id), n in counts.items():
+            self._run(
+                "UPDATE notified SET reminders = MAX(reminders, ?) WHERE file = ? AND call_id = ?",
+                (n, file, call_id),
+            )
 
     # ---- snoozes and mutes ----
 

@@ -2,9 +2,12 @@
 
 Rules: a question resolved within the settle window is never shown; one notification per
 question, never twice for the same session file + toolCallId (also across restarts: the caller
-passes the ids notified before); a burst (≥ 3 within 2 s) becomes one summary; questions already
+passes the ids notified before, and how many reminders each already had); a burst (≥ 3 within 2 s) becomes one summary; questions already
 pending at start-up get one summary; reminders replace the same notification while the question
-waits, the last one critical; snoozed sessions raise nothing until the snooze ends; muted projects
+waits, the last one critical, each at its time after the question was *asked* (so a restart in between
+neither delays nor repeats one; a reminder missed while the app was not running comes once, at
+start-up); a question first seen at start-up, however old, is announced then, and the reminders whose
+time had passed count as sent; snoozed sessions raise nothing until the snooze ends; muted projects
 and quiet hours raise nothing at all (the tray still shows everything).
 """
 
@@ -78,6 +81,7 @@ class Planner:
     burst_n: int = 3
     burst_window_s: float = 2.0
     notified: set[Key] = field(default_factory=set)
+    reminded: dict[Key, int] = field(default_factory=dict)  # reminders sent before a restart
     snoozed: dict[str, float] = field(default_factory=dict)  # session key → until (epoch s)
     snooze_all_until: float = 0.0
     snoozed_projects: dict[str, float] = field(default_factory=dict)  # project name → until
@@ -93,6 +97,8 @@ class Planner:
         self._summary: int | None = None
         self._summary_keys: set[Key] = set()
         self._held: list[Item] = []
+        self._restored = set(self.notified)  # notified before a restart: reminders carry on
+        self._reminded_now: dict[Key, int] = {}  # reminder counts changed since drain_reminded()
 
     # ---- input ----
 
@@ -101,6 +107,11 @@ class Planner:
         for t in transitions:
             item = Item(key_of(t.session, t.question), t.session, t.question)
             if t.kind == "needs_input":
+                if item.key in self._restored and item.key not in self._shown:
+                    # notified before a restart: not raised again, but its reminders go on
+                    self._restored.discard(item.key)
+                    self._shown[item.key] = _Shown(item, 0, self.reminded.get(item.key, 0))
+                    continue
                 if item.key in self.notified or item.key in self._shown:
                     continue
                 if t.initial:
@@ -113,9 +124,10 @@ class Planner:
 
     def _drop(self, key: Key) -> list[Action]:
         self._waiting.pop(key, None)
+        self._restored.discard(key)
         self._startup = [i for i in self._startup if i.key != key]
         shown = self._shown.pop(key, None)
-        if shown is None:
+        if shown is None or shown.handle == 0:  # 0: nothing on screen (muted, quiet, restored)
             return []
         if shown.handle == self._summary:
             self._summary_keys.discard(key)
@@ -201,7 +213,7 @@ class Planner:
             self.notified.add(item.key)
         if visible_startup:
             if len(visible_startup) == 1:
-                out += self._show_single(visible_startup[0], now, "question")
+                out += self._show_single(visible_startup[0], now, "question", late=True)
             else:
                 handle = self._new_handle()
                 for item in visible_startup:
@@ -220,15 +232,20 @@ class Planner:
         return out
 
     def _passed(self, item: Item, now: float) -> int:
-        """Reminders whose time is already past when a question is first shown (not sent)."""
+        """Reminders whose time is already past when a question is first shown (counted as sent)."""
         waited = now - item.question.asked_at
-        return sum(1 for after in self.remind_after_s if waited >= after)
+        passed = sum(1 for after in self.remind_after_s if waited >= after)
+        if passed:
+            self._reminded_now[item.key] = passed
+        return passed
 
-    def _show_single(self, item: Item, now: float, kind: Kind) -> list[Action]:
+    def _show_single(self, item: Item, now: float, kind: Kind, late: bool = False) -> list[Action]:
+        """``late``: found at start-up, so the notice says how long it has waited."""
         handle = self._new_handle()
         self._shown[item.key] = _Shown(item, handle, self._passed(item, now))
         self._recent.append((now, item.key))
-        return [Notice(handle, kind, (item,))]
+        waited = max(0.0, now - item.question.asked_at) if late else 0.0
+        return [Notice(handle, kind, (item,), waited_s=waited)]
 
     def _burst(self, items: list[Item], now: float) -> list[Action]:
         out: list[Action] = []
@@ -265,6 +282,7 @@ class Planner:
                 and waited >= self.remind_after_s[shown.reminders_sent]
             ):
                 shown.reminders_sent += 1  # skip reminders missed while asleep or silenced
+            self._reminded_now[shown.item.key] = shown.reminders_sent
             if quiet or shown.item.project in self.muted or self._silenced_until(shown.item, now) > now:
                 continue
             if shown.handle == 0 or shown.handle == self._summary:
@@ -273,6 +291,12 @@ class Planner:
                 shown.handle = self._new_handle()
             last = shown.reminders_sent >= len(self.remind_after_s)
             out.append(Notice(shown.handle, "reminder", (shown.item,), waited_s=waited, critical=last))
+        return out
+
+    def drain_reminded(self) -> dict[Key, int]:
+        """Reminder counts changed since the last call, for the caller to persist (so a restart
+        neither repeats a reminder nor loses the next one)."""
+        out, self._reminded_now = self._reminded_now, {}
         return out
 
     def next_due(self) -> float | None:

@@ -42,11 +42,11 @@ DUNSTRC = """[global]
     dmenu = {dmenu}
     show_indicators = no
 [urgency_low]
-    timeout = 0
+    timeout = {timeout}
 [urgency_normal]
-    timeout = 0
+    timeout = {timeout}
 [urgency_critical]
-    timeout = 0
+    timeout = {timeout}
 """
 
 
@@ -131,13 +131,16 @@ def name_has_owner(env: dict[str, str], name: str) -> bool:
 
 
 class Dunst:
-    def __init__(self, env: dict[str, str], tmp: Path) -> None:
+    """``timeout``: dunst's own default life of a bubble, in seconds (0: until closed); it applies
+    to notifications sent with expire_timeout -1."""
+
+    def __init__(self, env: dict[str, str], tmp: Path, timeout: int = 0) -> None:
         self.env = env
         dmenu = tmp / "pick-snooze.sh"
         dmenu.write_text("#!/bin/sh\ngrep -m1 -i snooze\n")
         dmenu.chmod(0o755)
         conf = tmp / "dunstrc"
-        conf.write_text(DUNSTRC.format(dmenu=dmenu))
+        conf.write_text(DUNSTRC.format(dmenu=dmenu, timeout=timeout))
         self.proc = subprocess.Popen(
             _wrap(["dunst", "-conf", str(conf)]), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
         )
@@ -161,6 +164,24 @@ class Dunst:
             return int(self.ctl("count", "displayed").strip() or 0)
         except ValueError:
             return 0
+
+    def notify(self, summary: str, expire_ms: int = -1) -> int:
+        """Another application's plain notification; returns its id."""
+        from jeepney import DBusAddress, new_method_call
+        from jeepney.io.blocking import open_dbus_connection
+        from jeepney.wrappers import unwrap_msg
+
+        addr = DBusAddress(
+            "/org/freedesktop/Notifications",
+            bus_name="org.freedesktop.Notifications",
+            interface="org.freedesktop.Notifications",
+        )
+        with open_dbus_connection(bus="SESSION") as conn:
+            msg = new_method_call(
+                addr, "Notify", "susssasa{sv}i", ("other-app", 0, "", summary, "", [], {}, expire_ms)
+            )
+            (nid,) = unwrap_msg(conn.send_and_get_reply(msg, timeout=10))
+        return int(nid)
 
     def stop(self) -> None:
         stop(self.proc)

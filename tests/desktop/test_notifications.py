@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 from ..app_process import AppProcess
-from ..conftest import wait_for
+from ..conftest import cli, wait_for
 from ..live.writer import answer, append, ask, header, user
 from .services import Dunst, Monitor
 
@@ -122,22 +122,172 @@ def test_startup_pending_is_one_summary_and_never_repeated(
         assert len(monitor.notifies()) == 2
 
 
-def test_keeps_running_without_a_notification_server(tmp_path: Path, desktop: dict[str, str]) -> None:
+NO_SERVER = "no notification server:"
+TRAY_ALONE = "the tray icon alone will show questions"
+
+
+def _server_lines(app: AppProcess) -> list[str]:
+    return [line for line in app.stderr if "notification" in line]
+
+
+def test_bus_without_a_notification_server(tmp_path: Path, desktop: dict[str, str]) -> None:
+    """A session bus, no server: nothing is chosen that would show nothing (notify-send would
+    print 'Cannot autolaunch' or vanish), one line says so, doctor fails saying what to install,
+    and the app keeps running."""
     f = new_session(tmp_path, "lonely")
+    g = new_session(tmp_path, "lonelier")
     with run_app(tmp_path) as app:
         app.wait("ready")
-        app.log_has("no way to show notifications")
+        line = app.log_has(NO_SERVER)
+        assert TRAY_ALONE in line and "dunst" in line and "org.freedesktop.Notifications" in line
         append(f, ask("q1", "Anyone?"))
-        app.wait("needs_input")
+        append(g, ask("q2", "Anyone at all?"))
+        app.wait("needs_input", 2)
         assert app.proc.poll() is None
+        assert app.stop() == 0  # drains the notification worker: both questions were handled by now
+    assert _server_lines(app) == [line]  # told once, not once per question
+    assert not [x for x in app.stderr if "Traceback" in x or "autolaunch" in x.lower()]
+    doctor = cli("doctor", "--sessions-dir", str(tmp_path))
+    assert doctor.returncode == 1, doctor.stdout  # README: 1 when a check fails
+    (note,) = [x for x in doctor.stdout.splitlines() if "notifications" in x]
+    assert note.startswith("[FAIL] notifications: " + NO_SERVER) and TRAY_ALONE in note and "dunst" in note
+
+
+def test_no_session_bus_at_all(tmp_path: Path, desktop: dict[str, str]) -> None:
+    f = new_session(tmp_path, "nobus")
+    append(f, ask("q1", "Anyone?"))
     env = {k: v for k, v in os.environ.items() if k != "DBUS_SESSION_BUS_ADDRESS"}
     with AppProcess(
         "run", "--json", "--no-tray", "--liveness", "off", "--sessions-dir", str(tmp_path), env=env
     ) as app:
         app.wait("ready")
+        assert "no session bus" in app.log_has(NO_SERVER)
         append(f, answer("q1"))
         app.wait("resolved")
-        assert not [line for line in app.stderr if "Traceback" in line]
+        assert app.stop() == 0
+    assert len(_server_lines(app)) == 1
+    assert not [line for line in app.stderr if "Traceback" in line or "autolaunch" in line.lower()]
+    doctor = cli("doctor", "--sessions-dir", str(tmp_path), env=env)
+    assert doctor.returncode == 1
+    assert "[FAIL] notifications: no notification server: no session bus" in doctor.stdout
+
+
+def test_doctor_with_a_server_makes_a_round_trip(tmp_path: Path, dunst: Dunst, monitor: Monitor) -> None:
+    doctor = cli("doctor", "--sessions-dir", str(tmp_path))
+    (note,) = [x for x in doctor.stdout.splitlines() if "notifications" in x]
+    assert note.startswith("[ok  ] notifications: dbus") and "dunst" in note, note
+    assert "stay until answered" in note
+    assert monitor.of("GetServerInformation")  # asked the server itself, not just the bus
+
+
+def test_server_that_starts_late_goes_away_and_comes_back(
+    tmp_path: Path, desktop: dict[str, str], monitor: Monitor
+) -> None:
+    f = new_session(tmp_path, "late")
+    shown = lambda: [n for n in monitor.notifies() if n["summary"] == "late needs an answer"]  # noqa: E731
+    with run_app(tmp_path) as app:
+        app.wait("ready")
+        app.log_has(NO_SERVER)
+        append(f, ask("q1", "Still there?"))
+        app.wait("needs_input")
+        (tmp_path / "d1").mkdir()
+        first = Dunst(desktop, tmp_path / "d1")
+        try:
+            app.log_has("a notification server appeared: D-Bus notification server dunst")
+            wait_for(shown, 10, "the waiting question shown once a server appeared")
+            wait_for(lambda: first.displayed() == 1, 10, "bubble")
+        finally:
+            first.stop()
+        app.log_has("the notification server went away")
+        (tmp_path / "d2").mkdir()
+        second = Dunst(desktop, tmp_path / "d2")
+        try:
+            app.log_has("the notification server is back")
+            wait_for(lambda: len(shown()) == 2, 10, "shown again on the new server")
+            wait_for(lambda: second.displayed() == 1, 10, "bubble on the new server")
+            append(f, answer("q1"))
+            app.wait("resolved")
+            wait_for(lambda: second.displayed() == 0, 10, "withdrawn from the new server")
+            assert app.stop() == 0
+        finally:
+            second.stop()
+    lines = _server_lines(app)
+    assert len(lines) == 4, "\n".join(lines)  # no server, appeared, went away, is back: one line each
+    assert not [line for line in app.stderr if "Traceback" in line]
+
+
+def test_question_stays_on_screen_past_the_servers_own_timeout(
+    tmp_path: Path, desktop: dict[str, str], monitor: Monitor
+) -> None:
+    (tmp_path / "d").mkdir()
+    dunst = Dunst(desktop, tmp_path / "d", timeout=1)  # dunst closes a default bubble after 1 s
+    try:
+        f = new_session(tmp_path, "sticky")
+        with run_app(tmp_path) as app:
+            app.wait("ready")
+            append(f, ask("q1", "Will you still see me?"))
+            (n,) = wait_for(lambda: monitor.notifies(), 10, "Notify")
+            assert n["timeout"] == 0 and n["hints"]["resident"] == ("b", True)
+            assert n["hints"]["urgency"] == ("y", 2)
+            wait_for(lambda: dunst.displayed() == 1, 10, "bubble")
+            other = dunst.notify("another app", -1)  # raised after ours, with the server's timeout
+            (closed,) = wait_for(
+                lambda: [c for c in monitor.of("NotificationClosed") if c[0] == other], 10, "it expired"
+            )
+            assert closed[1] == 1  # expired
+            assert dunst.displayed() == 1  # ours outlived dunst's own timeout
+            assert [c[0] for c in monitor.of("NotificationClosed")] == [other]
+            append(f, answer("q1"))
+            app.wait("resolved")
+            wait_for(lambda: dunst.displayed() == 0, 10, "withdrawn once answered")
+    finally:
+        dunst.stop()
+
+
+def test_expire_in_seconds_lets_the_bubble_close(tmp_path: Path, dunst: Dunst, monitor: Monitor) -> None:
+    cfg = _config(tmp_path, "[notifications]\nexpire = 1\n")
+    f = new_session(tmp_path, "brief")
+    with run_app(tmp_path, "--config", str(cfg)) as app:
+        app.wait("ready")
+        append(f, ask("q1", "Quick look?"))
+        (n,) = wait_for(lambda: monitor.notifies(), 10, "Notify")
+        assert n["timeout"] == 1000 and "resident" not in n["hints"] and n["hints"]["urgency"] == ("y", 1)
+        (closed,) = wait_for(lambda: monitor.of("NotificationClosed"), 10, "closed by the server")
+        assert closed[1] == 1  # expired
+        assert dunst.displayed() == 0
+
+
+def test_reminders_carry_on_across_a_restart(tmp_path: Path, dunst: Dunst, monitor: Monitor) -> None:
+    """Reminders are counted from when the question was asked, survive a restart, and are never
+    repeated; a question first seen at start-up, asked 15 min ago, is announced saying so."""
+    import re
+    import time as _time
+
+    cfg = _config(tmp_path, "settle_ms = 0\nremind_after = [0.02, 0.15]\n")  # 1.2 s and 9 s
+    f = new_session(tmp_path, "patient")
+    with run_app(tmp_path, "--config", str(cfg)) as app:
+        app.wait("ready")
+        append(f, ask("q1", "Still waiting?"))
+        wait_for(lambda: [n for n in monitor.notifies() if "Waiting for" in n["body"]], 10, "first reminder")
+        assert app.stop() == 0  # drains the worker: the reminder count is stored
+    before = monitor.notifies()
+    assert [n["summary"] for n in before] == ["patient needs an answer"] * 2
+    assert "Waiting for" not in before[0]["body"] and before[1]["replaces"] != 0
+    late = new_session(tmp_path, "late")  # asked while the app was not running
+    append(late, ask("q2", "Did anyone see me?", at=_time.time() - 15 * 60))
+    with run_app(tmp_path, "--config", str(cfg)) as app:
+        app.wait("ready")
+        (second,) = wait_for(
+            lambda: [n for n in monitor.notifies()[2:] if n["summary"] == "patient needs an answer"],
+            30,
+            "the second reminder",
+        )
+        m = re.search(r"Waiting for (\d+) s", second["body"])
+        assert m and int(m.group(1)) >= 9, second["body"]  # due 9 s after it was asked
+        (first_seen,) = [n for n in monitor.notifies()[2:] if n["summary"] == "late needs an answer"]
+        assert "Waiting for 15 min" in first_seen["body"]
+        assert app.stop() == 0
+    assert len(monitor.notifies()) == 4  # nothing repeated, nothing else due
 
 
 def test_show_action_opens_the_window(tmp_path: Path, dunst: Dunst, monitor: Monitor) -> None:
@@ -228,3 +378,41 @@ def test_snooze_and_mute_survive_a_restart(tmp_path: Path, dunst: Dunst, monitor
         )
         assert app.stop() == 0  # drains the notification worker: anything due was raised by now
     assert [n["summary"] for n in monitor.notifies()] == ["loud needs an answer"]
+
+
+def test_no_backend_is_chosen_by_name_without_a_server(tmp_path: Path, desktop: dict[str, str]) -> None:
+    """Asking for plyer (notify-send) or D-Bus by name does not make them deliver without a server."""
+    for backend in ("dbus", "plyer"):
+        cfg = _config(tmp_path, f'[notifications]\nbackend = "{backend}"\n')
+        doctor = cli("doctor", "--sessions-dir", str(tmp_path), "--config", str(cfg))
+        assert doctor.returncode == 1, (backend, doctor.stdout)
+        assert f"[FAIL] notifications: {NO_SERVER}" in doctor.stdout and TRAY_ALONE in doctor.stdout
+
+
+def test_session_bus_going_away_is_said_once(tmp_path: Path, desktop: dict[str, str]) -> None:
+    from .services import start_bus, stop
+
+    bus, address = start_bus(tmp_path)  # a bus of its own: this test ends it
+    env = dict(desktop, DBUS_SESSION_BUS_ADDRESS=address)
+    (tmp_path / "d").mkdir()
+    dunst = Dunst(env, tmp_path / "d")
+    f = new_session(tmp_path, "orphan")
+    try:
+        with AppProcess(
+            "run", "--json", "--no-tray", "-v", "--liveness", "off", "--sessions-dir", str(tmp_path), env=env
+        ) as app:
+            app.wait("ready")
+            append(f, ask("q1", "Shown?"))
+            wait_for(lambda: dunst.displayed() == 1, 10, "bubble")
+            stop(bus)
+            wait_for(lambda: [x for x in app.stderr if "the session bus" in x], 10, "the bus loss noticed")
+            append(f, answer("q1"), ask("q2", "And now?"))
+            app.wait("needs_input", 2)
+            assert app.proc.poll() is None
+            assert app.stop() == 0
+        went = [line for line in app.stderr if "went away" in line]
+        assert len(went) == 1, "\n".join(app.stderr)  # the server and its bus: one line
+        assert not [line for line in app.stderr if "Traceback" in line]
+    finally:
+        stop(dunst.proc)
+        stop(bus)

@@ -172,3 +172,59 @@ def test_render_question_markup_and_privacy() -> None:
     assert "&lt;b&gt;x&lt;/b&gt; &amp; &quot;y&quot;" in marked.body
     private = render(Notice(1, "reminder", (item,), waited_s=720), False, True)
     assert "x" not in private.body and "Waiting for 12 min" in private.body
+
+
+MIN = 60.0
+
+
+def test_reminders_carry_on_from_when_asked_across_a_restart() -> None:
+    """Asked at 0, notified, 10-min reminder sent; the app restarts at minute 12."""
+    p = Planner(remind_after_s=(10 * MIN, 30 * MIN), notified={("s1", "a")}, reminded={("s1", "a"): 1})
+    p.feed([t("needs_input", "a", at=0.0, initial=True)], 12 * MIN)
+    assert notices(p.tick(12 * MIN)) == []  # not announced again
+    assert p.next_due() == 30 * MIN  # from when it was asked, not 10 min after the restart
+    assert notices(p.tick(29 * MIN)) == []
+    (r,) = notices(p.tick(30 * MIN))
+    assert r.kind == "reminder" and r.waited_s == 30 * MIN and r.critical
+    assert p.drain_reminded() == {("s1", "a"): 2} and p.drain_reminded() == {}
+    assert notices(p.tick(45 * MIN)) == [] and p.next_due() is None  # nothing is repeated
+
+
+def test_a_reminder_missed_while_not_running_comes_once_at_start_up() -> None:
+    p = Planner(remind_after_s=(10 * MIN, 30 * MIN), notified={("s1", "a")})
+    p.feed([t("needs_input", "a", at=0.0, initial=True)], 12 * MIN)
+    (r,) = notices(p.tick(12 * MIN))
+    assert r.kind == "reminder" and r.waited_s == 12 * MIN and not r.critical
+    assert notices(p.tick(13 * MIN)) == [] and p.next_due() == 30 * MIN
+    # answered: the reminder's notification is withdrawn
+    assert p.feed([t("resolved", "a")], 14 * MIN) == [Withdraw(r.handle)]
+
+
+def test_restored_question_answered_before_any_reminder_raises_nothing() -> None:
+    p = Planner(remind_after_s=(10 * MIN,), notified={("s1", "a")})
+    p.feed([t("needs_input", "a", at=0.0, initial=True)], 1 * MIN)
+    assert p.tick(1 * MIN) == [] and p.next_due() == 10 * MIN
+    assert p.feed([t("resolved", "a")], 2 * MIN) == []
+    assert p.next_due() is None
+
+
+def test_first_seen_at_start_up_15_min_late_is_announced_saying_so() -> None:
+    p = Planner(remind_after_s=(10 * MIN, 30 * MIN))
+    p.feed([t("needs_input", "a", at=0.0, initial=True)], 15 * MIN)
+    (n,) = notices(p.tick(15 * MIN))
+    assert n.kind == "question" and n.waited_s == 15 * MIN
+    assert "Waiting for 15 min" in render(n, True, False).body
+    assert p.drain_reminded() == {("s1", "a"): 1}  # the 10-min one counts as sent
+    assert p.next_due() == 30 * MIN
+
+
+def test_needs_answer_messages_are_sticky_turn_notices_are_not() -> None:
+    from notifier.core.model import TurnChange
+
+    p = Planner(settle_s=0.0)
+    p.feed([t("needs_input", "a")], 0.0)
+    (n,) = notices(p.tick(0.0))
+    assert render(n, True, True).sticky and "Waiting" not in render(n, True, True).body
+    p.notify_on = frozenset({"idle"})
+    (idle,) = p.turn(TurnChange(SessionRef("s2", "id", "/home/u/s2", None), "idle", 1.0), 1.0)
+    assert isinstance(idle, Notice) and not render(idle, True, True).sticky

@@ -36,3 +36,27 @@ def test_the_standalone_window_snoozes_projects_too(monkeypatch, tmp_path) -> No
     source.command({"cmd": "snooze", "session": "/s/a.jsonl", "seconds": 900})
     check = Store(str(tmp_path / "state.sqlite3"))
     assert {(s, p) for s, p, _ in check.snoozes(0.0)} == {(None, "shop"), ("/s/a.jsonl", None)}
+
+
+def test_reminder_counts_survive_and_old_stores_are_migrated(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import sqlite3
+
+    path = tmp_path / "state.sqlite3"
+    old = sqlite3.connect(path)  # a store from before reminders were remembered
+    old.execute(
+        "CREATE TABLE notified (file TEXT NOT NULL, call_id TEXT NOT NULL, at REAL NOT NULL,"
+        " PRIMARY KEY (file, call_id))"
+    )
+    old.execute("INSERT INTO notified VALUES ('/s/a.jsonl', 'c1', 1.0)")
+    old.commit()
+    old.close()
+    store = Store(str(path))
+    assert store.persistent
+    assert store.notified() == {("/s/a.jsonl", "c1")} and store.reminders() == {}
+    store.mark_notified([("/s/b.jsonl", "c2")], now=2.0)
+    store.mark_reminded({("/s/a.jsonl", "c1"): 1, ("/s/never-shown.jsonl", "c3"): 1})
+    store.mark_reminded({("/s/a.jsonl", "c1"): 0})  # never lowered
+    store.close()
+    again = Store(str(path))
+    assert again.reminders() == {("/s/a.jsonl", "c1"): 1}
+    assert again.notified() == {("/s/a.jsonl", "c1"), ("/s/b.jsonl", "c2")}  # only what was shown
