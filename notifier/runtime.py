@@ -23,7 +23,7 @@ from notifier import ipc
 from notifier.config import Config
 from notifier.core.model import Snapshot, Transition
 from notifier.core.text import clean
-from notifier.engine import Engine, ReadyInfo, Sink, engine_options
+from notifier.engine import Engine, Health, ReadyInfo, Sink, engine_options
 from notifier.output import JsonSink, status_obj
 from notifier.store import Store
 from notifier.ui.view import window_obj
@@ -107,22 +107,77 @@ class App:
         self._show_lock = threading.Lock()
         self._window: subprocess.Popen[bytes] | None = None
         self._pending_focus: list[str] | None = None
+        self._subscribed = threading.Event()  # a window subscribed since the last one was started
         self._ui_dirty = threading.Event()
         self._ui_thread = threading.Thread(target=self._ui_loop, name="pi-notifier-ui", daemon=True)
+        self.health = Health()  # shared with the engine: what failed and was recovered from
+        self._alerts_restarts = 0
+        self._alerts_next = 0.0  # monotonic: the earliest the notifier may be restarted again
 
     # ---- snapshot fan-out (engine thread) ----
 
     def snapshot(self) -> Snapshot:
         snap = self.engine.snapshot if self.engine is not None else Snapshot()
         return dataclasses.replace(
-            snap, snoozed_until=self.snoozed_until or None, muted=frozenset(self.muted)
+            snap,
+            snoozed_until=self.snoozed_until or None,
+            muted=frozenset(self.muted),
+            health=self.health.lines(),
         )
 
     def ready(self, info: ReadyInfo, snapshot: Snapshot) -> None:
         self._changed()
 
     def transitions(self, items: Sequence[Transition], snapshot: Snapshot) -> None:
+        self._supervise_alerts(snapshot)
         self._changed()
+
+    def _supervise_alerts(self, snapshot: Snapshot) -> None:
+        """The notifier works on a thread of its own; if that thread died, start a new notifier
+        (bounded back-off) and hand it what is pending now (already notified ones stay quiet)."""
+        alerts = self.alerts
+        thread = getattr(alerts, "_thread", None)
+        if alerts is None or thread is None or thread.is_alive() or self.stop_event.is_set():
+            return
+        if not thread.ident:
+            return  # not started yet
+        mono = time.monotonic()
+        if mono < self._alerts_next:
+            return
+        self._alerts_restarts += 1
+        delay = min(1.0 * 2 ** (self._alerts_restarts - 1), 60.0)
+        self._alerts_next = mono + delay
+        first = self.health.failed(
+            "notifications", RuntimeError("the notifier stopped"), f"restarted {self._alerts_restarts}×"
+        )
+        (log.error if first else log.warning)("the notifier stopped; starting it again")
+        try:
+            fresh = self._make_alerts()
+        except Exception as exc:
+            log.warning("cannot start the notifier again (%s)", clean(exc, 200))
+            return
+        engine = self.engine
+        if engine is not None:
+            engine.sinks[:] = [fresh if s is alerts else s for s in engine.sinks]
+        self.alerts = fresh
+        pending = [
+            Transition("needs_input", view.ref, q, snapshot.taken_at, initial=True) for view, q in snapshot.pending
+        ]
+        if pending:
+            fresh.transitions(pending, snapshot)
+        self.health.recovered("notifications")
+
+    def _make_alerts(self) -> Any:
+        from notifier.ui.alerts import AlertSink
+
+        alerts = AlertSink(
+            self.config,
+            self.store,
+            on_show=lambda f, c: self.show([f, c] if f and c else None),
+            on_snooze=self._on_alert_snooze,
+        )
+        alerts.start()
+        return alerts
 
     def _changed(self) -> None:
         """Something the tray or window shows changed: the UI thread redraws (coalesced), so
@@ -137,8 +192,9 @@ class App:
                 return
             try:
                 self._refresh()
-            except Exception:
-                log.exception("updating the tray and window failed")
+            except BaseException as exc:  # whatever it is, the next change redraws again
+                if self.health.failed("tray and window", exc, "drawn again at the next change"):
+                    log.error("updating the tray and window failed", exc_info=exc)
 
     def _refresh(self) -> None:
         snap = self.snapshot()
@@ -176,31 +232,47 @@ class App:
         elif verb == "quit":
             self.stop_event.set()
 
-    def show(self, focus: list[str] | None = None) -> None:
-        """Open the window (one at a time), or raise the open one at ``focus``."""
+    def show(self, focus: list[str] | None = None, wait: float = 0.0) -> str:
+        """Open the window (one at a time), or raise the open one at ``focus``. Says what really
+        happened: "raised", "opened" (a new window subscribed within ``wait`` s), "starting"
+        (not confirmed yet), "no-display" or "failed"."""
         with self._show_lock:
-            self._show(focus)
+            result = self._show(focus)
+            window = self._window
+        deadline = time.monotonic() + wait
+        while result == "starting" and window is not None and time.monotonic() < deadline:
+            if self._subscribed.wait(0.05):
+                return "opened"
+            if window.poll() is not None:
+                return "failed"
+        return result
 
-    def _show(self, focus: list[str] | None) -> None:
+    def _show(self, focus: list[str] | None) -> str:
         with self._sub_lock:
             self._subscribers = [c for c in self._subscribers if not c.closed]
             subs = list(self._subscribers)
         if subs:
             for conn in subs:
                 conn.send({"focus": focus})
-            return
+            return "raised"
         if self._window is not None and self._window.poll() is None:
             self._pending_focus = focus  # starting: it gets the focus when it subscribes
-            return
+            return "starting"
+        if not _has_display():
+            log.warning("cannot open the window: no display to show the window on (DISPLAY is not set)")
+            return "no-display"
         cmd = [sys.executable, "-m", "notifier", "show", "--attach"]
         if focus:
             cmd += ["--focus", focus[0], focus[1]]
         self._pending_focus = focus
         env = dict(os.environ, **{ipc.SOCKET_ENV: self.socket})
+        self._subscribed.clear()
         try:
             self._window = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, env=env)
         except OSError as exc:
             log.warning("cannot open the window: %s", exc)
+            return "failed"
+        return "starting"
 
     def clear(self, session: str | None, call: str | None) -> None:
         engine = self.engine
@@ -253,10 +325,23 @@ class App:
         cmd = req.get("cmd")
         if cmd == "ping":
             return {"ok": True, "pid": os.getpid(), "roots": self.config["sessions_dirs"]}
+        if cmd == "health":
+            engine = self.engine
+            return {
+                "ok": True,
+                "pid": os.getpid(),
+                "ready": engine is not None and engine.ready_event.is_set(),
+                "engine_restarts": engine.restarts if engine is not None else 0,
+                "problems": self.health.report(),
+                "display": _has_display(),
+                "tray": self.tray is not None,
+                "store": "persistent" if self.store.persistent else "in memory",
+            }
         if cmd == "show":
             focus = req.get("focus")
-            self.show(focus if isinstance(focus, list) and len(focus) == 2 else None)
-            return {"ok": True}
+            wait = min(2.0, max(0.0, float(req.get("wait") or 0))) if req.get("wait") is not True else 2.0
+            window = self.show(focus if isinstance(focus, list) and len(focus) == 2 else None, wait)
+            return {"ok": True, "window": window, "display": _has_display()}
         if cmd == "status":
             same = sorted(req.get("roots") or []) == sorted(self.config["sessions_dirs"])
             same = same and req.get("liveness", self.config["liveness"]) == self.config["liveness"]
@@ -265,6 +350,7 @@ class App:
         if cmd == "subscribe":
             with self._sub_lock:
                 self._subscribers.append(conn)
+            self._subscribed.set()
             conn.send({"window": window_obj(self.snapshot())})
             if self._pending_focus:
                 conn.send({"focus": self._pending_focus})
@@ -314,20 +400,13 @@ class App:
             sinks.append(JsonSink(on_broken=self.stop_event.set))
         sinks.append(HistorySink(self.store))
         if self.want_notify:
-            from notifier.ui.alerts import AlertSink
-
-            self.alerts = AlertSink(
-                self.config,
-                self.store,
-                on_show=lambda f, c: self.show([f, c] if f and c else None),
-                on_snooze=self._on_alert_snooze,
-            )
-            self.alerts.start()
+            self.alerts = self._make_alerts()
             sinks.append(self.alerts)
         sinks.append(self)
         self._ui_thread.start()
         self.engine = Engine(engine_options(self.config), sinks)
-        self.engine.on_failure = self.stop_event.set
+        self.engine.health = self.health
+        self.engine.on_failure = self._changed  # the tray shows that it is being restarted
         self.engine.start()
 
     def serve(self) -> None:
@@ -353,10 +432,7 @@ class App:
                 else:
                     log.warning("the tray stopped (%s); carrying on with notifications only", clean(exc, 200))
                 self.tray = None
-        self.stop_event.wait()  # no polling: a signal, Quit, or the engine failing sets it
-        if self.engine is not None and self.engine.failed is not None:
-            log.error("the watcher stopped: %s", clean(self.engine.failed, 200))
-            return 1
+        self.stop_event.wait()  # no polling: a signal, Quit or a closed --json pipe sets it
         return 0
 
     def shutdown(self) -> None:
@@ -377,6 +453,12 @@ class App:
         self.store.close()
         if self.lock is not None:
             self.lock.release()
+
+
+def _has_display() -> bool:
+    if not sys.platform.startswith("linux"):
+        return True
+    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
 
 
 def install_signals(stop: threading.Event) -> None:
