@@ -41,6 +41,7 @@ RECHECK_MAX_S = 30.0  # abandoned questions are looked at again, backing off up 
 RESTART_MIN_S = 0.2  # a failed engine thread is restarted after this, doubling …
 RESTART_MAX_S = 30.0  # … up to this
 HEALTHY_S = 60.0  # a run this long resets the restart back-off
+BLAME_LIMIT = 3  # a file that made the engine fail this often is ignored
 UNWATCHED_POLL_S = 2.0
 LIVE_FULL_READ = 4 << 20
 CACHE_PARTIAL_MAX = 64 << 10  # a file ending in a longer unfinished line is not cached
@@ -179,6 +180,9 @@ class Engine:
         self._probe_wanted = threading.Event()
         self._seen: set[str] = set()
         self.cache_hits = 0
+        self._inflight: str | None = None  # the file being read (blamed if the engine fails)
+        self._blame: dict[str, int] = {}  # failures that happened while reading each file
+        self._ignored: set[str] = set()  # files that made the engine fail again and again
 
     # ---- lifecycle ----
 
@@ -228,6 +232,8 @@ class Engine:
                 if self._stop.is_set():
                     return
                 self.failed = exc
+                if self._inflight is not None:
+                    self._blame[self._inflight] = self._blame.get(self._inflight, 0) + 1
                 if time.monotonic() - began > HEALTHY_S:
                     delay = RESTART_MIN_S
                 doing = f"restarted {self.restarts + 1}×" if self._started else "starting again"
@@ -265,8 +271,29 @@ class Engine:
         self._cached = {}
 
     def _resync(self) -> None:
-        """After a restart: read what every file gained meanwhile (a lost wake-up loses nothing)."""
+        """After a restart: read what every file gained meanwhile (a lost wake-up loses nothing).
+        The file being read when it failed is read again from its tail (what the failed read
+        took is not lost); if it makes the engine fail again, it is skipped past, and after
+        BLAME_LIMIT failures ignored, so one file cannot stop the app telling about the others."""
         out: list[Transition] = []
+        culprit, self._inflight = self._inflight, None
+        if culprit is not None:
+            blamed = self._blame.get(culprit, 0)
+            tailer = self.tailers.get(culprit)
+            if blamed >= BLAME_LIMIT:
+                self._ignored.add(culprit)
+                log.error(
+                    "ignoring %s from now on: reading it made the engine fail %d times", clean(culprit), blamed
+                )
+                out += self.board.forget(culprit, self._wall())
+                self.tailers.pop(culprit, None)
+            elif blamed == 1 and tailer is not None:
+                self._inflight = culprit
+                lines = self._read_bounded(tailer)
+                now = self._wall()
+                if lines is not None:
+                    out += self.board.replace(culprit, self._events(culprit, lines, now), now)
+                self._inflight = None
         for path in list(self.tailers):
             out += self._read(path)
         if self.options.liveness and (self.board.needs_liveness() or self.board.has_abandoned()):
@@ -484,6 +511,14 @@ class Engine:
         return lines + scan.lines
 
     def _read(self, path: str) -> list[Transition]:
+        if path in self._ignored:
+            return []
+        self._inflight = path
+        out = self._read_file(path)
+        self._inflight = None
+        return out
+
+    def _read_file(self, path: str) -> list[Transition]:
         tailer = self.tailers.get(path)
         if tailer is None:
             return self._add(path, initial=False)
