@@ -29,6 +29,7 @@ from notifier.store import Store
 from notifier.ui.view import window_obj
 
 log = logging.getLogger(__name__)
+SHUTDOWN_BUDGET_S = 0.8  # a signal ends the app well inside 2 s, whatever hangs
 
 
 def open_store() -> Store:
@@ -436,6 +437,11 @@ class App:
         return 0
 
     def shutdown(self) -> None:
+        """Stop everything within SHUTDOWN_BUDGET_S, whatever hangs: the engine (perhaps in the
+        middle of a long start-up scan or a blocked write) and the notifier (perhaps waiting on
+        a slow notification server) are stopped side by side, each waited for only until the
+        deadline; what is still busy then is left to end with the process (daemon threads)."""
+        deadline = time.monotonic() + SHUTDOWN_BUDGET_S
         self.stop_event.set()
         self._ui_dirty.set()  # lets the UI thread finish
         if self.server is not None:
@@ -446,13 +452,35 @@ class App:
             self._subscribers.clear()
         if self._window is not None and self._window.poll() is None:
             self._window.terminate()
-        if self.engine is not None:
-            self.engine.stop()
-        if self.alerts is not None:
-            self.alerts.stop()
-        self.store.close()
+        stoppers: list[tuple[str, Any]] = []
+        engine, alerts = self.engine, self.alerts
+        if engine is not None:
+            stoppers.append(("the engine", lambda: engine.stop(timeout=SHUTDOWN_BUDGET_S)))
+        if alerts is not None:
+            stoppers.append(("the notifier", alerts.stop))
+        threads = []
+        for name, fn in stoppers:
+            t = threading.Thread(target=_quietly(name, fn), name=f"pi-notifier-stop {name}", daemon=True)
+            t.start()
+            threads.append((name, t))
+        for _, t in threads:
+            t.join(max(0.0, deadline - time.monotonic()))
+        late = [name for name, t in threads if t.is_alive()]
+        if late:
+            log.warning("%s did not stop within %.1f s; exiting anyway", " and ".join(late), SHUTDOWN_BUDGET_S)
+        self.store.close(timeout=max(0.05, deadline - time.monotonic()))
         if self.lock is not None:
             self.lock.release()
+
+
+def _quietly(name: str, fn: Any) -> Any:
+    def run() -> None:
+        try:
+            fn()
+        except BaseException as exc:  # on the way out: say it, never hang or trace back
+            log.warning("stopping %s failed: %s", name, clean(exc, 200))
+
+    return run
 
 
 def _has_display() -> bool:

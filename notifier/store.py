@@ -73,12 +73,18 @@ class Store:
                         return []
                 return []
 
-    def close(self) -> None:
-        with self._lock:
-            try:
-                self._db.close()
-            except sqlite3.Error:
-                pass
+    def close(self, timeout: float = -1) -> None:
+        """Close the database; with a ``timeout``, give up (leave it to the process's exit) if a
+        write is still stuck (e.g. on another process's lock) after that many seconds."""
+        if not self._lock.acquire(timeout=timeout):
+            log.debug("the state store is busy; leaving it to close with the process")
+            return
+        try:
+            self._db.close()
+        except sqlite3.Error:
+            pass
+        finally:
+            self._lock.release()
 
     # ---- notified ----
 
