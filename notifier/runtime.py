@@ -87,15 +87,24 @@ class InstanceLock:
 
 class App:
     def __init__(
-        self, config: Config, json_out: bool, tray: bool, notify: bool, socket: str | None = None
+        self,
+        config: Config,
+        json_out: bool,
+        tray: bool,
+        notify: bool,
+        socket: str | None = None,
+        state_dir: str | None = None,
     ) -> None:
+        """``state_dir``: keep the store and scan cache there instead of the user's state folder
+        (the demo must not write into the real history)."""
         self.config = config
+        self.state_dir = state_dir
         self.socket = socket or ipc.socket_path()
         self.json_out = json_out
         self.want_tray = tray
         self.want_notify = notify and config["notifications.backend"] != "none"
         self.stop_event = threading.Event()
-        self.store = open_store()
+        self.store = Store(os.path.join(state_dir, "state.sqlite3")) if state_dir else open_store()
         self.snoozed_until = 0.0
         self.muted: set[str] = set()
         self.engine: Engine | None = None
@@ -405,7 +414,10 @@ class App:
             sinks.append(self.alerts)
         sinks.append(self)
         self._ui_thread.start()
-        self.engine = Engine(engine_options(self.config), sinks)
+        options = engine_options(self.config)
+        if self.state_dir:
+            options.cache_path = os.path.join(self.state_dir, "scan-cache.sqlite3")
+        self.engine = Engine(options, sinks)
         self.engine.health = self.health
         self.engine.on_failure = self._changed  # the tray shows that it is being restarted
         self.engine.start()
