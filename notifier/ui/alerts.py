@@ -36,12 +36,13 @@ SNOOZE_S = 15 * 60
 MAX_WAIT_S = 60.0
 OPTIONS_SHOWN = 6
 TEXT_LIMIT = 300
-ASSETS = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "assets")
 
 
 def app_icon() -> str:
-    path = os.path.join(ASSETS, "pi-notifier.png")
-    return path if os.path.exists(path) else ""
+    """The application icon as a file path (notification servers load it by path)."""
+    from notifier import resources
+
+    return str(resources.path("pi-notifier.png"))
 
 
 def is_wsl() -> bool:
