@@ -59,18 +59,35 @@ def _make_tray(config: Config, app: Any) -> Any:
 
 
 def _hand_over() -> int:
-    """Another pi-notifier is the app: ask it to open its window, then leave."""
+    """Another pi-notifier is the app: ask it to open its window, say what really happened, leave."""
     from notifier import ipc
 
     deadline = time.monotonic() + 5
     while time.monotonic() < deadline:
-        reply = ipc.request({"cmd": "show", "focus": None})
+        reply = ipc.request({"cmd": "show", "focus": None, "wait": 2.0})
         if reply is not None:
-            sys.stderr.write(f"{APP_NAME} is already running; its window was opened\n")
+            sys.stderr.write(f"{APP_NAME} is already running; {_window_said(reply)}\n")
             return 0
         time.sleep(0.1)  # the other one is still starting: its channel opens in a moment
     sys.stderr.write(f"{APP_NAME} is already running (pid file lock held) but does not answer\n")
     return 0
+
+
+def _window_said(reply: dict[str, Any]) -> str:
+    window = reply.get("window")
+    if window == "opened":
+        return "its window was opened"
+    if window == "raised":
+        return "its window (already open) was raised"
+    if window == "starting":
+        return "its window is starting (not confirmed yet)"
+    if window == "no-display":
+        return "it runs without a display, so no window was opened"
+    if window == "failed":
+        return "its window could not be opened (see its log)"
+    if not reply.get("ok"):
+        return f"it refused to open its window ({clean(reply.get('error'), 100)})"
+    return "it was asked to open its window"
 
 
 def render_status(snapshot: Snapshot, now: float, show_all: bool) -> str:
@@ -171,6 +188,9 @@ def cmd_show(args: argparse.Namespace, config: Config) -> int:
     if not args.attach:
         reply = ipc.request({"cmd": "show", "focus": focus})
         if reply is not None and reply.get("ok"):
+            if reply.get("window") in ("no-display", "failed"):
+                sys.stderr.write(f"{APP_NAME}: the running app says {_window_said(reply)}\n")
+                return 1
             return 0  # the running app opened (or raised) its window
     if (
         not os.environ.get("DISPLAY")

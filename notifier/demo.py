@@ -61,7 +61,15 @@ def run(config: Config, tray: bool = True) -> int:
     config.values["sessions_dirs"] = [sessions]
     config.values["liveness"] = "off"
     config.values["settle_ms"] = 0
-    app = App(config, json_out=False, tray=tray, notify=True, socket=os.path.join(work, "control.sock"))
+    # Its own state folder: the demo's question must not enter the real history or notified list.
+    app = App(
+        config,
+        json_out=False,
+        tray=tray,
+        notify=True,
+        socket=os.path.join(work, "control.sock"),
+        state_dir=os.path.join(work, "state"),
+    )
     if tray:
         from notifier.app import _make_tray
 

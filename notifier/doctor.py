@@ -41,6 +41,7 @@ def run(config: Config) -> int:
     out.append(_window())
     for extra in _extras(config):
         out.append(extra)
+    out += _health()
     sys.stdout.write("\n".join(out) + "\n")
     return 1 if any(line.startswith("[FAIL]") for line in out) else 0  # documented in the README
 
@@ -94,3 +95,42 @@ def _extras(config: Config) -> list[str]:
     except ImportError:
         pass
     return lines
+
+
+def _health() -> list[str]:
+    """The running app's own account of what failed and was recovered from (control channel)."""
+    from notifier import ipc
+
+    reply = ipc.request({"cmd": "health"})
+    if reply is None:
+        return [_line(None, "running app", "none is running (start it with 'pi-notifier run')")]
+    if not reply.get("ok"):
+        return [_line(None, "running app", "it answers but cannot report its health (an older version?)")]
+    pid = reply.get("pid")
+    problems = reply.get("problems") if isinstance(reply.get("problems"), dict) else {}
+    extra = []
+    if not reply.get("ready"):
+        extra.append("still starting")
+    if reply.get("display") is False:
+        extra.append("no display (no window can open)")
+    if reply.get("store") == "in memory":
+        extra.append("state store in memory only")
+    lines = []
+    for part, p in sorted(problems.items()):
+        if not isinstance(p, dict):
+            continue
+        count = p.get("count", 1)
+        state = "recovered" if p.get("recovered") else "recovering"
+        lines.append(
+            _line(
+                False,
+                f"running app: {clean(part, 40)}",
+                f"failed {count}× (last: {clean(p.get('error'), 160)}); {state}, {clean(p.get('doing'), 80)}",
+            )
+        )
+    restarts = reply.get("engine_restarts") or 0
+    summary = f"pid {pid}, " + (f"engine restarted {restarts}×" if restarts else "no failures" if not lines else "")
+    summary = summary.rstrip(", ")
+    if extra:
+        summary += "; " + ", ".join(extra)
+    return [_line(not lines, "running app", summary), *lines]

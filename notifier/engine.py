@@ -37,6 +37,11 @@ log = logging.getLogger(__name__)
 FILE, GONE, DIR, ROOT_GONE, ROOT_BACK = "file", "gone", "dir", "root-gone", "root-back"
 LIVENESS_INTERVAL_S = 3.0
 LIVENESS_SOON_S = 0.1
+RECHECK_MAX_S = 30.0  # abandoned questions are looked at again, backing off up to this
+RESTART_MIN_S = 0.2  # a failed engine thread is restarted after this, doubling …
+RESTART_MAX_S = 30.0  # … up to this
+HEALTHY_S = 60.0  # a run this long resets the restart back-off
+BLAME_LIMIT = 3  # a file that made the engine fail this often is ignored
 UNWATCHED_POLL_S = 2.0
 LIVE_FULL_READ = 4 << 20
 CACHE_PARTIAL_MAX = 64 << 10  # a file ending in a longer unfinished line is not cached
@@ -91,6 +96,52 @@ class _Once:
         self.seen = {k for k in self.seen if k[0] != path}
 
 
+class Health:
+    """What went wrong and was recovered from (any thread): the engine restarted, a sink failed.
+    The tray shows it, ``doctor`` asks for it; each kind of failure is logged with its traceback
+    once, later ones of the same kind only counted."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._problems: dict[str, dict[str, Any]] = {}
+        self._logged: set[tuple[str, str]] = set()
+
+    def failed(self, part: str, exc: BaseException, doing: str) -> bool:
+        """Record a failure of ``part``; True the first time this kind is seen (log it fully)."""
+        kind = type(exc).__name__
+        with self._lock:
+            p = self._problems.setdefault(part, {"count": 0})
+            p["count"] += 1
+            p["error"] = f"{kind}: {clean(exc, 200)}" if str(exc) else kind
+            p["doing"] = doing
+            p["at"] = time.time()
+            p.pop("recovered", None)
+            first = (part, kind) not in self._logged
+            self._logged.add((part, kind))
+        return first
+
+    def recovered(self, part: str) -> None:
+        with self._lock:
+            if part in self._problems:
+                self._problems[part]["recovered"] = True
+
+    def report(self) -> dict[str, dict[str, Any]]:
+        with self._lock:
+            return {k: dict(v) for k, v in self._problems.items()}
+
+    def lines(self) -> tuple[str, ...]:
+        """One short line per part that failed (for the tray's tooltip)."""
+        out = []
+        for part, p in sorted(self.report().items()):
+            times = f"{p['count']}×" if p["count"] > 1 else "once"
+            out.append(f"{part} failed {times} ({p['error']}); {p['doing']}")
+        return tuple(out)
+
+
+def _name(sink: object) -> str:
+    return type(sink).__name__
+
+
 class Engine:
     def __init__(
         self,
@@ -116,14 +167,22 @@ class Engine:
         self._unwatched: dict[str, list[str]] = {}
         self._next_poll: float | None = None
         self.ready_event = threading.Event()
-        self.failed: BaseException | None = None
+        self.failed: BaseException | None = None  # the last failure while it is being restarted
         self.on_failure: Callable[[], None] | None = None
+        self.health = Health()
+        self.restarts = 0
+        self._started = False  # the start-up scan finished and ``ready`` was handed out
+        self._recheck_s = options.liveness_interval
+        self._probe_mark = 0
         self._cache: Any = None
         self._cached: dict[str, tuple[str, bytes]] = {}
         self._stale: dict[str, str] = {}  # files read (not restored) at start-up → their stamp
         self._probe_wanted = threading.Event()
         self._seen: set[str] = set()
         self.cache_hits = 0
+        self._inflight: str | None = None  # the file being read (blamed if the engine fails)
+        self._blame: dict[str, int] = {}  # failures that happened while reading each file
+        self._ignored: set[str] = set()  # files that made the engine fail again and again
 
     # ---- lifecycle ----
 
@@ -156,15 +215,90 @@ class Engine:
         self.queue.put(("call", fn))
 
     def _main(self) -> None:
-        try:
-            self._startup()
-            self._loop()
-        except BaseException as exc:  # keep the reason for the app; never die silently
-            self.failed = exc
-            log.exception("engine stopped")
-            self.ready_event.set()
-            if self.on_failure is not None:
-                self.on_failure()
+        """Runs the engine; if a step fails anyway (any exception, even a BaseException raised
+        by a bug or a sink), logs it, shows it in the health report and runs again after a
+        bounded back-off, keeping every session's state (nothing is reported twice)."""
+        delay = RESTART_MIN_S
+        while not self._stop.is_set():
+            began = time.monotonic()
+            try:
+                if not self._started:
+                    self._startup()
+                else:
+                    self._resync()
+                self._loop()
+                return
+            except BaseException as exc:
+                if self._stop.is_set():
+                    return
+                self.failed = exc
+                if self._inflight is not None:
+                    self._blame[self._inflight] = self._blame.get(self._inflight, 0) + 1
+                if time.monotonic() - began > HEALTHY_S:
+                    delay = RESTART_MIN_S
+                doing = f"restarted {self.restarts + 1}×" if self._started else "starting again"
+                if self.health.failed("engine", exc, doing):
+                    log.error("the engine failed; restarting it in %.1f s", delay, exc_info=exc)
+                else:
+                    log.error("the engine failed again (%s); restarting it in %.1f s", clean(exc, 200), delay)
+                if not self._started:
+                    self._reset_startup()
+                if self.on_failure is not None:
+                    try:
+                        self.on_failure()
+                    except Exception:
+                        log.exception("reporting the engine failure failed")
+                if self._stop.wait(delay):
+                    return
+                delay = min(delay * 2, RESTART_MAX_S)
+                self.restarts += 1
+                self.failed = None
+                self.health.recovered("engine")
+
+    def _reset_startup(self) -> None:
+        """The start-up scan failed half-way: start it again from nothing (no sink saw anything)."""
+        if self._watcher is not None:
+            try:
+                self._watcher.stop()
+            except Exception:
+                log.debug("stopping the half-started watcher failed", exc_info=True)
+            self._watcher = None
+        self.board = Board(liveness=self.options.liveness)
+        self.tailers.clear()
+        self._stale.clear()
+        self._seen.clear()
+        self._cache = None
+        self._cached = {}
+
+    def _resync(self) -> None:
+        """After a restart: read what every file gained meanwhile (a lost wake-up loses nothing).
+        The file being read when it failed is read again from its tail (what the failed read
+        took is not lost); if it makes the engine fail again, it is skipped past, and after
+        BLAME_LIMIT failures ignored, so one file cannot stop the app telling about the others."""
+        out: list[Transition] = []
+        culprit, self._inflight = self._inflight, None
+        if culprit is not None:
+            blamed = self._blame.get(culprit, 0)
+            tailer = self.tailers.get(culprit)
+            if blamed >= BLAME_LIMIT:
+                self._ignored.add(culprit)
+                log.error(
+                    "ignoring %s from now on: reading it made the engine fail %d times", clean(culprit), blamed
+                )
+                out += self.board.forget(culprit, self._wall())
+                self.tailers.pop(culprit, None)
+            elif blamed == 1 and tailer is not None:
+                self._inflight = culprit
+                lines = self._read_bounded(tailer)
+                now = self._wall()
+                if lines is not None:
+                    out += self.board.replace(culprit, self._events(culprit, lines, now), now)
+                self._inflight = None
+        for path in list(self.tailers):
+            out += self._read(path)
+        if self.options.liveness and (self.board.needs_liveness() or self.board.has_abandoned()):
+            self._schedule_liveness(LIVENESS_SOON_S)
+        self._emit(out)
 
     # ---- startup ----
 
@@ -179,7 +313,7 @@ class Engine:
         for root in roots:
             collected += self._scan_dir(root, initial=True)
         if self.board.needs_liveness():
-            abandoned = self.board.set_processes(self._procs(), self._wall())
+            abandoned = self.board.set_processes(self._safe_procs(), self._wall())
             gone = {(t.session.key, t.question.tool_call_id) for t in abandoned}
             collected = [t for t in collected if (t.session.key, t.question.tool_call_id) not in gone]
             self._schedule_liveness(self.options.liveness_interval)
@@ -199,7 +333,8 @@ class Engine:
         if collected:
             self._emit(collected)
         for sink in self.sinks:
-            sink.ready(info, self.snapshot)
+            self._to_sink(sink, "ready", lambda s=sink: s.ready(info, self.snapshot))
+        self._started = True
         self.ready_event.set()
         for root in roots:
             self._check_watch_limit(root)
@@ -210,6 +345,15 @@ class Engine:
 
             self._processes = running_pi
         return self._processes()
+
+    def _safe_procs(self) -> Sequence[Proc] | None:
+        """The process list, or ``None`` (liveness unknown: nothing changes) if reading it fails."""
+        try:
+            return self._procs()
+        except Exception as exc:
+            if self.health.failed("process check", exc, "liveness unknown until it works again"):
+                log.warning("reading the process list failed (%s)", clean(exc, 200), exc_info=exc)
+            return None
 
     def _fill_names(self, keys: Iterable[str] | None = None) -> bool:
         """Sessions that ask something deserve their name, even if it was set long before the
@@ -367,6 +511,14 @@ class Engine:
         return lines + scan.lines
 
     def _read(self, path: str) -> list[Transition]:
+        if path in self._ignored:
+            return []
+        self._inflight = path
+        out = self._read_file(path)
+        self._inflight = None
+        return out
+
+    def _read_file(self, path: str) -> list[Transition]:
         tailer = self.tailers.get(path)
         if tailer is None:
             return self._add(path, initial=False)
@@ -466,9 +618,17 @@ class Engine:
                     self.watcher.root_gone(arg)
                     out += self._gone(arg)
                 elif kind == "procs":
-                    out += self.board.set_processes(arg, self._wall())
+                    mark, procs = arg
+                    found = self.board.set_processes(procs, self._wall(), as_of=mark)
+                    out += found
+                    if found:
+                        self._recheck_s = self.options.liveness_interval
                     if self.board.needs_liveness():
                         self._schedule_liveness(self.options.liveness_interval)
+                    elif self.board.has_abandoned():
+                        # its pi may be seen again: look now and then, less and less often
+                        self._schedule_liveness(self._recheck_s)
+                        self._recheck_s = min(self._recheck_s * 2, RECHECK_MAX_S)
                 elif kind == ROOT_BACK and self.watcher.watch(arg):
                     log.info("watching %s", clean(arg))
                     out += self._scan_dir(arg, initial=False)
@@ -522,8 +682,11 @@ class Engine:
             self._next_poll = mono + UNWATCHED_POLL_S if self._unwatched else None
         if self._next_liveness is not None and mono >= self._next_liveness:
             self._next_liveness = None
-            if self.board.needs_liveness():
-                self._probe_wanted.set()  # the probe thread reads the process table, not us
+            if self.board.needs_liveness() or self.board.has_abandoned():
+                # The probe thread reads the process table, not us. The mark is taken now, before
+                # it reads: only questions seen by now can be judged on what it reads.
+                self._probe_mark = self.board.mark()
+                self._probe_wanted.set()
         return out
 
     def _probe_loop(self) -> None:
@@ -533,20 +696,40 @@ class Engine:
             self._probe_wanted.clear()
             if self._stop.is_set():
                 return
-            self.queue.put(("procs", self._procs()))
+            mark = self._probe_mark  # read before the table is: see _timers
+            self.queue.put(("procs", (mark, self._safe_procs())))
 
     def _emit(self, items: list[Transition]) -> None:
         if self.options.liveness and any(t.kind == "needs_input" for t in items):
             self._schedule_liveness(LIVENESS_SOON_S)
+            self._recheck_s = self.options.liveness_interval
+        if log.isEnabledFor(logging.DEBUG):
+            for t in items:
+                log.debug(
+                    "%s%s: %s call %s (%s)%s",
+                    t.kind,
+                    " (initial)" if t.initial else "",
+                    clean(t.session.key),
+                    clean(t.question.tool_call_id, 80),
+                    clean(t.question.tool, 60),
+                    f" → {t.outcome}" if t.outcome else "",
+                )
         self._publish_snapshot()
         turns = self.board.drain_turns()
         for sink in self.sinks:
-            try:
-                sink.transitions(items, self.snapshot)
-                if turns and hasattr(sink, "turns"):
-                    sink.turns(turns)
-            except Exception:
-                log.exception("a sink failed; carrying on")
+            self._to_sink(sink, "transitions", lambda s=sink: s.transitions(items, self.snapshot))
+            if turns and hasattr(sink, "turns"):
+                self._to_sink(sink, "turns", lambda s=sink: s.turns(turns))
+
+    def _to_sink(self, sink: object, what: str, call: Callable[[], None]) -> None:
+        """Hand something to one sink; whatever it raises stays there (logged once per kind),
+        the other sinks still get theirs."""
+        try:
+            call()
+        except BaseException as exc:
+            name = _name(sink)
+            if self.health.failed(f"sink {name}", exc, "the other outputs carry on"):
+                log.error("the %s output failed (in %s); carrying on without it this time", name, what, exc_info=exc)
 
     def _publish_snapshot(self) -> None:
         self.snapshot = self.board.snapshot(self._wall())
@@ -561,7 +744,7 @@ def scan_once(
         if os.path.isdir(root):
             engine._scan_dir(root, initial=True)
     if options.liveness:
-        engine.board.set_processes(engine._procs(), engine._wall())
+        engine.board.set_processes(engine._safe_procs(), engine._wall())
     engine._fill_names()
     engine._save_cache()
     log.debug(

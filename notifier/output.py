@@ -66,6 +66,7 @@ def session_status_obj(v: SessionView) -> dict[str, Any]:
             "state": v.state,
             "alive": v.alive,
             "pending": [question_obj(q) for q in v.pending],
+            "abandoned": [question_obj(q) for q in v.abandoned],
             "updated_at": iso(v.updated_at) if v.updated_at else None,
         }
     )

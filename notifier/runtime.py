@@ -23,12 +23,13 @@ from notifier import ipc
 from notifier.config import Config
 from notifier.core.model import Snapshot, Transition
 from notifier.core.text import clean
-from notifier.engine import Engine, ReadyInfo, Sink, engine_options
+from notifier.engine import Engine, Health, ReadyInfo, Sink, engine_options
 from notifier.output import JsonSink, status_obj
 from notifier.store import Store
 from notifier.ui.view import window_obj
 
 log = logging.getLogger(__name__)
+SHUTDOWN_BUDGET_S = 0.8  # a signal ends the app well inside 2 s, whatever hangs
 
 
 def open_store() -> Store:
@@ -86,15 +87,24 @@ class InstanceLock:
 
 class App:
     def __init__(
-        self, config: Config, json_out: bool, tray: bool, notify: bool, socket: str | None = None
+        self,
+        config: Config,
+        json_out: bool,
+        tray: bool,
+        notify: bool,
+        socket: str | None = None,
+        state_dir: str | None = None,
     ) -> None:
+        """``state_dir``: keep the store and scan cache there instead of the user's state folder
+        (the demo must not write into the real history)."""
         self.config = config
+        self.state_dir = state_dir
         self.socket = socket or ipc.socket_path()
         self.json_out = json_out
         self.want_tray = tray
         self.want_notify = notify and config["notifications.backend"] != "none"
         self.stop_event = threading.Event()
-        self.store = open_store()
+        self.store = Store(os.path.join(state_dir, "state.sqlite3")) if state_dir else open_store()
         self.snoozed_until = 0.0
         self.muted: set[str] = set()
         self.engine: Engine | None = None
@@ -107,22 +117,77 @@ class App:
         self._show_lock = threading.Lock()
         self._window: subprocess.Popen[bytes] | None = None
         self._pending_focus: list[str] | None = None
+        self._subscribed = threading.Event()  # a window subscribed since the last one was started
         self._ui_dirty = threading.Event()
         self._ui_thread = threading.Thread(target=self._ui_loop, name="pi-notifier-ui", daemon=True)
+        self.health = Health()  # shared with the engine: what failed and was recovered from
+        self._alerts_restarts = 0
+        self._alerts_next = 0.0  # monotonic: the earliest the notifier may be restarted again
 
     # ---- snapshot fan-out (engine thread) ----
 
     def snapshot(self) -> Snapshot:
         snap = self.engine.snapshot if self.engine is not None else Snapshot()
         return dataclasses.replace(
-            snap, snoozed_until=self.snoozed_until or None, muted=frozenset(self.muted)
+            snap,
+            snoozed_until=self.snoozed_until or None,
+            muted=frozenset(self.muted),
+            health=self.health.lines(),
         )
 
     def ready(self, info: ReadyInfo, snapshot: Snapshot) -> None:
         self._changed()
 
     def transitions(self, items: Sequence[Transition], snapshot: Snapshot) -> None:
+        self._supervise_alerts(snapshot)
         self._changed()
+
+    def _supervise_alerts(self, snapshot: Snapshot) -> None:
+        """The notifier works on a thread of its own; if that thread died, start a new notifier
+        (bounded back-off) and hand it what is pending now (already notified ones stay quiet)."""
+        alerts = self.alerts
+        thread = getattr(alerts, "_thread", None)
+        if alerts is None or thread is None or thread.is_alive() or self.stop_event.is_set():
+            return
+        if not thread.ident:
+            return  # not started yet
+        mono = time.monotonic()
+        if mono < self._alerts_next:
+            return
+        self._alerts_restarts += 1
+        delay = min(1.0 * 2 ** (self._alerts_restarts - 1), 60.0)
+        self._alerts_next = mono + delay
+        first = self.health.failed(
+            "notifications", RuntimeError("the notifier stopped"), f"restarted {self._alerts_restarts}×"
+        )
+        (log.error if first else log.warning)("the notifier stopped; starting it again")
+        try:
+            fresh = self._make_alerts()
+        except Exception as exc:
+            log.warning("cannot start the notifier again (%s)", clean(exc, 200))
+            return
+        engine = self.engine
+        if engine is not None:
+            engine.sinks[:] = [fresh if s is alerts else s for s in engine.sinks]
+        self.alerts = fresh
+        pending = [
+            Transition("needs_input", view.ref, q, snapshot.taken_at, initial=True) for view, q in snapshot.pending
+        ]
+        if pending:
+            fresh.transitions(pending, snapshot)
+        self.health.recovered("notifications")
+
+    def _make_alerts(self) -> Any:
+        from notifier.ui.alerts import AlertSink
+
+        alerts = AlertSink(
+            self.config,
+            self.store,
+            on_show=lambda f, c: self.show([f, c] if f and c else None),
+            on_snooze=self._on_alert_snooze,
+        )
+        alerts.start()
+        return alerts
 
     def _changed(self) -> None:
         """Something the tray or window shows changed: the UI thread redraws (coalesced), so
@@ -137,8 +202,9 @@ class App:
                 return
             try:
                 self._refresh()
-            except Exception:
-                log.exception("updating the tray and window failed")
+            except BaseException as exc:  # whatever it is, the next change redraws again
+                if self.health.failed("tray and window", exc, "drawn again at the next change"):
+                    log.error("updating the tray and window failed", exc_info=exc)
 
     def _refresh(self) -> None:
         snap = self.snapshot()
@@ -176,31 +242,47 @@ class App:
         elif verb == "quit":
             self.stop_event.set()
 
-    def show(self, focus: list[str] | None = None) -> None:
-        """Open the window (one at a time), or raise the open one at ``focus``."""
+    def show(self, focus: list[str] | None = None, wait: float = 0.0) -> str:
+        """Open the window (one at a time), or raise the open one at ``focus``. Says what really
+        happened: "raised", "opened" (a new window subscribed within ``wait`` s), "starting"
+        (not confirmed yet), "no-display" or "failed"."""
         with self._show_lock:
-            self._show(focus)
+            result = self._show(focus)
+            window = self._window
+        deadline = time.monotonic() + wait
+        while result == "starting" and window is not None and time.monotonic() < deadline:
+            if self._subscribed.wait(0.05):
+                return "opened"
+            if window.poll() is not None:
+                return "failed"
+        return result
 
-    def _show(self, focus: list[str] | None) -> None:
+    def _show(self, focus: list[str] | None) -> str:
         with self._sub_lock:
             self._subscribers = [c for c in self._subscribers if not c.closed]
             subs = list(self._subscribers)
         if subs:
             for conn in subs:
                 conn.send({"focus": focus})
-            return
+            return "raised"
         if self._window is not None and self._window.poll() is None:
             self._pending_focus = focus  # starting: it gets the focus when it subscribes
-            return
+            return "starting"
+        if not _has_display():
+            log.warning("cannot open the window: no display to show the window on (DISPLAY is not set)")
+            return "no-display"
         cmd = [sys.executable, "-m", "notifier", "show", "--attach"]
         if focus:
             cmd += ["--focus", focus[0], focus[1]]
         self._pending_focus = focus
         env = dict(os.environ, **{ipc.SOCKET_ENV: self.socket})
+        self._subscribed.clear()
         try:
             self._window = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, env=env)
         except OSError as exc:
             log.warning("cannot open the window: %s", exc)
+            return "failed"
+        return "starting"
 
     def clear(self, session: str | None, call: str | None) -> None:
         engine = self.engine
@@ -253,10 +335,23 @@ class App:
         cmd = req.get("cmd")
         if cmd == "ping":
             return {"ok": True, "pid": os.getpid(), "roots": self.config["sessions_dirs"]}
+        if cmd == "health":
+            engine = self.engine
+            return {
+                "ok": True,
+                "pid": os.getpid(),
+                "ready": engine is not None and engine.ready_event.is_set(),
+                "engine_restarts": engine.restarts if engine is not None else 0,
+                "problems": self.health.report(),
+                "display": _has_display(),
+                "tray": self.tray is not None,
+                "store": "persistent" if self.store.persistent else "in memory",
+            }
         if cmd == "show":
             focus = req.get("focus")
-            self.show(focus if isinstance(focus, list) and len(focus) == 2 else None)
-            return {"ok": True}
+            wait = min(2.0, max(0.0, float(req.get("wait") or 0))) if req.get("wait") is not True else 2.0
+            window = self.show(focus if isinstance(focus, list) and len(focus) == 2 else None, wait)
+            return {"ok": True, "window": window, "display": _has_display()}
         if cmd == "status":
             same = sorted(req.get("roots") or []) == sorted(self.config["sessions_dirs"])
             same = same and req.get("liveness", self.config["liveness"]) == self.config["liveness"]
@@ -265,6 +360,7 @@ class App:
         if cmd == "subscribe":
             with self._sub_lock:
                 self._subscribers.append(conn)
+            self._subscribed.set()
             conn.send({"window": window_obj(self.snapshot())})
             if self._pending_focus:
                 conn.send({"focus": self._pending_focus})
@@ -314,20 +410,16 @@ class App:
             sinks.append(JsonSink(on_broken=self.stop_event.set))
         sinks.append(HistorySink(self.store))
         if self.want_notify:
-            from notifier.ui.alerts import AlertSink
-
-            self.alerts = AlertSink(
-                self.config,
-                self.store,
-                on_show=lambda f, c: self.show([f, c] if f and c else None),
-                on_snooze=self._on_alert_snooze,
-            )
-            self.alerts.start()
+            self.alerts = self._make_alerts()
             sinks.append(self.alerts)
         sinks.append(self)
         self._ui_thread.start()
-        self.engine = Engine(engine_options(self.config), sinks)
-        self.engine.on_failure = self.stop_event.set
+        options = engine_options(self.config)
+        if self.state_dir:
+            options.cache_path = os.path.join(self.state_dir, "scan-cache.sqlite3")
+        self.engine = Engine(options, sinks)
+        self.engine.health = self.health
+        self.engine.on_failure = self._changed  # the tray shows that it is being restarted
         self.engine.start()
 
     def serve(self) -> None:
@@ -353,13 +445,15 @@ class App:
                 else:
                     log.warning("the tray stopped (%s); carrying on with notifications only", clean(exc, 200))
                 self.tray = None
-        self.stop_event.wait()  # no polling: a signal, Quit, or the engine failing sets it
-        if self.engine is not None and self.engine.failed is not None:
-            log.error("the watcher stopped: %s", clean(self.engine.failed, 200))
-            return 1
+        self.stop_event.wait()  # no polling: a signal, Quit or a closed --json pipe sets it
         return 0
 
     def shutdown(self) -> None:
+        """Stop everything within SHUTDOWN_BUDGET_S, whatever hangs: the engine (perhaps in the
+        middle of a long start-up scan or a blocked write) and the notifier (perhaps waiting on
+        a slow notification server) are stopped side by side, each waited for only until the
+        deadline; what is still busy then is left to end with the process (daemon threads)."""
+        deadline = time.monotonic() + SHUTDOWN_BUDGET_S
         self.stop_event.set()
         self._ui_dirty.set()  # lets the UI thread finish
         if self.server is not None:
@@ -370,13 +464,41 @@ class App:
             self._subscribers.clear()
         if self._window is not None and self._window.poll() is None:
             self._window.terminate()
-        if self.engine is not None:
-            self.engine.stop()
-        if self.alerts is not None:
-            self.alerts.stop()
-        self.store.close()
+        stoppers: list[tuple[str, Any]] = []
+        engine, alerts = self.engine, self.alerts
+        if engine is not None:
+            stoppers.append(("the engine", lambda: engine.stop(timeout=SHUTDOWN_BUDGET_S)))
+        if alerts is not None:
+            stoppers.append(("the notifier", alerts.stop))
+        threads = []
+        for name, fn in stoppers:
+            t = threading.Thread(target=_quietly(name, fn), name=f"pi-notifier-stop {name}", daemon=True)
+            t.start()
+            threads.append((name, t))
+        for _, t in threads:
+            t.join(max(0.0, deadline - time.monotonic()))
+        late = [name for name, t in threads if t.is_alive()]
+        if late:
+            log.warning("%s did not stop within %.1f s; exiting anyway", " and ".join(late), SHUTDOWN_BUDGET_S)
+        self.store.close(timeout=max(0.05, deadline - time.monotonic()))
         if self.lock is not None:
             self.lock.release()
+
+
+def _quietly(name: str, fn: Any) -> Any:
+    def run() -> None:
+        try:
+            fn()
+        except BaseException as exc:  # on the way out: say it, never hang or trace back
+            log.warning("stopping %s failed: %s", name, clean(exc, 200))
+
+    return run
+
+
+def _has_display() -> bool:
+    if not sys.platform.startswith("linux"):
+        return True
+    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
 
 
 def install_signals(stop: threading.Event) -> None:

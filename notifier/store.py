@@ -46,6 +46,7 @@ class Store:
         self.path = path
         self._lock = threading.Lock()
         self.persistent = False
+        self._ident: tuple[int, int] | None = None
         self._db = self._open(path)
 
     def _open(self, path: str | None) -> sqlite3.Connection:
@@ -58,6 +59,8 @@ class Store:
                 db.executescript(SCHEMA)
                 _add_reminders_column(db)
                 self.persistent = True
+                st = os.stat(path)
+                self._ident = (st.st_dev, st.st_ino)
                 return db
             except (OSError, sqlite3.Error) as exc:
                 log.warning(
@@ -67,8 +70,54 @@ class Store:
         db.executescript(SCHEMA)
         return db
 
+    def _vanished(self) -> bool:
+        """The database file was deleted (with its folder, perhaps) or replaced under us."""
+        if not self.persistent or self.path is None:
+            return False
+        try:
+            st = os.stat(self.path)
+        except FileNotFoundError:
+            return True
+        except OSError:
+            return False
+        return (st.st_dev, st.st_ino) != self._ident
+
+    def _reopen(self) -> None:
+        """Recreate the vanished database and carry over everything the open connection still
+        holds (notified questions above all: a restart must not notify them again). Lock held."""
+        assert self.path is not None
+        old = self._db
+        self.persistent = False
+        fresh = self._open(self.path)
+        if not self.persistent:
+            self._db = fresh  # (logged by _open) in memory from now on; copy what we had anyway
+        copied = 0
+        for table in ("notified", "snoozes", "mutes", "history"):
+            try:
+                rows = old.execute(f"SELECT * FROM {table}").fetchall()  # noqa: S608
+                if rows:
+                    marks = ",".join("?" * len(rows[0]))
+                    fresh.executemany(f"INSERT OR IGNORE INTO {table} VALUES ({marks})", rows)  # noqa: S608
+                    copied += len(rows) if table == "notified" else 0
+            except sqlite3.Error as exc:
+                log.debug("could not carry over %s: %s", table, exc)
+        try:
+            old.close()
+        except sqlite3.Error:
+            pass
+        self._db = fresh
+        _reopen_log_files()
+        log.warning(
+            "the state folder %s was deleted while running; recreated it (%d notified questions, "
+            "snoozes, mutes and history carried over)",
+            clean(os.path.dirname(self.path)),
+            copied,
+        )
+
     def _run(self, sql: str, args: Iterable[Any] = ()) -> list[tuple[Any, ...]]:
         with self._lock:
+            if self._vanished():
+                self._reopen()
             try:
                 return self._db.execute(sql, tuple(args)).fetchall()
             except sqlite3.Error as exc:
@@ -82,12 +131,20 @@ class Store:
                         return []
                 return []
 
-    def close(self) -> None:
-        with self._lock:
-            try:
-                self._db.close()
-            except sqlite3.Error:
-                pass
+    def close(self, timeout: float = -1) -> None:
+        """Close the database; with a ``timeout``, give up (leave it to the process's exit) if a
+        write is still stuck (e.g. on another process's lock) after that many seconds."""
+        if not self._lock.acquire(timeout=timeout):
+            log.debug("the state store is busy; leaving it to close with the process")
+            return
+        try:
+            if self._vanished():  # deleted since the last write: keep what it knew for next time
+                self._reopen()
+            self._db.close()
+        except sqlite3.Error:
+            pass
+        finally:
+            self._lock.release()
 
     # ---- notified ----
 
@@ -213,3 +270,22 @@ class Store:
         self._run("DELETE FROM history WHERE asked_at < ?", (older_than,))
         self._run("DELETE FROM notified WHERE at < ?", (older_than,))
         self._run("DELETE FROM snoozes WHERE until < ?", (time.time(),))
+
+
+def _reopen_log_files() -> None:
+    """Log files in the deleted folder: write to new ones there, not to the unlinked inodes."""
+    import logging as _logging
+
+    for handler in _logging.getLogger().handlers:
+        if isinstance(handler, _logging.FileHandler) and not os.path.exists(handler.baseFilename):
+            try:
+                os.makedirs(os.path.dirname(handler.baseFilename), mode=0o700, exist_ok=True)
+                handler.acquire()
+                try:
+                    if handler.stream is not None:
+                        handler.stream.close()
+                    handler.stream = handler._open()
+                finally:
+                    handler.release()
+            except OSError:
+                pass

@@ -1,12 +1,18 @@
 """All sessions at once (pure): reducer changes → transitions, liveness applied, snapshots.
 
 Time is always passed in; the board never reads a clock, a file or a process table.
+
+Liveness is judged only on fresh data: the board counts every feeding (a logical clock, immune to
+wall-clock jumps), remembers at which count it first saw each question, and a process list says
+at which count its read began (:meth:`Board.mark` taken before reading). A question is called
+abandoned only by a list read *after* the board saw it; an abandoned question whose pi shows up
+again in a later list is pending again (a fresh, non-initial ``needs_input``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from notifier.core.model import Question, SessionRef, SessionView, Snapshot, Transition, TurnChange
 from notifier.core.reducer import Asked, Ended, Event, SessionReducer
@@ -30,12 +36,23 @@ def _norm(path: str | None) -> str | None:
     return path.rstrip("/\\") or path
 
 
+@dataclass(frozen=True)
+class _Seen:
+    """When the board first saw a question: its feeding count, its wall time, and whether it was
+    found by the start-up scan (then the file's own time is all we know about when it was asked)."""
+
+    tick: int
+    at: float
+    initial: bool
+
+
 @dataclass
 class _Session:
     key: str
     reducer: SessionReducer
     abandoned: dict[str, Question]
     alive: bool | None = None
+    seen: dict[str, _Seen] = field(default_factory=dict)
 
     @property
     def ref(self) -> SessionRef:
@@ -48,6 +65,8 @@ class Board:
         self.liveness = liveness
         self._sessions: dict[str, _Session] = {}
         self._starts: dict[str, list[float]] | None = None  # the last process list, by folder
+        self._tick = 0  # counts feedings: the order in which questions were seen
+        self._read_tick = -1  # the count at which the last process list began to be read
         self._turns: list[TurnChange] = []
         # Snapshots are built incrementally: only sessions that changed get a new view.
         self._views: dict[str, SessionView] = {}
@@ -64,7 +83,13 @@ class Board:
             self._sessions[key] = session
         return session
 
+    def mark(self) -> int:
+        """The feeding count now. Take it *before* reading the process table and pass it to
+        :meth:`set_processes`: only questions seen by then can be judged on that list."""
+        return self._tick
+
     def apply(self, key: str, events: Iterable[Event], now: float, initial: bool = False) -> list[Transition]:
+        self._tick += 1
         session = self._session(key)
         before = session.reducer.state
         changes = []
@@ -91,6 +116,7 @@ class Board:
 
     def replace(self, key: str, events: Iterable[Event], now: float) -> list[Transition]:
         """The file was rewritten or truncated: rebuild it, report only what really changed."""
+        self._tick += 1
         old = self._sessions.get(key)
         fresh = SessionReducer()
         ended: dict[str, Ended] = {}
@@ -119,6 +145,7 @@ class Board:
 
     def restore(self, key: str, reducer: SessionReducer, now: float, initial: bool) -> list[Transition]:
         """A session rebuilt from a summary (the scan cache): its questions are reported as asked."""
+        self._tick += 1
         session = self._session(key)
         session.reducer = reducer
         return self._transitions(session, [Asked(q) for q in reducer.pending.values()], now, initial)
@@ -144,11 +171,14 @@ class Board:
         out: list[Transition] = []
         ref = session.ref
         for change in changes:
+            q = change.question
             if isinstance(change, Asked):
-                out.append(Transition("needs_input", ref, change.question, now, initial=initial))
+                session.seen[q.tool_call_id] = _Seen(self._tick, now, initial)
+                out.append(Transition("needs_input", ref, q, now, initial=initial))
             else:
-                q = change.question
-                session.abandoned.pop(q.tool_call_id, None)
+                session.seen.pop(q.tool_call_id, None)
+                if session.abandoned.pop(q.tool_call_id, None) is not None:
+                    continue  # it already ended (abandoned): one terminal transition per question
                 waited = max(0.0, change.at - q.asked_at)
                 out.append(
                     Transition(
@@ -161,10 +191,17 @@ class Board:
 
     # ---- liveness ----
 
-    def set_processes(self, procs: Sequence[Proc] | None, now: float) -> list[Transition]:
-        """A fresh process list (``None`` = could not be read: change nothing)."""
+    def set_processes(
+        self, procs: Sequence[Proc] | None, now: float, as_of: int | None = None
+    ) -> list[Transition]:
+        """A fresh process list (``None`` = could not be read: change nothing). ``as_of`` is
+        :meth:`mark` taken before the read began; ``None`` means the read began just now."""
         if not self.liveness or procs is None:
             return []
+        read_tick = self._tick if as_of is None else as_of
+        if read_tick < self._read_tick:
+            return []  # an older read overtaken by a newer one: it knows less
+        self._read_tick = read_tick
         self._starts = {}
         for p in procs:
             folder = _norm(p.cwd)
@@ -188,9 +225,22 @@ class Board:
         if not session.reducer.has_header:
             return out
         for cid, q in session.reducer.pending.items():
+            seen = session.seen.get(cid)
+            if seen is None:  # (asked before the file's header was read) seen now
+                seen = session.seen[cid] = _Seen(self._tick, now, False)
+            if seen.tick > self._read_tick:
+                continue  # the list was read before we saw the question: it cannot judge it
+            # The pi that asked was running when the question was written. A pi started later on
+            # the same project did not ask it. The file's time can be anything; for a question we
+            # saw being written, the moment we saw it bounds when it was asked from above.
+            asked = q.asked_at if seen.initial else max(q.asked_at, seen.at)
+            asker = any(start <= asked + START_SLACK_S for start in starts)
             if cid in session.abandoned:
-                continue
-            if not any(start <= q.asked_at + START_SLACK_S for start in starts):
+                if asker:  # its pi is seen again (the earlier read missed it): pending again
+                    del session.abandoned[cid]
+                    self._dirty.add(session.key)
+                    out.append(Transition("needs_input", session.ref, q, now))
+            elif not asker:
                 session.abandoned[cid] = q
                 self._dirty.add(session.key)
                 out.append(Transition("abandoned", session.ref, q, now))
@@ -201,6 +251,10 @@ class Board:
         return self.liveness and any(
             len(s.reducer.pending) > len(s.abandoned) for s in self._sessions.values() if s.reducer.has_header
         )
+
+    def has_abandoned(self) -> bool:
+        """True while some question is abandoned (its pi may yet be seen again)."""
+        return self.liveness and any(s.abandoned for s in self._sessions.values())
 
     def clear_abandoned(self, key: str, tool_call_id: str | None = None) -> bool:
         """The user dismissed an abandoned question (or all of a session's): stop listing it."""
@@ -214,6 +268,7 @@ class Board:
             if cid in session.abandoned:
                 session.reducer.pending.pop(cid, None)
                 session.abandoned.pop(cid, None)
+                session.seen.pop(cid, None)
                 removed = True
         return removed
 

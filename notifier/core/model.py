@@ -112,6 +112,9 @@ class Snapshot:
     taken_at: float = 0.0
     snoozed_until: float | None = None
     muted: frozenset[str] = field(default_factory=frozenset)
+    # Failures the app recovered from (engine restarted, an output failing), one line each, for
+    # the tray's tooltip; empty when all is well.
+    health: tuple[str, ...] = ()
 
     @cached_property
     def pending(self) -> tuple[tuple[SessionView, Question], ...]:

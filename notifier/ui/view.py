@@ -50,6 +50,8 @@ def title(snapshot: Snapshot, now: float) -> str:
         text = f"{sessions} pi sessions need answers"
     if snapshot.snoozed_until and snapshot.snoozed_until > now:
         text += f" — snoozed for {waited(snapshot.snoozed_until - now)}"
+    if snapshot.health:
+        return clean(text, 120) + " — ⚠ " + clean(snapshot.health[0], 120)
     return clean(text, 120)
 
 

@@ -416,3 +416,30 @@ def test_session_bus_going_away_is_said_once(tmp_path: Path, desktop: dict[str, 
     finally:
         stop(dunst.proc)
         stop(bus)
+
+
+def test_state_folder_deleted_while_running_is_recreated_and_nothing_is_notified_twice(
+    tmp_path: Path, dunst: Dunst, monitor: Monitor
+) -> None:
+    import shutil
+
+    state = Path(os.environ["XDG_STATE_HOME"]) / "pi-notifier"
+    f = new_session(tmp_path, "keep")
+    with run_app(tmp_path) as app:
+        app.wait("ready")
+        append(f, ask("q1", "Notified once?"))
+        wait_for(lambda: monitor.notifies(), 10, "the notification")
+        wait_for(lambda: (state / "state.sqlite3").exists(), 10, "the store")
+        shutil.rmtree(state)  # the user cleans up their state folder while the app runs
+        g = new_session(tmp_path, "other")
+        append(g, ask("q2", "Recorded in the new store?"))
+        wait_for(lambda: len(monitor.notifies()) == 2, 10, "the second notification")
+        app.log_has("was deleted while running; recreated it")
+        assert (state / "state.sqlite3").exists()
+    assert sum("was deleted while running" in x for x in app.stderr) == 1
+    with run_app(tmp_path) as app:  # a restart: both questions are still pending, both notified
+        app.wait("ready")
+        h = new_session(tmp_path, "marker")
+        append(h, ask("q3", "marker?"))
+        wait_for(lambda: [x for x in monitor.notifies() if x["summary"] == "marker needs an answer"], 10, "marker")
+        assert len(monitor.notifies()) == 3, [n["summary"] for n in monitor.notifies()]

@@ -73,3 +73,108 @@ def test_killed_pi_abandons_its_question(tmp_path: Path) -> None:
     finally:
         if pi.poll() is None:
             pi.kill()
+
+
+MOVABLE_PI = """
+import os, sys
+home = os.getcwd()
+print("ready", flush=True)
+for line in sys.stdin:
+    os.chdir(home if line.strip() == "in" else sys.argv[1])
+    print("moved", flush=True)
+"""
+
+
+def start_movable_pi(tmp_path: Path, cwd: Path) -> subprocess.Popen[str]:
+    """A real process that looks like pi (``python …/bin/pi``) and can leave its folder and
+    come back on request: what a process-table read that misses a running pi looks like."""
+    script = tmp_path / "bin" / "pi"
+    script.parent.mkdir(exist_ok=True)
+    script.write_text(MOVABLE_PI)
+    away = tmp_path / "away"
+    away.mkdir(exist_ok=True)
+    proc = subprocess.Popen(
+        [sys.executable, str(script), str(away)],
+        cwd=cwd,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+    return proc
+
+
+def move(pi: subprocess.Popen[str], where: str) -> None:
+    assert pi.stdin is not None and pi.stdout is not None
+    pi.stdin.write(where + "\n")
+    pi.stdin.flush()
+    assert pi.stdout.readline().strip() == "moved"
+
+
+def test_pi_started_after_the_apps_last_process_check_is_not_called_abandoned(tmp_path: Path) -> None:
+    """The normal case for an autostarted app: it read the process table (for an old question of
+    a long-dead pi) before this pi started. The new pi's first question must be notified, not
+    abandoned on that stale list; killing the pi then abandons it."""
+    sessions = tmp_path / "sessions"
+    old_project = (tmp_path / "old").resolve()
+    old_project.mkdir()
+    append(sessions / "--old--" / "o.jsonl", header(str(old_project)), user(), ask("q0", "Long gone?"))
+    project = (tmp_path / "project").resolve()
+    project.mkdir()
+    f = sessions / "--project--" / "s.jsonl"
+    with AppProcess("run", "--no-tray", "--json", "--no-notify", "-v", "--sessions-dir", str(sessions)) as app:
+        app.wait("ready")
+        # the start-up check read the table (q0 has no pi) before the new pi existed
+        assert app.of("needs_input") == []
+        pi = start_fake_pi(tmp_path, project)
+        try:
+            append(f, header(str(project)), user(), ask("q1", "Fresh question?"))
+            (asked,) = app.wait("needs_input")
+            assert asked["question"]["tool_call_id"] == "q1" and asked["initial"] is False
+            # a process check after the question has run and found the pi alive
+            app.log_has("--project--/s.jsonl call q1")  # -v: the transition is logged with its file and call id
+            status = json.loads(
+                subprocess.run(
+                    [sys.executable, "-m", "notifier", "status", "--json", "--sessions-dir", str(sessions)],
+                    capture_output=True,
+                    text=True,
+                    timeout=30,
+                    check=True,
+                ).stdout
+            )
+            mine = next(s for s in status["sessions"] if s["cwd"] == str(project))
+            assert mine["alive"] is True and [q["tool_call_id"] for q in mine["pending"]] == ["q1"]
+            assert mine["abandoned"] == []
+            old = next(s for s in status["sessions"] if s["cwd"] == str(old_project))
+            assert [q["tool_call_id"] for q in old["abandoned"]] == ["q0"] and old["pending"] == []
+            pi.kill()
+            pi.wait()
+            (gone,) = app.wait("abandoned", timeout=20)
+            assert gone["question"]["tool_call_id"] == "q1"
+        finally:
+            if pi.poll() is None:
+                pi.kill()
+                pi.wait()
+
+
+def test_an_abandoned_question_whose_pi_is_seen_again_is_notified_again(tmp_path: Path) -> None:
+    sessions = tmp_path / "sessions"
+    project = (tmp_path / "project").resolve()
+    project.mkdir()
+    f = sessions / "--project--" / "s.jsonl"
+    pi = start_movable_pi(tmp_path, project)
+    try:
+        with AppProcess("run", "--no-tray", "--json", "--no-notify", "--sessions-dir", str(sessions)) as app:
+            app.wait("ready")
+            append(f, header(str(project)), user(), ask("q1", "Still there?"))
+            app.wait("needs_input")
+            move(pi, "out")  # the process table no longer shows a pi in the project
+            (gone,) = app.wait("abandoned", timeout=20)
+            assert gone["question"]["tool_call_id"] == "q1"
+            move(pi, "in")
+            back = app.wait("needs_input", 2, timeout=30)[1]
+            assert back["question"]["tool_call_id"] == "q1" and back["initial"] is False
+            assert len(app.of("abandoned")) == 1
+    finally:
+        pi.kill()
+        pi.wait()

@@ -16,6 +16,7 @@ import pytest
 
 from ..app_process import AppProcess
 from ..conftest import ROOT, cli, wait_for
+from .writer import append, ask, header, user
 
 PI = Path(os.environ.get("PI_NOTIFIER_PI_BIN") or ROOT / ".cache" / "pi" / "node_modules" / ".bin" / "pi")
 QUESTION_EXT = (
@@ -73,8 +74,14 @@ def test_real_pi_asks_is_answered_and_is_abandoned_when_killed(tmp_path: Path, m
         "--provider mock --model mock-model"
     )
     sessions = agent / "sessions"
+    # An old question of a pi that died long ago: the app reads the process table at start-up,
+    # before this test's pi exists (what an app started at login sees). That stale read must not
+    # make the new pi's first question "abandoned".
+    gone_project = tmp_path / "gone"
+    append(sessions / "--gone--" / "old.jsonl", header(str(gone_project)), user(), ask("old", "Long ago?"))
     with AppProcess("run", "--json", "--no-tray", "--no-notify", "--sessions-dir", str(sessions)) as app:
         app.wait("ready")
+        assert app.of("needs_input") == []  # the old question was abandoned at start-up
         tmux("new-session", "-d", "-s", session, "-x", "120", "-y", "35", "-c", str(project), command)
         try:
             wait_for(
@@ -87,7 +94,9 @@ def test_real_pi_asks_is_answered_and_is_abandoned_when_killed(tmp_path: Path, m
             assert asked["session"]["cwd"] == str(project)
             # the real pi process is recognised: alive, the question pending (not abandoned)
             status = json.loads(cli("status", "--json", "--sessions-dir", str(sessions)).stdout)
-            assert status["pending"] == 1 and status["sessions"][0]["alive"] is True
+            mine = next(s for s in status["sessions"] if s["cwd"] == str(project))
+            assert status["pending"] == 1 and mine["alive"] is True and mine["abandoned"] == []
+            assert app.of("abandoned") == []  # (the stale start-up list used to abandon it at once)
             wait_for(lambda: "Enter to select" in tmux("capture-pane", "-t", session, "-p"), 20, "the dialog")
             tmux("send-keys", "-t", session, "Down", "Enter")
             (resolved,) = app.wait("resolved", timeout=30)
@@ -100,3 +109,7 @@ def test_real_pi_asks_is_answered_and_is_abandoned_when_killed(tmp_path: Path, m
             tmux("kill-session", "-t", session)  # the terminal closes: pi dies with the question open
         (gone,) = app.wait("abandoned", timeout=30)
         assert gone["question"]["tool_call_id"] == again["question"]["tool_call_id"]
+        assert [e["question"]["tool_call_id"] for e in app.of("needs_input")] == [
+            asked["question"]["tool_call_id"],
+            again["question"]["tool_call_id"],
+        ]

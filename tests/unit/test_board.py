@@ -168,3 +168,86 @@ def test_incremental_snapshots_follow_every_change() -> None:
     b.forget("g", 4.0)
     assert [v.ref.key for v in b.snapshot(4.0).sessions] == ["f"]
     assert first.pending_count == 1  # earlier snapshots never change
+
+
+# ---- liveness judged only on process lists read after the question was seen ----
+
+
+def test_a_process_list_read_before_the_question_cannot_abandon_it() -> None:
+    """The autostarted app read the table before this pi started: the stale list must not count."""
+    b = Board(liveness=True)
+    b.apply("old", [Header("o", "/elsewhere"), asked("q0", 10.0)], 10.0)
+    assert [t.kind for t in b.set_processes([], 11.0)] == ["abandoned"]  # an old question, no pi
+    out = b.apply("f", [Header("s", "/p"), asked("q1", 100.0)], 100.0)  # pi started at 50, unseen
+    assert [t.kind for t in out] == ["needs_input"]
+    assert b.snapshot(100.0).pending_count == 1
+    mark = b.mark()
+    assert b.set_processes([Proc("/p", 50.0)], 101.0, as_of=mark) == []
+    assert b.snapshot(101.0).pending_count == 1 and b.snapshot(101.0).sessions
+
+
+def test_a_read_begun_before_the_question_is_ignored_even_if_it_arrives_later() -> None:
+    b = Board(liveness=True)
+    b.apply("f", [Header("s", "/p")], 1.0)
+    early = b.mark()  # the probe began reading here …
+    b.apply("f", [asked("q1", 100.0)], 100.0)  # … then the question was written
+    assert b.set_processes([], 101.0, as_of=early) == []  # its (empty) list says nothing about q1
+    (t,) = b.set_processes([], 102.0, as_of=b.mark())
+    assert t.kind == "abandoned" and t.question.tool_call_id == "q1"
+
+
+def test_wall_clock_jumps_do_not_matter_only_the_order_of_reads() -> None:
+    b = Board(liveness=True)
+    b.apply("f", [Header("s", "/p"), asked("q1", 5000.0)], 5000.0)
+    mark = b.mark()
+    # the wall clock stepped back an hour between seeing the question and reading the table
+    (t,) = b.set_processes([], 5000.0 - 3600, as_of=mark)
+    assert t.kind == "abandoned"
+
+
+def test_an_older_read_arriving_after_a_newer_one_is_dropped() -> None:
+    b = Board(liveness=True)
+    b.apply("f", [Header("s", "/p"), asked("q1", 100.0)], 100.0)
+    old = b.mark()
+    b.apply("g", [Header("t", "/q")], 101.0)
+    new = b.mark()
+    assert b.set_processes([Proc("/p", 50.0)], 102.0, as_of=new) == []
+    assert b.set_processes([], 103.0, as_of=old) == []  # stale: must not abandon q1
+
+
+def test_an_abandoned_question_whose_pi_is_seen_again_is_pending_again() -> None:
+    b = Board(liveness=True)
+    b.apply("f", [Header("s", "/p"), asked("q1", 100.0)], 100.0)
+    (gone,) = b.set_processes([], 101.0)  # a read that missed the pi
+    assert gone.kind == "abandoned" and b.snapshot(101.0).pending_count == 0
+    (back,) = b.set_processes([Proc("/p", 50.0)], 102.0)
+    assert back.kind == "needs_input" and not back.initial and back.question.tool_call_id == "q1"
+    snap = b.snapshot(102.0)
+    assert snap.pending_count == 1 and snap.abandoned == ()
+    assert b.set_processes([Proc("/p", 50.0)], 103.0) == []  # once
+
+
+def test_a_pi_started_after_we_saw_the_question_does_not_revive_it() -> None:
+    b = Board(liveness=True)
+    b.apply("f", [Header("s", "/p"), asked("q1", 100.0)], 100.0)
+    b.set_processes([], 101.0)
+    assert b.set_processes([Proc("/p", 500.0)], 501.0) == []
+
+
+def test_a_live_question_with_an_odd_file_time_is_bounded_by_when_we_saw_it() -> None:
+    """The file says 1000; we saw it being written at 10_000 while a pi started at 9_000 ran."""
+    b = Board(liveness=True)
+    b.apply("f", [Header("s", "/p"), asked("q1", 1000.0)], 10_000.0)
+    b.set_processes([Proc("/p", 9_000.0)], 10_001.0)
+    assert b.snapshot(10_001.0).pending_count == 1
+
+
+def test_an_abandoned_question_that_ends_gets_no_second_terminal_transition() -> None:
+    b = Board(liveness=True)
+    b.apply("f", [Header("s", "/p"), asked("q1", 100.0)], 100.0)
+    b.set_processes([], 101.0)
+    assert b.apply("f", [ToolEnd(102.0, "q1", "question", "answered", "A")], 102.0) == []
+    assert b.snapshot(102.0).abandoned == ()
+    b.apply("f", [asked("q2", 103.0)], 103.0)
+    b.set_processes([], 104.0)
+    assert b.forget("f", 105.0) == []

@@ -60,3 +60,28 @@ def test_reminder_counts_survive_and_old_stores_are_migrated(tmp_path) -> None: 
     again = Store(str(path))
     assert again.reminders() == {("/s/a.jsonl", "c1"): 1}
     assert again.notified() == {("/s/a.jsonl", "c1"), ("/s/b.jsonl", "c2")}  # only what was shown
+
+
+def test_a_deleted_state_folder_is_recreated_and_keeps_what_it_knew(tmp_path, caplog) -> None:  # type: ignore[no-untyped-def]
+    import logging
+    import shutil
+
+    caplog.set_level(logging.WARNING)
+    folder = tmp_path / "state"
+    path = str(folder / "state.sqlite3")
+    store = Store(path)
+    store.mark_notified([("/s/a.jsonl", "q1")], now=10.0)
+    store.mute("shop", True)
+    shutil.rmtree(folder)  # deleted while running
+    store.mark_notified([("/s/b.jsonl", "q2")], now=11.0)  # the next write notices
+    assert (folder / "state.sqlite3").exists()
+    assert store.notified() == {("/s/a.jsonl", "q1"), ("/s/b.jsonl", "q2")}
+    store.snooze(99.0)
+    said = [r for r in caplog.records if "was deleted while running" in r.getMessage()]
+    assert len(said) == 1 and store.persistent
+    shutil.rmtree(folder)  # deleted again, and no write before the app quits
+    store.close()
+    again = Store(path)  # the next start
+    assert again.notified() == {("/s/a.jsonl", "q1"), ("/s/b.jsonl", "q2")}
+    assert again.mutes() == {"shop"}
+    again.close()

@@ -1,0 +1,147 @@
+"""Nothing an output or a failing engine step does may make the app stop telling: failures are
+injected into the real engine (real watcher, real files) and the next question must get through."""
+
+from __future__ import annotations
+
+import logging
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from notifier import ipc
+from notifier.config import Config
+from notifier.core.model import Snapshot, Transition
+from notifier.runtime import App
+
+from ..conftest import wait_for
+from ..harness import Collect, Harness
+from .writer import append, ask, header, user
+
+
+class Boom(BaseException):
+    """Not an Exception: what an ``except Exception`` would let through and kill the thread."""
+
+
+class Raising:
+    """An output that fails on every call (first with an Exception, then a BaseException)."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def ready(self, info: object, snapshot: Snapshot) -> None:
+        raise RuntimeError("ready broke")
+
+    def transitions(self, items: Sequence[Transition], snapshot: Snapshot) -> None:
+        self.calls += 1
+        raise (RuntimeError("output broke") if self.calls % 2 else Boom("output broke harder"))
+
+
+def test_a_failing_output_is_contained_logged_once_per_kind_and_the_others_go_on(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO)
+    bad, good = Raising(), Collect()
+    h = Harness([tmp_path])
+    h.engine.sinks = [bad, good]
+    with h:
+        for i in range(4):
+            append(tmp_path / f"s{i}.jsonl", header(), user(), ask(f"q{i}", f"Question {i}?"))
+            wait_for(lambda i=i: len(good.of("needs_input")) > i, 10, f"question {i} at the good output")
+        assert bad.calls >= 4 and h.engine.failed is None and h.engine.restarts == 0
+        report = h.engine.health.report()["sink Raising"]
+        assert report["count"] >= 5 and "Boom" in report["error"] or "RuntimeError" in report["error"]
+    failures = [r for r in caplog.records if "Raising output failed" in r.getMessage()]
+    assert len(failures) == 2  # RuntimeError once, Boom once: not once per call
+    assert {r.exc_info[0] for r in failures if r.exc_info} == {RuntimeError, Boom}
+
+
+def test_an_engine_step_that_raises_a_base_exception_restarts_the_engine_and_loses_nothing(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    with Harness([tmp_path]) as h:
+        board = h.engine.board
+        real_apply = board.apply
+        armed = {"left": 1}
+
+        def apply(key: str, events: object, now: float, initial: bool = False) -> list[Transition]:
+            if armed["left"] and key.endswith("a.jsonl"):
+                armed["left"] -= 1
+                raise Boom("injected")
+            return real_apply(key, events, now, initial)  # type: ignore[arg-type]
+
+        board.apply = apply  # type: ignore[method-assign]
+        append(tmp_path / "a.jsonl", header(), user(), ask("qa", "Asked while it broke?"))
+        # the question of the batch that failed is read again after the restart: not lost
+        (first,) = h.wait("needs_input", 1, timeout=15)
+        assert first.question.tool_call_id == "qa" and h.engine.restarts == 1
+        append(tmp_path / "b.jsonl", header(), user(), ask("qb", "And the next one?"))
+        wait_for(
+            lambda: [t.question.tool_call_id for t in h.sink.of("needs_input")] == ["qa", "qb"],
+            10,
+            "the next question",
+        )
+        report = h.engine.health.report()["engine"]
+        assert report["count"] == 1 and "Boom" in report["error"] and report["recovered"]
+        assert any("the engine failed" in r.getMessage() for r in caplog.records)
+
+
+def test_a_file_that_keeps_breaking_the_engine_is_ignored_and_the_others_still_tell(tmp_path: Path) -> None:
+    poison = tmp_path / "poison.jsonl"
+    with Harness([tmp_path]) as h:
+        engine = h.engine
+        real_events = engine._events
+
+        def events(path: str, lines: object, now: float) -> list[object]:
+            if path == str(poison):
+                raise Boom("always")
+            return real_events(path, lines, now)  # type: ignore[arg-type, return-value]
+
+        engine._events = events  # type: ignore[assignment, method-assign]
+        append(poison, header(), user(), ask("qp", "Poison?"))
+        # fails reading it, fails again reading it again from its tail, then skips past it
+        wait_for(lambda: engine.restarts >= 2 and engine.failed is None, 30, "two restarts")
+        append(tmp_path / "fine.jsonl", header(), user(), ask("qf", "Fine?"))
+        (t,) = h.wait("needs_input", 1, timeout=15)
+        assert t.question.tool_call_id == "qf"
+        append(poison, ask("qp2", "Still poison?"))
+        wait_for(lambda: str(poison) in engine._ignored, 30, "the file to be ignored")
+        append(tmp_path / "fine.jsonl", ask("qf2", "Still fine?"))
+        h.wait("needs_input", 2, timeout=15)
+        assert [t.question.tool_call_id for t in h.sink.of("needs_input")] == ["qf", "qf2"]
+
+
+def test_the_running_app_reports_its_health_and_doctor_shows_it(tmp_path: Path) -> None:
+    """In-process app: an output breaks; the control channel's health answer and the tray's
+    snapshot say so, and `doctor` (a separate process) prints it."""
+    config = Config()
+    config.values["sessions_dirs"] = [str(tmp_path)]
+    config.values["liveness"] = "off"
+    app = App(config, json_out=False, tray=False, notify=False)
+    bad = Raising()
+    try:
+        app.start()
+        app.serve()
+        assert app.engine is not None
+        app.engine.sinks.insert(0, bad)
+        wait_for(lambda: app.engine is not None and app.engine.ready_event.is_set(), 20, "ready")
+        append(tmp_path / "s.jsonl", header(), user(), ask("q1", "Healthy?"))
+        wait_for(lambda: app.snapshot().pending_count == 1, 10, "the question")
+        wait_for(lambda: bad.calls >= 1, 10, "the broken output to be called")
+        reply = ipc.request({"cmd": "health"})
+        assert reply and reply["ok"] and "sink Raising" in reply["problems"]
+        assert reply["problems"]["sink Raising"]["count"] >= 1
+        assert any("sink Raising failed" in line for line in app.snapshot().health)
+        out = subprocess.run(
+            [sys.executable, "-m", "notifier", "doctor"], capture_output=True, text=True, timeout=60
+        )
+        assert out.returncode == 0, out.stderr
+        assert "[FAIL] running app: sink Raising: failed" in out.stdout, out.stdout
+    finally:
+        app.shutdown()
+    out = subprocess.run(
+        [sys.executable, "-m", "notifier", "doctor"], capture_output=True, text=True, timeout=60
+    )
+    assert "running app: none is running" in out.stdout
