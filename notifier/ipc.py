@@ -50,6 +50,7 @@ MAX_REQUEST_DEPTH = 16  # requests nest two or three levels
 MAX_REPLY = 64 << 20  # one reply or pushed message, as a client reads it (status of many sessions)
 MAX_CONNECTIONS = 64
 MAX_OUTPUT = 4 << 20  # bytes queued per connection (beyond the one message being written)
+READ_PAUSE = 256 << 10  # with this much of its answers unread, a client's next requests wait
 IDLE_TIMEOUT = 10.0  # seconds a connection that is not subscribed may sit without a request
 STALL_TIMEOUT = 5.0  # seconds queued output may wait for a peer that reads nothing at all
 EVICT_GRACE = 0.5  # a connection this young is never evicted (its request is on the way)
@@ -335,7 +336,7 @@ class Server:
         self._stopping = True
         self._wake()
         if self._thread is not None and self._thread is not threading.current_thread():
-            self._thread.join(2)
+            self._thread.join(0.5)  # it stops at once when woken
         for _ in self._worker_threads:
             self._jobs.put(None)
         if self.sock is not None:
@@ -469,7 +470,7 @@ class Server:
         peer is done; write while output is queued."""
         assert self._selector is not None
         events = 0
-        if not conn.busy and not conn.eof:
+        if not conn.busy and not conn.eof and conn.queued_bytes < READ_PAUSE:
             events |= selectors.EVENT_READ
         if conn.pending():
             events |= selectors.EVENT_WRITE
@@ -504,13 +505,16 @@ class Server:
             return
         if not chunk:
             conn.eof = True
+            if conn.inbuf and len(conn.inbuf) <= MAX_REQUEST:
+                conn.inbuf += b"\n"  # the end of the stream ends the last request too
         else:
             conn.inbuf += chunk
         self._notify(conn)
 
     def _dispatch(self, conn: Connection) -> None:
-        """Hand the next complete request line to a worker (one at a time per connection)."""
-        while not conn.busy and not conn.closed:
+        """Hand the next complete request line to a worker (one at a time per connection; none
+        while the client leaves its earlier answers unread)."""
+        while not conn.busy and not conn.closed and conn.queued_bytes < READ_PAUSE:
             end = conn.inbuf.find(b"\n")
             if end < 0:
                 if len(conn.inbuf) > MAX_REQUEST:

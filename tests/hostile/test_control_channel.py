@@ -246,6 +246,34 @@ def test_an_oversized_request_is_refused_and_the_server_carries_on(harness: Harn
     assert harness.calls == 1  # only the ping: the giant never reached the handler
 
 
+def test_a_client_that_sends_requests_but_never_reads_answers_is_throttled_then_dropped(
+    harness: Harness,
+) -> None:
+    path = harness.server.path
+    flood = connect(path)
+    flood.setblocking(False)
+    line = b'{"cmd": "ping"}\n'
+    sent = 0
+    while sent < (8 << 20):  # far more answers than the connection may hold
+        try:
+            sent += flood.send(line * 1024)
+        except BlockingIOError:
+            break  # the server stopped reading from it: back-pressure
+        except OSError:
+            break  # already dropped
+    assert ping(path) == {"ok": True}
+    wait_for(lambda: hung_up(flood), 30, "the client that reads nothing to be dropped")
+    assert harness.server.connections <= 1
+    assert ping(path) == {"ok": True}
+
+
+def test_a_request_ended_by_closing_the_stream_is_answered(harness: Harness) -> None:
+    sock = connect(harness.server.path)
+    sock.sendall(b'{"cmd": "ping"}')  # no newline: `printf … | nc -U` style
+    sock.shutdown(socket.SHUT_WR)
+    assert read_to_eof(sock) == b'{"ok":true}\n'
+
+
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to connect as another user")
 def test_another_user_is_refused_even_if_the_socket_is_reachable() -> None:
     folder = tempfile.mkdtemp(prefix="pi-notifier-peer-")
