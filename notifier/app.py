@@ -65,7 +65,7 @@ def _hand_over() -> int:
     deadline = time.monotonic() + 5
     while time.monotonic() < deadline:
         reply = ipc.request({"cmd": "show", "focus": None, "wait": 2.0})
-        if reply is not None:
+        if reply is not None and reply.get("ok"):  # None: not up yet; an error: try again
             sys.stderr.write(f"{APP_NAME} is already running; {_window_said(reply)}\n")
             return 0
         time.sleep(0.1)  # the other one is still starting: its channel opens in a moment

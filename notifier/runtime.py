@@ -216,12 +216,13 @@ class App:
         with self._sub_lock:
             subs = list(self._subscribers)
         if subs:
-            message = {"window": window_obj(snap)}
-            for conn in subs:
-                if not conn.send(message):
-                    with self._sub_lock:
-                        if conn in self._subscribers:
-                            self._subscribers.remove(conn)
+            # Encoded once; send() only queues (a newer snapshot replaces an unsent one), so a
+            # window that stops reading never holds up this thread; the channel drops it.
+            message = ipc.encode({"window": window_obj(snap)})
+            gone = [conn for conn in subs if not conn.send(message, kind="window")]
+            if gone:
+                with self._sub_lock:
+                    self._subscribers = [c for c in self._subscribers if c not in gone]
 
     # ---- actions (tray, window, notifications, control channel) ----
 
@@ -261,9 +262,8 @@ class App:
         with self._sub_lock:
             self._subscribers = [c for c in self._subscribers if not c.closed]
             subs = list(self._subscribers)
-        if subs:
-            for conn in subs:
-                conn.send({"focus": focus})
+        delivered = [conn.send({"focus": focus}) for conn in subs]
+        if any(delivered):
             return "raised"
         if self._window is not None and self._window.poll() is None:
             self._pending_focus = focus  # starting: it gets the focus when it subscribes
@@ -332,6 +332,8 @@ class App:
     # ---- control channel ----
 
     def handle(self, req: dict[str, Any], conn: ipc.Connection) -> dict[str, Any] | None:
+        """One control request (on an ipc worker thread). Fields are type-checked: a wrong one
+        raises ipc.BadRequest, which the client gets as ``{"ok": false, "error": …}``."""
         cmd = req.get("cmd")
         if cmd == "ping":
             return {"ok": True, "pid": os.getpid(), "roots": self.config["sessions_dirs"]}
@@ -348,44 +350,60 @@ class App:
                 "store": "persistent" if self.store.persistent else "in memory",
             }
         if cmd == "show":
-            focus = req.get("focus")
-            wait = min(2.0, max(0.0, float(req.get("wait") or 0))) if req.get("wait") is not True else 2.0
-            window = self.show(focus if isinstance(focus, list) and len(focus) == 2 else None, wait)
+            wait = min(2.0, max(0.0, ipc.opt_number(req, "wait")))
+            window = self.show(ipc.focus_arg(req.get("focus")), wait)
             return {"ok": True, "window": window, "display": _has_display()}
         if cmd == "status":
-            same = sorted(req.get("roots") or []) == sorted(self.config["sessions_dirs"])
-            same = same and req.get("liveness", self.config["liveness"]) == self.config["liveness"]
-            same = same and sorted(req.get("question_tools") or []) == sorted(self.config["question_tools"])
+            roots = ipc.opt_str_list(req, "roots") or []
+            tools = ipc.opt_str_list(req, "question_tools") or []
+            liveness = ipc.opt_str(req, "liveness", 40) or self.config["liveness"]
+            same = sorted(roots) == sorted(self.config["sessions_dirs"])
+            same = same and liveness == self.config["liveness"]
+            same = same and sorted(tools) == sorted(self.config["question_tools"])
             return {"ok": True, "status": status_obj(self.snapshot())} if same else {"ok": False}
         if cmd == "subscribe":
             with self._sub_lock:
+                self._subscribers = [c for c in self._subscribers if not c.closed]
                 self._subscribers.append(conn)
             self._subscribed.set()
-            conn.send({"window": window_obj(self.snapshot())})
+            conn.send({"window": window_obj(self.snapshot())}, kind="window")
             if self._pending_focus:
                 conn.send({"focus": self._pending_focus})
                 self._pending_focus = None
             return None
         if cmd == "snooze":
-            seconds = float(req.get("seconds") or 0)
-            session, project = req.get("session"), req.get("project")
-            self.snooze(
-                session if isinstance(session, str) else None,
-                time.time() + seconds if seconds > 0 else 0.0,
-                project if isinstance(project, str) and project else None,
-            )
+            seconds = ipc.opt_number(req, "seconds")
+            session, project = ipc.opt_str(req, "session"), ipc.opt_str(req, "project")
+            self.snooze(session, time.time() + seconds if seconds > 0 else 0.0, project or None)
             return {"ok": True}
         if cmd == "mute":
-            project = req.get("project")
-            if isinstance(project, str) and project:
-                self.mute(project, bool(req.get("on", True)))
+            project, on = ipc.opt_str(req, "project"), ipc.opt_bool(req, "on", True)
+            if project:
+                self.mute(project, on)
             return {"ok": True}
         if cmd == "clear":
-            session, call = req.get("session"), req.get("call")
-            self.clear(session if isinstance(session, str) else None, call if isinstance(call, str) else None)
+            self.clear(ipc.opt_str(req, "session"), ipc.opt_str(req, "call"))
             return {"ok": True}
         if cmd == "act":
-            self.act(str(req.get("verb")), req.get("arg"))
+            verb, arg = req.get("verb"), req.get("arg")
+            if verb == "show":
+                arg = ipc.focus_arg(arg, "arg")
+            elif verb == "clear":
+                if arg is not None and not (
+                    isinstance(arg, list)
+                    and len(arg) == 2
+                    and all(a is None or isinstance(a, str) for a in arg)
+                ):
+                    raise ipc.BadRequest("arg must be [session, call] or null")
+            elif verb == "snooze":
+                if arg != "tomorrow":
+                    arg = ipc.opt_number(req, "arg")
+            elif verb == "unmute":
+                if not isinstance(arg, str):
+                    raise ipc.BadRequest("arg must be a project name")
+            elif verb != "quit":
+                raise ipc.BadRequest(f"unknown verb {clean(verb, 40)}")
+            self.act(verb, arg)
             return {"ok": True}
         if cmd == "quit":
             self.stop_event.set()
