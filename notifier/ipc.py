@@ -37,7 +37,7 @@ class Connection:
         self.closed = False
 
     def send(self, obj: dict[str, Any]) -> bool:
-        data = (json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+        data = (json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8", "backslashreplace")
         with self._lock:
             if self.closed:
                 return False
