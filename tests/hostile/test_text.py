@@ -97,7 +97,10 @@ def test_joiners_selectors_and_tag_sequences_stay(keep: str) -> None:
     ("raw", "shown"),
     [
         # Trojan source: the bidi controls go, so what is shown is the logical order
-        ("access = \u202e}\u2066 if (isAdmin) \u2069\u2066 begin admins", "access = } if (isAdmin) begin admins"),
+        (
+            "access = \u202e}\u2066 if (isAdmin) \u2069\u2066 begin admins",
+            "access = } if (isAdmin) begin admins",
+        ),
         ("file\u202egnp.exe", "filegnp.exe"),
         ("a\u200eb\u200fc\u061cd", "abcd"),
         ("pay\u200bpal\u2060\u2062\ufeff\u180e", "paypal"),
