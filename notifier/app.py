@@ -212,6 +212,7 @@ def history_obj(rows: list[dict[str, Any]]) -> dict[str, Any]:
     for r in rows:
         options = [o for o in (_text(r.get("options")) or "").split("\x1f") if o]
         waited = _number(r.get("waited_s"))
+        waited = waited if waited is not None and 0 <= waited < 1e10 else None
         count = r.get("count")
         questions.append(
             {
@@ -232,7 +233,7 @@ def history_obj(rows: list[dict[str, Any]]) -> dict[str, Any]:
                 "asked_at": iso(r.get("asked_at")),
                 "resolved_at": iso(r["resolved_at"]) if r.get("resolved_at") is not None else None,
                 "outcome": _text(r.get("outcome")),
-                "waited_s": round(max(waited, 0.0), 3) if waited is not None else None,
+                "waited_s": round(waited, 3) if waited is not None else None,
             }
         )
     waits = sorted(q["waited_s"] for q in questions if q["waited_s"] is not None)

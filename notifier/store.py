@@ -182,7 +182,7 @@ class Store:
         rows = self._run(
             "SELECT file, call_id, session_id, cwd, name, tool, text, header, options, count, asked_at, resolved_at,"
             " outcome, waited_s FROM history WHERE asked_at >= ? ORDER BY asked_at",
-            (since or 0.0,),
+            (float("-inf") if since is None else since,),  # all rows, also those of broken clocks
         )
         keys = (
             "file",
