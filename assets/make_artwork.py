@@ -1,4 +1,5 @@
-"""Draws pi-notifier's base artwork (run once; the PNGs are committed beside this script).
+"""Draws pi-notifier's base artwork (run once; the PNGs are committed in notifier/resources/, which
+the wheel ships).
 
 glyph.png       the π mark, white on transparent, 256×256: the tray icons are composed from it
 pi-notifier.png the application icon (notifications, window, autostart entries)
@@ -10,7 +11,7 @@ from pathlib import Path
 
 from PIL import Image, ImageDraw
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parents[1] / "notifier" / "resources"
 S = 256
 
 

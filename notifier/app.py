@@ -127,6 +127,7 @@ def render_status(snapshot: Snapshot, now: float, show_all: bool) -> str:
 def cmd_status(args: argparse.Namespace, config: Config) -> int:
     from notifier import ipc
     from notifier.engine import engine_options
+    from notifier.locate import add_locations
 
     if args.json:
         live = ipc.request(
@@ -138,11 +139,11 @@ def cmd_status(args: argparse.Namespace, config: Config) -> int:
             }
         )
         if live and live.get("ok") and isinstance(live.get("status"), dict):
-            sys.stdout.write(dumps(live["status"]) + "\n")  # the running app's own view
+            sys.stdout.write(dumps(add_locations(live["status"])) + "\n")  # the running app's own view
             return 0
     snapshot = scan_once(engine_options(config))
     if args.json:
-        sys.stdout.write(dumps(status_obj(snapshot)) + "\n")
+        sys.stdout.write(dumps(add_locations(status_obj(snapshot))) + "\n")
     else:
         missing = [d for d in config["sessions_dirs"] if not os.path.isdir(d)]
         for d in missing:
@@ -323,3 +324,76 @@ def cmd_demo(args: argparse.Namespace, config: Config) -> int:
     from notifier import demo
 
     return demo.run(config, tray=not args.no_tray)
+
+
+def _fail(code: int, message: object) -> int:
+    sys.stderr.write(f"{APP_NAME}: {clean(message)}\n")
+    return code
+
+
+def cmd_goto(args: argparse.Namespace, config: Config) -> int:
+    """goto [SESSION] [--print]: 0 focused (or printed), 1 not possible (what to do instead), 2 bad usage."""
+    from notifier import goto
+    from notifier.engine import engine_options
+
+    snapshot = scan_once(engine_options(config))
+    try:
+        target = goto.target(snapshot, args.session)
+    except goto.BadSession as exc:
+        return _fail(2, exc)
+    except goto.Refused as exc:
+        return _fail(1, exc)
+    if args.print:
+        sys.stdout.write(dumps(target.location.obj() if target.location else None) + "\n")
+        if target.location is None:
+            return _fail(1, f"no running pi has this session; resume it with: {goto.resume_hint(target.view)}")
+        return 0
+    try:
+        done = goto.focus(target.view, target.location)
+    except goto.Refused as exc:
+        return _fail(1, exc)
+    sys.stdout.write(clean(done) + "\n")
+    return 0
+
+
+def _split_answer_words(words: list[str], snapshot: Snapshot, text: bool) -> tuple[str | None, list[str]]:
+    """[SESSION] CHOICE...: the first word is the session when it names one and more follow (or
+    with --text, when it is the only word)."""
+    from notifier import goto
+
+    if not words:
+        return None, []
+    if text or len(words) >= 2:
+        try:
+            goto.pick(snapshot, words[0])
+            return words[0], words[1:]
+        except goto.BadSession:
+            if text:
+                raise
+    return None, words
+
+
+def cmd_answer(args: argparse.Namespace, config: Config) -> int:
+    """answer [SESSION] [--call ID] CHOICE... | --text TEXT: 0 answered, 1 not delivered, 2 bad usage."""
+    from notifier import goto
+    from notifier.answer import answer
+    from notifier.engine import engine_options
+    from notifier.keymaps import Unsupported, UsageError
+
+    if args.timeout <= 0:
+        return _fail(2, "--timeout takes a number of seconds > 0")
+    options = engine_options(config)
+    snapshot = scan_once(options)
+    try:
+        session, choices = _split_answer_words(list(args.words), snapshot, args.text is not None)
+        if args.text is not None and choices:
+            raise UsageError("give either CHOICE... or --text, not both")
+        done = answer(options, snapshot, session, args.call, choices, args.text, args.timeout)
+    except (goto.BadSession, UsageError) as exc:
+        return _fail(2, exc)
+    except (goto.Refused, Unsupported) as exc:
+        return _fail(1, exc)
+    if done.outcome not in (None, "answered"):
+        return _fail(1, f"pi recorded the question as {done.outcome}: {clean(done.answer or '', 200)}")
+    sys.stdout.write(f"answered: {clean(done.answer or '(recorded)', 300)}\n")
+    return 0

@@ -1,7 +1,7 @@
 """`pi-notifier autostart install|remove|status`: start with the desktop session.
 
 A systemd user unit where `systemd --user` runs, else an XDG autostart entry; a LaunchAgent on
-macOS; a Startup entry on Windows. The templates live in packaging/; each entry runs the
+macOS; a Startup entry on Windows. The templates ship in notifier/resources/autostart/; each entry runs the
 installed executable by absolute path."""
 
 from __future__ import annotations
@@ -14,11 +14,10 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from notifier import resources
 from notifier.config import ConfigError
 from notifier.core.text import clean
 
-ROOT = Path(__file__).resolve().parents[1]
-PACKAGING = ROOT / "packaging"
 UNIT = "pi-notifier.service"
 
 
@@ -79,24 +78,24 @@ def target(method: str | None = None) -> Target:
 
 def render(t: Target, exe: list[str]) -> str:
     if t.method == "systemd":
-        template = (PACKAGING / "linux" / "pi-notifier.service").read_text()
+        template = resources.read_text("autostart/pi-notifier.service")
         # systemd's own quoting: quote words with spaces; escape % and $
         words = [w.replace("%", "%%").replace("$", "$$") for w in exe]
         return template.replace("{exec}", " ".join(f'"{w}"' if " " in w else w for w in words))
     if t.method == "xdg":
         from notifier.ui.alerts import app_icon
 
-        template = (PACKAGING / "linux" / "pi-notifier.desktop").read_text()
+        template = resources.read_text("autostart/pi-notifier.desktop")
         words = [w.replace("%", "%%") for w in exe]
         exec_line = " ".join(f'"{w}"' if any(c in w for c in ' "\\`$') else w for w in words)
         return template.replace("{exec}", exec_line).replace("{icon}", app_icon() or "utilities-terminal")
     if t.method == "launchagent":
         from xml.sax.saxutils import escape
 
-        template = (PACKAGING / "macos" / "dev.pi-notifier.plist").read_text()
+        template = resources.read_text("autostart/dev.pi-notifier.plist")
         args = "\n".join(f"    <string>{escape(w)}</string>" for w in [*exe, "run"])
         return template.replace("{args}", args)
-    template = (PACKAGING / "windows" / "pi-notifier.cmd").read_text()
+    template = resources.read_text("autostart/pi-notifier.cmd")
     return template.replace("{exec}", " ".join(f'"{w}"' for w in exe))
 
 

@@ -89,6 +89,31 @@ def build_parser() -> argparse.ArgumentParser:
     cfg = sub.add_parser("config", help="print the effective configuration and where each value came from")
     _common(cfg)
 
+    goto = sub.add_parser("goto", help="bring you to the terminal / tmux pane of a waiting pi")
+    _common(goto)
+    goto.add_argument(
+        "session",
+        nargs="?",
+        metavar="SESSION",
+        help="session file, id or unique id prefix (default: the longest-waiting question)",
+    )
+    goto.add_argument("--print", action="store_true", help="only print where it is (JSON), change nothing")
+
+    answer = sub.add_parser(
+        "answer",
+        help="answer a waiting pi from here (keys into its tmux pane, checked on screen first)",
+        description="CHOICE is a 1-based option number or an exact option label (several for a "
+        "multi-select question, or one per question of a form). With two or more words the first "
+        "is taken as SESSION when it names a session.",
+    )
+    _common(answer)
+    answer.add_argument("words", nargs="*", metavar="[SESSION] CHOICE", help="the session, then the answer")
+    answer.add_argument("--call", metavar="TOOL_CALL_ID", help="the question's tool call (default: the oldest)")
+    answer.add_argument("--text", metavar="TEXT", help="type this free-text answer instead of choosing")
+    answer.add_argument(
+        "--timeout", type=float, default=15.0, metavar="S", help="how long to wait for pi to record it"
+    )
+
     demo = sub.add_parser(
         "demo", help="replay a recorded pi session so you can see the notification, icon and window"
     )
@@ -207,6 +232,8 @@ def _dispatch(args: argparse.Namespace, config: Config) -> int:
         "autostart": app.cmd_autostart,
         "config": app.cmd_config,
         "demo": app.cmd_demo,
+        "goto": app.cmd_goto,
+        "answer": app.cmd_answer,
     }
     handler = handlers.get(args.command)
     if handler is None:  # pragma: no cover - argparse rejects unknown commands

@@ -221,6 +221,12 @@ SCHEMA: tuple[Key, ...] = (
         "`true`, `false`",
     ),
     Key(
+        "notifications.skip_when_focused",
+        True,
+        "no notification for a session whose terminal (and tmux pane) you are looking at; reminders still come",
+        _bool,
+    ),
+    Key(
         "tray.backend",
         "auto",
         "'auto', 'gtk', 'appindicator', 'xorg' or 'none'",

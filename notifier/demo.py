@@ -1,4 +1,4 @@
-"""`pi-notifier demo`: replays a small recorded pi session (assets/demo/session.jsonl) into a
+"""`pi-notifier demo`: replays a small recorded pi session (notifier/resources/demo/session.jsonl) into a
 temporary sessions folder, so a newcomer sees the notification, the icon change and the window
 without having pi. Lines starting with '#' in the recording mark the pauses."""
 
@@ -12,11 +12,9 @@ import threading
 import time
 from datetime import datetime, timezone
 
+from notifier import resources
 from notifier.config import Config
 
-RECORDING = os.path.join(
-    os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "assets", "demo", "session.jsonl"
-)
 ASK_AFTER_S = 2.0
 ANSWER_AFTER_S = 45.0
 
@@ -26,8 +24,7 @@ def _iso(t: float) -> str:
 
 
 def _chunks() -> list[list[str]]:
-    with open(RECORDING, encoding="utf-8") as fh:
-        raw = fh.read().splitlines()
+    raw = resources.read_text("demo/session.jsonl").splitlines()
     parts: list[list[str]] = [[]]
     for line in raw:
         if line.startswith("#"):

@@ -36,12 +36,13 @@ SNOOZE_S = 15 * 60
 MAX_WAIT_S = 60.0
 OPTIONS_SHOWN = 6
 TEXT_LIMIT = 300
-ASSETS = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "assets")
 
 
 def app_icon() -> str:
-    path = os.path.join(ASSETS, "pi-notifier.png")
-    return path if os.path.exists(path) else ""
+    """The application icon as a file path (notification servers load it by path)."""
+    from notifier import resources
+
+    return str(resources.path("pi-notifier.png"))
 
 
 def is_wsl() -> bool:
@@ -425,6 +426,7 @@ class AlertSink:
         self.on_snooze = on_snooze
         self.clock = clock
         self.show_text = bool(config["notifications.show_text"])
+        self.skip_focused = bool(config["notifications.skip_when_focused"])
         self.quiet_window = parse_quiet_hours(config["quiet_hours"])
         self.planner = Planner(
             settle_s=config["settle_ms"] / 1000.0,
@@ -540,6 +542,8 @@ class AlertSink:
                 if server_id:
                     self._safe(lambda sid=server_id: backend.close(sid))
                 continue
+            if self.skip_focused and self._safe(lambda a=action: _looking_at(a)):
+                continue  # the user is looking at that session (the tray still counts it)
             message = render(action, self.show_text, backend.markup)
             replaces = self._handles.get(action.handle, 0)
             server_id = self._safe(lambda m=message, r=replaces: backend.show(m, r))
@@ -601,3 +605,9 @@ class AlertSink:
             first = keys[0] if keys else (None, None)
             self.on_show(first[0], first[1])
         return []
+
+
+def _looking_at(notice: Notice) -> bool:
+    from notifier.goto import items_focused
+
+    return items_focused(notice.items)

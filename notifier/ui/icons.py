@@ -1,4 +1,4 @@
-"""Tray icons drawn with Pillow from the base artwork in assets/ (glyph.png, the π mark).
+"""Tray icons drawn with Pillow from the shipped artwork (resources/glyph.png, the π mark).
 
 States: idle (nothing pending), working (a session is busy), needs (with the count as a badge,
 1–9 then 9+), snoozed, and abandoned (questions left behind by pi processes that died).
@@ -8,14 +8,15 @@ Drawn at the requested size (not scaled down from a big bitmap) so they stay cri
 from __future__ import annotations
 
 import functools
-import os
+import io
 from typing import Literal
 
 from PIL import Image, ImageDraw, ImageFont
 
+from notifier import resources
+
 IconState = Literal["idle", "working", "needs", "snoozed", "abandoned"]
 
-ASSETS = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "assets")
 COLORS: dict[str, tuple[int, int, int, int]] = {
     "idle": (74, 85, 104, 255),  # slate
     "working": (38, 110, 200, 255),  # blue
@@ -29,16 +30,8 @@ BADGE_TEXT = (190, 30, 30, 255)
 
 @functools.lru_cache(maxsize=4)
 def _glyph(size: int) -> Image.Image:
-    path = os.path.join(ASSETS, "glyph.png")
-    try:
-        with Image.open(path) as img:
-            base = img.convert("RGBA")
-    except OSError:  # installed without assets: draw a plain bar-and-legs mark
-        base = Image.new("RGBA", (256, 256), (0, 0, 0, 0))
-        d = ImageDraw.Draw(base)
-        d.rectangle((40, 64, 216, 96), fill=(255, 255, 255, 255))
-        d.rectangle((86, 90, 114, 200), fill=(255, 255, 255, 255))
-        d.rectangle((146, 90, 174, 200), fill=(255, 255, 255, 255))
+    with Image.open(io.BytesIO(resources.read_bytes("glyph.png"))) as img:
+        base = img.convert("RGBA")
     return base.resize((size, size), Image.LANCZOS)
 
 

@@ -168,6 +168,17 @@ def details_text(q: dict[str, Any], now: float) -> str:
         "",
         f"Folder:  {clean(q['cwd']) or '?'}",
         f"Session: {clean(q['file'])}",
+    ]
+    where = q.get("location")
+    if isinstance(where, dict):
+        tm = where.get("tmux")
+        spot = (
+            f"tmux {clean(tm.get('session'), 40)}:{clean(tm.get('window'), 8)} {clean(tm.get('pane'), 8)}"
+            if isinstance(tm, dict)
+            else clean(where.get("tty") or "")
+        )
+        lines.append(f"Where:   pid {clean(where.get('pid'))}" + (f" · {spot}" if spot else ""))
+    lines += [
         "",
         f"Resume:  {q['resume']}",
     ]

@@ -1,8 +1,10 @@
 """A scripted OpenAI-compatible chat server on loopback for driving the real pi CLI in tests:
-every new prompt is answered with a call to the `question` tool; a tool result gets "Thanks".
+every new prompt is answered with a call to the `question` tool (or the tool named by the
+MOCK_TOOL environment variable: `questionnaire`); a tool result gets "Thanks".
 It prints its port once it listens."""
 
 import json
+import os
 import sys
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -10,6 +12,25 @@ ARGS = {
     "question": "Which database should we use?",
     "options": [{"label": "PostgreSQL"}, {"label": "SQLite", "description": "file <b>based</b> & small"}],
 }
+
+QUESTIONNAIRE = {
+    "questions": [
+        {
+            "id": "db",
+            "label": "Database",
+            "prompt": "Which database should we use?",
+            "options": [{"value": "pg", "label": "PostgreSQL"}, {"value": "sqlite", "label": "SQLite"}],
+        },
+        {
+            "id": "lang",
+            "label": "Language",
+            "prompt": "Which language for the scripts?",
+            "options": [{"value": "py", "label": "Python"}, {"value": "sh", "label": "Shell"}],
+        },
+    ]
+}
+TOOL = os.environ.get("MOCK_TOOL", "question")
+TOOL_ARGS = QUESTIONNAIRE if TOOL == "questionnaire" else ARGS
 
 
 def chunk(delta, finish=None):
@@ -48,7 +69,7 @@ class H(BaseHTTPRequestHandler):
                                 "index": 0,
                                 "id": f"call_q{n}",
                                 "type": "function",
-                                "function": {"name": "question", "arguments": json.dumps(ARGS)},
+                                "function": {"name": TOOL, "arguments": json.dumps(TOOL_ARGS)},
                             }
                         ],
                     }

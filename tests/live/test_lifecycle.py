@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from notifier import autostart, ipc
+from notifier.locate import add_locations
 
 from ..app_process import AppProcess
 from ..conftest import cli, wait_for
@@ -72,7 +73,8 @@ def test_one_instance_per_user_and_headless_runs_beside_it(tmp_path: Path) -> No
         )
         assert status and status["ok"] and status["status"]["pending"] == 1
         out = cli("status", "--json", "--liveness", "off", "--sessions-dir", str(tmp_path), env=env)
-        assert json.loads(out.stdout) == status["status"]
+        # the CLI adds where each session's pi runs (additive "location"; none here)
+        assert json.loads(out.stdout) == add_locations(status["status"])
         assert first.proc.poll() is None
 
 

@@ -1,0 +1,158 @@
+"""``pi-notifier answer``: answer a waiting pi's question from here, by keys into its tmux pane.
+
+Keys are blind: if the dialog has closed they land in pi's prompt editor. So nothing is typed
+unless, just before, (1) the session file still has this tool call unanswered and (2) the pane
+shows this very dialog, untouched (its question, its options, the cursor on the first option).
+Multi-step plans re-check the dialog between steps. Afterwards the answer is confirmed from the
+session file (with a deadline).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+
+from notifier.core.model import Question, Snapshot, Transition
+from notifier.core.text import clean
+from notifier.engine import Engine, EngineOptions
+from notifier.goto import Refused, pick, resume_hint
+from notifier.keymaps import Dialog, Step, Unsupported, UsageError, check_screen, find_dialog, plan
+from notifier.locate import TmuxPane, capture, locate_sessions, tmux
+
+log = logging.getLogger(__name__)
+
+STEP_TIMEOUT_S = 5.0
+RESULT_TIMEOUT_S = 15.0
+# The dialog variant a tool's own dialog most likely is (used to check the usage before looking).
+_GUESS = {"question": "question", "questionnaire": "questionnaire", "ask_user_question": "pi-ask"}
+
+
+@dataclass(frozen=True)
+class Answered:
+    question: Question
+    outcome: str | None
+    answer: str | None
+
+
+class SessionFile:
+    """One session file read like the engine reads it, then followed as it grows."""
+
+    def __init__(self, options: EngineOptions, path: str) -> None:
+        self.path = path
+        self.engine = Engine(EngineOptions(roots=[], catalog=options.catalog, liveness=False))
+        self.engine._add(path, initial=True)
+        self.resolved: dict[str, Transition] = {}
+
+    def pending(self, call_id: str) -> bool:
+        for t in self.engine._read(self.path):
+            if t.kind == "resolved":
+                self.resolved[t.question.tool_call_id] = t
+        snapshot = self.engine.board.snapshot(time.time())
+        return any(q.tool_call_id == call_id for v in snapshot.sessions for q in v.pending)
+
+
+def _wait(predicate: object, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    delay = 0.01
+    while True:
+        if predicate():  # type: ignore[operator]
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(delay)
+        delay = min(delay * 2, 0.1)
+
+
+def dialog_of(pane: TmuxPane, tool: str) -> Dialog | None:
+    screen = capture(pane)
+    return find_dialog(screen, tool) if screen is not None else None
+
+
+def send(pane: TmuxPane, step: Step) -> bool:
+    if step.literal is not None:
+        return tmux(pane.socket, "send-keys", "-t", pane.pane, "-l", step.literal) is not None
+    return tmux(pane.socket, "send-keys", "-t", pane.pane, *step.keys) is not None
+
+
+def answer(
+    options: EngineOptions,
+    snapshot: Snapshot,
+    spec: str | None,
+    call: str | None,
+    choices: list[str],
+    text: str | None,
+    result_timeout: float = RESULT_TIMEOUT_S,
+) -> Answered:
+    """Deliver the answer. Raises UsageError (exit 2), Refused / Unsupported (exit 1)."""
+    if choices and text is not None:
+        raise UsageError("give either CHOICE... or --text, not both")
+    if not choices and text is None:
+        raise UsageError("give the answer: an option number or label, or --text TEXT")
+    if spec is None and call is not None:
+        holders = [v for v in snapshot.sessions if any(q.tool_call_id == call for q in v.pending)]
+        if len(holders) == 1:
+            spec = holders[0].ref.key
+        elif not holders:
+            raise Refused(f"tool call {clean(call, 60)} is not waiting (it was answered, or never asked)")
+    view, question = pick(snapshot, spec)
+    if call is not None:
+        found = [q for q in view.pending if q.tool_call_id == call]
+        if not found:
+            gone = any(q.tool_call_id == call for q in view.abandoned)
+            raise Refused(
+                f"tool call {clean(call, 60)} is not waiting"
+                + (" (the pi that asked has stopped)" if gone else " (it was answered, or never asked here)")
+            )
+        question = found[0]
+    if question is None:
+        if view.abandoned:
+            raise Refused(f"the pi that asked has stopped; resume it with: {clean(resume_hint(view))}")
+        raise Refused("this session has no question waiting")
+    if question.tool not in _GUESS:
+        raise Unsupported(
+            f"no key map for the {clean(question.tool, 40)} tool: answer it in the terminal (pi-notifier goto)"
+        )
+    plan(_GUESS[question.tool], question, choices or None, text)  # bad usage shows before anything else
+
+    location = locate_sessions([view], with_windows=False).get(view.ref.key)
+    if location is None:
+        raise Refused(f"no running pi has this session; resume it with: {clean(resume_hint(view))}")
+    if location.tmux is None:
+        raise Refused("this pi does not run in tmux, so keys cannot be delivered: use pi-notifier goto")
+    pane = location.tmux
+
+    session = SessionFile(options, view.ref.key)
+    if not session.pending(question.tool_call_id):
+        raise Refused("the question is no longer waiting (answered or cancelled meanwhile)")
+    dialog = dialog_of(pane, question.tool)
+    if dialog is None:
+        raise Refused(f"the question's dialog is not on screen in tmux pane {clean(pane.pane)}")
+    reason = check_screen(dialog, question)
+    if reason:
+        raise Refused(reason)
+    steps = plan(dialog.variant, question, choices or None, text)
+    if text is not None and not any("Type something." in line for line in dialog.lines):
+        raise Unsupported("this dialog has no free-text row")
+
+    for i, step in enumerate(steps):
+        if i > 0 and dialog_of(pane, question.tool) is None:
+            raise Refused("the dialog closed before the answer was complete; check the terminal")
+        if i == 0 and not session.pending(question.tool_call_id):  # last look right before typing
+            raise Refused("the question is no longer waiting (answered or cancelled meanwhile)")
+        if not send(pane, step):
+            raise Refused(f"tmux could not send keys to pane {clean(pane.pane)}")
+        if step.expect is not None:
+            expect = clean(step.expect).casefold()[:40]
+
+            def shows(expect: str = expect) -> bool:
+                d = dialog_of(pane, question.tool)
+                return d is not None and expect in " ".join(d.lines).casefold()
+
+            if not _wait(shows, STEP_TIMEOUT_S):
+                raise Refused("the dialog did not move on as expected; finish it in the terminal")
+
+    if not _wait(lambda: not session.pending(question.tool_call_id), result_timeout):
+        raise Refused(f"keys were sent but the session file recorded no answer within {result_timeout:g}s")
+    done = session.resolved.get(question.tool_call_id)
+    return Answered(question, done.outcome if done else None, done.answer if done else None)

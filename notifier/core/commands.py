@@ -1,0 +1,203 @@
+"""The one command vocabulary of the app: the tray menu, the window, notification actions and the
+control socket all speak it. A command arrives either typed (tray, notification actions, in-process)
+or as a JSON object (the socket, the window process), which :func:`parse` turns into the same
+types once, checking every field; :func:`to_obj` is its inverse.
+
+Pure: times are absolute (seconds since the epoch), computed by whoever knows the clock.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+MAX_FIELD = 4096  # longest file path, session key, project or call id accepted
+MAX_LIST = 64  # longest list of folders or tool names in a status request
+
+
+class CommandError(ValueError):
+    """A request that is not a command (the message says what is wrong, in a few words)."""
+
+
+@dataclass(frozen=True)
+class Focus:
+    """One question: its session file and tool call id."""
+
+    file: str
+    call: str
+
+
+@dataclass(frozen=True)
+class Ping:
+    pass
+
+
+@dataclass(frozen=True)
+class Show:
+    """Open (or raise) the window, at ``focus`` if given."""
+
+    focus: Focus | None = None
+
+
+@dataclass(frozen=True)
+class Snooze:
+    """Hold notifications back until ``until``: for one session, one project or (neither) all.
+    ``until`` in the past resumes (for all: every snooze is lifted)."""
+
+    until: float
+    session: str | None = None
+    project: str | None = None
+
+
+@dataclass(frozen=True)
+class Mute:
+    project: str
+    on: bool = True
+
+
+@dataclass(frozen=True)
+class Clear:
+    """Forget abandoned questions: one (session and call), a session's, or (neither) all."""
+
+    session: str | None = None
+    call: str | None = None
+
+
+@dataclass(frozen=True)
+class Status:
+    """The app's status, if it watches these folders with these settings."""
+
+    roots: tuple[str, ...] = ()
+    liveness: str | None = None
+    question_tools: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Subscribe:
+    """Keep the connection: the app pushes window snapshots and focus requests to it."""
+
+
+@dataclass(frozen=True)
+class Health:
+    """How the app's parts are doing (engine, sinks, tray, notifications)."""
+
+
+@dataclass(frozen=True)
+class Quit:
+    pass
+
+
+Command = Ping | Show | Snooze | Mute | Clear | Status | Subscribe | Health | Quit
+
+_NAMES: dict[type, str] = {
+    Ping: "ping",
+    Show: "show",
+    Snooze: "snooze",
+    Mute: "mute",
+    Clear: "clear",
+    Status: "status",
+    Subscribe: "subscribe",
+    Health: "health",
+    Quit: "quit",
+}
+
+
+def _text(obj: Mapping[str, Any], key: str, required: bool = False) -> str | None:
+    value = obj.get(key)
+    if value is None or value == "":
+        if required:
+            raise CommandError(f"{key} is missing")
+        return None
+    if not isinstance(value, str):
+        raise CommandError(f"{key} must be a string")
+    if len(value) > MAX_FIELD:
+        raise CommandError(f"{key} is too long")
+    return value
+
+
+def _number(obj: Mapping[str, Any], key: str) -> float:
+    value = obj.get(key, 0)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise CommandError(f"{key} must be a number")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise CommandError(f"{key} must be finite")
+    return float(value) if abs(value) < 1e15 else (1e15 if value > 0 else -1e15)
+
+
+def _strings(obj: Mapping[str, Any], key: str) -> tuple[str, ...]:
+    value = obj.get(key) or []
+    if not isinstance(value, list) or len(value) > MAX_LIST:
+        raise CommandError(f"{key} must be a list of at most {MAX_LIST} strings")
+    if not all(isinstance(v, str) and len(v) <= MAX_FIELD for v in value):
+        raise CommandError(f"{key} must be a list of strings")
+    return tuple(value)
+
+
+def _focus(value: Any) -> Focus | None:
+    if value is None:
+        return None
+    if isinstance(value, Mapping):
+        value = [value.get("file"), value.get("call")]
+    if (
+        isinstance(value, (list, tuple))
+        and len(value) == 2
+        and all(isinstance(v, str) and 0 < len(v) <= MAX_FIELD for v in value)
+    ):
+        return Focus(value[0], value[1])
+    raise CommandError("focus must be [file, call id]")
+
+
+def parse(obj: Any, now: float) -> Command:
+    """A command from a decoded JSON object. Snooze takes ``until`` (absolute) or ``seconds``
+    (from ``now``; 0 or less resumes). Raises :class:`CommandError` for anything else."""
+    if not isinstance(obj, Mapping):
+        raise CommandError("a request is a JSON object")
+    name = obj.get("cmd")
+    if name == "ping":
+        return Ping()
+    if name == "show":
+        return Show(_focus(obj.get("focus")))
+    if name == "snooze":
+        if "until" in obj:
+            until = _number(obj, "until")
+        else:
+            seconds = _number(obj, "seconds")
+            until = now + seconds if seconds > 0 else 0.0
+        return Snooze(until, _text(obj, "session"), _text(obj, "project"))
+    if name == "mute":
+        on = obj.get("on", True)
+        if not isinstance(on, bool):
+            raise CommandError("on must be true or false")
+        project = _text(obj, "project", required=True)
+        assert project is not None
+        return Mute(project, on)
+    if name == "clear":
+        return Clear(_text(obj, "session"), _text(obj, "call"))
+    if name == "status":
+        liveness = _text(obj, "liveness")
+        return Status(_strings(obj, "roots"), liveness, _strings(obj, "question_tools"))
+    if name == "subscribe":
+        return Subscribe()
+    if name == "health":
+        return Health()
+    if name == "quit":
+        return Quit()
+    raise CommandError("unknown command")
+
+
+def to_obj(command: Command) -> dict[str, Any]:
+    """The JSON object :func:`parse` reads back as ``command``."""
+    obj: dict[str, Any] = {"cmd": _NAMES[type(command)]}
+    if isinstance(command, Show):
+        obj["focus"] = [command.focus.file, command.focus.call] if command.focus else None
+    elif isinstance(command, Snooze):
+        obj.update(until=command.until, session=command.session, project=command.project)
+    elif isinstance(command, Mute):
+        obj.update(project=command.project, on=command.on)
+    elif isinstance(command, Clear):
+        obj.update(session=command.session, call=command.call)
+    elif isinstance(command, Status):
+        obj.update(roots=list(command.roots), liveness=command.liveness, question_tools=list(command.question_tools))
+    return obj

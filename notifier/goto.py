@@ -1,0 +1,305 @@
+"""``pi-notifier goto``: bring the user to the terminal (and tmux pane) of a waiting pi.
+
+tmux: select the pane's window and pane, and switch the most recently active client to it (one
+already showing that session first). X11: activate the terminal window with the EWMH
+``_NET_ACTIVE_WINDOW`` client message and check that it became active. kitty / wezterm outside
+tmux: their remote control, where pi's environment names it. Elsewhere: say what to do instead.
+Also :func:`is_focused`: whether the user is already looking at a session (notifications skip it).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shlex
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from notifier.core.model import Question, SessionView, Snapshot
+from notifier.core.text import clean
+from notifier.locate import (
+    Location,
+    TmuxClient,
+    TmuxPane,
+    Wanted,
+    _display,
+    active_window,
+    locate_sessions,
+    run,
+    tmux,
+    tmux_clients,
+    window_for,
+    x_windows_by_pid,
+)
+
+log = logging.getLogger(__name__)
+ACTIVATE_TIMEOUT_S = 3.0
+
+
+class Refused(Exception):
+    """Cannot be done; the message says what to do instead (exit code 1)."""
+
+
+class BadSession(ValueError):
+    """SESSION names no session, or several (exit code 2)."""
+
+
+@dataclass(frozen=True)
+class Target:
+    view: SessionView
+    question: Question | None
+    location: Location | None
+
+
+def pick(snapshot: Snapshot, spec: str | None) -> tuple[SessionView, Question | None]:
+    """SESSION → its view (and its longest-waiting question); omitted: the longest-waiting live
+    question of all. Raises :class:`BadSession` for a name that fits no session or several."""
+    if spec is None:
+        if not snapshot.pending:
+            raise Refused("no pi session is waiting for an answer")
+        view, question = min(snapshot.pending, key=lambda sq: sq[1].asked_at)
+        return view, question
+    real = os.path.realpath(os.path.expanduser(spec))
+    views = [v for v in snapshot.sessions if os.path.realpath(v.ref.key) == real]
+    if not views:
+        views = [v for v in snapshot.sessions if v.ref.id and v.ref.id == spec]
+    if not views:
+        views = [v for v in snapshot.sessions if v.ref.id and v.ref.id.startswith(spec)]
+    if not views:
+        raise BadSession(f"no session has the file, id or id prefix {clean(spec, 80)!r}")
+    if len(views) > 1:
+        raise BadSession(f"{len(views)} sessions match {clean(spec, 80)!r}: give more of the id")
+    view = views[0]
+    question = min(view.pending, key=lambda q: q.asked_at) if view.pending else None
+    return view, question
+
+
+def resume_hint(view: SessionView) -> str:
+    cwd = view.ref.cwd or "."
+    return f"cd {shlex.quote(cwd)} && pi --session {shlex.quote(view.ref.key)}"
+
+
+def attach_hint(pane: TmuxPane) -> str:
+    default = os.path.join(os.environ.get("TMUX_TMPDIR", "/tmp"), f"tmux-{os.getuid()}", "default")
+    sock = [] if pane.socket == default else ["-S", pane.socket]
+    return shlex.join(["tmux", *sock, "attach", "-t", f"{pane.session}:{pane.window}"])
+
+
+def target(snapshot: Snapshot, spec: str | None) -> Target:
+    view, question = pick(snapshot, spec)
+    locations = locate_sessions([view])
+    return Target(view, question, locations.get(view.ref.key))
+
+
+# ---- tmux ----
+
+
+def select_pane(pane: TmuxPane) -> TmuxClient:
+    """Make ``pane`` the pane a client shows; the client it chose. Raises :class:`Refused`."""
+    if tmux(pane.socket, "select-window", "-t", pane.window_id) is None or (
+        tmux(pane.socket, "select-pane", "-t", pane.pane) is None
+    ):
+        raise Refused(f"tmux could not select pane {clean(pane.pane)}: it may have closed")
+    clients = tmux_clients(pane.socket)
+    if not clients:
+        raise Refused(f"the tmux session is not attached to a terminal; run: {clean(attach_hint(pane))}")
+    ours = [c for c in clients if c.session == pane.session]
+    client = (ours or clients)[0]
+    if tmux(pane.socket, "switch-client", "-c", client.tty, "-t", pane.pane) is None:
+        raise Refused(f"tmux could not switch its client to the pane; run: {clean(attach_hint(pane))}")
+    return client
+
+
+# ---- X11 ----
+
+
+def _ewmh_activate(d: Any, wid: int) -> None:
+    from Xlib import X
+    from Xlib.protocol import event
+
+    root = d.screen().root
+    window = d.create_resource_object("window", wid)
+    mask = X.SubstructureRedirectMask | X.SubstructureNotifyMask
+
+    def send(win: Any, atom: str, data: list[int]) -> None:
+        msg = event.ClientMessage(
+            window=win, client_type=d.intern_atom(atom), data=(32, data + [0] * (5 - len(data)))
+        )
+        root.send_event(msg, event_mask=mask)
+
+    try:
+        desktop = window.get_full_property(d.intern_atom("_NET_WM_DESKTOP"), X.AnyPropertyType)
+        if desktop is not None and len(desktop.value) and int(desktop.value[0]) != 0xFFFFFFFF:
+            send(root, "_NET_CURRENT_DESKTOP", [int(desktop.value[0]), X.CurrentTime])
+    except Exception:
+        pass
+    send(window, "_NET_ACTIVE_WINDOW", [2, X.CurrentTime, active_window(d) or 0])  # 2 = a pager asks
+    d.flush()
+
+
+def activate_window(wid: int, timeout: float = ACTIVATE_TIMEOUT_S) -> bool:
+    """Ask the window manager to raise and focus ``wid``; True once it is the active window."""
+    disp = _display()
+    if disp is None:
+        return False
+    try:
+        _ewmh_activate(disp, wid)
+        deadline = time.monotonic() + timeout
+        delay = 0.005
+        while time.monotonic() < deadline:
+            if active_window(disp) == wid:
+                return True
+            time.sleep(delay)
+            delay = min(delay * 2, 0.1)
+        return active_window(disp) == wid
+    except Exception as exc:
+        log.debug("activating window 0x%x failed: %s", wid, clean(exc, 200))
+        return False
+    finally:
+        disp.close()
+
+
+def _terminal_remote(loc: Location) -> bool:
+    """kitty / wezterm remote control, where pi's environment names a window or pane."""
+    env = loc.env
+    if env.get("KITTY_WINDOW_ID") and env.get("KITTY_LISTEN_ON"):
+        r = run(
+            [
+                "kitty",
+                "@",
+                "--to",
+                env["KITTY_LISTEN_ON"],
+                "focus-window",
+                "--match",
+                f"id:{env['KITTY_WINDOW_ID']}",
+            ]
+        )
+        return r is not None and r.returncode == 0
+    if env.get("WEZTERM_PANE"):
+        cmd = ["wezterm", "cli", "activate-pane", "--pane-id", env["WEZTERM_PANE"]]
+        r = run(cmd)
+        return r is not None and r.returncode == 0
+    return False
+
+
+def focus(view: SessionView, loc: Location | None) -> str:
+    """Bring the user to ``loc``. Returns what was done; raises :class:`Refused` with what to do instead."""
+    if loc is None:
+        raise Refused(f"no running pi has this session; resume it with: {clean(resume_hint(view))}")
+    window = loc.window_id
+    if loc.tmux is not None:
+        client = select_pane(loc.tmux)
+        disp = _display()
+        if disp is not None:
+            try:
+                window = window_for([client.pid], x_windows_by_pid(disp)) or window
+            except Exception:
+                pass
+            finally:
+                disp.close()
+    if window is not None:
+        if activate_window(window):
+            return f"focused {loc.describe()}"
+        raise Refused(
+            f"the window manager did not focus the terminal window 0x{window:x}; switch to it yourself"
+        )
+    if _terminal_remote(loc):
+        return f"focused {loc.describe()}"
+    if loc.tmux is not None:
+        if not os.environ.get("DISPLAY"):
+            return f"selected {loc.describe()} (no X display here to raise its terminal)"
+        raise Refused(
+            f"selected tmux pane {clean(loc.tmux.pane)}, but its terminal window was not found; switch to it yourself"
+        )
+    raise Refused(
+        f"the terminal of pi (pid {loc.pid}, {clean(loc.tty or 'no tty')}) was not found; switch to it yourself"
+    )
+
+
+# ---- "is the user looking at it?" ----
+
+
+def client_pane(client: TmuxClient, socket: str) -> str | None:
+    out = tmux(socket, "display-message", "-c", client.tty, "-p", "#{pane_id}")
+    return out.strip() if out else None
+
+
+def is_focused(location: Location | None) -> bool:
+    """True when the session's terminal is the active window and, in tmux, its pane is the pane
+    that terminal's client shows. Anything unknown counts as not focused."""
+    if location is None or location.window_id is None:
+        return False
+    disp = _display()
+    if disp is None:
+        return False
+    try:
+        if active_window(disp) != location.window_id:
+            return False
+        if location.tmux is None:
+            return True
+        windows = x_windows_by_pid(disp)
+    except Exception:
+        return False
+    finally:
+        disp.close()
+    pane = location.tmux
+    for client in tmux_clients(pane.socket):
+        if window_for([client.pid], windows) == location.window_id:
+            return client_pane(client, pane.socket) == pane.pane
+    return False
+
+
+def is_session_focused(view: SessionView) -> bool:
+    """The hook for notifications: never raises."""
+    try:
+        return is_focused(locate_sessions([view]).get(view.ref.key))
+    except Exception as exc:
+        log.debug("focus check failed: %s", clean(exc, 200))
+        return False
+
+
+def items_focused(items: Sequence[Any]) -> bool:
+    """For notifications (``notifications.skip_when_focused``): True when every question of a
+    notice (items with ``ref`` and ``question``) is in a session the user is looking at."""
+    if not items:
+        return False
+    try:
+        wanted = [Wanted(i.ref.key, i.ref.cwd, i.question.asked_at, True, i.question.text) for i in items]
+        found = locate_sessions(wanted)
+        return all(is_focused(found.get(i.ref.key)) for i in items)
+    except Exception as exc:
+        log.debug("focus check failed: %s", clean(exc, 200))
+        return False
+
+
+def window_locations(window: dict[str, Any]) -> dict[str, Any]:
+    """Fill ``"location"`` into the pending questions of a window object (``view.window_obj``),
+    for the details pane's "Where:" line. For the UI to call when it opens or refreshes."""
+    questions = [q for q in window.get("questions", []) if not q.get("abandoned")]
+    wanted = [Wanted(q["file"], q.get("cwd"), q["asked_at"], True, None) for q in questions]
+    try:
+        found = locate_sessions(wanted, with_windows=False)
+    except Exception as exc:
+        log.debug("cannot locate sessions: %s", clean(exc, 200))
+        found = {}
+    for q in questions:
+        loc = found.get(q["file"])
+        q["location"] = loc.obj() if loc is not None else None
+    return window
+
+
+def run_goto(config: Any, session_file: str) -> tuple[bool, str]:
+    """For the tray / window / notification action: go to that session. (ok, one line to show)."""
+    from notifier.engine import engine_options, scan_once
+
+    try:
+        t = target(scan_once(engine_options(config)), session_file)
+        return True, focus(t.view, t.location)
+    except (Refused, BadSession) as exc:
+        return False, clean(exc)
+
+
+def print_obj(loc: Location | None) -> dict[str, object] | None:
+    return loc.obj() if loc is not None else None

@@ -1,0 +1,160 @@
+"""goto and is_focused on a real X desktop: Xvfb + openbox + two xterms, one of them a client of
+the tmux session where a pi (a process named `pi` with a real captured session file) waits.
+`goto` makes that xterm the active window (_NET_ACTIVE_WINDOW) and its client show pi's pane;
+`is_focused` is true exactly then."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from notifier.core.noise import Item
+from notifier.goto import activate_window, is_focused, items_focused
+from notifier.locate import Location, locate_sessions
+from notifier.output import status_obj
+
+from ..conftest import FIXTURES, cli, wait_for
+from ..live.pi_harness import Tmux
+from .conftest import require
+from .services import _wrap, stop
+
+
+def _root_prop(name: str) -> list[int]:
+    from Xlib import X, display
+
+    d = display.Display()
+    try:
+        prop = d.screen().root.get_full_property(d.intern_atom(name), X.AnyPropertyType)
+        return [int(v) for v in prop.value] if prop is not None else []
+    finally:
+        d.close()
+
+
+def active() -> int | None:
+    value = _root_prop("_NET_ACTIVE_WINDOW")
+    return value[0] if value and value[0] else None
+
+
+def window_of(pid: int) -> int | None:
+    from notifier.locate import _display, x_windows_by_pid
+
+    d = _display()
+    try:
+        return x_windows_by_pid(d).get(pid)
+    finally:
+        d.close()
+
+
+@pytest.fixture
+def openbox(desktop: dict[str, str], tmp_path: Path) -> Iterator[None]:
+    require("openbox", "xterm", "tmux")
+    proc = subprocess.Popen(
+        _wrap(["openbox", "--sm-disable"]), env=desktop, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    try:
+        wait_for(lambda: _root_prop("_NET_SUPPORTING_WM_CHECK"), 20, "openbox to manage the screen")
+        yield
+    finally:
+        stop(proc)
+
+
+def xterm(env: dict[str, str], *command: str) -> subprocess.Popen[bytes]:
+    proc = subprocess.Popen(
+        _wrap(["xterm", "-geometry", "80x24", "-e", *command]),
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    return proc
+
+
+def test_goto_focuses_the_xterm_of_the_tmux_client(
+    tmp_path: Path, desktop: dict[str, str], openbox: None
+) -> None:
+    assert FIXTURES is not None
+    sessions, project, bin_dir = tmp_path / "sessions", tmp_path / "project", tmp_path / "bin"
+    for d in (sessions, project, bin_dir):
+        d.mkdir()
+    fake = bin_dir / "pi"
+    fake.write_text(f"#!{sys.executable}\n" + (Path(__file__).with_name("fake_pi.py")).read_text())
+    fake.chmod(0o755)
+    server = Tmux()
+    terms: list[subprocess.Popen[bytes]] = []
+    try:
+        server(
+            "new-session", "-d", "-s", "work", "-x", "80", "-y", "24", "-c", str(project),
+            "-e", f"FAKE_PI_SESSIONS={sessions}",
+            str(fake), str(FIXTURES / "question-answer" / "A-pending.jsonl"), check=True,
+        )  # fmt: skip
+        pane = server("list-panes", "-t", "work", "-F", "#{pane_id}").split()[0]
+        wait_for(lambda: "waiting for an answer" in server.capture(pane), 20, "the fake pi")
+        env = {k: v for k, v in desktop.items() if k not in ("TMUX", "TMUX_PANE")}
+        client = xterm(env, "tmux", "-L", server.name, "attach", "-t", "work")
+        other = xterm(env, "sleep", "3600")
+        terms += [client, other]
+        client_win = wait_for(lambda: window_of(client.pid), 20, "the xterm of the tmux client")
+        other_win = wait_for(lambda: window_of(other.pid), 20, "the other xterm")
+        wait_for(lambda: server("list-clients").strip(), 20, "the tmux client")
+
+        d = ["--sessions-dir", str(sessions)]
+        status = json.loads(cli("status", "--json", *d).stdout)
+        (session,) = status["sessions"]
+        assert session["pending"] and session["location"]["window_id"] == client_win
+        assert session["location"]["tmux"]["pane"] == pane
+
+        assert activate_window(other_win) and active() == other_win
+        location = _location(sessions)
+        assert location is not None and not is_focused(location)
+
+        r = cli("goto", *d)
+        assert r.returncode == 0, r.stderr
+        assert active() == client_win
+        assert is_focused(_location(sessions))
+
+        # the same terminal, but its client now shows another tmux window: not focused; goto again
+        server("new-window", "-t", "work:1", "sleep", "3600", check=True)
+        wait_for(lambda: not is_focused(_location(sessions)), 10, "another pane shown")
+        assert active() == client_win
+        assert cli("goto", *d).returncode == 0
+        assert is_focused(_location(sessions))
+        # the notification hook (notifications.skip_when_focused) sees the same
+        assert items_focused(_items(sessions))
+        assert activate_window(other_win)
+        assert not items_focused(_items(sessions))
+    finally:
+        for t in terms:
+            stop(t)
+        server.kill()
+
+
+def _location(sessions: Path) -> Location | None:
+    from notifier.config import Config
+    from notifier.engine import engine_options, scan_once
+
+    config = Config()
+    config.values["sessions_dirs"] = [str(sessions)]
+    snapshot = scan_once(engine_options(config))
+    views = snapshot.sessions
+    assert status_obj(snapshot)["pending"] == 1
+    return locate_sessions(views).get(views[0].ref.key)
+
+
+def _items(sessions: Path) -> list[Item]:
+    from notifier.config import Config
+    from notifier.engine import engine_options, scan_once
+
+    config = Config()
+    config.values["sessions_dirs"] = [str(sessions)]
+    snapshot = scan_once(engine_options(config))
+    return [Item((v.ref.key, q.tool_call_id), v.ref, q) for v, q in snapshot.pending]
+
+
+def test_is_focused_is_false_for_nothing() -> None:
+    assert not is_focused(None)
+    assert not is_focused(Location(pid=os.getpid(), tty=None))

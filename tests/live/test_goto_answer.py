@@ -1,0 +1,184 @@
+"""`status --json` location, `goto` and `answer` against the real pi (0.73.1 and 1.6.0) in tmux:
+the location names pi's pid and pane; goto selects the pane for the client that shows it (and
+tells how to attach when no client does); answer answers pi's `question` and `questionnaire`
+dialogs, which the session file then records, and refuses — typing nothing — once the question
+is gone or when the dialog on screen was touched."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ..conftest import cli, wait_for
+from .pi_harness import PiSession, Tmux, need, start_model, start_pi, tmux_server_fixture
+
+NO_X = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return cli(*args, env=NO_X)  # type: ignore[no-any-return]
+
+
+def status(pi: PiSession) -> dict[str, Any]:
+    return json.loads(run("status", "--json", "--sessions-dir", str(pi.sessions)).stdout)  # type: ignore[no-any-return]
+
+
+def pending(pi: PiSession) -> list[dict[str, Any]]:
+    return [q for s in status(pi)["sessions"] for q in s["pending"]]
+
+
+@pytest.fixture
+def tmux_server() -> Iterator[Tmux]:
+    yield from tmux_server_fixture()
+
+
+@pytest.fixture
+def question_model() -> Iterator[int]:
+    proc, port = start_model("question")
+    yield port
+    proc.terminate()
+    proc.wait(5)
+
+
+@pytest.fixture
+def questionnaire_model() -> Iterator[int]:
+    proc, port = start_model("questionnaire")
+    yield port
+    proc.terminate()
+    proc.wait(5)
+
+
+def still(pi: PiSession) -> list[str]:
+    """The screen without pi 0.73's animated "Working..." line."""
+    return [line for line in pi.screen().splitlines() if "Working" not in line]
+
+
+def editor_line(pi: PiSession) -> str:
+    """What pi's prompt editor holds (the line between its two rules)."""
+    lines = pi.screen().splitlines()
+    rules = [i for i, line in enumerate(lines) if line.startswith("────")]
+    return "\n".join(lines[rules[-2] + 1 : rules[-1]]).strip() if len(rules) >= 2 else "?"
+
+
+@pytest.mark.parametrize("version", ["0.73.1", "1.6.0"])
+def test_locate_goto_and_answer_question(
+    tmp_path: Path, tmux_server: Tmux, question_model: int, version: str
+) -> None:
+    pi = start_pi(tmp_path, tmux_server, need(version), question_model, "question.ts")
+    d = ["--sessions-dir", str(pi.sessions)]
+    pi.ask("Enter to select")
+    wait_for(lambda: pending(pi), 20, "the pending question in status")
+    (session,) = status(pi)["sessions"]
+    loc = session["location"]
+    assert loc["tmux"]["pane"] == pi.pane() and loc["tmux"]["session"] == pi.name
+    assert loc["tmux"]["socket"].endswith("/" + tmux_server.name) and loc["window_id"] is None
+    assert loc["tty"].startswith("/dev/pts/")
+    printed = run("goto", "--print", *d)
+    assert printed.returncode == 0 and json.loads(printed.stdout) == loc
+
+    # nobody is attached: goto says how to attach, and exits 1
+    detached = run("goto", session["id"][:8], *d)
+    assert detached.returncode == 1 and f"attach -t {pi.name}:" in detached.stderr
+    assert detached.stderr.count("\n") == 1
+
+    # bad usage: exit 2, one line, nothing typed
+    before = still(pi)
+    for bad in (["7"], ["Redis"], ["1", "2"], ["--text", "x", "1"], ["no-such-session", "--text", "x"]):
+        r = run("answer", *bad, *d)
+        assert r.returncode == 2 and r.stderr.count("\n") == 1 and "Traceback" not in r.stderr, bad
+    assert run("goto", "zzzz", *d).returncode == 2
+    assert still(pi) == before
+
+    # the dialog was touched (cursor moved): refused, nothing typed
+    tmux_server("send-keys", "-t", pi.pane(), "Down")
+    wait_for(lambda: "> 2. SQLite" in pi.screen(), 10, "the moved cursor")
+    moved = run("answer", "1", *d)
+    assert moved.returncode == 1 and "moved" in moved.stderr
+    tmux_server("send-keys", "-t", pi.pane(), "Up")
+    wait_for(lambda: "> 1. PostgreSQL" in pi.screen(), 10, "the cursor back")
+
+    done = run("answer", session["id"], "SQLite", *d)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "answered: User selected: 2. SQLite"
+    assert pending(pi) == []
+    lines = [json.loads(x) for x in Path(session["file"]).read_text().splitlines()]
+    results = [e["message"] for e in lines if (e.get("message") or {}).get("role") == "toolResult"]
+    assert results[-1]["content"][0]["text"] == "User selected: 2. SQLite"
+
+    # the question is gone: refused, and nothing lands in pi's editor
+    wait_for(lambda: "Thanks" in pi.screen(), 20, "pi's reply")
+    wait_for(lambda: "Thanks" in Path(session["file"]).read_text(), 20, "pi's reply in the file")
+    file_before = Path(session["file"]).read_text()
+    gone = run("answer", "--call", results[-1]["toolCallId"], "1", *d)
+    assert gone.returncode == 1 and "not waiting" in gone.stderr
+    assert run("answer", "1", *d).returncode == 1
+    assert editor_line(pi) == "" and Path(session["file"]).read_text() == file_before
+    assert run("goto", *d).returncode == 1  # nothing waits any more
+
+    # a free-text answer
+    pi.ask("Enter to select")
+    text = run("answer", "--text", "DuckDB, please", *d)
+    assert text.returncode == 0 and text.stdout.strip() == "answered: User wrote: DuckDB, please"
+
+
+def test_answer_questionnaire_form_pi16(tmp_path: Path, tmux_server: Tmux, questionnaire_model: int) -> None:
+    pi = start_pi(tmp_path, tmux_server, need("1.6.0"), questionnaire_model, "questionnaire.ts")
+    d = ["--sessions-dir", str(pi.sessions)]
+    pi.ask("Enter confirm")
+    wait_for(lambda: pending(pi), 20, "the pending form in status")
+    assert run("answer", "2", *d).returncode == 2  # two questions: two answers
+    done = run("answer", "SQLite", "1", *d)
+    assert done.returncode == 0, done.stderr
+    assert "2. SQLite" in done.stdout and "1. Python" in done.stdout
+    assert pending(pi) == []
+
+
+def test_goto_selects_the_pane_for_the_attached_client(
+    tmp_path: Path, tmux_server: Tmux, question_model: int
+) -> None:
+    pi = start_pi(tmp_path, tmux_server, need("0.73.1"), question_model, "question.ts")
+    pi.ask("Enter to select")
+    # another window becomes current, and a client (a terminal: here a pane of another tmux
+    # server) attaches to the session
+    tmux_server("new-window", "-d", "-t", f"{pi.name}:1", "sleep", "3600", check=True)
+    tmux_server("select-window", "-t", f"{pi.name}:1", check=True)
+    outer = Tmux()
+    try:
+        env = {k: v for k, v in NO_X.items() if k not in ("TMUX", "TMUX_PANE")}
+        subprocess.run(
+            ["tmux", "-L", outer.name, "new-session", "-d", "-s", "outer", "-x", "120", "-y", "35",
+             "tmux", "-L", tmux_server.name, "attach", "-t", pi.name],
+            env=env, check=True, timeout=20,
+        )  # fmt: skip
+        wait_for(lambda: tmux_server("list-clients").strip(), 20, "the client")
+        current = [
+            "list-panes",
+            "-s",
+            "-t",
+            pi.name,
+            "-F",
+            "#{window_active}#{pane_active} #{window_index} #{pane_id}",
+        ]
+
+        def active() -> list[str]:
+            return [line.split()[1:] for line in tmux_server(*current).splitlines() if line.startswith("11")][
+                0
+            ]
+
+        assert active()[0] == "1"
+        r = run("goto", "--sessions-dir", str(pi.sessions))
+        assert r.returncode == 0, r.stderr
+        assert active() == ["0", pi.pane()]
+        client = tmux_server("list-clients", "-F", "#{client_tty}").strip()
+        assert tmux_server("display-message", "-p", "-c", client, "#{pane_id}").strip() == pi.pane()
+        wait_for(
+            lambda: "Enter to select" in outer.capture("outer"), 10, "the dialog in the client's terminal"
+        )
+    finally:
+        outer.kill()

@@ -1,0 +1,86 @@
+"""The one command vocabulary: parse once, round-trip, refuse anything malformed."""
+
+from __future__ import annotations
+
+import pytest
+
+from notifier.core.commands import (
+    Clear,
+    CommandError,
+    Focus,
+    Health,
+    Mute,
+    Ping,
+    Quit,
+    Show,
+    Snooze,
+    Status,
+    Subscribe,
+    parse,
+    to_obj,
+)
+
+NOW = 1_000_000.0
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        Ping(),
+        Show(),
+        Show(Focus("/s/a.jsonl", "call_1")),
+        Snooze(NOW + 900),
+        Snooze(NOW + 900, session="/s/a.jsonl"),
+        Snooze(NOW + 3600, project="webshop"),
+        Snooze(0.0),
+        Mute("webshop"),
+        Mute("webshop", on=False),
+        Clear(),
+        Clear("/s/a.jsonl", "call_1"),
+        Status(("/home/me/.pi/agent/sessions",), "auto", ("my_ask",)),
+        Subscribe(),
+        Health(),
+        Quit(),
+    ],
+)
+def test_round_trip(command: object) -> None:
+    assert parse(to_obj(command), NOW) == command  # type: ignore[arg-type]
+
+
+def test_snooze_in_seconds_is_made_absolute() -> None:
+    assert parse({"cmd": "snooze", "seconds": 900}, NOW) == Snooze(NOW + 900)
+    assert parse({"cmd": "snooze", "seconds": 0, "session": "/s"}, NOW) == Snooze(0.0, "/s")
+
+
+@pytest.mark.parametrize(
+    "obj",
+    [
+        None,
+        [],
+        "ping",
+        {},
+        {"cmd": "nope"},
+        {"cmd": "snooze", "seconds": "15"},
+        {"cmd": "snooze", "seconds": True},
+        {"cmd": "snooze", "seconds": float("nan")},
+        {"cmd": "snooze", "until": float("inf")},
+        {"cmd": "show", "focus": ["only-one"]},
+        {"cmd": "show", "focus": [1, 2]},
+        {"cmd": "show", "focus": "x"},
+        {"cmd": "mute"},
+        {"cmd": "mute", "project": "p", "on": "yes"},
+        {"cmd": "clear", "session": 5},
+        {"cmd": "status", "roots": "/"},
+        {"cmd": "status", "roots": [1]},
+        {"cmd": "status", "roots": ["/"] * 1000},
+        {"cmd": "snooze", "seconds": 10, "project": "x" * 10_000},
+    ],
+)
+def test_malformed_requests_are_refused(obj: object) -> None:
+    with pytest.raises(CommandError):
+        parse(obj, NOW)
+
+
+def test_huge_numbers_are_clamped_not_overflowed() -> None:
+    snooze = parse({"cmd": "snooze", "seconds": 10**400}, NOW)
+    assert isinstance(snooze, Snooze) and snooze.until > NOW
