@@ -225,6 +225,7 @@ SCHEMA: tuple[Key, ...] = (
         True,
         "no notification for a session whose terminal (and tmux pane) you are looking at; reminders still come",
         _bool,
+        "`true`, `false`",
     ),
     Key(
         "tray.backend",
