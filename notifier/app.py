@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import math
 import os
 import sys
 import time
@@ -208,28 +209,52 @@ def cmd_show(args: argparse.Namespace, config: Config) -> int:
     return 0
 
 
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _number(value: Any) -> float | None:
+    """A stored number that JSON can say (rows of older versions may hold NaN, inf or junk)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
+
+
 def history_obj(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """`history --json` (DESIGN §3)."""
+    """`history --json` (DESIGN §3). Any stored row renders: times out of range are clamped,
+    numbers that are not finite are null, names that are not UTF-8 come back as they were."""
     from notifier.output import iso
 
     questions = []
     for r in rows:
-        options = [o for o in (r.get("options") or "").split("\x1f") if o]
+        options = [o for o in (_text(r.get("options")) or "").split("\x1f") if o]
+        waited = _number(r.get("waited_s"))
+        waited = waited if waited is not None and 0 <= waited < 1e10 else None
+        count = r.get("count")
         questions.append(
             {
-                "session": {"id": r["session_id"], "file": r["file"], "cwd": r["cwd"], "name": r["name"]},
-                "question": {
-                    "tool_call_id": r["call_id"],
-                    "tool": r["tool"],
-                    "text": r["text"],
-                    "header": r["header"],
-                    "options": options,
-                    "count": r["count"],
+                "session": {
+                    "id": _text(r.get("session_id")),
+                    "file": _text(r.get("file")),
+                    "cwd": _text(r.get("cwd")),
+                    "name": _text(r.get("name")),
                 },
-                "asked_at": iso(r["asked_at"]),
-                "resolved_at": iso(r["resolved_at"]) if r["resolved_at"] is not None else None,
-                "outcome": r["outcome"],
-                "waited_s": round(r["waited_s"], 3) if r["waited_s"] is not None else None,
+                "question": {
+                    "tool_call_id": _text(r.get("call_id")),
+                    "tool": _text(r.get("tool")),
+                    "text": _text(r.get("text")),
+                    "header": _text(r.get("header")),
+                    "options": options,
+                    "count": count if isinstance(count, int) and not isinstance(count, bool) else None,
+                },
+                "asked_at": iso(r.get("asked_at")),
+                "resolved_at": iso(r["resolved_at"]) if r.get("resolved_at") is not None else None,
+                "outcome": _text(r.get("outcome")),
+                "waited_s": round(waited, 3) if waited is not None else None,
             }
         )
     waits = sorted(q["waited_s"] for q in questions if q["waited_s"] is not None)
@@ -247,16 +272,28 @@ def history_obj(rows: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def cmd_history(args: argparse.Namespace, config: Config) -> int:
+def _local_minute(stamp: str) -> str:
+    """An ``iso`` time (always 2000–2200) as local "YYYY-MM-DD HH:MM"."""
     from datetime import datetime
 
+    try:
+        return datetime.fromisoformat(stamp.replace("Z", "+00:00")).astimezone().strftime("%Y-%m-%d %H:%M")
+    except (ValueError, OverflowError, OSError):
+        return stamp[:16].replace("T", " ")
+
+
+MAX_SINCE_DAYS = 36500
+
+
+def cmd_history(args: argparse.Namespace, config: Config) -> int:
     from notifier.runtime import open_store
 
-    if args.since is not None and args.since < 0:
-        raise ConfigError("--since takes a number of days ≥ 0")
+    days = args.since
+    if days is not None and not (math.isfinite(days) and 0 <= days <= MAX_SINCE_DAYS):
+        raise ConfigError(f"command line: '--since' takes a number of days from 0 to {MAX_SINCE_DAYS}")
     store = open_store()
     try:
-        since = time.time() - args.since * 86400 if args.since is not None else None
+        since = time.time() - days * 86400 if days is not None else None
         data = history_obj(store.history(since))
     finally:
         store.close()
@@ -265,22 +302,16 @@ def cmd_history(args: argparse.Namespace, config: Config) -> int:
         return 0
     rows = data["questions"]
     if not rows:
-        sys.stdout.write(
-            "No questions recorded yet" + (f" in the last {args.since:g} days" if args.since else "") + ".\n"
-        )
+        sys.stdout.write("No questions recorded yet" + (f" in the last {days:g} days" if days else "") + ".\n")
         return 0
     lines = []
     for q in rows:
-        asked = (
-            datetime.fromisoformat(q["asked_at"].replace("Z", "+00:00"))
-            .astimezone()
-            .strftime("%Y-%m-%d %H:%M")
-        )
         project = project_name(q["session"]["name"], q["session"]["cwd"])
         waited = duration(q["waited_s"]) if q["waited_s"] is not None else "-"
-        outcome = q["outcome"] or "pending"
+        outcome = clean(q["outcome"], 11) or "pending"
         lines.append(
-            f"{asked}  {clean(project, 24):<24}  {waited:>7}  {outcome:<11}  {clean(q['question']['text'], 60)}"
+            f"{_local_minute(q['asked_at'])}  {clean(project, 24):<24}  {waited:>7}  {outcome:<11}  "
+            f"{clean(q['question']['text'], 60)}"
         )
     summary = data["summary"]
     tail = f"{summary['count']} question{'s' if summary['count'] != 1 else ''}"

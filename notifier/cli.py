@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from notifier import APP_NAME, __version__
-from notifier.config import Config, ConfigError, load
+from notifier.config import OPTIONS, Config, ConfigError, apply_command_line, load
 from notifier.core.text import clean
 
 log = logging.getLogger("notifier")
@@ -126,13 +126,13 @@ def effective_config(args: argparse.Namespace) -> Config:
     from notifier import paths
 
     explicit = getattr(args, "config", None)
+    if explicit is not None and not explicit.strip():
+        raise ConfigError("command line: '--config' must be a file path, not empty")
     config = load(explicit or paths.config_file(), explicit=bool(explicit))
-    for key in ("sessions_dirs", "question_tools", "liveness"):
+    for key in OPTIONS:
         value = getattr(args, key, None)
-        if value:
-            if key == "sessions_dirs":
-                value = [os.path.abspath(os.path.expanduser(v)) for v in value]
-            config.set(key, value, "command line")
+        if value is not None:
+            apply_command_line(config, key, value)
     if not config["sessions_dirs"]:
         config.values["sessions_dirs"] = [paths.default_sessions_dir()]
         config.sources["sessions_dirs"] = "pi's default"
@@ -141,21 +141,19 @@ def effective_config(args: argparse.Namespace) -> Config:
 
 def setup_logging(verbose: bool, log_file: bool = False) -> None:
     """One line per message on stderr; long-running commands also keep a rotating log file in
-    the state folder (if it cannot be written, that is said once and the app carries on)."""
+    the state folder (if it cannot be written, that is said once and the app carries on). The log
+    holds question text and paths: it and its rotated copies are user-only (0600, folder 0700)."""
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter(f"{APP_NAME}: %(message)s"))
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(logging.DEBUG if verbose else logging.INFO)
     if log_file:
-        from logging.handlers import RotatingFileHandler
-
         from notifier import paths
 
         path = os.path.join(paths.state_dir(), f"{APP_NAME}.log")
         try:
-            os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-            fh = RotatingFileHandler(path, maxBytes=1 << 20, backupCount=3, encoding="utf-8")
+            fh = _private_log(path)
             fh.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
             root.addHandler(fh)
         except OSError as exc:
@@ -164,12 +162,53 @@ def setup_logging(verbose: bool, log_file: bool = False) -> None:
     logging.getLogger("PIL").setLevel(logging.WARNING)
 
 
+BACKUPS = 3
+
+
+def _private_log(path: str) -> logging.Handler:
+    from logging.handlers import RotatingFileHandler
+
+    from notifier import paths
+
+    class PrivateRotatingFileHandler(RotatingFileHandler):
+        def _open(self) -> Any:
+            # A new file after each rotation: created 0600 (rotated copies keep that mode).
+            paths.private_file(self.baseFilename)
+            return super()._open()
+
+    paths.private_file(path)
+    for n in range(1, BACKUPS + 1):  # copies rotated by older versions
+        if os.path.exists(f"{path}.{n}"):
+            paths.private_file(f"{path}.{n}")
+    # errors: a name that is not UTF-8 is logged with \udcXX escapes, never a logging error
+    return PrivateRotatingFileHandler(
+        path, maxBytes=1 << 20, backupCount=BACKUPS, encoding="utf-8", errors="backslashreplace"
+    )
+
+
+def _reconfigure_streams(json_out: bool) -> None:
+    """Text output never fails on a character the terminal's encoding lacks; JSON is UTF-8
+    whatever the locale (RFC 8259), and :func:`notifier.output.dumps` keeps it valid."""
+    for stream, errors in ((sys.stdout, "replace"), (sys.stderr, "backslashreplace")):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is None:
+            continue
+        try:
+            if json_out and stream is sys.stdout:
+                reconfigure(encoding="utf-8", errors="backslashreplace")
+            else:
+                reconfigure(errors=errors)
+        except (ValueError, OSError):
+            pass
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     if not argv or argv[0].startswith("-") and argv[0] not in ("-h", "--help", "--version"):
         argv = ["run", *argv]
     args = parser.parse_args(argv)
+    _reconfigure_streams(bool(getattr(args, "json", False)))
     setup_logging(getattr(args, "verbose", False), log_file=args.command in ("run", "demo"))
     try:
         config = effective_config(args)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import sys
 import threading
 from collections.abc import Callable, Sequence
@@ -11,10 +12,22 @@ from typing import IO, Any
 
 from notifier.core.model import Question, SessionRef, SessionView, Snapshot, Transition
 from notifier.core.text import clean
+from notifier.pi.entries import MAX_TIME, MIN_TIME
 
 
-def iso(ts: float) -> str:
-    return datetime.fromtimestamp(ts, timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+def iso(ts: object) -> str:
+    """ISO-8601 UTC with milliseconds, for any value: times outside [2000, 2200) (history rows
+    written by older versions, broken clocks) are clamped to that range; a value that is not a
+    number at all (NaN, a string) shows as the start of the range."""
+    if isinstance(ts, bool) or not isinstance(ts, (int, float)):
+        seconds = MIN_TIME
+    elif isinstance(ts, int):
+        seconds = float(min(max(ts, int(MIN_TIME)), int(MAX_TIME)))
+    else:
+        seconds = min(max(ts, MIN_TIME), MAX_TIME) if ts == ts else MIN_TIME
+    return (
+        datetime.fromtimestamp(seconds, timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    )
 
 
 def session_obj(ref: SessionRef) -> dict[str, Any]:
@@ -74,7 +87,31 @@ def session_status_obj(v: SessionView) -> dict[str, Any]:
 
 
 def dumps(obj: Any) -> str:
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+    """One line of valid UTF-8 JSON for anything our outputs hold. A name that is not UTF-8 (a
+    str with lone surrogates, PEP 383) is written as ``\\udcXX`` escapes: ``json.loads`` gives
+    back the same str, and ``os.fsencode`` of that the same bytes. NaN and infinities (which
+    JSON cannot say) become ``null``."""
+    try:
+        text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    except ValueError:
+        text = json.dumps(_finite(obj), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            # Surrogates only occur inside JSON strings, where "\udcff" is their own escape.
+            text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
+
+
+def _finite(obj: Any) -> Any:
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: _finite(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_finite(v) for v in obj]
+    return obj
 
 
 class JsonSink:

@@ -77,3 +77,63 @@ def runtime_dir() -> str:
     if base and os.path.isdir(base):
         return os.path.join(base, APP_NAME)
     return os.path.join(state_dir(), "run")
+
+
+# ---- private files and folders (the state folder holds question text and paths) ----
+
+
+def private_dir(path: str) -> str:
+    """Create ``path`` (and its parents) as a user-only folder (0700); an existing one we own
+    that others can read is fixed. Raises OSError when it cannot be created."""
+    os.makedirs(path, mode=0o700, exist_ok=True)
+    _restrict(path, 0o700)
+    return path
+
+
+def private_file(path: str) -> str:
+    """Make sure ``path`` exists as a user-only file (0600), its folder user-only too, before a
+    library (SQLite, logging) opens it; an existing file we own is fixed. SQLite creates its
+    -wal/-shm/-journal side files with the main file's mode; existing ones are fixed here too."""
+    private_dir(os.path.dirname(path) or ".")
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    os.close(fd)
+    for p in (path, path + "-wal", path + "-shm", path + "-journal"):
+        _restrict(p, 0o600)
+    return path
+
+
+def _restrict(path: str, mode: int) -> None:
+    if os.name != "posix":
+        return  # per-user profile folders are private already on Windows
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return
+    if st.st_uid == os.getuid() and st.st_mode & 0o777 & ~mode:
+        try:
+            os.chmod(path, mode)
+        except OSError as exc:
+            log.warning("cannot make %s private (%s)", clean(path), exc)
+
+
+# ---- names that are not UTF-8 in SQLite ----
+# A file name with bytes that are not UTF-8 is a str with lone surrogates (PEP 383), and so is a
+# JSON "\udXXX" escape. SQLite text must be UTF-8: such a str is stored as a BLOB of its
+# "surrogatepass" bytes instead, which reads back to the very same str.
+
+
+def to_db(value: object) -> object:
+    """A value for an SQL parameter: any str is accepted (see above)."""
+    if isinstance(value, str) and not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return value.encode("utf-8", "surrogatepass")
+    return value
+
+
+def from_db(value: object) -> object:
+    """A column value back: BLOBs written by :func:`to_db` are str again."""
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "surrogatepass")
+    return value

@@ -14,6 +14,8 @@ from typing import Any
 
 from notifier.core.model import Transition
 from notifier.core.text import clean
+from notifier.paths import from_db, private_file, to_db
+from notifier.pi.entries import sane_time
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +43,16 @@ def _add_reminders_column(db: sqlite3.Connection) -> None:
         db.execute("ALTER TABLE notified ADD COLUMN reminders INTEGER NOT NULL DEFAULT 0")
 
 
+def _time(at: float) -> float:
+    """A question's time as stored: one from a broken clock or another source is 'now'."""
+    sane = sane_time(at)
+    return time.time() if sane is None else sane
+
+
+def _wait(seconds: float | None) -> float:
+    return seconds if isinstance(seconds, (int, float)) and 0 <= seconds < 1e10 else 0.0
+
+
 class Store:
     def __init__(self, path: str | None) -> None:
         self.path = path
@@ -52,7 +64,7 @@ class Store:
     def _open(self, path: str | None) -> sqlite3.Connection:
         if path:
             try:
-                os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+                private_file(path)  # 0600 in a 0700 folder; SQLite's side files inherit the mode
                 db = sqlite3.connect(path, timeout=5, check_same_thread=False, isolation_level=None)
                 db.execute("PRAGMA journal_mode=WAL")
                 db.execute("PRAGMA synchronous=NORMAL")
@@ -115,6 +127,10 @@ class Store:
         )
 
     def _run(self, sql: str, args: Iterable[Any] = ()) -> list[tuple[Any, ...]]:
+        rows = self._execute(sql, tuple(to_db(a) for a in args))  # any str, also names that are not UTF-8
+        return [tuple(from_db(v) for v in row) for row in rows]
+
+    def _execute(self, sql: str, args: Iterable[Any] = ()) -> list[tuple[Any, ...]]:
         with self._lock:
             if self._vanished():
                 self._reopen()
@@ -220,7 +236,7 @@ class Store:
                 q.header,
                 "\x1f".join(q.options),
                 q.count,
-                q.asked_at,
+                _time(q.asked_at),
             ),
         )
 
@@ -234,7 +250,7 @@ class Store:
                 self._run(
                     "UPDATE history SET resolved_at = ?, outcome = ?, waited_s = ? WHERE file = ? AND call_id = ?"
                     " AND resolved_at IS NULL",
-                    (q.asked_at + (t.waited_s or 0.0), t.outcome, t.waited_s, s.key, q.tool_call_id),
+                    (_time(q.asked_at) + _wait(t.waited_s), t.outcome, _wait(t.waited_s), s.key, q.tool_call_id),
                 )
             elif t.kind == "abandoned":
                 self._run(
@@ -246,7 +262,7 @@ class Store:
         rows = self._run(
             "SELECT file, call_id, session_id, cwd, name, tool, text, header, options, count, asked_at, resolved_at,"
             " outcome, waited_s FROM history WHERE asked_at >= ? ORDER BY asked_at",
-            (since or 0.0,),
+            (float("-inf") if since is None else since,),  # all rows, also those of broken clocks
         )
         keys = (
             "file",

@@ -3,11 +3,20 @@
 Every string that came from a session file goes through :func:`clean` before it reaches a
 notification, a menu, a window, a log line or JSON output. Sinks that render markup use
 :func:`markup` on top of it; sinks with little room use ``limit``.
+
+What goes: terminal escape sequences, C0/C1 control characters, bidi embeddings, overrides,
+isolates and marks (Trojan-source text cannot reorder what is shown), and the invisible format
+characters that can disguise text (zero-width space, word joiner, invisible operators, BOM,
+Mongolian vowel separator, Hangul fillers, unpaired tag characters, noncharacters). Lone
+surrogates (undecodable bytes in file names) become U+FFFD. What stays: the zero-width joiner and
+non-joiner, variation selectors and emoji tag sequences, so 👩‍💻, ❤️, 🏴󠁧󠁢󠁳󠁣󠁴󠁿 and Indic conjuncts survive.
 """
 
 from __future__ import annotations
 
+import math
 import re
+import unicodedata
 
 # CSI (ESC [ ... final), OSC (ESC ] ... BEL or ST), DCS/SOS/PM/APC (ESC P/X/^/_ ... ST), and
 # two-character escapes (ESC + one char). Also 8-bit C1 forms of CSI (0x9b) and OSC (0x9d).
@@ -22,31 +31,117 @@ _ESCAPES = re.compile(
     """,
     re.VERBOSE | re.DOTALL,
 )
-# Control characters (C0 except whitespace that we fold, DEL, C1), bidi overrides and
-# zero-width characters that can disguise text.
-_CONTROLS = re.compile("[\x00-\x08\x0e-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
-# Every kind of whitespace, including U+2028/U+2029/U+0085, collapses to one space.
-_SPACE = re.compile(r"[\s\u2028\u2029\u0085]+")
+# Everything else that goes (in the Basic Multilingual Plane; the few outside it below).
+# Whitespace controls (TAB, LF, CR, FF, VT, FS–US, NEL) are not here: they become spaces, so
+# words stay apart.
+_REMOVE = re.compile(
+    "["
+    "\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f"  # C0 (but whitespace), DEL, C1 (but NEL)
+    "\u00ad\u061c\u115f\u1160\u17b4\u17b5\u180e"  # soft hyphen, ALM, Hangul fillers, Khmer, MVS
+    "\u200b\u200e\u200f\u202a-\u202e"  # ZWSP, LRM/RLM, embeddings and overrides
+    "\u2060-\u206f"  # word joiner, invisible operators, isolates, deprecated format controls
+    "\u3164\ufdd0-\ufdef\ufeff\uffa0\ufff0-\ufffb\ufffe\uffff"  # filler, nonchars, BOM, annotations
+    "]"
+)
+# Outside the BMP: format controls, unassigned ignorables, noncharacters, and tag characters
+# unless they form an emoji tag sequence (🏴 + a subdivision id in tag letters/digits + CANCEL
+# TAG), which is kept whole: other tags are invisible "ASCII smuggling". Emoji (U+1F000–1FAFF)
+# are outside the cheap first test, so ordinary text never runs the exact one.
+_RARE_ASTRAL = re.compile("[\U0001bca0-\U0001d17a\U0001fffe-\U0010ffff]")
+_REMOVE_ASTRAL = re.compile(
+    "(\U0001f3f4[\U000e0030-\U000e0039\U000e0061-\U000e007a]{2,7}\U000e007f)"
+    "|[\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"  # shorthand and musical format controls
+    "\U000e0000-\U000e00ff\U000e01f0-\U000e0fff"  # tags; (variation selectors E0100–E01EF stay)
+    + "".join(f"{chr(p * 0x10000 + 0xFFFE)}{chr(p * 0x10000 + 0xFFFF)}" for p in range(1, 17))
+    + "]"
+)
+_ESCAPE_START = re.compile("[\x1b\x80-\x9f]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_JOINERS = "\u200c\u200d"
+# A joiner next to a space joins nothing: it goes (after the spaces are collapsed).
+_LOOSE_JOINER = re.compile("[\u200c\u200d]+ [\u200c\u200d]*| [\u200c\u200d]+")
+# Nothing to attach to: joiners at either end, variation selectors at the start.
+_LEADING = (
+    " " + _JOINERS + "".join(map(chr, range(0xFE00, 0xFE10))) + "".join(map(chr, range(0xE0100, 0xE01F0)))
+)
+_TRAILING = " " + _JOINERS
 
 ELLIPSIS = "…"
 
 
 def clean(value: object, limit: int | None = None) -> str:
-    """Plain, single-line text: escapes and control characters removed, whitespace collapsed.
+    """Plain, single-line text: escapes and invisible controls removed, whitespace collapsed.
 
     ``None`` becomes ``""``; other non-strings are converted with ``str``. With ``limit`` the
-    result is cut to at most ``limit`` characters, ending with an ellipsis when cut.
+    result is cut (at a character-cluster boundary) to at most ``limit`` characters, ending with
+    an ellipsis when cut. Never raises, and ``clean(clean(x)) == clean(x)``.
     """
     if value is None:
         return ""
-    text = value if isinstance(value, str) else str(value)
-    if "\x1b" in text or any("\x80" <= ch <= "\x9f" for ch in text):
-        text = _ESCAPES.sub("", text)
-    text = _SPACE.sub(" ", text)
-    text = _CONTROLS.sub("", text).strip()
+    text = value if isinstance(value, str) else _str(value)
+    if not (text.isascii() and text.isprintable()) or "  " in text or text[:1] == " " or text[-1:] == " ":
+        text = _clean(text)
     if limit is not None and len(text) > limit:
-        text = text[: max(limit - 1, 0)].rstrip() + ELLIPSIS
+        text = cut(text, limit)
     return text
+
+
+def _str(value: object) -> str:
+    try:
+        return str(value)
+    except Exception:  # a hostile __str__, or an int too long to print
+        return f"<{type(value).__name__}>"
+
+
+def _clean(text: str) -> str:
+    if _ESCAPE_START.search(text) is not None:
+        text = _ESCAPES.sub("", text)
+    text = _SURROGATE.sub("\ufffd", text)
+    text = _REMOVE.sub("", text)
+    if _RARE_ASTRAL.search(text) is not None:
+        text = _REMOVE_ASTRAL.sub(r"\1", text)
+    # Every kind of whitespace (U+2028, U+2029, U+0085 and FS–US included) collapses to one space.
+    text = " ".join(text.split())
+    if " \u200d" in text or "\u200d " in text or " \u200c" in text or "\u200c " in text:
+        text = " ".join(_LOOSE_JOINER.sub(" ", text).split())
+    return text.lstrip(_LEADING).rstrip(_TRAILING)
+
+
+def _extends(prev: str, ch: str) -> bool:
+    """Whether ``ch`` belongs to the same user-perceived character as ``prev`` before it (a
+    practical subset of UAX #29: marks, joiners, selectors, modifiers, tags, conjuncts)."""
+    if prev == "\u200d":
+        return True  # ZWJ sequences (👩‍💻) and Indic half-forms
+    if ch in _JOINERS or "\ufe00" <= ch <= "\ufe0f" or "\U000e0020" <= ch <= "\U000e01ef":
+        return True
+    if "\U0001f3fb" <= ch <= "\U0001f3ff":
+        return True  # skin tone modifiers
+    if unicodedata.category(ch) in ("Mn", "Mc", "Me"):
+        return True
+    return unicodedata.combining(prev) == 9 and unicodedata.category(ch) == "Lo"  # virama + consonant
+
+
+def cut(text: str, limit: int) -> str:
+    """``text`` shortened to at most ``limit`` characters ending in an ellipsis, never inside a
+    character cluster (no half emoji, no dangling joiner, no lone regional indicator)."""
+    if len(text) <= limit:
+        return text
+    if limit <= 0:
+        return ""
+    k = max(limit - 1, 0)
+    while k > 0 and _extends(text[k - 1], text[k]):
+        k -= 1
+    if k and _is_ri(text[k]) and _is_ri(text[k - 1]):
+        run = k
+        while run and _is_ri(text[run - 1]):
+            run -= 1
+        if (k - run) % 2:
+            k -= 1  # do not split a flag (a pair of regional indicators)
+    return text[:k].rstrip(" " + _JOINERS) + ELLIPSIS
+
+
+def _is_ri(ch: str) -> bool:
+    return "\U0001f1e6" <= ch <= "\U0001f1ff"
 
 
 def markup(value: object, limit: int | None = None) -> str:
@@ -70,13 +165,18 @@ def project_name(name: str | None, cwd: str | None) -> str:
     if cwd:
         parts = [p for p in re.split(r"[/\\]", cwd) if p]
         if parts:
-            return clean(parts[-1], 80)
+            return clean(parts[-1], 80) or "pi"
     return "pi"
 
 
 def duration(seconds: float) -> str:
-    """How long, for people: "45 s", "4 min", "2 h 05 min", "3 d"."""
-    s = max(0, int(seconds))
+    """How long, for people: "45 s", "4 min", "2 h 05 min", "3 d" (nonsense values: "?")."""
+    try:
+        if not math.isfinite(seconds) or seconds > 1e10:  # over three centuries: a broken clock
+            return "?"
+        s = max(0, int(seconds))
+    except (TypeError, ValueError, OverflowError):
+        return "?"
     if s < 60:
         return f"{s} s"
     if s < 3600:

@@ -34,20 +34,44 @@ class EntryError(ValueError):
     """A known entry type with a shape pi never writes."""
 
 
+# Times outside this window come from a broken clock or a hostile file: they are ignored (the
+# time the entry was seen is used instead), so no later arithmetic, storage or rendering breaks.
+MIN_TIME = 946684800.0  # 2000-01-01T00:00:00Z
+MAX_TIME = 7258118400.0  # 2200-01-01T00:00:00Z
+
+
+def sane_time(value: object) -> float | None:
+    """``value`` as epoch seconds if it is a real number inside [MIN_TIME, MAX_TIME], else None."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    if isinstance(value, int) and not MIN_TIME <= value <= MAX_TIME:
+        return None  # also ints too large for a float
+    seconds = float(value)
+    return seconds if MIN_TIME <= seconds <= MAX_TIME else None  # NaN compares False
+
+
 def parse_time(value: Any, default: float) -> float:
-    """An entry's ISO-8601 ``timestamp`` (or Unix ms) as epoch seconds; ``default`` if unusable."""
-    if isinstance(value, str) and value:
-        text = value[:-1] + "+00:00" if value.endswith("Z") else value
+    """An entry's ISO-8601 ``timestamp`` (or Unix ms) as epoch seconds; ``default`` if unusable
+    (not a time, out of range, NaN/inf, a huge number, another type)."""
+    if isinstance(value, str):
+        if not 0 < len(value) <= 64:
+            return default
+        text = value[:-1] + "+00:00" if value[-1:] in ("Z", "z") else value
         try:
             parsed = datetime.fromisoformat(text)
-        except ValueError:
+            if parsed.tzinfo is None:
+                parsed = parsed.replace(tzinfo=timezone.utc)
+            seconds: object = parsed.timestamp()
+        except (ValueError, OverflowError, OSError):
             return default
-        if parsed.tzinfo is None:
-            parsed = parsed.replace(tzinfo=timezone.utc)
-        return parsed.timestamp()
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
-        return float(value) / 1000.0 if value > 1e11 else float(value)
-    return default
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        if isinstance(value, int) and abs(value) > 10**15:
+            return default
+        seconds = float(value) / 1000.0 if value > 1e11 else value  # Unix milliseconds
+    else:
+        return default
+    ok = sane_time(seconds)
+    return default if ok is None else ok
 
 
 def to_events(entry: Mapping[str, Any], catalog: QuestionCatalog, seen_at: float) -> list[Event]:

@@ -16,6 +16,7 @@ import sys
 from collections.abc import Iterable
 
 from notifier import __version__
+from notifier.paths import from_db, private_file, to_db
 
 log = logging.getLogger(__name__)
 FORMAT = 1
@@ -32,7 +33,7 @@ class ScanCache:
         self.key = key
         self.db: sqlite3.Connection | None = None
         try:
-            os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+            private_file(path)  # 0600 in a 0700 folder, like the store
             db = sqlite3.connect(path, timeout=2, isolation_level=None, check_same_thread=False)
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=OFF")  # a lost write only costs a re-read
@@ -50,7 +51,8 @@ class ScanCache:
         if self.db is None:
             return {}
         try:
-            return {f: (s, d) for f, s, d in self.db.execute("SELECT file, stamp, data FROM scan")}
+            rows = self.db.execute("SELECT file, stamp, data FROM scan")
+            return {str(from_db(f)): (s, d) for f, s, d in rows}  # file names need not be UTF-8
         except sqlite3.Error as exc:
             log.debug("scan cache unreadable (%s)", exc)
             return {}
@@ -61,8 +63,8 @@ class ScanCache:
         try:
             with self.db:
                 self.db.execute("BEGIN")
-                self.db.executemany("INSERT OR REPLACE INTO scan VALUES (?, ?, ?)", rows)
-                self.db.executemany("DELETE FROM scan WHERE file = ?", [(f,) for f in forget])
+                self.db.executemany("INSERT OR REPLACE INTO scan VALUES (?, ?, ?)", [(to_db(f), s, d) for f, s, d in rows])
+                self.db.executemany("DELETE FROM scan WHERE file = ?", [(to_db(f),) for f in forget])
         except sqlite3.Error as exc:
             log.debug("scan cache not written (%s)", exc)
 

@@ -37,8 +37,8 @@ def test_bad_usage_is_one_line_exit_2(args: list[str], fragment: str) -> None:
         ("[notifications]\nshow_text = 'yes'\n", "'notifications.show_text' must be true or false"),
         ("this is = not toml [", "not valid TOML"),
         ("quiet_hours = '25:00-07:00'\n", "'quiet_hours' must be"),
-        ("[notifications]\nexpire = 0\n", "'notifications.expire' must be 'never' or a whole number"),
-        ("[notifications]\nexpire = 'forever'\n", "'notifications.expire' must be 'never' or a whole number"),
+        ("[notifications]\nexpire = 0\n", "'notifications.expire' must be"),
+        ("[notifications]\nexpire = 'forever'\n", "'notifications.expire' must be"),
     ],
 )
 def test_bad_config_is_one_line_exit_2(tmp_path: Path, text: str, fragment: str) -> None:
