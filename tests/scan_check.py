@@ -18,7 +18,9 @@ NOW = 1_900_000_000.0
 
 
 def engine(tools: tuple[str, ...] = ()) -> Engine:
-    return Engine(EngineOptions(["/nonexistent"], QuestionCatalog(list(tools)), liveness=False), wall=lambda: NOW)
+    return Engine(
+        EngineOptions(["/nonexistent"], QuestionCatalog(list(tools)), liveness=False), wall=lambda: NOW
+    )
 
 
 def full_read(path: Path, tools: tuple[str, ...] = ()) -> SessionReducer:

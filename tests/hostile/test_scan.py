@@ -24,7 +24,12 @@ STOPS = st.sampled_from(["toolUse", "stop", "error", "aborted", "length", "defer
 
 def _call() -> st.SearchStrategy[dict[str, Any]]:
     return st.builds(
-        lambda i, t, q: {"type": "toolCall", "id": i, "name": t, "arguments": {"question": q, "options": ["A", "B"]}},
+        lambda i, t, q: {
+            "type": "toolCall",
+            "id": i,
+            "name": t,
+            "arguments": {"question": q, "options": ["A", "B"]},
+        },
         IDS,
         TOOLS,
         st.sampled_from(["Which?", "Go on?", ""]),
@@ -37,7 +42,9 @@ def _message(role: str, **extra: Any) -> dict[str, Any]:
 
 ENTRY = st.one_of(
     st.just(_message("user", content="hi")),
-    st.builds(lambda c, s: _message("assistant", content=c, stopReason=s), st.lists(_call(), max_size=3), STOPS),
+    st.builds(
+        lambda c, s: _message("assistant", content=c, stopReason=s), st.lists(_call(), max_size=3), STOPS
+    ),
     st.builds(
         lambda i, t, txt, err: _message(
             "toolResult", toolCallId=i, toolName=t, content=[{"type": "text", "text": txt}], isError=err
@@ -64,7 +71,9 @@ ENTRY = st.one_of(
             {"type": "session", "id": "other", "cwd": "/elsewhere"},
         ]
     ),
-    st.builds(lambda n: {"type": "session_info", "name": n}, st.sampled_from(["Checkout", "", None, "Deploy"])),
+    st.builds(
+        lambda n: {"type": "session_info", "name": n}, st.sampled_from(["Checkout", "", None, "Deploy"])
+    ),
 )
 RAW = st.sampled_from(
     [
@@ -99,7 +108,9 @@ def render(entries: list[dict[str, Any] | bytes]) -> bytes:
     st.sampled_from([b"\n", b"", b'\n{"type":"mess']),
     st.booleans(),
 )
-def test_startup_read_equals_full_read(entries: list[dict[str, Any] | bytes], end: bytes, custom: bool) -> None:
+def test_startup_read_equals_full_read(
+    entries: list[dict[str, Any] | bytes], end: bytes, custom: bool
+) -> None:
     tools = ("my_prompt",) if custom else ()
     with tempfile.TemporaryDirectory() as tmp:
         f = Path(tmp) / "s.jsonl"

@@ -69,11 +69,16 @@ def test_a_huge_tail_of_entries_without_events_is_skipped_without_decoding(tmp_p
             "message": {
                 "role": "assistant",
                 "stopReason": "toolUse",
-                "content": [{"type": "toolCall", "id": "q", "name": "question", "arguments": {"question": "Go?"}}],
+                "content": [
+                    {"type": "toolCall", "id": "q", "name": "question", "arguments": {"question": "Go?"}}
+                ],
             },
         }
     )
-    noise = b"".join(jline({"type": t, "id": str(i), "data": {"k": "v"}}) for i, t in enumerate(["label", "custom", "model_change"] * 3000))
+    noise = b"".join(
+        jline({"type": t, "id": str(i), "data": {"k": "v"}})
+        for i, t in enumerate(["label", "custom", "model_change"] * 3000)
+    )
     f = tmp_path / "s.jsonl"
     f.write_bytes(header + ask + noise)
     tailer = assert_same(f)
