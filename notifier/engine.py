@@ -27,12 +27,12 @@ from notifier.core.reducer import Event, Header, Input, Renamed, SessionReducer,
 from notifier.core.settle import EVENT_BUDGET, Settler, sets_base
 from notifier.core.text import clean
 from notifier.pi.entries import EntryError, to_events
-from notifier.pi.lines import may_have_events
+from notifier.pi.lines import MARKERS, may_have_events
 from notifier.pi.questions import QuestionCatalog
 from notifier.watch.scanner import (
     HEADER_LIMIT,
     NotRegularFile,
-    backward_lines,
+    backward_matching_lines,
     find_end,
     find_name,
     forward_lines,
@@ -452,14 +452,15 @@ class Engine:
         window_start = tail.end
         kept: list[bytes] = []
         if any(isinstance(e, Header) for e in head_events):
-            for start, line in backward_lines(fd, header_end, tail.end, max_line, block=tail.block):
+            lines = backward_matching_lines(fd, header_end, tail.end, max_line, MARKERS, block=tail.block)
+            for start, line in lines:
                 window_start = start
-                if not may_have_events(line):
-                    continue
                 if keep is not None:
                     kept.append(line)
                 if settler.feed(self._events(path, [line], now)) or settler.over_budget:
                     break
+            else:
+                window_start = header_end  # every line was looked at
         if settler.settled or window_start <= header_end and not settler.over_budget:
             tailer.window_start = window_start
             tailer.name_checked = settler.renamed or any(isinstance(e, Renamed) for e in head_events)

@@ -15,6 +15,7 @@ EVENT_TYPES = frozenset(
 # '"session"' is left out on purpose: only a file's first line can be its header, and that
 # line is always decoded. '"session_info"' is its own marker.
 _MARKERS = tuple(f'"{t}"'.encode() for t in sorted(EVENT_TYPES - {"session"}))
+MARKERS = (*_MARKERS, b"\\u")  # a line holding none of these yields no event
 
 
 def may_have_events(line: bytes) -> bool:

@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 FIRST_WINDOW = 16 << 10
-CHUNK = 256 << 10
+CHUNK = 64 << 10  # below glibc's mmap threshold: blocks are reused, never churned
 HEADER_LIMIT = 1 << 20
 NAME_SEARCH_LIMIT = 1 << 20
 SESSION_SUFFIX = ".jsonl"
@@ -186,7 +186,7 @@ def find_end(fd: int, lo: int, size: int, max_line: int, first: int = FIRST_WIND
     while pos > lo:
         n = min(step, pos - lo)
         pos -= n
-        step = min(step * 4, CHUNK)
+        step = min(step * 2, CHUNK)
         block = os.pread(fd, n, pos)
         nl = block.rfind(b"\n")
         if nl >= 0:
@@ -223,7 +223,7 @@ def backward_lines(
         else:
             n = min(step, pos - lo)
             pos -= n
-            step = min(step * 4, CHUNK)
+            step = min(step * 2, CHUNK)
             block = os.pread(fd, n, pos)
             if len(block) != n:
                 return  # the file shrank under us: the tailer notices the rewrite
@@ -325,3 +325,89 @@ def find_name(path: str, before: int, limit: int = NAME_SEARCH_LIMIT, head: int 
         return None
     finally:
         os.close(fd)
+
+
+def backward_matching_lines(
+    fd: int,
+    lo: int,
+    hi: int,
+    max_line: int,
+    markers: tuple[bytes, ...],
+    first: int = FIRST_WINDOW,
+    block: bytes = b"",
+) -> Iterator[tuple[int, bytes]]:
+    """Like :func:`backward_lines`, but only the lines holding one of ``markers`` (none holds a
+    newline): the lines in between are passed over in bulk with ``rfind`` (no per-line work), so
+    the cost of a tail of small irrelevant entries is a few C scans per block."""
+    given = block[max(0, len(block) - (hi - lo)) :]
+    carry: list[bytes] = []  # a line that began in an earlier block (newest piece first)
+    carry_len = 0
+    skipping = False
+    continuing = False  # the piece at the end of the next block continues a line (carry/skipping)
+    pos = hi - 1  # the final newline ends the last line
+    step = first
+    while pos > lo:
+        if given:
+            data, given = given[:-1], b""
+            n = len(data)
+            pos -= n
+        else:
+            n = min(step, pos - lo)
+            pos -= n
+            step = min(step * 2, CHUNK)
+            data = os.pread(fd, n, pos)
+            if len(data) != n:
+                return
+        j = n
+        if continuing:
+            k = data.rfind(b"\n", 0, j)
+            if k < 0:
+                if not skipping:
+                    carry.append(data)
+                    carry_len += n
+                    if carry_len > max_line:
+                        carry.clear()
+                        carry_len = 0
+                        skipping = True
+                continue
+            if not skipping and carry_len + j - k - 1 <= max_line:
+                carry.append(data[k + 1 : j])
+                line = b"".join(reversed(carry))
+                if any(m in line for m in markers):
+                    yield pos + k + 1, line
+            carry.clear()
+            carry_len = 0
+            skipping = continuing = False
+            j = k
+        first_nl = data.find(b"\n", 0, j)
+        if first_nl >= 0:
+            low = first_nl + 1
+            last = {m: data.rfind(m, low, j) for m in markers}
+            while True:
+                hit = max(last.values())
+                if hit < 0:
+                    break
+                s = data.rfind(b"\n", first_nl, hit) + 1
+                e = data.find(b"\n", hit, j)
+                if e < 0:
+                    e = j
+                if e - s <= max_line:
+                    yield pos + s, data[s:e]
+                j = s - 1
+                if j < low:
+                    break
+                for m, at in last.items():
+                    if at >= s:
+                        last[m] = data.rfind(m, low, j)
+            j = first_nl
+        # the piece before the first newline belongs to a line that may begin further back
+        if j > max_line:
+            skipping = True
+        else:
+            carry.append(data[:j] if j < n else data)
+            carry_len = j
+        continuing = True
+    if continuing and not skipping:
+        line = b"".join(reversed(carry))
+        if any(m in line for m in markers):
+            yield lo, line

@@ -137,3 +137,41 @@ def test_a_tiny_event_budget_falls_back_to_a_full_replay(entries: list[dict[str,
 
 def test_engine_is_the_one_under_test() -> None:
     assert hasattr(Engine, "_load")
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from([b"", b"x", b'"message"', b'ab"mess', b'age"', b"\\u0041", b"y" * 40, b"z" * 9]),
+        max_size=60,
+    ),
+    st.integers(min_value=1, max_value=64),
+    st.integers(min_value=5, max_value=200),
+    st.integers(min_value=0, max_value=80),
+)
+def test_bulk_skipping_reader_equals_filtering_every_line(
+    pieces: list[bytes], first: int, max_line: int, given_len: int
+) -> None:
+    """The reader that jumps over irrelevant lines with rfind yields exactly the marked lines,
+    whatever the block boundaries (a marker may be cut by one) and line lengths."""
+    import os
+
+    from notifier.pi.lines import MARKERS
+    from notifier.watch.scanner import backward_lines, backward_matching_lines
+
+    data = b"".join(p + (b"\n" if i % 3 else b"") for i, p in enumerate(pieces)) + b"\n"
+    with tempfile.TemporaryDirectory() as tmp:
+        f = Path(tmp) / "f"
+        f.write_bytes(data)
+        fd = os.open(f, os.O_RDONLY)
+        try:
+            plain = [
+                x
+                for x in backward_lines(fd, 0, len(data), max_line, first)
+                if any(m in x[1] for m in MARKERS)
+            ]
+            block = data[max(0, len(data) - given_len) :]
+            fast = list(backward_matching_lines(fd, 0, len(data), max_line, MARKERS, first, block=block))
+            assert fast == plain
+        finally:
+            os.close(fd)
