@@ -37,13 +37,13 @@ print(n)
 
 
 RSS = r"""
-import resource, runpy, sys
+import runpy, sys
 sys.argv = ["notifier", *sys.argv[2:]]
 try:
     runpy.run_module("notifier", run_name="__main__")
 except SystemExit:
     pass
-print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)
+print([l.split()[1] for l in open("/proc/self/status") if l.startswith("VmHWM")][0], file=sys.stderr)
 """
 
 
