@@ -36,6 +36,17 @@ print(n)
 """
 
 
+RSS = r"""
+import runpy, sys
+sys.argv = ["notifier", *sys.argv[2:]]
+try:
+    runpy.run_module("notifier", run_name="__main__")
+except SystemExit:
+    pass
+print([l.split()[1] for l in open("/proc/self/status") if l.startswith("VmHWM")][0], file=sys.stderr)
+"""
+
+
 def line(obj: dict) -> bytes:
     return (json.dumps(obj, separators=(",", ":")) + "\n").encode()
 
@@ -181,6 +192,102 @@ def generate(root: Path, files: int, total_bytes: int, seed: int = 7) -> dict:
     return info
 
 
+TS = "2026-01-01T00:00:05.000Z"
+
+
+def generate_dense(root: Path, files: int, total_bytes: int, seed: int = 11) -> dict:
+    """Line-dense sessions: many small entries (~70 bytes: 200+ per 16 KB), as pi writes when a
+    session is full of labels, custom entries, model changes and short messages."""
+    marker = root / ".generated.json"
+    want = {"files": files, "bytes": total_bytes, "seed": seed, "layout": "dense-2"}
+    if marker.exists() and json.loads(marker.read_text()).get("spec") == want:
+        return json.loads(marker.read_text())
+    rng = random.Random(seed)
+    root.mkdir(parents=True, exist_ok=True)
+    per_file = total_bytes // files
+    small = [
+        line({"type": "label", "id": "l", "parentId": None, "timestamp": TS, "label": "x"}),
+        line(
+            {
+                "type": "custom",
+                "id": "c",
+                "parentId": None,
+                "timestamp": TS,
+                "customType": "k",
+                "data": {"n": 1},
+            }
+        ),
+        line(
+            {
+                "type": "model_change",
+                "id": "m",
+                "parentId": None,
+                "timestamp": TS,
+                "provider": "p",
+                "modelId": "m1",
+            }
+        ),
+        line({"type": "message", "id": "u", "timestamp": TS, "message": {"role": "user", "content": "ok"}}),
+        line(
+            {
+                "type": "message",
+                "id": "r",
+                "timestamp": TS,
+                "message": {"role": "toolResult", "toolCallId": "b", "toolName": "bash", "content": "1"},
+            }
+        ),
+        line(
+            {
+                "type": "message",
+                "id": "a",
+                "timestamp": TS,
+                "message": {"role": "assistant", "stopReason": "stop", "content": "k"},
+            }
+        ),
+    ]
+    written = pending = 0
+    for i in range(files):
+        folder = root / f"--home-user-project{i % 250}--"
+        folder.mkdir(exist_ok=True)
+        target = int(per_file * rng.choice([0.05, 0.1, 0.2, 0.5, 1, 1, 2, 5]) / 1.23)
+        out = bytearray(
+            line({"type": "session", "version": 3, "id": f"d-{i}", "cwd": f"/home/user/project{i % 250}"})
+        )
+        block = b"".join(rng.choice(small) for _ in range(512))
+        while len(out) < target:
+            out += block
+        if i % 50 == 0:
+            pending += 1
+            out += line(
+                {
+                    "type": "message",
+                    "id": "q",
+                    "timestamp": TS,
+                    "message": {
+                        "role": "assistant",
+                        "stopReason": "toolUse",
+                        "content": [
+                            {
+                                "type": "toolCall",
+                                "id": f"q{i}",
+                                "name": "question",
+                                "arguments": {"question": f"Pick {i}?"},
+                            }
+                        ],
+                    },
+                }
+            )
+        else:
+            out += small[5]
+        # a dense tail after the last message: hundreds of small non-message entries
+        out += b"".join(rng.choice(small[:3]) for _ in range(rng.choice([0, 50, 400])))
+        (folder / f"2026-01-01T00-00-00-000Z_d-{i}.jsonl").write_bytes(out)
+        written += len(out)
+    info = {"spec": want, "files": files, "bytes": written, "pending": pending}
+    marker.write_text(json.dumps(info))
+    return info
+
+
 def timed(cmd: list[str], state: str | None = None) -> tuple[float, str]:
     env = dict(os.environ, XDG_STATE_HOME=state) if state else None
     t0 = time.perf_counter()
@@ -194,10 +301,14 @@ def main() -> None:
     ap.add_argument("--gb", type=float, default=2.0)
     ap.add_argument("--dir", default=str(OUT / "sessions-5000"))
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--dense", action="store_true", help="the line-dense corpus (200+ entries per 16 KB)")
     args = ap.parse_args()
+    if args.dense and args.dir == str(OUT / "sessions-5000"):
+        args.dir = str(OUT / "sessions-5000-dense")
     root = Path(args.dir)
     t0 = time.perf_counter()
-    info = generate(root, args.files, int(args.gb * (1 << 30)))
+    make = generate_dense if args.dense else generate
+    info = make(root, args.files, int(args.gb * (1 << 30)))
     gen_s = time.perf_counter() - t0
     py = sys.executable
     status = [py, "-m", "notifier", "status", "--json", "--liveness", "off", "--sessions-dir", str(root)]
@@ -231,7 +342,16 @@ def main() -> None:
         "status_pending": data["pending"],
         "expected_pending": info["pending"],
     }
-    save("scale", result)
+    rss = subprocess.run(
+        [py, "-c", RSS, *status[1:]],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=dict(os.environ, XDG_STATE_HOME=tempfile.mkdtemp(prefix="pi-notifier-bench-")),
+    )
+    result["status_json_cold_peak_rss_mb"] = round(int(rss.stderr.strip().splitlines()[-1]) / 1024, 1)
+    result["corpus"] = "dense" if args.dense else "default"
+    save("scale-dense" if args.dense else "scale", result)
     if data["pending"] != info["pending"]:
         raise SystemExit("status found a different number of pending questions than were written")
 

@@ -13,20 +13,36 @@ import logging
 import marshal
 import os
 import queue
+import stat
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from notifier.core.board import Board, Proc
 from notifier.core.model import Snapshot, Transition
-from notifier.core.reducer import Event, Renamed, restore, summarize
+from notifier.core.reducer import Event, Header, Input, Renamed, SessionReducer, Supersede, restore, summarize
+from notifier.core.settle import EVENT_BUDGET, Settler, sets_base
 from notifier.core.text import clean
 from notifier.pi.entries import EntryError, to_events
+from notifier.pi.lines import MARKERS, may_have_events
 from notifier.pi.questions import QuestionCatalog
-from notifier.watch.scanner import find_name, read_bounded, walk
-from notifier.watch.tail import DEFAULT_MAX_LINE, Tailer
+from notifier.watch.scanner import (
+    HEADER_LIMIT,
+    NotRegularFile,
+    backward_matching_lines,
+    find_end,
+    find_name,
+    forward_lines,
+    is_session_name,
+    kind_of,
+    open_regular,
+    read_head,
+    walk_tree,
+)
+from notifier.watch.tail import DEFAULT_MAX_LINE, SIG, Tailer
 
 if TYPE_CHECKING:
     from notifier.config import Config
@@ -183,6 +199,7 @@ class Engine:
         self._inflight: str | None = None  # the file being read (blamed if the engine fails)
         self._blame: dict[str, int] = {}  # failures that happened while reading each file
         self._ignored: set[str] = set()  # files that made the engine fail again and again
+        self._idents: dict[tuple[int, int], str] = {}  # (device, inode) → the one name read
 
     # ---- lifecycle ----
 
@@ -379,8 +396,13 @@ class Engine:
         return out
 
     def _check_watch_limit(self, root: str) -> None:
-        _, dirs = walk(root)
+        """Say once, and poll, when inotify really ran out of watches under ``root``. A folder
+        missing from watchdog's table is not enough (it may be adding it right now, after a
+        ``mkdir -p``): the limit is confirmed by the kernel refusing one more watch."""
+        dirs = walk_tree(root).dirs
         missing = self.watcher.unwatched(root, dirs)
+        if missing and not self.watcher.limit_reached(missing):
+            missing = []
         if missing:
             if root not in self._unwatched:
                 log.warning(
@@ -399,13 +421,22 @@ class Engine:
     # ---- files ----
 
     def _scan_dir(self, folder: str, initial: bool) -> list[Transition]:
-        files, _ = walk(folder)
+        tree = walk_tree(folder)
+        for path, kind in tree.skipped:
+            self._once(path, "kind", "skipped: %s, not a regular file", kind)
         out: list[Transition] = []
         cached = self._cache_rows() if initial else None
-        for path in files:
+        names = {path: ident for ident, path in tree.idents.items()}
+        for path in tree.files:
+            ident = names[path]
+            known = self._idents.get(ident)
+            if known is not None and known != path and known in self.tailers:
+                continue  # a second name of a file already read (a hard link, another root)
             if path in self.tailers:
                 out += self._read(path)
-            elif cached is not None:
+                continue
+            self._idents[ident] = path
+            if cached is not None:
                 out += self._add_cached(path, cached)
             else:
                 out += self._add(path, initial)
@@ -477,38 +508,139 @@ class Engine:
 
     def _add(self, path: str, initial: bool) -> list[Transition]:
         if not initial:
-            # A file that appears while we run is read whole (it is new, so small): every
-            # question in it is reported, even one asked and answered before we looked.
             try:
-                small = os.stat(path).st_size <= LIVE_FULL_READ
+                st = os.stat(path)
             except OSError:
                 return []
-            if small:
+            if not stat.S_ISREG(st.st_mode):
+                self._once(path, "kind", "skipped: %s, not a regular file", kind_of(st.st_mode))
+                return []
+            ident = (st.st_dev, st.st_ino)
+            known = self._idents.get(ident)
+            if known is not None and known != path:
+                other = self.tailers.get(known)
+                if other is not None and other.ident == ident:
+                    return self._read(known)  # another name of a file we follow: read it once
+            self._idents[ident] = path
+            if st.st_size <= LIVE_FULL_READ:
+                # A file that appears while we run is read whole (it is new, so small): every
+                # question in it is reported, even one asked and answered before we looked.
                 tailer = Tailer(path, self.options.max_line)
                 self.tailers[path] = tailer
                 return self._read(path)
         tailer = Tailer(path, self.options.max_line)
-        lines = self._read_bounded(tailer)
-        if lines is None:
+        reducer = self._load(tailer)
+        if reducer is None:
             return []
         self.tailers[path] = tailer
-        now = self._wall()
-        return self.board.apply(path, self._events(path, lines, now), now, initial=initial)
+        if tailer.ident is not None:
+            self._idents[tailer.ident] = path
+        # Only the state the file ends in is reported: a question asked and answered before we
+        # looked is history, not news (no needs_input + resolved pair at start-up).
+        return self.board.restore(path, reducer, self._wall(), initial=initial)
 
     def _read_bounded(self, tailer: Tailer) -> list[bytes | dict[str, Any]] | None:
-        """Header + bounded tail of the tailer's file; the tailer continues after them.
-        ``None`` if the file cannot be read (said once)."""
-        path = tailer.path
-        scan = read_bounded(path, max_line=self.options.max_line)
-        if scan.error is not None:
-            if not isinstance(scan.error, FileNotFoundError):
-                self._once(path, "open", "cannot read (%s)", scan.error.strerror or scan.error)
+        """The header and the lines that settle the file's state (in file order); the tailer
+        continues after them. ``None`` if the file cannot be read (said once)."""
+        keep: list[bytes] = []
+        if self._load(tailer, keep) is None:
             return None
-        tailer.seek(scan.offset, scan.ident, scan.partial, scan.sig)
-        tailer.window_start = scan.window_start
+        return list(keep)
+
+    def _load(self, tailer: Tailer, keep: list[bytes] | None = None) -> SessionReducer | None:
+        """The state a full read of the tailer's file would give, read from its end only as far
+        as needed; the tailer continues at the end. ``None`` if it cannot be read (said once).
+        ``keep`` receives the raw lines that state was built from (header first)."""
+        path = tailer.path
+        try:
+            fd, st = open_regular(path)
+        except NotRegularFile as exc:
+            self._once(path, "kind", "skipped: %s, not a regular file", exc.kind)
+            return None
+        except OSError as exc:
+            if not isinstance(exc, FileNotFoundError):
+                self._once(path, "open", "cannot read (%s)", exc.strerror or exc)
+            return None
+        try:
+            return self._settle(fd, st, tailer, keep)
+        except OSError as exc:
+            self._once(path, "read", "cannot read (%s)", exc.strerror or exc)
+            return None
+        finally:
+            os.close(fd)
+
+    def _settle(
+        self, fd: int, st: os.stat_result, tailer: Tailer, keep: list[bytes] | None
+    ) -> SessionReducer:
+        path, size, max_line = tailer.path, st.st_size, self.options.max_line
+        ident = (st.st_dev, st.st_ino)
         tailer.name_checked = False
-        lines: list[bytes | dict[str, Any]] = [scan.header] if scan.header is not None else []
-        return lines + scan.lines
+        head, header_end = read_head(fd, size)
+        if header_end < 0:
+            # No complete first line yet: the tailer picks it up when its newline arrives
+            # (an absurdly long first line is not a pi session: follow new data only).
+            partial = head if size <= HEADER_LIMIT else b""
+            tailer.seek(size, ident, partial, partial[-SIG:])
+            tailer.window_start = 0
+            return SessionReducer()
+        now = self._wall()
+        head_events = self._events(path, [head], now)
+        if keep is not None:
+            keep.append(head)
+        tail = find_end(fd, header_end, size, max_line)
+        offset = size if tail.partial is not None else tail.end
+        seen = tail.block + (tail.partial or b"") if offset == size else tail.block
+        sig = seen[-SIG:] if len(seen) >= SIG or offset <= len(seen) else os.pread(fd, SIG, offset - SIG)
+        tailer.seek(offset, ident, tail.partial or b"", sig)
+        settler = Settler()
+        window_start = tail.end
+        kept: list[bytes] = []
+        if any(isinstance(e, Header) for e in head_events):
+            lines = backward_matching_lines(fd, header_end, tail.end, max_line, MARKERS, block=tail.block)
+            for start, line in lines:
+                window_start = start
+                if keep is not None:
+                    kept.append(line)
+                if settler.feed(self._events(path, [line], now)) or settler.over_budget:
+                    break
+            else:
+                window_start = header_end  # every line was looked at
+        if settler.settled or window_start <= header_end and not settler.over_budget:
+            tailer.window_start = window_start
+            tailer.name_checked = settler.renamed or any(isinstance(e, Renamed) for e in head_events)
+            if keep is not None:
+                keep += reversed(kept)
+            return settler.replay(head_events)
+        # A first line that is no header, or a pathological tail (no message among a huge number
+        # of tool results): replay the whole file forward, in bounded memory.
+        tailer.window_start = header_end
+        tailer.name_checked = True  # the whole file was read
+        reducer = SessionReducer()
+        for event in head_events:
+            reducer.apply(event)
+        # ``keep`` (a rewrite being compared) gets the lines from the last superseding entry on
+        # (plus the last one that set the state before it), at most EVENT_BUDGET of them.
+        tail_lines: deque[bytes] = deque(maxlen=EVENT_BUDGET)
+        last_base: bytes | None = None
+        for _, line in forward_lines(fd, header_end, tail.end, max_line):
+            if reducer.has_header and not may_have_events(line):
+                continue
+            events = self._events(path, [line], now)
+            for event in events:
+                reducer.apply(event)
+            if keep is None or not events:
+                continue
+            based = any(sets_base(e) for e in events)
+            if any(isinstance(e, (Input, Supersede)) for e in events):
+                tail_lines.clear()
+                if not based and last_base is not None:
+                    tail_lines.append(last_base)
+            tail_lines.append(line)
+            if based:
+                last_base = line
+        if keep is not None:
+            keep += tail_lines
+        return reducer
 
     def _read(self, path: str) -> list[Transition]:
         if path in self._ignored:
@@ -677,7 +809,7 @@ class Engine:
                     except OSError:
                         continue
                     for name in names:
-                        if name.endswith(".jsonl"):
+                        if is_session_name(name):
                             out += self._read(os.path.join(folder, name))
             self._next_poll = mono + UNWATCHED_POLL_S if self._unwatched else None
         if self._next_liveness is not None and mono >= self._next_liveness:

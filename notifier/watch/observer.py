@@ -7,6 +7,7 @@ message on the engine's queue; the engine does all reading.
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import queue
@@ -29,6 +30,7 @@ from watchdog.observers import Observer
 from watchdog.observers.polling import PollingObserver
 
 from notifier.core.text import clean
+from notifier.watch.scanner import is_session_name
 
 log = logging.getLogger(__name__)
 # watchdog warns when a folder created inside a new folder is registered twice (a harmless race).
@@ -70,12 +72,12 @@ class _Handler(FileSystemEventHandler):
                 self.out.put((ROOT_GONE if src == self.root else GONE, src))
             return
         if kind == "moved":
-            if src.endswith(".jsonl"):
+            if is_session_name(src):
                 self.out.put((GONE, src))
             dest = _s(event.dest_path)
-            if dest.endswith(".jsonl"):
+            if is_session_name(dest):
                 self.out.put((FILE, dest))
-        elif src.endswith(".jsonl"):
+        elif is_session_name(src):
             self.out.put((GONE if kind == "deleted" else FILE, src))
 
 
@@ -213,7 +215,32 @@ class Watcher:
         try:
             emitter = self.observer._emitter_for_watch[watch]  # noqa: SLF001
             group = emitter._inotify  # noqa: SLF001
-            active = {os.fsdecode(p) for p in group._active_callbacks_by_path}  # noqa: SLF001
-        except (AttributeError, KeyError, TypeError):
+            with group._lock:  # noqa: SLF001  (watchdog changes the table on its own thread)
+                active = {os.fsdecode(p) for p in list(group._active_callbacks_by_path)}  # noqa: SLF001
+        except (AttributeError, KeyError, TypeError, RuntimeError):
             return []
         return [d for d in dirs if d not in active]
+
+    def limit_reached(self, missing: list[str]) -> bool:
+        """True if the kernel refuses one more inotify watch (ENOSPC) on a folder watchdog is
+        missing: the folders are then really unwatched. A folder missing for another reason (its
+        watch is being added right now) is not a limit."""
+        return any(_watch_refused(path) for path in missing[:3])
+
+
+def _watch_refused(path: str) -> bool:
+    try:
+        import ctypes
+        import ctypes.util
+
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
+        fd = libc.inotify_init1(os.O_CLOEXEC | os.O_NONBLOCK)
+    except (OSError, AttributeError):
+        return True  # cannot probe (not Linux): trust watchdog's table
+    if fd < 0:
+        return ctypes.get_errno() in (errno.EMFILE, errno.ENOSPC)
+    try:
+        wd = libc.inotify_add_watch(fd, os.fsencode(path), 0x00000100)  # IN_CREATE
+        return wd < 0 and ctypes.get_errno() == errno.ENOSPC
+    finally:
+        os.close(fd)

@@ -86,24 +86,3 @@ def test_find_name_latest_bounded_and_in_the_head(tmp_path: Path) -> None:
     p.write_bytes(b'{"type":"session","id":"s"}\n' + info("real") + nested)
     assert find_name(str(p), p.stat().st_size) == "real"
 
-
-def test_scan_reports_where_the_read_entries_begin(tmp_path: Path) -> None:
-    """A name set just before the last boundary is older than the entries read: the name search
-    must start there, not at the start of the window."""
-    import json
-
-    from notifier.watch.scanner import find_name, read_bounded
-
-    header = b'{"type":"session","id":"s","cwd":"/p"}\n'
-    named = (
-        json.dumps({"type": "session_info", "id": "n", "name": "Checkout"}, separators=(",", ":")) + "\n"
-    ).encode()
-    asking = b'{"type":"message","id":"a","message":{"role":"assistant","content":[]}}\n'
-    p = tmp_path / "s.jsonl"
-    p.write_bytes(
-        header + b'{"type":"message","id":"u","message":{"role":"user","content":"x"}}\n' + named + asking
-    )
-    scan = read_bounded(str(p))
-    assert [type(x) for x in scan.lines] == [dict]  # only the boundary entry was read
-    assert scan.window_start == len(p.read_bytes()) - len(asking)
-    assert find_name(str(p), scan.window_start) == "Checkout"

@@ -1,0 +1,74 @@
+"""The start-up read (from the end, only as far as needed) against a full read of the same file
+through the normal reducer: both must give the same session state."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from notifier.core.reducer import SessionReducer
+from notifier.core.text import clean
+from notifier.engine import Engine, EngineOptions
+from notifier.pi.questions import QuestionCatalog
+from notifier.watch.scanner import find_name
+from notifier.watch.tail import Tailer
+
+NOW = 1_900_000_000.0
+
+
+def engine(tools: tuple[str, ...] = ()) -> Engine:
+    return Engine(
+        EngineOptions(["/nonexistent"], QuestionCatalog(list(tools)), liveness=False), wall=lambda: NOW
+    )
+
+
+def full_read(path: Path, tools: tuple[str, ...] = ()) -> SessionReducer:
+    """Every line of the file, in order, through the normal reducer (what `_read` does live)."""
+    e = engine(tools)
+    reducer = SessionReducer()
+    data = path.read_bytes()
+    lines = data.split(b"\n")[:-1]  # an unfinished last line is not read yet
+    for event in e._events(str(path), lines, NOW):
+        reducer.apply(event)
+    return reducer
+
+
+def startup_read(path: Path, tools: tuple[str, ...] = ()) -> tuple[SessionReducer, Tailer]:
+    e = engine(tools)
+    tailer = Tailer(str(path))
+    reducer = e._load(tailer)
+    assert reducer is not None
+    if reducer.name is None and not tailer.name_checked and tailer.window_start > 0:  # as for askers
+        name = find_name(str(path), tailer.window_start)
+        if name:
+            reducer.name = clean(name, 200) or None
+    return reducer, tailer
+
+
+def state(r: SessionReducer) -> dict[str, Any]:
+    return {
+        "sid": r.session_id,
+        "cwd": r.cwd,
+        "name": r.name,
+        "state": r.state,
+        "base": r.base,
+        "pending": list(r.pending.items()),
+        "running": list(r.running.items()),
+        "tool": r.current_tool,
+        "updated_at": r.updated_at,
+        "header": r.has_header,
+    }
+
+
+def assert_same(path: Path, tools: tuple[str, ...] = ()) -> Tailer:
+    fast, tailer = startup_read(path, tools)
+    assert state(fast) == state(full_read(path, tools))
+    size = path.stat().st_size
+    data = path.read_bytes()
+    assert tailer.offset == size and tailer.partial == data[data.rfind(b"\n") + 1 :]
+    return tailer
+
+
+def jline(obj: dict[str, Any]) -> bytes:
+    return (json.dumps(obj, separators=(",", ":")) + "\n").encode()

@@ -1,0 +1,86 @@
+"""The start-up scan: reading lines backwards in bounded memory, and the settled start-up state
+equal to a full read for every real pi capture (and every prefix of it, line by line)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from notifier.watch.scanner import backward_lines, find_end, forward_lines
+
+from ..conftest import FIXTURES
+from ..scan_check import assert_same, jline, startup_read
+
+CAPTURES = sorted(p for p in FIXTURES.rglob("*.jsonl") if "timeline" not in p.name) if FIXTURES else []
+
+
+@pytest.mark.parametrize("capture", CAPTURES, ids=lambda p: str(p.relative_to(FIXTURES)))
+def test_startup_state_equals_a_full_read_for_every_capture_prefix(capture: Path, tmp_path: Path) -> None:
+    lines = capture.read_bytes().split(b"\n")
+    f = tmp_path / "s.jsonl"
+    for n in range(1, len(lines) + 1):
+        f.write_bytes(b"\n".join(lines[:n]))  # every prefix, the last line unfinished
+        assert_same(f)
+        f.write_bytes(b"\n".join(lines[:n]) + b"\n")
+        assert_same(f)
+
+
+def _split(data: bytes, max_line: int, first: int) -> tuple[list[tuple[int, bytes]], list[tuple[int, bytes]]]:
+    fd = os.open(_split.path, os.O_RDONLY)  # type: ignore[attr-defined]
+    try:
+        end = data.rfind(b"\n") + 1
+        back = list(backward_lines(fd, 0, end, max_line, first=first))
+        fwd = list(forward_lines(fd, 0, end, max_line))
+        tail = find_end(fd, 0, len(data), max_line, first=first)
+        assert tail.end == end and data[tail.end - len(tail.block) : tail.end] == tail.block
+        back2 = list(backward_lines(fd, 0, end, max_line, first=first, block=tail.block))
+        assert back2 == back
+    finally:
+        os.close(fd)
+    return back, fwd
+
+
+@pytest.mark.parametrize("first", [1, 3, 7, 64, 1 << 14])
+def test_backward_and_forward_lines_agree_with_split(tmp_path: Path, first: int) -> None:
+    data = b"a\n\nbcd\n" + b"x" * 100 + b"\nlast\nunfinished"
+    p = tmp_path / "f"
+    p.write_bytes(data)
+    _split.path = str(p)  # type: ignore[attr-defined]
+    back, fwd = _split(data, 1 << 20, first)
+    expected = []
+    pos = 0
+    for piece in data.split(b"\n")[:-1]:
+        expected.append((pos, piece))
+        pos += len(piece) + 1
+    assert fwd == expected and back == expected[::-1]
+    back, fwd = _split(data, 50, first)  # the 100-byte line is skipped, never assembled
+    short = [e for e in expected if len(e[1]) <= 50]
+    assert fwd == short and back == short[::-1]
+
+
+def test_a_huge_tail_of_entries_without_events_is_skipped_without_decoding(tmp_path: Path) -> None:
+    header = jline({"type": "session", "id": "s", "cwd": "/p"})
+    ask = jline(
+        {
+            "type": "message",
+            "timestamp": "2026-01-01T00:00:00Z",
+            "message": {
+                "role": "assistant",
+                "stopReason": "toolUse",
+                "content": [
+                    {"type": "toolCall", "id": "q", "name": "question", "arguments": {"question": "Go?"}}
+                ],
+            },
+        }
+    )
+    noise = b"".join(
+        jline({"type": t, "id": str(i), "data": {"k": "v"}})
+        for i, t in enumerate(["label", "custom", "model_change"] * 3000)
+    )
+    f = tmp_path / "s.jsonl"
+    f.write_bytes(header + ask + noise)
+    tailer = assert_same(f)
+    reducer, _ = startup_read(f)
+    assert list(reducer.pending) == ["q"] and tailer.window_start == len(header)
