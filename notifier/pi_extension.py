@@ -146,7 +146,9 @@ def cmd_pi_extension(args: argparse.Namespace, config: Any = None) -> int:
     if action == "install":
         changed, path = install()
         if changed:
-            print(f"installed {clean(path)}; pi processes started from now on load it (a running pi: /reload)")
+            print(
+                f"installed {clean(path)}; pi processes started from now on load it (a running pi: /reload)"
+            )
         else:
             print(f"already installed and current: {clean(path)}")
         return 0

@@ -216,7 +216,9 @@ def key_sequence(keys: list[str]) -> list[str]:
     return [KEYS.get(k.lower(), k) if len(k) > 1 else k for k in keys]
 
 
-def check_answer(dialog: Dialog, value: str | bool | None = None, keys: list[str] | None = None) -> str | None:
+def check_answer(
+    dialog: Dialog, value: str | bool | None = None, keys: list[str] | None = None
+) -> str | None:
     """Why this answer cannot be given to this dialog (``None``: it can). The extension checks the
     same again; this lets a caller refuse without a round trip and say why."""
     if dialog.kind == "editor":
@@ -230,7 +232,9 @@ def check_answer(dialog: Dialog, value: str | bool | None = None, keys: list[str
     if dialog.remote != "value":
         return f"a {dialog.kind} dialog is answered with keys"
     if dialog.kind == "select":
-        if value is None or (isinstance(value, str) and dialog.options is not None and value in dialog.options):
+        if value is None or (
+            isinstance(value, str) and dialog.options is not None and value in dialog.options
+        ):
             return None
         return "not one of the options"
     if dialog.kind == "confirm":
