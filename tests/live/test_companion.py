@@ -5,10 +5,13 @@ the extension. .ci/run installs pi 1.6 into .cache/pi16 (override: PI_NOTIFIER_P
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import queue
 import shlex
 import shutil
+import socket
 import subprocess
 import sys
 import threading
@@ -19,7 +22,8 @@ from typing import Any
 
 import pytest
 
-from notifier.companion import answer_dialog, list_sockets
+from notifier.companion import answer_dialog, list_sockets, protocol
+from notifier.companion.channel import open_dialogs
 from notifier.companion.protocol import Closed, Dialog, Hello
 from notifier.companion.watcher import CompanionWatcher, Disconnected
 
@@ -301,5 +305,101 @@ def test_pi_073_loads_the_extension_without_error(tmp_path: Path, model: int, li
             pi.keys("Down")
             pi.keys("Enter")
         assert wait_for(lambda: pi.tool_result("call_q"), 20, "the answer") == "User selected: 2. SQLite"
+    finally:
+        pi.close()
+
+
+HARNESS = Path(__file__).with_name("ext_harness.mjs")
+
+
+class Harness:
+    """The extension in a stand-in pi (tests/live/ext_harness.mjs) on Node 22."""
+
+    def __init__(self) -> None:
+        self.proc = subprocess.Popen(
+            [str(NODE16), "--experimental-strip-types", "--no-warnings", str(HARNESS), str(EXTENSION)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        self.selected: list[str | None] = []
+        self._replies: queue.Queue[dict[str, Any]] = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for raw in self.proc.stdout:
+            reply = json.loads(raw)
+            if "selected" in reply:
+                self.selected.append(reply["selected"])
+            else:
+                self._replies.put(reply)
+
+    def do(self, command: str) -> dict[str, Any]:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(command + "\n")
+        self.proc.stdin.flush()
+        return self._replies.get(timeout=10)
+
+    def close(self) -> None:
+        self.proc.kill()
+        self.proc.wait(5)
+
+
+@needs_pi16
+def test_where_ctx_ui_cannot_be_wrapped_prompt_events_still_announce(listener: Listener) -> None:
+    pi = Harness()
+    try:
+        assert pi.do("start frozen") == {"ok": True, "wrapped": False}
+        ((_, hello),) = wait_for(lambda: listener.of(Hello), 10, "hello")
+        assert hello.mode == "events"
+        pi.do("prompt select Allow rm -rf build?")
+        _, dialog = wait_for(lambda: listener.of(Dialog), 5, "the dialog")[0]
+        assert (dialog.kind, dialog.title, dialog.options, dialog.remote) == (
+            "select",
+            "Allow rm -rf build?",
+            None,
+            None,
+        )
+        (sock,) = list_sockets()
+        assert "announces dialogs only" in (answer_dialog(sock, dialog.id, "Yes").error or "")
+        pi.do("end")
+        assert wait_for(lambda: listener.of(Closed), 5, "closed")[0][1].id == dialog.id
+    finally:
+        pi.close()
+
+
+@needs_pi16
+def test_a_late_client_sees_open_dialogs_and_bad_clients_change_nothing() -> None:
+    pi = Harness()
+    try:
+        assert pi.do("start plain")["wrapped"] is True
+        (sock,) = wait_for(list_sockets, 10, "the socket")
+        pi.do("select Pick A,B")  # nobody listens: the dialog works as without the extension
+        pi.do("resolve A")
+        wait_for(lambda: pi.selected == ["A"], 5, "the terminal answer")
+        pi.do("select Again A,B")
+        # garbage, an unknown request, an over-long line: refused or dropped; pi carries on
+        with socket.socket(socket.AF_UNIX) as bad:
+            bad.connect(sock)
+            bad.sendall(b'nonsense\n{"answer":{"id":"zz","value":"A"}}\n')
+            replies = bad.makefile("rb")
+            assert isinstance(protocol.parse(replies.readline()), Hello)
+            assert json.loads(replies.readline())["error"] == "not JSON"
+            assert json.loads(replies.readline())["error"] == "unknown or closed dialog"
+            with contextlib.suppress(OSError):  # dropped part way: a line longer than it buffers
+                bad.sendall(b"x" * (4 << 20))
+            try:
+                rest = replies.readline()
+            except OSError:
+                rest = b""
+            assert rest == b""
+        # an app connecting now sees the open dialog in the hello, and answers it exactly
+        hello, dialogs = open_dialogs(sock)
+        assert [d.title for d in dialogs] == ["Again"] and dialogs[0].options == ("A", "B")
+        assert answer_dialog(sock, dialogs[0].id, "B").ok
+        wait_for(lambda: pi.selected == ["A", "B"], 5, "the remote answer")
+        pi.do("shutdown")
+        assert list_sockets() == []
     finally:
         pi.close()
