@@ -282,7 +282,9 @@ def test_pi_without_the_extension_works_as_before(tmp_path: Path, model: int) ->
 
 
 @pytest.mark.skipif(not PI073.exists() or not shutil.which("node"), reason="pi 0.73.1 is not installed")
-def test_pi_073_loads_the_extension_without_error(tmp_path: Path, model: int, listener: Listener) -> None:
+def test_pi_073_loads_the_extension_without_error(
+    tmp_path: Path, model: int, listener: Listener, capsys: pytest.CaptureFixture[str]
+) -> None:
     examples = PI073.resolve().parents[1] / "examples" / "extensions"
     pi = Pi(
         tmp_path,
@@ -292,6 +294,8 @@ def test_pi_073_loads_the_extension_without_error(tmp_path: Path, model: int, li
     try:
         ((_, hello),) = wait_for(lambda: listener.of(Hello), 10, "the extension's hello")
         assert hello.pi_version == "0.73.1" and hello.mode in ("wrap", "events")
+        with capsys.disabled():
+            print(f"\n[companion] pi 0.73.1: extension loaded, mode {hello.mode}")
         screen = pi.screen().lower()
         assert "error" not in screen and "failed" not in screen
         pi.prompt("Ask me which database to use")
