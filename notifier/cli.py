@@ -114,6 +114,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--timeout", type=float, default=15.0, metavar="S", help="how long to wait for pi to record it"
     )
 
+    ext = sub.add_parser("pi-extension", help="the optional companion pi extension (exact dialogs, answers)")
+    _common(ext, watch=False)
+    ext.add_argument("action", choices=("install", "remove", "status"))
+    ext.add_argument("--json", action="store_true", help="status: print one JSON object")
+
     demo = sub.add_parser(
         "demo", help="replay a recorded pi session so you can see the notification, icon and window"
     )
@@ -234,11 +239,18 @@ def _dispatch(args: argparse.Namespace, config: Config) -> int:
         "demo": app.cmd_demo,
         "goto": app.cmd_goto,
         "answer": app.cmd_answer,
+        "pi-extension": _pi_extension,
     }
     handler = handlers.get(args.command)
     if handler is None:  # pragma: no cover - argparse rejects unknown commands
         raise ConfigError(f"unknown command {clean(args.command)}")
     return int(handler(args, config))
+
+
+def _pi_extension(args: argparse.Namespace, config: Config) -> int:
+    from notifier.pi_extension import cmd_pi_extension
+
+    return cmd_pi_extension(args, config)
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 """A scripted OpenAI-compatible chat server on loopback for driving the real pi CLI in tests:
-every new prompt is answered with a call to the `question` tool (or the tool named by the
+a prompt "bash: COMMAND" is answered with a call to the `bash` tool running COMMAND (for permission
+gates); every other new prompt with a call to the `question` tool (or the tool named by the
 MOCK_TOOL environment variable: `questionnaire`); a tool result gets "Thanks".
 It prints its port once it listens."""
 
@@ -43,6 +44,14 @@ def chunk(delta, finish=None):
     }
 
 
+def _text(content):
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(p.get("text", "") for p in content if isinstance(p, dict))
+    return ""
+
+
 class H(BaseHTTPRequestHandler):
     def log_message(self, *a):
         pass
@@ -60,6 +69,11 @@ class H(BaseHTTPRequestHandler):
             out.append(chunk({}, "stop"))
         else:
             n = sum(1 for m in msgs if m.get("role") == "tool") + 1
+            text = _text(last.get("content")).strip()
+            if text.startswith("bash:"):
+                name, args, call_id = "bash", {"command": text[5:].strip()}, f"call_b{n}"
+            else:
+                name, args, call_id = TOOL, TOOL_ARGS, f"call_q{n}"
             out.append(
                 chunk(
                     {
@@ -67,9 +81,9 @@ class H(BaseHTTPRequestHandler):
                         "tool_calls": [
                             {
                                 "index": 0,
-                                "id": f"call_q{n}",
+                                "id": call_id,
                                 "type": "function",
-                                "function": {"name": TOOL, "arguments": json.dumps(TOOL_ARGS)},
+                                "function": {"name": name, "arguments": json.dumps(args)},
                             }
                         ],
                     }

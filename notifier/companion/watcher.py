@@ -1,0 +1,113 @@
+"""Finds companion extension sockets as they appear in the runtime folder (watchdog: inotify on
+Linux; no polling loop), keeps one connection per pi, and hands every event to a callback:
+``(socket_path, event)`` where event is a protocol event or :class:`Disconnected` (that pi quit or
+reloaded: forget its dialogs)."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from notifier.companion import protocol
+from notifier.companion.channel import Channel, ChannelError, connect, list_sockets, socket_folder
+from notifier.companion.protocol import Event
+from notifier.core.text import clean
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Disconnected:
+    path: str
+
+
+Callback = Callable[[str, "Event | Disconnected"], None]
+
+
+class CompanionWatcher:
+    def __init__(self, callback: Callback, folder: str | None = None) -> None:
+        self.callback = callback
+        self.folder = folder or socket_folder()
+        self._lock = threading.Lock()
+        self._channels: dict[str, Channel | None] = {}  # None: connecting
+        self._observer: Any = None
+        self._stopped = False
+
+    def start(self) -> None:
+        from watchdog.events import FileCreatedEvent, FileMovedEvent, FileSystemEvent, FileSystemEventHandler
+        from watchdog.observers import Observer
+
+        os.makedirs(self.folder, mode=0o700, exist_ok=True)
+        watcher = self
+
+        class _Handler(FileSystemEventHandler):
+            def on_any_event(self, event: FileSystemEvent) -> None:
+                if isinstance(event, FileCreatedEvent):
+                    watcher._found(os.fsdecode(event.src_path))
+                elif isinstance(event, FileMovedEvent):
+                    watcher._found(os.fsdecode(event.dest_path))
+
+        observer = Observer()
+        observer.daemon = True
+        observer.schedule(_Handler(), self.folder, recursive=False)
+        observer.start()
+        self._observer = observer
+        for path in list_sockets(self.folder):  # after the watch starts: nothing falls between
+            self._found(path)
+
+    def stop(self) -> None:
+        self._stopped = True
+        if self._observer is not None:
+            with contextlib.suppress(Exception):
+                self._observer.stop()
+        with self._lock:
+            channels = [c for c in self._channels.values() if c is not None]
+        for chan in channels:
+            chan.close()
+
+    def connected(self) -> list[str]:
+        with self._lock:
+            return sorted(p for p, c in self._channels.items() if c is not None)
+
+    def _found(self, path: str) -> None:
+        if self._stopped or not protocol.is_socket_name(os.path.basename(path)):
+            return
+        with self._lock:
+            if path in self._channels:
+                return
+            self._channels[path] = None
+        threading.Thread(target=self._serve, args=(path,), name="pi-notifier-companion", daemon=True).start()
+
+    def _serve(self, path: str) -> None:
+        chan: Channel | None = None
+        try:
+            try:
+                chan = connect(path)
+            except ChannelError as exc:
+                log.debug("companion socket %s: %s", clean(path), exc)
+                return
+            chan.settimeout(None)
+            with self._lock:
+                if self._stopped:
+                    return
+                self._channels[path] = chan
+            for event in chan.events():
+                if self._stopped:
+                    return
+                try:
+                    self.callback(path, event)
+                except Exception:  # a sink's bug must not end the connection
+                    log.exception("companion event handler failed")
+        finally:
+            if chan is not None:
+                chan.close()
+            with self._lock:
+                known = self._channels.pop(path, None) is not None
+            if known and not self._stopped:
+                with contextlib.suppress(Exception):
+                    self.callback(path, Disconnected(path))

@@ -1,0 +1,679 @@
+/**
+ * pi-notifier companion extension (optional; installed by `pi-notifier pi-extension install`).
+ *
+ * Tells pi-notifier about every blocking dialog of every extension (permission gates, question
+ * tools, ...) and lets it answer them, over a user-only Unix socket in pi-notifier's runtime folder
+ * ($XDG_RUNTIME_DIR/pi-notifier/ext-<pid>-<token>.sock, folder 0700, socket 0600).
+ *
+ * Protocol: one JSON object per line. On connect the server sends
+ *   {"event":"hello","protocol":1,"pi_version","pid","session_file","session_id","cwd","mode","dialogs":[dialog...]}
+ * then, while connected,
+ *   {"event":"dialog","id","kind","title","options","tool","tool_call_id","tool_input","session_file","cwd","pid","at","remote","screen"}
+ *   {"event":"screen","id","lines"}              (a custom dialog's text changed)
+ *   {"event":"closed","id","how":"answered|cancelled|remote"}
+ * and takes
+ *   {"answer":{"id","value"}}   select: an option or null (cancel); confirm: true/false; input: text or null
+ *   {"keys":{"id","keys":["\x1b[B","\r",...]}}   raw terminal input for a custom dialog
+ *   {"hello":{}}                 send the hello again
+ * each replied to with {"event":"result","request","id","ok":true|false,"error"?,"closed"?,"screen"?}.
+ * An id that is unknown or already closed is refused and nothing is done.
+ *
+ * It never blocks or slows pi: nothing is sent when no one is connected, every socket error is
+ * swallowed, buffers are bounded, and the server does not keep pi alive. Node's stdlib only.
+ * Wrapping ctx.ui is not a documented pi API: it is feature-detected, and where it cannot be done
+ * the ui_prompt_start/ui_prompt_end events (pi >= 0.84.4) still announce dialogs (not answerable).
+ */
+
+import * as crypto from "node:crypto";
+import * as fs from "node:fs";
+import * as net from "node:net";
+import * as os from "node:os";
+import * as path from "node:path";
+
+const PROTOCOL = 1;
+const APP = "pi-notifier";
+const MAX_CLIENTS = 8;
+const MAX_IN = 1 << 20; // bytes buffered from one client without a newline
+const MAX_OUT = 4 << 20; // bytes queued to one client before it is dropped
+const MAX_TEXT = 16384;
+const MAX_OPTIONS = 200;
+const MAX_SCREEN_LINES = 200;
+const MAX_KEYS = 256;
+const ORIGINALS = Symbol.for("pi-notifier.ui-originals");
+// CSI, OSC and other escapes, for the plain-text mirror of a custom dialog
+const ANSI = /\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[PX^_][^\x1b]*(?:\x1b\\)?|\x1b./g;
+
+type Kind = "select" | "confirm" | "input" | "editor" | "custom";
+type Json = Record<string, unknown>;
+
+interface Dialog {
+	id: string;
+	kind: Kind;
+	title: string | null;
+	options: string[] | null;
+	tool: string | null;
+	toolCallId: string | null;
+	toolInput: unknown;
+	at: number;
+	remote: "value" | "keys" | null;
+	answer?: (value: unknown) => string | null; // error text, or null when done
+	keys?: (keys: string[]) => string | null;
+	screen?: () => string[] | null;
+	lastScreen?: string;
+}
+
+function bound(value: unknown, limit = MAX_TEXT): string | null {
+	if (typeof value !== "string") return null;
+	return value.length > limit ? value.slice(0, limit) : value;
+}
+
+function boundJson(value: unknown): unknown {
+	if (value === undefined) return null;
+	try {
+		const text = JSON.stringify(value);
+		return text !== undefined && text.length <= MAX_TEXT ? JSON.parse(text) : null;
+	} catch {
+		return null;
+	}
+}
+
+function plainLines(lines: unknown): string[] | null {
+	if (!Array.isArray(lines)) return null;
+	return lines.slice(0, MAX_SCREEN_LINES).map((l) => String(l).replace(ANSI, "").slice(0, 2000));
+}
+
+/** pi-notifier's runtime folder, exactly as the Python side computes it (notifier/paths.py). */
+function runtimeDir(): string | null {
+	if (process.platform === "win32") return null;
+	const xdg = process.env.XDG_RUNTIME_DIR;
+	try {
+		if (xdg && fs.statSync(xdg).isDirectory()) return path.join(xdg, APP);
+	} catch {
+		// fall through to the state folder
+	}
+	const home = os.homedir();
+	if (process.platform === "darwin") return path.join(home, "Library", "Application Support", APP, "run");
+	const state = (process.env.XDG_STATE_HOME || "").trim();
+	return path.join(state && path.isAbsolute(state) ? state : path.join(home, ".local", "state"), APP, "run");
+}
+
+/** A user-only folder, or null when it cannot be made one (then nothing is served). */
+function privateFolder(dir: string): boolean {
+	try {
+		fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+		const st = fs.statSync(dir);
+		const uid = typeof process.getuid === "function" ? process.getuid() : -1;
+		if (!st.isDirectory() || (uid >= 0 && st.uid !== uid)) return false;
+		if ((st.mode & 0o077) !== 0) fs.chmodSync(dir, 0o700);
+		return true;
+	} catch {
+		return false;
+	}
+}
+
+/** Remove sockets left behind by pi processes that died without cleaning up (SIGKILL). */
+function sweepStale(dir: string): void {
+	try {
+		for (const name of fs.readdirSync(dir)) {
+			const m = /^ext-(\d+)-[0-9a-f]+\.sock$/.exec(name);
+			if (!m || Number(m[1]) === process.pid) continue;
+			try {
+				process.kill(Number(m[1]), 0);
+			} catch (err) {
+				if ((err as NodeJS.ErrnoException).code === "ESRCH") fs.rmSync(path.join(dir, name), { force: true });
+			}
+		}
+	} catch {
+		// best effort
+	}
+}
+
+let cachedVersion: string | null | undefined;
+function piVersion(): string | null {
+	if (cachedVersion !== undefined) return cachedVersion;
+	cachedVersion = null;
+	try {
+		let dir = path.dirname(fs.realpathSync(process.argv[1] || ""));
+		for (let i = 0; i < 6; i++) {
+			const file = path.join(dir, "package.json");
+			if (fs.existsSync(file)) {
+				const pkg = JSON.parse(fs.readFileSync(file, "utf8"));
+				if (typeof pkg?.name === "string" && pkg.name.endsWith("pi-coding-agent")) {
+					cachedVersion = typeof pkg.version === "string" ? pkg.version : null;
+					break;
+				}
+			}
+			dir = path.dirname(dir);
+		}
+	} catch {
+		// unknown
+	}
+	return cachedVersion;
+}
+
+export default function piNotifier(pi: any) {
+	const token = crypto.randomBytes(4).toString("hex");
+	const dialogs = new Map<string, Dialog>();
+	const clients = new Set<net.Socket>();
+	const running = new Map<string, { name: string; input: unknown }>();
+	let counter = 0;
+	let server: net.Server | null = null;
+	let socketPath: string | null = null;
+	let sessionFile: string | null = null;
+	let sessionId: string | null = null;
+	let cwd: string | null = null;
+	let mode: "wrap" | "events" = "events";
+	let promptDialog: Dialog | null = null;
+	let remoteDepth = 0; // > 0 while keys from a client are being fed to a component
+
+	// ---- output (never throws, never blocks) ----
+
+	function send(sock: net.Socket, obj: Json): void {
+		try {
+			if (sock.destroyed) return;
+			if (sock.writableLength > MAX_OUT) {
+				sock.destroy();
+				return;
+			}
+			sock.write(`${JSON.stringify(obj)}\n`);
+		} catch {
+			try {
+				sock.destroy();
+			} catch {
+				// ignore
+			}
+		}
+	}
+
+	function broadcast(obj: Json): void {
+		if (clients.size === 0) return;
+		for (const sock of clients) send(sock, obj);
+	}
+
+	function describe(d: Dialog): Json {
+		let screen: string[] | null = null;
+		if (d.screen) {
+			screen = d.screen();
+			if (screen) d.lastScreen = screen.join("\n");
+		}
+		return {
+			event: "dialog",
+			id: d.id,
+			kind: d.kind,
+			title: d.title,
+			options: d.options,
+			tool: d.tool,
+			tool_call_id: d.toolCallId,
+			tool_input: d.toolInput,
+			session_file: sessionFile,
+			cwd,
+			pid: process.pid,
+			at: d.at,
+			remote: d.remote,
+			screen,
+		};
+	}
+
+	function hello(): Json {
+		return {
+			event: "hello",
+			protocol: PROTOCOL,
+			pi_version: piVersion(),
+			pid: process.pid,
+			session_file: sessionFile,
+			session_id: sessionId,
+			cwd,
+			mode,
+			dialogs: [...dialogs.values()].map(describe),
+		};
+	}
+
+	// ---- dialogs ----
+
+	function open(kind: Kind, title: unknown, options: unknown, remote: Dialog["remote"]): Dialog {
+		let tool: { id: string; name: string; input: unknown } | null = null;
+		for (const [id, t] of running) tool = { id, ...t }; // the most recently started tool call
+		const d: Dialog = {
+			id: `${token}-${++counter}`,
+			kind,
+			title: bound(title),
+			options: Array.isArray(options) ? options.slice(0, MAX_OPTIONS).map((o) => bound(String(o)) ?? "") : null,
+			tool: tool ? bound(tool.name, 200) : null,
+			toolCallId: tool ? bound(tool.id, 200) : null,
+			toolInput: tool ? boundJson(tool.input) : null,
+			at: Date.now(),
+			remote,
+		};
+		dialogs.set(d.id, d);
+		return d;
+	}
+
+	function announce(d: Dialog): void {
+		if (clients.size > 0 && dialogs.has(d.id)) broadcast(describe(d));
+	}
+
+	function close(d: Dialog, how: "answered" | "cancelled" | "remote"): void {
+		if (!dialogs.delete(d.id)) return;
+		broadcast({ event: "closed", id: d.id, how });
+	}
+
+	/** An abort signal that fires when the caller's does, so a dialog can be closed from here too. */
+	function linked(opts: any): { controller: AbortController; opts: any } {
+		const controller = new AbortController();
+		const outer: AbortSignal | undefined = opts?.signal;
+		if (outer) {
+			if (outer.aborted) controller.abort();
+			else outer.addEventListener("abort", () => controller.abort(), { once: true });
+		}
+		return { controller, opts: { ...(opts ?? {}), signal: controller.signal } };
+	}
+
+	/** select / confirm / input: the original dialog, plus an exact answer from a client. */
+	function answerable<T>(
+		kind: Kind,
+		title: unknown,
+		options: string[] | null,
+		opts: any,
+		run: (opts: any) => Promise<T>,
+		accept: (value: unknown) => { ok: true; value: T } | { ok: false; error: string },
+		cancelled: (value: T) => boolean,
+	): Promise<T> {
+		const d = open(kind, title, options, "value");
+		const { controller, opts: inner } = linked(opts);
+		let settled = false;
+		return new Promise<T>((resolve, reject) => {
+			d.answer = (raw) => {
+				if (settled) return "dialog already closed";
+				const got = accept(raw);
+				if (!got.ok) return got.error;
+				settled = true;
+				close(d, "remote");
+				controller.abort();
+				resolve(got.value);
+				return null;
+			};
+			let original: Promise<T>;
+			try {
+				original = run(inner);
+			} catch (err) {
+				settled = true;
+				close(d, "cancelled");
+				reject(err);
+				return;
+			}
+			announce(d);
+			original.then(
+				(value) => {
+					if (settled) return;
+					settled = true;
+					close(d, cancelled(value) ? "cancelled" : "answered");
+					resolve(value);
+				},
+				(err) => {
+					if (settled) return;
+					settled = true;
+					close(d, "cancelled");
+					reject(err);
+				},
+			);
+		});
+	}
+
+	function wrapUi(ui: any): boolean {
+		if (!ui || typeof ui !== "object" || typeof ui.select !== "function") return false;
+		try {
+			// After a reload the same object may still carry our previous wrappers: wrap the originals.
+			const orig = ui[ORIGINALS] ?? {
+				select: ui.select,
+				confirm: ui.confirm,
+				input: ui.input,
+				editor: ui.editor,
+				custom: ui.custom,
+			};
+			if (
+				typeof orig.select !== "function" ||
+				typeof orig.confirm !== "function" ||
+				typeof orig.input !== "function" ||
+				typeof orig.editor !== "function" ||
+				typeof orig.custom !== "function"
+			)
+				return false;
+			const select = (title: string, options: string[], opts?: any) => {
+				const opts2 = Array.isArray(options) ? options.map(String) : [];
+				return answerable<string | undefined>(
+					"select",
+					title,
+					opts2,
+					opts,
+					(o) => orig.select.call(ui, title, options, o),
+					(v) =>
+						v === null
+							? { ok: true, value: undefined }
+							: typeof v === "string" && opts2.includes(v)
+								? { ok: true, value: options[opts2.indexOf(v)] }
+								: { ok: false, error: "not one of the options" },
+					(v) => v === undefined,
+				);
+			};
+			const confirm = (title: string, message: string, opts?: any) => {
+				const text = message ? `${title}\n\n${message}` : title;
+				return answerable<boolean>(
+					"confirm",
+					text,
+					null,
+					opts,
+					(o) => orig.confirm.call(ui, title, message, o),
+					(v) => (typeof v === "boolean" ? { ok: true, value: v } : { ok: false, error: "confirm takes true or false" }),
+					() => false,
+				);
+			};
+			const input = (title: string, placeholder?: string, opts?: any) =>
+				answerable<string | undefined>(
+					"input",
+					title,
+					null,
+					opts,
+					(o) => orig.input.call(ui, title, placeholder, o),
+					(v) =>
+						v === null
+							? { ok: true, value: undefined }
+							: typeof v === "string" && v.length <= MAX_IN
+								? { ok: true, value: v }
+								: { ok: false, error: "input takes a text or null" },
+					(v) => v === undefined,
+				);
+			const editor = (title: string, prefill?: string) => {
+				const d = open("editor", title, null, null);
+				let result: Promise<any>;
+				try {
+					result = orig.editor.call(ui, title, prefill);
+				} catch (err) {
+					close(d, "cancelled");
+					throw err;
+				}
+				announce(d);
+				return Promise.resolve(result).then(
+					(v) => {
+						close(d, v === undefined ? "cancelled" : "answered");
+						return v;
+					},
+					(err) => {
+						close(d, "cancelled");
+						throw err;
+					},
+				);
+			};
+			const custom = (factory: any, options?: any) => {
+				const d = open("custom", null, null, "keys");
+				let component: any = null;
+				let innerRender: ((w: number) => unknown) | null = null;
+				let width = 80;
+				let announced = false;
+				const render = (): string[] | null => {
+					if (!component || !innerRender) return null;
+					try {
+						return plainLines(innerRender.call(component, width));
+					} catch {
+						return null;
+					}
+				};
+				d.screen = render;
+				d.keys = (keys) => {
+					if (!component || typeof component.handleInput !== "function") return "the dialog is not shown yet";
+					remoteDepth++;
+					try {
+						for (const key of keys) {
+							if (!dialogs.has(d.id)) break;
+							component.handleInput(key);
+						}
+					} catch {
+						return "the dialog failed to take the keys";
+					} finally {
+						remoteDepth--;
+					}
+					return null;
+				};
+				const wrapped = (tui: any, theme: any, keybindings: any, done: (r: any) => void) => {
+					const cols = tui?.terminal?.columns;
+					if (typeof cols === "number" && cols > 0) width = cols;
+					const myDone = (result: any) => {
+						close(d, remoteDepth > 0 ? "remote" : result === undefined || result === null ? "cancelled" : "answered");
+						done(result);
+					};
+					const made = factory(tui, theme, keybindings, myDone);
+					const adopt = (c: any) => {
+						component = c;
+						if (c && typeof c.render === "function") {
+							const inner = c.render;
+							innerRender = inner;
+							// Mirror what the terminal shows: pushed when it changes and someone listens.
+							c.render = function (this: any, w: number) {
+								const lines = inner.call(this, w);
+								if (typeof w === "number" && w > 0) width = w;
+								if (clients.size > 0 && dialogs.has(d.id) && announced) {
+									const plain = plainLines(lines);
+									const joined = plain ? plain.join("\n") : "";
+									if (plain && joined !== d.lastScreen) {
+										d.lastScreen = joined;
+										broadcast({ event: "screen", id: d.id, lines: plain });
+									}
+								}
+								return lines;
+							};
+						}
+						announced = true;
+						announce(d);
+						return c;
+					};
+					return made && typeof made.then === "function" ? made.then(adopt) : adopt(made);
+				};
+				let result: Promise<any>;
+				try {
+					result = orig.custom.call(ui, wrapped, options);
+				} catch (err) {
+					close(d, "cancelled");
+					throw err;
+				}
+				return Promise.resolve(result).then(
+					(v) => {
+						close(d, v === undefined || v === null ? "cancelled" : "answered");
+						return v;
+					},
+					(err) => {
+						close(d, "cancelled");
+						throw err;
+					},
+				);
+			};
+			ui.select = select;
+			ui.confirm = confirm;
+			ui.input = input;
+			ui.editor = editor;
+			ui.custom = custom;
+			if (ui.select !== select || ui.custom !== custom) return false;
+			Object.defineProperty(ui, ORIGINALS, { value: orig, configurable: true, enumerable: false });
+			return true;
+		} catch {
+			return false;
+		}
+	}
+
+	// ---- requests from clients ----
+
+	function handle(sock: net.Socket, line: string): void {
+		let req: any;
+		try {
+			req = JSON.parse(line);
+		} catch {
+			send(sock, { event: "result", request: null, id: null, ok: false, error: "not JSON" });
+			return;
+		}
+		if (!req || typeof req !== "object") return;
+		if (req.hello !== undefined) {
+			send(sock, hello());
+			return;
+		}
+		const request = req.answer !== undefined ? "answer" : req.keys !== undefined ? "keys" : null;
+		const body = request ? req[request] : null;
+		const id = body && typeof body.id === "string" ? body.id : null;
+		const reply = (extra: Json) => send(sock, { event: "result", request, id, ...extra });
+		if (!request || !body || typeof body !== "object") return reply({ ok: false, error: "unknown request" });
+		const d = id ? dialogs.get(id) : undefined;
+		if (!d) return reply({ ok: false, error: "unknown or closed dialog" });
+		if (request === "answer") {
+			if (!d.answer) return reply({ ok: false, error: `a ${d.kind} dialog cannot be answered with a value` });
+			if (!("value" in body)) return reply({ ok: false, error: "no value" });
+			const error = d.answer(body.value);
+			return reply(error ? { ok: false, error } : { ok: true, closed: true });
+		}
+		if (!d.keys) return reply({ ok: false, error: `a ${d.kind} dialog does not take keys` });
+		const keys = body.keys;
+		if (!Array.isArray(keys) || keys.length > MAX_KEYS || !keys.every((k: unknown) => typeof k === "string"))
+			return reply({ ok: false, error: "keys must be a list of strings" });
+		const error = d.keys(keys);
+		if (error) return reply({ ok: false, error });
+		const closed = !dialogs.has(d.id);
+		reply({ ok: true, closed, screen: closed ? null : d.screen ? d.screen() : null });
+	}
+
+	function accept(sock: net.Socket): void {
+		if (clients.size >= MAX_CLIENTS) {
+			sock.destroy();
+			return;
+		}
+		clients.add(sock);
+		sock.unref();
+		sock.setEncoding("utf8");
+		let buf = "";
+		sock.on("data", (chunk: string) => {
+			try {
+				buf += chunk;
+				let nl: number;
+				while ((nl = buf.indexOf("\n")) >= 0) {
+					const line = buf.slice(0, nl);
+					buf = buf.slice(nl + 1);
+					if (line.trim()) handle(sock, line);
+				}
+				if (buf.length > MAX_IN) sock.destroy();
+			} catch {
+				sock.destroy();
+			}
+		});
+		const drop = () => clients.delete(sock);
+		sock.on("error", drop);
+		sock.on("close", drop);
+		send(sock, hello());
+	}
+
+	// ---- the socket's life ----
+
+	function cleanup(): void {
+		if (socketPath) {
+			try {
+				fs.rmSync(socketPath, { force: true });
+			} catch {
+				// ignore
+			}
+		}
+	}
+
+	function start(): void {
+		if (server) return;
+		const dir = runtimeDir();
+		if (!dir || !privateFolder(dir)) return;
+		sweepStale(dir);
+		const file = path.join(dir, `ext-${process.pid}-${token}.sock`);
+		try {
+			const srv = net.createServer(accept);
+			srv.on("error", () => stop());
+			srv.listen(file, () => {
+				try {
+					fs.chmodSync(file, 0o600);
+				} catch {
+					stop();
+				}
+			});
+			srv.unref();
+			server = srv;
+			socketPath = file;
+			process.on("exit", cleanup);
+		} catch {
+			stop();
+		}
+	}
+
+	function stop(): void {
+		for (const sock of clients) {
+			try {
+				sock.destroy();
+			} catch {
+				// ignore
+			}
+		}
+		clients.clear();
+		if (server) {
+			try {
+				server.close();
+			} catch {
+				// ignore
+			}
+		}
+		server = null;
+		cleanup();
+		socketPath = null;
+		process.removeListener("exit", cleanup);
+	}
+
+	// ---- pi events ----
+
+	pi.on("session_start", async (_event: any, ctx: any) => {
+		try {
+			if (!ctx.hasUI) return;
+			sessionFile = ctx.sessionManager?.getSessionFile?.() ?? null;
+			sessionId = ctx.sessionManager?.getSessionId?.() ?? null;
+			cwd = ctx.cwd ?? process.cwd();
+			mode = wrapUi(ctx.ui) ? "wrap" : "events";
+			start();
+		} catch {
+			// never disturb pi
+		}
+	});
+
+	pi.on("session_shutdown", async () => {
+		try {
+			for (const d of [...dialogs.values()]) close(d, "cancelled");
+			running.clear();
+			stop();
+		} catch {
+			// ignore
+		}
+	});
+
+	pi.on("tool_execution_start", async (event: any) => {
+		if (event && typeof event.toolCallId === "string")
+			running.set(event.toolCallId, { name: String(event.toolName), input: event.args });
+	});
+	pi.on("tool_call", async (event: any) => {
+		const t = event && running.get(event.toolCallId);
+		if (t) t.input = event.input;
+		else if (event && typeof event.toolCallId === "string")
+			running.set(event.toolCallId, { name: String(event.toolName), input: event.input });
+	});
+	pi.on("tool_execution_end", async (event: any) => {
+		if (event) running.delete(event.toolCallId);
+	});
+	pi.on("agent_end", async () => running.clear());
+
+	// Fallback where ctx.ui cannot be wrapped: the prompt events only (no options, not answerable).
+	pi.on("ui_prompt_start", async (event: any) => {
+		if (mode !== "events" || !event) return;
+		if (promptDialog) close(promptDialog, "answered");
+		promptDialog = open(event.kind, event.title ?? null, null, null);
+		announce(promptDialog);
+	});
+	pi.on("ui_prompt_end", async () => {
+		if (mode !== "events" || !promptDialog) return;
+		close(promptDialog, "answered");
+		promptDialog = null;
+	});
+}

