@@ -97,7 +97,7 @@ def _bool(value: Any) -> bool:
     return value
 
 
-REMIND_MIN, REMIND_MAX, REMIND_COUNT = 0.5, 10080, 10
+REMIND_MIN, REMIND_MAX, REMIND_COUNT = 0.01, 10080, 10  # 0.01 min = 0.6 s
 
 
 def _minutes(value: Any) -> list[float]:

@@ -124,7 +124,7 @@ def check_valid(values: dict[str, Any]) -> None:
     assert values["liveness"] in ("auto", "off")
     assert isinstance(values["settle_ms"], int) and 0 <= values["settle_ms"] <= 60000
     assert len(values["remind_after"]) <= 10
-    assert all(math.isfinite(m) and 0.5 <= m <= 10080 for m in values["remind_after"])
+    assert all(math.isfinite(m) and 0.01 <= m <= 10080 for m in values["remind_after"])
     assert set(values["notify_on"]) <= {"needs_input", "idle", "failed"}
     window = parse_quiet_hours(values["quiet_hours"])
     assert window is None or window[0] != window[1]
