@@ -137,7 +137,7 @@ def test_the_running_app_reports_its_health_and_doctor_shows_it(tmp_path: Path) 
         out = subprocess.run(
             [sys.executable, "-m", "notifier", "doctor"], capture_output=True, text=True, timeout=60
         )
-        assert out.returncode == 0, out.stderr
+        assert out.returncode == 1, out.stderr  # a [FAIL] line: doctor exits 1
         assert "[FAIL] running app: sink Raising: failed" in out.stdout, out.stdout
     finally:
         app.shutdown()
