@@ -13,6 +13,8 @@ import stat
 from dataclasses import dataclass, field
 from typing import Any
 
+from notifier.watch.tail import WINDOW as SIG_BYTES  # what the tailer checks for a rewrite
+
 FIRST_WINDOW = 16 << 10
 HEADER_LIMIT = 1 << 20
 NAME_SEARCH_LIMIT = 1 << 20
@@ -121,7 +123,7 @@ def read_bounded(path: str, first_window: int = FIRST_WINDOW, max_line: int = 32
             scan.offset = size
             if size <= HEADER_LIMIT:
                 scan.partial = head
-                scan.sig = head[-32:]
+                scan.sig = head[-SIG_BYTES:]
             return scan  # else an absurd first line: not a pi session; follow new data only
         header_end = nl + 1
         scan.header = head[:nl]
@@ -157,7 +159,7 @@ def read_bounded(path: str, first_window: int = FIRST_WINDOW, max_line: int = 32
         scan.partial = partial if len(partial) <= max_line else b""
         scan.offset = size
         scan.window_start = start + first  # nothing before this byte was read as entries
-        scan.sig = data[-32:] if data else head[-32:]
+        scan.sig = data[-SIG_BYTES:] if data else head[-SIG_BYTES:]
     except OSError as exc:
         scan.error = exc
     finally:
