@@ -92,6 +92,7 @@ class Board:
     def replace(self, key: str, events: Iterable[Event], now: float) -> list[Transition]:
         """The file was rewritten or truncated: rebuild it, report only what really changed."""
         old = self._sessions.get(key)
+        self._dirty.add(key)  # else the snapshot keeps showing what the rewrite removed
         fresh = SessionReducer()
         ended: dict[str, Ended] = {}
         for event in events:
