@@ -87,8 +87,8 @@ def decode(raw: bytes) -> dict[str, Any]:
     t = _obj(d["t"], {"offset", "partial", "head_len", "head", "tail_start", "tail"})
     offset = _int(t["offset"])
     try:
-        partial = base64.b64decode(_str(t["partial"]), validate=True)
-        head, tail = bytes.fromhex(_str(t["head"])), bytes.fromhex(_str(t["tail"]))
+        partial = base64.b64decode(str(_str(t["partial"])), validate=True)
+        head, tail = bytes.fromhex(str(_str(t["head"]))), bytes.fromhex(str(_str(t["tail"])))
     except (binascii.Error, ValueError) as exc:
         raise Damaged("a row's read position is garbled") from exc
     head_len, tail_start = _int(t["head_len"]), _int(t["tail_start"])
@@ -114,9 +114,9 @@ def _obj(value: Any, keys: set[str], optional: frozenset[str] = frozenset()) -> 
     return value
 
 
-def _str(value: Any, none: bool = False) -> str:
+def _str(value: Any, none: bool = False) -> str | None:
     if value is None and none:
-        return value  # type: ignore[no-any-return]
+        return None
     if not isinstance(value, str) or len(value) > MAX_TEXT:
         raise Damaged("a row holds a wrong or oversized string")
     return value
