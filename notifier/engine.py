@@ -8,9 +8,7 @@ other threads talk to it only by putting commands on its queue.
 from __future__ import annotations
 
 import dataclasses
-import json
 import logging
-import marshal
 import os
 import queue
 import stat
@@ -21,6 +19,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from notifier.core import jsonbound
 from notifier.core.board import Board, Proc
 from notifier.core.model import Snapshot, Transition
 from notifier.core.reducer import Event, Header, Input, Renamed, SessionReducer, Supersede, restore, summarize
@@ -42,7 +41,7 @@ from notifier.watch.scanner import (
     read_head,
     walk_tree,
 )
-from notifier.watch.tail import DEFAULT_MAX_LINE, SIG, Tailer
+from notifier.watch.tail import DEFAULT_MAX_LINE, WINDOW, Tailer
 
 if TYPE_CHECKING:
     from notifier.config import Config
@@ -191,7 +190,7 @@ class Engine:
         self._recheck_s = options.liveness_interval
         self._probe_mark = 0
         self._cache: Any = None
-        self._cached: dict[str, tuple[str, bytes]] = {}
+        self._cached: dict[str, tuple[str, dict[str, Any]]] = {}
         self._stale: dict[str, str] = {}  # files read (not restored) at start-up → their stamp
         self._probe_wanted = threading.Event()
         self._seen: set[str] = set()
@@ -444,17 +443,17 @@ class Engine:
 
     # ---- the start-up scan cache ----
 
-    def _cache_rows(self) -> dict[str, tuple[str, bytes]] | None:
+    def _cache_rows(self) -> dict[str, tuple[str, dict[str, Any]]] | None:
         if self.options.cache_path is None:
             return None
         if self._cache is None:
             from notifier.watch.cache import ScanCache, fingerprint
 
             self._cache = ScanCache(self.options.cache_path, fingerprint(self.options.catalog.names))
-            self._cached = self._cache.load()
+            self._cached = self._cache.load()  # checked row by row; a damaged cache comes back empty
         return self._cached
 
-    def _add_cached(self, path: str, cached: dict[str, tuple[str, bytes]]) -> list[Transition]:
+    def _add_cached(self, path: str, cached: dict[str, tuple[str, dict[str, Any]]]) -> list[Transition]:
         """Restore an unchanged file from its summary; read any other one (and remember it)."""
         assert self._cache is not None
         self._seen.add(path)
@@ -464,20 +463,21 @@ class Engine:
             return []
         stamp = self._cache.stamp(st)
         row = cached.get(path)
-        if row is not None and row[0] == stamp:
+        if row is not None and row[0] == stamp and stat.S_ISREG(st.st_mode):
+            data = row[1]
             try:
-                data = marshal.loads(row[1])
                 reducer = restore(data["s"])
                 tailer = Tailer(path, self.options.max_line)
-                tailer.seek(st.st_size, (st.st_dev, st.st_ino), bytes(data["part"]), bytes(data["sig"]))
-                tailer.window_start = int(data["ws"])
-                tailer.name_checked = bool(data["nc"])
-            except (ValueError, KeyError, TypeError, EOFError):
-                pass  # an unreadable summary: read the file instead
+                tailer.restore(data["t"], (st.st_dev, st.st_ino))
+            except (ValueError, KeyError, TypeError):  # (rows were checked when loaded)
+                pass  # an unusable summary: read the file instead
             else:
-                self.tailers[path] = tailer
-                self.cache_hits += 1
-                return self.board.restore(path, reducer, self._wall(), initial=True)
+                if tailer.offset == st.st_size:
+                    tailer.window_start = data["ws"]
+                    tailer.name_checked = data["nc"]
+                    self.tailers[path] = tailer
+                    self.cache_hits += 1
+                    return self.board.restore(path, reducer, self._wall(), initial=True)
         self._stale[path] = stamp
         return self._add(path, initial=True)
 
@@ -485,20 +485,19 @@ class Engine:
         """Remember what the start-up scan read (after names were filled in)."""
         if self._cache is None:
             return
+        from notifier.watch.cache import encode
+
         rows = []
         for path, stamp in self._stale.items():
             tailer = self.tailers.get(path)
             reducer = self.board.reducer(path)
             if tailer is None or reducer is None or len(tailer.partial) > CACHE_PARTIAL_MAX:
                 continue
-            data = {
-                "s": summarize(reducer),
-                "part": tailer.partial,
-                "sig": tailer.sig,
-                "ws": tailer.window_start,
-                "nc": tailer.name_checked,
-            }
-            rows.append((path, stamp, marshal.dumps(data)))
+            try:
+                data = encode(summarize(reducer), tailer.state(), tailer.window_start, tailer.name_checked)
+            except (TypeError, ValueError):  # (cannot happen with what the reducer holds)
+                continue
+            rows.append((path, stamp, data))
         roots = tuple(r.rstrip(os.sep) + os.sep for r in self.options.roots)
         gone = [f for f in self._cached if f.startswith(roots) and f not in self._seen]
         self._cache.save(rows, gone)
@@ -580,7 +579,7 @@ class Engine:
             # No complete first line yet: the tailer picks it up when its newline arrives
             # (an absurdly long first line is not a pi session: follow new data only).
             partial = head if size <= HEADER_LIMIT else b""
-            tailer.seek(size, ident, partial, partial[-SIG:])
+            tailer.seek(size, ident, partial, partial[-WINDOW:], head=partial)
             tailer.window_start = 0
             return SessionReducer()
         now = self._wall()
@@ -590,8 +589,9 @@ class Engine:
         tail = find_end(fd, header_end, size, max_line)
         offset = size if tail.partial is not None else tail.end
         seen = tail.block + (tail.partial or b"") if offset == size else tail.block
-        sig = seen[-SIG:] if len(seen) >= SIG or offset <= len(seen) else os.pread(fd, SIG, offset - SIG)
-        tailer.seek(offset, ident, tail.partial or b"", sig)
+        want = min(WINDOW, offset)
+        sig = seen[-want:] if len(seen) >= want else os.pread(fd, want, offset - want)
+        tailer.seek(offset, ident, tail.partial or b"", sig, head=head)
         settler = Settler()
         window_start = tail.end
         kept: list[bytes] = []
@@ -658,13 +658,20 @@ class Engine:
         now = self._wall()
         if result.missing:
             return self._forget(path)
+        if result.special:
+            # A FIFO, device or folder named *.jsonl: never opened in a way that blocks, never
+            # read. The tailer stays, so the next event costs one fstat and no log line.
+            self._once(path, "special", "not a regular file; ignored")
+            return self.board.forget(path, now) if self.board.reducer(path) is not None else []
         if result.error is not None:
-            self._once(path, "read", "cannot read (%s)", result.error.strerror or result.error)
+            self._once(path, "read", "cannot read (%s)", clean(result.error.strerror or result.error))
             return []
         if result.skipped_long:
             self._once(path, "long", "skipped a line longer than %d MB", self.options.max_line >> 20)
+        if result.more:
+            self.queue.put((FILE, path))  # a huge append: the rest after what is queued already
         if result.rewritten:
-            log.info("%s was rewritten; reading it again", clean(path))
+            log.info("%s was rewritten; reading it again from the start", clean(path))
             lines = self._read_bounded(tailer)
             if lines is None:
                 return self._forget(path)
@@ -688,12 +695,12 @@ class Engine:
                 continue
             else:
                 try:
-                    entry = json.loads(line.decode("utf-8"))
+                    entry = jsonbound.loads(line)  # size: the tailer's max_line; depth: capped
                 except UnicodeDecodeError:
                     self._once(path, "utf8", "skipped a line that is not UTF-8")
                     continue
-                except ValueError:
-                    self._once(path, "json", "skipped a line that is not JSON")
+                except ValueError as exc:
+                    self._once(path, "json", "skipped a line that is not usable JSON (%s)", clean(exc, 80))
                     continue
             if not isinstance(entry, dict):
                 self._once(path, "object", "skipped a JSON line that is not an object")
@@ -702,7 +709,7 @@ class Engine:
                 events += to_events(entry, catalog, now)
             except EntryError as exc:
                 self._once(path, "shape", "skipped an entry with an unexpected shape (%s)", exc)
-            except (TypeError, ValueError, AttributeError, RecursionError) as exc:
+            except Exception as exc:  # a bug meeting odd data must cost this entry, not the engine
                 self._once(
                     path, "shape", "skipped an entry with an unexpected shape (%s)", type(exc).__name__
                 )

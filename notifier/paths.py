@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import stat
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -95,8 +96,13 @@ def private_file(path: str) -> str:
     library (SQLite, logging) opens it; an existing file we own is fixed. SQLite creates its
     -wal/-shm/-journal side files with the main file's mode; existing ones are fixed here too."""
     private_dir(os.path.dirname(path) or ".")
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-    os.close(fd)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(path, flags | getattr(os, "O_NONBLOCK", 0), 0o600)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path} is not a regular file")
+    finally:
+        os.close(fd)
     for p in (path, path + "-wal", path + "-shm", path + "-journal"):
         _restrict(p, 0o600)
     return path

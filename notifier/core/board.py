@@ -118,6 +118,7 @@ class Board:
         """The file was rewritten or truncated: rebuild it, report only what really changed."""
         self._tick += 1
         old = self._sessions.get(key)
+        self._dirty.add(key)  # else the snapshot keeps showing what the rewrite removed
         fresh = SessionReducer()
         ended: dict[str, Ended] = {}
         for event in events:

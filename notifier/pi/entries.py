@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from datetime import datetime, timezone
 from typing import Any
 
+from notifier.core.jsonbound import Budget, loads, shrink
 from notifier.core.model import State
 from notifier.core.reducer import (
     Activity,
@@ -28,6 +29,12 @@ from notifier.pi.questions import QuestionCatalog, classify, extract, result_tex
 NEUTRAL = frozenset({"label", "custom", "usage", "model_change", "thinking_level_change"})
 _STOP_STATE: dict[str, State] = {"stop": "idle", "length": "idle", "error": "failed", "aborted": "stopped"}
 ANSWER_LIMIT = 2000
+# Bounds where file data enters the model (the line itself is bounded by the tailer and the parse):
+ID_LIMIT = 512  # session ids and toolCallIds (pi writes < 100 characters)
+CWD_LIMIT = 4096
+NAME_LIMIT = 200
+MAX_CALLS = 256  # tool calls read from one assistant message
+RESULT_CHARS = 64 << 10  # characters of a question's toolResult that classification looks at
 
 
 class EntryError(ValueError):
@@ -86,10 +93,10 @@ def to_events(entry: Mapping[str, Any], catalog: QuestionCatalog, seen_at: float
         sid = entry.get("id")
         if not isinstance(sid, str):
             raise EntryError("session header without an id")  # pi does not count such a file either
-        return [Header(sid, cwd if isinstance(cwd, str) else None)]
+        return [Header(sid[:ID_LIMIT], cwd[:CWD_LIMIT] if isinstance(cwd, str) else None)]
     if kind == "session_info":
         name = entry.get("name")
-        return [Renamed(clean(name, 200) if isinstance(name, str) else None)]
+        return [Renamed(clean(name[: NAME_LIMIT * 4], NAME_LIMIT) if isinstance(name, str) else None)]
     if kind == "message":
         message = entry.get("message")
         if not isinstance(message, Mapping):
@@ -119,11 +126,18 @@ def _message(message: Mapping[str, Any], catalog: QuestionCatalog, at: float) ->
         tool = message.get("toolName")
         if not isinstance(call_id, str):
             raise EntryError("toolResult without a toolCallId")
+        call_id = call_id[:ID_LIMIT]
         tool = tool if isinstance(tool, str) else ""
         if tool not in catalog:
-            return [ToolEnd(at, call_id, tool)]
-        outcome = classify(message.get("isError"), message.get("content"), message.get("details"))
-        answer = clean(result_text(message.get("content")), ANSWER_LIMIT) if outcome == "answered" else None
+            return [ToolEnd(at, call_id, tool[:ID_LIMIT])]
+        # Only a bounded copy of what the tool returned is classified and kept.
+        budget = Budget(RESULT_CHARS)
+        content = shrink(message.get("content"), budget, max_str=RESULT_CHARS)
+        details = shrink(message.get("details"), budget, max_str=RESULT_CHARS)
+        outcome = classify(message.get("isError"), content, details)
+        answer = (
+            clean(result_text(content)[: ANSWER_LIMIT * 4], ANSWER_LIMIT) if outcome == "answered" else None
+        )
         return [ToolEnd(at, call_id, tool, outcome, answer or None)]
     return []
 
@@ -138,6 +152,7 @@ def _assistant(message: Mapping[str, Any], catalog: QuestionCatalog, at: float) 
     events: list[Event] = [Supersede(at)]
     executed = stop not in ("error", "aborted")
     calls = 0
+    budget = Budget()  # one for all the questions of this message: their sum is bounded
     for block in content:
         if not isinstance(block, Mapping) or block.get("type") != "toolCall":
             continue
@@ -145,10 +160,30 @@ def _assistant(message: Mapping[str, Any], catalog: QuestionCatalog, at: float) 
         if not isinstance(call_id, str) or not isinstance(name, str):
             continue
         calls += 1
+        if calls > MAX_CALLS:
+            break
         if not executed:
             continue
-        question = extract(name, block.get("arguments"), call_id, at) if name in catalog else None
+        call_id, name = call_id[:ID_LIMIT], name[:ID_LIMIT]
+        question = (
+            extract(name, _arguments(block.get("arguments"), budget), call_id, at)
+            if name in catalog
+            else None
+        )
         events.append(ToolStart(at, call_id, name, question))
     if isinstance(stop, str) and stop in _STOP_STATE and not (calls and executed):
         events.append(TurnEnd(at, _STOP_STATE[stop]))
     return events
+
+
+def _arguments(value: Any, budget: Budget) -> Any:
+    """A question's arguments, bounded (strings, list lengths, their sum) before extraction.
+    Arguments saved as a JSON string are parsed here, with the same bounds."""
+    if isinstance(value, str):
+        value = value[: budget.chars]
+        if value.lstrip()[:1] in ("{", "["):
+            try:
+                value = loads(value)
+            except ValueError:  # not JSON, cut, too deep: extraction reads it as text
+                pass
+    return shrink(value, budget)

@@ -11,6 +11,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from notifier.core.jsonbound import loads
 from notifier.core.model import GENERIC_QUESTION, Option, Outcome, Question, QuestionItem
 from notifier.core.text import clean
 
@@ -41,6 +42,7 @@ _MULTI_KEYS = ("multiSelect", "multi", "allowMultiple", "multiple", "multipleSel
 _PLAN_ACTIONS = ("Execute", "Keep context", "Edit", "Cancel")
 MAX_ITEMS = 50
 MAX_OPTIONS = 50
+MAX_JSON_ARG = 1 << 20  # an argument saved as a JSON string
 
 
 class QuestionCatalog:
@@ -54,12 +56,13 @@ class QuestionCatalog:
 
 
 def _maybe_json(value: Any) -> Any:
+    """A string holding a JSON object or list, parsed (bounded: size and depth); else ``value``."""
     if isinstance(value, str):
         stripped = value.strip()
         if stripped[:1] in ("[", "{"):
             try:
-                return json.loads(stripped)
-            except ValueError:
+                return loads(stripped, max_bytes=MAX_JSON_ARG)
+            except ValueError:  # not JSON, too large or too deep (UnicodeDecodeError included)
                 return value
     return value
 

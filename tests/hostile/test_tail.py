@@ -1,0 +1,452 @@
+"""Reading session lines safely: any chunking, any hostile line, FIFOs, a rotten scan cache and
+rewrites in place must never stop the notifier seeing the next good question."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sqlite3
+import stat
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from notifier.core import jsonbound
+from notifier.engine import Engine, EngineOptions, scan_once
+from notifier.pi.entries import to_events
+from notifier.pi.questions import QuestionCatalog
+from notifier.watch.tail import Tailer
+
+from ..conftest import FIXTURES, wait_for
+from ..harness import Harness
+from ..live.writer import answer, append, ask, header, line, user
+
+CATALOG = QuestionCatalog()
+
+
+def _captures() -> list[Path]:
+    assert FIXTURES is not None, "the real pi captures (tests/data/pi-sessions) are missing"
+    found = sorted(FIXTURES.glob("*/[A-F]-*.jsonl")) + sorted(FIXTURES.glob("*/*/[A-F]-*.jsonl"))
+    found += sorted(FIXTURES.glob("*/final.jsonl"))
+    return found
+
+
+CAPTURES = _captures()
+HOSTILE_SETTINGS = settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+
+
+def _events(lines: list[bytes]) -> list[Any]:
+    out: list[Any] = []
+    for raw in lines:
+        try:
+            entry = jsonbound.loads(raw)
+        except ValueError:
+            continue
+        if isinstance(entry, dict):
+            out += to_events(entry, CATALOG, 0.0)
+    return out
+
+
+def _whole(path: Path) -> list[bytes]:
+    return Tailer(str(path)).read().lines
+
+
+# ---- property: any chunking gives the same lines and events as one read ----
+
+
+@st.composite
+def _chunked(draw: st.DrawFn) -> tuple[bytes, list[tuple[int, bool]]]:
+    data = CAPTURES[draw(st.integers(0, len(CAPTURES) - 1))].read_bytes()
+    if draw(st.booleans()):
+        data = data.replace(b"\n", b"\r\n")  # so that cuts fall inside \r\n too
+    if draw(st.booleans()):  # multi-byte UTF-8 in every line, so that cuts fall inside them
+        data = data.replace(b'"timestamp"', '"z\u00e9\u2028\U0001f600":1,"timestamp"'.encode())
+    cuts = sorted(set(draw(st.lists(st.integers(0, len(data)), max_size=40))))
+    # also cut right inside a multi-byte character and between \r and \n when there is one
+    for needle, offset in ((b"\xf0", 2), (b"\r\n", 1)):
+        hit = data.find(needle)
+        if hit >= 0 and draw(st.booleans()):
+            cuts = sorted(set(cuts) | {hit + offset})
+    reads = [draw(st.booleans()) for _ in cuts]
+    return data, list(zip(cuts, reads, strict=True))
+
+
+@HOSTILE_SETTINGS
+@given(_chunked())
+def test_any_chunking_reads_like_one_read(case: tuple[bytes, list[tuple[int, bool]]]) -> None:
+    data, plan = case
+    with tempfile.TemporaryDirectory() as d:
+        whole_path = Path(d, "whole.jsonl")
+        whole_path.write_bytes(data)
+        expected = _whole(whole_path)
+        path = Path(d, "s.jsonl")
+        path.write_bytes(b"")
+        tailer = Tailer(str(path))
+        got: list[bytes] = []
+        written = 0
+        for cut, read in [*plan, (len(data), True)]:
+            with path.open("ab") as fh:
+                fh.write(data[written:cut])
+            written = max(written, cut)
+            if read:
+                result = tailer.read()
+                assert not result.rewritten and result.error is None
+                got += result.lines
+        got += tailer.read().lines
+        assert got == expected
+        assert _events(got) == _events(expected)
+        assert any(e.__class__.__name__ == "ToolStart" for e in _events(got))
+
+
+# ---- property: a hostile line, then a good question, through the real engine ----
+
+
+def _deep(depth: int, inside: bool) -> bytes:
+    nest = "[" * depth + "]" * depth if depth % 2 else '{"a":' * depth + "1" + "}" * depth
+    if not inside:
+        return nest.encode() + b"\n"
+    return (
+        '{"type":"message","id":"d","message":{"role":"assistant","stopReason":"toolUse","content":'
+        '[{"type":"toolCall","id":"evil","name":"question","arguments":{"question":"x","options":'
+        + nest
+        + "}}]}}\n"
+    ).encode()
+
+
+HOSTILE_LINES: list[Callable[[int], bytes]] = [
+    lambda n: _deep(1000 + n, inside=True),  # the model writes these: prompt injection is enough
+    lambda n: _deep(100_000 + n, inside=False),
+    lambda n: _deep(65 + n % 10, inside=True),
+    lambda n: b"\xff\xfe" + bytes(range(256)) * (1 + n % 4) + b"\n",  # not UTF-8
+    lambda n: b'{"type":"message","message":{"role":"assis\x00tant"}}\n',  # NUL bytes
+    lambda n: (
+        b'{"type":"message","message":{"role":"assistant","content":[{"type":"toolC' + b"\n"
+    ),  # half-written
+    lambda n: b"[" * (n + 1) + b"\n",  # unbalanced
+    lambda n: b"1" * (5000 + n) + b"\n",  # an integer too long to convert
+    lambda n: ask(f"big{n}", "Q" * (10 << 20)),  # a 10 MB single value
+    lambda n: ask(
+        f"many{n}", args={"questions": [{"question": f"q{i}", "options": ["a"] * 3000} for i in range(5000)]}
+    ),
+    lambda n: line(
+        {
+            "type": "message",
+            "message": {
+                "role": "assistant",
+                "stopReason": "toolUse",
+                "content": [
+                    {
+                        "type": "toolCall",
+                        "id": f"c{n}-{i}",
+                        "name": "question",
+                        "arguments": {"question": "?"},
+                    }
+                    for i in range(20_000)
+                ],
+            },
+        }
+    ),
+    lambda n: ask(f"s{n}", args={"questions": json.dumps([{"question": "[" * 50_000}]) + "[" * 200_000}),
+    lambda n: b'{"type":"session_info","name":"' + b"n" * (4 << 20) + b'"}\n',
+    lambda n: b'{"type":"session","id":"' + b"i" * (2 << 20) + b'","cwd":"' + b"c" * (2 << 20) + b'"}\n',
+    lambda n: b"\n\n   \r\n\x00\n",
+]
+
+
+class _Engine:
+    """One real engine on a real temporary sessions folder, reused across examples."""
+
+    def __init__(self, root: Path) -> None:
+        self.harness = Harness([root])
+        self.root = root
+
+    def __enter__(self) -> _Engine:
+        self.harness.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.harness.__exit__(*exc)
+
+
+@pytest.fixture(scope="module")
+def engine() -> Any:
+    with tempfile.TemporaryDirectory() as d, _Engine(Path(d)) as e:
+        yield e
+
+
+_counter = iter(range(1_000_000))
+
+
+@HOSTILE_SETTINGS
+@given(
+    kinds=st.lists(st.integers(0, len(HOSTILE_LINES) - 1), min_size=1, max_size=3), split=st.integers(0, 5000)
+)
+def test_hostile_lines_then_a_good_question_is_still_seen(
+    engine: _Engine, kinds: list[int], split: int
+) -> None:
+    n = next(_counter)
+    f = engine.root / f"--p{n}--" / "s.jsonl"
+    append(f, header(f"/p/{n}"), user())
+    for kind in kinds:
+        bad = HOSTILE_LINES[kind](n)
+        cut = min(split, len(bad))
+        append(f, bad[:cut])
+        append(f, bad[cut:])
+    append(f, ask(f"good{n}", f"Still there {n}?"))
+    h = engine.harness
+    wait_for(
+        lambda: any(t.question.tool_call_id == f"good{n}" for t in h.sink.of("needs_input")),
+        20,
+        "the good question",
+    )
+    assert h.engine.failed is None and h.engine._thread is not None and h.engine._thread.is_alive()
+    view = h.engine.board.view(str(f))
+    assert view is not None
+    for q in view.pending:  # everything that reached the board is bounded
+        assert len(q.text) <= jsonbound.MAX_STR and len(q.items) <= 50
+        assert all(len(o.label) <= jsonbound.MAX_STR for o in q.first.options)
+    assert len(view.pending) <= 256 + 1
+
+
+def test_bounded_parse_agrees_with_the_reference_depth() -> None:
+    @given(
+        st.recursive(
+            st.none() | st.integers() | st.text(), lambda c: st.lists(c) | st.dictionaries(st.text(), c)
+        )
+    )
+    def check(value: Any) -> None:
+        raw = json.dumps(value).encode()
+        depth = jsonbound.nesting_depth(raw)
+        for limit in (max(depth - 1, 0), depth, depth + 1):
+            if depth <= limit:
+                assert jsonbound.loads(raw, max_depth=limit) == value
+            else:
+                with pytest.raises(jsonbound.BoundedJSONError):
+                    jsonbound.loads(raw, max_depth=limit)
+
+    check()
+
+
+# ---- fault tests, one per class ----
+
+
+def _warnings(caplog: pytest.LogCaptureFixture, needle: str) -> list[str]:
+    return [
+        r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING and needle in r.getMessage()
+    ]
+
+
+def test_nested_line_then_a_question_is_notified_and_logged_once(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    f = tmp_path / "--p--" / "s.jsonl"
+    append(f, header("/p"), user())
+    with Harness([tmp_path]) as h:
+        for i in range(3):
+            append(f, _deep(1000 * (i + 1), inside=True))
+        append(f, ask("q1", "After the bomb?"))
+        (t,) = h.wait("needs_input")
+        assert t.question.text == "After the bomb?"
+        assert h.engine.failed is None and h.engine._thread is not None and h.engine._thread.is_alive()
+        append(f, answer("q1"))
+        h.wait("resolved")
+    assert len(_warnings(caplog, "usable JSON")) == 1
+
+
+def test_a_fifo_in_the_folder_blocks_nothing(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    folder = tmp_path / "--p--"
+    folder.mkdir()
+    with Harness([tmp_path]) as h:
+        fifo = folder / "trap.jsonl"
+        os.mkfifo(fifo)
+        f = folder / "s.jsonl"
+        append(f, header("/p"), user(), ask("q1", "Seen past the FIFO?"))
+        (t,) = h.wait("needs_input")
+        assert t.question.text == "Seen past the FIFO?"
+        wait_for(lambda: _warnings(caplog, "not a regular file"), 5, "the FIFO noticed")
+        # a writer on the FIFO makes events; they must cost nothing and log nothing more
+        fd = os.open(fifo, os.O_RDWR | os.O_NONBLOCK)
+        try:
+            os.write(fd, ask("q2", "Through the FIFO?"))
+            append(f, ask("q3", "Still?"))
+            wait_for(lambda: any(x.question.tool_call_id == "q3" for x in h.sink.of("needs_input")), 10, "q3")
+        finally:
+            os.close(fd)
+        assert all(x.question.tool_call_id != "q2" for x in h.sink.of("needs_input"))
+        assert h.engine._thread is not None and h.engine._thread.is_alive()
+    assert len(_warnings(caplog, "not a regular file")) == 1
+
+
+# -- the scan cache --
+
+
+def _status(root: Path, cache: Path) -> Any:
+    opts = EngineOptions([str(root)], QuestionCatalog(), liveness=False, cache_path=str(cache))
+    snap = scan_once(opts)
+    views = sorted(
+        (v.ref.key, v.state, tuple(q.tool_call_id for q in v.pending), tuple(q.text for q in v.pending))
+        for v in snap.sessions
+    )
+    return views
+
+
+def _corrupt_all(cache: Path, sql: str, *args: Any) -> None:
+    db = sqlite3.connect(cache)
+    with db:
+        db.execute(sql, args)
+    db.close()
+
+
+CORRUPTIONS: dict[str, tuple[str, tuple[Any, ...]]] = {
+    "garbage bytes": ("UPDATE scan SET data = ?", (os.urandom(200),)),
+    "marshal-era bytes": ("UPDATE scan SET data = ?", (b"\xfb\xe3\x00\x00\x00\x00",)),
+    "a flipped character": (
+        "UPDATE scan SET data = CAST(replace(CAST(data AS TEXT), '\"s\"', '\"S\"') AS BLOB)",
+        (),
+    ),
+    "wrong types": (
+        'UPDATE scan SET data = CAST(replace(CAST(data AS TEXT), \'"base":"\', \'"base":[1,"\') AS BLOB)',
+        (),
+    ),
+    "huge blob": ("UPDATE scan SET data = zeroblob(5000000)", ()),
+    "text instead of blob": ("UPDATE scan SET data = CAST(data AS TEXT)", ()),
+    "blob stamp": ("UPDATE scan SET stamp = CAST(stamp AS BLOB)", ()),
+    "huge list": (
+        "UPDATE scan SET data = CAST(replace(CAST(data AS TEXT), '\"pending\":[', '\"pending\":[' || ? || ',') AS BLOB)",
+        (",".join(["{}"] * 50_000),),
+    ),
+    "deep nesting": ("UPDATE scan SET data = ?", (b"[" * 100_000 + b"]" * 100_000,)),
+    "a huge number": (
+        "UPDATE scan SET data = CAST(replace(CAST(data AS TEXT), '\"offset\":', '\"offset\":1' || ? ) AS BLOB)",
+        ("0" * 5000,),
+    ),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(CORRUPTIONS))
+def test_a_rotten_scan_cache_is_rebuilt_with_one_log_line(
+    kind: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    root = tmp_path / "sessions"
+    append(root / "--a--" / "a.jsonl", header("/p/a"), user(), ask("q1", "First?"))
+    append(root / "--b--" / "b.jsonl", header("/p/b"), user(), ask("q2", "Second?"), answer("q2"))
+    cache = tmp_path / "state" / "scan-cache.sqlite3"
+    truth = _status(root, cache)
+    assert [v[2] for v in truth] == [("q1",), ()]
+    sql, args = CORRUPTIONS[kind]
+    _corrupt_all(cache, sql, *args)
+    caplog.clear()
+    with caplog.at_level(logging.DEBUG):
+        again = _status(root, cache)
+    assert again == truth
+    assert len(_warnings(caplog, "scan cache")) == 1, caplog.text
+    caplog.clear()
+    opts = EngineOptions([str(root)], QuestionCatalog(), liveness=False, cache_path=str(cache))
+    engine = Engine(opts)
+    engine._scan_dir(str(root), initial=True)
+    engine._save_cache()
+    assert engine.cache_hits == 2  # rebuilt: the next run reads nothing again
+    assert _warnings(caplog, "scan cache") == []
+
+
+def test_a_cache_with_the_wrong_columns_or_not_a_database_is_rebuilt(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    root = tmp_path / "sessions"
+    append(root / "--a--" / "a.jsonl", header("/p/a"), user(), ask("q1", "First?"))
+    cache = tmp_path / "state" / "scan-cache.sqlite3"
+    truth = _status(root, cache)
+    db = sqlite3.connect(cache)
+    with db:
+        db.execute("ALTER TABLE scan ADD COLUMN extra TEXT")
+    db.close()
+    assert _status(root, cache) == truth
+    for name in os.listdir(cache.parent):
+        os.unlink(cache.parent / name)
+    cache.write_bytes(b"SQLite format 3\x00" + os.urandom(4000))
+    assert _status(root, cache) == truth
+    assert len(_warnings(caplog, "scan cache")) == 2
+
+
+def test_the_cache_is_private(tmp_path: Path) -> None:
+    root = tmp_path / "sessions"
+    append(root / "--a--" / "a.jsonl", header("/p/a"), user(), ask("q1", "First?"))
+    old = os.umask(0o022)
+    try:
+        cache = tmp_path / "state" / "sub" / "scan-cache.sqlite3"
+        _status(root, cache)
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(cache.stat().st_mode) == 0o600
+    assert stat.S_IMODE(cache.parent.stat().st_mode) == 0o700
+    for extra in cache.parent.iterdir():
+        assert stat.S_IMODE(extra.stat().st_mode) & 0o077 == 0, extra
+
+
+# -- rewrites in place --
+
+
+def _rewrite_in_place(path: Path, data: bytes) -> None:
+    fd = os.open(path, os.O_WRONLY)
+    try:
+        os.write(fd, data)
+    finally:
+        os.close(fd)
+
+
+def _filler(size: int) -> bytes:
+    return line({"type": "custom", "customType": "x", "data": "f" * size})
+
+
+@pytest.mark.parametrize("keep", [32, 100, 3000])
+@pytest.mark.parametrize("when", ["after the start-up scan", "after a live read"])
+def test_a_rewrite_in_place_drops_the_stale_question(tmp_path: Path, keep: int, when: str) -> None:
+    f = tmp_path / "--p--" / "s.jsonl"
+    head = header("/p")
+    stale = ask("q1", "Stale?")
+    tail = _filler(keep)  # the bytes before the offset that the rewrite keeps
+    if when == "after the start-up scan":
+        append(f, head, user(), stale, tail)
+    with Harness([tmp_path]) as h:
+        if when == "after a live read":
+            append(f, head, user(), stale, tail)
+        (t,) = h.wait("needs_input")
+        assert t.question.tool_call_id == "q1"
+        # The same header and the same last bytes; in between a user message replaces the
+        # question (same length: the file neither shrinks nor changes inode).
+        replacement = user("r" * 10)
+        pad = len(stale) - len(replacement)
+        replacement = user("r" * (10 + pad))
+        assert len(replacement) == len(stale)
+        _rewrite_in_place(f, head + user() + replacement + tail)
+        (gone,) = h.wait("resolved")
+        assert gone.question.tool_call_id == "q1"
+        wait_for(lambda: h.engine.snapshot.pending_count == 0, 5, "nothing pending")
+        append(f, ask("q2", "Next?"))  # and reading goes on from the rewritten file
+        asked = h.wait("needs_input", 2)
+        assert asked[1].question.tool_call_id == "q2"
+
+
+def test_a_migration_rewrite_that_grows_is_read_from_the_start(tmp_path: Path) -> None:
+    f = tmp_path / "--p--" / "s.jsonl"
+    filler = _filler(6000)
+    v2 = line({"type": "session", "version": 2, "id": "s1", "cwd": "/p"})
+    append(f, v2, user(), ask("q1", "Old?"), filler)
+    with Harness([tmp_path]) as h:
+        h.wait("needs_input")
+        v3 = line({"type": "session", "version": 3, "id": "s1", "cwd": "/p"})
+        # rewritten with a new header and an answer: larger than before, the end unchanged
+        data = v3 + user() + ask("q1", "Old?") + answer("q1") + filler
+        _rewrite_in_place(f, data)
+        (done,) = h.wait("resolved")
+        assert done.question.tool_call_id == "q1" and done.outcome == "answered"
