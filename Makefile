@@ -22,11 +22,13 @@ run: venv
 test: venv
 	$(PY) -m ruff check notifier tests bench
 	$(PY) -m mypy
+	$(VENV)/bin/lint-imports --no-cache
 	$(PY) -m pytest -q
 
 lint: venv
 	$(PY) -m ruff check notifier tests bench
 	$(PY) -m mypy
+	$(VENV)/bin/lint-imports --no-cache
 
 bench: venv
 	$(PY) bench/latency.py

@@ -1,3 +1,3 @@
-from notifier.cli import main
+from notifier.cli.parser import main
 
 raise SystemExit(main())

@@ -9,7 +9,7 @@ from typing import Any
 
 from notifier.core.reducer import SessionReducer
 from notifier.core.text import clean
-from notifier.engine import Engine, EngineOptions
+from notifier.engine.loop import Engine, EngineOptions
 from notifier.pi.questions import QuestionCatalog
 from notifier.watch.scanner import find_name
 from notifier.watch.tail import Tailer

@@ -5,7 +5,7 @@
 - :mod:`notifier.companion.watcher`: finds sockets as pi processes start, one connection each
 
 The extension itself ships as ``notifier/resources/pi-extension/pi-notifier.ts``; installing it is
-:mod:`notifier.pi_extension`.
+:mod:`notifier.cli.pi_extension`.
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ class ChannelError(OSError):
 
 def socket_folder() -> str:
     """Where the extension puts its sockets: pi-notifier's runtime folder."""
-    from notifier import paths
+    from notifier.system import paths
 
     return paths.runtime_dir()
 

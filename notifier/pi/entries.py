@@ -24,6 +24,7 @@ from notifier.core.reducer import (
     TurnEnd,
 )
 from notifier.core.text import clean
+from notifier.core.times import sane_time
 from notifier.pi.questions import QuestionCatalog, classify, extract, result_text
 
 NEUTRAL = frozenset({"label", "custom", "usage", "model_change", "thinking_level_change"})
@@ -39,22 +40,6 @@ RESULT_CHARS = 64 << 10  # characters of a question's toolResult that classifica
 
 class EntryError(ValueError):
     """A known entry type with a shape pi never writes."""
-
-
-# Times outside this window come from a broken clock or a hostile file: they are ignored (the
-# time the entry was seen is used instead), so no later arithmetic, storage or rendering breaks.
-MIN_TIME = 946684800.0  # 2000-01-01T00:00:00Z
-MAX_TIME = 7258118400.0  # 2200-01-01T00:00:00Z
-
-
-def sane_time(value: object) -> float | None:
-    """``value`` as epoch seconds if it is a real number inside [MIN_TIME, MAX_TIME], else None."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    if isinstance(value, int) and not MIN_TIME <= value <= MAX_TIME:
-        return None  # also ints too large for a float
-    seconds = float(value)
-    return seconds if MIN_TIME <= seconds <= MAX_TIME else None  # NaN compares False
 
 
 def parse_time(value: Any, default: float) -> float:

@@ -43,3 +43,8 @@ def _locate(name: str) -> Traversable:
     for part in name.split("/"):
         node = node.joinpath(part)
     return node
+
+
+def app_icon() -> str:
+    """The application icon as a file path (notification servers and desktop entries load it by path)."""
+    return str(path("pi-notifier.png"))

@@ -19,8 +19,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from notifier.config import Config
 from notifier.core.model import Snapshot
+from notifier.system.config import Config
 from notifier.ui import icons
 from notifier.ui.view import Entry, menu, title
 

@@ -131,7 +131,7 @@ class Window:
             self.root.after(30, lambda: self._place_sash(tries - 1))
 
     def _set_icon(self) -> None:
-        from notifier.ui.alerts import app_icon
+        from notifier.resources import app_icon
 
         path = app_icon()
         if path:
@@ -307,7 +307,7 @@ class RemoteSource:
         self._stop = threading.Event()
 
     def start(self, push: Callable[[dict[str, Any]], None]) -> None:
-        from notifier import ipc
+        from notifier.system import ipc
 
         def listen() -> None:
             for msg in ipc.subscribe({"cmd": "subscribe"}):
@@ -319,7 +319,7 @@ class RemoteSource:
         threading.Thread(target=listen, name="pi-notifier-window-feed", daemon=True).start()
 
     def command(self, obj: dict[str, Any]) -> None:
-        from notifier import ipc
+        from notifier.system import ipc
 
         threading.Thread(target=ipc.request, args=(obj,), daemon=True).start()
 

@@ -29,7 +29,7 @@ from notifier import __version__
 from notifier.core import jsonbound
 from notifier.core.model import State
 from notifier.core.text import clean
-from notifier.paths import from_db, private_file, to_db
+from notifier.system.paths import from_db, private_file, to_db
 
 log = logging.getLogger(__name__)
 FORMAT = 2  # 1: marshal rows (never read again); 2: validated JSON rows

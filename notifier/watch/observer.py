@@ -46,8 +46,7 @@ EVENTS: list[type[FileSystemEvent]] = [
     DirDeletedEvent,
 ]
 
-# Messages put on the engine queue: (kind, path)
-from notifier.engine import DIR, FILE, GONE, ROOT_BACK, ROOT_GONE  # noqa: E402
+from notifier.watch.events import FileChanged, FolderAppeared, PathGone, RootBack, RootGone  # noqa: E402
 
 
 def _s(path: Any) -> str:
@@ -64,21 +63,21 @@ class _Handler(FileSystemEventHandler):
         src = _s(event.src_path)
         if event.is_directory:
             if kind == "created":
-                self.out.put((DIR, src))
+                self.out.put(FolderAppeared(src))
             elif kind == "moved":
-                self.out.put((GONE, src))
-                self.out.put((DIR, _s(event.dest_path)))
+                self.out.put(PathGone(src))
+                self.out.put(FolderAppeared(_s(event.dest_path)))
             elif kind == "deleted":
-                self.out.put((ROOT_GONE if src == self.root else GONE, src))
+                self.out.put(RootGone(src) if src == self.root else PathGone(src))
             return
         if kind == "moved":
             if is_session_name(src):
-                self.out.put((GONE, src))
+                self.out.put(PathGone(src))
             dest = _s(event.dest_path)
             if is_session_name(dest):
-                self.out.put((FILE, dest))
+                self.out.put(FileChanged(dest))
         elif is_session_name(src):
-            self.out.put((GONE if kind == "deleted" else FILE, src))
+            self.out.put(PathGone(src) if kind == "deleted" else FileChanged(src))
 
 
 class _ParentHandler(FileSystemEventHandler):
@@ -92,7 +91,7 @@ class _ParentHandler(FileSystemEventHandler):
         # The root, or a folder on the way to it, appeared: the engine re-checks (and the
         # watcher moves this watch one level closer if the root is still missing).
         if event.event_type in ("created", "moved"):
-            self.out.put((ROOT_BACK, self.root))
+            self.out.put(RootBack(self.root))
 
 
 def _nearest_existing(path: str) -> str:
@@ -174,7 +173,7 @@ class Watcher:
                         pass
             self._watch_parent(root)
         if os.path.isdir(root):  # re-created before the parent watch existed
-            self.out.put((ROOT_BACK, root))
+            self.out.put(RootBack(root))
 
     def _watch_parent(self, root: str) -> None:
         parent = _nearest_existing(root)
@@ -194,7 +193,7 @@ class Watcher:
             self._warn_once("parent:" + root, "cannot watch %s (%s)", clean(parent), exc)
         # A folder may have appeared between looking and watching: look again.
         if _nearest_existing(root) != parent or os.path.isdir(root):
-            self.out.put((ROOT_BACK, root))
+            self.out.put(RootBack(root))
 
     def _unwatch_parent(self, root: str) -> None:
         entry = self._parent_watches.pop(root, None)

@@ -14,10 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from notifier.core.noise import Item
-from notifier.goto import activate_window, is_focused, items_focused
-from notifier.locate import Location, locate_sessions
-from notifier.output import status_obj
+from notifier.app.goto import activate_window
+from notifier.core.planner import Item
+from notifier.sinks.jsonout import status_obj
+from notifier.system.focus import is_focused, items_focused
+from notifier.system.locate import Location, locate_sessions
 
 from ..conftest import FIXTURES, cli, wait_for
 from ..live.pi_harness import Tmux
@@ -42,7 +43,7 @@ def active() -> int | None:
 
 
 def window_of(pid: int) -> int | None:
-    from notifier.locate import _display, x_windows_by_pid
+    from notifier.system.locate import _display, x_windows_by_pid
 
     d = _display()
     try:
@@ -134,8 +135,8 @@ def test_goto_focuses_the_xterm_of_the_tmux_client(
 
 
 def _location(sessions: Path) -> Location | None:
-    from notifier.config import Config
-    from notifier.engine import engine_options, scan_once
+    from notifier.engine.loop import engine_options, scan_once
+    from notifier.system.config import Config
 
     config = Config()
     config.values["sessions_dirs"] = [str(sessions)]
@@ -146,8 +147,8 @@ def _location(sessions: Path) -> Location | None:
 
 
 def _items(sessions: Path) -> list[Item]:
-    from notifier.config import Config
-    from notifier.engine import engine_options, scan_once
+    from notifier.engine.loop import engine_options, scan_once
+    from notifier.system.config import Config
 
     config = Config()
     config.values["sessions_dirs"] = [str(sessions)]

@@ -301,7 +301,7 @@ def test_show_action_opens_the_window(tmp_path: Path, dunst: Dunst, monitor: Mon
     with AppProcess(
         "run", "--liveness", "off", "--sessions-dir", str(tmp_path), "--config", str(_config(tmp_path, ""))
     ) as app:
-        wait_for(lambda: __import__("notifier.ipc", fromlist=["request"]).request({"cmd": "ping"}), 20, "app")
+        wait_for(lambda: __import__("notifier.system.ipc", fromlist=["request"]).request({"cmd": "ping"}), 20, "app")
         append(f, ask("q1", "Open me?"))
         wait_for(lambda: monitor.notifies(), 10, "Notify")
         wait_for(lambda: dunst.displayed() == 1, 10, "bubble")
@@ -359,7 +359,7 @@ def test_quiet_hours_and_hidden_text(tmp_path: Path, dunst: Dunst, monitor: Moni
 
 
 def test_snooze_and_mute_survive_a_restart(tmp_path: Path, dunst: Dunst, monitor: Monitor) -> None:
-    from notifier import ipc
+    from notifier.system import ipc
 
     nap, hush, loud = (new_session(tmp_path, p) for p in ("napping", "hushed", "loud"))
     args = ("run", "--liveness", "off", "--sessions-dir", str(tmp_path))

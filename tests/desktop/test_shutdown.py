@@ -8,7 +8,7 @@ import signal
 import time
 from pathlib import Path
 
-from notifier import ipc
+from notifier.system import ipc
 
 from ..app_process import AppProcess
 from ..conftest import wait_for

@@ -316,7 +316,7 @@ def test_a_signal_right_at_start_stops_the_gtk_tray(tmp_path: Path, dunst: Dunst
     signal arrived just before its tray loop began."""
     import signal
 
-    from notifier import ipc
+    from notifier.system import ipc
 
     for i in range(6):
         with AppProcess("run", "--liveness", "off", "--sessions-dir", str(tmp_path)) as app:

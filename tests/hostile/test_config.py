@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from notifier.config import KEYS, SCHEMA, ConfigError, load, parse_quiet_hours
+from notifier.system.config import KEYS, SCHEMA, ConfigError, load, parse_quiet_hours
 
 from ..conftest import cli
 

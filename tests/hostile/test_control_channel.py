@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from notifier import ipc
+from notifier.system import ipc
 
 from ..app_process import AppProcess
 from ..conftest import wait_for

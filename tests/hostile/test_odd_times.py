@@ -13,8 +13,9 @@ from typing import Any
 
 import pytest
 
-from notifier.pi.entries import MAX_TIME, MIN_TIME, parse_time
-from notifier.store import Store
+from notifier.core.times import MAX_TIME, MIN_TIME
+from notifier.pi.entries import parse_time
+from notifier.system.store import Store
 from tests.live.writer import ask, header, user
 
 from ..app_process import AppProcess

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from notifier import cli as cli_module
-from notifier import paths
+from notifier.cli import parser as cli_module
+from notifier.system import paths
 from tests.live.writer import append, ask, header, user
 
 from ..app_process import AppProcess

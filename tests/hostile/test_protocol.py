@@ -17,9 +17,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from notifier import ipc
-from notifier.config import Config
-from notifier.runtime import App
+from notifier.app.runtime import App
+from notifier.system import ipc
+from notifier.system.config import Config
 
 FIELDS = [
     "cmd",
@@ -94,7 +94,7 @@ class Failures(logging.Handler):
 @contextmanager
 def watched_log() -> Iterator[Failures]:
     failures = Failures()
-    logger = logging.getLogger("notifier.ipc")
+    logger = logging.getLogger("notifier.system.ipc")
     logger.addHandler(failures)
     try:
         yield failures

@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from notifier.core import jsonbound
-from notifier.engine import Engine, EngineOptions, scan_once
+from notifier.engine.loop import Engine, EngineOptions, scan_once
 from notifier.pi.entries import to_events
 from notifier.pi.questions import QuestionCatalog
 from notifier.watch.tail import Tailer

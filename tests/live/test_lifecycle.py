@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from notifier import autostart, ipc
-from notifier.locate import add_locations
+from notifier.system import autostart, ipc
+from notifier.system.locate import add_locations
 
 from ..app_process import AppProcess
 from ..conftest import cli, wait_for

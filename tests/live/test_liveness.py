@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from notifier.pi.processes import running_pi
+from notifier.system.processes import running_pi
 
 from ..app_process import AppProcess
 from .writer import append, ask, header, user

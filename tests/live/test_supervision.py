@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from notifier import ipc
-from notifier.config import Config
+from notifier.app.runtime import App
 from notifier.core.model import Snapshot, Transition
-from notifier.runtime import App
+from notifier.system import ipc
+from notifier.system.config import Config
 
 from ..conftest import wait_for
 from ..harness import Collect, Harness

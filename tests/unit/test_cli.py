@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from notifier import paths
+from notifier.system import paths
 
 from ..conftest import cli
 

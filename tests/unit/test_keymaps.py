@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from notifier.core.model import Question
-from notifier.keymaps import Step, Unsupported, UsageError, check_screen, find_dialog, plan, resolve
+from notifier.pi.keymaps import Step, Unsupported, UsageError, check_screen, find_dialog, plan, resolve
 from notifier.pi.questions import extract
 
 from ..conftest import scenario

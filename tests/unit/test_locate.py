@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from notifier.locate import Location, PiProcess, TmuxPane, Wanted, match
+from notifier.system.locate import Location, PiProcess, TmuxPane, Wanted, match
 from notifier.ui.view import details_text
 
 

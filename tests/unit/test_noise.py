@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from notifier.core.model import Question, QuestionItem, SessionRef, Transition
-from notifier.core.noise import Notice, Planner, Withdraw
-from notifier.ui.alerts import in_quiet_hours, render
+from notifier.core.planner import Notice, Planner, Withdraw
+from notifier.sinks.notify import in_quiet_hours, render
 
 
 def q(cid: str, at: float = 0.0, text: str = "Q?") -> Question:
@@ -157,7 +157,7 @@ def test_quiet_hours_window() -> None:
 
 def test_render_question_markup_and_privacy() -> None:
     item_t = t("needs_input", "a", "s1")
-    from notifier.core.noise import Item
+    from notifier.core.planner import Item
 
     question = Question(
         "a", "ask", (QuestionItem('<b>x</b> & "y"', "Hdr", None, (), False), QuestionItem("2")), 0.0

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from notifier.store import Store
+from notifier.system.store import Store
 
 
 def test_snoozes_round_trip_by_scope() -> None:
@@ -20,8 +20,8 @@ def test_snoozes_round_trip_by_scope() -> None:
 
 def test_the_standalone_window_snoozes_projects_too(monkeypatch, tmp_path) -> None:  # type: ignore[no-untyped-def]
     """`pi-notifier show` without a running app stores what its buttons ask for."""
-    from notifier import runtime
-    from notifier.config import Config
+    from notifier.app import runtime
+    from notifier.system.config import Config
 
     stores: list[Store] = []
 

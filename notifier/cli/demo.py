@@ -13,7 +13,7 @@ import time
 from datetime import datetime, timezone
 
 from notifier import resources
-from notifier.config import Config
+from notifier.system.config import Config
 
 ASK_AFTER_S = 2.0
 ANSWER_AFTER_S = 45.0
@@ -46,7 +46,7 @@ def _write(path: str, lines: list[str], cwd: str, now: float) -> None:
 
 
 def run(config: Config, tray: bool = True) -> int:
-    from notifier.runtime import App, install_signals
+    from notifier.app.runtime import App, install_signals
 
     work = tempfile.mkdtemp(prefix="pi-notifier-demo-")
     project = os.path.join(work, "demo-project")
@@ -71,7 +71,7 @@ def run(config: Config, tray: bool = True) -> int:
         state_dir=os.path.join(work, "state"),
     )
     if tray:
-        from notifier.app import _make_tray
+        from notifier.cli.commands import _make_tray
 
         app.tray = _make_tray(config, app)
     install_signals(app.stop_event)

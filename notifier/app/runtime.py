@@ -19,13 +19,13 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from notifier import ipc
-from notifier.config import Config
 from notifier.core.model import Snapshot, Transition
 from notifier.core.text import clean
-from notifier.engine import Engine, Health, ReadyInfo, Sink, engine_options
-from notifier.output import JsonSink, status_obj
-from notifier.store import Store
+from notifier.engine.loop import Engine, Health, ReadyInfo, Sink, engine_options
+from notifier.sinks.jsonout import JsonSink, status_obj
+from notifier.system import ipc
+from notifier.system.config import Config
+from notifier.system.store import Store
 from notifier.ui.view import window_obj
 
 log = logging.getLogger(__name__)
@@ -33,7 +33,7 @@ SHUTDOWN_BUDGET_S = 0.8  # a signal ends the app well inside 2 s, whatever hangs
 
 
 def open_store() -> Store:
-    from notifier import paths
+    from notifier.system import paths
 
     return Store(os.path.join(paths.state_dir(), "state.sqlite3"))
 
@@ -178,7 +178,7 @@ class App:
         self.health.recovered("notifications")
 
     def _make_alerts(self) -> Any:
-        from notifier.ui.alerts import AlertSink
+        from notifier.sinks.notify import AlertSink
 
         alerts = AlertSink(
             self.config,

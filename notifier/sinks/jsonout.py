@@ -12,7 +12,7 @@ from typing import IO, Any
 
 from notifier.core.model import Question, SessionRef, SessionView, Snapshot, Transition
 from notifier.core.text import clean
-from notifier.pi.entries import MAX_TIME, MIN_TIME
+from notifier.core.times import MAX_TIME, MIN_TIME
 
 
 def iso(ts: object) -> str:

@@ -28,6 +28,7 @@ from notifier.core.text import clean
 from notifier.pi.entries import EntryError, to_events
 from notifier.pi.lines import MARKERS, may_have_events
 from notifier.pi.questions import QuestionCatalog
+from notifier.watch.events import FileChanged, FolderAppeared, PathGone, RootBack, RootGone, WatchEvent
 from notifier.watch.scanner import (
     HEADER_LIMIT,
     NotRegularFile,
@@ -44,12 +45,31 @@ from notifier.watch.scanner import (
 from notifier.watch.tail import DEFAULT_MAX_LINE, WINDOW, Tailer
 
 if TYPE_CHECKING:
-    from notifier.config import Config
+    from notifier.system.config import Config
 
 log = logging.getLogger(__name__)
 
-# Messages the watcher puts on the queue (kept in step with notifier.watch.observer).
-FILE, GONE, DIR, ROOT_GONE, ROOT_BACK = "file", "gone", "dir", "root-gone", "root-back"
+
+
+# Messages of the engine's own (the watcher's are in notifier.watch.events).
+@dataclass(frozen=True)
+class _Stop:
+    pass
+
+
+@dataclass(frozen=True)
+class _Call:
+    """Run ``fn`` on the engine thread (how the tray, the window and the control socket act)."""
+
+    fn: Callable[[], None]
+
+
+@dataclass(frozen=True)
+class _Processes:
+    """A process list from the liveness probe; ``mark``: the board's update count before the read."""
+
+    mark: int
+    procs: Sequence[Proc] | None
 LIVENESS_INTERVAL_S = 3.0
 LIVENESS_SOON_S = 0.1
 RECHECK_MAX_S = 30.0  # abandoned questions are looked at again, backing off up to this
@@ -86,7 +106,7 @@ class EngineOptions:
 
 
 def engine_options(config: Config) -> EngineOptions:
-    from notifier import paths
+    from notifier.system import paths
 
     return EngineOptions(
         roots=list(config["sessions_dirs"]),
@@ -168,7 +188,7 @@ class Engine:
         self.options = options
         self.sinks = list(sinks)
         self.board = Board(liveness=options.liveness)
-        self.queue: queue.Queue[Any] = queue.Queue()
+        self.queue: queue.Queue[WatchEvent | _Stop | _Call | _Processes] = queue.Queue()
         self._watcher: Any = None
         self.tailers: dict[str, Tailer] = {}
         self.snapshot = Snapshot()
@@ -220,7 +240,7 @@ class Engine:
     def stop(self, timeout: float = 2.0) -> None:
         self._stop.set()
         self._probe_wanted.set()
-        self.queue.put(("stop", ""))
+        self.queue.put(_Stop())
         if self._thread is not None:
             self._thread.join(timeout)
         if self._watcher is not None:
@@ -228,7 +248,7 @@ class Engine:
 
     def call(self, fn: Callable[[], None]) -> None:
         """Run ``fn`` on the engine thread (how the tray and window change state)."""
-        self.queue.put(("call", fn))
+        self.queue.put(_Call(fn))
 
     def _main(self) -> None:
         """Runs the engine; if a step fails anyway (any exception, even a BaseException raised
@@ -357,7 +377,7 @@ class Engine:
 
     def _procs(self) -> Sequence[Proc] | None:
         if self._processes is None:
-            from notifier.pi.processes import running_pi
+            from notifier.system.processes import running_pi
 
             self._processes = running_pi
         return self._processes()
@@ -669,7 +689,7 @@ class Engine:
         if result.skipped_long:
             self._once(path, "long", "skipped a line longer than %d MB", self.options.max_line >> 20)
         if result.more:
-            self.queue.put((FILE, path))  # a huge append: the rest after what is queued already
+            self.queue.put(FileChanged(path))  # a huge append: the rest after what is queued already
         if result.rewritten:
             log.info("%s was rewritten; reading it again from the start", clean(path))
             lines = self._read_bounded(tailer)
@@ -732,33 +752,32 @@ class Engine:
                     break
             out: list[Transition] = []
             files: dict[str, None] = {}
-            for kind, arg in batch:
-                if kind == "stop":
+            for item in batch:
+                if isinstance(item, _Stop):
                     return
-                if kind == FILE:
-                    files[arg] = None
+                if isinstance(item, FileChanged):
+                    files[item.path] = None
                     continue
                 for path in list(files):
                     out += self._read(path)
                 files.clear()
-                if kind == "call":
+                if isinstance(item, _Call):
                     try:
-                        arg()
+                        item.fn()
                     except Exception:
                         log.exception("a command from the tray or window failed; carrying on")
                     self._emit([])
-                elif kind == GONE:
-                    out += self._gone(arg)
-                elif kind == DIR:
-                    out += self._scan_dir(arg, initial=False)
-                    self._check_watch_limit_for(arg)
-                elif kind == ROOT_GONE:
-                    log.warning("sessions folder %s was removed; waiting for it to come back", clean(arg))
-                    self.watcher.root_gone(arg)
-                    out += self._gone(arg)
-                elif kind == "procs":
-                    mark, procs = arg
-                    found = self.board.set_processes(procs, self._wall(), as_of=mark)
+                elif isinstance(item, PathGone):
+                    out += self._gone(item.path)
+                elif isinstance(item, FolderAppeared):
+                    out += self._scan_dir(item.path, initial=False)
+                    self._check_watch_limit_for(item.path)
+                elif isinstance(item, RootGone):
+                    log.warning("sessions folder %s was removed; waiting for it to come back", clean(item.path))
+                    self.watcher.root_gone(item.path)
+                    out += self._gone(item.path)
+                elif isinstance(item, _Processes):
+                    found = self.board.set_processes(item.procs, self._wall(), as_of=item.mark)
                     out += found
                     if found:
                         self._recheck_s = self.options.liveness_interval
@@ -768,9 +787,9 @@ class Engine:
                         # its pi may be seen again: look now and then, less and less often
                         self._schedule_liveness(self._recheck_s)
                         self._recheck_s = min(self._recheck_s * 2, RECHECK_MAX_S)
-                elif kind == ROOT_BACK and self.watcher.watch(arg):
-                    log.info("watching %s", clean(arg))
-                    out += self._scan_dir(arg, initial=False)
+                elif isinstance(item, RootBack) and self.watcher.watch(item.path):
+                    log.info("watching %s", clean(item.path))
+                    out += self._scan_dir(item.path, initial=False)
             for path in files:
                 out += self._read(path)
             unnamed = {t.session.key for t in out if t.kind == "needs_input" and t.session.name is None}
@@ -836,7 +855,7 @@ class Engine:
             if self._stop.is_set():
                 return
             mark = self._probe_mark  # read before the table is: see _timers
-            self.queue.put(("procs", (mark, self._safe_procs())))
+            self.queue.put(_Processes(mark, self._safe_procs()))
 
     def _emit(self, items: list[Transition]) -> None:
         if self.options.liveness and any(t.kind == "needs_input" for t in items):

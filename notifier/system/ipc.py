@@ -61,7 +61,7 @@ SOCKET_ENV = "PI_NOTIFIER_SOCKET"  # set for a window spawned by an app on anoth
 
 
 def socket_path() -> str:
-    from notifier import paths
+    from notifier.system import paths
 
     return os.environ.get(SOCKET_ENV) or os.path.join(paths.runtime_dir(), "control.sock")
 

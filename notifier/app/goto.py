@@ -4,7 +4,7 @@ tmux: select the pane's window and pane, and switch the most recently active cli
 already showing that session first). X11: activate the terminal window with the EWMH
 ``_NET_ACTIVE_WINDOW`` client message and check that it became active. kitty / wezterm outside
 tmux: their remote control, where pi's environment names it. Elsewhere: say what to do instead.
-Also :func:`is_focused`: whether the user is already looking at a session (notifications skip it).
+Whether the user is already looking at a session is :mod:`notifier.system.focus`.
 """
 
 from __future__ import annotations
@@ -13,13 +13,12 @@ import logging
 import os
 import shlex
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from notifier.core.model import Question, SessionView, Snapshot
 from notifier.core.text import clean
-from notifier.locate import (
+from notifier.system.locate import (
     Location,
     TmuxClient,
     TmuxPane,
@@ -218,62 +217,6 @@ def focus(view: SessionView, loc: Location | None) -> str:
     )
 
 
-# ---- "is the user looking at it?" ----
-
-
-def client_pane(client: TmuxClient, socket: str) -> str | None:
-    out = tmux(socket, "display-message", "-c", client.tty, "-p", "#{pane_id}")
-    return out.strip() if out else None
-
-
-def is_focused(location: Location | None) -> bool:
-    """True when the session's terminal is the active window and, in tmux, its pane is the pane
-    that terminal's client shows. Anything unknown counts as not focused."""
-    if location is None or location.window_id is None:
-        return False
-    disp = _display()
-    if disp is None:
-        return False
-    try:
-        if active_window(disp) != location.window_id:
-            return False
-        if location.tmux is None:
-            return True
-        windows = x_windows_by_pid(disp)
-    except Exception:
-        return False
-    finally:
-        disp.close()
-    pane = location.tmux
-    for client in tmux_clients(pane.socket):
-        if window_for([client.pid], windows) == location.window_id:
-            return client_pane(client, pane.socket) == pane.pane
-    return False
-
-
-def is_session_focused(view: SessionView) -> bool:
-    """The hook for notifications: never raises."""
-    try:
-        return is_focused(locate_sessions([view]).get(view.ref.key))
-    except Exception as exc:
-        log.debug("focus check failed: %s", clean(exc, 200))
-        return False
-
-
-def items_focused(items: Sequence[Any]) -> bool:
-    """For notifications (``notifications.skip_when_focused``): True when every question of a
-    notice (items with ``ref`` and ``question``) is in a session the user is looking at."""
-    if not items:
-        return False
-    try:
-        wanted = [Wanted(i.ref.key, i.ref.cwd, i.question.asked_at, True, i.question.text) for i in items]
-        found = locate_sessions(wanted)
-        return all(is_focused(found.get(i.ref.key)) for i in items)
-    except Exception as exc:
-        log.debug("focus check failed: %s", clean(exc, 200))
-        return False
-
-
 def window_locations(window: dict[str, Any]) -> dict[str, Any]:
     """Fill ``"location"`` into the pending questions of a window object (``view.window_obj``),
     for the details pane's "Where:" line. For the UI to call when it opens or refreshes."""
@@ -292,7 +235,7 @@ def window_locations(window: dict[str, Any]) -> dict[str, Any]:
 
 def run_goto(config: Any, session_file: str) -> tuple[bool, str]:
     """For the tray / window / notification action: go to that session. (ok, one line to show)."""
-    from notifier.engine import engine_options, scan_once
+    from notifier.engine.loop import engine_options, scan_once
 
     try:
         t = target(scan_once(engine_options(config)), session_file)

@@ -10,8 +10,8 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from notifier import APP_NAME, __version__
-from notifier.config import OPTIONS, Config, ConfigError, apply_command_line, load
 from notifier.core.text import clean
+from notifier.system.config import OPTIONS, Config, ConfigError, apply_command_line, load
 
 log = logging.getLogger("notifier")
 
@@ -128,7 +128,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def effective_config(args: argparse.Namespace) -> Config:
-    from notifier import paths
+    from notifier.system import paths
 
     explicit = getattr(args, "config", None)
     if explicit is not None and not explicit.strip():
@@ -154,7 +154,7 @@ def setup_logging(verbose: bool, log_file: bool = False) -> None:
     root.handlers[:] = [handler]
     root.setLevel(logging.DEBUG if verbose else logging.INFO)
     if log_file:
-        from notifier import paths
+        from notifier.system import paths
 
         path = os.path.join(paths.state_dir(), f"{APP_NAME}.log")
         try:
@@ -173,7 +173,7 @@ BACKUPS = 3
 def _private_log(path: str) -> logging.Handler:
     from logging.handlers import RotatingFileHandler
 
-    from notifier import paths
+    from notifier.system import paths
 
     class PrivateRotatingFileHandler(RotatingFileHandler):
         def _open(self) -> Any:
@@ -193,7 +193,7 @@ def _private_log(path: str) -> logging.Handler:
 
 def _reconfigure_streams(json_out: bool) -> None:
     """Text output never fails on a character the terminal's encoding lacks; JSON is UTF-8
-    whatever the locale (RFC 8259), and :func:`notifier.output.dumps` keeps it valid."""
+    whatever the locale (RFC 8259), and :func:`notifier.sinks.jsonout.dumps` keeps it valid."""
     for stream, errors in ((sys.stdout, "replace"), (sys.stderr, "backslashreplace")):
         reconfigure = getattr(stream, "reconfigure", None)
         if reconfigure is None:
@@ -226,7 +226,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _dispatch(args: argparse.Namespace, config: Config) -> int:
-    from notifier import app
+    from notifier.cli import commands as app
 
     handlers: dict[str, Any] = {
         "run": app.cmd_run,
@@ -248,7 +248,7 @@ def _dispatch(args: argparse.Namespace, config: Config) -> int:
 
 
 def _pi_extension(args: argparse.Namespace, config: Config) -> int:
-    from notifier.pi_extension import cmd_pi_extension
+    from notifier.cli.pi_extension import cmd_pi_extension
 
     return cmd_pi_extension(args, config)
 

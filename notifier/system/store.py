@@ -14,8 +14,8 @@ from typing import Any
 
 from notifier.core.model import Transition
 from notifier.core.text import clean
-from notifier.paths import from_db, private_file, to_db
-from notifier.pi.entries import sane_time
+from notifier.core.times import sane_time
+from notifier.system.paths import from_db, private_file, to_db
 
 log = logging.getLogger(__name__)
 

@@ -118,7 +118,7 @@ def pi_processes() -> list[PiProcess]:
         import psutil
     except ImportError:
         return []
-    from notifier.pi.processes import looks_like_pi
+    from notifier.system.processes import looks_like_pi
 
     found = []
     me = os.getuid() if hasattr(os, "getuid") else None

@@ -11,18 +11,18 @@ import time
 from typing import Any
 
 from notifier import APP_NAME
-from notifier.config import Config, ConfigError, render
 from notifier.core.model import Snapshot
 from notifier.core.text import clean, duration, project_name
-from notifier.engine import scan_once
-from notifier.output import dumps, status_obj
+from notifier.engine.loop import scan_once
+from notifier.sinks.jsonout import dumps, status_obj
+from notifier.system.config import Config, ConfigError, render
 
 log = logging.getLogger(__name__)
 
 
 def cmd_run(args: argparse.Namespace, config: Config) -> int:
-    from notifier import paths
-    from notifier.runtime import App, InstanceLock, install_signals
+    from notifier.app.runtime import App, InstanceLock, install_signals
+    from notifier.system import paths
 
     tray = not args.no_tray
     if tray:
@@ -61,7 +61,7 @@ def _make_tray(config: Config, app: Any) -> Any:
 
 def _hand_over() -> int:
     """Another pi-notifier is the app: ask it to open its window, say what really happened, leave."""
-    from notifier import ipc
+    from notifier.system import ipc
 
     deadline = time.monotonic() + 5
     while time.monotonic() < deadline:
@@ -142,9 +142,9 @@ def render_status(snapshot: Snapshot, now: float, show_all: bool) -> str:
 
 
 def cmd_status(args: argparse.Namespace, config: Config) -> int:
-    from notifier import ipc
-    from notifier.engine import engine_options
-    from notifier.locate import add_locations
+    from notifier.engine.loop import engine_options
+    from notifier.system import ipc
+    from notifier.system.locate import add_locations
 
     if args.json:
         live = ipc.request(
@@ -175,14 +175,14 @@ def cmd_config(args: argparse.Namespace, config: Config) -> int:
 
 
 def cmd_doctor(args: argparse.Namespace, config: Config) -> int:
-    from notifier import doctor
+    from notifier.cli import doctor
 
     return doctor.run(config)
 
 
 def cmd_show(args: argparse.Namespace, config: Config) -> int:
-    from notifier import ipc
-    from notifier.runtime import LocalSource
+    from notifier.app.runtime import LocalSource
+    from notifier.system import ipc
     from notifier.ui.window import RemoteSource, Window
 
     focus = list(args.focus) if args.focus else None
@@ -227,7 +227,7 @@ def _number(value: Any) -> float | None:
 def history_obj(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """`history --json` (DESIGN §3). Any stored row renders: times out of range are clamped,
     numbers that are not finite are null, names that are not UTF-8 come back as they were."""
-    from notifier.output import iso
+    from notifier.sinks.jsonout import iso
 
     questions = []
     for r in rows:
@@ -286,7 +286,7 @@ MAX_SINCE_DAYS = 36500
 
 
 def cmd_history(args: argparse.Namespace, config: Config) -> int:
-    from notifier.runtime import open_store
+    from notifier.app.runtime import open_store
 
     days = args.since
     if days is not None and not (math.isfinite(days) and 0 <= days <= MAX_SINCE_DAYS):
@@ -327,7 +327,7 @@ def cmd_history(args: argparse.Namespace, config: Config) -> int:
 
 
 def cmd_autostart(args: argparse.Namespace, config: Config) -> int:
-    from notifier import autostart
+    from notifier.system import autostart
 
     action = {"install": autostart.install, "remove": autostart.remove, "status": autostart.status}[
         args.action
@@ -341,7 +341,7 @@ def cmd_autostart(args: argparse.Namespace, config: Config) -> int:
 
 
 def cmd_demo(args: argparse.Namespace, config: Config) -> int:
-    from notifier import demo
+    from notifier.cli import demo
 
     return demo.run(config, tray=not args.no_tray)
 
@@ -353,8 +353,8 @@ def _fail(code: int, message: object) -> int:
 
 def cmd_goto(args: argparse.Namespace, config: Config) -> int:
     """goto [SESSION] [--print]: 0 focused (or printed), 1 not possible (what to do instead), 2 bad usage."""
-    from notifier import goto
-    from notifier.engine import engine_options
+    from notifier.app import goto
+    from notifier.engine.loop import engine_options
 
     snapshot = scan_once(engine_options(config))
     try:
@@ -379,7 +379,7 @@ def cmd_goto(args: argparse.Namespace, config: Config) -> int:
 def _split_answer_words(words: list[str], snapshot: Snapshot, text: bool) -> tuple[str | None, list[str]]:
     """[SESSION] CHOICE...: the first word is the session when it names one and more follow (or
     with --text, when it is the only word)."""
-    from notifier import goto
+    from notifier.app import goto
 
     if not words:
         return None, []
@@ -395,10 +395,10 @@ def _split_answer_words(words: list[str], snapshot: Snapshot, text: bool) -> tup
 
 def cmd_answer(args: argparse.Namespace, config: Config) -> int:
     """answer [SESSION] [--call ID] CHOICE... | --text TEXT: 0 answered, 1 not delivered, 2 bad usage."""
-    from notifier import goto
-    from notifier.answer import answer
-    from notifier.engine import engine_options
-    from notifier.keymaps import Unsupported, UsageError
+    from notifier.app import goto
+    from notifier.app.answer import answer
+    from notifier.engine.loop import engine_options
+    from notifier.pi.keymaps import Unsupported, UsageError
 
     if args.timeout <= 0:
         return _fail(2, "--timeout takes a number of seconds > 0")

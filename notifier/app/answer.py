@@ -13,12 +13,12 @@ import logging
 import time
 from dataclasses import dataclass
 
+from notifier.app.goto import Refused, pick, resume_hint
 from notifier.core.model import Question, Snapshot, Transition
 from notifier.core.text import clean
-from notifier.engine import Engine, EngineOptions
-from notifier.goto import Refused, pick, resume_hint
-from notifier.keymaps import Dialog, Step, Unsupported, UsageError, check_screen, find_dialog, plan
-from notifier.locate import TmuxPane, capture, locate_sessions, tmux
+from notifier.engine.loop import Engine, EngineOptions
+from notifier.pi.keymaps import Dialog, Step, Unsupported, UsageError, check_screen, find_dialog, plan
+from notifier.system.locate import TmuxPane, capture, locate_sessions, tmux
 
 log = logging.getLogger(__name__)
 

@@ -4,7 +4,7 @@ Linux talks to ``org.freedesktop.Notifications`` directly through jeepney (ids, 
 actions, urgency). Without a session bus or server it falls back to plyer, then to nothing (the
 tray alone); macOS and Windows use plyer; WSL shows a Windows toast through powershell.exe. Which
 notifications to raise, when, and when to withdraw them is decided by the pure
-:class:`notifier.core.noise.Planner`; this module only renders and delivers.
+:class:`notifier.core.planner.Planner`; this module only renders and delivers.
 """
 
 from __future__ import annotations
@@ -25,10 +25,11 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from notifier import APP_NAME
-from notifier.config import Config, parse_quiet_hours
 from notifier.core.model import Snapshot, Transition, TurnChange
-from notifier.core.noise import Key, Notice, Planner, Withdraw
+from notifier.core.planner import Key, Notice, Planner, Withdraw
 from notifier.core.text import clean, duration, markup
+from notifier.resources import app_icon
+from notifier.system.config import Config, parse_quiet_hours
 
 log = logging.getLogger(__name__)
 
@@ -37,12 +38,6 @@ MAX_WAIT_S = 60.0
 OPTIONS_SHOWN = 6
 TEXT_LIMIT = 300
 
-
-def app_icon() -> str:
-    """The application icon as a file path (notification servers load it by path)."""
-    from notifier import resources
-
-    return str(resources.path("pi-notifier.png"))
 
 
 def is_wsl() -> bool:
@@ -917,6 +912,6 @@ class AlertSink:
 
 
 def _looking_at(notice: Notice) -> bool:
-    from notifier.goto import items_focused
+    from notifier.system.focus import items_focused
 
     return items_focused(notice.items)

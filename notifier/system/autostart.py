@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from notifier import resources
-from notifier.config import ConfigError
 from notifier.core.text import clean
+from notifier.system.config import ConfigError
 
 UNIT = "pi-notifier.service"
 
@@ -83,7 +83,7 @@ def render(t: Target, exe: list[str]) -> str:
         words = [w.replace("%", "%%").replace("$", "$$") for w in exe]
         return template.replace("{exec}", " ".join(f'"{w}"' if " " in w else w for w in words))
     if t.method == "xdg":
-        from notifier.ui.alerts import app_icon
+        from notifier.resources import app_icon
 
         template = resources.read_text("autostart/pi-notifier.desktop")
         words = [w.replace("%", "%%") for w in exe]

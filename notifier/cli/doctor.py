@@ -6,8 +6,8 @@ from __future__ import annotations
 import os
 import sys
 
-from notifier.config import Config
 from notifier.core.text import clean
+from notifier.system.config import Config
 from notifier.watch.scanner import walk
 
 
@@ -71,7 +71,7 @@ def _window() -> str:
 def _liveness(config: Config) -> str:
     if config["liveness"] != "auto":
         return _line(None, "liveness", "off: questions of pi processes that died stay pending")
-    from notifier.pi.processes import running_pi
+    from notifier.system.processes import running_pi
 
     procs = running_pi()
     if procs is None:
@@ -83,7 +83,7 @@ def _liveness(config: Config) -> str:
 def _extras(config: Config) -> list[str]:
     lines: list[str] = []
     try:
-        from notifier.ui import alerts
+        from notifier.sinks import notify as alerts
 
         lines.append(alerts.doctor_line(config))
     except ImportError:
@@ -99,7 +99,7 @@ def _extras(config: Config) -> list[str]:
 
 def _health() -> list[str]:
     """The running app's own account of what failed and was recovered from (control channel)."""
-    from notifier import ipc
+    from notifier.system import ipc
 
     reply = ipc.request({"cmd": "health"})
     if reply is None:

@@ -19,8 +19,9 @@ import tempfile
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from notifier import APP_NAME, paths, resources
+from notifier import APP_NAME, resources
 from notifier.core.text import clean
+from notifier.system import paths
 
 FILE_NAME = "pi-notifier.ts"
 RESOURCE = "pi-extension/pi-notifier.ts"
