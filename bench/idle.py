@@ -1,6 +1,6 @@
 """Idle cost of `pi-notifier run --json --no-tray --no-notify` over the 5,000-session folder made
 by bench/scale.py: CPU seconds used while nothing changes, and resident memory.
-Targets (DESIGN §7): ≈ 0 CPU (no polling), RSS ≤ 60 MB."""
+Targets (docs/contract.md §7): ≈ 0 CPU (no polling), RSS ≤ 60 MB."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 A writer process appends N question lines (one write(2) each, ~20 ms apart with jitter) and
 reports the CLOCK_MONOTONIC time just before each write; this process timestamps each event line
-as it arrives from `pi-notifier run --json`. Target (DESIGN §7): p50 ≤ 1 ms, p99 ≤ 10 ms.
+as it arrives from `pi-notifier run --json`. Target (docs/contract.md §7): p50 ≤ 1 ms, p99 ≤ 10 ms.
 """
 
 from __future__ import annotations

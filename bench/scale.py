@@ -1,5 +1,5 @@
 """Startup cost over many sessions: `status --json` on 5,000 files / ~2 GB, against a script that
-only reads the last 16 KB of every file (the floor). Target (DESIGN §7): ≤ 3× the floor, and the
+only reads the last 16 KB of every file (the floor). Target (docs/contract.md §7): ≤ 3× the floor, and the
 cost grows with the number of files, not their bytes. Measured cold (no scan cache: every file's
 bounded tail is read) and warm (the scan cache of the run before: unchanged files are not read),
 and both must print the same status.

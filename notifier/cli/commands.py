@@ -225,7 +225,7 @@ def _number(value: Any) -> float | None:
 
 
 def history_obj(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """`history --json` (DESIGN §3). Any stored row renders: times out of range are clamped,
+    """`history --json` (docs/contract.md §4). Any stored row renders: times out of range are clamped,
     numbers that are not finite are null, names that are not UTF-8 come back as they were."""
     from notifier.sinks.jsonout import iso
 

@@ -1,4 +1,4 @@
-"""Command line (DESIGN §3). Bad usage or config: one line on stderr, exit code 2, no traceback."""
+"""Command line (docs/contract.md). Bad usage or config: one line on stderr, exit code 2, no traceback."""
 
 from __future__ import annotations
 

@@ -1,11 +1,11 @@
 """The per-session reducer (pure): events in, state and question changes out.
 
-Semantics follow pi-agent-board's event reducer (seeds/000): a question tool start moves the
-session to ``needs_input`` with ``pending`` keyed by toolCallId; its end removes that entry and
-returns to ``working``; other tool activity never hides a pending question; the first pending
-question is the one displayed. A non-interactive (detached) start keeps the legacy behaviour:
-the tool is only the current tool, nothing is pending. A later user message, a new assistant
-message, a compaction or a branch summary supersedes calls that never got a result.
+The rules (docs/pi-sessions.md §4–§5): a question tool start moves the session to
+``needs_input`` with ``pending`` keyed by toolCallId; its end removes that entry and returns to
+``working``; other tool activity never hides a pending question; the first pending question is the
+one displayed. A non-interactive (detached) start keeps the legacy behaviour: the tool is only the
+current tool, nothing is pending. A later user message, a new assistant message, a compaction or a
+branch summary supersedes calls that never got a result.
 """
 
 from __future__ import annotations

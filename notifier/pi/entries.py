@@ -1,6 +1,6 @@
 """pi session entries (parsed JSONL lines) → reducer events. Pure.
 
-See research/pi-session-format.md §3–§4. Unknown entry types, roles and fields are ignored;
+See docs/pi-sessions.md §3–§5. Unknown entry types, roles and fields are ignored;
 known entries with the wrong shape raise :class:`EntryError` so the caller can log it once.
 """
 

@@ -1,6 +1,6 @@
 """Question tools: which tool calls are questions, what they ask, and how they ended.
 
-The rules follow ``research/question-tools.md`` §(b) and §(c). Everything here is pure: it takes
+The rules are those of ``docs/question-tools.md`` §3 (extraction) and §4 (outcomes). Everything here is pure: it takes
 the ``arguments`` / ``toolResult`` dicts as pi saved them and returns sanitized values.
 """
 
@@ -224,7 +224,7 @@ def extract(tool: str, arguments: Any, call_id: str, asked_at: float) -> Questio
     )
 
 
-# ---- outcome classification, research/question-tools.md §(c) ----
+# ---- outcome classification, docs/question-tools.md §4 ----
 
 _UNAVAILABLE = re.compile(
     r"Tool .* not found|requires (an )?interactive|interactive (TUI|mode)|UI not available|no UI|"

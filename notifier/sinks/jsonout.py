@@ -1,4 +1,4 @@
-"""Machine-readable output (DESIGN §3): the ``run --json`` event lines and ``status --json``."""
+"""Machine-readable output (docs/contract.md §2–§3): the ``run --json`` event lines and ``status --json``."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 Each starts under `setpriv --pdeathsig TERM` (so it dies with the test process even if teardown
 never runs), waits for real readiness with a deadline (no sleeps), and stops exactly its own PID.
-See research/desktop-testing.md.
+See docs/testing.md §4.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""The reducer, including the four cases of pi-agent-board's spec §3.4."""
+"""The reducer: question start and end, other tools never hiding a question, supersession, and the
+detached (non-interactive) start."""
 
 from __future__ import annotations
 
