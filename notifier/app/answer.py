@@ -18,7 +18,8 @@ from notifier.core.model import Question, Snapshot, Transition
 from notifier.core.text import clean
 from notifier.engine.loop import Engine, EngineOptions
 from notifier.pi.keymaps import Dialog, Step, Unsupported, UsageError, check_screen, find_dialog, plan
-from notifier.system.locate import TmuxPane, capture, locate_sessions, tmux
+from notifier.system.locate import locate_sessions
+from notifier.system.tmux import TmuxPane, capture, tmux
 
 log = logging.getLogger(__name__)
 

@@ -18,20 +18,10 @@ from typing import Any
 
 from notifier.core.model import Question, SessionView, Snapshot
 from notifier.core.text import clean
-from notifier.system.locate import (
-    Location,
-    TmuxClient,
-    TmuxPane,
-    Wanted,
-    _display,
-    active_window,
-    locate_sessions,
-    run,
-    tmux,
-    tmux_clients,
-    window_for,
-    x_windows_by_pid,
-)
+from notifier.system.locate import Location, Wanted, locate_sessions
+from notifier.system.programs import run
+from notifier.system.tmux import TmuxClient, TmuxPane, tmux, tmux_clients
+from notifier.system.x11 import active_window, open_display, window_for, x_windows_by_pid
 
 log = logging.getLogger(__name__)
 ACTIVATE_TIMEOUT_S = 3.0
@@ -140,7 +130,7 @@ def _ewmh_activate(d: Any, wid: int) -> None:
 
 def activate_window(wid: int, timeout: float = ACTIVATE_TIMEOUT_S) -> bool:
     """Ask the window manager to raise and focus ``wid``; True once it is the active window."""
-    disp = _display()
+    disp = open_display()
     if disp is None:
         return False
     try:
@@ -190,7 +180,7 @@ def focus(view: SessionView, loc: Location | None) -> str:
     window = loc.window_id
     if loc.tmux is not None:
         client = select_pane(loc.tmux)
-        disp = _display()
+        disp = open_display()
         if disp is not None:
             try:
                 window = window_for([client.pid], x_windows_by_pid(disp)) or window

@@ -4,6 +4,7 @@ without having pi. Lines starting with '#' in the recording mark the pauses."""
 
 from __future__ import annotations
 
+import argparse
 import os
 import shutil
 import sys
@@ -47,6 +48,7 @@ def _write(path: str, lines: list[str], cwd: str, now: float) -> None:
 
 def run(config: Config, tray: bool = True) -> int:
     from notifier.app.runtime import App, install_signals
+    from notifier.app.tray import make_tray
 
     work = tempfile.mkdtemp(prefix="pi-notifier-demo-")
     project = os.path.join(work, "demo-project")
@@ -71,11 +73,12 @@ def run(config: Config, tray: bool = True) -> int:
         state_dir=os.path.join(work, "state"),
     )
     if tray:
-        from notifier.cli.commands import _make_tray
-
-        app.tray = _make_tray(config, app)
+        app.tray = make_tray(config, app.act, app.snapshot)
     install_signals(app.stop_event)
-    say = lambda text: (sys.stdout.write(text + "\n"), sys.stdout.flush())  # noqa: E731
+
+    def say(text: str) -> None:
+        sys.stdout.write(text + "\n")
+        sys.stdout.flush()
 
     def script() -> None:
         if app.stop_event.wait(ASK_AFTER_S):
@@ -102,3 +105,7 @@ def run(config: Config, tray: bool = True) -> int:
     finally:
         app.shutdown()
         shutil.rmtree(work, ignore_errors=True)
+
+
+def cmd_demo(args: argparse.Namespace, config: Config) -> int:
+    return run(config, tray=not args.no_tray)

@@ -3,8 +3,10 @@ failed (a ``[FAIL]`` line), else 0."""
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
+from typing import Any
 
 from notifier.core.text import clean
 from notifier.system.config import Config
@@ -14,6 +16,10 @@ from notifier.watch.scanner import walk
 def _line(ok: bool | None, label: str, detail: str) -> str:
     mark = {True: "ok  ", False: "FAIL", None: "note"}[ok]
     return f"[{mark}] {label}: {detail}"
+
+
+def cmd_doctor(args: argparse.Namespace, config: Config) -> int:
+    return run(config)
 
 
 def run(config: Config) -> int:
@@ -107,7 +113,8 @@ def _health() -> list[str]:
     if not reply.get("ok"):
         return [_line(None, "running app", "it answers but cannot report its health (an older version?)")]
     pid = reply.get("pid")
-    problems = reply.get("problems") if isinstance(reply.get("problems"), dict) else {}
+    said = reply.get("problems")
+    problems: dict[str, Any] = said if isinstance(said, dict) else {}
     extra = []
     if not reply.get("ready"):
         extra.append("still starting")

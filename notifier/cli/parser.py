@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import logging
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
 from notifier import APP_NAME, __version__
@@ -225,32 +226,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
 
 
+# Each command is the function ``cmd_<module>(args, config) -> exit code`` of its own module,
+# notifier/cli/<module>.py (the command's name with "_" for "-"), imported only when it runs.
+COMMANDS = ("run", "status", "doctor", "show", "history", "autostart", "config", "demo", "goto", "answer",
+            "pi-extension")  # fmt: skip
+
+
 def _dispatch(args: argparse.Namespace, config: Config) -> int:
-    from notifier.cli import commands as app
-
-    handlers: dict[str, Any] = {
-        "run": app.cmd_run,
-        "status": app.cmd_status,
-        "doctor": app.cmd_doctor,
-        "show": app.cmd_show,
-        "history": app.cmd_history,
-        "autostart": app.cmd_autostart,
-        "config": app.cmd_config,
-        "demo": app.cmd_demo,
-        "goto": app.cmd_goto,
-        "answer": app.cmd_answer,
-        "pi-extension": _pi_extension,
-    }
-    handler = handlers.get(args.command)
-    if handler is None:  # pragma: no cover - argparse rejects unknown commands
+    if args.command not in COMMANDS:  # pragma: no cover - argparse rejects unknown commands
         raise ConfigError(f"unknown command {clean(args.command)}")
+    module = args.command.replace("-", "_")
+    handler: Callable[[argparse.Namespace, Config], int] = getattr(
+        importlib.import_module(f"notifier.cli.{module}"), f"cmd_{module}"
+    )
     return int(handler(args, config))
-
-
-def _pi_extension(args: argparse.Namespace, config: Config) -> int:
-    from notifier.cli.pi_extension import cmd_pi_extension
-
-    return cmd_pi_extension(args, config)
 
 
 if __name__ == "__main__":

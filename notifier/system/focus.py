@@ -10,18 +10,9 @@ from typing import Any
 
 from notifier.core.model import SessionView
 from notifier.core.text import clean
-from notifier.system.locate import (
-    Location,
-    TmuxClient,
-    Wanted,
-    _display,
-    active_window,
-    locate_sessions,
-    tmux,
-    tmux_clients,
-    window_for,
-    x_windows_by_pid,
-)
+from notifier.system.locate import Location, Wanted, locate_sessions
+from notifier.system.tmux import TmuxClient, tmux, tmux_clients
+from notifier.system.x11 import active_window, open_display, window_for, x_windows_by_pid
 
 log = logging.getLogger(__name__)
 
@@ -36,7 +27,7 @@ def is_focused(location: Location | None) -> bool:
     that terminal's client shows. Anything unknown counts as not focused."""
     if location is None or location.window_id is None:
         return False
-    disp = _display()
+    disp = open_display()
     if disp is None:
         return False
     try:

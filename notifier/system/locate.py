@@ -1,11 +1,10 @@
 """Where a live pi session is: its process, tty, tmux pane and terminal window.
 
-Facts used (checked with the real pi 0.73.1 and 1.6.0 in tmux under Xvfb + openbox + xterm): pi's
-environment holds ``TMUX`` ("socket,server pid,session index") and ``TMUX_PANE``; inside tmux
-pi's ancestor is the tmux server, and its terminal window is the one running a tmux *client*
-(``list-clients``); outside tmux the terminal window belongs to one of pi's ancestors. A window
-is matched by its ``_NET_WM_PID`` among the window manager's ``_NET_CLIENT_LIST``.
-``WINDOWID`` is not trusted (tmux copies it into panes, so it can name a long-gone window).
+A session is matched to the pi process that writes it (same folder, started before the session's
+last write, the pane showing its question when several fit). Inside tmux pi's terminal window is
+the one running a tmux client of its session (:mod:`notifier.system.tmux`); outside tmux it
+belongs to one of pi's ancestors (:mod:`notifier.system.x11`). Checked with the real pi 0.73.1
+and 1.6.0 in tmux under Xvfb + openbox + xterm.
 
 Every call to an outside program has an argument list and a timeout; nothing here raises for an
 odd system: what cannot be found is ``None``.
@@ -15,17 +14,17 @@ from __future__ import annotations
 
 import logging
 import os
-import subprocess
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from notifier.core.model import SessionView
 from notifier.core.text import clean
+from notifier.system.tmux import TmuxClient, TmuxPane, capture, tmux_clients, tmux_pane_of
+from notifier.system.x11 import open_display, window_for, x_windows_by_pid
 
 log = logging.getLogger(__name__)
 
-TIMEOUT_S = 5.0
 START_SLACK_S = 2.0
 _ENV_KEYS = (
     "TMUX",
@@ -37,27 +36,6 @@ _ENV_KEYS = (
     "WEZTERM_UNIX_SOCKET",
     "PI_CODING_AGENT_DIR",
 )
-
-
-@dataclass(frozen=True)
-class TmuxPane:
-    socket: str
-    session: str
-    window: str  # the window index, as tmux prints it
-    window_id: str  # "@N"
-    pane: str  # "%N"
-    attached: int = 0  # clients attached to the session
-
-    def obj(self) -> dict[str, Any]:
-        return {"socket": self.socket, "session": self.session, "window": self.window, "pane": self.pane}
-
-
-@dataclass(frozen=True)
-class TmuxClient:
-    tty: str
-    pid: int
-    session: str
-    activity: int
 
 
 @dataclass(frozen=True)
@@ -98,20 +76,6 @@ class PiProcess:
     env: dict[str, str]
 
 
-def run(cmd: Sequence[str], timeout: float = TIMEOUT_S) -> subprocess.CompletedProcess[str] | None:
-    """Run a program (argument list, no shell) and return its result; ``None`` if it cannot run."""
-    try:
-        return subprocess.run(
-            list(cmd), capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL
-        )
-    except (OSError, subprocess.SubprocessError) as exc:
-        log.debug("%s failed: %s", clean(cmd[0]), clean(exc, 200))
-        return None
-
-
-# ---- processes ----
-
-
 def pi_processes() -> list[PiProcess]:
     """Every running pi process we may look at (our own user's)."""
     try:
@@ -142,144 +106,14 @@ def pi_processes() -> list[PiProcess]:
     return found
 
 
-def ancestors(pid: int) -> list[int]:
-    """``pid`` and its parents up to init."""
-    try:
-        import psutil
-
-        chain = [pid]
-        for parent in psutil.Process(pid).parents():
-            chain.append(parent.pid)
-        return chain
-    except Exception:
-        return [pid]
-
-
-# ---- tmux ----
-
-
-def tmux_cmd(socket: str, *args: str) -> list[str]:
-    return ["tmux", "-S", socket, *args]
-
-
-def tmux(socket: str, *args: str) -> str | None:
-    result = run(tmux_cmd(socket, *args))
-    if result is None or result.returncode != 0:
-        return None
-    return result.stdout
-
-
-def tmux_pane_of(proc: PiProcess) -> TmuxPane | None:
-    """The tmux pane pi runs in, checked against the server (a stale TMUX_PANE is not believed)."""
-    value, pane = proc.env.get("TMUX"), proc.env.get("TMUX_PANE")
-    if not value or not pane:
-        return None
-    socket = value.split(",")[0]
-    fmt = "#{session_name}\t#{window_index}\t#{window_id}\t#{pane_id}\t#{pane_pid}\t#{session_attached}"
-    out = tmux(socket, "display-message", "-p", "-t", pane, fmt)
-    if not out:
-        return None
-    parts = out.rstrip("\n").split("\t")
-    if len(parts) != 6 or parts[3] != pane:
-        return None
-    try:
-        pane_pid = int(parts[4])
-        attached = int(parts[5] or 0)
-    except ValueError:
-        return None
-    if pane_pid not in ancestors(proc.pid):
-        return None  # that pane now runs something else
-    return TmuxPane(socket, parts[0], parts[1], parts[2], parts[3], attached)
-
-
-def tmux_clients(socket: str) -> list[TmuxClient]:
-    """The server's clients, most recently active first."""
-    out = tmux(
-        socket, "list-clients", "-F", "#{client_tty}\t#{client_pid}\t#{client_session}\t#{client_activity}"
-    )
-    clients = []
-    for line in (out or "").splitlines():
-        parts = line.split("\t")
-        if len(parts) != 4:
-            continue
-        try:
-            clients.append(TmuxClient(parts[0], int(parts[1]), parts[2], int(parts[3] or 0)))
-        except ValueError:
-            continue
-    clients.sort(key=lambda c: c.activity, reverse=True)
-    return clients
-
-
-def capture(pane: TmuxPane) -> str | None:
-    """The visible text of the pane (no escapes)."""
-    return tmux(pane.socket, "capture-pane", "-p", "-t", pane.pane)
-
-
-# ---- X11 ----
-
-
-def _display() -> Any:
-    if not os.environ.get("DISPLAY"):
-        return None
-    try:
-        from Xlib import display
-
-        return display.Display()
-    except Exception as exc:
-        log.debug("cannot open the X display: %s", clean(exc, 200))
-        return None
-
-
-def x_windows_by_pid(disp: Any) -> dict[int, int]:
-    """pid → top-level window (the window manager's client list; without one, the root's children)."""
-    from Xlib import X
-
-    root = disp.screen().root
-    net_pid = disp.intern_atom("_NET_WM_PID")
-    client_list = root.get_full_property(disp.intern_atom("_NET_CLIENT_LIST"), X.AnyPropertyType)
-    windows = (
-        list(client_list.value) if client_list is not None else [c.id for c in root.query_tree().children]
-    )
-    found: dict[int, int] = {}
-    for wid in windows:
-        try:
-            prop = disp.create_resource_object("window", wid).get_full_property(net_pid, X.AnyPropertyType)
-        except Exception:
-            continue
-        if prop is not None and len(prop.value):
-            found.setdefault(int(prop.value[0]), int(wid))
-    return found
-
-
-def window_for(pids: Iterable[int], windows: dict[int, int]) -> int | None:
-    """The window of the first of ``pids`` (or of an ancestor of it) that has one."""
-    for pid in pids:
-        for p in ancestors(pid):
-            if p in windows:
-                return windows[p]
-    return None
-
-
-def active_window(disp: Any) -> int | None:
-    from Xlib import X
-
-    prop = disp.screen().root.get_full_property(disp.intern_atom("_NET_ACTIVE_WINDOW"), X.AnyPropertyType)
-    if prop is None or not len(prop.value):
-        return None
-    return int(prop.value[0]) or None
-
-
-# ---- putting it together ----
-
-
 def locate(proc: PiProcess, windows: dict[int, int] | None) -> Location:
-    pane = tmux_pane_of(proc)
-    client = None
+    pane = tmux_pane_of(proc.env, proc.pid)
+    client: TmuxClient | None = None
     window_id = None
     if pane is not None:
         clients = tmux_clients(pane.socket)
         ours = [c for c in clients if c.session == pane.session]
-        client = (ours or clients or [None])[0]
+        client = next(iter(ours or clients), None)
         if windows and client is not None:
             window_id = window_for([client.pid], windows)
     elif windows:
@@ -333,7 +167,7 @@ def match(wanted: Sequence[Wanted], procs: Sequence[PiProcess]) -> dict[str, PiP
         if not cands:
             continue
         if len(cands) > 1 and w.question:
-            showing = [p for p in cands if _shows(tmux_pane_of(p), w.question)]
+            showing = [p for p in cands if _shows(tmux_pane_of(p.env, p.pid), w.question)]
             cands = showing or cands
         chosen = max(cands, key=lambda p: p.started)
         result[w.key] = chosen
@@ -352,7 +186,7 @@ def locate_sessions(views: Sequence[SessionView | Wanted], with_windows: bool = 
     pairs = match(wanted, procs)
     windows = None
     if with_windows and pairs:
-        disp = _display()
+        disp = open_display()
         if disp is not None:
             try:
                 windows = x_windows_by_pid(disp)

@@ -43,9 +43,9 @@ def active() -> int | None:
 
 
 def window_of(pid: int) -> int | None:
-    from notifier.system.locate import _display, x_windows_by_pid
+    from notifier.system.x11 import open_display, x_windows_by_pid
 
-    d = _display()
+    d = open_display()
     try:
         return x_windows_by_pid(d).get(pid)
     finally:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from notifier.system.locate import Location, PiProcess, TmuxPane, Wanted, match
+from notifier.system.locate import Location, PiProcess, Wanted, match
+from notifier.system.tmux import TmuxPane
 from notifier.ui.view import details_text
 
 

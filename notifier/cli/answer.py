@@ -1,0 +1,55 @@
+"""``pi-notifier answer [SESSION] [--call ID] CHOICE... | --text TEXT``: answer a waiting pi from
+here (the work is :mod:`notifier.app.answer`)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from notifier.cli.common import fail
+from notifier.core.model import Snapshot
+from notifier.core.text import clean
+from notifier.engine.loop import engine_options, scan_once
+from notifier.system.config import Config
+
+
+def _split_answer_words(words: list[str], snapshot: Snapshot, text: bool) -> tuple[str | None, list[str]]:
+    """[SESSION] CHOICE...: the first word is the session when it names one and more follow (or
+    with --text, when it is the only word)."""
+    from notifier.app import goto
+
+    if not words:
+        return None, []
+    if text or len(words) >= 2:
+        try:
+            goto.pick(snapshot, words[0])
+            return words[0], words[1:]
+        except goto.BadSession:
+            if text:
+                raise
+    return None, words
+
+
+def cmd_answer(args: argparse.Namespace, config: Config) -> int:
+    """answer [SESSION] [--call ID] CHOICE... | --text TEXT: 0 answered, 1 not delivered, 2 bad usage."""
+    from notifier.app import goto
+    from notifier.app.answer import answer
+    from notifier.pi.keymaps import Unsupported, UsageError
+
+    if args.timeout <= 0:
+        return fail(2, "--timeout takes a number of seconds > 0")
+    options = engine_options(config)
+    snapshot = scan_once(options)
+    try:
+        session, choices = _split_answer_words(list(args.words), snapshot, args.text is not None)
+        if args.text is not None and choices:
+            raise UsageError("give either CHOICE... or --text, not both")
+        done = answer(options, snapshot, session, args.call, choices, args.text, args.timeout)
+    except (goto.BadSession, UsageError) as exc:
+        return fail(2, exc)
+    except (goto.Refused, Unsupported) as exc:
+        return fail(1, exc)
+    if done.outcome not in (None, "answered"):
+        return fail(1, f"pi recorded the question as {done.outcome}: {clean(done.answer or '', 200)}")
+    sys.stdout.write(f"answered: {clean(done.answer or '(recorded)', 300)}\n")
+    return 0

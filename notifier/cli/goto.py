@@ -1,0 +1,37 @@
+"""``pi-notifier goto [SESSION] [--print]``: bring the user to the terminal / tmux pane of a
+waiting pi (the work is :mod:`notifier.app.goto`)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from notifier.cli.common import fail
+from notifier.core.text import clean
+from notifier.engine.loop import engine_options, scan_once
+from notifier.sinks.jsonout import dumps
+from notifier.system.config import Config
+
+
+def cmd_goto(args: argparse.Namespace, config: Config) -> int:
+    """goto [SESSION] [--print]: 0 focused (or printed), 1 not possible (what to do instead), 2 bad usage."""
+    from notifier.app import goto
+
+    snapshot = scan_once(engine_options(config))
+    try:
+        target = goto.target(snapshot, args.session)
+    except goto.BadSession as exc:
+        return fail(2, exc)
+    except goto.Refused as exc:
+        return fail(1, exc)
+    if args.print:
+        sys.stdout.write(dumps(target.location.obj() if target.location else None) + "\n")
+        if target.location is None:
+            return fail(1, f"no running pi has this session; resume it with: {goto.resume_hint(target.view)}")
+        return 0
+    try:
+        done = goto.focus(target.view, target.location)
+    except goto.Refused as exc:
+        return fail(1, exc)
+    sys.stdout.write(clean(done) + "\n")
+    return 0

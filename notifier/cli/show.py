@@ -1,0 +1,42 @@
+"""``pi-notifier show``: the pending-questions window — the running app's own, or (none
+answering) a window of its own over a local scan."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from notifier import APP_NAME
+from notifier.cli.common import window_said
+from notifier.core.text import clean
+from notifier.system.config import Config
+
+
+def cmd_show(args: argparse.Namespace, config: Config) -> int:
+    from notifier.app.runtime import LocalSource
+    from notifier.system import ipc
+    from notifier.ui.window import RemoteSource, Window
+
+    focus = list(args.focus) if args.focus else None
+    if not args.attach:
+        reply = ipc.request({"cmd": "show", "focus": focus})
+        if reply is not None and reply.get("ok"):
+            if reply.get("window") in ("no-display", "failed"):
+                sys.stderr.write(f"{APP_NAME}: the running app says {window_said(reply)}\n")
+                return 1
+            return 0  # the running app opened (or raised) its window
+    if (
+        not os.environ.get("DISPLAY")
+        and not os.environ.get("WAYLAND_DISPLAY")
+        and sys.platform.startswith("linux")
+    ):
+        sys.stderr.write(f"{APP_NAME}: no display to show the window on (DISPLAY is not set)\n")
+        return 1
+    try:
+        window = Window(RemoteSource() if args.attach else LocalSource(config), focus)
+    except Exception as exc:  # Tk cannot open the display
+        sys.stderr.write(f"{APP_NAME}: cannot open the window: {clean(exc, 200)}\n")
+        return 1
+    window.run()
+    return 0

@@ -1,0 +1,93 @@
+"""``pi-notifier status``: every session and its pending questions, then exit (``--json``:
+docs/contract.md §3; the running app's own view when one answers, else a scan of its own)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+from notifier import APP_NAME
+from notifier.core.model import Snapshot
+from notifier.core.text import clean, duration, project_name
+from notifier.engine.loop import engine_options, scan_once
+from notifier.sinks.jsonout import dumps, status_obj
+from notifier.system.config import Config
+
+
+def render_status(snapshot: Snapshot, now: float, show_all: bool) -> str:
+    rows: list[tuple[str, str, str, str]] = []
+    hidden = 0
+    ordered = sorted(
+        snapshot.sessions,
+        key=lambda v: (not v.pending, not v.abandoned, -v.updated_at),
+    )
+    for view in ordered:
+        project = project_name(view.ref.name, view.ref.cwd)
+        if view.pending:
+            for q in view.pending:
+                opts = " / ".join(q.options[:6])
+                more = f" (+{q.count - 1} more)" if q.count > 1 else ""
+                text = clean(q.text, 70) + more + (f"  [{clean(opts, 60)}]" if opts else "")
+                rows.append(("needs_input", project, duration(now - q.asked_at), text))
+        elif view.abandoned:
+            for q in view.abandoned:
+                rows.append(
+                    (
+                        "abandoned",
+                        project,
+                        duration(now - q.asked_at),
+                        clean(q.text, 60) + "  (the pi that asked has stopped)",
+                    )
+                )
+        elif show_all or now - view.updated_at < 86400:
+            rows.append((view.state, project, "-", clean(view.current_tool or "", 40)))
+        else:
+            hidden += 1
+    widths = [
+        max([len(h)] + [len(r[i]) for r in rows])
+        for i, h in enumerate(("STATE", "PROJECT", "WAITING", "QUESTION"))
+    ]
+    widths[1] = min(widths[1], 28)
+    lines = []
+    if rows:
+        header = ("STATE", "PROJECT", "WAITING", "QUESTION")
+        for row in (header, *rows):
+            lines.append(
+                f"{row[0]:<{widths[0]}}  {clean(row[1], 28):<{widths[1]}}  {row[2]:>{widths[2]}}  {row[3]}".rstrip()
+            )
+    n = snapshot.pending_count
+    total = len(snapshot.sessions)
+    summary = f"{total} session{'s' if total != 1 else ''}, {n} pending question{'s' if n != 1 else ''}"
+    if hidden:
+        summary += f" ({hidden} sessions idle for over a day not shown; --all lists them)"
+    lines.append(summary)
+    return "\n".join(lines)
+
+
+def cmd_status(args: argparse.Namespace, config: Config) -> int:
+    from notifier.system import ipc
+    from notifier.system.locate import add_locations
+
+    if args.json:
+        live = ipc.request(
+            {
+                "cmd": "status",
+                "roots": config["sessions_dirs"],
+                "liveness": config["liveness"],
+                "question_tools": config["question_tools"],
+            }
+        )
+        if live and live.get("ok") and isinstance(live.get("status"), dict):
+            sys.stdout.write(dumps(add_locations(live["status"])) + "\n")  # the running app's own view
+            return 0
+    snapshot = scan_once(engine_options(config))
+    if args.json:
+        sys.stdout.write(dumps(add_locations(status_obj(snapshot))) + "\n")
+    else:
+        missing = [d for d in config["sessions_dirs"] if not os.path.isdir(d)]
+        for d in missing:
+            sys.stderr.write(f"{APP_NAME}: sessions folder {clean(d)} does not exist (yet)\n")
+        sys.stdout.write(render_status(snapshot, time.time(), args.all) + "\n")
+    return 0

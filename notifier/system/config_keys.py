@@ -1,0 +1,250 @@
+"""The configuration's keys: each with its default, its documentation and its documented range,
+and the checks that hold a value to that range (the README's table says the same). A value
+outside its range raises :class:`Invalid`, whose message says what the key takes."""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from notifier.core.text import clean
+
+
+class Invalid(ValueError):
+    """A value outside its key's range; the message says what the key takes."""
+
+
+@dataclass(frozen=True)
+class Key:
+    name: str
+    default: Any
+    doc: str
+    check: Callable[[Any], Any]
+    allowed: str  # the documented range (README table, error messages)
+
+
+MAX_LIST = 32
+MAX_PATH = 4096
+TOOL_NAME = re.compile(r"[A-Za-z0-9_.:/@+-]{1,128}")
+CONTROL_CHARS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def _list(value: Any, what: str, limit: int = MAX_LIST) -> list[Any]:
+    if isinstance(value, (str, int, float)) and not isinstance(value, bool):
+        value = [value]
+    if not isinstance(value, list) or len(value) > limit:
+        raise Invalid(f"a list of at most {limit} {what}")
+    return value
+
+
+def _tool_names(value: Any) -> list[str]:
+    what = "tool names (letters, digits and _ . : / @ + -, up to 128 characters)"
+    items = _list(value, what)
+    if not all(isinstance(v, str) and TOOL_NAME.fullmatch(v) for v in items):
+        raise Invalid(f"a list of at most {MAX_LIST} {what}")
+    return list(dict.fromkeys(items))
+
+
+def _folders(value: Any) -> list[str]:
+    what = "absolute folder paths (or starting with ~)"
+    items = _list(value, what)
+    for v in items:
+        if not isinstance(v, str) or not v.strip() or len(v) > MAX_PATH or CONTROL_CHARS.search(v):
+            raise Invalid(f"a list of at most {MAX_LIST} {what}")
+        if not (v.startswith("~") or os.path.isabs(v)):
+            raise Invalid(f"a list of at most {MAX_LIST} {what}; {clean(v, 60)!r} is relative")
+    return list(dict.fromkeys(items))
+
+
+def _choice(*options: str) -> Callable[[Any], Any]:
+    def check(value: Any) -> str:
+        if not isinstance(value, str) or value not in options:
+            raise Invalid("one of " + ", ".join(repr(o) for o in options))
+        return value
+
+    return check
+
+
+def _whole(low: int, high: int) -> Callable[[Any], Any]:
+    def check(value: Any) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise Invalid(f"a whole number from {low} to {high}")
+        return value
+
+    return check
+
+
+def _bool(value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise Invalid("true or false")
+    return value
+
+
+REMIND_MIN, REMIND_MAX, REMIND_COUNT = 0.01, 10080, 10  # 0.01 min = 0.6 s
+
+
+def _minutes(value: Any) -> list[float]:
+    what = f"a list of at most {REMIND_COUNT} numbers of minutes, each from {REMIND_MIN:g} to {REMIND_MAX}"
+    items = _list(value, what, REMIND_COUNT)
+    out = []
+    for v in items:
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise Invalid(what)
+        if isinstance(v, int) and not REMIND_MIN <= v <= REMIND_MAX:  # before float(): no overflow
+            raise Invalid(what)
+        minutes = float(v)
+        if not (math.isfinite(minutes) and REMIND_MIN <= minutes <= REMIND_MAX):
+            raise Invalid(what)
+        out.append(minutes)
+    return sorted(set(out))
+
+
+EXPIRE_MAX_S = 3600
+
+
+def _expire(value: Any) -> str | int:
+    if value == "never":
+        return "never"
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= EXPIRE_MAX_S:
+        raise TypeError(f"'never' or a whole number of seconds from 1 to {EXPIRE_MAX_S}")
+    return value
+
+
+def _notify_on(value: Any) -> list[str]:
+    allowed = ("needs_input", "idle", "failed")
+    what = "a list of 'needs_input', 'idle', 'failed'"
+    items = _list(value, what, 10)
+    if not all(isinstance(v, str) and v in allowed for v in items):
+        raise Invalid(what)
+    return sorted(set(items) | {"needs_input"})
+
+
+_HHMM = re.compile(r"([01]?\d|2[0-3]):([0-5]\d)-([01]?\d|2[0-3]):([0-5]\d)")
+_QUIET = "'HH:MM-HH:MM' such as '22:00-07:30' (start and end differ), or '' for none"
+
+
+def parse_quiet_hours(value: str) -> tuple[int, int] | None:
+    """'22:00-07:00' → (start minute, end minute) of the day; '' → None."""
+    if not value:
+        return None
+    m = _HHMM.fullmatch(value.strip())
+    if not m:
+        raise Invalid(_QUIET)
+    a, b, c, d = (int(x) for x in m.groups())
+    if (a, b) == (c, d):
+        raise Invalid(_QUIET)
+    return a * 60 + b, c * 60 + d
+
+
+def _quiet(value: Any) -> str:
+    if not isinstance(value, str) or len(value) > 64:
+        raise Invalid(_QUIET)
+    parse_quiet_hours(value)
+    return value.strip()
+
+
+SCHEMA: tuple[Key, ...] = (
+    Key(
+        "sessions_dirs",
+        [],
+        "pi session folders to watch; empty = pi's own default",
+        _folders,
+        f"up to {MAX_LIST} absolute paths (or ~/…)",
+    ),
+    Key(
+        "question_tools",
+        [],
+        "extra tool names to treat as questions (added to the built-in catalog)",
+        _tool_names,
+        f"up to {MAX_LIST} names: letters, digits, `_ . : / @ + -`, 1–128 characters",
+    ),
+    Key(
+        "ignore_tools",
+        [],
+        "built-in question tool names to ignore",
+        _tool_names,
+        f"up to {MAX_LIST} names, as `question_tools`",
+    ),
+    Key(
+        "liveness",
+        "auto",
+        "'auto': a question whose pi is no longer running is 'abandoned'; 'off'",
+        _choice("auto", "off"),
+        '`"auto"`, `"off"`',
+    ),
+    Key(
+        "settle_ms",
+        250,
+        "a question answered within this many ms raises no notification",
+        _whole(0, 60000),
+        "whole number 0–60000",
+    ),
+    Key(
+        "remind_after",
+        [10, 30],
+        "minutes after which a still-pending question is notified again",
+        _minutes,
+        f"up to {REMIND_COUNT} numbers, each {REMIND_MIN:g}–{REMIND_MAX} (a week); `[]` = no reminders",
+    ),
+    Key(
+        "notify_on",
+        ["needs_input"],
+        "also notify when a turn finishes ('idle') or fails ('failed')",
+        _notify_on,
+        '`"needs_input"`, `"idle"`, `"failed"`',
+    ),
+    Key(
+        "quiet_hours",
+        "",
+        "daily window without notifications, e.g. '22:00-07:00' (the icon still changes)",
+        _quiet,
+        '`"HH:MM-HH:MM"` (start ≠ end) or `""`',
+    ),
+    Key(
+        "notifications.backend",
+        "auto",
+        "'auto', 'dbus', 'plyer', 'powershell' or 'none'",
+        _choice("auto", "dbus", "plyer", "powershell", "none"),
+        '`"auto"`, `"dbus"`, `"plyer"`, `"powershell"`, `"none"`',
+    ),
+    Key(
+        "notifications.show_text",
+        True,
+        "false hides the question text in notifications (privacy)",
+        _bool,
+        "`true`, `false`",
+    ),
+    Key(
+        "notifications.expire",
+        "never",
+        "'never': a question's notification stays until answered; or seconds before it closes",
+        _expire,
+        f'`"never"` or a whole number 1–{EXPIRE_MAX_S}',
+    ),
+    Key(
+        "notifications.skip_when_focused",
+        True,
+        "no notification for a session whose terminal (and tmux pane) you are looking at; reminders still come",
+        _bool,
+        "`true`, `false`",
+    ),
+    Key(
+        "tray.backend",
+        "auto",
+        "'auto', 'gtk', 'appindicator', 'xorg' or 'none'",
+        _choice("auto", "gtk", "appindicator", "xorg", "none"),
+        '`"auto"`, `"gtk"`, `"appindicator"`, `"xorg"`, `"none"`',
+    ),
+    Key(
+        "history.retention_days",
+        90,
+        "days of question history to keep",
+        _whole(1, 3650),
+        "whole number 1–3650",
+    ),
+)
+KEYS = {k.name: k for k in SCHEMA}

@@ -1,0 +1,39 @@
+"""Outside programs and the process tree, as the locator needs them: run a program (argument list,
+no shell, a timeout; ``None`` when it cannot run) and a process's chain of parents. Nothing here
+raises for an odd system."""
+
+from __future__ import annotations
+
+import logging
+import subprocess
+from collections.abc import Sequence
+
+from notifier.core.text import clean
+
+log = logging.getLogger(__name__)
+
+TIMEOUT_S = 5.0
+
+
+def run(cmd: Sequence[str], timeout: float = TIMEOUT_S) -> subprocess.CompletedProcess[str] | None:
+    """Run a program (argument list, no shell) and return its result; ``None`` if it cannot run."""
+    try:
+        return subprocess.run(
+            list(cmd), capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        log.debug("%s failed: %s", clean(cmd[0]), clean(exc, 200))
+        return None
+
+
+def ancestors(pid: int) -> list[int]:
+    """``pid`` and its parents up to init (just ``[pid]`` when they cannot be read)."""
+    try:
+        import psutil
+
+        chain = [pid]
+        for parent in psutil.Process(pid).parents():
+            chain.append(parent.pid)
+        return chain
+    except Exception:
+        return [pid]

@@ -1,0 +1,96 @@
+"""tmux, asked through its own command line: which pane a process runs in, the clients attached to
+a server, what a pane shows.
+
+Facts used (checked with the real pi 0.73.1 and 1.6.0 in tmux): a process in tmux has ``TMUX``
+("socket,server pid,session index") and ``TMUX_PANE`` in its environment, and the pane's own
+process is one of its ancestors; a pane's terminal window is the one running a tmux *client*
+(``list-clients``). A stale ``TMUX_PANE`` is not believed: the server is asked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from notifier.system.programs import ancestors, run
+
+
+@dataclass(frozen=True)
+class TmuxPane:
+    socket: str
+    session: str
+    window: str  # the window index, as tmux prints it
+    window_id: str  # "@N"
+    pane: str  # "%N"
+    attached: int = 0  # clients attached to the session
+
+    def obj(self) -> dict[str, Any]:
+        return {"socket": self.socket, "session": self.session, "window": self.window, "pane": self.pane}
+
+
+@dataclass(frozen=True)
+class TmuxClient:
+    tty: str
+    pid: int
+    session: str
+    activity: int
+
+
+def tmux_cmd(socket: str, *args: str) -> list[str]:
+    return ["tmux", "-S", socket, *args]
+
+
+def tmux(socket: str, *args: str) -> str | None:
+    """What ``tmux -S socket args…`` printed; ``None`` when it failed or could not run."""
+    result = run(tmux_cmd(socket, *args))
+    if result is None or result.returncode != 0:
+        return None
+    return result.stdout
+
+
+def tmux_pane_of(env: Mapping[str, str], pid: int) -> TmuxPane | None:
+    """The tmux pane process ``pid`` (with environment ``env``) runs in, checked against the
+    server: ``None`` outside tmux, or when the pane now runs something else."""
+    value, pane = env.get("TMUX"), env.get("TMUX_PANE")
+    if not value or not pane:
+        return None
+    socket = value.split(",")[0]
+    fmt = "#{session_name}\t#{window_index}\t#{window_id}\t#{pane_id}\t#{pane_pid}\t#{session_attached}"
+    out = tmux(socket, "display-message", "-p", "-t", pane, fmt)
+    if not out:
+        return None
+    parts = out.rstrip("\n").split("\t")
+    if len(parts) != 6 or parts[3] != pane:
+        return None
+    try:
+        pane_pid = int(parts[4])
+        attached = int(parts[5] or 0)
+    except ValueError:
+        return None
+    if pane_pid not in ancestors(pid):
+        return None  # that pane now runs something else
+    return TmuxPane(socket, parts[0], parts[1], parts[2], parts[3], attached)
+
+
+def tmux_clients(socket: str) -> list[TmuxClient]:
+    """The server's clients, most recently active first."""
+    out = tmux(
+        socket, "list-clients", "-F", "#{client_tty}\t#{client_pid}\t#{client_session}\t#{client_activity}"
+    )
+    clients = []
+    for line in (out or "").splitlines():
+        parts = line.split("\t")
+        if len(parts) != 4:
+            continue
+        try:
+            clients.append(TmuxClient(parts[0], int(parts[1]), parts[2], int(parts[3] or 0)))
+        except ValueError:
+            continue
+    clients.sort(key=lambda c: c.activity, reverse=True)
+    return clients
+
+
+def capture(pane: TmuxPane) -> str | None:
+    """The visible text of the pane (no escapes)."""
+    return tmux(pane.socket, "capture-pane", "-p", "-t", pane.pane)
