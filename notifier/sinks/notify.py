@@ -21,15 +21,15 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any, Protocol
 
 from notifier import APP_NAME
 from notifier.core.model import Snapshot, Transition, TurnChange
 from notifier.core.planner import Key, Notice, Planner, Withdraw
+from notifier.core.quiet import in_quiet_hours, parse_quiet_hours
 from notifier.core.text import clean, duration, markup
 from notifier.resources import app_icon
-from notifier.system.config import Config, parse_quiet_hours
+from notifier.system.config import Config
 
 log = logging.getLogger(__name__)
 
@@ -588,17 +588,6 @@ def doctor_line(config: Config) -> str:
 # ---- the sink ----
 
 RECONNECT_S = 30.0  # after the session bus itself went away, look for it again this often
-
-
-def in_quiet_hours(window: tuple[int, int] | None, now: float) -> bool:
-    if window is None:
-        return False
-    local = datetime.fromtimestamp(now)
-    minute = local.hour * 60 + local.minute
-    start, end = window
-    if start == end:
-        return False
-    return start <= minute < end if start < end else (minute >= start or minute < end)
 
 
 class AlertSink:

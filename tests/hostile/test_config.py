@@ -14,7 +14,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from notifier.system.config import KEYS, SCHEMA, ConfigError, load, parse_quiet_hours
+from notifier.core.quiet import parse_quiet_hours
+from notifier.system.config import KEYS, SCHEMA, ConfigError, load
 
 from ..conftest import cli
 
