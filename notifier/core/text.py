@@ -2,7 +2,8 @@
 
 Every string that came from a session file goes through :func:`clean` before it reaches a
 notification, a menu, a window, a log line or JSON output. Sinks that render markup use
-:func:`markup` on top of it; sinks with little room use ``limit``.
+:func:`markup` on top of it (entities, or look-alike characters where markup should not render);
+sinks with little room use ``limit``.
 
 What goes: terminal escape sequences, C0/C1 control characters, bidi embeddings, overrides,
 isolates and marks (Trojan-source text cannot reorder what is shown), and the invisible format
@@ -144,9 +145,15 @@ def _is_ri(ch: str) -> bool:
     return "\U0001f1e6" <= ch <= "\U0001f1ff"
 
 
-def markup(value: object, limit: int | None = None) -> str:
-    """:func:`clean`, then escape ``& < >`` (and quotes) so no tag or link from the model is markup."""
+def markup(value: object, limit: int | None = None, *, entities: bool = True) -> str:
+    """:func:`clean`, then escape ``& < >`` (and quotes) so no tag or link from the model is markup.
+
+    ``entities=False`` is for targets that should show text as it is but might render markup
+    anyway (notification servers that do not advertise it): ``& < >`` become the look-alikes
+    ``＆ ‹ ›``, so no tag, entity or link can form and the text still reads naturally."""
     text = clean(value, limit)
+    if not entities:
+        return text.replace("&", "＆").replace("<", "‹").replace(">", "›")
     return (
         text.replace("&", "&amp;")
         .replace("<", "&lt;")

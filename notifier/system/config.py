@@ -19,6 +19,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
+from notifier.core.quiet import parse_quiet_hours
 from notifier.core.text import clean
 from notifier.system.config_keys import (
     CONTROL_CHARS,
@@ -27,7 +28,6 @@ from notifier.system.config_keys import (
     SCHEMA,
     TOOL_NAME,
     Invalid,
-    parse_quiet_hours,
 )
 
 __all__ = ["OPTIONS", "Config", "ConfigError", "apply_command_line", "load", "parse_quiet_hours", "render"]

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from notifier.core.quiet import QUIET_HOURS_FORMAT, parse_quiet_hours
 from notifier.core.text import clean
 
 
@@ -123,27 +124,13 @@ def _notify_on(value: Any) -> list[str]:
     return sorted(set(items) | {"needs_input"})
 
 
-_HHMM = re.compile(r"([01]?\d|2[0-3]):([0-5]\d)-([01]?\d|2[0-3]):([0-5]\d)")
-_QUIET = "'HH:MM-HH:MM' such as '22:00-07:30' (start and end differ), or '' for none"
-
-
-def parse_quiet_hours(value: str) -> tuple[int, int] | None:
-    """'22:00-07:00' → (start minute, end minute) of the day; '' → None."""
-    if not value:
-        return None
-    m = _HHMM.fullmatch(value.strip())
-    if not m:
-        raise Invalid(_QUIET)
-    a, b, c, d = (int(x) for x in m.groups())
-    if (a, b) == (c, d):
-        raise Invalid(_QUIET)
-    return a * 60 + b, c * 60 + d
-
-
 def _quiet(value: Any) -> str:
     if not isinstance(value, str) or len(value) > 64:
-        raise Invalid(_QUIET)
-    parse_quiet_hours(value)
+        raise Invalid(QUIET_HOURS_FORMAT)
+    try:
+        parse_quiet_hours(value)
+    except ValueError:
+        raise Invalid(QUIET_HOURS_FORMAT) from None
     return value.strip()
 
 

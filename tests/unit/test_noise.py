@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from notifier.core.model import Question, QuestionItem, SessionRef, Transition
 from notifier.core.planner import Notice, Planner, Withdraw
-from notifier.sinks.notify import in_quiet_hours, render
+from notifier.core.quiet import in_quiet_hours
+from notifier.sinks.notify import render
 
 
 def q(cid: str, at: float = 0.0, text: str = "Q?") -> Question:

@@ -20,6 +20,11 @@ def test_markup_escapes_tags_links_and_entities() -> None:
     assert out.startswith("&lt;b&gt;bold&lt;/b&gt; &amp; &lt;a href=&quot;")
 
 
+def test_markup_without_entities_uses_look_alikes() -> None:
+    out = markup('<b>bold</b> &amp; \x1b[31m"x"', entities=False)
+    assert out == '‹b›bold‹/b› ＆amp; "x"'
+
+
 def test_project_name() -> None:
     assert project_name(None, "/home/a/proj/") == "proj"
     assert project_name("My \x1b[31mrun", "/x") == "My run"

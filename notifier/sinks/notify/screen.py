@@ -1,0 +1,193 @@
+"""What the notification server shows for the sink's planner handles, and the server coming,
+going and coming back: what was showing when it went away is shown again when it is back.
+
+Used on the sink's worker thread only (``start`` before it runs, ``stop`` after it ended)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from notifier.core.planner import Key, Notice
+from notifier.sinks.notify.backend import Backend, BackendError, NullBackend, ServerGone
+from notifier.sinks.notify.dbus import DBusBackend, has_bus
+from notifier.sinks.notify.render import render
+
+log = logging.getLogger("notifier.sinks.notify")
+
+RECONNECT_S = 30.0  # after the session bus itself went away, look for it again this often
+
+
+class Screen:
+    def __init__(
+        self,
+        choose: Callable[[], tuple[Backend, str]],
+        clock: Callable[[], float],
+        show_text: bool,
+        on_shown: Callable[[list[Key]], None] | None = None,
+        backend: Backend | None = None,
+    ) -> None:
+        self._choose = choose
+        self.clock = clock
+        self.show_text = show_text
+        self.on_shown = on_shown  # a server took these questions: remember them as notified
+        self.backend = backend
+        self.why = ""
+        self.handles: dict[int, int] = {}  # planner handle → server id (0: not on screen)
+        self.keys: dict[int, list[Key]] = {}  # planner handle → question keys
+        self.notices: dict[int, Notice] = {}  # planner handle → the question notice it shows now
+        self.reconnect_at: float | None = None
+        self._warned: set[str] = set()
+        self._ever_online = False
+        self._told_down = False  # the user was told notifications are not shown (until they are back)
+
+    def start(self) -> None:
+        """Choose the backend (unless one was given) and say once whether it can show anything."""
+        if self.backend is None:
+            self.backend, self.why = self._choose()
+            if self.backend.online:
+                self._ever_online = True
+                log.info("notifications: %s", self.why)
+            else:
+                log.warning("%s", self.why)  # told once; the server appearing later is logged too
+                if isinstance(self.backend, NullBackend) and has_bus():
+                    self.reconnect_at = self.clock() + RECONNECT_S  # a bus that is not up yet
+
+    def stop(self) -> None:
+        """Withdraw what is showing and let the backend go."""
+        backend = self.backend
+        if backend is not None:
+            if backend.online:
+                for server_id in list(self.handles.values()):
+                    if server_id:
+                        try:
+                            backend.close(server_id)
+                        except BackendError:
+                            break
+            backend.shutdown()
+
+    def withdraw(self, handle: int) -> None:
+        server_id = self.handles.pop(handle, 0)
+        self.keys.pop(handle, None)
+        self.notices.pop(handle, None)
+        backend = self.backend
+        if server_id and backend is not None and backend.online:
+            self.safe(lambda: backend.close(server_id))
+
+    def put(self, notice: Notice) -> None:
+        """Show a notice for its handle (replacing what that shows); what waits for an answer is
+        shown again when the server comes back."""
+        if notice.kind not in ("idle", "failed"):
+            self.notices[notice.handle] = notice
+        self.keys[notice.handle] = [i.key for i in notice.items]
+        self.handles.setdefault(notice.handle, 0)
+        self.show(notice)
+
+    def dismiss(self, handle: int, server_id: int) -> None:
+        """Take a handle's notification off screen for good (snoozed from the bubble)."""
+        # a resident notification stays after an action: snoozing is the user saying "not now"
+        self.handles[handle] = 0
+        self.notices.pop(handle, None)  # not shown again if the server comes back
+        backend = self.backend
+        if backend is not None and backend.online:
+            self.safe(lambda: backend.close(server_id))
+
+    def handle_for(self, server_id: int) -> int | None:
+        for handle, sid in list(self.handles.items()):
+            if sid == server_id:
+                return handle
+        return None
+
+    def show(self, notice: Notice) -> None:
+        """Put one notice on screen (replacing what its handle shows); remembered as notified only
+        once a server took it, so a question nobody saw is announced again after a restart."""
+        backend = self.backend
+        if backend is None or not backend.online:
+            return
+        message = render(notice, self.show_text, backend.markup)
+        replaces = self.handles.get(notice.handle, 0)
+        server_id = self.safe(lambda: backend.show(message, replaces))
+        if server_id is None:
+            return
+        self.handles[notice.handle] = server_id
+        if self.on_shown is not None:
+            self.on_shown([i.key for i in notice.items])
+
+    def safe(self, fn: Callable[[], Any]) -> Any:
+        try:
+            return fn()
+        except ServerGone as exc:
+            self.went_away(exc.what, self.clock())
+            return None
+        except BackendError as exc:
+            name = self.backend.name if self.backend else "?"
+            if name not in self._warned:
+                self._warned.add(name)
+                log.warning("notifications through %s failed (%s); trying again with the next one", name, exc)
+            return None
+
+    # ---- the server coming and going ----
+
+    def went_away(self, what: str, now: float) -> None:
+        backend = self.backend
+        was_online = backend is not None and backend.online
+        if backend is not None:
+            backend.online = False
+        self.handles = dict.fromkeys(self.handles, 0)  # those bubbles went with the server
+        if what == "bus":
+            if self.reconnect_at is None:
+                if self._told_down:  # the server usually goes first (it was on that bus): told already
+                    log.debug("the session bus closed too; looking for it every %d s", RECONNECT_S)
+                else:
+                    log.warning(
+                        "the session bus went away — the tray icon alone will show questions until it is back"
+                    )
+                self._told_down = True
+            self.reconnect_at = now + RECONNECT_S
+        elif was_online:
+            log.warning(
+                "the notification server went away — the tray icon alone will show questions until one is back"
+            )
+            self._told_down = True
+
+    def on_server(self, event: str, now: float) -> None:
+        backend = self.backend
+        if event in ("down", "lost"):
+            self.went_away("bus" if event == "lost" else "server", now)
+            return
+        if not isinstance(backend, DBusBackend):
+            return
+        was_online = backend.online
+        if backend.probe():  # a new owner: another server, or the same one restarted
+            self.handles = dict.fromkeys(self.handles, 0)
+            if was_online:
+                what = "another notification server took over"
+            elif self._ever_online:
+                what = "the notification server is back"
+            else:
+                what = "a notification server appeared"
+            self._ever_online = True
+            self._told_down = False
+            log.warning("notifications: %s: %s", what, backend.describe())
+            self.show_again()
+
+    def reconnect(self, now: float) -> None:
+        """The bus went away: try once more (quietly; coming back is logged once)."""
+        backend, why = self._choose()
+        if not isinstance(backend, DBusBackend):
+            backend.shutdown()
+            self.reconnect_at = now + RECONNECT_S
+            return
+        old, self.backend, self.why = self.backend, backend, why
+        if old is not None:
+            old.shutdown()
+        self.reconnect_at = None
+        self._told_down = not backend.online
+        log.warning("notifications: the session bus is back; %s", why)
+        if backend.online:
+            self.show_again()
+
+    def show_again(self) -> None:
+        for notice in list(self.notices.values()):
+            self.show(notice)

@@ -1,0 +1,208 @@
+"""The notification sink: fed by the engine's transitions and turn changes, it asks the pure
+:class:`notifier.core.planner.Planner` what to raise and withdraw, and delivers that through the
+chosen backend on its own worker thread (D-Bus replies never hold up the engine). It follows the
+server coming, going and coming back, and shows again what was on screen."""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from notifier.core.model import Snapshot, Transition, TurnChange
+from notifier.core.planner import Notice, Planner, Withdraw
+from notifier.core.quiet import in_quiet_hours, parse_quiet_hours
+from notifier.sinks.notify.backend import Backend
+from notifier.sinks.notify.choose import choose_backend
+from notifier.sinks.notify.screen import Screen
+from notifier.system.config import Config
+
+log = logging.getLogger("notifier.sinks.notify")
+
+SNOOZE_S = 15 * 60
+MAX_WAIT_S = 60.0
+
+
+class AlertSink:
+    """Fed by the engine thread; does its own timing (settle, reminders) on a worker thread.
+
+    Whether notifications can be shown is decided once at start (and logged once); after that the
+    server coming, going and coming back arrive as events and are logged once each way. What is
+    showing when the server goes away is shown again when it is back."""
+
+    def __init__(
+        self,
+        config: Config,
+        store: Any = None,
+        on_show: Callable[[str | None, str | None], None] | None = None,
+        on_snooze: Callable[[str | None, float], None] | None = None,
+        backend: Backend | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.config = config
+        self.store = store
+        self.on_show = on_show
+        self.on_snooze = on_snooze
+        self.clock = clock
+        self.show_text = bool(config["notifications.show_text"])
+        self.skip_focused = bool(config["notifications.skip_when_focused"])
+        self.quiet_window = parse_quiet_hours(config["quiet_hours"])
+        self.planner = Planner(
+            settle_s=config["settle_ms"] / 1000.0,
+            remind_after_s=tuple(m * 60.0 for m in config["remind_after"]),
+            notified=store.notified() if store is not None else set(),
+            reminded=store.reminders() if store is not None else {},
+        )
+        self.planner.notify_on = frozenset(s for s in config["notify_on"] if s in ("idle", "failed"))
+        if store is not None:
+            for session, project, until in store.snoozes(clock()):
+                self.planner.snooze(session, until, project)
+            self.planner.muted = set(store.mutes())
+        self._inbox: queue.Queue[Any] = queue.Queue()
+        self._screen = Screen(
+            self._choose, clock, self.show_text, store.mark_notified if store is not None else None, backend
+        )
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="pi-notifier-alerts", daemon=True)
+
+    def _choose(self) -> tuple[Backend, str]:
+        return choose_backend(
+            self.config["notifications.backend"],
+            self._action_from_server,
+            self._closed_by_server,
+            self._server_event,
+            self.config["notifications.expire"],
+        )
+
+    def start(self) -> None:
+        self._screen.start()
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._inbox.put(None)
+        self._thread.join(2)
+        self._screen.stop()
+
+    # Sink protocol (engine thread): hand over, never block.
+    def ready(self, info: Any, snapshot: Snapshot) -> None:
+        self._inbox.put(("tick", None))
+
+    def transitions(self, items: Sequence[Transition], snapshot: Snapshot) -> None:
+        if items:
+            self._inbox.put(("transitions", list(items)))
+
+    def turns(self, items: Sequence[TurnChange]) -> None:
+        self._inbox.put(("turns", list(items)))
+
+    # Controls (any thread). Persisting them is the caller's job.
+    def snooze(self, session_key: str | None, until: float, project: str | None = None) -> None:
+        self._inbox.put(("snooze", (session_key, until, project)))
+
+    def mute(self, project: str, on: bool) -> None:
+        self._inbox.put(("mute", (project, on)))
+
+    # ---- worker ----
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            due = self.planner.next_due()
+            reconnect_at = self._screen.reconnect_at
+            if reconnect_at is not None:
+                due = reconnect_at if due is None else min(due, reconnect_at)
+            # Capped, so a wall-clock jump backwards delays a reminder by at most a minute.
+            timeout = None if due is None else min(MAX_WAIT_S, max(0.0, due - self.clock()))
+            if timeout is None and self.planner.holding:
+                timeout = MAX_WAIT_S  # look again soon: quiet hours end at a time of day
+            try:
+                msg = self._inbox.get(timeout=timeout)
+            except queue.Empty:
+                msg = ("tick", None)
+            if msg is None:
+                return
+            try:
+                self._handle(msg)
+            except Exception:
+                log.exception("notification handling failed; carrying on")
+
+    def _handle(self, msg: tuple[str, Any]) -> None:
+        kind, arg = msg
+        now = self.clock()
+        actions: list[Notice | Withdraw] = []
+        reconnect_at = self._screen.reconnect_at
+        if reconnect_at is not None and now >= reconnect_at:
+            self._screen.reconnect(now)
+        if kind == "transitions":
+            actions += self.planner.feed(arg, now)
+        elif kind == "turns":
+            for change in arg:
+                actions += self.planner.turn(change, now)
+        elif kind == "snooze":
+            session_key, until, project = arg
+            self.planner.snooze(session_key, until, project)
+        elif kind == "mute":
+            project, on = arg
+            (self.planner.muted.add if on else self.planner.muted.discard)(project)
+        elif kind == "action":
+            actions += self._on_action(*arg)
+        elif kind == "server":
+            self._screen.on_server(arg, now)
+        quiet = in_quiet_hours(self.quiet_window, now)
+        if quiet:  # quiet hours: turn notices are dropped (questions wait for their reminders)
+            actions = [a for a in actions if not (isinstance(a, Notice) and a.kind in ("idle", "failed"))]
+        actions += self.planner.tick(now, quiet)
+        self._deliver(actions)
+
+    def _deliver(self, actions: Sequence[Notice | Withdraw]) -> None:
+        if self._screen.backend is None:
+            return
+        for action in actions:
+            if isinstance(action, Withdraw):
+                self._screen.withdraw(action.handle)
+            elif self.skip_focused and _looking_at(action):
+                continue  # the user is looking at that session (the tray still counts it)
+            else:
+                self._screen.put(action)
+        reminded = self.planner.drain_reminded()
+        if reminded and self.store is not None:
+            self.store.mark_reminded(reminded)
+
+    # ---- server signals (D-Bus signal thread) ----
+
+    def _server_event(self, event: str) -> None:
+        self._inbox.put(("server", event))
+
+    def _action_from_server(self, server_id: int, action: str) -> None:
+        self._inbox.put(("action", (server_id, action)))
+
+    def _closed_by_server(self, server_id: int, reason: int) -> None:
+        pass  # a dismissed bubble stays dismissed; reminders raise a new one
+
+    def _on_action(self, server_id: int, action: str) -> list[Notice | Withdraw]:
+        handle = self._screen.handle_for(server_id)
+        if handle is None:
+            return []  # another application's notification
+        keys = self._screen.keys.get(handle, [])
+        sessions = sorted({k[0] for k in keys})
+        if action == "snooze":
+            until = self.clock() + SNOOZE_S
+            for session_key in sessions:
+                self.planner.snooze(session_key, until)
+                if self.on_snooze is not None:
+                    self.on_snooze(session_key, until)  # the app persists it and shows it
+            log.info("snoozed %d session(s) for 15 min", len(sessions))
+            self._screen.dismiss(handle, server_id)
+            return []
+        if self.on_show is not None:
+            first = keys[0] if keys else (None, None)
+            self.on_show(first[0], first[1])
+        return []
+
+
+def _looking_at(notice: Notice) -> bool:
+    from notifier.system.focus import items_focused
+
+    return items_focused(notice.items)
