@@ -12,6 +12,7 @@ import time
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from notifier.core.formats import HISTORY_COLUMNS, history_row
 from notifier.core.model import Transition
 from notifier.core.text import clean
 from notifier.core.times import sane_time
@@ -221,23 +222,11 @@ class Store:
     # ---- history ----
 
     def _asked(self, t: Transition) -> None:
-        q, s = t.question, t.session
+        row = history_row(t)  # the one serialisation of a question (core/formats.py)
+        row["asked_at"] = _time(t.question.asked_at)
         self._run(
-            "INSERT OR IGNORE INTO history (file, call_id, session_id, cwd, name, tool, text, header, options,"
-            " count, asked_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-            (
-                s.key,
-                q.tool_call_id,
-                s.id,
-                s.cwd,
-                s.name,
-                q.tool,
-                q.text,
-                q.header,
-                "\x1f".join(q.options),
-                q.count,
-                _time(q.asked_at),
-            ),
+            f"INSERT OR IGNORE INTO history ({', '.join(row)}) VALUES ({','.join('?' * len(row))})",  # noqa: S608
+            row.values(),
         )
 
     def record(self, transitions: Iterable[Transition]) -> None:
@@ -259,28 +248,13 @@ class Store:
                 )
 
     def history(self, since: float | None = None) -> list[dict[str, Any]]:
+        """History rows (:data:`~notifier.core.formats.HISTORY_COLUMNS`), oldest first, for
+        :func:`~notifier.core.formats.history_obj`."""
         rows = self._run(
-            "SELECT file, call_id, session_id, cwd, name, tool, text, header, options, count, asked_at, resolved_at,"
-            " outcome, waited_s FROM history WHERE asked_at >= ? ORDER BY asked_at",
+            f"SELECT {', '.join(HISTORY_COLUMNS)} FROM history WHERE asked_at >= ? ORDER BY asked_at",  # noqa: S608
             (float("-inf") if since is None else since,),  # all rows, also those of broken clocks
         )
-        keys = (
-            "file",
-            "call_id",
-            "session_id",
-            "cwd",
-            "name",
-            "tool",
-            "text",
-            "header",
-            "options",
-            "count",
-            "asked_at",
-            "resolved_at",
-            "outcome",
-            "waited_s",
-        )
-        return [dict(zip(keys, row, strict=True)) for row in rows]
+        return [dict(zip(HISTORY_COLUMNS, row, strict=True)) for row in rows]
 
     def prune(self, older_than: float) -> None:
         self._run("DELETE FROM history WHERE asked_at < ?", (older_than,))

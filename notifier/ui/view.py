@@ -9,6 +9,7 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
+from notifier.core import formats
 from notifier.core.model import Question, SessionView, Snapshot
 from notifier.core.text import clean, project_name
 from notifier.core.text import duration as waited
@@ -100,34 +101,29 @@ def resume_command(cwd: str | None, file: str) -> str:
 
 
 def question_obj(view: SessionView, q: Question, abandoned: bool) -> dict[str, Any]:
-    """Everything the window shows about one question (plain, sanitized text)."""
-    return {
-        "key": [view.ref.key, q.tool_call_id],
-        "project": project_name(view.ref.name, view.ref.cwd),
-        "folder": project_name(None, view.ref.cwd),
-        "session_name": clean(view.ref.name, 120) or None,
-        "session_id": view.ref.id,
-        "tool": clean(q.tool, 60),
-        "asked_at": q.asked_at,
-        "abandoned": abandoned,
-        "cwd": view.ref.cwd,
-        "file": view.ref.key,
-        "title": q.title,
-        "resume": resume_command(view.ref.cwd, view.ref.key),
-        "items": [
-            {
-                "text": it.text,
-                "header": it.header,
-                "detail": it.detail,
-                "multi": it.multi,
-                "options": [
-                    {"label": o.label, "description": o.description, "recommended": o.recommended}
-                    for o in it.options
-                ],
-            }
-            for it in q.items
-        ],
-    }
+    """Everything the window shows about one question (plain, sanitized text): the question and
+    its session as every JSON output has them (:mod:`notifier.core.formats`), every item in
+    full, and the window's own display fields on top."""
+    obj = formats.question_obj(q)
+    obj.update(
+        {
+            "session": formats.session_obj(view.ref),
+            "items": formats.items_obj(q),
+            "key": [view.ref.key, q.tool_call_id],
+            "project": project_name(view.ref.name, view.ref.cwd),
+            "folder": project_name(None, view.ref.cwd),
+            "session_name": clean(view.ref.name, 120) or None,
+            "session_id": view.ref.id,
+            "tool": clean(q.tool, 60),
+            "asked_at": q.asked_at,
+            "abandoned": abandoned,
+            "cwd": view.ref.cwd,
+            "file": view.ref.key,
+            "title": q.title,
+            "resume": resume_command(view.ref.cwd, view.ref.key),
+        }
+    )
+    return obj
 
 
 def window_obj(snapshot: Snapshot) -> dict[str, Any]:

@@ -1,0 +1,259 @@
+"""The one serialisation of a session and a question, and every JSON output built on it
+(docs/contract.md §2–§5): ``run --json`` events, ``status --json``, ``history --json``, the
+history record the state store keeps, and the base of the window's view model. Pure.
+
+A session is ``{"id", "file", "cwd", "name"}``; a question is ``{"tool_call_id", "tool", "text",
+"header", "options", "count"}`` (:func:`session_fields`, :func:`question_fields`). Other outputs
+add fields to these objects, never change them (the contract: change only by adding fields).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime, timezone
+from typing import Any
+
+from notifier.core.model import Question, SessionRef, SessionView, Snapshot, Transition
+from notifier.core.text import clean
+from notifier.core.times import MAX_TIME, MIN_TIME
+
+# ---- text ----
+
+
+def iso(ts: object) -> str:
+    """ISO-8601 UTC with milliseconds, for any value: times outside [2000, 2200) (history rows
+    written by older versions, broken clocks) are clamped to that range; a value that is not a
+    number at all (NaN, a string) shows as the start of the range."""
+    if isinstance(ts, bool) or not isinstance(ts, (int, float)):
+        seconds = MIN_TIME
+    elif isinstance(ts, int):
+        seconds = float(min(max(ts, int(MIN_TIME)), int(MAX_TIME)))
+    else:
+        seconds = min(max(ts, MIN_TIME), MAX_TIME) if ts == ts else MIN_TIME
+    return (
+        datetime.fromtimestamp(seconds, timezone.utc)
+        .isoformat(timespec="milliseconds")
+        .replace("+00:00", "Z")
+    )
+
+
+def dumps(obj: Any) -> str:
+    """One line of valid UTF-8 JSON for anything our outputs hold. A name that is not UTF-8 (a
+    str with lone surrogates, PEP 383) is written as ``\\udcXX`` escapes: ``json.loads`` gives
+    back the same str, and ``os.fsencode`` of that the same bytes. NaN and infinities (which
+    JSON cannot say) become ``null``."""
+    try:
+        text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    except ValueError:
+        text = json.dumps(_finite(obj), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            # Surrogates only occur inside JSON strings, where "\udcff" is their own escape.
+            text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
+
+
+def _finite(obj: Any) -> Any:
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: _finite(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_finite(v) for v in obj]
+    return obj
+
+
+# ---- a session and a question ----
+
+
+def session_fields(id: str | None, file: str | None, cwd: str | None, name: str | None) -> dict[str, Any]:
+    """The session object. The name is a user's label (plain text, null when empty); the file
+    and cwd are paths, kept exactly (also when not UTF-8)."""
+    return {"id": id, "file": file, "cwd": cwd, "name": clean(name) or None if name else None}
+
+
+def question_fields(
+    tool_call_id: str | None,
+    tool: str | None,
+    text: str | None,
+    header: str | None,
+    options: Sequence[str],
+    count: int | None,
+) -> dict[str, Any]:
+    """The question object (contract §5: text, header and options are plain text, sanitized
+    when extracted, not truncated)."""
+    return {
+        "tool_call_id": tool_call_id,
+        "tool": tool,
+        "text": text,
+        "header": header,
+        "options": list(options),
+        "count": count,
+    }
+
+
+def session_obj(ref: SessionRef) -> dict[str, Any]:
+    return session_fields(ref.id, ref.key, ref.cwd, ref.name)
+
+
+def question_obj(q: Question) -> dict[str, Any]:
+    return question_fields(q.tool_call_id, q.tool, q.text, q.header, q.options, q.count)
+
+
+def items_obj(q: Question) -> list[dict[str, Any]]:
+    """Every item of a question in full (the window shows them all; the contract's question
+    object describes the first)."""
+    return [
+        {
+            "text": it.text,
+            "header": it.header,
+            "detail": it.detail,
+            "multi": it.multi,
+            "options": [
+                {"label": o.label, "description": o.description, "recommended": o.recommended}
+                for o in it.options
+            ],
+        }
+        for it in q.items
+    ]
+
+
+# ---- run --json (§2) and status --json (§3) ----
+
+
+def event_obj(t: Transition) -> dict[str, Any]:
+    obj: dict[str, Any] = {"event": t.kind, "at": iso(t.at)}
+    if t.kind == "needs_input":
+        obj["initial"] = t.initial
+    obj["session"] = session_obj(t.session)
+    obj["question"] = question_obj(t.question)
+    if t.kind == "resolved":
+        obj["outcome"] = t.outcome
+        obj["answer"] = t.answer
+        obj["waited_s"] = round(t.waited_s or 0.0, 3)
+    return obj
+
+
+def status_obj(snapshot: Snapshot) -> dict[str, Any]:
+    sessions = sorted(snapshot.sessions, key=lambda v: (-v.updated_at, v.ref.key))  # newest first, stable
+    return {
+        "sessions": [session_status_obj(v) for v in sessions],
+        "pending": snapshot.pending_count,
+    }
+
+
+def session_status_obj(v: SessionView) -> dict[str, Any]:
+    obj = session_obj(v.ref)
+    obj.update(
+        {
+            "state": v.state,
+            "alive": v.alive,
+            "pending": [question_obj(q) for q in v.pending],
+            "abandoned": [question_obj(q) for q in v.abandoned],
+            "updated_at": iso(v.updated_at) if v.updated_at else None,
+        }
+    )
+    return obj
+
+
+# ---- history: the stored record (one flat row per question) and history --json (§4) ----
+
+OPTION_SEPARATOR = "\x1f"  # between option labels in a history row (sanitized labels hold none)
+HISTORY_COLUMNS = (
+    "file",
+    "call_id",
+    "session_id",
+    "cwd",
+    "name",
+    "tool",
+    "text",
+    "header",
+    "options",
+    "count",
+    "asked_at",
+    "resolved_at",
+    "outcome",
+    "waited_s",
+)
+
+
+def history_row(t: Transition) -> dict[str, Any]:
+    """The history record of the question of ``t`` as it is asked (the first ten of
+    :data:`HISTORY_COLUMNS`; the store adds the times and the outcome)."""
+    s, q = session_obj(t.session), question_obj(t.question)
+    return {
+        "file": s["file"],
+        "call_id": q["tool_call_id"],
+        "session_id": s["id"],
+        "cwd": s["cwd"],
+        "name": s["name"],
+        "tool": q["tool"],
+        "text": q["text"],
+        "header": q["header"],
+        "options": OPTION_SEPARATOR.join(q["options"]),
+        "count": q["count"],
+    }
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _number(value: object) -> float | None:
+    """A stored number that JSON can say (rows of older versions may hold NaN, inf or junk)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
+
+
+def history_entry(r: Mapping[str, object]) -> dict[str, Any]:
+    """One question of ``history --json`` from a history row. Any stored row renders: times out
+    of range are clamped, numbers that are not finite are null, names that are not UTF-8 come
+    back as they were, a field of the wrong type is null."""
+    waited = _number(r.get("waited_s"))
+    waited = waited if waited is not None and 0 <= waited < 1e10 else None
+    count = r.get("count")
+    resolved_at = r.get("resolved_at")
+    return {
+        "session": session_fields(
+            _text(r.get("session_id")), _text(r.get("file")), _text(r.get("cwd")), _text(r.get("name"))
+        ),
+        "question": question_fields(
+            _text(r.get("call_id")),
+            _text(r.get("tool")),
+            _text(r.get("text")),
+            _text(r.get("header")),
+            [o for o in (_text(r.get("options")) or "").split(OPTION_SEPARATOR) if o],
+            count if isinstance(count, int) and not isinstance(count, bool) else None,
+        ),
+        "asked_at": iso(r.get("asked_at")),
+        "resolved_at": iso(resolved_at) if resolved_at is not None else None,
+        "outcome": _text(r.get("outcome")),
+        "waited_s": round(waited, 3) if waited is not None else None,
+    }
+
+
+def history_obj(rows: Iterable[Mapping[str, object]]) -> dict[str, Any]:
+    """``history --json``: the questions of ``rows`` (history rows) and a summary of the waits."""
+    questions = [history_entry(r) for r in rows]
+    waits: list[float] = sorted(q["waited_s"] for q in questions if q["waited_s"] is not None)
+    median = None
+    if waits:
+        mid = len(waits) // 2
+        median = waits[mid] if len(waits) % 2 else round((waits[mid - 1] + waits[mid]) / 2, 3)
+    return {
+        "questions": questions,
+        "summary": {
+            "count": len(questions),
+            "median_wait_s": median,
+            "longest_wait_s": waits[-1] if waits else None,
+        },
+    }

@@ -1,0 +1,130 @@
+"""The one serialisation of a session and a question (notifier/core/formats.py): every output
+(run --json, status --json, history --json through the real state store, the window) carries
+the same session and question objects, with the fields docs/contract.md §2–§4 lists."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+from notifier.core import formats
+from notifier.core.model import Option, Question, QuestionItem, SessionRef, SessionView, Snapshot, Transition
+from notifier.system.store import Store
+from notifier.ui.view import window_obj
+
+SESSION_KEYS = ["id", "file", "cwd", "name"]
+QUESTION_KEYS = ["tool_call_id", "tool", "text", "header", "options", "count"]
+
+CWD = "/home/u/pr\udcffoj"  # a folder name that is not UTF-8 (PEP 383)
+REF = SessionRef("/s/a\udcff.jsonl", "sid-1", CWD, "my \x1b[31mname\x07  here")
+Q = Question(
+    "call-1",
+    "ask_user_question",
+    (
+        QuestionItem("Pick one?", "Hdr", "more", (Option("A", "aye", True), Option("B")), True),
+        QuestionItem("And this?"),
+    ),
+    1_700_000_000.0,
+    title="Two questions",
+)
+ASKED = Transition("needs_input", REF, Q, 1_700_000_000.5, initial=True)
+RESOLVED = Transition("resolved", REF, Q, 1_700_000_042.0, outcome="answered", answer="A", waited_s=41.5)
+
+
+def no_constant(name: str) -> None:
+    raise AssertionError(f"{name} is not JSON")
+
+
+def test_session_and_question_objects_have_the_contract_fields() -> None:
+    s, q = formats.session_obj(REF), formats.question_obj(Q)
+    assert list(s) == SESSION_KEYS and list(q) == QUESTION_KEYS
+    assert s == {"id": "sid-1", "file": REF.key, "cwd": CWD, "name": "my name here"}  # the label cleaned
+    assert q == {
+        "tool_call_id": "call-1",
+        "tool": "ask_user_question",
+        "text": "Pick one?",
+        "header": "Hdr",
+        "options": ["A", "B"],
+        "count": 2,
+    }
+    assert formats.session_obj(SessionRef("/f", None, None, "\x1b[0m"))["name"] is None
+
+
+def test_run_json_events_carry_them() -> None:
+    asked, done = formats.event_obj(ASKED), formats.event_obj(RESOLVED)
+    assert list(asked) == ["event", "at", "initial", "session", "question"]
+    assert list(done) == ["event", "at", "session", "question", "outcome", "answer", "waited_s"]
+    assert asked["at"] == "2023-11-14T22:13:20.500Z" and asked["initial"] is True
+    assert done["session"] == asked["session"] == formats.session_obj(REF)
+    assert done["question"] == asked["question"] == formats.question_obj(Q)
+    assert (done["outcome"], done["answer"], done["waited_s"]) == ("answered", "A", 41.5)
+    gone = formats.event_obj(Transition("abandoned", REF, Q, 1_700_000_100.0))
+    assert list(gone) == ["event", "at", "session", "question"]
+
+
+def test_status_json_sessions_are_session_objects_with_state() -> None:
+    view = SessionView(REF, "needs_input", (Q,), (), True, 1_700_000_000.0)
+    status = formats.status_obj(Snapshot((view,)))
+    (s,) = status["sessions"]
+    assert status["pending"] == 1
+    assert list(s) == [*SESSION_KEYS, "state", "alive", "pending", "abandoned", "updated_at"]
+    assert {k: s[k] for k in SESSION_KEYS} == formats.session_obj(REF)
+    assert s["pending"] == [formats.question_obj(Q)] and s["abandoned"] == []
+
+
+def test_history_through_the_real_store_gives_back_the_same_objects() -> None:
+    store = Store(None)  # a real SQLite database, in memory
+    try:
+        store.record([ASKED, RESOLVED])
+        history = formats.history_obj(store.history())
+    finally:
+        store.close()
+    (entry,) = history["questions"]
+    assert list(entry) == ["session", "question", "asked_at", "resolved_at", "outcome", "waited_s"]
+    assert entry["session"] == formats.event_obj(RESOLVED)["session"]
+    assert entry["question"] == formats.event_obj(RESOLVED)["question"]
+    assert entry["asked_at"] == "2023-11-14T22:13:20.000Z"
+    assert entry["resolved_at"] == "2023-11-14T22:14:01.500Z"
+    assert (entry["outcome"], entry["waited_s"]) == ("answered", 41.5)
+    assert history["summary"] == {"count": 1, "median_wait_s": 41.5, "longest_wait_s": 41.5}
+    # a name that is not UTF-8 is written as \udcXX escapes and comes back as the same bytes
+    line = formats.dumps(history)
+    line.encode("utf-8")
+    assert "\\udcff" in line
+    assert os.fsencode(json.loads(line)["questions"][0]["session"]["cwd"]) == b"/home/u/pr\xffoj"
+
+
+def test_history_rows_of_any_shape_render() -> None:
+    rows: list[dict[str, Any]] = [
+        {"asked_at": float("nan"), "waited_s": float("inf"), "count": "2", "options": 7, "name": 3},
+        {"file": "/f", "call_id": "c", "asked_at": 1e300, "resolved_at": -5, "waited_s": 3, "count": True},
+        {"asked_at": "yesterday", "waited_s": 1.0, "options": "x\x1f\x1fy"},
+    ]
+    history = formats.history_obj(rows)
+    first, second, third = history["questions"]
+    assert first["session"] == {"id": None, "file": None, "cwd": None, "name": None}
+    assert first["question"]["options"] == [] and first["question"]["count"] is None
+    assert first["asked_at"] == "2000-01-01T00:00:00.000Z" and first["waited_s"] is None
+    assert (
+        second["asked_at"] == "2200-01-01T00:00:00.000Z"
+        and second["resolved_at"] == "2000-01-01T00:00:00.000Z"
+    )
+    assert second["question"]["count"] is None
+    assert third["question"]["options"] == ["x", "y"]
+    assert history["summary"] == {"count": 3, "median_wait_s": 2.0, "longest_wait_s": 3.0}
+    json.loads(formats.dumps(history), parse_constant=no_constant)  # strict JSON
+
+
+def test_the_window_builds_on_the_same_objects() -> None:
+    view = SessionView(REF, "needs_input", (Q,), (), True, 1_700_000_000.0)
+    (q,) = window_obj(Snapshot((view,)))["questions"]
+    assert {k: q[k] for k in QUESTION_KEYS} == formats.question_obj(Q)
+    assert q["session"] == formats.session_obj(REF)
+    assert q["key"] == [REF.key, "call-1"] and q["abandoned"] is False and q["title"] == "Two questions"
+    assert [i["text"] for i in q["items"]] == ["Pick one?", "And this?"]
+    assert q["items"][0]["options"][0] == {"label": "A", "description": "aye", "recommended": True}
+
+
+def test_dumps_says_nan_as_null() -> None:
+    assert formats.dumps({"a": [float("nan"), 1.5, float("-inf")]}) == '{"a":[null,1.5,null]}'
