@@ -33,7 +33,7 @@ def iso(ts: object) -> str:
 def session_obj(ref: SessionRef) -> dict[str, Any]:
     return {
         "id": ref.id,
-        "file": ref.key,
+        "file": ref.file, "host": ref.host,
         "cwd": ref.cwd,
         "name": clean(ref.name) or None if ref.name else None,
     }
