@@ -226,3 +226,44 @@ def check_push_url(url: str) -> bool:
     import apprise
 
     return apprise.Apprise().add(url)
+
+
+# ---- the command line's side (pi-notifier goto / answer devbox:SESSION) ----
+
+
+def cmd_goto(remote: Remote, spec: str, only_print: bool) -> int:
+    """Prints ``ssh -t HOST tmux attach -t SESSION``; opens it in a terminal unless ``only_print``
+    (and where a terminal and a display are found). 0 done, 1 not possible."""
+    import os
+    import sys
+
+    try:
+        command = goto_command(remote, spec)
+    except RemoteRefused as exc:
+        sys.stderr.write(f"pi-notifier: {clean(exc)}\n")
+        return 1
+    sys.stdout.write(command + "\n")
+    if not only_print and (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
+        open_in_terminal(command)
+    return 0
+
+
+def cmd_answer(remote: Remote, spec: str, args: Any) -> int:
+    import sys
+
+    extra = [*args.words[1:]]
+    if args.call:
+        extra = ["--call", args.call, *extra]
+    if args.text is not None:
+        extra = ["--text", args.text, *extra]
+    extra += ["--timeout", f"{args.timeout:g}"]
+    try:
+        code, out, err = answer_remote(remote, spec, extra, args.timeout)
+    except RemoteRefused as exc:
+        sys.stderr.write(f"pi-notifier: {clean(exc)}\n")
+        return 1
+    if out:
+        sys.stdout.write("".join(clean(line) + "\n" for line in out.splitlines()))
+    if err:
+        sys.stderr.write("".join(f"{remote.name}: {clean(line)}\n" for line in err.splitlines()))
+    return code

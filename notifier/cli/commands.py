@@ -353,9 +353,12 @@ def _fail(code: int, message: object) -> int:
 
 def cmd_goto(args: argparse.Namespace, config: Config) -> int:
     """goto [SESSION] [--print]: 0 focused (or printed), 1 not possible (what to do instead), 2 bad usage."""
-    from notifier.app import goto
+    from notifier.app import goto, remotes
     from notifier.engine.loop import engine_options
 
+    remote = remotes.split(config, args.session)
+    if remote is not None:  # devbox:SESSION — a session on a remote (docs: README "Remote machines")
+        return remotes.cmd_goto(*remote, only_print=args.print)
     snapshot = scan_once(engine_options(config))
     try:
         target = goto.target(snapshot, args.session)
@@ -402,6 +405,11 @@ def cmd_answer(args: argparse.Namespace, config: Config) -> int:
 
     if args.timeout <= 0:
         return _fail(2, "--timeout takes a number of seconds > 0")
+    from notifier.app import remotes
+
+    remote = remotes.split(config, args.words[0] if args.words else None)
+    if remote is not None:  # devbox:SESSION CHOICE… — answered by pi-notifier on the remote
+        return remotes.cmd_answer(*remote, args)
     options = engine_options(config)
     snapshot = scan_once(options)
     try:

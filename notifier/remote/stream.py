@@ -110,7 +110,7 @@ def parse_line(line: bytes, host: str, now: float) -> StreamEvent | None:
 
 
 def _number(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and v == v
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and v == v  # NaN is not
 
 
 def _time(value: Any, now: float) -> float:
@@ -157,8 +157,8 @@ def _question(value: Any, at: float) -> Question:
     raw_options = value.get("options")
     labels = raw_options if isinstance(raw_options, list) else []
     options = tuple(Option(clean(o, 500)) for o in labels[:MAX_OPTIONS] if isinstance(o, str) and clean(o, 500))
-    count = value.get("count")
-    count = min(int(count), MAX_COUNT) if _number(count) and count >= 1 else 1
+    raw_count: Any = value.get("count")
+    count = min(int(raw_count), MAX_COUNT) if _number(raw_count) and 1 <= raw_count <= 1e15 else 1
     first = QuestionItem(text or GENERIC_QUESTION, header or None, options=options)
     items = (first,) + tuple(QuestionItem(MORE) for _ in range(count - 1))
     return Question(clean(cid, 512), clean(tool, 128) or "?", items, at)

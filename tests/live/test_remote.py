@@ -57,8 +57,8 @@ class Sshd:
             "#!/bin/sh\n"
             f'echo $$ > "{base}/remote.pid"\n'
             f'if [ -e "{base}/block" ]; then echo "pi-notifier: blocked by the test" >&2; exit 1; fi\n'
-            f'if [ "$1" = run ]; then shift; exec "{sys.executable}" -m notifier run "$@" --liveness off'
-            f' --sessions-dir "{self.sessions}"; fi\n'
+            'case "$1" in run|goto|answer|status) cmd=$1; shift;'
+            f' exec "{sys.executable}" -m notifier "$cmd" --liveness off --sessions-dir "{self.sessions}" "$@";; esac\n'
             f'exec "{sys.executable}" -m notifier "$@"\n'
         )
         wrapper = base / "wrapper"
@@ -342,6 +342,47 @@ def test_doctor_checks_remotes_and_push_urls(tmp_path: Path, sshd: Any) -> None:
     assert "[ok  ] push URL 1 (json://…): ok" in out and "[FAIL] push URL 2 (nosuchscheme://…)" in out
     assert "127.0.0.1:9/x" not in out  # a URL may hold a token
     assert done.returncode == 1
+
+
+@needs_ssh
+def test_goto_and_answer_go_through_the_same_ssh(tmp_path: Path, sshd: Any) -> None:
+    """No pi runs there (only its file): the remote's own goto and answer say so, through ssh,
+    and the local command passes that on (exit 1), naming the remote."""
+    server = sshd()
+    f = session_file(server.sessions)
+    append(f, header("/home/dev/webshop"), ask("call_g", "Go?"))
+    cfg = write_config(tmp_path / "config.toml", [server.remote("devbox")])
+    run = [sys.executable, "-m", "notifier"]
+    done = subprocess.run(
+        [*run, "goto", f"devbox:{f}", "--print", "--config", str(cfg)], capture_output=True, text=True,
+        timeout=60, cwd=ROOT,
+    )
+    assert done.returncode == 1 and "devbox: " in done.stderr and "no running pi" in done.stderr, done.stderr
+    done = subprocess.run(
+        [*run, "answer", f"devbox:{f}", "1", "--config", str(cfg)], capture_output=True, text=True,
+        timeout=60, cwd=ROOT,
+    )
+    assert done.returncode == 1 and "devbox: " in done.stderr and "no running pi" in done.stderr, done.stderr
+    done = subprocess.run(
+        [*run, "answer", "devbox:nosuchsession", "1", "--config", str(cfg)], capture_output=True, text=True,
+        timeout=60, cwd=ROOT,
+    )
+    assert done.returncode == 2, done.stderr  # the remote's bad-usage code comes back as is
+
+
+def test_goto_command_from_the_remote_location(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What goto prints once the remote says where its pi runs (a stand-in ssh prints the JSON)."""
+    from notifier.app import remotes
+    from notifier.remote.link import Remote
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "ssh"
+    fake.write_text('#!/bin/sh\necho \'{"pid": 5, "tty": null, "tmux": {"socket": "/tmp/x", "session": "work", "window": "2", "pane": "%3"}}\'\n')
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    cmd = remotes.goto_command(Remote("devbox", ssh="me@devbox", ssh_options=("-p", "2222")), "abc")
+    assert cmd == "ssh -t -p 2222 me@devbox tmux attach -t work:2"
 
 
 # ---- pushes ----
