@@ -227,6 +227,7 @@ def _number(value: Any) -> float | None:
 def history_obj(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """`history --json` (DESIGN §3). Any stored row renders: times out of range are clamped,
     numbers that are not finite are null, names that are not UTF-8 come back as they were."""
+    from notifier.core.model import split_key
     from notifier.sinks.jsonout import iso
 
     questions = []
@@ -239,9 +240,10 @@ def history_obj(rows: list[dict[str, Any]]) -> dict[str, Any]:
             {
                 "session": {
                     "id": _text(r.get("session_id")),
-                    "file": _text(r.get("file")),
+                    "file": split_key(_text(r.get("file")) or "")[1] or None,
                     "cwd": _text(r.get("cwd")),
                     "name": _text(r.get("name")),
+                    "host": split_key(_text(r.get("file")) or "")[0],
                 },
                 "question": {
                     "tool_call_id": _text(r.get("call_id")),

@@ -83,6 +83,14 @@ def remote_key(host: str, file: str) -> str:
     return f"@{host}:{file}"
 
 
+def split_key(key: str) -> tuple[str | None, str]:
+    """A board key (as stored in history) → (host or None, the session file)."""
+    if key.startswith("@") and ":" in key:
+        host, _, file = key[1:].partition(":")
+        return host, file
+    return None, key
+
+
 @dataclass(frozen=True)
 class Transition:
     kind: TransitionKind

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from ..app_process import AppProcess
-from ..conftest import ROOT, wait_for
+from ..conftest import ROOT, cli, wait_for
 from .writer import answer, append, ask, header
 
 SSHD = shutil.which("sshd") or ("/usr/sbin/sshd" if os.path.exists("/usr/sbin/sshd") else None)
@@ -182,6 +182,13 @@ def test_a_remote_question_appears_locally_with_its_host(tmp_path: Path, sshd: A
         assert later["initial"] is False
         resolved = app.wait("resolved")[0]
         assert resolved["session"]["host"] == "devbox" and resolved["outcome"] == "answered"
+        # history keeps the host, and the remote's own file name
+        def remote_rows() -> list[dict[str, Any]]:
+            rows = json.loads(cli("history", "--json").stdout)["questions"]
+            return [r for r in rows if r["session"]["host"] == "devbox" and r["outcome"] == "answered"]
+
+        row = wait_for(remote_rows, 20, "the remote question in history")[0]
+        assert row["session"]["file"] == str(f) and row["question"]["tool_call_id"] == "call_r1"
         # local sessions carry host null
         local = tmp_path / "local-sessions"
         append(session_file(local, "loc"), header("/home/dev/local"), ask("call_l1", "Local?"))
