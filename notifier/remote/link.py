@@ -126,6 +126,7 @@ class Link:
     def _run(self) -> None:
         delay = BACKOFF_MIN_S
         while not self._stop.is_set():
+            began = time.monotonic()
             try:
                 ready, why = self._once()
             except Exception as exc:  # a bug here must cost one try, not the link
@@ -135,10 +136,13 @@ class Link:
                 return
             name = self.remote.name
             if ready:
-                delay = BACKOFF_MIN_S
+                # a link that stayed up a while starts again at once-a-second; one that keeps
+                # dropping right after connecting backs off like a failure
+                delay = BACKOFF_MIN_S if time.monotonic() - began >= BACKOFF_MAX_S else delay
                 say_once.forget(name)
                 log.warning("remote %s: the link ended (%s); reconnecting", clean(name), why)
                 wait = delay
+                delay = min(delay * 2, BACKOFF_MAX_S)
             elif self.connections == 0:
                 say_once(name, "fails", "remote %s cannot be reached: %s; retrying every %d s",
                          clean(name), why, int(SLOW_RETRY_S))
