@@ -123,6 +123,7 @@ class App:
         self.health = Health()  # shared with the engine: what failed and was recovered from
         self._alerts_restarts = 0
         self._alerts_next = 0.0  # monotonic: the earliest the notifier may be restarted again
+        self.hub: Any = None  # remote hosts and pushes (app/remotes.py)
 
     # ---- snapshot fan-out (engine thread) ----
 
@@ -431,6 +432,10 @@ class App:
             self.alerts = self._make_alerts()
             sinks.append(self.alerts)
         sinks.append(self)
+        from notifier.app.remotes import Hub
+
+        self.hub = Hub(self.config)
+        sinks += self.hub.sinks()
         self._ui_thread.start()
         options = engine_options(self.config)
         if self.state_dir:
@@ -439,6 +444,7 @@ class App:
         self.engine.health = self.health
         self.engine.on_failure = self._changed  # the tray shows that it is being restarted
         self.engine.start()
+        self.hub.start(self.engine)
 
     def serve(self) -> None:
         self.server = ipc.Server(self.socket, self.handle)
@@ -482,6 +488,8 @@ class App:
             self._subscribers.clear()
         if self._window is not None and self._window.poll() is None:
             self._window.terminate()
+        if self.hub is not None:
+            self.hub.stop()
         stoppers: list[tuple[str, Any]] = []
         engine, alerts = self.engine, self.alerts
         if engine is not None:

@@ -38,6 +38,11 @@ def cmd_answer(args: argparse.Namespace, config: Config) -> int:
 
     if args.timeout <= 0:
         return fail(2, "--timeout takes a number of seconds > 0")
+    from notifier.app import remotes
+
+    remote = remotes.split(config, args.words[0] if args.words else None)
+    if remote is not None:  # devbox:SESSION CHOICE… — answered by pi-notifier on the remote
+        return remotes.cmd_answer(*remote, args)
     options = engine_options(config)
     snapshot = scan_once(options)
     try:

@@ -47,6 +47,7 @@ def run(config: Config) -> int:
     out.append(_window())
     for extra in _extras(config):
         out.append(extra)
+    out += _remotes(config)
     out += _health()
     sys.stdout.write("\n".join(out) + "\n")
     return 1 if any(line.startswith("[FAIL]") for line in out) else 0  # documented in the README
@@ -100,6 +101,35 @@ def _extras(config: Config) -> list[str]:
         lines.append(tray.doctor_line(config))
     except ImportError:
         pass
+    return lines
+
+
+def _remotes(config: Config) -> list[str]:
+    """Each remote (reached through its own ssh, with a timeout, in parallel) and push URL."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from notifier.app import remotes
+
+    lines = []
+    configured = remotes.configured(config)
+    with ThreadPoolExecutor(max_workers=max(1, min(8, len(configured)))) as pool:
+        results = list(pool.map(remotes.check_remote, configured))
+    for remote, (ok, detail) in zip(configured, results, strict=True):
+        lines.append(_line(ok, f"remote {clean(remote.name, 64)}", detail if not ok else f"reachable, {detail}"))
+    for n, url in enumerate(config["push.urls"], 1):
+        scheme = clean(url.split("://", 1)[0], 20)  # the rest may hold a token: not shown
+        ok = remotes.check_push_url(url)
+        lines.append(_line(ok, f"push URL {n} ({scheme}://…)", "ok" if ok else "apprise cannot use this URL"))
+    if config["push.urls"] and config["push.when"] == "away":
+        from notifier.sinks.push import desktop_away
+
+        away = desktop_away()
+        lines.append(
+            _line(None, "push when away", "cannot tell whether the desktop is idle or locked: pushes treat you as"
+                  " present (logind and the screensaver did not answer)")
+            if away is None
+            else _line(True, "push when away", "the desktop is idle or locked now" if away else "you are at the desktop now")
+        )
     return lines
 
 

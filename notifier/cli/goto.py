@@ -15,8 +15,11 @@ from notifier.system.config import Config
 
 def cmd_goto(args: argparse.Namespace, config: Config) -> int:
     """goto [SESSION] [--print]: 0 focused (or printed), 1 not possible (what to do instead), 2 bad usage."""
-    from notifier.app import goto
+    from notifier.app import goto, remotes
 
+    remote = remotes.split(config, args.session)
+    if remote is not None:  # devbox:SESSION — a session on a remote (README "Remote machines")
+        return remotes.cmd_goto(*remote, only_print=args.print)
     snapshot = scan_once(engine_options(config))
     try:
         target = goto.target(snapshot, args.session)

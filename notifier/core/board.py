@@ -14,7 +14,16 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from notifier.core.model import Question, SessionRef, SessionView, Snapshot, Transition, TurnChange
+from notifier.core.model import (
+    Outcome,
+    Question,
+    SessionRef,
+    SessionView,
+    Snapshot,
+    State,
+    Transition,
+    TurnChange,
+)
 from notifier.core.reducer import Asked, Ended, Event, SessionReducer
 
 # A question counts as asked by a process only if that process was already running when the
@@ -60,10 +69,23 @@ class _Session:
         return SessionRef(self.key, r.session_id, r.cwd, r.name)
 
 
+@dataclass
+class _Remote:
+    """A session on another machine, known only from its ``run --json`` stream: its questions
+    and whether the link to its host is down. Liveness is its own host's business."""
+
+    ref: SessionRef
+    pending: dict[str, Question] = field(default_factory=dict)
+    abandoned: dict[str, Question] = field(default_factory=dict)
+    updated_at: float = 0.0
+    offline_since: float | None = None
+
+
 class Board:
     def __init__(self, liveness: bool = True) -> None:
         self.liveness = liveness
         self._sessions: dict[str, _Session] = {}
+        self._remote: dict[str, _Remote] = {}  # by remote_key(host, file)
         self._starts: dict[str, list[float]] | None = None  # the last process list, by folder
         self._tick = 0  # counts feedings: the order in which questions were seen
         self._read_tick = -1  # the count at which the last process list began to be read
@@ -259,6 +281,12 @@ class Board:
 
     def clear_abandoned(self, key: str, tool_call_id: str | None = None) -> bool:
         """The user dismissed an abandoned question (or all of a session's): stop listing it."""
+        remote = self._remote.get(key)
+        if remote is not None:
+            ids = [tool_call_id] if tool_call_id else list(remote.abandoned)
+            removed = any([remote.abandoned.pop(cid, None) is not None for cid in ids])
+            self._drop_if_empty(remote)
+            return removed
         session = self._sessions.get(key)
         if session is None:
             return False
@@ -286,6 +314,9 @@ class Board:
         return out
 
     def view(self, key: str) -> SessionView | None:
+        remote = self._remote.get(key)
+        if remote is not None:
+            return self._remote_view(remote)
         session = self._sessions.get(key)
         if session is None or not session.reducer.has_header:
             return None
@@ -308,8 +339,11 @@ class Board:
 
     def snapshot(self, now: float) -> Snapshot:
         for key in self._dirty:
+            remote = self._remote.get(key)
             session = self._sessions.get(key)
-            if session is not None and session.reducer.has_header:
+            if remote is not None:
+                self._views[key] = self._remote_view(remote)
+            elif session is not None and session.reducer.has_header:
                 self._views[key] = self._view(session)
             else:
                 self._views.pop(key, None)
@@ -318,3 +352,107 @@ class Board:
 
     def __len__(self) -> int:
         return sum(1 for s in self._sessions.values() if s.reducer.has_header)
+
+    # ---- remote sessions (fed from another machine's run --json stream) ----
+
+    def remote_asked(self, ref: SessionRef, q: Question, now: float, initial: bool) -> list[Transition]:
+        """A remote question is pending. One already known (host + file + call id, e.g. re-sent
+        as an initial event after a reconnect) raises nothing again; an abandoned one whose pi
+        came back is pending again."""
+        remote = self._remote.get(ref.key)
+        if remote is None:
+            remote = self._remote[ref.key] = _Remote(ref)
+        self._dirty.add(ref.key)
+        if ref != remote.ref and (ref.name or ref.cwd or ref.id):
+            remote.ref = ref
+        remote.updated_at = max(remote.updated_at, q.asked_at)
+        cid = q.tool_call_id
+        if cid in remote.pending:
+            return []
+        back = remote.abandoned.pop(cid, None) is not None
+        if back and initial:  # a re-sync of a question its host already called abandoned
+            remote.abandoned[cid] = q
+            return []
+        remote.pending[cid] = q
+        return [Transition("needs_input", remote.ref, q, now, initial=initial and not back)]
+
+    def remote_ended(
+        self,
+        ref: SessionRef,
+        q: Question,
+        now: float,
+        outcome: Outcome | None = None,
+        answer: str | None = None,
+        waited_s: float | None = None,
+    ) -> list[Transition]:
+        """A remote question was resolved (``outcome`` given) or abandoned (``outcome`` None)."""
+        remote = self._remote.get(ref.key)
+        if remote is None:
+            return []
+        self._dirty.add(ref.key)
+        cid = q.tool_call_id
+        known = remote.pending.pop(cid, None)
+        out: list[Transition] = []
+        if outcome is None:
+            if known is not None:
+                remote.abandoned[cid] = known
+                out.append(Transition("abandoned", remote.ref, known, now))
+        elif known is not None:
+            waited = waited_s if waited_s is not None else max(0.0, now - known.asked_at)
+            out.append(Transition("resolved", remote.ref, known, now, outcome=outcome, answer=answer, waited_s=waited))
+        else:
+            remote.abandoned.pop(cid, None)  # one terminal transition per question
+        self._drop_if_empty(remote)
+        return out
+
+    def remote_offline(self, host: str, now: float) -> None:
+        """The link to ``host`` is down: its questions stay listed, as offline."""
+        for key, remote in self._remote.items():
+            if remote.ref.host == host and remote.offline_since is None:
+                remote.offline_since = now
+                self._dirty.add(key)
+
+    def remote_synced(self, host: str, still: set[tuple[str, str]], now: float) -> list[Transition]:
+        """``host`` is back and has re-sent what is pending there (``still``: the keys + call ids,
+        as (key, call id)). What it no longer lists ended while the link was down."""
+        out: list[Transition] = []
+        for key, remote in list(self._remote.items()):
+            if remote.ref.host != host:
+                continue
+            self._dirty.add(key)
+            remote.offline_since = None
+            for cid, q in list(remote.pending.items()):
+                if (key, cid) not in still:
+                    del remote.pending[cid]
+                    waited = max(0.0, now - q.asked_at)
+                    out.append(Transition("resolved", remote.ref, q, now, outcome="superseded", waited_s=waited))
+            for cid in [c for c in remote.abandoned if (key, c) not in still]:
+                del remote.abandoned[cid]
+            self._drop_if_empty(remote)
+        return out
+
+    def remote_offline_since(self, host: str) -> float | None:
+        return next(
+            (r.offline_since for r in self._remote.values() if r.ref.host == host and r.offline_since),
+            None,
+        )
+
+    def _drop_if_empty(self, remote: _Remote) -> None:
+        self._dirty.add(remote.ref.key)
+        if not remote.pending and not remote.abandoned:
+            del self._remote[remote.ref.key]
+
+    def _remote_view(self, remote: _Remote) -> SessionView:
+        offline = remote.offline_since is not None
+        questions = tuple(remote.pending.values())
+        state: State = "needs_input" if questions else "stopped"
+        return SessionView(
+            ref=remote.ref,
+            state=state,
+            pending=() if offline else questions,
+            abandoned=tuple(remote.abandoned.values()),
+            alive=None,
+            updated_at=remote.updated_at,
+            offline_since=remote.offline_since,
+            offline=questions if offline else (),
+        )

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
-from notifier.core.model import Question, SessionRef, SessionView, Snapshot, Transition
+from notifier.core.model import Question, SessionRef, SessionView, Snapshot, Transition, split_key
 from notifier.core.text import clean
 from notifier.core.times import MAX_TIME, MIN_TIME
 
@@ -70,10 +70,13 @@ def _finite(obj: Any) -> Any:
 # ---- a session and a question ----
 
 
-def session_fields(id: str | None, file: str | None, cwd: str | None, name: str | None) -> dict[str, Any]:
+def session_fields(
+    id: str | None, file: str | None, cwd: str | None, name: str | None, host: str | None = None
+) -> dict[str, Any]:
     """The session object. The name is a user's label (plain text, null when empty); the file
-    and cwd are paths, kept exactly (also when not UTF-8)."""
-    return {"id": id, "file": file, "cwd": cwd, "name": clean(name) or None if name else None}
+    and cwd are paths, kept exactly (also when not UTF-8); ``host`` names the remote machine the
+    session runs on (null: this one)."""
+    return {"id": id, "file": file, "cwd": cwd, "name": clean(name) or None if name else None, "host": host}
 
 
 def question_fields(
@@ -97,7 +100,7 @@ def question_fields(
 
 
 def session_obj(ref: SessionRef) -> dict[str, Any]:
-    return session_fields(ref.id, ref.key, ref.cwd, ref.name)
+    return session_fields(ref.id, ref.file, ref.cwd, ref.name, ref.host)
 
 
 def question_obj(q: Question) -> dict[str, Any]:
@@ -222,9 +225,10 @@ def history_entry(r: Mapping[str, object]) -> dict[str, Any]:
     waited = waited if waited is not None and 0 <= waited < 1e10 else None
     count = r.get("count")
     resolved_at = r.get("resolved_at")
+    host, file = split_key(_text(r.get("file")) or "")  # a remote session's key names its host
     return {
         "session": session_fields(
-            _text(r.get("session_id")), _text(r.get("file")), _text(r.get("cwd")), _text(r.get("name"))
+            _text(r.get("session_id")), file or None, _text(r.get("cwd")), _text(r.get("name")), host
         ),
         "question": question_fields(
             _text(r.get("call_id")),

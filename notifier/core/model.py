@@ -68,6 +68,27 @@ class SessionRef:
     id: str | None
     cwd: str | None
     name: str | None
+    # The remote (its configured name) this session runs on; None: this machine. A remote
+    # session's key is ``remote_key(host, file)``, so it never collides with a local file.
+    host: str | None = None
+
+    @property
+    def file(self) -> str:
+        """The session file's path (on ``host`` for a remote session)."""
+        return self.key if self.host is None else self.key[len(self.host) + 2 :]
+
+
+def remote_key(host: str, file: str) -> str:
+    """The board key of a remote session: no local absolute path starts with "@"."""
+    return f"@{host}:{file}"
+
+
+def split_key(key: str) -> tuple[str | None, str]:
+    """A board key (as stored in history) → (host or None, the session file)."""
+    if key.startswith("@") and ":" in key:
+        host, _, file = key[1:].partition(":")
+        return host, file
+    return None, key
 
 
 @dataclass(frozen=True)
@@ -102,6 +123,10 @@ class SessionView:
     alive: bool | None
     updated_at: float
     current_tool: str | None = None
+    # A remote session whose link is down: since when (its questions are in ``offline``, listed
+    # but neither pending nor counted in the badge).
+    offline_since: float | None = None
+    offline: tuple[Question, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -45,7 +45,7 @@ class Item:
 
     @property
     def project(self) -> str:
-        return project_name(self.ref.name, self.ref.cwd)
+        return project_name(self.ref.name, self.ref.cwd, self.ref.host)
 
 
 @dataclass(frozen=True)

@@ -163,8 +163,11 @@ def markup(value: object, limit: int | None = None, *, entities: bool = True) ->
     )
 
 
-def project_name(name: str | None, cwd: str | None) -> str:
-    """What the user calls a session: its name if set, else the last folder of its cwd."""
+def project_name(name: str | None, cwd: str | None, host: str | None = None) -> str:
+    """What the user calls a session: its name if set, else the last folder of its cwd; with
+    the remote's name before it for a session on another machine ("devbox · webshop")."""
+    if host:
+        return f"{clean(host, 64)} · {project_name(name, cwd)}"
     if name:
         cleaned = clean(name, 80)
         if cleaned:

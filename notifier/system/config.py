@@ -201,4 +201,6 @@ def _toml(value: Any) -> str:
         return str(int(value))
     if isinstance(value, list):
         return "[" + ", ".join(_toml(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k} = {_toml(v)}" for k, v in value.items() if v is not None) + "}"
     return str(value)

@@ -134,6 +134,59 @@ def _quiet(value: Any) -> str:
     return value.strip()
 
 
+MAX_REMOTES, _REMOTE_NAME = 16, re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+_REMOTES = (
+    f"a list of at most {MAX_REMOTES} tables, each with a unique 'name' (letters, digits, _ . -, up to"
+    " 64) and either 'ssh' (an ssh destination) or 'command' (a list of strings), optionally"
+    " 'ssh_options' (a list of strings)"
+)
+
+
+def _strings(value: Any, limit: int, length: int = MAX_PATH) -> list[str]:
+    if not isinstance(value, list) or len(value) > limit:
+        raise Invalid(f"a list of at most {limit} strings")
+    if not all(isinstance(v, str) and 0 < len(v) <= length and not CONTROL_CHARS.search(v) for v in value):
+        raise Invalid(f"a list of at most {limit} strings without control characters")
+    return value
+
+
+def _remotes(value: Any) -> list[dict[str, Any]]:
+    if not isinstance(value, list) or len(value) > MAX_REMOTES or not all(isinstance(v, dict) for v in value):
+        raise Invalid(_REMOTES)
+    out, names = [], set()
+    for item in value:
+        name, ssh, command = item.get("name"), item.get("ssh"), item.get("command")
+        if set(item) - {"name", "ssh", "command", "ssh_options"} or (ssh is None) == (command is None):
+            raise Invalid(_REMOTES)
+        if not isinstance(name, str) or not _REMOTE_NAME.fullmatch(name) or name in names:
+            raise Invalid(_REMOTES)
+        if ssh is not None and not (
+            isinstance(ssh, str) and 0 < len(ssh) <= 255 and not ssh.startswith("-") and not CONTROL_CHARS.search(ssh)
+        ):
+            raise Invalid(_REMOTES + f"; the 'ssh' of {name!r} is not a destination")
+        names.add(name)
+        out.append({"name": name, "ssh": ssh, "command": _strings(command, 64) if command is not None else None,
+                     "ssh_options": _strings(item.get("ssh_options", []), 32)})
+        if command is not None and not command:
+            raise Invalid(_REMOTES + f"; the 'command' of {name!r} is empty")
+    return out
+
+
+def _push_urls(value: Any) -> list[str]:
+    items = _strings(_list(value, "apprise URLs", 16), 16, 2048)
+    if not all("://" in v for v in items):
+        raise Invalid("a list of at most 16 apprise URLs such as 'ntfy://my-topic'")
+    return items
+
+
+def _push_after(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= REMIND_MAX:
+        raise Invalid(f"a number of minutes from 0 to {REMIND_MAX}")
+    return float(value)
+
+
+
+
 SCHEMA: tuple[Key, ...] = (
     Key(
         "sessions_dirs",
@@ -233,5 +286,13 @@ SCHEMA: tuple[Key, ...] = (
         _whole(1, 3650),
         "whole number 1–3650",
     ),
+    Key("remotes", [], "other machines whose pi sessions join the board ([[remotes]] tables)", _remotes,
+        f"up to {MAX_REMOTES} tables: `name` + `ssh` (destination) or `command` (list); `ssh_options` (list)"),
+    Key("push.urls", [], "apprise URLs a still-unanswered question is pushed to (phone, chat)", _push_urls,
+        "up to 16 URLs such as `\"ntfy://my-topic\"`"),
+    Key("push.after", 5.0, "minutes a question waits unanswered before it is pushed (0 = at once)",
+        _push_after, f"a number 0–{REMIND_MAX}"),
+    Key("push.when", "always", "'always', or 'away': only while the desktop is idle or locked",
+        _choice("always", "away"), '`"always"`, `"away"`'),
 )
 KEYS = {k.name: k for k in SCHEMA}

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import shlex
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from notifier.core import formats
@@ -33,8 +34,17 @@ SEPARATOR = Entry("", separator=True)
 
 
 def question_label(view: SessionView, q: Question, now: float) -> str:
-    project = project_name(view.ref.name, view.ref.cwd)
-    return f"{clean(project, 24)} — {clean(q.text, MENU_TEXT)} ({waited(now - q.asked_at)})"
+    project = project_name(view.ref.name, view.ref.cwd, view.ref.host)
+    label = f"{clean(project, 40)} — {clean(q.text, MENU_TEXT)} ({waited(now - q.asked_at)})"
+    return label + offline_note(view)
+
+
+def offline_note(view: SessionView) -> str:
+    """" — devbox offline since 10:02" for a remote session whose link is down."""
+    if view.offline_since is None:
+        return ""
+    since = datetime.fromtimestamp(view.offline_since).strftime("%H:%M")
+    return f" — {clean(view.ref.host, 40)} offline since {since}"
 
 
 def title(snapshot: Snapshot, now: float) -> str:
@@ -44,7 +54,8 @@ def title(snapshot: Snapshot, now: float) -> str:
         text = "pi-notifier: no questions waiting"
     elif sessions == 1:
         n = len(pending)
-        text = f"{project_name(pending[0][0].ref.name, pending[0][0].ref.cwd)} needs an answer" + (
+        ref = pending[0][0].ref
+        text = f"{project_name(ref.name, ref.cwd, ref.host)} needs an answer" + (
             f" ({n} questions)" if n > 1 else ""
         )
     else:
@@ -65,6 +76,9 @@ def menu(snapshot: Snapshot, now: float) -> tuple[Entry, ...]:
         entries.append(Entry(question_label(view, q, now), ("show", [view.ref.key, q.tool_call_id])))
     if len(pending) > MENU_MAX:
         entries.append(Entry(f"… {len(pending) - MENU_MAX} more", ("show", None)))
+    offline = [(v, q) for v in snapshot.sessions for q in v.offline]
+    for view, q in offline[:MENU_MAX]:
+        entries.append(Entry(question_label(view, q, now), ("show", [view.ref.key, q.tool_call_id])))
     abandoned = snapshot.abandoned
     if abandoned:
         entries.append(SEPARATOR)
@@ -110,7 +124,9 @@ def question_obj(view: SessionView, q: Question, abandoned: bool) -> dict[str, A
             "session": formats.session_obj(view.ref),
             "items": formats.items_obj(q),
             "key": [view.ref.key, q.tool_call_id],
-            "project": project_name(view.ref.name, view.ref.cwd),
+            "project": project_name(view.ref.name, view.ref.cwd, view.ref.host),
+            "host": view.ref.host,
+            "offline": offline_note(view).lstrip(" —") or None,
             "folder": project_name(None, view.ref.cwd),
             "session_name": clean(view.ref.name, 120) or None,
             "session_id": view.ref.id,
@@ -118,9 +134,9 @@ def question_obj(view: SessionView, q: Question, abandoned: bool) -> dict[str, A
             "asked_at": q.asked_at,
             "abandoned": abandoned,
             "cwd": view.ref.cwd,
-            "file": view.ref.key,
+            "file": view.ref.file,
             "title": q.title,
-            "resume": resume_command(view.ref.cwd, view.ref.key),
+            "resume": resume_command(view.ref.cwd, view.ref.file),
         }
     )
     return obj
@@ -131,7 +147,8 @@ def window_obj(snapshot: Snapshot) -> dict[str, Any]:
         "taken_at": snapshot.taken_at,
         "snoozed_until": snapshot.snoozed_until,
         "questions": [question_obj(v, q, False) for v, q in snapshot.pending]
-        + [question_obj(v, q, True) for v, q in snapshot.abandoned],
+        + [question_obj(v, q, True) for v, q in snapshot.abandoned]
+        + [question_obj(v, q, False) for v in snapshot.sessions for q in v.offline],
         "working": sum(1 for s in snapshot.sessions if s.state == "working"),
     }
 
@@ -139,7 +156,7 @@ def window_obj(snapshot: Snapshot) -> dict[str, Any]:
 def details_text(q: dict[str, Any], now: float) -> str:
     """The details pane: full questions, headers, options (recommended marked, multi-select noted)."""
     lines = [q["folder"] + (f" — {q['session_name']}" if q.get("session_name") else "")]
-    state = "abandoned: the pi that asked has stopped" if q["abandoned"] else "waiting"
+    state = "abandoned: the pi that asked has stopped" if q["abandoned"] else q.get("offline") or "waiting"
     lines.append(f"{q['tool']} · {state} · {waited(now - q['asked_at'])}")
     if q.get("title"):
         lines += ["", clean(q["title"])]

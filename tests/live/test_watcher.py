@@ -186,7 +186,8 @@ def test_run_json_subprocess_end_to_end(tmp_path: Path) -> None:
         (resolved,) = app.wait("resolved")
         assert resolved["outcome"] == "answered"
         assert resolved["answer"] == "User selected: 2. B" and isinstance(resolved["waited_s"], float)
-        assert set(resolved["session"]) == {"id", "file", "cwd", "name"}
+        assert set(resolved["session"]) == {"id", "file", "cwd", "name", "host"}  # host: null here (local)
+        assert resolved["session"]["host"] is None
         assert set(resolved["question"]) == {"tool_call_id", "tool", "text", "header", "options", "count"}
         assert app.stop() == 0
     assert not [line for line in app.stderr if "Traceback" in line]

@@ -13,7 +13,7 @@ from notifier.core.model import Option, Question, QuestionItem, SessionRef, Sess
 from notifier.system.store import Store
 from notifier.ui.view import window_obj
 
-SESSION_KEYS = ["id", "file", "cwd", "name"]
+SESSION_KEYS = ["id", "file", "cwd", "name", "host"]
 QUESTION_KEYS = ["tool_call_id", "tool", "text", "header", "options", "count"]
 
 CWD = "/home/u/pr\udcffoj"  # a folder name that is not UTF-8 (PEP 383)
@@ -39,7 +39,7 @@ def no_constant(name: str) -> None:
 def test_session_and_question_objects_have_the_contract_fields() -> None:
     s, q = formats.session_obj(REF), formats.question_obj(Q)
     assert list(s) == SESSION_KEYS and list(q) == QUESTION_KEYS
-    assert s == {"id": "sid-1", "file": REF.key, "cwd": CWD, "name": "my name here"}  # the label cleaned
+    assert s == {"id": "sid-1", "file": REF.key, "cwd": CWD, "name": "my name here", "host": None}  # the label cleaned
     assert q == {
         "tool_call_id": "call-1",
         "tool": "ask_user_question",
@@ -103,7 +103,7 @@ def test_history_rows_of_any_shape_render() -> None:
     ]
     history = formats.history_obj(rows)
     first, second, third = history["questions"]
-    assert first["session"] == {"id": None, "file": None, "cwd": None, "name": None}
+    assert first["session"] == {"id": None, "file": None, "cwd": None, "name": None, "host": None}
     assert first["question"]["options"] == [] and first["question"]["count"] is None
     assert first["asked_at"] == "2000-01-01T00:00:00.000Z" and first["waited_s"] is None
     assert (

@@ -1,0 +1,269 @@
+"""Remote hosts and pushes, wired into the running app.
+
+Each configured remote runs as a :class:`notifier.remote.link.Link` (a thread and a process);
+what its stream says is applied to the board on the engine thread (``Engine.call``), so remote
+questions become the same transitions as local ones and every sink (run --json, history,
+notifications, tray, window, push) just works. ``goto`` and ``answer`` on a remote session run
+through the same ssh.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import shlex
+import subprocess
+import threading
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from notifier.core.model import Transition
+from notifier.core.text import clean
+from notifier.remote.link import Link, Remote, remote_from_config, ssh_argv
+from notifier.remote.stream import Asked, Ended, Ready, StreamEvent
+from notifier.system.config import Config
+
+log = logging.getLogger(__name__)
+SSH_TIMEOUT_S = 15.0
+
+
+def configured(config: Config) -> list[Remote]:
+    return [remote_from_config(item) for item in config["remotes"]]
+
+
+def emit(engine: Any, items: list[Transition]) -> None:
+    """Hand transitions made outside the engine's own reading to every sink (on the engine
+    thread, inside ``Engine.call``). The engine has no public method for this yet."""
+    publish = getattr(engine, "emit", None) or engine._emit
+    publish(items)
+
+
+class Hub:
+    """The remotes' links and the push sink of one app."""
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self.remotes = configured(config)
+        self.links: list[Link] = []
+        self.engine: Any = None
+        self._still: dict[str, set[tuple[str, str]]] = {}  # engine thread: re-sent since connecting
+        self._stop = threading.Event()
+        self.push: Any = None
+        if config["push.urls"]:
+            from notifier.sinks.push import PushSink
+
+            self.push = PushSink(config)
+
+    def sinks(self) -> list[Any]:
+        return [self.push] if self.push is not None else []
+
+    def start(self, engine: Any) -> None:
+        """Links start once the engine is ready (its board is the one that stays)."""
+        self.engine = engine
+        if self.push is not None:
+            self.push.start()
+        if not self.remotes:
+            return
+        self.links = [Link(r, self._on_event, self._on_down) for r in self.remotes]
+
+        def later() -> None:
+            while not engine.ready_event.wait(0.5):
+                if self._stop.is_set():
+                    return
+            for link in self.links:
+                if not self._stop.is_set():
+                    link.start()
+
+        threading.Thread(target=later, name="pi-notifier-remotes", daemon=True).start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        for link in self.links:
+            link.stop()
+        if self.push is not None:
+            self.push.stop()
+
+    # ---- link threads → engine thread ----
+
+    def _on_event(self, host: str, event: StreamEvent) -> None:
+        self.engine.call(lambda: self._apply(host, event))
+
+    def _on_down(self, host: str) -> None:
+        def down() -> None:
+            self._still.pop(host, None)
+            self.engine.board.remote_offline(host, time.time())
+
+        self.engine.call(down)
+
+    def _apply(self, host: str, event: StreamEvent) -> None:
+        board, now = self.engine.board, time.time()
+        if isinstance(event, Ready):
+            out = board.remote_synced(host, self._still.pop(host, set()), now)
+        elif isinstance(event, Asked):
+            self._still.setdefault(host, set()).add((event.session.key, event.question.tool_call_id))
+            out = board.remote_asked(event.session, event.question, now, event.initial)
+        elif isinstance(event, Ended):
+            out = board.remote_ended(
+                event.session, event.question, now, event.outcome, event.answer, event.waited_s
+            )
+        else:
+            return
+        if out:
+            emit(self.engine, out)
+
+
+# ---- goto / answer on a remote session: SESSION given as HOST:SPEC ----
+
+
+def split(config: Config, spec: str | None) -> tuple[Remote, str] | None:
+    """``devbox:SPEC`` (or a key ``@devbox:FILE`` from the window) names a session on a remote."""
+    if not spec:
+        return None
+    text = spec[1:] if spec.startswith("@") else spec
+    host, sep, rest = text.partition(":")
+    if not sep or not rest:
+        return None
+    for remote in configured(config):
+        if remote.name == host:
+            return remote, rest
+    return None
+
+
+def _need_ssh(remote: Remote) -> None:
+    if remote.ssh is None:
+        raise RemoteRefused(f"remote {remote.name} is a command, not ssh: go to that machine to do this")
+
+
+class RemoteRefused(Exception):
+    """Cannot be done on the remote; the message says why (exit code 1)."""
+
+
+def goto_command(remote: Remote, spec: str) -> str:
+    """``ssh -t HOST tmux attach -t SESSION`` for the remote session's tmux pane (asked of the
+    remote's own ``pi-notifier goto --print`` through the same ssh)."""
+    _need_ssh(remote)
+    try:
+        done = subprocess.run(
+            ssh_argv(remote, ["pi-notifier", "goto", spec, "--print"]),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=SSH_TIMEOUT_S,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise RemoteRefused(f"cannot reach {remote.name}: {clean(exc, 200)}") from None
+    try:
+        where = json.loads(done.stdout.decode("utf-8", "replace").strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        where = None
+    tm = where.get("tmux") if isinstance(where, dict) else None
+    if not isinstance(tm, dict) or not isinstance(tm.get("session"), str):
+        reason = clean(done.stderr.decode("utf-8", "replace"), 300) or "it does not run in tmux there"
+        raise RemoteRefused(f"{remote.name}: {reason}")
+    target = f"{tm['session']}:{tm.get('window')}" if tm.get("window") is not None else tm["session"]
+    argv = ["ssh", "-t", *remote.ssh_options, remote.ssh or "", "tmux", "attach", "-t", target]
+    return shlex.join(argv)
+
+
+def open_in_terminal(command: str) -> bool:
+    """Open ``command`` in a new terminal window where one is known (best effort)."""
+    import shutil
+
+    for term, flag in (("x-terminal-emulator", "-e"), ("xterm", "-e"), ("gnome-terminal", "--")):
+        path = shutil.which(term)
+        if path:
+            try:
+                subprocess.Popen([path, flag, "sh", "-c", command], stdin=subprocess.DEVNULL, start_new_session=True)
+                return True
+            except OSError:
+                continue
+    return False
+
+
+def answer_remote(remote: Remote, spec: str, args: Sequence[str], timeout: float) -> tuple[int, str, str]:
+    """Runs ``pi-notifier answer SPEC ARGS…`` on the remote: (exit code, stdout, stderr)."""
+    _need_ssh(remote)
+    try:
+        done = subprocess.run(
+            ssh_argv(remote, ["pi-notifier", "answer", spec, *args]),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=timeout + SSH_TIMEOUT_S,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise RemoteRefused(f"cannot reach {remote.name}: {clean(exc, 200)}") from None
+    code = done.returncode if done.returncode in (0, 1, 2) else 1
+    return code, done.stdout.decode("utf-8", "replace"), done.stderr.decode("utf-8", "replace")
+
+
+# ---- doctor ----
+
+
+def check_remote(remote: Remote, timeout: float = SSH_TIMEOUT_S) -> tuple[bool, str]:
+    """Is it reachable, with pi-notifier there, and which version (one line)."""
+    argv = ssh_argv(remote, ["pi-notifier", "--version"]) if remote.ssh else [*remote.command[:1], "--version"]
+    if remote.ssh is None and "run" in remote.command:  # a command remote: its program, asked for its version
+        argv = [*remote.command[: remote.command.index("run")], "--version"]
+    try:
+        done = subprocess.run(
+            argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout,
+            **({"start_new_session": True} if remote.ssh else {}),
+        )
+    except subprocess.TimeoutExpired:
+        return False, f"no answer within {timeout:g} s"
+    except OSError as exc:
+        return False, clean(exc, 200)
+    out = clean(done.stdout.decode("utf-8", "replace"), 120)
+    if done.returncode == 0 and out:
+        return True, out
+    err = clean(done.stderr.decode("utf-8", "replace"), 200)
+    if done.returncode == 127 or "not found" in err:
+        return False, "reachable, but pi-notifier is not installed there (or not on its PATH)"
+    return False, err or f"exit code {done.returncode}"
+
+
+def check_push_url(url: str) -> bool:
+    import apprise
+
+    return apprise.Apprise().add(url)
+
+
+# ---- the command line's side (pi-notifier goto / answer devbox:SESSION) ----
+
+
+def cmd_goto(remote: Remote, spec: str, only_print: bool) -> int:
+    """Prints ``ssh -t HOST tmux attach -t SESSION``; opens it in a terminal unless ``only_print``
+    (and where a terminal and a display are found). 0 done, 1 not possible."""
+    import os
+    import sys
+
+    try:
+        command = goto_command(remote, spec)
+    except RemoteRefused as exc:
+        sys.stderr.write(f"pi-notifier: {clean(exc)}\n")
+        return 1
+    sys.stdout.write(command + "\n")
+    if not only_print and (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
+        open_in_terminal(command)
+    return 0
+
+
+def cmd_answer(remote: Remote, spec: str, args: Any) -> int:
+    import sys
+
+    extra = [*args.words[1:]]
+    if args.call:
+        extra = ["--call", args.call, *extra]
+    if args.text is not None:
+        extra = ["--text", args.text, *extra]
+    extra += ["--timeout", f"{args.timeout:g}"]
+    try:
+        code, out, err = answer_remote(remote, spec, extra, args.timeout)
+    except RemoteRefused as exc:
+        sys.stderr.write(f"pi-notifier: {clean(exc)}\n")
+        return 1
+    if out:
+        sys.stdout.write("".join(clean(line) + "\n" for line in out.splitlines()))
+    if err:
+        sys.stderr.write("".join(f"{remote.name}: {clean(line)}\n" for line in err.splitlines()))
+    return code

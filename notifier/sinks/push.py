@@ -1,0 +1,210 @@
+"""Push a question nobody answered at the desk to the phone (or a chat), through apprise.
+
+A question still pending ``push.after`` minutes after it was seen is pushed once, naming host,
+project and question (the text only with ``notifications.show_text``); one answered, abandoned or
+gone before that is never pushed. With ``push.when = "away"`` a push waits until the desktop is
+idle or locked (logind's IdleHint/LockedHint, else the screensaver; unknown counts as present).
+
+Everything runs off the engine thread: the engine only hands transitions over (a queue put); a
+timer thread decides when, and a sender thread talks to the push services (apprise, with its own
+network timeouts), so a slow or failing service never holds up anything. One log line per kind
+of failure.
+"""
+
+from __future__ import annotations
+
+import heapq
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from notifier.core.model import Snapshot, Transition
+from notifier.core.text import clean, project_name
+from notifier.system.config import Config
+from notifier.system.logonce import LogOnce
+
+log = logging.getLogger(__name__)
+say_once = LogOnce(log)
+
+AWAY_RECHECK_S = 30.0  # "away" pushes: how often a present user is looked at again
+MAX_QUEUED = 100  # pushes waiting for a slow service; beyond this the newest are dropped
+TEXT_LIMIT = 300
+
+
+def message(t: Transition, show_text: bool) -> tuple[str, str]:
+    """Title and body of the push for a question (plain text, sanitized)."""
+    ref, q = t.session, t.question
+    title = f"{project_name(ref.name, ref.cwd, ref.host)} needs an answer"
+    body = clean(q.text, TEXT_LIMIT) if show_text else "A pi session waits for your answer."
+    if show_text and q.options:
+        body += "\n" + " · ".join(clean(o, 60) for o in q.options[:6])
+    if q.count > 1:
+        body += f"\n+{q.count - 1} more questions"
+    return clean(title, 200), body
+
+
+def desktop_away() -> bool | None:
+    """True if the desktop session is idle or locked, False if someone is there, None unknown."""
+    try:
+        from jeepney import DBusAddress, new_method_call
+        from jeepney.io.blocking import open_dbus_connection
+    except ImportError:
+        return None
+    try:
+        with open_dbus_connection(bus="SYSTEM") as conn:
+            session = DBusAddress(
+                "/org/freedesktop/login1/session/auto",
+                bus_name="org.freedesktop.login1",
+                interface="org.freedesktop.DBus.Properties",
+            )
+            hints = []
+            for prop in ("IdleHint", "LockedHint"):
+                reply = conn.send_and_get_reply(
+                    new_method_call(session, "Get", "ss", ("org.freedesktop.login1.Session", prop)), timeout=2
+                )
+                hints.append(bool(reply.body[0][1]))
+            return any(hints)
+    except Exception:  # no system bus, no logind, no session: try the screensaver
+        pass
+    try:
+        with open_dbus_connection(bus="SESSION") as conn:
+            saver = DBusAddress(
+                "/org/freedesktop/ScreenSaver",
+                bus_name="org.freedesktop.ScreenSaver",
+                interface="org.freedesktop.ScreenSaver",
+            )
+            reply = conn.send_and_get_reply(new_method_call(saver, "GetActive"), timeout=2)
+            return bool(reply.body[0])
+    except Exception:
+        return None
+
+
+def send_apprise(urls: Sequence[str], title: str, body: str) -> bool:
+    import apprise
+
+    sender = apprise.Apprise()
+    for url in urls:
+        sender.add(url)
+    return bool(sender.notify(title=title, body=body))
+
+
+class PushSink:
+    def __init__(
+        self,
+        config: Config,
+        send: Callable[[Sequence[str], str, str], bool] = send_apprise,
+        away: Callable[[], bool | None] = desktop_away,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.urls = list(config["push.urls"])
+        self.after_s = float(config["push.after"]) * 60.0
+        self.only_away = config["push.when"] == "away"
+        self.show_text = bool(config["notifications.show_text"])
+        self.send = send
+        self.away = away
+        self.clock = clock
+        self._lock = threading.Condition()
+        self._due: list[tuple[float, int, tuple[str, str]]] = []  # (when, order, key)
+        self._waiting: dict[tuple[str, str], Transition] = {}
+        self._pushed: set[tuple[str, str]] = set()
+        self._order = 0
+        self._outbox: queue.Queue[tuple[str, str] | None] = queue.Queue(MAX_QUEUED)
+        self._stopped = False
+        self.sent = 0  # pushes the services accepted (for doctor and tests)
+        self._timer = threading.Thread(target=self._time_loop, name="pi-notifier-push", daemon=True)
+        self._sender = threading.Thread(target=self._send_loop, name="pi-notifier-push-send", daemon=True)
+
+    def start(self) -> None:
+        self._timer.start()
+        self._sender.start()
+
+    def stop(self) -> None:
+        with self._lock:
+            self._stopped = True
+            self._lock.notify_all()
+        try:
+            self._outbox.put_nowait(None)
+        except queue.Full:
+            pass
+
+    # ---- the engine thread: only bookkeeping ----
+
+    def ready(self, info: Any, snapshot: Snapshot) -> None:
+        pass
+
+    def transitions(self, items: Sequence[Transition], snapshot: Snapshot) -> None:
+        if not items:
+            return
+        now = self.clock()
+        with self._lock:
+            for t in items:
+                key = (t.session.key, t.question.tool_call_id)
+                if t.kind == "needs_input":
+                    if key in self._waiting or key in self._pushed:
+                        continue
+                    self._waiting[key] = t
+                    self._order += 1
+                    heapq.heappush(self._due, (now + self.after_s, self._order, key))
+                else:
+                    self._waiting.pop(key, None)
+                    self._pushed.discard(key)
+            self._lock.notify_all()
+
+    # ---- the timer thread ----
+
+    def _time_loop(self) -> None:
+        while True:
+            with self._lock:
+                while not self._stopped and (not self._due or self._due[0][0] > self.clock()):
+                    self._lock.wait(None if not self._due else max(0.0, self._due[0][0] - self.clock()))
+                if self._stopped:
+                    return
+                _, _, key = heapq.heappop(self._due)
+                t = self._waiting.get(key)
+            if t is None:
+                continue  # answered (or gone) in time
+            if self.only_away and not self._is_away():
+                with self._lock:
+                    self._order += 1
+                    heapq.heappush(self._due, (self.clock() + AWAY_RECHECK_S, self._order, key))
+                continue
+            with self._lock:
+                if self._waiting.pop(key, None) is None:
+                    continue
+                self._pushed.add(key)
+            try:
+                self._outbox.put_nowait(message(t, self.show_text))
+            except queue.Full:
+                say_once("push", "queue", "too many pushes waiting for a slow push service; dropping some")
+
+    def _is_away(self) -> bool:
+        try:
+            away = self.away()
+        except Exception:
+            away = None
+        if away is None:
+            say_once("push", "away", "cannot tell whether the desktop is idle or locked; treating it as present")
+            return False
+        return away
+
+    # ---- the sender thread ----
+
+    def _send_loop(self) -> None:
+        while True:
+            item = self._outbox.get()
+            if item is None:
+                return
+            title, body = item
+            try:
+                ok = self.send(self.urls, title, body)
+            except Exception as exc:
+                ok = False
+                say_once("push", type(exc).__name__, "pushing a question failed (%s)", clean(exc, 200))
+            if ok:
+                self.sent += 1
+                say_once.forget("push", "failed")
+            else:
+                say_once("push", "failed", "a push service did not accept a question (see the apprise log line)")

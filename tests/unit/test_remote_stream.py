@@ -1,0 +1,177 @@
+"""The remote stream parser (pure), the board's remote sessions, and the push sink's timing."""
+
+from __future__ import annotations
+
+import io
+import json
+import threading
+from typing import Any
+
+import pytest
+
+from notifier.core.board import Board
+from notifier.core.model import Question, QuestionItem, SessionRef, Transition, remote_key
+from notifier.remote.link import read_lines
+from notifier.remote.stream import Asked, Ended, Ready, StreamError, parse_line
+from notifier.sinks.jsonout import event_obj
+from notifier.system.config import Config, ConfigError
+
+from ..conftest import wait_for
+
+NOW = 1_800_000_000.0
+
+
+def needs(cid: str = "c1", file: str = "/h/s.jsonl", **q: Any) -> bytes:
+    question = {"tool_call_id": cid, "tool": "question", "text": "Deploy?", "header": None,
+                "options": ["Yes", "No"], "count": 1, **q}
+    return json.dumps({"event": "needs_input", "at": "2027-01-15T08:00:00.000Z", "initial": True,
+                       "session": {"id": "abc", "file": file, "cwd": "/home/dev/webshop", "name": None},
+                       "question": question}).encode()
+
+
+def test_round_trip_of_our_own_event_lines() -> None:
+    ev = parse_line(needs(), "devbox", NOW)
+    assert isinstance(ev, Asked) and ev.initial
+    assert ev.session.host == "devbox" and ev.session.file == "/h/s.jsonl"
+    assert ev.session.key == remote_key("devbox", "/h/s.jsonl")
+    assert ev.question.options == ("Yes", "No") and ev.question.text == "Deploy?"
+    # what we print again for it: the remote's file, our host name
+    out = event_obj(Transition("needs_input", ev.session, ev.question, NOW))
+    assert out["session"]["file"] == "/h/s.jsonl" and out["session"]["host"] == "devbox"
+    assert isinstance(parse_line(b'{"event":"ready","at":"x","sessions":1,"pending":0,"scan_s":0}', "d", NOW), Ready)
+    resolved = json.loads(needs())
+    resolved.update(event="resolved", outcome="answered", answer="Yes", waited_s=3.5)
+    ended = parse_line(json.dumps(resolved).encode(), "devbox", NOW)
+    assert isinstance(ended, Ended) and ended.outcome == "answered" and ended.waited_s == 3.5
+
+
+@pytest.mark.parametrize(
+    "line",
+    [b"Welcome!", b"[1,2]", b'{"event": 5}', b'{"event":"needs_input"}', b"\xff\xfe",
+     b'{"event":"resolved","session":{"file":"/x"},"question":{"tool_call_id":"c","tool":"q"},"outcome":"??"}',
+     b"[" * 100_000, b'{"event":"needs_input","session":{"file":"/x"},"question":{"tool_call_id":1,"tool":"q"}}'],
+)
+def test_garbage_is_a_stream_error(line: bytes) -> None:
+    with pytest.raises(StreamError):
+        parse_line(line, "devbox", NOW)
+
+
+def test_infinite_numbers_are_refused_quietly() -> None:
+    line = needs().replace(b'"count": 1', b'"count": Infinity')
+    ev = parse_line(line, "d", NOW)
+    assert isinstance(ev, Asked) and ev.question.count == 1
+
+
+def test_unknown_events_and_blank_lines_are_ignored() -> None:
+    assert parse_line(b'{"event":"something_new"}', "d", NOW) is None
+    assert parse_line(b"  \n", "d", NOW) is None
+
+
+def test_hostile_text_is_cleaned_and_times_bounded() -> None:
+    ev = parse_line(needs(text="\x1b[31mred\u202e", count=10**9), "d", NOW)
+    assert isinstance(ev, Asked)
+    assert ev.question.text == "red" and ev.question.count == 100
+    future = json.loads(needs())
+    future["at"] = "2199-01-01T00:00:00Z"
+    ev = parse_line(json.dumps(future).encode(), "d", NOW)
+    assert isinstance(ev, Asked) and ev.at == NOW
+
+
+def test_long_lines_are_skipped_to_their_end() -> None:
+    data = b"a" * 50 + b"\nshort\n" + b"b" * 25 + b"\nlast"
+    assert list(read_lines(io.BytesIO(data), limit=20)) == [None, b"short\n", None, b"last"]
+
+
+def q(cid: str) -> Question:
+    return Question(cid, "question", (QuestionItem("Q?"),), NOW)
+
+
+def test_board_remote_lifecycle() -> None:
+    board = Board()
+    ref = SessionRef(remote_key("devbox", "/s"), "i", "/w", None, "devbox")
+    assert [t.kind for t in board.remote_asked(ref, q("a"), NOW, True)] == ["needs_input"]
+    assert [t.kind for t in board.remote_asked(ref, q("b"), NOW, False)] == ["needs_input"]
+    assert board.remote_asked(ref, q("a"), NOW, False) == []  # known: no second notice
+    board.remote_offline("devbox", NOW + 1)
+    assert board.snapshot(NOW).pending_count == 0
+    assert board.remote_offline_since("devbox") == NOW + 1
+    out = board.remote_synced("devbox", {(ref.key, "a")}, NOW + 2)  # b ended while away
+    assert [(t.kind, t.question.tool_call_id, t.outcome) for t in out] == [("resolved", "b", "superseded")]
+    assert board.snapshot(NOW).pending_count == 1
+    assert [t.kind for t in board.remote_ended(ref, q("a"), NOW + 3)] == ["abandoned"]
+    assert board.snapshot(NOW).pending_count == 0 and len(board.snapshot(NOW).abandoned) == 1
+    assert board.clear_abandoned(ref.key)
+    assert board.snapshot(NOW).sessions == ()
+    # remote sessions are never judged by this machine's process list
+    board.remote_asked(ref, q("c"), NOW, False)
+    assert board.set_processes([], NOW + 4) == [] and not board.needs_liveness()
+
+
+def test_config_remotes_and_push_checks(tmp_path: Any) -> None:
+    from notifier.system.config import load
+
+    good = tmp_path / "good.toml"
+    good.write_text('[[remotes]]\nname="devbox"\nssh="me@devbox"\n[push]\nurls=["ntfy://t"]\nafter=0.5\nwhen="away"\n')
+    config = load(str(good), True)
+    assert config["remotes"][0]["ssh"] == "me@devbox" and config["push.after"] == 0.5
+    for bad, key in [
+        ('[[remotes]]\nname="a b"\nssh="x"\n', "remotes"),
+        ('[[remotes]]\nname="a"\nssh="x"\ncommand=["y"]\n', "remotes"),
+        ('[[remotes]]\nname="a"\nssh="-oProxyCommand=x"\n', "remotes"),
+        ('[[remotes]]\nname="a"\nssh="x"\n[[remotes]]\nname="a"\nssh="y"\n', "remotes"),
+        ('[push]\nurls=["nope"]\n', "push.urls"),
+        ("[push]\nafter=nan\n", "push.after"),
+        ('[push]\nwhen="sometimes"\n', "push.when"),
+    ]:
+        path = tmp_path / "bad.toml"
+        path.write_text(bad)
+        with pytest.raises(ConfigError, match=f"'{key}'") as err:
+            load(str(path), True)
+        assert str(path) in str(err.value) and "\n" not in str(err.value)
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.t = 0.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def test_push_sink_timing_and_away() -> None:
+    from notifier.sinks.push import PushSink
+
+    config = Config()
+    config.values.update({"push.urls": ["json://x"], "push.after": 0.0, "push.when": "away"})
+    sent: list[tuple[str, str]] = []
+    done = threading.Event()
+    away = [None]
+
+    def send(urls: Any, title: str, body: str) -> bool:
+        sent.append((title, body))
+        done.set()
+        return True
+
+    looks: list[bool | None] = []
+
+    def look() -> bool | None:
+        looks.append(away[0])
+        return away[0]
+
+    sink = PushSink(config, send=send, away=look)
+    sink.start()
+    try:
+        ref = SessionRef(remote_key("devbox", "/s"), "i", "/w/webshop", None, "devbox")
+        sink.transitions([Transition("needs_input", ref, q("a"), NOW)], None)  # type: ignore[arg-type]
+        # unknown presence counts as present: not pushed, but kept for later
+        wait_for(lambda: looks, 5, "a look at the desktop")
+        wait_for(lambda: sink._due and sink._due[0][0] >= 30, 5, "the next look in 30 s")
+        assert not sent
+        away[0] = True  # type: ignore[call-overload]
+        with sink._lock:  # the next look comes now instead of in 30 s
+            sink._due = [(0.0, 0, (ref.key, "a"))]
+            sink._lock.notify_all()
+        done.wait(10)
+        assert sent == [("devbox · webshop needs an answer", "Q?")]
+    finally:
+        sink.stop()
