@@ -21,6 +21,7 @@ log = logging.getLogger(__name__)
 
 
 def cmd_run(args: argparse.Namespace, config: Config) -> int:
+    from notifier.app.instance import hand_over
     from notifier.app.runtime import App, InstanceLock, install_signals
     from notifier.system import paths
 
@@ -28,7 +29,7 @@ def cmd_run(args: argparse.Namespace, config: Config) -> int:
     if tray:
         lock = InstanceLock(os.path.join(paths.runtime_dir(), "app.lock"))
         if not lock.acquire():
-            return _hand_over()
+            return hand_over()
     app = App(config, json_out=args.json, tray=tray, notify=not args.no_notify)
     if tray:
         app.lock = lock
@@ -51,44 +52,12 @@ def _make_tray(config: Config, app: Any) -> Any:
         log.info("no tray icon: %s", why)
         return None
     try:
-        tray = Tray(backend, app.act, app.snapshot)
+        tray = Tray(backend, app.execute, app.snapshot)
     except Exception as exc:  # pystray or its toolkit cannot start here
         log.warning("no tray icon (%s backend failed: %s); notifications only", backend, clean(exc, 200))
         return None
     log.debug("tray: %s — %s", backend, why)
     return tray
-
-
-def _hand_over() -> int:
-    """Another pi-notifier is the app: ask it to open its window, say what really happened, leave."""
-    from notifier.system import ipc
-
-    deadline = time.monotonic() + 5
-    while time.monotonic() < deadline:
-        reply = ipc.request({"cmd": "show", "focus": None, "wait": 2.0})
-        if reply is not None and reply.get("ok"):  # None: not up yet; an error: try again
-            sys.stderr.write(f"{APP_NAME} is already running; {_window_said(reply)}\n")
-            return 0
-        time.sleep(0.1)  # the other one is still starting: its channel opens in a moment
-    sys.stderr.write(f"{APP_NAME} is already running (pid file lock held) but does not answer\n")
-    return 0
-
-
-def _window_said(reply: dict[str, Any]) -> str:
-    window = reply.get("window")
-    if window == "opened":
-        return "its window was opened"
-    if window == "raised":
-        return "its window (already open) was raised"
-    if window == "starting":
-        return "its window is starting (not confirmed yet)"
-    if window == "no-display":
-        return "it runs without a display, so no window was opened"
-    if window == "failed":
-        return "its window could not be opened (see its log)"
-    if not reply.get("ok"):
-        return f"it refused to open its window ({clean(reply.get('error'), 100)})"
-    return "it was asked to open its window"
 
 
 def render_status(snapshot: Snapshot, now: float, show_all: bool) -> str:
@@ -181,6 +150,7 @@ def cmd_doctor(args: argparse.Namespace, config: Config) -> int:
 
 
 def cmd_show(args: argparse.Namespace, config: Config) -> int:
+    from notifier.app.instance import window_said
     from notifier.app.runtime import LocalSource
     from notifier.system import ipc
     from notifier.ui.window import RemoteSource, Window
@@ -190,7 +160,7 @@ def cmd_show(args: argparse.Namespace, config: Config) -> int:
         reply = ipc.request({"cmd": "show", "focus": focus})
         if reply is not None and reply.get("ok"):
             if reply.get("window") in ("no-display", "failed"):
-                sys.stderr.write(f"{APP_NAME}: the running app says {_window_said(reply)}\n")
+                sys.stderr.write(f"{APP_NAME}: the running app says {window_said(reply)}\n")
                 return 1
             return 0  # the running app opened (or raised) its window
     if (

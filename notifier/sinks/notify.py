@@ -27,6 +27,7 @@ from typing import Any, Protocol
 from notifier import APP_NAME
 from notifier.core.model import Snapshot, Transition, TurnChange
 from notifier.core.planner import Key, Notice, Planner, Withdraw
+from notifier.core.preferences import Preferences
 from notifier.core.text import clean, duration, markup
 from notifier.resources import app_icon
 from notifier.system.config import Config, parse_quiet_hours
@@ -632,10 +633,6 @@ class AlertSink:
             reminded=store.reminders() if store is not None else {},
         )
         self.planner.notify_on = frozenset(s for s in config["notify_on"] if s in ("idle", "failed"))
-        if store is not None:
-            for session, project, until in store.snoozes(clock()):
-                self.planner.snooze(session, until, project)
-            self.planner.muted = set(store.mutes())
         self._inbox: queue.Queue[Any] = queue.Queue()
         self._handles: dict[int, int] = {}  # planner handle → server id (0: not on screen)
         self._keys: dict[int, list[Key]] = {}  # planner handle → question keys
@@ -696,12 +693,9 @@ class AlertSink:
     def turns(self, items: Sequence[TurnChange]) -> None:
         self._inbox.put(("turns", list(items)))
 
-    # Controls (any thread). Persisting them is the caller's job.
-    def snooze(self, session_key: str | None, until: float, project: str | None = None) -> None:
-        self._inbox.put(("snooze", (session_key, until, project)))
-
-    def mute(self, project: str, on: bool) -> None:
-        self._inbox.put(("mute", (project, on)))
+    # Control (any thread): the user's snoozes and mutes, from their owner (the app).
+    def set_preferences(self, preferences: Preferences) -> None:
+        self._inbox.put(("preferences", preferences))
 
     # ---- worker ----
 
@@ -736,12 +730,8 @@ class AlertSink:
         elif kind == "turns":
             for change in arg:
                 actions += self.planner.turn(change, now)
-        elif kind == "snooze":
-            session_key, until, project = arg
-            self.planner.snooze(session_key, until, project)
-        elif kind == "mute":
-            project, on = arg
-            (self.planner.muted.add if on else self.planner.muted.discard)(project)
+        elif kind == "preferences":
+            self.planner.preferences = arg
         elif kind == "action":
             actions += self._on_action(*arg)
         elif kind == "server":
@@ -894,9 +884,8 @@ class AlertSink:
         if action == "snooze":
             until = self.clock() + SNOOZE_S
             for session_key in sessions:
-                self.planner.snooze(session_key, until)
                 if self.on_snooze is not None:
-                    self.on_snooze(session_key, until)  # the app persists it and shows it
+                    self.on_snooze(session_key, until)  # the app's preferences: set_preferences() back
             log.info("snoozed %d session(s) for 15 min", len(sessions))
             # a resident notification stays after an action: snoozing is the user saying "not now"
             self._handles[handle] = 0
