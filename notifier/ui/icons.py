@@ -32,7 +32,8 @@ BADGE_TEXT = (190, 30, 30, 255)
 def _glyph(size: int) -> Image.Image:
     with Image.open(io.BytesIO(resources.read_bytes("glyph.png"))) as img:
         base: Image.Image = img.convert("RGBA")
-    return base.resize((size, size), Image.Resampling.LANCZOS)
+    lanczos = getattr(Image, "Resampling", Image).LANCZOS  # Image.Resampling: Pillow ≥ 9.1
+    return base.resize((size, size), lanczos)
 
 
 @functools.lru_cache(maxsize=16)
