@@ -73,7 +73,7 @@ def run(config: Config, tray: bool = True) -> int:
         state_dir=os.path.join(work, "state"),
     )
     if tray:
-        app.tray = make_tray(config, app.act, app.snapshot)
+        app.tray = make_tray(config, app.execute, app.snapshot)
     install_signals(app.stop_event)
 
     def say(text: str) -> None:

@@ -8,7 +8,7 @@ import os
 import sys
 
 from notifier import APP_NAME
-from notifier.cli.common import window_said
+from notifier.app.instance import window_said
 from notifier.core.text import clean
 from notifier.system.config import Config
 

@@ -15,6 +15,7 @@ from typing import Any
 
 MAX_FIELD = 4096  # longest file path, session key, project or call id accepted
 MAX_LIST = 64  # longest list of folders or tool names in a status request
+MAX_WAIT_S = 2.0  # longest a show request waits for a new window to confirm it opened
 
 
 class CommandError(ValueError):
@@ -36,9 +37,11 @@ class Ping:
 
 @dataclass(frozen=True)
 class Show:
-    """Open (or raise) the window, at ``focus`` if given."""
+    """Open (or raise) the window, at ``focus`` if given; ``wait``: seconds (at most
+    :data:`MAX_WAIT_S`) to wait for a new window to confirm it opened, before replying."""
 
     focus: Focus | None = None
+    wait: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -118,7 +121,9 @@ def _text(obj: Mapping[str, Any], key: str, required: bool = False) -> str | Non
 
 
 def _number(obj: Mapping[str, Any], key: str) -> float:
-    value = obj.get(key, 0)
+    value = obj.get(key)
+    if value is None:
+        return 0.0
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise CommandError(f"{key} must be a number")
     if isinstance(value, float) and not math.isfinite(value):
@@ -149,22 +154,54 @@ def _focus(value: Any) -> Focus | None:
     raise CommandError("focus must be [file, call id]")
 
 
-def parse(obj: Any, now: float) -> Command:
+def _from_now(seconds: float, now: float) -> float:
+    return now + seconds if seconds > 0 else 0.0
+
+
+def _act(obj: Mapping[str, Any], now: float, morning: float | None) -> Command:
+    """The tray's verbs, sent over the socket: ``{"cmd": "act", "verb": …, "arg": …}``."""
+    verb, arg = obj.get("verb"), obj.get("arg")
+    if verb == "show":
+        return Show(_focus(arg))
+    if verb == "clear":
+        if arg is None:
+            return Clear()
+        if not (isinstance(arg, list) and len(arg) == 2):
+            raise CommandError("arg must be [session, call] or null")
+        pair = {"session": arg[0], "call": arg[1]}
+        return Clear(_text(pair, "session"), _text(pair, "call"))
+    if verb == "snooze":  # every session: seconds (0 resumes) or "tomorrow"
+        if arg == "tomorrow":
+            if morning is None:
+                raise CommandError("no time for 'tomorrow'")
+            return Snooze(morning)
+        return Snooze(_from_now(_number(obj, "arg"), now))
+    if verb == "unmute":
+        project = _text(obj, "arg", required=True)
+        assert project is not None
+        return Mute(project, on=False)
+    if verb == "quit":
+        return Quit()
+    raise CommandError("unknown verb")
+
+
+def parse(obj: Any, now: float, morning: float | None = None) -> Command:
     """A command from a decoded JSON object. Snooze takes ``until`` (absolute) or ``seconds``
-    (from ``now``; 0 or less resumes). Raises :class:`CommandError` for anything else."""
+    (from ``now``; 0 or less resumes). ``morning``: when "until tomorrow" ends (the caller knows
+    the local calendar). Raises :class:`CommandError` for anything else."""
     if not isinstance(obj, Mapping):
         raise CommandError("a request is a JSON object")
     name = obj.get("cmd")
     if name == "ping":
         return Ping()
     if name == "show":
-        return Show(_focus(obj.get("focus")))
+        wait = min(MAX_WAIT_S, max(0.0, _number(obj, "wait")))
+        return Show(_focus(obj.get("focus")), wait)
     if name == "snooze":
         if "until" in obj:
             until = _number(obj, "until")
         else:
-            seconds = _number(obj, "seconds")
-            until = now + seconds if seconds > 0 else 0.0
+            until = _from_now(_number(obj, "seconds"), now)
         return Snooze(until, _text(obj, "session"), _text(obj, "project"))
     if name == "mute":
         on = obj.get("on", True)
@@ -184,6 +221,8 @@ def parse(obj: Any, now: float) -> Command:
         return Health()
     if name == "quit":
         return Quit()
+    if name == "act":
+        return _act(obj, now, morning)
     raise CommandError("unknown command")
 
 
@@ -192,6 +231,8 @@ def to_obj(command: Command) -> dict[str, Any]:
     obj: dict[str, Any] = {"cmd": _NAMES[type(command)]}
     if isinstance(command, Show):
         obj["focus"] = [command.focus.file, command.focus.call] if command.focus else None
+        if command.wait:
+            obj["wait"] = command.wait
     elif isinstance(command, Snooze):
         obj.update(until=command.until, session=command.session, project=command.project)
     elif isinstance(command, Mute):

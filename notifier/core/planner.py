@@ -8,7 +8,8 @@ waits, the last one critical, each at its time after the question was *asked* (s
 neither delays nor repeats one; a reminder missed while the app was not running comes once, at
 start-up); a question first seen at start-up, however old, is announced then, and the reminders whose
 time had passed count as sent; snoozed sessions raise nothing until the snooze ends; muted projects
-and quiet hours raise nothing at all (the tray still shows everything).
+and quiet hours raise nothing at all (the tray still shows everything). Snoozes and mutes are a
+:class:`~notifier.core.preferences.Preferences` value the planner is handed (``preferences``).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from notifier.core.model import (
     Transition,
     TurnChange,
 )
+from notifier.core.preferences import Preferences
 from notifier.core.text import project_name
 
 Key = tuple[str, str]  # (session file, toolCallId)
@@ -82,10 +84,8 @@ class Planner:
     burst_window_s: float = 2.0
     notified: set[Key] = field(default_factory=set)
     reminded: dict[Key, int] = field(default_factory=dict)  # reminders sent before a restart
-    snoozed: dict[str, float] = field(default_factory=dict)  # session key → until (epoch s)
-    snooze_all_until: float = 0.0
-    snoozed_projects: dict[str, float] = field(default_factory=dict)  # project name → until
-    muted: set[str] = field(default_factory=set)  # project names (see core.text.project_name)
+    # The user's snoozes and mutes: handed in by their owner (the app), read here, never changed.
+    preferences: Preferences = field(default_factory=Preferences)
     notify_on: frozenset[State] = frozenset()  # also 'idle' and/or 'failed' turns
 
     def __post_init__(self) -> None:
@@ -136,28 +136,13 @@ class Planner:
             self._summary = None
         return [Withdraw(shown.handle)]
 
-    def snooze(self, session_key: str | None, until: float, project: str | None = None) -> None:
-        """Snooze one session, one project, or (both ``None``) all until ``until``; snoozing all
-        with an ``until`` in the past resumes everything."""
-        if project is not None:
-            self.snoozed_projects[project] = until
-        elif session_key is not None:
-            self.snoozed[session_key] = until
-        else:
-            self.snooze_all_until = until
-            if until <= 0:
-                self.snoozed.clear()
-                self.snoozed_projects.clear()
-                # what was parked until a snooze ended is due now
-                self._waiting = {k: (item, 0.0) for k, (item, _) in self._waiting.items()}
-
     def turn(self, change: TurnChange, now: float) -> list[Action]:
         """A live session finished its turn or failed (only if asked for with notify_on)."""
         if change.state not in self.notify_on:
             return []
         placeholder = Question(f"turn-{change.at}", "", (QuestionItem(GENERIC_QUESTION),), change.at)
         item = Item((change.session.key, placeholder.tool_call_id), change.session, placeholder)
-        if item.project in self.muted or self._silenced_until(item, now) > now:
+        if self._muted(item) or self._silenced_until(item) > now:
             return []
         kind: Kind = "failed" if change.state == "failed" else "idle"
         return [Notice(self._new_handle(), kind, (item,))]
@@ -168,37 +153,32 @@ class Planner:
         self._handles += 1
         return self._handles
 
-    def _silenced_until(self, item: Item, now: float) -> float:
-        return max(
-            self.snooze_all_until,
-            self.snoozed.get(item.ref.key, 0.0),
-            self.snoozed_projects.get(item.project, 0.0),
-        )
+    def _silenced_until(self, item: Item) -> float:
+        return self.preferences.silenced_until(item.ref.key, item.project)
+
+    def _muted(self, item: Item) -> bool:
+        return self.preferences.is_muted(item.project)
 
     def tick(self, now: float, quiet: bool = False) -> list[Action]:
         """Everything due at ``now``; ``quiet``: inside quiet hours."""
         out: list[Action] = []
         due: list[Item] = []
         for key, (item, when) in list(self._waiting.items()):
-            if when > now + GROUP_S:
-                continue
-            until = self._silenced_until(item, now)
-            if until > now:
-                self._waiting[key] = (item, until)  # snoozed: ask again when the snooze ends
-                continue
+            if when > now + GROUP_S or self._silenced_until(item) > now:
+                continue  # settling, or snoozed: asked again when the snooze ends (or is lifted)
             del self._waiting[key]
             due.append(item)
         startup, self._startup = self._startup, []
         # found at start-up but snoozed: asked again when the snooze ends, like any other
-        parked = [i for i in startup if self._silenced_until(i, now) > now]
+        parked = [i for i in startup if self._silenced_until(i) > now]
         for item in parked:
-            self._waiting[item.key] = (item, self._silenced_until(item, now))
+            self._waiting[item.key] = (item, 0.0)
         startup = [i for i in startup if i not in parked]
-        for item in [i for i in startup + due if i.project in self.muted]:
+        for item in [i for i in startup + due if self._muted(i)]:
             self._shown[item.key] = _Shown(item, 0)  # a muted project never raises anything
             self.notified.add(item.key)
-        startup = [i for i in startup if i.project not in self.muted]
-        due = [i for i in due if i.project not in self.muted]
+        startup = [i for i in startup if not self._muted(i)]
+        due = [i for i in due if not self._muted(i)]
         if quiet:
             # Quiet hours: nothing is raised; what arrives is announced once when they end.
             for item in startup + due:
@@ -283,7 +263,7 @@ class Planner:
             ):
                 shown.reminders_sent += 1  # skip reminders missed while asleep or silenced
             self._reminded_now[shown.item.key] = shown.reminders_sent
-            if quiet or shown.item.project in self.muted or self._silenced_until(shown.item, now) > now:
+            if quiet or self._muted(shown.item) or self._silenced_until(shown.item) > now:
                 continue
             if shown.handle == 0 or shown.handle == self._summary:
                 if shown.handle == self._summary:
@@ -301,7 +281,9 @@ class Planner:
 
     def next_due(self) -> float | None:
         """The next moment :meth:`tick` has something to do (``None``: nothing until new input)."""
-        times = [when for _, when in self._waiting.values()]
+        # a snoozed question is due when its snooze ends (read from the preferences of now, so
+        # a snooze lifted or changed since takes effect at once)
+        times = [max(when, self._silenced_until(item)) for item, when in self._waiting.values()]
         if self._startup:
             times.append(0.0)
         for shown in self._shown.values():

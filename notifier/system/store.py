@@ -14,6 +14,7 @@ from typing import Any
 
 from notifier.core.formats import HISTORY_COLUMNS, history_row
 from notifier.core.model import Transition
+from notifier.core.preferences import Preferences
 from notifier.core.text import clean
 from notifier.core.times import sane_time
 from notifier.system.paths import from_db, private_file, to_db
@@ -209,6 +210,13 @@ class Store:
 
     def clear_snoozes(self) -> None:
         self._run("DELETE FROM snoozes")
+
+    def preferences(self, now: float) -> Preferences:
+        """The snoozes still running at ``now`` and the muted projects, as one value."""
+        prefs = Preferences(muted=frozenset(self.mutes()))
+        for session, project, until in self.snoozes(now):
+            prefs = prefs.snoozed(until, now, session, project)
+        return prefs
 
     def mutes(self) -> set[str]:
         return {p for (p,) in self._run("SELECT project FROM mutes")}

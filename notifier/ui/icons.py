@@ -31,8 +31,9 @@ BADGE_TEXT = (190, 30, 30, 255)
 @functools.lru_cache(maxsize=4)
 def _glyph(size: int) -> Image.Image:
     with Image.open(io.BytesIO(resources.read_bytes("glyph.png"))) as img:
-        base = img.convert("RGBA")
-    return base.resize((size, size), Image.LANCZOS)
+        base: Image.Image = img.convert("RGBA")
+    lanczos = getattr(Image, "Resampling", Image).LANCZOS  # Image.Resampling: Pillow ≥ 9.1
+    return base.resize((size, size), lanczos)
 
 
 @functools.lru_cache(maxsize=16)

@@ -1,5 +1,5 @@
 """The tray icon (pystray, in the main thread). It only reads immutable snapshots; clicks and menu
-entries become controller actions.
+entries become commands (``core/commands.py``) for the app to carry out.
 
 Backends: `gtk` on X11 when PyGObject imports (menu + left-click action), `appindicator` where a
 StatusNotifierItem host runs (KDE, GNOME with the AppIndicator extension, Wayland; no left-click
@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from notifier.core.commands import Command
 from notifier.core.model import Snapshot
 from notifier.system.config import Config
 from notifier.ui import icons
@@ -124,12 +125,12 @@ def _keep_our_sigint() -> None:
         from pystray._util import gtk as pystray_gtk  # only present with the GTK backends
     except Exception:
         return
-    pystray_gtk.signal = _SignalWithoutSigintReset  # type: ignore[assignment]
+    pystray_gtk.signal = _SignalWithoutSigintReset
 
 
 class Tray:
     def __init__(
-        self, backend: str, act: Callable[[str, Any], None], snapshot: Callable[[], Snapshot]
+        self, backend: str, execute: Callable[[Command], object], snapshot: Callable[[], Snapshot]
     ) -> None:
         if backend != "native":
             os.environ["PYSTRAY_BACKEND"] = backend
@@ -138,7 +139,7 @@ class Tray:
         _keep_our_sigint()
         self.backend = backend
         self.pystray = pystray
-        self.act = act
+        self.execute = execute
         self.snapshot = snapshot
         self._shown: tuple[str, int] = ("idle", 0)
         self._title = "pi-notifier"
@@ -164,8 +165,9 @@ class Tray:
         action = entry.action
         if action is None:
             return p.MenuItem(entry.label, None, enabled=False)
-        verb, arg = action
-        return p.MenuItem(entry.label, lambda icon, item: self.act(verb, arg), default=entry.default)
+        return p.MenuItem(
+            entry.label, lambda icon, item: self.execute(action(time.time())), default=entry.default
+        )
 
     # ---- state ----
 

@@ -5,12 +5,15 @@ Every untrusted string goes through the one sanitizer here, with the length each
 
 from __future__ import annotations
 
+import datetime as dt
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from notifier.core import formats
+from notifier.core.commands import Clear, Command, Focus, Mute, Quit, Show, Snooze
 from notifier.core.model import Question, SessionView, Snapshot
 from notifier.core.text import clean, project_name
 from notifier.core.text import duration as waited
@@ -19,18 +22,41 @@ MENU_TEXT = 48
 MENU_MAX = 12
 
 
+Action = Callable[[float], Command]  # the command a menu entry gives when clicked at a time
+
+
 @dataclass(frozen=True)
 class Entry:
-    """One menu line. ``action`` is a (verb, argument) pair for the controller, None = disabled."""
+    """One menu line. ``action(now)``: the command it gives when clicked at ``now`` (a menu is
+    built before it is clicked, so times are taken at the click), None = disabled."""
 
     label: str
-    action: tuple[str, Any] | None = None
+    action: Action | None = None
     default: bool = False
     children: tuple[Entry, ...] = field(default_factory=tuple)
     separator: bool = False
 
 
 SEPARATOR = Entry("", separator=True)
+
+
+def tomorrow_morning(now: float) -> float:
+    """8:00 tomorrow, local time ("Until tomorrow")."""
+    local = dt.datetime.fromtimestamp(now)
+    return (local + dt.timedelta(days=1)).replace(hour=8, minute=0, second=0, microsecond=0).timestamp()
+
+
+def always(command: Command) -> Action:
+    return lambda now: command
+
+
+def snooze_all_for(seconds: float) -> Action:
+    """Snooze every session for ``seconds`` from the click (0: resume)."""
+    return lambda now: Snooze(now + seconds if seconds > 0 else 0.0)
+
+
+def _show(view: SessionView, q: Question) -> Action:
+    return always(Show(Focus(view.ref.key, q.tool_call_id)))
 
 
 def question_label(view: SessionView, q: Question, now: float) -> str:
@@ -73,38 +99,38 @@ def menu(snapshot: Snapshot, now: float) -> tuple[Entry, ...]:
     if not pending:
         entries.append(Entry("No questions waiting"))
     for view, q in pending[:MENU_MAX]:
-        entries.append(Entry(question_label(view, q, now), ("show", [view.ref.key, q.tool_call_id])))
+        entries.append(Entry(question_label(view, q, now), _show(view, q)))
     if len(pending) > MENU_MAX:
-        entries.append(Entry(f"… {len(pending) - MENU_MAX} more", ("show", None)))
+        entries.append(Entry(f"… {len(pending) - MENU_MAX} more", always(Show())))
     offline = [(v, q) for v in snapshot.sessions for q in v.offline]
     for view, q in offline[:MENU_MAX]:
-        entries.append(Entry(question_label(view, q, now), ("show", [view.ref.key, q.tool_call_id])))
+        entries.append(Entry(question_label(view, q, now), always(Show(Focus(view.ref.key, q.tool_call_id)))))
     abandoned = snapshot.abandoned
     if abandoned:
         entries.append(SEPARATOR)
         entries.append(Entry("Abandoned (the pi that asked has stopped)"))
         for view, q in abandoned[:MENU_MAX]:
-            entries.append(Entry(question_label(view, q, now), ("show", [view.ref.key, q.tool_call_id])))
-        entries.append(Entry("Clear abandoned", ("clear", None)))
+            entries.append(Entry(question_label(view, q, now), _show(view, q)))
+        entries.append(Entry("Clear abandoned", always(Clear())))
     entries.append(SEPARATOR)
     snooze_items = [
-        Entry("15 minutes", ("snooze", 15 * 60)),
-        Entry("1 hour", ("snooze", 3600)),
-        Entry("Until tomorrow", ("snooze", "tomorrow")),
+        Entry("15 minutes", snooze_all_for(15 * 60)),
+        Entry("1 hour", snooze_all_for(3600)),
+        Entry("Until tomorrow", lambda at: Snooze(tomorrow_morning(at))),
     ]
     if snapshot.snoozed_until and snapshot.snoozed_until > now:
-        snooze_items.append(Entry("Resume notifications now", ("snooze", 0)))
+        snooze_items.append(Entry("Resume notifications now", snooze_all_for(0)))
     entries.append(Entry("Snooze all", None, children=tuple(snooze_items)))
     if snapshot.muted:
         entries.append(
             Entry(
                 "Unmute",
                 None,
-                children=tuple(Entry(clean(p, 40), ("unmute", p)) for p in sorted(snapshot.muted)),
+                children=tuple(Entry(clean(p, 40), always(Mute(p, on=False))) for p in sorted(snapshot.muted)),
             )
         )
-    entries.append(Entry("Open window", ("show", None), default=True))
-    entries.append(Entry("Quit", ("quit", None)))
+    entries.append(Entry("Open window", always(Show()), default=True))
+    entries.append(Entry("Quit", always(Quit())))
     return tuple(entries)
 
 

@@ -11,8 +11,11 @@ import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from notifier.core import commands
+from notifier.core.commands import Clear, Command, Mute, Snooze
 from notifier.core.text import clean
-from notifier.ui.view import details_text, waited
+from notifier.core.text import duration as waited
+from notifier.ui.view import details_text
 
 log = logging.getLogger(__name__)
 TITLE = "pi-notifier — pending questions"
@@ -23,7 +26,7 @@ class Source(Protocol):
 
     def start(self, push: Callable[[dict[str, Any]], None]) -> None: ...
 
-    def command(self, obj: dict[str, Any]) -> None: ...
+    def command(self, command: Command) -> None: ...
 
     def close(self) -> None: ...
 
@@ -126,7 +129,7 @@ class Window:
         """Give the list a bit less than half the width, once the panes have a size."""
         width = self._panes.winfo_width()
         if width > 100:
-            self._panes.sashpos(0, int(width * 0.46))
+            self._panes.sashpos(0, int(width * 0.46))  # type: ignore[no-untyped-call]
         elif tries:
             self.root.after(30, lambda: self._place_sash(tries - 1))
 
@@ -257,25 +260,25 @@ class Window:
     def snooze(self) -> None:
         q = self.selected()
         if q:
-            self.source.command({"cmd": "snooze", "session": q["file"], "seconds": 15 * 60})
+            self.source.command(Snooze(time.time() + 15 * 60, session=q["file"]))
             self.status.configure(text=f"{clean(q['project'], 40)} snoozed for 15 min")
 
     def snooze_project(self) -> None:
         q = self.selected()
         if q:
-            self.source.command({"cmd": "snooze", "project": q["project"], "seconds": 3600})
+            self.source.command(Snooze(time.time() + 3600, project=q["project"]))
             self.status.configure(text=f"{clean(q['project'], 40)} snoozed for 1 hour")
 
     def mute(self) -> None:
         q = self.selected()
         if q:
-            self.source.command({"cmd": "mute", "project": q["project"], "on": True})
+            self.source.command(Mute(q["project"], on=True))
             self.status.configure(text=f"{clean(q['project'], 40)} muted (unmute it from the tray menu)")
 
     def clear(self) -> None:
         q = self.selected()
         if q and q["abandoned"]:
-            self.source.command({"cmd": "clear", "session": q["file"], "call": q["key"][1]})
+            self.source.command(Clear(q["file"], q["key"][1]))
 
     def raise_(self, focus: list[str] | None) -> None:
         if focus:
@@ -318,10 +321,10 @@ class RemoteSource:
 
         threading.Thread(target=listen, name="pi-notifier-window-feed", daemon=True).start()
 
-    def command(self, obj: dict[str, Any]) -> None:
+    def command(self, command: Command) -> None:
         from notifier.system import ipc
 
-        threading.Thread(target=ipc.request, args=(obj,), daemon=True).start()
+        threading.Thread(target=ipc.request, args=(commands.to_obj(command),), daemon=True).start()
 
     def close(self) -> None:
         self._stop.set()

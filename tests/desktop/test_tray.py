@@ -15,6 +15,7 @@ import pytest
 from PIL import Image
 
 from notifier.core.board import Board, Proc
+from notifier.core.commands import Clear, Command, Focus, Mute, Show, Snooze
 from notifier.core.reducer import Header, ToolStart
 from notifier.pi.questions import extract
 from notifier.ui.icons import COLORS
@@ -116,13 +117,13 @@ def test_icon_docks_changes_and_a_click_opens_the_window(
 class FakeSource:
     def __init__(self, data: dict[str, Any]) -> None:
         self.data = data
-        self.commands: list[dict[str, Any]] = []
+        self.commands: list[Command] = []
 
     def start(self, push: Any) -> None:
         push({"window": self.data})
 
-    def command(self, obj: dict[str, Any]) -> None:
-        self.commands.append(obj)
+    def command(self, command: Command) -> None:
+        self.commands.append(command)
 
     def close(self) -> None:
         pass
@@ -185,7 +186,7 @@ def test_window_lists_questions_through_tk(desktop: dict[str, str]) -> None:
         assert window.selected_key() == ["/s/b.jsonl", "c2"]  # opened at the question it was asked for
         assert "disabled" not in window.clear_button.state()  # the abandoned one can be cleared
         window.clear()
-        assert source.commands[-1] == {"cmd": "clear", "session": "/s/b.jsonl", "call": "c2"}
+        assert source.commands[-1] == Clear("/s/b.jsonl", "c2")
         window.tree.event_generate("<Up>")
         window.select(window.tree.get_children()[0])
         text = window.details_text()
@@ -199,8 +200,14 @@ def test_window_lists_questions_through_tk(desktop: dict[str, str]) -> None:
         assert "disabled" in window.clear_button.state()
         window.copy_resume()
         assert window.root.clipboard_get() == "cd /home/dev/shop && pi --session /s/a.jsonl"
+        before = time.time()
         window.snooze()
-        assert source.commands[-1] == {"cmd": "snooze", "session": "/s/a.jsonl", "seconds": 900}
+        after = time.time()
+        snooze = source.commands[-1]
+        assert isinstance(snooze, Snooze) and snooze.session == "/s/a.jsonl" and snooze.project is None
+        assert before + 900 <= snooze.until <= after + 900
+        window.mute()
+        assert source.commands[-1] == Mute("shop")
     finally:
         window.root.destroy()
 
@@ -221,18 +228,22 @@ def test_menu_action_fires_from_code(desktop: dict[str, str], monkeypatch: pytes
         ],
         1.0,
     )
-    fired: list[tuple[str, Any]] = []
-    tray = Tray(backend, lambda verb, arg: fired.append((verb, arg)), lambda: data.snapshot(2.0))
+    fired: list[Command] = []
+    tray = Tray(backend, fired.append, lambda: data.snapshot(2.0))
     items = list(tray.icon.menu.items)
     assert items[0].text.startswith("x — Q?")
     items[0](tray.icon)
-    assert fired[-1] == ("show", ["/s/a.jsonl", "c"])
+    assert fired[-1] == Show(Focus("/s/a.jsonl", "c"))
     snooze = next(i for i in items if i.text == "Snooze all")
     hour = next(i for i in snooze.submenu.items if i.text == "1 hour")
+    before = time.time()
     hour(tray.icon)
-    assert fired[-1] == ("snooze", 3600)
+    after = time.time()
+    snoozed = fired[-1]
+    assert isinstance(snoozed, Snooze) and snoozed.session is None and snoozed.project is None
+    assert before + 3600 <= snoozed.until <= after + 3600  # from the click
     tray.icon()  # the default action (left click): open the window
-    assert fired[-1] == ("show", None)
+    assert fired[-1] == Show()
     tray.update(data.snapshot(2.0))
     assert tray.shown == ("needs", 1)
 

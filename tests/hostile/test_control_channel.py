@@ -6,6 +6,7 @@ the server's own state); the second half runs the real app process and talks to 
 from __future__ import annotations
 
 import json
+import math
 import os
 import select
 import socket
@@ -97,7 +98,10 @@ class Harness:
             self.release.wait(30)
             return {"ok": True, "slow": True}
         if cmd == "seconds":
-            return {"ok": True, "seconds": ipc.opt_number(req, "seconds")}
+            seconds = req.get("seconds")
+            if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not math.isfinite(seconds):
+                raise ipc.BadRequest("seconds must be a number")
+            return {"ok": True, "seconds": seconds}
         return {"ok": False, "error": "unknown"}
 
     def push(self, seq: int, pad: int = 0) -> None:

@@ -18,6 +18,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from notifier.app.runtime import App
+from notifier.app.window import WindowProcess
+from notifier.core.commands import Focus
 from notifier.system import ipc
 from notifier.system.config import Config
 
@@ -68,16 +70,24 @@ targeted = st.sampled_from(COMMANDS).flatmap(
 requests = targeted | st.dictionaries(st.sampled_from(FIELDS) | st.text(max_size=6), shaped, max_size=5)
 
 
+class QuietWindow(WindowProcess):
+    """Opening a window (a new process) is recorded instead."""
+
+    def __init__(self) -> None:
+        super().__init__("unused")
+        self.shown: list[Focus | None] = []
+
+    def show(self, focus: Focus | None = None, wait: float = 0.0) -> str:
+        self.shown.append(focus)
+        return "raised"
+
+
 class QuietApp(App):
-    """The real app's handler; only opening a window (a new process) is recorded instead."""
+    """The real app's handler and commands; only the window is a stand-in."""
 
     def __init__(self) -> None:
         super().__init__(Config(), json_out=False, tray=False, notify=False, socket="unused")
-        self.shown: list[Any] = []
-
-    def show(self, focus: list[str] | None = None, wait: float = 0.0) -> str:
-        self.shown.append(focus)
-        return "raised"
+        self.window = QuietWindow()
 
 
 class Failures(logging.Handler):
@@ -162,7 +172,7 @@ def test_the_handler_answers_every_request_well_formed(app: QuietApp, req: dict[
         assert failures.messages == [], (req, failures.messages)
         if reply is None:
             assert req.get("cmd") == "subscribe"
-            assert app._subscribers and app._subscribers[-1] is conn
+            assert app.window.subscribers and app.window.subscribers[-1] is conn
         else:
             assert well_formed(reply), (req, reply)
             # a well-typed snooze is accepted; a mistyped one is refused, never half-applied
@@ -179,7 +189,7 @@ def test_the_handler_answers_every_request_well_formed(app: QuietApp, req: dict[
                 )
                 assert reply["ok"] is good, (req, reply)
     finally:
-        app._subscribers.clear()
+        app.window.close()
         a.close()
         b.close()
 

@@ -29,6 +29,7 @@ NOW = 1_000_000.0
         Ping(),
         Show(),
         Show(Focus("/s/a.jsonl", "call_1")),
+        Show(wait=2.0),
         Snooze(NOW + 900),
         Snooze(NOW + 900, session="/s/a.jsonl"),
         Snooze(NOW + 3600, project="webshop"),
@@ -74,6 +75,14 @@ def test_snooze_in_seconds_is_made_absolute() -> None:
         {"cmd": "status", "roots": [1]},
         {"cmd": "status", "roots": ["/"] * 1000},
         {"cmd": "snooze", "seconds": 10, "project": "x" * 10_000},
+        {"cmd": "show", "wait": "soon"},
+        {"cmd": "act"},
+        {"cmd": "act", "verb": "explode"},
+        {"cmd": "act", "verb": "snooze", "arg": "later"},
+        {"cmd": "act", "verb": "show", "arg": 3},
+        {"cmd": "act", "verb": "clear", "arg": ["a"]},
+        {"cmd": "act", "verb": "clear", "arg": [1, 2]},
+        {"cmd": "act", "verb": "unmute", "arg": None},
     ],
 )
 def test_malformed_requests_are_refused(obj: object) -> None:
@@ -84,3 +93,39 @@ def test_malformed_requests_are_refused(obj: object) -> None:
 def test_huge_numbers_are_clamped_not_overflowed() -> None:
     snooze = parse({"cmd": "snooze", "seconds": 10**400}, NOW)
     assert isinstance(snooze, Snooze) and snooze.until > NOW
+
+
+def test_absent_and_null_numbers_are_zero() -> None:
+    assert parse({"cmd": "snooze", "seconds": None}, NOW) == Snooze(0.0)  # resume
+    assert parse({"cmd": "show", "wait": None}, NOW) == Show()
+
+
+def test_show_waits_at_most_two_seconds() -> None:
+    assert parse({"cmd": "show", "wait": 60}, NOW) == Show(wait=2.0)
+    assert parse({"cmd": "show", "wait": -1}, NOW) == Show()
+
+
+MORNING = NOW + 12 * 3600
+
+
+@pytest.mark.parametrize(
+    ("obj", "command"),
+    [
+        ({"verb": "show", "arg": None}, Show()),
+        ({"verb": "show", "arg": ["/s/a.jsonl", "c1"]}, Show(Focus("/s/a.jsonl", "c1"))),
+        ({"verb": "clear", "arg": None}, Clear()),
+        ({"verb": "clear", "arg": ["/s/a.jsonl", None]}, Clear("/s/a.jsonl")),
+        ({"verb": "snooze", "arg": 900}, Snooze(NOW + 900)),
+        ({"verb": "snooze", "arg": 0}, Snooze(0.0)),
+        ({"verb": "snooze", "arg": "tomorrow"}, Snooze(MORNING)),
+        ({"verb": "unmute", "arg": "shop"}, Mute("shop", on=False)),
+        ({"verb": "quit"}, Quit()),
+    ],
+)
+def test_the_tray_verbs_over_the_socket_are_the_same_commands(obj: dict[str, object], command: object) -> None:
+    assert parse({"cmd": "act", **obj}, NOW, morning=MORNING) == command
+
+
+def test_tomorrow_needs_the_callers_calendar() -> None:
+    with pytest.raises(CommandError):
+        parse({"cmd": "act", "verb": "snooze", "arg": "tomorrow"}, NOW)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from notifier.core.model import Question, QuestionItem, SessionRef, Transition
 from notifier.core.planner import Notice, Planner, Withdraw
+from notifier.core.preferences import Preferences
 from notifier.core.quiet import in_quiet_hours
 from notifier.sinks.notify import render
 
@@ -89,7 +90,7 @@ def test_reminders_replace_and_the_last_is_critical() -> None:
 
 def test_snoozed_session_raises_nothing_until_the_end() -> None:
     p = Planner(settle_s=0.25, remind_after_s=())
-    p.snooze("s1", 900.0)
+    p.preferences = Preferences().snoozed(900.0, 0.0, session="s1")
     p.feed([t("needs_input", "a", "s1"), t("needs_input", "b", "s2")], 0.0)
     (n,) = notices(p.tick(0.25))
     assert n.items[0].ref.key == "s2"
@@ -98,9 +99,20 @@ def test_snoozed_session_raises_nothing_until_the_end() -> None:
     assert later.items[0].ref.key == "s1"
 
 
+def test_a_snooze_lifted_early_lets_the_parked_question_through_at_once() -> None:
+    p = Planner(settle_s=0.25, remind_after_s=())
+    p.preferences = Preferences().snoozed(900.0, 0.0, session="s1")
+    p.feed([t("needs_input", "a", "s1")], 0.0)
+    assert notices(p.tick(0.25)) == [] and p.next_due() == 900.0
+    p.preferences = p.preferences.snoozed(0.0, 10.0, session="s1")  # snoozed for 0 s: lifted
+    assert p.next_due() == 0.25
+    (n,) = notices(p.tick(10.0))
+    assert n.items[0].ref.key == "s1"
+
+
 def test_quiet_hours_and_mute_raise_nothing() -> None:
     p = Planner(settle_s=0.0, remind_after_s=(600.0, 1800.0))
-    p.muted = {"s1"}  # project names: the cwd's last folder here
+    p.preferences = Preferences().with_mute("s1", True)  # project names: the cwd's last folder here
     p.feed([t("needs_input", "a", "s1"), t("needs_input", "b", "s2")], 0.0)
     assert [n.items[0].ref.key for n in notices(p.tick(0.0))] == ["s2"]
     p.feed([t("needs_input", "c", "s3", at=1.0)], 1.0)
@@ -124,11 +136,12 @@ def test_question_shown_late_skips_reminders_already_past() -> None:
 
 def test_project_snooze_and_resume_all() -> None:
     p = Planner(settle_s=0.0, remind_after_s=(), burst_n=10)
-    p.snooze(None, 1000.0, project="s1")
-    p.snooze("s2", 1000.0)
+    p.preferences = Preferences().snoozed(1000.0, 0.0, project="s1").snoozed(1000.0, 0.0, session="s2")
     p.feed([t("needs_input", "a", "s1"), t("needs_input", "b", "s2"), t("needs_input", "c", "s3")], 0.0)
     assert [n.items[0].ref.key for n in notices(p.tick(0.0))] == ["s3"]
-    p.snooze(None, 0.0)  # "Resume notifications now"
+    assert p.next_due() == 1000.0  # asked again when the snoozes end
+    p.preferences = p.preferences.snoozed(0.0, 1.0)  # "Resume notifications now"
+    assert p.next_due() == 0.0
     assert sorted(i.ref.key for n in notices(p.tick(1.0)) for i in n.items) == ["s1", "s2"]
 
 
@@ -142,7 +155,7 @@ def test_turn_notices_only_when_asked_for() -> None:
     assert n.kind == "failed" and render(n, True, False).title == "proj stopped with an error"
     (i,) = p.turn(TurnChange(ref, "idle", 2.0), 2.0)
     assert render(i, True, False).title == "proj finished its turn"
-    p.muted = {"proj"}
+    p.preferences = Preferences().with_mute("proj", True)
     assert p.turn(TurnChange(ref, "idle", 3.0), 3.0) == []
 
 

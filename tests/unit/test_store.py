@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+import time
+
+from notifier.core.preferences import Preferences
 from notifier.system.store import Store
 
 
@@ -20,22 +23,46 @@ def test_snoozes_round_trip_by_scope() -> None:
 
 def test_the_standalone_window_snoozes_projects_too(monkeypatch, tmp_path) -> None:  # type: ignore[no-untyped-def]
     """`pi-notifier show` without a running app stores what its buttons ask for."""
-    from notifier.app import runtime
+    from notifier.app import local, preferences
+    from notifier.core.commands import Mute, Snooze
     from notifier.system.config import Config
 
-    stores: list[Store] = []
-
-    def fake_store() -> Store:
-        stores.append(Store(str(tmp_path / "state.sqlite3")))
-        return stores[-1]
-
-    monkeypatch.setattr(runtime, "open_store", fake_store)
-    source = runtime.LocalSource(Config())
+    monkeypatch.setattr(preferences, "open_store", lambda: Store(str(tmp_path / "state.sqlite3")))
+    source = local.LocalSource(Config())
     source.engine = object()  # type: ignore[assignment]  # commands only need it to exist
-    source.command({"cmd": "snooze", "project": "shop", "seconds": 3600})
-    source.command({"cmd": "snooze", "session": "/s/a.jsonl", "seconds": 900})
+    now = time.time()
+    source.command(Snooze(now + 3600, project="shop"))
+    source.command(Snooze(now + 900, session="/s/a.jsonl"))
+    source.command(Mute("hushed"))
     check = Store(str(tmp_path / "state.sqlite3"))
     assert {(s, p) for s, p, _ in check.snoozes(0.0)} == {(None, "shop"), ("/s/a.jsonl", None)}
+    assert check.preferences(now) == Preferences(
+        sessions={"/s/a.jsonl": now + 900}, projects={"shop": now + 3600}, muted=frozenset({"hushed"})
+    )
+
+
+def test_preferences_have_one_owner_that_persists_and_hands_them_out(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from notifier.app.preferences import PreferencesOwner
+    from notifier.core.commands import Mute, Snooze
+
+    store = Store(str(tmp_path / "state.sqlite3"))
+    owner = PreferencesOwner(store, 1000.0)
+    seen: list[Preferences] = []
+    owner.listen(seen.append)
+    assert seen == [Preferences()]  # the current value at once
+    owner.apply(Snooze(5000.0), 1000.0)
+    owner.apply(Snooze(2000.0, project="shop"), 1000.0)
+    owner.apply(Mute("hushed"), 1000.0)
+    assert seen[-1] == owner.value == Preferences(5000.0, projects={"shop": 2000.0}, muted=frozenset({"hushed"}))
+    assert len(seen) == 4
+    # restored at start: a new owner on the same store has the same choices (minus ended snoozes)
+    assert PreferencesOwner(Store(str(tmp_path / "state.sqlite3")), 1000.0).value == owner.value
+    assert PreferencesOwner(store, 3000.0).value == Preferences(5000.0, muted=frozenset({"hushed"}))
+    owner.apply(Snooze(0.0), 1500.0)  # resume: every snooze lifted, mutes stay
+    assert owner.value == Preferences(muted=frozenset({"hushed"}))
+    assert store.snoozes(0.0) == [] and store.mutes() == {"hushed"}
+    owner.apply(Mute("hushed", on=False), 1500.0)
+    assert PreferencesOwner(store, 1500.0).value == Preferences()
 
 
 def test_reminder_counts_survive_and_old_stores_are_migrated(tmp_path) -> None:  # type: ignore[no-untyped-def]
@@ -85,3 +112,30 @@ def test_a_deleted_state_folder_is_recreated_and_keeps_what_it_knew(tmp_path, ca
     assert again.notified() == {("/s/a.jsonl", "q1"), ("/s/b.jsonl", "q2")}
     assert again.mutes() == {"shop"}
     again.close()
+
+
+def test_preferences_changed_from_many_threads_lose_nothing(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The tray, the control channel and the notifier change them at once: one lock, no lost update."""
+    import threading
+
+    from notifier.app.preferences import PreferencesOwner
+    from notifier.core.commands import Mute, Snooze
+
+    store = Store(str(tmp_path / "state.sqlite3"))
+    owner = PreferencesOwner(store, 1000.0)
+    seen: list[Preferences] = []
+    owner.listen(seen.append, current=False)
+
+    def work(n: int) -> None:
+        for i in range(15):
+            owner.apply(Mute(f"p{n}-{i}"), 1000.0)
+            owner.apply(Snooze(2000.0 + i, session=f"/s/{n}-{i}"), 1000.0)
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(owner.value.muted) == 60 and len(owner.value.sessions) == 60
+    assert seen[-1] == owner.value and len(seen) == 120
+    assert PreferencesOwner(store, 1000.0).value == owner.value  # and all of it persisted

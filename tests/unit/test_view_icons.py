@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from notifier.core.board import Board
+from notifier.core.commands import Focus, Mute, Quit, Show, Snooze
 from notifier.core.reducer import Header, ToolStart
 from notifier.pi.questions import extract
 from notifier.ui import icons
-from notifier.ui.view import details_text, menu, resume_command, title, window_obj
+from notifier.ui.view import details_text, menu, resume_command, title, tomorrow_morning, window_obj
 
 
 def board_with(*questions: tuple[str, str, str, float]) -> Board:
@@ -46,11 +49,31 @@ def test_menu_lists_pending_newest_first_then_actions() -> None:
     labels = [e.label for e in entries]
     assert labels[0] == "newer — New question? (5 min)"
     assert labels[1] == "older — Old question? (6 min)"
-    assert entries[0].action == ("show", ["f2", "c-f2"])
+    assert entries[0].action is not None and entries[0].action(600.0) == Show(Focus("f2", "c-f2"))
     assert [e.label for e in entries if e.action or e.children][-3:] == ["Snooze all", "Open window", "Quit"]
     snooze = next(e for e in entries if e.label == "Snooze all")
-    assert [c.action for c in snooze.children] == [("snooze", 900), ("snooze", 3600), ("snooze", "tomorrow")]
-    assert next(e for e in entries if e.default).label == "Open window"
+    # times are taken when the entry is clicked, not when the menu was built
+    clicked = 10_000.0
+    assert [c.action(clicked) for c in snooze.children if c.action] == [
+        Snooze(clicked + 900),
+        Snooze(clicked + 3600),
+        Snooze(tomorrow_morning(clicked)),
+    ]
+    assert 0 < tomorrow_morning(clicked) - clicked <= 32 * 3600
+    opened = next(e for e in entries if e.default)
+    assert opened.label == "Open window" and opened.action is not None and opened.action(clicked) == Show()
+    quit_ = next(e for e in entries if e.label == "Quit")
+    assert quit_.action is not None and quit_.action(clicked) == Quit()
+
+
+def test_menu_resume_and_unmute_give_commands() -> None:
+    snap = dataclasses.replace(board_with().snapshot(0), snoozed_until=900.0, muted=frozenset({"shop"}))
+    entries = menu(snap, 500.0)
+    snooze = next(e for e in entries if e.label == "Snooze all")
+    resume = next(c for c in snooze.children if c.label == "Resume notifications now")
+    assert resume.action is not None and resume.action(600.0) == Snooze(0.0)
+    (unmute,) = next(e for e in entries if e.label == "Unmute").children
+    assert unmute.action is not None and unmute.action(600.0) == Mute("shop", on=False)
 
 
 def test_menu_abandoned_section_and_empty_state() -> None:

@@ -14,6 +14,7 @@ from typing import Any
 
 from notifier.core.model import Snapshot, Transition, TurnChange
 from notifier.core.planner import Notice, Planner, Withdraw
+from notifier.core.preferences import Preferences
 from notifier.core.quiet import in_quiet_hours, parse_quiet_hours
 from notifier.sinks.notify.backend import Backend
 from notifier.sinks.notify.choose import choose_backend
@@ -57,10 +58,6 @@ class AlertSink:
             reminded=store.reminders() if store is not None else {},
         )
         self.planner.notify_on = frozenset(s for s in config["notify_on"] if s in ("idle", "failed"))
-        if store is not None:
-            for session, project, until in store.snoozes(clock()):
-                self.planner.snooze(session, until, project)
-            self.planner.muted = set(store.mutes())
         self._inbox: queue.Queue[Any] = queue.Queue()
         self._screen = Screen(
             self._choose, clock, self.show_text, store.mark_notified if store is not None else None, backend
@@ -98,12 +95,9 @@ class AlertSink:
     def turns(self, items: Sequence[TurnChange]) -> None:
         self._inbox.put(("turns", list(items)))
 
-    # Controls (any thread). Persisting them is the caller's job.
-    def snooze(self, session_key: str | None, until: float, project: str | None = None) -> None:
-        self._inbox.put(("snooze", (session_key, until, project)))
-
-    def mute(self, project: str, on: bool) -> None:
-        self._inbox.put(("mute", (project, on)))
+    # Control (any thread): the user's snoozes and mutes, from their owner (the app).
+    def set_preferences(self, preferences: Preferences) -> None:
+        self._inbox.put(("preferences", preferences))
 
     # ---- worker ----
 
@@ -140,12 +134,8 @@ class AlertSink:
         elif kind == "turns":
             for change in arg:
                 actions += self.planner.turn(change, now)
-        elif kind == "snooze":
-            session_key, until, project = arg
-            self.planner.snooze(session_key, until, project)
-        elif kind == "mute":
-            project, on = arg
-            (self.planner.muted.add if on else self.planner.muted.discard)(project)
+        elif kind == "preferences":
+            self.planner.preferences = arg
         elif kind == "action":
             actions += self._on_action(*arg)
         elif kind == "server":
@@ -190,9 +180,8 @@ class AlertSink:
         if action == "snooze":
             until = self.clock() + SNOOZE_S
             for session_key in sessions:
-                self.planner.snooze(session_key, until)
                 if self.on_snooze is not None:
-                    self.on_snooze(session_key, until)  # the app persists it and shows it
+                    self.on_snooze(session_key, until)  # the app's preferences: set_preferences() back
             log.info("snoozed %d session(s) for 15 min", len(sessions))
             self._screen.dismiss(handle, server_id)
             return []

@@ -14,14 +14,14 @@ one server thread multiplexes every connection with bounded buffers, caps and ti
 - :mod:`.limits`: the caps and timeouts, and who is evicted or timed out;
 - :mod:`.workers`: the handler threads;
 - :mod:`.client`: :func:`request` and :func:`subscribe`;
-- :mod:`.fields`: request-field validators for handlers.
+- :mod:`.fields`: the error a handler raises for a request it cannot read.
 """
 
 from __future__ import annotations
 
 from notifier.system.ipc.client import request, subscribe
 from notifier.system.ipc.connection import MAX_OUTPUT, Connection
-from notifier.system.ipc.fields import BadRequest, focus_arg, opt_bool, opt_number, opt_str, opt_str_list
+from notifier.system.ipc.fields import BadRequest
 from notifier.system.ipc.limits import (
     EVICT_GRACE,
     IDLE_TIMEOUT,
@@ -62,11 +62,6 @@ __all__ = [
     "Server",
     "answer",
     "encode",
-    "focus_arg",
-    "opt_bool",
-    "opt_number",
-    "opt_str",
-    "opt_str_list",
     "parse_request",
     "peer_uid",
     "request",

@@ -1,0 +1,69 @@
+"""For `pi-notifier show` when no app runs: the window gets an engine of its own, and its
+snoozes and mutes go straight to the store (where the app finds them when it starts)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from notifier.app import preferences
+from notifier.core.commands import Clear, Command, Mute, Snooze
+from notifier.core.model import Snapshot, Transition
+from notifier.engine.loop import Engine, ReadyInfo, engine_options
+from notifier.system.config import Config
+from notifier.ui.view import window_obj
+
+
+def clear_abandoned(engine: Engine, command: Clear) -> None:
+    """Forget abandoned questions (one, a session's, or all), on the engine thread."""
+
+    def do() -> None:
+        keys = (
+            [command.session]
+            if command.session
+            else [v.ref.key for v in engine.board.snapshot(0).sessions if v.abandoned]
+        )
+        for key in keys:
+            engine.board.clear_abandoned(key, command.call)
+
+    engine.call(do)
+
+
+class LocalSource:
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self.engine: Engine | None = None
+        self._push: Callable[[dict[str, Any]], None] | None = None
+
+    def start(self, push: Callable[[dict[str, Any]], None]) -> None:
+        self._push = push
+        self.engine = Engine(engine_options(self.config), [self])
+        self.engine.start()
+
+    def ready(self, info: ReadyInfo, snapshot: Snapshot) -> None:
+        self._send(snapshot)
+
+    def transitions(self, items: Sequence[Transition], snapshot: Snapshot) -> None:
+        self._send(snapshot)
+
+    def _send(self, snapshot: Snapshot) -> None:
+        if self._push is not None:
+            self._push({"window": window_obj(snapshot)})
+
+    def command(self, command: Command) -> None:
+        engine = self.engine
+        if engine is None:
+            return
+        if isinstance(command, Clear):
+            clear_abandoned(engine, command)
+        elif isinstance(command, (Snooze, Mute)):
+            store = preferences.open_store()
+            try:
+                preferences.PreferencesOwner(store, time.time()).apply(command, time.time())
+            finally:
+                store.close()
+
+    def close(self) -> None:
+        if self.engine is not None:
+            self.engine.stop()

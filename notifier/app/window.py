@@ -1,0 +1,119 @@
+"""The window process (`pi-notifier show --attach`): opened one at a time, raised and focused
+over the control channel, fed snapshots as it subscribes."""
+
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+import sys
+import threading
+import time
+
+from notifier.core.commands import Focus
+from notifier.core.model import Snapshot
+from notifier.system import ipc
+from notifier.ui.view import window_obj
+
+log = logging.getLogger(__name__)
+
+
+def has_display() -> bool:
+    if not sys.platform.startswith("linux"):
+        return True
+    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+
+
+def _focus_obj(focus: Focus | None) -> list[str] | None:
+    return [focus.file, focus.call] if focus is not None else None
+
+
+class WindowProcess:
+    """Every open window is a subscribed connection; at most one is started by this app."""
+
+    def __init__(self, socket: str) -> None:
+        self.socket = socket  # the channel the window connects back to
+        self._subscribers: list[ipc.Connection] = []
+        self._sub_lock = threading.Lock()
+        self._show_lock = threading.Lock()
+        self._process: subprocess.Popen[bytes] | None = None
+        self._pending_focus: list[str] | None = None
+        self._subscribed = threading.Event()  # a window subscribed since the last one was started
+
+    @property
+    def subscribers(self) -> list[ipc.Connection]:
+        with self._sub_lock:
+            return list(self._subscribers)
+
+    def show(self, focus: Focus | None = None, wait: float = 0.0) -> str:
+        """Open the window (one at a time), or raise the open one at ``focus``. Says what really
+        happened: "raised", "opened" (a new window subscribed within ``wait`` s), "starting"
+        (not confirmed yet), "no-display" or "failed"."""
+        with self._show_lock:
+            result = self._show(_focus_obj(focus))
+            process = self._process
+        deadline = time.monotonic() + wait
+        while result == "starting" and process is not None and time.monotonic() < deadline:
+            if self._subscribed.wait(0.05):
+                return "opened"
+            if process.poll() is not None:
+                return "failed"
+        return result
+
+    def _show(self, focus: list[str] | None) -> str:
+        with self._sub_lock:
+            self._subscribers = [c for c in self._subscribers if not c.closed]
+            subs = list(self._subscribers)
+        delivered = [conn.send({"focus": focus}) for conn in subs]
+        if any(delivered):
+            return "raised"
+        if self._process is not None and self._process.poll() is None:
+            self._pending_focus = focus  # starting: it gets the focus when it subscribes
+            return "starting"
+        if not has_display():
+            log.warning("cannot open the window: no display to show the window on (DISPLAY is not set)")
+            return "no-display"
+        cmd = [sys.executable, "-m", "notifier", "show", "--attach"]
+        if focus:
+            cmd += ["--focus", focus[0], focus[1]]
+        self._pending_focus = focus
+        env = dict(os.environ, **{ipc.SOCKET_ENV: self.socket})
+        self._subscribed.clear()
+        try:
+            self._process = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, env=env)
+        except OSError as exc:
+            log.warning("cannot open the window: %s", exc)
+            return "failed"
+        return "starting"
+
+    def subscribe(self, conn: ipc.Connection, snapshot: Snapshot) -> None:
+        """A window connected: it gets every snapshot from now on, and the focus it was opened for."""
+        with self._sub_lock:
+            self._subscribers = [c for c in self._subscribers if not c.closed]
+            self._subscribers.append(conn)
+        self._subscribed.set()
+        conn.send({"window": window_obj(snapshot)}, kind="window")
+        if self._pending_focus:
+            conn.send({"focus": self._pending_focus})
+            self._pending_focus = None
+
+    def push(self, snapshot: Snapshot) -> None:
+        """A new snapshot to every open window (from the UI thread)."""
+        subs = self.subscribers
+        if not subs:
+            return
+        # Encoded once; send() only queues (a newer snapshot replaces an unsent one), so a
+        # window that stops reading never holds up this thread; the channel drops it.
+        message = ipc.encode({"window": window_obj(snapshot)})
+        gone = [conn for conn in subs if not conn.send(message, kind="window")]
+        if gone:
+            with self._sub_lock:
+                self._subscribers = [c for c in self._subscribers if c not in gone]
+
+    def close(self) -> None:
+        with self._sub_lock:
+            for conn in self._subscribers:
+                conn.close()
+            self._subscribers.clear()
+        if self._process is not None and self._process.poll() is None:
+            self._process.terminate()

@@ -1,0 +1,21 @@
+"""The history sink: every question (asked, resolved, how long it waited) in the store."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from notifier.core.model import Snapshot, Transition
+from notifier.system.store import Store
+
+
+class HistorySink:
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    def ready(self, info: Any, snapshot: Snapshot) -> None:
+        pass
+
+    def transitions(self, items: Sequence[Transition], snapshot: Snapshot) -> None:
+        if items:
+            self.store.record(items)
