@@ -19,6 +19,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from notifier.app.dialogs import DialogFeed
 from notifier.core.model import Snapshot, Transition
 from notifier.core.text import clean
 from notifier.engine.loop import Engine, Health, ReadyInfo, Sink, engine_options
@@ -439,6 +440,7 @@ class App:
         self.engine.health = self.health
         self.engine.on_failure = self._changed  # the tray shows that it is being restarted
         self.engine.start()
+        self.dialogs = DialogFeed.attach(self.engine)  # the companion extension's dialogs, if any
 
     def serve(self) -> None:
         self.server = ipc.Server(self.socket, self.handle)
@@ -476,6 +478,8 @@ class App:
         self._ui_dirty.set()  # lets the UI thread finish
         if self.server is not None:
             self.server.stop()
+        if getattr(self, "dialogs", None) is not None:
+            self.dialogs.stop()
         with self._sub_lock:
             for conn in self._subscribers:
                 conn.close()

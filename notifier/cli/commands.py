@@ -142,6 +142,7 @@ def render_status(snapshot: Snapshot, now: float, show_all: bool) -> str:
 
 
 def cmd_status(args: argparse.Namespace, config: Config) -> int:
+    from notifier.app.dialogs import with_open_dialogs
     from notifier.engine.loop import engine_options
     from notifier.system import ipc
     from notifier.system.locate import add_locations
@@ -158,7 +159,8 @@ def cmd_status(args: argparse.Namespace, config: Config) -> int:
         if live and live.get("ok") and isinstance(live.get("status"), dict):
             sys.stdout.write(dumps(add_locations(live["status"])) + "\n")  # the running app's own view
             return 0
-    snapshot = scan_once(engine_options(config))
+    options = engine_options(config)
+    snapshot = with_open_dialogs(scan_once(options), options)  # + the dialogs pi shows now
     if args.json:
         sys.stdout.write(dumps(add_locations(status_obj(snapshot))) + "\n")
     else:
@@ -397,13 +399,14 @@ def cmd_answer(args: argparse.Namespace, config: Config) -> int:
     """answer [SESSION] [--call ID] CHOICE... | --text TEXT: 0 answered, 1 not delivered, 2 bad usage."""
     from notifier.app import goto
     from notifier.app.answer import answer
+    from notifier.app.dialogs import with_open_dialogs
     from notifier.engine.loop import engine_options
     from notifier.pi.keymaps import Unsupported, UsageError
 
     if args.timeout <= 0:
         return _fail(2, "--timeout takes a number of seconds > 0")
     options = engine_options(config)
-    snapshot = scan_once(options)
+    snapshot = with_open_dialogs(scan_once(options), options)
     try:
         session, choices = _split_answer_words(list(args.words), snapshot, args.text is not None)
         if args.text is not None and choices:

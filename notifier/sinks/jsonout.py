@@ -48,6 +48,8 @@ def question_obj(q: Question) -> dict[str, Any]:
         "header": q.header,
         "options": list(q.options),
         "count": q.count,
+        "kind": q.kind,  # additive (docs/contract.md §3): "question" | "dialog"
+        **({"dialog": q.dialog} if q.kind == "dialog" else {}),
     }
 
 
