@@ -48,7 +48,7 @@ def question_of(d: Dialog, now: float) -> Question:
     title = d.title or ""
     lines = lines_of(title)
     command = d.command
-    if command and command not in title:
+    if command and clean(command) not in clean(title):  # the gate's title does not show it all
         lines += ["", "Command:", *lines_of(command)]
     text = clean(title) or clean(command) or GENERIC_QUESTION
     detail = "\n".join(lines).strip("\n") or None
