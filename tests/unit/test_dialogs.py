@@ -140,3 +140,20 @@ def test_answer_values_are_exact_per_kind() -> None:
     ):
         with pytest.raises(UsageError):
             dialog_value(d, choices, text)
+
+
+def test_a_gate_is_never_approved_from_a_notification(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Notifications offer "Show" and "Snooze" only, whatever the question: a gate's options are
+    never actions (the window, after the whole command, is where it is answered)."""
+    from notifier.core.planner import Item, Notice
+    from notifier.sinks.notify import DBusBackend, render
+
+    ref = ref_of(gate(), ["/s"])
+    assert ref is not None
+    notice = Notice(1, "question", (Item(("/s/a.jsonl", "call_b1"), ref, question_of(gate(), 0.0)),))
+    backend = DBusBackend()
+    backend.capabilities = ("actions", "body")
+    sent: list[tuple[Any, ...]] = []
+    monkeypatch.setattr(backend, "_request", lambda method, sig, body: sent.append(body) or (7,))
+    assert backend.show(render(notice, True, False), 0) == 7
+    assert sent[0][5] == ["default", "Show", "snooze", "Snooze 15 min"]
