@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from notifier.app import control
+from notifier.app.dialogs import DialogFeed
 from notifier.app.instance import InstanceLock
 from notifier.app.local import LocalSource, clear_abandoned
 from notifier.app.preferences import PreferencesOwner, open_store
@@ -87,6 +88,7 @@ class App:
         self._alerts_restarts = 0
         self._alerts_next = 0.0  # monotonic: the earliest the notifier may be restarted again
         self.hub: Any = None  # remote hosts and pushes (app/remotes.py)
+        self.dialogs: DialogFeed | None = None  # the companion extension's dialogs (app/dialogs.py)
         self.preferences.listen(self._preferences_changed, current=False)
 
     # ---- commands (tray, window, notifications, control channel: any thread) ----
@@ -249,6 +251,7 @@ class App:
         self.engine.on_failure = self._changed  # the tray shows that it is being restarted
         self.engine.start()
         self.hub.start(self.engine)
+        self.dialogs = DialogFeed.attach(self.engine)  # the companion extension's dialogs, if any
 
     def serve(self) -> None:
         self.server = ipc.Server(self.socket, self.handle)
@@ -286,6 +289,8 @@ class App:
         self._ui_dirty.set()  # lets the UI thread finish
         if self.server is not None:
             self.server.stop()
+        if self.dialogs is not None:
+            self.dialogs.stop()
         self.window.close()
         if self.hub is not None:
             self.hub.stop()

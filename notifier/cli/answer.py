@@ -44,7 +44,9 @@ def cmd_answer(args: argparse.Namespace, config: Config) -> int:
     if remote is not None:  # devbox:SESSION CHOICE… — answered by pi-notifier on the remote
         return remotes.cmd_answer(*remote, args)
     options = engine_options(config)
-    snapshot = scan_once(options)
+    from notifier.app.dialogs import with_open_dialogs
+
+    snapshot = with_open_dialogs(scan_once(options), options)
     try:
         session, choices = _split_answer_words(list(args.words), snapshot, args.text is not None)
         if args.text is not None and choices:

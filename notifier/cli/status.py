@@ -82,7 +82,10 @@ def cmd_status(args: argparse.Namespace, config: Config) -> int:
         if live and live.get("ok") and isinstance(live.get("status"), dict):
             sys.stdout.write(dumps(add_locations(live["status"])) + "\n")  # the running app's own view
             return 0
-    snapshot = scan_once(engine_options(config))
+    from notifier.app.dialogs import with_open_dialogs
+
+    options = engine_options(config)
+    snapshot = with_open_dialogs(scan_once(options), options)  # + the dialogs pi shows now
     if args.json:
         sys.stdout.write(dumps(add_locations(status_obj(snapshot))) + "\n")
     else:

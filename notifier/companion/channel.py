@@ -206,3 +206,15 @@ def open_dialogs(socket_path: str, timeout: float = 2.0) -> tuple[Hello, tuple[D
     with connect(socket_path, timeout=timeout) as chan:
         hello = chan.hello()
         return hello, hello.dialogs
+
+
+def all_open_dialogs(folder: str | None = None, timeout: float = 1.0) -> list[tuple[str, Dialog]]:
+    """Every dialog every reachable pi waits on now, with its socket (unreachable ones skipped)."""
+    out: list[tuple[str, Dialog]] = []
+    for path in list_sockets(folder):
+        try:
+            _hello, dialogs = open_dialogs(path, timeout)
+        except (ChannelError, OSError):
+            continue
+        out += [(path, d) for d in dialogs]
+    return out

@@ -11,6 +11,7 @@ again in a later list is pending again (a fresh, non-initial ``needs_input``).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -93,6 +94,8 @@ class Board:
         # Snapshots are built incrementally: only sessions that changed get a new view.
         self._views: dict[str, SessionView] = {}
         self._dirty: set[str] = set()
+        # Extension dialogs (the companion extension): (socket, dialog id) → (session, question).
+        self._dialogs: dict[tuple[str, str], tuple[SessionRef, Question]] = {}
 
     # ---- feeding ----
 
@@ -212,6 +215,38 @@ class Board:
             out += self._check(session, now)
         return out
 
+    # ---- dialogs: pending in pi, not in the file (the companion extension announces them) ----
+
+    def add_dialog(
+        self, source: tuple[str, str], ref: SessionRef, question: Question, now: float, initial: bool = False
+    ) -> list[Transition]:
+        """A dialog pi shows, from ``source`` = (socket, dialog id), in the session file ``ref.key``."""
+        if source in self._dialogs:
+            return []
+        self._tick += 1
+        ref = self._ref(ref)
+        self._dialogs[source] = (ref, question)
+        self._dirty.add(ref.key)
+        return [Transition("needs_input", ref, question, now, initial=initial)]
+
+    def remove_dialog(self, source: tuple[str, str], outcome: Outcome | None, now: float) -> list[Transition]:
+        """The dialog closed with ``outcome``, or (``None``) its pi went away: abandoned, not listed."""
+        found = self._dialogs.pop(source, None)
+        if found is None:
+            return []
+        ref, q = self._ref(found[0]), found[1]
+        self._dirty.add(ref.key)
+        if outcome is None:
+            return [Transition("abandoned", ref, q, now)]
+        return [Transition("resolved", ref, q, now, outcome=outcome, waited_s=max(0.0, now - q.asked_at))]
+
+    def dialog_sources(self, socket: str | None = None) -> list[tuple[str, str]]:
+        return [src for src in self._dialogs if socket is None or src[0] == socket]
+
+    def _ref(self, ref: SessionRef) -> SessionRef:
+        session = self._sessions.get(ref.key)
+        return session.ref if session is not None and session.reducer.has_header else ref
+
     # ---- liveness ----
 
     def set_processes(
@@ -327,7 +362,7 @@ class Board:
         pending = tuple(q for cid, q in r.pending.items() if cid not in session.abandoned)
         # Every question abandoned: the pi that asked is gone.
         state = r.state if pending or not session.abandoned else "stopped"
-        return SessionView(
+        view = SessionView(
             ref=session.ref,
             state=state,
             pending=pending,
@@ -336,15 +371,19 @@ class Board:
             updated_at=r.updated_at,
             current_tool=r.current_tool,
         )
+        return with_dialogs(view, [q for ref, q in self._dialogs.values() if ref.key == session.key])
 
     def snapshot(self, now: float) -> Snapshot:
         for key in self._dirty:
             remote = self._remote.get(key)
             session = self._sessions.get(key)
+            dialogs = [(ref, q) for ref, q in self._dialogs.values() if ref.key == key]
             if remote is not None:
                 self._views[key] = self._remote_view(remote)
             elif session is not None and session.reducer.has_header:
                 self._views[key] = self._view(session)
+            elif dialogs:  # a session whose file is not read (yet): its dialogs still show
+                self._views[key] = dialog_view(dialogs[0][0], [q for _, q in dialogs])
             else:
                 self._views.pop(key, None)
         self._dirty.clear()
@@ -456,3 +495,29 @@ class Board:
             offline_since=remote.offline_since,
             offline=questions if offline else (),
         )
+
+
+def with_dialogs(view: SessionView, dialogs: Sequence[Question]) -> SessionView:
+    """``view`` with extension dialogs added to its pending questions. A question tool's own
+    ``custom`` dialog (same tool call as a pending question) is that question: not added twice."""
+    asked = {q.tool_call_id for q in view.pending}
+    extra = tuple(q for q in dialogs if not (q.dialog == "custom" and q.tool_call_id in asked))
+    if not extra:
+        return view
+    return dataclasses.replace(view, pending=view.pending + extra, state="needs_input")
+
+
+def dialog_view(ref: SessionRef, dialogs: Sequence[Question]) -> SessionView:
+    """A session known only from its dialogs (its file not read)."""
+    at = max(q.asked_at for q in dialogs)
+    return SessionView(ref, "needs_input", tuple(dialogs), (), None, at)
+
+
+def add_dialogs(snapshot: Snapshot, dialogs: Iterable[tuple[SessionRef, Question]]) -> Snapshot:
+    """A snapshot with the dialogs pi shows right now added (for one-shot readers: ``status``)."""
+    by_key: dict[str, tuple[SessionRef, list[Question]]] = {}
+    for ref, q in dialogs:
+        by_key.setdefault(ref.key, (ref, []))[1].append(q)
+    views = [with_dialogs(v, by_key.pop(v.ref.key, (v.ref, []))[1]) for v in snapshot.sessions]
+    views += [dialog_view(ref, qs) for ref, qs in by_key.values()]
+    return dataclasses.replace(snapshot, sessions=tuple(views))

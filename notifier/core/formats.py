@@ -104,7 +104,11 @@ def session_obj(ref: SessionRef) -> dict[str, Any]:
 
 
 def question_obj(q: Question) -> dict[str, Any]:
-    return question_fields(q.tool_call_id, q.tool, q.text, q.header, q.options, q.count)
+    obj = question_fields(q.tool_call_id, q.tool, q.text, q.header, q.options, q.count)
+    obj["kind"] = q.kind  # additive (docs/contract.md §3): "question" | "dialog"
+    if q.kind == "dialog":
+        obj["dialog"] = q.dialog  # "select" | "confirm" | "input" | "editor" | "custom"
+    return obj
 
 
 def items_obj(q: Question) -> list[dict[str, Any]]:

@@ -9,6 +9,8 @@ from typing import Literal
 State = Literal["starting", "working", "needs_input", "idle", "failed", "stopped"]
 Outcome = Literal["answered", "cancelled", "aborted", "unavailable", "error", "superseded"]
 TransitionKind = Literal["needs_input", "resolved", "abandoned"]
+QuestionKind = Literal["question", "dialog"]  # a question tool's call, or an extension dialog (companion)
+DialogKind = Literal["select", "confirm", "input", "editor", "custom"]
 
 GENERIC_QUESTION = "Answer the pending question"
 
@@ -40,6 +42,8 @@ class Question:
     items: tuple[QuestionItem, ...]
     asked_at: float
     title: str | None = None
+    kind: QuestionKind = "question"
+    dialog: DialogKind | None = None  # for kind "dialog": which ctx.ui dialog pi shows
 
     @property
     def first(self) -> QuestionItem:

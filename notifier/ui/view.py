@@ -162,6 +162,7 @@ def question_obj(view: SessionView, q: Question, abandoned: bool) -> dict[str, A
             "cwd": view.ref.cwd,
             "file": view.ref.file,
             "title": q.title,
+            "dialog": q.dialog,  # an extension dialog (select, confirm, input, editor, custom): see details_text
             "resume": resume_command(view.ref.cwd, view.ref.file),
         }
     )
@@ -179,6 +180,12 @@ def window_obj(snapshot: Snapshot) -> dict[str, Any]:
     }
 
 
+def is_gate(q: dict[str, Any]) -> bool:
+    """A dialog that gates something (a tool call that is no question, or any confirm): the
+    window shows all of it and makes "No" the default."""
+    return q.get("kind") == "dialog" and (q.get("dialog") == "confirm" or q.get("tool") != "dialog")
+
+
 def details_text(q: dict[str, Any], now: float) -> str:
     """The details pane: full questions, headers, options (recommended marked, multi-select noted)."""
     lines = [q["folder"] + (f" — {q['session_name']}" if q.get("session_name") else "")]
@@ -190,8 +197,17 @@ def details_text(q: dict[str, Any], now: float) -> str:
         lines.append("")
         head = f"[{clean(item['header'], 40)}] " if item.get("header") else ""
         prefix = f"{n}. " if len(q["items"]) > 1 else ""
-        lines.append(prefix + head + clean(item["text"]))
-        if item.get("detail"):
+        if is_gate(q) or q.get("kind") == "dialog" and item.get("detail"):
+            # all of it, line by line: a gate's whole command is read before anyone says Yes
+            if is_gate(q):
+                lines.append(
+                    f"{clean(q['tool'], 40)} asks ({q['dialog']}) — read all of it before answering:"
+                )
+            body = (item.get("detail") or item["text"]).split("\n")
+            lines += [f"   {clean(line)}" if clean(line) else "" for line in body]
+        else:
+            lines.append(prefix + head + clean(item["text"]))
+        if item.get("detail") and q.get("kind") != "dialog":
             lines.append("   " + clean(item["detail"]))
         if item.get("multi"):
             lines.append("   (several answers allowed)")
@@ -203,7 +219,7 @@ def details_text(q: dict[str, Any], now: float) -> str:
             )
             desc = f" — {clean(opt['description'], 200)}" if opt.get("description") else ""
             lines.append(f"   • {clean(opt['label'], 120)}{mark}{desc}")
-        if not item["options"]:
+        if not item["options"] and q.get("dialog") in (None, "input"):
             lines.append("   (free text answer)")
     lines += [
         "",

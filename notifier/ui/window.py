@@ -15,7 +15,7 @@ from notifier.core import commands
 from notifier.core.commands import Clear, Command, Mute, Snooze
 from notifier.core.text import clean
 from notifier.core.text import duration as waited
-from notifier.ui.view import details_text
+from notifier.ui.view import details_text, is_gate
 
 log = logging.getLogger(__name__)
 TITLE = "pi-notifier — pending questions"
@@ -85,6 +85,9 @@ class Window:
         self.details.configure(state="disabled")
         panes.add(right, weight=1)
 
+        self.answer_bar = ttk.Frame(self.root, padding=(10, 4, 10, 0))  # a dialog's answers
+        self.answer_bar.pack(fill="x")
+        self._answer_key: list[str] | None = None
         buttons = ttk.Frame(self.root, padding=(10, 8))
         buttons.pack(fill="x")
         self.copy_button = ttk.Button(
@@ -154,6 +157,8 @@ class Window:
                     self.apply(msg["window"])
                 if "focus" in msg:
                     self.raise_(msg.get("focus"))
+                if "said" in msg:
+                    self.status.configure(text=msg["said"])
                 if msg.get("gone"):
                     self.status.configure(text="pi-notifier stopped: this list no longer updates")
         except queue.Empty:
@@ -246,6 +251,58 @@ class Window:
         for b in (self.copy_button, self.snooze_button, self.project_button, self.mute_button):
             b.state(["!disabled"] if q else ["disabled"])
         self.clear_button.state(["!disabled"] if q and q["abandoned"] else ["disabled"])
+        self._update_answers(q)
+
+    def _update_answers(self, q: dict[str, Any] | None) -> None:
+        """Answer buttons for an extension dialog, exactly through its pi's companion extension.
+        A gate (or any confirm) has "No" first and as the default; its whole text is in the
+        details pane above. An editor, or a question tool's dialog, is answered in the terminal."""
+        from tkinter import ttk
+
+        key = q["key"] if q and q.get("kind") == "dialog" and not q["abandoned"] else None
+        if key == self._answer_key:
+            return
+        self._answer_key = key
+        for child in self.answer_bar.winfo_children():
+            child.destroy()
+        if q is None or key is None:
+            return
+        kind = q.get("dialog")
+        options = [o["label"] for o in q["items"][0]["options"]] if q["items"] else []
+        if kind == "confirm":
+            options = ["Yes", "No"]
+        if kind in ("select", "confirm") and options:
+            ttk.Label(self.answer_bar, text="Answer:").pack(side="left", padx=(0, 6))
+            gate = is_gate(q)
+            if gate and "No" in options:
+                options = ["No"] + [o for o in options if o != "No"]
+            for label in options[:8]:
+                value: str | bool = (label == "Yes") if kind == "confirm" else label
+                button = ttk.Button(
+                    self.answer_bar,
+                    text=clean(label, 40),
+                    command=lambda v=value, k=key: self.answer(k, q.get("dialog"), v),
+                )
+                if gate and label == "No":
+                    button.configure(default="active")
+                button.pack(side="left", padx=(0, 6))
+        elif kind == "input":
+            entry = ttk.Entry(self.answer_bar, width=40)
+            entry.pack(side="left", padx=(0, 6))
+            ttk.Button(
+                self.answer_bar, text="Send", command=lambda k=key: self.answer(k, "input", entry.get())
+            ).pack(side="left")
+        else:
+            ttk.Label(self.answer_bar, text="Answer this dialog in the terminal.").pack(side="left")
+
+    def answer(self, key: list[str], kind: Any, value: str | bool) -> None:
+        """Give ``value`` to the open dialog ``key`` through its pi's extension (off the Tk thread)."""
+
+        def go() -> None:
+            self.inbox.put({"said": answer_open_dialog(key[0], key[1], kind, value)})
+
+        self.status.configure(text="Answering…")
+        threading.Thread(target=go, name="pi-notifier-answer", daemon=True).start()
 
     # ---- actions ----
 
@@ -301,6 +358,26 @@ class Window:
 
     def run(self) -> None:
         self.root.mainloop()
+
+
+def answer_open_dialog(session_file: str, call: str, kind: Any, value: str | bool) -> str:
+    """Answer the dialog still open for ``call`` in ``session_file``; what happened, in one line."""
+    import os
+
+    from notifier.companion.channel import all_open_dialogs, answer_dialog
+
+    real = os.path.realpath(session_file)
+    for sock, d in all_open_dialogs():
+        if d.session_file and os.path.realpath(d.session_file) == real and d.kind == kind:
+            if (d.tool_call_id or d.id) != call:
+                continue
+            if isinstance(value, str) and d.options:  # the label shown is the option, sanitized
+                value = next((o for o in d.options if clean(o) == value), value)
+            result = answer_dialog(sock, d.id, value)
+            return (
+                f"Answered: {clean(value, 60)}" if result.ok else f"Not answered: {clean(result.error, 120)}"
+            )
+    return "Not answered: the dialog is no longer open"
 
 
 class RemoteSource:

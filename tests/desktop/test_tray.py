@@ -334,3 +334,45 @@ def test_a_signal_right_at_start_stops_the_gtk_tray(tmp_path: Path, dunst: Dunst
             wait_for(lambda: ipc.request({"cmd": "ping"}), 20, "app")
             app.proc.send_signal(signal.SIGTERM if i % 2 else signal.SIGINT)
             assert app.proc.wait(5) == 0, f"start {i} did not stop"
+
+
+def test_window_answers_a_gate_with_no_first(desktop: dict[str, str]) -> None:
+    """A permission gate (companion extension): its whole command in the details pane, "No"
+    first and the default; a click answers through the channel (here: no pi, so it says so)."""
+    require("tkinter")
+    from notifier.app.dialogs import question_of, ref_of
+    from notifier.companion.protocol import dialog_from
+    from notifier.ui.window import Window
+
+    command = "rm -rf build \\\n  && echo done"
+    gate = dialog_from(
+        {
+            "id": "ab-1",
+            "kind": "select",
+            "title": f"Dangerous command:\n\n  {command}\n\nAllow?",
+            "options": ["Yes", "No"],
+            "tool": "bash",
+            "tool_call_id": "call_b1",
+            "session_file": "/s/g.jsonl",
+            "cwd": "/home/dev/shop",
+            "at": time.time() * 1000,
+            "remote": "value",
+        }
+    )
+    b = Board(liveness=False)
+    ref = ref_of(gate, ["/s"])
+    assert ref is not None
+    b.add_dialog(("/nowhere.sock", "ab-1"), ref, question_of(gate, time.time()), time.time())
+    window = Window(FakeSource(window_obj(b.snapshot(time.time()))))
+    try:
+        wait_for(lambda: (window.root.update(), window.tree.get_children())[1], 10, "rows")
+        assert "   rm -rf build \\\n   && echo done" in window.details_text()
+        buttons = [w for w in window.answer_bar.winfo_children() if w.winfo_class() == "TButton"]
+        assert [w.cget("text") for w in buttons] == ["No", "Yes"]
+        assert str(buttons[0].cget("default")) == "active"
+        buttons[0].invoke()
+        wait_for(
+            lambda: (window.root.update(), "no longer open" in window.status.cget("text"))[1], 10, "the reply"
+        )
+    finally:
+        window.root.destroy()

@@ -62,8 +62,8 @@ class Pi:
 
     def __init__(self, tmp: Path, port: int, argv: list[str]) -> None:
         self.agent, self.project = tmp / "agent", (tmp / "project").resolve()
-        self.agent.mkdir()
-        self.project.mkdir()
+        self.agent.mkdir(exist_ok=True)  # two pis may share the agent folder and the project
+        self.project.mkdir(exist_ok=True)
         (self.agent / "models.json").write_text(
             json.dumps(
                 {

@@ -15,6 +15,7 @@ from notifier.ui.view import window_obj
 
 SESSION_KEYS = ["id", "file", "cwd", "name", "host"]
 QUESTION_KEYS = ["tool_call_id", "tool", "text", "header", "options", "count"]
+LIVE_QUESTION_KEYS = [*QUESTION_KEYS, "kind"]  # run --json / status --json add the question's kind
 
 CWD = "/home/u/pr\udcffoj"  # a folder name that is not UTF-8 (PEP 383)
 REF = SessionRef("/s/a\udcff.jsonl", "sid-1", CWD, "my \x1b[31mname\x07  here")
@@ -38,7 +39,7 @@ def no_constant(name: str) -> None:
 
 def test_session_and_question_objects_have_the_contract_fields() -> None:
     s, q = formats.session_obj(REF), formats.question_obj(Q)
-    assert list(s) == SESSION_KEYS and list(q) == QUESTION_KEYS
+    assert list(s) == SESSION_KEYS and list(q) == LIVE_QUESTION_KEYS
     assert s == {"id": "sid-1", "file": REF.key, "cwd": CWD, "name": "my name here", "host": None}  # the label cleaned
     assert q == {
         "tool_call_id": "call-1",
@@ -47,6 +48,7 @@ def test_session_and_question_objects_have_the_contract_fields() -> None:
         "header": "Hdr",
         "options": ["A", "B"],
         "count": 2,
+        "kind": "question",
     }
     assert formats.session_obj(SessionRef("/f", None, None, "\x1b[0m"))["name"] is None
 
@@ -83,7 +85,8 @@ def test_history_through_the_real_store_gives_back_the_same_objects() -> None:
     (entry,) = history["questions"]
     assert list(entry) == ["session", "question", "asked_at", "resolved_at", "outcome", "waited_s"]
     assert entry["session"] == formats.event_obj(RESOLVED)["session"]
-    assert entry["question"] == formats.event_obj(RESOLVED)["question"]
+    live = formats.event_obj(RESOLVED)["question"]
+    assert entry["question"] == {k: live[k] for k in QUESTION_KEYS}  # history has no "kind"
     assert entry["asked_at"] == "2023-11-14T22:13:20.000Z"
     assert entry["resolved_at"] == "2023-11-14T22:14:01.500Z"
     assert (entry["outcome"], entry["waited_s"]) == ("answered", 41.5)
@@ -119,7 +122,7 @@ def test_history_rows_of_any_shape_render() -> None:
 def test_the_window_builds_on_the_same_objects() -> None:
     view = SessionView(REF, "needs_input", (Q,), (), True, 1_700_000_000.0)
     (q,) = window_obj(Snapshot((view,)))["questions"]
-    assert {k: q[k] for k in QUESTION_KEYS} == formats.question_obj(Q)
+    assert {k: q[k] for k in LIVE_QUESTION_KEYS} == formats.question_obj(Q)
     assert q["session"] == formats.session_obj(REF)
     assert q["key"] == [REF.key, "call-1"] and q["abandoned"] is False and q["title"] == "Two questions"
     assert [i["text"] for i in q["items"]] == ["Pick one?", "And this?"]

@@ -1,0 +1,156 @@
+"""Extension dialogs on the board (issue 11): what the companion pi extension announces becomes a
+pending question of its session, ``kind: "dialog"``.
+
+The :class:`CompanionWatcher` reads every pi's socket on threads of its own; each event is carried
+to the engine thread with :meth:`Engine.call`, which alone changes the board. A ``dialog`` is added
+(keyed by socket and dialog id), ``closed`` resolves it, a lost connection (pi gone) abandons its
+dialogs, and a ``hello`` (on every (re)connect) brings the board in line with what pi shows now.
+A question tool's own ``custom`` dialog is that question (already read from the session file): it
+is not shown twice.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from notifier.companion.channel import all_open_dialogs
+from notifier.companion.protocol import Closed, Dialog, Hello
+from notifier.companion.watcher import CompanionWatcher, Disconnected
+from notifier.core.board import add_dialogs
+from notifier.core.model import (
+    GENERIC_QUESTION,
+    Option,
+    Question,
+    QuestionItem,
+    SessionRef,
+    Snapshot,
+    Transition,
+)
+from notifier.core.text import clean
+from notifier.engine.loop import Engine, EngineOptions
+from notifier.pi.questions import QuestionCatalog
+
+log = logging.getLogger(__name__)
+
+
+def lines_of(text: str) -> list[str]:
+    """Multi-line text for the window: every line sanitized, the lines kept."""
+    return [clean(line) for line in text.splitlines()]
+
+
+def question_of(d: Dialog, now: float) -> Question:
+    """The pending question a dialog is: ``text`` = its title (one line, as every JSON text), the
+    full title (and a gate's whole command) line by line in ``detail``, for the window."""
+    title = d.title or ""
+    lines = lines_of(title)
+    command = d.command
+    if command and clean(command) not in clean(title):  # the gate's title does not show it all
+        lines += ["", "Command:", *lines_of(command)]
+    text = clean(title) or clean(command) or GENERIC_QUESTION
+    detail = "\n".join(lines).strip("\n") or None
+    item = QuestionItem(text=text, detail=detail, options=tuple(Option(clean(o)) for o in d.options or ()))
+    return Question(
+        tool_call_id=d.tool_call_id or d.id,
+        tool=clean(d.tool, 60) or "dialog",
+        items=(item,),
+        asked_at=d.at if d.at is not None else now,
+        kind="dialog",
+        dialog=d.kind,
+    )
+
+
+def is_own_dialog(d: Dialog, catalog: QuestionCatalog) -> bool:
+    """A question tool's own dialog: the question itself, read from the session file."""
+    return d.kind == "custom" and d.tool_call_id is not None and d.tool in catalog
+
+
+def ref_of(d: Dialog, roots: Sequence[str]) -> SessionRef | None:
+    """The session a dialog belongs to, when its file is in one of the watched folders."""
+    if not d.session_file:
+        return None
+    real = os.path.realpath(d.session_file)
+    for root in roots:
+        top = os.path.realpath(root).rstrip(os.sep) + os.sep
+        if real.startswith(top):
+            return SessionRef(d.session_file, None, d.cwd, None)
+    return None
+
+
+class DialogFeed:
+    """The companion extension's events → the board, on the engine thread."""
+
+    def __init__(
+        self, engine: Engine, folder: str | None = None, wall: Callable[[], float] = time.time
+    ) -> None:
+        self.engine = engine
+        self.wall = wall
+        self.started = wall()
+        self.watcher = CompanionWatcher(self._event, folder)
+
+    @classmethod
+    def attach(cls, engine: Engine, folder: str | None = None) -> DialogFeed | None:
+        """Start following the extension's sockets for ``engine``; ``None`` if it cannot here."""
+        feed = cls(engine, folder)
+        try:
+            feed.watcher.start()
+        except Exception as exc:  # no runtime folder, no inotify left: everything else still works
+            log.warning(
+                "cannot follow the companion pi extension (%s); dialogs are not shown", clean(exc, 200)
+            )
+            return None
+        return feed
+
+    def stop(self) -> None:
+        self.watcher.stop()
+
+    def _event(self, path: str, event: object) -> None:
+        if isinstance(event, (Hello, Dialog, Closed, Disconnected)):
+            self.engine.call(lambda: self.apply(path, event))
+
+    def apply(self, path: str, event: object) -> None:
+        """On the engine thread: change the board, hand the transitions to every sink."""
+        board, now = self.engine.board, self.wall()
+        out: list[Transition] = []
+        if isinstance(event, Hello):
+            open_ids = {d.id for d in event.dialogs}
+            for src in board.dialog_sources(path):
+                if src[1] not in open_ids:  # closed while we were not connected: how, we cannot know
+                    out += board.remove_dialog(src, "superseded", now)
+            for d in event.dialogs:
+                out += self._add(path, d, now, initial=d.at is not None and d.at < self.started)
+        elif isinstance(event, Dialog):
+            out += self._add(path, event, now, initial=False)
+        elif isinstance(event, Closed):
+            outcome = "cancelled" if event.how == "cancelled" else "answered"
+            out += board.remove_dialog((path, event.id), outcome, now)
+        elif isinstance(event, Disconnected):  # pi quit (or reloaded: its new socket says hello)
+            for src in board.dialog_sources(path):
+                out += board.remove_dialog(src, None, now)
+        if out:
+            self._emit(out)
+
+    def _add(self, path: str, d: Dialog, now: float, initial: bool) -> list[Transition]:
+        ref = ref_of(d, self.engine.options.roots)
+        if ref is None or is_own_dialog(d, self.engine.options.catalog):
+            return []
+        return self.engine.board.add_dialog((path, d.id), ref, question_of(d, now), now, initial)
+
+    def _emit(self, items: Sequence[Transition]) -> None:
+        # The engine hands transitions and its new snapshot to every sink (each contained).
+        emit: Any = getattr(self.engine, "emit", None) or self.engine._emit
+        emit(list(items))
+
+
+def with_open_dialogs(snapshot: Snapshot, options: EngineOptions, folder: str | None = None) -> Snapshot:
+    """``snapshot`` (a one-shot scan: ``status``, ``answer``) with the dialogs pi shows right now."""
+    now = time.time()
+    found = []
+    for _path, d in all_open_dialogs(folder):
+        ref = ref_of(d, options.roots)
+        if ref is not None and not is_own_dialog(d, options.catalog):
+            found.append((ref, question_of(d, now)))
+    return add_dialogs(snapshot, found) if found else snapshot

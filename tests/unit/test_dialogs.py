@@ -1,0 +1,159 @@
+"""Extension dialogs as pending questions (issue 11): the board, the JSON objects, the window's
+details, and the exact values ``pi-notifier answer`` gives each kind of dialog."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from notifier.app.answer import dialog_value
+from notifier.app.dialogs import is_own_dialog, question_of, ref_of
+from notifier.companion.protocol import Dialog, dialog_from
+from notifier.core.board import Board, add_dialogs
+from notifier.core.model import Snapshot
+from notifier.core.reducer import Header, ToolStart
+from notifier.pi.keymaps import UsageError
+from notifier.pi.questions import QuestionCatalog, extract
+from notifier.sinks.jsonout import event_obj, question_obj, status_obj
+from notifier.ui.view import details_text, is_gate, window_obj
+
+COMMAND = "rm -rf build \\\n  && echo \x1b[31mdone"
+
+
+def gate(**over: Any) -> Dialog:
+    obj = {
+        "id": "ab12cd34-1",
+        "kind": "select",
+        "title": f"⚠️ Dangerous command:\n\n  {COMMAND}\n\nAllow?",
+        "options": ["Yes", "No"],
+        "tool": "bash",
+        "tool_call_id": "call_b1",
+        "tool_input": {"command": COMMAND},
+        "session_file": "/s/a.jsonl",
+        "cwd": "/home/dev/shop",
+        "pid": 42,
+        "at": 1_700_000_000_000,
+        "remote": "value",
+    }
+    obj.update(over)
+    return dialog_from(obj)
+
+
+def test_a_gate_is_a_dialog_question_with_its_command_and_options() -> None:
+    q = question_of(gate(), 0.0)
+    assert (q.kind, q.dialog, q.tool, q.tool_call_id, q.options) == (
+        "dialog",
+        "select",
+        "bash",
+        "call_b1",
+        ("Yes", "No"),
+    )
+    assert q.text == "⚠️ Dangerous command: rm -rf build \\ && echo done Allow?"  # one line, no escapes
+    assert q.asked_at == 1_700_000_000.0
+    obj = question_obj(q)
+    assert list(obj) == ["tool_call_id", "tool", "text", "header", "options", "count", "kind", "dialog"]
+    assert question_of(gate(tool=None, tool_call_id=None, title=None), 5.0).tool_call_id == "ab12cd34-1"
+
+
+def test_board_adds_resolves_and_abandons_dialogs_by_socket_and_id() -> None:
+    b = Board(liveness=False)
+    b.apply("/s/a.jsonl", [Header("id-a", "/home/dev/shop")], 1.0)
+    ref = ref_of(gate(), ["/s"])
+    assert ref is not None and ref_of(gate(), ["/elsewhere"]) is None
+    (t,) = b.add_dialog(("/run/x.sock", "ab12cd34-1"), ref, question_of(gate(), 2.0), 2.0)
+    assert t.kind == "needs_input" and t.session.id == "id-a"  # the session as the board knows it
+    assert b.add_dialog(("/run/x.sock", "ab12cd34-1"), ref, question_of(gate(), 2.0), 2.0) == []
+    (view,) = b.snapshot(3.0).sessions
+    assert view.state == "needs_input" and [q.kind for q in view.pending] == ["dialog"]
+    assert status_obj(b.snapshot(3.0))["pending"] == 1
+    (done,) = b.remove_dialog(("/run/x.sock", "ab12cd34-1"), "cancelled", 1_700_000_004.0)
+    assert done.kind == "resolved" and done.outcome == "cancelled" and done.waited_s == 4.0
+    assert event_obj(done)["question"]["kind"] == "dialog"
+    assert b.snapshot(4.0).pending_count == 0
+    # a pi that went away: abandoned, and not listed among the abandoned questions
+    b.add_dialog(
+        ("/run/y.sock", "1"),
+        ref_of(gate(session_file="/s/new.jsonl"), ["/s"]) or ref,
+        question_of(gate(), 5),
+        5,
+    )
+    assert [v.ref.key for v in b.snapshot(5).sessions if v.pending] == ["/s/new.jsonl"]  # file unread yet
+    assert b.dialog_sources("/run/y.sock") == [("/run/y.sock", "1")]
+    (gone,) = b.remove_dialog(("/run/y.sock", "1"), None, 6.0)
+    assert gone.kind == "abandoned" and b.snapshot(6).abandoned == () and b.snapshot(6).pending == ()
+
+
+def test_a_question_tools_own_dialog_is_not_shown_twice() -> None:
+    catalog = QuestionCatalog()
+    own = gate(kind="custom", tool="question", tool_call_id="call_q1", options=None, remote="keys")
+    assert is_own_dialog(own, catalog) and not is_own_dialog(gate(), catalog)
+    b = Board(liveness=False)
+    args = {"question": "Which database?", "options": [{"label": "SQLite"}]}
+    b.apply(
+        "/s/a.jsonl",
+        [
+            Header("id-a", "/p"),
+            ToolStart(1.0, "call_q1", "question", extract("question", args, "call_q1", 1.0)),
+        ],
+        1.0,
+    )
+    ref = ref_of(own, ["/s"])
+    assert ref is not None
+    merged = add_dialogs(b.snapshot(2.0), [(ref, question_of(own, 2.0)), (ref, question_of(gate(), 2.0))])
+    assert sorted((q.kind, q.tool_call_id) for _, q in merged.pending) == [
+        ("dialog", "call_b1"),
+        ("question", "call_q1"),
+    ]
+    assert merged.pending_count == 2
+    assert add_dialogs(Snapshot(), [(ref, question_of(gate(), 2.0))]).pending_count == 1
+
+
+def test_the_window_shows_a_gates_whole_command_before_yes() -> None:
+    b = Board(liveness=False)
+    ref = ref_of(gate(), ["/s"])
+    assert ref is not None
+    b.add_dialog(("/run/x.sock", "ab12cd34-1"), ref, question_of(gate(), 2.0), 2.0)
+    (row,) = window_obj(b.snapshot(3.0))["questions"]
+    assert row["kind"] == "dialog" and row["dialog"] == "select" and is_gate(row)
+    text = details_text(row, 1_700_000_010.0)
+    assert "bash asks (select) — read all of it before answering:" in text
+    assert "   rm -rf build \\\n   && echo done\n" in text and "\x1b" not in text
+    confirm = question_of(gate(kind="confirm", tool=None, tool_call_id=None, options=None), 2.0)
+    assert is_gate({"kind": "dialog", "dialog": confirm.dialog, "tool": confirm.tool})
+    assert not is_gate({"kind": "dialog", "dialog": "input", "tool": "dialog"})
+
+
+def test_answer_values_are_exact_per_kind() -> None:
+    g = gate()
+    assert dialog_value(g, ["No"], None) == "No" and dialog_value(g, ["1"], None) == "Yes"
+    assert dialog_value(g, ["no"], None) == "No"
+    confirm = gate(kind="confirm", options=None)
+    assert dialog_value(confirm, ["yes"], None) is True and dialog_value(confirm, ["n"], None) is False
+    assert dialog_value(gate(kind="input", options=None), [], "a b") == "a b"
+    for d, choices, text in (
+        (g, ["Maybe"], None),
+        (g, ["Yes", "No"], None),
+        (g, [], "x"),
+        (confirm, ["perhaps"], None),
+        (gate(kind="input", options=None), ["x"], None),
+    ):
+        with pytest.raises(UsageError):
+            dialog_value(d, choices, text)
+
+
+def test_a_gate_is_never_approved_from_a_notification(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Notifications offer "Show" and "Snooze" only, whatever the question: a gate's options are
+    never actions (the window, after the whole command, is where it is answered)."""
+    from notifier.core.planner import Item, Notice
+    from notifier.sinks.notify import DBusBackend, render
+
+    ref = ref_of(gate(), ["/s"])
+    assert ref is not None
+    notice = Notice(1, "question", (Item(("/s/a.jsonl", "call_b1"), ref, question_of(gate(), 0.0)),))
+    backend = DBusBackend()
+    backend.capabilities = ("actions", "body")
+    sent: list[tuple[Any, ...]] = []
+    monkeypatch.setattr(backend, "_request", lambda method, sig, body: sent.append(body) or (7,))
+    assert backend.show(render(notice, True, False), 0) == 7
+    assert sent[0][5] == ["default", "Show", "snooze", "Snooze 15 min"]
