@@ -21,7 +21,9 @@ from typing import Any
 
 from notifier.core.model import Snapshot, Transition
 from notifier.core.text import clean
-from notifier.engine.loop import Engine, Health, ReadyInfo, Sink, engine_options
+from notifier.engine.loop import Engine
+from notifier.engine.options import engine_options
+from notifier.engine.supervise import Health, ReadyInfo, Sink
 from notifier.sinks.jsonout import JsonSink, status_obj
 from notifier.system import ipc
 from notifier.system.config import Config

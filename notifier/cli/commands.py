@@ -142,7 +142,7 @@ def render_status(snapshot: Snapshot, now: float, show_all: bool) -> str:
 
 
 def cmd_status(args: argparse.Namespace, config: Config) -> int:
-    from notifier.engine.loop import engine_options
+    from notifier.engine.options import engine_options
     from notifier.system import ipc
     from notifier.system.locate import add_locations
 
@@ -354,7 +354,7 @@ def _fail(code: int, message: object) -> int:
 def cmd_goto(args: argparse.Namespace, config: Config) -> int:
     """goto [SESSION] [--print]: 0 focused (or printed), 1 not possible (what to do instead), 2 bad usage."""
     from notifier.app import goto
-    from notifier.engine.loop import engine_options
+    from notifier.engine.options import engine_options
 
     snapshot = scan_once(engine_options(config))
     try:
@@ -397,7 +397,7 @@ def cmd_answer(args: argparse.Namespace, config: Config) -> int:
     """answer [SESSION] [--call ID] CHOICE... | --text TEXT: 0 answered, 1 not delivered, 2 bad usage."""
     from notifier.app import goto
     from notifier.app.answer import answer
-    from notifier.engine.loop import engine_options
+    from notifier.engine.options import engine_options
     from notifier.pi.keymaps import Unsupported, UsageError
 
     if args.timeout <= 0:
