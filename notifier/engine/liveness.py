@@ -57,10 +57,12 @@ class Liveness:
         stop: threading.Event,
         health: Callable[[], Health],
         processes: Probe | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.enabled = enabled
         self.interval = interval
-        self.next_due: float | None = None  # time.monotonic() of the next look, if any
+        self.next_due: float | None = None  # clock() of the next look, if any
+        self._clock = clock
         self._stop = stop
         self._health = health
         self._processes = processes
@@ -93,7 +95,7 @@ class Liveness:
     # ---- scheduling (engine thread) ----
 
     def schedule(self, delay: float) -> None:
-        when = time.monotonic() + delay
+        when = self._clock() + delay
         if self.next_due is None or when < self.next_due:
             self.next_due = when
 
