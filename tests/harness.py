@@ -9,7 +9,9 @@ from typing import Any
 
 from notifier.core.board import Proc
 from notifier.core.model import Snapshot, Transition
-from notifier.engine.loop import Engine, EngineOptions, ReadyInfo
+from notifier.engine.loop import Engine
+from notifier.engine.options import EngineOptions
+from notifier.engine.supervise import ReadyInfo
 from notifier.pi.questions import QuestionCatalog
 
 from .conftest import wait_for

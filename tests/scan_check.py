@@ -7,9 +7,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+from notifier.core.board import Board
 from notifier.core.reducer import SessionReducer
 from notifier.core.text import clean
-from notifier.engine.loop import Engine, EngineOptions
+from notifier.engine.files import SessionFiles
+from notifier.engine.options import EngineOptions
 from notifier.pi.questions import QuestionCatalog
 from notifier.watch.scanner import find_name
 from notifier.watch.tail import Tailer
@@ -17,27 +19,27 @@ from notifier.watch.tail import Tailer
 NOW = 1_900_000_000.0
 
 
-def engine(tools: tuple[str, ...] = ()) -> Engine:
-    return Engine(
-        EngineOptions(["/nonexistent"], QuestionCatalog(list(tools)), liveness=False), wall=lambda: NOW
-    )
+def files(tools: tuple[str, ...] = ()) -> SessionFiles:
+    """The engine's session files (what ``Engine.files`` is), on their own."""
+    options = EngineOptions(["/nonexistent"], QuestionCatalog(list(tools)), liveness=False)
+    return SessionFiles(options, Board(liveness=False), wall=lambda: NOW)
 
 
 def full_read(path: Path, tools: tuple[str, ...] = ()) -> SessionReducer:
-    """Every line of the file, in order, through the normal reducer (what `_read` does live)."""
-    e = engine(tools)
+    """Every line of the file, in order, through the normal reducer (what `SessionFiles.read` does live)."""
+    e = files(tools)
     reducer = SessionReducer()
     data = path.read_bytes()
     lines = data.split(b"\n")[:-1]  # an unfinished last line is not read yet
-    for event in e._events(str(path), lines, NOW):
+    for event in e.events(str(path), lines, NOW):
         reducer.apply(event)
     return reducer
 
 
 def startup_read(path: Path, tools: tuple[str, ...] = ()) -> tuple[SessionReducer, Tailer]:
-    e = engine(tools)
+    e = files(tools)
     tailer = Tailer(str(path))
-    reducer = e._load(tailer)
+    reducer = e.load(tailer)
     assert reducer is not None
     if reducer.name is None and not tailer.name_checked and tailer.window_start > 0:  # as for askers
         name = find_name(str(path), tailer.window_start)

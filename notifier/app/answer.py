@@ -22,7 +22,8 @@ from notifier.companion.channel import all_open_dialogs, answer_dialog
 from notifier.companion.protocol import Dialog as ExtDialog
 from notifier.core.model import Question, SessionView, Snapshot, Transition
 from notifier.core.text import clean
-from notifier.engine.loop import Engine, EngineOptions
+from notifier.engine.follow import FollowedFile
+from notifier.engine.options import EngineOptions
 from notifier.pi.keymaps import Dialog, Step, Unsupported, UsageError, check_screen, find_dialog, plan
 from notifier.system.locate import locate_sessions
 from notifier.system.tmux import TmuxPane, capture, tmux
@@ -47,16 +48,15 @@ class SessionFile:
 
     def __init__(self, options: EngineOptions, path: str) -> None:
         self.path = path
-        self.engine = Engine(EngineOptions(roots=[], catalog=options.catalog, liveness=False))
-        self.engine._add(path, initial=True)
+        self.file = FollowedFile(path, options.catalog)
         self.resolved: dict[str, Transition] = {}
 
     def pending(self, call_id: str) -> bool:
-        for t in self.engine._read(self.path):
+        for t in self.file.read():
             if t.kind == "resolved":
                 self.resolved[t.question.tool_call_id] = t
-        snapshot = self.engine.board.snapshot(time.time())
-        return any(q.tool_call_id == call_id for v in snapshot.sessions for q in v.pending)
+        view = self.file.view()
+        return view is not None and any(q.tool_call_id == call_id for q in view.pending)
 
 
 def _wait(predicate: object, timeout: float) -> bool:

@@ -15,7 +15,6 @@ import logging
 import os
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
 
 from notifier.companion.channel import all_open_dialogs
 from notifier.companion.protocol import Closed, Dialog, Hello
@@ -31,7 +30,8 @@ from notifier.core.model import (
     Transition,
 )
 from notifier.core.text import clean
-from notifier.engine.loop import Engine, EngineOptions
+from notifier.engine.loop import Engine
+from notifier.engine.options import EngineOptions
 from notifier.pi.questions import QuestionCatalog
 
 log = logging.getLogger(__name__)
@@ -141,8 +141,7 @@ class DialogFeed:
 
     def _emit(self, items: Sequence[Transition]) -> None:
         # The engine hands transitions and its new snapshot to every sink (each contained).
-        emit: Any = getattr(self.engine, "emit", None) or self.engine._emit
-        emit(list(items))
+        self.engine.emit(list(items))
 
 
 def with_open_dialogs(snapshot: Snapshot, options: EngineOptions, folder: str | None = None) -> Snapshot:

@@ -10,7 +10,9 @@ from typing import Any
 from notifier.app import preferences
 from notifier.core.commands import Clear, Command, Mute, Snooze
 from notifier.core.model import Snapshot, Transition
-from notifier.engine.loop import Engine, ReadyInfo, engine_options
+from notifier.engine.loop import Engine
+from notifier.engine.options import engine_options
+from notifier.engine.supervise import ReadyInfo
 from notifier.system.config import Config
 from notifier.ui.view import window_obj
 

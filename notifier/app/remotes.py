@@ -34,9 +34,8 @@ def configured(config: Config) -> list[Remote]:
 
 def emit(engine: Any, items: list[Transition]) -> None:
     """Hand transitions made outside the engine's own reading to every sink (on the engine
-    thread, inside ``Engine.call``). The engine has no public method for this yet."""
-    publish = getattr(engine, "emit", None) or engine._emit
-    publish(items)
+    thread, inside ``Engine.call``)."""
+    engine.emit(items)
 
 
 class Hub:

@@ -38,8 +38,10 @@ from notifier.core.commands import (
 from notifier.core.model import Snapshot, Transition
 from notifier.core.preferences import Preferences
 from notifier.core.text import clean
-from notifier.engine.loop import Engine, ReadyInfo, Sink, engine_options
-from notifier.engine.loop import Health as HealthLog
+from notifier.engine.loop import Engine
+from notifier.engine.options import engine_options
+from notifier.engine.supervise import Health as HealthLog
+from notifier.engine.supervise import ReadyInfo, Sink
 from notifier.sinks.history import HistorySink
 from notifier.sinks.jsonout import JsonSink
 from notifier.system import ipc

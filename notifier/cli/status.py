@@ -11,7 +11,8 @@ import time
 from notifier import APP_NAME
 from notifier.core.model import Snapshot
 from notifier.core.text import clean, duration, project_name
-from notifier.engine.loop import engine_options, scan_once
+from notifier.engine.loop import scan_once
+from notifier.engine.options import engine_options
 from notifier.sinks.jsonout import dumps, status_obj
 from notifier.system.config import Config
 

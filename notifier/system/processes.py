@@ -10,11 +10,13 @@ import logging
 import os
 
 from notifier.core.board import Proc
+from notifier.core.text import clean
+from notifier.system.logonce import LogOnce
 
 log = logging.getLogger(__name__)
 _NAMES = frozenset({"pi", "omp", "pi.exe", "omp.exe"})
 _MARKERS = ("pi-coding-agent", "oh-my-pi")
-_warned = False
+_once = LogOnce(log)  # the process table is read every few seconds: say a problem once
 
 
 def looks_like_pi(name: str, cmdline: list[str]) -> bool:
@@ -29,13 +31,10 @@ def looks_like_pi(name: str, cmdline: list[str]) -> bool:
 
 def running_pi() -> list[Proc] | None:
     """Every pi process we can see, or ``None`` if the process table cannot be read at all."""
-    global _warned
     try:
         import psutil
     except ImportError:
-        if not _warned:
-            log.warning("psutil is not installed: cannot tell whether pi is still running")
-            _warned = True
+        _once("", "psutil", "psutil is not installed: cannot tell whether pi is still running")
         return None
     found: list[Proc] = []
     try:
@@ -55,8 +54,6 @@ def running_pi() -> list[Proc] | None:
             except OSError:
                 pass
     except Exception as exc:  # psutil can fail in odd sandboxes; liveness then stays unknown
-        if not _warned:
-            log.warning("cannot read the process list (%s): liveness is unknown", exc)
-            _warned = True
+        _once("", "read", "cannot read the process list (%s): liveness is unknown", clean(exc, 200))
         return None
     return found

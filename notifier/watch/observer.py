@@ -13,7 +13,7 @@ import os
 import queue
 import threading
 import warnings
-from typing import Any
+from typing import Any, cast
 
 from watchdog.events import (
     DirCreatedEvent,
@@ -30,6 +30,7 @@ from watchdog.observers import Observer
 from watchdog.observers.polling import PollingObserver
 
 from notifier.core.text import clean
+from notifier.system.logonce import LogOnce
 from notifier.watch.scanner import is_session_name
 
 log = logging.getLogger(__name__)
@@ -112,7 +113,7 @@ class Watcher:
         self._lock = threading.Lock()
         self._watches: dict[str, Any] = {}
         self._parent_watches: dict[str, tuple[str, Any]] = {}
-        self._warned: set[str] = set()
+        self._once = LogOnce(log)
 
     def start(self) -> None:
         self.observer.daemon = True
@@ -125,11 +126,6 @@ class Watcher:
         for obs in (self.observer, self.poller):
             if obs is not None and obs.is_alive():
                 obs.join(timeout=2)
-
-    def _warn_once(self, key: str, message: str, *args: Any) -> None:
-        if key not in self._warned:
-            self._warned.add(key)
-            log.warning(message, *args)
 
     def watch(self, root: str) -> bool:
         """Watch ``root`` recursively; if it does not exist yet, wait for it. True if watching."""
@@ -146,12 +142,7 @@ class Watcher:
                     handler, root, recursive=True, event_filter=EVENTS
                 )
             except OSError as exc:
-                self._warn_once(
-                    "limit:" + root,
-                    "cannot watch %s with inotify (%s); polling it every 2 s instead",
-                    clean(root),
-                    exc.strerror or exc,
-                )
+                self._once(root, "limit", "cannot watch with inotify (%s); polling it every 2 s instead", exc.strerror or exc)
                 if self.poller is None:
                     self.poller = PollingObserver(timeout=2)
                     self.poller.daemon = True
@@ -181,16 +172,14 @@ class Watcher:
         if current is not None and current[0] == parent:
             return
         self._unwatch_parent(root)
-        self._warn_once(
-            "missing:" + root, "sessions folder %s does not exist yet; waiting for it", clean(root)
-        )
+        self._once(root, "missing", "sessions folder does not exist yet; waiting for it")
         try:
             watch = self.observer.schedule(
                 _ParentHandler(self.out, root), parent, recursive=False, event_filter=EVENTS
             )
             self._parent_watches[root] = (parent, watch)
         except OSError as exc:
-            self._warn_once("parent:" + root, "cannot watch %s (%s)", clean(parent), exc)
+            self._once(root, "parent", "cannot watch %s (%s)", clean(parent), clean(exc))
         # A folder may have appeared between looking and watching: look again.
         if _nearest_existing(root) != parent or os.path.isdir(root):
             self.out.put(RootBack(root))
@@ -213,7 +202,7 @@ class Watcher:
             return []
         try:
             emitter = self.observer._emitter_for_watch[watch]  # noqa: SLF001
-            group = emitter._inotify  # noqa: SLF001
+            group = cast(Any, emitter)._inotify  # noqa: SLF001
             with group._lock:  # noqa: SLF001  (watchdog changes the table on its own thread)
                 active = {os.fsdecode(p) for p in list(group._active_callbacks_by_path)}  # noqa: SLF001
         except (AttributeError, KeyError, TypeError, RuntimeError):

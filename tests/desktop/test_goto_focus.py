@@ -135,7 +135,8 @@ def test_goto_focuses_the_xterm_of_the_tmux_client(
 
 
 def _location(sessions: Path) -> Location | None:
-    from notifier.engine.loop import engine_options, scan_once
+    from notifier.engine.loop import scan_once
+    from notifier.engine.options import engine_options
     from notifier.system.config import Config
 
     config = Config()
@@ -147,7 +148,8 @@ def _location(sessions: Path) -> Location | None:
 
 
 def _items(sessions: Path) -> list[Item]:
-    from notifier.engine.loop import engine_options, scan_once
+    from notifier.engine.loop import scan_once
+    from notifier.engine.options import engine_options
     from notifier.system.config import Config
 
     config = Config()

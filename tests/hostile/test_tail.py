@@ -9,6 +9,7 @@ import os
 import sqlite3
 import stat
 import tempfile
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from notifier.core import jsonbound
-from notifier.engine.loop import Engine, EngineOptions, scan_once
+from notifier.core.board import Board
+from notifier.engine.files import SessionFiles
+from notifier.engine.loop import scan_once
+from notifier.engine.options import EngineOptions
+from notifier.engine.startup_cache import StartupCache
 from notifier.pi.entries import to_events
 from notifier.pi.questions import QuestionCatalog
 from notifier.watch.tail import Tailer
@@ -351,11 +356,12 @@ def test_a_rotten_scan_cache_is_rebuilt_with_one_log_line(
     assert again == truth
     assert len(_warnings(caplog, "scan cache")) == 1, caplog.text
     caplog.clear()
-    opts = EngineOptions([str(root)], QuestionCatalog(), liveness=False, cache_path=str(cache))
-    engine = Engine(opts)
-    engine._scan_dir(str(root), initial=True)
-    engine._save_cache()
-    assert engine.cache_hits == 2  # rebuilt: the next run reads nothing again
+    opts = EngineOptions([str(root)], QuestionCatalog(), liveness=False)
+    again_cache = StartupCache(str(cache), opts.catalog.names, opts.roots, opts.max_line)
+    files = SessionFiles(opts, Board(liveness=False), time.time)
+    files.scan(str(root), initial=True, cache=again_cache)
+    again_cache.save(files.tailers, files.board)
+    assert again_cache.hits == 2  # rebuilt: the next run reads nothing again
     assert _warnings(caplog, "scan cache") == []
 
 

@@ -92,14 +92,14 @@ def test_a_file_that_keeps_breaking_the_engine_is_ignored_and_the_others_still_t
     poison = tmp_path / "poison.jsonl"
     with Harness([tmp_path]) as h:
         engine = h.engine
-        real_events = engine._events
+        real_events = engine.files.events
 
         def events(path: str, lines: object, now: float) -> list[object]:
             if path == str(poison):
                 raise Boom("always")
             return real_events(path, lines, now)  # type: ignore[arg-type, return-value]
 
-        engine._events = events  # type: ignore[assignment, method-assign]
+        engine.files.events = events  # type: ignore[assignment, method-assign]
         append(poison, header(), user(), ask("qp", "Poison?"))
         # fails reading it, fails again reading it again from its tail, then skips past it
         wait_for(lambda: engine.restarts >= 2 and engine.failed is None, 30, "two restarts")
@@ -107,7 +107,7 @@ def test_a_file_that_keeps_breaking_the_engine_is_ignored_and_the_others_still_t
         (t,) = h.wait("needs_input", 1, timeout=15)
         assert t.question.tool_call_id == "qf"
         append(poison, ask("qp2", "Still poison?"))
-        wait_for(lambda: str(poison) in engine._ignored, 30, "the file to be ignored")
+        wait_for(lambda: str(poison) in engine.files.ignored, 30, "the file to be ignored")
         append(tmp_path / "fine.jsonl", ask("qf2", "Still fine?"))
         h.wait("needs_input", 2, timeout=15)
         assert [t.question.tool_call_id for t in h.sink.of("needs_input")] == ["qf", "qf2"]

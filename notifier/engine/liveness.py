@@ -1,0 +1,134 @@
+"""Is the pi that asked still running? When to look at the process table, and the thread that does.
+
+Reading the process table takes tens of ms on a busy desktop, so it never happens on the engine
+thread: the engine says when (``due``), the probe thread reads and puts a ``ProcessList`` on the
+engine's queue, stamped with the board's update count taken before the read (only questions
+seen by then can be judged on it). Abandoned questions are looked at again, less and less often."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from notifier.core.board import Board, Proc
+from notifier.core.model import Transition
+from notifier.core.text import clean
+from notifier.engine.supervise import Health
+
+log = logging.getLogger(__name__)
+
+LIVENESS_SOON_S = 0.1
+RECHECK_MAX_S = 30.0  # abandoned questions are looked at again, backing off up to this
+
+Probe = Callable[[], Sequence[Proc] | None]
+
+
+@dataclass(frozen=True)
+class ProcessList:
+    """A process list from the probe; ``mark``: the board's update count before the read."""
+
+    mark: int
+    procs: Sequence[Proc] | None
+
+
+def read_processes(processes: Probe | None, health: Health) -> Sequence[Proc] | None:
+    """The process list (``processes``: how to read it, by default the running pi processes), or
+    ``None`` (liveness unknown: nothing changes) if reading it fails."""
+    try:
+        if processes is None:
+            from notifier.system.processes import running_pi
+
+            processes = running_pi
+        return processes()
+    except Exception as exc:
+        if health.failed("process check", exc, "liveness unknown until it works again"):
+            log.warning("reading the process list failed (%s)", clean(exc, 200), exc_info=exc)
+        return None
+
+
+class Liveness:
+    def __init__(
+        self,
+        enabled: bool,
+        interval: float,
+        stop: threading.Event,
+        health: Callable[[], Health],
+        processes: Probe | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.enabled = enabled
+        self.interval = interval
+        self.next_due: float | None = None  # clock() of the next look, if any
+        self._clock = clock
+        self._stop = stop
+        self._health = health
+        self._processes = processes
+        self._wanted = threading.Event()
+        self._mark = 0
+        self._recheck_s = interval
+
+    # ---- the probe thread ----
+
+    def start(self, put: Callable[[ProcessList], None]) -> None:
+        if self.enabled:
+            threading.Thread(target=self._probe_loop, args=(put,), name="pi-notifier-liveness", daemon=True).start()
+
+    def wake(self) -> None:
+        """Let the probe thread see that ``stop`` was set."""
+        self._wanted.set()
+
+    def _probe_loop(self, put: Callable[[ProcessList], None]) -> None:
+        while not self._stop.is_set():
+            self._wanted.wait()
+            self._wanted.clear()
+            if self._stop.is_set():
+                return
+            mark = self._mark  # read before the table is: see due()
+            put(ProcessList(mark, self.read()))
+
+    def read(self) -> Sequence[Proc] | None:
+        return read_processes(self._processes, self._health())
+
+    # ---- scheduling (engine thread) ----
+
+    def schedule(self, delay: float) -> None:
+        when = self._clock() + delay
+        if self.next_due is None or when < self.next_due:
+            self.next_due = when
+
+    def asked(self, items: Sequence[Transition]) -> None:
+        """New questions: look soon whether their pi is still there."""
+        if self.enabled and any(t.kind == "needs_input" for t in items):
+            self.schedule(LIVENESS_SOON_S)
+            self._recheck_s = self.interval
+
+    def resumed(self, board: Board) -> None:
+        """After a restart: look soon if anything depends on it."""
+        if self.enabled and (board.needs_liveness() or board.has_abandoned()):
+            self.schedule(LIVENESS_SOON_S)
+
+    def due(self, board: Board, mono: float) -> None:
+        """Called by the engine's timers: ask the probe thread to read, if it is time."""
+        if self.next_due is not None and mono >= self.next_due:
+            self.next_due = None
+            if board.needs_liveness() or board.has_abandoned():
+                # The mark is taken now, before the probe reads: only questions seen by now can
+                # be judged on what it reads.
+                self._mark = board.mark()
+                self._wanted.set()
+
+    def apply(self, board: Board, found: ProcessList, now: float) -> list[Transition]:
+        """A list the probe read: questions whose pi is gone are abandoned (or come back)."""
+        out = board.set_processes(found.procs, now, as_of=found.mark)
+        if out:
+            self._recheck_s = self.interval
+        if board.needs_liveness():
+            self.schedule(self.interval)
+        elif board.has_abandoned():
+            # its pi may be seen again: look now and then, less and less often
+            self.schedule(self._recheck_s)
+            self._recheck_s = min(self._recheck_s * 2, RECHECK_MAX_S)
+        return out

@@ -1,0 +1,36 @@
+"""What the engine is told: the sessions folders, the question tools, liveness, the scan cache."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from notifier.pi.questions import QuestionCatalog
+from notifier.watch.tail import DEFAULT_MAX_LINE
+
+if TYPE_CHECKING:
+    from notifier.system.config import Config
+
+LIVENESS_INTERVAL_S = 3.0
+
+
+@dataclass
+class EngineOptions:
+    roots: list[str]
+    catalog: QuestionCatalog = field(default_factory=QuestionCatalog)
+    liveness: bool = True
+    max_line: int = DEFAULT_MAX_LINE
+    liveness_interval: float = LIVENESS_INTERVAL_S
+    cache_path: str | None = None  # the start-up scan cache (None: read every file)
+
+
+def engine_options(config: Config) -> EngineOptions:
+    from notifier.system import paths
+
+    return EngineOptions(
+        roots=list(config["sessions_dirs"]),
+        catalog=QuestionCatalog(config["question_tools"], config["ignore_tools"]),
+        liveness=config["liveness"] == "auto",
+        cache_path=os.path.join(paths.state_dir(), "scan-cache.sqlite3"),
+    )

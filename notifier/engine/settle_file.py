@@ -1,0 +1,105 @@
+"""The state of one session file, read from its end only as far as needed (start-up, rewrites).
+
+The header (first line), then the lines that can change a session's state, newest first, until
+the state is settled (``core/settle.py``); a file whose first line is no header, or a pathological
+tail, is replayed forward in bounded memory instead. Either way the result equals a full read."""
+
+from __future__ import annotations
+
+import os
+from collections import deque
+from collections.abc import Callable
+
+from notifier.core.reducer import Event, Header, Input, Renamed, SessionReducer, Supersede
+from notifier.core.settle import EVENT_BUDGET, Settler, sets_base
+from notifier.pi.lines import MARKERS, may_have_events
+from notifier.watch.scanner import (
+    HEADER_LIMIT,
+    backward_matching_lines,
+    find_end,
+    forward_lines,
+    read_head,
+)
+from notifier.watch.tail import WINDOW, Tailer
+
+
+def settle_file(
+    fd: int,
+    st: os.stat_result,
+    tailer: Tailer,
+    max_line: int,
+    events: Callable[[bytes], list[Event]],
+    keep: list[bytes] | None = None,
+) -> SessionReducer:
+    """The state of the open file ``fd`` (``st``: its fstat); ``tailer`` is set to continue at its
+    end. ``events``: one line's events. ``keep`` receives the raw lines that state was built from
+    (header first): what a rewrite is compared with."""
+    size = st.st_size
+    ident = (st.st_dev, st.st_ino)
+    tailer.name_checked = False
+    head, header_end = read_head(fd, size)
+    if header_end < 0:
+        # No complete first line yet: the tailer picks it up when its newline arrives
+        # (an absurdly long first line is not a pi session: follow new data only).
+        partial = head if size <= HEADER_LIMIT else b""
+        tailer.seek(size, ident, partial, partial[-WINDOW:], head=partial)
+        tailer.window_start = 0
+        return SessionReducer()
+    head_events = events(head)
+    if keep is not None:
+        keep.append(head)
+    tail = find_end(fd, header_end, size, max_line)
+    offset = size if tail.partial is not None else tail.end
+    seen = tail.block + (tail.partial or b"") if offset == size else tail.block
+    want = min(WINDOW, offset)
+    sig = seen[-want:] if len(seen) >= want else os.pread(fd, want, offset - want)
+    tailer.seek(offset, ident, tail.partial or b"", sig, head=head)
+    settler = Settler()
+    window_start = tail.end
+    kept: list[bytes] = []
+    if any(isinstance(e, Header) for e in head_events):
+        lines = backward_matching_lines(fd, header_end, tail.end, max_line, MARKERS, block=tail.block)
+        for start, line in lines:
+            window_start = start
+            if keep is not None:
+                kept.append(line)
+            if settler.feed(events(line)) or settler.over_budget:
+                break
+        else:
+            window_start = header_end  # every line was looked at
+    if settler.settled or window_start <= header_end and not settler.over_budget:
+        tailer.window_start = window_start
+        tailer.name_checked = settler.renamed or any(isinstance(e, Renamed) for e in head_events)
+        if keep is not None:
+            keep += reversed(kept)
+        return settler.replay(head_events)
+    # A first line that is no header, or a pathological tail (no message among a huge number
+    # of tool results): replay the whole file forward, in bounded memory.
+    tailer.window_start = header_end
+    tailer.name_checked = True  # the whole file was read
+    reducer = SessionReducer()
+    for event in head_events:
+        reducer.apply(event)
+    # ``keep`` (a rewrite being compared) gets the lines from the last superseding entry on
+    # (plus the last one that set the state before it), at most EVENT_BUDGET of them.
+    tail_lines: deque[bytes] = deque(maxlen=EVENT_BUDGET)
+    last_base: bytes | None = None
+    for _, line in forward_lines(fd, header_end, tail.end, max_line):
+        if reducer.has_header and not may_have_events(line):
+            continue
+        line_events = events(line)
+        for event in line_events:
+            reducer.apply(event)
+        if keep is None or not line_events:
+            continue
+        based = any(sets_base(e) for e in line_events)
+        if any(isinstance(e, (Input, Supersede)) for e in line_events):
+            tail_lines.clear()
+            if not based and last_base is not None:
+                tail_lines.append(last_base)
+        tail_lines.append(line)
+        if based:
+            last_base = line
+    if keep is not None:
+        keep += tail_lines
+    return reducer

@@ -1,0 +1,104 @@
+"""The start-up scan's memory (``notifier.watch.cache``): files unchanged since the last scan are
+restored from their summary instead of read; what was read is summarized for the next start.
+
+Used for one start-up scan: ``lookup`` each file found, then ``save`` once (after the names of
+asking sessions were filled in), which closes the database."""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from notifier.core.board import Board
+from notifier.core.reducer import SessionReducer, restore, summarize
+from notifier.watch.tail import Tailer
+
+if TYPE_CHECKING:
+    from notifier.watch.cache import ScanCache
+
+CACHE_PARTIAL_MAX = 64 << 10  # a file ending in a longer unfinished line is not cached
+
+
+@dataclass(frozen=True)
+class Restored:
+    """An unchanged file: its state and a tailer that continues at its end."""
+
+    tailer: Tailer
+    reducer: SessionReducer
+
+
+class StartupCache:
+    def __init__(self, path: str, tools: Iterable[str], roots: list[str], max_line: int) -> None:
+        self._path = path
+        self._tools = list(tools)
+        self._roots = roots
+        self._max_line = max_line
+        self._db: ScanCache | None = None
+        self._rows: dict[str, tuple[str, dict[str, Any]]] = {}
+        self._stale: dict[str, str] = {}  # files read (not restored) → their stamp
+        self._seen: set[str] = set()
+        self.hits = 0
+
+    def open(self) -> ScanCache:
+        """Open and load the cache (once): done when a scan starts, even one finding no files."""
+        if self._db is None:
+            from notifier.watch.cache import ScanCache, fingerprint
+
+            self._db = ScanCache(self._path, fingerprint(self._tools))
+            self._rows = self._db.load()  # checked row by row; a damaged cache comes back empty
+        return self._db
+
+    def lookup(self, path: str) -> Restored | Literal["read", "missing"]:
+        """The file's state if it is unchanged since it was summarized; ``"read"`` if it must be
+        read (it is then summarized by ``save``); ``"missing"`` if it cannot even be looked at."""
+        db = self.open()
+        self._seen.add(path)
+        try:
+            st = os.stat(path)  # before reading: a change during the read can only cause a miss
+        except OSError:
+            return "missing"
+        stamp = db.stamp(st)
+        row = self._rows.get(path)
+        if row is not None and row[0] == stamp and stat.S_ISREG(st.st_mode):
+            data = row[1]
+            try:
+                reducer = restore(data["s"])
+                tailer = Tailer(path, self._max_line)
+                tailer.restore(data["t"], (st.st_dev, st.st_ino))
+            except (ValueError, KeyError, TypeError):  # (rows were checked when loaded)
+                pass  # an unusable summary: read the file instead
+            else:
+                if tailer.offset == st.st_size:
+                    tailer.window_start = data["ws"]
+                    tailer.name_checked = data["nc"]
+                    self.hits += 1
+                    return Restored(tailer, reducer)
+        self._stale[path] = stamp
+        return "read"
+
+    def save(self, tailers: Mapping[str, Tailer], board: Board) -> None:
+        """Remember what the scan read; forget files under the roots that are gone."""
+        if self._db is None:
+            return
+        from notifier.watch.cache import encode
+
+        rows = []
+        for path, stamp in self._stale.items():
+            tailer = tailers.get(path)
+            reducer = board.reducer(path)
+            if tailer is None or reducer is None or len(tailer.partial) > CACHE_PARTIAL_MAX:
+                continue
+            try:
+                data = encode(summarize(reducer), tailer.state(), tailer.window_start, tailer.name_checked)
+            except (TypeError, ValueError):  # (cannot happen with what the reducer holds)
+                continue
+            rows.append((path, stamp, data))
+        roots = tuple(r.rstrip(os.sep) + os.sep for r in self._roots)
+        gone = [f for f in self._rows if f.startswith(roots) and f not in self._seen]
+        self._db.save(rows, gone)
+        self._db.close()
+        self._stale.clear()
+        self._rows = {}

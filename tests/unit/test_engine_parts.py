@@ -1,0 +1,195 @@
+"""The engine's parts on their own: liveness scheduling, restarts, the watch-limit poll, following one file."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+
+from notifier.core.board import Board, Proc
+from notifier.core.model import Transition
+from notifier.core.reducer import Header, ToolStart
+from notifier.engine.follow import FollowedFile
+from notifier.engine.liveness import LIVENESS_SOON_S, RECHECK_MAX_S, Liveness, ProcessList
+from notifier.engine.supervise import Health, Supervisor
+from notifier.engine.watchlimit import WatchLimit
+from notifier.pi.questions import QuestionCatalog, extract
+
+from ..live.writer import answer, append, ask, header, user
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _liveness(clock: Clock, interval: float = 3.0) -> Liveness:
+    return Liveness(True, interval, threading.Event(), Health, processes=lambda: [], clock=clock)
+
+
+def _asked(board: Board, key: str, cid: str) -> list[Transition]:
+    q = extract("question", {"question": cid + "?"}, cid, 100.0)
+    return board.apply(key, [Header("s-" + key, "/p/" + key), ToolStart(100.0, cid, "question", q)], 100.0)
+
+
+def _looked(live: Liveness, board: Board, clock: Clock, found: list[Proc]) -> list[Transition]:
+    """The probe's turn: the engine's timer fires when due, the list read comes back."""
+    assert live.next_due is not None
+    clock.now = live.next_due
+    live.due(board, clock.now)
+    assert live.next_due is None
+    return live.apply(board, ProcessList(board.mark(), found), clock.now)
+
+
+def test_an_abandoned_question_is_looked_at_again_less_and_less_often() -> None:
+    clock, board = Clock(), Board(liveness=True)
+    live = _liveness(clock)
+    live.asked(_asked(board, "f", "q1"))
+    assert live.next_due == pytest.approx(clock.now + LIVENESS_SOON_S)
+    assert [t.kind for t in _looked(live, board, clock, [])] == ["abandoned"]
+    delays = []
+    for _ in range(6):
+        assert live.next_due is not None
+        delays.append(live.next_due - clock.now)
+        assert _looked(live, board, clock, []) == []
+    assert delays == pytest.approx([3.0, 6.0, 12.0, 24.0, RECHECK_MAX_S, RECHECK_MAX_S])
+    # A new question: looked at soon, and the back-off starts again.
+    live.asked(_asked(board, "g", "q2"))
+    assert live.next_due == pytest.approx(clock.now + LIVENESS_SOON_S)
+    assert [t.kind for t in _looked(live, board, clock, [])] == ["abandoned"]
+    assert live.next_due == pytest.approx(clock.now + 3.0)
+    assert _looked(live, board, clock, []) == []
+    assert live.next_due == pytest.approx(clock.now + 6.0)
+
+
+def test_a_question_whose_pi_runs_keeps_being_checked_at_the_interval() -> None:
+    clock, board = Clock(), Board(liveness=True)
+    live = _liveness(clock)
+    _asked(board, "f", "q1")
+    assert live.apply(board, ProcessList(board.mark(), [Proc("/p/f", 50.0)]), 101.0) == []
+    assert live.next_due == pytest.approx(clock.now + 3.0)
+
+
+def test_the_probe_is_asked_only_when_due_and_only_if_anything_depends_on_it() -> None:
+    clock, board = Clock(), Board(liveness=True)
+    live = _liveness(clock)
+    got: list[ProcessList] = []
+    done = threading.Event()
+
+    def put(found: ProcessList) -> None:
+        got.append(found)
+        done.set()
+
+    live.start(put)
+    live.schedule(1.0)
+    live.due(board, clock.now + 1.0)  # due, but no question waits: no read
+    _asked(board, "f", "q1")
+    live.schedule(1.0)
+    live.due(board, clock.now)  # not due yet
+    assert live.next_due is not None
+    mark = board.mark()
+    live.due(board, clock.now + 1.0)
+    assert done.wait(10), "the probe thread did not read"
+    assert got == [ProcessList(mark, [])]
+    live._stop.set()
+    live.wake()
+
+
+class Flaky:
+    """A supervised step that fails ``times`` times, the first ``during_startup`` of them before
+    it has started."""
+
+    def __init__(self, times: int, during_startup: int, stop: threading.Event) -> None:
+        self.times, self.during_startup, self.stop = times, during_startup, stop
+        self.runs = self.blamed = self.resets = 0
+        self.started = False
+
+    def run(self) -> None:
+        self.runs += 1
+        if self.runs > self.during_startup:
+            self.started = True
+        if self.runs <= self.times:
+            raise RuntimeError(f"boom {self.runs}")
+        self.stop.set()
+
+    def blame(self) -> None:
+        self.blamed += 1
+
+    def reset(self) -> None:
+        self.resets += 1
+
+
+def test_a_failing_step_is_restarted_with_its_failures_recorded() -> None:
+    stop = threading.Event()
+    sup = Supervisor(stop)
+    failures: list[int] = []
+    sup.on_failure = lambda: failures.append(sup.restarts)
+    target = Flaky(times=2, during_startup=1, stop=stop)
+    sup.run(target)
+    assert target.runs == 3 and target.blamed == 2 and target.resets == 1  # reset only before start
+    assert failures == [0, 1] and sup.restarts == 2 and sup.failed is None
+    report = sup.health.report()["engine"]
+    assert report["count"] == 2 and report["recovered"] and "boom 2" in report["error"]
+
+
+def test_stopping_during_the_back_off_ends_the_supervisor() -> None:
+    stop = threading.Event()
+    sup = Supervisor(stop)
+    sup.on_failure = stop.set  # stopped while waiting to restart
+    target = Flaky(times=5, during_startup=0, stop=stop)
+    sup.run(target)
+    assert target.runs == 1 and sup.restarts == 0 and isinstance(sup.failed, RuntimeError)
+
+
+class Watches:
+    def __init__(self, missing: list[str], refused: bool) -> None:
+        self.missing, self.refused = missing, refused
+
+    def unwatched(self, root: str, dirs: list[str]) -> list[str]:
+        return [d for d in dirs if d in self.missing]
+
+    def limit_reached(self, missing: list[str]) -> bool:
+        return self.refused
+
+
+def test_folders_past_the_watch_limit_are_polled_and_said_once(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    root = tmp_path / "sessions"
+    (root / "--a--").mkdir(parents=True)
+    (root / "--b--").mkdir()
+    (root / "--a--" / "s.jsonl").write_bytes(b"")
+    (root / "--a--" / "notes.txt").write_bytes(b"")
+    (root / "--b--" / "t.jsonl").write_bytes(b"")
+    limit = WatchLimit([str(root)])
+    watches = Watches([str(root / "--a--")], refused=True)
+    limit.check_folder(str(root / "--a--"), watches)
+    limit.check(str(root), watches)
+    assert len([r for r in caplog.records if "watch limit" in r.getMessage()]) == 1
+    assert limit.next_poll is not None
+    assert limit.due(limit.next_poll - 0.5) == []
+    due = limit.next_poll
+    assert limit.due(due) == [str(root / "--a--" / "s.jsonl")]
+    assert limit.next_poll is not None and limit.next_poll > due
+    limit.check(str(root), Watches([str(root / "--a--")], refused=False))  # only being added: no limit
+    assert limit.due(limit.next_poll) == [] and limit.next_poll is None
+
+
+def test_a_followed_file_tells_what_changed_and_what_waits(tmp_path: Path) -> None:
+    f = tmp_path / "s.jsonl"
+    append(f, header("/p"), user(), ask("q1", "First?"))
+    followed = FollowedFile(str(f), QuestionCatalog())
+    view = followed.view()
+    assert view is not None and [q.tool_call_id for q in view.pending] == ["q1"]
+    assert followed.read() == []
+    append(f, answer("q1"))
+    (t,) = followed.read()
+    assert t.kind == "resolved" and t.question.tool_call_id == "q1"
+    view = followed.view()
+    assert view is not None and view.pending == ()
+    f.unlink()
+    assert followed.read() == [] and followed.view() is None
