@@ -84,6 +84,11 @@ RAW = st.sampled_from(
         b'{"type":"message","message":"not an object"}',
         b'{"type":"\\u006dessage","timestamp":"{TS}","\\u006dessage":{"role":"user","content":"e"}}',
         b'{"type":"label","type":"message","timestamp":"{TS}","message":{"role":"user"}}',
+        b'{"type":"c\\u006Fmpaction","timestamp":"{TS}"}',
+        b'{"type":"\\u0063ustom_message","timestamp":"{TS}","content":"x"}',
+        b'{"type":"branch\\u005fsummary","timestamp":"{TS}","summary":"s"}',
+        b'{"type":"session_inf\\u006F","timestamp":"{TS}","name":"Escaped"}',
+        b'{"type": "session_info", "timestamp": "{TS}", "name": "Spaced"}',
         b'{"type":"message","timestamp":"{TS}","message":{"role":"assistant","content":"str"}}',
         b"\xff\xfe",
     ]
