@@ -297,8 +297,10 @@ _NAME_NEEDLES = (b'"session_info"', b"\\u00")
 def _last_name(block: bytes, cut_at_start: bool) -> tuple[bool, str | None]:
     """(found, name) of the last ``session_info`` entry in ``block``."""
     end = len(block)
+    # (the search for an escape, slow for a needle of that shape, only where a backslash is)
+    needles = _NAME_NEEDLES if b"\\" in block else _NAME_NEEDLES[:1]
     while True:
-        hit = max(block.rfind(needle, 0, end) for needle in _NAME_NEEDLES)
+        hit = max(block.rfind(needle, 0, end) for needle in needles)
         if hit < 0:
             return False, None
         start = block.rfind(b"\n", 0, hit) + 1
