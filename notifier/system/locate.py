@@ -15,13 +15,15 @@ from __future__ import annotations
 
 import logging
 import os
-import subprocess
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from notifier.core.model import SessionView
 from notifier.core.text import clean
+
+if TYPE_CHECKING:
+    import subprocess
 
 log = logging.getLogger(__name__)
 
@@ -100,6 +102,8 @@ class PiProcess:
 
 def run(cmd: Sequence[str], timeout: float = TIMEOUT_S) -> subprocess.CompletedProcess[str] | None:
     """Run a program (argument list, no shell) and return its result; ``None`` if it cannot run."""
+    import subprocess  # here: `status` with no pi running never runs a program
+
     try:
         return subprocess.run(
             list(cmd), capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL
