@@ -345,10 +345,13 @@ def backward_matching_lines(
     markers: tuple[bytes, ...],
     first: int = FIRST_WINDOW,
     block: bytes = b"",
+    window: int = WINDOW_START,
 ) -> Iterator[tuple[int, bytes]]:
     """Like :func:`backward_lines`, but only the lines holding one of ``markers`` (none holds a
     newline): the lines in between are passed over in bulk with ``rfind`` (no per-line work), so
-    the cost of a tail of small irrelevant entries is a few C scans per block."""
+    the cost of a tail of small irrelevant entries is a few C scans per block. Within a block
+    the markers are looked for from its end in windows of ``window`` bytes and doubling, so the
+    cost is the distance to the lines that matter, not the size of the block."""
     given = block[max(0, len(block) - (hi - lo)) :]
     carry: list[bytes] = []  # a line that began in an earlier block (newest piece first)
     carry_len = 0
@@ -392,12 +395,10 @@ def backward_matching_lines(
         first_nl = data.find(b"\n", 0, j)
         if first_nl >= 0:
             low = first_nl + 1
-            # Markers are searched from the end in windows that double, so the cost is the
-            # distance to the lines that matter, not the block size. ``last[i]``: the last
-            # occurrence of ``markers[i]`` in ``[floor, j)`` (-1: none there).
+            # ``last[i]``: the last occurrence of ``markers[i]`` in ``[floor, j)`` (-1: none there)
             floor = j
             last = [-1] * len(markers)
-            width = WINDOW_START
+            width = window
             while True:
                 hit = max(last)
                 if hit < 0:
