@@ -14,11 +14,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
-
 from notifier.core.quiet import parse_quiet_hours
 from notifier.core.text import clean
 from notifier.system.config_keys import (
@@ -96,6 +91,11 @@ _DEEP = re.compile(r"[\[{](?:\s*[\[{]){15}")
 
 
 def _parse(text: str, shown: str) -> dict[str, Any]:
+    if sys.version_info >= (3, 11):  # imported here: most runs have no config file to parse
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+
     limit = getattr(sys, "get_int_max_str_digits", lambda: 0)()
     setter = getattr(sys, "set_int_max_str_digits", None)
     try:

@@ -5,10 +5,13 @@ raises for an odd system."""
 from __future__ import annotations
 
 import logging
-import subprocess
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from notifier.core.text import clean
+
+if TYPE_CHECKING:
+    import subprocess
 
 log = logging.getLogger(__name__)
 
@@ -17,6 +20,8 @@ TIMEOUT_S = 5.0
 
 def run(cmd: Sequence[str], timeout: float = TIMEOUT_S) -> subprocess.CompletedProcess[str] | None:
     """Run a program (argument list, no shell) and return its result; ``None`` if it cannot run."""
+    import subprocess  # here: `status` with no pi running never runs a program
+
     try:
         return subprocess.run(
             list(cmd), capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL

@@ -86,6 +86,11 @@ RAW = st.sampled_from(
         b'{"type":"message","message":"not an object"}',
         b'{"type":"\\u006dessage","timestamp":"{TS}","\\u006dessage":{"role":"user","content":"e"}}',
         b'{"type":"label","type":"message","timestamp":"{TS}","message":{"role":"user"}}',
+        b'{"type":"c\\u006Fmpaction","timestamp":"{TS}"}',
+        b'{"type":"\\u0063ustom_message","timestamp":"{TS}","content":"x"}',
+        b'{"type":"branch\\u005fsummary","timestamp":"{TS}","summary":"s"}',
+        b'{"type":"session_inf\\u006F","timestamp":"{TS}","name":"Escaped"}',
+        b'{"type": "session_info", "timestamp": "{TS}", "name": "Spaced"}',
         b'{"type":"message","timestamp":"{TS}","message":{"role":"assistant","content":"str"}}',
         b"\xff\xfe",
     ]
@@ -144,18 +149,22 @@ def test_engine_is_the_one_under_test() -> None:
 @settings(max_examples=300, deadline=None)
 @given(
     st.lists(
-        st.sampled_from([b"", b"x", b'"message"', b'ab"mess', b'age"', b"\\u0041", b"y" * 40, b"z" * 9]),
+        st.sampled_from(
+            [b"", b"x", b'"message"', b'ab"mess', b'age"', b"\\u0041", b"\\", b"u00", b"y" * 40, b"z" * 9]
+        ),
         max_size=60,
     ),
     st.integers(min_value=1, max_value=64),
     st.integers(min_value=5, max_value=200),
     st.integers(min_value=0, max_value=80),
+    st.integers(min_value=1, max_value=48),
 )
 def test_bulk_skipping_reader_equals_filtering_every_line(
-    pieces: list[bytes], first: int, max_line: int, given_len: int
+    pieces: list[bytes], first: int, max_line: int, given_len: int, window: int
 ) -> None:
     """The reader that jumps over irrelevant lines with rfind yields exactly the marked lines,
-    whatever the block boundaries (a marker may be cut by one) and line lengths."""
+    whatever the block and search-window boundaries (a marker may be cut by either) and line
+    lengths."""
     import os
 
     from notifier.pi.lines import MARKERS
@@ -173,7 +182,9 @@ def test_bulk_skipping_reader_equals_filtering_every_line(
                 if any(m in x[1] for m in MARKERS)
             ]
             block = data[max(0, len(data) - given_len) :]
-            fast = list(backward_matching_lines(fd, 0, len(data), max_line, MARKERS, first, block=block))
+            fast = list(
+                backward_matching_lines(fd, 0, len(data), max_line, MARKERS, first, block=block, window=window)
+            )
             assert fast == plain
         finally:
             os.close(fd)
