@@ -23,6 +23,7 @@ from notifier.core.board import add_dialogs
 from notifier.core.model import (
     GENERIC_QUESTION,
     Option,
+    Outcome,
     Question,
     QuestionItem,
     SessionRef,
@@ -125,7 +126,7 @@ class DialogFeed:
         elif isinstance(event, Dialog):
             out += self._add(path, event, now, initial=False)
         elif isinstance(event, Closed):
-            outcome = "cancelled" if event.how == "cancelled" else "answered"
+            outcome: Outcome = "cancelled" if event.how == "cancelled" else "answered"
             out += board.remove_dialog((path, event.id), outcome, now)
         elif isinstance(event, Disconnected):  # pi quit (or reloaded: its new socket says hello)
             for src in board.dialog_sources(path):

@@ -48,8 +48,8 @@ def pick(snapshot: Snapshot, spec: str | None) -> tuple[SessionView, Question | 
     if spec is None:
         if not snapshot.pending:
             raise Refused("no pi session is waiting for an answer")
-        view, question = min(snapshot.pending, key=lambda sq: sq[1].asked_at)
-        return view, question
+        view, first = min(snapshot.pending, key=lambda sq: sq[1].asked_at)
+        return view, first
     real = os.path.realpath(os.path.expanduser(spec))
     views = [v for v in snapshot.sessions if os.path.realpath(v.ref.key) == real]
     if not views:

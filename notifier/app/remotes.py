@@ -205,8 +205,7 @@ def check_remote(remote: Remote, timeout: float = SSH_TIMEOUT_S) -> tuple[bool, 
         argv = [*remote.command[: remote.command.index("run")], "--version"]
     try:
         done = subprocess.run(
-            argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout,
-            **({"start_new_session": True} if remote.ssh else {}),
+            argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout, start_new_session=bool(remote.ssh)
         )
     except subprocess.TimeoutExpired:
         return False, f"no answer within {timeout:g} s"

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from notifier.core.commands import Command
 from notifier.core.model import Snapshot
 from notifier.core.text import clean
 from notifier.system.config import Config
@@ -17,7 +18,7 @@ log = logging.getLogger(__name__)
 
 
 def make_tray(
-    config: Config, act: Callable[[str, Any], None], snapshot: Callable[[], Snapshot]
+    config: Config, act: Callable[[Command], object], snapshot: Callable[[], Snapshot]
 ) -> Tray | None:
     """A tray icon whose menu calls ``act`` and which shows ``snapshot()``; ``None`` when no
     tray can be shown here (said in the log). A backend that fails to start never raises."""
