@@ -193,7 +193,7 @@ def history_row(t: Transition) -> dict[str, Any]:
     :data:`HISTORY_COLUMNS`; the store adds the times and the outcome)."""
     s, q = session_obj(t.session), question_obj(t.question)
     return {
-        "file": s["file"],
+        "file": t.session.key,  # the board's key: a remote session's names its host (split_key)
         "call_id": q["tool_call_id"],
         "session_id": s["id"],
         "cwd": s["cwd"],
