@@ -161,7 +161,9 @@ def goto_command(remote: Remote, spec: str) -> str:
         reason = clean(done.stderr.decode("utf-8", "replace"), 300) or "it does not run in tmux there"
         raise RemoteRefused(f"{remote.name}: {reason}")
     target = f"{tm['session']}:{tm.get('window')}" if tm.get("window") is not None else tm["session"]
-    argv = ["ssh", "-t", *remote.ssh_options, remote.ssh or "", "tmux", "attach", "-t", target]
+    # Quoted twice: ssh joins its arguments with spaces for the remote shell (a session name may
+    # hold spaces or anything else), and the whole line is for the local shell.
+    argv = ["ssh", "-t", *remote.ssh_options, remote.ssh or "", "tmux", "attach", "-t", shlex.quote(target)]
     return shlex.join(argv)
 
 
