@@ -23,6 +23,7 @@ from notifier.core.text import clean
 from notifier.remote.link import Link, Remote, remote_from_config, ssh_argv
 from notifier.remote.stream import Asked, Ended, Ready, StreamEvent
 from notifier.system.config import Config
+from notifier.system.store import Store
 
 log = logging.getLogger(__name__)
 SSH_TIMEOUT_S = 15.0
@@ -42,7 +43,8 @@ def emit(engine: Any, items: list[Transition]) -> None:
 class Hub:
     """The remotes' links and the push sink of one app."""
 
-    def __init__(self, config: Config) -> None:
+    def __init__(self, config: Config, store: Store | None = None) -> None:
+        """``store``: the app's state store, where pushed questions are remembered."""
         self.config = config
         self.remotes = configured(config)
         self.links: list[Link] = []
@@ -53,7 +55,7 @@ class Hub:
         if config["push.urls"]:
             from notifier.sinks.push import PushSink
 
-            self.push = PushSink(config)
+            self.push = PushSink(config, store)
 
     def sinks(self) -> list[Any]:
         return [self.push] if self.push is not None else []
