@@ -193,7 +193,7 @@ def history_row(t: Transition) -> dict[str, Any]:
     :data:`HISTORY_COLUMNS`; the store adds the times and the outcome)."""
     s, q = session_obj(t.session), question_obj(t.question)
     return {
-        "file": s["file"],
+        "file": t.session.key,  # a remote session's key names its host (see history_entry)
         "call_id": q["tool_call_id"],
         "session_id": s["id"],
         "cwd": s["cwd"],
