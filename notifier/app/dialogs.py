@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from notifier.companion.channel import all_open_dialogs
 from notifier.companion.protocol import Closed, Dialog, Hello
 from notifier.companion.watcher import CompanionWatcher, Disconnected
-from notifier.core.board import add_dialogs
+from notifier.core.dialogs import add_dialogs
 from notifier.core.model import (
     GENERIC_QUESTION,
     Option,

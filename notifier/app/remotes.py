@@ -23,6 +23,7 @@ from notifier.core.text import clean
 from notifier.remote.link import Link, Remote, remote_from_config, ssh_argv
 from notifier.remote.stream import Asked, Ended, Ready, StreamEvent
 from notifier.system.config import Config
+from notifier.system.store import Store
 
 log = logging.getLogger(__name__)
 SSH_TIMEOUT_S = 15.0
@@ -41,7 +42,8 @@ def emit(engine: Any, items: list[Transition]) -> None:
 class Hub:
     """The remotes' links and the push sink of one app."""
 
-    def __init__(self, config: Config) -> None:
+    def __init__(self, config: Config, store: Store | None = None) -> None:
+        """``store``: the app's state store, where pushed questions are remembered."""
         self.config = config
         self.remotes = configured(config)
         self.links: list[Link] = []
@@ -52,7 +54,7 @@ class Hub:
         if config["push.urls"]:
             from notifier.sinks.push import PushSink
 
-            self.push = PushSink(config)
+            self.push = PushSink(config, store)
 
     def sinks(self) -> list[Any]:
         return [self.push] if self.push is not None else []
@@ -160,7 +162,9 @@ def goto_command(remote: Remote, spec: str) -> str:
         reason = clean(done.stderr.decode("utf-8", "replace"), 300) or "it does not run in tmux there"
         raise RemoteRefused(f"{remote.name}: {reason}")
     target = f"{tm['session']}:{tm.get('window')}" if tm.get("window") is not None else tm["session"]
-    argv = ["ssh", "-t", *remote.ssh_options, remote.ssh or "", "tmux", "attach", "-t", target]
+    # Quoted twice: ssh joins its arguments with spaces for the remote shell (a session name may
+    # hold spaces or anything else), and the whole line is for the local shell.
+    argv = ["ssh", "-t", *remote.ssh_options, remote.ssh or "", "tmux", "attach", "-t", shlex.quote(target)]
     return shlex.join(argv)
 
 

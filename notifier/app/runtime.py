@@ -242,7 +242,7 @@ class App:
         sinks.append(self)
         from notifier.app.remotes import Hub
 
-        self.hub = Hub(self.config)
+        self.hub = Hub(self.config, self.store)
         sinks += self.hub.sinks()
         self._ui_thread.start()
         options = engine_options(self.config)

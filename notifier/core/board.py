@@ -7,29 +7,21 @@ wall-clock jumps), remembers at which count it first saw each question, and a pr
 at which count its read began (:meth:`Board.mark` taken before reading). A question is called
 abandoned only by a list read *after* the board saw it; an abandoned question whose pi shows up
 again in a later list is pending again (a fresh, non-initial ``needs_input``).
+
+Remote sessions (:mod:`notifier.core.remote_sessions`) and the companion extension's dialogs
+(:mod:`notifier.core.dialogs`) live on the same board: one snapshot, one set of transitions.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from notifier.core.model import (
-    Outcome,
-    Question,
-    SessionRef,
-    SessionView,
-    Snapshot,
-    State,
-    Transition,
-    TurnChange,
-)
+from notifier.core.dialogs import Dialogs, Source, closed, dialog_view, with_dialogs
+from notifier.core.local_session import LocalSession, norm_folder
+from notifier.core.model import Outcome, Question, SessionRef, SessionView, Snapshot, Transition, TurnChange
 from notifier.core.reducer import Asked, Ended, Event, SessionReducer
-
-# A question counts as asked by a process only if that process was already running when the
-# question was written (a pi started later on the same project did not ask it).
-START_SLACK_S = 2.0
+from notifier.core.remote_sessions import RemoteSessions
 
 
 @dataclass(frozen=True)
@@ -40,53 +32,11 @@ class Proc:
     started: float
 
 
-def _norm(path: str | None) -> str | None:
-    if not path:
-        return None
-    return path.rstrip("/\\") or path
-
-
-@dataclass(frozen=True)
-class _Seen:
-    """When the board first saw a question: its feeding count, its wall time, and whether it was
-    found by the start-up scan (then the file's own time is all we know about when it was asked)."""
-
-    tick: int
-    at: float
-    initial: bool
-
-
-@dataclass
-class _Session:
-    key: str
-    reducer: SessionReducer
-    abandoned: dict[str, Question]
-    alive: bool | None = None
-    seen: dict[str, _Seen] = field(default_factory=dict)
-
-    @property
-    def ref(self) -> SessionRef:
-        r = self.reducer
-        return SessionRef(self.key, r.session_id, r.cwd, r.name)
-
-
-@dataclass
-class _Remote:
-    """A session on another machine, known only from its ``run --json`` stream: its questions
-    and whether the link to its host is down. Liveness is its own host's business."""
-
-    ref: SessionRef
-    pending: dict[str, Question] = field(default_factory=dict)
-    abandoned: dict[str, Question] = field(default_factory=dict)
-    updated_at: float = 0.0
-    offline_since: float | None = None
-
-
 class Board:
     def __init__(self, liveness: bool = True) -> None:
         self.liveness = liveness
-        self._sessions: dict[str, _Session] = {}
-        self._remote: dict[str, _Remote] = {}  # by remote_key(host, file)
+        self._sessions: dict[str, LocalSession] = {}
+        self._remote = RemoteSessions()
         self._starts: dict[str, list[float]] | None = None  # the last process list, by folder
         self._tick = 0  # counts feedings: the order in which questions were seen
         self._read_tick = -1  # the count at which the last process list began to be read
@@ -94,17 +44,16 @@ class Board:
         # Snapshots are built incrementally: only sessions that changed get a new view.
         self._views: dict[str, SessionView] = {}
         self._dirty: set[str] = set()
-        # Extension dialogs (the companion extension): (socket, dialog id) → (session, question).
-        self._dialogs: dict[tuple[str, str], tuple[SessionRef, Question]] = {}
+        self._dialogs = Dialogs()
 
     # ---- feeding ----
 
-    def _session(self, key: str) -> _Session:
+    def _session(self, key: str) -> LocalSession:
         """The session for ``key`` (created if new), marked as changed."""
         self._dirty.add(key)
         session = self._sessions.get(key)
         if session is None:
-            session = _Session(key, SessionReducer(), {})
+            session = LocalSession(key, SessionReducer())
             self._sessions[key] = session
         return session
 
@@ -190,58 +139,37 @@ class Board:
         return self._transitions(session, changes, now, False)
 
     def _transitions(
-        self, session: _Session, changes: Sequence[Asked | Ended], now: float, initial: bool
+        self, session: LocalSession, changes: Sequence[Asked | Ended], now: float, initial: bool
     ) -> list[Transition]:
-        if not session.reducer.has_header:
-            return []
-        out: list[Transition] = []
-        ref = session.ref
-        for change in changes:
-            q = change.question
-            if isinstance(change, Asked):
-                session.seen[q.tool_call_id] = _Seen(self._tick, now, initial)
-                out.append(Transition("needs_input", ref, q, now, initial=initial))
-            else:
-                session.seen.pop(q.tool_call_id, None)
-                if session.abandoned.pop(q.tool_call_id, None) is not None:
-                    continue  # it already ended (abandoned): one terminal transition per question
-                waited = max(0.0, change.at - q.asked_at)
-                out.append(
-                    Transition(
-                        "resolved", ref, q, now, outcome=change.outcome, answer=change.answer, waited_s=waited
-                    )
-                )
-        if self.liveness and self._starts is not None and any(isinstance(c, Asked) for c in changes):
+        out = session.transitions(changes, self._tick, now, initial)
+        if out and self.liveness and any(isinstance(c, Asked) for c in changes):
             out += self._check(session, now)
         return out
 
     # ---- dialogs: pending in pi, not in the file (the companion extension announces them) ----
 
     def add_dialog(
-        self, source: tuple[str, str], ref: SessionRef, question: Question, now: float, initial: bool = False
+        self, source: Source, ref: SessionRef, question: Question, now: float, initial: bool = False
     ) -> list[Transition]:
         """A dialog pi shows, from ``source`` = (socket, dialog id), in the session file ``ref.key``."""
-        if source in self._dialogs:
+        ref = self._ref(ref)
+        if not self._dialogs.open(source, ref, question):
             return []
         self._tick += 1
-        ref = self._ref(ref)
-        self._dialogs[source] = (ref, question)
         self._dirty.add(ref.key)
         return [Transition("needs_input", ref, question, now, initial=initial)]
 
-    def remove_dialog(self, source: tuple[str, str], outcome: Outcome | None, now: float) -> list[Transition]:
+    def remove_dialog(self, source: Source, outcome: Outcome | None, now: float) -> list[Transition]:
         """The dialog closed with ``outcome``, or (``None``) its pi went away: abandoned, not listed."""
-        found = self._dialogs.pop(source, None)
+        found = self._dialogs.close(source)
         if found is None:
             return []
-        ref, q = self._ref(found[0]), found[1]
+        ref = self._ref(found[0])
         self._dirty.add(ref.key)
-        if outcome is None:
-            return [Transition("abandoned", ref, q, now)]
-        return [Transition("resolved", ref, q, now, outcome=outcome, waited_s=max(0.0, now - q.asked_at))]
+        return [closed(ref, found[1], outcome, now)]
 
-    def dialog_sources(self, socket: str | None = None) -> list[tuple[str, str]]:
-        return [src for src in self._dialogs if socket is None or src[0] == socket]
+    def dialog_sources(self, socket: str | None = None) -> list[Source]:
+        return self._dialogs.sources(socket)
 
     def _ref(self, ref: SessionRef) -> SessionRef:
         session = self._sessions.get(ref.key)
@@ -262,7 +190,7 @@ class Board:
         self._read_tick = read_tick
         self._starts = {}
         for p in procs:
-            folder = _norm(p.cwd)
+            folder = norm_folder(p.cwd)
             if folder:
                 self._starts.setdefault(folder, []).append(p.started)
         out: list[Transition] = []
@@ -270,38 +198,15 @@ class Board:
             out += self._check(session, now)
         return out
 
-    def _check(self, session: _Session, now: float) -> list[Transition]:
+    def _check(self, session: LocalSession, now: float) -> list[Transition]:
         """Apply the last process list to one session (``None`` = none read yet: nothing)."""
         if self._starts is None:
             return []
-        cwd = _norm(session.reducer.cwd)
+        cwd = norm_folder(session.reducer.cwd)
         starts = self._starts.get(cwd, []) if cwd else []
-        if session.alive != bool(starts):
-            session.alive = bool(starts)
+        changed, out = session.check(starts, self._tick, self._read_tick, now)
+        if changed:
             self._dirty.add(session.key)
-        out: list[Transition] = []
-        if not session.reducer.has_header:
-            return out
-        for cid, q in session.reducer.pending.items():
-            seen = session.seen.get(cid)
-            if seen is None:  # (asked before the file's header was read) seen now
-                seen = session.seen[cid] = _Seen(self._tick, now, False)
-            if seen.tick > self._read_tick:
-                continue  # the list was read before we saw the question: it cannot judge it
-            # The pi that asked was running when the question was written. A pi started later on
-            # the same project did not ask it. The file's time can be anything; for a question we
-            # saw being written, the moment we saw it bounds when it was asked from above.
-            asked = q.asked_at if seen.initial else max(q.asked_at, seen.at)
-            asker = any(start <= asked + START_SLACK_S for start in starts)
-            if cid in session.abandoned:
-                if asker:  # its pi is seen again (the earlier read missed it): pending again
-                    del session.abandoned[cid]
-                    self._dirty.add(session.key)
-                    out.append(Transition("needs_input", session.ref, q, now))
-            elif not asker:
-                session.abandoned[cid] = q
-                self._dirty.add(session.key)
-                out.append(Transition("abandoned", session.ref, q, now))
         return out
 
     def needs_liveness(self) -> bool:
@@ -316,25 +221,13 @@ class Board:
 
     def clear_abandoned(self, key: str, tool_call_id: str | None = None) -> bool:
         """The user dismissed an abandoned question (or all of a session's): stop listing it."""
-        remote = self._remote.get(key)
-        if remote is not None:
-            ids = [tool_call_id] if tool_call_id else list(remote.abandoned)
-            removed = any([remote.abandoned.pop(cid, None) is not None for cid in ids])
-            self._drop_if_empty(remote)
-            return removed
+        if key in self._remote:
+            return self._remote.clear_abandoned(key, tool_call_id)
         session = self._sessions.get(key)
         if session is None:
             return False
         self._dirty.add(key)
-        ids = [tool_call_id] if tool_call_id else list(session.abandoned)
-        removed = False
-        for cid in ids:
-            if cid in session.abandoned:
-                session.reducer.pending.pop(cid, None)
-                session.abandoned.pop(cid, None)
-                session.seen.pop(cid, None)
-                removed = True
-        return removed
+        return session.clear_abandoned(tool_call_id)
 
     # ---- reading ----
 
@@ -349,37 +242,23 @@ class Board:
         return out
 
     def view(self, key: str) -> SessionView | None:
-        remote = self._remote.get(key)
-        if remote is not None:
-            return self._remote_view(remote)
+        if key in self._remote:
+            return self._remote.view(key)
         session = self._sessions.get(key)
         if session is None or not session.reducer.has_header:
             return None
         return self._view(session)
 
-    def _view(self, session: _Session) -> SessionView:
-        r = session.reducer
-        pending = tuple(q for cid, q in r.pending.items() if cid not in session.abandoned)
-        # Every question abandoned: the pi that asked is gone.
-        state = r.state if pending or not session.abandoned else "stopped"
-        view = SessionView(
-            ref=session.ref,
-            state=state,
-            pending=pending,
-            abandoned=tuple(session.abandoned.values()),
-            alive=session.alive if self.liveness else None,
-            updated_at=r.updated_at,
-            current_tool=r.current_tool,
-        )
-        return with_dialogs(view, [q for ref, q in self._dialogs.values() if ref.key == session.key])
+    def _view(self, session: LocalSession) -> SessionView:
+        return with_dialogs(session.view(self.liveness), [q for _, q in self._dialogs.of(session.key)])
 
     def snapshot(self, now: float) -> Snapshot:
-        for key in self._dirty:
-            remote = self._remote.get(key)
+        for key in self._dirty | self._remote.take_changed():
             session = self._sessions.get(key)
-            dialogs = [(ref, q) for ref, q in self._dialogs.values() if ref.key == key]
+            dialogs = self._dialogs.of(key)
+            remote = self._remote.view(key)
             if remote is not None:
-                self._views[key] = self._remote_view(remote)
+                self._views[key] = remote
             elif session is not None and session.reducer.has_header:
                 self._views[key] = self._view(session)
             elif dialogs:  # a session whose file is not read (yet): its dialogs still show
@@ -395,25 +274,8 @@ class Board:
     # ---- remote sessions (fed from another machine's run --json stream) ----
 
     def remote_asked(self, ref: SessionRef, q: Question, now: float, initial: bool) -> list[Transition]:
-        """A remote question is pending. One already known (host + file + call id, e.g. re-sent
-        as an initial event after a reconnect) raises nothing again; an abandoned one whose pi
-        came back is pending again."""
-        remote = self._remote.get(ref.key)
-        if remote is None:
-            remote = self._remote[ref.key] = _Remote(ref)
-        self._dirty.add(ref.key)
-        if ref != remote.ref and (ref.name or ref.cwd or ref.id):
-            remote.ref = ref
-        remote.updated_at = max(remote.updated_at, q.asked_at)
-        cid = q.tool_call_id
-        if cid in remote.pending:
-            return []
-        back = remote.abandoned.pop(cid, None) is not None
-        if back and initial:  # a re-sync of a question its host already called abandoned
-            remote.abandoned[cid] = q
-            return []
-        remote.pending[cid] = q
-        return [Transition("needs_input", remote.ref, q, now, initial=initial and not back)]
+        """A remote question is pending (see :meth:`RemoteSessions.asked`)."""
+        return self._remote.asked(ref, q, now, initial)
 
     def remote_ended(
         self,
@@ -425,99 +287,15 @@ class Board:
         waited_s: float | None = None,
     ) -> list[Transition]:
         """A remote question was resolved (``outcome`` given) or abandoned (``outcome`` None)."""
-        remote = self._remote.get(ref.key)
-        if remote is None:
-            return []
-        self._dirty.add(ref.key)
-        cid = q.tool_call_id
-        known = remote.pending.pop(cid, None)
-        out: list[Transition] = []
-        if outcome is None:
-            if known is not None:
-                remote.abandoned[cid] = known
-                out.append(Transition("abandoned", remote.ref, known, now))
-        elif known is not None:
-            waited = waited_s if waited_s is not None else max(0.0, now - known.asked_at)
-            out.append(Transition("resolved", remote.ref, known, now, outcome=outcome, answer=answer, waited_s=waited))
-        else:
-            remote.abandoned.pop(cid, None)  # one terminal transition per question
-        self._drop_if_empty(remote)
-        return out
+        return self._remote.ended(ref, q, now, outcome, answer, waited_s)
 
     def remote_offline(self, host: str, now: float) -> None:
         """The link to ``host`` is down: its questions stay listed, as offline."""
-        for key, remote in self._remote.items():
-            if remote.ref.host == host and remote.offline_since is None:
-                remote.offline_since = now
-                self._dirty.add(key)
+        self._remote.offline(host, now)
 
     def remote_synced(self, host: str, still: set[tuple[str, str]], now: float) -> list[Transition]:
-        """``host`` is back and has re-sent what is pending there (``still``: the keys + call ids,
-        as (key, call id)). What it no longer lists ended while the link was down."""
-        out: list[Transition] = []
-        for key, remote in list(self._remote.items()):
-            if remote.ref.host != host:
-                continue
-            self._dirty.add(key)
-            remote.offline_since = None
-            for cid, q in list(remote.pending.items()):
-                if (key, cid) not in still:
-                    del remote.pending[cid]
-                    waited = max(0.0, now - q.asked_at)
-                    out.append(Transition("resolved", remote.ref, q, now, outcome="superseded", waited_s=waited))
-            for cid in [c for c in remote.abandoned if (key, c) not in still]:
-                del remote.abandoned[cid]
-            self._drop_if_empty(remote)
-        return out
+        """``host`` is back and has re-sent what is pending there (see :meth:`RemoteSessions.synced`)."""
+        return self._remote.synced(host, still, now)
 
     def remote_offline_since(self, host: str) -> float | None:
-        return next(
-            (r.offline_since for r in self._remote.values() if r.ref.host == host and r.offline_since),
-            None,
-        )
-
-    def _drop_if_empty(self, remote: _Remote) -> None:
-        self._dirty.add(remote.ref.key)
-        if not remote.pending and not remote.abandoned:
-            del self._remote[remote.ref.key]
-
-    def _remote_view(self, remote: _Remote) -> SessionView:
-        offline = remote.offline_since is not None
-        questions = tuple(remote.pending.values())
-        state: State = "needs_input" if questions else "stopped"
-        return SessionView(
-            ref=remote.ref,
-            state=state,
-            pending=() if offline else questions,
-            abandoned=tuple(remote.abandoned.values()),
-            alive=None,
-            updated_at=remote.updated_at,
-            offline_since=remote.offline_since,
-            offline=questions if offline else (),
-        )
-
-
-def with_dialogs(view: SessionView, dialogs: Sequence[Question]) -> SessionView:
-    """``view`` with extension dialogs added to its pending questions. A question tool's own
-    ``custom`` dialog (same tool call as a pending question) is that question: not added twice."""
-    asked = {q.tool_call_id for q in view.pending}
-    extra = tuple(q for q in dialogs if not (q.dialog == "custom" and q.tool_call_id in asked))
-    if not extra:
-        return view
-    return dataclasses.replace(view, pending=view.pending + extra, state="needs_input")
-
-
-def dialog_view(ref: SessionRef, dialogs: Sequence[Question]) -> SessionView:
-    """A session known only from its dialogs (its file not read)."""
-    at = max(q.asked_at for q in dialogs)
-    return SessionView(ref, "needs_input", tuple(dialogs), (), None, at)
-
-
-def add_dialogs(snapshot: Snapshot, dialogs: Iterable[tuple[SessionRef, Question]]) -> Snapshot:
-    """A snapshot with the dialogs pi shows right now added (for one-shot readers: ``status``)."""
-    by_key: dict[str, tuple[SessionRef, list[Question]]] = {}
-    for ref, q in dialogs:
-        by_key.setdefault(ref.key, (ref, []))[1].append(q)
-    views = [with_dialogs(v, by_key.pop(v.ref.key, (v.ref, []))[1]) for v in snapshot.sessions]
-    views += [dialog_view(ref, qs) for ref, qs in by_key.values()]
-    return dataclasses.replace(snapshot, sessions=tuple(views))
+        return self._remote.offline_since(host)

@@ -2,8 +2,10 @@
 
 A question still pending ``push.after`` minutes after it was seen is pushed once, naming host,
 project and question (the text only with ``notifications.show_text``); one answered, abandoned or
-gone before that is never pushed. With ``push.when = "away"`` a push waits until the desktop is
-idle or locked (logind's IdleHint/LockedHint, else the screensaver; unknown counts as present).
+gone before that is never pushed. Once means once: which questions were pushed is kept in the
+state store, so one still pending after a restart (or pending again) is not pushed a second time.
+With ``push.when = "away"`` a push waits until the desktop is idle or locked (logind's
+IdleHint/LockedHint, else the screensaver; unknown counts as present).
 
 Everything runs off the engine thread: the engine only hands transitions over (a queue put); a
 timer thread decides when, and a sender thread talks to the push services (apprise, with its own
@@ -25,6 +27,7 @@ from notifier.core.model import Snapshot, Transition
 from notifier.core.text import clean, project_name
 from notifier.system.config import Config
 from notifier.system.logonce import LogOnce
+from notifier.system.store import Store
 
 log = logging.getLogger(__name__)
 say_once = LogOnce(log)
@@ -95,6 +98,7 @@ class PushSink:
     def __init__(
         self,
         config: Config,
+        store: Store | None = None,
         send: Callable[[Sequence[str], str, str], bool] = send_apprise,
         away: Callable[[], bool | None] = desktop_away,
         clock: Callable[[], float] = time.monotonic,
@@ -106,10 +110,11 @@ class PushSink:
         self.send = send
         self.away = away
         self.clock = clock
+        self.store = store  # where pushed questions are remembered (None: this run only)
         self._lock = threading.Condition()
         self._due: list[tuple[float, int, tuple[str, str]]] = []  # (when, order, key)
         self._waiting: dict[tuple[str, str], Transition] = {}
-        self._pushed: set[tuple[str, str]] = set()
+        self._pushed: set[tuple[str, str]] = store.pushed() if store is not None else set()
         self._order = 0
         self._outbox: queue.Queue[tuple[str, str] | None] = queue.Queue(MAX_QUEUED)
         self._stopped = False
@@ -150,7 +155,6 @@ class PushSink:
                     heapq.heappush(self._due, (now + self.after_s, self._order, key))
                 else:
                     self._waiting.pop(key, None)
-                    self._pushed.discard(key)
             self._lock.notify_all()
 
     # ---- the timer thread ----
@@ -175,6 +179,8 @@ class PushSink:
                 if self._waiting.pop(key, None) is None:
                     continue
                 self._pushed.add(key)
+            if self.store is not None:
+                self.store.mark_pushed(*key)  # before sending: never twice, even after a crash
             try:
                 self._outbox.put_nowait(message(t, self.show_text))
             except queue.Full:

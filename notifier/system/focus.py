@@ -1,6 +1,8 @@
 """Is the user already looking at a session? Its terminal is the active X11 window and, in tmux,
 its pane is the one that terminal's client shows. Notifications skip such sessions
-(``notifications.skip_when_focused``). Anything unknown counts as not looking."""
+(``notifications.skip_when_focused``). Anything unknown counts as not looking, and so does a
+session on another machine (a remote host's session is never in front of you here, even when a
+local pi runs in a folder of the same path)."""
 
 from __future__ import annotations
 
@@ -49,6 +51,8 @@ def is_focused(location: Location | None) -> bool:
 
 def is_session_focused(view: SessionView) -> bool:
     """The hook for notifications: never raises."""
+    if view.ref.host is not None:
+        return False
     try:
         return is_focused(locate_sessions([view]).get(view.ref.key))
     except Exception as exc:
@@ -59,8 +63,8 @@ def is_session_focused(view: SessionView) -> bool:
 def items_focused(items: Sequence[Any]) -> bool:
     """For notifications (``notifications.skip_when_focused``): True when every question of a
     notice (items with ``ref`` and ``question``) is in a session the user is looking at."""
-    if not items:
-        return False
+    if not items or any(i.ref.host is not None for i in items):
+        return False  # (a remote session: its folder path says nothing about this machine)
     try:
         wanted = [Wanted(i.ref.key, i.ref.cwd, i.question.asked_at, True, i.question.text) for i in items]
         found = locate_sessions(wanted)

@@ -1,6 +1,6 @@
 """Small persistent state in SQLite (WAL) in the per-OS state folder: which questions were
-already notified, snoozes and mutes, and the question history. If the folder or file cannot be
-written, one line is logged and the app carries on with an in-memory store."""
+already notified (and pushed), snoozes and mutes, and the question history. If the folder or file
+cannot be written, one line is logged and the app carries on with an in-memory store."""
 
 from __future__ import annotations
 
@@ -25,6 +25,8 @@ SCHEMA = """
 CREATE TABLE IF NOT EXISTS notified (file TEXT NOT NULL, call_id TEXT NOT NULL, at REAL NOT NULL,
                                      reminders INTEGER NOT NULL DEFAULT 0,
                                      PRIMARY KEY (file, call_id));
+CREATE TABLE IF NOT EXISTS pushed (file TEXT NOT NULL, call_id TEXT NOT NULL, at REAL NOT NULL,
+                                   PRIMARY KEY (file, call_id));
 CREATE TABLE IF NOT EXISTS snoozes (scope TEXT PRIMARY KEY, until REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS mutes (project TEXT PRIMARY KEY, at REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS history (
@@ -106,7 +108,7 @@ class Store:
         if not self.persistent:
             self._db = fresh  # (logged by _open) in memory from now on; copy what we had anyway
         copied = 0
-        for table in ("notified", "snoozes", "mutes", "history"):
+        for table in ("notified", "pushed", "snoozes", "mutes", "history"):
             try:
                 rows = old.execute(f"SELECT * FROM {table}").fetchall()  # noqa: S608
                 if rows:
@@ -186,6 +188,16 @@ class Store:
                 "UPDATE notified SET reminders = MAX(reminders, ?) WHERE file = ? AND call_id = ?",
                 (n, file, call_id),
             )
+
+    # ---- pushed (sinks/push.py): a question is pushed once, also across restarts ----
+    # (The table is created on open when missing: stores from before pushes were kept get it.)
+
+    def pushed(self) -> set[tuple[str, str]]:
+        return {(f, c) for f, c in self._run("SELECT file, call_id FROM pushed")}
+
+    def mark_pushed(self, file: str, call_id: str, now: float | None = None) -> None:
+        at = time.time() if now is None else now
+        self._run("INSERT OR IGNORE INTO pushed (file, call_id, at) VALUES (?, ?, ?)", (file, call_id, at))
 
     # ---- snoozes and mutes ----
 
@@ -267,6 +279,7 @@ class Store:
     def prune(self, older_than: float) -> None:
         self._run("DELETE FROM history WHERE asked_at < ?", (older_than,))
         self._run("DELETE FROM notified WHERE at < ?", (older_than,))
+        self._run("DELETE FROM pushed WHERE at < ?", (older_than,))
         self._run("DELETE FROM snoozes WHERE until < ?", (time.time(),))
 
 

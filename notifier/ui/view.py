@@ -134,10 +134,13 @@ def menu(snapshot: Snapshot, now: float) -> tuple[Entry, ...]:
     return tuple(entries)
 
 
-def resume_command(cwd: str | None, file: str) -> str:
-    """What to type to continue the session in a terminal (quoted: paths are untrusted)."""
+def resume_command(cwd: str | None, file: str, host: str | None = None) -> str:
+    """What to type to continue the session in a terminal (quoted: paths are untrusted). A
+    session on the remote ``host`` is resumed there, through ssh: the remote command is quoted
+    once more, as ssh hands it to the remote shell."""
     cmd = f"pi --session {shlex.quote(file)}"
-    return f"cd {shlex.quote(cwd)} && {cmd}" if cwd else cmd
+    cmd = f"cd {shlex.quote(cwd)} && {cmd}" if cwd else cmd
+    return f"ssh -t {shlex.quote(host)} {shlex.quote(cmd)}" if host else cmd
 
 
 def question_obj(view: SessionView, q: Question, abandoned: bool) -> dict[str, Any]:
@@ -163,7 +166,7 @@ def question_obj(view: SessionView, q: Question, abandoned: bool) -> dict[str, A
             "file": view.ref.file,
             "title": q.title,
             "dialog": q.dialog,  # an extension dialog (select, confirm, input, editor, custom): see details_text
-            "resume": resume_command(view.ref.cwd, view.ref.file),
+            "resume": resume_command(view.ref.cwd, view.ref.file, view.ref.host),
         }
     )
     return obj

@@ -126,6 +126,8 @@ def test_goto_focuses_the_xterm_of_the_tmux_client(
         assert is_focused(_location(sessions))
         # the notification hook (notifications.skip_when_focused) sees the same
         assert items_focused(_items(sessions))
+        # a remote session with the same folder path is never "in front of you" on this machine
+        assert not items_focused([_remote_twin(i) for i in _items(sessions)])
         assert activate_window(other_win)
         assert not items_focused(_items(sessions))
     finally:
@@ -145,6 +147,15 @@ def _location(sessions: Path) -> Location | None:
     views = snapshot.sessions
     assert status_obj(snapshot)["pending"] == 1
     return locate_sessions(views).get(views[0].ref.key)
+
+
+def _remote_twin(item: Item) -> Item:
+    from dataclasses import replace
+
+    from notifier.core.model import remote_key
+
+    ref = replace(item.ref, key=remote_key("devbox", item.ref.key), host="devbox")
+    return Item((ref.key, item.question.tool_call_id), ref, item.question)
 
 
 def _items(sessions: Path) -> list[Item]:

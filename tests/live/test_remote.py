@@ -452,3 +452,25 @@ def test_push_hides_the_text_without_show_text(tmp_path: Path, inbox: Any) -> No
         append(session_file(tmp_path / "local-sessions"), header("/home/dev/webshop"), ask("call_s", "Secret plan?"))
         got = wait_for(lambda: inbox.received, 30, "the push")[0]
         assert "Secret plan?" not in got["message"] and got["title"] == "webshop needs an answer"
+
+
+def test_a_pushed_question_is_not_pushed_again_after_a_restart(tmp_path: Path, inbox: Any) -> None:
+    """Which questions were pushed is in the state store: after a restart, one still pending is
+    seen again (a start-up needs_input) but not pushed a second time."""
+    url = f"json://127.0.0.1:{inbox.server_address[1]}/push"
+    cfg = write_config(tmp_path / "config.toml", [], {"urls": [url], "after": 0})
+    root = tmp_path / "local-sessions"
+    with local_app(tmp_path, cfg) as app:
+        app.wait("ready")
+        append(session_file(root, "s1"), header("/home/dev/webshop"), ask("call_r1", "Pushed before the restart?"))
+        wait_for(lambda: inbox.received, 30, "the first push")
+    with local_app(tmp_path, cfg) as app:
+        (seen,) = app.wait("needs_input")
+        assert seen["initial"] and seen["question"]["tool_call_id"] == "call_r1"  # still pending
+        app.wait("ready")
+        append(session_file(root, "s2"), header("/home/dev/shop"), ask("call_r2", "Asked after the restart?"))
+        # call_r1 was handed to the push sink first: pushed again, it would arrive first
+        wait_for(lambda: len(inbox.received) >= 2, 30, "the push of the new question")
+        messages = [g["message"] for g in inbox.received]
+        assert len(messages) == 2, messages
+        assert "Pushed before the restart?" in messages[0] and "Asked after the restart?" in messages[1]

@@ -10,7 +10,8 @@ import pytest
 from notifier.app.answer import dialog_value
 from notifier.app.dialogs import is_own_dialog, question_of, ref_of
 from notifier.companion.protocol import Dialog, dialog_from
-from notifier.core.board import Board, add_dialogs
+from notifier.core.board import Board
+from notifier.core.dialogs import add_dialogs
 from notifier.core.model import Snapshot
 from notifier.core.reducer import Header, ToolStart
 from notifier.pi.keymaps import UsageError

@@ -175,3 +175,43 @@ def test_push_sink_timing_and_away() -> None:
         assert sent == [("devbox · webshop needs an answer", "Q?")]
     finally:
         sink.stop()
+
+
+def test_push_sink_never_pushes_a_question_twice(tmp_path: Any) -> None:
+    """What was pushed is in the store: a new sink (the app restarted) skips it when it is seen
+    pending again, and records what it pushes itself."""
+    from notifier.sinks.push import PushSink
+    from notifier.system.store import Store
+
+    config = Config()
+    config.values.update({"push.urls": ["json://x"], "push.after": 0.0, "push.when": "always"})
+    store = Store(str(tmp_path / "state.sqlite3"))
+    ref = SessionRef("/s/a.jsonl", "i", "/w/webshop", None)
+    store.mark_pushed(ref.key, "old")
+    sent: list[str] = []
+
+    def send(urls: Any, title: str, body: str) -> bool:
+        sent.append(body)
+        return True
+
+    sink = PushSink(config, store, send=send)
+    sink.start()
+    try:
+        old = Question("old", "question", (QuestionItem("Pushed before?"),), NOW)
+        new = Question("new", "question", (QuestionItem("New?"),), NOW)
+        # in this order: were "old" pushed again, it would be sent before "new"
+        sink.transitions([Transition("needs_input", ref, old, NOW, initial=True)], None)  # type: ignore[arg-type]
+        sink.transitions([Transition("needs_input", ref, new, NOW)], None)  # type: ignore[arg-type]
+        wait_for(lambda: sent, 10, "the push of the new question")
+        assert sent == ["New?"]
+        assert store.pushed() == {(ref.key, "old"), (ref.key, "new")}
+        # resolved, then seen pending again (its pi came back): still not pushed a second time
+        sink.transitions([Transition("abandoned", ref, new, NOW)], None)  # type: ignore[arg-type]
+        sink.transitions([Transition("needs_input", ref, new, NOW)], None)  # type: ignore[arg-type]
+        third = Question("third", "question", (QuestionItem("Third?"),), NOW)
+        sink.transitions([Transition("needs_input", ref, third, NOW)], None)  # type: ignore[arg-type]
+        wait_for(lambda: len(sent) >= 2, 10, "the push of the third question")
+        assert sent == ["New?", "Third?"]
+    finally:
+        sink.stop()
+        store.close()

@@ -89,6 +89,29 @@ def test_reminder_counts_survive_and_old_stores_are_migrated(tmp_path) -> None: 
     assert again.notified() == {("/s/a.jsonl", "c1"), ("/s/b.jsonl", "c2")}  # only what was shown
 
 
+def test_pushed_questions_survive_and_old_stores_get_the_table(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import sqlite3
+
+    path = tmp_path / "state.sqlite3"
+    old = sqlite3.connect(path)  # a store from before pushes were remembered: no "pushed" table
+    old.execute(
+        "CREATE TABLE notified (file TEXT NOT NULL, call_id TEXT NOT NULL, at REAL NOT NULL,"
+        " PRIMARY KEY (file, call_id))"
+    )
+    old.commit()
+    old.close()
+    store = Store(str(path))
+    assert store.persistent and store.pushed() == set()
+    store.mark_pushed("@devbox:/s/a.jsonl", "c1", now=10.0)
+    store.mark_pushed("@devbox:/s/a.jsonl", "c1", now=11.0)  # twice: still one
+    store.mark_pushed("/s/b.jsonl", "c2", now=30.0)
+    store.close()
+    again = Store(str(path))
+    assert again.pushed() == {("@devbox:/s/a.jsonl", "c1"), ("/s/b.jsonl", "c2")}
+    again.prune(20.0)  # kept as long as the history
+    assert again.pushed() == {("/s/b.jsonl", "c2")}
+
+
 def test_a_deleted_state_folder_is_recreated_and_keeps_what_it_knew(tmp_path, caplog) -> None:  # type: ignore[no-untyped-def]
     import logging
     import shutil

@@ -1,0 +1,134 @@
+"""One session file of this machine on the board (pure): its reducer, when the board first saw
+each of its questions, which are abandoned, and the liveness judgement against a process list.
+
+A question counts as asked by a process only if that process was already running when the
+question was written; it is judged only by a list whose read began after the board saw it
+(feeding counts, see :mod:`notifier.core.board`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from notifier.core.model import Question, SessionRef, SessionView, Transition
+from notifier.core.reducer import Asked, Ended, SessionReducer
+
+# A question counts as asked by a process only if that process was already running when the
+# question was written (a pi started later on the same project did not ask it).
+START_SLACK_S = 2.0
+
+
+def norm_folder(path: str | None) -> str | None:
+    """A folder as processes and session headers are matched by (no trailing separator)."""
+    if not path:
+        return None
+    return path.rstrip("/\\") or path
+
+
+@dataclass(frozen=True)
+class Seen:
+    """When the board first saw a question: its feeding count, its wall time, and whether it was
+    found by the start-up scan (then the file's own time is all we know about when it was asked)."""
+
+    tick: int
+    at: float
+    initial: bool
+
+
+@dataclass
+class LocalSession:
+    key: str
+    reducer: SessionReducer
+    abandoned: dict[str, Question] = field(default_factory=dict)
+    alive: bool | None = None
+    seen: dict[str, Seen] = field(default_factory=dict)
+
+    @property
+    def ref(self) -> SessionRef:
+        r = self.reducer
+        return SessionRef(self.key, r.session_id, r.cwd, r.name)
+
+    def transitions(
+        self, changes: Sequence[Asked | Ended], tick: int, now: float, initial: bool
+    ) -> list[Transition]:
+        """The reducer's changes as transitions (none before the header is read), remembering
+        when each question was seen (at feeding count ``tick``)."""
+        if not self.reducer.has_header:
+            return []
+        out: list[Transition] = []
+        ref = self.ref
+        for change in changes:
+            q = change.question
+            if isinstance(change, Asked):
+                self.seen[q.tool_call_id] = Seen(tick, now, initial)
+                out.append(Transition("needs_input", ref, q, now, initial=initial))
+            else:
+                self.seen.pop(q.tool_call_id, None)
+                if self.abandoned.pop(q.tool_call_id, None) is not None:
+                    continue  # it already ended (abandoned): one terminal transition per question
+                waited = max(0.0, change.at - q.asked_at)
+                out.append(
+                    Transition(
+                        "resolved", ref, q, now, outcome=change.outcome, answer=change.answer, waited_s=waited
+                    )
+                )
+        return out
+
+    def check(self, starts: Sequence[float], tick: int, read_tick: int, now: float) -> tuple[bool, list[Transition]]:
+        """Judge the pending questions by a process list read from feeding count ``read_tick``
+        (``starts``: the start times of the pis running in this session's folder; ``tick``: the
+        board's count now). Whether the view changed, and the transitions."""
+        changed = self.alive != bool(starts)
+        self.alive = bool(starts)
+        out: list[Transition] = []
+        if not self.reducer.has_header:
+            return changed, out
+        for cid, q in self.reducer.pending.items():
+            seen = self.seen.get(cid)
+            if seen is None:  # (asked before the file's header was read) seen now
+                seen = self.seen[cid] = Seen(tick, now, False)
+            if seen.tick > read_tick:
+                continue  # the list was read before we saw the question: it cannot judge it
+            # The pi that asked was running when the question was written. A pi started later on
+            # the same project did not ask it. The file's time can be anything; for a question we
+            # saw being written, the moment we saw it bounds when it was asked from above.
+            asked = q.asked_at if seen.initial else max(q.asked_at, seen.at)
+            asker = any(start <= asked + START_SLACK_S for start in starts)
+            if cid in self.abandoned:
+                if asker:  # its pi is seen again (the earlier read missed it): pending again
+                    del self.abandoned[cid]
+                    changed = True
+                    out.append(Transition("needs_input", self.ref, q, now))
+            elif not asker:
+                self.abandoned[cid] = q
+                changed = True
+                out.append(Transition("abandoned", self.ref, q, now))
+        return changed, out
+
+    def clear_abandoned(self, tool_call_id: str | None = None) -> bool:
+        """The user dismissed an abandoned question (or all of them): stop listing it."""
+        ids = [tool_call_id] if tool_call_id else list(self.abandoned)
+        removed = False
+        for cid in ids:
+            if cid in self.abandoned:
+                self.reducer.pending.pop(cid, None)
+                self.abandoned.pop(cid, None)
+                self.seen.pop(cid, None)
+                removed = True
+        return removed
+
+    def view(self, liveness: bool) -> SessionView:
+        r = self.reducer
+        pending = tuple(q for cid, q in r.pending.items() if cid not in self.abandoned)
+        # Every question abandoned: the pi that asked is gone.
+        state = r.state if pending or not self.abandoned else "stopped"
+        return SessionView(
+            ref=self.ref,
+            state=state,
+            pending=pending,
+            abandoned=tuple(self.abandoned.values()),
+            alive=self.alive if liveness else None,
+            updated_at=r.updated_at,
+            current_tool=r.current_tool,
+        )
