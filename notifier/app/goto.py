@@ -67,7 +67,7 @@ def pick(snapshot: Snapshot, spec: str | None) -> tuple[SessionView, Question | 
 
 def resume_hint(view: SessionView) -> str:
     cwd = view.ref.cwd or "."
-    return f"cd {shlex.quote(cwd)} && pi --session {shlex.quote(view.ref.key)}"
+    return f"cd {shlex.quote(cwd)} && pi --session {shlex.quote(view.ref.file)}"
 
 
 def attach_hint(pane: TmuxPane) -> str:
