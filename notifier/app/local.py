@@ -1,5 +1,6 @@
-"""For `pi-notifier show` when no app runs: the window gets an engine of its own, and its
-snoozes and mutes go straight to the store (where the app finds them when it starts)."""
+"""For `pi-notifier show` when no app runs: the window gets an engine of its own (following the
+companion extension's dialogs too, as the app does), and its snoozes and mutes go straight to the
+store (where the app finds them when it starts)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from notifier.app import preferences
+from notifier.app.dialogs import DialogFeed
 from notifier.core.commands import Clear, Command, Mute, Snooze
 from notifier.core.model import Snapshot, Transition
 from notifier.engine.loop import Engine
@@ -36,12 +38,14 @@ class LocalSource:
     def __init__(self, config: Config) -> None:
         self.config = config
         self.engine: Engine | None = None
+        self.dialogs: DialogFeed | None = None  # the companion extension's dialogs, if any
         self._push: Callable[[dict[str, Any]], None] | None = None
 
     def start(self, push: Callable[[dict[str, Any]], None]) -> None:
         self._push = push
         self.engine = Engine(engine_options(self.config), [self])
         self.engine.start()
+        self.dialogs = DialogFeed.attach(self.engine)
 
     def ready(self, info: ReadyInfo, snapshot: Snapshot) -> None:
         self._send(snapshot)
@@ -67,5 +71,8 @@ class LocalSource:
                 store.close()
 
     def close(self) -> None:
+        if self.dialogs is not None:
+            self.dialogs.stop()
+            self.dialogs = None
         if self.engine is not None:
             self.engine.stop()

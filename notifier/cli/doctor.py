@@ -8,6 +8,7 @@ import os
 import sys
 from typing import Any
 
+from notifier import APP_NAME
 from notifier.core.text import clean
 from notifier.system.config import Config
 from notifier.watch.scanner import walk
@@ -47,6 +48,7 @@ def run(config: Config) -> int:
     out.append(_window())
     for extra in _extras(config):
         out.append(extra)
+    out.append(_companion())
     out += _remotes(config)
     out += _health()
     sys.stdout.write("\n".join(out) + "\n")
@@ -102,6 +104,26 @@ def _extras(config: Config) -> list[str]:
     except ImportError:
         pass
     return lines
+
+
+def _companion() -> str:
+    """The optional companion pi extension, as ``pi-extension status`` sees it: installed (and
+    this version's copy), and how many running pi processes have it loaded. Never a FAIL: pi and
+    pi-notifier work without it (dialogs such as permission gates are then not shown)."""
+    from notifier.cli import pi_extension
+
+    st = pi_extension.status()
+    if not st.installed:
+        state = f"not installed (optional; install: {APP_NAME} pi-extension install)"
+    elif st.current:
+        state = f"installed and current ({clean(st.path)})"
+    else:
+        state = f"installed but not this version's copy (update: {APP_NAME} pi-extension install)"
+    loaded = f"loaded by {len(st.loaded)} running pi process(es)"
+    if st.unreachable:
+        loaded += f", {len(st.unreachable)} socket(s) not answering"
+    ok = True if st.installed and st.current else None
+    return _line(ok, "companion extension", f"{state}; {loaded}")
 
 
 def _remotes(config: Config) -> list[str]:

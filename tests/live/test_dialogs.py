@@ -1,4 +1,3 @@
-# ruff: noqa: F811  (the model and listener fixtures are imported from test_companion)
 """Extension dialogs on the board (issue 11), with the real pi 1.6.0 in tmux and the scripted model:
 a permission gate is a pending question of ``kind: "dialog"`` in ``run --json`` and ``status
 --json``, answered exactly by ``pi-notifier answer``; a question tool's own dialog is not shown
@@ -19,19 +18,9 @@ from notifier.companion.protocol import Closed, Dialog
 
 from ..app_process import AppProcess
 from ..conftest import cli, wait_for
-from .test_companion import (  # noqa: F401  (model, listener: fixtures)
-    EXAMPLES16,
-    EXTENSION,
-    GATE_COMMAND,
-    Listener,
-    Pi,
-    listener,
-    model,
-    needs_pi16,
-    pi16,
-)
+from .pi_harness import EXTENSION, GATE_COMMAND, PI16, Listener, needs, pi16
 
-pytestmark = needs_pi16
+pytestmark = needs("1.6.0")
 
 
 def _at(event: dict[str, Any]) -> float:
@@ -75,7 +64,7 @@ def test_gate_is_a_dialog_question_answered_exactly(
     apps: list[AppProcess],
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    pi = pi16(tmp_path, model, EXAMPLES16 / "permission-gate.ts", EXTENSION)
+    pi = pi16(tmp_path, model, PI16.examples / "permission-gate.ts", EXTENSION)
     sessions = pi.agent / "sessions"
     try:
         app = run_app(apps, sessions)
@@ -127,7 +116,7 @@ def test_gate_is_a_dialog_question_answered_exactly(
 def test_dialog_seen_again_after_the_app_restarts_and_gone_with_its_pi(
     tmp_path: Path, model: int, listener: Listener, apps: list[AppProcess]
 ) -> None:
-    pi = pi16(tmp_path, model, EXAMPLES16 / "permission-gate.ts", EXTENSION)
+    pi = pi16(tmp_path, model, PI16.examples / "permission-gate.ts", EXTENSION)
     sessions = pi.agent / "sessions"
     closed = False
     try:
@@ -154,7 +143,7 @@ def test_dialog_seen_again_after_the_app_restarts_and_gone_with_its_pi(
 def test_question_tool_dialog_is_the_question_answered_through_the_channel(
     tmp_path: Path, model: int, listener: Listener, apps: list[AppProcess]
 ) -> None:
-    pi = pi16(tmp_path, model, EXAMPLES16 / "question.ts", EXTENSION)
+    pi = pi16(tmp_path, model, PI16.examples / "question.ts", EXTENSION)
     sessions = pi.agent / "sessions"
     try:
         app = run_app(apps, sessions)
@@ -176,7 +165,7 @@ def test_question_tool_dialog_is_the_question_answered_through_the_channel(
 
 
 def test_pi_without_the_extension_works_as_before(tmp_path: Path, model: int, apps: list[AppProcess]) -> None:
-    pi = pi16(tmp_path, model, EXAMPLES16 / "permission-gate.ts", EXAMPLES16 / "question.ts")
+    pi = pi16(tmp_path, model, PI16.examples / "permission-gate.ts", PI16.examples / "question.ts")
     sessions = pi.agent / "sessions"
     try:
         app = run_app(apps, sessions)
@@ -201,8 +190,8 @@ def test_pi_without_the_extension_works_as_before(tmp_path: Path, model: int, ap
 def test_two_pis_in_one_folder_keep_their_dialogs_apart(
     tmp_path: Path, model: int, listener: Listener, apps: list[AppProcess]
 ) -> None:
-    one = pi16(tmp_path, model, EXAMPLES16 / "permission-gate.ts", EXTENSION)
-    two = pi16(tmp_path, model, EXAMPLES16 / "permission-gate.ts", EXTENSION)
+    one = pi16(tmp_path, model, PI16.examples / "permission-gate.ts", EXTENSION)
+    two = pi16(tmp_path, model, PI16.examples / "permission-gate.ts", EXTENSION)
     sessions = one.agent / "sessions"
     try:
         app = run_app(apps, sessions)

@@ -9,14 +9,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from ..conftest import cli, wait_for
-from .pi_harness import PiSession, Tmux, need, start_model, start_pi, tmux_server_fixture
+from .pi_harness import PiSession, Tmux, need, start_pi
 
 NO_X = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
 
@@ -33,27 +32,6 @@ def pending(pi: PiSession) -> list[dict[str, Any]]:
     return [q for s in status(pi)["sessions"] for q in s["pending"]]
 
 
-@pytest.fixture
-def tmux_server() -> Iterator[Tmux]:
-    yield from tmux_server_fixture()
-
-
-@pytest.fixture
-def question_model() -> Iterator[int]:
-    proc, port = start_model("question")
-    yield port
-    proc.terminate()
-    proc.wait(5)
-
-
-@pytest.fixture
-def questionnaire_model() -> Iterator[int]:
-    proc, port = start_model("questionnaire")
-    yield port
-    proc.terminate()
-    proc.wait(5)
-
-
 def still(pi: PiSession) -> list[str]:
     """The screen without pi 0.73's animated "Working..." line."""
     return [line for line in pi.screen().splitlines() if "Working" not in line]
@@ -68,9 +46,10 @@ def editor_line(pi: PiSession) -> str:
 
 @pytest.mark.parametrize("version", ["0.73.1", "1.6.0"])
 def test_locate_goto_and_answer_question(
-    tmp_path: Path, tmux_server: Tmux, question_model: int, version: str
+    tmp_path: Path, tmux_server: Tmux, model: int, version: str
 ) -> None:
-    pi = start_pi(tmp_path, tmux_server, need(version), question_model, "question.ts")
+    v = need(version)
+    pi = start_pi(tmp_path, v, model, v.example("question.ts"), server=tmux_server)
     d = ["--sessions-dir", str(pi.sessions)]
     pi.ask("Enter to select")
     wait_for(lambda: pending(pi), 20, "the pending question in status")
@@ -128,7 +107,8 @@ def test_locate_goto_and_answer_question(
 
 
 def test_answer_questionnaire_form_pi16(tmp_path: Path, tmux_server: Tmux, questionnaire_model: int) -> None:
-    pi = start_pi(tmp_path, tmux_server, need("1.6.0"), questionnaire_model, "questionnaire.ts")
+    v = need("1.6.0")
+    pi = start_pi(tmp_path, v, questionnaire_model, v.example("questionnaire.ts"), server=tmux_server)
     d = ["--sessions-dir", str(pi.sessions)]
     pi.ask("Enter confirm")
     wait_for(lambda: pending(pi), 20, "the pending form in status")
@@ -140,9 +120,10 @@ def test_answer_questionnaire_form_pi16(tmp_path: Path, tmux_server: Tmux, quest
 
 
 def test_goto_selects_the_pane_for_the_attached_client(
-    tmp_path: Path, tmux_server: Tmux, question_model: int
+    tmp_path: Path, tmux_server: Tmux, model: int
 ) -> None:
-    pi = start_pi(tmp_path, tmux_server, need("0.73.1"), question_model, "question.ts")
+    v = need("0.73.1")
+    pi = start_pi(tmp_path, v, model, v.example("question.ts"), server=tmux_server)
     pi.ask("Enter to select")
     # another window becomes current, and a client (a terminal: here a pane of another tmux
     # server) attaches to the session

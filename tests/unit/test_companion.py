@@ -239,3 +239,33 @@ def test_remove_leaves_a_foreign_file_alone(tmp_path: Path) -> None:
 def test_bad_usage_is_one_line_and_exit_2() -> None:
     out = cli("pi-extension", "upgrade")
     assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1
+
+
+def _doctor_line(env: dict[str, str]) -> str:
+    out = cli("doctor", env=env)
+    (found,) = [x for x in out.stdout.splitlines() if "companion extension:" in x]
+    return found
+
+
+def test_doctor_says_whether_the_extension_is_installed_current_and_loaded(
+    tmp_path: Path, fake: FakeExtension
+) -> None:
+    agent = tmp_path / "agent"
+    env = {**os.environ, "PI_CODING_AGENT_DIR": str(agent)}
+    # optional: not installed is a note (never a FAIL); the running pi (a stand-in socket) counts
+    line = _doctor_line(env)
+    assert line.startswith("[note]") and "not installed" in line and "pi-extension install" in line
+    assert "loaded by 1 running pi process(es)" in line
+    assert cli("pi-extension", "install", env=env).returncode == 0
+    target = agent / "extensions" / "pi-notifier.ts"
+    line = _doctor_line(env)
+    assert line.startswith("[ok  ]") and "installed and current" in line and str(target) in line
+    target.write_text(target.read_text() + "// edited\n")
+    line = _doctor_line(env)
+    assert line.startswith("[note]") and "not this version's copy" in line
+    fake.close()
+    os.unlink(fake.path)  # that pi quit; another one died and left its socket behind
+    dead = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    dead.bind(os.path.join(paths.runtime_dir(), "ext-2-dead.sock"))
+    dead.close()
+    assert _doctor_line(env).endswith("loaded by 0 running pi process(es), 1 socket(s) not answering")
