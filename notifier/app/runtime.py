@@ -23,9 +23,11 @@ from notifier.app.preferences import PreferencesOwner, open_store
 from notifier.app.signals import install_signals
 from notifier.app.window import WindowProcess, has_display
 from notifier.core.commands import (
+    Answer,
     Clear,
     Command,
     Focus,
+    Goto,
     Health,
     Mute,
     Ping,
@@ -52,6 +54,7 @@ if TYPE_CHECKING:
 __all__ = ["App", "InstanceLock", "LocalSource", "install_signals", "open_store"]
 
 log = logging.getLogger(__name__)
+LOCATE_AGAIN_S = 5.0  # the window's "Where" of unchanged questions is looked up again this often
 SHUTDOWN_BUDGET_S = 0.8  # a signal ends the app well inside 2 s, whatever hangs
 
 
@@ -76,7 +79,7 @@ class App:
         self.stop_event = threading.Event()
         self.store = open_store(state_dir)
         self.preferences = PreferencesOwner(self.store, time.time())  # restored from the store
-        self.window = WindowProcess(self.socket)
+        self.window = WindowProcess(self.socket, decorate=self._decorate_window)
         self.engine: Engine | None = None
         self.alerts: AlertSink | None = None
         self.tray: Any = None
@@ -90,6 +93,7 @@ class App:
         self.hub: Any = None  # remote hosts and pushes (app/remotes.py)
         self.dialogs: DialogFeed | None = None  # the companion extension's dialogs (app/dialogs.py)
         self.preferences.listen(self._preferences_changed, current=False)
+        self._locations: tuple[tuple[Any, ...], float, dict[Any, Any]] | None = None  # the window's "Where"
 
     # ---- commands (tray, window, notifications, control channel: any thread) ----
 
@@ -102,6 +106,14 @@ class App:
         elif isinstance(command, Clear):
             if self.engine is not None:
                 clear_abandoned(self.engine, command)
+        elif isinstance(command, (Goto, Answer)):
+            if conn is None:  # the tray, a notification: never on their thread; what fails is said
+                threading.Thread(
+                    target=self._act, args=(command,), name="pi-notifier-act", daemon=True
+                ).start()
+                return {"ok": True}
+            code, said = self._carry_out(command)  # an ipc worker thread: the reply says what happened
+            return {"ok": code == 0, "code": code, "said": said, **({"error": said} if code else {})}
         elif isinstance(command, Show):
             window = self.window.show(command.focus, command.wait)
             return {"ok": True, "window": window, "display": has_display()}
@@ -119,9 +131,55 @@ class App:
             return control.status_reply(self.config, command, self.snapshot())
         return {"ok": True}
 
+    def _carry_out(self, command: Goto | Answer) -> tuple[int, str]:
+        """goto / answer on the app's own snapshot: (the CLI's exit code, one line to show)."""
+        if isinstance(command, Goto):
+            from notifier.app.goto import go
+
+            return go(self.config, self.snapshot(), command.session)
+        from notifier.app.answer import answer_line
+
+        return answer_line(
+            self.config, self.snapshot(), command.session, command.call, list(command.choices), command.text
+        )
+
+    def _act(self, command: Goto | Answer) -> None:
+        """Carry out a goto or answer from the tray or a notification; when it cannot be done, the
+        user is told what to do instead: in the window, opened at the question (its status line),
+        or where there is no window, in a notification."""
+        try:
+            code, said = self._carry_out(command)
+        except Exception as exc:  # never silently nothing
+            code, said = 1, f"failed: {clean(exc, 200)}"
+        log.info("%s: %s", "goto" if isinstance(command, Goto) else "answer", clean(said, 300))
+        if code == 0:
+            return
+        what = "Cannot go to the session" if isinstance(command, Goto) else "Not answered"
+        focus = Focus(command.session, command.call) if command.session and command.call else None
+        shown = self.window.show(focus, said=f"{what}: {said}")
+        if shown in ("no-display", "failed") and self.alerts is not None:
+            self.alerts.tell(what, said)
+
     def handle(self, req: dict[str, Any], conn: ipc.Connection) -> dict[str, Any] | None:
         """One control request (on an ipc worker thread)."""
         return control.handle(self.execute, req, conn)
+
+    def _decorate_window(self, obj: dict[str, Any]) -> dict[str, Any]:
+        """What the window shows beyond the snapshot: where each pi runs, and what is snoozed."""
+        from notifier.app.goto import window_locations
+        from notifier.ui.view import mark_snoozes
+
+        now = time.time()
+        keys = tuple(tuple(q["key"]) for q in obj.get("questions", []))
+        cached = self._locations
+        if cached is not None and cached[0] == keys and now - cached[1] < LOCATE_AGAIN_S:
+            for q in obj.get("questions", []):  # the same questions just now: where they were
+                q["location"] = cached[2].get(tuple(q["key"]))
+        else:  # a process table read (tens of ms): not for every snapshot
+            window_locations(obj)
+            found = {tuple(q["key"]): q.get("location") for q in obj.get("questions", [])}
+            self._locations = (keys, now, found)
+        return mark_snoozes(obj, self.preferences.value, now)
 
     def _preferences_changed(self, preferences: Preferences) -> None:
         self._changed()  # the tray and window show the snooze and the muted projects
@@ -156,7 +214,15 @@ class App:
         def snooze(session: str | None, until: float) -> None:  # 'Snooze 15 min' on a bubble
             self.execute(Snooze(until, session))
 
-        alerts = AlertSink(self.config, self.store, on_show=show, on_snooze=snooze)
+        def goto(session: str, call: str | None) -> None:  # the default action, 'Go to session'
+            self.execute(Goto(session, call))
+
+        def answer(session: str, call: str, choice: str) -> None:  # an option's action
+            self.execute(Answer(session, call, (choice,)))
+
+        alerts = AlertSink(
+            self.config, self.store, on_show=show, on_snooze=snooze, on_goto=goto, on_answer=answer
+        )
         self.preferences.listen(alerts.set_preferences)  # handed the current value before start
         alerts.start()
         return alerts
