@@ -93,7 +93,9 @@ def render(notice: Notice, show_text: bool, markup_ok: bool) -> Message:
             lines.append(f"{proj} — {esc(item.question.text, 80)}" if show_text else proj)
         if len(items) > 5:
             lines.append(f"+{len(items) - 5} more")
-        return Message(markup(title, 120, entities=False), "\n".join(lines), sticky=True)
+        # one session: a click goes to it (as for a single question); several: the window
+        actions = session_actions(None, show_text) if sessions == 1 else Message.actions
+        return Message(markup(title, 120, entities=False), "\n".join(lines), sticky=True, actions=actions)
     item = items[0]
     q = item.question
     if notice.kind in ("idle", "failed"):
