@@ -21,6 +21,7 @@ from notifier.core.text import duration as waited
 
 MENU_TEXT = 48
 MENU_MAX = 12
+MIN_PATH = 32  # a path in the details pane is never shortened below this many characters
 
 
 Action = Callable[[float], Command]  # the command a menu entry gives when clicked at a time
@@ -291,7 +292,7 @@ def details_text(q: dict[str, Any], now: float, width: int = 0) -> str:
             lines.append(f"   • {clean(opt['label'], 120)}{mark}{desc}")
         if not item["options"] and q.get("dialog") in (None, "input"):
             lines.append("   (free text answer)")
-    fit = max(0, width - 9)
+    fit = max(MIN_PATH, width - 9) if width else 0  # never shorter than MIN_PATH
     lines += [
         "",
         f"Folder:  {shorten_middle(clean(q['cwd']) or '?', fit)}",

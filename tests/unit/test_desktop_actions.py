@@ -244,5 +244,7 @@ def test_long_paths_are_shortened_in_the_middle() -> None:
     assert "…" in short and shorten_middle(path, 0) == path and shorten_middle("/a/b", 30) == "/a/b"
     q = window_obj(board().snapshot(300.0))["questions"][0]
     q = dict(q, cwd=path)
-    assert f"Folder:  {short}" in details_text(q, 400.0, width=39)
+    assert f"Folder:  {shorten_middle(path, 40)}" in details_text(q, 400.0, width=49)
+    # a narrow pane (or one not laid out yet) still shows a useful path
+    assert f"Folder:  {shorten_middle(path, 32)}" in details_text(q, 400.0, width=10)
     assert f"Folder:  {path}" in details_text(q, 400.0)
