@@ -144,3 +144,40 @@ def test_the_window_answers_a_real_pi_question(tmp_path: Path, desktop: dict[str
         server.kill()
         model.terminate()
         model.wait(5)
+
+
+def test_the_window_opens_inside_the_work_area_with_nothing_clipped(
+    desktop: dict[str, str],
+    openbox: None,  # noqa: F811
+) -> None:
+    """Under a panel (a trayer reserving the top 40 px): the window is placed below it, and each
+    column is as wide as its widest cell ("ask_user_question", "1 s (abandoned)")."""
+    require("tkinter", "trayer")
+    from notifier.ui.window import COLUMNS, Window, work_area
+
+    from .services import _wrap
+    from .test_tray import FakeSource, snapshot_data
+
+    panel = subprocess.Popen(
+        _wrap(["trayer", "--edge", "top", "--widthtype", "percent", "--width", "100", "--height", "40",
+               "--SetDockType", "true", "--SetPartialStrut", "true"]),
+        env=desktop, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    window = None
+    try:
+        area = wait_for(lambda: (a := work_area()) and a[1] >= 40 and a, 20, "the panel's strut in the work area")
+        window = Window(FakeSource(snapshot_data()))
+        wait_for(lambda: (window.root.update(), window.tree.get_children())[1], 10, "rows")
+        wait_for(lambda: (window.root.update(), window.root.winfo_rooty() > 0)[1], 10, "the window mapped")
+        x, y, w, h = area
+        assert window.root.winfo_rooty() >= y and window.root.winfo_rootx() >= x
+        assert window.root.winfo_rooty() + window.root.winfo_height() <= y + h
+        for n, col in enumerate(COLUMNS):
+            width = int(window.tree.column(col, "width"))
+            for iid in window.tree.get_children():
+                cell = str(window.tree.item(iid, "values")[n])
+                assert window._font.measure(cell) < width, (col, cell, width)
+    finally:
+        if window is not None:
+            window.root.destroy()
+        stop(panel)
