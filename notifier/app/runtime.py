@@ -94,6 +94,9 @@ class App:
         self.dialogs: DialogFeed | None = None  # the companion extension's dialogs (app/dialogs.py)
         self.preferences.listen(self._preferences_changed, current=False)
         self._locations: tuple[tuple[Any, ...], float, dict[Any, Any]] | None = None  # the window's "Where"
+        self._locate_lock = threading.Lock()
+        self._locate_wanted: tuple[tuple[Any, ...], list[dict[str, Any]]] | None = None
+        self._locating = False
 
     # ---- commands (tray, window, notifications, control channel: any thread) ----
 
@@ -165,21 +168,44 @@ class App:
         return control.handle(self.execute, req, conn)
 
     def _decorate_window(self, obj: dict[str, Any]) -> dict[str, Any]:
-        """What the window shows beyond the snapshot: where each pi runs, and what is snoozed."""
-        from notifier.app.goto import window_locations
+        """What the window shows beyond the snapshot: where each pi runs, and what is snoozed.
+        Where they run takes a process table read (tens of ms): it is looked up on a thread of
+        its own when the questions changed (or every LOCATE_AGAIN_S), and the window is pushed
+        again once it is known, so a push never waits for it."""
         from notifier.ui.view import mark_snoozes
 
         now = time.time()
-        keys = tuple(tuple(q["key"]) for q in obj.get("questions", []))
-        cached = self._locations
-        if cached is not None and cached[0] == keys and now - cached[1] < LOCATE_AGAIN_S:
-            for q in obj.get("questions", []):  # the same questions just now: where they were
-                q["location"] = cached[2].get(tuple(q["key"]))
-        else:  # a process table read (tens of ms): not for every snapshot
-            window_locations(obj)
-            found = {tuple(q["key"]): q.get("location") for q in obj.get("questions", [])}
-            self._locations = (keys, now, found)
+        questions = obj.get("questions", [])
+        keys = tuple(tuple(q["key"]) for q in questions)
+        with self._locate_lock:
+            cached = self._locations
+            if cached is None or cached[0] != keys or now - cached[1] >= LOCATE_AGAIN_S:
+                self._locate_wanted = (keys, [dict(q) for q in questions])
+                if not self._locating:
+                    self._locating = True
+                    threading.Thread(target=self._locate, name="pi-notifier-locate", daemon=True).start()
+        found = cached[2] if cached is not None else {}
+        for q in questions:
+            q["location"] = found.get(tuple(q["key"]))
         return mark_snoozes(obj, self.preferences.value, now)
+
+    def _locate(self) -> None:
+        from notifier.app.goto import window_locations
+
+        while True:
+            with self._locate_lock:
+                wanted, self._locate_wanted = self._locate_wanted, None
+                if wanted is None or self.stop_event.is_set():
+                    self._locating = False
+                    return
+            keys, questions = wanted
+            try:
+                window_locations({"questions": questions})
+            except Exception as exc:  # the window shows no "Where" then, nothing worse
+                log.debug("cannot locate the sessions: %s", clean(exc, 200))
+            with self._locate_lock:
+                self._locations = (keys, time.time(), {tuple(q["key"]): q.get("location") for q in questions})
+            self._changed()  # pushed again, now with where each pi runs
 
     def _preferences_changed(self, preferences: Preferences) -> None:
         self._changed()  # the tray and window show the snooze and the muted projects

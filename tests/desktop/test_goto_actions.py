@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import threading
 from pathlib import Path
+from typing import Any
 
 from ..app_process import AppProcess
 from ..conftest import FIXTURES, wait_for
@@ -82,19 +84,42 @@ def test_a_click_on_the_notification_goes_to_the_session(
 
 
 def test_when_it_cannot_go_there_the_window_says_what_to_do(
-    tmp_path: Path, desktop: dict[str, str], dunst: Dunst, monitor: Monitor
+    tmp_path: Path, desktop: dict[str, str], dunst: Dunst, monitor: Monitor, private_dirs: Path
 ) -> None:
-    require("tmux", "tkinter", "xdotool")
+    """Nobody attached to pi's tmux session: a click on the notification brings the window (here:
+    a subscribed stand-in) to the question, its status line saying how to attach. The window's
+    snapshots say where the pi runs (its tmux pane)."""
+    require("tmux")
+    from notifier.system import ipc
+
     server = Tmux()
     try:
-        sessions, _ = fake_pi_in_tmux(tmp_path, server)  # nobody attached to its tmux session
-        with AppProcess("run", "--no-tray", "-v", "--sessions-dir", str(sessions)) as app:
-            wait_for(lambda: monitor.notifies(), 20, "the notification")
+        sessions, pane = fake_pi_in_tmux(tmp_path, server)
+        with AppProcess("run", "-v", "--sessions-dir", str(sessions)) as app:
+            wait_for(lambda: ipc.request({"cmd": "ping"}), 20, "the app's control channel")
+            messages: list[dict[str, Any]] = []
+
+            def feed() -> None:  # what an open window gets
+                for message in ipc.subscribe({"cmd": "subscribe"}):
+                    messages.append(message)
+
+            threading.Thread(target=feed, daemon=True).start()
+            located = wait_for(
+                lambda: [q["location"] for m in messages for q in m.get("window", {}).get("questions", []) if q.get("location")],
+                20,
+                "the location in a window snapshot (looked up off the UI thread)",
+            )[0]
+            assert located["tmux"]["pane"] == pane
+            (n,) = wait_for(lambda: monitor.notifies(), 20, "the notification")
             wait_for(lambda: dunst.displayed() == 1, 10, "the bubble")
-            dunst.ctl("action", "0")
-            line = app.log_has("goto: the tmux session is not attached to a terminal; run: tmux")
-            assert f"-L {server.name}" in line or server.name in line
-            wait_for(lambda: windows_of_class("pi-notifier"), 20, "the window, opened to say so")
+            dunst.ctl("action", "0")  # a click: go to the session
+            said = wait_for(lambda: [m for m in messages if "said" in m], 20, "the window told")[0]
+            assert said["said"].startswith("Cannot go to the session: the tmux session is not attached")
+            assert f"-L {server.name}" in said["said"] or server.name in said["said"]
+            assert "attach -t work:" in said["said"] and "pi --session" not in said["said"]  # a pi holds it
+            (question,) = [q for m in messages for q in m.get("window", {}).get("questions", [])][:1]
+            assert said["focus"] == question["key"]  # opened at that question
+            app.log_has("goto: the tmux session is not attached to a terminal")
             assert app.stop() == 0
     finally:
         server.kill()
