@@ -25,6 +25,7 @@ from notifier.core.text import clean
 from notifier.engine.follow import FollowedFile
 from notifier.engine.options import EngineOptions
 from notifier.pi.keymaps import Dialog, Step, Unsupported, UsageError, check_screen, find_dialog, plan
+from notifier.system.config import Config
 from notifier.system.locate import locate_sessions
 from notifier.system.tmux import TmuxPane, capture, tmux
 
@@ -306,3 +307,43 @@ def _screen(sock: str, dialog_id: str) -> tuple[str, ...] | None:
         if path == sock and d.id == dialog_id:
             return d.screen
     return None
+
+
+# ---- for the window, notification actions and the control channel ----
+
+
+def answer_line(
+    config: Config,
+    snapshot: Snapshot,
+    session: str,
+    call: str,
+    choices: list[str],
+    text: str | None,
+    timeout: float = RESULT_TIMEOUT_S,
+) -> tuple[int, str]:
+    """``pi-notifier answer`` for the desktop: (the CLI's exit code, one line to show). A remote
+    session (``@host:file``) is answered by pi-notifier on that machine, through ssh."""
+    from notifier.app import goto, remotes
+    from notifier.engine.options import engine_options
+
+    remote = remotes.split(config, session)
+    if remote is not None:
+        args = ["--call", call, *(["--text", text] if text is not None else []), *choices]
+        try:
+            code, out, err = remotes.answer_remote(*remote, [*args, "--timeout", f"{timeout:g}"], timeout)
+        except remotes.RemoteRefused as exc:
+            return 1, clean(exc)
+        said = (out if code == 0 else err).strip().splitlines()
+        return code, clean(said[-1] if said else f"exit code {code}", 300)
+    try:
+        done = answer(engine_options(config), snapshot, session, call, choices, text, timeout)
+    except (goto.BadSession, UsageError) as exc:
+        return 2, clean(exc)
+    except (Refused, Unsupported) as exc:
+        return 1, clean(exc)
+    except Exception as exc:  # never into the UI as a traceback
+        log.warning("answer failed: %s", clean(repr(exc), 200))
+        return 1, f"not answered ({clean(exc, 160)}): answer it in the terminal"
+    if done.outcome not in (None, "answered"):
+        return 1, f"pi recorded the question as {done.outcome}: {clean(done.answer or '', 200)}"
+    return 0, f"answered: {clean(done.answer or '(recorded)', 300)}"

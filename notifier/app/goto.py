@@ -210,7 +210,7 @@ def focus(view: SessionView, loc: Location | None) -> str:
 def window_locations(window: dict[str, Any]) -> dict[str, Any]:
     """Fill ``"location"`` into the pending questions of a window object (``view.window_obj``),
     for the details pane's "Where:" line. For the UI to call when it opens or refreshes."""
-    questions = [q for q in window.get("questions", []) if not q.get("abandoned")]
+    questions = [q for q in window.get("questions", []) if not q.get("abandoned") and not q.get("host")]
     wanted = [Wanted(q["file"], q.get("cwd"), q["asked_at"], True, None) for q in questions]
     try:
         found = locate_sessions(wanted, with_windows=False)
@@ -228,11 +228,37 @@ def run_goto(config: Any, session_file: str) -> tuple[bool, str]:
     from notifier.engine.loop import scan_once
     from notifier.engine.options import engine_options
 
+    code, said = go(config, scan_once(engine_options(config)), session_file)
+    return code == 0, said
+
+
+def go(config: Any, snapshot: Snapshot, session: str | None) -> tuple[int, str]:
+    """``goto`` for the tray, the window and notification actions, on a snapshot they already
+    have: (0 focused, 1 not possible, 2 no such session; one line to show — what was done, or
+    what to do instead). A remote session (``@host:file``) opens ``ssh -t … tmux attach`` in a
+    new terminal where one is found, else says the command."""
+    from notifier.app import remotes
+
+    remote = remotes.split(config, session)
+    if remote is not None:
+        try:
+            command = remotes.goto_command(*remote)
+        except remotes.RemoteRefused as exc:
+            return 1, clean(exc)
+        shown = os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
+        if shown and remotes.open_in_terminal(command):
+            return 0, f"opened in a new terminal: {clean(command)}"
+        return 1, f"no terminal to open here; run: {clean(command)}"
     try:
-        t = target(scan_once(engine_options(config)), session_file)
-        return True, focus(t.view, t.location)
-    except (Refused, BadSession) as exc:
-        return False, clean(exc)
+        t = target(snapshot, session)
+        return 0, focus(t.view, t.location)
+    except BadSession as exc:
+        return 2, clean(exc)
+    except Refused as exc:
+        return 1, clean(exc)
+    except Exception as exc:  # a tmux or X11 failure nobody foresaw: said, never raised into the UI
+        log.warning("goto failed: %s", clean(repr(exc), 200))
+        return 1, f"could not go to the session ({clean(exc, 160)}); switch to it yourself"
 
 
 def print_obj(loc: Location | None) -> dict[str, object] | None:

@@ -10,7 +10,7 @@ from typing import Any
 
 from notifier.app import preferences
 from notifier.app.dialogs import DialogFeed
-from notifier.core.commands import Clear, Command, Mute, Snooze
+from notifier.core.commands import Answer, Clear, Command, Goto, Mute, Snooze
 from notifier.core.model import Snapshot, Transition
 from notifier.engine.loop import Engine
 from notifier.engine.options import engine_options
@@ -69,6 +69,23 @@ class LocalSource:
                 preferences.PreferencesOwner(store, time.time()).apply(command, time.time())
             finally:
                 store.close()
+
+    def ask(self, command: Command) -> dict[str, Any] | None:
+        """A Goto or Answer from the window, carried out here as the CLI would (no app runs)."""
+        engine = self.engine
+        if engine is None or not isinstance(command, (Goto, Answer)):
+            return None
+        if isinstance(command, Goto):
+            from notifier.app.goto import go
+
+            code, said = go(self.config, engine.snapshot, command.session)
+        else:
+            from notifier.app.answer import answer_line
+
+            code, said = answer_line(
+                self.config, engine.snapshot, command.session, command.call, list(command.choices), command.text
+            )
+        return {"ok": code == 0, "code": code, "said": said}
 
     def close(self) -> None:
         if self.dialogs is not None:

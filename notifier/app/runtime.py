@@ -23,9 +23,11 @@ from notifier.app.preferences import PreferencesOwner, open_store
 from notifier.app.signals import install_signals
 from notifier.app.window import WindowProcess, has_display
 from notifier.core.commands import (
+    Answer,
     Clear,
     Command,
     Focus,
+    Goto,
     Health,
     Mute,
     Ping,
@@ -54,6 +56,7 @@ if TYPE_CHECKING:
 __all__ = ["App", "InstanceLock", "LocalSource", "install_signals", "open_store"]
 
 log = logging.getLogger(__name__)
+LOCATE_AGAIN_S = 5.0  # the window's "Where" of unchanged questions is looked up again this often
 SHUTDOWN_BUDGET_S = 0.8  # a signal ends the app well inside 2 s, whatever hangs
 
 
@@ -78,7 +81,7 @@ class App:
         self.stop_event = threading.Event()
         self.store = open_store(state_dir)
         self.preferences = PreferencesOwner(self.store, time.time())  # restored from the store
-        self.window = WindowProcess(self.socket)
+        self.window = WindowProcess(self.socket, decorate=self._decorate_window)
         self.engine: Engine | None = None
         self.alerts: AlertSink | None = None
         self.tray: Any = None
@@ -92,6 +95,10 @@ class App:
         self.hub: Any = None  # remote hosts and pushes (app/remotes.py)
         self.dialogs: DialogFeed | None = None  # the companion extension's dialogs (app/dialogs.py)
         self.preferences.listen(self._preferences_changed, current=False)
+        self._locations: tuple[tuple[Any, ...], float, dict[Any, Any]] | None = None  # the window's "Where"
+        self._locate_lock = threading.Lock()
+        self._locate_wanted: tuple[tuple[Any, ...], list[dict[str, Any]]] | None = None
+        self._locating = False
 
     # ---- commands (tray, window, notifications, control channel: any thread) ----
 
@@ -104,6 +111,14 @@ class App:
         elif isinstance(command, Clear):
             if self.engine is not None:
                 clear_abandoned(self.engine, command)
+        elif isinstance(command, (Goto, Answer)):
+            if conn is None:  # the tray, a notification: never on their thread; what fails is said
+                threading.Thread(
+                    target=self._act, args=(command,), name="pi-notifier-act", daemon=True
+                ).start()
+                return {"ok": True}
+            code, said = self._carry_out(command)  # an ipc worker thread: the reply says what happened
+            return {"ok": code == 0, "code": code, "said": said, **({"error": said} if code else {})}
         elif isinstance(command, Show):
             window = self.window.show(command.focus, command.wait)
             return {"ok": True, "window": window, "display": has_display()}
@@ -121,9 +136,78 @@ class App:
             return control.status_reply(self.config, command, self.snapshot())
         return {"ok": True}
 
+    def _carry_out(self, command: Goto | Answer) -> tuple[int, str]:
+        """goto / answer on the app's own snapshot: (the CLI's exit code, one line to show)."""
+        if isinstance(command, Goto):
+            from notifier.app.goto import go
+
+            return go(self.config, self.snapshot(), command.session)
+        from notifier.app.answer import answer_line
+
+        return answer_line(
+            self.config, self.snapshot(), command.session, command.call, list(command.choices), command.text
+        )
+
+    def _act(self, command: Goto | Answer) -> None:
+        """Carry out a goto or answer from the tray or a notification; when it cannot be done, the
+        user is told what to do instead: in the window, opened at the question (its status line),
+        or where there is no window, in a notification."""
+        try:
+            code, said = self._carry_out(command)
+        except Exception as exc:  # never silently nothing
+            code, said = 1, f"failed: {clean(exc, 200)}"
+        log.info("%s: %s", "goto" if isinstance(command, Goto) else "answer", clean(said, 300))
+        if code == 0:
+            return
+        what = "Cannot go to the session" if isinstance(command, Goto) else "Not answered"
+        focus = Focus(command.session, command.call) if command.session and command.call else None
+        shown = self.window.show(focus, said=f"{what}: {said}")
+        if shown in ("no-display", "failed") and self.alerts is not None:
+            self.alerts.tell(what, said)
+
     def handle(self, req: dict[str, Any], conn: ipc.Connection) -> dict[str, Any] | None:
         """One control request (on an ipc worker thread)."""
         return control.handle(self.execute, req, conn)
+
+    def _decorate_window(self, obj: dict[str, Any]) -> dict[str, Any]:
+        """What the window shows beyond the snapshot: where each pi runs, and what is snoozed.
+        Where they run takes a process table read (tens of ms): it is looked up on a thread of
+        its own when the questions changed (or every LOCATE_AGAIN_S), and the window is pushed
+        again once it is known, so a push never waits for it."""
+        from notifier.ui.view import mark_snoozes
+
+        now = time.time()
+        questions = obj.get("questions", [])
+        keys = tuple(tuple(q["key"]) for q in questions)
+        with self._locate_lock:
+            cached = self._locations
+            if cached is None or cached[0] != keys or now - cached[1] >= LOCATE_AGAIN_S:
+                self._locate_wanted = (keys, [dict(q) for q in questions])
+                if not self._locating:
+                    self._locating = True
+                    threading.Thread(target=self._locate, name="pi-notifier-locate", daemon=True).start()
+        found = cached[2] if cached is not None else {}
+        for q in questions:
+            q["location"] = found.get(tuple(q["key"]))
+        return mark_snoozes(obj, self.preferences.value, now)
+
+    def _locate(self) -> None:
+        from notifier.app.goto import window_locations
+
+        while True:
+            with self._locate_lock:
+                wanted, self._locate_wanted = self._locate_wanted, None
+                if wanted is None or self.stop_event.is_set():
+                    self._locating = False
+                    return
+            keys, questions = wanted
+            try:
+                window_locations({"questions": questions})
+            except Exception as exc:  # the window shows no "Where" then, nothing worse
+                log.debug("cannot locate the sessions: %s", clean(exc, 200))
+            with self._locate_lock:
+                self._locations = (keys, time.time(), {tuple(q["key"]): q.get("location") for q in questions})
+            self._changed()  # pushed again, now with where each pi runs
 
     def _preferences_changed(self, preferences: Preferences) -> None:
         self._changed()  # the tray and window show the snooze and the muted projects
@@ -158,7 +242,15 @@ class App:
         def snooze(session: str | None, until: float) -> None:  # 'Snooze 15 min' on a bubble
             self.execute(Snooze(until, session))
 
-        alerts = AlertSink(self.config, self.store, on_show=show, on_snooze=snooze)
+        def goto(session: str, call: str | None) -> None:  # the default action, 'Go to session'
+            self.execute(Goto(session, call))
+
+        def answer(session: str, call: str, choice: str) -> None:  # an option's action
+            self.execute(Answer(session, call, (choice,)))
+
+        alerts = AlertSink(
+            self.config, self.store, on_show=show, on_snooze=snooze, on_goto=goto, on_answer=answer
+        )
         self.preferences.listen(alerts.set_preferences)  # handed the current value before start
         alerts.start()
         return alerts

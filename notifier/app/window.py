@@ -9,6 +9,8 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
+from typing import Any
 
 from notifier.core.commands import Focus
 from notifier.core.model import Snapshot
@@ -31,13 +33,17 @@ def _focus_obj(focus: Focus | None) -> list[str] | None:
 class WindowProcess:
     """Every open window is a subscribed connection; at most one is started by this app."""
 
-    def __init__(self, socket: str) -> None:
+    def __init__(
+        self, socket: str, decorate: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+    ) -> None:
         self.socket = socket  # the channel the window connects back to
+        self.decorate = decorate  # adds to each window object what the snapshot does not hold
         self._subscribers: list[ipc.Connection] = []
         self._sub_lock = threading.Lock()
         self._show_lock = threading.Lock()
         self._process: subprocess.Popen[bytes] | None = None
         self._pending_focus: list[str] | None = None
+        self._pending_said: str | None = None
         self._subscribed = threading.Event()  # a window subscribed since the last one was started
 
     @property
@@ -45,11 +51,12 @@ class WindowProcess:
         with self._sub_lock:
             return list(self._subscribers)
 
-    def show(self, focus: Focus | None = None, wait: float = 0.0) -> str:
-        """Open the window (one at a time), or raise the open one at ``focus``. Says what really
-        happened: "raised", "opened" (a new window subscribed within ``wait`` s), "starting"
-        (not confirmed yet), "no-display" or "failed"."""
+    def show(self, focus: Focus | None = None, wait: float = 0.0, said: str | None = None) -> str:
+        """Open the window (one at a time), or raise the open one at ``focus``; ``said``: a line
+        for its status line. Says what really happened: "raised", "opened" (a new window
+        subscribed within ``wait`` s), "starting" (not confirmed yet), "no-display" or "failed"."""
         with self._show_lock:
+            self._pending_said = said
             result = self._show(_focus_obj(focus))
             process = self._process
         deadline = time.monotonic() + wait
@@ -64,8 +71,12 @@ class WindowProcess:
         with self._sub_lock:
             self._subscribers = [c for c in self._subscribers if not c.closed]
             subs = list(self._subscribers)
-        delivered = [conn.send({"focus": focus}) for conn in subs]
+        message: dict[str, Any] = {"focus": focus}
+        if self._pending_said:
+            message["said"] = self._pending_said
+        delivered = [conn.send(message) for conn in subs]
         if any(delivered):
+            self._pending_said = None
             return "raised"
         if self._process is not None and self._process.poll() is None:
             self._pending_focus = focus  # starting: it gets the focus when it subscribes
@@ -92,10 +103,22 @@ class WindowProcess:
             self._subscribers = [c for c in self._subscribers if not c.closed]
             self._subscribers.append(conn)
         self._subscribed.set()
-        conn.send({"window": window_obj(snapshot)}, kind="window")
-        if self._pending_focus:
-            conn.send({"focus": self._pending_focus})
-            self._pending_focus = None
+        conn.send({"window": self._obj(snapshot)}, kind="window")
+        if self._pending_focus or self._pending_said:
+            message: dict[str, Any] = {"focus": self._pending_focus}
+            if self._pending_said:
+                message["said"] = self._pending_said
+            conn.send(message)
+            self._pending_focus = self._pending_said = None
+
+    def _obj(self, snapshot: Snapshot) -> dict[str, Any]:
+        obj = window_obj(snapshot)
+        if self.decorate is not None:
+            try:
+                obj = self.decorate(obj)
+            except Exception as exc:  # what it adds is a nicety: the list is shown regardless
+                log.debug("window object not decorated: %s", exc)
+        return obj
 
     def push(self, snapshot: Snapshot) -> None:
         """A new snapshot to every open window (from the UI thread)."""
@@ -104,7 +127,7 @@ class WindowProcess:
             return
         # Encoded once; send() only queues (a newer snapshot replaces an unsent one), so a
         # window that stops reading never holds up this thread; the channel drops it.
-        message = ipc.encode({"window": window_obj(snapshot)})
+        message = ipc.encode({"window": self._obj(snapshot)})
         gone = [conn for conn in subs if not conn.send(message, kind="window")]
         if gone:
             with self._sub_lock:

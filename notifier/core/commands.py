@@ -69,6 +69,34 @@ class Clear:
 
 
 @dataclass(frozen=True)
+class Goto:
+    """Bring the user to the terminal (tmux pane) of a session: ``session`` is its board key (a
+    file, or ``@host:file`` for a remote one; None: the longest-waiting question's), ``call`` the
+    question the user clicked (the window opens at it when the terminal cannot be focused)."""
+
+    session: str | None = None
+    call: str | None = None
+
+
+MAX_CHOICES = 16  # a questionnaire's answers, or a multi-select's picks
+# The question tools whose dialogs an Answer can answer by keys (pi/keymaps.py has their maps);
+# an extension's select / confirm / input dialog is answered exactly, whatever its tool.
+ANSWERABLE_TOOLS = frozenset({"question", "questionnaire", "ask_user_question"})
+
+
+@dataclass(frozen=True)
+class Answer:
+    """Answer one waiting question, as ``pi-notifier answer`` does: ``choices`` (option numbers
+    from 1 or labels; one per question of a questionnaire, in order; several picks of a
+    multi-select) or ``text`` (free text), never both."""
+
+    session: str
+    call: str
+    choices: tuple[str, ...] = ()
+    text: str | None = None
+
+
+@dataclass(frozen=True)
 class Status:
     """The app's status, if it watches these folders with these settings."""
 
@@ -92,7 +120,7 @@ class Quit:
     pass
 
 
-Command = Ping | Show | Snooze | Mute | Clear | Status | Subscribe | Health | Quit
+Command = Ping | Show | Snooze | Mute | Clear | Goto | Answer | Status | Subscribe | Health | Quit
 
 _NAMES: dict[type, str] = {
     Ping: "ping",
@@ -100,6 +128,8 @@ _NAMES: dict[type, str] = {
     Snooze: "snooze",
     Mute: "mute",
     Clear: "clear",
+    Goto: "goto",
+    Answer: "answer",
     Status: "status",
     Subscribe: "subscribe",
     Health: "health",
@@ -212,6 +242,20 @@ def parse(obj: Any, now: float, morning: float | None = None) -> Command:
         return Mute(project, on)
     if name == "clear":
         return Clear(_text(obj, "session"), _text(obj, "call"))
+    if name == "goto":
+        return Goto(_text(obj, "session"), _text(obj, "call"))
+    if name == "answer":
+        session, call = _text(obj, "session", required=True), _text(obj, "call", required=True)
+        assert session is not None and call is not None
+        choices = _strings(obj, "choices")
+        if len(choices) > MAX_CHOICES or not all(choices):
+            raise CommandError(f"choices must be at most {MAX_CHOICES} non-empty strings")
+        text = obj.get("text")
+        if text is not None and (not isinstance(text, str) or len(text) > MAX_FIELD):
+            raise CommandError("text must be a string")
+        if (text is None) == (not choices):
+            raise CommandError("give choices or text, not both and not neither")
+        return Answer(session, call, choices, text)
     if name == "status":
         liveness = _text(obj, "liveness")
         return Status(_strings(obj, "roots"), liveness, _strings(obj, "question_tools"))
@@ -237,8 +281,12 @@ def to_obj(command: Command) -> dict[str, Any]:
         obj.update(until=command.until, session=command.session, project=command.project)
     elif isinstance(command, Mute):
         obj.update(project=command.project, on=command.on)
-    elif isinstance(command, Clear):
+    elif isinstance(command, (Clear, Goto)):
         obj.update(session=command.session, call=command.call)
+    elif isinstance(command, Answer):
+        obj.update(
+            session=command.session, call=command.call, choices=list(command.choices), text=command.text
+        )
     elif isinstance(command, Status):
         obj.update(roots=list(command.roots), liveness=command.liveness, question_tools=list(command.question_tools))
     return obj

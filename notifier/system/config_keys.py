@@ -70,6 +70,22 @@ def _choice(*options: str) -> Callable[[Any], Any]:
     return check
 
 
+SOUND_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+
+
+def _sound(value: Any) -> str:
+    what = "'default', 'none', a sound name (letters, digits, - _ ., up to 64) or an absolute path to a sound file"
+    if not isinstance(value, str):
+        raise Invalid(what)
+    if value.startswith(("/", "~")):
+        if len(value) > MAX_PATH or CONTROL_CHARS.search(value):
+            raise Invalid(what)
+        return value
+    if not SOUND_NAME.fullmatch(value):
+        raise Invalid(what)
+    return value
+
+
 def _whole(low: int, high: int) -> Callable[[Any], Any]:
     def check(value: Any) -> int:
         if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
@@ -271,6 +287,14 @@ SCHEMA: tuple[Key, ...] = (
         "no notification for a session whose terminal (and tmux pane) you are looking at; reminders still come",
         _bool,
         "`true`, `false`",
+    ),
+    Key(
+        "notifications.sound",
+        "default",
+        "the sound of a notification that needs an answer: 'default' (the sound theme's "
+        "message-new-instant), 'none', a sound name of the theme, or a sound file (the server plays it)",
+        _sound,
+        '`"default"`, `"none"`, a sound name (letters, digits, `-` `_` `.`, up to 64) or an absolute path',
     ),
     Key(
         "tray.backend",

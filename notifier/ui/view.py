@@ -13,13 +13,15 @@ from datetime import datetime
 from typing import Any
 
 from notifier.core import formats
-from notifier.core.commands import Clear, Command, Focus, Mute, Quit, Show, Snooze
+from notifier.core.commands import Clear, Command, Focus, Goto, Mute, Quit, Show, Snooze
 from notifier.core.model import Question, SessionView, Snapshot
+from notifier.core.preferences import Preferences
 from notifier.core.text import clean, project_name
 from notifier.core.text import duration as waited
 
 MENU_TEXT = 48
 MENU_MAX = 12
+MIN_PATH = 32  # a path in the details pane is never shortened below this many characters
 
 
 Action = Callable[[float], Command]  # the command a menu entry gives when clicked at a time
@@ -102,6 +104,17 @@ def menu(snapshot: Snapshot, now: float) -> tuple[Entry, ...]:
         entries.append(Entry(question_label(view, q, now), _show(view, q)))
     if len(pending) > MENU_MAX:
         entries.append(Entry(f"… {len(pending) - MENU_MAX} more", always(Show())))
+    if pending:  # the terminal (tmux pane) of each waiting pi, one click away
+        entries.append(
+            Entry(
+                "Go to session",
+                None,
+                children=tuple(
+                    Entry(question_label(view, q, now), always(Goto(view.ref.key, q.tool_call_id)))
+                    for view, q in pending[:MENU_MAX]
+                ),
+            )
+        )
     offline = [(v, q) for v in snapshot.sessions for q in v.offline]
     for view, q in offline[:MENU_MAX]:
         entries.append(Entry(question_label(view, q, now), always(Show(Focus(view.ref.key, q.tool_call_id)))))
@@ -167,9 +180,66 @@ def question_obj(view: SessionView, q: Question, abandoned: bool) -> dict[str, A
             "title": q.title,
             "dialog": q.dialog,  # an extension dialog (select, confirm, input, editor, custom): see details_text
             "resume": resume_command(view.ref.cwd, view.ref.file, view.ref.host),
+            "alive": view.alive,  # None: not known (liveness off, remote)
+            "short_id": (view.ref.id or "")[:8] or None,
+            "snoozed_until": None,  # filled in by mark_snoozes (the app knows the preferences)
         }
     )
     return obj
+
+
+def mark_snoozes(window: dict[str, Any], preferences: Preferences, now: float) -> dict[str, Any]:
+    """Mark each question of a window object whose notifications are snoozed: until when, and by
+    what ("session", "project" or "all", the one that ends last), so the window can lift it."""
+    for q in window.get("questions", []):
+        session, project = q["key"][0], q["project"]
+        spans = [
+            (preferences.sessions.get(session, 0.0), "session"),
+            (preferences.projects.get(project, 0.0), "project"),
+            (preferences.snooze_all_until, "all"),
+        ]
+        until, by = max(spans)
+        q["snoozed_until"], q["snoozed_by"] = (until, by) if until > now else (None, None)
+    return window
+
+
+def unsnooze(q: dict[str, Any]) -> Snooze | None:
+    """The command that lifts the snooze a window question is under (None: not snoozed)."""
+    by = q.get("snoozed_by")
+    if not q.get("snoozed_until") or by is None:
+        return None
+    if by == "session":
+        return Snooze(0.0, session=q["key"][0])
+    if by == "project":
+        return Snooze(0.0, project=q["project"])
+    return Snooze(0.0)
+
+
+def live(q: dict[str, Any]) -> bool:
+    """Does a running pi hold this question's session (found, or reported alive)?"""
+    if q.get("abandoned"):
+        return False
+    return bool(q.get("location")) or q.get("alive") is True
+
+
+def shorten_middle(text: str, limit: int) -> str:
+    """A long path shortened in the middle ("/home/me/…/webshop/a.jsonl"), never wrapped mid-word."""
+    if limit < 5 or len(text) <= limit:
+        return text
+    keep = limit - 1
+    head = keep // 2
+    return text[:head] + "…" + text[len(text) - (keep - head) :]
+
+
+def where_text(q: dict[str, Any]) -> str:
+    """Where the pi of a question runs, in a few words: "tmux work:1 %3", "/dev/pts/4", "" (unknown)."""
+    where = q.get("location")
+    if not isinstance(where, dict):
+        return clean(q.get("host"), 40) if q.get("host") else ""
+    tm = where.get("tmux")
+    if isinstance(tm, dict):
+        return f"tmux {clean(tm.get('session'), 40)}:{clean(tm.get('window'), 8)} {clean(tm.get('pane'), 8)}"
+    return clean(where.get("terminal") or where.get("tty") or "", 40) or f"pid {clean(where.get('pid'))}"
 
 
 def window_obj(snapshot: Snapshot) -> dict[str, Any]:
@@ -189,8 +259,9 @@ def is_gate(q: dict[str, Any]) -> bool:
     return q.get("kind") == "dialog" and (q.get("dialog") == "confirm" or q.get("tool") != "dialog")
 
 
-def details_text(q: dict[str, Any], now: float) -> str:
-    """The details pane: full questions, headers, options (recommended marked, multi-select noted)."""
+def details_text(q: dict[str, Any], now: float, width: int = 0) -> str:
+    """The details pane: full questions, headers, options (recommended marked, multi-select noted).
+    ``width``: characters a line has (long paths are shortened in the middle to fit; 0: never)."""
     lines = [q["folder"] + (f" — {q['session_name']}" if q.get("session_name") else "")]
     state = "abandoned: the pi that asked has stopped" if q["abandoned"] else q.get("offline") or "waiting"
     lines.append(f"{q['tool']} · {state} · {waited(now - q['asked_at'])}")
@@ -224,22 +295,22 @@ def details_text(q: dict[str, Any], now: float) -> str:
             lines.append(f"   • {clean(opt['label'], 120)}{mark}{desc}")
         if not item["options"] and q.get("dialog") in (None, "input"):
             lines.append("   (free text answer)")
+    fit = max(MIN_PATH, width - 9) if width else 0  # never shorter than MIN_PATH
     lines += [
         "",
-        f"Folder:  {clean(q['cwd']) or '?'}",
-        f"Session: {clean(q['file'])}",
+        f"Folder:  {shorten_middle(clean(q['cwd']) or '?', fit)}",
+        f"Session: {shorten_middle(clean(q['file']), fit)}",
     ]
     where = q.get("location")
     if isinstance(where, dict):
-        tm = where.get("tmux")
-        spot = (
-            f"tmux {clean(tm.get('session'), 40)}:{clean(tm.get('window'), 8)} {clean(tm.get('pane'), 8)}"
-            if isinstance(tm, dict)
-            else clean(where.get("tty") or "")
+        spot = where_text(q)
+        lines.append(
+            f"Where:   pid {clean(where.get('pid'))}" + (f" · {spot}" if not spot.startswith("pid") else "")
         )
-        lines.append(f"Where:   pid {clean(where.get('pid'))}" + (f" · {spot}" if spot else ""))
-    lines += [
-        "",
-        f"Resume:  {q['resume']}",
-    ]
+    if q.get("snoozed_until"):
+        lines.append(
+            f"Snoozed: for {waited(q['snoozed_until'] - now)} more ({q.get('snoozed_by') or 'session'})"
+        )
+    if not live(q):  # no pi holds the session (as far as is known): how to carry it on
+        lines += ["", f"Resume:  {q['resume']}"]
     return "\n".join(lines)

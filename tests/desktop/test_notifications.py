@@ -37,7 +37,13 @@ def test_notification_arrives_is_harmless_and_is_withdrawn(
         for tag in ("<b>", "<a", "</a>", "<i>", 'href="http'):
             assert tag not in n["body"], n["body"]
         assert "Yes" in n["body"] and "No" in n["body"]
-        assert n["actions"] == ["default", "Show", "snooze", "Snooze 15 min"]
+        # a click goes to the session; its two options are buttons (answered like `pi-notifier answer`)
+        assert n["actions"] == [
+            "default", "Go to session", "goto", "Go to session",
+            "answer:1", "Yes <i>please</i>", "answer:2", "No",
+            "show", "Show", "snooze", "Snooze 15 min",
+        ]  # fmt: skip
+        assert n["hints"].get("sound-name") == ("s", "message-new-instant")  # its own sound
         assert os.path.basename(n["icon"]) == "pi-notifier.png"
         wait_for(lambda: dunst.displayed() == 1, 10, "bubble shown")
         append(f, answer("q1"))

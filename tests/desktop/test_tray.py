@@ -115,8 +115,12 @@ def test_icon_docks_changes_and_a_click_opens_the_window(
 
 
 class FakeSource:
-    def __init__(self, data: dict[str, Any]) -> None:
+    """Feeds the window one window object; records its commands. ``ask`` (goto / answer) goes
+    through the app's real path (``snapshot``: what it runs on) or, without one, is recorded."""
+
+    def __init__(self, data: dict[str, Any], snapshot: Any = None) -> None:
         self.data = data
+        self.snapshot = snapshot
         self.commands: list[Command] = []
 
     def start(self, push: Any) -> None:
@@ -124,6 +128,24 @@ class FakeSource:
 
     def command(self, command: Command) -> None:
         self.commands.append(command)
+
+    def ask(self, command: Command) -> dict[str, Any]:
+        from notifier.app.answer import answer_line
+        from notifier.app.goto import go
+        from notifier.core.commands import Answer, Goto
+        from notifier.system.config import Config
+
+        self.commands.append(command)
+        if self.snapshot is None:
+            return {"ok": True, "said": "recorded"}
+        if isinstance(command, Goto):
+            code, said = go(Config(), self.snapshot, command.session)
+        else:
+            assert isinstance(command, Answer)
+            code, said = answer_line(
+                Config(), self.snapshot, command.session, command.call, list(command.choices), command.text, 5.0
+            )
+        return {"ok": code == 0, "said": said}
 
     def close(self) -> None:
         pass
@@ -196,7 +218,9 @@ def test_window_lists_questions_through_tk(desktop: dict[str, str]) -> None:
             and "• Postgres — server" in text
             and "(several answers allowed)" in text
         )
-        assert "Folder:  /home/dev/shop" in text and "pi --session /s/a.jsonl" in text
+        assert "Folder:  /home/dev/shop" in text
+        # a live pi holds it: no resume command (that is for a session nobody runs)
+        assert "pi --session" not in text and "disabled" in window.copy_button.state()
         assert "disabled" in window.clear_button.state()
         window.copy_resume()
         assert window.root.clipboard_get() == "cd /home/dev/shop && pi --session /s/a.jsonl"
@@ -363,7 +387,8 @@ def test_window_answers_a_gate_with_no_first(desktop: dict[str, str]) -> None:
     ref = ref_of(gate, ["/s"])
     assert ref is not None
     b.add_dialog(("/nowhere.sock", "ab-1"), ref, question_of(gate, time.time()), time.time())
-    window = Window(FakeSource(window_obj(b.snapshot(time.time()))))
+    snap = b.snapshot(time.time())
+    window = Window(FakeSource(window_obj(snap), snap))
     try:
         wait_for(lambda: (window.root.update(), window.tree.get_children())[1], 10, "rows")
         assert "   rm -rf build \\\n   && echo done" in window.details_text()

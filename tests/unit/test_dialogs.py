@@ -144,8 +144,8 @@ def test_answer_values_are_exact_per_kind() -> None:
 
 
 def test_a_gate_is_never_approved_from_a_notification(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Notifications offer "Show" and "Snooze" only, whatever the question: a gate's options are
-    never actions (the window, after the whole command, is where it is answered)."""
+    """A gate's notification offers going to the session, "Show" and "Snooze" only: its options
+    are never actions (the window, after the whole command, is where it is answered)."""
     from notifier.core.planner import Item, Notice
     from notifier.sinks.notify import DBusBackend, render
 
@@ -157,4 +157,6 @@ def test_a_gate_is_never_approved_from_a_notification(monkeypatch: pytest.Monkey
     sent: list[tuple[Any, ...]] = []
     monkeypatch.setattr(backend, "_request", lambda method, sig, body: sent.append(body) or (7,))
     assert backend.show(render(notice, True, False), 0) == 7
-    assert sent[0][5] == ["default", "Show", "snooze", "Snooze 15 min"]
+    actions = sent[0][5]
+    assert actions == ["default", "Go to session", "goto", "Go to session", "show", "Show", "snooze", "Snooze 15 min"]
+    assert not [a for a in actions[::2] if a.startswith("answer:")] and "Yes" not in actions

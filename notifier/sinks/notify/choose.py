@@ -29,6 +29,7 @@ def choose_backend(
     on_closed: Callable[[int, int], None] | None = None,
     on_server: Callable[[str], None] | None = None,
     expire: str | int = "never",
+    sound: str = "default",
 ) -> tuple[Backend, str]:
     """The backend to use and one line saying why. A backend is chosen only where it can really
     deliver: for D-Bus (and plyer/notify-send, which go through the same server on Linux) a server
@@ -51,7 +52,7 @@ def choose_backend(
             if name == "none":
                 return NullBackend(), "notifications are off"
             if name == "dbus":
-                backend = DBusBackend(on_action, on_closed, on_server, expire)
+                backend = DBusBackend(on_action, on_closed, on_server, expire, sound)
                 if backend.connect():
                     return backend, backend.describe()
                 reasons.append(backend.problem)

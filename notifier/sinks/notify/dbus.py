@@ -17,7 +17,7 @@ from notifier import APP_NAME
 from notifier.core.text import clean
 from notifier.resources import app_icon
 from notifier.sinks.notify.backend import BackendError, ServerGone, expire_ms
-from notifier.sinks.notify.render import Message
+from notifier.sinks.notify.render import SOUND_NEEDS_ANSWER, Message
 
 log = logging.getLogger("notifier.sinks.notify")
 
@@ -45,8 +45,10 @@ class DBusBackend:
         on_closed: Callable[[int, int], None] | None = None,
         on_server: Callable[[str], None] | None = None,
         expire: str | int = "never",
+        sound: str = "default",
     ) -> None:
         self.on_action = on_action
+        self.sound = sound
         self.on_closed = on_closed
         self.on_server = on_server
         self.expire = expire
@@ -186,7 +188,7 @@ class DBusBackend:
                 log.exception("a notification signal failed")
 
     def show(self, message: Message, replaces: int) -> int:
-        actions = ["default", "Show", "snooze", "Snooze 15 min"] if "actions" in self.capabilities else []
+        actions = [x for pair in message.actions for x in pair] if "actions" in self.capabilities else []
         timeout = -1  # the server's default for what needs no answer
         hints: dict[str, tuple[str, Any]] = {
             "category": ("s", "im.received"),
@@ -201,6 +203,8 @@ class DBusBackend:
                 hints["resident"] = ("b", True)
                 critical = True
         hints["urgency"] = ("y", 2 if critical else 1)
+        if message.sticky:  # needs an answer: its own sound (notifications.sound)
+            hints.update(sound_hints(self.sound))
         (server_id,) = self._request(
             "Notify",
             "susssasa{sv}i",
@@ -226,6 +230,19 @@ class DBusBackend:
                 except Exception:
                     pass
         self._router = self._conn = None
+
+
+def sound_hints(sound: str) -> dict[str, tuple[str, Any]]:
+    """The freedesktop sound hints for ``notifications.sound``: "default" → the sound theme's
+    "message-new-instant"; "none" → silence (``suppress-sound``); a path → ``sound-file``;
+    anything else → that ``sound-name``. Servers that play no sounds ignore them."""
+    if sound == "none":
+        return {"suppress-sound": ("b", True)}
+    if sound == "default":
+        return {"sound-name": ("s", SOUND_NEEDS_ANSWER)}
+    if sound.startswith(("/", "~")):
+        return {"sound-file": ("s", os.path.expanduser(sound))}
+    return {"sound-name": ("s", sound)}
 
 
 def server_answers(timeout: float = 3.0) -> tuple[bool, str]:

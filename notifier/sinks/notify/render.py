@@ -6,13 +6,21 @@ entities for servers that render markup, look-alike characters for those that do
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
+from notifier.core.commands import ANSWERABLE_TOOLS
+from notifier.core.model import Question, SessionRef
 from notifier.core.planner import Notice
 from notifier.core.text import clean, duration, markup
 
 OPTIONS_SHOWN = 6
 TEXT_LIMIT = 300
+OPTION_ACTIONS = 3  # a question with at most this many options offers each as a button
+ANSWER_PREFIX = "answer:"  # action "answer:2": the question's option 2 (from 1)
+SOUND_NEEDS_ANSWER = "message-new-instant"  # the freedesktop sound theme's name for it
+
+Actions = tuple[tuple[str, str], ...]  # (action id, label), in the order the server shows them
 
 
 @dataclass(frozen=True)
@@ -21,6 +29,48 @@ class Message:
     body: str
     critical: bool = False
     sticky: bool = False  # needs an answer: stays on screen until answered (notifications.expire)
+    # Where the server supports actions: "default" (a click on the bubble) goes to the session.
+    actions: Actions = (("default", "Show"), ("snooze", "Snooze 15 min"))
+
+
+def who(ref: SessionRef) -> str:
+    """Names a session in a title: its project folder and its name, after the remote's
+    ("devbox · webshop · billing refactor"; "webshop" when it has no name)."""
+    folder = ""
+    if ref.cwd:
+        parts = [p for p in re.split(r"[/\\]", ref.cwd) if p]
+        folder = clean(parts[-1], 60) if parts else ""
+    name = clean(ref.name, 80)
+    names = [n for n in (folder, name) if n]
+    if len(names) == 2 and names[0] == names[1]:
+        names = names[:1]
+    text = " · ".join(names) or "pi"
+    return f"{clean(ref.host, 64)} · {text}" if ref.host else text
+
+
+def option_actions(q: Question, show_text: bool) -> Actions:
+    """Each option of a question as a button, where that answer can be given from here: never for
+    an extension dialog (a permission gate is answered in the window, after its whole command was
+    shown), a form of several questions, a multi-select, or with the text hidden (privacy)."""
+    if not show_text or q.kind != "question" or q.tool not in ANSWERABLE_TOOLS or len(q.items) != 1:
+        return ()
+    item = q.items[0]
+    if item.multi or not item.options or len(item.options) > OPTION_ACTIONS:
+        return ()
+    return tuple((f"{ANSWER_PREFIX}{n}", clean(o.label, 40) or str(n)) for n, o in enumerate(item.options, 1))
+
+
+def session_actions(q: Question | None, show_text: bool) -> Actions:
+    """A notification about one session: a click goes to it; buttons: go to it, answer it (each
+    option, where allowed), show the window, snooze."""
+    options = option_actions(q, show_text) if q is not None else ()
+    return (
+        ("default", "Go to session"),
+        ("goto", "Go to session"),
+        *options,
+        ("show", "Show"),
+        ("snooze", "Snooze 15 min"),
+    )
 
 
 def render(notice: Notice, show_text: bool, markup_ok: bool) -> Message:
@@ -31,12 +81,11 @@ def render(notice: Notice, show_text: bool, markup_ok: bool) -> Message:
 
     items = notice.items
     if notice.kind in ("burst", "startup"):
-        projects = sorted({i.project for i in items})
         sessions = len({i.ref.key for i in items})
         title = (
             f"{sessions} pi sessions need answers"
             if sessions > 1
-            else f"{projects[0]}: {len(items)} questions"
+            else f"{who(items[0].ref)}: {len(items)} questions"
         )
         lines = []
         for item in items[:5]:
@@ -44,7 +93,9 @@ def render(notice: Notice, show_text: bool, markup_ok: bool) -> Message:
             lines.append(f"{proj} — {esc(item.question.text, 80)}" if show_text else proj)
         if len(items) > 5:
             lines.append(f"+{len(items) - 5} more")
-        return Message(markup(title, 120, entities=False), "\n".join(lines), sticky=True)
+        # one session: a click goes to it (as for a single question); several: the window
+        actions = session_actions(None, show_text) if sessions == 1 else Message.actions
+        return Message(markup(title, 120, entities=False), "\n".join(lines), sticky=True, actions=actions)
     item = items[0]
     q = item.question
     if notice.kind in ("idle", "failed"):
@@ -54,8 +105,10 @@ def render(notice: Notice, show_text: bool, markup_ok: bool) -> Message:
             if notice.kind == "idle"
             else "The run ended with an error"
         )
-        return Message(markup(f"{item.project} {what}", entities=False), body)
-    title = markup(f"{item.project} needs an answer", entities=False)
+        return Message(
+            markup(f"{who(item.ref)} {what}", entities=False), body, actions=session_actions(None, show_text)
+        )
+    title = markup(f"{who(item.ref)} needs an answer", entities=False)
     lines = []
     if notice.kind == "reminder" or notice.waited_s >= 60:  # reminders, and questions first seen late
         lines.append(f"Waiting for {duration(notice.waited_s)}")
@@ -71,4 +124,6 @@ def render(notice: Notice, show_text: bool, markup_ok: bool) -> Message:
         lines.append("pi is waiting for your answer")
     if q.count > 1:
         lines.append(f"+{q.count - 1} more question{'s' if q.count > 2 else ''}")
-    return Message(title, "\n".join(lines), notice.critical, sticky=True)
+    return Message(
+        title, "\n".join(lines), notice.critical, sticky=True, actions=session_actions(q, show_text)
+    )

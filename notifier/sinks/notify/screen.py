@@ -10,9 +10,10 @@ from collections.abc import Callable
 from typing import Any
 
 from notifier.core.planner import Key, Notice
+from notifier.core.text import markup
 from notifier.sinks.notify.backend import Backend, BackendError, NullBackend, ServerGone
 from notifier.sinks.notify.dbus import DBusBackend, has_bus
-from notifier.sinks.notify.render import render
+from notifier.sinks.notify.render import Message, render
 
 log = logging.getLogger("notifier.sinks.notify")
 
@@ -92,6 +93,15 @@ class Screen:
         backend = self.backend
         if backend is not None and backend.online:
             self.safe(lambda: backend.close(server_id))
+
+    def tell(self, title: str, body: str) -> None:
+        """A passing notification of its own (not a question's: never shown again)."""
+        backend = self.backend
+        if backend is not None and backend.online:
+            message = Message(
+                markup(title, 120, entities=False), markup(body, 600, entities=backend.markup), actions=()
+            )
+            self.safe(lambda: backend.show(message, 0))
 
     def handle_for(self, server_id: int) -> int | None:
         for handle, sid in list(self.handles.items()):

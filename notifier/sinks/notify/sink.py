@@ -16,8 +16,10 @@ from notifier.core.model import Snapshot, Transition, TurnChange
 from notifier.core.planner import Notice, Planner, Withdraw
 from notifier.core.preferences import Preferences
 from notifier.core.quiet import in_quiet_hours, parse_quiet_hours
+from notifier.core.text import clean
 from notifier.sinks.notify.backend import Backend
 from notifier.sinks.notify.choose import choose_backend
+from notifier.sinks.notify.render import ANSWER_PREFIX, option_actions
 from notifier.sinks.notify.screen import Screen
 from notifier.system.config import Config
 
@@ -42,7 +44,13 @@ class AlertSink:
         on_snooze: Callable[[str | None, float], None] | None = None,
         backend: Backend | None = None,
         clock: Callable[[], float] = time.time,
+        on_goto: Callable[[str, str | None], None] | None = None,
+        on_answer: Callable[[str, str, str], None] | None = None,
     ) -> None:
+        """``on_goto(session, call)``: the default action and "Go to session"; ``on_answer(session,
+        call, option number)``: an option's button. Without ``on_goto`` a click shows the window."""
+        self.on_goto = on_goto
+        self.on_answer = on_answer
         self.config = config
         self.store = store
         self.on_show = on_show
@@ -72,6 +80,7 @@ class AlertSink:
             self._closed_by_server,
             self._server_event,
             self.config["notifications.expire"],
+            self.config["notifications.sound"],
         )
 
     def start(self) -> None:
@@ -98,6 +107,11 @@ class AlertSink:
     # Control (any thread): the user's snoozes and mutes, from their owner (the app).
     def set_preferences(self, preferences: Preferences) -> None:
         self._inbox.put(("preferences", preferences))
+
+    def tell(self, title: str, body: str) -> None:
+        """One passing notification (what a click on a notification could not do, and what to do
+        instead), from any thread."""
+        self._inbox.put(("tell", (title, body)))
 
     # ---- worker ----
 
@@ -140,6 +154,8 @@ class AlertSink:
             actions += self._on_action(*arg)
         elif kind == "server":
             self._screen.on_server(arg, now)
+        elif kind == "tell":
+            self._screen.tell(*arg)
         quiet = in_quiet_hours(self.quiet_window, now)
         if quiet:  # quiet hours: turn notices are dropped (questions wait for their reminders)
             actions = [a for a in actions if not (isinstance(a, Notice) and a.kind in ("idle", "failed"))]
@@ -185,8 +201,24 @@ class AlertSink:
             log.info("snoozed %d session(s) for 15 min", len(sessions))
             self._screen.dismiss(handle, server_id)
             return []
+        first = keys[0] if keys else (None, None)
+        one_session = len(sessions) == 1 and first[0] is not None
+        if action.startswith(ANSWER_PREFIX):
+            notice = self._screen.notices.get(handle)
+            question = notice.items[0].question if notice is not None and len(notice.items) == 1 else None
+            choice = action[len(ANSWER_PREFIX) :]
+            # only what this very notification offered: never a dialog's (a gate's) options
+            if question is None or action not in {a for a, _ in option_actions(question, self.show_text)}:
+                log.warning("ignored the notification action %r: not one it offered", clean(action, 40))
+                return []
+            if self.on_answer is not None and first[0] is not None and first[1] is not None:
+                self.on_answer(first[0], first[1], choice)
+            return []
+        if action in ("default", "goto") and one_session and self.on_goto is not None:
+            assert first[0] is not None
+            self.on_goto(first[0], first[1])
+            return []
         if self.on_show is not None:
-            first = keys[0] if keys else (None, None)
             self.on_show(first[0], first[1])
         return []
 

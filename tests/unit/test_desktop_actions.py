@@ -1,0 +1,250 @@
+"""Going to a session and answering from the desktop, without a desktop: the Goto / Answer
+commands, the notification's actions, title and sound, the tray menu and the window's model."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import pytest
+
+from notifier.core.board import Board, Proc
+from notifier.core.commands import Answer, CommandError, Goto, Snooze, parse, to_obj
+from notifier.core.model import Option, Question, QuestionItem, SessionRef
+from notifier.core.planner import Item, Notice
+from notifier.core.preferences import Preferences
+from notifier.core.reducer import Header, ToolStart
+from notifier.pi.questions import extract
+from notifier.sinks.notify import AlertSink, render
+from notifier.sinks.notify.dbus import sound_hints
+from notifier.sinks.notify.render import option_actions, who
+from notifier.system.config import Config
+from notifier.ui.view import (
+    details_text,
+    live,
+    mark_snoozes,
+    menu,
+    shorten_middle,
+    unsnooze,
+    where_text,
+    window_obj,
+)
+
+NOW = 1_000_000.0
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        Goto(),
+        Goto("/s/a.jsonl", "call_1"),
+        Goto("@devbox:/s/a.jsonl"),
+        Answer("/s/a.jsonl", "call_1", ("2",)),
+        Answer("/s/a.jsonl", "call_1", ("1", "3")),
+        Answer("/s/a.jsonl", "call_1", (), "free text"),
+    ],
+)
+def test_goto_and_answer_round_trip(command: object) -> None:
+    assert parse(to_obj(command), NOW) == command  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    "obj",
+    [
+        {"cmd": "goto", "session": 3},
+        {"cmd": "goto", "session": "x" * 10_000},
+        {"cmd": "answer", "call": "c", "choices": ["1"]},  # no session
+        {"cmd": "answer", "session": "/s", "choices": ["1"]},  # no call
+        {"cmd": "answer", "session": "/s", "call": "c"},  # neither choices nor text
+        {"cmd": "answer", "session": "/s", "call": "c", "choices": ["1"], "text": "x"},  # both
+        {"cmd": "answer", "session": "/s", "call": "c", "choices": "1"},
+        {"cmd": "answer", "session": "/s", "call": "c", "choices": [""]},
+        {"cmd": "answer", "session": "/s", "call": "c", "choices": [str(i) for i in range(40)]},
+        {"cmd": "answer", "session": "/s", "call": "c", "text": 5},
+        {"cmd": "answer", "session": "/s", "call": "c", "text": "x" * 10_000},
+    ],
+)
+def test_bad_goto_and_answer_are_refused(obj: Any) -> None:
+    with pytest.raises(CommandError):
+        parse(obj, NOW)
+
+
+def question(
+    options: tuple[str, ...] = ("Yes", "No"),
+    tool: str = "question",
+    multi: bool = False,
+    items: int = 1,
+    kind: str = "question",
+) -> Question:
+    item = QuestionItem("Ship it?", options=tuple(Option(o) for o in options), multi=multi)
+    return Question(
+        "c1", tool, (item,) * items, 1.0, kind=kind, dialog="select" if kind == "dialog" else None
+    )  # type: ignore[arg-type]
+
+
+def notice(q: Question, ref: SessionRef | None = None) -> Notice:
+    ref = ref or SessionRef("/s/a.jsonl", "id", "/home/me/webshop", "billing refactor")
+    return Notice(1, "question", (Item((ref.key, q.tool_call_id), ref, q),))
+
+
+def test_title_names_folder_and_session_and_remote() -> None:
+    assert render(notice(question()), True, False).title == "webshop · billing refactor needs an answer"
+    plain = SessionRef("/s/a.jsonl", "id", "/home/me/webshop", None)
+    assert render(notice(question(), plain), True, False).title == "webshop needs an answer"
+    remote = SessionRef("@devbox:/s/a.jsonl", "id", "/srv/webshop", "billing refactor", host="devbox")
+    assert who(remote) == "devbox · webshop · billing refactor"
+    assert who(SessionRef("/s/a.jsonl", None, None, None)) == "pi"
+    assert who(SessionRef("/s/a.jsonl", None, "/x/same", "same")) == "same"
+
+
+def test_option_actions_only_where_an_answer_can_be_given() -> None:
+    actions = render(notice(question()), True, False).actions
+    assert actions[:2] == (("default", "Go to session"), ("goto", "Go to session"))
+    assert ("answer:1", "Yes") in actions and ("answer:2", "No") in actions
+    assert actions[-2:] == (("show", "Show"), ("snooze", "Snooze 15 min"))
+    for q, show_text in (
+        (question(kind="dialog"), True),  # an extension dialog, a permission gate: never
+        (question(("a", "b", "c", "d")), True),  # more than 3 options
+        (question(multi=True), True),
+        (question(items=2), True),  # a form
+        (question(tool="my_ask"), True),  # no key map
+        (question(), False),  # text hidden: its options too
+        (question(()), True),
+    ):
+        assert option_actions(q, show_text) == ()
+        assert not [a for a, _ in render(notice(q), show_text, False).actions if a.startswith("answer:")]
+
+
+def test_sound_hints() -> None:
+    assert sound_hints("default") == {"sound-name": ("s", "message-new-instant")}
+    assert sound_hints("none") == {"suppress-sound": ("b", True)}
+    assert sound_hints("bell") == {"sound-name": ("s", "bell")}
+    assert sound_hints("/usr/share/sounds/x.oga") == {"sound-file": ("s", "/usr/share/sounds/x.oga")}
+
+
+@pytest.mark.parametrize("value", ["", "a b", "../x", 5, "x" * 65, "/a\nb"])
+def test_sound_key_range(value: Any) -> None:
+    from notifier.system.config_keys import Invalid, _sound
+
+    with pytest.raises(Invalid):
+        _sound(value)
+
+
+class FakeScreen:
+    def __init__(self, n: Notice) -> None:
+        self.notices = {1: n}
+        self.keys = {1: [i.key for i in n.items]}
+
+    def handle_for(self, server_id: int) -> int | None:
+        return 1 if server_id == 7 else None
+
+
+def sink_for(n: Notice, show_text: bool = True) -> tuple[AlertSink, list[tuple[str, Any]]]:
+    calls: list[tuple[str, Any]] = []
+    config = Config()
+    config.values["notifications.show_text"] = show_text
+    sink = AlertSink(
+        config,
+        on_show=lambda f, c: calls.append(("show", (f, c))),
+        on_snooze=lambda s, u: calls.append(("snooze", s)),
+        on_goto=lambda s, c: calls.append(("goto", (s, c))),
+        on_answer=lambda s, c, n: calls.append(("answer", (s, c, n))),
+    )
+    sink._screen = FakeScreen(n)  # type: ignore[assignment]
+    return sink, calls
+
+
+def test_notification_actions_route_to_goto_answer_and_show() -> None:
+    sink, calls = sink_for(notice(question()))
+    for action in ("default", "goto", "answer:2", "show"):
+        sink._on_action(7, action)
+    assert calls == [
+        ("goto", ("/s/a.jsonl", "c1")),
+        ("goto", ("/s/a.jsonl", "c1")),
+        ("answer", ("/s/a.jsonl", "c1", "2")),
+        ("show", ("/s/a.jsonl", "c1")),
+    ]
+    sink._on_action(8, "default")  # another application's notification
+    assert len(calls) == 4
+
+
+@pytest.mark.parametrize("q", [question(kind="dialog"), question(("a", "b", "c", "d"))])
+def test_an_answer_action_not_offered_is_never_carried_out(q: Question) -> None:
+    """A forged "answer:1" on a gate's notification (or one that offered no options) does nothing."""
+    sink, calls = sink_for(notice(q))
+    sink._on_action(7, "answer:1")
+    sink._on_action(7, "answer:9")
+    assert calls == []
+    sink, calls = sink_for(notice(question()), show_text=False)
+    sink._on_action(7, "answer:1")
+    assert calls == []
+
+
+def board() -> Board:
+    b = Board(liveness=True)
+    args = {"question": "Which?", "options": [{"label": "A"}, {"label": "B"}]}
+    for key, cwd, at in (("/s/a.jsonl", "/home/u/shop", 100.0), ("/s/b.jsonl", "/home/u/api", 200.0)):
+        b.apply(
+            key,
+            [Header("id-" + key, cwd), ToolStart(at, "c", "question", extract("question", args, "c", at))],
+            at,
+        )
+    b.set_processes([Proc("/home/u/shop", 50.0)], 300.0)  # a's pi runs; b's has stopped
+    return b
+
+
+def test_menu_has_a_go_to_session_entry_per_waiting_question() -> None:
+    entries = menu(board().snapshot(0), 500.0)
+    goto = next(e for e in entries if e.label == "Go to session")
+    assert [c.action(600.0) for c in goto.children if c.action] == [Goto("/s/a.jsonl", "c")]
+    empty = menu(Board().snapshot(0), 500.0)
+    assert not [e for e in empty if e.label == "Go to session"]
+
+
+def test_resume_only_when_no_live_pi_holds_the_session() -> None:
+    data = window_obj(board().snapshot(300.0))
+    by_file = {q["file"]: q for q in data["questions"]}
+    running, stopped = by_file["/s/a.jsonl"], by_file["/s/b.jsonl"]
+    assert live(running) and "Resume:" not in details_text(running, 400.0)
+    assert not live(stopped) and "Resume:  cd /home/u/api && pi --session /s/b.jsonl" in details_text(
+        stopped, 400.0
+    )
+    unknown = dict(running, alive=None)
+    assert not live(unknown) and "Resume:" in details_text(unknown, 400.0)
+    located = dict(
+        unknown, location={"pid": 7, "tty": "/dev/pts/1", "tmux": {"session": "w", "window": 1, "pane": "%2"}}
+    )
+    assert live(located) and where_text(located) == "tmux w:1 %2"
+    assert "Where:   pid 7 · tmux w:1 %2" in details_text(located, 400.0)
+    assert where_text(dict(unknown, location={"pid": 7, "tty": "/dev/pts/1", "tmux": None})) == "/dev/pts/1"
+
+
+def test_snoozed_questions_are_marked_and_can_be_unsnoozed() -> None:
+    data = window_obj(board().snapshot(300.0))
+    prefs = Preferences(sessions={"/s/a.jsonl": 900.0}, projects={"api": 5000.0})
+    marked = mark_snoozes(data, prefs, 400.0)["questions"]
+    by_file = {q["file"]: q for q in marked}
+    assert by_file["/s/a.jsonl"]["snoozed_until"] == 900.0 and unsnooze(by_file["/s/a.jsonl"]) == Snooze(
+        0.0, "/s/a.jsonl"
+    )
+    assert unsnooze(by_file["/s/b.jsonl"]) == Snooze(0.0, project="api")
+    assert "Snoozed: for 8 min more (session)" in details_text(by_file["/s/a.jsonl"], 420.0)
+    everything = mark_snoozes(
+        window_obj(board().snapshot(300.0)), dataclasses.replace(Preferences(), snooze_all_until=800.0), 400.0
+    )
+    assert {unsnooze(q) for q in everything["questions"]} == {Snooze(0.0)}
+    over = mark_snoozes(window_obj(board().snapshot(300.0)), prefs, 6000.0)
+    assert all(q["snoozed_until"] is None and unsnooze(q) is None for q in over["questions"])
+
+
+def test_long_paths_are_shortened_in_the_middle() -> None:
+    path = "/home/developer/projects/clients/acme/monorepo/services/billing-webshop"
+    short = shorten_middle(path, 30)
+    assert len(short) == 30 and short.startswith("/home/develope") and short.endswith("billing-webshop")
+    assert "…" in short and shorten_middle(path, 0) == path and shorten_middle("/a/b", 30) == "/a/b"
+    q = window_obj(board().snapshot(300.0))["questions"][0]
+    q = dict(q, cwd=path)
+    assert f"Folder:  {shorten_middle(path, 40)}" in details_text(q, 400.0, width=49)
+    # a narrow pane (or one not laid out yet) still shows a useful path
+    assert f"Folder:  {shorten_middle(path, 32)}" in details_text(q, 400.0, width=10)
+    assert f"Folder:  {path}" in details_text(q, 400.0)
