@@ -13,7 +13,7 @@ from typing import Any
 
 from ..app_process import AppProcess
 from ..conftest import FIXTURES, wait_for
-from ..live.pi_harness import Tmux, need, start_model, start_pi
+from ..live.pi_harness import Tmux, need, scripted_model, start_pi
 from .conftest import require
 from .services import Dunst, Monitor, stop
 from .test_goto_focus import active, openbox, window_of, xterm  # noqa: F401  (openbox: a fixture)
@@ -133,42 +133,41 @@ def test_the_window_answers_a_real_pi_question(tmp_path: Path, desktop: dict[str
     from notifier.system.config import Config
     from notifier.ui.window import Window
 
-    model, port = start_model("question")
+    version = need("1.6.0")
     server = Tmux()
     window = None
-    try:
-        pi = start_pi(tmp_path, server, need("1.6.0"), port, "question.ts")
-        pi.ask("Enter to select")
-        config = Config()
-        config.values["sessions_dirs"] = [str(pi.sessions)]
-        window = Window(LocalSource(config))
+    with scripted_model("question") as port:
+        try:
+            pi = start_pi(tmp_path, version, port, version.example("question.ts"), server=server)
+            pi.ask("Enter to select")
+            config = Config()
+            config.values["sessions_dirs"] = [str(pi.sessions)]
+            window = Window(LocalSource(config))
 
-        def buttons() -> dict[str, object]:
-            window.root.update()
-            widgets = list(window.answer_bar.winfo_children())
-            widgets += [c for w in widgets for c in w.winfo_children()]  # the text field's row
-            found = {str(w.cget("text")): w for w in widgets if w.winfo_class() == "TButton"}
-            return found if "SQLite" in found else {}
+            def buttons() -> dict[str, object]:
+                window.root.update()
+                widgets = list(window.answer_bar.winfo_children())
+                widgets += [c for w in widgets for c in w.winfo_children()]  # the text field's row
+                found = {str(w.cget("text")): w for w in widgets if w.winfo_class() == "TButton"}
+                return found if "SQLite" in found else {}
 
-        found = wait_for(buttons, 30, "the option buttons")
-        assert "Send" in found  # and a text field for a free answer
-        found["SQLite"].invoke()  # type: ignore[attr-defined]
+            found = wait_for(buttons, 30, "the option buttons")
+            assert "Send" in found  # and a text field for a free answer
+            found["SQLite"].invoke()  # type: ignore[attr-defined]
 
-        def said() -> str:
-            window.root.update()
-            text = str(window.status.cget("text"))
-            return text if text not in ("", "Answering…") else ""
+            def said() -> str:
+                window.root.update()
+                text = str(window.status.cget("text"))
+                return text if text not in ("", "Answering…") else ""
 
-        assert wait_for(said, 40, "the answer's outcome") == "Answered: User selected: 2. SQLite"
-        file = next(pi.sessions.rglob("*.jsonl"))
-        assert "User selected: 2. SQLite" in file.read_text()
-        wait_for(lambda: (window.root.update(), not window.tree.get_children())[1], 20, "the question gone")
-    finally:
-        if window is not None:
-            window.close()
-        server.kill()
-        model.terminate()
-        model.wait(5)
+            assert wait_for(said, 40, "the answer's outcome") == "Answered: User selected: 2. SQLite"
+            file = next(pi.sessions.rglob("*.jsonl"))
+            assert "User selected: 2. SQLite" in file.read_text()
+            wait_for(lambda: (window.root.update(), not window.tree.get_children())[1], 20, "the question gone")
+        finally:
+            if window is not None:
+                window.close()
+            server.kill()
 
 
 def dock_panel(height: int) -> Any:
