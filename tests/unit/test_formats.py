@@ -144,7 +144,7 @@ def test_status_builds_each_session_as_the_one_session_object() -> None:
     ]
     out = formats.status_obj(Snapshot(sessions=tuple(views)))
     assert [s["file"] for s in out["sessions"]] == ["/s/a\udcff.jsonl", "/s/b.jsonl", "/s/c.jsonl"]
-    for view, obj in zip(views, out["sessions"]):
+    for view, obj in zip(views, out["sessions"], strict=True):
         assert list(obj)[:5] == SESSION_KEYS
         assert {k: obj[k] for k in SESSION_KEYS} == formats.session_obj(view.ref)
         assert obj["pending"] == [formats.question_obj(q) for q in view.pending]
