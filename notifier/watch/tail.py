@@ -35,7 +35,7 @@ _OPEN_FLAGS = (
 
 
 def digest(data: bytes) -> bytes:
-    return hashlib.blake2b(data, digest_size=16).digest()
+    return hashlib.sha256(data).digest()[:16]  # (OpenSSL: about twice as fast as blake2b here)
 
 
 _EMPTY = digest(b"")
