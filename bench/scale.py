@@ -291,17 +291,27 @@ def generate_dense(root: Path, files: int, total_bytes: int, seed: int = 11) -> 
 CPU: dict[int, list[float]] = {}  # id of a command → CPU seconds (user + system) of each run
 
 
+def _children_cpu() -> float:
+    """CPU seconds (user + system) of the waited-for children so far, to the microsecond
+    (``os.times`` counts in clock ticks of 10 ms, too coarse for runs of a few tenths)."""
+    try:
+        import resource
+    except ImportError:  # (not on Windows)
+        t = os.times()
+        return t.children_user + t.children_system
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
 def timed(cmd: list[str], state: str | None = None) -> tuple[float, str]:
     """Wall seconds and stdout of one run; its CPU seconds go to ``CPU`` (on a loaded machine
     the wall time includes waiting for a core, the CPU time much less so)."""
     env = dict(os.environ, XDG_STATE_HOME=state) if state else None
-    before = os.times()
+    before = _children_cpu()
     t0 = time.perf_counter()
     out = subprocess.run(cmd, capture_output=True, text=True, check=True, env=env)
     wall = time.perf_counter() - t0
-    after = os.times()
-    cpu = after.children_user - before.children_user + after.children_system - before.children_system
-    CPU.setdefault(id(cmd), []).append(cpu)
+    CPU.setdefault(id(cmd), []).append(_children_cpu() - before)
     return wall, out.stdout
 
 
@@ -363,10 +373,10 @@ def main() -> None:
         "status_json_warm_s": round(warm_s, 3),
         "ratio_warm": round(warm_s / floor_s, 2),
         "python_import_s": round(startup_s, 3),
-        "cpu_floor_s": round(floor_cpu, 3),
-        "cpu_cold_s": round(cold_cpu, 3),
+        "cpu_floor_s": round(floor_cpu, 4),
+        "cpu_cold_s": round(cold_cpu, 4),
         "cpu_ratio_cold": round(cold_cpu / floor_cpu, 2),
-        "cpu_warm_s": round(warm_cpu, 3),
+        "cpu_warm_s": round(warm_cpu, 4),
         "cpu_ratio_warm": round(warm_cpu / floor_cpu, 2),
         "runs": args.runs,
         "load_avg_1m_before_after": [round(load_before[0], 2), round(os.getloadavg()[0], 2)],

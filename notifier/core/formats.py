@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
@@ -145,26 +145,43 @@ def event_obj(t: Transition) -> dict[str, Any]:
     return obj
 
 
+def _newest_first(v: SessionView) -> tuple[float, str]:
+    return -v.updated_at, v.ref.key
+
+
 def status_obj(snapshot: Snapshot) -> dict[str, Any]:
-    sessions = sorted(snapshot.sessions, key=lambda v: (-v.updated_at, v.ref.key))  # newest first, stable
+    sessions = sorted(snapshot.sessions, key=_newest_first)  # newest first, stable
+    memo: dict[float, str] = {}  # (many sessions share a time: each is formatted once)
+
+    def stamp(ts: float) -> str:
+        text = memo.get(ts)
+        if text is None:
+            text = memo[ts] = iso(ts)
+        return text
+
     return {
-        "sessions": [session_status_obj(v) for v in sessions],
+        "sessions": [session_status_obj(v, stamp) for v in sessions],
         "pending": snapshot.pending_count,
     }
 
 
-def session_status_obj(v: SessionView) -> dict[str, Any]:
-    obj = session_obj(v.ref)
-    obj.update(
-        {
-            "state": v.state,
-            "alive": v.alive,
-            "pending": [question_obj(q) for q in v.pending],
-            "abandoned": [question_obj(q) for q in v.abandoned],
-            "updated_at": iso(v.updated_at) if v.updated_at else None,
-        }
-    )
-    return obj
+def session_status_obj(v: SessionView, stamp: Callable[[float], str] = iso) -> dict[str, Any]:
+    """One session of ``status --json``: :func:`session_fields` and its state (built at once:
+    ``status`` makes thousands)."""
+    ref = v.ref
+    name = ref.name
+    return {
+        "id": ref.id,
+        "file": ref.file,
+        "cwd": ref.cwd,
+        "name": clean(name) or None if name else None,
+        "host": ref.host,
+        "state": v.state,
+        "alive": v.alive,
+        "pending": [question_obj(q) for q in v.pending] if v.pending else [],
+        "abandoned": [question_obj(q) for q in v.abandoned] if v.abandoned else [],
+        "updated_at": stamp(v.updated_at) if v.updated_at else None,
+    }
 
 
 # ---- history: the stored record (one flat row per question) and history --json (§4) ----

@@ -76,7 +76,7 @@ class SessionFiles:
                 continue
             self._idents[ident] = path
             if initial and cache is not None:
-                out += self._add_cached(path, cache)
+                out += self._add_cached(path, cache, tree.stats[path])
             else:
                 out += self.add(path, initial)
         return out
@@ -92,9 +92,10 @@ class SessionFiles:
 
     # ---- files ----
 
-    def _add_cached(self, path: str, cache: StartupCache) -> list[Transition]:
-        """Restore an unchanged file from its summary; read any other one (the cache remembers it)."""
-        found = cache.lookup(path)
+    def _add_cached(self, path: str, cache: StartupCache, st: os.stat_result) -> list[Transition]:
+        """Restore an unchanged file from its summary; read any other one (the cache remembers it).
+        ``st``: its stat from the walk."""
+        found = cache.lookup(path, st)
         if found == "missing":
             return []
         if isinstance(found, Restored):

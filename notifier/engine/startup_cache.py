@@ -10,16 +10,14 @@ import os
 import stat
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from notifier.core.board import Board
-from notifier.core.reducer import SessionReducer, restore, summarize
+from notifier.core.reducer import SessionReducer
 from notifier.watch.tail import Tailer
 
 if TYPE_CHECKING:
-    from notifier.watch.cache import ScanCache
-
-CACHE_PARTIAL_MAX = 64 << 10  # a file ending in a longer unfinished line is not cached
+    from notifier.watch.cache import Row, ScanCache
 
 
 @dataclass(frozen=True)
@@ -37,8 +35,9 @@ class StartupCache:
         self._roots = roots
         self._max_line = max_line
         self._db: ScanCache | None = None
-        self._rows: dict[str, tuple[str, dict[str, Any]]] = {}
-        self._stale: dict[str, str] = {}  # files read (not restored) → their stamp
+        self._key = ""
+        self._rows: dict[str, Row] = {}
+        self._stale: dict[str, os.stat_result] = {}  # files read (not restored) → their stat before
         self._seen: set[str] = set()
         self.hits = 0
 
@@ -47,55 +46,53 @@ class StartupCache:
         if self._db is None:
             from notifier.watch.cache import ScanCache, fingerprint
 
-            self._db = ScanCache(self._path, fingerprint(self._tools))
-            self._rows = self._db.load()  # checked row by row; a damaged cache comes back empty
+            self._key = fingerprint(self._tools)
+            self._db = ScanCache(self._path, self._key)
+            self._rows = self._db.load()  # checked as a whole; a damaged cache comes back empty
         return self._db
 
-    def lookup(self, path: str) -> Restored | Literal["read", "missing"]:
+    def lookup(self, path: str, st: os.stat_result | None = None) -> Restored | Literal["read", "missing"]:
         """The file's state if it is unchanged since it was summarized; ``"read"`` if it must be
-        read (it is then summarized by ``save``); ``"missing"`` if it cannot even be looked at."""
-        db = self.open()
+        read (it is then summarized by ``save``); ``"missing"`` if it cannot even be looked at.
+        ``st``: the file's stat, if the caller has just taken it (before any read: a change
+        during the read can only cause a miss)."""
+        from notifier.watch.cache import matches, unpack
+
+        self.open()
         self._seen.add(path)
-        try:
-            st = os.stat(path)  # before reading: a change during the read can only cause a miss
-        except OSError:
-            return "missing"
-        stamp = db.stamp(st)
-        row = self._rows.get(path)
-        if row is not None and row[0] == stamp and stat.S_ISREG(st.st_mode):
-            data = row[1]
+        if st is None:
             try:
-                reducer = restore(data["s"])
-                tailer = Tailer(path, self._max_line)
-                tailer.restore(data["t"], (st.st_dev, st.st_ino))
+                st = os.stat(path)
+            except OSError:
+                return "missing"
+        row = self._rows.get(path)
+        if row is not None and matches(row, self._key, st) and stat.S_ISREG(st.st_mode):
+            try:
+                tailer, reducer = unpack(row, path, self._max_line)
             except (ValueError, KeyError, TypeError):  # (rows were checked when loaded)
                 pass  # an unusable summary: read the file instead
             else:
                 if tailer.offset == st.st_size:
-                    tailer.window_start = data["ws"]
-                    tailer.name_checked = data["nc"]
                     self.hits += 1
                     return Restored(tailer, reducer)
-        self._stale[path] = stamp
+        self._stale[path] = st
         return "read"
 
     def save(self, tailers: Mapping[str, Tailer], board: Board) -> None:
         """Remember what the scan read; forget files under the roots that are gone."""
         if self._db is None:
             return
-        from notifier.watch.cache import encode
+        from notifier.watch.cache import row_of
 
         rows = []
-        for path, stamp in self._stale.items():
+        for path, st in self._stale.items():
             tailer = tailers.get(path)
             reducer = board.reducer(path)
-            if tailer is None or reducer is None or len(tailer.partial) > CACHE_PARTIAL_MAX:
+            if tailer is None or reducer is None:
                 continue
-            try:
-                data = encode(summarize(reducer), tailer.state(), tailer.window_start, tailer.name_checked)
-            except (TypeError, ValueError):  # (cannot happen with what the reducer holds)
-                continue
-            rows.append((path, stamp, data))
+            row = row_of(path, self._key, st, tailer, reducer)
+            if row is not None:
+                rows.append(row)
         roots = tuple(r.rstrip(os.sep) + os.sep for r in self._roots)
         gone = [f for f in self._rows if f.startswith(roots) and f not in self._seen]
         self._db.save(rows, gone)

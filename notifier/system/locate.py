@@ -76,8 +76,51 @@ class PiProcess:
     env: dict[str, str]
 
 
-def pi_processes() -> list[PiProcess]:
-    """Every running pi process we may look at (our own user's)."""
+def maybe_pi(proc_dir: str = "/proc") -> list[int] | None:
+    """The processes that may be pi, read straight from Linux's ``/proc`` (a superset of what
+    :func:`pi_processes` finds: psutil's name of a process is its ``comm`` or the name of its
+    first argument); ``None`` where that cannot be told (no ``/proc``, a process we may not
+    read): then every process is looked at."""
+    from notifier.system.processes import looks_like_pi
+
+    try:
+        pids = [int(n) for n in os.listdir(proc_dir) if n.isdigit()]
+    except OSError:
+        return None
+    if not pids:
+        return None
+    def read(path: str, enough: int) -> bytes:
+        """The file, or at least its first ``enough`` NUL-separated fields."""
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        try:
+            data = os.read(fd, 4096)
+            while data.count(b"\0") < enough:
+                more = os.read(fd, 1 << 16)
+                if not more:
+                    break
+                data += more
+            return data
+        finally:
+            os.close(fd)
+
+    found = []
+    for pid in pids:
+        try:
+            args = read(f"{proc_dir}/{pid}/cmdline", 3).split(b"\0")
+            comm = read(f"{proc_dir}/{pid}/comm", 0).rstrip(b"\n")
+        except (FileNotFoundError, ProcessLookupError):
+            continue  # gone meanwhile
+        except OSError:
+            return None
+        if looks_like_pi(os.fsdecode(comm), [os.fsdecode(a) for a in args[:3]]):
+            found.append(pid)
+    return found
+
+
+def pi_processes(pids: list[int] | None = None) -> list[PiProcess]:
+    """Every running pi process we may look at (our own user's); ``pids``: only among these."""
+    if pids is not None and not pids:
+        return []
     try:
         import psutil
     except ImportError:
@@ -86,7 +129,19 @@ def pi_processes() -> list[PiProcess]:
 
     found = []
     me = os.getuid() if hasattr(os, "getuid") else None
-    for proc in psutil.process_iter(["name", "cmdline", "create_time", "uids"]):
+    attrs = ["name", "cmdline", "create_time", "uids"]
+    if pids is None:
+        procs = psutil.process_iter(attrs)
+    else:
+        procs = []
+        for pid in pids:
+            try:
+                proc = psutil.Process(pid)
+                proc.info = proc.as_dict(attrs)  # (what process_iter sets)
+            except psutil.Error:
+                continue
+            procs.append(proc)
+    for proc in procs:
         info = proc.info
         try:
             if not looks_like_pi(info.get("name") or "", info.get("cmdline") or []):
@@ -175,12 +230,16 @@ def match(wanted: Sequence[Wanted], procs: Sequence[PiProcess]) -> dict[str, PiP
     return result
 
 
-def locate_sessions(views: Sequence[SessionView | Wanted], with_windows: bool = True) -> dict[str, Location]:
-    """session file → where its live pi is (sessions without a live pi are left out)."""
+def locate_sessions(
+    views: Sequence[SessionView | Wanted], with_windows: bool = True, procs: list[PiProcess] | None = None
+) -> dict[str, Location]:
+    """session file → where its live pi is (sessions without a live pi are left out).
+    ``procs``: the live pi processes, if the caller listed them already."""
     wanted = [v if isinstance(v, Wanted) else Wanted.of(v) for v in views]
     if not any(w.alive is not False and w.cwd for w in wanted):
         return {}
-    procs = pi_processes()
+    if procs is None:
+        procs = pi_processes()
     if not procs:
         return {}
     pairs = match(wanted, procs)
@@ -199,28 +258,41 @@ def locate_sessions(views: Sequence[SessionView | Wanted], with_windows: bool = 
 
 def add_locations(status: dict[str, Any]) -> dict[str, Any]:
     """Fill ``"location"`` into each session of a ``status --json`` object (``null``: no live pi
-    or unknown). Additive: nothing else changes."""
+    or unknown). Additive: nothing else changes.
+
+    Only a session in a folder where a pi runs can be matched (:func:`match`), so the others
+    are not even looked at: with thousands of sessions and a few pi processes (or none) this
+    costs the process listing, not a parse of every session."""
     from datetime import datetime
 
     sessions = status.get("sessions")
     if not isinstance(sessions, list):
         return status
-    wanted = []
-    for s in sessions:
-        if not isinstance(s, dict) or not isinstance(s.get("file"), str):
-            continue
-        try:
-            updated = datetime.fromisoformat(str(s.get("updated_at")).replace("Z", "+00:00")).timestamp()
-        except ValueError:
-            updated = 0.0
-        pending = s.get("pending") or []
-        text = pending[0].get("text") if pending and isinstance(pending[0], dict) else None
-        alive = s.get("alive")
-        wanted.append(
-            Wanted(s["file"], s.get("cwd"), updated, alive if isinstance(alive, bool) else None, text)
-        )
+    found: dict[str, Location] = {}
     try:
-        found = locate_sessions(wanted)
+        procs = None
+        if any(isinstance(s, dict) and s.get("alive") is not False and s.get("cwd") for s in sessions):
+            procs = pi_processes(maybe_pi() if os.path.isdir("/proc/self") else None)
+        folders = set()
+        for p in procs or ():
+            folders.update(cwd.rstrip("/") or "/" for cwd in (p.cwd, os.path.realpath(p.cwd)))
+        wanted = []
+        for s in sessions if folders else ():
+            if not isinstance(s, dict) or not isinstance(s.get("file"), str):
+                continue
+            cwd = s.get("cwd")
+            if not isinstance(cwd, str) or (cwd.rstrip("/") or "/") not in folders:
+                continue  # no pi runs there: it cannot be matched
+            try:
+                updated = datetime.fromisoformat(str(s.get("updated_at")).replace("Z", "+00:00")).timestamp()
+            except ValueError:
+                updated = 0.0
+            pending = s.get("pending") or []
+            text = pending[0].get("text") if pending and isinstance(pending[0], dict) else None
+            alive = s.get("alive")
+            wanted.append(Wanted(s["file"], cwd, updated, alive if isinstance(alive, bool) else None, text))
+        if wanted:
+            found = locate_sessions(wanted, procs=procs)
     except Exception as exc:  # locating is a bonus: status still works
         log.debug("cannot locate sessions: %s", clean(exc, 200))
         found = {}

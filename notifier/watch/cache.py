@@ -1,20 +1,20 @@
 """The start-up scan cache: per session file, a summary of its state and where reading stopped,
 valid while the file's (device, inode, size, mtime_ns) are unchanged, like git's index. A
-changed file is simply read again (bounded). The key also holds the question catalog and a
-format version, so new tools or a new release never reuse old summaries. Liveness is never
-cached. The cache is its own SQLite file in the state folder: deleting it is always safe.
+changed file is simply read again (bounded). Each row also holds the question catalog and a
+format version (its key), so new tools or a new release never reuse old summaries. Liveness is
+never cached. The cache is its own SQLite file in the state folder: deleting it is always safe.
 
-Everything read back is untrusted (bit rot, another program, a hand edit): rows are JSON
-(parsed with the bounded parser, never ``marshal``/``pickle``), every row is checked for types
-and sizes before use, and the whole read is bounded (row count, bytes). A cache that fails any
-check is discarded and rebuilt by this run's scan, with one log line. The file is created 0600
-in a 0700 folder: it holds session names, folders and questions.
+Everything read back is untrusted (bit rot, another program, a hand edit). A row is one typed
+column per field (never ``marshal``/``pickle``): SQLite itself checks every row's types, ranges
+and sizes, and the whole table's size, in one pass before anything is used (:data:`_VALID`);
+the rare nested parts (pending questions, running tools) are JSON, parsed with the bounded
+parser and checked field by field. A cache that fails any check is discarded and rebuilt by this
+run's scan, with one log line. The file is created 0600 in a 0700 folder: it holds session
+names, folders and questions.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
 import contextlib
 import hashlib
 import json
@@ -22,26 +22,98 @@ import logging
 import math
 import os
 import sqlite3
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any, get_args
 
 from notifier import __version__
 from notifier.core import jsonbound
 from notifier.core.model import State
+from notifier.core.reducer import SessionReducer, restore, summarize
 from notifier.core.text import clean
-from notifier.system.paths import from_db, private_file, to_db
+from notifier.system.paths import private_file, to_db
+from notifier.watch.tail import Tailer
 
 log = logging.getLogger(__name__)
-FORMAT = 2  # 1: marshal rows (never read again); 2: validated JSON rows
+# 1: marshal rows (never read again); 2: validated JSON rows; 3: one typed column per field
+FORMAT = 3
 MAX_ROWS = 200_000
-MAX_ROW = 1 << 20  # bytes of one summary (a larger one is not cached: that file is read instead)
+MAX_ROW = 1 << 20  # bytes of one row's nested part (a larger one is not cached: that file is read)
 MAX_TOTAL = 64 << 20  # bytes of all rows together
 MAX_PATH = 4096
-MAX_STAMP = 512
+MAX_KEY = 64
 MAX_TEXT = 64 << 10  # characters of any string in a summary
+MAX_INT = 1 << 62
+MAX_PARTIAL = 64 << 10  # bytes of an unfinished last line held back
 MAX_LIST = 1000
 _STATES = frozenset(get_args(State))
-_SCHEMA = [("file", "TEXT"), ("stamp", "TEXT"), ("data", "BLOB")]
+COLUMNS = (
+    ("file", "TEXT"),  # (a BLOB for a name that is not UTF-8: paths.to_db)
+    ("key", "TEXT"),  # fingerprint(): format, release, question catalog
+    ("dev", "INTEGER"),  # the stamp: a row is used only while these four are unchanged
+    ("ino", "INTEGER"),
+    ("size", "INTEGER"),
+    ("mtime", "INTEGER"),
+    ("offset", "INTEGER"),  # the tailer (notifier.watch.tail.Tailer.state)
+    ("partial", "BLOB"),
+    ("head_len", "INTEGER"),
+    ("head", "BLOB"),
+    ("tail_start", "INTEGER"),
+    ("tail", "BLOB"),
+    ("ws", "INTEGER"),  # where the start-up read began (Tailer.window_start)
+    ("nc", "INTEGER"),  # the name was looked for (Tailer.name_checked)
+    ("sid", "TEXT"),  # the reducer (notifier.core.reducer.summarize)
+    ("cwd", "TEXT"),
+    ("name", "TEXT"),
+    ("base", "TEXT"),
+    ("tool", "TEXT"),
+    ("at", "REAL"),
+    ("header", "INTEGER"),
+    ("more", "BLOB"),  # NULL, or JSON {"pending": [...], "running": {...}} when either is not empty
+)
+_NAMES = ", ".join(name for name, _ in COLUMNS)
+_SCHEMA = [(name, kind) for name, kind in COLUMNS]
+
+
+def _text(col: str) -> str:
+    return (
+        f"({col} IS NULL OR typeof({col}) = 'text' AND length(CAST({col} AS BLOB)) <= {4 * MAX_TEXT}"
+        f" OR typeof({col}) = 'blob' AND length({col}) <= {3 * MAX_TEXT})"
+    )
+
+
+def _int(col: str, high: str = str(MAX_INT - 1)) -> str:
+    return f"typeof({col}) = 'integer' AND {col} BETWEEN 0 AND {high}"
+
+
+# What every row must satisfy, checked by SQLite (in C) over the whole table at once.
+_VALID = " AND ".join(
+    [
+        f"typeof(file) IN ('text', 'blob') AND length(CAST(file AS BLOB)) BETWEEN 1 AND {MAX_PATH}",
+        f"typeof(key) = 'text' AND length(CAST(key AS BLOB)) <= {MAX_KEY}",
+        *(f"typeof({c}) = 'integer'" for c in ("dev", "ino", "size", "mtime")),
+        _int("offset"),
+        f"typeof(partial) = 'blob' AND length(partial) <= min(offset, {MAX_PARTIAL})",
+        _int("head_len", "1024"),
+        "typeof(head) = 'blob' AND length(head) = 16",
+        _int("tail_start", "offset"),
+        "typeof(tail) = 'blob' AND length(tail) = 16",
+        _int("ws", "offset"),
+        "typeof(nc) = 'integer' AND nc IN (0, 1)",
+        *(_text(c) for c in ("sid", "cwd", "name", "tool")),
+        "typeof(base) = 'text' AND base IN (" + ", ".join(f"'{s}'" for s in sorted(_STATES)) + ")",
+        "typeof(at) = 'real' AND at BETWEEN -1.7976931348623157e308 AND 1.7976931348623157e308",
+        "typeof(header) = 'integer' AND header IN (0, 1)",
+        f"(more IS NULL OR typeof(more) = 'blob' AND length(more) <= {MAX_ROW})",
+    ]
+)
+_CHECK = (
+    "SELECT count(*), total("
+    + " + ".join(
+        f"ifnull(length(CAST({c} AS BLOB)), 0)"
+        for c in ("file", "partial", "sid", "cwd", "name", "tool", "more")
+    )
+    + f"), total(CASE WHEN {_VALID} THEN 0 ELSE 1 END) FROM scan"
+)
 
 
 class Damaged(ValueError):
@@ -53,60 +125,88 @@ def fingerprint(tools: Iterable[str]) -> str:
     return hashlib.sha1(text.encode()).hexdigest()[:16]
 
 
-# ---- rows: encode / decode + validate ----
+# ---- rows ----
+
+Row = tuple[Any, ...]  # the columns of COLUMNS, in order (``more`` decoded when loaded)
 
 
-def encode(
-    summary: Mapping[str, Any], tail: Mapping[str, Any], window_start: int, name_checked: bool
-) -> bytes:
-    """One row's data (``tail``: :meth:`notifier.watch.tail.Tailer.state`)."""
-    data = {
-        "s": summary,
-        "t": {
-            "offset": tail["offset"],
-            "partial": base64.b64encode(tail["partial"]).decode("ascii"),
-            "head_len": tail["head_len"],
-            "head": tail["head"].hex(),
-            "tail_start": tail["tail_start"],
-            "tail": tail["tail"].hex(),
+def _short(value: str | None) -> bool:
+    return value is None or len(value) <= MAX_TEXT
+
+
+def row_of(path: str, key: str, st: os.stat_result, tailer: Tailer, r: SessionReducer) -> Row | None:
+    """The row that summarizes a file read at stamp ``st``; ``None`` if it cannot be cached."""
+    t = tailer.state()
+    more = None
+    if r.pending or r.running:
+        s = summarize(r)
+        more = json.dumps(
+            {"pending": s["pending"], "running": s["running"]}, separators=(",", ":"), allow_nan=False
+        ).encode("ascii")  # ASCII: lone surrogates (text that was not UTF-8) travel as escapes
+        if len(more) > MAX_ROW:
+            return None
+    strings = (r.session_id, r.cwd, r.name, r.current_tool)
+    if not all(_short(s) for s in strings) or len(t["partial"]) > MAX_PARTIAL or len(path) > MAX_PATH:
+        return None
+    if not 0 <= t["offset"] < MAX_INT or len(t["head"]) != 16 or len(t["tail"]) != 16:
+        return None
+    if not math.isfinite(r.updated_at):
+        return None
+    sid, cwd, name, tool = (to_db(s) for s in strings)
+    return (
+        to_db(path), key, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns,
+        t["offset"], t["partial"], t["head_len"], t["head"], t["tail_start"], t["tail"],
+        tailer.window_start, int(tailer.name_checked),
+        sid, cwd, name, r.base, tool, float(r.updated_at), int(r.has_header), more,
+    )  # fmt: skip
+
+
+def matches(row: Row, key: str, st: os.stat_result) -> bool:
+    """The row was written for this very file content (same key and stamp)."""
+    return (
+        row[5] == st.st_mtime_ns
+        and row[4] == st.st_size
+        and row[3] == st.st_ino
+        and row[2] == st.st_dev
+        and row[1] == key
+    )
+
+
+def _str(value: Any) -> Any:
+    return value.decode("utf-8", "surrogatepass") if type(value) is bytes else value
+
+
+def unpack(row: Row, path: str, max_line: int) -> tuple[Tailer, SessionReducer]:
+    """The tailer (at the row's offset) and the state of a row (raises ValueError on a bad one)."""
+    tailer = Tailer(path, max_line)
+    tailer.restore(
+        {
+            "offset": row[6],
+            "partial": row[7],
+            "head_len": row[8],
+            "head": row[9],
+            "tail_start": row[10],
+            "tail": row[11],
         },
-        "ws": window_start,
-        "nc": name_checked,
-    }
-    # ASCII: lone surrogates (names and text that were not UTF-8) travel as escapes
-    return json.dumps(data, separators=(",", ":"), allow_nan=False).encode("ascii")
-
-
-def decode(raw: bytes) -> dict[str, Any]:
-    """The row's data, checked (raises :class:`Damaged`): ``{"s", "t", "ws", "nc"}`` with ``t``
-    ready for :meth:`Tailer.restore` (bytes decoded)."""
-    try:
-        data = jsonbound.loads(raw, max_bytes=MAX_ROW, max_depth=12)
-    except ValueError as exc:  # not JSON / not UTF-8 / too big or deep
-        raise Damaged(f"a row is not valid JSON ({type(exc).__name__})") from exc
-    d = _obj(data, {"s", "t", "ws", "nc"})
-    t = _obj(d["t"], {"offset", "partial", "head_len", "head", "tail_start", "tail"})
-    offset = _int(t["offset"])
-    try:
-        partial = base64.b64decode(str(_str(t["partial"])), validate=True)
-        head, tail = bytes.fromhex(str(_str(t["head"]))), bytes.fromhex(str(_str(t["tail"])))
-    except (binascii.Error, ValueError) as exc:
-        raise Damaged("a row's read position is garbled") from exc
-    head_len, tail_start = _int(t["head_len"]), _int(t["tail_start"])
-    if len(head) != 16 or len(tail) != 16 or tail_start > offset or len(partial) > offset:
-        raise Damaged("a row's read position is inconsistent")
-    ws = _int(d["ws"])
-    if not isinstance(d["nc"], bool) or ws > offset:
-        raise Damaged("a row's read position is inconsistent")
-    tailer = {
-        "offset": offset,
-        "partial": partial,
-        "head_len": head_len,
-        "head": head,
-        "tail_start": tail_start,
-        "tail": tail,
-    }
-    return {"s": _summary(d["s"]), "t": tailer, "ws": ws, "nc": d["nc"]}
+        (row[2], row[3]),
+    )
+    tailer.window_start = row[12]
+    tailer.name_checked = bool(row[13])
+    sid, cwd, name, tool = _str(row[14]), _str(row[15]), _str(row[16]), _str(row[18])
+    more = row[21]
+    if more is None:
+        reducer = SessionReducer(
+            session_id=sid, cwd=cwd, name=name, base=row[17], current_tool=tool,
+            updated_at=row[19], has_header=bool(row[20]),
+        )  # fmt: skip
+    else:
+        reducer = restore(
+            {
+                "sid": sid, "cwd": cwd, "name": name, "base": row[17], "tool": tool, "at": row[19],
+                "header": bool(row[20]), "pending": more["pending"], "running": more["running"],
+            }
+        )  # fmt: skip
+    return tailer, reducer
 
 
 def _obj(value: Any, keys: set[str], optional: frozenset[str] = frozenset()) -> dict[str, Any]:
@@ -115,17 +215,11 @@ def _obj(value: Any, keys: set[str], optional: frozenset[str] = frozenset()) -> 
     return value
 
 
-def _str(value: Any, none: bool = False) -> str | None:
+def _check_str(value: Any, none: bool = False) -> str | None:
     if value is None and none:
         return None
     if not isinstance(value, str) or len(value) > MAX_TEXT:
         raise Damaged("a row holds a wrong or oversized string")
-    return value
-
-
-def _int(value: Any) -> int:
-    if type(value) is not int or not 0 <= value < 1 << 62:
-        raise Damaged("a row holds a wrong number")
     return value
 
 
@@ -141,39 +235,39 @@ def _list(value: Any, limit: int = MAX_LIST) -> list[Any]:
     return value
 
 
-def _summary(value: Any) -> dict[str, Any]:
-    """Check a :func:`notifier.core.reducer.summarize` dict field by field."""
-    s = _obj(value, {"sid", "cwd", "name", "base", "pending", "running", "tool", "at", "header"})
-    for key in ("sid", "cwd", "name", "tool"):
-        _str(s[key], none=True)
-    if s["base"] not in _STATES or not isinstance(s["header"], bool):
-        raise Damaged("a row holds a wrong state")
-    _time(s["at"])
+def decode_more(raw: bytes) -> dict[str, Any]:
+    """A row's nested part, checked field by field (raises :class:`Damaged`):
+    ``{"pending": [question summaries], "running": {call id: tool}}``."""
+    try:
+        data = jsonbound.loads(raw, max_bytes=MAX_ROW, max_depth=8)
+    except ValueError as exc:  # not JSON / not UTF-8 / too big or deep
+        raise Damaged(f"a row is not valid JSON ({type(exc).__name__})") from exc
+    s = _obj(data, {"pending", "running"})
     running = s["running"]
     if not isinstance(running, dict) or len(running) > MAX_LIST:
         raise Damaged("a row holds wrong running tools")
     for k, v in running.items():
-        _str(k)
-        _str(v)
+        _check_str(k)
+        _check_str(v)
     for q in _list(s["pending"]):
         q = _obj(q, {"id", "tool", "at", "title", "items"})
-        _str(q["id"])
-        _str(q["tool"])
-        _str(q["title"], none=True)
+        _check_str(q["id"])
+        _check_str(q["tool"])
+        _check_str(q["title"], none=True)
         _time(q["at"])
         for item in _list(q["items"]):
             item = _obj(item, {"text", "header", "detail", "multi", "options"})
-            _str(item["text"])
-            _str(item["header"], none=True)
-            _str(item["detail"], none=True)
+            _check_str(item["text"])
+            _check_str(item["header"], none=True)
+            _check_str(item["detail"], none=True)
             if not isinstance(item["multi"], bool):
                 raise Damaged("a row holds a wrong flag")
             for option in _list(item["options"]):
                 option = _list(option, 3)
                 if len(option) != 3 or not isinstance(option[2], bool):
                     raise Damaged("a row holds a wrong option")
-                _str(option[0])
-                _str(option[1], none=True)
+                _check_str(option[0])
+                _check_str(option[1], none=True)
     return s
 
 
@@ -210,9 +304,8 @@ class ScanCache:
             if version != FORMAT or not columns:
                 # another format (or none yet): start afresh, quietly; this is no damage
                 db.execute("DROP TABLE IF EXISTS scan")
-                db.execute(
-                    "CREATE TABLE scan (file TEXT PRIMARY KEY, stamp TEXT NOT NULL, data BLOB NOT NULL)"
-                )
+                cols = ", ".join(f"{name} {kind}" for name, kind in COLUMNS[1:])
+                db.execute(f"CREATE TABLE scan (file TEXT PRIMARY KEY, {cols})")
                 db.execute(f"PRAGMA user_version={FORMAT}")
             elif columns != _SCHEMA:
                 raise Damaged("its table has the wrong columns")
@@ -235,34 +328,32 @@ class ScanCache:
             log.debug("no scan cache (%s)", exc)
             self.db = None
 
-    def stamp(self, st: os.stat_result) -> str:
-        return f"{self.key}:{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}"
-
-    def load(self) -> dict[str, tuple[str, dict[str, Any]]]:
-        """Every row, checked: ``{file: (stamp, decoded data)}``. A damaged cache is discarded
+    def load(self) -> dict[str, Row]:
+        """Every row, checked: ``{file: row}`` (``more`` decoded). A damaged cache is discarded
         (one log line) and this returns ``{}``: every file is then read and the cache rebuilt."""
         if self.db is None:
             return {}
-        rows: dict[str, tuple[str, dict[str, Any]]] = {}
-        total = 0
+        rows: dict[str, Row] = {}
         try:
-            cursor = self.db.execute(
-                "SELECT file, stamp, data FROM scan"
-                " WHERE typeof(file) IN ('text', 'blob') AND typeof(stamp) = 'text' AND typeof(data) = 'blob'"
-            )
-            for file, stamp, data in cursor:
-                total += len(data) + len(file) + len(stamp)
-                if len(rows) >= MAX_ROWS or total > MAX_TOTAL:
+            self.db.execute("BEGIN")  # one snapshot for the check and the read
+            try:
+                count, total, bad = self.db.execute(_CHECK).fetchone()
+                if count > MAX_ROWS or total > MAX_TOTAL:
                     raise Damaged("it is far larger than any scan writes")
-                if len(file) > MAX_PATH or len(stamp) > MAX_STAMP or len(data) > MAX_ROW:
-                    raise Damaged("a row is oversized")
-                rows[str(from_db(file))] = (stamp, decode(data))  # file names need not be UTF-8
-            (odd,) = self.db.execute(
-                "SELECT count(*) FROM scan"
-                " WHERE typeof(file) NOT IN ('text', 'blob') OR typeof(stamp) != 'text' OR typeof(data) != 'blob'"
-            ).fetchone()
-            if odd:
-                raise Damaged("a row holds values of the wrong type")
+                if bad:
+                    raise Damaged("a row holds values of the wrong type or size")
+                for row in self.db.execute(f"SELECT {_NAMES} FROM scan"):
+                    if row[21] is not None:
+                        row = (*row[:21], decode_more(row[21]))
+                    file = row[0]
+                    if type(file) is bytes:  # file names need not be UTF-8
+                        try:
+                            file = file.decode("utf-8", "surrogatepass")
+                        except UnicodeDecodeError as exc:
+                            raise Damaged("a row's file name is garbled") from exc
+                    rows[file] = row
+            finally:
+                self.db.execute("COMMIT")
         except Damaged as exc:
             self._discard(str(exc))
             return {}
@@ -271,16 +362,14 @@ class ScanCache:
             return {}
         return rows
 
-    def save(self, rows: list[tuple[str, str, bytes]], forget: Iterable[str] = ()) -> None:
+    def save(self, rows: list[Row], forget: Iterable[str] = ()) -> None:
         if self.db is None:
             return
-        rows = [r for r in rows if len(r[2]) <= MAX_ROW and len(r[0]) <= MAX_PATH]
         try:
             with self.db:
                 self.db.execute("BEGIN")
-                self.db.executemany(
-                    "INSERT OR REPLACE INTO scan VALUES (?, ?, ?)", [(to_db(f), st, d) for f, st, d in rows]
-                )
+                marks = ", ".join("?" * len(COLUMNS))
+                self.db.executemany(f"INSERT OR REPLACE INTO scan VALUES ({marks})", rows)
                 self.db.executemany("DELETE FROM scan WHERE file = ?", [(to_db(f),) for f in forget])
         except sqlite3.Error as exc:
             log.debug("scan cache not written (%s)", exc)

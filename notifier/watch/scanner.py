@@ -96,6 +96,7 @@ class Tree:
     dirs: list[str] = field(default_factory=list)  # real folders, the root first
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, kind): session names not read
     idents: dict[tuple[int, int], str] = field(default_factory=dict)  # (device, inode) → the name kept
+    stats: dict[str, os.stat_result] = field(default_factory=dict)  # each file's stat, taken by the walk
 
 
 def walk_tree(root: str) -> Tree:
@@ -148,6 +149,7 @@ def walk_tree(root: str) -> Tree:
             if ident in tree.idents:
                 continue  # another name of a file already found
             tree.idents[ident] = entry.path
+            tree.stats[entry.path] = fst
             tree.files.append(entry.path)
         stack.extend(reversed(subdirs))  # depth first, in name order
     return tree

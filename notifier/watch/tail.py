@@ -35,7 +35,10 @@ _OPEN_FLAGS = (
 
 
 def digest(data: bytes) -> bytes:
-    return hashlib.blake2b(data, digest_size=16).digest()
+    return hashlib.sha256(data).digest()[:16]  # (OpenSSL: about twice as fast as blake2b here)
+
+
+_EMPTY = digest(b"")
 
 
 @dataclass
@@ -63,7 +66,7 @@ class Tailer:
         self._head_len = 0
         self._head = b""
         self._tail_start = 0
-        self._tail = digest(b"")
+        self._tail = _EMPTY
         self._stamp: tuple[int, int, int] | None = None  # (size, mtime_ns, ctime_ns) at the last read
 
     def seek(
@@ -118,8 +121,8 @@ class Tailer:
         self.offset = 0
         self._partial.clear()
         self._skipping = False
-        self._head_len, self._head = 0, digest(b"")
-        self._tail_start, self._tail = 0, digest(b"")
+        self._head_len, self._head = 0, _EMPTY
+        self._tail_start, self._tail = 0, _EMPTY
         self._stamp = None
 
     def read(self) -> ReadResult:

@@ -312,29 +312,29 @@ def _corrupt_all(cache: Path, sql: str, *args: Any) -> None:
     db.close()
 
 
+def _in_more(old: str, new: str) -> str:
+    """SQL replacing ``old`` by ``new`` in the JSON part of the rows (the pending questions)."""
+    return f"UPDATE scan SET more = CAST(replace(CAST(more AS TEXT), '{old}', '{new}') AS BLOB)"
+
+
 CORRUPTIONS: dict[str, tuple[str, tuple[Any, ...]]] = {
-    "garbage bytes": ("UPDATE scan SET data = ?", (os.urandom(200),)),
-    "marshal-era bytes": ("UPDATE scan SET data = ?", (b"\xfb\xe3\x00\x00\x00\x00",)),
-    "a flipped character": (
-        "UPDATE scan SET data = CAST(replace(CAST(data AS TEXT), '\"s\"', '\"S\"') AS BLOB)",
-        (),
-    ),
-    "wrong types": (
-        'UPDATE scan SET data = CAST(replace(CAST(data AS TEXT), \'"base":"\', \'"base":[1,"\') AS BLOB)',
-        (),
-    ),
-    "huge blob": ("UPDATE scan SET data = zeroblob(5000000)", ()),
-    "text instead of blob": ("UPDATE scan SET data = CAST(data AS TEXT)", ()),
-    "blob stamp": ("UPDATE scan SET stamp = CAST(stamp AS BLOB)", ()),
-    "huge list": (
-        "UPDATE scan SET data = CAST(replace(CAST(data AS TEXT), '\"pending\":[', '\"pending\":[' || ? || ',') AS BLOB)",
-        (",".join(["{}"] * 50_000),),
-    ),
-    "deep nesting": ("UPDATE scan SET data = ?", (b"[" * 100_000 + b"]" * 100_000,)),
-    "a huge number": (
-        "UPDATE scan SET data = CAST(replace(CAST(data AS TEXT), '\"offset\":', '\"offset\":1' || ? ) AS BLOB)",
-        ("0" * 5000,),
-    ),
+    "garbage bytes": ("UPDATE scan SET head = ?", (os.urandom(200),)),
+    "marshal-era bytes": ("UPDATE scan SET more = ?", (b"\xfb\xe3\x00\x00\x00\x00",)),
+    "a flipped character": (_in_more('"pending"', '"Pending"'), ()),
+    "wrong types in the JSON part": (_in_more('"multi":false', '"multi":"no"'), ()),
+    "a word for a number": ("UPDATE scan SET offset = 'twelve'", ()),
+    "an unknown state": ("UPDATE scan SET base = 'asleep'", ()),
+    "a missing value": ("UPDATE scan SET base = NULL", ()),
+    "huge blob": ("UPDATE scan SET more = zeroblob(5000000)", ()),
+    "text instead of blob": ("UPDATE scan SET tail = CAST(tail AS TEXT)", ()),
+    "blob key": ("UPDATE scan SET key = CAST(key AS BLOB)", ()),
+    "an oversized string behind a NUL": ("UPDATE scan SET cwd = CAST(zeroblob(300000) AS TEXT)", ()),
+    "huge list": (_in_more('"pending":[', '"pending":[' + ",".join(["{}"] * 50_000) + ","), ()),
+    "deep nesting": ("UPDATE scan SET more = ?", (b"[" * 100_000 + b"]" * 100_000,)),
+    "a huge number": ("UPDATE scan SET offset = ?", (1 << 62,)),
+    "a negative number": ("UPDATE scan SET ws = -1", ()),
+    "an inconsistent position": ("UPDATE scan SET tail_start = offset + 1", ()),
+    "an infinite time": ("UPDATE scan SET at = 1e999", ()),
 }
 
 

@@ -131,3 +131,24 @@ def test_the_window_builds_on_the_same_objects() -> None:
 
 def test_dumps_says_nan_as_null() -> None:
     assert formats.dumps({"a": [float("nan"), 1.5, float("-inf")]}) == '{"a":[null,1.5,null]}'
+
+
+def test_status_builds_each_session_as_the_one_session_object() -> None:
+    """status --json builds its thousands of session objects in one go (for speed): each must
+    still start with exactly :func:`formats.session_obj`, and equal times format alike."""
+    other = SessionRef("@box:/s/b.jsonl", None, None, "", host="box")
+    views = [
+        SessionView(REF, "needs_input", (Q,), (), True, 1_700_000_001.25),
+        SessionView(other, "idle", (), (Q,), None, 1_700_000_001.25),
+        SessionView(SessionRef("/s/c.jsonl", "c", "/c", None), "starting", (), (), False, 0.0),
+    ]
+    out = formats.status_obj(Snapshot(sessions=tuple(views)))
+    assert [s["file"] for s in out["sessions"]] == ["/s/a\udcff.jsonl", "/s/b.jsonl", "/s/c.jsonl"]
+    for view, obj in zip(views, out["sessions"], strict=True):
+        assert list(obj)[:5] == SESSION_KEYS
+        assert {k: obj[k] for k in SESSION_KEYS} == formats.session_obj(view.ref)
+        assert obj["pending"] == [formats.question_obj(q) for q in view.pending]
+        assert obj["abandoned"] == [formats.question_obj(q) for q in view.abandoned]
+        assert obj["updated_at"] == (formats.iso(view.updated_at) if view.updated_at else None)
+    assert out["sessions"][0]["name"] == "my name here"
+    assert out["pending"] == 1

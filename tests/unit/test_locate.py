@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
+import pytest
+
 from notifier.system.locate import Location, PiProcess, Wanted, match
 from notifier.system.tmux import TmuxPane
 from notifier.ui.view import details_text
+
+from ..conftest import wait_for
 
 
 def proc(pid: int, cwd: str, started: float) -> PiProcess:
@@ -47,3 +54,59 @@ def test_location_json_and_the_details_pane() -> None:
     assert "Where:   pid 42 · tmux work:2 %5" in details_text(q, 10.0)
     q["location"] = None
     assert "Where:" not in details_text(q, 10.0)
+
+
+def test_the_proc_prefilter_finds_every_pi_that_psutil_finds(tmp_path: Path) -> None:
+    """``status`` lists the processes that may be pi from /proc before asking psutil: it must
+    keep every pi (by its own name or a node running pi's CLI), from real processes."""
+    import shutil
+    import subprocess
+    import sys
+
+    from notifier.system.locate import maybe_pi, pi_processes
+
+    if not os.path.isdir("/proc/self"):
+        pytest.skip("no /proc")
+    pi = tmp_path / "pi"
+    shutil.copy(shutil.which("sleep") or "/bin/sleep", pi)
+    cli = tmp_path / "pi-coding-agent" / "dist" / "cli.js"
+    cli.parent.mkdir(parents=True)
+    cli.write_text("import time; time.sleep(30)")  # (run by python standing in for node)
+    procs = [
+        subprocess.Popen([str(pi), "30"], cwd=tmp_path),
+        subprocess.Popen([sys.executable, str(cli)], cwd=tmp_path),
+    ]
+    other = subprocess.Popen([shutil.which("sleep") or "/bin/sleep", "30"], cwd=tmp_path)
+    try:
+        wait_for(lambda: all(os.path.exists(f"/proc/{p.pid}/cmdline") for p in procs), 5, "started")
+        ours = {p.pid for p in procs}
+        wait_for(lambda: ours <= {p.pid for p in pi_processes()}, 10, "psutil sees the pi processes")
+        candidates = maybe_pi()
+        assert candidates is not None
+        assert ours <= set(candidates)
+        assert other.pid not in candidates
+        assert {p.pid for p in pi_processes(candidates)} == {p.pid for p in pi_processes()}
+        assert pi_processes([]) == []
+    finally:
+        for p in (*procs, other):
+            p.kill()
+            p.wait()
+
+
+def test_the_proc_prefilter_reads_comm_and_the_first_arguments(tmp_path: Path) -> None:
+    def fake(pid: int, comm: bytes, cmdline: bytes) -> None:
+        (tmp_path / str(pid)).mkdir()
+        (tmp_path / str(pid) / "comm").write_bytes(comm + b"\n")
+        (tmp_path / str(pid) / "cmdline").write_bytes(cmdline)
+
+    from notifier.system.locate import maybe_pi
+
+    fake(1, b"pi", b"")  # its own name (psutil: the comm)
+    fake(2, b"node", b"node\0/usr/lib/node_modules/@x/pi-coding-agent/dist/cli.js\0--flag\0")
+    fake(3, b"MainThread", b"/usr/local/bin/omp\0")  # a renamed thread: the first argument
+    fake(4, b"node", b"node\0server.js\0" + b"y" * 100_000 + b"\0oh-my-pi\0")  # 4th argument: not pi
+    fake(6, b"node", b"/" + b"z" * 100_000 + b"\0x\0/opt/pi-coding-agent/cli.js\0")  # past 64 KB
+    fake(5, b"bash", b"bash\0-c\0pi-coding-agent is mentioned here\0")  # (psutil says so too)
+    (tmp_path / "self").mkdir()
+    assert sorted(maybe_pi(str(tmp_path)) or []) == [1, 2, 3, 5, 6]
+    assert maybe_pi(str(tmp_path / "nowhere")) is None
