@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -130,17 +130,19 @@ def pi_processes(pids: list[int] | None = None) -> list[PiProcess]:
     found = []
     me = os.getuid() if hasattr(os, "getuid") else None
     attrs = ["name", "cmdline", "create_time", "uids"]
+    procs: list[Any] | Iterator[Any]
     if pids is None:
         procs = psutil.process_iter(attrs)
     else:
-        procs = []
+        chosen: list[Any] = []
+        procs = chosen
         for pid in pids:
             try:
                 proc = psutil.Process(pid)
                 proc.info = proc.as_dict(attrs)  # (what process_iter sets)
             except psutil.Error:
                 continue
-            procs.append(proc)
+            chosen.append(proc)
     for proc in procs:
         info = proc.info
         try:
@@ -273,7 +275,7 @@ def add_locations(status: dict[str, Any]) -> dict[str, Any]:
         procs = None
         if any(isinstance(s, dict) and s.get("alive") is not False and s.get("cwd") for s in sessions):
             procs = pi_processes(maybe_pi() if os.path.isdir("/proc/self") else None)
-        folders = set()
+        folders: set[str] = set()
         for p in procs or ():
             folders.update(cwd.rstrip("/") or "/" for cwd in (p.cwd, os.path.realpath(p.cwd)))
         wanted = []

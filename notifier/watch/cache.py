@@ -163,7 +163,7 @@ def row_of(path: str, key: str, st: os.stat_result, tailer: Tailer, r: SessionRe
 
 def matches(row: Row, key: str, st: os.stat_result) -> bool:
     """The row was written for this very file content (same key and stamp)."""
-    return (
+    return bool(
         row[5] == st.st_mtime_ns
         and row[4] == st.st_size
         and row[3] == st.st_ino
