@@ -34,6 +34,7 @@ bench: venv
 	$(PY) bench/latency.py
 	$(PY) bench/latency.py --idle-sessions 5000
 	$(PY) bench/scale.py
+	$(PY) bench/scale.py --dense
 	$(PY) bench/idle.py
 
 clean:
