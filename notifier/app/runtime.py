@@ -16,11 +16,14 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from notifier.app import control
+from notifier.app.alerts import AlertsKeeper
+from notifier.app.decorate import WindowDecoration
 from notifier.app.dialogs import DialogFeed
 from notifier.app.instance import InstanceLock
 from notifier.app.local import LocalSource, clear_abandoned
 from notifier.app.preferences import PreferencesOwner, open_store
 from notifier.app.signals import install_signals
+from notifier.app.stopping import stop_side_by_side
 from notifier.app.window import WindowProcess, has_display
 from notifier.core.commands import (
     Answer,
@@ -56,7 +59,6 @@ if TYPE_CHECKING:
 __all__ = ["App", "InstanceLock", "LocalSource", "install_signals", "open_store"]
 
 log = logging.getLogger(__name__)
-LOCATE_AGAIN_S = 5.0  # the window's "Where" of unchanged questions is looked up again this often
 SHUTDOWN_BUDGET_S = 0.8  # a signal ends the app well inside 2 s, whatever hangs
 
 
@@ -81,24 +83,21 @@ class App:
         self.stop_event = threading.Event()
         self.store = open_store(state_dir)
         self.preferences = PreferencesOwner(self.store, time.time())  # restored from the store
-        self.window = WindowProcess(self.socket, decorate=self._decorate_window)
         self.engine: Engine | None = None
-        self.alerts: AlertSink | None = None
         self.tray: Any = None
         self.server: ipc.Server | None = None
         self.lock: InstanceLock | None = None
         self._ui_dirty = threading.Event()
         self._ui_thread = threading.Thread(target=self._ui_loop, name="pi-notifier-ui", daemon=True)
         self.health = HealthLog()  # shared with the engine: what failed and was recovered from
-        self._alerts_restarts = 0
-        self._alerts_next = 0.0  # monotonic: the earliest the notifier may be restarted again
+        self.notifier = AlertsKeeper(
+            config, self.store, self.preferences, self.health, self.execute, self.stop_event
+        )
+        decorate = WindowDecoration(lambda: self.preferences.value, self._changed, self.stop_event)
+        self.window = WindowProcess(self.socket, decorate=decorate)
         self.hub: Any = None  # remote hosts and pushes (app/remotes.py)
         self.dialogs: DialogFeed | None = None  # the companion extension's dialogs (app/dialogs.py)
         self.preferences.listen(self._preferences_changed, current=False)
-        self._locations: tuple[tuple[Any, ...], float, dict[Any, Any]] | None = None  # the window's "Where"
-        self._locate_lock = threading.Lock()
-        self._locate_wanted: tuple[tuple[Any, ...], list[dict[str, Any]]] | None = None
-        self._locating = False
 
     # ---- commands (tray, window, notifications, control channel: any thread) ----
 
@@ -169,45 +168,10 @@ class App:
         """One control request (on an ipc worker thread)."""
         return control.handle(self.execute, req, conn)
 
-    def _decorate_window(self, obj: dict[str, Any]) -> dict[str, Any]:
-        """What the window shows beyond the snapshot: where each pi runs, and what is snoozed.
-        Where they run takes a process table read (tens of ms): it is looked up on a thread of
-        its own when the questions changed (or every LOCATE_AGAIN_S), and the window is pushed
-        again once it is known, so a push never waits for it."""
-        from notifier.ui.view import mark_snoozes
-
-        now = time.time()
-        questions = obj.get("questions", [])
-        keys = tuple(tuple(q["key"]) for q in questions)
-        with self._locate_lock:
-            cached = self._locations
-            if cached is None or cached[0] != keys or now - cached[1] >= LOCATE_AGAIN_S:
-                self._locate_wanted = (keys, [dict(q) for q in questions])
-                if not self._locating:
-                    self._locating = True
-                    threading.Thread(target=self._locate, name="pi-notifier-locate", daemon=True).start()
-        found = cached[2] if cached is not None else {}
-        for q in questions:
-            q["location"] = found.get(tuple(q["key"]))
-        return mark_snoozes(obj, self.preferences.value, now)
-
-    def _locate(self) -> None:
-        from notifier.app.goto import window_locations
-
-        while True:
-            with self._locate_lock:
-                wanted, self._locate_wanted = self._locate_wanted, None
-                if wanted is None or self.stop_event.is_set():
-                    self._locating = False
-                    return
-            keys, questions = wanted
-            try:
-                window_locations({"questions": questions})
-            except Exception as exc:  # the window shows no "Where" then, nothing worse
-                log.debug("cannot locate the sessions: %s", clean(exc, 200))
-            with self._locate_lock:
-                self._locations = (keys, time.time(), {tuple(q["key"]): q.get("location") for q in questions})
-            self._changed()  # pushed again, now with where each pi runs
+    @property
+    def alerts(self) -> AlertSink | None:
+        """The notifier now running (it is started again if it dies: ``app/alerts.py``)."""
+        return self.notifier.current
 
     def _preferences_changed(self, preferences: Preferences) -> None:
         self._changed()  # the tray and window show the snooze and the muted projects
@@ -228,68 +192,8 @@ class App:
         self._changed()
 
     def transitions(self, items: Sequence[Transition], snapshot: Snapshot) -> None:
-        self._supervise_alerts(snapshot)
+        self.notifier.supervise(snapshot, self.engine)
         self._changed()
-
-    # ---- the notifier ----
-
-    def _make_alerts(self) -> AlertSink:
-        from notifier.sinks.notify import AlertSink
-
-        def show(file: str | None, call: str | None) -> None:
-            self.execute(Show(Focus(file, call) if file and call else None))
-
-        def snooze(session: str | None, until: float) -> None:  # 'Snooze 15 min' on a bubble
-            self.execute(Snooze(until, session))
-
-        def goto(session: str, call: str | None) -> None:  # the default action, 'Go to session'
-            self.execute(Goto(session, call))
-
-        def answer(session: str, call: str, choice: str) -> None:  # an option's action
-            self.execute(Answer(session, call, (choice,)))
-
-        alerts = AlertSink(
-            self.config, self.store, on_show=show, on_snooze=snooze, on_goto=goto, on_answer=answer
-        )
-        self.preferences.listen(alerts.set_preferences)  # handed the current value before start
-        alerts.start()
-        return alerts
-
-    def _supervise_alerts(self, snapshot: Snapshot) -> None:
-        """The notifier works on a thread of its own; if that thread died, start a new notifier
-        (bounded back-off) and hand it what is pending now (already notified ones stay quiet)."""
-        alerts = self.alerts
-        thread = getattr(alerts, "_thread", None)
-        if alerts is None or thread is None or thread.is_alive() or self.stop_event.is_set():
-            return
-        if not thread.ident:
-            return  # not started yet
-        mono = time.monotonic()
-        if mono < self._alerts_next:
-            return
-        self._alerts_restarts += 1
-        delay = min(1.0 * 2 ** (self._alerts_restarts - 1), 60.0)
-        self._alerts_next = mono + delay
-        first = self.health.failed(
-            "notifications", RuntimeError("the notifier stopped"), f"restarted {self._alerts_restarts}×"
-        )
-        (log.error if first else log.warning)("the notifier stopped; starting it again")
-        try:
-            fresh = self._make_alerts()
-        except Exception as exc:
-            log.warning("cannot start the notifier again (%s)", clean(exc, 200))
-            return
-        self.preferences.unlisten(alerts.set_preferences)
-        engine = self.engine
-        if engine is not None:
-            engine.sinks[:] = [fresh if s is alerts else s for s in engine.sinks]
-        self.alerts = fresh
-        pending = [
-            Transition("needs_input", view.ref, q, snapshot.taken_at, initial=True) for view, q in snapshot.pending
-        ]
-        if pending:
-            fresh.transitions(pending, snapshot)
-        self.health.recovered("notifications")
 
     # ---- the tray and the window (UI thread) ----
 
@@ -329,8 +233,7 @@ class App:
             sinks.append(JsonSink(on_broken=self.stop_event.set))
         sinks.append(HistorySink(self.store))
         if self.want_notify:
-            self.alerts = self._make_alerts()
-            sinks.append(self.alerts)
+            sinks.append(self.notifier.start())
         sinks.append(self)
         from notifier.app.remotes import Hub
 
@@ -394,26 +297,11 @@ class App:
             stoppers.append(("the engine", lambda: engine.stop(timeout=SHUTDOWN_BUDGET_S)))
         if alerts is not None:
             stoppers.append(("the notifier", alerts.stop))
-        threads = []
-        for name, fn in stoppers:
-            t = threading.Thread(target=_quietly(name, fn), name=f"pi-notifier-stop {name}", daemon=True)
-            t.start()
-            threads.append((name, t))
-        for _, t in threads:
-            t.join(max(0.0, deadline - time.monotonic()))
-        late = [name for name, t in threads if t.is_alive()]
+        late = stop_side_by_side(stoppers, deadline)
         if late:
-            log.warning("%s did not stop within %.1f s; exiting anyway", " and ".join(late), SHUTDOWN_BUDGET_S)
+            log.warning(
+                "%s did not stop within %.1f s; exiting anyway", " and ".join(late), SHUTDOWN_BUDGET_S
+            )
         self.store.close(timeout=max(0.05, deadline - time.monotonic()))
         if self.lock is not None:
             self.lock.release()
-
-
-def _quietly(name: str, fn: Callable[[], object]) -> Callable[[], None]:
-    def run() -> None:
-        try:
-            fn()
-        except BaseException as exc:  # on the way out: say it, never hang or trace back
-            log.warning("stopping %s failed: %s", name, clean(exc, 200))
-
-    return run

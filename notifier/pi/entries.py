@@ -25,7 +25,9 @@ from notifier.core.reducer import (
 )
 from notifier.core.text import clean
 from notifier.core.times import sane_time
-from notifier.pi.questions import QuestionCatalog, classify, extract, result_text
+from notifier.pi.catalog import QuestionCatalog
+from notifier.pi.extraction import extract
+from notifier.pi.outcomes import classify, result_text
 
 NEUTRAL = frozenset({"label", "custom", "usage", "model_change", "thinking_level_change"})
 _STOP_STATE: dict[str, State] = {"stop": "idle", "length": "idle", "error": "failed", "aborted": "stopped"}

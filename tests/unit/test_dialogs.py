@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from notifier.app.answer import dialog_value
+from notifier.app.answer_channel import dialog_value
 from notifier.app.dialogs import is_own_dialog, question_of, ref_of
 from notifier.companion.protocol import Dialog, dialog_from
 from notifier.core.board import Board

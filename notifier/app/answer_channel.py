@@ -1,0 +1,152 @@
+"""Answering through the companion extension, when the pi that asked has it: exact for select / confirm /
+input dialogs, keys forwarded to a custom dialog such as a question tool's (checked against its mirrored
+screen as the tmux path checks the pane), never an editor.
+"""
+
+from __future__ import annotations
+
+import os
+
+from notifier.app.answer_session import GUESS, STEP_TIMEOUT_S, Answered, SessionFile, recorded, wait_until
+from notifier.app.goto import Refused
+from notifier.companion import protocol
+from notifier.companion.channel import all_open_dialogs, answer_dialog
+from notifier.companion.protocol import Dialog as ExtDialog
+from notifier.core.model import Question, SessionView
+from notifier.core.text import clean
+from notifier.engine.options import EngineOptions
+from notifier.pi.keymaps import Step, Unsupported, UsageError, check_screen, find_dialog, plan
+
+
+def channel_dialog(session_file: str, question: Question) -> tuple[str, ExtDialog] | None:
+    """The open extension dialog that is this question (its socket too), if its pi has one."""
+    real = os.path.realpath(session_file)
+    for sock, d in all_open_dialogs():
+        if not d.session_file or os.path.realpath(d.session_file) != real:
+            continue
+        if (
+            question.kind == "dialog"
+            and d.kind == question.dialog
+            and (d.tool_call_id or d.id) == question.tool_call_id
+        ):
+            return sock, d
+        if question.kind == "question" and d.kind == "custom" and d.tool_call_id == question.tool_call_id:
+            return sock, d
+    return None
+
+
+def dialog_value(d: ExtDialog, choices: list[str], text: str | None) -> str | bool:
+    """The exact value a select / confirm / input dialog gets for CHOICE or --text (UsageError)."""
+    if d.kind == "input":
+        if text is None:
+            raise UsageError("this dialog asks for a text: give it with --text TEXT")
+        return text
+    if text is not None or len(choices) != 1:
+        raise UsageError(f"this {d.kind} dialog takes one choice, not --text")
+    choice = choices[0]
+    if d.kind == "confirm":
+        yes, no = ("yes", "y", "true", "1"), ("no", "n", "false", "2")
+        if choice.strip().lower() in yes + no:
+            return choice.strip().lower() in yes
+        raise UsageError("this confirm dialog takes yes or no")
+    options = list(d.options or ())
+    if choice.isdigit() and 1 <= int(choice) <= len(options):
+        return options[int(choice) - 1]
+    for same in (
+        lambda o: o == choice,
+        lambda o: clean(o) == clean(choice),
+        lambda o: clean(o).casefold() == clean(choice).casefold(),
+    ):
+        hits = [o for o in options if same(o)]
+        if len(hits) == 1:
+            return hits[0]
+    listed = ", ".join(clean(o, 40) for o in options[:8])
+    raise UsageError(f"{clean(choice, 60)!r} is not one of the options ({listed})")
+
+
+def by_channel(
+    options: EngineOptions,
+    view: SessionView,
+    question: Question,
+    choices: list[str],
+    text: str | None,
+    result_timeout: float,
+) -> Answered | None:
+    """Answer through the extension; ``None`` when this pi has no channel for the question."""
+    found = channel_dialog(view.ref.key, question)
+    if found is None:
+        if question.kind == "dialog":
+            raise Refused("the dialog is no longer open (answered or cancelled meanwhile)")
+        return None
+    sock, d = found
+    if d.kind == "editor":
+        raise Unsupported(
+            "an editor dialog cannot be answered from here: answer it in the terminal (pi-notifier goto)"
+        )
+    if d.remote is None:
+        raise Unsupported("this pi only announces its dialogs: answer it in the terminal (pi-notifier goto)")
+    if d.kind == "custom":
+        return _by_keys(options, view, question, sock, d, choices, text, result_timeout)
+    value = dialog_value(d, choices, text)
+    result = answer_dialog(sock, d.id, value)
+    if not result.ok:
+        raise Refused(clean(result.error or "pi did not take the answer", 200))
+    said = ("Yes" if value else "No") if isinstance(value, bool) else value
+    return Answered(question, "answered", said)
+
+
+def _keys_of(step: Step) -> list[str]:
+    if step.literal is None:
+        return list(step.keys)
+    # typed text: never taken for a key name ("up", "enter")
+    return list(step.literal) if step.literal.lower() in protocol.KEYS else [step.literal]
+
+
+def _by_keys(
+    options: EngineOptions,
+    view: SessionView,
+    question: Question,
+    sock: str,
+    d: ExtDialog,
+    choices: list[str],
+    text: str | None,
+    result_timeout: float,
+) -> Answered:
+    """A question tool's own dialog: the same checked plan as in tmux, its keys forwarded to the
+    component, its mirrored screen checked instead of the pane's."""
+    if question.tool not in GUESS:
+        raise Unsupported(f"no key map for the {clean(question.tool, 40)} tool: answer it in the terminal")
+    plan(GUESS[question.tool], question, choices or None, text)  # bad usage shows before anything else
+    dialog = find_dialog("\n".join(d.screen or ()), question.tool)
+    if dialog is None:
+        raise Refused("the question's dialog does not show what pi-notifier knows how to answer")
+    reason = check_screen(dialog, question)
+    if reason:
+        raise Refused(reason)
+    steps = plan(dialog.variant, question, choices or None, text)
+    if text is not None and not any("Type something." in line for line in dialog.lines):
+        raise Unsupported("this dialog has no free-text row")
+    session = SessionFile(options, view.ref.key)
+    if not session.pending(question.tool_call_id):
+        raise Refused("the question is no longer waiting (answered or cancelled meanwhile)")
+    for step in steps:
+        result = answer_dialog(sock, d.id, keys=_keys_of(step))
+        if not result.ok:
+            raise Refused(f"pi did not take the keys: {clean(result.error, 200)}")
+        if step.expect is not None:
+            expect = clean(step.expect).casefold()[:40]
+
+            def shows(expect: str = expect, first: tuple[str, ...] | None = result.screen) -> bool:
+                screen = first if first is not None else _screen(sock, d.id)
+                return screen is not None and expect in clean(" ".join(screen)).casefold()
+
+            if not shows() and not wait_until(lambda: shows(first=None), STEP_TIMEOUT_S):
+                raise Refused("the dialog did not move on as expected; finish it in the terminal")
+    return recorded(session, question, result_timeout)
+
+
+def _screen(sock: str, dialog_id: str) -> tuple[str, ...] | None:
+    for path, d in all_open_dialogs():
+        if path == sock and d.id == dialog_id:
+            return d.screen
+    return None
