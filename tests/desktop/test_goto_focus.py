@@ -37,6 +37,18 @@ def _root_prop(name: str) -> list[int]:
         d.close()
 
 
+def _clear_root_props(*names: str) -> None:
+    from Xlib import display
+
+    d = display.Display()
+    try:
+        for name in names:
+            d.screen().root.delete_property(d.intern_atom(name))
+        d.sync()
+    finally:
+        d.close()
+
+
 def active() -> int | None:
     value = _root_prop("_NET_ACTIVE_WINDOW")
     return value[0] if value and value[0] else None
@@ -55,6 +67,9 @@ def window_of(pid: int) -> int | None:
 @pytest.fixture
 def openbox(desktop: dict[str, str], tmp_path: Path) -> Iterator[None]:
     require("openbox", "xterm", "tmux")
+    # An earlier openbox on this display may have left its properties on the root window: clear
+    # them, so what we wait for below is this one's.
+    _clear_root_props("_NET_SUPPORTING_WM_CHECK", "_NET_WORKAREA")
     proc = subprocess.Popen(
         _wrap(["openbox", "--sm-disable"]), env=desktop, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
