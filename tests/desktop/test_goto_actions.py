@@ -170,10 +170,10 @@ def test_the_window_answers_a_real_pi_question(tmp_path: Path, desktop: dict[str
             server.kill()
 
 
-def dock_panel(height: int) -> Any:
+def dock_panel(height: int) -> tuple[Any, Any]:
     """A panel along the top edge, as a desktop's: a dock window reserving ``height`` px
-    (``_NET_WM_STRUT_PARTIAL``); the window manager takes it out of the work area. Close the
-    returned display to remove it."""
+    (``_NET_WM_STRUT_PARTIAL``); the window manager takes it out of the work area. Returns the
+    display (close it to remove the panel) and the window."""
     from Xlib import Xatom, display
 
     d = display.Display()
@@ -186,7 +186,7 @@ def dock_panel(height: int) -> Any:
     win.change_property(atom("_NET_WM_STRUT"), Xatom.CARDINAL, 32, strut[:4])
     win.map()
     d.sync()
-    return d
+    return d, win
 
 
 def test_the_window_opens_inside_the_work_area_with_nothing_clipped(
@@ -200,10 +200,20 @@ def test_the_window_opens_inside_the_work_area_with_nothing_clipped(
 
     from .test_tray import FakeSource, snapshot_data
 
-    panel = dock_panel(40)
+    panel, dock = dock_panel(40)
     window = None
     try:
-        area = wait_for(lambda: (a := work_area()) and a[1] >= 40 and a, 20, "the panel's strut in the work area")
+        def strut_seen() -> Any:
+            area = work_area()
+            if area and area[1] >= 40:
+                return area
+            # a dock mapped while the window manager was still starting: map it again
+            dock.unmap()
+            dock.map()
+            panel.sync()
+            return None
+
+        area = wait_for(strut_seen, 20, "the panel's strut in the work area")
         window = Window(FakeSource(snapshot_data()))
         wait_for(lambda: (window.root.update(), window.tree.get_children())[1], 10, "rows")
         wait_for(lambda: (window.root.update(), window.root.winfo_rooty() > 0)[1], 10, "the window mapped")

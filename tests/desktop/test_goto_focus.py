@@ -74,7 +74,12 @@ def openbox(desktop: dict[str, str], tmp_path: Path) -> Iterator[None]:
         _wrap(["openbox", "--sm-disable"]), env=desktop, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
     try:
-        wait_for(lambda: _root_prop("_NET_SUPPORTING_WM_CHECK"), 20, "openbox to manage the screen")
+        # the work area is set once openbox manages the screen (its check window comes earlier)
+        wait_for(
+            lambda: _root_prop("_NET_SUPPORTING_WM_CHECK") and _root_prop("_NET_WORKAREA"),
+            20,
+            "openbox to manage the screen",
+        )
         yield
     finally:
         stop(proc)
