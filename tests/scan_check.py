@@ -13,7 +13,7 @@ from notifier.core.text import clean
 from notifier.engine.files import SessionFiles
 from notifier.engine.options import EngineOptions
 from notifier.pi.questions import QuestionCatalog
-from notifier.watch.scanner import find_name
+from notifier.watch.names import find_name
 from notifier.watch.tail import Tailer
 
 NOW = 1_900_000_000.0

@@ -24,7 +24,8 @@ from notifier.engine.settle_file import settle_file
 from notifier.engine.startup_cache import Restored, StartupCache
 from notifier.pi.entries import EntryError, to_events
 from notifier.system.logonce import LogOnce
-from notifier.watch.scanner import NotRegularFile, find_name, kind_of, open_regular, walk_tree
+from notifier.watch.names import find_name
+from notifier.watch.scanner import NotRegularFile, kind_of, open_regular, walk_tree
 from notifier.watch.tail import Tailer
 
 log = logging.getLogger(__name__)

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from notifier.core.reducer import Event, Header, Input, Renamed, SessionReducer, Supersede
 from notifier.core.settle import EVENT_BUDGET, Settler, sets_base
 from notifier.pi.lines import MARKERS, may_have_events
-from notifier.watch.scanner import (
+from notifier.watch.readers import (
     HEADER_LIMIT,
     backward_matching_lines,
     find_end,

@@ -168,7 +168,7 @@ def test_bulk_skipping_reader_equals_filtering_every_line(
     import os
 
     from notifier.pi.lines import MARKERS
-    from notifier.watch.scanner import backward_lines, backward_matching_lines
+    from notifier.watch.readers import backward_lines, backward_matching_lines
 
     data = b"".join(p + (b"\n" if i % 3 else b"") for i, p in enumerate(pieces)) + b"\n"
     with tempfile.TemporaryDirectory() as tmp:

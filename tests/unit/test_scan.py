@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from notifier.watch.scanner import backward_lines, find_end, forward_lines
+from notifier.watch.readers import backward_lines, find_end, forward_lines
 
 from ..conftest import FIXTURES
 from ..scan_check import assert_same, jline, startup_read

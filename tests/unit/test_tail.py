@@ -68,7 +68,7 @@ def test_overlong_line_is_skipped_without_holding_it(tmp_path: Path) -> None:
 def test_find_name_latest_bounded_and_in_the_head(tmp_path: Path) -> None:
     import json
 
-    from notifier.watch.scanner import find_name
+    from notifier.watch.names import find_name
 
     def info(name: str) -> bytes:
         return (

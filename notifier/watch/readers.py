@@ -1,0 +1,256 @@
+"""Reading a session file's lines in bounded memory whatever its size: its first line, where its
+complete lines end, and its lines newest first (:func:`backward_lines`, or only those that can
+matter: :func:`backward_matching_lines`) or oldest first, one block at a time; the caller stops
+as soon as the newest entries settle the session's state (see :mod:`notifier.core.settle`)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+FIRST_WINDOW = 16 << 10
+CHUNK = 64 << 10  # below glibc's mmap threshold: blocks are reused, never churned
+HEADER_LIMIT = 1 << 20
+WINDOW_START = 1 << 11  # bytes searched for markers first, from the end of a block
+# A marker starting with a backslash (``\\u00``) is looked for only where a backslash is: a
+# one-byte search (memrchr) is ~50× faster than the two-way search for a needle of that shape.
+_BACKSLASH = ord("\\")
+
+
+def read_head(fd: int, size: int) -> tuple[bytes, int]:
+    """``(first line without its newline, where the next line starts)``; ``(head, -1)`` if the
+    first ``HEADER_LIMIT`` bytes hold no newline (``head``: what was read, for an unfinished line)."""
+    head = b""
+    for limit in (4 << 10, 64 << 10, HEADER_LIMIT):
+        head = os.pread(fd, min(size, limit), 0)
+        nl = head.find(b"\n")
+        if nl >= 0:
+            return head[:nl], nl + 1
+        if len(head) >= size:
+            break
+    return head, -1
+
+
+@dataclass
+class Tail:
+    end: int  # just after the last newline: complete lines end here
+    partial: bytes | None  # the unfinished line after ``end`` (None: longer than max_line)
+    block: bytes  # the bytes just before ``end``, already read (handed to backward_lines)
+
+
+def find_end(fd: int, lo: int, size: int, max_line: int, first: int = FIRST_WINDOW) -> Tail:
+    """Where the complete lines of ``[lo, size)`` end, reading backwards from ``size``; memory is
+    bounded by ``max_line`` however long the unfinished last line is."""
+    pos = size
+    pieces: list[bytes] = []
+    held = 0
+    step = first
+    while pos > lo:
+        n = min(step, pos - lo)
+        pos -= n
+        step = min(step * 2, CHUNK)
+        block = os.pread(fd, n, pos)
+        nl = block.rfind(b"\n")
+        if nl >= 0:
+            rest = block[nl + 1 :]
+            partial = None if held + len(rest) > max_line else b"".join([rest, *reversed(pieces)])
+            return Tail(pos + nl + 1, partial, block[: nl + 1])
+        held += len(block)
+        if held <= max_line:
+            pieces.append(block)
+        else:
+            pieces.clear()
+    return Tail(lo, None if held > max_line else b"".join(reversed(pieces)), b"")
+
+
+def backward_lines(
+    fd: int, lo: int, hi: int, max_line: int, first: int = FIRST_WINDOW, block: bytes = b""
+) -> Iterator[tuple[int, bytes]]:
+    """``(offset, line)`` for each line of the bytes ``[lo, hi)``, newest first, where ``lo`` is
+    a line start and ``hi`` is just after a newline. ``block``: bytes ending at ``hi`` that were
+    read already. Memory stays within one block plus one line (a line longer than ``max_line`` is
+    skipped, not assembled). Stops early if the file shrinks."""
+    given = block[max(0, len(block) - (hi - lo)) :]
+    end = hi - 1  # the final newline ends the last line
+    carry: list[bytes] = []  # the end of a line whose start lies further back (newest piece first)
+    carry_len = 0
+    skipping = False
+    pos = end
+    step = first
+    while pos > lo:
+        if given:
+            block, given = given[:-1], b""  # without the newline at hi - 1
+            n = len(block)
+            pos -= n
+        else:
+            n = min(step, pos - lo)
+            pos -= n
+            step = min(step * 2, CHUNK)
+            block = os.pread(fd, n, pos)
+            if len(block) != n:
+                return  # the file shrank under us: the tailer notices the rewrite
+        j = n
+        k = block.rfind(b"\n", 0, j)
+        while k >= 0:
+            if skipping:
+                skipping = False
+            elif carry:
+                if carry_len + (j - k - 1) <= max_line:
+                    carry.append(block[k + 1 : j])
+                    yield pos + k + 1, b"".join(reversed(carry))
+            elif j - k - 1 <= max_line:
+                yield pos + k + 1, block[k + 1 : j]
+            carry.clear()
+            carry_len = 0
+            j = k
+            k = block.rfind(b"\n", 0, j)
+        if not skipping and j:
+            carry.append(block[:j] if j < n else block)
+            carry_len += j
+            if carry_len > max_line:
+                carry.clear()
+                carry_len = 0
+                skipping = True
+    if not skipping and lo <= end:
+        yield lo, b"".join(reversed(carry))
+
+
+def forward_lines(fd: int, lo: int, hi: int, max_line: int) -> Iterator[tuple[int, bytes]]:
+    """``(offset, line)`` for each line of ``[lo, hi)`` (``hi`` just after a newline), oldest
+    first, in bounded memory (lines longer than ``max_line`` are skipped)."""
+    pos = lo
+    start = lo
+    carry = bytearray()
+    skipping = False
+    while pos < hi:
+        block = os.pread(fd, min(CHUNK, hi - pos), pos)
+        if not block:
+            return
+        i = 0
+        while True:
+            nl = block.find(b"\n", i)
+            if nl < 0:
+                if not skipping:
+                    if len(carry) + len(block) - i > max_line:
+                        carry.clear()
+                        skipping = True
+                    else:
+                        carry += block[i:]
+                break
+            if not skipping and len(carry) + nl - i <= max_line:
+                carry += block[i:nl]
+                yield start, bytes(carry)
+            carry.clear()
+            skipping = False
+            i = nl + 1
+            start = pos + i
+        pos += len(block)
+
+
+# A line can be a ``session_info`` entry only if it spells the type plainly or with a ``\\u00``
+# escape (see notifier.pi.lines, which this layer does not import).
+def backward_matching_lines(
+    fd: int,
+    lo: int,
+    hi: int,
+    max_line: int,
+    markers: tuple[bytes, ...],
+    first: int = FIRST_WINDOW,
+    block: bytes = b"",
+    window: int = WINDOW_START,
+) -> Iterator[tuple[int, bytes]]:
+    """Like :func:`backward_lines`, but only the lines holding one of ``markers`` (none holds a
+    newline): the lines in between are passed over in bulk with ``rfind`` (no per-line work), so
+    the cost of a tail of small irrelevant entries is a few C scans per block. Within a block
+    the markers are looked for from its end in windows of ``window`` bytes and doubling, so the
+    cost is the distance to the lines that matter, not the size of the block."""
+    given = block[max(0, len(block) - (hi - lo)) :]
+    carry: list[bytes] = []  # a line that began in an earlier block (newest piece first)
+    carry_len = 0
+    skipping = False
+    continuing = False  # the piece at the end of the next block continues a line (carry/skipping)
+    pos = hi - 1  # the final newline ends the last line
+    step = first
+    while pos > lo:
+        if given:
+            data, given = given[:-1], b""
+            n = len(data)
+            pos -= n
+        else:
+            n = min(step, pos - lo)
+            pos -= n
+            step = min(step * 2, CHUNK)
+            data = os.pread(fd, n, pos)
+            if len(data) != n:
+                return
+        j = n
+        if continuing:
+            k = data.rfind(b"\n", 0, j)
+            if k < 0:
+                if not skipping:
+                    carry.append(data)
+                    carry_len += n
+                    if carry_len > max_line:
+                        carry.clear()
+                        carry_len = 0
+                        skipping = True
+                continue
+            if not skipping and carry_len + j - k - 1 <= max_line:
+                carry.append(data[k + 1 : j])
+                line = b"".join(reversed(carry))
+                if any(m in line for m in markers):
+                    yield pos + k + 1, line
+            carry.clear()
+            carry_len = 0
+            skipping = continuing = False
+            j = k
+        first_nl = data.find(b"\n", 0, j)
+        if first_nl >= 0:
+            low = first_nl + 1
+            # ``last[i]``: the last occurrence of ``markers[i]`` in ``[floor, j)`` (-1: none there)
+            floor = j
+            last = [-1] * len(markers)
+            width = window
+            while True:
+                hit = max(last)
+                if hit < 0:
+                    if floor <= low:
+                        break
+                    below = max(low, floor - width)
+                    width <<= 1
+                    for i, m in enumerate(markers):  # an occurrence across ``floor`` counts too
+                        top = min(j, floor + len(m) - 1)
+                        if m[0] != _BACKSLASH or data.rfind(b"\\", below, top) >= 0:
+                            last[i] = data.rfind(m, below, top)
+                    floor = below
+                    continue
+                s = data.rfind(b"\n", first_nl, hit) + 1
+                e = data.find(b"\n", hit, j)
+                if e < 0:
+                    e = j
+                if e - s <= max_line:
+                    yield pos + s, data[s:e]
+                j = s - 1
+                if j < low:
+                    break
+                floor = min(floor, j)
+                for i, at in enumerate(last):
+                    if at >= s:
+                        m = markers[i]
+                        if m[0] != _BACKSLASH or data.rfind(b"\\", floor, j) >= 0:
+                            last[i] = data.rfind(m, floor, j)
+                        else:
+                            last[i] = -1
+            j = first_nl
+        # the piece before the first newline belongs to a line that may begin further back
+        if j > max_line:
+            skipping = True
+        else:
+            carry.append(data[:j] if j < n else data)
+            carry_len = j
+        continuing = True
+    if continuing and not skipping:
+        line = b"".join(reversed(carry))
+        if any(m in line for m in markers):
+            yield lo, line
