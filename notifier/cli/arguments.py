@@ -1,0 +1,172 @@
+"""Every command's arguments (docs/contract.md): one argparse parser, built for the command that
+runs. The other commands get a parser without arguments: they are listed by ``--help`` and
+named in "invalid choice" errors exactly as before, but never parse anything."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable
+from typing import Any, NoReturn
+
+from notifier import APP_NAME, __version__
+
+
+class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _Formatter)
+        super().__init__(*args, **kwargs)
+
+    def error(self, message: str) -> NoReturn:
+        sys.stderr.write(f"{APP_NAME}: {message} (see '{self.prog} --help')\n")
+        raise SystemExit(2)
+
+
+def _columns() -> int:
+    """``shutil.get_terminal_size().columns``, without importing shutil (and with it zlib, bz2 and
+    lzma) for each parser that argparse's help formatter is made for."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns or 80
+
+
+class _Formatter(argparse.HelpFormatter):
+    def __init__(self, prog: str, **kwargs: Any) -> None:
+        if kwargs.get("width") is None:
+            kwargs["width"] = _columns() - 2  # as argparse's own default
+        super().__init__(prog, **kwargs)
+
+
+def _common(p: argparse.ArgumentParser, watch: bool = True) -> None:
+    p.add_argument("--config", metavar="FILE", help="configuration file (default: the per-user config.toml)")
+    p.add_argument("-v", "--verbose", action="store_true", help="log more detail")
+    if watch:
+        p.add_argument(
+            "--sessions-dir",
+            metavar="DIR",
+            action="append",
+            dest="sessions_dirs",
+            help="pi sessions folder to watch (repeatable; replaces the default)",
+        )
+        p.add_argument(
+            "--liveness",
+            choices=("auto", "off"),
+            help="mark questions of pi processes that died as abandoned",
+        )
+        p.add_argument(
+            "--question-tool",
+            metavar="NAME",
+            action="append",
+            dest="question_tools",
+            help="treat tool NAME as a question tool too (repeatable)",
+        )
+
+
+def _run(p: argparse.ArgumentParser) -> None:
+    _common(p)
+    p.add_argument("--no-tray", action="store_true", help="no tray icon (headless)")
+    p.add_argument("--no-notify", action="store_true", help="no desktop notifications")
+    p.add_argument("--json", action="store_true", help="print one JSON event per line on stdout")
+
+
+def _status(p: argparse.ArgumentParser) -> None:
+    _common(p)
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--all", action="store_true", help="list every session, not only recent ones")
+
+
+def _show(p: argparse.ArgumentParser) -> None:
+    _common(p)
+    p.add_argument("--focus", nargs=2, metavar=("FILE", "CALL_ID"), help="select this question")
+    p.add_argument("--attach", action="store_true", help=argparse.SUPPRESS)
+
+
+def _history(p: argparse.ArgumentParser) -> None:
+    _common(p, watch=False)
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--since", type=float, metavar="DAYS", help="only the last DAYS days")
+
+
+def _autostart(p: argparse.ArgumentParser) -> None:
+    _common(p, watch=False)
+    p.add_argument("action", choices=("install", "remove", "status"))
+
+
+def _goto(p: argparse.ArgumentParser) -> None:
+    _common(p)
+    p.add_argument(
+        "session",
+        nargs="?",
+        metavar="SESSION",
+        help="session file, id or unique id prefix (default: the longest-waiting question)",
+    )
+    p.add_argument("--print", action="store_true", help="only print where it is (JSON), change nothing")
+
+
+def _answer(p: argparse.ArgumentParser) -> None:
+    _common(p)
+    p.add_argument("words", nargs="*", metavar="[SESSION] CHOICE", help="the session, then the answer")
+    p.add_argument("--call", metavar="TOOL_CALL_ID", help="the question's tool call (default: the oldest)")
+    p.add_argument("--text", metavar="TEXT", help="type this free-text answer instead of choosing")
+    p.add_argument(
+        "--timeout", type=float, default=15.0, metavar="S", help="how long to wait for pi to record it"
+    )
+
+
+def _pi_extension(p: argparse.ArgumentParser) -> None:
+    _common(p, watch=False)
+    p.add_argument("action", choices=("install", "remove", "status"))
+    p.add_argument("--json", action="store_true", help="status: print one JSON object")
+
+
+def _demo(p: argparse.ArgumentParser) -> None:
+    _common(p, watch=False)
+    p.add_argument("--no-tray", action="store_true", help=argparse.SUPPRESS)
+
+
+_ANSWER_DESCRIPTION = (
+    "CHOICE is a 1-based option number or an exact option label (several for a multi-select "
+    "question, or one per question of a form). With two or more words the first is taken as "
+    "SESSION when it names a session."
+)
+
+# Each command, in the order --help lists them: its help, its description, its arguments.
+COMMANDS: dict[str, tuple[str, str | None, Callable[[argparse.ArgumentParser], None]]] = {
+    "run": ("tray + notifications, watching the sessions folder (the default command)", None, _run),
+    "status": ("print every session and its pending questions, then exit", None, _status),
+    "doctor": ("what works here: sessions folder, watcher limits, tray, notifications", None, _common),
+    "show": ("open the pending-questions window", None, _show),
+    "history": ("questions asked, how long each waited, how it ended", None, _history),
+    "autostart": ("start pi-notifier with your desktop session", None, _autostart),
+    "config": ("print the effective configuration and where each value came from", None, _common),
+    "goto": ("bring you to the terminal / tmux pane of a waiting pi", None, _goto),
+    "answer": (
+        "answer a waiting pi from here (keys into its tmux pane, checked on screen first)",
+        _ANSWER_DESCRIPTION,
+        _answer,
+    ),
+    "pi-extension": ("the optional companion pi extension (exact dialogs, answers)", None, _pi_extension),
+    "demo": ("replay a recorded pi session so you can see the notification, icon and window", None, _demo),
+}
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every command; given a ``command``, only that one gets its arguments."""
+    parser = _Parser(
+        prog=APP_NAME, description="Tells you the moment a pi coding agent session waits for your answer."
+    )
+    parser.add_argument("--version", action="version", version=f"{APP_NAME} {__version__}")
+    sub = parser.add_subparsers(dest="command", parser_class=_Parser, metavar="COMMAND")
+    for name, (help_, description, arguments) in COMMANDS.items():
+        p = sub.add_parser(name, help=help_, description=description)
+        if command is None or name == command:
+            arguments(p)
+    return parser
