@@ -225,8 +225,8 @@ def window_locations(window: dict[str, Any]) -> dict[str, Any]:
 
 def run_goto(config: Any, session_file: str) -> tuple[bool, str]:
     """For the tray / window / notification action: go to that session. (ok, one line to show)."""
-    from notifier.engine.loop import scan_once
     from notifier.engine.options import engine_options
+    from notifier.engine.scan import scan_once
 
     code, said = go(config, scan_once(engine_options(config)), session_file)
     return code == 0, said

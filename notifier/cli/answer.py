@@ -9,8 +9,8 @@ import sys
 from notifier.cli.common import fail
 from notifier.core.model import Snapshot
 from notifier.core.text import clean
-from notifier.engine.loop import scan_once
 from notifier.engine.options import engine_options
+from notifier.engine.scan import scan_once
 from notifier.system.config import Config
 
 

@@ -8,8 +8,8 @@ import sys
 
 from notifier.cli.common import fail
 from notifier.core.text import clean
-from notifier.engine.loop import scan_once
 from notifier.engine.options import engine_options
+from notifier.engine.scan import scan_once
 from notifier.sinks.jsonout import dumps
 from notifier.system.config import Config
 

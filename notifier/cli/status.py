@@ -1,20 +1,23 @@
 """``pi-notifier status``: every session and its pending questions, then exit (``--json``:
-docs/contract.md §3; the running app's own view when one answers, else a scan of its own)."""
+docs/contract.md §3; the running app's own view when one answers, else a scan of its own).
+Each part is imported when it is needed: the app's answer needs no session reader, a scan no
+socket client (start-up time is most of a warm ``status``)."""
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import time
+from typing import TYPE_CHECKING, Any
 
 from notifier import APP_NAME
-from notifier.core.model import Snapshot
 from notifier.core.text import clean, duration, project_name
-from notifier.engine.loop import scan_once
-from notifier.engine.options import engine_options
-from notifier.sinks.jsonout import dumps, status_obj
-from notifier.system.config import Config
+
+if TYPE_CHECKING:
+    import argparse
+
+    from notifier.core.model import Snapshot
+    from notifier.system.config import Config
 
 
 def render_status(snapshot: Snapshot, now: float, show_all: bool) -> str:
@@ -68,10 +71,9 @@ def render_status(snapshot: Snapshot, now: float, show_all: bool) -> str:
 
 
 def cmd_status(args: argparse.Namespace, config: Config) -> int:
-    from notifier.system import ipc
-    from notifier.system.locate import add_locations
-
     if args.json:
+        from notifier.system import ipc
+
         live = ipc.request(
             {
                 "cmd": "status",
@@ -81,17 +83,29 @@ def cmd_status(args: argparse.Namespace, config: Config) -> int:
             }
         )
         if live and live.get("ok") and isinstance(live.get("status"), dict):
-            sys.stdout.write(dumps(add_locations(live["status"])) + "\n")  # the running app's own view
+            _print_json(live["status"])  # the running app's own view
             return 0
     from notifier.app.dialogs import with_open_dialogs
+    from notifier.engine.options import engine_options
+    from notifier.engine.scan import scan_once
 
     options = engine_options(config)
     snapshot = with_open_dialogs(scan_once(options), options)  # + the dialogs pi shows now
     if args.json:
-        sys.stdout.write(dumps(add_locations(status_obj(snapshot))) + "\n")
+        from notifier.sinks.jsonout import status_obj
+
+        _print_json(status_obj(snapshot))
     else:
         missing = [d for d in config["sessions_dirs"] if not os.path.isdir(d)]
         for d in missing:
             sys.stderr.write(f"{APP_NAME}: sessions folder {clean(d)} does not exist (yet)\n")
         sys.stdout.write(render_status(snapshot, time.time(), args.all) + "\n")
     return 0
+
+
+def _print_json(status: dict[str, Any]) -> None:
+    """``status`` as one JSON object, with where each live pi runs."""
+    from notifier.sinks.jsonout import dumps
+    from notifier.system.locate import add_locations
+
+    sys.stdout.write(dumps(add_locations(status)) + "\n")

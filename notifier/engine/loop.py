@@ -6,12 +6,11 @@ state; the UI and other threads talk to it only by putting messages on its queue
 
 The parts: ``files`` (tailers → board), ``startup_cache`` (unchanged files restored at start),
 ``liveness`` (the process-table probe), ``watchlimit`` (folders inotify cannot watch) and
-``supervise`` (restarts, health, contained sinks)."""
+``supervise`` (restarts, health, contained sinks); ``scan`` is the one-shot read (``status``)."""
 
 from __future__ import annotations
 
 import logging
-import os
 import queue
 import threading
 import time
@@ -24,9 +23,10 @@ from notifier.core.board import Board
 from notifier.core.model import Snapshot, Transition
 from notifier.core.text import clean
 from notifier.engine.files import SessionFiles
-from notifier.engine.liveness import Liveness, Probe, ProcessList, read_processes
+from notifier.engine.liveness import Liveness, Probe, ProcessList
 from notifier.engine.options import EngineOptions
-from notifier.engine.startup_cache import StartupCache
+from notifier.engine.scan import open_cache
+from notifier.engine.scan import scan_once as scan_once  # (where it was)
 from notifier.engine.supervise import Health, ReadyInfo, Sink, Supervisor, deliver
 from notifier.engine.watchlimit import WatchLimit
 from notifier.watch.events import FileChanged, FolderAppeared, PathGone, RootBack, RootGone, WatchEvent
@@ -54,12 +54,6 @@ class _Call:
 Message = WatchEvent | _Stop | _Call | ProcessList
 
 
-def _cache(options: EngineOptions) -> StartupCache | None:
-    if options.cache_path is None:
-        return None
-    return StartupCache(options.cache_path, options.catalog.names, options.roots, options.max_line)
-
-
 class Engine:
     def __init__(
         self,
@@ -84,7 +78,7 @@ class Engine:
             options.liveness, options.liveness_interval, self._stop, lambda: self.health, processes
         )
         self._limit = WatchLimit(options.roots)
-        self._cache = _cache(options)
+        self._cache = open_cache(options)
         self._started = False  # the start-up scan finished and ``ready`` was handed out
 
     # ---- what others read (and the app sets before ``start``) ----
@@ -185,7 +179,7 @@ class Engine:
                 log.debug("stopping the half-started watcher failed", exc_info=True)
             self._watcher = None
         self.files = SessionFiles(self.options, Board(liveness=self.options.liveness), self._wall, self._more)
-        self._cache = _cache(self.options)
+        self._cache = open_cache(self.options)
 
     # ---- start-up ----
 
@@ -313,23 +307,3 @@ class Engine:
             deliver(self.health, sink, "transitions", partial(sink.transitions, items, self.snapshot))
             if turns and hasattr(sink, "turns"):
                 deliver(self.health, sink, "turns", partial(sink.turns, turns))
-
-
-def scan_once(options: EngineOptions, processes: Probe | None = None) -> Snapshot:
-    """Read every session once (for ``status``): no watcher, no thread."""
-    wall = time.time
-    files = SessionFiles(options, Board(liveness=options.liveness), wall)
-    cache = _cache(options)
-    for root in options.roots:
-        if os.path.isdir(root):
-            files.scan(root, initial=True, cache=cache)
-    if options.liveness:
-        files.board.set_processes(read_processes(processes, Health()), wall())
-    files.fill_names()
-    hits = 0
-    if cache is not None:
-        cache.save(files.tailers, files.board)
-        hits = cache.hits
-    log.debug("scanned %d session files, %d unchanged since the last scan", len(files.board), hits)
-    return files.board.snapshot(wall())
-
