@@ -19,29 +19,70 @@ one server thread multiplexes every connection with bounded buffers, caps and ti
 
 from __future__ import annotations
 
-from notifier.system.ipc.client import request, subscribe
-from notifier.system.ipc.connection import MAX_OUTPUT, Connection
-from notifier.system.ipc.fields import BadRequest
-from notifier.system.ipc.limits import (
-    EVICT_GRACE,
-    IDLE_TIMEOUT,
-    MAX_CONNECTIONS,
-    READ_PAUSE,
-    STALL_TIMEOUT,
-)
-from notifier.system.ipc.peer import peer_uid
-from notifier.system.ipc.server import Server
-from notifier.system.ipc.wire import (
-    BUSY,
-    MAX_REPLY,
-    MAX_REQUEST,
-    MAX_REQUEST_DEPTH,
-    SOCKET_ENV,
-    encode,
-    parse_request,
-    socket_path,
-)
-from notifier.system.ipc.workers import WORKERS, Handler, answer
+from importlib import import_module
+
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing)
+if TYPE_CHECKING:
+    from notifier.system.ipc.client import request, subscribe
+    from notifier.system.ipc.connection import MAX_OUTPUT, Connection
+    from notifier.system.ipc.fields import BadRequest
+    from notifier.system.ipc.limits import (
+        EVICT_GRACE,
+        IDLE_TIMEOUT,
+        MAX_CONNECTIONS,
+        READ_PAUSE,
+        STALL_TIMEOUT,
+    )
+    from notifier.system.ipc.peer import peer_uid
+    from notifier.system.ipc.server import Server
+    from notifier.system.ipc.wire import (
+        BUSY,
+        MAX_REPLY,
+        MAX_REQUEST,
+        MAX_REQUEST_DEPTH,
+        SOCKET_ENV,
+        encode,
+        parse_request,
+        socket_path,
+    )
+    from notifier.system.ipc.workers import WORKERS, Handler, answer
+
+# Each name → the module it is from, imported when the name is first used: a client (``status``
+# asking the running app) does not import the server's selector loop and worker threads.
+_FROM = {
+    "request": "client",
+    "subscribe": "client",
+    "MAX_OUTPUT": "connection",
+    "Connection": "connection",
+    "BadRequest": "fields",
+    "EVICT_GRACE": "limits",
+    "IDLE_TIMEOUT": "limits",
+    "MAX_CONNECTIONS": "limits",
+    "READ_PAUSE": "limits",
+    "STALL_TIMEOUT": "limits",
+    "peer_uid": "peer",
+    "Server": "server",
+    "BUSY": "wire",
+    "MAX_REPLY": "wire",
+    "MAX_REQUEST": "wire",
+    "MAX_REQUEST_DEPTH": "wire",
+    "SOCKET_ENV": "wire",
+    "encode": "wire",
+    "parse_request": "wire",
+    "socket_path": "wire",
+    "WORKERS": "workers",
+    "Handler": "workers",
+    "answer": "workers",
+}
+
+
+def __getattr__(name: str) -> object:
+    module = _FROM.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
 
 __all__ = [
     "BUSY",

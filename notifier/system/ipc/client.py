@@ -6,14 +6,16 @@ from __future__ import annotations
 
 import contextlib
 import os
-import socket
 import time
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from notifier.core import jsonbound
 from notifier.core.text import clean
 from notifier.system.ipc.wire import BUSY, MAX_REPLY, encode, socket_path
+
+if TYPE_CHECKING:
+    import socket
 
 
 def _failure(message: str) -> dict[str, Any]:
@@ -66,6 +68,8 @@ class _Busy(Exception):
 def _connect(target: str, deadline: float) -> socket.socket | None:
     """A socket connected to the app, or None when no app listens there. Raises TimeoutError
     when the app does not accept in time, :class:`_Busy` when its queue is full."""
+    import socket  # (imported once there is an app to talk to: ``status`` without one needs none)
+
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.settimeout(max(deadline - time.monotonic(), 0.001))
     try:
@@ -114,7 +118,11 @@ def request(obj: dict[str, Any], path: str | None = None, timeout: float = 3.0) 
     ``None`` means no app is listening. An app that is there but cannot answer (busy past
     ``timeout``, hung up, too slow) gives ``{"ok": False, "error": …}``."""
     target = path or socket_path()
-    if not hasattr(socket, "AF_UNIX") or not os.path.exists(target):
+    if not os.path.exists(target):
+        return None
+    import socket
+
+    if not hasattr(socket, "AF_UNIX"):
         return None
     deadline = time.monotonic() + timeout
     delay = 0.01
