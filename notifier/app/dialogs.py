@@ -15,10 +15,9 @@ import logging
 import os
 import time
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
-from notifier.companion.channel import all_open_dialogs
-from notifier.companion.protocol import Closed, Dialog, Hello
-from notifier.companion.watcher import CompanionWatcher, Disconnected
+from notifier.companion.sockets import list_sockets
 from notifier.core.dialogs import add_dialogs
 from notifier.core.model import (
     GENERIC_QUESTION,
@@ -27,13 +26,16 @@ from notifier.core.model import (
     Question,
     QuestionItem,
     SessionRef,
-    Snapshot,
     Transition,
 )
 from notifier.core.text import clean
-from notifier.engine.loop import Engine
-from notifier.engine.options import EngineOptions
-from notifier.pi.questions import QuestionCatalog
+
+if TYPE_CHECKING:
+    from notifier.companion.protocol import Dialog
+    from notifier.core.model import Snapshot
+    from notifier.engine.loop import Engine
+    from notifier.engine.options import EngineOptions
+    from notifier.pi.questions import QuestionCatalog
 
 log = logging.getLogger(__name__)
 
@@ -90,6 +92,8 @@ class DialogFeed:
         self.engine = engine
         self.wall = wall
         self.started = wall()
+        from notifier.companion.watcher import CompanionWatcher
+
         self.watcher = CompanionWatcher(self._event, folder)
 
     @classmethod
@@ -109,11 +113,17 @@ class DialogFeed:
         self.watcher.stop()
 
     def _event(self, path: str, event: object) -> None:
+        from notifier.companion.protocol import Closed, Dialog, Hello
+        from notifier.companion.watcher import Disconnected
+
         if isinstance(event, (Hello, Dialog, Closed, Disconnected)):
             self.engine.call(lambda: self.apply(path, event))
 
     def apply(self, path: str, event: object) -> None:
         """On the engine thread: change the board, hand the transitions to every sink."""
+        from notifier.companion.protocol import Closed, Dialog, Hello
+        from notifier.companion.watcher import Disconnected
+
         board, now = self.engine.board, self.wall()
         out: list[Transition] = []
         if isinstance(event, Hello):
@@ -147,6 +157,10 @@ class DialogFeed:
 
 def with_open_dialogs(snapshot: Snapshot, options: EngineOptions, folder: str | None = None) -> Snapshot:
     """``snapshot`` (a one-shot scan: ``status``, ``answer``) with the dialogs pi shows right now."""
+    if not list_sockets(folder):
+        return snapshot  # no pi has the extension loaded (nothing to connect to)
+    from notifier.companion.channel import all_open_dialogs
+
     now = time.time()
     found = []
     for _path, d in all_open_dialogs(folder):

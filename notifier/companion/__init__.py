@@ -1,6 +1,7 @@
 """The optional companion pi extension, seen from pi-notifier (issue 11).
 
 - :mod:`notifier.companion.protocol` (pure): typed events from the extension's socket, requests to it
+- :mod:`notifier.companion.sockets`: where the sockets are, :func:`list_sockets`
 - :mod:`notifier.companion.channel`: connect to one socket (same user only), :func:`answer_dialog`
 - :mod:`notifier.companion.watcher`: finds sockets as pi processes start, one connection each
 
@@ -10,7 +11,35 @@ The extension itself ships as ``notifier/resources/pi-extension/pi-notifier.ts``
 
 from __future__ import annotations
 
-from notifier.companion.channel import AnswerResult, answer_dialog, list_sockets
-from notifier.companion.protocol import Closed, Dialog, Hello, Result, Screen
+from importlib import import_module
+
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing)
+if TYPE_CHECKING:
+    from notifier.companion.channel import AnswerResult, answer_dialog
+    from notifier.companion.protocol import Closed, Dialog, Hello, Result, Screen
+    from notifier.companion.sockets import list_sockets
+
+# Each name → the module it is from, imported when the name is first used: looking for sockets
+# (``status``, where there are usually none) does not import the socket client and the protocol.
+_FROM = {
+    "AnswerResult": "channel",
+    "answer_dialog": "channel",
+    "Closed": "protocol",
+    "Dialog": "protocol",
+    "Hello": "protocol",
+    "Result": "protocol",
+    "Screen": "protocol",
+    "list_sockets": "sockets",
+}
+
+
+def __getattr__(name: str) -> object:
+    module = _FROM.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = ["AnswerResult", "Closed", "Dialog", "Hello", "Result", "Screen", "answer_dialog", "list_sockets"]

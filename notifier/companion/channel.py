@@ -15,26 +15,12 @@ from dataclasses import dataclass
 
 from notifier.companion import protocol
 from notifier.companion.protocol import Dialog, Event, Hello, ProtocolError, Result
+from notifier.companion.sockets import list_sockets as list_sockets
+from notifier.companion.sockets import socket_folder as socket_folder
 
 
 class ChannelError(OSError):
     """The socket cannot be used: missing, not ours, refused, closed, or speaking nonsense."""
-
-
-def socket_folder() -> str:
-    """Where the extension puts its sockets: pi-notifier's runtime folder."""
-    from notifier.system import paths
-
-    return paths.runtime_dir()
-
-
-def list_sockets(folder: str | None = None) -> list[str]:
-    folder = folder or socket_folder()
-    try:
-        names = sorted(os.listdir(folder))
-    except OSError:
-        return []
-    return [os.path.join(folder, n) for n in names if protocol.is_socket_name(n)]
 
 
 def check_owner(path: str) -> None:

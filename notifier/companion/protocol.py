@@ -11,12 +11,13 @@ import json
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from notifier.companion.sockets import SOCKET_PREFIX as SOCKET_PREFIX
+from notifier.companion.sockets import SOCKET_SUFFIX as SOCKET_SUFFIX
+from notifier.companion.sockets import is_socket_name as is_socket_name
 from notifier.core import jsonbound
 
 PROTOCOL = 1
 MAX_LINE = 1 << 20  # one announcement (titles, options, a mirrored screen) stays far below this
-SOCKET_PREFIX = "ext-"
-SOCKET_SUFFIX = ".sock"
 
 KINDS = ("select", "confirm", "input", "editor", "custom")
 Kind = Literal["select", "confirm", "input", "editor", "custom"]
@@ -240,7 +241,3 @@ def check_answer(
     if dialog.kind == "confirm":
         return None if isinstance(value, bool) else "a confirm dialog takes yes or no"
     return None if value is None or isinstance(value, str) else "an input dialog takes a text"
-
-
-def is_socket_name(name: str) -> bool:
-    return name.startswith(SOCKET_PREFIX) and name.endswith(SOCKET_SUFFIX) and "/" not in name

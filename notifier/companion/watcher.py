@@ -13,9 +13,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from notifier.companion import protocol
-from notifier.companion.channel import Channel, ChannelError, connect, list_sockets, socket_folder
+from notifier.companion.channel import Channel, ChannelError, connect
 from notifier.companion.protocol import Event
+from notifier.companion.sockets import is_socket_name, list_sockets, socket_folder
 from notifier.core.text import clean
 
 log = logging.getLogger(__name__)
@@ -75,7 +75,7 @@ class CompanionWatcher:
             return sorted(p for p, c in self._channels.items() if c is not None)
 
     def _found(self, path: str) -> None:
-        if self._stopped or not protocol.is_socket_name(os.path.basename(path)):
+        if self._stopped or not is_socket_name(os.path.basename(path)):
             return
         with self._lock:
             if path in self._channels:

@@ -1,0 +1,30 @@
+"""Where the companion extension's sockets are and what they are called: one per pi that loaded
+it, ``ext-….sock`` in pi-notifier's runtime folder. Listing them needs no socket library (most
+of the time there are none, and ``status`` looks no further)."""
+
+from __future__ import annotations
+
+import os
+
+SOCKET_PREFIX = "ext-"
+SOCKET_SUFFIX = ".sock"
+
+
+def is_socket_name(name: str) -> bool:
+    return name.startswith(SOCKET_PREFIX) and name.endswith(SOCKET_SUFFIX) and "/" not in name
+
+
+def socket_folder() -> str:
+    """Where the extension puts its sockets: pi-notifier's runtime folder."""
+    from notifier.system import paths
+
+    return paths.runtime_dir()
+
+
+def list_sockets(folder: str | None = None) -> list[str]:
+    folder = folder or socket_folder()
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return []
+    return [os.path.join(folder, n) for n in names if is_socket_name(n)]
