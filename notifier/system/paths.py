@@ -6,8 +6,8 @@ import json
 import logging
 import os
 import stat
+import sys
 from collections.abc import Mapping
-from pathlib import Path
 
 from notifier import APP_NAME
 from notifier.core.text import clean
@@ -23,8 +23,14 @@ def _expand(value: str, home: str) -> str:
     return value
 
 
+def _home() -> str:
+    from pathlib import Path  # (only without $HOME)
+
+    return str(Path.home())
+
+
 def agent_dir(env: Mapping[str, str] = os.environ) -> str:
-    home = env.get("HOME") or str(Path.home())
+    home = env.get("HOME") or _home()
     custom = env.get("PI_CODING_AGENT_DIR")
     if custom:
         return os.path.abspath(_expand(custom, home))
@@ -34,7 +40,7 @@ def agent_dir(env: Mapping[str, str] = os.environ) -> str:
 def default_sessions_dir(env: Mapping[str, str] = os.environ) -> str:
     """pi's own precedence: PI_CODING_AGENT_SESSION_DIR, then ``sessionDir`` in the agent dir's
     settings.json, then ``<agent dir>/sessions`` (``~/.pi/agent/sessions`` by default)."""
-    home = env.get("HOME") or str(Path.home())
+    home = env.get("HOME") or _home()
     explicit = env.get("PI_CODING_AGENT_SESSION_DIR")
     if explicit:
         return os.path.abspath(_expand(explicit, home))
@@ -60,8 +66,25 @@ def _dirs() -> object:
     return platformdirs.PlatformDirs(APP_NAME, appauthor=False)
 
 
+def _xdg(variable: str, default: str) -> str | None:
+    """On Linux, platformdirs' user folder: ``$XDG_…`` when it is an absolute path, else
+    ``$HOME/<default>``; with our name appended. Worked out here because importing platformdirs
+    (and with it pathlib, tempfile, shutil and random) is a good part of a quick command's
+    start-up. ``None`` for anything less plain (another OS, a relative variable, no absolute
+    $HOME), which platformdirs answers (tests/unit/test_paths.py checks the two agree)."""
+    if sys.platform != "linux" or "ANDROID_DATA" in os.environ:
+        return None
+    value = os.environ.get(variable, "")
+    if value:
+        return os.path.join(value, APP_NAME) if value.startswith("/") else None
+    home = os.environ.get("HOME", "")
+    if not home.startswith("/"):
+        return None
+    return os.path.join(f"{home.rstrip('/')}/{default}", APP_NAME)  # (as os.path.expanduser)
+
+
 def config_dir() -> str:
-    return str(_dirs().user_config_dir)  # type: ignore[attr-defined]
+    return _xdg("XDG_CONFIG_HOME", ".config") or str(_dirs().user_config_dir)  # type: ignore[attr-defined]
 
 
 def config_file() -> str:
@@ -69,7 +92,7 @@ def config_file() -> str:
 
 
 def state_dir() -> str:
-    return str(_dirs().user_state_dir)  # type: ignore[attr-defined]
+    return _xdg("XDG_STATE_HOME", ".local/state") or str(_dirs().user_state_dir)  # type: ignore[attr-defined]
 
 
 def runtime_dir() -> str:
