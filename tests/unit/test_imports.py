@@ -1,0 +1,130 @@
+"""What a quick command imports (its start-up is most of a warm ``status``, docs/contract.md §7):
+``status`` reads sessions and prints them without the app's machinery (UI, notifications, the
+engine thread, the socket server, watchdog), ``--version`` imports nothing at all. Checked in a
+real ``python -m notifier`` process, without site (so without the editable install's finder,
+which imports pathlib itself), by the modules it ends up with."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from notifier import __version__
+
+from ..conftest import ROOT
+
+# Runs ``python -m notifier ARGS``, then writes the names of the modules it imported.
+PROBE = r"""
+import sys
+out, sys.argv = sys.argv[1], ["pi-notifier", *sys.argv[2:]]
+import runpy
+try:
+    runpy.run_module("notifier", run_name="__main__", alter_sys=True)
+except SystemExit as exc:
+    code = exc.code
+with open(out, "w") as fh:
+    fh.write("\n".join(sorted(sys.modules)))
+"""
+
+# Never needed to print a status: the app's own parts and the libraries only they use.
+NOT_FOR_STATUS = [
+    "notifier.app.runtime",
+    "notifier.app.tray",
+    "notifier.app.window",
+    "notifier.engine.loop",
+    "notifier.engine.supervise",
+    "notifier.ui",
+    "notifier.sinks.notify",
+    "notifier.sinks.push",
+    "notifier.sinks.history",
+    "notifier.remote",
+    "notifier.companion.channel",  # no pi has the extension loaded here: nothing to connect to
+    "notifier.companion.protocol",
+    "notifier.companion.watcher",
+    "notifier.system.ipc.server",
+    "notifier.cli.run",
+    "notifier.cli.doctor",
+    "tkinter",
+    "pystray",
+    "PIL",
+    "watchdog",
+    "apprise",
+    "jeepney",
+    "gi",
+    "Xlib",
+    "socket",  # no app runs here: nothing to ask
+    "logging.handlers",
+    "platformdirs",  # plain XDG folders on Linux: worked out without it (test_paths.py)
+    "pathlib",
+    "tempfile",
+    "shutil",
+]
+
+
+def _imported(tmp_path: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], set[str]]:
+    out = tmp_path / "modules.txt"
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "HOME": str(tmp_path),
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+        "XDG_STATE_HOME": str(tmp_path / "state"),
+        "XDG_RUNTIME_DIR": str(tmp_path),
+    }
+    r = subprocess.run(
+        [sys.executable, "-S", "-c", PROBE, str(out), *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=60,
+    )
+    return r, set(out.read_text().split("\n"))
+
+
+def _unwanted(modules: set[str], prefixes: list[str]) -> list[str]:
+    return sorted(m for m in modules if any(m == p or m.startswith(p + ".") for p in prefixes))
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the folders are worked out without platformdirs on Linux")
+@pytest.mark.parametrize("json_out", [True, False])
+def test_status_imports_only_what_it_needs(tmp_path: Path, json_out: bool) -> None:
+    from tests.live.writer import ask, header, user
+
+    sessions = tmp_path / "sessions"
+    (sessions / "--p--").mkdir(parents=True)
+    (sessions / "--p--" / "a.jsonl").write_bytes(header() + user() + ask("c1"))
+    args = ["status", "--liveness", "off", "--sessions-dir", str(sessions)] + (["--json"] if json_out else [])
+    for run in ("cold", "warm"):  # without the scan cache, then with it
+        r, modules = _imported(tmp_path, *args)
+        assert r.returncode == 0, r.stderr
+        if json_out:
+            assert json.loads(r.stdout)["pending"] == 1, run
+        else:
+            assert "1 pending question" in r.stdout, run
+        assert {"notifier.engine.scan", "notifier.watch.cache"} <= modules  # (it did read them)
+        assert _unwanted(modules, NOT_FOR_STATUS) == [], run
+
+
+def test_version_imports_nothing(tmp_path: Path) -> None:
+    r, modules = _imported(tmp_path, "--version")
+    assert r.returncode == 0 and r.stdout == f"pi-notifier {__version__}\n"
+    assert sorted(m for m in modules if m.startswith("notifier")) == ["notifier", "notifier.cli", "notifier.cli.parser"]
+    assert _unwanted(modules, ["argparse", "logging", "typing", "dataclasses", "json"]) == []
+
+
+@pytest.mark.parametrize("package", ["notifier.system.ipc", "notifier.companion"])
+def test_lazy_package_names(package: str) -> None:
+    """The packages that import their modules when a name is first used export every name."""
+    module = importlib.import_module(package)
+    assert set(module._FROM) == set(module.__all__)
+    for name in module.__all__:
+        assert getattr(module, name) is getattr(importlib.import_module(f"{package}.{module._FROM[name]}"), name)
+    with pytest.raises(AttributeError):
+        module.no_such_name  # noqa: B018
