@@ -1,10 +1,15 @@
-"""Immutable values shared by the pi adapter, the reducer, the board and every sink."""
+"""Immutable values shared by the pi adapter, the reducer, the board and every sink.
+
+Each is a frozen dataclass with its ``__init__`` written out and :class:`~notifier.core.values.Value`'s
+equality, hash and repr (see there why)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 from typing import Literal
+
+from notifier.core.values import Value
 
 State = Literal["starting", "working", "needs_input", "idle", "failed", "stopped"]
 Outcome = Literal["answered", "cancelled", "aborted", "unavailable", "error", "superseded"]
@@ -14,16 +19,25 @@ DialogKind = Literal["select", "confirm", "input", "editor", "custom"]
 
 GENERIC_QUESTION = "Answer the pending question"
 
+_set = object.__setattr__  # (how a frozen dataclass's __init__ sets its fields)
 
-@dataclass(frozen=True)
-class Option:
+
+@dataclass(frozen=True, init=False, repr=False, eq=False)
+class Option(Value):
+    """One answer a question offers (its label as shown)."""
+
     label: str
     description: str | None = None
     recommended: bool = False
 
+    def __init__(self, label: str, description: str | None = None, recommended: bool = False) -> None:
+        _set(self, "label", label)
+        _set(self, "description", description)
+        _set(self, "recommended", recommended)
 
-@dataclass(frozen=True)
-class QuestionItem:
+
+@dataclass(frozen=True, init=False, repr=False, eq=False)
+class QuestionItem(Value):
     """One question of a (possibly multi-question) tool call; all strings already sanitized."""
 
     text: str
@@ -32,9 +46,23 @@ class QuestionItem:
     options: tuple[Option, ...] = ()
     multi: bool = False
 
+    def __init__(
+        self,
+        text: str,
+        header: str | None = None,
+        detail: str | None = None,
+        options: tuple[Option, ...] = (),
+        multi: bool = False,
+    ) -> None:
+        _set(self, "text", text)
+        _set(self, "header", header)
+        _set(self, "detail", detail)
+        _set(self, "options", options)
+        _set(self, "multi", multi)
 
-@dataclass(frozen=True)
-class Question:
+
+@dataclass(frozen=True, init=False, repr=False, eq=False)
+class Question(Value):
     """A question tool call waiting for the user. ``text``/``header``/``options`` describe the first item."""
 
     tool_call_id: str
@@ -44,6 +72,24 @@ class Question:
     title: str | None = None
     kind: QuestionKind = "question"
     dialog: DialogKind | None = None  # for kind "dialog": which ctx.ui dialog pi shows
+
+    def __init__(
+        self,
+        tool_call_id: str,
+        tool: str,
+        items: tuple[QuestionItem, ...],
+        asked_at: float,
+        title: str | None = None,
+        kind: QuestionKind = "question",
+        dialog: DialogKind | None = None,
+    ) -> None:
+        _set(self, "tool_call_id", tool_call_id)
+        _set(self, "tool", tool)
+        _set(self, "items", items)
+        _set(self, "asked_at", asked_at)
+        _set(self, "title", title)
+        _set(self, "kind", kind)
+        _set(self, "dialog", dialog)
 
     @property
     def first(self) -> QuestionItem:
@@ -66,8 +112,10 @@ class Question:
         return max(len(self.items), 1)
 
 
-@dataclass(frozen=True)
-class SessionRef:
+@dataclass(frozen=True, init=False, repr=False, eq=False)
+class SessionRef(Value):
+    """Which session: its file (the key), pi's id, folder and name for it, and its host."""
+
     key: str  # the session file path: session ids are not unique across files
     id: str | None
     cwd: str | None
@@ -75,6 +123,13 @@ class SessionRef:
     # The remote (its configured name) this session runs on; None: this machine. A remote
     # session's key is ``remote_key(host, file)``, so it never collides with a local file.
     host: str | None = None
+
+    def __init__(self, key: str, id: str | None, cwd: str | None, name: str | None, host: str | None = None) -> None:
+        _set(self, "key", key)
+        _set(self, "id", id)
+        _set(self, "cwd", cwd)
+        _set(self, "name", name)
+        _set(self, "host", host)
 
     @property
     def file(self) -> str:
@@ -95,8 +150,10 @@ def split_key(key: str) -> tuple[str | None, str]:
     return None, key
 
 
-@dataclass(frozen=True)
-class Transition:
+@dataclass(frozen=True, init=False, repr=False, eq=False)
+class Transition(Value):
+    """A question of a session was asked (``needs_input``), ``resolved`` or ``abandoned``."""
+
     kind: TransitionKind
     session: SessionRef
     question: Question
@@ -106,18 +163,43 @@ class Transition:
     answer: str | None = None
     waited_s: float | None = None
 
+    def __init__(
+        self,
+        kind: TransitionKind,
+        session: SessionRef,
+        question: Question,
+        at: float,
+        initial: bool = False,
+        outcome: Outcome | None = None,
+        answer: str | None = None,
+        waited_s: float | None = None,
+    ) -> None:
+        _set(self, "kind", kind)
+        _set(self, "session", session)
+        _set(self, "question", question)
+        _set(self, "at", at)
+        _set(self, "initial", initial)
+        _set(self, "outcome", outcome)
+        _set(self, "answer", answer)
+        _set(self, "waited_s", waited_s)
 
-@dataclass(frozen=True)
-class TurnChange:
+
+@dataclass(frozen=True, init=False, repr=False, eq=False)
+class TurnChange(Value):
     """A live session finished its turn (``idle``: waiting for instructions) or failed."""
 
     session: SessionRef
     state: State
     at: float
 
+    def __init__(self, session: SessionRef, state: State, at: float) -> None:
+        _set(self, "session", session)
+        _set(self, "state", state)
+        _set(self, "at", at)
 
-@dataclass(frozen=True)
-class SessionView:
+
+@dataclass(frozen=True, init=False, repr=False, eq=False)
+class SessionView(Value):
     """What the UI and ``status`` see of one session."""
 
     ref: SessionRef
@@ -132,18 +214,54 @@ class SessionView:
     offline_since: float | None = None
     offline: tuple[Question, ...] = ()
 
+    def __init__(
+        self,
+        ref: SessionRef,
+        state: State,
+        pending: tuple[Question, ...],
+        abandoned: tuple[Question, ...],
+        alive: bool | None,
+        updated_at: float,
+        current_tool: str | None = None,
+        offline_since: float | None = None,
+        offline: tuple[Question, ...] = (),
+    ) -> None:
+        _set(self, "ref", ref)
+        _set(self, "state", state)
+        _set(self, "pending", pending)
+        _set(self, "abandoned", abandoned)
+        _set(self, "alive", alive)
+        _set(self, "updated_at", updated_at)
+        _set(self, "current_tool", current_tool)
+        _set(self, "offline_since", offline_since)
+        _set(self, "offline", offline)
 
-@dataclass(frozen=True)
-class Snapshot:
+
+@dataclass(frozen=True, init=False, repr=False, eq=False)
+class Snapshot(Value):
     """The whole board at one moment, handed read-only to the tray and the window."""
 
     sessions: tuple[SessionView, ...] = ()
     taken_at: float = 0.0
     snoozed_until: float | None = None
-    muted: frozenset[str] = field(default_factory=frozenset)
+    muted: frozenset[str] = frozenset()
     # Failures the app recovered from (engine restarted, an output failing), one line each, for
     # the tray's tooltip; empty when all is well.
     health: tuple[str, ...] = ()
+
+    def __init__(
+        self,
+        sessions: tuple[SessionView, ...] = (),
+        taken_at: float = 0.0,
+        snoozed_until: float | None = None,
+        muted: frozenset[str] = frozenset(),
+        health: tuple[str, ...] = (),
+    ) -> None:
+        _set(self, "sessions", sessions)
+        _set(self, "taken_at", taken_at)
+        _set(self, "snoozed_until", snoozed_until)
+        _set(self, "muted", muted)
+        _set(self, "health", health)
 
     @cached_property
     def pending(self) -> tuple[tuple[SessionView, Question], ...]:

@@ -13,24 +13,35 @@ from typing import Any
 
 from notifier.core.quiet import QUIET_HOURS_FORMAT, parse_quiet_hours
 from notifier.core.text import clean
+from notifier.core.values import Value
 
 
 class Invalid(ValueError):
     """A value outside its key's range; the message says what the key takes."""
 
 
-@dataclass(frozen=True)
-class Key:
+@dataclass(frozen=True, init=False, repr=False, eq=False)
+class Key(Value):
+    """One configuration key: its name, default, documentation, check and documented range."""
+
     name: str
     default: Any
     doc: str
     check: Callable[[Any], Any]
     allowed: str  # the documented range (README table, error messages)
 
+    def __init__(self, name: str, default: Any, doc: str, check: Callable[[Any], Any], allowed: str) -> None:
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "default", default)
+        object.__setattr__(self, "doc", doc)
+        object.__setattr__(self, "check", check)
+        object.__setattr__(self, "allowed", allowed)
+
 
 MAX_LIST = 32
 MAX_PATH = 4096
-TOOL_NAME = re.compile(r"[A-Za-z0-9_.:/@+-]{1,128}")
+# (Patterns of values that are rarely set stay strings: compiled by ``re`` when first used.)
+TOOL_NAME = r"[A-Za-z0-9_.:/@+-]{1,128}"
 CONTROL_CHARS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
@@ -45,7 +56,7 @@ def _list(value: Any, what: str, limit: int = MAX_LIST) -> list[Any]:
 def _tool_names(value: Any) -> list[str]:
     what = "tool names (letters, digits and _ . : / @ + -, up to 128 characters)"
     items = _list(value, what)
-    if not all(isinstance(v, str) and TOOL_NAME.fullmatch(v) for v in items):
+    if not all(isinstance(v, str) and re.fullmatch(TOOL_NAME, v) for v in items):
         raise Invalid(f"a list of at most {MAX_LIST} {what}")
     return list(dict.fromkeys(items))
 
@@ -70,7 +81,7 @@ def _choice(*options: str) -> Callable[[Any], Any]:
     return check
 
 
-SOUND_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+SOUND_NAME = r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}"
 
 
 def _sound(value: Any) -> str:
@@ -81,7 +92,7 @@ def _sound(value: Any) -> str:
         if len(value) > MAX_PATH or CONTROL_CHARS.search(value):
             raise Invalid(what)
         return value
-    if not SOUND_NAME.fullmatch(value):
+    if not re.fullmatch(SOUND_NAME, value):
         raise Invalid(what)
     return value
 
@@ -150,7 +161,7 @@ def _quiet(value: Any) -> str:
     return value.strip()
 
 
-MAX_REMOTES, _REMOTE_NAME = 16, re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+MAX_REMOTES, _REMOTE_NAME = 16, r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}"
 _REMOTES = (
     f"a list of at most {MAX_REMOTES} tables, each with a unique 'name' (letters, digits, _ . -, up to"
     " 64) and either 'ssh' (an ssh destination) or 'command' (a list of strings), optionally"
@@ -174,7 +185,7 @@ def _remotes(value: Any) -> list[dict[str, Any]]:
         name, ssh, command = item.get("name"), item.get("ssh"), item.get("command")
         if set(item) - {"name", "ssh", "command", "ssh_options"} or (ssh is None) == (command is None):
             raise Invalid(_REMOTES)
-        if not isinstance(name, str) or not _REMOTE_NAME.fullmatch(name) or name in names:
+        if not isinstance(name, str) or not re.fullmatch(_REMOTE_NAME, name) or name in names:
             raise Invalid(_REMOTES)
         if ssh is not None and not (
             isinstance(ssh, str) and 0 < len(ssh) <= 255 and not ssh.startswith("-") and not CONTROL_CHARS.search(ssh)

@@ -1,0 +1,75 @@
+"""Every :class:`notifier.core.values.Value` class is what ``@dataclass(frozen=True)`` makes of the
+same fields: the same ``__init__`` (order, defaults, every field set), equality, hash, repr,
+``dataclasses`` support, and no assignment. A field added without its ``__init__`` line fails here."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import inspect
+from typing import Any
+
+import pytest
+
+from notifier.core.values import Value
+
+MODULES = ["notifier.core.model", "notifier.core.local_session", "notifier.system.tmux", "notifier.system.config_keys"]
+for _m in MODULES:
+    importlib.import_module(_m)
+
+
+def _all(cls: type) -> list[type]:
+    return [c for sub in cls.__subclasses__() for c in (sub, *_all(sub))]
+
+
+CLASSES = sorted(_all(Value), key=lambda c: f"{c.__module__}.{c.__qualname__}")
+
+
+def _twin(cls: type) -> Any:
+    """``@dataclass(frozen=True)`` of the same fields and defaults."""
+    ns: dict[str, Any] = {"__annotations__": dict(cls.__annotations__), "__module__": cls.__module__}
+    for f in dataclasses.fields(cls):
+        if f.default is not dataclasses.MISSING:
+            ns[f.name] = f.default
+        elif f.default_factory is not dataclasses.MISSING:
+            ns[f.name] = dataclasses.field(default_factory=f.default_factory)
+    twin = type(cls.__name__, (), ns)
+    twin.__qualname__ = cls.__qualname__
+    return dataclasses.dataclass(frozen=True)(twin)
+
+
+def test_every_value_class_is_checked() -> None:
+    assert len(CLASSES) >= 8 and {c.__name__ for c in CLASSES} >= {"Question", "SessionView", "Snapshot"}
+
+
+@pytest.mark.parametrize("cls", CLASSES, ids=lambda c: c.__qualname__)
+def test_same_as_a_frozen_dataclass(cls: Any) -> None:
+    twin = _twin(cls)
+    assert cls.__dataclass_params__.frozen
+    names = [f.name for f in dataclasses.fields(cls)]
+    assert cls._fields == tuple(names)
+
+    def params(c: Any) -> list[tuple[str, object, object]]:
+        return [(p.name, p.default, p.kind) for p in inspect.signature(c).parameters.values()]
+
+    assert params(cls) == params(twin)
+
+    args = [object() for _ in names]  # every field its own value: each must land in its field
+    a, b = cls(*args), twin(*args)
+    assert vars(a) == vars(b) == dict(zip(names, args, strict=True))
+    assert repr(a) == repr(b)
+    assert a == cls(*args) and hash(a) == hash(b) == hash(cls(**dict(zip(names, args, strict=True))))
+    assert a != b and a != tuple(args)  # another class is never equal
+    for i in range(len(names)):
+        other = [*args[:i], object(), *args[i + 1 :]]
+        assert a != cls(*other)
+
+    required = [object() for f in dataclasses.fields(cls) if f.default is dataclasses.MISSING]
+    assert vars(cls(*required)) == vars(twin(*required))  # the defaults
+
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        setattr(a, names[0], 1)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        delattr(a, names[-1])
+    changed = dataclasses.replace(a, **{names[-1]: 1})
+    assert getattr(changed, names[-1]) == 1 and vars(changed) == {**vars(a), names[-1]: 1}
