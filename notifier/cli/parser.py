@@ -44,7 +44,7 @@ def setup_logging(verbose: bool, log_file: bool = False) -> None:
     import logging
 
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter(f"{APP_NAME}: %(message)s"))
+    handler.setFormatter(logging.Formatter(f"{APP_NAME}: %(message)s", validate=False))  # (a constant: no check)
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(logging.DEBUG if verbose else logging.INFO)

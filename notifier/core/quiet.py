@@ -6,11 +6,10 @@ the machine's time zone."""
 from __future__ import annotations
 
 import re
-from datetime import datetime
 
 QUIET_HOURS_FORMAT = "'HH:MM-HH:MM' such as '22:00-07:30' (start and end differ), or '' for none"
 
-_HHMM = re.compile(r"([01]?\d|2[0-3]):([0-5]\d)-([01]?\d|2[0-3]):([0-5]\d)")
+_HHMM = r"([01]?\d|2[0-3]):([0-5]\d)-([01]?\d|2[0-3]):([0-5]\d)"  # (compiled when quiet hours are set)
 
 
 def parse_quiet_hours(value: str) -> tuple[int, int] | None:
@@ -18,7 +17,7 @@ def parse_quiet_hours(value: str) -> tuple[int, int] | None:
     :data:`QUIET_HOURS_FORMAT`) for anything else."""
     if not value:
         return None
-    m = _HHMM.fullmatch(value.strip())
+    m = re.fullmatch(_HHMM, value.strip())
     if not m:
         raise ValueError(QUIET_HOURS_FORMAT)
     a, b, c, d = (int(x) for x in m.groups())
@@ -31,6 +30,8 @@ def in_quiet_hours(window: tuple[int, int] | None, now: float) -> bool:
     """Whether ``now`` falls in ``window`` (minutes of the local day; it may span midnight)."""
     if window is None:
         return False
+    from datetime import datetime  # (only the running app has quiet hours to check)
+
     local = datetime.fromtimestamp(now)
     minute = local.hour * 60 + local.minute
     start, end = window

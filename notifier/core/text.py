@@ -19,19 +19,19 @@ import math
 import re
 import unicodedata
 
+# The patterns only rare text needs stay strings: compiled (and then kept by ``re``) the first
+# time such text comes, not by every command's start-up.
+
 # CSI (ESC [ ... final), OSC (ESC ] ... BEL or ST), DCS/SOS/PM/APC (ESC P/X/^/_ ... ST), and
 # two-character escapes (ESC + one char). Also 8-bit C1 forms of CSI (0x9b) and OSC (0x9d).
-_ESCAPES = re.compile(
-    r"""
+_ESCAPES = r"""(?xs)
     \x1b\[[0-?]*[ -/]*[@-~]            # CSI
   | \x9b[0-?]*[ -/]*[@-~]              # 8-bit CSI
   | (?:\x1b\]|\x9d).*?(?:\x07|\x1b\\|\x9c|$)   # OSC ... BEL or ST
   | (?:\x1b[PX^_]|[\x90\x98\x9e\x9f]).*?(?:\x1b\\|\x9c|$)  # DCS, SOS, PM, APC
   | \x1b[@-Z\\-_]                      # other 2-char escapes
   | \x1b.?                             # a lone ESC (and what it would modify)
-    """,
-    re.VERBOSE | re.DOTALL,
-)
+    """
 # Everything else that goes (in the Basic Multilingual Plane; the few outside it below).
 # Whitespace controls (TAB, LF, CR, FF, VT, FS–US, NEL) are not here: they become spaces, so
 # words stay apart.
@@ -49,7 +49,7 @@ _REMOVE = re.compile(
 # TAG), which is kept whole: other tags are invisible "ASCII smuggling". Emoji (U+1F000–1FAFF)
 # are outside the cheap first test, so ordinary text never runs the exact one.
 _RARE_ASTRAL = re.compile("[\U0001bca0-\U0001d17a\U0001fffe-\U0010ffff]")
-_REMOVE_ASTRAL = re.compile(
+_REMOVE_ASTRAL = (
     "(\U0001f3f4[\U000e0030-\U000e0039\U000e0061-\U000e007a]{2,7}\U000e007f)"
     "|[\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"  # shorthand and musical format controls
     "\U000e0000-\U000e00ff\U000e01f0-\U000e0fff"  # tags; (variation selectors E0100–E01EF stay)
@@ -60,7 +60,7 @@ _ESCAPE_START = re.compile("[\x1b\x80-\x9f]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _JOINERS = "\u200c\u200d"
 # A joiner next to a space joins nothing: it goes (after the spaces are collapsed).
-_LOOSE_JOINER = re.compile("[\u200c\u200d]+ [\u200c\u200d]*| [\u200c\u200d]+")
+_LOOSE_JOINER = "[\u200c\u200d]+ [\u200c\u200d]*| [\u200c\u200d]+"
 # Nothing to attach to: joiners at either end, variation selectors at the start.
 _LEADING = (
     " " + _JOINERS + "".join(map(chr, range(0xFE00, 0xFE10))) + "".join(map(chr, range(0xE0100, 0xE01F0)))
@@ -96,15 +96,15 @@ def _str(value: object) -> str:
 
 def _clean(text: str) -> str:
     if _ESCAPE_START.search(text) is not None:
-        text = _ESCAPES.sub("", text)
+        text = re.sub(_ESCAPES, "", text)
     text = _SURROGATE.sub("\ufffd", text)
     text = _REMOVE.sub("", text)
     if _RARE_ASTRAL.search(text) is not None:
-        text = _REMOVE_ASTRAL.sub(r"\1", text)
+        text = re.sub(_REMOVE_ASTRAL, r"\1", text)
     # Every kind of whitespace (U+2028, U+2029, U+0085 and FS–US included) collapses to one space.
     text = " ".join(text.split())
     if " \u200d" in text or "\u200d " in text or " \u200c" in text or "\u200c " in text:
-        text = " ".join(_LOOSE_JOINER.sub(" ", text).split())
+        text = " ".join(re.sub(_LOOSE_JOINER, " ", text).split())
     return text.lstrip(_LEADING).rstrip(_TRAILING)
 
 

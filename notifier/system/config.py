@@ -87,7 +87,7 @@ def _read(path: str, shown: str) -> str:
         raise ConfigError(f"{shown}: not UTF-8 text (byte {exc.start})") from None
 
 
-_DEEP = re.compile(r"[\[{](?:\s*[\[{]){15}")
+_DEEP = r"[\[{](?:\s*[\[{]){15}"  # (compiled only for a config nested too deeply)
 
 
 def _parse(text: str, shown: str) -> dict[str, Any]:
@@ -106,7 +106,7 @@ def _parse(text: str, shown: str) -> dict[str, Any]:
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{shown}: not valid TOML ({clean(exc, 200)})") from None
     except RecursionError:
-        key = _key_at(text, _DEEP.search(text))
+        key = _key_at(text, re.search(_DEEP, text))
         raise ConfigError(
             f"{shown}: " + (f"'{key}' is nested too deeply" if key else "not valid TOML (nested too deeply)")
         ) from None
@@ -170,7 +170,7 @@ def apply_command_line(config: Config, key: str, values: Any) -> None:
     may be relative (to the current folder), but not empty."""
     option = OPTIONS[key]
     if key == "question_tools" and not (
-        len(values) <= MAX_LIST and all(isinstance(v, str) and TOOL_NAME.fullmatch(v) for v in values)
+        len(values) <= MAX_LIST and all(isinstance(v, str) and re.fullmatch(TOOL_NAME, v) for v in values)
     ):
         raise ConfigError(
             f"command line: '{option}' must be a tool name: letters, digits and _ . : / @ + -,"
