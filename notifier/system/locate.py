@@ -3,7 +3,8 @@
 A session is matched to the pi process that writes it (same folder, started before the session's
 last write, the pane showing its question when several fit). Inside tmux pi's terminal window is
 the one running a tmux client of its session (:mod:`notifier.system.tmux`); outside tmux it
-belongs to one of pi's ancestors (:mod:`notifier.system.x11`). Checked with the real pi 0.73.1
+belongs to one of pi's ancestors (:mod:`notifier.system.x11`). The pi processes themselves are
+found by :mod:`notifier.system.processes`. Checked with the real pi 0.73.1
 and 1.6.0 in tmux under Xvfb + openbox + xterm.
 
 Every call to an outside program has an argument list and a timeout; nothing here raises for an
@@ -14,38 +15,50 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from notifier.core.model import SessionView
 from notifier.core.text import clean
+from notifier.core.values import Value
+from notifier.system.processes import PiProcess as PiProcess
+from notifier.system.processes import maybe_pi as maybe_pi
+from notifier.system.processes import pi_processes as pi_processes
 from notifier.system.tmux import TmuxClient, TmuxPane, capture, tmux_clients, tmux_pane_of
 from notifier.system.x11 import open_display, window_for, x_windows_by_pid
 
 log = logging.getLogger(__name__)
 
 START_SLACK_S = 2.0
-_ENV_KEYS = (
-    "TMUX",
-    "TMUX_PANE",
-    "TERM_PROGRAM",
-    "KITTY_WINDOW_ID",
-    "KITTY_LISTEN_ON",
-    "WEZTERM_PANE",
-    "WEZTERM_UNIX_SOCKET",
-    "PI_CODING_AGENT_DIR",
-)
 
 
-@dataclass(frozen=True)
-class Location:
+@dataclass(frozen=True, init=False, repr=False, eq=False)
+class Location(Value):
+    """Where a live pi is: its process and terminal, its tmux pane and terminal window."""
+
     pid: int
     tty: str | None
     tmux: TmuxPane | None = None
     window_id: int | None = None  # the X11 window of the terminal (a _NET_CLIENT_LIST window)
     client: TmuxClient | None = None  # the tmux client whose terminal is ``window_id``
     env: dict[str, str] = field(default_factory=dict, compare=False)
+
+    def __init__(
+        self,
+        pid: int,
+        tty: str | None,
+        tmux: TmuxPane | None = None,
+        window_id: int | None = None,
+        client: TmuxClient | None = None,
+        env: dict[str, str] | None = None,  # (None: a new empty dict, as the field's default_factory)
+    ) -> None:
+        object.__setattr__(self, "pid", pid)
+        object.__setattr__(self, "tty", tty)
+        object.__setattr__(self, "tmux", tmux)
+        object.__setattr__(self, "window_id", window_id)
+        object.__setattr__(self, "client", client)
+        object.__setattr__(self, "env", {} if env is None else env)
 
     def obj(self) -> dict[str, Any]:
         """The JSON of ``status --json`` ("location") and ``goto --print``."""
@@ -65,102 +78,6 @@ class Location:
         if self.window_id:
             parts.append(f"window 0x{self.window_id:x}")
         return " · ".join(parts)
-
-
-@dataclass(frozen=True)
-class PiProcess:
-    pid: int
-    cwd: str
-    started: float
-    tty: str | None
-    env: dict[str, str]
-
-
-def maybe_pi(proc_dir: str = "/proc") -> list[int] | None:
-    """The processes that may be pi, read straight from Linux's ``/proc`` (a superset of what
-    :func:`pi_processes` finds: psutil's name of a process is its ``comm`` or the name of its
-    first argument); ``None`` where that cannot be told (no ``/proc``, a process we may not
-    read): then every process is looked at."""
-    from notifier.system.processes import looks_like_pi
-
-    try:
-        pids = [int(n) for n in os.listdir(proc_dir) if n.isdigit()]
-    except OSError:
-        return None
-    if not pids:
-        return None
-    def read(path: str, enough: int) -> bytes:
-        """The file, or at least its first ``enough`` NUL-separated fields."""
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
-        try:
-            data = os.read(fd, 4096)
-            while data.count(b"\0") < enough:
-                more = os.read(fd, 1 << 16)
-                if not more:
-                    break
-                data += more
-            return data
-        finally:
-            os.close(fd)
-
-    found = []
-    for pid in pids:
-        try:
-            args = read(f"{proc_dir}/{pid}/cmdline", 3).split(b"\0")
-            comm = read(f"{proc_dir}/{pid}/comm", 0).rstrip(b"\n")
-        except (FileNotFoundError, ProcessLookupError):
-            continue  # gone meanwhile
-        except OSError:
-            return None
-        if looks_like_pi(os.fsdecode(comm), [os.fsdecode(a) for a in args[:3]]):
-            found.append(pid)
-    return found
-
-
-def pi_processes(pids: list[int] | None = None) -> list[PiProcess]:
-    """Every running pi process we may look at (our own user's); ``pids``: only among these."""
-    if pids is not None and not pids:
-        return []
-    try:
-        import psutil
-    except ImportError:
-        return []
-    from notifier.system.processes import looks_like_pi
-
-    found = []
-    me = os.getuid() if hasattr(os, "getuid") else None
-    attrs = ["name", "cmdline", "create_time", "uids"]
-    procs: list[Any] | Iterator[Any]
-    if pids is None:
-        procs = psutil.process_iter(attrs)
-    else:
-        chosen: list[Any] = []
-        procs = chosen
-        for pid in pids:
-            try:
-                proc = psutil.Process(pid)
-                proc.info = proc.as_dict(attrs)  # (what process_iter sets)
-            except psutil.Error:
-                continue
-            chosen.append(proc)
-    for proc in procs:
-        info = proc.info
-        try:
-            if not looks_like_pi(info.get("name") or "", info.get("cmdline") or []):
-                continue
-            if me is not None and info.get("uids") is not None and info["uids"].real != me:
-                continue
-            cwd = proc.cwd()
-            try:
-                environ = proc.environ()
-            except (psutil.Error, OSError):
-                environ = {}
-            tty = proc.terminal()
-        except (psutil.Error, OSError):
-            continue
-        env = {k: environ[k] for k in _ENV_KEYS if k in environ}
-        found.append(PiProcess(proc.pid, cwd, float(info.get("create_time") or 0.0), tty, env))
-    return found
 
 
 def locate(proc: PiProcess, windows: dict[int, int] | None) -> Location:
@@ -186,8 +103,8 @@ def _shows(pane: TmuxPane | None, text: str) -> bool:
     return " ".join(clean(text).split()).casefold()[:40] in flat
 
 
-@dataclass(frozen=True)
-class Wanted:
+@dataclass(frozen=True, init=False, repr=False, eq=False)
+class Wanted(Value):
     """What matching needs of a session (from a SessionView, or from ``status --json``)."""
 
     key: str
@@ -195,6 +112,13 @@ class Wanted:
     updated_at: float
     alive: bool | None
     question: str | None = None  # the pending question's text, if any
+
+    def __init__(self, key: str, cwd: str | None, updated_at: float, alive: bool | None, question: str | None = None) -> None:
+        object.__setattr__(self, "key", key)
+        object.__setattr__(self, "cwd", cwd)
+        object.__setattr__(self, "updated_at", updated_at)
+        object.__setattr__(self, "alive", alive)
+        object.__setattr__(self, "question", question)
 
     @classmethod
     def of(cls, view: SessionView) -> Wanted:

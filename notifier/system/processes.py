@@ -8,9 +8,13 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
 
 from notifier.core.board import Proc
 from notifier.core.text import clean
+from notifier.core.values import Value
 from notifier.system.logonce import LogOnce
 
 log = logging.getLogger(__name__)
@@ -56,4 +60,120 @@ def running_pi() -> list[Proc] | None:
     except Exception as exc:  # psutil can fail in odd sandboxes; liveness then stays unknown
         _once("", "read", "cannot read the process list (%s): liveness is unknown", clean(exc, 200))
         return None
+    return found
+
+
+# ---- pi processes with where they run (to find a session's pi: notifier.system.locate) ----
+
+_ENV_KEYS = (
+    "TMUX",
+    "TMUX_PANE",
+    "TERM_PROGRAM",
+    "KITTY_WINDOW_ID",
+    "KITTY_LISTEN_ON",
+    "WEZTERM_PANE",
+    "WEZTERM_UNIX_SOCKET",
+    "PI_CODING_AGENT_DIR",
+)
+
+
+@dataclass(frozen=True, init=False, repr=False, eq=False)
+class PiProcess(Value):
+    """A running pi: its process, folder, start time, terminal and the environment that says
+    where it runs (:data:`_ENV_KEYS`)."""
+
+    pid: int
+    cwd: str
+    started: float
+    tty: str | None
+    env: dict[str, str]
+
+    def __init__(self, pid: int, cwd: str, started: float, tty: str | None, env: dict[str, str]) -> None:
+        object.__setattr__(self, "pid", pid)
+        object.__setattr__(self, "cwd", cwd)
+        object.__setattr__(self, "started", started)
+        object.__setattr__(self, "tty", tty)
+        object.__setattr__(self, "env", env)
+
+
+def maybe_pi(proc_dir: str = "/proc") -> list[int] | None:
+    """The processes that may be pi, read straight from Linux's ``/proc`` (a superset of what
+    :func:`pi_processes` finds: psutil's name of a process is its ``comm`` or the name of its
+    first argument); ``None`` where that cannot be told (no ``/proc``, a process we may not
+    read): then every process is looked at."""
+    try:
+        pids = [int(n) for n in os.listdir(proc_dir) if n.isdigit()]
+    except OSError:
+        return None
+    if not pids:
+        return None
+    def read(path: str, enough: int) -> bytes:
+        """The file, or at least its first ``enough`` NUL-separated fields."""
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        try:
+            data = os.read(fd, 4096)
+            while data.count(b"\0") < enough:
+                more = os.read(fd, 1 << 16)
+                if not more:
+                    break
+                data += more
+            return data
+        finally:
+            os.close(fd)
+
+    found = []
+    for pid in pids:
+        try:
+            args = read(f"{proc_dir}/{pid}/cmdline", 3).split(b"\0")
+            comm = read(f"{proc_dir}/{pid}/comm", 0).rstrip(b"\n")
+        except (FileNotFoundError, ProcessLookupError):
+            continue  # gone meanwhile
+        except OSError:
+            return None
+        if looks_like_pi(os.fsdecode(comm), [os.fsdecode(a) for a in args[:3]]):
+            found.append(pid)
+    return found
+
+
+def pi_processes(pids: list[int] | None = None) -> list[PiProcess]:
+    """Every running pi process we may look at (our own user's); ``pids``: only among these."""
+    if pids is not None and not pids:
+        return []
+    try:
+        import psutil
+    except ImportError:
+        return []
+    found = []
+    me = os.getuid() if hasattr(os, "getuid") else None
+    attrs = ["name", "cmdline", "create_time", "uids"]
+    procs: list[Any] | Iterator[Any]
+    if pids is None:
+        procs = psutil.process_iter(attrs)
+    else:
+        chosen: list[Any] = []
+        procs = chosen
+        for pid in pids:
+            try:
+                proc = psutil.Process(pid)
+                proc.info = proc.as_dict(attrs)  # (what process_iter sets)
+            except psutil.Error:
+                continue
+            chosen.append(proc)
+    for proc in procs:
+        info = proc.info
+        try:
+            if not looks_like_pi(info.get("name") or "", info.get("cmdline") or []):
+                continue
+            if me is not None and info.get("uids") is not None and info["uids"].real != me:
+                continue
+            cwd = proc.cwd()
+            try:
+                environ = proc.environ()
+            except (psutil.Error, OSError):
+                environ = {}
+            tty = proc.terminal()
+        except (psutil.Error, OSError):
+            continue
+        env = {k: environ[k] for k in _ENV_KEYS if k in environ}
+        found.append(PiProcess(proc.pid, cwd, float(info.get("create_time") or 0.0), tty, env))
     return found

@@ -13,7 +13,14 @@ import pytest
 
 from notifier.core.values import Value
 
-MODULES = ["notifier.core.model", "notifier.core.local_session", "notifier.system.tmux", "notifier.system.config_keys"]
+MODULES = [
+    "notifier.core.model",
+    "notifier.core.local_session",
+    "notifier.system.config_keys",
+    "notifier.system.locate",
+    "notifier.system.processes",
+    "notifier.system.tmux",
+]
 for _m in MODULES:
     importlib.import_module(_m)
 
@@ -29,10 +36,9 @@ def _twin(cls: type) -> Any:
     """``@dataclass(frozen=True)`` of the same fields and defaults."""
     ns: dict[str, Any] = {"__annotations__": dict(cls.__annotations__), "__module__": cls.__module__}
     for f in dataclasses.fields(cls):
-        if f.default is not dataclasses.MISSING:
-            ns[f.name] = f.default
-        elif f.default_factory is not dataclasses.MISSING:
-            ns[f.name] = dataclasses.field(default_factory=f.default_factory)
+        ns[f.name] = dataclasses.field(
+            default=f.default, default_factory=f.default_factory, repr=f.repr, hash=f.hash, compare=f.compare
+        )
     twin = type(cls.__name__, (), ns)
     twin.__qualname__ = cls.__qualname__
     return dataclasses.dataclass(frozen=True)(twin)
@@ -49,8 +55,14 @@ def test_same_as_a_frozen_dataclass(cls: Any) -> None:
     names = [f.name for f in dataclasses.fields(cls)]
     assert cls._fields == tuple(names)
 
+    factories = {f.name for f in dataclasses.fields(cls) if f.default_factory is not dataclasses.MISSING}
+
     def params(c: Any) -> list[tuple[str, object, object]]:
-        return [(p.name, p.default, p.kind) for p in inspect.signature(c).parameters.values()]
+        # (a field with a default_factory: None in the written-out __init__ stands for a new default)
+        return [
+            (p.name, None if p.name in factories else p.default, p.kind)
+            for p in inspect.signature(c).parameters.values()
+        ]
 
     assert params(cls) == params(twin)
 
@@ -58,11 +70,16 @@ def test_same_as_a_frozen_dataclass(cls: Any) -> None:
     a, b = cls(*args), twin(*args)
     assert vars(a) == vars(b) == dict(zip(names, args, strict=True))
     assert repr(a) == repr(b)
-    assert a == cls(*args) and hash(a) == hash(b) == hash(cls(**dict(zip(names, args, strict=True))))
+    assert a == cls(*args) == cls(**dict(zip(names, args, strict=True)))
+    try:
+        assert hash(a) == hash(b)
+    except TypeError:  # a field that cannot be hashed: neither can be
+        with pytest.raises(TypeError):
+            hash(b)
     assert a != b and a != tuple(args)  # another class is never equal
-    for i in range(len(names)):
-        other = [*args[:i], object(), *args[i + 1 :]]
-        assert a != cls(*other)
+    for i, f in enumerate(dataclasses.fields(cls)):
+        other = cls(*args[:i], object(), *args[i + 1 :])
+        assert (a == other) is not f.compare and (a == other) == (b == twin(*args[:i], object(), *args[i + 1 :]))
 
     required = [object() for f in dataclasses.fields(cls) if f.default is dataclasses.MISSING]
     assert vars(cls(*required)) == vars(twin(*required))  # the defaults
