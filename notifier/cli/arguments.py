@@ -166,7 +166,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"{APP_NAME} {__version__}")
     sub = parser.add_subparsers(dest="command", parser_class=_Parser, metavar="COMMAND")
     for name, (help_, description, arguments) in COMMANDS.items():
-        p = sub.add_parser(name, help=help_, description=description)
         if command is None or name == command:
-            arguments(p)
+            arguments(sub.add_parser(name, help=help_, description=description))
+        else:  # (never parses: not even its --help)
+            sub.add_parser(name, help=help_, add_help=False)
     return parser
