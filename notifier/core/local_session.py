@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from notifier.core.model import Question, SessionRef, SessionView, Transition
 from notifier.core.reducer import Asked, Ended, SessionReducer
-from notifier.core.values import Value
+from notifier.core.values import Value, value
 
 # A question counts as asked by a process only if that process was already running when the
 # question was written (a pi started later on the same project did not ask it).
@@ -27,7 +27,7 @@ def norm_folder(path: str | None) -> str | None:
     return path.rstrip("/\\") or path
 
 
-@dataclass(frozen=True, init=False, repr=False, eq=False)
+@value(frozen=True, init=False, repr=False, eq=False)
 class Seen(Value):
     """When the board first saw a question: its feeding count, its wall time, and whether it was
     found by the start-up scan (then the file's own time is all we know about when it was asked)."""

@@ -5,11 +5,10 @@ equality, hash and repr (see there why)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import cached_property
 from typing import Literal
 
-from notifier.core.values import Value
+from notifier.core.values import Value, value
 
 State = Literal["starting", "working", "needs_input", "idle", "failed", "stopped"]
 Outcome = Literal["answered", "cancelled", "aborted", "unavailable", "error", "superseded"]
@@ -22,7 +21,7 @@ GENERIC_QUESTION = "Answer the pending question"
 _set = object.__setattr__  # (how a frozen dataclass's __init__ sets its fields)
 
 
-@dataclass(frozen=True, init=False, repr=False, eq=False)
+@value(frozen=True, init=False, repr=False, eq=False)
 class Option(Value):
     """One answer a question offers (its label as shown)."""
 
@@ -36,7 +35,7 @@ class Option(Value):
         _set(self, "recommended", recommended)
 
 
-@dataclass(frozen=True, init=False, repr=False, eq=False)
+@value(frozen=True, init=False, repr=False, eq=False)
 class QuestionItem(Value):
     """One question of a (possibly multi-question) tool call; all strings already sanitized."""
 
@@ -61,7 +60,7 @@ class QuestionItem(Value):
         _set(self, "multi", multi)
 
 
-@dataclass(frozen=True, init=False, repr=False, eq=False)
+@value(frozen=True, init=False, repr=False, eq=False)
 class Question(Value):
     """A question tool call waiting for the user. ``text``/``header``/``options`` describe the first item."""
 
@@ -112,7 +111,7 @@ class Question(Value):
         return max(len(self.items), 1)
 
 
-@dataclass(frozen=True, init=False, repr=False, eq=False)
+@value(frozen=True, init=False, repr=False, eq=False)
 class SessionRef(Value):
     """Which session: its file (the key), pi's id, folder and name for it, and its host."""
 
@@ -150,7 +149,7 @@ def split_key(key: str) -> tuple[str | None, str]:
     return None, key
 
 
-@dataclass(frozen=True, init=False, repr=False, eq=False)
+@value(frozen=True, init=False, repr=False, eq=False)
 class Transition(Value):
     """A question of a session was asked (``needs_input``), ``resolved`` or ``abandoned``."""
 
@@ -184,7 +183,7 @@ class Transition(Value):
         _set(self, "waited_s", waited_s)
 
 
-@dataclass(frozen=True, init=False, repr=False, eq=False)
+@value(frozen=True, init=False, repr=False, eq=False)
 class TurnChange(Value):
     """A live session finished its turn (``idle``: waiting for instructions) or failed."""
 
@@ -198,7 +197,7 @@ class TurnChange(Value):
         _set(self, "at", at)
 
 
-@dataclass(frozen=True, init=False, repr=False, eq=False)
+@value(frozen=True, init=False, repr=False, eq=False)
 class SessionView(Value):
     """What the UI and ``status`` see of one session."""
 
@@ -237,7 +236,7 @@ class SessionView(Value):
         _set(self, "offline", offline)
 
 
-@dataclass(frozen=True, init=False, repr=False, eq=False)
+@value(frozen=True, init=False, repr=False, eq=False)
 class Snapshot(Value):
     """The whole board at one moment, handed read-only to the tray and the window."""
 

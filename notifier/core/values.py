@@ -1,17 +1,23 @@
-"""Frozen dataclasses without the code generation: a :class:`Value` subclass is decorated
-``@dataclass(frozen=True, init=False, repr=False, eq=False)`` and writes its ``__init__`` out
-(setting each field with ``object.__setattr__``, as a frozen dataclass does); equality, hash and
-repr come from here, by its fields in order. The result behaves as ``@dataclass(frozen=True)``
-(fields, ``dataclasses.replace``, assignment raising ``FrozenInstanceError``, and for mypy too),
-but importing it does not compile five methods per class: that was most of the import time of
-the values every command uses (tests/unit/test_values.py checks each such class against what
-``@dataclass(frozen=True)`` makes of the same fields)."""
+"""Frozen dataclasses without the code generation. ``@dataclass(frozen=True)`` compiles five methods
+per class when its module is imported (half a millisecond each, and every command imports a good
+twenty of them); a :class:`Value` subclass instead writes its ``__init__`` out (each field set with
+``object.__setattr__``, as a frozen dataclass does) and is decorated::
+
+    @value(frozen=True, init=False, repr=False, eq=False)
+
+For mypy that is ``dataclasses.dataclass`` itself, so the class is checked as the frozen
+dataclass it is. At run time it records the fields (``dataclasses.fields`` and ``replace`` work)
+and nothing more: equality, hash, repr and refusing assignment (``FrozenInstanceError``) come from
+:class:`Value`, by the fields in order, as a frozen dataclass has them. tests/unit/test_values.py
+checks each such class against ``@dataclass(frozen=True)`` of the same fields."""
 
 from __future__ import annotations
 
-from dataclasses import Field
+from dataclasses import Field, FrozenInstanceError, dataclass
 from operator import attrgetter
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
+
+__all__ = ["Value", "value"]
 
 
 def _getter(names: tuple[str, ...]) -> Any:
@@ -45,6 +51,23 @@ class Value:
     def __hash__(self) -> int:
         return hash(self._compared(self))
 
+    def __setattr__(self, name: str, value: object) -> None:
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise FrozenInstanceError(f"cannot delete field {name!r}")
+
     def __repr__(self) -> str:
         shown = ", ".join(f"{name}={value!r}" for name, value in zip(self._fields, self._values(self), strict=True))
         return f"{self.__class__.__qualname__}({shown})"
+
+
+if TYPE_CHECKING:
+    from dataclasses import dataclass as value
+else:
+
+    def value(*, frozen: bool, init: bool, repr: bool, eq: bool) -> Any:
+        """The fields of a :class:`Value` class (see above: mypy sees ``dataclass``)."""
+        if not frozen or init or repr or eq:
+            raise TypeError("a Value is frozen, with its own __init__ (repr and equality from Value)")
+        return dataclass(init=False, repr=False, eq=False)

@@ -8,19 +8,18 @@ import math
 import os
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from notifier.core.quiet import QUIET_HOURS_FORMAT, parse_quiet_hours
 from notifier.core.text import clean
-from notifier.core.values import Value
+from notifier.core.values import Value, value
 
 
 class Invalid(ValueError):
     """A value outside its key's range; the message says what the key takes."""
 
 
-@dataclass(frozen=True, init=False, repr=False, eq=False)
+@value(frozen=True, init=False, repr=False, eq=False)
 class Key(Value):
     """One configuration key: its name, default, documentation, check and documented range."""
 

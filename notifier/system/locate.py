@@ -16,12 +16,12 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from notifier.core.model import SessionView
 from notifier.core.text import clean
-from notifier.core.values import Value
+from notifier.core.values import Value, value
 from notifier.system.processes import PiProcess as PiProcess
 from notifier.system.processes import maybe_pi as maybe_pi
 from notifier.system.processes import pi_processes as pi_processes
@@ -33,7 +33,7 @@ log = logging.getLogger(__name__)
 START_SLACK_S = 2.0
 
 
-@dataclass(frozen=True, init=False, repr=False, eq=False)
+@value(frozen=True, init=False, repr=False, eq=False)
 class Location(Value):
     """Where a live pi is: its process and terminal, its tmux pane and terminal window."""
 
@@ -103,7 +103,7 @@ def _shows(pane: TmuxPane | None, text: str) -> bool:
     return " ".join(clean(text).split()).casefold()[:40] in flat
 
 
-@dataclass(frozen=True, init=False, repr=False, eq=False)
+@value(frozen=True, init=False, repr=False, eq=False)
 class Wanted(Value):
     """What matching needs of a session (from a SessionView, or from ``status --json``)."""
 

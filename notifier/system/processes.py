@@ -9,12 +9,11 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
 from notifier.core.board import Proc
 from notifier.core.text import clean
-from notifier.core.values import Value
+from notifier.core.values import Value, value
 from notifier.system.logonce import LogOnce
 
 log = logging.getLogger(__name__)
@@ -77,7 +76,7 @@ _ENV_KEYS = (
 )
 
 
-@dataclass(frozen=True, init=False, repr=False, eq=False)
+@value(frozen=True, init=False, repr=False, eq=False)
 class PiProcess(Value):
     """A running pi: its process, folder, start time, terminal and the environment that says
     where it runs (:data:`_ENV_KEYS`)."""

@@ -10,16 +10,15 @@ process is one of its ancestors; a pane's terminal window is the one running a t
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
-from notifier.core.values import Value
+from notifier.core.values import Value, value
 from notifier.system.programs import ancestors, run
 
 _set = object.__setattr__
 
 
-@dataclass(frozen=True, init=False, repr=False, eq=False)
+@value(frozen=True, init=False, repr=False, eq=False)
 class TmuxPane(Value):
     """A tmux pane, and the session and window it is in (of the server at ``socket``)."""
 
@@ -42,7 +41,7 @@ class TmuxPane(Value):
         return {"socket": self.socket, "session": self.session, "window": self.window, "pane": self.pane}
 
 
-@dataclass(frozen=True, init=False, repr=False, eq=False)
+@value(frozen=True, init=False, repr=False, eq=False)
 class TmuxClient(Value):
     """A terminal attached to a tmux session (its tty and process), and when it was last used."""
 

@@ -51,7 +51,6 @@ def test_every_value_class_is_checked() -> None:
 @pytest.mark.parametrize("cls", CLASSES, ids=lambda c: c.__qualname__)
 def test_same_as_a_frozen_dataclass(cls: Any) -> None:
     twin = _twin(cls)
-    assert cls.__dataclass_params__.frozen
     names = [f.name for f in dataclasses.fields(cls)]
     assert cls._fields == tuple(names)
 
@@ -84,9 +83,11 @@ def test_same_as_a_frozen_dataclass(cls: Any) -> None:
     required = [object() for f in dataclasses.fields(cls) if f.default is dataclasses.MISSING]
     assert vars(cls(*required)) == vars(twin(*required))  # the defaults
 
-    with pytest.raises(dataclasses.FrozenInstanceError):
-        setattr(a, names[0], 1)
-    with pytest.raises(dataclasses.FrozenInstanceError):
-        delattr(a, names[-1])
+    for x in (a, b):  # the same refusals
+        with pytest.raises(dataclasses.FrozenInstanceError, match=f"cannot assign to field '{names[0]}'"):
+            setattr(x, names[0], 1)
+        with pytest.raises(dataclasses.FrozenInstanceError, match=f"cannot delete field '{names[-1]}'"):
+            delattr(x, names[-1])
+    assert vars(a) == vars(b)
     changed = dataclasses.replace(a, **{names[-1]: 1})
     assert getattr(changed, names[-1]) == 1 and vars(changed) == {**vars(a), names[-1]: 1}
