@@ -33,15 +33,26 @@ def looks_like_pi(name: str, cmdline: list[str]) -> bool:
 
 
 def running_pi() -> list[Proc] | None:
-    """Every pi process we can see, or ``None`` if the process table cannot be read at all."""
+    """Every pi process we can see, or ``None`` if the process table cannot be read at all.
+
+    Where ``/proc`` tells which processes may be pi (:func:`maybe_pi`), only those are asked of
+    psutil; none there (no pi runs): psutil is not even imported, which takes longer than
+    reading ``/proc`` (``status`` then answers that much sooner)."""
+    pids = maybe_pi()
+    if pids == []:
+        from importlib.util import find_spec
+
+        if find_spec("psutil") is not None:
+            return []
     try:
         import psutil
     except ImportError:
         _once("", "psutil", "psutil is not installed: cannot tell whether pi is still running")
         return None
     found: list[Proc] = []
+    attrs = ["name", "cmdline", "create_time"]
     try:
-        for proc in psutil.process_iter(["name", "cmdline", "create_time"]):
+        for proc in psutil.process_iter(attrs) if pids is None else _of(psutil, pids, attrs):
             info = proc.info
             try:
                 if not looks_like_pi(info.get("name") or "", info.get("cmdline") or []):
@@ -145,19 +156,7 @@ def pi_processes(pids: list[int] | None = None) -> list[PiProcess]:
     found = []
     me = os.getuid() if hasattr(os, "getuid") else None
     attrs = ["name", "cmdline", "create_time", "uids"]
-    procs: list[Any] | Iterator[Any]
-    if pids is None:
-        procs = psutil.process_iter(attrs)
-    else:
-        chosen: list[Any] = []
-        procs = chosen
-        for pid in pids:
-            try:
-                proc = psutil.Process(pid)
-                proc.info = proc.as_dict(attrs)  # (what process_iter sets)
-            except psutil.Error:
-                continue
-            chosen.append(proc)
+    procs: list[Any] | Iterator[Any] = psutil.process_iter(attrs) if pids is None else _of(psutil, pids, attrs)
     for proc in procs:
         info = proc.info
         try:
@@ -176,3 +175,17 @@ def pi_processes(pids: list[int] | None = None) -> list[PiProcess]:
         env = {k: environ[k] for k in _ENV_KEYS if k in environ}
         found.append(PiProcess(proc.pid, cwd, float(info.get("create_time") or 0.0), tty, env))
     return found
+
+
+def _of(psutil: Any, pids: list[int], attrs: list[str]) -> list[Any]:
+    """psutil's processes of ``pids`` (those gone meanwhile left out), each with ``info`` as
+    ``process_iter(attrs)`` sets it."""
+    chosen: list[Any] = []
+    for pid in pids:
+        try:
+            proc = psutil.Process(pid)
+            proc.info = proc.as_dict(attrs)
+        except psutil.Error:
+            continue
+        chosen.append(proc)
+    return chosen

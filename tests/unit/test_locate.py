@@ -87,6 +87,17 @@ def test_the_proc_prefilter_finds_every_pi_that_psutil_finds(tmp_path: Path) -> 
         assert other.pid not in candidates
         assert {p.pid for p in pi_processes(candidates)} == {p.pid for p in pi_processes()}
         assert pi_processes([]) == []
+        # liveness reads the candidates too: the same pi processes as psutil's whole table
+        from notifier.system import processes
+
+        here = sorted(p.started for p in processes.running_pi() or [] if p.cwd == str(tmp_path))
+        assert len(here) == 2
+        every = processes.maybe_pi
+        try:
+            processes.maybe_pi = lambda proc_dir="/proc": None  # (where /proc cannot tell)
+            assert sorted(p.started for p in processes.running_pi() or [] if p.cwd == str(tmp_path)) == here
+        finally:
+            processes.maybe_pi = every
     finally:
         for p in (*procs, other):
             p.kill()
@@ -110,3 +121,16 @@ def test_the_proc_prefilter_reads_comm_and_the_first_arguments(tmp_path: Path) -
     (tmp_path / "self").mkdir()
     assert sorted(maybe_pi(str(tmp_path)) or []) == [1, 2, 3, 5, 6]
     assert maybe_pi(str(tmp_path / "nowhere")) is None
+
+
+def test_without_a_pi_liveness_does_not_import_psutil() -> None:
+    """No process that may be pi (the /proc prefilter): nothing runs, without importing psutil."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys; from notifier.system import processes as p; p.maybe_pi = lambda proc_dir='/proc': []; "
+        "print(p.running_pi(), 'psutil' in sys.modules)"
+    )
+    r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert r.stdout.split() == ["[]", "False"], r.stderr
