@@ -1,7 +1,8 @@
-"""Frozen dataclasses without the code generation. ``@dataclass(frozen=True)`` compiles five methods
-per class when its module is imported (half a millisecond each, and every command imports a good
-twenty of them); a :class:`Value` subclass instead writes its ``__init__`` out (each field set with
-``object.__setattr__``, as a frozen dataclass does) and is decorated::
+"""Frozen dataclasses without the code generation. ``@dataclass(frozen=True)`` compiles six
+methods per class when its module is imported (about half a millisecond a class, and a command
+such as ``status`` imports more than a dozen of them); a :class:`Value` subclass instead writes
+its ``__init__`` out (each field set with ``object.__setattr__``, as a frozen dataclass does) and
+is decorated::
 
     @value(frozen=True, init=False, repr=False, eq=False)
 
