@@ -322,7 +322,7 @@ def scan_once(options: EngineOptions, processes: Probe | None = None) -> Snapsho
     cache = _cache(options)
     for root in options.roots:
         if os.path.isdir(root):
-            files.scan(root, initial=True, cache=cache)
+            files.scan(root, initial=True, cache=cache, shared=True)
     if options.liveness:
         files.board.set_processes(read_processes(processes, Health()), wall())
     files.fill_names()
