@@ -192,12 +192,14 @@ def unpack(row: Row, path: str, max_line: int) -> tuple[Tailer, SessionReducer]:
     )
     tailer.window_start = row[12]
     tailer.name_checked = bool(row[13])
-    sid, cwd, name, tool = _str(row[14]), _str(row[15]), _str(row[16]), _str(row[18])
+    sid, cwd, name, tool = row[14], row[15], row[16], row[18]
+    if type(sid) is bytes or type(cwd) is bytes or type(name) is bytes or type(tool) is bytes:
+        sid, cwd, name, tool = _str(sid), _str(cwd), _str(name), _str(tool)  # (not UTF-8: to_db)
     more = row[21]
     if more is None:
         reducer = SessionReducer(
             session_id=sid, cwd=cwd, name=name, base=row[17], current_tool=tool,
-            updated_at=row[19], has_header=bool(row[20]),
+            updated_at=row[19], has_header=row[20] == 1,
         )  # fmt: skip
     else:
         reducer = restore(
