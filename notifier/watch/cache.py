@@ -74,11 +74,12 @@ _NAMES = ", ".join(name for name, _ in COLUMNS)
 _SCHEMA = [(name, kind) for name, kind in COLUMNS]
 
 
-def _text(col: str) -> str:
-    return (
-        f"({col} IS NULL OR typeof({col}) = 'text' AND length(CAST({col} AS BLOB)) <= {4 * MAX_TEXT}"
-        f" OR typeof({col}) = 'blob' AND length({col}) <= {3 * MAX_TEXT})"
-    )
+def _text(col: str, mostly_null: bool = False) -> str:
+    """A string, NULL, or a name that is not UTF-8 (a BLOB: paths.to_db); the likelier case first."""
+    text = f"typeof({col}) = 'text' AND length(CAST({col} AS BLOB)) <= {4 * MAX_TEXT}"
+    null = f"{col} IS NULL"
+    first, second = (null, text) if mostly_null else (text, null)
+    return f"({first} OR {second} OR typeof({col}) = 'blob' AND length({col}) <= {3 * MAX_TEXT})"
 
 
 def _int(col: str, high: str = str(MAX_INT - 1)) -> str:
@@ -99,7 +100,10 @@ _VALID = " AND ".join(
         "typeof(tail) = 'blob' AND length(tail) = 16",
         _int("ws", "offset"),
         "typeof(nc) = 'integer' AND nc IN (0, 1)",
-        *(_text(c) for c in ("sid", "cwd", "name", "tool")),
+        _text("sid"),
+        _text("cwd"),
+        _text("name", mostly_null=True),
+        _text("tool", mostly_null=True),
         "typeof(base) = 'text' AND base IN (" + ", ".join(f"'{s}'" for s in sorted(_STATES)) + ")",
         "typeof(at) = 'real' AND at BETWEEN -1.7976931348623157e308 AND 1.7976931348623157e308",
         "typeof(header) = 'integer' AND header IN (0, 1)",
