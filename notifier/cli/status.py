@@ -4,7 +4,6 @@ docs/contract.md §3; the running app's own view when one answers, else a scan o
 from __future__ import annotations
 
 import argparse
-import gc
 import os
 import sys
 import time
@@ -84,24 +83,23 @@ def cmd_status(args: argparse.Namespace, config: Config) -> int:
         if live and live.get("ok") and isinstance(live.get("status"), dict):
             sys.stdout.write(dumps(add_locations(live["status"])) + "\n")  # the running app's own view
             return 0
+    import gc
+
+    # A one-shot scan builds a few objects per session file (thousands), keeps them all to the
+    # end and makes no reference cycles: the cycle collector would only walk them again and again
+    # as they pile up (a fifth of a warm run over 5,000 files), and once more at exit.
+    gc.disable()
     from notifier.app.dialogs import with_open_dialogs
 
-    # A one-shot scan builds a few objects per session file (thousands) and keeps them all to
-    # the end, without reference cycles: the cycle collector would only walk them, again and
-    # again as they pile up (a fifth of a warm run's time over 5,000 files).
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        options = engine_options(config)
-        snapshot = with_open_dialogs(scan_once(options), options)  # + the dialogs pi shows now
-        if args.json:
-            sys.stdout.write(dumps(add_locations(status_obj(snapshot))) + "\n")
-        else:
-            missing = [d for d in config["sessions_dirs"] if not os.path.isdir(d)]
-            for d in missing:
-                sys.stderr.write(f"{APP_NAME}: sessions folder {clean(d)} does not exist (yet)\n")
-            sys.stdout.write(render_status(snapshot, time.time(), args.all) + "\n")
-    finally:
-        if collecting:
-            gc.enable()
+    options = engine_options(config)
+    snapshot = with_open_dialogs(scan_once(options), options)  # + the dialogs pi shows now
+    if args.json:
+        sys.stdout.write(dumps(add_locations(status_obj(snapshot))) + "\n")
+    else:
+        missing = [d for d in config["sessions_dirs"] if not os.path.isdir(d)]
+        for d in missing:
+            sys.stderr.write(f"{APP_NAME}: sessions folder {clean(d)} does not exist (yet)\n")
+        sys.stdout.write(render_status(snapshot, time.time(), args.all) + "\n")
+    gc.freeze()  # (the process ends now: what it built is left out of the collection at exit)
+    gc.enable()
     return 0
