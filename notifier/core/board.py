@@ -263,9 +263,9 @@ class Board:
         """The board now: the views of sessions that changed since the last snapshot are built
         again, the others are the same objects as before."""
         changed = self._remote.take_changed()
-        if not changed and not self._dialogs:
-            # Only this machine's sessions changed (the common case, and the whole board after
-            # the start-up scan): no dialog or remote view to merge in.
+        if not changed and not self._dialogs and not self._remote:
+            # Only this machine's sessions (the common case, and the whole board after the
+            # start-up scan): no dialog or remote view to merge in.
             views, sessions, liveness = self._views, self._sessions, self.liveness
             for key in self._dirty:
                 session = sessions.get(key)
