@@ -240,12 +240,16 @@ class Board:
 
     def unnamed_askers(self, keys: Iterable[str] | None = None) -> list[str]:
         """Sessions (of ``keys``, or all) that ask something but whose name is not known yet."""
-        candidates = self._sessions.keys() if keys is None else [k for k in keys if k in self._sessions]
+        sessions = self._sessions
+        if keys is None:
+            candidates: Iterable[LocalSession] = sessions.values()
+        else:
+            candidates = [sessions[k] for k in keys if k in sessions]
         out = []
-        for k in candidates:
-            r = self._sessions[k].reducer
-            if r.has_header and r.name is None and (r.pending or self._sessions[k].abandoned):
-                out.append(k)
+        for session in candidates:
+            r = session.reducer
+            if r.name is None and (r.pending or session.abandoned) and r.has_header:
+                out.append(session.key)
         return out
 
     def view(self, key: str) -> SessionView | None:

@@ -34,8 +34,9 @@ from notifier.system.paths import private_file, to_db
 from notifier.watch.tail import Tailer
 
 log = logging.getLogger(__name__)
-# 1: marshal rows (never read again); 2: validated JSON rows; 3: one typed column per field
-FORMAT = 3
+# 1: marshal rows (never read again); 2: validated JSON rows; 3: one typed column per field;
+# 4: the same, WITHOUT ROWID (the file is the key: one b-tree to write, not a table and an index)
+FORMAT = 4
 MAX_ROWS = 200_000
 MAX_ROW = 1 << 20  # bytes of one row's nested part (a larger one is not cached: that file is read)
 MAX_TOTAL = 64 << 20  # bytes of all rows together
@@ -338,7 +339,7 @@ class ScanCache:
                 # another format (or none yet): start afresh, quietly; this is no damage
                 db.execute("DROP TABLE IF EXISTS scan")
                 cols = ", ".join(f"{name} {kind}" for name, kind in COLUMNS[1:])
-                db.execute(f"CREATE TABLE scan (file TEXT PRIMARY KEY, {cols})")
+                db.execute(f"CREATE TABLE scan (file TEXT PRIMARY KEY, {cols}) WITHOUT ROWID")
                 db.execute(f"PRAGMA user_version={FORMAT}")
             elif columns != _SCHEMA:
                 raise Damaged("its table has the wrong columns")
