@@ -193,17 +193,6 @@ def row_of(path: str, key: str, st: os.stat_result, tailer: Tailer, r: SessionRe
     )  # fmt: skip
 
 
-def matches(row: Row, key: str, st: os.stat_result) -> bool:
-    """The row was written for this very file content (same key and stamp)."""
-    return bool(
-        row[5] == st.st_mtime_ns
-        and row[4] == st.st_size
-        and row[3] == st.st_ino
-        and row[2] == st.st_dev
-        and row[1] == key
-    )
-
-
 def _str(value: Any) -> Any:
     return value.decode("utf-8", "surrogatepass") if type(value) is bytes else value
 
