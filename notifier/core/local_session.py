@@ -128,4 +128,5 @@ class LocalSession:
         pending = tuple(q for cid, q in r.pending.items() if cid not in abandoned)
         # Every question abandoned: the pi that asked is gone.
         state = r.state if pending or not abandoned else "stopped"
-        return SessionView(ref, state, pending, tuple(abandoned.values()), alive, r.updated_at, r.current_tool)
+        abandoned_now = tuple(abandoned.values())
+        return SessionView(ref, state, pending, abandoned_now, alive, r.updated_at, r.current_tool)

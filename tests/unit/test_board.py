@@ -177,7 +177,9 @@ def test_snapshots_follow_local_remote_and_dialog_sessions_coming_and_going() ->
     b = Board(liveness=False)
 
     def shown() -> dict[str, tuple[str, tuple[str, ...]]]:
-        return {v.ref.key: (v.state, tuple(q.tool_call_id for q in v.pending)) for v in b.snapshot(1.0).sessions}
+        return {
+            v.ref.key: (v.state, tuple(q.tool_call_id for q in v.pending)) for v in b.snapshot(1.0).sessions
+        }
 
     b.restore("/s/a.jsonl", SessionReducer("a", "/p", base="idle", has_header=True), 1.0, initial=True)
     b.apply("/s/b.jsonl", [Header("b", "/q"), asked("q1")], 1.0)
@@ -196,7 +198,11 @@ def test_snapshots_follow_local_remote_and_dialog_sessions_coming_and_going() ->
     b.remove_dialog(("/run/x.sock", "1"), "answered", 4.0)
     b.remove_dialog(("/run/x.sock", "2"), None, 4.0)
     b.apply("/s/b.jsonl", [ToolEnd(4.0, "q1", "question")], 4.0)
-    assert shown() == {"/s/a.jsonl": ("idle", ()), "/s/b.jsonl": ("working", ()), remote.key: ("needs_input", ("r1",))}
+    assert shown() == {
+        "/s/a.jsonl": ("idle", ()),
+        "/s/b.jsonl": ("working", ()),
+        remote.key: ("needs_input", ("r1",)),
+    }
     b.remote_ended(remote, Question("r1", "question", (QuestionItem("There?"),), 3.0), 5.0, "answered")
     b.forget("/s/a.jsonl", 5.0)
     assert shown() == {"/s/b.jsonl": ("working", ())}
