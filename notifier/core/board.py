@@ -119,10 +119,17 @@ class Board:
         return out + self._transitions(old, asked, now, False)
 
     def restore(self, key: str, reducer: SessionReducer, now: float, initial: bool) -> list[Transition]:
-        """A session rebuilt from a summary (the scan cache): its questions are reported as asked."""
+        """A session rebuilt from a summary (the scan cache): its questions are reported as asked.
+        (Called for every file at start-up: a session asking nothing costs a dict entry.)"""
         self._tick += 1
-        session = self._session(key)
-        session.reducer = reducer
+        self._dirty.add(key)
+        session = self._sessions.get(key)
+        if session is None:
+            session = self._sessions[key] = LocalSession(key, reducer)
+        else:
+            session.reducer = reducer
+        if not reducer.pending:
+            return []
         return self._transitions(session, [Asked(q) for q in reducer.pending.values()], now, initial)
 
     def reducer(self, key: str) -> SessionReducer | None:
@@ -233,12 +240,16 @@ class Board:
 
     def unnamed_askers(self, keys: Iterable[str] | None = None) -> list[str]:
         """Sessions (of ``keys``, or all) that ask something but whose name is not known yet."""
-        candidates = self._sessions.keys() if keys is None else [k for k in keys if k in self._sessions]
+        sessions = self._sessions
+        if keys is None:
+            candidates: Iterable[LocalSession] = sessions.values()
+        else:
+            candidates = [sessions[k] for k in keys if k in sessions]
         out = []
-        for k in candidates:
-            r = self._sessions[k].reducer
-            if r.has_header and r.name is None and (r.pending or self._sessions[k].abandoned):
-                out.append(k)
+        for session in candidates:
+            r = session.reducer
+            if r.name is None and (r.pending or session.abandoned) and r.has_header:
+                out.append(session.key)
         return out
 
     def view(self, key: str) -> SessionView | None:
@@ -253,7 +264,22 @@ class Board:
         return with_dialogs(session.view(self.liveness), [q for _, q in self._dialogs.of(session.key)])
 
     def snapshot(self, now: float) -> Snapshot:
-        for key in self._dirty | self._remote.take_changed():
+        """The board now: the views of sessions that changed since the last snapshot are built
+        again, the others are the same objects as before."""
+        changed = self._remote.take_changed()
+        if not changed and not self._dialogs and not self._remote:
+            # Only this machine's sessions (the common case, and the whole board after the
+            # start-up scan): no dialog or remote view to merge in.
+            views, sessions, liveness = self._views, self._sessions, self.liveness
+            for key in self._dirty:
+                session = sessions.get(key)
+                if session is not None and session.reducer.has_header:
+                    views[key] = session.view(liveness)
+                else:
+                    views.pop(key, None)
+            self._dirty.clear()
+            return Snapshot(tuple(views.values()), now)
+        for key in self._dirty | changed:
             session = self._sessions.get(key)
             dialogs = self._dialogs.of(key)
             remote = self._remote.view(key)

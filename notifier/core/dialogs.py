@@ -31,6 +31,9 @@ class Dialogs:
         """Forget a dialog; what it was, or None if it was not known."""
         return self._open.pop(source, None)
 
+    def __len__(self) -> int:
+        return len(self._open)
+
     def sources(self, socket: str | None = None) -> list[Source]:
         return [src for src in self._open if socket is None or src[0] == socket]
 

@@ -13,6 +13,7 @@ import json
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timezone
+from operator import attrgetter
 from typing import Any
 
 from notifier.core.model import Question, SessionRef, SessionView, Snapshot, Transition, split_key
@@ -131,6 +132,9 @@ def items_obj(q: Question) -> list[dict[str, Any]]:
 
 # ---- run --json (§2) and status --json (§3) ----
 
+_FILE = attrgetter("ref.key")
+_UPDATED = attrgetter("updated_at")
+
 
 def event_obj(t: Transition) -> dict[str, Any]:
     obj: dict[str, Any] = {"event": t.kind, "at": iso(t.at)}
@@ -145,12 +149,10 @@ def event_obj(t: Transition) -> dict[str, Any]:
     return obj
 
 
-def _newest_first(v: SessionView) -> tuple[float, str]:
-    return -v.updated_at, v.ref.key
-
-
 def status_obj(snapshot: Snapshot) -> dict[str, Any]:
-    sessions = sorted(snapshot.sessions, key=_newest_first)  # newest first, stable
+    # Newest first, then by file: two stable sorts on plain attributes (no key tuple per session).
+    sessions = sorted(snapshot.sessions, key=_FILE)
+    sessions.sort(key=_UPDATED, reverse=True)
     memo: dict[float, str] = {}  # (many sessions share a time: each is formatted once)
 
     def stamp(ts: float) -> str:

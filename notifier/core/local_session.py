@@ -60,7 +60,7 @@ class LocalSession:
     ) -> list[Transition]:
         """The reducer's changes as transitions (none before the header is read), remembering
         when each question was seen (at feeding count ``tick``)."""
-        if not self.reducer.has_header:
+        if not self.reducer.has_header or not changes:
             return []
         out: list[Transition] = []
         ref = self.ref
@@ -126,15 +126,13 @@ class LocalSession:
 
     def view(self, liveness: bool) -> SessionView:
         r = self.reducer
-        pending = tuple(q for cid, q in r.pending.items() if cid not in self.abandoned)
+        ref = SessionRef(self.key, r.session_id, r.cwd, r.name)
+        alive = self.alive if liveness else None
+        if not r.pending and not self.abandoned:  # (most sessions: built at once)
+            return SessionView(ref, r.base, (), (), alive, r.updated_at, r.current_tool)
+        abandoned = self.abandoned
+        pending = tuple(q for cid, q in r.pending.items() if cid not in abandoned)
         # Every question abandoned: the pi that asked is gone.
-        state = r.state if pending or not self.abandoned else "stopped"
-        return SessionView(
-            ref=self.ref,
-            state=state,
-            pending=pending,
-            abandoned=tuple(self.abandoned.values()),
-            alive=self.alive if liveness else None,
-            updated_at=r.updated_at,
-            current_tool=r.current_tool,
-        )
+        state = r.state if pending or not abandoned else "stopped"
+        abandoned_now = tuple(abandoned.values())
+        return SessionView(ref, state, pending, abandoned_now, alive, r.updated_at, r.current_tool)

@@ -35,6 +35,9 @@ class RemoteSessions:
     def __contains__(self, key: object) -> bool:
         return key in self._by_key
 
+    def __len__(self) -> int:
+        return len(self._by_key)
+
     def take_changed(self) -> set[str]:
         """The keys whose view may have changed since the last call."""
         changed, self._changed = self._changed, set()

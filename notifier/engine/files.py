@@ -17,9 +17,10 @@ from typing import Any
 from notifier.core import jsonbound
 from notifier.core.board import Board
 from notifier.core.model import Transition
-from notifier.core.reducer import Event, Renamed, SessionReducer
+from notifier.core.reducer import Event, Renamed, SessionReducer, restore, summarize
 from notifier.core.text import clean
 from notifier.engine.options import EngineOptions
+from notifier.engine.scan_workers import read_shared, workers_for
 from notifier.engine.settle_file import settle_file
 from notifier.engine.startup_cache import Restored, StartupCache
 from notifier.pi.entries import EntryError, to_events
@@ -57,9 +58,12 @@ class SessionFiles:
 
     # ---- folders ----
 
-    def scan(self, folder: str, initial: bool, cache: StartupCache | None = None) -> list[Transition]:
+    def scan(
+        self, folder: str, initial: bool, cache: StartupCache | None = None, shared: bool = False
+    ) -> list[Transition]:
         """Every session file under ``folder``: known ones read on, new ones added (at start-up,
-        ``initial``, unchanged ones restored from ``cache``)."""
+        ``initial``, unchanged ones restored from ``cache``; ``shared``: the files to read may be
+        shared out between worker processes, see :mod:`notifier.engine.scan_workers`)."""
         tree = walk_tree(folder)
         for path, kind in tree.skipped:
             self._once(path, "kind", "skipped: %s, not a regular file", kind)
@@ -67,6 +71,7 @@ class SessionFiles:
         if initial and cache is not None:
             cache.open()
         names = {path: ident for ident, path in tree.idents.items()}
+        to_read: list[str] = []
         for path in tree.files:
             ident = names[path]
             known = self._idents.get(ident)
@@ -77,9 +82,25 @@ class SessionFiles:
                 continue
             self._idents[ident] = path
             if initial and cache is not None:
-                out += self._add_cached(path, cache, tree.stats[path])
+                found = cache.lookup(path, tree.stats[path])
+                if isinstance(found, Restored):
+                    self.tailers[path] = found.tailer
+                    out += self.board.restore(path, found.reducer, self._wall(), initial=True)
+                elif found == "read":
+                    to_read.append(path)
+            elif initial:
+                to_read.append(path)
             else:
                 out += self.add(path, initial)
+        workers = workers_for(len(to_read)) if shared else 1
+        if workers > 1:
+            for path, (done, summary) in zip(
+                to_read, read_shared(to_read, self._summary, workers), strict=True
+            ):
+                out += self._add_summary(path, summary) if done else self.add(path, initial=True)
+        else:
+            for path in to_read:
+                out += self.add(path, initial=True)
         return out
 
     def gone(self, path: str) -> list[Transition]:
@@ -93,16 +114,25 @@ class SessionFiles:
 
     # ---- files ----
 
-    def _add_cached(self, path: str, cache: StartupCache, st: os.stat_result) -> list[Transition]:
-        """Restore an unchanged file from its summary; read any other one (the cache remembers it).
-        ``st``: its stat from the walk."""
-        found = cache.lookup(path, st)
-        if found == "missing":
+    def _summary(self, path: str) -> Any:
+        """What :meth:`_add_summary` needs to follow ``path`` as :meth:`add` would (plain data,
+        computed in a worker process); ``None`` if it cannot be read (said once, there)."""
+        tailer = Tailer(path, self.options.max_line)
+        reducer = self.load(tailer)
+        if reducer is None:
+            return None
+        return (tailer.state(), tailer.ident, tailer.window_start, tailer.name_checked, summarize(reducer))
+
+    def _add_summary(self, path: str, summary: Any) -> list[Transition]:
+        if summary is None:
             return []
-        if isinstance(found, Restored):
-            self.tailers[path] = found.tailer
-            return self.board.restore(path, found.reducer, self._wall(), initial=True)
-        return self.add(path, initial=True)
+        state, ident, window_start, name_checked, reduced = summary
+        tailer = Tailer(path, self.options.max_line)
+        tailer.restore(state, ident)
+        tailer.window_start, tailer.name_checked = window_start, name_checked
+        self.tailers[path] = tailer
+        self._idents[ident] = path
+        return self.board.restore(path, restore(reduced), self._wall(), initial=True)
 
     def add(self, path: str, initial: bool) -> list[Transition]:
         """Follow a file not followed yet. At start-up (``initial``) only the state it ends in is
@@ -205,7 +235,9 @@ class SessionFiles:
             return None
         try:
             now = self._wall()
-            return settle_file(fd, st, tailer, self.options.max_line, lambda line: self.events(path, [line], now), keep)
+            return settle_file(
+                fd, st, tailer, self.options.max_line, lambda line: self.events(path, [line], now), keep
+            )
         except OSError as exc:
             self._once(path, "read", "cannot read (%s)", exc.strerror or exc)
             return None
@@ -239,7 +271,9 @@ class SessionFiles:
             except EntryError as exc:
                 self._once(path, "shape", "skipped an entry with an unexpected shape (%s)", exc)
             except Exception as exc:  # a bug meeting odd data must cost this entry, not the engine
-                self._once(path, "shape", "skipped an entry with an unexpected shape (%s)", type(exc).__name__)
+                self._once(
+                    path, "shape", "skipped an entry with an unexpected shape (%s)", type(exc).__name__
+                )
         return events
 
     # ---- names ----
@@ -286,7 +320,11 @@ class SessionFiles:
             tailer = self.tailers.get(culprit)
             if blamed >= BLAME_LIMIT:
                 self.ignored.add(culprit)
-                log.error("ignoring %s from now on: reading it made the engine fail %d times", clean(culprit), blamed)
+                log.error(
+                    "ignoring %s from now on: reading it made the engine fail %d times",
+                    clean(culprit),
+                    blamed,
+                )
                 out += self.board.forget(culprit, self._wall())
                 self.tailers.pop(culprit, None)
             elif blamed == 1 and tailer is not None:

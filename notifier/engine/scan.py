@@ -35,7 +35,7 @@ def scan_once(options: EngineOptions, processes: Probe | None = None) -> Snapsho
     cache = open_cache(options)
     for root in options.roots:
         if os.path.isdir(root):
-            files.scan(root, initial=True, cache=cache)
+            files.scan(root, initial=True, cache=cache, shared=True)
     if options.liveness:
         from notifier.engine.liveness import read_processes
         from notifier.engine.supervise import Health

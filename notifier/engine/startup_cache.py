@@ -7,10 +7,9 @@ asking sessions were filled in), which closes the database."""
 from __future__ import annotations
 
 import os
-import stat
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from collections.abc import Callable, Iterable, Mapping
+from stat import S_ISREG
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from notifier.core.board import Board
 from notifier.core.reducer import SessionReducer
@@ -20,8 +19,7 @@ if TYPE_CHECKING:
     from notifier.watch.cache import Row, ScanCache
 
 
-@dataclass(frozen=True)
-class Restored:
+class Restored(NamedTuple):
     """An unchanged file: its state and a tailer that continues at its end."""
 
     tailer: Tailer
@@ -39,14 +37,16 @@ class StartupCache:
         self._rows: dict[str, Row] = {}
         self._stale: dict[str, os.stat_result] = {}  # files read (not restored) → their stat before
         self._seen: set[str] = set()
+        self._unpack: Callable[[Row, str, int], tuple[Tailer, SessionReducer]] | None = None
         self.hits = 0
 
     def open(self) -> ScanCache:
         """Open and load the cache (once): done when a scan starts, even one finding no files."""
         if self._db is None:
-            from notifier.watch.cache import ScanCache, fingerprint
+            from notifier.watch.cache import ScanCache, fingerprint, unpack
 
             self._key = fingerprint(self._tools)
+            self._unpack = unpack
             self._db = ScanCache(self._path, self._key)
             self._rows = self._db.load()  # checked as a whole; a damaged cache comes back empty
         return self._db
@@ -56,9 +56,11 @@ class StartupCache:
         read (it is then summarized by ``save``); ``"missing"`` if it cannot even be looked at.
         ``st``: the file's stat, if the caller has just taken it (before any read: a change
         during the read can only cause a miss)."""
-        from notifier.watch.cache import matches, unpack
-
-        self.open()
+        unpack = self._unpack
+        if unpack is None:
+            self.open()
+            unpack = self._unpack
+            assert unpack is not None
         self._seen.add(path)
         if st is None:
             try:
@@ -66,15 +68,25 @@ class StartupCache:
             except OSError:
                 return "missing"
         row = self._rows.get(path)
-        if row is not None and matches(row, self._key, st) and stat.S_ISREG(st.st_mode):
+        # Written for this very content (the key and the stamp, see notifier.watch.cache.COLUMNS)
+        # and read to its end:
+        if (
+            row is not None
+            and row[5] == st.st_mtime_ns
+            and row[4] == st.st_size
+            and row[6] == st.st_size
+            and row[3] == st.st_ino
+            and row[2] == st.st_dev
+            and row[1] == self._key
+            and S_ISREG(st.st_mode)
+        ):
             try:
                 tailer, reducer = unpack(row, path, self._max_line)
             except (ValueError, KeyError, TypeError):  # (rows were checked when loaded)
                 pass  # an unusable summary: read the file instead
             else:
-                if tailer.offset == st.st_size:
-                    self.hits += 1
-                    return Restored(tailer, reducer)
+                self.hits += 1
+                return Restored(tailer, reducer)
         self._stale[path] = st
         return "read"
 

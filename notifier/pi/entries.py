@@ -29,6 +29,7 @@ from notifier.pi.catalog import QuestionCatalog
 from notifier.pi.extraction import extract
 from notifier.pi.outcomes import classify, result_text
 
+_TIMED = frozenset({"message", "custom_message", "context_edit", "compaction", "branch_summary"})
 NEUTRAL = frozenset({"label", "custom", "usage", "model_change", "thinking_level_change"})
 _STOP_STATE: dict[str, State] = {"stop": "idle", "length": "idle", "error": "failed", "aborted": "stopped"}
 ANSWER_LIMIT = 2000
@@ -74,7 +75,6 @@ def to_events(entry: Mapping[str, Any], catalog: QuestionCatalog, seen_at: float
         raise EntryError("entry without a type")
     if kind in NEUTRAL:
         return []
-    at = parse_time(entry.get("timestamp"), seen_at)
     if kind == "session":
         cwd = entry.get("cwd")
         sid = entry.get("id")
@@ -84,6 +84,9 @@ def to_events(entry: Mapping[str, Any], catalog: QuestionCatalog, seen_at: float
     if kind == "session_info":
         name = entry.get("name")
         return [Renamed(clean(name[: NAME_LIMIT * 4], NAME_LIMIT) if isinstance(name, str) else None)]
+    if kind not in _TIMED:
+        return []
+    at = parse_time(entry.get("timestamp"), seen_at)
     if kind == "message":
         message = entry.get("message")
         if not isinstance(message, Mapping):
@@ -93,9 +96,7 @@ def to_events(entry: Mapping[str, Any], catalog: QuestionCatalog, seen_at: float
         return [Activity(at)]
     if kind == "compaction":
         return [Supersede(at)]
-    if kind == "branch_summary":
-        return [Supersede(at, "idle")]
-    return []
+    return [Supersede(at, "idle")]  # branch_summary
 
 
 def _message(message: Mapping[str, Any], catalog: QuestionCatalog, at: float) -> list[Event]:

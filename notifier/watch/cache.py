@@ -34,8 +34,9 @@ from notifier.system.paths import private_file, to_db
 from notifier.watch.tail import Tailer
 
 log = logging.getLogger(__name__)
-# 1: marshal rows (never read again); 2: validated JSON rows; 3: one typed column per field
-FORMAT = 3
+# 1: marshal rows (never read again); 2: validated JSON rows; 3: one typed column per field;
+# 4: the same, WITHOUT ROWID (the file is the key: one b-tree to write, not a table and an index)
+FORMAT = 4
 MAX_ROWS = 200_000
 MAX_ROW = 1 << 20  # bytes of one row's nested part (a larger one is not cached: that file is read)
 MAX_TOTAL = 64 << 20  # bytes of all rows together
@@ -74,11 +75,12 @@ _NAMES = ", ".join(name for name, _ in COLUMNS)
 _SCHEMA = [(name, kind) for name, kind in COLUMNS]
 
 
-def _text(col: str) -> str:
-    return (
-        f"({col} IS NULL OR typeof({col}) = 'text' AND length(CAST({col} AS BLOB)) <= {4 * MAX_TEXT}"
-        f" OR typeof({col}) = 'blob' AND length({col}) <= {3 * MAX_TEXT})"
-    )
+def _text(col: str, mostly_null: bool = False) -> str:
+    """A string, NULL, or a name that is not UTF-8 (a BLOB: paths.to_db); the likelier case first."""
+    text = f"typeof({col}) = 'text' AND length(CAST({col} AS BLOB)) <= {4 * MAX_TEXT}"
+    null = f"{col} IS NULL"
+    first, second = (null, text) if mostly_null else (text, null)
+    return f"({first} OR {second} OR typeof({col}) = 'blob' AND length({col}) <= {3 * MAX_TEXT})"
 
 
 def _int(col: str, high: str = str(MAX_INT - 1)) -> str:
@@ -99,21 +101,30 @@ _VALID = " AND ".join(
         "typeof(tail) = 'blob' AND length(tail) = 16",
         _int("ws", "offset"),
         "typeof(nc) = 'integer' AND nc IN (0, 1)",
-        *(_text(c) for c in ("sid", "cwd", "name", "tool")),
+        _text("sid"),
+        _text("cwd"),
+        _text("name", mostly_null=True),
+        _text("tool", mostly_null=True),
         "typeof(base) = 'text' AND base IN (" + ", ".join(f"'{s}'" for s in sorted(_STATES)) + ")",
         "typeof(at) = 'real' AND at BETWEEN -1.7976931348623157e308 AND 1.7976931348623157e308",
         "typeof(header) = 'integer' AND header IN (0, 1)",
         f"(more IS NULL OR typeof(more) = 'blob' AND length(more) <= {MAX_ROW})",
     ]
 )
-_CHECK = (
+# How many rows and how large, checked before any row is loaded.
+_SIZE = (
     "SELECT count(*), total("
     + " + ".join(
         f"ifnull(length(CAST({c} AS BLOB)), 0)"
         for c in ("file", "partial", "sid", "cwd", "name", "tool", "more")
     )
-    + f"), total(CASE WHEN {_VALID} THEN 0 ELSE 1 END) FROM scan"
+    + ") FROM scan"
 )
+# The rows are loaded in the same pass that checks them: all of them must come back. Most rows
+# need nothing more (a UTF-8 name, no nested part); the others are finished in Python.
+_PLAIN = "more IS NULL AND typeof(file) = 'text'"
+_LOAD_PLAIN = f"SELECT {_NAMES} FROM scan WHERE {_PLAIN} AND {_VALID}"
+_LOAD_OTHER = f"SELECT {_NAMES} FROM scan WHERE NOT ({_PLAIN}) AND {_VALID}"
 
 
 class Damaged(ValueError):
@@ -129,47 +140,57 @@ def fingerprint(tools: Iterable[str]) -> str:
 
 Row = tuple[Any, ...]  # the columns of COLUMNS, in order (``more`` decoded when loaded)
 
+# The nullable columns are written through ``nullif(?, 0)``: ``row_of`` gives 0 for NULL (these
+# columns hold only strings, bytes or NULL, so the integer 0 stands for nothing else), and its
+# blobs as bytearray. Python's sqlite3 binds int, float, str and bytearray directly, but looks
+# for an adapter for None and bytes first, which costs more than the rest of a row put together.
+_NULLABLE = frozenset({"sid", "cwd", "name", "tool", "more"})
+_INSERT = "INSERT OR REPLACE INTO scan VALUES ({})".format(
+    ", ".join("nullif(?, 0)" if name in _NULLABLE else "?" for name, _ in COLUMNS)
+)
 
-def _short(value: str | None) -> bool:
-    return value is None or len(value) <= MAX_TEXT
+
+def _param(value: str | None) -> Any:
+    """A nullable string as written (see _NULLABLE; a name that is not UTF-8: paths.to_db)."""
+    if value is None:
+        return 0
+    return value if value.isascii() else to_db(value)
 
 
 def row_of(path: str, key: str, st: os.stat_result, tailer: Tailer, r: SessionReducer) -> Row | None:
-    """The row that summarizes a file read at stamp ``st``; ``None`` if it cannot be cached."""
+    """The row that summarizes a file read at stamp ``st``, as written (see _NULLABLE);
+    ``None`` if it cannot be cached."""
     t = tailer.state()
-    more = None
+    more: Any = 0
     if r.pending or r.running:
         s = summarize(r)
-        more = json.dumps(
+        data = json.dumps(
             {"pending": s["pending"], "running": s["running"]}, separators=(",", ":"), allow_nan=False
         ).encode("ascii")  # ASCII: lone surrogates (text that was not UTF-8) travel as escapes
-        if len(more) > MAX_ROW:
+        if len(data) > MAX_ROW:
             return None
-    strings = (r.session_id, r.cwd, r.name, r.current_tool)
-    if not all(_short(s) for s in strings) or len(t["partial"]) > MAX_PARTIAL or len(path) > MAX_PATH:
+        more = bytearray(data)
+    sid, cwd, name, tool = r.session_id, r.cwd, r.name, r.current_tool
+    partial, head, tail, offset = t["partial"], t["head"], t["tail"], t["offset"]
+    if (
+        len(partial) > MAX_PARTIAL
+        or len(path) > MAX_PATH
+        or not 0 <= offset < MAX_INT
+        or len(head) != 16
+        or len(tail) != 16
+        or not math.isfinite(r.updated_at)
+    ):
         return None
-    if not 0 <= t["offset"] < MAX_INT or len(t["head"]) != 16 or len(t["tail"]) != 16:
-        return None
-    if not math.isfinite(r.updated_at):
-        return None
-    sid, cwd, name, tool = (to_db(s) for s in strings)
+    for text in (sid, cwd, name, tool):
+        if text is not None and len(text) > MAX_TEXT:
+            return None
     return (
-        to_db(path), key, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns,
-        t["offset"], t["partial"], t["head_len"], t["head"], t["tail_start"], t["tail"],
+        path if path.isascii() else to_db(path), key, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns,
+        offset, bytearray(partial), t["head_len"], bytearray(head), t["tail_start"], bytearray(tail),
         tailer.window_start, int(tailer.name_checked),
-        sid, cwd, name, r.base, tool, float(r.updated_at), int(r.has_header), more,
+        _param(sid), _param(cwd), _param(name), r.base, _param(tool), float(r.updated_at), int(r.has_header),
+        more,
     )  # fmt: skip
-
-
-def matches(row: Row, key: str, st: os.stat_result) -> bool:
-    """The row was written for this very file content (same key and stamp)."""
-    return bool(
-        row[5] == st.st_mtime_ns
-        and row[4] == st.st_size
-        and row[3] == st.st_ino
-        and row[2] == st.st_dev
-        and row[1] == key
-    )
 
 
 def _str(value: Any) -> Any:
@@ -192,12 +213,14 @@ def unpack(row: Row, path: str, max_line: int) -> tuple[Tailer, SessionReducer]:
     )
     tailer.window_start = row[12]
     tailer.name_checked = bool(row[13])
-    sid, cwd, name, tool = _str(row[14]), _str(row[15]), _str(row[16]), _str(row[18])
+    sid, cwd, name, tool = row[14], row[15], row[16], row[18]
+    if type(sid) is bytes or type(cwd) is bytes or type(name) is bytes or type(tool) is bytes:
+        sid, cwd, name, tool = _str(sid), _str(cwd), _str(name), _str(tool)  # (not UTF-8: to_db)
     more = row[21]
     if more is None:
         reducer = SessionReducer(
             session_id=sid, cwd=cwd, name=name, base=row[17], current_tool=tool,
-            updated_at=row[19], has_header=bool(row[20]),
+            updated_at=row[19], has_header=row[20] == 1,
         )  # fmt: skip
     else:
         reducer = restore(
@@ -305,7 +328,7 @@ class ScanCache:
                 # another format (or none yet): start afresh, quietly; this is no damage
                 db.execute("DROP TABLE IF EXISTS scan")
                 cols = ", ".join(f"{name} {kind}" for name, kind in COLUMNS[1:])
-                db.execute(f"CREATE TABLE scan (file TEXT PRIMARY KEY, {cols})")
+                db.execute(f"CREATE TABLE scan (file TEXT PRIMARY KEY, {cols}) WITHOUT ROWID")
                 db.execute(f"PRAGMA user_version={FORMAT}")
             elif columns != _SCHEMA:
                 raise Damaged("its table has the wrong columns")
@@ -333,16 +356,16 @@ class ScanCache:
         (one log line) and this returns ``{}``: every file is then read and the cache rebuilt."""
         if self.db is None:
             return {}
-        rows: dict[str, Row] = {}
         try:
             self.db.execute("BEGIN")  # one snapshot for the check and the read
             try:
-                count, total, bad = self.db.execute(_CHECK).fetchone()
+                count, total = self.db.execute(_SIZE).fetchone()
                 if count > MAX_ROWS or total > MAX_TOTAL:
                     raise Damaged("it is far larger than any scan writes")
-                if bad:
-                    raise Damaged("a row holds values of the wrong type or size")
-                for row in self.db.execute(f"SELECT {_NAMES} FROM scan"):
+                rows: dict[str, Row] = {row[0]: row for row in self.db.execute(_LOAD_PLAIN)}
+                loaded = len(rows)
+                for row in self.db.execute(_LOAD_OTHER):
+                    loaded += 1
                     if row[21] is not None:
                         row = (*row[:21], decode_more(row[21]))
                     file = row[0]
@@ -352,6 +375,8 @@ class ScanCache:
                         except UnicodeDecodeError as exc:
                             raise Damaged("a row's file name is garbled") from exc
                     rows[file] = row
+                if loaded != count:  # (a row failed the check)
+                    raise Damaged("a row holds values of the wrong type or size")
             finally:
                 self.db.execute("COMMIT")
         except Damaged as exc:
@@ -368,8 +393,7 @@ class ScanCache:
         try:
             with self.db:
                 self.db.execute("BEGIN")
-                marks = ", ".join("?" * len(COLUMNS))
-                self.db.executemany(f"INSERT OR REPLACE INTO scan VALUES ({marks})", rows)
+                self.db.executemany(_INSERT, rows)
                 self.db.executemany("DELETE FROM scan WHERE file = ?", [(to_db(f),) for f in forget])
         except sqlite3.Error as exc:
             log.debug("scan cache not written (%s)", exc)

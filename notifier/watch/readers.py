@@ -12,10 +12,16 @@ from dataclasses import dataclass
 FIRST_WINDOW = 16 << 10
 CHUNK = 64 << 10  # below glibc's mmap threshold: blocks are reused, never churned
 HEADER_LIMIT = 1 << 20
-WINDOW_START = 1 << 11  # bytes searched for markers first, from the end of a block
 # A marker starting with a backslash (``\\u00``) is looked for only where a backslash is: a
 # one-byte search (memrchr) is ~50× faster than the two-way search for a needle of that shape.
 _BACKSLASH = ord("\\")
+
+
+def _rfind(data: bytes, marker: bytes, lo: int, hi: int) -> int:
+    """``data.rfind(marker, lo, hi)``; a marker starting with a backslash only where one is."""
+    if marker[0] == _BACKSLASH and data.rfind(b"\\", lo, hi) < 0:
+        return -1
+    return data.rfind(marker, lo, hi)
 
 
 def read_head(fd: int, size: int) -> tuple[bytes, int]:
@@ -158,13 +164,16 @@ def backward_matching_lines(
     markers: tuple[bytes, ...],
     first: int = FIRST_WINDOW,
     block: bytes = b"",
-    window: int = WINDOW_START,
 ) -> Iterator[tuple[int, bytes]]:
     """Like :func:`backward_lines`, but only the lines holding one of ``markers`` (none holds a
     newline): the lines in between are passed over in bulk with ``rfind`` (no per-line work), so
-    the cost of a tail of small irrelevant entries is a few C scans per block. Within a block
-    the markers are looked for from its end in windows of ``window`` bytes and doubling, so the
-    cost is the distance to the lines that matter, not the size of the block."""
+    the cost of a tail of small irrelevant entries is a few C scans per block. Within a block the
+    first marker (the common one) is looked for first, from the end; the others only between its
+    newest occurrence and the end (over the whole block when it has none). So each byte is scanned
+    at most once per marker, and when the common marker is near the end, the cost is that distance,
+    not the size of the block."""
+    main = markers[0]
+    others = range(1, len(markers))
     given = block[max(0, len(block) - (hi - lo)) :]
     carry: list[bytes] = []  # a line that began in an earlier block (newest piece first)
     carry_len = 0
@@ -211,18 +220,19 @@ def backward_matching_lines(
             # ``last[i]``: the last occurrence of ``markers[i]`` in ``[floor, j)`` (-1: none there)
             floor = j
             last = [-1] * len(markers)
-            width = window
             while True:
                 hit = max(last)
                 if hit < 0:
                     if floor <= low:
                         break
-                    below = max(low, floor - width)
-                    width <<= 1
-                    for i, m in enumerate(markers):  # an occurrence across ``floor`` counts too
-                        top = min(j, floor + len(m) - 1)
-                        if m[0] != _BACKSLASH or data.rfind(b"\\", below, top) >= 0:
-                            last[i] = data.rfind(m, below, top)
+                    # Search on down: the first marker (the common one) as far as its newest
+                    # occurrence, the others only down to the start of that line.
+                    top = min(j, floor + len(main) - 1)  # an occurrence across ``floor`` counts too
+                    p = data.rfind(main, low, top)
+                    below = data.rfind(b"\n", first_nl, p) + 1 if p >= 0 else low
+                    last[0] = p
+                    for i in others:
+                        last[i] = _rfind(data, markers[i], below, min(j, floor + len(markers[i]) - 1))
                     floor = below
                     continue
                 s = data.rfind(b"\n", first_nl, hit) + 1
@@ -236,12 +246,8 @@ def backward_matching_lines(
                     break
                 floor = min(floor, j)
                 for i, at in enumerate(last):
-                    if at >= s:
-                        m = markers[i]
-                        if m[0] != _BACKSLASH or data.rfind(b"\\", floor, j) >= 0:
-                            last[i] = data.rfind(m, floor, j)
-                        else:
-                            last[i] = -1
+                    if at >= s:  # in the line just yielded: look for the one before it
+                        last[i] = _rfind(data, markers[i], floor, j)
             j = first_nl
         # the piece before the first newline belongs to a line that may begin further back
         if j > max_line:

@@ -164,6 +164,42 @@ def test_a_subscriber_that_never_reads_is_dropped_and_holds_up_nobody(harness: H
     assert not harness.subscribers[1].closed
 
 
+@pytest.mark.parametrize("closed_for", ["stalled", "idle"])
+def test_a_snapshot_pushed_after_the_server_closed_a_connection_by_itself_is_delivered(
+    tmp_path: Path, closed_for: str
+) -> None:
+    # The server thread closes a connection on its own (a subscriber that reads nothing, dropped
+    # after STALL_TIMEOUT; a silent one, after the idle timeout); the next snapshot for the window
+    # that reads must still reach it. It used to wait, unsent, until some other client happened
+    # to connect: the server went back to sleep with that close still flagged, and flagged work
+    # from other threads only wakes it when nothing was flagged before.
+    h = Harness(str(tmp_path / "control.sock"), **({"idle_timeout": 0.3} if closed_for == "idle" else {}))
+    try:
+        path = h.server.path
+        seen: list[int] = []
+
+        def window() -> None:
+            for message in ipc.subscribe({"cmd": "subscribe"}, path=path):
+                seen.append(message["window"]["seq"])
+
+        threading.Thread(target=window, daemon=True).start()
+        wait_for(lambda: seen == [-1], 10, "the reading window's first snapshot")
+        reader = h.subscribers[0]
+        other = connect(path)
+        if closed_for == "stalled":
+            other.sendall(b'{"cmd":"subscribe"}\n')
+            wait_for(lambda: len(h.subscribers) == 2, 10, "the stuck window to subscribe")
+            # More than its socket takes, and it never reads: its output stalls.
+            h.subscribers[1].send(ipc.encode({"window": {"seq": 0, "pad": "x" * (1 << 20)}}), kind="window")
+        wait_for(lambda: hung_up(other), 20, f"the server to close the {closed_for} connection")
+        assert not reader.closed and seen == [-1]
+        h.push(1)  # as the UI thread does: from another thread than the server's
+        wait_for(lambda: seen[-1] == 1, 20, "the reading window to get the snapshot pushed after the close")
+        assert not reader.closed
+    finally:
+        h.server.stop()
+
+
 def test_a_slow_request_does_not_hold_up_others(harness: Harness) -> None:
     path = harness.server.path
     slow = connect(path)

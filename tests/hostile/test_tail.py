@@ -20,6 +20,8 @@ from hypothesis import strategies as st
 
 from notifier.core import jsonbound
 from notifier.core.board import Board
+from notifier.core.model import Option, Question, QuestionItem
+from notifier.core.reducer import SessionReducer
 from notifier.engine.files import SessionFiles
 from notifier.engine.loop import scan_once
 from notifier.engine.options import EngineOptions
@@ -363,6 +365,58 @@ def test_a_rotten_scan_cache_is_rebuilt_with_one_log_line(
     again_cache.save(files.tailers, files.board)
     assert again_cache.hits == 2  # rebuilt: the next run reads nothing again
     assert _warnings(caplog, "scan cache") == []
+
+
+_TEXT = st.text(st.characters(min_codepoint=0, max_codepoint=0x10FFFF), max_size=12)  # surrogates too
+_MAYBE = st.none() | _TEXT
+
+
+@st.composite
+def _summaries(draw: st.DrawFn) -> tuple[Tailer, SessionReducer]:
+    tailer = Tailer("/s/a.jsonl", 1 << 20)
+    offset = draw(st.integers(0, 1 << 40))
+    partial = draw(st.binary(max_size=min(offset, 40)))
+    tailer.seek(offset, (1, 2), partial, draw(st.binary(max_size=64)), draw(st.binary(max_size=64)))
+    tailer.window_start = draw(st.integers(0, offset))
+    tailer.name_checked = draw(st.booleans())
+    item = QuestionItem(draw(_TEXT), draw(_MAYBE), draw(_MAYBE), (Option(draw(_TEXT), draw(_MAYBE), True),))
+    pending = {
+        f"c{i}": Question(f"c{i}", draw(_TEXT), (item,), 1.5, draw(_MAYBE))
+        for i in range(draw(st.integers(0, 2)))
+    }
+    reducer = SessionReducer(
+        session_id=draw(_MAYBE), cwd=draw(_MAYBE), name=draw(_MAYBE), base=draw(st.sampled_from(["idle", "working"])),
+        pending=pending, running=draw(st.dictionaries(_TEXT, _TEXT, max_size=2)), current_tool=draw(_MAYBE),
+        updated_at=draw(st.floats(allow_nan=False, allow_infinity=False)), has_header=draw(st.booleans()),
+    )  # fmt: skip
+    return tailer, reducer
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(_summaries())
+def test_every_value_a_row_holds_comes_back_as_written(
+    tmp_path: Path, summary: tuple[Tailer, SessionReducer]
+) -> None:
+    """NULLs, empty and binary blobs, strings that are not UTF-8, nested parts: what is saved is
+    what is loaded (the rows are written with nullif and bytearray parameters)."""
+    from notifier.watch.cache import ScanCache, row_of, unpack
+
+    tailer, reducer = summary
+    path = tmp_path / "cache.sqlite3"
+    stamp = os.stat(tmp_path)
+    row = row_of(tailer.path, "k", stamp, tailer, reducer)
+    assert row is not None
+    db = ScanCache(str(path), "k")
+    db.save([row])
+    db.close()
+    db = ScanCache(str(path), "k")
+    (loaded,) = db.load().values()
+    db.close()
+    path.unlink()
+    again, restored = unpack(loaded, tailer.path, tailer.max_line)
+    assert again.state() == tailer.state() and again.ident == (stamp.st_dev, stamp.st_ino)
+    assert (again.window_start, again.name_checked) == (tailer.window_start, tailer.name_checked)
+    assert restored == reducer
 
 
 def test_a_cache_with_the_wrong_columns_or_not_a_database_is_rebuilt(

@@ -1,7 +1,8 @@
 from __future__ import annotations
 
 from notifier.core.board import Board, Proc
-from notifier.core.reducer import Header, Input, ToolEnd, ToolStart
+from notifier.core.model import Question, QuestionItem, SessionRef, remote_key
+from notifier.core.reducer import Header, Input, SessionReducer, ToolEnd, ToolStart
 from notifier.pi.questions import extract
 
 
@@ -168,6 +169,43 @@ def test_incremental_snapshots_follow_every_change() -> None:
     b.forget("g", 4.0)
     assert [v.ref.key for v in b.snapshot(4.0).sessions] == ["f"]
     assert first.pending_count == 1  # earlier snapshots never change
+
+
+def test_snapshots_follow_local_remote_and_dialog_sessions_coming_and_going() -> None:
+    """Whatever mix is on the board (only local files, or dialogs and remote sessions too, each
+    snapshot built incrementally), a snapshot lists exactly the sessions there are, as they are."""
+    b = Board(liveness=False)
+
+    def shown() -> dict[str, tuple[str, tuple[str, ...]]]:
+        return {
+            v.ref.key: (v.state, tuple(q.tool_call_id for q in v.pending)) for v in b.snapshot(1.0).sessions
+        }
+
+    b.restore("/s/a.jsonl", SessionReducer("a", "/p", base="idle", has_header=True), 1.0, initial=True)
+    b.apply("/s/b.jsonl", [Header("b", "/q"), asked("q1")], 1.0)
+    assert shown() == {"/s/a.jsonl": ("idle", ()), "/s/b.jsonl": ("needs_input", ("q1",))}
+    gate = Question("g1", "bash", (QuestionItem("Allow?"),), 2.0, kind="dialog", dialog="confirm")
+    b.add_dialog(("/run/x.sock", "1"), SessionRef("/s/a.jsonl", "a", "/p", None), gate, 2.0)
+    b.add_dialog(("/run/x.sock", "2"), SessionRef("/s/c.jsonl", "c", "/r", None), gate, 2.0)
+    remote = SessionRef(remote_key("devbox", "/s/d.jsonl"), "d", "/w", None, "devbox")
+    b.remote_asked(remote, Question("r1", "question", (QuestionItem("There?"),), 3.0), 3.0, True)
+    assert shown() == {
+        "/s/a.jsonl": ("needs_input", ("g1",)),
+        "/s/b.jsonl": ("needs_input", ("q1",)),
+        "/s/c.jsonl": ("needs_input", ("g1",)),  # its file not read: known from its dialog
+        remote.key: ("needs_input", ("r1",)),
+    }
+    b.remove_dialog(("/run/x.sock", "1"), "answered", 4.0)
+    b.remove_dialog(("/run/x.sock", "2"), None, 4.0)
+    b.apply("/s/b.jsonl", [ToolEnd(4.0, "q1", "question")], 4.0)
+    assert shown() == {
+        "/s/a.jsonl": ("idle", ()),
+        "/s/b.jsonl": ("working", ()),
+        remote.key: ("needs_input", ("r1",)),
+    }
+    b.remote_ended(remote, Question("r1", "question", (QuestionItem("There?"),), 3.0), 5.0, "answered")
+    b.forget("/s/a.jsonl", 5.0)
+    assert shown() == {"/s/b.jsonl": ("working", ())}
 
 
 # ---- liveness judged only on process lists read after the question was seen ----

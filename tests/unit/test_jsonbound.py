@@ -38,3 +38,34 @@ def test_depth_limit_is_exact() -> None:
     assert loads(b"[" * 64 + b"]" * 64, max_depth=64) is not None
     with pytest.raises(BoundedJSONError):
         loads(b"[" * 65 + b"]" * 65, max_depth=64)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"a": 1}',
+        ' \t{"a": 1}\r\n',
+        '{"a": 1} x',
+        '{"a": 1}{"b": 2}',
+        "\ufeff{}",
+        "",
+        "   ",
+        "[1, 2",
+        '"\\ud800"',
+        "NaN",
+        "-Infinity",
+        "1e999",
+        '{"a": "\\u00e9", "b": [true, false, null]}',
+        "9" * 5000,
+    ],
+)
+def test_the_same_values_and_refusals_as_json_loads(text: str) -> None:
+    """The fast path (the decoder's scanner) gives what json.loads gives, or refuses what it refuses."""
+    try:
+        expected = json.loads(text)
+    except ValueError:
+        with pytest.raises(BoundedJSONError):
+            loads(text.encode("utf-8", "surrogatepass"))
+        return
+    got = loads(text.encode("utf-8", "surrogatepass"))
+    assert json.dumps(got) == json.dumps(expected)  # (NaN ≠ NaN, so compared as text)

@@ -111,7 +111,9 @@ class Server:
                 self._wake_w.send(b"x")
 
     def _notify(self, conn: Connection) -> None:
-        """``conn`` has output to write, was closed, or finished a request."""
+        """``conn`` has output to write, was closed, or finished a request. Only the first of a
+        batch wakes the server thread (the others find it flagged already), and on the server
+        thread itself nothing does: so the loop must not sleep while anything is flagged."""
         with self._plock:
             first = not self._pending
             self._pending.add(conn)
@@ -124,7 +126,12 @@ class Server:
         assert self._selector is not None
         try:
             while not self._stopping:
-                timeout = self._next_deadline(time.monotonic())
+                with self._plock:
+                    flagged = bool(self._pending)
+                # Flagged and not served yet (what _expire just closed: that flagged it with no
+                # wake-up): serve it first, or a push from another thread, finding it flagged,
+                # would wake nobody and wait unsent until some client happened to connect.
+                timeout = 0.0 if flagged else self._next_deadline(time.monotonic())
                 try:
                     ready = self._selector.select(timeout)
                 except InterruptedError:

@@ -1,0 +1,112 @@
+"""Reading many session files on several cores (a cold ``status`` scan): the files are shared
+out between forked worker processes, which send back each file's summary (plain data, the same
+as the scan cache keeps); the caller restores them as it would cache hits.
+
+Only where it is safe and pays: on Linux, in a process with no other thread (a fork copies only
+the calling thread, so a lock held by another one would stay locked in the child), with more
+than one core and enough files. A worker that fails, dies or sends something unreadable costs
+nothing but time: its share is read by the caller itself (``None`` in the result).
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+import signal
+import sys
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any
+
+MIN_FILES = 256  # below this, forking costs more than it saves
+MAX_WORKERS = 8
+_RESULT_LIMIT = 256 << 20  # bytes a worker may send back
+
+
+def workers_for(files: int) -> int:
+    """How many processes (the caller included) should read ``files`` files: 1 = no fork."""
+    if files < MIN_FILES or sys.platform != "linux" or threading.active_count() != 1:
+        return 1
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, MAX_WORKERS, files // (MIN_FILES // 2)))
+
+
+def read_shared(items: Sequence[str], read: Callable[[str], Any], workers: int) -> list[tuple[bool, Any]]:
+    """``[(done, read(item))…]`` for every item, in order, ``workers`` processes sharing the
+    work (the caller is one of them). ``done`` is False for an item whose worker failed: the
+    caller reads it itself. ``read`` must return plain data (what ``marshal`` can carry)."""
+    n = len(items)
+    results: list[tuple[bool, Any]] = [(False, None)] * n
+    children: list[tuple[int, int, range]] = []  # (pid, read end of its pipe, its items)
+    for w in range(1, workers):
+        share = range(w, n, workers)
+        try:
+            rfd, wfd = os.pipe()
+        except OSError:
+            break
+        try:
+            pid = os.fork()
+        except OSError:
+            os.close(rfd)
+            os.close(wfd)
+            break
+        if pid == 0:  # the worker: read its share, send it, leave without cleanup
+            code = 1
+            try:
+                os.close(rfd)
+                view = memoryview(marshal.dumps([read(items[i]) for i in share]))
+                while view:
+                    view = view[os.write(wfd, view) :]
+                code = 0
+            finally:
+                os._exit(code)
+        os.close(wfd)
+        children.append((pid, rfd, share))
+    taken = {i for _, _, share in children for i in share}
+    for i in range(n):
+        if i not in taken:
+            results[i] = (True, read(items[i]))
+    for pid, rfd, share in children:
+        data = _read_all(rfd)
+        if data is None:
+            _kill(pid)  # (it may be blocked writing what is no longer read)
+        try:
+            _, status = os.waitpid(pid, 0)
+        except ChildProcessError:
+            status = -1
+        if data is None or status != 0:
+            continue
+        try:
+            values = marshal.loads(data)
+        except (EOFError, ValueError, TypeError):
+            continue
+        if isinstance(values, list) and len(values) == len(share):
+            for i, value in zip(share, values, strict=True):
+                results[i] = (True, value)
+    return results
+
+
+def _kill(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except OSError:
+        pass
+
+
+def _read_all(fd: int) -> bytes | None:
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        while chunk := os.read(fd, 1 << 20):
+            size += len(chunk)
+            if size > _RESULT_LIMIT:
+                return None
+            chunks.append(chunk)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return b"".join(chunks)

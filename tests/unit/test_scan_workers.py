@@ -1,0 +1,148 @@
+"""Sharing a cold start-up read between forked workers: the result is the one a single process
+gets, whatever the number of workers, and a worker that fails or dies only costs time."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from notifier.engine.scan_workers import MIN_FILES, read_shared, workers_for
+
+from ..conftest import FIXTURES
+
+PARENT = os.getpid()
+CAPTURES = sorted(p for p in FIXTURES.rglob("*.jsonl") if "timeline" not in p.name) if FIXTURES else []
+linux_only = pytest.mark.skipif(not hasattr(os, "fork") or os.name != "posix", reason="fork")
+
+
+def _read(item: str) -> tuple[str, int, bool]:
+    return item, len(item), os.getpid() != PARENT
+
+
+@linux_only
+@pytest.mark.parametrize("workers", [1, 2, 3, 8])
+def test_every_item_is_read_once_in_order_whatever_the_number_of_workers(workers: int) -> None:
+    items = [f"item-{i}" * (i % 7) for i in range(101)]
+    results = read_shared(items, _read, workers)
+    assert [r[0] for r in results] == [True] * len(items)
+    assert [r[1][:2] for r in results] == [(i, len(i)) for i in items]
+    in_workers = sum(r[1][2] for r in results)
+    assert in_workers == (0 if workers == 1 else len(items) - len(range(0, len(items), workers)))
+
+
+def _fails_in_one_worker(item: str) -> tuple[str, int]:
+    if item == "boom" and os.getpid() != PARENT:
+        raise RuntimeError("a bug meeting odd data")
+    return item, len(item)
+
+
+def _dies_in_one_worker(item: str) -> tuple[str, int]:
+    if item == "boom" and os.getpid() != PARENT:
+        os._exit(3)
+    return item, len(item)
+
+
+def _sends_what_cannot_travel(item: str) -> object:
+    return object() if item == "boom" and os.getpid() != PARENT else item
+
+
+@linux_only
+@pytest.mark.parametrize("read", [_fails_in_one_worker, _dies_in_one_worker, _sends_what_cannot_travel])
+def test_a_worker_that_fails_leaves_only_its_share_to_the_caller(read: object) -> None:
+    items = [str(i) for i in range(30)]
+    items[4] = "boom"  # in the share of worker 1 of 3 (items 1, 4, 7, …)
+    results = read_shared(items, read, 3)  # type: ignore[arg-type]
+    failed = [i for i, (done, _) in enumerate(results) if not done]
+    assert failed == list(range(1, 30, 3))
+    assert all(done for i, (done, _) in enumerate(results) if i % 3 != 1)
+
+
+def test_no_fork_for_few_files_or_beside_another_thread() -> None:
+    assert workers_for(MIN_FILES - 1) == 1
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait, daemon=True)
+    other.start()
+    try:
+        assert workers_for(100_000) == 1  # a fork would copy only this thread, not its locks
+    finally:
+        stop.set()
+        other.join()
+
+
+SEVERAL_CORES = hasattr(os, "sched_getaffinity") and len(os.sched_getaffinity(0)) >= 2
+
+# Run in a fresh process: the test process has other threads, beside which no fork is made.
+COMPARE = """
+import json, sys, time
+from notifier.core.board import Board
+from notifier.engine.files import SessionFiles
+from notifier.engine.options import EngineOptions
+from notifier.engine.scan_workers import workers_for
+from notifier.sinks.jsonout import status_obj
+
+def scan(root, shared):
+    files = SessionFiles(EngineOptions([root], liveness=False), Board(liveness=False), time.time)
+    files.scan(root, initial=True, shared=shared)
+    files.fill_names()
+    tailers = {p: repr((t.state(), t.ident, t.window_start, t.name_checked)) for p, t in files.tailers.items()}
+    return status_obj(files.board.snapshot(0.0)), tailers
+
+root = sys.argv[1]
+workers = workers_for(int(sys.argv[2]))
+alone, shared = scan(root, False), scan(root, True)
+print(json.dumps({"workers": workers, "same": alone == shared, "files": len(alone[1])}))
+"""
+
+
+@pytest.mark.skipif(not SEVERAL_CORES, reason="one core")
+def test_many_files_on_several_cores_are_shared() -> None:
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from notifier.engine.scan_workers import workers_for; print(workers_for(99999))",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert int(out.stdout) >= 2
+
+
+def _tree(root: Path, count: int) -> None:
+    """``count`` session files: the real captures, and every prefix of them (unfinished last
+    lines included), in folders of a few levels."""
+    n = 0
+    while n < count:
+        for capture in CAPTURES:
+            data = capture.read_bytes()
+            cut = (n * 7919) % (len(data) + 1) if n >= len(CAPTURES) else len(data)
+            folder = root / f"--project{n % 13}--" / ("deep" * (n % 3))
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / f"{n:05d}_{capture.stem}.jsonl").write_bytes(data[:cut])
+            n += 1
+            if n == count:
+                break
+
+
+@linux_only
+@pytest.mark.skipif(not SEVERAL_CORES, reason="one core")
+def test_a_shared_scan_equals_a_scan_in_one_process(tmp_path: Path) -> None:
+    if not CAPTURES:
+        pytest.fail("the real pi captures (tests/data/pi-sessions) are missing")
+    count = MIN_FILES * 2
+    _tree(tmp_path, count)
+    (tmp_path / "--project0--" / "not-utf8-\udcff.jsonl").write_bytes(b'{"type":"session","id":"x"}\n\xff\n')
+    os.mkfifo(tmp_path / "--project1--" / "fifo.jsonl")
+    out = subprocess.run(
+        [sys.executable, "-c", COMPARE, str(tmp_path), str(count)], capture_output=True, text=True, check=True
+    )
+    result = json.loads(out.stdout)
+    assert result == {"workers": result["workers"], "same": True, "files": count + 1}
+    assert result["workers"] >= 2  # (else the comparison proved nothing)
