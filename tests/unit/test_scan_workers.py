@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from notifier.engine.scan_workers import MIN_FILES, read_shared, workers_for
+from notifier.engine.scan_workers import MIN_FILES, read_shared, shares, workers_for
 
 from ..conftest import FIXTURES
 
@@ -32,8 +32,18 @@ def test_every_item_is_read_once_in_order_whatever_the_number_of_workers(workers
     results = read_shared(items, _read, workers)
     assert [r[0] for r in results] == [True] * len(items)
     assert [r[1][:2] for r in results] == [(i, len(i)) for i in items]
-    in_workers = sum(r[1][2] for r in results)
-    assert in_workers == (0 if workers == 1 else len(items) - len(range(0, len(items), workers)))
+    in_workers = [i for i, r in enumerate(results) if r[1][2]]
+    assert in_workers == sorted(i for share in shares(len(items), workers)[1:] for i in share)
+
+
+@pytest.mark.parametrize("workers", [1, 2, 3, 8])
+def test_shares_cover_every_item_once_the_caller_taking_a_little_less(workers: int) -> None:
+    parts = shares(1000, workers)
+    assert sorted(i for part in parts for i in part) == list(range(1000))
+    assert len(parts) == workers
+    if workers > 1:
+        assert len(parts[0]) < min(len(p) for p in parts[1:])
+        assert max(len(p) for p in parts[1:]) - min(len(p) for p in parts[1:]) <= 1
 
 
 def _fails_in_one_worker(item: str) -> tuple[str, int]:
@@ -56,11 +66,11 @@ def _sends_what_cannot_travel(item: str) -> object:
 @pytest.mark.parametrize("read", [_fails_in_one_worker, _dies_in_one_worker, _sends_what_cannot_travel])
 def test_a_worker_that_fails_leaves_only_its_share_to_the_caller(read: object) -> None:
     items = [str(i) for i in range(30)]
-    items[4] = "boom"  # in the share of worker 1 of 3 (items 1, 4, 7, …)
+    share = shares(len(items), 3)[1]
+    items[share[1]] = "boom"  # in the share of the first worker
     results = read_shared(items, read, 3)  # type: ignore[arg-type]
     failed = [i for i, (done, _) in enumerate(results) if not done]
-    assert failed == list(range(1, 30, 3))
-    assert all(done for i, (done, _) in enumerate(results) if i % 3 != 1)
+    assert failed == share  # the caller and the other worker did theirs
 
 
 def test_no_fork_for_few_files_or_beside_another_thread() -> None:
