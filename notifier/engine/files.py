@@ -121,6 +121,10 @@ class SessionFiles:
         reducer = self.load(tailer)
         if reducer is None:
             return None
+        if reducer.pending and reducer.name is None and reducer.has_header:
+            name = _look_up_name(tailer)  # what fill_names would do, done here in parallel
+            if name:
+                reducer.apply(Renamed(name))
         return (tailer.state(), tailer.ident, tailer.window_start, tailer.name_checked, summarize(reducer))
 
     def _add_summary(self, path: str, summary: Any) -> list[Transition]:
@@ -284,12 +288,9 @@ class SessionFiles:
         found = False
         for key in self.board.unnamed_askers(keys):
             tailer = self.tailers.get(key)
-            if tailer is None or tailer.name_checked or tailer.window_start == 0:
-                continue
-            tailer.name_checked = True
-            name = find_name(key, tailer.window_start)
+            name = _look_up_name(tailer) if tailer is not None else None
             if name:
-                self.board.apply(key, [Renamed(clean(name, 200))], self._wall())
+                self.board.apply(key, [Renamed(name)], self._wall())
                 found = True
         return found
 
@@ -337,3 +338,13 @@ class SessionFiles:
         for path in list(self.tailers):
             out += self.read(path)
         return out
+
+
+def _look_up_name(tailer: Tailer) -> str | None:
+    """The name of the session ``tailer`` follows, set before the part of its file that was read
+    (looked for once: bounded read); ``None`` if there is none or it was looked for already."""
+    if tailer.name_checked or tailer.window_start == 0:
+        return None
+    tailer.name_checked = True
+    name = find_name(tailer.path, tailer.window_start)
+    return clean(name, 200) if name else None

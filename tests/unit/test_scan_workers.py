@@ -106,7 +106,8 @@ def scan(root, shared):
 root = sys.argv[1]
 workers = workers_for(int(sys.argv[2]))
 alone, shared = scan(root, False), scan(root, True)
-print(json.dumps({"workers": workers, "same": alone == shared, "files": len(alone[1])}))
+named = sum(1 for v in shared[0]["sessions"] if (v["name"] or "").startswith("the session "))
+print(json.dumps({"workers": workers, "same": alone == shared, "files": len(alone[1]), "named": named}))
 """
 
 
@@ -139,6 +140,23 @@ def _tree(root: Path, count: int) -> None:
             n += 1
             if n == count:
                 break
+    for k in range(20):  # asking sessions whose name was set long before the part read at start-up
+        lines = [
+            {"type": "session", "version": 3, "id": f"named-{k}", "cwd": f"/work/named{k}"},
+            {"type": "session_info", "id": "i", "name": f"the session {k}"},
+            *[{"type": "label", "id": f"l{j}", "label": "x" * 200} for j in range(400)],
+            {
+                "type": "message",
+                "id": "q",
+                "timestamp": "2026-01-01T00:00:05.000Z",
+                "message": {
+                    "role": "assistant",
+                    "stopReason": "toolUse",
+                    "content": [{"type": "toolCall", "id": f"q{k}", "name": "question", "arguments": {"question": "?"}}],
+                },
+            },
+        ]
+        (root / f"--named{k}--.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
 
 
 @linux_only
@@ -154,5 +172,5 @@ def test_a_shared_scan_equals_a_scan_in_one_process(tmp_path: Path) -> None:
         [sys.executable, "-c", COMPARE, str(tmp_path), str(count)], capture_output=True, text=True, check=True
     )
     result = json.loads(out.stdout)
-    assert result == {"workers": result["workers"], "same": True, "files": count + 1}
+    assert result == {"workers": result["workers"], "same": True, "files": count + 21, "named": 20}
     assert result["workers"] >= 2  # (else the comparison proved nothing)
