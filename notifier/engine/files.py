@@ -20,7 +20,7 @@ from notifier.core.model import Transition
 from notifier.core.reducer import Event, Renamed, SessionReducer, restore, summarize
 from notifier.core.text import clean
 from notifier.engine.options import EngineOptions
-from notifier.engine.scan_workers import read_shared, workers_for
+from notifier.engine.scan_workers import share_out, workers_for
 from notifier.engine.settle_file import settle_file
 from notifier.engine.startup_cache import Restored, StartupCache
 from notifier.pi.entries import EntryError, to_events
@@ -94,10 +94,13 @@ class SessionFiles:
                 out += self.add(path, initial)
         workers = workers_for(len(to_read)) if shared else 1
         if workers > 1:
-            for path, (done, summary) in zip(
-                to_read, read_shared(to_read, self._summary, workers), strict=True
-            ):
-                out += self._add_summary(path, summary) if done else self.add(path, initial=True)
+            share_out(
+                to_read,
+                self._summary,
+                lambda path, summary: out.extend(self._add_summary(path, summary)),
+                lambda path: out.extend(self.add(path, initial=True)),
+                workers,
+            )
         else:
             for path in to_read:
                 out += self.add(path, initial=True)

@@ -5,7 +5,7 @@ as the scan cache keeps); the caller restores them as it would cache hits.
 Only where it is safe and pays: on Linux, in a process with no other thread (a fork copies only
 the calling thread, so a lock held by another one would stay locked in the child), with more
 than one core and enough files. A worker that fails, dies or sends something unreadable costs
-nothing but time: its share is read by the caller itself (``None`` in the result).
+nothing but time: its share is read by the caller itself.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any
 
 MIN_FILES = 256  # below this, forking costs more than it saves
 MAX_WORKERS = 8
-CALLER_WEIGHT, WORKER_WEIGHT = 3, 4
+CALLER_WEIGHT, WORKER_WEIGHT = 19, 20
 _RESULT_LIMIT = 256 << 20  # bytes a worker may send back
 
 
@@ -54,12 +54,18 @@ def shares(n: int, workers: int) -> list[list[int]]:
     return out
 
 
-def read_shared(items: Sequence[str], read: Callable[[str], Any], workers: int) -> list[tuple[bool, Any]]:
-    """``[(done, read(item))…]`` for every item, in order, ``workers`` processes sharing the
-    work (the caller is one of them). ``done`` is False for an item whose worker failed: the
-    caller reads it itself. ``read`` must return plain data (what ``marshal`` can carry)."""
+def share_out(
+    items: Sequence[str],
+    read: Callable[[str], Any],
+    take: Callable[[str, Any], None],
+    here: Callable[[str], None],
+    workers: int,
+) -> None:
+    """Every item handled once, ``workers`` processes sharing the work (the caller is one):
+    a worker runs ``read(item)`` (which must return plain data, what ``marshal`` carries) and
+    the caller then ``take(item, that)``; the caller's own share, and the share of a worker
+    that failed, go to ``here(item)``. The caller's share is done before any ``take``."""
     n = len(items)
-    results: list[tuple[bool, Any]] = [(False, None)] * n
     children: list[tuple[int, int, list[int]]] = []  # (pid, read end of its pipe, its items)
     own, *others = shares(n, workers)
     for share in others:
@@ -88,7 +94,7 @@ def read_shared(items: Sequence[str], read: Callable[[str], Any], workers: int) 
     for share in others[len(children) :]:  # (no more processes: read by the caller)
         own += share
     for i in own:
-        results[i] = (True, read(items[i]))
+        here(items[i])
     for pid, rfd, share in children:
         data = _read_all(rfd)
         if data is None:
@@ -97,16 +103,18 @@ def read_shared(items: Sequence[str], read: Callable[[str], Any], workers: int) 
             _, status = os.waitpid(pid, 0)
         except ChildProcessError:
             status = -1
-        if data is None or status != 0:
-            continue
-        try:
-            values = marshal.loads(data)
-        except (EOFError, ValueError, TypeError):
-            continue
+        values: Any = None
+        if data is not None and status == 0:
+            try:
+                values = marshal.loads(data)
+            except (EOFError, ValueError, TypeError):
+                pass
         if isinstance(values, list) and len(values) == len(share):
             for i, value in zip(share, values, strict=True):
-                results[i] = (True, value)
-    return results
+                take(items[i], value)
+        else:
+            for i in share:
+                here(items[i])
 
 
 def _kill(pid: int) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from notifier.engine.scan_workers import MIN_FILES, read_shared, shares, workers_for
+from notifier.engine.scan_workers import MIN_FILES, share_out, shares, workers_for
 
 from ..conftest import FIXTURES
 
@@ -25,15 +25,31 @@ def _read(item: str) -> tuple[str, int, bool]:
     return item, len(item), os.getpid() != PARENT
 
 
+def _run(items: list[str], read: object, workers: int) -> tuple[dict[str, object], list[str]]:
+    """What reached ``take`` (item → value) and what was left to the caller, in order."""
+    taken: dict[str, object] = {}
+    here: list[str] = []
+
+    def take(item: str, value: object) -> None:
+        assert item not in taken and item not in here
+        taken[item] = value
+
+    def mine(item: str) -> None:
+        assert item not in taken and item not in here
+        here.append(item)
+
+    share_out(items, read, take, mine, workers)  # type: ignore[arg-type]
+    return taken, here
+
+
 @linux_only
 @pytest.mark.parametrize("workers", [1, 2, 3, 8])
-def test_every_item_is_read_once_in_order_whatever_the_number_of_workers(workers: int) -> None:
-    items = [f"item-{i}" * (i % 7) for i in range(101)]
-    results = read_shared(items, _read, workers)
-    assert [r[0] for r in results] == [True] * len(items)
-    assert [r[1][:2] for r in results] == [(i, len(i)) for i in items]
-    in_workers = [i for i, r in enumerate(results) if r[1][2]]
-    assert in_workers == sorted(i for share in shares(len(items), workers)[1:] for i in share)
+def test_every_item_is_handled_once_whatever_the_number_of_workers(workers: int) -> None:
+    items = [f"item-{i}-" * (i % 7) + str(i) for i in range(101)]
+    taken, here = _run(items, _read, workers)
+    parts = shares(len(items), workers)
+    assert here == [items[i] for i in parts[0]]  # the caller's share, done first
+    assert taken == {items[i]: (items[i], len(items[i]), True) for part in parts[1:] for i in part}
 
 
 @pytest.mark.parametrize("workers", [1, 2, 3, 8])
@@ -66,11 +82,11 @@ def _sends_what_cannot_travel(item: str) -> object:
 @pytest.mark.parametrize("read", [_fails_in_one_worker, _dies_in_one_worker, _sends_what_cannot_travel])
 def test_a_worker_that_fails_leaves_only_its_share_to_the_caller(read: object) -> None:
     items = [str(i) for i in range(30)]
-    share = shares(len(items), 3)[1]
-    items[share[1]] = "boom"  # in the share of the first worker
-    results = read_shared(items, read, 3)  # type: ignore[arg-type]
-    failed = [i for i, (done, _) in enumerate(results) if not done]
-    assert failed == share  # the caller and the other worker did theirs
+    parts = shares(len(items), 3)
+    items[parts[1][1]] = "boom"  # in the share of the first worker
+    taken, here = _run(items, read, 3)
+    assert here == [items[i] for i in parts[0]] + [items[i] for i in parts[1]]
+    assert sorted(taken) == sorted(items[i] for i in parts[2])  # the other worker did its share
 
 
 def test_no_fork_for_few_files_or_beside_another_thread() -> None:
