@@ -6,35 +6,16 @@ the window's option button answers a real pi's question (pi 1.6 in tmux)."""
 from __future__ import annotations
 
 import subprocess
-import sys
 import threading
 from pathlib import Path
 from typing import Any
 
 from ..app_process import AppProcess
-from ..conftest import FIXTURES, wait_for
+from ..conftest import wait_for
 from ..live.pi_harness import Tmux, need, scripted_model, start_pi
 from .conftest import require
 from .services import Dunst, Monitor, stop
-from .test_goto_focus import active, openbox, window_of, xterm  # noqa: F401  (openbox: a fixture)
-
-
-def fake_pi_in_tmux(tmp_path: Path, server: Tmux) -> tuple[Path, str]:
-    assert FIXTURES is not None
-    sessions, project, bin_dir = tmp_path / "sessions", tmp_path / "project", tmp_path / "bin"
-    for d in (sessions, project, bin_dir):
-        d.mkdir(exist_ok=True)
-    fake = bin_dir / "pi"
-    fake.write_text(f"#!{sys.executable}\n" + (Path(__file__).with_name("fake_pi.py")).read_text())
-    fake.chmod(0o755)
-    server(
-        "new-session", "-d", "-s", "work", "-x", "80", "-y", "24", "-c", str(project),
-        "-e", f"FAKE_PI_SESSIONS={sessions}",
-        str(fake), str(FIXTURES / "question-answer" / "A-pending.jsonl"), check=True,
-    )  # fmt: skip
-    pane = server("list-panes", "-t", "work", "-F", "#{pane_id}").split()[0]
-    wait_for(lambda: "waiting for an answer" in server.capture(pane), 20, "the fake pi")
-    return sessions, pane
+from .test_goto_focus import active, fake_pi_in_tmux, openbox, window_of, xterm  # noqa: F401  (openbox: a fixture)
 
 
 def windows_of_class(name: str) -> list[str]:

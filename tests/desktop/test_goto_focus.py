@@ -95,26 +95,33 @@ def xterm(env: dict[str, str], *command: str) -> subprocess.Popen[bytes]:
     return proc
 
 
-def test_goto_focuses_the_xterm_of_the_tmux_client(
-    tmp_path: Path, desktop: dict[str, str], openbox: None
-) -> None:
+def fake_pi_in_tmux(tmp_path: Path, server: Tmux) -> tuple[Path, str]:
+    """A stand-in pi (fake_pi.py) waiting on a real capture's question in a tmux session "work":
+    ``(its sessions folder, its pane)``."""
     assert FIXTURES is not None
     sessions, project, bin_dir = tmp_path / "sessions", tmp_path / "project", tmp_path / "bin"
     for d in (sessions, project, bin_dir):
-        d.mkdir()
+        d.mkdir(exist_ok=True)
     fake = bin_dir / "pi"
     fake.write_text(f"#!{sys.executable}\n" + (Path(__file__).with_name("fake_pi.py")).read_text())
     fake.chmod(0o755)
+    server(
+        "new-session", "-d", "-s", "work", "-x", "80", "-y", "24", "-c", str(project),
+        "-e", f"FAKE_PI_SESSIONS={sessions}",
+        str(fake), str(FIXTURES / "question-answer" / "A-pending.jsonl"), check=True,
+    )  # fmt: skip
+    pane = server("list-panes", "-t", "work", "-F", "#{pane_id}").split()[0]
+    wait_for(lambda: "waiting for an answer" in server.capture(pane), 20, "the fake pi")
+    return sessions, pane
+
+
+def test_goto_focuses_the_xterm_of_the_tmux_client(
+    tmp_path: Path, desktop: dict[str, str], openbox: None
+) -> None:
     server = Tmux()
     terms: list[subprocess.Popen[bytes]] = []
     try:
-        server(
-            "new-session", "-d", "-s", "work", "-x", "80", "-y", "24", "-c", str(project),
-            "-e", f"FAKE_PI_SESSIONS={sessions}",
-            str(fake), str(FIXTURES / "question-answer" / "A-pending.jsonl"), check=True,
-        )  # fmt: skip
-        pane = server("list-panes", "-t", "work", "-F", "#{pane_id}").split()[0]
-        wait_for(lambda: "waiting for an answer" in server.capture(pane), 20, "the fake pi")
+        sessions, pane = fake_pi_in_tmux(tmp_path, server)
         env = {k: v for k, v in desktop.items() if k not in ("TMUX", "TMUX_PANE")}
         client = xterm(env, "tmux", "-L", server.name, "attach", "-t", "work")
         other = xterm(env, "sleep", "3600")
