@@ -11,7 +11,7 @@ The extension itself ships as ``notifier/resources/pi-extension/pi-notifier.ts``
 
 from __future__ import annotations
 
-from importlib import import_module
+from notifier.system.lazy import lazy_names
 
 TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing)
 if TYPE_CHECKING:
@@ -32,14 +32,7 @@ _FROM = {
     "list_sockets": "sockets",
 }
 
-
-def __getattr__(name: str) -> object:
-    module = _FROM.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, _FROM, globals())
 
 
 __all__ = ["AnswerResult", "Closed", "Dialog", "Hello", "Result", "Screen", "answer_dialog", "list_sockets"]

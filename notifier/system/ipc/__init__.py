@@ -19,7 +19,7 @@ one server thread multiplexes every connection with bounded buffers, caps and ti
 
 from __future__ import annotations
 
-from importlib import import_module
+from notifier.system.lazy import lazy_names
 
 TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing)
 if TYPE_CHECKING:
@@ -75,14 +75,7 @@ _FROM = {
     "answer": "workers",
 }
 
-
-def __getattr__(name: str) -> object:
-    module = _FROM.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, _FROM, globals())
 
 __all__ = [
     "BUSY",
