@@ -70,7 +70,9 @@ class Engine:
     ) -> None:
         self.options = options
         self.sinks = list(sinks)
-        self.queue: queue.Queue[Message] = queue.Queue()
+        # A SimpleQueue (C): putting and taking a message is one lock each, no Python-level
+        # condition, so the watcher's wake-up reaches this thread sooner.
+        self.queue: queue.SimpleQueue[Message] = queue.SimpleQueue()
         self.files = SessionFiles(options, Board(liveness=options.liveness), wall, self._more)
         self.snapshot = Snapshot()
         self.ready_info: ReadyInfo | None = None

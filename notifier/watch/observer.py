@@ -10,10 +10,9 @@ from __future__ import annotations
 import errno
 import logging
 import os
-import queue
 import threading
 import warnings
-from typing import Any, cast
+from typing import Any, Protocol, cast
 
 from watchdog.events import (
     DirCreatedEvent,
@@ -50,12 +49,18 @@ EVENTS: list[type[FileSystemEvent]] = [
 from notifier.watch.events import FileChanged, FolderAppeared, PathGone, RootBack, RootGone  # noqa: E402
 
 
+class Outbox(Protocol):
+    """Where watch events go (the engine's queue)."""
+
+    def put(self, item: Any) -> None: ...
+
+
 def _s(path: Any) -> str:
     return os.fsdecode(path)
 
 
 class _Handler(FileSystemEventHandler):
-    def __init__(self, out: queue.Queue[Any], root: str) -> None:
+    def __init__(self, out: Outbox, root: str) -> None:
         self.out = out
         self.root = root
 
@@ -84,7 +89,7 @@ class _Handler(FileSystemEventHandler):
 class _ParentHandler(FileSystemEventHandler):
     """Watches the nearest existing ancestor of a missing root until the root appears."""
 
-    def __init__(self, out: queue.Queue[Any], root: str) -> None:
+    def __init__(self, out: Outbox, root: str) -> None:
         self.out = out
         self.root = root
 
@@ -106,7 +111,7 @@ def _nearest_existing(path: str) -> str:
 
 
 class Watcher:
-    def __init__(self, out: queue.Queue[Any]) -> None:
+    def __init__(self, out: Outbox) -> None:
         self.out = out
         self.observer = Observer()
         self.poller: PollingObserver | None = None
