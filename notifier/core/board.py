@@ -249,18 +249,22 @@ class Board:
             return None
         return self._view(session)
 
-    def _view(self, session: LocalSession) -> SessionView:
-        return with_dialogs(session.view(self.liveness), [q for _, q in self._dialogs.of(session.key)])
+    def _view(self, session: LocalSession, dialogs: list[tuple[SessionRef, Question]] | None = None) -> SessionView:
+        """``dialogs``: the session's open dialogs, if looked up already."""
+        if dialogs is None:
+            dialogs = self._dialogs.of(session.key)
+        return with_dialogs(session.view(self.liveness), [q for _, q in dialogs])
 
     def snapshot(self, now: float) -> Snapshot:
-        for key in self._dirty | self._remote.take_changed():
+        remote_changed = self._remote.take_changed()
+        for key in (self._dirty | remote_changed) if remote_changed else self._dirty:
             session = self._sessions.get(key)
             dialogs = self._dialogs.of(key)
             remote = self._remote.view(key)
             if remote is not None:
                 self._views[key] = remote
             elif session is not None and session.reducer.has_header:
-                self._views[key] = self._view(session)
+                self._views[key] = self._view(session, dialogs)
             elif dialogs:  # a session whose file is not read (yet): its dialogs still show
                 self._views[key] = dialog_view(dialogs[0][0], [q for _, q in dialogs])
             else:
