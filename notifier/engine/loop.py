@@ -309,12 +309,16 @@ class Engine:
                     clean(t.question.tool, 60),
                     f" → {t.outcome}" if t.outcome else "",
                 )
-        self.snapshot = self.board.snapshot(self._wall())
+        # The snapshot it replaces is let go only after the sinks had theirs: with thousands of
+        # sessions, freeing it is as much work as building the new one, and the run --json line
+        # should not wait for that.
+        previous, self.snapshot = self.snapshot, self.board.snapshot(self._wall())
         turns = self.board.drain_turns()
         for sink in self.sinks:
             deliver(self.health, sink, "transitions", partial(sink.transitions, items, self.snapshot))
             if turns and hasattr(sink, "turns"):
                 deliver(self.health, sink, "turns", partial(sink.turns, turns))
+        del previous
 
 
 def scan_once(options: EngineOptions, processes: Probe | None = None) -> Snapshot:
