@@ -120,7 +120,10 @@ class LocalSession:
 
     def view(self, liveness: bool) -> SessionView:
         r = self.reducer
-        pending = tuple(q for cid, q in r.pending.items() if cid not in self.abandoned)
+        if self.abandoned:
+            pending = tuple(q for cid, q in r.pending.items() if cid not in self.abandoned)
+        else:
+            pending = tuple(r.pending.values())
         # Every question abandoned: the pi that asked is gone.
         state = r.state if pending or not self.abandoned else "stopped"
         return SessionView(
