@@ -22,6 +22,7 @@ from notifier.core.local_session import LocalSession, norm_folder
 from notifier.core.model import Outcome, Question, SessionRef, SessionView, Snapshot, Transition, TurnChange
 from notifier.core.reducer import Asked, Ended, Event, SessionReducer
 from notifier.core.remote_sessions import RemoteSessions
+from notifier.core.session_views import SessionViews
 
 
 @dataclass(frozen=True)
@@ -42,7 +43,7 @@ class Board:
         self._read_tick = -1  # the count at which the last process list began to be read
         self._turns: list[TurnChange] = []
         # Snapshots are built incrementally: only sessions that changed get a new view.
-        self._views: dict[str, SessionView] = {}
+        self._views = SessionViews()
         self._dirty: set[str] = set()
         self._dialogs = Dialogs()
 
@@ -260,12 +261,15 @@ class Board:
             return None
         return self._view(session)
 
-    def _view(self, session: LocalSession) -> SessionView:
-        return with_dialogs(session.view(self.liveness), [q for _, q in self._dialogs.of(session.key)])
+    def _view(self, session: LocalSession, dialogs: list[tuple[SessionRef, Question]] | None = None) -> SessionView:
+        """``dialogs``: the session's open dialogs, if looked up already."""
+        if dialogs is None:
+            dialogs = self._dialogs.of(session.key)
+        return with_dialogs(session.view(self.liveness), [q for _, q in dialogs])
 
     def snapshot(self, now: float) -> Snapshot:
         """The board now: the views of sessions that changed since the last snapshot are built
-        again, the others are the same objects as before."""
+        again, the others are the same objects as before (shared in chunks, see SessionViews)."""
         changed = self._remote.take_changed()
         if not changed and not self._dialogs and not self._remote:
             # Only this machine's sessions (the common case, and the whole board after the
@@ -274,25 +278,25 @@ class Board:
             for key in self._dirty:
                 session = sessions.get(key)
                 if session is not None and session.reducer.has_header:
-                    views[key] = session.view(liveness)
+                    views.set(key, session.view(liveness))
                 else:
-                    views.pop(key, None)
+                    views.remove(key)
             self._dirty.clear()
-            return Snapshot(tuple(views.values()), now)
-        for key in self._dirty | changed:
+            return Snapshot(views.snapshot(), now)
+        for key in (self._dirty | changed) if changed else self._dirty:
             session = self._sessions.get(key)
             dialogs = self._dialogs.of(key)
             remote = self._remote.view(key)
             if remote is not None:
-                self._views[key] = remote
+                self._views.set(key, remote)
             elif session is not None and session.reducer.has_header:
-                self._views[key] = self._view(session)
+                self._views.set(key, self._view(session, dialogs))
             elif dialogs:  # a session whose file is not read (yet): its dialogs still show
-                self._views[key] = dialog_view(dialogs[0][0], [q for _, q in dialogs])
+                self._views.set(key, dialog_view(dialogs[0][0], [q for _, q in dialogs]))
             else:
-                self._views.pop(key, None)
+                self._views.remove(key)
         self._dirty.clear()
-        return Snapshot(sessions=tuple(self._views.values()), taken_at=now)
+        return Snapshot(sessions=self._views.snapshot(), taken_at=now)
 
     def __len__(self) -> int:
         return sum(1 for s in self._sessions.values() if s.reducer.has_header)

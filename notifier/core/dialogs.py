@@ -39,6 +39,8 @@ class Dialogs:
 
     def of(self, key: str) -> list[tuple[SessionRef, Question]]:
         """The open dialogs of the session file ``key``."""
+        if not self._open:
+            return []
         return [(ref, q) for ref, q in self._open.values() if ref.key == key]
 
 
@@ -52,6 +54,8 @@ def closed(ref: SessionRef, q: Question, outcome: Outcome | None, now: float) ->
 def with_dialogs(view: SessionView, dialogs: Sequence[Question]) -> SessionView:
     """``view`` with extension dialogs added to its pending questions. A question tool's own
     ``custom`` dialog (same tool call as a pending question) is that question: not added twice."""
+    if not dialogs:
+        return view
     asked = {q.tool_call_id for q in view.pending}
     extra = tuple(q for q in dialogs if not (q.dialog == "custom" and q.tool_call_id in asked))
     if not extra:

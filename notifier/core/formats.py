@@ -40,15 +40,20 @@ def iso(ts: object) -> str:
     )
 
 
+# json.dumps with these options builds a new encoder on every call; this one is reused (it
+# keeps no state between calls, so any thread may use it).
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
 def dumps(obj: Any) -> str:
     """One line of valid UTF-8 JSON for anything our outputs hold. A name that is not UTF-8 (a
     str with lone surrogates, PEP 383) is written as ``\\udcXX`` escapes: ``json.loads`` gives
     back the same str, and ``os.fsencode`` of that the same bytes. NaN and infinities (which
     JSON cannot say) become ``null``."""
     try:
-        text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        text = _ENCODER.encode(obj)
     except ValueError:
-        text = json.dumps(_finite(obj), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        text = _ENCODER.encode(_finite(obj))
     if not text.isascii():
         try:
             text.encode("utf-8")

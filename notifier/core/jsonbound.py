@@ -131,23 +131,32 @@ def shrink(
 
 
 def _shrink(value: Any, budget: Budget, max_str: int, max_items: int, depth: int) -> Any:
+    # What json.loads makes (exact str, dict, list, scalars) takes the short paths; any other
+    # value (a str subclass, another Mapping) the general ones. The result is the same.
     budget.nodes -= 1
-    if isinstance(value, str):
+    kind = type(value)
+    if kind is str or isinstance(value, str):
         keep = max(0, min(len(value), max_str, budget.chars))
         budget.chars -= keep
         return value if keep == len(value) else value[:keep]
-    if value is None or isinstance(value, (bool, int, float)):
+    if value is None or kind is int or kind is bool or kind is float or isinstance(value, (bool, int, float)):
         return value
     if depth <= 0:
         return None
-    if isinstance(value, list):
+    if kind is list or isinstance(value, list):
         out: list[Any] = []
         for item in value[:max_items]:
             if budget.nodes <= 0:
                 break
-            out.append(_shrink(item, budget, max_str, max_items, depth - 1))
+            if type(item) is str:  # a leaf, inline: as _shrink would
+                budget.nodes -= 1
+                keep = max(0, min(len(item), max_str, budget.chars))
+                budget.chars -= keep
+                out.append(item if keep == len(item) else item[:keep])
+            else:
+                out.append(_shrink(item, budget, max_str, max_items, depth - 1))
         return out
-    if isinstance(value, Mapping):
+    if kind is dict or isinstance(value, Mapping):
         obj: dict[str, Any] = {}
         for count, (key, item) in enumerate(value.items()):
             if count >= max_items or budget.nodes <= 0:
@@ -155,6 +164,12 @@ def _shrink(value: Any, budget: Budget, max_str: int, max_items: int, depth: int
             if not isinstance(key, str) or len(key) > max_str:
                 continue
             budget.chars -= len(key)
-            obj[key] = _shrink(item, budget, max_str, max_items, depth - 1)
+            if type(item) is str:  # a leaf, inline: as _shrink would
+                budget.nodes -= 1
+                keep = max(0, min(len(item), max_str, budget.chars))
+                budget.chars -= keep
+                obj[key] = item if keep == len(item) else item[:keep]
+            else:
+                obj[key] = _shrink(item, budget, max_str, max_items, depth - 1)
         return obj
     return None

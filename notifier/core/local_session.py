@@ -131,7 +131,10 @@ class LocalSession:
         if not r.pending and not self.abandoned:  # (most sessions: built at once)
             return SessionView(ref, r.base, (), (), alive, r.updated_at, r.current_tool)
         abandoned = self.abandoned
-        pending = tuple(q for cid, q in r.pending.items() if cid not in abandoned)
+        if abandoned:
+            pending = tuple(q for cid, q in r.pending.items() if cid not in abandoned)
+        else:
+            pending = tuple(r.pending.values())
         # Every question abandoned: the pi that asked is gone.
         state = r.state if pending or not abandoned else "stopped"
         abandoned_now = tuple(abandoned.values())

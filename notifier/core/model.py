@@ -5,8 +5,10 @@ equality, hash and repr (see there why)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from functools import cached_property
-from typing import Literal
+from itertools import chain
+from typing import Literal, overload
 
 from notifier.core.values import Value, value
 
@@ -236,11 +238,58 @@ class SessionView(Value):
         _set(self, "offline", offline)
 
 
+class Views(Sequence[SessionView]):
+    """An immutable sequence of session views, held as chunks (tuples) that successive snapshots
+    share: the board's next snapshot copies the chunk that changed, not thousands of views.
+    It behaves as the tuple of its views (iteration, length, indexing, equality, hash)."""
+
+    __slots__ = ("_chunks", "_len")
+
+    def __init__(self, chunks: Sequence[tuple[SessionView, ...]] = (), length: int | None = None) -> None:
+        """``length``: the number of views in ``chunks``, if known."""
+        self._chunks = tuple(filter(None, chunks))
+        self._len = sum(map(len, self._chunks)) if length is None else length
+
+    def __len__(self) -> int:
+        return self._len
+
+    def __iter__(self) -> Iterator[SessionView]:
+        return chain.from_iterable(self._chunks)
+
+    @overload
+    def __getitem__(self, index: int) -> SessionView: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> tuple[SessionView, ...]: ...
+
+    def __getitem__(self, index: int | slice) -> SessionView | tuple[SessionView, ...]:
+        if isinstance(index, slice):
+            return tuple(self)[index]
+        at = index + self._len if index < 0 else index
+        if 0 <= at < self._len:
+            for chunk in self._chunks:
+                if at < len(chunk):
+                    return chunk[at]
+                at -= len(chunk)
+        raise IndexError("Views index out of range")
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (Views, tuple)):
+            return len(self) == len(other) and tuple(self) == tuple(other)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __repr__(self) -> str:
+        return f"Views({tuple(self)!r})"
+
+
 @value(frozen=True, init=False, repr=False, eq=False)
 class Snapshot(Value):
     """The whole board at one moment, handed read-only to the tray and the window."""
 
-    sessions: tuple[SessionView, ...] = ()
+    sessions: Sequence[SessionView] = ()  # a tuple, or the board's Views
     taken_at: float = 0.0
     snoozed_until: float | None = None
     muted: frozenset[str] = frozenset()
@@ -250,7 +299,7 @@ class Snapshot(Value):
 
     def __init__(
         self,
-        sessions: tuple[SessionView, ...] = (),
+        sessions: Sequence[SessionView] = (),
         taken_at: float = 0.0,
         snoozed_until: float | None = None,
         muted: frozenset[str] = frozenset(),

@@ -64,7 +64,9 @@ class Engine:
     ) -> None:
         self.options = options
         self.sinks = list(sinks)
-        self.queue: queue.Queue[Message] = queue.Queue()
+        # A SimpleQueue (C): putting and taking a message is one lock each, no Python-level
+        # condition, so the watcher's wake-up reaches this thread sooner.
+        self.queue: queue.SimpleQueue[Message] = queue.SimpleQueue()
         self.files = SessionFiles(options, Board(liveness=options.liveness), wall, self._more)
         self.snapshot = Snapshot()
         self.ready_info: ReadyInfo | None = None
@@ -301,9 +303,13 @@ class Engine:
                     clean(t.question.tool, 60),
                     f" → {t.outcome}" if t.outcome else "",
                 )
-        self.snapshot = self.board.snapshot(self._wall())
+        # The snapshot it replaces is let go only after the sinks had theirs: with thousands of
+        # sessions, freeing it is as much work as building the new one, and the run --json line
+        # should not wait for that.
+        previous, self.snapshot = self.snapshot, self.board.snapshot(self._wall())
         turns = self.board.drain_turns()
         for sink in self.sinks:
             deliver(self.health, sink, "transitions", partial(sink.transitions, items, self.snapshot))
             if turns and hasattr(sink, "turns"):
                 deliver(self.health, sink, "turns", partial(sink.turns, turns))
+        del previous

@@ -17,6 +17,15 @@ _UNAVAILABLE = re.compile(
     r"non-interactive|headless|Cannot run in",
     re.IGNORECASE,
 )
+# Compiled once (re.search with a pattern string looks it up in re's cache on every call).
+_SKIPPED = re.compile(r"Skipped due to queued user message")
+_CANCEL_WORD = re.compile(r"cancel|declin|dismiss", re.IGNORECASE)
+_ABORT_WORD = re.compile(r"abort", re.IGNORECASE)
+_USER_CANCELLED = re.compile(
+    r"^User (cancelled|canceled|declined|did not provide)|Dismissed by user|Cancell?ed", re.I
+)
+_TIMED_OUT = re.compile(r"timed out|AFK", re.IGNORECASE)
+_ABORTED = re.compile(r"aborted", re.IGNORECASE)
 _STATUS = {
     "submitted": "answered",
     "completed": "answered",
@@ -56,13 +65,13 @@ def result_text(content: Any) -> str:
 
 
 def _error_kind(text: str) -> Outcome:
-    if re.search(r"Skipped due to queued user message", text):
+    if _SKIPPED.search(text):
         return "superseded"
     if "Cannot read properties of undefined" in text or _UNAVAILABLE.search(text):
         return "unavailable"
-    if re.search(r"cancel|declin|dismiss", text, re.IGNORECASE):
+    if _CANCEL_WORD.search(text):
         return "cancelled"
-    if re.search(r"abort", text, re.IGNORECASE):
+    if _ABORT_WORD.search(text):
         return "aborted"
     return "error"
 
@@ -121,12 +130,10 @@ def classify(is_error: Any, content: Any, details: Any) -> Outcome:
         return "unavailable" if details.get("mode") == "print" else "cancelled"
     if not details and starts_error:
         return "unavailable"
-    if re.search(
-        r"^User (cancelled|canceled|declined|did not provide)|Dismissed by user|Cancell?ed", text, re.I
-    ):
+    if _USER_CANCELLED.search(text):
         return "cancelled"
-    if re.search(r"timed out|AFK", text, re.IGNORECASE):
+    if _TIMED_OUT.search(text):
         return "cancelled"
-    if re.search(r"aborted", text, re.IGNORECASE):
+    if _ABORTED.search(text):
         return "aborted"
     return "answered"

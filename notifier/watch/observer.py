@@ -10,10 +10,9 @@ from __future__ import annotations
 import errno
 import logging
 import os
-import queue
 import threading
 import warnings
-from typing import Any, cast
+from typing import Any, Protocol, cast
 
 from watchdog.events import (
     DirCreatedEvent,
@@ -27,6 +26,7 @@ from watchdog.events import (
     FileSystemEventHandler,
 )
 from watchdog.observers import Observer
+from watchdog.observers.api import EventQueue
 from watchdog.observers.polling import PollingObserver
 
 from notifier.core.text import clean
@@ -50,12 +50,18 @@ EVENTS: list[type[FileSystemEvent]] = [
 from notifier.watch.events import FileChanged, FolderAppeared, PathGone, RootBack, RootGone  # noqa: E402
 
 
+class Outbox(Protocol):
+    """Where watch events go (the engine's queue)."""
+
+    def put(self, item: Any) -> None: ...
+
+
 def _s(path: Any) -> str:
     return os.fsdecode(path)
 
 
 class _Handler(FileSystemEventHandler):
-    def __init__(self, out: queue.Queue[Any], root: str) -> None:
+    def __init__(self, out: Outbox, root: str) -> None:
         self.out = out
         self.root = root
 
@@ -84,7 +90,7 @@ class _Handler(FileSystemEventHandler):
 class _ParentHandler(FileSystemEventHandler):
     """Watches the nearest existing ancestor of a missing root until the root appears."""
 
-    def __init__(self, out: queue.Queue[Any], root: str) -> None:
+    def __init__(self, out: Outbox, root: str) -> None:
         self.out = out
         self.root = root
 
@@ -105,10 +111,43 @@ def _nearest_existing(path: str) -> str:
     return current or os.sep
 
 
+class _HandOver(EventQueue):
+    """The observer's event queue, short-circuited: an emitter's event for a watched folder is
+    handed to the folder's handlers at once, on the emitter's thread, instead of waiting for
+    the observer's dispatch thread to take it from the queue (one thread hop less between a
+    write and the engine; our handlers only put a message on the engine's queue). The stop
+    request, and any event this does not recognise, still go through the queue."""
+
+    def __init__(self, handlers: dict[Any, set[FileSystemEventHandler]]) -> None:
+        super().__init__()
+        self._handlers = handlers  # the observer's own table (changed under its lock)
+        self._once = LogOnce(log)
+
+    def put(self, item: Any, block: bool = True, timeout: float | None = None) -> None:
+        watch = item[1] if isinstance(item, tuple) and len(item) == 2 else None
+        if watch is None or getattr(watch, "is_file", True):  # (file watches filter paths)
+            super().put(item, block, timeout)
+            return
+        for handler in list(self._handlers.get(watch, ())):
+            try:
+                handler.dispatch(item[0])
+            except Exception as exc:  # a bug must cost this event, not the emitter's thread
+                self._once("handler", type(exc).__name__, "a watch event could not be handled (%s)", clean(exc))
+
+
+def _hand_over(observer: Any) -> None:
+    """Short-circuit ``observer``'s dispatch thread if its internals are the ones this knows
+    (watchdog 4–7); otherwise leave it as it is (events then take the usual way)."""
+    handlers = getattr(observer, "_handlers", None)
+    if isinstance(handlers, dict) and type(getattr(observer, "_event_queue", None)) is EventQueue:
+        observer._event_queue = _HandOver(handlers)  # noqa: SLF001
+
+
 class Watcher:
-    def __init__(self, out: queue.Queue[Any]) -> None:
+    def __init__(self, out: Outbox) -> None:
         self.out = out
         self.observer = Observer()
+        _hand_over(self.observer)
         self.poller: PollingObserver | None = None
         self._lock = threading.Lock()
         self._watches: dict[str, Any] = {}

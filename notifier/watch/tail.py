@@ -11,9 +11,12 @@ Rewrites. pi appends, except that it rewrites old files on open (v1/v2 migration
 drop or grow), gives an empty file a header, and ``/resume`` can delete or replace a file. The
 tailer remembers a digest of the file's first bytes (the header) and of the last ``WINDOW``
 bytes before its offset, both as they were when read, and checks them whenever the file changed
-(it reads that window again anyway, in the same call that reads what was appended). A new
-inode, a shrink, or either digest differing means a rewrite: the tailer starts again from 0
-and says so, so the caller rebuilds its state from the start of the file.
+(the window comes in the same ``pread`` as what was appended). A new inode, a shrink, or either
+differing means a rewrite: the tailer starts again from 0 and says so, so the caller rebuilds
+its state from the start of the file. Once the tailer has read them itself it keeps those bytes
+(at most ``HEAD`` + ``WINDOW`` per file that changed while we ran) and compares them exactly,
+which is cheaper than a digest on every change; what the start-up scan or the scan cache handed
+over is kept as the digest only (thousands of idle files), and :meth:`Tailer.state` gives digests.
 """
 
 from __future__ import annotations
@@ -29,12 +32,13 @@ WINDOW = 4096  # bytes before the offset checked for a rewrite on every change
 HEAD = 1024  # the first bytes of the file (pi's header line), checked likewise
 DEFAULT_MAX_LINE = 32 << 20
 READ_BUDGET = 64 << 20  # bytes read per call; the rest on the next call (``more``)
+SLACK = 16 << 10  # read beyond the size fstat gave: what was appended since comes in the same pread
 _OPEN_FLAGS = (
     os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0) | getattr(os, "O_CLOEXEC", 0)
 )
 
 
-def digest(data: bytes) -> bytes:
+def digest(data: bytes | memoryview) -> bytes:
     return hashlib.sha256(data).digest()[:16]  # (OpenSSL: about twice as fast as blake2b here)
 
 
@@ -62,11 +66,14 @@ class Tailer:
         self.ident: tuple[int, int] | None = None
         self._partial = bytearray()
         self._skipping = False  # inside a line that is too long, dropping bytes up to its newline
-        # What was read, to notice a rewrite: file[0:head_len] and file[tail_start:offset].
+        # What was read, to notice a rewrite: file[0:head_len] and file[tail_start:offset], each
+        # as the bytes themselves (``*_bytes``, once read here) or else as their digest.
         self._head_len = 0
         self._head = b""
+        self._head_bytes: bytes | None = None
         self._tail_start = 0
         self._tail = _EMPTY
+        self._tail_bytes: bytes | None = b""
         self._stamp: tuple[int, int, int] | None = None  # (size, mtime_ns, ctime_ns) at the last read
 
     def seek(
@@ -86,9 +93,9 @@ class Tailer:
         self._skipping = False
         window = sig[-WINDOW:] if offset >= len(sig) else b""
         self._tail_start = offset - len(window)
-        self._tail = digest(window)
+        self._tail, self._tail_bytes = digest(window), None
         head = (head or b"")[:HEAD]
-        self._head_len, self._head = len(head), digest(head)
+        self._head_len, self._head, self._head_bytes = len(head), digest(head), None
         self._stamp = None
 
     @property
@@ -102,9 +109,9 @@ class Tailer:
             "offset": self.offset,
             "partial": self.partial,
             "head_len": self._head_len,
-            "head": self._head,
+            "head": self._head if self._head_bytes is None else digest(self._head_bytes),
             "tail_start": self._tail_start,
-            "tail": self._tail,
+            "tail": self._tail if self._tail_bytes is None else digest(self._tail_bytes),
         }
 
     def restore(self, state: dict[str, Any], ident: tuple[int, int]) -> None:
@@ -115,14 +122,15 @@ class Tailer:
         self._skipping = False
         self._head_len, self._head = int(state["head_len"]), bytes(state["head"])
         self._tail_start, self._tail = int(state["tail_start"]), bytes(state["tail"])
+        self._head_bytes = self._tail_bytes = None
         self._stamp = None
 
     def reset(self) -> None:
         self.offset = 0
         self._partial.clear()
         self._skipping = False
-        self._head_len, self._head = 0, _EMPTY
-        self._tail_start, self._tail = 0, _EMPTY
+        self._head_len, self._head, self._head_bytes = 0, _EMPTY, None
+        self._tail_start, self._tail, self._tail_bytes = 0, _EMPTY, b""
         self._stamp = None
 
     def read(self) -> ReadResult:
@@ -151,10 +159,8 @@ class Tailer:
                 return self._rewritten(result, ident)
             if st.st_size == self.offset and stamp == self._stamp:
                 return result  # nothing changed since the last look
-            window = self._unchanged(fd)
-            if window is None:
+            if not self._read_on(fd, st.st_size, result):
                 return self._rewritten(result, ident)
-            self._read_new(fd, window, result)
             self._stamp = stamp if self.offset == st.st_size else None
         except OSError as exc:
             result.error = exc
@@ -168,41 +174,65 @@ class Tailer:
         self.ident = ident
         return result
 
-    def _unchanged(self, fd: int) -> bytes | None:
-        """The window before the offset if it and the head are as they were read, else ``None``."""
-        size = self.offset - self._tail_start
-        window = os.pread(fd, size, self._tail_start) if size else b""
-        if digest(window) != self._tail:
-            return None
-        if (
-            self._head_len
-            and self._tail_start > 0  # (else the window covers the head)
-            and digest(os.pread(fd, self._head_len, 0)) != self._head
-        ):
-            return None
-        return window
+    def _read_on(self, fd: int, size: int, result: ReadResult) -> bool:
+        """Check that the head and the window before the offset are as they were read (else
+        ``False``: a rewrite), and read on from the offset. The window and what was appended
+        come in one ``pread`` (``size``: the file's size at the ``fstat``; ``SLACK`` more catches
+        what was appended since), the head in a second one when the window does not hold it.
+        The new window is the bytes actually consumed, so a rewrite racing this read is noticed
+        on the next one."""
+        kept = self.offset - self._tail_start
+        want = min(max(size - self.offset, 0) + SLACK, CHUNK, READ_BUDGET)
+        data = os.pread(fd, kept + want, self._tail_start)
+        if len(data) < kept:
+            return False
+        if self._tail_bytes is not None:  # (as long as the window: kept bytes)
+            if not data.startswith(self._tail_bytes):
+                return False
+        elif digest(memoryview(data)[:kept]) != self._tail:
+            return False
+        if self._head_len and self._tail_start > 0:  # (else the window covers the head)
+            head = os.pread(fd, self._head_len, 0)
+            if self._head_bytes is not None:
+                if head != self._head_bytes:
+                    return False
+            elif digest(head) == self._head:
+                self._head_bytes = head  # the same bytes: compared exactly from now on
+            else:
+                return False
+        got = len(data) - kept
+        if not got:
+            return True
+        if self._tail_start == 0 and self.offset < HEAD:  # read from 0: the head is known
+            self._head_bytes = data[:HEAD]
+            self._head_len = len(self._head_bytes)
+        self.offset += got
+        self._feed(data, result, kept)
+        window = data[-WINDOW:] if len(data) > WINDOW else data
+        self._tail_start, self._tail_bytes = self.offset - len(window), window
+        if got == want or self.offset < size:  # (a short read ends the file)
+            self._read_more(fd, window, READ_BUDGET - got, result)
+        return True
 
-    def _read_new(self, fd: int, window: bytes, result: ReadResult) -> None:
-        """Read on from the offset. The new window's digest is taken from bytes actually consumed,
-        so a rewrite racing this read is noticed on the next one."""
-        budget = READ_BUDGET
+    def _read_more(self, fd: int, window: bytes, budget: int, result: ReadResult) -> None:
+        """Read on in chunks until the end of the file or of the read budget (``more``)."""
         while budget > 0:
             chunk = os.pread(fd, min(CHUNK, budget), self.offset)
             if not chunk:
                 break
             budget -= len(chunk)
-            if self._tail_start == 0 and self.offset < HEAD:  # read from 0: the head is known
-                head = (window + chunk)[:HEAD]
-                self._head_len, self._head = len(head), digest(head)
+            if self._tail_start == 0 and self.offset < HEAD:
+                self._head_bytes = (window + chunk)[:HEAD]
+                self._head_len = len(self._head_bytes)
             self.offset += len(chunk)
             self._feed(chunk, result)
             window = chunk[-WINDOW:] if len(chunk) >= WINDOW else (window + chunk)[-WINDOW:]
-            self._tail_start, self._tail = self.offset - len(window), digest(window)
+            self._tail_start, self._tail_bytes = self.offset - len(window), window
         else:
             result.more = True
 
-    def _feed(self, chunk: bytes, result: ReadResult) -> None:
-        start = 0
+    def _feed(self, chunk: bytes, result: ReadResult, start: int = 0) -> None:
+        """Split ``chunk[start:]`` into lines (the partial line held back)."""
         while True:
             nl = chunk.find(b"\n", start)
             if nl < 0:

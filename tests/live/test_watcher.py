@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+from notifier.watch.events import FileChanged
+from notifier.watch.observer import Watcher
 
 from ..app_process import AppProcess
 from ..conftest import wait_for
@@ -221,3 +226,36 @@ def test_a_failing_command_does_not_stop_the_engine(tmp_path: Path) -> None:
         append(tmp_path / "s.jsonl", header(), user(), ask("q1", "Still alive?"))
         (t,) = h.wait("needs_input")
         assert t.question.text == "Still alive?" and h.engine.failed is None
+
+
+class _Outbox:
+    """Records which thread hands each event over; the first hand-over fails."""
+
+    def __init__(self) -> None:
+        self.items: list[Any] = []
+        self.threads: set[str] = set()
+        self.failures = 1
+
+    def put(self, item: Any) -> None:
+        self.threads.add(threading.current_thread().name)
+        if self.failures:
+            self.failures -= 1
+            raise RuntimeError("boom")
+        self.items.append(item)
+
+
+def test_events_skip_the_dispatch_thread_and_a_failing_hand_over_costs_one_event(tmp_path: Path) -> None:
+    f = tmp_path / "s.jsonl"
+    append(f, header())
+    out = _Outbox()
+    watcher = Watcher(out)
+    watcher.start()
+    try:
+        assert watcher.watch(str(tmp_path))
+        append(f, user())  # its event is the one that fails
+        wait_for(lambda: not out.failures, 5, "the first event")
+        append(f, ask("q1", "Still watched?"))
+        wait_for(lambda: FileChanged(str(f)) in out.items, 5, "an event after the failure")
+        assert watcher.observer.name not in out.threads  # handed over on the watch's own thread
+    finally:
+        watcher.stop()

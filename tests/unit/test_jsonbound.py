@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
+from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from notifier.core.jsonbound import BoundedJSONError, loads, nesting_depth
+from notifier.core.jsonbound import BoundedJSONError, Budget, loads, nesting_depth, shrink
 
 
 def test_ordinary_json_parses() -> None:
@@ -69,3 +73,64 @@ def test_the_same_values_and_refusals_as_json_loads(text: str) -> None:
         return
     got = loads(text.encode("utf-8", "surrogatepass"))
     assert json.dumps(got) == json.dumps(expected)  # (NaN ≠ NaN, so compared as text)
+
+
+def _reference_shrink(value: Any, budget: Budget, max_str: int, max_items: int, depth: int) -> Any:
+    """shrink's rules written plainly (one recursive call per value): the fast paths of
+    notifier.core.jsonbound._shrink must give exactly this, and leave the budget the same."""
+    budget.nodes -= 1
+    if isinstance(value, str):
+        keep = max(0, min(len(value), max_str, budget.chars))
+        budget.chars -= keep
+        return value if keep == len(value) else value[:keep]
+    if value is None or isinstance(value, (bool, int, float)):
+        return value
+    if depth <= 0:
+        return None
+    if isinstance(value, list):
+        out = []
+        for item in value[:max_items]:
+            if budget.nodes <= 0:
+                break
+            out.append(_reference_shrink(item, budget, max_str, max_items, depth - 1))
+        return out
+    if isinstance(value, Mapping):
+        obj = {}
+        for count, (key, item) in enumerate(value.items()):
+            if count >= max_items or budget.nodes <= 0:
+                break
+            if not isinstance(key, str) or len(key) > max_str:
+                continue
+            budget.chars -= len(key)
+            obj[key] = _reference_shrink(item, budget, max_str, max_items, depth - 1)
+        return obj
+    return None
+
+
+class _Text(str):
+    pass
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=12)
+    | st.builds(_Text, st.text(max_size=12)),
+    lambda inner: st.lists(inner, max_size=6) | st.dictionaries(st.text(max_size=6), inner, max_size=6),
+    max_leaves=40,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    value=_JSON,
+    chars=st.integers(0, 60),
+    nodes=st.integers(0, 30),
+    max_str=st.integers(0, 8),
+    max_items=st.integers(0, 5),
+    depth=st.integers(0, 4),
+)
+def test_shrink_is_the_plain_rules(value: Any, chars: int, nodes: int, max_str: int, max_items: int, depth: int) -> None:
+    fast, plain = Budget(chars, nodes), Budget(chars, nodes)
+    got = shrink(value, fast, max_str, max_items, depth)
+    want = _reference_shrink(value, plain, max_str, max_items, depth)
+    assert json.dumps(got) == json.dumps(want)
+    assert (fast.chars, fast.nodes) == (plain.chars, plain.nodes)

@@ -161,6 +161,26 @@ def test_seek_with_the_scanned_window_notices_a_rewrite(tmp_path: Path) -> None:
     assert t.read().rewritten
 
 
+def test_state_gives_the_same_digests_whether_the_bytes_were_read_here_or_handed_over(tmp_path: Path) -> None:
+    p = tmp_path / "s.jsonl"
+    data = b'{"type":"session","id":"s"}\n' + b'{"a":"' + b"y" * 9000 + b'"}\n'
+    p.write_bytes(data)
+    st = p.stat()
+    ident = (st.st_dev, st.st_ino)
+    read = Tailer(str(p))
+    assert len(read.read().lines) == 2
+    seeked = Tailer(str(p))
+    seeked.seek(len(data), ident, b"", data[-4096:], head=data[:1024])
+    assert read.state() == seeked.state()
+    restored = Tailer(str(p))
+    restored.restore(read.state(), ident)  # (the scan cache): continues exactly there
+    with p.open("ab") as fh:
+        fh.write(b'{"b":1}\n')
+    assert restored.read().lines == [b'{"b":1}'] and read.read().lines == [b'{"b":1}']
+    _rewrite_in_place(p, b'{"type":"session","id":"t"}')  # the head changed, nothing else
+    assert restored.read().rewritten and read.read().rewritten
+
+
 def test_a_fifo_is_never_opened_blocking(tmp_path: Path) -> None:
     import stat as st_mod
 
