@@ -128,7 +128,12 @@ class _HandOver(EventQueue):
         if watch is None or getattr(watch, "is_file", True):  # (file watches filter paths)
             super().put(item, block, timeout)
             return
-        for handler in list(self._handlers.get(watch, ())):
+        try:
+            handlers = list(self._handlers.get(watch, ()))
+        except RuntimeError:  # (the observer changed that set meanwhile, under its lock)
+            super().put(item, block, timeout)
+            return
+        for handler in handlers:
             try:
                 handler.dispatch(item[0])
             except Exception as exc:  # a bug must cost this event, not the emitter's thread
