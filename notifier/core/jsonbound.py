@@ -103,6 +103,12 @@ MAX_STR = 16_384  # characters in one string
 MAX_ITEMS = 1_000  # entries in one list or object
 BUDGET_CHARS = 512 << 10  # characters in all strings together
 BUDGET_NODES = 20_000  # values in all
+# A value parsed by :func:`loads` from at most SMALL bytes is within every bound :func:`shrink`
+# puts on it with these limits (or larger ones): each of its characters and values takes at
+# least one byte of the text, a list or object of more than MAX_ITEMS entries more than
+# 2 × MAX_ITEMS bytes, and loads() capped its depth. shrink() gives it back equal, and no
+# budget runs out, so a caller that knows the size may use such a value as it is.
+SMALL = 2 * MAX_ITEMS
 
 
 class Budget:

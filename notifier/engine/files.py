@@ -257,11 +257,13 @@ class SessionFiles:
         catalog = self.options.catalog
         for line in lines:
             entry: Any
+            small = False  # (parsed from at most jsonbound.SMALL bytes: within the bounds already)
             if isinstance(line, dict):
                 entry = line  # parsed already
             elif not line or line.isspace():
                 continue
             else:
+                small = len(line) <= jsonbound.SMALL
                 try:
                     entry = jsonbound.loads(line)  # size: the tailer's max_line; depth: capped
                 except UnicodeDecodeError:
@@ -274,7 +276,7 @@ class SessionFiles:
                 self._once(path, "object", "skipped a JSON line that is not an object")
                 continue
             try:
-                events += to_events(entry, catalog, now)
+                events += to_events(entry, catalog, now, small)
             except EntryError as exc:
                 self._once(path, "shape", "skipped an entry with an unexpected shape (%s)", exc)
             except Exception as exc:  # a bug meeting odd data must cost this entry, not the engine

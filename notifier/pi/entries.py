@@ -69,7 +69,12 @@ def parse_time(value: Any, default: float) -> float:
     return default if ok is None else ok
 
 
-def to_events(entry: Mapping[str, Any], catalog: QuestionCatalog, seen_at: float) -> list[Event]:
+def to_events(
+    entry: Mapping[str, Any], catalog: QuestionCatalog, seen_at: float, small: bool = False
+) -> list[Event]:
+    """pi's events in one entry. ``small``: the entry was parsed (by jsonbound.loads) from at most
+    ``jsonbound.SMALL`` bytes, so what it holds is within the bounds already and is read as it
+    is (else through a bounded copy, :func:`notifier.core.jsonbound.shrink`)."""
     kind = entry.get("type")
     if not isinstance(kind, str):
         raise EntryError("entry without a type")
@@ -91,7 +96,7 @@ def to_events(entry: Mapping[str, Any], catalog: QuestionCatalog, seen_at: float
         message = entry.get("message")
         if not isinstance(message, Mapping):
             raise EntryError("message entry without a message object")
-        return _message(message, catalog, at)
+        return _message(message, catalog, at, small)
     if kind in ("custom_message", "context_edit"):
         return [Activity(at)]
     if kind == "compaction":
@@ -99,7 +104,7 @@ def to_events(entry: Mapping[str, Any], catalog: QuestionCatalog, seen_at: float
     return [Supersede(at, "idle")]  # branch_summary
 
 
-def _message(message: Mapping[str, Any], catalog: QuestionCatalog, at: float) -> list[Event]:
+def _message(message: Mapping[str, Any], catalog: QuestionCatalog, at: float, small: bool) -> list[Event]:
     role = message.get("role")
     if role == "user":
         return [Input(at)]
@@ -108,7 +113,7 @@ def _message(message: Mapping[str, Any], catalog: QuestionCatalog, at: float) ->
     if role == "bashExecution":
         return [Supersede(at, "idle")]
     if role == "assistant":
-        return _assistant(message, catalog, at)
+        return _assistant(message, catalog, at, small)
     if role == "toolResult":
         call_id = message.get("toolCallId")
         tool = message.get("toolName")
@@ -119,9 +124,12 @@ def _message(message: Mapping[str, Any], catalog: QuestionCatalog, at: float) ->
         if tool not in catalog:
             return [ToolEnd(at, call_id, tool[:ID_LIMIT])]
         # Only a bounded copy of what the tool returned is classified and kept.
-        budget = Budget(RESULT_CHARS)
-        content = shrink(message.get("content"), budget, max_str=RESULT_CHARS)
-        details = shrink(message.get("details"), budget, max_str=RESULT_CHARS)
+        if small:  # (within the bounds already)
+            content, details = message.get("content"), message.get("details")
+        else:
+            budget = Budget(RESULT_CHARS)
+            content = shrink(message.get("content"), budget, max_str=RESULT_CHARS)
+            details = shrink(message.get("details"), budget, max_str=RESULT_CHARS)
         outcome = classify(message.get("isError"), content, details)
         answer = (
             clean(result_text(content)[: ANSWER_LIMIT * 4], ANSWER_LIMIT) if outcome == "answered" else None
@@ -130,7 +138,7 @@ def _message(message: Mapping[str, Any], catalog: QuestionCatalog, at: float) ->
     return []
 
 
-def _assistant(message: Mapping[str, Any], catalog: QuestionCatalog, at: float) -> list[Event]:
+def _assistant(message: Mapping[str, Any], catalog: QuestionCatalog, at: float, small: bool) -> list[Event]:
     content = message.get("content")
     if content is None or isinstance(content, str):
         content = []
@@ -154,7 +162,7 @@ def _assistant(message: Mapping[str, Any], catalog: QuestionCatalog, at: float) 
             continue
         call_id, name = call_id[:ID_LIMIT], name[:ID_LIMIT]
         question = (
-            extract(name, _arguments(block.get("arguments"), budget), call_id, at)
+            extract(name, _arguments(block.get("arguments"), budget, small), call_id, at)
             if name in catalog
             else None
         )
@@ -164,9 +172,10 @@ def _assistant(message: Mapping[str, Any], catalog: QuestionCatalog, at: float) 
     return events
 
 
-def _arguments(value: Any, budget: Budget) -> Any:
+def _arguments(value: Any, budget: Budget, small: bool = False) -> Any:
     """A question's arguments, bounded (strings, list lengths, their sum) before extraction.
-    Arguments saved as a JSON string are parsed here, with the same bounds."""
+    Arguments saved as a JSON string are parsed here, with the same bounds. ``small``: they come
+    from a small line (see :func:`to_events`) and are within the bounds already."""
     if isinstance(value, str):
         value = value[: budget.chars]
         if value.lstrip()[:1] in ("{", "["):
@@ -174,4 +183,4 @@ def _arguments(value: Any, budget: Budget) -> Any:
                 value = loads(value)
             except ValueError:  # not JSON, cut, too deep: extraction reads it as text
                 pass
-    return shrink(value, budget)
+    return value if small else shrink(value, budget)
