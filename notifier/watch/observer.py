@@ -142,7 +142,8 @@ class _HandOver(EventQueue):
 
 def _hand_over(observer: Any) -> None:
     """Short-circuit ``observer``'s dispatch thread if its internals are the ones this knows
-    (watchdog 4–7); otherwise leave it as it is (events then take the usual way)."""
+    (watchdog 7: the handler table, the event queue, folder watches with ``is_file``); else, or
+    for anything else, events take the usual way through the queue."""
     handlers = getattr(observer, "_handlers", None)
     if isinstance(handlers, dict) and type(getattr(observer, "_event_queue", None)) is EventQueue:
         observer._event_queue = _HandOver(handlers)  # noqa: SLF001
