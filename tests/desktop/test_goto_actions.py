@@ -15,7 +15,7 @@ from ..conftest import wait_for
 from ..live.pi_harness import Tmux, need, scripted_model, start_pi
 from .conftest import require
 from .services import Dunst, Monitor, stop
-from .test_goto_focus import active, fake_pi_in_tmux, openbox, window_of, xterm  # noqa: F401  (openbox: a fixture)
+from .test_goto_focus import active, attached_xterm, fake_pi_in_tmux, openbox  # noqa: F401  (openbox: a fixture)
 
 
 def windows_of_class(name: str) -> list[str]:
@@ -35,13 +35,7 @@ def test_a_click_on_the_notification_goes_to_the_session(
     terms: list[subprocess.Popen[bytes]] = []
     try:
         sessions, pane = fake_pi_in_tmux(tmp_path, server)
-        env = {k: v for k, v in desktop.items() if k not in ("TMUX", "TMUX_PANE")}
-        client = xterm(env, "tmux", "-L", server.name, "attach", "-t", "work")
-        other = xterm(env, "sleep", "3600")
-        terms += [client, other]
-        client_win = wait_for(lambda: window_of(client.pid), 20, "the xterm of the tmux client")
-        other_win = wait_for(lambda: window_of(other.pid), 20, "the other xterm")
-        wait_for(lambda: server("list-clients").strip(), 20, "the tmux client")
+        client_win, other_win = attached_xterm(desktop, server, terms)
         from notifier.app.goto import activate_window
 
         assert activate_window(other_win) and active() == other_win

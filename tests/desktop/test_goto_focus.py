@@ -115,6 +115,21 @@ def fake_pi_in_tmux(tmp_path: Path, server: Tmux) -> tuple[Path, str]:
     return sessions, pane
 
 
+def attached_xterm(
+    desktop: dict[str, str], server: Tmux, terms: list[subprocess.Popen[bytes]]
+) -> tuple[int, int]:
+    """An xterm attached to the tmux session "work" and another xterm (both added to ``terms``,
+    for the caller to close): ``(the attached one's window, the other's)``."""
+    env = {k: v for k, v in desktop.items() if k not in ("TMUX", "TMUX_PANE")}
+    client = xterm(env, "tmux", "-L", server.name, "attach", "-t", "work")
+    other = xterm(env, "sleep", "3600")
+    terms += [client, other]
+    client_win = wait_for(lambda: window_of(client.pid), 20, "the xterm of the tmux client")
+    other_win = wait_for(lambda: window_of(other.pid), 20, "the other xterm")
+    wait_for(lambda: server("list-clients").strip(), 20, "the tmux client")
+    return client_win, other_win
+
+
 def test_goto_focuses_the_xterm_of_the_tmux_client(
     tmp_path: Path, desktop: dict[str, str], openbox: None
 ) -> None:
@@ -122,13 +137,7 @@ def test_goto_focuses_the_xterm_of_the_tmux_client(
     terms: list[subprocess.Popen[bytes]] = []
     try:
         sessions, pane = fake_pi_in_tmux(tmp_path, server)
-        env = {k: v for k, v in desktop.items() if k not in ("TMUX", "TMUX_PANE")}
-        client = xterm(env, "tmux", "-L", server.name, "attach", "-t", "work")
-        other = xterm(env, "sleep", "3600")
-        terms += [client, other]
-        client_win = wait_for(lambda: window_of(client.pid), 20, "the xterm of the tmux client")
-        other_win = wait_for(lambda: window_of(other.pid), 20, "the other xterm")
-        wait_for(lambda: server("list-clients").strip(), 20, "the tmux client")
+        client_win, other_win = attached_xterm(desktop, server, terms)
 
         d = ["--sessions-dir", str(sessions)]
         status = json.loads(cli("status", "--json", *d).stdout)
