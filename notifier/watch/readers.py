@@ -59,6 +59,8 @@ def find_end(fd: int, lo: int, size: int, max_line: int, first: int = FIRST_WIND
         block = os.pread(fd, n, pos)
         nl = block.rfind(b"\n")
         if nl >= 0:
+            if nl == n - 1 and not pieces:  # (the usual case: the file ends with a newline)
+                return Tail(pos + n, b"" if held <= max_line else None, block)
             rest = block[nl + 1 :]
             partial = None if held + len(rest) > max_line else b"".join([rest, *reversed(pieces)])
             return Tail(pos + nl + 1, partial, block[: nl + 1])
@@ -173,7 +175,8 @@ def backward_matching_lines(
     at most once per marker, and when the common marker is near the end, the cost is that distance,
     not the size of the block."""
     main = markers[0]
-    others = range(1, len(markers))
+    # (marker, True if it starts with a backslash), the common one left out
+    others = [(m, m[0] == _BACKSLASH) for m in markers[1:]]
     given = block[max(0, len(block) - (hi - lo)) :]
     carry: list[bytes] = []  # a line that began in an earlier block (newest piece first)
     carry_len = 0
@@ -183,8 +186,9 @@ def backward_matching_lines(
     step = first
     while pos > lo:
         if given:
-            data, given = given[:-1], b""
-            n = len(data)
+            # The given block as it is (no copy): ``n`` leaves out its final newline.
+            data, given = given, b""
+            n = len(data) - 1
             pos -= n
         else:
             n = min(step, pos - lo)
@@ -198,7 +202,7 @@ def backward_matching_lines(
             k = data.rfind(b"\n", 0, j)
             if k < 0:
                 if not skipping:
-                    carry.append(data)
+                    carry.append(data)  # (a whole block read from the file: ``n == len(data)``)
                     carry_len += n
                     if carry_len > max_line:
                         carry.clear()
@@ -231,8 +235,12 @@ def backward_matching_lines(
                     p = data.rfind(main, low, top)
                     below = data.rfind(b"\n", first_nl, p) + 1 if p >= 0 else low
                     last[0] = p
-                    for i in others:
-                        last[i] = _rfind(data, markers[i], below, min(j, floor + len(markers[i]) - 1))
+                    for i, (marker, backslash) in enumerate(others, 1):  # (inlined _rfind: hot)
+                        top = min(j, floor + len(marker) - 1)
+                        if backslash and data.rfind(b"\\", below, top) < 0:
+                            last[i] = -1
+                        else:
+                            last[i] = data.rfind(marker, below, top)
                     floor = below
                     continue
                 s = data.rfind(b"\n", first_nl, hit) + 1
@@ -253,7 +261,7 @@ def backward_matching_lines(
         if j > max_line:
             skipping = True
         else:
-            carry.append(data[:j] if j < n else data)
+            carry.append(data[:j] if j < len(data) else data)
             carry_len = j
         continuing = True
     if continuing and not skipping:
