@@ -102,25 +102,30 @@ class SessionReducer:
         return "needs_input" if self.pending else self.base
 
     def apply(self, event: Event) -> list[Change]:
+        # (``type(event) is``: the event types are final, and this runs for every entry read)
         changes: list[Change] = []
-        at = getattr(event, "at", None)
-        if isinstance(at, float) and at > self.updated_at:
-            self.updated_at = at
-        if isinstance(event, Header):
+        if type(event) is Header:
             if not self.has_header:  # only a file's first header counts
                 self.session_id, self.cwd, self.has_header = event.session_id, event.cwd, True
-        elif isinstance(event, Renamed):
+            return changes
+        if type(event) is Renamed:
             self.name = event.name or None
-        elif isinstance(event, Input):
-            changes += self._supersede(event.at)
-            self.base = "working"
-        elif isinstance(event, Activity):
-            self.base = "working"
-        elif isinstance(event, Supersede):
-            changes += self._supersede(event.at)
+            return changes
+        at = getattr(event, "at", None)
+        if type(at) is float and at > self.updated_at:
+            self.updated_at = at
+        if type(event) is Supersede:
+            if self.pending or self.running or self.current_tool is not None:
+                changes += self._supersede(event.at)
             if event.state is not None:
                 self.base = event.state
-        elif isinstance(event, ToolStart):
+        elif type(event) is Input:
+            if self.pending or self.running or self.current_tool is not None:
+                changes += self._supersede(event.at)
+            self.base = "working"
+        elif type(event) is Activity:
+            self.base = "working"
+        elif type(event) is ToolStart:
             if event.question is not None and event.interactive:
                 if event.tool_call_id not in self.pending:
                     self.pending[event.tool_call_id] = event.question
@@ -129,14 +134,14 @@ class SessionReducer:
                 self.running[event.tool_call_id] = event.tool
                 self.current_tool = event.tool
             self.base = "working"
-        elif isinstance(event, ToolEnd):
+        elif type(event) is ToolEnd:
             question = self.pending.pop(event.tool_call_id, None)
             if question is not None:
                 changes.append(Ended(question, event.outcome or "answered", event.answer, event.at))
             if self.running.pop(event.tool_call_id, None) is not None:
                 self.current_tool = next(reversed(self.running.values()), None)
             self.base = "working"
-        elif isinstance(event, TurnEnd):
+        elif type(event) is TurnEnd:
             self.running.clear()
             self.current_tool = None
             self.base = event.state

@@ -33,11 +33,22 @@ EVENT_BUDGET = 50_000
 
 
 def sets_base(event: Event) -> bool:
-    if isinstance(event, (Header, Renamed)):
-        return False
-    if isinstance(event, Supersede):
+    if type(event) is Supersede:
         return event.state is not None
-    return True
+    return type(event) is not Header and type(event) is not Renamed
+
+
+def settles_alone(events: list[Event]) -> bool:
+    """True if one entry's events settle the state by themselves: what :class:`Settler` says
+    after feeding only them (the common end of a session: an assistant message that ends the
+    turn or asks something, a user message)."""
+    superseded = based = False
+    for event in events:
+        if type(event) is Input or type(event) is Supersede:
+            superseded = True
+        if not based and sets_base(event):
+            based = True
+    return superseded and based
 
 
 class Settler:

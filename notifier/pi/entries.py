@@ -94,7 +94,7 @@ def to_events(
     at = parse_time(entry.get("timestamp"), seen_at)
     if kind == "message":
         message = entry.get("message")
-        if not isinstance(message, Mapping):
+        if type(message) is not dict and not isinstance(message, Mapping):  # (the cheap test first)
             raise EntryError("message entry without a message object")
         return _message(message, catalog, at, small)
     if kind in ("custom_message", "context_edit"):
@@ -150,7 +150,7 @@ def _assistant(message: Mapping[str, Any], catalog: QuestionCatalog, at: float, 
     calls = 0
     budget = Budget()  # one for all the questions of this message: their sum is bounded
     for block in content:
-        if not isinstance(block, Mapping) or block.get("type") != "toolCall":
+        if type(block) is not dict and not isinstance(block, Mapping) or block.get("type") != "toolCall":
             continue
         call_id, name = block.get("id"), block.get("name")
         if not isinstance(call_id, str) or not isinstance(name, str):
