@@ -242,8 +242,9 @@ class SessionFiles:
             return None
         try:
             now = self._wall()
+            line_events = self.line_events
             return settle_file(
-                fd, st, tailer, self.options.max_line, lambda line: self.events(path, [line], now), keep
+                fd, st, tailer, self.options.max_line, lambda line: line_events(path, line, now), keep
             )
         except OSError as exc:
             self._once(path, "read", "cannot read (%s)", exc.strerror or exc)
@@ -254,36 +255,38 @@ class SessionFiles:
     def events(self, path: str, lines: Iterable[bytes | dict[str, Any]], now: float) -> list[Event]:
         """pi's events in ``lines`` (the one bounded parse each); a bad line is skipped, said once."""
         events: list[Event] = []
-        catalog = self.options.catalog
         for line in lines:
-            entry: Any
-            small = False  # (parsed from at most jsonbound.SMALL bytes: within the bounds already)
-            if isinstance(line, dict):
-                entry = line  # parsed already
-            elif not line or line.isspace():
-                continue
-            else:
-                small = len(line) <= jsonbound.SMALL
-                try:
-                    entry = jsonbound.loads(line)  # size: the tailer's max_line; depth: capped
-                except UnicodeDecodeError:
-                    self._once(path, "utf8", "skipped a line that is not UTF-8")
-                    continue
-                except ValueError as exc:
-                    self._once(path, "json", "skipped a line that is not usable JSON (%s)", clean(exc, 80))
-                    continue
-            if not isinstance(entry, dict):
-                self._once(path, "object", "skipped a JSON line that is not an object")
-                continue
-            try:
-                events += to_events(entry, catalog, now, small)
-            except EntryError as exc:
-                self._once(path, "shape", "skipped an entry with an unexpected shape (%s)", exc)
-            except Exception as exc:  # a bug meeting odd data must cost this entry, not the engine
-                self._once(
-                    path, "shape", "skipped an entry with an unexpected shape (%s)", type(exc).__name__
-                )
+            events += self.line_events(path, line, now)
         return events
+
+    def line_events(self, path: str, line: bytes | dict[str, Any], now: float) -> list[Event]:
+        """pi's events in one line (see :meth:`events`)."""
+        entry: Any
+        small = False  # (parsed from at most jsonbound.SMALL bytes: within the bounds already)
+        if isinstance(line, dict):
+            entry = line  # parsed already
+        elif not line or line.isspace():
+            return []
+        else:
+            small = len(line) <= jsonbound.SMALL
+            try:
+                entry = jsonbound.loads(line)  # size: the tailer's max_line; depth: capped
+            except UnicodeDecodeError:
+                self._once(path, "utf8", "skipped a line that is not UTF-8")
+                return []
+            except ValueError as exc:
+                self._once(path, "json", "skipped a line that is not usable JSON (%s)", clean(exc, 80))
+                return []
+        if not isinstance(entry, dict):
+            self._once(path, "object", "skipped a JSON line that is not an object")
+            return []
+        try:
+            return to_events(entry, self.options.catalog, now, small)
+        except EntryError as exc:
+            self._once(path, "shape", "skipped an entry with an unexpected shape (%s)", exc)
+        except Exception as exc:  # a bug meeting odd data must cost this entry, not the engine
+            self._once(path, "shape", "skipped an entry with an unexpected shape (%s)", type(exc).__name__)
+        return []
 
     # ---- names ----
 

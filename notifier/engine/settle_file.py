@@ -11,7 +11,7 @@ from collections import deque
 from collections.abc import Callable
 
 from notifier.core.reducer import Event, Header, Input, Renamed, SessionReducer, Supersede
-from notifier.core.settle import EVENT_BUDGET, Settler, sets_base
+from notifier.core.settle import EVENT_BUDGET, Settler, sets_base, settles_alone
 from notifier.pi.lines import MARKERS, may_have_events
 from notifier.watch.readers import (
     HEADER_LIMIT,
@@ -54,10 +54,27 @@ def settle_file(
     want = min(WINDOW, offset)
     sig = seen[-want:] if len(seen) >= want else os.pread(fd, want, offset - want)
     tailer.seek(offset, ident, tail.partial or b"", sig, head=head)
+    has_header = any(isinstance(e, Header) for e in head_events)
+    if has_header:
+        newest = _settled_by_newest(tail.block, tail.end, header_end, max_line, events)
+        if newest is not None:  # (the common case, without the general machinery below)
+            start, line, line_events = newest
+            tailer.window_start = start
+            tailer.name_checked = any(isinstance(e, Renamed) for e in line_events) or any(
+                isinstance(e, Renamed) for e in head_events
+            )
+            if keep is not None:
+                keep.append(line)
+            reducer = SessionReducer()
+            for event in head_events:
+                reducer.apply(event)
+            for event in line_events:
+                reducer.apply(event)
+            return reducer
     settler = Settler()
     window_start = tail.end
     kept: list[bytes] = []
-    if any(isinstance(e, Header) for e in head_events):
+    if has_header:
         lines = backward_matching_lines(fd, header_end, tail.end, max_line, MARKERS, block=tail.block)
         for start, line in lines:
             window_start = start
@@ -103,3 +120,36 @@ def settle_file(
     if keep is not None:
         keep += tail_lines
     return reducer
+
+
+_MAIN = MARKERS[0]
+_RARE = MARKERS[1:]
+
+
+def _settled_by_newest(
+    block: bytes, end: int, lo: int, max_line: int, events: Callable[[bytes], list[Event]]
+) -> tuple[int, bytes, list[Event]] | None:
+    """``(offset, line, its events)`` when the newest line that can carry an event lies in
+    ``block`` (the bytes ending at ``end``, just after a newline; the file's lines start at
+    ``lo``) and settles the state by itself: what the general path would read and stop at.
+    ``None`` otherwise (the general path then decides)."""
+    n = len(block) - 1  # (the final newline)
+    p = block.rfind(_MAIN, 0, n)
+    if p < 0:
+        return None
+    s = block.rfind(b"\n", 0, p) + 1
+    if s == 0 and end - len(block) != lo:  # the line may begin before the block
+        return None
+    e = block.find(b"\n", p)
+    if e - s > max_line:
+        return None
+    # No newer line may hold any marker (nor the main one cut by the block's end: ``p`` is its
+    # last occurrence, so none lies after it).
+    for marker in _RARE:
+        if block.rfind(marker, e, n) >= 0:
+            return None
+    line = block[s:e]
+    found = events(line)
+    if not settles_alone(found):
+        return None
+    return end - len(block) + s, line, found

@@ -84,3 +84,68 @@ def test_a_huge_tail_of_entries_without_events_is_skipped_without_decoding(tmp_p
     tailer = assert_same(f)
     reducer, _ = startup_read(f)
     assert list(reducer.pending) == ["q"] and tailer.window_start == len(header)
+
+
+def _message(role: str, **fields: object) -> bytes:
+    return jline({"type": "message", "timestamp": "2026-01-01T00:00:00Z", "message": {"role": role, **fields}})
+
+
+def _general_path_used(f: Path, monkeypatch: pytest.MonkeyPatch) -> bool:
+    """Whether settling ``f`` needed the general path (reading lines backwards one by one)."""
+    import notifier.engine.settle_file as settle_file
+
+    used = []
+    real = settle_file.backward_matching_lines
+
+    def spy(*args: object, **kwargs: object) -> object:
+        used.append(True)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(settle_file, "backward_matching_lines", spy)
+    assert_same(f)
+    return bool(used)
+
+
+def test_a_session_ending_in_a_settling_message_is_read_without_the_general_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The common end of a file (the newest message settles the state alone, nothing after it
+    that can matter) costs one look at the last block; the result is that of a full read."""
+    header = jline({"type": "session", "id": "s", "cwd": "/p"})
+    noise = b"".join(jline({"type": "label", "id": str(i), "label": "x"}) for i in range(30))
+    f = tmp_path / "s.jsonl"
+    ends = [
+        _message("assistant", stopReason="stop", content=[{"type": "text", "text": "done"}]),
+        _message("user", content="go on"),
+        _message(
+            "assistant",
+            stopReason="toolUse",
+            content=[{"type": "toolCall", "id": "q", "name": "question", "arguments": {"question": "Go?"}}],
+        ),
+    ]
+    for end in ends:
+        for tail in (b"", noise, noise + b'{"type":"label","id":"cut'):
+            f.write_bytes(header + _message("user", content="hi") + end + tail)
+            assert not _general_path_used(f, monkeypatch)
+
+
+def test_what_the_newest_message_cannot_settle_goes_the_general_way(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A line after the newest message that may matter (a compaction, a rename, an escaped type),
+    a newest message that does not settle the state alone (a tool result), a newest message
+    whose start lies before the last block: each is read the general way, with the same result."""
+    header = jline({"type": "session", "id": "s", "cwd": "/p"})
+    stop = _message("assistant", stopReason="stop", content="k")
+    f = tmp_path / "s.jsonl"
+    cases = [
+        stop + jline({"type": "compaction", "id": "c", "timestamp": "2026-01-01T00:00:01Z"}),
+        stop + jline({"type": "session_info", "id": "n", "name": "later"}),
+        stop + b'{"type":"comp\\u0061ction","id":"c","timestamp":"2026-01-01T00:00:01Z"}\n',
+        _message("toolResult", toolCallId="b", toolName="bash", content="1"),
+        _message("assistant", stopReason="stop", content="x" * 40_000),
+        stop + b"".join(jline({"type": "custom", "id": str(i), "data": {"n": i}}) for i in range(600)),
+    ]
+    for end in cases:
+        f.write_bytes(header + _message("user", content="hi") + end)
+        assert _general_path_used(f, monkeypatch)
