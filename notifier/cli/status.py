@@ -93,19 +93,21 @@ def cmd_status(args: argparse.Namespace, config: Config) -> int:
     gc.disable()
     from notifier.app.dialogs import with_open_dialogs
     from notifier.engine.options import engine_options
-    from notifier.engine.scan import scan_once
+    from notifier.engine.scan import scanned
 
     options = engine_options(config)
-    snapshot = with_open_dialogs(scan_once(options), options)  # + the dialogs pi shows now
-    if args.json:
-        from notifier.sinks.jsonout import status_obj
+    with scanned(options) as scan:  # (the scan cache is written meanwhile)
+        snapshot = with_open_dialogs(scan, options)  # + the dialogs pi shows now
+        if args.json:
+            from notifier.sinks.jsonout import status_obj
 
-        _print_json(status_obj(snapshot))
-    else:
-        missing = [d for d in config["sessions_dirs"] if not os.path.isdir(d)]
-        for d in missing:
-            sys.stderr.write(f"{APP_NAME}: sessions folder {clean(d)} does not exist (yet)\n")
-        sys.stdout.write(render_status(snapshot, time.time(), args.all) + "\n")
+            _print_json(status_obj(snapshot))
+        else:
+            missing = [d for d in config["sessions_dirs"] if not os.path.isdir(d)]
+            for d in missing:
+                sys.stderr.write(f"{APP_NAME}: sessions folder {clean(d)} does not exist (yet)\n")
+            sys.stdout.write(render_status(snapshot, time.time(), args.all) + "\n")
+        sys.stdout.flush()  # (before waiting for the cache: what was asked for comes first)
     gc.freeze()  # (the process ends now: what it built is left out of the collection at exit)
     gc.enable()
     return 0

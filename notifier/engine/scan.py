@@ -7,6 +7,8 @@ from __future__ import annotations
 import logging
 import os
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from notifier.core.board import Board
@@ -30,6 +32,14 @@ def open_cache(options: EngineOptions) -> StartupCache | None:
 
 def scan_once(options: EngineOptions, processes: Probe | None = None) -> Snapshot:
     """Read every session once (for ``status``): no watcher, no thread."""
+    with scanned(options, processes) as snapshot:
+        return snapshot
+
+
+@contextmanager
+def scanned(options: EngineOptions, processes: Probe | None = None) -> Iterator[Snapshot]:
+    """:func:`scan_once`, with the scan cache written meanwhile (by a child process, where that
+    is safe) while the caller uses the snapshot, e.g. prints it; waited for on leaving."""
     wall = time.time
     files = SessionFiles(options, Board(liveness=options.liveness), wall)
     cache = open_cache(options)
@@ -42,9 +52,11 @@ def scan_once(options: EngineOptions, processes: Probe | None = None) -> Snapsho
 
         files.board.set_processes(read_processes(processes, Health()), wall())
     files.fill_names()
-    hits = 0
     if cache is not None:
-        cache.save(files.tailers, files.board)
-        hits = cache.hits
-    log.debug("scanned %d session files, %d unchanged since the last scan", len(files.board), hits)
-    return files.board.snapshot(wall())
+        cache.save(files.tailers, files.board, background=True)
+        log.debug("scanned %d session files, %d unchanged since the last scan", len(files.board), cache.hits)
+    try:
+        yield files.board.snapshot(wall())
+    finally:
+        if cache is not None:
+            cache.wait()

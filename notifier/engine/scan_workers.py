@@ -24,9 +24,14 @@ CALLER_WEIGHT, WORKER_WEIGHT = 19, 20
 _RESULT_LIMIT = 256 << 20  # bytes a worker may send back
 
 
+def fork_is_safe() -> bool:
+    """True where this process may fork a child that runs Python code: Linux, no other thread."""
+    return sys.platform == "linux" and threading.active_count() == 1
+
+
 def workers_for(files: int) -> int:
     """How many processes (the caller included) should read ``files`` files: 1 = no fork."""
-    if files < MIN_FILES or sys.platform != "linux" or threading.active_count() != 1:
+    if files < MIN_FILES or not fork_is_safe():
         return 1
     try:
         cores = len(os.sched_getaffinity(0))

@@ -6,6 +6,7 @@ asking sessions were filled in), which closes the database."""
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Callable, Iterable, Mapping
 from stat import S_ISREG
@@ -17,6 +18,8 @@ from notifier.watch.tail import Tailer
 
 if TYPE_CHECKING:
     from notifier.watch.cache import Row, ScanCache
+
+log = logging.getLogger(__name__)
 
 
 class Restored(NamedTuple):
@@ -39,6 +42,7 @@ class StartupCache:
         self._seen: set[str] = set()
         self._unpack: Callable[[Row, str, int], tuple[Tailer, SessionReducer]] | None = None
         self.hits = 0
+        self._child = 0  # a process writing the cache (save(background=True))
 
     def open(self) -> ScanCache:
         """Open and load the cache (once): done when a scan starts, even one finding no files."""
@@ -90,10 +94,41 @@ class StartupCache:
         self._stale[path] = st
         return "read"
 
-    def save(self, tailers: Mapping[str, Tailer], board: Board) -> None:
-        """Remember what the scan read; forget files under the roots that are gone."""
-        if self._db is None:
+    def save(self, tailers: Mapping[str, Tailer], board: Board, background: bool = False) -> None:
+        """Remember what the scan read; forget files under the roots that are gone. ``background``:
+        written by a child process where that is safe, while this one goes on (the output of a
+        one-shot command); :meth:`wait` waits for it. Either way the database is closed."""
+        db = self._db
+        if db is None:
             return
+        self._db = None
+        if background:
+            from notifier.engine.scan_workers import fork_is_safe
+
+            if fork_is_safe():
+                db.close()  # (a connection must not cross a fork: the child opens its own)
+                try:
+                    pid = os.fork()
+                except OSError:
+                    pid = -1
+                if pid == 0:
+                    code = 1
+                    try:
+                        from notifier.watch.cache import ScanCache
+
+                        self._write(ScanCache(self._path, self._key), tailers, board)
+                        code = 0
+                    finally:
+                        os._exit(code)  # (nothing of the parent's is flushed or cleaned up here)
+                if pid > 0:
+                    self._child = pid
+                    return
+                from notifier.watch.cache import ScanCache
+
+                db = ScanCache(self._path, self._key)  # no child: written here after all
+        self._write(db, tailers, board)
+
+    def _write(self, db: ScanCache, tailers: Mapping[str, Tailer], board: Board) -> None:
         from notifier.watch.cache import row_of
 
         rows = []
@@ -107,7 +142,18 @@ class StartupCache:
                 rows.append(row)
         roots = tuple(r.rstrip(os.sep) + os.sep for r in self._roots)
         gone = [f for f in self._rows if f.startswith(roots) and f not in self._seen]
-        self._db.save(rows, gone)
-        self._db.close()
+        db.save(rows, gone)
+        db.close()
         self._stale.clear()
         self._rows = {}
+
+    def wait(self) -> None:
+        """Wait for a cache being written in the background (:meth:`save`), if one is."""
+        pid, self._child = self._child, 0
+        if pid:
+            try:
+                _, status = os.waitpid(pid, 0)
+            except ChildProcessError:
+                return
+            if status != 0:
+                log.debug("the scan cache was not written (the process writing it ended with %d)", status)
