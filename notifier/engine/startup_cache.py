@@ -43,17 +43,19 @@ class StartupCache:
         self._unpack: Callable[[Row, str, int], tuple[Tailer, SessionReducer]] | None = None
         self.hits = 0
         self._child = 0  # a process writing the cache (save(background=True))
+        self._saved = False
 
-    def open(self) -> ScanCache:
-        """Open and load the cache (once): done when a scan starts, even one finding no files."""
-        if self._db is None:
+    def open(self) -> None:
+        """Open and load the cache (once): done when a scan starts, even one finding no files.
+        A cache that does not exist yet holds nothing to load: it is created when saved."""
+        if self._unpack is None:
             from notifier.watch.cache import ScanCache, fingerprint, unpack
 
             self._key = fingerprint(self._tools)
             self._unpack = unpack
-            self._db = ScanCache(self._path, self._key)
-            self._rows = self._db.load()  # checked as a whole; a damaged cache comes back empty
-        return self._db
+            if os.path.lexists(self._path):
+                self._db = ScanCache(self._path, self._key)
+                self._rows = self._db.load()  # checked as a whole; a damaged cache comes back empty
 
     def lookup(self, path: str, st: os.stat_result | None = None) -> Restored | Literal["read", "missing"]:
         """The file's state if it is unchanged since it was summarized; ``"read"`` if it must be
@@ -98,15 +100,16 @@ class StartupCache:
         """Remember what the scan read; forget files under the roots that are gone. ``background``:
         written by a child process where that is safe, while this one goes on (the output of a
         one-shot command); :meth:`wait` waits for it. Either way the database is closed."""
-        db = self._db
-        if db is None:
-            return
-        self._db = None
+        if self._unpack is None or self._saved:
+            return  # (never opened, or saved already)
+        self._saved = True
+        db, self._db = self._db, None
         if background:
             from notifier.engine.scan_workers import fork_is_safe
 
             if fork_is_safe():
-                db.close()  # (a connection must not cross a fork: the child opens its own)
+                if db is not None:
+                    db.close()  # (a connection must not cross a fork: the child opens its own)
                 try:
                     pid = os.fork()
                 except OSError:
@@ -123,9 +126,11 @@ class StartupCache:
                 if pid > 0:
                     self._child = pid
                     return
-                from notifier.watch.cache import ScanCache
+                db = None  # no child: written here after all
+        if db is None:
+            from notifier.watch.cache import ScanCache
 
-                db = ScanCache(self._path, self._key)  # no child: written here after all
+            db = ScanCache(self._path, self._key)  # (created now if there was none)
         self._write(db, tailers, board)
 
     def _write(self, db: ScanCache, tailers: Mapping[str, Tailer], board: Board) -> None:
