@@ -98,7 +98,7 @@ class SessionFiles:
                 to_read,
                 self._summary,
                 lambda path, summary: out.extend(self._add_summary(path, summary)),
-                lambda path: out.extend(self.add(path, initial=True)),
+                lambda path: out.extend(self._add_named(path)),
                 workers,
             )
         else:
@@ -129,6 +129,17 @@ class SessionFiles:
             if name:
                 reducer.apply(Renamed(name))
         return (tailer.state(), tailer.ident, tailer.window_start, tailer.name_checked, summarize(reducer))
+
+    def _add_named(self, path: str) -> list[Transition]:
+        """:meth:`add` at start-up, and the name of a session that asks something looked up at
+        once, as the workers do (:meth:`_summary`): done while they still read, not after."""
+        out = self.add(path, initial=True)
+        tailer, reducer = self.tailers.get(path), self.board.reducer(path)
+        if tailer is not None and reducer is not None and reducer.pending and reducer.name is None:
+            name = _look_up_name(tailer) if reducer.has_header else None
+            if name:
+                self.board.apply(path, [Renamed(name)], self._wall())  # (as fill_names does)
+        return out
 
     def _add_summary(self, path: str, summary: Any) -> list[Transition]:
         if summary is None:
