@@ -21,6 +21,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+# Fewer rows to write than this are written at once: a child process costs more than they do.
+BACKGROUND_ROWS = 256
+
 
 class Restored(NamedTuple):
     """An unchanged file: its state and a tailer that continues at its end."""
@@ -104,7 +107,13 @@ class StartupCache:
             return  # (never opened, or saved already)
         self._saved = True
         db, self._db = self._db, None
-        if background:
+        roots = tuple(r.rstrip(os.sep) + os.sep for r in self._roots)
+        gone = [f for f in self._rows if f.startswith(roots) and f not in self._seen]
+        if not self._stale and not gone:  # (a warm scan: nothing changed, nothing to write)
+            if db is not None:
+                db.close()
+            return
+        if background and len(self._stale) >= BACKGROUND_ROWS:
             from notifier.engine.scan_workers import fork_is_safe
 
             if fork_is_safe():
@@ -119,7 +128,9 @@ class StartupCache:
                     try:
                         from notifier.watch.cache import ScanCache
 
-                        self._write(ScanCache(self._path, self._key), tailers, board)
+                        rows = len(self._stale)
+                        self._write(ScanCache(self._path, self._key), tailers, board, gone)
+                        log.debug("scan cache written for %d files by process %d", rows, os.getpid())
                         code = 0
                     finally:
                         os._exit(code)  # (nothing of the parent's is flushed or cleaned up here)
@@ -131,9 +142,9 @@ class StartupCache:
             from notifier.watch.cache import ScanCache
 
             db = ScanCache(self._path, self._key)  # (created now if there was none)
-        self._write(db, tailers, board)
+        self._write(db, tailers, board, gone)
 
-    def _write(self, db: ScanCache, tailers: Mapping[str, Tailer], board: Board) -> None:
+    def _write(self, db: ScanCache, tailers: Mapping[str, Tailer], board: Board, gone: list[str]) -> None:
         from notifier.watch.cache import row_of
 
         rows = []
@@ -145,8 +156,6 @@ class StartupCache:
             row = row_of(path, self._key, st, tailer, reducer)
             if row is not None:
                 rows.append(row)
-        roots = tuple(r.rstrip(os.sep) + os.sep for r in self._roots)
-        gone = [f for f in self._rows if f.startswith(roots) and f not in self._seen]
         db.save(rows, gone)
         db.close()
         self._stale.clear()
