@@ -55,9 +55,12 @@ def settle_file(
     sig = seen[-want:] if len(seen) >= want else os.pread(fd, want, offset - want)
     tailer.seek(offset, ident, tail.partial or b"", sig, head=head)
     has_header = any(isinstance(e, Header) for e in head_events)
+    hi, block = tail.end, tail.block  # where the general way starts, and what it has read
     if has_header:
         newest = _settled_by_newest(tail.block, tail.end, header_end, max_line, events)
-        if newest is not None:  # (the common case, without the general machinery below)
+        if isinstance(newest, int):  # nothing in the block matters: go on before it
+            hi, block = newest, tail.block[: newest - (tail.end - len(tail.block))]
+        elif newest is not None:  # (the common case, without the general machinery below)
             start, line, line_events = newest
             tailer.window_start = start
             tailer.name_checked = any(isinstance(e, Renamed) for e in line_events) or any(
@@ -75,7 +78,7 @@ def settle_file(
     window_start = tail.end
     kept: list[bytes] = []
     if has_header:
-        lines = backward_matching_lines(fd, header_end, tail.end, max_line, MARKERS, block=tail.block)
+        lines = backward_matching_lines(fd, header_end, hi, max_line, MARKERS, block=block)
         for start, line in lines:
             window_start = start
             if keep is not None:
@@ -124,18 +127,24 @@ def settle_file(
 
 _MAIN = MARKERS[0]
 _RARE = MARKERS[1:]
+_BACKSLASH = ord("\\")
 
 
 def _settled_by_newest(
     block: bytes, end: int, lo: int, max_line: int, events: Callable[[bytes], list[Event]]
-) -> tuple[int, bytes, list[Event]] | None:
+) -> tuple[int, bytes, list[Event]] | int | None:
     """``(offset, line, its events)`` when the newest line that can carry an event lies in
     ``block`` (the bytes ending at ``end``, just after a newline; the file's lines start at
-    ``lo``) and settles the state by itself: what the general path would read and stop at.
-    ``None`` otherwise (the general path then decides)."""
+    ``lo``) and settles the state by itself: what the general way would read and stop at.
+    An offset when no line that lies wholly in ``block`` can carry an event: the general way may
+    start there, just after the line that began before the block. ``None`` otherwise."""
     n = len(block) - 1  # (the final newline)
     p = block.rfind(_MAIN, 0, n)
     if p < 0:
+        first = block.find(b"\n")
+        # (a marker in the line that began before the block is found by the general way)
+        if first < n and not _has_rare(block, first + 1, n):
+            return end - len(block) + first + 1
         return None
     s = block.rfind(b"\n", 0, p) + 1
     if s == 0 and end - len(block) != lo:  # the line may begin before the block
@@ -145,11 +154,21 @@ def _settled_by_newest(
         return None
     # No newer line may hold any marker (nor the main one cut by the block's end: ``p`` is its
     # last occurrence, so none lies after it).
-    for marker in _RARE:
-        if block.rfind(marker, e, n) >= 0:
-            return None
+    if _has_rare(block, e, n):
+        return None
     line = block[s:e]
     found = events(line)
     if not settles_alone(found):
         return None
     return end - len(block) + s, line, found
+
+
+def _has_rare(block: bytes, lo: int, hi: int) -> bool:
+    """Whether ``block[lo:hi]`` holds one of the markers other than the main one (one that
+    starts with a backslash is looked for only where there is a backslash: a one-byte search)."""
+    for marker in _RARE:  # (rfind: CPython's backward search is about twice as fast here)
+        if marker[0] == _BACKSLASH and block.rfind(b"\\", lo, hi) < 0:
+            continue
+        if block.rfind(marker, lo, hi) >= 0:
+            return True
+    return False

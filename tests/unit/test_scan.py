@@ -149,3 +149,39 @@ def test_what_the_newest_message_cannot_settle_goes_the_general_way(
     for end in cases:
         f.write_bytes(header + _message("user", content="hi") + end)
         assert _general_path_used(f, monkeypatch)
+
+
+@pytest.mark.parametrize("shift", [-14, -7, -1, 0, 1, 6, 13, 200, 3000])
+def test_a_line_that_matters_begun_before_the_last_block_is_still_read(tmp_path: Path, shift: int) -> None:
+    """The last 16 KB hold no line that can matter, but the line they begin inside does (a
+    compaction, its type marker before, across or after the block's start, ``shift`` bytes
+    from it): the start-up read goes on before the block and finds it, as a full read does."""
+    from notifier.watch.readers import FIRST_WINDOW
+
+    header = jline({"type": "session", "id": "s", "cwd": "/p"})
+    ask = _message(
+        "assistant",
+        stopReason="toolUse",
+        content=[{"type": "toolCall", "id": "q", "name": "question", "arguments": {"question": "Go?"}}],
+    )
+    labels = b"".join(jline({"type": "label", "id": str(i), "label": "x"}) for i in range(400))
+    tail = labels[-(FIRST_WINDOW - 2000) :]
+    tail = tail[tail.index(b"\n") + 1 :]
+    for pad_first in (True, False):
+        body = {"type": "compaction", "id": "c", "timestamp": "2026-01-01T00:00:01Z", "summary": ""}
+        if not pad_first:
+            body = {"summary": "", "id": "c", "timestamp": "2026-01-01T00:00:01Z", "type": "compaction"}
+        probe = jline(body)
+        marker_at = probe.index(b'"compaction"')
+        # the block starts FIRST_WINDOW bytes before the end: put the marker ``shift`` from there
+        before_block = FIRST_WINDOW - len(tail)
+        pad = before_block - (len(probe) - marker_at) - shift
+        if pad < 0:
+            continue
+        body["summary"] = "y" * pad
+        line = jline(body)
+        f = tmp_path / "s.jsonl"
+        f.write_bytes(header + ask + line + tail)
+        reducer, _ = startup_read(f)
+        assert not reducer.pending  # the compaction after the question supersedes it
+        assert_same(f)
