@@ -195,11 +195,20 @@ def generate(root: Path, files: int, total_bytes: int, seed: int = 7) -> dict:
 TS = "2026-01-01T00:00:05.000Z"
 
 
-def generate_dense(root: Path, files: int, total_bytes: int, seed: int = 11) -> dict:
+DENSE_TAILS = (0, 50, 400)
+
+
+def generate_dense(
+    root: Path, files: int, total_bytes: int, seed: int = 11, tails: tuple[int, ...] = DENSE_TAILS
+) -> dict:
     """Line-dense sessions: many small entries (~70 bytes: 200+ per 16 KB), as pi writes when a
-    session is full of labels, custom entries, model changes and short messages."""
+    session is full of labels, custom entries, model changes and short messages. ``tails``: how
+    many entries that change nothing follow the last message, one of these per file (400 of
+    them, about 40 KB, put the entry that decides the state beyond the last 16 KB)."""
     marker = root / ".generated.json"
     want = {"files": files, "bytes": total_bytes, "seed": seed, "layout": "dense-2"}
+    if tails != DENSE_TAILS:
+        want["tails"] = list(tails)
     if marker.exists() and json.loads(marker.read_text()).get("spec") == want:
         return json.loads(marker.read_text())
     rng = random.Random(seed)
@@ -280,7 +289,7 @@ def generate_dense(root: Path, files: int, total_bytes: int, seed: int = 11) -> 
         else:
             out += small[5]
         # a dense tail after the last message: hundreds of small non-message entries
-        out += b"".join(rng.choice(small[:3]) for _ in range(rng.choice([0, 50, 400])))
+        out += b"".join(rng.choice(small[:3]) for _ in range(rng.choice(list(tails))))
         (folder / f"2026-01-01T00-00-00-000Z_d-{i}.jsonl").write_bytes(out)
         written += len(out)
     info = {"spec": want, "files": files, "bytes": written, "pending": pending}
@@ -330,13 +339,23 @@ def main() -> None:
     ap.add_argument("--dir", default=str(OUT / "sessions-5000"))
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--dense", action="store_true", help="the line-dense corpus (200+ entries per 16 KB)")
+    ap.add_argument(
+        "--tails",
+        default=",".join(map(str, DENSE_TAILS)),
+        help="dense corpus: entries that change nothing after each file's last message, one of "
+        "these counts per file (default %(default)s)",
+    )
     args = ap.parse_args()
+    tails = tuple(int(t) for t in args.tails.split(","))
+    name = "dense" if tails == DENSE_TAILS else "dense-tails-" + "-".join(map(str, tails))
     if args.dense and args.dir == str(OUT / "sessions-5000"):
-        args.dir = str(OUT / "sessions-5000-dense")
+        args.dir = str(OUT / f"sessions-5000-{name}")
     root = Path(args.dir)
     t0 = time.perf_counter()
-    make = generate_dense if args.dense else generate
-    info = make(root, args.files, int(args.gb * (1 << 30)))
+    if args.dense:
+        info = generate_dense(root, args.files, int(args.gb * (1 << 30)), tails=tails)
+    else:
+        info = generate(root, args.files, int(args.gb * (1 << 30)))
     gen_s = time.perf_counter() - t0
     py = sys.executable
     compile_package()
@@ -395,8 +414,8 @@ def main() -> None:
         env=dict(os.environ, XDG_STATE_HOME=tempfile.mkdtemp(prefix="pi-notifier-bench-")),
     )
     result["status_json_cold_peak_rss_mb"] = round(int(rss.stderr.strip().splitlines()[-1]) / 1024, 1)
-    result["corpus"] = "dense" if args.dense else "default"
-    save("scale-dense" if args.dense else "scale", result)
+    result["corpus"] = name if args.dense else "default"
+    save(f"scale-{name}" if args.dense else "scale", result)
     if data["pending"] != info["pending"]:
         raise SystemExit("status found a different number of pending questions than were written")
 
