@@ -11,7 +11,6 @@ is not shown twice.
 
 from __future__ import annotations
 
-import logging
 import os
 import time
 from collections.abc import Callable, Sequence
@@ -29,6 +28,7 @@ from notifier.core.model import (
     Transition,
 )
 from notifier.core.text import clean
+from notifier.system import logs
 
 if TYPE_CHECKING:
     from notifier.companion.protocol import Dialog
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from notifier.engine.options import EngineOptions
     from notifier.pi.questions import QuestionCatalog
 
-log = logging.getLogger(__name__)
+log = logs.get(__name__)
 
 
 def lines_of(text: str) -> list[str]:

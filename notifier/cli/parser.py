@@ -120,7 +120,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         argv = ["run", *argv]
     args = build_parser(argv[0] if argv[0] in COMMANDS else None).parse_args(argv)
     _reconfigure_streams(bool(getattr(args, "json", False)))
-    setup_logging(getattr(args, "verbose", False), log_file=args.command in ("run", "demo"))
+    verbose = getattr(args, "verbose", False)
+    if args.command == "status":
+        # Its start-up time is a contract (§7), and it usually has nothing to say: logging is
+        # imported only for a message (every module on its path logs through system/logs.py).
+        from notifier.system import logs
+
+        logs.defer(logs.DEBUG if verbose else logs.INFO, lambda: setup_logging(verbose))
+    else:
+        setup_logging(verbose, log_file=args.command in ("run", "demo"))
     from notifier.system.config import ConfigError
 
     try:

@@ -7,7 +7,6 @@ seen by then can be judged on it). Abandoned questions are looked at again, less
 
 from __future__ import annotations
 
-import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -17,8 +16,9 @@ from notifier.core.board import Board, Proc
 from notifier.core.model import Transition
 from notifier.core.text import clean
 from notifier.engine.supervise import Health
+from notifier.system import logs
 
-log = logging.getLogger(__name__)
+log = logs.get(__name__)
 
 LIVENESS_SOON_S = 0.1
 RECHECK_MAX_S = 30.0  # abandoned questions are looked at again, backing off up to this

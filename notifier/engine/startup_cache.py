@@ -6,7 +6,6 @@ asking sessions were filled in), which closes the database."""
 
 from __future__ import annotations
 
-import logging
 import os
 from collections.abc import Callable, Iterable, Mapping
 from stat import S_ISREG
@@ -14,12 +13,13 @@ from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from notifier.core.board import Board
 from notifier.core.reducer import SessionReducer
+from notifier.system import logs
 from notifier.watch.tail import Tailer
 
 if TYPE_CHECKING:
     from notifier.watch.cache import Row, ScanCache
 
-log = logging.getLogger(__name__)
+log = logs.get(__name__)
 
 # Fewer rows to write than this are written at once: a child process costs more than they do.
 BACKGROUND_ROWS = 256

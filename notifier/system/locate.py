@@ -13,7 +13,6 @@ odd system: what cannot be found is ``None``.
 
 from __future__ import annotations
 
-import logging
 import os
 from collections.abc import Sequence
 from dataclasses import field
@@ -22,13 +21,14 @@ from typing import Any
 from notifier.core.model import SessionView
 from notifier.core.text import clean
 from notifier.core.values import Value, value
+from notifier.system import logs
 from notifier.system.processes import PiProcess as PiProcess
 from notifier.system.processes import maybe_pi as maybe_pi
 from notifier.system.processes import pi_processes as pi_processes
 from notifier.system.tmux import TmuxClient, TmuxPane, capture, tmux_clients, tmux_pane_of
 from notifier.system.x11 import open_display, window_for, x_windows_by_pid
 
-log = logging.getLogger(__name__)
+log = logs.get(__name__)
 
 START_SLACK_S = 2.0
 

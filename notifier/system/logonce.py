@@ -5,17 +5,22 @@ problem is said again. Subjects are untrusted (file names): they are sanitized h
 
 from __future__ import annotations
 
-import logging
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from notifier.core.text import clean
+from notifier.system.logs import WARNING
+
+if TYPE_CHECKING:
+    import logging
+
+    from notifier.system.logs import Logger
 
 MAX_REMEMBERED = 10_000  # beyond this, the oldest problems may be said again (memory stays bounded)
 
 
 class LogOnce:
-    def __init__(self, logger: logging.Logger, level: int = logging.WARNING) -> None:
+    def __init__(self, logger: logging.Logger | Logger, level: int = WARNING) -> None:
         self.logger = logger
         self.level = level
         self._said: dict[tuple[str, str], None] = {}

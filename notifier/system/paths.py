@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import logging
 import os
 import stat
 import sys
@@ -11,8 +10,9 @@ from collections.abc import Mapping
 
 from notifier import APP_NAME
 from notifier.core.text import clean
+from notifier.system import logs
 
-log = logging.getLogger(__name__)
+log = logs.get(__name__)
 
 
 def _expand(value: str, home: str) -> str:

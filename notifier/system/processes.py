@@ -6,7 +6,6 @@ A pi process is ``pi`` / ``omp`` itself, or a node process running pi's CLI
 
 from __future__ import annotations
 
-import logging
 import os
 from collections.abc import Iterator
 from typing import Any
@@ -14,9 +13,10 @@ from typing import Any
 from notifier.core.board import Proc
 from notifier.core.text import clean
 from notifier.core.values import Value, value
+from notifier.system import logs
 from notifier.system.logonce import LogOnce
 
-log = logging.getLogger(__name__)
+log = logs.get(__name__)
 _NAMES = frozenset({"pi", "omp", "pi.exe", "omp.exe"})
 _MARKERS = ("pi-coding-agent", "oh-my-pi")
 _once = LogOnce(log)  # the process table is read every few seconds: say a problem once

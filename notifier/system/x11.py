@@ -5,15 +5,15 @@ there is no display (``None``)."""
 
 from __future__ import annotations
 
-import logging
 import os
 from collections.abc import Iterable
 from typing import Any
 
 from notifier.core.text import clean
+from notifier.system import logs
 from notifier.system.programs import ancestors
 
-log = logging.getLogger(__name__)
+log = logs.get(__name__)
 
 
 def open_display() -> Any:

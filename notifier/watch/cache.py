@@ -18,7 +18,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import logging
 import math
 import os
 import sqlite3
@@ -30,10 +29,11 @@ from notifier.core import jsonbound
 from notifier.core.model import State
 from notifier.core.reducer import SessionReducer, restore, summarize
 from notifier.core.text import clean
+from notifier.system import logs
 from notifier.system.paths import private_file, to_db
 from notifier.watch.tail import Tailer
 
-log = logging.getLogger(__name__)
+log = logs.get(__name__)
 # 1: marshal rows (never read again); 2: validated JSON rows; 3: one typed column per field;
 # 4: the same, WITHOUT ROWID (the file is the key: one b-tree to write, not a table and an index)
 FORMAT = 4

@@ -108,3 +108,22 @@ def test_status_human_table(tmp_path: Path) -> None:
         and "\x1b" not in r.stdout
     )
     assert "1 session, 1 pending question" in r.stdout
+
+
+def test_status_says_what_it_skipped_once_and_logs_more_with_verbose(tmp_path: Path) -> None:
+    """``status`` imports logging only for a message (notifier/system/logs.py): a problem is
+    still said, once, in the usual form, and ``-v`` still adds the debug lines."""
+    import os
+
+    from tests.live.writer import ask, header, user
+
+    (tmp_path / "--p--").mkdir()
+    (tmp_path / "--p--" / "a.jsonl").write_bytes(header() + user() + ask("c1"))
+    os.mkfifo(tmp_path / "--p--" / "fifo.jsonl")
+    quiet = cli("status", "--liveness", "off", "--sessions-dir", str(tmp_path))
+    assert quiet.returncode == 0 and "1 pending question" in quiet.stdout
+    said = [line for line in quiet.stderr.splitlines() if "fifo.jsonl" in line]
+    assert len(said) == 1 and said[0].startswith("pi-notifier: ") and "a FIFO" in said[0], quiet.stderr
+    assert "scanned" not in quiet.stderr  # (a debug line)
+    verbose = cli("status", "-v", "--liveness", "off", "--sessions-dir", str(tmp_path))
+    assert "pi-notifier: scanned 1 session files" in verbose.stderr, verbose.stderr

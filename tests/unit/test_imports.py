@@ -59,7 +59,7 @@ NOT_FOR_STATUS = [
     "gi",
     "Xlib",
     "socket",  # no app runs here: nothing to ask
-    "logging.handlers",
+    "logging",  # imported only for a message (notifier/system/logs.py); these runs say nothing
     "platformdirs",  # plain XDG folders on Linux: worked out without it (test_paths.py)
     "pathlib",
     "tempfile",
