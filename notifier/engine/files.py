@@ -55,6 +55,8 @@ class SessionFiles:
         self._once = LogOnce(log)
         self._idents: dict[tuple[int, int], str] = {}  # (device, inode) → the one name read
         self._blame: dict[str, int] = {}  # failures that happened while reading each file
+        # each file's (device, inode, size, mtime_ns) as read, while a scan wants them (scan)
+        self._stamps: dict[str, tuple[int, int, int, int]] | None = None
 
     # ---- folders ----
 
@@ -64,25 +66,31 @@ class SessionFiles:
         """Every session file under ``folder``: known ones read on, new ones added (at start-up,
         ``initial``, unchanged ones restored from ``cache``; ``shared``: the files to read may be
         shared out between worker processes, see :mod:`notifier.engine.scan_workers`)."""
-        tree = walk_tree(folder)
+        if initial and cache is not None:
+            cache.open()
+        # Shared and with nothing cached (a cold status), every file is read: it is opened and
+        # fstat'ed then, so the walk takes no stat of its own (a third of a cold walk), and two
+        # names of one file are told apart after the read (_one_name_each).
+        quick = initial and shared and (cache is None or cache.empty())
+        tree = walk_tree(folder, stat_files=not quick)
         for path, kind in tree.skipped:
             self._once(path, "kind", "skipped: %s, not a regular file", kind)
         out: list[Transition] = []
-        if initial and cache is not None:
-            cache.open()
         names = {path: ident for ident, path in tree.idents.items()}
+        prior = dict(self._idents) if quick else {}  # (the names followed before this walk)
         to_read: list[str] = []
         for path in tree.files:
-            ident = names[path]
-            known = self._idents.get(ident)
+            ident = names.get(path)  # (None: not stat'ed by the walk)
+            known = self._idents.get(ident) if ident is not None else None
             if known is not None and known != path and known in self.tailers:
                 continue  # a second name of a file already read (a hard link, another root)
             if path in self.tailers:
                 out += self.read(path)
                 continue
-            self._idents[ident] = path
+            if ident is not None:
+                self._idents[ident] = path
             if initial and cache is not None:
-                found = cache.lookup(path, tree.stats[path])
+                found = cache.lookup(path, tree.stats.get(path))
                 if isinstance(found, Restored):
                     self.tailers[path] = found.tailer
                     out += self.board.restore(path, found.reducer, self._wall(), initial=True)
@@ -92,6 +100,8 @@ class SessionFiles:
                 to_read.append(path)
             else:
                 out += self.add(path, initial)
+        if quick:
+            self._stamps = {}
         workers = workers_for(len(to_read)) if shared else 1
         if workers > 1:
             share_out(
@@ -104,6 +114,31 @@ class SessionFiles:
         else:
             for path in to_read:
                 out += self.add(path, initial=True)
+        if quick:
+            stamps, self._stamps = self._stamps or {}, None
+            out += self._one_name_each(to_read, prior)
+            if cache is not None:
+                for path in to_read:
+                    stamp = stamps.get(path)
+                    if stamp is not None and path in self.tailers:
+                        cache.stamped(path, stamp)
+        return out
+
+    def _one_name_each(self, paths: list[str], prior: dict[tuple[int, int], str]) -> list[Transition]:
+        """After files listed without their ident were read (``paths``, in the walk's order):
+        a file reached by two names keeps the first, as the walk keeps it (``prior``: the names
+        followed before this walk, e.g. under another root, which come first)."""
+        out: list[Transition] = []
+        first = dict(prior)
+        for path in paths:
+            tailer = self.tailers.get(path)
+            if tailer is None or tailer.ident is None:
+                continue
+            kept = first.setdefault(tailer.ident, path)
+            if kept != path and kept in self.tailers:
+                self.tailers.pop(path)
+                out += self.board.forget(path, self._wall())
+        self._idents.update(first)
         return out
 
     def gone(self, path: str) -> list[Transition]:
@@ -128,7 +163,8 @@ class SessionFiles:
             name = _look_up_name(tailer)  # what fill_names would do, done here in parallel
             if name:
                 reducer.apply(Renamed(name))
-        return (tailer.state(), tailer.ident, tailer.window_start, tailer.name_checked, summarize(reducer))
+        stamp = self._stamps.get(path) if self._stamps is not None else None
+        return (tailer.state(), tailer.ident, tailer.window_start, tailer.name_checked, summarize(reducer), stamp)
 
     def _add_named(self, path: str) -> list[Transition]:
         """:meth:`add` at start-up, and the name of a session that asks something looked up at
@@ -144,7 +180,9 @@ class SessionFiles:
     def _add_summary(self, path: str, summary: Any) -> list[Transition]:
         if summary is None:
             return []
-        state, ident, window_start, name_checked, reduced = summary
+        state, ident, window_start, name_checked, reduced, stamp = summary
+        if stamp is not None and self._stamps is not None:
+            self._stamps[path] = stamp
         tailer = Tailer(path, self.options.max_line)
         tailer.restore(state, ident)
         tailer.window_start, tailer.name_checked = window_start, name_checked
@@ -251,6 +289,8 @@ class SessionFiles:
             if not isinstance(exc, FileNotFoundError):
                 self._once(path, "open", "cannot read (%s)", exc.strerror or exc)
             return None
+        if self._stamps is not None:
+            self._stamps[path] = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
         try:
             now = self._wall()
             line_events = self.line_events

@@ -41,7 +41,9 @@ class StartupCache:
         self._db: ScanCache | None = None
         self._key = ""
         self._rows: dict[str, Row] = {}
-        self._stale: dict[str, os.stat_result] = {}  # files read (not restored) → their stat before
+        # files read (not restored) → their stamp before (dev, ino, size, mtime_ns); None: not
+        # taken yet, given by :meth:`stamped` after the read
+        self._stale: dict[str, tuple[int, int, int, int] | None] = {}
         self._seen: set[str] = set()
         self._unpack: Callable[[Row, str, int], tuple[Tailer, SessionReducer]] | None = None
         self.hits = 0
@@ -71,12 +73,15 @@ class StartupCache:
             unpack = self._unpack
             assert unpack is not None
         self._seen.add(path)
+        row = self._rows.get(path)
         if st is None:
+            if row is None:  # nothing cached: read it (its stamp is taken then, see stamped)
+                self._stale[path] = None
+                return "read"
             try:
                 st = os.stat(path)
             except OSError:
                 return "missing"
-        row = self._rows.get(path)
         # Written for this very content (the key and the stamp, see notifier.watch.cache.COLUMNS)
         # and read to its end:
         if (
@@ -96,8 +101,18 @@ class StartupCache:
             else:
                 self.hits += 1
                 return Restored(tailer, reducer)
-        self._stale[path] = st
+        self._stale[path] = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
         return "read"
+
+    def empty(self) -> bool:
+        """Nothing is cached (after :meth:`open`): every file will be read."""
+        return not self._rows
+
+    def stamped(self, path: str, stamp: tuple[int, int, int, int]) -> None:
+        """The stamp of a file that was looked up without one, taken when it was read (its
+        ``fstat`` before any read)."""
+        if path in self._stale:
+            self._stale[path] = stamp
 
     def save(self, tailers: Mapping[str, Tailer], board: Board, background: bool = False) -> None:
         """Remember what the scan read; forget files under the roots that are gone. ``background``:
@@ -148,12 +163,12 @@ class StartupCache:
         from notifier.watch.cache import row_of
 
         rows = []
-        for path, st in self._stale.items():
+        for path, stamp in self._stale.items():
             tailer = tailers.get(path)
             reducer = board.reducer(path)
-            if tailer is None or reducer is None:
+            if tailer is None or reducer is None or stamp is None:
                 continue
-            row = row_of(path, self._key, st, tailer, reducer)
+            row = row_of(path, self._key, stamp, tailer, reducer)
             if row is not None:
                 rows.append(row)
         db.save(rows, gone)

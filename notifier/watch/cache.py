@@ -157,9 +157,9 @@ def _param(value: str | None) -> Any:
     return value if value.isascii() else to_db(value)
 
 
-def row_of(path: str, key: str, st: os.stat_result, tailer: Tailer, r: SessionReducer) -> Row | None:
-    """The row that summarizes a file read at stamp ``st``, as written (see _NULLABLE);
-    ``None`` if it cannot be cached."""
+def row_of(path: str, key: str, stamp: tuple[int, int, int, int], tailer: Tailer, r: SessionReducer) -> Row | None:
+    """The row that summarizes a file read at ``stamp`` (its device, inode, size, mtime_ns before
+    the read), as written (see _NULLABLE); ``None`` if it cannot be cached."""
     t = tailer.state()
     more: Any = 0
     if r.pending or r.running:
@@ -185,7 +185,7 @@ def row_of(path: str, key: str, st: os.stat_result, tailer: Tailer, r: SessionRe
         if text is not None and len(text) > MAX_TEXT:
             return None
     return (
-        path if path.isascii() else to_db(path), key, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns,
+        path if path.isascii() else to_db(path), key, *stamp,
         offset, bytearray(partial), t["head_len"], bytearray(head), t["tail_start"], bytearray(tail),
         tailer.window_start, int(tailer.name_checked),
         _param(sid), _param(cwd), _param(name), r.base, _param(tool), float(r.updated_at), int(r.has_header),

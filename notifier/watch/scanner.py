@@ -81,15 +81,19 @@ def open_regular(path: str) -> tuple[int, os.stat_result]:
 
 @dataclass
 class Tree:
-    files: list[str] = field(default_factory=list)  # session files, one name per (device, inode)
+    files: list[str] = field(default_factory=list)  # session files, one name per (device, inode) (*)
     dirs: list[str] = field(default_factory=list)  # real folders, the root first
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, kind): session names not read
     idents: dict[tuple[int, int], str] = field(default_factory=dict)  # (device, inode) → the name kept
-    stats: dict[str, os.stat_result] = field(default_factory=dict)  # each file's stat, taken by the walk
+    stats: dict[str, os.stat_result] = field(default_factory=dict)  # each file's stat, taken by the walk (*)
+    # (*) unless walked with stat_files=False: then a regular file is listed without ident or stat
 
 
-def walk_tree(root: str) -> Tree:
-    """Every session file below ``root`` (any depth; iterative, so no recursion limit)."""
+def walk_tree(root: str, stat_files: bool = True) -> Tree:
+    """Every session file below ``root`` (any depth; iterative, so no recursion limit).
+    ``stat_files=False``: a regular file (what the folder entry says it is) is listed without a
+    ``stat``, so without its ident or stat: a caller that opens every file anyway takes them
+    from ``fstat`` then, and keeps one name per file itself."""
     tree = Tree()
     seen_dirs: set[tuple[int, int]] = set()
     try:
@@ -121,6 +125,9 @@ def walk_tree(root: str) -> Tree:
                 if not is_session_name(entry.name):
                     continue
                 if entry.is_file(follow_symlinks=False):
+                    if not stat_files:
+                        tree.files.append(entry.path)
+                        continue
                     # st_dev is not in the directory entry: a stat per file (cheap, cached inode)
                     fst = entry.stat(follow_symlinks=False)
                 elif entry.is_symlink():

@@ -403,8 +403,8 @@ def test_every_value_a_row_holds_comes_back_as_written(
 
     tailer, reducer = summary
     path = tmp_path / "cache.sqlite3"
-    stamp = os.stat(tmp_path)
-    row = row_of(tailer.path, "k", stamp, tailer, reducer)
+    st = os.stat(tmp_path)
+    row = row_of(tailer.path, "k", (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns), tailer, reducer)
     assert row is not None
     db = ScanCache(str(path), "k")
     db.save([row])
@@ -414,7 +414,7 @@ def test_every_value_a_row_holds_comes_back_as_written(
     db.close()
     path.unlink()
     again, restored = unpack(loaded, tailer.path, tailer.max_line)
-    assert again.state() == tailer.state() and again.ident == (stamp.st_dev, stamp.st_ino)
+    assert again.state() == tailer.state() and again.ident == (st.st_dev, st.st_ino)
     assert (again.window_start, again.name_checked) == (tailer.window_start, tailer.name_checked)
     assert restored == reducer
 

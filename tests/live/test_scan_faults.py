@@ -94,6 +94,24 @@ def test_one_file_by_two_names_is_one_session(tmp_path: Path) -> None:
         assert len(h.engine.board) == 1 and h.sink.snapshot.pending_count == 0
 
 
+def test_one_file_by_two_names_under_two_roots_is_one_session_whatever_the_cache(tmp_path: Path) -> None:
+    """A cold status lists files without a stat and tells two names of one file apart after
+    reading them; a warm one by the walk's stat: both keep the name under the first root, and
+    the second name in the same folder order (a hard link sorted after its file)."""
+    one, two = tmp_path / "one", tmp_path / "two"
+    a = one / "--a--" / "s.jsonl"
+    append(a, header("/p"), user(), ask("q1", "Once?"))
+    os.link(a, one / "--a--" / "t.jsonl")
+    (two / "--b--").mkdir(parents=True)
+    os.link(a, two / "--b--" / "s.jsonl")
+    args = ("status", "--json", "--liveness", "off", "--sessions-dir", str(one), "--sessions-dir", str(two))
+    for run in ("cold", "warm"):
+        out = cli(*args, timeout=60)
+        assert out.returncode == 0, out.stderr
+        data = json.loads(out.stdout)
+        assert data["pending"] == 1 and [s["file"] for s in data["sessions"]] == [str(a)], run
+
+
 def test_deep_folders_are_sessions_at_start_up_live_and_in_status(tmp_path: Path) -> None:
     deep = tmp_path.joinpath(*[f"d{i}" for i in range(8)])
     append(deep / "s.jsonl", header("/p"), user(), ask("q1", "Deep?"))
