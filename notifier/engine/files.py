@@ -19,14 +19,22 @@ from notifier.core.model import Transition
 from notifier.core.reducer import Event, Renamed, SessionReducer, restore, summarize
 from notifier.core.text import clean
 from notifier.engine.options import EngineOptions
-from notifier.engine.scan_workers import share_out, workers_for
+from notifier.engine.scan_workers import beside, share_out, workers_for
 from notifier.engine.settle_file import settle_file
 from notifier.engine.startup_cache import Restored, StartupCache
 from notifier.pi.entries import EntryError, to_events
 from notifier.system import logs
 from notifier.system.logonce import LogOnce
 from notifier.watch.names import find_name
-from notifier.watch.scanner import NotRegularFile, kind_of, open_regular, walk_tree
+from notifier.watch.scanner import (
+    NotRegularFile,
+    Tree,
+    kind_of,
+    open_regular,
+    tree_from_plain,
+    tree_to_plain,
+    walk_tree,
+)
 from notifier.watch.tail import Tailer
 
 log = logs.get(__name__)
@@ -66,13 +74,24 @@ class SessionFiles:
         """Every session file under ``folder``: known ones read on, new ones added (at start-up,
         ``initial``, unchanged ones restored from ``cache``; ``shared``: the files to read may be
         shared out between worker processes, see :mod:`notifier.engine.scan_workers`)."""
+        tree: Tree | None = None
         if initial and cache is not None:
-            cache.open()
+            if shared and cache.on_disk():
+                # (the walk in a child while the cache loads here: each takes a third of a
+                # warm status; the walk is sent back as plain data)
+                plain = beside(lambda: tree_to_plain(walk_tree(folder)), cache.open)
+                try:
+                    tree = tree_from_plain(plain)
+                except (TypeError, ValueError):  # (not what a walk sends: walked here)
+                    tree = None
+            else:
+                cache.open()
         # Shared and with nothing cached (a cold status), every file is read: it is opened and
         # fstat'ed then, so the walk takes no stat of its own (a third of a cold walk), and two
         # names of one file are told apart after the read (_one_name_each).
-        quick = initial and shared and (cache is None or cache.empty())
-        tree = walk_tree(folder, stat_files=not quick)
+        quick = tree is None and initial and shared and (cache is None or cache.empty())
+        if tree is None:
+            tree = walk_tree(folder, stat_files=not quick)
         for path, kind in tree.skipped:
             self._once(path, "kind", "skipped: %s, not a regular file", kind)
         out: list[Transition] = []

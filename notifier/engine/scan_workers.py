@@ -122,6 +122,52 @@ def share_out(
                 here(items[i])
 
 
+def beside(work: Callable[[], Any], here: Callable[[], None]) -> Any:
+    """``work()`` run in a forked child while the caller runs ``here()`` (both on one core each);
+    ``work`` must return plain data (what ``marshal`` carries). Where no child can be made, or
+    it fails, the caller runs ``work()`` itself: only time is lost."""
+    try:
+        if not fork_is_safe():
+            raise OSError("no fork beside another thread")
+        rfd, wfd = os.pipe()
+        try:
+            pid = os.fork()
+        except OSError:
+            os.close(rfd)
+            os.close(wfd)
+            raise
+    except OSError:
+        here()
+        return work()
+    if pid == 0:  # the child: do the work, send it, leave without cleanup
+        code = 1
+        try:
+            os.close(rfd)
+            view = memoryview(marshal.dumps(work()))
+            while view:
+                view = view[os.write(wfd, view) :]
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(wfd)
+    try:
+        here()
+    finally:
+        data = _read_all(rfd)
+        if data is None:
+            _kill(pid)
+        try:
+            _, status = os.waitpid(pid, 0)
+        except ChildProcessError:
+            status = -1
+    if data is not None and status == 0:
+        try:
+            return marshal.loads(data)
+        except (EOFError, ValueError, TypeError):
+            pass
+    return work()
+
+
 def _kill(pid: int) -> None:
     try:
         os.kill(pid, signal.SIGKILL)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Literal, NamedTuple
 from notifier.core.board import Board
 from notifier.core.reducer import SessionReducer
 from notifier.system import logs
+from notifier.watch.scanner import FileStat
 from notifier.watch.tail import Tailer
 
 if TYPE_CHECKING:
@@ -62,7 +63,7 @@ class StartupCache:
                 self._db = ScanCache(self._path, self._key)
                 self._rows = self._db.load()  # checked as a whole; a damaged cache comes back empty
 
-    def lookup(self, path: str, st: os.stat_result | None = None) -> Restored | Literal["read", "missing"]:
+    def lookup(self, path: str, st: os.stat_result | FileStat | None = None) -> Restored | Literal["read", "missing"]:
         """The file's state if it is unchanged since it was summarized; ``"read"`` if it must be
         read (it is then summarized by ``save``); ``"missing"`` if it cannot even be looked at.
         ``st``: the file's stat, if the caller has just taken it (before any read: a change
@@ -103,6 +104,10 @@ class StartupCache:
                 return Restored(tailer, reducer)
         self._stale[path] = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
         return "read"
+
+    def on_disk(self) -> bool:
+        """A cache file exists (before :meth:`open`: it may hold something to load)."""
+        return os.path.lexists(self._path)
 
     def empty(self) -> bool:
         """Nothing is cached (after :meth:`open`): every file will be read."""

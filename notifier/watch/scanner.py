@@ -19,6 +19,7 @@ import errno
 import os
 import stat
 from dataclasses import dataclass, field
+from typing import Any, NamedTuple
 
 SESSION_SUFFIX = ".jsonl"
 _OPEN_FLAGS = (
@@ -79,14 +80,40 @@ def open_regular(path: str) -> tuple[int, os.stat_result]:
     return fd, st
 
 
+class FileStat(NamedTuple):
+    """What is used of a file's stat (a tree sent from another process carries these)."""
+
+    st_mode: int
+    st_dev: int
+    st_ino: int
+    st_size: int
+    st_mtime_ns: int
+
+
 @dataclass
 class Tree:
     files: list[str] = field(default_factory=list)  # session files, one name per (device, inode) (*)
     dirs: list[str] = field(default_factory=list)  # real folders, the root first
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, kind): session names not read
     idents: dict[tuple[int, int], str] = field(default_factory=dict)  # (device, inode) → the name kept
-    stats: dict[str, os.stat_result] = field(default_factory=dict)  # each file's stat, taken by the walk (*)
+    stats: dict[str, os.stat_result | FileStat] = field(default_factory=dict)  # each file's stat, by the walk (*)
     # (*) unless walked with stat_files=False: then a regular file is listed without ident or stat
+
+
+def tree_to_plain(tree: Tree) -> tuple[Any, ...]:
+    """``tree`` as plain data (for ``marshal``: :func:`tree_from_plain` is the inverse)."""
+    stats = {p: (s.st_mode, s.st_dev, s.st_ino, s.st_size, s.st_mtime_ns) for p, s in tree.stats.items()}
+    return (tree.files, tree.dirs, tree.skipped, tree.idents, stats)
+
+
+def tree_from_plain(data: Any) -> Tree:
+    """The tree :func:`tree_to_plain` gave (in another process of ours); raises ``TypeError``
+    or ``ValueError`` for anything else."""
+    files, dirs, skipped, idents, stats = data
+    if not (isinstance(files, list) and isinstance(idents, dict) and isinstance(stats, dict)):
+        raise TypeError("not a walk")
+    make = FileStat._make
+    return Tree(files, dirs, skipped, idents, {p: make(s) for p, s in stats.items()})
 
 
 def walk_tree(root: str, stat_files: bool = True) -> Tree:

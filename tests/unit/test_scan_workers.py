@@ -213,3 +213,31 @@ def test_status_writes_its_scan_cache_in_a_child_and_waits_for_it(tmp_path: Path
     assert f" session files, {count + 20} unchanged since the last scan" in second.stderr, second.stderr
     assert json.loads(second.stdout) == json.loads(first.stdout)
     assert "scan cache written" not in second.stderr  # (nothing changed: nothing written)
+
+
+BESIDE = """
+import json, os, sys
+from notifier.engine.scan_workers import beside
+mode = sys.argv[1]
+pids, here = [], []
+def work():
+    pids.append(os.getpid())
+    if mode == "fail" and os.getpid() != parent:
+        raise RuntimeError("the child fails")
+    return [os.getpid(), "plain"]
+parent = os.getpid()
+result = beside(work, lambda: here.append(os.getpid()))
+print(json.dumps({"result": result, "parent": parent, "here": here, "work_here": pids}))
+"""
+
+
+@linux_only
+@pytest.mark.parametrize("mode", ["ok", "fail"])
+def test_work_beside_the_caller_runs_in_a_child_or_else_in_the_caller(mode: str) -> None:
+    out = subprocess.run([sys.executable, "-c", BESIDE, mode], capture_output=True, text=True, check=True)
+    r = json.loads(out.stdout)
+    assert r["here"] == [r["parent"]]  # what the caller does meanwhile, it does itself
+    if mode == "ok":  # done by a child, sent back
+        assert r["result"][0] != r["parent"] and r["result"][1] == "plain" and r["work_here"] == []
+    else:  # the child failed: the caller did the work itself
+        assert r["result"] == [r["parent"], "plain"] and r["work_here"] == [r["parent"]]
