@@ -1,8 +1,8 @@
 """Frozen dataclasses without the code generation. ``@dataclass(frozen=True)`` compiles six
 methods per class when its module is imported (about half a millisecond a class, and a command
 such as ``status`` imports more than a dozen of them); a :class:`Value` subclass instead writes
-its ``__init__`` out (each field set with ``object.__setattr__``, as a frozen dataclass does) and
-is decorated::
+its ``__init__`` out (each field set with ``object.__setattr__``, as a frozen dataclass does, or
+the instance's dict set at once where one is built per session) and is decorated::
 
     @value(frozen=True, init=False, repr=False, eq=False)
 
