@@ -68,10 +68,11 @@ def share_out(
 ) -> None:
     """Every item handled once, ``workers`` processes sharing the work (the caller is one):
     a worker runs ``read(item)`` (which must return plain data, what ``marshal`` carries) and
-    the caller then ``take(item, that)``; the caller's own share, and the share of a worker
-    that failed, go to ``here(item)``. The caller's share is done before any ``take``."""
+    sends what it read ``FRAME`` items at a time; the caller ``take(item, that)`` between its
+    own items (so taking overlaps the workers' reading) and after them. The caller's own share,
+    and what a worker that fails did not send, go to ``here(item)``."""
     n = len(items)
-    children: list[tuple[int, int, list[int]]] = []  # (pid, read end of its pipe, its items)
+    children: list[_Child] = []
     own, *others = shares(n, workers)
     for share in others:
         try:
@@ -84,42 +85,103 @@ def share_out(
             os.close(rfd)
             os.close(wfd)
             break
-        if pid == 0:  # the worker: read its share, send it, leave without cleanup
+        if pid == 0:  # the worker: read its share, send it frame by frame, leave without cleanup
             code = 1
             try:
                 os.close(rfd)
-                view = memoryview(marshal.dumps([read(items[i]) for i in share]))
-                while view:
-                    view = view[os.write(wfd, view) :]
+                for start in range(0, len(share), FRAME):
+                    payload = marshal.dumps([read(items[i]) for i in share[start : start + FRAME]])
+                    view = memoryview(len(payload).to_bytes(4, "big") + payload)
+                    while view:
+                        view = view[os.write(wfd, view) :]
                 code = 0
             finally:
                 os._exit(code)
         os.close(wfd)
-        children.append((pid, rfd, share))
+        os.set_blocking(rfd, False)
+        children.append(_Child(pid, rfd, share))
     for share in others[len(children) :]:  # (no more processes: read by the caller)
         own += share
-    for i in own:
+    for k, i in enumerate(own):
         here(items[i])
-    for pid, rfd, share in children:
-        data = _read_all(rfd)
-        if data is None:
-            _kill(pid)  # (it may be blocked writing what is no longer read)
-        try:
-            _, status = os.waitpid(pid, 0)
-        except ChildProcessError:
-            status = -1
-        values: Any = None
-        if data is not None and status == 0:
+        if k % _TAKE_EVERY == 0:
+            for child in children:
+                child.drain(items, take)
+    for child in children:
+        child.drain(items, take, wait=True)
+        for i in child.finish():
+            here(items[i])
+
+
+FRAME = 64  # items a worker sends at a time
+_TAKE_EVERY = 16  # own items between two looks at what the workers sent
+
+
+class _Child:
+    """A worker process seen from the caller: what it sent so far, taken frame by frame."""
+
+    def __init__(self, pid: int, fd: int, share: list[int]) -> None:
+        self.pid, self.fd, self.share = pid, fd, share
+        self.taken = 0  # items of ``share`` taken so far (in order)
+        self.received = 0  # bytes
+        self.broken = False  # it sent something unreadable: nothing more is taken from it
+        self._buffer = bytearray()
+
+    def drain(self, items: Sequence[str], take: Callable[[str, Any], None], wait: bool = False) -> None:
+        """Take what the worker sent (``wait``: everything, up to its end)."""
+        if self.fd < 0:
+            return
+        if wait:
+            os.set_blocking(self.fd, True)
+        while not self.broken:
             try:
-                values = marshal.loads(data)
+                chunk = os.read(self.fd, 1 << 20)
+            except BlockingIOError:
+                return
+            except OSError:
+                self.broken = True
+                break
+            if not chunk:
+                break
+            self.received += len(chunk)
+            if self.received > _RESULT_LIMIT:
+                self.broken = True
+                break
+            self._buffer += chunk
+            self._frames(items, take)
+        os.close(self.fd)
+        self.fd = -1
+
+    def _frames(self, items: Sequence[str], take: Callable[[str, Any], None]) -> None:
+        buffer = self._buffer
+        while len(buffer) >= 4:
+            size = int.from_bytes(buffer[:4], "big")
+            if len(buffer) < 4 + size:
+                return
+            try:
+                values = marshal.loads(bytes(buffer[4 : 4 + size]))
             except (EOFError, ValueError, TypeError):
-                pass
-        if isinstance(values, list) and len(values) == len(share):
-            for i, value in zip(share, values, strict=True):
-                take(items[i], value)
-        else:
-            for i in share:
-                here(items[i])
+                values = None
+            del buffer[: 4 + size]
+            if not isinstance(values, list) or self.taken + len(values) > len(self.share):
+                self.broken = True
+                return
+            for value in values:
+                take(items[self.share[self.taken]], value)
+                self.taken += 1
+
+    def finish(self) -> list[int]:
+        """Reap the worker; the items of its share it did not send (all sent: none)."""
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+        if self.broken or self.taken < len(self.share):
+            _kill(self.pid)  # (it may be blocked writing what is no longer read)
+        try:
+            os.waitpid(self.pid, 0)
+        except ChildProcessError:
+            pass
+        return self.share[self.taken :]
 
 
 def beside(work: Callable[[], Any], here: Callable[[], None]) -> Any:

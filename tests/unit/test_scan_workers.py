@@ -241,3 +241,18 @@ def test_work_beside_the_caller_runs_in_a_child_or_else_in_the_caller(mode: str)
         assert r["result"][0] != r["parent"] and r["result"][1] == "plain" and r["work_here"] == []
     else:  # the child failed: the caller did the work itself
         assert r["result"] == [r["parent"], "plain"] and r["work_here"] == [r["parent"]]
+
+
+@linux_only
+@pytest.mark.parametrize("read", [_fails_in_one_worker, _dies_in_one_worker, _sends_what_cannot_travel])
+def test_what_a_failing_worker_sent_before_is_taken_the_rest_read_by_the_caller(read: object) -> None:
+    """A worker sends FRAME items at a time; when it fails, the frames it sent are taken and
+    only the rest of its share is left to the caller."""
+    from notifier.engine.scan_workers import FRAME
+
+    items = [str(i) for i in range(6 * FRAME)]
+    parts = shares(len(items), 2)
+    items[parts[1][FRAME + 5]] = "boom"  # in the worker's second frame
+    taken, here = _run(items, read, 2)
+    assert here == [items[i] for i in parts[0]] + [items[i] for i in parts[1][FRAME:]]
+    assert sorted(taken) == sorted(items[i] for i in parts[1][:FRAME])
