@@ -75,6 +75,11 @@ def _run(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-tray", action="store_true", help="no tray icon (headless)")
     p.add_argument("--no-notify", action="store_true", help="no desktop notifications")
     p.add_argument("--json", action="store_true", help="print one JSON event per line on stdout")
+    p.add_argument(
+        "--stop-on-eof",
+        action="store_true",
+        help="stop when standard input is closed (how a remote link ends its run --json)",
+    )
 
 
 def _status(p: argparse.ArgumentParser) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import threading
 
 from notifier.system.config import Config
 
@@ -25,6 +26,8 @@ def cmd_run(args: argparse.Namespace, config: Config) -> int:
         app.lock = lock
         app.tray = make_tray(config, app.execute, app.snapshot)
     install_signals(app.stop_event)
+    if args.stop_on_eof:
+        stop_on_eof(app.stop_event)
     try:
         app.start()
         if tray:
@@ -32,3 +35,19 @@ def cmd_run(args: argparse.Namespace, config: Config) -> int:
         return app.run_loop()
     finally:
         app.shutdown()
+
+
+def stop_on_eof(stop: threading.Event) -> None:
+    """Set ``stop`` when standard input is closed. A remote link starts ``run --json`` with a
+    pipe it never writes to: when the link ends (or the machine that started it goes away), ssh
+    closes it, and this run ends too instead of living on until it next writes."""
+
+    def wait() -> None:
+        try:
+            while os.read(0, 1 << 16):
+                pass  # (nothing is expected: whatever comes is dropped)
+        except OSError:
+            pass
+        stop.set()
+
+    threading.Thread(target=wait, name="pi-notifier stdin", daemon=True).start()

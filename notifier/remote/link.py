@@ -32,7 +32,11 @@ BACKOFF_MAX_S = 60.0
 SLOW_RETRY_S = 60.0  # after a failure before the stream ever said ready
 STDERR_KEEP = 2048
 SSH_BASE = ("ssh", "-T", "-o", "BatchMode=yes", "-o", "ServerAliveInterval=15", "-o", "ServerAliveCountMax=3")
-REMOTE_RUN = ("pi-notifier", "run", "--json", "--no-tray", "--no-notify")
+# --stop-on-eof: the remote run ends when its standard input closes, i.e. when this link's ssh
+# ends (the app stops, the link restarts, the machine goes away); without it, it would live on
+# until it next writes. A remote too old to know the option is run without it.
+STOP_ON_EOF = "--stop-on-eof"
+REMOTE_RUN = ("pi-notifier", "run", "--json", "--no-tray", "--no-notify", STOP_ON_EOF)
 
 
 @dataclass(frozen=True)
@@ -44,9 +48,9 @@ class Remote:
     command: tuple[str, ...] = ()
     ssh_options: tuple[str, ...] = ()
 
-    def argv(self) -> list[str]:
+    def argv(self, stop_on_eof: bool = True) -> list[str]:
         if self.ssh is not None:
-            return ssh_argv(self, list(REMOTE_RUN))
+            return ssh_argv(self, [a for a in REMOTE_RUN if stop_on_eof or a != STOP_ON_EOF])
         return list(self.command)
 
 
@@ -109,6 +113,7 @@ class Link:
         self._proc: subprocess.Popen[bytes] | None = None
         self._thread = threading.Thread(target=self._run, name=f"pi-notifier-remote {remote.name}", daemon=True)
         self.connections = 0  # how many times its stream reached ready
+        self._stop_on_eof = True  # (False once the remote said it does not know the option)
 
     def start(self) -> None:
         self._thread.start()
@@ -117,6 +122,7 @@ class Link:
         self._stop.set()
         proc = self._proc
         if proc is not None and proc.poll() is None:
+            _close(proc.stdin)  # (the remote run sees its input end: it stops too)
             with contextlib.suppress(OSError):
                 proc.terminate()
 
@@ -134,6 +140,11 @@ class Link:
                 ready, why = False, clean(exc, 200)
             if self._stop.is_set():
                 return
+            if not ready and self._stop_on_eof and self.remote.ssh is not None and STOP_ON_EOF in why:
+                # an older pi-notifier there: "unrecognized arguments: --stop-on-eof"
+                log.info("remote %s: its pi-notifier has no %s; running it without", clean(self.remote.name), STOP_ON_EOF)
+                self._stop_on_eof = False
+                continue
             name = self.remote.name
             if ready:
                 # a link that stayed up a while starts again at once-a-second; one that keeps
@@ -156,11 +167,11 @@ class Link:
 
     def _once(self) -> tuple[bool, str]:
         """Runs the command until its stream ends: (did it reach ready, why it ended)."""
-        argv = self.remote.argv()
+        argv = self.remote.argv(self._stop_on_eof)
         try:
             proc = subprocess.Popen(
                 argv,
-                stdin=subprocess.DEVNULL,
+                stdin=subprocess.PIPE,  # never written: closed when the link ends (STOP_ON_EOF)
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 start_new_session=True,  # a Ctrl-C in our terminal is ours to handle, not ssh's
@@ -196,6 +207,7 @@ class Link:
                         self.on_up(name)
                 self.on_event(name, event)
         finally:
+            _close(proc.stdin)
             with contextlib.suppress(OSError):
                 proc.stdout.close()
             if proc.poll() is None:
@@ -212,6 +224,12 @@ class Link:
         tail = clean(b"".join(err)[-300:].decode("utf-8", "replace"), 300)
         why = f"exit code {code}" + (f": {tail}" if tail else "")
         return ready, why
+
+
+def _close(stream: IO[bytes] | None) -> None:
+    if stream is not None:
+        with contextlib.suppress(OSError, ValueError):
+            stream.close()
 
 
 def _drain(stream: IO[bytes] | None, keep: collections.deque[bytes]) -> None:

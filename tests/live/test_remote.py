@@ -57,6 +57,9 @@ class Sshd:
             "#!/bin/sh\n"
             f'echo $$ > "{base}/remote.pid"\n'
             f'if [ -e "{base}/block" ]; then echo "pi-notifier: blocked by the test" >&2; exit 1; fi\n'
+            # an older pi-notifier: no --stop-on-eof (argparse's own words)
+            f'if [ -e "{base}/old" ]; then for a in "$@"; do [ "$a" = --stop-on-eof ] &&'
+            ' { echo "pi-notifier: error: unrecognized arguments: --stop-on-eof" >&2; exit 2; }; done; fi\n'
             'case "$1" in run|goto|answer|status) cmd=$1; shift;'
             f' exec "{sys.executable}" -m notifier "$cmd" --liveness off --sessions-dir "{self.sessions}" "$@";; esac\n'
             f'exec "{sys.executable}" -m notifier "$@"\n'
@@ -243,6 +246,63 @@ def test_a_remote_killed_mid_question_goes_offline_then_resyncs_without_a_second
         # answered there while we watch: resolved once
         append(f, answer("call_k1"))
         assert app.wait("resolved")[0]["question"]["tool_call_id"] == "call_k1"
+
+
+def _gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+@needs_ssh
+@pytest.mark.parametrize("old", [False, True], ids=["stops-with-the-link", "older-remote"])
+def test_the_remote_run_ends_with_the_app(tmp_path: Path, sshd: Any, old: bool) -> None:
+    """The remote run --json is told the link ended (its input closes): it stops with the app
+    instead of living on there. A remote too old for that option is run without it."""
+    server = sshd()
+    if old:
+        (server.dir / "old").touch()
+    append(session_file(server.sessions), header("/home/dev/webshop"), ask("call_e1", "Still there?"))
+    cfg = write_config(tmp_path / "config.toml", [server.remote("devbox")])
+    with local_app(tmp_path, cfg) as app:
+        wait_for(lambda: remote_needs(app, "devbox"), 30, "the remote question")
+        pid = server.remote_pid()
+        assert not _gone(pid)
+        if old:
+            assert app.log_has("remote devbox: its pi-notifier has no --stop-on-eof; running it without")
+    if old:  # (stopped by the closed pipe when it next writes, or left: no check)
+        return
+    wait_for(lambda: _gone(pid), 20, "the remote run --json ending with the app")
+
+
+def test_run_stop_on_eof_ends_when_its_input_closes(tmp_path: Path) -> None:
+    """``run --stop-on-eof`` ends cleanly (exit 0) when standard input closes; without the
+    option, a closed input (< /dev/null) changes nothing."""
+    sessions = tmp_path / "s"
+    sessions.mkdir()
+    base = [sys.executable, "-m", "notifier", "run", "--json", "--no-tray", "--no-notify", "--liveness", "off"]
+    proc = subprocess.Popen(
+        [*base, "--stop-on-eof", "--sessions-dir", str(sessions)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT,
+    )
+    assert proc.stdout is not None and proc.stdin is not None
+    assert b'"event":"ready"' in proc.stdout.readline()
+    proc.stdin.close()
+    assert proc.wait(20) == 0
+    quiet = subprocess.Popen(
+        [*base, "--sessions-dir", str(sessions)],
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT,
+    )
+    try:
+        assert quiet.stdout is not None and b'"event":"ready"' in quiet.stdout.readline()
+        # still running with its input closed from the start: it reports a question asked now
+        append(session_file(sessions), header("/home/dev/webshop"), ask("call_q1", "Here?"))
+        assert b'"event":"needs_input"' in quiet.stdout.readline()
+    finally:
+        quiet.terminate()
+        quiet.wait(10)
 
 
 def test_offline_questions_are_listed_but_not_counted() -> None:
