@@ -35,6 +35,7 @@ bench: venv
 	$(PY) bench/latency.py --idle-sessions 5000
 	$(PY) bench/scale.py
 	$(PY) bench/scale.py --dense
+	$(PY) bench/scale.py --dense --tails 0,3,20
 	$(PY) bench/idle.py
 
 clean:
