@@ -147,10 +147,14 @@ class Window:
         path = app_icon()
         if path:
             try:
-                self._icon = self.tk.PhotoImage(file=path)
-                self.root.iconphoto(True, self._icon)
+                icon = self.tk.PhotoImage(file=path)
+                self.root.iconphoto(True, icon)
             except self.tk.TclError:
-                pass
+                return
+            # Tk takes a copy of the image's data ("wm iconphoto"): it is deleted here, on Tk's
+            # thread. Kept, it would be deleted whenever this object is collected, maybe on
+            # another thread after the main loop ended ("main thread is not in main loop").
+            del icon
 
     # ---- data ----
 
