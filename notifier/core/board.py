@@ -275,12 +275,20 @@ class Board:
             # Only this machine's sessions (the common case, and the whole board after the
             # start-up scan): no dialog or remote view to merge in.
             views, sessions, liveness = self._views, self._sessions, self.liveness
-            for key in self._dirty:
-                session = sessions.get(key)
-                if session is not None and session.reducer.has_header:
-                    views.set(key, session.view(liveness))
-                else:
-                    views.remove(key)
+            if not views:  # (the first snapshot, after the start-up scan: all new, in bulk)
+                new = [
+                    (key, session.view(liveness))
+                    for key in self._dirty
+                    if (session := sessions.get(key)) is not None and session.reducer.has_header
+                ]
+                views.add_new(new)
+            else:
+                for key in self._dirty:
+                    session = sessions.get(key)
+                    if session is not None and session.reducer.has_header:
+                        views.set(key, session.view(liveness))
+                    else:
+                        views.remove(key)
             self._dirty.clear()
             return Snapshot(views.snapshot(), now)
         for key in (self._dirty | changed) if changed else self._dirty:

@@ -39,6 +39,29 @@ class SessionViews:
         self._keys[c].append(key)
         self._chunks[c] += (view,)
 
+    def add_new(self, items: list[tuple[str, SessionView]]) -> None:
+        """:meth:`set` for keys not here yet, in bulk (the first snapshot after the start-up
+        scan: thousands of them), each chunk built once."""
+        if not items:
+            return
+        self._last = None
+        slot, keys, chunks = self._slot, self._keys, self._chunks
+        start = 0
+        if chunks and len(keys[-1]) < CHUNK:  # fill the last chunk first
+            start = CHUNK - len(keys[-1])
+            c = len(chunks) - 1
+            for key, _ in items[:start]:
+                slot[key] = (c, len(keys[c]))
+                keys[c].append(key)
+            chunks[c] += tuple(view for _, view in items[:start])
+        for begin in range(start, len(items), CHUNK):
+            part = items[begin : begin + CHUNK]
+            c = len(chunks)
+            keys.append([key for key, _ in part])
+            chunks.append(tuple(view for _, view in part))
+            for i, (key, _) in enumerate(part):
+                slot[key] = (c, i)
+
     def remove(self, key: str) -> None:
         at = self._slot.pop(key, None)
         if at is None:

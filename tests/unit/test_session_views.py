@@ -16,7 +16,7 @@ def _view(key: str, at: float) -> SessionView:
 
 
 _OPS = st.lists(
-    st.tuples(st.sampled_from(["set", "set", "remove", "snapshot"]), st.integers(0, 40), st.integers(0, 9)),
+    st.tuples(st.sampled_from(["set", "set", "remove", "snapshot", "bulk"]), st.integers(0, 40), st.integers(0, 9)),
     max_size=200,
 )
 
@@ -30,9 +30,13 @@ def test_the_order_and_content_are_a_dicts_and_snapshots_never_change(
         mp.setattr(session_views, "CHUNK", chunk)
         views, plain = SessionViews(), dict[str, SessionView]()
         taken: list[tuple[Views, tuple[SessionView, ...]]] = []
-        for op, n, at in ops:
+        for step, (op, n, at) in enumerate(ops):
             key = f"k{n}"
-            if op == "set":
+            if op == "bulk":  # n keys not there yet, at once (add_new)
+                new = [(f"b{step}-{i}", _view(f"b{step}-{i}", at)) for i in range(n % 12)]
+                views.add_new(new)
+                plain.update(new)
+            elif op == "set":
                 views.set(key, _view(key, at))
                 plain[key] = _view(key, at)
             elif op == "remove":
