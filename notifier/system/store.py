@@ -35,6 +35,8 @@ CREATE TABLE IF NOT EXISTS history (
   asked_at REAL NOT NULL, resolved_at REAL, outcome TEXT, waited_s REAL,
   PRIMARY KEY (file, call_id));
 CREATE INDEX IF NOT EXISTS history_asked ON history (asked_at);
+CREATE TABLE IF NOT EXISTS bubbles (owner TEXT NOT NULL, id INTEGER NOT NULL, file TEXT NOT NULL,
+                                    call_id TEXT NOT NULL, PRIMARY KEY (owner, id, file, call_id));
 """
 ALL = "*"  # the snooze scope meaning every session
 _PROJECT = "project:"
@@ -108,7 +110,7 @@ class Store:
         if not self.persistent:
             self._db = fresh  # (logged by _open) in memory from now on; copy what we had anyway
         copied = 0
-        for table in ("notified", "pushed", "snoozes", "mutes", "history"):
+        for table in ("notified", "pushed", "snoozes", "mutes", "history", "bubbles"):
             try:
                 rows = old.execute(f"SELECT * FROM {table}").fetchall()  # noqa: S608
                 if rows:
@@ -188,6 +190,36 @@ class Store:
                 "UPDATE notified SET reminders = MAX(reminders, ?) WHERE file = ? AND call_id = ?",
                 (n, file, call_id),
             )
+
+    # ---- bubbles: the notifications on screen, by server, so that after a crash the next run
+    # can close those whose question was answered meanwhile (sinks/notify/screen.py) ----
+
+    def bubbles(self) -> dict[tuple[str, int], set[tuple[str, str]]]:
+        """``{(server owner, notification id): the questions it shows}``."""
+        out: dict[tuple[str, int], set[tuple[str, str]]] = {}
+        for owner, nid, file, call_id in self._run("SELECT owner, id, file, call_id FROM bubbles"):
+            if isinstance(owner, str) and isinstance(nid, int) and isinstance(file, str) and isinstance(call_id, str):
+                out.setdefault((owner, nid), set()).add((file, call_id))
+        return out
+
+    def put_bubble(self, owner: str, nid: int, keys: Iterable[tuple[str, str]]) -> None:
+        self._run("DELETE FROM bubbles WHERE owner = ? AND id = ?", (owner, nid))
+        for file, call_id in keys:
+            self._run(
+                "INSERT OR IGNORE INTO bubbles (owner, id, file, call_id) VALUES (?, ?, ?, ?)",
+                (owner, nid, file, call_id),
+            )
+
+    def drop_bubbles(self, owner: str, nid: int | None = None) -> None:
+        """Forget one notification of server ``owner`` (``nid``), or all of them."""
+        if nid is None:
+            self._run("DELETE FROM bubbles WHERE owner = ?", (owner,))
+        else:
+            self._run("DELETE FROM bubbles WHERE owner = ? AND id = ?", (owner, nid))
+
+    def keep_bubbles_of(self, owner: str) -> None:
+        """Forget the notifications of every server but ``owner`` (gone with their server)."""
+        self._run("DELETE FROM bubbles WHERE owner != ?", (owner,))
 
     # ---- pushed (sinks/push.py): a question is pushed once, also across restarts ----
     # (The table is created on open when missing: stores from before pushes were kept get it.)

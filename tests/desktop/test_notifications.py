@@ -449,3 +449,39 @@ def test_state_folder_deleted_while_running_is_recreated_and_nothing_is_notified
         append(h, ask("q3", "marker?"))
         wait_for(lambda: [x for x in monitor.notifies() if x["summary"] == "marker needs an answer"], 10, "marker")
         assert len(monitor.notifies()) == 3, [n["summary"] for n in monitor.notifies()]
+
+
+def test_bubbles_left_by_a_crash_are_closed_once_their_question_is_over(
+    tmp_path: Path, dunst: Dunst, monitor: Monitor
+) -> None:
+    """A run that dies without closing its notifications (they stay until answered) leaves them
+    on screen; the next run closes those whose question ended meanwhile at once, the others when
+    theirs ends, without announcing them again."""
+    import signal
+
+    cfg = _config(tmp_path, "settle_ms = 0\n")
+    first, second = new_session(tmp_path, "first"), new_session(tmp_path, "second")
+    with run_app(tmp_path, "--config", str(cfg)) as app:
+        app.wait("ready")
+        append(first, ask("q1", "First?"))
+        wait_for(lambda: dunst.displayed() == 1, 10, "the first bubble")
+        append(second, ask("q2", "Second?"))
+        wait_for(lambda: dunst.displayed() == 2, 10, "the second bubble")
+        app.proc.send_signal(signal.SIGKILL)  # no chance to close anything
+        app.proc.wait(5)
+    assert dunst.displayed() == 2  # (left on screen: they never expire)
+    shown = len(monitor.notifies())
+    append(first, answer("q1"))  # answered while no pi-notifier ran
+    with run_app(tmp_path, "--config", str(cfg)) as app:
+        app.wait("ready")
+        wait_for(lambda: dunst.displayed() == 1, 10, "the answered question's bubble closed")
+        append(second, answer("q2"))
+        app.wait("resolved")
+        wait_for(lambda: dunst.displayed() == 0, 10, "the other one closed when answered")
+        assert len(monitor.notifies()) == shown  # nothing announced again
+    # and a normal stop leaves nothing for the next run to close
+    append(second, ask("q3", "Third?"))
+    with run_app(tmp_path, "--config", str(cfg)) as app:
+        app.wait("ready")
+        wait_for(lambda: dunst.displayed() == 1, 10, "a bubble for the third")
+    wait_for(lambda: dunst.displayed() == 0, 10, "closed at the normal stop")

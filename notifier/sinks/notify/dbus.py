@@ -53,6 +53,10 @@ class DBusBackend:
         self.on_server = on_server
         self.expire = expire
         self.server: tuple[str, ...] = ()
+        # The server's unique bus name (":1.42"), after the bus's own id (a new one each time a
+        # bus starts): never given to another connection, so a notification id recorded with it
+        # names this very server's notification, never one of a later server (ids restart at 1).
+        self.owner = ""
         self.capabilities: tuple[str, ...] = ()
         self.markup = False
         self.online = False
@@ -124,6 +128,7 @@ class DBusBackend:
             else:
                 self.problem = f"nothing answers as {NOTIFICATIONS} on the session bus ({clean(exc, 120)})"
             return False
+        self.owner = self._owner(timeout)
         # what the server says about itself is shown in logs and doctor: sanitize it here
         self.server = tuple(clean(x, 60) for x in info)
         self.capabilities = tuple(clean(c, 60) for c in caps)
@@ -131,6 +136,21 @@ class DBusBackend:
         self.online = True
         self.problem = ""
         return True
+
+    def _owner(self, timeout: float) -> str:
+        """``BUS-ID/UNIQUE-NAME`` of the connection that owns the server's name ("" if unknown)."""
+        try:
+            from jeepney import message_bus
+            from jeepney.wrappers import unwrap_msg
+
+            send = self._router.send_and_get_reply
+            (bus,) = unwrap_msg(send(message_bus.GetId(), timeout=timeout))
+            (owner,) = unwrap_msg(send(message_bus.GetNameOwner(NOTIFICATIONS), timeout=timeout))
+        except Exception:
+            return ""
+        if not (isinstance(bus, str) and isinstance(owner, str) and owner.startswith(":")):
+            return ""
+        return f"{clean(bus, 64)}/{clean(owner, 64)}"
 
     def describe(self) -> str:
         server = " ".join(self.server[:3]) or "unknown server"

@@ -28,8 +28,13 @@ class Screen:
         show_text: bool,
         on_shown: Callable[[list[Key]], None] | None = None,
         backend: Backend | None = None,
+        store: Any = None,
     ) -> None:
+        """``store``: where the notifications on screen are recorded (:class:`Store`'s
+        bubbles), so that the run after a crash closes those whose question was answered."""
         self._choose = choose
+        self.store = store
+        self.orphans: dict[int, set[Key]] = {}  # a run before ours showed these (id → questions)
         self.clock = clock
         self.show_text = show_text
         self.on_shown = on_shown  # a server took these questions: remember them as notified
@@ -54,18 +59,78 @@ class Screen:
                 log.warning("%s", self.why)  # told once; the server appearing later is logged too
                 if isinstance(self.backend, NullBackend) and has_bus():
                     self.reconnect_at = self.clock() + RECONNECT_S  # a bus that is not up yet
+        self._adopt()
+
+    # ---- what a run before ours left on screen (it crashed: nobody closed it) ----
+
+    def _owner(self) -> str:
+        backend = self.backend
+        return str(getattr(backend, "owner", "")) if backend is not None and backend.online else ""
+
+    def _adopt(self) -> None:
+        """The notifications a run before ours showed on this very server (the same unique bus
+        name) are still on screen if it ended without closing them: they become ours to close
+        (:meth:`settle_orphans`, :meth:`ended`). Those of other servers went with them."""
+        store, owner = self.store, self._owner()
+        if store is None or not owner:
+            return
+        for (server, nid), keys in store.bubbles().items():
+            if server == owner:
+                self.orphans[nid] = set(keys)
+        store.keep_bubbles_of(owner)
+
+    def settle_orphans(self, pending: set[Key]) -> None:
+        """The questions pending now (the engine's first snapshot): a notification left by a
+        run before ours for questions no longer pending is closed; the others stay, each until
+        its questions end."""
+        for nid, keys in list(self.orphans.items()):
+            keys &= pending
+            if not keys:
+                self._close_orphan(nid)
+
+    def ended(self, keys: set[Key]) -> None:
+        """These questions ended (answered, abandoned, gone): a notification left by a run before
+        ours closes when none of its questions is left."""
+        for nid, left in list(self.orphans.items()):
+            left -= keys
+            if not left:
+                self._close_orphan(nid)
+
+    def _close_orphan(self, nid: int) -> None:
+        self.orphans.pop(nid, None)
+        backend, owner = self.backend, self._owner()
+        if backend is not None and owner:
+            self.safe(lambda: backend.close(nid))
+            if self.store is not None:
+                self.store.drop_bubbles(owner, nid)
+
+    def _recorded(self, server_id: int, keys: list[Key] | None) -> None:
+        """Record (``keys``) or forget (None) one of our notifications on screen."""
+        store, owner = self.store, self._owner()
+        if store is None or not owner or not server_id:
+            return
+        if keys is None:
+            store.drop_bubbles(owner, server_id)
+        else:
+            store.put_bubble(owner, server_id, keys)
 
     def stop(self) -> None:
         """Withdraw what is showing and let the backend go."""
         backend = self.backend
         if backend is not None:
             if backend.online:
+                owner = self._owner()
                 for server_id in list(self.handles.values()):
                     if server_id:
                         try:
                             backend.close(server_id)
                         except BackendError:
                             break
+                        self._recorded(server_id, None)
+                if owner and self.store is not None:
+                    self.store.drop_bubbles(owner)  # (orphans still pending stay on screen: ours next)
+                    for nid, keys in self.orphans.items():
+                        self.store.put_bubble(owner, nid, keys)
             backend.shutdown()
 
     def withdraw(self, handle: int) -> None:
@@ -75,6 +140,7 @@ class Screen:
         backend = self.backend
         if server_id and backend is not None and backend.online:
             self.safe(lambda: backend.close(server_id))
+            self._recorded(server_id, None)
 
     def put(self, notice: Notice) -> None:
         """Show a notice for its handle (replacing what that shows); what waits for an answer is
@@ -93,6 +159,7 @@ class Screen:
         backend = self.backend
         if backend is not None and backend.online:
             self.safe(lambda: backend.close(server_id))
+            self._recorded(server_id, None)
 
     def tell(self, title: str, body: str) -> None:
         """A passing notification of its own (not a question's: never shown again)."""
@@ -121,8 +188,13 @@ class Screen:
         if server_id is None:
             return
         self.handles[notice.handle] = server_id
+        keys = [i.key for i in notice.items]
+        self._recorded(server_id, keys)
+        for nid, left in list(self.orphans.items()):  # (this one shows them now)
+            if left & set(keys):
+                self._close_orphan(nid)
         if self.on_shown is not None:
-            self.on_shown([i.key for i in notice.items])
+            self.on_shown(keys)
 
     def safe(self, fn: Callable[[], Any]) -> Any:
         try:
@@ -142,6 +214,10 @@ class Screen:
     def went_away(self, what: str, now: float) -> None:
         backend = self.backend
         was_online = backend is not None and backend.online
+        owner = self._owner()
+        if owner and self.store is not None:
+            self.store.drop_bubbles(owner)
+        self.orphans.clear()
         if backend is not None:
             backend.online = False
         self.handles = dict.fromkeys(self.handles, 0)  # those bubbles went with the server
@@ -171,6 +247,9 @@ class Screen:
         was_online = backend.online
         if backend.probe():  # a new owner: another server, or the same one restarted
             self.handles = dict.fromkeys(self.handles, 0)
+            self.orphans.clear()  # (gone with the server that showed them)
+            if self.store is not None and self._owner():
+                self.store.keep_bubbles_of(self._owner())
             if was_online:
                 what = "another notification server took over"
             elif self._ever_online:

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from notifier.core.model import Snapshot, Transition, TurnChange
-from notifier.core.planner import Notice, Planner, Withdraw
+from notifier.core.planner import Notice, Planner, Withdraw, key_of
 from notifier.core.preferences import Preferences
 from notifier.core.quiet import in_quiet_hours, parse_quiet_hours
 from notifier.core.text import clean
@@ -68,7 +68,7 @@ class AlertSink:
         self.planner.notify_on = frozenset(s for s in config["notify_on"] if s in ("idle", "failed"))
         self._inbox: queue.Queue[Any] = queue.Queue()
         self._screen = Screen(
-            self._choose, clock, self.show_text, store.mark_notified if store is not None else None, backend
+            self._choose, clock, self.show_text, store.mark_notified if store is not None else None, backend, store
         )
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="pi-notifier-alerts", daemon=True)
@@ -95,7 +95,7 @@ class AlertSink:
 
     # Sink protocol (engine thread): hand over, never block.
     def ready(self, info: Any, snapshot: Snapshot) -> None:
-        self._inbox.put(("tick", None))
+        self._inbox.put(("ready", {key_of(view.ref, q) for view, q in snapshot.pending}))
 
     def transitions(self, items: Sequence[Transition], snapshot: Snapshot) -> None:
         if items:
@@ -145,6 +145,11 @@ class AlertSink:
             self._screen.reconnect(now)
         if kind == "transitions":
             actions += self.planner.feed(arg, now)
+            ended = {key_of(t.session, t.question) for t in arg if t.kind != "needs_input"}
+            if ended:
+                self._screen.ended(ended)
+        elif kind == "ready":  # what a run before ours left on screen for questions now over
+            self._screen.settle_orphans(arg)
         elif kind == "turns":
             for change in arg:
                 actions += self.planner.turn(change, now)

@@ -1,0 +1,100 @@
+"""Notifications a run left on screen when it died (they stay until answered): the next run,
+on the very same notification server, closes them once their question is over. Ids of another
+server (another bus, or the server restarted: ids start again at 1) are never touched."""
+
+from __future__ import annotations
+
+from notifier.core.model import Option, Question, QuestionItem, SessionRef
+from notifier.core.planner import Item, Key, Notice
+from notifier.sinks.notify.render import Message
+from notifier.sinks.notify.screen import Screen
+from notifier.system.store import Store
+
+
+class FakeServer:
+    """A notification server as the screen sees it: ids from 1, what it closed."""
+
+    name = "dbus"
+    markup = False
+
+    def __init__(self, owner: str) -> None:
+        self.owner = owner
+        self.online = True
+        self.next_id = 0
+        self.closed: list[int] = []
+
+    def show(self, message: Message, replaces: int) -> int:
+        if replaces:
+            return replaces
+        self.next_id += 1
+        return self.next_id
+
+    def close(self, server_id: int) -> None:
+        self.closed.append(server_id)
+
+    def shutdown(self) -> None:
+        pass
+
+
+def _notice(handle: int, session: str, call: str) -> Notice:
+    ref = SessionRef(f"/s/{session}.jsonl", session, f"/home/me/{session}", None)
+    q = Question(call, "question", (QuestionItem("Go?", options=(Option("Yes"),)),), 1.0)
+    return Notice(handle, "question", (Item((ref.key, call), ref, q),))
+
+
+def _screen(server: FakeServer, store: Store) -> Screen:
+    screen = Screen(lambda: (server, "fake"), lambda: 0.0, True, None, server, store)
+    screen.start()
+    return screen
+
+
+A: Key = ("/s/a.jsonl", "q1")
+B: Key = ("/s/b.jsonl", "q2")
+
+
+def test_the_next_run_on_the_same_server_closes_what_is_over() -> None:
+    store = Store(None)
+    server = FakeServer("bus-1/:1.7")
+    crashed = _screen(server, store)
+    crashed.put(_notice(1, "a", "q1"))
+    crashed.put(_notice(2, "b", "q2"))
+    assert store.bubbles() == {("bus-1/:1.7", 1): {A}, ("bus-1/:1.7", 2): {B}}
+    # (it dies here: nothing closed)
+    after = _screen(server, store)
+    assert after.orphans == {1: {A}, 2: {B}}
+    after.settle_orphans({B})  # the first was answered meanwhile
+    assert server.closed == [1] and after.orphans == {2: {B}}
+    after.ended({B})
+    assert server.closed == [1, 2] and after.orphans == {} and store.bubbles() == {}
+
+
+def test_a_new_notification_for_the_same_question_replaces_the_left_one() -> None:
+    store = Store(None)
+    server = FakeServer("bus-1/:1.7")
+    _screen(server, store).put(_notice(1, "a", "q1"))
+    after = _screen(server, store)
+    after.put(_notice(5, "a", "q1"))  # a reminder of the same question, from this run
+    assert server.closed == [1] and after.orphans == {}
+    assert store.bubbles() == {("bus-1/:1.7", 2): {A}}
+
+
+def test_ids_of_another_server_are_forgotten_never_closed() -> None:
+    store = Store(None)
+    _screen(FakeServer("bus-1/:1.7"), store).put(_notice(1, "a", "q1"))
+    other = FakeServer("bus-2/:1.7")  # the same unique name on a new bus: another server
+    after = _screen(other, store)
+    assert after.orphans == {} and store.bubbles() == {}
+    after.settle_orphans(set())
+    assert other.closed == []
+
+
+def test_a_normal_stop_closes_its_own_and_hands_on_what_is_still_asked() -> None:
+    store = Store(None)
+    server = FakeServer("bus-1/:1.7")
+    _screen(server, store).put(_notice(1, "a", "q1"))
+    second = _screen(server, store)
+    second.put(_notice(7, "b", "q2"))
+    second.stop()  # closes its own; the one left by the first run is still asked: kept
+    assert server.closed == [2] and store.bubbles() == {("bus-1/:1.7", 1): {A}}
+    third = _screen(server, store)
+    assert third.orphans == {1: {A}}
