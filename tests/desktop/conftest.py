@@ -85,3 +85,14 @@ def trayer(desktop: dict[str, str]) -> Iterator[None]:
         yield None
     finally:
         stop(proc)
+
+
+@pytest.fixture(autouse=True)
+def _tk_garbage_collected_here() -> Iterator[None]:
+    """Windows made in this process (tkinter) hold reference cycles; collected later on another
+    thread (an engine's, in a later test), Tcl aborts the whole process ("async handler deleted by
+    the wrong thread"). Each test's garbage is collected here, on the thread that made it."""
+    import gc
+
+    yield
+    gc.collect()
