@@ -75,29 +75,16 @@ def share_out(
     children: list[_Child] = []
     own, *others = shares(n, workers)
     for share in others:
-        try:
-            rfd, wfd = os.pipe()
-        except OSError:
+
+        def send(write: Callable[[bytes], None], share: list[int] = share) -> None:
+            for start in range(0, len(share), FRAME):  # (the worker: its share, frame by frame)
+                payload = marshal.dumps([read(items[i]) for i in share[start : start + FRAME]])
+                write(len(payload).to_bytes(4, "big") + payload)
+
+        spawned = _spawn(send)
+        if spawned is None:
             break
-        try:
-            pid = os.fork()
-        except OSError:
-            os.close(rfd)
-            os.close(wfd)
-            break
-        if pid == 0:  # the worker: read its share, send it frame by frame, leave without cleanup
-            code = 1
-            try:
-                os.close(rfd)
-                for start in range(0, len(share), FRAME):
-                    payload = marshal.dumps([read(items[i]) for i in share[start : start + FRAME]])
-                    view = memoryview(len(payload).to_bytes(4, "big") + payload)
-                    while view:
-                        view = view[os.write(wfd, view) :]
-                code = 0
-            finally:
-                os._exit(code)
-        os.close(wfd)
+        pid, rfd = spawned
         os.set_blocking(rfd, False)
         children.append(_Child(pid, rfd, share))
     for share in others[len(children) :]:  # (no more processes: read by the caller)
@@ -188,30 +175,11 @@ def beside(work: Callable[[], Any], here: Callable[[], None]) -> Any:
     """``work()`` run in a forked child while the caller runs ``here()`` (both on one core each);
     ``work`` must return plain data (what ``marshal`` carries). Where no child can be made, or
     it fails, the caller runs ``work()`` itself: only time is lost."""
-    try:
-        if not fork_is_safe():
-            raise OSError("no fork beside another thread")
-        rfd, wfd = os.pipe()
-        try:
-            pid = os.fork()
-        except OSError:
-            os.close(rfd)
-            os.close(wfd)
-            raise
-    except OSError:
+    spawned = _spawn(lambda write: write(marshal.dumps(work()))) if fork_is_safe() else None
+    if spawned is None:
         here()
         return work()
-    if pid == 0:  # the child: do the work, send it, leave without cleanup
-        code = 1
-        try:
-            os.close(rfd)
-            view = memoryview(marshal.dumps(work()))
-            while view:
-                view = view[os.write(wfd, view) :]
-            code = 0
-        finally:
-            os._exit(code)
-    os.close(wfd)
+    pid, rfd = spawned
     try:
         here()
     finally:
@@ -228,6 +196,37 @@ def beside(work: Callable[[], Any], here: Callable[[], None]) -> Any:
         except (EOFError, ValueError, TypeError):
             pass
     return work()
+
+
+def _spawn(send: Callable[[Callable[[bytes], None]], None]) -> tuple[int, int] | None:
+    """A forked child that runs ``send(write)`` (``write`` puts bytes down a pipe) and leaves
+    without cleanup: ``(its pid, the read end of the pipe)``; None where none can be made."""
+    try:
+        rfd, wfd = os.pipe()
+    except OSError:
+        return None
+    try:
+        pid = os.fork()
+    except OSError:
+        os.close(rfd)
+        os.close(wfd)
+        return None
+    if pid == 0:
+        code = 1
+        try:
+            os.close(rfd)
+
+            def write(data: bytes) -> None:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(wfd, view) :]
+
+            send(write)
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(wfd)
+    return pid, rfd
 
 
 def _kill(pid: int) -> None:
