@@ -59,7 +59,7 @@ class StartupCache:
 
             self._key = fingerprint(self._tools)
             self._unpack = unpack
-            if os.path.lexists(self._path):
+            if self.on_disk():
                 self._db = ScanCache(self._path, self._key)
                 self._rows = self._db.load()  # checked as a whole; a damaged cache comes back empty
 
