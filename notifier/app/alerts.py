@@ -45,6 +45,7 @@ class AlertsKeeper:
         self.execute = execute
         self.stop_event = stop_event
         self.current: AlertSink | None = None
+        self.instead: str | None = None  # what shows questions while notifications cannot (None: the tray)
         self.restarts = 0
         self._next = 0.0  # monotonic: the earliest the notifier may be restarted again
 
@@ -65,7 +66,13 @@ class AlertsKeeper:
             self.execute(Answer(session, call, (choice,)))
 
         alerts = AlertSink(
-            self.config, self.store, on_show=show, on_snooze=snooze, on_goto=goto, on_answer=answer
+            self.config,
+            self.store,
+            on_show=show,
+            on_snooze=snooze,
+            on_goto=goto,
+            on_answer=answer,
+            instead=self.instead,
         )
         self.preferences.listen(alerts.set_preferences)  # handed the current value before start
         alerts.start()

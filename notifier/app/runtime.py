@@ -233,6 +233,13 @@ class App:
             sinks.append(JsonSink(on_broken=self.stop_event.set))
         sinks.append(HistorySink(self.store))
         if self.want_notify:
+            if self.tray is None:  # (what shows questions while notifications cannot, for the log)
+                self.notifier.instead = (
+                    "with no tray icon either, only the run --json stream shows questions"
+                    if self.json_out
+                    else "with no tray icon either, nothing on this desktop shows questions"
+                    " (pi-notifier status and pi-notifier show list them)"
+                )
             sinks.append(self.notifier.start())
         sinks.append(self)
         from notifier.app.remotes import Hub
@@ -271,7 +278,7 @@ class App:
                     # fails where no notification server runs: harmless then.
                     log.debug("tray stopped with: %s", clean(exc, 200))
                 else:
-                    log.warning("the tray stopped (%s); carrying on with notifications only", clean(exc, 200))
+                    log.warning("the tray stopped (%s); carrying on without it", clean(exc, 200))
                 self.tray = None
         self.stop_event.wait()  # no polling: a signal, Quit or a closed --json pipe sets it
         return 0

@@ -31,7 +31,7 @@ def make_tray(
     try:
         tray = Tray(backend, act, snapshot)
     except Exception as exc:  # pystray or its toolkit cannot start here
-        log.warning("no tray icon (%s backend failed: %s); notifications only", backend, clean(exc, 200))
+        log.warning("no tray icon (%s backend failed: %s)", backend, clean(exc, 200))
         return None
     log.debug("tray: %s — %s", backend, why)
     return tray

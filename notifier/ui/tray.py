@@ -4,7 +4,7 @@ entries become commands (``core/commands.py``) for the app to carry out.
 Backends: `gtk` on X11 when PyGObject imports (menu + left-click action), `appindicator` where a
 StatusNotifierItem host runs (KDE, GNOME with the AppIndicator extension, Wayland; no left-click
 action, so the menu carries everything), `xorg` as the last resort (no menu: a click opens the
-window), native on macOS and Windows. No display at all: no tray, notifications only.
+window), native on macOS and Windows. No display at all: no tray.
 """
 
 from __future__ import annotations
@@ -86,7 +86,7 @@ def choose_backend(preference: str) -> tuple[str | None, str]:
     has_x = bool(os.environ.get("DISPLAY"))
     wayland = bool(os.environ.get("WAYLAND_DISPLAY"))
     if not has_x and not wayland:
-        return None, "no display (DISPLAY and WAYLAND_DISPLAY are unset): notifications only"
+        return None, "no display (DISPLAY and WAYLAND_DISPLAY are unset)"
     if preference != "auto":
         return preference, f"tray.backend = '{preference}'"
     gtk = _gi_gtk()
@@ -97,7 +97,7 @@ def choose_backend(preference: str) -> tuple[str | None, str]:
     if has_x:
         why = "PyGObject is not installed (install the 'gtk' extra for a menu)" if not gtk else "no GTK"
         return "xorg", f"plain X11 tray ({why}); a click opens the window"
-    return None, "Wayland without a StatusNotifierItem host: notifications only"
+    return None, "Wayland without a StatusNotifierItem host"
 
 
 def doctor_line(config: Config) -> str:

@@ -253,3 +253,13 @@ def test_signals_are_never_lost(tmp_path: Path) -> None:
             wait_for(lambda: ipc.request({"cmd": "ping"}), 20, "control channel")
             app.proc.send_signal(signal.SIGTERM if i % 2 else signal.SIGINT)
             assert app.proc.wait(5) == 0, f"start {i} did not stop"
+
+
+def test_with_neither_tray_nor_notifications_the_log_says_what_is_left(tmp_path: Path) -> None:
+    """No display and no session bus: the log says neither one shows questions (not that the
+    other one will), and where to find them."""
+    with AppProcess("run", "--liveness", "off", "--sessions-dir", str(tmp_path), env=headless_env()) as app:
+        assert "no display" in app.log_has("no tray icon: ")
+        line = app.log_has("no notification server: ")
+        assert "nothing on this desktop shows questions (pi-notifier status and pi-notifier show" in line
+        assert not [x for x in app.stderr if "tray icon alone" in x or "notifications only" in x]

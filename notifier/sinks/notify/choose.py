@@ -23,6 +23,11 @@ NO_BUS_HINT = (
 )
 
 
+# What still shows questions when notifications cannot (said with the reason): the app says
+# what it has instead (no tray icon either: see app/alerts.py).
+TRAY_ALONE = "the tray icon alone will show questions"
+
+
 def choose_backend(
     preference: str,
     on_action: Callable[[int, str], None] | None = None,
@@ -30,6 +35,7 @@ def choose_backend(
     on_server: Callable[[str], None] | None = None,
     expire: str | int = "never",
     sound: str = "default",
+    instead: str = TRAY_ALONE,
 ) -> tuple[Backend, str]:
     """The backend to use and one line saying why. A backend is chosen only where it can really
     deliver: for D-Bus (and plyer/notify-send, which go through the same server on Linux) a server
@@ -81,9 +87,9 @@ def choose_backend(
     reason = "; ".join(dict.fromkeys(r for r in reasons if r))
     if sys.platform.startswith("linux") and not is_wsl():
         hint = NO_BUS_HINT if "no session bus" in reason else NO_SERVER_HINT
-        why = f"no notification server: {reason} — the tray icon alone will show questions; {hint}"
+        why = f"no notification server: {reason} — {instead}; {hint}"
     else:
-        why = f"no way to show notifications: {reason} — the tray icon alone will show questions"
+        why = f"no way to show notifications: {reason} — {instead}"
     return (waiting or NullBackend()), why
 
 

@@ -12,6 +12,7 @@ from typing import Any
 from notifier.core.planner import Key, Notice
 from notifier.core.text import markup
 from notifier.sinks.notify.backend import Backend, BackendError, NullBackend, ServerGone
+from notifier.sinks.notify.choose import TRAY_ALONE
 from notifier.sinks.notify.dbus import DBusBackend, has_bus
 from notifier.sinks.notify.render import Message, render
 
@@ -29,11 +30,13 @@ class Screen:
         on_shown: Callable[[list[Key]], None] | None = None,
         backend: Backend | None = None,
         store: Any = None,
+        instead: str = TRAY_ALONE,
     ) -> None:
         """``store``: where the notifications on screen are recorded (:class:`Store`'s
         bubbles), so that the run after a crash closes those whose question was answered."""
         self._choose = choose
         self.store = store
+        self.instead = instead  # what shows questions while notifications cannot (for the log)
         self.orphans: dict[int, set[Key]] = {}  # a run before ours showed these (id → questions)
         self.clock = clock
         self.show_text = show_text
@@ -227,13 +230,13 @@ class Screen:
                     log.debug("the session bus closed too; looking for it every %d s", RECONNECT_S)
                 else:
                     log.warning(
-                        "the session bus went away — the tray icon alone will show questions until it is back"
+                        f"the session bus went away — {self.instead} until it is back"
                     )
                 self._told_down = True
             self.reconnect_at = now + RECONNECT_S
         elif was_online:
             log.warning(
-                "the notification server went away — the tray icon alone will show questions until one is back"
+                f"the notification server went away — {self.instead} until one is back"
             )
             self._told_down = True
 

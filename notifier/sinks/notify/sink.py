@@ -18,7 +18,7 @@ from notifier.core.preferences import Preferences
 from notifier.core.quiet import in_quiet_hours, parse_quiet_hours
 from notifier.core.text import clean
 from notifier.sinks.notify.backend import Backend
-from notifier.sinks.notify.choose import choose_backend
+from notifier.sinks.notify.choose import TRAY_ALONE, choose_backend
 from notifier.sinks.notify.render import ANSWER_PREFIX, option_actions
 from notifier.sinks.notify.screen import Screen
 from notifier.system.config import Config
@@ -46,9 +46,13 @@ class AlertSink:
         clock: Callable[[], float] = time.time,
         on_goto: Callable[[str, str | None], None] | None = None,
         on_answer: Callable[[str, str, str], None] | None = None,
+        instead: str | None = None,
     ) -> None:
         """``on_goto(session, call)``: the default action and "Go to session"; ``on_answer(session,
-        call, option number)``: an option's button. Without ``on_goto`` a click shows the window."""
+        call, option number)``: an option's button. Without ``on_goto`` a click shows the window.
+        ``instead``: what shows questions while notifications cannot (said in the log; None:
+        the tray icon)."""
+        self.instead = TRAY_ALONE if instead is None else instead
         self.on_goto = on_goto
         self.on_answer = on_answer
         self.config = config
@@ -68,7 +72,13 @@ class AlertSink:
         self.planner.notify_on = frozenset(s for s in config["notify_on"] if s in ("idle", "failed"))
         self._inbox: queue.Queue[Any] = queue.Queue()
         self._screen = Screen(
-            self._choose, clock, self.show_text, store.mark_notified if store is not None else None, backend, store
+            self._choose,
+            clock,
+            self.show_text,
+            store.mark_notified if store is not None else None,
+            backend,
+            store,
+            self.instead,
         )
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="pi-notifier-alerts", daemon=True)
@@ -81,6 +91,7 @@ class AlertSink:
             self._server_event,
             self.config["notifications.expire"],
             self.config["notifications.sound"],
+            self.instead,
         )
 
     def start(self) -> None:
