@@ -98,3 +98,20 @@ def test_a_normal_stop_closes_its_own_and_hands_on_what_is_still_asked() -> None
     assert server.closed == [2] and store.bubbles() == {("bus-1/:1.7", 1): {A}}
     third = _screen(server, store)
     assert third.orphans == {1: {A}}
+
+
+def test_a_remote_question_left_on_screen_waits_for_its_end() -> None:
+    """At start-up a remote host's questions are not known yet (its link connects later): its
+    notification is not closed then, only when its question ends."""
+    store = Store(None)
+    server = FakeServer("bus-1/:1.7")
+    remote: Key = ("@devbox:/s/r.jsonl", "q9")
+    first = _screen(server, store)
+    ref = SessionRef(remote[0], "r", "/home/me/r", None, "devbox")
+    q = Question("q9", "question", (QuestionItem("Go?", options=(Option("Yes"),)),), 1.0)
+    first.put(Notice(3, "question", (Item(remote, ref, q),)))
+    after = _screen(server, store)
+    after.settle_orphans(set())
+    assert server.closed == [] and after.orphans == {1: {remote}}
+    after.ended({remote})
+    assert server.closed == [1]

@@ -9,6 +9,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from notifier.core.model import split_key
 from notifier.core.planner import Key, Notice
 from notifier.core.text import markup
 from notifier.sinks.notify.backend import Backend, BackendError, NullBackend, ServerGone
@@ -85,9 +86,10 @@ class Screen:
     def settle_orphans(self, pending: set[Key]) -> None:
         """The questions pending now (the engine's first snapshot): a notification left by a
         run before ours for questions no longer pending is closed; the others stay, each until
-        its questions end."""
+        its questions end. A remote host's questions are not known yet then (its link is still
+        connecting): their notifications wait for those questions to end."""
         for nid, keys in list(self.orphans.items()):
-            keys &= pending
+            keys -= {k for k in keys if k not in pending and split_key(k[0])[0] is None}
             if not keys:
                 self._close_orphan(nid)
 
