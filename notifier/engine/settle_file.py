@@ -14,6 +14,8 @@ from notifier.core.reducer import Event, Header, Input, Renamed, SessionReducer,
 from notifier.core.settle import EVENT_BUDGET, Settler, sets_base, settles_alone
 from notifier.pi.lines import MARKERS, may_have_events
 from notifier.watch.readers import (
+    CHUNK,
+    FIRST_WINDOW,
     HEADER_LIMIT,
     backward_matching_lines,
     find_end,
@@ -57,9 +59,20 @@ def settle_file(
     has_header = any(isinstance(e, Header) for e in head_events)
     hi, block = tail.end, tail.block  # where the general way starts, and what it has read
     if has_header:
-        newest = _settled_by_newest(tail.block, tail.end, header_end, max_line, events)
-        if isinstance(newest, int):  # nothing in the block matters: go on before it
-            hi, block = newest, tail.block[: newest - (tail.end - len(tail.block))]
+        newest = _settled_by_newest(block, hi, header_end, max_line, events)
+        step = len(block)
+        while isinstance(newest, int) and newest > header_end:
+            # Nothing in the block can matter (a long tail of entries that change nothing): the
+            # same look at the bytes before it, in growing blocks (each read and searched once).
+            hi, step = newest, min(max(step, FIRST_WINDOW) * 2, CHUNK)
+            n = min(step, hi - header_end)
+            block = os.pread(fd, n, hi - n)
+            if len(block) != n:  # (the file shrank under us: the general way notices)
+                newest = None
+                break
+            newest = _settled_by_newest(block, hi, header_end, max_line, events)
+        if isinstance(newest, int):  # (no line before the last block can matter either)
+            hi, block = newest, b""
         elif newest is not None:  # (the common case, without the general machinery below)
             start, line, line_events = newest
             tailer.window_start = start

@@ -123,8 +123,9 @@ def test_a_session_ending_in_a_settling_message_is_read_without_the_general_path
             content=[{"type": "toolCall", "id": "q", "name": "question", "arguments": {"question": "Go?"}}],
         ),
     ]
-    for end in ends:
-        for tail in (b"", noise, noise + b'{"type":"label","id":"cut'):
+    long_noise = b"".join(jline({"type": "custom", "id": str(i), "data": {"n": i}}) for i in range(900))
+    for end in ends:  # (a long tail that changes nothing, ~40 KB: searched block by block)
+        for tail in (b"", noise, noise + b'{"type":"label","id":"cut', long_noise):
             f.write_bytes(header + _message("user", content="hi") + end + tail)
             assert not _general_path_used(f, monkeypatch)
 
@@ -144,7 +145,12 @@ def test_what_the_newest_message_cannot_settle_goes_the_general_way(
         stop + b'{"type":"comp\\u0061ction","id":"c","timestamp":"2026-01-01T00:00:01Z"}\n',
         _message("toolResult", toolCallId="b", toolName="bash", content="1"),
         _message("assistant", stopReason="stop", content="x" * 40_000),
-        stop + b"".join(jline({"type": "custom", "id": str(i), "data": {"n": i}}) for i in range(600)),
+        # a long tail that changes nothing, but one of its entries holds a marker (as a value):
+        # the direct way cannot tell, so the general way decodes it
+        stop
+        + b"".join(jline({"type": "custom", "id": str(i), "data": {"n": i}}) for i in range(300))
+        + jline({"type": "custom", "id": "m", "data": {"k": "compaction"}})
+        + b"".join(jline({"type": "custom", "id": str(i), "data": {"n": i}}) for i in range(600)),
     ]
     for end in cases:
         f.write_bytes(header + _message("user", content="hi") + end)
@@ -184,4 +190,36 @@ def test_a_line_that_matters_begun_before_the_last_block_is_still_read(tmp_path:
         f.write_bytes(header + ask + line + tail)
         reducer, _ = startup_read(f)
         assert not reducer.pending  # the compaction after the question supersedes it
+        assert_same(f)
+
+
+def test_long_tails_that_change_nothing_with_a_line_that_matters_anywhere(tmp_path: Path) -> None:
+    """Tails of entries that change nothing, up to ~150 KB (searched block by block, the blocks
+    growing), with a line that matters (a compaction, a rename, an escaped type, a new message)
+    at any place in them or none: the start-up state is always a full read's."""
+    import random
+
+    rng = random.Random(8)
+    header = jline({"type": "session", "id": "s", "cwd": "/p"})
+    ask = _message(
+        "assistant",
+        stopReason="toolUse",
+        content=[{"type": "toolCall", "id": "q", "name": "question", "arguments": {"question": "Go?"}}],
+    )
+    matters = [
+        jline({"type": "compaction", "id": "c", "timestamp": "2026-01-01T00:00:01Z"}),
+        jline({"type": "session_info", "id": "n", "name": "renamed"}),
+        b'{"type":"branch_\\u0073ummary","id":"b","timestamp":"2026-01-01T00:00:01Z"}\n',
+        _message("user", content="go on"),
+        jline({"type": "custom", "id": "v", "data": {"k": "context_edit"}}),  # (a marker, no event)
+    ]
+    f = tmp_path / "s.jsonl"
+    for case in range(60):
+        noise = [
+            jline({"type": rng.choice(["label", "custom", "model_change"]), "id": str(i), "x": "y" * rng.randrange(60)})
+            for i in range(rng.randrange(0, 2500))
+        ]
+        if case % 6:  # (one case in six: nothing that matters in the tail)
+            noise.insert(rng.randrange(len(noise) + 1), rng.choice(matters))
+        f.write_bytes(header + _message("user", content="hi") + ask + b"".join(noise))
         assert_same(f)
