@@ -272,8 +272,8 @@ def test_the_remote_run_ends_with_the_app(tmp_path: Path, sshd: Any, old: bool) 
         assert not _gone(pid)
         if old:
             assert app.log_has("remote devbox: its pi-notifier has no --stop-on-eof; running it without")
-    if old:  # (stopped by the closed pipe when it next writes, or left: no check)
-        return
+    if old:  # (it lives on until it next writes, as every remote did before --stop-on-eof)
+        os.kill(pid, signal.SIGTERM)  # (not left behind by this test)
     wait_for(lambda: _gone(pid), 20, "the remote run --json ending with the app")
 
 
@@ -336,7 +336,9 @@ def test_garbage_on_the_stream_is_skipped_with_one_log_line(tmp_path: Path) -> N
         "import subprocess, sys\n"
         "print('Welcome to devbox!\\n{not json\\n[1,2]\\n{\"event\": 5}', flush=True)\n"
         "print('x' * 3_000_000, flush=True)\n"
-        f"sys.exit(subprocess.call({[sys.executable, '-m', 'notifier', 'run', '--json', '--no-tray', '--no-notify', '--liveness', 'off', '--sessions-dir', str(there)]!r}))\n"
+        # (--stop-on-eof: the run it starts ends when the link closes its input, as the README
+        # advises for command remotes; the link stops only this script)
+        f"sys.exit(subprocess.call({[sys.executable, '-m', 'notifier', 'run', '--json', '--no-tray', '--no-notify', '--stop-on-eof', '--liveness', 'off', '--sessions-dir', str(there)]!r}))\n"
     )
     state = tmp_path / "remote-state"
     cfg = write_config(
