@@ -28,9 +28,11 @@ from notifier.system.logonce import LogOnce
 from notifier.watch.names import find_name
 from notifier.watch.scanner import (
     NotRegularFile,
+    Stamp,
     Tree,
     kind_of,
     open_regular,
+    stamp_of,
     tree_from_plain,
     tree_to_plain,
     walk_tree,
@@ -64,7 +66,7 @@ class SessionFiles:
         self._idents: dict[tuple[int, int], str] = {}  # (device, inode) → the one name read
         self._blame: dict[str, int] = {}  # failures that happened while reading each file
         # each file's (device, inode, size, mtime_ns) as read, while a scan wants them (scan)
-        self._stamps: dict[str, tuple[int, int, int, int]] | None = None
+        self._stamps: dict[str, Stamp] | None = None
 
     # ---- folders ----
 
@@ -309,7 +311,7 @@ class SessionFiles:
                 self._once(path, "open", "cannot read (%s)", exc.strerror or exc)
             return None
         if self._stamps is not None:
-            self._stamps[path] = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+            self._stamps[path] = stamp_of(st)
         try:
             now = self._wall()
             line_events = self.line_events

@@ -81,7 +81,7 @@ def share_out(
                 payload = marshal.dumps([read(items[i]) for i in share[start : start + FRAME]])
                 write(len(payload).to_bytes(4, "big") + payload)
 
-        spawned = _spawn(send)
+        spawned = spawn(send)
         if spawned is None:
             break
         pid, rfd = spawned
@@ -175,7 +175,7 @@ def beside(work: Callable[[], Any], here: Callable[[], None]) -> Any:
     """``work()`` run in a forked child while the caller runs ``here()`` (both on one core each);
     ``work`` must return plain data (what ``marshal`` carries). Where no child can be made, or
     it fails, the caller runs ``work()`` itself: only time is lost."""
-    spawned = _spawn(lambda write: write(marshal.dumps(work()))) if fork_is_safe() else None
+    spawned = spawn(lambda write: write(marshal.dumps(work()))) if fork_is_safe() else None
     if spawned is None:
         here()
         return work()
@@ -198,7 +198,7 @@ def beside(work: Callable[[], Any], here: Callable[[], None]) -> Any:
     return work()
 
 
-def _spawn(send: Callable[[Callable[[bytes], None]], None]) -> tuple[int, int] | None:
+def spawn(send: Callable[[Callable[[bytes], None]], None]) -> tuple[int, int] | None:
     """A forked child that runs ``send(write)`` (``write`` puts bytes down a pipe) and leaves
     without cleanup: ``(its pid, the read end of the pipe)``; None where none can be made."""
     try:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Literal, NamedTuple
 from notifier.core.board import Board
 from notifier.core.reducer import SessionReducer
 from notifier.system import logs
-from notifier.watch.scanner import FileStat
+from notifier.watch.scanner import FileStat, Stamp, stamp_of
 from notifier.watch.tail import Tailer
 
 if TYPE_CHECKING:
@@ -44,7 +44,7 @@ class StartupCache:
         self._rows: dict[str, Row] = {}
         # files read (not restored) → their stamp before (dev, ino, size, mtime_ns); None: not
         # taken yet, given by :meth:`stamped` after the read
-        self._stale: dict[str, tuple[int, int, int, int] | None] = {}
+        self._stale: dict[str, Stamp | None] = {}
         self._seen: set[str] = set()
         self._unpack: Callable[[Row, str, int], tuple[Tailer, SessionReducer]] | None = None
         self.hits = 0
@@ -102,7 +102,7 @@ class StartupCache:
             else:
                 self.hits += 1
                 return Restored(tailer, reducer)
-        self._stale[path] = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+        self._stale[path] = stamp_of(st)
         return "read"
 
     def on_disk(self) -> bool:
@@ -113,7 +113,7 @@ class StartupCache:
         """Nothing is cached (after :meth:`open`): every file will be read."""
         return not self._rows
 
-    def stamped(self, path: str, stamp: tuple[int, int, int, int]) -> None:
+    def stamped(self, path: str, stamp: Stamp) -> None:
         """The stamp of a file that was looked up without one, taken when it was read (its
         ``fstat`` before any read)."""
         if path in self._stale:
@@ -134,28 +134,23 @@ class StartupCache:
                 db.close()
             return
         if background and len(self._stale) >= BACKGROUND_ROWS:
-            from notifier.engine.scan_workers import fork_is_safe
+            from notifier.engine.scan_workers import fork_is_safe, spawn
 
             if fork_is_safe():
                 if db is not None:
                     db.close()  # (a connection must not cross a fork: the child opens its own)
-                try:
-                    pid = os.fork()
-                except OSError:
-                    pid = -1
-                if pid == 0:
-                    code = 1
-                    try:
-                        from notifier.watch.cache import ScanCache
 
-                        rows = len(self._stale)
-                        self._write(ScanCache(self._path, self._key), tailers, board, gone)
-                        log.debug("scan cache written for %d files by process %d", rows, os.getpid())
-                        code = 0
-                    finally:
-                        os._exit(code)  # (nothing of the parent's is flushed or cleaned up here)
-                if pid > 0:
-                    self._child = pid
+                def write(_: object) -> None:  # (in the child; it sends nothing back)
+                    from notifier.watch.cache import ScanCache
+
+                    rows = len(self._stale)
+                    self._write(ScanCache(self._path, self._key), tailers, board, gone)
+                    log.debug("scan cache written for %d files by process %d", rows, os.getpid())
+
+                spawned = spawn(write)
+                if spawned is not None:
+                    self._child, unused = spawned
+                    os.close(unused)
                     return
                 db = None  # no child: written here after all
         if db is None:

@@ -31,6 +31,7 @@ from notifier.core.reducer import SessionReducer, restore, summarize
 from notifier.core.text import clean
 from notifier.system import logs
 from notifier.system.paths import private_file, to_db
+from notifier.watch.scanner import Stamp
 from notifier.watch.tail import Tailer
 
 log = logs.get(__name__)
@@ -157,7 +158,7 @@ def _param(value: str | None) -> Any:
     return value if value.isascii() else to_db(value)
 
 
-def row_of(path: str, key: str, stamp: tuple[int, int, int, int], tailer: Tailer, r: SessionReducer) -> Row | None:
+def row_of(path: str, key: str, stamp: Stamp, tailer: Tailer, r: SessionReducer) -> Row | None:
     """The row that summarizes a file read at ``stamp`` (its device, inode, size, mtime_ns before
     the read), as written (see _NULLABLE); ``None`` if it cannot be cached."""
     t = tailer.state()

@@ -17,7 +17,7 @@ HEADER_LIMIT = 1 << 20
 _BACKSLASH = ord("\\")
 
 
-def _rfind(data: bytes, marker: bytes, lo: int, hi: int) -> int:
+def rfind_marker(data: bytes, marker: bytes, lo: int, hi: int) -> int:
     """``data.rfind(marker, lo, hi)``; a marker starting with a backslash only where one is."""
     if marker[0] == _BACKSLASH and data.rfind(b"\\", lo, hi) < 0:
         return -1
@@ -175,8 +175,7 @@ def backward_matching_lines(
     at most once per marker, and when the common marker is near the end, the cost is that distance,
     not the size of the block."""
     main = markers[0]
-    # (marker, True if it starts with a backslash), the common one left out
-    others = [(m, m[0] == _BACKSLASH) for m in markers[1:]]
+    others = range(1, len(markers))
     given = block[max(0, len(block) - (hi - lo)) :]
     carry: list[bytes] = []  # a line that began in an earlier block (newest piece first)
     carry_len = 0
@@ -235,12 +234,9 @@ def backward_matching_lines(
                     p = data.rfind(main, low, top)
                     below = data.rfind(b"\n", first_nl, p) + 1 if p >= 0 else low
                     last[0] = p
-                    for i, (marker, backslash) in enumerate(others, 1):  # (inlined _rfind: hot)
-                        top = min(j, floor + len(marker) - 1)
-                        if backslash and data.rfind(b"\\", below, top) < 0:
-                            last[i] = -1
-                        else:
-                            last[i] = data.rfind(marker, below, top)
+                    for i in others:
+                        marker = markers[i]
+                        last[i] = rfind_marker(data, marker, below, min(j, floor + len(marker) - 1))
                     floor = below
                     continue
                 s = data.rfind(b"\n", first_nl, hit) + 1
@@ -255,7 +251,7 @@ def backward_matching_lines(
                 floor = min(floor, j)
                 for i, at in enumerate(last):
                     if at >= s:  # in the line just yielded: look for the one before it
-                        last[i] = _rfind(data, markers[i], floor, j)
+                        last[i] = rfind_marker(data, markers[i], floor, j)
             j = first_nl
         # the piece before the first newline belongs to a line that may begin further back
         if j > max_line:

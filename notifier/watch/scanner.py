@@ -90,6 +90,14 @@ class FileStat(NamedTuple):
     st_mtime_ns: int
 
 
+Stamp = tuple[int, int, int, int]  # (device, inode, size, mtime_ns): a file unchanged while equal
+
+
+def stamp_of(st: os.stat_result | FileStat) -> Stamp:
+    """The stamp of a file from its stat (what the scan cache keeps and compares)."""
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
 @dataclass
 class Tree:
     files: list[str] = field(default_factory=list)  # session files, one name per (device, inode) (*)

@@ -103,11 +103,10 @@ class Screen:
 
     def _close_orphan(self, nid: int) -> None:
         self.orphans.pop(nid, None)
-        backend, owner = self.backend, self._owner()
-        if backend is not None and owner:
+        backend = self.backend
+        if backend is not None and self._owner():
             self.safe(lambda: backend.close(nid))
-            if self.store is not None:
-                self.store.drop_bubbles(owner, nid)
+            self._recorded(nid, None)
 
     def _recorded(self, server_id: int, keys: list[Key] | None) -> None:
         """Record (``keys``) or forget (None) one of our notifications on screen."""
@@ -131,9 +130,10 @@ class Screen:
                             backend.close(server_id)
                         except BackendError:
                             break
-                        self._recorded(server_id, None)
                 if owner and self.store is not None:
-                    self.store.drop_bubbles(owner)  # (orphans still pending stay on screen: ours next)
+                    # ours are closed; those a run before ours left, still asked, stay on screen:
+                    # the next run closes them
+                    self.store.drop_bubbles(owner)
                     for nid, keys in self.orphans.items():
                         self.store.put_bubble(owner, nid, keys)
             backend.shutdown()
