@@ -12,12 +12,15 @@ from typing import TYPE_CHECKING, Any
 
 from notifier import APP_NAME
 from notifier.core.text import clean, duration, project_name
+from notifier.system import logs
 
 if TYPE_CHECKING:
     import argparse
 
     from notifier.core.model import Snapshot
     from notifier.system.config import Config
+
+log = logs.get(__name__)
 
 
 def render_status(snapshot: Snapshot, now: float, show_all: bool) -> str:
@@ -99,9 +102,7 @@ def cmd_status(args: argparse.Namespace, config: Config) -> int:
     with scanned(options) as scan:  # (the scan cache is written meanwhile)
         snapshot = with_open_dialogs(scan, options)  # + the dialogs pi shows now
         if args.json:
-            from notifier.sinks.jsonout import status_obj
-
-            _print_json(status_obj(snapshot))
+            _print_snapshot_json(snapshot)
         else:
             missing = [d for d in config["sessions_dirs"] if not os.path.isdir(d)]
             for d in missing:
@@ -119,3 +120,22 @@ def _print_json(status: dict[str, Any]) -> None:
     from notifier.system.locate import add_locations
 
     sys.stdout.write(dumps(add_locations(status)) + "\n")
+
+
+def _print_snapshot_json(snapshot: Snapshot) -> None:
+    """:func:`_print_json` of ``status_obj(snapshot)``, the same text written at once (thousands of
+    sessions): only the sessions in a folder where a pi runs are built as objects, to be located."""
+    from notifier.core.formats import newest_first, session_status_obj, status_text
+    from notifier.system.locate import add_locations, in_folders, pi_folders
+
+    views = newest_first(snapshot.sessions)
+    whole: dict[int, dict[str, Any]] = {}
+    try:
+        listed = pi_folders(any(v.alive is not False and v.ref.cwd for v in views))
+    except Exception as exc:  # locating is a bonus (as in add_locations): status still works
+        log.debug("cannot locate sessions: %s", clean(exc, 200))
+    else:
+        whole = {i: session_status_obj(v) for i, v in enumerate(views) if in_folders(v.ref.cwd, listed[1])}
+        if whole:
+            add_locations({"sessions": list(whole.values())}, listed)
+    sys.stdout.write(status_text(views, snapshot.pending_count, whole) + "\n")

@@ -182,9 +182,35 @@ def locate_sessions(
     return {key: locate(proc, windows) for key, proc in pairs.items()}
 
 
-def add_locations(status: dict[str, Any]) -> dict[str, Any]:
+Listed = tuple[list[PiProcess] | None, set[str]]  # (pi_folders)
+
+
+def pi_folders(needed: bool = True) -> Listed:
+    """The live pi processes and the folders they run in (as written and resolved, without a
+    trailing slash); nothing is listed unless ``needed`` (no session could be matched)."""
+    if not needed:
+        return None, set()
+    procs = pi_processes(maybe_pi() if os.path.isdir("/proc/self") else None)
+    folders: set[str] = set()
+    for p in procs or ():
+        folders.update(cwd.rstrip("/") or "/" for cwd in (p.cwd, os.path.realpath(p.cwd)))
+    return procs, folders
+
+
+def in_folders(cwd: object, folders: set[str]) -> bool:
+    """Whether a session in ``cwd`` can be matched: a pi runs in that folder (:func:`pi_folders`)."""
+    return isinstance(cwd, str) and (cwd.rstrip("/") or "/") in folders
+
+
+def may_match(session: dict[str, Any]) -> bool:
+    """Whether a ``status --json`` session could have a live pi at all (worth listing processes)."""
+    return session.get("alive") is not False and bool(session.get("cwd"))
+
+
+def add_locations(status: dict[str, Any], listed: Listed | None = None) -> dict[str, Any]:
     """Fill ``"location"`` into each session of a ``status --json`` object (``null``: no live pi
-    or unknown). Additive: nothing else changes.
+    or unknown). Additive: nothing else changes. ``listed``: :func:`pi_folders`, if the caller
+    listed them already.
 
     Only a session in a folder where a pi runs can be matched (:func:`match`), so the others
     are not even looked at: with thousands of sessions and a few pi processes (or none) this
@@ -196,18 +222,15 @@ def add_locations(status: dict[str, Any]) -> dict[str, Any]:
         return status
     found: dict[str, Location] = {}
     try:
-        procs = None
-        if any(isinstance(s, dict) and s.get("alive") is not False and s.get("cwd") for s in sessions):
-            procs = pi_processes(maybe_pi() if os.path.isdir("/proc/self") else None)
-        folders: set[str] = set()
-        for p in procs or ():
-            folders.update(cwd.rstrip("/") or "/" for cwd in (p.cwd, os.path.realpath(p.cwd)))
+        if listed is None:
+            listed = pi_folders(any(isinstance(s, dict) and may_match(s) for s in sessions))
+        procs, folders = listed
         wanted = []
         for s in sessions if folders else ():
             if not isinstance(s, dict) or not isinstance(s.get("file"), str):
                 continue
             cwd = s.get("cwd")
-            if not isinstance(cwd, str) or (cwd.rstrip("/") or "/") not in folders:
+            if not in_folders(cwd, folders):
                 continue  # no pi runs there: it cannot be matched
             try:
                 updated = datetime.fromisoformat(str(s.get("updated_at")).replace("Z", "+00:00")).timestamp()

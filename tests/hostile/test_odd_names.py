@@ -10,6 +10,11 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from notifier.core.formats import dumps, session_status_obj, status_text
+from notifier.core.model import Question, QuestionItem, SessionRef, SessionView, remote_key
 from tests.live.writer import answer, ask, user
 
 from ..app_process import AppProcess
@@ -93,3 +98,40 @@ def test_a_sessions_dir_given_as_bytes_on_the_command_line(tmp_path: Path) -> No
     r = cli("status", "--json", "--liveness", "off", "--sessions-dir", os.fsdecode(root))
     assert r.returncode == 0, r.stderr
     assert os.fsencode(strict_json(r.stdout)["sessions"][0]["file"]) == raw
+
+
+_names = st.text(alphabet=st.characters() | st.sampled_from("\x00\x1b\"\\\u2028\u202e\udcff\ud800/"), max_size=30)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            _names,
+            st.none() | _names,
+            st.none() | _names,
+            st.none() | _names,
+            st.none() | _names,
+            st.sampled_from(["idle", "working", "needs_input", "stopped", "starting"]),
+            st.sampled_from([None, True, False]),
+            st.floats(allow_nan=True, allow_infinity=True) | st.integers(-(10**20), 10**20),
+            st.booleans(),
+        ),
+        max_size=8,
+    ),
+    st.integers(0, 10**6),
+)
+def test_status_text_equals_the_encoded_status_objects(rows: list[Any], pending: int) -> None:
+    """status --json written at once (core/formats.status_text) is byte for byte the status
+    objects encoded one by one, for names, paths and times of any shape."""
+    views = []
+    for file, sid, cwd, name, host, state, alive, updated, asks in rows:
+        ref = SessionRef(file if host is None else remote_key(host, file), sid, cwd, name, host)
+        q = Question("c", "question", (QuestionItem(name or "?"),), 1.0)
+        views.append(SessionView(ref, state, (q,) if asks else (), (), alive, updated))  # type: ignore[arg-type]
+    objs = []
+    for v in views:
+        obj = session_status_obj(v)
+        obj["location"] = None
+        objs.append(obj)
+    assert status_text(views, pending, {}) == dumps({"sessions": objs, "pending": pending})

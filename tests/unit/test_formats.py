@@ -152,3 +152,40 @@ def test_status_builds_each_session_as_the_one_session_object() -> None:
         assert obj["updated_at"] == (formats.iso(view.updated_at) if view.updated_at else None)
     assert out["sessions"][0]["name"] == "my name here"
     assert out["pending"] == 1
+
+
+def _status_the_long_way(views: list[SessionView], pending: int, locations: dict[int, Any]) -> str:
+    """``dumps`` of ``status_obj`` with each session's location: what status_text writes at once."""
+    stamp = formats.iso
+    sessions = []
+    for i, v in enumerate(views):
+        obj = formats.session_status_obj(v, stamp)
+        obj["location"] = locations.get(i)
+        sessions.append(obj)
+    return formats.dumps({"sessions": sessions, "pending": pending})
+
+
+def test_status_text_is_the_status_object_encoded() -> None:
+    """status --json writes the sessions that ask nothing straight to text (thousands of them):
+    the very text of the objects encoded, for any name, path, host, time and liveness."""
+    other = SessionRef("@box:/s/b.jsonl", None, None, "", host="box")
+    odd = SessionRef("/s/\"q\"\\\x00\u2028\udcff.jsonl", "i\u202ed", "/c/\ud800", " \x1b \u200d ", host=None)
+    views = [
+        SessionView(REF, "needs_input", (Q,), (), True, 1_700_000_001.25),
+        SessionView(other, "idle", (), (Q,), None, 1_700_000_001.25),
+        SessionView(SessionRef("/s/c.jsonl", "c", "/c", None), "starting", (), (), False, 0.0),
+        SessionView(REF, "working", (), (), True, float("nan")),
+        SessionView(other, "idle", (), (), None, 1e300),
+        SessionView(odd, "stopped", (), (), False, -5.0),
+        SessionView(SessionRef("/s/d.jsonl", "d", "/d", "named"), "idle", (), (), None, 1_700_000_002.0),
+        SessionView(SessionRef("/s/e.jsonl", "e", "/e", None), "idle", (), (), 1, 3.0),  # type: ignore[arg-type]
+        SessionView(SessionRef("/s/f.jsonl", 7, "/f", None), "idle", (), (), None, 3.0),  # type: ignore[arg-type]
+    ]
+    located = {2: {"pid": 12, "tty": "/dev/pts/\udcff"}}
+    for pending in (0, 1, 3):
+        whole = {i: {**formats.session_status_obj(views[i]), "location": loc} for i, loc in located.items()}
+        text = formats.status_text(views, pending, whole)
+        assert text == _status_the_long_way(views, pending, located)
+        text.encode("utf-8")  # valid UTF-8, whatever the names held
+        json.loads(text)
+    assert formats.status_text([], 0, {}) == '{"sessions":[],"pending":0}'
