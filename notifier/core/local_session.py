@@ -44,6 +44,8 @@ class Seen(Value):
 
 @dataclass
 class LocalSession:
+    """One session file on this machine: its state, liveness and questions as the board tracks them."""
+
     key: str
     reducer: SessionReducer
     abandoned: dict[str, Question] = field(default_factory=dict)

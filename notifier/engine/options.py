@@ -17,6 +17,8 @@ LIVENESS_INTERVAL_S = 3.0
 
 @dataclass
 class EngineOptions:
+    """What the engine reads and how: the sessions folders, the question catalog, liveness."""
+
     roots: list[str]
     catalog: QuestionCatalog = field(default_factory=QuestionCatalog)
     liveness: bool = True

@@ -57,7 +57,7 @@ def settle_file(
     want = min(WINDOW, offset)
     sig = seen[-want:] if len(seen) >= want else os.pread(fd, want, offset - want)
     tailer.seek(offset, ident, tail.partial or b"", sig, head=head)
-    has_header = any(isinstance(e, Header) for e in head_events)
+    has_header = Header in map(type, head_events)  # (event types are final)
     hi, block = tail.end, tail.block  # where the general way starts, and what it has read
     if has_header:
         newest = _settled_by_newest(block, hi, header_end, max_line, events)
@@ -77,9 +77,7 @@ def settle_file(
         elif newest is not None:  # (the common case, without the general machinery below)
             start, line, line_events = newest
             tailer.window_start = start
-            tailer.name_checked = any(isinstance(e, Renamed) for e in line_events) or any(
-                isinstance(e, Renamed) for e in head_events
-            )
+            tailer.name_checked = Renamed in map(type, line_events) or Renamed in map(type, head_events)
             if keep is not None:
                 keep.append(line)
             reducer = SessionReducer()
@@ -140,7 +138,11 @@ def settle_file(
 
 
 _MAIN = MARKERS[0]
-_RARE = MARKERS[1:]
+# The other markers, those starting with a backslash apart (see rfind_marker); no line shorter
+# than the shortest of them can hold one.
+_RARE = tuple(m for m in MARKERS[1:] if not m.startswith(b"\\"))
+_RARE_ESCAPED = tuple(m for m in MARKERS[1:] if m.startswith(b"\\"))
+_SHORTEST = min(map(len, MARKERS[1:]))
 
 
 def _settled_by_newest(
@@ -178,4 +180,9 @@ def _settled_by_newest(
 
 def _has_rare(block: bytes, lo: int, hi: int) -> bool:
     """Whether ``block[lo:hi]`` holds one of the markers other than the main one."""
-    return any(rfind_marker(block, marker, lo, hi) >= 0 for marker in _RARE)
+    if hi - lo < _SHORTEST:  # (the usual end: nothing after the newest line that matters)
+        return False
+    for marker in _RARE:
+        if block.rfind(marker, lo, hi) >= 0:
+            return True
+    return any(rfind_marker(block, marker, lo, hi) >= 0 for marker in _RARE_ESCAPED)

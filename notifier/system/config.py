@@ -36,6 +36,8 @@ class ConfigError(Exception):
 
 @dataclass
 class Config:
+    """The settings in effect, and where each came from ("default", the file, or "command line")."""
+
     values: dict[str, Any] = field(default_factory=lambda: {k.name: k.default for k in SCHEMA})
     sources: dict[str, str] = field(default_factory=lambda: {k.name: "default" for k in SCHEMA})
     file: str | None = None

@@ -40,6 +40,8 @@ def read_head(fd: int, size: int) -> tuple[bytes, int]:
 
 @dataclass
 class Tail:
+    """Where a file's complete lines end (:func:`find_end`)."""
+
     end: int  # just after the last newline: complete lines end here
     partial: bytes | None  # the unfinished line after ``end`` (None: longer than max_line)
     block: bytes  # the bytes just before ``end``, already read (handed to backward_lines)

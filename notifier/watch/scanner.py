@@ -100,6 +100,8 @@ def stamp_of(st: os.stat_result | FileStat) -> Stamp:
 
 @dataclass
 class Tree:
+    """What a walk found below a folder (:func:`walk_tree`)."""
+
     files: list[str] = field(default_factory=list)  # session files, one name per (device, inode) (*)
     dirs: list[str] = field(default_factory=list)  # real folders, the root first
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, kind): session names not read

@@ -47,6 +47,8 @@ _EMPTY = digest(b"")
 
 @dataclass
 class ReadResult:
+    """What one :meth:`Tailer.read` found."""
+
     lines: list[bytes] = field(default_factory=list)
     rewritten: bool = False  # the file was truncated or replaced: the caller must rebuild its state
     missing: bool = False  # the file does not exist (any more)
