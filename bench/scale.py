@@ -36,14 +36,19 @@ print(n)
 """
 
 
+# Peak memory of a cold ``status``: the process itself, and the largest process it waited for
+# (a worker reading its share of the files, the one writing the scan cache). The arguments are
+# status's own: a run that fails says so instead of a figure.
 RSS = r"""
-import runpy, sys
-sys.argv = ["notifier", *sys.argv[2:]]
+import resource, runpy, sys
+sys.argv = ["notifier", *sys.argv[1:]]
 try:
     runpy.run_module("notifier", run_name="__main__")
-except SystemExit:
-    pass
-print([l.split()[1] for l in open("/proc/self/status") if l.startswith("VmHWM")][0], file=sys.stderr)
+except SystemExit as exc:
+    if exc.code:
+        raise
+own = [l.split()[1] for l in open("/proc/self/status") if l.startswith("VmHWM")][0]
+print(own, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr)
 """
 
 
@@ -368,16 +373,25 @@ def main() -> None:
     timed(floor)  # warm the page cache for both alike
     timed(status, tempfile.mkdtemp(prefix="pi-notifier-bench-"))  # … and for what status reads beyond
     CPU.clear()
-    floor_s = min(timed(floor)[0] for _ in range(args.runs))
+    # The floor is timed between the runs it is compared with (not all before them): a shared
+    # machine that speeds up or slows down meanwhile moves both alike, not the ratio.
+    floors: list[float] = []
     # cold: a fresh state folder each time, so no scan cache: every file's bounded tail is read
-    cold = [timed(status, tempfile.mkdtemp(prefix="pi-notifier-bench-")) for _ in range(args.runs)]
+    cold = []
+    for _ in range(args.runs):
+        floors.append(timed(floor)[0])
+        cold.append(timed(status, tempfile.mkdtemp(prefix="pi-notifier-bench-")))
     cold_s = min(r[0] for r in cold)
     cold_cpu = min(CPU.pop(id(status)))
     # warm: the scan cache from the run before; unchanged files are not read at all
     state = tempfile.mkdtemp(prefix="pi-notifier-bench-")
     timed(status, state)
-    warm = [timed(status, state) for _ in range(args.runs)]
+    warm = []
+    for _ in range(args.runs):
+        floors.append(timed(floor)[0])
+        warm.append(timed(status, state))
     warm_s = min(r[0] for r in warm)
+    floor_s = min(floors)
     warm_cpu = min(CPU[id(status)][1:])  # (not the run that wrote the cache)
     floor_cpu = min(CPU[id(floor)])
     data = json.loads(cold[0][1])
@@ -407,13 +421,15 @@ def main() -> None:
         "expected_pending": info["pending"],
     }
     rss = subprocess.run(
-        [py, "-c", RSS, *status[1:]],
+        [py, "-c", RSS, *status[3:]],  # (status's arguments, after "-m notifier")
         capture_output=True,
         text=True,
         check=True,
         env=dict(os.environ, XDG_STATE_HOME=tempfile.mkdtemp(prefix="pi-notifier-bench-")),
     )
-    result["status_json_cold_peak_rss_mb"] = round(int(rss.stderr.strip().splitlines()[-1]) / 1024, 1)
+    own_kb, child_kb = rss.stderr.strip().splitlines()[-1].split()
+    result["status_json_cold_peak_rss_mb"] = round(int(own_kb) / 1024, 1)
+    result["status_json_cold_peak_rss_child_mb"] = round(int(child_kb) / 1024, 1)
     result["corpus"] = name if args.dense else "default"
     save(f"scale-{name}" if args.dense else "scale", result)
     if data["pending"] != info["pending"]:
