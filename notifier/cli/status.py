@@ -138,4 +138,5 @@ def _print_snapshot_json(snapshot: Snapshot) -> None:
         whole = {i: session_status_obj(v) for i, v in enumerate(views) if in_folders(v.ref.cwd, listed[1])}
         if whole:
             add_locations({"sessions": list(whole.values())}, listed)
-    sys.stdout.write(status_text(views, snapshot.pending_count, whole) + "\n")
+    sys.stdout.write(status_text(views, snapshot.pending_count, whole))
+    sys.stdout.write("\n")  # (not appended: a copy of megabytes)
