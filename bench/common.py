@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -15,7 +16,20 @@ ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "bench" / "out"
 
 
-def start_run(sessions: Path, *extra: str) -> subprocess.Popen[str]:
+def fresh_env(state: str | None = None) -> dict[str, str]:
+    """The environment of an app the bench starts: its own state folder (``state``, else a new
+    empty one) and an empty config folder, never the user's (whose scan cache, history and
+    settings would change what is measured, and would be changed by it)."""
+    return dict(
+        os.environ,
+        XDG_STATE_HOME=state or tempfile.mkdtemp(prefix="pi-notifier-bench-state-"),
+        XDG_CONFIG_HOME=tempfile.mkdtemp(prefix="pi-notifier-bench-config-"),
+    )
+
+
+def start_run(sessions: Path, *extra: str, state: str | None = None) -> subprocess.Popen[str]:
+    """``run --json`` on ``sessions`` in its own state folder (``state``: this one, e.g. to
+    start again where a run before left its scan cache)."""
     return subprocess.Popen(
         [
             sys.executable,
@@ -36,6 +50,7 @@ def start_run(sessions: Path, *extra: str) -> subprocess.Popen[str]:
         text=True,
         bufsize=1,
         cwd=ROOT,
+        env=fresh_env(state),
     )
 
 
@@ -56,6 +71,30 @@ class Reader(threading.Thread):
             self.events.append((now, obj))
             if obj["event"] == "ready":
                 self.ready.set()
+
+
+def stop(proc: subprocess.Popen[str], reader: Reader | None = None) -> None:
+    """Stop the app (SIGTERM) and fail the bench unless it was still running and ends cleanly:
+    figures from an app that died midway would only look good."""
+    alive = proc.poll() is None
+    proc.terminate()
+    try:
+        code = proc.wait(5)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        code = proc.wait()
+    if reader is not None:
+        reader.join(5)
+    if not alive or code != 0:
+        err = proc.stderr.read() if proc.stderr is not None else ""
+        raise SystemExit(f"pi-notifier {'had ended' if not alive else 'ended with ' + str(code)}: {err[-2000:]}")
+
+
+def running(proc: subprocess.Popen[str]) -> None:
+    """Fail the bench if the app is no longer running (a dead process reads as idle)."""
+    if proc.poll() is not None:
+        err = proc.stderr.read() if proc.stderr is not None else ""
+        raise SystemExit(f"pi-notifier ended (code {proc.returncode}) while measured: {err[-2000:]}")
 
 
 def pct(values: list[float], p: float) -> float:

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import Reader, pct, save, start_run  # noqa: E402
+from common import Reader, pct, save, start_run, stop  # noqa: E402
 
 WRITER = textwrap.dedent(
     r"""
@@ -97,8 +97,7 @@ def main() -> None:
             and time.monotonic() < deadline
         ):
             time.sleep(0.01)
-        proc.terminate()
-        proc.wait(5)
+        stop(proc, reader)
     sent = {}
     for row in writer.stdout.split("\n"):
         if row:
@@ -111,13 +110,15 @@ def main() -> None:
             lat[e["event"]].append((seen - sent[key]) * 1000)
     result = {"questions": args.n, "idle_sessions": args.idle_sessions}
     for kind, values in lat.items():
+        if len(values) != args.n:  # (a lost event must not leave the figures looking better)
+            raise SystemExit(f"{len(values)} {kind} events for {args.n} questions")
         result[kind] = {
             "count": len(values),
             "p50_ms": round(pct(values, 50), 3),
             "p99_ms": round(pct(values, 99), 3),
             "max_ms": round(max(values), 3) if values else None,
         }
-    save("latency", result)
+    save(f"latency-idle-{args.idle_sessions}" if args.idle_sessions else "latency", result)
 
 
 if __name__ == "__main__":

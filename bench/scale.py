@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import OUT, save  # noqa: E402
+from common import OUT, ROOT, save  # noqa: E402
 
 FLOOR = r"""
 import os, sys
@@ -206,8 +206,9 @@ DENSE_TAILS = (0, 50, 400)
 def generate_dense(
     root: Path, files: int, total_bytes: int, seed: int = 11, tails: tuple[int, ...] = DENSE_TAILS
 ) -> dict:
-    """Line-dense sessions: many small entries (~70 bytes: 200+ per 16 KB), as pi writes when a
-    session is full of labels, custom entries, model changes and short messages. ``tails``: how
+    """Line-dense sessions: many small entries (93–148 bytes, as pi writes them with an id, a
+    parent and a time: about 140 per 16 KB), as pi writes when a session is full of labels,
+    custom entries, model changes and short messages. ``tails``: how
     many entries that change nothing follow the last message, one of these per file (400 of
     them, about 40 KB, put the entry that decides the state beyond the last 16 KB)."""
     marker = root / ".generated.json"
@@ -323,8 +324,11 @@ def timed(cmd: list[str], state: str | None = None) -> tuple[float, str]:
     env = dict(os.environ, XDG_STATE_HOME=state) if state else None
     before = _children_cpu()
     t0 = time.perf_counter()
-    out = subprocess.run(cmd, capture_output=True, text=True, check=True, env=env)
+    # (run from the repository: ``-m notifier`` takes the package of the current folder first)
+    out = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=ROOT)
     wall = time.perf_counter() - t0
+    if out.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd[:4])}… ended with {out.returncode}: {out.stderr[-2000:]}")
     CPU.setdefault(id(cmd), []).append(_children_cpu() - before)
     return wall, out.stdout
 
@@ -343,7 +347,7 @@ def main() -> None:
     ap.add_argument("--gb", type=float, default=2.0)
     ap.add_argument("--dir", default=str(OUT / "sessions-5000"))
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--dense", action="store_true", help="the line-dense corpus (200+ entries per 16 KB)")
+    ap.add_argument("--dense", action="store_true", help="the line-dense corpus (about 140 entries per 16 KB)")
     ap.add_argument(
         "--tails",
         default=",".join(map(str, DENSE_TAILS)),
@@ -395,8 +399,12 @@ def main() -> None:
     warm_cpu = min(CPU[id(status)][1:])  # (not the run that wrote the cache)
     floor_cpu = min(CPU[id(floor)])
     data = json.loads(cold[0][1])
-    if json.loads(warm[0][1]) != data:
+    if any(json.loads(r[1]) != data for r in cold[1:]):
+        raise SystemExit("two cold runs of status printed different status")
+    if any(json.loads(r[1]) != data for r in warm):
         raise SystemExit("status with the scan cache differs from status without it")
+    if data["pending"] != info["pending"]:
+        raise SystemExit("status found a different number of pending questions than were written")
     startup_s = min(timed(noop, tempfile.mkdtemp(prefix="pi-notifier-bench-"))[0] for _ in range(args.runs))
     result = {
         "files": info["files"],
@@ -424,16 +432,16 @@ def main() -> None:
         [py, "-c", RSS, *status[3:]],  # (status's arguments, after "-m notifier")
         capture_output=True,
         text=True,
-        check=True,
         env=dict(os.environ, XDG_STATE_HOME=tempfile.mkdtemp(prefix="pi-notifier-bench-")),
+        cwd=ROOT,
     )
+    if rss.returncode != 0:
+        raise SystemExit(f"status (memory run) ended with {rss.returncode}: {rss.stderr[-2000:]}")
     own_kb, child_kb = rss.stderr.strip().splitlines()[-1].split()
     result["status_json_cold_peak_rss_mb"] = round(int(own_kb) / 1024, 1)
     result["status_json_cold_peak_rss_child_mb"] = round(int(child_kb) / 1024, 1)
     result["corpus"] = name if args.dense else "default"
     save(f"scale-{name}" if args.dense else "scale", result)
-    if data["pending"] != info["pending"]:
-        raise SystemExit("status found a different number of pending questions than were written")
 
 
 if __name__ == "__main__":
