@@ -61,7 +61,7 @@ class StartupCache:
             self._unpack = unpack
             if self.on_disk():
                 self._db = ScanCache(self._path, self._key)
-                self._rows = self._db.load()  # checked as a whole; a damaged cache comes back empty
+                self._rows = self._db.load(self._roots)  # checked; a damaged cache comes back empty
 
     def lookup(self, path: str, st: os.stat_result | FileStat | None = None) -> Restored | Literal["read", "missing"]:
         """The file's state if it is unchanged since it was summarized; ``"read"`` if it must be
@@ -171,7 +171,7 @@ class StartupCache:
             row = row_of(path, self._key, stamp, tailer, reducer)
             if row is not None:
                 rows.append(row)
-        db.save(rows, gone)
+        db.save(rows, gone, self._roots)
         db.close()
         self._stale.clear()
         self._rows = {}

@@ -126,6 +126,19 @@ _SIZE = (
 _PLAIN = "more IS NULL AND typeof(file) = 'text'"
 _LOAD_PLAIN = f"SELECT {_NAMES} FROM scan WHERE {_PLAIN} AND {_VALID}"
 _LOAD_OTHER = f"SELECT {_NAMES} FROM scan WHERE NOT ({_PLAIN}) AND {_VALID}"
+PRUNE_LIMIT = 10_000  # rows of other folders checked per save (see ScanCache.save)
+
+
+def under(roots: Iterable[str]) -> tuple[str, list[bytes]]:
+    """An SQL condition on ``file`` (text or blob, see paths.to_db): below one of ``roots``, and
+    its parameters. Compared as UTF-8 bytes, which keep prefixes, so any name works."""
+    prefixes = []
+    for root in roots:
+        prefix = root.rstrip(os.sep) + os.sep
+        prefixes.append(prefix.encode("utf-8", "surrogatepass"))
+    if not prefixes:
+        return "0", []
+    return "(" + " OR ".join(f"substr(CAST(file AS BLOB), 1, {len(p)}) = ?" for p in prefixes) + ")", prefixes
 
 
 class Damaged(ValueError):
@@ -352,20 +365,26 @@ class ScanCache:
             log.debug("no scan cache (%s)", exc)
             self.db = None
 
-    def load(self) -> dict[str, Row]:
-        """Every row, checked: ``{file: row}`` (``more`` decoded). A damaged cache is discarded
-        (one log line) and this returns ``{}``: every file is then read and the cache rebuilt."""
+    def load(self, roots: Iterable[str]) -> dict[str, Row]:
+        """Every row of a file below ``roots``, checked: ``{file: row}`` (``more`` decoded). The
+        rows of other folders stay unread (a folder scanned once, then no more, costs nothing).
+        A damaged cache is discarded (one log line) and this returns ``{}``: every file is then
+        read and the cache rebuilt."""
         if self.db is None:
             return {}
+        cond, params = under(roots)
         try:
             self.db.execute("BEGIN")  # one snapshot for the check and the read
             try:
                 count, total = self.db.execute(_SIZE).fetchone()
                 if count > MAX_ROWS or total > MAX_TOTAL:
                     raise Damaged("it is far larger than any scan writes")
-                rows: dict[str, Row] = {row[0]: row for row in self.db.execute(_LOAD_PLAIN)}
+                (count,) = self.db.execute(f"SELECT count(*) FROM scan WHERE {cond}", params).fetchone()
+                rows: dict[str, Row] = {
+                    row[0]: row for row in self.db.execute(f"{_LOAD_PLAIN} AND {cond}", params)
+                }
                 loaded = len(rows)
-                for row in self.db.execute(_LOAD_OTHER):
+                for row in self.db.execute(f"{_LOAD_OTHER} AND {cond}", params):
                     loaded += 1
                     if row[21] is not None:
                         row = (*row[:21], decode_more(row[21]))
@@ -388,14 +407,28 @@ class ScanCache:
             return {}
         return rows
 
-    def save(self, rows: list[Row], forget: Iterable[str] = ()) -> None:
+    def save(self, rows: list[Row], forget: Iterable[str] = (), roots: Iterable[str] | None = None) -> None:
+        """Write ``rows``, drop the rows of the files in ``forget``, and (given the ``roots``
+        scanned) those of files in other folders that no longer exist: a folder scanned once (a
+        test's, one renamed since) does not stay in the file for ever. At most PRUNE_LIMIT of
+        those are looked at per save."""
         if self.db is None:
             return
         try:
+            dropped = [to_db(f) for f in forget]
+            if roots is not None:
+                cond, params = under(roots)
+                for (file,) in self.db.execute(f"SELECT file FROM scan WHERE NOT {cond} LIMIT {PRUNE_LIMIT}", params):
+                    try:
+                        name = _str(file)
+                    except UnicodeDecodeError:  # (no name this program writes: bit rot)
+                        name = None
+                    if not isinstance(name, str) or not os.path.lexists(name):
+                        dropped.append(file)
             with self.db:
                 self.db.execute("BEGIN")
                 self.db.executemany(_INSERT, rows)
-                self.db.executemany("DELETE FROM scan WHERE file = ?", [(to_db(f),) for f in forget])
+                self.db.executemany("DELETE FROM scan WHERE file = ?", [(f,) for f in dropped])
         except sqlite3.Error as exc:
             log.debug("scan cache not written (%s)", exc)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import shutil
 import sqlite3
 import stat
 import tempfile
@@ -410,7 +411,7 @@ def test_every_value_a_row_holds_comes_back_as_written(
     db.save([row])
     db.close()
     db = ScanCache(str(path), "k")
-    (loaded,) = db.load().values()
+    (loaded,) = db.load(["/s"]).values()
     db.close()
     path.unlink()
     again, restored = unpack(loaded, tailer.path, tailer.max_line)
@@ -436,6 +437,40 @@ def test_a_cache_with_the_wrong_columns_or_not_a_database_is_rebuilt(
     cache.write_bytes(b"SQLite format 3\x00" + os.urandom(4000))
     assert _status(root, cache) == truth
     assert len(_warnings(caplog, "scan cache")) == 2
+
+
+def test_rows_of_folders_not_scanned_are_not_loaded_and_leave_with_their_files(tmp_path: Path) -> None:
+    """A folder scanned once (a test's, one renamed since) costs nothing at the next start-up,
+    and its rows leave the cache once its files are gone: the memory of a start-up and the file
+    stay bounded by the folders in use, not by every folder ever scanned."""
+    from notifier.watch.cache import ScanCache
+
+    a, ab, other = tmp_path / "a", tmp_path / "ab", tmp_path / os.fsdecode(b"\xffother")
+    append(a / "--p--" / "x.jsonl", header("/p/x"), user(), ask("q1", "First?"))
+    append(ab / "--p--" / "y.jsonl", header("/p/y"), user())  # (a's name is a prefix of ab's)
+    append(other / "--p--" / os.fsdecode(b"z\xfe.jsonl"), header("/p/z"), user())
+    cache = tmp_path / "state" / "scan-cache.sqlite3"
+    truth = {root: _status(root, cache) for root in (a, ab, other)}
+
+    def files(roots: list[Path]) -> list[str]:
+        db = ScanCache(str(cache), "k")
+        try:
+            return sorted(db.load([str(r) for r in roots]))
+        finally:
+            db.close()
+
+    x, y, z = str(a / "--p--" / "x.jsonl"), str(ab / "--p--" / "y.jsonl"), str(other / "--p--" / os.fsdecode(b"z\xfe.jsonl"))
+    assert files([a]) == [x] and files([ab]) == [y] and files([other]) == [z]
+    assert files([a, ab, other]) == sorted([x, y, z])
+    assert {root: _status(root, cache) for root in (a, ab, other)} == truth  # (each from the cache)
+    shutil.rmtree(ab)
+    shutil.rmtree(other)
+    append(a / "--p--" / "x.jsonl", answer("q1"))  # (a change: the next scan writes the cache)
+    assert [v[2] for v in _status(a, cache)] == [()]
+    assert files([a, ab, other]) == [x]  # the files of the other folders are gone: so are their rows
+    append(ab / "--p--" / "y.jsonl", header("/p/y"), user())
+    _status(ab, cache)  # (a scan elsewhere keeps a's rows while a's files are there)
+    assert files([a, ab]) == sorted([x, y])
 
 
 def test_the_cache_is_private(tmp_path: Path) -> None:
