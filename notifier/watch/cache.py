@@ -129,16 +129,24 @@ _LOAD_OTHER = f"SELECT {_NAMES} FROM scan WHERE NOT ({_PLAIN}) AND {_VALID}"
 PRUNE_LIMIT = 10_000  # rows of other folders checked per save (see ScanCache.save)
 
 
-def under(roots: Iterable[str]) -> tuple[str, list[bytes]]:
-    """An SQL condition on ``file`` (text or blob, see paths.to_db): below one of ``roots``, and
-    its parameters. Compared as UTF-8 bytes, which keep prefixes, so any name works."""
-    prefixes = []
+def under(roots: Iterable[str]) -> tuple[str, list[Any]]:
+    """An SQL condition on ``file``: below one of ``roots``, and its parameters. Two ranges of the
+    key per root, one for names stored as text, one for those stored as blobs (paths.to_db), so
+    only the rows below the roots are visited: rows of other folders cost nothing."""
+    terms: list[str] = []
+    params: list[Any] = []
     for root in roots:
         prefix = root.rstrip(os.sep) + os.sep
-        prefixes.append(prefix.encode("utf-8", "surrogatepass"))
-    if not prefixes:
+        raw = prefix.encode("utf-8", "surrogatepass")
+        after = prefix[:-1] + chr(ord(os.sep) + 1)  # the first key past every name below prefix
+        if to_db(prefix) is prefix:  # (names below it may be stored as text)
+            terms.append("file >= ? AND file < ?")
+            params += [prefix, after]
+        terms.append("file >= ? AND file < ?")  # (blobs sort after every text)
+        params += [raw, after.encode("utf-8", "surrogatepass")]
+    if not terms:
         return "0", []
-    return "(" + " OR ".join(f"substr(CAST(file AS BLOB), 1, {len(p)}) = ?" for p in prefixes) + ")", prefixes
+    return "(" + " OR ".join(f"({t})" for t in terms) + ")", params
 
 
 class Damaged(ValueError):
@@ -376,10 +384,9 @@ class ScanCache:
         try:
             self.db.execute("BEGIN")  # one snapshot for the check and the read
             try:
-                count, total = self.db.execute(_SIZE).fetchone()
+                count, total = self.db.execute(f"{_SIZE} WHERE {cond}", params).fetchone()
                 if count > MAX_ROWS or total > MAX_TOTAL:
                     raise Damaged("it is far larger than any scan writes")
-                (count,) = self.db.execute(f"SELECT count(*) FROM scan WHERE {cond}", params).fetchone()
                 rows: dict[str, Row] = {
                     row[0]: row for row in self.db.execute(f"{_LOAD_PLAIN} AND {cond}", params)
                 }
