@@ -21,6 +21,26 @@ _PAIR = re.compile(rb"\[\]|\{\}")
 _scan: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
 
 
+_LONG = 1 << 16  # from this length on, brackets are counted by searching for them (see below)
+
+
+def _openers_over(raw: bytes, limit: int) -> bool:
+    """Whether ``raw`` holds more than ``limit`` opening brackets (anywhere, strings included).
+    A long line is searched for them (memchr) and left at the first one over the limit: a tool
+    result of megabytes usually holds a handful, and ``count`` steps through every byte."""
+    if len(raw) < _LONG:
+        return raw.count(_OPENERS[0]) + raw.count(_OPENERS[1]) > limit
+    seen = 0
+    for opener in _OPENERS:
+        at = raw.find(opener)
+        while at >= 0:
+            seen += 1
+            if seen > limit:
+                return True
+            at = raw.find(opener, at + 1)
+    return False
+
+
 class BoundedJSONError(ValueError):
     """The input is not JSON, too large or too deeply nested (the message says which)."""
 
@@ -80,7 +100,7 @@ def loads(data: bytes | str, max_bytes: int | None = None, max_depth: int = MAX_
     if max_bytes is not None and len(raw) > max_bytes:
         raise BoundedJSONError(f"longer than {max_bytes} bytes")
     # Counting brackets is a fast C loop; only a line that could be too deep is checked exactly.
-    if raw.count(_OPENERS[0]) + raw.count(_OPENERS[1]) > max_depth:
+    if _openers_over(raw, max_depth):
         reason = _too_deep(raw, max_depth)
         if reason is not None:
             raise BoundedJSONError(reason)

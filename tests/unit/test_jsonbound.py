@@ -44,6 +44,29 @@ def test_depth_limit_is_exact() -> None:
         loads(b"[" * 65 + b"]" * 65, max_depth=64)
 
 
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.sampled_from([b"[", b"{", b"]", b"}", b'"', b"\\", b"x" * 4000, b"y"]), max_size=120),
+    st.integers(0, 80),
+)
+def test_long_lines_count_their_brackets_as_short_ones_do(pieces: list[bytes], limit: int) -> None:
+    """Past 64 KB the opening brackets are searched for, not counted byte by byte: the same
+    decision whether a line could nest too deeply, however many there are and wherever."""
+    from notifier.core.jsonbound import _LONG, _openers_over
+
+    raw = b"".join(pieces)
+    raw += b" " * max(0, _LONG - len(raw))  # (long enough for the search)
+    assert _openers_over(raw, limit) == (raw.count(b"[") + raw.count(b"{") > limit)
+
+
+def test_a_deep_line_of_megabytes_is_refused_and_a_flat_one_parses() -> None:
+    text = "x" * (1 << 20)
+    flat = json.dumps({"message": {"content": [{"type": "text", "text": text}]}}).encode()
+    assert loads(flat)["message"]["content"][0]["text"] == text
+    with pytest.raises(BoundedJSONError, match="deeper"):
+        loads(b"[" * 65 + json.dumps(text).encode() + b"]" * 65)
+
+
 @pytest.mark.parametrize(
     "text",
     [
