@@ -124,7 +124,9 @@ def _print_json(status: dict[str, Any]) -> None:
 
 def _print_snapshot_json(snapshot: Snapshot) -> None:
     """:func:`_print_json` of ``status_obj(snapshot)``, the same text written at once (thousands of
-    sessions): only the sessions in a folder where a pi runs are built as objects, to be located."""
+    sessions): only the sessions in a folder where a pi runs are built as objects, to be located.
+    (A one-shot scan's sessions are this machine's, one per file, so each is located by its own
+    file, as add_locations locates by file.)"""
     from notifier.core.formats import newest_first, session_status_obj, status_text
     from notifier.system.locate import add_locations, in_folders, pi_folders
 

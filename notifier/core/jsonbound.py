@@ -28,7 +28,7 @@ def _openers_over(raw: bytes, limit: int) -> bool:
     """Whether ``raw`` holds more than ``limit`` opening brackets (anywhere, strings included).
     A long line is searched for them (memchr) and left at the first one over the limit: a tool
     result of megabytes usually holds a handful, and ``count`` steps through every byte."""
-    if len(raw) < _LONG:
+    if len(raw) < _LONG or limit < 0:
         return raw.count(_OPENERS[0]) + raw.count(_OPENERS[1]) > limit
     seen = 0
     for opener in _OPENERS:

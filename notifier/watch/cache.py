@@ -6,7 +6,8 @@ never cached. The cache is its own SQLite file in the state folder: deleting it 
 
 Everything read back is untrusted (bit rot, another program, a hand edit). A row is one typed
 column per field (never ``marshal``/``pickle``): SQLite itself checks every row's types, ranges
-and sizes, and the whole table's size, in one pass before anything is used (:data:`_VALID`);
+and sizes, and their total size, in one pass before anything is used (:data:`_VALID`; only the
+rows below the folders being scanned are read, and those of other folders are bounded in number);
 the rare nested parts (pending questions, running tools) are JSON, parsed with the bounded
 parser and checked field by field. A cache that fails any check is discarded and rebuilt by this
 run's scan, with one log line. The file is created 0600 in a 0700 folder: it holds session
@@ -126,27 +127,59 @@ _SIZE = (
 _PLAIN = "more IS NULL AND typeof(file) = 'text'"
 _LOAD_PLAIN = f"SELECT {_NAMES} FROM scan WHERE {_PLAIN} AND {_VALID}"
 _LOAD_OTHER = f"SELECT {_NAMES} FROM scan WHERE NOT ({_PLAIN}) AND {_VALID}"
-PRUNE_LIMIT = 10_000  # rows of other folders checked per save (see ScanCache.save)
+KEEP_OTHERS = 20_000  # rows of files in other folders than those scanned, kept (see save)
+
+
+def _ranges(roots: Iterable[str]) -> tuple[list[tuple[str, str]], list[tuple[bytes, bytes]]]:
+    """The key ranges ``[low, high)`` that hold the names below ``roots``, merged and sorted: one
+    range of names stored as text per root (if it can be), one of names stored as blobs
+    (paths.to_db). UTF-8 keeps the order of code points and prefixes, so each is a prefix range."""
+    texts: list[tuple[str, str]] = []
+    blobs: list[tuple[bytes, bytes]] = []
+    for root in roots:
+        prefix = root.rstrip(os.sep) + os.sep
+        after = prefix[:-1] + chr(ord(os.sep) + 1)  # the first key past every name below prefix
+        if to_db(prefix) is prefix:  # (names below it may be stored as text)
+            texts.append((prefix, after))
+        blobs.append((prefix.encode("utf-8", "surrogatepass"), after.encode("utf-8", "surrogatepass")))
+    return _merged(texts), _merged(blobs)
+
+
+def _merged(ranges: list[Any]) -> list[Any]:
+    out: list[Any] = []
+    for low, high in sorted(ranges):
+        if out and low <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], high))
+        else:
+            out.append((low, high))
+    return out
 
 
 def under(roots: Iterable[str]) -> tuple[str, list[Any]]:
-    """An SQL condition on ``file``: below one of ``roots``, and its parameters. Two ranges of the
-    key per root, one for names stored as text, one for those stored as blobs (paths.to_db), so
-    only the rows below the roots are visited: rows of other folders cost nothing."""
-    terms: list[str] = []
-    params: list[Any] = []
-    for root in roots:
-        prefix = root.rstrip(os.sep) + os.sep
-        raw = prefix.encode("utf-8", "surrogatepass")
-        after = prefix[:-1] + chr(ord(os.sep) + 1)  # the first key past every name below prefix
-        if to_db(prefix) is prefix:  # (names below it may be stored as text)
-            terms.append("file >= ? AND file < ?")
-            params += [prefix, after]
-        terms.append("file >= ? AND file < ?")  # (blobs sort after every text)
-        params += [raw, after.encode("utf-8", "surrogatepass")]
-    if not terms:
+    """An SQL condition on ``file``: below one of ``roots``, and its parameters; only those rows
+    are visited (ranges of the key), so rows of other folders cost nothing."""
+    texts, blobs = _ranges(roots)
+    bounds = [*texts, *blobs]
+    if not bounds:
         return "0", []
-    return "(" + " OR ".join(f"({t})" for t in terms) + ")", params
+    return "(" + " OR ".join("(file >= ? AND file < ?)" for _ in bounds) + ")", [x for r in bounds for x in r]
+
+
+def elsewhere(roots: Iterable[str]) -> tuple[str, list[Any]]:
+    """The rows :func:`under` leaves out, as ranges of the key too (SQLite orders NULL and
+    numbers, then text, then blobs): what lies before, between and after its ranges."""
+    texts, blobs = _ranges(roots)
+    bounds = [*texts, *blobs]  # (every text key sorts before every blob key)
+    if not bounds:
+        return "1", []
+    terms = ["file < ?"]
+    params: list[Any] = [bounds[0][0]]
+    for (_, high), (low, _) in zip(bounds, bounds[1:], strict=False):  # (each gap between two)
+        terms.append("(file >= ? AND file < ?)")
+        params += [high, low]
+    terms.append("file >= ?")
+    params.append(bounds[-1][1])
+    return "(" + " OR ".join(terms) + ")", params
 
 
 class Damaged(ValueError):
@@ -415,29 +448,34 @@ class ScanCache:
         return rows
 
     def save(self, rows: list[Row], forget: Iterable[str] = (), roots: Iterable[str] | None = None) -> None:
-        """Write ``rows``, drop the rows of the files in ``forget``, and (given the ``roots``
-        scanned) those of files in other folders that no longer exist: a folder scanned once (a
-        test's, one renamed since) does not stay in the file for ever. At most PRUNE_LIMIT of
-        those are looked at per save."""
+        """Write ``rows`` and drop the rows of the files in ``forget``. Given the ``roots``
+        scanned: the rows of files in other folders are kept (a folder scanned now and then
+        keeps its summaries) up to KEEP_OTHERS, past which they all go. They are never loaded
+        (:meth:`load`), so only the file's size is at stake; no name of theirs is read or
+        looked up (a folder that is gone, or a mount that hangs, costs nothing)."""
         if self.db is None:
             return
         try:
-            dropped = [to_db(f) for f in forget]
-            if roots is not None:
-                cond, params = under(roots)
-                for (file,) in self.db.execute(f"SELECT file FROM scan WHERE NOT {cond} LIMIT {PRUNE_LIMIT}", params):
-                    try:
-                        name = _str(file)
-                    except UnicodeDecodeError:  # (no name this program writes: bit rot)
-                        name = None
-                    if not isinstance(name, str) or not os.path.lexists(name):
-                        dropped.append(file)
             with self.db:
                 self.db.execute("BEGIN")
                 self.db.executemany(_INSERT, rows)
-                self.db.executemany("DELETE FROM scan WHERE file = ?", [(f,) for f in dropped])
+                self.db.executemany("DELETE FROM scan WHERE file = ?", [(to_db(f),) for f in forget])
         except sqlite3.Error as exc:
             log.debug("scan cache not written (%s)", exc)
+            return
+        if roots is None:
+            return
+        cond, params = elsewhere(roots)
+        try:
+            with self.db:
+                self.db.execute("BEGIN")
+                (others,) = self.db.execute(f"SELECT count(*) FROM scan WHERE {cond}", params).fetchone()
+                if others > KEEP_OTHERS:
+                    self.db.execute(f"DELETE FROM scan WHERE {cond}", params)
+        except sqlite3.OperationalError as exc:  # (busy, a full disk…: next time)
+            log.debug("scan cache not pruned (%s)", exc)
+        except sqlite3.Error as exc:  # a row SQLite itself cannot read: never loaded, never dropped
+            self._discard(f"unreadable: {exc}")
 
     def close(self) -> None:
         if self.db is not None:

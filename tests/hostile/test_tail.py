@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import shutil
 import sqlite3
 import stat
 import tempfile
@@ -439,16 +438,23 @@ def test_a_cache_with_the_wrong_columns_or_not_a_database_is_rebuilt(
     assert len(_warnings(caplog, "scan cache")) == 2
 
 
-def test_rows_of_folders_not_scanned_are_not_loaded_and_leave_with_their_files(tmp_path: Path) -> None:
-    """A folder scanned once (a test's, one renamed since) costs nothing at the next start-up,
-    and its rows leave the cache once its files are gone: the memory of a start-up and the file
-    stay bounded by the folders in use, not by every folder ever scanned."""
+def test_rows_of_folders_not_scanned_are_not_loaded_and_stay_bounded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A folder scanned once (a test's, one renamed since) costs nothing at the next start-up:
+    only the rows below the folders being scanned are read. Rows of other folders are kept up to
+    a bound (a folder scanned now and then keeps its summaries), past which they all go, without
+    a look at any of their names (a folder that is gone, a mount that hangs)."""
+    from notifier.watch import cache as scan_cache
     from notifier.watch.cache import ScanCache
 
     a, ab, other = tmp_path / "a", tmp_path / "ab", tmp_path / os.fsdecode(b"\xffother")
-    append(a / "--p--" / "x.jsonl", header("/p/x"), user(), ask("q1", "First?"))
-    append(ab / "--p--" / "y.jsonl", header("/p/y"), user())  # (a's name is a prefix of ab's)
-    append(other / "--p--" / os.fsdecode(b"z\xfe.jsonl"), header("/p/z"), user())
+    x = a / "--p--" / "x.jsonl"
+    y = ab / "--p--" / "y.jsonl"  # (a's name is a prefix of ab's)
+    z = other / "--p--" / os.fsdecode(b"z\xfe.jsonl")
+    append(x, header("/p/x"), user(), ask("q1", "First?"))
+    append(y, header("/p/y"), user())
+    append(z, header("/p/z"), user())
     cache = tmp_path / "state" / "scan-cache.sqlite3"
     truth = {root: _status(root, cache) for root in (a, ab, other)}
 
@@ -459,18 +465,56 @@ def test_rows_of_folders_not_scanned_are_not_loaded_and_leave_with_their_files(t
         finally:
             db.close()
 
-    x, y, z = str(a / "--p--" / "x.jsonl"), str(ab / "--p--" / "y.jsonl"), str(other / "--p--" / os.fsdecode(b"z\xfe.jsonl"))
-    assert files([a]) == [x] and files([ab]) == [y] and files([other]) == [z]
-    assert files([a, ab, other]) == sorted([x, y, z])
+    assert files([a]) == [str(x)] and files([ab]) == [str(y)] and files([other]) == [str(z)]
+    assert files([a, ab, other]) == sorted(map(str, (x, y, z)))
     assert {root: _status(root, cache) for root in (a, ab, other)} == truth  # (each from the cache)
-    shutil.rmtree(ab)
-    shutil.rmtree(other)
-    append(a / "--p--" / "x.jsonl", answer("q1"))  # (a change: the next scan writes the cache)
+    monkeypatch.setattr(scan_cache, "KEEP_OTHERS", 2)
+    append(x, answer("q1"))  # (a change: the next scan writes the cache)
     assert [v[2] for v in _status(a, cache)] == [()]
-    assert files([a, ab, other]) == [x]  # the files of the other folders are gone: so are their rows
-    append(ab / "--p--" / "y.jsonl", header("/p/y"), user())
-    _status(ab, cache)  # (a scan elsewhere keeps a's rows while a's files are there)
-    assert files([a, ab]) == sorted([x, y])
+    assert files([a]) == [str(x)] and files([ab, other]) == sorted(map(str, (y, z)))  # (2 kept)
+    monkeypatch.setattr(scan_cache, "KEEP_OTHERS", 1)
+    append(x, user())
+    _status(a, cache)
+    db = sqlite3.connect(cache)
+    assert db.execute("SELECT count(*) FROM scan").fetchone() == (1,)  # (past the bound: all go)
+    db.close()
+    assert files([a]) == [str(x)]
+    assert _status(ab, cache) == truth[ab]  # (read again, and kept again)
+    assert files([a, ab]) == sorted(map(str, (x, y)))
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["CAST(x'2f6aff' AS TEXT)", "zeroblob(3000000)", "7"],
+    ids=["text that is not UTF-8", "a name too long to read", "a number"],
+)
+def test_bit_rot_in_rows_of_other_folders_is_rebuilt_not_left_to_block_the_cache(
+    name: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Rows of other folders are never loaded, and their names never read into Python: whatever
+    they hold, the cache of the folders in use is still written. One that SQLite itself cannot
+    read (when it counts them) is a damaged cache, rebuilt with one log line, and written again
+    from the next scan on: it is not left unwritten for good."""
+    root = tmp_path / "sessions"
+    x = root / "--p--" / "x.jsonl"
+    append(x, header("/p/x"), user(), ask("q1", "First?"))
+    cache = tmp_path / "state" / "scan-cache.sqlite3"
+    truth = _status(root, cache)
+    columns = "key, dev, ino, size, mtime, offset, partial, head_len, head, tail_start, tail, ws, nc, sid, cwd, name, base, tool, at, header, more"
+    _corrupt_all(cache, f"INSERT INTO scan SELECT {name}, {columns} FROM scan LIMIT 1")
+    warnings = 0
+    for _ in range(3):
+        append(x, user())  # (a change each time: the scan writes the cache)
+        caplog.clear()
+        with caplog.at_level(logging.DEBUG):
+            assert [v[2] for v in _status(root, cache)] == [()]
+        warnings += len(_warnings(caplog, "scan cache"))
+    assert warnings == (1 if name.startswith("zeroblob") else 0)  # (rebuilt once; the rest is harmless)
+    db = sqlite3.connect(cache)
+    (mtime,) = db.execute("SELECT mtime FROM scan WHERE file = ?", (str(x),)).fetchone()
+    db.close()
+    assert mtime == x.stat().st_mtime_ns  # (written by the last scan)
+    assert truth and _status(root, cache) == _status(root, tmp_path / "fresh.sqlite3")
 
 
 def test_the_cache_is_private(tmp_path: Path) -> None:
