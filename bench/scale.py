@@ -346,7 +346,7 @@ def main() -> None:
     ap.add_argument("--files", type=int, default=5000)
     ap.add_argument("--gb", type=float, default=2.0)
     ap.add_argument("--dir", default=str(OUT / "sessions-5000"))
-    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--dense", action="store_true", help="the line-dense corpus (about 140 entries per 16 KB)")
     ap.add_argument(
         "--tails",
