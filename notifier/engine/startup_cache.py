@@ -120,7 +120,8 @@ class StartupCache:
             self._stale[path] = stamp
 
     def save(self, tailers: Mapping[str, Tailer], board: Board, background: bool = False) -> None:
-        """Remember what the scan read; forget files under the roots that are gone. ``background``:
+        """Remember what the scan read; forget files under the roots that are gone (and keep the
+        rows of other folders within a bound, see ScanCache.save). ``background``:
         written by a child process where that is safe, while this one goes on (the output of a
         one-shot command); :meth:`wait` waits for it. Either way the database is closed."""
         if self._unpack is None or self._saved:
