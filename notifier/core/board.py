@@ -15,7 +15,6 @@ Remote sessions (:mod:`notifier.core.remote_sessions`) and the companion extensi
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 
 from notifier.core.dialogs import Dialogs, Source, closed, dialog_view, with_dialogs
 from notifier.core.local_session import LocalSession, norm_folder
@@ -23,14 +22,19 @@ from notifier.core.model import Outcome, Question, SessionRef, SessionView, Snap
 from notifier.core.reducer import Asked, Ended, Event, SessionReducer
 from notifier.core.remote_sessions import RemoteSessions
 from notifier.core.session_views import SessionViews
+from notifier.core.values import Value, value
 
 
-@dataclass(frozen=True)
-class Proc:
+@value(frozen=True, init=False, repr=False, eq=False)
+class Proc(Value):
     """A running pi process: its working directory and start time (epoch seconds)."""
 
     cwd: str
     started: float
+
+    def __init__(self, cwd: str, started: float) -> None:
+        object.__setattr__(self, "cwd", cwd)
+        object.__setattr__(self, "started", started)
 
 
 class Board:

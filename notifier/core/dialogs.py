@@ -5,7 +5,6 @@ session they belong to until they close.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterable, Sequence
 
 from notifier.core.model import Outcome, Question, SessionRef, SessionView, Snapshot, Transition
@@ -60,7 +59,9 @@ def with_dialogs(view: SessionView, dialogs: Sequence[Question]) -> SessionView:
     extra = tuple(q for q in dialogs if not (q.dialog == "custom" and q.tool_call_id in asked))
     if not extra:
         return view
-    return dataclasses.replace(view, pending=view.pending + extra, state="needs_input")
+    from dataclasses import replace  # (only where a dialog is shown: see notifier.core.values)
+
+    return replace(view, pending=view.pending + extra, state="needs_input")
 
 
 def dialog_view(ref: SessionRef, dialogs: Sequence[Question]) -> SessionView:
@@ -76,4 +77,6 @@ def add_dialogs(snapshot: Snapshot, dialogs: Iterable[tuple[SessionRef, Question
         by_key.setdefault(ref.key, (ref, []))[1].append(q)
     views = [with_dialogs(v, by_key.pop(v.ref.key, (v.ref, []))[1]) for v in snapshot.sessions]
     views += [dialog_view(ref, qs) for ref, qs in by_key.values()]
-    return dataclasses.replace(snapshot, sessions=tuple(views))
+    from dataclasses import replace
+
+    return replace(snapshot, sessions=tuple(views))

@@ -9,11 +9,10 @@ question was written; it is judged only by a list whose read began after the boa
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 
 from notifier.core.model import Question, SessionRef, SessionView, Transition
 from notifier.core.reducer import Asked, Ended, SessionReducer
-from notifier.core.values import Value, value
+from notifier.core.values import Record, Value, field, value
 
 # A question counts as asked by a process only if that process was already running when the
 # question was written (a pi started later on the same project did not ask it).
@@ -42,8 +41,7 @@ class Seen(Value):
         object.__setattr__(self, "initial", initial)
 
 
-@dataclass
-class LocalSession:
+class LocalSession(Record):
     """One session file on this machine: its state, liveness and questions as the board tracks them."""
 
     key: str
@@ -51,6 +49,20 @@ class LocalSession:
     abandoned: dict[str, Question] = field(default_factory=dict)
     alive: bool | None = None
     seen: dict[str, Seen] = field(default_factory=dict)
+
+    def __init__(
+        self,
+        key: str,
+        reducer: SessionReducer,
+        abandoned: dict[str, Question] | None = None,  # (None: a new empty dict, as the fields' default_factory)
+        alive: bool | None = None,
+        seen: dict[str, Seen] | None = None,
+    ) -> None:
+        self.key = key
+        self.reducer = reducer
+        self.abandoned = {} if abandoned is None else abandoned
+        self.alive = alive
+        self.seen = {} if seen is None else seen
 
     @property
     def ref(self) -> SessionRef:

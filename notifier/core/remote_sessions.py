@@ -8,13 +8,11 @@ ended while the link was down.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from notifier.core.model import Outcome, Question, SessionRef, SessionView, State, Transition
+from notifier.core.values import Record, field
 
 
-@dataclass
-class _Remote:
+class _Remote(Record):
     """One remote session: its questions and since when the link to its host is down."""
 
     ref: SessionRef
@@ -22,6 +20,20 @@ class _Remote:
     abandoned: dict[str, Question] = field(default_factory=dict)
     updated_at: float = 0.0
     offline_since: float | None = None
+
+    def __init__(
+        self,
+        ref: SessionRef,
+        pending: dict[str, Question] | None = None,  # (None: a new empty dict, as the fields' default_factory)
+        abandoned: dict[str, Question] | None = None,
+        updated_at: float = 0.0,
+        offline_since: float | None = None,
+    ) -> None:
+        self.ref = ref
+        self.pending = {} if pending is None else pending
+        self.abandoned = {} if abandoned is None else abandoned
+        self.updated_at = updated_at
+        self.offline_since = offline_since
 
 
 class RemoteSessions:

@@ -7,7 +7,6 @@ same (device, inode) — a hard link, an overlapping root — is not read twice.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import stat
 from collections.abc import Callable, Iterable
@@ -376,10 +375,12 @@ class SessionFiles:
 
     def renamed(self, items: list[Transition]) -> list[Transition]:
         """The same transitions, carrying the sessions' current names."""
+        from dataclasses import replace  # (not imported by every command: see notifier.core.values)
+
         out = []
         for t in items:
             view = self.board.view(t.session.key)
-            out.append(dataclasses.replace(t, session=view.ref) if view is not None else t)
+            out.append(replace(t, session=view.ref) if view is not None else t)
         return out
 
     # ---- after a failure ----

@@ -11,11 +11,11 @@ import re
 import stat
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from notifier.core.quiet import parse_quiet_hours
 from notifier.core.text import clean
+from notifier.core.values import Record, field
 from notifier.system.config_keys import (
     CONTROL_CHARS,
     KEYS,
@@ -34,13 +34,30 @@ class ConfigError(Exception):
     """A problem with the configuration or command line: shown as one line, exit code 2."""
 
 
-@dataclass
-class Config:
+def _defaults() -> dict[str, Any]:
+    return {k.name: k.default for k in SCHEMA}
+
+
+def _default_sources() -> dict[str, str]:
+    return {k.name: "default" for k in SCHEMA}
+
+
+class Config(Record):
     """The settings in effect, and where each came from ("default", the file, or "command line")."""
 
-    values: dict[str, Any] = field(default_factory=lambda: {k.name: k.default for k in SCHEMA})
-    sources: dict[str, str] = field(default_factory=lambda: {k.name: "default" for k in SCHEMA})
+    values: dict[str, Any] = field(default_factory=_defaults)
+    sources: dict[str, str] = field(default_factory=_default_sources)
     file: str | None = None
+
+    def __init__(
+        self,
+        values: dict[str, Any] | None = None,  # (None: the defaults, as the field's default_factory)
+        sources: dict[str, str] | None = None,
+        file: str | None = None,
+    ) -> None:
+        self.values = _defaults() if values is None else values
+        self.sources = _default_sources() if sources is None else sources
+        self.file = file
 
     def __getitem__(self, key: str) -> Any:
         return self.values[key]

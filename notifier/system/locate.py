@@ -15,12 +15,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import field
 from typing import Any
 
 from notifier.core.model import SessionView
 from notifier.core.text import clean
-from notifier.core.values import Value, value
+from notifier.core.values import Value, field, value
 from notifier.system import logs
 from notifier.system.processes import PiProcess as PiProcess
 from notifier.system.processes import maybe_pi as maybe_pi

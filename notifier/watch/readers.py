@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass
+
+from notifier.core.values import Record
 
 FIRST_WINDOW = 16 << 10
 CHUNK = 64 << 10  # below glibc's mmap threshold: blocks are reused, never churned
@@ -38,13 +39,17 @@ def read_head(fd: int, size: int) -> tuple[bytes, int]:
     return head, -1
 
 
-@dataclass
-class Tail:
+class Tail(Record):
     """Where a file's complete lines end (:func:`find_end`)."""
 
     end: int  # just after the last newline: complete lines end here
     partial: bytes | None  # the unfinished line after ``end`` (None: longer than max_line)
     block: bytes  # the bytes just before ``end``, already read (handed to backward_lines)
+
+    def __init__(self, end: int, partial: bytes | None, block: bytes) -> None:
+        self.end = end
+        self.partial = partial
+        self.block = block
 
 
 def find_end(fd: int, lo: int, size: int, max_line: int, first: int = FIRST_WINDOW) -> Tail:

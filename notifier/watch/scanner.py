@@ -18,8 +18,9 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from dataclasses import dataclass, field
 from typing import Any, NamedTuple
+
+from notifier.core.values import Record, field
 
 SESSION_SUFFIX = ".jsonl"
 _OPEN_FLAGS = (
@@ -98,8 +99,7 @@ def stamp_of(st: os.stat_result | FileStat) -> Stamp:
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
 
-@dataclass
-class Tree:
+class Tree(Record):
     """What a walk found below a folder (:func:`walk_tree`)."""
 
     files: list[str] = field(default_factory=list)  # session files, one name per (device, inode) (*)
@@ -108,6 +108,20 @@ class Tree:
     idents: dict[tuple[int, int], str] = field(default_factory=dict)  # (device, inode) → the name kept
     stats: dict[str, os.stat_result | FileStat] = field(default_factory=dict)  # each file's stat, by the walk (*)
     # (*) unless walked with stat_files=False: then a regular file is listed without ident or stat
+
+    def __init__(
+        self,
+        files: list[str] | None = None,  # (None: a new empty one, as the fields' default_factory)
+        dirs: list[str] | None = None,
+        skipped: list[tuple[str, str]] | None = None,
+        idents: dict[tuple[int, int], str] | None = None,
+        stats: dict[str, os.stat_result | FileStat] | None = None,
+    ) -> None:
+        self.files = [] if files is None else files
+        self.dirs = [] if dirs is None else dirs
+        self.skipped = [] if skipped is None else skipped
+        self.idents = {} if idents is None else idents
+        self.stats = {} if stats is None else stats
 
 
 def tree_to_plain(tree: Tree) -> tuple[Any, ...]:
