@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import marshal
 import os
-import signal
 import sys
-import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -25,8 +23,11 @@ _RESULT_LIMIT = 256 << 20  # bytes a worker may send back
 
 
 def fork_is_safe() -> bool:
-    """True where this process may fork a child that runs Python code: Linux, no other thread."""
-    return sys.platform == "linux" and threading.active_count() == 1
+    """True where this process may fork a child that runs Python code: Linux, no other thread.
+    (A process that never imported ``threading`` started no thread of its own: ``status`` does
+    not import it, a millisecond of its start.)"""
+    threading = sys.modules.get("threading")
+    return sys.platform == "linux" and (threading is None or threading.active_count() == 1)
 
 
 def workers_for(files: int) -> int:
@@ -101,6 +102,7 @@ def share_out(
 
 
 FRAME = 64  # items a worker sends at a time
+_SIGKILL = 9  # (signal.SIGKILL on Linux, the only system where workers are forked)
 _TAKE_EVERY = 16  # own items between two looks at what the workers sent
 
 
@@ -231,7 +233,7 @@ def spawn(send: Callable[[Callable[[bytes], None]], None]) -> tuple[int, int] | 
 
 def _kill(pid: int) -> None:
     try:
-        os.kill(pid, signal.SIGKILL)
+        os.kill(pid, _SIGKILL)
     except OSError:
         pass
 

@@ -5,7 +5,7 @@ problem is said again. Subjects are untrusted (file names): they are sanitized h
 
 from __future__ import annotations
 
-import threading
+from _thread import allocate_lock  # (threading.Lock itself: status need not import threading)
 from typing import TYPE_CHECKING, Any
 
 from notifier.core.text import clean
@@ -24,7 +24,7 @@ class LogOnce:
         self.logger = logger
         self.level = level
         self._said: dict[tuple[str, str], None] = {}
-        self._lock = threading.Lock()
+        self._lock = allocate_lock()
 
     def __call__(self, subject: str, kind: str, message: str, *args: Any, level: int | None = None) -> bool:
         """Log ``"<subject>: <message>"`` unless this (subject, kind) was said already; True if logged."""

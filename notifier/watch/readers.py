@@ -29,7 +29,7 @@ def read_head(fd: int, size: int) -> tuple[bytes, int]:
     """``(first line without its newline, where the next line starts)``; ``(head, -1)`` if the
     first ``HEADER_LIMIT`` bytes hold no newline (``head``: what was read, for an unfinished line)."""
     head = b""
-    for limit in (4 << 10, 64 << 10, HEADER_LIMIT):
+    for limit in (1 << 10, 64 << 10, HEADER_LIMIT):  # (pi's first line: about 200 bytes)
         head = os.pread(fd, min(size, limit), 0)
         nl = head.find(b"\n")
         if nl >= 0:

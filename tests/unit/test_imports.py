@@ -64,6 +64,10 @@ NOT_FOR_STATUS = [
     "pathlib",
     "tempfile",
     "shutil",
+    "dataclasses",  # with inspect, ast and dis: a sixth of status's start (notifier/core/values.py)
+    "inspect",
+    "threading",  # status starts no thread (logonce's lock is _thread's, scan_workers looks it up)
+    "signal",
 ]
 
 

@@ -9,8 +9,6 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import inspect
-import subprocess
-import sys
 from typing import Any
 
 import pytest
@@ -166,14 +164,3 @@ def test_fields_made_on_first_use_keep_their_declarations() -> None:
     assert Kept.__match_args__ == ("a", "b", "c")
     with pytest.raises(ValueError):
         field(default=1, default_factory=int)
-
-
-def test_status_imports_no_dataclasses() -> None:
-    """What this module is for: a command such as status runs without importing dataclasses."""
-    code = (
-        "import sys, notifier.cli.status, notifier.engine.scan, notifier.app.dialogs, notifier.system.locate, "
-        "notifier.core.formats, notifier.watch.cache, notifier.system.config\n"
-        "print(sorted(m for m in ('dataclasses', 'inspect', 'ast') if m in sys.modules))"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.strip() == "[]"
