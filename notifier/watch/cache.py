@@ -363,9 +363,9 @@ class ScanCache:
         except Damaged as exc:
             self._discard(str(exc))
         except (OSError, sqlite3.Error) as exc:
-            if isinstance(exc, sqlite3.DatabaseError):
+            if isinstance(exc, sqlite3.DatabaseError) and not isinstance(exc, sqlite3.OperationalError):
                 self._discard(f"not a usable database ({exc})")
-            else:
+            else:  # (busy, locked, cannot be opened: nothing wrong with what it holds)
                 log.debug("no scan cache (%s)", exc)
 
     def _open(self) -> sqlite3.Connection:
@@ -442,6 +442,9 @@ class ScanCache:
         except Damaged as exc:
             self._discard(str(exc))
             return {}
+        except sqlite3.OperationalError as exc:  # (busy, locked, I/O: every file is read this time)
+            log.debug("scan cache not read (%s)", exc)
+            return {}
         except sqlite3.Error as exc:
             self._discard(f"unreadable: {exc}")
             return {}
@@ -457,7 +460,7 @@ class ScanCache:
             return
         try:
             with self.db:
-                self.db.execute("BEGIN")
+                self.db.execute("BEGIN IMMEDIATE")  # (the write lock first, waited for: another writer may be at work)
                 self.db.executemany(_INSERT, rows)
                 self.db.executemany("DELETE FROM scan WHERE file = ?", [(to_db(f),) for f in forget])
         except sqlite3.Error as exc:
@@ -468,7 +471,7 @@ class ScanCache:
         cond, params = elsewhere(roots)
         try:
             with self.db:
-                self.db.execute("BEGIN")
+                self.db.execute("BEGIN IMMEDIATE")
                 (others,) = self.db.execute(f"SELECT count(*) FROM scan WHERE {cond}", params).fetchone()
                 if others > KEEP_OTHERS:
                     self.db.execute(f"DELETE FROM scan WHERE {cond}", params)

@@ -438,6 +438,48 @@ def test_a_cache_with_the_wrong_columns_or_not_a_database_is_rebuilt(
     assert len(_warnings(caplog, "scan cache")) == 2
 
 
+# Holds a database in exclusive locking mode (no other process may even read it) until a line
+# arrives on stdin.
+_HOLD = """
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1], isolation_level=None)
+db.execute("PRAGMA locking_mode=EXCLUSIVE")
+db.execute("BEGIN EXCLUSIVE")
+db.execute("SELECT count(*) FROM scan").fetchone()
+print("held", flush=True)
+sys.stdin.readline()
+db.execute("COMMIT")
+"""
+
+
+def test_a_cache_busy_in_another_process_is_left_whole_not_discarded(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Busy is no damage: a run that cannot get at the cache (another process holds it longer
+    than the busy timeout) reads every file and leaves the cache as it is for the next run."""
+    import subprocess
+    import sys
+
+    root = tmp_path / "sessions"
+    append(root / "--a--" / "a.jsonl", header("/p/a"), user(), ask("q1", "First?"))
+    cache = tmp_path / "state" / "scan-cache.sqlite3"
+    truth = _status(root, cache)
+    holder = subprocess.Popen([sys.executable, "-c", _HOLD, str(cache)], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == b"held\n"
+        caplog.clear()
+        with caplog.at_level(logging.DEBUG):
+            assert _status(root, cache) == truth
+        assert _warnings(caplog, "scan cache") == [] and "locked" in caplog.text, caplog.text
+    finally:
+        holder.communicate(b"go\n", timeout=30)
+    opts = EngineOptions([str(root)], QuestionCatalog(), liveness=False)
+    again = StartupCache(str(cache), opts.catalog.names, opts.roots, opts.max_line)
+    files = SessionFiles(opts, Board(liveness=False), time.time)
+    files.scan(str(root), initial=True, cache=again)
+    assert again.hits == 1  # (the rows written before are still there)
+
+
 def test_rows_of_folders_not_scanned_are_not_loaded_and_stay_bounded(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
