@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import OUT, ROOT, save  # noqa: E402
+from common import OUT, ROOT, adopt_orphans, reap_orphans, save  # noqa: E402
 
 FLOOR = r"""
 import os, sys
@@ -36,19 +36,24 @@ print(n)
 """
 
 
-# Peak memory of a cold ``status``: the process itself, and the largest process it waited for
-# (a worker reading its share of the files, the one writing the scan cache). The arguments are
-# status's own: a run that fails says so instead of a figure.
+# Peak memory of a cold ``status``: the process itself, and the largest of the processes it made
+# (a worker reading its share of the files; the one writing the scan cache, which outlives it and
+# is waited for here as an orphan). The arguments are status's own: a run that fails says so
+# instead of a figure.
 RSS = r"""
 import resource, runpy, sys
-sys.argv = ["notifier", *sys.argv[1:]]
+sys.path.insert(0, sys.argv[1])
+from common import adopt_orphans, reap_orphans
+adopted = adopt_orphans()
+sys.argv = ["notifier", *sys.argv[2:]]
 try:
     runpy.run_module("notifier", run_name="__main__")
 except SystemExit as exc:
     if exc.code:
         raise
 own = [l.split()[1] for l in open("/proc/self/status") if l.startswith("VmHWM")][0]
-print(own, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr)
+reap_orphans()
+print(own, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, int(adopted), file=sys.stderr)
 """
 
 
@@ -319,8 +324,11 @@ def _children_cpu() -> float:
 
 
 def timed(cmd: list[str], state: str | None = None) -> tuple[float, str]:
-    """Wall seconds and stdout of one run; its CPU seconds go to ``CPU`` (on a loaded machine
-    the wall time includes waiting for a core, the CPU time much less so)."""
+    """Wall seconds and stdout of one run, until it exits; its CPU seconds go to ``CPU`` (on a
+    loaded machine the wall time includes waiting for a core, the CPU time much less so). The
+    CPU time includes the process that writes a cold run's scan cache after it exited: it is
+    waited for after the run (see ``adopt_orphans`` in main), so the next run starts alone and a
+    warm run finds the cache written."""
     env = dict(os.environ, XDG_STATE_HOME=state) if state else None
     before = _children_cpu()
     t0 = time.perf_counter()
@@ -329,6 +337,7 @@ def timed(cmd: list[str], state: str | None = None) -> tuple[float, str]:
     wall = time.perf_counter() - t0
     if out.returncode != 0:
         raise SystemExit(f"{' '.join(cmd[:4])}… ended with {out.returncode}: {out.stderr[-2000:]}")
+    reap_orphans()
     CPU.setdefault(id(cmd), []).append(_children_cpu() - before)
     return wall, out.stdout
 
@@ -355,6 +364,8 @@ def main() -> None:
         "these counts per file (default %(default)s)",
     )
     args = ap.parse_args()
+    if not adopt_orphans():
+        raise SystemExit("cannot wait for the process that writes a cold status's scan cache (Linux only)")
     tails = tuple(int(t) for t in args.tails.split(","))
     name = "dense" if tails == DENSE_TAILS else "dense-tails-" + "-".join(map(str, tails))
     if args.dense and args.dir == str(OUT / "sessions-5000"):
@@ -433,7 +444,7 @@ def main() -> None:
         "expected_pending": info["pending"],
     }
     rss = subprocess.run(
-        [py, "-c", RSS, *status[3:]],  # (status's arguments, after "-m notifier")
+        [py, "-c", RSS, str(Path(__file__).resolve().parent), *status[3:]],  # (status's arguments)
         capture_output=True,
         text=True,
         env=dict(os.environ, XDG_STATE_HOME=tempfile.mkdtemp(prefix="pi-notifier-bench-")),
@@ -441,7 +452,9 @@ def main() -> None:
     )
     if rss.returncode != 0:
         raise SystemExit(f"status (memory run) ended with {rss.returncode}: {rss.stderr[-2000:]}")
-    own_kb, child_kb = rss.stderr.strip().splitlines()[-1].split()
+    own_kb, child_kb, adopted = rss.stderr.strip().splitlines()[-1].split()
+    if adopted != "1":
+        raise SystemExit("the memory run could not wait for the process writing the scan cache")
     result["status_json_cold_peak_rss_mb"] = round(int(own_kb) / 1024, 1)
     result["status_json_cold_peak_rss_child_mb"] = round(int(child_kb) / 1024, 1)
     result["corpus"] = name if args.dense else "default"

@@ -99,7 +99,7 @@ def cmd_status(args: argparse.Namespace, config: Config) -> int:
     from notifier.engine.scan import scanned
 
     options = engine_options(config)
-    with scanned(options) as scan:  # (the scan cache is written meanwhile)
+    with scanned(options) as scan:  # (the scan cache is written on leaving: after the output)
         snapshot = with_open_dialogs(scan, options)  # + the dialogs pi shows now
         if args.json:
             _print_snapshot_json(snapshot)
@@ -108,7 +108,7 @@ def cmd_status(args: argparse.Namespace, config: Config) -> int:
             for d in missing:
                 sys.stderr.write(f"{APP_NAME}: sessions folder {clean(d)} does not exist (yet)\n")
             sys.stdout.write(render_status(snapshot, time.time(), args.all) + "\n")
-        sys.stdout.flush()  # (before waiting for the cache: what was asked for comes first)
+        sys.stdout.flush()  # (before the scan cache is written: what was asked for comes first)
     gc.freeze()  # (the process ends now: what it built is left out of the collection at exit)
     gc.enable()
     return 0

@@ -38,8 +38,9 @@ def scan_once(options: EngineOptions, processes: Probe | None = None) -> Snapsho
 
 @contextmanager
 def scanned(options: EngineOptions, processes: Probe | None = None) -> Iterator[Snapshot]:
-    """:func:`scan_once`, with the scan cache written meanwhile (by a child process, where that
-    is safe) while the caller uses the snapshot, e.g. prints it; waited for on leaving."""
+    """:func:`scan_once`; the scan cache is written once the caller is done with the snapshot
+    (after ``status`` printed it), by a process of its own where many rows are to be written
+    (see StartupCache.save: nobody waits for it)."""
     wall = time.time
     files = SessionFiles(options, Board(liveness=options.liveness), wall)
     cache = open_cache(options)
@@ -53,10 +54,9 @@ def scanned(options: EngineOptions, processes: Probe | None = None) -> Iterator[
         files.board.set_processes(read_processes(processes, Health()), wall())
     files.fill_names()
     if cache is not None:
-        cache.save(files.tailers, files.board, background=True)
         log.debug("scanned %d session files, %d unchanged since the last scan", len(files.board), cache.hits)
     try:
         yield files.board.snapshot(wall())
     finally:
         if cache is not None:
-            cache.wait()
+            cache.save(files.tailers, files.board, detach=True)

@@ -2,7 +2,9 @@
 restored from their summary instead of read; what was read is summarized for the next start.
 
 Used for one start-up scan: ``lookup`` each file found, then ``save`` once (after the names of
-asking sessions were filled in), which closes the database."""
+asking sessions were filled in), which closes the database. A one-shot command saves after its
+output, in a process of its own that it does not wait for (``save(detach=True)``): what was asked
+for comes first, and the next run finds the cache."""
 
 from __future__ import annotations
 
@@ -48,7 +50,7 @@ class StartupCache:
         self._seen: set[str] = set()
         self._unpack: Callable[[Row, str, int], tuple[Tailer, SessionReducer]] | None = None
         self.hits = 0
-        self._child = 0  # a process writing the cache (save(background=True))
+        self._child = 0  # the process writing the cache (save(detach=True))
         self._saved = False
 
     def open(self) -> None:
@@ -119,11 +121,12 @@ class StartupCache:
         if path in self._stale:
             self._stale[path] = stamp
 
-    def save(self, tailers: Mapping[str, Tailer], board: Board, background: bool = False) -> None:
+    def save(self, tailers: Mapping[str, Tailer], board: Board, detach: bool = False) -> None:
         """Remember what the scan read; forget files under the roots that are gone (and keep the
-        rows of other folders within a bound, see ScanCache.save). ``background``:
-        written by a child process where that is safe, while this one goes on (the output of a
-        one-shot command); :meth:`wait` waits for it. Either way the database is closed."""
+        rows of other folders within a bound, see ScanCache.save). Either way the database is
+        closed. ``detach`` (a one-shot command, after its output): many rows are written by a
+        process of their own, which this one need not wait for (it ends on its own; tests may
+        :meth:`wait` for it). A start-up scan of the app writes here: its engine owns the state."""
         if self._unpack is None or self._saved:
             return  # (never opened, or saved already)
         self._saved = True
@@ -134,26 +137,23 @@ class StartupCache:
             if db is not None:
                 db.close()
             return
-        if background and len(self._stale) >= BACKGROUND_ROWS:
-            from notifier.engine.scan_workers import fork_is_safe, spawn
+        if detach and len(self._stale) >= BACKGROUND_ROWS:
+            from notifier.engine.scan_workers import fork_is_safe
 
             if fork_is_safe():
                 if db is not None:
                     db.close()  # (a connection must not cross a fork: the child opens its own)
 
-                def write(_: object) -> None:  # (in the child; it sends nothing back)
+                def write() -> None:
                     from notifier.watch.cache import ScanCache
 
-                    rows = len(self._stale)
                     self._write(ScanCache(self._path, self._key), tailers, board, gone)
-                    log.debug("scan cache written for %d files by process %d", rows, os.getpid())
 
-                spawned = spawn(write)
-                if spawned is not None:
-                    self._child, unused = spawned
-                    os.close(unused)
+                pid = _detached(write)
+                if pid:
+                    self._child = pid
                     return
-                db = None  # no child: written here after all
+                db = None  # no process: written here after all
         if db is None:
             from notifier.watch.cache import ScanCache
 
@@ -178,7 +178,7 @@ class StartupCache:
         self._rows = {}
 
     def wait(self) -> None:
-        """Wait for a cache being written in the background (:meth:`save`), if one is."""
+        """Wait for the process writing the cache (:meth:`save` with ``detach``), if there is one."""
         pid, self._child = self._child, 0
         if pid:
             try:
@@ -187,3 +187,26 @@ class StartupCache:
                 return
             if status != 0:
                 log.debug("the scan cache was not written (the process writing it ended with %d)", status)
+
+
+def _detached(work: Callable[[], None]) -> int:
+    """A forked process that runs ``work()`` on its own, then leaves without cleanup: in a new
+    session (a Ctrl-C or a hang-up meant for the command leaves it be) and with its standard
+    streams on /dev/null (whoever reads the command's output sees its end when the command
+    ends, not when this ends). Its pid; 0 where none can be made."""
+    try:
+        pid = os.fork()
+    except OSError:
+        return 0
+    if pid == 0:
+        code = 1
+        try:
+            os.setsid()
+            null = os.open(os.devnull, os.O_RDWR)
+            for fd in (0, 1, 2):
+                os.dup2(null, fd)
+            work()
+            code = 0
+        finally:
+            os._exit(code)
+    return pid

@@ -192,29 +192,6 @@ def test_a_shared_scan_equals_a_scan_in_one_process(tmp_path: Path) -> None:
     assert result["workers"] >= 2  # (else the comparison proved nothing)
 
 
-@linux_only
-def test_status_writes_its_scan_cache_in_a_child_and_waits_for_it(tmp_path: Path) -> None:
-    """Over many files, `status` writes the scan cache in a child process while it prints; the
-    cache is whole when `status` exits: the next run reads no file."""
-    from ..conftest import cli
-
-    if not CAPTURES:
-        pytest.fail("the real pi captures (tests/data/pi-sessions) are missing")
-    sessions, state = tmp_path / "sessions", tmp_path / "state"
-    count = MIN_FILES + 10
-    _tree(sessions, count)
-    env = dict(os.environ, XDG_STATE_HOME=str(state))
-    args = ("status", "--json", "--liveness", "off", "-v", "--sessions-dir", str(sessions))
-    first = cli(*args, env=env)
-    assert first.returncode == 0, first.stderr
-    pid = [line for line in first.stderr.splitlines() if "scan cache written for" in line]
-    assert len(pid) == 1 and f"for {count + 20} files by process " in pid[0], first.stderr
-    second = cli(*args, env=env)
-    assert f" session files, {count + 20} unchanged since the last scan" in second.stderr, second.stderr
-    assert json.loads(second.stdout) == json.loads(first.stdout)
-    assert "scan cache written" not in second.stderr  # (nothing changed: nothing written)
-
-
 BESIDE = """
 import json, os, sys
 from notifier.engine.scan_workers import beside
