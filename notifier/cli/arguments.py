@@ -1,6 +1,6 @@
 """Every command's arguments (docs/contract.md): one argparse parser, built for the command that
-runs. The other commands get a parser without arguments: they are listed by ``--help`` and
-named in "invalid choice" errors exactly as before, but never parse anything."""
+runs, or with every command (``--help``, or a name that is no command: "invalid choice" lists
+them all)."""
 
 from __future__ import annotations
 
@@ -164,7 +164,8 @@ COMMANDS: dict[str, tuple[str, str | None, Callable[[argparse.ArgumentParser], N
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
-    """The parser of every command; given a ``command``, only that one gets its arguments."""
+    """The parser of every command; given a ``command``, only that one (the others would never
+    parse anything: argv names this one, so no "invalid choice" can list them)."""
     parser = _Parser(
         prog=APP_NAME, description="Tells you the moment a pi coding agent session waits for your answer."
     )
@@ -173,6 +174,4 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     for name, (help_, description, arguments) in COMMANDS.items():
         if command is None or name == command:
             arguments(sub.add_parser(name, help=help_, description=description))
-        else:  # (never parses: not even its --help)
-            sub.add_parser(name, help=help_, add_help=False)
     return parser

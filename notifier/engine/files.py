@@ -99,27 +99,32 @@ class SessionFiles:
         names = {path: ident for ident, path in tree.idents.items()}
         prior = dict(self._idents) if quick else {}  # (the names followed before this walk)
         to_read: list[str] = []
-        for path in tree.files:
-            ident = names.get(path)  # (None: not stat'ed by the walk)
-            known = self._idents.get(ident) if ident is not None else None
-            if known is not None and known != path and known in self.tailers:
-                continue  # a second name of a file already read (a hard link, another root)
-            if path in self.tailers:
-                out += self.read(path)
-                continue
-            if ident is not None:
-                self._idents[ident] = path
-            if initial and cache is not None:
-                found = cache.lookup(path, tree.stats.get(path))
-                if isinstance(found, Restored):
-                    self.tailers[path] = found.tailer
-                    out += self.board.restore(path, found.reducer, self._wall(), initial=True)
-                elif found == "read":
+        if quick and cache is not None and not self.tailers:
+            # (a cold start-up: nothing cached, nothing followed, no ident known: every file
+            # is read, marked so at once instead of looked up one by one)
+            to_read = cache.all_read(tree.files)
+        else:
+            for path in tree.files:
+                ident = names.get(path)  # (None: not stat'ed by the walk)
+                known = self._idents.get(ident) if ident is not None else None
+                if known is not None and known != path and known in self.tailers:
+                    continue  # a second name of a file already read (a hard link, another root)
+                if path in self.tailers:
+                    out += self.read(path)
+                    continue
+                if ident is not None:
+                    self._idents[ident] = path
+                if initial and cache is not None:
+                    found = cache.lookup(path, tree.stats.get(path))
+                    if isinstance(found, Restored):
+                        self.tailers[path] = found.tailer
+                        out += self.board.restore(path, found.reducer, self._wall(), initial=True)
+                    elif found == "read":
+                        to_read.append(path)
+                elif initial:
                     to_read.append(path)
-            elif initial:
-                to_read.append(path)
-            else:
-                out += self.add(path, initial)
+                else:
+                    out += self.add(path, initial)
         if quick:
             self._stamps = {}
         workers = workers_for(len(to_read)) if shared else 1

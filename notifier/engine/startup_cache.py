@@ -107,6 +107,16 @@ class StartupCache:
         self._stale[path] = stamp_of(st)
         return "read"
 
+    def all_read(self, paths: list[str]) -> list[str]:
+        """:meth:`lookup` of each of ``paths`` when nothing is cached (:meth:`empty`): all are
+        to be read (their stamps are given by :meth:`stamped`). ``paths`` itself, copied."""
+        if self._unpack is None:
+            self.open()
+        assert not self._rows
+        self._seen.update(paths)
+        self._stale.update(dict.fromkeys(paths))
+        return list(paths)
+
     def on_disk(self) -> bool:
         """A cache file exists (before :meth:`open`: it may hold something to load)."""
         return os.path.lexists(self._path)
