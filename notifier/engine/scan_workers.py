@@ -2,24 +2,35 @@
 out between forked worker processes, which send back each file's summary (plain data, the same
 as the scan cache keeps); the caller restores them as it would cache hits.
 
+The sharing is dynamic: the files are cut into chunks whose numbers wait in a pipe, and every
+process (the caller included) claims the next chunk when it has finished the last one. Which
+process is faster depends on the files and on what else the machine does, so a static split
+left one process idle while the other still read, on a busy machine for tens of milliseconds.
+
 Only where it is safe and pays: on Linux, in a process with no other thread (a fork copies only
 the calling thread, so a lock held by another one would stay locked in the child), with more
 than one core and enough files. A worker that fails, dies or sends something unreadable costs
-nothing but time: its share is read by the caller itself.
+nothing but time: what it claimed and did not send is read by the caller itself.
 """
 
 from __future__ import annotations
 
 import marshal
 import os
+import select
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
 MIN_FILES = 256  # below this, forking costs more than it saves
 MAX_WORKERS = 8
-CALLER_WEIGHT, WORKER_WEIGHT = 19, 20
+FRAME = 64  # items in a chunk, and so in what a worker sends at a time (fewer near the end)
+TOKEN_SIZE = 2  # bytes of a chunk's number, in the pipe and at the head of a frame
+_TAIL = 4  # near the end a chunk is at most 1 / (_TAIL × processes) of the items left
+_TAKE_EVERY = 16  # own items between two looks at what the workers sent
 _RESULT_LIMIT = 256 << 20  # bytes a worker may send back
+_HEAD = TOKEN_SIZE + 4  # a frame: the chunk's number, the payload's size, the payload
+_SIGKILL = 9  # (signal.SIGKILL on Linux, the only system where workers are forked)
 
 
 def fork_is_safe() -> bool:
@@ -41,23 +52,23 @@ def workers_for(files: int) -> int:
     return max(1, min(cores, MAX_WORKERS, files // (MIN_FILES // 2)))
 
 
-def shares(n: int, workers: int) -> list[list[int]]:
-    """The indexes of ``n`` items for each of ``workers`` processes, the caller's first. Spread
-    evenly (neighbouring files are often alike), the caller taking ``CALLER_WEIGHT`` items for
-    every ``WORKER_WEIGHT`` a worker takes: it also restores what the workers send."""
-    weights = [CALLER_WEIGHT] + [WORKER_WEIGHT] * (workers - 1)
-    total = sum(weights)
-    credit = [0] * workers
-    pattern = []  # smooth weighted round robin over one period of ``total`` items
-    for _ in range(total):
-        credit = [c + w for c, w in zip(credit, weights, strict=True)]
-        k = credit.index(max(credit))
-        credit[k] -= total
-        pattern.append(k)
-    out: list[list[int]] = [[] for _ in range(workers)]
-    for i in range(n):
-        out[pattern[i % total]].append(i)
-    return out
+def chunks(n: int, processes: int, most: int) -> list[int]:
+    """Where each chunk of ``n`` items starts, then ``n``: at most ``most`` chunks (what the
+    pipe of chunk numbers holds). A chunk is ``FRAME`` items (more where that would make too
+    many), and smaller near the end, down to a sixteenth of that: the last chunks claimed are
+    short, so the processes finish at nearly the same time. Neighbouring items stay together
+    (files of one folder: read one after the other, they share the disk's and the kernel's
+    caches)."""
+    size = max(FRAME, -(-2 * n // max(most, 1)))  # (half the chunks at most, before the end)
+    while True:
+        least = max(1, size // 16)
+        bounds = [0]
+        while bounds[-1] < n:
+            left = n - bounds[-1]
+            bounds.append(bounds[-1] + min(left, size, max(least, -(-left // (_TAIL * processes)))))
+        if len(bounds) - 1 <= most:
+            return bounds
+        size *= 2
 
 
 def share_out(
@@ -68,55 +79,126 @@ def share_out(
     workers: int,
 ) -> None:
     """Every item handled once, ``workers`` processes sharing the work (the caller is one):
-    a worker runs ``read(item)`` (which must return plain data, what ``marshal`` carries) and
-    sends what it read ``FRAME`` items at a time; the caller ``take(item, that)`` between its
-    own items (so taking overlaps the workers' reading) and after them. The caller's own share,
-    and what a worker that fails did not send, go to ``here(item)``."""
+    each claims a chunk of items after another (see :func:`chunks`). A worker runs
+    ``read(item)`` (which must return plain data, what ``marshal`` carries) over its chunk and
+    sends the lot, with the chunk's number; the caller runs ``here(item)`` over its own chunks
+    and, every few items, ``take(item, that)`` for what the workers sent (so taking overlaps
+    their reading), then waits for the rest. The caller claims less than a worker by itself,
+    as taking costs it time too. Once the workers are gone, every item no worker sent (it
+    failed, died or sent something unreadable) goes to ``here(item)``."""
     n = len(items)
+    queued = _queue(n, workers) if workers > 1 and n > 0 else None
+    if queued is None:
+        for item in items:
+            here(item)
+        return
+    queue, bounds = queued
+    work = _Work(items, bounds, take)
+
+    def send(write: Callable[[bytes], None]) -> None:  # (a worker: chunk after chunk, until none is left)
+        while (chunk := _claim(queue, work.count)) is not None:
+            values = [read(items[i]) for i in range(bounds[chunk], bounds[chunk + 1])]
+            write(_frame(chunk, values))
+
     children: list[_Child] = []
-    own, *others = shares(n, workers)
-    for share in others:
+    try:
+        for _ in range(min(workers, work.count) - 1):
+            spawned = spawn(send)
+            if spawned is None:
+                break  # (no more processes: more chunks for the others)
+            pid, rfd = spawned
+            os.set_blocking(rfd, False)
+            children.append(_Child(pid, rfd))
+        mine = 0
+        while (chunk := _claim(queue, work.count)) is not None:
+            work.done[chunk] = True  # (claimed here: a frame that says otherwise is a lie)
+            for i in range(bounds[chunk], bounds[chunk + 1]):
+                here(items[i])
+                mine += 1
+                if mine % _TAKE_EVERY == 0:
+                    for child in children:
+                        child.drain(work)
+        for child in children:
+            child.drain(work, wait=True)
+    finally:
+        os.close(queue)
+        for child in children:
+            child.finish()
+    for chunk in range(work.count):  # (what the workers claimed and did not send)
+        if not work.done[chunk]:
+            for i in range(bounds[chunk], bounds[chunk + 1]):
+                here(items[i])
 
-        def send(write: Callable[[bytes], None], share: list[int] = share) -> None:
-            for start in range(0, len(share), FRAME):  # (the worker: its share, frame by frame)
-                payload = marshal.dumps([read(items[i]) for i in share[start : start + FRAME]])
-                write(len(payload).to_bytes(4, "big") + payload)
 
-        spawned = spawn(send)
-        if spawned is None:
-            break
-        pid, rfd = spawned
-        os.set_blocking(rfd, False)
-        children.append(_Child(pid, rfd, share))
-    for share in others[len(children) :]:  # (no more processes: read by the caller)
-        own += share
-    for k, i in enumerate(own):
-        here(items[i])
-        if k % _TAKE_EVERY == 0:
-            for child in children:
-                child.drain(items, take)
-    for child in children:
-        child.drain(items, take, wait=True)
-        for i in child.finish():
-            here(items[i])
+def _queue(n: int, processes: int) -> tuple[int, list[int]] | None:
+    """The chunks of ``n`` items and the read end of a pipe that holds every chunk's number;
+    its write end is closed, so that a read of the empty pipe returns at once (no work left)
+    instead of waiting. None where no pipe can be made."""
+    try:
+        rfd, wfd = os.pipe()
+    except OSError:
+        return None
+    try:
+        room = min(_room(wfd) // TOKEN_SIZE, 1 << (8 * TOKEN_SIZE))  # (all must fit before the fork)
+        bounds = chunks(n, processes, room)
+        # (should they not fit after all, the write stops short instead of waiting: a chunk whose
+        # number was not written is claimed by nobody, and read by the caller at the end)
+        os.set_blocking(wfd, False)
+        os.write(wfd, b"".join(c.to_bytes(TOKEN_SIZE, "big") for c in range(len(bounds) - 1)))
+    except OSError:
+        os.close(rfd)
+        return None
+    finally:
+        os.close(wfd)
+    return rfd, bounds
 
 
-FRAME = 64  # items a worker sends at a time
-_SIGKILL = 9  # (signal.SIGKILL on Linux, the only system where workers are forked)
-_TAKE_EVERY = 16  # own items between two looks at what the workers sent
+def _room(fd: int) -> int:
+    """Bytes the pipe ``fd`` holds (64 KiB on Linux by default, one page for a user who has very
+    many pipes already); at least ``PIPE_BUF`` where that cannot be asked."""
+    try:
+        import fcntl
+
+        return int(fcntl.fcntl(fd, fcntl.F_GETPIPE_SZ))
+    except (ImportError, AttributeError, OSError):
+        return select.PIPE_BUF
+
+
+def _claim(queue: int, count: int) -> int | None:
+    """The number of the next chunk nobody has claimed, taken out of the pipe; None when none
+    is left. Every number was written before the first read, and a read of a pipe takes its bytes
+    under one lock: two processes never get one number, nor a number in halves."""
+    token = os.read(queue, TOKEN_SIZE)
+    chunk = int.from_bytes(token, "big")
+    return chunk if len(token) == TOKEN_SIZE and chunk < count else None
+
+
+def _frame(chunk: int, values: list[Any]) -> bytes:
+    """What a worker sends for a chunk it read: its number, the size of the values, the values."""
+    payload = marshal.dumps(values)
+    return chunk.to_bytes(TOKEN_SIZE, "big") + len(payload).to_bytes(4, "big") + payload
+
+
+class _Work:
+    """The items cut in chunks, as the caller sees them: which chunks are done (handled by the
+    caller, or taken from a worker: every item once, never twice)."""
+
+    def __init__(self, items: Sequence[str], bounds: list[int], take: Callable[[str, Any], None]) -> None:
+        self.items, self.bounds, self.take = items, bounds, take
+        self.count = len(bounds) - 1
+        self.done = [False] * self.count
 
 
 class _Child:
-    """A worker process seen from the caller: what it sent so far, taken frame by frame."""
+    """A worker process seen from the caller: what it sent so far, taken chunk by chunk."""
 
-    def __init__(self, pid: int, fd: int, share: list[int]) -> None:
-        self.pid, self.fd, self.share = pid, fd, share
-        self.taken = 0  # items of ``share`` taken so far (in order)
+    def __init__(self, pid: int, fd: int) -> None:
+        self.pid, self.fd = pid, fd
         self.received = 0  # bytes
-        self.broken = False  # it sent something unreadable: nothing more is taken from it
+        self.broken = False  # it sent something wrong: killed, nothing more is taken from it
         self._buffer = bytearray()
 
-    def drain(self, items: Sequence[str], take: Callable[[str, Any], None], wait: bool = False) -> None:
+    def drain(self, work: _Work, wait: bool = False) -> None:
         """Take what the worker sent (``wait``: everything, up to its end)."""
         if self.fd < 0:
             return
@@ -124,53 +206,60 @@ class _Child:
             os.set_blocking(self.fd, True)
         while not self.broken:
             try:
-                chunk = os.read(self.fd, 1 << 20)
+                data = os.read(self.fd, 1 << 20)
             except BlockingIOError:
                 return
             except OSError:
                 self.broken = True
                 break
-            if not chunk:
-                break
-            self.received += len(chunk)
+            if not data:
+                break  # (a chunk it did not send whole is dropped)
+            self.received += len(data)
             if self.received > _RESULT_LIMIT:
                 self.broken = True
                 break
-            self._buffer += chunk
-            self._frames(items, take)
+            self._buffer += data
+            self._frames(work)
+        if self.broken:
+            _kill(self.pid)  # (so that it claims no more chunks, which the caller would read again)
         os.close(self.fd)
         self.fd = -1
 
-    def _frames(self, items: Sequence[str], take: Callable[[str, Any], None]) -> None:
+    def _frames(self, work: _Work) -> None:
         buffer = self._buffer
-        while len(buffer) >= 4:
-            size = int.from_bytes(buffer[:4], "big")
-            if len(buffer) < 4 + size:
+        while len(buffer) >= _HEAD:
+            chunk = int.from_bytes(buffer[:TOKEN_SIZE], "big")
+            size = int.from_bytes(buffer[TOKEN_SIZE:_HEAD], "big")
+            if len(buffer) < _HEAD + size:
                 return
             try:
-                values = marshal.loads(bytes(buffer[4 : 4 + size]))
+                values = marshal.loads(bytes(buffer[_HEAD : _HEAD + size]))
             except (EOFError, ValueError, TypeError):
                 values = None
-            del buffer[: 4 + size]
-            if not isinstance(values, list) or self.taken + len(values) > len(self.share):
+            del buffer[: _HEAD + size]
+            if (
+                chunk >= work.count
+                or work.done[chunk]  # (not claimed by this worker, or sent twice)
+                or not isinstance(values, list)
+                or len(values) != work.bounds[chunk + 1] - work.bounds[chunk]
+            ):
                 self.broken = True
                 return
-            for value in values:
-                take(items[self.share[self.taken]], value)
-                self.taken += 1
+            work.done[chunk] = True
+            for i, value in zip(range(work.bounds[chunk], work.bounds[chunk + 1]), values, strict=True):
+                work.take(work.items[i], value)
 
-    def finish(self) -> list[int]:
-        """Reap the worker; the items of its share it did not send (all sent: none)."""
+    def finish(self) -> None:
+        """Reap the worker (killed first unless all it sent was read: it may be blocked writing
+        what is no longer read, or the caller may be leaving on an error)."""
         if self.fd >= 0:
             os.close(self.fd)
             self.fd = -1
-        if self.broken or self.taken < len(self.share):
-            _kill(self.pid)  # (it may be blocked writing what is no longer read)
+            _kill(self.pid)
         try:
             os.waitpid(self.pid, 0)
         except ChildProcessError:
             pass
-        return self.share[self.taken :]
 
 
 def beside(work: Callable[[], Any], here: Callable[[], None]) -> Any:
