@@ -115,9 +115,8 @@ def test_chunk_numbers_that_do_not_fit_in_the_pipe_are_read_by_the_caller(
     os.close(r)
     os.close(w)
     monkeypatch.setattr(scan_workers, "_room", lambda fd: 1 << 20)  # (as if the pipe held more)
-    monkeypatch.setattr(
-        scan_workers, "chunks", lambda n, processes, most: list(range(n + 1))
-    )  # (one item each)
+    one_each = lambda n, processes, most: list(range(n + 1))  # noqa: E731
+    monkeypatch.setattr(scan_workers, "chunks", one_each)
     items = _names(room + 1000)
     taken, here = _run(items, _read, 2)
     assert set(items[room:]) <= set(here)  # (claimed by nobody, read by the caller in the end)
@@ -187,7 +186,7 @@ def test_a_worker_that_fails_costs_only_time(
     workers get chunks to fail in): what a worker sent whole before is taken, the rest is read
     by the caller, every item exactly once."""
     if mode == "too much":
-        monkeypatch.setattr(scan_workers, "_RESULT_LIMIT", 3000)  # (about two chunks' worth)
+        monkeypatch.setattr(scan_workers, "_RESULT_LIMIT", 1000)  # (less than FRAME items' worth)
     signal_r, signal_w = os.pipe()
     items = _names(3000)
     try:
@@ -205,12 +204,12 @@ def test_a_worker_that_fails_costs_only_time(
         if signal_w >= 0:
             os.close(signal_w)
     assert failed_at and all(taken[item] == (item, len(item), True) for item in taken)
-    if mode == "a chunk twice":  # (taken once: its second copy was refused)
-        assert all(item in taken for item in failed_at)
-    elif mode != "too much":  # (the chunk it failed in: read by the caller)
-        assert all(item in here for item in failed_at)
-    if mode != "too much":
-        assert len(taken) >= FRAME  # (each worker's first chunk)
+    if mode == "too much":  # (refused at its first chunk)
+        assert not taken
+    elif mode == "a chunk twice":  # (taken once: its second copy was refused)
+        assert all(item in taken for item in failed_at) and len(taken) >= FRAME
+    else:  # (what it sent before, taken; the chunk it failed in, read by the caller)
+        assert all(item in here for item in failed_at) and len(taken) >= FRAME
 
 
 @linux_only
@@ -261,7 +260,7 @@ def test_a_caller_that_fails_leaves_no_worker_behind(monkeypatch: pytest.MonkeyP
     def fail(*args: object) -> None:
         raise RuntimeError("the caller fails")
 
-    with pytest.raises(RuntimeError, match="the caller fails"):  # (reading or taking, whichever comes first)
+    with pytest.raises(RuntimeError, match="the caller fails"):  # (reading or taking: whichever is first)
         share_out(_names(1000), _read, fail, fail, 3)
     assert len(pids) == 2
     for pid in pids:  # (killed and reaped: no such process left)
