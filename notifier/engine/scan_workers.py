@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import marshal
 import os
-import select
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -26,6 +25,11 @@ MIN_FILES = 256  # below this, forking costs more than it saves
 MAX_WORKERS = 8
 FRAME = 64  # items in a chunk, and so in what a worker sends at a time (fewer near the end)
 TOKEN_SIZE = 2  # bytes of a chunk's number, in the pipe and at the head of a frame
+# Chunks at most: their numbers fill one page, the least a Linux pipe holds (64 KiB by default,
+# a page for a user who has very many pipes already) and PIPE_BUF, so they go in by one write
+# that cannot stop short; more items make bigger chunks. (Asking the pipe, F_GETPIPE_SZ, would
+# import fcntl, 1.3 ms of a status; 2048 chunks are plenty: 100,000 files make chunks of 98.)
+_MOST_CHUNKS = 4096 // TOKEN_SIZE
 _TAIL = 4  # near the end a chunk is at most 1 / (_TAIL × processes) of the items left
 _TAKE_EVERY = 16  # own items between two looks at what the workers sent
 _RESULT_LIMIT = 256 << 20  # bytes a worker may send back
@@ -139,8 +143,7 @@ def _queue(n: int, processes: int) -> tuple[int, list[int]] | None:
     except OSError:
         return None
     try:
-        room = min(_room(wfd) // TOKEN_SIZE, 1 << (8 * TOKEN_SIZE))  # (all must fit before the fork)
-        bounds = chunks(n, processes, room)
+        bounds = chunks(n, processes, _MOST_CHUNKS)  # (all numbers must be in before the fork)
         # (should they not fit after all, the write stops short instead of waiting: a chunk whose
         # number was not written is claimed by nobody, and read by the caller at the end)
         os.set_blocking(wfd, False)
@@ -151,17 +154,6 @@ def _queue(n: int, processes: int) -> tuple[int, list[int]] | None:
     finally:
         os.close(wfd)
     return rfd, bounds
-
-
-def _room(fd: int) -> int:
-    """Bytes the pipe ``fd`` holds (64 KiB on Linux by default, one page for a user who has very
-    many pipes already); at least ``PIPE_BUF`` where that cannot be asked."""
-    try:
-        import fcntl
-
-        return int(fcntl.fcntl(fd, fcntl.F_GETPIPE_SZ))
-    except (ImportError, AttributeError, OSError):
-        return select.PIPE_BUF
 
 
 def _claim(queue: int, count: int) -> int | None:

@@ -40,19 +40,22 @@ def _run(
     item is handled exactly once. ``then(here so far)``: after each item the caller handles."""
     taken: dict[str, object] = {}
     here: list[str] = []
+    handled: set[str] = set()
 
     def take(item: str, value: object) -> None:
-        assert item not in taken and item not in here
+        assert item not in handled
+        handled.add(item)
         taken[item] = value
 
     def mine(item: str) -> None:
-        assert item not in taken and item not in here
+        assert item not in handled
+        handled.add(item)
         here.append(item)
         if then is not None:
             then(here)
 
     share_out(items, read, take, mine, workers)
-    assert len(taken) + len(here) == len(items) and set(taken) | set(here) == set(items)
+    assert len(handled) == len(items) and handled == set(items)
     return taken, here
 
 
@@ -97,9 +100,10 @@ def test_chunks_cover_the_items_in_order_smaller_at_the_end_bigger_when_many() -
 
 
 @linux_only
-def test_a_pipe_that_holds_few_chunk_numbers_gets_bigger_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(scan_workers, "_room", lambda fd: 10 * TOKEN_SIZE)  # (as if 10 numbers fitted)
-    items = _names(5000)
+def test_so_many_items_that_chunks_grow_are_handled_once_each() -> None:
+    items = [str(i) for i in range(scan_workers._MOST_CHUNKS * FRAME * 2)]
+    bounds = chunks(len(items), 3, scan_workers._MOST_CHUNKS)
+    assert bounds[1] > FRAME  # (their numbers would not fit in one page otherwise)
     taken, here = _run(items, _read, 3)
     assert all(taken[item] == (item, len(item), True) for item in taken)
 
@@ -114,7 +118,6 @@ def test_chunk_numbers_that_do_not_fit_in_the_pipe_are_read_by_the_caller(
     room = fcntl.fcntl(w, fcntl.F_GETPIPE_SZ) // TOKEN_SIZE  # (what the module's pipe will hold too)
     os.close(r)
     os.close(w)
-    monkeypatch.setattr(scan_workers, "_room", lambda fd: 1 << 20)  # (as if the pipe held more)
     one_each = lambda n, processes, most: list(range(n + 1))  # noqa: E731
     monkeypatch.setattr(scan_workers, "chunks", one_each)
     items = _names(room + 1000)
