@@ -110,6 +110,9 @@ def _reconfigure_streams(json_out: bool) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """The program (``argv``: the arguments, else the command line's; a ``status`` of the
+    command line leaves the process once its output is written, see :func:`_leave_now`)."""
+    argv_given = argv
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv == ["--version"]:  # what argparse's "version" action prints, without building a parser
         sys.stdout.write(f"{APP_NAME} {__version__}\n")
@@ -133,12 +136,47 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     try:
         config = effective_config(args)
-        return _dispatch(args, config)
+        code = _dispatch(args, config)
+        if argv_given is None and args.command == "status":
+            _leave_now(code)  # (this process is the command's own: nothing else to tidy up)
+        return code
     except ConfigError as exc:
         sys.stderr.write(f"{APP_NAME}: {exc}\n")
         return 2
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # (e.g. `status --json | head`: the reader has what it wanted)
+        return _output_closed()
+
+
+def _output_closed() -> int:
+    """The output's reader went away: no traceback, and nothing more to write at exit (what is
+    still buffered goes nowhere)."""
+    import os
+
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    return 1
+
+
+def _leave_now(code: int) -> None:
+    """Exit as soon as the output is out, without freeing what a one-shot ``status`` built one
+    object at a time (thousands of sessions: a tenth of its time over 5,000): the process ends
+    anyway, it has no file or connection left open, and its scan cache is written by a process
+    of its own. Flushed first; a closed output ends it as :func:`_output_closed` does."""
+    import os
+
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        code = _output_closed()
+    try:
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+    os._exit(code)
 
 
 def _dispatch(args: argparse.Namespace, config: Config) -> int:

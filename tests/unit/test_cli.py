@@ -127,3 +127,33 @@ def test_status_says_what_it_skipped_once_and_logs_more_with_verbose(tmp_path: P
     assert "scanned" not in quiet.stderr  # (a debug line)
     verbose = cli("status", "-v", "--liveness", "off", "--sessions-dir", str(tmp_path))
     assert "pi-notifier: scanned 1 session files" in verbose.stderr, verbose.stderr
+
+
+@pytest.mark.parametrize("json_out", [True, False])
+def test_a_reader_that_stops_reading_gets_no_traceback(tmp_path: Path, json_out: bool) -> None:
+    """`status --json | head -c 10`: the rest of the output has nowhere to go; that is no error
+    to show (nothing on stderr; exit code 1 where Python noticed, as it does for --json)."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.live.writer import ask, header, user
+
+    from ..conftest import ROOT
+
+    sessions = tmp_path / "s"
+    for i in range(1500):  # (far more output than a pipe holds: the write meets the closed pipe)
+        folder = sessions / f"--p{i}--"
+        folder.mkdir(parents=True)
+        (folder / "a.jsonl").write_bytes(header(f"/p/{i}") + user() + ask(f"q{i}", "Which one? " * 6))
+    args = ["status", "--all", "--liveness", "off", "--sessions-dir", str(sessions)] + (["--json"] if json_out else [])
+    env = dict(os.environ, XDG_STATE_HOME=str(tmp_path / "state"))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "notifier", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=ROOT
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    assert proc.stdout.read(10)
+    proc.stdout.close()
+    err = proc.stderr.read()
+    assert proc.wait(timeout=60) in (0, 1)
+    assert err == b""
