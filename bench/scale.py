@@ -41,16 +41,14 @@ print(n)
 # is waited for here as an orphan). The arguments are status's own: a run that fails says so
 # instead of a figure.
 RSS = r"""
-import resource, runpy, sys
+import resource, sys
 sys.path.insert(0, sys.argv[1])
 from common import adopt_orphans, reap_orphans
 adopted = adopt_orphans()
-sys.argv = ["notifier", *sys.argv[2:]]
-try:
-    runpy.run_module("notifier", run_name="__main__")
-except SystemExit as exc:
-    if exc.code:
-        raise
+from notifier.cli.parser import main
+if main(sys.argv[2:]):  # (given its arguments, main returns instead of leaving the process)
+    raise SystemExit("status failed")
+sys.stdout.flush()
 own = [l.split()[1] for l in open("/proc/self/status") if l.startswith("VmHWM")][0]
 reap_orphans()
 print(own, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, int(adopted), file=sys.stderr)

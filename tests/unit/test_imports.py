@@ -19,13 +19,15 @@ from notifier import __version__
 
 from ..conftest import ROOT
 
-# Runs ``python -m notifier ARGS``, then writes the names of the modules it imported.
+# Runs the program on ARGS (its main, as ``python -m notifier ARGS`` does, but given the arguments,
+# so that a status does not leave the process at once), then writes the names of the modules it
+# imported.
 PROBE = r"""
 import sys
-out, sys.argv = sys.argv[1], ["pi-notifier", *sys.argv[2:]]
-import runpy
+out, args = sys.argv[1], sys.argv[2:]
+from notifier.cli.parser import main
 try:
-    runpy.run_module("notifier", run_name="__main__", alter_sys=True)
+    main(args)
 except SystemExit as exc:
     code = exc.code
 with open(out, "w") as fh:
