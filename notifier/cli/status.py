@@ -17,6 +17,7 @@ from notifier.system import logs
 if TYPE_CHECKING:
     import argparse
 
+    from notifier.core.formats import StatusRow
     from notifier.core.model import Snapshot
     from notifier.system.config import Config
 
@@ -95,19 +96,26 @@ def cmd_status(args: argparse.Namespace, config: Config) -> int:
     # as they pile up (a fifth of a warm run over 5,000 files), and once more at exit.
     gc.disable()
     from notifier.app.dialogs import with_open_dialogs
+    from notifier.companion.sockets import list_sockets
+    from notifier.core.formats import row_of_view
     from notifier.engine.options import engine_options
     from notifier.engine.scan import scanned
 
     options = engine_options(config)
-    with scanned(options) as scan:  # (the scan cache is written on leaving: after the output)
-        snapshot = with_open_dialogs(scan, options)  # + the dialogs pi shows now
-        if args.json:
-            _print_snapshot_json(snapshot)
+    with scanned(options) as board:  # (the scan cache is written on leaving: after the output)
+        # No pi with the companion extension loaded (no dialog to add): the board's own rows.
+        rows = board.status_rows() if args.json and not list_sockets() else None
+        if rows is not None:
+            _print_rows_json(*rows)
         else:
-            missing = [d for d in config["sessions_dirs"] if not os.path.isdir(d)]
-            for d in missing:
-                sys.stderr.write(f"{APP_NAME}: sessions folder {clean(d)} does not exist (yet)\n")
-            sys.stdout.write(render_status(snapshot, time.time(), args.all) + "\n")
+            snapshot = with_open_dialogs(board.snapshot(time.time()), options)  # + the dialogs pi shows now
+            if args.json:
+                _print_rows_json([row_of_view(v) for v in snapshot.sessions], snapshot.pending_count)
+            else:
+                missing = [d for d in config["sessions_dirs"] if not os.path.isdir(d)]
+                for d in missing:
+                    sys.stderr.write(f"{APP_NAME}: sessions folder {clean(d)} does not exist (yet)\n")
+                sys.stdout.write(render_status(snapshot, time.time(), args.all) + "\n")
         sys.stdout.flush()  # (before the scan cache is written: what was asked for comes first)
     gc.freeze()  # (the process ends now: what it built is left out of the collection at exit)
     gc.enable()
@@ -122,23 +130,25 @@ def _print_json(status: dict[str, Any]) -> None:
     sys.stdout.write(dumps(add_locations(status)) + "\n")
 
 
-def _print_snapshot_json(snapshot: Snapshot) -> None:
-    """:func:`_print_json` of ``status_obj(snapshot)``, the same text written at once (thousands of
-    sessions): only the sessions in a folder where a pi runs are built as objects, to be located.
-    (A one-shot scan's sessions are this machine's, one per file, so each is located by its own
-    file, as add_locations locates by file.)"""
-    from notifier.core.formats import newest_first, session_status_obj, status_text
+def _print_rows_json(rows: list[StatusRow], pending: int) -> None:
+    """:func:`_print_json` of the status object of ``rows`` (``pending`` questions), the same text
+    written at once (thousands of sessions): only the sessions in a folder where a pi runs are
+    built as objects, to be located. (A one-shot scan's sessions are this machine's, one per
+    file, so each is located by its own file, as add_locations locates by file.)"""
+    from notifier.core.formats import newest_rows_first, session_status_obj, status_text, view_of_row
     from notifier.system.locate import add_locations, in_folders, pi_folders
 
-    views = newest_first(snapshot.sessions)
+    rows = newest_rows_first(rows)
     whole: dict[int, dict[str, Any]] = {}
     try:
-        listed = pi_folders(any(v.alive is not False and v.ref.cwd for v in views))
+        listed = pi_folders(any(row[7] is not False and row[4] for row in rows))  # (alive, cwd)
     except Exception as exc:  # locating is a bonus (as in add_locations): status still works
         log.debug("cannot locate sessions: %s", clean(exc, 200))
     else:
-        whole = {i: session_status_obj(v) for i, v in enumerate(views) if in_folders(v.ref.cwd, listed[1])}
+        whole = {
+            i: session_status_obj(view_of_row(row)) for i, row in enumerate(rows) if in_folders(row[4], listed[1])
+        }
         if whole:
             add_locations({"sessions": list(whole.values())}, listed)
-    sys.stdout.write(status_text(views, snapshot.pending_count, whole))
+    sys.stdout.write(status_text(rows, pending, whole))
     sys.stdout.write("\n")  # (not appended: a copy of megabytes)

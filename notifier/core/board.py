@@ -24,6 +24,10 @@ from notifier.core.remote_sessions import RemoteSessions
 from notifier.core.session_views import SessionViews
 from notifier.core.values import Value, value
 
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing)
+if TYPE_CHECKING:
+    from notifier.core.formats import StatusRow
+
 
 @value(frozen=True, init=False, repr=False, eq=False)
 class Proc(Value):
@@ -270,6 +274,30 @@ class Board:
         if dialogs is None:
             dialogs = self._dialogs.of(session.key)
         return with_dialogs(session.view(self.liveness), [q for _, q in dialogs])
+
+    def status_rows(self) -> tuple[list[StatusRow], int] | None:
+        """``status --json``'s sessions (unordered), and how many questions are pending, as a
+        snapshot has them; a view is made only of a session that asks something (see
+        notifier.core.formats.StatusRow: a one-shot scan has thousands of sessions, and the first
+        snapshot would make a view of each). None where the board holds more than this machine's
+        session files (dialogs, remote sessions): a snapshot says it all then."""
+        if self._dialogs or self._remote:
+            return None
+        liveness = self.liveness
+        rows: list[StatusRow] = []
+        pending = 0
+        for key, session in self._sessions.items():
+            r = session.reducer
+            if not r.has_header:
+                continue
+            if r.pending or session.abandoned:  # (as LocalSession.view sees it)
+                v = session.view(liveness)
+                pending += len(v.pending)
+                rows.append((key, v.updated_at, v, r.session_id, r.cwd, r.name, v.state, v.alive))
+            else:
+                alive = session.alive if liveness else None
+                rows.append((key, r.updated_at, None, r.session_id, r.cwd, r.name, r.base, alive))
+        return rows, pending
 
     def snapshot(self, now: float) -> Snapshot:
         """The board now: the views of sessions that changed since the last snapshot are built

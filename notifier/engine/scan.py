@@ -31,16 +31,17 @@ def open_cache(options: EngineOptions) -> StartupCache | None:
 
 
 def scan_once(options: EngineOptions, processes: Probe | None = None) -> Snapshot:
-    """Read every session once (for ``status``): no watcher, no thread."""
-    with scanned(options, processes) as snapshot:
-        return snapshot
+    """Read every session once (for ``answer``, ``goto``): no watcher, no thread."""
+    with scanned(options, processes) as board:
+        return board.snapshot(time.time())
 
 
 @contextmanager
-def scanned(options: EngineOptions, processes: Probe | None = None) -> Iterator[Snapshot]:
-    """:func:`scan_once`; the scan cache is written once the caller is done with the snapshot
-    (after ``status`` printed it), by a process of its own where many rows are to be written
-    (see StartupCache.save: nobody waits for it)."""
+def scanned(options: EngineOptions, processes: Probe | None = None) -> Iterator[Board]:
+    """The board after one read of every session (a snapshot of it is :func:`scan_once`; ``status``
+    prints thousands of sessions without one: Board.status_rows). The scan cache is written once
+    the caller is done with it (after ``status`` printed it), by a process of its own where many
+    rows are to be written (see StartupCache.save: nobody waits for it)."""
     wall = time.time
     files = SessionFiles(options, Board(liveness=options.liveness), wall)
     cache = open_cache(options)
@@ -56,7 +57,7 @@ def scanned(options: EngineOptions, processes: Probe | None = None) -> Iterator[
     if cache is not None:
         log.debug("scanned %d session files, %d unchanged since the last scan", len(files.board), cache.hits)
     try:
-        yield files.board.snapshot(wall())
+        yield files.board
     finally:
         if cache is not None:
             cache.save(files.tailers, files.board, detach=True)

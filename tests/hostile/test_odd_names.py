@@ -13,7 +13,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from notifier.core.formats import dumps, session_status_obj, status_text
+from notifier.core.formats import dumps, row_of_view, session_status_obj, status_text
 from notifier.core.model import Question, QuestionItem, SessionRef, SessionView, remote_key
 from tests.live.writer import answer, ask, user
 
@@ -134,4 +134,4 @@ def test_status_text_equals_the_encoded_status_objects(rows: list[Any], pending:
         obj = session_status_obj(v)
         obj["location"] = None
         objs.append(obj)
-    assert status_text(views, pending, {}) == dumps({"sessions": objs, "pending": pending})
+    assert status_text([row_of_view(v) for v in views], pending, {}) == dumps({"sessions": objs, "pending": pending})

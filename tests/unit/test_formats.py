@@ -184,7 +184,7 @@ def test_status_text_is_the_status_object_encoded() -> None:
     located = {2: {"pid": 12, "tty": "/dev/pts/\udcff"}}
     for pending in (0, 1, 3):
         whole = {i: {**formats.session_status_obj(views[i]), "location": loc} for i, loc in located.items()}
-        text = formats.status_text(views, pending, whole)
+        text = formats.status_text([formats.row_of_view(v) for v in views], pending, whole)
         assert text == _status_the_long_way(views, pending, located)
         text.encode("utf-8")  # valid UTF-8, whatever the names held
         json.loads(text)
