@@ -70,10 +70,15 @@ def private_dirs(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
 
 
 def cli(*args: str, env: dict[str, str] | None = None, timeout: float = 60) -> Any:
-    """Run `python -m notifier ARGS` to completion (a CompletedProcess with text output)."""
+    """Run `python -m notifier ARGS` to completion (a CompletedProcess with text output). Its
+    output is buffered, as where people run it (PYTHONUNBUFFERED, set on some machines, would
+    hide output a command forgets to flush)."""
+    import os
     import subprocess
     import sys
 
+    env = dict(os.environ if env is None else env)
+    env.pop("PYTHONUNBUFFERED", None)
     return subprocess.run(
         [sys.executable, "-m", "notifier", *args],
         capture_output=True,

@@ -19,6 +19,11 @@ if TYPE_CHECKING:
     from notifier.system.config import Config
 
 
+class OutputError(Exception):
+    """The command's output cannot be written (a full disk, no standard output): one line on
+    stderr, exit code 1."""
+
+
 def effective_config(args: argparse.Namespace) -> Config:
     from notifier.system import paths
     from notifier.system.config import OPTIONS, ConfigError, apply_command_line, load
@@ -145,18 +150,38 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
-    except BrokenPipeError:  # (e.g. `status --json | head`: the reader has what it wanted)
+    except OutputError as exc:
+        _say(f"cannot write the output ({exc})")
+        return _output_closed()  # (what is still buffered would fail again at exit)
+    except BrokenPipeError:
+        if not _reader_gone():
+            raise  # (another pipe, a socket: not ours to hush)
         return _output_closed()
 
 
+def _reader_gone() -> bool:
+    """Whether standard output is a pipe whose reader went away (``status --json | head``: it
+    has what it wanted)."""
+    import select
+
+    try:
+        poll = select.poll()
+        poll.register(sys.stdout.fileno(), 0)
+        return any(mask & select.POLLERR for _, mask in poll.poll(0))
+    except (OSError, ValueError, AttributeError):  # (no stdout at all: nothing to hush either)
+        return False
+
+
 def _output_closed() -> int:
-    """The output's reader went away: no traceback, and nothing more to write at exit (what is
-    still buffered goes nowhere)."""
+    """The output's reader went away, or it cannot be written: no traceback, and nothing more to
+    write at exit (what is still buffered goes nowhere). Exit code 1."""
     import os
 
     try:
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    except (OSError, ValueError):
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+        os.close(null)
+    except (OSError, ValueError, AttributeError):
         pass
     return 1
 
@@ -165,18 +190,33 @@ def _leave_now(code: int) -> None:
     """Exit as soon as the output is out, without freeing what a one-shot ``status`` built one
     object at a time (thousands of sessions: a tenth of its time over 5,000): the process ends
     anyway, it has no file or connection left open, and its scan cache is written by a process
-    of its own. Flushed first; a closed output ends it as :func:`_output_closed` does."""
+    of its own. Flushed first: a reader gone ends it as :func:`_output_closed` does, an output
+    that cannot be written (a full disk) with one line and exit code 1."""
     import os
 
     try:
-        sys.stdout.flush()
+        if sys.stdout is not None:
+            sys.stdout.flush()
     except BrokenPipeError:
         code = _output_closed()
+    except OSError as exc:
+        code = 1
+        _say(f"cannot write the output ({exc.strerror or exc})")
     try:
-        sys.stderr.flush()
+        if sys.stderr is not None:
+            sys.stderr.flush()
     except (OSError, ValueError):
         pass
     os._exit(code)
+
+
+def _say(line: str) -> None:
+    """One line on stderr, if there is a stderr."""
+    try:
+        if sys.stderr is not None:
+            sys.stderr.write(f"{APP_NAME}: {line}\n")
+    except (OSError, ValueError):
+        pass
 
 
 def _dispatch(args: argparse.Namespace, config: Config) -> int:

@@ -11,6 +11,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from notifier import APP_NAME
+from notifier.cli.parser import OutputError
 from notifier.core.text import clean, duration, project_name
 from notifier.system import logs
 
@@ -115,8 +116,8 @@ def cmd_status(args: argparse.Namespace, config: Config) -> int:
                 missing = [d for d in config["sessions_dirs"] if not os.path.isdir(d)]
                 for d in missing:
                     sys.stderr.write(f"{APP_NAME}: sessions folder {clean(d)} does not exist (yet)\n")
-                sys.stdout.write(render_status(snapshot, time.time(), args.all) + "\n")
-        sys.stdout.flush()  # (before the scan cache is written: what was asked for comes first)
+                _out(render_status(snapshot, time.time(), args.all) + "\n")
+        _out(None)  # (flushed before the scan cache is written: what was asked for comes first)
     gc.freeze()  # (the process ends now: what it built is left out of the collection at exit)
     gc.enable()
     return 0
@@ -127,7 +128,8 @@ def _print_json(status: dict[str, Any]) -> None:
     from notifier.sinks.jsonout import dumps
     from notifier.system.locate import add_locations
 
-    sys.stdout.write(dumps(add_locations(status)) + "\n")
+    _out(dumps(add_locations(status)) + "\n")
+    _out(None)
 
 
 def _print_rows_json(rows: list[StatusRow], pending: int) -> None:
@@ -150,5 +152,21 @@ def _print_rows_json(rows: list[StatusRow], pending: int) -> None:
         }
         if whole:
             add_locations({"sessions": list(whole.values())}, listed)
-    sys.stdout.write(status_text(rows, pending, whole))
-    sys.stdout.write("\n")  # (not appended: a copy of megabytes)
+    _out(status_text(rows, pending, whole))
+    _out("\n")  # (not appended: a copy of megabytes)
+
+
+def _out(text: str | None) -> None:
+    """``text`` to standard output (None: flush it). An output that cannot be written is
+    :class:`OutputError`, one line; a reader that went away stays a BrokenPipeError (see main)."""
+    try:
+        if text is None:
+            sys.stdout.flush()
+        else:
+            sys.stdout.write(text)
+    except BrokenPipeError:
+        raise
+    except AttributeError:  # (started with its output closed)
+        raise OutputError("there is no standard output") from None
+    except OSError as exc:
+        raise OutputError(exc.strerror or str(exc)) from None

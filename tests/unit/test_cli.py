@@ -157,3 +157,44 @@ def test_a_reader_that_stops_reading_gets_no_traceback(tmp_path: Path, json_out:
     err = proc.stderr.read()
     assert proc.wait(timeout=60) in (0, 1)
     assert err == b""
+
+
+@pytest.mark.parametrize("where", ["stderr closed", "a full disk", "stdout closed"])
+def test_status_where_its_output_cannot_go(tmp_path: Path, where: str) -> None:
+    """No traceback whatever the output is: a closed stderr changes nothing, an output that
+    cannot be written is one line and exit code 1."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.live.writer import ask, header, user
+
+    from ..conftest import ROOT
+
+    sessions = tmp_path / "s" / "--p--"
+    sessions.mkdir(parents=True)
+    (sessions / "a.jsonl").write_bytes(header("/p") + user() + ask("q1", "Which?"))
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    env["XDG_STATE_HOME"] = str(tmp_path / "state")
+    args = [sys.executable, "-m", "notifier", "status", "--json", "--liveness", "off", "--sessions-dir", str(tmp_path / "s")]
+    out = tmp_path / "out.json"
+    with open("/dev/full" if where == "a full disk" else out, "wb") as target:
+        closed = {"stderr closed": 2, "stdout closed": 1}.get(where)
+        r = subprocess.run(
+            args,
+            stdout=target,
+            stderr=subprocess.PIPE,
+            env=env,
+            cwd=ROOT,
+            timeout=60,
+            preexec_fn=(lambda: os.close(closed)) if closed is not None else None,  # noqa: PLW1509
+        )
+    if where == "stderr closed":
+        assert r.returncode == 0 and json.loads(out.read_text())["pending"] == 1
+    else:
+        assert r.returncode == 1
+        assert r.stderr.decode().splitlines() == [
+            "pi-notifier: cannot write the output ("
+            + ("No space left on device" if where == "a full disk" else "there is no standard output")
+            + ")"
+        ]
