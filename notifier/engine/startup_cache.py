@@ -23,9 +23,11 @@ if TYPE_CHECKING:
     from notifier.watch.cache import Row, ScanCache
 
 log = logs.get(__name__)
+_MAX_FD = 1 << 20  # (os.closerange closes them in one call where the kernel can)
 
 # Fewer rows to write than this are written at once: a child process costs more than they do.
 BACKGROUND_ROWS = 256
+DETACHED_BUSY_S = 30.0  # how long the process writing a one-shot command's cache waits for another
 
 
 class Restored(NamedTuple):
@@ -153,15 +155,30 @@ class StartupCache:
             if fork_is_safe():
                 if db is not None:
                     db.close()  # (a connection must not cross a fork: the child opens its own)
+                folder = os.path.dirname(self._path)
+                try:
+                    st = os.stat(folder)
+                    before: tuple[int, int] | None = (st.st_dev, st.st_ino)
+                except OSError:
+                    before = None  # (a first run: the writer makes the folder)
 
                 def write() -> None:
                     from notifier.watch.cache import ScanCache
 
-                    self._write(ScanCache(self._path, self._key), tailers, board, gone)
+                    if before is not None:
+                        try:
+                            now = os.stat(folder)
+                        except OSError:
+                            return  # (the state folder was removed meanwhile: not made again)
+                        if (now.st_dev, now.st_ino) != before:
+                            return
+                    # (nobody waits for it: it may wait long for another writer to finish)
+                    self._write(ScanCache(self._path, self._key, timeout=DETACHED_BUSY_S), tailers, board, gone)
 
                 pid = _detached(write)
                 if pid:
                     self._child = pid
+                    log.debug("scan cache left to process %d (%d files)", pid, len(self._stale))
                     return
                 db = None  # no process: written here after all
         if db is None:
@@ -201,9 +218,10 @@ class StartupCache:
 
 def _detached(work: Callable[[], None]) -> int:
     """A forked process that runs ``work()`` on its own, then leaves without cleanup: in a new
-    session (a Ctrl-C or a hang-up meant for the command leaves it be) and with its standard
-    streams on /dev/null (whoever reads the command's output sees its end when the command
-    ends, not when this ends). Its pid; 0 where none can be made."""
+    session (a Ctrl-C or a hang-up meant for the command leaves it be), with its standard
+    streams on /dev/null and no other file of the command's open (whoever reads the command's
+    output, or waits on any pipe it was given, sees its end when the command ends, not when
+    this ends), in / (no folder is kept busy). Its pid; 0 where none can be made."""
     try:
         pid = os.fork()
     except OSError:
@@ -215,6 +233,8 @@ def _detached(work: Callable[[], None]) -> int:
             null = os.open(os.devnull, os.O_RDWR)
             for fd in (0, 1, 2):
                 os.dup2(null, fd)
+            os.closerange(3, _MAX_FD)
+            os.chdir("/")
             work()
             code = 0
         finally:

@@ -353,9 +353,11 @@ def decode_more(raw: bytes) -> dict[str, Any]:
 
 
 class ScanCache:
-    def __init__(self, path: str, key: str) -> None:
+    def __init__(self, path: str, key: str, timeout: float = 2.0) -> None:
+        """``timeout``: seconds to wait for another process that holds the database."""
         self.path = path
         self.key = key
+        self.timeout = timeout
         self.db: sqlite3.Connection | None = None
         self.discarded: str | None = None  # why the old cache was thrown away, if it was
         try:
@@ -370,7 +372,7 @@ class ScanCache:
 
     def _open(self) -> sqlite3.Connection:
         private_file(self.path)  # 0600 in a 0700 folder, like the store
-        db = sqlite3.connect(self.path, timeout=2, isolation_level=None, check_same_thread=False)
+        db = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None, check_same_thread=False)
         try:
             setlimit = getattr(db, "setlimit", None)
             if setlimit is not None:  # Python 3.11+: no value larger than this is ever loaded

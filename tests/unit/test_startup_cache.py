@@ -37,11 +37,26 @@ db.execute("COMMIT")
 
 
 def _rows(db: Path) -> int:
+    """The rows of the scan cache; -1 where it cannot be read (yet)."""
     try:
         with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5) as c:
             return int(c.execute("SELECT count(*) FROM scan").fetchone()[0])
     except sqlite3.Error:
-        return 0
+        return -1
+
+
+def _others(pid: int) -> list[str]:
+    """What the process ``pid`` holds open beyond its standard streams and the cache files."""
+    out = []
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        if int(fd) > 2:
+            try:
+                target = os.readlink(f"/proc/{pid}/fd/{fd}")
+            except OSError:
+                continue
+            if ".sqlite3" not in target:
+                out.append(target)
+    return out
 
 
 def _until(condition: object, what: str, deadline_s: float = 30.0) -> None:
@@ -84,6 +99,7 @@ options = EngineOptions(roots=[sessions])
 cache = StartupCache(path, options.catalog.names, [sessions], options.max_line)
 files = SessionFiles(options, Board(), time.time)
 files.scan(sessions, initial=True, cache=cache)
+given = os.pipe()  # (a pipe the command was given, which someone may wait on)
 cache.save(files.tailers, files.board, detach=True)
 print(cache._child, flush=True)
 sys.stdin.readline()
@@ -121,6 +137,9 @@ def test_the_cache_writer_is_on_its_own(tmp_path: Path) -> None:
             lambda: all(os.readlink(f"/proc/{pid}/fd/{fd}") == os.devnull for fd in (0, 1, 2)),
             "the writer's standard streams are /dev/null",
         )
+        # (no file of the command's: only the cache it waits for; no folder kept busy)
+        _until(lambda: _others(pid) == [], f"the writer holds only its cache open (not {_others(pid)})")
+        assert os.readlink(f"/proc/{pid}/cwd") == "/"
         assert _rows(path) == 0
     finally:
         holder.communicate(b"go\n", timeout=30)
