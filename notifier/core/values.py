@@ -21,6 +21,7 @@ the dataclass of the same fields."""
 
 from __future__ import annotations
 
+from _thread import RLock
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -60,20 +61,34 @@ class _Field:
         return dataclasses.field(**kwargs)
 
 
+_MAKING = RLock()  # (one thread makes a class's fields; a subclass's makes its bases' first)
+
+
 class _Fields:
     """``__dataclass_fields__``, made when first asked for (``dataclasses.fields``, ``replace``,
     ``is_dataclass``): the class's :func:`field` declarations become ``dataclasses.field`` and the
-    class goes through ``dataclass(init=False, repr=False, eq=False)``, which adds no method."""
+    class goes through ``dataclass(init=False, repr=False, eq=False)`` (``frozen`` for a
+    :class:`Value`), which adds no method of its own (a frozen one: refusals that say the same)."""
 
     def __get__(self, instance: object, cls: type) -> Any:
         import dataclasses
 
         own = cls.__dict__
-        for name in own.get("__annotations__", {}):
-            if isinstance(own.get(name), _Field):
-                setattr(cls, name, own[name].made())
-        dataclasses.dataclass(init=False, repr=False, eq=False)(cls)  # (sets the attribute for good)
+        with _MAKING:
+            if not isinstance(own.get("__dataclass_fields__"), dict):  # (not made meanwhile)
+                for name in own.get("__annotations__", {}):
+                    if isinstance(own.get(name), _Field):
+                        setattr(cls, name, own[name].made())
+                frozen = issubclass(cls, Value)
+                dataclasses.dataclass(init=False, repr=False, eq=False, frozen=frozen)(cls)  # (for good)
         return own["__dataclass_fields__"]
+
+
+def _class_var(annotation: object) -> bool:
+    """A ``ClassVar`` annotation (a string under ``from __future__ import annotations``)."""
+    if isinstance(annotation, str):
+        return annotation.startswith(("ClassVar", "typing.ClassVar"))
+    return getattr(annotation, "__origin__", None) is ClassVar
 
 
 class _Base:
@@ -82,6 +97,7 @@ class _Base:
 
     __slots__ = ()
     _fields: ClassVar[tuple[str, ...]]
+    _uncompared: ClassVar[frozenset[str]]
     _values: ClassVar[Any]
     _compared: ClassVar[Any]
 
@@ -90,11 +106,24 @@ class _Base:
         if cls.__module__ == __name__:
             return  # (Value and Record: kinds of class, not classes with fields)
         own = cls.__dict__
-        names = tuple(own.get("__annotations__", {}))
+        # A subclass has its bases' fields first, then its own (as a dataclass has them).
+        base: Any = next((b for b in cls.__mro__[1:] if "_fields" in b.__dict__), None)
+        names: tuple[str, ...] = base._fields if base is not None else ()
+        uncompared: set[str] = set(base._uncompared) if base is not None else set()
+        for name, annotation in own.get("__annotations__", {}).items():
+            if _class_var(annotation):
+                continue
+            if name not in names:
+                names += (name,)
+            declared = own.get(name)
+            if isinstance(declared, _Field) and not declared.compare:
+                uncompared.add(name)
+            else:
+                uncompared.discard(name)
         cls._fields = names
+        cls._uncompared = frozenset(uncompared)
         cls._values = _getter(names)
-        compared = tuple(n for n in names if not (isinstance(own.get(n), _Field) and not own[n].compare))
-        cls._compared = _getter(compared)
+        cls._compared = _getter(tuple(n for n in names if n not in uncompared))
         cls.__match_args__ = names  # type: ignore[attr-defined,misc]  # (as dataclass sets it)
         if "__dataclass_fields__" not in own:
             cls.__dataclass_fields__ = _Fields()  # type: ignore[attr-defined]
@@ -103,6 +132,12 @@ class _Base:
         if other.__class__ is self.__class__:
             return bool(self._compared(self) == self._compared(other))
         return NotImplemented
+
+    def __replace__(self, **changes: Any) -> Any:
+        """``copy.replace`` (Python 3.13+), as a dataclass has it."""
+        from dataclasses import replace
+
+        return replace(self, **changes)  # type: ignore[type-var]  # (a dataclass, to dataclasses)
 
     def __repr__(self) -> str:
         shown = ", ".join(f"{name}={value!r}" for name, value in zip(self._fields, self._values(self), strict=True))

@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import inspect
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -164,3 +164,35 @@ def test_fields_made_on_first_use_keep_their_declarations() -> None:
     assert Kept.__match_args__ == ("a", "b", "c")
     with pytest.raises(ValueError):
         field(default=1, default_factory=int)
+
+
+def test_a_subclass_has_its_bases_fields_first_and_class_vars_are_no_fields() -> None:
+    class Base(Record):
+        a: int
+        b: list[int] = field(default_factory=list, compare=False)
+        kind: ClassVar[str] = "base"
+
+        def __init__(self, a: int, b: list[int] | None = None) -> None:
+            self.a, self.b = a, [] if b is None else b
+
+    class Sub(Base):
+        c: int = 0
+        kind: ClassVar[str] = "sub"
+
+        def __init__(self, a: int, b: list[int] | None = None, c: int = 0) -> None:
+            super().__init__(a, b)
+            self.c = c
+
+    assert Sub._fields == ("a", "b", "c") and [f.name for f in dataclasses.fields(Sub)] == ["a", "b", "c"]
+    assert Sub(1, [1], 2) == Sub(1, [2], 2) != Sub(1, [1], 3)  # (b is left out of equality, c is not)
+    assert repr(Sub(1, [1], 2)) == "test_a_subclass_has_its_bases_fields_first_and_class_vars_are_no_fields.<locals>.Sub(a=1, b=[1], c=2)"
+    assert dataclasses.replace(Sub(1, [1], 2), c=5) == Sub(1, [1], 5)
+    assert Sub(1).__replace__(a=2) == Sub(2)  # (copy.replace on Python 3.13+)
+
+
+def test_a_value_is_a_frozen_dataclass_to_dataclasses() -> None:
+    from notifier.core.board import Proc
+
+    assert dataclasses.fields(Proc) and Proc.__dataclass_params__.frozen  # type: ignore[attr-defined]
+    with pytest.raises(dataclasses.FrozenInstanceError, match="cannot assign to field 'cwd'"):
+        Proc("/p", 1.0).cwd = "/q"  # type: ignore[misc]
