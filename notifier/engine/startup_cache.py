@@ -52,7 +52,7 @@ class StartupCache:
         self._seen: set[str] = set()
         self._unpack: Callable[[Row, str, int], tuple[Tailer, SessionReducer]] | None = None
         self.hits = 0
-        self._child = 0  # the process writing the cache (save(detach=True))
+        self._child = 0  # the process writing the cache (save(detach=True)); nobody waits for it
         self._saved = False
 
     def open(self) -> None:
@@ -137,8 +137,8 @@ class StartupCache:
         """Remember what the scan read; forget files under the roots that are gone (and keep the
         rows of other folders within a bound, see ScanCache.save). Either way the database is
         closed. ``detach`` (a one-shot command, after its output): many rows are written by a
-        process of their own, which this one need not wait for (it ends on its own; tests may
-        :meth:`wait` for it). A start-up scan of the app writes here: its engine owns the state."""
+        process of their own, which this one need not wait for (it ends on its own; its pid is
+        ``_child``). A start-up scan of the app writes here: its engine owns the state."""
         if self._unpack is None or self._saved:
             return  # (never opened, or saved already)
         self._saved = True
@@ -203,17 +203,6 @@ class StartupCache:
         db.close()
         self._stale.clear()
         self._rows = {}
-
-    def wait(self) -> None:
-        """Wait for the process writing the cache (:meth:`save` with ``detach``), if there is one."""
-        pid, self._child = self._child, 0
-        if pid:
-            try:
-                _, status = os.waitpid(pid, 0)
-            except ChildProcessError:
-                return
-            if status != 0:
-                log.debug("the scan cache was not written (the process writing it ended with %d)", status)
 
 
 def _detached(work: Callable[[], None]) -> int:
