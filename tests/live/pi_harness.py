@@ -33,6 +33,7 @@ from ..conftest import ROOT, wait_for
 
 EXTENSION = ROOT / "notifier" / "resources" / "pi-extension" / "pi-notifier.ts"
 GATE_COMMAND = "echo rm -rf /nothing-here"  # matches the permission gate's pattern, harmless if ever run
+STARTING = "Startup is still in progress"  # pi 1.6.0, when Enter comes before its start-up is done
 SKIP = "pi {} (or tmux) is not installed here; .ci/run installs it"
 
 _count = itertools.count()
@@ -197,7 +198,34 @@ class PiSession:
         self.tmux("send-keys", "-t", self.pane_id, *keys)
 
     def prompt(self, text: str) -> None:
-        self.keys(text, "Enter")
+        """Type ``text``, see it in the input box and submit it. pi 1.6.0 takes no submission until
+        its start-up is done (it says "Startup is still in progress" and keeps the text), so Enter is
+        pressed again, as a person would, until the input box is empty."""
+        self.keys("-l", text)
+        wait_for(lambda: text in self.editor(), 40, f"pi to show the typed {text!r}")
+        self.keys("Enter")
+        pressed = time.monotonic()
+
+        def submitted() -> bool:
+            nonlocal pressed
+            if text not in self.editor():
+                return True
+            # Again only when the last Enter had time to be refused: an Enter that reaches an open
+            # dialog would answer it.
+            if STARTING in self.screen() and time.monotonic() - pressed > 0.5:
+                self.keys("Enter")
+                pressed = time.monotonic()
+            return False
+
+        wait_for(submitted, 40, f"pi to take the prompt {text!r}")
+
+    def editor(self) -> str:
+        """What pi's input box holds: the lines between the last two horizontal rules."""
+        lines = self.screen().splitlines()
+        rules = [i for i, line in enumerate(lines) if line.startswith("──") and not line.strip("─ ")]
+        if len(rules) < 2:
+            return ""
+        return "\n".join(lines[rules[-2] + 1 : rules[-1]])
 
     def ask(self, dialog_text: str) -> None:
         self.prompt("Ask me which database to use")
