@@ -33,6 +33,10 @@ from .pi_harness import (
     start_pi,
 )
 
+# An event is pushed the moment pi opens a dialog (about 1 ms here). The bound only tells "pushed"
+# from "found by some later poll or batch", with room for a loaded CI machine's stalls.
+AT_ONCE = 0.5
+
 
 def _dialog_seen(pi: PiSession, lis: Listener, count: int, marker: str) -> tuple[Dialog, float, float]:
     """The count-th dialog, when it arrived, and when pi's terminal first showed ``marker``."""
@@ -67,8 +71,8 @@ def test_gate_is_announced_at_once_and_answered_exactly(
         assert dialog.session_file == hello.session_file and dialog.pid == hello.pid
         assert dialog.at is not None
         latency = arrived - dialog.at
-        assert latency < 0.1, f"announced {latency * 1000:.1f} ms after pi opened the dialog"
-        assert arrived <= shown + 0.1  # before (or at once after) the terminal showed it
+        assert latency < AT_ONCE, f"announced {latency * 1000:.1f} ms after pi opened the dialog"
+        assert arrived <= shown + AT_ONCE  # before (or at once after) the terminal showed it
         with capsys.disabled():
             print(
                 f"\n[companion] gate dialog: {latency * 1000:.1f} ms from pi opening it to the event; "
@@ -91,7 +95,7 @@ def test_gate_is_announced_at_once_and_answered_exactly(
         # answered in the terminal instead: a closed event says so
         pi.prompt(f"bash: {GATE_COMMAND} again")
         second, arrived2, _ = _dialog_seen(pi, listener, 2, "Allow?")
-        assert second.id != dialog.id and arrived2 - (second.at or 0) < 0.1
+        assert second.id != dialog.id and arrived2 - (second.at or 0) < AT_ONCE
         pi.keys("Down")
         pi.keys("Enter")
         wait_for(lambda: len(listener.of(Closed)) == 2, 10, "the second closed event")
@@ -130,7 +134,7 @@ def test_question_tool_is_answered_through_the_channel(
         assert dialog.kind == "custom" and dialog.remote == "keys" and dialog.tool == "question"
         assert dialog.tool_call_id and dialog.tool_call_id.startswith("call_q")
         assert dialog.screen and any("Which database should we use?" in line for line in dialog.screen)
-        assert arrived - (dialog.at or 0) < 0.1
+        assert arrived - (dialog.at or 0) < AT_ONCE
         assert "a custom dialog is answered with keys" in (
             answer_dialog(sock, dialog.id, "SQLite").error or ""
         )
