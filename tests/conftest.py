@@ -10,6 +10,12 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
+from hypothesis import settings
+
+# Property tests judge what comes out, never how fast: hypothesis's 200 ms per example would fail a
+# correct example on a loaded CI machine (speed is measured in bench/).
+settings.register_profile("pi-notifier", deadline=None)
+settings.load_profile("pi-notifier")
 
 ROOT = Path(__file__).resolve().parents[1]
 T = TypeVar("T")
