@@ -202,30 +202,33 @@ class PiSession:
         its start-up is done (it says "Startup is still in progress" and keeps the text), so Enter is
         pressed again, as a person would, until the input box is empty."""
         self.keys("-l", text)
-        wait_for(lambda: text in self.editor(), 40, f"pi to show the typed {text!r}")
+        wait_for(lambda: text in (self.editor() or ""), 40, f"pi to show the typed {text!r}")
         self.keys("Enter")
         pressed = time.monotonic()
 
         def submitted() -> bool:
             nonlocal pressed
-            if text not in self.editor():
+            screen = self.screen()
+            box = self.editor(screen)
+            if box is not None and text not in box:
                 return True
             # Again only when the last Enter had time to be refused: an Enter that reaches an open
             # dialog would answer it.
-            if STARTING in self.screen() and time.monotonic() - pressed > 0.5:
+            if STARTING in screen and time.monotonic() - pressed > 0.5:
                 self.keys("Enter")
                 pressed = time.monotonic()
             return False
 
         wait_for(submitted, 40, f"pi to take the prompt {text!r}")
 
-    def editor(self) -> str:
-        """What pi's input box holds: the lines between the last two horizontal rules."""
-        lines = self.screen().splitlines()
+    def editor(self, screen: str | None = None) -> str | None:
+        """What pi's input box holds (the lines between the last two horizontal rules, stripped),
+        or None when the screen (by default, a fresh capture) shows no input box."""
+        lines = (self.screen() if screen is None else screen).splitlines()
         rules = [i for i, line in enumerate(lines) if line.startswith("──") and not line.strip("─ ")]
         if len(rules) < 2:
-            return ""
-        return "\n".join(lines[rules[-2] + 1 : rules[-1]])
+            return None
+        return "\n".join(lines[rules[-2] + 1 : rules[-1]]).strip()
 
     def ask(self, dialog_text: str) -> None:
         self.prompt("Ask me which database to use")

@@ -37,13 +37,6 @@ def still(pi: PiSession) -> list[str]:
     return [line for line in pi.screen().splitlines() if "Working" not in line]
 
 
-def editor_line(pi: PiSession) -> str:
-    """What pi's prompt editor holds (the line between its two rules)."""
-    lines = pi.screen().splitlines()
-    rules = [i for i, line in enumerate(lines) if line.startswith("────")]
-    return "\n".join(lines[rules[-2] + 1 : rules[-1]]).strip() if len(rules) >= 2 else "?"
-
-
 @pytest.mark.parametrize("version", ["0.73.1", "1.6.0"])
 def test_locate_goto_and_answer_question(
     tmp_path: Path, tmux_server: Tmux, model: int, version: str
@@ -97,7 +90,7 @@ def test_locate_goto_and_answer_question(
     gone = run("answer", "--call", results[-1]["toolCallId"], "1", *d)
     assert gone.returncode == 1 and "not waiting" in gone.stderr
     assert run("answer", "1", *d).returncode == 1
-    assert editor_line(pi) == "" and Path(session["file"]).read_text() == file_before
+    assert pi.editor() == "" and Path(session["file"]).read_text() == file_before
     assert run("goto", *d).returncode == 1  # nothing waits any more
 
     # a free-text answer
