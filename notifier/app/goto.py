@@ -11,17 +11,18 @@ from __future__ import annotations
 
 import logging
 import os
-import shlex
 import time
 from dataclasses import dataclass
 from typing import Any
 
+from notifier.core import shellcmd
 from notifier.core.model import Question, SessionView, Snapshot
 from notifier.core.text import clean
 from notifier.system.locate import Location, Wanted, locate_sessions
 from notifier.system.programs import run
 from notifier.system.tmux import TmuxClient, TmuxPane, tmux, tmux_clients
 from notifier.system.x11 import active_window, open_display, window_for, x_windows_by_pid
+from notifier.ui.view import resume_or_why
 
 log = logging.getLogger(__name__)
 ACTIVATE_TIMEOUT_S = 3.0
@@ -66,14 +67,29 @@ def pick(snapshot: Snapshot, spec: str | None) -> tuple[SessionView, Question | 
 
 
 def resume_hint(view: SessionView) -> str:
-    cwd = view.ref.cwd or "."
-    return f"cd {shlex.quote(cwd)} && pi --session {shlex.quote(view.ref.file)}"
+    """The command that resumes the session (``cd DIR && pi --session FILE``), to follow
+    "resume it with: "; where a name cannot be shown in a command, what to do instead and why.
+    Either way ``clean()`` leaves it as it is. :func:`resume_advice` is the whole clause."""
+    line, why = resume_or_why(view.ref.cwd, view.ref.file, view.ref.host)
+    return line if line is not None else f"pi --session, by hand in its folder ({why})"
+
+
+def resume_advice(view: SessionView) -> str:
+    """"resume it with: COMMAND", or why no command is offered (one line for the user)."""
+    line, why = resume_or_why(view.ref.cwd, view.ref.file, view.ref.host)
+    return f"resume it with: {line}" if line is not None else str(why)
 
 
 def attach_hint(pane: TmuxPane) -> str:
+    """"run: tmux attach -t SESSION:WINDOW", or why no command is offered (a session name with
+    control characters); for a message that says tmux has no client to show the pane."""
     default = os.path.join(os.environ.get("TMUX_TMPDIR", "/tmp"), f"tmux-{os.getuid()}", "default")
-    sock = [] if pane.socket == default else ["-S", pane.socket]
-    return shlex.join(["tmux", *sock, "attach", "-t", f"{pane.session}:{pane.window}"])
+    sock: list[shellcmd.Word] = [] if pane.socket == default else ["-S", shellcmd.Arg("the tmux socket path", pane.socket)]
+    target = shellcmd.Arg("the tmux session name", f"{pane.session}:{pane.window}")
+    try:
+        return "run: " + shellcmd.join(["tmux", *sock, "attach", "-t", target])
+    except shellcmd.Unsafe as exc:
+        return f"attach to it yourself (no command is offered: {exc})"
 
 
 def target(snapshot: Snapshot, spec: str | None) -> Target:
@@ -93,11 +109,11 @@ def select_pane(pane: TmuxPane) -> TmuxClient:
         raise Refused(f"tmux could not select pane {clean(pane.pane)}: it may have closed")
     clients = tmux_clients(pane.socket)
     if not clients:
-        raise Refused(f"the tmux session is not attached to a terminal; run: {clean(attach_hint(pane))}")
+        raise Refused(f"the tmux session is not attached to a terminal; {attach_hint(pane)}")
     ours = [c for c in clients if c.session == pane.session]
     client = (ours or clients)[0]
     if tmux(pane.socket, "switch-client", "-c", client.tty, "-t", pane.pane) is None:
-        raise Refused(f"tmux could not switch its client to the pane; run: {clean(attach_hint(pane))}")
+        raise Refused(f"tmux could not switch its client to the pane; {attach_hint(pane)}")
     return client
 
 
@@ -176,7 +192,7 @@ def _terminal_remote(loc: Location) -> bool:
 def focus(view: SessionView, loc: Location | None) -> str:
     """Bring the user to ``loc``. Returns what was done; raises :class:`Refused` with what to do instead."""
     if loc is None:
-        raise Refused(f"no running pi has this session; resume it with: {clean(resume_hint(view))}")
+        raise Refused(f"no running pi has this session; {resume_advice(view)}")
     window = loc.window_id
     if loc.tmux is not None:
         client = select_pane(loc.tmux)
@@ -242,13 +258,15 @@ def go(config: Any, snapshot: Snapshot, session: str | None) -> tuple[int, str]:
     remote = remotes.split(config, session)
     if remote is not None:
         try:
-            command = remotes.goto_command(*remote)
+            argv = remotes.goto_argv(*remote)
         except remotes.RemoteRefused as exc:
             return 1, clean(exc)
+        # (built from checked names, so shown as it is: clean() would collapse its spaces)
+        command = shellcmd.join(argv)
         shown = os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
-        if shown and remotes.open_in_terminal(command):
-            return 0, f"opened in a new terminal: {clean(command)}"
-        return 1, f"no terminal to open here; run: {clean(command)}"
+        if shown and remotes.open_in_terminal(argv):
+            return 0, f"opened in a new terminal: {command}"
+        return 1, f"no terminal to open here; run: {command}"
     try:
         t = target(snapshot, session)
         return 0, focus(t.view, t.location)

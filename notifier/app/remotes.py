@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import json
 import logging
-import shlex
 import subprocess
 import threading
 import time
 from collections.abc import Sequence
 from typing import Any
 
+from notifier.core import shellcmd
 from notifier.core.model import Transition
 from notifier.core.text import clean
 from notifier.remote.link import Link, Remote, remote_from_config, ssh_argv
@@ -140,9 +140,12 @@ class RemoteRefused(Exception):
     """Cannot be done on the remote; the message says why (exit code 1)."""
 
 
-def goto_command(remote: Remote, spec: str) -> str:
-    """``ssh -t HOST tmux attach -t SESSION`` for the remote session's tmux pane (asked of the
-    remote's own ``pi-notifier goto --print`` through the same ssh)."""
+def goto_argv(remote: Remote, spec: str) -> list[str]:
+    """``ssh -t HOST tmux attach -t SESSION:WINDOW`` for the remote session's tmux pane (asked of
+    the remote's own ``pi-notifier goto --print`` through the same ssh), as an argv: the words
+    after HOST are quoted once for the remote shell (ssh joins them with spaces for it). The
+    remote's names are checked first: one that cannot be shown in a command (control
+    characters…) is :class:`RemoteRefused`, with the reason."""
     _need_ssh(remote)
     try:
         done = subprocess.run(
@@ -151,8 +154,8 @@ def goto_command(remote: Remote, spec: str) -> str:
             capture_output=True,
             timeout=SSH_TIMEOUT_S,
         )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise RemoteRefused(f"cannot reach {remote.name}: {clean(exc, 200)}") from None
+    except (OSError, ValueError, subprocess.TimeoutExpired) as exc:  # (ValueError: a NUL in the name)
+        raise RemoteRefused(f"cannot reach {clean(remote.name)}: {clean(exc, 200)}") from None
     try:
         where = json.loads(done.stdout.decode("utf-8", "replace").strip().splitlines()[-1])
     except (ValueError, IndexError):
@@ -160,23 +163,34 @@ def goto_command(remote: Remote, spec: str) -> str:
     tm = where.get("tmux") if isinstance(where, dict) else None
     if not isinstance(tm, dict) or not isinstance(tm.get("session"), str):
         reason = clean(done.stderr.decode("utf-8", "replace"), 300) or "it does not run in tmux there"
-        raise RemoteRefused(f"{remote.name}: {reason}")
-    target = f"{tm['session']}:{tm.get('window')}" if tm.get("window") is not None else tm["session"]
-    # Quoted twice: ssh joins its arguments with spaces for the remote shell (a session name may
-    # hold spaces or anything else), and the whole line is for the local shell.
-    argv = ["ssh", "-t", *remote.ssh_options, remote.ssh or "", "tmux", "attach", "-t", shlex.quote(target)]
-    return shlex.join(argv)
+        raise RemoteRefused(f"{clean(remote.name)}: {reason}")
+    window = tm.get("window")
+    target = f"{tm['session']}:{window}" if isinstance(window, (str, int)) and not isinstance(window, bool) else tm["session"]
+    try:
+        there = shellcmd.remote_words(["tmux", "attach", "-t", shellcmd.Arg("its tmux session name", target)])
+        argv = ["ssh", "-t", *remote.ssh_options, remote.ssh or "", *there]
+        shellcmd.join(argv)  # (every local word can be shown too: options and destination)
+    except shellcmd.Unsafe as exc:
+        raise RemoteRefused(
+            f"{clean(remote.name)}: its pi runs in tmux, but no command to attach to it is offered: {exc}"
+        ) from None
+    return argv
 
 
-def open_in_terminal(command: str) -> bool:
-    """Open ``command`` in a new terminal window where one is known (best effort)."""
+def goto_command(remote: Remote, spec: str) -> str:
+    """:func:`goto_argv` as the line to paste (``shlex.split`` gives the argv back)."""
+    return shellcmd.join(goto_argv(remote, spec))
+
+
+def open_in_terminal(argv: Sequence[str]) -> bool:
+    """Run ``argv`` in a new terminal window where one is known (best effort; no shell here)."""
     import shutil
 
     for term, flag in (("x-terminal-emulator", "-e"), ("xterm", "-e"), ("gnome-terminal", "--")):
         path = shutil.which(term)
         if path:
             try:
-                subprocess.Popen([path, flag, "sh", "-c", command], stdin=subprocess.DEVNULL, start_new_session=True)
+                subprocess.Popen([path, flag, *argv], stdin=subprocess.DEVNULL, start_new_session=True)
                 return True
             except OSError:
                 continue
@@ -193,8 +207,8 @@ def answer_remote(remote: Remote, spec: str, args: Sequence[str], timeout: float
             capture_output=True,
             timeout=timeout + SSH_TIMEOUT_S,
         )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise RemoteRefused(f"cannot reach {remote.name}: {clean(exc, 200)}") from None
+    except (OSError, ValueError, subprocess.TimeoutExpired) as exc:  # (ValueError: a NUL in an argument)
+        raise RemoteRefused(f"cannot reach {clean(remote.name)}: {clean(exc, 200)}") from None
     code = done.returncode if done.returncode in (0, 1, 2) else 1
     return code, done.stdout.decode("utf-8", "replace"), done.stderr.decode("utf-8", "replace")
 
@@ -240,13 +254,13 @@ def cmd_goto(remote: Remote, spec: str, only_print: bool) -> int:
     import sys
 
     try:
-        command = goto_command(remote, spec)
+        argv = goto_argv(remote, spec)
     except RemoteRefused as exc:
         sys.stderr.write(f"pi-notifier: {clean(exc)}\n")
         return 1
-    sys.stdout.write(command + "\n")
+    sys.stdout.write(shellcmd.join(argv) + "\n")  # (built from checked names: nothing raw)
     if not only_print and (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
-        open_in_terminal(command)
+        open_in_terminal(argv)
     return 0
 
 
@@ -267,5 +281,5 @@ def cmd_answer(remote: Remote, spec: str, args: Any) -> int:
     if out:
         sys.stdout.write("".join(clean(line) + "\n" for line in out.splitlines()))
     if err:
-        sys.stderr.write("".join(f"{remote.name}: {clean(line)}\n" for line in err.splitlines()))
+        sys.stderr.write("".join(f"{clean(remote.name)}: {clean(line)}\n" for line in err.splitlines()))
     return code

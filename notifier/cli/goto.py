@@ -4,6 +4,7 @@ waiting pi (the work is :mod:`notifier.app.goto`)."""
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 
 from notifier.cli.common import fail
@@ -12,6 +13,17 @@ from notifier.engine.options import engine_options
 from notifier.engine.scan import scan_once
 from notifier.sinks.jsonout import dumps
 from notifier.system.config import Config
+
+# Inside JSON strings, what a terminal would act on or that reorders what is seen: C1 controls,
+# DEL, bidi and other format characters, line separators (JSON escapes C0 itself).
+_UNSHOWN = re.compile("[\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb]")
+
+
+def terminal_json(obj: object) -> str:
+    """``dumps(obj)`` for a terminal: the same JSON (``json.loads`` gives the same object), with
+    the characters a terminal would act on written as ``\\uXXXX`` escapes (tmux names are
+    anyone's: a window renamed by a program in it)."""
+    return _UNSHOWN.sub(lambda m: f"\\u{ord(m.group()):04x}", dumps(obj))
 
 
 def cmd_goto(args: argparse.Namespace, config: Config) -> int:
@@ -29,9 +41,9 @@ def cmd_goto(args: argparse.Namespace, config: Config) -> int:
     except goto.Refused as exc:
         return fail(1, exc)
     if args.print:
-        sys.stdout.write(dumps(target.location.obj() if target.location else None) + "\n")
+        sys.stdout.write(terminal_json(target.location.obj() if target.location else None) + "\n")
         if target.location is None:
-            return fail(1, f"no running pi has this session; resume it with: {goto.resume_hint(target.view)}")
+            return fail(1, f"no running pi has this session; {goto.resume_advice(target.view)}")
         return 0
     try:
         done = goto.focus(target.view, target.location)

@@ -11,6 +11,11 @@ characters that can disguise text (zero-width space, word joiner, invisible oper
 Mongolian vowel separator, Hangul fillers, unpaired tag characters, noncharacters). Lone
 surrogates (undecodable bytes in file names) become U+FFFD. What stays: the zero-width joiner and
 non-joiner, variation selectors and emoji tag sequences, so 👩‍💻, ❤️, 🏴󠁧󠁢󠁳󠁣󠁴󠁿 and Indic conjuncts survive.
+
+An escape sequence goes whole only when it is well-formed; a lone ESC goes alone and the text
+after it stays. :func:`clean` is for prose: a command for people to paste is never passed
+through it (collapsing spaces or dropping a character inside quotes changes what it runs); it
+is built by :mod:`notifier.core.shellcmd`, whose lines :func:`clean` leaves as they are.
 """
 
 from __future__ import annotations
@@ -22,16 +27,29 @@ import unicodedata
 # The patterns only rare text needs stay strings: compiled (and then kept by ``re``) the first
 # time such text comes, not by every command's start-up.
 
-# CSI (ESC [ ... final), OSC (ESC ] ... BEL or ST), DCS/SOS/PM/APC (ESC P/X/^/_ ... ST), and
-# two-character escapes (ESC + one char). Also 8-bit C1 forms of CSI (0x9b) and OSC (0x9d).
-_ESCAPES = r"""(?xs)
-    \x1b\[[0-?]*[ -/]*[@-~]            # CSI
-  | \x9b[0-?]*[ -/]*[@-~]              # 8-bit CSI
-  | (?:\x1b\]|\x9d).*?(?:\x07|\x1b\\|\x9c|$)   # OSC ... BEL or ST
-  | (?:\x1b[PX^_]|[\x90\x98\x9e\x9f]).*?(?:\x1b\\|\x9c|$)  # DCS, SOS, PM, APC
-  | \x1b[@-Z\\-_]                      # other 2-char escapes
-  | \x1b.?                             # a lone ESC (and what it would modify)
+# Only well-formed sequences go whole (ECMA-48 §5.3–5.6, ECMA-35 §13), as a terminal would
+# consume them; an ESC that starts none goes alone, and what follows it stays as text. So
+# nothing printable is eaten that is not part of a sequence: ESC + a quote loses only the ESC
+# (a quote is never a sequence's second byte), which keeps a quoted name in prose readable.
+#   CSI      ESC [ (or 0x9b), parameters 0x30-0x3F, intermediates 0x20-0x2F, a final 0x40-0x7E
+#   strings  OSC ESC ] (0x9d) to BEL or ST; DCS ESC P, SOS ESC X, PM ESC ^, APC ESC _ (8-bit
+#            0x90 0x98 0x9e 0x9f) to ST (ESC \ or 0x9c). A string cut by an ESC that is not ST, or
+#            by the end of the text, is not well-formed: its ESC goes alone, its text stays.
+#   nF       ESC + intermediates 0x20-0x2F + a final 0x30-0x7E, as far as terminals implement
+#            them (xterm's list): charset designations ESC ( ) * + - . / (or $ and one of them)
+#            + a final, ESC $ @/A/B, line attributes ESC # 3-8, ESC % @/G, ESC SP F/G/L/M/N. Other
+#            intermediates (! " & ' ,) and finals name nothing a terminal does: the ESC goes
+#            alone (so "word ESC next" keeps " next").
+#   Fp/Fe/Fs ESC + one byte 0x30-0x7E (ESC 7, ESC D, ESC c, ESC \ as a lone ST), except the
+#            introducers [ ] P X ^ _ above, which only go with the rest of their sequence.
+_ESCAPES = r"""(?x)
+    (?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]                          # CSI
+  | (?:\x1b\]|\x9d)[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)           # OSC ... BEL or ST
+  | (?:\x1b[PX^_]|[\x90\x98\x9e\x9f])[^\x1b\x9c]*(?:\x1b\\|\x9c)    # DCS, SOS, PM, APC ... ST
+  | \x1b(?:\$?[()*+\-./][0-~]|\$[@AB]|[#][3-8]|%[@G]|[ ][FGLMN])  # nF
+  | \x1b[0-OQ-WYZ\\`-~]                                      # Fp, Fe, Fs
     """
+# (A lone ESC is left to _REMOVE, with the other C0 controls.)
 # Everything else that goes (in the Basic Multilingual Plane; the few outside it below).
 # Whitespace controls (TAB, LF, CR, FF, VT, FS–US, NEL) are not here: they become spaces, so
 # words stay apart.

@@ -6,13 +6,12 @@ Every untrusted string goes through the one sanitizer here, with the length each
 from __future__ import annotations
 
 import datetime as dt
-import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from notifier.core import formats
+from notifier.core import formats, shellcmd
 from notifier.core.commands import Clear, Command, Focus, Goto, Mute, Quit, Show, Snooze
 from notifier.core.model import Question, SessionView, Snapshot
 from notifier.core.preferences import Preferences
@@ -148,12 +147,21 @@ def menu(snapshot: Snapshot, now: float) -> tuple[Entry, ...]:
 
 
 def resume_command(cwd: str | None, file: str, host: str | None = None) -> str:
-    """What to type to continue the session in a terminal (quoted: paths are untrusted). A
-    session on the remote ``host`` is resumed there, through ssh: the remote command is quoted
-    once more, as ssh hands it to the remote shell."""
-    cmd = f"pi --session {shlex.quote(file)}"
-    cmd = f"cd {shlex.quote(cwd)} && {cmd}" if cwd else cmd
-    return f"ssh -t {shlex.quote(host)} {shlex.quote(cmd)}" if host else cmd
+    """What to type to continue the session in a terminal (``cd DIR && pi --session FILE``). A
+    session on the remote ``host`` is resumed there, through ssh (the remote command is one
+    argument: ssh hands it to the remote shell). Raises :class:`shellcmd.Unsafe` when a name
+    cannot be shown in a command to paste (the reason says which)."""
+    run: list[shellcmd.Word] = ["pi", "--session", shellcmd.Arg("the session file name", file)]
+    line = shellcmd.chain(["cd", shellcmd.Arg("the folder of the session", cwd)], run) if cwd else shellcmd.join(run)
+    return shellcmd.join(["ssh", "-t", shellcmd.Arg("the remote name", host), line]) if host else line
+
+
+def resume_or_why(cwd: str | None, file: str, host: str | None = None) -> tuple[str | None, str | None]:
+    """(the resume command, None), or (None, why no command is offered)."""
+    try:
+        return resume_command(cwd, file, host), None
+    except shellcmd.Unsafe as exc:
+        return None, f"no resume command is offered: {exc}"
 
 
 def question_obj(view: SessionView, q: Question, abandoned: bool) -> dict[str, Any]:
@@ -161,6 +169,7 @@ def question_obj(view: SessionView, q: Question, abandoned: bool) -> dict[str, A
     its session as every JSON output has them (:mod:`notifier.core.formats`), every item in
     full, and the window's own display fields on top."""
     obj = formats.question_obj(q)
+    resume, refused = resume_or_why(view.ref.cwd, view.ref.file, view.ref.host)
     obj.update(
         {
             "session": formats.session_obj(view.ref),
@@ -179,7 +188,8 @@ def question_obj(view: SessionView, q: Question, abandoned: bool) -> dict[str, A
             "file": view.ref.file,
             "title": q.title,
             "dialog": q.dialog,  # an extension dialog (select, confirm, input, editor, custom): see details_text
-            "resume": resume_command(view.ref.cwd, view.ref.file, view.ref.host),
+            "resume": resume,  # None: no command can be shown, "resume_refused" says why
+            "resume_refused": refused,
             "alive": view.alive,  # None: not known (liveness off, remote)
             "short_id": (view.ref.id or "")[:8] or None,
             "snoozed_until": None,  # filled in by mark_snoozes (the app knows the preferences)
@@ -312,5 +322,5 @@ def details_text(q: dict[str, Any], now: float, width: int = 0) -> str:
             f"Snoozed: for {waited(q['snoozed_until'] - now)} more ({q.get('snoozed_by') or 'session'})"
         )
     if not live(q):  # no pi holds the session (as far as is known): how to carry it on
-        lines += ["", f"Resume:  {q['resume']}"]
+        lines += ["", f"Resume:  {q['resume'] or clean(q.get('resume_refused'))}"]
     return "\n".join(lines)

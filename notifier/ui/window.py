@@ -260,8 +260,14 @@ class Window:
         self._ask(Goto(q["key"][0], q["key"][1]), "Cannot go to the session")
 
     def copy_resume(self) -> None:
+        """The selected session's resume command to the clipboard; where its names cannot be
+        shown in a command (control characters…), the clipboard is left alone and the status
+        line says why."""
         q = self.selected()
         if not q:
+            return
+        if not q.get("resume"):
+            self.say(str(q.get("resume_refused") or "no resume command is offered for this session"))
             return
         self.root.clipboard_clear()
         self.root.clipboard_append(q["resume"])
