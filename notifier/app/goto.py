@@ -71,7 +71,7 @@ def resume_hint(view: SessionView) -> str:
     "resume it with: "; where a name cannot be shown in a command, what to do instead and why.
     Either way ``clean()`` leaves it as it is. :func:`resume_advice` is the whole clause."""
     line, why = resume_or_why(view.ref.cwd, view.ref.file, view.ref.host)
-    return line if line is not None else f"pi --session, by hand in its folder ({why})"
+    return line if line is not None else f"pi in its folder, by hand ({why})"
 
 
 def resume_advice(view: SessionView) -> str:

@@ -12,8 +12,13 @@ is offered. Refused are:
   what is seen, Trojan-source style), zero-width spaces and joiners, the BOM, tag characters;
 - line and paragraph separators, and every space but U+0020 (NBSP, em space, ideographic space …
   look like a plain space but are not one, and :func:`notifier.core.text.clean` makes them one);
-- surrogates (a file name that is not UTF-8 cannot be typed back), unassigned code points and
-  noncharacters, and the invisible fillers :func:`~notifier.core.text.clean` removes.
+- surrogates (a file name that is not UTF-8 cannot be typed back), private-use, unassigned
+  and noncharacter code points (shown as a box, an icon or nothing), and the invisible fillers
+  :func:`~notifier.core.text.clean` removes (Hangul fillers, Khmer inherent vowels).
+
+That is: every character :meth:`str.isprintable` accepts, but those fillers. A name that fails
+is no mistake to work around (a folder or tmux session named with an escape sequence is an
+attack or an accident): nothing is offered to paste, and the user is told which name and why.
 
 What passes is quoted with :func:`shlex.quote`, with one refinement: a run of spaces inside
 quotes is written ``'a '' b'`` (the quote closed and reopened between the spaces), so no line
@@ -57,17 +62,18 @@ Word = str | Arg
 
 
 def why_unsafe(text: str) -> str | None:
-    """What in ``text`` keeps it out of a command to paste ("an escape character (U+001B)"), or None."""
-    if text.isascii() and text.isprintable():
-        return None  # (the common case: printable ASCII, spaces included, is always fine)
+    """What in ``text`` keeps it out of a command to paste ("an escape character (U+001B)"), or
+    None. Safe is what :meth:`str.isprintable` calls printable (no category C or Z but the
+    ASCII space), less the invisible fillers."""
+    if text.isprintable() and (text.isascii() or _INVISIBLE.isdisjoint(text)):
+        return None
     for ch in text:
-        why = _why(ch)
-        if why is not None:
-            return f"{why} (U+{ord(ch):04X})"
-    return None
+        if not ch.isprintable() or ch in _INVISIBLE:
+            return f"{_what(ch)} (U+{ord(ch):04X})"
+    return None  # pragma: no cover - (the test above said one is there)
 
 
-def _why(ch: str) -> str | None:
+def _what(ch: str) -> str:
     cat = unicodedata.category(ch)
     if cat == "Cc":
         if ch == "\x1b":
@@ -76,22 +82,20 @@ def _why(ch: str) -> str | None:
             return "a NUL character"
         if ch in "\n\r\x0b\x0c\x85":
             return "a line break"
-        if ch == "\t":
-            return "a tab"
-        return "a control character"
+        return "a tab" if ch == "\t" else "a control character"
     if cat == "Cf":
         return "a bidirectional control" if ch in _BIDI else "an invisible format character"
     if cat in ("Zl", "Zp"):
         return "a line break"
-    if ch.isspace() and ch != " ":
+    if cat == "Zs":
         return "a space that is not a plain space"
     if cat == "Cs":
         return "a byte that is not UTF-8"
+    if cat == "Co":
+        return "a private-use character"
     if cat == "Cn":
         return "an unassigned code point or noncharacter"
-    if ch in _INVISIBLE:
-        return "an invisible character"
-    return None
+    return "an invisible character"
 
 
 def check(word: Word, position: int = 0) -> str:

@@ -236,6 +236,54 @@ def test_window_lists_questions_through_tk(desktop: dict[str, str]) -> None:
         window.root.destroy()
 
 
+def test_copy_resume_command_offers_only_what_parses_back(desktop: dict[str, str]) -> None:
+    """A stopped session whose folder holds an escape sequence: nothing is copied, the status
+    line says why. A remote one with shell syntax in its folder: the copied line parses back."""
+    require("tkinter")
+    import shlex
+
+    from notifier.core.model import Question, QuestionItem, SessionRef, SessionView, remote_key
+    from notifier.ui.view import question_obj
+    from notifier.ui.window import Window
+
+    now = time.time()
+    q = Question("c", "question", (QuestionItem("Go?"),), now - 60)
+    tricky = "/home/dev/it's $(touch PWNED)  x"
+    evil = SessionRef("/s/evil.jsonl", "id-evil", "/tmp/x\x1b'\x1b';touch /tmp/PWNED;#", None)
+    remote = SessionRef(remote_key("devbox", "/s/r.jsonl"), "id-r", tricky, None, "devbox")
+    data = {
+        "taken_at": now,
+        "snoozed_until": 0.0,
+        "working": 0,
+        "questions": [
+            question_obj(SessionView(evil, "needs_input", (), (q,), False, now), q, True),
+            question_obj(SessionView(remote, "needs_input", (q,), (), None, now), q, False),
+        ],
+    }
+    window = Window(FakeSource(data), focus=["/s/evil.jsonl", "c"])
+    try:
+        wait_for(lambda: (window.root.update(), window.tree.get_children())[1], 10, "rows")
+        window.root.clipboard_clear()
+        window.root.clipboard_append("before")
+        assert window.selected_key() == ["/s/evil.jsonl", "c"]
+        assert "disabled" not in window.copy_button.state()
+        window.copy_resume()
+        assert window.root.clipboard_get() == "before"
+        why = "no resume command is offered: the folder of the session holds an escape character (U+001B)"
+        assert window.status.cget("text") == why
+        assert "\x1b" not in window.details_text() and f"Resume:  {why}" in window.details_text()
+        (other,) = [i for i in window.tree.get_children() if i not in window.tree.selection()]
+        window.select(other)
+        assert window.selected_key() == [remote.key, "c"]
+        window.copy_resume()
+        ssh, flag, host, there = shlex.split(window.root.clipboard_get())
+        assert (ssh, flag, host) == ("ssh", "-t", "devbox")
+        assert shlex.split(there) == ["cd", tricky, "&&", "pi", "--session", "/s/r.jsonl"]
+        assert window.status.cget("text") == "Resume command copied"
+    finally:
+        window.root.destroy()
+
+
 def test_menu_action_fires_from_code(desktop: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
     """The same pystray objects the backend renders: find 'Snooze all → 1 hour' and fire it."""
     from notifier.ui.tray import Tray, choose_backend

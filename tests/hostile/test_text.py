@@ -147,3 +147,76 @@ def test_project_name_and_duration_take_anything() -> None:
         assert duration(bad) in ("?", "0 s")
     assert duration(10**400) == "?"
     assert duration(3725) == "1 h 02 min"
+
+
+# ---- escape sequences: only well-formed ones go whole; a lone ESC goes alone ----
+
+# The characters that can follow ESC in a sequence (ECMA-48 §5.3–5.6, ECMA-35 §13): the
+# introducers of CSI and control strings, the nF intermediates terminals implement, and the
+# two-character finals 0x30–0x7E. After any other character an ESC starts nothing.
+SEQUENCE_SECOND = set("[]PX^_ #%$()*+-./") | {chr(c) for c in range(0x30, 0x7F)}
+no_escape = st.text(
+    alphabet=(st.sampled_from(HOSTILE_CHARS) | st.characters()).filter(
+        lambda c: c != "\x1b" and not "\x80" <= c <= "\x9f"
+    ),
+    max_size=40,
+)
+
+
+@settings(max_examples=600)
+@given(no_escape, st.characters().filter(lambda c: c not in SEQUENCE_SECOND), no_escape)
+@example("/tmp/x", "'", "';touch /tmp/PWNED;#")
+@example("say ", '"', "hi\"")
+@example("word", " ", "next")
+@example("a", "\n", "b")
+@example("a", "é", "b")
+def test_a_lone_escape_goes_alone(before: str, after_esc: str, rest: str) -> None:
+    """Whatever follows a lone ESC is the text's, not the escape's: removing the ESC is all."""
+    assert clean(before + "\x1b" + after_esc + rest) == clean(before + after_esc + rest)
+
+
+def test_esc_before_a_quote_keeps_the_quote() -> None:
+    assert clean("/tmp/x\x1b'\x1b';touch /tmp/PWNED;#") == "/tmp/x'';touch /tmp/PWNED;#"
+    assert clean("a\x1b'b") == "a'b" and clean('a\x1b"b') == 'a"b'
+    assert clean("'/tmp/x\x1b'\"'\"'\x1b'\"'\"';touch'") == "'/tmp/x'\"'\"''\"'\"';touch'"
+
+
+@pytest.mark.parametrize(
+    ("raw", "shown"),
+    [
+        ("\x1b[1;31mred\x1b[0m", "red"),  # CSI (SGR)
+        ("a\x1b[?2004lb", "ab"),  # CSI, private parameters
+        ("a\x1b[201~b", "ab"),  # the bracketed-paste end
+        ("a\x1b[2 qb", "ab"),  # CSI with an intermediate (DECSCUSR)
+        ("a\x9b31mb", "ab"),  # 8-bit CSI
+        ("a\x1b]52;c;cHduZWQ=\x07b", "ab"),  # OSC 52 clipboard write, BEL
+        ("a\x1b]0;title\x1b\\b", "ab"),  # OSC, ST
+        ("a\x9d0;title\x9cb", "ab"),  # 8-bit OSC and ST
+        ("a\x1bP1$r0m\x1b\\b", "ab"),  # DCS
+        ("a\x1b_hidden\x1b\\b", "ab"),  # APC
+        ("a\x1bXsos\x9cb", "ab"),  # SOS, 8-bit ST
+        ("a\x1b(Bb", "ab"),  # nF: designate G0
+        ("a\x1b$)Cb", "ab"),  # nF: multi-byte designation
+        ("a\x1b#8b", "ab"),  # nF: DECALN
+        ("a\x1b%Gb", "ab"),  # nF: UTF-8
+        ("a\x1b Gb", "ab"),  # nF: S8C1T
+        ("a\x1b7b\x1b8", "ab"),  # Fp: save / restore cursor
+        ("a\x1bMb", "ab"),  # Fe: reverse index
+        ("a\x1bcb", "ab"),  # Fs: full reset
+        ("a\x1b\\b", "ab"),  # a lone ST
+        # not well-formed: the ESC goes, the text stays
+        ("a\x1b]0;title", "a]0;title"),  # a string cut by the end of the text
+        ("a\x1b]0;t\x1b[31mb", "a]0;tb"),  # a string cut by another sequence
+        ("a\x1bP1$r", "aP1$r"),
+        ("a\x1b[", "a["),
+        ("a\x1b[31", "a[31"),
+        ("a\x1b#9b", "a#9b"),  # ESC # takes 3–8 only
+        ("a\x1b(", "a("),
+        ("a\x1b next", "a next"),  # ESC SP takes F, G, L, M, N only
+        ("a\x1b!b", "a!b"),
+        ("a\x1b", "a"),
+        ("a\x1b\x1b[31mb", "ab"),
+    ],
+)
+def test_escape_sequences_by_their_grammar(raw: str, shown: str) -> None:
+    assert clean(raw) == shown
