@@ -8,15 +8,23 @@ import json
 from pathlib import Path
 
 import pytest
-
 from hypothesis import given
 from hypothesis import strategies as st
 
-from notifier.core.model import Question
 from notifier.app.answer_keys import unready
-from notifier.pi.keymaps import Plan, Unsupported, UsageError, check_screen, drawn_rows, plan, resolve, result_mismatch
-from notifier.pi.screens import find_dialog, rows
+from notifier.core.model import Question
+from notifier.pi.keymaps import (
+    Plan,
+    Unsupported,
+    UsageError,
+    check_screen,
+    drawn_rows,
+    plan,
+    resolve,
+    result_mismatch,
+)
 from notifier.pi.questions import extract
+from notifier.pi.screens import find_dialog, rows
 
 from ..conftest import scenario
 
