@@ -7,15 +7,16 @@ from __future__ import annotations
 
 import os
 
-from notifier.app.answer_session import GUESS, STEP_TIMEOUT_S, Answered, SessionFile, recorded, wait_until
+from notifier.app.answer_keys import confirm, drive
+from notifier.app.answer_session import GUESS, Answered, SessionFile
 from notifier.app.goto import Refused
-from notifier.companion import protocol
 from notifier.companion.channel import all_open_dialogs, answer_dialog
 from notifier.companion.protocol import Dialog as ExtDialog
-from notifier.core.model import Question, SessionView
+from notifier.core.model import Option, Question, QuestionItem, SessionView
 from notifier.core.text import clean
 from notifier.engine.options import EngineOptions
-from notifier.pi.keymaps import Step, Unsupported, UsageError, check_screen, find_dialog, plan
+from notifier.pi.keymaps import Step, Unsupported, UsageError, check_screen, plan, resolve
+from notifier.pi.screens import Dialog, find_dialog
 
 
 def channel_dialog(session_file: str, question: Question) -> tuple[str, ExtDialog] | None:
@@ -50,18 +51,9 @@ def dialog_value(d: ExtDialog, choices: list[str], text: str | None) -> str | bo
             return choice.strip().lower() in yes
         raise UsageError("this confirm dialog takes yes or no")
     options = list(d.options or ())
-    if choice.isdigit() and 1 <= int(choice) <= len(options):
-        return options[int(choice) - 1]
-    for same in (
-        lambda o: o == choice,
-        lambda o: clean(o) == clean(choice),
-        lambda o: clean(o).casefold() == clean(choice).casefold(),
-    ):
-        hits = [o for o in options if same(o)]
-        if len(hits) == 1:
-            return hits[0]
-    listed = ", ".join(clean(o, 40) for o in options[:8])
-    raise UsageError(f"{clean(choice, 60)!r} is not one of the options ({listed})")
+    # pi's select draws every option as a row, in order: the same numbering and the same
+    # refusal of a number that is also another row's label as for a question tool
+    return options[resolve(QuestionItem("", options=tuple(Option(clean(o)) for o in options)), choice if choice.startswith('#') else clean(choice))]
 
 
 def by_channel(
@@ -96,10 +88,9 @@ def by_channel(
 
 
 def _keys_of(step: Step) -> list[str]:
-    if step.literal is None:
-        return list(step.keys)
-    # typed text: never taken for a key name ("up", "enter")
-    return list(step.literal) if step.literal.lower() in protocol.KEYS else [step.literal]
+    if step.paste is not None:  # pasted whole, as a terminal pastes: never taken for key names
+        return [f"\x1b[200~{step.paste}\x1b[201~"]
+    return list(step.keys)
 
 
 def _by_keys(
@@ -124,25 +115,24 @@ def _by_keys(
     if reason:
         raise Refused(reason)
     steps = plan(dialog.variant, question, choices or None, text)
-    if text is not None and not any("Type something." in line for line in dialog.lines):
-        raise Unsupported("this dialog has no free-text row")
     session = SessionFile(options, view.ref.key)
     if not session.pending(question.tool_call_id):
         raise Refused("the question is no longer waiting (answered or cancelled meanwhile)")
-    for step in steps:
+
+    def read() -> Dialog | None:
+        screen = _screen(sock, d.id)
+        return find_dialog("\n".join(screen), question.tool) if screen is not None else None
+
+    def send(step: Step) -> bool:
+        if not step.keys and step.paste is None:
+            return True
         result = answer_dialog(sock, d.id, keys=_keys_of(step))
         if not result.ok:
             raise Refused(f"pi did not take the keys: {clean(result.error, 200)}")
-        if step.expect is not None:
-            expect = clean(step.expect).casefold()[:40]
+        return True
 
-            def shows(expect: str = expect, first: tuple[str, ...] | None = result.screen) -> bool:
-                screen = first if first is not None else _screen(sock, d.id)
-                return screen is not None and expect in clean(" ".join(screen)).casefold()
-
-            if not shows() and not wait_until(lambda: shows(first=None), STEP_TIMEOUT_S):
-                raise Refused("the dialog did not move on as expected; finish it in the terminal")
-    return recorded(session, question, result_timeout)
+    drive(read, send, steps, "pi's dialog")
+    return confirm(session, question, dialog.variant, steps, result_timeout)
 
 
 def _screen(sock: str, dialog_id: str) -> tuple[str, ...] | None:

@@ -7,13 +7,17 @@ is confirmed from the same file (with a deadline).
 
 from __future__ import annotations
 
+import json
+import os
 import time
 from dataclasses import dataclass
+from typing import Any
 
 from notifier.app.goto import Refused
 from notifier.core.model import Question, Transition
 from notifier.engine.follow import FollowedFile
 from notifier.engine.options import EngineOptions
+from notifier.pi.outcomes import result_text
 
 STEP_TIMEOUT_S = 5.0
 RESULT_TIMEOUT_S = 15.0
@@ -62,3 +66,29 @@ def recorded(session: SessionFile, question: Question, result_timeout: float) ->
         raise Refused(f"keys were sent but the session file recorded no answer within {result_timeout:g}s")
     done = session.resolved.get(question.tool_call_id)
     return Answered(question, done.outcome if done else None, done.answer if done else None)
+
+
+TAIL_BYTES = 8 << 20  # the toolResult is among the last lines; past 8 MB of later lines it is not looked for
+
+
+def tool_result(path: str, call_id: str) -> tuple[str, Any] | None:
+    """The text and ``details`` of the toolResult pi wrote for ``call_id`` (``None``: none found)."""
+    needle = json.dumps(call_id).encode()
+    try:
+        with open(path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            f.seek(max(0, size - TAIL_BYTES))
+            data = f.read(TAIL_BYTES)
+    except OSError:
+        return None
+    for line in reversed(data.split(b"\n")):
+        if needle not in line or b'"toolResult"' not in line:
+            continue
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        message = entry.get("message") if isinstance(entry, dict) else None
+        if isinstance(message, dict) and message.get("role") == "toolResult" and message.get("toolCallId") == call_id:
+            return result_text(message.get("content")), message.get("details")
+    return None

@@ -1,22 +1,23 @@
 """Answering by keys into the tmux pane where pi runs (when that pi has no companion channel).
 
-Keys are blind: if the dialog has closed they land in pi's prompt editor. So nothing is typed
-unless, just before, (1) the session file still has this tool call unanswered and (2) the pane
-shows this very dialog, untouched (its question, its options, the cursor on the first option).
-Multi-step plans re-check the dialog between steps. Afterwards the answer is confirmed from the
-session file (with a deadline).
+Nothing is typed unless, just before, (1) the session file still has this tool call unanswered,
+(2) exactly one running pi is this session's and it runs in tmux, and (3) its pane shows this very
+dialog, untouched, with the rows this tool draws. Then the plan is driven step by checked step
+(:mod:`notifier.app.answer_keys`), and what pi recorded is checked against the answer given.
 """
 
 from __future__ import annotations
 
-from notifier.app.answer_session import GUESS, STEP_TIMEOUT_S, Answered, SessionFile, recorded, wait_until
+from notifier.app.answer_keys import confirm, drive
+from notifier.app.answer_session import GUESS, Answered, SessionFile
 from notifier.app.goto import Refused, resume_hint
 from notifier.core.model import Question, SessionView
 from notifier.core.text import clean
 from notifier.engine.options import EngineOptions
-from notifier.pi.keymaps import Dialog, Step, Unsupported, check_screen, find_dialog, plan
+from notifier.pi.keymaps import Step, Unsupported, check_screen, plan
+from notifier.pi.screens import Dialog, find_dialog
 from notifier.system.locate import locate_sessions
-from notifier.system.tmux import TmuxPane, capture, tmux
+from notifier.system.tmux import TmuxPane, capture, paste, send_keys
 
 
 def dialog_of(pane: TmuxPane, tool: str) -> Dialog | None:
@@ -25,9 +26,9 @@ def dialog_of(pane: TmuxPane, tool: str) -> Dialog | None:
 
 
 def send(pane: TmuxPane, step: Step) -> bool:
-    if step.literal is not None:
-        return tmux(pane.socket, "send-keys", "-t", pane.pane, "-l", step.literal) is not None
-    return tmux(pane.socket, "send-keys", "-t", pane.pane, *step.keys) is not None
+    if step.paste is not None:
+        return paste(pane, step.paste)
+    return send_keys(pane, step.keys)
 
 
 def by_tmux(
@@ -62,24 +63,7 @@ def by_tmux(
     if reason:
         raise Refused(reason)
     steps = plan(dialog.variant, question, choices or None, text)
-    if text is not None and not any("Type something." in line for line in dialog.lines):
-        raise Unsupported("this dialog has no free-text row")
-
-    for i, step in enumerate(steps):
-        if i > 0 and dialog_of(pane, question.tool) is None:
-            raise Refused("the dialog closed before the answer was complete; check the terminal")
-        if i == 0 and not session.pending(question.tool_call_id):  # last look right before typing
-            raise Refused("the question is no longer waiting (answered or cancelled meanwhile)")
-        if not send(pane, step):
-            raise Refused(f"tmux could not send keys to pane {clean(pane.pane)}")
-        if step.expect is not None:
-            expect = clean(step.expect).casefold()[:40]
-
-            def shows(expect: str = expect) -> bool:
-                d = dialog_of(pane, question.tool)
-                return d is not None and expect in " ".join(d.lines).casefold()
-
-            if not wait_until(shows, STEP_TIMEOUT_S):
-                raise Refused("the dialog did not move on as expected; finish it in the terminal")
-
-    return recorded(session, question, result_timeout)
+    if not session.pending(question.tool_call_id):  # last look right before typing
+        raise Refused("the question is no longer waiting (answered or cancelled meanwhile)")
+    drive(lambda: dialog_of(pane, question.tool), lambda step: send(pane, step), steps, f"tmux pane {clean(pane.pane)}")
+    return confirm(session, question, dialog.variant, steps, result_timeout)

@@ -25,16 +25,21 @@ _set = object.__setattr__  # (how a frozen dataclass's __init__ sets its fields)
 
 @value(frozen=True, init=False, repr=False, eq=False)
 class Option(Value):
-    """One answer a question offers (its label as shown)."""
+    """One row a question's dialog draws: its label as shown ("" for a row that shows no text),
+    and the value the tool returns for it, where the tool has one (pi-ask's ``value``)."""
 
     label: str
     description: str | None = None
     recommended: bool = False
+    value: str | None = None
 
-    def __init__(self, label: str, description: str | None = None, recommended: bool = False) -> None:
+    def __init__(
+        self, label: str, description: str | None = None, recommended: bool = False, value: str | None = None
+    ) -> None:
         _set(self, "label", label)
         _set(self, "description", description)
         _set(self, "recommended", recommended)
+        _set(self, "value", value)
 
 
 @value(frozen=True, init=False, repr=False, eq=False)
@@ -46,6 +51,13 @@ class QuestionItem(Value):
     detail: str | None = None
     options: tuple[Option, ...] = ()
     multi: bool = False
+    # What a form's dialog needs to be driven (pi-ask): the question's id, whether it may be
+    # skipped, and (parent id, option value): shown only once the parent is answered so.
+    key: str | None = None
+    required: bool = True
+    show_when: tuple[str, str] | None = None
+    # The dialog's free-text row ("Type something.", "Other — add your own answer"), if it has one.
+    other: bool = True
 
     def __init__(
         self,
@@ -54,12 +66,20 @@ class QuestionItem(Value):
         detail: str | None = None,
         options: tuple[Option, ...] = (),
         multi: bool = False,
+        key: str | None = None,
+        required: bool = True,
+        show_when: tuple[str, str] | None = None,
+        other: bool = True,
     ) -> None:
         _set(self, "text", text)
         _set(self, "header", header)
         _set(self, "detail", detail)
         _set(self, "options", options)
         _set(self, "multi", multi)
+        _set(self, "key", key)
+        _set(self, "required", required)
+        _set(self, "show_when", show_when)
+        _set(self, "other", other)
 
 
 @value(frozen=True, init=False, repr=False, eq=False)

@@ -95,8 +95,8 @@ def _options(q: Mapping[str, Any]) -> tuple[Option, ...]:
             label = clean(item)
         else:
             continue
-        if not label:
-            continue
+        # A label that is empty once cleaned ("\u200b") is still a row the dialog draws (and
+        # numbers): it stays, or every later row's number would differ from the screen's.
         if (
             recommended
             or index == rec_index
@@ -105,11 +105,24 @@ def _options(q: Mapping[str, Any]) -> tuple[Option, ...]:
             or label.endswith("(Recommended)")
         ):
             recommended = True
-        out.append(Option(label, description, recommended))
+        raw_value = value if isinstance(value, str) else None
+        out.append(Option(label, description, recommended, raw_value))
     return tuple(out)
 
 
-def _item(q: Mapping[str, Any], form: Mapping[str, Any] | None = None) -> QuestionItem | None:
+def _recommended_first(options: tuple[Option, ...]) -> tuple[Option, ...]:
+    """pi-ask's order: the options marked recommended first, the rest after, each in its order."""
+    return tuple(o for o in options if o.recommended) + tuple(o for o in options if not o.recommended)
+
+
+def _show_when(q: Mapping[str, Any]) -> tuple[str, str] | None:
+    cond = q.get("showWhen")
+    if isinstance(cond, Mapping) and isinstance(cond.get("questionId"), str) and isinstance(cond.get("equals"), str):
+        return (cond["questionId"], cond["equals"])
+    return None
+
+
+def _item(q: Mapping[str, Any], form: Mapping[str, Any] | None = None, tool: str = "") -> QuestionItem | None:
     text, key = _first_text(q, _TEXT_KEYS)
     header: str | None = None
     detail: str | None = None
@@ -129,6 +142,8 @@ def _item(q: Mapping[str, Any], form: Mapping[str, Any] | None = None) -> Questi
     if detail is None:
         detail = _first_text(q, ("body", "context", "description"))[0]
     options = _options(q)
+    if tool == "ask_user_question" and any(isinstance(o, Mapping) and "value" in o for o in _list(q.get("options"))):
+        options = _recommended_first(options)  # pi-ask draws them so
     multi = _multi(q)
     if multi is None and form is not None:
         multi = _multi(form)
@@ -136,7 +151,23 @@ def _item(q: Mapping[str, Any], form: Mapping[str, Any] | None = None) -> Questi
         return None
     if header is not None and (not header or header == text):
         header = None
-    return QuestionItem(text or GENERIC_QUESTION, header, detail, options, bool(multi))
+    key = q.get("id") if isinstance(q.get("id"), str) else None
+    return QuestionItem(
+        text or GENERIC_QUESTION,
+        header,
+        detail,
+        options,
+        bool(multi),
+        key=key,
+        required=q.get("required") is not False,
+        show_when=_show_when(q),
+        other=q.get("allowOther") is not False,
+    )
+
+
+def _list(value: Any) -> list[Any]:
+    value = _maybe_json(value)
+    return value if isinstance(value, list) else []
 
 
 def extract(tool: str, arguments: Any, call_id: str, asked_at: float) -> Question:
@@ -167,7 +198,7 @@ def extract(tool: str, arguments: Any, call_id: str, asked_at: float) -> Questio
     elif isinstance(questions, list):
         for q in questions[:MAX_ITEMS]:
             if isinstance(q, Mapping):
-                item = _item(q, args if len(questions) == 1 else None)
+                item = _item(q, args if len(questions) == 1 else None, tool)
             elif isinstance(q, str) and q.strip():
                 item = QuestionItem(clean(q))
             else:
@@ -180,7 +211,7 @@ def extract(tool: str, arguments: Any, call_id: str, asked_at: float) -> Questio
         else:
             items.append(QuestionItem(clean(questions)))
     if not items:
-        item = _item(args)
+        item = _item(args, tool=tool)
         if item is not None:
             items.append(item)
     if not items:

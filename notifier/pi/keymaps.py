@@ -1,27 +1,32 @@
 """Per-tool key maps for answering a question dialog from outside pi (pure: no I/O).
 
-``answer`` types into pi's terminal only what these plans say, and only after the screen has been
-checked against the question (:func:`check_screen`). Each dialog is recognised on screen by its
-help line; each plan is taken from the tool's source and checked against the real tool:
+``answer`` types into pi's terminal only what a plan here says, one step at a time, and before
+each step it checks the screen (:mod:`notifier.pi.screens`): the rows drawn are the rows known,
+the highlighted row is the one the step expects, and a review shows the answers chosen. Each
+plan follows the tool's own key handling, checked against the real tool:
 
-- ``question`` (pi's example ``question.ts``): options ``1. Label``, cursor ``> `` on the first;
-  Down×(n−1) Enter answers; the last row "Type something." opens an editor (Enter submits).
-- ``questionnaire`` (pi's example ``questionnaire.ts``): one question = like ``question``. Several
-  questions: each Enter answers the current tab and moves to the next; after the last comes the
-  "Ready to submit" tab, where Enter submits.
-- ``ask_user_question`` (``@nguyenquangthai/pi-ask``): Space toggles (multi-select), Enter
-  confirms a question; a review step follows, where Enter submits (real capture: Down Enter Enter).
-- ``questionnaire`` (``@dreki-gg/pi-questionnaire``): Space selects, ``r`` opens the review,
-  Enter submits (real capture: Down Space r Enter).
+- ``question`` (pi's example): Down×k moves to row k, Enter answers; the last row "Type
+  something." opens an editor, Enter submits what was pasted there.
+- ``questionnaire`` (pi's example): one question = like ``question`` (its free-text row only
+  with ``allowOther``). Several: each Enter answers the current tab and moves to the next; after
+  the last comes "Ready to submit", where Enter submits.
+- ``ask_user_question`` (pi-ask): the rows are drawn recommended first. Enter on a single-choice
+  row selects and confirms it, Space toggles a multi-choice row and Enter confirms; an optional
+  question is skipped with Enter, and answered with Space then Enter; a question with
+  ``showWhen`` is asked only when its parent was answered so. Confirming moves to the next
+  question shown, then to "Review your answers", where Enter submits.
+- ``questionnaire`` (dreki-gg): Space selects, ``r`` opens the review, Enter submits.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from notifier.core.model import Question, QuestionItem
 from notifier.core.text import clean
+from notifier.pi.screens import PI_ASK_OTHER, Dialog, rows, same_row
+
+SKIP = "-"  # the answer that skips an optional question
 
 
 class UsageError(ValueError):
@@ -34,202 +39,275 @@ class Unsupported(ValueError):
 
 @dataclass(frozen=True)
 class Step:
-    """Keys to send (tmux key names), or ``literal`` text; then, before the next step, wait until
-    the dialog shows ``expect`` (``None``: go on at once)."""
+    """One step of a plan. Before it: the dialog shows ``shows`` and row ``cursor`` is the
+    highlighted one (showing ``cursor_text``). Then the ``keys`` (tmux key names) are sent, or
+    ``paste`` is pasted whole. After it, before the next step: the dialog shows ``expect``."""
 
     keys: tuple[str, ...] = ()
-    literal: str | None = None
+    paste: str | None = None
+    cursor: int | None = None
+    cursor_text: str | None = None
+    shows: tuple[str, ...] = ()
     expect: str | None = None
 
 
 @dataclass(frozen=True)
-class Dialog:
-    variant: str  # "question" | "questionnaire" | "pi-ask" | "dreki"
-    lines: tuple[str, ...]  # the dialog's own lines on screen (cleaned)
+class Plan:
+    """The steps, and what they answer: each question's rows picked (by index), or the text."""
+
+    steps: list[Step]
+    picks: dict[int, list[int]]
+    text: str | None = None
 
 
-# The help line that identifies each dialog, and the tool names it can belong to.
-_SIGNATURES: tuple[tuple[str, re.Pattern[str], frozenset[str]], ...] = (
-    # (each help line, and the one its free-text editor shows)
-    (
-        "question",
-        re.compile(r"↑↓ navigate • Enter to select • Esc to cancel|Enter to submit • Esc to go back"),
-        frozenset({"question"}),
-    ),
-    (
-        "questionnaire",
-        re.compile(
-            r"↑↓ navigate • Enter select • Esc cancel|Tab/←→ navigate • ↑↓ select • Enter confirm"
-            r"|Enter to submit • Esc to cancel"
-        ),
-        frozenset({"questionnaire"}),
-    ),
-    (
-        "pi-ask",
-        re.compile(r"Space select/toggle\s+•\s+Enter confirm"),
-        frozenset({"ask_user_question"}),
-    ),
-    ("dreki", re.compile(r"Space select/edit • r review"), frozenset({"questionnaire"})),
-)
-_BORDER = re.compile(r"^─{8,}$")
-_MAX_DIALOG_LINES = 60
-
-
-def _norm(text: str) -> str:
-    return clean(text).casefold()
-
-
-def find_dialog(screen: str, tool: str) -> Dialog | None:
-    """The question dialog of ``tool`` at the bottom of a captured pane, or ``None``.
-
-    The dialog is the block that ends with its help line, up to the border line above it (or
-    at most 60 lines). Only the last help line on screen counts, and it must be among the last
-    lines of the screen (below it only a border, pi's footer and blank lines)."""
-    raw = screen.splitlines()
-    lines = [clean(line) for line in raw]
-    # pi's own rules start at column 0; an editor inside a dialog draws its rules indented
-    border = [bool(_BORDER.match(line.rstrip())) for line in raw]
-    for variant, pattern, tools in _SIGNATURES:
-        if tool not in tools:
-            continue
-        hits = [i for i, line in enumerate(lines) if pattern.search(line)]
-        if not hits:
-            continue
-        end = hits[-1]
-        below = [line for i, line in enumerate(lines[end + 1 :], end + 1) if line and not border[i]]
-        if len(below) > 3:
-            continue  # something was drawn below it: that help line is history, not the live dialog
-        start = end
-        while start > 0 and end - start < _MAX_DIALOG_LINES and not border[start - 1]:
-            start -= 1
-        return Dialog(variant, tuple(lines[start : end + 1]))
-    return None
-
-
-def _prefix(text: str, n: int = 40) -> str:
-    return _norm(text)[:n].strip()
+def _squash(text: str) -> str:
+    return "".join(clean(text).casefold().split())
 
 
 def check_screen(dialog: Dialog, question: Question) -> str | None:
-    """Why this dialog is not (or no longer) the untouched dialog of ``question``; ``None`` if it is."""
-    body = " ".join(line for line in dialog.lines if line)
-    flat = _norm(body)
-    first = question.first
-    if not _prefix(first.text) or _prefix(first.text) not in flat:
+    """Why this dialog is not (or no longer) the untouched dialog of ``question``; ``None`` if it is:
+    it shows the question, and exactly the rows this tool draws for it, in its order."""
+    items = question.items or (question.first,)
+    item = next((it for it in items if it.show_when is None), items[0])
+    if not _squash(item.text) or _squash(item.text) not in _squash(" ".join(dialog.lines)):
         return "the dialog on screen does not show this question"
-    labels = [o.label for o in first.options]
-    if labels and _prefix(labels[0], 30) not in flat:
-        return "the dialog on screen does not show this question's options"
-    cursor = [line for line in dialog.lines if line.startswith(">")]
-    if labels:
-        if len(cursor) != 1 or _prefix(labels[0], 30) not in _norm(cursor[0]):
-            return "the dialog's selection was moved (answer it in the terminal)"
-        if any(m in cursor[0] for m in ("✓", "[x]", "[X]", "■")):
-            return "the dialog already has a selection (answer it in the terminal)"
     if any("Your answer:" in line for line in dialog.lines):
         return "the dialog is in its text editor (answer it in the terminal)"
+    if item.options:
+        shown, drawn = rows(dialog).texts, drawn_rows(dialog.variant, item)
+        if len(shown) != len(drawn) or not all(same_row(a, b) for a, b in zip(shown, drawn, strict=True)):
+            return "the dialog on screen does not show this question's options as pi-notifier knows them"
     return None
 
 
 def resolve(item: QuestionItem, choice: str) -> int:
-    """A 1-based option number or an exact option label → the option's 0-based index."""
+    """An option number (``2``, or ``#2`` that is never a label), or an option's label → the
+    row's 0-based index. A number that is also another row's label is refused as ambiguous."""
     labels = [o.label for o in item.options]
+    n = len(labels)
+    if choice.startswith("#") and choice[1:].isdigit():
+        number = int(choice[1:])
+        if 1 <= number <= n:
+            return number - 1
+        raise UsageError(f"option {number} does not exist (the question has {n} options)")
+    named = [i for i, label in enumerate(labels) if label == choice]
+    if not named:
+        named = [i for i, label in enumerate(labels) if label.casefold() == choice.casefold()]
+    numbered = int(choice) - 1 if choice.isdigit() and 1 <= int(choice) <= n else None
+    if numbered is not None and any(i != numbered for i in named):
+        raise UsageError(
+            f"{clean(choice, 20)!r} is ambiguous: option {numbered + 1} is {clean(labels[numbered], 40)!r}"
+            f" and option {named[0] + 1} is labelled {clean(choice, 20)!r}: give '#{numbered + 1}' for the"
+            " number, or another label"
+        )
+    if numbered is not None:
+        return numbered
+    if len(named) == 1:
+        return named[0]
+    if len(named) > 1:
+        raise UsageError(f"several options are called {clean(choice, 60)!r}: give the option's number")
     if choice.isdigit():
-        n = int(choice)
-        if 1 <= n <= len(labels):
-            return n - 1
-        raise UsageError(f"option {n} does not exist (the question has {len(labels)} options)")
-    if choice in labels:
-        return labels.index(choice)
-    folded = [i for i, label in enumerate(labels) if label.casefold() == choice.casefold()]
-    if len(folded) == 1:
-        return folded[0]
+        raise UsageError(f"option {choice} does not exist (the question has {n} options)")
     shown = ", ".join(f"{i + 1}. {clean(label, 40)}" for i, label in enumerate(labels[:9]))
     raise UsageError(f"no option is called {clean(choice, 60)!r} (options: {shown})")
 
 
+def drawn_rows(variant: str, item: QuestionItem) -> tuple[str, ...]:
+    """The rows a dialog of ``variant`` draws for ``item``, as they read on screen."""
+    if variant in ("question", "questionnaire"):
+        texts = [f"{i}. {o.label}".rstrip() for i, o in enumerate(item.options, 1)]
+        if variant == "question" or item.other:
+            texts.append(f"{len(texts) + 1}. Type something.")
+        return tuple(texts)
+    if variant == "pi-ask":
+        texts = [o.label + (" (Recommended)" if o.recommended else "") for o in item.options]
+        return (*texts, PI_ASK_OTHER)
+    return (*(f"[ ] {o.label}" for o in item.options), "[ ] Other")
+
+
 def plan(
     variant: str, question: Question, choices: list[str] | None = None, text: str | None = None
-) -> list[Step]:
-    """The keys that answer ``question`` in a dialog of ``variant`` with ``choices`` (or ``text``)."""
+) -> Plan:
+    """The steps that answer ``question`` in a dialog of ``variant`` with ``choices`` (or ``text``)."""
     items = question.items or (question.first,)
     if text is not None:
-        return _plan_text(variant, items, text)
+        return Plan(_plan_text(variant, items, text), {}, text)
     if not choices:
         raise UsageError("give the answer: an option number or label, or --text TEXT")
+    if variant == "pi-ask":
+        return _plan_pi_ask(items, choices)
     if any(not it.options for it in items):
         raise UsageError("this question has no options to choose from: answer it with --text TEXT")
     if len(items) == 1:
-        item = items[0]
-        picks = [resolve(item, c) for c in choices]
+        picks = [resolve(items[0], c) for c in choices]
         if len(set(picks)) != len(picks):
             raise UsageError("the same option was given twice")
-        if len(picks) > 1 and not item.multi:
+        if len(picks) > 1 and not items[0].multi:
             raise UsageError("this question takes one answer (it is not multi-select)")
         per_question = [picks]
     else:
-        if any(it.multi for it in items):
-            raise Unsupported("a form of several questions with multi-select ones: answer it in the terminal")
         if len(choices) != len(items):
             raise UsageError(f"this form has {len(items)} questions: give one answer for each, in order")
         per_question = [[resolve(it, c)] for it, c in zip(items, choices, strict=True)]
-
-    if variant in ("question", "questionnaire"):
-        if any(len(p) > 1 for p in per_question):
-            raise Unsupported(f"the {variant} dialog has no multi-select")
-        if variant == "question" and len(items) > 1:
-            raise Unsupported("the question dialog asks one question")
-        steps: list[Step] = []
-        for i, (pick,) in enumerate(per_question):
-            last = i == len(per_question) - 1
-            if len(items) == 1:
-                expect = None
-            elif not last:
-                expect = items[i + 1].text
-            else:
-                expect = "Ready to submit"
-            steps.append(Step(keys=("Down",) * pick + ("Enter",), expect=expect))
-        if len(items) > 1:
-            steps.append(Step(keys=("Enter",)))
-        return steps
-    if variant == "pi-ask":
-        steps = []
-        for i, picks in enumerate(per_question):
-            item = items[i]
-            keys: list[str] = []
-            if item.multi:
-                at = 0
-                for p in sorted(picks):
-                    keys += ["Down"] * (p - at) + ["Space"]
-                    at = p
-                keys.append("Enter")
-            else:
-                keys += ["Down"] * picks[0] + ["Enter"]
-            steps.append(Step(keys=tuple(keys)))
-        steps.append(Step(keys=("Enter",)))  # the review step
-        return steps
     if variant == "dreki":
-        if len(items) > 1:
-            raise Unsupported("a dreki questionnaire of several questions: answer it in the terminal")
-        keys = []
-        at = 0
-        for p in sorted(per_question[0]):
-            keys += ["Down"] * (p - at) + ["Space"]
-            at = p
-        return [Step(keys=tuple(keys)), Step(keys=("r",)), Step(keys=("Enter",))]
-    raise Unsupported(f"no key map for the {clean(variant)} dialog")
+        return Plan(_plan_dreki(items, per_question), dict(enumerate(per_question)))
+    if any(len(p) > 1 for p in per_question) or any(it.multi for it in items):
+        raise Unsupported(f"the {variant} dialog has no multi-select")
+    if variant == "question" and len(items) > 1:
+        raise Unsupported("the question dialog asks one question")
+    steps: list[Step] = []
+    for i, (pick,) in enumerate(per_question):
+        rows = drawn_rows(variant, items[i])
+        if len(items) == 1:
+            expect = None
+        else:
+            expect = items[i + 1].text if i + 1 < len(items) else "Ready to submit"
+        steps.append(Step(keys=("Down",) * pick, cursor=0, cursor_text=rows[0]))
+        steps.append(Step(keys=("Enter",), cursor=pick, cursor_text=rows[pick], expect=expect))
+    if len(items) > 1:
+        chosen = tuple(it.options[p].label for it, (p,) in zip(items, per_question, strict=True))
+        steps.append(Step(keys=("Enter",), shows=("Press Enter to submit", *chosen)))
+    return Plan(steps, dict(enumerate(per_question)))
 
 
 def _plan_text(variant: str, items: tuple[QuestionItem, ...], text: str) -> list[Step]:
-    typed = clean(text)
-    if not typed:
+    if not text.strip():
         raise UsageError("--text needs some text")
-    if variant not in ("question", "questionnaire") or len(items) != 1:
-        raise Unsupported("a typed answer is supported for pi's question and one-question questionnaire only")
-    # The last row ("Type something.") opens an editor; Enter submits what was typed.
-    n = len(items[0].options)
+    if any(ord(c) < 32 and c != "\n" or c == "\x7f" for c in text):
+        raise UsageError("--text has control characters that pi's editor would drop: give plain text")
+    if len(items) != 1 or variant == "dreki":
+        raise Unsupported("a typed answer is supported for a dialog of one question only")
+    item = items[0]
+    rows = drawn_rows(variant, item)
+    n = len(item.options)
+    if variant == "pi-ask":
+        if len(text) > 1000 or text.count("\n") >= 10:
+            raise Unsupported("pi-ask keeps a text of over 1,000 characters or 10 lines as a marker: type it there")
+        return [
+            Step(keys=("Down",) * n, cursor=0, cursor_text=rows[0]),
+            Step(keys=("Enter",), cursor=n, cursor_text=rows[n], expect="Your answer:"),
+            Step(paste=text),
+            Step(keys=("Enter",), expect=f"{PI_ASK_OTHER}:"),
+            Step(keys=("Enter",), cursor=n, cursor_text=PI_ASK_OTHER, expect="Review your answers"),
+            Step(keys=("Enter",), shows=("Press Enter to submit",)),
+        ]
+    if variant == "questionnaire" and not item.other:
+        raise Unsupported("this question has no free-text row")
     return [
-        Step(keys=("Down",) * n + ("Enter",), expect="Your answer:"),
-        Step(literal=typed),
+        Step(keys=("Down",) * n, cursor=0, cursor_text=rows[0]),
+        Step(keys=("Enter",), cursor=n, cursor_text=rows[n], expect="Your answer:"),
+        Step(paste=text),
         Step(keys=("Enter",)),
     ]
+
+
+def _plan_dreki(items: tuple[QuestionItem, ...], per_question: list[list[int]]) -> list[Step]:
+    if len(items) > 1:
+        raise Unsupported("a dreki questionnaire of several questions: answer it in the terminal")
+    rows = drawn_rows("dreki", items[0])
+    steps, at = [], 0
+    for p in sorted(per_question[0]):
+        steps.append(Step(keys=("Down",) * (p - at), cursor=at, cursor_text=None if at else rows[0]))
+        steps.append(Step(keys=("Space",), cursor=p))
+        at = p
+    return [*steps, Step(keys=("r",)), Step(keys=("Enter",))]
+
+
+def _plan_pi_ask(items: tuple[QuestionItem, ...], choices: list[str]) -> Plan:
+    """pi-ask's form, walked as pi-ask walks it: the questions shown, given the answers so far."""
+    keys = [it.key for it in items]
+    answered: dict[int, list[int]] = {}
+
+    def shown(i: int) -> bool:
+        cond = items[i].show_when
+        if cond is None:
+            return True
+        parent = keys.index(cond[0]) if cond[0] in keys else -1
+        if parent < 0 or parent not in answered:
+            return False
+        values = [o.value for o in items[parent].options]
+        return cond[1] in values and values.index(cond[1]) in answered[parent]
+
+    steps: list[Step] = []
+    # One question: every choice is for it. A form: one choice per question asked, a
+    # multi-choice one's picks joined with commas ("1,3").
+    given = [list(choices)] if len(items) == 1 else [[c] for c in choices]
+    tab = next((i for i in range(len(items)) if shown(i)), len(items))
+    while tab < len(items):
+        item = items[tab]
+        if not given:
+            raise UsageError("too few answers: this form also asks " + repr(clean(item.text, 60)))
+        group = given.pop(0)
+        rows = drawn_rows("pi-ask", item)
+        if group == [SKIP] and SKIP not in [o.label for o in item.options]:
+            if item.required:
+                raise UsageError(f"{clean(item.text, 60)!r} is not optional: it cannot be skipped")
+            group = []
+        if item.multi and len(group) == 1 and "," in group[0] and group[0] not in [o.label for o in item.options]:
+            group = group[0].split(",")
+        picks = [resolve(item, c) for c in group]
+        if len(picks) > 1 and not item.multi:
+            raise UsageError(f"{clean(item.text, 60)!r} takes one answer (it is not multi-select)")
+        if len(set(picks)) != len(picks):
+            raise UsageError("the same option was given twice")
+        answered[tab] = picks
+        nxt = next((i for i in range(tab + 1, len(items)) if shown(i)), len(items))
+        expect = items[nxt].text if nxt < len(items) else "Review your answers"
+        if not picks:  # an optional question, skipped: Enter with nothing selected
+            steps.append(Step(keys=("Enter",), cursor=0, cursor_text=rows[0], expect=expect))
+        elif item.multi:
+            at = 0
+            for p in sorted(picks):
+                steps.append(Step(keys=("Down",) * (p - at), cursor=at, cursor_text=rows[at]))
+                steps.append(Step(keys=("Space",), cursor=p, cursor_text=rows[p]))
+                at = p
+            steps.append(Step(keys=("Enter",), cursor=at, cursor_text=rows[at], expect=expect))
+        else:
+            steps.append(Step(keys=("Down",) * picks[0], cursor=0, cursor_text=rows[0]))
+            if not item.required:  # Enter alone would skip it
+                steps.append(Step(keys=("Space",), cursor=picks[0], cursor_text=rows[picks[0]]))
+            steps.append(Step(keys=("Enter",), cursor=picks[0], cursor_text=rows[picks[0]], expect=expect))
+        tab = nxt
+    if given:
+        raise UsageError(f"too many answers: with these answers the form asks {len(answered)} questions")
+    chosen = [", ".join(items[i].options[p].label for p in sorted(ps)) for i, ps in answered.items() if ps]
+    steps.append(Step(keys=("Enter",), shows=("Press Enter to submit", *chosen)))
+    return Plan(steps, answered)
+
+
+def result_mismatch(variant: str, question: Question, done: Plan, text: str, details: object) -> str | None:
+    """Why the tool result pi recorded is not the answer ``done`` gave (``None``: it is):
+    ``text`` is the result's text, ``details`` its ``details``."""
+    items = question.items or (question.first,)
+    got = details if isinstance(details, dict) else {}
+    typed = done.text.strip() if done.text is not None else None
+    if variant == "question":
+        if typed is not None:
+            return None if got.get("answer") == typed else "pi recorded another text than the one sent"
+        (pick,) = done.picks[0]
+        ok = text.startswith(f"User selected: {pick + 1}. ") and clean(got.get("answer")) == items[0].options[pick].label
+        return None if ok else f"pi recorded {clean(text, 80)!r}, not option {pick + 1}"
+    if variant == "questionnaire":
+        answers: list[object] = got["answers"] if isinstance(got.get("answers"), list) else []
+        if len(answers) != len(items):
+            return "pi recorded another number of answers than were given"
+        for i, entry in enumerate(answers):
+            a = entry if isinstance(entry, dict) else {}
+            if typed is not None:
+                if not a.get("wasCustom") or a.get("label") != typed:
+                    return "pi recorded another text than the one sent"
+            elif a.get("wasCustom") or a.get("index") != done.picks[i][0] + 1:
+                return f"pi recorded another answer for question {i + 1} than option {done.picks[i][0] + 1}"
+        return None
+    if variant == "pi-ask":
+        if got.get("status") != "submitted":
+            return "pi-ask did not record the form as submitted"
+        answers = got["answers"] if isinstance(got.get("answers"), list) else []
+        want: list[dict[str, object]] = []
+        for i, picks in sorted(done.picks.items()):
+            if picks:
+                want.append({"questionId": items[i].key, "selectedValues": [items[i].options[p].value for p in sorted(picks)]})
+        if typed is not None:
+            want = [{"questionId": items[0].key, "selectedValues": [], "customText": typed}]
+        return None if answers == want else "pi-ask recorded other answers than the ones given"
+    return None

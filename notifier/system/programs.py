@@ -18,11 +18,18 @@ log = logs.get(__name__)
 TIMEOUT_S = 5.0
 
 
-def run(cmd: Sequence[str], timeout: float = TIMEOUT_S) -> subprocess.CompletedProcess[str] | None:
-    """Run a program (argument list, no shell) and return its result; ``None`` if it cannot run."""
+def run(
+    cmd: Sequence[str], timeout: float = TIMEOUT_S, input: str | None = None
+) -> subprocess.CompletedProcess[str] | None:
+    """Run a program (argument list, no shell), ``input`` on its standard input, and return its
+    result; ``None`` if it cannot run."""
     import subprocess  # here: `status` with no pi running never runs a program
 
     try:
+        if input is not None:
+            return subprocess.run(
+                list(cmd), capture_output=True, encoding="utf-8", errors="surrogateescape", timeout=timeout, input=input
+            )
         return subprocess.run(
             list(cmd), capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL
         )

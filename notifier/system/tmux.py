@@ -61,12 +61,30 @@ def tmux_cmd(socket: str, *args: str) -> list[str]:
     return ["tmux", "-S", socket, *args]
 
 
-def tmux(socket: str, *args: str) -> str | None:
+def tmux(socket: str, *args: str, input: str | None = None) -> str | None:
     """What ``tmux -S socket args…`` printed; ``None`` when it failed or could not run."""
-    result = run(tmux_cmd(socket, *args))
+    result = run(tmux_cmd(socket, *args), input=input)
     if result is None or result.returncode != 0:
         return None
     return result.stdout
+
+
+def send_keys(pane: TmuxPane, keys: tuple[str, ...]) -> bool:
+    """Press these keys (tmux key names) in the pane."""
+    return not keys or tmux(pane.socket, "send-keys", "-t", pane.pane, "--", *keys) is not None
+
+
+def paste(pane: TmuxPane, text: str) -> bool:
+    """Paste ``text`` into the pane byte for byte, as a terminal pastes (bracketed, where the
+    program asked for that, as pi does). The text goes through a buffer read from standard
+    input, never through tmux's command line: no argument of it can be taken for an option, a
+    key name or a command separator (a trailing ``;``)."""
+    import os
+
+    buffer = f"pi-notifier-{os.getpid()}"
+    if tmux(pane.socket, "load-buffer", "-b", buffer, "-", input=text) is None:
+        return False
+    return tmux(pane.socket, "paste-buffer", "-d", "-p", "-r", "-b", buffer, "-t", pane.pane) is not None
 
 
 def tmux_pane_of(env: Mapping[str, str], pid: int) -> TmuxPane | None:

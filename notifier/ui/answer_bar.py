@@ -97,7 +97,7 @@ class AnswerBar:
         if kind == "confirm":
             choices = [("Yes", "yes"), ("No", "no")]
         else:
-            choices = [(label, str(n)) for n, label in enumerate(options, 1)]
+            choices = [(label, f"#{n}") for n, label in enumerate(options, 1)]
         if kind in ("select", "confirm") and choices:
             self._label("Answer:")
             gate = is_gate(q)
@@ -127,7 +127,7 @@ class AnswerBar:
             elif labels:
                 self._label("Answer:")
                 for n, label in enumerate(labels[:MAX_BUTTONS], 1):
-                    self._button(self.frame, label, self._answers(q, str(n)))
+                    self._button(self.frame, label or f"({n})", self._answers(q, f"#{n}"))
             row = ttk.Frame(self.frame)
             row.pack(side="left", padx=(12, 0))
             self._text_field(row, q, "Other:" if labels else "Answer:")
@@ -154,7 +154,7 @@ class AnswerBar:
             picked.append(var)
 
         def chosen() -> None:
-            choices = tuple(str(n) for n, v in enumerate(picked, 1) if v.get())
+            choices = tuple(f"#{n}" for n, v in enumerate(picked, 1) if v.get())
             if not choices:
                 self.say("Pick at least one answer first")
                 return
@@ -183,6 +183,6 @@ class AnswerBar:
             if any(c.current() < 0 for c in combos):
                 self.say("Choose an answer for every question first")
                 return
-            self.answer(q, tuple(str(c.current() + 1) for c in combos), None)
+            self.answer(q, tuple(f"#{c.current() + 1}" for c in combos), None)
 
         self._button(self.frame, "Answer all", form)

@@ -1,7 +1,8 @@
 """A scripted OpenAI-compatible chat server on loopback for driving the real pi CLI in tests:
 a prompt "bash: COMMAND" is answered with a call to the `bash` tool running COMMAND (for permission
 gates); every other new prompt with a call to the `question` tool (or the tool named by the
-MOCK_TOOL environment variable: `questionnaire`); a tool result gets "Thanks".
+MOCK_TOOL environment variable: `questionnaire`), with the arguments MOCK_ARGS holds as JSON if set;
+a tool result gets "Thanks".
 It prints its port once it listens."""
 
 import json
@@ -31,7 +32,7 @@ QUESTIONNAIRE = {
     ]
 }
 TOOL = os.environ.get("MOCK_TOOL", "question")
-TOOL_ARGS = QUESTIONNAIRE if TOOL == "questionnaire" else ARGS
+TOOL_ARGS = json.loads(os.environ["MOCK_ARGS"]) if os.environ.get("MOCK_ARGS") else QUESTIONNAIRE if TOOL == "questionnaire" else ARGS
 
 
 def chunk(delta, finish=None):

@@ -103,13 +103,17 @@ def needs(version: str) -> pytest.MarkDecorator:
 
 
 @contextmanager
-def scripted_model(tool: str = "question") -> Iterator[int]:
-    """`mock_model.py` on loopback, answering a prompt with a call to ``tool``; yields its port."""
+def scripted_model(tool: str = "question", args: object = None) -> Iterator[int]:
+    """`mock_model.py` on loopback, answering a prompt with a call to ``tool`` (with ``args``, or
+    its default arguments); yields its port."""
+    env = dict(os.environ, MOCK_TOOL=tool)
+    if args is not None:
+        env["MOCK_ARGS"] = json.dumps(args)
     proc = subprocess.Popen(
         [sys.executable, str(Path(__file__).with_name("mock_model.py"))],
         stdout=subprocess.PIPE,
         text=True,
-        env=dict(os.environ, MOCK_TOOL=tool),
+        env=env,
     )
     try:
         assert proc.stdout is not None

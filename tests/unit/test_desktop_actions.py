@@ -161,7 +161,7 @@ def test_notification_actions_route_to_goto_answer_and_show() -> None:
     assert calls == [
         ("goto", ("/s/a.jsonl", "c1")),
         ("goto", ("/s/a.jsonl", "c1")),
-        ("answer", ("/s/a.jsonl", "c1", "2")),
+        ("answer", ("/s/a.jsonl", "c1", "#2")),  # a row number, never a label
         ("show", ("/s/a.jsonl", "c1")),
     ]
     sink._on_action(8, "default")  # another application's notification

@@ -8,10 +8,23 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
+from notifier.app.answer_keys import unready
 from notifier.core.model import Question
-from notifier.pi.keymaps import Step, Unsupported, UsageError, check_screen, find_dialog, plan, resolve
+from notifier.pi.keymaps import (
+    Plan,
+    Unsupported,
+    UsageError,
+    check_screen,
+    drawn_rows,
+    plan,
+    resolve,
+    result_mismatch,
+)
 from notifier.pi.questions import extract
+from notifier.pi.screens import find_dialog, rows
 
 from ..conftest import scenario
 
@@ -36,8 +49,8 @@ def pending_question(folder: Path, tool: str) -> Question:
     return extract(tool, call["arguments"], call["id"], 0.0)
 
 
-def keys(steps: list[Step]) -> list[str]:
-    return [k for s in steps for k in s.keys]
+def keys(done: Plan) -> list[str]:
+    return [k for s in done.steps for k in s.keys]
 
 
 @pytest.mark.parametrize(("name", "variant"), CASES)
@@ -48,6 +61,7 @@ def test_recorded_keys_and_screens(fixtures: Path, name: str, variant: str) -> N
     dialog = find_dialog((folder / "screen-A-pending.txt").read_text(), sc["tool"])
     assert dialog is not None and dialog.variant == variant
     assert check_screen(dialog, question) is None
+    assert unready(dialog, plan(dialog.variant, question, ["1"]).steps[0]) is None
     # the harness chose option 2 in every capture
     steps = plan(dialog.variant, question, ["2"])
     assert keys(steps) == [k for group in sc["answer_keys"] for k in group]
@@ -61,10 +75,18 @@ def test_a_moved_cursor_or_another_question_is_refused(fixtures: Path) -> None:
     question = pending_question(folder, "question")
     moved = screen.replace("> 1. PostgreSQL", "  1. PostgreSQL").replace("  2. SQLite", "> 2. SQLite")
     dialog = find_dialog(moved, "question")
-    assert dialog is not None and "moved" in (check_screen(dialog, question) or "")
+    assert dialog is not None and check_screen(dialog, question) is None
+    first = plan("question", question, ["1"]).steps
+    assert "highlighted row is '2. SQLite'" in (unready(dialog, first[0]) or "")
+    # before the confirming key the highlighted row must be the chosen one
+    assert unready(dialog, plan("question", question, ["2"]).steps[1]) is None
+    assert unready(dialog, first[1]) is not None
     other = screen.replace("Which database should the harness use?", "Delete the repository?")
     dialog = find_dialog(other, "question")
     assert dialog is not None and "does not show this question" in (check_screen(dialog, question) or "")
+    fewer = screen.replace("  2. SQLite", "  2. MySQL")
+    dialog = find_dialog(fewer, "question")
+    assert dialog is not None and "options" in (check_screen(dialog, question) or "")
     # the help line is history when more was drawn below it
     assert find_dialog(screen + "\nmore\noutput\nbelow\nthe\ndialog\n", "question") is None
     # a tool's dialog is only recognised for that tool
@@ -75,60 +97,151 @@ def q(args: object, tool: str) -> Question:
     return extract(tool, args, "c1", 0.0)
 
 
+def question_screen(labels: list[str], cursor: int = 0, text: str = "Pick one") -> str:
+    """What pi's example question tool draws (its render(), one line per row)."""
+    rule = "─" * 80
+    rows_ = [*labels, "Type something."]
+    body = [f"{'> ' if i == cursor else '  '}{i + 1}. {label}" for i, label in enumerate(rows_)]
+    return "\n".join([rule, f" {text}", "", *body, "", " ↑↓ navigate • Enter to select • Esc to cancel", rule])
+
+
+def test_a_blank_option_is_a_row_as_pi_draws_it() -> None:
+    labels = ["Cancel", "\u200b", "Delete everything", "Keep everything"]
+    question = q({"question": "Pick one", "options": [{"label": x} for x in labels]}, "question")
+    assert question.options == ("Cancel", "", "Delete everything", "Keep everything")
+    dialog = find_dialog(question_screen(labels), "question")
+    assert dialog is not None and check_screen(dialog, question) is None
+    assert rows(dialog).texts == drawn_rows("question", question.first)
+    done = plan("question", question, ["Keep everything"])
+    assert keys(done) == ["Down", "Down", "Down", "Enter"] and done.steps[1].cursor == 3
+    assert resolve(question.first, "4") == 3
+    # the tool's record is checked: "3. Delete everything" is not the answer given
+    assert result_mismatch("question", question, done, "User selected: 3. Delete everything", {"answer": "Delete everything"})
+    assert result_mismatch("question", question, done, "User selected: 4. Keep everything", {"answer": "Keep everything"}) is None
+
+
+def test_a_number_that_is_another_rows_label_is_refused() -> None:
+    item = q({"question": "N?", "options": [{"label": x} for x in ["3", "0", "1"]]}, "question").first
+    for ambiguous in ("1", "3"):
+        with pytest.raises(UsageError, match="ambiguous"):
+            resolve(item, ambiguous)
+    assert resolve(item, "#1") == 0 and resolve(item, "#3") == 2 and resolve(item, "0") == 1
+    assert resolve(item, "2") == 1  # row 2's label is "0": no other row is called "2"
+    same = q({"question": "N?", "options": [{"label": x} for x in ["1", "2"]]}, "question").first
+    assert resolve(same, "1") == 0 and resolve(same, "2") == 1
+    with pytest.raises(UsageError):
+        resolve(same, "#3")
+
+
+@given(st.lists(st.text(max_size=6), min_size=1, max_size=6), st.text(max_size=4))
+def test_a_choice_resolves_to_the_row_it_names_or_is_refused(labels: list[str], choice: str) -> None:
+    item = q({"question": "Q", "options": [{"label": x} for x in labels]}, "question").first
+    shown = [o.label for o in item.options]
+    try:
+        i = resolve(item, choice)
+    except UsageError:
+        return
+    by_number = choice.lstrip("#") == str(i + 1) and choice.lstrip("#").isdigit()
+    by_label = shown[i] == choice or shown[i].casefold() == choice.casefold()
+    assert by_number or by_label
+    if not choice.startswith("#"):
+        # a number is never taken when another row has that label, nor a label when that number is another row
+        assert not any(j != i and (shown[j] == choice) for j in range(len(shown))) or by_number is False
+        if choice.isdigit() and 1 <= int(choice) <= len(shown):
+            assert int(choice) - 1 == i
+
+
+@given(st.lists(st.text(alphabet=st.characters(blacklist_categories=("Cc", "Cs", "Zl", "Zp", "Cf")), max_size=12), min_size=1, max_size=6))
+def test_the_rows_read_off_the_screen_are_the_rows_drawn(labels: list[str]) -> None:
+    question = q({"question": "Pick one", "options": [{"label": x} for x in labels]}, "question")
+    dialog = find_dialog(question_screen(labels), "question")
+    assert dialog is not None
+    assert rows(dialog).texts == drawn_rows("question", question.first)
+    assert rows(dialog).cursor == 0
+
+
 def test_choices_usage() -> None:
     single = q({"question": "Pick", "options": [{"label": "A"}, {"label": "B"}, {"label": "C"}]}, "question")
-    assert (
-        resolve(single.first, "3") == 2
-        and resolve(single.first, "B") == 1
-        and resolve(single.first, "c") == 2
-    )
+    assert resolve(single.first, "3") == 2 and resolve(single.first, "B") == 1 and resolve(single.first, "c") == 2
     for bad in (["4"], ["0"], ["Z"], ["1", "2"], ["1", "1"], []):
         with pytest.raises(UsageError):
             plan("question", single, bad)
     assert keys(plan("question", single, ["3"])) == ["Down", "Down", "Enter"]
-    text = plan("question", single, text="hello\x1b[31m world\n")
-    assert text[0].keys == ("Down",) * 3 + ("Enter",) and text[0].expect == "Your answer:"
-    assert text[1].literal == "hello world" and text[2].keys == ("Enter",)
-    with pytest.raises(Unsupported):
-        plan("pi-ask", single, text="x")
+    # a text is pasted as it is (never cleaned, never split into keys); control characters are refused
+    for raw in ("--text=-1", "--force", "- yes", "-t%0", "retry; then stop;", "a\\;", "x" * 20000, "two\nlines"):
+        text = plan("question", single, text=raw).steps
+        assert text[1].keys == ("Enter",) and text[1].expect == "Your answer:" and text[1].cursor == 3
+        assert text[2].paste == raw and text[3].keys == ("Enter",)
+    for bad_text in ("", "   ", "bell\x07", "esc\x1b[31m"):
+        with pytest.raises(UsageError):
+            plan("question", single, text=bad_text)
+
+
+def pi_ask(*questions: dict[str, object]) -> Question:
+    return q({"questions": list(questions)}, "ask_user_question")
+
+
+def opts(*labels: str, recommended: str | None = None) -> list[dict[str, object]]:
+    return [{"value": x.lower(), "label": x, **({"recommended": True} if x == recommended else {})} for x in labels]
+
+
+def test_pi_ask_rows_put_the_recommended_first() -> None:
+    question = pi_ask({"id": "db", "header": "DB", "question": "Which?", "options": opts("A", "B", "C", recommended="C")})
+    assert question.options == ("C", "A", "B")
+    assert drawn_rows("pi-ask", question.first) == ("C (Recommended)", "A", "B", "Other — add your own answer")
+    done = plan("pi-ask", question, ["2"])  # the second row drawn: A
+    assert keys(done) == ["Down", "Enter", "Enter"] and done.picks == {0: [1]}
+    assert done.steps[1].expect == "Review your answers" and "Press Enter to submit" in done.steps[2].shows
+    assert result_mismatch("pi-ask", question, done, "", {"status": "submitted", "answers": [{"questionId": "db", "selectedValues": ["a"]}]}) is None
+    assert result_mismatch("pi-ask", question, done, "", {"status": "submitted", "answers": [{"questionId": "db", "selectedValues": ["c"]}]})
+
+
+def test_pi_ask_forms_follow_show_when_and_skip_optional_questions() -> None:
+    form = pi_ask(
+        {"id": "db", "header": "DB", "question": "Which database?", "options": opts("Postgres", "SQLite")},
+        {"id": "pool", "header": "Pool", "question": "Pool size?", "options": opts("Small", "Large"),
+         "showWhen": {"questionId": "db", "equals": "postgres"}},
+        {"id": "notes", "header": "Notes", "question": "Extras?", "options": opts("Docs", "Tests", "CI"),
+         "multiSelect": True, "required": False},
+    )
+    # SQLite: the pool question is never asked, so two answers; the optional one skipped
+    done = plan("pi-ask", form, ["SQLite", "-"])
+    assert keys(done) == ["Down", "Enter", "Enter", "Enter"] and done.picks == {0: [1], 2: []}
+    assert [s.expect for s in done.steps] == [None, "Extras?", "Review your answers", None]
+    with pytest.raises(UsageError, match="too many"):
+        plan("pi-ask", form, ["SQLite", "-", "1"])
+    # Postgres: three answers, the pool question included, several picks joined by commas
+    done = plan("pi-ask", form, ["1", "Large", "1,3"])
+    assert keys(done) == ["Enter", "Down", "Enter", "Space", "Down", "Down", "Space", "Enter", "Enter"]
+    assert done.picks == {0: [0], 1: [1], 2: [0, 2]}
+    assert set(done.steps[-1].shows) >= {"Postgres", "Large", "Docs, CI"}
+    with pytest.raises(UsageError, match="too few"):
+        plan("pi-ask", form, ["1", "Large"])
+    with pytest.raises(UsageError, match="not optional"):
+        plan("pi-ask", form, ["-", "1"])
+    # an optional single-choice question is answered with Space then Enter (Enter alone skips it)
+    optional = pi_ask({"id": "o", "header": "O", "question": "Maybe?", "options": opts("Yes", "No"), "required": False})
+    assert keys(plan("pi-ask", optional, ["No"])) == ["Down", "Space", "Enter", "Enter"]
 
 
 def test_forms_and_multi_select() -> None:
     form = q(
         {
             "questions": [
-                {
-                    "id": "a",
-                    "prompt": "First?",
-                    "options": [{"value": "x", "label": "X"}, {"value": "y", "label": "Y"}],
-                },
-                {
-                    "id": "b",
-                    "prompt": "Second?",
-                    "options": [{"value": "p", "label": "P"}, {"value": "q", "label": "Q"}],
-                },
+                {"id": "a", "prompt": "First?", "options": [{"value": "x", "label": "X"}, {"value": "y", "label": "Y"}]},
+                {"id": "b", "prompt": "Second?", "options": [{"value": "p", "label": "P"}, {"value": "q", "label": "Q"}]},
             ]
         },
         "questionnaire",
     )
-    steps = plan("questionnaire", form, ["Y", "1"])
-    assert [s.keys for s in steps] == [("Down", "Enter"), ("Enter",), ("Enter",)]
-    assert [s.expect for s in steps] == ["Second?", "Ready to submit", None]
+    done = plan("questionnaire", form, ["Y", "1"])
+    assert [s.keys for s in done.steps] == [("Down",), ("Enter",), (), ("Enter",), ("Enter",)]
+    assert [s.expect for s in done.steps] == [None, "Second?", None, "Ready to submit", None]
+    assert result_mismatch("questionnaire", form, done, "", {"answers": [{"index": 2}, {"index": 1}]}) is None
+    assert result_mismatch("questionnaire", form, done, "", {"answers": [{"index": 1}, {"index": 1}]})
     with pytest.raises(UsageError):
         plan("questionnaire", form, ["1"])
-    multi = q(
-        {
-            "questions": [
-                {
-                    "question": "Which?",
-                    "header": "W",
-                    "multiSelect": True,
-                    "options": [{"label": "A"}, {"label": "B"}, {"label": "C"}],
-                }
-            ]
-        },
-        "ask_user_question",
-    )
+    multi = pi_ask({"id": "w", "header": "W", "question": "Which?", "multiSelect": True, "options": opts("A", "B", "C")})
     assert keys(plan("pi-ask", multi, ["3", "1"])) == ["Space", "Down", "Down", "Space", "Enter", "Enter"]
     with pytest.raises(Unsupported):
         plan("question", multi, ["1", "2"])

@@ -222,7 +222,7 @@ class AlertSink:
         if action.startswith(ANSWER_PREFIX):
             notice = self._screen.notices.get(handle)
             question = notice.items[0].question if notice is not None and len(notice.items) == 1 else None
-            choice = action[len(ANSWER_PREFIX) :]
+            choice = "#" + action[len(ANSWER_PREFIX) :]  # the row's number, never taken for a label
             # only what this very notification offered: never a dialog's (a gate's) options
             if question is None or action not in {a for a, _ in option_actions(question, self.show_text)}:
                 log.warning("ignored the notification action %r: not one it offered", clean(action, 40))

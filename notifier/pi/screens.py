@@ -1,0 +1,173 @@
+"""Reading a question tool's dialog off a terminal screen (pure: it takes the captured text).
+
+What ``answer`` types is checked against what pi really draws, so the facts here come from each
+tool's own rendering, checked against the real tool:
+
+- ``question`` and ``questionnaire`` (pi's examples): a row is ``> N. label`` (the cursor) or
+  ``  N. label``, a long label wrapped below it, a description indented five spaces; after the
+  options a free-text row ("Type something.").
+- ``ask_user_question`` (pi-ask): a row is ``> label`` or ``  label`` cut to the width, the
+  recommended ones first with " (Recommended)" after the label, a description indented four
+  spaces; the rows follow the line "Choose one", "Choose any that apply" or "Optional — press
+  Enter to skip" and end with "Other — add your own answer". Its last tab is "Review your answers".
+- ``questionnaire`` (dreki-gg): ``> [ ] label`` / ``  [x] label`` rows, "Other" last.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from notifier.core.text import clean
+
+# The help lines that identify each dialog (every tab and editor of it), and its tool names.
+_SIGNATURES: tuple[tuple[str, re.Pattern[str], frozenset[str]], ...] = (
+    (
+        "question",
+        re.compile(r"↑↓ navigate • Enter to select • Esc to cancel|Enter to submit • Esc to go back"),
+        frozenset({"question"}),
+    ),
+    (
+        "questionnaire",
+        re.compile(
+            r"↑↓ navigate • Enter select • Esc cancel|Tab/←→ navigate • ↑↓ select • Enter confirm"
+            r"|Enter to submit • Esc to cancel"
+        ),
+        frozenset({"questionnaire"}),
+    ),
+    (
+        "pi-ask",
+        re.compile(
+            r"Space select/toggle\s+•\s+Enter confirm|←→/Tab tabs\s+•\s+Enter submit\s+•\s+Esc dismiss"
+            r"|Enter to save\s+•\s+Esc to cancel"
+        ),
+        frozenset({"ask_user_question"}),
+    ),
+    ("dreki", re.compile(r"Space select/edit • r review"), frozenset({"questionnaire"})),
+)
+_BORDER = re.compile(r"^─{8,}$")
+_MAX_DIALOG_LINES = 80
+_NUMBERED = re.compile(r"^(> |  )(\d+)\.(?: (.*))?$")
+_PI_ASK_HEAD = ("Choose one", "Choose any that apply", "Optional — press Enter to skip")
+PI_ASK_OTHER = "Other — add your own answer"
+
+
+@dataclass(frozen=True)
+class Dialog:
+    variant: str  # "question" | "questionnaire" | "pi-ask" | "dreki"
+    lines: tuple[str, ...]  # the dialog's own lines on screen, cleaned
+    raw: tuple[str, ...] = ()  # the same lines as captured (their columns kept)
+
+    @property
+    def flat(self) -> str:
+        return " ".join(line for line in self.lines if line).casefold()
+
+    def shows(self, text: str) -> bool:
+        return clean(text).casefold() in self.flat
+
+
+@dataclass(frozen=True)
+class Rows:
+    """The option rows a dialog draws now: each row's text as shown (cleaned), and which one is
+    highlighted (``None``: no row is, or more than one line looks highlighted)."""
+
+    texts: tuple[str, ...]
+    cursor: int | None
+
+
+def find_dialog(screen: str, tool: str) -> Dialog | None:
+    """The question dialog of ``tool`` at the bottom of a captured screen, or ``None``.
+
+    The dialog is the block that ends with its help line, up to the border line above it (or
+    at most 80 lines). Only the last help line on screen counts, and it must be among the last
+    lines of the screen (below it only a border, pi's footer and blank lines)."""
+    raw = screen.splitlines()
+    lines = [clean(line) for line in raw]
+    # pi's own rules start at column 0; an editor inside a dialog draws its rules indented
+    border = [bool(_BORDER.match(line.rstrip())) for line in raw]
+    for variant, pattern, tools in _SIGNATURES:
+        if tool not in tools:
+            continue
+        hits = [i for i, line in enumerate(lines) if pattern.search(line)]
+        if not hits:
+            continue
+        end = hits[-1]
+        below = [line for i, line in enumerate(lines[end + 1 :], end + 1) if line and not border[i]]
+        if len(below) > 3:
+            continue  # something was drawn below it: that help line is history, not the live dialog
+        start = end
+        while start > 0 and end - start < _MAX_DIALOG_LINES and not border[start - 1]:
+            start -= 1
+        return Dialog(variant, tuple(lines[start : end + 1]), tuple(raw[start : end + 1]))
+    return None
+
+
+def rows(dialog: Dialog) -> Rows:
+    """The option rows the dialog shows (see the module's docstring for each tool's layout)."""
+    if dialog.variant in ("question", "questionnaire"):
+        return _numbered(dialog.raw)
+    if dialog.variant == "pi-ask":
+        return _pi_ask(dialog.raw)
+    return _boxed(dialog.raw)
+
+
+def _numbered(raw: tuple[str, ...]) -> Rows:
+    texts: list[str] = []
+    cursor: int | None = None
+    cursors = 0
+    for line in raw:
+        m = _NUMBERED.match(line.rstrip())
+        if m is None or int(m.group(2)) != len(texts) + 1:
+            cursors += line.startswith("> ")
+            continue
+        if m.group(1) == "> ":
+            cursor = len(texts)
+            cursors += 1
+        texts.append(f"{m.group(2)}. {clean(m.group(3))}".rstrip())
+    return Rows(tuple(texts), cursor if cursors == 1 else None)
+
+
+def _pi_ask(raw: tuple[str, ...]) -> Rows:
+    texts: list[str] = []
+    cursor: int | None = None
+    cursors = 0
+    inside = False
+    for line in raw:
+        text = clean(line)
+        if not inside:
+            inside = text in _PI_ASK_HEAD
+            continue
+        if not line.strip():
+            if texts:
+                break
+            continue
+        if line.startswith("> ") or (line.startswith("  ") and not line.startswith("    ")):
+            if line.startswith("> "):
+                cursor = len(texts)
+                cursors += 1
+            texts.append(clean(line[2:]))
+            if text.startswith(PI_ASK_OTHER):
+                break
+    return Rows(tuple(texts), cursor if cursors == 1 else None)
+
+
+def _boxed(raw: tuple[str, ...]) -> Rows:
+    texts: list[str] = []
+    cursor: int | None = None
+    cursors = 0
+    for line in raw:
+        if line.startswith(("> [", "  [")):
+            if line.startswith("> "):
+                cursor = len(texts)
+                cursors += 1
+            texts.append(clean(line[2:]))
+    return Rows(tuple(texts), cursor if cursors == 1 else None)
+
+
+def same_row(shown: str, drawn: str) -> bool:
+    """Whether a row shown on screen is the row ``drawn`` (its full text): equal, or its start
+    where the tool cut or wrapped it (at least one character of the label shown)."""
+    shown, drawn = clean(shown), clean(drawn)
+    if shown == drawn:
+        return True
+    return bool(shown) and drawn.startswith(shown) and len(shown) >= min(len(drawn), 8)

@@ -1,0 +1,73 @@
+"""`answer` gives the real pi 1.6.0 exactly the answer the user chose, or nothing: the rows are the
+rows pi's `question` tool draws (a blank one included), a number that is also another row's label
+is refused, and a typed text reaches pi byte for byte whatever it holds (option-like words, a
+trailing `;`, 20 KB), as the toolResult in the session file shows."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from ..conftest import wait_for
+from .pi_harness import PiSession, Tmux, need, scripted_model, start_pi
+from .test_goto_answer import pending, run, status
+
+BLANK = {
+    "question": "What should happen to the data?",
+    "options": [{"label": "Cancel"}, {"label": "\u200b"}, {"label": "Delete everything"}, {"label": "Keep everything"}],
+}
+NUMBERS = {"question": "How many replicas?", "options": [{"label": "3"}, {"label": "0"}, {"label": "1"}]}
+
+
+def results(pi: PiSession) -> list[dict[str, Any]]:
+    entries = [json.loads(x) for x in pi.session_text().splitlines() if x.strip()]
+    return [e["message"] for e in entries if (e.get("message") or {}).get("role") == "toolResult"]
+
+
+def test_a_blank_row_keeps_every_later_rows_number(tmp_path: Path, tmux_server: Tmux) -> None:
+    v = need("1.6.0")
+    with scripted_model("question", BLANK) as port:
+        pi = start_pi(tmp_path, v, port, v.example("question.ts"), server=tmux_server)
+        d = ["--sessions-dir", str(pi.sessions)]
+        pi.ask("Enter to select")
+        wait_for(lambda: pending(pi), 20, "the pending question")
+        (q,) = pending(pi)
+        assert q["options"] == ["Cancel", "", "Delete everything", "Keep everything"]
+        done = run("answer", "Keep everything", *d)
+        assert done.returncode == 0, done.stderr
+        assert results(pi)[-1]["content"][0]["text"] == "User selected: 4. Keep everything"
+
+
+def test_a_number_that_is_also_a_label_is_refused(tmp_path: Path, tmux_server: Tmux) -> None:
+    v = need("1.6.0")
+    with scripted_model("question", NUMBERS) as port:
+        pi = start_pi(tmp_path, v, port, v.example("question.ts"), server=tmux_server)
+        d = ["--sessions-dir", str(pi.sessions)]
+        pi.ask("Enter to select")
+        wait_for(lambda: pending(pi), 20, "the pending question")
+        before = pi.screen()
+        r = run("answer", "1", *d)
+        assert r.returncode == 2 and "ambiguous" in r.stderr and r.stderr.count("\n") == 1
+        assert pi.screen() == before and results(pi) == []
+        done = run("answer", "#1", *d)
+        assert done.returncode == 0, done.stderr
+        assert results(pi)[-1]["content"][0]["text"] == "User selected: 1. 3"
+
+
+def test_typed_text_reaches_pi_byte_for_byte(tmp_path: Path, tmux_server: Tmux, model: int) -> None:
+    v = need("1.6.0")
+    pi = start_pi(tmp_path, v, model, v.example("question.ts"), server=tmux_server)
+    d = ["--sessions-dir", str(pi.sessions)]
+    texts = ["--text=-1", "--force", "- yes", "-t%0", "retry; then stop;", "a\\;", "Enter", "x" * 20000]
+    for n, text in enumerate(texts, 1):
+        pi.ask("Enter to select")
+        wait_for(lambda: pending(pi), 20, "the pending question")
+        done = run("answer", f"--text={text}", *d)
+        assert done.returncode == 0, (text[:40], done.stderr)
+        wait_for(lambda n=n: len(results(pi)) == n, 20, "the tool result")
+        result = results(pi)[-1]
+        assert result["content"][0]["text"] == f"User wrote: {text}", text[:40]
+        assert result["details"]["answer"] == text
+        wait_for(lambda: not pending(pi) and "Thanks" in pi.session_text(), 20, "pi's reply")
+    assert status(pi)["pending"] == 0
