@@ -7,7 +7,6 @@ installed executable by absolute path."""
 from __future__ import annotations
 
 import os
-import shlex
 import shutil
 import subprocess
 import sys
@@ -15,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from notifier import resources
+from notifier.core import shellcmd
 from notifier.core.text import clean
 from notifier.system.config import ConfigError
 
@@ -121,8 +121,11 @@ def install(method: str | None = None) -> str:
             raise ConfigError(
                 f"wrote {clean(str(t.path))} but 'systemctl --user enable' failed: {clean(err, 200)}"
             )
-    command = " ".join(shlex.quote(w) for w in exe)
-    return f"installed ({t.method}): {t.path}\nstarts: {command} run"
+    try:
+        command = shellcmd.join([*exe, "run"])
+    except shellcmd.Unsafe as exc:  # (a path no one can paste: said, not shown)
+        command = f"pi-notifier run (no command is shown: {exc})"
+    return f"installed ({t.method}): {clean(str(t.path))}\nstarts: {command}"
 
 
 def installed() -> list[Target]:

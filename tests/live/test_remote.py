@@ -7,6 +7,7 @@ from __future__ import annotations
 import http.server
 import json
 import os
+import shlex
 import shutil
 import signal
 import socket
@@ -18,6 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from notifier.core.text import clean
 
 from ..app_process import AppProcess
 from ..conftest import ROOT, cli, wait_for
@@ -437,6 +440,60 @@ def test_goto_and_answer_go_through_the_same_ssh(tmp_path: Path, sshd: Any) -> N
         timeout=60, cwd=ROOT,
     )
     assert done.returncode == 2, done.stderr  # the remote's bad-usage code comes back as is
+
+
+@needs_ssh
+@pytest.mark.skipif(not shutil.which("tmux"), reason="tmux is not installed")
+def test_goto_print_through_real_ssh_and_tmux_parses_back_and_runs_as_meant(tmp_path: Path, sshd: Any) -> None:
+    """End to end: a stand-in pi in a real tmux session whose name is full of shell syntax, found
+    by the remote's own ``goto --print`` through a real sshd; the line printed here, run by bash,
+    reaches the remote's tmux with the target intact and runs nothing else."""
+    server = sshd()
+    marker = tmp_path / "PWNED"
+    assert "." not in str(marker) and ":" not in str(marker)  # (tmux would rewrite them in the name)
+    name = f"my  work $(touch {marker}) 'x' `touch {marker}`;touch {marker};#"
+    real_tmux = shutil.which("tmux")
+    # the remote's tmux: attach only says what it was asked (no terminal here); all else is tmux
+    (server.dir / "bin" / "tmux").write_text(
+        f'#!/bin/sh\nif [ "$1" = attach ]; then exec "{sys.executable}" -c'
+        f" 'import json,sys; print(json.dumps(sys.argv[1:]))' \"$@\" > \"{tmp_path}/attached.json\"; fi\n"
+        f'exec "{real_tmux}" "$@"\n'
+    )
+    (server.dir / "bin" / "tmux").chmod(0o755)
+    fake = tmp_path / "bin" / "pi"
+    fake.parent.mkdir()
+    fake.write_text(f"#!{sys.executable}\n" + (ROOT / "tests" / "desktop" / "fake_pi.py").read_text())
+    fake.chmod(0o755)
+    project = tmp_path / "project"
+    project.mkdir()
+    socket_path = str(tmp_path / "tmux.sock")
+    tmux = [str(real_tmux), "-S", socket_path]
+    capture = "A-pending.jsonl"
+    src = ROOT / "tests" / "data" / "pi-sessions" / "question-answer" / capture
+    subprocess.run(
+        [*tmux, "new-session", "-d", "-s", name, "-x", "80", "-y", "24", "-c", str(project),
+         "-e", f"FAKE_PI_SESSIONS={server.sessions}", str(fake), str(src)],
+        check=True, timeout=30,
+    )  # fmt: skip
+    try:
+        assert subprocess.run([*tmux, "list-sessions", "-F", "#{session_name}"], capture_output=True, text=True,
+                              timeout=30).stdout.strip() == name
+        f = wait_for(lambda: next(server.sessions.rglob("*.jsonl"), None), 20, "the stand-in pi's session")
+        cfg = write_config(tmp_path / "config.toml", [server.remote("devbox")])
+        done = cli("goto", f"devbox:{f}", "--print", "--config", str(cfg), timeout=90)
+        assert done.returncode == 0, done.stderr
+        line = done.stdout.rstrip("\n")
+        assert "\n" not in line and clean(line) == line
+        words = shlex.split(line)
+        assert words[:2] == ["ssh", "-t"] and words[-5] == server.remote("devbox")["ssh"]
+        assert shlex.split(" ".join(words[-4:])) == ["tmux", "attach", "-t", f"{name}:0"]
+        pasted = subprocess.run(["bash", "--norc", "--noprofile", "-c", line], capture_output=True, text=True,
+                                timeout=60, cwd=tmp_path, stdin=subprocess.DEVNULL)
+        assert pasted.returncode == 0, pasted.stderr
+        assert json.loads((tmp_path / "attached.json").read_text()) == ["attach", "-t", f"{name}:0"]
+        assert not marker.exists()
+    finally:
+        subprocess.run([*tmux, "kill-server"], timeout=30, capture_output=True)
 
 
 def test_goto_command_from_the_remote_location(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -174,3 +174,13 @@ def test_cli_offers_a_command_that_bash_runs_as_meant(tmp_path: Path) -> None:
         assert done.returncode == 0, done.stderr
         assert json.loads((tmp_path / "pi.json").read_text()) == {"cwd": str(folder), "argv": ["--session", str(f)]}
         assert not (tmp_path / "PWNED").exists() and not (folder / "PWNED").exists()
+
+
+def test_goto_print_json_writes_what_a_terminal_acts_on_as_escapes() -> None:
+    from notifier.cli.goto import terminal_json
+
+    where = {"pid": 5, "tmux": {"session": "w\x9b2J\u202egnp\u2028x\x7f\x1b]0;t\x07", "window": "1", "pane": "%3"}}
+    text = terminal_json(where)
+    assert json.loads(text) == where
+    assert text.isascii() and text.isprintable(), text
+    assert terminal_json({"cwd": "/home/u/日本語 ✓"}) == '{"cwd":"/home/u/日本語 ✓"}'  # the rest as it is
