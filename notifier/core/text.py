@@ -33,8 +33,10 @@ import unicodedata
 # (a quote is never a sequence's second byte), which keeps a quoted name in prose readable.
 #   CSI      ESC [ (or 0x9b), parameters 0x30-0x3F, intermediates 0x20-0x2F, a final 0x40-0x7E
 #   strings  OSC ESC ] (0x9d) to BEL or ST; DCS ESC P, SOS ESC X, PM ESC ^, APC ESC _ (8-bit
-#            0x90 0x98 0x9e 0x9f) to ST (ESC \ or 0x9c). A string cut by an ESC that is not ST, or
-#            by the end of the text, is not well-formed: its ESC goes alone, its text stays.
+#            0x90 0x98 0x9e 0x9f) to ST (ESC \ or 0x9c). A string cut by an ESC that is not ST, a
+#            C1 control, or the end of the text is not well-formed: its ESC goes alone, its text
+#            stays. (No string holds ESC or C1, so each is scanned once: linear time whatever
+#            the text, where a string that could run over another one's start would not be.)
 #   nF       ESC + intermediates 0x20-0x2F + a final 0x30-0x7E, as far as terminals implement
 #            them (xterm's list): charset designations ESC ( ) * + - . / (or $ and one of them)
 #            + a final, ESC $ @/A/B, line attributes ESC # 3-8, ESC % @/G, ESC SP F/G/L/M/N. Other
@@ -44,8 +46,8 @@ import unicodedata
 #            introducers [ ] P X ^ _ above, which only go with the rest of their sequence.
 _ESCAPES = r"""(?x)
     (?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]                          # CSI
-  | (?:\x1b\]|\x9d)[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)           # OSC ... BEL or ST
-  | (?:\x1b[PX^_]|[\x90\x98\x9e\x9f])[^\x1b\x9c]*(?:\x1b\\|\x9c)    # DCS, SOS, PM, APC ... ST
+  | (?:\x1b\]|\x9d)[^\x07\x1b\x80-\x9f]*(?:\x07|\x1b\\|\x9c)        # OSC ... BEL or ST
+  | (?:\x1b[PX^_]|[\x90\x98\x9e\x9f])[^\x1b\x80-\x9f]*(?:\x1b\\|\x9c)  # DCS, SOS, PM, APC ... ST
   | \x1b(?:\$?[()*+\-./][0-~]|\$[@AB]|[#][3-8]|%[@G]|[ ][FGLMN])  # nF
   | \x1b[0-OQ-WYZ\\`-~]                                      # Fp, Fe, Fs
     """

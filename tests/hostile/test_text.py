@@ -220,3 +220,12 @@ def test_esc_before_a_quote_keeps_the_quote() -> None:
 )
 def test_escape_sequences_by_their_grammar(raw: str, shown: str) -> None:
     assert clean(raw) == shown
+
+
+@pytest.mark.parametrize("unit", ["\x9d", "\x90", "\x98x", "\x9da", "\x1b]", "\x1bPa", "\x1b[", "\x9b1"])
+def test_string_introducers_by_the_thousand(unit: str) -> None:
+    """Unterminated strings, each running into the next one's start: every introducer goes
+    alone and the text stays. (A string that could run over another one's start made this
+    quadratic: 100,000 characters took minutes; no string holds ESC or C1 now.)"""
+    raw = unit * (100_000 // len(unit))
+    assert clean(raw) == clean(raw.replace("\x1b", "").translate({c: None for c in range(0x80, 0xA0)}))
