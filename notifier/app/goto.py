@@ -85,7 +85,7 @@ def attach_hint(pane: TmuxPane) -> str:
     control characters); for a message that says tmux has no client to show the pane."""
     default = os.path.join(os.environ.get("TMUX_TMPDIR", "/tmp"), f"tmux-{os.getuid()}", "default")
     sock: list[shellcmd.Word] = [] if pane.socket == default else ["-S", shellcmd.Arg("the tmux socket path", pane.socket)]
-    target = shellcmd.Arg("the tmux session name", f"{pane.session}:{pane.window}")
+    target = shellcmd.Arg("the tmux session or window name", f"{pane.session}:{pane.window}")
     try:
         return "run: " + shellcmd.join(["tmux", *sock, "attach", "-t", target])
     except shellcmd.Unsafe as exc:

@@ -167,7 +167,7 @@ def goto_argv(remote: Remote, spec: str) -> list[str]:
     window = tm.get("window")
     target = f"{tm['session']}:{window}" if isinstance(window, (str, int)) and not isinstance(window, bool) else tm["session"]
     try:
-        there = shellcmd.remote_words(["tmux", "attach", "-t", shellcmd.Arg("its tmux session name", target)])
+        there = shellcmd.remote_words(["tmux", "attach", "-t", shellcmd.Arg("its tmux session or window name", target)])
         argv = ["ssh", "-t", *remote.ssh_options, remote.ssh or "", *there]
         shellcmd.join(argv)  # (every local word can be shown too: options and destination)
     except shellcmd.Unsafe as exc:

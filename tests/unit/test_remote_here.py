@@ -164,7 +164,7 @@ def test_goto_print_never_prints_a_remote_name_raw(tmp_path: Path, tmux: dict[st
     r = cli("goto", "devbox:abc", "--print", "--config", str(cfg), env=_cli_env(tmp_path))
     assert r.returncode == 1 and r.stdout == "", (r.stdout, r.stderr)
     assert not _raw(r.stderr) and len(r.stderr.splitlines()) == 1, repr(r.stderr)
-    assert "no command to attach to it is offered: its tmux session name holds " in r.stderr
+    assert "no command to attach to it is offered: its tmux session or window name holds " in r.stderr
     assert "PWNED" not in r.stderr and "52;" not in r.stderr  # the reason says what, never the name
     assert not (tmp_path / "PWNED").exists()
 

@@ -91,7 +91,7 @@ def test_the_tmux_attach_hint() -> None:
     assert shlex.split(hint[len("run: "):]) == ["tmux", "-S", "/tmp/my socket/s", "attach", "-t", "my  work:2"]
     evil = goto.attach_hint(TmuxPane("/tmp/s", "w\x1b]0;x\x07;touch PWNED", "2", "@3", "%5", 0))
     assert evil == (
-        "attach to it yourself (no command is offered: the tmux session name holds an escape character (U+001B))"
+        "attach to it yourself (no command is offered: the tmux session or window name holds an escape character (U+001B))"
     )
 
 
