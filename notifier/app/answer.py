@@ -11,7 +11,7 @@ import logging
 from notifier.app.answer_channel import by_channel
 from notifier.app.answer_session import RESULT_TIMEOUT_S, Answered
 from notifier.app.answer_tmux import by_tmux
-from notifier.app.goto import Refused, pick, resume_hint
+from notifier.app.goto import Refused, pick, resume_advice
 from notifier.core.model import Snapshot
 from notifier.core.text import clean
 from notifier.engine.options import EngineOptions
@@ -55,7 +55,7 @@ def answer(
         question = found[0]
     if question is None:
         if view.abandoned:
-            raise Refused(f"the pi that asked has stopped; resume it with: {clean(resume_hint(view))}")
+            raise Refused(f"the pi that asked has stopped; {resume_advice(view)}")
         raise Refused("this session has no question waiting")
     through = by_channel(options, view, question, choices, text, result_timeout)
     if through is not None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from notifier.app.answer_keys import confirm, drive
 from notifier.app.answer_session import GUESS, Answered, SessionFile
-from notifier.app.goto import Refused, resume_hint
+from notifier.app.goto import Refused, resume_advice
 from notifier.core.model import Question, SessionView
 from notifier.core.text import clean
 from notifier.engine.options import EngineOptions
@@ -48,7 +48,7 @@ def by_tmux(
 
     location = locate_sessions([view], with_windows=False).get(view.ref.key)
     if location is None:
-        raise Refused(f"no running pi has this session; resume it with: {clean(resume_hint(view))}")
+        raise Refused(f"no running pi has this session; {resume_advice(view)}")
     if location.tmux is None:
         raise Refused("this pi does not run in tmux, so keys cannot be delivered: use pi-notifier goto")
     pane = location.tmux
