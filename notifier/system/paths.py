@@ -165,8 +165,9 @@ def own_folder(path: str, parents: bool = False) -> str:
     """``path`` as a folder only this user can use: made (0700) when missing, then checked
     without following links (a real folder, owned by us); one others can read is made 0700
     through a descriptor of the very folder checked. ``parents``: missing parents are made too
-    (user-only; existing ones are left as they are). Raises :class:`NotOurs` for a link, something else than a folder, or a folder of
-    another user (nothing is changed in or on it), OSError when it cannot be made."""
+    (user-only; existing ones are left as they are). Raises :class:`NotOurs` for a link, for
+    anything but a folder and for another user's folder (nothing is changed in or on it), and
+    OSError when it cannot be made."""
     if parents and os.path.dirname(path):
         os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
     try:

@@ -3,7 +3,7 @@
  *
  * Tells pi-notifier about every blocking dialog of every extension (permission gates, question
  * tools, ...) and lets it answer them, over a user-only Unix socket in pi-notifier's runtime folder
- * ($XDG_RUNTIME_DIR/pi-notifier/ext-<pid>-<token>.sock, folder 0700, socket 0600).
+ * (usually $XDG_RUNTIME_DIR/pi-notifier/ext-<pid>-<token>.sock, see runtimeDir; folder 0700 and ours, socket 0600).
  *
  * Protocol: one JSON object per line. On connect the server sends
  *   {"event":"hello","protocol":1,"pi_version","pid","session_file","session_id","cwd","mode","dialogs":[dialog...]}
