@@ -294,6 +294,25 @@ def test_in_a_shared_runtime_dir_ours_is_a_folder_of_our_own_name(
     assert "not private to this user" in said.getMessage()
 
 
+def test_with_no_folder_of_our_own_status_scans_and_run_says_why(
+    tmp_path: Path, shared: Path
+) -> None:
+    ours = tmp_path / "our-data"
+    ours.mkdir()
+    plant("their open folder", shared / f"pi-notifier-{os.getuid()}", ours)
+    state_run().parent.mkdir(parents=True)
+    plant("a link to a folder of ours", state_run(), ours)
+    with pytest.raises(paths.NotOurs, match="no runtime folder of our own"):
+        paths.runtime_dir()
+    sessions = sessions_with_a_question(tmp_path)
+    done = cli("status", "--json", "--liveness", "off", "--sessions-dir", str(sessions))
+    assert done.returncode == 0 and "Our own question?" in done.stdout, done.stderr
+    done = cli("run", "--liveness", "off", "--sessions-dir", str(sessions), env=headless(), timeout=30)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert done.stderr.count("cannot start the app: no runtime folder of our own") == 1, done.stderr
+    assert os.listdir(ours) == [] and os.listdir(shared / f"pi-notifier-{os.getuid()}") == []
+
+
 @pytest.mark.parametrize("base_mode", [0o777, 0o770])
 def test_a_runtime_dir_others_may_write_without_a_sticky_bit_is_not_used(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, base_mode: int
