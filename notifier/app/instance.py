@@ -10,7 +10,7 @@ from typing import IO, Any
 
 from notifier import APP_NAME
 from notifier.core.text import clean
-from notifier.system import ipc
+from notifier.system import ipc, paths
 
 HAND_OVER_S = 5.0  # how long a second app waits for the first one's channel to answer
 
@@ -23,8 +23,11 @@ class InstanceLock:
         self.fh: IO[str] | None = None
 
     def acquire(self) -> bool:
-        os.makedirs(os.path.dirname(self.path), mode=0o700, exist_ok=True)
-        self.fh = open(self.path, "a+")  # noqa: SIM115
+        """True: this is the app. Raises OSError (:class:`~notifier.system.paths.NotOurs`) when
+        the lock's folder is not ours: nothing is created in it."""
+        paths.own_folder(os.path.dirname(self.path) or ".", parents=True)
+        flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+        self.fh = os.fdopen(os.open(self.path, flags, 0o600), "a+")
         try:
             import fcntl
 

@@ -48,8 +48,11 @@ def setup_logging(verbose: bool, log_file: bool = False) -> None:
     holds question text and paths: it and its rotated copies are user-only (0600, folder 0700)."""
     import logging
 
+    from notifier.system.logs import SECRETS
+
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter(f"{APP_NAME}: %(message)s", validate=False))  # (a constant: no check)
+    handler.addFilter(SECRETS)  # push URLs' secrets are masked in every record, apprise's too
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(logging.DEBUG if verbose else logging.INFO)
@@ -63,6 +66,7 @@ def setup_logging(verbose: bool, log_file: bool = False) -> None:
         try:
             fh = _private_log(path)
             fh.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+            fh.addFilter(SECRETS)
             root.addHandler(fh)
         except OSError as exc:
             logging.getLogger("notifier").warning(
@@ -141,6 +145,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     try:
         config = effective_config(args)
+        if config["push.urls"]:
+            from notifier.system.logs import SECRETS
+
+            SECRETS.add_urls(config["push.urls"])  # (before anything could log them)
         code = _dispatch(args, config)
         if argv_given is None and args.command == "status":
             _leave_now(code)  # (this process is the command's own: nothing else to tidy up)

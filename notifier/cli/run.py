@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import threading
 
+from notifier import APP_NAME
+from notifier.core.text import clean
 from notifier.system.config import Config
 
 
@@ -18,8 +21,13 @@ def cmd_run(args: argparse.Namespace, config: Config) -> int:
 
     tray = not args.no_tray
     if tray:
-        lock = InstanceLock(os.path.join(paths.runtime_dir(), "app.lock"))
-        if not lock.acquire():
+        try:
+            lock = InstanceLock(os.path.join(paths.runtime_dir(announce=True), "app.lock"))
+            held = not lock.acquire()
+        except OSError as exc:  # no folder of our own for it (said why): one line, no traceback
+            sys.stderr.write(f"{APP_NAME}: cannot start the app: {clean(exc, 600)}\n")
+            return 1
+        if held:
             return hand_over()
     app = App(config, json_out=args.json, tray=tray, notify=not args.no_notify)
     if tray:

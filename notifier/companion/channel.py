@@ -7,8 +7,6 @@ import contextlib
 import os
 import socket
 import stat
-import struct
-import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -17,6 +15,7 @@ from notifier.companion import protocol
 from notifier.companion.protocol import Dialog, Event, Hello, ProtocolError, Result
 from notifier.companion.sockets import list_sockets as list_sockets
 from notifier.companion.sockets import socket_folder as socket_folder
+from notifier.system.ipc.peer import server_not_ours, socket_not_ours
 
 
 class ChannelError(OSError):
@@ -24,33 +23,23 @@ class ChannelError(OSError):
 
 
 def check_owner(path: str) -> None:
-    """The socket and its folder must belong to this user, the folder private (0700): nobody else
-    can have put it there, so a dialog answered through it goes to our own pi."""
+    """The socket and its folder must belong to this user, the folder private (0700) and not a
+    link, all checked without following links: nobody else can have put it there, so a dialog
+    answered through it goes to our own pi."""
     uid = os.getuid() if hasattr(os, "getuid") else None
     try:
-        folder = os.stat(os.path.dirname(path) or ".")
-        st = os.lstat(path)
+        folder = os.lstat(os.path.dirname(path) or ".")
+        why = socket_not_ours(path)
     except OSError as exc:
         raise ChannelError(f"cannot reach the socket ({exc.strerror or exc})") from exc
-    if not stat.S_ISSOCK(st.st_mode):
-        raise ChannelError("not a socket")
-    if uid is not None and (st.st_uid != uid or folder.st_uid != uid):
-        raise ChannelError("the socket belongs to another user")
+    if why is not None:
+        raise ChannelError(why)
+    if stat.S_ISLNK(folder.st_mode) or not stat.S_ISDIR(folder.st_mode):
+        raise ChannelError("the socket's folder is a link or not a folder")
+    if uid is not None and folder.st_uid != uid:
+        raise ChannelError("the socket's folder belongs to another user")
     if stat.S_IMODE(folder.st_mode) & 0o077:
         raise ChannelError("the socket's folder is open to other users")
-
-
-def peer_uid(sock: socket.socket) -> int | None:
-    """The connected process's user id, where the system tells (Linux SO_PEERCRED)."""
-    opt = getattr(socket, "SO_PEERCRED", None)
-    if opt is None or not sys.platform.startswith("linux"):
-        return None
-    try:
-        creds = sock.getsockopt(socket.SOL_SOCKET, opt, struct.calcsize("3i"))
-    except OSError:
-        return None
-    _pid, uid, _gid = struct.unpack("3i", creds)
-    return int(uid)
 
 
 class Channel:
@@ -67,10 +56,10 @@ class Channel:
         except OSError as exc:
             self.sock.close()
             raise ChannelError(f"cannot connect ({exc.strerror or exc})") from exc
-        uid = peer_uid(self.sock)
-        if uid is not None and uid != os.getuid():
+        why = server_not_ours(self.sock)
+        if why is not None:
             self.sock.close()
-            raise ChannelError("the socket is served by another user")
+            raise ChannelError(f"not this user's pi: {why}")
         self._buf = b""
 
     def __enter__(self) -> Channel:

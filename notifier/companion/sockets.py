@@ -15,15 +15,16 @@ def is_socket_name(name: str) -> bool:
 
 
 def socket_folder() -> str:
-    """Where the extension puts its sockets: pi-notifier's runtime folder."""
+    """Where the extension puts its sockets: pi-notifier's runtime folder (checked to be ours;
+    the extension makes the same choice and the same checks)."""
     from notifier.system import paths
 
     return paths.runtime_dir()
 
 
 def list_sockets(folder: str | None = None) -> list[str]:
-    folder = folder or socket_folder()
     try:
+        folder = folder or socket_folder()  # (OSError: no runtime folder of our own)
         names = sorted(os.listdir(folder))
     except OSError:
         return []

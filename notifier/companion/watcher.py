@@ -17,6 +17,7 @@ from notifier.companion.channel import Channel, ChannelError, connect
 from notifier.companion.protocol import Event
 from notifier.companion.sockets import is_socket_name, list_sockets, socket_folder
 from notifier.core.text import clean
+from notifier.system import paths
 
 log = logging.getLogger(__name__)
 
@@ -42,7 +43,7 @@ class CompanionWatcher:
         from watchdog.events import FileCreatedEvent, FileMovedEvent, FileSystemEvent, FileSystemEventHandler
         from watchdog.observers import Observer
 
-        os.makedirs(self.folder, mode=0o700, exist_ok=True)
+        paths.own_folder(self.folder, parents=True)  # (NotOurs: no watch in another user's folder)
         watcher = self
 
         class _Handler(FileSystemEventHandler):

@@ -25,6 +25,7 @@ from typing import Any
 
 from notifier.core.model import Snapshot, Transition
 from notifier.core.text import clean, project_name
+from notifier.system import logs
 from notifier.system.config import Config
 from notifier.system.logonce import LogOnce
 from notifier.system.store import Store
@@ -104,6 +105,7 @@ class PushSink:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.urls = list(config["push.urls"])
+        logs.SECRETS.add_urls(self.urls)  # (their secrets masked in every log line, apprise's too)
         self.after_s = float(config["push.after"]) * 60.0
         self.only_away = config["push.when"] == "away"
         self.show_text = bool(config["notifications.show_text"])

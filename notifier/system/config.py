@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from notifier.core.quiet import parse_quiet_hours
+from notifier.core.secrets import mask_url
 from notifier.core.text import clean
 from notifier.core.values import Record, field
 from notifier.system.config_keys import (
@@ -207,6 +208,8 @@ def render(config: Config) -> str:
     lines = [f"# config file: {clean(config.file) if config.file else '(none)'}"]
     for key in SCHEMA:
         value = config.values[key.name]
+        if key.name == "push.urls":  # tokens, passwords, topics: scheme and host are enough to tell them
+            value = [mask_url(url) for url in value]
         lines.append(f"{key.name} = {_toml(value)}    # {clean(config.sources[key.name])} — {key.doc}")
     return "\n".join(lines)
 

@@ -81,3 +81,47 @@ class Logger:
 def get(name: str) -> Logger:
     """The logger called ``name`` (a module's ``__name__``)."""
     return Logger(name)
+
+
+class MaskSecrets:
+    """A logging filter (``logging`` takes any object with a ``filter`` method) for the command
+    line's handlers: every record that reaches them, apprise's own included, has its message,
+    traceback and stack masked (:mod:`notifier.core.secrets`): URLs keep their scheme and host,
+    and the parts of the configured push URLs are hidden wherever they appear."""
+
+    def __init__(self) -> None:
+        self._masker: Any = None
+
+    def _mask(self) -> Any:
+        if self._masker is None:
+            from notifier.core.secrets import Masker
+
+            self._masker = Masker()
+        return self._masker
+
+    def add_urls(self, urls: Any) -> None:
+        """Hide the secret parts of these URLs from now on."""
+        if urls:
+            self._mask().add(urls)
+
+    def filter(self, record: Any) -> bool:
+        mask = self._mask()
+        try:
+            message = record.getMessage()
+        except Exception:  # (logging reports a record it cannot format: not for us to raise)
+            return True
+        masked = mask(message)
+        if masked != message:
+            record.msg, record.args = masked, None
+        if record.exc_info and not record.exc_text:
+            import logging
+
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = mask(record.exc_text)
+        if record.stack_info:
+            record.stack_info = mask(record.stack_info)
+        return True
+
+
+SECRETS = MaskSecrets()  # the one filter: the command line installs it, config and push feed it

@@ -95,12 +95,104 @@ def state_dir() -> str:
     return _xdg("XDG_STATE_HOME", ".local/state") or str(_dirs().user_state_dir)  # type: ignore[attr-defined]
 
 
-def runtime_dir() -> str:
-    """A user-only folder for the instance socket (XDG_RUNTIME_DIR on Linux)."""
-    base = os.environ.get("XDG_RUNTIME_DIR")
-    if base and os.path.isdir(base):
-        return os.path.join(base, APP_NAME)
-    return os.path.join(state_dir(), "run")
+# ---- the runtime folder (the control socket, the app's lock, the companion's sockets) ----
+# Whoever can write in it can pose as the app or as a pi: it is used only when it is ours, checked
+# without following links. In a private $XDG_RUNTIME_DIR (the usual /run/user/<uid>) that is
+# ``pi-notifier`` there; in a shared one (``/tmp`` in some set-ups) another user may have taken
+# that name, so ours is ``pi-notifier-<uid>`` (in a folder where nobody else can move it away);
+# else, or when that one is not ours either, ``run`` in our state folder. The companion extension
+# (resources/pi-extension/pi-notifier.ts) makes the very same choice.
+
+
+class NotOurs(OSError):
+    """A folder another user owns or could change, or a link: never used, nothing done in it."""
+
+
+_said: set[str] = set()  # which runtime-folder choices this process has explained already
+
+
+def runtime_dir(announce: bool = False) -> str:
+    """The user-only folder for the control socket, the app's lock and the companion's sockets:
+    created (0700) when missing, checked to be ours. A choice other than the usual one is said
+    once per process: as a warning when a folder was not ours, else at info level for the app
+    (``announce``) and debug level for other commands. Raises :class:`NotOurs` when no folder
+    can be trusted."""
+    if os.name != "posix":
+        return private_dir(os.path.join(state_dir(), "run"))
+    candidates, why = _runtime_candidates(os.environ.get("XDG_RUNTIME_DIR", ""))
+    refused: list[str] = []
+    for path in candidates:
+        try:
+            if path == candidates[-1]:  # the state folder's own
+                private_dir(os.path.dirname(path))
+            own_folder(path)
+        except OSError as exc:
+            refused.append(str(exc) if isinstance(exc, NotOurs) else f"{path}: {exc.strerror or exc}")
+            continue
+        if why or refused:
+            message = "; ".join([*refused, *([why] if why else [])]) + f": using {path}"
+            if message not in _said:
+                _said.add(message)
+                level = logs.WARNING if refused else logs.INFO if announce else logs.DEBUG
+                log.log(level, "runtime folder: %s", clean(message, 600))
+        return path
+    raise NotOurs("no runtime folder of our own: " + clean("; ".join(refused), 600))
+
+
+def _runtime_candidates(base: str) -> tuple[list[str], str | None]:
+    """The folders to try in order, and why the usual one is not among them (None: it is)."""
+    fallback = os.path.join(state_dir(), "run")
+    if not base.startswith("/"):
+        return [fallback], None  # unset, or relative (the XDG spec says: ignore it)
+    try:
+        st = os.stat(base)  # (the variable may well name a link: what it names is judged)
+    except OSError:
+        return [fallback], None
+    if not stat.S_ISDIR(st.st_mode):
+        return [fallback], None
+    uid = os.getuid()
+    mode = stat.S_IMODE(st.st_mode)
+    if st.st_uid == uid and not mode & 0o077:
+        return [os.path.join(base, APP_NAME), fallback], None
+    why = f"XDG_RUNTIME_DIR {base} is not private to this user (owner uid {st.st_uid}, mode {mode:04o})"
+    if st.st_uid in (0, uid) and (not mode & 0o022 or mode & stat.S_ISVTX):
+        # Others may add names there but not move ours away (sticky, or not theirs to write).
+        return [os.path.join(base, f"{APP_NAME}-{uid}"), fallback], why
+    return [fallback], why
+
+
+def own_folder(path: str, parents: bool = False) -> str:
+    """``path`` as a folder only this user can use: made (0700) when missing, then checked
+    without following links (a real folder, owned by us); one others can read is made 0700
+    through a descriptor of the very folder checked. ``parents``: missing parents are made too
+    (user-only; existing ones are left as they are). Raises :class:`NotOurs` for a link, for
+    anything but a folder and for another user's folder (nothing is changed in or on it), and
+    OSError when it cannot be made."""
+    if parents and os.path.dirname(path):
+        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+    try:
+        os.mkdir(path, 0o700)
+    except FileExistsError:
+        pass
+    if os.name != "posix":
+        return path
+    st = os.lstat(path)
+    if stat.S_ISLNK(st.st_mode):
+        raise NotOurs(f"{path} is a symbolic link")
+    if not stat.S_ISDIR(st.st_mode):
+        raise NotOurs(f"{path} is not a folder")
+    if st.st_uid != os.getuid():
+        raise NotOurs(f"{path} belongs to uid {st.st_uid}")
+    if stat.S_IMODE(st.st_mode) & 0o077:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        try:
+            now = os.fstat(fd)
+            if (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino) or now.st_uid != os.getuid():
+                raise NotOurs(f"{path} was replaced while it was checked")
+            os.fchmod(fd, 0o700)
+        finally:
+            os.close(fd)
+    return path
 
 
 # ---- private files and folders (the state folder holds question text and paths) ----
@@ -132,12 +224,16 @@ def private_file(path: str) -> str:
 
 
 def _restrict(path: str, mode: int) -> None:
+    """Take group/other access away from our own ``path``; a link is left alone: what it names
+    may be anybody's."""
     if os.name != "posix":
         return  # per-user profile folders are private already on Windows
     try:
-        st = os.stat(path)
+        st = os.lstat(path)
     except FileNotFoundError:
         return
+    if stat.S_ISLNK(st.st_mode):
+        return  # never changed through a link
     if st.st_uid == os.getuid() and st.st_mode & 0o777 & ~mode:
         try:
             os.chmod(path, mode)

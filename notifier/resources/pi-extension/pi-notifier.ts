@@ -3,7 +3,7 @@
  *
  * Tells pi-notifier about every blocking dialog of every extension (permission gates, question
  * tools, ...) and lets it answer them, over a user-only Unix socket in pi-notifier's runtime folder
- * ($XDG_RUNTIME_DIR/pi-notifier/ext-<pid>-<token>.sock, folder 0700, socket 0600).
+ * (usually $XDG_RUNTIME_DIR/pi-notifier/ext-<pid>-<token>.sock, see runtimeDir; folder 0700 and ours, socket 0600).
  *
  * Protocol: one JSON object per line. On connect the server sends
  *   {"event":"hello","protocol":1,"pi_version","pid","session_file","session_id","cwd","mode","dialogs":[dialog...]}
@@ -82,29 +82,66 @@ function plainLines(lines: unknown): string[] | null {
 	return lines.slice(0, MAX_SCREEN_LINES).map((l) => String(l).replace(ANSI, "").slice(0, 2000));
 }
 
-/** pi-notifier's runtime folder, exactly as the Python side computes it (notifier/paths.py). */
+/**
+ * pi-notifier's runtime folder, chosen exactly as the Python side chooses it
+ * (notifier/system/paths.py, runtime_dir): in a private $XDG_RUNTIME_DIR its "pi-notifier"; in a
+ * shared one (/tmp in some set-ups: another user may have taken that name) "pi-notifier-<uid>",
+ * where nobody else can move it away; else, or when that is not ours, "run" in the state folder.
+ * A folder is used only if it is ours (see privateFolder); null: none is, nothing is served.
+ */
 function runtimeDir(): string | null {
 	if (process.platform === "win32") return null;
-	const xdg = process.env.XDG_RUNTIME_DIR;
-	try {
-		if (xdg && fs.statSync(xdg).isDirectory()) return path.join(xdg, APP);
-	} catch {
-		// fall through to the state folder
+	const uid = typeof process.getuid === "function" ? process.getuid() : -1;
+	const candidates: string[] = [];
+	const xdg = process.env.XDG_RUNTIME_DIR || "";
+	if (xdg.startsWith("/")) {
+		try {
+			const st = fs.statSync(xdg); // (the variable may name a link: what it names is judged)
+			const mode = st.mode & 0o7777;
+			if (st.isDirectory() && st.uid === uid && (mode & 0o077) === 0) candidates.push(path.join(xdg, APP));
+			else if (st.isDirectory() && (st.uid === 0 || st.uid === uid) && ((mode & 0o022) === 0 || (mode & 0o1000) !== 0))
+				candidates.push(path.join(xdg, `${APP}-${uid}`));
+		} catch {
+			// fall through to the state folder
+		}
 	}
 	const home = os.homedir();
-	if (process.platform === "darwin") return path.join(home, "Library", "Application Support", APP, "run");
 	const state = (process.env.XDG_STATE_HOME || "").trim();
-	return path.join(state && path.isAbsolute(state) ? state : path.join(home, ".local", "state"), APP, "run");
+	if (process.platform === "darwin") candidates.push(path.join(home, "Library", "Application Support", APP, "run"));
+	else candidates.push(path.join(state && path.isAbsolute(state) ? state : path.join(home, ".local", "state"), APP, "run"));
+	for (const [i, dir] of candidates.entries()) {
+		if (privateFolder(dir, i === candidates.length - 1)) return dir;
+	}
+	return null;
 }
 
-/** A user-only folder, or null when it cannot be made one (then nothing is served). */
-function privateFolder(dir: string): boolean {
+/**
+ * A user-only folder of ours, or false: made 0700 when missing, then checked without following
+ * links (a real folder owned by us, never a link); one others can read is made 0700 through a
+ * descriptor of the very folder checked. Nothing is created or changed in a folder not ours.
+ */
+function privateFolder(dir: string, parents: boolean): boolean {
 	try {
-		fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-		const st = fs.statSync(dir);
+		if (parents) fs.mkdirSync(path.dirname(dir), { recursive: true, mode: 0o700 });
+		try {
+			fs.mkdirSync(dir, { mode: 0o700 });
+		} catch (err) {
+			if ((err as NodeJS.ErrnoException).code !== "EEXIST") return false;
+		}
+		const st = fs.lstatSync(dir);
 		const uid = typeof process.getuid === "function" ? process.getuid() : -1;
-		if (!st.isDirectory() || (uid >= 0 && st.uid !== uid)) return false;
-		if ((st.mode & 0o077) !== 0) fs.chmodSync(dir, 0o700);
+		if (st.isSymbolicLink() || !st.isDirectory() || (uid >= 0 && st.uid !== uid)) return false;
+		if ((st.mode & 0o077) !== 0) {
+			const c = fs.constants;
+			const fd = fs.openSync(dir, c.O_RDONLY | c.O_DIRECTORY | c.O_NOFOLLOW);
+			try {
+				const now = fs.fstatSync(fd);
+				if (now.ino !== st.ino || now.dev !== st.dev || now.uid !== st.uid) return false;
+				fs.fchmodSync(fd, 0o700);
+			} finally {
+				fs.closeSync(fd);
+			}
+		}
 		return true;
 	} catch {
 		return false;
@@ -580,7 +617,7 @@ export default function piNotifier(pi: any) {
 	function start(): void {
 		if (server) return;
 		const dir = runtimeDir();
-		if (!dir || !privateFolder(dir)) return;
+		if (!dir) return;
 		sweepStale(dir);
 		const file = path.join(dir, `ext-${process.pid}-${token}.sock`);
 		try {

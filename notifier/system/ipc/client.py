@@ -12,10 +12,15 @@ from typing import TYPE_CHECKING, Any
 
 from notifier.core import jsonbound
 from notifier.core.text import clean
+from notifier.system import logs
+from notifier.system.ipc.peer import server_not_ours, socket_not_ours
 from notifier.system.ipc.wire import BUSY, MAX_REPLY, encode, socket_path
 
 if TYPE_CHECKING:
     import socket
+
+log = logs.get(__name__)
+_distrusted: set[tuple[str, str]] = set()  # (socket, why): each said once
 
 
 def _failure(message: str) -> dict[str, Any]:
@@ -65,9 +70,25 @@ class _Busy(Exception):
     """The app's listen queue is full (its connection limit, or a burst): try again shortly."""
 
 
+def _distrust(target: str, why: str) -> None:
+    """What answers at ``target`` is not this user's app: said once, never listened to."""
+    if (target, why) not in _distrusted:
+        _distrusted.add((target, why))
+        log.warning("not using the control socket %s: %s (not this user's app)", clean(target, 300), why)
+
+
 def _connect(target: str, deadline: float) -> socket.socket | None:
-    """A socket connected to the app, or None when no app listens there. Raises TimeoutError
-    when the app does not accept in time, :class:`_Busy` when its queue is full."""
+    """A socket connected to this user's app, or None when no app of ours listens there (none
+    at all, or one of another user: the socket file must be ours, and so must the process that
+    accepted the connection). Raises TimeoutError when the app does not accept in time,
+    :class:`_Busy` when its queue is full."""
+    try:
+        why = socket_not_ours(target)
+    except OSError:
+        return None  # nothing there
+    if why is not None:
+        _distrust(target, why)
+        return None
     import socket  # (imported once there is an app to talk to: ``status`` without one needs none)
 
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -82,6 +103,11 @@ def _connect(target: str, deadline: float) -> socket.socket | None:
         raise
     except OSError:  # no such file, refused (a stale socket), not a socket, not ours
         sock.close()
+        return None
+    why = server_not_ours(sock)
+    if why is not None:  # (a socket of ours, served by another user's process)
+        sock.close()
+        _distrust(target, why)
         return None
     return sock
 
@@ -117,7 +143,10 @@ def request(obj: dict[str, Any], path: str | None = None, timeout: float = 3.0) 
 
     ``None`` means no app is listening. An app that is there but cannot answer (busy past
     ``timeout``, hung up, too slow) gives ``{"ok": False, "error": …}``."""
-    target = path or socket_path()
+    try:
+        target = path or socket_path()
+    except OSError:  # no runtime folder of our own (said where it was looked for): no app
+        return None
     if not os.path.exists(target):
         return None
     import socket
@@ -138,7 +167,10 @@ def subscribe(
     obj: dict[str, Any], path: str | None = None, timeout: float = 10.0
 ) -> Iterator[dict[str, Any]]:
     """Open a subscription; yields pushed objects until the app goes away (or drops us)."""
-    target = path or socket_path()
+    try:
+        target = path or socket_path()
+    except OSError:
+        return
     deadline = time.monotonic() + timeout
     delay = 0.01
     while True:

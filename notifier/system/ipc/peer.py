@@ -1,26 +1,33 @@
-"""Who may talk to the app: only its own user. The socket is bound 0600 in a 0700 folder, and
-the uid of the process at the other end is checked on every connection where the OS tells it."""
+"""Who may talk to the app: only its own user. The socket is bound 0600 in a 0700 folder of
+ours, and the uid of the process at the other end is checked on every connection where the OS
+tells it, both ways: the app refuses other users' clients, a client trusts only a socket file of
+ours served by a process of ours. (No ``socket`` import at the top: ``status`` checks a socket
+file before it knows there is an app to talk to.)"""
 
 from __future__ import annotations
 
 import contextlib
 import os
-import socket
 import stat
-import struct
-import sys
+
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing)
+if TYPE_CHECKING:
+    import socket
 
 
 def listen_private(path: str) -> socket.socket:
     """A non-blocking listening Unix socket at ``path`` that only this user can connect to
-    (its folder made 0700, the socket 0600; a stale socket there is replaced)."""
-    folder = os.path.dirname(path)
-    os.makedirs(folder, mode=0o700, exist_ok=True)
-    st = os.stat(folder)
-    if st.st_uid != os.getuid() or stat.S_IMODE(st.st_mode) & 0o077:
-        os.chmod(folder, 0o700)
+    (its folder must be ours and not a link, and is made 0700; the socket 0600; a stale socket
+    there is replaced). Raises :class:`~notifier.system.paths.NotOurs` for a folder that is not
+    ours: nothing is created, changed or removed in it."""
+    import socket
+
+    from notifier.system import paths
+
+    paths.own_folder(os.path.dirname(path) or ".", parents=True)
     with contextlib.suppress(FileNotFoundError):
-        os.unlink(path)
+        if stat.S_ISSOCK(os.lstat(path).st_mode):  # (anything else there makes bind fail)
+            os.unlink(path)
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     old = os.umask(0o177)
     try:
@@ -38,6 +45,10 @@ def listen_private(path: str) -> socket.socket:
 
 def peer_uid(sock: socket.socket) -> int | None:
     """The uid of the process at the other end of a Unix socket; None where it cannot be known."""
+    import socket
+    import struct
+    import sys
+
     try:
         if hasattr(socket, "SO_PEERCRED"):  # Linux: struct ucred {pid, uid, gid}
             creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
@@ -48,4 +59,25 @@ def peer_uid(sock: socket.socket) -> int | None:
             return int(struct.unpack_from("2I", data)[1])
     except (OSError, struct.error):
         return None
+    return None
+
+
+def socket_not_ours(path: str) -> str | None:
+    """Why the socket file at ``path`` cannot have been made by this user (None: it can): a link,
+    something other than a socket, or a socket another user owns. Checked without following
+    links; raises OSError (FileNotFoundError) when there is nothing there."""
+    st = os.lstat(path)
+    if not stat.S_ISSOCK(st.st_mode):
+        return "it is a symbolic link" if stat.S_ISLNK(st.st_mode) else "it is not a socket"
+    if hasattr(os, "getuid") and st.st_uid != os.getuid():
+        return f"it belongs to uid {st.st_uid}"
+    return None
+
+
+def server_not_ours(sock: socket.socket) -> str | None:
+    """Why the process serving a connected ``sock`` is not one of this user's (None: it is, or
+    the system does not tell)."""
+    uid = peer_uid(sock)
+    if uid is not None and hasattr(os, "getuid") and uid != os.getuid():
+        return f"it is served by uid {uid}"
     return None

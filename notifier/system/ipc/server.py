@@ -71,12 +71,15 @@ class Server:
         self._stopping = False
         self._accept_paused_until = 0.0
         self._warned: set[str] = set()
+        self._bound: tuple[int, int] | None = None  # the socket file this server made
 
     # ---- lifecycle ----
 
     def start(self) -> None:
         sock = listen_private(self.path)
         self.sock = sock
+        st = os.lstat(self.path)
+        self._bound = (st.st_dev, st.st_ino)
         self._wake_r, self._wake_w = socket.socketpair()
         self._wake_r.setblocking(False)
         self._wake_w.setblocking(False)
@@ -96,8 +99,10 @@ class Server:
             with contextlib.suppress(OSError):
                 self.sock.close()
             self.sock = None
-        with contextlib.suppress(FileNotFoundError, OSError):
-            os.unlink(self.path)
+        with contextlib.suppress(OSError):  # only the socket it made (never what replaced it)
+            st = os.lstat(self.path)
+            if self._bound == (st.st_dev, st.st_ino):
+                os.unlink(self.path)
 
     @property
     def connections(self) -> int:
