@@ -12,6 +12,7 @@ from notifier.app.answer_session import GUESS, Answered, SessionFile
 from notifier.app.goto import Refused
 from notifier.companion.channel import all_open_dialogs, answer_dialog
 from notifier.companion.protocol import Dialog as ExtDialog
+from notifier.core.dialogs import startup_key
 from notifier.core.model import Option, Question, QuestionItem, SessionView
 from notifier.core.text import clean
 from notifier.engine.options import EngineOptions
@@ -23,7 +24,10 @@ def channel_dialog(session_file: str, question: Question) -> tuple[str, ExtDialo
     """The open extension dialog that is this question (its socket too), if its pi has one."""
     real = os.path.realpath(session_file)
     for sock, d in all_open_dialogs():
-        if not d.session_file or os.path.realpath(d.session_file) != real:
+        if d.session_file is None and d.pid is not None:  # a start-up dialog: its pi is the session
+            if startup_key(d.pid) != session_file:
+                continue
+        elif not d.session_file or os.path.realpath(d.session_file) != real:
             continue
         if (
             question.kind == "dialog"

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from notifier.core.dialogs import Dialogs, Source, closed, dialog_view, with_dialogs
-from notifier.core.local_session import LocalSession, norm_folder
+from notifier.core.local_session import LocalSession, live_state, norm_folder
 from notifier.core.model import Outcome, Question, SessionRef, SessionView, Snapshot, Transition, TurnChange
 from notifier.core.reducer import Asked, Ended, Event, SessionReducer
 from notifier.core.remote_sessions import RemoteSessions
@@ -175,14 +175,17 @@ class Board:
         self._dirty.add(ref.key)
         return [Transition("needs_input", ref, question, now, initial=initial)]
 
-    def remove_dialog(self, source: Source, outcome: Outcome | None, now: float) -> list[Transition]:
-        """The dialog closed with ``outcome``, or (``None``) its pi went away: abandoned, not listed."""
+    def remove_dialog(
+        self, source: Source, outcome: Outcome | None, now: float, answer: str | None = None
+    ) -> list[Transition]:
+        """The dialog closed with ``outcome`` (``answer``: what was chosen or typed), or (``None``)
+        its pi went away: abandoned, not listed."""
         found = self._dialogs.close(source)
         if found is None:
             return []
         ref = self._ref(found[0])
         self._dirty.add(ref.key)
-        return [closed(ref, found[1], outcome, now)]
+        return [closed(ref, found[1], outcome, now, answer)]
 
     def dialog_sources(self, socket: str | None = None) -> list[Source]:
         return self._dialogs.sources(socket)
@@ -296,7 +299,7 @@ class Board:
                 rows.append((key, v.updated_at, v, r.session_id, r.cwd, r.name, v.state, v.alive))
             else:
                 alive = session.alive if liveness else None
-                rows.append((key, r.updated_at, None, r.session_id, r.cwd, r.name, r.base, alive))
+                rows.append((key, r.updated_at, None, r.session_id, r.cwd, r.name, live_state(r.base, alive), alive))
         return rows, pending
 
     def snapshot(self, now: float) -> Snapshot:

@@ -12,6 +12,14 @@ from notifier.core.model import Outcome, Question, SessionRef, SessionView, Snap
 # Where a dialog comes from: (the extension's socket, the dialog's id).
 Source = tuple[str, str]
 
+STARTUP_PREFIX = "pid:"
+
+
+def startup_key(pid: int) -> str:
+    """The board key of a pi that shows a dialog before it has a session file (project trust at
+    start-up): its process. No session file path (absolute) or remote key (``@``) starts so."""
+    return f"{STARTUP_PREFIX}{pid}"
+
 
 class Dialogs:
     """The dialogs open right now, by source, each with the session (file) it belongs to."""
@@ -43,11 +51,16 @@ class Dialogs:
         return [(ref, q) for ref, q in self._open.values() if ref.key == key]
 
 
-def closed(ref: SessionRef, q: Question, outcome: Outcome | None, now: float) -> Transition:
-    """The transition for a dialog that closed with ``outcome``, or (``None``) whose pi went away."""
+def closed(
+    ref: SessionRef, q: Question, outcome: Outcome | None, now: float, answer: str | None = None
+) -> Transition:
+    """The transition for a dialog that closed with ``outcome`` (and ``answer``: the choice or text
+    it returned), or (``None``) whose pi went away."""
     if outcome is None:
         return Transition("abandoned", ref, q, now)
-    return Transition("resolved", ref, q, now, outcome=outcome, waited_s=max(0.0, now - q.asked_at))
+    return Transition(
+        "resolved", ref, q, now, outcome=outcome, answer=answer, waited_s=max(0.0, now - q.asked_at)
+    )
 
 
 def with_dialogs(view: SessionView, dialogs: Sequence[Question]) -> SessionView:

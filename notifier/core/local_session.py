@@ -26,6 +26,13 @@ def norm_folder(path: str | None) -> str | None:
     return path.rstrip("/\\") or path
 
 
+def live_state(base: str, alive: bool | None) -> str:
+    """A session's state with its liveness applied: a turn under way whose pi is gone (killed while
+    it ran a tool or waited on an extension dialog) is ``stopped``; the file says ``working``
+    forever."""
+    return "stopped" if alive is False and base == "working" else base
+
+
 @value(frozen=True, init=False, repr=False, eq=False)
 class Seen(Value):
     """When the board first saw a question: its feeding count, its wall time, and whether it was
@@ -143,7 +150,7 @@ class LocalSession(Record):
         ref = SessionRef(self.key, r.session_id, r.cwd, r.name)
         alive = self.alive if liveness else None
         if not r.pending and not self.abandoned:  # (most sessions: built at once)
-            return SessionView(ref, r.base, (), (), alive, r.updated_at, r.current_tool)
+            return SessionView(ref, live_state(r.base, alive), (), (), alive, r.updated_at, r.current_tool)
         abandoned = self.abandoned
         if abandoned:
             pending = tuple(q for cid, q in r.pending.items() if cid not in abandoned)

@@ -6,6 +6,7 @@ twice and is answered through the channel; pis without the extension work as bef
 from __future__ import annotations
 
 import json
+import os
 import signal
 from collections.abc import Iterator
 from datetime import datetime
@@ -14,11 +15,11 @@ from typing import Any
 
 import pytest
 
-from notifier.companion.protocol import Closed, Dialog
+from notifier.companion.protocol import Closed, Dialog, Hello
 
 from ..app_process import AppProcess
 from ..conftest import cli, wait_for
-from .pi_harness import EXTENSION, GATE_COMMAND, PI16, Listener, needs, pi16
+from .pi_harness import EXTENSION, GATE_COMMAND, PI16, Listener, needs, pi16, scripted_model
 
 pytestmark = needs("1.6.0")
 
@@ -219,3 +220,143 @@ def test_two_pis_in_one_folder_keep_their_dialogs_apart(
     finally:
         one.close()
         two.close()
+
+
+# --- issue 21: every dialog a human waits on, and nothing else -----------------------------------
+
+
+def test_a_timed_out_confirm_is_cancelled_and_an_answer_is_recorded(
+    tmp_path: Path, model: int, listener: Listener, apps: list[AppProcess]
+) -> None:
+    """pi's timed-confirm example: a confirm that closes itself after 5 s is cancelled (timed out),
+    by its timeout and by its abort signal alike; one answered in time records the answer."""
+    pi = pi16(tmp_path, model, PI16.examples / "timed-confirm.ts", EXTENSION)
+    sessions = pi.agent / "sessions"
+    try:
+        app = run_app(apps, sessions)
+        for n, command in enumerate(["/timed", "/timed-signal"], 1):
+            pi.prompt(command)
+            wait_for(lambda: len(dialogs_in(app, "needs_input")) == n, 30, f"the {command} dialog")
+            q = dialogs_in(app, "needs_input")[-1]["question"]
+            assert q["dialog"] == "confirm" and q["options"] == ["Yes", "No"]
+            assert "auto-cancel in 5 seconds" in q["text"]
+            wait_for(lambda: len(dialogs_in(app, "resolved")) == n, 15, f"{command} to time out")
+            done = dialogs_in(app, "resolved")[-1]
+            assert (done["outcome"], done["answer"]) == ("cancelled", None)
+            assert done["waited_s"] >= 4.5
+            wait_for(lambda: "timed out" in pi.screen() or "auto-cancelled" in pi.screen(), 10, "pi's notice")
+        pi.prompt("/timed")
+        wait_for(lambda: len(dialogs_in(app, "needs_input")) == 3, 30, "the third dialog")
+        answered = cli("answer", "--sessions-dir", str(sessions), "yes")
+        assert answered.returncode == 0 and answered.stdout.strip() == "answered: Yes", answered.stderr
+        wait_for(lambda: len(dialogs_in(app, "resolved")) == 3, 10, "the answer")
+        assert (dialogs_in(app, "resolved")[-1]["outcome"], dialogs_in(app, "resolved")[-1]["answer"]) == (
+            "answered",
+            "Yes",
+        )
+        wait_for(lambda: "Confirmed by user!" in pi.screen(), 10, "pi's notice")
+    finally:
+        pi.close()
+
+
+def test_a_start_up_dialog_before_the_session_exists_is_on_the_board(
+    tmp_path: Path, model: int, listener: Listener, apps: list[AppProcess]
+) -> None:
+    """pi's project-trust example asks before session_start and before any session file; the
+    companion is loaded after it (its project_trust handler never runs first). The pi is on the
+    board by its process and folder, answered from here, and then works in its own session."""
+    (tmp_path / "project" / ".pi").mkdir(parents=True)
+    (tmp_path / "project" / ".pi" / "settings.json").write_text("{}")  # what makes pi ask for trust
+    sessions = tmp_path / "agent" / "sessions"
+    app = run_app(apps, sessions)
+    pi = pi16(tmp_path, model, PI16.examples / "project-trust.ts", EXTENSION, ready="Project trust for:")
+    try:
+        (event,) = wait_for(lambda: dialogs_in(app, "needs_input"), 20, "the trust dialog")
+        q, session = event["question"], event["session"]
+        assert q["dialog"] == "select" and q["text"].startswith("Project trust for:")
+        assert q["options"][2] == "Trust this session" and len(q["options"]) == 5
+        assert session["file"].startswith("pid:") and session["cwd"] == str(pi.project)
+        assert not list(sessions.rglob("*.jsonl"))  # pi waits before it has a session file
+        (shown,) = wait_for(lambda: pending(sessions), 10, "the dialog in status")
+        assert shown["text"] == q["text"]
+        done = cli("answer", "--sessions-dir", str(sessions), "Trust this session")
+        assert done.returncode == 0 and done.stdout.strip() == "answered: Trust this session", done.stderr
+        (resolved,) = app.wait("resolved")
+        assert (resolved["outcome"], resolved["answer"]) == ("answered", "Trust this session")
+        wait_for(lambda: "mock-model" in pi.screen(), 30, "pi's UI after the trust dialog")
+        # the same pi, now in its session: its next dialog is of its session file
+        pi.prompt("bash: echo rm -rf /nothing-here")
+        assert pi.screen()  # (pi is up)
+        statuses = status(sessions)["sessions"]
+        assert not [s for s in statuses if s["file"].startswith("pid:")]
+    finally:
+        pi.close()
+
+
+def test_loaders_are_not_questions_but_the_editor_after_one_is(
+    tmp_path: Path, listener: Listener, apps: list[AppProcess]
+) -> None:
+    """qna's and handoff's BorderedLoader while they call the model (1.5 s here) is announced as a
+    dialog that does not wait for a human: never on the board. handoff's editor after it is."""
+    with scripted_model(text_delay=1.5) as port:
+        pi = pi16(tmp_path, port, PI16.examples / "qna.ts", PI16.examples / "handoff.ts", EXTENSION)
+        sessions = pi.agent / "sessions"
+        try:
+            app = run_app(apps, sessions)
+            pi.prompt("say: Which database should we use?")
+            wait_for(lambda: "Which database should we use?" in pi.session_text(), 30, "the reply")
+            pi.prompt("/qna")
+            wait_for(lambda: "Extracting questions using" in pi.screen(), 20, "qna's loader")
+            (_, loader), *_ = wait_for(lambda: listener.of(Dialog), 5, "the loader announced")
+            assert loader.kind == "custom" and loader.waits is False
+            assert pending(sessions) == []
+            wait_for(lambda: "Q: Which database" in (pi.editor() or ""), 20, "the questions in the editor")
+            pi.keys("C-c")  # (clear the editor)
+            pi.prompt("/handoff write the tests")
+            wait_for(lambda: "Generating handoff prompt" in pi.screen(), 20, "handoff's loader")
+            assert pending(sessions) == []
+            (event,) = wait_for(lambda: dialogs_in(app, "needs_input"), 20, "the handoff editor")
+            assert event["question"]["dialog"] == "editor" and "Edit handoff prompt" in event["question"]["text"]
+            assert all(not d.waits for _, d in listener.of(Dialog) if d.kind == "custom")
+            assert len(app.of("needs_input")) == 1  # neither loader was ever on the board
+            pi.keys("Escape")
+            (resolved,) = app.wait("resolved")
+            assert resolved["outcome"] == "cancelled"
+        finally:
+            pi.close()
+
+
+def test_a_gate_answered_no_records_no_and_a_killed_gates_session_is_stopped(
+    tmp_path: Path, model: int, listener: Listener, apps: list[AppProcess]
+) -> None:
+    pi = pi16(tmp_path, model, PI16.examples / "permission-gate.ts", EXTENSION)
+    sessions = pi.agent / "sessions"
+    try:
+        app = run_app(apps, sessions)
+        pi.prompt(f"bash: {GATE_COMMAND}")
+        wait_for(lambda: dialogs_in(app, "needs_input"), 30, "the gate")
+        pi.keys("Down")
+        pi.keys("Enter")  # "No", in the terminal
+        (resolved,) = app.wait("resolved")
+        assert (resolved["outcome"], resolved["answer"]) == ("answered", "No")
+        assert wait_for(lambda: pi.tool_result("call_b"), 20, "the refusal") == "Blocked by user"
+        history = wait_for(
+            lambda: [
+                q
+                for q in json.loads(cli("history", "--json").stdout)["questions"]
+                if q["question"]["tool"] == "bash" and q["session"]["file"] == resolved["session"]["file"]
+            ],
+            10,
+            "the gate in history",
+        )
+        assert [(q["outcome"], q.get("answer")) for q in history] == [("answered", "No")]
+
+        pi.prompt(f"bash: {GATE_COMMAND} again")
+        wait_for(lambda: len(dialogs_in(app, "needs_input")) == 2, 30, "the second gate")
+        ((_, hello),) = listener.of(Hello)
+        os.kill(hello.pid, signal.SIGKILL)
+        wait_for(lambda: app.of("abandoned"), 15, "the gate abandoned")
+        (row,) = wait_for(lambda: status(sessions)["sessions"], 10, "the session in status")
+        assert (row["state"], row["alive"], row["pending"]) == ("stopped", False, [])
+    finally:
+        pi.close()
