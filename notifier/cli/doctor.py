@@ -49,6 +49,7 @@ def run(config: Config) -> int:
     for extra in _extras(config):
         out.append(extra)
     out.append(_companion())
+    out.append(_unseen_dialogs(config))
     out += _remotes(config)
     out += _health()
     sys.stdout.write("\n".join(out) + "\n")
@@ -124,6 +125,115 @@ def _companion() -> str:
         loaded += f", {len(st.unreachable)} socket(s) not answering"
     ok = True if st.installed and st.current else None
     return _line(ok, "companion extension", f"{state}; {loaded}")
+
+
+def _extension_files(cwd: str, argv: list[str], env: dict[str, str]) -> list[str]:
+    """The extension files a running pi loads, as far as its command line and extension folders
+    tell (packages named in its settings are not looked into)."""
+    from notifier.pi.extensions import extension_args
+    from notifier.system import paths
+
+    named, no_discovery = extension_args(argv)
+    files = [os.path.join(cwd, n) for n in named]
+    if not no_discovery:
+        for folder in (
+            os.path.join(paths.agent_dir({**os.environ, **env}), "extensions"),
+            os.path.join(cwd, ".pi", "extensions"),
+        ):
+            try:
+                names = sorted(os.listdir(folder))
+            except OSError:
+                continue
+            for name in names:
+                path = os.path.join(folder, name)
+                index = [os.path.join(path, f"index.{x}") for x in ("ts", "js")]
+                files += [path] if name.endswith((".ts", ".js")) else [i for i in index if os.path.isfile(i)]
+    out: list[str] = []
+    for path in files:
+        if os.path.isdir(path):
+            path = next((i for i in (os.path.join(path, "index.ts"), os.path.join(path, "index.js")) if os.path.isfile(i)), path)
+        if os.path.isfile(path) and path not in out:
+            out.append(path)
+    return out
+
+
+# pi's own question tools (examples/extensions): their dialog is the question, read from the file
+_QUESTION_ONLY = frozenset({"question.ts", "questionnaire.ts"})
+
+
+def _banner_extensions(proc: Any) -> list[str]:
+    """The extensions the pi's terminal listed at start-up, when it runs in tmux (whose history
+    keeps pi's banner)."""
+    from notifier.pi.extensions import listed_extensions
+    from notifier.system.tmux import tmux, tmux_pane_of
+
+    pane = tmux_pane_of(proc.env, proc.pid)
+    if pane is None:
+        return []
+    text = tmux(pane.socket, "capture-pane", "-p", "-J", "-S", "-", "-t", pane.pane)
+    return listed_extensions(text or "")
+
+
+def _unseen_dialogs(config: Config) -> str:
+    """Part of what pi shows is invisible without the companion extension: every extension dialog
+    (``ctx.ui.select`` questions, permission gates) leaves nothing in the session file. Said for
+    each running pi that loads such an extension but not the companion."""
+    from notifier.cli import pi_extension
+    from notifier.pi.catalog import QuestionCatalog
+    from notifier.pi.extensions import dialog_kinds
+    from notifier.system.processes import pi_processes
+
+    try:
+        import psutil
+    except ImportError:
+        return _line(None, "extension dialogs", "cannot tell which extensions running pis load (no psutil)")
+    with_companion = {item.pid for item in pi_extension.status().loaded}
+    catalog = QuestionCatalog(config["question_tools"])
+    blind: list[str] = []
+    for proc in pi_processes():
+        if proc.pid in with_companion:
+            continue
+        try:
+            argv = psutil.Process(proc.pid).cmdline()
+        except (psutil.Error, OSError):
+            continue
+        if any(os.path.basename(a) == pi_extension.FILE_NAME for a in argv):
+            continue  # (loaded, its socket not up yet or not answering: said above)
+        names: list[str] = []
+        read: set[str] = set()  # the names of the extensions whose source was read
+        listed = _banner_extensions(proc)
+        for path in _extension_files(proc.cwd, argv, proc.env):
+            index = os.path.basename(path) in ("index.ts", "index.js")
+            name = os.path.basename(os.path.dirname(path) if index else path)
+            try:
+                with open(path, encoding="utf-8", errors="replace") as fh:
+                    source = fh.read(1 << 20)
+            except OSError:
+                continue
+            read.add(name)
+            if name != pi_extension.FILE_NAME and dialog_kinds(source, catalog):
+                names.append(name)
+        if pi_extension.FILE_NAME in listed or pi_extension.FILE_NAME in read:
+            continue  # (loaded, its socket not up yet or not answering: said above)
+        # pi rewrites its command line (-e paths are gone): the rest of its banner's list is by name
+        # only; their sources cannot be read, so whether they open dialogs is not known
+        names += [f"{n}?" for n in listed if n not in read and n not in _QUESTION_ONLY]
+        if names:
+            blind.append(f"pi {proc.pid} in {clean(proc.cwd, 80)} ({clean(', '.join(names), 160)})")
+    if not blind:
+        return _line(
+            True,
+            "extension dialogs",
+            "no running pi is known to load an extension with dialogs without the companion extension "
+            "(such dialogs leave nothing in the session file; only the companion shows them)",
+        )
+    return _line(
+        None,
+        "extension dialogs",
+        f"not shown for {'; '.join(blind)}: dialogs of extensions (ctx.ui.select, confirm, input, custom; "
+        f"a name with ? may open some) leave nothing in the session file; install the companion "
+        f"({APP_NAME} pi-extension install) and /reload",
+    )
 
 
 def _remotes(config: Config) -> list[str]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from notifier.core.model import Question, SessionRef, SessionView, Transition
+from notifier.core.model import Question, SessionRef, SessionView, State, Transition
 from notifier.core.reducer import Asked, Ended, SessionReducer
 from notifier.core.values import Record, Value, field, value
 
@@ -26,7 +26,7 @@ def norm_folder(path: str | None) -> str | None:
     return path.rstrip("/\\") or path
 
 
-def live_state(base: str, alive: bool | None) -> str:
+def live_state(base: State, alive: bool | None) -> State:
     """A session's state with its liveness applied: a turn under way whose pi is gone (killed while
     it ran a tool or waited on an extension dialog) is ``stopped``; the file says ``working``
     forever."""

@@ -87,7 +87,7 @@ def test_gate_is_announced_at_once_and_answered_exactly(
         assert result.ok and result.closed
         assert wait_for(lambda: pi.tool_result("call_b"), 20, "the tool result") == "Blocked by user"
         closed = wait_for(lambda: listener.of(Closed), 5, "closed")
-        assert [(e.id, e.how) for _, e in closed] == [(dialog.id, "remote")]
+        assert [(e.id, e.how, e.answer) for _, e in closed] == [(dialog.id, "remote", "No")]
         # stale: the same id again is refused, nothing done
         assert answer_dialog(sock, dialog.id, "Yes").error == "that dialog is no longer open"
         wait_for(lambda: "Allow?" not in pi.screen(), 10, "the dialog to go away")
@@ -99,7 +99,7 @@ def test_gate_is_announced_at_once_and_answered_exactly(
         pi.keys("Down")
         pi.keys("Enter")
         wait_for(lambda: len(listener.of(Closed)) == 2, 10, "the second closed event")
-        assert listener.of(Closed)[1][1] == Closed(second.id, "answered")
+        assert listener.of(Closed)[1][1] == Closed(second.id, "answered", "No")
         wait_for(lambda: pi.session_text().count("Blocked by user") == 2, 20, "the second refusal")
     finally:
         pi.close()

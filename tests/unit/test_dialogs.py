@@ -160,3 +160,94 @@ def test_a_gate_is_never_approved_from_a_notification(monkeypatch: pytest.Monkey
     actions = sent[0][5]
     assert actions == ["default", "Go to session", "goto", "Go to session", "show", "Show", "snooze", "Snooze 15 min"]
     assert not [a for a in actions[::2] if a.startswith("answer:")] and "Yes" not in actions
+
+
+# --- issue 21 ----------------------------------------------------------------------------------
+
+
+class _Engine:
+    """What DialogFeed.apply uses of the engine: its board, options and emit."""
+
+    def __init__(self, roots: list[str]) -> None:
+        from notifier.engine.options import EngineOptions
+
+        self.board = Board(liveness=False)
+        self.options = EngineOptions(roots=roots)
+        self.emitted: list[Any] = []
+
+    def emit(self, items: list[Any]) -> None:
+        self.emitted += items
+
+
+def _feed(engine: _Engine) -> Any:
+    from notifier.app.dialogs import DialogFeed
+
+    feed = DialogFeed.__new__(DialogFeed)  # (no watcher: events are handed to apply directly)
+    feed.engine, feed.wall, feed.started = engine, (lambda: 1_700_000_010.0), 0.0  # type: ignore[assignment]
+    return feed
+
+
+def test_a_dialog_that_does_not_wait_for_a_human_is_never_on_the_board() -> None:
+    from notifier.companion.protocol import Closed
+
+    engine = _Engine(["/s"])
+    feed = _feed(engine)
+    loader = gate(kind="custom", options=None, remote="keys", tool=None, tool_call_id=None, waits=False)
+    feed.apply("/run/x.sock", loader)
+    feed.apply("/run/x.sock", Closed(loader.id, "answered", "Q: ..."))
+    assert engine.emitted == [] and engine.board.snapshot(1.0).pending == ()
+    # the same dialog announced again once it waits (a loader that became a question): on the board
+    feed.apply("/run/x.sock", gate(kind="custom", options=None, remote="keys", id="ab12cd34-2", waits=False))
+    feed.apply("/run/x.sock", gate(kind="custom", options=None, remote="keys", id="ab12cd34-2"))
+    assert [t.kind for t in engine.emitted] == ["needs_input"]
+
+
+def test_closed_dialogs_keep_their_answer_and_a_timed_out_one_is_cancelled() -> None:
+    from notifier.companion.protocol import Closed
+
+    engine = _Engine(["/s"])
+    feed = _feed(engine)
+    feed.apply("/run/x.sock", gate())
+    feed.apply("/run/x.sock", Closed("ab12cd34-1", "answered", "No\x1b[31m"))
+    feed.apply("/run/x.sock", gate(id="2", kind="confirm", options=None, tool=None, tool_call_id=None))
+    feed.apply("/run/x.sock", Closed("2", "cancelled", None, timed_out=True))
+    feed.apply("/run/x.sock", gate(id="3", kind="input", options=None, tool=None, tool_call_id=None))
+    feed.apply("/run/x.sock", Closed("3", "answered", "", timed_out=True))  # (a timeout, whatever it says)
+    done = [(t.question.dialog, t.outcome, t.answer) for t in engine.emitted if t.kind == "resolved"]
+    assert done == [("select", "answered", "No"), ("confirm", "cancelled", None), ("input", "cancelled", None)]
+    assert [event_obj(t)["answer"] for t in engine.emitted if t.kind == "resolved"] == ["No", None, None]
+    needs = [t for t in engine.emitted if t.kind == "needs_input"]
+    assert question_obj(needs[1].question)["options"] == ["Yes", "No"]
+
+
+def test_a_start_up_dialog_belongs_to_its_pi_until_it_has_a_session() -> None:
+    from notifier.core.dialogs import startup_key
+
+    early = gate(session_file=None, session_dir="/s", tool=None, tool_call_id=None, title="Project trust for:\n/p")
+    ref = ref_of(early, ["/s"])
+    assert ref is not None and ref.key == startup_key(42) == "pid:42" and ref.cwd == "/home/dev/shop"
+    assert ref_of(early, ["/elsewhere"]) is None  # its sessions go where nobody watches
+    assert ref_of(gate(session_file=None), ["/s"]) is None  # (an older extension: not known where)
+    b = Board(liveness=True)
+    (t,) = b.add_dialog(("/run/x.sock", "1"), ref, question_of(early, 1.0), 1.0)
+    assert event_obj(t)["session"]["file"] == "pid:42" and event_obj(t)["session"]["cwd"] == "/home/dev/shop"
+    (view,) = b.snapshot(2.0).sessions
+    assert view.state == "needs_input" and view.pending[0].text == "Project trust for: /p"
+    b.remove_dialog(("/run/x.sock", "1"), "answered", 3.0, "Trust this session")
+    assert b.snapshot(3.0).sessions == ()  # gone with its dialog: the pi goes on in its session
+
+
+def test_a_working_session_whose_pi_is_gone_is_stopped() -> None:
+    from notifier.core.board import Proc
+    from notifier.sinks.jsonout import status_obj as status_of
+
+    b = Board(liveness=True)
+    b.apply("/s/a.jsonl", [Header("id-a", "/p"), ToolStart(1.0, "call_b1", "bash", None)], 1.0)
+    assert b.snapshot(1.0).sessions[0].state == "working"
+    b.set_processes([Proc("/p", 0.5)], 2.0)
+    assert b.snapshot(2.0).sessions[0].state == "working"
+    b.set_processes([], 3.0)  # killed while the gate was open
+    (row,) = status_of(b.snapshot(3.0))["sessions"]
+    assert (row["state"], row["alive"]) == ("stopped", False)
+    rows, _ = b.status_rows() or ([], 0)
+    assert [r[6] for r in rows] == ["stopped"]
