@@ -45,6 +45,7 @@ const MAX_SCREEN_LINES = 200;
 const MAX_KEYS = 256;
 const ORIGINALS = Symbol.for("pi-notifier.ui-originals");
 const STARTUP_HOOK = Symbol.for("pi-notifier.startup-hook");
+const MODEL_CALLS = Symbol.for("pi-notifier.model-calls");
 // CSI, OSC and other escapes, for the plain-text mirror of a custom dialog
 const ANSI = /\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[PX^_][^\x1b]*(?:\x1b\\)?|\x1b./g;
 
@@ -65,6 +66,7 @@ interface Dialog {
 	answer?: (value: unknown) => string | null; // error text, or null when done
 	keys?: (keys: string[]) => string | null;
 	screen?: () => string[] | null;
+	recheck?: () => void; // a custom dialog not known to wait: announce it if it waits now
 	lastScreen?: string;
 }
 
@@ -296,6 +298,15 @@ export default async function piNotifier(pi: any) {
 	let mode: "wrap" | "events" = "events";
 	let promptDialog: Dialog | null = null;
 	let remoteDepth = 0; // > 0 while keys from a client are being fed to a component
+	// Model calls extensions make through ctx.modelRegistry.complete: started so far, and under way
+	// (a custom dialog opened for one is a loader, whatever its component: see busyWith)
+	const modelCalls = {
+		started: 0,
+		running: 0,
+		ended: () => {
+			for (const d of [...dialogs.values()]) d.recheck?.();
+		},
+	};
 
 	// ---- output (never throws, never blocks) ----
 
@@ -466,6 +477,48 @@ export default async function piNotifier(pi: any) {
 		});
 	}
 
+	/** Count the model calls made through ``registry.complete`` (feature-detected; the registry is
+	 * pi's, shared by every extension: wrapped once, the counter replaced on reload). */
+	function watchModelCalls(registry: any): void {
+		try {
+			if (!registry || typeof registry.complete !== "function") return;
+			if (registry[MODEL_CALLS]) {
+				registry[MODEL_CALLS].counter = modelCalls;
+				return;
+			}
+			const state = { counter: modelCalls };
+			const inner = registry.complete;
+			registry.complete = function (this: any, ...args: unknown[]) {
+				const counter = state.counter;
+				counter.started++;
+				counter.running++;
+				let done = false;
+				const end = () => {
+					if (done) return;
+					done = true;
+					counter.running--;
+					try {
+						counter.ended();
+					} catch {
+						// never disturb the caller
+					}
+				};
+				try {
+					const result = inner.apply(this, args);
+					if (result && typeof result.then === "function") result.then(end, end);
+					else end();
+					return result;
+				} catch (err) {
+					end();
+					throw err;
+				}
+			};
+			Object.defineProperty(registry, MODEL_CALLS, { value: state, configurable: true, enumerable: false });
+		} catch {
+			// not counted then
+		}
+	}
+
 	function wrapUi(ui: any): boolean {
 		if (!ui || typeof ui !== "object" || typeof ui.select !== "function") return false;
 		try {
@@ -562,6 +615,10 @@ export default async function piNotifier(pi: any) {
 			};
 			const custom = (factory: any, options?: any) => {
 				const d = open("custom", null, null, "keys");
+				const callsBefore = modelCalls.started;
+				// A model call the dialog's extension started since it opened is still under way: it
+				// shows progress (a spinner of its own making, too), not a question.
+				const busy = () => modelCalls.started > callsBefore && modelCalls.running > 0;
 				let component: any = null;
 				let innerRender: ((w: number) => unknown) | null = null;
 				let width = 80;
@@ -575,6 +632,12 @@ export default async function piNotifier(pi: any) {
 					}
 				};
 				d.screen = render;
+				d.recheck = () => {
+					if (!d.waits && announced && component && waitsForHuman(component) && !busy()) {
+						d.waits = true; // (a loader that became a question): announced again
+						announce(d);
+					}
+				};
 				d.keys = (keys) => {
 					if (!component || typeof component.handleInput !== "function") return "the dialog is not shown yet";
 					remoteDepth++;
@@ -608,10 +671,7 @@ export default async function piNotifier(pi: any) {
 							c.render = function (this: any, w: number) {
 								const lines = inner.call(this, w);
 								if (typeof w === "number" && w > 0) width = w;
-								if (!d.waits && announced && waitsForHuman(c)) {
-									d.waits = true; // (a loader that became a question): announced again
-									announce(d);
-								}
+								d.recheck?.();
 								if (clients.size > 0 && dialogs.has(d.id) && announced) {
 									const plain = plainLines(lines);
 									const joined = plain ? plain.join("\n") : "";
@@ -623,7 +683,7 @@ export default async function piNotifier(pi: any) {
 								return lines;
 							};
 						}
-						d.waits = waitsForHuman(c);
+						d.waits = waitsForHuman(c) && !busy();
 						announced = true;
 						announce(d);
 						return c;
@@ -843,6 +903,7 @@ export default async function piNotifier(pi: any) {
 			sessionDir = typeof dir === "string" ? dir : null;
 			cwd = ctx.cwd ?? process.cwd();
 			mode = wrapUi(ctx.ui) ? "wrap" : "events";
+			watchModelCalls(ctx.modelRegistry);
 			if (server) broadcast(hello()); // (listening since a start-up dialog: it has a session now)
 			start();
 		} catch {
