@@ -35,8 +35,8 @@ def channel_dialog(session_file: str, question: Question) -> tuple[str, ExtDialo
             and (d.tool_call_id or d.id) == question.tool_call_id
         ):
             return sock, d
-        if question.kind == "question" and d.kind == "custom" and d.tool_call_id == question.tool_call_id:
-            return sock, d
+        if question.kind == "question" and d.kind != "editor" and d.tool_call_id == question.tool_call_id:
+            return sock, d  # (its own dialog: a custom component, or the select / input it falls back to)
     return None
 
 

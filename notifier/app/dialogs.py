@@ -70,8 +70,9 @@ def question_of(d: Dialog, now: float) -> Question:
 
 
 def is_own_dialog(d: Dialog, catalog: QuestionCatalog) -> bool:
-    """A question tool's own dialog: the question itself, read from the session file."""
-    return d.kind == "custom" and d.tool_call_id is not None and d.tool in catalog
+    """A question tool's own dialog (its custom component, or the select / input it falls back
+    to): the question itself, read from the session file."""
+    return d.tool_call_id is not None and d.tool in catalog
 
 
 def _inside(path: str, roots: Sequence[str], itself: bool = False) -> bool:

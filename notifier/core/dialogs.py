@@ -65,11 +65,11 @@ def closed(
 
 def with_dialogs(view: SessionView, dialogs: Sequence[Question]) -> SessionView:
     """``view`` with extension dialogs added to its pending questions. A question tool's own
-    ``custom`` dialog (same tool call as a pending question) is that question: not added twice."""
+    dialog (same tool call as a pending question) is that question: not added twice."""
     if not dialogs:
         return view
     asked = {q.tool_call_id for q in view.pending}
-    extra = tuple(q for q in dialogs if not (q.dialog == "custom" and q.tool_call_id in asked))
+    extra = tuple(q for q in dialogs if q.tool_call_id not in asked)
     if not extra:
         return view
     from dataclasses import replace  # (only where a dialog is shown: see notifier.core.values)

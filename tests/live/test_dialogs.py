@@ -272,30 +272,43 @@ def test_a_timed_out_confirm_is_cancelled_and_an_answer_is_recorded(
         pi.close()
 
 
+@pytest.mark.parametrize(
+    ("extensions", "title", "choice"),
+    [
+        # pi's project-trust example, the companion loaded after it (its handler never runs first)
+        ((PI16.examples / "project-trust.ts", EXTENSION), "Project trust for:", "Trust this session"),
+        ((EXTENSION,), "Trust project folder?", "Trust (this session only)"),  # pi's own prompt
+    ],
+    ids=["project-trust", "pi"],
+)
 def test_a_start_up_dialog_before_the_session_exists_is_on_the_board(
-    tmp_path: Path, model: int, listener: Listener, apps: list[AppProcess]
+    tmp_path: Path,
+    model: int,
+    listener: Listener,
+    apps: list[AppProcess],
+    extensions: tuple[Path, ...],
+    title: str,
+    choice: str,
 ) -> None:
-    """pi's project-trust example asks before session_start and before any session file; the
-    companion is loaded after it (its project_trust handler never runs first). The pi is on the
+    """A trust prompt comes before session_start and before any session file. The pi is on the
     board by its process and folder, answered from here, and then works in its own session."""
     (tmp_path / "project" / ".pi").mkdir(parents=True)
     (tmp_path / "project" / ".pi" / "settings.json").write_text("{}")  # what makes pi ask for trust
     sessions = tmp_path / "agent" / "sessions"
     app = run_app(apps, sessions)
-    pi = pi16(tmp_path, model, PI16.examples / "project-trust.ts", EXTENSION, ready="Project trust for:")
+    pi = pi16(tmp_path, model, *extensions, ready=title)
     try:
         (event,) = wait_for(lambda: dialogs_in(app, "needs_input"), 20, "the trust dialog")
         q, session = event["question"], event["session"]
-        assert q["dialog"] == "select" and q["text"].startswith("Project trust for:")
-        assert q["options"][2] == "Trust this session" and len(q["options"]) == 5
+        assert q["dialog"] == "select" and q["text"].startswith(title) and choice in q["options"]
         assert session["file"].startswith("pid:") and session["cwd"] == str(pi.project)
         assert not list(sessions.rglob("*.jsonl"))  # pi waits before it has a session file
         (shown,) = wait_for(lambda: pending(sessions), 10, "the dialog in status")
         assert shown["text"] == q["text"]
-        done = cli("answer", "--sessions-dir", str(sessions), "Trust this session")
-        assert done.returncode == 0 and done.stdout.strip() == "answered: Trust this session", done.stderr
+        done = cli("answer", "--sessions-dir", str(sessions), choice)
+        assert done.returncode == 0 and done.stdout.strip() == f"answered: {choice}", done.stderr
         (resolved,) = app.wait("resolved")
-        assert (resolved["outcome"], resolved["answer"]) == ("answered", "Trust this session")
+        assert (resolved["outcome"], resolved["answer"]) == ("answered", choice)
         wait_for(lambda: "mock-model" in pi.screen(), 30, "pi's UI after the trust dialog")
         # the same pi, now in its session: on the board by its session file, the start-up entry gone
         pi.prompt("say: trusted")

@@ -233,6 +233,13 @@ def test_a_start_up_dialog_belongs_to_its_pi_until_it_has_a_session() -> None:
     assert event_obj(t)["session"]["file"] == "pid:42" and event_obj(t)["session"]["cwd"] == "/home/dev/shop"
     (view,) = b.snapshot(2.0).sessions
     assert view.state == "needs_input" and view.pending[0].text == "Project trust for: /p"
+    # notified like any question: titled by its folder
+    from notifier.core.planner import Notice, Planner
+
+    planner = Planner(settle_s=0.25)
+    planner.feed([t], 1.0)
+    (notice,) = [a for a in planner.tick(1.3) if isinstance(a, Notice)]
+    assert notice.items[0].project == "shop" and notice.items[0].ref.key == "pid:42"
     b.remove_dialog(("/run/x.sock", "1"), "answered", 3.0, "Trust this session")
     assert b.snapshot(3.0).sessions == ()  # gone with its dialog: the pi goes on in its session
 
@@ -251,3 +258,21 @@ def test_a_working_session_whose_pi_is_gone_is_stopped() -> None:
     assert (row["state"], row["alive"]) == ("stopped", False)
     rows, _ = b.status_rows() or ([], 0)
     assert [r[6] for r in rows] == ["stopped"]
+
+
+def test_a_question_tools_select_fallback_is_that_question_too() -> None:
+    """Question tools that fall back to pi's select / input (pi-ask-user, RPC routes) ask through a
+    dialog of the same tool call: one question on the board, not two."""
+    catalog = QuestionCatalog()
+    fallback = gate(kind="select", tool="ask_user", tool_call_id="call_q1", options=["SQLite", "PostgreSQL"])
+    assert is_own_dialog(fallback, catalog)
+    engine = _Engine(["/s"])
+    _feed(engine).apply("/run/x.sock", fallback)
+    assert engine.emitted == []
+    b = Board(liveness=False)
+    args = {"question": "Which database?", "options": [{"title": "SQLite"}]}
+    b.apply("/s/a.jsonl", [Header("id-a", "/p"), ToolStart(1.0, "call_q1", "ask_user", extract("ask_user", args, "call_q1", 1.0))], 1.0)
+    ref = ref_of(fallback, ["/s"])
+    assert ref is not None
+    merged = add_dialogs(b.snapshot(2.0), [(ref, question_of(fallback, 2.0))])
+    assert [(q.kind, q.tool_call_id) for _, q in merged.pending] == [("question", "call_q1")]
