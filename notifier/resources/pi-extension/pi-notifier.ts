@@ -131,10 +131,23 @@ function waitsForHuman(c: any): boolean {
 
 /** Where pi will write this pi's sessions, before it has a session manager to ask. */
 function sessionDirGuess(): string {
+	const argv = process.argv;
+	for (let i = 0; i < argv.length - 1; i++) {
+		if (argv[i] === "--session-dir") return path.resolve(argv[i + 1]);
+	}
+	const home = os.homedir();
+	const expand = (p: string) => (p === "~" ? home : p.startsWith("~/") ? path.join(home, p.slice(2)) : p);
 	const flat = process.env.PI_CODING_AGENT_SESSION_DIR;
-	if (flat) return path.resolve(flat);
-	const agent = process.env.PI_CODING_AGENT_DIR;
-	return path.join(agent ? path.resolve(agent) : path.join(os.homedir(), ".pi", "agent"), "sessions");
+	if (flat) return path.resolve(expand(flat));
+	const env = process.env.PI_CODING_AGENT_DIR;
+	const agent = env ? path.resolve(expand(env)) : path.join(home, ".pi", "agent");
+	try {
+		const value = JSON.parse(fs.readFileSync(path.join(agent, "settings.json"), "utf8"))?.sessionDir;
+		if (typeof value === "string" && value.trim()) return path.resolve(agent, expand(value.trim()));
+	} catch {
+		// no settings, or none readable: the default
+	}
+	return path.join(agent, "sessions");
 }
 
 /**
