@@ -268,6 +268,23 @@ def test_a_timed_out_confirm_is_cancelled_and_an_answer_is_recorded(
             "Yes",
         )
         wait_for(lambda: "Confirmed by user!" in pi.screen(), 10, "pi's notice")
+        # Escape: pi returns false as for No, but nobody answered
+        pi.prompt("/timed")
+        wait_for(lambda: len(dialogs_in(app, "needs_input")) == 4, 30, "the fourth dialog")
+        wait_for(lambda: "auto-cancel" in pi.screen(), 10, "the dialog on the screen")
+        pi.keys("Escape")
+        wait_for(lambda: len(dialogs_in(app, "resolved")) == 4, 10, "the Escape")
+        escaped = dialogs_in(app, "resolved")[-1]
+        assert (escaped["outcome"], escaped["answer"]) == ("cancelled", None) and escaped["waited_s"] < 4.5
+        # and No is No
+        pi.prompt("/timed")
+        wait_for(lambda: len(dialogs_in(app, "needs_input")) == 5, 30, "the fifth dialog")
+        assert cli("answer", "--sessions-dir", str(sessions), "no").stdout.strip() == "answered: No"
+        wait_for(lambda: len(dialogs_in(app, "resolved")) == 5, 10, "the No")
+        assert (dialogs_in(app, "resolved")[-1]["outcome"], dialogs_in(app, "resolved")[-1]["answer"]) == (
+            "answered",
+            "No",
+        )
     finally:
         pi.close()
 

@@ -257,10 +257,10 @@ function piVersion(): string | null {
 }
 
 /**
- * Dialogs pi shows before it has a session (project trust at start-up, pi's own or an extension's
- * project_trust handler, which runs before ours may): pi draws them with the same selector and
- * input components as every extension dialog, but through a ui of its own that no extension can
- * wrap. Their first render tells ``onShown``. Not a documented pi API: feature-detected (the
+ * pi's selector and input components, as each is first drawn (``onShown``). Dialogs pi shows before
+ * it has a session (project trust at start-up, pi's own or an extension's project_trust handler,
+ * which runs before ours may) use them through a ui of its own that no extension can wrap; and a
+ * confirm's selector tells its Escape from its No. Not a documented pi API: feature-detected (the
  * components pi exports to extensions), installed once per process, the handler replaced on reload.
  */
 async function hookStartupDialogs(onShown: (component: any, kind: "select" | "input") => void): Promise<void> {
@@ -571,7 +571,9 @@ export default async function piNotifier(pi: any) {
 			};
 			const confirm = (title: string, message: string, opts?: any) => {
 				const text = message ? `${title}\n\n${message}` : title;
-				// pi draws a confirm as a select of Yes / No and returns false for No and for Escape alike
+				// pi draws a confirm as a select of Yes / No and returns false for No and for Escape
+				// alike: a selector cancelled meanwhile (see watchCancel) tells Escape
+				const cancelsBefore = selectorCancels;
 				return answerable<boolean>(
 					"confirm",
 					text,
@@ -585,7 +587,7 @@ export default async function piNotifier(pi: any) {
 								? { ok: true, value: v === "Yes" }
 								: { ok: false, error: "confirm takes true or false" },
 					(v) => v === false,
-					() => false,
+					(v) => v === false && selectorCancels > cancelsBefore,
 				);
 			};
 			const input = (title: string, placeholder?: string, opts?: any) =>
@@ -735,7 +737,30 @@ export default async function piNotifier(pi: any) {
 		}
 	}
 
-	// ---- start-up dialogs: before pi has a session (see hookStartupDialogs) ----
+	// ---- pi's selector components (see hookStartupDialogs) ----
+
+	// How many of pi's selectors were cancelled (Escape, or their countdown): a confirm whose
+	// selector was cancelled while it was open was cancelled, not answered No.
+	let selectorCancels = 0;
+	const cancelWatched = new WeakSet<object>();
+
+	function watchCancel(c: any): void {
+		if (!c || typeof c !== "object" || cancelWatched.has(c)) return;
+		cancelWatched.add(c);
+		const inner = c.onCancelCallback;
+		if (typeof inner !== "function") return;
+		c.onCancelCallback = function (this: any, ...args: unknown[]) {
+			selectorCancels++;
+			return inner.apply(this, args);
+		};
+	}
+
+	function shown(c: any, kind: "select" | "input"): void {
+		if (kind === "select") watchCancel(c);
+		startupDialog(c, kind);
+	}
+
+	// ---- start-up dialogs: before pi has a session ----
 
 	const startupSeen = new WeakSet<object>();
 
@@ -964,7 +989,7 @@ export default async function piNotifier(pi: any) {
 
 	// (last: every handler above is registered before the factory first awaits)
 	try {
-		await hookStartupDialogs(startupDialog);
+		await hookStartupDialogs(shown);
 	} catch {
 		// no start-up dialogs then
 	}
