@@ -109,6 +109,8 @@ class DialogFeed:
         self.engine = engine
         self.wall = wall
         self.started = wall()
+        self._files: dict[str, str | None] = {}  # socket → the session file its pi said it writes
+        self._bye: set[str] = set()  # sockets whose pi said it closes its session
         from notifier.companion.watcher import CompanionWatcher
 
         self.watcher = CompanionWatcher(self._event, folder)
@@ -130,20 +132,24 @@ class DialogFeed:
         self.watcher.stop()
 
     def _event(self, path: str, event: object) -> None:
-        from notifier.companion.protocol import Closed, Dialog, Hello
+        from notifier.companion.protocol import Bye, Closed, Dialog, Hello
         from notifier.companion.watcher import Disconnected
 
-        if isinstance(event, (Hello, Dialog, Closed, Disconnected)):
+        if isinstance(event, (Hello, Dialog, Closed, Disconnected, Bye)):
             self.engine.call(lambda: self.apply(path, event))
 
     def apply(self, path: str, event: object) -> None:
         """On the engine thread: change the board, hand the transitions to every sink."""
-        from notifier.companion.protocol import Closed, Dialog, Hello
+        from notifier.companion.protocol import Bye, Closed, Dialog, Hello
         from notifier.companion.watcher import Disconnected
 
         board, now = self.engine.board, self.wall()
         out: list[Transition] = []
+        if isinstance(event, Bye):
+            self._bye.add(path)
         if isinstance(event, Hello):
+            self._files[path] = event.session_file
+            self._bye.discard(path)
             open_ids = {d.id for d in event.dialogs if d.waits}
             for src in board.dialog_sources(path):
                 if src[1] not in open_ids:  # closed while we were not connected: how, we cannot know
@@ -159,6 +165,10 @@ class DialogFeed:
         elif isinstance(event, Disconnected):  # pi quit (or reloaded: its new socket says hello)
             for src in board.dialog_sources(path):
                 out += board.remove_dialog(src, None, now)
+            file = self._files.pop(path, None)
+            if path not in self._bye and file:  # it died in the middle of its session
+                board.pi_gone(file)
+            self._bye.discard(path)
         if out:
             self._emit(out)
 

@@ -104,6 +104,14 @@ class Closed:
 
 
 @dataclass(frozen=True)
+class Bye:
+    """pi closes its session (quit, ``/new``, ``/resume``, ``/reload``): a connection lost without
+    it means pi died (killed, crashed) in the middle of its session."""
+
+    reason: str | None
+
+
+@dataclass(frozen=True)
 class Screen:
     id: str
     lines: tuple[str, ...]
@@ -119,7 +127,7 @@ class Result:
     screen: tuple[str, ...] | None = None
 
 
-Event = Hello | Dialog | Closed | Screen | Result
+Event = Hello | Dialog | Closed | Screen | Result | Bye
 
 
 def _str(obj: dict[str, Any], key: str, required: bool = False) -> str | None:
@@ -191,6 +199,8 @@ def parse(line: bytes | str) -> Event | None:
             answer=obj.get("answer") if isinstance(obj.get("answer"), str) else None,
             timed_out=obj.get("timed_out") is True,
         )
+    if event == "bye":
+        return Bye(reason=_str(obj, "reason"))
     if event == "screen":
         return Screen(id=_str(obj, "id", required=True) or "", lines=_lines(obj.get("lines")) or ())
     if event == "result":

@@ -187,6 +187,14 @@ class Board:
         self._dirty.add(ref.key)
         return [closed(ref, found[1], outcome, now, answer)]
 
+    def pi_gone(self, key: str) -> None:
+        """The pi writing ``key`` died in the middle of its session (its companion extension's
+        connection was lost without a goodbye): not alive, until a process list says otherwise."""
+        session = self._sessions.get(key)
+        if self.liveness and session is not None and session.alive is not False:
+            session.alive = False
+            self._dirty.add(key)
+
     def dialog_sources(self, socket: str | None = None) -> list[Source]:
         return self._dialogs.sources(socket)
 

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from notifier.companion.protocol import Closed, Dialog, Hello
+from notifier.system import ipc
 
 from ..app_process import AppProcess
 from ..conftest import cli, wait_for
@@ -393,13 +394,24 @@ def test_a_gate_answered_no_records_no_and_a_killed_gates_session_is_stopped(
         )
         assert [(q["outcome"], q.get("answer")) for q in history] == [("answered", "No")]
 
+        # the app too (status answers from it): it follows the companion, not the process table
+        env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
+        tray_app = AppProcess("run", "--no-notify", "--sessions-dir", str(sessions), env=env)
+        apps.append(tray_app)
+        wait_for(lambda: ipc.request({"cmd": "ping"}), 20, "the app's control channel")
         pi.prompt(f"bash: {GATE_COMMAND} again")
         wait_for(lambda: len(dialogs_in(app, "needs_input")) == 2, 30, "the second gate")
         ((_, hello),) = listener.of(Hello)
         assert f"pi {hello.pid} in" not in doctor_line("extension dialogs")  # it has the companion
+        wait_for(lambda: pending(sessions), 10, "the gate in the app's status")
         os.kill(hello.pid, signal.SIGKILL)
         wait_for(lambda: app.of("abandoned"), 15, "the gate abandoned")
-        (row,) = wait_for(lambda: status(sessions)["sessions"], 10, "the session in status")
+        (row,) = wait_for(
+            lambda: [r for r in status(sessions)["sessions"] if r["state"] != "needs_input"], 10, "the app's status"
+        )
+        assert (row["state"], row["alive"], row["pending"]) == ("stopped", False, [])
+        tray_app.stop()
+        (row,) = status(sessions)["sessions"]  # and the one-shot scan, from the process table
         assert (row["state"], row["alive"], row["pending"]) == ("stopped", False, [])
     finally:
         pi.close()

@@ -184,6 +184,7 @@ def _feed(engine: _Engine) -> Any:
 
     feed = DialogFeed.__new__(DialogFeed)  # (no watcher: events are handed to apply directly)
     feed.engine, feed.wall, feed.started = engine, (lambda: 1_700_000_010.0), 0.0  # type: ignore[assignment]
+    feed._files, feed._bye = {}, set()
     return feed
 
 
@@ -276,3 +277,23 @@ def test_a_question_tools_select_fallback_is_that_question_too() -> None:
     assert ref is not None
     merged = add_dialogs(b.snapshot(2.0), [(ref, question_of(fallback, 2.0))])
     assert [(q.kind, q.tool_call_id) for _, q in merged.pending] == [("question", "call_q1")]
+
+
+def test_a_pi_lost_without_a_goodbye_died_in_its_session() -> None:
+    """The companion's connection lost without ``bye``: the pi was killed; its working session
+    is stopped at once (no process table needed). With ``bye`` (quit, /new, /reload) it is not."""
+    from notifier.companion.protocol import Bye, Hello, parse
+    from notifier.companion.watcher import Disconnected
+
+    assert parse(b'{"event":"bye","reason":"quit"}') == Bye("quit")
+    for said_bye, state in ((False, "stopped"), (True, "working")):
+        engine = _Engine(["/s"])
+        engine.board = Board(liveness=True)
+        engine.board.apply("/s/a.jsonl", [Header("id-a", "/p"), ToolStart(1.0, "call_b1", "bash", None)], 1.0)
+        feed = _feed(engine)
+        feed.apply("/run/x.sock", Hello(1, "1.6.0", 42, "/s/a.jsonl", "id-a", "/p", "wrap", (gate(),)))
+        if said_bye:
+            feed.apply("/run/x.sock", Bye("reload"))
+        feed.apply("/run/x.sock", Disconnected("/run/x.sock"))
+        (view,) = engine.board.snapshot(2.0).sessions
+        assert (view.state, view.alive, view.pending) == (state, False if not said_bye else None, ())

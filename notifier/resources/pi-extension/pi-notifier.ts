@@ -11,6 +11,7 @@
  *   {"event":"dialog","id","kind","title","options","tool","tool_call_id","tool_input","session_file","session_dir","cwd","pid","at","remote","screen","waits"}
  *   {"event":"screen","id","lines"}              (a custom dialog's text changed)
  *   {"event":"closed","id","how":"answered|cancelled|remote","answer","timed_out"}
+ *   {"event":"bye","reason"}                    (pi closes its session: quit, /new, /resume, /reload)
  * session_file is null before pi has a session (a start-up dialog such as project trust); waits is
  * false for a dialog not known to wait for a human (a loader shown while an extension calls the
  * model); it is announced again when that changes. answer: the choice or text the dialog returned
@@ -949,9 +950,11 @@ export default async function piNotifier(pi: any) {
 		}
 	});
 
-	pi.on("session_shutdown", async () => {
+	pi.on("session_shutdown", async (event: any) => {
 		try {
 			for (const d of [...dialogs.values()]) close(d, "cancelled");
+			// (a connection lost without it: pi died, killed or crashed, in the middle of its session)
+			broadcast({ event: "bye", reason: typeof event?.reason === "string" ? event.reason : null });
 			running.clear();
 			stop();
 		} catch {
