@@ -54,8 +54,10 @@ def by_tmux(
     pane = location.tmux
 
     session = SessionFile(options, view.ref.key)
-    if not session.pending(question.tool_call_id):
+    fresh = session.question(question.tool_call_id)
+    if fresh is None:
         raise Refused("the question is no longer waiting (answered or cancelled meanwhile)")
+    question = fresh
     dialog = dialog_of(pane, question.tool)
     if dialog is None:
         raise Refused(f"the question's dialog is not on screen in tmux pane {clean(pane.pane)}")
