@@ -50,7 +50,7 @@ from notifier.core.values import Value, value
 
 START_SLACK_S = 2.0  # a pi must have run when the session was written (start times are coarse)
 CREATE_SLACK_S = 0.5  # a session's header is never before its pi's start (measured: ~0.3 s after)
-MAX_PROCS = 12  # pis in one folder told apart (beyond that: every pending session kept, none located)
+MAX_PROCS = 8  # pis in one folder told apart (beyond that: every pending session kept, none located)
 
 
 @value(frozen=True, init=False, repr=False, eq=False)
@@ -325,7 +325,7 @@ def _weight(exact: bool, shown: bool, resumed: bool, unseen: bool, against: bool
     )
 
 
-def _edge(p: Proc, folders: frozenset[str], w: Wanted, announced: dict[str, int]) -> int | None:
+def _edge(p: Proc, folders: frozenset[str], w: Wanted, created: float | None, announced: dict[str, int]) -> int | None:
     """The weight of pairing ``p`` with ``w``, or ``None`` where the evidence rules it out."""
     if _folder(w.cwd) not in folders:
         return None
@@ -338,7 +338,6 @@ def _edge(p: Proc, folders: frozenset[str], w: Wanted, announced: dict[str, int]
     if p.argv is not None and _names(p.argv, p.cwd, w):
         return _weight(True, False, False, False, False)
     shown = bool(w.question) and p.screen is not None and shows(p.screen, w.question or "", w.options)
-    created = w.created if w.created is not None else created_at(w.key, w.id)
     resumed = created is not None and p.started > created + CREATE_SLACK_S
     unseen = False
     if resumed and not shown:
@@ -364,8 +363,9 @@ def bind(wanted: Sequence[Wanted], procs: Sequence[Proc], recency: bool = True) 
     # the pairs the evidence allows
     edges: dict[int, dict[int, int]] = {}  # session index → process index → weight
     for si, w in enumerate(sessions):
+        created = w.created if w.created is not None else created_at(w.key, w.id)
         for pi, (p, folders) in enumerate(processes):
-            weight = _edge(p, folders, w, announced)
+            weight = _edge(p, folders, w, created, announced)
             if weight is not None:
                 edges.setdefault(si, {})[pi] = weight
     owners: dict[str, Proc] = {}
@@ -468,11 +468,15 @@ def _solve(
     if recency:
         # Among the best pairings, those giving pis the most recently written sessions: the
         # newest session weighs more than all older ones together.
-        order = sorted(range(len(sessions)), key=lambda i: sessions[i].updated_at)
-        rank = {si: r for r, si in enumerate(order)}
-        scale = 1 << (len(sessions) + 1)
+        # (Sessions written at the same time weigh the same: the order given never decides.)
+        times = sorted({w.updated_at for w in sessions})
+        base = len(sessions) + 1
+        scale = base ** len(times)
         second = _choices(
-            [{p: wt * scale + (1 << rank[i]) for p, wt in row.items()} for i, row in enumerate(weights)]
+            [
+                {p: wt * scale + base ** times.index(sessions[i].updated_at) for p, wt in row.items()}
+                for i, row in enumerate(weights)
+            ]
         )
     for i, w in enumerate(sessions):
         got = first[i] if w.question else second[i]
