@@ -14,12 +14,12 @@ folder are told apart by what each shows of itself (gathered elsewhere, handed i
   ``--session``): that needs evidence (its pane showing the question, or a resume argument).
 - **screen**: the tmux pane shows the pending question *exactly* (:func:`shows`: the full question
   text as whole lines, every option label ending a line, in the dialog area at the bottom); a
-  readable pane that does not even mention it (:func:`mentions`) counts against.
+  pane showing pi's empty input box (:func:`idle_editor`: no dialog open) counts against it.
 
 One process owns at most one session and a session at most one process. Among all such
 pairings the best ones are kept, by these criteria in order: most exact pairs; most pairs whose
 pane shows the question; most live pis paired; fewest resumed pairs; fewest pending sessions given
-to a pi whose pane does not mention the question; then (for sessions asking nothing) the most
+to a pi whose pane shows no dialog at all; then (for sessions asking nothing) the most
 recently written sessions (a pi writes one session at a time: its current one is its last).
 
 - A session paired with the same pi in every best pairing is that pi's (:meth:`Owners.owner`);
@@ -211,11 +211,12 @@ _RULE = re.compile(r"^[─━═-]{20,}$")
 def _region(screen: str) -> list[str]:
     """The pane's lines (cleaned) from the rule above pi's editor area (where a dialog is drawn)
     down: pi draws a rule above and below its editor, so the dialog is below the second-to-last
-    rule. A screen with fewer rules: all of it."""
-    lines = [clean(line) for line in screen.splitlines()]
-    rules = [i for i, line in enumerate(lines) if _RULE.match(line)]
+    rule at column 0. A screen with fewer rules: all of it."""
+    raw = screen.splitlines()
+    # (pi's own rules start at column 0; an editor inside a dialog draws its rules indented)
+    rules = [i for i, line in enumerate(raw) if _RULE.match(line.rstrip())]
     start = rules[-2] if len(rules) >= 2 else 0
-    return lines[start:]
+    return [clean(line) for line in raw[start:]]
 
 
 def _flat(text: str) -> str:
@@ -253,13 +254,15 @@ def shows(screen: str, text: str, options: Sequence[str] = ()) -> bool:
     return True
 
 
-def mentions(screen: str, text: str) -> bool:
-    """Whether the pane's dialog area shows the question's text in any form (its first 40
-    characters, spaces ignored): the weak test, whose failure counts against a pi asking it."""
-    want = "".join(_flat(text).split())[:40]
-    if not want:
-        return True
-    return want in "".join("".join(_flat(line).split()) for line in _region(screen))
+def idle_editor(screen: str) -> bool:
+    """Whether the pane shows pi's input box empty: no dialog is open there (a dialog, whatever
+    its tool, is drawn in that box). Only this counts against a pi asking a question: a dialog
+    that shows its question otherwise (a later tab, a free-text editor) is not judged by its text."""
+    raw = screen.splitlines()
+    rules = [i for i, line in enumerate(raw) if _RULE.match(line.rstrip())]
+    if len(rules) < 2:
+        return False
+    return not any(line.strip() for line in raw[rules[-2] + 1 : rules[-1]])
 
 
 # ---- pairing ----
@@ -347,7 +350,7 @@ def _edge(p: Proc, folders: frozenset[str], w: Wanted, created: float | None, an
             unseen = True  # nothing can be seen of it: it may have resumed this one
         else:
             return None
-    against = bool(w.question) and p.screen is not None and not mentions(p.screen, w.question or "")
+    against = bool(w.question) and p.screen is not None and idle_editor(p.screen)
     return _weight(False, shown, resumed, unseen, against)
 
 

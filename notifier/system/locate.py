@@ -181,19 +181,31 @@ def locate_sessions(
 
 
 def locate_one(
-    view: SessionView | Wanted, with_windows: bool = False, announced: dict[int, str] | None = None
+    view: SessionView | Wanted,
+    *,
+    neighbours: Sequence[SessionView | Wanted] = (),
+    with_windows: bool = False,
+    announced: dict[int, str] | None = None,
 ) -> Location | Unmatched:
     """Where the one pi that has this session is, or why there is none (one line, for the user).
 
     For ``answer`` and ``goto``: keys go only to a pi the evidence gives this session to. Two or
     more candidates: :class:`Unmatched` naming them, ``ambiguous`` True (nothing may be typed).
+    ``neighbours``: the other sessions known (a snapshot's), so that a pi that has a session of
+    its own is not taken for this one's (only those of the same folder are looked at).
     ``announced``: pid → session file, as the companion extension announced them (exact)."""
     w = view if isinstance(view, Wanted) else Wanted.of(view)
     folder = clean(w.cwd or "?", 120)
     if w.alive is False:
         return Unmatched("no running pi has this session (its pi is gone)")
     procs = pi_processes() if w.cwd else []
-    pairs, owners = match_all([w], procs, announced)
+    here = {(w.cwd or "").rstrip("/") or "/"}
+    others = [
+        n if isinstance(n, Wanted) else Wanted.of(n)
+        for n in neighbours
+        if _folder_of(n) in here and _key_of(n) != w.key
+    ]
+    pairs, owners = match_all([w, *others], procs, announced)
     proc = pairs.get(w.key)
     if proc is not None:
         return locate(proc, _windows(with_windows))
@@ -210,12 +222,26 @@ def locate_one(
         )
     if cands:
         return Unmatched(f"the pi in {folder} (pid {cands[0].pid}) may be on another session: answer it in its terminal")
-    here = [p for p in procs if w.cwd and (p.cwd.rstrip("/") or "/") in {w.cwd.rstrip("/") or "/", os.path.realpath(w.cwd)}]
-    if here:
+    if any(w.cwd and (p.cwd.rstrip("/") or "/") in {*here, os.path.realpath(w.cwd)} for p in procs):
         return Unmatched(
             f"no running pi has this session (the pi processes in {folder} are on other sessions)"
         )
     return Unmatched("no running pi has this session")
+
+
+def _folder_of(view: SessionView | Wanted) -> str | None:
+    """A local session's folder (no trailing slash); ``None`` for a remote one or none known."""
+    if isinstance(view, Wanted):
+        cwd = view.cwd
+    elif view.ref.host is None:
+        cwd = view.ref.cwd
+    else:
+        return None
+    return (cwd.rstrip("/") or "/") if cwd else None
+
+
+def _key_of(view: SessionView | Wanted) -> str:
+    return view.key if isinstance(view, Wanted) else view.ref.key
 
 
 Listed = tuple[list[PiProcess] | None, set[str]]  # (pi_folders)
@@ -273,9 +299,12 @@ def add_locations(status: dict[str, Any], listed: Listed | None = None) -> dict[
             except ValueError:
                 updated = 0.0
             pending = s.get("pending") or []
-            text = pending[0].get("text") if pending and isinstance(pending[0], dict) else None
+            first = pending[0] if pending and isinstance(pending[0], dict) else {}
+            text = first.get("text") if isinstance(first.get("text"), str) else None
+            labels = tuple(o for o in first.get("options") or () if isinstance(o, str))
             alive = s.get("alive")
-            wanted.append(Wanted(s["file"], cwd, updated, alive if isinstance(alive, bool) else None, text))
+            sid = s.get("id") if isinstance(s.get("id"), str) else None
+            wanted.append(Wanted(s["file"], cwd, updated, alive if isinstance(alive, bool) else None, text, labels, sid))
         if wanted:
             found = locate_sessions(wanted, procs=procs)
     except Exception as exc:  # locating is a bonus: status still works

@@ -19,7 +19,6 @@ from typing import Any
 
 import pytest
 
-from notifier.core.model import SessionView
 from notifier.engine.options import EngineOptions
 from notifier.engine.scan import scan_once
 from notifier.system.locate import Location, Unmatched, locate_one
@@ -83,11 +82,12 @@ def pid_of(pi: PiSession) -> int:
     return int(pi.tmux("list-panes", "-t", pi.pane(), "-F", "#{pane_pid}").split()[0])
 
 
-def view_of(pi: PiSession, file: Path) -> SessionView:
+def locate(pi: PiSession, file: Path) -> Location | Unmatched:
+    """The locate API as ``answer`` calls it: the session's view and its neighbours, from a scan."""
     snap = scan_once(EngineOptions([str(pi.sessions)]))
     view = next(v for v in snap.sessions if v.ref.key == str(file))
     assert view.pending, "the question is pending"
-    return view
+    return locate_one(view, neighbours=snap.sessions)
 
 
 def results(file: Path) -> list[str]:
@@ -116,7 +116,7 @@ def test_answer_types_into_the_pi_that_asked_not_its_look_alike_neighbour(
 
     # the locate API: A's session is A's pane, B's is B's
     for pi, f in ((a, fa), (b, fb)):
-        found = locate_one(view_of(pi, f))
+        found = locate(pi, f)
         assert isinstance(found, Location), found
         assert found.tmux is not None and found.tmux.pane == pi.pane() and found.pid == pid_of(pi)
 
@@ -136,7 +136,7 @@ def test_neighbours_that_cannot_be_told_apart_get_nothing_typed(tmp_path: Path, 
     fa = session_of(a, [])
     ask(b, tmp_path, STAGING, "b")
     fb = session_of(b, [fa])
-    found = locate_one(view_of(a, fa))
+    found = locate(a, fa)
     assert isinstance(found, Unmatched) and found.ambiguous, found
     assert set(found.pids) == {pid_of(a), pid_of(b)}
     assert "nothing was typed" in found.reason and "\n" not in found.reason
@@ -193,3 +193,8 @@ def test_a_killed_asker_is_abandoned_while_its_neighbour_runs(
             assert [q["text"] for q in after[str(fb)]["pending"]] == [PRODUCTION["question"]]
             assert untouched(b, "Keep everything")
         assert len(app.of("abandoned")) == 1  # B's question was never called abandoned
+        # answering A's question now types nothing anywhere
+        r = cli("answer", json.loads(fa.read_text().splitlines()[0])["id"], "2", "--sessions-dir", str(a.sessions), env=NO_X)
+        assert r.returncode == 1 and r.stderr.count("\n") == 1, r.stderr
+        if neighbour == "asking":
+            assert results(fb) == [] and untouched(b, "Keep everything")

@@ -9,7 +9,7 @@ import random
 from hypothesis import given
 from hypothesis import strategies as st
 
-from notifier.core.owners import START_SLACK_S, Proc, Wanted, bind, created_at, mentions, shows
+from notifier.core.owners import START_SLACK_S, Proc, Wanted, bind, created_at, idle_editor, shows
 
 RULE = "─" * 60
 
@@ -75,8 +75,9 @@ def test_the_pane_shows_a_question_only_exactly() -> None:
     long = "Which of these databases should we drop now that the migration to the new cluster is done?"
     wrapped = dialog(long, ["users", "orders"]).replace(f" {long}\n", " Which of these databases should we drop\n now that the migration to the new cluster is done?\n", 1)
     assert shows(wrapped, long, ["users", "orders"])
-    assert mentions(screen, PROD) and mentions(dialog(STAGING, ["x"]), PROD)
-    assert not mentions(idle(f" question {PROD}"), PROD)  # (the transcript does not count)
+    # only an empty input box says no dialog is open
+    assert idle_editor(idle(f" question {PROD}")) and not idle_editor(screen) and not idle_editor("no rules")
+    assert not idle_editor(idle().replace(f"{RULE}\n\n{RULE}", f"{RULE}\n a prompt being typed\n{RULE}"))
 
 
 def test_look_alike_dialogs_are_told_apart_by_their_panes() -> None:
@@ -262,3 +263,36 @@ def test_many_pis_and_sessions_stay_fast() -> None:
     o = bind(wanted, procs)
     assert time.perf_counter() - began < 5.0
     assert len(o.living) >= 8 and len(o.owners) <= 8
+
+
+def test_a_dialog_in_its_free_text_editor_still_shows_its_question() -> None:
+    """pi 0.73.1's question dialog with "Type something." open draws the editor's own rules,
+    indented, inside the dialog (as captured): they do not end the dialog area."""
+    screen = "\n".join([
+        f" question {PROD}", RULE, f" {PROD}", "", "  1. Yes", "  2. No", "> 3. Type something. ✎", "",
+        " Your answer:", " " + RULE, "", " " + RULE, "", " Enter to submit • Esc to go back", RULE, "/p",
+    ])  # fmt: skip
+    assert shows(screen, PROD, ["Yes", "No"]) and not idle_editor(screen)
+
+
+def test_a_dialog_not_showing_its_question_text_is_not_held_against_its_pi() -> None:
+    """One pi, its earlier session (before /new) and its new one asking: the pane shows the
+    dialog's second tab (not the first question's text). The question stays pending."""
+    earlier = Wanted("earlier.jsonl", "/p", 1050.0, None, None, (), None, A_START + 0.3)
+    now = asking("now.jsonl", "Which database?", ["pg", "sqlite"], 1060.0)
+    tab2 = dialog("Which language for the scripts?", ["Python", "Shell"])
+    o = bind([earlier, now], [a(tab2)])
+    assert o.alive("now.jsonl")
+    # its empty input box is another matter: no dialog is open, it is on its earlier session
+    o = bind([earlier, now], [a(idle())])
+    assert not o.alive("now.jsonl") and owners_of(o) == {"earlier.jsonl": 11}
+
+
+def test_a_neighbour_showing_the_same_question_is_not_taken_for_a_killed_asker() -> None:
+    """A killed; B (started with it) shows the very same dialog in its own session: B may be
+    either session's, so A's is not given to B (nothing would be typed into B for it)."""
+    sa = asking("A.jsonl", PROD, ["Yes", "No"], A_START + 0.3)
+    sb = asking("B.jsonl", PROD, ["Yes", "No"], B_START + 0.3, at=1101.0)
+    o = bind([sa, sb], [b(dialog(PROD, ["Yes", "No"]))])
+    assert o.owner("A.jsonl") is None and o.owner("B.jsonl") is None
+    assert [p.pid for p in o.candidates("A.jsonl")] == [22]
