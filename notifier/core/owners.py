@@ -354,7 +354,7 @@ def _edge(p: Proc, folders: frozenset[str], w: Wanted, created: float | None, an
     return _weight(False, shown, resumed, unseen, against)
 
 
-def bind(wanted: Sequence[Wanted], procs: Sequence[Proc], recency: bool = True) -> Owners:
+def bind(wanted: Sequence[Wanted], procs: Sequence[Proc]) -> Owners:
     """Which of ``procs`` owns which of ``wanted`` (see the module's docstring). Sessions whose
     ``alive`` is False are left out."""
     processes = _processes(procs)
@@ -379,7 +379,6 @@ def bind(wanted: Sequence[Wanted], procs: Sequence[Proc], recency: bool = True) 
             [sessions[i] for i in comp_s],
             [processes[i][0] for i in comp_p],
             [{comp_p.index(pi): wt for pi, wt in edges[si].items()} for si in comp_s],
-            recency,
             owners,
             ambiguous,
             living,
@@ -456,7 +455,6 @@ def _solve(
     sessions: list[Wanted],
     procs: list[Proc],
     weights: list[dict[int, int]],
-    recency: bool,
     owners: dict[str, Proc],
     ambiguous: dict[str, tuple[Proc, ...]],
     living: set[str],
@@ -467,20 +465,18 @@ def _solve(
             ambiguous[w.key] = tuple(procs)
         return
     first = _choices(weights)
-    second = first
-    if recency:
-        # Among the best pairings, those giving pis the most recently written sessions: the
-        # newest session weighs more than all older ones together.
-        # (Sessions written at the same time weigh the same: the order given never decides.)
-        times = sorted({w.updated_at for w in sessions})
-        base = len(sessions) + 1
-        scale = base ** len(times)
-        second = _choices(
-            [
-                {p: wt * scale + base ** times.index(sessions[i].updated_at) for p, wt in row.items()}
-                for i, row in enumerate(weights)
-            ]
-        )
+    # Among the best pairings, those giving pis the most recently written sessions: a newer
+    # session weighs more than all older ones together (sessions written at the same time weigh
+    # the same: the order given never decides).
+    times = sorted({w.updated_at for w in sessions})
+    base = len(sessions) + 1
+    scale = base ** len(times)
+    second = _choices(
+        [
+            {p: wt * scale + base ** times.index(sessions[i].updated_at) for p, wt in row.items()}
+            for i, row in enumerate(weights)
+        ]
+    )
     for i, w in enumerate(sessions):
         got = first[i] if w.question else second[i]
         pis = sorted(p for p in got if p is not None)

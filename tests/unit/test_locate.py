@@ -143,3 +143,37 @@ def test_without_a_pi_liveness_does_not_import_psutil() -> None:
     )
     r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     assert r.stdout.split() == ["[]", "False"], r.stderr
+
+
+def test_pi_arguments_are_read_only_where_pi_left_them() -> None:
+    from notifier.system.processes import pi_args
+
+    assert pi_args(["node", "/usr/lib/node_modules/@x/pi-coding-agent/dist/cli.js", "-c"]) == ("-c",)
+    assert pi_args(["/usr/local/bin/pi", "--session", "a.jsonl"]) == ("--session", "a.jsonl")
+    assert pi_args(["/tmp/bin/pi"]) == ()
+    assert pi_args(["pi", "", "", ""]) is None  # pi 1.6.0 / 0.73.1 set their process title
+    assert pi_args(["MainThread"]) is None and pi_args([]) is None
+
+
+def test_start_time_is_the_processes_own_to_the_tick() -> None:
+    """psutil's create_time is up to a second early (its boot time is whole seconds); the start
+    time from /proc lies between the moments before and after the process was started."""
+    import subprocess
+    import sys
+    import time
+
+    from notifier.system.processes import start_time
+
+    if not os.path.isdir("/proc/self"):
+        pytest.skip("no /proc")
+    before = time.time()
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    after = time.time()
+    try:
+        started = start_time(child.pid, 0.0)
+        assert before - 0.05 <= started <= after + 0.05
+        assert start_time(child.pid, 0.0) == started  # the same figure every time
+        assert start_time(-1, 7.0) == 7.0  # no such process: the fallback
+    finally:
+        child.kill()
+        child.wait()
