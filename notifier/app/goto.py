@@ -15,6 +15,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from notifier.companion.channel import announced_sessions
 from notifier.core import shellcmd
 from notifier.core.model import Question, SessionView, Snapshot
 from notifier.core.text import clean
@@ -96,7 +97,7 @@ def target(snapshot: Snapshot, spec: str | None) -> Target:
     """The session, its question and where its pi is. Raises :class:`Refused` when two pis could
     be the one that has it (the evidence cannot tell them apart)."""
     view, question = pick(snapshot, spec)
-    found = locate_one(view, neighbours=snapshot.sessions, with_windows=True)
+    found = locate_one(view, neighbours=snapshot.sessions, with_windows=True, announced=announced_sessions())
     if isinstance(found, Unmatched) and found.ambiguous:
         raise Refused(found.reason)
     return Target(view, question, found if isinstance(found, Location) else None)

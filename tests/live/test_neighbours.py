@@ -25,7 +25,7 @@ from notifier.system.locate import Location, Unmatched, locate_one
 
 from ..app_process import AppProcess
 from ..conftest import cli, wait_for
-from .pi_harness import PiSession, Tmux, need, start_pi
+from .pi_harness import EXTENSION, PiSession, Tmux, need, start_pi
 
 NO_X = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
 LIVENESS_INTERVAL_S = 3.0  # (the default: notifier.engine.options)
@@ -50,17 +50,20 @@ def server() -> Iterator[Tmux]:
     tmux.kill()
 
 
-def two_pis(tmp: Path, server: Tmux, port: int, together: bool) -> tuple[PiSession, PiSession]:
-    """pi A and pi B in one project folder (one agent folder), in panes of one tmux server."""
+def two_pis(
+    tmp: Path, server: Tmux, port: int, together: bool, *more: Path
+) -> tuple[PiSession, PiSession]:
+    """pi A and pi B in one project folder (one agent folder), in panes of one tmux server, with
+    pi's question tool (and the extensions ``more``)."""
     v = need("1.6.0")
-    ext = v.example("question.ts")
+    ext = (v.example("question.ts"), *more)
     if together:
         with ThreadPoolExecutor(2) as pool:
-            fa = pool.submit(start_pi, tmp, v, port, ext, server=server, session="a")
-            fb = pool.submit(start_pi, tmp, v, port, ext, server=server, session="b")
+            fa = pool.submit(start_pi, tmp, v, port, *ext, server=server, session="a")
+            fb = pool.submit(start_pi, tmp, v, port, *ext, server=server, session="b")
             return fa.result(), fb.result()
-    a = start_pi(tmp, v, port, ext, server=server, session="a")
-    return a, start_pi(tmp, v, port, ext, server=server, session="b")
+    a = start_pi(tmp, v, port, *ext, server=server, session="a")
+    return a, start_pi(tmp, v, port, *ext, server=server, session="b")
 
 
 def ask(pi: PiSession, tmp: Path, args: dict[str, Any], name: str) -> None:
@@ -82,12 +85,12 @@ def pid_of(pi: PiSession) -> int:
     return int(pi.tmux("list-panes", "-t", pi.pane(), "-F", "#{pane_pid}").split()[0])
 
 
-def locate(pi: PiSession, file: Path) -> Location | Unmatched:
+def locate(pi: PiSession, file: Path, announced: dict[int, str] | None = None) -> Location | Unmatched:
     """The locate API as ``answer`` calls it: the session's view and its neighbours, from a scan."""
     snap = scan_once(EngineOptions([str(pi.sessions)]))
     view = next(v for v in snap.sessions if v.ref.key == str(file))
     assert view.pending, "the question is pending"
-    return locate_one(view, neighbours=snap.sessions)
+    return locate_one(view, neighbours=snap.sessions, announced=announced)
 
 
 def results(file: Path) -> list[str]:
@@ -148,6 +151,27 @@ def test_neighbours_that_cannot_be_told_apart_get_nothing_typed(tmp_path: Path, 
     # goto says why as well
     g = cli("goto", json.loads(fa.read_text().splitlines()[0])["id"], "--sessions-dir", str(a.sessions), env=NO_X)
     assert g.returncode == 1 and "could be this session's" in g.stderr and g.stderr.count("\n") == 1
+
+
+def test_what_the_companion_announces_tells_identical_neighbours_apart(
+    tmp_path: Path, server: Tmux, model: int
+) -> None:
+    """The same two indistinguishable pis, with the companion extension: each announces its pid and
+    session file, which is exact."""
+    from notifier.companion.channel import announced_sessions
+
+    a, b = two_pis(tmp_path, server, model, True, EXTENSION)
+    ask(a, tmp_path, STAGING, "a")
+    fa = session_of(a, [])
+    ask(b, tmp_path, STAGING, "b")
+    fb = session_of(b, [fa])
+    assert isinstance(locate(a, fa), Unmatched)  # the screens and start times alone cannot tell
+    announced = wait_for(lambda: len(got := announced_sessions()) == 2 and got, 20, "both pis announced")
+    assert announced == {pid_of(a): str(fa), pid_of(b): str(fb)}
+    for pi, f in ((a, fa), (b, fb)):
+        found = locate(pi, f, announced)
+        assert isinstance(found, Location) and found.pid == pid_of(pi) and found.tmux is not None
+        assert found.tmux.pane == pi.pane()
 
 
 def status(sessions: Path) -> dict[str, dict[str, Any]]:
