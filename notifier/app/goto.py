@@ -15,10 +15,11 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from notifier.companion.channel import announced_sessions
 from notifier.core import shellcmd
 from notifier.core.model import Question, SessionView, Snapshot
 from notifier.core.text import clean
-from notifier.system.locate import Location, Wanted, locate_sessions
+from notifier.system.locate import Location, Unmatched, Wanted, locate_one, locate_sessions
 from notifier.system.programs import run
 from notifier.system.tmux import TmuxClient, TmuxPane, tmux, tmux_clients
 from notifier.system.x11 import active_window, open_display, window_for, x_windows_by_pid
@@ -93,9 +94,13 @@ def attach_hint(pane: TmuxPane) -> str:
 
 
 def target(snapshot: Snapshot, spec: str | None) -> Target:
+    """The session, its question and where its pi is. Raises :class:`Refused` when two pis could
+    be the one that has it (the evidence cannot tell them apart)."""
     view, question = pick(snapshot, spec)
-    locations = locate_sessions([view])
-    return Target(view, question, locations.get(view.ref.key))
+    found = locate_one(view, neighbours=snapshot.sessions, with_windows=True, announced=announced_sessions())
+    if isinstance(found, Unmatched) and found.ambiguous:
+        raise Refused(found.reason)
+    return Target(view, question, found if isinstance(found, Location) else None)
 
 
 # ---- tmux ----

@@ -52,7 +52,8 @@ def scanned(options: EngineOptions, processes: Probe | None = None) -> Iterator[
         from notifier.engine.liveness import read_processes
         from notifier.engine.supervise import Health
 
-        files.board.set_processes(read_processes(processes, Health()), wall())
+        board = files.board
+        board.set_processes(read_processes(processes, Health(), board.asking_folders()), wall())
     files.fill_names()
     if cache is not None:
         log.debug("scanned %d session files, %d unchanged since the last scan", len(files.board), cache.hits)

@@ -1,8 +1,9 @@
 """A scripted OpenAI-compatible chat server on loopback for driving the real pi CLI in tests:
 a prompt "bash: COMMAND" is answered with a call to the `bash` tool running COMMAND (for permission
-gates); every other new prompt with a call to the `question` tool (or the tool named by the
-MOCK_TOOL environment variable: `questionnaire`), with the arguments MOCK_ARGS holds as JSON if set;
-a tool result gets "Thanks".
+gates); a prompt "ask: FILE" with a call to the `question` tool with the arguments that JSON file
+holds (a question of the test's own); every other new prompt with a call to the `question` tool (or
+the tool named by the MOCK_TOOL environment variable: `questionnaire`), with the arguments
+MOCK_ARGS holds as JSON if set; a tool result gets "Thanks".
 It prints its port once it listens."""
 
 import json
@@ -73,6 +74,9 @@ class H(BaseHTTPRequestHandler):
             text = _text(last.get("content")).strip()
             if text.startswith("bash:"):
                 name, args, call_id = "bash", {"command": text[5:].strip()}, f"call_b{n}"
+            elif text.startswith("ask:"):
+                with open(text[4:].strip(), encoding="utf-8") as f:
+                    name, args, call_id = "question", json.load(f), f"call_q{n}"
             else:
                 name, args, call_id = TOOL, TOOL_ARGS, f"call_q{n}"
             out.append(
