@@ -29,6 +29,7 @@ FORM = {
          "showWhen": {"questionId": "db", "equals": "postgres"}},
         {"id": "extras", "header": "Extras", "question": "Anything else?", "options": opts("Docs", "Tests", "CI"),
          "multiSelect": True, "required": False},
+        {"id": "when", "header": "When", "question": "By when?", "options": opts("Today", "Later"), "required": False},
     ]
 }
 
@@ -71,7 +72,7 @@ def test_a_form_is_driven_to_its_end(tmp_path: Path, tmux_server: Tmux) -> None:
         wait_for(lambda: pending(pi), 20, "the pending form")
         bad = run("answer", "Postgres", "Large", *d)  # the third question is asked too
         assert bad.returncode == 2 and "too few" in bad.stderr
-        done = run("answer", "Postgres", "Large", "1,3", *d)
+        done = run("answer", "Postgres", "Large", "1,3", "-", *d)  # "By when?" skipped
         assert done.returncode == 0, done.stderr
         assert details(pi, 1) == {
             "version": 1,
@@ -86,6 +87,14 @@ def test_a_form_is_driven_to_its_end(tmp_path: Path, tmux_server: Tmux) -> None:
 
         pi.ask("Space select/toggle")
         wait_for(lambda: pending(pi), 20, "the form again")
-        skipped = run("answer", "SQLite", "-", *d)  # no pool question for SQLite; extras skipped
-        assert skipped.returncode == 0, skipped.stderr
-        assert details(pi, 2)["answers"] == [{"questionId": "db", "selectedValues": ["sqlite"]}]
+        before = pi.screen()
+        # pi-ask takes Enter on a multi-choice row as that row: skipping "Anything else?" is refused
+        refused = run("answer", "SQLite", "-", "Later", *d)
+        assert refused.returncode == 1 and "cannot skip" in refused.stderr and pi.screen() == before
+        done = run("answer", "SQLite", "Tests", "Later", *d)  # no pool question for SQLite
+        assert done.returncode == 0, done.stderr
+        assert details(pi, 2)["answers"] == [
+            {"questionId": "db", "selectedValues": ["sqlite"]},
+            {"questionId": "extras", "selectedValues": ["tests"]},
+            {"questionId": "when", "selectedValues": ["later"]},
+        ]
