@@ -313,4 +313,12 @@ def result_mismatch(variant: str, question: Question, done: Plan, text: str, det
         if typed is not None:
             want = [{"questionId": items[0].key, "selectedValues": [], "customText": typed}]
         return None if answers == want else "pi-ask recorded other answers than the ones given"
+    if variant == "dreki":
+        answers = got["answers"] if isinstance(got.get("answers"), list) else []
+        chosen = [[items[i].options[p].value for p in sorted(ps)] for i, ps in sorted(done.picks.items())]
+        seen = [
+            [o.get("value") for o in a.get("selectedOptions") or [] if isinstance(o, dict)] if isinstance(a, dict) else None
+            for a in answers
+        ]
+        return None if seen == chosen else "the questionnaire recorded other answers than the ones given"
     return None

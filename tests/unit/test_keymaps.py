@@ -12,6 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from notifier.app.answer_keys import unready
+from notifier.app.answer_session import tool_result
 from notifier.core.model import Question
 from notifier.pi.keymaps import (
     Plan,
@@ -66,6 +67,10 @@ def test_recorded_keys_and_screens(fixtures: Path, name: str, variant: str) -> N
     steps = plan(dialog.variant, question, ["2"])
     assert keys(steps) == [k for group in sc["answer_keys"] for k in group]
     assert keys(plan(dialog.variant, question, [question.options[1]])) == keys(steps)
+    # what the tool recorded in the capture is the answer this plan gives
+    recorded = tool_result(str(folder / "B-answered.jsonl"), question.tool_call_id)
+    assert recorded is not None and result_mismatch(dialog.variant, question, steps, *recorded) is None
+    assert result_mismatch(dialog.variant, question, plan(dialog.variant, question, ["1"]), *recorded)
     assert find_dialog((folder / "screen-B-answered.txt").read_text(), sc["tool"]) is None
 
 
