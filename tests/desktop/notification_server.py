@@ -30,7 +30,8 @@ class HostileServer:
     """``name``: what GetServerInformation says; ``duplicate``: every answer is followed by an
     UnknownMethod error with the same reply serial (mako 1.7); ``stray``: a reply to a serial
     never sent comes first; ``late``: the previous call's answer is sent again afterwards;
-    ``hold``: method → seconds its answer is held back (late replies after a client's timeout)."""
+    ``hold``: method → seconds its answer is held back (late replies after a client's timeout);
+    ``errors``: method → the D-Bus error it answers with instead."""
 
     def __init__(
         self,
@@ -46,6 +47,7 @@ class HostileServer:
         self.stray = stray
         self.late = late
         self.hold: dict[str, float] = {}
+        self.errors: dict[str, str] = {}
         self.calls: list[tuple[str, tuple[Any, ...]]] = []
         self.lock = threading.Lock()
         self.next_id = 0
@@ -107,7 +109,10 @@ class HostileServer:
     def _send(self, msg: Any) -> None:
         conn = self._conn
         if conn is not None:
-            conn.send(msg, serial=next(self._serial) + (1 << 30))
+            try:
+                conn.send(msg, serial=next(self._serial) + (1 << 30))
+            except OSError:
+                pass  # stopped meanwhile
 
     # ---- serving ----
 
@@ -149,6 +154,8 @@ class HostileServer:
 
     def _reply(self, call: Any, member: str) -> Any:
         body = call.body
+        if member in self.errors:
+            return new_error(call, self.errors[member], "s", (f"{member} fails here",))
         if member == "GetCapabilities":
             return new_method_return(call, "as", (["actions", "body", "body-markup"],))
         if member == "GetServerInformation":

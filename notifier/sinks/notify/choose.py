@@ -88,7 +88,7 @@ def choose_backend(
             reasons.append(clean(exc, 160))
     reason = "; ".join(dict.fromkeys(r for r in reasons if r))
     if found == "odd":  # a server is there: installing one is no advice
-        why = f"the notification server does not work with pi-notifier: {reason} — {instead}; {ODD_SERVER_HINT}"
+        why = f"{reason} — {instead}; {ODD_SERVER_HINT}"
     elif sys.platform.startswith("linux") and not is_wsl():
         hint = NO_BUS_HINT if "no session bus" in reason else NO_SERVER_HINT
         why = f"no notification server: {reason} — {instead}; {hint}"
@@ -132,12 +132,13 @@ def doctor_line(config: Config) -> str:
         if isinstance(backend, DBusBackend):
             why = tested(backend)
         elif isinstance(backend, PlyerBackend) and sys.platform.startswith("linux") and not is_wsl():
-            why += "; the bus says so (nothing was sent: that would show a notification)"
+            why += ", so the bus says (plyer itself was not tried: that would show a notification)"
     finally:
         backend.shutdown()
     expire = config["notifications.expire"]
     stay = "stay until answered" if expire == "never" else f"close after {expire} s (notifications.expire)"
-    return f"[ok  ] notifications: {backend.name} — {why}; questions {stay}"
+    head = why if why.startswith(backend.name) else f"{backend.name} — {why}"
+    return f"[ok  ] notifications: {head}; questions {stay}"
 
 
 def tested(backend: DBusBackend) -> str:
