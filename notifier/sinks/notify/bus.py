@@ -40,6 +40,49 @@ def session_address() -> str | None:
     return f"unix:path={path}" if os.path.exists(path) else None
 
 
+class Replies:
+    """The calls waiting for a reply, by serial: the first reply to a waiting serial is handed
+    over, every other one dropped (and counted). Thread-safe: calls wait on their own threads,
+    the reader delivers."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._waiting: dict[int, queue.SimpleQueue[Any]] = {}
+        self.open = True
+        self.dropped = 0  # replies nobody waited for (duplicates, strays, late ones)
+
+    def expect(self, serial: int) -> queue.SimpleQueue[Any]:
+        """Wait for the reply to ``serial`` (before the call is sent, so no reply can be early)."""
+        slot: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        with self._lock:
+            if not self.open:
+                raise BusError("the session bus connection is closed")
+            self._waiting[serial] = slot
+        return slot
+
+    def forget(self, serial: int) -> None:
+        """The call is over (answered, or gave up): a reply to it from now on is dropped."""
+        with self._lock:
+            self._waiting.pop(serial, None)
+
+    def deliver(self, serial: Any, reply: Any) -> bool:
+        with self._lock:
+            slot = self._waiting.pop(serial, None)
+            if slot is None:
+                self.dropped += 1
+                return False
+        slot.put(reply)
+        return True
+
+    def close(self) -> None:
+        """No more replies: every waiting call gets None (the bus is gone)."""
+        with self._lock:
+            self.open = False
+            waiting, self._waiting = self._waiting, {}
+        for slot in waiting.values():
+            slot.put(None)
+
+
 class Bus:
     """``on_signal(message)`` runs on the signal thread for every signal that arrives;
     ``on_lost()`` runs there once when the bus goes away (not after :meth:`close`)."""
@@ -69,10 +112,8 @@ class Bus:
         self.on_lost = on_lost
         # our own serials (the connection's Hello had 1): a reply is matched to its call by these
         self._serials = itertools.count(2)
+        self._replies = Replies()
         self._lock = threading.Lock()
-        self._waiting: dict[int, queue.SimpleQueue[Any]] = {}
-        self.dropped = 0  # replies nobody waited for (duplicates, strays, late ones)
-        self.alive = True
         self._closing = False
         self._signals: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._reader = threading.Thread(target=self._read, name="pi-notifier-dbus-reader", daemon=True)
@@ -86,11 +127,7 @@ class Bus:
         """Send a method call and return its reply (a method return or an error message).
         Raises TimeoutError when none comes within ``timeout`` s, BusError when the bus is gone."""
         serial = next(self._serials)
-        slot: queue.SimpleQueue[Any] = queue.SimpleQueue()
-        with self._lock:
-            if not self.alive:
-                raise BusError("the session bus connection is closed")
-            self._waiting[serial] = slot
+        slot = self._replies.expect(serial)
         try:
             try:
                 self._conn.send(message, serial=serial)
@@ -101,11 +138,20 @@ class Bus:
             except queue.Empty:
                 raise TimeoutError(f"no reply within {timeout:g} s") from None
         finally:
-            with self._lock:
-                self._waiting.pop(serial, None)  # a reply after this is dropped as late
+            self._replies.forget(serial)  # a reply after this is dropped as late
         if reply is None:
             raise BusError("the session bus went away")
         return reply
+
+    @property
+    def alive(self) -> bool:
+        """The connection is up (False once the bus went away or :meth:`close` was called)."""
+        return self._replies.open
+
+    @property
+    def dropped(self) -> int:
+        """Replies that nothing waited for: duplicates, strays, late ones."""
+        return self._replies.dropped
 
     def close(self) -> None:
         with self._lock:
@@ -135,12 +181,9 @@ class Bus:
             if not self._closing:
                 log.debug("the session bus connection ended: %r", exc)
         finally:
+            self._replies.close()
             with self._lock:
-                self.alive = False
-                waiting, self._waiting = self._waiting, {}
                 lost = not self._closing
-            for slot in waiting.values():
-                slot.put(None)
             if lost:
                 self._signals.put(_LOST)
 
@@ -148,13 +191,8 @@ class Bus:
         kind = message.header.message_type
         if kind in (self._types.method_return, self._types.error):
             serial = message.header.fields.get(self._fields.reply_serial)
-            with self._lock:
-                slot = self._waiting.pop(serial, None)
-            if slot is None:
-                self.dropped += 1
+            if not self._replies.deliver(serial, message):
                 log.debug("dropped a D-Bus reply to serial %r that nothing waits for", serial)
-            else:
-                slot.put(message)
         elif kind is self._types.signal:
             self._signals.put(message)
         elif kind is self._types.method_call and not message.header.flags & self._no_reply:
