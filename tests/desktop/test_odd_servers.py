@@ -323,3 +323,35 @@ def test_auto_falls_back_to_plyer_past_a_server_that_answers_oddly(
     assert code == 0 and line.startswith("[ok  ] notifications: plyer through notify-send"), line
     assert "(D-Bus: the notification server (python, pid " in line
     assert "answered GetCapabilities with the error org.example.Error.Grumpy" in line
+
+
+def test_a_server_that_answered_oddly_is_asked_again_and_then_shows_what_waits(
+    bus: str, servers: list[HostileServer]
+) -> None:
+    """A server that owns the name but answers no use (still starting, say) is asked again after
+    a while (the screen's clock here), and what waits is shown once it answers."""
+    from notifier.core.model import Option, Question, QuestionItem, SessionRef
+    from notifier.core.planner import Item, Notice
+    from notifier.sinks.notify.choose import choose_backend
+    from notifier.sinks.notify.screen import RECONNECT_S, Screen
+
+    server = start(servers, bus, "waking")
+    server.errors["GetCapabilities"] = "org.example.Error.NotYet"
+    now = [1000.0]
+    screen = Screen(lambda: choose_backend("dbus", on_server=lambda event: None), lambda: now[0], True)
+    screen.start()
+    try:
+        assert isinstance(screen.backend, DBusBackend) and screen.backend.found == "odd"
+        assert screen.reconnect_at == 1000.0 + RECONNECT_S
+        ref = SessionRef("/s/a.jsonl", "a", "/home/me/a", None)
+        q = Question("q1", "question", (QuestionItem("Go?", options=(Option("Yes"),)),), 1.0)
+        screen.put(Notice(1, "question", (Item((ref.key, "q1"), ref, q),)))
+        assert server.of("Notify") == []  # (nothing to show it on yet)
+        server.errors.clear()
+        now[0] += RECONNECT_S
+        screen.reconnect(now[0])
+        assert screen.backend.online and screen.reconnect_at is None
+        (shown,) = server.of("Notify")
+        assert shown[3] == "a needs an answer"
+    finally:
+        screen.stop()

@@ -31,13 +31,14 @@ class BusError(Exception):
 
 
 def session_address() -> str | None:
-    """The session bus address: ``DBUS_SESSION_BUS_ADDRESS``, else the user's ``/run/user/UID/bus``
-    (systemd's), else None."""
+    """The session bus address: ``DBUS_SESSION_BUS_ADDRESS``, else ``$XDG_RUNTIME_DIR/bus`` (the
+    systemd user bus, where GLib and sd-bus look too), else None."""
     address = os.environ.get("DBUS_SESSION_BUS_ADDRESS")
     if address:
         return address
-    path = f"/run/user/{os.getuid()}/bus"
-    return f"unix:path={path}" if os.path.exists(path) else None
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    path = os.path.join(runtime, "bus") if runtime else ""
+    return f"unix:path={path}" if path and os.path.exists(path) else None
 
 
 class Replies:
