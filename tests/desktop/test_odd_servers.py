@@ -355,3 +355,22 @@ def test_a_server_that_answered_oddly_is_asked_again_and_then_shows_what_waits(
         assert shown[3] == "a needs an answer"
     finally:
         screen.stop()
+
+
+def test_plyer_without_a_way_to_the_server_does_not_say_there_is_none(
+    tmp_path: Path, bus: str, servers: list[HostileServer]
+) -> None:
+    import importlib.util
+
+    if importlib.util.find_spec("dbus") is not None:
+        pytest.skip("dbus-python is installed here: plyer has a way to the server")
+    start(servers, bus, "present")
+    cfg = _config(tmp_path, '[notifications]\nbackend = "plyer"\n')
+    env = dict(os.environ, PATH=str(tmp_path / "no-tools"))  # no notify-send
+    done = cli("doctor", "--sessions-dir", str(tmp_path / "sessions"), "--config", str(cfg), env=env)
+    (line,) = [x for x in done.stdout.splitlines() if "] notifications:" in x]
+    assert done.returncode == 1 and line.startswith(
+        f"[FAIL] notifications: a server owns {NOTIFICATIONS} ("
+    ), line
+    assert "neither dbus-python nor notify-send" in line and "libnotify-bin" in line
+    assert "no notification server" not in line and "dunst" not in line

@@ -27,6 +27,11 @@ ODD_SERVER_HINT = (
     "sends through notify-send or dbus-python"
 )
 
+NO_PLYER_PATH_HINT = (
+    "install notify-send (Debian/Ubuntu: libnotify-bin), or set notifications.backend = \"auto\" to talk "
+    "to the server over D-Bus directly"
+)
+
 
 # What still shows questions when notifications cannot (said with the reason): the app says
 # what it has instead (no tray icon either: see app/alerts.py).
@@ -61,6 +66,7 @@ def choose_backend(
         order = ["plyer"]
     waiting: DBusBackend | None = None
     found = ""  # what the D-Bus attempt found (DBusBackend.found)
+    server_there = False  # a server owns the name (whatever could not use it)
     for name in order:
         try:
             if name == "none":
@@ -86,15 +92,22 @@ def choose_backend(
                 return PowerShellBackend(), "Windows toasts through powershell.exe (WSL)"
         except (BackendError, ImportError) as exc:
             reasons.append(clean(exc, 160))
+            server_there = server_there or isinstance(exc, _NoPlyerPath)
     reason = "; ".join(dict.fromkeys(r for r in reasons if r))
     if found == "odd":  # a server is there: installing one is no advice
         why = f"{reason} — {instead}; {ODD_SERVER_HINT}"
+    elif server_there:
+        why = f"{reason} — {instead}; {NO_PLYER_PATH_HINT}"
     elif sys.platform.startswith("linux") and not is_wsl():
         hint = NO_BUS_HINT if "no session bus" in reason else NO_SERVER_HINT
         why = f"no notification server: {reason} — {instead}; {hint}"
     else:
         why = f"no way to show notifications: {reason} — {instead}"
     return (waiting or NullBackend()), why
+
+
+class _NoPlyerPath(BackendError):
+    """A server is there, but plyer has no way to reach it."""
 
 
 def _plyer(expire: str | int, found: str) -> tuple[PlyerBackend, str]:
@@ -112,7 +125,10 @@ def _plyer(expire: str | int, found: str) -> tuple[PlyerBackend, str]:
         through = "dbus-python"
     except ImportError:
         if not shutil.which("notify-send"):
-            raise BackendError("plyer has neither dbus-python nor notify-send here") from None
+            who = f" ({who})" if who else ""
+            raise _NoPlyerPath(
+                f"a server owns {NOTIFICATIONS}{who}, but plyer has neither dbus-python nor notify-send here"
+            ) from None
         through = "notify-send"
     server = f"the server that owns {NOTIFICATIONS}" + (f" ({who})" if who else "")
     return PlyerBackend(expire), f" through {through} to {server}"
