@@ -51,6 +51,7 @@ class Screen:
         self._warned: set[str] = set()
         self._ever_online = False
         self._told_down = False  # the user was told notifications are not shown (until they are back)
+        self._asking_again = False  # reconnect_at is for asking an odd server again (not a lost bus)
 
     def start(self) -> None:
         """Choose the backend (unless one was given) and say once whether it can show anything."""
@@ -228,7 +229,8 @@ class Screen:
             backend.online = False
         self.handles = dict.fromkeys(self.handles, 0)  # those bubbles went with the server
         if what == "bus":
-            if self.reconnect_at is None:
+            if self.reconnect_at is None or self._asking_again:
+                self._asking_again = False
                 if self._told_down:  # the server usually goes first (it was on that bus): told already
                     log.debug("the session bus closed too; looking for it every %d s", RECONNECT_S)
                 else:
@@ -275,6 +277,7 @@ class Screen:
         backend = self.backend
         if isinstance(backend, DBusBackend) and backend.found == "odd" and self.reconnect_at is None:
             self.reconnect_at = now + RECONNECT_S
+            self._asking_again = True
 
     def reconnect(self, now: float) -> None:
         """The bus went away: try once more (quietly; coming back is logged once). On a bus still
@@ -282,6 +285,7 @@ class Screen:
         current = self.backend
         if isinstance(current, DBusBackend) and current.connected and not current.online:
             self.reconnect_at = None
+            self._asking_again = False
             self.on_server("up", now)
             return
         backend, why = self._choose()
