@@ -59,12 +59,14 @@ class HostileServer:
 
     # ---- life ----
 
-    def start(self) -> HostileServer:
-        """Connect and take the name; returns once it owns it (the bus said so)."""
+    def start(self, take_over: bool = False) -> HostileServer:
+        """Connect and take the name (``take_over``: from the server that has it, which lets it
+        go: the name passes straight from one owner to the other); returns once it owns it."""
         conn = open_dbus_connection(bus=self.address)
         self._conn = conn
         self.unique_name = str(conn.unique_name)
-        reply = self._call_bus(message_bus.RequestName(NOTIFICATIONS, 4))  # DO_NOT_QUEUE
+        # ALLOW_REPLACEMENT 1, REPLACE_EXISTING 2, DO_NOT_QUEUE 4
+        reply = self._call_bus(message_bus.RequestName(NOTIFICATIONS, 2 | 4 if take_over else 1 | 4))
         if reply.body != (1,):  # PRIMARY_OWNER
             conn.close()
             raise RuntimeError(f"could not own {NOTIFICATIONS}: {reply.body}")

@@ -128,6 +128,26 @@ def _start_restart_and_click(bus: str, servers: list[HostileServer], i: int) -> 
         backend.shutdown()
 
 
+def test_a_server_that_takes_the_name_over_is_asked_who_it_is(bus: str, servers: list[HostileServer]) -> None:
+    first = start(servers, bus, "old")
+    heard = Heard()
+    backend = heard.backend()
+    try:
+        assert backend.connect() and backend.server[0] == "old"
+        second = HostileServer(bus, name="new").start(take_over=True)
+        servers.append(second)
+        wait_for(lambda: heard.server == ["up"], 5, "the name passed to the new server")  # no "down"
+        assert backend.probe() and backend.server[0] == "new"
+        assert backend.owner.endswith("/" + second.unique_name)
+        nid = backend.show(MESSAGE, 0)
+        first.invoke(nid, "old")  # it owns the name no more: not heard
+        second.invoke(nid, "new")
+        wait_for(lambda: heard.actions, 5, "the new server's ActionInvoked")
+        assert heard.actions == [(nid, "new")] and first.of("Notify") == []
+    finally:
+        backend.shutdown()
+
+
 def test_a_reply_after_its_call_timed_out_is_dropped(bus: str, servers: list[HostileServer]) -> None:
     server = start(servers, bus, "slow")
     server.hold["GetServerInformation"] = 0.6
