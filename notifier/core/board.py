@@ -41,6 +41,7 @@ class Board:
         self._sessions: dict[str, LocalSession] = {}
         self._remote = RemoteSessions()
         self._procs: dict[str, list[Proc]] | None = None  # the last process list, by folder
+        self._askers: dict[str, tuple[int, float]] = {}  # session → its pi, where that waits for a human
         self._tick = 0  # counts feedings: the order in which questions were seen
         self._read_tick = -1  # the count at which the last process list began to be read
         self._turns: list[TurnChange] = []
@@ -152,6 +153,12 @@ class Board:
         self, session: LocalSession, changes: Sequence[Asked | Ended], now: float, initial: bool
     ) -> list[Transition]:
         out = session.transitions(changes, self._tick, now, initial)
+        asker = self._askers.get(session.key)
+        if asker is not None:  # its pi, as last seen, waits for a human (see Transition.asker)
+            out = [
+                Transition(t.kind, t.session, t.question, t.at, t.initial, asker=asker) if t.kind == "needs_input" else t
+                for t in out
+            ]
         if out and self.liveness and any(isinstance(c, Asked) for c in changes):
             out += self._check(session, now)
         return out
@@ -233,6 +240,12 @@ class Board:
         for folder, items in by_folder.items():
             owners = bind([w for _, w in items], self._procs[folder])
             owned.update(s.key for s, _ in items if owners.alive(s.key))
+            for s, _ in items:
+                owner = owners.owner(s.key)
+                if owner is not None and owner.interactive and owner.pid:
+                    self._askers[s.key] = (owner.pid, owner.started)
+                else:
+                    self._askers.pop(s.key, None)
         out: list[Transition] = []
         for session in sessions if only is None else [only]:
             changed, trans = session.check(session.key in owned, self._tick, self._read_tick, now)

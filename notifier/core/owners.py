@@ -70,6 +70,9 @@ class Proc(Value):
     screen: str | None = None
     session: str | None = None
     pane: str | None = None  # its tmux pane id (for messages)
+    # Its terminal is in raw mode, as pi's TUI puts it (``pi -p`` leaves it cooked): it can wait
+    # for a human. ``None``: not known (no terminal to look at).
+    interactive: bool | None = None
 
     def __init__(
         self,
@@ -80,6 +83,7 @@ class Proc(Value):
         screen: str | None = None,
         session: str | None = None,
         pane: str | None = None,
+        interactive: bool | None = None,
     ) -> None:
         object.__setattr__(self, "cwd", cwd)
         object.__setattr__(self, "started", started)
@@ -88,6 +92,7 @@ class Proc(Value):
         object.__setattr__(self, "screen", screen)
         object.__setattr__(self, "session", session)
         object.__setattr__(self, "pane", pane)
+        object.__setattr__(self, "interactive", interactive)
 
 
 @value(frozen=True, init=False, repr=False, eq=False)

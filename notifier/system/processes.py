@@ -76,6 +76,33 @@ def start_time(pid: int, fallback: float, proc_dir: str = "/proc") -> float:
         return fallback
 
 
+def still_running(pid: int, started: float, proc_dir: str = "/proc") -> bool:
+    """Whether process ``pid`` is the one that started at ``started`` and still runs (a pid
+    reused by another process has another start time). A read of one small file."""
+    return abs(start_time(pid, -1e9, proc_dir) - started) < 0.05
+
+
+def raw_terminal(pid: int, proc_dir: str = "/proc") -> bool | None:
+    """Whether process ``pid``'s terminal (its standard input) is in raw mode, as pi's TUI puts
+    it; ``pi -p`` leaves it cooked, or has none. ``None``: cannot be told (not a terminal of ours
+    to look at). Opened without becoming our controlling terminal, and closed at once."""
+    import termios
+
+    try:
+        fd = os.open(f"{proc_dir}/{pid}/fd/0", os.O_RDONLY | os.O_NOCTTY | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        if not os.isatty(fd):
+            return False
+        lflag = termios.tcgetattr(fd)[3]
+        return not lflag & (termios.ICANON | termios.ECHO)
+    except (OSError, termios.error):
+        return None
+    finally:
+        os.close(fd)
+
+
 def pane_screen(environ: dict[str, str], pid: int) -> tuple[str | None, str | None]:
     """(what the tmux pane process ``pid`` runs in shows, the pane's id); Nones outside tmux."""
     from notifier.system.tmux import capture, tmux_pane_of
@@ -133,7 +160,8 @@ def running_pi(folders: Collection[str] = ()) -> list[Proc] | None:
                 except (psutil.Error, OSError):
                     pass
             args = pi_args(cmdline)
-            found += [Proc(c, started, proc.pid, args, screen, None, pane) for c in cwds]
+            raw = raw_terminal(proc.pid)
+            found += [Proc(c, started, proc.pid, args, screen, None, pane, raw) for c in cwds]
     except Exception as exc:  # psutil can fail in odd sandboxes; liveness then stays unknown
         _once("", "read", "cannot read the process list (%s): liveness is unknown", clean(exc, 200))
         return None

@@ -93,3 +93,16 @@ def test_through_the_companion_the_same_rows_and_checks(tmp_path: Path, tmux_ser
         done = run("answer", "4", *d)
         assert done.returncode == 0, done.stderr
         assert results(pi)[-1]["content"][0]["text"] == "User selected: 4. Keep everything"
+
+
+def test_pis_tui_is_seen_waiting_for_a_human(tmp_path: Path, tmux_server: Tmux, model: int) -> None:
+    """pi's TUI puts its terminal in raw mode: that is how a pi that can wait for a human is told
+    from `pi -p` (issue: notify such a pi's question at once)."""
+    from notifier.system.processes import raw_terminal, running_pi
+
+    v = need("1.6.0")
+    pi = start_pi(tmp_path, v, model, v.example("question.ts"), server=tmux_server)
+    pi.ask("Enter to select")
+    project = str(tmp_path / "project")
+    procs = wait_for(lambda: [p for p in running_pi() or [] if p.cwd == project], 10, "pi in the process list")
+    assert all(p.interactive is True for p in procs) and raw_terminal(procs[0].pid) is True

@@ -393,3 +393,14 @@ def test_the_only_pi_that_can_have_a_question_keeps_it_whatever_its_pane_shows()
     assert b.set_processes([Proc("/p", 50.0, 11, None, pane(None))], 101.0) == []
     assert b.snapshot(101.0).pending_count == 1
     assert b.asking_folders() == {"/p"}
+
+
+def test_a_question_of_a_pi_in_raw_mode_names_its_asker() -> None:
+    """The pi the evidence gives a session to, seen with its terminal in raw mode (pi's TUI), is
+    the question's asker (notified at once); a cooked or unknown terminal names none."""
+    for raw, want in ((True, (11, 50.0)), (False, None), (None, None)):
+        b = Board(liveness=True)
+        b.apply("a", [Header(uuid7(50.3), "/p"), asked_ab("q1", "First?", 100.0)], 100.0)
+        b.set_processes([Proc("/p", 50.0, 11, None, pane("First?"), None, None, raw)], 101.0)
+        (t,) = b.apply("a", [asked_ab("q2", "Second?", 102.0)], 102.0)
+        assert (t.kind, t.asker) == ("needs_input", want), raw
