@@ -1,8 +1,10 @@
-"""The state of one session file, read from its end only as far as needed (start-up, rewrites).
-
-The header (first line), then the lines that can change a session's state, newest first, until
-the state is settled (``core/settle.py``); a file whose first line is no header, or a pathological
-tail, is replayed forward in bounded memory instead. Either way the result equals a full read."""
+"""The state of one session file at start-up (and after a rewrite), read from its end only as
+far as needed. One loop: read the file's last ``first`` bytes; going back from the newest line,
+skip the lines without a marker (:data:`notifier.pi.lines.MARKERS`) and take the events of the
+others until they settle the state (:mod:`notifier.core.settle`); replay those forward through
+the reducer. Not settled yet: double the window and go on where the last one stopped. Past
+``cap`` (and for a file whose first line is no header) the file is replayed forward instead, in
+bounded memory. Either way the result equals a full read."""
 
 from __future__ import annotations
 
@@ -10,20 +12,15 @@ import os
 from collections import deque
 from collections.abc import Callable
 
-from notifier.core.reducer import Event, Header, Input, Renamed, SessionReducer, Supersede
-from notifier.core.settle import EVENT_BUDGET, Settler, sets_base, settles_alone
+from notifier.core.reducer import Event, Header, Renamed, SessionReducer
+from notifier.core.settle import Suffix
 from notifier.pi.lines import MARKERS, may_have_events
-from notifier.watch.readers import (
-    CHUNK,
-    FIRST_WINDOW,
-    HEADER_LIMIT,
-    backward_matching_lines,
-    find_end,
-    forward_lines,
-    read_head,
-    rfind_marker,
-)
-from notifier.watch.tail import WINDOW, Tailer
+from notifier.watch.readers import HEADER_LIMIT, forward_lines, last_line_end, read_head
+from notifier.watch.tail import LONG_HEAD, WINDOW, LongLine, Tailer, long_head
+
+FIRST_WINDOW = 16 << 10
+KEEP_LINES = 10_000  # a rewrite of a file replayed forward: the newest lines' events kept at most
+Events = Callable[[bytes], list[Event]]
 
 
 def settle_file(
@@ -31,17 +28,20 @@ def settle_file(
     st: os.stat_result,
     tailer: Tailer,
     max_line: int,
-    events: Callable[[bytes], list[Event]],
-    keep: list[bytes] | None = None,
+    events: Events,
+    keep: list[Event] | None = None,
+    first: int = FIRST_WINDOW,
+    cap: int | None = None,
 ) -> SessionReducer:
     """The state of the open file ``fd`` (``st``: its fstat); ``tailer`` is set to continue at its
-    end. ``events``: one line's events. ``keep`` receives the raw lines that state was built from
-    (header first): what a rewrite is compared with."""
+    end. ``events``: one line's events. ``keep`` receives the events that state was built from
+    (the header's first): what a rewrite is compared with. ``cap``: the largest window (at least
+    ``max_line``, so that any line read whole fits in it)."""
     size = st.st_size
     ident = (st.st_dev, st.st_ino)
     tailer.name_checked = False
-    head, header_end = read_head(fd, size)
-    if header_end < 0:
+    head, body = read_head(fd, size)
+    if body < 0:
         # No complete first line yet: the tailer picks it up when its newline arrives
         # (an absurdly long first line is not a pi session: follow new data only).
         partial = head if size <= HEADER_LIMIT else b""
@@ -49,140 +49,102 @@ def settle_file(
         tailer.window_start = 0
         return SessionReducer()
     head_events = events(head)
-    if keep is not None:
-        keep.append(head)
-    tail = find_end(fd, header_end, size, max_line)
-    offset = size if tail.partial is not None else tail.end
-    seen = tail.block + (tail.partial or b"") if offset == size else tail.block
-    want = min(WINDOW, offset)
-    sig = seen[-want:] if len(seen) >= want else os.pread(fd, want, offset - want)
-    tailer.seek(offset, ident, tail.partial or b"", sig, head=head)
-    has_header = Header in map(type, head_events)  # (event types are final)
-    hi, block = tail.end, tail.block  # where the general way starts, and what it has read
-    if has_header:
-        newest = _settled_by_newest(block, hi, header_end, max_line, events)
-        step = len(block)
-        while isinstance(newest, int) and newest > header_end:
-            # Nothing in the block can matter (a long tail of entries that change nothing): the
-            # same look at the bytes before it, in growing blocks (each read and searched once).
-            hi, step = newest, min(max(step, FIRST_WINDOW) * 2, CHUNK)
-            n = min(step, hi - header_end)
-            block = os.pread(fd, n, hi - n)
-            if len(block) != n:  # (the file shrank under us: the general way notices)
-                newest = None
-                break
-            newest = _settled_by_newest(block, hi, header_end, max_line, events)
-        if isinstance(newest, int):  # (no line before the last block can matter either)
-            hi, block = newest, b""
-        elif newest is not None:  # (the common case, without the general machinery below)
-            start, line, line_events = newest
-            tailer.window_start = start
-            tailer.name_checked = Renamed in map(type, line_events) or Renamed in map(type, head_events)
-            if keep is not None:
-                keep.append(line)
-            reducer = SessionReducer()
-            for event in head_events:
-                reducer.apply(event)
-            for event in line_events:
-                reducer.apply(event)
-            return reducer
-    settler = Settler()
-    window_start = tail.end
-    kept: list[bytes] = []
-    if has_header:
-        lines = backward_matching_lines(fd, header_end, hi, max_line, MARKERS, block=block)
-        for start, line in lines:
-            window_start = start
-            if keep is not None:
-                kept.append(line)
-            if settler.feed(events(line)) or settler.over_budget:
-                break
-        else:
-            window_start = header_end  # every line was looked at
-    if settler.settled or window_start <= header_end and not settler.over_budget:
-        tailer.window_start = window_start
-        tailer.name_checked = settler.renamed or any(isinstance(e, Renamed) for e in head_events)
+    found = None
+    if Header in map(type, head_events):  # (event types are final)
+        found = _from_the_end(fd, body, size, max_line, events, first, max(cap or max_line, first))
+    if found is None:  # not settled within the cap, or no header: the whole file, forward
+        end = last_line_end(fd, body, size)
+        reducer, start, renamed = _forward(fd, body, end, max_line, events, head_events, keep), body, True
+    else:
+        suffix, start, end = found
+        reducer, renamed = suffix.replay(head_events), suffix.renamed
         if keep is not None:
-            keep += reversed(kept)
-        return settler.replay(head_events)
-    # A first line that is no header, or a pathological tail (no message among a huge number
-    # of tool results): replay the whole file forward, in bounded memory.
-    tailer.window_start = header_end
-    tailer.name_checked = True  # the whole file was read
+            keep += head_events + suffix.events()
+    held = b"" if end == size else os.pread(fd, size - end, end) if size - end <= max_line else None
+    offset = size if held is not None else end
+    want = min(WINDOW, offset)
+    tailer.seek(offset, ident, held or b"", os.pread(fd, want, offset - want), head=head)
+    tailer.window_start = start
+    tailer.name_checked = renamed or Renamed in map(type, head_events)
+    return reducer
+
+
+def _from_the_end(
+    fd: int, body: int, size: int, max_line: int, events: Events, first: int, cap: int
+) -> tuple[Suffix, int, int] | None:
+    """``(the settling suffix, where its oldest line starts, where complete lines end)`` read
+    from windows at the file's end (``body``: where its lines after the header start), or
+    ``None`` if no window up to ``cap`` bytes settles it."""
+    suffix = Suffix()
+    window, lo, data = first, size, b""  # data: the file's bytes [lo, size)
+    end = top = -1  # where complete lines end; where the lines still to look at end
+    while True:
+        new_lo = max(body, size - window)
+        more = os.pread(fd, lo - new_lo, new_lo)
+        if len(more) != lo - new_lo:
+            return None  # (the file shrank under us: read forward, the tailer notices the rewrite)
+        data, lo = more + data, new_lo
+        if end < 0:
+            nl = data.rfind(b"\n")
+            end = top = lo + nl + 1 if nl >= 0 else -1
+        if end >= 0:
+            # the lines that lie wholly in the window (the first begins before it, unless at body)
+            start = lo if lo == body else lo + data.find(b"\n", 0, top - lo) + 1
+            oldest = _take(data, lo, start, top, max_line, events, suffix)
+            if suffix.settled:
+                return suffix, oldest, end
+            top = start
+        if lo == body:  # (the whole file was looked at)
+            return suffix, body, max(end, body)
+        if window >= cap:
+            return None
+        window *= 2
+
+
+def _take(data: bytes, lo: int, start: int, top: int, max_line: int, events: Events, suffix: Suffix) -> int:
+    """Add to ``suffix`` the events of the lines in the file's ``[start, top)`` (``data`` holds
+    its bytes from ``lo``) that hold a marker, newest first, until it is settled. Where the
+    last line taken starts (``start`` if none settled it). Each marker is searched for once per
+    byte: the newest occurrence of each is kept, and searched again below a line taken."""
+    a, b = start - lo, top - lo
+    last = [data.rfind(marker, a, b) for marker in MARKERS]
+    while True:
+        hit = max(last)
+        if hit < 0:
+            return start
+        s = data.rfind(b"\n", a, hit) + 1 or a
+        e = data.find(b"\n", hit, b)
+        line = data[s:e] if e - s <= max_line else LongLine(long_head(data[s : s + LONG_HEAD], max_line))
+        suffix.add(events(line))
+        if suffix.settled:
+            return lo + s
+        for i, at in enumerate(last):
+            if at >= s:
+                last[i] = data.rfind(MARKERS[i], a, s)
+
+
+def _forward(
+    fd: int, body: int, end: int, max_line: int, events: Events, head: list[Event], keep: list[Event] | None
+) -> SessionReducer:
+    """The header's events, then every line of ``[body, end)`` that can matter, through a fresh
+    reducer. ``keep`` receives the events from the newest line that settles the state by itself
+    on (at most KEEP_LINES lines of them)."""
     reducer = SessionReducer()
-    for event in head_events:
+    for event in head:
         reducer.apply(event)
-    # ``keep`` (a rewrite being compared) gets the lines from the last superseding entry on
-    # (plus the last one that set the state before it), at most EVENT_BUDGET of them.
-    tail_lines: deque[bytes] = deque(maxlen=EVENT_BUDGET)
-    last_base: bytes | None = None
-    for _, line in forward_lines(fd, header_end, tail.end, max_line):
+    kept: deque[list[Event]] = deque(maxlen=KEEP_LINES)
+    for line in forward_lines(fd, body, end, max_line):
         if reducer.has_header and not may_have_events(line):
             continue
         line_events = events(line)
         for event in line_events:
             reducer.apply(event)
-        if keep is None or not line_events:
-            continue
-        based = any(sets_base(e) for e in line_events)
-        if any(isinstance(e, (Input, Supersede)) for e in line_events):
-            tail_lines.clear()
-            if not based and last_base is not None:
-                tail_lines.append(last_base)
-        tail_lines.append(line)
-        if based:
-            last_base = line
+        if keep is not None and line_events:
+            alone = Suffix()
+            alone.add(line_events)
+            if alone.settled:
+                kept.clear()
+            kept.append(line_events)
     if keep is not None:
-        keep += tail_lines
+        keep += head + [event for entry in kept for event in entry]
     return reducer
-
-
-_MAIN = MARKERS[0]
-# The other markers, those starting with a backslash apart (see rfind_marker); no line shorter
-# than the shortest of them can hold one.
-_RARE = tuple(m for m in MARKERS[1:] if not m.startswith(b"\\"))
-_RARE_ESCAPED = tuple(m for m in MARKERS[1:] if m.startswith(b"\\"))
-_SHORTEST = min(map(len, MARKERS[1:]))
-
-
-def _settled_by_newest(
-    block: bytes, end: int, lo: int, max_line: int, events: Callable[[bytes], list[Event]]
-) -> tuple[int, bytes, list[Event]] | int | None:
-    """``(offset, line, its events)`` when the newest line that can carry an event lies in
-    ``block`` (the bytes ending at ``end``, just after a newline; the file's lines start at
-    ``lo``) and settles the state by itself: what the general way would read and stop at.
-    An offset when no line that lies wholly in ``block`` can carry an event: the general way may
-    start there, just after the line that began before the block. ``None`` otherwise."""
-    n = len(block) - 1  # (the final newline)
-    p = block.rfind(_MAIN, 0, n)
-    if p < 0:
-        first = block.find(b"\n")
-        # (a marker in the line that began before the block is found by the general way)
-        if first < n and not _has_rare(block, first + 1, n):
-            return end - len(block) + first + 1
-        return None
-    s = block.rfind(b"\n", 0, p) + 1
-    if s == 0 and end - len(block) != lo:  # the line may begin before the block
-        return None
-    e = block.find(b"\n", p)
-    if e - s > max_line:
-        return None
-    # No newer line may hold any marker (nor the main one cut by the block's end: ``p`` is its
-    # last occurrence, so none lies after it).
-    if _has_rare(block, e, n):
-        return None
-    line = block[s:e]
-    found = events(line)
-    if not settles_alone(found):
-        return None
-    return end - len(block) + s, line, found
-
-
-def _has_rare(block: bytes, lo: int, hi: int) -> bool:
-    """Whether ``block[lo:hi]`` holds one of the markers other than the main one."""
-    if hi - lo < _SHORTEST:  # (the usual end: nothing after the newest line that matters)
-        return False
-    for marker in _RARE:
-        if block.rfind(marker, lo, hi) >= 0:
-            return True
-    return any(rfind_marker(block, marker, lo, hi) >= 0 for marker in _RARE_ESCAPED)

@@ -487,8 +487,9 @@ def test_rows_of_folders_not_scanned_are_not_loaded_and_stay_bounded(
     only the rows below the folders being scanned are read. Rows of other folders are kept up to
     a bound (a folder scanned now and then keeps its summaries), past which they all go, without
     a look at any of their names (a folder that is gone, a mount that hangs)."""
-    from notifier.watch import cache as scan_cache
     from notifier.watch.cache import ScanCache
+
+    from notifier.watch import cache as scan_cache
 
     a, ab, other = tmp_path / "a", tmp_path / "ab", tmp_path / os.fsdecode(b"\xffother")
     x = a / "--p--" / "x.jsonl"
