@@ -13,7 +13,7 @@ from notifier.core.reducer import SessionReducer
 from notifier.core.text import clean
 from notifier.engine.files import SessionFiles
 from notifier.engine.options import EngineOptions
-from notifier.engine.settle_file import FIRST_WINDOW, settle_file
+from notifier.engine.settle_file import CAP, FIRST_WINDOW, settle_file
 from notifier.pi.questions import QuestionCatalog
 from notifier.watch.names import find_name
 from notifier.watch.tail import Tailer
@@ -53,7 +53,7 @@ def startup_read(
         try:
             reducer = settle_file(
                 fd, os.fstat(fd), tailer, tailer.max_line, lambda line: e.line_events(str(path), line, NOW),
-                first=first or FIRST_WINDOW, cap=cap,
+                first=first or FIRST_WINDOW, cap=CAP if cap is None else cap,
             )  # fmt: skip
         finally:
             os.close(fd)

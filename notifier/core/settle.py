@@ -38,6 +38,9 @@ class Suffix:
         self.based = False
         self.renamed = False  # a session_info was read: the name is known, none to look up
 
+    def __len__(self) -> int:
+        return len(self._entries)
+
     @property
     def settled(self) -> bool:
         """Older entries can no longer change the state a replay of these gives."""

@@ -24,7 +24,7 @@ from notifier.pi.entries import EntryError, to_events
 from notifier.pi.lines import too_large_events
 from notifier.system import logs
 from notifier.system.logonce import LogOnce
-from notifier.watch.names import find_name
+from notifier.watch.names import look_up_name
 from notifier.watch.scanner import NotRegularFile, kind_of, open_regular, walk_tree
 from notifier.watch.tail import LongLine, Tailer
 
@@ -169,12 +169,9 @@ class SessionFiles:
         return self.board.forget(path, self._wall())
 
     def _read_bounded(self, tailer: Tailer) -> list[Event] | None:
-        """The events that settle the file's state (header first, in file order); the tailer
-        continues after them. ``None`` if the file cannot be read (said once)."""
+        """The events that settle the file's state (see :meth:`load`), ``None`` if unreadable."""
         keep: list[Event] = []
-        if self.load(tailer, keep) is None:
-            return None
-        return keep
+        return keep if self.load(tailer, keep) is not None else None
 
     def load(self, tailer: Tailer, keep: list[Event] | None = None) -> SessionReducer | None:
         """The state a full read of the tailer's file would give, read from its end only as far
@@ -249,7 +246,7 @@ class SessionFiles:
         found = False
         for key in self.board.unnamed_askers(keys):
             tailer = self.tailers.get(key)
-            name = _look_up_name(tailer) if tailer is not None else None
+            name = look_up_name(tailer) if tailer is not None else None
             if name:
                 self.board.apply(key, [Renamed(name)], self._wall())
                 found = True
@@ -301,12 +298,3 @@ class SessionFiles:
             out += self.read(path)
         return out
 
-
-def _look_up_name(tailer: Tailer) -> str | None:
-    """The name of the session ``tailer`` follows, set before the part of its file that was read
-    (looked for once: bounded read); ``None`` if there is none or it was looked for already."""
-    if tailer.name_checked or tailer.window_start == 0:
-        return None
-    tailer.name_checked = True
-    name = find_name(tailer.path, tailer.window_start)
-    return clean(name, 200) if name else None

@@ -1,10 +1,11 @@
 """The state of one session file at start-up (and after a rewrite), read from its end only as
-far as needed. One loop: read the file's last ``first`` bytes; going back from the newest line,
-skip the lines without a marker (:data:`notifier.pi.lines.MARKERS`) and take the events of the
-others until they settle the state (:mod:`notifier.core.settle`); replay those forward through
-the reducer. Not settled yet: double the window and go on where the last one stopped. Past
-``cap`` (and for a file whose first line is no header) the file is replayed forward instead, in
-bounded memory. Either way the result equals a full read."""
+far as needed. One loop: read the file's end window; going back from the newest line, skip the
+lines without a marker (:data:`notifier.pi.lines.MARKERS`) and take the events of the others
+until they settle the state (:mod:`notifier.core.settle`); replay those forward through the
+reducer. Not settled yet: double the window and go on where the last one stopped. Past a cap
+(too many entries that do not settle it, a line too long to hold) and for a file whose first
+line is no header, the file is replayed forward instead. Memory stays bounded either way, and
+the result equals a full read."""
 
 from __future__ import annotations
 
@@ -14,11 +15,13 @@ from collections.abc import Callable
 
 from notifier.core.reducer import Event, Header, Renamed, SessionReducer
 from notifier.core.settle import Suffix
-from notifier.pi.lines import MARKERS, may_have_events
+from notifier.pi.lines import ESCAPE, MARKERS, may_have_events
 from notifier.watch.readers import HEADER_LIMIT, forward_lines, last_line_end, read_head
 from notifier.watch.tail import LONG_HEAD, WINDOW, LongLine, Tailer, long_head
 
 FIRST_WINDOW = 16 << 10
+STEP = 1 << 20  # bytes the window grows by at most at a time
+CAP = 20_000  # entries taken from the end that do not settle the state: past them, read forward
 KEEP_LINES = 10_000  # a rewrite of a file replayed forward: the newest lines' events kept at most
 Events = Callable[[bytes], list[Event]]
 
@@ -31,12 +34,12 @@ def settle_file(
     events: Events,
     keep: list[Event] | None = None,
     first: int = FIRST_WINDOW,
-    cap: int | None = None,
+    cap: int = CAP,
 ) -> SessionReducer:
     """The state of the open file ``fd`` (``st``: its fstat); ``tailer`` is set to continue at its
     end. ``events``: one line's events. ``keep`` receives the events that state was built from
-    (the header's first): what a rewrite is compared with. ``cap``: the largest window (at least
-    ``max_line``, so that any line read whole fits in it)."""
+    (the header's first): what a rewrite is compared with. ``first``: the first window's size;
+    ``cap``: the entries taken from the end at most before the file is read forward instead."""
     size = st.st_size
     ident = (st.st_dev, st.st_ino)
     tailer.name_checked = False
@@ -51,19 +54,21 @@ def settle_file(
     head_events = events(head)
     found = None
     if Header in map(type, head_events):  # (event types are final)
-        found = _from_the_end(fd, body, size, max_line, events, first, max(cap or max_line, first))
+        found = _from_the_end(fd, body, size, max_line, events, first, cap)
     if found is None:  # not settled within the cap, or no header: the whole file, forward
         end = last_line_end(fd, body, size)
         reducer, start, renamed = _forward(fd, body, end, max_line, events, head_events, keep), body, True
+        tail = b""
     else:
-        suffix, start, end = found
+        suffix, start, end, tail = found
         reducer, renamed = suffix.replay(head_events), suffix.renamed
         if keep is not None:
             keep += head_events + suffix.events()
     held = b"" if end == size else os.pread(fd, size - end, end) if size - end <= max_line else None
     offset = size if held is not None else end
-    want = min(WINDOW, offset)
-    tailer.seek(offset, ident, held or b"", os.pread(fd, want, offset - want), head=head)
+    want = min(WINDOW, offset)  # the bytes before the offset, for the tailer's rewrite check
+    sig = tail[-want:] if offset == size and len(tail) >= want else os.pread(fd, want, offset - want)
+    tailer.seek(offset, ident, held or b"", sig, head=head)
     tailer.window_start = start
     tailer.name_checked = renamed or Renamed in map(type, head_events)
     return reducer
@@ -71,19 +76,24 @@ def settle_file(
 
 def _from_the_end(
     fd: int, body: int, size: int, max_line: int, events: Events, first: int, cap: int
-) -> tuple[Suffix, int, int] | None:
-    """``(the settling suffix, where its oldest line starts, where complete lines end)`` read
-    from windows at the file's end (``body``: where its lines after the header start), or
-    ``None`` if no window up to ``cap`` bytes settles it."""
+) -> tuple[Suffix, int, int, bytes] | None:
+    """``(the settling suffix, where its oldest line starts, where complete lines end, the
+    file's last bytes)`` read
+    from the file's end (``body``: where its lines after the header start) in a window that
+    doubles, or ``None`` past the cap: more than ``cap`` entries that do not settle it, or a line
+    too long to hold (see :func:`settle_file`). Only what the window gained is read each time
+    (at most STEP bytes), and only the line it begins inside is kept from before."""
     suffix = Suffix()
-    window, lo, data = first, size, b""  # data: the file's bytes [lo, size)
+    lo, carry, tail = size, b"", b""  # carry: the file's bytes [lo, top), a line begun before lo
     end = top = -1  # where complete lines end; where the lines still to look at end
-    while True:
-        new_lo = max(body, size - window)
-        more = os.pread(fd, lo - new_lo, new_lo)
-        if len(more) != lo - new_lo:
+    while lo > body:
+        n = min(max(size - lo, first), STEP, lo - body)  # (the window doubles)
+        more = os.pread(fd, n, lo - n)
+        if len(more) != n:
             return None  # (the file shrank under us: read forward, the tailer notices the rewrite)
-        data, lo = more + data, new_lo
+        lo -= n
+        data = more + carry
+        tail = tail or data
         if end < 0:
             nl = data.rfind(b"\n")
             end = top = lo + nl + 1 if nl >= 0 else -1
@@ -92,35 +102,43 @@ def _from_the_end(
             start = lo if lo == body else lo + data.find(b"\n", 0, top - lo) + 1
             oldest = _take(data, lo, start, top, max_line, events, suffix)
             if suffix.settled:
-                return suffix, oldest, end
-            top = start
-        if lo == body:  # (the whole file was looked at)
-            return suffix, body, max(end, body)
-        if window >= cap:
+                return suffix, oldest, end, tail
+            carry, top = data[: start - lo], start
+        else:
+            carry = data
+        if len(carry) > max_line or len(suffix) > cap:
             return None
-        window *= 2
+    return suffix, body, max(end, body), tail
 
 
 def _take(data: bytes, lo: int, start: int, top: int, max_line: int, events: Events, suffix: Suffix) -> int:
     """Add to ``suffix`` the events of the lines in the file's ``[start, top)`` (``data`` holds
     its bytes from ``lo``) that hold a marker, newest first, until it is settled. Where the
     last line taken starts (``start`` if none settled it). Each marker is searched for once per
-    byte: the newest occurrence of each is kept, and searched again below a line taken."""
-    a, b = start - lo, top - lo
-    last = [data.rfind(marker, a, b) for marker in MARKERS]
+    byte, the others only as far down as the line of the next main one (the common marker)."""
+    a, hi = start - lo, top - lo
+    floor = hi  # every marker was searched for in [floor, hi), a line start: last[i] its newest
+    last = [-1] * len(MARKERS)
     while True:
         hit = max(last)
-        if hit < 0:
-            return start
+        if hit < 0:  # nothing in [floor, hi): search on down, to the line of the next main marker
+            if floor <= a:
+                return start
+            main = data.rfind(MARKERS[0], a, floor)
+            below = data.rfind(b"\n", a, main) + 1 or a if main >= 0 else a
+            last = [data.rfind(marker, below, floor) for marker in MARKERS[:-1]]
+            # (the escape only where a backslash is: a needle of its shape is searched slowly)
+            last.append(data.rfind(ESCAPE, below, floor) if data.find(b"\\", below, floor) >= 0 else -1)
+            floor = below
+            continue
         s = data.rfind(b"\n", a, hit) + 1 or a
-        e = data.find(b"\n", hit, b)
+        e = data.find(b"\n", hit, hi)
         line = data[s:e] if e - s <= max_line else LongLine(long_head(data[s : s + LONG_HEAD], max_line))
         suffix.add(events(line))
         if suffix.settled:
             return lo + s
-        for i, at in enumerate(last):
-            if at >= s:
-                last[i] = data.rfind(MARKERS[i], a, s)
+        hi = s  # (a line start at or above floor: the markers below it are known or searched again)
+        last = [at if at < s else data.rfind(MARKERS[i], floor, s) for i, at in enumerate(last)]
 
 
 def _forward(

@@ -1,15 +1,12 @@
 """The start-up scan cache: per session file, a summary of its state and where reading stopped,
-valid while the file's stamp (device, inode, size, mtime_ns) is unchanged, like git's index. A
-changed file is simply read again (bounded). Liveness is never cached.
-
-One SQLite table, ``scan(path, stamp, summary)``, in its own file in the state folder, created
-0600 in a 0700 folder (it holds session names, folders and questions); deleting it is always
-safe. Its version (the format, the release, the question catalog) is ``PRAGMA user_version``: a
-cache of another version is emptied, quietly. What is read back is untrusted (bit rot, another
+valid while the file's stamp (device, inode, size, mtime_ns) is unchanged, like git's index (a
+changed file is read again; liveness is never cached). One SQLite table ``scan(path, stamp,
+summary)`` in the state folder, 0600 in a 0700 folder (it holds names, folders, questions);
+deleting it is always safe. ``PRAGMA user_version`` is its version (format, release, question
+catalog): another one is emptied, quietly. What is read back is untrusted (bit rot, another
 program, a hand edit): each summary goes through the one bounded JSON parse and is checked field
-by field before use. Anything wrong with the cache: it is deleted and rebuilt by this scan, said
-in one log line. Used for one scan: :meth:`StartupCache.lookup` each file, then :meth:`save`
-once (after the names of asking sessions were filled in)."""
+by field. Anything wrong: the cache is deleted and rebuilt by this scan, said in one log line.
+Used for one scan: :meth:`StartupCache.lookup` each file, then :meth:`~StartupCache.save` once."""
 
 from __future__ import annotations
 
@@ -41,18 +38,16 @@ MAX_SUMMARY = 1 << 20  # bytes of one summary
 MAX_TEXT = 64 << 10  # characters of any string in a summary
 MAX_LIST = 1000
 MAX_PARTIAL = 64 << 10  # bytes of an unfinished last line held back
-MAX_INT = 1 << 62
 _STATES = frozenset(get_args(State))
 _COLUMNS = [("path", "BLOB"), ("stamp", "TEXT"), ("summary", "BLOB")]
+_encode = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode  # (ASCII: lone surrogates escaped)
 
 
-class Damaged(ValueError):
-    """The cache holds something this program never writes."""
+class Damaged(ValueError):  # the cache holds something this program never writes
+    pass
 
 
-class Restored(NamedTuple):
-    """An unchanged file: its state and a tailer that continues at its end."""
-
+class Restored(NamedTuple):  # an unchanged file: its state, a tailer that continues at its end
     tailer: Tailer
     reducer: SessionReducer
 
@@ -60,10 +55,6 @@ class Restored(NamedTuple):
 def version(tools: Iterable[str]) -> int:
     """``PRAGMA user_version`` of a cache written for this format, release and catalog."""
     return zlib.crc32(f"{FORMAT}|{__version__}|{','.join(sorted(tools))}".encode()) >> 1
-
-
-def stamp(st: os.stat_result) -> str:
-    return f"{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}"
 
 
 def _below(roots: Iterable[str]) -> tuple[str, list[bytes]]:
@@ -121,7 +112,7 @@ class StartupCache:
         any read); ``None``: read it (it is then summarized by :meth:`save`)."""
         self.open()
         self._seen.add(path)
-        now = stamp(st)
+        now = f"{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}"  # (a file unchanged while equal)
         row = self._rows.get(path)
         if row is not None and row[0] == now:
             try:
@@ -160,9 +151,7 @@ class StartupCache:
                 if count > self._keep_rows:
                     cond, params = _below(self._roots)
                     db.execute(f"DELETE FROM scan WHERE NOT {cond}", params)
-        except sqlite3.OperationalError as exc:  # (busy, a full disk…: next time)
-            log.debug("scan cache not written (%s)", exc)
-        except (sqlite3.Error, Damaged, OSError) as exc:
+        except (sqlite3.Error, Damaged, OSError) as exc:  # (busy, a full disk…: next time)
             log.debug("scan cache not written (%s)", exc)
         self._close()
 
@@ -195,10 +184,10 @@ class StartupCache:
                 os.unlink(self._path + suffix)
 
     def _close(self) -> None:
-        if self._db is not None:
-            with contextlib.suppress(sqlite3.Error):
+        with contextlib.suppress(sqlite3.Error):
+            if self._db is not None:
                 self._db.close()
-            self._db = None
+        self._db = None
 
 
 # ---- one summary ----
@@ -213,8 +202,9 @@ def _pack(tailer: Tailer, reducer: SessionReducer) -> bytes | None:
         "nc": tailer.name_checked, "state": summarize(reducer),
     }  # fmt: skip
     try:
-        _check_state(data["state"])  # (what could not be read back is not written)
-        raw = json.dumps(data, separators=(",", ":"), allow_nan=False).encode("ascii")
+        if reducer.pending or reducer.running:  # (what could not be read back is not written;
+            _check_state(data["state"])  # the other strings are bounded by pi/entries already)
+        raw = _encode(data).encode("ascii")
     except (ValueError, Damaged):
         return None
     return raw if len(raw) <= MAX_SUMMARY and len(t["partial"]) <= MAX_PARTIAL else None
@@ -244,53 +234,47 @@ def _unpack(raw: Any, path: str, size: int, max_line: int, ident: tuple[int, int
 def _check_state(value: Any) -> dict[str, Any]:
     """A reducer's summary (:func:`notifier.core.reducer.summarize`), checked field by field."""
     s = _fields(value, {"sid", "cwd", "name", "base", "pending", "running", "tool", "at", "header"})
-    for key in ("sid", "cwd", "name", "tool"):
-        _str(s[key], none=True)
+    _str(s["sid"], s["cwd"], s["name"], s["tool"], none=True)
     if s["base"] not in _STATES or type(s["header"]) is not bool:
         raise Damaged("a summary holds an unknown state")
     _time(s["at"])
     running = s["running"]
     if not isinstance(running, dict) or len(running) > MAX_LIST:
         raise Damaged("a summary holds wrong running tools")
-    _strs(*running.keys(), *running.values())
+    _str(*running.keys(), *running.values())
     for q in _list(s["pending"]):
         q = _fields(q, {"id", "tool", "at", "title", "items"})
-        _strs(q["id"], q["tool"])
+        _str(q["id"], q["tool"])
         _str(q["title"], none=True)
         _time(q["at"])
         for item in _list(q["items"]):
             item = _fields(item, {"text", "header", "detail", "multi", "options"})
-            _strs(item["text"])
-            _str(item["header"], none=True)
-            _str(item["detail"], none=True)
+            _str(item["text"])
+            _str(item["header"], item["detail"], none=True)
             if type(item["multi"]) is not bool:
                 raise Damaged("a summary holds a wrong flag")
             for option in _list(item["options"]):
                 if not isinstance(option, list) or len(option) != 3 or type(option[2]) is not bool:
                     raise Damaged("a summary holds a wrong option")
-                _strs(option[0])
+                _str(option[0])
                 _str(option[1], none=True)
     return s
 
 
-def _fields(value: Any, keys: set[str]) -> dict[str, Any]:
+def _fields(value: Any, keys: set[str]) -> dict[str, Any]:  # (exactly these, any order)
     if not isinstance(value, dict) or value.keys() != keys:
         raise Damaged("a summary has the wrong fields")
     return value
 
 
-def _str(value: Any, none: bool = False) -> None:
-    if not (value is None and none) and (type(value) is not str or len(value) > MAX_TEXT):
-        raise Damaged("a summary holds a wrong or oversized string")
-
-
-def _strs(*values: Any) -> None:
+def _str(*values: Any, none: bool = False) -> None:
     for value in values:
-        _str(value)
+        if not (value is None and none) and (type(value) is not str or len(value) > MAX_TEXT):
+            raise Damaged("a summary holds a wrong or oversized string")
 
 
 def _int(value: Any, high: int) -> int:
-    if type(value) is not int or not 0 <= value <= min(high, MAX_INT):
+    if type(value) is not int or not 0 <= value <= high:
         raise Damaged("a summary holds a wrong number")
     return value
 
@@ -301,13 +285,11 @@ def _time(value: Any) -> None:
 
 
 def _hex(value: Any, length: int | None = None) -> bytes:
-    try:
-        data = bytes.fromhex(value) if type(value) is str and len(value) <= 2 * MAX_PARTIAL else None
-    except ValueError:
-        data = None
-    if data is None or length is not None and len(data) != length:
-        raise Damaged("a summary holds wrong bytes")
-    return data
+    with contextlib.suppress(ValueError, TypeError):
+        data = bytes.fromhex(value[: 2 * MAX_PARTIAL + 2])
+        if length is None or len(data) == length:
+            return data
+    raise Damaged("a summary holds wrong bytes")
 
 
 def _list(value: Any) -> list[Any]:

@@ -19,9 +19,15 @@ from notifier.pi.catalog import QuestionCatalog
 from notifier.pi.entries import EVENT_TYPES, ID_LIMIT, parse_time
 
 ESCAPE = b"\\u00"
-# '"session"' is left out: only a file's first line can be its header, and that line is always
-# decoded (a file without a header is read whole, every line decoded).
-MARKERS = (*(f'"{name}"'.encode() for name in sorted(EVENT_TYPES - {"session"})), ESCAPE)
+# One marker per type, quoted ('"session"' is left out: only a file's first line can be its
+# header, and that line is always decoded; a file without a header is read whole), except that
+# 'message"' stands for both '"message"' and '"custom_message"'. It comes first: it is the
+# common one, which the start-up read searches for first.
+MARKERS = (
+    b'message"',
+    *(f'"{t}"'.encode() for t in sorted(EVENT_TYPES - {"session", "message", "custom_message"})),
+    ESCAPE,
+)
 
 
 def may_have_events(line: bytes) -> bool:

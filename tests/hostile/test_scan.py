@@ -129,12 +129,12 @@ def test_startup_read_equals_full_read(
 @given(
     st.lists(st.one_of(ENTRY, ENTRY, RAW), min_size=1, max_size=30),
     st.integers(min_value=1, max_value=400),
-    st.one_of(st.none(), st.integers(min_value=1, max_value=2000)),
+    st.one_of(st.none(), st.integers(min_value=0, max_value=20)),
 )
 def test_any_windows_and_cap_give_the_full_read(
     entries: list[dict[str, Any] | bytes], first: int, cap: int | None
 ) -> None:
-    """Windows from one byte on, doubled up to any cap (past it: the file replayed forward)."""
+    """Windows from one byte on, any cap on the entries taken (past it: the file replayed forward)."""
     with tempfile.TemporaryDirectory() as tmp:
         f = Path(tmp) / "s.jsonl"
         f.write_bytes(render(list(entries)) + b"\n")
