@@ -2,7 +2,7 @@
 
 Lines are split on b"\\n" only (pi does not escape U+2028 inside strings). An unterminated tail
 is held back until its newline arrives. A line longer than ``max_line`` is skipped without being
-held in memory.
+held in memory: only its first bytes come, as a :class:`LongLine`.
 
 Only regular files are opened, and never in a way that can block: a FIFO, a device or a folder
 named ``*.jsonl`` is reported (``ReadResult.special``) and left alone.
