@@ -130,14 +130,15 @@ def test_startup_read_equals_full_read(
     st.lists(st.one_of(ENTRY, ENTRY, RAW), min_size=1, max_size=30),
     st.integers(min_value=1, max_value=400),
     st.one_of(st.none(), st.integers(min_value=0, max_value=20)),
+    st.sampled_from([b"\n", b"", b'\n{"type":"mess']),
 )
 def test_any_windows_and_cap_give_the_full_read(
-    entries: list[dict[str, Any] | bytes], first: int, cap: int | None
+    entries: list[dict[str, Any] | bytes], first: int, cap: int | None, end: bytes
 ) -> None:
     """Windows from one byte on, any cap on the entries taken (past it: the file replayed forward)."""
     with tempfile.TemporaryDirectory() as tmp:
         f = Path(tmp) / "s.jsonl"
-        f.write_bytes(render(list(entries)) + b"\n")
+        f.write_bytes(render(list(entries)) + end)
         assert_same(f, first=first, cap=cap)
 
 
@@ -200,3 +201,37 @@ def test_the_marked_lines_are_those_holding_a_marker(pieces: list[bytes]) -> Non
 
     _take(data, 0, 0, len(data), 1 << 20, events, Suffix())
     assert taken == [x for x in data.split(b"\n")[:-1] if any(m in x for m in MARKERS)][::-1]
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.one_of(ENTRY, ENTRY, RAW), max_size=30), st.sampled_from([0, 1, 50_000]))
+def test_what_a_rewrite_is_compared_with_replays_to_the_full_read(
+    entries: list[dict[str, Any] | bytes], cap: int
+) -> None:
+    """The events a rewrite is compared with (``keep``), replayed alone, give the full read's
+    questions, tools and state: from the end, or (past the cap) from a forward read."""
+    import os
+
+    from notifier.core.reducer import SessionReducer
+    from notifier.engine.settle_file import settle_file
+    from notifier.watch.tail import Tailer
+
+    from ..scan_check import NOW, files, full_read
+
+    with tempfile.TemporaryDirectory() as tmp:
+        f = Path(tmp) / "s.jsonl"
+        f.write_bytes(render(list(entries)) + b"\n")
+        e, keep = files(), []
+        fd = os.open(f, os.O_RDONLY)
+        try:
+            got = settle_file(fd, os.fstat(fd), Tailer(str(f)), 1 << 20, lambda x: e.line_events(str(f), x, NOW), keep, cap=cap)
+        finally:
+            os.close(fd)
+        again = SessionReducer()
+        for event in keep:
+            again.apply(event)
+        whole = full_read(f)
+        for r in (got, again):
+            assert (r.state, r.pending, r.running, r.current_tool) == (
+                whole.state, whole.pending, whole.running, whole.current_tool
+            )
