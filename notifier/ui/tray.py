@@ -1,10 +1,11 @@
-"""The tray icon (pystray, in the main thread). It only reads immutable snapshots; clicks and menu
-entries become commands (``core/commands.py``) for the app to carry out.
+"""The tray icon (pystray): its loop runs on the main thread, the UI thread hands it immutable
+snapshots; clicks and menu entries become commands (``core/commands.py``) for the app to carry out.
 
 Backends: `gtk` on X11 when PyGObject imports (menu + left-click action), `appindicator` where a
 StatusNotifierItem host runs (KDE, GNOME with the AppIndicator extension, Wayland; no left-click
 action, so the menu carries everything), `xorg` as the last resort (no menu: a click opens the
-window), native on macOS and Windows. No display at all: no tray.
+window; it runs only while an XEmbed tray host is there), native on macOS and Windows. No display
+at all: no tray. Whatever needs pystray's private parts is in ``notifier/compat/pystray.py``.
 """
 
 from __future__ import annotations

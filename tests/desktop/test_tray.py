@@ -28,6 +28,7 @@ from .conftest import require
 from .services import Dunst
 
 TRAY = (520, 0, 640, 32)  # trayer: top edge, right aligned, 120×32 on the 640×480 screen
+ICON_CLASS = ("pi-notifierSystemTrayIcon", "pi-notifier")  # pystray's xorg icon window (WM_CLASS)
 
 
 def tray_area() -> Image.Image:
@@ -58,8 +59,23 @@ def bbox_of(img: Image.Image, color: tuple[int, int, int, int]) -> tuple[int, in
 
 
 def windows_of_class(name: str) -> list[str]:
+    """Windows of that class, but for the xorg tray icon's (its class is the app's name too)."""
+    from Xlib import display
+
     out = subprocess.run(["xdotool", "search", "--class", name], capture_output=True, text=True, timeout=10)
-    return out.stdout.split()
+    d = display.Display()
+    try:
+        found = []
+        for wid in out.stdout.split():
+            try:
+                wm_class = d.create_resource_object("window", int(wid)).get_wm_class()
+            except Exception:  # gone meanwhile
+                continue
+            if wm_class != ICON_CLASS:
+                found.append(wid)
+        return found
+    finally:
+        d.close()
 
 
 def test_icon_docks_changes_and_a_click_opens_the_window(
@@ -369,7 +385,14 @@ def test_status_notifier_item_desktops_get_the_appindicator_tray(tmp_path: Path,
         sessions = tmp_path / "sessions"
         f = sessions / "--home-dev-kde--" / "a.jsonl"
         append(f, header("/home/dev/kde"), user())
-        assert "tray: appindicator" in cli("doctor", "--sessions-dir", str(sessions)).stdout
+        doctor = cli("doctor", "--sessions-dir", str(sessions)).stdout
+        assert "tray host: gtk-sni-tray-standalone (StatusNotifierItem watcher)" in doctor
+        try:
+            import gi  # noqa: F401
+        except ImportError:  # the xorg backend: it cannot show in a StatusNotifierItem host
+            assert "[FAIL] tray: xorg" in doctor and "StatusNotifierItem watcher) only" in doctor
+            return
+        assert "[ok  ] tray: appindicator" in doctor
         with AppProcess("run", "--liveness", "off", "--sessions-dir", str(sessions)) as app:
 
             def registered() -> bool:
@@ -466,7 +489,6 @@ def test_window_answers_a_gate_with_no_first(desktop: dict[str, str]) -> None:
 
 # ---- tray hosts: none, one that comes and goes, the xorg icon's size ----
 
-ICON_CLASS = ("pi-notifierSystemTrayIcon", "pi-notifier")  # pystray's xorg icon window (WM_CLASS)
 
 
 def _config(tmp_path: Path, backend: str) -> str:
@@ -664,3 +686,26 @@ def test_host_follower_sees_trays_come_and_go(desktop: dict[str, str]) -> None:
         assert not follower.wait(lambda h: h.sni == "never", stopped)
     finally:
         follower.close()
+
+
+def test_doctor_names_the_tray_host_it_found(tmp_path: Path, desktop: dict[str, str], private_dirs: Path) -> None:
+    """OK only with a host that answered; none: a note that says what was asked."""
+    require("trayer")
+    from .services import start_trayer, stop
+
+    def line() -> str:
+        out = cli("doctor", "--sessions-dir", str(tmp_path)).stdout
+        (tray,) = [x for x in out.splitlines() if "] tray: " in x]
+        return str(tray)
+
+    none = line()
+    assert none.startswith("[note] tray: ") and none.endswith(
+        "tray host: none (no program owns the XEmbed tray selection and no StatusNotifierWatcher is on"
+        " the session bus): the icon appears when one starts"
+    )
+    host = start_trayer(desktop)
+    try:
+        found = line()
+    finally:
+        stop(host)
+    assert found.startswith("[ok  ] tray: ") and found.endswith("; tray host: trayer (XEmbed system tray)")
