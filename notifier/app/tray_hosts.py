@@ -104,7 +104,7 @@ def sni_owner(bus: Any) -> str | None:
     body = _call(bus, "GetNameOwner", "s", (WATCHER,))
     if not body:
         return None
-    unique = str(body[0])
+    unique = clean(str(body[0]), 60)
     pid = _call(bus, "GetConnectionUnixProcessID", "s", (unique,))
     return (_program(int(pid[0])) if pid else None) or unique
 
@@ -289,7 +289,7 @@ class HostFollower:
     def _on_signal(self, message: Any) -> None:
         body = message.body
         if len(body) == 3 and body[0] == WATCHER:
-            new_owner = str(body[2])
+            new_owner = clean(str(body[2]), 60)
             if not new_owner:
                 self._set(sni=None)
             else:
