@@ -209,9 +209,6 @@ class HostFollower:
                 self._cond.wait()
             return False
 
-    def xembed_there(self) -> bool:
-        return self.hosts.xembed is not None
-
     def wait_xembed(self, there: bool, stop: threading.Event) -> bool:
         return self.wait(lambda hosts: (hosts.xembed is not None) == there, stop)
 

@@ -84,8 +84,6 @@ def choose_backend(preference: str, sni_host: bool = False) -> tuple[str | None,
 class Hosts(Protocol):
     """The tray hosts followed while the app runs (``app/tray_hosts.HostFollower``)."""
 
-    def xembed_there(self) -> bool: ...
-
     def wait_xembed(self, there: bool, stop: threading.Event) -> bool:
         """Block until an XEmbed tray is there (or gone); False when ``stop`` is set first."""
         ...
