@@ -98,7 +98,7 @@ def _extras(config: Config) -> list[str]:
     except ImportError:
         pass
     try:
-        from notifier.ui import tray
+        from notifier.app import tray
 
         lines.append(tray.doctor_line(config))
     except ImportError:
