@@ -143,6 +143,7 @@ def test_goto_focuses_the_xterm_of_the_tmux_client(
         status = json.loads(cli("status", "--json", *d).stdout)
         (session,) = status["sessions"]
         assert session["pending"] and session["location"]["window_id"] == client_win
+        assert session["location"]["window"] == {"via": "x11", "id": client_win}  # (the focus method's)
         assert session["location"]["tmux"]["pane"] == pane
 
         assert activate_window(other_win) and active() == other_win
