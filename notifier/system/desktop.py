@@ -11,7 +11,10 @@ from typing import Any
 
 from notifier.core.text import clean
 from notifier.core.values import Value, value
-from notifier.system import logs, swayipc, x11
+from notifier.system import logs, x11
+
+# (swayipc, which imports socket, is imported where it is used: `status` locates sessions
+# through this module and imports no more than it needs; tests/unit/test_imports.py)
 
 log = logs.get(__name__)
 _set = object.__setattr__
@@ -56,18 +59,26 @@ class Sway:
         self.limits: str | None = None
 
     def _tree(self) -> dict[str, Any]:
+        from notifier.system import swayipc
+
         with swayipc.Connection(self.path) as conn:
             return conn.tree()
 
     def windows(self) -> dict[int, int]:
+        from notifier.system import swayipc
+
         return swayipc.views_by_pid(self._tree())
 
     def focused(self) -> tuple[int, int] | None:
+        from notifier.system import swayipc
+
         return swayipc.focused_view(self._tree())
 
     def activate(self, wid: int, timeout: float = x11.ACTIVATE_TIMEOUT_S) -> bool:
         """``[con_id=N] focus`` (a command: unlike an X11 client's request, never only "urgent"),
         then checked in the tree."""
+        from notifier.system import swayipc
+
         with swayipc.Connection(self.path, timeout) as conn:
             if not conn.command(f"[con_id={int(wid)}] focus"):
                 return False
@@ -127,6 +138,8 @@ def _wayland_desktop(env: dict[str, str]) -> str:
 
 def focus_method(env: dict[str, str] | None = None) -> Method | Missing:
     """The best focus method here (cheap: an environment look-up and a glob)."""
+    from notifier.system import swayipc
+
     env = dict(os.environ) if env is None else env
     path = swayipc.socket_path(env)
     if path is not None:
