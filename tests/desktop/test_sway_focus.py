@@ -200,6 +200,27 @@ def test_the_window_opens_on_xwayland_without_display(tmp_path: Path, sway: Sway
     assert window["shell"] == "xwayland"
     show.terminate()
     show.wait(10)
+    wait_for(lambda: not _pi_notifier_windows(sway), 20, "the window closed")
+
+    # the running app's own window (as the tray's "Open window" and the goto fallback open it)
+    args = ("run", "--liveness", "off", "--sessions-dir", str(tmp_path))
+    ping = "from notifier.system import ipc; print(ipc.request({'cmd': 'ping'}) is not None)"
+    with AppProcess(argv=sway.argv(sys.executable, "-m", "notifier", *args), env=env) as app:
+        wait_for(
+            lambda: subprocess.run(sway.argv(sys.executable, "-c", ping), env=env, capture_output=True, text=True,
+                                   timeout=30).stdout.strip() == "True",
+            30, "the app's control channel",
+        )  # fmt: skip
+        asked = _cli(sway, "show", env=env)
+        assert asked.returncode == 0 and asked.stderr == "", asked.stderr
+        (window,) = wait_for(lambda: _pi_notifier_windows(sway), 30, "the app's window on XWayland")
+        assert window["shell"] == "xwayland"
+        assert app.stop() == 0
+    assert not [x for x in app.stderr if "Traceback" in x or "no display" in x], app.stderr
+
+
+def _pi_notifier_windows(sway: Sway) -> list[dict[str, Any]]:
+    return [v for v in sway.views() if (v.get("window_properties") or {}).get("class") == "Pi-notifier"]
 
 
 def test_without_xwayland_doctor_and_show_say_so(tmp_path: Path, bare_sway: Sway) -> None:
