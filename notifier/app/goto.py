@@ -2,7 +2,7 @@
 
 tmux: select the pane's window and pane, and switch the most recently active client to it (one
 already showing that session first). Then the terminal's window is focused through the focus
-method here (:mod:`notifier.system.desktop`): the compositor's interface (sway/i3 IPC: a command,
+method here (:mod:`notifier.system.desktop`): the compositor's interface (sway IPC: a command,
 so an X11 terminal under XWayland is focused too, whatever ``focus_on_window_activation`` says),
 else X11 EWMH (the ``_NET_ACTIVE_WINDOW`` client message), checked to have become focused.
 kitty / wezterm outside tmux: their remote control too, where pi's environment names it. Where

@@ -1,7 +1,8 @@
 """The focus method here: what can list the desktop's windows by process, tell which one is
-focused and focus one. The compositor where it offers an interface (sway/i3 IPC), X11 EWMH where
+focused and focus one. The compositor where it offers an interface (sway IPC), X11 EWMH where
 there is an X display; elsewhere :class:`Missing` says in one line what is missing (GNOME Shell
-on Wayland offers no public interface for it; KWin's and Hyprland's are not used yet)."""
+on Wayland offers no public interface for it; KWin's scripting is not used yet). Hyprland's IPC
+is used where its socket is found (not tried against a running Hyprland here)."""
 
 from __future__ import annotations
 
@@ -22,7 +23,8 @@ _set = object.__setattr__
 
 @value(frozen=True, init=False, repr=False, eq=False)
 class Window(Value):
-    """A window as a focus method knows it: ``via`` "sway" (a con id) or "x11" (an X11 window id)."""
+    """A window as a focus method knows it: ``via`` "sway" (a con id), "hyprland" (a window
+    address) or "x11" (an X11 window id)."""
 
     via: str
     id: int
@@ -49,13 +51,13 @@ class Missing:
 
 
 class Sway:
-    """sway (or i3) through its IPC socket."""
+    """sway through its IPC socket."""
 
     via = "sway"
+    name = "sway IPC"
 
     def __init__(self, path: str) -> None:
         self.path = path
-        self.name = "sway IPC" if "sway-ipc" in os.path.basename(path) or os.environ.get("SWAYSOCK") else "i3 IPC"
         self.limits: str | None = None
 
     def _tree(self) -> dict[str, Any]:
@@ -83,6 +85,35 @@ class Sway:
             if not conn.command(f"[con_id={int(wid)}] focus"):
                 return False
             now = swayipc.focused_view(conn.tree())
+        return now is not None and now[0] == wid
+
+
+class Hyprland:
+    """Hyprland through its request socket (:mod:`notifier.system.hyprland`)."""
+
+    via = "hyprland"
+    name = "Hyprland IPC"
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.limits: str | None = None
+
+    def windows(self) -> dict[int, int]:
+        from notifier.system import hyprland
+
+        return hyprland.clients_by_pid(hyprland.request(self.path, "j/clients"))
+
+    def focused(self) -> tuple[int, int] | None:
+        from notifier.system import hyprland
+
+        return hyprland.active_window(hyprland.request(self.path, "j/activewindow"))
+
+    def activate(self, wid: int, timeout: float = x11.ACTIVATE_TIMEOUT_S) -> bool:
+        from notifier.system import hyprland
+
+        if hyprland.request(self.path, hyprland.focus_command(wid), timeout).strip() != "ok":
+            return False
+        now = self.focused()
         return now is not None and now[0] == wid
 
 
@@ -121,19 +152,19 @@ class X11:
         return x11.activate_window(wid, timeout)
 
 
-Method = Sway | X11
+Method = Sway | Hyprland | X11
 
 
 def _wayland_desktop(env: dict[str, str]) -> str:
     desktops = (env.get("XDG_CURRENT_DESKTOP") or "").lower()
     if env.get("HYPRLAND_INSTANCE_SIGNATURE") or "hyprland" in desktops:
-        return "Hyprland (its IPC is not used by pi-notifier yet)"
+        return "Hyprland's IPC socket was not found"
     if "gnome" in desktops:
         return "GNOME Shell on Wayland offers no public interface to focus a window"
     if "kde" in desktops or env.get("KDE_FULL_SESSION"):
         return "KWin on Wayland (its scripting interface is not used by pi-notifier yet)"
     name = clean(env.get("XDG_CURRENT_DESKTOP") or "this Wayland compositor", 40)
-    return f"{name} offers no interface pi-notifier knows to focus a window (it knows sway/i3 IPC)"
+    return f"{name} offers no interface pi-notifier knows to focus a window (it knows sway's IPC)"
 
 
 def focus_method(env: dict[str, str] | None = None) -> Method | Missing:
@@ -144,6 +175,11 @@ def focus_method(env: dict[str, str] | None = None) -> Method | Missing:
     path = swayipc.socket_path(env)
     if path is not None:
         return Sway(path)
+    from notifier.system import hyprland
+
+    hypr = hyprland.socket_path(env)
+    if hypr is not None:
+        return Hyprland(hypr)
     wayland = bool(env.get("WAYLAND_DISPLAY"))
     if env.get("DISPLAY"):
         return X11(f"{_wayland_desktop(env)}: only X11 windows (XWayland) can be" if wayland else None)
@@ -162,7 +198,9 @@ def describe(method: Method | Missing) -> tuple[bool | None, str]:
         windows = method.windows()
     except Exception as exc:
         return False, f"{method.name} did not answer ({clean(exc, 120)})"
-    where = f"socket {clean(method.path, 120)}" if isinstance(method, Sway) else f"display {clean(os.environ.get('DISPLAY'), 20)}"
+    where = (
+        f"display {clean(os.environ.get('DISPLAY'), 20)}" if isinstance(method, X11) else f"socket {clean(method.path, 120)}"
+    )
     said = f"{method.name} ({where}): {len(windows)} window(s) by process, "
     said += f"focused: pid {front[1]}" if front else "focused: none"
     if method.limits:

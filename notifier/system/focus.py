@@ -1,5 +1,5 @@
 """Is the user already looking at a session? Its terminal is the focused window (as the focus
-method here tells it: sway/i3 IPC, X11 EWMH; :mod:`notifier.system.desktop`) and, in tmux, its
+method here tells it: sway IPC, X11 EWMH; :mod:`notifier.system.desktop`) and, in tmux, its
 pane is the one that terminal's client shows. Notifications skip such sessions
 (``notifications.skip_when_focused``). Anything unknown counts as not looking, and so does a
 session on another machine (a remote host's session is never in front of you here, even when a
@@ -23,7 +23,7 @@ from typing import Any
 from notifier.core.model import SessionView
 from notifier.core.text import clean
 from notifier.system import swayipc
-from notifier.system.desktop import Method, Missing, Sway, focus_method
+from notifier.system.desktop import Hyprland, Method, Missing, Sway, focus_method
 from notifier.system.locate import Location, Wanted, locate_sessions
 from notifier.system.processes import looks_like_pi
 from notifier.system.tmux import TmuxClient, tmux, tmux_clients
@@ -145,6 +145,8 @@ class FocusWatcher:
             self._conn.subscribe("window", "workspace")
             self._conn.sock.settimeout(None)
             target = self._sway_loop
+        elif isinstance(self.method, Hyprland):
+            raise NotImplementedError("Hyprland's event socket is not watched")
         else:
             from Xlib import X
 
@@ -233,11 +235,14 @@ def current_front() -> Front | None:
             if isinstance(method, Missing):
                 _watcher[:] = [method]
                 return None
+            if isinstance(method, Hyprland):
+                return UNKNOWN  # (its event socket is not watched: asked at each check)
             w = FocusWatcher(method)
             try:
                 w.start()
             except Exception as exc:
                 log.debug("cannot watch the focus through %s: %s", method.name, clean(exc, 200))
+                w.stop()
                 return UNKNOWN
             _watcher[:] = [w]
         return w.front

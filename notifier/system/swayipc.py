@@ -1,8 +1,6 @@
-"""sway's (and i3's) IPC: the windows it manages, which one is focused, focusing one, and its
-focus events.
+"""sway's IPC: the windows it manages, which one is focused, focusing one, and its focus events.
 
-The protocol (sway-ipc(7), i3's "IPC interface"): over the unix socket ``$SWAYSOCK`` (``$I3SOCK``)
-each message is the magic ``i3-ipc``, a payload length and a message type (two native-endian
+The protocol (sway-ipc(7), i3's "IPC interface"): over the unix socket ``$SWAYSOCK`` each message is the magic ``i3-ipc``, a payload length and a message type (two native-endian
 uint32) and a JSON payload; replies have the same header, events the type's high bit set. Written
 here rather than taken from the ``i3ipc`` package (2.2.1, unreleased since 2020): three message
 types are needed, each call must have a timeout, and the focus watcher reads events on a thread
@@ -10,7 +8,8 @@ of its own that it must be able to stop.
 
 A sway view names its client's process (``pid``, the X11 client's too under XWayland) and
 ``focused``; ``[con_id=N] focus`` focuses it whatever ``focus_on_window_activation`` says (that
-setting only turns an X11 client's *request* into an urgent hint)."""
+setting only turns an X11 client's *request* into an urgent hint). i3 speaks the same protocol
+but its tree names no processes: under i3 the focus method is X11 EWMH."""
 
 from __future__ import annotations
 
@@ -36,14 +35,13 @@ class IpcError(OSError):
 
 
 def socket_path(env: dict[str, str] | None = None) -> str | None:
-    """The compositor's IPC socket: ``$SWAYSOCK`` or ``$I3SOCK``; without them (an app started
+    """sway's IPC socket: ``$SWAYSOCK``; without it (an app started
     outside sway's environment, by systemd say), sway's own ``sway-ipc.UID.PID.sock`` in
     ``$XDG_RUNTIME_DIR`` of a sway that still runs (the one serving ``$WAYLAND_DISPLAY`` first)."""
     env = dict(os.environ) if env is None else env
-    for name in ("SWAYSOCK", "I3SOCK"):
-        path = env.get(name)
-        if path and os.path.exists(path):
-            return path
+    path = env.get("SWAYSOCK")
+    if path and os.path.exists(path):
+        return path
     runtime = env.get("XDG_RUNTIME_DIR")
     if not runtime:
         return None

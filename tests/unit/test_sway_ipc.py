@@ -150,3 +150,69 @@ def test_the_focus_method_from_the_environment(tmp_path: Path) -> None:
     (runtime / f"sway-ipc.{os.getuid()}.999999999.sock").touch()  # a sway long gone
     found = swayipc.socket_path({"XDG_RUNTIME_DIR": str(runtime)})
     assert found == str(runtime / f"sway-ipc.{os.getuid()}.{os.getpid()}.sock")
+
+
+# ---- Hyprland (its IPC; no Hyprland in Debian 12: literal data and a stand-in socket) ----
+
+HYPR_CLIENTS = json.dumps([
+    {"address": "0x55d5a8e2c0b0", "mapped": True, "class": "foot", "title": "pi", "pid": 2201, "focusHistoryID": 1},
+    {"address": "0x55d5a8f01a40", "mapped": True, "class": "kitty", "title": "~", "pid": 2310, "focusHistoryID": 0},
+    {"address": "0x55d5a8f01b00", "class": "foot", "pid": 2201},
+    {"address": "nonsense", "pid": 9},
+    {"address": "0x1", "pid": -1},
+])
+
+
+def test_hyprland_clients_and_the_active_window() -> None:
+    from notifier.system import hyprland
+
+    assert hyprland.clients_by_pid(HYPR_CLIENTS) == {2201: 0x55D5A8E2C0B0, 2310: 0x55D5A8F01A40}
+    assert hyprland.clients_by_pid("Hyprland IPC didn't respond") == {}
+    active = json.dumps({"address": "0x55d5a8f01a40", "class": "kitty", "pid": 2310})
+    assert hyprland.active_window(active) == (0x55D5A8F01A40, 2310)
+    assert hyprland.active_window("{}") is None  # nothing focused
+    assert hyprland.focus_command(0x55D5A8E2C0B0) == "dispatch focuswindow address:0x55d5a8e2c0b0"
+
+
+def test_hyprland_method_over_a_stand_in_socket(tmp_path: Path) -> None:
+    """One request per connection, answered to the end: the method lists, focuses and checks."""
+    sig = "abc123_1700000000_42"
+    folder = tmp_path / "hypr" / sig
+    folder.mkdir(parents=True)
+    path = folder / ".socket.sock"
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(path))
+    server.listen(4)
+    state = {"active": "0x55d5a8f01a40"}
+    asked: list[str] = []
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            with conn:
+                command = conn.recv(4096).decode()
+                asked.append(command)
+                if command == "j/clients":
+                    conn.sendall(HYPR_CLIENTS.encode())
+                elif command == "j/activewindow":
+                    pid = 2310 if state["active"].endswith("1a40") else 2201
+                    conn.sendall(json.dumps({"address": state["active"], "pid": pid}).encode())
+                elif command.startswith("dispatch focuswindow address:"):
+                    state["active"] = command.rsplit(":", 1)[1]
+                    conn.sendall(b"ok")
+
+    threading.Thread(target=serve, daemon=True).start()
+    env = {"HYPRLAND_INSTANCE_SIGNATURE": sig, "XDG_RUNTIME_DIR": str(tmp_path), "WAYLAND_DISPLAY": "wayland-1"}
+    method = desktop.focus_method(env)
+    assert isinstance(method, desktop.Hyprland)
+    assert method.windows()[2201] == 0x55D5A8E2C0B0
+    assert method.focused() == (0x55D5A8F01A40, 2310)
+    assert method.activate(0x55D5A8E2C0B0)
+    assert method.focused() == (0x55D5A8E2C0B0, 2201)
+    assert "dispatch focuswindow address:0x55d5a8e2c0b0" in asked
+    server.close()
+    gone = desktop.focus_method({"HYPRLAND_INSTANCE_SIGNATURE": "nothere", "WAYLAND_DISPLAY": "wayland-1"})
+    assert isinstance(gone, desktop.Missing) and gone.reason == "Hyprland's IPC socket was not found"
