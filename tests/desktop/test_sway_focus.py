@@ -2,12 +2,14 @@
 namespace: sway refuses root), with foot (Wayland-native) and xterm under XWayland. A stand-in pi
 (fake_pi.py: a process named `pi` writing a real captured session) runs in the terminal.
 
-- goto focuses foot through sway's IPC, and an xterm too although sway's default
-  ``focus_on_window_activation urgent`` turns an X11 activation request into an urgent hint;
+- goto focuses foot through sway's IPC (from the command line and from a click on mako's
+  notification), and an xterm too although sway's default ``focus_on_window_activation urgent``
+  turns an X11 activation request into an urgent hint;
 - with ``skip_when_focused`` no Notify reaches mako while that session's foot is focused, and
   one does when another window is;
 - the Tk window opens on sway's XWayland although the app has no DISPLAY; without XWayland,
-  ``doctor`` and ``show`` say so in one line."""
+  ``doctor`` and ``show`` say so in one line; the running app's window (the tray's "Open
+  window", the goto fallback) opens there too."""
 
 from __future__ import annotations
 
@@ -235,3 +237,22 @@ def test_without_xwayland_doctor_and_show_say_so(tmp_path: Path, bare_sway: Sway
         "pi-notifier: cannot open the window: the window needs X (Tk) and this Wayland desktop offers no"
         " XWayland (sway: 'xwayland enable'); notifications and the tray still work"
     ]
+
+
+def test_a_click_on_makos_notification_focuses_foot(tmp_path: Path, sway: Sway) -> None:
+    """The whole way on sway: the notification of the waiting pi (its foot not focused), its
+    default action picked in mako (as a click does), and the app focuses that foot through
+    sway's IPC."""
+    foot, sessions = _terminal(sway, tmp_path, "foot", "a")
+    other = sway.popen("foot", "--", "sleep", "3600", stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    mine, theirs = _window_of_terminal(sway, foot), _window_of_terminal(sway, other)
+    sway.focus(theirs["id"])
+    args = ("run", "--no-tray", "-v", "--sessions-dir", str(sessions))
+    with AppProcess(argv=sway.argv(sys.executable, "-m", "notifier", *args), env=_env(sway)) as app:
+        (n,) = wait_for(lambda: _ours(sway), 20, "the notification")
+        assert "default" in n["actions"]
+        sway.invoke(int(n["id"]), "default")
+        wait_for(lambda: sway.focused() == mine["id"], 20, "the pi's foot focused")
+        app.log_has("goto: focused pid ")
+        assert app.stop() == 0
+    assert not [x for x in app.stderr if "Traceback" in x], app.stderr
