@@ -244,5 +244,6 @@ def current_front() -> Front | None:
                 log.debug("cannot watch the focus through %s: %s", method.name, clean(exc, 200))
                 w.stop()
                 return UNKNOWN
+            log.debug("watching what is focused through %s", method.name)
             _watcher[:] = [w]
         return w.front

@@ -164,7 +164,7 @@ def test_skip_when_focused_holds_on_sway(tmp_path: Path, sway: Sway) -> None:
     cfg = tmp_path / "config.toml"
     cfg.write_text("settle_ms = 0\n[notifications]\nskip_when_focused = true\n")
     sway.focus(mine["id"])
-    args = ("run", "--json", "--no-tray", "--liveness", "off", "--config", str(cfg),
+    args = ("run", "--json", "--no-tray", "-v", "--liveness", "off", "--config", str(cfg),
             "--sessions-dir", str(sessions), "--sessions-dir", str(loose))  # fmt: skip
     with AppProcess(argv=sway.argv(sys.executable, "-m", "notifier", *args), env=_env(sway)) as app:
         app.wait("ready")
@@ -172,6 +172,7 @@ def test_skip_when_focused_holds_on_sway(tmp_path: Path, sway: Sway) -> None:
         append(marker, ask("m1", "Marker question?"))
         shown = wait_for(lambda: _ours(sway), 20, "the marker's notification")
         assert [n["summary"] for n in shown] == ["elsewhere needs an answer"], shown
+        app.log_has("watching what is focused through sway IPC")  # (read from its events, not asked)
         # another window focused: the next question of that session is notified
         sway.focus(theirs["id"])
         append(marker, answer("m1"))
