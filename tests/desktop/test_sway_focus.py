@@ -2,8 +2,8 @@
 namespace: sway refuses root), with foot (Wayland-native) and xterm under XWayland. A stand-in pi
 (fake_pi.py: a process named `pi` writing a real captured session) runs in the terminal.
 
-- goto focuses foot through sway's IPC (from the command line and from a click on mako's
-  notification), and an xterm too although sway's default ``focus_on_window_activation urgent``
+- goto focuses foot through sway's IPC (from the command line, from a click on mako's
+  notification, and the foot of the tmux client it switches to pi's pane), and an xterm too although sway's default ``focus_on_window_activation urgent``
   turns an X11 activation request into an urgent hint;
 - with ``skip_when_focused`` no Notify reaches mako while that session's foot is focused, and
   one does when another window is;
@@ -257,3 +257,40 @@ def test_a_click_on_makos_notification_focuses_foot(tmp_path: Path, sway: Sway) 
         app.log_has("goto: focused pid ")
         assert app.stop() == 0
     assert not [x for x in app.stderr if "Traceback" in x], app.stderr
+
+
+def test_goto_focuses_the_foot_of_the_tmux_client_showing_pi(tmp_path: Path, sway: Sway) -> None:
+    """pi in tmux, the session attached in a foot that shows another tmux window: goto selects
+    pi's pane for that client and focuses that foot through sway's IPC."""
+    require("tmux")
+    command, sessions, project = _fake_pi(tmp_path, "t")
+    name = f"pn-sway-{tmp_path.name}"[:60]
+
+    def tmux(*args: str) -> str:
+        out = sway.run("tmux", "-L", name, *args)
+        assert out.returncode == 0, out.stderr
+        return out.stdout
+
+    try:
+        tmux("new-session", "-d", "-s", "work", "-x", "80", "-y", "24", "-c", str(project),
+             "-e", f"FAKE_PI_SESSIONS={sessions}", *command)  # fmt: skip
+        pane = tmux("list-panes", "-t", "work", "-F", "#{pane_id}").split()[0]
+        wait_for(lambda: list(sessions.rglob("*.jsonl")), 30, "the pi in tmux to write its session")
+        tmux("new-window", "-t", "work:1", "sleep", "3600")
+        client = sway.popen("foot", "--", "tmux", "-L", name, "attach", "-t", "work",
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+        other = sway.popen("foot", "--", "sleep", "3600", stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        mine, theirs = _window_of_terminal(sway, client), _window_of_terminal(sway, other)
+        wait_for(lambda: tmux("list-clients").strip(), 20, "the tmux client")
+        sway.focus(theirs["id"])
+
+        def shown() -> str:
+            tty = tmux("list-clients", "-F", "#{client_tty}").split()[0]
+            return tmux("display-message", "-p", "-c", tty, "#{pane_id}").strip()
+
+        assert shown() != pane
+        done = _cli(sway, "goto", "--sessions-dir", str(sessions))
+        assert done.returncode == 0, done.stderr
+        assert sway.focused() == mine["id"] and shown() == pane
+    finally:
+        sway.run("tmux", "-L", name, "kill-server")
