@@ -26,6 +26,7 @@ from notifier.core.owners import Wanted as Wanted
 from notifier.core.text import clean
 from notifier.core.values import Value, field, value
 from notifier.system import logs
+from notifier.system.desktop import Missing, Window, focus_method
 from notifier.system.processes import PiProcess as PiProcess
 from notifier.system.processes import maybe_pi as maybe_pi
 from notifier.system.processes import pi_processes as pi_processes
@@ -45,6 +46,7 @@ class Location(Value):
     window_id: int | None = None  # the X11 window of the terminal (a _NET_CLIENT_LIST window)
     client: TmuxClient | None = None  # the tmux client whose terminal is ``window_id``
     env: dict[str, str] = field(default_factory=dict, compare=False)
+    window: Window | None = None  # the terminal's window as the focus method knows it (sway: a con id)
 
     def __init__(
         self,
@@ -54,6 +56,7 @@ class Location(Value):
         window_id: int | None = None,
         client: TmuxClient | None = None,
         env: dict[str, str] | None = None,  # (None: a new empty dict, as the field's default_factory)
+        window: Window | None = None,
     ) -> None:
         object.__setattr__(self, "pid", pid)
         object.__setattr__(self, "tty", tty)
@@ -61,6 +64,7 @@ class Location(Value):
         object.__setattr__(self, "window_id", window_id)
         object.__setattr__(self, "client", client)
         object.__setattr__(self, "env", {} if env is None else env)
+        object.__setattr__(self, "window", window)
 
     def obj(self) -> dict[str, Any]:
         """The JSON of ``status --json`` ("location") and ``goto --print``."""
@@ -69,6 +73,7 @@ class Location(Value):
             "tty": self.tty,
             "tmux": self.tmux.obj() if self.tmux else None,
             "window_id": self.window_id,
+            "window": self.window.obj() if self.window else None,
         }
 
     def describe(self) -> str:
@@ -77,24 +82,37 @@ class Location(Value):
             parts.append(f"tmux {clean(self.tmux.session, 40)}:{self.tmux.window} {self.tmux.pane}")
         elif self.tty:
             parts.append(clean(self.tty))
-        if self.window_id:
+        if self.window is not None and self.window.via != "x11":
+            parts.append(self.window.describe())
+        elif self.window_id:
             parts.append(f"window 0x{self.window_id:x}")
         return " · ".join(parts)
 
 
-def locate(proc: PiProcess, windows: dict[int, int] | None) -> Location:
+Windows = tuple[dict[int, int] | None, tuple[str, dict[int, int]] | None]  # X11; (via, the focus method's)
+
+
+def locate(proc: PiProcess, windows: dict[int, int] | Windows | None) -> Location:
+    """Where ``proc`` is; ``windows``: :func:`list_windows` (or the X11 windows alone)."""
+    x_windows, desk = windows if isinstance(windows, tuple) else (windows, None)
     pane = tmux_pane_of(proc.env, proc.pid)
     client: TmuxClient | None = None
     window_id = None
+    owner = [proc.pid]
     if pane is not None:
         clients = tmux_clients(pane.socket)
         ours = [c for c in clients if c.session == pane.session]
         client = next(iter(ours or clients), None)
-        if windows and client is not None:
-            window_id = window_for([client.pid], windows)
-    elif windows:
-        window_id = window_for([proc.pid], windows)
-    return Location(proc.pid, proc.tty, pane, window_id, client, proc.env)
+        owner = [client.pid] if client is not None else []
+    if x_windows and owner:
+        window_id = window_for(owner, x_windows)
+    window = None
+    if desk is not None and owner:
+        wid = window_for(owner, desk[1])
+        window = Window(desk[0], wid) if wid is not None else None
+    elif window_id is not None:
+        window = Window("x11", window_id)
+    return Location(proc.pid, proc.tty, pane, window_id, client, proc.env, window)
 
 
 @value(frozen=True, init=False, repr=False, eq=False)
@@ -147,9 +165,7 @@ def match(wanted: Sequence[Wanted], procs: Sequence[PiProcess]) -> dict[str, PiP
     return match_all(wanted, procs)[0]
 
 
-def _windows(with_windows: bool) -> dict[int, int] | None:
-    if not with_windows:
-        return None
+def _x_windows() -> dict[int, int] | None:
     disp = open_display()
     if disp is None:
         return None
@@ -160,6 +176,22 @@ def _windows(with_windows: bool) -> dict[int, int] | None:
         return None
     finally:
         disp.close()
+
+
+def list_windows(with_windows: bool = True) -> Windows | None:
+    """The X11 windows by process and, where the focus method is another (the compositor's), its
+    windows by process too."""
+    if not with_windows:
+        return None
+    method = focus_method()
+    desk = None
+    if not isinstance(method, Missing) and method.via != "x11":
+        try:
+            desk = (method.via, method.windows())
+        except Exception as exc:
+            log.debug("cannot list the windows through %s: %s", method.name, clean(exc, 200))
+    return _x_windows(), desk
+
 
 
 def locate_sessions(
@@ -176,7 +208,7 @@ def locate_sessions(
     if not procs:
         return {}
     pairs = match(wanted, procs)
-    windows = _windows(with_windows and bool(pairs))
+    windows = list_windows(with_windows and bool(pairs))
     return {key: locate(proc, windows) for key, proc in pairs.items()}
 
 
@@ -208,7 +240,7 @@ def locate_one(
     pairs, owners = match_all([w, *others], procs, announced)
     proc = pairs.get(w.key)
     if proc is not None:
-        return locate(proc, _windows(with_windows))
+        return locate(proc, list_windows(with_windows))
     cands = owners.candidates(w.key)
     if len(cands) >= 2:
         pids = tuple(sorted({p.pid for p in cands}))

@@ -20,16 +20,19 @@ from ..conftest import wait_for
 from .services import BUS_CONFIG, _read_line, stop
 
 SWAY_CONFIG = """output HEADLESS-1 resolution 1280x800
-xwayland disable
+xwayland {xwayland}
 """
 
 
 class Sway:
     """sway + a private session bus in a user namespace of their own; :meth:`start_mako` starts
-    the notification server (a test may stop it and start another)."""
+    the notification server (a test may stop it and start another). ``xwayland``: sway starts
+    XWayland when an X11 client first connects (``display`` is its X display); sway's
+    ``focus_on_window_activation`` is left at its default ("urgent")."""
 
-    def __init__(self, tmp: Path) -> None:
+    def __init__(self, tmp: Path, xwayland: bool = False) -> None:
         self.tmp = tmp
+        self.xwayland = xwayland
         self.runtime = tmp / "runtime"
         self.runtime.mkdir(mode=0o700)
         self.procs: list[subprocess.Popen[Any]] = []
@@ -105,7 +108,7 @@ class Sway:
 
     def _start_sway(self) -> None:
         config = self.tmp / "sway.conf"
-        config.write_text(SWAY_CONFIG)
+        config.write_text(SWAY_CONFIG.format(xwayland="enable" if self.xwayland else "disable"))
         env = dict(self.env, WLR_BACKENDS="headless", WLR_LIBINPUT_NO_DEVICES="1", WLR_RENDERER="pixman")
         log = self._log("sway.log")
         proc = self.popen("sway", "-c", str(config), env=env, stdout=log, stderr=log)
@@ -118,6 +121,56 @@ class Sway:
             )
 
         self.env["WAYLAND_DISPLAY"] = wait_for(socket, 20, "sway's Wayland socket")
+        self.sway = proc
+        ipc = wait_for(lambda: next(iter(self.runtime.glob("sway-ipc.*.sock")), None), 20, "sway's IPC socket")
+        self.env["SWAYSOCK"] = str(ipc)
+
+    @property
+    def display(self) -> str:
+        """The X display sway serves through XWayland (what it gives its children as DISPLAY):
+        the display whose lock file holds sway's pid (sway opens it before any X client comes)."""
+        assert self.xwayland, "this sway runs without XWayland"
+
+        def held() -> str | None:
+            for lock in Path("/tmp").glob(".X*-lock"):
+                try:
+                    pid = lock.read_text().strip(" \n\x00")
+                except OSError:
+                    continue
+                if pid == str(self.sway.pid):
+                    return ":" + lock.name[2:-5]
+            return None
+
+        return wait_for(held, 20, "sway's XWayland display")
+
+    def tree(self) -> dict[str, Any]:
+        out = self.run("swaymsg", "-r", "-t", "get_tree")
+        assert out.returncode == 0, out.stderr
+        tree: dict[str, Any] = json.loads(out.stdout)
+        return tree
+
+    def views(self) -> list[dict[str, Any]]:
+        """Every window sway manages (tiled or floating)."""
+        found, stack = [], [self.tree()]
+        while stack:
+            node = stack.pop()
+            if node.get("type") in ("con", "floating_con") and node.get("pid"):
+                found.append(node)
+            stack += node.get("nodes", []) + node.get("floating_nodes", [])
+        return found
+
+    def view_of(self, pid: int) -> dict[str, Any]:
+        """The window of process ``pid`` (waited for)."""
+        return wait_for(lambda: next((v for v in self.views() if v["pid"] == pid), None), 30, f"a window of pid {pid}")
+
+    def focused(self) -> int | None:
+        """The con id of the focused window."""
+        return next((v["id"] for v in self.views() if v.get("focused")), None)
+
+    def focus(self, con: int) -> None:
+        out = self.run("swaymsg", f"[con_id={con}] focus")
+        assert out.returncode == 0, out.stdout + out.stderr
+        wait_for(lambda: self.focused() == con, 10, f"window {con} focused")
 
     def start_mako(self) -> subprocess.Popen[Any]:
         """mako on sway's display; returns once it owns org.freedesktop.Notifications."""

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from notifier.system.desktop import Window
 from notifier.system.locate import Location, PiProcess, Wanted, match
 from notifier.system.tmux import TmuxPane
 from notifier.ui.view import details_text
@@ -50,8 +51,12 @@ def test_location_json_and_the_details_pane() -> None:
         "tty": "/dev/pts/3",
         "tmux": {"socket": "/tmp/tmux-1/default", "session": "work", "window": "2", "pane": "%5"},
         "window_id": 0x1A00007,
+        "window": None,
     }
-    assert Location(42, None).obj() == {"pid": 42, "tty": None, "tmux": None, "window_id": None}
+    assert Location(42, None).obj() == {"pid": 42, "tty": None, "tmux": None, "window_id": None, "window": None}
+    on_sway = Location(42, None, window=Window("sway", 7))  # (additive: "window_id" stays X11's)
+    assert on_sway.obj()["window"] == {"via": "sway", "id": 7} and on_sway.obj()["window_id"] is None
+    assert on_sway.describe() == "pid 42 · sway window 7"
     q = {
         "folder": "proj", "tool": "question", "abandoned": False, "asked_at": 0.0, "items": [],
         "cwd": "/p", "file": "/s.jsonl", "resume": "pi", "location": loc.obj(),
