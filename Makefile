@@ -37,6 +37,7 @@ bench: venv
 	$(PY) bench/scale.py --dense
 	$(PY) bench/scale.py --dense --tails 0,3,20
 	$(PY) bench/idle.py
+	$(PY) bench/notify.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache bench/out

@@ -111,6 +111,11 @@ def _by_keys(
     component, its mirrored screen checked instead of the pane's."""
     if question.tool not in GUESS:
         raise Unsupported(f"no key map for the {clean(question.tool, 40)} tool: answer it in the terminal")
+    session = SessionFile(options, view.ref.key)
+    fresh = session.question(question.tool_call_id)
+    if fresh is None:
+        raise Refused("the question is no longer waiting (answered or cancelled meanwhile)")
+    question = fresh
     plan(GUESS[question.tool], question, choices or None, text)  # bad usage shows before anything else
     dialog = find_dialog("\n".join(d.screen or ()), question.tool)
     if dialog is None:
@@ -119,8 +124,7 @@ def _by_keys(
     if reason:
         raise Refused(reason)
     steps = plan(dialog.variant, question, choices or None, text)
-    session = SessionFile(options, view.ref.key)
-    if not session.pending(question.tool_call_id):
+    if not session.pending(question.tool_call_id):  # last look right before typing
         raise Refused("the question is no longer waiting (answered or cancelled meanwhile)")
 
     def read() -> Dialog | None:

@@ -46,6 +46,7 @@ def run(config: Config) -> int:
             )
     out.append(_liveness(config))
     out.append(_window())
+    out.append(_focus())
     for extra in _extras(config):
         out.append(extra)
     out.append(_companion())
@@ -68,14 +69,35 @@ def _watch_limit(dirs: int) -> str:
 
 def _window() -> str:
     try:
-        import tkinter  # noqa: F401
+        import tkinter
     except ImportError:
         return _line(
             False,
             "window",
             "Tk is not available (Debian/Ubuntu: install python3-tk); the tray and notifications still work",
         )
-    return _line(True, "window", "Tk is available")
+    from notifier.app.window import window_display
+
+    extra, said = window_display()
+    if extra is None:
+        # a machine without any display is not a fault; a Wayland desktop without XWayland is
+        return _line(False if os.environ.get("WAYLAND_DISPLAY") else None, "window", said)
+    if not sys.platform.startswith("linux"):
+        return _line(True, "window", "Tk is available")
+    try:  # opened for real, on the display the window would use, and closed
+        root = tkinter.Tk(screenName=extra.get("DISPLAY") or os.environ.get("DISPLAY"), className="pi-notifier")
+        root.destroy()
+    except tkinter.TclError as exc:
+        return _line(False, "window", f"Tk cannot open {said}: {clean(exc, 160)}")
+    return _line(True, "window", f"Tk opened a window on {said}")
+
+
+def _focus() -> str:
+    """The focus method goto and skip_when_focused use here, OK only when it answered."""
+    from notifier.system.desktop import describe, focus_method
+
+    ok, detail = describe(focus_method())
+    return _line(ok, "focus", detail)
 
 
 def _liveness(config: Config) -> str:
@@ -99,7 +121,7 @@ def _extras(config: Config) -> list[str]:
     except ImportError:
         pass
     try:
-        from notifier.ui import tray
+        from notifier.app import tray
 
         lines.append(tray.doctor_line(config))
     except ImportError:

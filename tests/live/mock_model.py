@@ -1,10 +1,12 @@
 """A scripted OpenAI-compatible chat server on loopback for driving the real pi CLI in tests:
 a prompt "bash: COMMAND" is answered with a call to the `bash` tool running COMMAND (for permission
-gates); every other new prompt with a call to the `question` tool (or the tool named by the
-MOCK_TOOL environment variable: `questionnaire`), with the arguments MOCK_ARGS holds as JSON if set;
-a tool result gets "Thanks". A prompt "say: TEXT" is answered with TEXT. A request without tools (an
-extension calling the model itself: qna's question extraction, handoff's prompt) is answered with a
-text, MOCK_TEXT_DELAY seconds later (default 0: the loader it shows is seen for that long).
+gates); a prompt "ask: FILE" with a call to the `question` tool with the arguments that JSON file
+holds (a question of the test's own); a prompt "say: TEXT" is answered with TEXT; every other new
+prompt with a call to the `question` tool (or the tool named by the MOCK_TOOL environment variable:
+`questionnaire`), with the arguments MOCK_ARGS holds as JSON if set; a tool result gets "Thanks".
+A request without tools (an extension calling the model itself: qna's question extraction,
+handoff's prompt) is answered with a text, MOCK_TEXT_DELAY seconds later (default 0: the loader it
+shows is seen for that long).
 It prints its port once it listens."""
 
 import json
@@ -85,6 +87,9 @@ class H(BaseHTTPRequestHandler):
             n = sum(1 for m in msgs if m.get("role") == "tool") + 1
             if text.startswith("bash:"):
                 name, args, call_id = "bash", {"command": text[5:].strip()}, f"call_b{n}"
+            elif text.startswith("ask:"):
+                with open(text[4:].strip(), encoding="utf-8") as f:
+                    name, args, call_id = "question", json.load(f), f"call_q{n}"
             else:
                 name, args, call_id = TOOL, TOOL_ARGS, f"call_q{n}"
             out.append(
