@@ -99,7 +99,16 @@ def test_a_file_that_keeps_breaking_the_engine_is_ignored_and_the_others_still_t
                 raise Boom("always")
             return real_events(path, lines, now)  # type: ignore[arg-type, return-value]
 
+        real_line_events = engine.files.line_events
+
+        def line_events(path: str, line: object, now: float) -> list[object]:
+            if path == str(poison):
+                raise Boom("always")
+            return real_line_events(path, line, now)  # type: ignore[arg-type, return-value]
+
+        # (a file new to the engine is read from its end line by line, a followed one in batches)
         engine.files.events = events  # type: ignore[assignment, method-assign]
+        engine.files.line_events = line_events  # type: ignore[assignment, method-assign]
         append(poison, header(), user(), ask("qp", "Poison?"))
         # fails reading it, fails again reading it again from its tail, then skips past it
         wait_for(lambda: engine.restarts >= 2 and engine.failed is None, 30, "two restarts")
