@@ -323,3 +323,48 @@ def test_the_pace_lets_a_burst_through_then_holds_to_its_rate() -> None:
     before = now[0]
     pace.spend(1 << 20, stop)  # a 1 MB line: at most a whole burst
     assert 0.45 < now[0] - before < 0.55
+
+
+def test_a_push_storm_collapses_per_destination_and_says_how_many_it_folds() -> None:
+    """10 messages of 100 question calls each (1,000 pushes before): each destination gets its
+    burst allowance, then one push folding the rest; every question is in some push."""
+    import re
+
+    from notifier.sinks.push import PushSink
+
+    config = Config()
+    config.values.update({"push.urls": ["json://a", "json://b"], "push.after": 0.0, "push.when": "always"})
+    sent: list[tuple[str, str, str]] = []
+    lock = threading.Lock()
+
+    def send(urls: Any, title: str, body: str) -> bool:
+        assert len(urls) == 1  # one destination at a time
+        with lock:
+            sent.append((urls[0], title, body))
+        return True
+
+    def covered(url: str) -> int:
+        with lock:
+            titles = [t for u, t, _ in sent if u == url]
+        return sum(int(m.group(1)) if (m := re.match(r"(\d+) questions need answers", t)) else 1 for t in titles)
+
+    sink = PushSink(config, send=send, rate_burst=2, rate_every_s=1.0)
+    sink.start()
+    try:
+        for m in range(10):
+            ref = SessionRef(f"/s/{m}.jsonl", None, f"/w/p{m}", None)
+            sink.transitions(
+                [Transition("needs_input", ref, q(f"m{m}-c{c}"), NOW) for c in range(100)], None  # type: ignore[arg-type]
+            )
+            # one message after the other (as pi writes them): each its own group, due at once
+            wait_for(lambda: not sink._waiting, 5, "the message's questions taken")
+        for url in ("json://a", "json://b"):
+            wait_for(lambda url=url: covered(url) == 1000, 20, f"every question pushed to {url}")
+        for url in ("json://a", "json://b"):
+            mine = [(t, b) for u, t, b in sent if u == url]
+            assert 2 <= len(mine) <= 3, [t for t, _ in mine]  # (at least the one that folds)
+            assert mine[-1][0].endswith("questions need answers")
+            folded = int(re.search(r"\((\d+) questions folded into this push\)", mine[-1][1]).group(1))  # type: ignore[union-attr]
+            assert folded == int(mine[-1][0].split()[0]) > 1
+    finally:
+        sink.stop()
