@@ -17,7 +17,9 @@ import pytest
 from notifier.core.model import Question, QuestionItem, SessionRef, Transition
 from notifier.system.store import Store
 
+from ..app_process import AppProcess
 from ..conftest import wait_for
+from ..live.writer import append, ask, header
 
 LOCKER = """
 import sqlite3, sys
@@ -148,3 +150,62 @@ def test_a_store_gone_bad_while_running_is_replaced_with_what_the_run_knew(
     again = Store(str(path))
     assert again.notified() == {("/s/a.jsonl", "c1"), ("/s/b.jsonl", "c2")} and again.mutes() == {"shop"}
     again.close()
+
+
+def state_file() -> Path:
+    return Path(os.environ["XDG_STATE_HOME"]) / "pi-notifier" / "state.sqlite3"
+
+
+def app_on(sessions: Path) -> AppProcess:
+    return AppProcess(
+        "run", "--json", "--no-tray", "--no-notify", "--liveness", "off", "--sessions-dir", str(sessions)
+    )
+
+
+def test_the_app_under_a_locked_store_reports_at_once_and_writes_history_after(tmp_path: Path) -> None:
+    sessions = tmp_path / "sessions"
+    f = sessions / "--home-dev-shop--" / "s.jsonl"
+    append(f, header("/home/dev/shop"))
+    with app_on(sessions) as app:
+        app.wait("ready")
+        wait_for(lambda: file_rows(state_file(), "SELECT count(*) FROM history") == [(0,)], 10, "the store")
+        locker = subprocess.Popen(
+            [sys.executable, "-c", LOCKER, str(state_file())],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            assert locker.stdout is not None and locker.stdout.readline().strip() == "locked"
+            for n in range(3):
+                began = time.monotonic()
+                append(f, ask(f"q{n}", f"Locked {n}?"))
+                app.wait("needs_input", n + 1)
+                took = time.monotonic() - began
+                assert took < 1.0, f"reported after {took:.2f} s with the store locked (5.5 s before)"
+        finally:
+            assert locker.stdin is not None
+            locker.stdin.write("\n")
+            locker.stdin.close()
+            locker.wait(10)
+        wait_for(
+            lambda: file_rows(state_file(), "SELECT count(*) FROM history") == [(3,)], 20, "the history rows"
+        )
+    assert not any("survive a restart" in line or "carrying on in memory" in line for line in app.stderr)
+
+
+def test_the_app_sets_a_corrupt_store_aside_once(tmp_path: Path) -> None:
+    sessions = tmp_path / "sessions"
+    sessions.mkdir()
+    state_file().parent.mkdir(parents=True, mode=0o700)
+    state_file().write_bytes(b"this is not a database\n" * 100)
+    state_file().chmod(0o600)
+    with app_on(sessions) as app:
+        app.wait("ready")
+        app.log_has("set it aside", 10)
+    with app_on(sessions) as again:
+        again.wait("ready")
+    for run in (app, again):
+        assert not any("survive a restart" in line for line in run.stderr)
+    assert not any("set it aside" in line for line in again.stderr)
+    assert len(list(state_file().parent.glob("state.sqlite3.corrupt-*"))) == 1
