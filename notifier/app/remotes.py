@@ -112,21 +112,22 @@ class Hub:
         batch behind whatever else the engine has to do."""
         box = self.boxes[host]
         items, more = box.take()
-        out: list[Transition] = []
-        for item in items:
-            out += self._apply(host, item)
-        board = self.engine.board
-        for (who, why), count in board.remote_refused().items():
-            limit = "sessions" if why == "sessions" else "questions in one session"
-            say_once(who, why, "remote %s has more %s than are kept; ignoring the rest (%d so far)",
-                     clean(who), limit, count)
-        if box.folded:
-            say_once(host, "folded", "remote %s sends faster than it is looked at: questions asked and "
-                     "ended in between are folded (%d so far)", clean(host), box.folded)
-        if out:
-            emit(self.engine, out)
-        if more:
-            self.engine.call(partial(self._take, host))
+        try:
+            out: list[Transition] = []
+            for item in items:
+                out += self._apply(host, item)
+            for (who, why), count in self.engine.board.remote_refused().items():
+                limit = "sessions" if why == "sessions" else "questions in one session"
+                say_once(who, why, "remote %s has more %s than are kept; ignoring the rest (%d so far)",
+                         clean(who), limit, count)
+            if box.folded:
+                say_once(host, "folded", "remote %s sends faster than it is looked at: questions asked "
+                         "and ended in between are folded (%d so far)", clean(host), box.folded)
+            if out:
+                emit(self.engine, out)
+        finally:
+            if more:  # (also after a failure: the rest must not wait for the next event)
+                self.engine.call(partial(self._take, host))
 
     def _apply(self, host: str, event: Item) -> list[Transition]:
         board, now = self.engine.board, time.time()
