@@ -209,3 +209,34 @@ def test_the_app_sets_a_corrupt_store_aside_once(tmp_path: Path) -> None:
         assert not any("survive a restart" in line for line in run.stderr)
     assert not any("set it aside" in line for line in again.stderr)
     assert len(list(state_file().parent.glob("state.sqlite3.corrupt-*"))) == 1
+
+
+def test_a_full_store_keeps_changes_in_memory_until_there_is_room(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """SQLite's own "database or disk is full" (SQLITE_FULL, what a full disk gives), made by
+    capping the file's pages on the store's connection."""
+    caplog.set_level(logging.WARNING, "notifier.system.store")
+    path = tmp_path / "state.sqlite3"
+    store = Store(str(path))
+    store.mark_notified([("/s/0.jsonl", "c0")], now=1.0)
+    assert store.flush()
+    with store._file_lock:
+        assert store._file is not None
+        pages = store._file.execute("PRAGMA page_count").fetchone()[0]
+        store._file.execute(f"PRAGMA max_page_count = {pages}")
+    big = "x" * 3000
+    for n in range(1, 200):
+        store.record([asked(n)])
+        store.mark_notified([(f"/s/{n}.jsonl", big)], now=2.0)
+    wait_for(lambda: "disk is full" in caplog.text, 10, "the store to say the file is full")
+    assert len(store.notified()) == 200  # all of it known, in memory
+    with store._file_lock:
+        assert store._file is not None
+        store._file.execute("PRAGMA max_page_count = 1073741823")  # room again
+    assert store.flush(20)
+    assert "can be written again" in caplog.text and caplog.text.count("keeping state in memory") == 1
+    store.close()
+    again = Store(str(path))
+    assert len(again.notified()) == 200 and len(again.history()) == 199
+    again.close()
