@@ -133,10 +133,13 @@ class Store:
     # ---- the file ----
 
     def _open_file(self, path: str) -> None:
+        db: sqlite3.Connection | None = None
         try:
             db = self._connect_or_set_aside(path, OPEN_WAIT_S)
             rows = {table: db.execute(f"SELECT * FROM {table}").fetchall() for table in KEPT}  # noqa: S608
         except (OSError, sqlite3.Error) as exc:
+            if db is not None:
+                db.close()
             # locked by another process, a full disk, a folder we may not write: go on in
             # memory; the writer reads the file in and writes to it once it can
             self._merge = True
@@ -162,7 +165,10 @@ class Store:
     def _set_aside(self, path: str, exc: sqlite3.Error) -> None:
         """Keep the unusable file for the user under another name; a fresh one takes its place."""
         stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
-        aside = f"{path}.corrupt-{stamp}"
+        aside, n = f"{path}.corrupt-{stamp}", 1
+        while os.path.lexists(aside):  # (never over one set aside before)
+            n += 1
+            aside = f"{path}.corrupt-{stamp}-{n}"
         os.replace(path, aside)
         for side in ("-wal", "-shm"):
             try:

@@ -51,7 +51,7 @@ def test_a_locked_store_blocks_no_caller_and_is_written_once_free(
 ) -> None:
     caplog.set_level(logging.WARNING, "notifier.system.store")
     path = tmp_path / "state.sqlite3"
-    store = Store(str(path), write_wait_s=0.2)
+    store = Store(str(path), write_wait_s=1.0)
     store.mark_notified([("/s/before.jsonl", "c0")], now=1.0)
     assert store.flush()
     locker = subprocess.Popen(
@@ -65,7 +65,7 @@ def test_a_locked_store_blocks_no_caller_and_is_written_once_free(
             store.record([asked(n)])
             store.mark_notified([(f"/s/{n}.jsonl", f"call-{n}")], now=2.0)
             slowest = max(slowest, time.monotonic() - began)
-        assert slowest < 0.05, f"a write waited {slowest:.3f} s for the lock"
+        assert slowest < 0.5, f"a write waited {slowest:.3f} s for the lock (the busy wait is 1 s)"
         assert ("/s/40.jsonl", "call-40") in store.notified()  # read back at once, from memory
         wait_for(
             lambda: "keeping state in memory" in caplog.text, 10, "the store to say it keeps state in memory"
