@@ -15,17 +15,21 @@ import subprocess
 import threading
 import time
 from collections.abc import Sequence
+from functools import partial
 from typing import Any
 
 from notifier.core import shellcmd
 from notifier.core.model import Transition
 from notifier.core.text import clean
+from notifier.remote.inbox import Down, Inbox, Item
 from notifier.remote.link import Link, Remote, remote_from_config, ssh_argv
 from notifier.remote.stream import Asked, Ended, Ready, StreamEvent
 from notifier.system.config import Config
+from notifier.system.logonce import LogOnce
 from notifier.system.store import Store
 
 log = logging.getLogger(__name__)
+say_once = LogOnce(log)
 SSH_TIMEOUT_S = 15.0
 
 
@@ -66,6 +70,7 @@ class Hub:
             self.push.start()
         if not self.remotes:
             return
+        self.boxes = {r.name: Inbox() for r in self.remotes}
         self.links = [Link(r, self._on_event, self._on_down) for r in self.remotes]
 
         def later() -> None:
@@ -82,36 +87,70 @@ class Hub:
         self._stop.set()
         for link in self.links:
             link.stop()
+        for box in getattr(self, "boxes", {}).values():
+            box.close()
         if self.push is not None:
             self.push.stop()
 
     # ---- link threads → engine thread ----
 
     def _on_event(self, host: str, event: StreamEvent) -> None:
-        self.engine.call(lambda: self._apply(host, event))
+        self._put(host, event)
 
     def _on_down(self, host: str) -> None:
-        def down() -> None:
-            self._still.pop(host, None)
-            self.engine.board.remote_offline(host, time.time())
+        self._put(host, Down())
 
-        self.engine.call(down)
+    def _put(self, host: str, item: Item) -> None:
+        """Into the host's inbox; the engine is asked to take it when no such call is out."""
+        if self.boxes[host].put(item):
+            self.engine.call(partial(self._take, host))
 
-    def _apply(self, host: str, event: StreamEvent) -> None:
+    # ---- engine thread ----
+
+    def _take(self, host: str) -> None:
+        """Apply a batch of what the host sent, as one set of transitions; ask for the next
+        batch behind whatever else the engine has to do."""
+        box = self.boxes[host]
+        items, more = box.take()
+        try:
+            out: list[Transition] = []
+            for item in items:
+                out += self._apply(host, item)
+            for (who, why), count in self.engine.board.remote_refused().items():
+                limit = "sessions" if why == "sessions" else "questions in one session"
+                say_once(who, why, "remote %s has more %s than are kept; ignoring the rest (%d so far)",
+                         clean(who), limit, count)
+            if box.folded:
+                say_once(host, "folded", "remote %s sends faster than it is looked at: questions asked "
+                         "and ended in between are folded (%d so far)", clean(host), box.folded)
+            if out:
+                emit(self.engine, out)
+        finally:
+            if more:  # (also after a failure: the rest must not wait for the next event)
+                self.engine.call(partial(self._take, host))
+
+    def _apply(self, host: str, event: Item) -> list[Transition]:
         board, now = self.engine.board, time.time()
+        if isinstance(event, Down):
+            self._still.pop(host, None)
+            board.remote_offline(host, now)
+            return []
         if isinstance(event, Ready):
-            out = board.remote_synced(host, self._still.pop(host, set()), now)
-        elif isinstance(event, Asked):
-            self._still.setdefault(host, set()).add((event.session.key, event.question.tool_call_id))
-            out = board.remote_asked(event.session, event.question, now, event.initial)
-        elif isinstance(event, Ended):
-            out = board.remote_ended(
+            out: list[Transition] = board.remote_synced(host, self._still.pop(host, set()), now)
+            return out
+        if isinstance(event, Asked):
+            still = self._still.setdefault(host, set())
+            if len(still) < MAX_STILL:
+                still.add((event.session.key, event.question.tool_call_id))
+            return list(board.remote_asked(event.session, event.question, now, event.initial))
+        if isinstance(event, Ended):
+            return list(board.remote_ended(
                 event.session, event.question, now, event.outcome, event.answer, event.waited_s
-            )
-        else:
-            return
-        if out:
-            emit(self.engine, out)
+            ))
+        return []
+
+
+MAX_STILL = 20_000  # questions re-sent since connecting that are remembered (bounded like the board)
 
 
 # ---- goto / answer on a remote session: SESSION given as HOST:SPEC ----

@@ -417,6 +417,11 @@ class Board:
         """A remote question was resolved (``outcome`` given) or abandoned (``outcome`` None)."""
         return self._remote.ended(ref, q, now, outcome, answer, waited_s)
 
+    def remote_refused(self) -> dict[tuple[str, str], int]:
+        """Remote questions refused by the per-host bounds since the last call (see
+        :meth:`RemoteSessions.take_refused`)."""
+        return self._remote.take_refused()
+
     def remote_offline(self, host: str, now: float) -> None:
         """The link to ``host`` is down: its questions stay listed, as offline."""
         self._remote.offline(host, now)

@@ -11,6 +11,12 @@ start-up); a question first seen at start-up, however old, is announced then, an
 time had passed count as sent; snoozed sessions raise nothing until the snooze ends; muted projects
 and quiet hours raise nothing at all (the tray still shows everything). Snoozes and mutes are a
 :class:`~notifier.core.preferences.Preferences` value the planner is handed (``preferences``).
+
+Durations (settle, reminders, snoozes) run on the caller's monotonic clock, ``now``: a question's
+age is read from its wall-clock time once, when it is fed (``wall``: the wall clock then), and
+from then on it ages with ``now`` only, so a wall clock set back or forward (by hand, NTP, a
+suspended VM) neither delays nor hastens a reminder. The snoozes handed in are on ``now``'s clock
+too (:meth:`~notifier.core.preferences.Preferences.shifted`).
 """
 
 from __future__ import annotations
@@ -45,6 +51,11 @@ class Item:
     key: Key
     ref: SessionRef
     question: Question
+    asked: float | None = None  # when it was asked, on the planner's clock (None: question.asked_at)
+
+    @property
+    def since(self) -> float:
+        return self.question.asked_at if self.asked is None else self.asked
 
     @property
     def project(self) -> str:
@@ -103,10 +114,13 @@ class Planner:
 
     # ---- input ----
 
-    def feed(self, transitions: Iterable[Transition], now: float) -> list[Action]:
+    def feed(self, transitions: Iterable[Transition], now: float, wall: float | None = None) -> list[Action]:
+        """``now``: the planner's (monotonic) clock; ``wall``: the wall clock at the same moment,
+        to tell a question's age from its time (None: ``now`` is the wall clock)."""
         out: list[Action] = []
         for t in transitions:
-            item = Item(key_of(t.session, t.question), t.session, t.question)
+            age = max(0.0, (now if wall is None else wall) - t.question.asked_at)
+            item = Item(key_of(t.session, t.question), t.session, t.question, now - age)
             if t.kind == "needs_input":
                 if item.key in self._restored and item.key not in self._shown:
                     # notified before a restart: not raised again, but its reminders go on
@@ -216,7 +230,7 @@ class Planner:
 
     def _passed(self, item: Item, now: float) -> int:
         """Reminders whose time is already past when a question is first shown (counted as sent)."""
-        waited = now - item.question.asked_at
+        waited = now - item.since
         passed = sum(1 for after in self.remind_after_s if waited >= after)
         if passed:
             self._reminded_now[item.key] = passed
@@ -227,7 +241,7 @@ class Planner:
         handle = self._new_handle()
         self._shown[item.key] = _Shown(item, handle, self._passed(item, now))
         self._recent.append((now, item.key))
-        waited = max(0.0, now - item.question.asked_at) if late else 0.0
+        waited = max(0.0, now - item.since) if late else 0.0
         return [Notice(handle, kind, (item,), waited_s=waited)]
 
     def _burst(self, items: list[Item], now: float) -> list[Action]:
@@ -247,7 +261,7 @@ class Planner:
             self._summary_keys.add(item.key)
             self._recent.append((now, item.key))
         members = tuple(self._shown[k].item for k in self._summary_keys if k in self._shown)
-        out.append(Notice(self._summary, "burst", tuple(sorted(members, key=lambda i: i.question.asked_at))))
+        out.append(Notice(self._summary, "burst", tuple(sorted(members, key=lambda i: i.since))))
         return out
 
     def _reminders(self, now: float, quiet: bool) -> list[Action]:
@@ -257,7 +271,7 @@ class Planner:
         for shown in self._shown.values():
             if shown.reminders_sent >= len(self.remind_after_s):
                 continue
-            waited = now - shown.item.question.asked_at
+            waited = now - shown.item.since
             if waited < self.remind_after_s[shown.reminders_sent]:
                 continue
             while (
@@ -291,7 +305,7 @@ class Planner:
             times.append(0.0)
         for shown in self._shown.values():
             if shown.reminders_sent < len(self.remind_after_s):
-                times.append(shown.item.question.asked_at + self.remind_after_s[shown.reminders_sent])
+                times.append(shown.item.since + self.remind_after_s[shown.reminders_sent])
         return min(times) if times else None
 
     @property

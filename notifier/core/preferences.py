@@ -44,6 +44,16 @@ class Preferences:
         muted = self.muted | {project} if on else self.muted - {project}
         return replace(self, muted=frozenset(muted))
 
+    def shifted(self, offset: float) -> Preferences:
+        """The same choices with every snooze's end moved by ``offset`` (from the wall clock they
+        are kept in to a monotonic clock: ``monotonic now - wall now``, taken once)."""
+        return Preferences(
+            self.snooze_all_until + offset if self.snooze_all_until else 0.0,
+            _frozen({k: v + offset for k, v in self.sessions.items()}),
+            _frozen({k: v + offset for k, v in self.projects.items()}),
+            self.muted,
+        )
+
     def expired(self, now: float) -> Preferences:
         """The same choices without the snoozes that have ended."""
         return Preferences(

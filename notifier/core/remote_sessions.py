@@ -4,12 +4,19 @@ Liveness is the remote host's business: a remote question is pending until its h
 resolved or abandoned. When the link to a host goes down its questions stay listed, as offline;
 when it comes back the host re-sends what is still pending there, and what it no longer lists
 ended while the link was down.
+
+Each host is bounded: at most ``max_sessions`` sessions and ``max_questions`` questions (pending
+and abandoned) per session; a question beyond them is refused (counted in :meth:`take_refused`
+for the caller to say once), so a host that floods cannot make the board grow without end.
 """
 
 from __future__ import annotations
 
 from notifier.core.model import Outcome, Question, SessionRef, SessionView, State, Transition
 from notifier.core.values import Record, field
+
+MAX_SESSIONS = 200  # per host
+MAX_QUESTIONS = 20  # per remote session, pending and abandoned
 
 
 class _Remote(Record):
@@ -40,9 +47,22 @@ class RemoteSessions:
     """All remote sessions, by ``remote_key(host, file)``. Every key whose view may have changed
     is collected until :meth:`take_changed`."""
 
-    def __init__(self) -> None:
+    def __init__(self, max_sessions: int = MAX_SESSIONS, max_questions: int = MAX_QUESTIONS) -> None:
+        self.max_sessions = max_sessions
+        self.max_questions = max_questions
         self._by_key: dict[str, _Remote] = {}
         self._changed: set[str] = set()
+        self._per_host: dict[str, int] = {}  # sessions of each host
+        self._refused: dict[tuple[str, str], int] = {}  # (host, "sessions" | "questions") → count
+
+    def take_refused(self) -> dict[tuple[str, str], int]:
+        """Questions refused since the last call: ``{(host, "sessions"|"questions"): count}``."""
+        refused, self._refused = self._refused, {}
+        return refused
+
+    def _refuse(self, host: str, why: str) -> list[Transition]:
+        self._refused[(host, why)] = self._refused.get((host, why), 0) + 1
+        return []
 
     def __contains__(self, key: object) -> bool:
         return key in self._by_key
@@ -60,8 +80,18 @@ class RemoteSessions:
         as an initial event after a reconnect) raises nothing again; an abandoned one whose pi
         came back is pending again."""
         remote = self._by_key.get(ref.key)
+        host = ref.host or ""
         if remote is None:
+            if self._per_host.get(host, 0) >= self.max_sessions:
+                return self._refuse(host, "sessions")
             remote = self._by_key[ref.key] = _Remote(ref)
+            self._per_host[host] = self._per_host.get(host, 0) + 1
+        elif (
+            q.tool_call_id not in remote.pending
+            and q.tool_call_id not in remote.abandoned
+            and len(remote.pending) + len(remote.abandoned) >= self.max_questions
+        ):
+            return self._refuse(host, "questions")
         self._changed.add(ref.key)
         if ref != remote.ref and (ref.name or ref.cwd or ref.id):
             remote.ref = ref
@@ -169,3 +199,9 @@ class RemoteSessions:
         self._changed.add(remote.ref.key)
         if not remote.pending and not remote.abandoned:
             del self._by_key[remote.ref.key]
+            host = remote.ref.host or ""
+            left = self._per_host.get(host, 1) - 1
+            if left > 0:
+                self._per_host[host] = left
+            else:
+                self._per_host.pop(host, None)

@@ -4,7 +4,9 @@
 The command is restarted when it ends, after 1 s doubling to 60 s; one that fails before its
 stream ever said ``ready`` (no pi-notifier there, authentication refused, host unreachable) is
 reported once and retried slowly. Lines are read with a bounded length (a longer one is skipped
-to its end), stderr keeps only its last bytes, so memory is bounded whatever the remote prints.
+to its end) and at a bounded pace (notifier.remote.inbox.Pace: a remote that floods is read no
+faster, said once), stderr keeps only its last bytes, so memory and CPU are bounded whatever the
+remote prints.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from dataclasses import dataclass
 from typing import IO
 
 from notifier.core.text import clean
+from notifier.remote.inbox import Pace
 from notifier.remote.stream import MAX_LINE, Ready, StreamError, StreamEvent, parse_line
 from notifier.system.logonce import LogOnce
 
@@ -104,8 +107,10 @@ class Link:
         on_event: Callable[[str, StreamEvent], None],
         on_down: Callable[[str], None],
         on_up: Callable[[str], None] | None = None,
+        pace: Pace | None = None,
     ) -> None:
         self.remote = remote
+        self.pace = Pace() if pace is None else pace
         self.on_event = on_event
         self.on_down = on_down
         self.on_up = on_up
@@ -189,6 +194,13 @@ class Link:
         assert proc.stdout is not None
         try:
             for line in read_lines(proc.stdout):
+                waited = self.pace.waited
+                self.pace.spend(MAX_LINE if line is None else len(line), self._stop)
+                if self.pace.waited > waited:
+                    say_once(name, "pace", "remote %s sends faster than %d events a second; reading it no faster",
+                             clean(name), int(self.pace.rate))
+                if self._stop.is_set():
+                    break
                 if line is None:
                     say_once(name, "long", "remote %s: skipped a line longer than %d bytes", clean(name), MAX_LINE)
                     continue

@@ -27,7 +27,12 @@ from notifier.core.times import MAX_TIME, MIN_TIME
 
 MAX_LINE = 1 << 20  # bytes in one event line (a question's text is not truncated by the sender)
 MAX_PATH = 4096
-MAX_OPTIONS = 64
+# A question from another machine is bounded in bytes (a host that floods with huge questions
+# must not make this app grow by their size): its text, header and options are cut to these.
+MAX_TEXT = 4000
+MAX_HEADER = 300
+MAX_OPTIONS = 20
+MAX_OPTION = 200
 MAX_COUNT = 100  # questions of one questionnaire
 OUTCOMES: tuple[Outcome, ...] = ("answered", "cancelled", "aborted", "unavailable", "error", "superseded")
 MORE = "(one more question: see the session)"
@@ -152,11 +157,13 @@ def _question(value: Any, at: float) -> Question:
     tool = _opt_str(value.get("tool"), 128)
     if cid is None or tool is None:
         raise StreamError("no question id or tool")
-    text = clean(value.get("text"), 16_384) if isinstance(value.get("text"), str) else ""
-    header = clean(value.get("header"), 500) if isinstance(value.get("header"), str) else ""
+    text = clean(value.get("text"), MAX_TEXT) if isinstance(value.get("text"), str) else ""
+    header = clean(value.get("header"), MAX_HEADER) if isinstance(value.get("header"), str) else ""
     raw_options = value.get("options")
     labels = raw_options if isinstance(raw_options, list) else []
-    options = tuple(Option(clean(o, 500)) for o in labels[:MAX_OPTIONS] if isinstance(o, str) and clean(o, 500))
+    options = tuple(
+        Option(clean(o, MAX_OPTION)) for o in labels[:MAX_OPTIONS] if isinstance(o, str) and clean(o, MAX_OPTION)
+    )
     raw_count: Any = value.get("count")
     count = min(int(raw_count), MAX_COUNT) if _number(raw_count) and 1 <= raw_count <= 1e15 else 1
     first = QuestionItem(text or GENERIC_QUESTION, header or None, options=options)

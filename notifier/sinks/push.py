@@ -7,6 +7,11 @@ state store, so one still pending after a restart (or pending again) is not push
 With ``push.when = "away"`` a push waits until the desktop is idle or locked (logind's
 IdleHint/LockedHint, else the screensaver; unknown counts as present).
 
+Bursts collapse as on the desktop: questions due within :data:`GROUP_S` of each other go out as
+one push ("3 questions need answers"), and each destination gets at most :data:`RATE_BURST` pushes
+at once, then one every :data:`RATE_EVERY_S`; what comes in between is folded into its next push,
+which says how many questions it folds.
+
 Everything runs off the engine thread: the engine only hands transitions over (a queue put); a
 timer thread decides when, and a sender thread talks to the push services (apprise, with its own
 network timeouts), so a slow or failing service never holds up anything. One log line per kind
@@ -36,6 +41,11 @@ say_once = LogOnce(log)
 AWAY_RECHECK_S = 30.0  # "away" pushes: how often a present user is looked at again
 MAX_QUEUED = 100  # pushes waiting for a slow service; beyond this the newest are dropped
 TEXT_LIMIT = 300
+GROUP_S = 2.0  # questions due this close together are pushed as one (the desktop's burst window)
+RATE_BURST = 2  # pushes one destination may get at once ...
+RATE_EVERY_S = 30.0  # ... then one per this many seconds; the rest is folded into the next
+SUMMARY_LINES = 5  # questions named in a push that folds several
+MAX_HELD = 1000  # questions one destination's next push may fold (it counts at most these)
 
 
 def message(t: Transition, show_text: bool) -> tuple[str, str]:
@@ -48,6 +58,23 @@ def message(t: Transition, show_text: bool) -> tuple[str, str]:
     if q.count > 1:
         body += f"\n+{q.count - 1} more questions"
     return clean(title, 200), body
+
+
+def summary(items: Sequence[Transition], show_text: bool) -> tuple[str, str]:
+    """Title and body of one push for several questions (plain text, sanitized): how many,
+    the first few by project (and text), how many more; it says how many it folds."""
+    if len(items) == 1:
+        return message(items[0], show_text)
+    title = f"{len(items)} questions need answers"
+    lines = []
+    for t in items[:SUMMARY_LINES]:
+        ref = t.session
+        project = project_name(ref.name, ref.cwd, ref.host)
+        lines.append(f"{project}: {clean(t.question.text, 80)}" if show_text else project)
+    if len(items) > SUMMARY_LINES:
+        lines.append(f"+{len(items) - SUMMARY_LINES} more")
+    lines.append(f"({len(items)} questions folded into this push)")
+    return title, "\n".join(lines)
 
 
 def desktop_away() -> bool | None:
@@ -103,8 +130,14 @@ class PushSink:
         send: Callable[[Sequence[str], str, str], bool] = send_apprise,
         away: Callable[[], bool | None] = desktop_away,
         clock: Callable[[], float] = time.monotonic,
+        rate_burst: int = RATE_BURST,
+        rate_every_s: float = RATE_EVERY_S,
     ) -> None:
+        """``send(urls, title, body)`` is called with one destination at a time; each gets at
+        most ``rate_burst`` pushes at once, then one every ``rate_every_s`` (monotonic ``clock``)."""
         self.urls = list(config["push.urls"])
+        self.rate_burst = rate_burst
+        self.rate_every_s = rate_every_s
         logs.SECRETS.add_urls(self.urls)  # (their secrets masked in every log line, apprise's too)
         self.after_s = float(config["push.after"]) * 60.0
         self.only_away = config["push.when"] == "away"
@@ -118,9 +151,10 @@ class PushSink:
         self._waiting: dict[tuple[str, str], Transition] = {}
         self._pushed: set[tuple[str, str]] = store.pushed() if store is not None else set()
         self._order = 0
-        self._outbox: queue.Queue[tuple[str, str] | None] = queue.Queue(MAX_QUEUED)
+        self._outbox: queue.Queue[list[Transition] | None] = queue.Queue(MAX_QUEUED)
         self._stopped = False
         self.sent = 0  # pushes the services accepted (for doctor and tests)
+        self.folded = 0  # questions that went out inside a push of several
         self._timer = threading.Thread(target=self._time_loop, name="pi-notifier-push", daemon=True)
         self._sender = threading.Thread(target=self._send_loop, name="pi-notifier-push-send", daemon=True)
 
@@ -168,23 +202,33 @@ class PushSink:
                     self._lock.wait(None if not self._due else max(0.0, self._due[0][0] - self.clock()))
                 if self._stopped:
                     return
-                _, _, key = heapq.heappop(self._due)
-                t = self._waiting.get(key)
-            if t is None:
-                continue  # answered (or gone) in time
+                soon = self.clock() + GROUP_S  # a burst: everything due by then goes out as one
+                keys: list[tuple[str, str]] = []
+                while self._due and self._due[0][0] <= soon:
+                    keys.append(heapq.heappop(self._due)[2])
+                keys = [k for k in dict.fromkeys(keys) if k in self._waiting]  # (not answered in time)
+            if not keys:
+                continue
             if self.only_away and not self._is_away():
                 with self._lock:
-                    self._order += 1
-                    heapq.heappush(self._due, (self.clock() + AWAY_RECHECK_S, self._order, key))
+                    for key in keys:
+                        self._order += 1
+                        heapq.heappush(self._due, (self.clock() + AWAY_RECHECK_S, self._order, key))
                 continue
+            batch: list[Transition] = []
             with self._lock:
-                if self._waiting.pop(key, None) is None:
-                    continue
-                self._pushed.add(key)
+                for key in keys:
+                    t = self._waiting.pop(key, None)
+                    if t is not None:
+                        self._pushed.add(key)
+                        batch.append(t)
+            if not batch:
+                continue
             if self.store is not None:
-                self.store.mark_pushed(*key)  # before sending: never twice, even after a crash
+                for t in batch:  # before sending: never twice, even after a crash
+                    self.store.mark_pushed(t.session.key, t.question.tool_call_id)
             try:
-                self._outbox.put_nowait(message(t, self.show_text))
+                self._outbox.put_nowait(batch)
             except queue.Full:
                 say_once("push", "queue", "too many pushes waiting for a slow push service; dropping some")
 
@@ -201,18 +245,47 @@ class PushSink:
     # ---- the sender thread ----
 
     def _send_loop(self) -> None:
+        held: dict[str, list[Transition]] = {url: [] for url in self.urls}  # folded into the next push
+        tokens = {url: float(self.rate_burst) for url in self.urls}
+        at = {url: self.clock() for url in self.urls}
+
+        def refill(url: str) -> float:
+            """Tokens of ``url`` now; the seconds until it has one (0: it has)."""
+            now = self.clock()
+            tokens[url] = min(float(self.rate_burst), tokens[url] + (now - at[url]) / self.rate_every_s)
+            at[url] = now
+            return 0.0 if tokens[url] >= 1.0 else (1.0 - tokens[url]) * self.rate_every_s
+
         while True:
-            item = self._outbox.get()
+            waits = [refill(url) for url in self.urls if held[url]]
+            try:
+                item = self._outbox.get(timeout=min(waits) if waits else None)
+            except queue.Empty:
+                item = []
             if item is None:
                 return
-            title, body = item
-            try:
-                ok = self.send(self.urls, title, body)
-            except Exception as exc:
-                ok = False
-                say_once("push", type(exc).__name__, "pushing a question failed (%s)", clean(exc, 200))
-            if ok:
-                self.sent += 1
-                say_once.forget("push", "failed")
-            else:
-                say_once("push", "failed", "a push service did not accept a question (see the apprise log line)")
+            for url in self.urls:
+                if item:
+                    held[url] = (held[url] + item)[-MAX_HELD:]
+                if not held[url] or refill(url) > 0:
+                    if item and held[url]:
+                        say_once("push", "rate", "pushes come faster than one every %d s; the next push "
+                                 "folds them", int(self.rate_every_s), level=logging.INFO)
+                    continue
+                tokens[url] -= 1.0
+                items, held[url] = held[url], []
+                if len(items) > 1:
+                    self.folded += len(items)
+                self._deliver(url, *summary(items, self.show_text))
+
+    def _deliver(self, url: str, title: str, body: str) -> None:
+        try:
+            ok = self.send([url], title, body)
+        except Exception as exc:
+            ok = False
+            say_once("push", type(exc).__name__, "pushing a question failed (%s)", clean(exc, 200))
+        if ok:
+            self.sent += 1
+            say_once.forget("push", "failed")
+        else:
+            say_once("push", "failed", "a push service did not accept a question (see the apprise log line)")

@@ -215,3 +215,156 @@ def test_push_sink_never_pushes_a_question_twice(tmp_path: Any) -> None:
     finally:
         sink.stop()
         store.close()
+
+
+# ---- a remote that floods: per-host bounds, the inbox (folded, bounded), the pace ----
+
+
+def remote_ref(host: str, n: int) -> SessionRef:
+    return SessionRef(remote_key(host, f"/s/{n}.jsonl"), None, "/w", None, host)
+
+
+def test_each_host_is_bounded_in_sessions_and_questions_and_says_what_it_refused() -> None:
+    from notifier.core.remote_sessions import RemoteSessions
+
+    remote = RemoteSessions(max_sessions=3, max_questions=2)
+    for n in range(5):
+        remote.asked(remote_ref("flood", n), q("a"), NOW, False)
+    assert len(remote) == 3 and remote.take_refused() == {("flood", "sessions"): 2}
+    assert remote.take_refused() == {}  # taken
+    ref = remote_ref("flood", 0)
+    assert [t.kind for t in remote.asked(ref, q("b"), NOW, False)] == ["needs_input"]
+    assert remote.asked(ref, q("c"), NOW, False) == []  # a third question in one session
+    assert remote.asked(ref, q("a"), NOW, False) == []  # (one it has: known, not refused)
+    assert remote.take_refused() == {("flood", "questions"): 1}
+    # another host has bounds of its own
+    assert remote.asked(remote_ref("calm", 0), q("a"), NOW, False) != []
+    # a session that ended makes room again
+    for cid in ("a", "b"):
+        remote.ended(ref, q(cid), NOW, "answered")
+    assert remote.asked(remote_ref("flood", 9), q("a"), NOW, False) != [] and remote.take_refused() == {}
+
+
+def asked_event(n: int, cid: str = "c", initial: bool = False) -> Asked:
+    return Asked(remote_ref("h", n), q(cid), initial, NOW)
+
+
+def ended_event(n: int, cid: str = "c") -> Ended:
+    return Ended(remote_ref("h", n), q(cid), NOW, "answered")
+
+
+def test_the_inbox_folds_a_question_asked_and_ended_before_the_engine_looked() -> None:
+    from notifier.remote.inbox import Down, Inbox
+
+    box = Inbox()
+    assert box.put(asked_event(1)) is True  # the first asks the engine to take
+    assert box.put(ended_event(1)) is False  # (already asked)
+    assert box.put(asked_event(2, initial=True)) is False
+    assert box.put(ended_event(2)) is False  # a re-sent question is not folded: its end is applied
+    assert box.put(Ready()) is False and box.put(Down()) is False
+    items, more = box.take()
+    assert not more and box.folded == 1
+    assert [type(i).__name__ for i in items] == ["Ended", "Asked", "Ended", "Ready", "Down"]
+    assert box.put(asked_event(3)) is True  # emptied: the next one asks again
+    board = Board()  # an end the board never saw changes nothing
+    assert board.remote_ended(remote_ref("h", 1), q("c"), NOW, "answered") == []
+
+
+def test_the_inbox_is_bounded_and_taken_in_batches(tmp_path: Any) -> None:
+    from notifier.remote.inbox import Inbox
+
+    box = Inbox(size=10)
+    put: list[int] = []
+
+    def flood() -> None:
+        for n in range(25):
+            box.put(asked_event(n))
+            put.append(n)
+
+    t = threading.Thread(target=flood, daemon=True)
+    t.start()
+    wait_for(lambda: len(box) == 10, 5, "the inbox to fill")
+    assert len(put) == 10  # the link waits: nothing more is read
+    taken: list[Any] = []
+    while len(taken) < 25:
+        items, _ = box.take(4)
+        taken += items
+        assert len(items) <= 4 and len(box) <= 10
+        if not items:
+            wait_for(lambda: len(box) > 0 or len(put) == 25, 5, "more")
+    t.join(5)
+    assert [i.session.file for i in taken] == [f"/s/{n}.jsonl" for n in range(25)]  # in order
+    box.close()
+
+
+def test_the_pace_lets_a_burst_through_then_holds_to_its_rate() -> None:
+    from notifier.remote.inbox import Pace
+
+    now = [100.0]
+    slept: list[float] = []
+
+    class Stop(threading.Event):
+        def wait(self, timeout: float | None = None) -> bool:
+            slept.append(timeout or 0.0)
+            now[0] += timeout or 0.0
+            return False
+
+    pace = Pace(rate=100.0, burst=50.0, clock=lambda: now[0])
+    stop = Stop()
+    for _ in range(45):
+        pace.spend(10, stop)
+    assert slept == [] and pace.waited == 0  # the burst
+    for _ in range(100):
+        pace.spend(10, stop)
+    assert pace.waited > 0 and 0.9 < now[0] - 100.0 < 1.2  # 100 more events: about a second
+    before = now[0]
+    pace.spend(30 * 1024, stop)  # a 30 KB line costs like 31 events
+    assert 0.3 < now[0] - before < 0.35
+    before = now[0]
+    pace.spend(1 << 20, stop)  # a 1 MB line: at most a whole burst
+    assert 0.45 < now[0] - before < 0.55
+
+
+def test_a_push_storm_collapses_per_destination_and_says_how_many_it_folds() -> None:
+    """10 messages of 100 question calls each (1,000 pushes before): each destination gets its
+    burst allowance, then one push folding the rest; every question is in some push."""
+    import re
+
+    from notifier.sinks.push import PushSink
+
+    config = Config()
+    config.values.update({"push.urls": ["json://a", "json://b"], "push.after": 0.0, "push.when": "always"})
+    sent: list[tuple[str, str, str]] = []
+    lock = threading.Lock()
+
+    def send(urls: Any, title: str, body: str) -> bool:
+        assert len(urls) == 1  # one destination at a time
+        with lock:
+            sent.append((urls[0], title, body))
+        return True
+
+    def covered(url: str) -> int:
+        with lock:
+            titles = [t for u, t, _ in sent if u == url]
+        return sum(int(m.group(1)) if (m := re.match(r"(\d+) questions need answers", t)) else 1 for t in titles)
+
+    sink = PushSink(config, send=send, rate_burst=2, rate_every_s=1.0)
+    sink.start()
+    try:
+        for m in range(10):
+            ref = SessionRef(f"/s/{m}.jsonl", None, f"/w/p{m}", None)
+            sink.transitions(
+                [Transition("needs_input", ref, q(f"m{m}-c{c}"), NOW) for c in range(100)], None  # type: ignore[arg-type]
+            )
+            # one message after the other (as pi writes them): each its own group, due at once
+            wait_for(lambda: not sink._waiting, 5, "the message's questions taken")
+        for url in ("json://a", "json://b"):
+            wait_for(lambda url=url: covered(url) == 1000, 20, f"every question pushed to {url}")
+        for url in ("json://a", "json://b"):
+            mine = [(t, b) for u, t, b in sent if u == url]
+            assert 2 <= len(mine) <= 3, [t for t, _ in mine]  # (at least the one that folds)
+            assert mine[-1][0].endswith("questions need answers")
+            folded = int(re.search(r"\((\d+) questions folded into this push\)", mine[-1][1]).group(1))  # type: ignore[union-attr]
+            assert folded == int(mine[-1][0].split()[0]) > 1
+    finally:
+        sink.stop()

@@ -55,6 +55,7 @@ def test_preferences_have_one_owner_that_persists_and_hands_them_out(tmp_path) -
     owner.apply(Mute("hushed"), 1000.0)
     assert seen[-1] == owner.value == Preferences(5000.0, projects={"shop": 2000.0}, muted=frozenset({"hushed"}))
     assert len(seen) == 4
+    assert store.flush()  # (written by the store's own thread: no caller waits for the file)
     # restored at start: a new owner on the same store has the same choices (minus ended snoozes)
     assert PreferencesOwner(Store(str(tmp_path / "state.sqlite3")), 1000.0).value == owner.value
     assert PreferencesOwner(store, 3000.0).value == Preferences(5000.0, muted=frozenset({"hushed"}))
@@ -124,6 +125,7 @@ def test_a_deleted_state_folder_is_recreated_and_keeps_what_it_knew(tmp_path, ca
     store.mute("shop", True)
     shutil.rmtree(folder)  # deleted while running
     store.mark_notified([("/s/b.jsonl", "q2")], now=11.0)  # the next write notices
+    assert store.flush()
     assert (folder / "state.sqlite3").exists()
     assert store.notified() == {("/s/a.jsonl", "q1"), ("/s/b.jsonl", "q2")}
     store.snooze(99.0)
@@ -161,6 +163,7 @@ def test_preferences_changed_from_many_threads_lose_nothing(tmp_path) -> None:  
         t.join()
     assert len(owner.value.muted) == 60 and len(owner.value.sessions) == 60
     assert seen[-1] == owner.value and len(seen) == 120
+    assert store.flush()
     assert PreferencesOwner(store, 1000.0).value == owner.value  # and all of it persisted
 
 

@@ -44,12 +44,15 @@ class AlertSink:
         on_show: Callable[[str | None, str | None], None] | None = None,
         on_snooze: Callable[[str | None, float], None] | None = None,
         backend: Backend | None = None,
-        clock: Callable[[], float] = time.time,
+        clock: Callable[[], float] = time.monotonic,
         on_goto: Callable[[str, str | None], None] | None = None,
         on_answer: Callable[[str, str, str], None] | None = None,
         instead: str | None = None,
+        wall: Callable[[], float] = time.time,
     ) -> None:
-        """``on_goto(session, call)``: the default action and "Go to session"; ``on_answer(session,
+        """``clock`` times every duration (settle, reminders, snoozes, reconnecting); ``wall``
+        only tells a question's age from its time, the time of day (quiet hours) and when a
+        snooze ends in the store. ``on_goto(session, call)``: the default action and "Go to session"; ``on_answer(session,
         call, option number)``: an option's button. Without ``on_goto`` a click shows the window.
         ``instead``: what shows questions while notifications cannot (said in the log; None:
         the tray icon)."""
@@ -61,6 +64,7 @@ class AlertSink:
         self.on_show = on_show
         self.on_snooze = on_snooze
         self.clock = clock
+        self.wall = wall
         self.show_text = bool(config["notifications.show_text"])
         self.skip_focused = bool(config["notifications.skip_when_focused"])
         self.quiet_window = parse_quiet_hours(config["quiet_hours"])
@@ -133,7 +137,7 @@ class AlertSink:
             reconnect_at = self._screen.reconnect_at
             if reconnect_at is not None:
                 due = reconnect_at if due is None else min(due, reconnect_at)
-            # Capped, so a wall-clock jump backwards delays a reminder by at most a minute.
+            # (Capped: quiet hours end at a time of day, on the wall clock.)
             timeout = None if due is None else min(MAX_WAIT_S, max(0.0, due - self.clock()))
             if timeout is None and self.planner.holding:
                 timeout = MAX_WAIT_S  # look again soon: quiet hours end at a time of day
@@ -150,13 +154,13 @@ class AlertSink:
 
     def _handle(self, msg: tuple[str, Any]) -> None:
         kind, arg = msg
-        now = self.clock()
+        now, wall = self.clock(), self.wall()
         actions: list[Notice | Withdraw] = []
         reconnect_at = self._screen.reconnect_at
         if reconnect_at is not None and now >= reconnect_at:
             self._screen.reconnect(now)
         if kind == "transitions":
-            actions += self.planner.feed([_checked(t) for t in arg], now)
+            actions += self.planner.feed([_checked(t) for t in arg], now, wall)
             ended = {key_of(t.session, t.question) for t in arg if t.kind != "needs_input"}
             if ended:
                 self._screen.ended(ended)
@@ -166,14 +170,14 @@ class AlertSink:
             for change in arg:
                 actions += self.planner.turn(change, now)
         elif kind == "preferences":
-            self.planner.preferences = arg
+            self.planner.preferences = arg.shifted(now - wall)  # (snoozes end on our clock)
         elif kind == "action":
             actions += self._on_action(*arg)
         elif kind == "server":
             self._screen.on_server(arg, now)
         elif kind == "tell":
             self._screen.tell(*arg)
-        quiet = in_quiet_hours(self.quiet_window, now)
+        quiet = in_quiet_hours(self.quiet_window, wall)
         if quiet:  # quiet hours: turn notices are dropped (questions wait for their reminders)
             actions = [a for a in actions if not (isinstance(a, Notice) and a.kind in ("idle", "failed"))]
         actions += self.planner.tick(now, quiet)
@@ -211,7 +215,7 @@ class AlertSink:
         keys = self._screen.keys.get(handle, [])
         sessions = sorted({k[0] for k in keys})
         if action == "snooze":
-            until = self.clock() + SNOOZE_S
+            until = self.wall() + SNOOZE_S  # (kept in the store: wall time)
             for session_key in sessions:
                 if self.on_snooze is not None:
                     self.on_snooze(session_key, until)  # the app's preferences: set_preferences() back
