@@ -29,7 +29,11 @@ def cmd_run(args: argparse.Namespace, config: Config) -> int:
             return 1
         if held:
             return hand_over()
-    app = App(config, json_out=args.json, tray=tray, notify=not args.no_notify)
+    try:
+        app = App(config, json_out=args.json, tray=tray, notify=not args.no_notify)
+    except OSError as exc:  # no runtime folder of our own at all (said why): one line, no traceback
+        sys.stderr.write(f"{APP_NAME}: cannot start: {clean(exc, 600)}\n")
+        return 1
     if tray:
         app.lock = lock
         app.tray = make_tray(config, app.execute, app.snapshot)

@@ -91,11 +91,11 @@ def test_unwritable_state_folder_logs_once_and_carries_on(
         "run", "--no-tray", "--json", "--liveness", "off", "--sessions-dir", str(sessions)
     ) as app:
         app.wait("ready")
-        app.log_has("cannot use the state store")
+        app.log_has("cannot write the state store")
         append(sessions / "s.jsonl", header(), user(), ask("q1", "Still working?"))
         app.wait("needs_input")
         assert app.proc.poll() is None
-    assert sum("state store" in x for x in app.stderr) == 1
+    assert sum("cannot write the state store" in x for x in app.stderr) == 1
 
 
 def test_history_records_the_wait(tmp_path: Path) -> None:
