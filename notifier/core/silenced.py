@@ -1,0 +1,48 @@
+"""What the user has silenced (snoozes and mutes), said for ``status``: one line of text, and
+the fields ``status --json`` adds. Pure: the preferences and the time are passed in."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from notifier.core.formats import iso
+from notifier.core.model import Snapshot
+from notifier.core.preferences import Preferences
+from notifier.core.session_spec import short_id
+from notifier.core.text import clean, duration, project_name
+
+
+def silenced_obj(prefs: Preferences, now: float) -> dict[str, Any]:
+    """``{"snoozed": {"all": ISO|null, "sessions": {file: ISO}, "projects": {name: ISO}},
+    "muted": [project…]}``: the snoozes still running at ``now`` and the muted projects."""
+    p = prefs.expired(now)
+    return {
+        "snoozed": {
+            "all": iso(p.snooze_all_until) if p.snooze_all_until else None,
+            "sessions": {k: iso(v) for k, v in sorted(p.sessions.items())},
+            "projects": {k: iso(v) for k, v in sorted(p.projects.items())},
+        },
+        "muted": sorted(p.muted),
+    }
+
+
+def silenced_line(prefs: Preferences, snapshot: Snapshot, now: float) -> str:
+    """"snoozed: everything for 14 min, session blog 1d2e3a4b for 1 h 00 min; muted: shop", or
+    "" when nothing is silenced."""
+    p = prefs.expired(now)
+    names = {v.ref.key: v for v in snapshot.sessions}
+    snoozes = []
+    if p.snooze_all_until:
+        snoozes.append(f"everything for {duration(p.snooze_all_until - now)}")
+    for key, until in sorted(p.sessions.items()):
+        v = names.get(key)
+        what = f"{project_name(v.ref.name, v.ref.cwd, v.ref.host)} {short_id(v.ref.id) or ''}".strip() if v else clean(key, 80)
+        snoozes.append(f"session {what} for {duration(until - now)}")
+    for project, until in sorted(p.projects.items()):
+        snoozes.append(f"project {clean(project, 80)} for {duration(until - now)}")
+    parts = []
+    if snoozes:
+        parts.append("snoozed: " + ", ".join(snoozes))
+    if p.muted:
+        parts.append("muted: " + ", ".join(clean(m, 80) for m in sorted(p.muted)))
+    return "; ".join(parts)
