@@ -86,6 +86,8 @@ def render_status(snapshot: Snapshot, now: float, show_all: bool, preferences: P
 
 
 def cmd_status(args: argparse.Namespace, config: Config) -> int:
+    if args.tmux or args.bar:
+        return _status_bar(config, args.bar)
     from notifier.app.preferences import saved_preferences
 
     prefs = saved_preferences(time.time())
@@ -134,6 +136,48 @@ def cmd_status(args: argparse.Namespace, config: Config) -> int:
         _out(None)  # (flushed before the scan cache is written: what was asked for comes first)
     gc.freeze()  # (the process ends now: what it built is left out of the collection at exit)
     gc.enable()
+    return 0
+
+
+def _status_bar(config: Config, as_json: bool) -> int:
+    """``status --tmux`` ("π 2", or nothing) / ``status --bar`` (one JSON line for waybar,
+    polybar, i3blocks): the running app's summary (one small request: fit for a 1-second
+    refresh), else a scan of our own."""
+    from notifier.core.bar import bar_obj, summary, tmux_segment
+    from notifier.system import ipc
+
+    live = ipc.request(
+        {
+            "cmd": "status",
+            "roots": config["sessions_dirs"],
+            "liveness": config["liveness"],
+            "question_tools": config["question_tools"],
+            "brief": True,
+        },
+        timeout=0.8,
+    )
+    now = time.time()
+    if live and live.get("ok") and isinstance(live.get("summary"), dict):
+        brief = live["summary"]
+    else:
+        import dataclasses
+
+        from notifier.app.preferences import saved_preferences
+        from notifier.engine.options import engine_options
+        from notifier.engine.scan import scan_once
+
+        snapshot = scan_once(engine_options(config))
+        until = saved_preferences(now).snooze_all_until
+        brief = summary(dataclasses.replace(snapshot, snoozed_until=until or None), now)
+    if as_json:
+        from notifier.sinks.jsonout import dumps
+
+        obj = bar_obj(brief, now)
+        _out(dumps({**obj, "full_text": obj["text"]}) + "\n")  # (full_text: i3blocks' name for it)
+    else:
+        segment = tmux_segment(brief)
+        _out(segment + "\n" if segment else "")
+    _out(None)
     return 0
 
 

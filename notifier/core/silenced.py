@@ -3,6 +3,7 @@ the fields ``status --json`` adds. Pure: the preferences and the time are passed
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from notifier.core.formats import iso
@@ -46,3 +47,24 @@ def silenced_line(prefs: Preferences, snapshot: Snapshot, now: float) -> str:
     if p.muted:
         parts.append("muted: " + ", ".join(clean(m, 80) for m in sorted(p.muted)))
     return "; ".join(parts)
+
+
+_UNITS = {"s": 1, "sec": 1, "m": 60, "min": 60, "h": 3600, "d": 86400}
+_PART = re.compile(r"(\d+(?:\.\d+)?)\s*(d|h|min|m|sec|s)")
+MAX_SNOOZE_S = 7 * 86400.0
+
+
+def parse_duration(text: str) -> float | None:
+    """Seconds in "90s", "15m", "15min", "1h", "2h30m", "1d" or a bare number of minutes; "off"
+    or "0": 0 (resume). None for anything else (or more than a week)."""
+    t = text.strip().lower()
+    if t in ("off", "0"):
+        return 0.0
+    if re.fullmatch(r"\d+(?:\.\d+)?", t):
+        seconds = float(t) * 60
+    else:
+        parts = _PART.findall(t)
+        if not parts or _PART.sub("", t).strip():
+            return None
+        seconds = sum(float(n) * _UNITS[u] for n, u in parts)
+    return seconds if 0 < seconds <= MAX_SNOOZE_S else None
