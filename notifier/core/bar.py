@@ -6,6 +6,7 @@ Pure: the snapshot and the time are passed in."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from notifier.core.model import Snapshot
@@ -50,28 +51,40 @@ def tmux_segment(s: dict[str, Any]) -> str:
     return f"{MARK} {n}" + (" z" if s.get("snoozed_until") else "")
 
 
+def _number(value: object) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
+
+
 def bar_obj(s: dict[str, Any], now: float) -> dict[str, str]:
     """waybar's custom module JSON (polybar and i3blocks read ``text``): ``class`` is
-    ``needs``, ``snoozed``, ``abandoned`` or ``idle``, for the bar's CSS."""
+    ``needs``, ``snoozed``, ``abandoned`` or ``idle``, for the bar's CSS. (The summary crossed
+    a socket: a field of the wrong type counts as missing.)"""
     n = _count(s)
+    questions = s.get("questions")
     lines = []
-    for q in s.get("questions") or ():
+    for q in questions if isinstance(questions, list) else ():
         if isinstance(q, dict):
             sid = f" {clean(q.get('id'), 8)}" if q.get("id") else ""
-            lines.append(
-                f"{clean(q.get('project'), 40)}{sid}: {clean(q.get('text'), 80)} ({duration(float(q.get('waited_s') or 0))})"
-            )
+            waited = duration(_number(q.get("waited_s")) or 0.0)
+            lines.append(f"{clean(q.get('project'), 40)}{sid}: {clean(q.get('text'), 80)} ({waited})")
     if n > len(lines):
         lines.append(f"… {n - len(lines)} more")
-    snoozed = s.get("snoozed_until")
-    if isinstance(snoozed, (int, float)) and not isinstance(snoozed, bool) and snoozed > now:
+    snoozed = _number(s.get("snoozed_until"))
+    snoozed = snoozed if snoozed is not None and snoozed > now else None
+    if snoozed is not None:
         lines.append(f"snoozed for {duration(snoozed - now)}")
-    abandoned = s.get("abandoned") or 0
-    if abandoned:
-        lines.append(f"{abandoned} abandoned (their pi stopped)")
-    klass = "snoozed" if snoozed and n else "needs" if n else "abandoned" if abandoned else "idle"
+    abandoned = _number(s.get("abandoned")) or 0
+    if abandoned > 0:
+        lines.append(f"{int(abandoned)} abandoned (their pi stopped)")
+    klass = "snoozed" if snoozed and n else "needs" if n else "abandoned" if abandoned > 0 else "idle"
     return {
-        "text": tmux_segment(s),
+        "text": tmux_segment({"pending": n, "snoozed_until": snoozed}),
         "tooltip": "\n".join(lines) or "no pi is waiting for an answer",
         "class": klass,
     }
