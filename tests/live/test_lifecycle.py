@@ -75,8 +75,10 @@ def test_one_instance_per_user_and_headless_runs_beside_it(tmp_path: Path) -> No
         )
         assert status and status["ok"] and status["status"]["pending"] == 1
         out = cli("status", "--json", "--liveness", "off", "--sessions-dir", str(tmp_path), env=env)
-        # the CLI adds where each session's pi runs (additive "location"; none here)
-        assert json.loads(out.stdout) == add_locations(status["status"])
+        # the CLI adds where each session's pi runs (additive "location"; none here) and what is
+        # snoozed or muted (additive "snoozed", "muted")
+        silenced = {"snoozed": {"all": None, "sessions": {}, "projects": {}}, "muted": []}
+        assert json.loads(out.stdout) == {**add_locations(status["status"]), **silenced}
         assert first.proc.poll() is None
 
 
