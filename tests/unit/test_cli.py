@@ -270,3 +270,42 @@ def test_snooze_mute_without_the_app_are_saved_and_status_says_them(tmp_path: Pa
     assert cli("unmute", "blog", *args).stdout.startswith("unmuted project blog")
     assert cli("snooze", "1d2e3a4b", "off", *args).returncode == 0
     assert json.loads(cli("status", "--json", *args).stdout)["snoozed"]["sessions"] == {}
+
+
+def test_every_config_key_has_a_did_you_mean() -> None:
+    """A typo of any key (a letter dropped, two swapped, one doubled) is answered with that key."""
+    from notifier.system.config import KEYS
+    from notifier.system.config_keys import suggest
+
+    for key in KEYS:
+        name = key.rsplit(".", 1)[-1]
+        head = key[: len(key) - len(name)]
+        typos = {head + name[:-1], head + name[1] + name[0] + name[2:], head + name + name[-1]}
+        for typo in typos - set(KEYS):
+            assert suggest(typo, KEYS) == key, typo
+    assert suggest("zzz", KEYS) is None
+
+
+def test_quiet_hour_typo_says_did_you_mean(tmp_path: Path) -> None:
+    cfg = tmp_path / "c.toml"
+    cfg.write_text("quiet_hour = '22:00-07:00'\n")
+    r = cli("status", "--config", str(cfg), "--sessions-dir", str(tmp_path))
+    assert r.returncode == 2 and "unknown key 'quiet_hour' (did you mean 'quiet_hours'?)" in r.stderr
+
+
+def test_history_since_0_does_not_say_nothing_was_recorded(private_dirs: Path) -> None:
+    import os
+    import time
+
+    from notifier.app.preferences import open_store
+    from notifier.core.model import Question, QuestionItem, SessionRef, Transition
+
+    store = open_store(os.path.join(os.environ["XDG_STATE_HOME"], "pi-notifier"))
+    ref = SessionRef("/s/a.jsonl", A_ID, "/home/u/blog", None)
+    asked = time.time() - 3 * 86400
+    store.record([Transition("needs_input", ref, Question(f"c{i}", "question", (QuestionItem("Which?"),), asked + i), asked + i) for i in range(8)])
+    store.close()
+    since0 = cli("history", "--since", "0")
+    assert since0.returncode == 0 and "No questions recorded yet" not in since0.stdout
+    assert "No questions in the last 0 days (8 recorded in all" in since0.stdout
+    assert "8 questions" in cli("history").stdout
