@@ -309,3 +309,14 @@ def test_history_since_0_does_not_say_nothing_was_recorded(private_dirs: Path) -
     assert since0.returncode == 0 and "No questions recorded yet" not in since0.stdout
     assert "No questions in the last 0 days (8 recorded in all" in since0.stdout
     assert "8 questions" in cli("history").stdout
+
+
+def test_doctor_with_no_bus_and_no_display_does_not_promise_a_tray_icon(tmp_path: Path) -> None:
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "DBUS_SESSION_BUS_ADDRESS")}
+    r = cli("doctor", "--sessions-dir", str(tmp_path), env=env)
+    lines = {line.split(":")[0]: line for line in r.stdout.splitlines()}
+    assert "tray: none" in lines["[note] tray"]
+    said = lines["[FAIL] notifications"]
+    assert "tray icon alone" not in said and "with no tray icon either, pi-notifier status, run --json and a status bar" in said
