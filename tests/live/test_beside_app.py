@@ -143,3 +143,40 @@ def test_a_real_tmux_status_line_shows_the_count(tmp_path: Path) -> None:
     finally:
         tmux(outer, "kill-server")
         tmux(inner, "kill-server")
+
+
+@pytest.mark.skipif(not shutil.which("tmux"), reason="tmux is not installed here (apt-get install tmux)")
+def test_the_documented_tmux_key_jumps_to_the_pane_waiting_longest(tmp_path: Path) -> None:
+    """The README's `bind-key N run-shell 'pi-notifier goto next'`, pressed in a real tmux client
+    (prefix, then N, typed into the client): its client moves to the pane of the pi whose question
+    has waited longest. The "pi" is a process named pi in that pane and folder."""
+    project = tmp_path / "blog"
+    project.mkdir()
+    sessions = tmp_path / "s"
+    inner, outer = str(tmp_path / "inner.sock"), str(tmp_path / "outer.sock")
+    env = {k: v for k, v in os.environ.items() if k not in ("TMUX", "TMUX_PANE", "DISPLAY", "WAYLAND_DISPLAY")}
+
+    def tmux(sock: str, *args: str) -> str:
+        return subprocess.run(["tmux", "-S", sock, *args], capture_output=True, text=True, env=env, cwd=ROOT, timeout=20).stdout
+
+    tmux(inner, "-f", "/dev/null", "new-session", "-d", "-s", "work", "-x", "80", "-y", "10")
+    try:
+        tmux(inner, "new-window", "-t", "work:1", "-c", str(project), "exec -a pi sleep 600")
+        tmux(inner, "select-window", "-t", "work:0")
+        goto = f"{sys.executable} -m notifier goto next --sessions-dir {sessions}"
+        tmux(inner, "bind-key", "N", "run-shell", goto)
+        attach = f"env -u TMUX tmux -S {inner} attach -t work"
+        tmux(outer, "-f", "/dev/null", "new-session", "-d", "-s", "view", "-x", "80", "-y", "12", attach)
+        wait_for(lambda: tmux(inner, "list-clients", "-F", "#{client_tty}").strip(), 20, "an attached client")
+
+        def shown() -> str:
+            return tmux(inner, "list-clients", "-F", "#{window_index}").strip()
+
+        assert shown() == "0"
+        wait_for(lambda: subprocess.run(["pgrep", "-f", "^pi 600"], capture_output=True).returncode == 0, 10, "the pi")
+        append(sessions / "--blog--" / "a.jsonl", header(str(project)), user(), ask("q1", "Which?"))
+        tmux(outer, "send-keys", "-t", "view", "C-b", "N")
+        wait_for(lambda: shown() == "1", 20, "the client on the waiting pi's window")
+    finally:
+        tmux(outer, "kill-server")
+        tmux(inner, "kill-server")
