@@ -28,22 +28,6 @@ def open_store(state_dir: str | None = None) -> Store:
     return Store(os.path.join(state_dir, "state.sqlite3"))
 
 
-def saved_preferences(now: float, state_dir: str | None = None) -> Preferences:
-    """The choices the app keeps in the store (it writes each change at once), for a command
-    that runs beside it or without it (``status``). Nothing saved yet: none, and no store is made."""
-    if state_dir is None:
-        from notifier.system import paths
-
-        state_dir = paths.state_dir()
-    if not os.path.isfile(os.path.join(state_dir, "state.sqlite3")):
-        return Preferences()
-    store = open_store(state_dir)
-    try:
-        return store.preferences(now)
-    finally:
-        store.close()
-
-
 class PreferencesOwner:
     def __init__(self, store: Store, now: float) -> None:
         self._store = store

@@ -118,9 +118,10 @@ def carry_out(config: Config, what: str | None, seconds: float | None = None, mu
 
 
 def _mute(config: Config, what: str | None, on: bool, now: float) -> int:
-    from notifier.app.preferences import saved_preferences
+    from notifier.system import paths
+    from notifier.system.saved_choices import saved_silences
 
-    muted = saved_preferences(now).muted
+    muted = saved_silences(paths.state_dir(), now).muted
     if what in (None, "all"):
         if on:
             raise _Usage("mute takes a project or a session (to hold back everything for a while: snooze)")

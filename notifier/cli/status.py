@@ -12,8 +12,6 @@ from typing import TYPE_CHECKING, Any
 
 from notifier import APP_NAME
 from notifier.cli.parser import OutputError
-from notifier.core.session_spec import short_id
-from notifier.core.silenced import silenced_line, silenced_obj
 from notifier.core.text import clean, duration, project_name
 from notifier.system import logs
 
@@ -22,16 +20,19 @@ if TYPE_CHECKING:
 
     from notifier.core.formats import StatusRow
     from notifier.core.model import Snapshot
-    from notifier.core.preferences import Preferences
+    from notifier.core.silenced import Silences
     from notifier.system.config import Config
 
 log = logs.get(__name__)
 
 
-def render_status(snapshot: Snapshot, now: float, show_all: bool, preferences: Preferences | None = None) -> str:
+def render_status(snapshot: Snapshot, now: float, show_all: bool, silences: Silences | None = None) -> str:
     """The table ``status`` prints: one row per question (or per session that asks nothing),
     with the session's short id (what SESSION takes), then a summary line and, when anything is
     snoozed or muted, one line saying so."""
+    from notifier.core.session_spec import short_id
+    from notifier.core.silenced import silenced_line
+
     rows: list[tuple[str, str, str, str, str]] = []
     hidden = 0
     ordered = sorted(
@@ -78,8 +79,8 @@ def render_status(snapshot: Snapshot, now: float, show_all: bool, preferences: P
     if hidden:
         summary += f" ({hidden} sessions idle for over a day not shown; --all lists them)"
     lines.append(summary)
-    if preferences is not None:
-        said = silenced_line(preferences, snapshot, now)
+    if silences is not None:
+        said = silenced_line(silences, snapshot, now)
         if said:
             lines.append(said)
     return "\n".join(lines)
@@ -88,9 +89,11 @@ def render_status(snapshot: Snapshot, now: float, show_all: bool, preferences: P
 def cmd_status(args: argparse.Namespace, config: Config) -> int:
     if args.tmux or args.bar:
         return _status_bar(config, args.bar)
-    from notifier.app.preferences import saved_preferences
+    from notifier.core.silenced import silenced_obj
+    from notifier.system import paths
+    from notifier.system.saved_choices import saved_silences
 
-    prefs = saved_preferences(time.time())
+    prefs = saved_silences(paths.state_dir(), time.time())
     if args.json:
         from notifier.system import ipc
 
@@ -162,12 +165,13 @@ def _status_bar(config: Config, as_json: bool) -> int:
     else:
         import dataclasses
 
-        from notifier.app.preferences import saved_preferences
         from notifier.engine.options import engine_options
         from notifier.engine.scan import scan_once
+        from notifier.system import paths
+        from notifier.system.saved_choices import saved_silences
 
         snapshot = scan_once(engine_options(config))
-        until = saved_preferences(now).snooze_all_until
+        until = saved_silences(paths.state_dir(), now).all_until
         brief = summary(dataclasses.replace(snapshot, snoozed_until=until or None), now)
     if as_json:
         from notifier.sinks.jsonout import dumps

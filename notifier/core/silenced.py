@@ -4,22 +4,50 @@ the fields ``status --json`` adds. Pure: the preferences and the time are passed
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from notifier.core.formats import iso
-from notifier.core.model import Snapshot
-from notifier.core.preferences import Preferences
 from notifier.core.session_spec import short_id
 from notifier.core.text import clean, duration, project_name
 
+if TYPE_CHECKING:
+    from notifier.core.model import Snapshot
+    from notifier.core.preferences import Preferences
 
-def silenced_obj(prefs: Preferences, now: float) -> dict[str, Any]:
+
+class Silences(NamedTuple):
+    """The snoozes and mutes as saved (``status`` reads them without building the app's
+    :class:`~notifier.core.preferences.Preferences`, a dataclass: a one-shot command's start-up
+    is part of its speed)."""
+
+    all_until: float = 0.0
+    sessions: Mapping[str, float] = {}
+    projects: Mapping[str, float] = {}
+    muted: frozenset[str] = frozenset()
+
+    @classmethod
+    def of(cls, prefs: Preferences) -> Silences:
+        return cls(prefs.snooze_all_until, prefs.sessions, prefs.projects, prefs.muted)
+
+    def running(self, now: float) -> Silences:
+        """Without the snoozes that have ended by ``now``."""
+        return Silences(
+            self.all_until if self.all_until > now else 0.0,
+            {k: v for k, v in self.sessions.items() if v > now},
+            {k: v for k, v in self.projects.items() if v > now},
+            self.muted,
+        )
+
+
+def silenced_obj(silences: Silences, now: float) -> dict[str, Any]:
     """``{"snoozed": {"all": ISO|null, "sessions": {file: ISO}, "projects": {name: ISO}},
     "muted": [project…]}``: the snoozes still running at ``now`` and the muted projects."""
-    p = prefs.expired(now)
+    from notifier.core.formats import iso
+
+    p = silences.running(now)
     return {
         "snoozed": {
-            "all": iso(p.snooze_all_until) if p.snooze_all_until else None,
+            "all": iso(p.all_until) if p.all_until else None,
             "sessions": {k: iso(v) for k, v in sorted(p.sessions.items())},
             "projects": {k: iso(v) for k, v in sorted(p.projects.items())},
         },
@@ -27,14 +55,14 @@ def silenced_obj(prefs: Preferences, now: float) -> dict[str, Any]:
     }
 
 
-def silenced_line(prefs: Preferences, snapshot: Snapshot, now: float) -> str:
+def silenced_line(silences: Silences, snapshot: Snapshot, now: float) -> str:
     """"snoozed: everything for 14 min, session blog 1d2e3a4b for 1 h 00 min; muted: shop", or
     "" when nothing is silenced."""
-    p = prefs.expired(now)
+    p = silences.running(now)
     names = {v.ref.key: v for v in snapshot.sessions}
     snoozes = []
-    if p.snooze_all_until:
-        snoozes.append(f"everything for {duration(p.snooze_all_until - now)}")
+    if p.all_until:
+        snoozes.append(f"everything for {duration(p.all_until - now)}")
     for key, until in sorted(p.sessions.items()):
         v = names.get(key)
         what = f"{project_name(v.ref.name, v.ref.cwd, v.ref.host)} {short_id(v.ref.id) or ''}".strip() if v else clean(key, 80)
