@@ -117,7 +117,8 @@ def _goto(p: argparse.ArgumentParser) -> None:
         "session",
         nargs="?",
         metavar="SESSION",
-        help="session file, id or unique id prefix (default: the longest-waiting question)",
+        help="a project or session name, a short id (see status), an id or unique id prefix, a session"
+        " file, or next (the default: the longest-waiting question)",
     )
     p.add_argument("--print", action="store_true", help="only print where it is (JSON), change nothing")
 
@@ -167,7 +168,8 @@ def _demo(p: argparse.ArgumentParser) -> None:
 _ANSWER_DESCRIPTION = (
     "CHOICE is a 1-based option number or an exact option label (several for a multi-select "
     "question, or one per question of a form). With two or more words the first is taken as "
-    "SESSION when it names a session."
+    "SESSION when it names a session (a project or session name, a short id, an id or id prefix, a file, "
+    "or next)."
 )
 
 # Each command, in the order --help lists them: its help, its description, its arguments.
