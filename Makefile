@@ -41,6 +41,7 @@ bench: venv
 	$(PY) bench/scale.py --dense
 	$(PY) bench/scale.py --dense --tails 0,3,20
 	$(PY) bench/idle.py
+	$(PY) bench/notify.py
 
 # The real pi CLIs the live tests drive (tests/live/pi_harness.py; .ci/run installs the same):
 # pi 0.73.1 on this machine's node, and pi 1.6.0 with the Node 22 binary of the npm package

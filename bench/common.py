@@ -16,35 +16,6 @@ ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "bench" / "out"
 
 
-def adopt_orphans() -> bool:
-    """Make this process the one that inherits the orphans of its descendants (Linux: a child
-    subreaper), so that :func:`reap_orphans` can wait for them: a cold ``status`` leaves its scan
-    cache to a process that outlives it. True where that worked."""
-    if sys.platform != "linux":
-        return False
-    import ctypes
-
-    pr_set_child_subreaper = 36
-    try:
-        return ctypes.CDLL(None, use_errno=True).prctl(pr_set_child_subreaper, 1, 0, 0, 0) == 0
-    except (OSError, AttributeError):
-        return False
-
-
-def reap_orphans() -> int:
-    """Wait for every child left (after :func:`adopt_orphans`: the orphans of the commands run,
-    e.g. the process writing a cold ``status``'s scan cache): their CPU and memory then count in
-    ``getrusage(RUSAGE_CHILDREN)``, and the next measured run has the machine to itself. Call it
-    with no child of this process's own running. How many were reaped."""
-    n = 0
-    while True:
-        try:
-            os.waitpid(-1, 0)
-        except ChildProcessError:
-            return n
-        n += 1
-
-
 def fresh_env(state: str | None = None) -> dict[str, str]:
     """The environment of an app the bench starts: its own state folder (``state``, else a new
     empty one) and an empty config folder, never the user's (whose scan cache, history and

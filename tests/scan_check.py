@@ -4,6 +4,7 @@ through the normal reducer: both must give the same session state."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ from notifier.core.reducer import SessionReducer
 from notifier.core.text import clean
 from notifier.engine.files import SessionFiles
 from notifier.engine.options import EngineOptions
+from notifier.engine.settle_file import CAP, FIRST_WINDOW, settle_file
 from notifier.pi.questions import QuestionCatalog
 from notifier.watch.names import find_name
 from notifier.watch.tail import Tailer
@@ -36,11 +38,25 @@ def full_read(path: Path, tools: tuple[str, ...] = ()) -> SessionReducer:
     return reducer
 
 
-def startup_read(path: Path, tools: tuple[str, ...] = ()) -> tuple[SessionReducer, Tailer]:
+def startup_read(
+    path: Path, tools: tuple[str, ...] = (), first: int | None = None, cap: int | None = None
+) -> tuple[SessionReducer, Tailer]:
+    """What the engine's start-up read gives (``first``, ``cap``: its windows, if not its own)."""
     e = files(tools)
     tailer = Tailer(str(path))
-    reducer = e.load(tailer)
-    assert reducer is not None
+    if first is None and cap is None:
+        found = e.load(tailer)
+        assert found is not None
+        reducer = found
+    else:
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            reducer = settle_file(
+                fd, os.fstat(fd), tailer, tailer.max_line, lambda line: e.line_events(str(path), line, NOW),
+                first=first or FIRST_WINDOW, cap=CAP if cap is None else cap,
+            )  # fmt: skip
+        finally:
+            os.close(fd)
     if reducer.name is None and not tailer.name_checked and tailer.window_start > 0:  # as for askers
         name = find_name(str(path), tailer.window_start)
         if name:
@@ -63,8 +79,10 @@ def state(r: SessionReducer) -> dict[str, Any]:
     }
 
 
-def assert_same(path: Path, tools: tuple[str, ...] = ()) -> Tailer:
-    fast, tailer = startup_read(path, tools)
+def assert_same(
+    path: Path, tools: tuple[str, ...] = (), first: int | None = None, cap: int | None = None
+) -> Tailer:
+    fast, tailer = startup_read(path, tools, first, cap)
     assert state(fast) == state(full_read(path, tools))
     size = path.stat().st_size
     data = path.read_bytes()

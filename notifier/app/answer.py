@@ -60,7 +60,7 @@ def answer(
     through = by_channel(options, view, question, choices, text, result_timeout)
     if through is not None:
         return through
-    return by_tmux(options, view, question, choices, text, result_timeout)
+    return by_tmux(options, view, question, choices, text, result_timeout, snapshot.sessions)
 
 
 # ---- for the window, notification actions and the control channel ----

@@ -12,6 +12,7 @@ from notifier.app.answer_session import GUESS, Answered, SessionFile
 from notifier.app.goto import Refused
 from notifier.companion.channel import all_open_dialogs, answer_dialog
 from notifier.companion.protocol import Dialog as ExtDialog
+from notifier.core.dialogs import startup_key
 from notifier.core.model import Option, Question, QuestionItem, SessionView
 from notifier.core.text import clean
 from notifier.engine.options import EngineOptions
@@ -23,7 +24,10 @@ def channel_dialog(session_file: str, question: Question) -> tuple[str, ExtDialo
     """The open extension dialog that is this question (its socket too), if its pi has one."""
     real = os.path.realpath(session_file)
     for sock, d in all_open_dialogs():
-        if not d.session_file or os.path.realpath(d.session_file) != real:
+        if d.session_file is None and d.pid is not None:  # a start-up dialog: its pi is the session
+            if startup_key(d.pid) != session_file:
+                continue
+        elif not d.session_file or os.path.realpath(d.session_file) != real:
             continue
         if (
             question.kind == "dialog"
@@ -31,8 +35,8 @@ def channel_dialog(session_file: str, question: Question) -> tuple[str, ExtDialo
             and (d.tool_call_id or d.id) == question.tool_call_id
         ):
             return sock, d
-        if question.kind == "question" and d.kind == "custom" and d.tool_call_id == question.tool_call_id:
-            return sock, d
+        if question.kind == "question" and d.kind != "editor" and d.tool_call_id == question.tool_call_id:
+            return sock, d  # (its own dialog: a custom component, or the select / input it falls back to)
     return None
 
 
@@ -107,6 +111,11 @@ def _by_keys(
     component, its mirrored screen checked instead of the pane's."""
     if question.tool not in GUESS:
         raise Unsupported(f"no key map for the {clean(question.tool, 40)} tool: answer it in the terminal")
+    session = SessionFile(options, view.ref.key)
+    fresh = session.question(question.tool_call_id)
+    if fresh is None:
+        raise Refused("the question is no longer waiting (answered or cancelled meanwhile)")
+    question = fresh
     plan(GUESS[question.tool], question, choices or None, text)  # bad usage shows before anything else
     dialog = find_dialog("\n".join(d.screen or ()), question.tool)
     if dialog is None:
@@ -115,8 +124,7 @@ def _by_keys(
     if reason:
         raise Refused(reason)
     steps = plan(dialog.variant, question, choices or None, text)
-    session = SessionFile(options, view.ref.key)
-    if not session.pending(question.tool_call_id):
+    if not session.pending(question.tool_call_id):  # last look right before typing
         raise Refused("the question is no longer waiting (answered or cancelled meanwhile)")
 
     def read() -> Dialog | None:

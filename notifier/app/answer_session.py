@@ -44,8 +44,13 @@ class SessionFile:
         for t in self.file.read():
             if t.kind == "resolved":
                 self.resolved[t.question.tool_call_id] = t
+        return self.question(call_id) is not None
+
+    def question(self, call_id: str) -> Question | None:
+        """The tool call as the file has it now, if it still waits (read in full from the file:
+        a question known from a cache or a remote summary may lack what its dialog needs)."""
         view = self.file.view()
-        return view is not None and any(q.tool_call_id == call_id for q in view.pending)
+        return next((q for q in view.pending if q.tool_call_id == call_id), None) if view else None
 
 
 def wait_until(predicate: object, timeout: float) -> bool:

@@ -8,15 +8,18 @@ dialog, untouched, with the rows this tool draws. Then the plan is driven step b
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from notifier.app.answer_keys import confirm, drive
 from notifier.app.answer_session import GUESS, Answered, SessionFile
 from notifier.app.goto import Refused, resume_advice
+from notifier.companion.channel import announced_sessions
 from notifier.core.model import Question, SessionView
 from notifier.core.text import clean
 from notifier.engine.options import EngineOptions
 from notifier.pi.keymaps import Step, Unsupported, check_screen, plan
 from notifier.pi.screens import Dialog, find_dialog
-from notifier.system.locate import locate_sessions
+from notifier.system.locate import Unmatched, locate_one
 from notifier.system.tmux import TmuxPane, capture, paste, send_keys
 
 
@@ -38,24 +41,30 @@ def by_tmux(
     choices: list[str],
     text: str | None,
     result_timeout: float,
+    neighbours: Sequence[SessionView] = (),
 ) -> Answered:
-    """Type the answer into the pane of the pi that has this session (Refused / Unsupported / UsageError)."""
+    """Type the answer into the pane of the pi that has this session (Refused / Unsupported /
+    UsageError); ``neighbours``: the other sessions known (a snapshot's)."""
     if question.tool not in GUESS:
         raise Unsupported(
             f"no key map for the {clean(question.tool, 40)} tool: answer it in the terminal (pi-notifier goto)"
         )
+    session = SessionFile(options, view.ref.key)
+    fresh = session.question(question.tool_call_id)
+    if fresh is None:
+        raise Refused("the question is no longer waiting (answered or cancelled meanwhile)")
+    question = fresh
     plan(GUESS[question.tool], question, choices or None, text)  # bad usage shows before anything else
 
-    location = locate_sessions([view], with_windows=False).get(view.ref.key)
-    if location is None:
-        raise Refused(f"no running pi has this session; {resume_advice(view)}")
+    # Keys go only to the one pi the evidence gives this session to: never to a neighbour in
+    # the same folder (its own session among ``neighbours``), never when two could be it.
+    location = locate_one(view, neighbours=neighbours, announced=announced_sessions())
+    if isinstance(location, Unmatched):
+        raise Refused(location.reason if location.ambiguous else f"{location.reason}; {resume_advice(view)}")
     if location.tmux is None:
         raise Refused("this pi does not run in tmux, so keys cannot be delivered: use pi-notifier goto")
     pane = location.tmux
 
-    session = SessionFile(options, view.ref.key)
-    if not session.pending(question.tool_call_id):
-        raise Refused("the question is no longer waiting (answered or cancelled meanwhile)")
     dialog = dialog_of(pane, question.tool)
     if dialog is None:
         raise Refused(f"the question's dialog is not on screen in tmux pane {clean(pane.pane)}")

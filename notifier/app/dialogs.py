@@ -6,7 +6,10 @@ to the engine thread with :meth:`Engine.call`, which alone changes the board. A 
 (keyed by socket and dialog id), ``closed`` resolves it, a lost connection (pi gone) abandons its
 dialogs, and a ``hello`` (on every (re)connect) brings the board in line with what pi shows now.
 A question tool's own ``custom`` dialog is that question (already read from the session file): it
-is not shown twice.
+is not shown twice. A dialog not known to wait for a human (a loader while an extension calls the
+model) is not on the board: nobody is told of it. A dialog pi shows before it has a session file
+(project trust at start-up) belongs to that pi, known by its process and folder
+(:func:`notifier.core.dialogs.startup_key`), until its session starts.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from notifier.companion.sockets import list_sockets
-from notifier.core.dialogs import add_dialogs
+from notifier.core.dialogs import add_dialogs, startup_key
 from notifier.core.model import (
     GENERIC_QUESTION,
     Option,
@@ -67,20 +70,34 @@ def question_of(d: Dialog, now: float) -> Question:
 
 
 def is_own_dialog(d: Dialog, catalog: QuestionCatalog) -> bool:
-    """A question tool's own dialog: the question itself, read from the session file."""
-    return d.kind == "custom" and d.tool_call_id is not None and d.tool in catalog
+    """A question tool's own dialog (its custom component, or the select / input it falls back
+    to): the question itself, read from the session file."""
+    return d.tool_call_id is not None and d.tool in catalog
+
+
+def _inside(path: str, roots: Sequence[str], itself: bool = False) -> bool:
+    real = os.path.realpath(path)
+    for root in roots:
+        top = os.path.realpath(root).rstrip(os.sep)
+        if real.startswith(top + os.sep) or (itself and real == top):
+            return True
+    return False
 
 
 def ref_of(d: Dialog, roots: Sequence[str]) -> SessionRef | None:
-    """The session a dialog belongs to, when its file is in one of the watched folders."""
-    if not d.session_file:
-        return None
-    real = os.path.realpath(d.session_file)
-    for root in roots:
-        top = os.path.realpath(root).rstrip(os.sep) + os.sep
-        if real.startswith(top):
-            return SessionRef(d.session_file, None, d.cwd, None)
+    """The session a dialog belongs to, when its file is in one of the watched folders; before pi
+    has a session, its pi (by process and folder), when its sessions will go to a watched folder."""
+    if d.session_file:
+        return SessionRef(d.session_file, None, d.cwd, None) if _inside(d.session_file, roots) else None
+    if d.pid is not None and d.session_dir and _inside(d.session_dir, roots, itself=True):
+        return SessionRef(startup_key(d.pid), None, d.cwd, None)
     return None
+
+
+def counts(d: Dialog, catalog: QuestionCatalog) -> bool:
+    """Whether a dialog is a pending question on the board: it waits for a human, and it is not
+    a question tool's own dialog (that question is read from the session file)."""
+    return d.waits and not is_own_dialog(d, catalog)
 
 
 class DialogFeed:
@@ -92,6 +109,8 @@ class DialogFeed:
         self.engine = engine
         self.wall = wall
         self.started = wall()
+        self._files: dict[str, str | None] = {}  # socket → the session file its pi said it writes
+        self._bye: set[str] = set()  # sockets whose pi said it closes its session
         from notifier.companion.watcher import CompanionWatcher
 
         self.watcher = CompanionWatcher(self._event, folder)
@@ -113,21 +132,25 @@ class DialogFeed:
         self.watcher.stop()
 
     def _event(self, path: str, event: object) -> None:
-        from notifier.companion.protocol import Closed, Dialog, Hello
+        from notifier.companion.protocol import Bye, Closed, Dialog, Hello
         from notifier.companion.watcher import Disconnected
 
-        if isinstance(event, (Hello, Dialog, Closed, Disconnected)):
+        if isinstance(event, (Hello, Dialog, Closed, Disconnected, Bye)):
             self.engine.call(lambda: self.apply(path, event))
 
     def apply(self, path: str, event: object) -> None:
         """On the engine thread: change the board, hand the transitions to every sink."""
-        from notifier.companion.protocol import Closed, Dialog, Hello
+        from notifier.companion.protocol import Bye, Closed, Dialog, Hello
         from notifier.companion.watcher import Disconnected
 
         board, now = self.engine.board, self.wall()
         out: list[Transition] = []
+        if isinstance(event, Bye):
+            self._bye.add(path)
         if isinstance(event, Hello):
-            open_ids = {d.id for d in event.dialogs}
+            self._files[path] = event.session_file
+            self._bye.discard(path)
+            open_ids = {d.id for d in event.dialogs if d.waits}
             for src in board.dialog_sources(path):
                 if src[1] not in open_ids:  # closed while we were not connected: how, we cannot know
                     out += board.remove_dialog(src, "superseded", now)
@@ -136,17 +159,22 @@ class DialogFeed:
         elif isinstance(event, Dialog):
             out += self._add(path, event, now, initial=False)
         elif isinstance(event, Closed):
-            outcome: Outcome = "cancelled" if event.how == "cancelled" else "answered"
-            out += board.remove_dialog((path, event.id), outcome, now)
+            outcome: Outcome = event.outcome
+            answer = clean(event.answer) if outcome == "answered" and event.answer is not None else None
+            out += board.remove_dialog((path, event.id), outcome, now, answer)
         elif isinstance(event, Disconnected):  # pi quit (or reloaded: its new socket says hello)
             for src in board.dialog_sources(path):
                 out += board.remove_dialog(src, None, now)
+            file = self._files.pop(path, None)
+            if path not in self._bye and file:  # it died in the middle of its session
+                board.pi_gone(file)
+            self._bye.discard(path)
         if out:
             self._emit(out)
 
     def _add(self, path: str, d: Dialog, now: float, initial: bool) -> list[Transition]:
         ref = ref_of(d, self.engine.options.roots)
-        if ref is None or is_own_dialog(d, self.engine.options.catalog):
+        if ref is None or not counts(d, self.engine.options.catalog):
             return []
         return self.engine.board.add_dialog((path, d.id), ref, question_of(d, now), now, initial)
 
@@ -165,6 +193,6 @@ def with_open_dialogs(snapshot: Snapshot, options: EngineOptions, folder: str | 
     found = []
     for _path, d in all_open_dialogs(folder):
         ref = ref_of(d, options.roots)
-        if ref is not None and not is_own_dialog(d, options.catalog):
+        if ref is not None and counts(d, options.catalog):
             found.append((ref, question_of(d, now)))
     return add_dialogs(snapshot, found) if found else snapshot

@@ -1,9 +1,13 @@
 """``pi-notifier goto``: bring the user to the terminal (and tmux pane) of a waiting pi.
 
 tmux: select the pane's window and pane, and switch the most recently active client to it (one
-already showing that session first). X11: activate the terminal window with the EWMH
-``_NET_ACTIVE_WINDOW`` client message and check that it became active. kitty / wezterm outside
-tmux: their remote control, where pi's environment names it. Elsewhere: say what to do instead.
+already showing that session first). Then the terminal's window is focused through the focus
+method here (:mod:`notifier.system.desktop`): the compositor's interface (sway IPC: a command,
+so an X11 terminal under XWayland is focused too, whatever ``focus_on_window_activation`` says),
+else X11 EWMH (the ``_NET_ACTIVE_WINDOW`` client message), checked to have become focused.
+kitty / wezterm outside tmux: their remote control too, where pi's environment names it. Where
+nothing could focus it, what is missing and what to do instead (exit code 1: never "done" when
+nothing was focused).
 Whether the user is already looking at a session is :mod:`notifier.system.focus`.
 """
 
@@ -11,21 +15,23 @@ from __future__ import annotations
 
 import logging
 import os
-import time
 from dataclasses import dataclass
 from typing import Any
 
+from notifier.companion.channel import announced_sessions
 from notifier.core import session_spec, shellcmd
 from notifier.core.model import Question, SessionView, Snapshot
 from notifier.core.text import clean
-from notifier.system.locate import Location, Wanted, locate_sessions
+from notifier.system.desktop import Missing, Window, focus_method
+from notifier.system.locate import Location, Unmatched, Wanted, locate_one, locate_sessions
 from notifier.system.programs import run
 from notifier.system.tmux import TmuxClient, TmuxPane, tmux, tmux_clients
-from notifier.system.x11 import active_window, open_display, window_for, x_windows_by_pid
+from notifier.system.x11 import ACTIVATE_TIMEOUT_S as ACTIVATE_TIMEOUT_S
+from notifier.system.x11 import activate_window as activate_window
+from notifier.system.x11 import window_for
 from notifier.ui.view import resume_or_why
 
 log = logging.getLogger(__name__)
-ACTIVATE_TIMEOUT_S = 3.0
 
 
 class Refused(Exception):
@@ -103,9 +109,13 @@ def attach_hint(pane: TmuxPane) -> str:
 
 
 def target(snapshot: Snapshot, spec: str | None) -> Target:
+    """The session, its question and where its pi is. Raises :class:`Refused` when two pis could
+    be the one that has it (the evidence cannot tell them apart)."""
     view, question = pick(snapshot, spec)
-    locations = locate_sessions([view])
-    return Target(view, question, locations.get(view.ref.key))
+    found = locate_one(view, neighbours=snapshot.sessions, with_windows=True, announced=announced_sessions())
+    if isinstance(found, Unmatched) and found.ambiguous:
+        raise Refused(found.reason)
+    return Target(view, question, found if isinstance(found, Location) else None)
 
 
 # ---- tmux ----
@@ -125,55 +135,6 @@ def select_pane(pane: TmuxPane) -> TmuxClient:
     if tmux(pane.socket, "switch-client", "-c", client.tty, "-t", pane.pane) is None:
         raise Refused(f"tmux could not switch its client to the pane; {attach_hint(pane)}")
     return client
-
-
-# ---- X11 ----
-
-
-def _ewmh_activate(d: Any, wid: int) -> None:
-    from Xlib import X
-    from Xlib.protocol import event
-
-    root = d.screen().root
-    window = d.create_resource_object("window", wid)
-    mask = X.SubstructureRedirectMask | X.SubstructureNotifyMask
-
-    def send(win: Any, atom: str, data: list[int]) -> None:
-        msg = event.ClientMessage(
-            window=win, client_type=d.intern_atom(atom), data=(32, data + [0] * (5 - len(data)))
-        )
-        root.send_event(msg, event_mask=mask)
-
-    try:
-        desktop = window.get_full_property(d.intern_atom("_NET_WM_DESKTOP"), X.AnyPropertyType)
-        if desktop is not None and len(desktop.value) and int(desktop.value[0]) != 0xFFFFFFFF:
-            send(root, "_NET_CURRENT_DESKTOP", [int(desktop.value[0]), X.CurrentTime])
-    except Exception:
-        pass
-    send(window, "_NET_ACTIVE_WINDOW", [2, X.CurrentTime, active_window(d) or 0])  # 2 = a pager asks
-    d.flush()
-
-
-def activate_window(wid: int, timeout: float = ACTIVATE_TIMEOUT_S) -> bool:
-    """Ask the window manager to raise and focus ``wid``; True once it is the active window."""
-    disp = open_display()
-    if disp is None:
-        return False
-    try:
-        _ewmh_activate(disp, wid)
-        deadline = time.monotonic() + timeout
-        delay = 0.005
-        while time.monotonic() < deadline:
-            if active_window(disp) == wid:
-                return True
-            time.sleep(delay)
-            delay = min(delay * 2, 0.1)
-        return active_window(disp) == wid
-    except Exception as exc:
-        log.debug("activating window 0x%x failed: %s", wid, clean(exc, 200))
-        return False
-    finally:
-        disp.close()
 
 
 def _terminal_remote(loc: Location) -> bool:
@@ -200,36 +161,41 @@ def _terminal_remote(loc: Location) -> bool:
 
 
 def focus(view: SessionView, loc: Location | None) -> str:
-    """Bring the user to ``loc``. Returns what was done; raises :class:`Refused` with what to do instead."""
+    """Bring the user to ``loc``. Returns what was done; raises :class:`Refused` with what is
+    missing and what to do instead (the tmux pane is selected first either way)."""
     if loc is None:
         raise Refused(f"no running pi has this session; {resume_advice(view)}")
-    window = loc.window_id
+    owner = [loc.pid]
     if loc.tmux is not None:
-        client = select_pane(loc.tmux)
-        disp = open_display()
-        if disp is not None:
-            try:
-                window = window_for([client.pid], x_windows_by_pid(disp)) or window
-            except Exception:
-                pass
-            finally:
-                disp.close()
-    if window is not None:
-        if activate_window(window):
-            return f"focused {loc.describe()}"
-        raise Refused(
-            f"the window manager did not focus the terminal window 0x{window:x}; switch to it yourself"
-        )
-    if _terminal_remote(loc):
-        return f"focused {loc.describe()}"
+        owner = [select_pane(loc.tmux).pid]  # the terminal to focus is the tmux client's
+    method = focus_method()
+    missing = method.reason if isinstance(method, Missing) else None
+    if not isinstance(method, Missing):
+        try:
+            wid = window_for(owner, method.windows())
+        except Exception as exc:
+            wid, missing = None, f"{method.name} did not answer ({clean(exc, 120)})"
+        if wid is not None:
+            if not method.activate(wid):
+                raise Refused(
+                    f"{method.name} did not focus the terminal ({Window(method.via, wid).describe()});"
+                    " switch to it yourself"
+                )
+            if loc.tmux is None:
+                _terminal_remote(loc)  # kitty / wezterm: their own tab or pane inside that window
+            return f"focused {loc.describe()} through {method.name}"
+        if missing is None:
+            missing = method.limits or f"{method.name} lists no window of pid {owner[0]} or of its parents"
+    if loc.tmux is None and _terminal_remote(loc):
+        return f"focused {loc.describe()} through its terminal's remote control"
     if loc.tmux is not None:
-        if not os.environ.get("DISPLAY"):
-            return f"selected {loc.describe()} (no X display here to raise its terminal)"
         raise Refused(
-            f"selected tmux pane {clean(loc.tmux.pane)}, but its terminal window was not found; switch to it yourself"
+            f"selected tmux pane {clean(loc.tmux.pane)}, but its terminal was not focused: {missing};"
+            " switch to it yourself"
         )
     raise Refused(
-        f"the terminal of pi (pid {loc.pid}, {clean(loc.tty or 'no tty')}) was not found; switch to it yourself"
+        f"the terminal of pi (pid {loc.pid}, {clean(loc.tty or 'no tty')}) was not focused: {missing};"
+        " switch to it yourself"
     )
 
 

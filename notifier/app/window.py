@@ -20,10 +20,19 @@ from notifier.ui.view import window_obj
 log = logging.getLogger(__name__)
 
 
-def has_display() -> bool:
+def window_display() -> tuple[dict[str, str] | None, str]:
+    """Where the window (Tk: X only) can open: (environment variables to add for it, what that
+    display is), or (``None``, why none can, in one line). On Wayland without ``DISPLAY``, the
+    compositor's XWayland display (:func:`notifier.system.x11.window_display`)."""
     if not sys.platform.startswith("linux"):
-        return True
-    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+        return {}, "the desktop"
+    from notifier.system.x11 import window_display as find
+
+    return find()
+
+
+def has_display() -> bool:
+    return window_display()[0] is not None
 
 
 def _focus_obj(focus: Focus | None) -> list[str] | None:
@@ -81,14 +90,15 @@ class WindowProcess:
         if self._process is not None and self._process.poll() is None:
             self._pending_focus = focus  # starting: it gets the focus when it subscribes
             return "starting"
-        if not has_display():
-            log.warning("cannot open the window: no display to show the window on (DISPLAY is not set)")
+        extra, said = window_display()
+        if extra is None:
+            log.warning("cannot open the window: %s", said)
             return "no-display"
         cmd = [sys.executable, "-m", "notifier", "show", "--attach"]
         if focus:
             cmd += ["--focus", focus[0], focus[1]]
         self._pending_focus = focus
-        env = dict(os.environ, **{ipc.SOCKET_ENV: self.socket})
+        env = dict(os.environ, **extra, **{ipc.SOCKET_ENV: self.socket})
         self._subscribed.clear()
         try:
             self._process = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, env=env)

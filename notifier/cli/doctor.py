@@ -46,9 +46,11 @@ def run(config: Config) -> int:
             )
     out.append(_liveness(config))
     out.append(_window())
+    out.append(_focus())
     for extra in _extras(config):
         out.append(extra)
     out.append(_companion())
+    out.append(_unseen_dialogs(config))
     out += _remotes(config)
     out += _health()
     sys.stdout.write("\n".join(out) + "\n")
@@ -67,14 +69,35 @@ def _watch_limit(dirs: int) -> str:
 
 def _window() -> str:
     try:
-        import tkinter  # noqa: F401
+        import tkinter
     except ImportError:
         return _line(
             False,
             "window",
             "Tk is not available (Debian/Ubuntu: install python3-tk); the tray and notifications still work",
         )
-    return _line(True, "window", "Tk is available")
+    from notifier.app.window import window_display
+
+    extra, said = window_display()
+    if extra is None:
+        # a machine without any display is not a fault; a Wayland desktop without XWayland is
+        return _line(False if os.environ.get("WAYLAND_DISPLAY") else None, "window", said)
+    if not sys.platform.startswith("linux"):
+        return _line(True, "window", "Tk is available")
+    try:  # opened for real, on the display the window would use, and closed
+        root = tkinter.Tk(screenName=extra.get("DISPLAY") or os.environ.get("DISPLAY"), className="pi-notifier")
+        root.destroy()
+    except tkinter.TclError as exc:
+        return _line(False, "window", f"Tk cannot open {said}: {clean(exc, 160)}")
+    return _line(True, "window", f"Tk opened a window on {said}")
+
+
+def _focus() -> str:
+    """The focus method goto and skip_when_focused use here, OK only when it answered."""
+    from notifier.system.desktop import describe, focus_method
+
+    ok, detail = describe(focus_method())
+    return _line(ok, "focus", detail)
 
 
 def _liveness(config: Config) -> str:
@@ -93,20 +116,19 @@ def _extras(config: Config) -> list[str]:
     """The notifications line and the tray line. With no tray icon either, the notifications
     line says what is left instead of "the tray icon alone will show questions"."""
     lines: list[str] = []
-    tray_backend: str | None = "unknown"
     try:
-        from notifier.ui import tray
+        from notifier.app import tray
 
-        tray_backend = tray.choose_backend(config["tray.backend"])[0]
-        tray_line = tray.doctor_line(config)
+        tray_line: str | None = tray.doctor_line(config)
     except ImportError:
         tray_line = None
+    no_tray = tray_line is not None and "] tray: none" in tray_line
     try:
         from notifier.sinks import notify as alerts
         from notifier.sinks.notify.choose import TRAY_ALONE
 
         line = alerts.doctor_line(config)
-        if tray_backend is None:
+        if no_tray:
             shown = os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
             instead = f"{NO_TRAY_EITHER}{', the window' if shown else ''} and a status bar (status --tmux / --bar) show questions"
             line = line.replace(TRAY_ALONE, instead).replace("the tray icon shows questions", instead)
@@ -139,6 +161,115 @@ def _companion() -> str:
         loaded += f", {len(st.unreachable)} socket(s) not answering"
     ok = True if st.installed and st.current else None
     return _line(ok, "companion extension", f"{state}; {loaded}")
+
+
+def _extension_files(cwd: str, argv: list[str], env: dict[str, str]) -> list[str]:
+    """The extension files a running pi loads, as far as its command line and extension folders
+    tell (packages named in its settings are not looked into)."""
+    from notifier.pi.extensions import extension_args
+    from notifier.system import paths
+
+    named, no_discovery = extension_args(argv)
+    files = [os.path.join(cwd, n) for n in named]
+    if not no_discovery:
+        for folder in (
+            os.path.join(paths.agent_dir({**os.environ, **env}), "extensions"),
+            os.path.join(cwd, ".pi", "extensions"),
+        ):
+            try:
+                names = sorted(os.listdir(folder))
+            except OSError:
+                continue
+            for name in names:
+                path = os.path.join(folder, name)
+                index = [os.path.join(path, f"index.{x}") for x in ("ts", "js")]
+                files += [path] if name.endswith((".ts", ".js")) else [i for i in index if os.path.isfile(i)]
+    out: list[str] = []
+    for path in files:
+        if os.path.isdir(path):
+            path = next((i for i in (os.path.join(path, "index.ts"), os.path.join(path, "index.js")) if os.path.isfile(i)), path)
+        if os.path.isfile(path) and path not in out:
+            out.append(path)
+    return out
+
+
+# pi's own question tools (examples/extensions): their dialog is the question, read from the file
+_QUESTION_ONLY = frozenset({"question.ts", "questionnaire.ts"})
+
+
+def _banner_extensions(proc: Any) -> list[str]:
+    """The extensions the pi's terminal listed at start-up, when it runs in tmux (whose history
+    keeps pi's banner)."""
+    from notifier.pi.extensions import listed_extensions
+    from notifier.system.tmux import tmux, tmux_pane_of
+
+    pane = tmux_pane_of(proc.env, proc.pid)
+    if pane is None:
+        return []
+    text = tmux(pane.socket, "capture-pane", "-p", "-J", "-S", "-", "-t", pane.pane)
+    return listed_extensions(text or "")
+
+
+def _unseen_dialogs(config: Config) -> str:
+    """Part of what pi shows is invisible without the companion extension: every extension dialog
+    (``ctx.ui.select`` questions, permission gates) leaves nothing in the session file. Said for
+    each running pi that loads such an extension but not the companion."""
+    from notifier.cli import pi_extension
+    from notifier.pi.catalog import QuestionCatalog
+    from notifier.pi.extensions import dialog_kinds
+    from notifier.system.processes import pi_processes
+
+    try:
+        import psutil
+    except ImportError:
+        return _line(None, "extension dialogs", "cannot tell which extensions running pis load (no psutil)")
+    with_companion = {item.pid for item in pi_extension.status().loaded}
+    catalog = QuestionCatalog(config["question_tools"])
+    blind: list[str] = []
+    for proc in pi_processes():
+        if proc.pid in with_companion:
+            continue
+        try:
+            argv = psutil.Process(proc.pid).cmdline()
+        except (psutil.Error, OSError):
+            continue
+        if any(os.path.basename(a) == pi_extension.FILE_NAME for a in argv):
+            continue  # (loaded, its socket not up yet or not answering: said above)
+        names: list[str] = []
+        read: set[str] = set()  # the names of the extensions whose source was read
+        listed = _banner_extensions(proc)
+        for path in _extension_files(proc.cwd, argv, proc.env):
+            index = os.path.basename(path) in ("index.ts", "index.js")
+            name = os.path.basename(os.path.dirname(path) if index else path)
+            try:
+                with open(path, encoding="utf-8", errors="replace") as fh:
+                    source = fh.read(1 << 20)
+            except OSError:
+                continue
+            read.add(name)
+            if name != pi_extension.FILE_NAME and dialog_kinds(source, catalog):
+                names.append(name)
+        if pi_extension.FILE_NAME in listed or pi_extension.FILE_NAME in read:
+            continue  # (loaded, its socket not up yet or not answering: said above)
+        # pi rewrites its command line (-e paths are gone): the rest of its banner's list is by name
+        # only; their sources cannot be read, so whether they open dialogs is not known
+        names += [f"{n}?" for n in listed if n not in read and n not in _QUESTION_ONLY]
+        if names:
+            blind.append(f"pi {proc.pid} in {clean(proc.cwd, 80)} ({clean(', '.join(names), 160)})")
+    if not blind:
+        return _line(
+            True,
+            "extension dialogs",
+            "no running pi is known to load an extension with dialogs without the companion extension "
+            "(such dialogs leave nothing in the session file; only the companion shows them)",
+        )
+    return _line(
+        None,
+        "extension dialogs",
+        f"not shown for {'; '.join(blind)}: dialogs of extensions (ctx.ui.select, confirm, input, custom; "
+        f"a name with ? may open some) leave nothing in the session file; install the companion "
+        f"({APP_NAME} pi-extension install) and /reload",
+    )
 
 
 def _remotes(config: Config) -> list[str]:

@@ -119,9 +119,7 @@ def _reconfigure_streams(json_out: bool) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """The program (``argv``: the arguments, else the command line's; a ``status`` of the
-    command line leaves the process once its output is written, see :func:`_leave_now`)."""
-    argv_given = argv
+    """The program (``argv``: the arguments, else the command line's)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv == ["--version"]:  # what argparse's "version" action prints, without building a parser
         sys.stdout.write(f"{APP_NAME} {__version__}\n")
@@ -149,10 +147,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             from notifier.system.logs import SECRETS
 
             SECRETS.add_urls(config["push.urls"])  # (before anything could log them)
-        code = _dispatch(args, config)
-        if argv_given is None and args.command == "status":
-            _leave_now(code)  # (this process is the command's own: nothing else to tidy up)
-        return code
+        return _dispatch(args, config)
     except ConfigError as exc:
         sys.stderr.write(f"{APP_NAME}: {exc}\n")
         return 2
@@ -192,30 +187,6 @@ def _output_closed() -> int:
     except (OSError, ValueError, AttributeError):
         pass
     return 1
-
-
-def _leave_now(code: int) -> None:
-    """Exit as soon as the output is out, without freeing what a one-shot ``status`` built one
-    object at a time (thousands of sessions: a tenth of its time over 5,000): the process ends
-    anyway, it has no file or connection left open, and its scan cache is written by a process
-    of its own. Flushed first: a reader gone ends it as :func:`_output_closed` does, an output
-    that cannot be written (a full disk) with one line and exit code 1."""
-    import os
-
-    try:
-        if sys.stdout is not None:
-            sys.stdout.flush()
-    except BrokenPipeError:
-        code = _output_closed()
-    except OSError as exc:
-        code = 1
-        _say(f"cannot write the output ({exc.strerror or exc})")
-    try:
-        if sys.stderr is not None:
-            sys.stderr.flush()
-    except (OSError, ValueError):
-        pass
-    os._exit(code)
 
 
 def _say(line: str) -> None:

@@ -26,13 +26,13 @@ def cmd_show(args: argparse.Namespace, config: Config) -> int:
                 sys.stderr.write(f"{APP_NAME}: the running app says {window_said(reply)}\n")
                 return 1
             return 0  # the running app opened (or raised) its window
-    if (
-        not os.environ.get("DISPLAY")
-        and not os.environ.get("WAYLAND_DISPLAY")
-        and sys.platform.startswith("linux")
-    ):
-        sys.stderr.write(f"{APP_NAME}: no display to show the window on (DISPLAY is not set)\n")
+    from notifier.app.window import window_display
+
+    extra, said = window_display()
+    if extra is None:
+        sys.stderr.write(f"{APP_NAME}: cannot open the window: {said}\n")
         return 1
+    os.environ.update(extra)  # (XWayland's display, where DISPLAY was unset: Tk reads it)
     try:
         window = Window(RemoteSource() if args.attach else LocalSource(config), focus)
     except Exception as exc:  # Tk cannot open the display

@@ -195,3 +195,17 @@ def all_open_dialogs(folder: str | None = None, timeout: float = 1.0) -> list[tu
             continue
         out += [(path, d) for d in dialogs]
     return out
+
+
+def announced_sessions(folder: str | None = None, timeout: float = 1.0) -> dict[int, str]:
+    """pid → session file, as each reachable pi's extension announces itself now: exact evidence
+    of which pi has which session (``notifier.system.locate.locate_one(announced=…)``)."""
+    out: dict[int, str] = {}
+    for path in list_sockets(folder):
+        try:
+            hello, _dialogs = open_dialogs(path, timeout)
+        except (ChannelError, OSError):
+            continue
+        if hello.pid and hello.session_file:
+            out[hello.pid] = hello.session_file
+    return out

@@ -43,8 +43,12 @@ class ProtocolError(ValueError):
 
 @dataclass(frozen=True)
 class Dialog:
-    """A dialog pi waits on. ``remote`` says how it can be answered from here: ``"value"`` (select,
-    confirm, input: exactly), ``"keys"`` (custom: keys forwarded to its component) or ``None``."""
+    """A dialog pi shows. ``remote`` says how it can be answered from here: ``"value"`` (select,
+    confirm, input: exactly), ``"keys"`` (custom: keys forwarded to its component) or ``None``.
+    ``waits``: known to wait for a human (False: a loader shown while an extension calls the model,
+    a custom dialog that takes no input, or one announced only by pi's prompt events).
+    ``session_file`` is ``None`` before pi has a session (a start-up dialog: project trust); the
+    pi is known by ``pid`` and ``cwd`` then, and ``session_dir`` says where its sessions go."""
 
     id: str
     kind: Kind
@@ -59,6 +63,8 @@ class Dialog:
     at: float | None  # seconds since the epoch, when pi opened it
     remote: Literal["value", "keys"] | None
     screen: tuple[str, ...] | None  # a custom dialog's text, as the terminal shows it
+    waits: bool = True
+    session_dir: str | None = None
 
     @property
     def command(self) -> str | None:
@@ -84,8 +90,25 @@ class Hello:
 
 @dataclass(frozen=True)
 class Closed:
+    """``answer``: what the dialog returned (a choice, a text; a confirm's "Yes" / "No"), ``None``
+    for nothing; ``timed_out``: closed by its timeout or abort signal (then ``how`` is cancelled)."""
+
     id: str
     how: str  # answered | cancelled | remote
+    answer: str | None = None
+    timed_out: bool = False
+
+    @property
+    def outcome(self) -> Literal["answered", "cancelled"]:
+        return "cancelled" if self.how == "cancelled" or self.timed_out else "answered"
+
+
+@dataclass(frozen=True)
+class Bye:
+    """pi closes its session (quit, ``/new``, ``/resume``, ``/reload``): a connection lost without
+    it means pi died (killed, crashed) in the middle of its session."""
+
+    reason: str | None
 
 
 @dataclass(frozen=True)
@@ -104,7 +127,7 @@ class Result:
     screen: tuple[str, ...] | None = None
 
 
-Event = Hello | Dialog | Closed | Screen | Result
+Event = Hello | Dialog | Closed | Screen | Result | Bye
 
 
 def _str(obj: dict[str, Any], key: str, required: bool = False) -> str | None:
@@ -132,6 +155,8 @@ def dialog_from(obj: dict[str, Any]) -> Dialog:
     if kind not in KINDS:
         raise ProtocolError("unknown dialog kind")
     options = obj.get("options")
+    if options is None and kind == "confirm":
+        options = ["Yes", "No"]  # (an older extension's confirm: pi shows these two)
     if options is not None and not (isinstance(options, list) and all(isinstance(o, str) for o in options)):
         raise ProtocolError("options is not a list of strings")
     at = obj.get("at")
@@ -150,6 +175,8 @@ def dialog_from(obj: dict[str, Any]) -> Dialog:
         at=at / 1000.0 if isinstance(at, (int, float)) and not isinstance(at, bool) else None,
         remote=remote if remote in ("value", "keys") else None,
         screen=_lines(obj.get("screen")),
+        waits=obj.get("waits") is not False,
+        session_dir=_str(obj, "session_dir"),
     )
 
 
@@ -166,7 +193,14 @@ def parse(line: bytes | str) -> Event | None:
     if event == "dialog":
         return dialog_from(obj)
     if event == "closed":
-        return Closed(id=_str(obj, "id", required=True) or "", how=_str(obj, "how") or "answered")
+        return Closed(
+            id=_str(obj, "id", required=True) or "",
+            how=_str(obj, "how") or "answered",
+            answer=obj.get("answer") if isinstance(obj.get("answer"), str) else None,
+            timed_out=obj.get("timed_out") is True,
+        )
+    if event == "bye":
+        return Bye(reason=_str(obj, "reason"))
     if event == "screen":
         return Screen(id=_str(obj, "id", required=True) or "", lines=_lines(obj.get("lines")) or ())
     if event == "result":

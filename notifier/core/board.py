@@ -8,6 +8,11 @@ at which count its read began (:meth:`Board.mark` taken before reading). A quest
 abandoned only by a list read *after* the board saw it; an abandoned question whose pi shows up
 again in a later list is pending again (a fresh, non-initial ``needs_input``).
 
+Liveness is per session, never per folder: the pis running in a folder are paired with that
+folder's sessions, one session each, by the evidence the process list carries (start times,
+arguments, tmux screens; :mod:`notifier.core.owners` says how and what is kept when it cannot
+tell). A session left without a pi is not alive, though another pi runs beside it.
+
 Remote sessions (:mod:`notifier.core.remote_sessions`) and the companion extension's dialogs
 (:mod:`notifier.core.dialogs`) live on the same board: one snapshot, one set of transitions.
 """
@@ -17,28 +22,17 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from notifier.core.dialogs import Dialogs, Source, closed, dialog_view, with_dialogs
-from notifier.core.local_session import LocalSession, norm_folder
+from notifier.core.local_session import LocalSession, live_state, norm_folder
 from notifier.core.model import Outcome, Question, SessionRef, SessionView, Snapshot, Transition, TurnChange
+from notifier.core.owners import START_SLACK_S, Wanted, bind
+from notifier.core.owners import Proc as Proc
 from notifier.core.reducer import Asked, Ended, Event, SessionReducer
 from notifier.core.remote_sessions import RemoteSessions
 from notifier.core.session_views import SessionViews
-from notifier.core.values import Value, value
 
 TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing)
 if TYPE_CHECKING:
     from notifier.core.formats import StatusRow
-
-
-@value(frozen=True, init=False, repr=False, eq=False)
-class Proc(Value):
-    """A running pi process: its working directory and start time (epoch seconds)."""
-
-    cwd: str
-    started: float
-
-    def __init__(self, cwd: str, started: float) -> None:
-        object.__setattr__(self, "cwd", cwd)
-        object.__setattr__(self, "started", started)
 
 
 class Board:
@@ -46,7 +40,8 @@ class Board:
         self.liveness = liveness
         self._sessions: dict[str, LocalSession] = {}
         self._remote = RemoteSessions()
-        self._starts: dict[str, list[float]] | None = None  # the last process list, by folder
+        self._procs: dict[str, list[Proc]] | None = None  # the last process list, by folder
+        self._askers: dict[str, tuple[int, float]] = {}  # session → its pi, where that waits for a human
         self._tick = 0  # counts feedings: the order in which questions were seen
         self._read_tick = -1  # the count at which the last process list began to be read
         self._turns: list[TurnChange] = []
@@ -158,6 +153,12 @@ class Board:
         self, session: LocalSession, changes: Sequence[Asked | Ended], now: float, initial: bool
     ) -> list[Transition]:
         out = session.transitions(changes, self._tick, now, initial)
+        asker = self._askers.get(session.key)
+        if asker is not None:  # its pi, as last seen, waits for a human (see Transition.asker)
+            out = [
+                Transition(t.kind, t.session, t.question, t.at, t.initial, asker=asker) if t.kind == "needs_input" else t
+                for t in out
+            ]
         if out and self.liveness and any(isinstance(c, Asked) for c in changes):
             out += self._check(session, now)
         return out
@@ -175,14 +176,25 @@ class Board:
         self._dirty.add(ref.key)
         return [Transition("needs_input", ref, question, now, initial=initial)]
 
-    def remove_dialog(self, source: Source, outcome: Outcome | None, now: float) -> list[Transition]:
-        """The dialog closed with ``outcome``, or (``None``) its pi went away: abandoned, not listed."""
+    def remove_dialog(
+        self, source: Source, outcome: Outcome | None, now: float, answer: str | None = None
+    ) -> list[Transition]:
+        """The dialog closed with ``outcome`` (``answer``: what was chosen or typed), or (``None``)
+        its pi went away: abandoned, not listed."""
         found = self._dialogs.close(source)
         if found is None:
             return []
         ref = self._ref(found[0])
         self._dirty.add(ref.key)
-        return [closed(ref, found[1], outcome, now)]
+        return [closed(ref, found[1], outcome, now, answer)]
+
+    def pi_gone(self, key: str) -> None:
+        """The pi writing ``key`` died in the middle of its session (its companion extension's
+        connection was lost without a goodbye): not alive, until a process list says otherwise."""
+        session = self._sessions.get(key)
+        if self.liveness and session is not None and session.alive is not False:
+            session.alive = False
+            self._dirty.add(key)
 
     def dialog_sources(self, socket: str | None = None) -> list[Source]:
         return self._dialogs.sources(socket)
@@ -204,31 +216,77 @@ class Board:
         if read_tick < self._read_tick:
             return []  # an older read overtaken by a newer one: it knows less
         self._read_tick = read_tick
-        self._starts = {}
+        self._procs = {}
         for p in procs:
             folder = norm_folder(p.cwd)
             if folder:
-                self._starts.setdefault(folder, []).append(p.started)
-        out: list[Transition] = []
-        for session in self._sessions.values():
-            out += self._check(session, now)
-        return out
+                self._procs.setdefault(folder, []).append(p)
+        return self._judge(list(self._sessions.values()), now)
 
     def _check(self, session: LocalSession, now: float) -> list[Transition]:
-        """Apply the last process list to one session (``None`` = none read yet: nothing)."""
-        if self._starts is None:
+        """Apply the last process list to one session (``None`` = none read yet: nothing). Its
+        folder's sessions are paired again, but only this one is judged: the list was read
+        before this session changed, so it says nothing new of the others."""
+        if self._procs is None:
             return []
         cwd = norm_folder(session.reducer.cwd)
-        starts = self._starts.get(cwd, []) if cwd else []
-        changed, out = session.check(starts, self._tick, self._read_tick, now)
-        if changed:
-            self._dirty.add(session.key)
+        if not cwd or cwd not in self._procs:
+            return self._judge([session], now)
+        folder = [s for s in self._sessions.values() if norm_folder(s.reducer.cwd) == cwd]
+        return self._judge(folder, now, only=session)
+
+    def _judge(self, sessions: list[LocalSession], now: float, only: LocalSession | None = None) -> list[Transition]:
+        """Pair ``sessions`` with the pis of their folders and judge each (or ``only`` that one)."""
+        assert self._procs is not None
+        by_folder: dict[str, list[tuple[LocalSession, Wanted]]] = {}
+        owned: set[str] = set()
+        for session in sessions:
+            cwd = norm_folder(session.reducer.cwd)
+            procs = self._procs.get(cwd) if cwd else None
+            if not procs or not session.reducer.has_header:
+                continue
+            w = self._wanted(session)
+            if w.updated_at + START_SLACK_S >= min(p.started for p in procs):  # (else no pi can have it)
+                by_folder.setdefault(cwd or "", []).append((session, w))
+        for folder, items in by_folder.items():
+            owners = bind([w for _, w in items], self._procs[folder])
+            owned.update(s.key for s, _ in items if owners.alive(s.key))
+            for s, _ in items:
+                owner = owners.owner(s.key)
+                if owner is not None and owner.interactive and owner.pid:
+                    self._askers[s.key] = (owner.pid, owner.started)
+                else:
+                    self._askers.pop(s.key, None)
+        out: list[Transition] = []
+        for session in sessions if only is None else [only]:
+            changed, trans = session.check(session.key in owned, self._tick, self._read_tick, now)
+            if changed:
+                self._dirty.add(session.key)
+            out += trans
         return out
+
+    def _wanted(self, session: LocalSession) -> Wanted:
+        """What pairing needs of a session: for one asking something, when it asked (its pi ran by
+        then) and what (its pane may show it)."""
+        r = session.reducer
+        if not r.pending:
+            return Wanted(session.key, r.cwd, r.updated_at, None, None, (), r.session_id)
+        first = next(iter(r.pending.values()))
+        asked = min(session.asked_at(q) for q in r.pending.values())
+        labels = tuple(o.label for o in first.first.options)
+        return Wanted(session.key, r.cwd, asked, None, first.first.text, labels, r.session_id)
 
     def needs_liveness(self) -> bool:
         """True while some question is pending and not yet known to be abandoned."""
         return self.liveness and any(
             len(s.reducer.pending) > len(s.abandoned) for s in self._sessions.values() if s.reducer.has_header
+        )
+
+    def asking_folders(self) -> frozenset[str]:
+        """The folders of the sessions that ask something (or asked, abandoned): where the pis'
+        screens are worth capturing with the next process list."""
+        return frozenset(
+            f for s in self._sessions.values() if s.reducer.pending and (f := norm_folder(s.reducer.cwd))
         )
 
     def has_abandoned(self) -> bool:
@@ -296,7 +354,7 @@ class Board:
                 rows.append((key, v.updated_at, v, r.session_id, r.cwd, r.name, v.state, v.alive))
             else:
                 alive = session.alive if liveness else None
-                rows.append((key, r.updated_at, None, r.session_id, r.cwd, r.name, r.base, alive))
+                rows.append((key, r.updated_at, None, r.session_id, r.cwd, r.name, live_state(r.base, alive), alive))
         return rows, pending
 
     def snapshot(self, now: float) -> Snapshot:

@@ -12,6 +12,14 @@ from notifier.core.model import Outcome, Question, SessionRef, SessionView, Snap
 # Where a dialog comes from: (the extension's socket, the dialog's id).
 Source = tuple[str, str]
 
+STARTUP_PREFIX = "pid:"
+
+
+def startup_key(pid: int) -> str:
+    """The board key of a pi that shows a dialog before it has a session file (project trust at
+    start-up): its process. No session file path (absolute) or remote key (``@``) starts so."""
+    return f"{STARTUP_PREFIX}{pid}"
+
 
 class Dialogs:
     """The dialogs open right now, by source, each with the session (file) it belongs to."""
@@ -43,20 +51,25 @@ class Dialogs:
         return [(ref, q) for ref, q in self._open.values() if ref.key == key]
 
 
-def closed(ref: SessionRef, q: Question, outcome: Outcome | None, now: float) -> Transition:
-    """The transition for a dialog that closed with ``outcome``, or (``None``) whose pi went away."""
+def closed(
+    ref: SessionRef, q: Question, outcome: Outcome | None, now: float, answer: str | None = None
+) -> Transition:
+    """The transition for a dialog that closed with ``outcome`` (and ``answer``: the choice or text
+    it returned), or (``None``) whose pi went away."""
     if outcome is None:
         return Transition("abandoned", ref, q, now)
-    return Transition("resolved", ref, q, now, outcome=outcome, waited_s=max(0.0, now - q.asked_at))
+    return Transition(
+        "resolved", ref, q, now, outcome=outcome, answer=answer, waited_s=max(0.0, now - q.asked_at)
+    )
 
 
 def with_dialogs(view: SessionView, dialogs: Sequence[Question]) -> SessionView:
     """``view`` with extension dialogs added to its pending questions. A question tool's own
-    ``custom`` dialog (same tool call as a pending question) is that question: not added twice."""
+    dialog (same tool call as a pending question) is that question: not added twice."""
     if not dialogs:
         return view
     asked = {q.tool_call_id for q in view.pending}
-    extra = tuple(q for q in dialogs if not (q.dialog == "custom" and q.tool_call_id in asked))
+    extra = tuple(q for q in dialogs if q.tool_call_id not in asked)
     if not extra:
         return view
     from dataclasses import replace  # (only where a dialog is shown: see notifier.core.values)

@@ -305,6 +305,7 @@ HISTORY_COLUMNS = (
     "resolved_at",
     "outcome",
     "waited_s",
+    "answer",
 )
 
 
@@ -366,6 +367,7 @@ def history_entry(r: Mapping[str, object]) -> dict[str, Any]:
         "resolved_at": iso(resolved_at) if resolved_at is not None else None,
         "outcome": _text(r.get("outcome")),
         "waited_s": round(waited, 3) if waited is not None else None,
+        "answer": _text(r.get("answer")),
     }
 
 

@@ -10,15 +10,13 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 MAX_DEPTH = 64  # pi's own entries nest < 12 levels; tool arguments a few more
 _OPENERS = (b"[", b"{")
 _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
 _PAIR = re.compile(rb"\[\]|\{\}")
-# What json.loads runs (the C scanner), without its checks for whitespace around the value:
-_scan: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
 
 
 _LONG = 1 << 16  # from this length on, brackets are counted by searching for them (see below)
@@ -106,11 +104,7 @@ def loads(data: bytes | str, max_bytes: int | None = None, max_depth: int = MAX_
             raise BoundedJSONError(reason)
     text = raw.decode("utf-8")
     try:
-        try:
-            value, end = _scan(text, 0)
-        except (StopIteration, ValueError):
-            end = -1
-        return value if end == len(text) else json.loads(text)  # (anything else: json.loads says why)
+        return json.loads(text)
     except RecursionError as exc:  # pragma: no cover - excluded by the depth check above
         raise BoundedJSONError("nested too deeply") from exc
     except ValueError as exc:  # includes integers longer than sys.get_int_max_str_digits()

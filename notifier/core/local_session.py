@@ -1,22 +1,19 @@
 """One session file of this machine on the board (pure): its reducer, when the board first saw
 each of its questions, which are abandoned, and the liveness judgement against a process list.
 
-A question counts as asked by a process only if that process was already running when the
-question was written; it is judged only by a list whose read began after the board saw it
-(feeding counts, see :mod:`notifier.core.board`).
+Whether a pi has this session is the board's pairing (:mod:`notifier.core.owners`): a question
+counts as asked by a process only if that process was already running when the question was
+written (:meth:`LocalSession.asked_at`). A question is judged only by a list whose read began
+after the board saw it (feeding counts, see :mod:`notifier.core.board`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from notifier.core.model import Question, SessionRef, SessionView, Transition
+from notifier.core.model import Question, SessionRef, SessionView, State, Transition
 from notifier.core.reducer import Asked, Ended, SessionReducer
 from notifier.core.values import Record, Value, field, value
-
-# A question counts as asked by a process only if that process was already running when the
-# question was written (a pi started later on the same project did not ask it).
-START_SLACK_S = 2.0
 
 
 def norm_folder(path: str | None) -> str | None:
@@ -24,6 +21,13 @@ def norm_folder(path: str | None) -> str | None:
     if not path:
         return None
     return path.rstrip("/\\") or path
+
+
+def live_state(base: State, alive: bool | None) -> State:
+    """A session's state with its liveness applied: a turn under way whose pi is gone (killed while
+    it ran a tool or waited on an extension dialog) is ``stopped``; the file says ``working``
+    forever."""
+    return "stopped" if alive is False and base == "working" else base
 
 
 @value(frozen=True, init=False, repr=False, eq=False)
@@ -95,12 +99,18 @@ class LocalSession(Record):
                 )
         return out
 
-    def check(self, starts: Sequence[float], tick: int, read_tick: int, now: float) -> tuple[bool, list[Transition]]:
+    def asked_at(self, q: Question) -> float:
+        """By when question ``q`` was asked (its pi ran by then). The file's time can be anything;
+        for a question we saw being written, the moment we saw it bounds it from above."""
+        seen = self.seen.get(q.tool_call_id)
+        return q.asked_at if seen is None or seen.initial else max(q.asked_at, seen.at)
+
+    def check(self, owned: bool, tick: int, read_tick: int, now: float) -> tuple[bool, list[Transition]]:
         """Judge the pending questions by a process list read from feeding count ``read_tick``
-        (``starts``: the start times of the pis running in this session's folder; ``tick``: the
+        (``owned``: whether a pi there has this session, as the board paired them; ``tick``: the
         board's count now). Whether the view changed, and the transitions."""
-        changed = self.alive != bool(starts)
-        self.alive = bool(starts)
+        changed = self.alive != owned
+        self.alive = owned
         out: list[Transition] = []
         if not self.reducer.has_header:
             return changed, out
@@ -110,17 +120,12 @@ class LocalSession(Record):
                 seen = self.seen[cid] = Seen(tick, now, False)
             if seen.tick > read_tick:
                 continue  # the list was read before we saw the question: it cannot judge it
-            # The pi that asked was running when the question was written. A pi started later on
-            # the same project did not ask it. The file's time can be anything; for a question we
-            # saw being written, the moment we saw it bounds when it was asked from above.
-            asked = q.asked_at if seen.initial else max(q.asked_at, seen.at)
-            asker = any(start <= asked + START_SLACK_S for start in starts)
             if cid in self.abandoned:
-                if asker:  # its pi is seen again (the earlier read missed it): pending again
+                if owned:  # its pi is seen again (the earlier read missed it): pending again
                     del self.abandoned[cid]
                     changed = True
                     out.append(Transition("needs_input", self.ref, q, now))
-            elif not asker:
+            elif not owned:
                 self.abandoned[cid] = q
                 changed = True
                 out.append(Transition("abandoned", self.ref, q, now))
@@ -143,7 +148,7 @@ class LocalSession(Record):
         ref = SessionRef(self.key, r.session_id, r.cwd, r.name)
         alive = self.alive if liveness else None
         if not r.pending and not self.abandoned:  # (most sessions: built at once)
-            return SessionView(ref, r.base, (), (), alive, r.updated_at, r.current_tool)
+            return SessionView(ref, live_state(r.base, alive), (), (), alive, r.updated_at, r.current_tool)
         abandoned = self.abandoned
         if abandoned:
             pending = tuple(q for cid, q in r.pending.items() if cid not in abandoned)

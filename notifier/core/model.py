@@ -180,6 +180,10 @@ class Transition(Value):
     outcome: Outcome | None = None
     answer: str | None = None
     waited_s: float | None = None
+    # needs_input: the pi the evidence gives this question to, as (pid, start time), when that pi
+    # is known to wait for a human (its TUI): its question is notified at once, without the
+    # settle window (the notifier checks that very process still runs). None: not known.
+    asker: tuple[int, float] | None = None
 
     def __init__(
         self,
@@ -191,6 +195,7 @@ class Transition(Value):
         outcome: Outcome | None = None,
         answer: str | None = None,
         waited_s: float | None = None,
+        asker: tuple[int, float] | None = None,
     ) -> None:
         _set(self, "kind", kind)
         _set(self, "session", session)
@@ -200,6 +205,7 @@ class Transition(Value):
         _set(self, "outcome", outcome)
         _set(self, "answer", answer)
         _set(self, "waited_s", waited_s)
+        _set(self, "asker", asker)
 
 
 @value(frozen=True, init=False, repr=False, eq=False)

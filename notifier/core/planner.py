@@ -1,6 +1,7 @@
 """When to raise, update and withdraw desktop notifications (pure: time is passed in).
 
-Rules: a question resolved within the settle window is never shown; one notification per
+Rules: a question resolved within the settle window is never shown (a question of a pi known to
+wait for a human, ``Transition.asker``, has no settle window); one notification per
 question, never twice for the same session file + toolCallId (also across restarts: the caller
 passes the ids notified before, and how many reminders each already had); a burst (≥ 3 within 2 s) becomes one summary; questions already
 pending at start-up get one summary; reminders replace the same notification while the question
@@ -117,7 +118,9 @@ class Planner:
                 if t.initial:
                     self._startup.append(item)
                 else:
-                    self._waiting[item.key] = (item, now + self.settle_s)
+                    # The settle window is for a pi that cannot wait for a human (`pi -p`: its
+                    # question tool returns at once); a pi known to wait (its TUI) is notified now.
+                    self._waiting[item.key] = (item, now if t.asker is not None else now + self.settle_s)
             else:  # resolved or abandoned: never show it, withdraw what is showing
                 out += self._drop(item.key)
         return out

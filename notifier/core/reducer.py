@@ -3,8 +3,7 @@
 The rules (docs/pi-sessions.md §4–§5): a question tool start moves the session to
 ``needs_input`` with ``pending`` keyed by toolCallId; its end removes that entry and returns to
 ``working``; other tool activity never hides a pending question; the first pending question is the
-one displayed. A non-interactive (detached) start keeps the legacy behaviour: the tool is only the
-current tool, nothing is pending. A later user message, a new assistant message, a compaction or a
+one displayed. A later user message, a new assistant message, a compaction or a
 branch summary supersedes calls that never got a result.
 """
 
@@ -50,7 +49,6 @@ class ToolStart(NamedTuple):
     tool_call_id: str
     tool: str
     question: Question | None = None
-    interactive: bool = True
 
 
 class ToolEnd(NamedTuple):
@@ -147,7 +145,7 @@ class SessionReducer(Record):
         elif type(event) is Activity:
             self.base = "working"
         elif type(event) is ToolStart:
-            if event.question is not None and event.interactive:
+            if event.question is not None:
                 if event.tool_call_id not in self.pending:
                     self.pending[event.tool_call_id] = event.question
                     changes.append(Asked(event.question))

@@ -1,35 +1,26 @@
-"""Settle a session's state from its newest entries (pure): the start-up scan reads a file
-backwards and stops as soon as older entries can no longer change what a full read would give.
+"""When a session file's last entries decide its state (pure): the start-up read replays only
+those, not the whole file.
 
 Why this is exact (see :class:`notifier.core.reducer.SessionReducer`):
 
-- ``pending``, ``running`` and ``current_tool`` are emptied by every *superseding* event
-  (``Input``, ``Supersede``); only the entries from the last one on decide them.
+- ``pending``, ``running`` and ``current_tool`` are emptied by every *clearing* event (``Input``,
+  ``Supersede``); only the entries from the last one on decide them.
 - ``base`` is the value set by the last *base-setting* event (everything but ``Header``,
   ``Renamed`` and a ``Supersede`` without a state).
 
-So once the entries collected (newest first) hold a superseding event and a base-setting event,
-replaying them oldest first through a fresh reducer gives the same state as replaying the whole
-file. ``name`` and ``updated_at`` come from the entries read (the engine looks a name up further
-back for sessions that ask something).
+So once the last entries of a file hold a clearing event and a base-setting event, replaying
+them oldest first through a fresh reducer gives the state of replaying the whole file.
+``name`` and ``updated_at`` come from the entries read (the engine looks a name up further back
+for sessions that ask something). tests/hostile/test_scan.py checks this against the reducer.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from notifier.core.reducer import Event, Header, Input, Renamed, SessionReducer, Supersede
 
-from notifier.core.reducer import (
-    Event,
-    Header,
-    Input,
-    Renamed,
-    SessionReducer,
-    Supersede,
-)
 
-# Collected events beyond this mean a pathological tail (e.g. a million tool results and no
-# message before them): the caller then replays the whole file forward instead, in bounded memory.
-EVENT_BUDGET = 50_000
+def clears(event: Event) -> bool:
+    return type(event) is Input or type(event) is Supersede
 
 
 def sets_base(event: Event) -> bool:
@@ -38,63 +29,40 @@ def sets_base(event: Event) -> bool:
     return type(event) is not Header and type(event) is not Renamed
 
 
-def settles_alone(events: list[Event]) -> bool:
-    """True if one entry's events settle the state by themselves: what :class:`Settler` says
-    after feeding only them (the common end of a session: an assistant message that ends the
-    turn or asks something, a user message)."""
-    superseded = based = False
-    for event in events:
-        if type(event) is Input or type(event) is Supersede:
-            superseded = True
-        if not based and sets_base(event):
-            based = True
-    return superseded and based
+class Suffix:
+    """The events of a file's last entries, fed newest entry first (:meth:`add`)."""
 
-
-class Settler:
-    """Feed each entry's events newest entry first; :attr:`settled` says when to stop."""
-
-    def __init__(self, budget: int = EVENT_BUDGET) -> None:
+    def __init__(self) -> None:
         self._entries: list[list[Event]] = []  # newest first
-        self._count = 0
-        self.budget = budget
-        self.superseded = False
+        self.cleared = False
         self.based = False
         self.renamed = False  # a session_info was read: the name is known, none to look up
 
+    def __len__(self) -> int:
+        return len(self._entries)
+
     @property
     def settled(self) -> bool:
-        return self.superseded and self.based
+        """Older entries can no longer change the state a replay of these gives."""
+        return self.cleared and self.based
 
-    @property
-    def over_budget(self) -> bool:
-        return self._count > self.budget
-
-    def feed(self, events: list[Event]) -> bool:
-        """One entry's events (in file order). True once older entries cannot matter."""
+    def add(self, events: list[Event]) -> None:
+        """One entry's events (in file order), older than those added before."""
         if not events:
-            return self.settled
+            return
         self._entries.append(events)
-        self._count += len(events)
         for event in events:
-            if isinstance(event, Renamed):
-                self.renamed = True
-            if isinstance(event, (Input, Supersede)):
-                self.superseded = True
-            if not self.based and sets_base(event):
-                self.based = True
-        return self.settled
+            self.renamed = self.renamed or type(event) is Renamed
+            self.cleared = self.cleared or clears(event)
+            self.based = self.based or sets_base(event)
 
-    def events(self) -> Iterable[Event]:
-        """The collected events, oldest first."""
-        for entry in reversed(self._entries):
-            yield from entry
+    def events(self) -> list[Event]:
+        """The events added, oldest first."""
+        return [event for entry in reversed(self._entries) for event in entry]
 
-    def replay(self, head: Iterable[Event] = ()) -> SessionReducer:
-        """A reducer fed ``head`` (the header line's events), then the collected events."""
+    def replay(self, head: list[Event]) -> SessionReducer:
+        """A reducer fed ``head`` (the header line's events), then the events added."""
         reducer = SessionReducer()
-        for event in head:
-            reducer.apply(event)
-        for event in self.events():
+        for event in head + self.events():
             reducer.apply(event)
         return reducer

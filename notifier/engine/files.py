@@ -15,28 +15,18 @@ from typing import Any
 from notifier.core import jsonbound
 from notifier.core.board import Board
 from notifier.core.model import Transition
-from notifier.core.reducer import Event, Renamed, SessionReducer, restore, summarize
+from notifier.core.reducer import Event, Renamed, SessionReducer
 from notifier.core.text import clean
 from notifier.engine.options import EngineOptions
-from notifier.engine.scan_workers import beside, share_out, workers_for
 from notifier.engine.settle_file import settle_file
-from notifier.engine.startup_cache import Restored, StartupCache
+from notifier.engine.startup_cache import StartupCache
 from notifier.pi.entries import EntryError, to_events
+from notifier.pi.lines import too_large_events
 from notifier.system import logs
 from notifier.system.logonce import LogOnce
-from notifier.watch.names import find_name
-from notifier.watch.scanner import (
-    NotRegularFile,
-    Stamp,
-    Tree,
-    kind_of,
-    open_regular,
-    stamp_of,
-    tree_from_plain,
-    tree_to_plain,
-    walk_tree,
-)
-from notifier.watch.tail import Tailer
+from notifier.watch.names import look_up_name
+from notifier.watch.scanner import NotRegularFile, kind_of, open_regular, walk_tree
+from notifier.watch.tail import LongLine, Tailer
 
 log = logs.get(__name__)
 
@@ -64,106 +54,32 @@ class SessionFiles:
         self._once = LogOnce(log)
         self._idents: dict[tuple[int, int], str] = {}  # (device, inode) → the one name read
         self._blame: dict[str, int] = {}  # failures that happened while reading each file
-        # each file's (device, inode, size, mtime_ns) as read, while a scan wants them (scan)
-        self._stamps: dict[str, Stamp] | None = None
 
     # ---- folders ----
 
-    def scan(
-        self, folder: str, initial: bool, cache: StartupCache | None = None, shared: bool = False
-    ) -> list[Transition]:
+    def scan(self, folder: str, initial: bool, cache: StartupCache | None = None) -> list[Transition]:
         """Every session file under ``folder``: known ones read on, new ones added (at start-up,
-        ``initial``, unchanged ones restored from ``cache``; ``shared``: the files to read may be
-        shared out between worker processes, see :mod:`notifier.engine.scan_workers`)."""
-        tree: Tree | None = None
-        if initial and cache is not None:
-            if shared and cache.on_disk():
-                # (the walk in a child while the cache loads here: each takes a third of a
-                # warm status; the walk is sent back as plain data)
-                plain = beside(lambda: tree_to_plain(walk_tree(folder)), cache.open)
-                try:
-                    tree = tree_from_plain(plain)
-                except (TypeError, ValueError):  # (not what a walk sends: walked here)
-                    tree = None
-            else:
-                cache.open()
-        # Shared and with nothing cached (a cold status), every file is read: it is opened and
-        # fstat'ed then, so the walk takes no stat of its own (a third of a cold walk), and two
-        # names of one file are told apart after the read (_one_name_each).
-        quick = tree is None and initial and shared and (cache is None or cache.empty())
-        if tree is None:
-            tree = walk_tree(folder, stat_files=not quick)
+        ``initial``, unchanged ones restored from ``cache``)."""
+        tree = walk_tree(folder)
         for path, kind in tree.skipped:
             self._once(path, "kind", "skipped: %s, not a regular file", kind)
         out: list[Transition] = []
         names = {path: ident for ident, path in tree.idents.items()}
-        prior = dict(self._idents) if quick else {}  # (the names followed before this walk)
-        to_read: list[str] = []
-        if quick and cache is not None and not self.tailers:
-            # (a cold start-up: nothing cached, nothing followed, no ident known: every file
-            # is read, marked so at once instead of looked up one by one)
-            to_read = cache.all_read(tree.files)
-        else:
-            for path in tree.files:
-                ident = names.get(path)  # (None: not stat'ed by the walk)
-                known = self._idents.get(ident) if ident is not None else None
-                if known is not None and known != path and known in self.tailers:
-                    continue  # a second name of a file already read (a hard link, another root)
-                if path in self.tailers:
-                    out += self.read(path)
-                    continue
-                if ident is not None:
-                    self._idents[ident] = path
-                if initial and cache is not None:
-                    found = cache.lookup(path, tree.stats.get(path))
-                    if isinstance(found, Restored):
-                        self.tailers[path] = found.tailer
-                        out += self.board.restore(path, found.reducer, self._wall(), initial=True)
-                    elif found == "read":
-                        to_read.append(path)
-                elif initial:
-                    to_read.append(path)
-                else:
-                    out += self.add(path, initial)
-        if quick:
-            self._stamps = {}
-        workers = workers_for(len(to_read)) if shared else 1
-        if workers > 1:
-            share_out(
-                to_read,
-                self._summary,
-                lambda path, summary: out.extend(self._add_summary(path, summary)),
-                lambda path: out.extend(self._add_named(path)),
-                workers,
-            )
-        else:
-            for path in to_read:
-                out += self.add(path, initial=True)
-        if quick:
-            stamps, self._stamps = self._stamps or {}, None
-            out += self._one_name_each(to_read, prior)
-            if cache is not None:
-                for path in to_read:
-                    stamp = stamps.get(path)
-                    if stamp is not None and path in self.tailers:
-                        cache.stamped(path, stamp)
-        return out
-
-    def _one_name_each(self, paths: list[str], prior: dict[tuple[int, int], str]) -> list[Transition]:
-        """After files listed without their ident were read (``paths``, in the walk's order):
-        a file reached by two names keeps the first, as the walk keeps it (``prior``: the names
-        followed before this walk, e.g. under another root, which come first)."""
-        out: list[Transition] = []
-        first = dict(prior)
-        for path in paths:
-            tailer = self.tailers.get(path)
-            if tailer is None or tailer.ident is None:
+        for path in tree.files:
+            ident = names[path]
+            known = self._idents.get(ident)
+            if known is not None and known != path and known in self.tailers:
+                continue  # a second name of a file already read (a hard link, another root)
+            if path in self.tailers:
+                out += self.read(path)
                 continue
-            kept = first.setdefault(tailer.ident, path)
-            if kept != path and kept in self.tailers:
-                self.tailers.pop(path)
-                out += self.board.forget(path, self._wall())
-        self._idents.update(first)
+            self._idents[ident] = path
+            found = cache.lookup(path, tree.stats[path]) if initial and cache is not None else None
+            if found is not None:
+                self.tailers[path] = found.tailer
+                out += self.board.restore(path, found.reducer, self._wall(), initial=True)
+            else:
+                out += self.add(path, initial)
         return out
 
     def gone(self, path: str) -> list[Transition]:
@@ -176,44 +92,6 @@ class SessionFiles:
         return out
 
     # ---- files ----
-
-    def _summary(self, path: str) -> Any:
-        """What :meth:`_add_summary` needs to follow ``path`` as :meth:`add` would (plain data,
-        computed in a worker process); ``None`` if it cannot be read (said once, there)."""
-        tailer = Tailer(path, self.options.max_line)
-        reducer = self.load(tailer)
-        if reducer is None:
-            return None
-        if reducer.pending and reducer.name is None and reducer.has_header:
-            name = _look_up_name(tailer)  # what fill_names would do, done here in parallel
-            if name:
-                reducer.apply(Renamed(name))
-        stamp = self._stamps.get(path) if self._stamps is not None else None
-        return (tailer.state(), tailer.ident, tailer.window_start, tailer.name_checked, summarize(reducer), stamp)
-
-    def _add_named(self, path: str) -> list[Transition]:
-        """:meth:`add` at start-up, and the name of a session that asks something looked up at
-        once, as the workers do (:meth:`_summary`): done while they still read, not after."""
-        out = self.add(path, initial=True)
-        tailer, reducer = self.tailers.get(path), self.board.reducer(path)
-        if tailer is not None and reducer is not None and reducer.pending and reducer.name is None:
-            name = _look_up_name(tailer) if reducer.has_header else None
-            if name:
-                self.board.apply(path, [Renamed(name)], self._wall())  # (as fill_names does)
-        return out
-
-    def _add_summary(self, path: str, summary: Any) -> list[Transition]:
-        if summary is None:
-            return []
-        state, ident, window_start, name_checked, reduced, stamp = summary
-        if stamp is not None and self._stamps is not None:
-            self._stamps[path] = stamp
-        tailer = Tailer(path, self.options.max_line)
-        tailer.restore(state, ident)
-        tailer.window_start, tailer.name_checked = window_start, name_checked
-        self.tailers[path] = tailer
-        self._idents[ident] = path
-        return self.board.restore(path, restore(reduced), self._wall(), initial=True)
 
     def add(self, path: str, initial: bool) -> list[Transition]:
         """Follow a file not followed yet. At start-up (``initial``) only the state it ends in is
@@ -273,16 +151,14 @@ class SessionFiles:
         if result.error is not None:
             self._once(path, "read", "cannot read (%s)", clean(result.error.strerror or result.error))
             return []
-        if result.skipped_long:
-            self._once(path, "long", "skipped a line longer than %d MB", self.options.max_line >> 20)
         if result.more:
             self._more(path)
         if result.rewritten:
             log.info("%s was rewritten; reading it again from the start", clean(path))
-            lines = self._read_bounded(tailer)
-            if lines is None:
+            events = self._read_bounded(tailer)
+            if events is None:
                 return self.forget(path)
-            return self.board.replace(path, self.events(path, lines, now), now)
+            return self.board.replace(path, events, now)
         if not result.lines:
             return []
         return self.board.apply(path, self.events(path, result.lines, now), now)
@@ -292,18 +168,15 @@ class SessionFiles:
         self._once.forget(path)
         return self.board.forget(path, self._wall())
 
-    def _read_bounded(self, tailer: Tailer) -> list[bytes] | None:
-        """The header and the lines that settle the file's state (in file order); the tailer
-        continues after them. ``None`` if the file cannot be read (said once)."""
-        keep: list[bytes] = []
-        if self.load(tailer, keep) is None:
-            return None
-        return keep
+    def _read_bounded(self, tailer: Tailer) -> list[Event] | None:
+        """The events that settle the file's state (see :meth:`load`), ``None`` if unreadable."""
+        keep: list[Event] = []
+        return keep if self.load(tailer, keep) is not None else None
 
-    def load(self, tailer: Tailer, keep: list[bytes] | None = None) -> SessionReducer | None:
+    def load(self, tailer: Tailer, keep: list[Event] | None = None) -> SessionReducer | None:
         """The state a full read of the tailer's file would give, read from its end only as far
         as needed; the tailer continues at the end. ``None`` if it cannot be read (said once).
-        ``keep`` receives the raw lines that state was built from (header first)."""
+        ``keep`` receives the events that state was built from (header first)."""
         path = tailer.path
         try:
             fd, st = open_regular(path)
@@ -314,8 +187,6 @@ class SessionFiles:
             if not isinstance(exc, FileNotFoundError):
                 self._once(path, "open", "cannot read (%s)", exc.strerror or exc)
             return None
-        if self._stamps is not None:
-            self._stamps[path] = stamp_of(st)
         try:
             now = self._wall()
             line_events = self.line_events
@@ -343,6 +214,9 @@ class SessionFiles:
             entry = line  # parsed already
         elif not line or line.isspace():
             return []
+        elif type(line) is LongLine:  # too long to read: what its first bytes say
+            self._once(path, "long", "skipped a line longer than %d MB", self.options.max_line >> 20)
+            return too_large_events(line, self.options.catalog, now)
         else:
             small = len(line) <= jsonbound.SMALL
             try:
@@ -372,7 +246,7 @@ class SessionFiles:
         found = False
         for key in self.board.unnamed_askers(keys):
             tailer = self.tailers.get(key)
-            name = _look_up_name(tailer) if tailer is not None else None
+            name = look_up_name(tailer) if tailer is not None else None
             if name:
                 self.board.apply(key, [Renamed(name)], self._wall())
                 found = True
@@ -416,21 +290,11 @@ class SessionFiles:
                 self.tailers.pop(culprit, None)
             elif blamed == 1 and tailer is not None:
                 self.reading = culprit
-                lines = self._read_bounded(tailer)
-                now = self._wall()
-                if lines is not None:
-                    out += self.board.replace(culprit, self.events(culprit, lines, now), now)
+                events = self._read_bounded(tailer)
+                if events is not None:
+                    out += self.board.replace(culprit, events, self._wall())
                 self.reading = None
         for path in list(self.tailers):
             out += self.read(path)
         return out
 
-
-def _look_up_name(tailer: Tailer) -> str | None:
-    """The name of the session ``tailer`` follows, set before the part of its file that was read
-    (looked for once: bounded read); ``None`` if there is none or it was looked for already."""
-    if tailer.name_checked or tailer.window_start == 0:
-        return None
-    tailer.name_checked = True
-    name = find_name(tailer.path, tailer.window_start)
-    return clean(name, 200) if name else None

@@ -3,13 +3,16 @@
 Reading the process table takes tens of ms on a busy desktop, so it never happens on the engine
 thread: the engine says when (``due``), the probe thread reads and puts a ``ProcessList`` on the
 engine's queue, stamped with the board's update count taken before the read (only questions
-seen by then can be judged on it). Abandoned questions are looked at again, less and less often."""
+seen by then can be judged on it). The engine also says which folders have a question pending:
+the tmux panes of the pis there are captured with the list, as the evidence that tells two pis
+in one folder apart (:mod:`notifier.core.owners`). Abandoned questions are looked at again, less
+and less often."""
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
 from notifier.core.board import Board, Proc
@@ -34,14 +37,17 @@ class ProcessList:
     procs: Sequence[Proc] | None
 
 
-def read_processes(processes: Probe | None, health: Health) -> Sequence[Proc] | None:
-    """The process list (``processes``: how to read it, by default the running pi processes), or
-    ``None`` (liveness unknown: nothing changes) if reading it fails."""
+def read_processes(
+    processes: Probe | None, health: Health, folders: Collection[str] = ()
+) -> Sequence[Proc] | None:
+    """The process list (``processes``: how to read it, by default the running pi processes, with
+    the panes of those in ``folders`` captured), or ``None`` (liveness unknown: nothing changes)
+    if reading it fails."""
     try:
         if processes is None:
             from notifier.system.processes import running_pi
 
-            processes = running_pi
+            return running_pi(folders)
         return processes()
     except Exception as exc:
         if health.failed("process check", exc, "liveness unknown until it works again"):
@@ -68,6 +74,7 @@ class Liveness:
         self._processes = processes
         self._wanted = threading.Event()
         self._mark = 0
+        self._folders: frozenset[str] = frozenset()  # where a question is pending (see due)
         self._recheck_s = interval
 
     # ---- the probe thread ----
@@ -86,11 +93,12 @@ class Liveness:
             self._wanted.clear()
             if self._stop.is_set():
                 return
-            mark = self._mark  # read before the table is: see due()
-            put(ProcessList(mark, self.read()))
+            mark, folders = self._mark, self._folders  # read before the table is: see due()
+            put(ProcessList(mark, self.read(folders)))
 
-    def read(self) -> Sequence[Proc] | None:
-        return read_processes(self._processes, self._health())
+    def read(self, folders: Collection[str] = ()) -> Sequence[Proc] | None:
+        """The process list, the panes of the pis in ``folders`` captured."""
+        return read_processes(self._processes, self._health(), folders)
 
     # ---- scheduling (engine thread) ----
 
@@ -118,6 +126,7 @@ class Liveness:
                 # The mark is taken now, before the probe reads: only questions seen by now can
                 # be judged on what it reads.
                 self._mark = board.mark()
+                self._folders = board.asking_folders()
                 self._wanted.set()
 
     def apply(self, board: Board, found: ProcessList, now: float) -> list[Transition]:

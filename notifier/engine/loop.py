@@ -193,7 +193,7 @@ class Engine:
         for root in roots:
             collected += self.files.scan(root, initial=True, cache=self._cache)
         if self.board.needs_liveness():
-            abandoned = self.board.set_processes(self._liveness.read(), self._wall())
+            abandoned = self.board.set_processes(self._liveness.read(self.board.asking_folders()), self._wall())
             gone = {(t.session.key, t.question.tool_call_id) for t in abandoned}
             collected = [t for t in collected if (t.session.key, t.question.tool_call_id) not in gone]
             self._liveness.schedule(self.options.liveness_interval)

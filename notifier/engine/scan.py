@@ -40,19 +40,19 @@ def scan_once(options: EngineOptions, processes: Probe | None = None) -> Snapsho
 def scanned(options: EngineOptions, processes: Probe | None = None) -> Iterator[Board]:
     """The board after one read of every session (a snapshot of it is :func:`scan_once`; ``status``
     prints thousands of sessions without one: Board.status_rows). The scan cache is written once
-    the caller is done with it (after ``status`` printed it), by a process of its own where many
-    rows are to be written (see StartupCache.save: nobody waits for it)."""
+    the caller is done with it (after ``status`` printed it)."""
     wall = time.time
     files = SessionFiles(options, Board(liveness=options.liveness), wall)
     cache = open_cache(options)
     for root in options.roots:
         if os.path.isdir(root):
-            files.scan(root, initial=True, cache=cache, shared=True)
+            files.scan(root, initial=True, cache=cache)
     if options.liveness:
         from notifier.engine.liveness import read_processes
         from notifier.engine.supervise import Health
 
-        files.board.set_processes(read_processes(processes, Health()), wall())
+        board = files.board
+        board.set_processes(read_processes(processes, Health(), board.asking_folders()), wall())
     files.fill_names()
     if cache is not None:
         log.debug("scanned %d session files, %d unchanged since the last scan", len(files.board), cache.hits)
@@ -60,4 +60,4 @@ def scanned(options: EngineOptions, processes: Probe | None = None) -> Iterator[
         yield files.board
     finally:
         if cache is not None:
-            cache.save(files.tailers, files.board, detach=True)
+            cache.save(files.tailers, files.board)

@@ -1,231 +1,298 @@
-"""The start-up scan's memory (``notifier.watch.cache``): files unchanged since the last scan are
-restored from their summary instead of read; what was read is summarized for the next start.
-
-Used for one start-up scan: ``lookup`` each file found, then ``save`` once (after the names of
-asking sessions were filled in), which closes the database. A one-shot command saves after its
-output, in a process of its own that it does not wait for (``save(detach=True)``): what was asked
-for comes first, and the next run finds the cache."""
+"""The start-up scan cache: per session file, a summary of its state and where reading stopped,
+valid while the file's stamp (device, inode, size, mtime_ns) is unchanged, like git's index (a
+changed file is read again; liveness is never cached). One SQLite table ``scan(path, stamp,
+summary)`` in the state folder, 0600 in a 0700 folder (it holds names, folders, questions);
+deleting it is always safe. ``PRAGMA user_version`` is its version (format, release, question
+catalog): another one is emptied, quietly. What is read back is untrusted (bit rot, another
+program, a hand edit): each summary goes through the one bounded JSON parse and is checked field
+by field. Anything wrong: the cache is deleted and rebuilt by this scan, said in one log line.
+Used for one scan: :meth:`StartupCache.lookup` each file, then :meth:`~StartupCache.save` once."""
 
 from __future__ import annotations
 
+import contextlib
+import json
+import math
 import os
-from collections.abc import Callable, Iterable, Mapping
-from stat import S_ISREG
-from typing import TYPE_CHECKING, Literal, NamedTuple
+import sqlite3
+import zlib
+from collections.abc import Iterable, Mapping
+from typing import Any, NamedTuple, get_args
 
+from notifier import __version__
+from notifier.core import jsonbound
 from notifier.core.board import Board
-from notifier.core.reducer import SessionReducer
+from notifier.core.model import State
+from notifier.core.reducer import SessionReducer, restore, summarize
+from notifier.core.text import clean
 from notifier.system import logs
-from notifier.watch.scanner import FileStat, Stamp, stamp_of
-from notifier.watch.tail import Tailer
-
-if TYPE_CHECKING:
-    from notifier.watch.cache import Row, ScanCache
+from notifier.system.paths import private_file
+from notifier.watch.tail import HEAD, Tailer
 
 log = logs.get(__name__)
-_MAX_FD = 1 << 20  # (os.closerange closes them in one call where the kernel can)
 
-# Fewer rows to write than this are written at once: a child process costs more than they do.
-BACKGROUND_ROWS = 256
-DETACHED_BUSY_S = 30.0  # how long the process writing a one-shot command's cache waits for another
+FORMAT = 5  # 5: one JSON summary per file (4: one typed column per field)
+MAX_ROWS = 200_000  # more rows than any scan writes: a damaged cache
+KEEP_ROWS = 20_000  # past this many rows, those of folders not scanned now are dropped
+MAX_SUMMARY = 1 << 20  # bytes of one summary
+MAX_TEXT = 64 << 10  # characters of any string in a summary
+MAX_LIST = 1000
+MAX_PARTIAL = 64 << 10  # bytes of an unfinished last line held back
+_STATES = frozenset(get_args(State))
+_COLUMNS = [("path", "BLOB"), ("stamp", "TEXT"), ("summary", "BLOB")]
+_encode = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode  # (ASCII: lone surrogates escaped)
 
 
-class Restored(NamedTuple):
-    """An unchanged file: its state and a tailer that continues at its end."""
+class Damaged(ValueError):  # the cache holds something this program never writes
+    pass
 
+
+class Restored(NamedTuple):  # an unchanged file: its state, a tailer that continues at its end
     tailer: Tailer
     reducer: SessionReducer
 
 
+def version(tools: Iterable[str]) -> int:
+    """``PRAGMA user_version`` of a cache written for this format, release and catalog."""
+    return zlib.crc32(f"{FORMAT}|{__version__}|{','.join(sorted(tools))}".encode()) >> 1
+
+
+def _below(roots: Iterable[str]) -> tuple[str, list[bytes]]:
+    """An SQL condition on ``path``: below one of ``roots`` (a range of the key per root)."""
+    bounds: list[bytes] = []
+    for root in roots:
+        prefix = os.fsencode(root.rstrip(os.sep) + os.sep)
+        bounds += [prefix, prefix[:-1] + bytes([prefix[-1] + 1])]
+    terms = ["(path >= ? AND path < ?)"] * (len(bounds) // 2)
+    return "(" + (" OR ".join(terms) or "0") + ")", bounds
+
+
 class StartupCache:
-    def __init__(self, path: str, tools: Iterable[str], roots: list[str], max_line: int) -> None:
+    def __init__(
+        self, path: str, tools: Iterable[str], roots: list[str], max_line: int, keep_rows: int = KEEP_ROWS
+    ) -> None:
         self._path = path
-        self._tools = list(tools)
+        self._version = version(tools)
         self._roots = roots
         self._max_line = max_line
-        self._db: ScanCache | None = None
-        self._key = ""
-        self._rows: dict[str, Row] = {}
-        # files read (not restored) → their stamp before (dev, ino, size, mtime_ns); None: not
-        # taken yet, given by :meth:`stamped` after the read
-        self._stale: dict[str, Stamp | None] = {}
+        self._keep_rows = keep_rows
+        self._db: sqlite3.Connection | None = None
+        self._rows: dict[str, tuple[Any, Any]] = {}  # path → (stamp, summary) as stored
+        self._read: dict[str, str] = {}  # files read (not restored) → their stamp before the read
         self._seen: set[str] = set()
-        self._unpack: Callable[[Row, str, int], tuple[Tailer, SessionReducer]] | None = None
+        self._opened = self._done = False
         self.hits = 0
-        self._child = 0  # the process writing the cache (save(detach=True)); nobody waits for it
-        self._saved = False
 
     def open(self) -> None:
-        """Open and load the cache (once): done when a scan starts, even one finding no files.
-        A cache that does not exist yet holds nothing to load: it is created when saved."""
-        if self._unpack is None:
-            from notifier.watch.cache import ScanCache, fingerprint, unpack
+        """Open the cache and load the rows below the roots (once). A cache that does not exist
+        yet holds nothing to load: it is created when saved."""
+        if self._opened:
+            return
+        self._opened = True
+        if not os.path.lexists(self._path):
+            return
+        try:
+            self._db = self._connect()
+            cond, params = _below(self._roots)
+            (count,) = self._db.execute("SELECT count(*) FROM scan").fetchone()
+            if count > MAX_ROWS:
+                raise Damaged("it is far larger than any scan writes")
+            for path, st, summary in self._db.execute(f"SELECT * FROM scan WHERE {cond}", params):
+                if type(path) is not bytes:
+                    raise Damaged("a row's path is not a name")
+                self._rows[os.fsdecode(path)] = (st, summary)
+        except sqlite3.OperationalError as exc:  # (busy, locked: nothing wrong with what it holds)
+            log.debug("scan cache not read (%s)", exc)
+            self._close()
+        except (sqlite3.Error, Damaged, OSError) as exc:
+            self._damaged(str(exc))
 
-            self._key = fingerprint(self._tools)
-            self._unpack = unpack
-            if self.on_disk():
-                self._db = ScanCache(self._path, self._key)
-                self._rows = self._db.load(self._roots)  # checked; a damaged cache comes back empty
-
-    def lookup(self, path: str, st: os.stat_result | FileStat | None = None) -> Restored | Literal["read", "missing"]:
-        """The file's state if it is unchanged since it was summarized; ``"read"`` if it must be
-        read (it is then summarized by ``save``); ``"missing"`` if it cannot even be looked at.
-        ``st``: the file's stat, if the caller has just taken it (before any read: a change
-        during the read can only cause a miss)."""
-        unpack = self._unpack
-        if unpack is None:
-            self.open()
-            unpack = self._unpack
-            assert unpack is not None
+    def lookup(self, path: str, st: os.stat_result) -> Restored | None:
+        """The file's state if it is unchanged since it was summarized (``st``: its stat before
+        any read); ``None``: read it (it is then summarized by :meth:`save`)."""
+        self.open()
         self._seen.add(path)
+        now = f"{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}"  # (a file unchanged while equal)
         row = self._rows.get(path)
-        if st is None:
-            if row is None:  # nothing cached: read it (its stamp is taken then, see stamped)
-                self._stale[path] = None
-                return "read"
+        if row is not None and row[0] == now:
             try:
-                st = os.stat(path)
-            except OSError:
-                return "missing"
-        # Written for this very content (the key and the stamp, see notifier.watch.cache.COLUMNS)
-        # and read to its end:
-        if (
-            row is not None
-            and row[5] == st.st_mtime_ns
-            and row[4] == st.st_size
-            and row[6] == st.st_size
-            and row[3] == st.st_ino
-            and row[2] == st.st_dev
-            and row[1] == self._key
-            and S_ISREG(st.st_mode)
-        ):
-            try:
-                tailer, reducer = unpack(row, path, self._max_line)
-            except (ValueError, KeyError, TypeError):  # (rows were checked when loaded)
-                pass  # an unusable summary: read the file instead
+                restored = _unpack(row[1], path, st.st_size, self._max_line, (st.st_dev, st.st_ino))
+            except Damaged as exc:
+                self._damaged(str(exc))
             else:
                 self.hits += 1
-                return Restored(tailer, reducer)
-        self._stale[path] = stamp_of(st)
-        return "read"
+                return restored
+        self._read[path] = now
+        return None
 
-    def all_read(self, paths: list[str]) -> list[str]:
-        """:meth:`lookup` of each of ``paths`` when nothing is cached (:meth:`empty`): all are
-        to be read (their stamps are given by :meth:`stamped`). ``paths`` itself, copied."""
-        if self._unpack is None:
-            self.open()
-        assert not self._rows
-        self._seen.update(paths)
-        self._stale.update(dict.fromkeys(paths))
-        return list(paths)
-
-    def on_disk(self) -> bool:
-        """A cache file exists (before :meth:`open`: it may hold something to load)."""
-        return os.path.lexists(self._path)
-
-    def empty(self) -> bool:
-        """Nothing is cached (after :meth:`open`): every file will be read."""
-        return not self._rows
-
-    def stamped(self, path: str, stamp: Stamp) -> None:
-        """The stamp of a file that was looked up without one, taken when it was read (its
-        ``fstat`` before any read)."""
-        if path in self._stale:
-            self._stale[path] = stamp
-
-    def save(self, tailers: Mapping[str, Tailer], board: Board, detach: bool = False) -> None:
-        """Remember what the scan read; forget files under the roots that are gone (and keep the
-        rows of other folders within a bound, see ScanCache.save). Either way the database is
-        closed. ``detach`` (a one-shot command, after its output): many rows are written by a
-        process of their own, which this one need not wait for (it ends on its own; its pid is
-        ``_child``). A start-up scan of the app writes here: its engine owns the state."""
-        if self._unpack is None or self._saved:
-            return  # (never opened, or saved already)
-        self._saved = True
-        db, self._db = self._db, None
-        roots = tuple(r.rstrip(os.sep) + os.sep for r in self._roots)
-        gone = [f for f in self._rows if f.startswith(roots) and f not in self._seen]
-        if not self._stale and not gone:  # (a warm scan: nothing changed, nothing to write)
-            if db is not None:
-                db.close()
+    def save(self, tailers: Mapping[str, Tailer], board: Board) -> None:
+        """Remember what the scan read, forget files under the roots that are gone, and close."""
+        if not self._opened or self._done:
             return
-        if detach and len(self._stale) >= BACKGROUND_ROWS:
-            from notifier.engine.scan_workers import fork_is_safe
-
-            if fork_is_safe():
-                if db is not None:
-                    db.close()  # (a connection must not cross a fork: the child opens its own)
-                folder = os.path.dirname(self._path)
-                try:
-                    st = os.stat(folder)
-                    before: tuple[int, int] | None = (st.st_dev, st.st_ino)
-                except OSError:
-                    before = None  # (a first run: the writer makes the folder)
-
-                def write() -> None:
-                    from notifier.watch.cache import ScanCache
-
-                    if before is not None:
-                        try:
-                            now = os.stat(folder)
-                        except OSError:
-                            return  # (the state folder was removed meanwhile: not made again)
-                        if (now.st_dev, now.st_ino) != before:
-                            return
-                    # (nobody waits for it: it may wait long for another writer to finish)
-                    self._write(ScanCache(self._path, self._key, timeout=DETACHED_BUSY_S), tailers, board, gone)
-
-                pid = _detached(write)
-                if pid:
-                    self._child = pid
-                    log.debug("scan cache left to process %d (%d files)", pid, len(self._stale))
-                    return
-                db = None  # no process: written here after all
-        if db is None:
-            from notifier.watch.cache import ScanCache
-
-            db = ScanCache(self._path, self._key)  # (created now if there was none)
-        self._write(db, tailers, board, gone)
-
-    def _write(self, db: ScanCache, tailers: Mapping[str, Tailer], board: Board, gone: list[str]) -> None:
-        from notifier.watch.cache import row_of
-
+        self._done = True
+        gone = [p for p in self._rows if p not in self._seen]
         rows = []
-        for path, stamp in self._stale.items():
-            tailer = tailers.get(path)
-            reducer = board.reducer(path)
-            if tailer is None or reducer is None or stamp is None:
-                continue
-            row = row_of(path, self._key, stamp, tailer, reducer)
-            if row is not None:
-                rows.append(row)
-        db.save(rows, gone, self._roots)
-        db.close()
-        self._stale.clear()
-        self._rows = {}
-
-
-def _detached(work: Callable[[], None]) -> int:
-    """A forked process that runs ``work()`` on its own, then leaves without cleanup: in a new
-    session (a Ctrl-C or a hang-up meant for the command leaves it be), with its standard
-    streams on /dev/null and no other file of the command's open (whoever reads the command's
-    output, or waits on any pipe it was given, sees its end when the command ends, not when
-    this ends), in / (no folder is kept busy). Its pid; 0 where none can be made."""
-    try:
-        pid = os.fork()
-    except OSError:
-        return 0
-    if pid == 0:
-        code = 1
+        for path, st in self._read.items():
+            tailer, reducer = tailers.get(path), board.reducer(path)
+            summary = _pack(tailer, reducer) if tailer is not None and reducer is not None else None
+            if summary is not None:
+                rows.append((os.fsencode(path), st, summary))
+        if not rows and not gone:  # (a warm scan: nothing changed, nothing to write)
+            self._close()
+            return
         try:
-            os.setsid()
-            null = os.open(os.devnull, os.O_RDWR)
-            for fd in (0, 1, 2):
-                os.dup2(null, fd)
-            os.closerange(3, _MAX_FD)
-            os.chdir("/")
-            work()
-            code = 0
-        finally:
-            os._exit(code)
-    return pid
+            db = self._db or self._connect()
+            self._db = db
+            with db:
+                db.execute("BEGIN IMMEDIATE")  # (the write lock first: another writer may be at work)
+                db.executemany("INSERT OR REPLACE INTO scan VALUES (?, ?, ?)", rows)
+                db.executemany("DELETE FROM scan WHERE path = ?", [(os.fsencode(p),) for p in gone])
+                (count,) = db.execute("SELECT count(*) FROM scan").fetchone()
+                if count > self._keep_rows:
+                    cond, params = _below(self._roots)
+                    db.execute(f"DELETE FROM scan WHERE NOT {cond}", params)
+        except (sqlite3.Error, Damaged, OSError) as exc:  # (busy, a full disk…: next time)
+            log.debug("scan cache not written (%s)", exc)
+        self._close()
+
+    def _connect(self) -> sqlite3.Connection:
+        private_file(self._path)
+        db = sqlite3.connect(self._path, timeout=2.0, isolation_level=None)
+        try:
+            db.execute("PRAGMA synchronous=OFF")  # a lost write only costs a re-read
+            (found,) = db.execute("PRAGMA user_version").fetchone()
+            columns = [(r[1], r[2]) for r in db.execute("PRAGMA table_info(scan)")]
+            if found != self._version or not columns:  # another version, or none yet: no damage
+                db.execute("DROP TABLE IF EXISTS scan")
+                db.execute("CREATE TABLE scan (path BLOB PRIMARY KEY, stamp TEXT, summary BLOB) WITHOUT ROWID")
+                db.execute(f"PRAGMA user_version={self._version}")
+            elif columns != _COLUMNS:
+                raise Damaged("its table has the wrong columns")
+        except BaseException:
+            db.close()
+            raise
+        return db
+
+    def _damaged(self, why: str) -> None:
+        """Delete the cache (said once) and start an empty one: this scan reads every file."""
+        self._close()
+        log.warning("the scan cache %s was damaged (%s); rebuilding it", clean(self._path), clean(why, 200))
+        self._read.update((p, row[0]) for p, row in self._rows.items() if p in self._seen)
+        self._rows = {}
+        for suffix in ("", "-journal", "-wal", "-shm"):
+            with contextlib.suppress(OSError):
+                os.unlink(self._path + suffix)
+
+    def _close(self) -> None:
+        with contextlib.suppress(sqlite3.Error):
+            if self._db is not None:
+                self._db.close()
+        self._db = None
+
+
+# ---- one summary ----
+
+
+def _pack(tailer: Tailer, reducer: SessionReducer) -> bytes | None:
+    """The summary of a file read (``None`` if it cannot be cached: that file is read next time)."""
+    t = tailer.state()
+    data = {
+        "offset": t["offset"], "partial": t["partial"].hex(), "head_len": t["head_len"], "head": t["head"].hex(),
+        "tail_start": t["tail_start"], "tail": t["tail"].hex(), "ws": tailer.window_start,
+        "nc": tailer.name_checked, "state": summarize(reducer),
+    }  # fmt: skip
+    try:
+        if reducer.pending or reducer.running:  # (what could not be read back is not written;
+            _check_state(data["state"])  # the other strings are bounded by pi/entries already)
+        raw = _encode(data).encode("ascii")
+    except (ValueError, Damaged):
+        return None
+    return raw if len(raw) <= MAX_SUMMARY and len(t["partial"]) <= MAX_PARTIAL else None
+
+
+def _unpack(raw: Any, path: str, size: int, max_line: int, ident: tuple[int, int]) -> Restored:
+    """The tailer and the state of a summary (raises :class:`Damaged` on anything wrong)."""
+    if type(raw) is not bytes:
+        raise Damaged("a summary is not a blob")
+    try:
+        data = jsonbound.loads(raw, MAX_SUMMARY, max_depth=10)
+    except ValueError as exc:  # (not JSON, not UTF-8, too large or too deep)
+        raise Damaged(f"a summary is not valid JSON ({type(exc).__name__})") from exc
+    s = _fields(data, {"offset", "partial", "head_len", "head", "tail_start", "tail", "ws", "nc", "state"})
+    offset = _int(s["offset"], size)
+    tail_start, ws, head_len = _int(s["tail_start"], offset), _int(s["ws"], offset), _int(s["head_len"], HEAD)
+    partial, head, tail = _hex(s["partial"]), _hex(s["head"], 16), _hex(s["tail"], 16)
+    if len(partial) > min(offset, MAX_PARTIAL) or type(s["nc"]) is not bool:
+        raise Damaged("a summary holds a wrong position")
+    tailer = Tailer(path, max_line)
+    state = dict(offset=offset, partial=partial, head_len=head_len, head=head, tail_start=tail_start, tail=tail)
+    tailer.restore(state, ident)
+    tailer.window_start, tailer.name_checked = ws, s["nc"]
+    return Restored(tailer, restore(_check_state(s["state"])))
+
+
+def _check_state(value: Any) -> dict[str, Any]:
+    """A reducer's summary (:func:`notifier.core.reducer.summarize`), checked field by field."""
+    s = _fields(value, {"sid", "cwd", "name", "base", "pending", "running", "tool", "at", "header"})
+    _str(s["sid"], s["cwd"], s["name"], s["tool"], none=True)
+    if s["base"] not in _STATES or type(s["header"]) is not bool:
+        raise Damaged("a summary holds an unknown state")
+    _time(s["at"])
+    running = s["running"]
+    if not isinstance(running, dict) or len(running) > MAX_LIST:
+        raise Damaged("a summary holds wrong running tools")
+    _str(*running.keys(), *running.values())
+    for q in _list(s["pending"]):
+        q = _fields(q, {"id", "tool", "at", "title", "items"})
+        _str(q["id"], q["tool"])
+        _str(q["title"], none=True)
+        _time(q["at"])
+        for item in _list(q["items"]):
+            item = _fields(item, {"text", "header", "detail", "multi", "options"})
+            _str(item["text"])
+            _str(item["header"], item["detail"], none=True)
+            if type(item["multi"]) is not bool:
+                raise Damaged("a summary holds a wrong flag")
+            for option in _list(item["options"]):
+                if not isinstance(option, list) or len(option) != 3 or type(option[2]) is not bool:
+                    raise Damaged("a summary holds a wrong option")
+                _str(option[0])
+                _str(option[1], none=True)
+    return s
+
+
+def _fields(value: Any, keys: set[str]) -> dict[str, Any]:  # (exactly these, any order)
+    if not isinstance(value, dict) or value.keys() != keys:
+        raise Damaged("a summary has the wrong fields")
+    return value
+
+
+def _str(*values: Any, none: bool = False) -> None:
+    for value in values:
+        if not (value is None and none) and (type(value) is not str or len(value) > MAX_TEXT):
+            raise Damaged("a summary holds a wrong or oversized string")
+
+
+def _int(value: Any, high: int) -> int:
+    if type(value) is not int or not 0 <= value <= high:
+        raise Damaged("a summary holds a wrong number")
+    return value
+
+
+def _time(value: Any) -> None:
+    if type(value) not in (int, float) or not math.isfinite(value):
+        raise Damaged("a summary holds a wrong time")
+
+
+def _hex(value: Any, length: int | None = None) -> bytes:
+    with contextlib.suppress(ValueError, TypeError):
+        data = bytes.fromhex(value[: 2 * MAX_PARTIAL + 2])
+        if length is None or len(data) == length:
+            return data
+    raise Damaged("a summary holds wrong bytes")
+
+
+def _list(value: Any) -> list[Any]:
+    if not isinstance(value, list) or len(value) > MAX_LIST:
+        raise Damaged("a summary holds a wrong or oversized list")
+    return value

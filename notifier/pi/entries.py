@@ -30,6 +30,7 @@ from notifier.pi.extraction import extract
 from notifier.pi.outcomes import classify, result_text
 
 _TIMED = frozenset({"message", "custom_message", "context_edit", "compaction", "branch_summary"})
+EVENT_TYPES = frozenset({"session", "session_info", *_TIMED})  # every other entry type yields no event
 NEUTRAL = frozenset({"label", "custom", "usage", "model_change", "thinking_level_change"})
 _STOP_STATE: dict[str, State] = {"stop": "idle", "length": "idle", "error": "failed", "aborted": "stopped"}
 ANSWER_LIMIT = 2000

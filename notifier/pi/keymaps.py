@@ -12,7 +12,8 @@ plan follows the tool's own key handling, checked against the real tool:
   the last comes "Ready to submit", where Enter submits.
 - ``ask_user_question`` (pi-ask): the rows are drawn recommended first. Enter on a single-choice
   row selects and confirms it, Space toggles a multi-choice row and Enter confirms; an optional
-  question is skipped with Enter, and answered with Space then Enter; a question with
+  single-choice question is skipped with Enter (a multi-choice one cannot be: Enter chooses the
+  highlighted row there), and answered with Space then Enter; a question with
   ``showWhen`` is asked only when its parent was answered so. Confirming moves to the next
   question shown, then to "Review your answers", where Enter submits.
 - ``questionnaire`` (dreki-gg): Space selects, ``r`` opens the review, Enter submits.
@@ -188,7 +189,7 @@ def _plan_text(variant: str, items: tuple[QuestionItem, ...], text: str) -> list
             Step(keys=("Enter",), cursor=n, cursor_text=rows[n], expect="Your answer:"),
             Step(paste=text),
             Step(keys=("Enter",), expect=f"{PI_ASK_OTHER}:"),
-            Step(keys=("Enter",), cursor=n, cursor_text=PI_ASK_OTHER, expect="Review your answers"),
+            Step(keys=("Enter",), cursor=n, cursor_text=f"{PI_ASK_OTHER}: {clean(text)}", expect="Review your answers"),
             Step(keys=("Enter",), shows=("Press Enter to submit",)),
         ]
     if variant == "questionnaire" and not item.other:
@@ -242,6 +243,8 @@ def _plan_pi_ask(items: tuple[QuestionItem, ...], choices: list[str]) -> Plan:
         if group == [SKIP] and SKIP not in [o.label for o in item.options]:
             if item.required:
                 raise UsageError(f"{clean(item.text, 60)!r} is not optional: it cannot be skipped")
+            if item.multi:  # pi-ask takes Enter there as a choice of the highlighted row
+                raise Unsupported(f"pi-ask cannot skip the multi-choice {clean(item.text, 60)!r} by keys: answer it there")
             group = []
         if item.multi and len(group) == 1 and "," in group[0] and group[0] not in [o.label for o in item.options]:
             group = group[0].split(",")
@@ -310,4 +313,12 @@ def result_mismatch(variant: str, question: Question, done: Plan, text: str, det
         if typed is not None:
             want = [{"questionId": items[0].key, "selectedValues": [], "customText": typed}]
         return None if answers == want else "pi-ask recorded other answers than the ones given"
+    if variant == "dreki":
+        answers = got["answers"] if isinstance(got.get("answers"), list) else []
+        chosen = [[items[i].options[p].value for p in sorted(ps)] for i, ps in sorted(done.picks.items())]
+        seen = [
+            [o.get("value") for o in a.get("selectedOptions") or [] if isinstance(o, dict)] if isinstance(a, dict) else None
+            for a in answers
+        ]
+        return None if seen == chosen else "the questionnaire recorded other answers than the ones given"
     return None

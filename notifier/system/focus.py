@@ -1,22 +1,38 @@
-"""Is the user already looking at a session? Its terminal is the active X11 window and, in tmux,
-its pane is the one that terminal's client shows. Notifications skip such sessions
+"""Is the user already looking at a session? Its terminal is the focused window (as the focus
+method here tells it: sway IPC, X11 EWMH; :mod:`notifier.system.desktop`) and, in tmux, its
+pane is the one that terminal's client shows. Notifications skip such sessions
 (``notifications.skip_when_focused``). Anything unknown counts as not looking, and so does a
 session on another machine (a remote host's session is never in front of you here, even when a
-local pi runs in a folder of the same path)."""
+local pi runs in a folder of the same path).
+
+The check runs before every notification, so what is focused is not asked for then: a
+:class:`FocusWatcher` keeps it current from the compositor's focus events (sway: a ``window`` /
+``workspace`` subscription; X11: ``PropertyNotify`` of ``_NET_ACTIVE_WINDOW``), read in
+microseconds. Only when the focused window's processes include a tmux client or a pi in the
+folder of the session asking is the session located (process list, tmux) and compared."""
 
 from __future__ import annotations
 
 import logging
+import os
+import select
+import threading
 from collections.abc import Sequence
 from typing import Any
 
 from notifier.core.model import SessionView
 from notifier.core.text import clean
+from notifier.system import swayipc
+from notifier.system.desktop import Hyprland, Method, Missing, Sway, focus_method
 from notifier.system.locate import Location, Wanted, locate_sessions
+from notifier.system.processes import looks_like_pi
 from notifier.system.tmux import TmuxClient, tmux, tmux_clients
-from notifier.system.x11 import active_window, open_display, window_for, x_windows_by_pid
+from notifier.system.x11 import window_for
 
 log = logging.getLogger(__name__)
+
+Front = tuple[int, int]  # (window id, pid) of the focused window
+UNKNOWN = (-1, -1)  # nothing watches: ask the focus method
 
 
 def client_pane(client: TmuxClient, socket: str) -> str | None:
@@ -24,27 +40,29 @@ def client_pane(client: TmuxClient, socket: str) -> str | None:
     return out.strip() if out else None
 
 
-def is_focused(location: Location | None) -> bool:
-    """True when the session's terminal is the active window and, in tmux, its pane is the pane
-    that terminal's client shows. Anything unknown counts as not focused."""
-    if location is None or location.window_id is None:
+def is_focused(location: Location | None, front: Front | None = UNKNOWN, method: Method | Missing | None = None) -> bool:
+    """True when the session's terminal is the focused window and, in tmux, its pane is the
+    pane that terminal's client shows. ``front``: the focused window if the caller knows it.
+    Anything unknown counts as not focused."""
+    if location is None:
         return False
-    disp = open_display()
-    if disp is None:
+    method = focus_method() if method is None else method
+    if isinstance(method, Missing):
         return False
     try:
-        if active_window(disp) != location.window_id:
+        if front == UNKNOWN:
+            front = method.focused()
+        if front is None:
             return False
-        if location.tmux is None:
-            return True
-        windows = x_windows_by_pid(disp)
-    except Exception:
+        windows = method.windows()
+    except Exception as exc:
+        log.debug("cannot ask %s what is focused: %s", method.name, clean(exc, 200))
         return False
-    finally:
-        disp.close()
     pane = location.tmux
+    if pane is None:
+        return window_for([location.pid], windows) == front[0]
     for client in tmux_clients(pane.socket):
-        if window_for([client.pid], windows) == location.window_id:
+        if window_for([client.pid], windows) == front[0]:
             return client_pane(client, pane.socket) == pane.pane
     return False
 
@@ -60,15 +78,172 @@ def is_session_focused(view: SessionView) -> bool:
         return False
 
 
+def may_show(pid: int, folders: set[str]) -> bool:
+    """Whether the window of process ``pid`` could show a session of one of ``folders``: a tmux
+    client runs under it, or a pi in one of those folders (a look at its own processes only)."""
+    import psutil
+
+    try:
+        below = psutil.Process(pid).children(recursive=True)
+    except psutil.Error:
+        return False
+    for p in below:
+        try:
+            name = p.name()
+            if name == "tmux" or name.startswith("tmux:"):
+                return True
+            if looks_like_pi(name, p.cmdline()):
+                cwd = p.cwd()
+                if {cwd.rstrip("/") or "/", os.path.realpath(cwd)} & folders:
+                    return True
+        except psutil.Error:
+            continue
+    return False
+
+
 def items_focused(items: Sequence[Any]) -> bool:
     """For notifications (``notifications.skip_when_focused``): True when every question of a
     notice (items with ``ref`` and ``question``) is in a session the user is looking at."""
     if not items or any(i.ref.host is not None for i in items):
         return False  # (a remote session: its folder path says nothing about this machine)
     try:
+        front = current_front()
+        if front is None:
+            return False  # nothing focused, or nothing here can tell
+        if front != UNKNOWN:
+            folders = {(i.ref.cwd or "").rstrip("/") or "/" for i in items if i.ref.cwd}
+            if not may_show(front[1], folders):
+                return False  # the focused window runs neither tmux nor a pi of these folders
         wanted = [Wanted(i.ref.key, i.ref.cwd, i.question.asked_at, True, i.question.text) for i in items]
         found = locate_sessions(wanted)
-        return all(is_focused(found.get(i.ref.key)) for i in items)
+        return all(is_focused(found.get(i.ref.key), front) for i in items)
     except Exception as exc:
         log.debug("focus check failed: %s", clean(exc, 200))
         return False
+
+
+# ---- what is focused, kept current ----
+
+
+class FocusWatcher:
+    """The focused window (``front``: (window id, pid) or ``None``), kept current on a thread
+    of its own from the focus method's events. ``start`` reads it once before it returns."""
+
+    def __init__(self, method: Method) -> None:
+        self.method = method
+        self.front: Front | None = None
+        self.alive = False
+        self._wake_r, self._wake_w = os.pipe()
+        self._conn: swayipc.Connection | None = None
+        self._disp: Any = None
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        """Subscribe, read the focused window, start the thread (raises when it cannot)."""
+        if isinstance(self.method, Sway):
+            self._conn = swayipc.Connection(self.method.path, timeout=swayipc.TIMEOUT_S)
+            self._conn.subscribe("window", "workspace")
+            self._conn.sock.settimeout(None)
+            target = self._sway_loop
+        elif isinstance(self.method, Hyprland):
+            raise NotImplementedError("Hyprland's event socket is not watched")
+        else:
+            from Xlib import X
+
+            from notifier.system.x11 import open_display
+
+            self._disp = open_display()
+            if self._disp is None:
+                raise OSError("cannot open the X display")
+            self._disp.screen().root.change_attributes(event_mask=X.PropertyChangeMask)
+            self._disp.sync()
+            self._active_atom = self._disp.intern_atom("_NET_ACTIVE_WINDOW")
+            target = self._x11_loop
+        self.front = self.method.focused()
+        self.alive = True
+        self._thread = threading.Thread(target=self._run, args=(target,), name="pi-notifier-focus", daemon=True)
+        self._thread.start()
+
+    def _run(self, loop: Any) -> None:
+        try:
+            loop()
+        except Exception as exc:
+            log.debug("the focus watcher stopped: %s", clean(exc, 200))
+        finally:
+            self.alive = False
+
+    def _sway_loop(self) -> None:
+        conn = self._conn
+        assert conn is not None
+        while True:
+            kind, event = conn.receive()
+            if kind == swayipc.EVENT_WINDOW and isinstance(event, dict) and event.get("change") == "focus":
+                self.front = swayipc.view_of_event(event)
+            elif kind in (swayipc.EVENT_WINDOW, swayipc.EVENT_WORKSPACE):
+                self.front = self.method.focused()  # (a close, a move, another workspace)
+
+    def _x11_loop(self) -> None:
+        from Xlib import X
+
+        disp = self._disp
+        while True:
+            ready, _, _ = select.select([disp.fileno(), self._wake_r], [], [])
+            if self._wake_r in ready:
+                return
+            changed = False
+            while disp.pending_events():
+                e = disp.next_event()
+                if e.type == X.PropertyNotify and e.atom == self._active_atom:
+                    changed = True
+            if changed:
+                self.front = self.method.focused()
+
+    def stop(self) -> None:
+        self.alive = False
+        if self._conn is not None:
+            try:
+                self._conn.sock.shutdown(2)
+            except OSError:
+                pass
+        os.write(self._wake_w, b"x")
+        if self._thread is not None:
+            self._thread.join(2)
+        if self._conn is not None:
+            self._conn.close()
+        if self._disp is not None:
+            self._disp.close()
+        os.close(self._wake_r)
+        os.close(self._wake_w)
+
+
+_watch_lock = threading.Lock()
+_watcher: list[FocusWatcher | Missing] = []
+
+
+def current_front() -> Front | None:
+    """The focused window, from the watcher (started at the first call; started again if its
+    compositor went away); ``UNKNOWN`` when it cannot watch, ``None`` when nothing is focused or
+    nothing here can tell."""
+    with _watch_lock:
+        w = _watcher[0] if _watcher else None
+        if isinstance(w, Missing):
+            return None
+        if w is None or not w.alive:
+            if w is not None:
+                w.stop()
+            method = focus_method()
+            if isinstance(method, Missing):
+                _watcher[:] = [method]
+                return None
+            if isinstance(method, Hyprland):
+                return UNKNOWN  # (its event socket is not watched: asked at each check)
+            w = FocusWatcher(method)
+            try:
+                w.start()
+            except Exception as exc:
+                log.debug("cannot watch the focus through %s: %s", method.name, clean(exc, 200))
+                w.stop()
+                return UNKNOWN
+            log.debug("watching what is focused through %s", method.name)
+            _watcher[:] = [w]
+        return w.front

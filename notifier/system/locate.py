@@ -1,7 +1,10 @@
 """Where a live pi session is: its process, tty, tmux pane and terminal window.
 
-A session is matched to the pi process that writes it (same folder, started before the session's
-last write, the pane showing its question when several fit). Inside tmux pi's terminal window is
+A session is matched to the pi process that has it by the evidence that tells pis in one folder
+apart, never by the folder alone (:mod:`notifier.core.owners`: start times against the session's
+creation, readable ``--session`` arguments, the tmux pane showing its question exactly, a pid and
+session file the companion extension announced). Where two pis remain, the session has no
+location and :func:`locate_one` says why. Inside tmux pi's terminal window is
 the one running a tmux client of its session (:mod:`notifier.system.tmux`); outside tmux it
 belongs to one of pi's ancestors (:mod:`notifier.system.x11`). The pi processes themselves are
 found by :mod:`notifier.system.processes`. Checked with the real pi 0.73.1
@@ -18,9 +21,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from notifier.core.model import SessionView
+from notifier.core.owners import Owners, Proc, bind
+from notifier.core.owners import Wanted as Wanted
 from notifier.core.text import clean
 from notifier.core.values import Value, field, value
 from notifier.system import logs
+from notifier.system.desktop import Missing, Window, focus_method
 from notifier.system.processes import PiProcess as PiProcess
 from notifier.system.processes import maybe_pi as maybe_pi
 from notifier.system.processes import pi_processes as pi_processes
@@ -28,8 +34,6 @@ from notifier.system.tmux import TmuxClient, TmuxPane, capture, tmux_clients, tm
 from notifier.system.x11 import open_display, window_for, x_windows_by_pid
 
 log = logs.get(__name__)
-
-START_SLACK_S = 2.0
 
 
 @value(frozen=True, init=False, repr=False, eq=False)
@@ -42,6 +46,7 @@ class Location(Value):
     window_id: int | None = None  # the X11 window of the terminal (a _NET_CLIENT_LIST window)
     client: TmuxClient | None = None  # the tmux client whose terminal is ``window_id``
     env: dict[str, str] = field(default_factory=dict, compare=False)
+    window: Window | None = None  # the terminal's window as the focus method knows it (sway: a con id)
 
     def __init__(
         self,
@@ -51,6 +56,7 @@ class Location(Value):
         window_id: int | None = None,
         client: TmuxClient | None = None,
         env: dict[str, str] | None = None,  # (None: a new empty dict, as the field's default_factory)
+        window: Window | None = None,
     ) -> None:
         object.__setattr__(self, "pid", pid)
         object.__setattr__(self, "tty", tty)
@@ -58,6 +64,7 @@ class Location(Value):
         object.__setattr__(self, "window_id", window_id)
         object.__setattr__(self, "client", client)
         object.__setattr__(self, "env", {} if env is None else env)
+        object.__setattr__(self, "window", window)
 
     def obj(self) -> dict[str, Any]:
         """The JSON of ``status --json`` ("location") and ``goto --print``."""
@@ -66,6 +73,7 @@ class Location(Value):
             "tty": self.tty,
             "tmux": self.tmux.obj() if self.tmux else None,
             "window_id": self.window_id,
+            "window": self.window.obj() if self.window else None,
         }
 
     def describe(self) -> str:
@@ -74,92 +82,124 @@ class Location(Value):
             parts.append(f"tmux {clean(self.tmux.session, 40)}:{self.tmux.window} {self.tmux.pane}")
         elif self.tty:
             parts.append(clean(self.tty))
-        if self.window_id:
+        if self.window is not None and self.window.via != "x11":
+            parts.append(self.window.describe())
+        elif self.window_id:
             parts.append(f"window 0x{self.window_id:x}")
         return " · ".join(parts)
 
 
-def locate(proc: PiProcess, windows: dict[int, int] | None) -> Location:
+Windows = tuple[dict[int, int] | None, tuple[str, dict[int, int]] | None]  # X11; (via, the focus method's)
+
+
+def locate(proc: PiProcess, windows: dict[int, int] | Windows | None) -> Location:
+    """Where ``proc`` is; ``windows``: :func:`list_windows` (or the X11 windows alone)."""
+    x_windows, desk = windows if isinstance(windows, tuple) else (windows, None)
     pane = tmux_pane_of(proc.env, proc.pid)
     client: TmuxClient | None = None
     window_id = None
+    owner = [proc.pid]
     if pane is not None:
         clients = tmux_clients(pane.socket)
         ours = [c for c in clients if c.session == pane.session]
         client = next(iter(ours or clients), None)
-        if windows and client is not None:
-            window_id = window_for([client.pid], windows)
-    elif windows:
-        window_id = window_for([proc.pid], windows)
-    return Location(proc.pid, proc.tty, pane, window_id, client, proc.env)
-
-
-def _shows(pane: TmuxPane | None, text: str) -> bool:
-    if pane is None or not text:
-        return False
-    screen = capture(pane) or ""
-    flat = " ".join(clean(screen).split()).casefold()
-    return " ".join(clean(text).split()).casefold()[:40] in flat
+        owner = [client.pid] if client is not None else []
+    if x_windows and owner:
+        window_id = window_for(owner, x_windows)
+    window = None
+    if desk is not None and owner:
+        wid = window_for(owner, desk[1])
+        window = Window(desk[0], wid) if wid is not None else None
+    elif window_id is not None:
+        window = Window("x11", window_id)
+    return Location(proc.pid, proc.tty, pane, window_id, client, proc.env, window)
 
 
 @value(frozen=True, init=False, repr=False, eq=False)
-class Wanted(Value):
-    """What matching needs of a session (from a SessionView, or from ``status --json``)."""
+class Unmatched(Value):
+    """No single pi has the session: ``reason`` says why in one line (for the user); ``pids``:
+    the pis it could be (two or more: the evidence cannot tell them apart), else ``()``."""
 
-    key: str
-    cwd: str | None
-    updated_at: float
-    alive: bool | None
-    question: str | None = None  # the pending question's text, if any
+    reason: str
+    pids: tuple[int, ...] = ()
 
-    def __init__(self, key: str, cwd: str | None, updated_at: float, alive: bool | None, question: str | None = None) -> None:
-        object.__setattr__(self, "key", key)
-        object.__setattr__(self, "cwd", cwd)
-        object.__setattr__(self, "updated_at", updated_at)
-        object.__setattr__(self, "alive", alive)
-        object.__setattr__(self, "question", question)
+    def __init__(self, reason: str, pids: tuple[int, ...] = ()) -> None:
+        object.__setattr__(self, "reason", reason)
+        object.__setattr__(self, "pids", pids)
 
-    @classmethod
-    def of(cls, view: SessionView) -> Wanted:
-        q = view.pending[0].text if view.pending else None
-        return cls(view.ref.key, view.ref.cwd, view.updated_at, view.alive, q)
+    @property
+    def ambiguous(self) -> bool:
+        return bool(self.pids)
+
+
+def _evidence(wanted: Sequence[Wanted], procs: Sequence[PiProcess], announced: dict[int, str]) -> list[Proc]:
+    """The pure pairing's view of each process: its tmux pane captured where a session of its
+    folder asks something (only a question can be seen on screen)."""
+    asking = {(w.cwd or "").rstrip("/") or "/" for w in wanted if w.question and w.cwd}
+    out = []
+    for p in procs:
+        cwds = {p.cwd, os.path.realpath(p.cwd)}
+        screen = pane_id = None
+        if any((c.rstrip("/") or "/") in asking for c in cwds):
+            pane = tmux_pane_of(p.env, p.pid)
+            if pane is not None:
+                screen, pane_id = capture(pane), pane.pane
+        out += [Proc(c, p.started, p.pid, p.argv, screen, announced.get(p.pid), pane_id) for c in sorted(cwds)]
+    return out
+
+
+def match_all(
+    wanted: Sequence[Wanted], procs: Sequence[PiProcess], announced: dict[int, str] | None = None
+) -> tuple[dict[str, PiProcess], Owners]:
+    """Which live pi process has each session (session file → process), and the whole pairing
+    (for the sessions it cannot tell: :meth:`Owners.candidates`). ``announced``: pid → the
+    session file that pi announced (the companion extension's hello), exact where given."""
+    owners = bind(wanted, _evidence(wanted, procs, announced or {}))
+    by_pid = {p.pid: p for p in procs}
+    return {k: by_pid[o.pid] for k, o in owners.owners.items() if o.pid in by_pid}, owners
 
 
 def match(wanted: Sequence[Wanted], procs: Sequence[PiProcess]) -> dict[str, PiProcess]:
-    """Which live pi process writes each session (session file → process).
+    """Which live pi process has each session (session file → process); a session the evidence
+    cannot give to one pi is left out (see :func:`locate_one` for why)."""
+    return match_all(wanted, procs)[0]
 
-    A candidate runs in the session's folder and was started before the session's last write.
-    Several candidates: the one whose tmux pane shows the session's pending question, else the
-    most recently started. A process is given to one session only, the most recently written.
-    """
-    by_cwd: dict[str, list[PiProcess]] = {}
-    for p in procs:
-        for cwd in {p.cwd, os.path.realpath(p.cwd)}:
-            by_cwd.setdefault(cwd.rstrip("/") or "/", []).append(p)
-    result: dict[str, PiProcess] = {}
-    taken: set[int] = set()
-    for w in sorted(wanted, key=lambda w: -w.updated_at):
-        if w.alive is False or not w.cwd:
-            continue
-        cwd = w.cwd.rstrip("/") or "/"
-        cands = [p for p in by_cwd.get(cwd, []) if p.started <= w.updated_at + START_SLACK_S]
-        cands = [p for p in cands if p.pid not in taken]
-        if not cands:
-            continue
-        if len(cands) > 1 and w.question:
-            showing = [p for p in cands if _shows(tmux_pane_of(p.env, p.pid), w.question)]
-            cands = showing or cands
-        chosen = max(cands, key=lambda p: p.started)
-        result[w.key] = chosen
-        taken.add(chosen.pid)
-    return result
+
+def _x_windows() -> dict[int, int] | None:
+    disp = open_display()
+    if disp is None:
+        return None
+    try:
+        return x_windows_by_pid(disp)
+    except Exception as exc:
+        log.debug("cannot list the X windows: %s", clean(exc, 200))
+        return None
+    finally:
+        disp.close()
+
+
+def list_windows(with_windows: bool = True) -> Windows | None:
+    """The X11 windows by process and, where the focus method is another (the compositor's), its
+    windows by process too."""
+    if not with_windows:
+        return None
+    method = focus_method()
+    desk = None
+    if not isinstance(method, Missing) and method.via != "x11":
+        try:
+            desk = (method.via, method.windows())
+        except Exception as exc:
+            log.debug("cannot list the windows through %s: %s", method.name, clean(exc, 200))
+    return _x_windows(), desk
+
 
 
 def locate_sessions(
     views: Sequence[SessionView | Wanted], with_windows: bool = True, procs: list[PiProcess] | None = None
 ) -> dict[str, Location]:
-    """session file → where its live pi is (sessions without a live pi are left out).
-    ``procs``: the live pi processes, if the caller listed them already."""
+    """session file → where its live pi is (sessions without a live pi, or whose pi cannot be
+    told from a neighbour's, are left out). ``procs``: the live pi processes, if the caller
+    listed them already."""
     wanted = [v if isinstance(v, Wanted) else Wanted.of(v) for v in views]
     if not any(w.alive is not False and w.cwd for w in wanted):
         return {}
@@ -168,17 +208,72 @@ def locate_sessions(
     if not procs:
         return {}
     pairs = match(wanted, procs)
-    windows = None
-    if with_windows and pairs:
-        disp = open_display()
-        if disp is not None:
-            try:
-                windows = x_windows_by_pid(disp)
-            except Exception as exc:
-                log.debug("cannot list the X windows: %s", clean(exc, 200))
-            finally:
-                disp.close()
+    windows = list_windows(with_windows and bool(pairs))
     return {key: locate(proc, windows) for key, proc in pairs.items()}
+
+
+def locate_one(
+    view: SessionView | Wanted,
+    *,
+    neighbours: Sequence[SessionView | Wanted] = (),
+    with_windows: bool = False,
+    announced: dict[int, str] | None = None,
+) -> Location | Unmatched:
+    """Where the one pi that has this session is, or why there is none (one line, for the user).
+
+    For ``answer`` and ``goto``: keys go only to a pi the evidence gives this session to. Two or
+    more candidates: :class:`Unmatched` naming them, ``ambiguous`` True (nothing may be typed).
+    ``neighbours``: the other sessions known (a snapshot's), so that a pi that has a session of
+    its own is not taken for this one's (only those of the same folder are looked at).
+    ``announced``: pid → session file, as the companion extension announced them (exact)."""
+    w = view if isinstance(view, Wanted) else Wanted.of(view)
+    folder = clean(w.cwd or "?", 120)
+    if w.alive is False:
+        return Unmatched("no running pi has this session (its pi is gone)")
+    procs = pi_processes() if w.cwd else []
+    here = {(w.cwd or "").rstrip("/") or "/"}
+    others = [
+        n if isinstance(n, Wanted) else Wanted.of(n)
+        for n in neighbours
+        if _folder_of(n) in here and _key_of(n) != w.key
+    ]
+    pairs, owners = match_all([w, *others], procs, announced)
+    proc = pairs.get(w.key)
+    if proc is not None:
+        return locate(proc, list_windows(with_windows))
+    cands = owners.candidates(w.key)
+    if len(cands) >= 2:
+        pids = tuple(sorted({p.pid for p in cands}))
+        panes = sorted({p.pane for p in cands if p.pane})
+        where = f", tmux panes {' and '.join(clean(x, 20) for x in panes)}" if panes else ""
+        return Unmatched(
+            f"{len(pids)} pi processes in {folder} could be this session's (pids "
+            f"{' and '.join(map(str, pids))}{where}) and nothing tells which: nothing was typed; "
+            "answer it in its terminal",
+            pids,
+        )
+    if cands:
+        return Unmatched(f"the pi in {folder} (pid {cands[0].pid}) may be on another session: answer it in its terminal")
+    if any(w.cwd and (p.cwd.rstrip("/") or "/") in {*here, os.path.realpath(w.cwd)} for p in procs):
+        return Unmatched(
+            f"no running pi has this session (the pi processes in {folder} are on other sessions)"
+        )
+    return Unmatched("no running pi has this session")
+
+
+def _folder_of(view: SessionView | Wanted) -> str | None:
+    """A local session's folder (no trailing slash); ``None`` for a remote one or none known."""
+    if isinstance(view, Wanted):
+        cwd = view.cwd
+    elif view.ref.host is None:
+        cwd = view.ref.cwd
+    else:
+        return None
+    return (cwd.rstrip("/") or "/") if cwd else None
+
+
+def _key_of(view: SessionView | Wanted) -> str:
+    return view.key if isinstance(view, Wanted) else view.ref.key
 
 
 Listed = tuple[list[PiProcess] | None, set[str]]  # (pi_folders)
@@ -236,9 +331,12 @@ def add_locations(status: dict[str, Any], listed: Listed | None = None) -> dict[
             except ValueError:
                 updated = 0.0
             pending = s.get("pending") or []
-            text = pending[0].get("text") if pending and isinstance(pending[0], dict) else None
+            first = pending[0] if pending and isinstance(pending[0], dict) else {}
+            text = first.get("text") if isinstance(first.get("text"), str) else None
+            labels = tuple(o for o in first.get("options") or () if isinstance(o, str))
             alive = s.get("alive")
-            wanted.append(Wanted(s["file"], cwd, updated, alive if isinstance(alive, bool) else None, text))
+            sid = s.get("id") if isinstance(s.get("id"), str) else None
+            wanted.append(Wanted(s["file"], cwd, updated, alive if isinstance(alive, bool) else None, text, labels, sid))
         if wanted:
             found = locate_sessions(wanted, procs=procs)
     except Exception as exc:  # locating is a bonus: status still works

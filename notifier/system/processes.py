@@ -2,15 +2,22 @@
 
 A pi process is ``pi`` / ``omp`` itself, or a node process running pi's CLI
 (``node …/pi-coding-agent/dist/cli.js``, ``node /usr/local/bin/pi``).
+
+What tells two pis in one folder apart (:mod:`notifier.core.owners`) is read here too: the start
+time to the tick (Linux: ``/proc/PID/stat`` against ``CLOCK_BOOTTIME``; psutil's own is up to a
+second early, its boot time being whole seconds), pi's arguments where its process title has not
+overwritten them (pi 0.73.1 and 1.6.0 set it: ``/proc/PID/cmdline`` then reads ``pi`` and NULs),
+and, for the folders asked about, its tmux pane's text.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+import time
+from collections.abc import Collection, Iterator
 from typing import Any
 
-from notifier.core.board import Proc
+from notifier.core.owners import Proc
 from notifier.core.text import clean
 from notifier.core.values import Value, value
 from notifier.system import logs
@@ -32,8 +39,84 @@ def looks_like_pi(name: str, cmdline: list[str]) -> bool:
     return False
 
 
-def running_pi() -> list[Proc] | None:
-    """Every pi process we can see, or ``None`` if the process table cannot be read at all.
+def pi_args(cmdline: list[str]) -> tuple[str, ...] | None:
+    """pi's own arguments (after the pi program), or ``None`` where they cannot be read: pi set
+    its process title over them (``pi`` then NULs), or the program is not among the first three."""
+    for i, arg in enumerate(cmdline[:3]):
+        base = os.path.basename(arg)
+        if base in _NAMES or any(m in arg for m in _MARKERS):
+            rest = cmdline[i + 1 :]
+            if rest and not any(rest):
+                return None  # a process title padded with NULs
+            return tuple(rest)
+    return None
+
+
+_boot: list[float] = []  # the wall-clock time of boot, as last computed
+
+
+def boot_time() -> float:
+    """When the machine booted (epoch seconds, to the microsecond): the same figure every time
+    unless the wall clock moved by more than 0.1 s (so one process's start time is stable)."""
+    now = time.time() - time.clock_gettime(time.CLOCK_BOOTTIME)
+    if not _boot or abs(_boot[0] - now) > 0.1:
+        _boot[:] = [now]
+    return _boot[0]
+
+
+def start_time(pid: int, fallback: float, proc_dir: str = "/proc") -> float:
+    """When process ``pid`` started (epoch seconds), to the clock tick where Linux says so
+    (``fallback``: psutil's figure, used elsewhere)."""
+    try:
+        with open(f"{proc_dir}/{pid}/stat", "rb") as f:
+            stat = f.read()
+        ticks = int(stat.rsplit(b")", 1)[1].split()[19])
+        return boot_time() + ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, AttributeError):
+        return fallback
+
+
+def still_running(pid: int, started: float, proc_dir: str = "/proc") -> bool:
+    """Whether process ``pid`` is the one that started at ``started`` and still runs (a pid
+    reused by another process has another start time). A read of one small file."""
+    return abs(start_time(pid, -1e9, proc_dir) - started) < 0.05
+
+
+def raw_terminal(pid: int, proc_dir: str = "/proc") -> bool | None:
+    """Whether process ``pid``'s terminal (its standard input) is in raw mode, as pi's TUI puts
+    it; ``pi -p`` leaves it cooked, or has none. ``None``: cannot be told (not a terminal of ours
+    to look at). Opened without becoming our controlling terminal, and closed at once."""
+    import termios
+
+    try:
+        fd = os.open(f"{proc_dir}/{pid}/fd/0", os.O_RDONLY | os.O_NOCTTY | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        if not os.isatty(fd):
+            return False
+        lflag = termios.tcgetattr(fd)[3]
+        return not lflag & (termios.ICANON | termios.ECHO)
+    except (OSError, termios.error):
+        return None
+    finally:
+        os.close(fd)
+
+
+def pane_screen(environ: dict[str, str], pid: int) -> tuple[str | None, str | None]:
+    """(what the tmux pane process ``pid`` runs in shows, the pane's id); Nones outside tmux."""
+    from notifier.system.tmux import capture, tmux_pane_of
+
+    pane = tmux_pane_of(environ, pid)
+    if pane is None:
+        return None, None
+    return capture(pane), pane.pane
+
+
+def running_pi(folders: Collection[str] = ()) -> list[Proc] | None:
+    """Every pi process we can see, or ``None`` if the process table cannot be read at all. The
+    tmux pane of each pi running in one of ``folders`` is captured too (liveness asks for the
+    folders where a question is pending: the screen tells two pis there apart).
 
     Where ``/proc`` tells which processes may be pi (:func:`maybe_pi`), only those are asked of
     psutil; none there (no pi runs): psutil is not even imported, which takes longer than
@@ -51,22 +134,34 @@ def running_pi() -> list[Proc] | None:
         return None
     found: list[Proc] = []
     attrs = ["name", "cmdline", "create_time"]
+    wanted = {f.rstrip("/") or "/" for f in folders}
     try:
         for proc in psutil.process_iter(attrs) if pids is None else _of(psutil, pids, attrs):
             info = proc.info
             try:
-                if not looks_like_pi(info.get("name") or "", info.get("cmdline") or []):
+                cmdline = info.get("cmdline") or []
+                if not looks_like_pi(info.get("name") or "", cmdline):
                     continue
                 cwd = proc.cwd()
             except (psutil.Error, OSError):
                 continue
-            found.append(Proc(cwd, float(info.get("create_time") or 0.0)))
+            started = start_time(proc.pid, float(info.get("create_time") or 0.0))
+            cwds = [cwd]
             try:
                 real = os.path.realpath(cwd)
                 if real != cwd:
-                    found.append(Proc(real, float(info.get("create_time") or 0.0)))
+                    cwds.append(real)
             except OSError:
                 pass
+            screen = pane = None
+            if wanted and any((c.rstrip("/") or "/") in wanted for c in cwds):
+                try:
+                    screen, pane = pane_screen(proc.environ(), proc.pid)
+                except (psutil.Error, OSError):
+                    pass
+            args = pi_args(cmdline)
+            raw = raw_terminal(proc.pid)
+            found += [Proc(c, started, proc.pid, args, screen, None, pane, raw) for c in cwds]
     except Exception as exc:  # psutil can fail in odd sandboxes; liveness then stays unknown
         _once("", "read", "cannot read the process list (%s): liveness is unknown", clean(exc, 200))
         return None
@@ -97,13 +192,23 @@ class PiProcess(Value):
     started: float
     tty: str | None
     env: dict[str, str]
+    argv: tuple[str, ...] | None = None  # pi's arguments, None: unreadable (see pi_args)
 
-    def __init__(self, pid: int, cwd: str, started: float, tty: str | None, env: dict[str, str]) -> None:
+    def __init__(
+        self,
+        pid: int,
+        cwd: str,
+        started: float,
+        tty: str | None,
+        env: dict[str, str],
+        argv: tuple[str, ...] | None = None,
+    ) -> None:
         object.__setattr__(self, "pid", pid)
         object.__setattr__(self, "cwd", cwd)
         object.__setattr__(self, "started", started)
         object.__setattr__(self, "tty", tty)
         object.__setattr__(self, "env", env)
+        object.__setattr__(self, "argv", argv)
 
 
 def maybe_pi(proc_dir: str = "/proc") -> list[int] | None:
@@ -173,7 +278,8 @@ def pi_processes(pids: list[int] | None = None) -> list[PiProcess]:
         except (psutil.Error, OSError):
             continue
         env = {k: environ[k] for k in _ENV_KEYS if k in environ}
-        found.append(PiProcess(proc.pid, cwd, float(info.get("create_time") or 0.0), tty, env))
+        started = start_time(proc.pid, float(info.get("create_time") or 0.0))
+        found.append(PiProcess(proc.pid, cwd, started, tty, env, pi_args(info.get("cmdline") or [])))
     return found
 
 

@@ -32,7 +32,7 @@ CREATE TABLE IF NOT EXISTS mutes (project TEXT PRIMARY KEY, at REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS history (
   file TEXT NOT NULL, call_id TEXT NOT NULL, session_id TEXT, cwd TEXT, name TEXT,
   tool TEXT, text TEXT, header TEXT, options TEXT, count INTEGER,
-  asked_at REAL NOT NULL, resolved_at REAL, outcome TEXT, waited_s REAL,
+  asked_at REAL NOT NULL, resolved_at REAL, outcome TEXT, waited_s REAL, answer TEXT,
   PRIMARY KEY (file, call_id));
 CREATE INDEX IF NOT EXISTS history_asked ON history (asked_at);
 CREATE TABLE IF NOT EXISTS bubbles (owner TEXT NOT NULL, id INTEGER NOT NULL, file TEXT NOT NULL,
@@ -43,10 +43,13 @@ _PROJECT = "project:"
 
 
 def _add_reminders_column(db: sqlite3.Connection) -> None:
-    """Stores from before reminders survived a restart lack ``notified.reminders``."""
+    """Stores from before reminders survived a restart lack ``notified.reminders``, and those
+    from before answers were recorded ``history.answer``."""
     columns = {row[1] for row in db.execute("PRAGMA table_info(notified)")}
     if "reminders" not in columns:
         db.execute("ALTER TABLE notified ADD COLUMN reminders INTEGER NOT NULL DEFAULT 0")
+    if "answer" not in {row[1] for row in db.execute("PRAGMA table_info(history)")}:
+        db.execute("ALTER TABLE history ADD COLUMN answer TEXT")
 
 
 def _time(at: float) -> float:
@@ -289,9 +292,16 @@ class Store:
             elif t.kind == "resolved":
                 self._asked(t)  # asked before we were watching: record it now
                 self._run(
-                    "UPDATE history SET resolved_at = ?, outcome = ?, waited_s = ? WHERE file = ? AND call_id = ?"
-                    " AND resolved_at IS NULL",
-                    (_time(q.asked_at) + _wait(t.waited_s), t.outcome, _wait(t.waited_s), s.key, q.tool_call_id),
+                    "UPDATE history SET resolved_at = ?, outcome = ?, waited_s = ?, answer = ?"
+                    " WHERE file = ? AND call_id = ? AND resolved_at IS NULL",
+                    (
+                        _time(q.asked_at) + _wait(t.waited_s),
+                        t.outcome,
+                        _wait(t.waited_s),
+                        clean(t.answer) if t.answer is not None else None,
+                        s.key,
+                        q.tool_call_id,
+                    ),
                 )
             elif t.kind == "abandoned":
                 self._run(

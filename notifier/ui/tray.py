@@ -1,10 +1,11 @@
-"""The tray icon (pystray, in the main thread). It only reads immutable snapshots; clicks and menu
-entries become commands (``core/commands.py``) for the app to carry out.
+"""The tray icon (pystray): its loop runs on the main thread, the UI thread hands it immutable
+snapshots; clicks and menu entries become commands (``core/commands.py``) for the app to carry out.
 
 Backends: `gtk` on X11 when PyGObject imports (menu + left-click action), `appindicator` where a
 StatusNotifierItem host runs (KDE, GNOME with the AppIndicator extension, Wayland; no left-click
 action, so the menu carries everything), `xorg` as the last resort (no menu: a click opens the
-window), native on macOS and Windows. No display at all: no tray.
+window; it runs only while an XEmbed tray host is there), native on macOS and Windows. No display
+at all: no tray. Whatever needs pystray's private parts is in ``notifier/compat/pystray.py``.
 """
 
 from __future__ import annotations
@@ -12,21 +13,21 @@ from __future__ import annotations
 import importlib.util
 import logging
 import os
-import signal
 import sys
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
+from notifier.compat import pystray as compat
 from notifier.core.commands import Command
 from notifier.core.model import Snapshot
-from notifier.system.config import Config
 from notifier.ui import icons
 from notifier.ui.view import Entry, menu, title
 
 log = logging.getLogger(__name__)
 ICON_SIZE = 64
+XORG_STOP_GRACE_S = 1.0  # then the window is destroyed from outside (compat.destroy_window)
 
 
 def _gi_gtk() -> bool:
@@ -56,29 +57,9 @@ def _ayatana() -> bool:
     return False
 
 
-def _sni_host() -> bool:
-    """Is a StatusNotifierItem watcher (KDE, GNOME AppIndicator extension, …) on the session bus?"""
-    try:
-        from jeepney import DBusAddress, new_method_call
-        from jeepney.io.blocking import open_dbus_connection
-        from jeepney.wrappers import unwrap_msg
-    except ImportError:
-        return False
-    try:
-        with open_dbus_connection(bus="SESSION") as conn:
-            bus = DBusAddress(
-                "/org/freedesktop/DBus", bus_name="org.freedesktop.DBus", interface="org.freedesktop.DBus"
-            )
-            reply = conn.send_and_get_reply(
-                new_method_call(bus, "NameHasOwner", "s", ("org.kde.StatusNotifierWatcher",)), timeout=2
-            )
-            return bool(unwrap_msg(reply)[0])
-    except Exception:
-        return False
-
-
-def choose_backend(preference: str) -> tuple[str | None, str]:
-    """(pystray backend or None for no tray, the reason in one line)."""
+def choose_backend(preference: str, sni_host: bool = False) -> tuple[str | None, str]:
+    """(pystray backend or None for no tray, the reason in one line). ``sni_host``: a
+    StatusNotifierItem watcher is on the session bus now (``app/tray_hosts.py`` looks)."""
     if preference == "none":
         return None, "the tray is turned off (tray.backend = 'none')"
     if sys.platform == "darwin" or sys.platform.startswith("win"):
@@ -90,7 +71,7 @@ def choose_backend(preference: str) -> tuple[str | None, str]:
     if preference != "auto":
         return preference, f"tray.backend = '{preference}'"
     gtk = _gi_gtk()
-    if gtk and _ayatana() and _sni_host():
+    if gtk and sni_host and _ayatana():
         return "appindicator", "a StatusNotifierItem host is running (menu; no left-click action)"
     if gtk and has_x:
         return "gtk", "X11 with PyGObject: menu and left-click action"
@@ -100,56 +81,63 @@ def choose_backend(preference: str) -> tuple[str | None, str]:
     return None, "Wayland without a StatusNotifierItem host"
 
 
-def doctor_line(config: Config) -> str:
-    backend, why = choose_backend(config["tray.backend"])
-    return f"[{'ok  ' if backend else 'note'}] tray: {backend or 'none'} — {why}"
+class Hosts(Protocol):
+    """The tray hosts followed while the app runs (``app/tray_hosts.HostFollower``)."""
 
+    def wait_xembed(self, there: bool, stop: threading.Event) -> bool:
+        """Block until an XEmbed tray is there (or gone); False when ``stop`` is set first."""
+        ...
 
-class _SignalWithoutSigintReset:
-    """Stands in for the ``signal`` module inside pystray's GTK helper, which sets SIGINT back to
-    the default action (kill at once) when its loop starts. The app handles SIGINT itself, to
-    withdraw its notifications and close its socket on the way out."""
+    def wake(self) -> None:
+        """Let :meth:`wait_xembed` see that ``stop`` is set."""
+        ...
 
-    SIGINT = signal.SIGINT
-    SIG_DFL = signal.SIG_DFL
-
-    @staticmethod
-    def signal(signum: int, handler: Any) -> Any:
-        if signum == signal.SIGINT and handler == signal.SIG_DFL:
-            return signal.getsignal(signal.SIGINT)
-        return signal.signal(signum, handler)
-
-
-def _keep_our_sigint() -> None:
-    try:
-        from pystray._util import gtk as pystray_gtk  # only present with the GTK backends
-    except Exception:
-        return
-    pystray_gtk.signal = _SignalWithoutSigintReset
+    def close(self) -> None: ...
 
 
 class Tray:
+    """The icon, on the UI thread's snapshots. The xorg backend runs only while an XEmbed tray
+    host is there (``hosts``): without one it would log a traceback at every change; when a host
+    comes, a new icon docks in it, and when it goes, that icon's loop is ended. The GTK backends
+    follow hosts themselves."""
+
     def __init__(
-        self, backend: str, execute: Callable[[Command], object], snapshot: Callable[[], Snapshot]
+        self,
+        backend: str,
+        execute: Callable[[Command], object],
+        snapshot: Callable[[], Snapshot],
+        hosts: Hosts | None = None,
     ) -> None:
         if backend != "native":
             os.environ["PYSTRAY_BACKEND"] = backend
         import pystray
 
-        _keep_our_sigint()
+        compat.keep_sigint()
+        compat.quiet_dock_failures()
         self.backend = backend
         self.pystray = pystray
         self.execute = execute
         self.snapshot = snapshot
-        self._shown: tuple[str, int] = ("idle", 0)
+        self.hosts = hosts
+        self._shown: tuple[icons.IconState, int] = ("idle", 0)
         self._title = "pi-notifier"
+        self._drawn: tuple[tuple[icons.IconState, int], str] = (self._shown, self._title)  # by the icon
         self._lock = threading.Lock()
-        self.icon = pystray.Icon(
+        self._live = backend != "xorg"  # may the icon be changed now (an xorg one: only while it runs)
+        self.icon = self._new_icon()
+
+    def _new_icon(self) -> Any:
+        """(With the lock held, or before the loop runs.)"""
+        self._drawn = (self._shown, self._title)
+        icon = self.pystray.Icon(
             "pi-notifier",
-            icon=icons.render("idle", 0, ICON_SIZE),
+            icon=icons.render(self._shown[0], self._shown[1], ICON_SIZE),
             title=self._title,
-            menu=pystray.Menu(self._items),
+            menu=self.pystray.Menu(self._items),
         )
+        if self.backend == "xorg":
+            compat.dock_once(icon)
+        return icon
 
     # ---- menu ----
 
@@ -172,7 +160,8 @@ class Tray:
     # ---- state ----
 
     def update(self, snapshot: Snapshot) -> None:
-        """Called from the engine thread with each new snapshot."""
+        """Called from the UI thread with each new snapshot. An xorg icon whose loop does not run
+        (no tray host) is not touched: the next one starts with what is shown now."""
         now = time.time()
         pending = snapshot.pending_count
         snoozed = bool(snapshot.snoozed_until and snapshot.snoozed_until > now)
@@ -181,28 +170,44 @@ class Tray:
         shown = (state, pending if state == "needs" else 0)
         new_title = title(snapshot, now)
         with self._lock:
-            if shown != self._shown:
-                self._shown = shown
+            self._shown, self._title = shown, new_title
+            if not self._live:
+                return
+            drawn, drawn_title = self._drawn
+            self._drawn = (shown, new_title)
+            if shown != drawn:
                 self.icon.icon = icons.render(shown[0], shown[1], ICON_SIZE)
-            if new_title != self._title:
-                self._title = new_title
+            if new_title != drawn_title:
                 self.icon.title = new_title
             if self.icon.HAS_MENU:
                 self.icon.update_menu()
 
     @property
-    def shown(self) -> tuple[str, int]:
+    def shown(self) -> tuple[icons.IconState, int]:
         return self._shown
 
     # ---- loop ----
 
     def run(self, on_ready: Callable[[], None], stop_event: threading.Event) -> None:
+        """The icon's loop, on the main thread, until ``stop_event`` is set; then the hosts are
+        no longer followed."""
+        try:
+            if self.backend == "xorg" and self.hosts is not None:
+                self._run_xorg(on_ready, stop_event, self.hosts)
+            else:
+                self._run_gtk(on_ready, stop_event)
+        finally:
+            if self.hosts is not None:
+                self.hosts.close()
+
+    def _run_gtk(self, on_ready: Callable[[], None], stop_event: threading.Event) -> None:
+        """Every backend but xorg (and xorg without hosts to follow): they dock by themselves."""
         running = threading.Event()
 
         def setup(icon: Any) -> None:
             icon.visible = True
             if self.backend == "xorg":
-                self._xorg_click_fix()
+                compat.accept_clicks(icon)
             running.set()
             on_ready()
 
@@ -216,19 +221,61 @@ class Tray:
         threading.Thread(target=stop_when_asked, name="pi-notifier-tray-stop", daemon=True).start()
         self.icon.run(setup=setup)
 
+    def _run_xorg(self, on_ready: Callable[[], None], stop_event: threading.Event, hosts: Hosts) -> None:
+        def wake_on_stop() -> None:
+            stop_event.wait()
+            hosts.wake()
+
+        threading.Thread(target=wake_on_stop, name="pi-notifier-tray-stop", daemon=True).start()
+        first = True
+        while not stop_event.is_set():
+            if not hosts.wait_xembed(True, stop_event):
+                return
+            if not first:
+                with self._lock:
+                    self.icon = self._new_icon()
+            first = False
+            self._run_xorg_icon(self.icon, on_ready, stop_event, hosts)
+
+    def _run_xorg_icon(
+        self, icon: Any, on_ready: Callable[[], None], stop_event: threading.Event, hosts: Hosts
+    ) -> None:
+        """One icon's loop: until the app stops or the tray host goes."""
+        running, ended = threading.Event(), threading.Event()
+
+        def setup(icon: Any) -> None:
+            icon.visible = True
+            compat.accept_clicks(icon)
+            with self._lock:
+                self._live = True
+            running.set()
+            on_ready()  # (draws what changed before this icon ran)
+
+        def stop_when_gone_or_asked() -> None:
+            hosts.wait_xembed(False, stop_event)
+            running.wait(10)
+            with self._lock:  # no change is sent to a loop that is ending (it would wait forever)
+                self._live = False
+            self._stop_xorg(icon, ended)
+
+        threading.Thread(target=stop_when_gone_or_asked, name="pi-notifier-tray-stop", daemon=True).start()
+        try:
+            icon.run(setup=setup)
+        finally:
+            ended.set()
+            with self._lock:
+                self._live = False
+
+    @staticmethod
+    def _stop_xorg(icon: Any, ended: threading.Event) -> None:
+        wid = compat.window_id(icon)
+        threading.Thread(target=icon.stop, name="pi-notifier-tray-stopping", daemon=True).start()
+        if not ended.wait(XORG_STOP_GRACE_S) and wid is not None:
+            log.debug("the xorg tray loop did not end %.0f s after stop: its window is destroyed", XORG_STOP_GRACE_S)
+            compat.destroy_window(wid)
+
     def stop(self) -> None:
         try:
             self.icon.stop()
         except Exception:
             pass
-
-    def _xorg_click_fix(self) -> None:
-        """pystray's xorg icon window does not ask for button presses, so clicks never arrive."""
-        try:
-            from Xlib import X
-
-            window = self.icon._window  # noqa: SLF001
-            window.change_attributes(event_mask=X.ExposureMask | X.StructureNotifyMask | X.ButtonPressMask)
-            self.icon._display.flush()  # noqa: SLF001
-        except Exception as exc:
-            log.debug("xorg click fix not applied: %s", exc)

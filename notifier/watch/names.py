@@ -6,7 +6,9 @@ from __future__ import annotations
 import json
 import os
 
+from notifier.core.text import clean
 from notifier.watch.scanner import open_regular
+from notifier.watch.tail import Tailer
 
 NAME_SEARCH_LIMIT = 1 << 20
 
@@ -55,3 +57,13 @@ def find_name(path: str, before: int, limit: int = NAME_SEARCH_LIMIT, head: int 
         return None
     finally:
         os.close(fd)
+
+
+def look_up_name(tailer: Tailer) -> str | None:
+    """The name of the session ``tailer`` follows, set before the part of its file that was read
+    (looked for once: bounded read); ``None`` if there is none or it was looked for already."""
+    if tailer.name_checked or tailer.window_start == 0:
+        return None
+    tailer.name_checked = True
+    name = find_name(tailer.path, tailer.window_start)
+    return clean(name, 200) if name else None

@@ -18,7 +18,6 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from typing import Any, NamedTuple
 
 from notifier.core.values import Record, field
 
@@ -81,33 +80,14 @@ def open_regular(path: str) -> tuple[int, os.stat_result]:
     return fd, st
 
 
-class FileStat(NamedTuple):
-    """What is used of a file's stat (a tree sent from another process carries these)."""
-
-    st_mode: int
-    st_dev: int
-    st_ino: int
-    st_size: int
-    st_mtime_ns: int
-
-
-Stamp = tuple[int, int, int, int]  # (device, inode, size, mtime_ns): a file unchanged while equal
-
-
-def stamp_of(st: os.stat_result | FileStat) -> Stamp:
-    """The stamp of a file from its stat (what the scan cache keeps and compares)."""
-    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
-
-
 class Tree(Record):
     """What a walk found below a folder (:func:`walk_tree`)."""
 
-    files: list[str] = field(default_factory=list)  # session files, one name per (device, inode) (*)
+    files: list[str] = field(default_factory=list)  # session files, one name per (device, inode)
     dirs: list[str] = field(default_factory=list)  # real folders, the root first
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, kind): session names not read
     idents: dict[tuple[int, int], str] = field(default_factory=dict)  # (device, inode) → the name kept
-    stats: dict[str, os.stat_result | FileStat] = field(default_factory=dict)  # each file's stat, by the walk (*)
-    # (*) unless walked with stat_files=False: then a regular file is listed without ident or stat
+    stats: dict[str, os.stat_result] = field(default_factory=dict)  # each file's stat, by the walk
 
     def __init__(
         self,
@@ -115,7 +95,7 @@ class Tree(Record):
         dirs: list[str] | None = None,
         skipped: list[tuple[str, str]] | None = None,
         idents: dict[tuple[int, int], str] | None = None,
-        stats: dict[str, os.stat_result | FileStat] | None = None,
+        stats: dict[str, os.stat_result] | None = None,
     ) -> None:
         self.files = [] if files is None else files
         self.dirs = [] if dirs is None else dirs
@@ -124,27 +104,8 @@ class Tree(Record):
         self.stats = {} if stats is None else stats
 
 
-def tree_to_plain(tree: Tree) -> tuple[Any, ...]:
-    """``tree`` as plain data (for ``marshal``: :func:`tree_from_plain` is the inverse)."""
-    stats = {p: (s.st_mode, s.st_dev, s.st_ino, s.st_size, s.st_mtime_ns) for p, s in tree.stats.items()}
-    return (tree.files, tree.dirs, tree.skipped, tree.idents, stats)
-
-
-def tree_from_plain(data: Any) -> Tree:
-    """The tree :func:`tree_to_plain` gave (in another process of ours); raises ``TypeError``
-    or ``ValueError`` for anything else."""
-    files, dirs, skipped, idents, stats = data
-    if not (isinstance(files, list) and isinstance(idents, dict) and isinstance(stats, dict)):
-        raise TypeError("not a walk")
-    make = FileStat._make
-    return Tree(files, dirs, skipped, idents, {p: make(s) for p, s in stats.items()})
-
-
-def walk_tree(root: str, stat_files: bool = True) -> Tree:
-    """Every session file below ``root`` (any depth; iterative, so no recursion limit).
-    ``stat_files=False``: a regular file (what the folder entry says it is) is listed without a
-    ``stat``, so without its ident or stat: a caller that opens every file anyway takes them
-    from ``fstat`` then, and keeps one name per file itself."""
+def walk_tree(root: str) -> Tree:
+    """Every session file below ``root`` (any depth; iterative, so no recursion limit)."""
     tree = Tree()
     seen_dirs: set[tuple[int, int]] = set()
     try:
@@ -176,9 +137,6 @@ def walk_tree(root: str, stat_files: bool = True) -> Tree:
                 if not is_session_name(entry.name):
                     continue
                 if entry.is_file(follow_symlinks=False):
-                    if not stat_files:
-                        tree.files.append(entry.path)
-                        continue
                     # st_dev is not in the directory entry: a stat per file (cheap, cached inode)
                     fst = entry.stat(follow_symlinks=False)
                 elif entry.is_symlink():

@@ -2,7 +2,7 @@
 
 Lines are split on b"\\n" only (pi does not escape U+2028 inside strings). An unterminated tail
 is held back until its newline arrives. A line longer than ``max_line`` is skipped without being
-held in memory.
+held in memory: only its first bytes come, as a :class:`LongLine`.
 
 Only regular files are opened, and never in a way that can block: a FIFO, a device or a folder
 named ``*.jsonl`` is reported (``ReadResult.special``) and left alone.
@@ -34,6 +34,7 @@ HEAD = 1024  # the first bytes of the file (pi's header line), checked likewise
 DEFAULT_MAX_LINE = 32 << 20
 READ_BUDGET = 64 << 20  # bytes read per call; the rest on the next call (``more``)
 SLACK = 16 << 10  # read beyond the size fstat gave: what was appended since comes in the same pread
+LONG_HEAD = 64 << 10  # the first bytes of a line too long to read, kept for what they say
 _OPEN_FLAGS = (
     os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0) | getattr(os, "O_CLOEXEC", 0)
 )
@@ -46,6 +47,16 @@ def digest(data: bytes | memoryview) -> bytes:
 _EMPTY = digest(b"")
 
 
+class LongLine(bytes):
+    """The first bytes of a line longer than ``max_line``: the line itself is skipped unread
+    (see :func:`notifier.pi.lines.too_large_events` for what they can still say)."""
+
+
+def long_head(data: bytes, max_line: int) -> bytes:
+    """What a :class:`LongLine` keeps of a line that begins with ``data``."""
+    return data[: min(LONG_HEAD, max_line)]
+
+
 class ReadResult(Record):
     """What one :meth:`Tailer.read` found."""
 
@@ -54,7 +65,7 @@ class ReadResult(Record):
     missing: bool = False  # the file does not exist (any more)
     special: bool = False  # not a regular file (FIFO, device, folder…): not read
     more: bool = False  # the read budget ran out before the end of the file: read again
-    skipped_long: int = 0  # lines dropped for being longer than max_line
+    skipped_long: int = 0  # lines longer than max_line (each in ``lines`` as its LongLine)
     error: OSError | None = None
 
     def __init__(
@@ -252,29 +263,28 @@ class Tailer:
             result.more = True
 
     def _feed(self, chunk: bytes, result: ReadResult, start: int = 0) -> None:
-        """Split ``chunk[start:]`` into lines (the partial line held back)."""
+        """Split ``chunk[start:]`` into lines (the partial line held back; a line too long comes
+        as the :class:`LongLine` of its first bytes, as soon as it is known to be too long)."""
         while True:
             nl = chunk.find(b"\n", start)
-            if nl < 0:
-                rest = chunk[start:]
-                if not self._skipping:
-                    if len(self._partial) + len(rest) > self.max_line:
-                        self._partial.clear()
-                        self._skipping = True
-                        result.skipped_long += 1
-                    else:
-                        self._partial += rest
-                return
-            piece = chunk[start:nl]
+            piece = chunk[start:] if nl < 0 else chunk[start:nl]
             if self._skipping:
-                self._skipping = False
+                pass
             elif len(self._partial) + len(piece) > self.max_line:
-                self._partial.clear()
+                head = long_head(bytes(self._partial[:LONG_HEAD]) + piece[:LONG_HEAD], self.max_line)
+                result.lines.append(LongLine(head))
                 result.skipped_long += 1
+                self._partial.clear()
+                self._skipping = True
+            elif nl < 0:
+                self._partial += piece
             elif self._partial:
                 self._partial += piece
                 result.lines.append(bytes(self._partial))
                 self._partial.clear()
             else:
                 result.lines.append(piece)
+            if nl < 0:
+                return
+            self._skipping = False
             start = nl + 1

@@ -197,6 +197,7 @@ class Monitor:
         from jeepney.io.blocking import open_dbus_connection
 
         self.calls: list[tuple[str, tuple[Any, ...]]] = []
+        self.times: list[float] = []  # when each call arrived (CLOCK_MONOTONIC)
         self.lock = threading.Lock()
         self.conn = open_dbus_connection(bus="SESSION")
         monitoring = DBusAddress(
@@ -224,10 +225,16 @@ class Monitor:
             if member:
                 with self.lock:
                     self.calls.append((member, tuple(msg.body)))
+                    self.times.append(time.monotonic())
 
     def of(self, member: str) -> list[tuple[Any, ...]]:
         with self.lock:
             return [body for m, body in self.calls if m == member]
+
+    def stamps(self, member: str) -> list[float]:
+        """When each call of ``member`` arrived (CLOCK_MONOTONIC)."""
+        with self.lock:
+            return [t for (m, _), t in zip(self.calls, self.times, strict=True) if m == member]
 
     def notifies(self) -> list[dict[str, Any]]:
         """Notify calls from pi-notifier: app, replaces, icon, summary, body, actions, hints."""

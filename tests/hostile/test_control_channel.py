@@ -112,7 +112,8 @@ class Harness:
 
 @pytest.fixture
 def harness(tmp_path: Path) -> Iterator[Harness]:
-    h = Harness(str(tmp_path / "run" / "control.sock"))
+    # a stall is waited out in a second, not the app's five (the timeouts are the server's parameters)
+    h = Harness(str(tmp_path / "run" / "control.sock"), stall_timeout=1.0)
     yield h
     h.release.set()
     h.server.stop()
@@ -169,11 +170,11 @@ def test_a_snapshot_pushed_after_the_server_closed_a_connection_by_itself_is_del
     tmp_path: Path, closed_for: str
 ) -> None:
     # The server thread closes a connection on its own (a subscriber that reads nothing, dropped
-    # after STALL_TIMEOUT; a silent one, after the idle timeout); the next snapshot for the window
+    # after the stall timeout; a silent one, after the idle timeout); the next snapshot for the window
     # that reads must still reach it. It used to wait, unsent, until some other client happened
     # to connect: the server went back to sleep with that close still flagged, and flagged work
     # from other threads only wakes it when nothing was flagged before.
-    h = Harness(str(tmp_path / "control.sock"), **({"idle_timeout": 0.3} if closed_for == "idle" else {}))
+    h = Harness(str(tmp_path / "control.sock"), **({"idle_timeout": 0.3} if closed_for == "idle" else {"stall_timeout": 1.0}))
     try:
         path = h.server.path
         seen: list[int] = []

@@ -85,10 +85,7 @@ def test_bytes_in_names_work_everywhere(tmp_path: Path) -> None:
     # the scan cache holds the very same name (not a lossy replacement)
     state = Path(os.environ["XDG_STATE_HOME"]) / "pi-notifier"
     with sqlite3.connect(state / "scan-cache.sqlite3") as db:
-        keys = [
-            bytes(k).decode("utf-8", "surrogatepass") if isinstance(k, bytes) else k
-            for (k,) in db.execute("SELECT file FROM scan")
-        ]
+        keys = [os.fsdecode(k) for (k,) in db.execute("SELECT path FROM scan")]
     assert name in keys
 
 

@@ -1,5 +1,5 @@
-"""Property: the start-up read (backwards from the end, stopping once the state is settled, with a
-byte pre-filter) gives exactly the state of reading the whole file through the normal reducer,
+"""Property: the start-up read (windows from the end, until the state is settled, with a byte
+pre-filter) gives exactly the state of reading the whole file through the normal reducer,
 for random pi entry sequences, including odd ones (escaped type names, garbage, duplicate ids)."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from notifier.core.settle import Settler
+from notifier.core.settle import Suffix
 from notifier.engine.files import SessionFiles
 from notifier.engine.loop import Engine
 from notifier.engine.options import EngineOptions
@@ -125,21 +125,51 @@ def test_startup_read_equals_full_read(
         assert_same(f, tools)
 
 
-@settings(max_examples=100, deadline=None)
-@given(st.lists(ENTRY, min_size=1, max_size=30), st.integers(min_value=1, max_value=5))
-def test_a_tiny_event_budget_falls_back_to_a_full_replay(entries: list[dict[str, Any]], budget: int) -> None:
-    """Past the event budget the start-up read replays the file forward: still the same state."""
-    import notifier.engine.settle_file as engine_module
-
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(st.one_of(ENTRY, ENTRY, RAW), min_size=1, max_size=30),
+    st.integers(min_value=1, max_value=400),
+    st.one_of(st.none(), st.integers(min_value=0, max_value=20)),
+    st.sampled_from([b"\n", b"", b'\n{"type":"mess']),
+)
+def test_any_windows_and_cap_give_the_full_read(
+    entries: list[dict[str, Any] | bytes], first: int, cap: int | None, end: bytes
+) -> None:
+    """Windows from one byte on, any cap on the entries taken (past it: the file replayed forward)."""
     with tempfile.TemporaryDirectory() as tmp:
         f = Path(tmp) / "s.jsonl"
-        f.write_bytes(render(list(entries)) + b"\n")
-        original = engine_module.Settler
-        engine_module.Settler = lambda: Settler(budget)  # type: ignore[assignment,misc]
-        try:
-            assert_same(f)
-        finally:
-            engine_module.Settler = original  # type: ignore[misc]
+        f.write_bytes(render(list(entries)) + end)
+        assert_same(f, first=first, cap=cap)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(["assistant", "user", "result", "call", "stop"]), max_size=4), max_size=40))
+def test_settled_suffix_replays_to_the_whole(lines: list[list[str]]) -> None:
+    """core/settle's rule against the reducer: the events of any suffix that it calls settled,
+    replayed alone, give the state the whole sequence gives."""
+    from notifier.core.reducer import Input, SessionReducer, Supersede, ToolEnd, ToolStart, TurnEnd
+
+    make: dict[str, Any] = {
+        "assistant": lambda n: Supersede(float(n), "idle" if n % 2 else None),
+        "user": lambda n: Input(float(n)),
+        "result": lambda n: ToolEnd(float(n), f"c{n % 3}", "bash"),
+        "call": lambda n: ToolStart(float(n), f"c{n % 3}", "bash"),
+        "stop": lambda n: TurnEnd(float(n), "failed" if n % 2 else "idle"),
+    }
+    entries = [[make[k](n) for k in kinds] for n, kinds in enumerate(lines)]
+    whole = SessionReducer()
+    for entry in entries:
+        for event in entry:
+            whole.apply(event)
+    suffix = Suffix()
+    for entry in reversed(entries):
+        suffix.add(entry)
+        if suffix.settled:
+            part = suffix.replay([])
+            assert (part.base, part.pending, part.running, part.current_tool) == (
+                whole.base, whole.pending, whole.running, whole.current_tool
+            )
+            break
 
 
 def test_engine_is_the_one_under_test() -> None:
@@ -150,55 +180,58 @@ def test_engine_is_the_one_under_test() -> None:
 @given(
     st.lists(
         st.sampled_from(
-            [
-                b"",
-                b"x",
-                b'"message"',
-                b'ab"mess',
-                b'age"',
-                b'"compaction"',
-                b'"session_',
-                b'info"',
-                b'"context_edit"',
-                b"\\u0041",
-                b"\\",
-                b"u00",
-                b"y" * 40,
-                b"z" * 9,
-            ]
+            [b"", b"x", b'"message"', b'ab"mess', b'age"', b'"compaction"', b'"session_', b'info"',
+             b'"context_edit"', b"\\u0041", b"\\", b"u00", b"y" * 40, b"z" * 9]
         ),
         max_size=60,
     ),
-    st.integers(min_value=1, max_value=64),
-    st.integers(min_value=5, max_value=200),
-    st.integers(min_value=0, max_value=80),
 )
-def test_bulk_skipping_reader_equals_filtering_every_line(
-    pieces: list[bytes], first: int, max_line: int, given_len: int
-) -> None:
-    """The reader that jumps over irrelevant lines with rfind yields exactly the marked lines,
-    whatever the block boundaries (a marker may be cut by one), the order of common and rare
-    markers, and line lengths."""
-    import os
-
+def test_the_marked_lines_are_those_holding_a_marker(pieces: list[bytes]) -> None:
+    """The search for the lines that hold a marker (each marker searched once per byte) takes
+    exactly those, newest first, whatever the order of common and rare markers."""
+    from notifier.engine.settle_file import _take
     from notifier.pi.lines import MARKERS
-    from notifier.watch.readers import backward_lines, backward_matching_lines
 
     data = b"".join(p + (b"\n" if i % 3 else b"") for i, p in enumerate(pieces)) + b"\n"
+    taken: list[bytes] = []
+
+    def events(line: bytes) -> list[Any]:
+        taken.append(line)
+        return []
+
+    _take(data, 0, 0, len(data), 1 << 20, events, Suffix())
+    assert taken == [x for x in data.split(b"\n")[:-1] if any(m in x for m in MARKERS)][::-1]
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.one_of(ENTRY, ENTRY, RAW), max_size=30), st.sampled_from([0, 1, 50_000]))
+def test_what_a_rewrite_is_compared_with_replays_to_the_full_read(
+    entries: list[dict[str, Any] | bytes], cap: int
+) -> None:
+    """The events a rewrite is compared with (``keep``), replayed alone, give the full read's
+    questions, tools and state: from the end, or (past the cap) from a forward read."""
+    import os
+
+    from notifier.core.reducer import SessionReducer
+    from notifier.engine.settle_file import settle_file
+    from notifier.watch.tail import Tailer
+
+    from ..scan_check import NOW, files, full_read
+
     with tempfile.TemporaryDirectory() as tmp:
-        f = Path(tmp) / "f"
-        f.write_bytes(data)
+        f = Path(tmp) / "s.jsonl"
+        f.write_bytes(render(list(entries)) + b"\n")
+        e, keep = files(), []
         fd = os.open(f, os.O_RDONLY)
         try:
-            plain = [
-                x
-                for x in backward_lines(fd, 0, len(data), max_line, first)
-                if any(m in x[1] for m in MARKERS)
-            ]
-            block = data[max(0, len(data) - given_len) :]
-            fast = list(
-                backward_matching_lines(fd, 0, len(data), max_line, MARKERS, first, block=block)
-            )
-            assert fast == plain
+            got = settle_file(fd, os.fstat(fd), Tailer(str(f)), 1 << 20, lambda x: e.line_events(str(f), x, NOW), keep, cap=cap)
         finally:
             os.close(fd)
+        again = SessionReducer()
+        for event in keep:
+            again.apply(event)
+        whole = full_read(f)
+        for r in (got, again):
+            assert (r.state, r.pending, r.running, r.current_tool) == (
+                whole.state, whole.pending, whole.running, whole.current_tool
+            )

@@ -25,7 +25,7 @@ from notifier.core.reducer import SessionReducer
 from notifier.engine.files import SessionFiles
 from notifier.engine.loop import scan_once
 from notifier.engine.options import EngineOptions
-from notifier.engine.startup_cache import StartupCache
+from notifier.engine.startup_cache import KEEP_ROWS, StartupCache
 from notifier.pi.entries import to_events
 from notifier.pi.questions import QuestionCatalog
 from notifier.watch.tail import Tailer
@@ -307,6 +307,15 @@ def _status(root: Path, cache: Path) -> Any:
     return views
 
 
+def _scan(root: Path, cache: Path, keep_rows: int = KEEP_ROWS) -> StartupCache:
+    opts = EngineOptions([str(root)], QuestionCatalog(), liveness=False)
+    found = StartupCache(str(cache), opts.catalog.names, opts.roots, opts.max_line, keep_rows)
+    files = SessionFiles(opts, Board(liveness=False), time.time)
+    files.scan(str(root), initial=True, cache=found)
+    found.save(files.tailers, files.board)
+    return found
+
+
 def _corrupt_all(cache: Path, sql: str, *args: Any) -> None:
     db = sqlite3.connect(cache)
     with db:
@@ -314,29 +323,47 @@ def _corrupt_all(cache: Path, sql: str, *args: Any) -> None:
     db.close()
 
 
-def _in_more(old: str, new: str) -> str:
-    """SQL replacing ``old`` by ``new`` in the JSON part of the rows (the pending questions)."""
-    return f"UPDATE scan SET more = CAST(replace(CAST(more AS TEXT), '{old}', '{new}') AS BLOB)"
+def _edit(change: Callable[[dict[str, Any]], Any]) -> Callable[[Path], None]:
+    """A corruption of every row's summary, as parsed JSON (``change`` edits it in place)."""
+
+    def corrupt(cache: Path) -> None:
+        db = sqlite3.connect(cache)
+        with db:
+            for path, summary in db.execute("SELECT path, summary FROM scan").fetchall():
+                data = json.loads(summary)
+                change(data)
+                db.execute("UPDATE scan SET summary = ? WHERE path = ?", (json.dumps(data).encode(), path))
+        db.close()
+
+    return corrupt
 
 
-CORRUPTIONS: dict[str, tuple[str, tuple[Any, ...]]] = {
-    "garbage bytes": ("UPDATE scan SET head = ?", (os.urandom(200),)),
-    "marshal-era bytes": ("UPDATE scan SET more = ?", (b"\xfb\xe3\x00\x00\x00\x00",)),
-    "a flipped character": (_in_more('"pending"', '"Pending"'), ()),
-    "wrong types in the JSON part": (_in_more('"multi":false', '"multi":"no"'), ()),
-    "a word for a number": ("UPDATE scan SET offset = 'twelve'", ()),
-    "an unknown state": ("UPDATE scan SET base = 'asleep'", ()),
-    "a missing value": ("UPDATE scan SET base = NULL", ()),
-    "huge blob": ("UPDATE scan SET more = zeroblob(5000000)", ()),
-    "text instead of blob": ("UPDATE scan SET tail = CAST(tail AS TEXT)", ()),
-    "blob key": ("UPDATE scan SET key = CAST(key AS BLOB)", ()),
-    "an oversized string behind a NUL": ("UPDATE scan SET cwd = CAST(zeroblob(300000) AS TEXT)", ()),
-    "huge list": (_in_more('"pending":[', '"pending":[' + ",".join(["{}"] * 50_000) + ","), ()),
-    "deep nesting": ("UPDATE scan SET more = ?", (b"[" * 100_000 + b"]" * 100_000,)),
-    "a huge number": ("UPDATE scan SET offset = ?", (1 << 62,)),
-    "a negative number": ("UPDATE scan SET ws = -1", ()),
-    "an inconsistent position": ("UPDATE scan SET tail_start = offset + 1", ()),
-    "an infinite time": ("UPDATE scan SET at = 1e999", ()),
+def _sql(sql: str, *args: Any) -> Callable[[Path], None]:
+    return lambda cache: _corrupt_all(cache, sql, *args)
+
+
+def _text(old: str, new: str) -> Callable[[Path], None]:
+    return _sql(f"UPDATE scan SET summary = CAST(replace(CAST(summary AS TEXT), '{old}', '{new}') AS BLOB)")
+
+
+CORRUPTIONS: dict[str, Callable[[Path], None]] = {
+    "garbage bytes": _sql("UPDATE scan SET summary = ?", os.urandom(200)),
+    "marshal-era bytes": _sql("UPDATE scan SET summary = ?", b"\xfb\xe3\x00\x00\x00\x00"),
+    "a flipped character": _text('"pending"', '"Pending"'),
+    "wrong types in a question": _text('"multi":false', '"multi":"no"'),
+    "a word for a number": _edit(lambda d: d.update(offset="twelve")),
+    "an unknown state": _edit(lambda d: d["state"].update(base="asleep")),
+    "a missing value": _edit(lambda d: d["state"].update(base=None)),
+    "huge blob": _sql("UPDATE scan SET summary = zeroblob(5000000)"),
+    "text instead of blob": _sql("UPDATE scan SET summary = CAST(summary AS TEXT)"),
+    "an oversized string": _edit(lambda d: d["state"].update(cwd="x" * 300_000)),
+    "huge list": _edit(lambda d: d["state"].update(pending=[{}] * 50_000)),
+    "deep nesting": _sql("UPDATE scan SET summary = ?", b"[" * 100_000 + b"]" * 100_000),
+    "a huge number": _edit(lambda d: d.update(offset=1 << 62)),
+    "a negative number": _edit(lambda d: d.update(ws=-1)),
+    "an inconsistent position": _edit(lambda d: d.update(tail_start=d["offset"] + 1)),
+    "an infinite time": _edit(lambda d: d["state"].update(at=float("inf"))),
+    "bytes that are not hex": _edit(lambda d: d.update(head="zz" * 16)),
 }
 
 
@@ -350,20 +377,14 @@ def test_a_rotten_scan_cache_is_rebuilt_with_one_log_line(
     cache = tmp_path / "state" / "scan-cache.sqlite3"
     truth = _status(root, cache)
     assert [v[2] for v in truth] == [("q1",), ()]
-    sql, args = CORRUPTIONS[kind]
-    _corrupt_all(cache, sql, *args)
+    CORRUPTIONS[kind](cache)
     caplog.clear()
     with caplog.at_level(logging.DEBUG):
         again = _status(root, cache)
     assert again == truth
     assert len(_warnings(caplog, "scan cache")) == 1, caplog.text
     caplog.clear()
-    opts = EngineOptions([str(root)], QuestionCatalog(), liveness=False)
-    again_cache = StartupCache(str(cache), opts.catalog.names, opts.roots, opts.max_line)
-    files = SessionFiles(opts, Board(liveness=False), time.time)
-    files.scan(str(root), initial=True, cache=again_cache)
-    again_cache.save(files.tailers, files.board)
-    assert again_cache.hits == 2  # rebuilt: the next run reads nothing again
+    assert _scan(root, cache).hits == 2  # rebuilt: the next run reads nothing again
     assert _warnings(caplog, "scan cache") == []
 
 
@@ -392,29 +413,18 @@ def _summaries(draw: st.DrawFn) -> tuple[Tailer, SessionReducer]:
     return tailer, reducer
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=100, deadline=None)
 @given(_summaries())
-def test_every_value_a_row_holds_comes_back_as_written(
-    tmp_path: Path, summary: tuple[Tailer, SessionReducer]
-) -> None:
-    """NULLs, empty and binary blobs, strings that are not UTF-8, nested parts: what is saved is
-    what is loaded (the rows are written with nullif and bytearray parameters)."""
-    from notifier.watch.cache import ScanCache, row_of, unpack
+def test_every_value_a_summary_holds_comes_back_as_written(summary: tuple[Tailer, SessionReducer]) -> None:
+    """None, empty and binary bytes, strings that are not UTF-8, pending questions: what is
+    saved is what is loaded, through the bounded parse and every check."""
+    from notifier.engine.startup_cache import _pack, _unpack
 
     tailer, reducer = summary
-    path = tmp_path / "cache.sqlite3"
-    st = os.stat(tmp_path)
-    row = row_of(tailer.path, "k", (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns), tailer, reducer)
-    assert row is not None
-    db = ScanCache(str(path), "k")
-    db.save([row])
-    db.close()
-    db = ScanCache(str(path), "k")
-    (loaded,) = db.load(["/s"]).values()
-    db.close()
-    path.unlink()
-    again, restored = unpack(loaded, tailer.path, tailer.max_line)
-    assert again.state() == tailer.state() and again.ident == (st.st_dev, st.st_ino)
+    raw = _pack(tailer, reducer)
+    assert raw is not None
+    again, restored = _unpack(raw, tailer.path, tailer.offset, tailer.max_line, (1, 2))
+    assert again.state() == tailer.state() and again.ident == (1, 2)
     assert (again.window_start, again.name_checked) == (tailer.window_start, tailer.name_checked)
     assert restored == reducer
 
@@ -436,6 +446,7 @@ def test_a_cache_with_the_wrong_columns_or_not_a_database_is_rebuilt(
     cache.write_bytes(b"SQLite format 3\x00" + os.urandom(4000))
     assert _status(root, cache) == truth
     assert len(_warnings(caplog, "scan cache")) == 2
+    assert _scan(root, cache).hits == 1
 
 
 # Holds a database in exclusive locking mode (no other process may even read it) until a line
@@ -473,23 +484,13 @@ def test_a_cache_busy_in_another_process_is_left_whole_not_discarded(
         assert _warnings(caplog, "scan cache") == [] and "locked" in caplog.text, caplog.text
     finally:
         holder.communicate(b"go\n", timeout=30)
-    opts = EngineOptions([str(root)], QuestionCatalog(), liveness=False)
-    again = StartupCache(str(cache), opts.catalog.names, opts.roots, opts.max_line)
-    files = SessionFiles(opts, Board(liveness=False), time.time)
-    files.scan(str(root), initial=True, cache=again)
-    assert again.hits == 1  # (the rows written before are still there)
+    assert _scan(root, cache).hits == 1  # (the rows written before are still there)
 
 
-def test_rows_of_folders_not_scanned_are_not_loaded_and_stay_bounded(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A folder scanned once (a test's, one renamed since) costs nothing at the next start-up:
-    only the rows below the folders being scanned are read. Rows of other folders are kept up to
-    a bound (a folder scanned now and then keeps its summaries), past which they all go, without
-    a look at any of their names (a folder that is gone, a mount that hangs)."""
-    from notifier.watch import cache as scan_cache
-    from notifier.watch.cache import ScanCache
-
+def test_rows_of_folders_not_scanned_are_not_loaded_and_stay_bounded(tmp_path: Path) -> None:
+    """Only the rows below the folders being scanned are read (names that are not UTF-8 too).
+    Rows of other folders are kept up to a bound (a folder scanned now and then keeps its
+    summaries), past which they go; junk rows no scan writes are never read."""
     a, ab, other = tmp_path / "a", tmp_path / "ab", tmp_path / os.fsdecode(b"\xffother")
     x = a / "--p--" / "x.jsonl"
     y = ab / "--p--" / "y.jsonl"  # (a's name is a prefix of ab's)
@@ -498,65 +499,21 @@ def test_rows_of_folders_not_scanned_are_not_loaded_and_stay_bounded(
     append(y, header("/p/y"), user())
     append(z, header("/p/z"), user())
     cache = tmp_path / "state" / "scan-cache.sqlite3"
-    truth = {root: _status(root, cache) for root in (a, ab, other)}
-
-    def files(roots: list[Path]) -> list[str]:
-        db = ScanCache(str(cache), "k")
-        try:
-            return sorted(db.load([str(r) for r in roots]))
-        finally:
-            db.close()
-
-    assert files([a]) == [str(x)] and files([ab]) == [str(y)] and files([other]) == [str(z)]
-    assert files([a, ab, other]) == sorted(map(str, (x, y, z)))
-    assert {root: _status(root, cache) for root in (a, ab, other)} == truth  # (each from the cache)
-    monkeypatch.setattr(scan_cache, "KEEP_OTHERS", 2)
+    assert [_scan(root, cache).hits for root in (a, ab, other)] == [0, 0, 0]
+    for junk in ("CAST(x'2f6aff' AS TEXT)", "zeroblob(3000000)", "7"):
+        _corrupt_all(cache, f"INSERT INTO scan SELECT {junk}, stamp, summary FROM scan LIMIT 1")
+    assert [_scan(root, cache).hits for root in (a, ab, other)] == [1, 1, 1]  # (each its own rows)
     append(x, answer("q1"))  # (a change: the next scan writes the cache)
-    assert [v[2] for v in _status(a, cache)] == [()]
-    assert files([a]) == [str(x)] and files([ab, other]) == sorted(map(str, (y, z)))  # (2 kept)
-    monkeypatch.setattr(scan_cache, "KEEP_OTHERS", 1)
+    assert _scan(a, cache, keep_rows=6).hits == 0
+    db = sqlite3.connect(cache)
+    assert db.execute("SELECT count(*) FROM scan").fetchone() == (6,)  # (within the bound: kept)
+    db.close()
     append(x, user())
-    _status(a, cache)
+    assert _scan(a, cache, keep_rows=5).hits == 0
     db = sqlite3.connect(cache)
-    assert db.execute("SELECT count(*) FROM scan").fetchone() == (1,)  # (past the bound: all go)
+    assert db.execute("SELECT path FROM scan").fetchall() == [(os.fsencode(x),)]  # (past it: they go)
     db.close()
-    assert files([a]) == [str(x)]
-    assert _status(ab, cache) == truth[ab]  # (read again, and kept again)
-    assert files([a, ab]) == sorted(map(str, (x, y)))
-
-
-@pytest.mark.parametrize(
-    "name",
-    ["CAST(x'2f6aff' AS TEXT)", "zeroblob(3000000)", "7"],
-    ids=["text that is not UTF-8", "a name too long to read", "a number"],
-)
-def test_bit_rot_in_rows_of_other_folders_is_rebuilt_not_left_to_block_the_cache(
-    name: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
-) -> None:
-    """Rows of other folders are never loaded, and their names never read into Python: whatever
-    they hold, the cache of the folders in use is still written. One that SQLite itself cannot
-    read (when it counts them) is a damaged cache, rebuilt with one log line, and written again
-    from the next scan on: it is not left unwritten for good."""
-    root = tmp_path / "sessions"
-    x = root / "--p--" / "x.jsonl"
-    append(x, header("/p/x"), user(), ask("q1", "First?"))
-    cache = tmp_path / "state" / "scan-cache.sqlite3"
-    truth = _status(root, cache)
-    columns = "key, dev, ino, size, mtime, offset, partial, head_len, head, tail_start, tail, ws, nc, sid, cwd, name, base, tool, at, header, more"
-    _corrupt_all(cache, f"INSERT INTO scan SELECT {name}, {columns} FROM scan LIMIT 1")
-    warnings = 0
-    for _ in range(3):
-        append(x, user())  # (a change each time: the scan writes the cache)
-        caplog.clear()
-        with caplog.at_level(logging.DEBUG):
-            assert [v[2] for v in _status(root, cache)] == [()]
-        warnings += len(_warnings(caplog, "scan cache"))
-    assert warnings == (1 if name.startswith("zeroblob") else 0)  # (rebuilt once; the rest is harmless)
-    db = sqlite3.connect(cache)
-    (mtime,) = db.execute("SELECT mtime FROM scan WHERE file = ?", (str(x),)).fetchone()
-    db.close()
-    assert mtime == x.stat().st_mtime_ns  # (written by the last scan)
-    assert truth and _status(root, cache) == _status(root, tmp_path / "fresh.sqlite3")
+    assert _scan(ab, cache).hits == 0 and _scan(ab, cache).hits == 1  # (read again, kept again)
 
 
 def test_the_cache_is_private(tmp_path: Path) -> None:
@@ -631,3 +588,39 @@ def test_a_migration_rewrite_that_grows_is_read_from_the_start(tmp_path: Path) -
         _rewrite_in_place(f, data)
         (done,) = h.wait("resolved")
         assert done.question.tool_call_id == "q1" and done.outcome == "answered"
+
+
+# -- a question too large to read --
+
+
+@pytest.mark.parametrize("when", ["at start-up", "while running"])
+def test_a_question_too_large_to_read_is_still_shown_waiting(
+    tmp_path: Path, when: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A question tool's call over the 32 MB bound (a 40 MB option label) is skipped unread, with
+    one log line, but its first bytes name the call: the session is shown waiting, notified,
+    and resolved by its answer, at start-up (status, the scan cache, the app) and live."""
+    from notifier.pi.lines import TOO_LARGE
+
+    f = tmp_path / "sessions" / "--p--" / "s.jsonl"
+    f.parent.mkdir(parents=True)
+    huge = ask("q1", "Pick?", options=["x" * (40 << 20)])
+    assert len(huge) > EngineOptions([]).max_line
+    if when == "at start-up":
+        append(f, header("/p"), user(), huge)
+        cache = tmp_path / "state" / "scan-cache.sqlite3"
+        for _ in ("cold", "warm"):
+            assert _status(f.parent.parent, cache) == [(str(f), "needs_input", ("q1",), (TOO_LARGE,))]
+    caplog.clear()
+    with caplog.at_level(logging.INFO), Harness([tmp_path / "sessions"]) as h:
+        if when == "while running":
+            append(f, header("/p"), user())
+            wait_for(lambda: str(f) in h.engine.files.tailers, 10, "the file followed")
+            append(f, huge)
+        (asked,) = h.wait("needs_input")
+        assert asked.question.tool_call_id == "q1" and asked.question.text == TOO_LARGE
+        append(f, answer("q1"))
+        (done,) = h.wait("resolved")
+        assert done.question.tool_call_id == "q1" and done.outcome == "answered"
+    said = [r.getMessage() for r in caplog.records if "longer than 32 MB" in r.getMessage()]
+    assert len(said) == 1, said

@@ -1,13 +1,18 @@
 """A scripted OpenAI-compatible chat server on loopback for driving the real pi CLI in tests:
 a prompt "bash: COMMAND" is answered with a call to the `bash` tool running COMMAND (for permission
-gates); every other new prompt with a call to the `question` tool (or the tool named by the
-MOCK_TOOL environment variable: `questionnaire`), with the arguments MOCK_ARGS holds as JSON if set;
-a tool result gets "Thanks".
+gates); a prompt "ask: FILE" with a call to the `question` tool with the arguments that JSON file
+holds (a question of the test's own); a prompt "say: TEXT" is answered with TEXT; every other new
+prompt with a call to the `question` tool (or the tool named by the MOCK_TOOL environment variable:
+`questionnaire`), with the arguments MOCK_ARGS holds as JSON if set; a tool result gets "Thanks".
+A request without tools (an extension calling the model itself: qna's question extraction,
+handoff's prompt) is answered with a text, MOCK_TEXT_DELAY seconds later (default 0: the loader it
+shows is seen for that long).
 It prints its port once it listens."""
 
 import json
 import os
 import sys
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 ARGS = {
@@ -32,6 +37,8 @@ QUESTIONNAIRE = {
     ]
 }
 TOOL = os.environ.get("MOCK_TOOL", "question")
+TEXT_DELAY = float(os.environ.get("MOCK_TEXT_DELAY") or 0)
+EXTRACTED = "Q: Which database should we use?\nA: "
 TOOL_ARGS = json.loads(os.environ["MOCK_ARGS"]) if os.environ.get("MOCK_ARGS") else QUESTIONNAIRE if TOOL == "questionnaire" else ARGS
 
 
@@ -65,14 +72,24 @@ class H(BaseHTTPRequestHandler):
         self.send_header("Content-Type", "text/event-stream")
         self.end_headers()
         out = []
-        if last.get("role") == "tool":
+        text = _text(last.get("content")).strip()
+        if not body.get("tools"):
+            time.sleep(TEXT_DELAY)  # (the test's stand-in for a model that takes its time)
+            out.append(chunk({"role": "assistant", "content": EXTRACTED}))
+            out.append(chunk({}, "stop"))
+        elif text.startswith("say:") and last.get("role") == "user":
+            out.append(chunk({"role": "assistant", "content": text[4:].strip()}))
+            out.append(chunk({}, "stop"))
+        elif last.get("role") == "tool":
             out.append(chunk({"role": "assistant", "content": "Thanks, noted."}))
             out.append(chunk({}, "stop"))
         else:
             n = sum(1 for m in msgs if m.get("role") == "tool") + 1
-            text = _text(last.get("content")).strip()
             if text.startswith("bash:"):
                 name, args, call_id = "bash", {"command": text[5:].strip()}, f"call_b{n}"
+            elif text.startswith("ask:"):
+                with open(text[4:].strip(), encoding="utf-8") as f:
+                    name, args, call_id = "question", json.load(f), f"call_q{n}"
             else:
                 name, args, call_id = TOOL, TOOL_ARGS, f"call_q{n}"
             out.append(

@@ -137,10 +137,10 @@ def needs(version: str) -> pytest.MarkDecorator:
 
 
 @contextmanager
-def scripted_model(tool: str = "question", args: object = None) -> Iterator[int]:
+def scripted_model(tool: str = "question", args: object = None, text_delay: float = 0.0) -> Iterator[int]:
     """`mock_model.py` on loopback, answering a prompt with a call to ``tool`` (with ``args``, or
-    its default arguments); yields its port."""
-    env = dict(os.environ, MOCK_TOOL=tool)
+    its default arguments), an extension's own model call ``text_delay`` s later; yields its port."""
+    env = dict(os.environ, MOCK_TOOL=tool, MOCK_TEXT_DELAY=str(text_delay))
     if args is not None:
         env["MOCK_ARGS"] = json.dumps(args)
     proc = subprocess.Popen(
@@ -299,10 +299,12 @@ def start_pi(
     server: Tmux | None = None,
     session: str = "pi",
     height: int = 35,
+    ready: str = "mock-model",
 ) -> PiSession:
     """pi with only ``extensions`` loaded, against the scripted model at ``port``, its agent folder
-    ``tmp/agent`` (two pis may share it, and the project ``tmp/project``); waits for its UI. Without
-    ``server`` it gets a tmux server of its own, which ``close`` kills."""
+    ``tmp/agent`` (two pis may share it, and the project ``tmp/project``); waits for ``ready`` on
+    its screen (its UI; a start-up dialog's text). Without ``server`` it gets a tmux server of its
+    own, which ``close`` kills."""
     agent, project = tmp / "agent", (tmp / "project").resolve()
     agent.mkdir(exist_ok=True)
     project.mkdir(exist_ok=True)
@@ -326,16 +328,16 @@ def start_pi(
     pane = tmux("list-panes", "-t", session, "-F", "#{pane_id}").split()[0]
     pi = PiSession(tmux, session, agent, project, version, pane, owns_server=server is None)
     try:
-        wait_for(lambda: "mock-model" in pi.screen(), 40, "pi's terminal UI")
+        wait_for(lambda: ready in pi.screen(), 40, f"{ready!r} on pi's screen")
     except AssertionError:
         pi.close()
         raise
     return pi
 
 
-def pi16(tmp: Path, port: int, *extensions: Path) -> PiSession:
+def pi16(tmp: Path, port: int, *extensions: Path, ready: str = "mock-model") -> PiSession:
     """pi 1.6.0 with ``extensions``, in a tmux server of its own (the companion-extension tests)."""
-    return start_pi(tmp, PI16, port, *extensions, height=40)
+    return start_pi(tmp, PI16, port, *extensions, height=40, ready=ready)
 
 
 # --- the companion extension ----------------------------------------------------------------------

@@ -9,8 +9,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+from notifier.companion import list_sockets
+from notifier.companion.channel import open_dialogs
+
 from ..conftest import wait_for
-from .pi_harness import PiSession, Tmux, need, scripted_model, start_pi
+from .pi_harness import EXTENSION, PiSession, Tmux, need, scripted_model, start_pi
 from .test_goto_answer import pending, run, status
 
 BLANK = {
@@ -71,3 +74,35 @@ def test_typed_text_reaches_pi_byte_for_byte(tmp_path: Path, tmux_server: Tmux, 
         assert result["details"]["answer"] == text
         wait_for(lambda: not pending(pi) and "Thanks" in pi.session_text(), 20, "pi's reply")
     assert status(pi)["pending"] == 0
+
+
+def test_through_the_companion_the_same_rows_and_checks(tmp_path: Path, tmux_server: Tmux) -> None:
+    v = need("1.6.0")
+    with scripted_model("question", BLANK) as port:
+        pi = start_pi(tmp_path, v, port, v.example("question.ts"), EXTENSION, server=tmux_server)
+        d = ["--sessions-dir", str(pi.sessions)]
+        wait_for(lambda: list_sockets(), 20, "the companion's socket")
+        pi.ask("Enter to select")
+        wait_for(lambda: pending(pi), 20, "the pending question")
+        # the extension announces the dialog, so `answer` goes through it, not through tmux
+        (sock,) = list_sockets()
+        _, dialogs = open_dialogs(sock, 2.0)
+        assert [(x.kind, x.remote, x.tool) for x in dialogs] == [("custom", "keys", "question")]
+        bad = run("answer", "--text=a\x07b", *d)
+        assert bad.returncode == 2 and results(pi) == []
+        done = run("answer", "4", *d)
+        assert done.returncode == 0, done.stderr
+        assert results(pi)[-1]["content"][0]["text"] == "User selected: 4. Keep everything"
+
+
+def test_pis_tui_is_seen_waiting_for_a_human(tmp_path: Path, tmux_server: Tmux, model: int) -> None:
+    """pi's TUI puts its terminal in raw mode: that is how a pi that can wait for a human is told
+    from `pi -p` (issue: notify such a pi's question at once)."""
+    from notifier.system.processes import raw_terminal, running_pi
+
+    v = need("1.6.0")
+    pi = start_pi(tmp_path, v, model, v.example("question.ts"), server=tmux_server)
+    pi.ask("Enter to select")
+    project = str(tmp_path / "project")
+    procs = wait_for(lambda: [p for p in running_pi() or [] if p.cwd == project], 10, "pi in the process list")
+    assert all(p.interactive is True for p in procs) and raw_terminal(procs[0].pid) is True

@@ -87,7 +87,7 @@ def test_gate_is_announced_at_once_and_answered_exactly(
         assert result.ok and result.closed
         assert wait_for(lambda: pi.tool_result("call_b"), 20, "the tool result") == "Blocked by user"
         closed = wait_for(lambda: listener.of(Closed), 5, "closed")
-        assert [(e.id, e.how) for _, e in closed] == [(dialog.id, "remote")]
+        assert [(e.id, e.how, e.answer) for _, e in closed] == [(dialog.id, "remote", "No")]
         # stale: the same id again is refused, nothing done
         assert answer_dialog(sock, dialog.id, "Yes").error == "that dialog is no longer open"
         wait_for(lambda: "Allow?" not in pi.screen(), 10, "the dialog to go away")
@@ -99,7 +99,7 @@ def test_gate_is_announced_at_once_and_answered_exactly(
         pi.keys("Down")
         pi.keys("Enter")
         wait_for(lambda: len(listener.of(Closed)) == 2, 10, "the second closed event")
-        assert listener.of(Closed)[1][1] == Closed(second.id, "answered")
+        assert listener.of(Closed)[1][1] == Closed(second.id, "answered", "No")
         wait_for(lambda: pi.session_text().count("Blocked by user") == 2, 20, "the second refusal")
     finally:
         pi.close()
@@ -249,5 +249,40 @@ def test_a_late_client_sees_open_dialogs_and_bad_clients_change_nothing() -> Non
         wait_for(lambda: pi.selected == ["A", "B"], 5, "the remote answer")
         pi.do("shutdown")
         assert list_sockets() == []
+    finally:
+        pi.close()
+
+
+@needs("1.6.0")
+def test_only_dialogs_that_wait_for_a_human_are_said_to(listener: Listener) -> None:
+    """A custom dialog's component tells: a loader, or one shown while its extension's model call
+    runs, or one that takes no input, does not wait; a question does (and a busy one once its model
+    call returned). A select that closes by its timeout is cancelled, timed out."""
+    pi = ExtHarness()
+    try:
+        assert pi.do("start plain")["wrapped"] is True
+        wait_for(lambda: listener.of(Hello), 10, "hello")
+        said: dict[str, Dialog] = {}
+        for n, kind in enumerate(("loader", "question", "text", "busy")):
+            pi.do(f"custom {kind}")
+            _, said[kind] = wait_for(
+                lambda n=n: len(listener.of(Dialog)) > n and listener.of(Dialog)[n], 5, f"the {kind} dialog"
+            )
+            if kind != "busy":
+                pi.do("done x")
+        waits = {k: d.waits for k, d in said.items()}
+        assert waits == {"loader": False, "question": True, "text": False, "busy": False}
+        pi.do("render")
+        assert len(listener.of(Dialog)) == 4  # still busy: not announced again
+        pi.do("model")
+        _, again = wait_for(lambda: len(listener.of(Dialog)) == 5 and listener.of(Dialog)[4], 5, "busy, then not")
+        assert again.id == said["busy"].id and again.waits is True
+        pi.do("done picked")
+        closed = wait_for(lambda: len(listener.of(Closed)) == 4 and [e for _, e in listener.of(Closed)], 5, "closes")
+        assert closed[-1] == Closed(said["busy"].id, "answered", "picked")
+        pi.do("timed 300")
+        wait_for(lambda: pi.selected == [None], 5, "the select to time out")
+        _, timed = wait_for(lambda: len(listener.of(Closed)) == 5 and listener.of(Closed)[4], 5, "closed")
+        assert (timed.how, timed.answer, timed.timed_out) == ("cancelled", None, True)
     finally:
         pi.close()

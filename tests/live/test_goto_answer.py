@@ -146,8 +146,19 @@ def test_goto_selects_the_pane_for_the_attached_client(
             ]
 
         assert active()[0] == "1"
+        # GNOME on Wayland: nothing can focus the terminal; the pane is selected and goto says
+        # what is missing (exit 1: never "done" when nothing was focused)
+        gnome = dict(NO_X, WAYLAND_DISPLAY="wayland-0", XDG_CURRENT_DESKTOP="GNOME")
+        r = cli("goto", "--sessions-dir", str(pi.sessions), env=gnome)
+        assert r.returncode == 1
+        assert r.stderr == (
+            f"pi-notifier: selected tmux pane {pi.pane()}, but its terminal was not focused: GNOME Shell on"
+            " Wayland offers no public interface to focus a window; switch to it yourself\n"
+        )
+        assert active() == ["0", pi.pane()]
+        tmux_server("select-window", "-t", f"{pi.name}:1", check=True)
         r = run("goto", "--sessions-dir", str(pi.sessions))
-        assert r.returncode == 0, r.stderr
+        assert r.returncode == 1 and "no display here to raise a terminal on" in r.stderr, r.stderr
         assert active() == ["0", pi.pane()]
         client = tmux_server("list-clients", "-F", "#{client_tty}").strip()
         assert tmux_server("display-message", "-p", "-c", client, "#{pane_id}").strip() == pi.pane()

@@ -330,3 +330,77 @@ def test_no_status_rows_for_a_board_with_remote_sessions() -> None:
     q = Question("q1", "question", (QuestionItem("Which?"),), 100.0)
     b.remote_asked(ref, q, 100.0, initial=True)
     assert b.status_rows() is None
+
+
+# ---- liveness per session: the pis of one folder are told apart ----
+
+RULE = "─" * 40
+
+
+def uuid7(at: float) -> str:
+    """A UUIDv7 session id created at ``at`` (pi's ids carry their creation time)."""
+    h = f"{int(at * 1000):012x}"
+    return f"{h[:8]}-{h[8:]}-7abc-8def-0123456789ab"
+
+
+def pane(text: str | None) -> str:
+    """A pane of pi: its dialog for ``text`` (options A, B), or just its empty editor."""
+    body = [f" {text}", "> 1. A", "  2. B", " ↑↓ navigate • Enter to select • Esc to cancel"] if text else [""]
+    return "\n".join([" history", RULE, *body, RULE, "/p"])
+
+
+def asked_ab(cid: str, text: str, at: float) -> ToolStart:
+    args = {"question": text, "options": [{"label": "A"}, {"label": "B"}]}
+    return ToolStart(at, cid, "question", extract("question", args, cid, at))
+
+
+def test_a_killed_asker_is_abandoned_while_its_neighbour_runs() -> None:
+    """Two pis in /p started 0.4 s apart (start times cannot tell their sessions apart), both
+    asking; their panes can. The asker of "a" is killed: its question is abandoned, the other stays."""
+    b = Board(liveness=True)
+    b.apply("a", [Header(uuid7(50.3), "/p"), asked_ab("qa", "Drop the production database?", 100.0)], 100.0)
+    b.apply("b", [Header(uuid7(50.7), "/p"), asked_ab("qb", "Drop the staging database?", 101.0)], 101.0)
+    pa = Proc("/p", 50.0, 11, None, pane("Drop the production database?"))
+    pb = Proc("/p", 50.4, 22, None, pane("Drop the staging database?"))
+    assert b.set_processes([pa, pb], 102.0) == []
+    (gone,) = b.set_processes([pb], 103.0)
+    assert (gone.kind, gone.session.key) == ("abandoned", "a")
+    snap = b.snapshot(103.0)
+    alive = {v.ref.key: v.alive for v in snap.sessions}
+    assert alive == {"a": False, "b": True} and snap.pending_count == 1
+    # the old rule (any pi of the folder started before the question) would have kept it
+    assert pb.started <= 100.0
+
+
+def test_an_idle_neighbour_on_its_own_session_does_not_keep_a_dead_question() -> None:
+    b = Board(liveness=True)
+    b.apply("b", [Header(uuid7(50.7), "/p"), Input(60.0)], 60.0)  # the neighbour's own session
+    b.apply("a", [Header(uuid7(50.3), "/p"), asked_ab("qa", "Drop it?", 100.0)], 100.0)
+    pa, pb = Proc("/p", 50.0, 11, None, pane("Drop it?")), Proc("/p", 50.4, 22, None, pane(None))
+    assert b.set_processes([pa, pb], 101.0) == []
+    (gone,) = b.set_processes([pb], 102.0)
+    assert gone.kind == "abandoned" and gone.session.key == "a"
+    # its pi seen again (an earlier read missed it): pending again
+    (back,) = b.set_processes([pa, pb], 103.0)
+    assert back.kind == "needs_input" and back.session.key == "a"
+
+
+def test_the_only_pi_that_can_have_a_question_keeps_it_whatever_its_pane_shows() -> None:
+    """No false "abandoned": the one candidate's pane may not show the dialog (its free-text
+    editor is open, the pane is too small): its question stays pending."""
+    b = Board(liveness=True)
+    b.apply("a", [Header(uuid7(50.3), "/p"), asked_ab("qa", "Drop it?", 100.0)], 100.0)
+    assert b.set_processes([Proc("/p", 50.0, 11, None, pane(None))], 101.0) == []
+    assert b.snapshot(101.0).pending_count == 1
+    assert b.asking_folders() == {"/p"}
+
+
+def test_a_question_of_a_pi_in_raw_mode_names_its_asker() -> None:
+    """The pi the evidence gives a session to, seen with its terminal in raw mode (pi's TUI), is
+    the question's asker (notified at once); a cooked or unknown terminal names none."""
+    for raw, want in ((True, (11, 50.0)), (False, None), (None, None)):
+        b = Board(liveness=True)
+        b.apply("a", [Header(uuid7(50.3), "/p"), asked_ab("q1", "First?", 100.0)], 100.0)
+        b.set_processes([Proc("/p", 50.0, 11, None, pane("First?"), None, None, raw)], 101.0)
+        (t,) = b.apply("a", [asked_ab("q2", "Second?", 102.0)], 102.0)
+        assert (t.kind, t.asker) == ("needs_input", want), raw

@@ -269,3 +269,55 @@ def test_doctor_says_whether_the_extension_is_installed_current_and_loaded(
     dead.bind(os.path.join(paths.runtime_dir(), "ext-2-dead.sock"))
     dead.close()
     assert _doctor_line(env).endswith("loaded by 0 running pi process(es), 1 socket(s) not answering")
+
+
+def test_parse_what_a_dialog_returned_and_whether_it_waits() -> None:
+    closed = protocol.parse(b'{"event":"closed","id":"x","how":"answered","answer":"No","timed_out":false}')
+    assert closed == Closed("x", "answered", "No") and isinstance(closed, Closed) and closed.outcome == "answered"
+    timed = protocol.parse(b'{"event":"closed","id":"x","how":"cancelled","answer":null,"timed_out":true}')
+    assert isinstance(timed, Closed) and timed.timed_out and timed.outcome == "cancelled"
+    # an older extension: no answer, no flag; a remote cancel was "remote" then
+    old = protocol.parse(b'{"event":"closed","id":"x","how":"remote"}')
+    assert old == Closed("x", "remote", None, False)
+    assert protocol.parse(b'{"event":"closed","id":"x","how":"answered","answer":5}') == Closed("x", "answered")
+    assert _dialog().waits is True  # (absent: an older extension announced only dialogs that wait)
+    loader = _dialog(kind="custom", options=None, remote="keys", waits=False)
+    assert loader.waits is False
+    # a confirm has its two options, even from an extension that did not say them
+    assert _dialog(kind="confirm", options=None).options == ("Yes", "No")
+    startup = _dialog(session_file=None, session_dir="/a/sessions", tool=None, tool_call_id=None)
+    assert startup.session_file is None and startup.session_dir == "/a/sessions" and startup.pid == 42
+
+
+def test_which_extensions_open_dialogs_only_the_companion_shows() -> None:
+    from notifier.pi.catalog import QuestionCatalog
+    from notifier.pi.extensions import dialog_kinds, extension_args
+
+    catalog = QuestionCatalog()
+    gate = 'pi.on("tool_call", async (event, ctx) => {\n const choice = await ctx.ui.select(`Allow?`, ["Yes", "No"]);'
+    assert dialog_kinds(gate, catalog) == ["select"]
+    destructured = "const { ui } = ctx;\nconst ok = await ui.confirm('Sure?', 'x');\nui.custom<string>((tui) => x);"
+    assert dialog_kinds(destructured, catalog) == ["confirm", "custom"]
+    # a question tool of the catalog: its own dialog is the question, read from the session file
+    question = 'pi.registerTool({\n name: "question",\n execute: async () => ctx.ui.custom((t) => c) })'
+    assert dialog_kinds(question, catalog) == []
+    assert dialog_kinds(question.replace('"question"', '"pick_one"'), catalog) == ["custom"]
+    assert dialog_kinds(question + '\npi.registerCommand("x", {})', catalog) == ["custom"]
+    assert dialog_kinds("ctx.ui.notify('hi'); ctx.ui.setStatus('a', 'b'); // ui.select is mentioned", catalog) == []
+    assert extension_args(["node", "cli.js", "--no-extensions", "-e", "a.ts", "--extension=b.ts"]) == (
+        ["a.ts", "b.ts"],
+        True,
+    )
+    assert extension_args(["pi", "-e"]) == ([], False)
+
+
+def test_the_extensions_pis_banner_lists() -> None:
+    from notifier.pi.extensions import listed_extensions
+
+    banner = (
+        " ▀▀█  v1.6.0\n\n[Context]\n  AGENTS.md\n\n[Extensions]\n  permission-gate.ts, qna.ts,\n"
+        "  handoff.ts\n\n Warning: fd not found.\n"
+    )
+    assert listed_extensions(banner) == ["permission-gate.ts", "qna.ts", "handoff.ts"]
+    assert listed_extensions("[Extensions]\n[Skills]\n  x\n") == []
+    assert listed_extensions("no banner here") == []

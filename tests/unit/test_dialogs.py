@@ -160,3 +160,140 @@ def test_a_gate_is_never_approved_from_a_notification(monkeypatch: pytest.Monkey
     actions = sent[0][5]
     assert actions == ["default", "Go to session", "goto", "Go to session", "show", "Show", "snooze", "Snooze 15 min"]
     assert not [a for a in actions[::2] if a.startswith("answer:")] and "Yes" not in actions
+
+
+# --- issue 21 ----------------------------------------------------------------------------------
+
+
+class _Engine:
+    """What DialogFeed.apply uses of the engine: its board, options and emit."""
+
+    def __init__(self, roots: list[str]) -> None:
+        from notifier.engine.options import EngineOptions
+
+        self.board = Board(liveness=False)
+        self.options = EngineOptions(roots=roots)
+        self.emitted: list[Any] = []
+
+    def emit(self, items: list[Any]) -> None:
+        self.emitted += items
+
+
+def _feed(engine: _Engine) -> Any:
+    from notifier.app.dialogs import DialogFeed
+
+    feed = DialogFeed.__new__(DialogFeed)  # (no watcher: events are handed to apply directly)
+    feed.engine, feed.wall, feed.started = engine, (lambda: 1_700_000_010.0), 0.0  # type: ignore[assignment]
+    feed._files, feed._bye = {}, set()
+    return feed
+
+
+def test_a_dialog_that_does_not_wait_for_a_human_is_never_on_the_board() -> None:
+    from notifier.companion.protocol import Closed
+
+    engine = _Engine(["/s"])
+    feed = _feed(engine)
+    loader = gate(kind="custom", options=None, remote="keys", tool=None, tool_call_id=None, waits=False)
+    feed.apply("/run/x.sock", loader)
+    feed.apply("/run/x.sock", Closed(loader.id, "answered", "Q: ..."))
+    assert engine.emitted == [] and engine.board.snapshot(1.0).pending == ()
+    # the same dialog announced again once it waits (a loader that became a question): on the board
+    feed.apply("/run/x.sock", gate(kind="custom", options=None, remote="keys", id="ab12cd34-2", waits=False))
+    feed.apply("/run/x.sock", gate(kind="custom", options=None, remote="keys", id="ab12cd34-2"))
+    assert [t.kind for t in engine.emitted] == ["needs_input"]
+
+
+def test_closed_dialogs_keep_their_answer_and_a_timed_out_one_is_cancelled() -> None:
+    from notifier.companion.protocol import Closed
+
+    engine = _Engine(["/s"])
+    feed = _feed(engine)
+    feed.apply("/run/x.sock", gate())
+    feed.apply("/run/x.sock", Closed("ab12cd34-1", "answered", "No\x1b[31m"))
+    feed.apply("/run/x.sock", gate(id="2", kind="confirm", options=None, tool=None, tool_call_id=None))
+    feed.apply("/run/x.sock", Closed("2", "cancelled", None, timed_out=True))
+    feed.apply("/run/x.sock", gate(id="3", kind="input", options=None, tool=None, tool_call_id=None))
+    feed.apply("/run/x.sock", Closed("3", "answered", "", timed_out=True))  # (a timeout, whatever it says)
+    done = [(t.question.dialog, t.outcome, t.answer) for t in engine.emitted if t.kind == "resolved"]
+    assert done == [("select", "answered", "No"), ("confirm", "cancelled", None), ("input", "cancelled", None)]
+    assert [event_obj(t)["answer"] for t in engine.emitted if t.kind == "resolved"] == ["No", None, None]
+    needs = [t for t in engine.emitted if t.kind == "needs_input"]
+    assert question_obj(needs[1].question)["options"] == ["Yes", "No"]
+
+
+def test_a_start_up_dialog_belongs_to_its_pi_until_it_has_a_session() -> None:
+    from notifier.core.dialogs import startup_key
+
+    early = gate(session_file=None, session_dir="/s", tool=None, tool_call_id=None, title="Project trust for:\n/p")
+    ref = ref_of(early, ["/s"])
+    assert ref is not None and ref.key == startup_key(42) == "pid:42" and ref.cwd == "/home/dev/shop"
+    assert ref_of(early, ["/elsewhere"]) is None  # its sessions go where nobody watches
+    assert ref_of(gate(session_file=None), ["/s"]) is None  # (an older extension: not known where)
+    b = Board(liveness=True)
+    (t,) = b.add_dialog(("/run/x.sock", "1"), ref, question_of(early, 1.0), 1.0)
+    assert event_obj(t)["session"]["file"] == "pid:42" and event_obj(t)["session"]["cwd"] == "/home/dev/shop"
+    (view,) = b.snapshot(2.0).sessions
+    assert view.state == "needs_input" and view.pending[0].text == "Project trust for: /p"
+    # notified like any question: titled by its folder
+    from notifier.core.planner import Notice, Planner
+
+    planner = Planner(settle_s=0.25)
+    planner.feed([t], 1.0)
+    (notice,) = [a for a in planner.tick(1.3) if isinstance(a, Notice)]
+    assert notice.items[0].project == "shop" and notice.items[0].ref.key == "pid:42"
+    b.remove_dialog(("/run/x.sock", "1"), "answered", 3.0, "Trust this session")
+    assert b.snapshot(3.0).sessions == ()  # gone with its dialog: the pi goes on in its session
+
+
+def test_a_working_session_whose_pi_is_gone_is_stopped() -> None:
+    from notifier.core.board import Proc
+    from notifier.sinks.jsonout import status_obj as status_of
+
+    b = Board(liveness=True)
+    b.apply("/s/a.jsonl", [Header("id-a", "/p"), ToolStart(1.0, "call_b1", "bash", None)], 1.0)
+    assert b.snapshot(1.0).sessions[0].state == "working"
+    b.set_processes([Proc("/p", 0.5)], 2.0)
+    assert b.snapshot(2.0).sessions[0].state == "working"
+    b.set_processes([], 3.0)  # killed while the gate was open
+    (row,) = status_of(b.snapshot(3.0))["sessions"]
+    assert (row["state"], row["alive"]) == ("stopped", False)
+    rows, _ = b.status_rows() or ([], 0)
+    assert [r[6] for r in rows] == ["stopped"]
+
+
+def test_a_question_tools_select_fallback_is_that_question_too() -> None:
+    """Question tools that fall back to pi's select / input (pi-ask-user, RPC routes) ask through a
+    dialog of the same tool call: one question on the board, not two."""
+    catalog = QuestionCatalog()
+    fallback = gate(kind="select", tool="ask_user", tool_call_id="call_q1", options=["SQLite", "PostgreSQL"])
+    assert is_own_dialog(fallback, catalog)
+    engine = _Engine(["/s"])
+    _feed(engine).apply("/run/x.sock", fallback)
+    assert engine.emitted == []
+    b = Board(liveness=False)
+    args = {"question": "Which database?", "options": [{"title": "SQLite"}]}
+    b.apply("/s/a.jsonl", [Header("id-a", "/p"), ToolStart(1.0, "call_q1", "ask_user", extract("ask_user", args, "call_q1", 1.0))], 1.0)
+    ref = ref_of(fallback, ["/s"])
+    assert ref is not None
+    merged = add_dialogs(b.snapshot(2.0), [(ref, question_of(fallback, 2.0))])
+    assert [(q.kind, q.tool_call_id) for _, q in merged.pending] == [("question", "call_q1")]
+
+
+def test_a_pi_lost_without_a_goodbye_died_in_its_session() -> None:
+    """The companion's connection lost without ``bye``: the pi was killed; its working session
+    is stopped at once (no process table needed). With ``bye`` (quit, /new, /reload) it is not."""
+    from notifier.companion.protocol import Bye, Hello, parse
+    from notifier.companion.watcher import Disconnected
+
+    assert parse(b'{"event":"bye","reason":"quit"}') == Bye("quit")
+    for said_bye, state in ((False, "stopped"), (True, "working")):
+        engine = _Engine(["/s"])
+        engine.board = Board(liveness=True)
+        engine.board.apply("/s/a.jsonl", [Header("id-a", "/p"), ToolStart(1.0, "call_b1", "bash", None)], 1.0)
+        feed = _feed(engine)
+        feed.apply("/run/x.sock", Hello(1, "1.6.0", 42, "/s/a.jsonl", "id-a", "/p", "wrap", (gate(),)))
+        if said_bye:
+            feed.apply("/run/x.sock", Bye("reload"))
+        feed.apply("/run/x.sock", Disconnected("/run/x.sock"))
+        (view,) = engine.board.snapshot(2.0).sessions
+        assert (view.state, view.alive, view.pending) == (state, False if not said_bye else None, ())

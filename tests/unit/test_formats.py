@@ -83,13 +83,13 @@ def test_history_through_the_real_store_gives_back_the_same_objects() -> None:
     finally:
         store.close()
     (entry,) = history["questions"]
-    assert list(entry) == ["session", "question", "asked_at", "resolved_at", "outcome", "waited_s"]
+    assert list(entry) == ["session", "question", "asked_at", "resolved_at", "outcome", "waited_s", "answer"]
     assert entry["session"] == formats.event_obj(RESOLVED)["session"]
     live = formats.event_obj(RESOLVED)["question"]
     assert entry["question"] == {k: live[k] for k in QUESTION_KEYS}  # history has no "kind"
     assert entry["asked_at"] == "2023-11-14T22:13:20.000Z"
     assert entry["resolved_at"] == "2023-11-14T22:14:01.500Z"
-    assert (entry["outcome"], entry["waited_s"]) == ("answered", 41.5)
+    assert (entry["outcome"], entry["waited_s"], entry["answer"]) == ("answered", 41.5, "A")
     assert history["summary"] == {"count": 1, "median_wait_s": 41.5, "longest_wait_s": 41.5}
     # a name that is not UTF-8 is written as \udcXX escapes and comes back as the same bytes
     line = formats.dumps(history)

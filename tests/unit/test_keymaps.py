@@ -12,6 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from notifier.app.answer_keys import unready
+from notifier.app.answer_session import tool_result
 from notifier.core.model import Question
 from notifier.pi.keymaps import (
     Plan,
@@ -66,6 +67,10 @@ def test_recorded_keys_and_screens(fixtures: Path, name: str, variant: str) -> N
     steps = plan(dialog.variant, question, ["2"])
     assert keys(steps) == [k for group in sc["answer_keys"] for k in group]
     assert keys(plan(dialog.variant, question, [question.options[1]])) == keys(steps)
+    # what the tool recorded in the capture is the answer this plan gives
+    recorded = tool_result(str(folder / "B-answered.jsonl"), question.tool_call_id)
+    assert recorded is not None and result_mismatch(dialog.variant, question, steps, *recorded) is None
+    assert result_mismatch(dialog.variant, question, plan(dialog.variant, question, ["1"]), *recorded)
     assert find_dialog((folder / "screen-B-answered.txt").read_text(), sc["tool"]) is None
 
 
@@ -204,12 +209,15 @@ def test_pi_ask_forms_follow_show_when_and_skip_optional_questions() -> None:
         {"id": "notes", "header": "Notes", "question": "Extras?", "options": opts("Docs", "Tests", "CI"),
          "multiSelect": True, "required": False},
     )
-    # SQLite: the pool question is never asked, so two answers; the optional one skipped
-    done = plan("pi-ask", form, ["SQLite", "-"])
-    assert keys(done) == ["Down", "Enter", "Enter", "Enter"] and done.picks == {0: [1], 2: []}
-    assert [s.expect for s in done.steps] == [None, "Extras?", "Review your answers", None]
+    # SQLite: the pool question is never asked, so two answers
+    done = plan("pi-ask", form, ["SQLite", "2"])
+    assert keys(done) == ["Down", "Enter", "Down", "Space", "Enter", "Enter"] and done.picks == {0: [1], 2: [1]}
+    assert [s.expect for s in done.steps] == [None, "Extras?", None, None, "Review your answers", None]
     with pytest.raises(UsageError, match="too many"):
-        plan("pi-ask", form, ["SQLite", "-", "1"])
+        plan("pi-ask", form, ["SQLite", "2", "1"])
+    # pi-ask takes Enter on a multi-choice row as that row: such a question cannot be skipped by keys
+    with pytest.raises(Unsupported, match="cannot skip"):
+        plan("pi-ask", form, ["SQLite", "-"])
     # Postgres: three answers, the pool question included, several picks joined by commas
     done = plan("pi-ask", form, ["1", "Large", "1,3"])
     assert keys(done) == ["Enter", "Down", "Enter", "Space", "Down", "Down", "Space", "Enter", "Enter"]
@@ -222,6 +230,8 @@ def test_pi_ask_forms_follow_show_when_and_skip_optional_questions() -> None:
     # an optional single-choice question is answered with Space then Enter (Enter alone skips it)
     optional = pi_ask({"id": "o", "header": "O", "question": "Maybe?", "options": opts("Yes", "No"), "required": False})
     assert keys(plan("pi-ask", optional, ["No"])) == ["Down", "Space", "Enter", "Enter"]
+    skip = plan("pi-ask", optional, ["-"])
+    assert keys(skip) == ["Enter", "Enter"] and skip.picks == {0: []}
 
 
 def test_forms_and_multi_select() -> None:

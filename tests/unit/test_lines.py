@@ -1,16 +1,19 @@
-"""The byte pre-filter of the start-up read (notifier.pi.lines): a line it passes over must never
-yield a reducer event, however the entry's type is spelled (escapes, hex case, key order)."""
+"""Lines judged on their bytes (notifier.pi.lines): a line the start-up read's pre-filter passes
+over must never yield a reducer event, however the entry's type is spelled (escapes, hex case,
+key order); a line too long to read still asks its question, from its first bytes."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from notifier.pi.entries import EntryError, to_events
-from notifier.pi.lines import EVENT_TYPES, MARKERS, may_have_events
+from notifier.core.reducer import Supersede, ToolEnd, ToolStart
+from notifier.pi.entries import EVENT_TYPES, EntryError, to_events
+from notifier.pi.lines import ESCAPE, MARKERS, TOO_LARGE, may_have_events, too_large_events
 from notifier.pi.questions import QuestionCatalog
 
 CATALOG = QuestionCatalog([])
@@ -86,6 +89,50 @@ def test_a_line_the_filter_passes_over_yields_no_event(entry: dict[str, Any]) ->
             assert _events(line) == []
 
 
-def test_markers_are_few_and_hold_no_newline() -> None:
-    assert len(MARKERS) <= 6
+def test_markers_are_the_event_types_and_hold_no_newline() -> None:
+    for name in EVENT_TYPES - {"session"}:
+        assert any(m in f'"{name}"'.encode() for m in MARKERS), name
+    assert len(MARKERS) <= len(EVENT_TYPES) and ESCAPE in MARKERS
     assert all(b"\n" not in m and m for m in MARKERS)
+
+
+def _huge_call(*calls: tuple[str, str]) -> bytes:
+    """The first 64 KB of an assistant message whose last call's arguments are megabytes."""
+    content = [{"type": "toolCall", "id": i, "name": n, "arguments": {"question": "q"}} for i, n in calls[:-1]]
+    content.append({"type": "toolCall", "id": calls[-1][0], "name": calls[-1][1], "arguments": {"options": []}})
+    line = json.dumps(
+        {"type": "message", "id": "m", "parentId": "p", "timestamp": "2026-01-01T00:00:05.000Z",
+         "message": {"role": "assistant", "content": content}},
+        separators=(",", ":"),
+    ).encode()  # fmt: skip
+    return (line[:-6] + b'"' + b"x" * (64 << 10))[: 64 << 10]
+
+
+def test_a_question_too_large_to_read_is_still_asked_from_its_head() -> None:
+    catalog = QuestionCatalog([])
+    events = too_large_events(_huge_call(("r1", "read"), ("c\u00e9", "questionnaire")), catalog, 7.0)
+    assert [type(e) for e in events] == [Supersede, ToolStart, ToolStart]
+    asked = events[2]
+    assert isinstance(asked, ToolStart) and asked.tool_call_id == "c\u00e9" and asked.tool == "questionnaire"
+    assert asked.question is not None and asked.question.text == TOO_LARGE
+    assert asked.at == asked.question.asked_at == 1767225605.0
+    assert isinstance(events[1], ToolStart) and events[1].question is None  # (not a question tool)
+    result = b'{"type":"message","id":"r","timestamp":"2026-01-01T00:00:06Z","message":{"role":"toolResult",'
+    result += b'"toolCallId":"c1","toolName":"question","content":[{"type":"text","text":"' + b"y" * 70000
+    (ended,) = too_large_events(result[: 64 << 10], catalog, 7.0)
+    assert isinstance(ended, ToolEnd) and (ended.tool_call_id, ended.tool) == ("c1", "question")
+
+
+@pytest.mark.parametrize(
+    "head",
+    [
+        b'{"type":"message","timestamp":"2026-01-01T00:00:06Z","message":{"role":"user","content":"' + b"z" * 99,
+        b'{"type":"custom","data":{"type":"toolCall","id":"c","name":"question"' + b"z" * 99,
+        b'{"type":"message","message":{"role":"toolResult","content":"' + b"z" * 99,
+        b"\xff\xfe" + b"z" * 99,
+        b"",
+    ],
+    ids=["a user message", "another entry", "a result without its call", "garbage", "nothing"],
+)
+def test_other_lines_too_large_to_read_say_nothing(head: bytes) -> None:
+    assert too_large_events(head, QuestionCatalog([]), 7.0) == []

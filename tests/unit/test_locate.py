@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from notifier.system.desktop import Window
 from notifier.system.locate import Location, PiProcess, Wanted, match
 from notifier.system.tmux import TmuxPane
 from notifier.ui.view import details_text
@@ -27,14 +28,19 @@ def test_each_process_goes_to_the_newest_session_it_could_have_written() -> None
     ]
     found = match(wanted, [proc(7, "/p", 400.0), proc(8, "/q", 450.0)])
     assert {k: p.pid for k, p in found.items()} == {"live.jsonl": 7, "other.jsonl": 8}
-    # two sessions, one process: only the newest gets it; two processes: the later one first
+    # two sessions, one process: only the newest gets it (a pi writes one session at a time)
     two = match([Wanted("a", "/p", 500.0, True), Wanted("b", "/p", 450.0, True)], [proc(7, "/p", 400.0)])
     assert list(two) == ["a"]
-    both = match(
-        [Wanted("a", "/p", 500.0, True), Wanted("b", "/p", 450.0, True)],
-        [proc(7, "/p", 100.0), proc(9, "/p", 300.0)],
-    )
-    assert {k: p.pid for k, p in both.items()} == {"a": 9, "b": 7}
+    # two processes that both could have either session: the folder alone never decides
+    both = [Wanted("a", "/p", 500.0, True), Wanted("b", "/p", 450.0, True)]
+    assert match(both, [proc(7, "/p", 100.0), proc(9, "/p", 300.0)]) == {}
+    # ... their arguments do
+    named = [
+        PiProcess(7, "/p", 100.0, None, {}, ("--session", "/s/b.jsonl")),
+        PiProcess(9, "/p", 300.0, None, {}, ()),
+    ]
+    both = [Wanted("/s/a.jsonl", "/p", 500.0, True), Wanted("/s/b.jsonl", "/p", 450.0, True)]
+    assert {k: p.pid for k, p in match(both, named).items()} == {"/s/a.jsonl": 9, "/s/b.jsonl": 7}
 
 
 def test_location_json_and_the_details_pane() -> None:
@@ -45,8 +51,12 @@ def test_location_json_and_the_details_pane() -> None:
         "tty": "/dev/pts/3",
         "tmux": {"socket": "/tmp/tmux-1/default", "session": "work", "window": "2", "pane": "%5"},
         "window_id": 0x1A00007,
+        "window": None,
     }
-    assert Location(42, None).obj() == {"pid": 42, "tty": None, "tmux": None, "window_id": None}
+    assert Location(42, None).obj() == {"pid": 42, "tty": None, "tmux": None, "window_id": None, "window": None}
+    on_sway = Location(42, None, window=Window("sway", 7))  # (additive: "window_id" stays X11's)
+    assert on_sway.obj()["window"] == {"via": "sway", "id": 7} and on_sway.obj()["window_id"] is None
+    assert on_sway.describe() == "pid 42 · sway window 7"
     q = {
         "folder": "proj", "tool": "question", "abandoned": False, "asked_at": 0.0, "items": [],
         "cwd": "/p", "file": "/s.jsonl", "resume": "pi", "location": loc.obj(),
@@ -138,3 +148,37 @@ def test_without_a_pi_liveness_does_not_import_psutil() -> None:
     )
     r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     assert r.stdout.split() == ["[]", "False"], r.stderr
+
+
+def test_pi_arguments_are_read_only_where_pi_left_them() -> None:
+    from notifier.system.processes import pi_args
+
+    assert pi_args(["node", "/usr/lib/node_modules/@x/pi-coding-agent/dist/cli.js", "-c"]) == ("-c",)
+    assert pi_args(["/usr/local/bin/pi", "--session", "a.jsonl"]) == ("--session", "a.jsonl")
+    assert pi_args(["/tmp/bin/pi"]) == ()
+    assert pi_args(["pi", "", "", ""]) is None  # pi 1.6.0 / 0.73.1 set their process title
+    assert pi_args(["MainThread"]) is None and pi_args([]) is None
+
+
+def test_start_time_is_the_processes_own_to_the_tick() -> None:
+    """psutil's create_time is up to a second early (its boot time is whole seconds); the start
+    time from /proc lies between the moments before and after the process was started."""
+    import subprocess
+    import sys
+    import time
+
+    from notifier.system.processes import start_time
+
+    if not os.path.isdir("/proc/self"):
+        pytest.skip("no /proc")
+    before = time.time()
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    after = time.time()
+    try:
+        started = start_time(child.pid, 0.0)
+        assert before - 0.05 <= started <= after + 0.05
+        assert start_time(child.pid, 0.0) == started  # the same figure every time
+        assert start_time(-1, 7.0) == 7.0  # no such process: the fallback
+    finally:
+        child.kill()
+        child.wait()

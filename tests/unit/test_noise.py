@@ -242,3 +242,18 @@ def test_needs_answer_messages_are_sticky_turn_notices_are_not() -> None:
     p.notify_on = frozenset({"idle"})
     (idle,) = p.turn(TurnChange(SessionRef("s2", "id", "/home/u/s2", None), "idle", 1.0), 1.0)
     assert isinstance(idle, Notice) and not render(idle, True, True).sticky
+
+
+def test_a_pi_known_to_wait_for_a_human_is_notified_at_once() -> None:
+    """The settle window is for pis that cannot wait (`pi -p`); a TUI pi's question goes out now."""
+    p = Planner(settle_s=0.25)
+    interactive = t("needs_input", "a")
+    interactive = Transition(
+        interactive.kind, interactive.session, interactive.question, 0.0, asker=(123, 50.0)
+    )
+    (n,) = notices(p.feed([interactive], 0.0) + p.tick(0.0))
+    assert n.items[0].question.tool_call_id == "a"
+    # not known to wait: the settle window holds, and an answer within it raises nothing
+    p.feed([t("needs_input", "b")], 1.0)
+    assert notices(p.tick(1.0)) == []
+    assert p.feed([t("resolved", "b")], 1.1) == [] and notices(p.tick(1.5)) == []

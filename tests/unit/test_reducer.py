@@ -1,5 +1,4 @@
-"""The reducer: question start and end, other tools never hiding a question, supersession, and the
-detached (non-interactive) start."""
+"""The reducer: question start and end, other tools never hiding a question, supersession."""
 
 from __future__ import annotations
 
@@ -18,13 +17,11 @@ from notifier.core.reducer import (
 from notifier.pi.questions import extract
 
 
-def q_start(
-    tool: str, args: object, call_id: str = "c1", interactive: bool = True, at: float = 1.0
-) -> ToolStart:
-    return ToolStart(at, call_id, tool, extract(tool, args, call_id, at), interactive)
+def q_start(tool: str, args: object, call_id: str = "c1", at: float = 1.0) -> ToolStart:
+    return ToolStart(at, call_id, tool, extract(tool, args, call_id, at))
 
 
-def test_question_start_needs_input_with_text() -> None:  # §3.4 case 1
+def test_question_start_needs_input_with_text() -> None:
     r = SessionReducer()
     changes = r.apply(q_start("question", {"question": "Approve?"}))
     assert r.state == "needs_input"
@@ -35,28 +32,20 @@ def test_question_start_needs_input_with_text() -> None:  # §3.4 case 1
     assert isinstance(changes[0], Asked)
 
 
-def test_questionnaire_prompt_is_the_question() -> None:  # §3.4 case 2
+def test_questionnaire_prompt_is_the_question() -> None:
     r = SessionReducer()
     r.apply(q_start("questionnaire", {"questions": [{"prompt": "Pick scope"}]}))
     assert r.displayed is not None and r.displayed.text == "Pick scope"
     assert r.state == "needs_input"
 
 
-def test_tool_end_clears_pending_and_returns_to_working() -> None:  # §3.4 case 3
+def test_tool_end_clears_pending_and_returns_to_working() -> None:
     r = SessionReducer()
     r.apply(q_start("question", {"question": "Approve?"}))
     changes = r.apply(ToolEnd(2.0, "c1", "question", "answered", "yes"))
     assert r.pending == {}
     assert r.state == "working"
     assert isinstance(changes[0], Ended) and changes[0].outcome == "answered"
-
-
-def test_detached_start_keeps_legacy_behaviour() -> None:  # §3.4 case 4
-    r = SessionReducer()
-    r.apply(q_start("question", {"question": "Approve?"}, interactive=False))
-    assert r.current_tool == "question"
-    assert r.pending == {}
-    assert r.state == "working"
 
 
 def test_other_tools_never_hide_a_pending_question() -> None:

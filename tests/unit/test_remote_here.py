@@ -35,7 +35,8 @@ def test_a_remote_question_is_never_focused_here(monkeypatch: pytest.MonkeyPatch
         return {key: Location(pid=1, tty=None, window_id=7) for key in keys}
 
     monkeypatch.setattr(focus, "locate_sessions", locate)
-    monkeypatch.setattr(focus, "is_focused", lambda location: location is not None)
+    monkeypatch.setattr(focus, "is_focused", lambda location, *front: location is not None)
+    monkeypatch.setattr(focus, "current_front", lambda: focus.UNKNOWN)  # (no watcher: ask)
     local, remote = Item((LOCAL.key, "c1"), LOCAL, Q), Item((REMOTE.key, "c1"), REMOTE, Q)
     assert focus.items_focused([local])  # the stand-ins do say "focused" for a local one
     assert not focus.items_focused([remote])

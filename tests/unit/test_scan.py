@@ -1,5 +1,5 @@
-"""The start-up scan: reading lines backwards in bounded memory, and the settled start-up state
-equal to a full read for every real pi capture (and every prefix of it, line by line)."""
+"""The start-up read: the state it settles equal to a full read for every real pi capture (and
+every prefix of it, line by line) and for tails of any length, in windows of any size."""
 
 from __future__ import annotations
 
@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from notifier.watch.readers import backward_lines, find_end, forward_lines
+from notifier.watch.readers import forward_lines, last_line_end
+from notifier.watch.tail import LongLine, Tailer
 
 from ..conftest import FIXTURES
-from ..scan_check import assert_same, jline, startup_read
+from ..scan_check import assert_same, files, jline, startup_read
 
 CAPTURES = sorted(p for p in FIXTURES.rglob("*.jsonl") if "timeline" not in p.name) if FIXTURES else []
 
@@ -27,37 +28,19 @@ def test_startup_state_equals_a_full_read_for_every_capture_prefix(capture: Path
         assert_same(f)
 
 
-def _split(data: bytes, max_line: int, first: int) -> tuple[list[tuple[int, bytes]], list[tuple[int, bytes]]]:
-    fd = os.open(_split.path, os.O_RDONLY)  # type: ignore[attr-defined]
-    try:
-        end = data.rfind(b"\n") + 1
-        back = list(backward_lines(fd, 0, end, max_line, first=first))
-        fwd = list(forward_lines(fd, 0, end, max_line))
-        tail = find_end(fd, 0, len(data), max_line, first=first)
-        assert tail.end == end and data[tail.end - len(tail.block) : tail.end] == tail.block
-        back2 = list(backward_lines(fd, 0, end, max_line, first=first, block=tail.block))
-        assert back2 == back
-    finally:
-        os.close(fd)
-    return back, fwd
-
-
-@pytest.mark.parametrize("first", [1, 3, 7, 64, 1 << 14])
-def test_backward_and_forward_lines_agree_with_split(tmp_path: Path, first: int) -> None:
-    data = b"a\n\nbcd\n" + b"x" * 100 + b"\nlast\nunfinished"
+def test_forward_lines_agree_with_split_and_give_long_lines_as_their_head(tmp_path: Path) -> None:
+    data = b"a\n\nbcd\n" + b"x" * 100 + b"\nlast\n"
     p = tmp_path / "f"
     p.write_bytes(data)
-    _split.path = str(p)  # type: ignore[attr-defined]
-    back, fwd = _split(data, 1 << 20, first)
-    expected = []
-    pos = 0
-    for piece in data.split(b"\n")[:-1]:
-        expected.append((pos, piece))
-        pos += len(piece) + 1
-    assert fwd == expected and back == expected[::-1]
-    back, fwd = _split(data, 50, first)  # the 100-byte line is skipped, never assembled
-    short = [e for e in expected if len(e[1]) <= 50]
-    assert fwd == short and back == short[::-1]
+    fd = os.open(p, os.O_RDONLY)
+    try:
+        assert list(forward_lines(fd, 0, len(data), 1 << 20)) == data.split(b"\n")[:-1]
+        short = list(forward_lines(fd, 0, len(data), 50))  # the 100-byte line: its first 50 bytes
+        assert short == [b"a", b"", b"bcd", b"x" * 50, b"last"] and type(short[3]) is LongLine
+        assert [type(x) for x in short].count(LongLine) == 1
+        assert last_line_end(fd, 0, len(data) - 1) == len(data) - 5 and last_line_end(fd, 0, 1) == 0
+    finally:
+        os.close(fd)
 
 
 def test_a_huge_tail_of_entries_without_events_is_skipped_without_decoding(tmp_path: Path) -> None:
@@ -90,27 +73,32 @@ def _message(role: str, **fields: object) -> bytes:
     return jline({"type": "message", "timestamp": "2026-01-01T00:00:00Z", "message": {"role": role, **fields}})
 
 
-def _general_path_used(f: Path, monkeypatch: pytest.MonkeyPatch) -> bool:
-    """Whether settling ``f`` needed the general path (reading lines backwards one by one)."""
+def _windows_read(f: Path, monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The sizes of the windows the start-up read of ``f`` took from its end (its result checked
+    against a full read)."""
     import notifier.engine.settle_file as settle_file
 
-    used = []
-    real = settle_file.backward_matching_lines
+    sizes: list[int] = []
+    real = settle_file.os.pread
 
-    def spy(*args: object, **kwargs: object) -> object:
-        used.append(True)
-        return real(*args, **kwargs)  # type: ignore[arg-type]
+    def spy(fd: int, n: int, at: int) -> bytes:
+        sizes.append(n)
+        return real(fd, n, at)
 
-    monkeypatch.setattr(settle_file, "backward_matching_lines", spy)
+    monkeypatch.setattr(settle_file.os, "pread", spy)
+    try:
+        assert files().load(Tailer(str(f))) is not None
+    finally:
+        monkeypatch.setattr(settle_file.os, "pread", real)
     assert_same(f)
-    return bool(used)
+    return sizes
 
 
-def test_a_session_ending_in_a_settling_message_is_read_without_the_general_path(
+def test_a_session_ending_in_a_settling_message_is_read_in_one_window(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The common end of a file (the newest message settles the state alone, nothing after it
-    that can matter) costs one look at the last block; the result is that of a full read."""
+    """The common end of a file (the newest message settles the state, whatever follows it
+    changes nothing) costs one window, or a few for a long tail; the result is a full read's."""
     header = jline({"type": "session", "id": "s", "cwd": "/p"})
     noise = b"".join(jline({"type": "label", "id": str(i), "label": "x"}) for i in range(30))
     f = tmp_path / "s.jsonl"
@@ -124,18 +112,19 @@ def test_a_session_ending_in_a_settling_message_is_read_without_the_general_path
         ),
     ]
     long_noise = b"".join(jline({"type": "custom", "id": str(i), "data": {"n": i}}) for i in range(900))
-    for end in ends:  # (a long tail that changes nothing, ~40 KB: searched block by block)
-        for tail in (b"", noise, noise + b'{"type":"label","id":"cut', long_noise):
-            f.write_bytes(header + _message("user", content="hi") + end + tail)
-            assert not _general_path_used(f, monkeypatch)
+    filler = jline({"type": "custom", "id": "f", "data": "f" * 40_000})
+    for end in ends:
+        for tail, windows in ((b"", 1), (noise, 1), (noise + b'{"type":"label","id":"cut', 1), (long_noise, 3)):
+            f.write_bytes(header + filler + _message("user", content="hi") + end + tail)
+            sizes = _windows_read(f, monkeypatch)
+            assert sum(n > 4096 for n in sizes) == windows, sizes  # (the window before the end: 4 KB)
 
 
-def test_what_the_newest_message_cannot_settle_goes_the_general_way(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_what_the_newest_message_cannot_settle_reads_on(tmp_path: Path) -> None:
     """A line after the newest message that may matter (a compaction, a rename, an escaped type),
     a newest message that does not settle the state alone (a tool result), a newest message
-    whose start lies before the last block: each is read the general way, with the same result."""
+    whose start lies before the first window: each read on, with a full read's result, whatever
+    the windows and the cap (past it: the whole file forward)."""
     header = jline({"type": "session", "id": "s", "cwd": "/p"})
     stop = _message("assistant", stopReason="stop", content="k")
     f = tmp_path / "s.jsonl"
@@ -145,8 +134,6 @@ def test_what_the_newest_message_cannot_settle_goes_the_general_way(
         stop + b'{"type":"comp\\u0061ction","id":"c","timestamp":"2026-01-01T00:00:01Z"}\n',
         _message("toolResult", toolCallId="b", toolName="bash", content="1"),
         _message("assistant", stopReason="stop", content="x" * 40_000),
-        # a long tail that changes nothing, but one of its entries holds a marker (as a value):
-        # the direct way cannot tell, so the general way decodes it
         stop
         + b"".join(jline({"type": "custom", "id": str(i), "data": {"n": i}}) for i in range(300))
         + jline({"type": "custom", "id": "m", "data": {"k": "compaction"}})
@@ -154,7 +141,8 @@ def test_what_the_newest_message_cannot_settle_goes_the_general_way(
     ]
     for end in cases:
         f.write_bytes(header + _message("user", content="hi") + end)
-        assert _general_path_used(f, monkeypatch)
+        for first, cap in ((None, None), (1, None), (7, 0), (100, 1), (1 << 20, None)):
+            assert_same(f, first=first, cap=cap)
 
 
 @pytest.mark.parametrize("shift", [-14, -7, -1, 0, 1, 6, 13, 200, 3000])
@@ -162,7 +150,7 @@ def test_a_line_that_matters_begun_before_the_last_block_is_still_read(tmp_path:
     """The last 16 KB hold no line that can matter, but the line they begin inside does (a
     compaction, its type marker before, across or after the block's start, ``shift`` bytes
     from it): the start-up read goes on before the block and finds it, as a full read does."""
-    from notifier.watch.readers import FIRST_WINDOW
+    from notifier.engine.settle_file import FIRST_WINDOW
 
     header = jline({"type": "session", "id": "s", "cwd": "/p"})
     ask = _message(

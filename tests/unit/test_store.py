@@ -162,3 +162,27 @@ def test_preferences_changed_from_many_threads_lose_nothing(tmp_path) -> None:  
     assert len(owner.value.muted) == 60 and len(owner.value.sessions) == 60
     assert seen[-1] == owner.value and len(seen) == 120
     assert PreferencesOwner(store, 1000.0).value == owner.value  # and all of it persisted
+
+
+def test_answers_are_kept_and_old_histories_get_the_column(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import sqlite3
+
+    from notifier.core.model import Question, QuestionItem, SessionRef, Transition
+
+    path = str(tmp_path / "state.db")
+    old = sqlite3.connect(path)  # a history from before answers were recorded
+    old.execute(
+        "CREATE TABLE history (file TEXT NOT NULL, call_id TEXT NOT NULL, session_id TEXT, cwd TEXT, "
+        "name TEXT, tool TEXT, text TEXT, header TEXT, options TEXT, count INTEGER, asked_at REAL NOT NULL, "
+        "resolved_at REAL, outcome TEXT, waited_s REAL, PRIMARY KEY (file, call_id))"
+    )
+    old.execute("INSERT INTO history (file, call_id, asked_at, outcome) VALUES ('/s/a.jsonl', 'c0', 1.0, 'answered')")
+    old.commit()
+    old.close()
+    store = Store(path)
+    ref, q = SessionRef("/s/a.jsonl", "id", "/p", None), Question("c1", "bash", (QuestionItem("Allow?"),), time.time())
+    store.record([Transition("needs_input", ref, q, q.asked_at)])
+    store.record([Transition("resolved", ref, q, q.asked_at + 2, outcome="answered", answer="No\x1b[31m", waited_s=2)])
+    rows = {r["call_id"]: r for r in store.history()}
+    store.close()
+    assert rows["c0"]["answer"] is None and rows["c1"]["answer"] == "No"  # (sanitized as stored)

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from notifier.watch.tail import Tailer
+from notifier.watch.tail import LongLine, Tailer
 
 
 def test_partial_line_is_held_back(tmp_path: Path) -> None:
@@ -59,7 +59,8 @@ def test_overlong_line_is_skipped_without_holding_it(tmp_path: Path) -> None:
     with p.open("ab") as fh:
         fh.write(b"y" * 3000)
     r = t.read()
-    assert r.skipped_long == 1 and r.lines == [] and len(t._partial) == 0
+    assert r.skipped_long == 1 and len(t._partial) == 0
+    assert r.lines == [b"x" * 600 + b"y" * 400] and type(r.lines[0]) is LongLine  # (its first bytes)
     with p.open("ab") as fh:
         fh.write(b"zzz\nok\n")
     assert t.read().lines == [b"ok"]

@@ -6,11 +6,16 @@
  * (usually $XDG_RUNTIME_DIR/pi-notifier/ext-<pid>-<token>.sock, see runtimeDir; folder 0700 and ours, socket 0600).
  *
  * Protocol: one JSON object per line. On connect the server sends
- *   {"event":"hello","protocol":1,"pi_version","pid","session_file","session_id","cwd","mode","dialogs":[dialog...]}
+ *   {"event":"hello","protocol":1,"pi_version","pid","session_file","session_id","session_dir","cwd","mode","dialogs":[dialog...]}
  * then, while connected,
- *   {"event":"dialog","id","kind","title","options","tool","tool_call_id","tool_input","session_file","cwd","pid","at","remote","screen"}
+ *   {"event":"dialog","id","kind","title","options","tool","tool_call_id","tool_input","session_file","session_dir","cwd","pid","at","remote","screen","waits"}
  *   {"event":"screen","id","lines"}              (a custom dialog's text changed)
- *   {"event":"closed","id","how":"answered|cancelled|remote"}
+ *   {"event":"closed","id","how":"answered|cancelled|remote","answer","timed_out"}
+ *   {"event":"bye","reason"}                    (pi closes its session: quit, /new, /resume, /reload)
+ * session_file is null before pi has a session (a start-up dialog such as project trust); waits is
+ * false for a dialog not known to wait for a human (a loader shown while an extension calls the
+ * model); it is announced again when that changes. answer: the choice or text the dialog returned
+ * (confirm: "Yes"/"No"), null when none; timed_out: it closed by its timeout or abort signal.
  * and takes
  *   {"answer":{"id","value"}}   select: an option or null (cancel); confirm: true/false; input: text or null
  *   {"keys":{"id","keys":["\x1b[B","\r",...]}}   raw terminal input for a custom dialog
@@ -40,6 +45,8 @@ const MAX_OPTIONS = 200;
 const MAX_SCREEN_LINES = 200;
 const MAX_KEYS = 256;
 const ORIGINALS = Symbol.for("pi-notifier.ui-originals");
+const STARTUP_HOOK = Symbol.for("pi-notifier.startup-hook");
+const MODEL_CALLS = Symbol.for("pi-notifier.model-calls");
 // CSI, OSC and other escapes, for the plain-text mirror of a custom dialog
 const ANSI = /\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[PX^_][^\x1b]*(?:\x1b\\)?|\x1b./g;
 
@@ -56,9 +63,11 @@ interface Dialog {
 	toolInput: unknown;
 	at: number;
 	remote: "value" | "keys" | null;
+	waits: boolean; // known to wait for a human (select, confirm, input, editor; custom: see waitsForHuman)
 	answer?: (value: unknown) => string | null; // error text, or null when done
 	keys?: (keys: string[]) => string | null;
 	screen?: () => string[] | null;
+	recheck?: () => void; // a custom dialog not known to wait: announce it if it waits now
 	lastScreen?: string;
 }
 
@@ -80,6 +89,66 @@ function boundJson(value: unknown): unknown {
 function plainLines(lines: unknown): string[] | null {
 	if (!Array.isArray(lines)) return null;
 	return lines.slice(0, MAX_SCREEN_LINES).map((l) => String(l).replace(ANSI, "").slice(0, 2000));
+}
+
+// A component that shows progress, not a question: pi-tui's Loader, CancellableLoader and pi's
+// BorderedLoader (which takes Escape only, to cancel). Known by class name: the extension and pi
+// may hold different copies of the same module.
+const LOADER = /^(Bordered|Cancellable)?Loader$/;
+
+function classNames(obj: any): string[] {
+	const names: string[] = [];
+	let proto = obj ? Object.getPrototypeOf(obj) : null;
+	for (let i = 0; proto && proto !== Object.prototype && i < 12; i++) {
+		const name = proto.constructor?.name;
+		if (typeof name === "string") names.push(name);
+		proto = Object.getPrototypeOf(proto);
+	}
+	return names;
+}
+
+function isLoader(c: any): boolean {
+	return classNames(c).some((n) => LOADER.test(n));
+}
+
+/** Whether a custom dialog's component waits for a human: it takes input, it is not a loader, and
+ * it is not a container of loaders and plain text (nothing in it but a loader takes input). */
+function waitsForHuman(c: any): boolean {
+	if (!c || typeof c !== "object" || typeof c.handleInput !== "function" || isLoader(c)) return false;
+	let loaders = 0;
+	let inputs = 0;
+	const walk = (node: any, depth: number) => {
+		const kids = node?.children;
+		if (!Array.isArray(kids) || depth > 4) return;
+		for (const kid of kids.slice(0, 100)) {
+			if (isLoader(kid)) loaders++;
+			else if (kid && typeof kid.handleInput === "function") inputs++;
+			else walk(kid, depth + 1);
+		}
+	};
+	walk(c, 0);
+	return !(loaders > 0 && inputs === 0);
+}
+
+/** Where pi will write this pi's sessions, before it has a session manager to ask. */
+function sessionDirGuess(): string {
+	const argv = process.argv;
+	for (let i = 0; i < argv.length - 1; i++) {
+		if (argv[i] === "--session-dir") return path.resolve(argv[i + 1]);
+	}
+	const home = os.homedir();
+	const expand = (p: string) => (p === "~" ? home : p.startsWith("~/") ? path.join(home, p.slice(2)) : p);
+	const flat = process.env.PI_CODING_AGENT_SESSION_DIR;
+	if (flat) return path.resolve(expand(flat));
+	const env = process.env.PI_CODING_AGENT_DIR;
+	const agent = env ? path.resolve(expand(env)) : path.join(home, ".pi", "agent");
+	try {
+		const value = JSON.parse(fs.readFileSync(path.join(agent, "settings.json"), "utf8"))?.sessionDir;
+		if (typeof value === "string" && value.trim()) return path.resolve(agent, expand(value.trim()));
+	} catch {
+		// no settings, or none readable: the default
+	}
+	return path.join(agent, "sessions");
 }
 
 /**
@@ -188,7 +257,46 @@ function piVersion(): string | null {
 	return cachedVersion;
 }
 
-export default function piNotifier(pi: any) {
+/**
+ * pi's selector and input components, as each is first drawn (``onShown``). Dialogs pi shows before
+ * it has a session (project trust at start-up, pi's own or an extension's project_trust handler,
+ * which runs before ours may) use them through a ui of its own that no extension can wrap; and a
+ * confirm's selector tells its Escape from its No. Not a documented pi API: feature-detected (the
+ * components pi exports to extensions), installed once per process, the handler replaced on reload.
+ */
+async function hookStartupDialogs(onShown: (component: any, kind: "select" | "input") => void): Promise<void> {
+	const g = globalThis as any;
+	g[STARTUP_HOOK] = onShown;
+	let mod: any = null;
+	for (const name of ["@earendil-works/pi-coding-agent", "@mariozechner/pi-coding-agent"]) {
+		try {
+			mod = await import(name);
+			break;
+		} catch {
+			// not this name
+		}
+	}
+	const classes: [any, "select" | "input"][] = [
+		[mod?.ExtensionSelectorComponent, "select"],
+		[mod?.ExtensionInputComponent, "input"],
+	];
+	for (const [cls, kind] of classes) {
+		const proto = cls?.prototype;
+		if (!proto || typeof proto.render !== "function" || proto[STARTUP_HOOK]) continue;
+		const inner = proto.render;
+		proto.render = function (this: any, width: number) {
+			try {
+				g[STARTUP_HOOK]?.(this, kind);
+			} catch {
+				// never disturb pi
+			}
+			return inner.call(this, width);
+		};
+		Object.defineProperty(proto, STARTUP_HOOK, { value: true });
+	}
+}
+
+export default async function piNotifier(pi: any) {
 	const token = crypto.randomBytes(4).toString("hex");
 	const dialogs = new Map<string, Dialog>();
 	const clients = new Set<net.Socket>();
@@ -198,10 +306,21 @@ export default function piNotifier(pi: any) {
 	let socketPath: string | null = null;
 	let sessionFile: string | null = null;
 	let sessionId: string | null = null;
+	let sessionDir: string | null = null;
+	let sessionStarted = false; // before session_start, start-up dialogs are caught by hookStartupDialogs
 	let cwd: string | null = null;
 	let mode: "wrap" | "events" = "events";
 	let promptDialog: Dialog | null = null;
 	let remoteDepth = 0; // > 0 while keys from a client are being fed to a component
+	// Model calls extensions make through ctx.modelRegistry.complete: started so far, and under way
+	// (a custom dialog opened for one is a loader, whatever its component: see busyWith)
+	const modelCalls = {
+		started: 0,
+		running: 0,
+		ended: () => {
+			for (const d of [...dialogs.values()]) d.recheck?.();
+		},
+	};
 
 	// ---- output (never throws, never blocks) ----
 
@@ -243,11 +362,13 @@ export default function piNotifier(pi: any) {
 			tool_call_id: d.toolCallId,
 			tool_input: d.toolInput,
 			session_file: sessionFile,
-			cwd,
+			session_dir: sessionDir ?? sessionDirGuess(),
+			cwd: cwd ?? process.cwd(),
 			pid: process.pid,
 			at: d.at,
 			remote: d.remote,
 			screen,
+			waits: d.waits,
 		};
 	}
 
@@ -259,7 +380,8 @@ export default function piNotifier(pi: any) {
 			pid: process.pid,
 			session_file: sessionFile,
 			session_id: sessionId,
-			cwd,
+			session_dir: sessionDir ?? sessionDirGuess(),
+			cwd: cwd ?? process.cwd(),
 			mode,
 			dialogs: [...dialogs.values()].map(describe),
 		};
@@ -280,6 +402,7 @@ export default function piNotifier(pi: any) {
 			toolInput: tool ? boundJson(tool.input) : null,
 			at: Date.now(),
 			remote,
+			waits: kind !== "custom",
 		};
 		dialogs.set(d.id, d);
 		return d;
@@ -289,9 +412,11 @@ export default function piNotifier(pi: any) {
 		if (clients.size > 0 && dialogs.has(d.id)) broadcast(describe(d));
 	}
 
-	function close(d: Dialog, how: "answered" | "cancelled" | "remote"): void {
+	/** ``answer``: what the dialog returned (a choice, a text; confirm: "Yes"/"No"), null for none. */
+	function close(d: Dialog, how: "answered" | "cancelled" | "remote", answer: unknown = null, timedOut = false): void {
 		if (!dialogs.delete(d.id)) return;
-		broadcast({ event: "closed", id: d.id, how });
+		const said = typeof answer === "boolean" ? (answer ? "Yes" : "No") : bound(answer);
+		broadcast({ event: "closed", id: d.id, how, answer: said, timed_out: timedOut });
 	}
 
 	/** An abort signal that fires when the caller's does, so a dialog can be closed from here too. */
@@ -305,7 +430,9 @@ export default function piNotifier(pi: any) {
 		return { controller, opts: { ...(opts ?? {}), signal: controller.signal } };
 	}
 
-	/** select / confirm / input: the original dialog, plus an exact answer from a client. */
+	/** select / confirm / input: the original dialog, plus an exact answer from a client. A dialog
+	 * that returns its "nothing" value (``none``) once its ``timeout`` ran out or its ``signal``
+	 * aborted closed without a human answer: cancelled, timed out, whatever its kind. */
 	function answerable<T>(
 		kind: Kind,
 		title: unknown,
@@ -313,10 +440,13 @@ export default function piNotifier(pi: any) {
 		opts: any,
 		run: (opts: any) => Promise<T>,
 		accept: (value: unknown) => { ok: true; value: T } | { ok: false; error: string },
+		none: (value: T) => boolean,
 		cancelled: (value: T) => boolean,
 	): Promise<T> {
 		const d = open(kind, title, options, "value");
 		const { controller, opts: inner } = linked(opts);
+		const timeout = typeof opts?.timeout === "number" && opts.timeout > 0 ? opts.timeout : null;
+		const outer: AbortSignal | undefined = opts?.signal;
 		let settled = false;
 		return new Promise<T>((resolve, reject) => {
 			d.answer = (raw) => {
@@ -324,7 +454,8 @@ export default function piNotifier(pi: any) {
 				const got = accept(raw);
 				if (!got.ok) return got.error;
 				settled = true;
-				close(d, "remote");
+				if (got.value === undefined) close(d, "cancelled"); // (a client cancelled it)
+				else close(d, "remote", got.value);
 				controller.abort();
 				resolve(got.value);
 				return null;
@@ -343,7 +474,11 @@ export default function piNotifier(pi: any) {
 				(value) => {
 					if (settled) return;
 					settled = true;
-					close(d, cancelled(value) ? "cancelled" : "answered");
+					// (a countdown ends a few ms either side of the timeout: 100 ms of slack)
+					const timedOut =
+						none(value) && (outer?.aborted === true || (timeout !== null && Date.now() - d.at >= timeout - 100));
+					if (timedOut || cancelled(value)) close(d, "cancelled", null, timedOut);
+					else close(d, "answered", value);
 					resolve(value);
 				},
 				(err) => {
@@ -354,6 +489,48 @@ export default function piNotifier(pi: any) {
 				},
 			);
 		});
+	}
+
+	/** Count the model calls made through ``registry.complete`` (feature-detected; the registry is
+	 * pi's, shared by every extension: wrapped once, the counter replaced on reload). */
+	function watchModelCalls(registry: any): void {
+		try {
+			if (!registry || typeof registry.complete !== "function") return;
+			if (registry[MODEL_CALLS]) {
+				registry[MODEL_CALLS].counter = modelCalls;
+				return;
+			}
+			const state = { counter: modelCalls };
+			const inner = registry.complete;
+			registry.complete = function (this: any, ...args: unknown[]) {
+				const counter = state.counter;
+				counter.started++;
+				counter.running++;
+				let done = false;
+				const end = () => {
+					if (done) return;
+					done = true;
+					counter.running--;
+					try {
+						counter.ended();
+					} catch {
+						// never disturb the caller
+					}
+				};
+				try {
+					const result = inner.apply(this, args);
+					if (result && typeof result.then === "function") result.then(end, end);
+					else end();
+					return result;
+				} catch (err) {
+					end();
+					throw err;
+				}
+			};
+			Object.defineProperty(registry, MODEL_CALLS, { value: state, configurable: true, enumerable: false });
+		} catch {
+			// not counted then
+		}
 	}
 
 	function wrapUi(ui: any): boolean {
@@ -390,18 +567,28 @@ export default function piNotifier(pi: any) {
 								? { ok: true, value: options[opts2.indexOf(v)] }
 								: { ok: false, error: "not one of the options" },
 					(v) => v === undefined,
+					(v) => v === undefined,
 				);
 			};
 			const confirm = (title: string, message: string, opts?: any) => {
 				const text = message ? `${title}\n\n${message}` : title;
+				// pi draws a confirm as a select of Yes / No and returns false for No and for Escape
+				// alike: a selector cancelled meanwhile (see watchCancel) tells Escape
+				const cancelsBefore = selectorCancels;
 				return answerable<boolean>(
 					"confirm",
 					text,
-					null,
+					["Yes", "No"],
 					opts,
 					(o) => orig.confirm.call(ui, title, message, o),
-					(v) => (typeof v === "boolean" ? { ok: true, value: v } : { ok: false, error: "confirm takes true or false" }),
-					() => false,
+					(v) =>
+						typeof v === "boolean"
+							? { ok: true, value: v }
+							: v === "Yes" || v === "No"
+								? { ok: true, value: v === "Yes" }
+								: { ok: false, error: "confirm takes true or false" },
+					(v) => v === false,
+					(v) => v === false && selectorCancels > cancelsBefore,
 				);
 			};
 			const input = (title: string, placeholder?: string, opts?: any) =>
@@ -418,6 +605,7 @@ export default function piNotifier(pi: any) {
 								? { ok: true, value: v }
 								: { ok: false, error: "input takes a text or null" },
 					(v) => v === undefined,
+					(v) => v === undefined,
 				);
 			const editor = (title: string, prefill?: string) => {
 				const d = open("editor", title, null, null);
@@ -431,7 +619,8 @@ export default function piNotifier(pi: any) {
 				announce(d);
 				return Promise.resolve(result).then(
 					(v) => {
-						close(d, v === undefined ? "cancelled" : "answered");
+						if (v === undefined) close(d, "cancelled");
+						else close(d, "answered", v);
 						return v;
 					},
 					(err) => {
@@ -442,6 +631,10 @@ export default function piNotifier(pi: any) {
 			};
 			const custom = (factory: any, options?: any) => {
 				const d = open("custom", null, null, "keys");
+				const callsBefore = modelCalls.started;
+				// A model call the dialog's extension started since it opened is still under way: it
+				// shows progress (a spinner of its own making, too), not a question.
+				const busy = () => modelCalls.started > callsBefore && modelCalls.running > 0;
 				let component: any = null;
 				let innerRender: ((w: number) => unknown) | null = null;
 				let width = 80;
@@ -455,6 +648,12 @@ export default function piNotifier(pi: any) {
 					}
 				};
 				d.screen = render;
+				d.recheck = () => {
+					if (!d.waits && announced && component && waitsForHuman(component) && !busy()) {
+						d.waits = true; // (a loader that became a question): announced again
+						announce(d);
+					}
+				};
 				d.keys = (keys) => {
 					if (!component || typeof component.handleInput !== "function") return "the dialog is not shown yet";
 					remoteDepth++;
@@ -474,7 +673,8 @@ export default function piNotifier(pi: any) {
 					const cols = tui?.terminal?.columns;
 					if (typeof cols === "number" && cols > 0) width = cols;
 					const myDone = (result: any) => {
-						close(d, remoteDepth > 0 ? "remote" : result === undefined || result === null ? "cancelled" : "answered");
+						const none = result === undefined || result === null;
+						close(d, remoteDepth > 0 ? "remote" : none ? "cancelled" : "answered", none ? null : result);
 						done(result);
 					};
 					const made = factory(tui, theme, keybindings, myDone);
@@ -487,6 +687,7 @@ export default function piNotifier(pi: any) {
 							c.render = function (this: any, w: number) {
 								const lines = inner.call(this, w);
 								if (typeof w === "number" && w > 0) width = w;
+								d.recheck?.();
 								if (clients.size > 0 && dialogs.has(d.id) && announced) {
 									const plain = plainLines(lines);
 									const joined = plain ? plain.join("\n") : "";
@@ -498,6 +699,7 @@ export default function piNotifier(pi: any) {
 								return lines;
 							};
 						}
+						d.waits = waitsForHuman(c) && !busy();
 						announced = true;
 						announce(d);
 						return c;
@@ -513,7 +715,8 @@ export default function piNotifier(pi: any) {
 				}
 				return Promise.resolve(result).then(
 					(v) => {
-						close(d, v === undefined || v === null ? "cancelled" : "answered");
+						if (v === undefined || v === null) close(d, "cancelled");
+						else close(d, "answered", v);
 						return v;
 					},
 					(err) => {
@@ -533,6 +736,69 @@ export default function piNotifier(pi: any) {
 		} catch {
 			return false;
 		}
+	}
+
+	// ---- pi's selector components (see hookStartupDialogs) ----
+
+	// How many of pi's selectors were cancelled (Escape, or their countdown): a confirm whose
+	// selector was cancelled while it was open was cancelled, not answered No.
+	let selectorCancels = 0;
+	const cancelWatched = new WeakSet<object>();
+
+	function watchCancel(c: any): void {
+		if (!c || typeof c !== "object" || cancelWatched.has(c)) return;
+		cancelWatched.add(c);
+		const inner = c.onCancelCallback;
+		if (typeof inner !== "function") return;
+		c.onCancelCallback = function (this: any, ...args: unknown[]) {
+			selectorCancels++;
+			return inner.apply(this, args);
+		};
+	}
+
+	function shown(c: any, kind: "select" | "input"): void {
+		if (kind === "select") watchCancel(c);
+		startupDialog(c, kind);
+	}
+
+	// ---- start-up dialogs: before pi has a session ----
+
+	const startupSeen = new WeakSet<object>();
+
+	function startupDialog(c: any, kind: "select" | "input"): void {
+		if (sessionStarted || !c || typeof c !== "object" || startupSeen.has(c)) return;
+		startupSeen.add(c);
+		const okKey = kind === "select" ? "onSelectCallback" : "onSubmitCallback";
+		const onOk = c[okKey];
+		const onCancel = c.onCancelCallback;
+		if (typeof onOk !== "function" || typeof onCancel !== "function") return;
+		const options = kind === "select" && Array.isArray(c.options) ? c.options.map(String) : null;
+		if (kind === "select" && !options) return;
+		const d = open(kind, typeof c.baseTitle === "string" ? c.baseTitle : null, options, "value");
+		d.waits = true;
+		let remote = false;
+		c[okKey] = (value: unknown) => {
+			close(d, remote ? "remote" : "answered", value);
+			return onOk.call(c, value);
+		};
+		c.onCancelCallback = () => {
+			close(d, "cancelled");
+			return onCancel.call(c);
+		};
+		d.answer = (raw) => {
+			if (!dialogs.has(d.id)) return "dialog already closed";
+			if (raw === null) {
+				c.onCancelCallback();
+				return null;
+			}
+			if (kind === "select" && !(typeof raw === "string" && options?.includes(raw))) return "not one of the options";
+			if (kind === "input" && !(typeof raw === "string" && raw.length <= MAX_IN)) return "input takes a text or null";
+			remote = true;
+			c[okKey](raw);
+			return null;
+		};
+		start();
+		announce(d);
 	}
 
 	// ---- requests from clients ----
@@ -665,20 +931,30 @@ export default function piNotifier(pi: any) {
 
 	pi.on("session_start", async (_event: any, ctx: any) => {
 		try {
-			if (!ctx.hasUI) return;
+			sessionStarted = true;
+			if (!ctx.hasUI) {
+				stop(); // (a start-up dialog's socket, in a pi that turned out to have no UI)
+				return;
+			}
 			sessionFile = ctx.sessionManager?.getSessionFile?.() ?? null;
 			sessionId = ctx.sessionManager?.getSessionId?.() ?? null;
+			const dir = ctx.sessionManager?.getSessionDir?.();
+			sessionDir = typeof dir === "string" ? dir : null;
 			cwd = ctx.cwd ?? process.cwd();
 			mode = wrapUi(ctx.ui) ? "wrap" : "events";
+			watchModelCalls(ctx.modelRegistry);
+			if (server) broadcast(hello()); // (listening since a start-up dialog: it has a session now)
 			start();
 		} catch {
 			// never disturb pi
 		}
 	});
 
-	pi.on("session_shutdown", async () => {
+	pi.on("session_shutdown", async (event: any) => {
 		try {
 			for (const d of [...dialogs.values()]) close(d, "cancelled");
+			// (a connection lost without it: pi died, killed or crashed, in the middle of its session)
+			broadcast({ event: "bye", reason: typeof event?.reason === "string" ? event.reason : null });
 			running.clear();
 			stop();
 		} catch {
@@ -713,4 +989,11 @@ export default function piNotifier(pi: any) {
 		close(promptDialog, "answered");
 		promptDialog = null;
 	});
+
+	// (last: every handler above is registered before the factory first awaits)
+	try {
+		await hookStartupDialogs(shown);
+	} catch {
+		// no start-up dialogs then
+	}
 }

@@ -9,6 +9,7 @@ only renders and delivers:
 
 - :mod:`.render`: title and body of a notice (the one sanitizer and its escaping)
 - :mod:`.backend`: what a backend offers, the one that shows nothing, their errors
+- :mod:`.bus`: one session-bus connection, replies matched by serial (duplicates, strays dropped)
 - :mod:`.dbus`: D-Bus through jeepney, following the server; the real round-trip check
 - :mod:`.fallback`: plyer, and powershell.exe toasts on WSL
 - :mod:`.choose`: which backend delivers here, and the doctor line
@@ -16,8 +17,14 @@ only renders and delivers:
 """
 
 from notifier.sinks.notify.backend import Backend, BackendError, NullBackend, ServerGone, is_wsl
-from notifier.sinks.notify.choose import NO_BUS_HINT, NO_SERVER_HINT, choose_backend, doctor_line
-from notifier.sinks.notify.dbus import NOTIFICATIONS, DBusBackend, server_answers
+from notifier.sinks.notify.choose import (
+    NO_BUS_HINT,
+    NO_SERVER_HINT,
+    ODD_SERVER_HINT,
+    choose_backend,
+    doctor_line,
+)
+from notifier.sinks.notify.dbus import NOTIFICATIONS, DBusBackend, server_owner
 from notifier.sinks.notify.fallback import PlyerBackend, PowerShellBackend
 from notifier.sinks.notify.render import Message, render
 from notifier.sinks.notify.screen import RECONNECT_S
@@ -27,6 +34,7 @@ __all__ = [
     "NOTIFICATIONS",
     "NO_BUS_HINT",
     "NO_SERVER_HINT",
+    "ODD_SERVER_HINT",
     "RECONNECT_S",
     "SNOOZE_S",
     "AlertSink",
@@ -42,5 +50,5 @@ __all__ = [
     "doctor_line",
     "is_wsl",
     "render",
-    "server_answers",
+    "server_owner",
 ]

@@ -1,15 +1,15 @@
-"""Notifications over D-Bus (``org.freedesktop.Notifications``) through jeepney: ids, replace,
-close, actions, urgency; the server's name changing owner is followed, so a server that starts
-late, goes away or comes back is reported instead of discovered by failing notifications."""
+"""Notifications over D-Bus (``org.freedesktop.Notifications``): ids, replace, close, actions,
+urgency, on a connection of :mod:`.bus` (replies matched by serial: a server that answers twice,
+late or to no call is survived). The server's name changing owner is followed, so a server that
+starts late, goes away or comes back (restarted: asked again who it is and what it can do) is
+reported instead of discovered by failing notifications."""
 
 from __future__ import annotations
 
 import logging
 import os
-import queue
 import shutil
 import subprocess
-import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -17,16 +17,19 @@ from notifier import APP_NAME
 from notifier.core.text import clean
 from notifier.resources import app_icon
 from notifier.sinks.notify.backend import BackendError, ServerGone, expire_ms
+from notifier.sinks.notify.bus import Bus, BusError, session_address
 from notifier.sinks.notify.render import SOUND_NEEDS_ANSWER, Message
 
 log = logging.getLogger("notifier.sinks.notify")
 
 NOTIFICATIONS = "org.freedesktop.Notifications"
+PATH = "/org/freedesktop/Notifications"
+BUS_NAME = "org.freedesktop.DBus"
 _NO_OWNER = ("org.freedesktop.DBus.Error.ServiceUnknown", "org.freedesktop.DBus.Error.NameHasNoOwner")
 
 
 def has_bus() -> bool:
-    return bool(os.environ.get("DBUS_SESSION_BUS_ADDRESS")) or os.path.exists(f"/run/user/{os.getuid()}/bus")
+    return session_address() is not None
 
 
 class DBusBackend:
@@ -35,7 +38,11 @@ class DBusBackend:
     The connection to the session bus outlives the server: it also listens for the server's name
     changing owner, so a server that starts late, goes away or comes back is reported through
     ``on_server`` ("up", "down"; "lost" when the bus itself is gone) instead of being discovered by
-    notifications that fail one by one."""
+    notifications that fail one by one.
+
+    After :meth:`probe`, :attr:`found` tells what it found: "server" (it answered), "none"
+    (nothing owns the name, nothing is set up to start for it), "odd" (a server owns the name
+    but its answers were no use: :attr:`problem` says which) or "bus" (the bus went away)."""
 
     name = "dbus"
 
@@ -57,116 +64,141 @@ class DBusBackend:
         # bus starts): never given to another connection, so a notification id recorded with it
         # names this very server's notification, never one of a later server (ids restart at 1).
         self.owner = ""
+        self.process = ""  # the owning process, for people ("mako, pid 812"; "" if not known)
         self.capabilities: tuple[str, ...] = ()
         self.markup = False
         self.online = False
+        self.found = ""
         self.problem = ""
-        self._conn: Any = None
-        self._router: Any = None
-        self._signals: queue.Queue[Any] = queue.Queue()
-        self._thread: threading.Thread | None = None
-        self._closed = threading.Event()
+        self._bus: Bus | None = None
+
+    @property
+    def connected(self) -> bool:
+        """The session bus connection is up (the server may still be missing)."""
+        return self._bus is not None and self._bus.alive
 
     def connect(self, timeout: float = 3.0) -> bool:
         """Open the bus and listen; then :meth:`probe`. Raises BackendError when there is no bus."""
         try:
-            from jeepney import DBusAddress, MatchRule, message_bus, new_method_call
-            from jeepney.io.threading import DBusRouter, open_dbus_connection
-            from jeepney.low_level import HeaderFields
+            from jeepney import MatchRule, message_bus
+            from jeepney.wrappers import unwrap_msg
         except ImportError as exc:
             raise BackendError("jeepney is not installed") from exc
-        if not has_bus():
-            raise BackendError("no session bus (DBUS_SESSION_BUS_ADDRESS is not set)")
         try:
-            self._conn = open_dbus_connection(bus="SESSION")
-        except Exception as exc:  # no socket, refused
-            raise BackendError(f"no session bus ({clean(exc, 120)})") from exc
-
-        class Router(DBusRouter):  # type: ignore[misc]
-            def _receiver(self) -> None:
-                try:
-                    super()._receiver()
-                except (OSError, ValueError):
-                    pass  # the bus went away: the signal listener reports it, once, without a traceback
-
-        self._router = Router(self._conn)
-        self._addr = DBusAddress(
-            "/org/freedesktop/Notifications", bus_name=NOTIFICATIONS, interface=NOTIFICATIONS
-        )
-        self._call = new_method_call
-        self._member_field = HeaderFields.member
-        ours = MatchRule(type="signal", interface=NOTIFICATIONS, path="/org/freedesktop/Notifications")
+            self._bus = Bus(self._on_signal, self._on_lost)
+        except BusError as exc:
+            raise BackendError(clean(exc, 160)) from exc
+        # sender = the well-known name: the bus passes on only signals of its owner at the time
+        ours = MatchRule(type="signal", sender=NOTIFICATIONS, interface=NOTIFICATIONS, path=PATH)
         owner = MatchRule(
             type="signal",
-            sender="org.freedesktop.DBus",
-            interface="org.freedesktop.DBus",
+            sender=BUS_NAME,
+            interface=BUS_NAME,
             member="NameOwnerChanged",
             path="/org/freedesktop/DBus",
         )
         owner.add_arg_condition(0, NOTIFICATIONS)
         try:
             for rule in (ours, owner):
-                self._router.filter(rule, queue=self._signals, bufsize=0)
-                self._router.send_and_get_reply(message_bus.AddMatch(rule), timeout=timeout)
+                unwrap_msg(self._bus.call(message_bus.AddMatch(rule), timeout))
         except Exception as exc:
             self.shutdown()
             raise BackendError(f"the session bus does not answer ({clean(exc, 120)})") from exc
-        self._thread = threading.Thread(target=self._listen, name="pi-notifier-dbus-signals", daemon=True)
-        self._thread.start()
         return self.probe(timeout)
 
     def probe(self, timeout: float = 3.0) -> bool:
-        """A real round trip to the server (``GetServerInformation``; the bus starts an activatable
-        server for it). Sets :attr:`online`, and :attr:`problem` when nothing answered."""
+        """Real round trips to the server (``GetServerInformation`` — the bus starts an activatable
+        server for it — and ``GetCapabilities``): who it is and what it can do, asked again after
+        each restart. Sets :attr:`online`, :attr:`found` and, unless it answered, :attr:`problem`."""
+        from jeepney.wrappers import DBusErrorResponse
+
+        self.online = False
+        step = "GetServerInformation"
         try:
-            info = self._send("GetServerInformation", "", (), timeout)
-            caps = self._send("GetCapabilities", "", (), timeout)[0]
-        except Exception as exc:
-            self.online = False
-            if getattr(exc, "name", None) in _NO_OWNER:
-                self.problem = f"nothing owns {NOTIFICATIONS} on the session bus, and no server is set up to start for it"
-            else:
-                self.problem = f"nothing answers as {NOTIFICATIONS} on the session bus ({clean(exc, 120)})"
-            return False
-        self.owner = self._owner(timeout)
+            info = self._send(step, "", (), timeout)
+            step = "GetCapabilities"
+            (caps,) = self._send(step, "", (), timeout)
+            if not (len(info) >= 3 and all(isinstance(x, str) for x in info)):
+                raise ValueError(f"GetServerInformation gave {clean(repr(info), 80)}")
+            if not (isinstance(caps, list) and all(isinstance(c, str) for c in caps)):
+                raise ValueError(f"GetCapabilities gave {clean(repr(caps), 80)}")
+        except BusError as exc:
+            return self._failed("bus", f"the session bus went away ({clean(exc, 120)})")
+        except DBusErrorResponse as exc:
+            if exc.name in _NO_OWNER:
+                return self._failed(
+                    "none",
+                    f"nothing owns {NOTIFICATIONS} on the session bus, and no server is set up to start for it",
+                )
+            return self._odd(f"answered {step} with the error {clean(exc.name, 80)}", timeout)
+        except TimeoutError:
+            return self._odd(f"did not answer {step} within {timeout:g} s", timeout)
+        except (ValueError, TypeError) as exc:  # a reply of the wrong shape
+            return self._odd(f"answered oddly: {clean(exc, 120)}", timeout)
+        self.owner, self.process = self._owner(timeout)
         # what the server says about itself is shown in logs and doctor: sanitize it here
         self.server = tuple(clean(x, 60) for x in info)
         self.capabilities = tuple(clean(c, 60) for c in caps)
         self.markup = "body-markup" in self.capabilities
         self.online = True
+        self.found = "server"
         self.problem = ""
         return True
 
-    def _owner(self, timeout: float) -> str:
-        """``BUS-ID/UNIQUE-NAME`` of the connection that owns the server's name ("" if unknown)."""
-        try:
-            from jeepney import message_bus
-            from jeepney.wrappers import unwrap_msg
+    def _failed(self, found: str, problem: str) -> bool:
+        self.found, self.problem = found, problem
+        return False
 
-            send = self._router.send_and_get_reply
-            (bus,) = unwrap_msg(send(message_bus.GetId(), timeout=timeout))
-            (owner,) = unwrap_msg(send(message_bus.GetNameOwner(NOTIFICATIONS), timeout=timeout))
-        except Exception:
-            return ""
-        if not (isinstance(bus, str) and isinstance(owner, str) and owner.startswith(":")):
-            return ""
-        return f"{clean(bus, 64)}/{clean(owner, 64)}"
+    def _odd(self, what: str, timeout: float) -> bool:
+        """A call failed: tell a server that answered oddly from no server at all."""
+        try:
+            self.owner, self.process = self._owner(timeout)
+        except BusError as exc:
+            return self._failed("bus", f"the session bus went away ({clean(exc, 120)})")
+        if not self.owner:
+            return self._failed(
+                "none",
+                f"nothing owns {NOTIFICATIONS} on the session bus (a server set up to start for it {what})",
+            )
+        return self._failed("odd", f"{self.who()} {what}")
+
+    def who(self) -> str:
+        """The server as people can find it: its process, else its bus name."""
+        unique = self.owner.rsplit("/", 1)[-1]
+        return f"the notification server ({self.process or unique}, owner of {NOTIFICATIONS})"
+
+    def _owner(self, timeout: float) -> tuple[str, str]:
+        """``BUS-ID/UNIQUE-NAME`` of the connection that owns the server's name ("" if none), and
+        its process ("mako, pid 812"; "" if not known), from the bus (not from the server)."""
+        from jeepney import message_bus
+        from jeepney.wrappers import DBusErrorResponse, unwrap_msg
+
+        bus = self._bus
+        if bus is None:
+            raise BusError("not connected")
+        try:
+            (bus_id,) = unwrap_msg(bus.call(message_bus.GetId(), timeout))
+            (owner,) = unwrap_msg(bus.call(message_bus.GetNameOwner(NOTIFICATIONS), timeout))
+        except (DBusErrorResponse, TimeoutError, ValueError):
+            return "", ""
+        if not (isinstance(bus_id, str) and isinstance(owner, str) and owner.startswith(":")):
+            return "", ""
+        return f"{clean(bus_id, 64)}/{clean(owner, 64)}", _process_of(bus, owner, timeout)
 
     def describe(self) -> str:
         server = " ".join(self.server[:3]) or "unknown server"
         return f"D-Bus notification server {server} (capabilities: {', '.join(self.capabilities)})"
 
-    def _bus_alive(self) -> bool:
-        thread = getattr(self._router, "_rcv_thread", None)  # jeepney's receiver: it ends with the bus
-        return self._router is not None and (thread is None or thread.is_alive())
-
     def _send(
         self, method: str, signature: str, body: tuple[Any, ...], timeout: float = 3.0
     ) -> tuple[Any, ...]:
+        from jeepney import DBusAddress, new_method_call
         from jeepney.wrappers import unwrap_msg
 
-        msg = self._call(self._addr, method, signature, body)
-        reply = self._router.send_and_get_reply(msg, timeout=timeout)
+        if self._bus is None:
+            raise BusError("not connected")
+        address = DBusAddress(PATH, bus_name=NOTIFICATIONS, interface=NOTIFICATIONS)
+        reply = self._bus.call(new_method_call(address, method, signature, body), timeout)
         return tuple(unwrap_msg(reply))
 
     def _request(self, method: str, signature: str, body: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -179,33 +211,41 @@ class DBusBackend:
                 self.online = False
                 raise ServerGone("server", clean(exc, 160)) from exc
             raise BackendError(clean(exc, 160)) from exc
-        except Exception as exc:
-            if not self._bus_alive():
-                self.online = False
-                raise ServerGone("bus", clean(exc, 160)) from exc
-            raise BackendError(clean(exc, 160)) from exc
+        except BusError as exc:
+            self.online = False
+            raise ServerGone("bus", clean(exc, 160)) from exc
+        except TimeoutError as exc:
+            raise BackendError(f"{method}: {clean(exc, 120)}") from exc
 
-    def _listen(self) -> None:
-        while not self._closed.is_set():
-            try:
-                msg = self._signals.get(timeout=0.5)
-            except queue.Empty:
-                if not self._closed.is_set() and not self._bus_alive():
-                    self.online = False
-                    if self.on_server:
-                        self.on_server("lost")
-                    return
-                continue
-            member = msg.header.fields.get(self._member_field)
-            try:
-                if member == "ActionInvoked" and self.on_action:
-                    self.on_action(int(msg.body[0]), str(msg.body[1]))
-                elif member == "NotificationClosed" and self.on_closed:
-                    self.on_closed(int(msg.body[0]), int(msg.body[1]))
-                elif member == "NameOwnerChanged" and self.on_server:
-                    self.on_server("up" if msg.body[2] else "down")
-            except Exception:
-                log.exception("a notification signal failed")
+    # ---- signals (the bus connection's signal thread) ----
+
+    def _on_signal(self, msg: Any) -> None:
+        from jeepney import HeaderFields
+
+        fields = msg.header.fields
+        interface, member, body = (
+            fields.get(HeaderFields.interface),
+            fields.get(HeaderFields.member),
+            msg.body,
+        )
+        if interface == NOTIFICATIONS and fields.get(HeaderFields.path) == PATH:
+            if member == "ActionInvoked" and self.on_action and len(body) >= 2:
+                self.on_action(int(body[0]), str(body[1]))
+            elif member == "NotificationClosed" and self.on_closed and len(body) >= 2:
+                self.on_closed(int(body[0]), int(body[1]))
+        elif (
+            member == "NameOwnerChanged"
+            and fields.get(HeaderFields.sender) == BUS_NAME
+            and len(body) == 3
+            and body[0] == NOTIFICATIONS
+            and self.on_server
+        ):
+            self.on_server("up" if body[2] else "down")
+
+    def _on_lost(self) -> None:
+        self.online = False
+        if self.on_server:
+            self.on_server("lost")
 
     def show(self, message: Message, replaces: int) -> int:
         actions = [x for pair in message.actions for x in pair] if "actions" in self.capabilities else []
@@ -241,15 +281,10 @@ class DBusBackend:
             pass  # already closed (by the user, or it expired): nothing to withdraw
 
     def shutdown(self) -> None:
-        self._closed.set()
         self.online = False
-        for obj in (self._router, self._conn):
-            if obj is not None:
-                try:
-                    obj.close()
-                except Exception:
-                    pass
-        self._router = self._conn = None
+        bus, self._bus = self._bus, None
+        if bus is not None:
+            bus.close()
 
 
 def sound_hints(sound: str) -> dict[str, tuple[str, Any]]:
@@ -265,53 +300,74 @@ def sound_hints(sound: str) -> dict[str, tuple[str, Any]]:
     return {"sound-name": ("s", sound)}
 
 
-def server_answers(timeout: float = 3.0) -> tuple[bool, str]:
-    """Whether a notification server answers a real round trip on the session bus, and if not why.
-    notify-send and plyer deliver through that same server on Linux, so without one they show
-    nothing (and notify-send prints 'Cannot autolaunch D-Bus' where there is no bus at all)."""
-    probe = DBusBackend()
+def _process_of(bus: Bus, unique: str, timeout: float) -> str:
+    """The "NAME, pid N" of the process behind a bus connection (the bus knows its pid; its name is
+    read from /proc where there is one), "" when the bus does not say."""
+    from jeepney import message_bus
+    from jeepney.wrappers import DBusErrorResponse, unwrap_msg
+
     try:
-        ok = probe.connect(timeout)
-    except BackendError as exc:
-        if "jeepney" not in str(exc):
-            return False, str(exc)
-        return _server_answers_cli(timeout)
+        (pid,) = unwrap_msg(bus.call(message_bus.GetConnectionUnixProcessID(unique), timeout))
+    except (DBusErrorResponse, TimeoutError, ValueError, BusError):
+        return ""
+    if not isinstance(pid, int) or pid <= 0:
+        return ""
+    try:
+        with open(f"/proc/{pid}/comm", encoding="utf-8", errors="replace") as fh:
+            return f"{clean(fh.read().strip(), 40)}, pid {pid}"
+    except OSError:
+        return f"pid {pid}"
+
+
+def server_owner(timeout: float = 3.0) -> tuple[bool, str]:
+    """Whether a notification server owns ``org.freedesktop.Notifications`` (or the bus can start
+    one for it), asked of the bus alone: the server itself is not called. For plyer and
+    notify-send, which deliver through that server on Linux (without one they show nothing).
+    Returns (True, who: "mako, pid 812" / "" / "started by the bus on demand") or (False, why)."""
+    try:
+        from jeepney import message_bus
+        from jeepney.wrappers import unwrap_msg
+    except ImportError:
+        return _owner_cli(timeout)
+    try:
+        bus = Bus()
+    except BusError as exc:
+        return False, clean(exc, 160)
+    try:
+        (owned,) = unwrap_msg(bus.call(message_bus.NameHasOwner(NOTIFICATIONS), timeout))
+        if owned:
+            (unique,) = unwrap_msg(bus.call(message_bus.GetNameOwner(NOTIFICATIONS), timeout))
+            return True, _process_of(bus, str(unique), timeout)
+        (names,) = unwrap_msg(bus.call(message_bus.ListActivatableNames(), timeout))
+        if NOTIFICATIONS in names:
+            return True, "started by the bus on demand"
+        return (
+            False,
+            f"nothing owns {NOTIFICATIONS} on the session bus, and no server is set up to start for it",
+        )
+    except Exception as exc:
+        return False, f"the session bus does not answer ({clean(exc, 120)})"
     finally:
-        probe.shutdown()
-    return ok, probe.problem
+        bus.close()
 
 
-def _server_answers_cli(timeout: float) -> tuple[bool, str]:
-    tool = shutil.which("gdbus") or shutil.which("dbus-send")
+def _owner_cli(timeout: float) -> tuple[bool, str]:
+    """:func:`server_owner` without jeepney: ``dbus-send`` asks the bus."""
+    tool = shutil.which("dbus-send")
     if not has_bus():
         return False, "no session bus (DBUS_SESSION_BUS_ADDRESS is not set)"
     if tool is None:
-        return False, "cannot check for a notification server (jeepney, gdbus and dbus-send are all missing)"
-    if os.path.basename(tool) == "gdbus":
-        cmd = [
-            tool,
-            "call",
-            "--session",
-            "--dest",
-            NOTIFICATIONS,
-            "--object-path",
-            "/org/freedesktop/Notifications",
-            "--method",
-            f"{NOTIFICATIONS}.GetServerInformation",
-        ]
-    else:
-        cmd = [
-            tool,
-            "--session",
-            "--print-reply",
-            f"--dest={NOTIFICATIONS}",
-            "/org/freedesktop/Notifications",
-            f"{NOTIFICATIONS}.GetServerInformation",
-        ]
+        return False, "cannot check for a notification server (jeepney and dbus-send are both missing)"
+    cmd = [
+        tool, "--session", "--print-reply", f"--dest={BUS_NAME}", "/org/freedesktop/DBus",
+        f"{BUS_NAME}.NameHasOwner", f"string:{NOTIFICATIONS}",
+    ]  # fmt: skip
     try:
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout + 2)
     except (OSError, subprocess.SubprocessError) as exc:
         return False, clean(exc, 120)
     if done.returncode != 0:
-        return False, f"nothing answers as {NOTIFICATIONS} ({clean(done.stderr, 120)})"
+        return False, f"the session bus does not answer ({clean(done.stderr, 120)})"
+    if "boolean true" not in done.stdout:
+        return False, f"nothing owns {NOTIFICATIONS} on the session bus"
     return True, ""

@@ -51,6 +51,7 @@ class Screen:
         self._warned: set[str] = set()
         self._ever_online = False
         self._told_down = False  # the user was told notifications are not shown (until they are back)
+        self._asking_again = False  # reconnect_at is for asking an odd server again (not a lost bus)
 
     def start(self) -> None:
         """Choose the backend (unless one was given) and say once whether it can show anything."""
@@ -63,6 +64,7 @@ class Screen:
                 log.warning("%s", self.why)  # told once; the server appearing later is logged too
                 if isinstance(self.backend, NullBackend) and has_bus():
                     self.reconnect_at = self.clock() + RECONNECT_S  # a bus that is not up yet
+                self._ask_again(self.clock())
         self._adopt()
 
     # ---- what a run before ours left on screen (it crashed: nobody closed it) ----
@@ -227,7 +229,8 @@ class Screen:
             backend.online = False
         self.handles = dict.fromkeys(self.handles, 0)  # those bubbles went with the server
         if what == "bus":
-            if self.reconnect_at is None:
+            if self.reconnect_at is None or self._asking_again:
+                self._asking_again = False
                 if self._told_down:  # the server usually goes first (it was on that bus): told already
                     log.debug("the session bus closed too; looking for it every %d s", RECONNECT_S)
                 else:
@@ -250,7 +253,9 @@ class Screen:
         if not isinstance(backend, DBusBackend):
             return
         was_online = backend.online
-        if backend.probe():  # a new owner: another server, or the same one restarted
+        if not backend.probe():  # (a new owner that does not answer: asked again later)
+            self._ask_again(now)
+        else:  # a new owner: another server, or the same one restarted
             self.handles = dict.fromkeys(self.handles, 0)
             self.orphans.clear()  # (gone with the server that showed them)
             if self.store is not None and self._owner():
@@ -266,8 +271,23 @@ class Screen:
             log.warning("notifications: %s: %s", what, backend.describe())
             self.show_again()
 
+    def _ask_again(self, now: float) -> None:
+        """A server owns the name but its answers were no use (still starting, stuck): ask it
+        again in a while, in case it comes round without a restart."""
+        backend = self.backend
+        if isinstance(backend, DBusBackend) and backend.found == "odd" and self.reconnect_at is None:
+            self.reconnect_at = now + RECONNECT_S
+            self._asking_again = True
+
     def reconnect(self, now: float) -> None:
-        """The bus went away: try once more (quietly; coming back is logged once)."""
+        """The bus went away: try once more (quietly; coming back is logged once). On a bus still
+        there whose server answered oddly, ask that server again."""
+        current = self.backend
+        if isinstance(current, DBusBackend) and current.connected and not current.online:
+            self.reconnect_at = None
+            self._asking_again = False
+            self.on_server("up", now)
+            return
         backend, why = self._choose()
         if not isinstance(backend, DBusBackend):
             backend.shutdown()

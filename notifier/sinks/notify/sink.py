@@ -22,6 +22,7 @@ from notifier.sinks.notify.choose import TRAY_ALONE, choose_backend
 from notifier.sinks.notify.render import ANSWER_PREFIX, option_actions
 from notifier.sinks.notify.screen import Screen
 from notifier.system.config import Config
+from notifier.system.processes import still_running
 
 log = logging.getLogger("notifier.sinks.notify")
 
@@ -155,7 +156,7 @@ class AlertSink:
         if reconnect_at is not None and now >= reconnect_at:
             self._screen.reconnect(now)
         if kind == "transitions":
-            actions += self.planner.feed(arg, now)
+            actions += self.planner.feed([_checked(t) for t in arg], now)
             ended = {key_of(t.session, t.question) for t in arg if t.kind != "needs_input"}
             if ended:
                 self._screen.ended(ended)
@@ -243,3 +244,11 @@ def _looking_at(notice: Notice) -> bool:
     from notifier.system.focus import items_focused
 
     return items_focused(notice.items)
+
+
+def _checked(t: Transition) -> Transition:
+    """``t``, its ``asker`` kept only while that very pi still runs (else the settle window holds:
+    whatever asks now is not known to wait for a human)."""
+    if t.asker is None or still_running(*t.asker):
+        return t
+    return Transition(t.kind, t.session, t.question, t.at, t.initial)

@@ -34,11 +34,13 @@ def eviction_victim(conns: Collection[Connection], now: float, max_connections: 
     return min(idle, key=lambda c: c.active)
 
 
-def timed_out(conn: Connection, now: float, idle_timeout: float) -> Literal["stalled", "idle"] | None:
-    """``stalled``: its output waited over ``STALL_TIMEOUT`` with nothing read; ``idle``: not
+def timed_out(
+    conn: Connection, now: float, idle_timeout: float, stall_timeout: float = STALL_TIMEOUT
+) -> Literal["stalled", "idle"] | None:
+    """``stalled``: its output waited over ``stall_timeout`` with nothing read; ``idle``: not
     subscribed, nothing asked for over ``idle_timeout``."""
     waiting = conn.stalled_since()
-    if waiting is not None and now - waiting > STALL_TIMEOUT:
+    if waiting is not None and now - waiting > stall_timeout:
         return "stalled"
     if not conn.kept and not conn.busy and waiting is None and now - conn.active > idle_timeout:
         return "idle"
@@ -46,7 +48,11 @@ def timed_out(conn: Connection, now: float, idle_timeout: float) -> Literal["sta
 
 
 def next_deadline(
-    conns: Collection[Connection], now: float, idle_timeout: float, also: float = 0.0
+    conns: Collection[Connection],
+    now: float,
+    idle_timeout: float,
+    also: float = 0.0,
+    stall_timeout: float = STALL_TIMEOUT,
 ) -> float | None:
     """Seconds until a timeout could fire (or the time ``also``, when set, comes); None (sleep
     until something happens) when none can."""
@@ -54,7 +60,7 @@ def next_deadline(
     for conn in conns:
         waiting = conn.stalled_since()
         if waiting is not None:
-            deadlines.append(waiting + STALL_TIMEOUT)
+            deadlines.append(waiting + stall_timeout)
         elif not conn.kept and not conn.busy:
             deadlines.append(conn.active + idle_timeout)
     if not deadlines:

@@ -2,7 +2,7 @@
 :mod:`selectors`; sockets are non-blocking, so a client that stops reading can hold up nobody.
 
 - output waits in each :class:`~notifier.system.ipc.connection.Connection`'s bounded buffer; a
-  client that reads nothing for ``STALL_TIMEOUT`` while output waits is dropped;
+  client that reads nothing for ``stall_timeout`` while output waits is dropped;
 - at most ``MAX_CONNECTIONS`` connections: beyond it the oldest idle one is evicted, or the new
   one is told ``busy`` (``request`` retries that) and closed at once; connections that send no
   complete request within ``IDLE_TIMEOUT`` are closed;
@@ -53,11 +53,13 @@ class Server:
         max_connections: int = MAX_CONNECTIONS,
         idle_timeout: float = IDLE_TIMEOUT,
         workers: int = WORKERS,
+        stall_timeout: float = STALL_TIMEOUT,
     ) -> None:
         self.path = path
         self.handler = handler
         self.max_connections = max_connections
         self.idle_timeout = idle_timeout
+        self.stall_timeout = stall_timeout
         self.workers = workers
         self.sock: socket.socket | None = None
         self._thread: threading.Thread | None = None
@@ -322,9 +324,9 @@ class Server:
             self._accept_paused_until = 0.0
             self._selector.register(self.sock, selectors.EVENT_READ, "listen")
         for conn in list(self._conns.values()):
-            why = timed_out(conn, now, self.idle_timeout)
+            why = timed_out(conn, now, self.idle_timeout, self.stall_timeout)
             if why == "stalled":
-                conn.drop(f"it read nothing for {STALL_TIMEOUT:g} s")
+                conn.drop(f"it read nothing for {self.stall_timeout:g} s")
                 self._close(conn)
             elif why == "idle":
                 log.debug("control channel: closing a connection idle for %.0f s", now - conn.active)
@@ -332,4 +334,6 @@ class Server:
 
     def _next_deadline(self, now: float) -> float | None:
         """Seconds until a timeout could fire; None (sleep until something happens) when none can."""
-        return next_deadline(self._conns.values(), now, self.idle_timeout, self._accept_paused_until)
+        return next_deadline(
+            self._conns.values(), now, self.idle_timeout, self._accept_paused_until, self.stall_timeout
+        )

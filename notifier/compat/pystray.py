@@ -1,0 +1,151 @@
+"""pystray 0.19 workarounds. Each touches a private attribute, so each is applied only to the
+versions it was checked against (``CHECKED``) and only where that attribute is there; on any other
+version it does nothing (said once, at debug level) and pystray behaves as upstream made it.
+
+- :func:`keep_sigint`: the GTK backends reset SIGINT to "kill at once" when their loop starts
+  (``pystray/_util/gtk.py``), so the app could not withdraw its notifications on Ctrl-C.
+- :func:`accept_clicks`: the xorg icon window does not ask for button presses, so a click never
+  arrives (https://github.com/moses-palmer/pystray/issues/151).
+- :func:`dock_once`: the xorg backend asks the tray to dock its window again on *every* icon
+  change; trayer makes a new socket each time and, after a few, leaves the icon 1 px wide (the
+  1 px look of https://github.com/moses-palmer/pystray/issues/7, by another road). Measured under
+  trayer 1.1.8: 50 changes, a new parent window each time, 1 px wide in 6 of 10 samples; docked
+  once, the same parent and 24 px throughout.
+- :func:`destroy_window`: without PyGObject, ``Icon.stop()`` sometimes returns while the loop never
+  sees its window destroyed (about 1 run in 3 here with no tray host), so the app hung on SIGTERM
+  until killed. Destroying the window over a connection of our own ends the loop. Not reported
+  upstream that we know of; close to https://github.com/moses-palmer/pystray/issues/94.
+- :func:`quiet_dock_failures`: the xorg backend logs "Failed to dock icon" with a traceback at every
+  change while no tray host runs (https://github.com/moses-palmer/pystray/issues/186); the app
+  follows the tray host itself and says once when it comes or goes, so these records are dropped.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+from importlib import metadata
+from typing import Any
+
+log = logging.getLogger(__name__)
+CHECKED = ("0.19.",)  # the versions these workarounds were written and tested for
+_said: set[str] = set()
+
+
+def version() -> str | None:
+    try:
+        return metadata.version("pystray")
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def checked(found: str | None = None) -> bool:
+    """Is this pystray (or ``found``) one of the versions the workarounds were checked against?"""
+    v = version() if found is None else found
+    return v is not None and v.startswith(CHECKED)
+
+
+def _skip(what: str) -> None:
+    if what not in _said:
+        _said.add(what)
+        log.debug("pystray %s: %s not applied (checked on %s only)", version(), what, ", ".join(CHECKED))
+
+
+class _SignalWithoutSigintReset:
+    """Stands in for the ``signal`` module inside pystray's GTK helper: the reset of SIGINT to
+    its default action is refused, every other call goes through."""
+
+    SIGINT = signal.SIGINT
+    SIG_DFL = signal.SIG_DFL
+
+    @staticmethod
+    def signal(signum: int, handler: Any) -> Any:
+        if signum == signal.SIGINT and handler == signal.SIG_DFL:
+            return signal.getsignal(signal.SIGINT)
+        return signal.signal(signum, handler)
+
+
+def keep_sigint() -> None:
+    if not checked():
+        return _skip("keep_sigint")
+    try:
+        from pystray._util import gtk as pystray_gtk  # only present with the GTK backends
+    except Exception:
+        return
+    if getattr(pystray_gtk, "signal", None) is signal:
+        pystray_gtk.signal = _SignalWithoutSigintReset
+
+
+def _xorg_window(icon: Any) -> Any:
+    """The xorg icon's X window, or None (another backend or version)."""
+    if not checked():
+        return None
+    return getattr(icon, "_window", None) if hasattr(icon, "_display") else None
+
+
+def accept_clicks(icon: Any) -> None:
+    """Call in the icon's setup (its loop runs)."""
+    window = _xorg_window(icon)
+    if window is None:
+        return _skip("accept_clicks")
+    from Xlib import X
+
+    window.change_attributes(event_mask=X.ExposureMask | X.StructureNotifyMask | X.ButtonPressMask)
+    icon._display.flush()  # noqa: SLF001
+
+
+def dock_once(icon: Any) -> None:
+    """Ask the tray to dock the window only while it is not docked. Call before ``run()``."""
+    dock = getattr(icon, "_dock_window", None)
+    if _xorg_window(icon) is None or dock is None or not hasattr(icon, "_systray_manager"):
+        return _skip("dock_once")
+
+    def dock_unless_docked() -> None:
+        if not icon._systray_manager:  # noqa: SLF001 (None again once the tray host is gone)
+            dock()
+
+    icon._dock_window = dock_unless_docked  # noqa: SLF001
+
+
+def window_id(icon: Any) -> int | None:
+    """The X window id of an xorg icon (to destroy it later from another connection), or None."""
+    window = _xorg_window(icon)
+    return int(window.id) if window is not None else None
+
+
+def destroy_window(wid: int) -> bool:
+    """Destroy the icon window ``wid`` over a new X connection: its loop sees DestroyNotify and
+    ends. False when it could not be done (already gone, no display)."""
+    from Xlib import display, error
+
+    try:
+        disp = display.Display()
+    except Exception as exc:
+        log.debug("cannot open the display to end the tray loop: %s", exc)
+        return False
+    failed = error.CatchError()
+    try:
+        disp.create_resource_object("window", wid).destroy(onerror=failed)
+        disp.sync()
+    except error.XError as exc:
+        log.debug("the tray window %#x could not be destroyed: %s", wid, exc)
+        return False
+    finally:
+        disp.close()
+    if failed.get_error() is not None:
+        log.debug("the tray window %#x could not be destroyed: %s", wid, failed.get_error())
+        return False
+    return True
+
+
+class _DropDockFailures(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.msg != "Failed to dock icon"
+
+
+_DROP = _DropDockFailures()
+
+
+def quiet_dock_failures() -> None:
+    """pystray's own logger (public logging API; the message is pystray 0.19's)."""
+    logging.getLogger("pystray._base").addFilter(_DROP)

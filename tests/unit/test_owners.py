@@ -1,0 +1,298 @@
+"""Pairing sessions with the pi processes of their folder (notifier.core.owners), from literal
+process and session data: which evidence tells neighbours apart, what stays ambiguous, and what
+liveness keeps."""
+
+from __future__ import annotations
+
+import random
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from notifier.core.owners import START_SLACK_S, Proc, Wanted, bind, created_at, idle_editor, shows
+
+RULE = "─" * 60
+
+
+def dialog(text: str, options: list[str], history: str = "") -> str:
+    """A pane as pi 1.6.0's question dialog draws it (the transcript above, the dialog between
+    the rules, the footer below)."""
+    rows = [f"{'>' if i == 0 else ' '} {i + 1}. {o}" for i, o in enumerate(options)]
+    return "\n".join(
+        [history, f" question {text}", f"   Options: {', '.join(options)}", RULE, f" {text}", "", *rows,
+         f"  {len(options) + 1}. Type something.", "", " ↑↓ navigate • Enter to select • Esc to cancel",
+         RULE, "/p", "↑10 ↓5 0.0%/128k (auto)      mock-model"]
+    )  # fmt: skip
+
+
+def idle(history: str = "") -> str:
+    return "\n".join([history, RULE, "", RULE, "/p", "mock-model"])
+
+
+# Two pis started 0.4 s apart (each creates its session ~0.3 s after it starts): the start times
+# cannot tell whose session is whose.
+A_START, B_START = 1000.0, 1000.4
+PROD = "Drop the production database?"
+STAGING = "Drop the production database? (the staging copy)"
+
+
+def a(screen: str | None = None, **kw: object) -> Proc:
+    return Proc("/p", A_START, 11, None, screen, **kw)  # type: ignore[arg-type]
+
+
+def b(screen: str | None = None, started: float = B_START, **kw: object) -> Proc:
+    return Proc("/p", started, 22, None, screen, **kw)  # type: ignore[arg-type]
+
+
+def asking(key: str, text: str, options: list[str], created: float, at: float = 1100.0) -> Wanted:
+    return Wanted(key, "/p", at, None, text, tuple(options), None, created)
+
+
+def owners_of(o: object) -> dict[str, int]:
+    return {k: p.pid for k, p in o.owners.items()}  # type: ignore[attr-defined]
+
+
+def test_created_at_from_the_uuid7_id_or_the_file_name() -> None:
+    sid = "01a23322-278d-739d-8b73-4d9e989ad382"
+    name = f"/s/--p--/2026-12-01T19-43-26-093Z_{sid}.jsonl"
+    assert created_at(name, sid) == created_at(name, None) == 1796154206.093
+    assert created_at("/s/custom.jsonl", sid) == 1796154206.093  # --session custom.jsonl
+    assert created_at("/s/2026-12-01T19-43-26-093Z_my-id.jsonl", "my-id") == 1796154206.093  # --session-id
+    assert created_at("/s/s.jsonl", "6f1c9d2e-0c7a-4d55-8b0e-3a8e5e3c2f10") is None  # uuid4: no time
+    assert created_at("/s/s.jsonl", None) is None
+
+
+def test_the_pane_shows_a_question_only_exactly() -> None:
+    screen = dialog(PROD, ["Yes", "No"])
+    assert shows(screen, PROD, ["Yes", "No"])
+    assert not shows(screen, PROD, ["Yes", "Later"])  # other options
+    assert not shows(dialog(STAGING, ["Yes", "No"]), PROD, ["Yes", "No"])  # same beginning
+    assert not shows(screen, STAGING, ["Yes", "No"])
+    assert not shows(screen, "Drop the production", [])  # a prefix is not the question
+    # only in the transcript (an answered question above the editor): not shown
+    assert not shows(idle(f" question {PROD}\n   Options: 1. Yes, 2. No\n ✓ User selected: 1. Yes"), PROD, ["Yes"])
+    # a question wrapped over lines in the dialog is shown
+    long = "Which of these databases should we drop now that the migration to the new cluster is done?"
+    wrapped = dialog(long, ["users", "orders"]).replace(f" {long}\n", " Which of these databases should we drop\n now that the migration to the new cluster is done?\n", 1)
+    assert shows(wrapped, long, ["users", "orders"])
+    # only an empty input box says no dialog is open
+    assert idle_editor(idle(f" question {PROD}")) and not idle_editor(screen) and not idle_editor("no rules")
+    assert not idle_editor(idle().replace(f"{RULE}\n\n{RULE}", f"{RULE}\n a prompt being typed\n{RULE}"))
+
+
+def test_look_alike_dialogs_are_told_apart_by_their_panes() -> None:
+    sa = asking("A.jsonl", PROD, ["Yes", "No"], A_START + 0.3)
+    sb = asking("B.jsonl", STAGING, ["Yes", "No"], B_START + 0.3, at=1101.0)
+    pa, pb = a(dialog(PROD, ["Yes", "No"])), b(dialog(STAGING, ["Yes", "No"]))
+    o = bind([sa, sb], [pa, pb])
+    assert owners_of(o) == {"A.jsonl": 11, "B.jsonl": 22} and o.alive("A.jsonl") and o.alive("B.jsonl")
+    # the same text with other options is a look-alike too
+    sb2 = asking("B.jsonl", PROD, ["Drop it", "Keep it"], B_START + 0.3, at=1101.0)
+    o = bind([sa, sb2], [pa, b(dialog(PROD, ["Drop it", "Keep it"]))])
+    assert owners_of(o) == {"A.jsonl": 11, "B.jsonl": 22}
+    # one pane unknown (not in tmux): the other's exact screen still decides
+    o = bind([sa, sb], [pa, b(None)])
+    assert owners_of(o) == {"A.jsonl": 11, "B.jsonl": 22}
+
+
+def test_identical_dialogs_or_no_evidence_stay_ambiguous() -> None:
+    sa = asking("A.jsonl", PROD, ["Yes", "No"], A_START + 0.3)
+    sb = asking("B.jsonl", PROD, ["Yes", "No"], B_START + 0.3, at=1101.0)
+    same = dialog(PROD, ["Yes", "No"])
+    for procs in ([a(same), b(same)], [a(None), b(None)]):
+        o = bind([sa, sb], procs)
+        assert o.owners == {}
+        assert {p.pid for p in o.candidates("A.jsonl")} == {11, 22} == {p.pid for p in o.candidates("B.jsonl")}
+        assert o.alive("A.jsonl") and o.alive("B.jsonl")  # both pis run: both questions are live
+
+
+def test_start_times_tell_pis_started_seconds_apart() -> None:
+    # B started 2 s after A: A's session was created before B existed
+    sa = asking("A.jsonl", PROD, ["Yes", "No"], A_START + 0.3)
+    sb = asking("B.jsonl", PROD, ["Yes", "No"], A_START + 2.3, at=1101.0)
+    later = b(None, started=A_START + 2.0)
+    o = bind([sa, sb], [a(None), later])
+    assert owners_of(o) == {"A.jsonl": 11, "B.jsonl": 22}
+    # A killed: B has its own session, A's question is nobody's
+    o = bind([sa, sb], [later])
+    assert owners_of(o) == {"B.jsonl": 22} and not o.alive("A.jsonl")
+
+
+def test_a_killed_asker_is_not_kept_alive_by_its_neighbour() -> None:
+    sa = asking("A.jsonl", PROD, ["Yes", "No"], A_START + 0.3)
+    # the neighbour asks something else
+    sb = asking("B.jsonl", "Which region?", ["eu", "us"], B_START + 0.3, at=1101.0)
+    o = bind([sa, sb], [b(dialog("Which region?", ["eu", "us"]))])
+    assert not o.alive("A.jsonl") and owners_of(o) == {"B.jsonl": 22}
+    # the neighbour is idle on its own session (written before A asked), its pane shows no dialog
+    sb_idle = Wanted("B.jsonl", "/p", 1050.0, None, None, (), None, B_START + 0.3)
+    o = bind([sa, sb_idle], [b(idle())])
+    assert not o.alive("A.jsonl") and owners_of(o) == {"B.jsonl": 22}
+    # ... not in tmux: nothing tells, and the question is kept (no missed question)
+    o = bind([sa, sb_idle], [b(None)])
+    assert o.alive("A.jsonl")
+
+
+def test_a_pending_session_with_one_candidate_stays_alive_whatever_its_pane_shows() -> None:
+    s = asking("A.jsonl", PROD, ["Yes", "No"], A_START + 0.3)
+    for screen in (None, idle(), "garbled", dialog(PROD, ["Yes", "No"])):
+        o = bind([s], [a(screen)])
+        assert o.alive("A.jsonl") and owners_of(o) == {"A.jsonl": 11}, screen
+    # a pi started after the question was asked did not ask it
+    o = bind([s], [Proc("/p", 1100.0 + START_SLACK_S + 1, 33)])
+    assert not o.alive("A.jsonl") and o.owners == {}
+
+
+def test_a_resumed_session_needs_evidence() -> None:
+    old = asking("old.jsonl", PROD, ["Yes", "No"], 500.0)  # created long before the pi started
+    shown = a(dialog(PROD, ["Yes", "No"]))
+    assert owners_of(bind([old], [shown])) == {"old.jsonl": 11}  # its pane shows the question
+    assert not bind([old], [a(idle())]).alive("old.jsonl")  # its pane shows something else
+    assert not bind([old], [Proc("/p", A_START, 11, ("300",))]).alive("old.jsonl")  # its arguments
+    assert owners_of(bind([old], [Proc("/p", A_START, 11, ("-c",))])) == {"old.jsonl": 11}
+    named = Proc("/p", A_START, 11, ("--session", "old.jsonl"))
+    assert owners_of(bind([old], [named])) == {"old.jsonl": 11}
+    # nothing can be seen of it (pi 1.6 outside tmux): it may have resumed it, the question is kept
+    assert bind([old], [a(None)]).alive("old.jsonl")
+    # ... but a pi with a session of its own is on that one
+    own = Wanted("own.jsonl", "/p", 1050.0, None, None, (), None, A_START + 0.3)
+    o = bind([old, own], [a(None)])
+    assert not o.alive("old.jsonl") and owners_of(o) == {"own.jsonl": 11}
+
+
+def test_what_the_companion_announced_is_exact() -> None:
+    sa = asking("A.jsonl", PROD, ["Yes", "No"], A_START + 0.3)
+    sb = asking("B.jsonl", PROD, ["Yes", "No"], B_START + 0.3)
+    o = bind([sa, sb], [a(session="B.jsonl"), b()])
+    assert owners_of(o) == {"A.jsonl": 22, "B.jsonl": 11}
+    assert bind([sa], [a(session="B.jsonl")]).owners == {}  # it has another session
+
+
+def test_a_process_seen_in_two_folders_is_one_process() -> None:
+    s1 = Wanted("1.jsonl", "/real/p", 1050.0, None)
+    s2 = Wanted("2.jsonl", "/link/p", 1040.0, None)
+    o = bind([s1, s2], [Proc("/link/p", A_START, 5), Proc("/real/p", A_START, 5)])
+    assert owners_of(o) == {"1.jsonl": 5} and not o.alive("2.jsonl")
+
+
+# ---- properties over any processes and sessions ----
+
+procs_st = st.lists(
+    st.tuples(
+        st.sampled_from(["/p", "/q"]),
+        st.floats(0, 100),
+        st.sampled_from([None, (), ("-c",), ("--session", "s1")]),
+        st.sampled_from([None, "Q0", "Q1", "idle"]),
+    ),
+    max_size=5,
+)
+sessions_st = st.lists(
+    st.tuples(
+        st.sampled_from(["/p", "/q"]),
+        st.floats(0, 120),
+        st.one_of(st.none(), st.floats(0, 120)),
+        st.sampled_from([None, "Q0", "Q1"]),
+    ),
+    max_size=6,
+)
+
+
+def build(ps: list[tuple[object, ...]], ss: list[tuple[object, ...]]) -> tuple[list[Proc], list[Wanted]]:
+    def screen(s: object) -> str | None:
+        if s is None:
+            return None
+        return idle() if s == "idle" else dialog(f"Question {s}?", ["x", "y"])
+
+    procs = [Proc(str(cwd), float(t), i + 1, argv, screen(sc)) for i, (cwd, t, argv, sc) in enumerate(ps)]  # type: ignore[arg-type]
+    wanted = [
+        Wanted(f"s{i}", str(cwd), float(at), None, f"Question {q}?" if q else None, ("x", "y") if q else (), None, created)  # type: ignore[arg-type]
+        for i, (cwd, at, created, q) in enumerate(ss)
+    ]
+    return procs, wanted
+
+
+@given(procs_st, sessions_st, st.randoms(use_true_random=False))
+def test_pairing_invariants(ps: list[tuple[object, ...]], ss: list[tuple[object, ...]], rnd: random.Random) -> None:
+    procs, wanted = build(ps, ss)
+    o = bind(wanted, procs)
+    pids = [p.pid for p in o.owners.values()]
+    assert len(pids) == len(set(pids))  # never two sessions bound to one process
+    assert not set(o.owners) & set(o.ambiguous)  # an ambiguous session is never bound
+    assert all(len(c) >= 1 for c in o.ambiguous.values())
+    assert set(o.owners) <= o.living
+    by_key = {w.key: w for w in wanted}
+    for key, p in o.owners.items():
+        w = by_key[key]
+        assert p.cwd == w.cwd and p.started <= w.updated_at + START_SLACK_S
+    # the order given never matters
+    rnd.shuffle(procs)
+    rnd.shuffle(wanted)
+    again = bind(wanted, procs)
+    assert owners_of(again) == owners_of(o) and again.living == o.living
+    assert {k: {p.pid for p in v} for k, v in again.ambiguous.items()} == {
+        k: {p.pid for p in v} for k, v in o.ambiguous.items()
+    }
+
+
+@given(procs_st, sessions_st)
+def test_no_more_sessions_alive_than_pis_can_hold_unless_undecidable(
+    ps: list[tuple[object, ...]], ss: list[tuple[object, ...]]
+) -> None:
+    """Every bound session has its own pi; and sessions asking nothing are alive only as many
+    as there are pis in their folder."""
+    procs, wanted = build(ps, ss)
+    o = bind(wanted, procs)
+    for folder in ("/p", "/q"):
+        idle_alive = [w for w in wanted if w.cwd == folder and not w.question and o.alive(w.key)]
+        bound = [w for w in wanted if w.cwd == folder and w.key in o.owners]
+        here = [p for p in procs if p.cwd == folder]
+        assert len(bound) <= len(here)
+        if not any(w.question for w in wanted if w.cwd == folder):
+            # without questions the newest sessions win: ties only between equal write times
+            times = {w.updated_at for w in idle_alive}
+            assert len(idle_alive) <= len(here) or len(times) < len(idle_alive)
+
+
+def test_many_pis_and_sessions_stay_fast() -> None:
+    """Eight pis in one folder, forty sessions each could have: paired in well under a second."""
+    import time
+
+    procs = [Proc("/p", float(i), i + 1, None, None) for i in range(8)]
+    wanted = [Wanted(f"s{j}", "/p", 100.0 + j, None, "Q?" if j % 5 == 0 else None) for j in range(40)]
+    began = time.perf_counter()
+    o = bind(wanted, procs)
+    assert time.perf_counter() - began < 5.0
+    assert len(o.living) >= 8 and len(o.owners) <= 8
+
+
+def test_a_dialog_in_its_free_text_editor_still_shows_its_question() -> None:
+    """pi 0.73.1's question dialog with "Type something." open draws the editor's own rules,
+    indented, inside the dialog (as captured): they do not end the dialog area."""
+    screen = "\n".join([
+        f" question {PROD}", RULE, f" {PROD}", "", "  1. Yes", "  2. No", "> 3. Type something. ✎", "",
+        " Your answer:", " " + RULE, "", " " + RULE, "", " Enter to submit • Esc to go back", RULE, "/p",
+    ])  # fmt: skip
+    assert shows(screen, PROD, ["Yes", "No"]) and not idle_editor(screen)
+
+
+def test_a_dialog_not_showing_its_question_text_is_not_held_against_its_pi() -> None:
+    """One pi, its earlier session (before /new) and its new one asking: the pane shows the
+    dialog's second tab (not the first question's text). The question stays pending."""
+    earlier = Wanted("earlier.jsonl", "/p", 1050.0, None, None, (), None, A_START + 0.3)
+    now = asking("now.jsonl", "Which database?", ["pg", "sqlite"], 1060.0)
+    tab2 = dialog("Which language for the scripts?", ["Python", "Shell"])
+    o = bind([earlier, now], [a(tab2)])
+    assert o.alive("now.jsonl")
+    # its empty input box is another matter: no dialog is open, it is on its earlier session
+    o = bind([earlier, now], [a(idle())])
+    assert not o.alive("now.jsonl") and owners_of(o) == {"earlier.jsonl": 11}
+
+
+def test_a_neighbour_showing_the_same_question_is_not_taken_for_a_killed_asker() -> None:
+    """A killed; B (started with it) shows the very same dialog in its own session: B may be
+    either session's, so A's is not given to B (nothing would be typed into B for it)."""
+    sa = asking("A.jsonl", PROD, ["Yes", "No"], A_START + 0.3)
+    sb = asking("B.jsonl", PROD, ["Yes", "No"], B_START + 0.3, at=1101.0)
+    o = bind([sa, sb], [b(dialog(PROD, ["Yes", "No"]))])
+    assert o.owner("A.jsonl") is None and o.owner("B.jsonl") is None
+    assert [p.pid for p in o.candidates("A.jsonl")] == [22]

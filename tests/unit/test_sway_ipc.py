@@ -1,0 +1,218 @@
+"""sway/i3 IPC: the message framing, the tree walk (windows by process, the focused one) and focus
+events, on literal data shaped as sway 1.7 sends it (trimmed `swaymsg -t get_tree` output); the
+lock files that name an XWayland display; the focus method chosen from the environment."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from notifier.system import desktop, swayipc, x11
+
+
+def view(con: int, pid: int, focused: bool = False, **kw: Any) -> dict[str, Any]:
+    return {"id": con, "type": "con", "pid": pid, "focused": focused, "nodes": [], "floating_nodes": [], **kw}
+
+
+def tree(*workspace_nodes: dict[str, Any], floating: tuple[dict[str, Any], ...] = (), ws_focused: bool = False) -> dict[str, Any]:
+    workspace = {
+        "id": 4, "type": "workspace", "name": "1", "focused": ws_focused,
+        "nodes": list(workspace_nodes), "floating_nodes": list(floating),
+    }  # fmt: skip
+    output = {"id": 3, "type": "output", "name": "HEADLESS-1", "focused": False, "nodes": [workspace], "floating_nodes": []}
+    scratch = {"id": 2147483646, "type": "workspace", "name": "__i3_scratch", "nodes": [], "floating_nodes": []}
+    return {"id": 1, "type": "root", "focused": False, "nodes": [{"id": 2, "type": "output", "name": "__i3", "nodes": [scratch]}, output]}
+
+
+FOOT = view(5, 1201, app_id="foot", shell="xdg_shell", window=None)
+XTERM = view(6, 1305, app_id=None, shell="xwayland", window=0x400022, window_properties={"class": "XTerm"})
+SPLIT = {"id": 7, "type": "con", "layout": "splitv", "focused": False, "nodes": [view(8, 1410, app_id="kitty", shell="xdg_shell")]}
+FLOAT = view(9, 1500, app_id="pavucontrol", shell="xdg_shell", type="floating_con")
+
+
+def test_windows_by_process_tiled_split_and_floating() -> None:
+    t = tree(FOOT, XTERM, SPLIT, floating=(FLOAT,))
+    assert swayipc.views_by_pid(t) == {1201: 5, 1305: 6, 1410: 8, 1500: 9}
+    # a workspace, an output, a split container: no process, not a window
+    assert [n["id"] for n in swayipc.nodes(t) if swayipc.is_view(n)] == [5, 6, 8, 9]
+
+
+def test_one_process_with_two_windows_keeps_the_first() -> None:
+    """foot --server: every footclient window has the server's pid."""
+    assert swayipc.views_by_pid(tree(view(5, 77, app_id="foot"), view(6, 77, app_id="foot"))) == {77: 5}
+
+
+def test_the_focused_window_or_none() -> None:
+    assert swayipc.focused_view(tree(FOOT, view(6, 1305, focused=True, shell="xwayland", window=1))) == (6, 1305)
+    assert swayipc.focused_view(tree(FOOT, ws_focused=True)) is None  # an empty-handed workspace
+    assert swayipc.focused_view(tree(FOOT)) is None  # nothing (a layer surface such as a bar)
+
+
+def test_focus_events() -> None:
+    event = {"change": "focus", "container": view(5, 1201, focused=True, app_id="foot")}
+    assert swayipc.view_of_event(event) == (5, 1201)
+    assert swayipc.view_of_event({"change": "title", "container": FOOT}) is None
+    assert swayipc.view_of_event({"change": "focus", "container": {"id": 4, "type": "workspace"}}) is None
+    assert swayipc.view_of_event(["not", "an", "event"]) is None
+
+
+def test_framing_round_trip_and_refusal() -> None:
+    msg = swayipc.encode(swayipc.RUN_COMMAND, "[con_id=5] focus")
+    assert msg[:6] == b"i3-ipc" and len(msg) == 14 + len("[con_id=5] focus")
+    assert swayipc.decode_header(msg[:14]) == (16, swayipc.RUN_COMMAND)
+    with pytest.raises(swayipc.IpcError):
+        swayipc.decode_header(b"X11-ip" + msg[6:14])
+    with pytest.raises(swayipc.IpcError):
+        swayipc.decode_header(swayipc.HEADER.pack(b"i3-ipc", swayipc.MAX_PAYLOAD + 1, 4))
+
+
+def test_a_reply_after_an_event_over_a_real_socket(tmp_path: Path) -> None:
+    """A stand-in server on a unix socket: an event comes before the reply (as on a subscribed
+    connection); ``ask`` passes over it. A reply of another type is refused."""
+    path = str(tmp_path / "ipc.sock")
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(path)
+    server.listen(1)
+    got: list[bytes] = []
+
+    def serve() -> None:
+        conn, _ = server.accept()
+        with conn:
+            head = conn.recv(14)
+            length, kind = swayipc.decode_header(head)
+            got.append(conn.recv(length))
+            conn.sendall(swayipc.encode(swayipc.EVENT_WINDOW, json.dumps({"change": "focus"})))
+            conn.sendall(swayipc.encode(kind, json.dumps([{"success": True}])))
+            conn.recv(14 + 2)  # GET_TREE, empty payload
+            conn.sendall(swayipc.encode(swayipc.RUN_COMMAND, "[]"))
+
+    t = threading.Thread(target=serve, daemon=True)
+    t.start()
+    with swayipc.Connection(path) as conn:
+        assert conn.command("[con_id=5] focus")
+        with pytest.raises(swayipc.IpcError):
+            conn.tree()
+    t.join(5)
+    server.close()
+    assert got == [b"[con_id=5] focus"]
+
+
+def test_xwayland_lock_files(tmp_path: Path) -> None:
+    """wlroots holds the display itself (its pid, then a NUL); KWin's Xwayland writes its own pid
+    (its parent is the compositor); a display of someone else is not ours."""
+    (tmp_path / ".X11-unix").mkdir()
+    assert x11.lock_pid("      1921\x00") == 1921 and x11.lock_pid("     30561\n") == 30561
+    assert x11.lock_pid("garbage") is None
+    (tmp_path / ".X0-lock").write_text(f"{1:10d}\n")  # init's: not the compositor's
+    (tmp_path / ".X11-unix" / "X0").touch()
+    me = os.getpid()
+    assert x11.xwayland_display(me, str(tmp_path)) is None
+    (tmp_path / ".X3-lock").write_text(f"{me:10d}\x00")
+    assert x11.xwayland_display(me, str(tmp_path)) is None  # a lock without its socket
+    (tmp_path / ".X11-unix" / "X3").touch()
+    assert x11.xwayland_display(me, str(tmp_path)) == ":3"
+    assert x11.xwayland_display(os.getppid(), str(tmp_path)) == ":3"  # held by a child of it
+    assert x11.xwayland_display(None, str(tmp_path)) is None
+
+
+def test_the_window_display_in_words() -> None:
+    assert x11.window_display({"DISPLAY": ":5"}) == ({}, "X display :5")
+    none, why = x11.window_display({})
+    assert none is None and "DISPLAY and WAYLAND_DISPLAY are unset" in why
+    none, why = x11.window_display({"WAYLAND_DISPLAY": "wayland-9", "XDG_RUNTIME_DIR": "/nonexistent"})
+    assert none is None and "offers no XWayland" in why
+
+
+def test_the_focus_method_from_the_environment(tmp_path: Path) -> None:
+    sock = tmp_path / "sway-ipc.sock"
+    sock.touch()
+    assert isinstance(desktop.focus_method({"SWAYSOCK": str(sock)}), desktop.Sway)
+    x = desktop.focus_method({"DISPLAY": ":0"})
+    assert isinstance(x, desktop.X11) and x.limits is None
+    gnome_x = desktop.focus_method({"DISPLAY": ":0", "WAYLAND_DISPLAY": "wayland-0", "XDG_CURRENT_DESKTOP": "GNOME"})
+    assert isinstance(gnome_x, desktop.X11) and "only X11 windows" in str(gnome_x.limits)
+    gnome = desktop.focus_method({"WAYLAND_DISPLAY": "wayland-0", "XDG_CURRENT_DESKTOP": "GNOME"})
+    assert isinstance(gnome, desktop.Missing) and gnome.reason == (
+        "GNOME Shell on Wayland offers no public interface to focus a window"
+    )
+    nothing = desktop.focus_method({})
+    assert isinstance(nothing, desktop.Missing) and "DISPLAY and WAYLAND_DISPLAY are unset" in nothing.reason
+    # sway's own socket found without $SWAYSOCK: the one of a sway that still runs
+    runtime = tmp_path / "run"
+    runtime.mkdir()
+    (runtime / f"sway-ipc.{os.getuid()}.{os.getpid()}.sock").touch()
+    (runtime / f"sway-ipc.{os.getuid()}.999999999.sock").touch()  # a sway long gone
+    found = swayipc.socket_path({"XDG_RUNTIME_DIR": str(runtime)})
+    assert found == str(runtime / f"sway-ipc.{os.getuid()}.{os.getpid()}.sock")
+
+
+# ---- Hyprland (its IPC; no Hyprland in Debian 12: literal data and a stand-in socket) ----
+
+HYPR_CLIENTS = json.dumps([
+    {"address": "0x55d5a8e2c0b0", "mapped": True, "class": "foot", "title": "pi", "pid": 2201, "focusHistoryID": 1},
+    {"address": "0x55d5a8f01a40", "mapped": True, "class": "kitty", "title": "~", "pid": 2310, "focusHistoryID": 0},
+    {"address": "0x55d5a8f01b00", "class": "foot", "pid": 2201},
+    {"address": "nonsense", "pid": 9},
+    {"address": "0x1", "pid": -1},
+])
+
+
+def test_hyprland_clients_and_the_active_window() -> None:
+    from notifier.system import hyprland
+
+    assert hyprland.clients_by_pid(HYPR_CLIENTS) == {2201: 0x55D5A8E2C0B0, 2310: 0x55D5A8F01A40}
+    assert hyprland.clients_by_pid("Hyprland IPC didn't respond") == {}
+    active = json.dumps({"address": "0x55d5a8f01a40", "class": "kitty", "pid": 2310})
+    assert hyprland.active_window(active) == (0x55D5A8F01A40, 2310)
+    assert hyprland.active_window("{}") is None  # nothing focused
+    assert hyprland.focus_command(0x55D5A8E2C0B0) == "dispatch focuswindow address:0x55d5a8e2c0b0"
+
+
+def test_hyprland_method_over_a_stand_in_socket(tmp_path: Path) -> None:
+    """One request per connection, answered to the end: the method lists, focuses and checks."""
+    sig = "abc123_1700000000_42"
+    folder = tmp_path / "hypr" / sig
+    folder.mkdir(parents=True)
+    path = folder / ".socket.sock"
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(path))
+    server.listen(4)
+    state = {"active": "0x55d5a8f01a40"}
+    asked: list[str] = []
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            with conn:
+                command = conn.recv(4096).decode()
+                asked.append(command)
+                if command == "j/clients":
+                    conn.sendall(HYPR_CLIENTS.encode())
+                elif command == "j/activewindow":
+                    pid = 2310 if state["active"].endswith("1a40") else 2201
+                    conn.sendall(json.dumps({"address": state["active"], "pid": pid}).encode())
+                elif command.startswith("dispatch focuswindow address:"):
+                    state["active"] = command.rsplit(":", 1)[1]
+                    conn.sendall(b"ok")
+
+    threading.Thread(target=serve, daemon=True).start()
+    env = {"HYPRLAND_INSTANCE_SIGNATURE": sig, "XDG_RUNTIME_DIR": str(tmp_path), "WAYLAND_DISPLAY": "wayland-1"}
+    method = desktop.focus_method(env)
+    assert isinstance(method, desktop.Hyprland)
+    assert method.windows()[2201] == 0x55D5A8E2C0B0
+    assert method.focused() == (0x55D5A8F01A40, 2310)
+    assert method.activate(0x55D5A8E2C0B0)
+    assert method.focused() == (0x55D5A8E2C0B0, 2201)
+    assert "dispatch focuswindow address:0x55d5a8e2c0b0" in asked
+    server.close()
+    gone = desktop.focus_method({"HYPRLAND_INSTANCE_SIGNATURE": "nothere", "WAYLAND_DISPLAY": "wayland-1"})
+    assert isinstance(gone, desktop.Missing) and gone.reason == "Hyprland's IPC socket was not found"
