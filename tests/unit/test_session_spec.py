@@ -83,3 +83,13 @@ def test_no_such_session() -> None:
     assert not isinstance(info.value, goto.Ambiguous) and "'nothing'" in str(info.value)
     with pytest.raises(goto.BadSession):
         goto.pick(Snapshot((view(A, "/p/blog"),)), " ")
+
+
+def test_the_window_shows_the_short_id_too() -> None:
+    """The window's Session column (a session without a name) showed the id's first 8 digits,
+    the same for two pis started a minute apart."""
+    from notifier.ui.view import question_obj
+
+    a, b = view(A, "/p/blog", pending=True), view(B, "/p/blog", pending=True)
+    shown = {question_obj(v, v.pending[0], False)["short_id"] for v in (a, b)}
+    assert shown == {"1d2e3a4b", "2c3d4e5f"}
