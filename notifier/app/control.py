@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from notifier.app.window import has_display
 from notifier.core import commands
+from notifier.core.bar import summary
 from notifier.core.commands import Command, Status
 from notifier.core.model import Snapshot
 from notifier.core.text import clean
@@ -59,4 +60,8 @@ def status_reply(config: Config, command: Status, snapshot: Snapshot) -> Reply:
     same = sorted(command.roots) == sorted(config["sessions_dirs"])
     same = same and liveness == config["liveness"]
     same = same and sorted(command.question_tools) == sorted(config["question_tools"])
-    return {"ok": True, "status": status_obj(snapshot)} if same else {"ok": False}
+    if not same:
+        return {"ok": False}
+    if command.brief:  # a status bar, every second: the summary only, not every session
+        return {"ok": True, "summary": summary(snapshot, time.time())}
+    return {"ok": True, "status": status_obj(snapshot)}

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from notifier.companion.channel import announced_sessions
-from notifier.core import shellcmd
+from notifier.core import session_spec, shellcmd
 from notifier.core.model import Question, SessionView, Snapshot
 from notifier.core.text import clean
 from notifier.system.desktop import Missing, Window, focus_method
@@ -42,6 +42,10 @@ class BadSession(ValueError):
     """SESSION names no session, or several (exit code 2)."""
 
 
+class Ambiguous(BadSession):
+    """SESSION names several sessions (the message names them, on one line)."""
+
+
 @dataclass(frozen=True)
 class Target:
     view: SessionView
@@ -50,23 +54,29 @@ class Target:
 
 
 def pick(snapshot: Snapshot, spec: str | None) -> tuple[SessionView, Question | None]:
-    """SESSION → its view (and its longest-waiting question); omitted: the longest-waiting live
-    question of all. Raises :class:`BadSession` for a name that fits no session or several."""
-    if spec is None:
+    """SESSION → its view (and its longest-waiting question); omitted or ``next``: the
+    longest-waiting live question of all. SESSION is a session file (anywhere: the caller adds
+    the session of a file outside the watched folders to ``snapshot``), an id, a short id, a
+    unique id prefix, or a session or project name (:mod:`notifier.core.session_spec`). Raises
+    :class:`BadSession` for a name that fits no session, :class:`Ambiguous` for several."""
+    if spec is None or spec == session_spec.NEXT:
         if not snapshot.pending:
             raise Refused("no pi session is waiting for an answer")
         view, first = min(snapshot.pending, key=lambda sq: sq[1].asked_at)
         return view, first
+    if not spec.strip():
+        raise BadSession("SESSION is empty: give a session file, id, short id or project name")
     real = os.path.realpath(os.path.expanduser(spec))
     views = [v for v in snapshot.sessions if os.path.realpath(v.ref.key) == real]
     if not views:
-        views = [v for v in snapshot.sessions if v.ref.id and v.ref.id == spec]
+        views = session_spec.matches(snapshot.sessions, spec)
     if not views:
-        views = [v for v in snapshot.sessions if v.ref.id and v.ref.id.startswith(spec)]
-    if not views:
-        raise BadSession(f"no session has the file, id or id prefix {clean(spec, 80)!r}")
+        raise BadSession(
+            f"no session has the file, id, short id or project name {clean(spec, 80)!r}"
+            " (pi-notifier status lists them)"
+        )
     if len(views) > 1:
-        raise BadSession(f"{len(views)} sessions match {clean(spec, 80)!r}: give more of the id")
+        raise Ambiguous(session_spec.candidates_line(spec, views))
     view = views[0]
     question = min(view.pending, key=lambda q: q.asked_at) if view.pending else None
     return view, question

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from notifier.cli.common import fail
+from notifier.cli.common import fail, with_outside_file
 from notifier.core.model import Snapshot
 from notifier.core.text import clean
 from notifier.engine.options import engine_options
@@ -25,10 +25,20 @@ def _split_answer_words(words: list[str], snapshot: Snapshot, text: bool) -> tup
         try:
             goto.pick(snapshot, words[0])
             return words[0], words[1:]
+        except goto.Ambiguous:
+            if text or not _option_number(words[0]):
+                raise  # (one line naming the sessions it could be)
         except goto.BadSession:
             if text:
                 raise
+        except goto.Refused:  # "next" with nothing waiting
+            raise
     return None, words
+
+
+def _option_number(word: str) -> bool:
+    """Whether ``word`` reads as an option number (1, 2, …) rather than a session."""
+    return word.isdigit() and len(word) <= 3
 
 
 def cmd_answer(args: argparse.Namespace, config: Config) -> int:
@@ -48,6 +58,8 @@ def cmd_answer(args: argparse.Namespace, config: Config) -> int:
     from notifier.app.dialogs import with_open_dialogs
 
     snapshot = with_open_dialogs(scan_once(options), options)
+    if args.words:
+        snapshot = with_outside_file(snapshot, options, args.words[0])
     try:
         session, choices = _split_answer_words(list(args.words), snapshot, args.text is not None)
         if args.text is not None and choices:

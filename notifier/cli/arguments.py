@@ -86,6 +86,12 @@ def _status(p: argparse.ArgumentParser) -> None:
     _common(p)
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--all", action="store_true", help="list every session, not only recent ones")
+    p.add_argument(
+        "--tmux", action="store_true", help="a tmux status-line segment: 'π 2' while questions wait, else nothing"
+    )
+    p.add_argument(
+        "--bar", action="store_true", help="one JSON line for waybar / polybar / i3blocks (text, tooltip, class)"
+    )
 
 
 def _show(p: argparse.ArgumentParser) -> None:
@@ -111,7 +117,8 @@ def _goto(p: argparse.ArgumentParser) -> None:
         "session",
         nargs="?",
         metavar="SESSION",
-        help="session file, id or unique id prefix (default: the longest-waiting question)",
+        help="a project or session name, a short id (see status), an id or unique id prefix, a session"
+        " file, or next (the default: the longest-waiting question)",
     )
     p.add_argument("--print", action="store_true", help="only print where it is (JSON), change nothing")
 
@@ -132,6 +139,27 @@ def _pi_extension(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="status: print one JSON object")
 
 
+def _snooze(p: argparse.ArgumentParser) -> None:
+    _common(p)
+    p.add_argument(
+        "words",
+        nargs="*",
+        metavar="[WHAT] [DURATION]",
+        help="WHAT: all (default), a project or a SESSION; DURATION: 15m (default), 1h, 2h30m, 1d,"
+        " tomorrow (08:00), or off to resume",
+    )
+
+
+def _mute(p: argparse.ArgumentParser) -> None:
+    _common(p)
+    p.add_argument("what", metavar="WHAT", help="a project, or a SESSION (its project)")
+
+
+def _unmute(p: argparse.ArgumentParser) -> None:
+    _common(p)
+    p.add_argument("what", metavar="WHAT", help="a muted project, a SESSION (its project), or all")
+
+
 def _demo(p: argparse.ArgumentParser) -> None:
     _common(p, watch=False)
     p.add_argument("--no-tray", action="store_true", help=argparse.SUPPRESS)
@@ -140,7 +168,8 @@ def _demo(p: argparse.ArgumentParser) -> None:
 _ANSWER_DESCRIPTION = (
     "CHOICE is a 1-based option number or an exact option label (several for a multi-select "
     "question, or one per question of a form). With two or more words the first is taken as "
-    "SESSION when it names a session."
+    "SESSION when it names a session (a project or session name, a short id, an id or id prefix, a file, "
+    "or next)."
 )
 
 # Each command, in the order --help lists them: its help, its description, its arguments.
@@ -158,6 +187,9 @@ COMMANDS: dict[str, tuple[str, str | None, Callable[[argparse.ArgumentParser], N
         _ANSWER_DESCRIPTION,
         _answer,
     ),
+    "snooze": ("hold back notifications for a while: all, a project or a session", None, _snooze),
+    "mute": ("no notifications from a project until unmute", None, _mute),
+    "unmute": ("notifications from a muted project again", None, _unmute),
     "pi-extension": ("the optional companion pi extension (exact dialogs, answers)", None, _pi_extension),
     "demo": ("replay a recorded pi session so you can see the notification, icon and window", None, _demo),
 }

@@ -113,20 +113,34 @@ def _liveness(config: Config) -> str:
 
 
 def _extras(config: Config) -> list[str]:
+    """The notifications line and the tray line. With no tray icon either, the notifications
+    line says what is left instead of "the tray icon alone will show questions"."""
     lines: list[str] = []
-    try:
-        from notifier.sinks import notify as alerts
-
-        lines.append(alerts.doctor_line(config))
-    except ImportError:
-        pass
     try:
         from notifier.app import tray
 
-        lines.append(tray.doctor_line(config))
+        tray_line: str | None = tray.doctor_line(config)
+    except ImportError:
+        tray_line = None
+    no_tray = tray_line is not None and "] tray: none" in tray_line
+    try:
+        from notifier.sinks import notify as alerts
+        from notifier.sinks.notify.choose import TRAY_ALONE
+
+        line = alerts.doctor_line(config)
+        if no_tray:
+            shown = os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
+            instead = f"{NO_TRAY_EITHER}{', the window' if shown else ''} and a status bar (status --tmux / --bar) show questions"
+            line = line.replace(TRAY_ALONE, instead).replace("the tray icon shows questions", instead)
+        lines.append(line)
     except ImportError:
         pass
+    if tray_line is not None:
+        lines.append(tray_line)
     return lines
+
+
+NO_TRAY_EITHER = "with no tray icon either, pi-notifier status, run --json"
 
 
 def _companion() -> str:

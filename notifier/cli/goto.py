@@ -7,7 +7,7 @@ import argparse
 import re
 import sys
 
-from notifier.cli.common import fail
+from notifier.cli.common import fail, with_outside_file
 from notifier.core.text import clean
 from notifier.engine.options import engine_options
 from notifier.engine.scan import scan_once
@@ -33,7 +33,8 @@ def cmd_goto(args: argparse.Namespace, config: Config) -> int:
     remote = remotes.split(config, args.session)
     if remote is not None:  # devbox:SESSION — a session on a remote (README "Remote machines")
         return remotes.cmd_goto(*remote, only_print=args.print)
-    snapshot = scan_once(engine_options(config))
+    options = engine_options(config)
+    snapshot = with_outside_file(scan_once(options), options, args.session)
     try:
         target = goto.target(snapshot, args.session)
     except goto.BadSession as exc:

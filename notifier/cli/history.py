@@ -37,6 +37,7 @@ def cmd_history(args: argparse.Namespace, config: Config) -> int:
     try:
         since = time.time() - days * 86400 if days is not None else None
         data = history_obj(store.history(since))
+        recorded = len(store.history(None)) if since is not None and not data["questions"] else 0
     finally:
         store.close()
     if args.json:
@@ -44,7 +45,12 @@ def cmd_history(args: argparse.Namespace, config: Config) -> int:
         return 0
     rows = data["questions"]
     if not rows:
-        sys.stdout.write("No questions recorded yet" + (f" in the last {days:g} days" if days else "") + ".\n")
+        if recorded:  # (--since 0 with questions recorded said "No questions recorded yet.")
+            sys.stdout.write(
+                f"No questions in the last {days:g} days ({recorded} recorded in all; a larger --since shows them).\n"
+            )
+        else:
+            sys.stdout.write("No questions recorded yet" + (f" in the last {days:g} days" if days else "") + ".\n")
         return 0
     lines = []
     for q in rows:

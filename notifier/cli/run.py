@@ -1,5 +1,7 @@
 """``pi-notifier run``: the app (tray, notifications, control channel), or a headless watcher
-(``--no-tray``, ``--json``). A second app hands over to the first one and exits 0."""
+(``--no-tray``, ``--json``). A second app hands over to the first one and exits 0; ``run
+--json`` beside the app streams the events (reading the sessions itself) and leaves the
+notifications to the app, as ``run --no-tray`` beside it does."""
 
 from __future__ import annotations
 
@@ -28,9 +30,17 @@ def cmd_run(args: argparse.Namespace, config: Config) -> int:
             sys.stderr.write(f"{APP_NAME}: cannot start the app: {clean(exc, 600)}\n")
             return 1
         if held:
-            return hand_over()
+            if not args.json:
+                return hand_over()
+            tray = False  # run --json beside the app: the stream is what was asked for; the app notifies
+    notify = not args.no_notify
+    if not tray and notify and app_watches_the_same(config):
+        sys.stderr.write(
+            f"{APP_NAME}: the app is running and watches the same folders: it notifies, this run does not\n"
+        )
+        notify = False
     try:
-        app = App(config, json_out=args.json, tray=tray, notify=not args.no_notify)
+        app = App(config, json_out=args.json, tray=tray, notify=notify)
     except OSError as exc:  # no runtime folder of our own at all (said why): one line, no traceback
         sys.stderr.write(f"{APP_NAME}: cannot start: {clean(exc, 600)}\n")
         return 1
@@ -47,6 +57,18 @@ def cmd_run(args: argparse.Namespace, config: Config) -> int:
         return app.run_loop()
     finally:
         app.shutdown()
+
+
+def app_watches_the_same(config: Config) -> bool:
+    """Whether the running app (if any) watches the folders this run watches: then it notifies
+    each question, and a headless run beside it must not notify it a second time."""
+    from notifier.system import ipc
+
+    reply = ipc.request({"cmd": "ping"}, timeout=1.0)
+    if not reply or not reply.get("ok"):
+        return False
+    roots = reply.get("roots")
+    return isinstance(roots, list) and sorted(map(str, roots)) == sorted(config["sessions_dirs"])
 
 
 def stop_on_eof(stop: threading.Event) -> None:

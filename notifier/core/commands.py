@@ -98,11 +98,13 @@ class Answer:
 
 @dataclass(frozen=True)
 class Status:
-    """The app's status, if it watches these folders with these settings."""
+    """The app's status, if it watches these folders with these settings; ``brief``: only the
+    status bar's summary (notifier.core.bar), small enough to ask for every second."""
 
     roots: tuple[str, ...] = ()
     liveness: str | None = None
     question_tools: tuple[str, ...] = ()
+    brief: bool = False
 
 
 @dataclass(frozen=True)
@@ -258,7 +260,10 @@ def parse(obj: Any, now: float, morning: float | None = None) -> Command:
         return Answer(session, call, choices, text)
     if name == "status":
         liveness = _text(obj, "liveness")
-        return Status(_strings(obj, "roots"), liveness, _strings(obj, "question_tools"))
+        brief = obj.get("brief", False)
+        if not isinstance(brief, bool):
+            raise CommandError("brief must be true or false")
+        return Status(_strings(obj, "roots"), liveness, _strings(obj, "question_tools"), brief)
     if name == "subscribe":
         return Subscribe()
     if name == "health":
@@ -289,4 +294,6 @@ def to_obj(command: Command) -> dict[str, Any]:
         )
     elif isinstance(command, Status):
         obj.update(roots=list(command.roots), liveness=command.liveness, question_tools=list(command.question_tools))
+        if command.brief:
+            obj["brief"] = True
     return obj

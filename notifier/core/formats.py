@@ -243,12 +243,15 @@ def _asks_nothing(row: StatusRow, stamp: Callable[[float], str]) -> str | None:
         return None
 
 
-def status_text(rows: Sequence[StatusRow], pending: int, whole: Mapping[int, dict[str, Any]]) -> str:
+def status_text(
+    rows: Sequence[StatusRow], pending: int, whole: Mapping[int, dict[str, Any]], extra: Mapping[str, Any] | None = None
+) -> str:
     """``status --json`` as one line: :func:`dumps` of :func:`status_obj` for ``rows`` (in this
     order, see :func:`newest_rows_first`), each session with ``"location": null`` except those in
     ``whole`` (index → the session's object, its location filled in). The same text, written at
     once: a session that asks nothing, the most common by far, goes straight to text instead of
-    a dict that is encoded next (a third of the time of a ``status`` over thousands)."""
+    a dict that is encoded next (a third of the time of a ``status`` over thousands). ``extra``:
+    further top-level fields, after ``pending``."""
     stamp = _stamps()
     parts = []
     for i, row in enumerate(rows):
@@ -261,7 +264,8 @@ def status_text(rows: Sequence[StatusRow], pending: int, whole: Mapping[int, dic
             obj = session_status_obj(view_of_row(row), stamp)
             obj["location"] = None
         parts.append(dumps(obj))
-    return _utf8(f'{{"sessions":[{",".join(parts)}],"pending":{_ENCODER.encode(pending)}}}')
+    more = "".join(f",{_ENCODER.encode(k)}:{dumps(v)}" for k, v in (extra or {}).items())
+    return _utf8(f'{{"sessions":[{",".join(parts)}],"pending":{_ENCODER.encode(pending)}{more}}}')
 
 
 def session_status_obj(v: SessionView, stamp: Callable[[float], str] = iso) -> dict[str, Any]:

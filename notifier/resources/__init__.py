@@ -21,6 +21,11 @@ _files = contextlib.ExitStack()
 atexit.register(_files.close)
 
 
+# The id of the demo's recorded session (demo/session.jsonl): no pi runs it, so the window
+# offers no answer buttons for it (they could only fail).
+DEMO_SESSION_ID = "01a22a00-0000-7000-8000-00000000d3m0"
+
+
 def read_text(name: str) -> str:
     """A resource's text (``name`` uses ``/`` between folders)."""
     text: str = _locate(name).read_text(encoding="utf-8")

@@ -43,6 +43,39 @@ def _config_home() -> Path:
     return Path(os.environ.get("XDG_CONFIG_HOME") or _home() / ".config")
 
 
+def _data_home() -> Path:
+    return Path(os.environ.get("XDG_DATA_HOME") or _home() / ".local" / "share")
+
+
+ICON_NAME = "pi-notifier"
+
+
+def icon_file() -> Path:
+    """Where the desktop entry's icon is installed: the user's icon theme folder, so that
+    ``Icon=pi-notifier`` is a theme name, not a path into site-packages (gone, or another
+    version's, after an upgrade or a move of the virtualenv)."""
+    return _data_home() / "icons" / "hicolor" / "256x256" / "apps" / f"{ICON_NAME}.png"
+
+
+def _install_icon() -> str:
+    """Copy the app icon into the icon theme folder; its name for ``Icon=`` (the path, where
+    the copy fails; a stock icon, where the package has none)."""
+    from notifier.resources import app_icon
+
+    source = app_icon()
+    if not source or not os.path.isfile(source):
+        return "utilities-terminal"
+    target = icon_file()
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_suffix(".png.tmp")
+        tmp.write_bytes(Path(source).read_bytes())
+        os.replace(tmp, target)
+    except OSError:
+        return source
+    return ICON_NAME
+
+
 @dataclass(frozen=True)
 class Target:
     method: str  # systemd, xdg, launchagent, startup
@@ -76,19 +109,18 @@ def target(method: str | None = None) -> Target:
     return Target("xdg", _config_home() / "autostart" / "pi-notifier.desktop")
 
 
-def render(t: Target, exe: list[str]) -> str:
+def render(t: Target, exe: list[str], icon: str = ICON_NAME) -> str:
+    """The entry's text (``icon``: the desktop entry's ``Icon=``, see :func:`_install_icon`)."""
     if t.method == "systemd":
         template = resources.read_text("autostart/pi-notifier.service")
         # systemd's own quoting: quote words with spaces; escape % and $
         words = [w.replace("%", "%%").replace("$", "$$") for w in exe]
         return template.replace("{exec}", " ".join(f'"{w}"' if " " in w else w for w in words))
     if t.method == "xdg":
-        from notifier.resources import app_icon
-
         template = resources.read_text("autostart/pi-notifier.desktop")
         words = [w.replace("%", "%%") for w in exe]
         exec_line = " ".join(f'"{w}"' if any(c in w for c in ' "\\`$') else w for w in words)
-        return template.replace("{exec}", exec_line).replace("{icon}", app_icon() or "utilities-terminal")
+        return template.replace("{exec}", exec_line).replace("{icon}", icon)
     if t.method == "launchagent":
         from xml.sax.saxutils import escape
 
@@ -112,7 +144,7 @@ def install(method: str | None = None) -> str:
     exe = executable()
     t.path.parent.mkdir(parents=True, exist_ok=True)
     tmp = t.path.with_suffix(t.path.suffix + ".tmp")
-    tmp.write_text(render(t, exe))
+    tmp.write_text(render(t, exe, _install_icon() if t.method == "xdg" else ICON_NAME))
     os.replace(tmp, t.path)
     if t.method == "systemd":
         _systemctl("daemon-reload")
@@ -142,6 +174,8 @@ def remove() -> str:
         if t.method == "systemd":
             _systemctl("disable", UNIT)
         t.path.unlink()
+        if t.method == "xdg":
+            icon_file().unlink(missing_ok=True)
         lines.append(f"removed ({t.method}): {t.path}")
         if t.method == "systemd":
             _systemctl("daemon-reload")

@@ -24,6 +24,7 @@ from notifier.system.config_keys import (
     SCHEMA,
     TOOL_NAME,
     Invalid,
+    suggest,
 )
 
 __all__ = ["OPTIONS", "Config", "ConfigError", "apply_command_line", "load", "parse_quiet_hours", "render"]
@@ -170,8 +171,8 @@ def load(path: str | None, explicit: bool) -> Config:
     config.file = path
     for key, value in _flatten(data).items():
         if key not in KEYS:
-            close = [k for k in KEYS if k.split(".")[-1] == key.split(".")[-1]]
-            hint = f" (did you mean '{close[0]}'?)" if close else ""
+            close = suggest(key, KEYS)
+            hint = f" (did you mean '{close}'?)" if close else ""
             raise ConfigError(f"{shown}: unknown key '{clean(key, 80)}'{hint}")
         config.set(key, value, shown)
     if config["sessions_dirs"]:

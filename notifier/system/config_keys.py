@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from notifier.core.quiet import QUIET_HOURS_FORMAT, parse_quiet_hours
@@ -330,3 +330,22 @@ SCHEMA: tuple[Key, ...] = (
         _choice("always", "away"), '`"always"`, `"away"`'),
 )
 KEYS = {k.name: k for k in SCHEMA}
+
+
+def suggest(key: str, known: Iterable[str]) -> str | None:
+    """The known key a misspelled ``key`` most likely means ("quiet_hour" → "quiet_hours",
+    "show_txt" → "notifications.show_text", "notification.sound" → "notifications.sound"), or
+    None when none is close."""
+    import difflib
+
+    known = list(known)
+    last = key.rsplit(".", 1)[-1]
+    same_name = [k for k in known if k.rsplit(".", 1)[-1] == last]
+    if same_name:
+        return same_name[0]
+    close = difflib.get_close_matches(key, known, n=1, cutoff=0.75)
+    if close:
+        return close[0]
+    by_name = {k.rsplit(".", 1)[-1]: k for k in known}
+    close = difflib.get_close_matches(last, list(by_name), n=1, cutoff=0.75)
+    return by_name[close[0]] if close else None

@@ -11,6 +11,7 @@ from typing import Any
 
 from notifier.core.commands import ANSWERABLE_TOOLS
 from notifier.core.text import clean
+from notifier.resources import DEMO_SESSION_ID
 from notifier.ui.view import is_gate
 
 MAX_BUTTONS = 8  # options shown as buttons (the details pane lists them all)
@@ -53,7 +54,9 @@ class AnswerBar:
         self.widgets = []
         if q is None or key is None:
             return
-        if q.get("kind") == "dialog":
+        if q.get("session_id") == DEMO_SESSION_ID:
+            self._label("The demo's recorded question: no pi runs it, so it answers itself (answer real ones here).")
+        elif q.get("kind") == "dialog":
             self._dialog_answers(q)
         else:
             self._question_answers(q)

