@@ -46,6 +46,7 @@ def choose_backend(
     expire: str | int = "never",
     sound: str = "default",
     instead: str = TRAY_ALONE,
+    on_reply: Callable[[int, str], None] | None = None,
 ) -> tuple[Backend, str]:
     """The backend to use and one line saying why. A backend is chosen only where it can really
     deliver: for D-Bus a server must answer ``GetServerInformation`` and ``GetCapabilities``;
@@ -72,7 +73,7 @@ def choose_backend(
             if name == "none":
                 return NullBackend(), "notifications are off"
             if name == "dbus":
-                backend = DBusBackend(on_action, on_closed, on_server, expire, sound)
+                backend = DBusBackend(on_action, on_closed, on_server, expire, sound, on_reply)
                 if backend.connect():
                     return backend, backend.describe()
                 reasons.append(backend.problem)

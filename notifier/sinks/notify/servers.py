@@ -1,0 +1,116 @@
+"""What each notification server shows of a notification's actions, and the actions chosen for it.
+
+Pure: the server is described by what it said of itself (``GetServerInformation``: name, vendor,
+version; ``GetCapabilities``). What is known of each, as measured on the real servers (see
+docs/testing.md, the desktop layer):
+
+- GNOME Shell (43): a click on the banner sends ``default``; the banner shows at most 3 buttons.
+- KDE Plasma (5.27): a click sends ``default``; its buttons sit in a right-to-left ``Flow`` that
+  wraps with the last actions on the top row, so only a row's worth (3) keeps our order; it offers
+  an inline reply field (capability ``inline-reply``, signal ``NotificationReplied``).
+- xfce4-notifyd (0.7): the ``default`` action is drawn as a button, and a click on the bubble body
+  only dismisses it (closed, reason 2, no ``ActionInvoked``): the default is that button.
+- Every other server: the spec's reading (a click on the bubble sends ``default``; buttons for the
+  rest, as many as it draws).
+
+The choice: the most useful first (answers, the reply field, going to the session where only a
+button can, the window, snooze), never more buttons than the server shows, no label twice."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+Actions = tuple[tuple[str, str], ...]  # (action id, label), in the order the server shows them
+
+DEFAULT = "default"  # the spec's action for a click on the bubble
+REPLY = "inline-reply"  # KDE's inline reply field (its label is the field's button)
+REPLY_LABEL = "Answer…"
+REPLY_HINTS = {
+    "x-kde-reply-placeholder-text": "Type your answer",
+    "x-kde-reply-submit-button-text": "Send answer",
+}
+# Rank of an action by how useful it is from a bubble; unknown ids (another caller's) after these.
+_RANK = {"answer": 0, REPLY: 1, DEFAULT: 2, "goto": 2, "show": 3, "snooze": 4}
+
+
+@dataclass(frozen=True)
+class Server:
+    """A notification server as it describes itself (names and version as it said them)."""
+
+    name: str = ""
+    vendor: str = ""
+    version: str = ""
+    capabilities: frozenset[str] = frozenset()
+
+    @classmethod
+    def of(cls, info: tuple[str, ...], capabilities: tuple[str, ...]) -> Server:
+        name, vendor, version = (list(info) + ["", "", ""])[:3]
+        return cls(name, vendor, version, frozenset(capabilities))
+
+
+@dataclass(frozen=True)
+class Shows:
+    """What a server draws of the actions: at most ``buttons`` buttons (None: as many as are sent);
+    ``default_button``: the ``default`` action is a button (and no click on the bubble reaches it);
+    ``reply``: an inline reply field."""
+
+    buttons: int | None = None
+    default_button: bool = False
+    reply: bool = False
+
+
+def version_of(text: str) -> tuple[int, ...]:
+    """"43.9" → (43, 9); "5.27.5" → (5, 27, 5); no digits → ()."""
+    match = re.match(r"\s*v?(\d+(?:\.\d+)*)", text)
+    return tuple(int(p) for p in match.group(1).split(".")) if match else ()
+
+
+def shows(server: Server) -> Shows:
+    """What ``server`` shows, from its name, version and capabilities."""
+    name = server.name.casefold()
+    reply = REPLY in server.capabilities
+    if name == "gnome-shell":
+        return Shows(buttons=3)  # (js/ui/messageTray.js: MAX_NOTIFICATION_BUTTONS, 3.x to 43 at least)
+    if name == "plasma" or server.vendor.casefold() == "kde":
+        return Shows(buttons=3, reply=reply)
+    if name == "xfce notify daemon" or name.startswith("xfce4-notifyd"):
+        return Shows(default_button=True)
+    return Shows(reply=reply)
+
+
+def choose(actions: Actions, server: Server, takes_text: bool = False) -> Actions:
+    """The actions to send ``server`` for a notification that offers ``actions`` (the ``default``
+    one: a click goes to the session), in the order to show them. ``takes_text``: its question can
+    be answered with free text (``answer --text``), so a reply field is offered where there is one.
+    Servers without the ``actions`` capability get none."""
+    if "actions" not in server.capabilities:
+        return ()
+    what = shows(server)
+    offered = list(actions)
+    if takes_text and what.reply:
+        offered.append((REPLY, REPLY_LABEL))
+    default = [a for a in offered if a[0] == DEFAULT][:1]
+    buttons = [a for a in offered if a[0] != DEFAULT and not (a[0] == "goto" and default)]
+    if what.default_button:
+        buttons += default  # it is a button there: ranked with the others
+    buttons.sort(key=lambda a: _RANK.get(a[0].split(":", 1)[0], len(_RANK)))  # (stable: order kept)
+    # a label twice: the first kept, except that the default's button (the only way to the
+    # session there) is kept over an option that reads the same
+    seen = {_key(label) for action, label in buttons if what.default_button and action == DEFAULT}
+    chosen: list[tuple[str, str]] = []
+    for action, label in buttons:
+        key = _key(label)
+        if key in seen and not (what.default_button and action == DEFAULT):
+            continue
+        seen.add(key)
+        chosen.append((action, label))
+    if what.buttons is not None:
+        chosen = chosen[: what.buttons]
+    if what.default_button:
+        return tuple(chosen)
+    return (*default, *chosen)
+
+
+def _key(label: str) -> str:
+    return " ".join(label.casefold().split())
