@@ -102,6 +102,39 @@ def monitor_on(request: pytest.FixtureRequest) -> Iterator[Any]:
             m.close()
 
 
+def _doctor(desk: Desktop, tmp_path: Path) -> str:
+    import subprocess
+
+    done = subprocess.run(
+        [sys.executable, "-m", "notifier", "doctor", "--sessions-dir", str(tmp_path)],
+        env=_env(desk), capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    (line,) = [x for x in done.stdout.splitlines() if "] notifications:" in x]
+    return line
+
+
+@pytest.mark.parametrize(
+    ("kind", "says"),
+    [
+        ("gnome", "gnome-shell 43"),
+        ("xfce", "Xfce Notify Daemon 0.7"),
+        ("kde", "Plasma 5.27"),
+    ],
+)
+def test_doctor_says_what_notifications_offer_on_each(
+    tmp_path: Path, kind: str, says: str, request: pytest.FixtureRequest
+) -> None:
+    desk = request.getfixturevalue(kind)
+    line = _doctor(desk, tmp_path)
+    assert line.startswith(f"[ok  ] notifications: dbus — {says}"), line
+    there = {
+        "gnome": "there: a click goes to the session; at most 3 buttons",
+        "xfce": "there: 'Go to session' is a button (a click on the bubble only dismisses it)",
+        "kde": "at most 3 buttons, the most useful first; free-text answers typed into the notification",
+    }[kind]
+    assert there in line, line
+
+
 # ---- GNOME ----
 
 
@@ -250,6 +283,21 @@ def test_kde_a_reply_typed_into_the_notification_is_answered_as_answer_text(
         assert app.stop() == 0
     assert len(_lines(app, "answer: ")) == 1, app.stderr
     assert "Traceback" not in "".join(app.stderr), line
+
+
+def test_kde_a_click_on_the_popup_goes_to_the_session_once(tmp_path: Path, kde: Kde, monitor_on: Any) -> None:
+    monitor = monitor_on(kde)
+    f = _session(tmp_path, "kclick")
+    with _app(kde, tmp_path) as app:
+        app.wait("ready")
+        append(f, ask("q1", "Where was I?", options=["Here", "There"]))
+        _ours(kde, monitor, "kclick")
+        x, y, w, h = kde.settled_popup()
+        desktops.click(kde.env, x + w // 2, y + 45)  # on its text (Plasma sends ActivationToken first)
+        wait_for(lambda: [b for b in monitor.of("ActionInvoked") if b[1] == "default"], 20, "ActionInvoked")
+        app.log_has("goto: ")
+        assert app.stop() == 0
+    assert len(_lines(app, "goto: ")) == 1, app.stderr
 
 
 def test_kde_tray_appears_changes_with_the_count_and_its_menu_works(tmp_path: Path, kde: Kde) -> None:

@@ -14,7 +14,7 @@ from notifier.core.planner import Item, Notice
 from notifier.sinks.notify import AlertSink, render
 from notifier.sinks.notify.dbus import Once
 from notifier.sinks.notify.render import takes_text
-from notifier.sinks.notify.servers import REPLY, Server, choose, shows, version_of
+from notifier.sinks.notify.servers import REPLY, Server, choose, shows, summary, version_of
 from notifier.system.config import Config
 
 # What each server answered GetServerInformation and GetCapabilities with, here.
@@ -169,3 +169,11 @@ def test_a_reply_answers_as_answer_text_and_only_where_asked(q: Question, carrie
     sink._on_reply(7, "ship it on Friday")
     sink._on_reply(8, "another app's")
     assert calls == ([("/s/a.jsonl", "c1", "ship it on Friday")] if carried_out else [])
+
+
+def test_doctor_says_what_the_notifications_offer_there() -> None:
+    assert summary(GNOME) == "a click goes to the session; at most 3 buttons, the most useful first"
+    assert summary(XFCE).startswith("'Go to session' is a button (a click on the bubble only dismisses it)")
+    assert summary(PLASMA).endswith("; free-text answers typed into the notification")
+    assert summary(DUNST) == "a click goes to the session; every button, the most useful first"
+    assert summary(NO_ACTIONS).startswith("no buttons")

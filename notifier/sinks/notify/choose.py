@@ -11,6 +11,7 @@ from notifier.core.text import clean
 from notifier.sinks.notify.backend import Backend, BackendError, NullBackend, is_wsl
 from notifier.sinks.notify.dbus import NOTIFICATIONS, DBusBackend, server_owner
 from notifier.sinks.notify.fallback import PlyerBackend, PowerShellBackend
+from notifier.sinks.notify.servers import summary
 from notifier.system.config import Config
 
 NO_SERVER_HINT = (
@@ -168,4 +169,5 @@ def tested(backend: DBusBackend) -> str:
         f"{name or 'a server with no name'} {version}".rstrip()
         + (f" ({about})" if about else "")
         + f" answered GetServerInformation and GetCapabilities: {caps}"
+        + f" — there: {summary(backend.shows)}"
     )

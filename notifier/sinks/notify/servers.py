@@ -61,7 +61,7 @@ class Shows:
 
 
 def version_of(text: str) -> tuple[int, ...]:
-    """"43.9" → (43, 9); "5.27.5" → (5, 27, 5); no digits → ()."""
+    """ "43.9" → (43, 9); "5.27.5" → (5, 27, 5); no digits → ()."""
     match = re.match(r"\s*v?(\d+(?:\.\d+)*)", text)
     return tuple(int(p) for p in match.group(1).split(".")) if match else ()
 
@@ -77,6 +77,25 @@ def shows(server: Server) -> Shows:
     if name == "xfce notify daemon" or name.startswith("xfce4-notifyd"):
         return Shows(default_button=True)
     return Shows(reply=reply)
+
+
+def summary(server: Server) -> str:
+    """What pi-notifier's notifications offer on ``server``, for ``doctor``."""
+    if "actions" not in server.capabilities:
+        return "no buttons (it has no actions): the tray and the window answer"
+    what = shows(server)
+    if what.default_button:
+        said = "'Go to session' is a button (a click on the bubble only dismisses it)"
+    else:
+        said = "a click goes to the session"
+    said += (
+        "; "
+        + (f"at most {what.buttons} buttons" if what.buttons else "every button")
+        + ", the most useful first"
+    )
+    if what.reply:
+        said += "; free-text answers typed into the notification"
+    return said
 
 
 def choose(actions: Actions, server: Server, takes_text: bool = False) -> Actions:
