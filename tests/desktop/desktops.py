@@ -454,6 +454,34 @@ def click(env: dict[str, str], x: int, y: int) -> None:
     subprocess.run(["xdotool", "mousemove", str(x), str(y), "click", "1"], env=env, check=True, timeout=10)
 
 
+def screen_part(env: dict[str, str], box: tuple[int, int, int, int]) -> bytes:
+    """The pixels of part of the X screen (x, y, width, height), as a screenshot shows them."""
+    x, y, w, h = box
+    out = subprocess.run(
+        ["import", "-window", "root", "-crop", f"{w}x{h}+{x}+{y}", "rgb:-"],
+        capture_output=True, env=env, timeout=20,
+    )  # fmt: skip
+    return out.stdout
+
+
+def still_part(env: dict[str, str], box: tuple[int, int, int, int], timeout: float = 20) -> bytes:
+    """Part of the screen once it has stopped changing (the same 0.3 s apart)."""
+    import time
+
+    last: list[Any] = [b"", 0.0]
+
+    def still() -> bytes | None:
+        now, at = screen_part(env, box), time.monotonic()
+        if now != last[0]:
+            last[:] = [now, at]
+            return None
+        return now if at - last[1] >= 0.3 else None
+
+    shown = wait_for(still, timeout, "that part of the screen to stop changing")
+    assert shown is not None
+    return shown
+
+
 def type_text(env: dict[str, str], text: str) -> None:
     subprocess.run(["xdotool", "type", "--delay", "20", text], env=env, check=True, timeout=20)
     subprocess.run(["xdotool", "key", "Return"], env=env, check=True, timeout=10)

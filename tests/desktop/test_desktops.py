@@ -10,6 +10,7 @@ Each desktop starts once per module (GNOME ~2 s, XFCE ~1 s, KDE ~4 s here)."""
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -103,8 +104,6 @@ def monitor_on(request: pytest.FixtureRequest) -> Iterator[Any]:
 
 
 def _doctor(desk: Desktop, tmp_path: Path) -> str:
-    import subprocess
-
     done = subprocess.run(
         [sys.executable, "-m", "notifier", "doctor", "--sessions-dir", str(tmp_path)],
         env=_env(desk), capture_output=True, text=True, timeout=60,
@@ -274,7 +273,12 @@ def test_kde_a_reply_typed_into_the_notification_is_answered_as_answer_text(
         assert n["actions"][:4] == ["default", "Go to session", "inline-reply", "Answer…"]
         x, y, w, h = kde.settled_popup()
         # Show | Snooze 15 min | Answer… along the bottom right: the field opens, type, Enter
-        desktops.click(kde.env, x + w - 40, y + h - 20)
+        box = (x, y, w, h)
+        subprocess.run(["xdotool", "mousemove", str(x + w - 40), str(y + h - 20)], env=kde.env, check=True)
+        before = desktops.still_part(kde.env, box)  # (the button under the pointer drawn hovered)
+        subprocess.run(["xdotool", "click", "1"], env=kde.env, check=True)
+        wait_for(lambda: desktops.screen_part(kde.env, box) != before, 20, "the reply field to open")
+        desktops.still_part(kde.env, box)
         desktops.type_text(kde.env, "Bold Badger")
         wait_for(
             lambda: [b for b in monitor.of("NotificationReplied") if b[1] == "Bold Badger"], 20, "the reply"
@@ -367,7 +371,6 @@ def _red(img: Any, box: tuple[int, int, int, int] | None = None) -> int:
 def _screen_red(desk: Desktop, box: tuple[int, int, int, int]) -> int:
     """Needs-answer red in part of the X screen (a screenshot: the tray host drew the icon)."""
     import io
-    import subprocess
 
     from PIL import Image
 
