@@ -96,11 +96,15 @@ class DBusBackend:
         self.process = ""  # the owning process, for people ("mako, pid 812"; "" if not known)
         self.capabilities: tuple[str, ...] = ()
         self.markup = False
-        self.shows = Server()  # what the server said of itself: it decides the actions sent
         self.online = False
         self.found = ""
         self.problem = ""
         self._bus: Bus | None = None
+
+    @property
+    def shows(self) -> Server:
+        """The server as it described itself: what it shows decides the actions sent."""
+        return Server.of(self.server, self.capabilities)
 
     @property
     def connected(self) -> bool:
@@ -169,7 +173,6 @@ class DBusBackend:
         # what the server says about itself is shown in logs and doctor: sanitize it here
         self.server = tuple(clean(x, 60) for x in info)
         self.capabilities = tuple(clean(c, 60) for c in caps)
-        self.shows = Server.of(self.server, self.capabilities)
         self.markup = "body-markup" in self.capabilities
         self.online = True
         self.found = "server"
