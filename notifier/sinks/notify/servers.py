@@ -13,12 +13,16 @@ docs/testing.md, the desktop layer):
 - Every other server: the spec's reading (a click on the bubble sends ``default``; buttons for the
   rest, as many as it draws).
 
+Each was measured on one version (above); no rule depends on the version yet, so each applies to
+every version of its server until another version is measured to differ (the version is kept in
+:class:`Server` for that). What a server can do at all comes from its capabilities: no buttons
+without ``actions``, no reply field without ``inline-reply`` (Plasma before 5.18).
+
 The choice: the most useful first (answers, the reply field, going to the session where only a
 button can, the window, snooze), never more buttons than the server shows, no label twice."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 Actions = tuple[tuple[str, str], ...]  # (action id, label), in the order the server shows them
@@ -58,12 +62,6 @@ class Shows:
     buttons: int | None = None
     default_button: bool = False
     reply: bool = False
-
-
-def version_of(text: str) -> tuple[int, ...]:
-    """ "43.9" → (43, 9); "5.27.5" → (5, 27, 5); no digits → ()."""
-    match = re.match(r"\s*v?(\d+(?:\.\d+)*)", text)
-    return tuple(int(p) for p in match.group(1).split(".")) if match else ()
 
 
 def shows(server: Server) -> Shows:
