@@ -89,6 +89,20 @@ def test_plasma_one_row_of_buttons_and_the_reply_field_for_free_text() -> None:
     assert sent(bare, question(())) == ["default", "show", "snooze"]
 
 
+def test_plasma_buttons_fit_one_row_or_the_later_ones_go() -> None:
+    # measured on Plasma 5.27: these two fit one row; three 11-capital labels wrapped
+    assert sent(PLASMA, question(("Deploy to production", "Roll back the release"), other=False)) == [
+        "default", "answer:1", "answer:2",
+    ]  # fmt: skip
+    assert sent(PLASMA, question(("A" * 11, "B" * 11, "C" * 11))) == ["default", "answer:1", "answer:2"]
+    # (with "Answer…" as well they wrapped: no room for the reply button)
+    assert sent(PLASMA, question(("Deploy to production", "Roll back the release"))) == [
+        "default", "answer:1", "answer:2",
+    ]  # fmt: skip
+    assert sent(PLASMA, question(("A" * 40,))) == ["default", "answer:1"]  # alone, a button cannot wrap
+    assert sent(DUNST, question(("A" * 11, "B" * 11, "C" * 11)))[1:4] == ["answer:1", "answer:2", "answer:3"]
+
+
 def test_spec_servers_get_every_button_once_and_the_click() -> None:
     for server in (DUNST, MAKO, Server.of(("some-new-server", "", "", ""), ("actions",))):
         assert sent(server, question()) == ["default", "answer:1", "answer:2", "show", "snooze"]

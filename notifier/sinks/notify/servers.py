@@ -6,8 +6,11 @@ docs/testing.md, the desktop layer):
 
 - GNOME Shell (43): a click on the banner sends ``default``; the banner shows at most 3 buttons.
 - KDE Plasma (5.27): a click sends ``default``; its buttons sit in a right-to-left ``Flow`` that
-  wraps with the last actions on the top row, so only a row's worth (3) keeps our order; it offers
-  an inline reply field (capability ``inline-reply``, signal ``NotificationReplied``).
+  wraps with the last actions on the top row, so only one row keeps our order: at most 3 buttons,
+  and no more than fit one row of its popup (measured: "Deploy to production" + "Roll back the
+  release" fit; three 11-letter capitalised labels wrap); its reply button comes last whatever the
+  order sent. It offers an inline reply field (capability ``inline-reply``, signal
+  ``NotificationReplied``).
 - xfce4-notifyd (0.7): the ``default`` action is drawn as a button, and a click on the bubble body
   only dismisses it (closed, reason 2, no ``ActionInvoked``): the default is that button.
 - Every other server: the spec's reading (a click on the bubble sends ``default``; buttons for the
@@ -34,6 +37,7 @@ REPLY_HINTS = {
     "x-kde-reply-placeholder-text": "Type your answer",
     "x-kde-reply-submit-button-text": "Send answer",
 }
+PLASMA_ROW_PX = 360  # one row of Plasma 5.27's popup: an estimated 341 px of buttons fit, 402 px wrapped
 # Rank of an action by how useful it is from a bubble; unknown ids (another caller's) after these.
 _RANK = {"answer": 0, REPLY: 1, DEFAULT: 2, "goto": 2, "show": 3, "snooze": 4}
 
@@ -57,11 +61,12 @@ class Server:
 class Shows:
     """What a server draws of the actions: at most ``buttons`` buttons (None: as many as are sent);
     ``default_button``: the ``default`` action is a button (and no click on the bubble reaches it);
-    ``reply``: an inline reply field."""
+    ``reply``: an inline reply field; ``row_px``: they must fit one row of that width."""
 
     buttons: int | None = None
     default_button: bool = False
     reply: bool = False
+    row_px: int | None = None  # the buttons must fit one row this wide (estimated: :func:`width`)
 
 
 def shows(server: Server) -> Shows:
@@ -71,7 +76,7 @@ def shows(server: Server) -> Shows:
     if name == "gnome-shell":
         return Shows(buttons=3)  # (js/ui/messageTray.js: MAX_NOTIFICATION_BUTTONS, 3.x to 43 at least)
     if name == "plasma" or server.vendor.casefold() == "kde":
-        return Shows(buttons=3, reply=reply)
+        return Shows(buttons=3, reply=reply, row_px=PLASMA_ROW_PX)
     if name == "xfce notify daemon" or name.startswith("xfce4-notifyd"):
         return Shows(default_button=True)
     return Shows(reply=reply)
@@ -124,6 +129,13 @@ def choose(actions: Actions, server: Server, takes_text: bool = False) -> Action
         chosen.append((action, label))
     if what.buttons is not None:
         chosen = chosen[: what.buttons]
+    if what.row_px is not None:
+        row = 0
+        for n, (_, label) in enumerate(chosen):
+            row += width(label)
+            if n and row > what.row_px:  # (the first button always: alone it cannot wrap)
+                chosen = chosen[:n]
+                break
     if what.default_button:
         return tuple(chosen)
     return (*default, *chosen)
@@ -131,3 +143,10 @@ def choose(actions: Actions, server: Server, takes_text: bool = False) -> Action
 
 def _key(label: str) -> str:
     return " ".join(label.casefold().split())
+
+
+def width(label: str) -> int:
+    """A button's width in pixels, estimated for a 10 pt sans font: capitals and wide letters 10,
+    others 7, and 24 of padding and spacing (Plasma 5.27 here: "Show", "Snooze 15 min",
+    "Answer…" took about 250)."""
+    return 24 + sum(10 if c.isupper() or c in "mwMW@%" else 7 for c in label)
