@@ -65,6 +65,9 @@ class AlertsKeeper:
         def answer(session: str, call: str, choice: str) -> None:  # an option's action
             self.execute(Answer(session, call, (choice,)))
 
+        def reply(session: str, call: str, text: str) -> None:  # typed into the notification
+            self.execute(Answer(session, call, text=text))
+
         alerts = AlertSink(
             self.config,
             self.store,
@@ -72,6 +75,7 @@ class AlertsKeeper:
             on_snooze=snooze,
             on_goto=goto,
             on_answer=answer,
+            on_reply=reply,
             instead=self.instead,
         )
         self.preferences.listen(alerts.set_preferences)  # handed the current value before start

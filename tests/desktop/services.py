@@ -82,10 +82,10 @@ def stop(proc: subprocess.Popen[Any] | None) -> None:
         proc.wait(5)
 
 
-def start_xvfb() -> tuple[subprocess.Popen[bytes], str]:
+def start_xvfb(screen: str = "640x480x24") -> tuple[subprocess.Popen[bytes], str]:
     r, w = os.pipe()
     proc = subprocess.Popen(
-        _wrap(["Xvfb", "-displayfd", str(w), "-screen", "0", "640x480x24", "-nolisten", "tcp", "-noreset"]),
+        _wrap(["Xvfb", "-displayfd", str(w), "-screen", "0", screen, "-nolisten", "tcp", "-noreset"]),
         pass_fds=[w],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -192,14 +192,14 @@ class Monitor:
     """Records every Notify / CloseNotification call and Notifications signal on the bus
     (a D-Bus monitor connection, like dbus-monitor)."""
 
-    def __init__(self) -> None:
+    def __init__(self, address: str = "SESSION") -> None:
         from jeepney import DBusAddress, new_method_call
         from jeepney.io.blocking import open_dbus_connection
 
         self.calls: list[tuple[str, tuple[Any, ...]]] = []
         self.times: list[float] = []  # when each call arrived (CLOCK_MONOTONIC)
         self.lock = threading.Lock()
-        self.conn = open_dbus_connection(bus="SESSION")
+        self.conn = open_dbus_connection(bus=address)
         monitoring = DBusAddress(
             "/org/freedesktop/DBus",
             bus_name="org.freedesktop.DBus",

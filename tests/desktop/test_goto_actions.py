@@ -41,7 +41,7 @@ def test_a_click_on_the_notification_goes_to_the_session(
         assert activate_window(other_win) and active() == other_win
         with AppProcess("run", "--no-tray", "-v", "--sessions-dir", str(sessions)) as app:
             (n,) = wait_for(lambda: monitor.notifies(), 20, "the notification")
-            assert n["actions"][:4] == ["default", "Go to session", "goto", "Go to session"]
+            assert n["actions"][:2] == ["default", "Go to session"] and "goto" not in n["actions"]
             assert "show" in n["actions"] and "snooze" in n["actions"]
             wait_for(lambda: dunst.displayed() == 1, 10, "the bubble")
             dunst.ctl("action", "0")  # a click on the bubble: its default action

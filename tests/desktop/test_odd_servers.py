@@ -214,6 +214,38 @@ def test_signals_of_a_connection_that_does_not_own_the_name_are_ignored(
         backend.shutdown()
 
 
+def test_a_click_sent_twice_or_by_another_connection_straight_to_us_is_one_action(
+    bus: str, servers: list[HostileServer]
+) -> None:
+    """GNOME 43: the shell broadcasts each click, and its notification service (the owner of the
+    name) sends it to us again; a signal sent to us directly passes every match rule."""
+    from jeepney import DBusAddress, new_signal
+    from jeepney.io.blocking import open_dbus_connection
+
+    server = start(servers, bus, "real")
+    heard = Heard()
+    replies: list[tuple[int, str]] = []
+    backend = DBusBackend(
+        heard.action, heard.close, heard.on_server, on_reply=lambda n, t: replies.append((n, t))
+    )
+    try:
+        assert backend.connect()
+        assert backend._bus is not None
+        with open_dbus_connection(bus=bus) as shell:
+            to_us = DBusAddress(PATH, bus_name=backend._bus.unique_name, interface=NOTIFICATIONS)
+            shell.send(new_signal(to_us, "ActionInvoked", "us", (1, "default")))
+            shell.send(new_signal(to_us, "NotificationReplied", "us", (1, "forged")))
+        server.invoke(1, "default")
+        server.invoke(1, "default")  # the same click once more
+        server.emit("NotificationReplied", "us", (1, "typed"))
+        server.invoke(1, "show")  # sent last: once heard, everything before it was
+        wait_for(lambda: (1, "show") in heard.actions, 5, "the owner's last ActionInvoked")
+        assert heard.actions == [(1, "default"), (1, "show")]
+        assert replies == [(1, "typed")]
+    finally:
+        backend.shutdown()
+
+
 def test_the_bus_going_away_is_reported_once_and_calls_fail_cleanly(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -158,7 +158,7 @@ def test_a_gate_is_never_approved_from_a_notification(monkeypatch: pytest.Monkey
     monkeypatch.setattr(backend, "_request", lambda method, sig, body: sent.append(body) or (7,))
     assert backend.show(render(notice, True, False), 0) == 7
     actions = sent[0][5]
-    assert actions == ["default", "Go to session", "goto", "Go to session", "show", "Show", "snooze", "Snooze 15 min"]
+    assert actions == ["default", "Go to session", "show", "Show", "snooze", "Snooze 15 min"]
     assert not [a for a in actions[::2] if a.startswith("answer:")] and "Yes" not in actions
 
 

@@ -11,6 +11,7 @@ from notifier.core.text import clean
 from notifier.sinks.notify.backend import Backend, BackendError, NullBackend, is_wsl
 from notifier.sinks.notify.dbus import NOTIFICATIONS, DBusBackend, server_owner
 from notifier.sinks.notify.fallback import PlyerBackend, PowerShellBackend
+from notifier.sinks.notify.servers import summary
 from notifier.system.config import Config
 
 NO_SERVER_HINT = (
@@ -46,6 +47,7 @@ def choose_backend(
     expire: str | int = "never",
     sound: str = "default",
     instead: str = TRAY_ALONE,
+    on_reply: Callable[[int, str], None] | None = None,
 ) -> tuple[Backend, str]:
     """The backend to use and one line saying why. A backend is chosen only where it can really
     deliver: for D-Bus a server must answer ``GetServerInformation`` and ``GetCapabilities``;
@@ -72,7 +74,7 @@ def choose_backend(
             if name == "none":
                 return NullBackend(), "notifications are off"
             if name == "dbus":
-                backend = DBusBackend(on_action, on_closed, on_server, expire, sound)
+                backend = DBusBackend(on_action, on_closed, on_server, expire, sound, on_reply)
                 if backend.connect():
                     return backend, backend.describe()
                 reasons.append(backend.problem)
@@ -167,4 +169,5 @@ def tested(backend: DBusBackend) -> str:
         f"{name or 'a server with no name'} {version}".rstrip()
         + (f" ({about})" if about else "")
         + f" answered GetServerInformation and GetCapabilities: {caps}"
+        + f" — there: {summary(backend.shows)}"
     )

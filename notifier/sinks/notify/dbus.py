@@ -10,7 +10,9 @@ import logging
 import os
 import shutil
 import subprocess
-from collections.abc import Callable
+import threading
+import time
+from collections.abc import Callable, Hashable
 from typing import Any
 
 from notifier import APP_NAME
@@ -19,6 +21,7 @@ from notifier.resources import app_icon
 from notifier.sinks.notify.backend import BackendError, ServerGone, expire_ms
 from notifier.sinks.notify.bus import Bus, BusError, session_address
 from notifier.sinks.notify.render import SOUND_NEEDS_ANSWER, Message
+from notifier.sinks.notify.servers import REPLY, REPLY_HINTS, Server, choose
 
 log = logging.getLogger("notifier.sinks.notify")
 
@@ -26,6 +29,27 @@ NOTIFICATIONS = "org.freedesktop.Notifications"
 PATH = "/org/freedesktop/Notifications"
 BUS_NAME = "org.freedesktop.DBus"
 _NO_OWNER = ("org.freedesktop.DBus.Error.ServiceUnknown", "org.freedesktop.DBus.Error.NameHasNoOwner")
+ONE_CLICK_S = 1.0  # the same action of the same notification again within this long: the same click
+
+
+class Once:
+    """Lets each key through once within ``window_s`` seconds (one click that arrives twice is one
+    action). Thread-safe; time from ``clock``."""
+
+    def __init__(self, window_s: float = ONE_CLICK_S, clock: Callable[[], float] = time.monotonic) -> None:
+        self.window_s = window_s
+        self.clock = clock
+        self._seen: dict[Hashable, float] = {}
+        self._lock = threading.Lock()
+
+    def first(self, key: Hashable) -> bool:
+        now = self.clock()
+        with self._lock:
+            self._seen = {k: t for k, t in self._seen.items() if now - t < self.window_s}
+            if key in self._seen:
+                return False
+            self._seen[key] = now
+            return True
 
 
 def has_bus() -> bool:
@@ -53,8 +77,13 @@ class DBusBackend:
         on_server: Callable[[str], None] | None = None,
         expire: str | int = "never",
         sound: str = "default",
+        on_reply: Callable[[int, str], None] | None = None,
     ) -> None:
+        """``on_action(id, action)``, ``on_reply(id, text)`` (an inline reply), ``on_closed(id,
+        reason)``: the current server's signals, each click once."""
         self.on_action = on_action
+        self.on_reply = on_reply
+        self._once = Once()
         self.sound = sound
         self.on_closed = on_closed
         self.on_server = on_server
@@ -71,6 +100,11 @@ class DBusBackend:
         self.found = ""
         self.problem = ""
         self._bus: Bus | None = None
+
+    @property
+    def shows(self) -> Server:
+        """The server as it described itself: what it shows decides the actions sent."""
+        return Server.of(self.server, self.capabilities)
 
     @property
     def connected(self) -> bool:
@@ -229,8 +263,19 @@ class DBusBackend:
             msg.body,
         )
         if interface == NOTIFICATIONS and fields.get(HeaderFields.path) == PATH:
+            # Only the server's own: a signal sent to us directly passes every match rule, and
+            # GNOME's shell broadcasts each click that its notification service (the owner) sends
+            # us again. Ids are the owner's.
+            sender = fields.get(HeaderFields.sender)
+            if not self.owner or sender != self.owner.rsplit("/", 1)[-1]:
+                log.debug("ignored %s from %s (not the server)", clean(member, 40), clean(sender, 40))
+                return
             if member == "ActionInvoked" and self.on_action and len(body) >= 2:
-                self.on_action(int(body[0]), str(body[1]))
+                if self._once.first(("action", body[0], body[1])):
+                    self.on_action(int(body[0]), str(body[1]))
+            elif member == "NotificationReplied" and self.on_reply and len(body) >= 2:
+                if self._once.first(("reply", body[0], body[1])):
+                    self.on_reply(int(body[0]), str(body[1]))
             elif member == "NotificationClosed" and self.on_closed and len(body) >= 2:
                 self.on_closed(int(body[0]), int(body[1]))
         elif (
@@ -248,12 +293,15 @@ class DBusBackend:
             self.on_server("lost")
 
     def show(self, message: Message, replaces: int) -> int:
-        actions = [x for pair in message.actions for x in pair] if "actions" in self.capabilities else []
+        chosen = choose(message.actions, self.shows, message.takes_text)
+        actions = [x for pair in chosen for x in pair]
         timeout = -1  # the server's default for what needs no answer
         hints: dict[str, tuple[str, Any]] = {
             "category": ("s", "im.received"),
             "desktop-entry": ("s", APP_NAME),
         }
+        if any(a == REPLY for a, _ in chosen):
+            hints.update({k: ("s", v) for k, v in REPLY_HINTS.items()})
         critical = message.critical
         if message.sticky:
             timeout = expire_ms(self.expire)

@@ -13,14 +13,13 @@ from notifier.core.commands import ANSWERABLE_TOOLS
 from notifier.core.model import Question, SessionRef
 from notifier.core.planner import Notice
 from notifier.core.text import clean, duration, markup
+from notifier.sinks.notify.servers import Actions
 
 OPTIONS_SHOWN = 6
 TEXT_LIMIT = 300
 OPTION_ACTIONS = 3  # a question with at most this many options offers each as a button
 ANSWER_PREFIX = "answer:"  # action "answer:2": the question's option 2 (from 1)
 SOUND_NEEDS_ANSWER = "message-new-instant"  # the freedesktop sound theme's name for it
-
-Actions = tuple[tuple[str, str], ...]  # (action id, label), in the order the server shows them
 
 
 @dataclass(frozen=True)
@@ -30,7 +29,9 @@ class Message:
     critical: bool = False
     sticky: bool = False  # needs an answer: stays on screen until answered (notifications.expire)
     # Where the server supports actions: "default" (a click on the bubble) goes to the session.
+    # What a server is sent of them, in which order, is chosen for it (:func:`.servers.choose`).
     actions: Actions = (("default", "Show"), ("snooze", "Snooze 15 min"))
+    takes_text: bool = False  # its question can be answered with free text (a reply field, where offered)
 
 
 def who(ref: SessionRef) -> str:
@@ -60,17 +61,21 @@ def option_actions(q: Question, show_text: bool) -> Actions:
     return tuple((f"{ANSWER_PREFIX}{n}", clean(o.label, 40) or str(n)) for n, o in enumerate(item.options, 1))
 
 
+def takes_text(q: Question, show_text: bool) -> bool:
+    """The question can be answered with free text from here, as ``answer --text`` does: one
+    question of a tool with a key map, one pick, with a free-text row; never an extension dialog
+    (a permission gate), nor with the text hidden (privacy)."""
+    if not show_text or q.kind != "question" or q.tool not in ANSWERABLE_TOOLS or len(q.items) != 1:
+        return False
+    item = q.items[0]
+    return not item.multi and item.other
+
+
 def session_actions(q: Question | None, show_text: bool) -> Actions:
-    """A notification about one session: a click goes to it; buttons: go to it, answer it (each
-    option, where allowed), show the window, snooze."""
+    """A notification about one session: a click goes to it (labelled for servers that draw it
+    as a button); buttons: answer it (each option, where allowed), show the window, snooze."""
     options = option_actions(q, show_text) if q is not None else ()
-    return (
-        ("default", "Go to session"),
-        ("goto", "Go to session"),
-        *options,
-        ("show", "Show"),
-        ("snooze", "Snooze 15 min"),
-    )
+    return (("default", "Go to session"), *options, ("show", "Show"), ("snooze", "Snooze 15 min"))
 
 
 def render(notice: Notice, show_text: bool, markup_ok: bool) -> Message:
@@ -125,5 +130,10 @@ def render(notice: Notice, show_text: bool, markup_ok: bool) -> Message:
     if q.count > 1:
         lines.append(f"+{q.count - 1} more question{'s' if q.count > 2 else ''}")
     return Message(
-        title, "\n".join(lines), notice.critical, sticky=True, actions=session_actions(q, show_text)
+        title,
+        "\n".join(lines),
+        notice.critical,
+        sticky=True,
+        actions=session_actions(q, show_text),
+        takes_text=takes_text(q, show_text),
     )

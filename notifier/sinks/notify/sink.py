@@ -19,7 +19,7 @@ from notifier.core.quiet import in_quiet_hours, parse_quiet_hours
 from notifier.core.text import clean
 from notifier.sinks.notify.backend import Backend
 from notifier.sinks.notify.choose import TRAY_ALONE, choose_backend
-from notifier.sinks.notify.render import ANSWER_PREFIX, option_actions
+from notifier.sinks.notify.render import ANSWER_PREFIX, option_actions, takes_text
 from notifier.sinks.notify.screen import Screen
 from notifier.system.config import Config
 from notifier.system.processes import still_running
@@ -48,17 +48,21 @@ class AlertSink:
         on_goto: Callable[[str, str | None], None] | None = None,
         on_answer: Callable[[str, str, str], None] | None = None,
         instead: str | None = None,
+        on_reply: Callable[[str, str, str], None] | None = None,
         wall: Callable[[], float] = time.time,
     ) -> None:
         """``clock`` times every duration (settle, reminders, snoozes, reconnecting); ``wall``
         only tells a question's age from its time, the time of day (quiet hours) and when a
-        snooze ends in the store. ``on_goto(session, call)``: the default action and "Go to session"; ``on_answer(session,
-        call, option number)``: an option's button. Without ``on_goto`` a click shows the window.
+        snooze ends in the store. ``on_goto(session, call)``: the default action and "Go to
+        session"; ``on_answer(session, call, option number)``: an option's button;
+        ``on_reply(session, call, text)``: a text typed into the notification (``answer --text``).
+        Without ``on_goto`` a click shows the window.
         ``instead``: what shows questions while notifications cannot (said in the log; None:
         the tray icon)."""
         self.instead = TRAY_ALONE if instead is None else instead
         self.on_goto = on_goto
         self.on_answer = on_answer
+        self.on_reply = on_reply
         self.config = config
         self.store = store
         self.on_show = on_show
@@ -97,6 +101,7 @@ class AlertSink:
             self.config["notifications.expire"],
             self.config["notifications.sound"],
             self.instead,
+            self._reply_from_server,
         )
 
     def start(self) -> None:
@@ -173,6 +178,8 @@ class AlertSink:
             self.planner.preferences = arg.shifted(now - wall)  # (snoozes end on our clock)
         elif kind == "action":
             actions += self._on_action(*arg)
+        elif kind == "reply":
+            self._on_reply(*arg)
         elif kind == "server":
             self._screen.on_server(arg, now)
         elif kind == "tell":
@@ -204,6 +211,9 @@ class AlertSink:
 
     def _action_from_server(self, server_id: int, action: str) -> None:
         self._inbox.put(("action", (server_id, action)))
+
+    def _reply_from_server(self, server_id: int, text: str) -> None:
+        self._inbox.put(("reply", (server_id, text)))
 
     def _closed_by_server(self, server_id: int, reason: int) -> None:
         pass  # a dismissed bubble stays dismissed; reminders raise a new one
@@ -242,6 +252,21 @@ class AlertSink:
         if self.on_show is not None:
             self.on_show(first[0], first[1])
         return []
+
+
+    def _on_reply(self, server_id: int, text: str) -> None:
+        """A text typed into the notification: the answer to its question, as ``answer --text``
+        gives it; only where this very notification asked for one (never a dialog's, a gate's)."""
+        handle = self._screen.handle_for(server_id)
+        if handle is None:
+            return  # another application's notification
+        notice = self._screen.notices.get(handle)
+        item = notice.items[0] if notice is not None and len(notice.items) == 1 else None
+        if item is None or not takes_text(item.question, self.show_text):
+            log.warning("ignored a reply typed into a notification that asked for none")
+            return
+        if self.on_reply is not None:
+            self.on_reply(item.key[0], item.key[1], text)
 
 
 def _looking_at(notice: Notice) -> bool:

@@ -1,0 +1,193 @@
+"""The actions chosen per notification server (as each described itself on a real desktop: see
+tests/desktop/test_desktops.py), one click being one action, and text typed into a notification."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from notifier.core.model import Option, Question, QuestionItem, SessionRef
+from notifier.core.planner import Item, Notice
+from notifier.sinks.notify import AlertSink, render
+from notifier.sinks.notify.dbus import Once
+from notifier.sinks.notify.render import takes_text
+from notifier.sinks.notify.servers import REPLY, Server, choose, shows, summary
+from notifier.system.config import Config
+
+# What each server answered GetServerInformation and GetCapabilities with, here.
+GNOME = Server.of(
+    ("gnome-shell", "GNOME", "43.9", "1.2"),
+    ("actions", "body", "body-markup", "icon-static", "persistence", "sound"),
+)
+PLASMA = Server.of(
+    ("Plasma", "KDE", "5.27.5", "1.2"),
+    (
+        "body", "body-hyperlinks", "body-markup", "body-images", "icon-static", "actions",
+        "persistence", "inline-reply", "x-kde-urls", "x-kde-origin-name", "x-kde-display-appname",
+        "inhibitions",
+    ),
+)  # fmt: skip
+XFCE = Server.of(
+    ("Xfce Notify Daemon", "Xfce", "0.7.3", "1.2"),
+    ("actions", "body", "body-hyperlinks", "body-markup", "icon-static", "x-canonical-private-icon-only"),
+)
+DUNST = Server.of(
+    ("dunst", "knopwob", "1.9.0", "1.2"),
+    ("actions", "body", "body-hyperlinks", "icon-static", "synchronous", "x-dunst-stack-tag"),
+)
+MAKO = Server.of(("mako", "emersion", "1.7.1", "1.2"), ("actions", "body", "body-markup"))
+NO_ACTIONS = Server.of(("notify-osd", "Canonical Ltd", "1.0", "1.1"), ("body", "body-markup"))
+
+
+def question(options: tuple[str, ...] = ("Yes", "No"), **kw: Any) -> Question:
+    item = QuestionItem("Ship it?", options=tuple(Option(o) for o in options), **kw)
+    return Question("c1", "question", (item,), 1.0)
+
+
+def offered(q: Question) -> tuple[tuple[tuple[str, str], ...], bool]:
+    ref = SessionRef("/s/a.jsonl", "id", "/home/me/webshop", None)
+    message = render(Notice(1, "question", (Item((ref.key, q.tool_call_id), ref, q),)), True, False)
+    return message.actions, message.takes_text
+
+
+def sent(server: Server, q: Question) -> list[str]:
+    actions, text = offered(q)
+    return [a for a, _ in choose(actions, server, text)]
+
+
+def labels(server: Server, q: Question) -> list[str]:
+    actions, text = offered(q)
+    return [label for _, label in choose(actions, server, text)]
+
+
+def test_other_versions_of_a_server_are_read_the_same_until_measured() -> None:
+    assert shows(Server("gnome-shell", "GNOME", "46.0", GNOME.capabilities)) == shows(GNOME)
+    assert shows(Server("Plasma", "KDE", "6.0.2", PLASMA.capabilities)) == shows(PLASMA)
+
+
+def test_gnome_gets_the_click_and_three_buttons_the_most_useful_first() -> None:
+    assert sent(GNOME, question()) == ["default", "answer:1", "answer:2", "show"]
+    assert sent(GNOME, question(("A", "B", "C"))) == ["default", "answer:1", "answer:2", "answer:3"]
+    assert sent(GNOME, question(())) == ["default", "show", "snooze"]  # no free-text field on GNOME
+
+
+def test_xfce_draws_the_default_as_its_one_go_to_session_button() -> None:
+    assert sent(XFCE, question()) == ["answer:1", "answer:2", "default", "show", "snooze"]
+    assert labels(XFCE, question()).count("Go to session") == 1
+
+
+def test_plasma_one_row_of_buttons_and_the_reply_field_for_free_text() -> None:
+    assert sent(PLASMA, question(())) == ["default", REPLY, "show", "snooze"]
+    assert sent(PLASMA, question()) == ["default", "answer:1", "answer:2", REPLY]
+    assert sent(PLASMA, question(("A", "B", "C"))) == ["default", "answer:1", "answer:2", "answer:3"]
+    assert REPLY not in sent(PLASMA, question(other=False))  # no free-text row in its dialog
+    # the same Plasma without the capability: no field
+    bare = Server("Plasma", "KDE", "5.27.5", PLASMA.capabilities - {"inline-reply"})
+    assert sent(bare, question(())) == ["default", "show", "snooze"]
+
+
+def test_plasma_buttons_fit_one_row_or_the_later_ones_go() -> None:
+    # measured on Plasma 5.27: these two fit one row; three 11-capital labels wrapped
+    assert sent(PLASMA, question(("Deploy to production", "Roll back the release"), other=False)) == [
+        "default", "answer:1", "answer:2",
+    ]  # fmt: skip
+    assert sent(PLASMA, question(("A" * 11, "B" * 11, "C" * 11))) == ["default", "answer:1", "answer:2"]
+    # (with "Answer…" as well they wrapped: no room for the reply button)
+    assert sent(PLASMA, question(("Deploy to production", "Roll back the release"))) == [
+        "default", "answer:1", "answer:2",
+    ]  # fmt: skip
+    assert sent(PLASMA, question(("A" * 40,))) == ["default", "answer:1"]  # alone, a button cannot wrap
+    assert sent(DUNST, question(("A" * 11, "B" * 11, "C" * 11)))[1:4] == ["answer:1", "answer:2", "answer:3"]
+
+
+def test_spec_servers_get_every_button_once_and_the_click() -> None:
+    for server in (DUNST, MAKO, Server.of(("some-new-server", "", "", ""), ("actions",))):
+        assert sent(server, question()) == ["default", "answer:1", "answer:2", "show", "snooze"]
+    assert sent(NO_ACTIONS, question()) == []
+
+
+def test_a_label_is_never_shown_twice() -> None:
+    q = question(("Show", "Snooze 15 min"))  # options that read like our own buttons
+    assert labels(DUNST, q) == ["Go to session", "Show", "Snooze 15 min"]
+    assert sent(DUNST, q) == ["default", "answer:1", "answer:2"]
+    # an old caller's goto button beside the default: one of them
+    old = (("default", "Go to session"), ("goto", "Go to session"), ("show", "Show"))
+    assert choose(old, XFCE) == (("default", "Go to session"), ("show", "Show"))
+    assert choose(old, DUNST) == (("default", "Go to session"), ("show", "Show"))
+
+
+@given(
+    st.lists(st.sampled_from(["Yes", "No", "yes", "Show", "A", "B", "Go to session"]), max_size=3),
+    st.sampled_from([GNOME, PLASMA, XFCE, DUNST, MAKO]),
+    st.booleans(),
+)
+def test_never_more_buttons_than_shown_nor_a_label_twice(
+    options: list[str], server: Server, text: bool
+) -> None:
+    q = question(tuple(options))
+    actions, _ = offered(q)
+    chosen = choose(actions, server, text)
+    what = shows(server)
+    buttons = [a for a in chosen if what.default_button or a[0] != "default"]
+    assert what.buttons is None or len(buttons) <= what.buttons
+    keys = [" ".join(label.casefold().split()) for a, label in buttons]
+    assert len(keys) == len(set(keys))
+    # wherever the click cannot reach the session, a button does
+    assert ("default", "Go to session") in chosen
+
+
+def test_one_click_that_arrives_twice_is_one_action() -> None:
+    now = [100.0]
+    once = Once(1.0, clock=lambda: now[0])
+    assert once.first((7, "default"))
+    assert not once.first((7, "default"))  # the same click again (GNOME: shell and service)
+    assert once.first((7, "show")) and once.first((8, "default"))  # another action, another bubble
+    now[0] += 1.5
+    assert once.first((7, "default"))  # a second click, later
+
+
+def test_free_text_only_where_answer_text_would_take_it() -> None:
+    assert takes_text(question(()), True) and takes_text(question(), True)
+    assert not takes_text(question(), False)  # text hidden
+    assert not takes_text(question(multi=True), True)
+    assert not takes_text(question(other=False), True)
+    gate = Question("c1", "bash_gate", (QuestionItem("Run rm -rf?"),), 1.0, kind="dialog", dialog="input")
+    assert not takes_text(gate, True)
+
+
+class FakeScreen:
+    def __init__(self, n: Notice) -> None:
+        self.notices = {1: n}
+        self.keys = {1: [i.key for i in n.items]}
+
+    def handle_for(self, server_id: int) -> int | None:
+        return 1 if server_id == 7 else None
+
+
+@pytest.mark.parametrize(
+    ("q", "carried_out"),
+    [
+        (question(()), True),
+        (question(other=False), False),
+        (Question("c1", "ext", (QuestionItem("Name?"),), 1.0, kind="dialog", dialog="input"), False),
+    ],
+)
+def test_a_reply_answers_as_answer_text_and_only_where_asked(q: Question, carried_out: bool) -> None:
+    calls: list[tuple[str, str, str]] = []
+    sink = AlertSink(Config(), on_reply=lambda s, c, t: calls.append((s, c, t)))
+    ref = SessionRef("/s/a.jsonl", "id", "/home/me/webshop", None)
+    sink._screen = FakeScreen(Notice(1, "question", (Item((ref.key, "c1"), ref, q),)))  # type: ignore[assignment]
+    sink._on_reply(7, "ship it on Friday")
+    sink._on_reply(8, "another app's")
+    assert calls == ([("/s/a.jsonl", "c1", "ship it on Friday")] if carried_out else [])
+
+
+def test_doctor_says_what_the_notifications_offer_there() -> None:
+    assert summary(GNOME) == "a click goes to the session; at most 3 buttons, the most useful first"
+    assert summary(XFCE).startswith("'Go to session' is a button (a click on the bubble only dismisses it)")
+    assert summary(PLASMA).endswith("; free-text answers typed into the notification")
+    assert summary(DUNST) == "a click goes to the session; every button, the most useful first"
+    assert summary(NO_ACTIONS).startswith("no buttons")
