@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -12,6 +15,8 @@ from typing import Any, TypeVar
 import pytest
 from hypothesis import settings
 
+from .user_state import changes, listing, places
+
 # Property tests judge what comes out, never how fast: hypothesis's 200 ms per example would fail a
 # correct example on a loaded CI machine (speed is measured in bench/).
 settings.register_profile("pi-notifier", deadline=None)
@@ -19,6 +24,44 @@ settings.load_profile("pi-notifier")
 
 ROOT = Path(__file__).resolve().parents[1]
 T = TypeVar("T")
+
+# The invoking user's folders, as they were when pytest started: before anything below moves them.
+USER_ENV = {k: v for k, v in os.environ.items() if k == "HOME" or k.startswith(("XDG_", "PI_CODING_AGENT"))}
+_USER_PLACES = places(USER_ENV)
+_USER_BEFORE = listing(_USER_PLACES)
+# A folder for the whole run: whatever copies os.environ before a test's own folders exist
+# (module constants, session and module fixtures) gets this, never the user's own.
+_RUN_HOME = Path(tempfile.mkdtemp(prefix="pi-notifier-run-home-"))
+HOME_VARIABLES = ("XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME")
+
+
+def _private(base: Path, setenv: Callable[[str, str], None]) -> None:
+    for name in HOME_VARIABLES:
+        setenv(name, str(base / name.lower()))
+    runtime = base / "runtime"
+    runtime.mkdir(mode=0o700, exist_ok=True)
+    setenv("XDG_RUNTIME_DIR", str(runtime))
+    setenv("HOME", str(base))
+
+
+_private(_RUN_HOME, os.environ.__setitem__)
+for _name in ("PI_CODING_AGENT_DIR", "PI_CODING_AGENT_SESSION_DIR"):
+    os.environ.pop(_name, None)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """The run fails if it touched the user's own pi-notifier files (a pi-notifier running as
+    this user while the tests run writes there too: stop it first)."""
+    touched = changes(_USER_BEFORE, listing(_USER_PLACES))
+    shutil.rmtree(_RUN_HOME, ignore_errors=True)
+    if touched:
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        message = "the tests touched the user's own pi-notifier files:\n  " + "\n  ".join(touched[:20])
+        if reporter is not None:
+            reporter.write_line(message, red=True)
+        else:
+            print(message, file=sys.stderr)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 def _find_fixtures() -> Path | None:
@@ -64,12 +107,7 @@ def scenario(name: str) -> dict[str, Any]:
 def private_dirs(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Every test (and every app it starts) gets its own HOME, config, state and runtime folders."""
     base = tmp_path_factory.mktemp("home")
-    for name in ("XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME"):
-        monkeypatch.setenv(name, str(base / name.lower()))
-    runtime = base / "runtime"
-    runtime.mkdir(mode=0o700)
-    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
-    monkeypatch.setenv("HOME", str(base))
+    _private(base, monkeypatch.setenv)
     monkeypatch.delenv("PI_CODING_AGENT_DIR", raising=False)
     monkeypatch.delenv("PI_CODING_AGENT_SESSION_DIR", raising=False)
     return base

@@ -37,7 +37,7 @@ def require(*tools: str) -> None:
 
 
 @pytest.fixture(scope="session")
-def desktop(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+def desktop_session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
     require(*TOOLS)
     tmp = tmp_path_factory.mktemp("desktop")
     xvfb, display = start_xvfb()
@@ -55,6 +55,13 @@ def desktop(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]
                 os.environ[k] = v
         stop(bus)
         stop(xvfb)
+
+
+@pytest.fixture
+def desktop(desktop_session: dict[str, str]) -> dict[str, str]:
+    """The environment of this test: the shared display and bus, this test's own HOME and XDG
+    folders (a copy taken once per session would hand every test the same ones)."""
+    return dict(os.environ)
 
 
 @pytest.fixture

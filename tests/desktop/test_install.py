@@ -15,11 +15,11 @@ import pytest
 
 from notifier import __version__
 
-from ..conftest import ROOT, wait_for
+from ..conftest import ROOT, USER_ENV, wait_for
 from .services import Dunst, Monitor
 
-# Captured before the per-test HOME isolation: pip reuses the user's download cache.
-PIP_CACHE = os.environ.get("PIP_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "pip")
+# pip reuses the user's download cache (their HOME as it was when pytest started).
+PIP_CACHE = os.environ.get("PIP_CACHE_DIR") or os.path.join(USER_ENV.get("HOME") or "~", ".cache", "pip")
 
 
 def _run(cmd: list[str], timeout: float, **kw: object) -> subprocess.CompletedProcess[str]:

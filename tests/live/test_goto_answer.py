@@ -17,11 +17,14 @@ import pytest
 from ..conftest import cli, wait_for
 from .pi_harness import PiSession, Tmux, need, start_pi
 
-NO_X = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
+
+def no_x() -> dict[str, str]:
+    """This test's environment (its own HOME and XDG folders) without a display."""
+    return {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
-    return cli(*args, env=NO_X)  # type: ignore[no-any-return]
+    return cli(*args, env=no_x())  # type: ignore[no-any-return]
 
 
 def status(pi: PiSession) -> dict[str, Any]:
@@ -124,7 +127,7 @@ def test_goto_selects_the_pane_for_the_attached_client(
     tmux_server("select-window", "-t", f"{pi.name}:1", check=True)
     outer = Tmux()
     try:
-        env = {k: v for k, v in NO_X.items() if k not in ("TMUX", "TMUX_PANE")}
+        env = {k: v for k, v in no_x().items() if k not in ("TMUX", "TMUX_PANE")}
         subprocess.run(
             ["tmux", "-L", outer.name, "new-session", "-d", "-s", "outer", "-x", "120", "-y", "35",
              "tmux", "-L", tmux_server.name, "attach", "-t", pi.name],
@@ -148,7 +151,7 @@ def test_goto_selects_the_pane_for_the_attached_client(
         assert active()[0] == "1"
         # GNOME on Wayland: nothing can focus the terminal; the pane is selected and goto says
         # what is missing (exit 1: never "done" when nothing was focused)
-        gnome = dict(NO_X, WAYLAND_DISPLAY="wayland-0", XDG_CURRENT_DESKTOP="GNOME")
+        gnome = dict(no_x(), WAYLAND_DISPLAY="wayland-0", XDG_CURRENT_DESKTOP="GNOME")
         r = cli("goto", "--sessions-dir", str(pi.sessions), env=gnome)
         assert r.returncode == 1
         assert r.stderr == (

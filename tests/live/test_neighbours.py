@@ -27,7 +27,10 @@ from ..app_process import AppProcess
 from ..conftest import cli, wait_for
 from .pi_harness import EXTENSION, PiSession, Tmux, need, start_pi
 
-NO_X = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
+
+def no_x() -> dict[str, str]:
+    """This test's environment (its own HOME and XDG folders) without a display."""
+    return {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
 LIVENESS_INTERVAL_S = 3.0  # (the default: notifier.engine.options)
 
 # The same first 40 characters and the same first option: a 40-character prefix and the first
@@ -124,7 +127,7 @@ def test_answer_types_into_the_pi_that_asked_not_its_look_alike_neighbour(
         assert found.tmux is not None and found.tmux.pane == pi.pane() and found.pid == pid_of(pi)
 
     # answering A's session types into A; B's look-alike dialog stays untouched
-    r = cli("answer", json.loads(fa.read_text().splitlines()[0])["id"], "2", "--sessions-dir", str(a.sessions), env=NO_X)
+    r = cli("answer", json.loads(fa.read_text().splitlines()[0])["id"], "2", "--sessions-dir", str(a.sessions), env=no_x())
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "answered: User selected: 2. Drop the staging database"
     assert results(fa) == ["User selected: 2. Drop the staging database"]
@@ -144,12 +147,12 @@ def test_neighbours_that_cannot_be_told_apart_get_nothing_typed(tmp_path: Path, 
     assert set(found.pids) == {pid_of(a), pid_of(b)}
     assert "nothing was typed" in found.reason and "\n" not in found.reason
     assert a.pane() in found.reason and b.pane() in found.reason
-    r = cli("answer", json.loads(fa.read_text().splitlines()[0])["id"], "2", "--sessions-dir", str(a.sessions), env=NO_X)
+    r = cli("answer", json.loads(fa.read_text().splitlines()[0])["id"], "2", "--sessions-dir", str(a.sessions), env=no_x())
     assert r.returncode == 1 and r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
     assert results(fa) == results(fb) == []
     assert untouched(a, "Keep everything") and untouched(b, "Keep everything")
     # goto says why as well
-    g = cli("goto", json.loads(fa.read_text().splitlines()[0])["id"], "--sessions-dir", str(a.sessions), env=NO_X)
+    g = cli("goto", json.loads(fa.read_text().splitlines()[0])["id"], "--sessions-dir", str(a.sessions), env=no_x())
     assert g.returncode == 1 and "could be this session's" in g.stderr and g.stderr.count("\n") == 1
 
 
@@ -175,7 +178,7 @@ def test_what_the_companion_announces_tells_identical_neighbours_apart(
 
 
 def status(sessions: Path) -> dict[str, dict[str, Any]]:
-    out = json.loads(cli("status", "--json", "--sessions-dir", str(sessions), env=NO_X).stdout)
+    out = json.loads(cli("status", "--json", "--sessions-dir", str(sessions), env=no_x()).stdout)
     return {s["file"]: s for s in out["sessions"]}
 
 
@@ -218,7 +221,7 @@ def test_a_killed_asker_is_abandoned_while_its_neighbour_runs(
             assert untouched(b, "Keep everything")
         assert len(app.of("abandoned")) == 1  # B's question was never called abandoned
         # answering A's question now types nothing anywhere
-        r = cli("answer", json.loads(fa.read_text().splitlines()[0])["id"], "2", "--sessions-dir", str(a.sessions), env=NO_X)
+        r = cli("answer", json.loads(fa.read_text().splitlines()[0])["id"], "2", "--sessions-dir", str(a.sessions), env=no_x())
         assert r.returncode == 1 and r.stderr.count("\n") == 1, r.stderr
         if neighbour == "asking":
             assert results(fb) == [] and untouched(b, "Keep everything")
