@@ -3,7 +3,9 @@
 Rules: a question resolved within the settle window is never shown (a question of a pi known to
 wait for a human, ``Transition.asker``, has no settle window); one notification per
 question, never twice for the same session file + toolCallId (also across restarts: the caller
-passes the ids notified before, and how many reminders each already had); a burst (≥ 3 within 2 s) becomes one summary; questions already
+passes the ids notified before, and how many reminders each already had; one notified before a
+restart and still waiting has its notification put back on screen at start-up, ``restored``:
+not a new notification, its reminders carry on from their count); a burst (≥ 3 within 2 s) becomes one summary; questions already
 pending at start-up get one summary; reminders replace the same notification while the question
 waits, the last one critical, each at its time after the question was *asked* (so a restart in between
 neither delays nor repeats one; a reminder missed while the app was not running comes once, at
@@ -71,6 +73,7 @@ class Notice:
     items: tuple[Item, ...]
     waited_s: float = 0.0
     critical: bool = False
+    restored: bool = False  # put back on screen after a restart: notified before, not a new one
 
 
 @dataclass(frozen=True)
@@ -110,6 +113,7 @@ class Planner:
         self._summary_keys: set[Key] = set()
         self._held: list[Item] = []
         self._restored = set(self.notified)  # notified before a restart: reminders carry on
+        self._restoring: list[Item] = []  # of those, still waiting: their bubbles go back on screen
         self._reminded_now: dict[Key, int] = {}  # reminder counts changed since drain_reminded()
 
     # ---- input ----
@@ -123,9 +127,11 @@ class Planner:
             item = Item(key_of(t.session, t.question), t.session, t.question, now - age)
             if t.kind == "needs_input":
                 if item.key in self._restored and item.key not in self._shown:
-                    # notified before a restart: not raised again, but its reminders go on
+                    # notified before a restart: its bubble is put back (not a new notification),
+                    # its reminders go on from their count
                     self._restored.discard(item.key)
                     self._shown[item.key] = _Shown(item, 0, self.reminded.get(item.key, 0))
+                    self._restoring.append(item)
                     continue
                 if item.key in self.notified or item.key in self._shown:
                     continue
@@ -143,6 +149,7 @@ class Planner:
         self._waiting.pop(key, None)
         self._restored.discard(key)
         self._startup = [i for i in self._startup if i.key != key]
+        self._restoring = [i for i in self._restoring if i.key != key]
         shown = self._shown.pop(key, None)
         if shown is None or shown.handle == 0:  # 0: nothing on screen (muted, quiet, restored)
             return []
@@ -201,7 +208,7 @@ class Planner:
             for item in startup + due:
                 self._shown[item.key] = _Shown(item, 0)
                 self._held.append(item)
-            return out + self._reminders(now, quiet)
+            return out + self._reminders(now, quiet) + self._restore(now, quiet)
         held = [i for i in self._held if i.key in self._shown and self._shown[i.key].handle == 0]
         self._held = []
         visible_startup = held + startup
@@ -226,7 +233,29 @@ class Planner:
                 for item in visible:
                     out += self._show_single(item, now, "question")
         out += self._reminders(now, quiet)
+        out += self._restore(now, quiet)  # (after the reminders: one due now puts it back itself)
         return out
+
+    def _restore(self, now: float, quiet: bool) -> list[Action]:
+        """The bubbles of questions notified before a restart, back on screen: one like the
+        question's own (saying how long it has waited), or one summary for several. Muted,
+        snoozed or inside quiet hours: left off screen (their reminders come as before)."""
+        items = [
+            i
+            for i in self._restoring
+            if i.key in self._shown and self._shown[i.key].handle == 0
+            and not quiet and not self._muted(i) and self._silenced_until(i) <= now
+        ]
+        self._restoring = []
+        if not items:
+            return []
+        handle = self._new_handle()
+        for item in items:
+            self._shown[item.key].handle = handle
+        if len(items) == 1:
+            waited = max(0.0, now - items[0].since)
+            return [Notice(handle, "question", (items[0],), waited_s=waited, restored=True)]
+        return [Notice(handle, "startup", tuple(sorted(items, key=lambda i: i.since)), restored=True)]
 
     def _passed(self, item: Item, now: float) -> int:
         """Reminders whose time is already past when a question is first shown (counted as sent)."""
@@ -301,7 +330,7 @@ class Planner:
         # a snoozed question is due when its snooze ends (read from the preferences of now, so
         # a snooze lifted or changed since takes effect at once)
         times = [max(when, self._silenced_until(item)) for item, when in self._waiting.values()]
-        if self._startup:
+        if self._startup or self._restoring:
             times.append(0.0)
         for shown in self._shown.values():
             if shown.reminders_sent < len(self.remind_after_s):

@@ -120,13 +120,42 @@ def test_startup_pending_is_one_summary_and_never_repeated(
         (n,) = wait_for(lambda: monitor.notifies(), 10, "startup summary")
         assert n["summary"] == "2 pi sessions need answers"
     marker = new_session(tmp_path, "three")
-    with run_app(tmp_path) as app:  # a restart: already notified, so nothing again
+    with run_app(tmp_path) as app:  # a restart: already notified, so only its bubble is put back
         app.wait("ready")
+        wait_for(lambda: dunst.displayed() == 1, 10, "the summary back on screen")
         append(marker, ask("q-three", "three?"))
         wait_for(
             lambda: [x for x in monitor.notifies() if x["summary"] == "three needs an answer"], 10, "marker"
         )
-        assert len(monitor.notifies()) == 2
+        assert [n["summary"] for n in monitor.notifies()] == ["2 pi sessions need answers"] * 2 + [
+            "three needs an answer"
+        ]
+
+
+def test_a_restart_puts_the_bubble_back_without_a_new_notification(
+    tmp_path: Path, dunst: Dunst, monitor: Monitor
+) -> None:
+    """Notified, the app stops (closing its bubble) and starts again: the bubble is on screen
+    again, the same as before, and the question is still one question in the history."""
+    import json
+
+    f = new_session(tmp_path, "again")
+    with run_app(tmp_path) as app:
+        app.wait("ready")
+        append(f, ask("q1", "Still there after a restart?"))
+        wait_for(lambda: dunst.displayed() == 1, 10, "the bubble")
+        assert app.stop() == 0
+    wait_for(lambda: dunst.displayed() == 0, 10, "closed at the stop")
+    with run_app(tmp_path) as app:
+        app.wait("ready")
+        wait_for(lambda: dunst.displayed() == 1, 10, "the bubble back after the restart")
+        first, back = monitor.notifies()
+        assert (back["summary"], back["body"], back["actions"]) == (first["summary"], first["body"], first["actions"])
+        history = json.loads(cli("history", "--json").stdout)
+        assert [row["question"]["tool_call_id"] for row in history["questions"]] == ["q1"], history
+        append(f, answer("q1"))
+        app.wait("resolved")
+        wait_for(lambda: dunst.displayed() == 0, 10, "withdrawn when answered")
 
 
 NO_SERVER = "no notification server:"
@@ -287,7 +316,11 @@ def test_reminders_carry_on_across_a_restart(tmp_path: Path, dunst: Dunst, monit
     with run_app(tmp_path, "--config", str(cfg)) as app:
         app.wait("ready")
         (second,) = wait_for(
-            lambda: [n for n in monitor.notifies()[2:] if n["summary"] == "patient needs an answer"],
+            lambda: [
+                n
+                for n in monitor.notifies()[2:]
+                if n["summary"] == "patient needs an answer" and "Waiting for" in n["body"]
+            ],
             30,
             "the second reminder",
         )
@@ -296,7 +329,9 @@ def test_reminders_carry_on_across_a_restart(tmp_path: Path, dunst: Dunst, monit
         (first_seen,) = [n for n in monitor.notifies()[2:] if n["summary"] == "late needs an answer"]
         assert "Waiting for 15 min" in first_seen["body"]
         assert app.stop() == 0
-    assert len(monitor.notifies()) == 4  # nothing repeated, nothing else due
+    # nothing repeated, nothing else due; the third is its bubble put back at the restart
+    after = [n for n in monitor.notifies()[2:] if n["summary"] == "patient needs an answer"]
+    assert len(monitor.notifies()) == 5 and ["Waiting for" in n["body"] for n in after] == [False, True]
 
 
 def test_show_action_opens_the_window(tmp_path: Path, dunst: Dunst, monitor: Monitor) -> None:
@@ -446,12 +481,13 @@ def test_state_folder_deleted_while_running_is_recreated_and_nothing_is_notified
         app.log_has("was deleted while running; recreated it")
         assert (state / "state.sqlite3").exists()
     assert sum("was deleted while running" in x for x in app.stderr) == 1
-    with run_app(tmp_path) as app:  # a restart: both questions are still pending, both notified
+    with run_app(tmp_path) as app:  # a restart: both still pending, both notified: put back, once
         app.wait("ready")
         h = new_session(tmp_path, "marker")
         append(h, ask("q3", "marker?"))
         wait_for(lambda: [x for x in monitor.notifies() if x["summary"] == "marker needs an answer"], 10, "marker")
-        assert len(monitor.notifies()) == 3, [n["summary"] for n in monitor.notifies()]
+        summaries = [n["summary"] for n in monitor.notifies()]
+        assert summaries[2:] == ["2 pi sessions need answers", "marker needs an answer"], summaries
 
 
 def test_bubbles_left_by_a_crash_are_closed_once_their_question_is_over(

@@ -21,7 +21,7 @@ from notifier.core.preferences import Preferences
 
 from ..app_process import AppProcess
 from ..conftest import wait_for
-from ..desktop.conftest import desktop, dunst, monitor  # noqa: F401  (a real notification server)
+from ..desktop.conftest import desktop, desktop_session, dunst, monitor  # noqa: F401  (a real notification server)
 from ..desktop.services import Dunst, Monitor
 from ..live.writer import append, ask, header
 

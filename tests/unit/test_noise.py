@@ -42,10 +42,32 @@ def test_one_notification_then_withdrawn() -> None:
     assert p.feed([t("resolved", "a")], 3.0) == [Withdraw(n.handle)]
 
 
-def test_never_again_after_restart() -> None:
+def test_after_a_restart_the_bubble_is_restored_not_notified_again() -> None:
+    """Notified before a restart and still waiting: its bubble goes back on screen once (marked
+    ``restored``: not a new notification), and it is withdrawn when the question ends."""
     p = Planner(notified={("s1", "a")})
     p.feed([t("needs_input", "a", initial=True)], 0.0)
-    assert p.tick(1.0) == []
+    (n,) = notices(p.tick(1.0))
+    assert n.restored and n.kind == "question" and n.items[0].key == ("s1", "a")
+    assert p.drain_reminded() == {}  # no reminder counted for it
+    p.feed([t("needs_input", "a")], 2.0)
+    assert p.tick(3.0) == [] and p.next_due() == 600.0  # never again (only its reminder)
+    assert p.feed([t("resolved", "a")], 4.0) == [Withdraw(n.handle)]
+
+
+def test_several_restored_share_one_summary_and_muted_ones_stay_off_screen() -> None:
+    p = Planner(notified={("s1", "a"), ("s2", "b"), ("s3", "c")})
+    p.preferences = Preferences(muted=frozenset({"s3"}))
+    p.feed([t("needs_input", c, s, initial=True) for c, s in (("a", "s1"), ("b", "s2"), ("c", "s3"))], 0.0)
+    (n,) = notices(p.tick(0.0))
+    assert n.restored and n.kind == "startup" and [i.key for i in n.items] == [("s1", "a"), ("s2", "b")]
+    assert notices(p.tick(1.0)) == []
+
+
+def test_restored_inside_quiet_hours_stays_off_screen() -> None:
+    p = Planner(notified={("s1", "a")})
+    p.feed([t("needs_input", "a", initial=True)], 0.0)
+    assert p.tick(1.0, quiet=True) == [] and p.tick(2.0) == []
 
 
 def test_burst_of_three_becomes_a_summary() -> None:
@@ -195,7 +217,8 @@ def test_reminders_carry_on_from_when_asked_across_a_restart() -> None:
     """Asked at 0, notified, 10-min reminder sent; the app restarts at minute 12."""
     p = Planner(remind_after_s=(10 * MIN, 30 * MIN), notified={("s1", "a")}, reminded={("s1", "a"): 1})
     p.feed([t("needs_input", "a", at=0.0, initial=True)], 12 * MIN)
-    assert notices(p.tick(12 * MIN)) == []  # not announced again
+    (back,) = notices(p.tick(12 * MIN))  # its bubble back on screen, not announced again
+    assert back.restored and back.waited_s == 12 * MIN and p.drain_reminded() == {}
     assert p.next_due() == 30 * MIN  # from when it was asked, not 10 min after the restart
     assert notices(p.tick(29 * MIN)) == []
     (r,) = notices(p.tick(30 * MIN))
@@ -207,8 +230,8 @@ def test_reminders_carry_on_from_when_asked_across_a_restart() -> None:
 def test_a_reminder_missed_while_not_running_comes_once_at_start_up() -> None:
     p = Planner(remind_after_s=(10 * MIN, 30 * MIN), notified={("s1", "a")})
     p.feed([t("needs_input", "a", at=0.0, initial=True)], 12 * MIN)
-    (r,) = notices(p.tick(12 * MIN))
-    assert r.kind == "reminder" and r.waited_s == 12 * MIN and not r.critical
+    (r,) = notices(p.tick(12 * MIN))  # (the reminder is the bubble put back: one, not two)
+    assert r.kind == "reminder" and r.waited_s == 12 * MIN and not r.critical and not r.restored
     assert notices(p.tick(13 * MIN)) == [] and p.next_due() == 30 * MIN
     # answered: the reminder's notification is withdrawn
     assert p.feed([t("resolved", "a")], 14 * MIN) == [Withdraw(r.handle)]
@@ -217,8 +240,9 @@ def test_a_reminder_missed_while_not_running_comes_once_at_start_up() -> None:
 def test_restored_question_answered_before_any_reminder_raises_nothing() -> None:
     p = Planner(remind_after_s=(10 * MIN,), notified={("s1", "a")})
     p.feed([t("needs_input", "a", at=0.0, initial=True)], 1 * MIN)
-    assert p.tick(1 * MIN) == [] and p.next_due() == 10 * MIN
-    assert p.feed([t("resolved", "a")], 2 * MIN) == []
+    (back,) = notices(p.tick(1 * MIN))
+    assert back.restored and p.next_due() == 10 * MIN
+    assert p.feed([t("resolved", "a")], 2 * MIN) == [Withdraw(back.handle)]
     assert p.next_due() is None
 
 

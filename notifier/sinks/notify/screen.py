@@ -156,7 +156,21 @@ class Screen:
             self.notices[notice.handle] = notice
         self.keys[notice.handle] = [i.key for i in notice.items]
         self.handles.setdefault(notice.handle, 0)
+        if notice.restored and self._adopted(notice):
+            return
         self.show(notice)
+
+    def _adopted(self, notice: Notice) -> bool:
+        """A bubble put back after a restart that a run before ours (which crashed) left on screen
+        already: that one is the handle's, not a second one."""
+        keys = {i.key for i in notice.items}
+        for nid, left in list(self.orphans.items()):
+            if keys <= left:
+                del self.orphans[nid]
+                self.handles[notice.handle] = nid
+                self._recorded(nid, sorted(left))
+                return True
+        return False
 
     def dismiss(self, handle: int, server_id: int) -> None:
         """Take a handle's notification off screen for good (snoozed from the bubble)."""
