@@ -98,6 +98,9 @@ class App:
         self.hub: Any = None  # remote hosts and pushes (app/remotes.py)
         self.dialogs: DialogFeed | None = None  # the companion extension's dialogs (app/dialogs.py)
         self.preferences.listen(self._preferences_changed, current=False)
+        self.follower: Any = None  # the config file, followed while the app runs
+        self._file_values: dict[str, Any] = {}  # what the file said when last read well
+        self._config_error = ""  # the last bad edit's reason (said once)
 
     # ---- commands (tray, window, notifications, control channel: any thread) ----
 
@@ -203,25 +206,38 @@ class App:
         self._ui_dirty.set()
 
     def _ui_loop(self) -> None:
+        wake_at: float | None = None  # when the tray next reads differently by itself (an age)
         while True:
-            self._ui_dirty.wait()
+            changed = self._ui_dirty.wait(None if wake_at is None else max(0.0, wake_at - time.time()))
             self._ui_dirty.clear()
             if self.stop_event.is_set():
                 return
             try:
-                self._refresh()
+                wake_at = self._refresh(window=changed)
             except BaseException as exc:  # whatever it is, the next change redraws again
+                wake_at = None
                 if self.health.failed("tray and window", exc, "drawn again at the next change"):
                     log.error("updating the tray and window failed", exc_info=exc)
 
-    def _refresh(self) -> None:
+    def _refresh(self, window: bool = True) -> float | None:
+        """Draw the tray (and, ``window``: push to the window); returns when the tray's ages or
+        quiet hours next read differently (None: not before the next change)."""
+        from notifier.core.quiet import next_quiet_change, parse_quiet_hours
+        from notifier.ui.view import next_redraw
+
         snap = self.snapshot()
-        if self.tray is not None:
-            try:
-                self.tray.update(snap)
-            except Exception:
-                log.exception("tray update failed")
-        self.window.push(snap)
+        if window:
+            self.window.push(snap)
+        if self.tray is None:
+            return None
+        quiet = self.config["quiet_hours"]
+        try:
+            self.tray.update(snap, quiet)
+        except Exception:
+            log.exception("tray update failed")
+        now = time.time()
+        times = [next_redraw(snap, now), next_quiet_change(parse_quiet_hours(quiet), now)]
+        return min((t for t in times if t is not None), default=None)
 
     # ---- lifecycle ----
 
@@ -256,6 +272,53 @@ class App:
         self.engine.start()
         self.hub.start(self.engine)
         self.dialogs = DialogFeed.attach(self.engine)  # the companion extension's dialogs, if any
+        if not self.state_dir:  # (the demo keeps to its own settings)
+            self._follow_config()
+
+    # ---- the config file, followed ----
+
+    def _follow_config(self) -> None:
+        from notifier.system import paths
+        from notifier.watch.config_file import FileFollower
+
+        path = self.config.file or paths.config_file()
+        self._file_values = self._read_config(path) or {}
+        self.follower = FileFollower(path, lambda: self._config_file_changed(path))
+        self.follower.start()
+
+    def _read_config(self, path: str) -> dict[str, Any] | None:
+        """The file's settings (a missing file: the defaults); None for a bad edit, whose reason is
+        said once (the last good config stays)."""
+        from notifier.system.config import ConfigError, load
+
+        try:
+            values = load(path, explicit=False).values
+        except ConfigError as exc:
+            if str(exc) != self._config_error:
+                self._config_error = str(exc)
+                log.warning("%s; keeping the last good config", exc)
+            return None
+        self._config_error = ""
+        return values
+
+    def _config_file_changed(self, path: str) -> None:
+        """(The follower's thread.) Quiet hours follow the file at once; other keys at the next start."""
+        values = self._read_config(path)
+        if values is None:
+            return
+        before, self._file_values = self._file_values, values
+        changed = sorted(k for k in values if values[k] != before.get(k))
+        if "quiet_hours" in changed:
+            quiet = values["quiet_hours"]
+            self.config.set("quiet_hours", quiet, clean(path))
+            log.info("config: quiet hours %s", quiet or "off")
+            alerts = self.alerts
+            if alerts is not None:
+                alerts.set_quiet_hours(quiet)
+            self._changed()  # the tooltip says so
+        later = [k for k in changed if k != "quiet_hours"]
+        if later:
+            log.info("config: %s changed; applies at the next start", ", ".join(later))
 
     def serve(self) -> None:
         self.server = ipc.Server(self.socket, self.handle)
@@ -295,6 +358,8 @@ class App:
             self.server.stop()
         if self.dialogs is not None:
             self.dialogs.stop()
+        if self.follower is not None:
+            self.follower.stop()
         self.window.close()
         if self.hub is not None:
             self.hub.stop()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 from typing import Any
 
 from notifier import APP_NAME
@@ -45,6 +46,7 @@ def run(config: Config) -> int:
                 )
             )
     out.append(_liveness(config))
+    out += _quiet_hours(config)
     out.append(_window())
     out.append(_focus())
     for extra in _extras(config):
@@ -65,6 +67,17 @@ def _watch_limit(dirs: int) -> str:
         return _line(None, "file watcher", "native file events (no inotify limit to check here)")
     ok = dirs < limit // 2
     return _line(ok, "inotify", f"{dirs} folders to watch, limit {limit} watches per user")
+
+
+def _quiet_hours(config: Config) -> list[str]:
+    """Quiet hours, when set: whether they are in effect now."""
+    from notifier.core.quiet import quiet_hours_note
+
+    hours = config["quiet_hours"]
+    if not hours:
+        return []
+    now = quiet_hours_note(hours, time.time())
+    return [_line(True, "quiet hours", f"{clean(hours, 20)}: " + (f"in effect now ({now})" if now else "not now"))]
 
 
 def _window() -> str:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from notifier import APP_NAME
 from notifier.cli.parser import OutputError
+from notifier.core.quiet import quiet_hours_line
 from notifier.core.text import clean, duration, project_name
 from notifier.system import logs
 
@@ -136,6 +137,7 @@ def cmd_status(args: argparse.Namespace, config: Config) -> int:
                 for d in missing:
                     sys.stderr.write(f"{APP_NAME}: sessions folder {clean(d)} does not exist (yet)\n")
                 _out(render_status(snapshot, time.time(), args.all, prefs) + "\n")
+                _out(quiet_hours_line(config["quiet_hours"], time.time()))
         _out(None)  # (flushed before the scan cache is written: what was asked for comes first)
     gc.freeze()  # (the process ends now: what it built is left out of the collection at exit)
     gc.enable()

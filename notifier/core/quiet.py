@@ -38,3 +38,37 @@ def in_quiet_hours(window: tuple[int, int] | None, now: float) -> bool:
     if start == end:
         return False
     return start <= minute < end if start < end else (minute >= start or minute < end)
+
+
+def next_quiet_change(window: tuple[int, int] | None, now: float) -> float | None:
+    """The next moment after ``now`` when quiet hours start or end (None: no quiet hours)."""
+    if window is None:
+        return None
+    from datetime import datetime, timedelta
+
+    day = datetime.fromtimestamp(now).replace(hour=0, minute=0, second=0, microsecond=0)
+    times = [
+        (day + timedelta(days=d)).replace(hour=m // 60, minute=m % 60).timestamp()
+        for d in (0, 1, 2)
+        for m in window
+    ]
+    return min(t for t in times if t > now)
+
+
+def quiet_hours_line(value: str, now: float) -> str:
+    """`status`'s line while quiet hours are in effect (with its newline); "" otherwise."""
+    note = quiet_hours_note(value, now)
+    return f"{note[0].upper()}{note[1:]} ({value.strip()}): no notifications; the tray still counts.\n" if note else ""
+
+
+def quiet_hours_note(value: str, now: float) -> str:
+    """"quiet hours until 07:30" while the quiet hours of ``value`` (the config's text) are in
+    effect at ``now``; "" otherwise (also for a value that does not parse)."""
+    try:
+        window = parse_quiet_hours(value)
+    except ValueError:
+        return ""
+    if window is None or not in_quiet_hours(window, now):
+        return ""
+    end = window[1]
+    return f"quiet hours until {end // 60:02d}:{end % 60:02d}"

@@ -159,16 +159,17 @@ class Tray:
 
     # ---- state ----
 
-    def update(self, snapshot: Snapshot) -> None:
-        """Called from the UI thread with each new snapshot. An xorg icon whose loop does not run
-        (no tray host) is not touched: the next one starts with what is shown now."""
+    def update(self, snapshot: Snapshot, quiet_hours: str = "") -> None:
+        """Called from the UI thread with each new snapshot (and when an age in the menu ticks
+        over). An xorg icon whose loop does not run (no tray host) is not touched: the next one
+        starts with what is shown now. ``quiet_hours``: the config's, said while in effect."""
         now = time.time()
         pending = snapshot.pending_count
         snoozed = bool(snapshot.snoozed_until and snapshot.snoozed_until > now)
         working = any(s.state == "working" for s in snapshot.sessions if now - s.updated_at < 600)
         state = icons.state_for(pending, len(snapshot.abandoned), working, snoozed)
         shown = (state, pending if state == "needs" else 0)
-        new_title = title(snapshot, now)
+        new_title = title(snapshot, now, quiet_hours)
         with self._lock:
             self._shown, self._title = shown, new_title
             if not self._live:

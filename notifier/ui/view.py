@@ -6,6 +6,7 @@ Every untrusted string goes through the one sanitizer here, with the length each
 from __future__ import annotations
 
 import datetime as dt
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -15,8 +16,9 @@ from notifier.core import formats, shellcmd
 from notifier.core.commands import Clear, Command, Focus, Goto, Mute, Quit, Show, Snooze
 from notifier.core.model import Question, SessionView, Snapshot
 from notifier.core.preferences import Preferences
+from notifier.core.quiet import quiet_hours_note
 from notifier.core.session_spec import short_id
-from notifier.core.text import clean, project_name
+from notifier.core.text import clean, duration_changes_in, project_name
 from notifier.core.text import duration as waited
 
 MENU_TEXT = 48
@@ -75,7 +77,23 @@ def offline_note(view: SessionView) -> str:
     return f" — {clean(view.ref.host, 40)} offline since {since}"
 
 
-def title(snapshot: Snapshot, now: float) -> str:
+def next_redraw(snapshot: Snapshot, now: float) -> float | None:
+    """When the menu or the tooltip next reads differently with nothing else changed: an age of a
+    waiting question ticking over ("12 s" → "13 s", "4 min" → "5 min"), or the snooze's time
+    left. None while no question waits (nothing ticks: no timer)."""
+    waiting = [q for _, q in snapshot.pending] + [q for v in snapshot.sessions for q in v.offline]
+    if not waiting:
+        return None
+    changes = [d for d in (duration_changes_in(now - q.asked_at) for q in waiting) if d is not None]
+    if snapshot.snoozed_until and snapshot.snoozed_until > now:  # a time left, counting down
+        left = snapshot.snoozed_until - now
+        step = 1 if left < 120 else 60 if left < 86400 else 86400
+        changes.append(left - math.floor(left / step) * step or step)
+    return now + min(changes) if changes else None
+
+
+def title(snapshot: Snapshot, now: float, quiet_hours: str = "") -> str:
+    """``quiet_hours``: the config's quiet hours (said while in effect)."""
     pending = snapshot.pending
     sessions = len({v.ref.key for v, _ in pending})
     if not pending:
@@ -90,6 +108,9 @@ def title(snapshot: Snapshot, now: float) -> str:
         text = f"{sessions} pi sessions need answers"
     if snapshot.snoozed_until and snapshot.snoozed_until > now:
         text += f" — snoozed for {waited(snapshot.snoozed_until - now)}"
+    quiet = quiet_hours_note(quiet_hours, now)
+    if quiet:
+        text += f" — {quiet}"
     if snapshot.health:
         return clean(text, 120) + " — ⚠ " + clean(snapshot.health[0], 120)
     return clean(text, 120)

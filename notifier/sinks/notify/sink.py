@@ -129,6 +129,10 @@ class AlertSink:
     def set_preferences(self, preferences: Preferences) -> None:
         self._inbox.put(("preferences", preferences))
 
+    def set_quiet_hours(self, value: str) -> None:
+        """New quiet hours (the config file changed; a value the config accepted)."""
+        self._inbox.put(("quiet", parse_quiet_hours(value)))
+
     def tell(self, title: str, body: str) -> None:
         """One passing notification (what a click on a notification could not do, and what to do
         instead), from any thread."""
@@ -184,6 +188,8 @@ class AlertSink:
             self._screen.on_server(arg, now)
         elif kind == "tell":
             self._screen.tell(*arg)
+        elif kind == "quiet":
+            self.quiet_window = arg  # (ended now: what they held is announced below)
         quiet = in_quiet_hours(self.quiet_window, wall)
         if quiet:  # quiet hours: turn notices are dropped (questions wait for their reminders)
             actions = [a for a in actions if not (isinstance(a, Notice) and a.kind in ("idle", "failed"))]
