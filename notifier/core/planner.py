@@ -341,3 +341,8 @@ class Planner:
     def holding(self) -> bool:
         """Questions held back by quiet hours wait to be announced when they end."""
         return bool(self._held)
+
+    @property
+    def held(self) -> int:
+        """How many questions quiet hours hold back now."""
+        return len(self._held)

@@ -524,3 +524,44 @@ def test_bubbles_left_by_a_crash_are_closed_once_their_question_is_over(
         app.wait("ready")
         wait_for(lambda: dunst.displayed() == 1, 10, "a bubble for the third")
     wait_for(lambda: dunst.displayed() == 0, 10, "closed at the normal stop")
+
+
+def test_quiet_hours_follow_the_config_file_while_the_app_runs(
+    tmp_path: Path, dunst: Dunst, monitor: Monitor
+) -> None:
+    """Quiet hours written into config.toml (its folder made only now) apply at once and show in
+    status and doctor; a bad edit keeps them and says why once; removing them announces what they
+    held."""
+    import datetime as dt
+
+    conf = Path(os.environ["XDG_CONFIG_HOME"]) / "pi-notifier" / "config.toml"
+    local = dt.datetime.now()
+    hours = f"{local - dt.timedelta(minutes=1):%H:%M}-{local + dt.timedelta(hours=2):%H:%M}"
+    a, b = new_session(tmp_path, "hush"), new_session(tmp_path, "shh")
+    with AppProcess(
+        "run", "--json", "--no-tray", "-v", "--liveness", "off", "--sessions-dir", str(tmp_path)
+    ) as app:
+        app.wait("ready")
+        conf.parent.mkdir(parents=True)
+        conf.write_text(f'settle_ms = 0\nquiet_hours = "{hours}"\n')
+        app.log_has(f"config: quiet hours {hours}")
+        assert "applies at the next start" in app.log_has("config: settle_ms changed")
+        status = cli("status", "--sessions-dir", str(tmp_path)).stdout
+        assert f"Quiet hours until {hours[-5:]} ({hours}): no notifications" in status, status
+        doctor = cli("doctor", "--sessions-dir", str(tmp_path)).stdout
+        assert f"[ok  ] quiet hours: {hours}: in effect now (quiet hours until {hours[-5:]})" in doctor
+        append(a, ask("q1", "Quietly?"))
+        app.log_has("quiet hours: 1 question(s) held")
+        conf.write_text('settle_ms = 0\nquiet_hours = "after lunch"\n')  # a bad edit
+        bad = app.log_has("keeping the last good config")
+        assert "quiet_hours" in bad and "HH:MM-HH:MM" in bad, bad
+        append(b, ask("q2", "Still quiet?"))
+        app.log_has("quiet hours: 2 question(s) held")  # the last good config still holds
+        assert monitor.notifies() == []
+        conf.write_text("settle_ms = 0\n")  # quiet hours removed
+        app.log_has("config: quiet hours off")
+        (n,) = wait_for(lambda: monitor.notifies(), 10, "what the quiet hours held")
+        assert n["summary"] == "2 pi sessions need answers"
+        assert app.stop() == 0
+    assert sum("keeping the last good config" in line for line in app.stderr) == 1, app.stderr
+    assert not [line for line in app.stderr if "Traceback" in line]

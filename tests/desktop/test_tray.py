@@ -738,3 +738,58 @@ def test_doctor_names_the_tray_host_it_found(tmp_path: Path, desktop: dict[str, 
     finally:
         stop(host)
     assert found.startswith("[ok  ] tray: ") and found.endswith("; tray host: trayer (XEmbed system tray)")
+
+
+def test_ages_in_the_menu_grow_while_the_question_waits(tmp_path: Path, dunst: Dunst) -> None:
+    """Read over dbusmenu from a real StatusNotifierItem host: the question's age in the menu goes
+    on growing with nothing else changing (no new line in any session file)."""
+    import re
+
+    from .conftest import require
+    from .desktops import Desktop, menu_layout, sni_items
+    from .services import name_has_owner, stop
+
+    require("gtk-sni-tray-standalone")
+    try:
+        import gi  # noqa: F401
+    except ImportError:
+        pytest.skip("the appindicator tray needs PyGObject (the gtk extra)")
+    env = dict(os.environ)
+
+    class Bus:  # the session bus of this test, as a Desktop calls it
+        call = Desktop.call
+
+        def __init__(self) -> None:
+            self.env = env
+
+    bus = Bus()
+    log = tmp_path / "sni-host.log"
+    with open(log, "ab") as err:
+        host = subprocess.Popen(
+            ["gtk-sni-tray-standalone", "--watcher", "--top", "--end"], env=env, stdout=subprocess.DEVNULL, stderr=err
+        )
+    try:
+        wait_for(
+            lambda: name_has_owner(env, "org.kde.StatusNotifierWatcher") or host.poll() is not None, 20, "the SNI watcher"
+        )
+        assert host.poll() is None, log.read_text(errors="replace")[-500:]
+        sessions = tmp_path / "sessions"
+        f = sessions / "--home-dev-ages--" / "a.jsonl"
+        append(f, header("/home/dev/ages"), user(), ask("q1", "Growing older?"))
+        with AppProcess("run", "--liveness", "off", "--no-notify", "--sessions-dir", str(sessions)) as app:
+            (service,) = wait_for(lambda: sni_items(bus), 20, "our item registered")  # type: ignore[arg-type]
+            item = service + "/org/ayatana/NotificationItem/pi_notifier"  # (this watcher lists the bus name alone)
+
+            def age() -> int | None:
+                for _, label, _ in menu_layout(bus, item):  # type: ignore[arg-type]
+                    m = re.search(r"Growing older\? \((\d+) s\)$", label)
+                    if m:
+                        return int(m.group(1))
+                return None
+
+            first = wait_for(lambda: age() is not None and age(), 20, "the question in the menu")
+            size = f.stat().st_size
+            wait_for(lambda: (age() or 0) >= first + 2, 10, "its age growing in the menu")
+            assert f.stat().st_size == size and app.proc.poll() is None
+    finally:
+        stop(host)
