@@ -206,22 +206,22 @@ class App:
         self._ui_dirty.set()
 
     def _ui_loop(self) -> None:
-        wake_at: float | None = None  # when the tray next reads differently by itself (an age)
+        wake_in: float | None = None  # until the tray next reads differently by itself (an age)
         while True:
-            changed = self._ui_dirty.wait(None if wake_at is None else max(0.0, wake_at - time.time()))
+            changed = self._ui_dirty.wait(wake_in)  # (a delay: a wall clock set back changes no wait)
             self._ui_dirty.clear()
             if self.stop_event.is_set():
                 return
             try:
-                wake_at = self._refresh(window=changed)
+                wake_in = self._refresh(window=changed)
             except BaseException as exc:  # whatever it is, the next change redraws again
-                wake_at = None
+                wake_in = None
                 if self.health.failed("tray and window", exc, "drawn again at the next change"):
                     log.error("updating the tray and window failed", exc_info=exc)
 
     def _refresh(self, window: bool = True) -> float | None:
-        """Draw the tray (and, ``window``: push to the window); returns when the tray's ages or
-        quiet hours next read differently (None: not before the next change)."""
+        """Draw the tray (and, ``window``: push to the window); returns how long until the tray's
+        ages or quiet hours next read differently (None: not before the next change)."""
         from notifier.core.quiet import next_quiet_change, parse_quiet_hours
         from notifier.ui.view import next_redraw
 
@@ -237,7 +237,8 @@ class App:
             log.exception("tray update failed")
         now = time.time()
         times = [next_redraw(snap, now), next_quiet_change(parse_quiet_hours(quiet), now)]
-        return min((t for t in times if t is not None), default=None)
+        due = min((t for t in times if t is not None), default=None)
+        return None if due is None else max(0.0, due - now)
 
     # ---- lifecycle ----
 
