@@ -99,13 +99,22 @@ def active_window(report: dict[str, Any]) -> tuple[int, int] | None:
     return next(((pid, pid) for pid, active in report["windows"] if active), None)
 
 
+def session_address() -> str | None:
+    """As :func:`notifier.sinks.notify.bus.session_address` (system may not import sinks):
+    ``DBUS_SESSION_BUS_ADDRESS``, else ``$XDG_RUNTIME_DIR/bus``."""
+    address = os.environ.get("DBUS_SESSION_BUS_ADDRESS")
+    if address:
+        return address
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    path = os.path.join(runtime, "bus") if runtime else ""
+    return f"unix:path={path}" if path and os.path.exists(path) else None
+
+
 def run_script(pid: int = 0, timeout: float = TIMEOUT_S, address: str | None = None) -> dict[str, Any]:
     """Load, run and unload the script on KWin of the session bus (``address``: another bus);
     its report (:func:`parse_report`). Raises :class:`KWinError`."""
     from jeepney import DBusAddress, HeaderFields, MatchRule, MessageType, new_method_call, new_method_return
     from jeepney.io.blocking import open_dbus_connection
-
-    from notifier.sinks.notify.bus import session_address
 
     address = address or session_address()
     if address is None:
