@@ -14,10 +14,12 @@ from typing import Any
 
 import pytest
 
+from ..app_process import AppProcess
 from ..conftest import wait_for
+from ..live.writer import answer, append, ask
 from .conftest import require
 from .kwin import KWin
-from .test_sway_focus import _fake_pi
+from .test_sway_focus import _fake_pi, _session
 from .test_sway_mako import _env
 
 
@@ -101,3 +103,40 @@ def test_goto_exits_1_when_kwin_has_no_window_of_that_pi(tmp_path: Path, kwin: K
     done = _cli(kwin, "goto", "--sessions-dir", str(sessions))
     assert done.returncode == 1, done.stdout + done.stderr
     assert "KWin scripting lists no window of pid" in done.stderr, done.stderr
+
+
+def _ours(kwin: KWin) -> list[dict[str, Any]]:
+    return [n for n in kwin.notifications() if n["app"] == "pi-notifier"]
+
+
+def test_skip_when_focused_holds_on_kwin(tmp_path: Path, kwin: KWin) -> None:
+    """The app with skip_when_focused (mako on KWin's layer shell shows its notifications): the
+    pending question of the session whose xterm is focused raises no notification (a question
+    of a session with no terminal, asked after it, shows it was passed over); once another
+    window is focused, its next question does."""
+    require("mako", "makoctl")
+    kwin.start_mako()
+    xterm, sessions = _pi_in_xterm(kwin, tmp_path, "a")
+    other = kwin.xterm("sleep", "3600")
+    wait_for(lambda: {xterm.pid, other.pid} <= _windows(kwin), 30, "both xterms mapped")
+    (file,) = sessions.rglob("*.jsonl")
+    loose = tmp_path / "loose"
+    marker = _session(loose, "/home/dev/elsewhere")
+    cfg = tmp_path / "config.toml"
+    cfg.write_text("settle_ms = 0\n[notifications]\nskip_when_focused = true\n")
+    _focus(kwin, xterm.pid)
+    args = ("run", "--json", "--no-tray", "-v", "--liveness", "off", "--config", str(cfg),
+            "--sessions-dir", str(sessions), "--sessions-dir", str(loose))  # fmt: skip
+    with AppProcess(argv=kwin.argv(sys.executable, "-m", "notifier", *args), env=_env(kwin)) as app:
+        app.wait("ready")
+        append(marker, ask("m1", "Marker question?"))
+        shown = wait_for(lambda: _ours(kwin), 20, "the marker's notification")
+        assert [n["summary"] for n in shown] == ["elsewhere needs an answer"], shown
+        _focus(kwin, other.pid)
+        append(marker, answer("m1"))
+        wait_for(lambda: not _ours(kwin), 20, "the marker's notification closed")
+        append(file, ask("q2", "Now that you look elsewhere?"))
+        (n,) = wait_for(lambda: _ours(kwin), 20, "the notification of the unfocused session")
+        assert "Now that you look elsewhere?" in str(n["body"])
+        assert app.stop() == 0
+    assert not [x for x in app.stderr if "Traceback" in x], app.stderr
