@@ -72,10 +72,10 @@ class KWin(Sway):
         assert started.returncode == 0, started.stderr
         log = self.tmp / "kwin.log"
 
-        def printed() -> str | None:
+        def printed() -> str:  # ("" until the end marker: the text between is never empty)
             text = log.read_text(errors="replace")
             if f"{marker}-end" not in text:
-                return None
+                return ""
             return text.split(f"{marker}-begin", 1)[1].split(f"{marker}-end", 1)[0]
 
         try:
