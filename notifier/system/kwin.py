@@ -3,8 +3,8 @@ by process, the focused one, focusing one.
 
 KWin offers no call that lists or focuses windows, but it runs scripts it is handed:
 ``org.kde.KWin /Scripting org.kde.kwin.Scripting.loadScript(path, name)`` loads a JavaScript file
-and answers its id, ``run`` on the script's object starts it (``/Scripting/Script<id>`` in KWin 6,
-``/<id>`` in 5.27: both are tried), ``unloadScript(name)`` drops it. The script reads KWin's
+and answers its id, ``run`` on the script's object starts it (``/<id>`` in 5.27, seen here;
+``/Scripting/Script<id>`` in KWin 6, not tried here: both are asked, in that order), ``unloadScript(name)`` drops it. The script reads KWin's
 window list (``workspace.clientList()`` in 5.27, ``windowList()`` in 6), sets
 ``workspace.activeClient`` (``activeWindow`` in 6) to focus one, and reports back with
 ``callDBus`` to a method of our own connection: one JSON string, the windows' pids and which one is
@@ -174,11 +174,11 @@ def run_script(pid: int = 0, timeout: float = TIMEOUT_S, address: str | None = N
 
 
 def _start(call: Any, sid: int) -> None:
-    """``run`` on the script's object: ``/Scripting/Script<id>`` (KWin 6), else ``/<id>`` (5.27)."""
+    """``run`` on the script's object: ``/<id>`` (5.27), else ``/Scripting/Script<id>`` (KWin 6)."""
     from jeepney import DBusAddress, new_method_call
 
     first: KWinError | None = None
-    for path in (f"{SCRIPTING_PATH}/Script{sid}", f"/{sid}"):
+    for path in (f"/{sid}", f"{SCRIPTING_PATH}/Script{sid}"):
         try:
             call(new_method_call(DBusAddress(path, bus_name=SERVICE, interface=SCRIPT), "run"))
             return

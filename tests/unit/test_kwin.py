@@ -140,8 +140,8 @@ def test_any_json_parses_or_is_none(data: Any) -> None:
 
 class StandInKWin:
     """Owns org.kde.KWin on the bus and serves org.kde.kwin.Scripting as KWin 5.27 does: a
-    loaded script's object is ``/<id>`` (``/Scripting/Script<id>`` answers UnknownObject, as KWin
-    6's path does in 5.27); ``run`` runs the script in Node (the stand-in workspace) and makes
+    loaded script's object is ``/<id>`` (``api=6``: ``/Scripting/Script<id>``, KWin 6's), any
+    other path answers UnknownObject; ``run`` runs the script in Node (the stand-in workspace) and makes
     the call its ``callDBus`` asked for. ``report``: False makes scripts report nothing (as a
     script KWin failed to run)."""
 
@@ -184,13 +184,18 @@ class StandInKWin:
                 self.conn.send(new_method_return(msg, "i", (sid,)))
             elif path == "/Scripting" and member == "unloadScript":
                 self.conn.send(new_method_return(msg, "b", (True,)))
-            elif member == "run" and path.lstrip("/").isdigit() and int(path[1:]) in self.loaded:
+            elif member == "run" and path in self.objects():
                 self.conn.send(new_method_return(msg))
                 if self.report:
-                    self._run(self.loaded[int(path[1:])][1])
+                    self._run(self.objects()[path])
             else:
                 error = "org.freedesktop.DBus.Error.UnknownObject"
                 self.conn.send(new_error(msg, error, "s", (f"No such object path '{path}'",)))
+
+    def objects(self) -> dict[str, str]:
+        """The loaded scripts' object paths → their text."""
+        prefix = "/Scripting/Script" if self.api == 6 else "/"
+        return {f"{prefix}{sid}": text for sid, (_, text) in self.loaded.items()}
 
     def _run(self, script: str) -> None:
         from jeepney import DBusAddress, new_method_call
@@ -243,7 +248,7 @@ def test_run_script_through_a_stand_in_kwin(bus: str, tmp_path: Path) -> None:
         assert len(loads) == len(unloads) >= 6
         assert [e[3] for e in loads] == [e[2] for e in unloads]  # (each one unloaded by its name)
         assert len({e[3] for e in loads}) == len(loads)  # (a name of its own each time)
-        assert ("/Scripting/Script0", "run") in [e[:2] for e in server.log]  # (KWin 6's path tried first)
+        assert [e[0] for e in server.log if e[1] == "run"] == [f"/{i}" for i in range(len(loads))]
         assert _scripts_left(tmp_path) == []
         ok, said = desktop.describe(method)
         assert ok is True and said == (
@@ -259,6 +264,8 @@ def test_kwin_6_names_on_the_stand_in(bus: str) -> None:
     try:
         assert kwin.run_script(1201)["asked"] is True
         assert server.active == 0
+        # 5.27's object path asked first, then KWin 6's
+        assert [e[0] for e in server.log if e[1] == "run"] == ["/0", "/Scripting/Script0"]
     finally:
         server.close()
 
