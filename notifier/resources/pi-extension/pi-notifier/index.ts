@@ -24,9 +24,14 @@
  * An id that is unknown or already closed is refused and nothing is done.
  *
  * It never blocks or slows pi: nothing is sent when no one is connected, every socket error is
- * swallowed, buffers are bounded, and the server does not keep pi alive. Node's stdlib only.
+ * swallowed, buffers are bounded, and the server does not keep pi alive. Node's stdlib only (pi's
+ * own packages are imported for their types, which pi and node strip).
  * Wrapping ctx.ui is not a documented pi API: it is feature-detected, and where it cannot be done
  * the ui_prompt_start/ui_prompt_end events (pi >= 0.84.4) still announce dialogs (not answerable).
+ *
+ * This file is pi's entry point: the events, the ctx.ui wrappers, the socket. The messages
+ * themselves, their bounds and limits are protocol.ts (pure; unit tests: tests/extension/). Both
+ * are type-checked against pi's ExtensionAPI: `make typecheck-ts` (tsconfig.json at the repo's top).
  */
 
 import type {
