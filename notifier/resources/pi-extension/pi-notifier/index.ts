@@ -338,8 +338,8 @@ async function hookStartupDialogs(onShown: OnShown): Promise<void> {
 	];
 	for (const [cls, kind] of classes) {
 		const proto = cls?.prototype;
-		if (!proto || typeof proto.render !== "function" || proto[STARTUP_HOOK]) continue;
-		const inner = proto.render as (this: Seen, width: number) => unknown;
+		const inner = callable(proto?.render);
+		if (!proto || !inner || proto[STARTUP_HOOK]) continue;
 		proto.render = function (this: Seen, width: number) {
 			try {
 				g[STARTUP_HOOK]?.(this, kind);
@@ -543,8 +543,7 @@ export default async function piNotifier(pi: ExtensionAPI): Promise<void> {
 				try {
 					const result = inner.call(this, model, context, options);
 					// (typed a promise; anything else is let through, counted as ended)
-					const maybe: unknown = result;
-					if (isObject(maybe) && typeof (maybe as { then?: unknown }).then === "function") result.then(end, end);
+					if (isPromise<unknown>(result)) result.then(end, end);
 					else end();
 					return result;
 				} catch (err) {
