@@ -5,7 +5,8 @@
 - :mod:`notifier.companion.channel`: connect to one socket (same user only), :func:`answer_dialog`
 - :mod:`notifier.companion.watcher`: finds sockets as pi processes start, one connection each
 
-The extension itself ships as ``notifier/resources/pi-extension/pi-notifier.ts``; installing it is
+The extension itself ships as the folder ``notifier/resources/pi-extension/pi-notifier/`` (``index.ts``,
+``protocol.ts``); installing it is
 :mod:`notifier.cli.pi_extension`.
 """
 
