@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from typing import Any
 
 from notifier.core import jsonbound
@@ -254,8 +255,6 @@ class SessionFiles:
 
     def renamed(self, items: list[Transition]) -> list[Transition]:
         """The same transitions, carrying the sessions' current names."""
-        from dataclasses import replace  # (not imported by every command: see notifier.core.values)
-
         out = []
         for t in items:
             view = self.board.view(t.session.key)
