@@ -6,18 +6,19 @@ is used where its socket is found (not tried against a running Hyprland here).""
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from notifier.core.text import clean
-from notifier.system import logs, x11
+from notifier.system import x11
 
 # (swayipc, which imports socket, is imported where it is used: `status` locates sessions
 # through this module and imports no more than it needs; tests/unit/test_imports.py)
 
-log = logs.get(__name__)
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,6 +16,7 @@ odd system: what cannot be found is ``None``.
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -25,7 +26,6 @@ from notifier.core.model import SessionView
 from notifier.core.owners import Owners, Proc, bind
 from notifier.core.owners import Wanted as Wanted
 from notifier.core.text import clean
-from notifier.system import logs
 from notifier.system.desktop import Missing, Window, focus_method
 from notifier.system.processes import PiProcess as PiProcess
 from notifier.system.processes import maybe_pi as maybe_pi
@@ -33,7 +33,7 @@ from notifier.system.processes import pi_processes as pi_processes
 from notifier.system.tmux import TmuxClient, TmuxPane, capture, tmux_clients, tmux_pane_of
 from notifier.system.x11 import open_display, window_for, x_windows_by_pid
 
-log = logs.get(__name__)
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)

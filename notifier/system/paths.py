@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import stat
 import sys
@@ -10,9 +11,8 @@ from collections.abc import Mapping
 
 from notifier import APP_NAME
 from notifier.core.text import clean
-from notifier.system import logs
 
-log = logs.get(__name__)
+log = logging.getLogger(__name__)
 
 
 def _expand(value: str, home: str) -> str:
@@ -133,7 +133,7 @@ def runtime_dir(announce: bool = False) -> str:
             message = "; ".join([*refused, *([why] if why else [])]) + f": using {path}"
             if message not in _said:
                 _said.add(message)
-                level = logs.WARNING if refused else logs.INFO if announce else logs.DEBUG
+                level = logging.WARNING if refused else logging.INFO if announce else logging.DEBUG
                 log.log(level, "runtime folder: %s", clean(message, 600))
         return path
     raise NotOurs("no runtime folder of our own: " + clean("; ".join(refused), 600))

@@ -12,6 +12,7 @@ and, for the folders asked about, its tmux pane's text.
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 from collections.abc import Collection, Iterator
@@ -20,10 +21,9 @@ from typing import Any
 
 from notifier.core.owners import Proc
 from notifier.core.text import clean
-from notifier.system import logs
 from notifier.system.logonce import LogOnce
 
-log = logs.get(__name__)
+log = logging.getLogger(__name__)
 _NAMES = frozenset({"pi", "omp", "pi.exe", "omp.exe"})
 _MARKERS = ("pi-coding-agent", "oh-my-pi")
 _once = LogOnce(log)  # the process table is read every few seconds: say a problem once
