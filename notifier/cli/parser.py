@@ -7,10 +7,10 @@ the parser (:mod:`notifier.cli.arguments`), the configuration and then its own m
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 from notifier import APP_NAME, __version__
 
-TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing)
 if TYPE_CHECKING:
     import argparse
     import logging
