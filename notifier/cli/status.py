@@ -5,6 +5,7 @@ socket client (start-up time is most of a warm ``status``)."""
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 import time
@@ -13,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 from notifier import APP_NAME
 from notifier.cli.parser import OutputError
 from notifier.core.text import clean, duration, project_name
-from notifier.system import logs
 
 if TYPE_CHECKING:
     import argparse
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from notifier.core.silenced import Silences
     from notifier.system.config import Config
 
-log = logs.get(__name__)
+log = logging.getLogger(__name__)
 
 
 def render_status(snapshot: Snapshot, now: float, show_all: bool, silences: Silences | None = None) -> str:

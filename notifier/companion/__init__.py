@@ -12,9 +12,10 @@ The extension itself ships as the folder ``notifier/resources/pi-extension/pi-no
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from notifier.system.lazy import lazy_names
 
-TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing)
 if TYPE_CHECKING:
     from notifier.companion.channel import AnswerResult, answer_dialog
     from notifier.companion.protocol import Closed, Dialog, Hello, Result, Screen

@@ -20,6 +20,7 @@ Remote sessions (:mod:`notifier.core.remote_sessions`) and the companion extensi
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 from notifier.core.dialogs import Dialogs, Source, closed, dialog_view, with_dialogs
 from notifier.core.local_session import LocalSession, live_state, norm_folder
@@ -30,7 +31,6 @@ from notifier.core.reducer import Asked, Ended, Event, SessionReducer
 from notifier.core.remote_sessions import RemoteSessions
 from notifier.core.session_views import SessionViews
 
-TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing)
 if TYPE_CHECKING:
     from notifier.core.formats import StatusRow
 

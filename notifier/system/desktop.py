@@ -7,32 +7,28 @@ through its scripting interface on the session bus (:mod:`notifier.system.kwin`)
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from notifier.core.text import clean
-from notifier.core.values import Value, value
-from notifier.system import logs, x11
+from notifier.system import x11
 
 # (swayipc, which imports socket, is imported where it is used: `status` locates sessions
 # through this module and imports no more than it needs; tests/unit/test_imports.py)
 
-log = logs.get(__name__)
-_set = object.__setattr__
+log = logging.getLogger(__name__)
 
 
-@value(frozen=True, init=False, repr=False, eq=False)
-class Window(Value):
+@dataclass(frozen=True, slots=True)
+class Window:
     """A window as a focus method knows it: ``via`` "sway" (a con id), "hyprland" (a window
     address), "kwin" (the window's pid) or "x11" (an X11 window id)."""
 
     via: str
     id: int
-
-    def __init__(self, via: str, id: int) -> None:
-        _set(self, "via", via)
-        _set(self, "id", id)
 
     def obj(self) -> dict[str, Any]:
         return {"via": self.via, "id": self.id}

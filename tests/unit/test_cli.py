@@ -111,8 +111,7 @@ def test_status_human_table(tmp_path: Path) -> None:
 
 
 def test_status_says_what_it_skipped_once_and_logs_more_with_verbose(tmp_path: Path) -> None:
-    """``status`` imports logging only for a message (notifier/system/logs.py): a problem is
-    still said, once, in the usual form, and ``-v`` still adds the debug lines."""
+    """``status`` says a problem once, in the usual form, and ``-v`` adds the debug lines."""
     import os
 
     from tests.live.writer import ask, header, user
