@@ -38,9 +38,8 @@ def scan_once(options: EngineOptions, processes: Probe | None = None) -> Snapsho
 
 @contextmanager
 def scanned(options: EngineOptions, processes: Probe | None = None) -> Iterator[Board]:
-    """The board after one read of every session (a snapshot of it is :func:`scan_once`; ``status``
-    prints thousands of sessions without one: Board.status_rows). The scan cache is written once
-    the caller is done with it (after ``status`` printed it)."""
+    """The board after one read of every session (a snapshot of it is :func:`scan_once`). The
+    scan cache is written once the caller is done with it (after ``status`` printed it)."""
     wall = time.time
     files = SessionFiles(options, Board(liveness=options.liveness), wall)
     cache = open_cache(options)
