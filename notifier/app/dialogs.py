@@ -14,6 +14,7 @@ model) is not on the board: nobody is told of it. A dialog pi shows before it ha
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 from collections.abc import Callable, Sequence
@@ -31,7 +32,6 @@ from notifier.core.model import (
     Transition,
 )
 from notifier.core.text import clean
-from notifier.system import logs
 
 if TYPE_CHECKING:
     from notifier.companion.protocol import Dialog
@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from notifier.engine.options import EngineOptions
     from notifier.pi.questions import QuestionCatalog
 
-log = logs.get(__name__)
+log = logging.getLogger(__name__)
 
 
 def lines_of(text: str) -> list[str]:

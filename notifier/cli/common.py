@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 from notifier import APP_NAME
 from notifier.core.text import clean
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from notifier.core.model import Snapshot
     from notifier.engine.options import EngineOptions

@@ -246,7 +246,7 @@ def _unseen_dialogs(config: Config) -> str:
             argv = psutil.Process(proc.pid).cmdline()
         except (psutil.Error, OSError):
             continue
-        if any(os.path.basename(a) == pi_extension.FILE_NAME for a in argv):
+        if any(pi_extension.is_ours(a) for a in argv):
             continue  # (loaded, its socket not up yet or not answering: said above)
         names: list[str] = []
         read: set[str] = set()  # the names of the extensions whose source was read
@@ -260,9 +260,9 @@ def _unseen_dialogs(config: Config) -> str:
             except OSError:
                 continue
             read.add(name)
-            if name != pi_extension.FILE_NAME and dialog_kinds(source, catalog):
+            if not pi_extension.is_ours(path) and dialog_kinds(source, catalog):
                 names.append(name)
-        if pi_extension.FILE_NAME in listed or pi_extension.FILE_NAME in read:
+        if any(pi_extension.is_ours(n) for n in [*listed, *read]):
             continue  # (loaded, its socket not up yet or not answering: said above)
         # pi rewrites its command line (-e paths are gone): the rest of its banner's list is by name
         # only; their sources cannot be read, so whether they open dialogs is not known

@@ -7,10 +7,10 @@ the parser (:mod:`notifier.cli.arguments`), the configuration and then its own m
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 from notifier import APP_NAME, __version__
 
-TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing)
 if TYPE_CHECKING:
     import argparse
     import logging
@@ -48,7 +48,7 @@ def setup_logging(verbose: bool, log_file: bool = False) -> None:
     holds question text and paths: it and its rotated copies are user-only (0600, folder 0700)."""
     import logging
 
-    from notifier.system.logs import SECRETS
+    from notifier.system.log_filter import SECRETS
 
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter(f"{APP_NAME}: %(message)s", validate=False))  # (a constant: no check)
@@ -131,20 +131,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser(argv[0] if argv[0] in COMMANDS else None).parse_args(argv)
     _reconfigure_streams(bool(getattr(args, "json", False)))
     verbose = getattr(args, "verbose", False)
-    if args.command == "status":
-        # Its start-up time is a contract (§7), and it usually has nothing to say: logging is
-        # imported only for a message (every module on its path logs through system/logs.py).
-        from notifier.system import logs
-
-        logs.defer(logs.DEBUG if verbose else logs.INFO, lambda: setup_logging(verbose))
-    else:
-        setup_logging(verbose, log_file=args.command in ("run", "demo"))
+    setup_logging(verbose, log_file=args.command in ("run", "demo"))
     from notifier.system.config import ConfigError
 
     try:
         config = effective_config(args)
         if config["push.urls"]:
-            from notifier.system.logs import SECRETS
+            from notifier.system.log_filter import SECRETS
 
             SECRETS.add_urls(config["push.urls"])  # (before anything could log them)
         return _dispatch(args, config)

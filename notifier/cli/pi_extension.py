@@ -1,17 +1,17 @@
 """`pi-notifier pi-extension install | remove | status`: the optional companion pi extension.
 
-install copies the shipped ``pi-notifier.ts`` into pi's extensions folder
-(``$PI_CODING_AGENT_DIR/extensions``, default ``~/.pi/agent/extensions``), where every pi started
-afterwards loads it (a running pi: ``/reload``). status says whether it is installed, whether the
-installed copy is this version's, and which running pi processes have it loaded (their sockets
-answer ``hello``).
+install copies the shipped extension, a folder (``index.ts``, pi's entry point, and the
+``protocol.ts`` it imports), into pi's extensions folder (``$PI_CODING_AGENT_DIR/extensions``,
+default ``~/.pi/agent/extensions``) as ``pi-notifier/``, where every pi started afterwards loads it
+(a running pi: ``/reload``); a single-file ``pi-notifier.ts`` of an earlier version is removed, or
+pi would load both. status says whether it is installed, whether the installed copy is this
+version's, and which running pi processes have it loaded (their sockets answer ``hello``).
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import hashlib
 import json
 import os
 import sys
@@ -23,35 +23,47 @@ from notifier import APP_NAME, resources
 from notifier.core.text import clean
 from notifier.system import paths
 
-FILE_NAME = "pi-notifier.ts"
-RESOURCE = "pi-extension/pi-notifier.ts"
+DIR_NAME = "pi-notifier"
+LEGACY_FILE = "pi-notifier.ts"  # (versions before the extension was a folder)
+RESOURCE = "pi-extension/pi-notifier"
+# protocol.ts first: a pi starting while install writes never finds an index.ts newer than it
+FILES = ("protocol.ts", "index.ts")
+ENTRY = "index.ts"
 MARKER = "pi-notifier companion extension"
 
 
-def shipped() -> bytes:
-    return resources.read_bytes(RESOURCE)
+def shipped() -> dict[str, bytes]:
+    return {name: resources.read_bytes(f"{RESOURCE}/{name}") for name in FILES}
+
+
+def is_ours(path: str) -> bool:
+    """Whether a path names this extension as pi loads it: the folder, its index.ts, or the single
+    file of an earlier version."""
+    base = os.path.basename(path.rstrip("/"))
+    if base in ("index.ts", "index.js"):
+        base = os.path.basename(os.path.dirname(path))
+    return base in (DIR_NAME, LEGACY_FILE)
 
 
 def target(env: dict[str, str] | None = None) -> str:
-    return os.path.join(paths.agent_dir(os.environ if env is None else env), "extensions", FILE_NAME)
+    return os.path.join(paths.agent_dir(os.environ if env is None else env), "extensions", DIR_NAME)
 
 
-def _digest(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
+def _legacy(folder: str) -> str:
+    return os.path.join(os.path.dirname(folder), LEGACY_FILE)
 
 
-def install(path: str | None = None) -> tuple[bool, str]:
-    """(changed, path): write the shipped extension atomically (0644), leaving others untouched."""
-    path = path or target()
-    data = shipped()
+def _read(path: str, limit: int = -1) -> bytes | None:
     try:
         with open(path, "rb") as fh:
-            if fh.read() == data:
-                return False, path
+            return fh.read(limit)
     except OSError:
-        pass
+        return None
+
+
+def _write(path: str, data: bytes) -> None:
+    """``path`` becomes ``data`` at once (0644)."""
     folder = os.path.dirname(path)
-    os.makedirs(folder, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".pi-notifier-", suffix=".tmp", dir=folder)
     try:
         with os.fdopen(fd, "wb") as fh:
@@ -62,21 +74,46 @@ def install(path: str | None = None) -> tuple[bool, str]:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
-    return True, path
+
+
+def _remove_legacy(folder: str) -> bool:
+    old = _legacy(folder)
+    head = _read(old, 4096)
+    if head is None or MARKER.encode() not in head:
+        return False
+    os.unlink(old)
+    return True
+
+
+def install(path: str | None = None) -> tuple[bool, str]:
+    """(changed, folder): write the shipped files that differ, each atomically (0644), and remove
+    an earlier version's single file; anything else in the extensions folder is left untouched."""
+    folder = path or target()
+    os.makedirs(folder, exist_ok=True)
+    changed = False
+    for name, data in shipped().items():
+        file = os.path.join(folder, name)
+        if _read(file) != data:
+            _write(file, data)
+            changed = True
+    return _remove_legacy(folder) or changed, folder
 
 
 def remove(path: str | None = None) -> tuple[bool, str]:
-    """(removed, path). A file of that name that is not ours is left alone (ValueError)."""
-    path = path or target()
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(4096)
-    except FileNotFoundError:
-        return False, path
-    if MARKER.encode() not in head:
-        raise ValueError(f"{path} is not pi-notifier's extension; left alone")
-    os.unlink(path)
-    return True, path
+    """(removed, folder). A folder of that name that is not ours is left alone (ValueError)."""
+    folder = path or target()
+    if not os.path.lexists(folder):
+        return _remove_legacy(folder), folder
+    head = _read(os.path.join(folder, ENTRY), 4096)
+    if not os.path.isdir(folder) or os.path.islink(folder) or head is None or MARKER.encode() not in head:
+        raise ValueError(f"{folder} is not pi-notifier's extension; left alone")
+    _remove_legacy(folder)
+    for name in FILES:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(os.path.join(folder, name))
+    with contextlib.suppress(OSError):
+        os.rmdir(folder)  # (kept when something else was put in it)
+    return True, folder
 
 
 @dataclass
@@ -101,13 +138,15 @@ class Status:
 def status(path: str | None = None, timeout: float = 1.0) -> Status:
     from notifier.companion.channel import ChannelError, list_sockets, open_dialogs
 
-    path = path or target()
-    try:
-        with open(path, "rb") as fh:
-            data: bytes | None = fh.read()
-    except OSError:
-        data = None
-    result = Status(path, data is not None, data is not None and _digest(data) == _digest(shipped()))
+    folder = path or target()
+    installed = {name: _read(os.path.join(folder, name)) for name in FILES}
+    legacy = _read(_legacy(folder), 4096)
+    ours_legacy = legacy is not None and MARKER.encode() in legacy
+    result = Status(
+        folder,
+        installed[ENTRY] is not None or ours_legacy,
+        installed == shipped() and not ours_legacy,
+    )
     for sock in list_sockets():
         try:
             hello, dialogs = open_dialogs(sock, timeout=timeout)

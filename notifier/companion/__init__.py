@@ -5,15 +5,17 @@
 - :mod:`notifier.companion.channel`: connect to one socket (same user only), :func:`answer_dialog`
 - :mod:`notifier.companion.watcher`: finds sockets as pi processes start, one connection each
 
-The extension itself ships as ``notifier/resources/pi-extension/pi-notifier.ts``; installing it is
+The extension itself ships as the folder ``notifier/resources/pi-extension/pi-notifier/`` (``index.ts``,
+``protocol.ts``); installing it is
 :mod:`notifier.cli.pi_extension`.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from notifier.system.lazy import lazy_names
 
-TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing)
 if TYPE_CHECKING:
     from notifier.companion.channel import AnswerResult, answer_dialog
     from notifier.companion.protocol import Closed, Dialog, Hello, Result, Screen

@@ -1,4 +1,4 @@
-"""The companion pi extension's socket protocol (notifier/resources/pi-extension/pi-notifier.ts):
+"""The companion pi extension's socket protocol (notifier/resources/pi-extension/pi-notifier/protocol.ts):
 typed events parsed from its JSON lines, and the requests that answer a dialog.
 
 Pure: bytes in, typed values out (and the other way). Strings are kept as the extension sent them

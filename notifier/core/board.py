@@ -22,17 +22,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from notifier.core.dialogs import Dialogs, Source, closed, dialog_view, with_dialogs
-from notifier.core.local_session import LocalSession, live_state, norm_folder
+from notifier.core.local_session import LocalSession, norm_folder
 from notifier.core.model import Outcome, Question, SessionRef, SessionView, Snapshot, Transition, TurnChange
 from notifier.core.owners import START_SLACK_S, Wanted, bind
 from notifier.core.owners import Proc as Proc
 from notifier.core.reducer import Asked, Ended, Event, SessionReducer
 from notifier.core.remote_sessions import RemoteSessions
 from notifier.core.session_views import SessionViews
-
-TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing)
-if TYPE_CHECKING:
-    from notifier.core.formats import StatusRow
 
 
 class Board:
@@ -332,30 +328,6 @@ class Board:
         if dialogs is None:
             dialogs = self._dialogs.of(session.key)
         return with_dialogs(session.view(self.liveness), [q for _, q in dialogs])
-
-    def status_rows(self) -> tuple[list[StatusRow], int] | None:
-        """``status --json``'s sessions (unordered), and how many questions are pending, as a
-        snapshot has them; a view is made only of a session that asks something (see
-        notifier.core.formats.StatusRow: a one-shot scan has thousands of sessions, and the first
-        snapshot would make a view of each). None where the board holds more than this machine's
-        session files (dialogs, remote sessions): a snapshot says it all then."""
-        if self._dialogs or self._remote:
-            return None
-        liveness = self.liveness
-        rows: list[StatusRow] = []
-        pending = 0
-        for key, session in self._sessions.items():
-            r = session.reducer
-            if not r.has_header:
-                continue
-            if r.pending or session.abandoned:  # (as LocalSession.view sees it)
-                v = session.view(liveness)
-                pending += len(v.pending)
-                rows.append((key, v.updated_at, v, r.session_id, r.cwd, r.name, v.state, v.alive))
-            else:
-                alive = session.alive if liveness else None
-                rows.append((key, r.updated_at, None, r.session_id, r.cwd, r.name, live_state(r.base, alive), alive))
-        return rows, pending
 
     def snapshot(self, now: float) -> Snapshot:
         """The board now: the views of sessions that changed since the last snapshot are built

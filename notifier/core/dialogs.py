@@ -6,6 +6,7 @@ session they belong to until they close.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 
 from notifier.core.model import Outcome, Question, SessionRef, SessionView, Snapshot, Transition
 
@@ -72,8 +73,6 @@ def with_dialogs(view: SessionView, dialogs: Sequence[Question]) -> SessionView:
     extra = tuple(q for q in dialogs if q.tool_call_id not in asked)
     if not extra:
         return view
-    from dataclasses import replace  # (only where a dialog is shown: see notifier.core.values)
-
     return replace(view, pending=view.pending + extra, state="needs_input")
 
 

@@ -13,7 +13,7 @@ import json
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timezone
-from operator import attrgetter, itemgetter
+from operator import attrgetter
 from typing import Any
 
 from notifier.core.model import Question, SessionRef, SessionView, Snapshot, Transition, split_key
@@ -181,6 +181,7 @@ def _stamps() -> Callable[[float], str]:
 
 
 def status_obj(snapshot: Snapshot) -> dict[str, Any]:
+    """``status --json`` of a snapshot (before the command adds locations and silences)."""
     stamp = _stamps()
     return {
         "sessions": [session_status_obj(v, stamp) for v in newest_first(snapshot.sessions)],
@@ -188,89 +189,11 @@ def status_obj(snapshot: Snapshot) -> dict[str, Any]:
     }
 
 
-_esc = json.encoder.encode_basestring  # (C) a str as ``_ENCODER`` writes it (ensure_ascii off)
-_LITERAL = {None: "null", True: "true", False: "false"}
-
-
-# A session of ``status --json`` (:func:`status_text`): ``(file, updated_at, view, id, cwd, name,
-# state, alive)``. ``view`` is None for a session of this machine that asks nothing: its fields
-# say all there is (a one-shot scan has thousands, Board.status_rows makes no view of them);
-# any other session comes with its view.
-StatusRow = tuple[str, float, "SessionView | None", "str | None", "str | None", "str | None", str, "bool | None"]
-_ROW_FILE, _ROW_UPDATED = itemgetter(0), itemgetter(1)
-
-
-def row_of_view(v: SessionView) -> StatusRow:
-    """A view as a row of :func:`status_text`."""
-    ref = v.ref
-    plain = ref.host is None and not v.pending and not v.abandoned
-    return (ref.key, v.updated_at, None if plain else v, ref.id, ref.cwd, ref.name, v.state, v.alive)
-
-
-def view_of_row(row: StatusRow) -> SessionView:
-    """The view a row stands for."""
-    file, updated_at, view, sid, cwd, name, state, alive = row
-    if view is not None:
-        return view
-    return SessionView(SessionRef(file, sid, cwd, name), state, (), (), alive, updated_at)  # type: ignore[arg-type]
-
-
-def newest_rows_first(rows: Iterable[StatusRow]) -> list[StatusRow]:
-    """:func:`newest_first` of rows."""
-    out = sorted(rows, key=_ROW_FILE)
-    out.sort(key=_ROW_UPDATED, reverse=True)
-    return out
-
-
-def _asks_nothing(row: StatusRow, stamp: Callable[[float], str]) -> str | None:
-    """The text of :func:`session_status_obj` (with ``"location": null``) of a row without a
-    view; ``None`` if a field holds a value of another type than a session's (then the session
-    is encoded as any value is)."""
-    file, updated_at, _, sid, cwd, name, state, alive = row
-    if alive is not None and type(alive) is not bool:
-        return None
-    label = clean(name) or None if name else None
-    at = stamp(updated_at) if updated_at else None
-    try:
-        return (
-            f'{{"id":{"null" if sid is None else _esc(sid)},"file":{_esc(file)},'
-            f'"cwd":{"null" if cwd is None else _esc(cwd)},'
-            f'"name":{"null" if label is None else _esc(label)},"host":null,'
-            f'"state":{_esc(state)},"alive":{_LITERAL[alive]},"pending":[],"abandoned":[],'
-            f'"updated_at":{"null" if at is None else _esc(at)},"location":null}}'
-        )
-    except TypeError:  # (encode_basestring takes only a str)
-        return None
-
-
-def status_text(
-    rows: Sequence[StatusRow], pending: int, whole: Mapping[int, dict[str, Any]], extra: Mapping[str, Any] | None = None
-) -> str:
-    """``status --json`` as one line: :func:`dumps` of :func:`status_obj` for ``rows`` (in this
-    order, see :func:`newest_rows_first`), each session with ``"location": null`` except those in
-    ``whole`` (index → the session's object, its location filled in). The same text, written at
-    once: a session that asks nothing, the most common by far, goes straight to text instead of
-    a dict that is encoded next (a third of the time of a ``status`` over thousands). ``extra``:
-    further top-level fields, after ``pending``."""
-    stamp = _stamps()
-    parts = []
-    for i, row in enumerate(rows):
-        obj = whole.get(i)
-        if obj is None:
-            text = _asks_nothing(row, stamp) if row[2] is None else None
-            if text is not None:
-                parts.append(text)
-                continue
-            obj = session_status_obj(view_of_row(row), stamp)
-            obj["location"] = None
-        parts.append(dumps(obj))
-    more = "".join(f",{_ENCODER.encode(k)}:{dumps(v)}" for k, v in (extra or {}).items())
-    return _utf8(f'{{"sessions":[{",".join(parts)}],"pending":{_ENCODER.encode(pending)}{more}}}')
-
-
 def session_status_obj(v: SessionView, stamp: Callable[[float], str] = iso) -> dict[str, Any]:
-    """One session of ``status --json``: :func:`session_fields` and its state (built at once:
-    ``status`` makes thousands)."""
+    """One session of ``status --json`` (the running app's reply and a scan of our own alike):
+    :func:`session_fields`, its state, and ``"location": null`` (filled in by the command where
+    a pi is found). Additive fields: each question's ``asked_at`` and the session's
+    ``current_tool``, so that the text of ``status`` is rendered from this object too."""
     ref = v.ref
     name = ref.name
     return {
@@ -281,10 +204,19 @@ def session_status_obj(v: SessionView, stamp: Callable[[float], str] = iso) -> d
         "host": ref.host,
         "state": v.state,
         "alive": v.alive,
-        "pending": [question_obj(q) for q in v.pending] if v.pending else [],
-        "abandoned": [question_obj(q) for q in v.abandoned] if v.abandoned else [],
+        "pending": [_waiting_obj(q, stamp) for q in v.pending] if v.pending else [],
+        "abandoned": [_waiting_obj(q, stamp) for q in v.abandoned] if v.abandoned else [],
         "updated_at": stamp(v.updated_at) if v.updated_at else None,
+        "current_tool": clean(v.current_tool) or None if v.current_tool else None,
+        "location": None,
     }
+
+
+def _waiting_obj(q: Question, stamp: Callable[[float], str]) -> dict[str, Any]:
+    """A question of ``status --json``: :func:`question_obj` and since when it waits."""
+    obj = question_obj(q)
+    obj["asked_at"] = stamp(q.asked_at)
+    return obj
 
 
 # ---- history: the stored record (one flat row per question) and history --json (§4) ----

@@ -10,10 +10,10 @@ after the board saw it (feeding counts, see :mod:`notifier.core.board`).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 from notifier.core.model import Question, SessionRef, SessionView, State, Transition
 from notifier.core.reducer import Asked, Ended, SessionReducer
-from notifier.core.values import Record, Value, field, value
 
 
 def norm_folder(path: str | None) -> str | None:
@@ -30,8 +30,8 @@ def live_state(base: State, alive: bool | None) -> State:
     return "stopped" if alive is False and base == "working" else base
 
 
-@value(frozen=True, init=False, repr=False, eq=False)
-class Seen(Value):
+@dataclass(frozen=True, slots=True)
+class Seen:
     """When the board first saw a question: its feeding count, its wall time, and whether it was
     found by the start-up scan (then the file's own time is all we know about when it was asked)."""
 
@@ -39,13 +39,9 @@ class Seen(Value):
     at: float
     initial: bool
 
-    def __init__(self, tick: int, at: float, initial: bool) -> None:
-        object.__setattr__(self, "tick", tick)
-        object.__setattr__(self, "at", at)
-        object.__setattr__(self, "initial", initial)
 
-
-class LocalSession(Record):
+@dataclass(slots=True)
+class LocalSession:
     """One session file on this machine: its state, liveness and questions as the board tracks them."""
 
     key: str
@@ -53,20 +49,6 @@ class LocalSession(Record):
     abandoned: dict[str, Question] = field(default_factory=dict)
     alive: bool | None = None
     seen: dict[str, Seen] = field(default_factory=dict)
-
-    def __init__(
-        self,
-        key: str,
-        reducer: SessionReducer,
-        abandoned: dict[str, Question] | None = None,  # (None: a new empty dict, as the fields' default_factory)
-        alive: bool | None = None,
-        seen: dict[str, Seen] | None = None,
-    ) -> None:
-        self.key = key
-        self.reducer = reducer
-        self.abandoned = {} if abandoned is None else abandoned
-        self.alive = alive
-        self.seen = {} if seen is None else seen
 
     @property
     def ref(self) -> SessionRef:

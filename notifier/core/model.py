@@ -1,16 +1,15 @@
 """Immutable values shared by the pi adapter, the reducer, the board and every sink.
 
-Each is a frozen dataclass with its ``__init__`` written out and :class:`~notifier.core.values.Value`'s
-equality, hash and repr (see there why)."""
+Each is a frozen dataclass (``Snapshot`` without slots: it caches what it derives with
+``cached_property``, which needs an instance dict)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from functools import cached_property
 from itertools import chain
 from typing import Literal, overload
-
-from notifier.core.values import Value, value
 
 State = Literal["starting", "working", "needs_input", "idle", "failed", "stopped"]
 Outcome = Literal["answered", "cancelled", "aborted", "unavailable", "error", "superseded"]
@@ -20,11 +19,10 @@ DialogKind = Literal["select", "confirm", "input", "editor", "custom"]
 
 GENERIC_QUESTION = "Answer the pending question"
 
-_set = object.__setattr__  # (how a frozen dataclass's __init__ sets its fields)
 
 
-@value(frozen=True, init=False, repr=False, eq=False)
-class Option(Value):
+@dataclass(frozen=True, slots=True)
+class Option:
     """One row a question's dialog draws: its label as shown ("" for a row that shows no text),
     and the value the tool returns for it, where the tool has one (pi-ask's ``value``)."""
 
@@ -33,17 +31,9 @@ class Option(Value):
     recommended: bool = False
     value: str | None = None
 
-    def __init__(
-        self, label: str, description: str | None = None, recommended: bool = False, value: str | None = None
-    ) -> None:
-        _set(self, "label", label)
-        _set(self, "description", description)
-        _set(self, "recommended", recommended)
-        _set(self, "value", value)
 
-
-@value(frozen=True, init=False, repr=False, eq=False)
-class QuestionItem(Value):
+@dataclass(frozen=True, slots=True)
+class QuestionItem:
     """One question of a (possibly multi-question) tool call; all strings already sanitized."""
 
     text: str
@@ -59,31 +49,9 @@ class QuestionItem(Value):
     # The dialog's free-text row ("Type something.", "Other — add your own answer"), if it has one.
     other: bool = True
 
-    def __init__(
-        self,
-        text: str,
-        header: str | None = None,
-        detail: str | None = None,
-        options: tuple[Option, ...] = (),
-        multi: bool = False,
-        key: str | None = None,
-        required: bool = True,
-        show_when: tuple[str, str] | None = None,
-        other: bool = True,
-    ) -> None:
-        _set(self, "text", text)
-        _set(self, "header", header)
-        _set(self, "detail", detail)
-        _set(self, "options", options)
-        _set(self, "multi", multi)
-        _set(self, "key", key)
-        _set(self, "required", required)
-        _set(self, "show_when", show_when)
-        _set(self, "other", other)
 
-
-@value(frozen=True, init=False, repr=False, eq=False)
-class Question(Value):
+@dataclass(frozen=True, slots=True)
+class Question:
     """A question tool call waiting for the user. ``text``/``header``/``options`` describe the first item."""
 
     tool_call_id: str
@@ -93,24 +61,6 @@ class Question(Value):
     title: str | None = None
     kind: QuestionKind = "question"
     dialog: DialogKind | None = None  # for kind "dialog": which ctx.ui dialog pi shows
-
-    def __init__(
-        self,
-        tool_call_id: str,
-        tool: str,
-        items: tuple[QuestionItem, ...],
-        asked_at: float,
-        title: str | None = None,
-        kind: QuestionKind = "question",
-        dialog: DialogKind | None = None,
-    ) -> None:
-        _set(self, "tool_call_id", tool_call_id)
-        _set(self, "tool", tool)
-        _set(self, "items", items)
-        _set(self, "asked_at", asked_at)
-        _set(self, "title", title)
-        _set(self, "kind", kind)
-        _set(self, "dialog", dialog)
 
     @property
     def first(self) -> QuestionItem:
@@ -133,8 +83,8 @@ class Question(Value):
         return max(len(self.items), 1)
 
 
-@value(frozen=True, init=False, repr=False, eq=False)
-class SessionRef(Value):
+@dataclass(frozen=True, slots=True)
+class SessionRef:
     """Which session: its file (the key), pi's id, folder and name for it, and its host."""
 
     key: str  # the session file path: session ids are not unique across files
@@ -144,10 +94,6 @@ class SessionRef(Value):
     # The remote (its configured name) this session runs on; None: this machine. A remote
     # session's key is ``remote_key(host, file)``, so it never collides with a local file.
     host: str | None = None
-
-    def __init__(self, key: str, id: str | None, cwd: str | None, name: str | None, host: str | None = None) -> None:
-        # (one dict for all fields: half the cost, and status builds one per session)
-        _set(self, "__dict__", {"key": key, "id": id, "cwd": cwd, "name": name, "host": host})
 
     @property
     def file(self) -> str:
@@ -168,8 +114,8 @@ def split_key(key: str) -> tuple[str | None, str]:
     return None, key
 
 
-@value(frozen=True, init=False, repr=False, eq=False)
-class Transition(Value):
+@dataclass(frozen=True, slots=True)
+class Transition:
     """A question of a session was asked (``needs_input``), ``resolved`` or ``abandoned``."""
 
     kind: TransitionKind
@@ -185,45 +131,18 @@ class Transition(Value):
     # settle window (the notifier checks that very process still runs). None: not known.
     asker: tuple[int, float] | None = None
 
-    def __init__(
-        self,
-        kind: TransitionKind,
-        session: SessionRef,
-        question: Question,
-        at: float,
-        initial: bool = False,
-        outcome: Outcome | None = None,
-        answer: str | None = None,
-        waited_s: float | None = None,
-        asker: tuple[int, float] | None = None,
-    ) -> None:
-        _set(self, "kind", kind)
-        _set(self, "session", session)
-        _set(self, "question", question)
-        _set(self, "at", at)
-        _set(self, "initial", initial)
-        _set(self, "outcome", outcome)
-        _set(self, "answer", answer)
-        _set(self, "waited_s", waited_s)
-        _set(self, "asker", asker)
 
-
-@value(frozen=True, init=False, repr=False, eq=False)
-class TurnChange(Value):
+@dataclass(frozen=True, slots=True)
+class TurnChange:
     """A live session finished its turn (``idle``: waiting for instructions) or failed."""
 
     session: SessionRef
     state: State
     at: float
 
-    def __init__(self, session: SessionRef, state: State, at: float) -> None:
-        _set(self, "session", session)
-        _set(self, "state", state)
-        _set(self, "at", at)
 
-
-@value(frozen=True, init=False, repr=False, eq=False)
-class SessionView(Value):
+@dataclass(frozen=True, slots=True)
+class SessionView:
     """What the UI and ``status`` see of one session."""
 
     ref: SessionRef
@@ -237,34 +156,6 @@ class SessionView(Value):
     # but neither pending nor counted in the badge).
     offline_since: float | None = None
     offline: tuple[Question, ...] = ()
-
-    def __init__(
-        self,
-        ref: SessionRef,
-        state: State,
-        pending: tuple[Question, ...],
-        abandoned: tuple[Question, ...],
-        alive: bool | None,
-        updated_at: float,
-        current_tool: str | None = None,
-        offline_since: float | None = None,
-        offline: tuple[Question, ...] = (),
-    ) -> None:
-        _set(  # (one dict for all fields, as SessionRef)
-            self,
-            "__dict__",
-            {
-                "ref": ref,
-                "state": state,
-                "pending": pending,
-                "abandoned": abandoned,
-                "alive": alive,
-                "updated_at": updated_at,
-                "current_tool": current_tool,
-                "offline_since": offline_since,
-                "offline": offline,
-            },
-        )
 
 
 class Views(Sequence[SessionView]):
@@ -314,8 +205,8 @@ class Views(Sequence[SessionView]):
         return f"Views({tuple(self)!r})"
 
 
-@value(frozen=True, init=False, repr=False, eq=False)
-class Snapshot(Value):
+@dataclass(frozen=True)
+class Snapshot:
     """The whole board at one moment, handed read-only to the tray and the window."""
 
     sessions: Sequence[SessionView] = ()  # a tuple, or the board's Views
@@ -325,20 +216,6 @@ class Snapshot(Value):
     # Failures the app recovered from (engine restarted, an output failing), one line each, for
     # the tray's tooltip; empty when all is well.
     health: tuple[str, ...] = ()
-
-    def __init__(
-        self,
-        sessions: Sequence[SessionView] = (),
-        taken_at: float = 0.0,
-        snoozed_until: float | None = None,
-        muted: frozenset[str] = frozenset(),
-        health: tuple[str, ...] = (),
-    ) -> None:
-        _set(self, "sessions", sessions)
-        _set(self, "taken_at", taken_at)
-        _set(self, "snoozed_until", snoozed_until)
-        _set(self, "muted", muted)
-        _set(self, "health", health)
 
     @cached_property
     def pending(self) -> tuple[tuple[SessionView, Question], ...]:

@@ -42,19 +42,19 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timezone
 
 from notifier.core.model import SessionView
 from notifier.core.text import clean
-from notifier.core.values import Value, value
 
 START_SLACK_S = 2.0  # a pi must have run when the session was written (start times are coarse)
 CREATE_SLACK_S = 0.5  # a session's header is never before its pi's start (measured: ~0.3 s after)
 MAX_PROCS = 8  # pis in one folder told apart (beyond that: every pending session kept, none located)
 
 
-@value(frozen=True, init=False, repr=False, eq=False)
-class Proc(Value):
+@dataclass(frozen=True, slots=True)
+class Proc:
     """A running pi process: its folder, start time (epoch seconds) and what tells it apart.
 
     ``pid`` 0: unknown (each Proc is then a process of its own; Procs of one pid are one process
@@ -74,29 +74,9 @@ class Proc(Value):
     # for a human. ``None``: not known (no terminal to look at).
     interactive: bool | None = None
 
-    def __init__(
-        self,
-        cwd: str,
-        started: float,
-        pid: int = 0,
-        argv: tuple[str, ...] | None = None,
-        screen: str | None = None,
-        session: str | None = None,
-        pane: str | None = None,
-        interactive: bool | None = None,
-    ) -> None:
-        object.__setattr__(self, "cwd", cwd)
-        object.__setattr__(self, "started", started)
-        object.__setattr__(self, "pid", pid)
-        object.__setattr__(self, "argv", argv)
-        object.__setattr__(self, "screen", screen)
-        object.__setattr__(self, "session", session)
-        object.__setattr__(self, "pane", pane)
-        object.__setattr__(self, "interactive", interactive)
 
-
-@value(frozen=True, init=False, repr=False, eq=False)
-class Wanted(Value):
+@dataclass(frozen=True, slots=True)
+class Wanted:
     """What matching needs of a session (from a SessionView, the board or ``status --json``).
 
     ``updated_at``: when its owner must have been running (its last write; for a pending question,
@@ -113,26 +93,6 @@ class Wanted(Value):
     options: tuple[str, ...] = ()
     id: str | None = None
     created: float | None = None
-
-    def __init__(
-        self,
-        key: str,
-        cwd: str | None,
-        updated_at: float,
-        alive: bool | None,
-        question: str | None = None,
-        options: tuple[str, ...] = (),
-        id: str | None = None,
-        created: float | None = None,
-    ) -> None:
-        object.__setattr__(self, "key", key)
-        object.__setattr__(self, "cwd", cwd)
-        object.__setattr__(self, "updated_at", updated_at)
-        object.__setattr__(self, "alive", alive)
-        object.__setattr__(self, "question", question)
-        object.__setattr__(self, "options", options)
-        object.__setattr__(self, "id", id)
-        object.__setattr__(self, "created", created)
 
     @classmethod
     def of(cls, view: SessionView) -> Wanted:
@@ -273,18 +233,13 @@ def idle_editor(screen: str) -> bool:
 # ---- pairing ----
 
 
-@value(frozen=True, init=False, repr=False, eq=False)
-class Owners(Value):
+@dataclass(frozen=True, slots=True)
+class Owners:
     """The result of :func:`bind`: per session file, its owner or its candidates, and liveness."""
 
     owners: dict[str, Proc]
     ambiguous: dict[str, tuple[Proc, ...]]
     living: frozenset[str]
-
-    def __init__(self, owners: dict[str, Proc], ambiguous: dict[str, tuple[Proc, ...]], living: frozenset[str]) -> None:
-        object.__setattr__(self, "owners", owners)
-        object.__setattr__(self, "ambiguous", ambiguous)
-        object.__setattr__(self, "living", living)
 
     def owner(self, key: str) -> Proc | None:
         """The pi that has this session in every reading of the evidence."""

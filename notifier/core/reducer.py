@@ -9,10 +9,10 @@ branch summary supersedes calls that never got a result.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from notifier.core.model import Option, Outcome, Question, QuestionItem, State
-from notifier.core.values import Record, field
 
 
 class Header(NamedTuple):
@@ -81,7 +81,8 @@ class Ended(NamedTuple):
 Change = Asked | Ended
 
 
-class SessionReducer(Record):
+@dataclass(slots=True)
+class SessionReducer:
     """Mutable state of one session, owned by the engine thread. No I/O, no clock."""
 
     session_id: str | None = None
@@ -93,28 +94,6 @@ class SessionReducer(Record):
     current_tool: str | None = None
     updated_at: float = 0.0
     has_header: bool = False
-
-    def __init__(
-        self,
-        session_id: str | None = None,
-        cwd: str | None = None,
-        name: str | None = None,
-        base: State = "starting",
-        pending: dict[str, Question] | None = None,  # (None: a new empty dict, as the fields' default_factory)
-        running: dict[str, str] | None = None,
-        current_tool: str | None = None,
-        updated_at: float = 0.0,
-        has_header: bool = False,
-    ) -> None:
-        self.session_id = session_id
-        self.cwd = cwd
-        self.name = name
-        self.base = base
-        self.pending = {} if pending is None else pending
-        self.running = {} if running is None else running
-        self.current_tool = current_tool
-        self.updated_at = updated_at
-        self.has_header = has_header
 
     @property
     def state(self) -> State:

@@ -12,14 +12,16 @@ for the caller to say once), so a host that floods cannot make the board grow wi
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from notifier.core.model import Outcome, Question, SessionRef, SessionView, State, Transition
-from notifier.core.values import Record, field
 
 MAX_SESSIONS = 200  # per host
 MAX_QUESTIONS = 20  # per remote session, pending and abandoned
 
 
-class _Remote(Record):
+@dataclass(slots=True)
+class _Remote:
     """One remote session: its questions and since when the link to its host is down."""
 
     ref: SessionRef
@@ -27,20 +29,6 @@ class _Remote(Record):
     abandoned: dict[str, Question] = field(default_factory=dict)
     updated_at: float = 0.0
     offline_since: float | None = None
-
-    def __init__(
-        self,
-        ref: SessionRef,
-        pending: dict[str, Question] | None = None,  # (None: a new empty dict, as the fields' default_factory)
-        abandoned: dict[str, Question] | None = None,
-        updated_at: float = 0.0,
-        offline_since: float | None = None,
-    ) -> None:
-        self.ref = ref
-        self.pending = {} if pending is None else pending
-        self.abandoned = {} if abandoned is None else abandoned
-        self.updated_at = updated_at
-        self.offline_since = offline_since
 
 
 class RemoteSessions:

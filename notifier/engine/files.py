@@ -7,9 +7,11 @@ same (device, inode) — a hard link, an overlapping root — is not read twice.
 
 from __future__ import annotations
 
+import logging
 import os
 import stat
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from typing import Any
 
 from notifier.core import jsonbound
@@ -22,13 +24,12 @@ from notifier.engine.settle_file import settle_file
 from notifier.engine.startup_cache import StartupCache
 from notifier.pi.entries import EntryError, to_events
 from notifier.pi.lines import too_large_events
-from notifier.system import logs
 from notifier.system.logonce import LogOnce
 from notifier.watch.names import look_up_name
 from notifier.watch.scanner import NotRegularFile, kind_of, open_regular, walk_tree
 from notifier.watch.tail import LongLine, Tailer
 
-log = logs.get(__name__)
+log = logging.getLogger(__name__)
 
 BLAME_LIMIT = 3  # a file that made the engine fail this often is ignored
 LIVE_FULL_READ = 4 << 20  # a file appearing while we run is read whole up to this size
@@ -254,8 +255,6 @@ class SessionFiles:
 
     def renamed(self, items: list[Transition]) -> list[Transition]:
         """The same transitions, carrying the sessions' current names."""
-        from dataclasses import replace  # (not imported by every command: see notifier.core.values)
-
         out = []
         for t in items:
             view = self.board.view(t.session.key)

@@ -10,6 +10,7 @@ and less often."""
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable, Collection, Sequence
@@ -19,9 +20,8 @@ from notifier.core.board import Board, Proc
 from notifier.core.model import Transition
 from notifier.core.text import clean
 from notifier.engine.supervise import Health
-from notifier.system import logs
 
-log = logs.get(__name__)
+log = logging.getLogger(__name__)
 
 LIVENESS_SOON_S = 0.1
 RECHECK_MAX_S = 30.0  # abandoned questions are looked at again, backing off up to this

@@ -4,6 +4,7 @@ and its parts, :mod:`notifier.engine.loop`, stay out of a one-shot command's sta
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 from collections.abc import Iterator
@@ -14,13 +15,12 @@ from notifier.core.board import Board
 from notifier.engine.files import SessionFiles
 from notifier.engine.options import EngineOptions
 from notifier.engine.startup_cache import StartupCache
-from notifier.system import logs
 
 if TYPE_CHECKING:
     from notifier.core.model import Snapshot
     from notifier.engine.liveness import Probe
 
-log = logs.get(__name__)
+log = logging.getLogger(__name__)
 
 
 def open_cache(options: EngineOptions) -> StartupCache | None:
@@ -38,9 +38,8 @@ def scan_once(options: EngineOptions, processes: Probe | None = None) -> Snapsho
 
 @contextmanager
 def scanned(options: EngineOptions, processes: Probe | None = None) -> Iterator[Board]:
-    """The board after one read of every session (a snapshot of it is :func:`scan_once`; ``status``
-    prints thousands of sessions without one: Board.status_rows). The scan cache is written once
-    the caller is done with it (after ``status`` printed it)."""
+    """The board after one read of every session (a snapshot of it is :func:`scan_once`). The
+    scan cache is written once the caller is done with it (after ``status`` printed it)."""
     wall = time.time
     files = SessionFiles(options, Board(liveness=options.liveness), wall)
     cache = open_cache(options)

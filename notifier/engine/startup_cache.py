@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import math
 import os
 import sqlite3
@@ -25,11 +26,10 @@ from notifier.core.board import Board
 from notifier.core.model import State
 from notifier.core.reducer import SessionReducer, restore, summarize
 from notifier.core.text import clean
-from notifier.system import logs
 from notifier.system.paths import private_file
 from notifier.watch.tail import HEAD, Tailer
 
-log = logs.get(__name__)
+log = logging.getLogger(__name__)
 
 FORMAT = 5  # 5: one JSON summary per file (4: one typed column per field)
 MAX_ROWS = 200_000  # more rows than any scan writes: a damaged cache

@@ -6,6 +6,7 @@ step blame and reset what it was doing, and runs it again after a bounded back-o
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -14,9 +15,8 @@ from typing import Any, Protocol
 
 from notifier.core.model import Snapshot, Transition
 from notifier.core.text import clean
-from notifier.system import logs
 
-log = logs.get(__name__)
+log = logging.getLogger(__name__)
 
 RESTART_MIN_S = 0.2  # a failed engine thread is restarted after this, doubling …
 RESTART_MAX_S = 30.0  # … up to this

@@ -30,8 +30,8 @@ from typing import Any
 
 from notifier.core.model import Snapshot, Transition
 from notifier.core.text import clean, project_name
-from notifier.system import logs
 from notifier.system.config import Config
+from notifier.system.log_filter import SECRETS
 from notifier.system.logonce import LogOnce
 from notifier.system.store import Store
 
@@ -138,7 +138,7 @@ class PushSink:
         self.urls = list(config["push.urls"])
         self.rate_burst = rate_burst
         self.rate_every_s = rate_every_s
-        logs.SECRETS.add_urls(self.urls)  # (their secrets masked in every log line, apprise's too)
+        SECRETS.add_urls(self.urls)  # (their secrets masked in every log line, apprise's too)
         self.after_s = float(config["push.after"]) * 60.0
         self.only_away = config["push.when"] == "away"
         self.show_text = bool(config["notifications.show_text"])

@@ -11,12 +11,12 @@ import re
 import stat
 import sys
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from notifier.core.quiet import parse_quiet_hours
 from notifier.core.secrets import mask_url
 from notifier.core.text import clean
-from notifier.core.values import Record, field
 from notifier.system.config_keys import (
     CONTROL_CHARS,
     KEYS,
@@ -44,22 +44,13 @@ def _default_sources() -> dict[str, str]:
     return {k.name: "default" for k in SCHEMA}
 
 
-class Config(Record):
+@dataclass(slots=True)
+class Config:
     """The settings in effect, and where each came from ("default", the file, or "command line")."""
 
     values: dict[str, Any] = field(default_factory=_defaults)
     sources: dict[str, str] = field(default_factory=_default_sources)
     file: str | None = None
-
-    def __init__(
-        self,
-        values: dict[str, Any] | None = None,  # (None: the defaults, as the field's default_factory)
-        sources: dict[str, str] | None = None,
-        file: str | None = None,
-    ) -> None:
-        self.values = _defaults() if values is None else values
-        self.sources = _default_sources() if sources is None else sources
-        self.file = file
 
     def __getitem__(self, key: str) -> Any:
         return self.values[key]

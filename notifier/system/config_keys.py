@@ -8,19 +8,19 @@ import math
 import os
 import re
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from notifier.core.quiet import QUIET_HOURS_FORMAT, parse_quiet_hours
 from notifier.core.text import clean
-from notifier.core.values import Value, value
 
 
 class Invalid(ValueError):
     """A value outside its key's range; the message says what the key takes."""
 
 
-@value(frozen=True, init=False, repr=False, eq=False)
-class Key(Value):
+@dataclass(frozen=True, slots=True)
+class Key:
     """One configuration key: its name, default, documentation, check and documented range."""
 
     name: str
@@ -28,13 +28,6 @@ class Key(Value):
     doc: str
     check: Callable[[Any], Any]
     allowed: str  # the documented range (README table, error messages)
-
-    def __init__(self, name: str, default: Any, doc: str, check: Callable[[Any], Any], allowed: str) -> None:
-        object.__setattr__(self, "name", name)
-        object.__setattr__(self, "default", default)
-        object.__setattr__(self, "doc", doc)
-        object.__setattr__(self, "check", check)
-        object.__setattr__(self, "allowed", allowed)
 
 
 MAX_LIST = 32

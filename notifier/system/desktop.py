@@ -2,41 +2,40 @@
 focused and focus one. The compositor where it offers an interface (sway IPC), X11 EWMH where
 there is an X display; elsewhere :class:`Missing` says in one line what is missing (GNOME Shell
 on Wayland offers no public interface for it; KWin's scripting is not used yet). Hyprland's IPC
-is used where its socket is found (not tried against a running Hyprland here)."""
+is used where its socket is found (not tried against a running Hyprland here); KWin on Wayland
+through its scripting interface on the session bus (:mod:`notifier.system.kwin`)."""
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from notifier.core.text import clean
-from notifier.core.values import Value, value
-from notifier.system import logs, x11
+from notifier.system import x11
 
 # (swayipc, which imports socket, is imported where it is used: `status` locates sessions
 # through this module and imports no more than it needs; tests/unit/test_imports.py)
 
-log = logs.get(__name__)
-_set = object.__setattr__
+log = logging.getLogger(__name__)
 
 
-@value(frozen=True, init=False, repr=False, eq=False)
-class Window(Value):
+@dataclass(frozen=True, slots=True)
+class Window:
     """A window as a focus method knows it: ``via`` "sway" (a con id), "hyprland" (a window
-    address) or "x11" (an X11 window id)."""
+    address), "kwin" (the window's pid) or "x11" (an X11 window id)."""
 
     via: str
     id: int
-
-    def __init__(self, via: str, id: int) -> None:
-        _set(self, "via", via)
-        _set(self, "id", id)
 
     def obj(self) -> dict[str, Any]:
         return {"via": self.via, "id": self.id}
 
     def describe(self) -> str:
+        if self.via == "kwin":
+            return f"KWin window of pid {self.id}"
         return f"{self.via} window {self.id}" if self.via != "x11" else f"window 0x{self.id:x}"
 
 
@@ -117,6 +116,44 @@ class Hyprland:
         return now is not None and now[0] == wid
 
 
+class KWin:
+    """KWin through scripts it runs (:mod:`notifier.system.kwin`): a window is named by its pid."""
+
+    via = "kwin"
+    name = "KWin scripting"
+    path = "org.kde.KWin on the session bus"
+
+    def __init__(self) -> None:
+        self.limits: str | None = None
+
+    def windows(self) -> dict[int, int]:
+        from notifier.system import kwin
+
+        return kwin.windows_by_pid(kwin.run_script())
+
+    def focused(self) -> tuple[int, int] | None:
+        from notifier.system import kwin
+
+        return kwin.active_window(kwin.run_script())
+
+    def activate(self, wid: int, timeout: float = x11.ACTIVATE_TIMEOUT_S) -> bool:
+        """``workspace.activeClient = …`` in a script, then checked until ``timeout``."""
+        import time
+
+        from notifier.system import kwin
+
+        deadline = time.monotonic() + timeout
+        if not kwin.run_script(int(wid), timeout)["asked"]:
+            return False  # (no window of that process)
+        while True:
+            now = kwin.active_window(kwin.run_script(timeout=max(0.5, deadline - time.monotonic())))
+            if now == (wid, wid):
+                return True
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.05)
+
+
 class X11:
     """EWMH: ``_NET_CLIENT_LIST`` / ``_NET_WM_PID``, ``_NET_ACTIVE_WINDOW``."""
 
@@ -152,7 +189,7 @@ class X11:
         return x11.activate_window(wid, timeout)
 
 
-Method = Sway | Hyprland | X11
+Method = Sway | Hyprland | KWin | X11
 
 
 def _wayland_desktop(env: dict[str, str]) -> str:
@@ -161,10 +198,13 @@ def _wayland_desktop(env: dict[str, str]) -> str:
         return "Hyprland's IPC socket was not found"
     if "gnome" in desktops:
         return "GNOME Shell on Wayland offers no public interface to focus a window"
-    if "kde" in desktops or env.get("KDE_FULL_SESSION"):
-        return "KWin on Wayland (its scripting interface is not used by pi-notifier yet)"
     name = clean(env.get("XDG_CURRENT_DESKTOP") or "this Wayland compositor", 40)
     return f"{name} offers no interface pi-notifier knows to focus a window (it knows sway's IPC)"
+
+
+def _is_kde(env: dict[str, str]) -> bool:
+    desktops = (env.get("XDG_CURRENT_DESKTOP") or "").lower().split(":")
+    return "kde" in desktops or bool(env.get("KDE_FULL_SESSION"))
 
 
 def focus_method(env: dict[str, str] | None = None) -> Method | Missing:
@@ -181,6 +221,8 @@ def focus_method(env: dict[str, str] | None = None) -> Method | Missing:
     if hypr is not None:
         return Hyprland(hypr)
     wayland = bool(env.get("WAYLAND_DISPLAY"))
+    if wayland and _is_kde(env):
+        return KWin()
     if env.get("DISPLAY"):
         return X11(f"{_wayland_desktop(env)}: only X11 windows (XWayland) can be" if wayland else None)
     if wayland:
@@ -198,9 +240,10 @@ def describe(method: Method | Missing) -> tuple[bool | None, str]:
         windows = method.windows()
     except Exception as exc:
         return False, f"{method.name} did not answer ({clean(exc, 120)})"
-    where = (
-        f"display {clean(os.environ.get('DISPLAY'), 20)}" if isinstance(method, X11) else f"socket {clean(method.path, 120)}"
-    )
+    if isinstance(method, X11):
+        where = f"display {clean(os.environ.get('DISPLAY'), 20)}"
+    else:
+        where = method.path if isinstance(method, KWin) else f"socket {clean(method.path, 120)}"
     said = f"{method.name} ({where}): {len(windows)} window(s) by process, "
     said += f"focused: pid {front[1]}" if front else "focused: none"
     if method.limits:

@@ -8,7 +8,7 @@ local pi runs in a folder of the same path).
 The check runs before every notification, so what is focused is not asked for then: a
 :class:`FocusWatcher` keeps it current from the compositor's focus events (sway: a ``window`` /
 ``workspace`` subscription; X11: ``PropertyNotify`` of ``_NET_ACTIVE_WINDOW``), read in
-microseconds. Only when the focused window's processes include a tmux client or a pi in the
+microseconds (Hyprland and KWin are asked at each check instead). Only when the focused window's processes include a tmux client or a pi in the
 folder of the session asking is the session located (process list, tmux) and compared."""
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from typing import Any
 from notifier.core.model import SessionView
 from notifier.core.text import clean
 from notifier.system import swayipc
-from notifier.system.desktop import Hyprland, Method, Missing, Sway, focus_method
+from notifier.system.desktop import Hyprland, KWin, Method, Missing, Sway, focus_method
 from notifier.system.locate import Location, Wanted, locate_sessions
 from notifier.system.processes import looks_like_pi
 from notifier.system.tmux import TmuxClient, tmux, tmux_clients
@@ -147,6 +147,8 @@ class FocusWatcher:
             target = self._sway_loop
         elif isinstance(self.method, Hyprland):
             raise NotImplementedError("Hyprland's event socket is not watched")
+        elif isinstance(self.method, KWin):
+            raise NotImplementedError("KWin's focus is not watched")
         else:
             from Xlib import X
 
@@ -235,8 +237,8 @@ def current_front() -> Front | None:
             if isinstance(method, Missing):
                 _watcher[:] = [method]
                 return None
-            if isinstance(method, Hyprland):
-                return UNKNOWN  # (its event socket is not watched: asked at each check)
+            if isinstance(method, (Hyprland, KWin)):
+                return UNKNOWN  # (not watched: asked at each check; KWin: a script run, ~5 ms)
             w = FocusWatcher(method)
             try:
                 w.start()

@@ -4,11 +4,10 @@ package costs nothing until a name is needed (``status`` imports none of the app
 from __future__ import annotations
 
 from importlib import import_module
+from typing import TYPE_CHECKING, Any
 
-TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing)
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from typing import Any
 
 
 def lazy_names(package: str, modules: dict[str, str], namespace: dict[str, Any]) -> Callable[[str], object]:

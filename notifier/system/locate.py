@@ -16,16 +16,16 @@ odd system: what cannot be found is ``None``.
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from notifier.core.model import SessionView
 from notifier.core.owners import Owners, Proc, bind
 from notifier.core.owners import Wanted as Wanted
 from notifier.core.text import clean
-from notifier.core.values import Value, field, value
-from notifier.system import logs
 from notifier.system.desktop import Missing, Window, focus_method
 from notifier.system.processes import PiProcess as PiProcess
 from notifier.system.processes import maybe_pi as maybe_pi
@@ -33,11 +33,11 @@ from notifier.system.processes import pi_processes as pi_processes
 from notifier.system.tmux import TmuxClient, TmuxPane, capture, tmux_clients, tmux_pane_of
 from notifier.system.x11 import open_display, window_for, x_windows_by_pid
 
-log = logs.get(__name__)
+log = logging.getLogger(__name__)
 
 
-@value(frozen=True, init=False, repr=False, eq=False)
-class Location(Value):
+@dataclass(frozen=True, slots=True)
+class Location:
     """Where a live pi is: its process and terminal, its tmux pane and terminal window."""
 
     pid: int
@@ -47,24 +47,6 @@ class Location(Value):
     client: TmuxClient | None = None  # the tmux client whose terminal is ``window_id``
     env: dict[str, str] = field(default_factory=dict, compare=False)
     window: Window | None = None  # the terminal's window as the focus method knows it (sway: a con id)
-
-    def __init__(
-        self,
-        pid: int,
-        tty: str | None,
-        tmux: TmuxPane | None = None,
-        window_id: int | None = None,
-        client: TmuxClient | None = None,
-        env: dict[str, str] | None = None,  # (None: a new empty dict, as the field's default_factory)
-        window: Window | None = None,
-    ) -> None:
-        object.__setattr__(self, "pid", pid)
-        object.__setattr__(self, "tty", tty)
-        object.__setattr__(self, "tmux", tmux)
-        object.__setattr__(self, "window_id", window_id)
-        object.__setattr__(self, "client", client)
-        object.__setattr__(self, "env", {} if env is None else env)
-        object.__setattr__(self, "window", window)
 
     def obj(self) -> dict[str, Any]:
         """The JSON of ``status --json`` ("location") and ``goto --print``."""
@@ -115,17 +97,13 @@ def locate(proc: PiProcess, windows: dict[int, int] | Windows | None) -> Locatio
     return Location(proc.pid, proc.tty, pane, window_id, client, proc.env, window)
 
 
-@value(frozen=True, init=False, repr=False, eq=False)
-class Unmatched(Value):
+@dataclass(frozen=True, slots=True)
+class Unmatched:
     """No single pi has the session: ``reason`` says why in one line (for the user); ``pids``:
     the pis it could be (two or more: the evidence cannot tell them apart), else ``()``."""
 
     reason: str
     pids: tuple[int, ...] = ()
-
-    def __init__(self, reason: str, pids: tuple[int, ...] = ()) -> None:
-        object.__setattr__(self, "reason", reason)
-        object.__setattr__(self, "pids", pids)
 
     @property
     def ambiguous(self) -> bool:

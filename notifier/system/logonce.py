@@ -5,26 +5,21 @@ problem is said again. Subjects are untrusted (file names): they are sanitized h
 
 from __future__ import annotations
 
-from _thread import allocate_lock  # (threading.Lock itself: status need not import threading)
-from typing import TYPE_CHECKING, Any
+import logging
+import threading
+from typing import Any
 
 from notifier.core.text import clean
-from notifier.system.logs import WARNING
-
-if TYPE_CHECKING:
-    import logging
-
-    from notifier.system.logs import Logger
 
 MAX_REMEMBERED = 10_000  # beyond this, the oldest problems may be said again (memory stays bounded)
 
 
 class LogOnce:
-    def __init__(self, logger: logging.Logger | Logger, level: int = WARNING) -> None:
+    def __init__(self, logger: logging.Logger, level: int = logging.WARNING) -> None:
         self.logger = logger
         self.level = level
         self._said: dict[tuple[str, str], None] = {}
-        self._lock = allocate_lock()
+        self._lock = threading.Lock()
 
     def __call__(self, subject: str, kind: str, message: str, *args: Any, level: int | None = None) -> bool:
         """Log ``"<subject>: <message>"`` unless this (subject, kind) was said already; True if logged."""

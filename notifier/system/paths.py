@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import stat
-import sys
 from collections.abc import Mapping
+
+import platformdirs
 
 from notifier import APP_NAME
 from notifier.core.text import clean
-from notifier.system import logs
 
-log = logs.get(__name__)
+log = logging.getLogger(__name__)
 
 
 def _expand(value: str, home: str) -> str:
@@ -60,31 +61,8 @@ def default_sessions_dir(env: Mapping[str, str] = os.environ) -> str:
     return os.path.join(base, "sessions")
 
 
-def _dirs() -> object:
-    import platformdirs
-
-    return platformdirs.PlatformDirs(APP_NAME, appauthor=False)
-
-
-def _xdg(variable: str, default: str) -> str | None:
-    """On Linux, platformdirs' user folder: ``$XDG_…`` when it is an absolute path, else
-    ``$HOME/<default>``; with our name appended. Worked out here because importing platformdirs
-    (and with it pathlib, tempfile, shutil and random) is a good part of a quick command's
-    start-up. ``None`` for anything less plain (another OS, a relative variable, no absolute
-    $HOME), which platformdirs answers (tests/unit/test_paths.py checks the two agree)."""
-    if sys.platform != "linux" or "ANDROID_DATA" in os.environ:
-        return None
-    value = os.environ.get(variable, "")
-    if value:
-        return os.path.join(value, APP_NAME) if value.startswith("/") else None
-    home = os.environ.get("HOME", "")
-    if not home.startswith("/"):
-        return None
-    return os.path.join(f"{home.rstrip('/')}/{default}", APP_NAME)  # (as os.path.expanduser)
-
-
 def config_dir() -> str:
-    return _xdg("XDG_CONFIG_HOME", ".config") or str(_dirs().user_config_dir)  # type: ignore[attr-defined]
+    return platformdirs.user_config_dir(APP_NAME, appauthor=False)
 
 
 def config_file() -> str:
@@ -92,7 +70,7 @@ def config_file() -> str:
 
 
 def state_dir() -> str:
-    return _xdg("XDG_STATE_HOME", ".local/state") or str(_dirs().user_state_dir)  # type: ignore[attr-defined]
+    return platformdirs.user_state_dir(APP_NAME, appauthor=False)
 
 
 # ---- the runtime folder (the control socket, the app's lock, the companion's sockets) ----
@@ -101,7 +79,7 @@ def state_dir() -> str:
 # ``pi-notifier`` there; in a shared one (``/tmp`` in some set-ups) another user may have taken
 # that name, so ours is ``pi-notifier-<uid>`` (in a folder where nobody else can move it away);
 # else, or when that one is not ours either, ``run`` in our state folder. The companion extension
-# (resources/pi-extension/pi-notifier.ts) makes the very same choice.
+# (resources/pi-extension/pi-notifier/index.ts, runtimeDir) makes the very same choice.
 
 
 class NotOurs(OSError):
@@ -133,7 +111,7 @@ def runtime_dir(announce: bool = False) -> str:
             message = "; ".join([*refused, *([why] if why else [])]) + f": using {path}"
             if message not in _said:
                 _said.add(message)
-                level = logs.WARNING if refused else logs.INFO if announce else logs.DEBUG
+                level = logging.WARNING if refused else logging.INFO if announce else logging.DEBUG
                 log.log(level, "runtime folder: %s", clean(message, 600))
         return path
     raise NotOurs("no runtime folder of our own: " + clean("; ".join(refused), 600))

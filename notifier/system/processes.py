@@ -12,18 +12,18 @@ and, for the folders asked about, its tmux pane's text.
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 from collections.abc import Collection, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from notifier.core.owners import Proc
 from notifier.core.text import clean
-from notifier.core.values import Value, value
-from notifier.system import logs
 from notifier.system.logonce import LogOnce
 
-log = logs.get(__name__)
+log = logging.getLogger(__name__)
 _NAMES = frozenset({"pi", "omp", "pi.exe", "omp.exe"})
 _MARKERS = ("pi-coding-agent", "oh-my-pi")
 _once = LogOnce(log)  # the process table is read every few seconds: say a problem once
@@ -182,8 +182,8 @@ _ENV_KEYS = (
 )
 
 
-@value(frozen=True, init=False, repr=False, eq=False)
-class PiProcess(Value):
+@dataclass(frozen=True, slots=True)
+class PiProcess:
     """A running pi: its process, folder, start time, terminal and the environment that says
     where it runs (:data:`_ENV_KEYS`)."""
 
@@ -193,22 +193,6 @@ class PiProcess(Value):
     tty: str | None
     env: dict[str, str]
     argv: tuple[str, ...] | None = None  # pi's arguments, None: unreadable (see pi_args)
-
-    def __init__(
-        self,
-        pid: int,
-        cwd: str,
-        started: float,
-        tty: str | None,
-        env: dict[str, str],
-        argv: tuple[str, ...] | None = None,
-    ) -> None:
-        object.__setattr__(self, "pid", pid)
-        object.__setattr__(self, "cwd", cwd)
-        object.__setattr__(self, "started", started)
-        object.__setattr__(self, "tty", tty)
-        object.__setattr__(self, "env", env)
-        object.__setattr__(self, "argv", argv)
 
 
 def maybe_pi(proc_dir: str = "/proc") -> list[int] | None:

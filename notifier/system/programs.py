@@ -4,16 +4,16 @@ raises for an odd system."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from notifier.core.text import clean
-from notifier.system import logs
 
 if TYPE_CHECKING:
     import subprocess
 
-log = logs.get(__name__)
+log = logging.getLogger(__name__)
 
 TIMEOUT_S = 5.0
 

@@ -10,16 +10,14 @@ process is one of its ancestors; a pane's terminal window is the one running a t
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
-from notifier.core.values import Value, value
 from notifier.system.programs import ancestors, run
 
-_set = object.__setattr__
 
-
-@value(frozen=True, init=False, repr=False, eq=False)
-class TmuxPane(Value):
+@dataclass(frozen=True, slots=True)
+class TmuxPane:
     """A tmux pane, and the session and window it is in (of the server at ``socket``)."""
 
     socket: str
@@ -29,32 +27,18 @@ class TmuxPane(Value):
     pane: str  # "%N"
     attached: int = 0  # clients attached to the session
 
-    def __init__(self, socket: str, session: str, window: str, window_id: str, pane: str, attached: int = 0) -> None:
-        _set(self, "socket", socket)
-        _set(self, "session", session)
-        _set(self, "window", window)
-        _set(self, "window_id", window_id)
-        _set(self, "pane", pane)
-        _set(self, "attached", attached)
-
     def obj(self) -> dict[str, Any]:
         return {"socket": self.socket, "session": self.session, "window": self.window, "pane": self.pane}
 
 
-@value(frozen=True, init=False, repr=False, eq=False)
-class TmuxClient(Value):
+@dataclass(frozen=True, slots=True)
+class TmuxClient:
     """A terminal attached to a tmux session (its tty and process), and when it was last used."""
 
     tty: str
     pid: int
     session: str
     activity: int
-
-    def __init__(self, tty: str, pid: int, session: str, activity: int) -> None:
-        _set(self, "tty", tty)
-        _set(self, "pid", pid)
-        _set(self, "session", session)
-        _set(self, "activity", activity)
 
 
 def tmux_cmd(socket: str, *args: str) -> list[str]:

@@ -8,16 +8,16 @@ only)."""
 from __future__ import annotations
 
 import glob
+import logging
 import os
 import time
 from collections.abc import Iterable
 from typing import Any
 
 from notifier.core.text import clean
-from notifier.system import logs
 from notifier.system.programs import ancestors
 
-log = logs.get(__name__)
+log = logging.getLogger(__name__)
 
 
 def open_display() -> Any:

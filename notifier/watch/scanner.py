@@ -18,8 +18,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
-
-from notifier.core.values import Record, field
+from dataclasses import dataclass, field
 
 SESSION_SUFFIX = ".jsonl"
 _OPEN_FLAGS = (
@@ -80,7 +79,8 @@ def open_regular(path: str) -> tuple[int, os.stat_result]:
     return fd, st
 
 
-class Tree(Record):
+@dataclass(slots=True)
+class Tree:
     """What a walk found below a folder (:func:`walk_tree`)."""
 
     files: list[str] = field(default_factory=list)  # session files, one name per (device, inode)
@@ -88,20 +88,6 @@ class Tree(Record):
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, kind): session names not read
     idents: dict[tuple[int, int], str] = field(default_factory=dict)  # (device, inode) → the name kept
     stats: dict[str, os.stat_result] = field(default_factory=dict)  # each file's stat, by the walk
-
-    def __init__(
-        self,
-        files: list[str] | None = None,  # (None: a new empty one, as the fields' default_factory)
-        dirs: list[str] | None = None,
-        skipped: list[tuple[str, str]] | None = None,
-        idents: dict[tuple[int, int], str] | None = None,
-        stats: dict[str, os.stat_result] | None = None,
-    ) -> None:
-        self.files = [] if files is None else files
-        self.dirs = [] if dirs is None else dirs
-        self.skipped = [] if skipped is None else skipped
-        self.idents = {} if idents is None else idents
-        self.stats = {} if stats is None else stats
 
 
 def walk_tree(root: str) -> Tree:

@@ -24,9 +24,8 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
+from dataclasses import dataclass, field
 from typing import Any
-
-from notifier.core.values import Record, field
 
 CHUNK = 1 << 20
 WINDOW = 4096  # bytes before the offset checked for a rewrite on every change
@@ -57,7 +56,8 @@ def long_head(data: bytes, max_line: int) -> bytes:
     return data[: min(LONG_HEAD, max_line)]
 
 
-class ReadResult(Record):
+@dataclass(slots=True)
+class ReadResult:
     """What one :meth:`Tailer.read` found."""
 
     lines: list[bytes] = field(default_factory=list)
@@ -67,24 +67,6 @@ class ReadResult(Record):
     more: bool = False  # the read budget ran out before the end of the file: read again
     skipped_long: int = 0  # lines longer than max_line (each in ``lines`` as its LongLine)
     error: OSError | None = None
-
-    def __init__(
-        self,
-        lines: list[bytes] | None = None,  # (None: a new empty list, as the field's default_factory)
-        rewritten: bool = False,
-        missing: bool = False,
-        special: bool = False,
-        more: bool = False,
-        skipped_long: int = 0,
-        error: OSError | None = None,
-    ) -> None:
-        self.lines = [] if lines is None else lines
-        self.rewritten = rewritten
-        self.missing = missing
-        self.special = special
-        self.more = more
-        self.skipped_long = skipped_long
-        self.error = error
 
 
 class Tailer:

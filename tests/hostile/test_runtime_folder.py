@@ -159,14 +159,6 @@ def shared(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
         shutil.rmtree(base, ignore_errors=True)
 
 
-@pytest.fixture(autouse=True)
-def logging_now(monkeypatch: pytest.MonkeyPatch) -> None:
-    """What is said goes to logging at once (not held back by a command's deferred set-up)."""
-    from notifier.system import logs
-
-    monkeypatch.setattr(logs, "_setup", None)
-
-
 @pytest.fixture
 def fakes() -> Iterator[list[FakeApp]]:
     started: list[FakeApp] = []

@@ -32,7 +32,7 @@ from notifier.companion.watcher import CompanionWatcher
 
 from ..conftest import ROOT, wait_for
 
-EXTENSION = ROOT / "notifier" / "resources" / "pi-extension" / "pi-notifier.ts"
+EXTENSION = ROOT / "notifier" / "resources" / "pi-extension" / "pi-notifier" / "index.ts"
 GATE_COMMAND = "echo rm -rf /nothing-here"  # matches the permission gate's pattern, harmless if ever run
 STARTING = "Startup is still in progress"  # pi 1.6.0, when Enter comes before its start-up is done
 # Where each version is looked for, and what to set to find it elsewhere (said when it skips).

@@ -16,7 +16,6 @@ from pathlib import Path
 import pytest
 
 from notifier.system import autostart, ipc
-from notifier.system.locate import add_locations
 
 from ..app_process import AppProcess
 from ..conftest import cli, wait_for
@@ -74,12 +73,26 @@ def test_one_instance_per_user_and_headless_runs_beside_it(tmp_path: Path) -> No
             {"cmd": "status", "roots": [str(tmp_path)], "liveness": "off", "question_tools": []}
         )
         assert status and status["ok"] and status["status"]["pending"] == 1
-        out = cli("status", "--json", "--liveness", "off", "--sessions-dir", str(tmp_path), env=env)
-        # the CLI adds where each session's pi runs (additive "location"; none here) and what is
-        # snoozed or muted (additive "snoozed", "muted")
+        args = ("--liveness", "off", "--sessions-dir", str(tmp_path))
+        out = cli("status", "--json", *args, env=env)
+        # the CLI adds what is snoozed or muted (additive "snoozed", "muted"); with liveness off
+        # it looks at no process: every location stays null, as the app's object says
         silenced = {"snoozed": {"all": None, "sessions": {}, "projects": {}}, "muted": []}
-        assert json.loads(out.stdout) == {**add_locations(status["status"]), **silenced}
+        assert json.loads(out.stdout) == {**status["status"], **silenced}
+        assert [s["location"] for s in status["status"]["sessions"]] == [None]
+        by_app = cli("status", *args, env=env)  # the text, from the app's object too
+        assert by_app.returncode == 0 and "Seen by both?" in by_app.stdout
         assert first.proc.poll() is None
+    # without the app: a scan of our own says the same (text and JSON), but for the time it ran
+    scanned = cli("status", *args, env=env)
+    assert _without_waits(scanned.stdout) == _without_waits(by_app.stdout)
+    alone = json.loads(cli("status", "--json", *args, env=env).stdout)
+    assert alone == {**status["status"], **silenced}
+
+
+def _without_waits(table: str) -> list[list[str]]:
+    """``status``'s table without its WAITING column (the seconds move on between two runs)."""
+    return [[w for w in line.split() if not w.isdigit() and w not in ("s", "min")] for line in table.splitlines()]
 
 
 def test_unwritable_state_folder_logs_once_and_carries_on(

@@ -291,47 +291,6 @@ def test_an_abandoned_question_that_ends_gets_no_second_terminal_transition() ->
     assert b.forget("f", 105.0) == []
 
 
-def _board_for_status(liveness: bool) -> Board:
-    from notifier.core.reducer import Renamed
-
-    b = Board(liveness=liveness)
-    b.apply("/s/a.jsonl", [Header("a", "/p"), asked("q1", 100.0)], 100.0)  # pending, its pi alive
-    b.apply("/s/b.jsonl", [Header("b", "/other"), asked("q2", 100.0)], 100.0)  # its pi gone: abandoned
-    b.apply("/s/c.jsonl", [Header("c", "/p"), Input(150.0)], 150.0)  # working, alive
-    b.apply("/s/d.jsonl", [Header("d", "/gone"), Renamed("named \x1b d"), Input(90.0)], 90.0)  # not alive
-    b.apply("/s/e.jsonl", [Input(80.0)], 80.0)  # no header yet: no session to show
-    b.apply("/s/f.jsonl", [Header(None, None)], 70.0)  # (ids and folders unknown)
-    b.set_processes([Proc("/p", 50.0)], 200.0)
-    return b
-
-
-def test_status_rows_say_what_a_snapshot_says() -> None:
-    """`status --json` from the board's rows (no view of a session that asks nothing) is the very
-    text of the snapshot's views, with liveness on (alive, abandoned) and off."""
-    from notifier.core.formats import newest_rows_first, row_of_view, status_text
-
-    for liveness in (True, False):
-        b = _board_for_status(liveness)
-        rows = b.status_rows()
-        assert rows is not None
-        plain = [r for r in rows[0] if r[2] is None]
-        assert {r[0] for r in plain} == {"/s/c.jsonl", "/s/d.jsonl", "/s/f.jsonl"}  # (only those with questions have views)
-        snap = b.snapshot(300.0)
-        assert rows[1] == snap.pending_count == (1 if liveness else 2)
-        by_rows = status_text(newest_rows_first(rows[0]), rows[1], {})
-        by_views = status_text(newest_rows_first(row_of_view(v) for v in snap.sessions), snap.pending_count, {})
-        assert by_rows == by_views
-        assert '"alive":true' in by_rows if liveness else '"alive":true' not in by_rows
-
-
-def test_no_status_rows_for_a_board_with_remote_sessions() -> None:
-    b = Board(liveness=False)
-    ref = SessionRef(remote_key("box", "/s/r.jsonl"), "r", "/p", None, host="box")
-    q = Question("q1", "question", (QuestionItem("Which?"),), 100.0)
-    b.remote_asked(ref, q, 100.0, initial=True)
-    assert b.status_rows() is None
-
-
 # ---- liveness per session: the pis of one folder are told apart ----
 
 RULE = "─" * 40

@@ -111,8 +111,7 @@ def test_status_human_table(tmp_path: Path) -> None:
 
 
 def test_status_says_what_it_skipped_once_and_logs_more_with_verbose(tmp_path: Path) -> None:
-    """``status`` imports logging only for a message (notifier/system/logs.py): a problem is
-    still said, once, in the usual form, and ``-v`` still adds the debug lines."""
+    """``status`` says a problem once, in the usual form, and ``-v`` adds the debug lines."""
     import os
 
     from tests.live.writer import ask, header, user
@@ -320,3 +319,70 @@ def test_doctor_with_no_bus_and_no_display_does_not_promise_a_tray_icon(tmp_path
     assert "tray: none" in lines["[note] tray"]
     said = lines["[FAIL] notifications"]
     assert "tray icon alone" not in said and "with no tray icon either, pi-notifier status, run --json and a status bar" in said
+
+
+def test_status_looks_at_processes_only_with_liveness(tmp_path: Path) -> None:
+    """A real process named pi runs in the session's folder: with liveness auto ``status --json``
+    finds it (alive, its location); with ``--liveness off`` no process is looked at: alive and
+    location stay null (tests, files copied from elsewhere). The text says the same question."""
+    import os
+    import shutil
+    import subprocess
+
+    from tests.live.writer import append, ask, header, user
+
+    from ..conftest import wait_for
+
+    if not os.path.isdir("/proc/self"):
+        pytest.skip("no /proc")
+    project, sessions = tmp_path / "project", tmp_path / "sessions"
+    project.mkdir()
+    pi = tmp_path / "bin" / "pi"
+    pi.parent.mkdir()
+    shutil.copy(shutil.which("sleep") or "/bin/sleep", pi)
+    proc = subprocess.Popen([str(pi), "60"], cwd=project)
+    try:
+        wait_for(lambda: Path(f"/proc/{proc.pid}/cmdline").read_bytes().startswith(str(pi).encode()), 10, "pi started")
+        append(sessions / "s.jsonl", header(str(project)), user(), ask("q1", "Which one?"))
+        env = {**os.environ, "XDG_STATE_HOME": str(tmp_path / "state"), "XDG_CONFIG_HOME": str(tmp_path / "cfg")}
+        args = ("--sessions-dir", str(sessions))
+        auto = json.loads(cli("status", "--json", "--liveness", "auto", *args, env=env).stdout)
+        (s,) = auto["sessions"]
+        assert s["alive"] is True and s["location"] is not None and s["location"]["pid"] == proc.pid
+        off = json.loads(cli("status", "--json", "--liveness", "off", *args, env=env).stdout)
+        (s,) = off["sessions"]
+        assert (s["alive"], s["location"]) == (None, None)
+        assert [q["text"] for q in s["pending"]] == ["Which one?"] and off["pending"] == 1
+        text = cli("status", "--liveness", "off", *args, env=env).stdout
+        assert "Which one?" in text and text.splitlines()[-1] == "1 session, 1 pending question"
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_status_text_is_rendered_from_the_status_object() -> None:
+    """The table of ``status`` comes from the status object (the running app's reply or a scan of
+    our own, alike): waits from each question's ``asked_at``, the tool a working session runs,
+    sessions idle for over a day left out (unless --all), a snoozed session named by its project
+    (a remote one too), and any string in it sanitized."""
+    from notifier.cli.status import render_status
+    from notifier.core.formats import status_obj
+    from notifier.core.model import Question, QuestionItem, SessionRef, SessionView, Snapshot, remote_key
+    from notifier.core.silenced import Silences
+
+    now = 1_700_000_000.0
+    q = Question("c1", "question", (QuestionItem("Pick \x1b[31mone?", options=()),), now - 125)
+    remote = SessionRef(remote_key("box", "/s/r.jsonl"), "bbbbbbbb-2", "/home/u/shop", None, host="box")
+    views = (
+        SessionView(SessionRef("/s/a.jsonl", "aaaaaaaa-1", "/home/u/blog", None), "needs_input", (q,), (), True, now - 125),
+        SessionView(remote, "working", (), (), None, now - 5, current_tool="ba\x1b[0msh"),
+        SessionView(SessionRef("/s/old.jsonl", "cccccccc-3", "/home/u/old", None), "idle", (), (), None, now - 2 * 86400),
+    )
+    status = status_obj(Snapshot(views, now))
+    snoozed = Silences(sessions={remote.key: now + 600})
+    lines = render_status(status, now, False, snoozed).splitlines()
+    assert lines[1].split() == ["needs_input", "blog", "aaaaaaa1", "2", "min", "Pick", "one?"]
+    assert lines[2].split() == ["working", "shop", "bbbbbbb2", "-", "bash"]
+    assert lines[3] == "3 sessions, 1 pending question (1 sessions idle for over a day not shown; --all lists them)"
+    assert lines[4] == "snoozed: session box · shop bbbbbbb2 for 10 min"
+    assert any(line.split()[:2] == ["idle", "old"] for line in render_status(status, now, True).splitlines())

@@ -209,31 +209,68 @@ def test_unreachable_pi_is_a_plain_error(tmp_path: Path) -> None:
     assert not result.ok and "cannot be reached" in (result.error or "")
 
 
+SHIPPED = Path(__file__).parents[2] / "notifier" / "resources" / "pi-extension" / "pi-notifier"
+
+
 def test_install_status_remove(tmp_path: Path) -> None:
     agent = tmp_path / "agent"
     env = {**os.environ, "PI_CODING_AGENT_DIR": str(agent)}
-    target = agent / "extensions" / "pi-notifier.ts"
+    target = agent / "extensions" / "pi-notifier"
     st = json.loads(cli("pi-extension", "status", "--json", env=env).stdout)
     assert st["installed"] is False and st["path"] == str(target) and st["loaded"] == []
     out = cli("pi-extension", "install", env=env)
     assert out.returncode == 0 and "installed" in out.stdout
-    shipped = Path(__file__).parents[2] / "notifier" / "resources" / "pi-extension" / "pi-notifier.ts"
-    assert target.read_bytes() == shipped.read_bytes()
+    # the whole folder: pi loads index.ts, which imports protocol.ts beside it
+    assert sorted(p.name for p in target.iterdir()) == ["index.ts", "protocol.ts"]
+    for name in ("index.ts", "protocol.ts"):
+        assert (target / name).read_bytes() == (SHIPPED / name).read_bytes()
+        assert (target / name).stat().st_mode & 0o777 == 0o644
     assert "already installed" in cli("pi-extension", "install", env=env).stdout
     st = json.loads(cli("pi-extension", "status", "--json", env=env).stdout)
     assert st["installed"] is True and st["current"] is True
-    target.write_text(target.read_text() + "// edited\n")
-    assert "not this version's copy" in cli("pi-extension", "status", env=env).stdout
+    # either file edited: not this version's copy, until install writes it again
+    for name in ("protocol.ts", "index.ts"):
+        (target / name).write_text((target / name).read_text() + "// edited\n")
+        assert "not this version's copy" in cli("pi-extension", "status", env=env).stdout
+        assert cli("pi-extension", "install", env=env).stdout.startswith("installed ")
+        assert "installed and current" in cli("pi-extension", "status", env=env).stdout
+    (target / "notes.txt").write_text("mine")  # (not ours: kept, and so is the folder)
+    assert cli("pi-extension", "remove", env=env).returncode == 0
+    assert [p.name for p in target.iterdir()] == ["notes.txt"]
+    (target / "notes.txt").unlink()
+    assert cli("pi-extension", "install", env=env).returncode == 0
     assert cli("pi-extension", "remove", env=env).returncode == 0 and not target.exists()
     assert "not installed" in cli("pi-extension", "remove", env=env).stdout
 
 
+def test_install_replaces_an_earlier_single_file_copy(tmp_path: Path) -> None:
+    agent = tmp_path / "agent"
+    env = {**os.environ, "PI_CODING_AGENT_DIR": str(agent)}
+    old = agent / "extensions" / "pi-notifier.ts"
+    old.parent.mkdir(parents=True)
+    old.write_text("/**\n * pi-notifier companion extension (an earlier version)\n */\n")
+    st = json.loads(cli("pi-extension", "status", "--json", env=env).stdout)
+    assert st["installed"] is True and st["current"] is False
+    assert cli("pi-extension", "install", env=env).returncode == 0
+    # pi would load both, and serve two sockets: the old one is gone
+    assert not old.exists() and (agent / "extensions" / "pi-notifier" / "index.ts").exists()
+    assert json.loads(cli("pi-extension", "status", "--json", env=env).stdout)["current"] is True
+
+
 def test_remove_leaves_a_foreign_file_alone(tmp_path: Path) -> None:
-    target = tmp_path / "agent" / "extensions" / "pi-notifier.ts"
-    target.parent.mkdir(parents=True)
-    target.write_text("export default function () {}\n")
-    out = cli("pi-extension", "remove", env={**os.environ, "PI_CODING_AGENT_DIR": str(tmp_path / "agent")})
-    assert out.returncode == 1 and "left alone" in out.stderr and target.exists()
+    env = {**os.environ, "PI_CODING_AGENT_DIR": str(tmp_path / "agent")}
+    folder = tmp_path / "agent" / "extensions" / "pi-notifier"
+    folder.mkdir(parents=True)
+    (folder / "index.ts").write_text("export default function () {}\n")
+    out = cli("pi-extension", "remove", env=env)
+    assert out.returncode == 1 and "left alone" in out.stderr and (folder / "index.ts").exists()
+    # a single file of that name that is not ours is not taken for an earlier version either
+    (folder / "index.ts").unlink()
+    folder.rmdir()
+    other = folder.parent / "pi-notifier.ts"
+    other.write_text("export default function () {}\n")
+    assert cli("pi-extension", "install", env=env).returncode == 0 and other.exists()
+    assert cli("pi-extension", "remove", env=env).returncode == 0 and other.exists()
 
 
 def test_bad_usage_is_one_line_and_exit_2() -> None:
@@ -257,10 +294,10 @@ def test_doctor_says_whether_the_extension_is_installed_current_and_loaded(
     assert line.startswith("[note]") and "not installed" in line and "pi-extension install" in line
     assert "loaded by 1 running pi process(es)" in line
     assert cli("pi-extension", "install", env=env).returncode == 0
-    target = agent / "extensions" / "pi-notifier.ts"
+    target = agent / "extensions" / "pi-notifier"
     line = _doctor_line(env)
     assert line.startswith("[ok  ]") and "installed and current" in line and str(target) in line
-    target.write_text(target.read_text() + "// edited\n")
+    (target / "index.ts").write_text((target / "index.ts").read_text() + "// edited\n")
     line = _doctor_line(env)
     assert line.startswith("[note]") and "not this version's copy" in line
     fake.close()

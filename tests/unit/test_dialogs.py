@@ -257,8 +257,6 @@ def test_a_working_session_whose_pi_is_gone_is_stopped() -> None:
     b.set_processes([], 3.0)  # killed while the gate was open
     (row,) = status_of(b.snapshot(3.0))["sessions"]
     assert (row["state"], row["alive"]) == ("stopped", False)
-    rows, _ = b.status_rows() or ([], 0)
-    assert [r[6] for r in rows] == ["stopped"]
 
 
 def test_a_question_tools_select_fallback_is_that_question_too() -> None:

@@ -70,9 +70,10 @@ def test_status_json_sessions_are_session_objects_with_state() -> None:
     status = formats.status_obj(Snapshot((view,)))
     (s,) = status["sessions"]
     assert status["pending"] == 1
-    assert list(s) == [*SESSION_KEYS, "state", "alive", "pending", "abandoned", "updated_at"]
+    # (the contract's fields in their order, then the additive ones: docs/contract.md §3)
+    assert list(s) == [*SESSION_KEYS, "state", "alive", "pending", "abandoned", "updated_at", "current_tool", "location"]
     assert {k: s[k] for k in SESSION_KEYS} == formats.session_obj(REF)
-    assert s["pending"] == [formats.question_obj(Q)] and s["abandoned"] == []
+    assert s["pending"] == [{**formats.question_obj(Q), "asked_at": formats.iso(Q.asked_at)}] and s["abandoned"] == []
 
 
 def test_history_through_the_real_store_gives_back_the_same_objects() -> None:
@@ -147,45 +148,35 @@ def test_status_builds_each_session_as_the_one_session_object() -> None:
     for view, obj in zip(views, out["sessions"], strict=True):
         assert list(obj)[:5] == SESSION_KEYS
         assert {k: obj[k] for k in SESSION_KEYS} == formats.session_obj(view.ref)
-        assert obj["pending"] == [formats.question_obj(q) for q in view.pending]
-        assert obj["abandoned"] == [formats.question_obj(q) for q in view.abandoned]
+        assert obj["pending"] == [{**formats.question_obj(q), "asked_at": formats.iso(q.asked_at)} for q in view.pending]
+        assert obj["abandoned"] == [{**formats.question_obj(q), "asked_at": formats.iso(q.asked_at)} for q in view.abandoned]
         assert obj["updated_at"] == (formats.iso(view.updated_at) if view.updated_at else None)
     assert out["sessions"][0]["name"] == "my name here"
     assert out["pending"] == 1
 
 
-def _status_the_long_way(views: list[SessionView], pending: int, locations: dict[int, Any]) -> str:
-    """``dumps`` of ``status_obj`` with each session's location: what status_text writes at once."""
-    stamp = formats.iso
-    sessions = []
-    for i, v in enumerate(views):
-        obj = formats.session_status_obj(v, stamp)
-        obj["location"] = locations.get(i)
-        sessions.append(obj)
-    return formats.dumps({"sessions": sessions, "pending": pending})
-
-
-def test_status_text_is_the_status_object_encoded() -> None:
-    """status --json writes the sessions that ask nothing straight to text (thousands of them):
-    the very text of the objects encoded, for any name, path, host, time and liveness."""
+def test_status_object_of_odd_views_is_valid_json_with_what_the_text_needs() -> None:
+    """The one serialisation of ``status`` (the app's reply and a scan alike), for any name, path,
+    host, time and liveness: valid UTF-8 JSON that gives back the names, with each question's
+    ``asked_at``, the session's ``current_tool`` and a null location (filled in by the command)."""
     other = SessionRef("@box:/s/b.jsonl", None, None, "", host="box")
     odd = SessionRef("/s/\"q\"\\\x00\u2028\udcff.jsonl", "i\u202ed", "/c/\ud800", " \x1b \u200d ", host=None)
     views = [
         SessionView(REF, "needs_input", (Q,), (), True, 1_700_000_001.25),
         SessionView(other, "idle", (), (Q,), None, 1_700_000_001.25),
         SessionView(SessionRef("/s/c.jsonl", "c", "/c", None), "starting", (), (), False, 0.0),
-        SessionView(REF, "working", (), (), True, float("nan")),
+        SessionView(REF, "working", (), (), True, float("nan"), current_tool="ba\x1b[31msh"),
         SessionView(other, "idle", (), (), None, 1e300),
         SessionView(odd, "stopped", (), (), False, -5.0),
-        SessionView(SessionRef("/s/d.jsonl", "d", "/d", "named"), "idle", (), (), None, 1_700_000_002.0),
-        SessionView(SessionRef("/s/e.jsonl", "e", "/e", None), "idle", (), (), 1, 3.0),  # type: ignore[arg-type]
-        SessionView(SessionRef("/s/f.jsonl", 7, "/f", None), "idle", (), (), None, 3.0),  # type: ignore[arg-type]
     ]
-    located = {2: {"pid": 12, "tty": "/dev/pts/\udcff"}}
-    for pending in (0, 1, 3):
-        whole = {i: {**formats.session_status_obj(views[i]), "location": loc} for i, loc in located.items()}
-        text = formats.status_text([formats.row_of_view(v) for v in views], pending, whole)
-        assert text == _status_the_long_way(views, pending, located)
-        text.encode("utf-8")  # valid UTF-8, whatever the names held
-        json.loads(text)
-    assert formats.status_text([], 0, {}) == '{"sessions":[],"pending":0}'
+    text = formats.dumps(formats.status_obj(Snapshot(tuple(views))))
+    text.encode("utf-8")  # valid UTF-8, whatever the names held
+    out = json.loads(text)
+    assert out["pending"] == 1
+    by_file = {s["file"]: s for s in out["sessions"]}
+    assert set(by_file) == {"/s/\"q\"\\\x00\u2028\udcff.jsonl", "/s/b.jsonl", "/s/c.jsonl", REF.file}
+    assert all(s["location"] is None for s in out["sessions"])
+    asking = [s for s in out["sessions"] if s["pending"]]
+    assert [q["asked_at"] for q in asking[0]["pending"]] == [formats.iso(Q.asked_at)]
+    assert [s["current_tool"] for s in out["sessions"] if s["current_tool"]] == ["bash"]
+    assert by_file["/s/b.jsonl"]["abandoned"][0]["asked_at"] == formats.iso(Q.asked_at)

@@ -19,9 +19,10 @@ one server thread multiplexes every connection with bounded buffers, caps and ti
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from notifier.system.lazy import lazy_names
 
-TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing)
 if TYPE_CHECKING:
     from notifier.system.ipc.client import request, subscribe
     from notifier.system.ipc.connection import MAX_OUTPUT, Connection

@@ -5,6 +5,7 @@ at its connection limit, and never wait past their deadline for an app that does
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import time
 from collections.abc import Iterator
@@ -12,14 +13,13 @@ from typing import TYPE_CHECKING, Any
 
 from notifier.core import jsonbound
 from notifier.core.text import clean
-from notifier.system import logs
 from notifier.system.ipc.peer import server_not_ours, socket_not_ours
 from notifier.system.ipc.wire import BUSY, MAX_REPLY, encode, socket_path
 
 if TYPE_CHECKING:
     import socket
 
-log = logs.get(__name__)
+log = logging.getLogger(__name__)
 _distrusted: set[tuple[str, str]] = set()  # (socket, why): each said once
 
 

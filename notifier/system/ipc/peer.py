@@ -9,8 +9,8 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
+from typing import TYPE_CHECKING
 
-TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing)
 if TYPE_CHECKING:
     import socket
 

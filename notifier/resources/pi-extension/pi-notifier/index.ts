@@ -24,46 +24,87 @@
  * An id that is unknown or already closed is refused and nothing is done.
  *
  * It never blocks or slows pi: nothing is sent when no one is connected, every socket error is
- * swallowed, buffers are bounded, and the server does not keep pi alive. Node's stdlib only.
+ * swallowed, buffers are bounded, and the server does not keep pi alive. Node's stdlib only (pi's
+ * own packages are imported for their types, which pi and node strip).
  * Wrapping ctx.ui is not a documented pi API: it is feature-detected, and where it cannot be done
  * the ui_prompt_start/ui_prompt_end events (pi >= 0.84.4) still announce dialogs (not answerable).
+ *
+ * This file is pi's entry point: the events, the ctx.ui wrappers, the socket. The messages
+ * themselves, their bounds and limits are protocol.ts (pure; unit tests: tests/extension/). Both
+ * are type-checked against pi's ExtensionAPI: `make typecheck-ts` (tsconfig.json at the repo's top).
  */
 
+import type {
+	ExtensionAPI,
+	ExtensionContext,
+	ExtensionUIContext,
+	ExtensionUIDialogOptions,
+	KeybindingsManager,
+	Theme,
+} from "@earendil-works/pi-coding-agent";
+import type { Component, TUI } from "@earendil-works/pi-tui";
 import * as crypto from "node:crypto";
 import * as fs from "node:fs";
 import * as net from "node:net";
 import * as os from "node:os";
 import * as path from "node:path";
+import {
+	type DialogInfo,
+	type How,
+	type Json,
+	type Kind,
+	LineReader,
+	MAX_CLIENTS,
+	MAX_IN,
+	MAX_OUT,
+	type Mode,
+	type Remote,
+	type Where,
+	SOCKET_NAME,
+	type ToolCall,
+	byeEvent,
+	closedEvent,
+	dialogEvent,
+	helloEvent,
+	keyList,
+	newDialog,
+	parseRequest,
+	plainLines,
+	resultEvent,
+	screenEvent,
+	socketName,
+} from "./protocol.ts";
 
-const PROTOCOL = 1;
 const APP = "pi-notifier";
-const MAX_CLIENTS = 8;
-const MAX_IN = 1 << 20; // bytes buffered from one client without a newline
-const MAX_OUT = 4 << 20; // bytes queued to one client before it is dropped
-const MAX_TEXT = 16384;
-const MAX_OPTIONS = 200;
-const MAX_SCREEN_LINES = 200;
-const MAX_KEYS = 256;
-const ORIGINALS = Symbol.for("pi-notifier.ui-originals");
-const STARTUP_HOOK = Symbol.for("pi-notifier.startup-hook");
-const MODEL_CALLS = Symbol.for("pi-notifier.model-calls");
-// CSI, OSC and other escapes, for the plain-text mirror of a custom dialog
-const ANSI = /\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[PX^_][^\x1b]*(?:\x1b\\)?|\x1b./g;
+const ORIGINALS: unique symbol = Symbol.for("pi-notifier.ui-originals");
+const STARTUP_HOOK: unique symbol = Symbol.for("pi-notifier.startup-hook");
+const MODEL_CALLS: unique symbol = Symbol.for("pi-notifier.model-calls");
 
-type Kind = "select" | "confirm" | "input" | "editor" | "custom";
-type Json = Record<string, unknown>;
+type DialogOptions = ExtensionUIDialogOptions;
+/** The dialog methods of pi's ui that wrapUi replaces with its own (same types). */
+type DialogMethods = Pick<ExtensionUIContext, "select" | "confirm" | "input" | "editor" | "custom">;
+/** What a ctx.ui.custom factory returns, as pi's ExtensionUIContext.custom types it. */
+type Shown = Component & { dispose?(): void };
+type CustomFactory<T> = (
+	tui: TUI,
+	theme: Theme,
+	keybindings: KeybindingsManager,
+	done: (result: T) => void,
+) => Shown | Promise<Shown>;
+type CustomOptions = Parameters<ExtensionUIContext["custom"]>[1];
 
-interface Dialog {
-	id: string;
-	kind: Kind;
-	title: string | null;
-	options: string[] | null;
-	tool: string | null;
-	toolCallId: string | null;
-	toolInput: unknown;
-	at: number;
-	remote: "value" | "keys" | null;
-	waits: boolean; // known to wait for a human (select, confirm, input, editor; custom: see waitsForHuman)
+function isPromise<T>(value: T | Promise<T>): value is Promise<T> {
+	return typeof (value as { then?: unknown } | null)?.then === "function";
+}
+type Registry = ExtensionContext["modelRegistry"];
+/** The model calls extensions make through ctx.modelRegistry.complete (see watchModelCalls). */
+interface ModelCalls {
+	started: number;
+	running: number;
+	ended: () => void;
+}
+
+interface Dialog extends DialogInfo {
 	answer?: (value: unknown) => string | null; // error text, or null when done
 	keys?: (keys: string[]) => string | null;
 	screen?: () => string[] | null;
@@ -71,58 +112,66 @@ interface Dialog {
 	lastScreen?: string;
 }
 
-function bound(value: unknown, limit = MAX_TEXT): string | null {
-	if (typeof value !== "string") return null;
-	return value.length > limit ? value.slice(0, limit) : value;
-}
-
-function boundJson(value: unknown): unknown {
-	if (value === undefined) return null;
-	try {
-		const text = JSON.stringify(value);
-		return text !== undefined && text.length <= MAX_TEXT ? JSON.parse(text) : null;
-	} catch {
-		return null;
-	}
-}
-
-function plainLines(lines: unknown): string[] | null {
-	if (!Array.isArray(lines)) return null;
-	return lines.slice(0, MAX_SCREEN_LINES).map((l) => String(l).replace(ANSI, "").slice(0, 2000));
-}
-
 // A component that shows progress, not a question: pi-tui's Loader, CancellableLoader and pi's
 // BorderedLoader (which takes Escape only, to cancel). Known by class name: the extension and pi
 // may hold different copies of the same module.
 const LOADER = /^(Bordered|Cancellable)?Loader$/;
 
-function classNames(obj: any): string[] {
+/** A component as this file looks into it. pi's Component type says what pi calls (render,
+ * handleInput); children (pi-tui's Container) and the callbacks of pi's selector and input
+ * components (private in pi's types: see hookStartupDialogs) are not in it, so they are read as
+ * unknown and checked where used. */
+interface Seen {
+	render?: unknown;
+	handleInput?: unknown;
+	children?: unknown;
+	options?: unknown;
+	baseTitle?: unknown;
+	onSelectCallback?: unknown;
+	onSubmitCallback?: unknown;
+	onCancelCallback?: unknown;
+}
+
+/** A callback read from a component (Seen): the one place such an unknown is taken as a function. */
+function callable(value: unknown): ((this: unknown, ...args: unknown[]) => unknown) | null {
+	return typeof value === "function" ? (value as (this: unknown, ...args: unknown[]) => unknown) : null;
+}
+
+function isObject(value: unknown): value is Seen & object {
+	return value !== null && typeof value === "object";
+}
+
+function classNames(obj: unknown): string[] {
 	const names: string[] = [];
-	let proto = obj ? Object.getPrototypeOf(obj) : null;
-	for (let i = 0; proto && proto !== Object.prototype && i < 12; i++) {
-		const name = proto.constructor?.name;
+	let proto: unknown = isObject(obj) ? Object.getPrototypeOf(obj) : null;
+	for (let i = 0; isObject(proto) && proto !== Object.prototype && i < 12; i++) {
+		const name: unknown = (proto as { constructor?: { name?: unknown } }).constructor?.name;
 		if (typeof name === "string") names.push(name);
 		proto = Object.getPrototypeOf(proto);
 	}
 	return names;
 }
 
-function isLoader(c: any): boolean {
+function isLoader(c: unknown): boolean {
 	return classNames(c).some((n) => LOADER.test(n));
+}
+
+function takesInput(c: unknown): boolean {
+	return isObject(c) && typeof c.handleInput === "function";
 }
 
 /** Whether a custom dialog's component waits for a human: it takes input, it is not a loader, and
  * it is not a container of loaders and plain text (nothing in it but a loader takes input). */
-function waitsForHuman(c: any): boolean {
-	if (!c || typeof c !== "object" || typeof c.handleInput !== "function" || isLoader(c)) return false;
+function waitsForHuman(c: unknown): boolean {
+	if (!takesInput(c) || isLoader(c)) return false;
 	let loaders = 0;
 	let inputs = 0;
-	const walk = (node: any, depth: number) => {
-		const kids = node?.children;
+	const walk = (node: unknown, depth: number) => {
+		const kids = isObject(node) ? node.children : null;
 		if (!Array.isArray(kids) || depth > 4) return;
 		for (const kid of kids.slice(0, 100)) {
 			if (isLoader(kid)) loaders++;
-			else if (kid && typeof kid.handleInput === "function") inputs++;
+			else if (takesInput(kid)) inputs++;
 			else walk(kid, depth + 1);
 		}
 	};
@@ -143,7 +192,7 @@ function sessionDirGuess(): string {
 	const env = process.env.PI_CODING_AGENT_DIR;
 	const agent = env ? path.resolve(expand(env)) : path.join(home, ".pi", "agent");
 	try {
-		const value = JSON.parse(fs.readFileSync(path.join(agent, "settings.json"), "utf8"))?.sessionDir;
+		const value: unknown = JSON.parse(fs.readFileSync(path.join(agent, "settings.json"), "utf8"))?.sessionDir;
 		if (typeof value === "string" && value.trim()) return path.resolve(agent, expand(value.trim()));
 	} catch {
 		// no settings, or none readable: the default
@@ -221,7 +270,7 @@ function privateFolder(dir: string, parents: boolean): boolean {
 function sweepStale(dir: string): void {
 	try {
 		for (const name of fs.readdirSync(dir)) {
-			const m = /^ext-(\d+)-[0-9a-f]+\.sock$/.exec(name);
+			const m = SOCKET_NAME.exec(name);
 			if (!m || Number(m[1]) === process.pid) continue;
 			try {
 				process.kill(Number(m[1]), 0);
@@ -243,7 +292,7 @@ function piVersion(): string | null {
 		for (let i = 0; i < 6; i++) {
 			const file = path.join(dir, "package.json");
 			if (fs.existsSync(file)) {
-				const pkg = JSON.parse(fs.readFileSync(file, "utf8"));
+				const pkg: { name?: unknown; version?: unknown } | null = JSON.parse(fs.readFileSync(file, "utf8"));
 				if (typeof pkg?.name === "string" && pkg.name.endsWith("pi-coding-agent")) {
 					cachedVersion = typeof pkg.version === "string" ? pkg.version : null;
 					break;
@@ -264,10 +313,17 @@ function piVersion(): string | null {
  * confirm's selector tells its Escape from its No. Not a documented pi API: feature-detected (the
  * components pi exports to extensions), installed once per process, the handler replaced on reload.
  */
-async function hookStartupDialogs(onShown: (component: any, kind: "select" | "input") => void): Promise<void> {
-	const g = globalThis as any;
+type StartupKind = "select" | "input";
+type OnShown = (component: Seen, kind: StartupKind) => void;
+/** pi's exported component classes, as far as the hook uses them. */
+interface Hookable {
+	prototype?: { render?: unknown; [STARTUP_HOOK]?: true };
+}
+
+async function hookStartupDialogs(onShown: OnShown): Promise<void> {
+	const g = globalThis as { [STARTUP_HOOK]?: OnShown };
 	g[STARTUP_HOOK] = onShown;
-	let mod: any = null;
+	let mod: { ExtensionSelectorComponent?: Hookable; ExtensionInputComponent?: Hookable } | null = null;
 	for (const name of ["@earendil-works/pi-coding-agent", "@mariozechner/pi-coding-agent"]) {
 		try {
 			mod = await import(name);
@@ -276,15 +332,15 @@ async function hookStartupDialogs(onShown: (component: any, kind: "select" | "in
 			// not this name
 		}
 	}
-	const classes: [any, "select" | "input"][] = [
+	const classes: [Hookable | undefined, StartupKind][] = [
 		[mod?.ExtensionSelectorComponent, "select"],
 		[mod?.ExtensionInputComponent, "input"],
 	];
 	for (const [cls, kind] of classes) {
 		const proto = cls?.prototype;
-		if (!proto || typeof proto.render !== "function" || proto[STARTUP_HOOK]) continue;
-		const inner = proto.render;
-		proto.render = function (this: any, width: number) {
+		const inner = callable(proto?.render);
+		if (!proto || !inner || proto[STARTUP_HOOK]) continue;
+		proto.render = function (this: Seen, width: number) {
 			try {
 				g[STARTUP_HOOK]?.(this, kind);
 			} catch {
@@ -296,7 +352,7 @@ async function hookStartupDialogs(onShown: (component: any, kind: "select" | "in
 	}
 }
 
-export default async function piNotifier(pi: any) {
+export default async function piNotifier(pi: ExtensionAPI): Promise<void> {
 	const token = crypto.randomBytes(4).toString("hex");
 	const dialogs = new Map<string, Dialog>();
 	const clients = new Set<net.Socket>();
@@ -309,12 +365,12 @@ export default async function piNotifier(pi: any) {
 	let sessionDir: string | null = null;
 	let sessionStarted = false; // before session_start, start-up dialogs are caught by hookStartupDialogs
 	let cwd: string | null = null;
-	let mode: "wrap" | "events" = "events";
+	let mode: Mode = "events";
 	let promptDialog: Dialog | null = null;
 	let remoteDepth = 0; // > 0 while keys from a client are being fed to a component
 	// Model calls extensions make through ctx.modelRegistry.complete: started so far, and under way
 	// (a custom dialog opened for one is a loader, whatever its component: see busyWith)
-	const modelCalls = {
+	const modelCalls: ModelCalls = {
 		started: 0,
 		running: 0,
 		ended: () => {
@@ -346,64 +402,29 @@ export default async function piNotifier(pi: any) {
 		for (const sock of clients) send(sock, obj);
 	}
 
+	function where(): Where {
+		return { sessionFile, sessionDir: sessionDir ?? sessionDirGuess(), cwd: cwd ?? process.cwd(), pid: process.pid };
+	}
+
 	function describe(d: Dialog): Json {
 		let screen: string[] | null = null;
 		if (d.screen) {
 			screen = d.screen();
 			if (screen) d.lastScreen = screen.join("\n");
 		}
-		return {
-			event: "dialog",
-			id: d.id,
-			kind: d.kind,
-			title: d.title,
-			options: d.options,
-			tool: d.tool,
-			tool_call_id: d.toolCallId,
-			tool_input: d.toolInput,
-			session_file: sessionFile,
-			session_dir: sessionDir ?? sessionDirGuess(),
-			cwd: cwd ?? process.cwd(),
-			pid: process.pid,
-			at: d.at,
-			remote: d.remote,
-			screen,
-			waits: d.waits,
-		};
+		return dialogEvent(d, where(), screen);
 	}
 
 	function hello(): Json {
-		return {
-			event: "hello",
-			protocol: PROTOCOL,
-			pi_version: piVersion(),
-			pid: process.pid,
-			session_file: sessionFile,
-			session_id: sessionId,
-			session_dir: sessionDir ?? sessionDirGuess(),
-			cwd: cwd ?? process.cwd(),
-			mode,
-			dialogs: [...dialogs.values()].map(describe),
-		};
+		return helloEvent(piVersion(), sessionId, mode, where(), [...dialogs.values()].map(describe));
 	}
 
 	// ---- dialogs ----
 
-	function open(kind: Kind, title: unknown, options: unknown, remote: Dialog["remote"]): Dialog {
-		let tool: { id: string; name: string; input: unknown } | null = null;
+	function open(kind: Kind, title: unknown, options: unknown, remote: Remote): Dialog {
+		let tool: ToolCall | null = null;
 		for (const [id, t] of running) tool = { id, ...t }; // the most recently started tool call
-		const d: Dialog = {
-			id: `${token}-${++counter}`,
-			kind,
-			title: bound(title),
-			options: Array.isArray(options) ? options.slice(0, MAX_OPTIONS).map((o) => bound(String(o)) ?? "") : null,
-			tool: tool ? bound(tool.name, 200) : null,
-			toolCallId: tool ? bound(tool.id, 200) : null,
-			toolInput: tool ? boundJson(tool.input) : null,
-			at: Date.now(),
-			remote,
-			waits: kind !== "custom",
-		};
+		const d: Dialog = newDialog(`${token}-${++counter}`, kind, title, options, remote, tool, Date.now());
 		dialogs.set(d.id, d);
 		return d;
 	}
@@ -413,16 +434,15 @@ export default async function piNotifier(pi: any) {
 	}
 
 	/** ``answer``: what the dialog returned (a choice, a text; confirm: "Yes"/"No"), null for none. */
-	function close(d: Dialog, how: "answered" | "cancelled" | "remote", answer: unknown = null, timedOut = false): void {
+	function close(d: Dialog, how: How, answer: unknown = null, timedOut = false): void {
 		if (!dialogs.delete(d.id)) return;
-		const said = typeof answer === "boolean" ? (answer ? "Yes" : "No") : bound(answer);
-		broadcast({ event: "closed", id: d.id, how, answer: said, timed_out: timedOut });
+		broadcast(closedEvent(d.id, how, answer, timedOut));
 	}
 
 	/** An abort signal that fires when the caller's does, so a dialog can be closed from here too. */
-	function linked(opts: any): { controller: AbortController; opts: any } {
+	function linked(opts: DialogOptions | undefined): { controller: AbortController; opts: DialogOptions } {
 		const controller = new AbortController();
-		const outer: AbortSignal | undefined = opts?.signal;
+		const outer = opts?.signal;
 		if (outer) {
 			if (outer.aborted) controller.abort();
 			else outer.addEventListener("abort", () => controller.abort(), { once: true });
@@ -437,8 +457,8 @@ export default async function piNotifier(pi: any) {
 		kind: Kind,
 		title: unknown,
 		options: string[] | null,
-		opts: any,
-		run: (opts: any) => Promise<T>,
+		opts: DialogOptions | undefined,
+		run: (opts: DialogOptions) => Promise<T>,
 		accept: (value: unknown) => { ok: true; value: T } | { ok: false; error: string },
 		none: (value: T) => boolean,
 		cancelled: (value: T) => boolean,
@@ -446,7 +466,7 @@ export default async function piNotifier(pi: any) {
 		const d = open(kind, title, options, "value");
 		const { controller, opts: inner } = linked(opts);
 		const timeout = typeof opts?.timeout === "number" && opts.timeout > 0 ? opts.timeout : null;
-		const outer: AbortSignal | undefined = opts?.signal;
+		const outer = opts?.signal;
 		let settled = false;
 		return new Promise<T>((resolve, reject) => {
 			d.answer = (raw) => {
@@ -493,16 +513,19 @@ export default async function piNotifier(pi: any) {
 
 	/** Count the model calls made through ``registry.complete`` (feature-detected; the registry is
 	 * pi's, shared by every extension: wrapped once, the counter replaced on reload). */
-	function watchModelCalls(registry: any): void {
+	function watchModelCalls(registry: Registry | undefined): void {
 		try {
 			if (!registry || typeof registry.complete !== "function") return;
-			if (registry[MODEL_CALLS]) {
-				registry[MODEL_CALLS].counter = modelCalls;
+			// (a mark of our own on pi's object: not in its type)
+			const marked = registry as Registry & { [MODEL_CALLS]?: { counter: ModelCalls } };
+			const seen = marked[MODEL_CALLS];
+			if (seen) {
+				seen.counter = modelCalls;
 				return;
 			}
 			const state = { counter: modelCalls };
 			const inner = registry.complete;
-			registry.complete = function (this: any, ...args: unknown[]) {
+			const complete: Registry["complete"] = function (this: Registry, model, context, options) {
 				const counter = state.counter;
 				counter.started++;
 				counter.running++;
@@ -518,8 +541,9 @@ export default async function piNotifier(pi: any) {
 					}
 				};
 				try {
-					const result = inner.apply(this, args);
-					if (result && typeof result.then === "function") result.then(end, end);
+					const result = inner.call(this, model, context, options);
+					// (typed a promise; anything else is let through, counted as ended)
+					if (isPromise<unknown>(result)) result.then(end, end);
 					else end();
 					return result;
 				} catch (err) {
@@ -527,17 +551,20 @@ export default async function piNotifier(pi: any) {
 					throw err;
 				}
 			};
+			registry.complete = complete;
 			Object.defineProperty(registry, MODEL_CALLS, { value: state, configurable: true, enumerable: false });
 		} catch {
 			// not counted then
 		}
 	}
 
-	function wrapUi(ui: any): boolean {
+	function wrapUi(ui: ExtensionUIContext | undefined): boolean {
 		if (!ui || typeof ui !== "object" || typeof ui.select !== "function") return false;
 		try {
-			// After a reload the same object may still carry our previous wrappers: wrap the originals.
-			const orig = ui[ORIGINALS] ?? {
+			// After a reload the same object may still carry our previous wrappers: wrap the originals
+			// (kept on pi's object under a symbol of ours: not in its type).
+			const marked = ui as ExtensionUIContext & { [ORIGINALS]?: DialogMethods };
+			const orig: DialogMethods = marked[ORIGINALS] ?? {
 				select: ui.select,
 				confirm: ui.confirm,
 				input: ui.input,
@@ -552,7 +579,7 @@ export default async function piNotifier(pi: any) {
 				typeof orig.custom !== "function"
 			)
 				return false;
-			const select = (title: string, options: string[], opts?: any) => {
+			const select: DialogMethods["select"] = (title, options, opts) => {
 				const opts2 = Array.isArray(options) ? options.map(String) : [];
 				return answerable<string | undefined>(
 					"select",
@@ -570,7 +597,7 @@ export default async function piNotifier(pi: any) {
 					(v) => v === undefined,
 				);
 			};
-			const confirm = (title: string, message: string, opts?: any) => {
+			const confirm: DialogMethods["confirm"] = (title, message, opts) => {
 				const text = message ? `${title}\n\n${message}` : title;
 				// pi draws a confirm as a select of Yes / No and returns false for No and for Escape
 				// alike: a selector cancelled meanwhile (see watchCancel) tells Escape
@@ -591,7 +618,7 @@ export default async function piNotifier(pi: any) {
 					(v) => v === false && selectorCancels > cancelsBefore,
 				);
 			};
-			const input = (title: string, placeholder?: string, opts?: any) =>
+			const input: DialogMethods["input"] = (title, placeholder, opts) =>
 				answerable<string | undefined>(
 					"input",
 					title,
@@ -607,9 +634,9 @@ export default async function piNotifier(pi: any) {
 					(v) => v === undefined,
 					(v) => v === undefined,
 				);
-			const editor = (title: string, prefill?: string) => {
+			const editor: DialogMethods["editor"] = (title, prefill) => {
 				const d = open("editor", title, null, null);
-				let result: Promise<any>;
+				let result: Promise<string | undefined>;
 				try {
 					result = orig.editor.call(ui, title, prefill);
 				} catch (err) {
@@ -629,14 +656,14 @@ export default async function piNotifier(pi: any) {
 					},
 				);
 			};
-			const custom = (factory: any, options?: any) => {
+			const custom = <T,>(factory: CustomFactory<T>, options?: CustomOptions): Promise<T> => {
 				const d = open("custom", null, null, "keys");
 				const callsBefore = modelCalls.started;
 				// A model call the dialog's extension started since it opened is still under way: it
 				// shows progress (a spinner of its own making, too), not a question.
 				const busy = () => modelCalls.started > callsBefore && modelCalls.running > 0;
-				let component: any = null;
-				let innerRender: ((w: number) => unknown) | null = null;
+				let component: Shown | null = null;
+				let innerRender: Shown["render"] | null = null;
 				let width = 80;
 				let announced = false;
 				const render = (): string[] | null => {
@@ -655,12 +682,13 @@ export default async function piNotifier(pi: any) {
 					}
 				};
 				d.keys = (keys) => {
-					if (!component || typeof component.handleInput !== "function") return "the dialog is not shown yet";
+					const c = component;
+					if (!c || typeof c.handleInput !== "function") return "the dialog is not shown yet";
 					remoteDepth++;
 					try {
 						for (const key of keys) {
 							if (!dialogs.has(d.id)) break;
-							component.handleInput(key);
+							c.handleInput(key);
 						}
 					} catch {
 						return "the dialog failed to take the keys";
@@ -669,22 +697,22 @@ export default async function piNotifier(pi: any) {
 					}
 					return null;
 				};
-				const wrapped = (tui: any, theme: any, keybindings: any, done: (r: any) => void) => {
-					const cols = tui?.terminal?.columns;
+				const wrapped: CustomFactory<T> = (tui, theme, keybindings, done) => {
+					const cols: unknown = tui?.terminal?.columns;
 					if (typeof cols === "number" && cols > 0) width = cols;
-					const myDone = (result: any) => {
+					const myDone = (result: T) => {
 						const none = result === undefined || result === null;
 						close(d, remoteDepth > 0 ? "remote" : none ? "cancelled" : "answered", none ? null : result);
 						done(result);
 					};
 					const made = factory(tui, theme, keybindings, myDone);
-					const adopt = (c: any) => {
+					const adopt = (c: Shown): Shown => {
 						component = c;
 						if (c && typeof c.render === "function") {
 							const inner = c.render;
 							innerRender = inner;
 							// Mirror what the terminal shows: pushed when it changes and someone listens.
-							c.render = function (this: any, w: number) {
+							c.render = function (this: Shown, w: number) {
 								const lines = inner.call(this, w);
 								if (typeof w === "number" && w > 0) width = w;
 								d.recheck?.();
@@ -693,7 +721,7 @@ export default async function piNotifier(pi: any) {
 									const joined = plain ? plain.join("\n") : "";
 									if (plain && joined !== d.lastScreen) {
 										d.lastScreen = joined;
-										broadcast({ event: "screen", id: d.id, lines: plain });
+										broadcast(screenEvent(d.id, plain));
 									}
 								}
 								return lines;
@@ -704,11 +732,12 @@ export default async function piNotifier(pi: any) {
 						announce(d);
 						return c;
 					};
-					return made && typeof made.then === "function" ? made.then(adopt) : adopt(made);
+					return isPromise(made) ? made.then(adopt) : adopt(made);
 				};
-				let result: Promise<any>;
+				let result: Promise<T>;
 				try {
-					result = orig.custom.call(ui, wrapped, options);
+					const run: (f: CustomFactory<T>, o?: CustomOptions) => Promise<T> = orig.custom; // (pi's, for this T)
+					result = run.call(ui, wrapped, options);
 				} catch (err) {
 					close(d, "cancelled");
 					throw err;
@@ -745,18 +774,18 @@ export default async function piNotifier(pi: any) {
 	let selectorCancels = 0;
 	const cancelWatched = new WeakSet<object>();
 
-	function watchCancel(c: any): void {
-		if (!c || typeof c !== "object" || cancelWatched.has(c)) return;
+	function watchCancel(c: Seen): void {
+		if (!isObject(c) || cancelWatched.has(c)) return;
 		cancelWatched.add(c);
-		const inner = c.onCancelCallback;
-		if (typeof inner !== "function") return;
-		c.onCancelCallback = function (this: any, ...args: unknown[]) {
+		const inner = callable(c.onCancelCallback);
+		if (!inner) return;
+		c.onCancelCallback = function (this: unknown, ...args: unknown[]) {
 			selectorCancels++;
 			return inner.apply(this, args);
 		};
 	}
 
-	function shown(c: any, kind: "select" | "input"): void {
+	function shown(c: Seen, kind: StartupKind): void {
 		if (kind === "select") watchCancel(c);
 		startupDialog(c, kind);
 	}
@@ -765,36 +794,38 @@ export default async function piNotifier(pi: any) {
 
 	const startupSeen = new WeakSet<object>();
 
-	function startupDialog(c: any, kind: "select" | "input"): void {
-		if (sessionStarted || !c || typeof c !== "object" || startupSeen.has(c)) return;
+	function startupDialog(c: Seen, kind: StartupKind): void {
+		if (sessionStarted || !isObject(c) || startupSeen.has(c)) return;
 		startupSeen.add(c);
 		const okKey = kind === "select" ? "onSelectCallback" : "onSubmitCallback";
-		const onOk = c[okKey];
-		const onCancel = c.onCancelCallback;
-		if (typeof onOk !== "function" || typeof onCancel !== "function") return;
+		const onOk = callable(c[okKey]);
+		const onCancel = callable(c.onCancelCallback);
+		if (!onOk || !onCancel) return;
 		const options = kind === "select" && Array.isArray(c.options) ? c.options.map(String) : null;
 		if (kind === "select" && !options) return;
 		const d = open(kind, typeof c.baseTitle === "string" ? c.baseTitle : null, options, "value");
 		d.waits = true;
 		let remote = false;
-		c[okKey] = (value: unknown) => {
+		const ok = (value: unknown) => {
 			close(d, remote ? "remote" : "answered", value);
 			return onOk.call(c, value);
 		};
-		c.onCancelCallback = () => {
+		const cancel = () => {
 			close(d, "cancelled");
 			return onCancel.call(c);
 		};
+		c[okKey] = ok;
+		c.onCancelCallback = cancel;
 		d.answer = (raw) => {
 			if (!dialogs.has(d.id)) return "dialog already closed";
 			if (raw === null) {
-				c.onCancelCallback();
+				cancel();
 				return null;
 			}
 			if (kind === "select" && !(typeof raw === "string" && options?.includes(raw))) return "not one of the options";
 			if (kind === "input" && !(typeof raw === "string" && raw.length <= MAX_IN)) return "input takes a text or null";
 			remote = true;
-			c[okKey](raw);
+			ok(raw);
 			return null;
 		};
 		start();
@@ -804,35 +835,28 @@ export default async function piNotifier(pi: any) {
 	// ---- requests from clients ----
 
 	function handle(sock: net.Socket, line: string): void {
-		let req: any;
-		try {
-			req = JSON.parse(line);
-		} catch {
-			send(sock, { event: "result", request: null, id: null, ok: false, error: "not JSON" });
+		const req = parseRequest(line);
+		if (!req) return;
+		if (req.kind === "invalid") {
+			send(sock, resultEvent(req.request, req.id, { ok: false, error: req.error }));
 			return;
 		}
-		if (!req || typeof req !== "object") return;
-		if (req.hello !== undefined) {
+		if (req.kind === "hello") {
 			send(sock, hello());
 			return;
 		}
-		const request = req.answer !== undefined ? "answer" : req.keys !== undefined ? "keys" : null;
-		const body = request ? req[request] : null;
-		const id = body && typeof body.id === "string" ? body.id : null;
-		const reply = (extra: Json) => send(sock, { event: "result", request, id, ...extra });
-		if (!request || !body || typeof body !== "object") return reply({ ok: false, error: "unknown request" });
-		const d = id ? dialogs.get(id) : undefined;
+		const reply = (extra: Json) => send(sock, resultEvent(req.kind, req.id, extra));
+		const d = req.id ? dialogs.get(req.id) : undefined;
 		if (!d) return reply({ ok: false, error: "unknown or closed dialog" });
-		if (request === "answer") {
+		if (req.kind === "answer") {
 			if (!d.answer) return reply({ ok: false, error: `a ${d.kind} dialog cannot be answered with a value` });
-			if (!("value" in body)) return reply({ ok: false, error: "no value" });
-			const error = d.answer(body.value);
+			if (!req.hasValue) return reply({ ok: false, error: "no value" });
+			const error = d.answer(req.value);
 			return reply(error ? { ok: false, error } : { ok: true, closed: true });
 		}
 		if (!d.keys) return reply({ ok: false, error: `a ${d.kind} dialog does not take keys` });
-		const keys = body.keys;
-		if (!Array.isArray(keys) || keys.length > MAX_KEYS || !keys.every((k: unknown) => typeof k === "string"))
-			return reply({ ok: false, error: "keys must be a list of strings" });
+		const keys = keyList(req.keys);
+		if (!keys) return reply({ ok: false, error: "keys must be a list of strings" });
 		const error = d.keys(keys);
 		if (error) return reply({ ok: false, error });
 		const closed = !dialogs.has(d.id);
@@ -847,17 +871,11 @@ export default async function piNotifier(pi: any) {
 		clients.add(sock);
 		sock.unref();
 		sock.setEncoding("utf8");
-		let buf = "";
+		const reader = new LineReader();
 		sock.on("data", (chunk: string) => {
 			try {
-				buf += chunk;
-				let nl: number;
-				while ((nl = buf.indexOf("\n")) >= 0) {
-					const line = buf.slice(0, nl);
-					buf = buf.slice(nl + 1);
-					if (line.trim()) handle(sock, line);
-				}
-				if (buf.length > MAX_IN) sock.destroy();
+				for (const line of reader.push(chunk)) handle(sock, line);
+				if (reader.overflow) sock.destroy();
 			} catch {
 				sock.destroy();
 			}
@@ -885,7 +903,7 @@ export default async function piNotifier(pi: any) {
 		const dir = runtimeDir();
 		if (!dir) return;
 		sweepStale(dir);
-		const file = path.join(dir, `ext-${process.pid}-${token}.sock`);
+		const file = path.join(dir, socketName(process.pid, token));
 		try {
 			const srv = net.createServer(accept);
 			srv.on("error", () => stop());
@@ -929,7 +947,7 @@ export default async function piNotifier(pi: any) {
 
 	// ---- pi events ----
 
-	pi.on("session_start", async (_event: any, ctx: any) => {
+	pi.on("session_start", async (_event, ctx: ExtensionContext) => {
 		try {
 			sessionStarted = true;
 			if (!ctx.hasUI) {
@@ -950,11 +968,11 @@ export default async function piNotifier(pi: any) {
 		}
 	});
 
-	pi.on("session_shutdown", async (event: any) => {
+	pi.on("session_shutdown", async (event) => {
 		try {
 			for (const d of [...dialogs.values()]) close(d, "cancelled");
 			// (a connection lost without it: pi died, killed or crashed, in the middle of its session)
-			broadcast({ event: "bye", reason: typeof event?.reason === "string" ? event.reason : null });
+			broadcast(byeEvent(event?.reason));
 			running.clear();
 			stop();
 		} catch {
@@ -962,23 +980,23 @@ export default async function piNotifier(pi: any) {
 		}
 	});
 
-	pi.on("tool_execution_start", async (event: any) => {
+	pi.on("tool_execution_start", async (event) => {
 		if (event && typeof event.toolCallId === "string")
 			running.set(event.toolCallId, { name: String(event.toolName), input: event.args });
 	});
-	pi.on("tool_call", async (event: any) => {
+	pi.on("tool_call", async (event) => {
 		const t = event && running.get(event.toolCallId);
 		if (t) t.input = event.input;
 		else if (event && typeof event.toolCallId === "string")
 			running.set(event.toolCallId, { name: String(event.toolName), input: event.input });
 	});
-	pi.on("tool_execution_end", async (event: any) => {
+	pi.on("tool_execution_end", async (event) => {
 		if (event) running.delete(event.toolCallId);
 	});
 	pi.on("agent_end", async () => running.clear());
 
 	// Fallback where ctx.ui cannot be wrapped: the prompt events only (no options, not answerable).
-	pi.on("ui_prompt_start", async (event: any) => {
+	pi.on("ui_prompt_start", async (event) => {
 		if (mode !== "events" || !event) return;
 		if (promptDialog) close(promptDialog, "answered");
 		promptDialog = open(event.kind, event.title ?? null, null, null);
