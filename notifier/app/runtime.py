@@ -270,11 +270,11 @@ class App:
         self.engine = Engine(options, sinks)
         self.engine.health = self.health
         self.engine.on_failure = self._changed  # the tray shows that it is being restarted
+        if not self.state_dir:  # (followed from before "ready"; the demo keeps to its own settings)
+            self._follow_config()
         self.engine.start()
         self.hub.start(self.engine)
         self.dialogs = DialogFeed.attach(self.engine)  # the companion extension's dialogs, if any
-        if not self.state_dir:  # (the demo keeps to its own settings)
-            self._follow_config()
 
     # ---- the config file, followed ----
 
