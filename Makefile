@@ -7,7 +7,7 @@ GTK    := $(shell pkg-config --exists gobject-introspection-1.0 cairo 2>/dev/nul
 STAMP  := $(VENV)/.installed$(if $(GTK),-gtk,)
 comma  := ,
 
-.PHONY: run test lint bench clean venv test-pis typecheck-ts
+.PHONY: run test check lint bench clean venv test-pis typecheck-ts
 
 venv: $(STAMP)
 
@@ -28,6 +28,11 @@ test: venv typecheck-ts
 	$(PY) -m mypy
 	$(VENV)/bin/lint-imports --no-cache
 	$(PY) -m pytest -q
+
+# The fast inner loop: ruff and the unit and fixture tests (no desktop, no real pi), in seconds.
+check: venv
+	$(PY) -m ruff check notifier tests bench
+	$(PY) -m pytest -q -x tests/unit tests/fixtures
 
 lint: venv
 	$(PY) -m ruff check notifier tests bench
