@@ -6,9 +6,9 @@ Pure: the snapshot and the time are passed in."""
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
+from notifier.core.formats import finite_number
 from notifier.core.model import Snapshot
 from notifier.core.session_spec import short_id
 from notifier.core.text import clean, duration, project_name
@@ -51,16 +51,6 @@ def tmux_segment(s: dict[str, Any]) -> str:
     return f"{MARK} {n}" + (" z" if s.get("snoozed_until") else "")
 
 
-def _number(value: object) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    try:
-        number = float(value)
-    except OverflowError:
-        return None
-    return number if math.isfinite(number) else None
-
-
 def bar_obj(s: dict[str, Any], now: float) -> dict[str, str]:
     """waybar's custom module JSON (polybar and i3blocks read ``text``): ``class`` is
     ``needs``, ``snoozed``, ``abandoned`` or ``idle``, for the bar's CSS. (The summary crossed
@@ -71,15 +61,15 @@ def bar_obj(s: dict[str, Any], now: float) -> dict[str, str]:
     for q in questions if isinstance(questions, list) else ():
         if isinstance(q, dict):
             sid = f" {clean(q.get('id'), 8)}" if q.get("id") else ""
-            waited = duration(_number(q.get("waited_s")) or 0.0)
+            waited = duration(finite_number(q.get("waited_s")) or 0.0)
             lines.append(f"{clean(q.get('project'), 40)}{sid}: {clean(q.get('text'), 80)} ({waited})")
     if n > len(lines):
         lines.append(f"… {n - len(lines)} more")
-    snoozed = _number(s.get("snoozed_until"))
+    snoozed = finite_number(s.get("snoozed_until"))
     snoozed = snoozed if snoozed is not None and snoozed > now else None
     if snoozed is not None:
         lines.append(f"snoozed for {duration(snoozed - now)}")
-    abandoned = _number(s.get("abandoned")) or 0
+    abandoned = finite_number(s.get("abandoned")) or 0
     if abandoned > 0:
         lines.append(f"{int(abandoned)} abandoned (their pi stopped)")
     klass = "snoozed" if snoozed and n else "needs" if n else "abandoned" if abandoned > 0 else "idle"

@@ -263,7 +263,7 @@ def _text(value: object) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _number(value: object) -> float | None:
+def finite_number(value: object) -> float | None:
     """A stored number that JSON can say (rows of older versions may hold NaN, inf or junk)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
@@ -278,7 +278,7 @@ def history_entry(r: Mapping[str, object]) -> dict[str, Any]:
     """One question of ``history --json`` from a history row. Any stored row renders: times out
     of range are clamped, numbers that are not finite are null, names that are not UTF-8 come
     back as they were, a field of the wrong type is null."""
-    waited = _number(r.get("waited_s"))
+    waited = finite_number(r.get("waited_s"))
     waited = waited if waited is not None and 0 <= waited < 1e10 else None
     count = r.get("count")
     resolved_at = r.get("resolved_at")
