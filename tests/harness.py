@@ -12,7 +12,7 @@ from notifier.core.model import Snapshot, Transition
 from notifier.engine.loop import Engine
 from notifier.engine.options import EngineOptions
 from notifier.engine.supervise import ReadyInfo
-from notifier.pi.questions import QuestionCatalog
+from notifier.pi.catalog import QuestionCatalog
 
 from .conftest import wait_for
 

@@ -13,10 +13,10 @@ from notifier.core.reducer import SessionReducer
 from notifier.core.text import clean
 from notifier.engine.files import SessionFiles
 from notifier.engine.options import EngineOptions
-from notifier.engine.settle_file import CAP, FIRST_WINDOW, settle_file
-from notifier.pi.questions import QuestionCatalog
-from notifier.watch.names import find_name
-from notifier.watch.tail import Tailer
+from notifier.pi.catalog import QuestionCatalog
+from notifier.sessions.names import find_name
+from notifier.sessions.startup_read import CAP, FIRST_WINDOW, settle_file
+from notifier.sessions.tail import Tailer
 
 NOW = 1_900_000_000.0
 

@@ -11,17 +11,17 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from notifier.app.preferences import PreferencesOwner
+from notifier.app.choices import PreferencesOwner
+from notifier.config.load import Config
 from notifier.core.commands import Answer, Command, Focus, Goto, Show, Snooze
 from notifier.core.model import Snapshot, Transition
 from notifier.core.text import clean
 from notifier.engine.loop import Engine
 from notifier.engine.supervise import Health as HealthLog
-from notifier.system.config import Config
-from notifier.system.store import Store
+from notifier.state.store import Store
 
 if TYPE_CHECKING:
-    from notifier.sinks.notify import AlertSink
+    from notifier.sinks.notify.sink import AlertSink
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +51,7 @@ class AlertsKeeper:
 
     def start(self) -> AlertSink:
         """A new notifier, started and made ``current``."""
-        from notifier.sinks.notify import AlertSink
+        from notifier.sinks.notify.sink import AlertSink
 
         def show(file: str | None, call: str | None) -> None:
             self.execute(Show(Focus(file, call) if file and call else None))

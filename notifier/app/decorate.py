@@ -55,7 +55,7 @@ class WindowDecoration:
         return mark_snoozes(obj, self.preferences(), now)
 
     def _locate(self) -> None:
-        from notifier.app.goto import window_locations
+        from notifier.actions.goto import window_locations
 
         while True:
             with self._lock:

@@ -9,8 +9,9 @@ import time
 from typing import IO, Any
 
 from notifier import APP_NAME
+from notifier.control.client import request
 from notifier.core.text import clean
-from notifier.system import ipc, paths
+from notifier.system import paths
 
 HAND_OVER_S = 5.0  # how long a second app waits for the first one's channel to answer
 
@@ -50,7 +51,7 @@ def hand_over() -> int:
     """Another pi-notifier is the app: ask it to open its window, say what really happened, leave."""
     deadline = time.monotonic() + HAND_OVER_S
     while time.monotonic() < deadline:
-        reply = ipc.request({"cmd": "show", "focus": None, "wait": 2.0})
+        reply = request({"cmd": "show", "focus": None, "wait": 2.0})
         if reply is not None and reply.get("ok"):  # None: not up yet; an error: try again
             sys.stderr.write(f"{APP_NAME} is already running; {window_said(reply)}\n")
             return 0

@@ -8,14 +8,14 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from notifier.app import preferences
-from notifier.app.dialogs import DialogFeed
+from notifier.app import choices
+from notifier.app.dialog_feed import DialogFeed
+from notifier.config.load import Config
 from notifier.core.commands import Answer, Clear, Command, Goto, Mute, Snooze
 from notifier.core.model import Snapshot, Transition
 from notifier.engine.loop import Engine
 from notifier.engine.options import engine_options
 from notifier.engine.supervise import ReadyInfo
-from notifier.system.config import Config
 from notifier.ui.view import window_obj
 
 
@@ -64,9 +64,9 @@ class LocalSource:
         if isinstance(command, Clear):
             clear_abandoned(engine, command)
         elif isinstance(command, (Snooze, Mute)):
-            store = preferences.open_store()
+            store = choices.open_store()
             try:
-                preferences.PreferencesOwner(store, time.time()).apply(command, time.time())
+                choices.PreferencesOwner(store, time.time()).apply(command, time.time())
             finally:
                 store.close()
 
@@ -76,11 +76,11 @@ class LocalSource:
         if engine is None or not isinstance(command, (Goto, Answer)):
             return None
         if isinstance(command, Goto):
-            from notifier.app.goto import go
+            from notifier.actions.goto import go
 
             code, said = go(self.config, engine.snapshot, command.session)
         else:
-            from notifier.app.answer import answer_line
+            from notifier.actions.answer import answer_line
 
             code, said = answer_line(
                 self.config, engine.snapshot, command.session, command.call, list(command.choices), command.text

@@ -3,38 +3,31 @@
 Each configured remote runs as a :class:`notifier.remote.link.Link` (a thread and a process);
 what its stream says is applied to the board on the engine thread (``Engine.call``), so remote
 questions become the same transitions as local ones and every sink (run --json, history,
-notifications, tray, window, push) just works. ``goto`` and ``answer`` on a remote session run
-through the same ssh.
+notifications, tray, window, push) just works. ``goto`` and ``answer`` on a remote
+session: :mod:`notifier.actions.over_ssh`.
 """
 
 from __future__ import annotations
 
-import json
 import logging
-import subprocess
 import threading
 import time
-from collections.abc import Sequence
 from functools import partial
 from typing import Any
 
-from notifier.core import shellcmd
+from notifier.actions.over_ssh import configured
+from notifier.config.load import Config
 from notifier.core.model import Transition
 from notifier.core.text import clean
 from notifier.remote.inbox import Down, Inbox, Item
-from notifier.remote.link import Link, Remote, remote_from_config, ssh_argv
+from notifier.remote.link import Link
 from notifier.remote.stream import Asked, Ended, Ready, StreamEvent
-from notifier.system.config import Config
+from notifier.state.store import Store
 from notifier.system.logonce import LogOnce
-from notifier.system.store import Store
 
 log = logging.getLogger(__name__)
 say_once = LogOnce(log)
 SSH_TIMEOUT_S = 15.0
-
-
-def configured(config: Config) -> list[Remote]:
-    return [remote_from_config(item) for item in config["remotes"]]
 
 
 def emit(engine: Any, items: list[Transition]) -> None:
@@ -151,174 +144,3 @@ class Hub:
 
 
 MAX_STILL = 20_000  # questions re-sent since connecting that are remembered (bounded like the board)
-
-
-# ---- goto / answer on a remote session: SESSION given as HOST:SPEC ----
-
-
-def split(config: Config, spec: str | None) -> tuple[Remote, str] | None:
-    """``devbox:SPEC`` (or a key ``@devbox:FILE`` from the window) names a session on a remote."""
-    if not spec:
-        return None
-    text = spec[1:] if spec.startswith("@") else spec
-    host, sep, rest = text.partition(":")
-    if not sep or not rest:
-        return None
-    for remote in configured(config):
-        if remote.name == host:
-            return remote, rest
-    return None
-
-
-def _need_ssh(remote: Remote) -> None:
-    if remote.ssh is None:
-        raise RemoteRefused(f"remote {remote.name} is a command, not ssh: go to that machine to do this")
-
-
-class RemoteRefused(Exception):
-    """Cannot be done on the remote; the message says why (exit code 1)."""
-
-
-def goto_argv(remote: Remote, spec: str) -> list[str]:
-    """``ssh -t HOST tmux attach -t SESSION:WINDOW`` for the remote session's tmux pane (asked of
-    the remote's own ``pi-notifier goto --print`` through the same ssh), as an argv: the words
-    after HOST are quoted once for the remote shell (ssh joins them with spaces for it). The
-    remote's names are checked first: one that cannot be shown in a command (control
-    characters…) is :class:`RemoteRefused`, with the reason."""
-    _need_ssh(remote)
-    try:
-        done = subprocess.run(
-            ssh_argv(remote, ["pi-notifier", "goto", spec, "--print"]),
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            timeout=SSH_TIMEOUT_S,
-        )
-    except (OSError, ValueError, subprocess.TimeoutExpired) as exc:  # (ValueError: a NUL in the name)
-        raise RemoteRefused(f"cannot reach {clean(remote.name)}: {clean(exc, 200)}") from None
-    try:
-        where = json.loads(done.stdout.decode("utf-8", "replace").strip().splitlines()[-1])
-    except (ValueError, IndexError):
-        where = None
-    tm = where.get("tmux") if isinstance(where, dict) else None
-    if not isinstance(tm, dict) or not isinstance(tm.get("session"), str):
-        reason = clean(done.stderr.decode("utf-8", "replace"), 300) or "it does not run in tmux there"
-        raise RemoteRefused(f"{clean(remote.name)}: {reason}")
-    window = tm.get("window")
-    target = f"{tm['session']}:{window}" if isinstance(window, (str, int)) and not isinstance(window, bool) else tm["session"]
-    try:
-        there = shellcmd.remote_words(["tmux", "attach", "-t", shellcmd.Arg("its tmux session or window name", target)])
-        argv = ["ssh", "-t", *remote.ssh_options, remote.ssh or "", *there]
-        shellcmd.join(argv)  # (every local word can be shown too: options and destination)
-    except shellcmd.Unsafe as exc:
-        raise RemoteRefused(
-            f"{clean(remote.name)}: its pi runs in tmux, but no command to attach to it is offered: {exc}"
-        ) from None
-    return argv
-
-
-def goto_command(remote: Remote, spec: str) -> str:
-    """:func:`goto_argv` as the line to paste (``shlex.split`` gives the argv back)."""
-    return shellcmd.join(goto_argv(remote, spec))
-
-
-def open_in_terminal(argv: Sequence[str]) -> bool:
-    """Run ``argv`` in a new terminal window where one is known (best effort; no shell here)."""
-    import shutil
-
-    for term, flag in (("x-terminal-emulator", "-e"), ("xterm", "-e"), ("gnome-terminal", "--")):
-        path = shutil.which(term)
-        if path:
-            try:
-                subprocess.Popen([path, flag, *argv], stdin=subprocess.DEVNULL, start_new_session=True)
-                return True
-            except OSError:
-                continue
-    return False
-
-
-def answer_remote(remote: Remote, spec: str, args: Sequence[str], timeout: float) -> tuple[int, str, str]:
-    """Runs ``pi-notifier answer SPEC ARGS…`` on the remote: (exit code, stdout, stderr)."""
-    _need_ssh(remote)
-    try:
-        done = subprocess.run(
-            ssh_argv(remote, ["pi-notifier", "answer", spec, *args]),
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            timeout=timeout + SSH_TIMEOUT_S,
-        )
-    except (OSError, ValueError, subprocess.TimeoutExpired) as exc:  # (ValueError: a NUL in an argument)
-        raise RemoteRefused(f"cannot reach {clean(remote.name)}: {clean(exc, 200)}") from None
-    code = done.returncode if done.returncode in (0, 1, 2) else 1
-    return code, done.stdout.decode("utf-8", "replace"), done.stderr.decode("utf-8", "replace")
-
-
-# ---- doctor ----
-
-
-def check_remote(remote: Remote, timeout: float = SSH_TIMEOUT_S) -> tuple[bool, str]:
-    """Is it reachable, with pi-notifier there, and which version (one line)."""
-    argv = ssh_argv(remote, ["pi-notifier", "--version"]) if remote.ssh else [*remote.command[:1], "--version"]
-    if remote.ssh is None and "run" in remote.command:  # a command remote: its program, asked for its version
-        argv = [*remote.command[: remote.command.index("run")], "--version"]
-    try:
-        done = subprocess.run(
-            argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout, start_new_session=bool(remote.ssh)
-        )
-    except subprocess.TimeoutExpired:
-        return False, f"no answer within {timeout:g} s"
-    except OSError as exc:
-        return False, clean(exc, 200)
-    out = clean(done.stdout.decode("utf-8", "replace"), 120)
-    if done.returncode == 0 and out:
-        return True, out
-    err = clean(done.stderr.decode("utf-8", "replace"), 200)
-    if done.returncode == 127 or "not found" in err:
-        return False, "reachable, but pi-notifier is not installed there (or not on its PATH)"
-    return False, err or f"exit code {done.returncode}"
-
-
-def check_push_url(url: str) -> bool:
-    import apprise
-
-    return apprise.Apprise().add(url)
-
-
-# ---- the command line's side (pi-notifier goto / answer devbox:SESSION) ----
-
-
-def cmd_goto(remote: Remote, spec: str, only_print: bool) -> int:
-    """Prints ``ssh -t HOST tmux attach -t SESSION``; opens it in a terminal unless ``only_print``
-    (and where a terminal and a display are found). 0 done, 1 not possible."""
-    import os
-    import sys
-
-    try:
-        argv = goto_argv(remote, spec)
-    except RemoteRefused as exc:
-        sys.stderr.write(f"pi-notifier: {clean(exc)}\n")
-        return 1
-    sys.stdout.write(shellcmd.join(argv) + "\n")  # (built from checked names: nothing raw)
-    if not only_print and (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
-        open_in_terminal(argv)
-    return 0
-
-
-def cmd_answer(remote: Remote, spec: str, args: Any) -> int:
-    import sys
-
-    extra = [*args.words[1:]]
-    if args.call:
-        extra = ["--call", args.call, *extra]
-    if args.text is not None:
-        extra = ["--text", args.text, *extra]
-    extra += ["--timeout", f"{args.timeout:g}"]
-    try:
-        code, out, err = answer_remote(remote, spec, extra, args.timeout)
-    except RemoteRefused as exc:
-        sys.stderr.write(f"pi-notifier: {clean(exc)}\n")
-        return 1
-    if out:
-        sys.stdout.write("".join(clean(line) + "\n" for line in out.splitlines()))
-    if err:
-        sys.stderr.write("".join(f"{clean(remote.name)}: {clean(line)}\n" for line in err.splitlines()))
-    return code

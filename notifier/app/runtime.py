@@ -15,16 +15,20 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from notifier.app import control
+from notifier.app import requests
 from notifier.app.alerts import AlertsKeeper
+from notifier.app.choices import PreferencesOwner, open_store
 from notifier.app.decorate import WindowDecoration
-from notifier.app.dialogs import DialogFeed
+from notifier.app.dialog_feed import DialogFeed
 from notifier.app.instance import InstanceLock
 from notifier.app.local import LocalSource, clear_abandoned
-from notifier.app.preferences import PreferencesOwner, open_store
 from notifier.app.signals import install_signals
 from notifier.app.stopping import stop_side_by_side
-from notifier.app.window import WindowProcess, has_display
+from notifier.app.window_process import WindowProcess, has_display
+from notifier.config.load import Config
+from notifier.control.connection import Connection
+from notifier.control.server import Server
+from notifier.control.wire import socket_path
 from notifier.core.commands import (
     Answer,
     Clear,
@@ -49,11 +53,9 @@ from notifier.engine.supervise import Health as HealthLog
 from notifier.engine.supervise import ReadyInfo, Sink
 from notifier.sinks.history import HistorySink
 from notifier.sinks.jsonout import JsonSink
-from notifier.system import ipc
-from notifier.system.config import Config
 
 if TYPE_CHECKING:
-    from notifier.sinks.notify import AlertSink
+    from notifier.sinks.notify.sink import AlertSink
 
 # Where they were before the app was split (the command line imports them from here).
 __all__ = ["App", "InstanceLock", "LocalSource", "install_signals", "open_store"]
@@ -76,7 +78,7 @@ class App:
         (the demo must not write into the real history)."""
         self.config = config
         self.state_dir = state_dir
-        self.socket = socket or ipc.socket_path()
+        self.socket = socket or socket_path()
         self.json_out = json_out
         self.want_tray = tray
         self.want_notify = notify and config["notifications.backend"] != "none"
@@ -85,7 +87,7 @@ class App:
         self.preferences = PreferencesOwner(self.store, time.time())  # restored from the store
         self.engine: Engine | None = None
         self.tray: Any = None
-        self.server: ipc.Server | None = None
+        self.server: Server | None = None
         self.lock: InstanceLock | None = None
         self._ui_dirty = threading.Event()
         self._ui_thread = threading.Thread(target=self._ui_loop, name="pi-notifier-ui", daemon=True)
@@ -104,7 +106,7 @@ class App:
 
     # ---- commands (tray, window, notifications, control channel: any thread) ----
 
-    def execute(self, command: Command, conn: ipc.Connection | None = None) -> dict[str, Any] | None:
+    def execute(self, command: Command, conn: Connection | None = None) -> dict[str, Any] | None:
         """Carry out one command, whoever sent it, on the caller's thread: each part it touches
         guards its own state (preferences: their owner's lock; the board: the engine thread; the
         window: its lock). Returns the control channel's reply (None: ``conn`` was kept)."""
@@ -133,18 +135,18 @@ class App:
         elif isinstance(command, Ping):
             return {"ok": True, "pid": os.getpid(), "roots": self.config["sessions_dirs"]}
         elif isinstance(command, Health):
-            return control.health_reply(self)
+            return requests.health_reply(self)
         elif isinstance(command, Status):
-            return control.status_reply(self.config, command, self.snapshot())
+            return requests.status_reply(self.config, command, self.snapshot())
         return {"ok": True}
 
     def _carry_out(self, command: Goto | Answer) -> tuple[int, str]:
         """goto / answer on the app's own snapshot: (the CLI's exit code, one line to show)."""
         if isinstance(command, Goto):
-            from notifier.app.goto import go
+            from notifier.actions.goto import go
 
             return go(self.config, self.snapshot(), command.session)
-        from notifier.app.answer import answer_line
+        from notifier.actions.answer import answer_line
 
         return answer_line(
             self.config, self.snapshot(), command.session, command.call, list(command.choices), command.text
@@ -167,9 +169,9 @@ class App:
         if shown in ("no-display", "failed") and self.alerts is not None:
             self.alerts.tell(what, said)
 
-    def handle(self, req: dict[str, Any], conn: ipc.Connection) -> dict[str, Any] | None:
+    def handle(self, req: dict[str, Any], conn: Connection) -> dict[str, Any] | None:
         """One control request (on an ipc worker thread)."""
-        return control.handle(self.execute, req, conn)
+        return requests.handle(self.execute, req, conn)
 
     @property
     def alerts(self) -> AlertSink | None:
@@ -290,7 +292,7 @@ class App:
     def _read_config(self, path: str) -> dict[str, Any] | None:
         """The file's settings (a missing file: the defaults); None for a bad edit, whose reason is
         said once (the last good config stays)."""
-        from notifier.system.config import ConfigError, load
+        from notifier.config.load import ConfigError, load
 
         try:
             values = load(path, explicit=False).values
@@ -322,7 +324,7 @@ class App:
             log.info("config: %s changed; applies at the next start", ", ".join(later))
 
     def serve(self) -> None:
-        self.server = ipc.Server(self.socket, self.handle)
+        self.server = Server(self.socket, self.handle)
         try:
             self.server.start()
         except OSError as exc:

@@ -1,5 +1,2 @@
-"""The command line: the parser and one module per command."""
-
-from notifier.cli.parser import main
-
-__all__ = ["main"]
+"""The command line: the parser (:mod:`.parser`, ``main``) and one module per command: its
+arguments in, its exit code out."""

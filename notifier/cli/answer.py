@@ -1,5 +1,5 @@
 """``pi-notifier answer [SESSION] [--call ID] CHOICE... | --text TEXT``: answer a waiting pi from
-here (the work is :mod:`notifier.app.answer`)."""
+here (the work is :mod:`notifier.actions.answer`)."""
 
 from __future__ import annotations
 
@@ -7,17 +7,17 @@ import argparse
 import sys
 
 from notifier.cli.common import fail, with_outside_file
+from notifier.config.load import Config
 from notifier.core.model import Snapshot
 from notifier.core.text import clean
 from notifier.engine.options import engine_options
 from notifier.engine.scan import scan_once
-from notifier.system.config import Config
 
 
 def _split_answer_words(words: list[str], snapshot: Snapshot, text: bool) -> tuple[str | None, list[str]]:
     """[SESSION] CHOICE...: the first word is the session when it names one and more follow (or
     with --text, when it is the only word)."""
-    from notifier.app import goto
+    from notifier.actions import goto
 
     if not words:
         return None, []
@@ -43,19 +43,19 @@ def _option_number(word: str) -> bool:
 
 def cmd_answer(args: argparse.Namespace, config: Config) -> int:
     """answer [SESSION] [--call ID] CHOICE... | --text TEXT: 0 answered, 1 not delivered, 2 bad usage."""
-    from notifier.app import goto
-    from notifier.app.answer import answer
+    from notifier.actions import goto
+    from notifier.actions.answer import answer
     from notifier.pi.keymaps import Unsupported, UsageError
 
     if args.timeout <= 0:
         return fail(2, "--timeout takes a number of seconds > 0")
-    from notifier.app import remotes
+    from notifier.actions import over_ssh
 
-    remote = remotes.split(config, args.words[0] if args.words else None)
+    remote = over_ssh.split(config, args.words[0] if args.words else None)
     if remote is not None:  # devbox:SESSION CHOICE… — answered by pi-notifier on the remote
-        return remotes.cmd_answer(*remote, args)
+        return over_ssh.cmd_answer(*remote, args)
     options = engine_options(config)
-    from notifier.app.dialogs import with_open_dialogs
+    from notifier.app.dialog_feed import with_open_dialogs
 
     snapshot = with_open_dialogs(scan_once(options), options)
     if args.words:

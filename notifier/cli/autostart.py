@@ -6,8 +6,8 @@ import argparse
 import sys
 
 from notifier import APP_NAME
+from notifier.config.load import Config
 from notifier.core.text import clean
-from notifier.system.config import Config
 
 
 def cmd_autostart(args: argparse.Namespace, config: Config) -> int:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from notifier.system.config import Config, render
+from notifier.config.load import Config, render
 
 
 def cmd_config(args: argparse.Namespace, config: Config) -> int:

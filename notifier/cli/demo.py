@@ -14,7 +14,7 @@ import time
 from datetime import datetime, timezone
 
 from notifier import resources
-from notifier.system.config import Config
+from notifier.config.load import Config
 
 ASK_AFTER_S = 2.0
 ANSWER_AFTER_S = 45.0
@@ -48,7 +48,7 @@ def _write(path: str, lines: list[str], cwd: str, now: float) -> None:
 
 def run(config: Config, tray: bool = True) -> int:
     from notifier.app.runtime import App, install_signals
-    from notifier.app.tray import make_tray
+    from notifier.app.tray_choice import make_tray
 
     work = tempfile.mkdtemp(prefix="pi-notifier-demo-")
     project = os.path.join(work, "demo-project")

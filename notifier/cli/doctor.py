@@ -10,9 +10,9 @@ import time
 from typing import Any
 
 from notifier import APP_NAME
+from notifier.config.load import Config
 from notifier.core.text import clean
-from notifier.system.config import Config
-from notifier.watch.scanner import walk
+from notifier.sessions.scanner import walk
 
 
 def _line(ok: bool | None, label: str, detail: str) -> str:
@@ -89,7 +89,7 @@ def _window() -> str:
             "window",
             "Tk is not available (Debian/Ubuntu: install python3-tk); the tray and notifications still work",
         )
-    from notifier.app.window import window_display
+    from notifier.app.window_process import window_display
 
     extra, said = window_display()
     if extra is None:
@@ -130,17 +130,16 @@ def _extras(config: Config) -> list[str]:
     line says what is left instead of "the tray icon alone will show questions"."""
     lines: list[str] = []
     try:
-        from notifier.app import tray
+        from notifier.app import tray_choice
 
-        tray_line: str | None = tray.doctor_line(config)
+        tray_line: str | None = tray_choice.doctor_line(config)
     except ImportError:
         tray_line = None
     no_tray = tray_line is not None and "] tray: none" in tray_line
     try:
-        from notifier.sinks import notify as alerts
-        from notifier.sinks.notify.choose import TRAY_ALONE
+        from notifier.sinks.notify.choose import TRAY_ALONE, doctor_line
 
-        line = alerts.doctor_line(config)
+        line = doctor_line(config)
         if no_tray:
             shown = os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
             instead = f"{NO_TRAY_EITHER}{', the window' if shown else ''} and a status bar (status --tmux / --bar) show questions"
@@ -289,17 +288,17 @@ def _remotes(config: Config) -> list[str]:
     """Each remote (reached through its own ssh, with a timeout, in parallel) and push URL."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from notifier.app import remotes
+    from notifier.actions import over_ssh
 
     lines = []
-    configured = remotes.configured(config)
+    configured = over_ssh.configured(config)
     with ThreadPoolExecutor(max_workers=max(1, min(8, len(configured)))) as pool:
-        results = list(pool.map(remotes.check_remote, configured))
+        results = list(pool.map(over_ssh.check_remote, configured))
     for remote, (ok, detail) in zip(configured, results, strict=True):
         lines.append(_line(ok, f"remote {clean(remote.name, 64)}", detail if not ok else f"reachable, {detail}"))
     for n, url in enumerate(config["push.urls"], 1):
         scheme = clean(url.split("://", 1)[0], 20)  # the rest may hold a token: not shown
-        ok = remotes.check_push_url(url)
+        ok = over_ssh.check_push_url(url)
         lines.append(_line(ok, f"push URL {n} ({scheme}://…)", "ok" if ok else "apprise cannot use this URL"))
     if config["push.urls"] and config["push.when"] == "away":
         from notifier.sinks.push import desktop_away
@@ -316,9 +315,9 @@ def _remotes(config: Config) -> list[str]:
 
 def _health() -> list[str]:
     """The running app's own account of what failed and was recovered from (control channel)."""
-    from notifier.system import ipc
+    from notifier.control.client import request
 
-    reply = ipc.request({"cmd": "health"})
+    reply = request({"cmd": "health"})
     if reply is None:
         return [_line(None, "running app", "none is running (start it with 'pi-notifier run')")]
     if not reply.get("ok"):

@@ -1,5 +1,5 @@
 """``pi-notifier goto [SESSION] [--print]``: bring the user to the terminal / tmux pane of a
-waiting pi (the work is :mod:`notifier.app.goto`)."""
+waiting pi (the work is :mod:`notifier.actions.goto`)."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ import re
 import sys
 
 from notifier.cli.common import fail, with_outside_file
+from notifier.config.load import Config
+from notifier.core.formats import dumps
 from notifier.core.text import clean
 from notifier.engine.options import engine_options
 from notifier.engine.scan import scan_once
-from notifier.sinks.jsonout import dumps
-from notifier.system.config import Config
 
 # Inside JSON strings, what a terminal would act on or that reorders what is seen: C1 controls,
 # DEL, bidi and other format characters, line separators (JSON escapes C0 itself).
@@ -28,11 +28,11 @@ def terminal_json(obj: object) -> str:
 
 def cmd_goto(args: argparse.Namespace, config: Config) -> int:
     """goto [SESSION] [--print]: 0 focused (or printed), 1 not possible (what to do instead), 2 bad usage."""
-    from notifier.app import goto, remotes
+    from notifier.actions import goto, over_ssh
 
-    remote = remotes.split(config, args.session)
+    remote = over_ssh.split(config, args.session)
     if remote is not None:  # devbox:SESSION — a session on a remote (README "Remote machines")
-        return remotes.cmd_goto(*remote, only_print=args.print)
+        return over_ssh.cmd_goto(*remote, only_print=args.print)
     options = engine_options(config)
     snapshot = with_outside_file(scan_once(options), options, args.session)
     try:

@@ -8,10 +8,9 @@ import math
 import sys
 import time
 
-from notifier.core.formats import history_obj
+from notifier.config.load import Config, ConfigError
+from notifier.core.formats import dumps, history_obj
 from notifier.core.text import clean, duration, project_name
-from notifier.sinks.jsonout import dumps
-from notifier.system.config import Config, ConfigError
 
 
 def _local_minute(stamp: str) -> str:

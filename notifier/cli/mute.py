@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 
 from notifier.cli.snooze import carry_out
-from notifier.system.config import Config
+from notifier.config.load import Config
 
 
 def cmd_mute(args: argparse.Namespace, config: Config) -> int:

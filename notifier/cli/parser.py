@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     import logging
     from collections.abc import Callable, Sequence
 
-    from notifier.system.config import Config
+    from notifier.config.load import Config
 
 
 class OutputError(Exception):
@@ -25,8 +25,8 @@ class OutputError(Exception):
 
 
 def effective_config(args: argparse.Namespace) -> Config:
+    from notifier.config.load import OPTIONS, ConfigError, apply_command_line, load
     from notifier.system import paths
-    from notifier.system.config import OPTIONS, ConfigError, apply_command_line, load
 
     explicit = getattr(args, "config", None)
     if explicit is not None and not explicit.strip():
@@ -132,7 +132,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     _reconfigure_streams(bool(getattr(args, "json", False)))
     verbose = getattr(args, "verbose", False)
     setup_logging(verbose, log_file=args.command in ("run", "demo"))
-    from notifier.system.config import ConfigError
+    from notifier.config.load import ConfigError
 
     try:
         config = effective_config(args)
@@ -200,8 +200,8 @@ def _dispatch(args: argparse.Namespace, config: Config) -> int:
     from notifier.cli.arguments import COMMANDS
 
     if args.command not in COMMANDS:  # pragma: no cover - argparse rejects unknown commands
+        from notifier.config.load import ConfigError
         from notifier.core.text import clean
-        from notifier.system.config import ConfigError
 
         raise ConfigError(f"unknown command {clean(args.command)}")
     module = args.command.replace("-", "_")

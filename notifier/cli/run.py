@@ -11,14 +11,14 @@ import sys
 import threading
 
 from notifier import APP_NAME
+from notifier.config.load import Config
 from notifier.core.text import clean
-from notifier.system.config import Config
 
 
 def cmd_run(args: argparse.Namespace, config: Config) -> int:
     from notifier.app.instance import hand_over
     from notifier.app.runtime import App, InstanceLock, install_signals
-    from notifier.app.tray import make_tray
+    from notifier.app.tray_choice import make_tray
     from notifier.system import paths
 
     tray = not args.no_tray
@@ -62,9 +62,9 @@ def cmd_run(args: argparse.Namespace, config: Config) -> int:
 def app_watches_the_same(config: Config) -> bool:
     """Whether the running app (if any) watches the folders this run watches: then it notifies
     each question, and a headless run beside it must not notify it a second time."""
-    from notifier.system import ipc
+    from notifier.control.client import request
 
-    reply = ipc.request({"cmd": "ping"}, timeout=1.0)
+    reply = request({"cmd": "ping"}, timeout=1.0)
     if not reply or not reply.get("ok"):
         return False
     roots = reply.get("roots")

@@ -9,24 +9,24 @@ import sys
 
 from notifier import APP_NAME
 from notifier.app.instance import window_said
+from notifier.config.load import Config
 from notifier.core.text import clean
-from notifier.system.config import Config
 
 
 def cmd_show(args: argparse.Namespace, config: Config) -> int:
     from notifier.app.runtime import LocalSource
-    from notifier.system import ipc
+    from notifier.control.client import request
     from notifier.ui.window import RemoteSource, Window
 
     focus = list(args.focus) if args.focus else None
     if not args.attach:
-        reply = ipc.request({"cmd": "show", "focus": focus})
+        reply = request({"cmd": "show", "focus": focus})
         if reply is not None and reply.get("ok"):
             if reply.get("window") in ("no-display", "failed"):
                 sys.stderr.write(f"{APP_NAME}: the running app says {window_said(reply)}\n")
                 return 1
             return 0  # the running app opened (or raised) its window
-    from notifier.app.window import window_display
+    from notifier.app.window_process import window_display
 
     extra, said = window_display()
     if extra is None:

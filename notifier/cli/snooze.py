@@ -10,11 +10,11 @@ import sys
 import time
 
 from notifier.cli.common import fail
+from notifier.config.load import Config
 from notifier.core.commands import Command, Mute, Snooze, to_obj
 from notifier.core.model import Snapshot
 from notifier.core.silenced import parse_duration
 from notifier.core.text import clean, duration, project_name
-from notifier.system.config import Config
 
 DEFAULT_S = 15 * 60.0  # as the notification's "Snooze 15 min"
 
@@ -33,7 +33,7 @@ def _snapshot(config: Config) -> Snapshot:
 def target(snapshot: Snapshot, what: str | None) -> tuple[str | None, str | None, str]:
     """WHAT → (session key, project, how to say it); both None: all. A project is a name the
     window shows as one (a session's name, else its folder's); else WHAT is a SESSION."""
-    from notifier.app import goto
+    from notifier.actions import goto
     from notifier.core.session_spec import label
 
     if what is None or what == "all":
@@ -54,14 +54,14 @@ def target(snapshot: Snapshot, what: str | None) -> tuple[str | None, str | None
 
 def deliver(command: Command) -> str:
     """To the running app, else into the state store. How it went, in a few words."""
-    from notifier.system import ipc
+    from notifier.control.client import request
 
-    reply = ipc.request(to_obj(command))
+    reply = request(to_obj(command))
     if reply is not None:
         if not reply.get("ok"):
             raise RuntimeError(f"the running app refused it: {clean(reply.get('error'), 200)}")
         return ""
-    from notifier.app.preferences import open_store
+    from notifier.app.choices import open_store
 
     store = open_store()
     try:
@@ -94,7 +94,7 @@ def cmd_snooze(args: argparse.Namespace, config: Config) -> int:
 
 def carry_out(config: Config, what: str | None, seconds: float | None = None, mute: bool | None = None) -> int:
     """Snooze WHAT for ``seconds`` (0: resume), or (``mute`` given) mute or unmute it."""
-    from notifier.app import goto
+    from notifier.actions import goto
 
     now = time.time()
     try:
@@ -118,8 +118,8 @@ def carry_out(config: Config, what: str | None, seconds: float | None = None, mu
 
 
 def _mute(config: Config, what: str | None, on: bool, now: float) -> int:
+    from notifier.state.saved_choices import saved_silences
     from notifier.system import paths
-    from notifier.system.saved_choices import saved_silences
 
     muted = saved_silences(paths.state_dir(), now).muted
     if what in (None, "all"):

@@ -22,8 +22,8 @@ from notifier.core.text import clean, duration, project_name
 if TYPE_CHECKING:
     import argparse
 
+    from notifier.config.load import Config
     from notifier.core.silenced import Silences
-    from notifier.system.config import Config
 
 log = logging.getLogger(__name__)
 
@@ -129,12 +129,13 @@ def _silenced_line(silences: Silences, sessions: list[dict[str, Any]], now: floa
 def cmd_status(args: argparse.Namespace, config: Config) -> int:
     if args.tmux or args.bar:
         return _status_bar(config, args.bar)
-    from notifier.system import ipc, paths
-    from notifier.system.saved_choices import saved_silences
+    from notifier.control import client as control_client
+    from notifier.state.saved_choices import saved_silences
+    from notifier.system import paths
 
     prefs = saved_silences(paths.state_dir(), time.time())
     liveness = config["liveness"] == "auto"
-    live = ipc.request(
+    live = control_client.request(
         {
             "cmd": "status",
             "roots": config["sessions_dirs"],
@@ -155,7 +156,7 @@ def cmd_status(args: argparse.Namespace, config: Config) -> int:
     # end and makes no reference cycles: the cycle collector would only walk them again and again
     # as they pile up, and once more at exit (measured: a tenth of a warm run over 5,000 files).
     gc.disable()
-    from notifier.app.dialogs import with_open_dialogs
+    from notifier.app.dialog_feed import with_open_dialogs
     from notifier.core.formats import status_obj
     from notifier.engine.options import engine_options
     from notifier.engine.scan import scanned
@@ -176,7 +177,7 @@ def _print(status: dict[str, Any], args: argparse.Namespace, prefs: Silences, li
 
     now = time.time()
     if args.json:
-        from notifier.sinks.jsonout import dumps
+        from notifier.core.formats import dumps
 
         _out(dumps({**_located(status, liveness), **silenced_obj(prefs, now)}))
         _out("\n")  # (not appended: a copy of megabytes)
@@ -189,10 +190,10 @@ def _status_bar(config: Config, as_json: bool) -> int:
     """``status --tmux`` ("π 2", or nothing) / ``status --bar`` (one JSON line for waybar,
     polybar, i3blocks): the running app's summary (one small request: fit for a 1-second
     refresh), else a scan of our own."""
+    from notifier.control import client as control_client
     from notifier.core.bar import bar_obj, summary, tmux_segment
-    from notifier.system import ipc
 
-    live = ipc.request(
+    live = control_client.request(
         {
             "cmd": "status",
             "roots": config["sessions_dirs"],
@@ -210,14 +211,14 @@ def _status_bar(config: Config, as_json: bool) -> int:
 
         from notifier.engine.options import engine_options
         from notifier.engine.scan import scan_once
+        from notifier.state.saved_choices import saved_silences
         from notifier.system import paths
-        from notifier.system.saved_choices import saved_silences
 
         snapshot = scan_once(engine_options(config))
         until = saved_silences(paths.state_dir(), now).all_until
         brief = summary(dataclasses.replace(snapshot, snoozed_until=until or None), now)
     if as_json:
-        from notifier.sinks.jsonout import dumps
+        from notifier.core.formats import dumps
 
         obj = bar_obj(brief, now)
         _out(dumps({**obj, "full_text": obj["text"]}) + "\n")  # (full_text: i3blocks' name for it)

@@ -9,32 +9,3 @@ The extension itself ships as the folder ``notifier/resources/pi-extension/pi-no
 ``protocol.ts``); installing it is
 :mod:`notifier.cli.pi_extension`.
 """
-
-from __future__ import annotations
-
-from typing import TYPE_CHECKING
-
-from notifier.system.lazy import lazy_names
-
-if TYPE_CHECKING:
-    from notifier.companion.channel import AnswerResult, answer_dialog
-    from notifier.companion.protocol import Closed, Dialog, Hello, Result, Screen
-    from notifier.companion.sockets import list_sockets
-
-# Each name → the module it is from, imported when the name is first used: looking for sockets
-# (``status``, where there are usually none) does not import the socket client and the protocol.
-_FROM = {
-    "AnswerResult": "channel",
-    "answer_dialog": "channel",
-    "Closed": "protocol",
-    "Dialog": "protocol",
-    "Hello": "protocol",
-    "Result": "protocol",
-    "Screen": "protocol",
-    "list_sockets": "sockets",
-}
-
-__getattr__ = lazy_names(__name__, _FROM, globals())
-
-
-__all__ = ["AnswerResult", "Closed", "Dialog", "Hello", "Result", "Screen", "answer_dialog", "list_sockets"]

@@ -15,7 +15,7 @@ from notifier.companion import protocol
 from notifier.companion.protocol import Dialog, Event, Hello, ProtocolError, Result
 from notifier.companion.sockets import list_sockets as list_sockets
 from notifier.companion.sockets import socket_folder as socket_folder
-from notifier.system.ipc.peer import server_not_ours, socket_not_ours
+from notifier.control.peer import server_not_ours, socket_not_ours
 
 
 class ChannelError(OSError):

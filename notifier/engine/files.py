@@ -20,14 +20,14 @@ from notifier.core.model import Transition
 from notifier.core.reducer import Event, Renamed, SessionReducer
 from notifier.core.text import clean
 from notifier.engine.options import EngineOptions
-from notifier.engine.settle_file import settle_file
-from notifier.engine.startup_cache import StartupCache
 from notifier.pi.entries import EntryError, to_events
 from notifier.pi.lines import too_large_events
+from notifier.sessions.cache import StartupCache
+from notifier.sessions.names import look_up_name
+from notifier.sessions.scanner import NotRegularFile, kind_of, open_regular, walk_tree
+from notifier.sessions.startup_read import settle_file
+from notifier.sessions.tail import LongLine, Tailer
 from notifier.system.logonce import LogOnce
-from notifier.watch.names import look_up_name
-from notifier.watch.scanner import NotRegularFile, kind_of, open_regular, walk_tree
-from notifier.watch.tail import LongLine, Tailer
 
 log = logging.getLogger(__name__)
 

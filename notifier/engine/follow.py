@@ -12,7 +12,7 @@ from notifier.core.board import Board
 from notifier.core.model import SessionView, Transition
 from notifier.engine.files import SessionFiles
 from notifier.engine.options import EngineOptions
-from notifier.pi.questions import QuestionCatalog
+from notifier.pi.catalog import QuestionCatalog
 
 
 class FollowedFile:

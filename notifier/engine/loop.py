@@ -4,9 +4,10 @@ Data flow: watchdog → queue (typed messages, coalesced per file) → session f
 → pi's events → board) → transitions + an immutable snapshot → sinks. Nothing else mutates engine
 state; the UI and other threads talk to it only by putting messages on its queue.
 
-The parts: ``files`` (tailers → board), ``startup_cache`` (unchanged files restored at start),
-``liveness`` (the process-table probe), ``watchlimit`` (folders inotify cannot watch) and
-``supervise`` (restarts, health, contained sinks); ``scan`` is the one-shot read (``status``)."""
+The parts: ``files`` (tailers → board; reading a file is :mod:`notifier.sessions`, the start-up
+cache :mod:`notifier.sessions.cache`), ``liveness`` (the process-table probe), ``supervise``
+(restarts, health, contained sinks); watching is :mod:`notifier.watch` (watchdog, and the folders
+inotify cannot watch); ``scan`` is the one-shot read (``status``)."""
 
 from __future__ import annotations
 
@@ -26,10 +27,9 @@ from notifier.engine.files import SessionFiles
 from notifier.engine.liveness import Liveness, Probe, ProcessList
 from notifier.engine.options import EngineOptions
 from notifier.engine.scan import open_cache
-from notifier.engine.scan import scan_once as scan_once  # (where it was)
 from notifier.engine.supervise import Health, ReadyInfo, Sink, Supervisor, deliver
-from notifier.engine.watchlimit import WatchLimit
 from notifier.watch.events import FileChanged, FolderAppeared, PathGone, RootBack, RootGone, WatchEvent
+from notifier.watch.watchlimit import WatchLimit
 
 if TYPE_CHECKING:
     from notifier.watch.observer import Watcher

@@ -6,11 +6,11 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from notifier.pi.questions import QuestionCatalog
-from notifier.watch.tail import DEFAULT_MAX_LINE
+from notifier.pi.catalog import QuestionCatalog
+from notifier.sessions.tail import DEFAULT_MAX_LINE
 
 if TYPE_CHECKING:
-    from notifier.system.config import Config
+    from notifier.config.load import Config
 
 LIVENESS_INTERVAL_S = 3.0
 

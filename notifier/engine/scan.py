@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from notifier.core.board import Board
 from notifier.engine.files import SessionFiles
 from notifier.engine.options import EngineOptions
-from notifier.engine.startup_cache import StartupCache
+from notifier.sessions.cache import StartupCache
 
 if TYPE_CHECKING:
     from notifier.core.model import Snapshot

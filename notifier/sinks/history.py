@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from notifier.core.model import Snapshot, Transition
-from notifier.system.store import Store
+from notifier.state.store import Store
 
 
 class HistorySink:

@@ -1,5 +1,5 @@
 """The ``run --json`` sink: one JSON object per line on stdout (docs/contract.md §2). The objects
-themselves (and ``status --json``) are built by :mod:`notifier.core.formats`, re-exported here."""
+themselves (and ``status --json``) are built by :mod:`notifier.core.formats`."""
 
 from __future__ import annotations
 
@@ -13,23 +13,8 @@ from notifier.core.formats import (
     dumps,
     event_obj,
     iso,
-    question_obj,
-    session_obj,
-    session_status_obj,
-    status_obj,
 )
 from notifier.core.model import Snapshot, Transition
-
-__all__ = [
-    "JsonSink",
-    "dumps",
-    "event_obj",
-    "iso",
-    "question_obj",
-    "session_obj",
-    "session_status_obj",
-    "status_obj",
-]
 
 
 class JsonSink:

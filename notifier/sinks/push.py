@@ -28,12 +28,12 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from notifier.config.load import Config
 from notifier.core.model import Snapshot, Transition
 from notifier.core.text import clean, project_name
-from notifier.system.config import Config
+from notifier.state.store import Store
 from notifier.system.log_filter import SECRETS
 from notifier.system.logonce import LogOnce
-from notifier.system.store import Store
 
 log = logging.getLogger(__name__)
 say_once = LogOnce(log)

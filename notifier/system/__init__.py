@@ -1,2 +1,4 @@
-"""The machine and the user's files: folders, configuration, the state database, the process
-table, the local control channel, autostart entries. Below the engine, the sinks and the UI."""
+"""The machine around the app: its folders (:mod:`.paths`), the process table (:mod:`.processes`),
+tmux, where a pi runs (:mod:`.locate`), the desktop's window managers and focus (:mod:`.desktop`,
+:mod:`.focus`, :mod:`.x11`, :mod:`.swayipc`, :mod:`.kwin`, :mod:`.hyprland`), autostart entries,
+and saying each problem once (:mod:`.logonce`)."""

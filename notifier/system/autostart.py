@@ -16,7 +16,6 @@ from pathlib import Path
 from notifier import resources
 from notifier.core import shellcmd
 from notifier.core.text import clean
-from notifier.system.config import ConfigError
 
 UNIT = "pi-notifier.service"
 
@@ -150,7 +149,7 @@ def install(method: str | None = None) -> str:
         _systemctl("daemon-reload")
         ok, err = _systemctl("enable", UNIT)
         if not ok:
-            raise ConfigError(
+            raise OSError(
                 f"wrote {clean(str(t.path))} but 'systemctl --user enable' failed: {clean(err, 200)}"
             )
     try:

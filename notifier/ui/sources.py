@@ -55,10 +55,10 @@ class RemoteSource:
         self._stop = threading.Event()
 
     def start(self, push: Callable[[dict[str, Any]], None]) -> None:
-        from notifier.system import ipc
+        from notifier.control import client as control_client
 
         def listen() -> None:
-            for msg in ipc.subscribe({"cmd": "subscribe"}):
+            for msg in control_client.subscribe({"cmd": "subscribe"}):
                 if self._stop.is_set():
                     return
                 push(msg)
@@ -67,15 +67,15 @@ class RemoteSource:
         threading.Thread(target=listen, name="pi-notifier-window-feed", daemon=True).start()
 
     def command(self, command: Command) -> None:
-        from notifier.system import ipc
+        from notifier.control.client import request
 
-        threading.Thread(target=ipc.request, args=(commands.to_obj(command),), daemon=True).start()
+        threading.Thread(target=request, args=(commands.to_obj(command),), daemon=True).start()
 
     def ask(self, command: Command) -> dict[str, Any] | None:
         """A Goto or Answer carried out by the app; its reply (None: the app did not answer)."""
-        from notifier.system import ipc
+        from notifier.control.client import request
 
-        return ipc.request(commands.to_obj(command), timeout=ASK_TIMEOUT_S)
+        return request(commands.to_obj(command), timeout=ASK_TIMEOUT_S)
 
     def close(self) -> None:
         self._stop.set()

@@ -30,8 +30,8 @@ from watchdog.observers.api import EventQueue
 from watchdog.observers.polling import PollingObserver
 
 from notifier.core.text import clean
+from notifier.sessions.scanner import is_session_name
 from notifier.system.logonce import LogOnce
-from notifier.watch.scanner import is_session_name
 
 log = logging.getLogger(__name__)
 # watchdog warns when a folder created inside a new folder is registered twice (a harmless race).

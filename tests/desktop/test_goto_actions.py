@@ -36,7 +36,7 @@ def test_a_click_on_the_notification_goes_to_the_session(
     try:
         sessions, pane = fake_pi_in_tmux(tmp_path, server)
         client_win, other_win = attached_xterm(desktop, server, terms)
-        from notifier.app.goto import activate_window
+        from notifier.actions.goto import activate_window
 
         assert activate_window(other_win) and active() == other_win
         with AppProcess("run", "--no-tray", "-v", "--sessions-dir", str(sessions)) as app:
@@ -65,17 +65,18 @@ def test_when_it_cannot_go_there_the_window_says_what_to_do(
     a subscribed stand-in) to the question, its status line saying how to attach. The window's
     snapshots say where the pi runs (its tmux pane)."""
     require("tmux")
-    from notifier.system import ipc
+    from notifier.control import client as control_client
+    from notifier.control.client import request
 
     server = Tmux()
     try:
         sessions, pane = fake_pi_in_tmux(tmp_path, server)
         with AppProcess("run", "-v", "--sessions-dir", str(sessions)) as app:
-            wait_for(lambda: ipc.request({"cmd": "ping"}), 20, "the app's control channel")
+            wait_for(lambda: request({"cmd": "ping"}), 20, "the app's control channel")
             messages: list[dict[str, Any]] = []
 
             def feed() -> None:  # what an open window gets
-                for message in ipc.subscribe({"cmd": "subscribe"}):
+                for message in control_client.subscribe({"cmd": "subscribe"}):
                     messages.append(message)
 
             threading.Thread(target=feed, daemon=True).start()
@@ -105,7 +106,7 @@ def test_the_window_answers_a_real_pi_question(tmp_path: Path, desktop: dict[str
     the options as buttons; a click answers through the same path as `pi-notifier answer`."""
     require("tkinter", "tmux")
     from notifier.app.local import LocalSource
-    from notifier.system.config import Config
+    from notifier.config.load import Config
     from notifier.ui.window import Window
 
     version = need("1.6.0")

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from notifier.app.goto import activate_window
+from notifier.actions.goto import activate_window
+from notifier.core.formats import status_obj
 from notifier.core.planner import Item
-from notifier.sinks.jsonout import status_obj
 from notifier.system.focus import is_focused, items_focused
 from notifier.system.locate import Location, locate_sessions
 
@@ -175,9 +175,9 @@ def test_goto_focuses_the_xterm_of_the_tmux_client(
 
 
 def _location(sessions: Path) -> Location | None:
-    from notifier.engine.loop import scan_once
+    from notifier.config.load import Config
     from notifier.engine.options import engine_options
-    from notifier.system.config import Config
+    from notifier.engine.scan import scan_once
 
     config = Config()
     config.values["sessions_dirs"] = [str(sessions)]
@@ -197,9 +197,9 @@ def _remote_twin(item: Item) -> Item:
 
 
 def _items(sessions: Path) -> list[Item]:
-    from notifier.engine.loop import scan_once
+    from notifier.config.load import Config
     from notifier.engine.options import engine_options
-    from notifier.system.config import Config
+    from notifier.engine.scan import scan_once
 
     config = Config()
     config.values["sessions_dirs"] = [str(sessions)]

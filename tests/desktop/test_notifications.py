@@ -345,7 +345,7 @@ def test_show_action_opens_the_window(tmp_path: Path, dunst: Dunst, monitor: Mon
     with AppProcess(
         "run", "--liveness", "off", "--sessions-dir", str(tmp_path), "--config", str(_config(tmp_path, ""))
     ) as app:
-        wait_for(lambda: __import__("notifier.system.ipc", fromlist=["request"]).request({"cmd": "ping"}), 20, "app")
+        wait_for(lambda: __import__("notifier.control", fromlist=["request"]).request({"cmd": "ping"}), 20, "app")
         append(f, ask("q1", "Open me?"))
         wait_for(lambda: monitor.notifies(), 10, "Notify")
         wait_for(lambda: dunst.displayed() == 1, 10, "bubble")
@@ -403,17 +403,17 @@ def test_quiet_hours_and_hidden_text(tmp_path: Path, dunst: Dunst, monitor: Moni
 
 
 def test_snooze_and_mute_survive_a_restart(tmp_path: Path, dunst: Dunst, monitor: Monitor) -> None:
-    from notifier.system import ipc
+    from notifier.control import client as control_client
 
     nap, hush, loud = (new_session(tmp_path, p) for p in ("napping", "hushed", "loud"))
     args = ("run", "--liveness", "off", "--sessions-dir", str(tmp_path))
     with AppProcess(*args) as app:
-        wait_for(lambda: ipc.request({"cmd": "ping"}), 20, "app")
-        assert ipc.request({"cmd": "snooze", "project": "napping", "seconds": 3600}) == {"ok": True}
-        assert ipc.request({"cmd": "mute", "project": "hushed", "on": True}) == {"ok": True}
+        wait_for(lambda: control_client.request({"cmd": "ping"}), 20, "app")
+        assert control_client.request({"cmd": "snooze", "project": "napping", "seconds": 3600}) == {"ok": True}
+        assert control_client.request({"cmd": "mute", "project": "hushed", "on": True}) == {"ok": True}
         assert app.stop() == 0
     with AppProcess(*args) as app:
-        wait_for(lambda: ipc.request({"cmd": "ping"}), 20, "app after the restart")
+        wait_for(lambda: control_client.request({"cmd": "ping"}), 20, "app after the restart")
         append(nap, ask("q1", "Snoozed project?"))
         append(hush, ask("q2", "Muted project?"))
         append(loud, ask("q3", "Marker?"))

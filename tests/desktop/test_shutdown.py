@@ -8,7 +8,7 @@ import signal
 import time
 from pathlib import Path
 
-from notifier.system import ipc
+from notifier.control.client import request
 
 from ..app_process import AppProcess
 from ..conftest import wait_for
@@ -28,10 +28,10 @@ def test_sigterm_with_tray_notification_and_window_exits_promptly(
     for i in range(4):
         f = sessions / "--home-dev-shop--" / f"s{i}.jsonl"
         with AppProcess("run", "--liveness", "off", "--sessions-dir", str(sessions)) as app:
-            wait_for(lambda: ipc.request({"cmd": "ping"}), 20, "control channel")
+            wait_for(lambda: request({"cmd": "ping"}), 20, "control channel")
             append(f, header("/home/dev/shop"), user(), ask(f"q{i}", "Which database?"))
             wait_for(lambda: dunst.displayed() >= 1, 10, "bubble shown")
-            reply = ipc.request({"cmd": "show", "focus": None, "wait": 2.0})
+            reply = request({"cmd": "show", "focus": None, "wait": 2.0})
             assert reply and reply["window"] in ("opened", "raised", "starting")
             began = time.monotonic()
             app.proc.send_signal(signal.SIGTERM)

@@ -17,7 +17,7 @@ from PIL import Image
 from notifier.core.board import Board, Proc
 from notifier.core.commands import Clear, Command, Focus, Mute, Show, Snooze
 from notifier.core.reducer import Header, ToolStart
-from notifier.pi.questions import extract
+from notifier.pi.extraction import extract
 from notifier.ui.icons import COLORS
 from notifier.ui.view import window_obj
 
@@ -146,10 +146,10 @@ class FakeSource:
         self.commands.append(command)
 
     def ask(self, command: Command) -> dict[str, Any]:
-        from notifier.app.answer import answer_line
-        from notifier.app.goto import go
+        from notifier.actions.answer import answer_line
+        from notifier.actions.goto import go
+        from notifier.config.load import Config
         from notifier.core.commands import Answer, Goto
-        from notifier.system.config import Config
 
         self.commands.append(command)
         if self.snapshot is None:
@@ -435,11 +435,12 @@ def test_a_signal_right_at_start_stops_the_gtk_tray(tmp_path: Path, dunst: Dunst
     signal arrived just before its tray loop began."""
     import signal
 
-    from notifier.system import ipc
+    from notifier.control.client import request
+
 
     for i in range(6):
         with AppProcess("run", "--liveness", "off", "--sessions-dir", str(tmp_path)) as app:
-            wait_for(lambda: ipc.request({"cmd": "ping"}), 20, "app")
+            wait_for(lambda: request({"cmd": "ping"}), 20, "app")
             app.proc.send_signal(signal.SIGTERM if i % 2 else signal.SIGINT)
             assert app.proc.wait(5) == 0, f"start {i} did not stop"
 
@@ -448,7 +449,7 @@ def test_window_answers_a_gate_with_no_first(desktop: dict[str, str]) -> None:
     """A permission gate (companion extension): its whole command in the details pane, "No"
     first and the default; a click answers through the channel (here: no pi, so it says so)."""
     require("tkinter")
-    from notifier.app.dialogs import question_of, ref_of
+    from notifier.app.dialog_feed import question_of, ref_of
     from notifier.companion.protocol import dialog_from
     from notifier.ui.window import Window
 
@@ -631,12 +632,12 @@ def test_xorg_tray_without_a_host_stops_at_once(tmp_path: Path, dunst: Dunst, pr
     loop (about 1 start in 3): the app hung on SIGTERM until killed."""
     import signal
 
-    from notifier.system import ipc
+    from notifier.control.client import request
 
     cfg = _config(tmp_path, "xorg")
     for i in range(6):
         with AppProcess("run", "--liveness", "off", "--sessions-dir", str(tmp_path), "--config", cfg) as app:
-            wait_for(lambda: ipc.request({"cmd": "ping"}), 20, "app")
+            wait_for(lambda: request({"cmd": "ping"}), 20, "app")
             app.log_has("no tray host")
             app.proc.send_signal(signal.SIGTERM)
             assert app.proc.wait(5) == 0, f"start {i} did not stop"

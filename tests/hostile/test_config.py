@@ -14,9 +14,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from notifier.config.keys import KEYS, SCHEMA
+from notifier.config.load import ConfigError, load
 from notifier.core.quiet import parse_quiet_hours
-from notifier.system.config import ConfigError, load
-from notifier.system.config_keys import KEYS, SCHEMA
 
 from ..conftest import cli
 

@@ -1,6 +1,6 @@
 """Bad control-socket clients: nothing a client does may stop the app telling (issue "Trust").
 
-The first half runs a real ``ipc.Server`` with a small real handler (fast, and it can look at
+The first half runs a real ``Server`` with a small real handler (fast, and it can look at
 the server's own state); the second half runs the real app process and talks to its socket."""
 
 from __future__ import annotations
@@ -18,7 +18,13 @@ from typing import Any
 
 import pytest
 
-from notifier.system import ipc
+from notifier.control import client as control_client
+from notifier.control.connection import Connection
+from notifier.control.fields import BadRequest
+from notifier.control.limits import MAX_CONNECTIONS
+from notifier.control.server import Server
+from notifier.control.wire import encode, socket_path
+from notifier.control.workers import WORKERS
 
 from ..app_process import AppProcess
 from ..conftest import wait_for
@@ -79,13 +85,13 @@ class Harness:
     """A real server with a handler like the app's: ping, subscribe (kept), a slow command."""
 
     def __init__(self, path: str, **kw: Any) -> None:
-        self.subscribers: list[ipc.Connection] = []
+        self.subscribers: list[Connection] = []
         self.calls = 0
         self.release = threading.Event()
-        self.server = ipc.Server(path, self.handle, **kw)
+        self.server = Server(path, self.handle, **kw)
         self.server.start()
 
-    def handle(self, req: dict[str, Any], conn: ipc.Connection) -> dict[str, Any] | None:
+    def handle(self, req: dict[str, Any], conn: Connection) -> dict[str, Any] | None:
         self.calls += 1
         cmd = req.get("cmd")
         if cmd == "ping":
@@ -100,12 +106,12 @@ class Harness:
         if cmd == "seconds":
             seconds = req.get("seconds")
             if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not math.isfinite(seconds):
-                raise ipc.BadRequest("seconds must be a number")
+                raise BadRequest("seconds must be a number")
             return {"ok": True, "seconds": seconds}
         return {"ok": False, "error": "unknown"}
 
     def push(self, seq: int, pad: int = 0) -> None:
-        message = ipc.encode({"window": {"seq": seq, "pad": "x" * pad}})
+        message = encode({"window": {"seq": seq, "pad": "x" * pad}})
         for conn in list(self.subscribers):
             conn.send(message, kind="window")
 
@@ -120,7 +126,7 @@ def harness(tmp_path: Path) -> Iterator[Harness]:
 
 
 def ping(path: str, timeout: float = 10) -> dict[str, Any] | None:
-    return ipc.request({"cmd": "ping"}, path=path, timeout=timeout)
+    return control_client.request({"cmd": "ping"}, path=path, timeout=timeout)
 
 
 # ---- a real server ----
@@ -134,7 +140,7 @@ def test_a_subscriber_that_never_reads_is_dropped_and_holds_up_nobody(harness: H
     seen: list[int] = []
 
     def window() -> None:
-        for message in ipc.subscribe({"cmd": "subscribe"}, path=path):
+        for message in control_client.subscribe({"cmd": "subscribe"}, path=path):
             seen.append(message["window"]["seq"])
 
     threading.Thread(target=window, daemon=True).start()
@@ -160,7 +166,7 @@ def test_a_subscriber_that_never_reads_is_dropped_and_holds_up_nobody(harness: H
     wait_for(lambda: stuck_conn.closed, 20, "the stuck subscriber to be dropped")
     wait_for(lambda: hung_up(stuck), 20, "its socket to be closed")
     # Snapshots supersede each other: never more than one waited in its queue.
-    assert max(most_queued) <= len(ipc.encode({"window": {"seq": 199, "pad": "x" * 16_000}}))
+    assert max(most_queued) <= len(encode({"window": {"seq": 199, "pad": "x" * 16_000}}))
     read_to_eof(stuck)  # what it did get ends cleanly
     assert not harness.subscribers[1].closed
 
@@ -180,7 +186,7 @@ def test_a_snapshot_pushed_after_the_server_closed_a_connection_by_itself_is_del
         seen: list[int] = []
 
         def window() -> None:
-            for message in ipc.subscribe({"cmd": "subscribe"}, path=path):
+            for message in control_client.subscribe({"cmd": "subscribe"}, path=path):
                 seen.append(message["window"]["seq"])
 
         threading.Thread(target=window, daemon=True).start()
@@ -191,7 +197,7 @@ def test_a_snapshot_pushed_after_the_server_closed_a_connection_by_itself_is_del
             other.sendall(b'{"cmd":"subscribe"}\n')
             wait_for(lambda: len(h.subscribers) == 2, 10, "the stuck window to subscribe")
             # More than its socket takes, and it never reads: its output stalls.
-            h.subscribers[1].send(ipc.encode({"window": {"seq": 0, "pad": "x" * (1 << 20)}}), kind="window")
+            h.subscribers[1].send(encode({"window": {"seq": 0, "pad": "x" * (1 << 20)}}), kind="window")
         wait_for(lambda: hung_up(other), 20, f"the server to close the {closed_for} connection")
         assert not reader.closed and seen == [-1]
         h.push(1)  # as the UI thread does: from another thread than the server's
@@ -372,7 +378,7 @@ def headless_env() -> dict[str, str]:
 
 def start_app(sessions: Path) -> AppProcess:
     app = AppProcess("run", "--liveness", "off", "--sessions-dir", str(sessions), env=headless_env())
-    wait_for(lambda: ipc.request({"cmd": "ping"}), 20, "control channel")
+    wait_for(lambda: control_client.request({"cmd": "ping"}), 20, "control channel")
     return app
 
 
@@ -390,12 +396,12 @@ def no_traceback(app: AppProcess) -> None:
 
 def test_app_a_window_that_stops_reading_is_dropped_while_the_rest_keeps_up(tmp_path: Path) -> None:
     with start_app(tmp_path) as app:
-        stuck = connect(ipc.socket_path())
+        stuck = connect(socket_path())
         stuck.sendall(b'{"cmd":"subscribe"}\n')
         latest: list[dict[str, Any]] = []
 
         def window() -> None:
-            for message in ipc.subscribe({"cmd": "subscribe"}):
+            for message in control_client.subscribe({"cmd": "subscribe"}):
                 if "window" in message:
                     latest.append(message["window"])
 
@@ -412,14 +418,14 @@ def test_app_a_window_that_stops_reading_is_dropped_while_the_rest_keeps_up(tmp_
             call = f"q{n}"
             append(session, ask(call, long_text, options=[f"option {i}" for i in range(20)]))
             wait_for(lambda c=call: c in calls(), 20, f"the window to see {call}")  # type: ignore[misc]
-            assert (ipc.request({"cmd": "ping"}) or {}).get("ok") is True
+            assert (control_client.request({"cmd": "ping"}) or {}).get("ok") is True
             append(session, answer(call))
             wait_for(lambda c=call: c not in calls(), 20, f"the window to see {call} answered")  # type: ignore[misc]
             if hung_up(stuck):
                 break
         wait_for(lambda: hung_up(stuck), 30, "the app to drop the window that does not read")
         read_to_eof(stuck)
-        assert (ipc.request({"cmd": "ping"}) or {}).get("ok") is True
+        assert (control_client.request({"cmd": "ping"}) or {}).get("ok") is True
         no_traceback(app)
 
 
@@ -428,8 +434,8 @@ def test_app_500_idle_connections_keep_threads_bounded_and_ping_answered(tmp_pat
         pid = app.proc.pid
         threads_before = proc_status(pid, "Threads")
         fds_before = len(os.listdir(f"/proc/{pid}/fd"))
-        idle = [connect(ipc.socket_path()) for _ in range(500)]
-        reply = ipc.request({"cmd": "ping"}, timeout=15)
+        idle = [connect(socket_path()) for _ in range(500)]
+        reply = control_client.request({"cmd": "ping"}, timeout=15)
         assert reply is not None and reply.get("ok") is True, reply
         threads_after = proc_status(pid, "Threads")
         fds_after = len(os.listdir(f"/proc/{pid}/fd"))
@@ -437,9 +443,9 @@ def test_app_500_idle_connections_keep_threads_bounded_and_ping_answered(tmp_pat
             f"threads {threads_before} -> {threads_after}, fds {fds_before} -> {fds_after}, "
             f"RSS {proc_status(pid, 'VmRSS')} kB"
         )
-        assert threads_after <= threads_before + ipc.WORKERS
-        assert fds_after <= fds_before + ipc.MAX_CONNECTIONS + 8  # (a few files the app opens meanwhile)
-        assert sum(hung_up(s) for s in idle) >= 500 - ipc.MAX_CONNECTIONS
+        assert threads_after <= threads_before + WORKERS
+        assert fds_after <= fds_before + MAX_CONNECTIONS + 8  # (a few files the app opens meanwhile)
+        assert sum(hung_up(s) for s in idle) >= 500 - MAX_CONNECTIONS
         for s in idle:
             s.close()
         no_traceback(app)
@@ -452,7 +458,7 @@ def test_app_a_burst_of_200_connects_is_answered_never_mistaken_for_no_app(tmp_p
 
         def client(i: int) -> None:
             gate.wait()
-            results[i] = ipc.request({"cmd": "ping"}, timeout=20)
+            results[i] = control_client.request({"cmd": "ping"}, timeout=20)
 
         workers = [threading.Thread(target=client, args=(i,)) for i in range(200)]
         for t in workers:
@@ -466,7 +472,7 @@ def test_app_a_burst_of_200_connects_is_answered_never_mistaken_for_no_app(tmp_p
 
 def test_app_hostile_requests_never_stop_it(tmp_path: Path) -> None:
     with start_app(tmp_path) as app:
-        path = ipc.socket_path()
+        path = socket_path()
         half = connect(path)
         half.sendall(b'{"cmd": "status", "roots": ["')  # and then silence
 
@@ -499,9 +505,9 @@ def test_app_hostile_requests_never_stop_it(tmp_path: Path) -> None:
         got = read_to_eof(big)
         assert got == b"" or b"longer than" in got
 
-        assert (ipc.request({"cmd": "ping"}) or {}).get("ok") is True
+        assert (control_client.request({"cmd": "ping"}) or {}).get("ok") is True
         wait_for(lambda: hung_up(half), 30, "the half request to time out")
-        assert (ipc.request({"cmd": "ping"}) or {}).get("ok") is True
+        assert (control_client.request({"cmd": "ping"}) or {}).get("ok") is True
         no_traceback(app)
 
 
@@ -529,18 +535,18 @@ def test_app_request_fields_are_type_checked(tmp_path: Path) -> None:
     ]
     with start_app(tmp_path) as app:
         for req in bad:
-            reply = ipc.request(req)
+            reply = control_client.request(req)
             assert reply is not None and reply.get("ok") is False and reply.get("error"), (req, reply)
-        path = ipc.socket_path()
+        path = socket_path()
         for raw in (b'{"cmd":"snooze","seconds":NaN}\n', b'{"cmd":"snooze","seconds":1e999}\n'):
             s = connect(path)
             s.sendall(raw)
             assert replies(s, 1)[0]["ok"] is False
             s.close()
         # and the well-formed ones still work
-        assert ipc.request({"cmd": "snooze", "seconds": 0}) == {"ok": True}
-        assert ipc.request({"cmd": "mute", "project": "p", "on": False}) == {"ok": True}
-        status = ipc.request(
+        assert control_client.request({"cmd": "snooze", "seconds": 0}) == {"ok": True}
+        assert control_client.request({"cmd": "mute", "project": "p", "on": False}) == {"ok": True}
+        status = control_client.request(
             {"cmd": "status", "roots": [str(tmp_path)], "liveness": "off", "question_tools": []}
         )
         assert status is not None and status["ok"] is True

@@ -18,10 +18,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from notifier.app.runtime import App
-from notifier.app.window import WindowProcess
+from notifier.app.window_process import WindowProcess
+from notifier.config.load import Config
+from notifier.control import client as control_client
+from notifier.control.connection import Connection
+from notifier.control.fields import BadRequest
+from notifier.control.server import Server
+from notifier.control.wire import MAX_REQUEST_DEPTH, encode, parse_request
+from notifier.control.workers import answer
 from notifier.core.commands import Focus
-from notifier.system import ipc
-from notifier.system.config import Config
 
 FIELDS = [
     "cmd",
@@ -104,7 +109,7 @@ class Failures(logging.Handler):
 @contextmanager
 def watched_log() -> Iterator[Failures]:
     failures = Failures()
-    logger = logging.getLogger("notifier.system.ipc")
+    logger = logging.getLogger("notifier.control")
     logger.addHandler(failures)
     try:
         yield failures
@@ -117,7 +122,7 @@ def well_formed(reply: dict[str, Any]) -> bool:
         return False
     if reply["ok"] is False and "error" in reply and not isinstance(reply["error"], str):
         return False
-    ipc.encode(reply)  # raises if it could not be sent
+    encode(reply)  # raises if it could not be sent
     return True
 
 
@@ -130,8 +135,8 @@ def app() -> Iterator[QuietApp]:
 
 
 @pytest.fixture
-def served(app: QuietApp, tmp_path: Path) -> Iterator[tuple[QuietApp, ipc.Server]]:
-    server = ipc.Server(str(tmp_path / "control.sock"), app.handle)
+def served(app: QuietApp, tmp_path: Path) -> Iterator[tuple[QuietApp, Server]]:
+    server = Server(str(tmp_path / "control.sock"), app.handle)
     server.start()
     yield app, server
     server.stop()
@@ -141,21 +146,21 @@ def served(app: QuietApp, tmp_path: Path) -> Iterator[tuple[QuietApp, ipc.Server
 @given(st.binary(max_size=300) | st.text(max_size=200).map(lambda t: t.encode("utf-8", "surrogatepass")))
 def test_any_bytes_parse_to_an_object_or_a_bad_request(data: bytes) -> None:
     try:
-        parsed = ipc.parse_request(data)
-    except ipc.BadRequest as exc:
+        parsed = parse_request(data)
+    except BadRequest as exc:
         assert str(exc)
     else:
         assert isinstance(parsed, dict)
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.integers(min_value=ipc.MAX_REQUEST_DEPTH + 1, max_value=20_000), st.sampled_from(["[", '{"a":']))
+@given(st.integers(min_value=MAX_REQUEST_DEPTH + 1, max_value=20_000), st.sampled_from(["[", '{"a":']))
 def test_deep_nesting_is_a_bad_request_not_a_recursion_error(depth: int, opener: str) -> None:
     closer = "]" if opener == "[" else "}"
     line = ('{"cmd":"ping","x":' + opener * depth + "1" + closer * depth + "}").encode()
     try:
-        ipc.parse_request(line)
-    except ipc.BadRequest as exc:
+        parse_request(line)
+    except BadRequest as exc:
         assert "nested" in str(exc)
     else:
         raise AssertionError("a request nested deeper than the limit was accepted")
@@ -166,9 +171,9 @@ def test_deep_nesting_is_a_bad_request_not_a_recursion_error(depth: int, opener:
 def test_the_handler_answers_every_request_well_formed(app: QuietApp, req: dict[str, Any]) -> None:
     a, b = socket.socketpair()
     try:
-        conn = ipc.Connection(a)
+        conn = Connection(a)
         with watched_log() as failures:
-            reply = ipc.answer(app.handle, req, conn)
+            reply = answer(app.handle, req, conn)
         assert failures.messages == [], (req, failures.messages)
         if reply is None:
             assert req.get("cmd") == "subscribe"
@@ -205,7 +210,7 @@ payloads = (
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(payloads)
 def test_the_real_server_answers_or_drops_cleanly_and_keeps_serving(
-    served: tuple[QuietApp, ipc.Server], payload: bytes
+    served: tuple[QuietApp, Server], payload: bytes
 ) -> None:
     app, server = served
     with watched_log() as failures:
@@ -236,5 +241,5 @@ def test_the_real_server_answers_or_drops_cleanly_and_keeps_serving(
         finally:
             sock.close()
         assert failures.messages == []
-    reply = ipc.request({"cmd": "ping"}, path=server.path, timeout=20)
+    reply = control_client.request({"cmd": "ping"}, path=server.path, timeout=20)
     assert reply == {"ok": True, "pid": os.getpid(), "roots": app.config["sessions_dirs"]}

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from notifier.core.board import Board, Proc
 from notifier.core.model import Transition
 from notifier.core.reducer import Event, Header, Input, Renamed, Supersede, ToolEnd, ToolStart, TurnEnd
-from notifier.pi.questions import extract
+from notifier.pi.extraction import extract
 
 KEYS = {"a": "/a", "b": "/b"}
 IDS = [f"c{i}" for i in range(6)]

@@ -28,7 +28,9 @@ from pathlib import Path
 import pytest
 
 from notifier.companion.channel import Channel, ChannelError, list_sockets
-from notifier.system import ipc, paths
+from notifier.control.client import request, subscribe
+from notifier.control.server import Server
+from notifier.system import paths
 
 from ..app_process import AppProcess
 from ..conftest import cli, wait_for
@@ -193,7 +195,7 @@ def our_app_answers(app: AppProcess, where: Path) -> None:
     def ping() -> dict[str, object] | None:
         if app.proc.poll() is not None:
             raise AssertionError(f"the app exited ({app.proc.returncode}): {app.stderr[-10:]}")
-        return ipc.request({"cmd": "ping"}, path=str(where / "control.sock"), timeout=2)
+        return request({"cmd": "ping"}, path=str(where / "control.sock"), timeout=2)
 
     reply = wait_for(ping, 30, f"our app at {where}")
     assert reply is not None and reply["pid"] == app.proc.pid
@@ -260,7 +262,7 @@ def test_a_planted_runtime_folder_is_never_used_nor_touched(
     with pytest.raises(paths.NotOurs):
         paths.own_folder(str(usual))
     if kind != "their file":
-        server = ipc.Server(str(usual / "control.sock"), lambda req, conn: {"ok": True})
+        server = Server(str(usual / "control.sock"), lambda req, conn: {"ok": True})
         with pytest.raises(paths.NotOurs):
             server.start()
         server.stop()  # (what an app that could not serve does on its way out)
@@ -349,12 +351,12 @@ def test_a_fake_app_of_another_user_in_a_shared_runtime_dir_is_never_trusted(
         said = [line for line in app.stderr if "runtime folder" in line]
         assert len(said) == 1 and str(ours) in said[0], app.stderr
         # the commands reach our app, not the other user's
-        assert ipc.request({"cmd": "ping"})["pid"] == app.proc.pid  # type: ignore[index]
+        assert request({"cmd": "ping"})["pid"] == app.proc.pid  # type: ignore[index]
         done = cli("status", "--json", "--liveness", "off", "--sessions-dir", str(sessions))
         assert MADE_UP not in done.stdout and "Our own question?" in done.stdout
         second = cli("run", "--liveness", "off", "--sessions-dir", str(sessions), env=headless(), timeout=30)
         assert second.returncode == 0 and "already running" in second.stderr
-    assert ipc.request({"cmd": "ping"}, path=str(planted / "control.sock")) is None  # (said why)
+    assert request({"cmd": "ping"}, path=str(planted / "control.sock")) is None  # (said why)
     assert fakes[0].requests() == []  # nothing of ours was sent to it
     assert sorted(os.listdir(planted)) == ["control.sock"] and mode(planted) == 0o777
 
@@ -418,8 +420,8 @@ def test_a_control_socket_of_another_user_is_not_trusted(
     path = open_folder / "control.sock"
     fakes.append(FakeApp(path, bind_first=bind_first))
     assert (os.lstat(path).st_uid == os.getuid()) is bind_first
-    assert ipc.request({"cmd": "status"}, path=str(path)) is None
-    assert list(ipc.subscribe({"cmd": "subscribe"}, path=str(path), timeout=2)) == []
+    assert request({"cmd": "status"}, path=str(path)) is None
+    assert list(subscribe({"cmd": "subscribe"}, path=str(path), timeout=2)) == []
 
     monkeypatch.setenv("PI_NOTIFIER_SOCKET", str(path))  # where we are told the app is
     sessions = sessions_with_a_question(tmp_path)

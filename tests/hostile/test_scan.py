@@ -189,8 +189,8 @@ def test_engine_is_the_one_under_test() -> None:
 def test_the_marked_lines_are_those_holding_a_marker(pieces: list[bytes]) -> None:
     """The search for the lines that hold a marker (each marker searched once per byte) takes
     exactly those, newest first, whatever the order of common and rare markers."""
-    from notifier.engine.settle_file import _take
     from notifier.pi.lines import MARKERS
+    from notifier.sessions.startup_read import _take
 
     data = b"".join(p + (b"\n" if i % 3 else b"") for i, p in enumerate(pieces)) + b"\n"
     taken: list[bytes] = []
@@ -213,8 +213,8 @@ def test_what_a_rewrite_is_compared_with_replays_to_the_full_read(
     import os
 
     from notifier.core.reducer import SessionReducer
-    from notifier.engine.settle_file import settle_file
-    from notifier.watch.tail import Tailer
+    from notifier.sessions.startup_read import settle_file
+    from notifier.sessions.tail import Tailer
 
     from ..scan_check import NOW, files, full_read
 

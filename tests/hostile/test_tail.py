@@ -23,12 +23,12 @@ from notifier.core.board import Board
 from notifier.core.model import Option, Question, QuestionItem
 from notifier.core.reducer import SessionReducer
 from notifier.engine.files import SessionFiles
-from notifier.engine.loop import scan_once
 from notifier.engine.options import EngineOptions
-from notifier.engine.startup_cache import KEEP_ROWS, StartupCache
+from notifier.engine.scan import scan_once
+from notifier.pi.catalog import QuestionCatalog
 from notifier.pi.entries import to_events
-from notifier.pi.questions import QuestionCatalog
-from notifier.watch.tail import Tailer
+from notifier.sessions.cache import KEEP_ROWS, StartupCache
+from notifier.sessions.tail import Tailer
 
 from ..conftest import FIXTURES, wait_for
 from ..harness import Harness
@@ -418,7 +418,7 @@ def _summaries(draw: st.DrawFn) -> tuple[Tailer, SessionReducer]:
 def test_every_value_a_summary_holds_comes_back_as_written(summary: tuple[Tailer, SessionReducer]) -> None:
     """None, empty and binary bytes, strings that are not UTF-8, pending questions: what is
     saved is what is loaded, through the bounded parse and every check."""
-    from notifier.engine.startup_cache import _pack, _unpack
+    from notifier.sessions.cache import _pack, _unpack
 
     tailer, reducer = summary
     raw = _pack(tailer, reducer)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from notifier.system import ipc
+from notifier.control.client import request
 
 from ..app_process import AppProcess
 from ..conftest import ROOT, cli, wait_for
@@ -24,7 +24,7 @@ from .writer import append, ask, header, user
 
 def _app(sessions: Path, *more: str) -> AppProcess:
     app = AppProcess("run", "--no-notify", *more, "--sessions-dir", str(sessions), env=headless_env())
-    wait_for(lambda: ipc.request({"cmd": "ping"}), 20, "the app's control channel")
+    wait_for(lambda: request({"cmd": "ping"}), 20, "the app's control channel")
     return app
 
 
@@ -103,7 +103,7 @@ def test_status_bar_segments_come_from_the_app(tmp_path: Path) -> None:
         assert cli("status", "--tmux", *args, env=headless_env()).stdout == ""
         append(tmp_path / "--p--" / "a.jsonl", header("/nowhere/blog"), user(), ask("q1", "Which?"))
         # What the bar prints is the app's own summary (one small reply, not every session):
-        reply = wait_for(lambda: (r := ipc.request(brief)) and r["summary"]["pending"] == 1 and r, 20, "the app sees it")
+        reply = wait_for(lambda: (r := request(brief)) and r["summary"]["pending"] == 1 and r, 20, "the app sees it")
         assert set(reply) == {"ok", "summary"} and reply["summary"]["questions"][0]["text"] == "Which?"
         assert cli("status", "--tmux", *args, env=headless_env()).stdout == "π 1\n"
         obj = json.loads(cli("status", "--bar", *args, env=headless_env()).stdout)

@@ -14,9 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from notifier.companion import answer_dialog, list_sockets, protocol
-from notifier.companion.channel import open_dialogs
+from notifier.companion import protocol
+from notifier.companion.channel import answer_dialog, open_dialogs
 from notifier.companion.protocol import Closed, Dialog, Hello
+from notifier.companion.sockets import list_sockets
 from notifier.companion.watcher import Disconnected
 
 from ..conftest import cli, wait_for

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from notifier.companion.protocol import Closed, Dialog, Hello
-from notifier.system import ipc
+from notifier.control.client import request
 
 from ..app_process import AppProcess
 from ..conftest import cli, wait_for
@@ -398,7 +398,7 @@ def test_a_gate_answered_no_records_no_and_a_killed_gates_session_is_stopped(
         env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
         tray_app = AppProcess("run", "--no-notify", "--sessions-dir", str(sessions), env=env)
         apps.append(tray_app)
-        wait_for(lambda: ipc.request({"cmd": "ping"}), 20, "the app's control channel")
+        wait_for(lambda: request({"cmd": "ping"}), 20, "the app's control channel")
         pi.prompt(f"bash: {GATE_COMMAND} again")
         wait_for(lambda: len(dialogs_in(app, "needs_input")) == 2, 30, "the second gate")
         ((_, hello),) = listener.of(Hello)

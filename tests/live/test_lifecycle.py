@@ -15,7 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from notifier.system import autostart, ipc
+from notifier.control.client import request
+from notifier.control.wire import socket_path
+from notifier.system import autostart
 
 from ..app_process import AppProcess
 from ..conftest import cli, wait_for
@@ -42,7 +44,7 @@ def test_signal_exits_cleanly_within_two_seconds(
         if mode:
             app.wait("ready")
         else:
-            wait_for(lambda: ipc.request({"cmd": "ping"}), 20, "control channel")
+            wait_for(lambda: request({"cmd": "ping"}), 20, "control channel")
         began = time.monotonic()
         app.proc.send_signal(sig)
         assert app.proc.wait(5) == 0
@@ -53,8 +55,8 @@ def test_signal_exits_cleanly_within_two_seconds(
 def test_one_instance_per_user_and_headless_runs_beside_it(tmp_path: Path) -> None:
     env = headless_env()
     with AppProcess("run", "--liveness", "off", "--sessions-dir", str(tmp_path), env=env) as first:
-        wait_for(lambda: ipc.request({"cmd": "ping"}), 20, "control channel")
-        path = Path(ipc.socket_path())
+        wait_for(lambda: request({"cmd": "ping"}), 20, "control channel")
+        path = Path(socket_path())
         assert oct(path.stat().st_mode & 0o777) == "0o600"
         assert oct(path.parent.stat().st_mode & 0o777) == "0o700"
         second = subprocess.run(
@@ -69,7 +71,7 @@ def test_one_instance_per_user_and_headless_runs_beside_it(tmp_path: Path) -> No
             side.wait("ready")
             append(tmp_path / "s.jsonl", header(), user(), ask("q1", "Seen by both?"))
             side.wait("needs_input")
-        status = ipc.request(
+        status = request(
             {"cmd": "status", "roots": [str(tmp_path)], "liveness": "off", "question_tools": []}
         )
         assert status and status["ok"] and status["status"]["pending"] == 1
@@ -247,13 +249,13 @@ def test_a_closed_window_is_forgotten_so_the_next_click_opens_a_new_one(tmp_path
     import socket as sock
 
     with AppProcess("run", "--liveness", "off", "--sessions-dir", str(tmp_path), env=headless_env()) as app:
-        wait_for(lambda: ipc.request({"cmd": "ping"}), 20, "control channel")
+        wait_for(lambda: request({"cmd": "ping"}), 20, "control channel")
         window = sock.socket(sock.AF_UNIX, sock.SOCK_STREAM)
-        window.connect(ipc.socket_path())
+        window.connect(socket_path())
         window.sendall(b'{"cmd": "subscribe"}\n')
         pushed = window.makefile()
         assert "window" in json.loads(pushed.readline())
-        reply = ipc.request({"cmd": "show", "focus": None})
+        reply = request({"cmd": "show", "focus": None})
         assert reply and reply["ok"] and reply["window"] == "raised"
 
         def next_focus() -> dict[str, object]:
@@ -267,7 +269,7 @@ def test_a_closed_window_is_forgotten_so_the_next_click_opens_a_new_one(tmp_path
         window.close()
 
         def new_window_started() -> bool:
-            ipc.request({"cmd": "show", "focus": None})
+            request({"cmd": "show", "focus": None})
             # no display here: the new window process says so on the app's stderr
             return any("no display to show the window on" in line for line in app.stderr)
 
@@ -281,7 +283,7 @@ def test_signals_are_never_lost(tmp_path: Path) -> None:
         with AppProcess(
             "run", "--liveness", "off", "--sessions-dir", str(tmp_path), env=headless_env()
         ) as app:
-            wait_for(lambda: ipc.request({"cmd": "ping"}), 20, "control channel")
+            wait_for(lambda: request({"cmd": "ping"}), 20, "control channel")
             app.proc.send_signal(signal.SIGTERM if i % 2 else signal.SIGINT)
             assert app.proc.wait(5) == 0, f"start {i} did not stop"
 

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from notifier.app.runtime import App
+from notifier.config.load import Config
+from notifier.control.client import request
 from notifier.core.model import Snapshot, Transition
-from notifier.system import ipc
-from notifier.system.config import Config
 
 from ..conftest import wait_for
 from ..harness import Collect, Harness
@@ -139,7 +139,7 @@ def test_the_running_app_reports_its_health_and_doctor_shows_it(tmp_path: Path) 
         append(tmp_path / "s.jsonl", header(), user(), ask("q1", "Healthy?"))
         wait_for(lambda: app.snapshot().pending_count == 1, 10, "the question")
         wait_for(lambda: bad.calls >= 1, 10, "the broken output to be called")
-        reply = ipc.request({"cmd": "health"})
+        reply = request({"cmd": "health"})
         assert reply and reply["ok"] and "sink Raising" in reply["problems"]
         assert reply["problems"]["sink Raising"]["count"] >= 1
         assert any("sink Raising failed" in line for line in app.snapshot().health)

@@ -3,7 +3,7 @@ from __future__ import annotations
 from notifier.core.board import Board, Proc
 from notifier.core.model import Question, QuestionItem, SessionRef, remote_key
 from notifier.core.reducer import Header, Input, SessionReducer, ToolEnd, ToolStart
-from notifier.pi.questions import extract
+from notifier.pi.extraction import extract
 
 
 def asked(cid: str, at: float = 100.0) -> ToolStart:
@@ -110,8 +110,8 @@ def test_live_turn_changes_are_reported_once() -> None:
 def test_only_a_real_first_header_makes_a_session() -> None:
     import pytest
 
+    from notifier.pi.catalog import QuestionCatalog
     from notifier.pi.entries import EntryError, to_events
-    from notifier.pi.questions import QuestionCatalog
 
     with pytest.raises(EntryError):
         to_events({"type": "session", "cwd": "/x"}, QuestionCatalog(), 0.0)

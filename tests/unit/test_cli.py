@@ -273,8 +273,8 @@ def test_snooze_mute_without_the_app_are_saved_and_status_says_them(tmp_path: Pa
 
 def test_every_config_key_has_a_did_you_mean() -> None:
     """A typo of any key (a letter dropped, two swapped, one doubled) is answered with that key."""
-    from notifier.system.config import KEYS
-    from notifier.system.config_keys import suggest
+    from notifier.config.keys import suggest
+    from notifier.config.load import KEYS
 
     for key in KEYS:
         name = key.rsplit(".", 1)[-1]
@@ -296,7 +296,7 @@ def test_history_since_0_does_not_say_nothing_was_recorded(private_dirs: Path) -
     import os
     import time
 
-    from notifier.app.preferences import open_store
+    from notifier.app.choices import open_store
     from notifier.core.model import Question, QuestionItem, SessionRef, Transition
 
     store = open_store(os.path.join(os.environ["XDG_STATE_HOME"], "pi-notifier"))

@@ -13,9 +13,10 @@ from typing import Any
 
 import pytest
 
-from notifier.companion import answer_dialog, list_sockets, protocol
-from notifier.companion.channel import ChannelError, check_owner
+from notifier.companion import protocol
+from notifier.companion.channel import ChannelError, answer_dialog, check_owner
 from notifier.companion.protocol import Closed, Dialog, Hello, ProtocolError, Result, Screen
+from notifier.companion.sockets import list_sockets
 from notifier.system import paths
 
 from ..conftest import cli

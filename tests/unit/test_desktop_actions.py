@@ -8,17 +8,17 @@ from typing import Any
 
 import pytest
 
+from notifier.config.load import Config
 from notifier.core.board import Board, Proc
 from notifier.core.commands import Answer, CommandError, Goto, Snooze, parse, to_obj
 from notifier.core.model import Option, Question, QuestionItem, SessionRef
 from notifier.core.planner import Item, Notice
 from notifier.core.preferences import Preferences
 from notifier.core.reducer import Header, ToolStart
-from notifier.pi.questions import extract
-from notifier.sinks.notify import AlertSink, render
+from notifier.pi.extraction import extract
 from notifier.sinks.notify.dbus import sound_hints
-from notifier.sinks.notify.render import option_actions, who
-from notifier.system.config import Config
+from notifier.sinks.notify.render import option_actions, render, who
+from notifier.sinks.notify.sink import AlertSink
 from notifier.ui.view import (
     details_text,
     live,
@@ -124,7 +124,7 @@ def test_sound_hints() -> None:
 
 @pytest.mark.parametrize("value", ["", "a b", "../x", 5, "x" * 65, "/a\nb"])
 def test_sound_key_range(value: Any) -> None:
-    from notifier.system.config_keys import Invalid, _sound
+    from notifier.config.keys import Invalid, _sound
 
     with pytest.raises(Invalid):
         _sound(value)

@@ -7,16 +7,17 @@ from typing import Any
 
 import pytest
 
-from notifier.app.answer_channel import dialog_value
-from notifier.app.dialogs import is_own_dialog, question_of, ref_of
+from notifier.actions.answer_channel import dialog_value
+from notifier.app.dialog_feed import is_own_dialog, question_of, ref_of
 from notifier.companion.protocol import Dialog, dialog_from
 from notifier.core.board import Board
 from notifier.core.dialogs import add_dialogs
+from notifier.core.formats import event_obj, question_obj, status_obj
 from notifier.core.model import Snapshot
 from notifier.core.reducer import Header, ToolStart
+from notifier.pi.catalog import QuestionCatalog
+from notifier.pi.extraction import extract
 from notifier.pi.keymaps import UsageError
-from notifier.pi.questions import QuestionCatalog, extract
-from notifier.sinks.jsonout import event_obj, question_obj, status_obj
 from notifier.ui.view import details_text, is_gate, window_obj
 
 COMMAND = "rm -rf build \\\n  && echo \x1b[31mdone"
@@ -147,7 +148,8 @@ def test_a_gate_is_never_approved_from_a_notification(monkeypatch: pytest.Monkey
     """A gate's notification offers going to the session, "Show" and "Snooze" only: its options
     are never actions (the window, after the whole command, is where it is answered)."""
     from notifier.core.planner import Item, Notice
-    from notifier.sinks.notify import DBusBackend, render
+    from notifier.sinks.notify.dbus import DBusBackend
+    from notifier.sinks.notify.render import render
 
     ref = ref_of(gate(), ["/s"])
     assert ref is not None
@@ -180,7 +182,7 @@ class _Engine:
 
 
 def _feed(engine: _Engine) -> Any:
-    from notifier.app.dialogs import DialogFeed
+    from notifier.app.dialog_feed import DialogFeed
 
     feed = DialogFeed.__new__(DialogFeed)  # (no watcher: events are handed to apply directly)
     feed.engine, feed.wall, feed.started = engine, (lambda: 1_700_000_010.0), 0.0  # type: ignore[assignment]
@@ -247,7 +249,7 @@ def test_a_start_up_dialog_belongs_to_its_pi_until_it_has_a_session() -> None:
 
 def test_a_working_session_whose_pi_is_gone_is_stopped() -> None:
     from notifier.core.board import Proc
-    from notifier.sinks.jsonout import status_obj as status_of
+    from notifier.core.formats import status_obj as status_of
 
     b = Board(liveness=True)
     b.apply("/s/a.jsonl", [Header("id-a", "/p"), ToolStart(1.0, "call_b1", "bash", None)], 1.0)

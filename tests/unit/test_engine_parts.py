@@ -13,8 +13,9 @@ from notifier.core.reducer import Header, ToolStart
 from notifier.engine.follow import FollowedFile
 from notifier.engine.liveness import LIVENESS_SOON_S, RECHECK_MAX_S, Liveness, ProcessList
 from notifier.engine.supervise import Health, Supervisor
-from notifier.engine.watchlimit import WatchLimit
-from notifier.pi.questions import QuestionCatalog, extract
+from notifier.pi.catalog import QuestionCatalog
+from notifier.pi.extraction import extract
+from notifier.watch.watchlimit import WatchLimit
 
 from ..live.writer import answer, append, ask, header, user
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from notifier.core import formats
 from notifier.core.model import Option, Question, QuestionItem, SessionRef, SessionView, Snapshot, Transition
-from notifier.system.store import Store
+from notifier.state.store import Store
 from notifier.ui.view import window_obj
 
 SESSION_KEYS = ["id", "file", "cwd", "name", "host"]

@@ -11,9 +11,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from notifier.app.answer_keys import unready
-from notifier.app.answer_session import tool_result
+from notifier.actions.answer_keys import unready
+from notifier.actions.answer_session import tool_result
 from notifier.core.model import Question
+from notifier.pi.extraction import extract
 from notifier.pi.keymaps import (
     Plan,
     Unsupported,
@@ -24,7 +25,6 @@ from notifier.pi.keymaps import (
     resolve,
     result_mismatch,
 )
-from notifier.pi.questions import extract
 from notifier.pi.screens import find_dialog, rows
 
 from ..conftest import scenario

@@ -12,9 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from notifier.core.reducer import Supersede, ToolEnd, ToolStart
+from notifier.pi.catalog import QuestionCatalog
 from notifier.pi.entries import EVENT_TYPES, EntryError, to_events
 from notifier.pi.lines import ESCAPE, MARKERS, TOO_LARGE, may_have_events, too_large_events
-from notifier.pi.questions import QuestionCatalog
 
 CATALOG = QuestionCatalog([])
 NAMES = sorted(EVENT_TYPES - {"session"})

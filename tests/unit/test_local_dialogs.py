@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from notifier.app.local import LocalSource
+from notifier.config.load import Config
 from notifier.system import paths
-from notifier.system.config import Config
 
 from ..conftest import wait_for
 from .test_companion import GATE  # the permission gate as the extension announces it

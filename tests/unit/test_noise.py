@@ -6,7 +6,7 @@ from notifier.core.model import Question, QuestionItem, SessionRef, Transition
 from notifier.core.planner import Notice, Planner, Withdraw
 from notifier.core.preferences import Preferences
 from notifier.core.quiet import in_quiet_hours
-from notifier.sinks.notify import render
+from notifier.sinks.notify.render import render
 
 
 def q(cid: str, at: float = 0.0, text: str = "Q?") -> Question:

@@ -8,7 +8,7 @@ from notifier.core.model import Option, Question, QuestionItem, SessionRef
 from notifier.core.planner import Item, Key, Notice
 from notifier.sinks.notify.render import Message
 from notifier.sinks.notify.screen import Screen
-from notifier.system.store import Store
+from notifier.state.store import Store
 
 
 class FakeServer:

@@ -9,13 +9,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from notifier.config.load import Config
 from notifier.core.model import Option, Question, QuestionItem, SessionRef
 from notifier.core.planner import Item, Notice
-from notifier.sinks.notify import AlertSink, render
 from notifier.sinks.notify.dbus import Once
-from notifier.sinks.notify.render import takes_text
+from notifier.sinks.notify.render import render, takes_text
 from notifier.sinks.notify.servers import REPLY, Server, choose, shows, summary
-from notifier.system.config import Config
+from notifier.sinks.notify.sink import AlertSink
 
 # What each server answered GetServerInformation and GetCapabilities with, here.
 GNOME = Server.of(

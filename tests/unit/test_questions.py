@@ -7,7 +7,9 @@ import json
 import pytest
 
 from notifier.core.model import GENERIC_QUESTION
-from notifier.pi.questions import BUILTIN_QUESTION_TOOLS, QuestionCatalog, classify, extract
+from notifier.pi.catalog import BUILTIN_QUESTION_TOOLS, QuestionCatalog
+from notifier.pi.extraction import extract
+from notifier.pi.outcomes import classify
 
 from ..conftest import ROOT
 

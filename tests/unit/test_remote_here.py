@@ -63,7 +63,7 @@ def test_resume_command_of_a_remote_session_runs_there(tmp_path: Path) -> None:
 def test_remote_goto_quotes_the_tmux_target_for_the_remote_shell(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The remote says where its pi runs; the ssh line we print must reach tmux with the session
     name intact (spaces, quotes, shell syntax) through the local and the remote shell."""
-    from notifier.app import remotes
+    from notifier.actions import over_ssh
     from notifier.remote.link import Remote
 
     name = "my work $(touch pwned) 'x'"
@@ -75,7 +75,7 @@ def test_remote_goto_quotes_the_tmux_target_for_the_remote_shell(tmp_path: Path,
     (bin_dir / "pi-notifier").chmod(0o755)
     monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
     monkeypatch.chdir(tmp_path)
-    cmd = remotes.goto_command(Remote("devbox", ssh="me@devbox", ssh_options=("-p", "2222")), "abc")
+    cmd = over_ssh.goto_command(Remote("devbox", ssh="me@devbox", ssh_options=("-p", "2222")), "abc")
     assert cmd.startswith("ssh -t -p 2222 me@devbox tmux attach -t ")
     subprocess.run(["sh", "-c", cmd], check=True, timeout=30, cwd=tmp_path)
     assert json.loads((tmp_path / "tmux.json").read_text()) == ["attach", "-t", f"{name}:2"]
@@ -84,7 +84,7 @@ def test_remote_goto_quotes_the_tmux_target_for_the_remote_shell(tmp_path: Path,
     (bin_dir / "pi-notifier").write_text(
         '#!/bin/sh\necho \'{"pid": 5, "tty": null, "tmux": {"socket": "/tmp/x", "session": "work", "window": "2"}}\'\n'
     )
-    plain = remotes.goto_command(Remote("devbox", ssh="me@devbox", ssh_options=("-p", "2222")), "abc")
+    plain = over_ssh.goto_command(Remote("devbox", ssh="me@devbox", ssh_options=("-p", "2222")), "abc")
     assert plain == "ssh -t -p 2222 me@devbox tmux attach -t work:2"
 
 
@@ -173,8 +173,8 @@ def test_goto_print_never_prints_a_remote_name_raw(tmp_path: Path, tmux: dict[st
 @pytest.mark.parametrize("tmux", HOSTILE_NAMES[:2])
 def test_goto_from_the_window_says_why_instead_of_a_command(tmp_path: Path, tmux: dict[str, Any],
                                                             monkeypatch: pytest.MonkeyPatch) -> None:
-    from notifier.app import goto
-    from notifier.system.config import load
+    from notifier.actions import goto
+    from notifier.config.load import load
 
     cfg = _remote_says(tmp_path, tmux)
     for k, v in _cli_env(tmp_path).items():
@@ -204,8 +204,8 @@ def test_goto_print_of_a_tricky_printable_name_parses_back_and_runs_as_meant(tmp
 
 
 def test_no_terminal_here_the_window_is_told_the_same_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from notifier.app import goto
-    from notifier.system.config import load
+    from notifier.actions import goto
+    from notifier.config.load import load
 
     cfg = _remote_says(tmp_path, {"session": "a  b", "window": "2"})
     monkeypatch.setenv("PATH", _cli_env(tmp_path)["PATH"])
@@ -218,7 +218,7 @@ def test_no_terminal_here_the_window_is_told_the_same_line(tmp_path: Path, monke
 
 
 def test_a_new_terminal_gets_the_argv_not_a_shell_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from notifier.app import remotes
+    from notifier.actions import over_ssh
 
     from ..conftest import wait_for
 
@@ -232,7 +232,7 @@ def test_a_new_terminal_gets_the_argv_not_a_shell_line(tmp_path: Path, monkeypat
     term.chmod(0o755)
     monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
     argv = ["ssh", "-t", "me@devbox", "tmux", "attach", "-t", "'a $(touch PWNED)'"]
-    assert remotes.open_in_terminal(argv)
+    assert over_ssh.open_in_terminal(argv)
     assert wait_for(lambda: record.exists() and record.read_text(), 10, "the terminal's arguments")
     assert json.loads(record.read_text()) == ["-e", *argv]
     assert not (tmp_path / "PWNED").exists()

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from notifier.watch.readers import forward_lines, last_line_end
-from notifier.watch.tail import LongLine, Tailer
+from notifier.sessions.readers import forward_lines, last_line_end
+from notifier.sessions.tail import LongLine, Tailer
 
 from ..conftest import FIXTURES
 from ..scan_check import assert_same, files, jline, startup_read
@@ -76,7 +76,7 @@ def _message(role: str, **fields: object) -> bytes:
 def _windows_read(f: Path, monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """The sizes of the windows the start-up read of ``f`` took from its end (its result checked
     against a full read)."""
-    import notifier.engine.settle_file as settle_file
+    import notifier.sessions.startup_read as settle_file
 
     sizes: list[int] = []
     real = settle_file.os.pread
@@ -150,7 +150,7 @@ def test_a_line_that_matters_begun_before_the_last_block_is_still_read(tmp_path:
     """The last 16 KB hold no line that can matter, but the line they begin inside does (a
     compaction, its type marker before, across or after the block's start, ``shift`` bytes
     from it): the start-up read goes on before the block and finds it, as a full read does."""
-    from notifier.engine.settle_file import FIRST_WINDOW
+    from notifier.sessions.startup_read import FIRST_WINDOW
 
     header = jline({"type": "session", "id": "s", "cwd": "/p"})
     ask = _message(

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from notifier.app import goto
+from notifier.actions import goto
 from notifier.core import session_spec
 from notifier.core.model import Question, QuestionItem, SessionRef, SessionView, Snapshot
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from notifier.app import goto
+from notifier.actions import goto
 from notifier.core.model import Question, QuestionItem, SessionRef, SessionView, remote_key
 from notifier.core.text import clean
 from notifier.system.tmux import TmuxPane

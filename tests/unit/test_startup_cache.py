@@ -16,8 +16,8 @@ import pytest
 from notifier.core.board import Board
 from notifier.engine.files import SessionFiles
 from notifier.engine.options import EngineOptions
-from notifier.engine.startup_cache import StartupCache, version
-from notifier.pi.questions import QuestionCatalog
+from notifier.pi.catalog import QuestionCatalog
+from notifier.sessions.cache import StartupCache, version
 
 from ..conftest import FIXTURES, cli
 from ..live.writer import answer, append, ask, header, user

@@ -3,7 +3,7 @@ from __future__ import annotations
 import time
 
 from notifier.core.preferences import Preferences
-from notifier.system.store import Store
+from notifier.state.store import Store
 
 
 def test_snoozes_round_trip_by_scope() -> None:
@@ -23,11 +23,11 @@ def test_snoozes_round_trip_by_scope() -> None:
 
 def test_the_standalone_window_snoozes_projects_too(monkeypatch, tmp_path) -> None:  # type: ignore[no-untyped-def]
     """`pi-notifier show` without a running app stores what its buttons ask for."""
-    from notifier.app import local, preferences
+    from notifier.app import choices, local
+    from notifier.config.load import Config
     from notifier.core.commands import Mute, Snooze
-    from notifier.system.config import Config
 
-    monkeypatch.setattr(preferences, "open_store", lambda: Store(str(tmp_path / "state.sqlite3")))
+    monkeypatch.setattr(choices, "open_store", lambda: Store(str(tmp_path / "state.sqlite3")))
     source = local.LocalSource(Config())
     source.engine = object()  # type: ignore[assignment]  # commands only need it to exist
     now = time.time()
@@ -42,7 +42,7 @@ def test_the_standalone_window_snoozes_projects_too(monkeypatch, tmp_path) -> No
 
 
 def test_preferences_have_one_owner_that_persists_and_hands_them_out(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from notifier.app.preferences import PreferencesOwner
+    from notifier.app.choices import PreferencesOwner
     from notifier.core.commands import Mute, Snooze
 
     store = Store(str(tmp_path / "state.sqlite3"))
@@ -143,7 +143,7 @@ def test_preferences_changed_from_many_threads_lose_nothing(tmp_path) -> None:  
     """The tray, the control channel and the notifier change them at once: one lock, no lost update."""
     import threading
 
-    from notifier.app.preferences import PreferencesOwner
+    from notifier.app.choices import PreferencesOwner
     from notifier.core.commands import Mute, Snooze
 
     store = Store(str(tmp_path / "state.sqlite3"))

@@ -9,7 +9,7 @@ import pytest
 from notifier.core.board import Board
 from notifier.core.commands import Focus, Mute, Quit, Show, Snooze
 from notifier.core.reducer import Header, ToolStart
-from notifier.pi.questions import extract
+from notifier.pi.extraction import extract
 from notifier.ui import icons
 from notifier.ui.view import details_text, menu, resume_command, title, tomorrow_morning, window_obj
 

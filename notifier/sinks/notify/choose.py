@@ -7,12 +7,12 @@ import shutil
 import sys
 from collections.abc import Callable, Sequence
 
+from notifier.config.load import Config
 from notifier.core.text import clean
 from notifier.sinks.notify.backend import Backend, BackendError, NullBackend, is_wsl
 from notifier.sinks.notify.dbus import NOTIFICATIONS, DBusBackend, server_owner
 from notifier.sinks.notify.fallback import PlyerBackend, PowerShellBackend
 from notifier.sinks.notify.servers import summary
-from notifier.system.config import Config
 
 NO_SERVER_HINT = (
     "install and start a notification server (dunst, mako, xfce4-notifyd or notification-daemon) or run "

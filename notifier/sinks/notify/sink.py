@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from notifier.config.load import Config
 from notifier.core.model import Snapshot, Transition, TurnChange
 from notifier.core.planner import Notice, Planner, Withdraw, key_of
 from notifier.core.preferences import Preferences
@@ -21,7 +22,6 @@ from notifier.sinks.notify.backend import Backend
 from notifier.sinks.notify.choose import TRAY_ALONE, choose_backend
 from notifier.sinks.notify.render import ANSWER_PREFIX, option_actions, takes_text
 from notifier.sinks.notify.screen import Screen
-from notifier.system.config import Config
 from notifier.system.processes import still_running
 
 log = logging.getLogger("notifier.sinks.notify")

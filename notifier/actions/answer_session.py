@@ -1,0 +1,99 @@
+"""What both ways of answering share: the session file as the judge of whether a question still waits, and
+of how it ended.
+
+Nothing is sent unless, just before, the session file still has the tool call unanswered; afterwards the answer
+is confirmed from the same file (with a deadline).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from notifier.actions.goto import Refused
+from notifier.core.model import Question, Transition
+from notifier.engine.follow import FollowedFile
+from notifier.engine.options import EngineOptions
+from notifier.pi.outcomes import result_text
+
+STEP_TIMEOUT_S = 5.0
+RESULT_TIMEOUT_S = 15.0
+# The dialog variant a tool's own dialog most likely is (used to check the usage before looking).
+GUESS = {"question": "question", "questionnaire": "questionnaire", "ask_user_question": "pi-ask"}
+
+
+@dataclass(frozen=True)
+class Answered:
+    question: Question
+    outcome: str | None
+    answer: str | None
+
+
+class SessionFile:
+    """One session file read like the engine reads it, then followed as it grows."""
+
+    def __init__(self, options: EngineOptions, path: str) -> None:
+        self.path = path
+        self.file = FollowedFile(path, options.catalog)
+        self.resolved: dict[str, Transition] = {}
+
+    def pending(self, call_id: str) -> bool:
+        for t in self.file.read():
+            if t.kind == "resolved":
+                self.resolved[t.question.tool_call_id] = t
+        return self.question(call_id) is not None
+
+    def question(self, call_id: str) -> Question | None:
+        """The tool call as the file has it now, if it still waits (read in full from the file:
+        a question known from a cache or a remote summary may lack what its dialog needs)."""
+        view = self.file.view()
+        return next((q for q in view.pending if q.tool_call_id == call_id), None) if view else None
+
+
+def wait_until(predicate: object, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    delay = 0.01
+    while True:
+        if predicate():  # type: ignore[operator]
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(delay)
+        delay = min(delay * 2, 0.1)
+
+
+def recorded(session: SessionFile, question: Question, result_timeout: float) -> Answered:
+    """Wait for the session file to record the answer; how it ended (Refused past the deadline)."""
+    if not wait_until(lambda: not session.pending(question.tool_call_id), result_timeout):
+        raise Refused(f"keys were sent but the session file recorded no answer within {result_timeout:g}s")
+    done = session.resolved.get(question.tool_call_id)
+    return Answered(question, done.outcome if done else None, done.answer if done else None)
+
+
+TAIL_BYTES = 8 << 20  # the toolResult is among the last lines; past 8 MB of later lines it is not looked for
+
+
+def tool_result(path: str, call_id: str) -> tuple[str, Any] | None:
+    """The text and ``details`` of the toolResult pi wrote for ``call_id`` (``None``: none found)."""
+    needle = json.dumps(call_id).encode()
+    try:
+        with open(path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            f.seek(max(0, size - TAIL_BYTES))
+            data = f.read(TAIL_BYTES)
+    except OSError:
+        return None
+    for line in reversed(data.split(b"\n")):
+        if needle not in line or b'"toolResult"' not in line:
+            continue
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        message = entry.get("message") if isinstance(entry, dict) else None
+        if isinstance(message, dict) and message.get("role") == "toolResult" and message.get("toolCallId") == call_id:
+            return result_text(message.get("content")), message.get("details")
+    return None

@@ -1,0 +1,83 @@
+"""The app's tray icon: the backend the config and this desktop allow, or none; and the tray host
+it shows in, followed while the app runs (``tray_hosts.py``)."""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from notifier.app.tray_hosts import NO_HOST_WHY, HostFollower, HostLog, Hosts, look
+from notifier.config.load import Config
+from notifier.core.commands import Command
+from notifier.core.model import Snapshot
+from notifier.core.text import clean
+
+if TYPE_CHECKING:
+    from notifier.ui.tray import Tray
+
+log = logging.getLogger(__name__)
+
+
+def make_tray(
+    config: Config, act: Callable[[Command], object], snapshot: Callable[[], Snapshot]
+) -> Tray | None:
+    """A tray icon whose menu calls ``act`` and which shows ``snapshot()``; ``None`` when no
+    tray can be shown here (said in the log). A backend that fails to start never raises. With
+    no tray host the icon waits for one: the app carries on with notifications and the window."""
+    from notifier.ui.tray import Tray, choose_backend
+
+    follower: HostFollower | None = None
+    sni = False
+    if config["tray.backend"] != "none" and _has_display() and os.name == "posix" and not _apple():
+        follower = HostFollower(HostLog())
+        sni = follower.start().sni is not None
+    backend, why = choose_backend(config["tray.backend"], sni_host=sni)
+    if backend is None:
+        log.info("no tray icon: %s", why)
+        if follower is not None:
+            follower.close()
+        return None
+    try:
+        tray = Tray(backend, act, snapshot, hosts=follower)
+    except Exception as exc:  # pystray or its toolkit cannot start here
+        log.warning("no tray icon (%s backend failed: %s)", backend, clean(exc, 200))
+        if follower is not None:
+            follower.close()
+        return None
+    log.debug("tray: %s — %s", backend, why)
+    return tray
+
+
+def _has_display() -> bool:
+    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+
+
+def _apple() -> bool:
+    import sys
+
+    return sys.platform == "darwin"
+
+
+def doctor_line(config: Config) -> str:
+    """``doctor``'s tray line: the backend, and the tray host really found (the X selection's
+    owner, the StatusNotifierWatcher's owner, both asked now). OK only when a host that backend
+    can show in answered."""
+    from notifier.ui.tray import choose_backend
+
+    hosts, unasked = (Hosts(), []) if not _has_display() or _apple() else look()
+    backend, why = choose_backend(config["tray.backend"], sni_host=hosts.sni is not None)
+    head = f"tray: {backend or 'none'} — {why}"
+    if backend is None or backend == "native":
+        return f"[{'ok  ' if backend else 'note'}] {head}"
+    usable = hosts.xembed if backend in ("xorg", "gtk") else hosts.xembed or hosts.sni
+    if usable:
+        return f"[ok  ] {head}; tray host: {hosts.describe()}"
+    if hosts.sni:  # an SNI watcher only, and a backend that cannot talk to it
+        return (
+            f"[FAIL] {head}; tray host: {hosts.describe()} only, which the {backend} backend cannot"
+            " use (install the 'gtk' extra and the Ayatana AppIndicator typelib)"
+        )
+    detail = "; ".join(unasked) if unasked else NO_HOST_WHY
+    return f"[note] {head}; tray host: none ({detail}): the icon appears when one starts"

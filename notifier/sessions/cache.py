@@ -1,0 +1,298 @@
+"""The start-up scan cache: per session file, a summary of its state and where reading stopped,
+valid while the file's stamp (device, inode, size, mtime_ns) is unchanged, like git's index (a
+changed file is read again; liveness is never cached). One SQLite table ``scan(path, stamp,
+summary)`` in the state folder, 0600 in a 0700 folder (it holds names, folders, questions);
+deleting it is always safe. ``PRAGMA user_version`` is its version (format, release, question
+catalog): another one is emptied, quietly. What is read back is untrusted (bit rot, another
+program, a hand edit): each summary goes through the one bounded JSON parse and is checked field
+by field. Anything wrong: the cache is deleted and rebuilt by this scan, said in one log line.
+Used for one scan: :meth:`StartupCache.lookup` each file, then :meth:`~StartupCache.save` once."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import math
+import os
+import sqlite3
+import zlib
+from collections.abc import Iterable, Mapping
+from typing import Any, NamedTuple, get_args
+
+from notifier import __version__
+from notifier.core import jsonbound
+from notifier.core.board import Board
+from notifier.core.model import State
+from notifier.core.reducer import SessionReducer, restore, summarize
+from notifier.core.text import clean
+from notifier.sessions.tail import HEAD, Tailer
+from notifier.system.paths import private_file
+
+log = logging.getLogger(__name__)
+
+FORMAT = 5  # 5: one JSON summary per file (4: one typed column per field)
+MAX_ROWS = 200_000  # more rows than any scan writes: a damaged cache
+KEEP_ROWS = 20_000  # past this many rows, those of folders not scanned now are dropped
+MAX_SUMMARY = 1 << 20  # bytes of one summary
+MAX_TEXT = 64 << 10  # characters of any string in a summary
+MAX_LIST = 1000
+MAX_PARTIAL = 64 << 10  # bytes of an unfinished last line held back
+_STATES = frozenset(get_args(State))
+_COLUMNS = [("path", "BLOB"), ("stamp", "TEXT"), ("summary", "BLOB")]
+_encode = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode  # (ASCII: lone surrogates escaped)
+
+
+class Damaged(ValueError):  # the cache holds something this program never writes
+    pass
+
+
+class Restored(NamedTuple):  # an unchanged file: its state, a tailer that continues at its end
+    tailer: Tailer
+    reducer: SessionReducer
+
+
+def version(tools: Iterable[str]) -> int:
+    """``PRAGMA user_version`` of a cache written for this format, release and catalog."""
+    return zlib.crc32(f"{FORMAT}|{__version__}|{','.join(sorted(tools))}".encode()) >> 1
+
+
+def _below(roots: Iterable[str]) -> tuple[str, list[bytes]]:
+    """An SQL condition on ``path``: below one of ``roots`` (a range of the key per root)."""
+    bounds: list[bytes] = []
+    for root in roots:
+        prefix = os.fsencode(root.rstrip(os.sep) + os.sep)
+        bounds += [prefix, prefix[:-1] + bytes([prefix[-1] + 1])]
+    terms = ["(path >= ? AND path < ?)"] * (len(bounds) // 2)
+    return "(" + (" OR ".join(terms) or "0") + ")", bounds
+
+
+class StartupCache:
+    def __init__(
+        self, path: str, tools: Iterable[str], roots: list[str], max_line: int, keep_rows: int = KEEP_ROWS
+    ) -> None:
+        self._path = path
+        self._version = version(tools)
+        self._roots = roots
+        self._max_line = max_line
+        self._keep_rows = keep_rows
+        self._db: sqlite3.Connection | None = None
+        self._rows: dict[str, tuple[Any, Any]] = {}  # path → (stamp, summary) as stored
+        self._read: dict[str, str] = {}  # files read (not restored) → their stamp before the read
+        self._seen: set[str] = set()
+        self._opened = self._done = False
+        self.hits = 0
+
+    def open(self) -> None:
+        """Open the cache and load the rows below the roots (once). A cache that does not exist
+        yet holds nothing to load: it is created when saved."""
+        if self._opened:
+            return
+        self._opened = True
+        if not os.path.lexists(self._path):
+            return
+        try:
+            self._db = self._connect()
+            cond, params = _below(self._roots)
+            (count,) = self._db.execute("SELECT count(*) FROM scan").fetchone()
+            if count > MAX_ROWS:
+                raise Damaged("it is far larger than any scan writes")
+            for path, st, summary in self._db.execute(f"SELECT * FROM scan WHERE {cond}", params):
+                if type(path) is not bytes:
+                    raise Damaged("a row's path is not a name")
+                self._rows[os.fsdecode(path)] = (st, summary)
+        except sqlite3.OperationalError as exc:  # (busy, locked: nothing wrong with what it holds)
+            log.debug("scan cache not read (%s)", exc)
+            self._close()
+        except (sqlite3.Error, Damaged, OSError) as exc:
+            self._damaged(str(exc))
+
+    def lookup(self, path: str, st: os.stat_result) -> Restored | None:
+        """The file's state if it is unchanged since it was summarized (``st``: its stat before
+        any read); ``None``: read it (it is then summarized by :meth:`save`)."""
+        self.open()
+        self._seen.add(path)
+        now = f"{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}"  # (a file unchanged while equal)
+        row = self._rows.get(path)
+        if row is not None and row[0] == now:
+            try:
+                restored = _unpack(row[1], path, st.st_size, self._max_line, (st.st_dev, st.st_ino))
+            except Damaged as exc:
+                self._damaged(str(exc))
+            else:
+                self.hits += 1
+                return restored
+        self._read[path] = now
+        return None
+
+    def save(self, tailers: Mapping[str, Tailer], board: Board) -> None:
+        """Remember what the scan read, forget files under the roots that are gone, and close."""
+        if not self._opened or self._done:
+            return
+        self._done = True
+        gone = [p for p in self._rows if p not in self._seen]
+        rows = []
+        for path, st in self._read.items():
+            tailer, reducer = tailers.get(path), board.reducer(path)
+            summary = _pack(tailer, reducer) if tailer is not None and reducer is not None else None
+            if summary is not None:
+                rows.append((os.fsencode(path), st, summary))
+        if not rows and not gone:  # (a warm scan: nothing changed, nothing to write)
+            self._close()
+            return
+        try:
+            db = self._db or self._connect()
+            self._db = db
+            with db:
+                db.execute("BEGIN IMMEDIATE")  # (the write lock first: another writer may be at work)
+                db.executemany("INSERT OR REPLACE INTO scan VALUES (?, ?, ?)", rows)
+                db.executemany("DELETE FROM scan WHERE path = ?", [(os.fsencode(p),) for p in gone])
+                (count,) = db.execute("SELECT count(*) FROM scan").fetchone()
+                if count > self._keep_rows:
+                    cond, params = _below(self._roots)
+                    db.execute(f"DELETE FROM scan WHERE NOT {cond}", params)
+        except (sqlite3.Error, Damaged, OSError) as exc:  # (busy, a full disk…: next time)
+            log.debug("scan cache not written (%s)", exc)
+        self._close()
+
+    def _connect(self) -> sqlite3.Connection:
+        private_file(self._path)
+        db = sqlite3.connect(self._path, timeout=2.0, isolation_level=None)
+        try:
+            db.execute("PRAGMA synchronous=OFF")  # a lost write only costs a re-read
+            (found,) = db.execute("PRAGMA user_version").fetchone()
+            columns = [(r[1], r[2]) for r in db.execute("PRAGMA table_info(scan)")]
+            if found != self._version or not columns:  # another version, or none yet: no damage
+                db.execute("DROP TABLE IF EXISTS scan")
+                db.execute("CREATE TABLE scan (path BLOB PRIMARY KEY, stamp TEXT, summary BLOB) WITHOUT ROWID")
+                db.execute(f"PRAGMA user_version={self._version}")
+            elif columns != _COLUMNS:
+                raise Damaged("its table has the wrong columns")
+        except BaseException:
+            db.close()
+            raise
+        return db
+
+    def _damaged(self, why: str) -> None:
+        """Delete the cache (said once) and start an empty one: this scan reads every file."""
+        self._close()
+        log.warning("the scan cache %s was damaged (%s); rebuilding it", clean(self._path), clean(why, 200))
+        self._read.update((p, row[0]) for p, row in self._rows.items() if p in self._seen)
+        self._rows = {}
+        for suffix in ("", "-journal", "-wal", "-shm"):
+            with contextlib.suppress(OSError):
+                os.unlink(self._path + suffix)
+
+    def _close(self) -> None:
+        with contextlib.suppress(sqlite3.Error):
+            if self._db is not None:
+                self._db.close()
+        self._db = None
+
+
+# ---- one summary ----
+
+
+def _pack(tailer: Tailer, reducer: SessionReducer) -> bytes | None:
+    """The summary of a file read (``None`` if it cannot be cached: that file is read next time)."""
+    t = tailer.state()
+    data = {
+        "offset": t["offset"], "partial": t["partial"].hex(), "head_len": t["head_len"], "head": t["head"].hex(),
+        "tail_start": t["tail_start"], "tail": t["tail"].hex(), "ws": tailer.window_start,
+        "nc": tailer.name_checked, "state": summarize(reducer),
+    }  # fmt: skip
+    try:
+        if reducer.pending or reducer.running:  # (what could not be read back is not written;
+            _check_state(data["state"])  # the other strings are bounded by pi/entries already)
+        raw = _encode(data).encode("ascii")
+    except (ValueError, Damaged):
+        return None
+    return raw if len(raw) <= MAX_SUMMARY and len(t["partial"]) <= MAX_PARTIAL else None
+
+
+def _unpack(raw: Any, path: str, size: int, max_line: int, ident: tuple[int, int]) -> Restored:
+    """The tailer and the state of a summary (raises :class:`Damaged` on anything wrong)."""
+    if type(raw) is not bytes:
+        raise Damaged("a summary is not a blob")
+    try:
+        data = jsonbound.loads(raw, MAX_SUMMARY, max_depth=10)
+    except ValueError as exc:  # (not JSON, not UTF-8, too large or too deep)
+        raise Damaged(f"a summary is not valid JSON ({type(exc).__name__})") from exc
+    s = _fields(data, {"offset", "partial", "head_len", "head", "tail_start", "tail", "ws", "nc", "state"})
+    offset = _int(s["offset"], size)
+    tail_start, ws, head_len = _int(s["tail_start"], offset), _int(s["ws"], offset), _int(s["head_len"], HEAD)
+    partial, head, tail = _hex(s["partial"]), _hex(s["head"], 16), _hex(s["tail"], 16)
+    if len(partial) > min(offset, MAX_PARTIAL) or type(s["nc"]) is not bool:
+        raise Damaged("a summary holds a wrong position")
+    tailer = Tailer(path, max_line)
+    state = dict(offset=offset, partial=partial, head_len=head_len, head=head, tail_start=tail_start, tail=tail)
+    tailer.restore(state, ident)
+    tailer.window_start, tailer.name_checked = ws, s["nc"]
+    return Restored(tailer, restore(_check_state(s["state"])))
+
+
+def _check_state(value: Any) -> dict[str, Any]:
+    """A reducer's summary (:func:`notifier.core.reducer.summarize`), checked field by field."""
+    s = _fields(value, {"sid", "cwd", "name", "base", "pending", "running", "tool", "at", "header"})
+    _str(s["sid"], s["cwd"], s["name"], s["tool"], none=True)
+    if s["base"] not in _STATES or type(s["header"]) is not bool:
+        raise Damaged("a summary holds an unknown state")
+    _time(s["at"])
+    running = s["running"]
+    if not isinstance(running, dict) or len(running) > MAX_LIST:
+        raise Damaged("a summary holds wrong running tools")
+    _str(*running.keys(), *running.values())
+    for q in _list(s["pending"]):
+        q = _fields(q, {"id", "tool", "at", "title", "items"})
+        _str(q["id"], q["tool"])
+        _str(q["title"], none=True)
+        _time(q["at"])
+        for item in _list(q["items"]):
+            item = _fields(item, {"text", "header", "detail", "multi", "options"})
+            _str(item["text"])
+            _str(item["header"], item["detail"], none=True)
+            if type(item["multi"]) is not bool:
+                raise Damaged("a summary holds a wrong flag")
+            for option in _list(item["options"]):
+                if not isinstance(option, list) or len(option) != 3 or type(option[2]) is not bool:
+                    raise Damaged("a summary holds a wrong option")
+                _str(option[0])
+                _str(option[1], none=True)
+    return s
+
+
+def _fields(value: Any, keys: set[str]) -> dict[str, Any]:  # (exactly these, any order)
+    if not isinstance(value, dict) or value.keys() != keys:
+        raise Damaged("a summary has the wrong fields")
+    return value
+
+
+def _str(*values: Any, none: bool = False) -> None:
+    for value in values:
+        if not (value is None and none) and (type(value) is not str or len(value) > MAX_TEXT):
+            raise Damaged("a summary holds a wrong or oversized string")
+
+
+def _int(value: Any, high: int) -> int:
+    if type(value) is not int or not 0 <= value <= high:
+        raise Damaged("a summary holds a wrong number")
+    return value
+
+
+def _time(value: Any) -> None:
+    if type(value) not in (int, float) or not math.isfinite(value):
+        raise Damaged("a summary holds a wrong time")
+
+
+def _hex(value: Any, length: int | None = None) -> bytes:
+    with contextlib.suppress(ValueError, TypeError):
+        data = bytes.fromhex(value[: 2 * MAX_PARTIAL + 2])
+        if length is None or len(data) == length:
+            return data
+    raise Damaged("a summary holds wrong bytes")
+
+
+def _list(value: Any) -> list[Any]:
+    if not isinstance(value, list) or len(value) > MAX_LIST:
+        raise Damaged("a summary holds a wrong or oversized list")
+    return value
