@@ -13,8 +13,9 @@ from notifier.core.model import split_key
 from notifier.core.planner import Key, Notice
 from notifier.core.text import markup
 from notifier.sinks.notify.backend import Backend, BackendError, NullBackend, ServerGone
+from notifier.sinks.notify.bus import session_address
 from notifier.sinks.notify.choose import TRAY_ALONE
-from notifier.sinks.notify.dbus import DBusBackend, has_bus
+from notifier.sinks.notify.dbus import DBusBackend
 from notifier.sinks.notify.render import Message, render
 
 log = logging.getLogger("notifier.sinks.notify")
@@ -62,7 +63,7 @@ class Screen:
                 log.info("notifications: %s", self.why)
             else:
                 log.warning("%s", self.why)  # told once; the server appearing later is logged too
-                if isinstance(self.backend, NullBackend) and has_bus():
+                if isinstance(self.backend, NullBackend) and session_address() is not None:
                     self.reconnect_at = self.clock() + RECONNECT_S  # a bus that is not up yet
                 self._ask_again(self.clock())
         self._adopt()
