@@ -32,7 +32,6 @@ class Window:
         self.tk = tk
         self.source = source
         self.inbox: queue.Queue[dict[str, Any]] = queue.Queue()
-        self.data: dict[str, Any] = {"questions": []}
         self.rows: dict[str, dict[str, Any]] = {}
         self.focus_key = focus
         self.root = root or tk.Tk(className="pi-notifier")
@@ -69,8 +68,7 @@ class Window:
         panes.add(left, weight=1)
         right = ttk.Frame(panes)
         self.pane = DetailsPane(right, self.root, self.say)
-        self.details = self.pane.text
-        self.details.bind("<Configure>", lambda e: self._show_selected(keep_scroll=True))
+        self.pane.text.bind("<Configure>", lambda e: self._show_selected(keep_scroll=True))
         panes.add(right, weight=1)
 
         def button(label: str, underline: int, command: Callable[[], None], key: str) -> ttk.Button:
@@ -158,7 +156,6 @@ class Window:
         self.root.after(1000, self._tick)
 
     def apply(self, data: dict[str, Any]) -> None:
-        self.data = data
         questions = data.get("questions", [])
         selected = self.selected_key()
         want = self.focus_key or selected
