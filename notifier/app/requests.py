@@ -18,7 +18,7 @@ from notifier.core.commands import Command, Status
 from notifier.core.formats import status_obj
 from notifier.core.model import Snapshot
 from notifier.core.text import clean
-from notifier.ui.view import tomorrow_morning
+from notifier.ui.menu import tomorrow_morning
 
 if TYPE_CHECKING:
     from notifier.app.runtime import App

@@ -225,7 +225,7 @@ class App:
         """Draw the tray (and, ``window``: push to the window); returns how long until the tray's
         ages or quiet hours next read differently (None: not before the next change)."""
         from notifier.core.quiet import next_quiet_change, parse_quiet_hours
-        from notifier.ui.view import next_redraw
+        from notifier.ui.menu import next_redraw
 
         snap = self.snapshot()
         if window:

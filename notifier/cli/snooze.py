@@ -88,7 +88,7 @@ def cmd_snooze(args: argparse.Namespace, config: Config) -> int:
     if len(words) > 1:
         return fail(2, "snooze takes [WHAT] [DURATION]: e.g. 'snooze blog 1h', 'snooze all 30m', 'snooze off'")
     if words and words[0] in ("tomorrow",):
-        from notifier.ui.view import tomorrow_morning
+        from notifier.ui.menu import tomorrow_morning
 
         words, seconds = [], tomorrow_morning(time.time()) - time.time()
     return carry_out(config, words[0] if words else None, seconds=seconds)

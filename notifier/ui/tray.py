@@ -23,7 +23,7 @@ from notifier.compat import pystray as compat
 from notifier.core.commands import Command
 from notifier.core.model import Snapshot
 from notifier.ui import icons
-from notifier.ui.view import Entry, menu, title
+from notifier.ui.menu import Entry, menu, title
 
 log = logging.getLogger(__name__)
 ICON_SIZE = 64

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from notifier.sinks.notify.dbus import NOTIFICATIONS, DBusBackend
+from notifier.sinks.notify.dbus import DBusBackend
+from notifier.sinks.notify.name_owner import NOTIFICATIONS
 from notifier.sinks.notify.render import Message
 
 from ..app_process import AppProcess

@@ -16,14 +16,14 @@ from notifier.core.planner import Item, Notice
 from notifier.core.preferences import Preferences
 from notifier.core.reducer import Header, ToolStart
 from notifier.pi.extraction import extract
-from notifier.sinks.notify.dbus import sound_hints
+from notifier.sinks.notify.hints import sound_hints
 from notifier.sinks.notify.render import option_actions, render, who
 from notifier.sinks.notify.sink import AlertSink
+from notifier.ui.menu import menu
 from notifier.ui.view import (
     details_text,
     live,
     mark_snoozes,
-    menu,
     shorten_middle,
     unsnooze,
     where_text,

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from notifier.core.quiet import next_quiet_change, parse_quiet_hours, quiet_hours_line, quiet_hours_note
 from notifier.core.text import duration, duration_changes_in
-from notifier.ui.view import menu, next_redraw, title
+from notifier.ui.menu import menu, next_redraw, title
 
 from .test_view_icons import board_with
 

@@ -11,7 +11,8 @@ from notifier.core.commands import Focus, Mute, Quit, Show, Snooze
 from notifier.core.reducer import Header, ToolStart
 from notifier.pi.extraction import extract
 from notifier.ui import icons
-from notifier.ui.view import details_text, menu, resume_command, title, tomorrow_morning, window_obj
+from notifier.ui.menu import menu, title, tomorrow_morning
+from notifier.ui.view import details_text, resume_command, window_obj
 
 
 def board_with(*questions: tuple[str, str, str, float]) -> Board:
