@@ -13,14 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from notifier.core.model import Question, SessionRef, SessionView, State, Transition
+from notifier.core.owners import Wanted
 from notifier.core.reducer import Asked, Ended, SessionReducer
-
-
-def norm_folder(path: str | None) -> str | None:
-    """A folder as processes and session headers are matched by (no trailing separator)."""
-    if not path:
-        return None
-    return path.rstrip("/\\") or path
 
 
 def live_state(base: State, alive: bool | None) -> State:
@@ -86,6 +80,17 @@ class LocalSession:
         for a question we saw being written, the moment we saw it bounds it from above."""
         seen = self.seen.get(q.tool_call_id)
         return q.asked_at if seen is None or seen.initial else max(q.asked_at, seen.at)
+
+    def wanted(self) -> Wanted:
+        """What pairing needs of this session: for one asking something, when it asked (its pi
+        ran by then) and what (its pane may show it)."""
+        r = self.reducer
+        if not r.pending:
+            return Wanted(self.key, r.cwd, r.updated_at, None, None, (), r.session_id)
+        first = next(iter(r.pending.values()))
+        asked = min(self.asked_at(q) for q in r.pending.values())
+        labels = tuple(o.label for o in first.first.options)
+        return Wanted(self.key, r.cwd, asked, None, first.first.text, labels, r.session_id)
 
     def check(self, owned: bool, tick: int, read_tick: int, now: float) -> tuple[bool, list[Transition]]:
         """Judge the pending questions by a process list read from feeding count ``read_tick``
