@@ -124,8 +124,7 @@ class Planner:
             item = Item(key_of(t.session, t.question), t.session, t.question, now - age)
             if t.kind == "needs_input":
                 if item.key in self._restored and item.key not in self._shown:
-                    # notified before a restart: its bubble is put back (not a new notification),
-                    # its reminders go on from their count
+                    # notified before a restart: its bubble is put back, its reminders go on
                     self._restored.discard(item.key)
                     self._shown[item.key] = _Shown(item, 0, self.reminders.before(item.key))
                     self._restoring.append(item)
@@ -260,11 +259,9 @@ class Planner:
 
     def _burst(self, items: list[Item], now: float) -> list[Action]:
         out: list[Action] = []
-        recent_keys = [k for _, k in self._recent]
-        if self._summary is None:
+        if self._summary is None:  # (its keys are empty then: see _drop)
             self._summary = self._new_handle()
-            self._summary_keys = set()
-        for key in recent_keys:  # fold the singles of this burst into the summary
+        for _, key in self._recent:  # fold the singles of this burst into the summary
             shown = self._shown.get(key)
             if shown is not None and shown.handle != self._summary and shown.handle:
                 out.append(Withdraw(shown.handle))
@@ -297,9 +294,8 @@ class Planner:
         return out
 
     def next_due(self) -> float | None:
-        """The next moment :meth:`tick` has something to do (``None``: nothing until new input)."""
-        # a snoozed question is due when its snooze ends (read from the preferences of now, so
-        # a snooze lifted or changed since takes effect at once)
+        """The next moment :meth:`tick` has something to do (``None``: nothing until new input).
+        A snoozed question is due when its snooze ends, as the preferences say now."""
         times = [max(when, self._silenced_until(item)) for item, when in self._waiting.values()]
         if self._startup or self._restoring:
             times.append(0.0)
