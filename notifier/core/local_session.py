@@ -1,10 +1,10 @@
 """One session file of this machine on the board (pure): its reducer, when the board first saw
 each of its questions, which are abandoned, and the liveness judgement against a process list.
 
-Whether a pi has this session is the board's pairing (:mod:`notifier.core.owners`): a question
+Whether a pi has this session is the pairing's (:mod:`notifier.core.pairing`): a question
 counts as asked by a process only if that process was already running when the question was
 written (:meth:`LocalSession.asked_at`). A question is judged only by a list whose read began
-after the board saw it (feeding counts, see :mod:`notifier.core.board`).
+after the board saw it (feeding counts, see :mod:`notifier.core.local_sessions`).
 """
 
 from __future__ import annotations

@@ -285,9 +285,8 @@ class Planner:
             shown.reminders_sent = sent
             if quiet or self._muted(shown.item) or self._silenced_until(shown.item) > now:
                 continue
-            if shown.handle == 0 or shown.handle == self._summary:
-                if shown.handle == self._summary:
-                    self._summary_keys.discard(shown.item.key)
+            if shown.handle in (0, self._summary):  # (off screen, or one of a summary: its own now)
+                self._summary_keys.discard(shown.item.key)
                 shown.handle = self._new_handle()
             last = self.reminders.last(sent)
             out.append(Notice(shown.handle, "reminder", (shown.item,), waited_s=waited, critical=last))
