@@ -309,7 +309,7 @@ def test_menu_action_fires_from_code(desktop: dict[str, str], monkeypatch: pytes
     assert backend is not None
     monkeypatch.setenv("PYSTRAY_BACKEND", backend)
     data = Board(liveness=False)
-    data.apply(
+    data.local.apply(
         "/s/a.jsonl",
         [
             Header("i", "/home/dev/x"),
