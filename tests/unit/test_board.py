@@ -364,3 +364,43 @@ def test_a_question_of_a_pi_in_raw_mode_names_its_asker() -> None:
         b.local.set_processes([Proc("/p", 50.0, 11, None, pane("First?"), None, None, raw)], 101.0)
         (t,) = b.local.apply("a", [asked_ab("q2", "Second?", 102.0)], 102.0)
         assert (t.kind, t.asker) == ("needs_input", want), raw
+
+
+def test_a_snapshot_merges_the_local_remote_and_dialog_sources() -> None:
+    """Each source is fed on its own; the snapshot shows them merged, and only what changed is
+    built again (a view that did not change is the same object)."""
+    b = Board(liveness=False)
+    b.local.apply("/s/a.jsonl", [Header("id-a", "/p"), asked("q1")], 100.0)
+    b.local.apply("/s/quiet.jsonl", [Header("id-q", "/p")], 100.0)
+    gate = Question("gate-1", "permission", (QuestionItem("Allow rm -rf?"),), 101.0)
+    early = Question("gate-2", "permission", (QuestionItem("Trust this folder?"),), 101.0)
+    (opened,) = b.dialogs.open(("/run/x.sock", "1"), SessionRef("/s/a.jsonl", None, "/p", None), gate, 101.0)
+    assert opened.session.id == "id-a"  # named as its file says
+    b.dialogs.open(("/run/y.sock", "1"), SessionRef("pid:7", None, "/p", None), early, 101.0)
+    ref = SessionRef(remote_key("devbox", "/s/r.jsonl"), "id-r", "/w", None, "devbox")
+    b.remote.asked(ref, Question("r1", "question", (QuestionItem("Deploy?"),), 102.0), 102.0, False)
+    views = {v.ref.key: v for v in b.snapshot(103.0).sessions}
+    assert [q.tool_call_id for q in views["/s/a.jsonl"].pending] == ["q1", "gate-1"]
+    assert [q.tool_call_id for q in views["pid:7"].pending] == ["gate-2"]  # its file not read yet
+    assert [q.tool_call_id for q in views[ref.key].pending] == ["r1"]
+    quiet = views["/s/quiet.jsonl"]
+
+    (done,) = b.dialogs.close(("/run/y.sock", "1"), "answered", 104.0)
+    assert done.kind == "resolved"
+    b.remote.ended(ref, Question("r1", "question", (QuestionItem("Deploy?"),), 102.0), 104.0, "answered")
+    views = {v.ref.key: v for v in b.snapshot(105.0).sessions}
+    assert set(views) == {"/s/a.jsonl", "/s/quiet.jsonl"} and views["/s/quiet.jsonl"] is quiet
+    b.dialogs.close(("/run/x.sock", "1"), None, 106.0)
+    (view,) = [v for v in b.snapshot(107.0).sessions if v.ref.key == "/s/a.jsonl"]
+    assert [q.tool_call_id for q in view.pending] == ["q1"] and b.view("/s/a.jsonl") == view
+
+
+def test_clearing_an_abandoned_question_goes_to_the_source_that_has_it() -> None:
+    b = Board(liveness=False)
+    ref = SessionRef(remote_key("devbox", "/s/r.jsonl"), "id-r", "/w", None, "devbox")
+    q = Question("r1", "question", (QuestionItem("Deploy?"),), 102.0)
+    b.remote.asked(ref, q, 102.0, False)
+    b.remote.ended(ref, q, 103.0)  # its host says: abandoned
+    assert [q.tool_call_id for _, q in b.snapshot(104.0).abandoned] == ["r1"]
+    assert b.clear_abandoned(ref.key) and b.snapshot(105.0).abandoned == ()
+    assert not b.clear_abandoned("/s/none.jsonl")
