@@ -7,8 +7,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from notifier.core.board import Proc
 from notifier.core.model import Snapshot, Transition
+from notifier.core.owners import Proc
 from notifier.engine.loop import Engine
 from notifier.engine.options import EngineOptions
 from notifier.engine.supervise import ReadyInfo

@@ -16,8 +16,9 @@ import time
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
-from notifier.core.board import Board, Proc
+from notifier.core.board import Board
 from notifier.core.model import Transition
+from notifier.core.owners import Proc
 from notifier.core.text import clean
 from notifier.engine.supervise import Health
 
@@ -115,28 +116,28 @@ class Liveness:
 
     def resumed(self, board: Board) -> None:
         """After a restart: look soon if anything depends on it."""
-        if self.enabled and (board.needs_liveness() or board.has_abandoned()):
+        if self.enabled and (board.local.needs_liveness() or board.local.has_abandoned()):
             self.schedule(LIVENESS_SOON_S)
 
     def due(self, board: Board, mono: float) -> None:
         """Called by the engine's timers: ask the probe thread to read, if it is time."""
         if self.next_due is not None and mono >= self.next_due:
             self.next_due = None
-            if board.needs_liveness() or board.has_abandoned():
+            if board.local.needs_liveness() or board.local.has_abandoned():
                 # The mark is taken now, before the probe reads: only questions seen by now can
                 # be judged on what it reads.
-                self._mark = board.mark()
-                self._folders = board.asking_folders()
+                self._mark = board.local.mark()
+                self._folders = board.local.asking_folders()
                 self._wanted.set()
 
     def apply(self, board: Board, found: ProcessList, now: float) -> list[Transition]:
         """A list the probe read: questions whose pi is gone are abandoned (or come back)."""
-        out = board.set_processes(found.procs, now, as_of=found.mark)
+        out = board.local.set_processes(found.procs, now, as_of=found.mark)
         if out:
             self._recheck_s = self.interval
-        if board.needs_liveness():
+        if board.local.needs_liveness():
             self.schedule(self.interval)
-        elif board.has_abandoned():
+        elif board.local.has_abandoned():
             # its pi may be seen again: look now and then, less and less often
             self.schedule(self._recheck_s)
             self._recheck_s = min(self._recheck_s * 2, RECHECK_MAX_S)

@@ -192,8 +192,8 @@ class Engine:
         collected: list[Transition] = []
         for root in roots:
             collected += self.files.scan(root, initial=True, cache=self._cache)
-        if self.board.needs_liveness():
-            abandoned = self.board.set_processes(self._liveness.read(self.board.asking_folders()), self._wall())
+        if self.board.local.needs_liveness():
+            abandoned = self.board.local.set_processes(self._liveness.read(self.board.local.asking_folders()), self._wall())
             gone = {(t.session.key, t.question.tool_call_id) for t in abandoned}
             collected = [t for t in collected if (t.session.key, t.question.tool_call_id) not in gone]
             self._liveness.schedule(self.options.liveness_interval)
@@ -201,10 +201,10 @@ class Engine:
             collected = self.files.renamed(collected)
         if self._cache is not None:
             self._cache.save(self.files.tailers, self.board)
-            log.debug("start-up scan: %d session files, %d unchanged", len(self.board), self._cache.hits)
+            log.debug("start-up scan: %d session files, %d unchanged", len(self.board.local), self._cache.hits)
         now = self._wall()
         self.snapshot = self.board.snapshot(now)
-        info = ReadyInfo(len(self.board), self.snapshot.pending_count, time.perf_counter() - began)
+        info = ReadyInfo(len(self.board.local), self.snapshot.pending_count, time.perf_counter() - began)
         self.ready_info = info
         if collected:
             self._emit(collected)
@@ -248,7 +248,7 @@ class Engine:
             if unnamed and self.files.fill_names(unnamed):
                 out = self.files.renamed(out)
             out += self._timers()
-            if out or self.board.has_turns():
+            if out or self.board.local.has_turns():
                 self._emit(out)
 
     def _handle(self, item: Message) -> list[Transition]:
@@ -307,7 +307,7 @@ class Engine:
         # sessions, freeing it is as much work as building the new one, and the run --json line
         # should not wait for that.
         previous, self.snapshot = self.snapshot, self.board.snapshot(self._wall())
-        turns = self.board.drain_turns()
+        turns = self.board.local.drain_turns()
         for sink in self.sinks:
             deliver(self.health, sink, "transitions", partial(sink.transitions, items, self.snapshot))
             if turns and hasattr(sink, "turns"):

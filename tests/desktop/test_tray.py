@@ -14,8 +14,9 @@ from typing import Any
 import pytest
 from PIL import Image
 
-from notifier.core.board import Board, Proc
+from notifier.core.board import Board
 from notifier.core.commands import Clear, Command, Focus, Mute, Show, Snooze
+from notifier.core.owners import Proc
 from notifier.core.reducer import Header, ToolStart
 from notifier.pi.extraction import extract
 from notifier.ui.icons import COLORS
@@ -184,7 +185,7 @@ def snapshot_data() -> dict[str, Any]:
         ]
     }
     now = time.time()
-    b.apply(
+    b.local.apply(
         "/s/a.jsonl",
         [
             Header("id-a", "/home/dev/shop"),
@@ -194,7 +195,7 @@ def snapshot_data() -> dict[str, Any]:
         ],
         now,
     )
-    b.apply(
+    b.local.apply(
         "/s/b.jsonl",
         [
             Header("id-b", "/home/dev/old"),
@@ -204,7 +205,7 @@ def snapshot_data() -> dict[str, Any]:
         ],
         now,
     )
-    b.set_processes([Proc("/home/dev/shop", now - 1000)], now)
+    b.local.set_processes([Proc("/home/dev/shop", now - 1000)], now)
     return window_obj(b.snapshot(now))
 
 
@@ -308,7 +309,7 @@ def test_menu_action_fires_from_code(desktop: dict[str, str], monkeypatch: pytes
     assert backend is not None
     monkeypatch.setenv("PYSTRAY_BACKEND", backend)
     data = Board(liveness=False)
-    data.apply(
+    data.local.apply(
         "/s/a.jsonl",
         [
             Header("i", "/home/dev/x"),
@@ -471,7 +472,7 @@ def test_window_answers_a_gate_with_no_first(desktop: dict[str, str]) -> None:
     b = Board(liveness=False)
     ref = ref_of(gate, ["/s"])
     assert ref is not None
-    b.add_dialog(("/nowhere.sock", "ab-1"), ref, question_of(gate, time.time()), time.time())
+    b.dialogs.open(("/nowhere.sock", "ab-1"), ref, question_of(gate, time.time()), time.time())
     snap = b.snapshot(time.time())
     window = Window(FakeSource(window_obj(snap), snap))
     try:
@@ -499,7 +500,7 @@ def test_the_demo_window_offers_no_answer_buttons(desktop: dict[str, str]) -> No
     b = Board(liveness=False)
     question = {"question": "Which database?", "options": [{"label": "SQLite"}, {"label": "Postgres"}]}
     for file, sid, call in (("/s/demo.jsonl", DEMO_SESSION_ID, "c1"), ("/s/real.jsonl", "id-real", "c2")):
-        b.apply(file, [Header(sid, "/home/dev/shop"), ToolStart(now - 5, call, "question", extract("question", question, call, now - 5))], now)
+        b.local.apply(file, [Header(sid, "/home/dev/shop"), ToolStart(now - 5, call, "question", extract("question", question, call, now - 5))], now)
     window = Window(FakeSource(window_obj(b.snapshot(now))), focus=["/s/demo.jsonl", "c1"])
     try:
         wait_for(lambda: (window.root.update(), window.tree.get_children())[1], 10, "rows")

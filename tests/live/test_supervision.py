@@ -62,8 +62,8 @@ def test_an_engine_step_that_raises_a_base_exception_restarts_the_engine_and_los
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     with Harness([tmp_path]) as h:
-        board = h.engine.board
-        real_apply = board.apply
+        local = h.engine.board.local
+        real_apply = local.apply
         armed = {"left": 1}
 
         def apply(key: str, events: object, now: float, initial: bool = False) -> list[Transition]:
@@ -72,7 +72,7 @@ def test_an_engine_step_that_raises_a_base_exception_restarts_the_engine_and_los
                 raise Boom("injected")
             return real_apply(key, events, now, initial)  # type: ignore[arg-type]
 
-        board.apply = apply  # type: ignore[method-assign]
+        local.apply = apply  # type: ignore[method-assign]
         append(tmp_path / "a.jsonl", header(), user(), ask("qa", "Asked while it broke?"))
         # the question of the batch that failed is read again after the restart: not lost
         (first,) = h.wait("needs_input", 1, timeout=15)

@@ -9,9 +9,10 @@ from typing import Any
 import pytest
 
 from notifier.config.load import Config
-from notifier.core.board import Board, Proc
+from notifier.core.board import Board
 from notifier.core.commands import Answer, CommandError, Goto, Snooze, parse, to_obj
 from notifier.core.model import Option, Question, QuestionItem, SessionRef
+from notifier.core.owners import Proc
 from notifier.core.planner import Item, Notice
 from notifier.core.preferences import Preferences
 from notifier.core.reducer import Header, ToolStart
@@ -184,12 +185,12 @@ def board() -> Board:
     b = Board(liveness=True)
     args = {"question": "Which?", "options": [{"label": "A"}, {"label": "B"}]}
     for key, cwd, at in (("/s/a.jsonl", "/home/u/shop", 100.0), ("/s/b.jsonl", "/home/u/api", 200.0)):
-        b.apply(
+        b.local.apply(
             key,
             [Header("id-" + key, cwd), ToolStart(at, "c", "question", extract("question", args, "c", at))],
             at,
         )
-    b.set_processes([Proc("/home/u/shop", 50.0)], 300.0)  # a's pi runs; b's has stopped
+    b.local.set_processes([Proc("/home/u/shop", 50.0)], 300.0)  # a's pi runs; b's has stopped
     return b
 
 

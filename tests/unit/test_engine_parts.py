@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from notifier.core.board import Board, Proc
+from notifier.core.board import Board
 from notifier.core.model import Transition
+from notifier.core.owners import Proc
 from notifier.core.reducer import Header, ToolStart
 from notifier.engine.follow import FollowedFile
 from notifier.engine.liveness import LIVENESS_SOON_S, RECHECK_MAX_S, Liveness, ProcessList
@@ -34,7 +35,7 @@ def _liveness(clock: Clock, interval: float = 3.0) -> Liveness:
 
 def _asked(board: Board, key: str, cid: str) -> list[Transition]:
     q = extract("question", {"question": cid + "?"}, cid, 100.0)
-    return board.apply(key, [Header("s-" + key, "/p/" + key), ToolStart(100.0, cid, "question", q)], 100.0)
+    return board.local.apply(key, [Header("s-" + key, "/p/" + key), ToolStart(100.0, cid, "question", q)], 100.0)
 
 
 def _looked(live: Liveness, board: Board, clock: Clock, found: list[Proc]) -> list[Transition]:
@@ -43,7 +44,7 @@ def _looked(live: Liveness, board: Board, clock: Clock, found: list[Proc]) -> li
     clock.now = live.next_due
     live.due(board, clock.now)
     assert live.next_due is None
-    return live.apply(board, ProcessList(board.mark(), found), clock.now)
+    return live.apply(board, ProcessList(board.local.mark(), found), clock.now)
 
 
 def test_an_abandoned_question_is_looked_at_again_less_and_less_often() -> None:
@@ -71,7 +72,7 @@ def test_a_question_whose_pi_runs_keeps_being_checked_at_the_interval() -> None:
     clock, board = Clock(), Board(liveness=True)
     live = _liveness(clock)
     _asked(board, "f", "q1")
-    assert live.apply(board, ProcessList(board.mark(), [Proc("/p/f", 50.0)]), 101.0) == []
+    assert live.apply(board, ProcessList(board.local.mark(), [Proc("/p/f", 50.0)]), 101.0) == []
     assert live.next_due == pytest.approx(clock.now + 3.0)
 
 
@@ -92,7 +93,7 @@ def test_the_probe_is_asked_only_when_due_and_only_if_anything_depends_on_it() -
     live.schedule(1.0)
     live.due(board, clock.now)  # not due yet
     assert live.next_due is not None
-    mark = board.mark()
+    mark = board.local.mark()
     live.due(board, clock.now + 1.0)
     assert done.wait(10), "the probe thread did not read"
     assert got == [ProcessList(mark, [])]

@@ -28,7 +28,7 @@ def board_with(*questions: tuple[str, str, str, float]) -> Board:
                 }
             ]
         }
-        b.apply(
+        b.local.apply(
             key,
             [
                 Header("id-" + key, cwd),
@@ -79,8 +79,8 @@ def test_menu_resume_and_unmute_give_commands() -> None:
 
 def test_menu_abandoned_section_and_empty_state() -> None:
     b = board_with(("f1", "/home/u/p", "Q?", 100.0))
-    b.liveness = True
-    b.set_processes([], 101.0)
+    b.local.liveness = True
+    b.local.set_processes([], 101.0)
     labels = [e.label for e in menu(b.snapshot(0), 200.0)]
     assert labels[0] == "No questions waiting"
     assert "Abandoned (the pi that asked has stopped)" in labels and "Clear abandoned" in labels

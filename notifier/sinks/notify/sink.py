@@ -148,7 +148,7 @@ class AlertSink:
                 due = reconnect_at if due is None else min(due, reconnect_at)
             # (Capped: quiet hours end at a time of day, on the wall clock.)
             timeout = None if due is None else min(MAX_WAIT_S, max(0.0, due - self.clock()))
-            if timeout is None and self.planner.holding:
+            if timeout is None and self.planner.held:
                 timeout = MAX_WAIT_S  # look again soon: quiet hours end at a time of day
             try:
                 msg = self._inbox.get(timeout=timeout)
@@ -209,7 +209,7 @@ class AlertSink:
                 continue  # the user is looking at that session (the tray still counts it)
             else:
                 self._screen.put(action)
-        reminded = self.planner.drain_reminded()
+        reminded = self.planner.reminders.drain()
         if reminded and self.store is not None:
             self.store.mark_reminded(reminded)
 
