@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from notifier.core.model import split_key
-from notifier.core.planner import Key, Notice
+from notifier.core.notices import Key, Notice
 from notifier.core.text import markup
 from notifier.sinks.notify.backend import Backend, BackendError, NullBackend, ServerGone
 from notifier.sinks.notify.choose import TRAY_ALONE
