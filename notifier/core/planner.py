@@ -21,64 +21,20 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
 
 from notifier.core.model import (
     GENERIC_QUESTION,
     Question,
     QuestionItem,
-    SessionRef,
     State,
     Transition,
     TurnChange,
 )
+from notifier.core.notices import Action, Item, Key, Kind, Notice, Withdraw, key_of
 from notifier.core.preferences import Preferences
 from notifier.core.reminders import Reminders
-from notifier.core.text import project_name
 
-Key = tuple[str, str]  # (session file, toolCallId)
 GROUP_S = 0.05  # questions due this close together are raised together (so a burst groups)
-Kind = Literal["question", "reminder", "burst", "startup", "idle", "failed"]
-
-
-def key_of(ref: SessionRef, question: Question) -> Key:
-    return (ref.key, question.tool_call_id)
-
-
-@dataclass(frozen=True)
-class Item:
-    key: Key
-    ref: SessionRef
-    question: Question
-    asked: float | None = None  # when it was asked, on the planner's clock (None: question.asked_at)
-
-    @property
-    def since(self) -> float:
-        return self.question.asked_at if self.asked is None else self.asked
-
-    @property
-    def project(self) -> str:
-        return project_name(self.ref.name, self.ref.cwd, self.ref.host)
-
-
-@dataclass(frozen=True)
-class Notice:
-    """Raise (or replace, when ``handle`` is already showing) one notification."""
-
-    handle: int
-    kind: Kind
-    items: tuple[Item, ...]
-    waited_s: float = 0.0
-    critical: bool = False
-    restored: bool = False  # put back on screen after a restart: notified before, not a new one
-
-
-@dataclass(frozen=True)
-class Withdraw:
-    handle: int
-
-
-Action = Notice | Withdraw
 
 
 @dataclass

@@ -12,8 +12,8 @@ from notifier.config.load import Config
 from notifier.core.board import Board
 from notifier.core.commands import Answer, CommandError, Goto, Snooze, parse, to_obj
 from notifier.core.model import Option, Question, QuestionItem, SessionRef
+from notifier.core.notices import Item, Notice
 from notifier.core.owners import Proc
-from notifier.core.planner import Item, Notice
 from notifier.core.preferences import Preferences
 from notifier.core.reducer import Header, ToolStart
 from notifier.pi.extraction import extract

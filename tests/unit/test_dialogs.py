@@ -147,7 +147,7 @@ def test_answer_values_are_exact_per_kind() -> None:
 def test_a_gate_is_never_approved_from_a_notification(monkeypatch: pytest.MonkeyPatch) -> None:
     """A gate's notification offers going to the session, "Show" and "Snooze" only: its options
     are never actions (the window, after the whole command, is where it is answered)."""
-    from notifier.core.planner import Item, Notice
+    from notifier.core.notices import Item, Notice
     from notifier.sinks.notify.dbus import DBusBackend
     from notifier.sinks.notify.render import render
 
@@ -237,7 +237,8 @@ def test_a_start_up_dialog_belongs_to_its_pi_until_it_has_a_session() -> None:
     (view,) = b.snapshot(2.0).sessions
     assert view.state == "needs_input" and view.pending[0].text == "Project trust for: /p"
     # notified like any question: titled by its folder
-    from notifier.core.planner import Notice, Planner
+    from notifier.core.notices import Notice
+    from notifier.core.planner import Planner
 
     planner = Planner(settle_s=0.25)
     planner.feed([t], 1.0)

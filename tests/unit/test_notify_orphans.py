@@ -5,7 +5,7 @@ server (another bus, or the server restarted: ids start again at 1) are never to
 from __future__ import annotations
 
 from notifier.core.model import Option, Question, QuestionItem, SessionRef
-from notifier.core.planner import Item, Key, Notice
+from notifier.core.notices import Item, Key, Notice
 from notifier.sinks.notify.render import Message
 from notifier.sinks.notify.screen import Screen
 from notifier.state.store import Store

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from notifier.config.load import Config
 from notifier.core.model import Option, Question, QuestionItem, SessionRef
-from notifier.core.planner import Item, Notice
+from notifier.core.notices import Item, Notice
 from notifier.sinks.notify.render import render, takes_text
 from notifier.sinks.notify.servers import REPLY, Server, choose, shows, summary
 from notifier.sinks.notify.signals import Once

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from notifier.core.model import split_key
-from notifier.core.planner import Key
+from notifier.core.notices import Key
 
 
 class Bubbles:

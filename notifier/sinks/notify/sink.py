@@ -14,7 +14,8 @@ from typing import Any
 
 from notifier.config.load import Config
 from notifier.core.model import Snapshot, Transition, TurnChange
-from notifier.core.planner import Notice, Planner, Withdraw, key_of
+from notifier.core.notices import Notice, Withdraw, key_of
+from notifier.core.planner import Planner
 from notifier.core.preferences import Preferences
 from notifier.core.quiet import in_quiet_hours, parse_quiet_hours
 from notifier.core.text import clean
