@@ -1,5 +1,5 @@
 """``pi-notifier doctor``: what works on this machine, one line per check; exit code 1 when a check
-failed (a ``[FAIL]`` line), else 0."""
+failed (a ``[FAIL]`` line), else 0. The checks of pi's extensions: :mod:`.doctor_extensions`."""
 
 from __future__ import annotations
 
