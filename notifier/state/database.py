@@ -174,16 +174,16 @@ class Database:
 
     # ---- the file (the writer thread; at start, ``__init__``) ----
 
-    def _due(self) -> bool:  # something waits for the file (lock held)
-        return self.path is not None and (bool(self._pending) or self._resync or self._file is None)
+    def _due(self) -> bool:  # changes wait for the file (lock held)
+        return bool(self._pending) or self._resync
 
     def _write_loop(self) -> None:
         delay = RETRY_MIN_S
         while True:
             with self._lock:
-                while not (self._closed or self._due()):
+                while not (self._closed or self._due() or self._file is None):  # (None: to be read in)
                     self._lock.wait()
-                if not self._due():
+                if self._closed and not self._due():
                     return  # closed, and everything written
             if self._write():
                 delay = RETRY_MIN_S
