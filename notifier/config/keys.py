@@ -1,5 +1,5 @@
 """The configuration's keys: each with its default, its documentation, its check
-(:mod:`.checks`) and its documented range (the README's table says the same)."""
+(:mod:`.checks`) and its documented range (docs/configuration.md lists them all)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ class Key:
     default: Any
     doc: str
     check: Callable[[Any], Any]
-    allowed: str  # the documented range (README table, error messages)
+    allowed: str  # the documented range (docs/configuration.md, error messages)
 
 
 SCHEMA: tuple[Key, ...] = (
