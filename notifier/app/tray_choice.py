@@ -1,5 +1,5 @@
 """The app's tray icon: the backend the config and this desktop allow, or none; and the tray host
-it shows in, followed while the app runs (``tray_hosts.py``)."""
+it shows in, followed while the app runs (``tray_follower.py``)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from notifier.app.tray_hosts import NO_HOST_WHY, HostFollower, HostLog, Hosts, look
+from notifier.app.tray_follower import HostFollower
+from notifier.app.tray_hosts import NO_HOST_WHY, HostLog, Hosts, look
 from notifier.config.load import Config
 from notifier.core.commands import Command
 from notifier.core.model import Snapshot

@@ -82,7 +82,7 @@ def choose_backend(preference: str, sni_host: bool = False) -> tuple[str | None,
 
 
 class Hosts(Protocol):
-    """The tray hosts followed while the app runs (``app/tray_hosts.HostFollower``)."""
+    """The tray hosts followed while the app runs (``app/tray_follower.HostFollower``)."""
 
     def wait_xembed(self, there: bool, stop: threading.Event) -> bool:
         """Block until an XEmbed tray is there (or gone); False when ``stop`` is set first."""

@@ -687,7 +687,8 @@ def test_host_follower_sees_trays_come_and_go(desktop: dict[str, str]) -> None:
     from jeepney import DBusAddress, new_method_call
     from jeepney.io.blocking import open_dbus_connection
 
-    from notifier.app.tray_hosts import WATCHER, HostFollower, Hosts, look
+    from notifier.app.tray_follower import HostFollower
+    from notifier.app.tray_hosts import WATCHER, Hosts, look
 
     from .services import start_trayer, stop
 

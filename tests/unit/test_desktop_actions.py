@@ -125,7 +125,8 @@ def test_sound_hints() -> None:
 
 @pytest.mark.parametrize("value", ["", "a b", "../x", 5, "x" * 65, "/a\nb"])
 def test_sound_key_range(value: Any) -> None:
-    from notifier.config.keys import Invalid, _sound
+    from notifier.config.checks import Invalid
+    from notifier.config.checks import sound as _sound
 
     with pytest.raises(Invalid):
         _sound(value)
