@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from notifier.core.board import Board, Proc
 from notifier.core.model import Transition
 from notifier.core.text import clean
-from notifier.engine.supervise import Health
+from notifier.system.supervisor import Health
 
 log = logging.getLogger(__name__)
 
@@ -61,7 +61,7 @@ class Liveness:
         enabled: bool,
         interval: float,
         stop: threading.Event,
-        health: Callable[[], Health],
+        health: Health,
         processes: Probe | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -98,7 +98,7 @@ class Liveness:
 
     def read(self, folders: Collection[str] = ()) -> Sequence[Proc] | None:
         """The process list, the panes of the pis in ``folders`` captured."""
-        return read_processes(self._processes, self._health(), folders)
+        return read_processes(self._processes, self._health, folders)
 
     # ---- scheduling (engine thread) ----
 

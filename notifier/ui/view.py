@@ -20,6 +20,7 @@ from notifier.core.quiet import quiet_hours_note
 from notifier.core.session_spec import short_id
 from notifier.core.text import clean, duration_changes_in, project_name
 from notifier.core.text import duration as waited
+from notifier.ui.state import UiState
 
 MENU_TEXT = 48
 MENU_MAX = 12
@@ -77,24 +78,25 @@ def offline_note(view: SessionView) -> str:
     return f" — {clean(view.ref.host, 40)} offline since {since}"
 
 
-def next_redraw(snapshot: Snapshot, now: float) -> float | None:
+def next_redraw(state: UiState, now: float) -> float | None:
     """When the menu or the tooltip next reads differently with nothing else changed: an age of a
     waiting question ticking over ("12 s" → "13 s", "4 min" → "5 min"), or the snooze's time
     left. None while no question waits (nothing ticks: no timer)."""
+    snapshot, snoozed_until = state.snapshot, state.snoozed_until(now)
     waiting = [q for _, q in snapshot.pending] + [q for v in snapshot.sessions for q in v.offline]
     if not waiting:
         return None
     changes = [d for d in (duration_changes_in(now - q.asked_at) for q in waiting) if d is not None]
-    if snapshot.snoozed_until and snapshot.snoozed_until > now:  # a time left, counting down
-        left = snapshot.snoozed_until - now
+    if snoozed_until is not None:  # a time left, counting down
+        left = snoozed_until - now
         step = 1 if left < 120 else 60 if left < 86400 else 86400
         changes.append(left - math.floor(left / step) * step or step)
     return now + min(changes) if changes else None
 
 
-def title(snapshot: Snapshot, now: float, quiet_hours: str = "") -> str:
+def title(state: UiState, now: float, quiet_hours: str = "") -> str:
     """``quiet_hours``: the config's quiet hours (said while in effect)."""
-    pending = snapshot.pending
+    pending, snoozed_until = state.snapshot.pending, state.snoozed_until(now)
     sessions = len({v.ref.key for v, _ in pending})
     if not pending:
         text = "pi-notifier: no questions waiting"
@@ -106,17 +108,18 @@ def title(snapshot: Snapshot, now: float, quiet_hours: str = "") -> str:
         )
     else:
         text = f"{sessions} pi sessions need answers"
-    if snapshot.snoozed_until and snapshot.snoozed_until > now:
-        text += f" — snoozed for {waited(snapshot.snoozed_until - now)}"
+    if snoozed_until is not None:
+        text += f" — snoozed for {waited(snoozed_until - now)}"
     quiet = quiet_hours_note(quiet_hours, now)
     if quiet:
         text += f" — {quiet}"
-    if snapshot.health:
-        return clean(text, 120) + " — ⚠ " + clean(snapshot.health[0], 120)
+    if state.health:
+        return clean(text, 120) + " — ⚠ " + clean(state.health[0], 120)
     return clean(text, 120)
 
 
-def menu(snapshot: Snapshot, now: float) -> tuple[Entry, ...]:
+def menu(state: UiState, now: float) -> tuple[Entry, ...]:
+    snapshot, muted = state.snapshot, state.preferences.muted
     entries: list[Entry] = []
     pending = snapshot.pending
     if not pending:
@@ -152,15 +155,15 @@ def menu(snapshot: Snapshot, now: float) -> tuple[Entry, ...]:
         Entry("1 hour", snooze_all_for(3600)),
         Entry("Until tomorrow", lambda at: Snooze(tomorrow_morning(at))),
     ]
-    if snapshot.snoozed_until and snapshot.snoozed_until > now:
+    if state.snoozed_until(now) is not None:
         snooze_items.append(Entry("Resume notifications now", snooze_all_for(0)))
     entries.append(Entry("Snooze all", None, children=tuple(snooze_items)))
-    if snapshot.muted:
+    if muted:
         entries.append(
             Entry(
                 "Unmute",
                 None,
-                children=tuple(Entry(clean(p, 40), always(Mute(p, on=False))) for p in sorted(snapshot.muted)),
+                children=tuple(Entry(clean(p, 40), always(Mute(p, on=False))) for p in sorted(muted)),
             )
         )
     entries.append(Entry("Open window", always(Show()), default=True))
@@ -222,7 +225,8 @@ def question_obj(view: SessionView, q: Question, abandoned: bool) -> dict[str, A
 
 def mark_snoozes(window: dict[str, Any], preferences: Preferences, now: float) -> dict[str, Any]:
     """Mark each question of a window object whose notifications are snoozed: until when, and by
-    what ("session", "project" or "all", the one that ends last), so the window can lift it."""
+    what ("session", "project" or "all", the one that ends last), so the window can lift it; and
+    the window itself while everything is snoozed."""
     for q in window.get("questions", []):
         session, project = q["key"][0], q["project"]
         spans = [
@@ -232,6 +236,7 @@ def mark_snoozes(window: dict[str, Any], preferences: Preferences, now: float) -
         ]
         until, by = max(spans)
         q["snoozed_until"], q["snoozed_by"] = (until, by) if until > now else (None, None)
+    window["snoozed_until"] = preferences.snooze_all_until if preferences.snooze_all_until > now else None
     return window
 
 
@@ -277,7 +282,7 @@ def where_text(q: dict[str, Any]) -> str:
 def window_obj(snapshot: Snapshot) -> dict[str, Any]:
     return {
         "taken_at": snapshot.taken_at,
-        "snoozed_until": snapshot.snoozed_until,
+        "snoozed_until": None,  # filled in by mark_snoozes
         "questions": [question_obj(v, q, False) for v, q in snapshot.pending]
         + [question_obj(v, q, True) for v, q in snapshot.abandoned]
         + [question_obj(v, q, False) for v in snapshot.sessions for q in v.offline],
