@@ -11,7 +11,7 @@ from notifier.core.board import Proc
 from notifier.core.model import Snapshot, Transition
 from notifier.engine.loop import Engine
 from notifier.engine.options import EngineOptions
-from notifier.engine.supervise import ReadyInfo, Sink
+from notifier.engine.sinks import ReadyInfo, Sink
 from notifier.pi.catalog import QuestionCatalog
 
 from .conftest import wait_for

@@ -3,11 +3,11 @@
 It is one of the engine's sinks: a new snapshot (or a preference, the health, the config) only
 marks the UI as changed; this thread then builds one :class:`~notifier.ui.state.UiState`, draws the
 tray and pushes to the window (coalesced). It also wakes by itself when the tray's ages or quiet
-hours next read differently."""
+hours next read differently. A failure is the supervisor's: said once, drawn again at the next
+change."""
 
 from __future__ import annotations
 
-import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -17,12 +17,10 @@ from notifier.app.window_process import WindowProcess
 from notifier.config.load import Config
 from notifier.core.model import Snapshot, Transition
 from notifier.core.quiet import next_quiet_change, parse_quiet_hours
-from notifier.engine.supervise import ReadyInfo
-from notifier.system.supervisor import Health
+from notifier.engine.sinks import ReadyInfo
+from notifier.system.supervisor import Health, Supervisor
 from notifier.ui.state import UiState
 from notifier.ui.view import next_redraw
-
-log = logging.getLogger(__name__)
 
 
 class Redraw:
@@ -40,10 +38,10 @@ class Redraw:
         self.window = window
         self.tray = tray
         self.config = config
-        self.health = health
         self._stop = stop
         self._dirty = threading.Event()
-        self._thread = threading.Thread(target=self._loop, name="pi-notifier-ui", daemon=True)
+        run = Supervisor("tray and window", stop, health).run
+        self._thread = threading.Thread(target=run, args=(self._loop,), name="pi-notifier-ui", daemon=True)
 
     def start(self) -> None:
         self._thread.start()
@@ -66,12 +64,7 @@ class Redraw:
             self._dirty.clear()
             if self._stop.is_set():
                 return
-            try:
-                wake_in = self.draw(window=changed)
-            except BaseException as exc:  # whatever it is, the next change draws again
-                wake_in = None
-                if self.health.failed("tray and window", exc, "drawn again at the next change"):
-                    log.error("updating the tray and window failed", exc_info=exc)
+            wake_in = self.draw(window=changed)
 
     def draw(self, window: bool = True) -> float | None:
         """Draw the tray (and, ``window``: push to the window); returns how long until the tray's
@@ -83,10 +76,7 @@ class Redraw:
         if tray is None:
             return None
         quiet = self.config["quiet_hours"]
-        try:
-            tray.update(state, quiet)
-        except Exception:
-            log.exception("tray update failed")
+        tray.update(state, quiet)
         now = time.time()
         times = [next_redraw(state, now), next_quiet_change(parse_quiet_hours(quiet), now)]
         due = min((t for t in times if t is not None), default=None)

@@ -47,7 +47,7 @@ from notifier.core.model import Snapshot
 from notifier.core.text import clean
 from notifier.engine.loop import Engine
 from notifier.engine.options import engine_options
-from notifier.engine.supervise import Sink
+from notifier.engine.sinks import Sink
 from notifier.sinks.history import HistorySink
 from notifier.sinks.jsonout import JsonSink
 from notifier.system.supervisor import Health as HealthLog
@@ -89,7 +89,9 @@ class App:
         self.health = HealthLog()  # shared with the engine and the notifier: what failed and was recovered
         decorate = WindowDecoration(lambda: self.preferences.value, self._changed, self.stop_event)
         self.window = WindowProcess(self.socket, decorate=decorate)
-        self.redraw = Redraw(self.ui_state, self.window, lambda: self.tray, config, self.health, self.stop_event)
+        self.redraw = Redraw(
+            self.ui_state, self.window, lambda: self.tray, config, self.health, self.stop_event
+        )
         self.hub: Any = None  # remote hosts and pushes (app/remotes.py)
         self.dialogs: DialogFeed | None = None  # the companion extension's dialogs (app/dialog_feed.py)
         self.preferences.listen(lambda _: self._changed(), current=False)  # the tray shows snoozes, mutes

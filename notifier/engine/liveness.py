@@ -15,11 +15,12 @@ import threading
 import time
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
+from functools import partial
 
 from notifier.core.board import Board, Proc
 from notifier.core.model import Transition
 from notifier.core.text import clean
-from notifier.system.supervisor import Health
+from notifier.system.supervisor import Health, Supervisor
 
 log = logging.getLogger(__name__)
 
@@ -80,8 +81,11 @@ class Liveness:
     # ---- the probe thread ----
 
     def start(self, put: Callable[[ProcessList], None]) -> None:
+        """The probe thread, kept running by a supervisor (a failed read is only "unknown")."""
         if self.enabled:
-            threading.Thread(target=self._probe_loop, args=(put,), name="pi-notifier-liveness", daemon=True).start()
+            run = Supervisor("liveness probe", self._stop, self._health).run
+            probe = partial(self._probe_loop, put)
+            threading.Thread(target=run, args=(probe,), name="pi-notifier-liveness", daemon=True).start()
 
     def wake(self) -> None:
         """Let the probe thread see that ``stop`` was set."""

@@ -5,7 +5,7 @@ Data flow: watchdog → queue (typed messages, coalesced per file) → session f
 state; the UI and other threads talk to it only by putting messages on its queue.
 
 The parts: ``files`` (tailers → board; reading a file is :mod:`notifier.sessions`, the start-up
-cache :mod:`notifier.sessions.cache`), ``liveness`` (the process-table probe), ``supervise``
+cache :mod:`notifier.sessions.cache`), ``liveness`` (the process-table probe), ``sinks``
 (contained sink calls); watching is :mod:`notifier.watch` (watchdog, and the folders inotify cannot
 watch); ``scan`` is the one-shot read (``status``). The sinks are fixed when the engine is built;
 the thread is kept running by :class:`notifier.system.supervisor.Supervisor`."""
@@ -28,7 +28,7 @@ from notifier.engine.files import SessionFiles
 from notifier.engine.liveness import Liveness, Probe, ProcessList
 from notifier.engine.options import EngineOptions
 from notifier.engine.scan import open_cache
-from notifier.engine.supervise import ReadyInfo, Sink, deliver
+from notifier.engine.sinks import ReadyInfo, Sink, deliver
 from notifier.system.supervisor import Health, Supervisor
 from notifier.watch.events import FileChanged, FolderAppeared, PathGone, RootBack, RootGone, WatchEvent
 from notifier.watch.watchlimit import WatchLimit
@@ -85,7 +85,8 @@ class Engine:
         self._supervisor = Supervisor("engine", self._stop, health)
         self.health = self._supervisor.health
         self._on_failure = on_failure
-        self._liveness = Liveness(options.liveness, options.liveness_interval, self._stop, self.health, processes)
+        interval = options.liveness_interval
+        self._liveness = Liveness(options.liveness, interval, self._stop, self.health, processes)
         self._limit = WatchLimit(options.roots)
         self._cache = open_cache(options)
         self._started = False  # the start-up scan finished and ``ready`` was handed out
@@ -106,9 +107,8 @@ class Engine:
     # ---- lifecycle ----
 
     def start(self) -> None:
-        self._thread = threading.Thread(
-            target=self._supervisor.run, args=(self._run, self._recover), name="pi-notifier-engine", daemon=True
-        )
+        run, work = self._supervisor.run, (self._run, self._recover)
+        self._thread = threading.Thread(target=run, args=work, name="pi-notifier-engine", daemon=True)
         self._thread.start()
         self._liveness.start(self.queue.put)
 

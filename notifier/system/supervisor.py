@@ -94,7 +94,8 @@ class Supervisor:
                 if self.health.failed(self.part, exc, f"restarted {self.restarts + 1}×"):
                     log.error("the %s failed; restarting it in %.1f s", self.part, delay, exc_info=exc)
                 else:
-                    log.error("the %s failed again (%s); restarting it in %.1f s", self.part, clean(exc, 200), delay)
+                    said = clean(exc, 200)
+                    log.error("the %s failed again (%s); restarting it in %.1f s", self.part, said, delay)
             if recover is not None:
                 try:
                     recover()

@@ -1,5 +1,6 @@
 """The tray icon (pystray): its loop runs on the main thread, the UI thread hands it immutable
-states (``ui/state.py``: the snapshot and the user's choices); clicks and menu entries become commands (``core/commands.py``) for the app to carry out.
+states (``ui/state.py``: the snapshot and the user's choices); clicks and menu entries become
+commands (``core/commands.py``) for the app to carry out.
 
 Backends: `gtk` on X11 when PyGObject imports (menu + left-click action), `appindicator` where a
 StatusNotifierItem host runs (KDE, GNOME with the AppIndicator extension, Wayland; no left-click
