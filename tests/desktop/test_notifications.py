@@ -340,8 +340,6 @@ def test_reminders_carry_on_across_a_restart(tmp_path: Path, dunst: Dunst, monit
 def test_show_action_opens_the_window(tmp_path: Path, dunst: Dunst, monitor: Monitor) -> None:
     import subprocess
 
-    from notifier.control.client import request
-
     from .conftest import require
 
     require("tkinter", "xdotool")
@@ -350,7 +348,7 @@ def test_show_action_opens_the_window(tmp_path: Path, dunst: Dunst, monitor: Mon
     with AppProcess(
         "run", "--liveness", "off", "--sessions-dir", str(tmp_path), "--config", str(_config(tmp_path, ""))
     ) as app:
-        wait_for(lambda: request({"cmd": "ping"}), 20, "app")
+        wait_for(lambda: __import__("notifier.control", fromlist=["request"]).request({"cmd": "ping"}), 20, "app")
         append(f, ask("q1", "Open me?"))
         wait_for(lambda: monitor.notifies(), 10, "Notify")
         wait_for(lambda: dunst.displayed() == 1, 10, "bubble")
