@@ -8,6 +8,8 @@ from typing import Any
 
 import pytest
 
+from notifier.control.client import request
+
 from ..app_process import AppProcess
 from ..conftest import cli, wait_for
 from ..live.writer import answer, append, ask, header, user
@@ -348,7 +350,7 @@ def test_show_action_opens_the_window(tmp_path: Path, dunst: Dunst, monitor: Mon
     with AppProcess(
         "run", "--liveness", "off", "--sessions-dir", str(tmp_path), "--config", str(_config(tmp_path, ""))
     ) as app:
-        wait_for(lambda: __import__("notifier.control", fromlist=["request"]).request({"cmd": "ping"}), 20, "app")
+        wait_for(lambda: request({"cmd": "ping"}), 20, "app")
         append(f, ask("q1", "Open me?"))
         wait_for(lambda: monitor.notifies(), 10, "Notify")
         wait_for(lambda: dunst.displayed() == 1, 10, "bubble")
