@@ -3,7 +3,8 @@
 chosen backend on its own worker thread (D-Bus replies never hold up the engine). It follows the
 server coming, going and coming back, and shows again what was on screen. The worker is kept
 running by a :class:`~notifier.system.supervisor.Supervisor`: if it fails it runs again (back-off,
-said once), with what is queued and what the planner knows (already notified questions stay quiet)."""
+said once) with what is queued and what the planner knows (already notified questions stay quiet);
+only the message it was handling then is dropped."""
 
 from __future__ import annotations
 
