@@ -106,6 +106,16 @@ class Liveness:
 
     # ---- scheduling (engine thread) ----
 
+    def first_look(self, board: Board, found: list[Transition], now: float) -> list[Transition]:
+        """At start-up, on the engine thread: the questions ``found`` whose pi is gone are
+        abandoned before any sink hears of them; the rest, as found."""
+        if not board.needs_liveness():
+            return found
+        abandoned = board.set_processes(self.read(board.asking_folders()), now)
+        gone = {(t.session.key, t.question.tool_call_id) for t in abandoned}
+        self.schedule(self.interval)
+        return [t for t in found if (t.session.key, t.question.tool_call_id) not in gone]
+
     def schedule(self, delay: float) -> None:
         when = self._clock() + delay
         if self.next_due is None or when < self.next_due:

@@ -174,11 +174,7 @@ class Engine:
         collected: list[Transition] = []
         for root in roots:
             collected += self.files.scan(root, initial=True, cache=self._cache)
-        if self.board.needs_liveness():
-            abandoned = self.board.set_processes(self._liveness.read(self.board.asking_folders()), self._wall())
-            gone = {(t.session.key, t.question.tool_call_id) for t in abandoned}
-            collected = [t for t in collected if (t.session.key, t.question.tool_call_id) not in gone]
-            self._liveness.schedule(self.options.liveness_interval)
+        collected = self._liveness.first_look(self.board, collected, self._wall())
         if self.files.fill_names():
             collected = self.files.renamed(collected)
         if self._cache is not None:
