@@ -47,7 +47,8 @@ def _write(path: str, lines: list[str], cwd: str, now: float) -> None:
 
 
 def run(config: Config, tray: bool = True) -> int:
-    from notifier.app.runtime import App, install_signals
+    from notifier.app.runtime import App
+    from notifier.app.signals import install_signals
     from notifier.app.tray_choice import make_tray
 
     work = tempfile.mkdtemp(prefix="pi-notifier-demo-")
@@ -73,7 +74,7 @@ def run(config: Config, tray: bool = True) -> int:
         state_dir=os.path.join(work, "state"),
     )
     if tray:
-        app.tray = make_tray(config, app.execute, app.snapshot)
+        app.tray = make_tray(config, app.execute, app.ui_state)
     install_signals(app.stop_event)
 
     def say(text: str) -> None:

@@ -16,8 +16,9 @@ from notifier.core.text import clean
 
 
 def cmd_run(args: argparse.Namespace, config: Config) -> int:
-    from notifier.app.instance import hand_over
-    from notifier.app.runtime import App, InstanceLock, install_signals
+    from notifier.app.instance import InstanceLock, hand_over
+    from notifier.app.runtime import App
+    from notifier.app.signals import install_signals
     from notifier.app.tray_choice import make_tray
     from notifier.system import paths
 
@@ -46,7 +47,7 @@ def cmd_run(args: argparse.Namespace, config: Config) -> int:
         return 1
     if tray:
         app.lock = lock
-        app.tray = make_tray(config, app.execute, app.snapshot)
+        app.tray = make_tray(config, app.execute, app.ui_state)
     install_signals(app.stop_event)
     if args.stop_on_eof:
         stop_on_eof(app.stop_event)

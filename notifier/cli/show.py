@@ -14,7 +14,7 @@ from notifier.core.text import clean
 
 
 def cmd_show(args: argparse.Namespace, config: Config) -> int:
-    from notifier.app.runtime import LocalSource
+    from notifier.app.local import LocalSource
     from notifier.control.client import request
     from notifier.ui.sources import RemoteSource
     from notifier.ui.window import Window

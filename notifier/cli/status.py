@@ -207,8 +207,6 @@ def _status_bar(config: Config, as_json: bool) -> int:
     if live and live.get("ok") and isinstance(live.get("summary"), dict):
         brief = live["summary"]
     else:
-        import dataclasses
-
         from notifier.engine.options import engine_options
         from notifier.engine.scan import scan_once
         from notifier.state.saved_choices import saved_silences
@@ -216,7 +214,7 @@ def _status_bar(config: Config, as_json: bool) -> int:
 
         snapshot = scan_once(engine_options(config))
         until = saved_silences(paths.state_dir(), now).all_until
-        brief = summary(dataclasses.replace(snapshot, snoozed_until=until or None), now)
+        brief = summary(snapshot, now, until or None)
     if as_json:
         from notifier.core.formats import dumps
 

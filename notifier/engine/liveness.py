@@ -15,12 +15,13 @@ import threading
 import time
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
+from functools import partial
 
 from notifier.core.board import Board
 from notifier.core.model import Transition
 from notifier.core.owners import Proc
 from notifier.core.text import clean
-from notifier.engine.supervise import Health
+from notifier.system.supervisor import Health, Supervisor
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +63,7 @@ class Liveness:
         enabled: bool,
         interval: float,
         stop: threading.Event,
-        health: Callable[[], Health],
+        health: Health,
         processes: Probe | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -81,8 +82,11 @@ class Liveness:
     # ---- the probe thread ----
 
     def start(self, put: Callable[[ProcessList], None]) -> None:
+        """The probe thread, kept running by a supervisor (a failed read is only "unknown")."""
         if self.enabled:
-            threading.Thread(target=self._probe_loop, args=(put,), name="pi-notifier-liveness", daemon=True).start()
+            run = Supervisor("liveness probe", self._stop, self._health).run
+            probe = partial(self._probe_loop, put)
+            threading.Thread(target=run, args=(probe,), name="pi-notifier-liveness", daemon=True).start()
 
     def wake(self) -> None:
         """Let the probe thread see that ``stop`` was set."""
@@ -99,9 +103,19 @@ class Liveness:
 
     def read(self, folders: Collection[str] = ()) -> Sequence[Proc] | None:
         """The process list, the panes of the pis in ``folders`` captured."""
-        return read_processes(self._processes, self._health(), folders)
+        return read_processes(self._processes, self._health, folders)
 
     # ---- scheduling (engine thread) ----
+
+    def first_look(self, board: Board, found: list[Transition], now: float) -> list[Transition]:
+        """At start-up, on the engine thread: the questions ``found`` whose pi is gone are
+        abandoned before any sink hears of them; the rest, as found."""
+        if not board.local.needs_liveness():
+            return found
+        abandoned = board.local.set_processes(self.read(board.local.asking_folders()), now)
+        gone = {(t.session.key, t.question.tool_call_id) for t in abandoned}
+        self.schedule(self.interval)
+        return [t for t in found if (t.session.key, t.question.tool_call_id) not in gone]
 
     def schedule(self, delay: float) -> None:
         when = self._clock() + delay

@@ -48,7 +48,7 @@ def scanned(options: EngineOptions, processes: Probe | None = None) -> Iterator[
             files.scan(root, initial=True, cache=cache)
     if options.liveness:
         from notifier.engine.liveness import read_processes
-        from notifier.engine.supervise import Health
+        from notifier.system.supervisor import Health
 
         board = files.board
         board.local.set_processes(read_processes(processes, Health(), board.local.asking_folders()), wall())

@@ -10,10 +10,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from notifier.core.commands import Clear, Command, Focus, Goto, Mute, Quit, Show, Snooze
-from notifier.core.model import Question, SessionView, Snapshot
+from notifier.core.model import Question, SessionView
 from notifier.core.quiet import quiet_hours_note
 from notifier.core.text import clean, duration_changes_in, project_name
 from notifier.core.text import duration as waited
+from notifier.ui.state import UiState
 from notifier.ui.view import offline_note
 
 MENU_TEXT = 48
@@ -62,24 +63,25 @@ def question_label(view: SessionView, q: Question, now: float) -> str:
     return label + offline_note(view)
 
 
-def next_redraw(snapshot: Snapshot, now: float) -> float | None:
+def next_redraw(state: UiState, now: float) -> float | None:
     """When the menu or the tooltip next reads differently with nothing else changed: an age of a
     waiting question ticking over ("12 s" → "13 s", "4 min" → "5 min"), or the snooze's time
     left. None while no question waits (nothing ticks: no timer)."""
+    snapshot, snoozed_until = state.snapshot, state.snoozed_until(now)
     waiting = [q for _, q in snapshot.pending] + [q for v in snapshot.sessions for q in v.offline]
     if not waiting:
         return None
     changes = [d for d in (duration_changes_in(now - q.asked_at) for q in waiting) if d is not None]
-    if snapshot.snoozed_until and snapshot.snoozed_until > now:  # a time left, counting down
-        left = snapshot.snoozed_until - now
+    if snoozed_until is not None:  # a time left, counting down
+        left = snoozed_until - now
         step = 1 if left < 120 else 60 if left < 86400 else 86400
         changes.append(left - math.floor(left / step) * step or step)
     return now + min(changes) if changes else None
 
 
-def title(snapshot: Snapshot, now: float, quiet_hours: str = "") -> str:
+def title(state: UiState, now: float, quiet_hours: str = "") -> str:
     """``quiet_hours``: the config's quiet hours (said while in effect)."""
-    pending = snapshot.pending
+    pending, snoozed_until = state.snapshot.pending, state.snoozed_until(now)
     sessions = len({v.ref.key for v, _ in pending})
     if not pending:
         text = "pi-notifier: no questions waiting"
@@ -91,17 +93,18 @@ def title(snapshot: Snapshot, now: float, quiet_hours: str = "") -> str:
         )
     else:
         text = f"{sessions} pi sessions need answers"
-    if snapshot.snoozed_until and snapshot.snoozed_until > now:
-        text += f" — snoozed for {waited(snapshot.snoozed_until - now)}"
+    if snoozed_until is not None:
+        text += f" — snoozed for {waited(snoozed_until - now)}"
     quiet = quiet_hours_note(quiet_hours, now)
     if quiet:
         text += f" — {quiet}"
-    if snapshot.health:
-        return clean(text, 120) + " — ⚠ " + clean(snapshot.health[0], 120)
+    if state.health:
+        return clean(text, 120) + " — ⚠ " + clean(state.health[0], 120)
     return clean(text, 120)
 
 
-def menu(snapshot: Snapshot, now: float) -> tuple[Entry, ...]:
+def menu(state: UiState, now: float) -> tuple[Entry, ...]:
+    snapshot, muted = state.snapshot, state.preferences.muted
     entries: list[Entry] = []
     pending = snapshot.pending
     if not pending:
@@ -123,7 +126,7 @@ def menu(snapshot: Snapshot, now: float) -> tuple[Entry, ...]:
         )
     offline = [(v, q) for v in snapshot.sessions for q in v.offline]
     for view, q in offline[:MENU_MAX]:
-        entries.append(Entry(question_label(view, q, now), _show(view, q)))
+        entries.append(Entry(question_label(view, q, now), always(Show(Focus(view.ref.key, q.tool_call_id)))))
     abandoned = snapshot.abandoned
     if abandoned:
         entries.append(SEPARATOR)
@@ -137,17 +140,19 @@ def menu(snapshot: Snapshot, now: float) -> tuple[Entry, ...]:
         Entry("1 hour", snooze_all_for(3600)),
         Entry("Until tomorrow", lambda at: Snooze(tomorrow_morning(at))),
     ]
-    if snapshot.snoozed_until and snapshot.snoozed_until > now:
+    if state.snoozed_until(now) is not None:
         snooze_items.append(Entry("Resume notifications now", snooze_all_for(0)))
     entries.append(Entry("Snooze all", None, children=tuple(snooze_items)))
-    if snapshot.muted:
+    if muted:
         entries.append(
             Entry(
                 "Unmute",
                 None,
-                children=tuple(Entry(clean(p, 40), always(Mute(p, on=False))) for p in sorted(snapshot.muted)),
+                children=tuple(Entry(clean(p, 40), always(Mute(p, on=False))) for p in sorted(muted)),
             )
         )
     entries.append(Entry("Open window", always(Show()), default=True))
     entries.append(Entry("Quit", always(Quit())))
     return tuple(entries)
+
+

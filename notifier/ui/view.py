@@ -81,7 +81,8 @@ def question_obj(view: SessionView, q: Question, abandoned: bool) -> dict[str, A
 
 def mark_snoozes(window: dict[str, Any], preferences: Preferences, now: float) -> dict[str, Any]:
     """Mark each question of a window object whose notifications are snoozed: until when, and by
-    what ("session", "project" or "all", the one that ends last), so the window can lift it."""
+    what ("session", "project" or "all", the one that ends last), so the window can lift it; and
+    the window itself while everything is snoozed."""
     for q in window.get("questions", []):
         session, project = q["key"][0], q["project"]
         spans = [
@@ -91,6 +92,7 @@ def mark_snoozes(window: dict[str, Any], preferences: Preferences, now: float) -
         ]
         until, by = max(spans)
         q["snoozed_until"], q["snoozed_by"] = (until, by) if until > now else (None, None)
+    window["snoozed_until"] = preferences.snooze_all_until if preferences.snooze_all_until > now else None
     return window
 
 
@@ -136,7 +138,7 @@ def where_text(q: dict[str, Any]) -> str:
 def window_obj(snapshot: Snapshot) -> dict[str, Any]:
     return {
         "taken_at": snapshot.taken_at,
-        "snoozed_until": snapshot.snoozed_until,
+        "snoozed_until": None,  # filled in by mark_snoozes
         "questions": [question_obj(v, q, False) for v, q in snapshot.pending]
         + [question_obj(v, q, True) for v, q in snapshot.abandoned]
         + [question_obj(v, q, False) for v in snapshot.sessions for q in v.offline],

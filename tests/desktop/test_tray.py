@@ -20,6 +20,7 @@ from notifier.core.owners import Proc
 from notifier.core.reducer import Header, ToolStart
 from notifier.pi.extraction import extract
 from notifier.ui.icons import COLORS
+from notifier.ui.state import UiState
 from notifier.ui.view import window_obj
 
 from ..app_process import AppProcess
@@ -318,7 +319,7 @@ def test_menu_action_fires_from_code(desktop: dict[str, str], monkeypatch: pytes
         1.0,
     )
     fired: list[Command] = []
-    tray = Tray(backend, fired.append, lambda: data.snapshot(2.0))
+    tray = Tray(backend, fired.append, lambda: UiState(data.snapshot(2.0)))
     items = list(tray.icon.menu.items)
     assert items[0].text.startswith("x — Q?")
     items[0](tray.icon)
@@ -333,7 +334,7 @@ def test_menu_action_fires_from_code(desktop: dict[str, str], monkeypatch: pytes
     assert before + 3600 <= snoozed.until <= after + 3600  # from the click
     tray.icon()  # the default action (left click): open the window
     assert fired[-1] == Show()
-    tray.update(data.snapshot(2.0))
+    tray.update(UiState(data.snapshot(2.0)))
     assert tray.shown == ("needs", 1)
 
 

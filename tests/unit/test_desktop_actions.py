@@ -21,6 +21,7 @@ from notifier.sinks.notify.hints import sound_hints
 from notifier.sinks.notify.render import option_actions, render, who
 from notifier.sinks.notify.sink import AlertSink
 from notifier.ui.menu import menu
+from notifier.ui.state import UiState
 from notifier.ui.view import (
     details_text,
     live,
@@ -196,10 +197,10 @@ def board() -> Board:
 
 
 def test_menu_has_a_go_to_session_entry_per_waiting_question() -> None:
-    entries = menu(board().snapshot(0), 500.0)
+    entries = menu(UiState(board().snapshot(0)), 500.0)
     goto = next(e for e in entries if e.label == "Go to session")
     assert [c.action(600.0) for c in goto.children if c.action] == [Goto("/s/a.jsonl", "c")]
-    empty = menu(Board().snapshot(0), 500.0)
+    empty = menu(UiState(Board().snapshot(0)), 500.0)
     assert not [e for e in empty if e.label == "Go to session"]
 
 
@@ -235,8 +236,10 @@ def test_snoozed_questions_are_marked_and_can_be_unsnoozed() -> None:
         window_obj(board().snapshot(300.0)), dataclasses.replace(Preferences(), snooze_all_until=800.0), 400.0
     )
     assert {unsnooze(q) for q in everything["questions"]} == {Snooze(0.0)}
+    assert everything["snoozed_until"] == 800.0  # the window's heading says so
     over = mark_snoozes(window_obj(board().snapshot(300.0)), prefs, 6000.0)
     assert all(q["snoozed_until"] is None and unsnooze(q) is None for q in over["questions"])
+    assert over["snoozed_until"] is None
 
 
 def test_long_paths_are_shortened_in_the_middle() -> None:

@@ -13,9 +13,9 @@ from notifier.core.owners import Proc
 from notifier.core.reducer import Header, ToolStart
 from notifier.engine.follow import FollowedFile
 from notifier.engine.liveness import LIVENESS_SOON_S, RECHECK_MAX_S, Liveness, ProcessList
-from notifier.engine.supervise import Health, Supervisor
 from notifier.pi.catalog import QuestionCatalog
 from notifier.pi.extraction import extract
+from notifier.system.supervisor import Health, Supervisor
 from notifier.watch.watchlimit import WatchLimit
 
 from ..live.writer import answer, append, ask, header, user
@@ -30,7 +30,7 @@ class Clock:
 
 
 def _liveness(clock: Clock, interval: float = 3.0) -> Liveness:
-    return Liveness(True, interval, threading.Event(), Health, processes=lambda: [], clock=clock)
+    return Liveness(True, interval, threading.Event(), Health(), processes=lambda: [], clock=clock)
 
 
 def _asked(board: Board, key: str, cid: str) -> list[Transition]:
@@ -101,50 +101,49 @@ def test_the_probe_is_asked_only_when_due_and_only_if_anything_depends_on_it() -
     live.wake()
 
 
-class Flaky:
-    """A supervised step that fails ``times`` times, the first ``during_startup`` of them before
-    it has started."""
+class Boom(BaseException):
+    """Not an Exception: what an ``except Exception`` would let through."""
 
-    def __init__(self, times: int, during_startup: int, stop: threading.Event) -> None:
-        self.times, self.during_startup, self.stop = times, during_startup, stop
-        self.runs = self.blamed = self.resets = 0
-        self.started = False
+
+class Flaky:
+    """A part's work that fails ``times`` times (the second time with a BaseException), then stops."""
+
+    def __init__(self, times: int, stop: threading.Event) -> None:
+        self.times, self.stop = times, stop
+        self.runs = self.recovered = 0
 
     def run(self) -> None:
         self.runs += 1
-        if self.runs > self.during_startup:
-            self.started = True
         if self.runs <= self.times:
-            raise RuntimeError(f"boom {self.runs}")
+            raise (Boom if self.runs == 2 else RuntimeError)(f"boom {self.runs}")
         self.stop.set()
 
-    def blame(self) -> None:
-        self.blamed += 1
-
-    def reset(self) -> None:
-        self.resets += 1
+    def recover(self) -> None:
+        self.recovered += 1
 
 
-def test_a_failing_step_is_restarted_with_its_failures_recorded() -> None:
+def test_a_failing_part_runs_again_with_its_failures_recorded(caplog: pytest.LogCaptureFixture) -> None:
     stop = threading.Event()
-    sup = Supervisor(stop)
-    failures: list[int] = []
-    sup.on_failure = lambda: failures.append(sup.restarts)
-    target = Flaky(times=2, during_startup=1, stop=stop)
-    sup.run(target)
-    assert target.runs == 3 and target.blamed == 2 and target.resets == 1  # reset only before start
-    assert failures == [0, 1] and sup.restarts == 2 and sup.failed is None
-    report = sup.health.report()["engine"]
-    assert report["count"] == 2 and report["recovered"] and "boom 2" in report["error"]
+    sup = Supervisor("notifier", stop)
+    target = Flaky(times=3, stop=stop)
+    sup.run(target.run, target.recover)
+    assert target.runs == 4 and target.recovered == 3 and sup.restarts == 3 and sup.failed is None
+    report = sup.health.report()["notifier"]
+    assert report["count"] == 3 and report["recovered"] and "boom 3" in report["error"]
+    assert report["doing"] == "restarted 3×"
+    # said with its traceback once per kind of failure (RuntimeError, Boom), in one line after
+    traced = [r for r in caplog.records if r.exc_info]
+    assert [r.exc_info[0] for r in traced if r.exc_info] == [RuntimeError, Boom]
+    assert any("the notifier failed again (boom 3)" in r.getMessage() for r in caplog.records)
 
 
 def test_stopping_during_the_back_off_ends_the_supervisor() -> None:
     stop = threading.Event()
-    sup = Supervisor(stop)
-    sup.on_failure = stop.set  # stopped while waiting to restart
-    target = Flaky(times=5, during_startup=0, stop=stop)
-    sup.run(target)
+    sup = Supervisor("engine", stop)
+    target = Flaky(times=5, stop=stop)
+    sup.run(target.run, stop.set)  # stopped while waiting to run again
     assert target.runs == 1 and sup.restarts == 0 and isinstance(sup.failed, RuntimeError)
+    assert not sup.health.report()["engine"].get("recovered")
 
 
 class Watches:

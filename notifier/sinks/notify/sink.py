@@ -1,7 +1,10 @@
 """The notification sink: fed by the engine's transitions and turn changes, it asks the pure
 :class:`notifier.core.planner.Planner` what to raise and withdraw, and delivers that through the
 chosen backend on its own worker thread (D-Bus replies never hold up the engine). It follows the
-server coming, going and coming back, and shows again what was on screen."""
+server coming, going and coming back, and shows again what was on screen. The worker is kept
+running by a :class:`~notifier.system.supervisor.Supervisor`: if it fails it runs again (back-off,
+said once) with what is queued and what the planner knows (already notified questions stay quiet);
+only the message it was handling then is dropped."""
 
 from __future__ import annotations
 
@@ -24,6 +27,7 @@ from notifier.sinks.notify.choose import TRAY_ALONE, choose_backend
 from notifier.sinks.notify.render import ANSWER_PREFIX, option_actions, takes_text
 from notifier.sinks.notify.screen import Screen
 from notifier.system.processes import still_running
+from notifier.system.supervisor import Health, Supervisor
 
 log = logging.getLogger("notifier.sinks.notify")
 
@@ -51,6 +55,7 @@ class AlertSink:
         instead: str | None = None,
         on_reply: Callable[[str, str, str], None] | None = None,
         wall: Callable[[], float] = time.time,
+        health: Health | None = None,
     ) -> None:
         """``clock`` times every duration (settle, reminders, snoozes, reconnecting); ``wall``
         only tells a question's age from its time, the time of day (quiet hours) and when a
@@ -59,7 +64,7 @@ class AlertSink:
         ``on_reply(session, call, text)``: a text typed into the notification (``answer --text``).
         Without ``on_goto`` a click shows the window.
         ``instead``: what shows questions while notifications cannot (said in the log; None:
-        the tray icon)."""
+        the tray icon). ``health``: where the worker's failures are recorded (shared with the app)."""
         self.instead = TRAY_ALONE if instead is None else instead
         self.on_goto = on_goto
         self.on_answer = on_answer
@@ -91,7 +96,10 @@ class AlertSink:
             self.instead,
         )
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="pi-notifier-alerts", daemon=True)
+        self._supervisor = Supervisor("notifier", self._stop, health)
+        self._thread = threading.Thread(
+            target=self._supervisor.run, args=(self._run,), name="pi-notifier-alerts", daemon=True
+        )
 
     def _choose(self) -> tuple[Backend, str]:
         return choose_backend(
@@ -157,10 +165,7 @@ class AlertSink:
                 msg = ("tick", None)
             if msg is None:
                 return
-            try:
-                self._handle(msg)
-            except Exception:
-                log.exception("notification handling failed; carrying on")
+            self._handle(msg)  # (what fails here is the supervisor's: the worker runs again)
 
     def _handle(self, msg: tuple[str, Any]) -> None:
         kind, arg = msg
@@ -262,7 +267,6 @@ class AlertSink:
         if self.on_show is not None:
             self.on_show(first[0], first[1])
         return []
-
 
     def _on_reply(self, server_id: int, text: str) -> None:
         """A text typed into the notification: the answer to its question, as ``answer --text``
