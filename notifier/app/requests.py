@@ -17,6 +17,7 @@ from notifier.core.bar import summary
 from notifier.core.commands import Command, Status
 from notifier.core.formats import status_obj
 from notifier.core.model import Snapshot
+from notifier.core.quiet import quiet_hours_obj
 from notifier.core.text import clean
 from notifier.ui.view import tomorrow_morning
 
@@ -64,4 +65,5 @@ def status_reply(config: Config, command: Status, snapshot: Snapshot) -> Reply:
         return {"ok": False}
     if command.brief:  # a status bar, every second: the summary only, not every session
         return {"ok": True, "summary": summary(snapshot, time.time())}
-    return {"ok": True, "status": status_obj(snapshot)}
+    quiet = quiet_hours_obj(config["quiet_hours"], time.time())  # (the app follows its config file)
+    return {"ok": True, "status": {**status_obj(snapshot), **quiet}}
