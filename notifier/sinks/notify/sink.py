@@ -90,6 +90,7 @@ class AlertSink:
             self.instead,
         )
         self._stop = threading.Event()
+        self._handed_over = False  # another process notifies now (hand_over)
         self._thread = threading.Thread(target=self._run, name="pi-notifier-alerts", daemon=True)
 
     def _choose(self) -> tuple[Backend, str]:
@@ -133,6 +134,14 @@ class AlertSink:
         """New quiet hours (the config file changed; a value the config accepted)."""
         self._inbox.put(("quiet", parse_quiet_hours(value)))
 
+    def hand_over(self, timeout: float = 2.0) -> bool:
+        """Stop notifying, for good, leaving what is on screen there and recorded in the store:
+        the app that takes over adopts those bubbles instead of showing them a second time.
+        True once done (the worker took it within ``timeout``)."""
+        done = threading.Event()
+        self._inbox.put(("hand_over", done))
+        return done.wait(timeout)
+
     def tell(self, title: str, body: str) -> None:
         """One passing notification (what a click on a notification could not do, and what to do
         instead), from any thread."""
@@ -142,6 +151,9 @@ class AlertSink:
 
     def _run(self) -> None:
         while not self._stop.is_set():
+            if self._handed_over:  # nothing is timed any more: wait for the stop
+                self._inbox.get()
+                continue
             due = self.planner.next_due()
             reconnect_at = self._screen.reconnect_at
             if reconnect_at is not None:
@@ -163,6 +175,16 @@ class AlertSink:
 
     def _handle(self, msg: tuple[str, Any]) -> None:
         kind, arg = msg
+        if self._handed_over:
+            return
+        if kind == "hand_over":
+            backend, self._screen.backend = self._screen.backend, None  # (stop() closes nothing now)
+            self._screen.reconnect_at = None
+            self._handed_over = True
+            if backend is not None:
+                backend.shutdown()
+            arg.set()
+            return
         now, wall = self.clock(), self.wall()
         actions: list[Notice | Withdraw] = []
         reconnect_at = self._screen.reconnect_at
