@@ -47,6 +47,7 @@ class AlertsKeeper:
         self.current: AlertSink | None = None
         self.instead: str | None = None  # what shows questions while notifications cannot (None: the tray)
         self.restarts = 0
+        self.handed_over = False  # another process notifies now (hand_over)
         self._next = 0.0  # monotonic: the earliest the notifier may be restarted again
 
     def start(self) -> AlertSink:
@@ -83,12 +84,21 @@ class AlertsKeeper:
         self.current = alerts
         return alerts
 
+    def hand_over(self) -> None:
+        """Stop notifying for good (another process notifies these questions now): what is on
+        screen stays there, recorded in the store, for that one to adopt; nothing is restarted."""
+        self.handed_over = True  # (set before the thread ends: supervise() sees it then)
+        alerts, self.current = self.current, None
+        if alerts is not None:
+            self.preferences.unlisten(alerts.set_preferences)
+            alerts.stop(close=False)
+
     def supervise(self, snapshot: Snapshot, engine: Engine | None) -> None:
         """If the notifier's thread died, start a new notifier (bounded back-off), put it in the
         old one's place among the engine's sinks and hand it what is pending now."""
         alerts = self.current
         thread = getattr(alerts, "_thread", None)
-        if alerts is None or thread is None or thread.is_alive() or self.stop_event.is_set():
+        if alerts is None or thread is None or thread.is_alive() or self.stop_event.is_set() or self.handed_over:
             return
         if not thread.ident:
             return  # not started yet

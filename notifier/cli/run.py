@@ -108,9 +108,7 @@ def follow_the_app(notifying: NotifyLock, config: Config, app: App) -> FileFollo
             if roots is None or notifying.fd is None:
                 return
             if sorted(roots) == sorted(config["sessions_dirs"]):
-                alerts = app.alerts
-                if alerts is not None:
-                    alerts.hand_over()
+                app.notifier.hand_over()
                 app.store.flush(2.0)
                 sys.stderr.write(f"{APP_NAME}: {HAND_OVER_SAID} from now on\n")
                 sys.stderr.flush()

@@ -90,7 +90,6 @@ class AlertSink:
             self.instead,
         )
         self._stop = threading.Event()
-        self._handed_over = False  # another process notifies now (hand_over)
         self._thread = threading.Thread(target=self._run, name="pi-notifier-alerts", daemon=True)
 
     def _choose(self) -> tuple[Backend, str]:
@@ -109,22 +108,27 @@ class AlertSink:
         self._screen.start()
         self._thread.start()
 
-    def stop(self) -> None:
+    def stop(self, close: bool = True) -> None:
+        """``close``: False leaves what is on screen there (the app that notifies now adopts it)."""
         self._stop.set()
         self._inbox.put(None)
         self._thread.join(2)
-        self._screen.stop()
+        if close:
+            self._screen.stop()
+        elif self._screen.backend is not None:
+            self._screen.backend.shutdown()
 
     # Sink protocol (engine thread): hand over, never block.
     def ready(self, info: Any, snapshot: Snapshot) -> None:
         self._inbox.put(("ready", {key_of(view.ref, q) for view, q in snapshot.pending}))
 
     def transitions(self, items: Sequence[Transition], snapshot: Snapshot) -> None:
-        if items:
+        if items and not self._stop.is_set():  # (stopped: nobody would read them)
             self._inbox.put(("transitions", list(items)))
 
     def turns(self, items: Sequence[TurnChange]) -> None:
-        self._inbox.put(("turns", list(items)))
+        if not self._stop.is_set():
+            self._inbox.put(("turns", list(items)))
 
     # Control (any thread): the user's snoozes and mutes, from their owner (the app).
     def set_preferences(self, preferences: Preferences) -> None:
@@ -133,14 +137,6 @@ class AlertSink:
     def set_quiet_hours(self, value: str) -> None:
         """New quiet hours (the config file changed; a value the config accepted)."""
         self._inbox.put(("quiet", parse_quiet_hours(value)))
-
-    def hand_over(self, timeout: float = 2.0) -> bool:
-        """Stop notifying, for good, leaving what is on screen there and recorded in the store:
-        the app that takes over adopts those bubbles instead of showing them a second time.
-        True once done (the worker took it within ``timeout``)."""
-        done = threading.Event()
-        self._inbox.put(("hand_over", done))
-        return done.wait(timeout)
 
     def tell(self, title: str, body: str) -> None:
         """One passing notification (what a click on a notification could not do, and what to do
@@ -151,9 +147,6 @@ class AlertSink:
 
     def _run(self) -> None:
         while not self._stop.is_set():
-            if self._handed_over:  # nothing is timed any more: wait for the stop
-                self._inbox.get()
-                continue
             due = self.planner.next_due()
             reconnect_at = self._screen.reconnect_at
             if reconnect_at is not None:
@@ -175,16 +168,6 @@ class AlertSink:
 
     def _handle(self, msg: tuple[str, Any]) -> None:
         kind, arg = msg
-        if self._handed_over:
-            return
-        if kind == "hand_over":
-            backend, self._screen.backend = self._screen.backend, None  # (stop() closes nothing now)
-            self._screen.reconnect_at = None
-            self._handed_over = True
-            if backend is not None:
-                backend.shutdown()
-            arg.set()
-            return
         now, wall = self.clock(), self.wall()
         actions: list[Notice | Withdraw] = []
         reconnect_at = self._screen.reconnect_at
