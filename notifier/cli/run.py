@@ -83,11 +83,12 @@ def cmd_run(args: argparse.Namespace, config: Config) -> int:
 def _headless_notifies(notifying: NotifyLock, config: Config) -> bool:
     """Whether a headless run notifies: not while an app that watches the same folders runs
     (then it notifies each question, and this run must not a second time)."""
-    if notifying.share() and notifying.claimant() is None:
-        return True
+    shared = notifying.share()
     roots = notifying.claimant()
+    if shared and roots is None:
+        return True  # no app: this run notifies (and hands over to one that starts: follow_the_app)
+    notifying.release()
     if roots is not None and sorted(roots) == sorted(config["sessions_dirs"]):
-        notifying.release()
         sys.stderr.write(f"{APP_NAME}: {HAND_OVER_SAID}\n")
         return False
     return True  # an app of other folders: nobody else notifies these questions
@@ -110,7 +111,7 @@ def follow_the_app(notifying: NotifyLock, config: Config, app: App) -> FileFollo
             if sorted(roots) == sorted(config["sessions_dirs"]):
                 app.notifier.hand_over()
                 app.store.flush(2.0)
-                sys.stderr.write(f"{APP_NAME}: {HAND_OVER_SAID} from now on\n")
+                sys.stderr.write(f"{APP_NAME}: the app started and watches the same folders: it notifies from now on\n")
                 sys.stderr.flush()
             notifying.release()
 

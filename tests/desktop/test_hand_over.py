@@ -58,7 +58,7 @@ def test_the_app_takes_notifying_over_from_a_headless_run(tmp_path: Path, server
         wait_for(lambda: _summaries(server) == ["one needs an answer"], 10, "the headless run's Notify")
 
         with AppProcess("run", "-v", *common) as app:  # the app, after it: it notifies from now on
-            headless.log_has("it notifies, this run does not from now on")
+            headless.log_has("the app started and watches the same folders: it notifies from now on")
             wait_for(lambda: request({"cmd": "ping"}), 20, "the app's control channel")
             app.log_has("notifications: D-Bus notification server recorder")
             with AppProcess("run", "--json", *common) as beside:  # (no --no-tray: the app is there)

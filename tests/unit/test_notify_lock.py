@@ -48,3 +48,27 @@ def test_a_claim_names_a_running_app_only(tmp_path: Path) -> None:
     for junk in ("", "null", "[1]", '{"pid": "1", "roots": []}', '{"pid": 1}', "\xff{"):
         path.write_text(junk)
         assert NotifyLock(str(path)).claimant() is None
+
+
+def test_a_headless_run_leaves_notifying_to_an_app_of_the_same_folders_only(tmp_path: Path) -> None:
+    """``run --no-tray`` / ``run --json`` beside an app (another process holding the claim): it
+    notifies only when that app watches other folders, and never keeps the app waiting."""
+    from notifier.cli.run import _headless_notifies
+    from notifier.config.load import Config
+
+    path = str(tmp_path / "notify.lock")
+    claim = f"from notifier.app.instance import NotifyLock; NotifyLock({path!r}).claim(['/s']); print(1, flush=True); input()"
+    app = subprocess.Popen([sys.executable, "-c", claim], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert app.stdout is not None and app.stdout.readline() == "1\n"  # it holds the claim
+        same, other = Config(), Config()
+        same.set("sessions_dirs", ["/s"], "test")
+        other.set("sessions_dirs", ["/elsewhere"], "test")
+        for config, notifies in ((same, False), (other, True)):
+            lock = NotifyLock(path)
+            assert _headless_notifies(lock, config) is notifies
+            assert lock.fd is None  # (let go: nothing follows a lock this run does not share)
+    finally:
+        assert app.stdin is not None
+        app.stdin.close()
+        app.wait(10)
