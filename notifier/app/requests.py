@@ -16,6 +16,7 @@ from notifier.core import commands
 from notifier.core.bar import summary
 from notifier.core.commands import Command, Status
 from notifier.core.formats import status_obj
+from notifier.core.quiet import quiet_hours_obj
 from notifier.core.text import clean
 from notifier.ui.menu import tomorrow_morning
 from notifier.ui.state import UiState
@@ -62,7 +63,8 @@ def status_reply(config: Config, command: Status, state: UiState) -> Reply:
     same = same and sorted(command.question_tools) == sorted(config["question_tools"])
     if not same:
         return {"ok": False}
+    now = time.time()
     if command.brief:  # a status bar, every second: the summary only, not every session
-        now = time.time()
         return {"ok": True, "summary": summary(state.snapshot, now, state.snoozed_until(now))}
-    return {"ok": True, "status": status_obj(state.snapshot)}
+    quiet = quiet_hours_obj(config["quiet_hours"], now)  # (the app follows its config file)
+    return {"ok": True, "status": {**status_obj(state.snapshot), **quiet}}

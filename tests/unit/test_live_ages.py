@@ -56,7 +56,7 @@ def test_quiet_hours_are_said_while_in_effect_and_their_next_change_is_known() -
     assert next_quiet_change(None, now) is None
     assert quiet_hours_note("11:00-13:30", now) == "quiet hours until 13:30"
     assert quiet_hours_note("13:00-14:00", now) == "" and quiet_hours_note("", now) == ""
-    assert quiet_hours_line("11:00-13:30", now).startswith("Quiet hours until 13:30 (11:00-13:30)")
+    assert quiet_hours_line({"hours": "11:00-13:30"}).startswith("Quiet hours until 13:30 (11:00-13:30)")
     snap = UiState(board_with().snapshot(now))
     assert title(snap, now, "11:00-13:30") == "pi-notifier: no questions waiting — quiet hours until 13:30"
     assert title(snap, now, "13:00-14:00") == "pi-notifier: no questions waiting"

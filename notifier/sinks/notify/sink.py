@@ -117,22 +117,29 @@ class AlertSink:
         self._screen.start()
         self._thread.start()
 
-    def stop(self) -> None:
+    def stop(self, close: bool = True) -> None:
+        """Once. ``close``: False leaves what is on screen (the app that notifies now adopts it)."""
+        if self._stop.is_set():
+            return
         self._stop.set()
         self._inbox.put(None)
         self._thread.join(2)
-        self._screen.stop()
+        if close:
+            self._screen.stop()
+        elif self._screen.backend is not None:
+            self._screen.backend.shutdown()
 
     # Sink protocol (engine thread): hand over, never block.
     def ready(self, info: Any, snapshot: Snapshot) -> None:
         self._inbox.put(("ready", {key_of(view.ref, q) for view, q in snapshot.pending}))
 
     def transitions(self, items: Sequence[Transition], snapshot: Snapshot) -> None:
-        if items:
+        if items and not self._stop.is_set():  # (stopped: nobody would read them)
             self._inbox.put(("transitions", list(items)))
 
     def turns(self, items: Sequence[TurnChange]) -> None:
-        self._inbox.put(("turns", list(items)))
+        if not self._stop.is_set():
+            self._inbox.put(("turns", list(items)))
 
     # Control (any thread): the user's snoozes and mutes, from their owner (the app).
     def set_preferences(self, preferences: Preferences) -> None:
@@ -157,8 +164,7 @@ class AlertSink:
                 due = reconnect_at if due is None else min(due, reconnect_at)
             # (Capped: quiet hours end at a time of day, on the wall clock.)
             timeout = None if due is None else min(MAX_WAIT_S, max(0.0, due - self.clock()))
-            if timeout is None and self.planner.held:
-                timeout = MAX_WAIT_S  # look again soon: quiet hours end at a time of day
+            timeout = MAX_WAIT_S if timeout is None and self.planner.held else timeout  # (quiet hours end)
             try:
                 msg = self._inbox.get(timeout=timeout)
             except queue.Empty:
@@ -199,10 +205,7 @@ class AlertSink:
         quiet = in_quiet_hours(self.quiet_window, wall)
         if quiet:  # quiet hours: turn notices are dropped (questions wait for their reminders)
             actions = [a for a in actions if not (isinstance(a, Notice) and a.kind in ("idle", "failed"))]
-        held = self.planner.held
         actions += self.planner.tick(now, quiet)
-        if self.planner.held > held:
-            log.debug("quiet hours: %d question(s) held until they end", self.planner.held)
         self._deliver(actions)
 
     def _deliver(self, actions: Sequence[Notice | Withdraw]) -> None:
