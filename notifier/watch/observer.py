@@ -2,7 +2,13 @@
 
 Only created / modified / moved / deleted events are reacted to (watchdog 7 also reports opens and
 closes, and a handler that reads on those wakes itself up forever). Each event becomes a small
-message on the engine's queue; the engine does all reading.
+message on the engine's queue (the engine coalesces them per file and does all reading); the
+handlers run on the observer's thread and never raise into it (a handler that raised would end
+that thread, and all watching with it).
+
+watchdog is used through its public face only: ``Observer.schedule``/``unschedule``, event
+handlers, the ``OSError`` that ``schedule`` raises when inotify refuses a watch, and the emitter's
+documented ``DirDeletedEvent`` for a watched folder that is removed.
 """
 
 from __future__ import annotations
@@ -12,7 +18,8 @@ import logging
 import os
 import threading
 import warnings
-from typing import Any, Protocol, cast
+from collections.abc import Iterable
+from typing import Any, Protocol
 
 from watchdog.events import (
     DirCreatedEvent,
@@ -26,7 +33,6 @@ from watchdog.events import (
     FileSystemEventHandler,
 )
 from watchdog.observers import Observer
-from watchdog.observers.api import EventQueue
 from watchdog.observers.polling import PollingObserver
 
 from notifier.core.text import clean
@@ -48,6 +54,7 @@ EVENTS: list[type[FileSystemEvent]] = [
 ]
 
 from notifier.watch.events import FileChanged, FolderAppeared, PathGone, RootBack, RootGone  # noqa: E402
+from notifier.watch.watchlimit import watched_inodes  # noqa: E402
 
 
 class Outbox(Protocol):
@@ -61,44 +68,60 @@ def _s(path: Any) -> str:
 
 
 class _Handler(FileSystemEventHandler):
-    def __init__(self, out: Outbox, root: str) -> None:
+    """Turns the events of one root's watch into messages for the engine."""
+
+    def __init__(self, out: Outbox, root: str, once: LogOnce) -> None:
         self.out = out
         self.root = root
+        self._once = once
 
     def on_any_event(self, event: FileSystemEvent) -> None:
+        try:
+            for message in self.messages(event):
+                self.out.put(message)
+        except Exception as exc:  # a bug must cost this event, not the observer's thread
+            self._once("handler", type(exc).__name__, "a watch event could not be handled (%s)", clean(exc))
+
+    def messages(self, event: FileSystemEvent) -> list[Any]:
         kind = event.event_type
         src = _s(event.src_path)
         if event.is_directory:
             if kind == "created":
-                self.out.put(FolderAppeared(src))
-            elif kind == "moved":
-                self.out.put(PathGone(src))
-                self.out.put(FolderAppeared(_s(event.dest_path)))
-            elif kind == "deleted":
-                self.out.put(RootGone(src) if src == self.root else PathGone(src))
-            return
+                return [FolderAppeared(src)]
+            if kind == "moved":
+                return [PathGone(src), FolderAppeared(_s(event.dest_path))]
+            if kind == "deleted":
+                return [RootGone(src) if src == self.root else PathGone(src)]
+            return []
         if kind == "moved":
-            if is_session_name(src):
-                self.out.put(PathGone(src))
             dest = _s(event.dest_path)
+            out: list[Any] = []
+            if is_session_name(src):
+                out.append(PathGone(src))
             if is_session_name(dest):
-                self.out.put(FileChanged(dest))
-        elif is_session_name(src):
-            self.out.put(PathGone(src) if kind == "deleted" else FileChanged(src))
+                out.append(FileChanged(dest))
+            return out
+        if is_session_name(src):
+            return [PathGone(src) if kind == "deleted" else FileChanged(src)]
+        return []
 
 
 class _ParentHandler(FileSystemEventHandler):
     """Watches the nearest existing ancestor of a missing root until the root appears."""
 
-    def __init__(self, out: Outbox, root: str) -> None:
+    def __init__(self, out: Outbox, root: str, once: LogOnce) -> None:
         self.out = out
         self.root = root
+        self._once = once
 
     def on_any_event(self, event: FileSystemEvent) -> None:
         # The root, or a folder on the way to it, appeared: the engine re-checks (and the
         # watcher moves this watch one level closer if the root is still missing).
         if event.event_type in ("created", "moved"):
-            self.out.put(RootBack(self.root))
+            try:
+                self.out.put(RootBack(self.root))
+            except Exception as exc:  # (as above: never into the observer's thread)
+                self._once("handler", type(exc).__name__, "a watch event could not be handled (%s)", clean(exc))
 
 
 def _nearest_existing(path: str) -> str:
@@ -111,52 +134,14 @@ def _nearest_existing(path: str) -> str:
     return current or os.sep
 
 
-class _HandOver(EventQueue):
-    """The observer's event queue, short-circuited: an emitter's event for a watched folder is
-    handed to the folder's handlers at once, on the emitter's thread, instead of waiting for
-    the observer's dispatch thread to take it from the queue (one thread hop less between a
-    write and the engine; our handlers only put a message on the engine's queue). The stop
-    request, and any event this does not recognise, still go through the queue."""
-
-    def __init__(self, handlers: dict[Any, set[FileSystemEventHandler]]) -> None:
-        super().__init__()
-        self._handlers = handlers  # the observer's own table (changed under its lock)
-        self._once = LogOnce(log)
-
-    def put(self, item: Any, block: bool = True, timeout: float | None = None) -> None:
-        watch = item[1] if isinstance(item, tuple) and len(item) == 2 else None
-        if watch is None or getattr(watch, "is_file", True):  # (file watches filter paths)
-            super().put(item, block, timeout)
-            return
-        try:
-            handlers = list(self._handlers.get(watch, ()))
-        except RuntimeError:  # (the observer changed that set meanwhile, under its lock)
-            super().put(item, block, timeout)
-            return
-        for handler in handlers:
-            try:
-                handler.dispatch(item[0])
-            except Exception as exc:  # a bug must cost this event, not the emitter's thread
-                self._once("handler", type(exc).__name__, "a watch event could not be handled (%s)", clean(exc))
-
-
-def _hand_over(observer: Any) -> None:
-    """Short-circuit ``observer``'s dispatch thread if its internals are the ones this knows
-    (watchdog 7: the handler table, the event queue, folder watches with ``is_file``); else, or
-    for anything else, events take the usual way through the queue."""
-    handlers = getattr(observer, "_handlers", None)
-    if isinstance(handlers, dict) and type(getattr(observer, "_event_queue", None)) is EventQueue:
-        observer._event_queue = _HandOver(handlers)  # noqa: SLF001
-
-
 class Watcher:
     def __init__(self, out: Outbox) -> None:
         self.out = out
         self.observer = Observer()
-        _hand_over(self.observer)
         self.poller: PollingObserver | None = None
         self._lock = threading.Lock()
         self._watches: dict[str, Any] = {}
+        self._polled: set[str] = set()  # roots inotify refused: the poller watches all of them
         self._parent_watches: dict[str, tuple[str, Any]] = {}
         self._once = LogOnce(log)
 
@@ -181,7 +166,7 @@ class Watcher:
                 self._watch_parent(root)
                 return False
             self._unwatch_parent(root)
-            handler = _Handler(self.out, root)
+            handler = _Handler(self.out, root, self._once)
             try:
                 self._watches[root] = self.observer.schedule(
                     handler, root, recursive=True, event_filter=EVENTS
@@ -193,12 +178,14 @@ class Watcher:
                     self.poller.daemon = True
                     self.poller.start()
                 self._watches[root] = self.poller.schedule(handler, root, recursive=True, event_filter=EVENTS)
+                self._polled.add(root)
             return True
 
     def root_gone(self, root: str) -> None:
         """The root folder was removed: drop its watch and wait for it to come back."""
         with self._lock:
             watch = self._watches.pop(root, None)
+            self._polled.discard(root)
             if watch is not None:
                 for obs in (self.observer, self.poller):
                     if obs is None:
@@ -220,7 +207,7 @@ class Watcher:
         self._once(root, "missing", "sessions folder does not exist yet; waiting for it")
         try:
             watch = self.observer.schedule(
-                _ParentHandler(self.out, root), parent, recursive=False, event_filter=EVENTS
+                _ParentHandler(self.out, root, self._once), parent, recursive=False, event_filter=EVENTS
             )
             self._parent_watches[root] = (parent, watch)
         except OSError as exc:
@@ -238,42 +225,54 @@ class Watcher:
                 pass
 
     def unwatched(self, root: str, dirs: list[str]) -> list[str]:
-        """Folders below ``root`` that inotify is not watching (the watch limit was reached).
+        """Folders below ``root`` that no inotify watch covers (the watch limit was reached).
 
-        watchdog drops sub-folder watches silently at the limit; this looks at its watch table.
-        Returns [] when that table cannot be inspected."""
-        watch = self._watches.get(root)
-        if watch is None:
+        At the limit watchdog leaves a sub-folder unwatched without a word (only the root's own
+        watch raises), so the kernel is asked instead: the folders whose inode none of this
+        process's inotify watches is on. Returns [] for a root the poller watches (inotify refused
+        it whole) and where the kernel cannot be asked."""
+        if root not in self._watches or root in self._polled:
             return []
-        try:
-            emitter = self.observer._emitter_for_watch[watch]  # noqa: SLF001
-            group = cast(Any, emitter)._inotify  # noqa: SLF001
-            with group._lock:  # noqa: SLF001  (watchdog changes the table on its own thread)
-                active = {os.fsdecode(p) for p in list(group._active_callbacks_by_path)}  # noqa: SLF001
-        except (AttributeError, KeyError, TypeError, RuntimeError):
+        watched = watched_inodes()
+        if watched is None:
             return []
-        return [d for d in dirs if d not in active]
+        missing = []
+        for folder in dirs:
+            try:
+                inode = os.stat(folder).st_ino
+            except OSError:
+                continue  # gone meanwhile: nothing to watch
+            if inode not in watched:
+                missing.append(folder)
+        return missing
 
     def limit_reached(self, missing: list[str]) -> bool:
-        """True if the kernel refuses one more inotify watch (ENOSPC) on a folder watchdog is
-        missing: the folders are then really unwatched. A folder missing for another reason (its
-        watch is being added right now) is not a limit."""
-        return any(_watch_refused(path) for path in missing[:3])
+        """True if the kernel refuses one more inotify watch on a folder found unwatched: the
+        folders are then really unwatched. A folder missing for another reason (its watch is
+        being added right now, after a ``mkdir -p``) is not a limit."""
+        return watch_refused(missing[:3])
 
 
-def _watch_refused(path: str) -> bool:
+def watch_refused(paths: Iterable[str]) -> bool:
+    """Does inotify refuse one more watch? A fresh observer (an inotify instance of its own, so
+    a folder already watched here still costs a new watch) is asked to watch the first of
+    ``paths`` that still exists: ``schedule`` raises ``OSError`` ENOSPC at the per-user watch
+    limit; EMFILE if no inotify instance is left at all."""
     try:
-        import ctypes
-        import ctypes.util
-
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
-        fd = libc.inotify_init1(os.O_CLOEXEC | os.O_NONBLOCK)
-    except (OSError, AttributeError):
-        return True  # cannot probe (not Linux): trust watchdog's table
-    if fd < 0:
-        return ctypes.get_errno() in (errno.EMFILE, errno.ENOSPC)
+        probe = Observer()
+    except OSError as exc:
+        return exc.errno in (errno.EMFILE, errno.ENOSPC)
+    probe.start()
     try:
-        wd = libc.inotify_add_watch(fd, os.fsencode(path), 0x00000100)  # IN_CREATE
-        return wd < 0 and ctypes.get_errno() == errno.ENOSPC
+        for path in paths:
+            try:
+                probe.schedule(FileSystemEventHandler(), path, event_filter=[DirCreatedEvent])
+            except OSError as exc:
+                if exc.errno == errno.ENOSPC:
+                    return True
+                continue  # (removed meanwhile, or not readable: the next one)
+            return False
+        return False
     finally:
-        os.close(fd)
+        probe.stop()
+        probe.join(timeout=2)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -229,22 +228,20 @@ def test_a_failing_command_does_not_stop_the_engine(tmp_path: Path) -> None:
 
 
 class _Outbox:
-    """Records which thread hands each event over; the first hand-over fails."""
+    """Records what the watcher hands over; the first hand-over fails."""
 
     def __init__(self) -> None:
         self.items: list[Any] = []
-        self.threads: set[str] = set()
         self.failures = 1
 
     def put(self, item: Any) -> None:
-        self.threads.add(threading.current_thread().name)
         if self.failures:
             self.failures -= 1
             raise RuntimeError("boom")
         self.items.append(item)
 
 
-def test_events_skip_the_dispatch_thread_and_a_failing_hand_over_costs_one_event(tmp_path: Path) -> None:
+def test_a_failing_hand_over_costs_one_event_not_the_watching(tmp_path: Path) -> None:
     f = tmp_path / "s.jsonl"
     append(f, header())
     out = _Outbox()
@@ -252,10 +249,10 @@ def test_events_skip_the_dispatch_thread_and_a_failing_hand_over_costs_one_event
     watcher.start()
     try:
         assert watcher.watch(str(tmp_path))
-        append(f, user())  # its event is the one that fails
+        append(f, user())  # its event is the one that fails (on watchdog's own thread)
         wait_for(lambda: not out.failures, 5, "the first event")
         append(f, ask("q1", "Still watched?"))
         wait_for(lambda: FileChanged(str(f)) in out.items, 5, "an event after the failure")
-        assert watcher.observer.name not in out.threads  # handed over on the watch's own thread
+        assert watcher.observer.is_alive()
     finally:
         watcher.stop()
