@@ -91,6 +91,22 @@ def test_thousand_files(tmp_path: Path) -> None:
         assert {t.question.text for t in asked} == {"Q0?", "Q499?", "Q999?"}
 
 
+def test_a_flood_of_writes_loses_no_question(tmp_path: Path) -> None:
+    """Hundreds of writes as fast as they can go, to few files: watchdog and the engine's queue
+    see many events per file (coalesced into fewer reads); every question is still reported once."""
+    files = [tmp_path / f"--p{i}--" / "s.jsonl" for i in range(5)]
+    for f in files:
+        append(f, header(), user())
+    with Harness([tmp_path]) as h:
+        for n in range(400):
+            append(files[n % 5], ask(f"q{n}", f"Flood {n}?"))
+        asked = h.wait("needs_input", 400, timeout=30)
+        assert sorted(t.question.text for t in asked) == sorted(f"Flood {n}?" for n in range(400))
+        for f in files:  # each file's own questions come in the order written
+            texts = [t.question.text for t in asked if t.session.key == str(f)]
+            assert texts == [f"Flood {n}?" for n in range(400) if files[n % 5] == f]
+
+
 def test_bad_input_never_stops_the_next_good_line(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     f = tmp_path / "s.jsonl"
     append(f, header(), user())
