@@ -38,6 +38,8 @@ from watchdog.observers.polling import PollingObserver
 from notifier.core.text import clean
 from notifier.sessions.scanner import is_session_name
 from notifier.system.logonce import LogOnce
+from notifier.watch.events import FileChanged, FolderAppeared, PathGone, RootBack, RootGone
+from notifier.watch.watchlimit import watched_inodes
 
 log = logging.getLogger(__name__)
 # watchdog warns when a folder created inside a new folder is registered twice (a harmless race).
@@ -52,9 +54,6 @@ EVENTS: list[type[FileSystemEvent]] = [
     DirMovedEvent,
     DirDeletedEvent,
 ]
-
-from notifier.watch.events import FileChanged, FolderAppeared, PathGone, RootBack, RootGone  # noqa: E402
-from notifier.watch.watchlimit import watched_inodes  # noqa: E402
 
 
 class Outbox(Protocol):
