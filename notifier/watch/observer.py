@@ -2,13 +2,16 @@
 
 Only created / modified / moved / deleted events are reacted to (watchdog 7 also reports opens and
 closes, and a handler that reads on those wakes itself up forever). Each event becomes a small
-message on the engine's queue (the engine coalesces them per file and does all reading); the
-handlers run on the observer's thread and never raise into it (a handler that raised would end
-that thread, and all watching with it).
+message on the engine's queue (the engine coalesces them per file and does all reading). The
+handlers never raise into watchdog's threads (one that raised would end that thread, and the
+watching with it).
 
-watchdog is used through its public face only: ``Observer.schedule``/``unschedule``, event
-handlers, the ``OSError`` that ``schedule`` raises when inotify refuses a watch, and the emitter's
-documented ``DirDeletedEvent`` for a watched folder that is removed.
+watchdog is used through its public face: ``schedule``/``unschedule``, event handlers, the
+``OSError`` that ``schedule`` raises when inotify refuses a watch, and the emitter's
+``DirDeletedEvent`` for a watched folder that is removed. The one workaround, events handed on
+from the emitter's own thread (one thread hop less between a write and the engine), is
+:mod:`notifier.compat.watchdog`; there the handlers run on the emitters' threads, else on the
+observer's.
 """
 
 from __future__ import annotations
@@ -33,8 +36,10 @@ from watchdog.events import (
     FileSystemEventHandler,
 )
 from watchdog.observers import Observer
+from watchdog.observers.api import ObservedWatch
 from watchdog.observers.polling import PollingObserver
 
+from notifier.compat.watchdog import inotify_observer
 from notifier.core.text import clean
 from notifier.sessions.scanner import is_session_name
 from notifier.system.logonce import LogOnce
@@ -136,12 +141,14 @@ def _nearest_existing(path: str) -> str:
 class Watcher:
     def __init__(self, out: Outbox) -> None:
         self.out = out
-        self.observer = Observer()
+        # Our own table of who handles each watch, read on the emitters' threads (see route).
+        self._handlers: dict[ObservedWatch, list[FileSystemEventHandler]] = {}
+        self.observer = inotify_observer(self._route)
         self.poller: PollingObserver | None = None
         self._lock = threading.Lock()
-        self._watches: dict[str, Any] = {}
+        self._watches: dict[str, ObservedWatch] = {}
         self._polled: set[str] = set()  # roots inotify refused: the poller watches all of them
-        self._parent_watches: dict[str, tuple[str, Any]] = {}
+        self._parent_watches: dict[str, tuple[str, ObservedWatch, FileSystemEventHandler]] = {}
         self._once = LogOnce(log)
 
     def start(self) -> None:
@@ -156,6 +163,37 @@ class Watcher:
             if obs is not None and obs.is_alive():
                 obs.join(timeout=2)
 
+    def _route(self, event: FileSystemEvent, watch: ObservedWatch) -> bool:
+        """(An emitter's thread: notifier.compat.watchdog.) Hand ``event`` to the handlers of
+        ``watch``; False if it is not known yet (``schedule`` has not returned it), so watchdog
+        dispatches it itself."""
+        handlers = self._handlers.get(watch)
+        if not handlers:
+            return False
+        for handler in list(handlers):
+            handler.dispatch(event)
+        return True
+
+    def _schedule(self, handler: FileSystemEventHandler, path: str, recursive: bool) -> ObservedWatch:
+        watch = self.observer.schedule(handler, path, recursive=recursive, event_filter=EVENTS)
+        self._handlers.setdefault(watch, []).append(handler)
+        return watch
+
+    def _unschedule(self, handler: FileSystemEventHandler, watch: ObservedWatch) -> None:
+        """Stop ``handler`` hearing from ``watch``; the watch itself goes with its last handler
+        (two missing roots may wait on the same folder)."""
+        handlers = self._handlers.get(watch, [])
+        if handler in handlers:
+            handlers.remove(handler)
+        try:
+            if handlers:
+                self.observer.remove_handler_for_watch(handler, watch)
+            else:
+                self._handlers.pop(watch, None)
+                self.observer.unschedule(watch)
+        except (KeyError, ValueError, OSError):
+            pass  # (watchdog dropped it already: its folder was removed)
+
     def watch(self, root: str) -> bool:
         """Watch ``root`` recursively; if it does not exist yet, wait for it. True if watching."""
         with self._lock:
@@ -167,9 +205,7 @@ class Watcher:
             self._unwatch_parent(root)
             handler = _Handler(self.out, root, self._once)
             try:
-                self._watches[root] = self.observer.schedule(
-                    handler, root, recursive=True, event_filter=EVENTS
-                )
+                self._watches[root] = self._schedule(handler, root, recursive=True)
             except OSError as exc:
                 self._once(root, "limit", "cannot watch with inotify (%s); polling it every 2 s instead", exc.strerror or exc)
                 if self.poller is None:
@@ -184,15 +220,16 @@ class Watcher:
         """The root folder was removed: drop its watch and wait for it to come back."""
         with self._lock:
             watch = self._watches.pop(root, None)
+            polled = root in self._polled
             self._polled.discard(root)
             if watch is not None:
-                for obs in (self.observer, self.poller):
-                    if obs is None:
-                        continue
-                    try:
+                obs = self.poller if polled else self.observer
+                self._handlers.pop(watch, None)
+                try:
+                    if obs is not None:
                         obs.unschedule(watch)
-                    except (KeyError, ValueError, OSError):
-                        pass
+                except (KeyError, ValueError, OSError):
+                    pass  # (watchdog dropped it already)
             self._watch_parent(root)
         if os.path.isdir(root):  # re-created before the parent watch existed
             self.out.put(RootBack(root))
@@ -204,11 +241,9 @@ class Watcher:
             return
         self._unwatch_parent(root)
         self._once(root, "missing", "sessions folder does not exist yet; waiting for it")
+        handler = _ParentHandler(self.out, root, self._once)
         try:
-            watch = self.observer.schedule(
-                _ParentHandler(self.out, root, self._once), parent, recursive=False, event_filter=EVENTS
-            )
-            self._parent_watches[root] = (parent, watch)
+            self._parent_watches[root] = (parent, self._schedule(handler, parent, recursive=False), handler)
         except OSError as exc:
             self._once(root, "parent", "cannot watch %s (%s)", clean(parent), clean(exc))
         # A folder may have appeared between looking and watching: look again.
@@ -218,10 +253,7 @@ class Watcher:
     def _unwatch_parent(self, root: str) -> None:
         entry = self._parent_watches.pop(root, None)
         if entry is not None:
-            try:
-                self.observer.unschedule(entry[1])
-            except (KeyError, ValueError, OSError):
-                pass
+            self._unschedule(entry[2], entry[1])
 
     def unwatched(self, root: str, dirs: list[str]) -> list[str]:
         """Folders below ``root`` that no inotify watch covers (the watch limit was reached).
