@@ -160,6 +160,18 @@ def test_missing_folder_is_waited_for_and_removed_folder_comes_back(tmp_path: Pa
         assert asked[1].question.text == "Back?"
 
 
+def test_two_missing_roots_waiting_on_one_folder_both_come(tmp_path: Path) -> None:
+    """Both roots wait on tmp_path (one watch, two handlers); the first to come must not take
+    the other's wait with it."""
+    first, second = tmp_path / "x" / "sessions", tmp_path / "y" / "sessions"
+    with Harness([first, second]) as h:
+        append(first / "--p--" / "s.jsonl", header(), user(), ask("q1", "First?"))
+        h.wait("needs_input")
+        append(second / "--p--" / "t.jsonl", header(), user(), ask("q2", "Second?"))
+        asked = h.wait("needs_input", 2)
+        assert asked[1].question.text == "Second?"
+
+
 def test_symlink_loop_does_not_hang(tmp_path: Path) -> None:
     (tmp_path / "a").mkdir()
     os.symlink(tmp_path, tmp_path / "a" / "loop")
