@@ -16,12 +16,11 @@ observer's.
 
 from __future__ import annotations
 
-import errno
 import logging
 import os
 import threading
 import warnings
-from collections.abc import Iterable
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from watchdog.events import (
@@ -35,7 +34,6 @@ from watchdog.events import (
     FileSystemEvent,
     FileSystemEventHandler,
 )
-from watchdog.observers import Observer
 from watchdog.observers.api import ObservedWatch
 from watchdog.observers.polling import PollingObserver
 
@@ -43,8 +41,8 @@ from notifier.compat.watchdog import inotify_observer
 from notifier.core.text import clean
 from notifier.sessions.scanner import is_session_name
 from notifier.system.logonce import LogOnce
-from notifier.watch.events import FileChanged, FolderAppeared, PathGone, RootBack, RootGone
-from notifier.watch.watchlimit import watched_inodes
+from notifier.watch.events import FileChanged, FolderAppeared, PathGone, RootBack, RootGone, WatchEvent
+from notifier.watch.watchlimit import watch_refused, watched_inodes
 
 log = logging.getLogger(__name__)
 # watchdog warns when a folder created inside a new folder is registered twice (a harmless race).
@@ -71,6 +69,15 @@ def _s(path: Any) -> str:
     return os.fsdecode(path)
 
 
+def _hand_on(out: Outbox, once: LogOnce, messages: Callable[[], list[WatchEvent]]) -> None:
+    """Put ``messages()``; a failure costs them, never watchdog's thread (that would end it)."""
+    try:
+        for message in messages():
+            out.put(message)
+    except Exception as exc:
+        once("handler", type(exc).__name__, "a watch event could not be handled (%s)", clean(exc))
+
+
 class _Handler(FileSystemEventHandler):
     """Turns the events of one root's watch into messages for the engine."""
 
@@ -80,13 +87,9 @@ class _Handler(FileSystemEventHandler):
         self._once = once
 
     def on_any_event(self, event: FileSystemEvent) -> None:
-        try:
-            for message in self.messages(event):
-                self.out.put(message)
-        except Exception as exc:  # a bug must cost this event, not the observer's thread
-            self._once("handler", type(exc).__name__, "a watch event could not be handled (%s)", clean(exc))
+        _hand_on(self.out, self._once, lambda: self.messages(event))
 
-    def messages(self, event: FileSystemEvent) -> list[Any]:
+    def messages(self, event: FileSystemEvent) -> list[WatchEvent]:
         kind = event.event_type
         src = _s(event.src_path)
         if event.is_directory:
@@ -99,7 +102,7 @@ class _Handler(FileSystemEventHandler):
             return []
         if kind == "moved":
             dest = _s(event.dest_path)
-            out: list[Any] = []
+            out: list[WatchEvent] = []
             if is_session_name(src):
                 out.append(PathGone(src))
             if is_session_name(dest):
@@ -122,10 +125,7 @@ class _ParentHandler(FileSystemEventHandler):
         # The root, or a folder on the way to it, appeared: the engine re-checks (and the
         # watcher moves this watch one level closer if the root is still missing).
         if event.event_type in ("created", "moved"):
-            try:
-                self.out.put(RootBack(self.root))
-            except Exception as exc:  # (as above: never into the observer's thread)
-                self._once("handler", type(exc).__name__, "a watch event could not be handled (%s)", clean(exc))
+            _hand_on(self.out, self._once, lambda: [RootBack(self.root)])
 
 
 def _nearest_existing(path: str) -> str:
@@ -282,28 +282,3 @@ class Watcher:
         folders are then really unwatched. A folder missing for another reason (its watch is
         being added right now, after a ``mkdir -p``) is not a limit."""
         return watch_refused(missing[:3])
-
-
-def watch_refused(paths: Iterable[str]) -> bool:
-    """Does inotify refuse one more watch? A fresh observer (an inotify instance of its own, so
-    a folder already watched here still costs a new watch) is asked to watch the first of
-    ``paths`` that still exists: ``schedule`` raises ``OSError`` ENOSPC at the per-user watch
-    limit; EMFILE if no inotify instance is left at all."""
-    try:
-        probe = Observer()
-    except OSError as exc:
-        return exc.errno in (errno.EMFILE, errno.ENOSPC)
-    probe.start()
-    try:
-        for path in paths:
-            try:
-                probe.schedule(FileSystemEventHandler(), path, event_filter=[DirCreatedEvent])
-            except OSError as exc:
-                if exc.errno == errno.ENOSPC:
-                    return True
-                continue  # (removed meanwhile, or not readable: the next one)
-            return False
-        return False
-    finally:
-        probe.stop()
-        probe.join(timeout=2)

@@ -6,13 +6,15 @@ No watchdog issue reports this that we found; the same gap was closed upstream e
 (https://github.com/notify-rs/notify/pull/970, https://github.com/oven-sh/bun/pull/36415), and
 https://github.com/gorakhargosh/watchdog/issues/790 asks for a say in which folders are watched.
 So the kernel is asked which folders are watched (:func:`watched_inodes`), and whether it really
-refuses one more watch (``notifier.watch.observer.watch_refused``)."""
+refuses one more watch (:func:`watch_refused`)."""
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import time
+from collections.abc import Iterable
 from typing import Protocol
 
 from notifier.core.text import clean
@@ -112,3 +114,31 @@ def watched_inodes() -> set[int] | None:
                     except ValueError:
                         pass
     return inodes
+
+
+def watch_refused(paths: Iterable[str]) -> bool:
+    """Does inotify refuse one more watch? A fresh observer (an inotify instance of its own, so
+    a folder already watched here still costs a new watch) is asked to watch the first of
+    ``paths`` that still exists: ``schedule`` raises ``OSError`` ENOSPC at the per-user watch
+    limit; EMFILE if no inotify instance is left at all."""
+    from watchdog.events import DirCreatedEvent, FileSystemEventHandler  # (not on status's path)
+    from watchdog.observers import Observer
+
+    try:
+        probe = Observer()
+    except OSError as exc:
+        return exc.errno in (errno.EMFILE, errno.ENOSPC)
+    probe.start()
+    try:
+        for path in paths:
+            try:
+                probe.schedule(FileSystemEventHandler(), path, event_filter=[DirCreatedEvent])
+            except OSError as exc:
+                if exc.errno == errno.ENOSPC:
+                    return True
+                continue  # (removed meanwhile, or not readable: the next one)
+            return False
+        return False
+    finally:
+        probe.stop()
+        probe.join(timeout=2)

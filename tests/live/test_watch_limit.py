@@ -56,7 +56,8 @@ _PROBE = textwrap.dedent(
     """
     import json, os, queue, sys, time
     from notifier.watch.events import FileChanged
-    from notifier.watch.observer import Watcher, watch_refused
+    from notifier.watch.observer import Watcher
+    from notifier.watch.watchlimit import watch_refused
     root = sys.argv[1]
     dirs = [root] + sorted(os.path.join(root, d) for d in os.listdir(root))
     before = watch_refused(dirs[:1])
@@ -102,7 +103,8 @@ def test_the_folders_said_unwatched_are_exactly_those_that_see_nothing(tmp_path:
 
 
 def test_below_the_limit_no_folder_is_said_unwatched(tmp_path: Path) -> None:
-    from notifier.watch.observer import Watcher, watch_refused
+    from notifier.watch.observer import Watcher
+    from notifier.watch.watchlimit import watch_refused
 
     for name in ("a", "b", "b/c"):
         (tmp_path / name).mkdir()
