@@ -26,8 +26,11 @@ from watchdog.events import FileSystemEvent
 from watchdog.observers import Observer
 from watchdog.observers.api import BaseObserver, ObservedWatch
 
+from notifier.core.text import clean
+
 log = logging.getLogger(__name__)
 CHECKED = ("7.1.",)  # the versions this was written and tested for
+_said: set[str] = set()
 
 Route = Callable[[FileSystemEvent, ObservedWatch], bool]
 """Takes an event of a watch on the emitter's thread; False: not taken (the usual way then)."""
@@ -77,8 +80,18 @@ def _direct_observer(route: Route) -> BaseObserver:
             wanted = self.watch.event_filter
             if wanted is not None and not any(isinstance(event, cls) for cls in wanted):
                 return
-            if self.watch.is_file or not self.route(event, self.watch):
-                super().queue_event(event)  # (file watches: the observer filters their paths)
+            if self.watch.is_file:
+                super().queue_event(event)  # (the observer filters a file watch's paths)
+                return
+            try:
+                taken = self.route(event, self.watch)
+            except Exception as exc:  # a bug costs this event, not the emitter's thread (the watch)
+                if type(exc).__name__ not in _said:
+                    _said.add(type(exc).__name__)
+                    log.warning("a watch event could not be handed on (%s)", clean(exc))
+                return
+            if not taken:
+                super().queue_event(event)
 
     class DirectObserver(BaseObserver):
         def __init__(self) -> None:
