@@ -1,12 +1,14 @@
 """The start-up scan cache: per session file, a summary of its state and where reading stopped,
 valid while the file's stamp (device, inode, size, mtime_ns) is unchanged, like git's index (a
-changed file is read again; liveness is never cached). One SQLite table ``scan(path, stamp,
-summary)`` in the state folder, 0600 in a 0700 folder (it holds names, folders, questions);
-deleting it is always safe. ``PRAGMA user_version`` is its version (format, release, question
-catalog): another one is emptied, quietly. What is read back is untrusted (bit rot, another
-program, a hand edit): each summary goes through the one bounded JSON parse and is checked field
-by field. Anything wrong: the cache is deleted and rebuilt by this scan, said in one log line.
-Used for one scan: :meth:`StartupCache.lookup` each file, then :meth:`~StartupCache.save` once."""
+changed file is read again; liveness is never cached). One SQLite table ``scan(path, stamp, head,
+tail, partial, summary)`` in the state folder, 0600 in a 0700 folder (it holds names, folders,
+questions); deleting it is always safe. The tailer's bytes (digests of the file's head and of the
+window before the offset, an unfinished last line) are blobs; the rest is a JSON summary.
+``PRAGMA user_version`` is its version (format, release, question catalog): another one is
+emptied, quietly. What is read back is untrusted (bit rot, another program, a hand edit): each
+summary goes through the one bounded JSON parse and is checked field by field, each blob by its
+type and length. Anything wrong: the cache is deleted and rebuilt by this scan, said in one log
+line. Used for one scan: :meth:`StartupCache.lookup` each file, then :meth:`~StartupCache.save`."""
 
 from __future__ import annotations
 
@@ -31,7 +33,7 @@ from notifier.system.paths import private_file
 
 log = logging.getLogger(__name__)
 
-FORMAT = 5  # 5: one JSON summary per file (4: one typed column per field)
+FORMAT = 6  # 6: the tailer's bytes in blobs (5: hex in the JSON summary; 4: a column per field)
 MAX_ROWS = 200_000  # more rows than any scan writes: a damaged cache
 KEEP_ROWS = 20_000  # past this many rows, those of folders not scanned now are dropped
 MAX_SUMMARY = 1 << 20  # bytes of one summary
@@ -39,7 +41,7 @@ MAX_TEXT = 64 << 10  # characters of any string in a summary
 MAX_LIST = 1000
 MAX_PARTIAL = 64 << 10  # bytes of an unfinished last line held back
 _STATES = frozenset(get_args(State))
-_COLUMNS = [("path", "BLOB"), ("stamp", "TEXT"), ("summary", "BLOB")]
+_COLUMNS = [("path", "BLOB"), ("stamp", "TEXT"), *((name, "BLOB") for name in ("head", "tail", "partial", "summary"))]
 _encode = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode  # (ASCII: lone surrogates escaped)
 
 
@@ -77,7 +79,7 @@ class StartupCache:
         self._max_line = max_line
         self._keep_rows = keep_rows
         self._db: sqlite3.Connection | None = None
-        self._rows: dict[str, tuple[Any, Any]] = {}  # path → (stamp, summary) as stored
+        self._rows: dict[str, tuple[Any, ...]] = {}  # path → (stamp, head, tail, partial, summary) as stored
         self._read: dict[str, str] = {}  # files read (not restored) → their stamp before the read
         self._seen: set[str] = set()
         self._opened = self._done = False
@@ -97,10 +99,10 @@ class StartupCache:
             (count,) = self._db.execute("SELECT count(*) FROM scan").fetchone()
             if count > MAX_ROWS:
                 raise Damaged("it is far larger than any scan writes")
-            for path, st, summary in self._db.execute(f"SELECT * FROM scan WHERE {cond}", params):
+            for path, *row in self._db.execute(f"SELECT * FROM scan WHERE {cond}", params):
                 if type(path) is not bytes:
                     raise Damaged("a row's path is not a name")
-                self._rows[os.fsdecode(path)] = (st, summary)
+                self._rows[os.fsdecode(path)] = tuple(row)
         except sqlite3.OperationalError as exc:  # (busy, locked: nothing wrong with what it holds)
             log.debug("scan cache not read (%s)", exc)
             self._close()
@@ -116,7 +118,7 @@ class StartupCache:
         row = self._rows.get(path)
         if row is not None and row[0] == now:
             try:
-                restored = _unpack(row[1], path, st.st_size, self._max_line, (st.st_dev, st.st_ino))
+                restored = _unpack(row[1:], path, st.st_size, self._max_line, (st.st_dev, st.st_ino))
             except Damaged as exc:
                 self._damaged(str(exc))
             else:
@@ -134,9 +136,9 @@ class StartupCache:
         rows = []
         for path, st in self._read.items():
             tailer, reducer = tailers.get(path), board.local.reducer(path)
-            summary = _pack(tailer, reducer) if tailer is not None and reducer is not None else None
-            if summary is not None:
-                rows.append((os.fsencode(path), st, summary))
+            packed = _pack(tailer, reducer) if tailer is not None and reducer is not None else None
+            if packed is not None:
+                rows.append((os.fsencode(path), st, *packed))
         if not rows and not gone:  # (a warm scan: nothing changed, nothing to write)
             self._close()
             return
@@ -145,7 +147,7 @@ class StartupCache:
             self._db = db
             with db:
                 db.execute("BEGIN IMMEDIATE")  # (the write lock first: another writer may be at work)
-                db.executemany("INSERT OR REPLACE INTO scan VALUES (?, ?, ?)", rows)
+                db.executemany("INSERT OR REPLACE INTO scan VALUES (?, ?, ?, ?, ?, ?)", rows)
                 db.executemany("DELETE FROM scan WHERE path = ?", [(os.fsencode(p),) for p in gone])
                 (count,) = db.execute("SELECT count(*) FROM scan").fetchone()
                 if count > self._keep_rows:
@@ -164,7 +166,10 @@ class StartupCache:
             columns = [(r[1], r[2]) for r in db.execute("PRAGMA table_info(scan)")]
             if found != self._version or not columns:  # another version, or none yet: no damage
                 db.execute("DROP TABLE IF EXISTS scan")
-                db.execute("CREATE TABLE scan (path BLOB PRIMARY KEY, stamp TEXT, summary BLOB) WITHOUT ROWID")
+                db.execute(
+                    "CREATE TABLE scan (path BLOB PRIMARY KEY, stamp TEXT, head BLOB, tail BLOB, partial BLOB,"
+                    " summary BLOB) WITHOUT ROWID"
+                )
                 db.execute(f"PRAGMA user_version={self._version}")
             elif columns != _COLUMNS:
                 raise Damaged("its table has the wrong columns")
@@ -193,12 +198,12 @@ class StartupCache:
 # ---- one summary ----
 
 
-def _pack(tailer: Tailer, reducer: SessionReducer) -> bytes | None:
-    """The summary of a file read (``None`` if it cannot be cached: that file is read next time)."""
+def _pack(tailer: Tailer, reducer: SessionReducer) -> tuple[bytes, bytes, bytes, bytes] | None:
+    """``(head, tail, partial, summary)`` of a file read (``None`` if it cannot be cached: that
+    file is read next time)."""
     t = tailer.state()
     data = {
-        "offset": t["offset"], "partial": t["partial"].hex(), "head_len": t["head_len"], "head": t["head"].hex(),
-        "tail_start": t["tail_start"], "tail": t["tail"].hex(), "ws": tailer.window_start,
+        "offset": t["offset"], "head_len": t["head_len"], "tail_start": t["tail_start"], "ws": tailer.window_start,
         "nc": tailer.name_checked, "state": summarize(reducer),
     }  # fmt: skip
     try:
@@ -207,22 +212,27 @@ def _pack(tailer: Tailer, reducer: SessionReducer) -> bytes | None:
         raw = _encode(data).encode("ascii")
     except (ValueError, Damaged):
         return None
-    return raw if len(raw) <= MAX_SUMMARY and len(t["partial"]) <= MAX_PARTIAL else None
+    if len(raw) > MAX_SUMMARY or len(t["partial"]) > MAX_PARTIAL:
+        return None
+    return t["head"], t["tail"], t["partial"], raw
 
 
-def _unpack(raw: Any, path: str, size: int, max_line: int, ident: tuple[int, int]) -> Restored:
-    """The tailer and the state of a summary (raises :class:`Damaged` on anything wrong)."""
+def _unpack(row: tuple[Any, ...], path: str, size: int, max_line: int, ident: tuple[int, int]) -> Restored:
+    """The tailer and the state of a row's ``(head, tail, partial, summary)`` (raises
+    :class:`Damaged` on anything wrong)."""
+    head, tail, partial, raw = row
     if type(raw) is not bytes:
         raise Damaged("a summary is not a blob")
     try:
         data = jsonbound.loads(raw, MAX_SUMMARY, max_depth=10)
     except ValueError as exc:  # (not JSON, not UTF-8, too large or too deep)
         raise Damaged(f"a summary is not valid JSON ({type(exc).__name__})") from exc
-    s = _fields(data, {"offset", "partial", "head_len", "head", "tail_start", "tail", "ws", "nc", "state"})
+    s = _fields(data, {"offset", "head_len", "tail_start", "ws", "nc", "state"})
     offset = _int(s["offset"], size)
     tail_start, ws, head_len = _int(s["tail_start"], offset), _int(s["ws"], offset), _int(s["head_len"], HEAD)
-    partial, head, tail = _hex(s["partial"]), _hex(s["head"], 16), _hex(s["tail"], 16)
-    if len(partial) > min(offset, MAX_PARTIAL) or type(s["nc"]) is not bool:
+    if type(head) is not bytes or type(tail) is not bytes or len(head) != 16 or len(tail) != 16:
+        raise Damaged("a summary holds wrong digests")  # (sessions.tail.digest: 16 bytes)
+    if type(partial) is not bytes or len(partial) > min(offset, MAX_PARTIAL) or type(s["nc"]) is not bool:
         raise Damaged("a summary holds a wrong position")
     tailer = Tailer(path, max_line)
     state = dict(offset=offset, partial=partial, head_len=head_len, head=head, tail_start=tail_start, tail=tail)
@@ -282,14 +292,6 @@ def _int(value: Any, high: int) -> int:
 def _time(value: Any) -> None:
     if type(value) not in (int, float) or not math.isfinite(value):
         raise Damaged("a summary holds a wrong time")
-
-
-def _hex(value: Any, length: int | None = None) -> bytes:
-    with contextlib.suppress(ValueError, TypeError):
-        data = bytes.fromhex(value[: 2 * MAX_PARTIAL + 2])
-        if length is None or len(data) == length:
-            return data
-    raise Damaged("a summary holds wrong bytes")
 
 
 def _list(value: Any) -> list[Any]:

@@ -363,7 +363,9 @@ CORRUPTIONS: dict[str, Callable[[Path], None]] = {
     "a negative number": _edit(lambda d: d.update(ws=-1)),
     "an inconsistent position": _edit(lambda d: d.update(tail_start=d["offset"] + 1)),
     "an infinite time": _edit(lambda d: d["state"].update(at=float("inf"))),
-    "bytes that are not hex": _edit(lambda d: d.update(head="zz" * 16)),
+    "a digest of the wrong length": _sql("UPDATE scan SET head = x'00'"),
+    "text instead of bytes": _sql("UPDATE scan SET partial = 'abc'"),
+    "a field of another version": _edit(lambda d: d.update(head="00" * 16)),
 }
 
 
@@ -501,7 +503,7 @@ def test_rows_of_folders_not_scanned_are_not_loaded_and_stay_bounded(tmp_path: P
     cache = tmp_path / "state" / "scan-cache.sqlite3"
     assert [_scan(root, cache).hits for root in (a, ab, other)] == [0, 0, 0]
     for junk in ("CAST(x'2f6aff' AS TEXT)", "zeroblob(3000000)", "7"):
-        _corrupt_all(cache, f"INSERT INTO scan SELECT {junk}, stamp, summary FROM scan LIMIT 1")
+        _corrupt_all(cache, f"INSERT INTO scan SELECT {junk}, stamp, head, tail, partial, summary FROM scan LIMIT 1")
     assert [_scan(root, cache).hits for root in (a, ab, other)] == [1, 1, 1]  # (each its own rows)
     append(x, answer("q1"))  # (a change: the next scan writes the cache)
     assert _scan(a, cache, keep_rows=6).hits == 0
