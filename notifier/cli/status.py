@@ -229,13 +229,13 @@ def _located(status: dict[str, Any], liveness: bool) -> dict[str, Any]:
     when some session could have a live pi. The app judges liveness only where a question waits:
     ``alive`` is filled in here for the others from the same process list (as a scan of our own
     says it: a pi runs in the session's folder)."""
-    from notifier.system.status_locations import add_locations, in_folders, may_match, pi_folders
-
     sessions = [s for s in status.get("sessions") or () if isinstance(s, dict)]
     if not liveness:
         for s in sessions:
             s["location"] = None
         return status
+    from notifier.system.status_locations import add_locations, in_folders, may_match, pi_folders
+
     unknown = [s for s in sessions if s.get("alive") is None and s.get("host") is None]
     listed = None
     try:
