@@ -114,10 +114,11 @@ def _from_the_end(
 def _take(data: bytes, lo: int, start: int, top: int, max_line: int, events: Events, suffix: Suffix) -> int:
     """Add to ``suffix`` the events of the lines in the file's ``[start, top)`` (``data`` holds
     its bytes from ``lo``) that hold a marker, newest first, until it is settled. Where the
-    last line taken starts (``start`` if none settled it). Each marker is searched for once per
-    byte, the others only as far down as the line of the next main one (the common marker)."""
+    last line taken starts (``start`` if none settled it). The main marker (the common one) is
+    searched for once per byte; the others only in the lines above the next line that holds it,
+    which is taken whatever else it holds (a tool result of megabytes is not searched five times)."""
     a, hi = start - lo, top - lo
-    floor = hi  # every marker was searched for in [floor, hi), a line start: last[i] its newest
+    floor = hi  # the markers were searched for in [floor, hi), a line start: last[i] the newest
     last = [-1] * len(MARKERS)
     while True:
         hit = max(last)
@@ -125,10 +126,13 @@ def _take(data: bytes, lo: int, start: int, top: int, max_line: int, events: Eve
             if floor <= a:
                 return start
             main = data.rfind(MARKERS[0], a, floor)
-            below = data.rfind(b"\n", a, main) + 1 or a if main >= 0 else a
-            last = [data.rfind(marker, below, floor) for marker in MARKERS[:-1]]
+            if main >= 0:  # (its line: [below, above))
+                below, above = data.rfind(b"\n", a, main) + 1 or a, data.find(b"\n", main, floor) + 1 or floor
+            else:
+                below = above = a
+            last = [main, *(data.rfind(marker, above, floor) for marker in MARKERS[1:-1])]
             # (the escape only where a backslash is: a needle of its shape is searched slowly)
-            last.append(data.rfind(ESCAPE, below, floor) if data.find(b"\\", below, floor) >= 0 else -1)
+            last.append(data.rfind(ESCAPE, above, floor) if data.find(b"\\", above, floor) >= 0 else -1)
             floor = below
             continue
         s = data.rfind(b"\n", a, hit) + 1 or a
