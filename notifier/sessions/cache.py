@@ -103,6 +103,7 @@ class StartupCache:
                 if type(path) is not bytes:
                     raise Damaged("a row's path is not a name")
                 self._rows[os.fsdecode(path)] = tuple(row)
+            self._close()  # (the rows are read: its pages need not stay in memory; saving opens it again)
         except sqlite3.OperationalError as exc:  # (busy, locked: nothing wrong with what it holds)
             log.debug("scan cache not read (%s)", exc)
             self._close()
