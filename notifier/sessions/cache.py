@@ -141,11 +141,9 @@ class StartupCache:
             if packed is not None:
                 rows.append((os.fsencode(path), st, *packed))
         if not rows and not gone:  # (a warm scan: nothing changed, nothing to write)
-            self._close()
             return
         try:
-            db = self._db or self._connect()
-            self._db = db
+            db = self._db = self._connect()  # (open() closed it once it had read the rows)
             with db:
                 db.execute("BEGIN IMMEDIATE")  # (the write lock first: another writer may be at work)
                 db.executemany("INSERT OR REPLACE INTO scan VALUES (?, ?, ?, ?, ?, ?)", rows)
