@@ -20,7 +20,6 @@ from hypothesis import strategies as st
 
 from notifier.core import jsonbound
 from notifier.core.board import Board
-from notifier.core.model import Option, Question, QuestionItem
 from notifier.core.reducer import SessionReducer
 from notifier.engine.files import SessionFiles
 from notifier.engine.options import EngineOptions
@@ -33,6 +32,7 @@ from notifier.sessions.tail import Tailer
 from ..conftest import FIXTURES, wait_for
 from ..harness import Harness
 from ..live.writer import answer, append, ask, header, line, user
+from ..strategies import MAYBE, TEXT, questions
 
 CATALOG = QuestionCatalog()
 
@@ -388,8 +388,6 @@ def test_a_rotten_scan_cache_is_rebuilt_with_one_log_line(
     assert _warnings(caplog, "scan cache") == []
 
 
-_TEXT = st.text(st.characters(min_codepoint=0, max_codepoint=0x10FFFF), max_size=12)  # surrogates too
-_MAYBE = st.none() | _TEXT
 
 
 @st.composite
@@ -400,14 +398,11 @@ def _summaries(draw: st.DrawFn) -> tuple[Tailer, SessionReducer]:
     tailer.seek(offset, (1, 2), partial, draw(st.binary(max_size=64)), draw(st.binary(max_size=64)))
     tailer.window_start = draw(st.integers(0, offset))
     tailer.name_checked = draw(st.booleans())
-    item = QuestionItem(draw(_TEXT), draw(_MAYBE), draw(_MAYBE), (Option(draw(_TEXT), draw(_MAYBE), True),))
-    pending = {
-        f"c{i}": Question(f"c{i}", draw(_TEXT), (item,), 1.5, draw(_MAYBE))
-        for i in range(draw(st.integers(0, 2)))
-    }
+    asked = draw(st.lists(questions, max_size=2, unique_by=lambda q: q.tool_call_id))
+    pending = {q.tool_call_id: q for q in asked}  # (every field of a question, drawn)
     reducer = SessionReducer(
-        session_id=draw(_MAYBE), cwd=draw(_MAYBE), name=draw(_MAYBE), base=draw(st.sampled_from(["idle", "working"])),
-        pending=pending, running=draw(st.dictionaries(_TEXT, _TEXT, max_size=2)), current_tool=draw(_MAYBE),
+        session_id=draw(MAYBE), cwd=draw(MAYBE), name=draw(MAYBE), base=draw(st.sampled_from(["idle", "working"])),
+        pending=pending, running=draw(st.dictionaries(TEXT, TEXT, max_size=2)), current_tool=draw(MAYBE),
         updated_at=draw(st.floats(allow_nan=False, allow_infinity=False)), has_header=draw(st.booleans()),
     )  # fmt: skip
     return tailer, reducer

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from notifier.core.board import Board
+from notifier.core.model import Question
 from notifier.engine.files import SessionFiles
 from notifier.engine.options import EngineOptions
 from notifier.pi.catalog import QuestionCatalog
@@ -85,3 +86,39 @@ def test_another_version_starts_afresh_quietly(tmp_path: Path, caplog: pytest.Lo
     assert "scan cache" not in caplog.text  # (another version is no damage)
     with sqlite3.connect(db) as c:
         assert c.execute("PRAGMA user_version").fetchone()[0] == version(files.options.catalog.names)
+
+
+def test_a_warm_scan_gives_every_field_of_a_question_as_the_cold_one(tmp_path: Path) -> None:
+    """What a question's dialog needs comes back from the cache as it was read: a questionnaire
+    without a free-text row gets no reply field in its notification after a warm restart either,
+    and a pi-ask form keeps its ids, optional questions, conditions and option values."""
+    from notifier.core.question_obj import to_obj
+    from notifier.pi.keymaps import Unsupported, plan
+    from notifier.sinks.notify.render import option_actions, takes_text
+
+    root, db = tmp_path / "sessions", tmp_path / "state" / "scan-cache.sqlite3"
+    closed = {"questions": [{"id": "db", "prompt": "Which?", "options": [{"value": "pg", "label": "PostgreSQL"},
+              {"value": "lite", "label": "SQLite"}], "allowOther": False}]}  # fmt: skip
+    form = {"questions": [
+        {"id": "db", "header": "DB", "question": "Which?", "options": [{"value": "pg", "label": "PG"}]},
+        {"id": "why", "question": "Why?", "required": False, "showWhen": {"questionId": "db", "equals": "pg"}},
+    ]}  # fmt: skip
+    append(root / "--a--" / "a.jsonl", header("/p/a"), user(), ask("q1", tool="questionnaire", args=closed))
+    append(root / "--b--" / "b.jsonl", header("/p/b"), user(), ask("q2", tool="ask_user_question", args=form))
+
+    def questions(files: SessionFiles) -> dict[str, Question]:
+        return {q.tool_call_id: q for v in files.board.snapshot(1.0).sessions for q in v.pending}
+
+    cold_cache, cold = _scan(root, db)
+    warm_cache, warm = _scan(root, db)
+    assert (cold_cache.hits, warm_cache.hits) == (0, 2)
+    assert questions(warm) == questions(cold)  # every field, compared as values
+    read = questions(cold)
+    assert [to_obj(q) for q in questions(warm).values()] == [to_obj(q) for q in read.values()]
+    assert read["q1"].items[0].other is False and not takes_text(questions(warm)["q1"], True)
+    assert option_actions(questions(warm)["q1"], True)  # (its options are still buttons)
+    with pytest.raises(Unsupported, match="no free-text row"):  # (answer --text: refused up front)
+        plan("questionnaire", questions(warm)["q1"], None, "my own words")
+    why = questions(warm)["q2"].items[1]
+    assert (why.key, why.required, why.show_when) == ("why", False, ("db", "pg"))
+    assert [o.value for o in questions(warm)["q2"].items[0].options] == ["pg"]
