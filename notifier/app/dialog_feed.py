@@ -138,8 +138,9 @@ class DialogFeed:
         if isinstance(event, (Hello, Dialog, Closed, Disconnected, Bye)):
             self.engine.call(lambda: self.apply(path, event))
 
-    def apply(self, path: str, event: object) -> None:
-        """On the engine thread: change the board, hand the transitions to every sink."""
+    def apply(self, path: str, event: object) -> list[Transition]:
+        """On the engine thread: change the board; the transitions (the engine hands them to
+        every sink)."""
         from notifier.companion.protocol import Bye, Closed, Dialog, Hello
         from notifier.companion.watcher import Disconnected
 
@@ -169,18 +170,13 @@ class DialogFeed:
             if path not in self._bye and file:  # it died in the middle of its session
                 board.local.pi_gone(file)
             self._bye.discard(path)
-        if out:
-            self._emit(out)
+        return out
 
     def _add(self, path: str, d: Dialog, now: float, initial: bool) -> list[Transition]:
         ref = ref_of(d, self.engine.options.roots)
         if ref is None or not counts(d, self.engine.options.catalog):
             return []
         return self.engine.board.dialogs.open((path, d.id), ref, question_of(d, now), now, initial)
-
-    def _emit(self, items: Sequence[Transition]) -> None:
-        # The engine hands transitions and its new snapshot to every sink (each contained).
-        self.engine.emit(list(items))
 
 
 def with_open_dialogs(snapshot: Snapshot, options: EngineOptions, folder: str | None = None) -> Snapshot:

@@ -22,7 +22,7 @@ from notifier.ui.view import window_obj
 def clear_abandoned(engine: Engine, command: Clear) -> None:
     """Forget abandoned questions (one, a session's, or all), on the engine thread."""
 
-    def do() -> None:
+    def do() -> list[Transition]:
         keys = (
             [command.session]
             if command.session
@@ -30,6 +30,7 @@ def clear_abandoned(engine: Engine, command: Clear) -> None:
         )
         for key in keys:
             engine.board.clear_abandoned(key, command.call)
+        return []  # (no transition: the next snapshot no longer lists them)
 
     engine.call(do)
 

@@ -30,12 +30,6 @@ say_once = LogOnce(log)
 SSH_TIMEOUT_S = 15.0
 
 
-def emit(engine: Any, items: list[Transition]) -> None:
-    """Hand transitions made outside the engine's own reading to every sink (on the engine
-    thread, inside ``Engine.call``)."""
-    engine.emit(items)
-
-
 class Hub:
     """The remotes' links and the push sink of one app."""
 
@@ -100,9 +94,9 @@ class Hub:
 
     # ---- engine thread ----
 
-    def _take(self, host: str) -> None:
-        """Apply a batch of what the host sent, as one set of transitions; ask for the next
-        batch behind whatever else the engine has to do."""
+    def _take(self, host: str) -> list[Transition]:
+        """Apply a batch of what the host sent: one set of transitions (the engine hands them to
+        every sink); ask for the next batch behind whatever else the engine has to do."""
         box = self.boxes[host]
         items, more = box.take()
         try:
@@ -116,8 +110,7 @@ class Hub:
             if box.folded:
                 say_once(host, "folded", "remote %s sends faster than it is looked at: questions asked "
                          "and ended in between are folded (%d so far)", clean(host), box.folded)
-            if out:
-                emit(self.engine, out)
+            return out
         finally:
             if more:  # (also after a failure: the rest must not wait for the next event)
                 self.engine.call(partial(self._take, host))
