@@ -12,7 +12,7 @@ from notifier.app import choices
 from notifier.app.dialog_feed import DialogFeed
 from notifier.config.load import Config
 from notifier.core.commands import Answer, Clear, Command, Goto, Mute, Snooze
-from notifier.core.model import Snapshot, Transition
+from notifier.core.model import Snapshot, Transition, TurnChange
 from notifier.engine.loop import Engine
 from notifier.engine.options import engine_options
 from notifier.engine.sinks import ReadyInfo
@@ -53,6 +53,9 @@ class LocalSource:
 
     def transitions(self, items: Sequence[Transition], snapshot: Snapshot) -> None:
         self._send(snapshot)
+
+    def turns(self, items: Sequence[TurnChange]) -> None:
+        pass  # (finished turns are not this output's business)
 
     def _send(self, snapshot: Snapshot) -> None:
         if self._push is not None:

@@ -19,6 +19,7 @@ from notifier.actions.over_ssh import configured
 from notifier.config.load import Config
 from notifier.core.model import Transition
 from notifier.core.text import clean
+from notifier.engine.sinks import Sink
 from notifier.remote.inbox import Down, Inbox, Item
 from notifier.remote.link import Link
 from notifier.remote.stream import Asked, Ended, Ready, StreamEvent
@@ -47,7 +48,7 @@ class Hub:
 
             self.push = PushSink(config, store)
 
-    def sinks(self) -> list[Any]:
+    def sinks(self) -> list[Sink]:
         return [self.push] if self.push is not None else []
 
     def start(self, engine: Any) -> None:

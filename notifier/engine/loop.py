@@ -285,7 +285,7 @@ class Engine:
         turns = self.board.local.drain_turns()
         for sink in self.sinks:
             deliver(self.health, sink, "transitions", partial(sink.transitions, items, self.snapshot))
-            if turns and hasattr(sink, "turns"):
+            if turns:
                 deliver(self.health, sink, "turns", partial(sink.turns, turns))
         del previous
 

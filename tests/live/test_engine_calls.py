@@ -28,6 +28,7 @@ from notifier.remote.stream import Asked
 
 from ..conftest import wait_for
 from ..harness import Harness
+from .writer import append, header, line, ts, user
 
 
 class Counting:
@@ -117,3 +118,30 @@ def test_a_call_that_changes_the_board_without_a_transition_still_brings_a_snaps
         h.engine.call(lambda: [])
         wait_for(lambda: out.count(), 10, "a snapshot after the call")
         assert _calls_when_done(h, [out]) == [1] and out.calls[0][0] == []
+
+
+class Turns(Counting):
+    def __init__(self) -> None:
+        super().__init__()
+        self.turned: list[TurnChange] = []
+
+    def turns(self, items: Sequence[TurnChange]) -> None:
+        with self.lock:
+            self.turned.extend(items)
+
+
+def test_a_finished_turn_goes_to_every_output_through_the_protocol(tmp_path: Path) -> None:
+    """``turns`` is part of every output's protocol: each gets it (no output is asked whether it
+    has the method)."""
+    first, second = Turns(), Turns()
+    f = tmp_path / "a.jsonl"
+    with Harness([tmp_path], sinks=[first, second]) as h:
+        append(f, header("/p"), user())
+        wait_for(lambda: str(f) in h.engine.files.tailers, 10, "the file followed")
+        done = {"role": "assistant", "stopReason": "stop", "content": [{"type": "text", "text": "Done."}]}
+        append(f, line({"type": "message", "id": "e1", "parentId": None, "timestamp": ts(), "message": done}))
+        wait_for(lambda: first.turned and second.turned, 10, "the finished turn at both outputs")
+        assert [(t.state, t.session.key) for t in first.turned] == [("idle", str(f))] == [
+            (t.state, t.session.key) for t in second.turned
+        ]
+        assert h.engine.health.report() == {}  # (no output failed on it)
