@@ -7,6 +7,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 
 from notifier.app.dialog_feed import DialogFeed
@@ -28,7 +29,7 @@ from notifier.remote.stream import Asked
 
 from ..conftest import wait_for
 from ..harness import Harness
-from .writer import append, header, line, ts, user
+from .writer import answer, append, ask, header, line, ts, user
 
 
 class Counting:
@@ -100,9 +101,12 @@ def test_one_remote_batch_reaches_each_output_once(tmp_path: Path) -> None:
         hub = Hub(config)
         hub.engine, hub.boxes = h.engine, {"devbox": Inbox()}  # (what start() does, its links not started)
         ref = SessionRef(remote_key("devbox", "/r/a.jsonl"), "sid", "/r", None, "devbox")
-        for n in range(3):  # (one inbox, taken in one batch by one call)
-            question = Question(f"c{n}", "question", (QuestionItem(f"Q{n}?"),), time.time())
-            hub._on_event("devbox", Asked(ref, question, False, time.time()))
+        asked = [Question(f"c{n}", "question", (QuestionItem(f"Q{n}?"),), time.time()) for n in range(3)]
+        # what the link's thread does for each event, all three in before the engine takes any
+        # (one call is asked for; the rest wait for it): one batch
+        said = [hub.boxes["devbox"].put(Asked(ref, q, False, time.time())) for q in asked]
+        assert said == [True, False, False]
+        h.engine.call(partial(hub._take, "devbox"))
         wait_for(lambda: len(h.sink.of("needs_input")) == 3, 10, "the remote's questions")
         assert _calls_when_done(h, [out]) == [1]
         items, snapshot = out.calls[0]
@@ -136,10 +140,10 @@ def test_a_finished_turn_goes_to_every_output_through_the_protocol(tmp_path: Pat
     first, second = Turns(), Turns()
     f = tmp_path / "a.jsonl"
     with Harness([tmp_path], sinks=[first, second]) as h:
-        append(f, header("/p"), user())
-        wait_for(lambda: str(f) in h.engine.files.tailers, 10, "the file followed")
+        append(f, header("/p"), user(), ask("q1"))
+        h.wait("needs_input")  # (the session is read and live: its turn is not over)
         done = {"role": "assistant", "stopReason": "stop", "content": [{"type": "text", "text": "Done."}]}
-        append(f, line({"type": "message", "id": "e1", "parentId": None, "timestamp": ts(), "message": done}))
+        append(f, answer("q1"), line({"type": "message", "id": "e1", "parentId": None, "timestamp": ts(), "message": done}))
         wait_for(lambda: first.turned and second.turned, 10, "the finished turn at both outputs")
         assert [(t.state, t.session.key) for t in first.turned] == [("idle", str(f))] == [
             (t.state, t.session.key) for t in second.turned
