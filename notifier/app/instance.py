@@ -200,6 +200,11 @@ class EndWatch:
         finally:
             os.close(pidfd)
 
+    def join(self, timeout: float) -> bool:
+        """Wait for the watch to end (the process ended, or :meth:`stop`): True if it did."""
+        self._thread.join(timeout)
+        return not self._thread.is_alive()
+
     def stop(self) -> None:
         if not self._stop.is_set():
             self._stop.set()

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from notifier.cli.notify_turns import HANDED_OVER, TAKEN_BACK
 from notifier.control.client import request
 
 from ..app_process import AppProcess
@@ -99,6 +100,10 @@ def test_the_app_takes_notifying_over_from_a_headless_run_and_gives_it_back(tmp_
     assert not [line for line in beside.stderr if "notifies from now on" in line]
 
 
+def _lines(proc: AppProcess, said: str) -> int:
+    return sum(said in line for line in list(proc.stderr))
+
+
 def _bubbles_recorded(state: Path) -> list[tuple[object, ...]]:
     """The notifications on screen as the state store's file records them (what the next
     notifier adopts), read as another process would."""
@@ -142,10 +147,27 @@ def test_a_headless_run_beside_the_app_takes_over_when_the_app_is_killed(tmp_pat
         append(one, answer("q1"))
         headless.wait("resolved")
         wait_for(lambda: server.of("CloseNotification") == [(1,)], 10, "the adopted bubble closed")
+        append(two, answer("q2"))
+        headless.wait("resolved", 2)
+        wait_for(lambda: server.of("CloseNotification") == [(1,), (2,)], 10, "its own bubble closed")
+
+        # Turn and turn about: the app again, and after it the run once more
+        with AppProcess("run", "-v", *common) as again:
+            wait_for(lambda: request({"cmd": "ping"}), 20, "the app's control channel")
+            wait_for(lambda: _lines(headless, HANDED_OVER) == 1, 10, "the run handing over")
+            append(two, ask("q3", "Third?"))
+            wait_for(lambda: "two needs an answer" in _summaries(server)[2:], 10, "the app's Notify")
+            append(two, answer("q3"))
+            headless.wait("resolved", 3)
+            wait_for(lambda: len(server.of("CloseNotification")) == 3, 10, "the app's bubble closed")
+            assert again.stop() == 0
+        wait_for(lambda: _lines(headless, TAKEN_BACK) == 2, 10, "the run notifying again")
+        append(one, ask("q4", "Fourth?"))
+        wait_for(lambda: len(_summaries(server)) == 4, 10, "the headless run's Notify")
         assert headless.stop() == 0
-    # The app's bubble was adopted, not shown a second time; the run closed its own as it stopped:
-    assert _summaries(server) == ["one needs an answer", "two needs an answer"]
-    assert sorted(server.of("CloseNotification")) == [(1,), (2,)]
+    # The app's bubble was adopted, not shown a second time; each question was notified once:
+    assert _summaries(server) == ["one needs an answer", "two needs an answer", "two needs an answer", "one needs an answer"]
+    assert sorted(server.of("CloseNotification")) == [(1,), (2,), (3,), (4,)]
     assert not [line for line in headless.stderr if "Traceback" in line]
 
 
