@@ -1,4 +1,6 @@
-"""Usage and config errors: one line on stderr, exit code 2, never a traceback (bad config\nvalues, key by key: tests/hostile/test_config.py)."""
+"""The command line run for real (``python -m notifier …``): usage and config errors are one
+line on stderr, exit code 2, never a traceback (bad config values key by key:
+tests/hostile/test_config.py); status, history, goto, snooze and mute without the app."""
 
 from __future__ import annotations
 
@@ -6,8 +8,6 @@ import json
 from pathlib import Path
 
 import pytest
-
-from notifier.system import paths
 
 from ..conftest import cli
 
@@ -49,26 +49,6 @@ def test_config_file_adds_tool_and_folder(tmp_path: Path) -> None:
     assert data["pending"] == 1 and data["sessions"][0]["pending"][0]["text"] == "Mine?"
     shown = cli("config", "--config", str(cfg))
     assert 'question_tools = ["my_tool"]' in shown.stdout and str(cfg) in shown.stdout
-
-
-def test_default_sessions_dir_precedence(tmp_path: Path) -> None:
-    home = str(tmp_path)
-    assert paths.default_sessions_dir({"HOME": home}) == f"{home}/.pi/agent/sessions"
-    assert (
-        paths.default_sessions_dir({"HOME": home, "PI_CODING_AGENT_DIR": "~/agent"})
-        == f"{home}/agent/sessions"
-    )
-    agent = tmp_path / "agent"
-    agent.mkdir()
-    (agent / "settings.json").write_text(json.dumps({"sessionDir": "~/flat"}))
-    env = {"HOME": home, "PI_CODING_AGENT_DIR": str(agent)}
-    assert paths.default_sessions_dir(env) == f"{home}/flat"
-    env["PI_CODING_AGENT_SESSION_DIR"] = "/explicit"
-    assert paths.default_sessions_dir(env) == "/explicit"
-    (agent / "settings.json").write_text("{broken")
-    assert (
-        paths.default_sessions_dir({"HOME": home, "PI_CODING_AGENT_DIR": str(agent)}) == f"{agent}/sessions"
-    )
 
 
 def test_status_human_table(tmp_path: Path) -> None:
@@ -250,20 +230,6 @@ def test_snooze_mute_without_the_app_are_saved_and_status_says_them(tmp_path: Pa
     assert json.loads(cli("status", "--json", *args).stdout)["snoozed"]["sessions"] == {}
 
 
-def test_every_config_key_has_a_did_you_mean() -> None:
-    """A typo of any key (a letter dropped, two swapped, one doubled) is answered with that key."""
-    from notifier.config.keys import suggest
-    from notifier.config.load import KEYS
-
-    for key in KEYS:
-        name = key.rsplit(".", 1)[-1]
-        head = key[: len(key) - len(name)]
-        typos = {head + name[:-1], head + name[1] + name[0] + name[2:], head + name + name[-1]}
-        for typo in typos - set(KEYS):
-            assert suggest(typo, KEYS) == key, typo
-    assert suggest("zzz", KEYS) is None
-
-
 def test_quiet_hour_typo_says_did_you_mean(tmp_path: Path) -> None:
     cfg = tmp_path / "c.toml"
     cfg.write_text("quiet_hour = '22:00-07:00'\n")
@@ -339,29 +305,3 @@ def test_status_looks_at_processes_only_with_liveness(tmp_path: Path) -> None:
         proc.wait()
 
 
-def test_status_text_is_rendered_from_the_status_object() -> None:
-    """The table of ``status`` comes from the status object (the running app's reply or a scan of
-    our own, alike): waits from each question's ``asked_at``, the tool a working session runs,
-    sessions idle for over a day left out (unless --all), a snoozed session named by its project
-    (a remote one too), and any string in it sanitized."""
-    from notifier.cli.status import render_status
-    from notifier.core.formats import status_obj
-    from notifier.core.model import Question, QuestionItem, SessionRef, SessionView, Snapshot, remote_key
-    from notifier.core.silenced import Silences
-
-    now = 1_700_000_000.0
-    q = Question("c1", "question", (QuestionItem("Pick \x1b[31mone?", options=()),), now - 125)
-    remote = SessionRef(remote_key("box", "/s/r.jsonl"), "bbbbbbbb-2", "/home/u/shop", None, host="box")
-    views = (
-        SessionView(SessionRef("/s/a.jsonl", "aaaaaaaa-1", "/home/u/blog", None), "needs_input", (q,), (), True, now - 125),
-        SessionView(remote, "working", (), (), None, now - 5, current_tool="ba\x1b[0msh"),
-        SessionView(SessionRef("/s/old.jsonl", "cccccccc-3", "/home/u/old", None), "idle", (), (), None, now - 2 * 86400),
-    )
-    status = status_obj(Snapshot(views, now))
-    snoozed = Silences(sessions={remote.key: now + 600})
-    lines = render_status(status, now, False, snoozed).splitlines()
-    assert lines[1].split() == ["needs_input", "blog", "aaaaaaa1", "2", "min", "Pick", "one?"]
-    assert lines[2].split() == ["working", "shop", "bbbbbbb2", "-", "bash"]
-    assert lines[3] == "3 sessions, 1 pending question (1 sessions idle for over a day not shown; --all lists them)"
-    assert lines[4] == "snoozed: session box · shop bbbbbbb2 for 10 min"
-    assert any(line.split()[:2] == ["idle", "old"] for line in render_status(status, now, True).splitlines())

@@ -1,5 +1,6 @@
-"""The companion extension's protocol (pure), the same-user channel against a scripted socket, and
-`pi-notifier pi-extension install|remove|status`."""
+"""The companion extension's same-user channel against a scripted socket, and
+`pi-notifier pi-extension install|remove|status` run for real. (Its protocol:
+tests/unit/test_companion.py.)"""
 
 from __future__ import annotations
 
@@ -13,9 +14,7 @@ from typing import Any
 
 import pytest
 
-from notifier.companion import protocol
 from notifier.companion.channel import ChannelError, answer_dialog, check_owner
-from notifier.companion.protocol import Closed, Dialog, Hello, ProtocolError, Result, Screen
 from notifier.companion.sockets import list_sockets
 from notifier.system import paths
 
@@ -41,85 +40,6 @@ GATE: dict[str, Any] = {
 
 def line(obj: dict[str, Any]) -> bytes:
     return json.dumps(obj).encode()
-
-
-def test_parse_a_gate_dialog() -> None:
-    d = protocol.parse(line(GATE))
-    assert isinstance(d, Dialog)
-    assert d.kind == "select" and d.options == ("Yes", "No") and d.command == "rm -rf build"
-    assert d.at == pytest.approx(1700000000.123) and d.remote == "value" and d.pid == 42
-
-
-def test_parse_the_other_events() -> None:
-    hello = protocol.parse(
-        line(
-            {
-                "event": "hello",
-                "protocol": 1,
-                "pi_version": "1.6.0",
-                "pid": 42,
-                "mode": "wrap",
-                "dialogs": [GATE],
-            }
-        )
-    )
-    assert isinstance(hello, Hello) and hello.dialogs[0].id == "ab12-1" and hello.mode == "wrap"
-    assert protocol.parse(b'{"event":"closed","id":"x","how":"remote"}') == Closed("x", "remote")
-    assert protocol.parse(b'{"event":"screen","id":"x","lines":["a","b"]}') == Screen("x", ("a", "b"))
-    assert protocol.parse(
-        b'{"event":"result","request":"answer","id":"x","ok":false,"error":"no"}'
-    ) == Result("answer", "x", False, "no")
-    assert protocol.parse(b'{"event":"something-new"}') is None
-
-
-@pytest.mark.parametrize(
-    "raw",
-    [
-        b"not json",
-        b"[1]",
-        b'{"event":"dialog","id":"x","kind":"popup"}',
-        b'{"event":"dialog","id":"x","kind":"select","options":[1,2]}',
-        b'{"event":"dialog","id":5,"kind":"select"}',
-        b"[" * 100 + b"]" * 100,
-        b'{"event":"closed","id":"' + b"x" * (protocol.MAX_LINE + 1) + b'"}',
-        b"\xff\xfe",
-    ],
-)
-def test_malformed_lines_are_refused(raw: bytes) -> None:
-    with pytest.raises(ProtocolError):
-        protocol.parse(raw)
-
-
-def _dialog(**changes: Any) -> Dialog:
-    d = protocol.parse(line({**GATE, **changes}))
-    assert isinstance(d, Dialog)
-    return d
-
-
-def test_check_answer() -> None:
-    gate = _dialog()
-    assert protocol.check_answer(gate, "No") is None
-    assert protocol.check_answer(gate, None) is None  # cancel
-    assert protocol.check_answer(gate, "no") == "not one of the options"
-    assert protocol.check_answer(gate, keys=["enter"]) is not None
-    confirm = _dialog(kind="confirm", options=None)
-    assert protocol.check_answer(confirm, True) is None and protocol.check_answer(confirm, "yes")
-    assert protocol.check_answer(_dialog(kind="input", options=None), "text") is None
-    custom = _dialog(kind="custom", options=None, remote="keys")
-    assert protocol.check_answer(custom, keys=["down", "enter"]) is None
-    assert protocol.check_answer(custom, "x") is not None
-    assert "editor" in (protocol.check_answer(_dialog(kind="editor", remote=None), "x") or "")
-    assert "announces" in (protocol.check_answer(_dialog(remote=None), "No") or "")
-
-
-def test_key_names_become_terminal_input() -> None:
-    assert protocol.key_sequence(["down", "Enter", "x", "hello", "\x1b[A"]) == [
-        "\x1b[B",
-        "\r",
-        "x",
-        "hello",
-        "\x1b[A",
-    ]
 
 
 class FakeExtension:
@@ -203,11 +123,6 @@ def test_sockets_outside_a_private_folder_are_refused(tmp_path: Path) -> None:
         assert not answer_dialog(str(folder / "ext-1-ab.sock"), "x", "No").ok
     finally:
         sock.close()
-
-
-def test_unreachable_pi_is_a_plain_error(tmp_path: Path) -> None:
-    result = answer_dialog(str(tmp_path / "ext-9-ff.sock"), "x", "No")
-    assert not result.ok and "cannot be reached" in (result.error or "")
 
 
 SHIPPED = Path(__file__).parents[2] / "notifier" / "resources" / "pi-extension" / "pi-notifier"
@@ -309,53 +224,3 @@ def test_doctor_says_whether_the_extension_is_installed_current_and_loaded(
     assert _doctor_line(env).endswith("loaded by 0 running pi process(es), 1 socket(s) not answering")
 
 
-def test_parse_what_a_dialog_returned_and_whether_it_waits() -> None:
-    closed = protocol.parse(b'{"event":"closed","id":"x","how":"answered","answer":"No","timed_out":false}')
-    assert closed == Closed("x", "answered", "No") and isinstance(closed, Closed) and closed.outcome == "answered"
-    timed = protocol.parse(b'{"event":"closed","id":"x","how":"cancelled","answer":null,"timed_out":true}')
-    assert isinstance(timed, Closed) and timed.timed_out and timed.outcome == "cancelled"
-    # an older extension: no answer, no flag; a remote cancel was "remote" then
-    old = protocol.parse(b'{"event":"closed","id":"x","how":"remote"}')
-    assert old == Closed("x", "remote", None, False)
-    assert protocol.parse(b'{"event":"closed","id":"x","how":"answered","answer":5}') == Closed("x", "answered")
-    assert _dialog().waits is True  # (absent: an older extension announced only dialogs that wait)
-    loader = _dialog(kind="custom", options=None, remote="keys", waits=False)
-    assert loader.waits is False
-    # a confirm has its two options, even from an extension that did not say them
-    assert _dialog(kind="confirm", options=None).options == ("Yes", "No")
-    startup = _dialog(session_file=None, session_dir="/a/sessions", tool=None, tool_call_id=None)
-    assert startup.session_file is None and startup.session_dir == "/a/sessions" and startup.pid == 42
-
-
-def test_which_extensions_open_dialogs_only_the_companion_shows() -> None:
-    from notifier.pi.catalog import QuestionCatalog
-    from notifier.pi.extensions import dialog_kinds, extension_args
-
-    catalog = QuestionCatalog()
-    gate = 'pi.on("tool_call", async (event, ctx) => {\n const choice = await ctx.ui.select(`Allow?`, ["Yes", "No"]);'
-    assert dialog_kinds(gate, catalog) == ["select"]
-    destructured = "const { ui } = ctx;\nconst ok = await ui.confirm('Sure?', 'x');\nui.custom<string>((tui) => x);"
-    assert dialog_kinds(destructured, catalog) == ["confirm", "custom"]
-    # a question tool of the catalog: its own dialog is the question, read from the session file
-    question = 'pi.registerTool({\n name: "question",\n execute: async () => ctx.ui.custom((t) => c) })'
-    assert dialog_kinds(question, catalog) == []
-    assert dialog_kinds(question.replace('"question"', '"pick_one"'), catalog) == ["custom"]
-    assert dialog_kinds(question + '\npi.registerCommand("x", {})', catalog) == ["custom"]
-    assert dialog_kinds("ctx.ui.notify('hi'); ctx.ui.setStatus('a', 'b'); // ui.select is mentioned", catalog) == []
-    assert extension_args(["node", "cli.js", "--no-extensions", "-e", "a.ts", "--extension=b.ts"]) == (
-        ["a.ts", "b.ts"],
-        True,
-    )
-    assert extension_args(["pi", "-e"]) == ([], False)
-
-
-def test_the_extensions_pis_banner_lists() -> None:
-    from notifier.pi.extensions import listed_extensions
-
-    banner = (
-        " ▀▀█  v1.6.0\n\n[Context]\n  AGENTS.md\n\n[Extensions]\n  permission-gate.ts, qna.ts,\n"
-        "  handoff.ts\n\n Warning: fd not found.\n"
-    )
-    assert listed_extensions(banner) == ["permission-gate.ts", "qna.ts", "handoff.ts"]
-    assert listed_extensions("[Extensions]\n[Skills]\n  x\n") == []
-    assert listed_extensions("no banner here") == []

@@ -1,5 +1,5 @@
-"""A remote session as seen on this machine: never "in front of you" here, resumed and reached
-through ssh with every name quoted for both shells (the local one and the remote one)."""
+"""A remote session as seen on this machine: resumed and reached through ssh with every name
+quoted for both shells (the local one and the remote one), checked by running them."""
 
 from __future__ import annotations
 
@@ -12,38 +12,8 @@ from typing import Any
 
 import pytest
 
-from notifier.core.model import Question, QuestionItem, SessionRef, SessionView, remote_key
-from notifier.core.planner import Item
 from notifier.core.text import clean
-from notifier.system import focus
-from notifier.system.locate import Location
 from notifier.ui.view import resume_command
-
-Q = Question("c1", "question", (QuestionItem("Deploy?"),), 100.0)
-LOCAL = SessionRef("/home/dev/.pi/s.jsonl", "abc", "/home/dev/webshop", None)
-REMOTE = SessionRef(remote_key("devbox", "/home/dev/.pi/s.jsonl"), "abc", "/home/dev/webshop", None, "devbox")
-
-
-def test_a_remote_question_is_never_focused_here(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A local pi in the same folder path, in the active terminal, says nothing about a remote
-    session: its notification is never skipped as "already looked at"."""
-    asked: list[list[str]] = []
-
-    def locate(wanted: Any) -> dict[str, Location]:  # every session found, in the active window
-        keys = [w.ref.key if isinstance(w, SessionView) else w.key for w in wanted]
-        asked.append(keys)
-        return {key: Location(pid=1, tty=None, window_id=7) for key in keys}
-
-    monkeypatch.setattr(focus, "locate_sessions", locate)
-    monkeypatch.setattr(focus, "is_focused", lambda location, *front: location is not None)
-    monkeypatch.setattr(focus, "current_front", lambda: focus.UNKNOWN)  # (no watcher: ask)
-    local, remote = Item((LOCAL.key, "c1"), LOCAL, Q), Item((REMOTE.key, "c1"), REMOTE, Q)
-    assert focus.items_focused([local])  # the stand-ins do say "focused" for a local one
-    assert not focus.items_focused([remote])
-    assert not focus.items_focused([local, remote])
-    assert focus.is_session_focused(SessionView(LOCAL, "needs_input", (Q,), (), True, 100.0))
-    assert not focus.is_session_focused(SessionView(REMOTE, "needs_input", (Q,), (), None, 100.0))
-    assert asked == [[LOCAL.key], [LOCAL.key]]  # a remote session is not even looked for here
 
 
 def test_resume_command_of_a_remote_session_runs_there(tmp_path: Path) -> None:
