@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ..app_process import AppProcess
 from ..conftest import cli, wait_for
-from ..live.writer import answer, append, ask, header, user
+from ..writer import answer, append, ask, header, user
 from .services import Dunst, Monitor
 
 

@@ -23,7 +23,7 @@ from ..app_process import AppProcess
 from ..conftest import wait_for
 from ..desktop.conftest import desktop, desktop_session, dunst, monitor  # noqa: F401  (a real notification server)
 from ..desktop.services import Dunst, Monitor
-from ..live.writer import append, ask, header
+from ..writer import append, ask, header
 
 DAY = 86_400.0
 T0 = 1_800_000_000.0  # the wall clock when the question is asked

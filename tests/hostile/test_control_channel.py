@@ -31,7 +31,7 @@ from notifier.control.workers import WORKERS
 
 from ..app_process import AppProcess
 from ..conftest import wait_for
-from ..live.writer import answer, append, ask, header, user
+from ..writer import answer, append, ask, header, user
 
 # ---- helpers ----
 

@@ -32,7 +32,7 @@ from notifier.sessions.tail import Tailer
 
 from ..conftest import FIXTURES, wait_for
 from ..harness import Harness
-from ..live.writer import answer, append, ask, header, line, user
+from ..writer import answer, append, ask, header, line, user
 
 CATALOG = QuestionCatalog()
 

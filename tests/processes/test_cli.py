@@ -36,7 +36,7 @@ def test_missing_explicit_config(tmp_path: Path) -> None:
 def test_config_file_adds_tool_and_folder(tmp_path: Path) -> None:
     sessions = tmp_path / "s"
     (sessions / "--p--").mkdir(parents=True)
-    from tests.live.writer import ask, header, user
+    from tests.writer import ask, header, user
 
     (sessions / "--p--" / "a.jsonl").write_bytes(
         header() + user() + ask("c", tool="my_tool", args={"question": "Mine?"})
@@ -52,7 +52,7 @@ def test_config_file_adds_tool_and_folder(tmp_path: Path) -> None:
 
 
 def test_status_human_table(tmp_path: Path) -> None:
-    from tests.live.writer import ask, header, user
+    from tests.writer import ask, header, user
 
     (tmp_path / "--p--").mkdir()
     (tmp_path / "--p--" / "a.jsonl").write_bytes(
@@ -73,7 +73,7 @@ def test_status_says_what_it_skipped_once_and_logs_more_with_verbose(tmp_path: P
     """``status`` says a problem once, in the usual form, and ``-v`` adds the debug lines."""
     import os
 
-    from tests.live.writer import ask, header, user
+    from tests.writer import ask, header, user
 
     (tmp_path / "--p--").mkdir()
     (tmp_path / "--p--" / "a.jsonl").write_bytes(header() + user() + ask("c1"))
@@ -95,7 +95,7 @@ def test_a_reader_that_stops_reading_gets_no_traceback(tmp_path: Path, json_out:
     import subprocess
     import sys
 
-    from tests.live.writer import ask, header, user
+    from tests.writer import ask, header, user
 
     from ..conftest import ROOT
 
@@ -125,7 +125,7 @@ def test_status_where_its_output_cannot_go(tmp_path: Path, where: str) -> None:
     import subprocess
     import sys
 
-    from tests.live.writer import ask, header, user
+    from tests.writer import ask, header, user
 
     from ..conftest import ROOT
 
@@ -163,7 +163,7 @@ B_ID = "01a232c1-9d70-7f21-8b3c-0a1b2c3d4e5f"  # started a minute after A: the s
 
 
 def _two_blogs(tmp_path: Path) -> Path:
-    from tests.live.writer import ask, header, user
+    from tests.writer import ask, header, user
 
     sessions = tmp_path / "s" / "--blog--"
     sessions.mkdir(parents=True)
@@ -190,7 +190,7 @@ def test_an_ambiguous_session_is_one_line_naming_the_candidates(tmp_path: Path, 
 def test_a_project_name_picks_its_session(tmp_path: Path) -> None:
     """`answer blog 2` takes 'blog' as the session (it said "no option is called 'blog'"); the
     session has no live pi, so the answer is refused with what to do instead."""
-    from tests.live.writer import ask, header, user
+    from tests.writer import ask, header, user
 
     folder = tmp_path / "s" / "--blog--"
     folder.mkdir(parents=True)
@@ -200,7 +200,7 @@ def test_a_project_name_picks_its_session(tmp_path: Path) -> None:
 
 
 def test_goto_a_session_file_outside_the_watched_folders(tmp_path: Path) -> None:
-    from tests.live.writer import ask, header, user
+    from tests.writer import ask, header, user
 
     elsewhere = tmp_path / "copied" / "x.jsonl"
     elsewhere.parent.mkdir()
@@ -274,7 +274,7 @@ def test_status_looks_at_processes_only_with_liveness(tmp_path: Path) -> None:
     import shutil
     import subprocess
 
-    from tests.live.writer import append, ask, header, user
+    from tests.writer import append, ask, header, user
 
     from ..conftest import wait_for
 

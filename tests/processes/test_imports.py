@@ -76,7 +76,7 @@ def _unwanted(modules: set[str], prefixes: list[str]) -> list[str]:
 
 @pytest.mark.parametrize("json_out", [True, False])
 def test_status_imports_only_what_it_needs(tmp_path: Path, json_out: bool) -> None:
-    from tests.live.writer import ask, header, user
+    from tests.writer import ask, header, user
 
     sessions = tmp_path / "sessions"
     (sessions / "--p--").mkdir(parents=True)

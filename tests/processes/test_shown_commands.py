@@ -14,7 +14,7 @@ from pathlib import Path
 from notifier.core.model import Question, QuestionItem, SessionRef, SessionView, remote_key
 
 from ..conftest import cli
-from ..live.writer import ask, header, user
+from ..writer import ask, header, user
 
 Q = Question("c1", "question", (QuestionItem("Deploy?"),), 100.0)
 # Printable, but full of shell syntax: offered, and must reach pi intact.

@@ -17,7 +17,7 @@ from notifier.pi.catalog import QuestionCatalog
 from notifier.pi.extraction import extract
 from notifier.watch.watchlimit import WatchLimit
 
-from ..live.writer import answer, append, ask, header, user
+from ..writer import answer, append, ask, header, user
 
 
 class Clock:

@@ -17,7 +17,7 @@ from notifier.engine.options import EngineOptions
 from notifier.pi.catalog import QuestionCatalog
 from notifier.sessions.cache import StartupCache, version
 
-from ..live.writer import answer, append, ask, header, user
+from ..writer import answer, append, ask, header, user
 
 
 def _rows(db: Path) -> int:

@@ -24,7 +24,7 @@ from notifier.core.text import clean
 
 from ..app_process import AppProcess
 from ..conftest import ROOT, cli, wait_for
-from .writer import answer, append, ask, header
+from ..writer import answer, append, ask, header
 
 SSHD = shutil.which("sshd") or ("/usr/sbin/sshd" if os.path.exists("/usr/sbin/sshd") else None)
 needs_ssh = pytest.mark.skipif(

@@ -18,7 +18,7 @@ from notifier.core.model import Snapshot, Transition
 
 from ..conftest import wait_for
 from ..harness import Collect, Harness
-from .writer import append, ask, header, user
+from ..writer import append, ask, header, user
 
 
 class Boom(BaseException):

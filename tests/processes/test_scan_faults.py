@@ -17,7 +17,7 @@ import pytest
 from ..app_process import AppProcess
 from ..conftest import ROOT, cli, wait_for
 from ..harness import Harness
-from .writer import answer, append, ask, header, line, user
+from ..writer import answer, append, ask, header, line, user
 
 
 def status(sessions: Path) -> dict:  # type: ignore[type-arg]
