@@ -1,4 +1,4 @@
-"""The pure layer's guard (tests/unit/conftest.py) refuses what only tests/processes may do."""
+"""The pure layer's guard (tests/pure.py) refuses what only tests/processes may do."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import NotPure, _refused
+from ..pure import NotPure, _refused
 
 
 def test_a_process_a_socket_or_a_write_outside_the_temporary_folders_is_refused(tmp_path: Path) -> None:
