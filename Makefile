@@ -29,7 +29,8 @@ test: venv typecheck-ts
 	$(VENV)/bin/lint-imports --no-cache
 	$(PY) -m pytest -q
 
-# The fast inner loop: ruff and the unit and fixture tests (no desktop, no real pi), in seconds.
+# The fast inner loop: ruff and the pure layer (tests/unit, tests/fixtures: no process, no socket,
+# no file outside the temporary folders; docs/testing.md §1), in seconds. `make test` runs all layers.
 check: venv
 	$(PY) -m ruff check notifier tests bench
 	$(PY) -m pytest -q -x tests/unit tests/fixtures
