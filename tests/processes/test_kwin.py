@@ -260,8 +260,3 @@ def test_failures_are_kwin_errors_within_the_timeout(bus: str, tmp_path: Path) -
     finally:
         server.close()
     assert _scripts_left(tmp_path) == []
-
-
-# ---- the chooser ----
-
-

@@ -8,13 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from notifier.system.locate import PiProcess
-
 from ..conftest import wait_for
-
-
-def proc(pid: int, cwd: str, started: float) -> PiProcess:
-    return PiProcess(pid, cwd, started, "/dev/pts/1", {})
 
 
 def test_the_proc_prefilter_finds_every_pi_that_psutil_finds(tmp_path: Path) -> None:

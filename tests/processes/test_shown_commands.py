@@ -11,19 +11,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from notifier.core.model import Question, QuestionItem, SessionRef, SessionView, remote_key
-
 from ..conftest import cli
 from ..writer import ask, header, user
 
-Q = Question("c1", "question", (QuestionItem("Deploy?"),), 100.0)
 # Printable, but full of shell syntax: offered, and must reach pi intact.
 TRICKY = "it's $(touch PWNED) `touch PWNED` ;touch PWNED;#  two  spaces \\ \"q\" !! ~ *"
-
-
-def view(cwd: str | None, file: str = "/s/a.jsonl", host: str | None = None) -> SessionView:
-    key = remote_key(host, file) if host else file
-    return SessionView(SessionRef(key, "abc", cwd, None, host), "needs_input", (Q,), (), False, 100.0)
 
 
 # ---- the command line: what `goto` and `answer` print for a session nobody runs ----

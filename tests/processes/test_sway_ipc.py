@@ -8,21 +8,10 @@ import json
 import socket
 import threading
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from notifier.system import desktop, swayipc, x11
-
-
-def tree(*workspace_nodes: dict[str, Any], floating: tuple[dict[str, Any], ...] = (), ws_focused: bool = False) -> dict[str, Any]:
-    workspace = {
-        "id": 4, "type": "workspace", "name": "1", "focused": ws_focused,
-        "nodes": list(workspace_nodes), "floating_nodes": list(floating),
-    }  # fmt: skip
-    output = {"id": 3, "type": "output", "name": "HEADLESS-1", "focused": False, "nodes": [workspace], "floating_nodes": []}
-    scratch = {"id": 2147483646, "type": "workspace", "name": "__i3_scratch", "nodes": [], "floating_nodes": []}
-    return {"id": 1, "type": "root", "focused": False, "nodes": [{"id": 2, "type": "output", "name": "__i3", "nodes": [scratch]}, output]}
 
 
 def test_a_reply_after_an_event_over_a_real_socket(tmp_path: Path) -> None:

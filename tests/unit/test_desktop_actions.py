@@ -31,8 +31,6 @@ from notifier.ui.view import (
     window_obj,
 )
 
-NOW = 1_000_000.0
-
 
 def question(
     options: tuple[str, ...] = ("Yes", "No"),

@@ -6,9 +6,6 @@ with a stand-in KWin: tests/processes/test_kwin.py; the real KWin: tests/desktop
 from __future__ import annotations
 
 import json
-import shutil
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,8 +14,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from notifier.system import desktop, kwin
-
-from ..desktop.services import start_bus, stop
 
 
 def test_only_a_unique_bus_name_goes_into_the_script() -> None:
@@ -50,20 +45,7 @@ def test_any_json_parses_or_is_none(data: Any) -> None:
     assert report is None or all(isinstance(p, int) and p > 0 for p, _ in report["windows"])
 
 
-# ---- the exchange, against a stand-in KWin on a real bus ----
-
-
-@pytest.fixture
-def bus(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    if shutil.which("dbus-daemon") is None:
-        pytest.skip("dbus-daemon is not installed")
-    proc, address = start_bus(tmp_path)
-    monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", address)
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # (the script files: counted below)
-    try:
-        yield address
-    finally:
-        stop(proc)
+# ---- the exchange (against a stand-in KWin on a real bus: tests/processes/test_kwin.py) ----
 
 
 def test_no_session_bus_is_a_kwin_error(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -37,11 +37,3 @@ def test_a_remote_question_is_never_focused_here(monkeypatch: pytest.MonkeyPatch
     assert focus.is_session_focused(SessionView(LOCAL, "needs_input", (Q,), (), True, 100.0))
     assert not focus.is_session_focused(SessionView(REMOTE, "needs_input", (Q,), (), None, 100.0))
     assert asked == [[LOCAL.key], [LOCAL.key]]  # a remote session is not even looked for here
-
-
-# ---- a stand-in ssh: joins its remote arguments with spaces for a shell, as OpenSSH does ----
-
-
-# ---- a remote's names reach this terminal only through the sanitizer, and commands only checked ----
-
-

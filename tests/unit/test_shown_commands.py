@@ -89,7 +89,7 @@ def test_the_tmux_attach_hint() -> None:
     )
 
 
-# ---- the command line: what `goto` and `answer` print for a session nobody runs ----
+# ---- what `goto --print --json` writes ----
 
 
 def test_goto_print_json_writes_what_a_terminal_acts_on_as_escapes() -> None:
