@@ -31,7 +31,7 @@ def cmd_goto(args: argparse.Namespace, config: Config) -> int:
     from notifier.actions import goto, over_ssh
 
     remote = over_ssh.split(config, args.session)
-    if remote is not None:  # devbox:SESSION — a session on a remote (README "Remote machines")
+    if remote is not None:  # devbox:SESSION — a session on a remote (docs/usage.md "Remote machines and pushes")
         return over_ssh.cmd_goto(*remote, only_print=args.print)
     options = engine_options(config)
     snapshot = with_outside_file(scan_once(options), options, args.session)

@@ -1,5 +1,5 @@
 """The configuration's keys: each with its default, its documentation and its documented range,
-and the checks that hold a value to that range (the README's table says the same). A value
+and the checks that hold a value to that range (docs/configuration.md lists them all). A value
 outside its range raises :class:`Invalid`, whose message says what the key takes."""
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ class Key:
     default: Any
     doc: str
     check: Callable[[Any], Any]
-    allowed: str  # the documented range (README table, error messages)
+    allowed: str  # the documented range (docs/configuration.md, error messages)
 
 
 MAX_LIST = 32

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from notifier.control.client import request
+
 from ..app_process import AppProcess
 from ..conftest import cli, wait_for
 from ..writer import answer, append, ask, header, user
@@ -345,7 +347,7 @@ def test_show_action_opens_the_window(tmp_path: Path, dunst: Dunst, monitor: Mon
     with AppProcess(
         "run", "--liveness", "off", "--sessions-dir", str(tmp_path), "--config", str(_config(tmp_path, ""))
     ) as app:
-        wait_for(lambda: __import__("notifier.control", fromlist=["request"]).request({"cmd": "ping"}), 20, "app")
+        wait_for(lambda: request({"cmd": "ping"}), 20, "app")
         append(f, ask("q1", "Open me?"))
         wait_for(lambda: monitor.notifies(), 10, "Notify")
         wait_for(lambda: dunst.displayed() == 1, 10, "bubble")

@@ -225,12 +225,20 @@ def test_unreadable_config_files(tmp_path: Path, content: bytes, fragment: str) 
     assert r.returncode == 2 and str(tmp_path) in r.stderr and "Traceback" not in r.stderr
 
 
-def test_ranges_are_documented_in_the_readme() -> None:
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
-    rows = {m.group(1): m.group(0) for m in re.finditer(r"^\| `([a-z_.]+)` \|.*$", readme, re.M)}
-    for key in KEYS.values():
-        assert key.name in rows, f"README has no row for {key.name}"
-        assert key.allowed in rows[key.name], f"README row for {key.name} lacks its range {key.allowed!r}"
+def test_every_key_is_documented_once_as_it_is() -> None:
+    """docs/configuration.md lists exactly the schema's keys, each with its default and range."""
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "configuration.md").read_text(encoding="utf-8")
+    rows = [m.group(0) for m in re.finditer(r"^\| `[a-z_.]+` \|.*$", doc, re.M)]
+    names = [re.match(r"^\| `([a-z_.]+)`", row).group(1) for row in rows]  # type: ignore[union-attr]
+    assert sorted(names) == sorted(KEYS), "docs/configuration.md and the schema list different keys"
+    for row in rows:
+        cells = [c.strip() for c in row.strip("|").split(" | ")]
+        key = KEYS[cells[0].strip("`")]
+        assert key.allowed in cells[3], f"the row of {key.name} lacks its range {key.allowed!r}"
+        if key.name == "sessions_dirs":  # (its default is pi's own folder, found at run time)
+            assert cells[1] == "pi's default" and key.default == []
+        else:
+            assert tomllib.loads(f"v = {cells[1].strip('`')}")["v"] == key.default, f"the default of {key.name}"
 
 
 def test_the_writer_round_trips() -> None:

@@ -339,7 +339,7 @@ def test_garbage_on_the_stream_is_skipped_with_one_log_line(tmp_path: Path) -> N
         "import subprocess, sys\n"
         "print('Welcome to devbox!\\n{not json\\n[1,2]\\n{\"event\": 5}', flush=True)\n"
         "print('x' * 3_000_000, flush=True)\n"
-        # (--stop-on-eof: the run it starts ends when the link closes its input, as the README
+        # (--stop-on-eof: the run it starts ends when the link closes its input, as docs/configuration.md
         # advises for command remotes; the link stops only this script)
         f"sys.exit(subprocess.call({[sys.executable, '-m', 'notifier', 'run', '--json', '--no-tray', '--no-notify', '--stop-on-eof', '--liveness', 'off', '--sessions-dir', str(there)]!r}))\n"
     )

@@ -1,4 +1,5 @@
-"""The reducer: question start and end, other tools never hiding a question, supersession."""
+"""The reducer: question start and end, other tools never hiding a question, supersession (the
+rules: docs/pi-sessions.md §4 and §5)."""
 
 from __future__ import annotations
 
