@@ -50,8 +50,8 @@ for _name in ("PI_CODING_AGENT_DIR", "PI_CODING_AGENT_SESSION_DIR"):
 
 
 # The layers, by what a test needs from the machine (docs/testing.md §1; markers in pyproject.toml),
-# e.g. `pytest -m "processes and not hostile"`; `make check` runs the pure folders.
-LAYERS = {"unit": "pure", "fixtures": "pure", "processes": "processes", "desktop": "desktop", "live": "live"}
+# e.g. `pytest -m "processes and not hostile"`; `make check` runs pure and fixtures.
+LAYERS = {"unit": "pure", "fixtures": "fixtures", "processes": "processes", "desktop": "desktop", "live": "live"}
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -1,8 +1,8 @@
-"""The pure layer's guard (docs/testing.md §1): a test of tests/unit or tests/fixtures runs no
-process, opens no socket and writes no file outside the temporary folders. An audit hook
-(PEP 578) refuses each of these while such a test runs (the folders' conftest.py use the
-``pure`` fixture), so a test that needs one fails naming where it belongs, tests/processes/,
-instead of blurring the layer."""
+"""The pure layer's guard (docs/testing.md §1): a test of tests/unit runs no process, opens no
+socket and writes no file outside the temporary folders. An audit hook (PEP 578) refuses each
+of these while such a test runs (tests/unit/conftest.py uses the ``pure`` fixture), so a test
+that needs one fails naming where it belongs, tests/processes/, instead of blurring the layer.
+(Not tests/fixtures: the real watcher may run a process of its own, ctypes' ldconfig -p.)"""
 
 from __future__ import annotations
 
