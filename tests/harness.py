@@ -7,11 +7,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from notifier.core.board import Proc
 from notifier.core.model import Snapshot, Transition
+from notifier.core.owners import Proc
 from notifier.engine.loop import Engine
 from notifier.engine.options import EngineOptions
-from notifier.engine.supervise import ReadyInfo
+from notifier.engine.sinks import ReadyInfo, Sink
 from notifier.pi.catalog import QuestionCatalog
 
 from .conftest import wait_for
@@ -45,11 +45,13 @@ class Harness:
         liveness: bool = False,
         processes: Callable[[], Sequence[Proc] | None] | None = None,
         extra_tools: Sequence[str] = (),
+        sinks: Sequence[Sink] = (),
         **kw: Any,
     ) -> None:
+        """``sinks``: outputs of the engine's before the one that collects (``self.sink``)."""
         self.sink = Collect()
         opts = EngineOptions([str(r) for r in roots], QuestionCatalog(extra_tools), liveness=liveness, **kw)
-        self.engine = Engine(opts, [self.sink], processes=processes)
+        self.engine = Engine(opts, [*sinks, self.sink], processes=processes)
 
     def __enter__(self) -> Harness:
         self.engine.start()

@@ -16,7 +16,8 @@ from notifier.core.dialogs import startup_key
 from notifier.core.model import Option, Question, QuestionItem, SessionView
 from notifier.core.text import clean
 from notifier.engine.options import EngineOptions
-from notifier.pi.keymaps import Step, Unsupported, UsageError, check_screen, plan, resolve
+from notifier.pi.answer_checks import check_screen
+from notifier.pi.keymaps import Step, Unsupported, UsageError, plan, resolve
 from notifier.pi.screens import Dialog, find_dialog
 
 

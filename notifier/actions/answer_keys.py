@@ -23,7 +23,8 @@ from notifier.actions.answer_session import (
 from notifier.actions.goto import Refused
 from notifier.core.model import Question
 from notifier.core.text import clean
-from notifier.pi.keymaps import Plan, Step, result_mismatch
+from notifier.pi.answer_checks import result_mismatch
+from notifier.pi.keymaps import Plan, Step
 from notifier.pi.screens import Dialog, rows, same_row
 
 Read = Callable[[], "Dialog | None"]

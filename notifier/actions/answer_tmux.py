@@ -17,7 +17,8 @@ from notifier.companion.channel import announced_sessions
 from notifier.core.model import Question, SessionView
 from notifier.core.text import clean
 from notifier.engine.options import EngineOptions
-from notifier.pi.keymaps import Step, Unsupported, check_screen, plan
+from notifier.pi.answer_checks import check_screen
+from notifier.pi.keymaps import Step, Unsupported, plan
 from notifier.pi.screens import Dialog, find_dialog
 from notifier.system.locate import Unmatched, locate_one
 from notifier.system.tmux import TmuxPane, capture, paste, send_keys

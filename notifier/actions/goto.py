@@ -21,9 +21,10 @@ from typing import Any
 from notifier.companion.channel import announced_sessions
 from notifier.core import session_spec, shellcmd
 from notifier.core.model import Question, SessionView, Snapshot
+from notifier.core.owners import Wanted
 from notifier.core.text import clean
 from notifier.system.desktop import Missing, Window, focus_method
-from notifier.system.locate import Location, Unmatched, Wanted, locate_one, locate_sessions
+from notifier.system.locate import Location, Unmatched, locate_one, locate_sessions
 from notifier.system.programs import run
 from notifier.system.tmux import TmuxClient, TmuxPane, tmux, tmux_clients
 from notifier.system.x11 import ACTIVATE_TIMEOUT_S as ACTIVATE_TIMEOUT_S

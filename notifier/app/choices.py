@@ -48,10 +48,6 @@ class PreferencesOwner:
             if current:
                 listener(self._value)
 
-    def unlisten(self, listener: Listener) -> None:
-        with self._lock:
-            self._listeners = [f for f in self._listeners if f is not listener]
-
     def apply(self, command: Snooze | Mute, now: float) -> Preferences:
         """Carry out a snooze or mute: the new value, persisted, handed to every listener."""
         with self._lock:

@@ -151,9 +151,9 @@ class DialogFeed:
             self._files[path] = event.session_file
             self._bye.discard(path)
             open_ids = {d.id for d in event.dialogs if d.waits}
-            for src in board.dialog_sources(path):
+            for src in board.dialogs.sources(path):
                 if src[1] not in open_ids:  # closed while we were not connected: how, we cannot know
-                    out += board.remove_dialog(src, "superseded", now)
+                    out += board.dialogs.close(src, "superseded", now)
             for d in event.dialogs:
                 out += self._add(path, d, now, initial=d.at is not None and d.at < self.started)
         elif isinstance(event, Dialog):
@@ -161,13 +161,13 @@ class DialogFeed:
         elif isinstance(event, Closed):
             outcome: Outcome = event.outcome
             answer = clean(event.answer) if outcome == "answered" and event.answer is not None else None
-            out += board.remove_dialog((path, event.id), outcome, now, answer)
+            out += board.dialogs.close((path, event.id), outcome, now, answer)
         elif isinstance(event, Disconnected):  # pi quit (or reloaded: its new socket says hello)
-            for src in board.dialog_sources(path):
-                out += board.remove_dialog(src, None, now)
+            for src in board.dialogs.sources(path):
+                out += board.dialogs.close(src, None, now)
             file = self._files.pop(path, None)
             if path not in self._bye and file:  # it died in the middle of its session
-                board.pi_gone(file)
+                board.local.pi_gone(file)
             self._bye.discard(path)
         if out:
             self._emit(out)
@@ -176,7 +176,7 @@ class DialogFeed:
         ref = ref_of(d, self.engine.options.roots)
         if ref is None or not counts(d, self.engine.options.catalog):
             return []
-        return self.engine.board.add_dialog((path, d.id), ref, question_of(d, now), now, initial)
+        return self.engine.board.dialogs.open((path, d.id), ref, question_of(d, now), now, initial)
 
     def _emit(self, items: Sequence[Transition]) -> None:
         # The engine hands transitions and its new snapshot to every sink (each contained).

@@ -1,11 +1,13 @@
 """One tray app per user: a lock file held for its life; a second one hands over to the first
-(asks it to open its window) and leaves."""
+(asks it to open its window) and leaves. And one notifier per question: :class:`NotifyLock`."""
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import time
+from collections.abc import Sequence
 from typing import IO, Any
 
 from notifier import APP_NAME
@@ -14,6 +16,8 @@ from notifier.core.text import clean
 from notifier.system import paths
 
 HAND_OVER_S = 5.0  # how long a second app waits for the first one's channel to answer
+CLAIM_S = 5.0  # how long the app waits for headless runs to stop notifying
+_FLAGS = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
 class InstanceLock:
@@ -27,8 +31,7 @@ class InstanceLock:
         """True: this is the app. Raises OSError (:class:`~notifier.system.paths.NotOurs`) when
         the lock's folder is not ours: nothing is created in it."""
         paths.own_folder(os.path.dirname(self.path) or ".", parents=True)
-        flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-        self.fh = os.fdopen(os.open(self.path, flags, 0o600), "a+")
+        self.fh = os.fdopen(os.open(self.path, _FLAGS, 0o600), "a+")
         try:
             import fcntl
 
@@ -45,6 +48,82 @@ class InstanceLock:
         if self.fh is not None:
             self.fh.close()
             self.fh = None
+
+
+class NotifyLock:
+    """Who notifies the questions: the app holds this file's lock exclusively for its life, each
+    headless run that notifies holds it shared. The app, as it starts, first writes its pid and
+    folders into the file (:meth:`claim`): a headless run that notifies follows the file, and
+    when an app that watches its folders claims it, stops notifying and lets go (run.py), so
+    that each question is notified by one of them. The app waits for that (at most
+    ``CLAIM_S``) before it reads what was notified already from the state store."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.fd: int | None = None
+        self.exclusive = False
+
+    def _lock(self, exclusive: bool) -> bool:
+        """Take the lock (not waiting). False: it is held the other way."""
+        try:
+            import fcntl
+        except ImportError:  # no flock (Windows): one notifier is not enforced there
+            return True
+        how = fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH
+        if self.fd is None:
+            paths.own_folder(os.path.dirname(self.path) or ".", parents=True)
+            self.fd = os.open(self.path, _FLAGS, 0o600)
+        try:
+            fcntl.flock(self.fd, how | fcntl.LOCK_NB)
+            return True
+        except OSError:
+            return False
+
+    def share(self) -> bool:
+        """A headless run that notifies: True while no app holds the lock."""
+        return self._lock(exclusive=False)
+
+    def claim(self, roots: Sequence[str], wait_s: float = CLAIM_S) -> bool:
+        """The app: say who wants to notify, then take the lock once the headless runs that
+        notify let it go (False: some did not within ``wait_s``; the app notifies anyway)."""
+        paths.own_folder(os.path.dirname(self.path) or ".", parents=True)
+        self.fd = os.open(self.path, _FLAGS, 0o600)
+        said = json.dumps({"pid": os.getpid(), "roots": sorted(roots)}).encode()
+        os.ftruncate(self.fd, 0)
+        os.pwrite(self.fd, said, 0)  # (a change the headless runs follow)
+        deadline = time.monotonic() + wait_s
+        while not self._lock(exclusive=True):
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.05)  # (only at start-up, while a headless run hands over)
+        self.exclusive = True
+        return True
+
+    def claimant(self) -> list[str] | None:
+        """The folders of the app that claimed the lock, while it runs (None: no app claims it)."""
+        try:
+            with open(self.path, "rb") as fh:
+                said = json.loads(fh.read(1 << 16) or b"null")
+            pid, roots = said["pid"], said["roots"]
+        except (OSError, ValueError, TypeError, KeyError):
+            return None
+        if not isinstance(pid, int) or pid == os.getpid() or not isinstance(roots, list):
+            return None
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return None  # (an app that ended without a word)
+        except PermissionError:
+            pass
+        return [str(r) for r in roots]
+
+    def release(self) -> None:
+        if self.fd is not None:
+            if self.exclusive:
+                os.ftruncate(self.fd, 0)  # no app claims it any more
+            os.close(self.fd)
+            self.fd = None
+            self.exclusive = False
 
 
 def hand_over() -> int:

@@ -15,7 +15,7 @@ from notifier.core.commands import Answer, Clear, Command, Goto, Mute, Snooze
 from notifier.core.model import Snapshot, Transition
 from notifier.engine.loop import Engine
 from notifier.engine.options import engine_options
-from notifier.engine.supervise import ReadyInfo
+from notifier.engine.sinks import ReadyInfo
 from notifier.ui.view import window_obj
 
 

@@ -109,7 +109,7 @@ class Hub:
             out: list[Transition] = []
             for item in items:
                 out += self._apply(host, item)
-            for (who, why), count in self.engine.board.remote_refused().items():
+            for (who, why), count in self.engine.board.remote.take_refused().items():
                 limit = "sessions" if why == "sessions" else "questions in one session"
                 say_once(who, why, "remote %s has more %s than are kept; ignoring the rest (%d so far)",
                          clean(who), limit, count)
@@ -126,18 +126,18 @@ class Hub:
         board, now = self.engine.board, time.time()
         if isinstance(event, Down):
             self._still.pop(host, None)
-            board.remote_offline(host, now)
+            board.remote.offline(host, now)
             return []
         if isinstance(event, Ready):
-            out: list[Transition] = board.remote_synced(host, self._still.pop(host, set()), now)
+            out: list[Transition] = board.remote.synced(host, self._still.pop(host, set()), now)
             return out
         if isinstance(event, Asked):
             still = self._still.setdefault(host, set())
             if len(still) < MAX_STILL:
                 still.add((event.session.key, event.question.tool_call_id))
-            return list(board.remote_asked(event.session, event.question, now, event.initial))
+            return list(board.remote.asked(event.session, event.question, now, event.initial))
         if isinstance(event, Ended):
-            return list(board.remote_ended(
+            return list(board.remote.ended(
                 event.session, event.question, now, event.outcome, event.answer, event.waited_s
             ))
         return []

@@ -16,9 +16,10 @@ from notifier.core import commands
 from notifier.core.bar import summary
 from notifier.core.commands import Command, Status
 from notifier.core.formats import status_obj
-from notifier.core.model import Snapshot
+from notifier.core.quiet import quiet_hours_obj
 from notifier.core.text import clean
-from notifier.ui.view import tomorrow_morning
+from notifier.ui.menu import tomorrow_morning
+from notifier.ui.state import UiState
 
 if TYPE_CHECKING:
     from notifier.app.runtime import App
@@ -53,7 +54,7 @@ def health_reply(app: App) -> Reply:
     }
 
 
-def status_reply(config: Config, command: Status, snapshot: Snapshot) -> Reply:
+def status_reply(config: Config, command: Status, state: UiState) -> Reply:
     """The status, if the app watches the folders, with the settings, the client asks about
     (``{"ok": false}`` otherwise: the client reads the sessions itself)."""
     liveness = command.liveness or config["liveness"]
@@ -62,6 +63,8 @@ def status_reply(config: Config, command: Status, snapshot: Snapshot) -> Reply:
     same = same and sorted(command.question_tools) == sorted(config["question_tools"])
     if not same:
         return {"ok": False}
+    now = time.time()
     if command.brief:  # a status bar, every second: the summary only, not every session
-        return {"ok": True, "summary": summary(snapshot, time.time())}
-    return {"ok": True, "status": status_obj(snapshot)}
+        return {"ok": True, "summary": summary(state.snapshot, now, state.snoozed_until(now))}
+    quiet = quiet_hours_obj(config["quiet_hours"], now)  # (the app follows its config file)
+    return {"ok": True, "status": {**status_obj(state.snapshot), **quiet}}

@@ -7,22 +7,21 @@ headless runs (`run --no-tray`) never take the lock and always work beside it.
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from notifier.app import requests
-from notifier.app.alerts import AlertsKeeper
 from notifier.app.choices import PreferencesOwner, open_store
+from notifier.app.config_follow import ConfigFollower
 from notifier.app.decorate import WindowDecoration
 from notifier.app.dialog_feed import DialogFeed
 from notifier.app.instance import InstanceLock
-from notifier.app.local import LocalSource, clear_abandoned
-from notifier.app.signals import install_signals
+from notifier.app.local import clear_abandoned
+from notifier.app.redraw import Redraw
 from notifier.app.stopping import stop_side_by_side
 from notifier.app.window_process import WindowProcess, has_display
 from notifier.config.load import Config
@@ -44,21 +43,18 @@ from notifier.core.commands import (
     Status,
     Subscribe,
 )
-from notifier.core.model import Snapshot, Transition
-from notifier.core.preferences import Preferences
+from notifier.core.model import Snapshot
 from notifier.core.text import clean
 from notifier.engine.loop import Engine
 from notifier.engine.options import engine_options
-from notifier.engine.supervise import Health as HealthLog
-from notifier.engine.supervise import ReadyInfo, Sink
+from notifier.engine.sinks import Sink
 from notifier.sinks.history import HistorySink
 from notifier.sinks.jsonout import JsonSink
+from notifier.system.supervisor import Health as HealthLog
+from notifier.ui.state import UiState
 
 if TYPE_CHECKING:
     from notifier.sinks.notify.sink import AlertSink
-
-# Where they were before the app was split (the command line imports them from here).
-__all__ = ["App", "InstanceLock", "LocalSource", "install_signals", "open_store"]
 
 log = logging.getLogger(__name__)
 SHUTDOWN_BUDGET_S = 0.8  # a signal ends the app well inside 2 s, whatever hangs
@@ -85,24 +81,21 @@ class App:
         self.stop_event = threading.Event()
         self.store = open_store(state_dir)
         self.preferences = PreferencesOwner(self.store, time.time())  # restored from the store
-        self.engine: Engine | None = None
+        self.engine: Engine | None = None  # built in start(), with its sinks fixed
+        self.alerts: AlertSink | None = None  # the notifier (it keeps itself running)
         self.tray: Any = None
         self.server: Server | None = None
         self.lock: InstanceLock | None = None
-        self._ui_dirty = threading.Event()
-        self._ui_thread = threading.Thread(target=self._ui_loop, name="pi-notifier-ui", daemon=True)
-        self.health = HealthLog()  # shared with the engine: what failed and was recovered from
-        self.notifier = AlertsKeeper(
-            config, self.store, self.preferences, self.health, self.execute, self.stop_event
-        )
+        self.health = HealthLog()  # shared with the engine and the notifier: what failed and was recovered
         decorate = WindowDecoration(lambda: self.preferences.value, self._changed, self.stop_event)
         self.window = WindowProcess(self.socket, decorate=decorate)
+        self.redraw = Redraw(
+            self.ui_state, self.window, lambda: self.tray, config, self.health, self.stop_event
+        )
         self.hub: Any = None  # remote hosts and pushes (app/remotes.py)
-        self.dialogs: DialogFeed | None = None  # the companion extension's dialogs (app/dialogs.py)
-        self.preferences.listen(self._preferences_changed, current=False)
-        self.follower: Any = None  # the config file, followed while the app runs
-        self._file_values: dict[str, Any] = {}  # what the file said when last read well
-        self._config_error = ""  # the last bad edit's reason (said once)
+        self.dialogs: DialogFeed | None = None  # the companion extension's dialogs (app/dialog_feed.py)
+        self.preferences.listen(lambda _: self._changed(), current=False)  # the tray shows snoozes, mutes
+        self.follower = ConfigFollower(config, self._quiet_hours_changed)  # the file, while the app runs
 
     # ---- commands (tray, window, notifications, control channel: any thread) ----
 
@@ -137,7 +130,7 @@ class App:
         elif isinstance(command, Health):
             return requests.health_reply(self)
         elif isinstance(command, Status):
-            return requests.status_reply(self.config, command, self.snapshot())
+            return requests.status_reply(self.config, command, self.ui_state())
         return {"ok": True}
 
     def _carry_out(self, command: Goto | Answer) -> tuple[int, str]:
@@ -173,74 +166,23 @@ class App:
         """One control request (on an ipc worker thread)."""
         return requests.handle(self.execute, req, conn)
 
-    @property
-    def alerts(self) -> AlertSink | None:
-        """The notifier now running (it is started again if it dies: ``app/alerts.py``)."""
-        return self.notifier.current
-
-    def _preferences_changed(self, preferences: Preferences) -> None:
-        self._changed()  # the tray and window show the snooze and the muted projects
-
-    # ---- snapshot fan-out (engine thread) ----
+    # ---- what the sinks and the UI get ----
 
     def snapshot(self) -> Snapshot:
-        snap = self.engine.snapshot if self.engine is not None else Snapshot()
-        prefs = self.preferences.value
-        return dataclasses.replace(
-            snap,
-            snoozed_until=prefs.snooze_all_until or None,
-            muted=prefs.muted,
-            health=self.health.lines(),
-        )
+        """The engine's snapshot, as every sink got it."""
+        return self.engine.snapshot if self.engine is not None else Snapshot()
 
-    def ready(self, info: ReadyInfo, snapshot: Snapshot) -> None:
-        self._changed()
-
-    def transitions(self, items: Sequence[Transition], snapshot: Snapshot) -> None:
-        self.notifier.supervise(snapshot, self.engine)
-        self._changed()
-
-    # ---- the tray and the window (UI thread) ----
+    def ui_state(self) -> UiState:
+        """What the tray, the window and the control replies show: the snapshot and the user's choices."""
+        return UiState(self.snapshot(), self.preferences.value, self.health.lines())
 
     def _changed(self) -> None:
-        """Something the tray or window shows changed: the UI thread redraws (coalesced), so
-        the engine thread is never held up by drawing."""
-        self._ui_dirty.set()
+        self.redraw.changed()
 
-    def _ui_loop(self) -> None:
-        wake_in: float | None = None  # until the tray next reads differently by itself (an age)
-        while True:
-            changed = self._ui_dirty.wait(wake_in)  # (a delay: a wall clock set back changes no wait)
-            self._ui_dirty.clear()
-            if self.stop_event.is_set():
-                return
-            try:
-                wake_in = self._refresh(window=changed)
-            except BaseException as exc:  # whatever it is, the next change redraws again
-                wake_in = None
-                if self.health.failed("tray and window", exc, "drawn again at the next change"):
-                    log.error("updating the tray and window failed", exc_info=exc)
-
-    def _refresh(self, window: bool = True) -> float | None:
-        """Draw the tray (and, ``window``: push to the window); returns how long until the tray's
-        ages or quiet hours next read differently (None: not before the next change)."""
-        from notifier.core.quiet import next_quiet_change, parse_quiet_hours
-        from notifier.ui.view import next_redraw
-
-        snap = self.snapshot()
-        if window:
-            self.window.push(snap)
-        if self.tray is None:
-            return None
-        quiet = self.config["quiet_hours"]
-        try:
-            self.tray.update(snap, quiet)
-        except Exception:
-            log.exception("tray update failed")
-        now = time.time()
-        times = [next_redraw(snap, now), next_quiet_change(parse_quiet_hours(quiet), now)]
-        due = min((t for t in times if t is not None), default=None)
-        return None if due is None else max(0.0, due - now)
+    def _quiet_hours_changed(self, quiet: str) -> None:
+        if self.alerts is not None:
+            self.alerts.set_quiet_hours(quiet)
+        self._changed()  # the tooltip says so
 
     # ---- lifecycle ----
 
@@ -252,76 +194,39 @@ class App:
             sinks.append(JsonSink(on_broken=self.stop_event.set))
         sinks.append(HistorySink(self.store))
         if self.want_notify:
-            if self.tray is None:  # (what shows questions while notifications cannot, for the log)
-                self.notifier.instead = (
-                    "with no tray icon either, only the run --json stream shows questions"
-                    if self.json_out
-                    else "with no tray icon either, nothing on this desktop shows questions"
-                    " (pi-notifier status and pi-notifier show list them)"
-                )
-            sinks.append(self.notifier.start())
-        sinks.append(self)
+            from notifier.app.alerts import notifier
+
+            self.alerts = notifier(
+                self.config, self.store, self.preferences, self.health, self.execute, self._instead()
+            )
+            sinks.append(self.alerts)
+        sinks.append(self.redraw)
         from notifier.app.remotes import Hub
 
         self.hub = Hub(self.config, self.store)
         sinks += self.hub.sinks()
-        self._ui_thread.start()
+        self.redraw.start()
         options = engine_options(self.config)
         if self.state_dir:
             options.cache_path = os.path.join(self.state_dir, "scan-cache.sqlite3")
-        self.engine = Engine(options, sinks)
-        self.engine.health = self.health
-        self.engine.on_failure = self._changed  # the tray shows that it is being restarted
+        # (on_failure: the tray shows that the engine is being restarted)
+        self.engine = Engine(options, sinks, health=self.health, on_failure=self._changed)
         if not self.state_dir:  # (followed from before "ready"; the demo keeps to its own settings)
-            self._follow_config()
+            self.follower.start()
         self.engine.start()
         self.hub.start(self.engine)
         self.dialogs = DialogFeed.attach(self.engine)  # the companion extension's dialogs, if any
 
-    # ---- the config file, followed ----
-
-    def _follow_config(self) -> None:
-        from notifier.system import paths
-        from notifier.watch.config_file import FileFollower
-
-        path = self.config.file or paths.config_file()
-        self._file_values = self._read_config(path) or {}
-        self.follower = FileFollower(path, lambda: self._config_file_changed(path))
-        self.follower.start()
-
-    def _read_config(self, path: str) -> dict[str, Any] | None:
-        """The file's settings (a missing file: the defaults); None for a bad edit, whose reason is
-        said once (the last good config stays)."""
-        from notifier.config.load import ConfigError, load
-
-        try:
-            values = load(path, explicit=False).values
-        except ConfigError as exc:
-            if str(exc) != self._config_error:
-                self._config_error = str(exc)
-                log.warning("%s; keeping the last good config", exc)
+    def _instead(self) -> str | None:
+        """What shows questions while notifications cannot (for the log; None: the tray)."""
+        if self.tray is not None:
             return None
-        self._config_error = ""
-        return values
-
-    def _config_file_changed(self, path: str) -> None:
-        """(The follower's thread.) Quiet hours follow the file at once; other keys at the next start."""
-        values = self._read_config(path)
-        if values is None:
-            return
-        before, self._file_values = self._file_values, values
-        changed = sorted(k for k in values if values[k] != before.get(k))
-        if "quiet_hours" in changed:
-            quiet = values["quiet_hours"]
-            self.config.set("quiet_hours", quiet, clean(path))
-            log.info("config: quiet hours %s", quiet or "off")
-            alerts = self.alerts
-            if alerts is not None:
-                alerts.set_quiet_hours(quiet)
-            self._changed()  # the tooltip says so
-        later = [k for k in changed if k != "quiet_hours"]
-        if later:
-            log.info("config: %s changed; applies at the next start", ", ".join(later))
+        if self.json_out:
+            return "with no tray icon either, only the run --json stream shows questions"
+        return (
+            "with no tray icon either, nothing on this desktop shows questions"
+            " (pi-notifier status and pi-notifier show list them)"
+        )
 
     def serve(self) -> None:
         self.server = Server(self.socket, self.handle)
@@ -356,13 +261,12 @@ class App:
         deadline; what is still busy then is left to end with the process (daemon threads)."""
         deadline = time.monotonic() + SHUTDOWN_BUDGET_S
         self.stop_event.set()
-        self._ui_dirty.set()  # lets the UI thread finish
+        self.redraw.changed()  # lets the UI thread finish
         if self.server is not None:
             self.server.stop()
         if self.dialogs is not None:
             self.dialogs.stop()
-        if self.follower is not None:
-            self.follower.stop()
+        self.follower.stop()
         self.window.close()
         if self.hub is not None:
             self.hub.stop()

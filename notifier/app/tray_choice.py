@@ -1,5 +1,5 @@
 """The app's tray icon: the backend the config and this desktop allow, or none; and the tray host
-it shows in, followed while the app runs (``tray_hosts.py``)."""
+it shows in, followed while the app runs (``tray_follower.py``)."""
 
 from __future__ import annotations
 
@@ -8,11 +8,12 @@ import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from notifier.app.tray_hosts import NO_HOST_WHY, HostFollower, HostLog, Hosts, look
+from notifier.app.tray_follower import HostFollower
+from notifier.app.tray_hosts import NO_HOST_WHY, HostLog, Hosts, look
 from notifier.config.load import Config
 from notifier.core.commands import Command
-from notifier.core.model import Snapshot
 from notifier.core.text import clean
+from notifier.ui.state import UiState
 
 if TYPE_CHECKING:
     from notifier.ui.tray import Tray
@@ -21,9 +22,9 @@ log = logging.getLogger(__name__)
 
 
 def make_tray(
-    config: Config, act: Callable[[Command], object], snapshot: Callable[[], Snapshot]
+    config: Config, act: Callable[[Command], object], state: Callable[[], UiState]
 ) -> Tray | None:
-    """A tray icon whose menu calls ``act`` and which shows ``snapshot()``; ``None`` when no
+    """A tray icon whose menu calls ``act`` and which shows ``state()``; ``None`` when no
     tray can be shown here (said in the log). A backend that fails to start never raises. With
     no tray host the icon waits for one: the app carries on with notifications and the window."""
     from notifier.ui.tray import Tray, choose_backend
@@ -40,7 +41,7 @@ def make_tray(
             follower.close()
         return None
     try:
-        tray = Tray(backend, act, snapshot, hosts=follower)
+        tray = Tray(backend, act, state, hosts=follower)
     except Exception as exc:  # pystray or its toolkit cannot start here
         log.warning("no tray icon (%s backend failed: %s)", backend, clean(exc, 200))
         if follower is not None:

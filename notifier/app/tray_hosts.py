@@ -1,19 +1,14 @@
-"""Which tray hosts run on this desktop, followed as they come and go: an XEmbed system tray (the
-owner of the X selection ``_NET_SYSTEM_TRAY_S<screen>``: trayer, tint2, xfce4-panel, …) and a
-StatusNotifierItem watcher (the owner of ``org.kde.StatusNotifierWatcher`` on the session bus: KDE,
-GNOME's AppIndicator extension, waybar, …).
-
-X: XFixes tells when the selection's owner changes (no wake-ups while nothing happens; a 2 s poll
-where the server lacks XFixes). The bus: ``NameOwnerChanged`` through the app's one bus client
-(``sinks/notify/bus.py``). Each change of what is there is said once in the log."""
+"""Which tray hosts run on this desktop: an XEmbed system tray (the owner of the X selection
+``_NET_SYSTEM_TRAY_S<screen>``: trayer, tint2, xfce4-panel, …) and a StatusNotifierItem watcher (the
+owner of ``org.kde.StatusNotifierWatcher`` on the session bus: KDE, GNOME's AppIndicator extension,
+waybar, …), asked once (:func:`look`), and how a change of them is said in the log (:class:`HostLog`,
+once per change). Followed while the app runs: :mod:`.tray_follower`."""
 
 from __future__ import annotations
 
 import logging
 import os
-import select
 import threading
-from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from notifier.core.text import clean
@@ -21,7 +16,6 @@ from notifier.core.text import clean
 log = logging.getLogger(__name__)
 
 WATCHER = "org.kde.StatusNotifierWatcher"
-POLL_WITHOUT_XFIXES_S = 2.0
 _DBUS = ("/org/freedesktop/DBus", "org.freedesktop.DBus", "org.freedesktop.DBus")
 
 
@@ -59,7 +53,7 @@ def _program(pid: int) -> str | None:
 # ---- XEmbed: the X selection ----
 
 
-def _selection(disp: Any) -> Any:
+def tray_selection(disp: Any) -> Any:
     return disp.intern_atom(f"_NET_SYSTEM_TRAY_S{disp.get_default_screen()}")
 
 
@@ -68,7 +62,7 @@ def xembed_owner(disp: Any) -> str | None:
     name, else the window id), or None when nothing owns it."""
     from Xlib import X
 
-    owner = disp.get_selection_owner(_selection(disp))
+    owner = disp.get_selection_owner(tray_selection(disp))
     if owner is None or owner == X.NONE or not getattr(owner, "id", 0):
         return None
     try:
@@ -88,7 +82,7 @@ def xembed_owner(disp: Any) -> str | None:
 # ---- StatusNotifierItem: the session bus ----
 
 
-def _call(bus: Any, member: str, signature: str, body: tuple[Any, ...], timeout: float = 2.0) -> Any:
+def bus_call(bus: Any, member: str, signature: str, body: tuple[Any, ...], timeout: float = 2.0) -> Any:
     """A call to the bus itself through the app's bus client; the error name or the body."""
     from jeepney import DBusAddress, MessageType, new_method_call
 
@@ -101,11 +95,11 @@ def _call(bus: Any, member: str, signature: str, body: tuple[Any, ...], timeout:
 
 def sni_owner(bus: Any) -> str | None:
     """The program that owns the StatusNotifierWatcher name, or None."""
-    body = _call(bus, "GetNameOwner", "s", (WATCHER,))
+    body = bus_call(bus, "GetNameOwner", "s", (WATCHER,))
     if not body:
         return None
     unique = clean(str(body[0]), 60)
-    pid = _call(bus, "GetConnectionUnixProcessID", "s", (unique,))
+    pid = bus_call(bus, "GetConnectionUnixProcessID", "s", (unique,))
     return (_program(int(pid[0])) if pid else None) or unique
 
 
@@ -141,163 +135,6 @@ def look() -> tuple[Hosts, list[str]]:
         finally:
             bus.close()
     return Hosts(xembed, sni), unasked
-
-
-# ---- followed while the app runs ----
-
-
-class HostFollower:
-    """Follows both kinds of tray host on threads of its own. :meth:`wait` blocks until a
-    condition on :attr:`hosts` holds; ``on_change(hosts)`` runs after each change."""
-
-    def __init__(self, on_change: Callable[[Hosts], None] | None = None) -> None:
-        self.on_change = on_change
-        self._cond = threading.Condition()
-        self._hosts = Hosts()
-        self._stopped = False
-        self._wake_r, self._wake_w = os.pipe()
-        self._bus: Any = None
-        self._disp: Any = None
-        self._x_thread: threading.Thread | None = None
-
-    @property
-    def hosts(self) -> Hosts:
-        with self._cond:
-            return self._hosts
-
-    def start(self) -> Hosts:
-        """Look once (both, before returning; ``on_change`` is told), then follow. Returns what
-        runs now."""
-        from notifier.sinks.notify.bus import Bus, BusError
-        from notifier.system.x11 import open_display
-
-        xembed = sni = None
-        self._disp = open_display()
-        if self._disp is not None:
-            try:
-                xembed = xembed_owner(self._disp)
-                self._x_thread = threading.Thread(
-                    target=self._follow_x, name="pi-notifier-tray-hosts", daemon=True
-                )
-            except Exception as exc:
-                log.debug("cannot follow the XEmbed tray: %s", clean(exc, 200))
-        try:
-            self._bus = Bus(self._on_signal, self._on_bus_lost)
-            rule = (
-                "type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',"
-                f"member='NameOwnerChanged',arg0='{WATCHER}'"
-            )
-            _call(self._bus, "AddMatch", "s", (rule,))
-            sni = sni_owner(self._bus)
-        except (BusError, ImportError, TimeoutError) as exc:
-            log.debug("cannot follow StatusNotifierItem watchers: %s", clean(exc, 200))
-        with self._cond:
-            self._hosts = Hosts(xembed, sni)
-        if self.on_change is not None:
-            self.on_change(self.hosts)
-        if self._x_thread is not None:
-            self._x_thread.start()
-        return self.hosts
-
-    def wait(self, until: Callable[[Hosts], bool], stop: threading.Event) -> bool:
-        """Block until ``until(hosts)`` holds (True) or ``stop`` is set and :meth:`wake` called
-        (False)."""
-        with self._cond:
-            while not stop.is_set() and not self._stopped:
-                if until(self._hosts):
-                    return True
-                self._cond.wait()
-            return False
-
-    def wait_xembed(self, there: bool, stop: threading.Event) -> bool:
-        return self.wait(lambda hosts: (hosts.xembed is not None) == there, stop)
-
-    def wake(self) -> None:
-        """Let every :meth:`wait` look at its stop event again."""
-        with self._cond:
-            self._cond.notify_all()
-
-    def close(self) -> None:
-        with self._cond:
-            self._stopped = True
-            self._cond.notify_all()
-        try:
-            os.write(self._wake_w, b"x")
-        except OSError:
-            pass
-        if self._x_thread is not None and self._x_thread.is_alive():
-            self._x_thread.join(2)
-        if self._bus is not None:
-            self._bus.close()
-        if self._disp is not None and (self._x_thread is None or not self._x_thread.is_alive()):
-            try:
-                self._disp.close()
-            except Exception:
-                pass
-        for fd in (self._wake_r, self._wake_w):
-            try:
-                os.close(fd)
-            except OSError:
-                pass
-
-    def _set(self, **change: str | None) -> None:
-        with self._cond:
-            new = self._hosts._replace(**change)
-            if new == self._hosts or self._stopped:
-                return
-            self._hosts = new
-            self._cond.notify_all()
-        if self.on_change is not None:
-            try:
-                self.on_change(new)
-            except Exception:
-                log.exception("reacting to a tray host change failed")
-
-    def _follow_x(self) -> None:
-        disp = self._disp
-        timeout: float | None = None
-        try:
-            if disp.has_extension("XFIXES"):
-                from Xlib.ext import xfixes
-
-                disp.xfixes_query_version()
-                mask = (
-                    xfixes.XFixesSetSelectionOwnerNotifyMask
-                    | xfixes.XFixesSelectionWindowDestroyNotifyMask
-                    | xfixes.XFixesSelectionClientCloseNotifyMask
-                )
-                disp.xfixes_select_selection_input(disp.screen().root, _selection(disp), mask)
-                disp.flush()
-            else:
-                timeout = POLL_WITHOUT_XFIXES_S
-            self._set(xembed=xembed_owner(disp))  # a change between start() and the selection
-            while not self._stopped:
-                ready, _, _ = select.select([disp.fileno(), self._wake_r], [], [], timeout)
-                if self._wake_r in ready or self._stopped:
-                    return
-                while disp.pending_events():
-                    disp.next_event()  # which event does not matter: the owner is asked again
-                self._set(xembed=xembed_owner(disp))
-        except Exception as exc:  # the X server went away
-            if not self._stopped:
-                log.debug("stopped following the XEmbed tray: %s", clean(exc, 200))
-                self._set(xembed=None)
-
-    def _on_signal(self, message: Any) -> None:
-        body = message.body
-        if len(body) == 3 and body[0] == WATCHER:
-            new_owner = clean(str(body[2]), 60)
-            if not new_owner:
-                self._set(sni=None)
-            else:
-                try:
-                    self._set(sni=sni_owner(self._bus) or new_owner)
-                except Exception:
-                    self._set(sni=new_owner)
-
-    def _on_bus_lost(self) -> None:
-        log.debug("the session bus went away: StatusNotifierItem watchers are no longer followed")
-        self._set(sni=None)
 
 
 class HostLog:

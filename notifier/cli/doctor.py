@@ -1,5 +1,5 @@
 """``pi-notifier doctor``: what works on this machine, one line per check; exit code 1 when a check
-failed (a ``[FAIL]`` line), else 0."""
+failed (a ``[FAIL]`` line), else 0. The checks of pi's extensions: :mod:`.doctor_extensions`."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ import sys
 import time
 from typing import Any
 
-from notifier import APP_NAME
 from notifier.config.load import Config
 from notifier.core.text import clean
 from notifier.sessions.scanner import walk
@@ -21,40 +20,23 @@ def _line(ok: bool | None, label: str, detail: str) -> str:
 
 
 def cmd_doctor(args: argparse.Namespace, config: Config) -> int:
-    return run(config)
+    from notifier.cli import doctor_extensions
 
-
-def run(config: Config) -> int:
     out: list[str] = []
     for root in config["sessions_dirs"]:
         if os.path.isdir(root):
             files, dirs = walk(root)
-            out.append(
-                _line(
-                    True,
-                    "sessions folder",
-                    f"{clean(root)} ({len(files)} session files in {len(dirs)} folders)",
-                )
-            )
+            out.append(_line(True, "sessions folder", f"{clean(root)} ({len(files)} session files in {len(dirs)} folders)"))
             out.append(_watch_limit(len(dirs)))
         else:
-            out.append(
-                _line(
-                    None,
-                    "sessions folder",
-                    f"{clean(root)} does not exist yet; it will be watched once it does",
-                )
-            )
-    out.append(_liveness(config))
-    out += _quiet_hours(config)
-    out.append(_window())
-    out.append(_focus())
-    for extra in _extras(config):
-        out.append(extra)
-    out.append(_companion())
-    out.append(_unseen_dialogs(config))
-    out += _remotes(config)
-    out += _health()
+            out.append(_line(None, "sessions folder", f"{clean(root)} does not exist yet; it will be watched once it does"))
+    out += [_liveness(config), *_quiet_hours(config), _window(), _focus(), *_extras(config)]
+    for label, (ok, detail) in (
+        ("companion extension", doctor_extensions.companion()),
+        ("extension dialogs", doctor_extensions.unseen_dialogs(config)),
+    ):
+        out.append(_line(ok, label, detail))
+    out += [*_remotes(config), *_health()]
     sys.stdout.write("\n".join(out) + "\n")
     return 1 if any(line.startswith("[FAIL]") for line in out) else 0  # documented in the README
 
@@ -153,135 +135,6 @@ def _extras(config: Config) -> list[str]:
 
 
 NO_TRAY_EITHER = "with no tray icon either, pi-notifier status, run --json"
-
-
-def _companion() -> str:
-    """The optional companion pi extension, as ``pi-extension status`` sees it: installed (and
-    this version's copy), and how many running pi processes have it loaded. Never a FAIL: pi and
-    pi-notifier work without it (dialogs such as permission gates are then not shown)."""
-    from notifier.cli import pi_extension
-
-    st = pi_extension.status()
-    if not st.installed:
-        state = f"not installed (optional; install: {APP_NAME} pi-extension install)"
-    elif st.current:
-        state = f"installed and current ({clean(st.path)})"
-    else:
-        state = f"installed but not this version's copy (update: {APP_NAME} pi-extension install)"
-    loaded = f"loaded by {len(st.loaded)} running pi process(es)"
-    if st.unreachable:
-        loaded += f", {len(st.unreachable)} socket(s) not answering"
-    ok = True if st.installed and st.current else None
-    return _line(ok, "companion extension", f"{state}; {loaded}")
-
-
-def _extension_files(cwd: str, argv: list[str], env: dict[str, str]) -> list[str]:
-    """The extension files a running pi loads, as far as its command line and extension folders
-    tell (packages named in its settings are not looked into)."""
-    from notifier.pi.extensions import extension_args
-    from notifier.system import paths
-
-    named, no_discovery = extension_args(argv)
-    files = [os.path.join(cwd, n) for n in named]
-    if not no_discovery:
-        for folder in (
-            os.path.join(paths.agent_dir({**os.environ, **env}), "extensions"),
-            os.path.join(cwd, ".pi", "extensions"),
-        ):
-            try:
-                names = sorted(os.listdir(folder))
-            except OSError:
-                continue
-            for name in names:
-                path = os.path.join(folder, name)
-                index = [os.path.join(path, f"index.{x}") for x in ("ts", "js")]
-                files += [path] if name.endswith((".ts", ".js")) else [i for i in index if os.path.isfile(i)]
-    out: list[str] = []
-    for path in files:
-        if os.path.isdir(path):
-            path = next((i for i in (os.path.join(path, "index.ts"), os.path.join(path, "index.js")) if os.path.isfile(i)), path)
-        if os.path.isfile(path) and path not in out:
-            out.append(path)
-    return out
-
-
-# pi's own question tools (examples/extensions): their dialog is the question, read from the file
-_QUESTION_ONLY = frozenset({"question.ts", "questionnaire.ts"})
-
-
-def _banner_extensions(proc: Any) -> list[str]:
-    """The extensions the pi's terminal listed at start-up, when it runs in tmux (whose history
-    keeps pi's banner)."""
-    from notifier.pi.extensions import listed_extensions
-    from notifier.system.tmux import tmux, tmux_pane_of
-
-    pane = tmux_pane_of(proc.env, proc.pid)
-    if pane is None:
-        return []
-    text = tmux(pane.socket, "capture-pane", "-p", "-J", "-S", "-", "-t", pane.pane)
-    return listed_extensions(text or "")
-
-
-def _unseen_dialogs(config: Config) -> str:
-    """Part of what pi shows is invisible without the companion extension: every extension dialog
-    (``ctx.ui.select`` questions, permission gates) leaves nothing in the session file. Said for
-    each running pi that loads such an extension but not the companion."""
-    from notifier.cli import pi_extension
-    from notifier.pi.catalog import QuestionCatalog
-    from notifier.pi.extensions import dialog_kinds
-    from notifier.system.processes import pi_processes
-
-    try:
-        import psutil
-    except ImportError:
-        return _line(None, "extension dialogs", "cannot tell which extensions running pis load (no psutil)")
-    with_companion = {item.pid for item in pi_extension.status().loaded}
-    catalog = QuestionCatalog(config["question_tools"])
-    blind: list[str] = []
-    for proc in pi_processes():
-        if proc.pid in with_companion:
-            continue
-        try:
-            argv = psutil.Process(proc.pid).cmdline()
-        except (psutil.Error, OSError):
-            continue
-        if any(pi_extension.is_ours(a) for a in argv):
-            continue  # (loaded, its socket not up yet or not answering: said above)
-        names: list[str] = []
-        read: set[str] = set()  # the names of the extensions whose source was read
-        listed = _banner_extensions(proc)
-        for path in _extension_files(proc.cwd, argv, proc.env):
-            index = os.path.basename(path) in ("index.ts", "index.js")
-            name = os.path.basename(os.path.dirname(path) if index else path)
-            try:
-                with open(path, encoding="utf-8", errors="replace") as fh:
-                    source = fh.read(1 << 20)
-            except OSError:
-                continue
-            read.add(name)
-            if not pi_extension.is_ours(path) and dialog_kinds(source, catalog):
-                names.append(name)
-        if any(pi_extension.is_ours(n) for n in [*listed, *read]):
-            continue  # (loaded, its socket not up yet or not answering: said above)
-        # pi rewrites its command line (-e paths are gone): the rest of its banner's list is by name
-        # only; their sources cannot be read, so whether they open dialogs is not known
-        names += [f"{n}?" for n in listed if n not in read and n not in _QUESTION_ONLY]
-        if names:
-            blind.append(f"pi {proc.pid} in {clean(proc.cwd, 80)} ({clean(', '.join(names), 160)})")
-    if not blind:
-        return _line(
-            True,
-            "extension dialogs",
-            "no running pi is known to load an extension with dialogs without the companion extension "
-            "(such dialogs leave nothing in the session file; only the companion shows them)",
-        )
-    return _line(
-        None,
-        "extension dialogs",
-        f"not shown for {'; '.join(blind)}: dialogs of extensions (ctx.ui.select, confirm, input, custom; "
-        f"a name with ? may open some) leave nothing in the session file; install the companion "
-        f"({APP_NAME} pi-extension install) and /reload",
-    )
 
 
 def _remotes(config: Config) -> list[str]:

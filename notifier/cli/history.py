@@ -27,7 +27,7 @@ MAX_SINCE_DAYS = 36500
 
 
 def cmd_history(args: argparse.Namespace, config: Config) -> int:
-    from notifier.app.runtime import open_store
+    from notifier.app.choices import open_store
 
     days = args.since
     if days is not None and not (math.isfinite(days) and 0 <= days <= MAX_SINCE_DAYS):

@@ -92,6 +92,15 @@ def _private_log(path: str) -> logging.Handler:
             paths.private_file(self.baseFilename)
             return super()._open()
 
+        def emit(self, record: logging.LogRecord) -> None:
+            # The state folder deleted while running and made again (by the state store): a new
+            # file there, not the unlinked one.
+            stream = self.stream
+            if stream is not None and not os.path.exists(self.baseFilename) and os.path.isdir(os.path.dirname(self.baseFilename)):
+                stream.close()
+                self.stream = None  # (opened again by the write)
+            super().emit(record)
+
     paths.private_file(path)
     for n in range(1, BACKUPS + 1):  # copies rotated by older versions
         if os.path.exists(f"{path}.{n}"):

@@ -14,9 +14,10 @@ from notifier.core.text import clean
 
 
 def cmd_show(args: argparse.Namespace, config: Config) -> int:
-    from notifier.app.runtime import LocalSource
+    from notifier.app.local import LocalSource
     from notifier.control.client import request
-    from notifier.ui.window import RemoteSource, Window
+    from notifier.ui.sources import RemoteSource
+    from notifier.ui.window import Window
 
     focus = list(args.focus) if args.focus else None
     if not args.attach:

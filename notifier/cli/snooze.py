@@ -13,7 +13,7 @@ from notifier.cli.common import fail
 from notifier.config.load import Config
 from notifier.core.commands import Command, Mute, Snooze, to_obj
 from notifier.core.model import Snapshot
-from notifier.core.silenced import parse_duration
+from notifier.core.silenced import MAX_SNOOZE_S, parse_duration
 from notifier.core.text import clean, duration, project_name
 
 DEFAULT_S = 15 * 60.0  # as the notification's "Snooze 15 min"
@@ -83,10 +83,12 @@ def cmd_snooze(args: argparse.Namespace, config: Config) -> int:
     seconds = DEFAULT_S
     if words and parse_duration(words[-1]) is not None:
         seconds = parse_duration(words.pop()) or 0.0
+    elif words and parse_duration(words[-1], limit=None) is not None:
+        return fail(2, f"a snooze lasts at most {duration(MAX_SNOOZE_S)}: for longer, 'mute' the project")
     if len(words) > 1:
         return fail(2, "snooze takes [WHAT] [DURATION]: e.g. 'snooze blog 1h', 'snooze all 30m', 'snooze off'")
     if words and words[0] in ("tomorrow",):
-        from notifier.ui.view import tomorrow_morning
+        from notifier.ui.menu import tomorrow_morning
 
         words, seconds = [], tomorrow_morning(time.time()) - time.time()
     return carry_out(config, words[0] if words else None, seconds=seconds)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from notifier import APP_NAME
 from notifier.cli.parser import OutputError
-from notifier.core.quiet import quiet_hours_line
+from notifier.core.quiet import quiet_hours_line, quiet_hours_obj
 from notifier.core.text import clean, duration, project_name
 
 if TYPE_CHECKING:
@@ -147,15 +147,12 @@ def cmd_status(args: argparse.Namespace, config: Config) -> int:
         for d in config["sessions_dirs"]:
             if not os.path.isdir(d):
                 sys.stderr.write(f"{APP_NAME}: sessions folder {clean(d)} does not exist (yet)\n")
+    # quiet hours in effect: the app's (it follows its config file), else our own config's
+    quiet = quiet_hours_obj(config["quiet_hours"], time.time())["quiet_hours"]
     if live and live.get("ok") and isinstance(live.get("status"), dict):
-        _print(live["status"], args, prefs, liveness, config["quiet_hours"])
+        status = live["status"]
+        _print(status, args, prefs, liveness, status.pop("quiet_hours", quiet))
         return 0
-    import gc
-
-    # A one-shot scan builds a few objects per session file (thousands), keeps them all to the
-    # end and makes no reference cycles: the cycle collector would only walk them again and again
-    # as they pile up, and once more at exit (measured: a tenth of a warm run over 5,000 files).
-    gc.disable()
     from notifier.app.dialog_feed import with_open_dialogs
     from notifier.core.formats import status_obj
     from notifier.engine.options import engine_options
@@ -164,25 +161,24 @@ def cmd_status(args: argparse.Namespace, config: Config) -> int:
     options = engine_options(config)
     with scanned(options) as board:  # (the scan cache is written on leaving: after the output)
         snapshot = with_open_dialogs(board.snapshot(time.time()), options)  # + the dialogs pi shows now
-        _print(status_obj(snapshot), args, prefs, liveness, config["quiet_hours"])
-    gc.freeze()  # (the process ends now: what it built is left out of the collection at exit)
-    gc.enable()
+        _print(status_obj(snapshot), args, prefs, liveness, quiet)
     return 0
 
 
-def _print(status: dict[str, Any], args: argparse.Namespace, prefs: Silences, liveness: bool, quiet: str = "") -> None:
-    """The status object as ``status`` prints it: ``--json`` with where each live pi runs and
-    the silences, else the table (and ``quiet``: the config's quiet hours, while in effect)."""
+def _print(status: dict[str, Any], args: argparse.Namespace, prefs: Silences, liveness: bool, quiet: object) -> None:
+    """The status object as ``status`` prints it: ``--json`` with where each live pi runs, the
+    silences and ``quiet`` (the quiet hours in effect: :func:`notifier.core.quiet.quiet_hours_obj`),
+    else the table and the same three said in words."""
     from notifier.core.silenced import silenced_obj
 
     now = time.time()
     if args.json:
         from notifier.core.formats import dumps
 
-        _out(dumps({**_located(status, liveness), **silenced_obj(prefs, now)}))
+        _out(dumps({**_located(status, liveness), **silenced_obj(prefs, now), "quiet_hours": quiet}))
         _out("\n")  # (not appended: a copy of megabytes)
     else:
-        _out(render_status(status, now, args.all, prefs) + "\n" + quiet_hours_line(quiet, now))
+        _out(render_status(status, now, args.all, prefs) + "\n" + quiet_hours_line(quiet))
     _out(None)  # (flushed before the scan cache is written: what was asked for comes first)
 
 
@@ -207,8 +203,6 @@ def _status_bar(config: Config, as_json: bool) -> int:
     if live and live.get("ok") and isinstance(live.get("summary"), dict):
         brief = live["summary"]
     else:
-        import dataclasses
-
         from notifier.engine.options import engine_options
         from notifier.engine.scan import scan_once
         from notifier.state.saved_choices import saved_silences
@@ -216,7 +210,7 @@ def _status_bar(config: Config, as_json: bool) -> int:
 
         snapshot = scan_once(engine_options(config))
         until = saved_silences(paths.state_dir(), now).all_until
-        brief = summary(dataclasses.replace(snapshot, snoozed_until=until or None), now)
+        brief = summary(snapshot, now, until or None)
     if as_json:
         from notifier.core.formats import dumps
 
@@ -235,7 +229,7 @@ def _located(status: dict[str, Any], liveness: bool) -> dict[str, Any]:
     when some session could have a live pi. The app judges liveness only where a question waits:
     ``alive`` is filled in here for the others from the same process list (as a scan of our own
     says it: a pi runs in the session's folder)."""
-    from notifier.system.locate import add_locations, in_folders, may_match, pi_folders
+    from notifier.system.status_locations import add_locations, in_folders, may_match, pi_folders
 
     sessions = [s for s in status.get("sessions") or () if isinstance(s, dict)]
     if not liveness:

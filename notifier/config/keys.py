@@ -1,22 +1,13 @@
-"""The configuration's keys: each with its default, its documentation and its documented range,
-and the checks that hold a value to that range (docs/configuration.md lists them all). A value
-outside its range raises :class:`Invalid`, whose message says what the key takes."""
+"""The configuration's keys: each with its default, its documentation, its check
+(:mod:`.checks`) and its documented range (docs/configuration.md lists them all)."""
 
 from __future__ import annotations
 
-import math
-import os
-import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from notifier.core.quiet import QUIET_HOURS_FORMAT, parse_quiet_hours
-from notifier.core.text import clean
-
-
-class Invalid(ValueError):
-    """A value outside its key's range; the message says what the key takes."""
+from notifier.config import checks as c
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,297 +21,48 @@ class Key:
     allowed: str  # the documented range (docs/configuration.md, error messages)
 
 
-MAX_LIST = 32
-MAX_PATH = 4096
-# (Patterns of values that are rarely set stay strings: compiled by ``re`` when first used.)
-TOOL_NAME = r"[A-Za-z0-9_.:/@+-]{1,128}"
-CONTROL_CHARS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-
-
-def _list(value: Any, what: str, limit: int = MAX_LIST) -> list[Any]:
-    if isinstance(value, (str, int, float)) and not isinstance(value, bool):
-        value = [value]
-    if not isinstance(value, list) or len(value) > limit:
-        raise Invalid(f"a list of at most {limit} {what}")
-    return value
-
-
-def _tool_names(value: Any) -> list[str]:
-    what = "tool names (letters, digits and _ . : / @ + -, up to 128 characters)"
-    items = _list(value, what)
-    if not all(isinstance(v, str) and re.fullmatch(TOOL_NAME, v) for v in items):
-        raise Invalid(f"a list of at most {MAX_LIST} {what}")
-    return list(dict.fromkeys(items))
-
-
-def _folders(value: Any) -> list[str]:
-    what = "absolute folder paths (or starting with ~)"
-    items = _list(value, what)
-    for v in items:
-        if not isinstance(v, str) or not v.strip() or len(v) > MAX_PATH or CONTROL_CHARS.search(v):
-            raise Invalid(f"a list of at most {MAX_LIST} {what}")
-        if not (v.startswith("~") or os.path.isabs(v)):
-            raise Invalid(f"a list of at most {MAX_LIST} {what}; {clean(v, 60)!r} is relative")
-    return list(dict.fromkeys(items))
-
-
-def _choice(*options: str) -> Callable[[Any], Any]:
-    def check(value: Any) -> str:
-        if not isinstance(value, str) or value not in options:
-            raise Invalid("one of " + ", ".join(repr(o) for o in options))
-        return value
-
-    return check
-
-
-SOUND_NAME = r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}"
-
-
-def _sound(value: Any) -> str:
-    what = "'default', 'none', a sound name (letters, digits, - _ ., up to 64) or an absolute path to a sound file"
-    if not isinstance(value, str):
-        raise Invalid(what)
-    if value.startswith(("/", "~")):
-        if len(value) > MAX_PATH or CONTROL_CHARS.search(value):
-            raise Invalid(what)
-        return value
-    if not re.fullmatch(SOUND_NAME, value):
-        raise Invalid(what)
-    return value
-
-
-def _whole(low: int, high: int) -> Callable[[Any], Any]:
-    def check(value: Any) -> int:
-        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-            raise Invalid(f"a whole number from {low} to {high}")
-        return value
-
-    return check
-
-
-def _bool(value: Any) -> bool:
-    if not isinstance(value, bool):
-        raise Invalid("true or false")
-    return value
-
-
-REMIND_MIN, REMIND_MAX, REMIND_COUNT = 0.01, 10080, 10  # 0.01 min = 0.6 s
-
-
-def _minutes(value: Any) -> list[float]:
-    what = f"a list of at most {REMIND_COUNT} numbers of minutes, each from {REMIND_MIN:g} to {REMIND_MAX}"
-    items = _list(value, what, REMIND_COUNT)
-    out = []
-    for v in items:
-        if isinstance(v, bool) or not isinstance(v, (int, float)):
-            raise Invalid(what)
-        if isinstance(v, int) and not REMIND_MIN <= v <= REMIND_MAX:  # before float(): no overflow
-            raise Invalid(what)
-        minutes = float(v)
-        if not (math.isfinite(minutes) and REMIND_MIN <= minutes <= REMIND_MAX):
-            raise Invalid(what)
-        out.append(minutes)
-    return sorted(set(out))
-
-
-EXPIRE_MAX_S = 3600
-
-
-def _expire(value: Any) -> str | int:
-    if value == "never":
-        return "never"
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= EXPIRE_MAX_S:
-        raise TypeError(f"'never' or a whole number of seconds from 1 to {EXPIRE_MAX_S}")
-    return value
-
-
-def _notify_on(value: Any) -> list[str]:
-    allowed = ("needs_input", "idle", "failed")
-    what = "a list of 'needs_input', 'idle', 'failed'"
-    items = _list(value, what, 10)
-    if not all(isinstance(v, str) and v in allowed for v in items):
-        raise Invalid(what)
-    return sorted(set(items) | {"needs_input"})
-
-
-def _quiet(value: Any) -> str:
-    if not isinstance(value, str) or len(value) > 64:
-        raise Invalid(QUIET_HOURS_FORMAT)
-    try:
-        parse_quiet_hours(value)
-    except ValueError:
-        raise Invalid(QUIET_HOURS_FORMAT) from None
-    return value.strip()
-
-
-MAX_REMOTES, _REMOTE_NAME = 16, r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}"
-_REMOTES = (
-    f"a list of at most {MAX_REMOTES} tables, each with a unique 'name' (letters, digits, _ . -, up to"
-    " 64) and either 'ssh' (an ssh destination) or 'command' (a list of strings), optionally"
-    " 'ssh_options' (a list of strings)"
-)
-
-
-def _strings(value: Any, limit: int, length: int = MAX_PATH) -> list[str]:
-    if not isinstance(value, list) or len(value) > limit:
-        raise Invalid(f"a list of at most {limit} strings")
-    if not all(isinstance(v, str) and 0 < len(v) <= length and not CONTROL_CHARS.search(v) for v in value):
-        raise Invalid(f"a list of at most {limit} strings without control characters")
-    return value
-
-
-def _remotes(value: Any) -> list[dict[str, Any]]:
-    if not isinstance(value, list) or len(value) > MAX_REMOTES or not all(isinstance(v, dict) for v in value):
-        raise Invalid(_REMOTES)
-    out, names = [], set()
-    for item in value:
-        name, ssh, command = item.get("name"), item.get("ssh"), item.get("command")
-        if set(item) - {"name", "ssh", "command", "ssh_options"} or (ssh is None) == (command is None):
-            raise Invalid(_REMOTES)
-        if not isinstance(name, str) or not re.fullmatch(_REMOTE_NAME, name) or name in names:
-            raise Invalid(_REMOTES)
-        if ssh is not None and not (
-            isinstance(ssh, str) and 0 < len(ssh) <= 255 and not ssh.startswith("-") and not CONTROL_CHARS.search(ssh)
-        ):
-            raise Invalid(_REMOTES + f"; the 'ssh' of {name!r} is not a destination")
-        names.add(name)
-        out.append({"name": name, "ssh": ssh, "command": _strings(command, 64) if command is not None else None,
-                     "ssh_options": _strings(item.get("ssh_options", []), 32)})
-        if command is not None and not command:
-            raise Invalid(_REMOTES + f"; the 'command' of {name!r} is empty")
-    return out
-
-
-def _push_urls(value: Any) -> list[str]:
-    items = _strings(_list(value, "apprise URLs", 16), 16, 2048)
-    if not all("://" in v for v in items):
-        raise Invalid("a list of at most 16 apprise URLs such as 'ntfy://my-topic'")
-    return items
-
-
-def _push_after(value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= REMIND_MAX:
-        raise Invalid(f"a number of minutes from 0 to {REMIND_MAX}")
-    return float(value)
-
-
-
-
 SCHEMA: tuple[Key, ...] = (
-    Key(
-        "sessions_dirs",
-        [],
-        "pi session folders to watch; empty = pi's own default",
-        _folders,
-        f"up to {MAX_LIST} absolute paths (or ~/…)",
-    ),
-    Key(
-        "question_tools",
-        [],
-        "extra tool names to treat as questions (added to the built-in catalog)",
-        _tool_names,
-        f"up to {MAX_LIST} names: letters, digits, `_ . : / @ + -`, 1–128 characters",
-    ),
-    Key(
-        "ignore_tools",
-        [],
-        "built-in question tool names to ignore",
-        _tool_names,
-        f"up to {MAX_LIST} names, as `question_tools`",
-    ),
-    Key(
-        "liveness",
-        "auto",
-        "'auto': a question whose pi is no longer running is 'abandoned'; 'off'",
-        _choice("auto", "off"),
-        '`"auto"`, `"off"`',
-    ),
-    Key(
-        "settle_ms",
-        250,
-        "a question answered within this many ms raises no notification",
-        _whole(0, 60000),
-        "whole number 0–60000",
-    ),
-    Key(
-        "remind_after",
-        [10, 30],
-        "minutes after which a still-pending question is notified again",
-        _minutes,
-        f"up to {REMIND_COUNT} numbers, each {REMIND_MIN:g}–{REMIND_MAX} (a week); `[]` = no reminders",
-    ),
-    Key(
-        "notify_on",
-        ["needs_input"],
-        "also notify when a turn finishes ('idle') or fails ('failed')",
-        _notify_on,
-        '`"needs_input"`, `"idle"`, `"failed"`',
-    ),
-    Key(
-        "quiet_hours",
-        "",
-        "daily window without notifications, e.g. '22:00-07:00' (the icon still changes)",
-        _quiet,
-        '`"HH:MM-HH:MM"` (start ≠ end) or `""`',
-    ),
-    Key(
-        "notifications.backend",
-        "auto",
-        "'auto', 'dbus', 'plyer', 'powershell' or 'none'",
-        _choice("auto", "dbus", "plyer", "powershell", "none"),
-        '`"auto"`, `"dbus"`, `"plyer"`, `"powershell"`, `"none"`',
-    ),
-    Key(
-        "notifications.show_text",
-        True,
-        "false hides the question text in notifications (privacy)",
-        _bool,
-        "`true`, `false`",
-    ),
-    Key(
-        "notifications.expire",
-        "never",
-        "'never': a question's notification stays until answered; or seconds before it closes",
-        _expire,
-        f'`"never"` or a whole number 1–{EXPIRE_MAX_S}',
-    ),
-    Key(
-        "notifications.skip_when_focused",
-        True,
+    Key("sessions_dirs", [], "pi session folders to watch; empty = pi's own default",
+        c.folders, f"up to {c.MAX_LIST} absolute paths (or ~/…)"),
+    Key("question_tools", [], "extra tool names to treat as questions (added to the built-in catalog)",
+        c.tool_names, f"up to {c.MAX_LIST} names: letters, digits, `_ . : / @ + -`, 1–128 characters"),
+    Key("ignore_tools", [], "built-in question tool names to ignore",
+        c.tool_names, f"up to {c.MAX_LIST} names, as `question_tools`"),
+    Key("liveness", "auto", "'auto': a question whose pi is no longer running is 'abandoned'; 'off'",
+        c.choice("auto", "off"), '`"auto"`, `"off"`'),
+    Key("settle_ms", 250, "a question answered within this many ms raises no notification",
+        c.whole(0, 60000), "whole number 0–60000"),
+    Key("remind_after", [10, 30], "minutes after which a still-pending question is notified again",
+        c.minutes, f"up to {c.REMIND_COUNT} numbers, each {c.REMIND_MIN:g}–{c.REMIND_MAX} (a week); `[]` = no reminders"),
+    Key("notify_on", ["needs_input"], "also notify when a turn finishes ('idle') or fails ('failed')",
+        c.notify_on, '`"needs_input"`, `"idle"`, `"failed"`'),
+    Key("quiet_hours", "", "daily window without notifications, e.g. '22:00-07:00' (the icon still changes)",
+        c.quiet, '`"HH:MM-HH:MM"` (start ≠ end) or `""`'),
+    Key("notifications.backend", "auto", "'auto', 'dbus', 'plyer', 'powershell' or 'none'",
+        c.choice("auto", "dbus", "plyer", "powershell", "none"), '`"auto"`, `"dbus"`, `"plyer"`, `"powershell"`, `"none"`'),
+    Key("notifications.show_text", True, "false hides the question text in notifications (privacy)",
+        c.boolean, "`true`, `false`"),
+    Key("notifications.expire", "never", "'never': a question's notification stays until answered; or seconds before it closes",
+        c.expire, f'`"never"` or a whole number 1–{c.EXPIRE_MAX_S}'),
+    Key("notifications.skip_when_focused", True,
         "no notification for a session whose terminal (and tmux pane) you are looking at; reminders still come",
-        _bool,
-        "`true`, `false`",
-    ),
-    Key(
-        "notifications.sound",
-        "default",
+        c.boolean, "`true`, `false`"),
+    Key("notifications.sound", "default",
         "the sound of a notification that needs an answer: 'default' (the sound theme's "
         "message-new-instant), 'none', a sound name of the theme, or a sound file (the server plays it)",
-        _sound,
-        '`"default"`, `"none"`, a sound name (letters, digits, `-` `_` `.`, up to 64) or an absolute path',
-    ),
-    Key(
-        "tray.backend",
-        "auto",
-        "'auto', 'gtk', 'appindicator', 'xorg' or 'none'",
-        _choice("auto", "gtk", "appindicator", "xorg", "none"),
-        '`"auto"`, `"gtk"`, `"appindicator"`, `"xorg"`, `"none"`',
-    ),
-    Key(
-        "history.retention_days",
-        90,
-        "days of question history to keep",
-        _whole(1, 3650),
-        "whole number 1–3650",
-    ),
-    Key("remotes", [], "other machines whose pi sessions join the board ([[remotes]] tables)", _remotes,
-        f"up to {MAX_REMOTES} tables: `name` + `ssh` (destination) or `command` (list); `ssh_options` (list)"),
-    Key("push.urls", [], "apprise URLs a still-unanswered question is pushed to (phone, chat)", _push_urls,
+        c.sound, '`"default"`, `"none"`, a sound name (letters, digits, `-` `_` `.`, up to 64) or an absolute path'),
+    Key("tray.backend", "auto", "'auto', 'gtk', 'appindicator', 'xorg' or 'none'",
+        c.choice("auto", "gtk", "appindicator", "xorg", "none"), '`"auto"`, `"gtk"`, `"appindicator"`, `"xorg"`, `"none"`'),
+    Key("history.retention_days", 90, "days of question history to keep",
+        c.whole(1, 3650), "whole number 1–3650"),
+    Key("remotes", [], "other machines whose pi sessions join the board ([[remotes]] tables)", c.remotes,
+        f"up to {c.MAX_REMOTES} tables: `name` + `ssh` (destination) or `command` (list); `ssh_options` (list)"),
+    Key("push.urls", [], "apprise URLs a still-unanswered question is pushed to (phone, chat)", c.push_urls,
         "up to 16 URLs such as `\"ntfy://my-topic\"`"),
     Key("push.after", 5.0, "minutes a question waits unanswered before it is pushed (0 = at once)",
-        _push_after, f"a number 0–{REMIND_MAX}"),
+        c.push_after, f"a number 0–{c.REMIND_MAX}"),
     Key("push.when", "always", "'always', or 'away': only while the desktop is idle or locked",
-        _choice("always", "away"), '`"always"`, `"away"`'),
+        c.choice("always", "away"), '`"always"`, `"away"`'),
 )
 KEYS = {k.name: k for k in SCHEMA}
 

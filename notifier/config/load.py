@@ -14,15 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from notifier.config.keys import (
-    CONTROL_CHARS,
-    KEYS,
-    MAX_LIST,
-    SCHEMA,
-    TOOL_NAME,
-    Invalid,
-    suggest,
-)
+from notifier.config.checks import CONTROL_CHARS, MAX_LIST, TOOL_NAME, Invalid
+from notifier.config.keys import KEYS, SCHEMA, suggest
 from notifier.core.quiet import parse_quiet_hours
 from notifier.core.secrets import mask_url
 from notifier.core.text import clean

@@ -1,14 +1,8 @@
 """The server side of the control channel: one thread multiplexes every connection with
 :mod:`selectors`; sockets are non-blocking, so a client that stops reading can hold up nobody.
-
-- output waits in each :class:`~notifier.control.connection.Connection`'s bounded buffer; a
-  client that reads nothing for ``stall_timeout`` while output waits is dropped;
-- at most ``MAX_CONNECTIONS`` connections: beyond it the oldest idle one is evicted, or the new
-  one is told ``busy`` (``request`` retries that) and closed at once; connections that send no
-  complete request within ``IDLE_TIMEOUT`` are closed;
-- every request line is parsed with bounds; a bad one gets ``{"ok": false, "error": …}`` and the
-  connection carries on; handlers run on a few worker threads (:mod:`.workers`).
-"""
+Output waits in each connection's bounded buffer (:mod:`.connection`); caps and timeouts are
+decided in :mod:`.limits`; a request line is parsed with bounds, a bad one is answered with an
+error and the connection carries on; handlers run on a few worker threads (:mod:`.workers`)."""
 
 from __future__ import annotations
 
@@ -22,18 +16,9 @@ import threading
 import time
 from typing import Any
 
+from notifier.control import limits
 from notifier.control.connection import Connection
 from notifier.control.fields import BadRequest
-from notifier.control.limits import (
-    IDLE_TIMEOUT,
-    MAX_CONNECTIONS,
-    READ_PAUSE,
-    STALL_TIMEOUT,
-    eviction_victim,
-    next_deadline,
-    timed_out,
-    wanted_events,
-)
 from notifier.control.peer import listen_private, peer_uid
 from notifier.control.wire import BUSY, MAX_REQUEST, encode, parse_request
 from notifier.control.workers import WORKERS, Handler, WorkerPool
@@ -46,26 +31,19 @@ class Server:
     """Serves the control channel on one thread; each request is answered by ``handler`` (on a
     worker thread), which may keep the connection for pushing (return None: a subscribed window)."""
 
-    def __init__(
-        self,
-        path: str,
-        handler: Handler,
-        max_connections: int = MAX_CONNECTIONS,
-        idle_timeout: float = IDLE_TIMEOUT,
-        workers: int = WORKERS,
-        stall_timeout: float = STALL_TIMEOUT,
-    ) -> None:
+    def __init__(self, path: str, handler: Handler, max_connections: int = limits.MAX_CONNECTIONS,
+                 idle_timeout: float = limits.IDLE_TIMEOUT, workers: int = WORKERS,
+                 stall_timeout: float = limits.STALL_TIMEOUT) -> None:
         self.path = path
-        self.handler = handler
         self.max_connections = max_connections
         self.idle_timeout = idle_timeout
         self.stall_timeout = stall_timeout
-        self.workers = workers
         self.sock: socket.socket | None = None
         self._thread: threading.Thread | None = None
-        self._selector: selectors.BaseSelector | None = None
-        self._wake_r: socket.socket | None = None
-        self._wake_w: socket.socket | None = None
+        self._selector = selectors.DefaultSelector()
+        self._wake_r, self._wake_w = socket.socketpair()  # (wakes the server thread)
+        for end in (self._wake_r, self._wake_w):
+            end.setblocking(False)
         self._conns: dict[int, Connection] = {}  # by file descriptor
         self._pending: set[Connection] = set()
         self._plock = threading.Lock()
@@ -78,14 +56,14 @@ class Server:
     # ---- lifecycle ----
 
     def start(self) -> None:
-        sock = listen_private(self.path)
+        try:
+            sock = listen_private(self.path)
+        except BaseException:
+            self._close_selector()
+            raise
         self.sock = sock
         st = os.lstat(self.path)
         self._bound = (st.st_dev, st.st_ino)
-        self._wake_r, self._wake_w = socket.socketpair()
-        self._wake_r.setblocking(False)
-        self._wake_w.setblocking(False)
-        self._selector = selectors.DefaultSelector()
         self._selector.register(sock, selectors.EVENT_READ, "listen")
         self._selector.register(self._wake_r, selectors.EVENT_READ, "wake")
         self._thread = threading.Thread(target=self._loop, name="pi-notifier-ipc", daemon=True)
@@ -94,7 +72,9 @@ class Server:
     def stop(self) -> None:
         self._stopping = True
         self._wake()
-        if self._thread is not None and self._thread is not threading.current_thread():
+        if self._thread is None:
+            self._close_selector()
+        elif self._thread is not threading.current_thread():
             self._thread.join(0.5)  # it stops at once when woken
         self._pool.stop()
         if self.sock is not None:
@@ -110,12 +90,9 @@ class Server:
     def connections(self) -> int:
         return len(self._conns)
 
-    # ---- cross-thread wake-ups ----
-
     def _wake(self) -> None:
-        if self._wake_w is not None:
-            with contextlib.suppress(OSError):  # full: a wake-up is already pending
-                self._wake_w.send(b"x")
+        with contextlib.suppress(OSError):  # full: a wake-up is already pending
+            self._wake_w.send(b"x")
 
     def _notify(self, conn: Connection) -> None:
         """``conn`` has output to write, was closed, or finished a request. Only the first of a
@@ -130,7 +107,6 @@ class Server:
     # ---- the server thread ----
 
     def _loop(self) -> None:
-        assert self._selector is not None
         try:
             while not self._stopping:
                 with self._plock:
@@ -138,7 +114,9 @@ class Server:
                 # Flagged and not served yet (what _expire just closed: that flagged it with no
                 # wake-up): serve it first, or a push from another thread, finding it flagged,
                 # would wake nobody and wait unsent until some client happened to connect.
-                timeout = 0.0 if flagged else self._next_deadline(time.monotonic())
+                timeout = 0.0 if flagged else limits.next_deadline(
+                    self._conns.values(), time.monotonic(), self.idle_timeout, self._accept_paused_until, self.stall_timeout
+                )
                 try:
                     ready = self._selector.select(timeout)
                 except InterruptedError:
@@ -157,17 +135,18 @@ class Server:
         finally:
             for conn in list(self._conns.values()):
                 self._close(conn)
-            self._selector.close()
-            for s in (self._wake_r, self._wake_w):
-                if s is not None:
-                    with contextlib.suppress(OSError):
-                        s.close()
+            self._close_selector()
+
+    def _close_selector(self) -> None:
+        self._selector.close()
+        for s in (self._wake_r, self._wake_w):
+            with contextlib.suppress(OSError):
+                s.close()
 
     def _event(self, what: Any, mask: int) -> None:
         if what == "listen":
             self._accept()
         elif what == "wake":
-            assert self._wake_r is not None
             with contextlib.suppress(OSError):
                 while self._wake_r.recv(4096):
                     pass
@@ -183,7 +162,7 @@ class Server:
             log.warning(message, *args)
 
     def _accept(self) -> None:
-        assert self.sock is not None and self._selector is not None
+        assert self.sock is not None
         for _ in range(64):  # then give the connections a turn
             try:
                 client, _ = self.sock.accept()
@@ -204,30 +183,24 @@ class Server:
                     client.close()
                 continue
             client.setblocking(False)
-            if len(self._conns) >= self.max_connections and not self._evict(time.monotonic()):
-                with contextlib.suppress(OSError):
-                    client.send(encode({"ok": False, "error": BUSY}))
-                with contextlib.suppress(OSError):
-                    client.close()
-                continue
+            if len(self._conns) >= self.max_connections:
+                victim = limits.eviction_victim(self._conns.values(), time.monotonic(), self.max_connections)
+                if victim is None:  # (the client retries)
+                    with contextlib.suppress(OSError):
+                        client.send(encode({"ok": False, "error": BUSY}))
+                    with contextlib.suppress(OSError):
+                        client.close()
+                    continue
+                log.info("control channel: %d connections, closing the longest idle", len(self._conns))
+                self._close(victim)
             conn = Connection(client, self)
             self._conns[conn.fd] = conn
             self._watch(conn)
 
-    def _evict(self, now: float) -> bool:
-        """Make room for a new connection, if one may go (:func:`.limits.eviction_victim`)."""
-        victim = eviction_victim(self._conns.values(), now, self.max_connections)
-        if victim is None:
-            return False
-        log.info("control channel: %d connections, closing the longest idle", len(self._conns))
-        self._close(victim)
-        return True
-
     def _watch(self, conn: Connection) -> None:
         """Watch for what ``conn`` can do next: read unless a request is being answered or the
         peer is done; write while output is queued."""
-        assert self._selector is not None
-        events = wanted_events(conn)
+        events = limits.wanted_events(conn)
         if events == conn.events:
             return
         if conn.events == 0:
@@ -242,7 +215,7 @@ class Server:
         conn.close()
         if self._conns.get(conn.fd) is conn:
             del self._conns[conn.fd]
-        if conn.events and self._selector is not None:
+        if conn.events:
             with contextlib.suppress(KeyError, ValueError, OSError):
                 self._selector.unregister(conn.sock)
             conn.events = 0
@@ -257,18 +230,17 @@ class Server:
         except OSError:
             self._close(conn)
             return
+        conn.inbuf += chunk
         if not chunk:
             conn.eof = True
             if conn.inbuf and len(conn.inbuf) <= MAX_REQUEST:
                 conn.inbuf += b"\n"  # the end of the stream ends the last request too
-        else:
-            conn.inbuf += chunk
         self._notify(conn)
 
     def _dispatch(self, conn: Connection) -> None:
         """Hand the next complete request line to a worker (one at a time per connection; none
         while the client leaves its earlier answers unread)."""
-        while not conn.busy and not conn.closed and conn.queued_bytes < READ_PAUSE:
+        while not conn.busy and not conn.closed and conn.queued_bytes < limits.READ_PAUSE:
             end = conn.inbuf.find(b"\n")
             if end < 0:
                 if len(conn.inbuf) > MAX_REQUEST:
@@ -304,36 +276,25 @@ class Server:
                     self._close(conn)
 
     def _serve_one(self, conn: Connection) -> None:
-        if conn.closed:
+        ours = self._conns.get(conn.fd) is conn  # (else gone already)
+        if ours and not conn.closed:
+            self._dispatch(conn)
+            if conn.flush() and not (conn.eof and not conn.busy and not conn.pending()):  # (else done)
+                self._watch(conn)
+                return
+        if ours or conn.closed:
             self._close(conn)
-            return
-        if self._conns.get(conn.fd) is not conn:
-            return  # already gone
-        self._dispatch(conn)
-        if not conn.flush():
-            self._close(conn)
-            return
-        if conn.eof and not conn.busy and not conn.pending():
-            self._close(conn)  # the peer is done and has everything it asked for
-            return
-        self._watch(conn)
 
     def _expire(self, now: float) -> None:
-        assert self._selector is not None
         if self._accept_paused_until and now >= self._accept_paused_until and self.sock is not None:
             self._accept_paused_until = 0.0
             self._selector.register(self.sock, selectors.EVENT_READ, "listen")
         for conn in list(self._conns.values()):
-            why = timed_out(conn, now, self.idle_timeout, self.stall_timeout)
+            why = limits.timed_out(conn, now, self.idle_timeout, self.stall_timeout)
             if why == "stalled":
                 conn.drop(f"it read nothing for {self.stall_timeout:g} s")
-                self._close(conn)
             elif why == "idle":
                 log.debug("control channel: closing a connection idle for %.0f s", now - conn.active)
+            if why is not None:
                 self._close(conn)
 
-    def _next_deadline(self, now: float) -> float | None:
-        """Seconds until a timeout could fire; None (sleep until something happens) when none can."""
-        return next_deadline(
-            self._conns.values(), now, self.idle_timeout, self._accept_paused_until, self.stall_timeout
-        )

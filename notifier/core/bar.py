@@ -17,11 +17,12 @@ MARK = "π"
 LISTED = 8  # questions a tooltip lists
 
 
-def summary(snapshot: Snapshot, now: float) -> dict[str, Any]:
+def summary(snapshot: Snapshot, now: float, snoozed_until: float | None = None) -> dict[str, Any]:
     """``{"pending", "abandoned", "snoozed_until", "questions": [{"project", "id", "text",
-    "waited_s"}…]}``: the questions waiting longest first, at most :data:`LISTED` of them."""
+    "waited_s"}…]}``: the questions waiting longest first, at most :data:`LISTED` of them.
+    ``snoozed_until``: when the snooze of everything ends (the user's choice, not the board's)."""
     waiting = sorted(snapshot.pending, key=lambda sq: sq[1].asked_at)
-    snoozed = snapshot.snoozed_until if snapshot.snoozed_until and snapshot.snoozed_until > now else None
+    snoozed = snoozed_until if snoozed_until and snoozed_until > now else None
     return {
         "pending": snapshot.pending_count,
         "abandoned": len(snapshot.abandoned),

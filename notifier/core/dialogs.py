@@ -5,7 +5,7 @@ session they belong to until they close.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 
 from notifier.core.model import Outcome, Question, SessionRef, SessionView, Snapshot, Transition
@@ -23,21 +23,43 @@ def startup_key(pid: int) -> str:
 
 
 class Dialogs:
-    """The dialogs open right now, by source, each with the session (file) it belongs to."""
+    """The dialogs open right now, by source, each with the session (file) it belongs to. Every
+    session whose dialogs changed is collected until :meth:`take_changed`.
 
-    def __init__(self) -> None:
+    ``ref_of``: the session as the board knows it (its name and id, once its file is read), for
+    the transitions; by default the dialog's own."""
+
+    def __init__(self, ref_of: Callable[[SessionRef], SessionRef] = lambda ref: ref) -> None:
         self._open: dict[Source, tuple[SessionRef, Question]] = {}
+        self._changed: set[str] = set()
+        self._ref_of = ref_of
 
-    def open(self, source: Source, ref: SessionRef, question: Question) -> bool:
-        """Record a dialog; False if it is already known (then nothing changes)."""
+    def open(
+        self, source: Source, ref: SessionRef, question: Question, now: float, initial: bool = False
+    ) -> list[Transition]:
+        """A dialog pi shows, from ``source`` = (socket, dialog id), in the session file ``ref.key``
+        (one already known changes nothing)."""
         if source in self._open:
-            return False
+            return []
+        ref = self._ref_of(ref)
         self._open[source] = (ref, question)
-        return True
+        self._changed.add(ref.key)
+        return [Transition("needs_input", ref, question, now, initial=initial)]
 
-    def close(self, source: Source) -> tuple[SessionRef, Question] | None:
-        """Forget a dialog; what it was, or None if it was not known."""
-        return self._open.pop(source, None)
+    def close(
+        self, source: Source, outcome: Outcome | None, now: float, answer: str | None = None
+    ) -> list[Transition]:
+        """The dialog closed with ``outcome`` (``answer``: what was chosen or typed), or (``None``)
+        its pi went away: abandoned, not listed."""
+        found = self._open.pop(source, None)
+        if found is None:
+            return []
+        ref, q = self._ref_of(found[0]), found[1]
+        self._changed.add(ref.key)
+        if outcome is None:
+            return [Transition("abandoned", ref, q, now)]
+        waited = max(0.0, now - q.asked_at)
+        return [Transition("resolved", ref, q, now, outcome=outcome, answer=answer, waited_s=waited)]
 
     def __len__(self) -> int:
         return len(self._open)
@@ -51,17 +73,10 @@ class Dialogs:
             return []
         return [(ref, q) for ref, q in self._open.values() if ref.key == key]
 
-
-def closed(
-    ref: SessionRef, q: Question, outcome: Outcome | None, now: float, answer: str | None = None
-) -> Transition:
-    """The transition for a dialog that closed with ``outcome`` (and ``answer``: the choice or text
-    it returned), or (``None``) whose pi went away."""
-    if outcome is None:
-        return Transition("abandoned", ref, q, now)
-    return Transition(
-        "resolved", ref, q, now, outcome=outcome, answer=answer, waited_s=max(0.0, now - q.asked_at)
-    )
+    def take_changed(self) -> set[str]:
+        """The sessions whose dialogs changed since the last call."""
+        changed, self._changed = self._changed, set()
+        return changed
 
 
 def with_dialogs(view: SessionView, dialogs: Sequence[Question]) -> SessionView:
@@ -89,6 +104,4 @@ def add_dialogs(snapshot: Snapshot, dialogs: Iterable[tuple[SessionRef, Question
         by_key.setdefault(ref.key, (ref, []))[1].append(q)
     views = [with_dialogs(v, by_key.pop(v.ref.key, (v.ref, []))[1]) for v in snapshot.sessions]
     views += [dialog_view(ref, qs) for ref, qs in by_key.values()]
-    from dataclasses import replace
-
     return replace(snapshot, sessions=tuple(views))

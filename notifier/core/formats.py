@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timezone
-from operator import attrgetter
 from typing import Any
 
 from notifier.core.model import Question, SessionRef, SessionView, Snapshot, Transition, split_key
@@ -40,32 +39,17 @@ def iso(ts: object) -> str:
     )
 
 
-# json.dumps with these options builds a new encoder on every call; this one is reused (it
-# keeps no state between calls, so any thread may use it).
-_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-
-
 def dumps(obj: Any) -> str:
     """One line of valid UTF-8 JSON for anything our outputs hold. A name that is not UTF-8 (a
     str with lone surrogates, PEP 383) is written as ``\\udcXX`` escapes: ``json.loads`` gives
     back the same str, and ``os.fsencode`` of that the same bytes. NaN and infinities (which
     JSON cannot say) become ``null``."""
     try:
-        text = _ENCODER.encode(obj)
+        text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     except ValueError:
-        text = _ENCODER.encode(_finite(obj))
-    return _utf8(text)
-
-
-def _utf8(text: str) -> str:
-    """JSON text from ``_ENCODER`` as valid UTF-8: lone surrogates as their ``\\udcXX`` escape."""
-    if not text.isascii():
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError:
-            # Surrogates only occur inside JSON strings, where "\udcff" is their own escape.
-            text = text.encode("utf-8", "backslashreplace").decode("utf-8")
-    return text
+        text = json.dumps(_finite(obj), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    # Surrogates only occur inside JSON strings, where "\udcff" is their own escape.
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _finite(obj: Any) -> Any:
@@ -142,10 +126,6 @@ def items_obj(q: Question) -> list[dict[str, Any]]:
 
 # ---- run --json (§2) and status --json (§3) ----
 
-_FILE = attrgetter("ref.key")
-_UPDATED = attrgetter("updated_at")
-
-
 def event_obj(t: Transition) -> dict[str, Any]:
     obj: dict[str, Any] = {"event": t.kind, "at": iso(t.at)}
     if t.kind == "needs_input":
@@ -160,63 +140,41 @@ def event_obj(t: Transition) -> dict[str, Any]:
 
 
 def newest_first(sessions: Iterable[SessionView]) -> list[SessionView]:
-    """The order of ``status``: newest first, then by file (two stable sorts on plain attributes,
-    no key tuple per session)."""
-    out = sorted(sessions, key=_FILE)
-    out.sort(key=_UPDATED, reverse=True)
+    """The order of ``status``: newest first, then by file (two stable sorts)."""
+    out = sorted(sessions, key=lambda v: v.ref.key)
+    out.sort(key=lambda v: v.updated_at, reverse=True)
     return out
 
 
-def _stamps() -> Callable[[float], str]:
-    """:func:`iso`, each time formatted once (many sessions share a time)."""
-    memo: dict[float, str] = {}
-
-    def stamp(ts: float) -> str:
-        text = memo.get(ts)
-        if text is None:
-            text = memo[ts] = iso(ts)
-        return text
-
-    return stamp
-
-
 def status_obj(snapshot: Snapshot) -> dict[str, Any]:
-    """``status --json`` of a snapshot (before the command adds locations and silences)."""
-    stamp = _stamps()
+    """``status --json`` of a snapshot (before the command adds locations, silences and quiet
+    hours)."""
     return {
-        "sessions": [session_status_obj(v, stamp) for v in newest_first(snapshot.sessions)],
+        "sessions": [session_status_obj(v) for v in newest_first(snapshot.sessions)],
         "pending": snapshot.pending_count,
     }
 
 
-def session_status_obj(v: SessionView, stamp: Callable[[float], str] = iso) -> dict[str, Any]:
+def session_status_obj(v: SessionView) -> dict[str, Any]:
     """One session of ``status --json`` (the running app's reply and a scan of our own alike):
-    :func:`session_fields`, its state, and ``"location": null`` (filled in by the command where
+    :func:`session_obj`, its state, and ``"location": null`` (filled in by the command where
     a pi is found). Additive fields: each question's ``asked_at`` and the session's
     ``current_tool``, so that the text of ``status`` is rendered from this object too."""
-    ref = v.ref
-    name = ref.name
     return {
-        "id": ref.id,
-        "file": ref.file,
-        "cwd": ref.cwd,
-        "name": clean(name) or None if name else None,
-        "host": ref.host,
+        **session_obj(v.ref),
         "state": v.state,
         "alive": v.alive,
-        "pending": [_waiting_obj(q, stamp) for q in v.pending] if v.pending else [],
-        "abandoned": [_waiting_obj(q, stamp) for q in v.abandoned] if v.abandoned else [],
-        "updated_at": stamp(v.updated_at) if v.updated_at else None,
+        "pending": [_waiting_obj(q) for q in v.pending],
+        "abandoned": [_waiting_obj(q) for q in v.abandoned],
+        "updated_at": iso(v.updated_at) if v.updated_at else None,
         "current_tool": clean(v.current_tool) or None if v.current_tool else None,
         "location": None,
     }
 
 
-def _waiting_obj(q: Question, stamp: Callable[[float], str]) -> dict[str, Any]:
+def _waiting_obj(q: Question) -> dict[str, Any]:
     """A question of ``status --json``: :func:`question_obj` and since when it waits."""
-    obj = question_obj(q)
-    obj["asked_at"] = stamp(q.asked_at)
-    return obj
+    return {**question_obj(q), "asked_at": iso(q.asked_at)}
 
 
 # ---- history: the stored record (one flat row per question) and history --json (§4) ----

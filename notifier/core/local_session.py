@@ -1,10 +1,10 @@
 """One session file of this machine on the board (pure): its reducer, when the board first saw
 each of its questions, which are abandoned, and the liveness judgement against a process list.
 
-Whether a pi has this session is the board's pairing (:mod:`notifier.core.owners`): a question
+Whether a pi has this session is the pairing's (:mod:`notifier.core.pairing`): a question
 counts as asked by a process only if that process was already running when the question was
 written (:meth:`LocalSession.asked_at`). A question is judged only by a list whose read began
-after the board saw it (feeding counts, see :mod:`notifier.core.board`).
+after the board saw it (feeding counts, see :mod:`notifier.core.local_sessions`).
 """
 
 from __future__ import annotations
@@ -13,14 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from notifier.core.model import Question, SessionRef, SessionView, State, Transition
+from notifier.core.owners import Wanted
 from notifier.core.reducer import Asked, Ended, SessionReducer
-
-
-def norm_folder(path: str | None) -> str | None:
-    """A folder as processes and session headers are matched by (no trailing separator)."""
-    if not path:
-        return None
-    return path.rstrip("/\\") or path
 
 
 def live_state(base: State, alive: bool | None) -> State:
@@ -86,6 +80,17 @@ class LocalSession:
         for a question we saw being written, the moment we saw it bounds it from above."""
         seen = self.seen.get(q.tool_call_id)
         return q.asked_at if seen is None or seen.initial else max(q.asked_at, seen.at)
+
+    def wanted(self) -> Wanted:
+        """What pairing needs of this session: for one asking something, when it asked (its pi
+        ran by then) and what (its pane may show it)."""
+        r = self.reducer
+        if not r.pending:
+            return Wanted(self.key, r.cwd, r.updated_at, None, None, (), r.session_id)
+        first = next(iter(r.pending.values()))
+        asked = min(self.asked_at(q) for q in r.pending.values())
+        labels = tuple(o.label for o in first.first.options)
+        return Wanted(self.key, r.cwd, asked, None, first.first.text, labels, r.session_id)
 
     def check(self, owned: bool, tick: int, read_tick: int, now: float) -> tuple[bool, list[Transition]]:
         """Judge the pending questions by a process list read from feeding count ``read_tick``

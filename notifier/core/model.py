@@ -207,15 +207,11 @@ class Views(Sequence[SessionView]):
 
 @dataclass(frozen=True)
 class Snapshot:
-    """The whole board at one moment, handed read-only to the tray and the window."""
+    """The whole board at one moment, as the engine made it, handed read-only to every sink (the
+    tray and the window get it inside a ``notifier.ui.state.UiState``, with the user's choices)."""
 
     sessions: Sequence[SessionView] = ()  # a tuple, or the board's Views
     taken_at: float = 0.0
-    snoozed_until: float | None = None
-    muted: frozenset[str] = frozenset()
-    # Failures the app recovered from (engine restarted, an output failing), one line each, for
-    # the tray's tooltip; empty when all is well.
-    health: tuple[str, ...] = ()
 
     @cached_property
     def pending(self) -> tuple[tuple[SessionView, Question], ...]:

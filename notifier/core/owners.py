@@ -1,20 +1,16 @@
-"""Which running pi owns which session (pure): the evidence, weighed, never the folder alone.
+"""Which running pi owns which session (pure): the evidence weighed, never the folder alone.
 
 pi keeps no pid or lock file and does not hold its session file open, so several pis in one
 folder are told apart by what each shows of itself (gathered elsewhere, handed in as plain data:
-:class:`Proc`):
+:class:`Proc`; read by :mod:`notifier.core.evidence`):
 
 - **announced** (the companion extension: its pid and session file): exact.
-- **argv** ``--session X`` / ``--session-id X`` where pi's arguments can be read (pi 1.6 and 0.73
-  set their process title, so usually they cannot): exact for that session.
+- **argv** naming the session: exact for that session.
 - **time**: a pi must have been running when the session was last written (for a pending question:
-  when it was asked). A pi creates its session after it starts: the header's time (read from the
-  UUIDv7 session id, else the file name, :func:`created_at`) is never before its start. A pi that
-  started later than a session's header can own it only by resuming it (``-c``, ``/resume``,
-  ``--session``): that needs evidence (its pane showing the question, or a resume argument).
-- **screen**: the tmux pane shows the pending question *exactly* (:func:`shows`: the full question
-  text as whole lines, every option label ending a line, in the dialog area at the bottom); a
-  pane showing pi's empty input box (:func:`idle_editor`: no dialog open) counts against it.
+  when it was asked). A pi that started later than a session's header can own it only by
+  resuming it (``-c``, ``/resume``, ``--session``): that needs evidence (its pane showing the
+  question, or a resume argument).
+- **screen**: the pane shows the pending question exactly; an empty input box counts against it.
 
 One process owns at most one session and a session at most one process. Among all such
 pairings the best ones are kept, by these criteria in order: most exact pairs; most pairs whose
@@ -39,14 +35,12 @@ recently written sessions (a pi writes one session at a time: its current one is
 
 from __future__ import annotations
 
-import posixpath
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
 
+from notifier.core.evidence import created_at, idle_editor, names, resumes, shows
+from notifier.core.matching import choices, components
 from notifier.core.model import SessionView
-from notifier.core.text import clean
 
 START_SLACK_S = 2.0  # a pi must have run when the session was written (start times are coarse)
 CREATE_SLACK_S = 0.5  # a session's header is never before its pi's start (measured: ~0.3 s after)
@@ -103,133 +97,6 @@ class Wanted:
         return cls(view.ref.key, view.ref.cwd, view.updated_at, view.alive, None, (), view.ref.id)
 
 
-# ---- when a session was created ----
-
-_NAME_TIME = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d)-(\d\d)-(\d\d)-(\d{3})Z_")
-_UUID7 = re.compile(r"^([0-9a-f]{8})-([0-9a-f]{4})-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$")
-
-
-def created_at(file: str, session_id: str | None) -> float | None:
-    """When pi created the session (its header's time, epoch seconds), from what names it: a
-    UUIDv7 session id holds it to the millisecond (pi 0.67.1+), a default file name
-    ``<timestamp>_<id>.jsonl`` to the millisecond too; ``None`` where neither tells."""
-    m = _UUID7.match(session_id.lower()) if session_id else None
-    if m is not None:
-        return int(m.group(1) + m.group(2), 16) / 1000.0
-    n = _NAME_TIME.match(posixpath.basename(file.replace("\\", "/")))
-    if n is not None:
-        try:
-            at = datetime.strptime(f"{n.group(1)}:{n.group(2)}:{n.group(3)}.{n.group(4)}", "%Y-%m-%dT%H:%M:%S.%f")
-        except ValueError:
-            return None
-        return at.replace(tzinfo=timezone.utc).timestamp()
-    return None
-
-
-# ---- pi's arguments ----
-
-_RESUME_FLAGS = frozenset({"-c", "--continue", "-r", "--resume"})
-
-
-def _session_args(argv: Sequence[str]) -> tuple[list[str], list[str], bool]:
-    """(``--session`` values, ``--session-id`` values, whether it resumes some older session)."""
-    named: list[str] = []
-    ids: list[str] = []
-    resumes = False
-    i = 0
-    while i < len(argv):
-        arg = argv[i]
-        key, eq, val = arg.partition("=")
-        if key in ("--session", "--session-id"):
-            if not eq:
-                i += 1
-                val = argv[i] if i < len(argv) else ""
-            if val:
-                (named if key == "--session" else ids).append(val)
-                resumes = resumes or key == "--session"
-        elif arg in _RESUME_FLAGS:
-            resumes = True
-        i += 1
-    return named, ids, resumes
-
-
-def _names(argv: Sequence[str], cwd: str, w: Wanted) -> bool:
-    """Whether pi's arguments name this very session."""
-    named, ids, _ = _session_args(argv)
-    for sid in ids:
-        if w.id == sid:
-            return True
-    for val in named:
-        if "/" in val or val.endswith(".jsonl"):
-            if posixpath.normpath(posixpath.join(cwd, val)) == posixpath.normpath(w.key):
-                return True
-        elif w.id and len(val) >= 4 and w.id.startswith(val):
-            return True
-    return False
-
-
-# ---- what a pane shows ----
-
-_RULE = re.compile(r"^[─━═-]{20,}$")
-
-
-def _region(screen: str) -> list[str]:
-    """The pane's lines (cleaned) from the rule above pi's editor area (where a dialog is drawn)
-    down: pi draws a rule above and below its editor, so the dialog is below the second-to-last
-    rule at column 0. A screen with fewer rules: all of it."""
-    raw = screen.splitlines()
-    # (pi's own rules start at column 0; an editor inside a dialog draws its rules indented)
-    rules = [i for i, line in enumerate(raw) if _RULE.match(line.rstrip())]
-    start = rules[-2] if len(rules) >= 2 else 0
-    return [clean(line) for line in raw[start:]]
-
-
-def _flat(text: str) -> str:
-    return " ".join(clean(text).split()).casefold()
-
-
-def shows(screen: str, text: str, options: Sequence[str] = ()) -> bool:
-    """Whether the pane shows this question exactly in its dialog area: the full question text as
-    whole lines (wrapped lines joined) and every option label at the end of a line (after its
-    number or marker). A look-alike (same beginning, other text or other options) does not."""
-    want = _flat(text)
-    if not want:
-        return False
-    lines = [_flat(line) for line in _region(screen)]
-    found = False
-    for i in range(len(lines)):
-        joined = ""
-        for j in range(i, len(lines)):
-            if not lines[j]:
-                break
-            joined = f"{joined} {lines[j]}" if joined else lines[j]
-            if joined == want:
-                found = True
-                break
-            if len(joined) >= len(want) or not want.startswith(joined):
-                break
-        if found:
-            break
-    if not found:
-        return False
-    for label in options:
-        lab = _flat(label)
-        if lab and not any(line == lab or line.endswith(" " + lab) or line.endswith("." + lab) for line in lines):
-            return False
-    return True
-
-
-def idle_editor(screen: str) -> bool:
-    """Whether the pane shows pi's input box empty: no dialog is open there (a dialog, whatever
-    its tool, is drawn in that box). Only this counts against a pi asking a question: a dialog
-    that shows its question otherwise (a later tab, a free-text editor) is not judged by its text."""
-    raw = screen.splitlines()
-    rules = [i for i, line in enumerate(raw) if _RULE.match(line.rstrip())]
-    if len(rules) < 2:
-        return False
-    return not any(line.strip() for line in raw[rules[-2] + 1 : rules[-1]])
-
-
 # ---- pairing ----
 
 
@@ -253,7 +120,8 @@ class Owners:
         return key in self.living
 
 
-def _folder(path: str | None) -> str | None:
+def norm_folder(path: str | None) -> str | None:
+    """A folder as processes and session headers are matched by (no trailing separator)."""
     if not path:
         return None
     return path.rstrip("/\\") or path
@@ -264,7 +132,7 @@ def _processes(procs: Iterable[Proc]) -> list[tuple[Proc, frozenset[str]]]:
     by_pid: dict[int, tuple[Proc, set[str]]] = {}
     out: list[tuple[Proc, set[str]]] = []
     for p in procs:
-        folder = _folder(p.cwd)
+        folder = norm_folder(p.cwd)
         if folder is None:
             continue
         if p.pid and p.pid in by_pid:
@@ -290,7 +158,7 @@ def _weight(exact: bool, shown: bool, resumed: bool, unseen: bool, against: bool
 
 def _edge(p: Proc, folders: frozenset[str], w: Wanted, created: float | None, announced: dict[str, int]) -> int | None:
     """The weight of pairing ``p`` with ``w``, or ``None`` where the evidence rules it out."""
-    if _folder(w.cwd) not in folders:
+    if norm_folder(w.cwd) not in folders:
         return None
     if p.session is not None:  # it said which session it has
         return _weight(True, False, False, False, False) if p.session == w.key else None
@@ -298,13 +166,13 @@ def _edge(p: Proc, folders: frozenset[str], w: Wanted, created: float | None, an
         return None
     if p.started > w.updated_at + START_SLACK_S:
         return None  # it was not running when the session was written (or the question asked)
-    if p.argv is not None and _names(p.argv, p.cwd, w):
+    if p.argv is not None and names(p.argv, p.cwd, w.key, w.id):
         return _weight(True, False, False, False, False)
     shown = bool(w.question) and p.screen is not None and shows(p.screen, w.question or "", w.options)
     resumed = created is not None and p.started > created + CREATE_SLACK_S
     unseen = False
     if resumed and not shown:
-        if p.argv is not None and _session_args(p.argv)[2]:
+        if p.argv is not None and resumes(p.argv):
             pass  # it resumed some session (-c, --resume, --session)
         elif p.argv is None and p.screen is None:
             unseen = True  # nothing can be seen of it: it may have resumed this one
@@ -318,7 +186,7 @@ def bind(wanted: Sequence[Wanted], procs: Sequence[Proc]) -> Owners:
     """Which of ``procs`` owns which of ``wanted`` (see the module's docstring). Sessions whose
     ``alive`` is False are left out."""
     processes = _processes(procs)
-    sessions = [w for w in wanted if w.alive is not False and _folder(w.cwd)]
+    sessions = [w for w in wanted if w.alive is not False and norm_folder(w.cwd)]
     announced: dict[str, int] = {}
     for p, _ in processes:
         if p.session is not None:
@@ -334,7 +202,7 @@ def bind(wanted: Sequence[Wanted], procs: Sequence[Proc]) -> Owners:
     owners: dict[str, Proc] = {}
     ambiguous: dict[str, tuple[Proc, ...]] = {}
     living: set[str] = set()
-    for comp_s, comp_p in _components(edges):
+    for comp_s, comp_p in components(edges):
         _solve(
             [sessions[i] for i in comp_s],
             [processes[i][0] for i in comp_p],
@@ -344,71 +212,6 @@ def bind(wanted: Sequence[Wanted], procs: Sequence[Proc]) -> Owners:
             living,
         )
     return Owners(owners, ambiguous, frozenset(living))
-
-
-def _components(edges: dict[int, dict[int, int]]) -> list[tuple[list[int], list[int]]]:
-    """The connected parts of the session–process graph (sessions and processes, sorted)."""
-    parent: dict[tuple[str, int], tuple[str, int]] = {}
-
-    def find(x: tuple[str, int]) -> tuple[str, int]:
-        while parent.setdefault(x, x) != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    for si, row in edges.items():
-        for pi in row:
-            a, b = find(("s", si)), find(("p", pi))
-            if a != b:
-                parent[a] = b
-    groups: dict[tuple[str, int], tuple[list[int], list[int]]] = {}
-    for node in list(parent):
-        g = groups.setdefault(find(node), ([], []))
-        (g[0] if node[0] == "s" else g[1]).append(node[1])
-    return [(sorted(s), sorted(p)) for s, p in groups.values() if s and p]
-
-
-def _choices(weights: list[dict[int, int]]) -> list[set[int | None]]:
-    """For each session, what it gets in some best pairing: a process index, or ``None`` (no pi).
-
-    ``pre[i][mask]``: the best weight of sessions ``< i`` using exactly the processes of ``mask``;
-    ``suf[i][mask]``: the best of sessions ``>= i`` when those of ``mask`` are taken."""
-    m = len(weights)
-    pre: list[dict[int, int]] = [{0: 0}]
-    for row in weights:
-        nxt: dict[int, int] = {}
-        for mask, val in pre[-1].items():
-            if nxt.get(mask, -1) < val:
-                nxt[mask] = val
-            for p, wt in row.items():
-                if not mask >> p & 1:
-                    k = mask | 1 << p
-                    if nxt.get(k, -1) < val + wt:
-                        nxt[k] = val + wt
-        pre.append(nxt)
-    suf: list[dict[int, int]] = [{} for _ in range(m + 1)]
-    suf[m] = dict.fromkeys(pre[m], 0)
-    for i in range(m - 1, -1, -1):
-        after = suf[i + 1]
-        for mask in pre[i]:
-            best = after[mask]
-            for p, wt in weights[i].items():
-                if not mask >> p & 1:
-                    best = max(best, wt + after[mask | 1 << p])
-            suf[i][mask] = best
-    top = suf[0][0]
-    out: list[set[int | None]] = []
-    for i, row in enumerate(weights):
-        got: set[int | None] = set()
-        after = suf[i + 1]
-        for mask, val in pre[i].items():
-            if val + after[mask] == top:
-                got.add(None)
-            for p, wt in row.items():
-                if not mask >> p & 1 and val + wt + after[mask | 1 << p] == top:
-                    got.add(p)
-        out.append(got)
-    return out
 
 
 def _solve(
@@ -424,14 +227,14 @@ def _solve(
             living.add(w.key)
             ambiguous[w.key] = tuple(procs)
         return
-    first = _choices(weights)
+    first = choices(weights)
     # Among the best pairings, those giving pis the most recently written sessions: a newer
     # session weighs more than all older ones together (sessions written at the same time weigh
     # the same: the order given never decides).
     times = sorted({w.updated_at for w in sessions})
     base = len(sessions) + 1
     scale = base ** len(times)
-    second = _choices(
+    second = choices(
         [
             {p: wt * scale + base ** times.index(sessions[i].updated_at) for p, wt in row.items()}
             for i, row in enumerate(weights)

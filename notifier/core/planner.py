@@ -1,87 +1,40 @@
 """When to raise, update and withdraw desktop notifications (pure: time is passed in).
 
-Rules: a question resolved within the settle window is never shown (a question of a pi known to
-wait for a human, ``Transition.asker``, has no settle window); one notification per
-question, never twice for the same session file + toolCallId (also across restarts: the caller
-passes the ids notified before, and how many reminders each already had; one notified before a
-restart and still waiting has its notification put back on screen at start-up, ``restored``:
-not a new notification, its reminders carry on from their count); a burst (≥ 3 within 2 s) becomes one summary; questions already
-pending at start-up get one summary; reminders replace the same notification while the question
-waits, the last one critical, each at its time after the question was *asked* (so a restart in between
-neither delays nor repeats one; a reminder missed while the app was not running comes once, at
-start-up); a question first seen at start-up, however old, is announced then, and the reminders whose
-time had passed count as sent; snoozed sessions raise nothing until the snooze ends; muted projects
-and quiet hours raise nothing at all (the tray still shows everything). Snoozes and mutes are a
-:class:`~notifier.core.preferences.Preferences` value the planner is handed (``preferences``).
+A question resolved within the settle window is never shown (one of a pi known to wait for a
+human, ``Transition.asker``, is not held back); one notification per question, never twice for a
+session file + toolCallId, also across restarts (``notified``: one notified before and still
+waiting goes back on screen at start-up, ``restored``, not as a new one). A burst (≥ 3 within
+2 s) becomes one summary, and so do the questions pending at start-up, however old. Reminders
+(:mod:`notifier.core.reminders`) replace the same notification while the question waits.
+Snoozed sessions raise nothing until the snooze ends; muted projects and quiet hours raise
+nothing (the tray still shows everything): :class:`~notifier.core.preferences.Preferences`,
+handed in.
 
-Durations (settle, reminders, snoozes) run on the caller's monotonic clock, ``now``: a question's
-age is read from its wall-clock time once, when it is fed (``wall``: the wall clock then), and
-from then on it ages with ``now`` only, so a wall clock set back or forward (by hand, NTP, a
-suspended VM) neither delays nor hastens a reminder. The snoozes handed in are on ``now``'s clock
-too (:meth:`~notifier.core.preferences.Preferences.shifted`).
+Durations run on the caller's monotonic clock, ``now``: a question's age is read from its
+wall-clock time once, when it is fed (``wall``: the wall clock then), and from then on it ages
+with ``now`` only, so a wall clock set back or forward (by hand, NTP, a suspended VM) neither
+delays nor hastens a reminder; the snoozes handed in are on that clock too
+(:meth:`~notifier.core.preferences.Preferences.shifted`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
 
 from notifier.core.model import (
     GENERIC_QUESTION,
     Question,
     QuestionItem,
-    SessionRef,
     State,
     Transition,
     TurnChange,
 )
+from notifier.core.notices import Action, Item, Key, Kind, Notice, Withdraw, key_of
 from notifier.core.preferences import Preferences
-from notifier.core.text import project_name
+from notifier.core.reminders import Reminders
 
-Key = tuple[str, str]  # (session file, toolCallId)
 GROUP_S = 0.05  # questions due this close together are raised together (so a burst groups)
-Kind = Literal["question", "reminder", "burst", "startup", "idle", "failed"]
-
-
-def key_of(ref: SessionRef, question: Question) -> Key:
-    return (ref.key, question.tool_call_id)
-
-
-@dataclass(frozen=True)
-class Item:
-    key: Key
-    ref: SessionRef
-    question: Question
-    asked: float | None = None  # when it was asked, on the planner's clock (None: question.asked_at)
-
-    @property
-    def since(self) -> float:
-        return self.question.asked_at if self.asked is None else self.asked
-
-    @property
-    def project(self) -> str:
-        return project_name(self.ref.name, self.ref.cwd, self.ref.host)
-
-
-@dataclass(frozen=True)
-class Notice:
-    """Raise (or replace, when ``handle`` is already showing) one notification."""
-
-    handle: int
-    kind: Kind
-    items: tuple[Item, ...]
-    waited_s: float = 0.0
-    critical: bool = False
-    restored: bool = False  # put back on screen after a restart: notified before, not a new one
-
-
-@dataclass(frozen=True)
-class Withdraw:
-    handle: int
-
-
-Action = Notice | Withdraw
 
 
 @dataclass
@@ -114,7 +67,7 @@ class Planner:
         self._held: list[Item] = []
         self._restored = set(self.notified)  # notified before a restart: reminders carry on
         self._restoring: list[Item] = []  # of those, still waiting: their bubbles go back on screen
-        self._reminded_now: dict[Key, int] = {}  # reminder counts changed since drain_reminded()
+        self.reminders = Reminders(self.remind_after_s, self.reminded)
 
     # ---- input ----
 
@@ -127,10 +80,9 @@ class Planner:
             item = Item(key_of(t.session, t.question), t.session, t.question, now - age)
             if t.kind == "needs_input":
                 if item.key in self._restored and item.key not in self._shown:
-                    # notified before a restart: its bubble is put back (not a new notification),
-                    # its reminders go on from their count
+                    # notified before a restart: its bubble is put back, its reminders go on
                     self._restored.discard(item.key)
-                    self._shown[item.key] = _Shown(item, 0, self.reminded.get(item.key, 0))
+                    self._shown[item.key] = _Shown(item, 0, self.reminders.before(item.key))
                     self._restoring.append(item)
                     continue
                 if item.key in self.notified or item.key in self._shown:
@@ -183,71 +135,67 @@ class Planner:
     def _muted(self, item: Item) -> bool:
         return self.preferences.is_muted(item.project)
 
-    def tick(self, now: float, quiet: bool = False) -> list[Action]:
-        """Everything due at ``now``; ``quiet``: inside quiet hours."""
-        out: list[Action] = []
+    def _off_screen(self, item: Item) -> bool:
+        """Notified (or held) but not on screen: muted, in quiet hours, or notified before a restart."""
+        return item.key in self._shown and self._shown[item.key].handle == 0
+
+    def _due(self, now: float) -> tuple[list[Item], list[Item]]:
+        """The questions found at start-up and those settled, to be raised now. A snoozed one is
+        asked again when the snooze ends (or is lifted); a muted project never raises anything."""
         due: list[Item] = []
         for key, (item, when) in list(self._waiting.items()):
-            if when > now + GROUP_S or self._silenced_until(item) > now:
-                continue  # settling, or snoozed: asked again when the snooze ends (or is lifted)
-            del self._waiting[key]
-            due.append(item)
-        startup, self._startup = self._startup, []
-        # found at start-up but snoozed: asked again when the snooze ends, like any other
-        parked = [i for i in startup if self._silenced_until(i) > now]
-        for item in parked:
-            self._waiting[item.key] = (item, 0.0)
-        startup = [i for i in startup if i not in parked]
-        for item in [i for i in startup + due if self._muted(i)]:
-            self._shown[item.key] = _Shown(item, 0)  # a muted project never raises anything
-            self.notified.add(item.key)
-        startup = [i for i in startup if not self._muted(i)]
-        due = [i for i in due if not self._muted(i)]
-        if quiet:
-            # Quiet hours: nothing is raised; what arrives is announced once when they end.
+            if when <= now + GROUP_S and self._silenced_until(item) <= now:
+                del self._waiting[key]
+                due.append(item)
+        startup: list[Item] = []
+        for item in self._startup:
+            if self._silenced_until(item) > now:
+                self._waiting[item.key] = (item, 0.0)
+            else:
+                startup.append(item)
+        self._startup = []
+        for item in startup + due:
+            if self._muted(item):
+                self._shown[item.key] = _Shown(item, 0)
+                self.notified.add(item.key)
+        return [i for i in startup if not self._muted(i)], [i for i in due if not self._muted(i)]
+
+    def tick(self, now: float, quiet: bool = False) -> list[Action]:
+        """Everything due at ``now``; ``quiet``: inside quiet hours."""
+        startup, due = self._due(now)
+        if quiet:  # nothing is raised; what arrives is announced once when they end
             for item in startup + due:
                 self._shown[item.key] = _Shown(item, 0)
                 self._held.append(item)
-            return out + self._reminders(now, quiet) + self._restore(now, quiet)
-        held = [i for i in self._held if i.key in self._shown and self._shown[i.key].handle == 0]
+            return self._reminders(now, quiet) + self._restore(now, quiet)
+        startup = [i for i in self._held if self._off_screen(i)] + startup
         self._held = []
-        visible_startup = held + startup
-        visible = due
-        for item in visible_startup + visible:
-            self.notified.add(item.key)
-        if visible_startup:
-            if len(visible_startup) == 1:
-                out += self._show_single(visible_startup[0], now, "question", late=True)
+        self.notified.update(i.key for i in startup + due)
+        out: list[Action] = []
+        if len(startup) == 1:
+            out += self._show_single(startup[0], now, "question", late=True)
+        elif startup:
+            handle = self._new_handle()
+            for item in startup:
+                self._shown[item.key] = _Shown(item, handle, self.reminders.passed(item.key, now - item.since))
+            out.append(Notice(handle, "startup", tuple(startup)))
+        if due:
+            self._recent = [(t, k) for t, k in self._recent if now - t <= self.burst_window_s and k in self._shown]
+            if len(self._recent) + len(due) >= self.burst_n:
+                out += self._burst(due, now)
             else:
-                handle = self._new_handle()
-                for item in visible_startup:
-                    self._shown[item.key] = _Shown(item, handle, self._passed(item, now))
-                out.append(Notice(handle, "startup", tuple(visible_startup)))
-        if visible:
-            self._recent = [
-                (t, k) for t, k in self._recent if now - t <= self.burst_window_s and k in self._shown
-            ]
-            if len(self._recent) + len(visible) >= self.burst_n:
-                out += self._burst(visible, now)
-            else:
-                for item in visible:
+                for item in due:
                     out += self._show_single(item, now, "question")
-        out += self._reminders(now, quiet)
-        out += self._restore(now, quiet)  # (after the reminders: one due now puts it back itself)
-        return out
+        # (the reminders first: one due now puts a restored question back on screen itself)
+        return out + self._reminders(now, quiet) + self._restore(now, quiet)
 
     def _restore(self, now: float, quiet: bool) -> list[Action]:
         """The bubbles of questions notified before a restart, back on screen: one like the
         question's own (saying how long it has waited), or one summary for several. Muted,
         snoozed or inside quiet hours: left off screen (their reminders come as before)."""
-        items = [
-            i
-            for i in self._restoring
-            if i.key in self._shown and self._shown[i.key].handle == 0
-            and not quiet and not self._muted(i) and self._silenced_until(i) <= now
-        ]
-        self._restoring = []
-        if not items:
+        restoring, self._restoring = self._restoring, []
+        items = [i for i in restoring if self._off_screen(i) and not self._muted(i) and self._silenced_until(i) <= now]
+        if quiet or not items:
             return []
         handle = self._new_handle()
         for item in items:
@@ -257,29 +205,19 @@ class Planner:
             return [Notice(handle, "question", (items[0],), waited_s=waited, restored=True)]
         return [Notice(handle, "startup", tuple(sorted(items, key=lambda i: i.since)), restored=True)]
 
-    def _passed(self, item: Item, now: float) -> int:
-        """Reminders whose time is already past when a question is first shown (counted as sent)."""
-        waited = now - item.since
-        passed = sum(1 for after in self.remind_after_s if waited >= after)
-        if passed:
-            self._reminded_now[item.key] = passed
-        return passed
-
     def _show_single(self, item: Item, now: float, kind: Kind, late: bool = False) -> list[Action]:
         """``late``: found at start-up, so the notice says how long it has waited."""
         handle = self._new_handle()
-        self._shown[item.key] = _Shown(item, handle, self._passed(item, now))
+        self._shown[item.key] = _Shown(item, handle, self.reminders.passed(item.key, now - item.since))
         self._recent.append((now, item.key))
         waited = max(0.0, now - item.since) if late else 0.0
         return [Notice(handle, kind, (item,), waited_s=waited)]
 
     def _burst(self, items: list[Item], now: float) -> list[Action]:
         out: list[Action] = []
-        recent_keys = [k for _, k in self._recent]
-        if self._summary is None:
+        if self._summary is None:  # (its keys are empty then: see _drop)
             self._summary = self._new_handle()
-            self._summary_keys = set()
-        for key in recent_keys:  # fold the singles of this burst into the summary
+        for _, key in self._recent:  # fold the singles of this burst into the summary
             shown = self._shown.get(key)
             if shown is not None and shown.handle != self._summary and shown.handle:
                 out.append(Withdraw(shown.handle))
@@ -295,52 +233,32 @@ class Planner:
 
     def _reminders(self, now: float, quiet: bool) -> list[Action]:
         out: list[Action] = []
-        if not self.remind_after_s:
-            return out
         for shown in self._shown.values():
-            if shown.reminders_sent >= len(self.remind_after_s):
-                continue
             waited = now - shown.item.since
-            if waited < self.remind_after_s[shown.reminders_sent]:
+            sent = self.reminders.due(shown.item.key, shown.reminders_sent, waited)
+            if sent is None:
                 continue
-            while (
-                shown.reminders_sent < len(self.remind_after_s)
-                and waited >= self.remind_after_s[shown.reminders_sent]
-            ):
-                shown.reminders_sent += 1  # skip reminders missed while asleep or silenced
-            self._reminded_now[shown.item.key] = shown.reminders_sent
+            shown.reminders_sent = sent
             if quiet or self._muted(shown.item) or self._silenced_until(shown.item) > now:
                 continue
-            if shown.handle == 0 or shown.handle == self._summary:
-                if shown.handle == self._summary:
-                    self._summary_keys.discard(shown.item.key)
+            if shown.handle in (0, self._summary):  # (off screen, or one of a summary: its own now)
+                self._summary_keys.discard(shown.item.key)
                 shown.handle = self._new_handle()
-            last = shown.reminders_sent >= len(self.remind_after_s)
+            last = self.reminders.last(sent)
             out.append(Notice(shown.handle, "reminder", (shown.item,), waited_s=waited, critical=last))
         return out
 
-    def drain_reminded(self) -> dict[Key, int]:
-        """Reminder counts changed since the last call, for the caller to persist (so a restart
-        neither repeats a reminder nor loses the next one)."""
-        out, self._reminded_now = self._reminded_now, {}
-        return out
-
     def next_due(self) -> float | None:
-        """The next moment :meth:`tick` has something to do (``None``: nothing until new input)."""
-        # a snoozed question is due when its snooze ends (read from the preferences of now, so
-        # a snooze lifted or changed since takes effect at once)
+        """The next moment :meth:`tick` has something to do (``None``: nothing until new input).
+        A snoozed question is due when its snooze ends, as the preferences say now."""
         times = [max(when, self._silenced_until(item)) for item, when in self._waiting.values()]
         if self._startup or self._restoring:
             times.append(0.0)
         for shown in self._shown.values():
-            if shown.reminders_sent < len(self.remind_after_s):
-                times.append(shown.item.since + self.remind_after_s[shown.reminders_sent])
+            at = self.reminders.next_at(shown.item.since, shown.reminders_sent)
+            if at is not None:
+                times.append(at)
         return min(times) if times else None
-
-    @property
-    def holding(self) -> bool:
-        """Questions held back by quiet hours wait to be announced when they end."""
-        return bool(self._held)
 
     @property
     def held(self) -> int:

@@ -6,6 +6,9 @@ the machine's time zone."""
 from __future__ import annotations
 
 import re
+from typing import Any
+
+from notifier.core.text import clean
 
 QUIET_HOURS_FORMAT = "'HH:MM-HH:MM' such as '22:00-07:30' (start and end differ), or '' for none"
 
@@ -55,10 +58,38 @@ def next_quiet_change(window: tuple[int, int] | None, now: float) -> float | Non
     return min(t for t in times if t > now)
 
 
-def quiet_hours_line(value: str, now: float) -> str:
-    """`status`'s line while quiet hours are in effect (with its newline); "" otherwise."""
-    note = quiet_hours_note(value, now)
-    return f"{note[0].upper()}{note[1:]} ({value.strip()}): no notifications; the tray still counts.\n" if note else ""
+def quiet_hours_obj(value: str, now: float) -> dict[str, Any]:
+    """``status --json``'s ``quiet_hours`` (docs/contract.md §3): while the quiet hours of
+    ``value`` (the config's text) are in effect at ``now``, ``{"hours": "22:00-07:30", "until":
+    <ISO-8601 UTC>}``; else null (also for a value that does not parse)."""
+    try:
+        window = parse_quiet_hours(value)
+    except ValueError:
+        window = None
+    end = next_quiet_change(window, now)
+    if end is None or not in_quiet_hours(window, now):
+        return {"quiet_hours": None}
+    from notifier.core.formats import iso
+
+    return {"quiet_hours": {"hours": value.strip(), "until": iso(end)}}
+
+
+def quiet_hours_line(obj: object) -> str:
+    """`status`'s line while quiet hours are in effect (with its newline), from the status
+    object's ``quiet_hours`` (:func:`quiet_hours_obj`, the app's or our own); "" otherwise."""
+    if not isinstance(obj, dict) or not isinstance(obj.get("hours"), str):
+        return ""
+    hours = clean(obj["hours"], 20)
+    try:
+        window = parse_quiet_hours(hours)
+    except ValueError:
+        window = None
+    until = f" until {_hhmm(window[1])}" if window else ""
+    return f"Quiet hours{until} ({hours}): no notifications; the tray still counts.\n"
+
+
+def _hhmm(minute: int) -> str:
+    return f"{minute // 60:02d}:{minute % 60:02d}"
 
 
 def quiet_hours_note(value: str, now: float) -> str:
@@ -70,5 +101,4 @@ def quiet_hours_note(value: str, now: float) -> str:
         return ""
     if window is None or not in_quiet_hours(window, now):
         return ""
-    end = window[1]
-    return f"quiet hours until {end // 60:02d}:{end % 60:02d}"
+    return f"quiet hours until {_hhmm(window[1])}"

@@ -78,7 +78,7 @@ class SessionFiles:
             found = cache.lookup(path, tree.stats[path]) if initial and cache is not None else None
             if found is not None:
                 self.tailers[path] = found.tailer
-                out += self.board.restore(path, found.reducer, self._wall(), initial=True)
+                out += self.board.local.restore(path, found.reducer, self._wall(), initial=True)
             else:
                 out += self.add(path, initial)
         return out
@@ -125,7 +125,7 @@ class SessionFiles:
             self._idents[tailer.ident] = path
         # Only the state the file ends in is reported: a question asked and answered before we
         # looked is history, not news (no needs_input + resolved pair at start-up).
-        return self.board.restore(path, reducer, self._wall(), initial=initial)
+        return self.board.local.restore(path, reducer, self._wall(), initial=initial)
 
     def read(self, path: str) -> list[Transition]:
         """What changed in ``path`` (a file not followed yet is added)."""
@@ -148,7 +148,7 @@ class SessionFiles:
             # A FIFO, device or folder named *.jsonl: never opened in a way that blocks, never
             # read. The tailer stays, so the next event costs one fstat and no log line.
             self._once(path, "special", "not a regular file; ignored")
-            return self.board.forget(path, now) if self.board.reducer(path) is not None else []
+            return self.board.local.forget(path, now) if self.board.local.reducer(path) is not None else []
         if result.error is not None:
             self._once(path, "read", "cannot read (%s)", clean(result.error.strerror or result.error))
             return []
@@ -159,15 +159,15 @@ class SessionFiles:
             events = self._read_bounded(tailer)
             if events is None:
                 return self.forget(path)
-            return self.board.replace(path, events, now)
+            return self.board.local.replace(path, events, now)
         if not result.lines:
             return []
-        return self.board.apply(path, self.events(path, result.lines, now), now)
+        return self.board.local.apply(path, self.events(path, result.lines, now), now)
 
     def forget(self, path: str) -> list[Transition]:
         self.tailers.pop(path, None)
         self._once.forget(path)
-        return self.board.forget(path, self._wall())
+        return self.board.local.forget(path, self._wall())
 
     def _read_bounded(self, tailer: Tailer) -> list[Event] | None:
         """The events that settle the file's state (see :meth:`load`), ``None`` if unreadable."""
@@ -245,11 +245,11 @@ class SessionFiles:
         """Sessions that ask something deserve their name, even if it was set long before the
         part of the file we read. Looked up once per session (bounded read). True if any found."""
         found = False
-        for key in self.board.unnamed_askers(keys):
+        for key in self.board.local.unnamed_askers(keys):
             tailer = self.tailers.get(key)
             name = look_up_name(tailer) if tailer is not None else None
             if name:
-                self.board.apply(key, [Renamed(name)], self._wall())
+                self.board.local.apply(key, [Renamed(name)], self._wall())
                 found = True
         return found
 
@@ -285,13 +285,13 @@ class SessionFiles:
                     clean(culprit),
                     blamed,
                 )
-                out += self.board.forget(culprit, self._wall())
+                out += self.board.local.forget(culprit, self._wall())
                 self.tailers.pop(culprit, None)
             elif blamed == 1 and tailer is not None:
                 self.reading = culprit
                 events = self._read_bounded(tailer)
                 if events is not None:
-                    out += self.board.replace(culprit, events, self._wall())
+                    out += self.board.local.replace(culprit, events, self._wall())
                 self.reading = None
         for path in list(self.tailers):
             out += self.read(path)

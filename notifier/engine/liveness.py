@@ -15,11 +15,13 @@ import threading
 import time
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
+from functools import partial
 
-from notifier.core.board import Board, Proc
+from notifier.core.board import Board
 from notifier.core.model import Transition
+from notifier.core.owners import Proc
 from notifier.core.text import clean
-from notifier.engine.supervise import Health
+from notifier.system.supervisor import Health, Supervisor
 
 log = logging.getLogger(__name__)
 
@@ -61,7 +63,7 @@ class Liveness:
         enabled: bool,
         interval: float,
         stop: threading.Event,
-        health: Callable[[], Health],
+        health: Health,
         processes: Probe | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -80,8 +82,11 @@ class Liveness:
     # ---- the probe thread ----
 
     def start(self, put: Callable[[ProcessList], None]) -> None:
+        """The probe thread, kept running by a supervisor (a failed read is only "unknown")."""
         if self.enabled:
-            threading.Thread(target=self._probe_loop, args=(put,), name="pi-notifier-liveness", daemon=True).start()
+            run = Supervisor("liveness probe", self._stop, self._health).run
+            probe = partial(self._probe_loop, put)
+            threading.Thread(target=run, args=(probe,), name="pi-notifier-liveness", daemon=True).start()
 
     def wake(self) -> None:
         """Let the probe thread see that ``stop`` was set."""
@@ -98,9 +103,19 @@ class Liveness:
 
     def read(self, folders: Collection[str] = ()) -> Sequence[Proc] | None:
         """The process list, the panes of the pis in ``folders`` captured."""
-        return read_processes(self._processes, self._health(), folders)
+        return read_processes(self._processes, self._health, folders)
 
     # ---- scheduling (engine thread) ----
+
+    def first_look(self, board: Board, found: list[Transition], now: float) -> list[Transition]:
+        """At start-up, on the engine thread: the questions ``found`` whose pi is gone are
+        abandoned before any sink hears of them; the rest, as found."""
+        if not board.local.needs_liveness():
+            return found
+        abandoned = board.local.set_processes(self.read(board.local.asking_folders()), now)
+        gone = {(t.session.key, t.question.tool_call_id) for t in abandoned}
+        self.schedule(self.interval)
+        return [t for t in found if (t.session.key, t.question.tool_call_id) not in gone]
 
     def schedule(self, delay: float) -> None:
         when = self._clock() + delay
@@ -115,28 +130,28 @@ class Liveness:
 
     def resumed(self, board: Board) -> None:
         """After a restart: look soon if anything depends on it."""
-        if self.enabled and (board.needs_liveness() or board.has_abandoned()):
+        if self.enabled and (board.local.needs_liveness() or board.local.has_abandoned()):
             self.schedule(LIVENESS_SOON_S)
 
     def due(self, board: Board, mono: float) -> None:
         """Called by the engine's timers: ask the probe thread to read, if it is time."""
         if self.next_due is not None and mono >= self.next_due:
             self.next_due = None
-            if board.needs_liveness() or board.has_abandoned():
+            if board.local.needs_liveness() or board.local.has_abandoned():
                 # The mark is taken now, before the probe reads: only questions seen by now can
                 # be judged on what it reads.
-                self._mark = board.mark()
-                self._folders = board.asking_folders()
+                self._mark = board.local.mark()
+                self._folders = board.local.asking_folders()
                 self._wanted.set()
 
     def apply(self, board: Board, found: ProcessList, now: float) -> list[Transition]:
         """A list the probe read: questions whose pi is gone are abandoned (or come back)."""
-        out = board.set_processes(found.procs, now, as_of=found.mark)
+        out = board.local.set_processes(found.procs, now, as_of=found.mark)
         if out:
             self._recheck_s = self.interval
-        if board.needs_liveness():
+        if board.local.needs_liveness():
             self.schedule(self.interval)
-        elif board.has_abandoned():
+        elif board.local.has_abandoned():
             # its pi may be seen again: look now and then, less and less often
             self.schedule(self._recheck_s)
             self._recheck_s = min(self._recheck_s * 2, RECHECK_MAX_S)

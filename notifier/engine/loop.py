@@ -5,9 +5,10 @@ Data flow: watchdog → queue (typed messages, coalesced per file) → session f
 state; the UI and other threads talk to it only by putting messages on its queue.
 
 The parts: ``files`` (tailers → board; reading a file is :mod:`notifier.sessions`, the start-up
-cache :mod:`notifier.sessions.cache`), ``liveness`` (the process-table probe), ``supervise``
-(restarts, health, contained sinks); watching is :mod:`notifier.watch` (watchdog, and the folders
-inotify cannot watch); ``scan`` is the one-shot read (``status``)."""
+cache :mod:`notifier.sessions.cache`), ``liveness`` (the process-table probe), ``sinks``
+(contained sink calls); watching is :mod:`notifier.watch` (watchdog, and the folders inotify cannot
+watch); ``scan`` is the one-shot read (``status``). The sinks are fixed when the engine is built;
+the thread is kept running by :class:`notifier.system.supervisor.Supervisor`."""
 
 from __future__ import annotations
 
@@ -27,7 +28,8 @@ from notifier.engine.files import SessionFiles
 from notifier.engine.liveness import Liveness, Probe, ProcessList
 from notifier.engine.options import EngineOptions
 from notifier.engine.scan import open_cache
-from notifier.engine.supervise import Health, ReadyInfo, Sink, Supervisor, deliver
+from notifier.engine.sinks import ReadyInfo, Sink, deliver
+from notifier.system.supervisor import Health, Supervisor
 from notifier.watch.events import FileChanged, FolderAppeared, PathGone, RootBack, RootGone, WatchEvent
 from notifier.watch.watchlimit import WatchLimit
 
@@ -61,9 +63,14 @@ class Engine:
         sinks: Iterable[Sink] = (),
         processes: Probe | None = None,
         wall: Callable[[], float] = time.time,
+        health: Health | None = None,
+        on_failure: Callable[[], None] | None = None,
     ) -> None:
+        """``sinks``: who gets the transitions, fixed from now on; ``health``: where failures are
+        recorded (shared with the app); ``on_failure``: called after the thread failed, before it
+        runs again (the tray shows that it is being restarted)."""
         self.options = options
-        self.sinks = list(sinks)
+        self.sinks: tuple[Sink, ...] = tuple(sinks)
         # A SimpleQueue (C): putting and taking a message is one lock each, no Python-level
         # condition, so the watcher's wake-up reaches this thread sooner.
         self.queue: queue.SimpleQueue[Message] = queue.SimpleQueue()
@@ -75,35 +82,18 @@ class Engine:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._watcher: Watcher | None = None
-        self._supervisor = Supervisor(self._stop)
-        self._liveness = Liveness(
-            options.liveness, options.liveness_interval, self._stop, lambda: self.health, processes
-        )
+        self._supervisor = Supervisor("engine", self._stop, health)
+        self.health = self._supervisor.health
+        self._on_failure = on_failure
+        interval = options.liveness_interval
+        self._liveness = Liveness(options.liveness, interval, self._stop, self.health, processes)
         self._limit = WatchLimit(options.roots)
         self._cache = open_cache(options)
         self._started = False  # the start-up scan finished and ``ready`` was handed out
 
-    # ---- what others read (and the app sets before ``start``) ----
-
     @property
     def board(self) -> Board:
         return self.files.board
-
-    @property
-    def health(self) -> Health:
-        return self._supervisor.health
-
-    @health.setter
-    def health(self, health: Health) -> None:
-        self._supervisor.health = health
-
-    @property
-    def on_failure(self) -> Callable[[], None] | None:
-        return self._supervisor.on_failure
-
-    @on_failure.setter
-    def on_failure(self, fn: Callable[[], None] | None) -> None:
-        self._supervisor.on_failure = fn
 
     @property
     def failed(self) -> BaseException | None:
@@ -117,9 +107,8 @@ class Engine:
     # ---- lifecycle ----
 
     def start(self) -> None:
-        self._thread = threading.Thread(
-            target=self._supervisor.run, args=(self,), name="pi-notifier-engine", daemon=True
-        )
+        run, work = self._supervisor.run, (self._run, self._recover)
+        self._thread = threading.Thread(target=run, args=work, name="pi-notifier-engine", daemon=True)
         self._thread.start()
         self._liveness.start(self.queue.put)
 
@@ -145,43 +134,36 @@ class Engine:
         """Run ``fn`` on the engine thread (how the tray and window change state)."""
         self.queue.put(_Call(fn))
 
-    def emit(self, items: list[Transition]) -> None:
-        """Hand transitions made outside the engine's own reading (remote hosts, the companion
-        extension's dialogs) to every sink with a new snapshot. Engine thread only: call it from
-        inside :meth:`call`."""
-        self._emit(items)
-
     def _more(self, path: str) -> None:
         self.queue.put(FileChanged(path))  # a huge append: the rest after what is queued already
 
-    # ---- supervised (see notifier.engine.supervise) ----
+    # ---- kept running by the supervisor ----
 
-    @property
-    def started(self) -> bool:
-        return self._started
-
-    def run(self) -> None:
+    def _run(self) -> None:
+        """Start up (or resume after a failure), then work until stopped."""
         if not self._started:
             self._startup()
         else:
             out = self.files.resync()
             self._liveness.resumed(self.board)
-            self._emit(out)
+            self.emit(out)
         self._loop()
 
-    def blame(self) -> None:
+    def _recover(self) -> None:
+        """``_run`` just failed: the file it was reading is blamed (one that keeps failing is
+        dropped); during the start-up scan, it starts again from nothing (no sink saw anything)."""
         self.files.blame()
-
-    def reset(self) -> None:
-        """The start-up scan failed half-way: start it again from nothing (no sink saw anything)."""
-        if self._watcher is not None:
-            try:
-                self._watcher.stop()
-            except Exception:
-                log.debug("stopping the half-started watcher failed", exc_info=True)
-            self._watcher = None
-        self.files = SessionFiles(self.options, Board(liveness=self.options.liveness), self._wall, self._more)
-        self._cache = open_cache(self.options)
+        if not self._started:
+            if self._watcher is not None:
+                try:
+                    self._watcher.stop()
+                except Exception:
+                    log.debug("stopping the half-started watcher failed", exc_info=True)
+                self._watcher = None
+            self.files = SessionFiles(self.options, Board(liveness=self.options.liveness), self._wall, self._more)
+            self._cache = open_cache(self.options)
+        if self._on_failure is not None:
+            self._on_failure()
 
     # ---- start-up ----
 
@@ -192,22 +174,18 @@ class Engine:
         collected: list[Transition] = []
         for root in roots:
             collected += self.files.scan(root, initial=True, cache=self._cache)
-        if self.board.needs_liveness():
-            abandoned = self.board.set_processes(self._liveness.read(self.board.asking_folders()), self._wall())
-            gone = {(t.session.key, t.question.tool_call_id) for t in abandoned}
-            collected = [t for t in collected if (t.session.key, t.question.tool_call_id) not in gone]
-            self._liveness.schedule(self.options.liveness_interval)
+        collected = self._liveness.first_look(self.board, collected, self._wall())
         if self.files.fill_names():
             collected = self.files.renamed(collected)
         if self._cache is not None:
             self._cache.save(self.files.tailers, self.board)
-            log.debug("start-up scan: %d session files, %d unchanged", len(self.board), self._cache.hits)
+            log.debug("start-up scan: %d session files, %d unchanged", len(self.board.local), self._cache.hits)
         now = self._wall()
         self.snapshot = self.board.snapshot(now)
-        info = ReadyInfo(len(self.board), self.snapshot.pending_count, time.perf_counter() - began)
+        info = ReadyInfo(len(self.board.local), self.snapshot.pending_count, time.perf_counter() - began)
         self.ready_info = info
         if collected:
-            self._emit(collected)
+            self.emit(collected)
         for sink in self.sinks:
             deliver(self.health, sink, "ready", partial(sink.ready, info, self.snapshot))
         self._started = True
@@ -248,8 +226,8 @@ class Engine:
             if unnamed and self.files.fill_names(unnamed):
                 out = self.files.renamed(out)
             out += self._timers()
-            if out or self.board.has_turns():
-                self._emit(out)
+            if out or self.board.local.has_turns():
+                self.emit(out)
 
     def _handle(self, item: Message) -> list[Transition]:
         """Any message but a file change (those are coalesced) or the stop."""
@@ -258,7 +236,7 @@ class Engine:
                 item.fn()
             except Exception:
                 log.exception("a command from the tray or window failed; carrying on")
-            self._emit([])
+            self.emit([])
         elif isinstance(item, PathGone):
             return self.files.gone(item.path)
         elif isinstance(item, FolderAppeared):
@@ -290,26 +268,27 @@ class Engine:
         self._liveness.due(self.board, mono)
         return out
 
-    def _emit(self, items: list[Transition]) -> None:
+    def emit(self, items: list[Transition]) -> None:
+        """Hand transitions to every sink with a new snapshot; also those made outside the engine's
+        own reading (remote hosts, the companion extension's dialogs). Engine thread only: call it
+        from inside :meth:`call`."""
         self._liveness.asked(items)
         if log.isEnabledFor(logging.DEBUG):
-            for t in items:
-                log.debug(
-                    "%s%s: %s call %s (%s)%s",
-                    t.kind,
-                    " (initial)" if t.initial else "",
-                    clean(t.session.key),
-                    clean(t.question.tool_call_id, 80),
-                    clean(t.question.tool, 60),
-                    f" → {t.outcome}" if t.outcome else "",
-                )
+            _log_each(items)
         # The snapshot it replaces is let go only after the sinks had theirs: with thousands of
         # sessions, freeing it is as much work as building the new one, and the run --json line
         # should not wait for that.
         previous, self.snapshot = self.snapshot, self.board.snapshot(self._wall())
-        turns = self.board.drain_turns()
+        turns = self.board.local.drain_turns()
         for sink in self.sinks:
             deliver(self.health, sink, "transitions", partial(sink.transitions, items, self.snapshot))
             if turns and hasattr(sink, "turns"):
                 deliver(self.health, sink, "turns", partial(sink.turns, turns))
         del previous
+
+
+def _log_each(items: list[Transition]) -> None:
+    for t in items:
+        initial, outcome = " (initial)" if t.initial else "", f" → {t.outcome}" if t.outcome else ""
+        key, call, tool = clean(t.session.key), clean(t.question.tool_call_id, 80), clean(t.question.tool, 60)
+        log.debug("%s%s: %s call %s (%s)%s", t.kind, initial, key, call, tool, outcome)

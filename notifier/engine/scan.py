@@ -48,13 +48,13 @@ def scanned(options: EngineOptions, processes: Probe | None = None) -> Iterator[
             files.scan(root, initial=True, cache=cache)
     if options.liveness:
         from notifier.engine.liveness import read_processes
-        from notifier.engine.supervise import Health
+        from notifier.system.supervisor import Health
 
         board = files.board
-        board.set_processes(read_processes(processes, Health(), board.asking_folders()), wall())
+        board.local.set_processes(read_processes(processes, Health(), board.local.asking_folders()), wall())
     files.fill_names()
     if cache is not None:
-        log.debug("scanned %d session files, %d unchanged since the last scan", len(files.board), cache.hits)
+        log.debug("scanned %d session files, %d unchanged since the last scan", len(files.board.local), cache.hits)
     try:
         yield files.board
     finally:

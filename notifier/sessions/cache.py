@@ -133,7 +133,7 @@ class StartupCache:
         gone = [p for p in self._rows if p not in self._seen]
         rows = []
         for path, st in self._read.items():
-            tailer, reducer = tailers.get(path), board.reducer(path)
+            tailer, reducer = tailers.get(path), board.local.reducer(path)
             summary = _pack(tailer, reducer) if tailer is not None and reducer is not None else None
             if summary is not None:
                 rows.append((os.fsencode(path), st, summary))

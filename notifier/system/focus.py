@@ -21,10 +21,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from notifier.core.model import SessionView
+from notifier.core.owners import Wanted
 from notifier.core.text import clean
 from notifier.system import swayipc
 from notifier.system.desktop import Hyprland, KWin, Method, Missing, Sway, focus_method
-from notifier.system.locate import Location, Wanted, locate_sessions
+from notifier.system.locate import Location, locate_sessions
 from notifier.system.processes import looks_like_pi
 from notifier.system.tmux import TmuxClient, tmux, tmux_clients
 from notifier.system.x11 import window_for

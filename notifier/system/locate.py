@@ -7,8 +7,9 @@ session file the companion extension announced). Where two pis remain, the sessi
 location and :func:`locate_one` says why. Inside tmux pi's terminal window is
 the one running a tmux client of its session (:mod:`notifier.system.tmux`); outside tmux it
 belongs to one of pi's ancestors (:mod:`notifier.system.x11`). The pi processes themselves are
-found by :mod:`notifier.system.processes`. Checked with the real pi 0.73.1
-and 1.6.0 in tmux under Xvfb + openbox + xterm.
+found by :mod:`notifier.system.processes`; the locations of ``status --json``:
+:mod:`notifier.system.status_locations`. Checked with the real pi 0.73.1 and 1.6.0 in tmux under
+Xvfb + openbox + xterm.
 
 Every call to an outside program has an argument list and a timeout; nothing here raises for an
 odd system: what cannot be found is ``None``.
@@ -23,13 +24,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from notifier.core.model import SessionView
-from notifier.core.owners import Owners, Proc, bind
-from notifier.core.owners import Wanted as Wanted
+from notifier.core.owners import Owners, Proc, Wanted, bind
 from notifier.core.text import clean
 from notifier.system.desktop import Missing, Window, focus_method
-from notifier.system.processes import PiProcess as PiProcess
-from notifier.system.processes import maybe_pi as maybe_pi
-from notifier.system.processes import pi_processes as pi_processes
+from notifier.system.processes import PiProcess, pi_processes
 from notifier.system.tmux import TmuxClient, TmuxPane, capture, tmux_clients, tmux_pane_of
 from notifier.system.x11 import open_display, window_for, x_windows_by_pid
 
@@ -74,9 +72,9 @@ class Location:
 Windows = tuple[dict[int, int] | None, tuple[str, dict[int, int]] | None]  # X11; (via, the focus method's)
 
 
-def locate(proc: PiProcess, windows: dict[int, int] | Windows | None) -> Location:
-    """Where ``proc`` is; ``windows``: :func:`list_windows` (or the X11 windows alone)."""
-    x_windows, desk = windows if isinstance(windows, tuple) else (windows, None)
+def locate(proc: PiProcess, windows: Windows | None) -> Location:
+    """Where ``proc`` is; ``windows``: :func:`list_windows`."""
+    x_windows, desk = windows or (None, None)
     pane = tmux_pane_of(proc.env, proc.pid)
     client: TmuxClient | None = None
     window_id = None
@@ -252,76 +250,3 @@ def _folder_of(view: SessionView | Wanted) -> str | None:
 
 def _key_of(view: SessionView | Wanted) -> str:
     return view.key if isinstance(view, Wanted) else view.ref.key
-
-
-Listed = tuple[list[PiProcess] | None, set[str]]  # (pi_folders)
-
-
-def pi_folders(needed: bool = True) -> Listed:
-    """The live pi processes and the folders they run in (as written and resolved, without a
-    trailing slash); nothing is listed unless ``needed`` (no session could be matched)."""
-    if not needed:
-        return None, set()
-    procs = pi_processes(maybe_pi() if os.path.isdir("/proc/self") else None)
-    folders: set[str] = set()
-    for p in procs or ():
-        folders.update(cwd.rstrip("/") or "/" for cwd in (p.cwd, os.path.realpath(p.cwd)))
-    return procs, folders
-
-
-def in_folders(cwd: object, folders: set[str]) -> bool:
-    """Whether a session in ``cwd`` can be matched: a pi runs in that folder (:func:`pi_folders`)."""
-    return isinstance(cwd, str) and (cwd.rstrip("/") or "/") in folders
-
-
-def may_match(session: dict[str, Any]) -> bool:
-    """Whether a ``status --json`` session could have a live pi at all (worth listing processes)."""
-    return session.get("alive") is not False and bool(session.get("cwd"))
-
-
-def add_locations(status: dict[str, Any], listed: Listed | None = None) -> dict[str, Any]:
-    """Fill ``"location"`` into each session of a ``status --json`` object (``null``: no live pi
-    or unknown). Additive: nothing else changes. ``listed``: :func:`pi_folders`, if the caller
-    listed them already.
-
-    Only a session in a folder where a pi runs can be matched (:func:`match`), so the others
-    are not even looked at: with thousands of sessions and a few pi processes (or none) this
-    costs the process listing, not a parse of every session."""
-    from datetime import datetime
-
-    sessions = status.get("sessions")
-    if not isinstance(sessions, list):
-        return status
-    found: dict[str, Location] = {}
-    try:
-        if listed is None:
-            listed = pi_folders(any(isinstance(s, dict) and may_match(s) for s in sessions))
-        procs, folders = listed
-        wanted = []
-        for s in sessions if folders else ():
-            if not isinstance(s, dict) or not isinstance(s.get("file"), str):
-                continue
-            cwd = s.get("cwd")
-            if not in_folders(cwd, folders):
-                continue  # no pi runs there: it cannot be matched
-            try:
-                updated = datetime.fromisoformat(str(s.get("updated_at")).replace("Z", "+00:00")).timestamp()
-            except ValueError:
-                updated = 0.0
-            pending = s.get("pending") or []
-            first = pending[0] if pending and isinstance(pending[0], dict) else {}
-            text = first.get("text") if isinstance(first.get("text"), str) else None
-            labels = tuple(o for o in first.get("options") or () if isinstance(o, str))
-            alive = s.get("alive")
-            sid = s.get("id") if isinstance(s.get("id"), str) else None
-            wanted.append(Wanted(s["file"], cwd, updated, alive if isinstance(alive, bool) else None, text, labels, sid))
-        if wanted:
-            found = locate_sessions(wanted, procs=procs)
-    except Exception as exc:  # locating is a bonus: status still works
-        log.debug("cannot locate sessions: %s", clean(exc, 200))
-        found = {}
-    for s in sessions:
-        if isinstance(s, dict):
-            loc = found.get(s.get("file"))  # type: ignore[arg-type]
-            s["location"] = loc.obj() if loc is not None else None
-    return status

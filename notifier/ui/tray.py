@@ -1,5 +1,6 @@
 """The tray icon (pystray): its loop runs on the main thread, the UI thread hands it immutable
-snapshots; clicks and menu entries become commands (``core/commands.py``) for the app to carry out.
+states (``ui/state.py``: the snapshot and the user's choices); clicks and menu entries become
+commands (``core/commands.py``) for the app to carry out.
 
 Backends: `gtk` on X11 when PyGObject imports (menu + left-click action), `appindicator` where a
 StatusNotifierItem host runs (KDE, GNOME with the AppIndicator extension, Wayland; no left-click
@@ -21,9 +22,9 @@ from typing import Any, Protocol
 
 from notifier.compat import pystray as compat
 from notifier.core.commands import Command
-from notifier.core.model import Snapshot
 from notifier.ui import icons
-from notifier.ui.view import Entry, menu, title
+from notifier.ui.menu import Entry, menu, title
+from notifier.ui.state import UiState
 
 log = logging.getLogger(__name__)
 ICON_SIZE = 64
@@ -82,7 +83,7 @@ def choose_backend(preference: str, sni_host: bool = False) -> tuple[str | None,
 
 
 class Hosts(Protocol):
-    """The tray hosts followed while the app runs (``app/tray_hosts.HostFollower``)."""
+    """The tray hosts followed while the app runs (``app/tray_follower.HostFollower``)."""
 
     def wait_xembed(self, there: bool, stop: threading.Event) -> bool:
         """Block until an XEmbed tray is there (or gone); False when ``stop`` is set first."""
@@ -96,7 +97,7 @@ class Hosts(Protocol):
 
 
 class Tray:
-    """The icon, on the UI thread's snapshots. The xorg backend runs only while an XEmbed tray
+    """The icon, on the UI thread's states. The xorg backend runs only while an XEmbed tray
     host is there (``hosts``): without one it would log a traceback at every change; when a host
     comes, a new icon docks in it, and when it goes, that icon's loop is ended. The GTK backends
     follow hosts themselves."""
@@ -105,7 +106,7 @@ class Tray:
         self,
         backend: str,
         execute: Callable[[Command], object],
-        snapshot: Callable[[], Snapshot],
+        state: Callable[[], UiState],
         hosts: Hosts | None = None,
     ) -> None:
         if backend != "native":
@@ -117,7 +118,7 @@ class Tray:
         self.backend = backend
         self.pystray = pystray
         self.execute = execute
-        self.snapshot = snapshot
+        self.state = state  # what the menu shows when it opens
         self.hosts = hosts
         self._shown: tuple[icons.IconState, int] = ("idle", 0)
         self._title = "pi-notifier"
@@ -142,7 +143,7 @@ class Tray:
     # ---- menu ----
 
     def _items(self) -> Any:
-        return [self._item(e) for e in menu(self.snapshot(), time.time())]
+        return [self._item(e) for e in menu(self.state(), time.time())]
 
     def _item(self, entry: Entry) -> Any:
         p = self.pystray
@@ -159,17 +160,17 @@ class Tray:
 
     # ---- state ----
 
-    def update(self, snapshot: Snapshot, quiet_hours: str = "") -> None:
-        """Called from the UI thread with each new snapshot (and when an age in the menu ticks
+    def update(self, ui: UiState, quiet_hours: str = "") -> None:
+        """Called from the UI thread with each new state (and when an age in the menu ticks
         over). An xorg icon whose loop does not run (no tray host) is not touched: the next one
         starts with what is shown now. ``quiet_hours``: the config's, said while in effect."""
-        now = time.time()
+        now, snapshot = time.time(), ui.snapshot
         pending = snapshot.pending_count
-        snoozed = bool(snapshot.snoozed_until and snapshot.snoozed_until > now)
+        snoozed = ui.snoozed_until(now) is not None
         working = any(s.state == "working" for s in snapshot.sessions if now - s.updated_at < 600)
         state = icons.state_for(pending, len(snapshot.abandoned), working, snoozed)
         shown = (state, pending if state == "needs" else 0)
-        new_title = title(snapshot, now, quiet_hours)
+        new_title = title(ui, now, quiet_hours)
         with self._lock:
             self._shown, self._title = shown, new_title
             if not self._live:

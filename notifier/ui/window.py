@@ -5,35 +5,21 @@ running app over the local channel, or an engine of its own. It opens in the wor
 
 from __future__ import annotations
 
-import logging
 import queue
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 from notifier.core.commands import Answer, Clear, Command, Goto, Mute, Snooze
 from notifier.core.text import clean
 from notifier.ui.answer_bar import AnswerBar
 from notifier.ui.details import DetailsPane
-from notifier.ui.placement import placement, work_area
-from notifier.ui.question_list import COLUMNS, HEADINGS, QuestionList, heading_text, row_id
-from notifier.ui.sources import ASK_TIMEOUT_S, RemoteSource, Source, ask_reply
+from notifier.ui.placement import placement
+from notifier.ui.question_list import QuestionList, heading_text, row_id
+from notifier.ui.sources import Source, ask_reply
 from notifier.ui.view import live, unsnooze
 
-# Names other modules and tests import from here.
-__all__ = [
-    "ASK_TIMEOUT_S",
-    "COLUMNS",
-    "HEADINGS",
-    "TITLE",
-    "RemoteSource",
-    "Source",
-    "Window",
-    "placement",
-    "work_area",
-]
-
-log = logging.getLogger(__name__)
 TITLE = "pi-notifier — pending questions"
 
 
@@ -46,7 +32,6 @@ class Window:
         self.tk = tk
         self.source = source
         self.inbox: queue.Queue[dict[str, Any]] = queue.Queue()
-        self.data: dict[str, Any] = {"questions": []}
         self.rows: dict[str, dict[str, Any]] = {}
         self.focus_key = focus
         self.root = root or tk.Tk(className="pi-notifier")
@@ -83,31 +68,22 @@ class Window:
         panes.add(left, weight=1)
         right = ttk.Frame(panes)
         self.pane = DetailsPane(right, self.root, self.say)
-        self.details = self.pane.text
-        self.details.bind("<Configure>", lambda e: self._show_selected(keep_scroll=True))
+        self.pane.text.bind("<Configure>", lambda e: self._show_selected(keep_scroll=True))
         panes.add(right, weight=1)
 
-        self.goto_button = ttk.Button(buttons, text="Go to session", underline=0, command=self.goto)
-        self.copy_button = ttk.Button(
-            buttons, text="Copy resume command", underline=0, command=self.copy_resume
-        )
-        self.snooze_button = ttk.Button(
-            buttons, text="Snooze session 15 min", underline=0, command=self.snooze
-        )
-        self.project_button = ttk.Button(
-            buttons, text="Snooze project 1 h", underline=8, command=self.snooze_project
-        )
-        self.mute_button = ttk.Button(buttons, text="Mute project", underline=0, command=self.mute)
-        self.clear_button = ttk.Button(buttons, text="Clear", underline=1, command=self.clear)
-        for b in (
-            self.goto_button,
-            self.copy_button,
-            self.snooze_button,
-            self.project_button,
-            self.mute_button,
-            self.clear_button,
-        ):
-            b.pack(side="left", padx=(0, 6))
+        def button(label: str, underline: int, command: Callable[[], None], key: str) -> ttk.Button:
+            """A button along the bottom, also on Alt+``key``."""
+            made = ttk.Button(buttons, text=label, underline=underline, command=command)
+            made.pack(side="left", padx=(0, 6))
+            self.root.bind(f"<Alt-{key}>", lambda e: command())
+            return made
+
+        self.goto_button = button("Go to session", 0, self.goto, "g")
+        self.copy_button = button("Copy resume command", 0, self.copy_resume, "c")
+        self.snooze_button = button("Snooze session 15 min", 0, self.snooze, "s")
+        self.project_button = button("Snooze project 1 h", 8, self.snooze_project, "p")
+        self.mute_button = button("Mute project", 0, self.mute, "m")
+        self.clear_button = button("Clear", 1, self.clear, "l")
         self.goto_button.configure(default="active")
         ttk.Button(buttons, text="Close", command=self.close).pack(side="right")
 
@@ -115,12 +91,6 @@ class Window:
         self.tree.bind("<Return>", lambda e: self.goto())
         self.tree.bind("<Double-1>", lambda e: self.goto())
         self.root.bind("<Control-c>", lambda e: self.copy_resume())
-        self.root.bind("<Alt-g>", lambda e: self.goto())
-        self.root.bind("<Alt-c>", lambda e: self.copy_resume())
-        self.root.bind("<Alt-s>", lambda e: self.snooze())
-        self.root.bind("<Alt-m>", lambda e: self.mute())
-        self.root.bind("<Alt-p>", lambda e: self.snooze_project())
-        self.root.bind("<Alt-l>", lambda e: self.clear())
         self.root.bind("<Delete>", lambda e: self.clear())
         self.root.bind("<Escape>", lambda e: self.close())
         self.tree.focus_set()
@@ -186,7 +156,6 @@ class Window:
         self.root.after(1000, self._tick)
 
     def apply(self, data: dict[str, Any]) -> None:
-        self.data = data
         questions = data.get("questions", [])
         selected = self.selected_key()
         want = self.focus_key or selected

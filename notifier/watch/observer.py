@@ -2,17 +2,26 @@
 
 Only created / modified / moved / deleted events are reacted to (watchdog 7 also reports opens and
 closes, and a handler that reads on those wakes itself up forever). Each event becomes a small
-message on the engine's queue; the engine does all reading.
+message on the engine's queue (the engine coalesces them per file and does all reading). The
+handlers never raise into watchdog's threads (one that raised would end that thread, and the
+watching with it).
+
+watchdog is used through its public face: ``schedule``/``unschedule``, event handlers, the
+``OSError`` that ``schedule`` raises when inotify refuses a watch, and the emitter's
+``DirDeletedEvent`` for a watched folder that is removed. The one workaround, events handed on
+from the emitter's own thread (one thread hop less between a write and the engine), is
+:mod:`notifier.compat.watchdog`; there the handlers run on the emitters' threads, else on the
+observer's.
 """
 
 from __future__ import annotations
 
-import errno
 import logging
 import os
 import threading
 import warnings
-from typing import Any, Protocol, cast
+from collections.abc import Callable
+from typing import Any, Protocol
 
 from watchdog.events import (
     DirCreatedEvent,
@@ -25,13 +34,15 @@ from watchdog.events import (
     FileSystemEvent,
     FileSystemEventHandler,
 )
-from watchdog.observers import Observer
-from watchdog.observers.api import EventQueue
+from watchdog.observers.api import ObservedWatch
 from watchdog.observers.polling import PollingObserver
 
+from notifier.compat.watchdog import inotify_observer
 from notifier.core.text import clean
 from notifier.sessions.scanner import is_session_name
 from notifier.system.logonce import LogOnce
+from notifier.watch.events import FileChanged, FolderAppeared, PathGone, RootBack, RootGone, WatchEvent
+from notifier.watch.watchlimit import watch_refused, watched_inodes
 
 log = logging.getLogger(__name__)
 # watchdog warns when a folder created inside a new folder is registered twice (a harmless race).
@@ -47,8 +58,6 @@ EVENTS: list[type[FileSystemEvent]] = [
     DirDeletedEvent,
 ]
 
-from notifier.watch.events import FileChanged, FolderAppeared, PathGone, RootBack, RootGone  # noqa: E402
-
 
 class Outbox(Protocol):
     """Where watch events go (the engine's queue)."""
@@ -60,45 +69,63 @@ def _s(path: Any) -> str:
     return os.fsdecode(path)
 
 
+def _hand_on(out: Outbox, once: LogOnce, messages: Callable[[], list[WatchEvent]]) -> None:
+    """Put ``messages()``; a failure costs them, never watchdog's thread (that would end it)."""
+    try:
+        for message in messages():
+            out.put(message)
+    except Exception as exc:
+        once("handler", type(exc).__name__, "a watch event could not be handled (%s)", clean(exc))
+
+
 class _Handler(FileSystemEventHandler):
-    def __init__(self, out: Outbox, root: str) -> None:
+    """Turns the events of one root's watch into messages for the engine."""
+
+    def __init__(self, out: Outbox, root: str, once: LogOnce) -> None:
         self.out = out
         self.root = root
+        self._once = once
 
     def on_any_event(self, event: FileSystemEvent) -> None:
+        _hand_on(self.out, self._once, lambda: self.messages(event))
+
+    def messages(self, event: FileSystemEvent) -> list[WatchEvent]:
         kind = event.event_type
         src = _s(event.src_path)
         if event.is_directory:
             if kind == "created":
-                self.out.put(FolderAppeared(src))
-            elif kind == "moved":
-                self.out.put(PathGone(src))
-                self.out.put(FolderAppeared(_s(event.dest_path)))
-            elif kind == "deleted":
-                self.out.put(RootGone(src) if src == self.root else PathGone(src))
-            return
+                return [FolderAppeared(src)]
+            if kind == "moved":
+                return [PathGone(src), FolderAppeared(_s(event.dest_path))]
+            if kind == "deleted":
+                return [RootGone(src) if src == self.root else PathGone(src)]
+            return []
         if kind == "moved":
-            if is_session_name(src):
-                self.out.put(PathGone(src))
             dest = _s(event.dest_path)
+            out: list[WatchEvent] = []
+            if is_session_name(src):
+                out.append(PathGone(src))
             if is_session_name(dest):
-                self.out.put(FileChanged(dest))
-        elif is_session_name(src):
-            self.out.put(PathGone(src) if kind == "deleted" else FileChanged(src))
+                out.append(FileChanged(dest))
+            return out
+        if is_session_name(src):
+            return [PathGone(src) if kind == "deleted" else FileChanged(src)]
+        return []
 
 
 class _ParentHandler(FileSystemEventHandler):
     """Watches the nearest existing ancestor of a missing root until the root appears."""
 
-    def __init__(self, out: Outbox, root: str) -> None:
+    def __init__(self, out: Outbox, root: str, once: LogOnce) -> None:
         self.out = out
         self.root = root
+        self._once = once
 
     def on_any_event(self, event: FileSystemEvent) -> None:
         # The root, or a folder on the way to it, appeared: the engine re-checks (and the
         # watcher moves this watch one level closer if the root is still missing).
         if event.event_type in ("created", "moved"):
-            self.out.put(RootBack(self.root))
+            _hand_on(self.out, self._once, lambda: [RootBack(self.root)])
 
 
 def _nearest_existing(path: str) -> str:
@@ -111,53 +138,17 @@ def _nearest_existing(path: str) -> str:
     return current or os.sep
 
 
-class _HandOver(EventQueue):
-    """The observer's event queue, short-circuited: an emitter's event for a watched folder is
-    handed to the folder's handlers at once, on the emitter's thread, instead of waiting for
-    the observer's dispatch thread to take it from the queue (one thread hop less between a
-    write and the engine; our handlers only put a message on the engine's queue). The stop
-    request, and any event this does not recognise, still go through the queue."""
-
-    def __init__(self, handlers: dict[Any, set[FileSystemEventHandler]]) -> None:
-        super().__init__()
-        self._handlers = handlers  # the observer's own table (changed under its lock)
-        self._once = LogOnce(log)
-
-    def put(self, item: Any, block: bool = True, timeout: float | None = None) -> None:
-        watch = item[1] if isinstance(item, tuple) and len(item) == 2 else None
-        if watch is None or getattr(watch, "is_file", True):  # (file watches filter paths)
-            super().put(item, block, timeout)
-            return
-        try:
-            handlers = list(self._handlers.get(watch, ()))
-        except RuntimeError:  # (the observer changed that set meanwhile, under its lock)
-            super().put(item, block, timeout)
-            return
-        for handler in handlers:
-            try:
-                handler.dispatch(item[0])
-            except Exception as exc:  # a bug must cost this event, not the emitter's thread
-                self._once("handler", type(exc).__name__, "a watch event could not be handled (%s)", clean(exc))
-
-
-def _hand_over(observer: Any) -> None:
-    """Short-circuit ``observer``'s dispatch thread if its internals are the ones this knows
-    (watchdog 7: the handler table, the event queue, folder watches with ``is_file``); else, or
-    for anything else, events take the usual way through the queue."""
-    handlers = getattr(observer, "_handlers", None)
-    if isinstance(handlers, dict) and type(getattr(observer, "_event_queue", None)) is EventQueue:
-        observer._event_queue = _HandOver(handlers)  # noqa: SLF001
-
-
 class Watcher:
     def __init__(self, out: Outbox) -> None:
         self.out = out
-        self.observer = Observer()
-        _hand_over(self.observer)
+        # Our own table of who handles each watch, read on the emitters' threads (see route).
+        self._handlers: dict[ObservedWatch, list[FileSystemEventHandler]] = {}
+        self.observer = inotify_observer(self._route)
         self.poller: PollingObserver | None = None
         self._lock = threading.Lock()
-        self._watches: dict[str, Any] = {}
-        self._parent_watches: dict[str, tuple[str, Any]] = {}
+        self._watches: dict[str, ObservedWatch] = {}
+        self._polled: set[str] = set()  # roots inotify refused: the poller watches all of them
+        self._parent_watches: dict[str, tuple[str, ObservedWatch, FileSystemEventHandler]] = {}
         self._once = LogOnce(log)
 
     def start(self) -> None:
@@ -172,6 +163,37 @@ class Watcher:
             if obs is not None and obs.is_alive():
                 obs.join(timeout=2)
 
+    def _route(self, event: FileSystemEvent, watch: ObservedWatch) -> bool:
+        """(An emitter's thread: notifier.compat.watchdog.) Hand ``event`` to the handlers of
+        ``watch``; False if it is not known yet (``schedule`` has not returned it), so watchdog
+        dispatches it itself."""
+        handlers = self._handlers.get(watch)
+        if not handlers:
+            return False
+        for handler in list(handlers):
+            handler.dispatch(event)
+        return True
+
+    def _schedule(self, handler: FileSystemEventHandler, path: str, recursive: bool) -> ObservedWatch:
+        watch = self.observer.schedule(handler, path, recursive=recursive, event_filter=EVENTS)
+        self._handlers.setdefault(watch, []).append(handler)
+        return watch
+
+    def _unschedule(self, handler: FileSystemEventHandler, watch: ObservedWatch) -> None:
+        """Stop ``handler`` hearing from ``watch``; the watch itself goes with its last handler
+        (two missing roots may wait on the same folder)."""
+        handlers = self._handlers.get(watch, [])
+        if handler in handlers:
+            handlers.remove(handler)
+        try:
+            if handlers:
+                self.observer.remove_handler_for_watch(handler, watch)
+            else:
+                self._handlers.pop(watch, None)
+                self.observer.unschedule(watch)
+        except (KeyError, ValueError, OSError):
+            pass  # (watchdog dropped it already: its folder was removed)
+
     def watch(self, root: str) -> bool:
         """Watch ``root`` recursively; if it does not exist yet, wait for it. True if watching."""
         with self._lock:
@@ -181,11 +203,9 @@ class Watcher:
                 self._watch_parent(root)
                 return False
             self._unwatch_parent(root)
-            handler = _Handler(self.out, root)
+            handler = _Handler(self.out, root, self._once)
             try:
-                self._watches[root] = self.observer.schedule(
-                    handler, root, recursive=True, event_filter=EVENTS
-                )
+                self._watches[root] = self._schedule(handler, root, recursive=True)
             except OSError as exc:
                 self._once(root, "limit", "cannot watch with inotify (%s); polling it every 2 s instead", exc.strerror or exc)
                 if self.poller is None:
@@ -193,20 +213,23 @@ class Watcher:
                     self.poller.daemon = True
                     self.poller.start()
                 self._watches[root] = self.poller.schedule(handler, root, recursive=True, event_filter=EVENTS)
+                self._polled.add(root)
             return True
 
     def root_gone(self, root: str) -> None:
         """The root folder was removed: drop its watch and wait for it to come back."""
         with self._lock:
             watch = self._watches.pop(root, None)
+            polled = root in self._polled
+            self._polled.discard(root)
             if watch is not None:
-                for obs in (self.observer, self.poller):
-                    if obs is None:
-                        continue
-                    try:
+                obs = self.poller if polled else self.observer
+                self._handlers.pop(watch, None)
+                try:
+                    if obs is not None:
                         obs.unschedule(watch)
-                    except (KeyError, ValueError, OSError):
-                        pass
+                except (KeyError, ValueError, OSError):
+                    pass  # (watchdog dropped it already)
             self._watch_parent(root)
         if os.path.isdir(root):  # re-created before the parent watch existed
             self.out.put(RootBack(root))
@@ -218,11 +241,9 @@ class Watcher:
             return
         self._unwatch_parent(root)
         self._once(root, "missing", "sessions folder does not exist yet; waiting for it")
+        handler = _ParentHandler(self.out, root, self._once)
         try:
-            watch = self.observer.schedule(
-                _ParentHandler(self.out, root), parent, recursive=False, event_filter=EVENTS
-            )
-            self._parent_watches[root] = (parent, watch)
+            self._parent_watches[root] = (parent, self._schedule(handler, parent, recursive=False), handler)
         except OSError as exc:
             self._once(root, "parent", "cannot watch %s (%s)", clean(parent), clean(exc))
         # A folder may have appeared between looking and watching: look again.
@@ -232,48 +253,32 @@ class Watcher:
     def _unwatch_parent(self, root: str) -> None:
         entry = self._parent_watches.pop(root, None)
         if entry is not None:
-            try:
-                self.observer.unschedule(entry[1])
-            except (KeyError, ValueError, OSError):
-                pass
+            self._unschedule(entry[2], entry[1])
 
     def unwatched(self, root: str, dirs: list[str]) -> list[str]:
-        """Folders below ``root`` that inotify is not watching (the watch limit was reached).
+        """Folders below ``root`` that no inotify watch covers (the watch limit was reached).
 
-        watchdog drops sub-folder watches silently at the limit; this looks at its watch table.
-        Returns [] when that table cannot be inspected."""
-        watch = self._watches.get(root)
-        if watch is None:
+        At the limit watchdog leaves a sub-folder unwatched without a word (only the root's own
+        watch raises), so the kernel is asked instead: the folders whose inode none of this
+        process's inotify watches is on. Returns [] for a root the poller watches (inotify refused
+        it whole) and where the kernel cannot be asked."""
+        if root not in self._watches or root in self._polled:
             return []
-        try:
-            emitter = self.observer._emitter_for_watch[watch]  # noqa: SLF001
-            group = cast(Any, emitter)._inotify  # noqa: SLF001
-            with group._lock:  # noqa: SLF001  (watchdog changes the table on its own thread)
-                active = {os.fsdecode(p) for p in list(group._active_callbacks_by_path)}  # noqa: SLF001
-        except (AttributeError, KeyError, TypeError, RuntimeError):
+        watched = watched_inodes()
+        if watched is None:
             return []
-        return [d for d in dirs if d not in active]
+        missing = []
+        for folder in dirs:
+            try:
+                inode = os.stat(folder).st_ino
+            except OSError:
+                continue  # gone meanwhile: nothing to watch
+            if inode not in watched:
+                missing.append(folder)
+        return missing
 
     def limit_reached(self, missing: list[str]) -> bool:
-        """True if the kernel refuses one more inotify watch (ENOSPC) on a folder watchdog is
-        missing: the folders are then really unwatched. A folder missing for another reason (its
-        watch is being added right now) is not a limit."""
-        return any(_watch_refused(path) for path in missing[:3])
-
-
-def _watch_refused(path: str) -> bool:
-    try:
-        import ctypes
-        import ctypes.util
-
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
-        fd = libc.inotify_init1(os.O_CLOEXEC | os.O_NONBLOCK)
-    except (OSError, AttributeError):
-        return True  # cannot probe (not Linux): trust watchdog's table
-    if fd < 0:
-        return ctypes.get_errno() in (errno.EMFILE, errno.ENOSPC)
-    try:
-        wd = libc.inotify_add_watch(fd, os.fsencode(path), 0x00000100)  # IN_CREATE
-        return wd < 0 and ctypes.get_errno() == errno.ENOSPC
-    finally:
-        os.close(fd)
+        """True if the kernel refuses one more inotify watch on a folder found unwatched: the
+        folders are then really unwatched. A folder missing for another reason (its watch is
+        being added right now, after a ``mkdir -p``) is not a limit."""
+        return watch_refused(missing[:3])

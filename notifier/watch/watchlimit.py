@@ -1,10 +1,20 @@
-"""Folders inotify cannot watch (the per-user watch limit was reached): said once, then polled."""
+"""Folders inotify cannot watch (the per-user watch limit was reached): said once, then polled.
+
+At the limit watchdog's recursive watch leaves each sub-folder it cannot watch unwatched without a
+word: only a failure on the root itself raises (watchdog 7.1, ``InotifyWatchGroup._add_callback``).
+No watchdog issue reports this that we found; the same gap was closed upstream elsewhere
+(https://github.com/notify-rs/notify/pull/970, https://github.com/oven-sh/bun/pull/36415), and
+https://github.com/gorakhargosh/watchdog/issues/790 asks for a say in which folders are watched.
+So the kernel is asked which folders are watched (:func:`watched_inodes`), and whether it really
+refuses one more watch (:func:`watch_refused`)."""
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import time
+from collections.abc import Iterable
 from typing import Protocol
 
 from notifier.core.text import clean
@@ -31,7 +41,7 @@ class WatchLimit:
 
     def check(self, root: str, watcher: Watches) -> None:
         """Say once, and poll, when inotify really ran out of watches under ``root``. A folder
-        missing from watchdog's table is not enough (it may be adding it right now, after a
+        without a watch is not enough (watchdog may be adding it right now, after a
         ``mkdir -p``): the limit is confirmed by the kernel refusing one more watch."""
         dirs = walk_tree(root).dirs
         missing = watcher.unwatched(root, dirs)
@@ -73,3 +83,62 @@ class WatchLimit:
                 files += [os.path.join(folder, name) for name in names if is_session_name(name)]
         self.next_poll = mono + UNWATCHED_POLL_S if self._unwatched else None
         return files
+
+
+def watched_inodes() -> set[int] | None:
+    """The inodes this process has an inotify watch on, as the kernel lists them: one
+    ``inotify wd:… ino:<hex> sdev:… mask:…`` line per watch in ``/proc/self/fdinfo/<fd>`` of each
+    inotify descriptor (proc(5)). None where that cannot be read (not Linux, no /proc).
+
+    Inode numbers alone are compared: ``sdev`` is the superblock's device, which is not always the
+    ``st_dev`` that stat reports (btrfs subvolumes, overlayfs), and a root's folders share one
+    file system anyway."""
+    try:
+        fds = os.listdir("/proc/self/fd")
+    except OSError:
+        return None
+    inodes: set[int] = set()
+    for fd in fds:
+        try:
+            if os.readlink(f"/proc/self/fd/{fd}") != "anon_inode:inotify":
+                continue
+            with open(f"/proc/self/fdinfo/{fd}", encoding="ascii") as fh:
+                lines = [line.split() for line in fh if line.startswith("inotify ")]
+        except (OSError, ValueError):
+            continue  # closed meanwhile (the listing's own descriptor, a watcher stopping)
+        for fields in lines:
+            for field in fields:
+                if field.startswith("ino:"):
+                    try:
+                        inodes.add(int(field[4:], 16))
+                    except ValueError:
+                        pass
+    return inodes
+
+
+def watch_refused(paths: Iterable[str]) -> bool:
+    """Does inotify refuse one more watch? A fresh observer (an inotify instance of its own, so
+    a folder already watched here still costs a new watch) is asked to watch the first of
+    ``paths`` that still exists: ``schedule`` raises ``OSError`` ENOSPC at the per-user watch
+    limit; EMFILE if no inotify instance is left at all."""
+    from watchdog.events import DirCreatedEvent, FileSystemEventHandler  # (not on status's path)
+    from watchdog.observers import Observer
+
+    try:
+        probe = Observer()
+    except OSError as exc:
+        return exc.errno in (errno.EMFILE, errno.ENOSPC)
+    probe.start()
+    try:
+        for path in paths:
+            try:
+                probe.schedule(FileSystemEventHandler(), path, event_filter=[DirCreatedEvent])
+            except OSError as exc:
+                if exc.errno == errno.ENOSPC:
+                    return True
+                continue  # (removed meanwhile, or not readable: the next one)
+            return False
+        return False
+    finally:
+        probe.stop()
+        probe.join(timeout=2)

@@ -16,7 +16,7 @@ import pytest
 
 from notifier.actions.goto import activate_window
 from notifier.core.formats import status_obj
-from notifier.core.planner import Item
+from notifier.core.notices import Item
 from notifier.system.focus import is_focused, items_focused
 from notifier.system.locate import Location, locate_sessions
 

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from notifier.control.client import request
 
@@ -567,3 +570,50 @@ def test_quiet_hours_follow_the_config_file_while_the_app_runs(
         assert app.stop() == 0
     assert sum("keeping the last good config" in line for line in app.stderr) == 1, app.stderr
     assert not [line for line in app.stderr if "Traceback" in line]
+
+
+class Boom(BaseException):
+    """Not an Exception: what an ``except Exception`` would let through and kill the thread."""
+
+
+def test_the_notifier_runs_again_by_itself_after_its_worker_failed(
+    tmp_path: Path, dunst: Dunst, monitor: Monitor, caplog: pytest.LogCaptureFixture
+) -> None:
+    """In-process app: the notifier's worker fails (a BaseException while it plans); it runs again
+    by itself (said once, in the health record), the engine keeps the very sinks it was built
+    with, and the next question is notified."""
+    from notifier.app.runtime import App
+    from notifier.config.load import Config
+
+    config = Config()
+    config.values["sessions_dirs"] = [str(tmp_path)]
+    config.values["liveness"] = "off"
+    app = App(config, json_out=False, tray=False, notify=True)
+    try:
+        app.start()
+        wait_for(lambda: app.engine is not None and app.engine.ready_event.is_set(), 20, "ready")
+        assert app.engine is not None and app.alerts is not None
+        alerts, sinks = app.alerts, app.engine.sinks
+        planner = alerts.planner
+        real_feed = planner.feed
+        armed = {"left": 1}
+
+        def feed(transitions: Any, now: float, wall: float | None = None) -> Any:
+            if armed["left"]:
+                armed["left"] -= 1
+                raise Boom("injected")
+            return real_feed(transitions, now, wall)
+
+        planner.feed = feed  # type: ignore[method-assign]
+        append(new_session(tmp_path, "alpha"), ask("q1", "Asked while it broke?"))
+        wait_for(lambda: app.health.report().get("notifier", {}).get("recovered"), 10, "the notifier again")
+        append(new_session(tmp_path, "beta"), ask("q2", "And after?"))
+        wait_for(lambda: [n for n in monitor.notifies() if n["summary"] == "beta needs an answer"], 10, "beta")
+        report = app.health.report()["notifier"]
+        assert report["count"] == 1 and "Boom: injected" in report["error"] and report["doing"] == "restarted 1×"
+        assert app.alerts is alerts and app.engine.sinks is sinks  # nothing outside swapped a sink
+        assert any(line.startswith("notifier failed once (Boom: injected)") for line in app.ui_state().health)
+        said = [r for r in caplog.records if "the notifier failed" in r.getMessage()]
+        assert len(said) == 1 and said[0].exc_info is not None and said[0].exc_info[0] is Boom
+    finally:
+        app.shutdown()

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from notifier.sinks.notify.dbus import NOTIFICATIONS, DBusBackend
+from notifier.sinks.notify.dbus import DBusBackend
+from notifier.sinks.notify.name_owner import NOTIFICATIONS
 from notifier.sinks.notify.render import Message
 
 from ..app_process import AppProcess
@@ -383,7 +384,7 @@ def test_a_server_that_answered_oddly_is_asked_again_and_then_shows_what_waits(
     """A server that owns the name but answers no use (still starting, say) is asked again after
     a while (the screen's clock here), and what waits is shown once it answers."""
     from notifier.core.model import Option, Question, QuestionItem, SessionRef
-    from notifier.core.planner import Item, Notice
+    from notifier.core.notices import Item, Notice
     from notifier.sinks.notify.choose import choose_backend
     from notifier.sinks.notify.screen import RECONNECT_S, Screen
 

@@ -14,11 +14,13 @@ from typing import Any
 import pytest
 from PIL import Image
 
-from notifier.core.board import Board, Proc
+from notifier.core.board import Board
 from notifier.core.commands import Clear, Command, Focus, Mute, Show, Snooze
+from notifier.core.owners import Proc
 from notifier.core.reducer import Header, ToolStart
 from notifier.pi.extraction import extract
 from notifier.ui.icons import COLORS
+from notifier.ui.state import UiState
 from notifier.ui.view import window_obj
 
 from ..app_process import AppProcess
@@ -184,7 +186,7 @@ def snapshot_data() -> dict[str, Any]:
         ]
     }
     now = time.time()
-    b.apply(
+    b.local.apply(
         "/s/a.jsonl",
         [
             Header("id-a", "/home/dev/shop"),
@@ -194,7 +196,7 @@ def snapshot_data() -> dict[str, Any]:
         ],
         now,
     )
-    b.apply(
+    b.local.apply(
         "/s/b.jsonl",
         [
             Header("id-b", "/home/dev/old"),
@@ -204,7 +206,7 @@ def snapshot_data() -> dict[str, Any]:
         ],
         now,
     )
-    b.set_processes([Proc("/home/dev/shop", now - 1000)], now)
+    b.local.set_processes([Proc("/home/dev/shop", now - 1000)], now)
     return window_obj(b.snapshot(now))
 
 
@@ -308,7 +310,7 @@ def test_menu_action_fires_from_code(desktop: dict[str, str], monkeypatch: pytes
     assert backend is not None
     monkeypatch.setenv("PYSTRAY_BACKEND", backend)
     data = Board(liveness=False)
-    data.apply(
+    data.local.apply(
         "/s/a.jsonl",
         [
             Header("i", "/home/dev/x"),
@@ -317,7 +319,7 @@ def test_menu_action_fires_from_code(desktop: dict[str, str], monkeypatch: pytes
         1.0,
     )
     fired: list[Command] = []
-    tray = Tray(backend, fired.append, lambda: data.snapshot(2.0))
+    tray = Tray(backend, fired.append, lambda: UiState(data.snapshot(2.0)))
     items = list(tray.icon.menu.items)
     assert items[0].text.startswith("x — Q?")
     items[0](tray.icon)
@@ -332,7 +334,7 @@ def test_menu_action_fires_from_code(desktop: dict[str, str], monkeypatch: pytes
     assert before + 3600 <= snoozed.until <= after + 3600  # from the click
     tray.icon()  # the default action (left click): open the window
     assert fired[-1] == Show()
-    tray.update(data.snapshot(2.0))
+    tray.update(UiState(data.snapshot(2.0)))
     assert tray.shown == ("needs", 1)
 
 
@@ -471,7 +473,7 @@ def test_window_answers_a_gate_with_no_first(desktop: dict[str, str]) -> None:
     b = Board(liveness=False)
     ref = ref_of(gate, ["/s"])
     assert ref is not None
-    b.add_dialog(("/nowhere.sock", "ab-1"), ref, question_of(gate, time.time()), time.time())
+    b.dialogs.open(("/nowhere.sock", "ab-1"), ref, question_of(gate, time.time()), time.time())
     snap = b.snapshot(time.time())
     window = Window(FakeSource(window_obj(snap), snap))
     try:
@@ -499,7 +501,7 @@ def test_the_demo_window_offers_no_answer_buttons(desktop: dict[str, str]) -> No
     b = Board(liveness=False)
     question = {"question": "Which database?", "options": [{"label": "SQLite"}, {"label": "Postgres"}]}
     for file, sid, call in (("/s/demo.jsonl", DEMO_SESSION_ID, "c1"), ("/s/real.jsonl", "id-real", "c2")):
-        b.apply(file, [Header(sid, "/home/dev/shop"), ToolStart(now - 5, call, "question", extract("question", question, call, now - 5))], now)
+        b.local.apply(file, [Header(sid, "/home/dev/shop"), ToolStart(now - 5, call, "question", extract("question", question, call, now - 5))], now)
     window = Window(FakeSource(window_obj(b.snapshot(now))), focus=["/s/demo.jsonl", "c1"])
     try:
         wait_for(lambda: (window.root.update(), window.tree.get_children())[1], 10, "rows")
@@ -686,7 +688,8 @@ def test_host_follower_sees_trays_come_and_go(desktop: dict[str, str]) -> None:
     from jeepney import DBusAddress, new_method_call
     from jeepney.io.blocking import open_dbus_connection
 
-    from notifier.app.tray_hosts import WATCHER, HostFollower, Hosts, look
+    from notifier.app.tray_follower import HostFollower
+    from notifier.app.tray_hosts import WATCHER, Hosts, look
 
     from .services import start_trayer, stop
 

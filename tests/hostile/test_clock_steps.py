@@ -16,7 +16,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from notifier.core.model import Question, QuestionItem, SessionRef, Transition
-from notifier.core.planner import Notice, Planner
+from notifier.core.notices import Notice
+from notifier.core.planner import Planner
 from notifier.core.preferences import Preferences
 
 from ..app_process import AppProcess

@@ -11,8 +11,9 @@ from dataclasses import dataclass, field
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from notifier.core.board import Board, Proc
+from notifier.core.board import Board
 from notifier.core.model import Transition
+from notifier.core.owners import Proc
 from notifier.core.reducer import Event, Header, Input, Renamed, Supersede, ToolEnd, ToolStart, TurnEnd
 from notifier.pi.extraction import extract
 
@@ -65,16 +66,16 @@ def test_board_invariants_hold_for_any_entry_sequence(seq: list[tuple]) -> None:
     log: list[Transition] = []
     now = 100.0
     for key, cwd in KEYS.items():
-        log += board.apply(key, [Header(key, cwd)], now)
+        log += board.local.apply(key, [Header(key, cwd)], now)
     for op in seq:
         now += 1.0
-        marks.append(board.mark())
+        marks.append(board.local.mark())
         kind = op[0]
         if kind == "procs":
             _, which, back = op
             as_of = marks[max(0, len(marks) - 1 - back)]
             latest_read = as_of
-            out = board.set_processes(procs_for(which, now), now, as_of=as_of)
+            out = board.local.set_processes(procs_for(which, now), now, as_of=as_of)
             for t in out:
                 if t.kind == "abandoned":  # only on a list read after the question was seen
                     assert model.seen[(t.session.key, t.question.tool_call_id)] <= latest_read
@@ -109,10 +110,10 @@ def test_board_invariants_hold_for_any_entry_sequence(seq: list[tuple]) -> None:
             events.append(TurnEnd(now, "idle"))
         elif kind == "rename":
             events.append(Renamed(op[2] or None))
-        out = board.apply(key, events, now)
+        out = board.local.apply(key, events, now)
         for t in out:
             if t.kind == "needs_input":
-                model.seen[(key, t.question.tool_call_id)] = board.mark()
+                model.seen[(key, t.question.tool_call_id)] = board.local.mark()
         log += out
         # a question just seen is never called abandoned on the list read before it
         assert not any(t.kind == "abandoned" and t.question.tool_call_id in pending for t in out)

@@ -223,6 +223,9 @@ def test_snooze_mute_without_the_app_are_saved_and_status_says_them(tmp_path: Pa
     assert text.endswith("; muted: blog")
     bad = cli("snooze", "blog", "1h", "extra", *args)
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1
+    for too_long in ("8d", "200h"):  # a duration, but longer than a snooze lasts: said so, not "no such project"
+        long = cli("snooze", "blog", too_long, *args)
+        assert long.returncode == 2 and "a snooze lasts at most 7 d" in long.stderr and long.stderr.count("\n") == 1
     unknown = cli("mute", "nothing-like-it", *args)
     assert unknown.returncode == 2 and "no project or session is called 'nothing-like-it'" in unknown.stderr
     assert cli("unmute", "blog", *args).stdout.startswith("unmuted project blog")

@@ -18,7 +18,7 @@ def test_the_proc_prefilter_finds_every_pi_that_psutil_finds(tmp_path: Path) -> 
     import subprocess
     import sys
 
-    from notifier.system.locate import maybe_pi, pi_processes
+    from notifier.system.processes import maybe_pi, pi_processes
 
     if not os.path.isdir("/proc/self"):
         pytest.skip("no /proc")

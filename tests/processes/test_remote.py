@@ -312,20 +312,21 @@ def test_offline_questions_are_listed_but_not_counted() -> None:
     """The board side of 'offline': listed with the time, not pending, not in the badge."""
     from notifier.core.board import Board
     from notifier.core.model import Question, QuestionItem, SessionRef, remote_key
-    from notifier.ui.view import menu
+    from notifier.ui.menu import menu
+    from notifier.ui.state import UiState
 
     board = Board()
     ref = SessionRef(remote_key("devbox", "/s.jsonl"), "id", "/home/dev/webshop", None, "devbox")
     q = Question("c1", "question", (QuestionItem("Deploy?"),), 1000.0)
-    assert [t.kind for t in board.remote_asked(ref, q, 1000.0, False)] == ["needs_input"]
+    assert [t.kind for t in board.remote.asked(ref, q, 1000.0, False)] == ["needs_input"]
     assert board.snapshot(1001).pending_count == 1
-    board.remote_offline("devbox", 1002.0)
+    board.remote.offline("devbox", 1002.0)
     snap = board.snapshot(1003)
     assert snap.pending_count == 0 and not snap.pending
-    labels = [e.label for e in menu(snap, 1004)]
+    labels = [e.label for e in menu(UiState(snap), 1004)]
     assert any("devbox · webshop" in label and "devbox offline since" in label for label in labels)
-    assert board.remote_asked(ref, q, 1005.0, True) == []  # re-sent at reconnect: no second notice
-    assert board.remote_synced("devbox", {(ref.key, "c1")}, 1006.0) == []
+    assert board.remote.asked(ref, q, 1005.0, True) == []  # re-sent at reconnect: no second notice
+    assert board.remote.synced("devbox", {(ref.key, "c1")}, 1006.0) == []
     assert board.snapshot(1007).pending_count == 1
 
 

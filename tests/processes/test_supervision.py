@@ -15,9 +15,10 @@ from notifier.app.runtime import App
 from notifier.config.load import Config
 from notifier.control.client import request
 from notifier.core.model import Snapshot, Transition
+from notifier.sinks.history import HistorySink
 
 from ..conftest import wait_for
-from ..harness import Collect, Harness
+from ..harness import Harness
 from ..writer import append, ask, header, user
 
 
@@ -43,9 +44,9 @@ def test_a_failing_output_is_contained_logged_once_per_kind_and_the_others_go_on
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.INFO)
-    bad, good = Raising(), Collect()
-    h = Harness([tmp_path])
-    h.engine.sinks = [bad, good]
+    bad = Raising()
+    h = Harness([tmp_path], sinks=[bad])
+    good = h.sink
     with h:
         for i in range(4):
             append(tmp_path / f"s{i}.jsonl", header(), user(), ask(f"q{i}", f"Question {i}?"))
@@ -62,8 +63,8 @@ def test_an_engine_step_that_raises_a_base_exception_restarts_the_engine_and_los
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     with Harness([tmp_path]) as h:
-        board = h.engine.board
-        real_apply = board.apply
+        local = h.engine.board.local
+        real_apply = local.apply
         armed = {"left": 1}
 
         def apply(key: str, events: object, now: float, initial: bool = False) -> list[Transition]:
@@ -72,7 +73,7 @@ def test_an_engine_step_that_raises_a_base_exception_restarts_the_engine_and_los
                 raise Boom("injected")
             return real_apply(key, events, now, initial)  # type: ignore[arg-type]
 
-        board.apply = apply  # type: ignore[method-assign]
+        local.apply = apply  # type: ignore[method-assign]
         append(tmp_path / "a.jsonl", header(), user(), ask("qa", "Asked while it broke?"))
         # the question of the batch that failed is read again after the restart: not lost
         (first,) = h.wait("needs_input", 1, timeout=15)
@@ -122,32 +123,33 @@ def test_a_file_that_keeps_breaking_the_engine_is_ignored_and_the_others_still_t
         assert [t.question.tool_call_id for t in h.sink.of("needs_input")] == ["qf", "qf2"]
 
 
-def test_the_running_app_reports_its_health_and_doctor_shows_it(tmp_path: Path) -> None:
-    """In-process app: an output breaks; the control channel's health answer and the tray's
-    snapshot say so, and `doctor` (a separate process) prints it."""
+def test_the_running_app_reports_its_health_and_doctor_shows_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In-process app: an output (the history) breaks; the control channel's health answer and
+    what the tray shows say so, and `doctor` (a separate process) prints it."""
     config = Config()
     config.values["sessions_dirs"] = [str(tmp_path)]
     config.values["liveness"] = "off"
     app = App(config, json_out=False, tray=False, notify=False)
     bad = Raising()
+    monkeypatch.setattr(HistorySink, "transitions", lambda self, items, snapshot: bad.transitions(items, snapshot))
     try:
         app.start()
         app.serve()
-        assert app.engine is not None
-        app.engine.sinks.insert(0, bad)
         wait_for(lambda: app.engine is not None and app.engine.ready_event.is_set(), 20, "ready")
         append(tmp_path / "s.jsonl", header(), user(), ask("q1", "Healthy?"))
         wait_for(lambda: app.snapshot().pending_count == 1, 10, "the question")
         wait_for(lambda: bad.calls >= 1, 10, "the broken output to be called")
         reply = request({"cmd": "health"})
-        assert reply and reply["ok"] and "sink Raising" in reply["problems"]
-        assert reply["problems"]["sink Raising"]["count"] >= 1
-        assert any("sink Raising failed" in line for line in app.snapshot().health)
+        assert reply and reply["ok"] and "sink HistorySink" in reply["problems"]
+        assert reply["problems"]["sink HistorySink"]["count"] >= 1
+        assert any("sink HistorySink failed" in line for line in app.ui_state().health)
         out = subprocess.run(
             [sys.executable, "-m", "notifier", "doctor"], capture_output=True, text=True, timeout=60
         )
         assert out.returncode == 1, out.stderr  # a [FAIL] line: doctor exits 1
-        assert "[FAIL] running app: sink Raising: failed" in out.stdout, out.stdout
+        assert "[FAIL] running app: sink HistorySink: failed" in out.stdout, out.stdout
     finally:
         app.shutdown()
     out = subprocess.run(

@@ -1,7 +1,8 @@
 from __future__ import annotations
 
-from notifier.core.board import Board, Proc
+from notifier.core.board import Board
 from notifier.core.model import Question, QuestionItem, SessionRef, remote_key
+from notifier.core.owners import Proc
 from notifier.core.reducer import Header, Input, SessionReducer, ToolEnd, ToolStart
 from notifier.pi.extraction import extract
 
@@ -12,85 +13,85 @@ def asked(cid: str, at: float = 100.0) -> ToolStart:
 
 def test_no_header_no_transitions() -> None:
     b = Board(liveness=False)
-    assert b.apply("f", [asked("q1")], 0) == []
-    assert len(b) == 0
+    assert b.local.apply("f", [asked("q1")], 0) == []
+    assert len(b.local) == 0
 
 
 def test_needs_input_then_resolved_with_wait() -> None:
     b = Board(liveness=False)
-    (t,) = b.apply("f", [Header("s", "/p"), asked("q1", 100.0)], 200.0, initial=True)
+    (t,) = b.local.apply("f", [Header("s", "/p"), asked("q1", 100.0)], 200.0, initial=True)
     assert t.kind == "needs_input" and t.initial and t.session.cwd == "/p"
-    (r,) = b.apply("f", [ToolEnd(130.0, "q1", "question", "answered", "A")], 200.0)
+    (r,) = b.local.apply("f", [ToolEnd(130.0, "q1", "question", "answered", "A")], 200.0)
     assert r.kind == "resolved" and r.waited_s == 30.0 and r.answer == "A"
 
 
 def test_liveness_abandons_only_questions_without_their_pi() -> None:
     b = Board(liveness=True)
-    b.apply("f", [Header("s", "/p"), asked("q1", 100.0)], 100.0)
-    b.apply("g", [Header("t", "/other"), asked("q2", 100.0)], 100.0)
-    out = b.set_processes([Proc("/p/", 50.0)], 101.0)
+    b.local.apply("f", [Header("s", "/p"), asked("q1", 100.0)], 100.0)
+    b.local.apply("g", [Header("t", "/other"), asked("q2", 100.0)], 100.0)
+    out = b.local.set_processes([Proc("/p/", 50.0)], 101.0)
     assert [(t.kind, t.question.tool_call_id) for t in out] == [("abandoned", "q2")]
     snap = b.snapshot(101.0)
     assert snap.pending_count == 1 and len(snap.abandoned) == 1
-    assert b.set_processes([Proc("/p", 50.0)], 102.0) == []  # once, not per check
-    assert b.needs_liveness()
+    assert b.local.set_processes([Proc("/p", 50.0)], 102.0) == []  # once, not per check
+    assert b.local.needs_liveness()
 
 
 def test_pi_started_after_the_question_does_not_keep_it_alive() -> None:
     b = Board(liveness=True)
-    b.apply("f", [Header("s", "/p"), asked("q1", 100.0)], 100.0)
-    (t,) = b.set_processes([Proc("/p", 500.0)], 501.0)
+    b.local.apply("f", [Header("s", "/p"), asked("q1", 100.0)], 100.0)
+    (t,) = b.local.set_processes([Proc("/p", 500.0)], 501.0)
     assert t.kind == "abandoned"
 
 
 def test_unknown_process_table_changes_nothing() -> None:
     b = Board(liveness=True)
-    b.apply("f", [Header("s", "/p"), asked("q1")], 100.0)
-    assert b.set_processes(None, 1.0) == []
+    b.local.apply("f", [Header("s", "/p"), asked("q1")], 100.0)
+    assert b.local.set_processes(None, 1.0) == []
     assert b.snapshot(1).pending_count == 1
 
 
 def test_liveness_off_never_abandons() -> None:
     b = Board(liveness=False)
-    b.apply("f", [Header("s", "/p"), asked("q1")], 100.0)
-    assert b.set_processes([], 1.0) == [] and not b.needs_liveness()
+    b.local.apply("f", [Header("s", "/p"), asked("q1")], 100.0)
+    assert b.local.set_processes([], 1.0) == [] and not b.local.needs_liveness()
     assert b.snapshot(1).sessions[0].alive is None
 
 
 def test_replace_and_forget() -> None:
     b = Board(liveness=False)
-    b.apply("f", [Header("s", "/p"), asked("q1"), asked("q2")], 1.0)
-    out = b.replace("f", [Header("s", "/p"), asked("q2"), asked("q3")], 2.0)
+    b.local.apply("f", [Header("s", "/p"), asked("q1"), asked("q2")], 1.0)
+    out = b.local.replace("f", [Header("s", "/p"), asked("q2"), asked("q3")], 2.0)
     assert sorted((t.kind, t.question.tool_call_id) for t in out) == [
         ("needs_input", "q3"),
         ("resolved", "q1"),
     ]
-    (gone, gone2) = b.forget("f", 3.0)
+    (gone, gone2) = b.local.forget("f", 3.0)
     assert {gone.outcome, gone2.outcome} == {"superseded"}
-    assert len(b) == 0
+    assert len(b.local) == 0
 
 
 def test_clear_abandoned() -> None:
     b = Board(liveness=True)
-    b.apply("f", [Header("s", "/p"), asked("q1")], 100.0)
-    b.set_processes([], 101.0)
+    b.local.apply("f", [Header("s", "/p"), asked("q1")], 100.0)
+    b.local.set_processes([], 101.0)
     assert b.clear_abandoned("f")
     assert b.snapshot(102).abandoned == ()
 
 
 def test_input_supersedes_through_board() -> None:
     b = Board(liveness=False)
-    b.apply("f", [Header("s", "/p"), asked("q1")], 1.0)
-    (r,) = b.apply("f", [Input(5.0)], 5.0)
+    b.local.apply("f", [Header("s", "/p"), asked("q1")], 1.0)
+    (r,) = b.local.apply("f", [Input(5.0)], 5.0)
     assert r.outcome == "superseded"
 
 
 def test_replace_caught_empty_still_reports_what_ended() -> None:
     b = Board(liveness=False)
-    b.apply("f", [Header("s", "/p"), asked("q1")], 1.0)
-    (r,) = b.replace("f", [], 2.0)  # the re-read saw the file between truncate and write
+    b.local.apply("f", [Header("s", "/p"), asked("q1")], 1.0)
+    (r,) = b.local.replace("f", [], 2.0)  # the re-read saw the file between truncate and write
     assert r.kind == "resolved" and r.question.tool_call_id == "q1" and r.session.cwd == "/p"
-    (n,) = b.apply("f", [Header("s", "/p"), asked("q2")], 3.0)
+    (n,) = b.local.apply("f", [Header("s", "/p"), asked("q2")], 3.0)
     assert n.kind == "needs_input" and n.question.tool_call_id == "q2"
 
 
@@ -98,13 +99,13 @@ def test_live_turn_changes_are_reported_once() -> None:
     from notifier.core.reducer import TurnEnd
 
     b = Board(liveness=False)
-    b.apply("f", [Header("s", "/p"), Input(1.0), TurnEnd(2.0, "idle")], 2.0, initial=True)
-    assert b.drain_turns() == []  # start-up scan: nothing is news
-    b.apply("f", [Input(3.0)], 3.0)
-    b.apply("f", [TurnEnd(4.0, "failed")], 4.0)
-    (turn,) = b.drain_turns()
+    b.local.apply("f", [Header("s", "/p"), Input(1.0), TurnEnd(2.0, "idle")], 2.0, initial=True)
+    assert b.local.drain_turns() == []  # start-up scan: nothing is news
+    b.local.apply("f", [Input(3.0)], 3.0)
+    b.local.apply("f", [TurnEnd(4.0, "failed")], 4.0)
+    (turn,) = b.local.drain_turns()
     assert turn.state == "failed" and turn.session.cwd == "/p"
-    assert b.drain_turns() == []
+    assert b.local.drain_turns() == []
 
 
 def test_only_a_real_first_header_makes_a_session() -> None:
@@ -116,7 +117,7 @@ def test_only_a_real_first_header_makes_a_session() -> None:
     with pytest.raises(EntryError):
         to_events({"type": "session", "cwd": "/x"}, QuestionCatalog(), 0.0)
     b = Board(liveness=False)
-    b.apply("f", [Header("first", "/a"), Header("second", "/b")], 1.0)
+    b.local.apply("f", [Header("first", "/a"), Header("second", "/b")], 1.0)
     view = b.view("f")
     assert view is not None and (view.ref.id, view.ref.cwd) == ("first", "/a")
 
@@ -139,7 +140,7 @@ def test_summary_round_trip() -> None:
         ],
         "title": "Form",
     }
-    b.apply(
+    b.local.apply(
         "f",
         [
             Header("s", "/p"),
@@ -148,7 +149,7 @@ def test_summary_round_trip() -> None:
         ],
         6.0,
     )
-    original = b.reducer("f")
+    original = b.local.reducer("f")
     assert original is not None
     again = restore(marshal.loads(marshal.dumps(summarize(original))))
     assert again == original
@@ -156,17 +157,17 @@ def test_summary_round_trip() -> None:
 
 def test_incremental_snapshots_follow_every_change() -> None:
     b = Board(liveness=True)
-    b.apply("f", [Header("s", "/p"), asked("q1", 100.0)], 100.0)
-    b.apply("g", [Header("t", "/q")], 100.0)
+    b.local.apply("f", [Header("s", "/p"), asked("q1", 100.0)], 100.0)
+    b.local.apply("g", [Header("t", "/q")], 100.0)
     first = b.snapshot(1.0)
     assert first.pending_count == 1 and len(first.sessions) == 2
-    b.set_processes([], 101.0)  # q1 abandoned, alive flags change
+    b.local.set_processes([], 101.0)  # q1 abandoned, alive flags change
     second = b.snapshot(2.0)
     assert second.pending_count == 0 and len(second.abandoned) == 1
     assert {v.ref.key: v.alive for v in second.sessions} == {"f": False, "g": False}
     b.clear_abandoned("f")
     assert b.snapshot(3.0).abandoned == ()
-    b.forget("g", 4.0)
+    b.local.forget("g", 4.0)
     assert [v.ref.key for v in b.snapshot(4.0).sessions] == ["f"]
     assert first.pending_count == 1  # earlier snapshots never change
 
@@ -181,30 +182,30 @@ def test_snapshots_follow_local_remote_and_dialog_sessions_coming_and_going() ->
             v.ref.key: (v.state, tuple(q.tool_call_id for q in v.pending)) for v in b.snapshot(1.0).sessions
         }
 
-    b.restore("/s/a.jsonl", SessionReducer("a", "/p", base="idle", has_header=True), 1.0, initial=True)
-    b.apply("/s/b.jsonl", [Header("b", "/q"), asked("q1")], 1.0)
+    b.local.restore("/s/a.jsonl", SessionReducer("a", "/p", base="idle", has_header=True), 1.0, initial=True)
+    b.local.apply("/s/b.jsonl", [Header("b", "/q"), asked("q1")], 1.0)
     assert shown() == {"/s/a.jsonl": ("idle", ()), "/s/b.jsonl": ("needs_input", ("q1",))}
     gate = Question("g1", "bash", (QuestionItem("Allow?"),), 2.0, kind="dialog", dialog="confirm")
-    b.add_dialog(("/run/x.sock", "1"), SessionRef("/s/a.jsonl", "a", "/p", None), gate, 2.0)
-    b.add_dialog(("/run/x.sock", "2"), SessionRef("/s/c.jsonl", "c", "/r", None), gate, 2.0)
+    b.dialogs.open(("/run/x.sock", "1"), SessionRef("/s/a.jsonl", "a", "/p", None), gate, 2.0)
+    b.dialogs.open(("/run/x.sock", "2"), SessionRef("/s/c.jsonl", "c", "/r", None), gate, 2.0)
     remote = SessionRef(remote_key("devbox", "/s/d.jsonl"), "d", "/w", None, "devbox")
-    b.remote_asked(remote, Question("r1", "question", (QuestionItem("There?"),), 3.0), 3.0, True)
+    b.remote.asked(remote, Question("r1", "question", (QuestionItem("There?"),), 3.0), 3.0, True)
     assert shown() == {
         "/s/a.jsonl": ("needs_input", ("g1",)),
         "/s/b.jsonl": ("needs_input", ("q1",)),
         "/s/c.jsonl": ("needs_input", ("g1",)),  # its file not read: known from its dialog
         remote.key: ("needs_input", ("r1",)),
     }
-    b.remove_dialog(("/run/x.sock", "1"), "answered", 4.0)
-    b.remove_dialog(("/run/x.sock", "2"), None, 4.0)
-    b.apply("/s/b.jsonl", [ToolEnd(4.0, "q1", "question")], 4.0)
+    b.dialogs.close(("/run/x.sock", "1"), "answered", 4.0)
+    b.dialogs.close(("/run/x.sock", "2"), None, 4.0)
+    b.local.apply("/s/b.jsonl", [ToolEnd(4.0, "q1", "question")], 4.0)
     assert shown() == {
         "/s/a.jsonl": ("idle", ()),
         "/s/b.jsonl": ("working", ()),
         remote.key: ("needs_input", ("r1",)),
     }
-    b.remote_ended(remote, Question("r1", "question", (QuestionItem("There?"),), 3.0), 5.0, "answered")
-    b.forget("/s/a.jsonl", 5.0)
+    b.remote.ended(remote, Question("r1", "question", (QuestionItem("There?"),), 3.0), 5.0, "answered")
+    b.local.forget("/s/a.jsonl", 5.0)
     assert shown() == {"/s/b.jsonl": ("working", ())}
 
 
@@ -214,81 +215,81 @@ def test_snapshots_follow_local_remote_and_dialog_sessions_coming_and_going() ->
 def test_a_process_list_read_before_the_question_cannot_abandon_it() -> None:
     """The autostarted app read the table before this pi started: the stale list must not count."""
     b = Board(liveness=True)
-    b.apply("old", [Header("o", "/elsewhere"), asked("q0", 10.0)], 10.0)
-    assert [t.kind for t in b.set_processes([], 11.0)] == ["abandoned"]  # an old question, no pi
-    out = b.apply("f", [Header("s", "/p"), asked("q1", 100.0)], 100.0)  # pi started at 50, unseen
+    b.local.apply("old", [Header("o", "/elsewhere"), asked("q0", 10.0)], 10.0)
+    assert [t.kind for t in b.local.set_processes([], 11.0)] == ["abandoned"]  # an old question, no pi
+    out = b.local.apply("f", [Header("s", "/p"), asked("q1", 100.0)], 100.0)  # pi started at 50, unseen
     assert [t.kind for t in out] == ["needs_input"]
     assert b.snapshot(100.0).pending_count == 1
-    mark = b.mark()
-    assert b.set_processes([Proc("/p", 50.0)], 101.0, as_of=mark) == []
+    mark = b.local.mark()
+    assert b.local.set_processes([Proc("/p", 50.0)], 101.0, as_of=mark) == []
     assert b.snapshot(101.0).pending_count == 1 and b.snapshot(101.0).sessions
 
 
 def test_a_read_begun_before_the_question_is_ignored_even_if_it_arrives_later() -> None:
     b = Board(liveness=True)
-    b.apply("f", [Header("s", "/p")], 1.0)
-    early = b.mark()  # the probe began reading here …
-    b.apply("f", [asked("q1", 100.0)], 100.0)  # … then the question was written
-    assert b.set_processes([], 101.0, as_of=early) == []  # its (empty) list says nothing about q1
-    (t,) = b.set_processes([], 102.0, as_of=b.mark())
+    b.local.apply("f", [Header("s", "/p")], 1.0)
+    early = b.local.mark()  # the probe began reading here …
+    b.local.apply("f", [asked("q1", 100.0)], 100.0)  # … then the question was written
+    assert b.local.set_processes([], 101.0, as_of=early) == []  # its (empty) list says nothing about q1
+    (t,) = b.local.set_processes([], 102.0, as_of=b.local.mark())
     assert t.kind == "abandoned" and t.question.tool_call_id == "q1"
 
 
 def test_wall_clock_jumps_do_not_matter_only_the_order_of_reads() -> None:
     b = Board(liveness=True)
-    b.apply("f", [Header("s", "/p"), asked("q1", 5000.0)], 5000.0)
-    mark = b.mark()
+    b.local.apply("f", [Header("s", "/p"), asked("q1", 5000.0)], 5000.0)
+    mark = b.local.mark()
     # the wall clock stepped back an hour between seeing the question and reading the table
-    (t,) = b.set_processes([], 5000.0 - 3600, as_of=mark)
+    (t,) = b.local.set_processes([], 5000.0 - 3600, as_of=mark)
     assert t.kind == "abandoned"
 
 
 def test_an_older_read_arriving_after_a_newer_one_is_dropped() -> None:
     b = Board(liveness=True)
-    b.apply("f", [Header("s", "/p"), asked("q1", 100.0)], 100.0)
-    old = b.mark()
-    b.apply("g", [Header("t", "/q")], 101.0)
-    new = b.mark()
-    assert b.set_processes([Proc("/p", 50.0)], 102.0, as_of=new) == []
-    assert b.set_processes([], 103.0, as_of=old) == []  # stale: must not abandon q1
+    b.local.apply("f", [Header("s", "/p"), asked("q1", 100.0)], 100.0)
+    old = b.local.mark()
+    b.local.apply("g", [Header("t", "/q")], 101.0)
+    new = b.local.mark()
+    assert b.local.set_processes([Proc("/p", 50.0)], 102.0, as_of=new) == []
+    assert b.local.set_processes([], 103.0, as_of=old) == []  # stale: must not abandon q1
 
 
 def test_an_abandoned_question_whose_pi_is_seen_again_is_pending_again() -> None:
     b = Board(liveness=True)
-    b.apply("f", [Header("s", "/p"), asked("q1", 100.0)], 100.0)
-    (gone,) = b.set_processes([], 101.0)  # a read that missed the pi
+    b.local.apply("f", [Header("s", "/p"), asked("q1", 100.0)], 100.0)
+    (gone,) = b.local.set_processes([], 101.0)  # a read that missed the pi
     assert gone.kind == "abandoned" and b.snapshot(101.0).pending_count == 0
-    (back,) = b.set_processes([Proc("/p", 50.0)], 102.0)
+    (back,) = b.local.set_processes([Proc("/p", 50.0)], 102.0)
     assert back.kind == "needs_input" and not back.initial and back.question.tool_call_id == "q1"
     snap = b.snapshot(102.0)
     assert snap.pending_count == 1 and snap.abandoned == ()
-    assert b.set_processes([Proc("/p", 50.0)], 103.0) == []  # once
+    assert b.local.set_processes([Proc("/p", 50.0)], 103.0) == []  # once
 
 
 def test_a_pi_started_after_we_saw_the_question_does_not_revive_it() -> None:
     b = Board(liveness=True)
-    b.apply("f", [Header("s", "/p"), asked("q1", 100.0)], 100.0)
-    b.set_processes([], 101.0)
-    assert b.set_processes([Proc("/p", 500.0)], 501.0) == []
+    b.local.apply("f", [Header("s", "/p"), asked("q1", 100.0)], 100.0)
+    b.local.set_processes([], 101.0)
+    assert b.local.set_processes([Proc("/p", 500.0)], 501.0) == []
 
 
 def test_a_live_question_with_an_odd_file_time_is_bounded_by_when_we_saw_it() -> None:
     """The file says 1000; we saw it being written at 10_000 while a pi started at 9_000 ran."""
     b = Board(liveness=True)
-    b.apply("f", [Header("s", "/p"), asked("q1", 1000.0)], 10_000.0)
-    b.set_processes([Proc("/p", 9_000.0)], 10_001.0)
+    b.local.apply("f", [Header("s", "/p"), asked("q1", 1000.0)], 10_000.0)
+    b.local.set_processes([Proc("/p", 9_000.0)], 10_001.0)
     assert b.snapshot(10_001.0).pending_count == 1
 
 
 def test_an_abandoned_question_that_ends_gets_no_second_terminal_transition() -> None:
     b = Board(liveness=True)
-    b.apply("f", [Header("s", "/p"), asked("q1", 100.0)], 100.0)
-    b.set_processes([], 101.0)
-    assert b.apply("f", [ToolEnd(102.0, "q1", "question", "answered", "A")], 102.0) == []
+    b.local.apply("f", [Header("s", "/p"), asked("q1", 100.0)], 100.0)
+    b.local.set_processes([], 101.0)
+    assert b.local.apply("f", [ToolEnd(102.0, "q1", "question", "answered", "A")], 102.0) == []
     assert b.snapshot(102.0).abandoned == ()
-    b.apply("f", [asked("q2", 103.0)], 103.0)
-    b.set_processes([], 104.0)
-    assert b.forget("f", 105.0) == []
+    b.local.apply("f", [asked("q2", 103.0)], 103.0)
+    b.local.set_processes([], 104.0)
+    assert b.local.forget("f", 105.0) == []
 
 
 # ---- liveness per session: the pis of one folder are told apart ----
@@ -317,12 +318,12 @@ def test_a_killed_asker_is_abandoned_while_its_neighbour_runs() -> None:
     """Two pis in /p started 0.4 s apart (start times cannot tell their sessions apart), both
     asking; their panes can. The asker of "a" is killed: its question is abandoned, the other stays."""
     b = Board(liveness=True)
-    b.apply("a", [Header(uuid7(50.3), "/p"), asked_ab("qa", "Drop the production database?", 100.0)], 100.0)
-    b.apply("b", [Header(uuid7(50.7), "/p"), asked_ab("qb", "Drop the staging database?", 101.0)], 101.0)
+    b.local.apply("a", [Header(uuid7(50.3), "/p"), asked_ab("qa", "Drop the production database?", 100.0)], 100.0)
+    b.local.apply("b", [Header(uuid7(50.7), "/p"), asked_ab("qb", "Drop the staging database?", 101.0)], 101.0)
     pa = Proc("/p", 50.0, 11, None, pane("Drop the production database?"))
     pb = Proc("/p", 50.4, 22, None, pane("Drop the staging database?"))
-    assert b.set_processes([pa, pb], 102.0) == []
-    (gone,) = b.set_processes([pb], 103.0)
+    assert b.local.set_processes([pa, pb], 102.0) == []
+    (gone,) = b.local.set_processes([pb], 103.0)
     assert (gone.kind, gone.session.key) == ("abandoned", "a")
     snap = b.snapshot(103.0)
     alive = {v.ref.key: v.alive for v in snap.sessions}
@@ -333,14 +334,14 @@ def test_a_killed_asker_is_abandoned_while_its_neighbour_runs() -> None:
 
 def test_an_idle_neighbour_on_its_own_session_does_not_keep_a_dead_question() -> None:
     b = Board(liveness=True)
-    b.apply("b", [Header(uuid7(50.7), "/p"), Input(60.0)], 60.0)  # the neighbour's own session
-    b.apply("a", [Header(uuid7(50.3), "/p"), asked_ab("qa", "Drop it?", 100.0)], 100.0)
+    b.local.apply("b", [Header(uuid7(50.7), "/p"), Input(60.0)], 60.0)  # the neighbour's own session
+    b.local.apply("a", [Header(uuid7(50.3), "/p"), asked_ab("qa", "Drop it?", 100.0)], 100.0)
     pa, pb = Proc("/p", 50.0, 11, None, pane("Drop it?")), Proc("/p", 50.4, 22, None, pane(None))
-    assert b.set_processes([pa, pb], 101.0) == []
-    (gone,) = b.set_processes([pb], 102.0)
+    assert b.local.set_processes([pa, pb], 101.0) == []
+    (gone,) = b.local.set_processes([pb], 102.0)
     assert gone.kind == "abandoned" and gone.session.key == "a"
     # its pi seen again (an earlier read missed it): pending again
-    (back,) = b.set_processes([pa, pb], 103.0)
+    (back,) = b.local.set_processes([pa, pb], 103.0)
     assert back.kind == "needs_input" and back.session.key == "a"
 
 
@@ -348,10 +349,10 @@ def test_the_only_pi_that_can_have_a_question_keeps_it_whatever_its_pane_shows()
     """No false "abandoned": the one candidate's pane may not show the dialog (its free-text
     editor is open, the pane is too small): its question stays pending."""
     b = Board(liveness=True)
-    b.apply("a", [Header(uuid7(50.3), "/p"), asked_ab("qa", "Drop it?", 100.0)], 100.0)
-    assert b.set_processes([Proc("/p", 50.0, 11, None, pane(None))], 101.0) == []
+    b.local.apply("a", [Header(uuid7(50.3), "/p"), asked_ab("qa", "Drop it?", 100.0)], 100.0)
+    assert b.local.set_processes([Proc("/p", 50.0, 11, None, pane(None))], 101.0) == []
     assert b.snapshot(101.0).pending_count == 1
-    assert b.asking_folders() == {"/p"}
+    assert b.local.asking_folders() == {"/p"}
 
 
 def test_a_question_of_a_pi_in_raw_mode_names_its_asker() -> None:
@@ -359,7 +360,47 @@ def test_a_question_of_a_pi_in_raw_mode_names_its_asker() -> None:
     the question's asker (notified at once); a cooked or unknown terminal names none."""
     for raw, want in ((True, (11, 50.0)), (False, None), (None, None)):
         b = Board(liveness=True)
-        b.apply("a", [Header(uuid7(50.3), "/p"), asked_ab("q1", "First?", 100.0)], 100.0)
-        b.set_processes([Proc("/p", 50.0, 11, None, pane("First?"), None, None, raw)], 101.0)
-        (t,) = b.apply("a", [asked_ab("q2", "Second?", 102.0)], 102.0)
+        b.local.apply("a", [Header(uuid7(50.3), "/p"), asked_ab("q1", "First?", 100.0)], 100.0)
+        b.local.set_processes([Proc("/p", 50.0, 11, None, pane("First?"), None, None, raw)], 101.0)
+        (t,) = b.local.apply("a", [asked_ab("q2", "Second?", 102.0)], 102.0)
         assert (t.kind, t.asker) == ("needs_input", want), raw
+
+
+def test_a_snapshot_merges_the_local_remote_and_dialog_sources() -> None:
+    """Each source is fed on its own; the snapshot shows them merged, and only what changed is
+    built again (a view that did not change is the same object)."""
+    b = Board(liveness=False)
+    b.local.apply("/s/a.jsonl", [Header("id-a", "/p"), asked("q1")], 100.0)
+    b.local.apply("/s/quiet.jsonl", [Header("id-q", "/p")], 100.0)
+    gate = Question("gate-1", "permission", (QuestionItem("Allow rm -rf?"),), 101.0)
+    early = Question("gate-2", "permission", (QuestionItem("Trust this folder?"),), 101.0)
+    (opened,) = b.dialogs.open(("/run/x.sock", "1"), SessionRef("/s/a.jsonl", None, "/p", None), gate, 101.0)
+    assert opened.session.id == "id-a"  # named as its file says
+    b.dialogs.open(("/run/y.sock", "1"), SessionRef("pid:7", None, "/p", None), early, 101.0)
+    ref = SessionRef(remote_key("devbox", "/s/r.jsonl"), "id-r", "/w", None, "devbox")
+    b.remote.asked(ref, Question("r1", "question", (QuestionItem("Deploy?"),), 102.0), 102.0, False)
+    views = {v.ref.key: v for v in b.snapshot(103.0).sessions}
+    assert [q.tool_call_id for q in views["/s/a.jsonl"].pending] == ["q1", "gate-1"]
+    assert [q.tool_call_id for q in views["pid:7"].pending] == ["gate-2"]  # its file not read yet
+    assert [q.tool_call_id for q in views[ref.key].pending] == ["r1"]
+    quiet = views["/s/quiet.jsonl"]
+
+    (done,) = b.dialogs.close(("/run/y.sock", "1"), "answered", 104.0)
+    assert done.kind == "resolved"
+    b.remote.ended(ref, Question("r1", "question", (QuestionItem("Deploy?"),), 102.0), 104.0, "answered")
+    views = {v.ref.key: v for v in b.snapshot(105.0).sessions}
+    assert set(views) == {"/s/a.jsonl", "/s/quiet.jsonl"} and views["/s/quiet.jsonl"] is quiet
+    b.dialogs.close(("/run/x.sock", "1"), None, 106.0)
+    (view,) = [v for v in b.snapshot(107.0).sessions if v.ref.key == "/s/a.jsonl"]
+    assert [q.tool_call_id for q in view.pending] == ["q1"] and b.view("/s/a.jsonl") == view
+
+
+def test_clearing_an_abandoned_question_goes_to_the_source_that_has_it() -> None:
+    b = Board(liveness=False)
+    ref = SessionRef(remote_key("devbox", "/s/r.jsonl"), "id-r", "/w", None, "devbox")
+    q = Question("r1", "question", (QuestionItem("Deploy?"),), 102.0)
+    b.remote.asked(ref, q, 102.0, False)
+    b.remote.ended(ref, q, 103.0)  # its host says: abandoned
+    assert [q.tool_call_id for _, q in b.snapshot(104.0).abandoned] == ["r1"]
+    assert b.clear_abandoned(ref.key) and b.snapshot(105.0).abandoned == ()
+    assert not b.clear_abandoned("/s/none.jsonl")

@@ -10,21 +10,23 @@ from typing import Any
 import pytest
 
 from notifier.config.load import Config
-from notifier.core.board import Board, Proc
+from notifier.core.board import Board
 from notifier.core.commands import Goto, Snooze
 from notifier.core.model import Option, Question, QuestionItem, SessionRef
-from notifier.core.planner import Item, Notice
+from notifier.core.notices import Item, Notice
+from notifier.core.owners import Proc
 from notifier.core.preferences import Preferences
 from notifier.core.reducer import Header, ToolStart
 from notifier.pi.extraction import extract
-from notifier.sinks.notify.dbus import sound_hints
+from notifier.sinks.notify.hints import sound_hints
 from notifier.sinks.notify.render import option_actions, render, who
 from notifier.sinks.notify.sink import AlertSink
+from notifier.ui.menu import menu
+from notifier.ui.state import UiState
 from notifier.ui.view import (
     details_text,
     live,
     mark_snoozes,
-    menu,
     shorten_middle,
     unsnooze,
     where_text,
@@ -87,7 +89,8 @@ def test_sound_hints() -> None:
 
 @pytest.mark.parametrize("value", ["", "a b", "../x", 5, "x" * 65, "/a\nb"])
 def test_sound_key_range(value: Any) -> None:
-    from notifier.config.keys import Invalid, _sound
+    from notifier.config.checks import Invalid
+    from notifier.config.checks import sound as _sound
 
     with pytest.raises(Invalid):
         _sound(value)
@@ -147,20 +150,20 @@ def board() -> Board:
     b = Board(liveness=True)
     args = {"question": "Which?", "options": [{"label": "A"}, {"label": "B"}]}
     for key, cwd, at in (("/s/a.jsonl", "/home/u/shop", 100.0), ("/s/b.jsonl", "/home/u/api", 200.0)):
-        b.apply(
+        b.local.apply(
             key,
             [Header("id-" + key, cwd), ToolStart(at, "c", "question", extract("question", args, "c", at))],
             at,
         )
-    b.set_processes([Proc("/home/u/shop", 50.0)], 300.0)  # a's pi runs; b's has stopped
+    b.local.set_processes([Proc("/home/u/shop", 50.0)], 300.0)  # a's pi runs; b's has stopped
     return b
 
 
 def test_menu_has_a_go_to_session_entry_per_waiting_question() -> None:
-    entries = menu(board().snapshot(0), 500.0)
+    entries = menu(UiState(board().snapshot(0)), 500.0)
     goto = next(e for e in entries if e.label == "Go to session")
     assert [c.action(600.0) for c in goto.children if c.action] == [Goto("/s/a.jsonl", "c")]
-    empty = menu(Board().snapshot(0), 500.0)
+    empty = menu(UiState(Board().snapshot(0)), 500.0)
     assert not [e for e in empty if e.label == "Go to session"]
 
 
@@ -196,8 +199,10 @@ def test_snoozed_questions_are_marked_and_can_be_unsnoozed() -> None:
         window_obj(board().snapshot(300.0)), dataclasses.replace(Preferences(), snooze_all_until=800.0), 400.0
     )
     assert {unsnooze(q) for q in everything["questions"]} == {Snooze(0.0)}
+    assert everything["snoozed_until"] == 800.0  # the window's heading says so
     over = mark_snoozes(window_obj(board().snapshot(300.0)), prefs, 6000.0)
     assert all(q["snoozed_until"] is None and unsnooze(q) is None for q in over["questions"])
+    assert over["snoozed_until"] is None
 
 
 def test_long_paths_are_shortened_in_the_middle() -> None:

@@ -60,29 +60,29 @@ def test_a_gate_is_a_dialog_question_with_its_command_and_options() -> None:
 
 def test_board_adds_resolves_and_abandons_dialogs_by_socket_and_id() -> None:
     b = Board(liveness=False)
-    b.apply("/s/a.jsonl", [Header("id-a", "/home/dev/shop")], 1.0)
+    b.local.apply("/s/a.jsonl", [Header("id-a", "/home/dev/shop")], 1.0)
     ref = ref_of(gate(), ["/s"])
     assert ref is not None and ref_of(gate(), ["/elsewhere"]) is None
-    (t,) = b.add_dialog(("/run/x.sock", "ab12cd34-1"), ref, question_of(gate(), 2.0), 2.0)
+    (t,) = b.dialogs.open(("/run/x.sock", "ab12cd34-1"), ref, question_of(gate(), 2.0), 2.0)
     assert t.kind == "needs_input" and t.session.id == "id-a"  # the session as the board knows it
-    assert b.add_dialog(("/run/x.sock", "ab12cd34-1"), ref, question_of(gate(), 2.0), 2.0) == []
+    assert b.dialogs.open(("/run/x.sock", "ab12cd34-1"), ref, question_of(gate(), 2.0), 2.0) == []
     (view,) = b.snapshot(3.0).sessions
     assert view.state == "needs_input" and [q.kind for q in view.pending] == ["dialog"]
     assert status_obj(b.snapshot(3.0))["pending"] == 1
-    (done,) = b.remove_dialog(("/run/x.sock", "ab12cd34-1"), "cancelled", 1_700_000_004.0)
+    (done,) = b.dialogs.close(("/run/x.sock", "ab12cd34-1"), "cancelled", 1_700_000_004.0)
     assert done.kind == "resolved" and done.outcome == "cancelled" and done.waited_s == 4.0
     assert event_obj(done)["question"]["kind"] == "dialog"
     assert b.snapshot(4.0).pending_count == 0
     # a pi that went away: abandoned, and not listed among the abandoned questions
-    b.add_dialog(
+    b.dialogs.open(
         ("/run/y.sock", "1"),
         ref_of(gate(session_file="/s/new.jsonl"), ["/s"]) or ref,
         question_of(gate(), 5),
         5,
     )
     assert [v.ref.key for v in b.snapshot(5).sessions if v.pending] == ["/s/new.jsonl"]  # file unread yet
-    assert b.dialog_sources("/run/y.sock") == [("/run/y.sock", "1")]
-    (gone,) = b.remove_dialog(("/run/y.sock", "1"), None, 6.0)
+    assert b.dialogs.sources("/run/y.sock") == [("/run/y.sock", "1")]
+    (gone,) = b.dialogs.close(("/run/y.sock", "1"), None, 6.0)
     assert gone.kind == "abandoned" and b.snapshot(6).abandoned == () and b.snapshot(6).pending == ()
 
 
@@ -92,7 +92,7 @@ def test_a_question_tools_own_dialog_is_not_shown_twice() -> None:
     assert is_own_dialog(own, catalog) and not is_own_dialog(gate(), catalog)
     b = Board(liveness=False)
     args = {"question": "Which database?", "options": [{"label": "SQLite"}]}
-    b.apply(
+    b.local.apply(
         "/s/a.jsonl",
         [
             Header("id-a", "/p"),
@@ -115,7 +115,7 @@ def test_the_window_shows_a_gates_whole_command_before_yes() -> None:
     b = Board(liveness=False)
     ref = ref_of(gate(), ["/s"])
     assert ref is not None
-    b.add_dialog(("/run/x.sock", "ab12cd34-1"), ref, question_of(gate(), 2.0), 2.0)
+    b.dialogs.open(("/run/x.sock", "ab12cd34-1"), ref, question_of(gate(), 2.0), 2.0)
     (row,) = window_obj(b.snapshot(3.0))["questions"]
     assert row["kind"] == "dialog" and row["dialog"] == "select" and is_gate(row)
     text = details_text(row, 1_700_000_010.0)
@@ -147,7 +147,7 @@ def test_answer_values_are_exact_per_kind() -> None:
 def test_a_gate_is_never_approved_from_a_notification(monkeypatch: pytest.MonkeyPatch) -> None:
     """A gate's notification offers going to the session, "Show" and "Snooze" only: its options
     are never actions (the window, after the whole command, is where it is answered)."""
-    from notifier.core.planner import Item, Notice
+    from notifier.core.notices import Item, Notice
     from notifier.sinks.notify.dbus import DBusBackend
     from notifier.sinks.notify.render import render
 
@@ -232,31 +232,32 @@ def test_a_start_up_dialog_belongs_to_its_pi_until_it_has_a_session() -> None:
     assert ref_of(early, ["/elsewhere"]) is None  # its sessions go where nobody watches
     assert ref_of(gate(session_file=None), ["/s"]) is None  # (an older extension: not known where)
     b = Board(liveness=True)
-    (t,) = b.add_dialog(("/run/x.sock", "1"), ref, question_of(early, 1.0), 1.0)
+    (t,) = b.dialogs.open(("/run/x.sock", "1"), ref, question_of(early, 1.0), 1.0)
     assert event_obj(t)["session"]["file"] == "pid:42" and event_obj(t)["session"]["cwd"] == "/home/dev/shop"
     (view,) = b.snapshot(2.0).sessions
     assert view.state == "needs_input" and view.pending[0].text == "Project trust for: /p"
     # notified like any question: titled by its folder
-    from notifier.core.planner import Notice, Planner
+    from notifier.core.notices import Notice
+    from notifier.core.planner import Planner
 
     planner = Planner(settle_s=0.25)
     planner.feed([t], 1.0)
     (notice,) = [a for a in planner.tick(1.3) if isinstance(a, Notice)]
     assert notice.items[0].project == "shop" and notice.items[0].ref.key == "pid:42"
-    b.remove_dialog(("/run/x.sock", "1"), "answered", 3.0, "Trust this session")
+    b.dialogs.close(("/run/x.sock", "1"), "answered", 3.0, "Trust this session")
     assert b.snapshot(3.0).sessions == ()  # gone with its dialog: the pi goes on in its session
 
 
 def test_a_working_session_whose_pi_is_gone_is_stopped() -> None:
-    from notifier.core.board import Proc
     from notifier.core.formats import status_obj as status_of
+    from notifier.core.owners import Proc
 
     b = Board(liveness=True)
-    b.apply("/s/a.jsonl", [Header("id-a", "/p"), ToolStart(1.0, "call_b1", "bash", None)], 1.0)
+    b.local.apply("/s/a.jsonl", [Header("id-a", "/p"), ToolStart(1.0, "call_b1", "bash", None)], 1.0)
     assert b.snapshot(1.0).sessions[0].state == "working"
-    b.set_processes([Proc("/p", 0.5)], 2.0)
+    b.local.set_processes([Proc("/p", 0.5)], 2.0)
     assert b.snapshot(2.0).sessions[0].state == "working"
-    b.set_processes([], 3.0)  # killed while the gate was open
+    b.local.set_processes([], 3.0)  # killed while the gate was open
     (row,) = status_of(b.snapshot(3.0))["sessions"]
     assert (row["state"], row["alive"]) == ("stopped", False)
 
@@ -272,7 +273,7 @@ def test_a_question_tools_select_fallback_is_that_question_too() -> None:
     assert engine.emitted == []
     b = Board(liveness=False)
     args = {"question": "Which database?", "options": [{"title": "SQLite"}]}
-    b.apply("/s/a.jsonl", [Header("id-a", "/p"), ToolStart(1.0, "call_q1", "ask_user", extract("ask_user", args, "call_q1", 1.0))], 1.0)
+    b.local.apply("/s/a.jsonl", [Header("id-a", "/p"), ToolStart(1.0, "call_q1", "ask_user", extract("ask_user", args, "call_q1", 1.0))], 1.0)
     ref = ref_of(fallback, ["/s"])
     assert ref is not None
     merged = add_dialogs(b.snapshot(2.0), [(ref, question_of(fallback, 2.0))])
@@ -289,7 +290,7 @@ def test_a_pi_lost_without_a_goodbye_died_in_its_session() -> None:
     for said_bye, state in ((False, "stopped"), (True, "working")):
         engine = _Engine(["/s"])
         engine.board = Board(liveness=True)
-        engine.board.apply("/s/a.jsonl", [Header("id-a", "/p"), ToolStart(1.0, "call_b1", "bash", None)], 1.0)
+        engine.board.local.apply("/s/a.jsonl", [Header("id-a", "/p"), ToolStart(1.0, "call_b1", "bash", None)], 1.0)
         feed = _feed(engine)
         feed.apply("/run/x.sock", Hello(1, "1.6.0", 42, "/s/a.jsonl", "id-a", "/p", "wrap", (gate(),)))
         if said_bye:

@@ -7,14 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from notifier.core.board import Board, Proc
+from notifier.core.board import Board
 from notifier.core.model import Transition
+from notifier.core.owners import Proc
 from notifier.core.reducer import Header, ToolStart
 from notifier.engine.follow import FollowedFile
 from notifier.engine.liveness import LIVENESS_SOON_S, RECHECK_MAX_S, Liveness, ProcessList
-from notifier.engine.supervise import Health, Supervisor
 from notifier.pi.catalog import QuestionCatalog
 from notifier.pi.extraction import extract
+from notifier.system.supervisor import Health, Supervisor
 from notifier.watch.watchlimit import WatchLimit
 
 from ..writer import answer, append, ask, header, user
@@ -29,12 +30,12 @@ class Clock:
 
 
 def _liveness(clock: Clock, interval: float = 3.0) -> Liveness:
-    return Liveness(True, interval, threading.Event(), Health, processes=lambda: [], clock=clock)
+    return Liveness(True, interval, threading.Event(), Health(), processes=lambda: [], clock=clock)
 
 
 def _asked(board: Board, key: str, cid: str) -> list[Transition]:
     q = extract("question", {"question": cid + "?"}, cid, 100.0)
-    return board.apply(key, [Header("s-" + key, "/p/" + key), ToolStart(100.0, cid, "question", q)], 100.0)
+    return board.local.apply(key, [Header("s-" + key, "/p/" + key), ToolStart(100.0, cid, "question", q)], 100.0)
 
 
 def _looked(live: Liveness, board: Board, clock: Clock, found: list[Proc]) -> list[Transition]:
@@ -43,7 +44,7 @@ def _looked(live: Liveness, board: Board, clock: Clock, found: list[Proc]) -> li
     clock.now = live.next_due
     live.due(board, clock.now)
     assert live.next_due is None
-    return live.apply(board, ProcessList(board.mark(), found), clock.now)
+    return live.apply(board, ProcessList(board.local.mark(), found), clock.now)
 
 
 def test_an_abandoned_question_is_looked_at_again_less_and_less_often() -> None:
@@ -71,7 +72,7 @@ def test_a_question_whose_pi_runs_keeps_being_checked_at_the_interval() -> None:
     clock, board = Clock(), Board(liveness=True)
     live = _liveness(clock)
     _asked(board, "f", "q1")
-    assert live.apply(board, ProcessList(board.mark(), [Proc("/p/f", 50.0)]), 101.0) == []
+    assert live.apply(board, ProcessList(board.local.mark(), [Proc("/p/f", 50.0)]), 101.0) == []
     assert live.next_due == pytest.approx(clock.now + 3.0)
 
 
@@ -92,7 +93,7 @@ def test_the_probe_is_asked_only_when_due_and_only_if_anything_depends_on_it() -
     live.schedule(1.0)
     live.due(board, clock.now)  # not due yet
     assert live.next_due is not None
-    mark = board.mark()
+    mark = board.local.mark()
     live.due(board, clock.now + 1.0)
     assert done.wait(10), "the probe thread did not read"
     assert got == [ProcessList(mark, [])]
@@ -100,50 +101,49 @@ def test_the_probe_is_asked_only_when_due_and_only_if_anything_depends_on_it() -
     live.wake()
 
 
-class Flaky:
-    """A supervised step that fails ``times`` times, the first ``during_startup`` of them before
-    it has started."""
+class Boom(BaseException):
+    """Not an Exception: what an ``except Exception`` would let through."""
 
-    def __init__(self, times: int, during_startup: int, stop: threading.Event) -> None:
-        self.times, self.during_startup, self.stop = times, during_startup, stop
-        self.runs = self.blamed = self.resets = 0
-        self.started = False
+
+class Flaky:
+    """A part's work that fails ``times`` times (the second time with a BaseException), then stops."""
+
+    def __init__(self, times: int, stop: threading.Event) -> None:
+        self.times, self.stop = times, stop
+        self.runs = self.recovered = 0
 
     def run(self) -> None:
         self.runs += 1
-        if self.runs > self.during_startup:
-            self.started = True
         if self.runs <= self.times:
-            raise RuntimeError(f"boom {self.runs}")
+            raise (Boom if self.runs == 2 else RuntimeError)(f"boom {self.runs}")
         self.stop.set()
 
-    def blame(self) -> None:
-        self.blamed += 1
-
-    def reset(self) -> None:
-        self.resets += 1
+    def recover(self) -> None:
+        self.recovered += 1
 
 
-def test_a_failing_step_is_restarted_with_its_failures_recorded() -> None:
+def test_a_failing_part_runs_again_with_its_failures_recorded(caplog: pytest.LogCaptureFixture) -> None:
     stop = threading.Event()
-    sup = Supervisor(stop)
-    failures: list[int] = []
-    sup.on_failure = lambda: failures.append(sup.restarts)
-    target = Flaky(times=2, during_startup=1, stop=stop)
-    sup.run(target)
-    assert target.runs == 3 and target.blamed == 2 and target.resets == 1  # reset only before start
-    assert failures == [0, 1] and sup.restarts == 2 and sup.failed is None
-    report = sup.health.report()["engine"]
-    assert report["count"] == 2 and report["recovered"] and "boom 2" in report["error"]
+    sup = Supervisor("notifier", stop)
+    target = Flaky(times=3, stop=stop)
+    sup.run(target.run, target.recover)
+    assert target.runs == 4 and target.recovered == 3 and sup.restarts == 3 and sup.failed is None
+    report = sup.health.report()["notifier"]
+    assert report["count"] == 3 and report["recovered"] and "boom 3" in report["error"]
+    assert report["doing"] == "restarted 3×"
+    # said with its traceback once per kind of failure (RuntimeError, Boom), in one line after
+    traced = [r for r in caplog.records if r.exc_info]
+    assert [r.exc_info[0] for r in traced if r.exc_info] == [RuntimeError, Boom]
+    assert any("the notifier failed again (boom 3)" in r.getMessage() for r in caplog.records)
 
 
 def test_stopping_during_the_back_off_ends_the_supervisor() -> None:
     stop = threading.Event()
-    sup = Supervisor(stop)
-    sup.on_failure = stop.set  # stopped while waiting to restart
-    target = Flaky(times=5, during_startup=0, stop=stop)
-    sup.run(target)
+    sup = Supervisor("engine", stop)
+    target = Flaky(times=5, stop=stop)
+    sup.run(target.run, stop.set)  # stopped while waiting to run again
     assert target.runs == 1 and sup.restarts == 0 and isinstance(sup.failed, RuntimeError)
+    assert not sup.health.report()["engine"].get("recovered")
 
 
 class Watches:

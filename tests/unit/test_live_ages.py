@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-import dataclasses
 import time
 
 from hypothesis import given
 from hypothesis import strategies as st
 
+from notifier.core.preferences import Preferences
 from notifier.core.quiet import next_quiet_change, parse_quiet_hours, quiet_hours_line, quiet_hours_note
 from notifier.core.text import duration, duration_changes_in
-from notifier.ui.view import menu, next_redraw, title
+from notifier.ui.menu import menu, next_redraw, title
+from notifier.ui.state import UiState
 
 from .test_view_icons import board_with
 
@@ -33,16 +34,16 @@ def test_steps_are_a_second_then_a_minute_then_a_day() -> None:
 
 def test_next_redraw_only_while_questions_wait() -> None:
     now = 1000.0
-    empty = board_with().snapshot(now)
+    empty = UiState(board_with().snapshot(now))
     assert next_redraw(empty, now) is None  # nothing waits: no timer
-    snap = board_with(("s1", "/home/u/p", "Deploy?", now - 12.5)).snapshot(now)
+    snap = UiState(board_with(("s1", "/home/u/p", "Deploy?", now - 12.5)).snapshot(now))
     assert next_redraw(snap, now) == now + 0.5
     (first,) = [e.label for e in menu(snap, now) if "Deploy" in e.label]
     (later,) = [e.label for e in menu(snap, now + 0.5) if "Deploy" in e.label]
     assert first.endswith("(12 s)") and later.endswith("(13 s)")
-    old = board_with(("s1", "/home/u/p", "Deploy?", now - 125)).snapshot(now)
+    old = UiState(board_with(("s1", "/home/u/p", "Deploy?", now - 125)).snapshot(now))
     assert next_redraw(old, now) == now + 55  # minutes: once a minute, not every second
-    snoozed = dataclasses.replace(old, snoozed_until=now + 90.5)
+    snoozed = UiState(old.snapshot, Preferences(snooze_all_until=now + 90.5))
     assert next_redraw(snoozed, now) == now + 0.5  # "snoozed for 1 min" → "59 s" counts down too
 
 
@@ -55,7 +56,7 @@ def test_quiet_hours_are_said_while_in_effect_and_their_next_change_is_known() -
     assert next_quiet_change(None, now) is None
     assert quiet_hours_note("11:00-13:30", now) == "quiet hours until 13:30"
     assert quiet_hours_note("13:00-14:00", now) == "" and quiet_hours_note("", now) == ""
-    assert quiet_hours_line("11:00-13:30", now).startswith("Quiet hours until 13:30 (11:00-13:30)")
-    snap = board_with().snapshot(now)
+    assert quiet_hours_line({"hours": "11:00-13:30"}).startswith("Quiet hours until 13:30 (11:00-13:30)")
+    snap = UiState(board_with().snapshot(now))
     assert title(snap, now, "11:00-13:30") == "pi-notifier: no questions waiting — quiet hours until 13:30"
     assert title(snap, now, "13:00-14:00") == "pi-notifier: no questions waiting"

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from notifier.core.owners import Wanted
 from notifier.system.desktop import Window
-from notifier.system.locate import Location, PiProcess, Wanted, match
+from notifier.system.locate import Location, match
+from notifier.system.processes import PiProcess
 from notifier.system.tmux import TmuxPane
 from notifier.ui.view import details_text
 
@@ -68,7 +70,7 @@ def test_the_proc_prefilter_reads_comm_and_the_first_arguments(tmp_path: Path) -
         (tmp_path / str(pid) / "comm").write_bytes(comm + b"\n")
         (tmp_path / str(pid) / "cmdline").write_bytes(cmdline)
 
-    from notifier.system.locate import maybe_pi
+    from notifier.system.processes import maybe_pi
 
     fake(1, b"pi", b"")  # its own name (psutil: the comm)
     fake(2, b"node", b"node\0/usr/lib/node_modules/@x/pi-coding-agent/dist/cli.js\0--flag\0")

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from notifier.core.model import Question, QuestionItem, SessionRef, Transition
-from notifier.core.planner import Notice, Planner, Withdraw
+from notifier.core.notices import Notice, Withdraw
+from notifier.core.planner import Planner
 from notifier.core.preferences import Preferences
 from notifier.core.quiet import in_quiet_hours
 from notifier.sinks.notify.render import render
@@ -49,7 +50,7 @@ def test_after_a_restart_the_bubble_is_restored_not_notified_again() -> None:
     p.feed([t("needs_input", "a", initial=True)], 0.0)
     (n,) = notices(p.tick(1.0))
     assert n.restored and n.kind == "question" and n.items[0].key == ("s1", "a")
-    assert p.drain_reminded() == {}  # no reminder counted for it
+    assert p.reminders.drain() == {}  # no reminder counted for it
     p.feed([t("needs_input", "a")], 2.0)
     assert p.tick(3.0) == [] and p.next_due() == 600.0  # never again (only its reminder)
     assert p.feed([t("resolved", "a")], 4.0) == [Withdraw(n.handle)]
@@ -138,13 +139,13 @@ def test_quiet_hours_and_mute_raise_nothing() -> None:
     p.feed([t("needs_input", "a", "s1"), t("needs_input", "b", "s2")], 0.0)
     assert [n.items[0].ref.key for n in notices(p.tick(0.0))] == ["s2"]
     p.feed([t("needs_input", "c", "s3", at=1.0)], 1.0)
-    assert notices(p.tick(1.0, quiet=True)) == [] and p.holding
+    assert notices(p.tick(1.0, quiet=True)) == [] and p.held
     assert notices(p.tick(700.0, quiet=True)) == []  # still quiet: no reminder either
     # quiet hours over: the held question is announced once (its passed reminder is not sent),
     # and s2 gets its next reminder; the muted one never shows
     out = notices(p.tick(1900.0))
     assert sorted((n.kind, n.items[0].ref.key) for n in out) == [("question", "s3"), ("reminder", "s2")]
-    assert not p.holding and p.next_due() is None
+    assert not p.held and p.next_due() is None
 
 
 def test_question_shown_late_skips_reminders_already_past() -> None:
@@ -193,7 +194,7 @@ def test_quiet_hours_window() -> None:
 
 def test_render_question_markup_and_privacy() -> None:
     item_t = t("needs_input", "a", "s1")
-    from notifier.core.planner import Item
+    from notifier.core.notices import Item
 
     question = Question(
         "a", "ask", (QuestionItem('<b>x</b> & "y"', "Hdr", None, (), False), QuestionItem("2")), 0.0
@@ -218,12 +219,12 @@ def test_reminders_carry_on_from_when_asked_across_a_restart() -> None:
     p = Planner(remind_after_s=(10 * MIN, 30 * MIN), notified={("s1", "a")}, reminded={("s1", "a"): 1})
     p.feed([t("needs_input", "a", at=0.0, initial=True)], 12 * MIN)
     (back,) = notices(p.tick(12 * MIN))  # its bubble back on screen, not announced again
-    assert back.restored and back.waited_s == 12 * MIN and p.drain_reminded() == {}
+    assert back.restored and back.waited_s == 12 * MIN and p.reminders.drain() == {}
     assert p.next_due() == 30 * MIN  # from when it was asked, not 10 min after the restart
     assert notices(p.tick(29 * MIN)) == []
     (r,) = notices(p.tick(30 * MIN))
     assert r.kind == "reminder" and r.waited_s == 30 * MIN and r.critical
-    assert p.drain_reminded() == {("s1", "a"): 2} and p.drain_reminded() == {}
+    assert p.reminders.drain() == {("s1", "a"): 2} and p.reminders.drain() == {}
     assert notices(p.tick(45 * MIN)) == [] and p.next_due() is None  # nothing is repeated
 
 
@@ -252,7 +253,7 @@ def test_first_seen_at_start_up_15_min_late_is_announced_saying_so() -> None:
     (n,) = notices(p.tick(15 * MIN))
     assert n.kind == "question" and n.waited_s == 15 * MIN
     assert "Waiting for 15 min" in render(n, True, False).body
-    assert p.drain_reminded() == {("s1", "a"): 1}  # the 10-min one counts as sent
+    assert p.reminders.drain() == {("s1", "a"): 1}  # the 10-min one counts as sent
     assert p.next_due() == 30 * MIN
 
 

@@ -5,7 +5,7 @@ server (another bus, or the server restarted: ids start again at 1) are never to
 from __future__ import annotations
 
 from notifier.core.model import Option, Question, QuestionItem, SessionRef
-from notifier.core.planner import Item, Key, Notice
+from notifier.core.notices import Item, Key, Notice
 from notifier.sinks.notify.render import Message
 from notifier.sinks.notify.screen import Screen
 from notifier.state.store import Store
@@ -61,11 +61,11 @@ def test_the_next_run_on_the_same_server_closes_what_is_over() -> None:
     assert store.bubbles() == {("bus-1/:1.7", 1): {A}, ("bus-1/:1.7", 2): {B}}
     # (it dies here: nothing closed)
     after = _screen(server, store)
-    assert after.orphans == {1: {A}, 2: {B}}
+    assert after.bubbles.orphans == {1: {A}, 2: {B}}
     after.settle_orphans({B})  # the first was answered meanwhile
-    assert server.closed == [1] and after.orphans == {2: {B}}
+    assert server.closed == [1] and after.bubbles.orphans == {2: {B}}
     after.ended({B})
-    assert server.closed == [1, 2] and after.orphans == {} and store.bubbles() == {}
+    assert server.closed == [1, 2] and after.bubbles.orphans == {} and store.bubbles() == {}
 
 
 def test_a_new_notification_for_the_same_question_replaces_the_left_one() -> None:
@@ -74,7 +74,7 @@ def test_a_new_notification_for_the_same_question_replaces_the_left_one() -> Non
     _screen(server, store).put(_notice(1, "a", "q1"))
     after = _screen(server, store)
     after.put(_notice(5, "a", "q1"))  # a reminder of the same question, from this run
-    assert server.closed == [1] and after.orphans == {}
+    assert server.closed == [1] and after.bubbles.orphans == {}
     assert store.bubbles() == {("bus-1/:1.7", 2): {A}}
 
 
@@ -83,7 +83,7 @@ def test_ids_of_another_server_are_forgotten_never_closed() -> None:
     _screen(FakeServer("bus-1/:1.7"), store).put(_notice(1, "a", "q1"))
     other = FakeServer("bus-2/:1.7")  # the same unique name on a new bus: another server
     after = _screen(other, store)
-    assert after.orphans == {} and store.bubbles() == {}
+    assert after.bubbles.orphans == {} and store.bubbles() == {}
     after.settle_orphans(set())
     assert other.closed == []
 
@@ -97,7 +97,7 @@ def test_a_normal_stop_closes_its_own_and_hands_on_what_is_still_asked() -> None
     second.stop()  # closes its own; the one left by the first run is still asked: kept
     assert server.closed == [2] and store.bubbles() == {("bus-1/:1.7", 1): {A}}
     third = _screen(server, store)
-    assert third.orphans == {1: {A}}
+    assert third.bubbles.orphans == {1: {A}}
 
 
 def test_a_remote_question_left_on_screen_waits_for_its_end() -> None:
@@ -112,6 +112,6 @@ def test_a_remote_question_left_on_screen_waits_for_its_end() -> None:
     first.put(Notice(3, "question", (Item(remote, ref, q),)))
     after = _screen(server, store)
     after.settle_orphans(set())
-    assert server.closed == [] and after.orphans == {1: {remote}}
+    assert server.closed == [] and after.bubbles.orphans == {1: {remote}}
     after.ended({remote})
     assert server.closed == [1]

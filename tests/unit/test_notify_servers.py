@@ -11,10 +11,10 @@ from hypothesis import strategies as st
 
 from notifier.config.load import Config
 from notifier.core.model import Option, Question, QuestionItem, SessionRef
-from notifier.core.planner import Item, Notice
-from notifier.sinks.notify.dbus import Once
+from notifier.core.notices import Item, Notice
 from notifier.sinks.notify.render import render, takes_text
 from notifier.sinks.notify.servers import REPLY, Server, choose, shows, summary
+from notifier.sinks.notify.signals import Once
 from notifier.sinks.notify.sink import AlertSink
 
 # What each server answered GetServerInformation and GetCapabilities with, here.

@@ -9,7 +9,8 @@ import random
 from hypothesis import given
 from hypothesis import strategies as st
 
-from notifier.core.owners import START_SLACK_S, Proc, Wanted, bind, created_at, idle_editor, shows
+from notifier.core.evidence import created_at, idle_editor, shows
+from notifier.core.owners import START_SLACK_S, Proc, Wanted, bind
 
 RULE = "─" * 60
 

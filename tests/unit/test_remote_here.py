@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from notifier.core.model import Question, QuestionItem, SessionRef, SessionView, remote_key
-from notifier.core.planner import Item
+from notifier.core.notices import Item
 from notifier.system import focus
 from notifier.system.locate import Location
 

@@ -89,22 +89,22 @@ def q(cid: str) -> Question:
 def test_board_remote_lifecycle() -> None:
     board = Board()
     ref = SessionRef(remote_key("devbox", "/s"), "i", "/w", None, "devbox")
-    assert [t.kind for t in board.remote_asked(ref, q("a"), NOW, True)] == ["needs_input"]
-    assert [t.kind for t in board.remote_asked(ref, q("b"), NOW, False)] == ["needs_input"]
-    assert board.remote_asked(ref, q("a"), NOW, False) == []  # known: no second notice
-    board.remote_offline("devbox", NOW + 1)
+    assert [t.kind for t in board.remote.asked(ref, q("a"), NOW, True)] == ["needs_input"]
+    assert [t.kind for t in board.remote.asked(ref, q("b"), NOW, False)] == ["needs_input"]
+    assert board.remote.asked(ref, q("a"), NOW, False) == []  # known: no second notice
+    board.remote.offline("devbox", NOW + 1)
     assert board.snapshot(NOW).pending_count == 0
-    assert board.remote_offline_since("devbox") == NOW + 1
-    out = board.remote_synced("devbox", {(ref.key, "a")}, NOW + 2)  # b ended while away
+    assert board.remote.offline_since("devbox") == NOW + 1
+    out = board.remote.synced("devbox", {(ref.key, "a")}, NOW + 2)  # b ended while away
     assert [(t.kind, t.question.tool_call_id, t.outcome) for t in out] == [("resolved", "b", "superseded")]
     assert board.snapshot(NOW).pending_count == 1
-    assert [t.kind for t in board.remote_ended(ref, q("a"), NOW + 3)] == ["abandoned"]
+    assert [t.kind for t in board.remote.ended(ref, q("a"), NOW + 3)] == ["abandoned"]
     assert board.snapshot(NOW).pending_count == 0 and len(board.snapshot(NOW).abandoned) == 1
     assert board.clear_abandoned(ref.key)
     assert board.snapshot(NOW).sessions == ()
     # remote sessions are never judged by this machine's process list
-    board.remote_asked(ref, q("c"), NOW, False)
-    assert board.set_processes([], NOW + 4) == [] and not board.needs_liveness()
+    board.remote.asked(ref, q("c"), NOW, False)
+    assert board.local.set_processes([], NOW + 4) == [] and not board.local.needs_liveness()
 
 
 def test_config_remotes_and_push_checks(tmp_path: Any) -> None:
@@ -276,7 +276,7 @@ def test_the_inbox_folds_a_question_asked_and_ended_before_the_engine_looked() -
     assert [type(i).__name__ for i in items] == ["Ended", "Asked", "Ended", "Ready", "Down"]
     assert box.put(asked_event(3)) is True  # emptied: the next one asks again
     board = Board()  # an end the board never saw changes nothing
-    assert board.remote_ended(remote_ref("h", 1), q("c"), NOW, "answered") == []
+    assert board.remote.ended(remote_ref("h", 1), q("c"), NOW, "answered") == []
 
 
 def test_the_inbox_is_bounded_and_taken_in_batches(tmp_path: Any) -> None:

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 
 from notifier.core.board import Board
 from notifier.core.commands import Focus, Mute, Quit, Show, Snooze
+from notifier.core.preferences import Preferences
 from notifier.core.reducer import Header, ToolStart
 from notifier.pi.extraction import extract
 from notifier.ui import icons
-from notifier.ui.view import details_text, menu, resume_command, title, tomorrow_morning, window_obj
+from notifier.ui.menu import menu, title, tomorrow_morning
+from notifier.ui.state import UiState
+from notifier.ui.view import details_text, resume_command, window_obj
 
 
 def board_with(*questions: tuple[str, str, str, float]) -> Board:
@@ -27,7 +28,7 @@ def board_with(*questions: tuple[str, str, str, float]) -> Board:
                 }
             ]
         }
-        b.apply(
+        b.local.apply(
             key,
             [
                 Header("id-" + key, cwd),
@@ -45,7 +46,7 @@ def test_menu_lists_pending_newest_first_then_actions() -> None:
         ("f1", "/home/u/older", "Old \x1b[31mquestion?", 100.0),
         ("f2", "/home/u/newer", "New question?", 200.0),
     )
-    entries = menu(b.snapshot(0), 500.0)
+    entries = menu(UiState(b.snapshot(0)), 500.0)
     labels = [e.label for e in entries]
     assert labels[0] == "newer — New question? (5 min)"
     assert labels[1] == "older — Old question? (6 min)"
@@ -67,8 +68,8 @@ def test_menu_lists_pending_newest_first_then_actions() -> None:
 
 
 def test_menu_resume_and_unmute_give_commands() -> None:
-    snap = dataclasses.replace(board_with().snapshot(0), snoozed_until=900.0, muted=frozenset({"shop"}))
-    entries = menu(snap, 500.0)
+    chosen = Preferences(snooze_all_until=900.0, muted=frozenset({"shop"}))
+    entries = menu(UiState(board_with().snapshot(0), chosen), 500.0)
     snooze = next(e for e in entries if e.label == "Snooze all")
     resume = next(c for c in snooze.children if c.label == "Resume notifications now")
     assert resume.action is not None and resume.action(600.0) == Snooze(0.0)
@@ -78,17 +79,21 @@ def test_menu_resume_and_unmute_give_commands() -> None:
 
 def test_menu_abandoned_section_and_empty_state() -> None:
     b = board_with(("f1", "/home/u/p", "Q?", 100.0))
-    b.liveness = True
-    b.set_processes([], 101.0)
-    labels = [e.label for e in menu(b.snapshot(0), 200.0)]
+    b.local.liveness = True
+    b.local.set_processes([], 101.0)
+    labels = [e.label for e in menu(UiState(b.snapshot(0)), 200.0)]
     assert labels[0] == "No questions waiting"
     assert "Abandoned (the pi that asked has stopped)" in labels and "Clear abandoned" in labels
 
 
 def test_title() -> None:
     b = board_with(("f1", "/home/u/a", "Q?", 1.0), ("f2", "/home/u/b", "Q?", 1.0))
-    assert title(b.snapshot(0), 10.0) == "2 pi sessions need answers"
-    assert title(Board().snapshot(0), 10.0) == "pi-notifier: no questions waiting"
+    assert title(UiState(b.snapshot(0)), 10.0) == "2 pi sessions need answers"
+    assert title(UiState(Board().snapshot(0)), 10.0) == "pi-notifier: no questions waiting"
+    # the user's choices and the health are the UI's own, beside the engine's snapshot
+    ui = UiState(b.snapshot(0), Preferences(snooze_all_until=130.0), ("engine failed once (Boom); restarted 1×",))
+    assert title(ui, 10.0) == "2 pi sessions need answers — snoozed for 2 min — ⚠ engine failed once (Boom); restarted 1×"
+    assert title(ui, 130.0) == "2 pi sessions need answers — ⚠ engine failed once (Boom); restarted 1×"
 
 
 def test_window_details() -> None:

@@ -10,8 +10,9 @@ from collections.abc import Callable, Sequence
 from notifier.config.load import Config
 from notifier.core.text import clean
 from notifier.sinks.notify.backend import Backend, BackendError, NullBackend, is_wsl
-from notifier.sinks.notify.dbus import NOTIFICATIONS, DBusBackend, server_owner
+from notifier.sinks.notify.dbus import DBusBackend
 from notifier.sinks.notify.fallback import PlyerBackend, PowerShellBackend
+from notifier.sinks.notify.name_owner import NOTIFICATIONS, server_owner
 from notifier.sinks.notify.servers import summary
 
 NO_SERVER_HINT = (
@@ -35,7 +36,7 @@ NO_PLYER_PATH_HINT = (
 
 
 # What still shows questions when notifications cannot (said with the reason): the app says
-# what it has instead (no tray icon either: see app/alerts.py).
+# what it has instead (no tray icon either: see App._instead in app/runtime.py).
 TRAY_ALONE = "the tray icon alone will show questions"
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from notifier.core.commands import ANSWERABLE_TOOLS
 from notifier.core.model import Question, SessionRef
-from notifier.core.planner import Notice
+from notifier.core.notices import Notice
 from notifier.core.text import clean, duration, markup
 from notifier.sinks.notify.servers import Actions
 

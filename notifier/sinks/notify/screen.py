@@ -1,5 +1,6 @@
 """What the notification server shows for the sink's planner handles, and the server coming,
-going and coming back: what was showing when it went away is shown again when it is back.
+going and coming back: what was showing when it went away is shown again when it is back. The
+record of what is on screen, and of what a run before ours left there, is :mod:`.bubbles`.
 
 Used on the sink's worker thread only (``start`` before it runs, ``stop`` after it ended)."""
 
@@ -9,12 +10,13 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from notifier.core.model import split_key
-from notifier.core.planner import Key, Notice
+from notifier.core.notices import Key, Notice
 from notifier.core.text import markup
 from notifier.sinks.notify.backend import Backend, BackendError, NullBackend, ServerGone
+from notifier.sinks.notify.bubbles import Bubbles
+from notifier.sinks.notify.bus import session_address
 from notifier.sinks.notify.choose import TRAY_ALONE
-from notifier.sinks.notify.dbus import DBusBackend, has_bus
+from notifier.sinks.notify.dbus import DBusBackend
 from notifier.sinks.notify.render import Message, render
 
 log = logging.getLogger("notifier.sinks.notify")
@@ -36,9 +38,8 @@ class Screen:
         """``store``: where the notifications on screen are recorded (:class:`Store`'s
         bubbles), so that the run after a crash closes those whose question was answered."""
         self._choose = choose
-        self.store = store
+        self.bubbles = Bubbles(store)
         self.instead = instead  # what shows questions while notifications cannot (for the log)
-        self.orphans: dict[int, set[Key]] = {}  # a run before ours showed these (id → questions)
         self.clock = clock
         self.show_text = show_text
         self.on_shown = on_shown  # a server took these questions: remember them as notified
@@ -62,63 +63,37 @@ class Screen:
                 log.info("notifications: %s", self.why)
             else:
                 log.warning("%s", self.why)  # told once; the server appearing later is logged too
-                if isinstance(self.backend, NullBackend) and has_bus():
+                if isinstance(self.backend, NullBackend) and session_address() is not None:
                     self.reconnect_at = self.clock() + RECONNECT_S  # a bus that is not up yet
                 self._ask_again(self.clock())
-        self._adopt()
-
-    # ---- what a run before ours left on screen (it crashed: nobody closed it) ----
+        # what a run before ours (which crashed: nobody closed it) left on this very server
+        self.bubbles.adopt(self._owner())
 
     def _owner(self) -> str:
         backend = self.backend
         return str(getattr(backend, "owner", "")) if backend is not None and backend.online else ""
 
-    def _adopt(self) -> None:
-        """The notifications a run before ours showed on this very server (the same unique bus
-        name) are still on screen if it ended without closing them: they become ours to close
-        (:meth:`settle_orphans`, :meth:`ended`). Those of other servers went with them."""
-        store, owner = self.store, self._owner()
-        if store is None or not owner:
-            return
-        for (server, nid), keys in store.bubbles().items():
-            if server == owner:
-                self.orphans[nid] = set(keys)
-        store.keep_bubbles_of(owner)
-
     def settle_orphans(self, pending: set[Key]) -> None:
         """The questions pending now (the engine's first snapshot): a notification left by a
-        run before ours for questions no longer pending is closed; the others stay, each until
-        its questions end. A remote host's questions are not known yet then (its link is still
-        connecting): their notifications wait for those questions to end."""
-        for nid, keys in list(self.orphans.items()):
-            keys -= {k for k in keys if k not in pending and split_key(k[0])[0] is None}
-            if not keys:
-                self._close_orphan(nid)
+        run before ours for questions no longer pending is closed (:meth:`Bubbles.over`)."""
+        for nid in self.bubbles.over(pending):
+            self._close_orphan(nid)
 
     def ended(self, keys: set[Key]) -> None:
         """These questions ended (answered, abandoned, gone): a notification left by a run before
         ours closes when none of its questions is left."""
-        for nid, left in list(self.orphans.items()):
-            left -= keys
-            if not left:
-                self._close_orphan(nid)
+        for nid in self.bubbles.ended(keys):
+            self._close_orphan(nid)
 
     def _close_orphan(self, nid: int) -> None:
-        self.orphans.pop(nid, None)
+        self.bubbles.orphans.pop(nid, None)
         backend = self.backend
         if backend is not None and self._owner():
             self.safe(lambda: backend.close(nid))
             self._recorded(nid, None)
 
     def _recorded(self, server_id: int, keys: list[Key] | None) -> None:
-        """Record (``keys``) or forget (None) one of our notifications on screen."""
-        store, owner = self.store, self._owner()
-        if store is None or not owner or not server_id:
-            return
-        if keys is None:
-            store.drop_bubbles(owner, server_id)
-        else:
-            store.put_bubble(owner, server_id, keys)
+        self.bubbles.record(self._owner(), server_id, keys)
 
     def stop(self) -> None:
         """Withdraw what is showing and let the backend go."""
@@ -132,12 +107,7 @@ class Screen:
                             backend.close(server_id)
                         except BackendError:
                             break
-                if owner and self.store is not None:
-                    # ours are closed; those a run before ours left, still asked, stay on screen:
-                    # the next run closes them
-                    self.store.drop_bubbles(owner)
-                    for nid, keys in self.orphans.items():
-                        self.store.put_bubble(owner, nid, keys)
+                self.bubbles.stopped(owner)
             backend.shutdown()
 
     def withdraw(self, handle: int) -> None:
@@ -163,14 +133,10 @@ class Screen:
     def _adopted(self, notice: Notice) -> bool:
         """A bubble put back after a restart that a run before ours (which crashed) left on screen
         already: that one is the handle's, not a second one."""
-        keys = {i.key for i in notice.items}
-        for nid, left in list(self.orphans.items()):
-            if keys <= left:
-                del self.orphans[nid]
-                self.handles[notice.handle] = nid
-                self._recorded(nid, sorted(left))
-                return True
-        return False
+        nid = self.bubbles.claim(self._owner(), {i.key for i in notice.items})
+        if nid is not None:
+            self.handles[notice.handle] = nid
+        return nid is not None
 
     def dismiss(self, handle: int, server_id: int) -> None:
         """Take a handle's notification off screen for good (snoozed from the bubble)."""
@@ -211,9 +177,8 @@ class Screen:
         self.handles[notice.handle] = server_id
         keys = [i.key for i in notice.items]
         self._recorded(server_id, keys)
-        for nid, left in list(self.orphans.items()):  # (this one shows them now)
-            if left & set(keys):
-                self._close_orphan(nid)
+        for nid in self.bubbles.sharing(keys):  # (this one shows them now)
+            self._close_orphan(nid)
         if self.on_shown is not None:
             self.on_shown(keys)
 
@@ -235,10 +200,7 @@ class Screen:
     def went_away(self, what: str, now: float) -> None:
         backend = self.backend
         was_online = backend is not None and backend.online
-        owner = self._owner()
-        if owner and self.store is not None:
-            self.store.drop_bubbles(owner)
-        self.orphans.clear()
+        self.bubbles.server_gone(self._owner())
         if backend is not None:
             backend.online = False
         self.handles = dict.fromkeys(self.handles, 0)  # those bubbles went with the server
@@ -248,15 +210,11 @@ class Screen:
                 if self._told_down:  # the server usually goes first (it was on that bus): told already
                     log.debug("the session bus closed too; looking for it every %d s", RECONNECT_S)
                 else:
-                    log.warning(
-                        f"the session bus went away — {self.instead} until it is back"
-                    )
+                    log.warning(f"the session bus went away — {self.instead} until it is back")
                 self._told_down = True
             self.reconnect_at = now + RECONNECT_S
         elif was_online:
-            log.warning(
-                f"the notification server went away — {self.instead} until one is back"
-            )
+            log.warning(f"the notification server went away — {self.instead} until one is back")
             self._told_down = True
 
     def on_server(self, event: str, now: float) -> None:
@@ -271,9 +229,7 @@ class Screen:
             self._ask_again(now)
         else:  # a new owner: another server, or the same one restarted
             self.handles = dict.fromkeys(self.handles, 0)
-            self.orphans.clear()  # (gone with the server that showed them)
-            if self.store is not None and self._owner():
-                self.store.keep_bubbles_of(self._owner())
+            self.bubbles.new_server(self._owner())  # (the old one's went with it)
             if was_online:
                 what = "another notification server took over"
             elif self._ever_online:

@@ -1,7 +1,10 @@
 """The notification sink: fed by the engine's transitions and turn changes, it asks the pure
 :class:`notifier.core.planner.Planner` what to raise and withdraw, and delivers that through the
 chosen backend on its own worker thread (D-Bus replies never hold up the engine). It follows the
-server coming, going and coming back, and shows again what was on screen."""
+server coming, going and coming back, and shows again what was on screen. The worker is kept
+running by a :class:`~notifier.system.supervisor.Supervisor`: if it fails it runs again (back-off,
+said once) with what is queued and what the planner knows (already notified questions stay quiet);
+only the message it was handling then is dropped."""
 
 from __future__ import annotations
 
@@ -14,7 +17,8 @@ from typing import Any
 
 from notifier.config.load import Config
 from notifier.core.model import Snapshot, Transition, TurnChange
-from notifier.core.planner import Notice, Planner, Withdraw, key_of
+from notifier.core.notices import Notice, Withdraw, key_of
+from notifier.core.planner import Planner
 from notifier.core.preferences import Preferences
 from notifier.core.quiet import in_quiet_hours, parse_quiet_hours
 from notifier.core.text import clean
@@ -23,6 +27,7 @@ from notifier.sinks.notify.choose import TRAY_ALONE, choose_backend
 from notifier.sinks.notify.render import ANSWER_PREFIX, option_actions, takes_text
 from notifier.sinks.notify.screen import Screen
 from notifier.system.processes import still_running
+from notifier.system.supervisor import Health, Supervisor
 
 log = logging.getLogger("notifier.sinks.notify")
 
@@ -50,6 +55,7 @@ class AlertSink:
         instead: str | None = None,
         on_reply: Callable[[str, str, str], None] | None = None,
         wall: Callable[[], float] = time.time,
+        health: Health | None = None,
     ) -> None:
         """``clock`` times every duration (settle, reminders, snoozes, reconnecting); ``wall``
         only tells a question's age from its time, the time of day (quiet hours) and when a
@@ -58,7 +64,7 @@ class AlertSink:
         ``on_reply(session, call, text)``: a text typed into the notification (``answer --text``).
         Without ``on_goto`` a click shows the window.
         ``instead``: what shows questions while notifications cannot (said in the log; None:
-        the tray icon)."""
+        the tray icon). ``health``: where the worker's failures are recorded (shared with the app)."""
         self.instead = TRAY_ALONE if instead is None else instead
         self.on_goto = on_goto
         self.on_answer = on_answer
@@ -90,13 +96,16 @@ class AlertSink:
             self.instead,
         )
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="pi-notifier-alerts", daemon=True)
+        self._supervisor = Supervisor("notifier", self._stop, health)
+        self._thread = threading.Thread(
+            target=self._supervisor.run, args=(self._run,), name="pi-notifier-alerts", daemon=True
+        )
 
     def _choose(self) -> tuple[Backend, str]:
         return choose_backend(
             self.config["notifications.backend"],
             self._action_from_server,
-            self._closed_by_server,
+            lambda server_id, reason: None,  # a dismissed bubble stays dismissed; reminders raise a new one
             self._server_event,
             self.config["notifications.expire"],
             self.config["notifications.sound"],
@@ -108,22 +117,29 @@ class AlertSink:
         self._screen.start()
         self._thread.start()
 
-    def stop(self) -> None:
+    def stop(self, close: bool = True) -> None:
+        """Once. ``close``: False leaves what is on screen (the app that notifies now adopts it)."""
+        if self._stop.is_set():
+            return
         self._stop.set()
         self._inbox.put(None)
         self._thread.join(2)
-        self._screen.stop()
+        if close:
+            self._screen.stop()
+        elif self._screen.backend is not None:
+            self._screen.backend.shutdown()
 
     # Sink protocol (engine thread): hand over, never block.
     def ready(self, info: Any, snapshot: Snapshot) -> None:
         self._inbox.put(("ready", {key_of(view.ref, q) for view, q in snapshot.pending}))
 
     def transitions(self, items: Sequence[Transition], snapshot: Snapshot) -> None:
-        if items:
+        if items and not self._stop.is_set():  # (stopped: nobody would read them)
             self._inbox.put(("transitions", list(items)))
 
     def turns(self, items: Sequence[TurnChange]) -> None:
-        self._inbox.put(("turns", list(items)))
+        if not self._stop.is_set():
+            self._inbox.put(("turns", list(items)))
 
     # Control (any thread): the user's snoozes and mutes, from their owner (the app).
     def set_preferences(self, preferences: Preferences) -> None:
@@ -132,6 +148,11 @@ class AlertSink:
     def set_quiet_hours(self, value: str) -> None:
         """New quiet hours (the config file changed; a value the config accepted)."""
         self._inbox.put(("quiet", parse_quiet_hours(value)))
+
+    @property
+    def shows(self) -> bool:
+        """Whether a notification server shows what this sink raises, now."""
+        return self._screen.backend is not None and self._screen.backend.online
 
     def tell(self, title: str, body: str) -> None:
         """One passing notification (what a click on a notification could not do, and what to do
@@ -148,18 +169,14 @@ class AlertSink:
                 due = reconnect_at if due is None else min(due, reconnect_at)
             # (Capped: quiet hours end at a time of day, on the wall clock.)
             timeout = None if due is None else min(MAX_WAIT_S, max(0.0, due - self.clock()))
-            if timeout is None and self.planner.holding:
-                timeout = MAX_WAIT_S  # look again soon: quiet hours end at a time of day
+            timeout = MAX_WAIT_S if timeout is None and self.planner.held else timeout  # (quiet hours end)
             try:
                 msg = self._inbox.get(timeout=timeout)
             except queue.Empty:
                 msg = ("tick", None)
             if msg is None:
                 return
-            try:
-                self._handle(msg)
-            except Exception:
-                log.exception("notification handling failed; carrying on")
+            self._handle(msg)  # (what fails here is the supervisor's: the worker runs again)
 
     def _handle(self, msg: tuple[str, Any]) -> None:
         kind, arg = msg
@@ -193,23 +210,22 @@ class AlertSink:
         quiet = in_quiet_hours(self.quiet_window, wall)
         if quiet:  # quiet hours: turn notices are dropped (questions wait for their reminders)
             actions = [a for a in actions if not (isinstance(a, Notice) and a.kind in ("idle", "failed"))]
-        held = self.planner.held
         actions += self.planner.tick(now, quiet)
-        if self.planner.held > held:
-            log.debug("quiet hours: %d question(s) held until they end", self.planner.held)
         self._deliver(actions)
 
     def _deliver(self, actions: Sequence[Notice | Withdraw]) -> None:
+        from notifier.system.focus import items_focused
+
         if self._screen.backend is None:
             return
         for action in actions:
             if isinstance(action, Withdraw):
                 self._screen.withdraw(action.handle)
-            elif self.skip_focused and _looking_at(action):
+            elif self.skip_focused and items_focused(action.items):
                 continue  # the user is looking at that session (the tray still counts it)
             else:
                 self._screen.put(action)
-        reminded = self.planner.drain_reminded()
+        reminded = self.planner.reminders.drain()
         if reminded and self.store is not None:
             self.store.mark_reminded(reminded)
 
@@ -223,9 +239,6 @@ class AlertSink:
 
     def _reply_from_server(self, server_id: int, text: str) -> None:
         self._inbox.put(("reply", (server_id, text)))
-
-    def _closed_by_server(self, server_id: int, reason: int) -> None:
-        pass  # a dismissed bubble stays dismissed; reminders raise a new one
 
     def _on_action(self, server_id: int, action: str) -> list[Notice | Withdraw]:
         handle = self._screen.handle_for(server_id)
@@ -262,7 +275,6 @@ class AlertSink:
             self.on_show(first[0], first[1])
         return []
 
-
     def _on_reply(self, server_id: int, text: str) -> None:
         """A text typed into the notification: the answer to its question, as ``answer --text``
         gives it; only where this very notification asked for one (never a dialog's, a gate's)."""
@@ -276,12 +288,6 @@ class AlertSink:
             return
         if self.on_reply is not None:
             self.on_reply(item.key[0], item.key[1], text)
-
-
-def _looking_at(notice: Notice) -> bool:
-    from notifier.system.focus import items_focused
-
-    return items_focused(notice.items)
 
 
 def _checked(t: Transition) -> Transition:

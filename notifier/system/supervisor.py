@@ -1,0 +1,109 @@
+"""Keeping a part running: the one way the app restarts what fails (the engine, the notifier).
+
+A part's work runs on its own thread inside :meth:`Supervisor.run`; when it fails (any exception,
+even a BaseException raised by a bug) the failure goes into the shared :class:`Health` record, is
+logged (with its traceback the first time of each kind, in one line after), the part puts right
+what it was doing (``recover``), and the work runs again after a back-off that doubles up to
+RESTART_MAX_S (a run of HEALTHY_S starts it over)."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from notifier.core.text import clean
+
+log = logging.getLogger(__name__)
+
+RESTART_MIN_S = 0.2  # a failed part runs again after this, doubling …
+RESTART_MAX_S = 30.0  # … up to this
+HEALTHY_S = 60.0  # a run this long resets the back-off
+
+
+class Health:
+    """What went wrong and was recovered from (any thread): the engine restarted, a sink failed.
+    The tray shows it, ``doctor`` asks for it; each kind of failure is logged with its traceback
+    once, later ones of the same kind only counted."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._problems: dict[str, dict[str, Any]] = {}
+        self._logged: set[tuple[str, str]] = set()
+
+    def failed(self, part: str, exc: BaseException, doing: str) -> bool:
+        """Record a failure of ``part``; True the first time this kind is seen (log it fully)."""
+        kind = type(exc).__name__
+        with self._lock:
+            p = self._problems.setdefault(part, {"count": 0})
+            p["count"] += 1
+            p["error"] = f"{kind}: {clean(exc, 200)}" if str(exc) else kind
+            p["doing"] = doing
+            p["at"] = time.time()
+            p.pop("recovered", None)
+            first = (part, kind) not in self._logged
+            self._logged.add((part, kind))
+        return first
+
+    def recovered(self, part: str) -> None:
+        with self._lock:
+            if part in self._problems:
+                self._problems[part]["recovered"] = True
+
+    def report(self) -> dict[str, dict[str, Any]]:
+        with self._lock:
+            return {k: dict(v) for k, v in self._problems.items()}
+
+    def lines(self) -> tuple[str, ...]:
+        """One short line per part that failed (for the tray's tooltip)."""
+        out = []
+        for part, p in sorted(self.report().items()):
+            times = f"{p['count']}×" if p["count"] > 1 else "once"
+            out.append(f"{part} failed {times} ({p['error']}); {p['doing']}")
+        return tuple(out)
+
+
+class Supervisor:
+    """Runs one part's work on the calling thread until it returns or ``stop`` is set, running it
+    again after each failure. ``failed``: the last failure while the part waits to run again."""
+
+    def __init__(self, part: str, stop: threading.Event, health: Health | None = None) -> None:
+        self.part = part
+        self.health = health if health is not None else Health()
+        self.failed: BaseException | None = None
+        self.restarts = 0
+        self._stop = stop
+
+    def run(self, work: Callable[[], None], recover: Callable[[], None] | None = None) -> None:
+        """``recover``: called after each failure, before the back-off (what ``work`` was doing
+        is put right there; what it raises is logged)."""
+        delay = RESTART_MIN_S
+        while not self._stop.is_set():
+            began = time.monotonic()
+            try:
+                work()
+                return
+            except BaseException as exc:
+                if self._stop.is_set():
+                    return
+                self.failed = exc
+                if time.monotonic() - began > HEALTHY_S:
+                    delay = RESTART_MIN_S
+                if self.health.failed(self.part, exc, f"restarted {self.restarts + 1}×"):
+                    log.error("the %s failed; restarting it in %.1f s", self.part, delay, exc_info=exc)
+                else:
+                    said = clean(exc, 200)
+                    log.error("the %s failed again (%s); restarting it in %.1f s", self.part, said, delay)
+            if recover is not None:
+                try:
+                    recover()
+                except Exception:
+                    log.exception("putting the %s right after its failure failed", self.part)
+            if self._stop.wait(delay):
+                return
+            delay = min(delay * 2, RESTART_MAX_S)
+            self.restarts += 1
+            self.failed = None
+            self.health.recovered(self.part)

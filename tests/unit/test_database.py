@@ -1,0 +1,116 @@
+"""The write-behind SQLite database under the state store (notifier.state.database), on a small
+schema of its own: what the hostile store tests do not reach (a lock held at start, a file gone
+bad in place while running, a queue that outgrows its bound)."""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from notifier.state import database
+from notifier.state.database import Database
+
+from ..conftest import wait_for
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS seen (key TEXT PRIMARY KEY);
+CREATE TABLE IF NOT EXISTS log (n INTEGER PRIMARY KEY);
+"""
+
+
+def opened(path: Path, **kw: float) -> Database:
+    return Database(str(path), SCHEMA, ("seen",), **kw)
+
+
+def seen(db: Database) -> set[str]:
+    return {k for (k,) in db._read("SELECT key FROM seen")}
+
+
+def file_rows(path: Path, sql: str) -> list[tuple[object, ...]]:
+    con = sqlite3.connect(path)
+    try:
+        return con.execute(sql).fetchall()
+    finally:
+        con.close()
+
+
+def test_a_file_locked_at_start_is_read_in_and_written_once_free(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    caplog.set_level(logging.WARNING, "notifier.state.database")
+    monkeypatch.setattr(database, "OPEN_WAIT_S", 0.05)
+    path = tmp_path / "state.sqlite3"
+    first = opened(path)
+    first._run("seen", "INSERT INTO seen VALUES (?)", ("from the last run",))
+    first.close()
+    locker = sqlite3.connect(path, isolation_level=None)
+    locker.execute("PRAGMA journal_mode=DELETE")  # (so that the lock keeps readers out too)
+    locker.execute("BEGIN EXCLUSIVE")
+    db = opened(path, write_wait_s=0.05)
+    assert not db.persistent and seen(db) == set()  # the file could not be read: memory only
+    db._run("seen", "INSERT INTO seen VALUES (?)", ("from this run",))
+    db._run("log", "INSERT INTO log VALUES (?)", (1,))
+    assert "keeping state in memory" in caplog.text
+    locker.execute("COMMIT")
+    locker.close()
+    assert db.flush(10)
+    assert db.persistent and seen(db) == {"from the last run", "from this run"}  # the file read in
+    assert file_rows(path, "SELECT key FROM seen ORDER BY key") == [("from the last run",), ("from this run",)]
+    assert file_rows(path, "SELECT n FROM log") == [(1,)]
+    assert caplog.text.count("keeping state in memory") == 1 and "can be written again" in caplog.text
+    db.close()
+
+
+def test_a_file_gone_bad_in_place_is_set_aside_and_gets_the_copy(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Only the pages of a table not kept are damaged: the file still opens, and fails when written."""
+    caplog.set_level(logging.WARNING, "notifier.state.database")
+    path = tmp_path / "state.sqlite3"
+    db = opened(path)
+    for n in range(50):
+        db._run("seen", "INSERT INTO seen VALUES (?)", (f"key {n}",))
+        db._run("log", "INSERT INTO log VALUES (?)", (n,))
+    assert db.flush()
+    other = sqlite3.connect(path)
+    other.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    page_size = other.execute("PRAGMA page_size").fetchone()[0]
+    (root,) = other.execute("SELECT rootpage FROM sqlite_master WHERE name = 'log'").fetchone()
+    other.close()
+    inode = path.stat().st_ino
+    with open(path, "r+b") as f:  # the same file (no new inode), the log's page overwritten
+        f.seek(page_size * (root - 1))
+        f.write(b"\xff" * page_size)
+    db._run("log", "INSERT INTO log VALUES (?)", (1000,))
+    db._run("seen", "INSERT INTO seen VALUES (?)", ("after",))
+    assert db.flush(10)
+    assert path.stat().st_ino != inode and caplog.text.count("set it aside") == 1
+    assert len(list(tmp_path.glob("state.sqlite3.corrupt-*"))) >= 1
+    assert len(file_rows(path, "SELECT key FROM seen")) == 51  # everything the run kept
+    assert file_rows(path, "SELECT n FROM log") == [(1000,)]
+    db.close()
+
+
+def test_changes_beyond_the_bound_keep_the_kept_tables_and_drop_the_oldest_others(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    caplog.set_level(logging.WARNING, "notifier.state.database")
+    monkeypatch.setattr(database, "MAX_PENDING", 10)
+    path = tmp_path / "state.sqlite3"
+    db = opened(path, write_wait_s=0.05)
+    locker = sqlite3.connect(path, isolation_level=None)
+    locker.execute("BEGIN IMMEDIATE")  # no writer but this one
+    for n in range(30):
+        db._run("seen", "INSERT INTO seen VALUES (?)", (f"key {n}",))
+        db._run("log", "INSERT INTO log VALUES (?)", (n,))
+    wait_for(lambda: db.unwritten <= 5, 10, "the queue to be cut to its bound")
+    assert "dropping the oldest history" in caplog.text
+    locker.execute("COMMIT")
+    locker.close()
+    assert db.flush(10)
+    assert len(file_rows(path, "SELECT key FROM seen")) == 30  # written whole from memory
+    assert file_rows(path, "SELECT n FROM log ORDER BY n") == [(n,) for n in range(25, 30)]  # the newest
+    db.close()

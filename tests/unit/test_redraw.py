@@ -1,0 +1,61 @@
+"""The UI thread (app/redraw.py) on its own: it draws what the app's UiState says, and a drawing
+that fails is the supervisor's (recorded, said once) — the next change draws again."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from notifier.app.redraw import Redraw
+from notifier.app.window_process import WindowProcess
+from notifier.config.load import Config
+from notifier.core.model import Snapshot
+from notifier.core.preferences import Preferences
+from notifier.system.supervisor import Health
+from notifier.ui.state import UiState
+
+from ..conftest import wait_for
+
+
+class Tray:
+    """Stands in for ``ui/tray.Tray``: what it was asked to draw; the first drawing fails."""
+
+    def __init__(self) -> None:
+        self.drawn: list[tuple[UiState, str]] = []
+        self.failures = 1
+
+    def update(self, state: UiState, quiet_hours: str) -> None:
+        if self.failures:
+            self.failures -= 1
+            raise RuntimeError("drawing broke")
+        self.drawn.append((state, quiet_hours))
+
+
+def test_a_failed_drawing_is_recorded_and_the_next_change_draws_again(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    stop, health, tray = threading.Event(), Health(), Tray()
+    config = Config()
+    config.values["quiet_hours"] = "22:00-07:00"
+    state = UiState(Snapshot(), Preferences(muted=frozenset({"shop"})), ("engine failed once (Boom); restarted 1×",))
+    states: list[Any] = [state]
+    redraw = Redraw(lambda: states[-1], WindowProcess(str(tmp_path / "unused.sock")), lambda: tray, config, health, stop)
+    redraw.start()
+    try:
+        redraw.changed()
+        wait_for(lambda: health.report().get("tray and window", {}).get("recovered"), 10, "the UI thread again")
+        assert tray.drawn == []  # (nothing changed since: nothing drawn)
+        later = UiState(Snapshot(taken_at=5.0), Preferences(snooze_all_until=1e12))
+        states.append(later)
+        redraw.changed()
+        wait_for(lambda: tray.drawn, 10, "drawn again")
+        assert tray.drawn == [(later, "22:00-07:00")]  # the state the app built, as it is now
+        report = health.report()["tray and window"]
+        assert report["count"] == 1 and "drawing broke" in report["error"]
+        assert len([r for r in caplog.records if "the tray and window failed" in r.getMessage()]) == 1
+    finally:
+        stop.set()
+        redraw.changed()
