@@ -13,5 +13,5 @@ only renders and delivers:
 - :mod:`.dbus`: D-Bus through jeepney, following the server; the real round-trip check
 - :mod:`.fallback`: plyer, and powershell.exe toasts on WSL
 - :mod:`.choose`: which backend delivers here, and the doctor line
-- :mod:`.sink`: :class:`AlertSink`, its worker thread, the server coming and going
+- :mod:`.sink`: :class:`~.sink.AlertSink`, its worker thread, the server coming and going
 """
