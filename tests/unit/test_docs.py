@@ -101,8 +101,11 @@ def test_the_readme_shows_the_commands_it_promises() -> None:
 
 PACKAGE = ROOT / "notifier"
 SUBPACKAGES = sorted(p.name for p in PACKAGE.iterdir() if (p / "__init__.py").exists())
-# ``notifier/…`` (a file or folder), and ``core/board.py`` as the docs write a module of a package
-CITED_PATH = re.compile(rf"(?<![\w/.-])(?:notifier/[\w/.-]*\w|(?:{'|'.join(SUBPACKAGES)})/[\w/-]*\.py\b)")
+# ``notifier/…`` or ``tests/…`` (a file or folder of the repository), and ``core/board.py`` as the
+# docs write a module of a package
+TOP = r"(?:\.\./)?(?:notifier|tests|bench|packaging|assets|\.ci)"
+CITED_PATH = re.compile(rf"(?<![\w/.-])(?:{TOP}/[\w/.-]*\w|(?:{'|'.join(SUBPACKAGES)})/[\w/-]*\.py\b)")
+MADE = ("bench/out",)  # (made by a run: not in the repository)
 CITED_DOTTED = re.compile(r"(?<![\w./-])notifier(?:\.\w+)+")
 ROLE = re.compile(r":(mod|func|class|meth|attr|data|exc|obj):`(?:[^`<]*<)?~?([\w.]+)>?`")
 CITING = [
@@ -182,7 +185,10 @@ def stale_citations(file: Path, text: str | None = None) -> list[str]:
     bad = []
     for line, part in texts(file, text):
         for path in CITED_PATH.findall(part):
-            target = ROOT / path if path.startswith("notifier/") else PACKAGE / path
+            path = path.removeprefix("../")
+            target = PACKAGE / path if path.split("/")[0] in SUBPACKAGES else ROOT / path
+            if path.startswith(MADE):
+                continue
             if not (target.exists() or target.with_name(target.name + ".py").exists()):
                 bad.append(f"{line}: {path} (no such file)")
         for dotted in CITED_DOTTED.findall(part):
@@ -217,11 +223,12 @@ def test_a_stale_citation_is_found() -> None:
         "`notifier/core/board.py` `core/reducer.py` `notifier.core.board.Board.snapshot` are there;\n"
         "so are `notifier/resources/pi-extension/` and `notifier.core.text.clean`, and\n"
         "`notifier/core/boards.py`, `ui/traymenu.py`, `notifier.core.board.Board.set_processes`,\n"
-        "`notifier.engine.supervise` are not.\n"
+        "`notifier.engine.supervise`, [a test](../tests/unit/test_boards.py) are not.\n"
     )
     assert stale_citations(page, text) == [
         "1: notifier/core/boards.py (no such file)",
         "1: ui/traymenu.py (no such file)",
+        "1: tests/unit/test_boards.py (no such file)",
         "1: notifier.core.board.Board.set_processes (notifier.core.board.Board has no set_processes)",
         "1: notifier.engine.supervise (notifier.engine has no supervise)",
     ]
@@ -246,3 +253,21 @@ def test_a_stale_citation_is_found() -> None:
 def test_every_cited_module_and_file_is_there(file: Path) -> None:
     bad = stale_citations(file)
     assert not bad, f"{file.relative_to(ROOT)} cites what is not there:\n" + "\n".join(bad)
+
+
+def test_testing_md_lists_what_ci_installs() -> None:
+    """docs/testing.md §6 names every package ``.ci/run`` installs, and no other."""
+    script = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    command = re.search(r"^\s*apt-get install (.*?)(?<!\\)$", script, re.M | re.S)
+    assert command, ".ci/run installs nothing with apt-get"
+    words = command.group(1).replace("\\\n", " ").split()
+    installed = [w for w in words if not w.startswith("-") and "::" not in w]  # (not its options)
+    page = (ROOT / "docs" / "testing.md").read_text(encoding="utf-8")
+    section = page[page.index("## §6") :]
+    listed = re.search(r"`--no-install-recommends`:\s*`([^`]+)`", section)
+    assert listed, "docs/testing.md §6 lists no packages"
+    assert listed.group(1).split() == installed
+    npm = re.findall(r"(@?[\w.-]+(?:/[\w.-]+)?@\d[\w.]*)", script)  # (name@version, pinned)
+    assert npm, ".ci/run installs nothing with npm"
+    unnamed = [package for package in npm if f"`{package}`" not in section]
+    assert not unnamed, f"docs/testing.md §6 does not name {unnamed}, which .ci/run installs"
