@@ -101,10 +101,13 @@ def test_the_readme_shows_the_commands_it_promises() -> None:
 
 PACKAGE = ROOT / "notifier"
 SUBPACKAGES = sorted(p.name for p in PACKAGE.iterdir() if (p / "__init__.py").exists())
-# ``notifier/…`` or ``tests/…`` (a file or folder of the repository), and ``core/board.py`` as the
-# docs write a module of a package
+# ``notifier/…`` or ``tests/…`` (a file or folder of the repository), and ``core/board.py`` or
+# `core/jsonbound` (in backticks) as the docs write a module of a package
 TOP = r"(?:\.\./)?(?:notifier|tests|bench|packaging|assets|\.ci)"
-CITED_PATH = re.compile(rf"(?<![\w/.-])(?:{TOP}/[\w/.-]*\w|(?:{'|'.join(SUBPACKAGES)})/[\w/-]*\.py\b)")
+SHORT = "|".join(SUBPACKAGES)
+CITED_PATH = re.compile(
+    rf"(?<![\w/.-])(?:{TOP}/[\w/.-]*\w|(?:{SHORT})/[\w/-]*\.py\b|(?<=`)(?:{SHORT})/[\w/]*\w(?=`))"
+)
 MADE = ("bench/out",)  # (made by a run: not in the repository)
 CITED_DOTTED = re.compile(r"(?<![\w./-])notifier(?:\.\w+)+")
 ROLE = re.compile(r":(mod|func|class|meth|attr|data|exc|obj):`(?:[^`<]*<)?~?([\w.]+)>?`")
@@ -220,14 +223,16 @@ def stale_citations(file: Path, text: str | None = None) -> list[str]:
 def test_a_stale_citation_is_found() -> None:
     page = ROOT / "docs" / "probe.md"
     text = (
-        "`notifier/core/board.py` `core/reducer.py` `notifier.core.board.Board.snapshot` are there;\n"
-        "so are `notifier/resources/pi-extension/` and `notifier.core.text.clean`, and\n"
-        "`notifier/core/boards.py`, `ui/traymenu.py`, `notifier.core.board.Board.set_processes`,\n"
-        "`notifier.engine.supervise`, [a test](../tests/unit/test_boards.py) are not.\n"
+        "`notifier/core/board.py` `core/reducer.py` `core/jsonbound` `notifier.core.board.Board.snapshot`\n"
+        "are there; so are `notifier/resources/pi-extension/` and `notifier.core.text.clean`, and\n"
+        "`notifier/core/boards.py`, `ui/traymenu.py`, `app/tray`,\n"
+        "`notifier.core.board.Board.set_processes`, `notifier.engine.supervise`,\n"
+        "[a test](../tests/unit/test_boards.py) are not.\n"
     )
     assert stale_citations(page, text) == [
         "1: notifier/core/boards.py (no such file)",
         "1: ui/traymenu.py (no such file)",
+        "1: app/tray (no such file)",
         "1: tests/unit/test_boards.py (no such file)",
         "1: notifier.core.board.Board.set_processes (notifier.core.board.Board has no set_processes)",
         "1: notifier.engine.supervise (notifier.engine has no supervise)",
