@@ -109,6 +109,8 @@ CITED_PATH = re.compile(
     rf"(?<![\w/.-])(?:{TOP}/[\w/.-]*\w|(?:{SHORT})/[\w/-]*\.py\b|(?<=`)(?:{SHORT})/[\w/]*\w(?=`))"
 )
 MADE = ("bench/out",)  # (made by a run: not in the repository)
+CITED_NAME = re.compile(rf"(?<=`)((?:{SHORT})/[\w/]*\w)\.([A-Za-z_]\w*(?:\.\w+)*)(?=`)")  # `core/text.clean`
+FILE_TYPES = {"py", "ts", "md", "json", "jsonl", "toml", "sqlite3", "png", "svg", "desktop", "service"}
 CITED_DOTTED = re.compile(r"(?<![\w./-])notifier(?:\.\w+)+")
 ROLE = re.compile(r":(mod|func|class|meth|attr|data|exc|obj):`(?:[^`<]*<)?~?([\w.]+)>?`")
 CITING = [
@@ -194,6 +196,10 @@ def stale_citations(file: Path, text: str | None = None) -> list[str]:
                 continue
             if not (target.exists() or target.with_name(target.name + ".py").exists()):
                 bad.append(f"{line}: {path} (no such file)")
+        for module, name in CITED_NAME.findall(part):
+            dotted = f"notifier.{module.replace('/', '.')}.{name}"
+            if name.split(".")[0] not in FILE_TYPES and (why := missing(dotted)):
+                bad.append(f"{line}: {module}.{name} ({why})")
         for dotted in CITED_DOTTED.findall(part):
             if why := missing(dotted):
                 bad.append(f"{line}: {dotted} ({why})")
@@ -223,9 +229,10 @@ def stale_citations(file: Path, text: str | None = None) -> list[str]:
 def test_a_stale_citation_is_found() -> None:
     page = ROOT / "docs" / "probe.md"
     text = (
-        "`notifier/core/board.py` `core/reducer.py` `core/jsonbound` `notifier.core.board.Board.snapshot`\n"
+        "`notifier/core/board.py` `core/reducer.py` `core/jsonbound` `core/text.clean`\n"
+        "`notifier.core.board.Board.snapshot`\n"
         "are there; so are `notifier/resources/pi-extension/` and `notifier.core.text.clean`, and\n"
-        "`notifier/core/boards.py`, `ui/traymenu.py`, `app/tray`,\n"
+        "`notifier/core/boards.py`, `ui/traymenu.py`, `app/tray`, `core/text.scrub`,\n"
         "`notifier.core.board.Board.set_processes`, `notifier.engine.supervise`,\n"
         "[a test](../tests/unit/test_boards.py) are not.\n"
     )
@@ -234,6 +241,7 @@ def test_a_stale_citation_is_found() -> None:
         "1: ui/traymenu.py (no such file)",
         "1: app/tray (no such file)",
         "1: tests/unit/test_boards.py (no such file)",
+        "1: core/text.scrub (notifier.core.text has no scrub)",
         "1: notifier.core.board.Board.set_processes (notifier.core.board.Board has no set_processes)",
         "1: notifier.engine.supervise (notifier.engine has no supervise)",
     ]
