@@ -14,29 +14,8 @@ from collections.abc import Mapping
 from typing import Any
 
 MAX_DEPTH = 64  # pi's own entries nest < 12 levels; tool arguments a few more
-_OPENERS = (b"[", b"{")
 _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
 _PAIR = re.compile(rb"\[\]|\{\}")
-
-
-_LONG = 1 << 16  # from this length on, brackets are counted by searching for them (see below)
-
-
-def _openers_over(raw: bytes, limit: int) -> bool:
-    """Whether ``raw`` holds more than ``limit`` opening brackets (anywhere, strings included).
-    A long line is searched for them (memchr) and left at the first one over the limit: a tool
-    result of megabytes usually holds a handful, and ``count`` steps through every byte."""
-    if len(raw) < _LONG or limit < 0:
-        return raw.count(_OPENERS[0]) + raw.count(_OPENERS[1]) > limit
-    seen = 0
-    for opener in _OPENERS:
-        at = raw.find(opener)
-        while at >= 0:
-            seen += 1
-            if seen > limit:
-                return True
-            at = raw.find(opener, at + 1)
-    return False
 
 
 class BoundedJSONError(ValueError):
@@ -97,11 +76,9 @@ def loads(data: bytes | str, max_bytes: int | None = None, max_depth: int = MAX_
     raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
     if max_bytes is not None and len(raw) > max_bytes:
         raise BoundedJSONError(f"longer than {max_bytes} bytes")
-    # Counting brackets is a fast C loop; only a line that could be too deep is checked exactly.
-    if _openers_over(raw, max_depth):
-        reason = _too_deep(raw, max_depth)
-        if reason is not None:
-            raise BoundedJSONError(reason)
+    reason = _too_deep(raw, max_depth)
+    if reason is not None:
+        raise BoundedJSONError(reason)
     text = raw.decode("utf-8")
     try:
         return json.loads(text)
@@ -117,12 +94,6 @@ MAX_STR = 16_384  # characters in one string
 MAX_ITEMS = 1_000  # entries in one list or object
 BUDGET_CHARS = 512 << 10  # characters in all strings together
 BUDGET_NODES = 20_000  # values in all
-# A value parsed by :func:`loads` from at most SMALL bytes is within every bound :func:`shrink`
-# puts on it with these limits (or larger ones): each of its characters and values takes at
-# least one byte of the text, a list or object of more than MAX_ITEMS entries more than
-# 2 × MAX_ITEMS bytes, and loads() capped its depth. shrink() gives it back equal, and no
-# budget runs out, so a caller that knows the size may use such a value as it is.
-SMALL = 2 * MAX_ITEMS
 
 
 class Budget:
@@ -151,32 +122,23 @@ def shrink(
 
 
 def _shrink(value: Any, budget: Budget, max_str: int, max_items: int, depth: int) -> Any:
-    # What json.loads makes (exact str, dict, list, scalars) takes the short paths; any other
-    # value (a str subclass, another Mapping) the general ones. The result is the same.
     budget.nodes -= 1
-    kind = type(value)
-    if kind is str or isinstance(value, str):
+    if isinstance(value, str):
         keep = max(0, min(len(value), max_str, budget.chars))
         budget.chars -= keep
         return value if keep == len(value) else value[:keep]
-    if value is None or kind is int or kind is bool or kind is float or isinstance(value, (bool, int, float)):
+    if value is None or isinstance(value, (bool, int, float)):
         return value
     if depth <= 0:
         return None
-    if kind is list or isinstance(value, list):
+    if isinstance(value, list):
         out: list[Any] = []
         for item in value[:max_items]:
             if budget.nodes <= 0:
                 break
-            if type(item) is str:  # a leaf, inline: as _shrink would
-                budget.nodes -= 1
-                keep = max(0, min(len(item), max_str, budget.chars))
-                budget.chars -= keep
-                out.append(item if keep == len(item) else item[:keep])
-            else:
-                out.append(_shrink(item, budget, max_str, max_items, depth - 1))
+            out.append(_shrink(item, budget, max_str, max_items, depth - 1))
         return out
-    if kind is dict or isinstance(value, Mapping):
+    if isinstance(value, Mapping):
         obj: dict[str, Any] = {}
         for count, (key, item) in enumerate(value.items()):
             if count >= max_items or budget.nodes <= 0:
@@ -184,12 +146,6 @@ def _shrink(value: Any, budget: Budget, max_str: int, max_items: int, depth: int
             if not isinstance(key, str) or len(key) > max_str:
                 continue
             budget.chars -= len(key)
-            if type(item) is str:  # a leaf, inline: as _shrink would
-                budget.nodes -= 1
-                keep = max(0, min(len(item), max_str, budget.chars))
-                budget.chars -= keep
-                obj[key] = item if keep == len(item) else item[:keep]
-            else:
-                obj[key] = _shrink(item, budget, max_str, max_items, depth - 1)
+            obj[key] = _shrink(item, budget, max_str, max_items, depth - 1)
         return obj
     return None
