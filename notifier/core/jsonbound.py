@@ -22,32 +22,6 @@ class BoundedJSONError(ValueError):
     """The input is not JSON, too large or too deeply nested (the message says which)."""
 
 
-def nesting_depth(data: bytes, stop_at: int | None = None) -> int:
-    """The deepest ``[``/``{`` nesting of ``data`` outside strings (``stop_at``: return as soon as
-    it is exceeded). A Python loop: the reference for :func:`_too_deep`, which runs at C speed."""
-    depth = deepest = 0
-    in_string = escaped = False
-    for byte in data:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif byte == 0x5C:  # backslash
-                escaped = True
-            elif byte == 0x22:  # quote
-                in_string = False
-        elif byte == 0x22:
-            in_string = True
-        elif byte in (0x5B, 0x7B):
-            depth += 1
-            if depth > deepest:
-                deepest = depth
-                if stop_at is not None and deepest > stop_at:
-                    return deepest
-        elif byte in (0x5D, 0x7D):
-            depth -= 1
-    return deepest
-
-
 def _too_deep(raw: bytes, max_depth: int) -> str | None:
     """Why ``raw`` must not reach the decoder (too deep, or brackets that cannot be JSON), else
     ``None``. Only C-speed bytes operations, linear in ``len(raw)``:
@@ -57,7 +31,8 @@ def _too_deep(raw: bytes, max_depth: int) -> str | None:
     3. strip innermost ``[]``/``{}`` pairs: a balanced sequence of depth d is gone after d passes.
 
     Exact for valid JSON; for invalid JSON the brackets the decoder would see before failing are
-    a prefix of what is checked here, so the decoder never recurses deeper than ``max_depth``."""
+    a prefix of what is checked here, so the decoder never recurses deeper than ``max_depth``
+    (tests/hostile/test_tail.py checks it against a plain loop over the bytes)."""
     outside = b"".join(raw.replace(b"\\\\", b"").replace(b'\\"', b"").split(b'"')[::2])
     brackets = outside.translate(None, _NOT_BRACKETS)
     for _ in range(max_depth):

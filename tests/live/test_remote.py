@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from notifier.core import shellcmd
 from notifier.core.text import clean
 
 from ..app_process import AppProcess
@@ -508,7 +509,7 @@ def test_goto_command_from_the_remote_location(tmp_path: Path, monkeypatch: pyte
     fake.write_text('#!/bin/sh\necho \'{"pid": 5, "tty": null, "tmux": {"socket": "/tmp/x", "session": "work", "window": "2", "pane": "%3"}}\'\n')
     fake.chmod(0o755)
     monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
-    cmd = over_ssh.goto_command(Remote("devbox", ssh="me@devbox", ssh_options=("-p", "2222")), "abc")
+    cmd = shellcmd.join(over_ssh.goto_argv(Remote("devbox", ssh="me@devbox", ssh_options=("-p", "2222")), "abc"))
     assert cmd == "ssh -t -p 2222 me@devbox tmux attach -t work:2"
 
 

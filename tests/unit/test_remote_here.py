@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from notifier.core import shellcmd
 from notifier.core.model import Question, QuestionItem, SessionRef, SessionView, remote_key
 from notifier.core.notices import Item
 from notifier.core.text import clean
@@ -41,9 +42,7 @@ def test_a_remote_question_is_never_focused_here(monkeypatch: pytest.MonkeyPatch
     assert focus.items_focused([local])  # the stand-ins do say "focused" for a local one
     assert not focus.items_focused([remote])
     assert not focus.items_focused([local, remote])
-    assert focus.is_session_focused(SessionView(LOCAL, "needs_input", (Q,), (), True, 100.0))
-    assert not focus.is_session_focused(SessionView(REMOTE, "needs_input", (Q,), (), None, 100.0))
-    assert asked == [[LOCAL.key], [LOCAL.key]]  # a remote session is not even looked for here
+    assert asked == [[LOCAL.key]]  # a remote session is not even looked for here
 
 
 def test_resume_command_of_a_remote_session_runs_there(tmp_path: Path) -> None:
@@ -75,7 +74,7 @@ def test_remote_goto_quotes_the_tmux_target_for_the_remote_shell(tmp_path: Path,
     (bin_dir / "pi-notifier").chmod(0o755)
     monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
     monkeypatch.chdir(tmp_path)
-    cmd = over_ssh.goto_command(Remote("devbox", ssh="me@devbox", ssh_options=("-p", "2222")), "abc")
+    cmd = shellcmd.join(over_ssh.goto_argv(Remote("devbox", ssh="me@devbox", ssh_options=("-p", "2222")), "abc"))
     assert cmd.startswith("ssh -t -p 2222 me@devbox tmux attach -t ")
     subprocess.run(["sh", "-c", cmd], check=True, timeout=30, cwd=tmp_path)
     assert json.loads((tmp_path / "tmux.json").read_text()) == ["attach", "-t", f"{name}:2"]
@@ -84,7 +83,7 @@ def test_remote_goto_quotes_the_tmux_target_for_the_remote_shell(tmp_path: Path,
     (bin_dir / "pi-notifier").write_text(
         '#!/bin/sh\necho \'{"pid": 5, "tty": null, "tmux": {"socket": "/tmp/x", "session": "work", "window": "2"}}\'\n'
     )
-    plain = over_ssh.goto_command(Remote("devbox", ssh="me@devbox", ssh_options=("-p", "2222")), "abc")
+    plain = shellcmd.join(over_ssh.goto_argv(Remote("devbox", ssh="me@devbox", ssh_options=("-p", "2222")), "abc"))
     assert plain == "ssh -t -p 2222 me@devbox tmux attach -t work:2"
 
 
