@@ -29,7 +29,7 @@ from notifier.sinks.notify.screen import Screen
 from notifier.system.processes import still_running
 from notifier.system.supervisor import Health, Supervisor
 
-log = logging.getLogger("notifier.sinks.notify")
+log = logging.getLogger(__name__)
 
 SNOOZE_S = 15 * 60
 MAX_WAIT_S = 60.0
