@@ -1,4 +1,5 @@
-"""Keeping a part running: the one way the app restarts what fails (the engine, the notifier).
+"""Keeping a part running: the one way the app restarts what fails (the engine, the notifier's
+worker, the liveness probe, the UI thread).
 
 A part's work runs on its own thread inside :meth:`Supervisor.run`; when it fails (any exception,
 even a BaseException raised by a bug) the failure goes into the shared :class:`FailureLog` record, is

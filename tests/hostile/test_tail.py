@@ -3,6 +3,7 @@ rewrites in place must never stop the notifier seeing the next good question."""
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
@@ -32,7 +33,7 @@ from notifier.sessions.tail import Tailer
 
 from ..conftest import FIXTURES, wait_for
 from ..harness import Harness
-from ..live.writer import answer, append, ask, header, line, user
+from ..writer import answer, append, ask, header, line, user
 
 CATALOG = QuestionCatalog()
 
@@ -130,6 +131,12 @@ def _deep(depth: int, inside: bool) -> bytes:
     ).encode()
 
 
+@functools.cache
+def _many_questions() -> bytes:
+    """5,000 questions of 3,000 options each in one line (built once: it takes seconds)."""
+    return ask("many-n", args={"questions": [{"question": f"q{i}", "options": ["a"] * 3000} for i in range(5000)]})
+
+
 HOSTILE_LINES: list[Callable[[int], bytes]] = [
     lambda n: _deep(1000 + n, inside=True),  # the model writes these: prompt injection is enough
     lambda n: _deep(100_000 + n, inside=False),
@@ -142,9 +149,7 @@ HOSTILE_LINES: list[Callable[[int], bytes]] = [
     lambda n: b"[" * (n + 1) + b"\n",  # unbalanced
     lambda n: b"1" * (5000 + n) + b"\n",  # an integer too long to convert
     lambda n: ask(f"big{n}", "Q" * (10 << 20)),  # a 10 MB single value
-    lambda n: ask(
-        f"many{n}", args={"questions": [{"question": f"q{i}", "options": ["a"] * 3000} for i in range(5000)]}
-    ),
+    lambda n: _many_questions().replace(b"many-n", f"many{n}".encode(), 1),  # 58 MB: over max_line
     lambda n: line(
         {
             "type": "message",

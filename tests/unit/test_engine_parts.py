@@ -18,7 +18,7 @@ from notifier.pi.extraction import extract
 from notifier.system.supervisor import FailureLog, Supervisor
 from notifier.watch.watchlimit import WatchLimit
 
-from ..live.writer import answer, append, ask, header, user
+from ..writer import answer, append, ask, header, user
 
 
 class Clock:

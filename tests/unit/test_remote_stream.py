@@ -139,40 +139,49 @@ class Clock:
 
 
 def test_push_sink_timing_and_away() -> None:
-    from notifier.sinks.push import PushSink
+    """With ``push.when = "away"``, a due question is pushed only when the desktop says it is
+    away; unknown presence counts as present, and the question is looked at again
+    AWAY_RECHECK_S later (on the sink's clock), not sooner."""
+    from notifier.sinks.push import AWAY_RECHECK_S, GROUP_S, PushSink
 
     config = Config()
     config.values.update({"push.urls": ["json://x"], "push.after": 0.0, "push.when": "away"})
-    sent: list[tuple[str, str]] = []
-    done = threading.Event()
-    away = [None]
-
-    def send(urls: Any, title: str, body: str) -> bool:
-        sent.append((title, body))
-        done.set()
-        return True
-
-    looks: list[bool | None] = []
+    clock = Clock()
+    away: list[bool | None] = [None]
+    looks: list[tuple[float, bool | None]] = []  # (the sink's time, what the look said)
+    sent: list[tuple[str, list[tuple[float, bool | None]]]] = []  # (title, the looks so far)
+    pushed = threading.Semaphore(0)
 
     def look() -> bool | None:
-        looks.append(away[0])
+        looks.append((clock.t, away[0]))
         return away[0]
 
-    sink = PushSink(config, send=send, away=look)
+    def send(urls: Any, title: str, body: str) -> bool:
+        sent.append((title, list(looks)))
+        pushed.release()
+        return True
+
+    a = SessionRef(remote_key("devbox", "/s/a"), "i", "/w/webshop", None, "devbox")
+    b = SessionRef(remote_key("devbox", "/s/b"), "i", "/w/shop", None, "devbox")
+    sink = PushSink(config, send=send, away=look, clock=clock)
     sink.start()
     try:
-        ref = SessionRef(remote_key("devbox", "/s"), "i", "/w/webshop", None, "devbox")
-        sink.transitions([Transition("needs_input", ref, q("a"), NOW)], None)  # type: ignore[arg-type]
-        # unknown presence counts as present: not pushed, but kept for later
+        sink.transitions([Transition("needs_input", a, q("a"), NOW)], None)  # type: ignore[arg-type]
         wait_for(lambda: looks, 5, "a look at the desktop")
-        wait_for(lambda: sink._due and sink._due[0][0] >= 30, 5, "the next look in 30 s")
-        assert not sent
-        away[0] = True  # type: ignore[call-overload]
-        with sink._lock:  # the next look comes now instead of in 30 s
-            sink._due = [(0.0, 0, (ref.key, "a"))]
-            sink._lock.notify_all()
-        done.wait(10)
-        assert sent == [("devbox · webshop needs an answer", "Q?")]
+        assert looks == [(0.0, None)]
+        # Away now, earlier than a's next look: a new question b is due at once (push.after 0)
+        # and goes out alone; a, looked at again only in AWAY_RECHECK_S, is not in its group.
+        away[0] = True
+        clock.t = AWAY_RECHECK_S - GROUP_S - 1.0
+        sink.transitions([Transition("needs_input", b, q("b"), NOW)], None)  # type: ignore[arg-type]
+        assert pushed.acquire(timeout=10), "b was not pushed"
+        assert sent == [("devbox · shop needs an answer", [(0.0, None), (clock.t, True)])]
+        # a's time comes: any handover wakes the timer (here b resolved), which looks and pushes a.
+        clock.t = AWAY_RECHECK_S
+        sink.transitions([Transition("resolved", b, q("b"), NOW)], None)  # type: ignore[arg-type]
+        assert pushed.acquire(timeout=10), "a was not pushed at its next look"
+        assert sent[1] == ("devbox · webshop needs an answer", [*sent[0][1], (AWAY_RECHECK_S, True)])
+        wait_for(lambda: sink.sent == 2, 5, "both pushes counted as sent")
     finally:
         sink.stop()
 

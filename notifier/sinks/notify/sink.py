@@ -210,7 +210,9 @@ class AlertSink:
         quiet = in_quiet_hours(self.quiet_window, wall)
         if quiet:  # quiet hours: turn notices are dropped (questions wait for their reminders)
             actions = [a for a in actions if not (isinstance(a, Notice) and a.kind in ("idle", "failed"))]
-        actions += self.planner.tick(now, quiet)
+        held, actions = self.planner.held, actions + self.planner.tick(now, quiet)
+        if self.planner.held > held:
+            log.debug("quiet hours: %d question(s) held until they end", self.planner.held)
         self._deliver(actions)
 
     def _deliver(self, actions: Sequence[Notice | Withdraw]) -> None:

@@ -14,7 +14,7 @@ from notifier.watch.observer import Watcher
 from ..app_process import AppProcess
 from ..conftest import wait_for
 from ..harness import Harness
-from .writer import answer, append, ask, header, line, user
+from ..writer import answer, append, ask, header, line, user
 
 
 def test_new_nested_folder_and_file(tmp_path: Path) -> None:

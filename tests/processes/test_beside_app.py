@@ -18,8 +18,8 @@ from notifier.control.client import request
 
 from ..app_process import AppProcess
 from ..conftest import ROOT, cli, wait_for
+from ..writer import append, ask, header, user
 from .test_lifecycle import headless_env
-from .writer import append, ask, header, user
 
 
 def _app(sessions: Path, *more: str) -> AppProcess:
