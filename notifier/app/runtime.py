@@ -50,7 +50,7 @@ from notifier.engine.options import engine_options
 from notifier.engine.sinks import Sink
 from notifier.sinks.history import HistorySink
 from notifier.sinks.jsonout import JsonSink
-from notifier.system.supervisor import Health as HealthLog
+from notifier.system.supervisor import FailureLog
 from notifier.ui.state import UiState
 
 if TYPE_CHECKING:
@@ -90,7 +90,7 @@ class App:
         self.tray: Any = None
         self.server: Server | None = None
         self.lock: InstanceLock | None = None
-        self.health = HealthLog()  # shared with the engine and the notifier: what failed and was recovered
+        self.health = FailureLog()  # shared with the engine and the notifier: what failed and was recovered
         decorate = WindowDecoration(lambda: self.preferences.value, self._changed, self.stop_event)
         self.window = WindowProcess(self.socket, decorate=decorate)
         self.redraw = Redraw(

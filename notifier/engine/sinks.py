@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from notifier.core.model import Snapshot, Transition
-from notifier.system.supervisor import Health
+from notifier.system.supervisor import FailureLog
 
 log = logging.getLogger(__name__)
 
@@ -27,7 +27,7 @@ class Sink(Protocol):
     def transitions(self, items: Sequence[Transition], snapshot: Snapshot) -> None: ...
 
 
-def deliver(health: Health, sink: object, what: str, call: Callable[[], None]) -> None:
+def deliver(health: FailureLog, sink: object, what: str, call: Callable[[], None]) -> None:
     """Hand something to one sink; whatever it raises stays there (logged once per kind),
     the other sinks still get theirs."""
     try:

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from notifier.core import shellcmd
 from notifier.core.text import clean
 from notifier.ui.view import resume_command
 
@@ -45,7 +46,7 @@ def test_remote_goto_quotes_the_tmux_target_for_the_remote_shell(tmp_path: Path,
     (bin_dir / "pi-notifier").chmod(0o755)
     monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
     monkeypatch.chdir(tmp_path)
-    cmd = over_ssh.goto_command(Remote("devbox", ssh="me@devbox", ssh_options=("-p", "2222")), "abc")
+    cmd = shellcmd.join(over_ssh.goto_argv(Remote("devbox", ssh="me@devbox", ssh_options=("-p", "2222")), "abc"))
     assert cmd.startswith("ssh -t -p 2222 me@devbox tmux attach -t ")
     subprocess.run(["sh", "-c", cmd], check=True, timeout=30, cwd=tmp_path)
     assert json.loads((tmp_path / "tmux.json").read_text()) == ["attach", "-t", f"{name}:2"]
@@ -54,7 +55,7 @@ def test_remote_goto_quotes_the_tmux_target_for_the_remote_shell(tmp_path: Path,
     (bin_dir / "pi-notifier").write_text(
         '#!/bin/sh\necho \'{"pid": 5, "tty": null, "tmux": {"socket": "/tmp/x", "session": "work", "window": "2"}}\'\n'
     )
-    plain = over_ssh.goto_command(Remote("devbox", ssh="me@devbox", ssh_options=("-p", "2222")), "abc")
+    plain = shellcmd.join(over_ssh.goto_argv(Remote("devbox", ssh="me@devbox", ssh_options=("-p", "2222")), "abc"))
     assert plain == "ssh -t -p 2222 me@devbox tmux attach -t work:2"
 
 

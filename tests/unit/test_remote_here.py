@@ -34,6 +34,4 @@ def test_a_remote_question_is_never_focused_here(monkeypatch: pytest.MonkeyPatch
     assert focus.items_focused([local])  # the stand-ins do say "focused" for a local one
     assert not focus.items_focused([remote])
     assert not focus.items_focused([local, remote])
-    assert focus.is_session_focused(SessionView(LOCAL, "needs_input", (Q,), (), True, 100.0))
-    assert not focus.is_session_focused(SessionView(REMOTE, "needs_input", (Q,), (), None, 100.0))
-    assert asked == [[LOCAL.key], [LOCAL.key]]  # a remote session is not even looked for here
+    assert asked == [[LOCAL.key]]  # a remote session is not even looked for here

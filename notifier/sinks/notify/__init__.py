@@ -13,7 +13,7 @@ only renders and delivers:
 - :mod:`.backend`: what a backend offers, the one that shows nothing, their errors
 - :mod:`.bus`: one session-bus connection, replies matched by serial (duplicates, strays dropped)
 - :mod:`.dbus`: D-Bus through jeepney, following the server; the real round-trip check; its
-  signals (:mod:`.signals`) and who owns the server's name (:mod:`.name_owner`)
+  signals (:mod:`.server_signals`) and who owns the server's name (:mod:`.name_owner`)
 - :mod:`.fallback`: plyer, and powershell.exe toasts on WSL
 - :mod:`.choose`: which backend delivers here, and the doctor line
 - :mod:`.screen`: what is on screen, shown again when the server comes back; its record in the
