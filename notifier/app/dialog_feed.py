@@ -1,8 +1,9 @@
 """Extension dialogs on the board (issue 11): what the companion pi extension announces becomes a
 pending question of its session, ``kind: "dialog"``.
 
-The :class:`CompanionWatcher` reads every pi's socket on threads of its own; each event is carried
-to the engine thread with :meth:`Engine.call`, which alone changes the board. A ``dialog`` is added
+The :class:`~notifier.companion.watcher.CompanionWatcher` reads every pi's socket on threads of its
+own; each event is carried to the engine thread with :meth:`Engine.call`, which alone changes the
+board. A ``dialog`` is added
 (keyed by socket and dialog id), ``closed`` resolves it, a lost connection (pi gone) abandons its
 dialogs, and a ``hello`` (on every (re)connect) brings the board in line with what pi shows now.
 A question tool's own ``custom`` dialog is that question (already read from the session file): it

@@ -22,7 +22,7 @@ from notifier.core.text import clean
 from notifier.engine.sinks import Sink
 from notifier.remote.inbox import Down, Inbox, Item
 from notifier.remote.link import Link
-from notifier.remote.stream import Asked, Ended, Ready, StreamEvent
+from notifier.remote.stream import Ready, RemoteAsked, RemoteEnded, StreamEvent
 from notifier.state.store import Store
 from notifier.system.logonce import LogOnce
 
@@ -125,12 +125,12 @@ class Hub:
         if isinstance(event, Ready):
             out: list[Transition] = board.remote.synced(host, self._still.pop(host, set()), now)
             return out
-        if isinstance(event, Asked):
+        if isinstance(event, RemoteAsked):
             still = self._still.setdefault(host, set())
             if len(still) < MAX_STILL:
                 still.add((event.session.key, event.question.tool_call_id))
             return list(board.remote.asked(event.session, event.question, now, event.initial))
-        if isinstance(event, Ended):
+        if isinstance(event, RemoteEnded):
             return list(board.remote.ended(
                 event.session, event.question, now, event.outcome, event.answer, event.waited_s
             ))

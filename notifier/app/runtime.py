@@ -50,11 +50,12 @@ from notifier.engine.options import engine_options
 from notifier.engine.sinks import Sink
 from notifier.sinks.history import HistorySink
 from notifier.sinks.jsonout import JsonSink
-from notifier.system.supervisor import Health as HealthLog
+from notifier.system.supervisor import FailureLog
 from notifier.ui.state import UiState
 
 if TYPE_CHECKING:
     from notifier.sinks.notify.sink import AlertSink
+    from notifier.state.store import Store
 
 log = logging.getLogger(__name__)
 SHUTDOWN_BUDGET_S = 0.8  # a signal ends the app well inside 2 s, whatever hangs
@@ -83,10 +84,13 @@ class App:
         self.preferences = PreferencesOwner(self.store, time.time())  # restored from the store
         self.engine: Engine | None = None  # built in start(), with its sinks fixed
         self.alerts: AlertSink | None = None  # the notifier (it keeps itself running)
+        # a headless run that hands notifying to the app and takes it back: its sink passes the
+        # engine's calls to ``alerts`` of the moment (cli/notify_turns.py)
+        self.turns: Sink | None = None
         self.tray: Any = None
         self.server: Server | None = None
         self.lock: InstanceLock | None = None
-        self.health = HealthLog()  # shared with the engine and the notifier: what failed and was recovered
+        self.health = FailureLog()  # shared with the engine and the notifier: what failed and was recovered
         decorate = WindowDecoration(lambda: self.preferences.value, self._changed, self.stop_event)
         self.window = WindowProcess(self.socket, decorate=decorate)
         self.redraw = Redraw(
@@ -194,11 +198,10 @@ class App:
             sinks.append(JsonSink(on_broken=self.stop_event.set))
         sinks.append(HistorySink(self.store))
         if self.want_notify:
-            from notifier.app.alerts import notifier
-
-            self.alerts = notifier(
-                self.config, self.store, self.preferences, self.health, self.execute, self._instead()
-            )
+            self.alerts = self.new_notifier(self.store, self.preferences)
+        if self.turns is not None:  # (a headless run: the notifier of the moment, or none)
+            sinks.append(self.turns)
+        elif self.alerts is not None:
             sinks.append(self.alerts)
         sinks.append(self.redraw)
         from notifier.app.remotes import Hub
@@ -216,6 +219,12 @@ class App:
         self.engine.start()
         self.hub.start(self.engine)
         self.dialogs = DialogFeed.attach(self.engine)  # the companion extension's dialogs, if any
+
+    def new_notifier(self, store: Store, preferences: PreferencesOwner) -> AlertSink:
+        """A notifier, started, recording in ``store``, following ``preferences``."""
+        from notifier.app.alerts import notifier
+
+        return notifier(self.config, store, preferences, self.health, self.execute, self._instead())
 
     def _instead(self) -> str | None:
         """What shows questions while notifications cannot (for the log; None: the tray)."""

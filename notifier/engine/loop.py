@@ -29,7 +29,7 @@ from notifier.engine.liveness import Liveness, Probe, ProcessList
 from notifier.engine.options import EngineOptions
 from notifier.engine.scan import open_cache
 from notifier.engine.sinks import ReadyInfo, Sink, deliver
-from notifier.system.supervisor import Health, Supervisor
+from notifier.system.supervisor import FailureLog, Supervisor
 from notifier.watch.events import FileChanged, FolderAppeared, PathGone, RootBack, RootGone, WatchEvent
 from notifier.watch.watchlimit import WatchLimit
 
@@ -64,7 +64,7 @@ class Engine:
         sinks: Iterable[Sink] = (),
         processes: Probe | None = None,
         wall: Callable[[], float] = time.time,
-        health: Health | None = None,
+        health: FailureLog | None = None,
         on_failure: Callable[[], None] | None = None,
     ) -> None:
         """``sinks``: who gets the transitions, fixed from now on; ``health``: where failures are

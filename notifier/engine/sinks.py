@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from notifier.core.model import Snapshot, Transition, TurnChange
-from notifier.system.supervisor import Health
+from notifier.system.supervisor import FailureLog
 
 log = logging.getLogger(__name__)
 
@@ -35,7 +35,7 @@ class Sink(Protocol):
         follow questions)."""
 
 
-def deliver(health: Health, sink: object, what: str, call: Callable[[], None]) -> None:
+def deliver(health: FailureLog, sink: object, what: str, call: Callable[[], None]) -> None:
     """Hand something to one sink; whatever Exception it raises stays there (recorded in
     ``health``, logged once per kind), the other sinks still get theirs. A BaseException that is
     not an Exception (KeyboardInterrupt, SystemExit) is no output's bug but a request to stop:

@@ -10,7 +10,7 @@ window list (``workspace.clientList()`` in 5.27, ``windowList()`` in 6), sets
 ``callDBus`` to a method of our own connection: one JSON string, the windows' pids and which one is
 active. Tried against a real KWin 5.27 (``kwin_wayland --virtual``, tests/desktop/test_kwin_focus.py).
 
-KWin names a window by a UUID; here a window is named by its process's pid (:meth:`windows` keeps
+KWin names a window by a UUID; here a window is named by its process's pid (:func:`windows_by_pid` keeps
 one window per process, as the other focus methods do). Only ints come back from the script:
 nothing KWin reports reaches a log line or the terminal but numbers."""
 

@@ -1,12 +1,10 @@
-"""The scan cache of a one-shot command: written by the command itself, after its output and
-before it exits, so the next run finds it whole; unchanged files come from it, changed ones are
-read again, gone ones forgotten; another version of the program or catalog starts it afresh."""
+"""The scan cache of a one-shot command: unchanged files come from it, changed ones are read
+again, gone ones forgotten; another version of the program or catalog starts it afresh.
+(Written by ``status`` before it exits: tests/processes/test_startup_cache.py.)"""
 
 from __future__ import annotations
 
-import json
 import logging
-import os
 import sqlite3
 import time
 from pathlib import Path
@@ -20,10 +18,7 @@ from notifier.engine.options import EngineOptions
 from notifier.pi.catalog import QuestionCatalog
 from notifier.sessions.cache import StartupCache, version
 
-from ..conftest import FIXTURES, cli
-from ..live.writer import answer, append, ask, header, user
-
-CAPTURES = sorted(p for p in FIXTURES.rglob("*.jsonl") if "timeline" not in p.name) if FIXTURES else []
+from ..writer import answer, append, ask, header, user
 
 
 def _rows(db: Path) -> int:
@@ -38,25 +33,6 @@ def _scan(root: Path, cache_path: Path, tools: tuple[str, ...] = ()) -> tuple[St
     files.scan(str(root), initial=True, cache=cache)
     cache.save(files.tailers, files.board)
     return cache, files
-
-
-def test_status_writes_its_cache_before_it_exits(tmp_path: Path) -> None:
-    assert CAPTURES, "the real pi captures (tests/data/pi-sessions) are missing"
-    sessions = tmp_path / "sessions"
-    for i, capture in enumerate(CAPTURES):
-        target = sessions / f"--p{i}--" / "s.jsonl"
-        target.parent.mkdir(parents=True)
-        target.write_bytes(capture.read_bytes())
-    env = {**os.environ, "XDG_STATE_HOME": str(tmp_path / "state")}
-    args = ("status", "--json", "--liveness", "off", "--sessions-dir", str(sessions))
-    cold = cli(*args, env=env)
-    assert cold.returncode == 0, cold.stderr
-    (db,) = (tmp_path / "state").rglob("scan-cache.sqlite3")
-    assert _rows(db) == len(CAPTURES)  # (whole as soon as the command has returned)
-    warm = cli(*args, env=env)
-    assert warm.returncode == 0 and json.loads(warm.stdout) == json.loads(cold.stdout)
-    cache, _ = _scan(sessions, db)
-    assert cache.hits == len(CAPTURES)
 
 
 def test_changed_files_are_read_again_and_gone_ones_forgotten(tmp_path: Path) -> None:

@@ -20,7 +20,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-log = logging.getLogger("notifier.sinks.notify")
+log = logging.getLogger(__name__)
 
 UNKNOWN_METHOD = "org.freedesktop.DBus.Error.UnknownMethod"
 _LOST = object()  # (on the signal queue: the bus went away)

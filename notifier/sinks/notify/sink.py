@@ -27,9 +27,9 @@ from notifier.sinks.notify.choose import TRAY_ALONE, choose_backend
 from notifier.sinks.notify.render import ANSWER_PREFIX, option_actions, takes_text
 from notifier.sinks.notify.screen import Screen
 from notifier.system.processes import still_running
-from notifier.system.supervisor import Health, Supervisor
+from notifier.system.supervisor import FailureLog, Supervisor
 
-log = logging.getLogger("notifier.sinks.notify")
+log = logging.getLogger(__name__)
 
 SNOOZE_S = 15 * 60
 MAX_WAIT_S = 60.0
@@ -55,7 +55,7 @@ class AlertSink:
         instead: str | None = None,
         on_reply: Callable[[str, str, str], None] | None = None,
         wall: Callable[[], float] = time.time,
-        health: Health | None = None,
+        health: FailureLog | None = None,
     ) -> None:
         """``clock`` times every duration (settle, reminders, snoozes, reconnecting); ``wall``
         only tells a question's age from its time, the time of day (quiet hours) and when a
@@ -210,7 +210,9 @@ class AlertSink:
         quiet = in_quiet_hours(self.quiet_window, wall)
         if quiet:  # quiet hours: turn notices are dropped (questions wait for their reminders)
             actions = [a for a in actions if not (isinstance(a, Notice) and a.kind in ("idle", "failed"))]
-        actions += self.planner.tick(now, quiet)
+        held, actions = self.planner.held, actions + self.planner.tick(now, quiet)
+        if self.planner.held > held:
+            log.debug("quiet hours: %d question(s) held until they end", self.planner.held)
         self._deliver(actions)
 
     def _deliver(self, actions: Sequence[Notice | Withdraw]) -> None:

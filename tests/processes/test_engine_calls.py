@@ -25,11 +25,11 @@ from notifier.core.model import (
 )
 from notifier.engine.sinks import ReadyInfo
 from notifier.remote.inbox import Inbox
-from notifier.remote.stream import Asked
+from notifier.remote.stream import RemoteAsked
 
 from ..conftest import wait_for
 from ..harness import Harness
-from .writer import answer, append, ask, header, line, ts, user
+from ..writer import answer, append, ask, header, line, ts, user
 
 
 class Counting:
@@ -104,7 +104,7 @@ def test_one_remote_batch_reaches_each_output_once(tmp_path: Path) -> None:
         asked = [Question(f"c{n}", "question", (QuestionItem(f"Q{n}?"),), time.time()) for n in range(3)]
         # what the link's thread does for each event, all three in before the engine takes any
         # (one call is asked for; the rest wait for it): one batch
-        said = [hub.boxes["devbox"].put(Asked(ref, q, False, time.time())) for q in asked]
+        said = [hub.boxes["devbox"].put(RemoteAsked(ref, q, False, time.time())) for q in asked]
         assert said == [True, False, False]
         h.engine.call(partial(hub._take, "devbox"))
         wait_for(lambda: len(h.sink.of("needs_input")) == 3, 10, "the remote's questions")

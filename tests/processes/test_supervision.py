@@ -19,7 +19,7 @@ from notifier.sinks.history import HistorySink
 
 from ..conftest import wait_for
 from ..harness import Harness
-from .writer import append, ask, header, user
+from ..writer import append, ask, header, user
 
 
 class Boom(BaseException):

@@ -13,7 +13,7 @@ import pytest
 
 from ..app_process import AppProcess
 from ..conftest import ROOT, wait_for
-from .writer import append, ask, header, user
+from ..writer import append, ask, header, user
 
 SHUTDOWN_LIMIT_S = 2.0
 
