@@ -139,15 +139,9 @@ class App:
 
     def _carry_out(self, command: Goto | Answer) -> tuple[int, str]:
         """goto / answer on the app's own snapshot: (the CLI's exit code, one line to show)."""
-        if isinstance(command, Goto):
-            from notifier.actions.goto import go
+        from notifier.actions.carry_out import carry_out
 
-            return go(self.config, self.snapshot(), command.session)
-        from notifier.actions.answer import answer_line
-
-        return answer_line(
-            self.config, self.snapshot(), command.session, command.call, list(command.choices), command.text
-        )
+        return carry_out(self.config, self.snapshot(), command)
 
     def _act(self, command: Goto | Answer) -> None:
         """Carry out a goto or answer from the tray or a notification; when it cannot be done, the
