@@ -19,6 +19,8 @@ WRITES = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
 # where a pure test may write: the temporary folders (tmp_path, the run's HOME), /dev/null and
 # the like, and hypothesis's example database (.hypothesis/ where pytest runs)
 WRITABLE = (os.path.realpath(tempfile.gettempdir()) + os.sep, "/dev/")
+# ...but never the checkout itself, wherever it is (a clone under /tmp too)
+CHECKOUT = os.path.realpath(os.path.join(os.path.dirname(__file__), os.pardir)) + os.sep
 
 
 class NotPure(RuntimeError):
@@ -50,7 +52,8 @@ def _audit(event: str, args: tuple[Any, ...]) -> None:
         _refuse("opened a socket")
     elif event == "open" and args[0] is not None and not isinstance(args[0], int) and _writes(args[1], args[2]):
         path = os.path.realpath(os.fsdecode(args[0]))
-        if not path.startswith(WRITABLE) and f"{os.sep}.hypothesis{os.sep}" not in path:
+        inside = path.startswith(WRITABLE) and not path.startswith(CHECKOUT)
+        if not inside and f"{os.sep}.hypothesis{os.sep}" not in path:
             _refuse(f"wrote outside the temporary folders ({path})")
 
 

@@ -1,6 +1,6 @@
-"""For `pi-notifier show` when no app runs: the window gets an engine of its own (following the
-companion extension's dialogs too, as the app does), and its snoozes and mutes go straight to the
-store (where the app finds them when it starts)."""
+"""The window's source when no app runs (`pi-notifier show`): an engine of its own (following the
+companion extension's dialogs too, as the app does); its snoozes and mutes go straight to the store
+(where the app finds them when it starts). Also :func:`clear_abandoned`, which the app uses too."""
 
 from __future__ import annotations
 
@@ -22,12 +22,8 @@ from notifier.ui.view import window_obj
 def clear_abandoned(engine: Engine, command: Clear) -> None:
     """Forget abandoned questions (one, a session's, or all), on the engine thread."""
 
-    def do() -> list[Transition]:
-        keys = (
-            [command.session]
-            if command.session
-            else [v.ref.key for v in engine.board.snapshot(0).sessions if v.abandoned]
-        )
+    def do() -> list[Transition]:  # (the engine's last snapshot: a new one here would be a change of its own)
+        keys = [command.session] if command.session else [v.ref.key for v in engine.snapshot.sessions if v.abandoned]
         for key in keys:
             engine.board.clear_abandoned(key, command.call)
         return []  # (no transition: the next snapshot no longer lists them)
@@ -79,16 +75,9 @@ class LocalSource:
         engine = self.engine
         if engine is None or not isinstance(command, (Goto, Answer)):
             return None
-        if isinstance(command, Goto):
-            from notifier.actions.goto import go
+        from notifier.actions.carry_out import carry_out
 
-            code, said = go(self.config, engine.snapshot, command.session)
-        else:
-            from notifier.actions.answer import answer_line
-
-            code, said = answer_line(
-                self.config, engine.snapshot, command.session, command.call, list(command.choices), command.text
-            )
+        code, said = carry_out(self.config, engine.snapshot, command)
         return {"ok": code == 0, "code": code, "said": said}
 
     def close(self) -> None:

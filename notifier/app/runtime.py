@@ -54,8 +54,10 @@ from notifier.system.supervisor import FailureLog
 from notifier.ui.state import UiState
 
 if TYPE_CHECKING:
+    from notifier.app.remotes import Hub
     from notifier.sinks.notify.sink import AlertSink
     from notifier.state.store import Store
+    from notifier.ui.tray import Tray
 
 log = logging.getLogger(__name__)
 SHUTDOWN_BUDGET_S = 0.8  # a signal ends the app well inside 2 s, whatever hangs
@@ -87,7 +89,7 @@ class App:
         # a headless run that hands notifying to the app and takes it back: its sink passes the
         # engine's calls to ``alerts`` of the moment (cli/notify_turns.py)
         self.turns: Sink | None = None
-        self.tray: Any = None
+        self.tray: Tray | None = None  # set by whoever runs the app (cli/run.py, cli/demo.py)
         self.server: Server | None = None
         self.lock: InstanceLock | None = None
         self.health = FailureLog()  # shared with the engine and the notifier: what failed and was recovered
@@ -96,7 +98,7 @@ class App:
         self.redraw = Redraw(
             self.ui_state, self.window, lambda: self.tray, config, self.health, self.stop_event
         )
-        self.hub: Any = None  # remote hosts and pushes (app/remotes.py)
+        self.hub: Hub | None = None  # remote hosts and pushes (app/remotes.py)
         self.dialogs: DialogFeed | None = None  # the companion extension's dialogs (app/dialog_feed.py)
         self.preferences.listen(lambda _: self._changed(), current=False)  # the tray shows snoozes, mutes
         self.follower = ConfigFollower(config, self._quiet_hours_changed)  # the file, while the app runs
@@ -139,15 +141,9 @@ class App:
 
     def _carry_out(self, command: Goto | Answer) -> tuple[int, str]:
         """goto / answer on the app's own snapshot: (the CLI's exit code, one line to show)."""
-        if isinstance(command, Goto):
-            from notifier.actions.goto import go
+        from notifier.actions.carry_out import carry_out
 
-            return go(self.config, self.snapshot(), command.session)
-        from notifier.actions.answer import answer_line
-
-        return answer_line(
-            self.config, self.snapshot(), command.session, command.call, list(command.choices), command.text
-        )
+        return carry_out(self.config, self.snapshot(), command)
 
     def _act(self, command: Goto | Answer) -> None:
         """Carry out a goto or answer from the tray or a notification; when it cannot be done, the

@@ -23,6 +23,8 @@ import tempfile
 import time
 from typing import Any
 
+from notifier.system.paths import session_address
+
 SERVICE = "org.kde.KWin"
 SCRIPTING_PATH = "/Scripting"
 SCRIPTING = "org.kde.kwin.Scripting"
@@ -97,17 +99,6 @@ def windows_by_pid(report: dict[str, Any]) -> dict[int, int]:
 
 def active_window(report: dict[str, Any]) -> tuple[int, int] | None:
     return next(((pid, pid) for pid, active in report["windows"] if active), None)
-
-
-def session_address() -> str | None:
-    """As :func:`notifier.sinks.notify.bus.session_address` (system may not import sinks):
-    ``DBUS_SESSION_BUS_ADDRESS``, else ``$XDG_RUNTIME_DIR/bus``."""
-    address = os.environ.get("DBUS_SESSION_BUS_ADDRESS")
-    if address:
-        return address
-    runtime = os.environ.get("XDG_RUNTIME_DIR")
-    path = os.path.join(runtime, "bus") if runtime else ""
-    return f"unix:path={path}" if path and os.path.exists(path) else None
 
 
 def run_script(pid: int = 0, timeout: float = TIMEOUT_S, address: str | None = None) -> dict[str, Any]:

@@ -14,10 +14,10 @@ from notifier.core.notices import Key, Notice
 from notifier.core.text import markup
 from notifier.sinks.notify.backend import Backend, BackendError, NullBackend, ServerGone
 from notifier.sinks.notify.bubbles import Bubbles
-from notifier.sinks.notify.bus import session_address
 from notifier.sinks.notify.choose import TRAY_ALONE
 from notifier.sinks.notify.dbus import DBusBackend
 from notifier.sinks.notify.render import Message, render
+from notifier.system.paths import session_address
 
 log = logging.getLogger(__name__)
 
