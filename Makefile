@@ -29,7 +29,9 @@ test: venv typecheck-ts
 	$(VENV)/bin/lint-imports --no-cache
 	$(PY) -m pytest -q
 
-# The fast inner loop: ruff and the unit and fixture tests (no desktop, no real pi), in seconds.
+# The fast inner loop: ruff, the pure layer (tests/unit: no process, no socket, no file outside the
+# temporary folders) and the captures (tests/fixtures; docs/testing.md §1), in seconds.
+# `make test` runs every layer.
 check: venv
 	$(PY) -m ruff check notifier tests bench
 	$(PY) -m pytest -q -x tests/unit tests/fixtures

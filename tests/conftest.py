@@ -49,6 +49,24 @@ for _name in ("PI_CODING_AGENT_DIR", "PI_CODING_AGENT_SESSION_DIR"):
     os.environ.pop(_name, None)
 
 
+# The layers, by what a test needs from the machine (docs/testing.md §1; markers in pyproject.toml),
+# e.g. `pytest -m "processes and not hostile"`; `make check` runs pure and fixtures.
+LAYERS = {"unit": "pure", "fixtures": "fixtures", "processes": "processes", "desktop": "desktop", "live": "live"}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Each test is marked with its folder's layer; those of tests/hostile (hostile inputs, on
+    any layer's means) with ``hostile``."""
+    tests = ROOT / "tests"
+    for item in items:
+        parts = item.path.relative_to(tests).parts if item.path.is_relative_to(tests) else ()
+        folder = parts[0] if len(parts) > 1 else ""
+        if folder in LAYERS:
+            item.add_marker(LAYERS[folder])
+        elif folder == "hostile":
+            item.add_marker("hostile")
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """The run fails if it touched the user's own pi-notifier files (a pi-notifier running as
     this user while the tests run writes there too: stop it first)."""

@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from notifier.core.model import Snapshot, Transition
+from notifier.core.model import Snapshot, Transition, TurnChange
 from notifier.core.owners import Proc
 from notifier.engine.loop import Engine
 from notifier.engine.options import EngineOptions
@@ -32,6 +32,9 @@ class Collect:
         with self.lock:
             self.items.extend(items)
             self.snapshot = snapshot
+
+    def turns(self, items: Sequence[TurnChange]) -> None:
+        pass
 
     def of(self, kind: str) -> list[Transition]:
         with self.lock:

@@ -113,10 +113,8 @@ def _by_keys(
     if question.tool not in GUESS:
         raise Unsupported(f"no key map for the {clean(question.tool, 40)} tool: answer it in the terminal")
     session = SessionFile(options, view.ref.key)
-    fresh = session.question(question.tool_call_id)
-    if fresh is None:
+    if not session.pending(question.tool_call_id):
         raise Refused("the question is no longer waiting (answered or cancelled meanwhile)")
-    question = fresh
     plan(GUESS[question.tool], question, choices or None, text)  # bad usage shows before anything else
     dialog = find_dialog("\n".join(d.screen or ()), question.tool)
     if dialog is None:

@@ -41,16 +41,13 @@ class SessionFile:
         self.resolved: dict[str, Transition] = {}
 
     def pending(self, call_id: str) -> bool:
+        """Whether the file, with what it gained since the last look, still has ``call_id``
+        unanswered (how each question it resolved ended is kept in ``resolved``)."""
         for t in self.file.read():
             if t.kind == "resolved":
                 self.resolved[t.question.tool_call_id] = t
-        return self.question(call_id) is not None
-
-    def question(self, call_id: str) -> Question | None:
-        """The tool call as the file has it now, if it still waits (read in full from the file:
-        a question known from a cache or a remote summary may lack what its dialog needs)."""
         view = self.file.view()
-        return next((q for q in view.pending if q.tool_call_id == call_id), None) if view else None
+        return view is not None and any(q.tool_call_id == call_id for q in view.pending)
 
 
 def wait_until(predicate: object, timeout: float) -> bool:

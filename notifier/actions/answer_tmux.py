@@ -51,10 +51,8 @@ def by_tmux(
             f"no key map for the {clean(question.tool, 40)} tool: answer it in the terminal (pi-notifier goto)"
         )
     session = SessionFile(options, view.ref.key)
-    fresh = session.question(question.tool_call_id)
-    if fresh is None:
+    if not session.pending(question.tool_call_id):
         raise Refused("the question is no longer waiting (answered or cancelled meanwhile)")
-    question = fresh
     plan(GUESS[question.tool], question, choices or None, text)  # bad usage shows before anything else
 
     # Keys go only to the one pi the evidence gives this session to: never to a neighbour in

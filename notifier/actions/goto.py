@@ -83,14 +83,6 @@ def pick(snapshot: Snapshot, spec: str | None) -> tuple[SessionView, Question | 
     return view, question
 
 
-def resume_hint(view: SessionView) -> str:
-    """The command that resumes the session (``cd DIR && pi --session FILE``), to follow
-    "resume it with: "; where a name cannot be shown in a command, what to do instead and why.
-    Either way ``clean()`` leaves it as it is. :func:`resume_advice` is the whole clause."""
-    line, why = resume_or_why(view.ref.cwd, view.ref.file, view.ref.host)
-    return line if line is not None else f"pi in its folder, by hand ({why})"
-
-
 def resume_advice(view: SessionView) -> str:
     """"resume it with: COMMAND", or why no command is offered (one line for the user)."""
     line, why = resume_or_why(view.ref.cwd, view.ref.file, view.ref.host)
@@ -216,15 +208,6 @@ def window_locations(window: dict[str, Any]) -> dict[str, Any]:
     return window
 
 
-def run_goto(config: Any, session_file: str) -> tuple[bool, str]:
-    """For the tray / window / notification action: go to that session. (ok, one line to show)."""
-    from notifier.engine.options import engine_options
-    from notifier.engine.scan import scan_once
-
-    code, said = go(config, scan_once(engine_options(config)), session_file)
-    return code == 0, said
-
-
 def go(config: Any, snapshot: Snapshot, session: str | None) -> tuple[int, str]:
     """``goto`` for the tray, the window and notification actions, on a snapshot they already
     have: (0 focused, 1 not possible, 2 no such session; one line to show — what was done, or
@@ -255,6 +238,3 @@ def go(config: Any, snapshot: Snapshot, session: str | None) -> tuple[int, str]:
         log.warning("goto failed: %s", clean(repr(exc), 200))
         return 1, f"could not go to the session ({clean(exc, 160)}); switch to it yourself"
 
-
-def print_obj(loc: Location | None) -> dict[str, object] | None:
-    return loc.obj() if loc is not None else None

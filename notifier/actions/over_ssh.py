@@ -80,11 +80,6 @@ def goto_argv(remote: Remote, spec: str) -> list[str]:
     return argv
 
 
-def goto_command(remote: Remote, spec: str) -> str:
-    """:func:`goto_argv` as the line to paste (``shlex.split`` gives the argv back)."""
-    return shellcmd.join(goto_argv(remote, spec))
-
-
 def open_in_terminal(argv: Sequence[str]) -> bool:
     """Run ``argv`` in a new terminal window where one is known (best effort; no shell here)."""
     import shutil

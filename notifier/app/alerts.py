@@ -11,14 +11,14 @@ from notifier.config.load import Config
 from notifier.core.commands import Answer, Command, Focus, Goto, Show, Snooze
 from notifier.sinks.notify.sink import AlertSink
 from notifier.state.store import Store
-from notifier.system.supervisor import Health
+from notifier.system.supervisor import FailureLog
 
 
 def notifier(
     config: Config,
     store: Store,
     preferences: PreferencesOwner,
-    health: Health,
+    health: FailureLog,
     execute: Callable[[Command], object],
     instead: str | None = None,
 ) -> AlertSink:

@@ -1,8 +1,9 @@
 """Extension dialogs on the board (issue 11): what the companion pi extension announces becomes a
 pending question of its session, ``kind: "dialog"``.
 
-The :class:`CompanionWatcher` reads every pi's socket on threads of its own; each event is carried
-to the engine thread with :meth:`Engine.call`, which alone changes the board. A ``dialog`` is added
+The :class:`~notifier.companion.watcher.CompanionWatcher` reads every pi's socket on threads of its
+own; each event is carried to the engine thread with :meth:`Engine.call`, which alone changes the
+board. A ``dialog`` is added
 (keyed by socket and dialog id), ``closed`` resolves it, a lost connection (pi gone) abandons its
 dialogs, and a ``hello`` (on every (re)connect) brings the board in line with what pi shows now.
 A question tool's own ``custom`` dialog is that question (already read from the session file): it
@@ -138,8 +139,9 @@ class DialogFeed:
         if isinstance(event, (Hello, Dialog, Closed, Disconnected, Bye)):
             self.engine.call(lambda: self.apply(path, event))
 
-    def apply(self, path: str, event: object) -> None:
-        """On the engine thread: change the board, hand the transitions to every sink."""
+    def apply(self, path: str, event: object) -> list[Transition]:
+        """On the engine thread: change the board; the transitions (the engine hands them to
+        every sink)."""
         from notifier.companion.protocol import Bye, Closed, Dialog, Hello
         from notifier.companion.watcher import Disconnected
 
@@ -169,18 +171,13 @@ class DialogFeed:
             if path not in self._bye and file:  # it died in the middle of its session
                 board.local.pi_gone(file)
             self._bye.discard(path)
-        if out:
-            self._emit(out)
+        return out
 
     def _add(self, path: str, d: Dialog, now: float, initial: bool) -> list[Transition]:
         ref = ref_of(d, self.engine.options.roots)
         if ref is None or not counts(d, self.engine.options.catalog):
             return []
         return self.engine.board.dialogs.open((path, d.id), ref, question_of(d, now), now, initial)
-
-    def _emit(self, items: Sequence[Transition]) -> None:
-        # The engine hands transitions and its new snapshot to every sink (each contained).
-        self.engine.emit(list(items))
 
 
 def with_open_dialogs(snapshot: Snapshot, options: EngineOptions, folder: str | None = None) -> Snapshot:

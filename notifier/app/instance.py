@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import sys
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Container, Sequence
+from dataclasses import dataclass
 from typing import IO, Any
 
 from notifier import APP_NAME
@@ -48,6 +51,15 @@ class InstanceLock:
         if self.fh is not None:
             self.fh.close()
             self.fh = None
+
+
+@dataclass(frozen=True)
+class Turn:
+    """What :meth:`NotifyLock.turn` decided: ``notify``, and the app to follow (``app``: the pid
+    of the running app that claims notifying; None: none does)."""
+
+    notify: bool
+    app: int | None
 
 
 class NotifyLock:
@@ -99,23 +111,45 @@ class NotifyLock:
         self.exclusive = True
         return True
 
-    def claimant(self) -> list[str] | None:
-        """The folders of the app that claimed the lock, while it runs (None: no app claims it)."""
+    def claim_of(self, ended: Container[int] = ()) -> tuple[int, list[str]] | None:
+        """The pid and folders of the app that claimed the lock, while it runs (None: no app
+        claims it: nobody did, it let the claim go, or it ended without a word; ``ended``: pids
+        known to have ended, which ``kill(pid, 0)`` still finds until their parent reaps them)."""
         try:
             with open(self.path, "rb") as fh:
                 said = json.loads(fh.read(1 << 16) or b"null")
             pid, roots = said["pid"], said["roots"]
         except (OSError, ValueError, TypeError, KeyError):
             return None
-        if not isinstance(pid, int) or pid == os.getpid() or not isinstance(roots, list):
+        if not isinstance(pid, int) or pid <= 0 or pid == os.getpid() or not isinstance(roots, list):
+            return None
+        if pid in ended:
             return None
         try:
             os.kill(pid, 0)
         except ProcessLookupError:
-            return None  # (an app that ended without a word)
+            return None  # (an app that ended without a word: killed, or it crashed)
         except PermissionError:
             pass
-        return [str(r) for r in roots]
+        return pid, [str(r) for r in roots]
+
+    def claimant(self) -> list[str] | None:
+        """The folders of the app that claimed the lock, while it runs (None: no app claims it)."""
+        claim = self.claim_of()
+        return None if claim is None else claim[1]
+
+    def turn(self, roots: Sequence[str], ended: Container[int] = ()) -> Turn:
+        """For a run of ``roots`` that would notify: whether it does now. Not while a running app
+        of the same folders claims notifying; beside an app of other folders it does (nobody
+        else notifies its questions); either way the caller lets the lock go (:meth:`release`)
+        once it stopped notifying, so that app is not kept waiting. With no app, it does,
+        holding the lock shared, unless an app that just let its claim go still holds it
+        (``Turn.notify`` False, ``Turn.app`` None: wait for that app's end). ``ended``: as for
+        :meth:`claim_of`."""
+        claim = self.claim_of(ended)
+        if claim is not None:
+            return Turn(sorted(claim[1]) != sorted(roots), claim[0])
+        return Turn(self.share(), None)
 
     def release(self) -> None:
         if self.fd is not None:
@@ -124,6 +158,71 @@ class NotifyLock:
             os.close(self.fd)
             self.fd = None
             self.exclusive = False
+
+
+class EndWatch:
+    """Calls ``on_end`` once process ``pid`` has ended, on a thread of its own: woken by the
+    kernel (a pidfd: Linux 5.3 and later), elsewhere by a look every ``POLL_S``. ``stop``: not
+    called any more. ``ended``: set before ``on_end`` is called (the process may still be a
+    zombie then, which ``kill(pid, 0)`` finds)."""
+
+    POLL_S = 1.0
+
+    def __init__(self, pid: int, on_end: Callable[[], None]) -> None:
+        self.pid = pid
+        self.on_end = on_end
+        self.ended = False
+        self._stop = threading.Event()
+        self._wake_r, self._wake_w = os.pipe()
+        self._thread = threading.Thread(target=self._wait, name="pi-notifier app end", daemon=True)
+        self._thread.start()
+
+    def _wait(self) -> None:
+        try:
+            self._until_ended()
+        finally:
+            os.close(self._wake_r)
+        if not self._stop.is_set():
+            self.ended = True
+            self.on_end()
+
+    def _until_ended(self) -> None:
+        try:
+            pidfd = os.pidfd_open(self.pid)  # type: ignore[attr-defined,unused-ignore]
+        except ProcessLookupError:
+            return  # ended already
+        except (AttributeError, OSError):  # no pidfds here: look now and then
+            while not self._stop.wait(self.POLL_S) and _running(self.pid):
+                pass
+            return
+        try:
+            select.select([pidfd, self._wake_r], [], [])  # (readable once it ended, or stopped)
+        finally:
+            os.close(pidfd)
+
+    def join(self, timeout: float) -> bool:
+        """Wait for the watch to end (the process ended, or :meth:`stop`): True if it did."""
+        self._thread.join(timeout)
+        return not self._thread.is_alive()
+
+    def stop(self) -> None:
+        if not self._stop.is_set():
+            self._stop.set()
+            try:
+                os.write(self._wake_w, b"x")
+            except OSError:  # (it ended already: nobody reads the pipe)
+                pass
+            os.close(self._wake_w)
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    return True
 
 
 def hand_over() -> int:

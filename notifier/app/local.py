@@ -1,6 +1,6 @@
-"""For `pi-notifier show` when no app runs: the window gets an engine of its own (following the
-companion extension's dialogs too, as the app does), and its snoozes and mutes go straight to the
-store (where the app finds them when it starts)."""
+"""The window's source when no app runs (`pi-notifier show`): an engine of its own (following the
+companion extension's dialogs too, as the app does); its snoozes and mutes go straight to the store
+(where the app finds them when it starts). Also :func:`clear_abandoned`, which the app uses too."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from notifier.app import choices
 from notifier.app.dialog_feed import DialogFeed
 from notifier.config.load import Config
 from notifier.core.commands import Answer, Clear, Command, Goto, Mute, Snooze
-from notifier.core.model import Snapshot, Transition
+from notifier.core.model import Snapshot, Transition, TurnChange
 from notifier.engine.loop import Engine
 from notifier.engine.options import engine_options
 from notifier.engine.sinks import ReadyInfo
@@ -22,14 +22,11 @@ from notifier.ui.view import window_obj
 def clear_abandoned(engine: Engine, command: Clear) -> None:
     """Forget abandoned questions (one, a session's, or all), on the engine thread."""
 
-    def do() -> None:
-        keys = (
-            [command.session]
-            if command.session
-            else [v.ref.key for v in engine.board.snapshot(0).sessions if v.abandoned]
-        )
+    def do() -> list[Transition]:  # (the engine's last snapshot: a new one here would be a change of its own)
+        keys = [command.session] if command.session else [v.ref.key for v in engine.snapshot.sessions if v.abandoned]
         for key in keys:
             engine.board.clear_abandoned(key, command.call)
+        return []  # (no transition: the next snapshot no longer lists them)
 
     engine.call(do)
 
@@ -53,6 +50,9 @@ class LocalSource:
     def transitions(self, items: Sequence[Transition], snapshot: Snapshot) -> None:
         self._send(snapshot)
 
+    def turns(self, items: Sequence[TurnChange]) -> None:
+        pass  # (finished turns are not this output's business)
+
     def _send(self, snapshot: Snapshot) -> None:
         if self._push is not None:
             self._push({"window": window_obj(snapshot)})
@@ -75,16 +75,9 @@ class LocalSource:
         engine = self.engine
         if engine is None or not isinstance(command, (Goto, Answer)):
             return None
-        if isinstance(command, Goto):
-            from notifier.actions.goto import go
+        from notifier.actions.carry_out import carry_out
 
-            code, said = go(self.config, engine.snapshot, command.session)
-        else:
-            from notifier.actions.answer import answer_line
-
-            code, said = answer_line(
-                self.config, engine.snapshot, command.session, command.call, list(command.choices), command.text
-            )
+        code, said = carry_out(self.config, engine.snapshot, command)
         return {"ok": code == 0, "code": code, "said": said}
 
     def close(self) -> None:

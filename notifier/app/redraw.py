@@ -15,10 +15,10 @@ from typing import Any
 
 from notifier.app.window_process import WindowProcess
 from notifier.config.load import Config
-from notifier.core.model import Snapshot, Transition
+from notifier.core.model import Snapshot, Transition, TurnChange
 from notifier.core.quiet import next_quiet_change, parse_quiet_hours
 from notifier.engine.sinks import ReadyInfo
-from notifier.system.supervisor import Health, Supervisor
+from notifier.system.supervisor import FailureLog, Supervisor
 from notifier.ui.menu import next_redraw
 from notifier.ui.state import UiState
 
@@ -30,7 +30,7 @@ class Redraw:
         window: WindowProcess,
         tray: Callable[[], Any],
         config: Config,
-        health: Health,
+        health: FailureLog,
         stop: threading.Event,
     ) -> None:
         """``tray()``: the icon now (None: none); ``config``: its quiet hours follow the file."""
@@ -56,6 +56,9 @@ class Redraw:
 
     def transitions(self, items: Sequence[Transition], snapshot: Snapshot) -> None:
         self._dirty.set()
+
+    def turns(self, items: Sequence[TurnChange]) -> None:
+        pass  # (finished turns are not this output's business)
 
     def _loop(self) -> None:
         wake_in: float | None = None  # until the tray next reads differently by itself (an age)

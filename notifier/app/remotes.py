@@ -19,21 +19,16 @@ from notifier.actions.over_ssh import configured
 from notifier.config.load import Config
 from notifier.core.model import Transition
 from notifier.core.text import clean
+from notifier.engine.sinks import Sink
 from notifier.remote.inbox import Down, Inbox, Item
 from notifier.remote.link import Link
-from notifier.remote.stream import Asked, Ended, Ready, StreamEvent
+from notifier.remote.stream import Ready, RemoteAsked, RemoteEnded, StreamEvent
 from notifier.state.store import Store
 from notifier.system.logonce import LogOnce
 
 log = logging.getLogger(__name__)
 say_once = LogOnce(log)
 SSH_TIMEOUT_S = 15.0
-
-
-def emit(engine: Any, items: list[Transition]) -> None:
-    """Hand transitions made outside the engine's own reading to every sink (on the engine
-    thread, inside ``Engine.call``)."""
-    engine.emit(items)
 
 
 class Hub:
@@ -53,7 +48,7 @@ class Hub:
 
             self.push = PushSink(config, store)
 
-    def sinks(self) -> list[Any]:
+    def sinks(self) -> list[Sink]:
         return [self.push] if self.push is not None else []
 
     def start(self, engine: Any) -> None:
@@ -100,9 +95,9 @@ class Hub:
 
     # ---- engine thread ----
 
-    def _take(self, host: str) -> None:
-        """Apply a batch of what the host sent, as one set of transitions; ask for the next
-        batch behind whatever else the engine has to do."""
+    def _take(self, host: str) -> list[Transition]:
+        """Apply a batch of what the host sent: one set of transitions (the engine hands them to
+        every sink); ask for the next batch behind whatever else the engine has to do."""
         box = self.boxes[host]
         items, more = box.take()
         try:
@@ -116,8 +111,7 @@ class Hub:
             if box.folded:
                 say_once(host, "folded", "remote %s sends faster than it is looked at: questions asked "
                          "and ended in between are folded (%d so far)", clean(host), box.folded)
-            if out:
-                emit(self.engine, out)
+            return out
         finally:
             if more:  # (also after a failure: the rest must not wait for the next event)
                 self.engine.call(partial(self._take, host))
@@ -131,12 +125,12 @@ class Hub:
         if isinstance(event, Ready):
             out: list[Transition] = board.remote.synced(host, self._still.pop(host, set()), now)
             return out
-        if isinstance(event, Asked):
+        if isinstance(event, RemoteAsked):
             still = self._still.setdefault(host, set())
             if len(still) < MAX_STILL:
                 still.add((event.session.key, event.question.tool_call_id))
             return list(board.remote.asked(event.session, event.question, now, event.initial))
-        if isinstance(event, Ended):
+        if isinstance(event, RemoteEnded):
             return list(board.remote.ended(
                 event.session, event.question, now, event.outcome, event.answer, event.waited_s
             ))

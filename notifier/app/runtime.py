@@ -50,11 +50,14 @@ from notifier.engine.options import engine_options
 from notifier.engine.sinks import Sink
 from notifier.sinks.history import HistorySink
 from notifier.sinks.jsonout import JsonSink
-from notifier.system.supervisor import Health as HealthLog
+from notifier.system.supervisor import FailureLog
 from notifier.ui.state import UiState
 
 if TYPE_CHECKING:
+    from notifier.app.remotes import Hub
     from notifier.sinks.notify.sink import AlertSink
+    from notifier.state.store import Store
+    from notifier.ui.tray import Tray
 
 log = logging.getLogger(__name__)
 SHUTDOWN_BUDGET_S = 0.8  # a signal ends the app well inside 2 s, whatever hangs
@@ -83,16 +86,19 @@ class App:
         self.preferences = PreferencesOwner(self.store, time.time())  # restored from the store
         self.engine: Engine | None = None  # built in start(), with its sinks fixed
         self.alerts: AlertSink | None = None  # the notifier (it keeps itself running)
-        self.tray: Any = None
+        # a headless run that hands notifying to the app and takes it back: its sink passes the
+        # engine's calls to ``alerts`` of the moment (cli/notify_turns.py)
+        self.turns: Sink | None = None
+        self.tray: Tray | None = None  # set by whoever runs the app (cli/run.py, cli/demo.py)
         self.server: Server | None = None
         self.lock: InstanceLock | None = None
-        self.health = HealthLog()  # shared with the engine and the notifier: what failed and was recovered
+        self.health = FailureLog()  # shared with the engine and the notifier: what failed and was recovered
         decorate = WindowDecoration(lambda: self.preferences.value, self._changed, self.stop_event)
         self.window = WindowProcess(self.socket, decorate=decorate)
         self.redraw = Redraw(
             self.ui_state, self.window, lambda: self.tray, config, self.health, self.stop_event
         )
-        self.hub: Any = None  # remote hosts and pushes (app/remotes.py)
+        self.hub: Hub | None = None  # remote hosts and pushes (app/remotes.py)
         self.dialogs: DialogFeed | None = None  # the companion extension's dialogs (app/dialog_feed.py)
         self.preferences.listen(lambda _: self._changed(), current=False)  # the tray shows snoozes, mutes
         self.follower = ConfigFollower(config, self._quiet_hours_changed)  # the file, while the app runs
@@ -135,15 +141,9 @@ class App:
 
     def _carry_out(self, command: Goto | Answer) -> tuple[int, str]:
         """goto / answer on the app's own snapshot: (the CLI's exit code, one line to show)."""
-        if isinstance(command, Goto):
-            from notifier.actions.goto import go
+        from notifier.actions.carry_out import carry_out
 
-            return go(self.config, self.snapshot(), command.session)
-        from notifier.actions.answer import answer_line
-
-        return answer_line(
-            self.config, self.snapshot(), command.session, command.call, list(command.choices), command.text
-        )
+        return carry_out(self.config, self.snapshot(), command)
 
     def _act(self, command: Goto | Answer) -> None:
         """Carry out a goto or answer from the tray or a notification; when it cannot be done, the
@@ -194,11 +194,10 @@ class App:
             sinks.append(JsonSink(on_broken=self.stop_event.set))
         sinks.append(HistorySink(self.store))
         if self.want_notify:
-            from notifier.app.alerts import notifier
-
-            self.alerts = notifier(
-                self.config, self.store, self.preferences, self.health, self.execute, self._instead()
-            )
+            self.alerts = self.new_notifier(self.store, self.preferences)
+        if self.turns is not None:  # (a headless run: the notifier of the moment, or none)
+            sinks.append(self.turns)
+        elif self.alerts is not None:
             sinks.append(self.alerts)
         sinks.append(self.redraw)
         from notifier.app.remotes import Hub
@@ -216,6 +215,12 @@ class App:
         self.engine.start()
         self.hub.start(self.engine)
         self.dialogs = DialogFeed.attach(self.engine)  # the companion extension's dialogs, if any
+
+    def new_notifier(self, store: Store, preferences: PreferencesOwner) -> AlertSink:
+        """A notifier, started, recording in ``store``, following ``preferences``."""
+        from notifier.app.alerts import notifier
+
+        return notifier(self.config, store, preferences, self.health, self.execute, self._instead())
 
     def _instead(self) -> str | None:
         """What shows questions while notifications cannot (for the log; None: the tray)."""

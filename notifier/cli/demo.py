@@ -85,8 +85,13 @@ def run(config: Config, tray: bool = True) -> int:
         if app.stop_event.wait(ASK_AFTER_S):
             return
         _write(session_file, parts[1], project, time.time())
-        say("→ The demo agent asked a question: a notification appeared and the tray icon turned red.")
-        say("  Click the icon (or its menu → Open window) to read the question.")
+        shown = app.alerts is not None and app.alerts.shows
+        icon = "the tray icon turned red" if app.tray is not None else "no tray icon here (--no-tray)"
+        if shown:
+            say(f"→ The demo agent asked a question: a notification appeared and {icon}.")
+        else:
+            say(f"→ The demo agent asked a question: {icon}; no notification server shows it here (see 'pi-notifier doctor').")
+        say("  Open the window (the icon's menu → Open window, or 'pi-notifier show') to read the question.")
         say(
             f"  The answer arrives in {ANSWER_AFTER_S:.0f} s; then the notification is withdrawn (Ctrl+C to end sooner)."
         )

@@ -82,23 +82,26 @@ BACKUPS = 3
 def _private_log(path: str) -> logging.Handler:
     import os
     from logging.handlers import RotatingFileHandler
-    from typing import Any
 
     from notifier.system import paths
 
     class PrivateRotatingFileHandler(RotatingFileHandler):
-        def _open(self) -> Any:
-            # A new file after each rotation: created 0600 (rotated copies keep that mode).
+        def doRollover(self) -> None:
+            # The new file after each rotation: made 0600 before it is opened (delay=True, so the
+            # rotation itself opens nothing; rotated copies keep their mode).
+            super().doRollover()
             paths.private_file(self.baseFilename)
-            return super()._open()
 
         def emit(self, record: logging.LogRecord) -> None:
             # The state folder deleted while running and made again (by the state store): a new
             # file there, not the unlinked one.
             stream = self.stream
-            if stream is not None and not os.path.exists(self.baseFilename) and os.path.isdir(os.path.dirname(self.baseFilename)):
-                stream.close()
-                self.stream = None  # (opened again by the write)
+            folder = os.path.dirname(self.baseFilename)
+            if not os.path.exists(self.baseFilename) and os.path.isdir(folder):
+                if stream is not None:
+                    stream.close()
+                    self.stream = None  # (opened again by the write)
+                paths.private_file(self.baseFilename)  # (made 0600 first)
             super().emit(record)
 
     paths.private_file(path)
@@ -107,7 +110,7 @@ def _private_log(path: str) -> logging.Handler:
             paths.private_file(f"{path}.{n}")
     # errors: a name that is not UTF-8 is logged with \udcXX escapes, never a logging error
     return PrivateRotatingFileHandler(
-        path, maxBytes=1 << 20, backupCount=BACKUPS, encoding="utf-8", errors="backslashreplace"
+        path, maxBytes=1 << 20, backupCount=BACKUPS, encoding="utf-8", errors="backslashreplace", delay=True
     )
 
 

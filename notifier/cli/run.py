@@ -3,7 +3,9 @@
 --json`` beside the app streams the events (reading the sessions itself) and leaves the
 notifications to the app, as ``run --no-tray`` beside it does. One of them notifies each
 question, also when the app starts after a headless run that notifies: that run hands
-notifying over to it (:class:`notifier.app.instance.NotifyLock`)."""
+notifying over to it, and takes it back when the app ends (:mod:`notifier.cli.notify_turns`).
+An app that does not notify (``--no-notify``, ``notifications.backend = "none"``) claims
+nothing: a headless run beside it notifies (:class:`notifier.app.instance.NotifyLock`)."""
 
 from __future__ import annotations
 
@@ -19,10 +21,9 @@ from notifier.core.text import clean
 
 if TYPE_CHECKING:
     from notifier.app.instance import NotifyLock
-    from notifier.app.runtime import App
-    from notifier.watch.config_file import FileFollower
 
 HAND_OVER_SAID = "the app is running and watches the same folders: it notifies, this run does not"
+LATER_SAID = " (until the app ends)"
 
 
 def cmd_run(args: argparse.Namespace, config: Config) -> int:
@@ -30,6 +31,7 @@ def cmd_run(args: argparse.Namespace, config: Config) -> int:
     from notifier.app.runtime import App
     from notifier.app.signals import install_signals
     from notifier.app.tray_choice import make_tray
+    from notifier.cli.notify_turns import NotifyTurns
     from notifier.system import paths
 
     tray = not args.no_tray
@@ -44,14 +46,15 @@ def cmd_run(args: argparse.Namespace, config: Config) -> int:
         if not args.json:
             return hand_over()
         tray = False  # run --json beside the app: the stream is what was asked for; the app notifies
-    notify = not args.no_notify
+    wants = not args.no_notify and config["notifications.backend"] != "none"
+    notify = wants
     notifying = NotifyLock(os.path.join(folder, "notify.lock"))
     try:
-        if tray:
+        if tray and notify:  # (an app that does not notify claims nothing: a headless run does)
             if not notifying.claim(config["sessions_dirs"]):
                 sys.stderr.write(f"{APP_NAME}: a headless run still notifies too; it did not hand over\n")
         elif notify:
-            notify = _headless_notifies(notifying, config)
+            notify = _headless_notifies(notifying, config, later=args.no_tray)
     except OSError as exc:
         sys.stderr.write(f"{APP_NAME}: cannot start: {clean(exc, 600)}\n")
         return 1
@@ -60,67 +63,44 @@ def cmd_run(args: argparse.Namespace, config: Config) -> int:
     except OSError as exc:  # no runtime folder of our own at all (said why): one line, no traceback
         sys.stderr.write(f"{APP_NAME}: cannot start: {clean(exc, 600)}\n")
         return 1
+    # A headless run that notifies hands notifying to the app and takes it back; `run --json`
+    # beside the app is its stream only: it leaves notifying to the app, also once that ends.
+    turns = NotifyTurns(app, notifying) if not tray and wants and (notify or args.no_tray) else None
+    app.turns = turns
     if tray:
         app.lock = lock
         app.tray = make_tray(config, app.execute, app.ui_state)
     install_signals(app.stop_event)
     if args.stop_on_eof:
         stop_on_eof(app.stop_event)
-    follower = None
     try:
         app.start()
-        if not tray and notify and notifying.fd is not None:
-            follower = follow_the_app(notifying, config, app)
+        if turns is not None:
+            turns.start()
         if tray:
             app.serve()
         return app.run_loop()
     finally:
-        if follower is not None:
-            follower.stop()
+        if turns is not None:
+            turns.stop()
         app.shutdown()
+        if turns is not None:
+            turns.close()
         notifying.release()
 
 
-def _headless_notifies(notifying: NotifyLock, config: Config) -> bool:
-    """Whether a headless run notifies: not while an app that watches the same folders runs
-    (then it notifies each question, and this run must not a second time)."""
-    shared = notifying.share()
-    roots = notifying.claimant()
-    if shared and roots is None:
-        return True  # no app: this run notifies (and hands over to one that starts: follow_the_app)
+def _headless_notifies(notifying: NotifyLock, config: Config, later: bool = False) -> bool:
+    """Whether a headless run notifies as it starts: not while an app that watches the same
+    folders claims notifying (then it notifies each question, and this run must not a second
+    time; ``later``: this run takes over when that app ends)."""
+    turn = notifying.turn(config["sessions_dirs"])
+    if turn.app is None:
+        return True  # no app: this run notifies (and hands over to one that starts: NotifyTurns)
     notifying.release()
-    if roots is not None and sorted(roots) == sorted(config["sessions_dirs"]):
-        sys.stderr.write(f"{APP_NAME}: {HAND_OVER_SAID}\n")
+    if not turn.notify:
+        sys.stderr.write(f"{APP_NAME}: {HAND_OVER_SAID}{LATER_SAID if later else ''}\n")
         return False
     return True  # an app of other folders: nobody else notifies these questions
-
-
-def follow_the_app(notifying: NotifyLock, config: Config, app: App) -> FileFollower:
-    """A headless run that notifies: when an app that watches the same folders starts (it claims
-    ``notifying``), stop notifying, leave the bubbles on screen for it to adopt, write what was
-    notified to the store it reads next, and let the lock go (an app of other folders gets it at
-    once; this run notifies on)."""
-    from notifier.watch.config_file import FileFollower
-
-    once = threading.Lock()
-
-    def changed() -> None:
-        with once:
-            roots = notifying.claimant()
-            if roots is None or notifying.fd is None:
-                return
-            if sorted(roots) == sorted(config["sessions_dirs"]):
-                if app.alerts is not None:  # (stopped for good: what it showed stays on screen)
-                    app.alerts.stop(close=False)
-                app.store.flush(2.0)
-                sys.stderr.write(f"{APP_NAME}: the app started and watches the same folders: it notifies from now on\n")
-                sys.stderr.flush()
-            notifying.release()
-
-    follower = FileFollower(notifying.path, changed, settle_s=0.05)
-    follower.start()
-    changed()  # (an app that claimed it before this run followed the file)
-    return follower
 
 
 def stop_on_eof(stop: threading.Event) -> None:

@@ -242,10 +242,6 @@ def keys_request(dialog_id: str, keys: list[str]) -> bytes:
     return _line({"keys": {"id": dialog_id, "keys": keys}})
 
 
-def hello_request() -> bytes:
-    return _line({"hello": {}})
-
-
 def key_sequence(keys: list[str]) -> list[str]:
     """Key names (``"down"``, ``"enter"``…) as terminal input; anything else is typed as text."""
     return [KEYS.get(k.lower(), k) if len(k) > 1 else k for k in keys]

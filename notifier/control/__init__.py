@@ -13,6 +13,6 @@ one server thread multiplexes every connection with bounded buffers, caps and ti
 - :mod:`.server`: the selector loop;
 - :mod:`.limits`: the caps and timeouts, and who is evicted or timed out;
 - :mod:`.workers`: the handler threads;
-- :mod:`.client`: :func:`request` and :func:`subscribe`;
+- :mod:`.client`: :func:`~.client.request` and :func:`~.client.subscribe`;
 - :mod:`.fields`: the error a handler raises for a request it cannot read.
 """

@@ -16,6 +16,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from notifier.core.model import Question, SessionRef, SessionView, Snapshot, Transition, split_key
+from notifier.core.question_obj import item_obj
 from notifier.core.text import clean
 from notifier.core.times import MAX_TIME, MIN_TIME
 
@@ -107,21 +108,9 @@ def question_obj(q: Question) -> dict[str, Any]:
 
 
 def items_obj(q: Question) -> list[dict[str, Any]]:
-    """Every item of a question in full (the window shows them all; the contract's question
-    object describes the first)."""
-    return [
-        {
-            "text": it.text,
-            "header": it.header,
-            "detail": it.detail,
-            "multi": it.multi,
-            "options": [
-                {"label": o.label, "description": o.description, "recommended": o.recommended}
-                for o in it.options
-            ],
-        }
-        for it in q.items
-    ]
+    """Every item of a question in full, every field (the window shows them all; the contract's
+    question object describes the first): :func:`notifier.core.question_obj.item_obj`."""
+    return [item_obj(it) for it in q.items]
 
 
 # ---- run --json (§2) and status --json (§3) ----

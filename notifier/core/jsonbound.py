@@ -14,59 +14,12 @@ from collections.abc import Mapping
 from typing import Any
 
 MAX_DEPTH = 64  # pi's own entries nest < 12 levels; tool arguments a few more
-_OPENERS = (b"[", b"{")
 _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
 _PAIR = re.compile(rb"\[\]|\{\}")
 
 
-_LONG = 1 << 16  # from this length on, brackets are counted by searching for them (see below)
-
-
-def _openers_over(raw: bytes, limit: int) -> bool:
-    """Whether ``raw`` holds more than ``limit`` opening brackets (anywhere, strings included).
-    A long line is searched for them (memchr) and left at the first one over the limit: a tool
-    result of megabytes usually holds a handful, and ``count`` steps through every byte."""
-    if len(raw) < _LONG or limit < 0:
-        return raw.count(_OPENERS[0]) + raw.count(_OPENERS[1]) > limit
-    seen = 0
-    for opener in _OPENERS:
-        at = raw.find(opener)
-        while at >= 0:
-            seen += 1
-            if seen > limit:
-                return True
-            at = raw.find(opener, at + 1)
-    return False
-
-
 class BoundedJSONError(ValueError):
     """The input is not JSON, too large or too deeply nested (the message says which)."""
-
-
-def nesting_depth(data: bytes, stop_at: int | None = None) -> int:
-    """The deepest ``[``/``{`` nesting of ``data`` outside strings (``stop_at``: return as soon as
-    it is exceeded). A Python loop: the reference for :func:`_too_deep`, which runs at C speed."""
-    depth = deepest = 0
-    in_string = escaped = False
-    for byte in data:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif byte == 0x5C:  # backslash
-                escaped = True
-            elif byte == 0x22:  # quote
-                in_string = False
-        elif byte == 0x22:
-            in_string = True
-        elif byte in (0x5B, 0x7B):
-            depth += 1
-            if depth > deepest:
-                deepest = depth
-                if stop_at is not None and deepest > stop_at:
-                    return deepest
-        elif byte in (0x5D, 0x7D):
-            depth -= 1
-    return deepest
 
 
 def _too_deep(raw: bytes, max_depth: int) -> str | None:
@@ -78,7 +31,8 @@ def _too_deep(raw: bytes, max_depth: int) -> str | None:
     3. strip innermost ``[]``/``{}`` pairs: a balanced sequence of depth d is gone after d passes.
 
     Exact for valid JSON; for invalid JSON the brackets the decoder would see before failing are
-    a prefix of what is checked here, so the decoder never recurses deeper than ``max_depth``."""
+    a prefix of what is checked here, so the decoder never recurses deeper than ``max_depth``
+    (tests/hostile/test_tail.py checks it against a plain loop over the bytes)."""
     outside = b"".join(raw.replace(b"\\\\", b"").replace(b'\\"', b"").split(b'"')[::2])
     brackets = outside.translate(None, _NOT_BRACKETS)
     for _ in range(max_depth):
@@ -97,11 +51,9 @@ def loads(data: bytes | str, max_bytes: int | None = None, max_depth: int = MAX_
     raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
     if max_bytes is not None and len(raw) > max_bytes:
         raise BoundedJSONError(f"longer than {max_bytes} bytes")
-    # Counting brackets is a fast C loop; only a line that could be too deep is checked exactly.
-    if _openers_over(raw, max_depth):
-        reason = _too_deep(raw, max_depth)
-        if reason is not None:
-            raise BoundedJSONError(reason)
+    reason = _too_deep(raw, max_depth)
+    if reason is not None:
+        raise BoundedJSONError(reason)
     text = raw.decode("utf-8")
     try:
         return json.loads(text)
@@ -117,12 +69,6 @@ MAX_STR = 16_384  # characters in one string
 MAX_ITEMS = 1_000  # entries in one list or object
 BUDGET_CHARS = 512 << 10  # characters in all strings together
 BUDGET_NODES = 20_000  # values in all
-# A value parsed by :func:`loads` from at most SMALL bytes is within every bound :func:`shrink`
-# puts on it with these limits (or larger ones): each of its characters and values takes at
-# least one byte of the text, a list or object of more than MAX_ITEMS entries more than
-# 2 × MAX_ITEMS bytes, and loads() capped its depth. shrink() gives it back equal, and no
-# budget runs out, so a caller that knows the size may use such a value as it is.
-SMALL = 2 * MAX_ITEMS
 
 
 class Budget:
@@ -151,32 +97,23 @@ def shrink(
 
 
 def _shrink(value: Any, budget: Budget, max_str: int, max_items: int, depth: int) -> Any:
-    # What json.loads makes (exact str, dict, list, scalars) takes the short paths; any other
-    # value (a str subclass, another Mapping) the general ones. The result is the same.
     budget.nodes -= 1
-    kind = type(value)
-    if kind is str or isinstance(value, str):
+    if isinstance(value, str):
         keep = max(0, min(len(value), max_str, budget.chars))
         budget.chars -= keep
         return value if keep == len(value) else value[:keep]
-    if value is None or kind is int or kind is bool or kind is float or isinstance(value, (bool, int, float)):
+    if value is None or isinstance(value, (bool, int, float)):
         return value
     if depth <= 0:
         return None
-    if kind is list or isinstance(value, list):
+    if isinstance(value, list):
         out: list[Any] = []
         for item in value[:max_items]:
             if budget.nodes <= 0:
                 break
-            if type(item) is str:  # a leaf, inline: as _shrink would
-                budget.nodes -= 1
-                keep = max(0, min(len(item), max_str, budget.chars))
-                budget.chars -= keep
-                out.append(item if keep == len(item) else item[:keep])
-            else:
-                out.append(_shrink(item, budget, max_str, max_items, depth - 1))
+            out.append(_shrink(item, budget, max_str, max_items, depth - 1))
         return out
-    if kind is dict or isinstance(value, Mapping):
+    if isinstance(value, Mapping):
         obj: dict[str, Any] = {}
         for count, (key, item) in enumerate(value.items()):
             if count >= max_items or budget.nodes <= 0:
@@ -184,12 +121,6 @@ def _shrink(value: Any, budget: Budget, max_str: int, max_items: int, depth: int
             if not isinstance(key, str) or len(key) > max_str:
                 continue
             budget.chars -= len(key)
-            if type(item) is str:  # a leaf, inline: as _shrink would
-                budget.nodes -= 1
-                keep = max(0, min(len(item), max_str, budget.chars))
-                budget.chars -= keep
-                obj[key] = item if keep == len(item) else item[:keep]
-            else:
-                obj[key] = _shrink(item, budget, max_str, max_items, depth - 1)
+            obj[key] = _shrink(item, budget, max_str, max_items, depth - 1)
         return obj
     return None

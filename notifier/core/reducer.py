@@ -12,7 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from notifier.core.model import Option, Outcome, Question, QuestionItem, State
+from notifier.core.model import Outcome, Question, State
+from notifier.core.question_obj import from_obj, to_obj
 
 
 class Header(NamedTuple):
@@ -161,39 +162,6 @@ class SessionReducer:
 # ---- summaries (for the scan cache): plain JSON-able dicts, pure ----
 
 
-def _question_dict(q: Question) -> dict[str, Any]:
-    return {
-        "id": q.tool_call_id,
-        "tool": q.tool,
-        "at": q.asked_at,
-        "title": q.title,
-        "items": [
-            {
-                "text": it.text,
-                "header": it.header,
-                "detail": it.detail,
-                "multi": it.multi,
-                "options": [[o.label, o.description, o.recommended] for o in it.options],
-            }
-            for it in q.items
-        ],
-    }
-
-
-def _question(d: dict[str, Any]) -> Question:
-    items = tuple(
-        QuestionItem(
-            str(it["text"]),
-            it.get("header"),
-            it.get("detail"),
-            tuple(Option(str(o[0]), o[1], bool(o[2])) for o in it.get("options", [])),
-            bool(it.get("multi")),
-        )
-        for it in d["items"]
-    )
-    return Question(str(d["id"]), str(d["tool"]), items, float(d["at"]), d.get("title"))
-
-
 def summarize(r: SessionReducer) -> dict[str, Any]:
     """Everything a session's state needs to be rebuilt without reading its file again."""
     return {
@@ -201,7 +169,7 @@ def summarize(r: SessionReducer) -> dict[str, Any]:
         "cwd": r.cwd,
         "name": r.name,
         "base": r.base,
-        "pending": [_question_dict(q) for q in r.pending.values()],
+        "pending": [to_obj(q) for q in r.pending.values()],
         "running": r.running,
         "tool": r.current_tool,
         "at": r.updated_at,
@@ -211,7 +179,7 @@ def summarize(r: SessionReducer) -> dict[str, Any]:
 
 def restore(d: dict[str, Any]) -> SessionReducer:
     """The inverse of :func:`summarize` (raises KeyError/TypeError/ValueError on a bad summary)."""
-    pending = [_question(q) for q in d["pending"]]
+    pending = [from_obj(q) for q in d["pending"]]
     return SessionReducer(
         session_id=d["sid"],
         cwd=d["cwd"],

@@ -12,7 +12,6 @@ import os
 import stat
 from collections.abc import Callable, Iterable
 from dataclasses import replace
-from typing import Any
 
 from notifier.core import jsonbound
 from notifier.core.board import Board
@@ -200,39 +199,33 @@ class SessionFiles:
         finally:
             os.close(fd)
 
-    def events(self, path: str, lines: Iterable[bytes | dict[str, Any]], now: float) -> list[Event]:
+    def events(self, path: str, lines: Iterable[bytes], now: float) -> list[Event]:
         """pi's events in ``lines`` (the one bounded parse each); a bad line is skipped, said once."""
         events: list[Event] = []
         for line in lines:
             events += self.line_events(path, line, now)
         return events
 
-    def line_events(self, path: str, line: bytes | dict[str, Any], now: float) -> list[Event]:
+    def line_events(self, path: str, line: bytes, now: float) -> list[Event]:
         """pi's events in one line (see :meth:`events`)."""
-        entry: Any
-        small = False  # (parsed from at most jsonbound.SMALL bytes: within the bounds already)
-        if isinstance(line, dict):
-            entry = line  # parsed already
-        elif not line or line.isspace():
+        if not line or line.isspace():
             return []
-        elif type(line) is LongLine:  # too long to read: what its first bytes say
+        if type(line) is LongLine:  # too long to read: what its first bytes say
             self._once(path, "long", "skipped a line longer than %d MB", self.options.max_line >> 20)
             return too_large_events(line, self.options.catalog, now)
-        else:
-            small = len(line) <= jsonbound.SMALL
-            try:
-                entry = jsonbound.loads(line)  # size: the tailer's max_line; depth: capped
-            except UnicodeDecodeError:
-                self._once(path, "utf8", "skipped a line that is not UTF-8")
-                return []
-            except ValueError as exc:
-                self._once(path, "json", "skipped a line that is not usable JSON (%s)", clean(exc, 80))
-                return []
+        try:
+            entry = jsonbound.loads(line)  # size: the tailer's max_line; depth: capped
+        except UnicodeDecodeError:
+            self._once(path, "utf8", "skipped a line that is not UTF-8")
+            return []
+        except ValueError as exc:
+            self._once(path, "json", "skipped a line that is not usable JSON (%s)", clean(exc, 80))
+            return []
         if not isinstance(entry, dict):
             self._once(path, "object", "skipped a JSON line that is not an object")
             return []
         try:
-            return to_events(entry, self.options.catalog, now, small)
+            return to_events(entry, self.options.catalog, now)
         except EntryError as exc:
             self._once(path, "shape", "skipped an entry with an unexpected shape (%s)", exc)
         except Exception as exc:  # a bug meeting odd data must cost this entry, not the engine

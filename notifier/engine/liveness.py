@@ -21,7 +21,7 @@ from notifier.core.board import Board
 from notifier.core.model import Transition
 from notifier.core.owners import Proc
 from notifier.core.text import clean
-from notifier.system.supervisor import Health, Supervisor
+from notifier.system.supervisor import FailureLog, Supervisor
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +40,7 @@ class ProcessList:
 
 
 def read_processes(
-    processes: Probe | None, health: Health, folders: Collection[str] = ()
+    processes: Probe | None, health: FailureLog, folders: Collection[str] = ()
 ) -> Sequence[Proc] | None:
     """The process list (``processes``: how to read it, by default the running pi processes, with
     the panes of those in ``folders`` captured), or ``None`` (liveness unknown: nothing changes)
@@ -63,7 +63,7 @@ class Liveness:
         enabled: bool,
         interval: float,
         stop: threading.Event,
-        health: Health,
+        health: FailureLog,
         processes: Probe | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:

@@ -29,7 +29,7 @@ from notifier.engine.liveness import Liveness, Probe, ProcessList
 from notifier.engine.options import EngineOptions
 from notifier.engine.scan import open_cache
 from notifier.engine.sinks import ReadyInfo, Sink, deliver
-from notifier.system.supervisor import Health, Supervisor
+from notifier.system.supervisor import FailureLog, Supervisor
 from notifier.watch.events import FileChanged, FolderAppeared, PathGone, RootBack, RootGone, WatchEvent
 from notifier.watch.watchlimit import WatchLimit
 
@@ -48,9 +48,10 @@ class _Stop:
 
 @dataclass(frozen=True)
 class _Call:
-    """Run ``fn`` on the engine thread (how the tray, the window and the control socket act)."""
+    """Run ``fn`` on the engine thread (how the tray, the window, the companion extension's
+    dialogs and the remotes change the board); it returns the transitions it made."""
 
-    fn: Callable[[], None]
+    fn: Callable[[], list[Transition]]
 
 
 Message = WatchEvent | _Stop | _Call | ProcessList
@@ -63,7 +64,7 @@ class Engine:
         sinks: Iterable[Sink] = (),
         processes: Probe | None = None,
         wall: Callable[[], float] = time.time,
-        health: Health | None = None,
+        health: FailureLog | None = None,
         on_failure: Callable[[], None] | None = None,
     ) -> None:
         """``sinks``: who gets the transitions, fixed from now on; ``health``: where failures are
@@ -130,8 +131,10 @@ class Engine:
         if self._watcher is not None:
             self._watcher.stop()
 
-    def call(self, fn: Callable[[], None]) -> None:
-        """Run ``fn`` on the engine thread (how the tray and window change state)."""
+    def call(self, fn: Callable[[], list[Transition]]) -> None:
+        """Run ``fn`` on the engine thread, where it alone may change the board; the transitions
+        it returns go to every sink with the next snapshot (one per batch of messages, which
+        is made after a call even when it returns none: the board may have changed)."""
         self.queue.put(_Call(fn))
 
     def _more(self, path: str) -> None:
@@ -146,7 +149,7 @@ class Engine:
         else:
             out = self.files.resync()
             self._liveness.resumed(self.board)
-            self.emit(out)
+            self._emit(out)
         self._loop()
 
     def _recover(self) -> None:
@@ -185,7 +188,7 @@ class Engine:
         info = ReadyInfo(len(self.board.local), self.snapshot.pending_count, time.perf_counter() - began)
         self.ready_info = info
         if collected:
-            self.emit(collected)
+            self._emit(collected)
         for sink in self.sinks:
             deliver(self.health, sink, "ready", partial(sink.ready, info, self.snapshot))
         self._started = True
@@ -210,6 +213,7 @@ class Engine:
                     break
             out: list[Transition] = []
             files: dict[str, None] = {}  # changed files, read once each, in order
+            called = False  # a call may change the board without a transition (a dismissal)
             for item in batch:
                 if isinstance(item, _Stop):
                     return
@@ -219,6 +223,7 @@ class Engine:
                 for path in files:
                     out += self.files.read(path)
                 files.clear()
+                called |= isinstance(item, _Call)
                 out += self._handle(item)
             for path in files:
                 out += self.files.read(path)
@@ -226,17 +231,16 @@ class Engine:
             if unnamed and self.files.fill_names(unnamed):
                 out = self.files.renamed(out)
             out += self._timers()
-            if out or self.board.local.has_turns():
-                self.emit(out)
+            if out or called or self.board.local.has_turns():
+                self._emit(out)
 
     def _handle(self, item: Message) -> list[Transition]:
         """Any message but a file change (those are coalesced) or the stop."""
         if isinstance(item, _Call):
             try:
-                item.fn()
+                return item.fn()
             except Exception:
-                log.exception("a command from the tray or window failed; carrying on")
-            self.emit([])
+                log.exception("a call on the engine thread failed (tray, window, dialogs, remotes); carrying on")
         elif isinstance(item, PathGone):
             return self.files.gone(item.path)
         elif isinstance(item, FolderAppeared):
@@ -268,10 +272,9 @@ class Engine:
         self._liveness.due(self.board, mono)
         return out
 
-    def emit(self, items: list[Transition]) -> None:
-        """Hand transitions to every sink with a new snapshot; also those made outside the engine's
-        own reading (remote hosts, the companion extension's dialogs). Engine thread only: call it
-        from inside :meth:`call`."""
+    def _emit(self, items: list[Transition]) -> None:
+        """Hand transitions to every sink with a new snapshot: those of the engine's own reading
+        and those its calls returned (remote hosts, the companion extension's dialogs)."""
         self._liveness.asked(items)
         if log.isEnabledFor(logging.DEBUG):
             _log_each(items)
@@ -282,7 +285,7 @@ class Engine:
         turns = self.board.local.drain_turns()
         for sink in self.sinks:
             deliver(self.health, sink, "transitions", partial(sink.transitions, items, self.snapshot))
-            if turns and hasattr(sink, "turns"):
+            if turns:
                 deliver(self.health, sink, "turns", partial(sink.turns, turns))
         del previous
 

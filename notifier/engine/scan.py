@@ -48,10 +48,10 @@ def scanned(options: EngineOptions, processes: Probe | None = None) -> Iterator[
             files.scan(root, initial=True, cache=cache)
     if options.liveness:
         from notifier.engine.liveness import read_processes
-        from notifier.system.supervisor import Health
+        from notifier.system.supervisor import FailureLog
 
         board = files.board
-        board.local.set_processes(read_processes(processes, Health(), board.local.asking_folders()), wall())
+        board.local.set_processes(read_processes(processes, FailureLog(), board.local.asking_folders()), wall())
     files.fill_names()
     if cache is not None:
         log.debug("scanned %d session files, %d unchanged since the last scan", len(files.board.local), cache.hits)

@@ -8,8 +8,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from notifier.core.model import Snapshot, Transition
-from notifier.system.supervisor import Health
+from notifier.core.model import Snapshot, Transition, TurnChange
+from notifier.system.supervisor import FailureLog
 
 log = logging.getLogger(__name__)
 
@@ -22,17 +22,27 @@ class ReadyInfo:
 
 
 class Sink(Protocol):
-    def ready(self, info: ReadyInfo, snapshot: Snapshot) -> None: ...
+    """An output of the engine: called on the engine thread, it hands over and never blocks."""
 
-    def transitions(self, items: Sequence[Transition], snapshot: Snapshot) -> None: ...
+    def ready(self, info: ReadyInfo, snapshot: Snapshot) -> None:
+        """Once, after the start-up scan (its questions came as ``initial`` transitions before)."""
+
+    def transitions(self, items: Sequence[Transition], snapshot: Snapshot) -> None:
+        """What changed (possibly nothing) and the board as it is now."""
+
+    def turns(self, items: Sequence[TurnChange]) -> None:
+        """Live sessions that finished their turn or failed (a no-op for outputs that only
+        follow questions)."""
 
 
-def deliver(health: Health, sink: object, what: str, call: Callable[[], None]) -> None:
-    """Hand something to one sink; whatever it raises stays there (logged once per kind),
-    the other sinks still get theirs."""
+def deliver(health: FailureLog, sink: object, what: str, call: Callable[[], None]) -> None:
+    """Hand something to one sink; whatever Exception it raises stays there (recorded in
+    ``health``, logged once per kind), the other sinks still get theirs. A BaseException that is
+    not an Exception (KeyboardInterrupt, SystemExit) is no output's bug but a request to stop:
+    it goes on to the engine's supervisor, which records it as the engine's failure."""
     try:
         call()
-    except BaseException as exc:
+    except Exception as exc:
         name = type(sink).__name__
         if health.failed(f"sink {name}", exc, "the other outputs carry on"):
             log.error("the %s output failed (in %s); carrying on without it this time", name, what, exc_info=exc)

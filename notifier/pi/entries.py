@@ -70,12 +70,9 @@ def parse_time(value: Any, default: float) -> float:
     return default if ok is None else ok
 
 
-def to_events(
-    entry: Mapping[str, Any], catalog: QuestionCatalog, seen_at: float, small: bool = False
-) -> list[Event]:
-    """pi's events in one entry. ``small``: the entry was parsed (by jsonbound.loads) from at most
-    ``jsonbound.SMALL`` bytes, so what it holds is within the bounds already and is read as it
-    is (else through a bounded copy, :func:`notifier.core.jsonbound.shrink`)."""
+def to_events(entry: Mapping[str, Any], catalog: QuestionCatalog, seen_at: float) -> list[Event]:
+    """pi's events in one entry. What a question's call and result hold is read through a
+    bounded copy (:func:`notifier.core.jsonbound.shrink`)."""
     kind = entry.get("type")
     if not isinstance(kind, str):
         raise EntryError("entry without a type")
@@ -95,9 +92,9 @@ def to_events(
     at = parse_time(entry.get("timestamp"), seen_at)
     if kind == "message":
         message = entry.get("message")
-        if type(message) is not dict and not isinstance(message, Mapping):  # (the cheap test first)
+        if not isinstance(message, Mapping):
             raise EntryError("message entry without a message object")
-        return _message(message, catalog, at, small)
+        return _message(message, catalog, at)
     if kind in ("custom_message", "context_edit"):
         return [Activity(at)]
     if kind == "compaction":
@@ -105,7 +102,7 @@ def to_events(
     return [Supersede(at, "idle")]  # branch_summary
 
 
-def _message(message: Mapping[str, Any], catalog: QuestionCatalog, at: float, small: bool) -> list[Event]:
+def _message(message: Mapping[str, Any], catalog: QuestionCatalog, at: float) -> list[Event]:
     role = message.get("role")
     if role == "user":
         return [Input(at)]
@@ -114,7 +111,7 @@ def _message(message: Mapping[str, Any], catalog: QuestionCatalog, at: float, sm
     if role == "bashExecution":
         return [Supersede(at, "idle")]
     if role == "assistant":
-        return _assistant(message, catalog, at, small)
+        return _assistant(message, catalog, at)
     if role == "toolResult":
         call_id = message.get("toolCallId")
         tool = message.get("toolName")
@@ -125,12 +122,9 @@ def _message(message: Mapping[str, Any], catalog: QuestionCatalog, at: float, sm
         if tool not in catalog:
             return [ToolEnd(at, call_id, tool[:ID_LIMIT])]
         # Only a bounded copy of what the tool returned is classified and kept.
-        if small:  # (within the bounds already)
-            content, details = message.get("content"), message.get("details")
-        else:
-            budget = Budget(RESULT_CHARS)
-            content = shrink(message.get("content"), budget, max_str=RESULT_CHARS)
-            details = shrink(message.get("details"), budget, max_str=RESULT_CHARS)
+        budget = Budget(RESULT_CHARS)
+        content = shrink(message.get("content"), budget, max_str=RESULT_CHARS)
+        details = shrink(message.get("details"), budget, max_str=RESULT_CHARS)
         outcome = classify(message.get("isError"), content, details)
         answer = (
             clean(result_text(content)[: ANSWER_LIMIT * 4], ANSWER_LIMIT) if outcome == "answered" else None
@@ -139,7 +133,7 @@ def _message(message: Mapping[str, Any], catalog: QuestionCatalog, at: float, sm
     return []
 
 
-def _assistant(message: Mapping[str, Any], catalog: QuestionCatalog, at: float, small: bool) -> list[Event]:
+def _assistant(message: Mapping[str, Any], catalog: QuestionCatalog, at: float) -> list[Event]:
     content = message.get("content")
     if content is None or isinstance(content, str):
         content = []
@@ -151,7 +145,7 @@ def _assistant(message: Mapping[str, Any], catalog: QuestionCatalog, at: float, 
     calls = 0
     budget = Budget()  # one for all the questions of this message: their sum is bounded
     for block in content:
-        if type(block) is not dict and not isinstance(block, Mapping) or block.get("type") != "toolCall":
+        if not isinstance(block, Mapping) or block.get("type") != "toolCall":
             continue
         call_id, name = block.get("id"), block.get("name")
         if not isinstance(call_id, str) or not isinstance(name, str):
@@ -163,7 +157,7 @@ def _assistant(message: Mapping[str, Any], catalog: QuestionCatalog, at: float, 
             continue
         call_id, name = call_id[:ID_LIMIT], name[:ID_LIMIT]
         question = (
-            extract(name, _arguments(block.get("arguments"), budget, small), call_id, at)
+            extract(name, _arguments(block.get("arguments"), budget), call_id, at)
             if name in catalog
             else None
         )
@@ -173,10 +167,9 @@ def _assistant(message: Mapping[str, Any], catalog: QuestionCatalog, at: float, 
     return events
 
 
-def _arguments(value: Any, budget: Budget, small: bool = False) -> Any:
+def _arguments(value: Any, budget: Budget) -> Any:
     """A question's arguments, bounded (strings, list lengths, their sum) before extraction.
-    Arguments saved as a JSON string are parsed here, with the same bounds. ``small``: they come
-    from a small line (see :func:`to_events`) and are within the bounds already."""
+    Arguments saved as a JSON string are parsed here, with the same bounds."""
     if isinstance(value, str):
         value = value[: budget.chars]
         if value.lstrip()[:1] in ("{", "["):
@@ -184,4 +177,4 @@ def _arguments(value: Any, budget: Budget, small: bool = False) -> Any:
                 value = loads(value)
             except ValueError:  # not JSON, cut, too deep: extraction reads it as text
                 pass
-    return value if small else shrink(value, budget)
+    return shrink(value, budget)

@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from notifier.remote.stream import Asked, Ended, StreamEvent
+from notifier.remote.stream import RemoteAsked, RemoteEnded, StreamEvent
 
 MAX_ITEMS = 2000  # events waiting for the engine, per remote
 TAKE_MAX = 500  # events applied in one engine call
@@ -61,11 +61,11 @@ class Inbox:
             if self._closed:
                 return False
             key: Key | None = None
-            if isinstance(item, (Asked, Ended)):
+            if isinstance(item, (RemoteAsked, RemoteEnded)):
                 key = (item.session.key, item.question.tool_call_id)
                 slot = self._latest.get(key)
                 waiting = self._items.get(slot) if slot is not None else None
-                if isinstance(item, Ended) and isinstance(waiting, Asked) and not waiting.initial:
+                if isinstance(item, RemoteEnded) and isinstance(waiting, RemoteAsked) and not waiting.initial:
                     self._items[slot] = item  # asked and ended between two looks: only the end
                     self.folded += 1
                     return self._schedule()

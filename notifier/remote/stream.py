@@ -48,7 +48,7 @@ class Ready:
 
 
 @dataclass(frozen=True)
-class Asked:
+class RemoteAsked:
     session: SessionRef
     question: Question
     initial: bool
@@ -56,7 +56,7 @@ class Asked:
 
 
 @dataclass(frozen=True)
-class Ended:
+class RemoteEnded:
     """Resolved (``outcome`` set) or abandoned (``outcome`` None) on the remote."""
 
     session: SessionRef
@@ -67,7 +67,7 @@ class Ended:
     waited_s: float | None = None
 
 
-StreamEvent = Ready | Asked | Ended
+StreamEvent = Ready | RemoteAsked | RemoteEnded
 
 
 def parse_line(line: bytes, host: str, now: float) -> StreamEvent | None:
@@ -96,15 +96,15 @@ def parse_line(line: bytes, host: str, now: float) -> StreamEvent | None:
     session = _session(obj.get("session"), host)
     question = _question(obj.get("question"), at)
     if kind == "needs_input":
-        return Asked(session, question, obj.get("initial") is True, at)
+        return RemoteAsked(session, question, obj.get("initial") is True, at)
     if kind == "abandoned":
-        return Ended(session, question, at)
+        return RemoteEnded(session, question, at)
     outcome = obj.get("outcome")
     if outcome not in OUTCOMES:
         raise StreamError("unknown outcome")
     answer = obj.get("answer")
     waited = obj.get("waited_s")
-    return Ended(
+    return RemoteEnded(
         session,
         question,
         at,

@@ -26,6 +26,7 @@ from notifier import __version__
 from notifier.core import jsonbound
 from notifier.core.board import Board
 from notifier.core.model import State
+from notifier.core.question_obj import from_obj
 from notifier.core.reducer import SessionReducer, restore, summarize
 from notifier.core.text import clean
 from notifier.sessions.tail import HEAD, Tailer
@@ -33,7 +34,7 @@ from notifier.system.paths import private_file
 
 log = logging.getLogger(__name__)
 
-FORMAT = 6  # 6: the tailer's bytes in blobs (5: hex in the JSON summary; 4: a column per field)
+FORMAT = 7  # 7: the tailer's bytes in blobs (6: every field of a question; 5: hex in one JSON summary)
 MAX_ROWS = 200_000  # more rows than any scan writes: a damaged cache
 KEEP_ROWS = 20_000  # past this many rows, those of folders not scanned now are dropped
 MAX_SUMMARY = 1 << 20  # bytes of one summary
@@ -252,21 +253,10 @@ def _check_state(value: Any) -> dict[str, Any]:
         raise Damaged("a summary holds wrong running tools")
     _str(*running.keys(), *running.values())
     for q in _list(s["pending"]):
-        q = _fields(q, {"id", "tool", "at", "title", "items"})
-        _str(q["id"], q["tool"])
-        _str(q["title"], none=True)
-        _time(q["at"])
-        for item in _list(q["items"]):
-            item = _fields(item, {"text", "header", "detail", "multi", "options"})
-            _str(item["text"])
-            _str(item["header"], item["detail"], none=True)
-            if type(item["multi"]) is not bool:
-                raise Damaged("a summary holds a wrong flag")
-            for option in _list(item["options"]):
-                if not isinstance(option, list) or len(option) != 3 or type(option[2]) is not bool:
-                    raise Damaged("a summary holds a wrong option")
-                _str(option[0])
-                _str(option[1], none=True)
+        try:
+            from_obj(q, MAX_TEXT, MAX_LIST)
+        except ValueError as exc:
+            raise Damaged(str(exc)) from None
     return s
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from notifier.core.model import Snapshot, Transition
+from notifier.core.model import Snapshot, Transition, TurnChange
 from notifier.state.store import Store
 
 
@@ -19,3 +19,6 @@ class HistorySink:
     def transitions(self, items: Sequence[Transition], snapshot: Snapshot) -> None:
         if items:
             self.store.record(items)
+
+    def turns(self, items: Sequence[TurnChange]) -> None:
+        pass  # (finished turns are not this output's business)

@@ -14,7 +14,7 @@ from notifier.core.formats import (
     event_obj,
     iso,
 )
-from notifier.core.model import Snapshot, Transition
+from notifier.core.model import Snapshot, Transition, TurnChange
 
 
 class JsonSink:
@@ -52,3 +52,6 @@ class JsonSink:
 
     def transitions(self, items: Sequence[Transition], snapshot: Snapshot) -> None:
         self._write([event_obj(t) for t in items])
+
+    def turns(self, items: Sequence[TurnChange]) -> None:
+        pass  # (finished turns are not this output's business)

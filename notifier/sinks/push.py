@@ -29,7 +29,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from notifier.config.load import Config
-from notifier.core.model import Snapshot, Transition
+from notifier.core.model import Snapshot, Transition, TurnChange
 from notifier.core.text import clean, project_name
 from notifier.state.store import Store
 from notifier.system.log_filter import SECRETS
@@ -192,6 +192,9 @@ class PushSink:
                 else:
                     self._waiting.pop(key, None)
             self._lock.notify_all()
+
+    def turns(self, items: Sequence[TurnChange]) -> None:
+        pass  # (only questions are pushed)
 
     # ---- the timer thread ----
 

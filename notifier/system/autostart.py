@@ -13,6 +13,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+import platformdirs
+
 from notifier import resources
 from notifier.core import shellcmd
 from notifier.core.text import clean
@@ -34,18 +36,6 @@ def executable() -> list[str]:
     return [str(Path(sys.executable).resolve()), "-m", "notifier"]
 
 
-def _home() -> Path:
-    return Path(os.environ.get("HOME") or Path.home())
-
-
-def _config_home() -> Path:
-    return Path(os.environ.get("XDG_CONFIG_HOME") or _home() / ".config")
-
-
-def _data_home() -> Path:
-    return Path(os.environ.get("XDG_DATA_HOME") or _home() / ".local" / "share")
-
-
 ICON_NAME = "pi-notifier"
 
 
@@ -53,7 +43,7 @@ def icon_file() -> Path:
     """Where the desktop entry's icon is installed: the user's icon theme folder, so that
     ``Icon=pi-notifier`` is a theme name, not a path into site-packages (gone, or another
     version's, after an upgrade or a move of the virtualenv)."""
-    return _data_home() / "icons" / "hicolor" / "256x256" / "apps" / f"{ICON_NAME}.png"
+    return platformdirs.user_data_path() / "icons" / "hicolor" / "256x256" / "apps" / f"{ICON_NAME}.png"
 
 
 def _install_icon() -> str:
@@ -95,17 +85,17 @@ def systemd_user_running() -> bool:
 
 def target(method: str | None = None) -> Target:
     if sys.platform == "darwin":
-        return Target("launchagent", _home() / "Library" / "LaunchAgents" / "dev.pi-notifier.plist")
+        return Target("launchagent", Path.home() / "Library" / "LaunchAgents" / "dev.pi-notifier.plist")
     if sys.platform.startswith("win"):
-        appdata = Path(os.environ.get("APPDATA") or _home() / "AppData" / "Roaming")
+        appdata = Path(os.environ.get("APPDATA") or Path.home() / "AppData" / "Roaming")
         return Target(
             "startup",
             appdata / "Microsoft" / "Windows" / "Start Menu" / "Programs" / "Startup" / "pi-notifier.cmd",
         )
     method = method or ("systemd" if systemd_user_running() else "xdg")
     if method == "systemd":
-        return Target("systemd", _config_home() / "systemd" / "user" / UNIT)
-    return Target("xdg", _config_home() / "autostart" / "pi-notifier.desktop")
+        return Target("systemd", platformdirs.user_config_path() / "systemd" / "user" / UNIT)
+    return Target("xdg", platformdirs.user_config_path() / "autostart" / "pi-notifier.desktop")
 
 
 def render(t: Target, exe: list[str], icon: str = ICON_NAME) -> str:

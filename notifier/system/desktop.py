@@ -17,7 +17,7 @@ from notifier.core.text import clean
 from notifier.system import x11
 
 # (swayipc, which imports socket, is imported where it is used: `status` locates sessions
-# through this module and imports no more than it needs; tests/unit/test_imports.py)
+# through this module and imports no more than it needs; tests/processes/test_imports.py)
 
 log = logging.getLogger(__name__)
 

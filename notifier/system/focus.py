@@ -20,7 +20,6 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from notifier.core.model import SessionView
 from notifier.core.owners import Wanted
 from notifier.core.text import clean
 from notifier.system import swayipc
@@ -66,17 +65,6 @@ def is_focused(location: Location | None, front: Front | None = UNKNOWN, method:
         if window_for([client.pid], windows) == front[0]:
             return client_pane(client, pane.socket) == pane.pane
     return False
-
-
-def is_session_focused(view: SessionView) -> bool:
-    """The hook for notifications: never raises."""
-    if view.ref.host is not None:
-        return False
-    try:
-        return is_focused(locate_sessions([view]).get(view.ref.key))
-    except Exception as exc:
-        log.debug("focus check failed: %s", clean(exc, 200))
-        return False
 
 
 def may_show(pid: int, folders: set[str]) -> bool:

@@ -10,7 +10,7 @@ window list (``workspace.clientList()`` in 5.27, ``windowList()`` in 6), sets
 ``callDBus`` to a method of our own connection: one JSON string, the windows' pids and which one is
 active. Tried against a real KWin 5.27 (``kwin_wayland --virtual``, tests/desktop/test_kwin_focus.py).
 
-KWin names a window by a UUID; here a window is named by its process's pid (:meth:`windows` keeps
+KWin names a window by a UUID; here a window is named by its process's pid (:func:`windows_by_pid` keeps
 one window per process, as the other focus methods do). Only ints come back from the script:
 nothing KWin reports reaches a log line or the terminal but numbers."""
 
@@ -22,6 +22,8 @@ import os
 import tempfile
 import time
 from typing import Any
+
+from notifier.system.paths import session_address
 
 SERVICE = "org.kde.KWin"
 SCRIPTING_PATH = "/Scripting"
@@ -97,17 +99,6 @@ def windows_by_pid(report: dict[str, Any]) -> dict[int, int]:
 
 def active_window(report: dict[str, Any]) -> tuple[int, int] | None:
     return next(((pid, pid) for pid, active in report["windows"] if active), None)
-
-
-def session_address() -> str | None:
-    """As :func:`notifier.sinks.notify.bus.session_address` (system may not import sinks):
-    ``DBUS_SESSION_BUS_ADDRESS``, else ``$XDG_RUNTIME_DIR/bus``."""
-    address = os.environ.get("DBUS_SESSION_BUS_ADDRESS")
-    if address:
-        return address
-    runtime = os.environ.get("XDG_RUNTIME_DIR")
-    path = os.path.join(runtime, "bus") if runtime else ""
-    return f"unix:path={path}" if path and os.path.exists(path) else None
 
 
 def run_script(pid: int = 0, timeout: float = TIMEOUT_S, address: str | None = None) -> dict[str, Any]:

@@ -240,3 +240,14 @@ def from_db(value: object) -> object:
     if isinstance(value, bytes):
         return value.decode("utf-8", "surrogatepass")
     return value
+
+
+def session_address() -> str | None:
+    """The session bus address: ``DBUS_SESSION_BUS_ADDRESS``, else ``$XDG_RUNTIME_DIR/bus`` (the
+    systemd user bus, where GLib and sd-bus look too), else None."""
+    address = os.environ.get("DBUS_SESSION_BUS_ADDRESS")
+    if address:
+        return address
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    path = os.path.join(runtime, "bus") if runtime else ""
+    return f"unix:path={path}" if path and os.path.exists(path) else None

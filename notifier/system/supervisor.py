@@ -1,7 +1,8 @@
-"""Keeping a part running: the one way the app restarts what fails (the engine, the notifier).
+"""Keeping a part running: the one way the app restarts what fails (the engine, the notifier's
+worker, the liveness probe, the UI thread).
 
 A part's work runs on its own thread inside :meth:`Supervisor.run`; when it fails (any exception,
-even a BaseException raised by a bug) the failure goes into the shared :class:`Health` record, is
+even a BaseException raised by a bug) the failure goes into the shared :class:`FailureLog` record, is
 logged (with its traceback the first time of each kind, in one line after), the part puts right
 what it was doing (``recover``), and the work runs again after a back-off that doubles up to
 RESTART_MAX_S (a run of HEALTHY_S starts it over)."""
@@ -23,7 +24,7 @@ RESTART_MAX_S = 30.0  # … up to this
 HEALTHY_S = 60.0  # a run this long resets the back-off
 
 
-class Health:
+class FailureLog:
     """What went wrong and was recovered from (any thread): the engine restarted, a sink failed.
     The tray shows it, ``doctor`` asks for it; each kind of failure is logged with its traceback
     once, later ones of the same kind only counted."""
@@ -69,9 +70,9 @@ class Supervisor:
     """Runs one part's work on the calling thread until it returns or ``stop`` is set, running it
     again after each failure. ``failed``: the last failure while the part waits to run again."""
 
-    def __init__(self, part: str, stop: threading.Event, health: Health | None = None) -> None:
+    def __init__(self, part: str, stop: threading.Event, health: FailureLog | None = None) -> None:
         self.part = part
-        self.health = health if health is not None else Health()
+        self.health = health if health is not None else FailureLog()
         self.failed: BaseException | None = None
         self.restarts = 0
         self._stop = stop

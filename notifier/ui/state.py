@@ -14,7 +14,7 @@ from notifier.core.preferences import Preferences
 class UiState:
     snapshot: Snapshot = field(default_factory=Snapshot)
     preferences: Preferences = field(default_factory=Preferences)
-    health: tuple[str, ...] = ()  # one line per part that failed (``Health.lines``)
+    health: tuple[str, ...] = ()  # one line per part that failed (``FailureLog.lines``)
 
     def snoozed_until(self, now: float) -> float | None:
         """When the snooze of everything ends, while it lasts (None: not snoozed)."""

@@ -6,12 +6,9 @@ message on the engine's queue (the engine coalesces them per file and does all r
 handlers never raise into watchdog's threads (one that raised would end that thread, and the
 watching with it).
 
-watchdog is used through its public face: ``schedule``/``unschedule``, event handlers, the
-``OSError`` that ``schedule`` raises when inotify refuses a watch, and the emitter's
-``DirDeletedEvent`` for a watched folder that is removed. The one workaround, events handed on
-from the emitter's own thread (one thread hop less between a write and the engine), is
-:mod:`notifier.compat.watchdog`; there the handlers run on the emitters' threads, else on the
-observer's.
+watchdog is used through its public face only: ``Observer.schedule``/``unschedule``, event
+handlers (run on the observer's thread), the ``OSError`` that ``schedule`` raises when inotify
+refuses a watch, and the emitter's ``DirDeletedEvent`` for a watched folder that is removed.
 """
 
 from __future__ import annotations
@@ -34,10 +31,10 @@ from watchdog.events import (
     FileSystemEvent,
     FileSystemEventHandler,
 )
-from watchdog.observers.api import ObservedWatch
+from watchdog.observers import Observer
+from watchdog.observers.api import BaseObserver, ObservedWatch
 from watchdog.observers.polling import PollingObserver
 
-from notifier.compat.watchdog import inotify_observer
 from notifier.core.text import clean
 from notifier.sessions.scanner import is_session_name
 from notifier.system.logonce import LogOnce
@@ -114,18 +111,21 @@ class _Handler(FileSystemEventHandler):
 
 
 class _ParentHandler(FileSystemEventHandler):
-    """Watches the nearest existing ancestor of a missing root until the root appears."""
+    """Watches the nearest existing ancestor of missing roots (one or more) until they appear."""
 
-    def __init__(self, out: Outbox, root: str, once: LogOnce) -> None:
+    def __init__(self, out: Outbox, once: LogOnce) -> None:
         self.out = out
-        self.root = root
         self._once = once
+        # Replaced, never changed in place: the observer's thread reads it while roots come and go.
+        self.roots: frozenset[str] = frozenset()
+        self.watch: ObservedWatch | None = None
 
     def on_any_event(self, event: FileSystemEvent) -> None:
-        # The root, or a folder on the way to it, appeared: the engine re-checks (and the
-        # watcher moves this watch one level closer if the root is still missing).
+        # A root, or a folder on the way to it, appeared: the engine re-checks each root waiting
+        # here (and the watcher moves a root's wait one level closer if it is still missing).
         if event.event_type in ("created", "moved"):
-            _hand_on(self.out, self._once, lambda: [RootBack(self.root)])
+            roots = self.roots
+            _hand_on(self.out, self._once, lambda: [RootBack(root) for root in sorted(roots)])
 
 
 def _nearest_existing(path: str) -> str:
@@ -141,14 +141,14 @@ def _nearest_existing(path: str) -> str:
 class Watcher:
     def __init__(self, out: Outbox) -> None:
         self.out = out
-        # Our own table of who handles each watch, read on the emitters' threads (see route).
-        self._handlers: dict[ObservedWatch, list[FileSystemEventHandler]] = {}
-        self.observer = inotify_observer(self._route)
+        self.observer = Observer()
         self.poller: PollingObserver | None = None
         self._lock = threading.Lock()
         self._watches: dict[str, ObservedWatch] = {}
         self._polled: set[str] = set()  # roots inotify refused: the poller watches all of them
-        self._parent_watches: dict[str, tuple[str, ObservedWatch, FileSystemEventHandler]] = {}
+        # The folders missing roots wait on: one watch and one handler per folder, however many
+        # roots wait there (unscheduling a shared watch for one root would drop the others').
+        self._waiting: dict[str, _ParentHandler] = {}
         self._once = LogOnce(log)
 
     def start(self) -> None:
@@ -163,37 +163,6 @@ class Watcher:
             if obs is not None and obs.is_alive():
                 obs.join(timeout=2)
 
-    def _route(self, event: FileSystemEvent, watch: ObservedWatch) -> bool:
-        """(An emitter's thread: notifier.compat.watchdog.) Hand ``event`` to the handlers of
-        ``watch``; False if it is not known yet (``schedule`` has not returned it), so watchdog
-        dispatches it itself."""
-        handlers = self._handlers.get(watch)
-        if not handlers:
-            return False
-        for handler in list(handlers):
-            handler.dispatch(event)
-        return True
-
-    def _schedule(self, handler: FileSystemEventHandler, path: str, recursive: bool) -> ObservedWatch:
-        watch = self.observer.schedule(handler, path, recursive=recursive, event_filter=EVENTS)
-        self._handlers.setdefault(watch, []).append(handler)
-        return watch
-
-    def _unschedule(self, handler: FileSystemEventHandler, watch: ObservedWatch) -> None:
-        """Stop ``handler`` hearing from ``watch``; the watch itself goes with its last handler
-        (two missing roots may wait on the same folder)."""
-        handlers = self._handlers.get(watch, [])
-        if handler in handlers:
-            handlers.remove(handler)
-        try:
-            if handlers:
-                self.observer.remove_handler_for_watch(handler, watch)
-            else:
-                self._handlers.pop(watch, None)
-                self.observer.unschedule(watch)
-        except (KeyError, ValueError, OSError):
-            pass  # (watchdog dropped it already: its folder was removed)
-
     def watch(self, root: str) -> bool:
         """Watch ``root`` recursively; if it does not exist yet, wait for it. True if watching."""
         with self._lock:
@@ -205,7 +174,7 @@ class Watcher:
             self._unwatch_parent(root)
             handler = _Handler(self.out, root, self._once)
             try:
-                self._watches[root] = self._schedule(handler, root, recursive=True)
+                self._watches[root] = self.observer.schedule(handler, root, recursive=True, event_filter=EVENTS)
             except OSError as exc:
                 self._once(root, "limit", "cannot watch with inotify (%s); polling it every 2 s instead", exc.strerror or exc)
                 if self.poller is None:
@@ -222,38 +191,47 @@ class Watcher:
             watch = self._watches.pop(root, None)
             polled = root in self._polled
             self._polled.discard(root)
-            if watch is not None:
-                obs = self.poller if polled else self.observer
-                self._handlers.pop(watch, None)
-                try:
-                    if obs is not None:
-                        obs.unschedule(watch)
-                except (KeyError, ValueError, OSError):
-                    pass  # (watchdog dropped it already)
+            obs = self.poller if polled else self.observer
+            if watch is not None and obs is not None:
+                _unschedule(obs, watch)
             self._watch_parent(root)
         if os.path.isdir(root):  # re-created before the parent watch existed
             self.out.put(RootBack(root))
 
     def _watch_parent(self, root: str) -> None:
         parent = _nearest_existing(root)
-        current = self._parent_watches.get(root)
-        if current is not None and current[0] == parent:
+        if self._waits_on(root) == parent:
             return
         self._unwatch_parent(root)
         self._once(root, "missing", "sessions folder does not exist yet; waiting for it")
-        handler = _ParentHandler(self.out, root, self._once)
-        try:
-            self._parent_watches[root] = (parent, self._schedule(handler, parent, recursive=False), handler)
-        except OSError as exc:
-            self._once(root, "parent", "cannot watch %s (%s)", clean(parent), clean(exc))
+        handler = self._waiting.get(parent)
+        if handler is not None:
+            handler.roots = handler.roots | {root}
+        else:
+            handler = _ParentHandler(self.out, self._once)
+            handler.roots = frozenset({root})
+            try:
+                handler.watch = self.observer.schedule(handler, parent, recursive=False, event_filter=EVENTS)
+                self._waiting[parent] = handler
+            except OSError as exc:
+                self._once(root, "parent", "cannot watch %s (%s)", clean(parent), clean(exc))
         # A folder may have appeared between looking and watching: look again.
         if _nearest_existing(root) != parent or os.path.isdir(root):
             self.out.put(RootBack(root))
 
+    def _waits_on(self, root: str) -> str | None:
+        return next((parent for parent, handler in self._waiting.items() if root in handler.roots), None)
+
     def _unwatch_parent(self, root: str) -> None:
-        entry = self._parent_watches.pop(root, None)
-        if entry is not None:
-            self._unschedule(entry[2], entry[1])
+        parent = self._waits_on(root)
+        if parent is None:
+            return
+        handler = self._waiting[parent]
+        handler.roots = handler.roots - {root}
+        if not handler.roots:
+            del self._waiting[parent]
+            if handler.watch is not None:
+                _unschedule(self.observer, handler.watch)
 
     def unwatched(self, root: str, dirs: list[str]) -> list[str]:
         """Folders below ``root`` that no inotify watch covers (the watch limit was reached).
@@ -282,3 +260,10 @@ class Watcher:
         folders are then really unwatched. A folder missing for another reason (its watch is
         being added right now, after a ``mkdir -p``) is not a limit."""
         return watch_refused(missing[:3])
+
+
+def _unschedule(observer: BaseObserver, watch: ObservedWatch) -> None:
+    try:
+        observer.unschedule(watch)
+    except (KeyError, ValueError, OSError):
+        pass  # (watchdog dropped it already: its folder was removed)

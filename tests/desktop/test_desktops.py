@@ -22,7 +22,7 @@ import pytest
 from ..app_process import AppProcess
 from ..conftest import wait_for
 from ..live.pi_harness import Tmux, model, need, start_pi, tmux_server  # noqa: F401  (fixtures)
-from ..live.writer import answer, append, ask, header, user
+from ..writer import answer, append, ask, header, user
 from . import desktops
 from .desktops import Desktop, Gnome, Kde, Xfce, menu_click, menu_layout, sni_items, sni_property
 from .services import Monitor

@@ -23,7 +23,7 @@ import pytest
 from ..app_process import AppProcess
 from ..conftest import FIXTURES, cli, wait_for
 from ..live.pi_harness import Tmux
-from ..live.writer import answer, append, ask
+from ..writer import answer, append, ask
 from .desktops import Desktop, Gnome, Xfce
 from .services import Monitor, _wrap, stop
 from .test_desktops import _env, _session, _start

@@ -1,21 +1,26 @@
 """One notification per question between a headless run and the app, on a real private
 dbus-daemon with a notification server that records every call: the app started after a
 headless run that notifies takes notifying over (the question already shown is not shown a
-second time, the next one is shown once, by the app), and `run --json` beside the app streams
-the events without notifying."""
+second time, the next one is shown once, by the app), and gives it back when it ends (quits, or
+is killed); `run --json` beside the app streams the events without notifying, also after the
+app ended; an app that does not notify leaves notifying to the headless run."""
 
 from __future__ import annotations
 
+import os
+import sqlite3
 from collections.abc import Iterator
+from contextlib import ExitStack, closing
 from pathlib import Path
 
 import pytest
 
+from notifier.cli.notify_turns import HANDED_OVER, TAKEN_BACK
 from notifier.control.client import request
 
 from ..app_process import AppProcess
 from ..conftest import wait_for
-from ..live.writer import append, ask, header, user
+from ..writer import answer, append, ask, header, user
 from .conftest import require
 from .notification_server import HostileServer
 from .services import start_bus, stop
@@ -42,17 +47,19 @@ def _summaries(server: HostileServer) -> list[str]:
     return [str(body[3]) for body in server.of("Notify")]
 
 
-def test_the_app_takes_notifying_over_from_a_headless_run(tmp_path: Path, server: HostileServer) -> None:
+def test_the_app_takes_notifying_over_from_a_headless_run_and_gives_it_back(tmp_path: Path, server: HostileServer) -> None:
     sessions = tmp_path / "sessions"
     one = sessions / "--home-dev-one--" / "s.jsonl"
     two = sessions / "--home-dev-two--" / "s.jsonl"
-    append(one, header("/home/dev/one"), user())
-    append(two, header("/home/dev/two"), user())
+    three = sessions / "--home-dev-three--" / "s.jsonl"
+    for path, name in ((one, "one"), (two, "two"), (three, "three")):
+        append(path, header(f"/home/dev/{name}"), user())
     cfg = tmp_path / "config.toml"
     cfg.write_text("settle_ms = 0\n")
     common = ("--liveness", "off", "--config", str(cfg), "--sessions-dir", str(sessions))
 
-    with AppProcess("run", "--json", "--no-tray", "-v", *common) as headless:
+    with ExitStack() as stack:
+        headless = stack.enter_context(AppProcess("run", "--json", "--no-tray", "-v", *common))
         headless.wait("ready")
         append(one, ask("q1", "First?"))
         wait_for(lambda: _summaries(server) == ["one needs an answer"], 10, "the headless run's Notify")
@@ -61,22 +68,138 @@ def test_the_app_takes_notifying_over_from_a_headless_run(tmp_path: Path, server
             headless.log_has("the app started and watches the same folders: it notifies from now on")
             wait_for(lambda: request({"cmd": "ping"}), 20, "the app's control channel")
             app.log_has("notifications: D-Bus notification server recorder")
-            with AppProcess("run", "--json", *common) as beside:  # (no --no-tray: the app is there)
-                beside.wait("ready")
-                assert beside.of("needs_input")[0]["question"]["text"] == "First?"
-                beside.log_has("it notifies, this run does not")
-                append(two, ask("q2", "Second?"))
-                assert beside.wait("needs_input", 2)[1]["question"]["text"] == "Second?"
-                assert headless.wait("needs_input", 2)[1]["question"]["text"] == "Second?"
-                wait_for(lambda: "two needs an answer" in _summaries(server), 10, "the app's Notify")
-                assert beside.stop() == 0
+            beside = stack.enter_context(AppProcess("run", "--json", *common))  # (the app is there)
+            beside.wait("ready")
+            assert beside.of("needs_input")[0]["question"]["text"] == "First?"
+            said = beside.log_has("it notifies, this run does not")
+            assert "until the app ends" not in said  # (a stream beside the app: it never notifies)
+            append(two, ask("q2", "Second?"))
+            assert beside.wait("needs_input", 2)[1]["question"]["text"] == "Second?"
+            assert headless.wait("needs_input", 2)[1]["question"]["text"] == "Second?"
+            wait_for(lambda: "two needs an answer" in _summaries(server), 10, "the app's Notify")
             assert app.stop() == 0  # (each stop ends what it was still about to do)
         # the app closed both bubbles as it stopped: the adopted one (id 1) and its own (id 2)
         assert sorted(server.of("CloseNotification")) == [(1,), (2,)]
+        # The headless run notifies again: both questions, notified already, are put back on
+        # screen in one bubble (as the app does after a restart), and the next one is notified.
+        headless.log_has("the app that notified ended: this run notifies from now on")
+        wait_for(lambda: len(_summaries(server)) == 3, 10, "the headless run's bubble put back")
+        append(three, ask("q3", "Third?"))
+        assert beside.wait("needs_input", 3)[2]["question"]["text"] == "Third?"
+        wait_for(lambda: "three needs an answer" in _summaries(server), 10, "the headless run's Notify")
+        assert beside.stop() == 0
         assert headless.stop() == 0
-    assert len(server.of("CloseNotification")) == 2  # the headless run had nothing left to close
-    # The first question was shown once (the app adopted the bubble), the second once (by the app):
-    assert _summaries(server) == ["one needs an answer", "two needs an answer"]
+    # Each question was notified once: the first by the headless run (the app adopted its
+    # bubble), the second by the app, the third by the headless run again:
+    put_back = "2 pi sessions need answers"
+    assert _summaries(server) == ["one needs an answer", "two needs an answer", put_back, "three needs an answer"]
+    assert sorted(server.of("CloseNotification")) == [(1,), (2,), (3,), (4,)]  # the headless run's too
     for proc in (headless, app, beside):
         assert not [line for line in proc.stderr if "Traceback" in line]
     assert not [line for line in app.stderr if "did not hand over" in line]
+    assert not [line for line in beside.stderr if "notifies from now on" in line]
+
+
+def _lines(proc: AppProcess, said: str) -> int:
+    return sum(said in line for line in list(proc.stderr))
+
+
+def _bubbles_recorded(state: Path) -> list[tuple[object, ...]]:
+    """The notifications on screen as the state store's file records them (what the next
+    notifier adopts), read as another process would."""
+    path = state / "pi-notifier" / "state.sqlite3"
+    if not path.exists():
+        return []
+    with closing(sqlite3.connect(path, timeout=5)) as db:
+        try:
+            return db.execute("SELECT id, call_id FROM bubbles ORDER BY id").fetchall()
+        except sqlite3.OperationalError:  # (not made yet)
+            return []
+
+
+def test_a_headless_run_beside_the_app_takes_over_when_the_app_is_killed(tmp_path: Path, server: HostileServer) -> None:
+    """Started beside the app, the headless run never notified; the app is killed (`kill -9`: it
+    says nothing, its bubble stays on screen): the run adopts that bubble (closing it when its
+    question is answered) and notifies the next question, once."""
+    sessions = tmp_path / "sessions"
+    one = sessions / "--home-dev-one--" / "s.jsonl"
+    two = sessions / "--home-dev-two--" / "s.jsonl"
+    append(one, header("/home/dev/one"), user())
+    append(two, header("/home/dev/two"), user())
+    cfg = tmp_path / "config.toml"
+    cfg.write_text("settle_ms = 0\n")
+    common = ("--liveness", "off", "--config", str(cfg), "--sessions-dir", str(sessions))
+    with AppProcess("run", "-v", *common) as app, ExitStack() as stack:
+        wait_for(lambda: request({"cmd": "ping"}), 20, "the app's control channel")
+        append(one, ask("q1", "First?"))
+        wait_for(lambda: _summaries(server) == ["one needs an answer"], 10, "the app's Notify")
+        state = Path(os.environ["XDG_STATE_HOME"])
+        wait_for(lambda: _bubbles_recorded(state) == [(1, "q1")], 10, "the app's record of its bubble")
+        headless = stack.enter_context(AppProcess("run", "--json", "--no-tray", "-v", *common))
+        headless.wait("ready")
+        said = headless.log_has("it notifies, this run does not")
+        assert said.endswith("(until the app ends)")
+        app.proc.kill()  # (no word, no clean-up: its claim names a pid that ended)
+        app.proc.wait(10)
+        headless.log_has("the app that notified ended: this run notifies from now on")
+        append(two, ask("q2", "Second?"))
+        wait_for(lambda: "two needs an answer" in _summaries(server), 10, "the headless run's Notify")
+        append(one, answer("q1"))
+        headless.wait("resolved")
+        wait_for(lambda: server.of("CloseNotification") == [(1,)], 10, "the adopted bubble closed")
+        append(two, answer("q2"))
+        headless.wait("resolved", 2)
+        wait_for(lambda: server.of("CloseNotification") == [(1,), (2,)], 10, "its own bubble closed")
+
+        # Turn and turn about: the app again, and after it the run once more
+        with AppProcess("run", "-v", *common) as again:
+            wait_for(lambda: request({"cmd": "ping"}), 20, "the app's control channel")
+            wait_for(lambda: _lines(headless, HANDED_OVER) == 1, 10, "the run handing over")
+            append(two, ask("q3", "Third?"))
+            wait_for(lambda: "two needs an answer" in _summaries(server)[2:], 10, "the app's Notify")
+            append(two, answer("q3"))
+            headless.wait("resolved", 3)
+            wait_for(lambda: len(server.of("CloseNotification")) == 3, 10, "the app's bubble closed")
+            assert again.stop() == 0
+        wait_for(lambda: _lines(headless, TAKEN_BACK) == 2, 10, "the run notifying again")
+        append(one, ask("q4", "Fourth?"))
+        wait_for(lambda: len(_summaries(server)) == 4, 10, "the headless run's Notify")
+        assert headless.stop() == 0
+    # The app's bubble was adopted, not shown a second time; each question was notified once:
+    assert _summaries(server) == ["one needs an answer", "two needs an answer", "two needs an answer", "one needs an answer"]
+    assert sorted(server.of("CloseNotification")) == [(1,), (2,), (3,), (4,)]
+    assert not [line for line in headless.stderr if "Traceback" in line]
+
+
+def test_an_app_that_does_not_notify_leaves_notifying_to_a_headless_run(tmp_path: Path, server: HostileServer) -> None:
+    """`run --no-notify`, or `notifications.backend = "none"`: the app claims nothing, so the
+    headless run beside it (started before or after it) notifies; nobody notifies twice."""
+    sessions = tmp_path / "sessions"
+    files = [sessions / f"--home-dev-p{n}--" / "s.jsonl" for n in range(3)]
+    for n, path in enumerate(files):
+        append(path, header(f"/home/dev/p{n}"), user())
+    cfg, quiet = tmp_path / "config.toml", tmp_path / "none.toml"
+    cfg.write_text("settle_ms = 0\n")
+    quiet.write_text('settle_ms = 0\n[notifications]\nbackend = "none"\n')
+    where = ("--liveness", "off", "--sessions-dir", str(sessions))
+    with AppProcess("run", "--no-notify", "--config", str(cfg), *where):
+        wait_for(lambda: request({"cmd": "ping"}), 20, "the app's control channel")
+        with AppProcess("run", "--json", "--no-tray", "-v", "--config", str(cfg), *where) as headless:
+            headless.wait("ready")
+            append(files[0], ask("q0", "Zero?"))
+            wait_for(lambda: _summaries(server) == ["p0 needs an answer"], 10, "the headless run's Notify")
+            append(files[0], answer("q0"))  # (else the next run puts its bubble back on screen)
+            headless.wait("resolved")
+    with AppProcess("run", "--json", "--no-tray", "-v", "--config", str(cfg), *where) as headless:
+        headless.wait("ready")
+        with AppProcess("run", "-v", "--config", str(quiet), *where) as app:
+            wait_for(lambda: request({"cmd": "ping"}), 20, "the app's control channel")
+            append(files[1], ask("q1", "One?"))
+            wait_for(lambda: "p1 needs an answer" in _summaries(server), 10, "the headless run's Notify")
+            assert app.stop() == 0
+        append(files[2], ask("q2", "Two?"))
+        wait_for(lambda: "p2 needs an answer" in _summaries(server), 10, "the headless run's Notify")
+        assert headless.stop() == 0
+    assert _summaries(server) == ["p0 needs an answer", "p1 needs an answer", "p2 needs an answer"]
+    for line in headless.stderr:
+        assert "this run does not" not in line and "notifies from now on" not in line

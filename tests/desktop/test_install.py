@@ -115,3 +115,4 @@ def test_installed_demo_notifies_on_the_desktop(
         out, err = proc.communicate(timeout=30)
     assert proc.returncode == 0, err
     assert "Traceback" not in err, err
+    assert "a notification appeared" in out, out

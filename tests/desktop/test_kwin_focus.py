@@ -16,7 +16,7 @@ import pytest
 
 from ..app_process import AppProcess
 from ..conftest import wait_for
-from ..live.writer import answer, append, ask
+from ..writer import answer, append, ask
 from .conftest import require
 from .kwin import KWin
 from .test_sway_focus import _fake_pi, _session

@@ -12,7 +12,7 @@ from notifier.control.client import request
 
 from ..app_process import AppProcess
 from ..conftest import cli, wait_for
-from ..live.writer import answer, append, ask, header, user
+from ..writer import answer, append, ask, header, user
 from .services import Dunst, Monitor
 
 

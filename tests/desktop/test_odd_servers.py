@@ -18,7 +18,7 @@ from notifier.sinks.notify.render import Message
 
 from ..app_process import AppProcess
 from ..conftest import cli, wait_for
-from ..live.writer import append, ask, header, user
+from ..writer import append, ask, header, user
 from .conftest import require
 from .notification_server import PATH, HostileServer
 from .services import start_bus, stop

@@ -12,7 +12,7 @@ from notifier.control.client import request
 
 from ..app_process import AppProcess
 from ..conftest import wait_for
-from ..live.writer import append, ask, header, user
+from ..writer import append, ask, header, user
 from .conftest import require
 from .services import Dunst
 

@@ -24,7 +24,7 @@ import pytest
 
 from ..app_process import AppProcess
 from ..conftest import FIXTURES, wait_for
-from ..live.writer import answer, append, ask, header, user
+from ..writer import answer, append, ask, header, user
 from .conftest import require
 from .sway import Sway
 from .test_sway_mako import _env

@@ -13,7 +13,7 @@ import pytest
 
 from ..app_process import AppProcess
 from ..conftest import wait_for
-from ..live.writer import answer, append, ask, header, user
+from ..writer import answer, append, ask, header, user
 from .conftest import require
 from .sway import Sway
 

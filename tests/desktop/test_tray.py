@@ -25,7 +25,7 @@ from notifier.ui.view import window_obj
 
 from ..app_process import AppProcess
 from ..conftest import cli, wait_for
-from ..live.writer import answer, append, ask, header, user
+from ..writer import answer, append, ask, header, user
 from .conftest import require
 from .services import Dunst
 

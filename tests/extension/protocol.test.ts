@@ -1,7 +1,7 @@
 // Unit tests of the companion extension's protocol (notifier/resources/pi-extension/pi-notifier/
 // protocol.ts), on node's own test runner with pi's Node 22, which strips the types:
 //   node --experimental-strip-types --test tests/extension/
-// tests/unit/test_extension_protocol.py runs them from pytest, and checks that the Python side
+// tests/processes/test_extension_protocol.py runs them from pytest, and checks that the Python side
 // (notifier/companion/protocol.py) reads what this side writes, and the other way round.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";

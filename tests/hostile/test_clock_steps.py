@@ -24,7 +24,7 @@ from ..app_process import AppProcess
 from ..conftest import wait_for
 from ..desktop.conftest import desktop, desktop_session, dunst, monitor  # noqa: F401  (a real notification server)
 from ..desktop.services import Dunst, Monitor
-from ..live.writer import append, ask, header
+from ..writer import append, ask, header
 
 DAY = 86_400.0
 T0 = 1_800_000_000.0  # the wall clock when the question is asked
@@ -147,7 +147,7 @@ def test_a_real_app_whose_clock_is_set_back_a_day_reminds_on_time(
 
     env, offset = faked
     config = tmp_path / "config.toml"
-    config.write_text("settle_ms = 0\nremind_after = [0.05]\n")  # a reminder 3 s after asking
+    config.write_text("settle_ms = 0\nremind_after = [0.03]\n")  # a reminder 1.8 s after asking
     sessions = tmp_path / "sessions"
     first, second = (sessions / f"--home-dev-{p}--" / "s.jsonl" for p in ("early", "during"))
     append(first, header("/home/dev/early"))
@@ -180,14 +180,14 @@ def test_a_real_app_whose_clock_is_set_back_a_day_reminds_on_time(
         shown = time.monotonic()
         offset.write_text("-1d\n")
         wait_for(lambda: of("early", True), 20, "its reminder while the clock is a day behind")
-        assert time.monotonic() - shown >= 2.0  # at its time, not before
+        assert time.monotonic() - shown >= 0.8  # at its time, not before (less what seeing it took)
         # asked while the clock is behind (by pi's clock too), corrected just after it was shown
         append(second, ask("q2", "Asked during the step?", at=time.time() - DAY))
         wait_for(lambda: of("during", False), 10, "the second notification")
         shown = time.monotonic()
         offset.write_text("+0\n")  # the wall clock jumps a day ahead
         wait_for(lambda: of("during", True), 20, "its reminder")
-        assert time.monotonic() - shown >= 2.0, "the jump ahead made it come at once"
+        assert time.monotonic() - shown >= 0.8, "the jump ahead made it come at once"
         labelled = [e for e in app.of("needs_input") if e["question"]["tool_call_id"] == "q1"]
         assert labelled[0]["at"].startswith(time.strftime("%Y-", time.gmtime()))  # labels: wall time
         assert app.proc.poll() is None

@@ -174,6 +174,11 @@ def check_valid(values: dict[str, Any]) -> None:
         ("notify_on = ['idle', 'sometimes']\n", "notify_on"),
         ("liveness = ''\n", "liveness"),
         ("[tray.deeper]\nbackend = 'gtk'\n", "tray.deeper"),
+        ("liveness = 'auto'\nsesions_dirs = ['x']\n", "sesions_dirs"),  # an unknown key
+        ("settle_ms = -1\n", "settle_ms"),
+        ("[notifications]\nshow_text = 'yes'\n", "notifications.show_text"),
+        ("[notifications]\nexpire = 0\n", "notifications.expire"),
+        ("[notifications]\nexpire = 'forever'\n", "notifications.expire"),
     ],
 )
 def test_bad_config_is_one_line_naming_key_and_file(tmp_path: Path, body: str, key: str) -> None:

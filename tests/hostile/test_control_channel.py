@@ -5,12 +5,15 @@ the server's own state); the second half runs the real app process and talks to 
 
 from __future__ import annotations
 
+import fcntl
 import json
 import math
 import os
 import select
 import socket
+import struct
 import tempfile
+import termios
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,7 +31,7 @@ from notifier.control.workers import WORKERS
 
 from ..app_process import AppProcess
 from ..conftest import wait_for
-from ..live.writer import answer, append, ask, header, user
+from ..writer import answer, append, ask, header, user
 
 # ---- helpers ----
 
@@ -394,7 +397,15 @@ def no_traceback(app: AppProcess) -> None:
     assert not [line for line in app.stderr if "Traceback" in line], app.stderr[-40:]
 
 
-def test_app_a_window_that_stops_reading_is_dropped_while_the_rest_keeps_up(tmp_path: Path) -> None:
+def unread(sock: socket.socket) -> int:
+    """Bytes that arrived on ``sock`` and were not read (FIONREAD)."""
+    return struct.unpack("i", fcntl.ioctl(sock, termios.FIONREAD, b"\0\0\0\0"))[0]
+
+
+def test_app_a_window_that_stops_reading_holds_up_neither_the_app_nor_another_window(tmp_path: Path) -> None:
+    """Snapshots for a window that reads nothing fill its socket; the app then holds them back,
+    and a window that reads and ping are answered as before, question after question. (Its
+    drop after the stall timeout is the real server's test above, in a second, not the app's 5 s.)"""
     with start_app(tmp_path) as app:
         stuck = connect(socket_path())
         stuck.sendall(b'{"cmd":"subscribe"}\n')
@@ -414,7 +425,8 @@ def test_app_a_window_that_stops_reading_is_dropped_while_the_rest_keeps_up(tmp_
         session = tmp_path / "s.jsonl"
         append(session, header(), user())
         long_text = "Which of these should I keep? " * 600  # large snapshots fill buffers fast
-        for n in range(2000):
+        held: list[int] = []  # what the stuck window had been sent, unread, after each question
+        for n in range(30):
             call = f"q{n}"
             append(session, ask(call, long_text, options=[f"option {i}" for i in range(20)]))
             wait_for(lambda c=call: c in calls(), 20, f"the window to see {call}")  # type: ignore[misc]
@@ -422,9 +434,12 @@ def test_app_a_window_that_stops_reading_is_dropped_while_the_rest_keeps_up(tmp_
             append(session, answer(call))
             wait_for(lambda c=call: c not in calls(), 20, f"the window to see {call} answered")  # type: ignore[misc]
             if hung_up(stuck):
-                break
-        wait_for(lambda: hung_up(stuck), 30, "the app to drop the window that does not read")
-        read_to_eof(stuck)
+                break  # (the stall timeout came first, on a slow machine)
+            held.append(unread(stuck))
+        print(f"unread by the stuck window: {held}")
+        # its socket filled up within the first questions and the app held the rest back
+        assert hung_up(stuck) or (held[-1] == held[len(held) // 2] > 100_000), held
+        stuck.close()
         assert (control_client.request({"cmd": "ping"}) or {}).get("ok") is True
         no_traceback(app)
 
@@ -471,6 +486,8 @@ def test_app_a_burst_of_200_connects_is_answered_never_mistaken_for_no_app(tmp_p
 
 
 def test_app_hostile_requests_never_stop_it(tmp_path: Path) -> None:
+    """A half request left open, deep nesting, garbage, a 10 MB line: each is refused or waits,
+    and the app answers the next client."""
     with start_app(tmp_path) as app:
         path = socket_path()
         half = connect(path)
@@ -505,9 +522,10 @@ def test_app_hostile_requests_never_stop_it(tmp_path: Path) -> None:
         got = read_to_eof(big)
         assert got == b"" or b"longer than" in got
 
+        # the half request still open (the app closes it after its 10 s idle timeout: that close
+        # is the real server's test above, in 0.3 s), the app answers as before
         assert (control_client.request({"cmd": "ping"}) or {}).get("ok") is True
-        wait_for(lambda: hung_up(half), 30, "the half request to time out")
-        assert (control_client.request({"cmd": "ping"}) or {}).get("ok") is True
+        half.close()
         no_traceback(app)
 
 

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from notifier.core.formats import dumps, status_obj
 from notifier.core.model import Question, QuestionItem, SessionRef, SessionView, Snapshot, remote_key
-from tests.live.writer import answer, ask, user
+from tests.writer import answer, ask, user
 
 from ..app_process import AppProcess
 from ..conftest import cli

@@ -16,7 +16,7 @@ import pytest
 from notifier.core.times import MAX_TIME, MIN_TIME
 from notifier.pi.entries import parse_time
 from notifier.state.store import Store
-from tests.live.writer import ask, header, user
+from tests.writer import ask, header, user
 
 from ..app_process import AppProcess
 from ..conftest import cli

@@ -14,7 +14,7 @@ import pytest
 
 from notifier.cli import parser as cli_module
 from notifier.system import paths
-from tests.live.writer import append, ask, header, user
+from tests.writer import append, ask, header, user
 
 from ..app_process import AppProcess
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from ..app_process import AppProcess
 from ..conftest import wait_for
-from ..live.writer import append, ask, header
+from ..writer import append, ask, header
 
 FLOOD = Path(__file__).with_name("flood_remote.py")
 RSS_LIMIT_MB = 200

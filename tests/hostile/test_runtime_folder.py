@@ -34,7 +34,7 @@ from notifier.system import paths
 
 from ..app_process import AppProcess
 from ..conftest import cli, wait_for
-from ..live.writer import append, ask, header, user
+from ..writer import append, ask, header, user
 
 pytestmark = [
     pytest.mark.skipif(os.name != "posix", reason="owners, modes and peer credentials are POSIX"),

@@ -24,7 +24,7 @@ from notifier.core.secrets import MIN_PART, Masker, mask_url, secret_parts
 
 from ..app_process import AppProcess
 from ..conftest import cli
-from ..live.writer import append, ask, header, user
+from ..writer import append, ask, header, user
 
 URLS = ["ntfys://ntfy.example/secret-topic-123", "tgram://123456:ABCDEF/987"]
 SECRETS = ["secret-topic-123", "ABCDEF"]

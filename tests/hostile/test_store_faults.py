@@ -19,7 +19,7 @@ from notifier.state.store import Store
 
 from ..app_process import AppProcess
 from ..conftest import wait_for
-from ..live.writer import append, ask, header
+from ..writer import append, ask, header
 
 LOCKER = """
 import sqlite3, sys

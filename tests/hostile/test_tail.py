@@ -3,6 +3,7 @@ rewrites in place must never stop the notifier seeing the next good question."""
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
@@ -20,7 +21,6 @@ from hypothesis import strategies as st
 
 from notifier.core import jsonbound
 from notifier.core.board import Board
-from notifier.core.model import Option, Question, QuestionItem
 from notifier.core.reducer import SessionReducer
 from notifier.engine.files import SessionFiles
 from notifier.engine.options import EngineOptions
@@ -32,7 +32,8 @@ from notifier.sessions.tail import Tailer
 
 from ..conftest import FIXTURES, wait_for
 from ..harness import Harness
-from ..live.writer import answer, append, ask, header, line, user
+from ..strategies import MAYBE, TEXT, questions
+from ..writer import answer, append, ask, header, line, user
 
 CATALOG = QuestionCatalog()
 
@@ -130,6 +131,12 @@ def _deep(depth: int, inside: bool) -> bytes:
     ).encode()
 
 
+@functools.cache
+def _many_questions() -> bytes:
+    """5,000 questions of 3,000 options each in one line (built once: it takes seconds)."""
+    return ask("many-n", args={"questions": [{"question": f"q{i}", "options": ["a"] * 3000} for i in range(5000)]})
+
+
 HOSTILE_LINES: list[Callable[[int], bytes]] = [
     lambda n: _deep(1000 + n, inside=True),  # the model writes these: prompt injection is enough
     lambda n: _deep(100_000 + n, inside=False),
@@ -142,9 +149,7 @@ HOSTILE_LINES: list[Callable[[int], bytes]] = [
     lambda n: b"[" * (n + 1) + b"\n",  # unbalanced
     lambda n: b"1" * (5000 + n) + b"\n",  # an integer too long to convert
     lambda n: ask(f"big{n}", "Q" * (10 << 20)),  # a 10 MB single value
-    lambda n: ask(
-        f"many{n}", args={"questions": [{"question": f"q{i}", "options": ["a"] * 3000} for i in range(5000)]}
-    ),
+    lambda n: _many_questions().replace(b"many-n", f"many{n}".encode(), 1),  # 58 MB: over max_line
     lambda n: line(
         {
             "type": "message",
@@ -225,6 +230,29 @@ def test_hostile_lines_then_a_good_question_is_still_seen(
     assert len(view.pending) <= 256 + 1
 
 
+def _nesting_depth(data: bytes) -> int:
+    """The deepest ``[``/``{`` nesting of ``data`` outside strings, byte by byte: the oracle for
+    the depth check of jsonbound.loads, which works on whole-bytes operations instead."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for byte in data:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif byte == 0x5C:  # backslash
+                escaped = True
+            elif byte == 0x22:  # quote
+                in_string = False
+        elif byte == 0x22:
+            in_string = True
+        elif byte in (0x5B, 0x7B):
+            depth += 1
+            deepest = max(deepest, depth)
+        elif byte in (0x5D, 0x7D):
+            depth -= 1
+    return deepest
+
+
 def test_bounded_parse_agrees_with_the_reference_depth() -> None:
     @given(
         st.recursive(
@@ -233,7 +261,7 @@ def test_bounded_parse_agrees_with_the_reference_depth() -> None:
     )
     def check(value: Any) -> None:
         raw = json.dumps(value).encode()
-        depth = jsonbound.nesting_depth(raw)
+        depth = _nesting_depth(raw)
         for limit in (max(depth - 1, 0), depth, depth + 1):
             if depth <= limit:
                 assert jsonbound.loads(raw, max_depth=limit) == value
@@ -390,8 +418,6 @@ def test_a_rotten_scan_cache_is_rebuilt_with_one_log_line(
     assert _warnings(caplog, "scan cache") == []
 
 
-_TEXT = st.text(st.characters(min_codepoint=0, max_codepoint=0x10FFFF), max_size=12)  # surrogates too
-_MAYBE = st.none() | _TEXT
 
 
 @st.composite
@@ -402,14 +428,11 @@ def _summaries(draw: st.DrawFn) -> tuple[Tailer, SessionReducer]:
     tailer.seek(offset, (1, 2), partial, draw(st.binary(max_size=64)), draw(st.binary(max_size=64)))
     tailer.window_start = draw(st.integers(0, offset))
     tailer.name_checked = draw(st.booleans())
-    item = QuestionItem(draw(_TEXT), draw(_MAYBE), draw(_MAYBE), (Option(draw(_TEXT), draw(_MAYBE), True),))
-    pending = {
-        f"c{i}": Question(f"c{i}", draw(_TEXT), (item,), 1.5, draw(_MAYBE))
-        for i in range(draw(st.integers(0, 2)))
-    }
+    asked = draw(st.lists(questions, max_size=2, unique_by=lambda q: q.tool_call_id))
+    pending = {q.tool_call_id: q for q in asked}  # (every field of a question, drawn)
     reducer = SessionReducer(
-        session_id=draw(_MAYBE), cwd=draw(_MAYBE), name=draw(_MAYBE), base=draw(st.sampled_from(["idle", "working"])),
-        pending=pending, running=draw(st.dictionaries(_TEXT, _TEXT, max_size=2)), current_tool=draw(_MAYBE),
+        session_id=draw(MAYBE), cwd=draw(MAYBE), name=draw(MAYBE), base=draw(st.sampled_from(["idle", "working"])),
+        pending=pending, running=draw(st.dictionaries(TEXT, TEXT, max_size=2)), current_tool=draw(MAYBE),
         updated_at=draw(st.floats(allow_nan=False, allow_infinity=False)), has_header=draw(st.booleans()),
     )  # fmt: skip
     return tailer, reducer

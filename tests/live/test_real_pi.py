@@ -9,8 +9,8 @@ from pathlib import Path
 
 from ..app_process import AppProcess
 from ..conftest import cli, wait_for
+from ..writer import append, ask, header, user
 from .pi_harness import PI073, needs, start_pi
-from .writer import append, ask, header, user
 
 pytestmark = needs("0.73.1")
 

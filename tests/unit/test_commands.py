@@ -5,9 +5,11 @@ from __future__ import annotations
 import pytest
 
 from notifier.core.commands import (
+    Answer,
     Clear,
     CommandError,
     Focus,
+    Goto,
     Health,
     Mute,
     Ping,
@@ -42,6 +44,12 @@ NOW = 1_000_000.0
         Subscribe(),
         Health(),
         Quit(),
+        Goto(),
+        Goto("/s/a.jsonl", "call_1"),
+        Goto("@devbox:/s/a.jsonl"),
+        Answer("/s/a.jsonl", "call_1", ("2",)),
+        Answer("/s/a.jsonl", "call_1", ("1", "3")),
+        Answer("/s/a.jsonl", "call_1", (), "free text"),
     ],
 )
 def test_round_trip(command: object) -> None:
@@ -83,6 +91,17 @@ def test_snooze_in_seconds_is_made_absolute() -> None:
         {"cmd": "act", "verb": "clear", "arg": ["a"]},
         {"cmd": "act", "verb": "clear", "arg": [1, 2]},
         {"cmd": "act", "verb": "unmute", "arg": None},
+        {"cmd": "goto", "session": 3},
+        {"cmd": "goto", "session": "x" * 10_000},
+        {"cmd": "answer", "call": "c", "choices": ["1"]},  # no session
+        {"cmd": "answer", "session": "/s", "choices": ["1"]},  # no call
+        {"cmd": "answer", "session": "/s", "call": "c"},  # neither choices nor text
+        {"cmd": "answer", "session": "/s", "call": "c", "choices": ["1"], "text": "x"},  # both
+        {"cmd": "answer", "session": "/s", "call": "c", "choices": "1"},
+        {"cmd": "answer", "session": "/s", "call": "c", "choices": [""]},
+        {"cmd": "answer", "session": "/s", "call": "c", "choices": [str(i) for i in range(40)]},
+        {"cmd": "answer", "session": "/s", "call": "c", "text": 5},
+        {"cmd": "answer", "session": "/s", "call": "c", "text": "x" * 10_000},
     ],
 )
 def test_malformed_requests_are_refused(obj: object) -> None:

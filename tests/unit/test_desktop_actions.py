@@ -1,5 +1,6 @@
-"""Going to a session and answering from the desktop, without a desktop: the Goto / Answer
-commands, the notification's actions, title and sound, the tray menu and the window's model."""
+"""Going to a session and answering from the desktop, without a desktop: the notification's
+actions (Goto / Answer commands: their wire form is in test_commands.py), title and sound, the
+tray menu and the window's model."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pytest
 
 from notifier.config.load import Config
 from notifier.core.board import Board
-from notifier.core.commands import Answer, CommandError, Goto, Snooze, parse, to_obj
+from notifier.core.commands import Goto, Snooze
 from notifier.core.model import Option, Question, QuestionItem, SessionRef
 from notifier.core.notices import Item, Notice
 from notifier.core.owners import Proc
@@ -31,44 +32,6 @@ from notifier.ui.view import (
     where_text,
     window_obj,
 )
-
-NOW = 1_000_000.0
-
-
-@pytest.mark.parametrize(
-    "command",
-    [
-        Goto(),
-        Goto("/s/a.jsonl", "call_1"),
-        Goto("@devbox:/s/a.jsonl"),
-        Answer("/s/a.jsonl", "call_1", ("2",)),
-        Answer("/s/a.jsonl", "call_1", ("1", "3")),
-        Answer("/s/a.jsonl", "call_1", (), "free text"),
-    ],
-)
-def test_goto_and_answer_round_trip(command: object) -> None:
-    assert parse(to_obj(command), NOW) == command  # type: ignore[arg-type]
-
-
-@pytest.mark.parametrize(
-    "obj",
-    [
-        {"cmd": "goto", "session": 3},
-        {"cmd": "goto", "session": "x" * 10_000},
-        {"cmd": "answer", "call": "c", "choices": ["1"]},  # no session
-        {"cmd": "answer", "session": "/s", "choices": ["1"]},  # no call
-        {"cmd": "answer", "session": "/s", "call": "c"},  # neither choices nor text
-        {"cmd": "answer", "session": "/s", "call": "c", "choices": ["1"], "text": "x"},  # both
-        {"cmd": "answer", "session": "/s", "call": "c", "choices": "1"},
-        {"cmd": "answer", "session": "/s", "call": "c", "choices": [""]},
-        {"cmd": "answer", "session": "/s", "call": "c", "choices": [str(i) for i in range(40)]},
-        {"cmd": "answer", "session": "/s", "call": "c", "text": 5},
-        {"cmd": "answer", "session": "/s", "call": "c", "text": "x" * 10_000},
-    ],
-)
-def test_bad_goto_and_answer_are_refused(obj: Any) -> None:
-    with pytest.raises(CommandError):
-        parse(obj, NOW)
 
 
 def question(

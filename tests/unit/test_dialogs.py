@@ -168,7 +168,8 @@ def test_a_gate_is_never_approved_from_a_notification(monkeypatch: pytest.Monkey
 
 
 class _Engine:
-    """What DialogFeed.apply uses of the engine: its board, options and emit."""
+    """What DialogFeed.apply uses of the engine: its board and options (``emitted``: what the
+    feed's calls returned, which the engine would hand to every sink)."""
 
     def __init__(self, roots: list[str]) -> None:
         from notifier.engine.options import EngineOptions
@@ -177,9 +178,6 @@ class _Engine:
         self.options = EngineOptions(roots=roots)
         self.emitted: list[Any] = []
 
-    def emit(self, items: list[Any]) -> None:
-        self.emitted += items
-
 
 def _feed(engine: _Engine) -> Any:
     from notifier.app.dialog_feed import DialogFeed
@@ -187,6 +185,8 @@ def _feed(engine: _Engine) -> Any:
     feed = DialogFeed.__new__(DialogFeed)  # (no watcher: events are handed to apply directly)
     feed.engine, feed.wall, feed.started = engine, (lambda: 1_700_000_010.0), 0.0  # type: ignore[assignment]
     feed._files, feed._bye = {}, set()
+    apply = feed.apply
+    feed.apply = lambda path, event: engine.emitted.extend(apply(path, event))  # (as the engine's call does)
     return feed
 
 

@@ -15,10 +15,10 @@ from notifier.engine.follow import FollowedFile
 from notifier.engine.liveness import LIVENESS_SOON_S, RECHECK_MAX_S, Liveness, ProcessList
 from notifier.pi.catalog import QuestionCatalog
 from notifier.pi.extraction import extract
-from notifier.system.supervisor import Health, Supervisor
+from notifier.system.supervisor import FailureLog, Supervisor
 from notifier.watch.watchlimit import WatchLimit
 
-from ..live.writer import answer, append, ask, header, user
+from ..writer import answer, append, ask, header, user
 
 
 class Clock:
@@ -30,7 +30,7 @@ class Clock:
 
 
 def _liveness(clock: Clock, interval: float = 3.0) -> Liveness:
-    return Liveness(True, interval, threading.Event(), Health(), processes=lambda: [], clock=clock)
+    return Liveness(True, interval, threading.Event(), FailureLog(), processes=lambda: [], clock=clock)
 
 
 def _asked(board: Board, key: str, cid: str) -> list[Transition]:

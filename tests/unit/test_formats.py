@@ -127,7 +127,8 @@ def test_the_window_builds_on_the_same_objects() -> None:
     assert q["session"] == formats.session_obj(REF)
     assert q["key"] == [REF.key, "call-1"] and q["abandoned"] is False and q["title"] == "Two questions"
     assert [i["text"] for i in q["items"]] == ["Pick one?", "And this?"]
-    assert q["items"][0]["options"][0] == {"label": "A", "description": "aye", "recommended": True}
+    assert q["items"][0]["options"][0] == {"label": "A", "description": "aye", "recommended": True, "value": None}
+    assert q["items"][0]["other"] is True and q["items"][0]["show_when"] is None  # (every field: question_obj.py)
 
 
 def test_dumps_says_nan_as_null() -> None:

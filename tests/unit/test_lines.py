@@ -1,6 +1,7 @@
 """Lines judged on their bytes (notifier.pi.lines): a line the start-up read's pre-filter passes
 over must never yield a reducer event, however the entry's type is spelled (escapes, hex case,
-key order); a line too long to read still asks its question, from its first bytes."""
+key order), nor change a real session's state wherever it stands; a line too long to read still
+asks its question, from its first bytes."""
 
 from __future__ import annotations
 
@@ -11,10 +12,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from notifier.core.reducer import Supersede, ToolEnd, ToolStart
+from notifier.core.reducer import SessionReducer, Supersede, ToolEnd, ToolStart, summarize
 from notifier.pi.catalog import QuestionCatalog
 from notifier.pi.entries import EVENT_TYPES, EntryError, to_events
-from notifier.pi.lines import ESCAPE, MARKERS, TOO_LARGE, may_have_events, too_large_events
+from notifier.pi.lines import MARKERS, TOO_LARGE, may_have_events, too_large_events
+
+from ..conftest import ROOT
 
 CATALOG = QuestionCatalog([])
 NAMES = sorted(EVENT_TYPES - {"session"})
@@ -89,11 +92,55 @@ def test_a_line_the_filter_passes_over_yields_no_event(entry: dict[str, Any]) ->
             assert _events(line) == []
 
 
-def test_markers_are_the_event_types_and_hold_no_newline() -> None:
-    for name in EVENT_TYPES - {"session"}:
-        assert any(m in f'"{name}"'.encode() for m in MARKERS), name
-    assert len(MARKERS) <= len(EVENT_TYPES) and ESCAPE in MARKERS
-    assert all(b"\n" not in m and m for m in MARKERS)
+def _session_lines() -> list[list[bytes]]:
+    """The lines of every real pi session file captured in tests/data/pi-sessions."""
+    files = []
+    for path in sorted((ROOT / "tests" / "data" / "pi-sessions").rglob("*.jsonl")):
+        lines = path.read_bytes().splitlines()
+        if lines and json.loads(lines[0]).get("type") == "session":
+            files.append(lines)
+    return files
+
+
+SESSIONS = _session_lines()
+REAL_ENTRIES = [json.loads(line) for lines in SESSIONS for line in lines]
+# Every entry type pi writes that the captures hold, the event types, and some that are not.
+TYPES = sorted({str(e.get("type")) for e in REAL_ENTRIES} | EVENT_TYPES | {"label", "custom", "usage", "x"})
+TIMES = sorted({e["timestamp"] for e in REAL_ENTRIES if isinstance(e.get("timestamp"), str)})
+# Lines that may or may not hold a marker: real entries under another type (any of pi's, or
+# random text), other JSON, any text, any bytes; the property keeps those without a marker.
+RETYPED = st.builds(
+    lambda entry, kind, extra, ascii: json.dumps({**entry, "type": kind, **extra}, ensure_ascii=ascii).encode(),
+    st.sampled_from(REAL_ENTRIES),
+    st.sampled_from(NAMES) | st.sampled_from(TYPES) | st.text(max_size=20),
+    st.fixed_dictionaries({}, optional={"name": st.text(max_size=12), "timestamp": st.sampled_from(TIMES)}),
+    st.booleans(),
+)
+ANY_LINE = st.one_of(
+    RETYPED,
+    RETYPED,  # (twice: the lines most like pi's, most often)
+    st.builds(lambda entry, ascii: json.dumps(entry, ensure_ascii=ascii).encode(), NEUTRAL, st.booleans()),
+    st.text(max_size=200).map(str.encode),
+    st.binary(max_size=200),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.data(), st.lists(ANY_LINE.filter(lambda line: not may_have_events(line)), min_size=1, max_size=4))
+def test_a_line_without_a_marker_never_changes_the_state(data: st.DataObject, skipped: list[bytes]) -> None:
+    """The start-up read passes over lines without a marker, unread: so such a line, wherever in
+    a real session it stands, leaves the reducer's state exactly as it was."""
+    lines = data.draw(st.sampled_from(SESSIONS), "session")
+    at = data.draw(st.integers(1, len(lines)), "after line")
+    reducer = SessionReducer()
+    for line in lines[:at]:
+        for event in _events(line):
+            reducer.apply(event)
+    before = summarize(reducer)
+    for line in skipped:
+        for event in _events(line):
+            assert reducer.apply(event) == [], line
+        assert summarize(reducer) == before, line
 
 
 def _huge_call(*calls: tuple[str, str]) -> bytes:

@@ -1,11 +1,9 @@
-"""Matching sessions to pi processes, and where the location shows (no real processes needed)."""
+"""Matching sessions to pi processes, and where the location shows (no real processes needed;
+against the real process table: tests/processes/test_locate.py)."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
-
-import pytest
 
 from notifier.core.owners import Wanted
 from notifier.system.desktop import Window
@@ -13,8 +11,6 @@ from notifier.system.locate import Location, match
 from notifier.system.processes import PiProcess
 from notifier.system.tmux import TmuxPane
 from notifier.ui.view import details_text
-
-from ..conftest import wait_for
 
 
 def proc(pid: int, cwd: str, started: float) -> PiProcess:
@@ -68,58 +64,6 @@ def test_location_json_and_the_details_pane() -> None:
     assert "Where:" not in details_text(q, 10.0)
 
 
-def test_the_proc_prefilter_finds_every_pi_that_psutil_finds(tmp_path: Path) -> None:
-    """``status`` lists the processes that may be pi from /proc before asking psutil: it must
-    keep every pi (by its own name or a node running pi's CLI), from real processes."""
-    import shutil
-    import subprocess
-    import sys
-
-    from notifier.system.processes import maybe_pi, pi_processes
-
-    if not os.path.isdir("/proc/self"):
-        pytest.skip("no /proc")
-    pi = tmp_path / "pi"
-    shutil.copy(shutil.which("sleep") or "/bin/sleep", pi)
-    cli = tmp_path / "pi-coding-agent" / "dist" / "cli.js"
-    cli.parent.mkdir(parents=True)
-    cli.write_text("import time; time.sleep(30)")  # (run by python standing in for node)
-    procs = [
-        subprocess.Popen([str(pi), "30"], cwd=tmp_path),
-        subprocess.Popen([sys.executable, str(cli)], cwd=tmp_path),
-    ]
-    other = subprocess.Popen([shutil.which("sleep") or "/bin/sleep", "30"], cwd=tmp_path)
-    try:
-        wait_for(lambda: all(os.path.exists(f"/proc/{p.pid}/cmdline") for p in procs), 5, "started")
-        ours = {p.pid for p in procs}
-        wait_for(lambda: ours <= {p.pid for p in pi_processes()}, 10, "psutil sees the pi processes")
-        before = {p.pid for p in pi_processes()}
-        candidates = maybe_pi()
-        after = {p.pid for p in pi_processes()}
-        assert candidates is not None
-        assert ours <= set(candidates)
-        assert other.pid not in candidates
-        # Every pi of psutil's whole table (that ran all along: other pi processes may come and
-        # go on this machine meanwhile) is among the candidates, and only pi are kept of them.
-        assert before & after <= {p.pid for p in pi_processes(candidates)} <= before | after
-        assert pi_processes([]) == []
-        # liveness reads the candidates too: the same pi processes as psutil's whole table
-        from notifier.system import processes
-
-        here = sorted(p.started for p in processes.running_pi() or [] if p.cwd == str(tmp_path))
-        assert len(here) == 2
-        every = processes.maybe_pi
-        try:
-            processes.maybe_pi = lambda proc_dir="/proc": None  # (where /proc cannot tell)
-            assert sorted(p.started for p in processes.running_pi() or [] if p.cwd == str(tmp_path)) == here
-        finally:
-            processes.maybe_pi = every
-    finally:
-        for p in (*procs, other):
-            p.kill()
-            p.wait()
-
-
 def test_the_proc_prefilter_reads_comm_and_the_first_arguments(tmp_path: Path) -> None:
     def fake(pid: int, comm: bytes, cmdline: bytes) -> None:
         (tmp_path / str(pid)).mkdir()
@@ -139,19 +83,6 @@ def test_the_proc_prefilter_reads_comm_and_the_first_arguments(tmp_path: Path) -
     assert maybe_pi(str(tmp_path / "nowhere")) is None
 
 
-def test_without_a_pi_liveness_does_not_import_psutil() -> None:
-    """No process that may be pi (the /proc prefilter): nothing runs, without importing psutil."""
-    import subprocess
-    import sys
-
-    probe = (
-        "import sys; from notifier.system import processes as p; p.maybe_pi = lambda proc_dir='/proc': []; "
-        "print(p.running_pi(), 'psutil' in sys.modules)"
-    )
-    r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
-    assert r.stdout.split() == ["[]", "False"], r.stderr
-
-
 def test_pi_arguments_are_read_only_where_pi_left_them() -> None:
     from notifier.system.processes import pi_args
 
@@ -162,25 +93,3 @@ def test_pi_arguments_are_read_only_where_pi_left_them() -> None:
     assert pi_args(["MainThread"]) is None and pi_args([]) is None
 
 
-def test_start_time_is_the_processes_own_to_the_tick() -> None:
-    """psutil's create_time is up to a second early (its boot time is whole seconds); the start
-    time from /proc lies between the moments before and after the process was started."""
-    import subprocess
-    import sys
-    import time
-
-    from notifier.system.processes import start_time
-
-    if not os.path.isdir("/proc/self"):
-        pytest.skip("no /proc")
-    before = time.time()
-    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
-    after = time.time()
-    try:
-        started = start_time(child.pid, 0.0)
-        assert before - 0.05 <= started <= after + 0.05
-        assert start_time(child.pid, 0.0) == started  # the same figure every time
-        assert start_time(-1, 7.0) == 7.0  # no such process: the fallback
-    finally:
-        child.kill()
-        child.wait()

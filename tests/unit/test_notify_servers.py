@@ -13,8 +13,8 @@ from notifier.config.load import Config
 from notifier.core.model import Option, Question, QuestionItem, SessionRef
 from notifier.core.notices import Item, Notice
 from notifier.sinks.notify.render import render, takes_text
+from notifier.sinks.notify.server_signals import Once
 from notifier.sinks.notify.servers import REPLY, Server, choose, shows, summary
-from notifier.sinks.notify.signals import Once
 from notifier.sinks.notify.sink import AlertSink
 
 # What each server answered GetServerInformation and GetCapabilities with, here.

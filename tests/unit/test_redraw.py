@@ -14,7 +14,7 @@ from notifier.app.window_process import WindowProcess
 from notifier.config.load import Config
 from notifier.core.model import Snapshot
 from notifier.core.preferences import Preferences
-from notifier.system.supervisor import Health
+from notifier.system.supervisor import FailureLog
 from notifier.ui.state import UiState
 
 from ..conftest import wait_for
@@ -37,7 +37,7 @@ class Tray:
 def test_a_failed_drawing_is_recorded_and_the_next_change_draws_again(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    stop, health, tray = threading.Event(), Health(), Tray()
+    stop, health, tray = threading.Event(), FailureLog(), Tray()
     config = Config()
     config.values["quiet_hours"] = "22:00-07:00"
     state = UiState(Snapshot(), Preferences(muted=frozenset({"shop"})), ("engine failed once (Boom); restarted 1×",))

@@ -14,7 +14,7 @@ from notifier.core.board import Board
 from notifier.core.formats import event_obj
 from notifier.core.model import Question, QuestionItem, SessionRef, Transition, remote_key
 from notifier.remote.link import read_lines
-from notifier.remote.stream import Asked, Ended, Ready, StreamError, parse_line
+from notifier.remote.stream import Ready, RemoteAsked, RemoteEnded, StreamError, parse_line
 
 from ..conftest import wait_for
 
@@ -31,7 +31,7 @@ def needs(cid: str = "c1", file: str = "/h/s.jsonl", **q: Any) -> bytes:
 
 def test_round_trip_of_our_own_event_lines() -> None:
     ev = parse_line(needs(), "devbox", NOW)
-    assert isinstance(ev, Asked) and ev.initial
+    assert isinstance(ev, RemoteAsked) and ev.initial
     assert ev.session.host == "devbox" and ev.session.file == "/h/s.jsonl"
     assert ev.session.key == remote_key("devbox", "/h/s.jsonl")
     assert ev.question.options == ("Yes", "No") and ev.question.text == "Deploy?"
@@ -42,7 +42,7 @@ def test_round_trip_of_our_own_event_lines() -> None:
     resolved = json.loads(needs())
     resolved.update(event="resolved", outcome="answered", answer="Yes", waited_s=3.5)
     ended = parse_line(json.dumps(resolved).encode(), "devbox", NOW)
-    assert isinstance(ended, Ended) and ended.outcome == "answered" and ended.waited_s == 3.5
+    assert isinstance(ended, RemoteEnded) and ended.outcome == "answered" and ended.waited_s == 3.5
 
 
 @pytest.mark.parametrize(
@@ -59,7 +59,7 @@ def test_garbage_is_a_stream_error(line: bytes) -> None:
 def test_infinite_numbers_are_refused_quietly() -> None:
     line = needs().replace(b'"count": 1', b'"count": Infinity')
     ev = parse_line(line, "d", NOW)
-    assert isinstance(ev, Asked) and ev.question.count == 1
+    assert isinstance(ev, RemoteAsked) and ev.question.count == 1
 
 
 def test_unknown_events_and_blank_lines_are_ignored() -> None:
@@ -69,12 +69,12 @@ def test_unknown_events_and_blank_lines_are_ignored() -> None:
 
 def test_hostile_text_is_cleaned_and_times_bounded() -> None:
     ev = parse_line(needs(text="\x1b[31mred\u202e", count=10**9), "d", NOW)
-    assert isinstance(ev, Asked)
+    assert isinstance(ev, RemoteAsked)
     assert ev.question.text == "red" and ev.question.count == 100
     future = json.loads(needs())
     future["at"] = "2199-01-01T00:00:00Z"
     ev = parse_line(json.dumps(future).encode(), "d", NOW)
-    assert isinstance(ev, Asked) and ev.at == NOW
+    assert isinstance(ev, RemoteAsked) and ev.at == NOW
 
 
 def test_long_lines_are_skipped_to_their_end() -> None:
@@ -139,40 +139,49 @@ class Clock:
 
 
 def test_push_sink_timing_and_away() -> None:
-    from notifier.sinks.push import PushSink
+    """With ``push.when = "away"``, a due question is pushed only when the desktop says it is
+    away; unknown presence counts as present, and the question is looked at again
+    AWAY_RECHECK_S later (on the sink's clock), not sooner."""
+    from notifier.sinks.push import AWAY_RECHECK_S, GROUP_S, PushSink
 
     config = Config()
     config.values.update({"push.urls": ["json://x"], "push.after": 0.0, "push.when": "away"})
-    sent: list[tuple[str, str]] = []
-    done = threading.Event()
-    away = [None]
-
-    def send(urls: Any, title: str, body: str) -> bool:
-        sent.append((title, body))
-        done.set()
-        return True
-
-    looks: list[bool | None] = []
+    clock = Clock()
+    away: list[bool | None] = [None]
+    looks: list[tuple[float, bool | None]] = []  # (the sink's time, what the look said)
+    sent: list[tuple[str, list[tuple[float, bool | None]]]] = []  # (title, the looks so far)
+    pushed = threading.Semaphore(0)
 
     def look() -> bool | None:
-        looks.append(away[0])
+        looks.append((clock.t, away[0]))
         return away[0]
 
-    sink = PushSink(config, send=send, away=look)
+    def send(urls: Any, title: str, body: str) -> bool:
+        sent.append((title, list(looks)))
+        pushed.release()
+        return True
+
+    a = SessionRef(remote_key("devbox", "/s/a"), "i", "/w/webshop", None, "devbox")
+    b = SessionRef(remote_key("devbox", "/s/b"), "i", "/w/shop", None, "devbox")
+    sink = PushSink(config, send=send, away=look, clock=clock)
     sink.start()
     try:
-        ref = SessionRef(remote_key("devbox", "/s"), "i", "/w/webshop", None, "devbox")
-        sink.transitions([Transition("needs_input", ref, q("a"), NOW)], None)  # type: ignore[arg-type]
-        # unknown presence counts as present: not pushed, but kept for later
+        sink.transitions([Transition("needs_input", a, q("a"), NOW)], None)  # type: ignore[arg-type]
         wait_for(lambda: looks, 5, "a look at the desktop")
-        wait_for(lambda: sink._due and sink._due[0][0] >= 30, 5, "the next look in 30 s")
-        assert not sent
-        away[0] = True  # type: ignore[call-overload]
-        with sink._lock:  # the next look comes now instead of in 30 s
-            sink._due = [(0.0, 0, (ref.key, "a"))]
-            sink._lock.notify_all()
-        done.wait(10)
-        assert sent == [("devbox · webshop needs an answer", "Q?")]
+        assert looks == [(0.0, None)]
+        # Away now, earlier than a's next look: a new question b is due at once (push.after 0)
+        # and goes out alone; a, looked at again only in AWAY_RECHECK_S, is not in its group.
+        away[0] = True
+        clock.t = AWAY_RECHECK_S - GROUP_S - 1.0
+        sink.transitions([Transition("needs_input", b, q("b"), NOW)], None)  # type: ignore[arg-type]
+        assert pushed.acquire(timeout=10), "b was not pushed"
+        assert sent == [("devbox · shop needs an answer", [(0.0, None), (clock.t, True)])]
+        # a's time comes: any handover wakes the timer (here b resolved), which looks and pushes a.
+        clock.t = AWAY_RECHECK_S
+        sink.transitions([Transition("resolved", b, q("b"), NOW)], None)  # type: ignore[arg-type]
+        assert pushed.acquire(timeout=10), "a was not pushed at its next look"
+        assert sent[1] == ("devbox · webshop needs an answer", [*sent[0][1], (AWAY_RECHECK_S, True)])
+        wait_for(lambda: sink.sent == 2, 5, "both pushes counted as sent")
     finally:
         sink.stop()
 
@@ -245,12 +254,12 @@ def test_each_host_is_bounded_in_sessions_and_questions_and_says_what_it_refused
     assert remote.asked(remote_ref("flood", 9), q("a"), NOW, False) != [] and remote.take_refused() == {}
 
 
-def asked_event(n: int, cid: str = "c", initial: bool = False) -> Asked:
-    return Asked(remote_ref("h", n), q(cid), initial, NOW)
+def asked_event(n: int, cid: str = "c", initial: bool = False) -> RemoteAsked:
+    return RemoteAsked(remote_ref("h", n), q(cid), initial, NOW)
 
 
-def ended_event(n: int, cid: str = "c") -> Ended:
-    return Ended(remote_ref("h", n), q(cid), NOW, "answered")
+def ended_event(n: int, cid: str = "c") -> RemoteEnded:
+    return RemoteEnded(remote_ref("h", n), q(cid), NOW, "answered")
 
 
 def test_the_inbox_folds_a_question_asked_and_ended_before_the_engine_looked() -> None:
@@ -264,7 +273,7 @@ def test_the_inbox_folds_a_question_asked_and_ended_before_the_engine_looked() -
     assert box.put(Ready()) is False and box.put(Down()) is False
     items, more = box.take()
     assert not more and box.folded == 1
-    assert [type(i).__name__ for i in items] == ["Ended", "Asked", "Ended", "Ready", "Down"]
+    assert [type(i).__name__ for i in items] == ["RemoteEnded", "RemoteAsked", "RemoteEnded", "Ready", "Down"]
     assert box.put(asked_event(3)) is True  # emptied: the next one asks again
     board = Board()  # an end the board never saw changes nothing
     assert board.remote.ended(remote_ref("h", 1), q("c"), NOW, "answered") == []

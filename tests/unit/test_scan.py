@@ -73,35 +73,30 @@ def _message(role: str, **fields: object) -> bytes:
     return jline({"type": "message", "timestamp": "2026-01-01T00:00:00Z", "message": {"role": role, **fields}})
 
 
-def _windows_read(f: Path, monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """The sizes of the windows the start-up read of ``f`` took from its end (its result checked
-    against a full read)."""
-    import notifier.sessions.startup_read as settle_file
+IO = Path("/proc/thread-self/io")
 
-    sizes: list[int] = []
-    real = settle_file.os.pread
 
-    def spy(fd: int, n: int, at: int) -> bytes:
-        sizes.append(n)
-        return real(fd, n, at)
-
-    monkeypatch.setattr(settle_file.os, "pread", spy)
-    try:
-        assert files().load(Tailer(str(f))) is not None
-    finally:
-        monkeypatch.setattr(settle_file.os, "pread", real)
+def _bytes_read(f: Path) -> int:
+    """The bytes the start-up read of ``f`` read (this thread's read counter, Linux), its result
+    checked against a full read."""
+    counters = IO.read_bytes()  # (this read is counted too: its length taken off below)
+    assert files().load(Tailer(str(f))) is not None
+    after = IO.read_bytes()
     assert_same(f)
-    return sizes
+    return _rchar(after) - _rchar(counters) - len(counters)
 
 
-def test_a_session_ending_in_a_settling_message_is_read_in_one_window(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def _rchar(counters: bytes) -> int:
+    return int(counters.split(b"rchar:")[1].split()[0])
+
+
+@pytest.mark.skipif(not IO.exists(), reason="needs /proc/thread-self/io (Linux)")
+def test_the_start_up_read_of_a_session_costs_what_its_end_holds_not_its_size(tmp_path: Path) -> None:
     """The common end of a file (the newest message settles the state, whatever follows it
-    changes nothing) costs one window, or a few for a long tail; the result is a full read's."""
+    changes nothing) is read from the end: the bytes read are a small multiple of that end,
+    the same for a file of 256 KB as for one of 4 MB, and the result is a full read's."""
     header = jline({"type": "session", "id": "s", "cwd": "/p"})
     noise = b"".join(jline({"type": "label", "id": str(i), "label": "x"}) for i in range(30))
-    f = tmp_path / "s.jsonl"
     ends = [
         _message("assistant", stopReason="stop", content=[{"type": "text", "text": "done"}]),
         _message("user", content="go on"),
@@ -112,12 +107,19 @@ def test_a_session_ending_in_a_settling_message_is_read_in_one_window(
         ),
     ]
     long_noise = b"".join(jline({"type": "custom", "id": str(i), "data": {"n": i}}) for i in range(900))
-    filler = jline({"type": "custom", "id": "f", "data": "f" * 40_000})
+    filler = b"".join(jline({"type": "custom", "id": f"f{i}", "data": "f" * 4000}) for i in range(64))
+    f = tmp_path / "s.jsonl"
+    f.write_bytes(header + ends[0])
+    files().load(Tailer(str(f)))  # (what a first load may import is not counted)
     for end in ends:
-        for tail, windows in ((b"", 1), (noise, 1), (noise + b'{"type":"label","id":"cut', 1), (long_noise, 3)):
-            f.write_bytes(header + filler + _message("user", content="hi") + end + tail)
-            sizes = _windows_read(f, monkeypatch)
-            assert sum(n > 4096 for n in sizes) == windows, sizes  # (the window before the end: 4 KB)
+        for tail in (b"", noise, noise + b'{"type":"label","id":"cut', long_noise):
+            held = _message("user", content="hi") + end + tail
+            costs = []
+            for times in (1, 16):  # 256 KB and 4 MB of entries before the end
+                f.write_bytes(header + filler * times + held)
+                costs.append(_bytes_read(f))
+            assert costs[0] == costs[1], costs
+            assert costs[0] <= 4 * len(held) + (48 << 10), (costs, len(held))
 
 
 def test_what_the_newest_message_cannot_settle_reads_on(tmp_path: Path) -> None:

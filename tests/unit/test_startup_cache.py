@@ -1,12 +1,10 @@
-"""The scan cache of a one-shot command: written by the command itself, after its output and
-before it exits, so the next run finds it whole; unchanged files come from it, changed ones are
-read again, gone ones forgotten; another version of the program or catalog starts it afresh."""
+"""The scan cache of a one-shot command: unchanged files come from it, changed ones are read
+again, gone ones forgotten; another version of the program or catalog starts it afresh.
+(Written by ``status`` before it exits: tests/processes/test_startup_cache.py.)"""
 
 from __future__ import annotations
 
-import json
 import logging
-import os
 import sqlite3
 import time
 from pathlib import Path
@@ -14,15 +12,13 @@ from pathlib import Path
 import pytest
 
 from notifier.core.board import Board
+from notifier.core.model import Question
 from notifier.engine.files import SessionFiles
 from notifier.engine.options import EngineOptions
 from notifier.pi.catalog import QuestionCatalog
 from notifier.sessions.cache import StartupCache, version
 
-from ..conftest import FIXTURES, cli
-from ..live.writer import answer, append, ask, header, user
-
-CAPTURES = sorted(p for p in FIXTURES.rglob("*.jsonl") if "timeline" not in p.name) if FIXTURES else []
+from ..writer import answer, append, ask, header, user
 
 
 def _rows(db: Path) -> int:
@@ -37,25 +33,6 @@ def _scan(root: Path, cache_path: Path, tools: tuple[str, ...] = ()) -> tuple[St
     files.scan(str(root), initial=True, cache=cache)
     cache.save(files.tailers, files.board)
     return cache, files
-
-
-def test_status_writes_its_cache_before_it_exits(tmp_path: Path) -> None:
-    assert CAPTURES, "the real pi captures (tests/data/pi-sessions) are missing"
-    sessions = tmp_path / "sessions"
-    for i, capture in enumerate(CAPTURES):
-        target = sessions / f"--p{i}--" / "s.jsonl"
-        target.parent.mkdir(parents=True)
-        target.write_bytes(capture.read_bytes())
-    env = {**os.environ, "XDG_STATE_HOME": str(tmp_path / "state")}
-    args = ("status", "--json", "--liveness", "off", "--sessions-dir", str(sessions))
-    cold = cli(*args, env=env)
-    assert cold.returncode == 0, cold.stderr
-    (db,) = (tmp_path / "state").rglob("scan-cache.sqlite3")
-    assert _rows(db) == len(CAPTURES)  # (whole as soon as the command has returned)
-    warm = cli(*args, env=env)
-    assert warm.returncode == 0 and json.loads(warm.stdout) == json.loads(cold.stdout)
-    cache, _ = _scan(sessions, db)
-    assert cache.hits == len(CAPTURES)
 
 
 def test_changed_files_are_read_again_and_gone_ones_forgotten(tmp_path: Path) -> None:
@@ -85,3 +62,39 @@ def test_another_version_starts_afresh_quietly(tmp_path: Path, caplog: pytest.Lo
     assert "scan cache" not in caplog.text  # (another version is no damage)
     with sqlite3.connect(db) as c:
         assert c.execute("PRAGMA user_version").fetchone()[0] == version(files.options.catalog.names)
+
+
+def test_a_warm_scan_gives_every_field_of_a_question_as_the_cold_one(tmp_path: Path) -> None:
+    """What a question's dialog needs comes back from the cache as it was read: a questionnaire
+    without a free-text row gets no reply field in its notification after a warm restart either,
+    and a pi-ask form keeps its ids, optional questions, conditions and option values."""
+    from notifier.core.question_obj import to_obj
+    from notifier.pi.keymaps import Unsupported, plan
+    from notifier.sinks.notify.render import option_actions, takes_text
+
+    root, db = tmp_path / "sessions", tmp_path / "state" / "scan-cache.sqlite3"
+    closed = {"questions": [{"id": "db", "prompt": "Which?", "options": [{"value": "pg", "label": "PostgreSQL"},
+              {"value": "lite", "label": "SQLite"}], "allowOther": False}]}  # fmt: skip
+    form = {"questions": [
+        {"id": "db", "header": "DB", "question": "Which?", "options": [{"value": "pg", "label": "PG"}]},
+        {"id": "why", "question": "Why?", "required": False, "showWhen": {"questionId": "db", "equals": "pg"}},
+    ]}  # fmt: skip
+    append(root / "--a--" / "a.jsonl", header("/p/a"), user(), ask("q1", tool="questionnaire", args=closed))
+    append(root / "--b--" / "b.jsonl", header("/p/b"), user(), ask("q2", tool="ask_user_question", args=form))
+
+    def questions(files: SessionFiles) -> dict[str, Question]:
+        return {q.tool_call_id: q for v in files.board.snapshot(1.0).sessions for q in v.pending}
+
+    cold_cache, cold = _scan(root, db)
+    warm_cache, warm = _scan(root, db)
+    assert (cold_cache.hits, warm_cache.hits) == (0, 2)
+    assert questions(warm) == questions(cold)  # every field, compared as values
+    read = questions(cold)
+    assert [to_obj(q) for q in questions(warm).values()] == [to_obj(q) for q in read.values()]
+    assert read["q1"].items[0].other is False and not takes_text(questions(warm)["q1"], True)
+    assert option_actions(questions(warm)["q1"], True)  # (its options are still buttons)
+    with pytest.raises(Unsupported, match="no free-text row"):  # (answer --text: refused up front)
+        plan("questionnaire", questions(warm)["q1"], None, "my own words")
+    why = questions(warm)["q2"].items[1]
+    assert (why.key, why.required, why.show_when) == ("why", False, ("db", "pg"))
+    assert [o.value for o in questions(warm)["q2"].items[0].options] == ["pg"]

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -72,37 +70,6 @@ def test_framing_round_trip_and_refusal() -> None:
         swayipc.decode_header(swayipc.HEADER.pack(b"i3-ipc", swayipc.MAX_PAYLOAD + 1, 4))
 
 
-def test_a_reply_after_an_event_over_a_real_socket(tmp_path: Path) -> None:
-    """A stand-in server on a unix socket: an event comes before the reply (as on a subscribed
-    connection); ``ask`` passes over it. A reply of another type is refused."""
-    path = str(tmp_path / "ipc.sock")
-    server = socket.socket(socket.AF_UNIX)
-    server.bind(path)
-    server.listen(1)
-    got: list[bytes] = []
-
-    def serve() -> None:
-        conn, _ = server.accept()
-        with conn:
-            head = conn.recv(14)
-            length, kind = swayipc.decode_header(head)
-            got.append(conn.recv(length))
-            conn.sendall(swayipc.encode(swayipc.EVENT_WINDOW, json.dumps({"change": "focus"})))
-            conn.sendall(swayipc.encode(kind, json.dumps([{"success": True}])))
-            conn.recv(14 + 2)  # GET_TREE, empty payload
-            conn.sendall(swayipc.encode(swayipc.RUN_COMMAND, "[]"))
-
-    t = threading.Thread(target=serve, daemon=True)
-    t.start()
-    with swayipc.Connection(path) as conn:
-        assert conn.command("[con_id=5] focus")
-        with pytest.raises(swayipc.IpcError):
-            conn.tree()
-    t.join(5)
-    server.close()
-    assert got == [b"[con_id=5] focus"]
-
-
 def test_xwayland_lock_files(tmp_path: Path) -> None:
     """wlroots holds the display itself (its pid, then a NUL); KWin's Xwayland writes its own pid
     (its parent is the compositor); a display of someone else is not ours."""
@@ -119,14 +86,6 @@ def test_xwayland_lock_files(tmp_path: Path) -> None:
     assert x11.xwayland_display(me, str(tmp_path)) == ":3"
     assert x11.xwayland_display(os.getppid(), str(tmp_path)) == ":3"  # held by a child of it
     assert x11.xwayland_display(None, str(tmp_path)) is None
-
-
-def test_the_window_display_in_words() -> None:
-    assert x11.window_display({"DISPLAY": ":5"}) == ({}, "X display :5")
-    none, why = x11.window_display({})
-    assert none is None and "DISPLAY and WAYLAND_DISPLAY are unset" in why
-    none, why = x11.window_display({"WAYLAND_DISPLAY": "wayland-9", "XDG_RUNTIME_DIR": "/nonexistent"})
-    assert none is None and "offers no XWayland" in why
 
 
 def test_the_focus_method_from_the_environment(tmp_path: Path) -> None:
@@ -174,45 +133,3 @@ def test_hyprland_clients_and_the_active_window() -> None:
     assert hyprland.focus_command(0x55D5A8E2C0B0) == "dispatch focuswindow address:0x55d5a8e2c0b0"
 
 
-def test_hyprland_method_over_a_stand_in_socket(tmp_path: Path) -> None:
-    """One request per connection, answered to the end: the method lists, focuses and checks."""
-    sig = "abc123_1700000000_42"
-    folder = tmp_path / "hypr" / sig
-    folder.mkdir(parents=True)
-    path = folder / ".socket.sock"
-    server = socket.socket(socket.AF_UNIX)
-    server.bind(str(path))
-    server.listen(4)
-    state = {"active": "0x55d5a8f01a40"}
-    asked: list[str] = []
-
-    def serve() -> None:
-        while True:
-            try:
-                conn, _ = server.accept()
-            except OSError:
-                return
-            with conn:
-                command = conn.recv(4096).decode()
-                asked.append(command)
-                if command == "j/clients":
-                    conn.sendall(HYPR_CLIENTS.encode())
-                elif command == "j/activewindow":
-                    pid = 2310 if state["active"].endswith("1a40") else 2201
-                    conn.sendall(json.dumps({"address": state["active"], "pid": pid}).encode())
-                elif command.startswith("dispatch focuswindow address:"):
-                    state["active"] = command.rsplit(":", 1)[1]
-                    conn.sendall(b"ok")
-
-    threading.Thread(target=serve, daemon=True).start()
-    env = {"HYPRLAND_INSTANCE_SIGNATURE": sig, "XDG_RUNTIME_DIR": str(tmp_path), "WAYLAND_DISPLAY": "wayland-1"}
-    method = desktop.focus_method(env)
-    assert isinstance(method, desktop.Hyprland)
-    assert method.windows()[2201] == 0x55D5A8E2C0B0
-    assert method.focused() == (0x55D5A8F01A40, 2310)
-    assert method.activate(0x55D5A8E2C0B0)
-    assert method.focused() == (0x55D5A8E2C0B0, 2201)
-    assert "dispatch focuswindow address:0x55d5a8e2c0b0" in asked
-    server.close()
-    gone = desktop.focus_method({"HYPRLAND_INSTANCE_SIGNATURE": "nothere", "WAYLAND_DISPLAY": "wayland-1"})
-    assert isinstance(gone, desktop.Missing) and gone.reason == "Hyprland's IPC socket was not found"

@@ -8,10 +8,16 @@ notifications to raise, when, and when to withdraw them is decided by the pure
 only renders and delivers:
 
 - :mod:`.render`: title and body of a notice (the one sanitizer and its escaping)
+- :mod:`.hints`: a ``Notify`` call's actions, hints and timeout; :mod:`.servers`: the actions each
+  server shows
 - :mod:`.backend`: what a backend offers, the one that shows nothing, their errors
 - :mod:`.bus`: one session-bus connection, replies matched by serial (duplicates, strays dropped)
-- :mod:`.dbus`: D-Bus through jeepney, following the server; the real round-trip check
+- :mod:`.dbus`: D-Bus through jeepney, following the server; the real round-trip check; its
+  signals (:mod:`.server_signals`) and who owns the server's name (:mod:`.name_owner`)
 - :mod:`.fallback`: plyer, and powershell.exe toasts on WSL
 - :mod:`.choose`: which backend delivers here, and the doctor line
-- :mod:`.sink`: :class:`AlertSink`, its worker thread, the server coming and going
+- :mod:`.screen`: what is on screen, shown again when the server comes back; its record in the
+  store, and what a run before ours left there (:mod:`.bubbles`)
+- :mod:`.sink`: :class:`~.sink.AlertSink`, its worker thread (kept running), the server coming and
+  going
 """

@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import itertools
 import logging
-import os
 import queue
 import threading
 from collections.abc import Callable
 from typing import Any
 
-log = logging.getLogger("notifier.sinks.notify")
+from notifier.system.paths import session_address
+
+log = logging.getLogger(__name__)
 
 UNKNOWN_METHOD = "org.freedesktop.DBus.Error.UnknownMethod"
 _LOST = object()  # (on the signal queue: the bus went away)
@@ -28,17 +29,6 @@ _LOST = object()  # (on the signal queue: the bus went away)
 
 class BusError(Exception):
     """No session bus, or it went away."""
-
-
-def session_address() -> str | None:
-    """The session bus address: ``DBUS_SESSION_BUS_ADDRESS``, else ``$XDG_RUNTIME_DIR/bus`` (the
-    systemd user bus, where GLib and sd-bus look too), else None."""
-    address = os.environ.get("DBUS_SESSION_BUS_ADDRESS")
-    if address:
-        return address
-    runtime = os.environ.get("XDG_RUNTIME_DIR")
-    path = os.path.join(runtime, "bus") if runtime else ""
-    return f"unix:path={path}" if path and os.path.exists(path) else None
 
 
 class Replies:

@@ -1,7 +1,7 @@
 """Notifications over D-Bus (``org.freedesktop.Notifications``): finding the server and asking it
 who it is and what it can do, then ids, replace and close, on a connection of :mod:`.bus`
 (replies matched by serial: a server that answers twice, late or to no call is survived). What a
-Notify call carries is in :mod:`.hints`, the server's signals in :mod:`.signals`, who owns its
+Notify call carries is in :mod:`.hints`, the server's signals in :mod:`.server_signals`, who owns its
 name in :mod:`.name_owner`. The name changing owner is followed, so a server that starts late,
 goes away or comes back (restarted: asked again) is reported instead of discovered by failing
 notifications."""
@@ -19,8 +19,8 @@ from notifier.sinks.notify.bus import Bus, BusError
 from notifier.sinks.notify.hints import notify_args
 from notifier.sinks.notify.name_owner import BUS_NAME, NO_SERVER, NOTIFICATIONS, PATH, owner_of
 from notifier.sinks.notify.render import Message
+from notifier.sinks.notify.server_signals import Signals
 from notifier.sinks.notify.servers import Server
-from notifier.sinks.notify.signals import Signals
 
 _NO_OWNER = ("org.freedesktop.DBus.Error.ServiceUnknown", "org.freedesktop.DBus.Error.NameHasNoOwner")
 

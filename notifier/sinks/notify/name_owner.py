@@ -9,7 +9,8 @@ import shutil
 import subprocess
 
 from notifier.core.text import clean
-from notifier.sinks.notify.bus import Bus, BusError, session_address
+from notifier.sinks.notify.bus import Bus, BusError
+from notifier.system.paths import session_address
 
 NOTIFICATIONS = "org.freedesktop.Notifications"
 PATH = "/org/freedesktop/Notifications"  # the server's object

@@ -14,12 +14,12 @@ from notifier.core.notices import Key, Notice
 from notifier.core.text import markup
 from notifier.sinks.notify.backend import Backend, BackendError, NullBackend, ServerGone
 from notifier.sinks.notify.bubbles import Bubbles
-from notifier.sinks.notify.bus import session_address
 from notifier.sinks.notify.choose import TRAY_ALONE
 from notifier.sinks.notify.dbus import DBusBackend
 from notifier.sinks.notify.render import Message, render
+from notifier.system.paths import session_address
 
-log = logging.getLogger("notifier.sinks.notify")
+log = logging.getLogger(__name__)
 
 RECONNECT_S = 30.0  # after the session bus itself went away, look for it again this often
 
@@ -35,7 +35,7 @@ class Screen:
         store: Any = None,
         instead: str = TRAY_ALONE,
     ) -> None:
-        """``store``: where the notifications on screen are recorded (:class:`Store`'s
+        """``store``: where the notifications on screen are recorded (:class:`~notifier.state.store.Store`'s
         bubbles), so that the run after a crash closes those whose question was answered."""
         self._choose = choose
         self.bubbles = Bubbles(store)
@@ -210,11 +210,11 @@ class Screen:
                 if self._told_down:  # the server usually goes first (it was on that bus): told already
                     log.debug("the session bus closed too; looking for it every %d s", RECONNECT_S)
                 else:
-                    log.warning(f"the session bus went away — {self.instead} until it is back")
+                    log.warning("the session bus went away — %s until it is back", self.instead)
                 self._told_down = True
             self.reconnect_at = now + RECONNECT_S
         elif was_online:
-            log.warning(f"the notification server went away — {self.instead} until one is back")
+            log.warning("the notification server went away — %s until one is back", self.instead)
             self._told_down = True
 
     def on_server(self, event: str, now: float) -> None:

@@ -27,9 +27,9 @@ from notifier.sinks.notify.choose import TRAY_ALONE, choose_backend
 from notifier.sinks.notify.render import ANSWER_PREFIX, option_actions, takes_text
 from notifier.sinks.notify.screen import Screen
 from notifier.system.processes import still_running
-from notifier.system.supervisor import Health, Supervisor
+from notifier.system.supervisor import FailureLog, Supervisor
 
-log = logging.getLogger("notifier.sinks.notify")
+log = logging.getLogger(__name__)
 
 SNOOZE_S = 15 * 60
 MAX_WAIT_S = 60.0
@@ -55,7 +55,7 @@ class AlertSink:
         instead: str | None = None,
         on_reply: Callable[[str, str, str], None] | None = None,
         wall: Callable[[], float] = time.time,
-        health: Health | None = None,
+        health: FailureLog | None = None,
     ) -> None:
         """``clock`` times every duration (settle, reminders, snoozes, reconnecting); ``wall``
         only tells a question's age from its time, the time of day (quiet hours) and when a
@@ -105,7 +105,7 @@ class AlertSink:
         return choose_backend(
             self.config["notifications.backend"],
             self._action_from_server,
-            self._closed_by_server,
+            lambda server_id, reason: None,  # a dismissed bubble stays dismissed; reminders raise a new one
             self._server_event,
             self.config["notifications.expire"],
             self.config["notifications.sound"],
@@ -148,6 +148,11 @@ class AlertSink:
     def set_quiet_hours(self, value: str) -> None:
         """New quiet hours (the config file changed; a value the config accepted)."""
         self._inbox.put(("quiet", parse_quiet_hours(value)))
+
+    @property
+    def shows(self) -> bool:
+        """Whether a notification server shows what this sink raises, now."""
+        return self._screen.backend is not None and self._screen.backend.online
 
     def tell(self, title: str, body: str) -> None:
         """One passing notification (what a click on a notification could not do, and what to do
@@ -205,16 +210,20 @@ class AlertSink:
         quiet = in_quiet_hours(self.quiet_window, wall)
         if quiet:  # quiet hours: turn notices are dropped (questions wait for their reminders)
             actions = [a for a in actions if not (isinstance(a, Notice) and a.kind in ("idle", "failed"))]
-        actions += self.planner.tick(now, quiet)
+        held, actions = self.planner.held, actions + self.planner.tick(now, quiet)
+        if self.planner.held > held:
+            log.debug("quiet hours: %d question(s) held until they end", self.planner.held)
         self._deliver(actions)
 
     def _deliver(self, actions: Sequence[Notice | Withdraw]) -> None:
+        from notifier.system.focus import items_focused
+
         if self._screen.backend is None:
             return
         for action in actions:
             if isinstance(action, Withdraw):
                 self._screen.withdraw(action.handle)
-            elif self.skip_focused and _looking_at(action):
+            elif self.skip_focused and items_focused(action.items):
                 continue  # the user is looking at that session (the tray still counts it)
             else:
                 self._screen.put(action)
@@ -232,9 +241,6 @@ class AlertSink:
 
     def _reply_from_server(self, server_id: int, text: str) -> None:
         self._inbox.put(("reply", (server_id, text)))
-
-    def _closed_by_server(self, server_id: int, reason: int) -> None:
-        pass  # a dismissed bubble stays dismissed; reminders raise a new one
 
     def _on_action(self, server_id: int, action: str) -> list[Notice | Withdraw]:
         handle = self._screen.handle_for(server_id)
@@ -284,12 +290,6 @@ class AlertSink:
             return
         if self.on_reply is not None:
             self.on_reply(item.key[0], item.key[1], text)
-
-
-def _looking_at(notice: Notice) -> bool:
-    from notifier.system.focus import items_focused
-
-    return items_focused(notice.items)
 
 
 def _checked(t: Transition) -> Transition:

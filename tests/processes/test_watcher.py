@@ -14,7 +14,7 @@ from notifier.watch.observer import Watcher
 from ..app_process import AppProcess
 from ..conftest import wait_for
 from ..harness import Harness
-from .writer import answer, append, ask, header, line, user
+from ..writer import answer, append, ask, header, line, user
 
 
 def test_new_nested_folder_and_file(tmp_path: Path) -> None:
@@ -161,7 +161,7 @@ def test_missing_folder_is_waited_for_and_removed_folder_comes_back(tmp_path: Pa
 
 
 def test_two_missing_roots_waiting_on_one_folder_both_come(tmp_path: Path) -> None:
-    """Both roots wait on tmp_path (one watch, two handlers); the first to come must not take
+    """Both roots wait on tmp_path (one watch for both); the first to come must not take
     the other's wait with it."""
     first, second = tmp_path / "x" / "sessions", tmp_path / "y" / "sessions"
     with Harness([first, second]) as h:

@@ -14,12 +14,12 @@ import pytest
 from notifier.app.runtime import App
 from notifier.config.load import Config
 from notifier.control.client import request
-from notifier.core.model import Snapshot, Transition
+from notifier.core.model import Snapshot, Transition, TurnChange
 from notifier.sinks.history import HistorySink
 
 from ..conftest import wait_for
 from ..harness import Harness
-from .writer import append, ask, header, user
+from ..writer import append, ask, header, user
 
 
 class Boom(BaseException):
@@ -27,7 +27,9 @@ class Boom(BaseException):
 
 
 class Raising:
-    """An output that fails on every call (first with an Exception, then a BaseException)."""
+    """An output that fails on every call, with two kinds of Exception in turn (a bug in an
+    output is an Exception; a BaseException that is not one is a request to stop, which no
+    output swallows: see the next test)."""
 
     def __init__(self) -> None:
         self.calls = 0
@@ -37,7 +39,10 @@ class Raising:
 
     def transitions(self, items: Sequence[Transition], snapshot: Snapshot) -> None:
         self.calls += 1
-        raise (RuntimeError("output broke") if self.calls % 2 else Boom("output broke harder"))
+        raise (RuntimeError("output broke") if self.calls % 2 else LookupError("output broke harder"))
+
+    def turns(self, items: Sequence[TurnChange]) -> None:
+        raise RuntimeError("turns broke")
 
 
 def test_a_failing_output_is_contained_logged_once_per_kind_and_the_others_go_on(
@@ -53,10 +58,44 @@ def test_a_failing_output_is_contained_logged_once_per_kind_and_the_others_go_on
             wait_for(lambda i=i: len(good.of("needs_input")) > i, 10, f"question {i} at the good output")
         assert bad.calls >= 4 and h.engine.failed is None and h.engine.restarts == 0
         report = h.engine.health.report()["sink Raising"]
-        assert report["count"] >= 5 and "Boom" in report["error"] or "RuntimeError" in report["error"]
+        assert report["count"] >= 5 and ("LookupError" in report["error"] or "RuntimeError" in report["error"])
     failures = [r for r in caplog.records if "Raising output failed" in r.getMessage()]
-    assert len(failures) == 2  # RuntimeError once, Boom once: not once per call
-    assert {r.exc_info[0] for r in failures if r.exc_info} == {RuntimeError, Boom}
+    assert len(failures) == 2  # RuntimeError once, LookupError once: not once per call
+    assert {r.exc_info[0] for r in failures if r.exc_info} == {RuntimeError, LookupError}
+
+
+class Stopping:
+    """An output that raises SystemExit (not an Exception) once, when the first question comes."""
+
+    def __init__(self) -> None:
+        self.raised = False
+
+    def ready(self, info: object, snapshot: Snapshot) -> None:
+        pass
+
+    def transitions(self, items: Sequence[Transition], snapshot: Snapshot) -> None:
+        if items and not self.raised:
+            self.raised = True
+            raise SystemExit("an output asked to stop")
+
+    def turns(self, items: Sequence[TurnChange]) -> None:
+        pass
+
+
+def test_an_output_raising_system_exit_is_not_swallowed_but_the_supervisor_records_it(tmp_path: Path) -> None:
+    """No output's catch hides a SystemExit / KeyboardInterrupt: it ends the engine's run, and
+    the supervisor records it as the engine's failure, restarts it, and questions go on."""
+    stopping = Stopping()
+    with Harness([tmp_path], sinks=[stopping]) as h:
+        append(tmp_path / "a.jsonl", header(), user(), ask("qa", "Asked as it stopped?"))
+        wait_for(lambda: h.engine.restarts == 1, 15, "the engine restarted")
+        report = h.engine.health.report()
+        assert "SystemExit" in report["engine"]["error"] and "sink Stopping" not in report
+        # (the output after it missed that transition; the snapshot after the restart has it)
+        wait_for(lambda: [q.tool_call_id for _, q in h.sink.snapshot.pending] == ["qa"], 10, "qa listed")
+        append(tmp_path / "b.jsonl", header(), user(), ask("qb", "And the next one?"))
+        (t,) = h.wait("needs_input", 1)
+        assert t.question.tool_call_id == "qb" and h.engine.failed is None
 
 
 def test_an_engine_step_that_raises_a_base_exception_restarts_the_engine_and_loses_nothing(

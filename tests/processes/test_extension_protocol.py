@@ -144,7 +144,6 @@ for (const o of out) console.log(JSON.stringify(o));
 
 def test_the_extension_reads_what_python_writes(node: str) -> None:
     requests = [
-        protocol.hello_request(),
         protocol.answer_request("t-1", "Yes"),
         protocol.answer_request("t-1", True),
         protocol.answer_request("t-1", None),
@@ -167,7 +166,6 @@ for (const line of r.push(all)) {
         stdin=stdin,
     )
     assert got == [
-        {"kind": "hello"},
         {"kind": "answer", "id": "t-1", "hasValue": True, "value": "Yes"},
         {"kind": "answer", "id": "t-1", "hasValue": True, "value": True},
         {"kind": "answer", "id": "t-1", "hasValue": True, "value": None},

@@ -20,11 +20,12 @@ from typing import Any
 
 import pytest
 
+from notifier.core import shellcmd
 from notifier.core.text import clean
 
 from ..app_process import AppProcess
 from ..conftest import ROOT, cli, wait_for
-from .writer import answer, append, ask, header
+from ..writer import answer, append, ask, header
 
 SSHD = shutil.which("sshd") or ("/usr/sbin/sshd" if os.path.exists("/usr/sbin/sshd") else None)
 needs_ssh = pytest.mark.skipif(
@@ -499,7 +500,7 @@ def test_goto_print_through_real_ssh_and_tmux_parses_back_and_runs_as_meant(tmp_
 
 def test_goto_command_from_the_remote_location(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """What goto prints once the remote says where its pi runs (a stand-in ssh prints the JSON)."""
-    from notifier.actions import over_ssh
+    from notifier.actions.over_ssh import goto_argv
     from notifier.remote.link import Remote
 
     bin_dir = tmp_path / "bin"
@@ -508,7 +509,7 @@ def test_goto_command_from_the_remote_location(tmp_path: Path, monkeypatch: pyte
     fake.write_text('#!/bin/sh\necho \'{"pid": 5, "tty": null, "tmux": {"socket": "/tmp/x", "session": "work", "window": "2", "pane": "%3"}}\'\n')
     fake.chmod(0o755)
     monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
-    cmd = over_ssh.goto_command(Remote("devbox", ssh="me@devbox", ssh_options=("-p", "2222")), "abc")
+    cmd = shellcmd.join(goto_argv(Remote("devbox", ssh="me@devbox", ssh_options=("-p", "2222")), "abc"))
     assert cmd == "ssh -t -p 2222 me@devbox tmux attach -t work:2"
 
 

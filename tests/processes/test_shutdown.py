@@ -13,7 +13,7 @@ import pytest
 
 from ..app_process import AppProcess
 from ..conftest import ROOT, wait_for
-from .writer import append, ask, header, user
+from ..writer import append, ask, header, user
 
 SHUTDOWN_LIMIT_S = 2.0
 
@@ -70,6 +70,8 @@ def test_demo_keeps_its_state_apart_from_the_real_history() -> None:
         while "asked a question" not in line:  # the demo's question was written and seen
             line = demo.stdout.readline()
             assert line, "the demo ended early"
+        # no session bus here: it says so, never that a notification appeared
+        assert "no notification server shows it here" in line and "a notification appeared" not in line, line
         demo.send_signal(signal.SIGTERM)
         assert demo.wait(10) == 0
     finally:

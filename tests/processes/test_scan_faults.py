@@ -17,7 +17,7 @@ import pytest
 from ..app_process import AppProcess
 from ..conftest import ROOT, cli, wait_for
 from ..harness import Harness
-from .writer import answer, append, ask, header, line, user
+from ..writer import answer, append, ask, header, line, user
 
 
 def status(sessions: Path) -> dict:  # type: ignore[type-arg]
@@ -91,7 +91,7 @@ def test_one_file_by_two_names_is_one_session(tmp_path: Path) -> None:
         append(tmp_path / "--b--" / "s.jsonl", answer("q1"))  # written through the other name
         (r,) = h.wait("resolved")
         assert r.session.key == str(a)
-        assert len(h.engine.board) == 1 and h.sink.snapshot.pending_count == 0
+        assert len(h.engine.board.local) == 1 and h.sink.snapshot.pending_count == 0
 
 
 def test_one_file_by_two_names_under_two_roots_is_one_session_whatever_the_cache(tmp_path: Path) -> None:

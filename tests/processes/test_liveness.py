@@ -16,7 +16,7 @@ from notifier.system.processes import running_pi
 
 from ..app_process import AppProcess
 from ..conftest import wait_for
-from .writer import append, ask, header, user
+from ..writer import append, ask, header, user
 
 
 def start_fake_pi(tmp_path: Path, cwd: Path) -> subprocess.Popen[bytes]:

@@ -21,7 +21,7 @@ from notifier.system import autostart
 
 from ..app_process import AppProcess
 from ..conftest import cli, wait_for
-from .writer import answer, append, ask, header, user
+from ..writer import answer, append, ask, header, user
 
 
 def headless_env() -> dict[str, str]:

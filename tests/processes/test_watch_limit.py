@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from ..app_process import AppProcess
-from .writer import append, ask, header, user
+from ..writer import append, ask, header, user
 
 
 def _can_lower_limit() -> bool:

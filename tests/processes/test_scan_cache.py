@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ..app_process import AppProcess
 from ..conftest import cli
-from .writer import answer, append, ask, header, user
+from ..writer import answer, append, ask, header, user
 
 
 def status(sessions: Path, *extra: str) -> tuple[dict, str]:  # type: ignore[type-arg]

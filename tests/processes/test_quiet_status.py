@@ -14,8 +14,8 @@ from notifier.control.client import request
 
 from ..app_process import AppProcess
 from ..conftest import cli, wait_for
+from ..writer import append, ask, header, user
 from .test_lifecycle import headless_env
-from .writer import append, ask, header, user
 
 
 def _window_around_now() -> str:

@@ -18,19 +18,24 @@ from notifier.control.client import request
 
 from ..app_process import AppProcess
 from ..conftest import ROOT, cli, wait_for
+from ..writer import append, ask, header, user
 from .test_lifecycle import headless_env
-from .writer import append, ask, header, user
 
 
-def _app(sessions: Path, *more: str) -> AppProcess:
-    app = AppProcess("run", "--no-notify", *more, "--sessions-dir", str(sessions), env=headless_env())
+def _app(sessions: Path, *more: str, notify: bool = False) -> AppProcess:
+    quiet = () if notify else ("--no-notify",)
+    app = AppProcess("run", *quiet, *more, "--sessions-dir", str(sessions), env=headless_env())
     wait_for(lambda: request({"cmd": "ping"}), 20, "the app's control channel")
     return app
 
 
 def test_run_json_beside_the_app_streams_and_leaves_notifying_to_it(tmp_path: Path) -> None:
+    """The app notifies here (no session bus: it would once one comes), so it claims notifying.
+    (This test ran the app with --no-notify while such an app claimed it too, leaving the
+    headless run beside it silent: nobody notified. Now an app that does not notify claims
+    nothing, and a headless run beside it notifies: tests/desktop/test_hand_over.py.)"""
     append(tmp_path / "--p--" / "a.jsonl", header("/nowhere/blog"), user(), ask("q1", "Before?"))
-    with _app(tmp_path) as app:
+    with _app(tmp_path, notify=True) as app:
         with AppProcess("run", "--json", "--liveness", "off", "--sessions-dir", str(tmp_path), env=headless_env()) as side:
             assert side.wait("needs_input")[0]["initial"] is True
             side.wait("ready")

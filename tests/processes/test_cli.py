@@ -1,0 +1,310 @@
+"""The command line run for real (``python -m notifier …``): usage and config errors are one
+line on stderr, exit code 2, never a traceback (bad config values key by key:
+tests/hostile/test_config.py); status, history, goto, snooze and mute without the app."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ..conftest import cli
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (["run", "--bogus"], "unrecognized arguments"),
+        (["status", "--liveness", "maybe"], "invalid choice"),
+        (["frobnicate"], "invalid choice"),
+        (["history", "--since", "x"], "invalid float"),
+    ],
+)
+def test_bad_usage_is_one_line_exit_2(args: list[str], fragment: str) -> None:
+    r = cli(*args)
+    assert r.returncode == 2
+    assert len(r.stderr.strip().splitlines()) == 1 and fragment in r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_missing_explicit_config(tmp_path: Path) -> None:
+    r = cli("status", "--config", str(tmp_path / "nope.toml"))
+    assert r.returncode == 2 and "does not exist" in r.stderr
+
+
+def test_config_file_adds_tool_and_folder(tmp_path: Path) -> None:
+    sessions = tmp_path / "s"
+    (sessions / "--p--").mkdir(parents=True)
+    from tests.writer import ask, header, user
+
+    (sessions / "--p--" / "a.jsonl").write_bytes(
+        header() + user() + ask("c", tool="my_tool", args={"question": "Mine?"})
+    )
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(f"sessions_dirs = ['{sessions}']\nquestion_tools = ['my_tool']\nliveness = 'off'\n")
+    r = cli("status", "--json", "--config", str(cfg))
+    assert r.returncode == 0, r.stderr
+    data = json.loads(r.stdout)
+    assert data["pending"] == 1 and data["sessions"][0]["pending"][0]["text"] == "Mine?"
+    shown = cli("config", "--config", str(cfg))
+    assert 'question_tools = ["my_tool"]' in shown.stdout and str(cfg) in shown.stdout
+
+
+def test_status_human_table(tmp_path: Path) -> None:
+    from tests.writer import ask, header, user
+
+    (tmp_path / "--p--").mkdir()
+    (tmp_path / "--p--" / "a.jsonl").write_bytes(
+        header("/home/u/myproj") + user() + ask("c", "Ship \x1b[31mit\x1b[0m?")
+    )
+    r = cli("status", "--liveness", "off", "--sessions-dir", str(tmp_path))
+    assert r.returncode == 0
+    assert (
+        "needs_input" in r.stdout
+        and "myproj" in r.stdout
+        and "Ship it?" in r.stdout
+        and "\x1b" not in r.stdout
+    )
+    assert "1 session, 1 pending question" in r.stdout
+
+
+def test_status_says_what_it_skipped_once_and_logs_more_with_verbose(tmp_path: Path) -> None:
+    """``status`` says a problem once, in the usual form, and ``-v`` adds the debug lines."""
+    import os
+
+    from tests.writer import ask, header, user
+
+    (tmp_path / "--p--").mkdir()
+    (tmp_path / "--p--" / "a.jsonl").write_bytes(header() + user() + ask("c1"))
+    os.mkfifo(tmp_path / "--p--" / "fifo.jsonl")
+    quiet = cli("status", "--liveness", "off", "--sessions-dir", str(tmp_path))
+    assert quiet.returncode == 0 and "1 pending question" in quiet.stdout
+    said = [line for line in quiet.stderr.splitlines() if "fifo.jsonl" in line]
+    assert len(said) == 1 and said[0].startswith("pi-notifier: ") and "a FIFO" in said[0], quiet.stderr
+    assert "scanned" not in quiet.stderr  # (a debug line)
+    verbose = cli("status", "-v", "--liveness", "off", "--sessions-dir", str(tmp_path))
+    assert "pi-notifier: scanned 1 session files" in verbose.stderr, verbose.stderr
+
+
+@pytest.mark.parametrize("json_out", [True, False])
+def test_a_reader_that_stops_reading_gets_no_traceback(tmp_path: Path, json_out: bool) -> None:
+    """`status --json | head -c 10`: the rest of the output has nowhere to go; that is no error
+    to show (nothing on stderr; exit code 1 where Python noticed, as it does for --json)."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.writer import ask, header, user
+
+    from ..conftest import ROOT
+
+    sessions = tmp_path / "s"
+    for i in range(1500):  # (far more output than a pipe holds: the write meets the closed pipe)
+        folder = sessions / f"--p{i}--"
+        folder.mkdir(parents=True)
+        (folder / "a.jsonl").write_bytes(header(f"/p/{i}") + user() + ask(f"q{i}", "Which one? " * 6))
+    args = ["status", "--all", "--liveness", "off", "--sessions-dir", str(sessions)] + (["--json"] if json_out else [])
+    env = dict(os.environ, XDG_STATE_HOME=str(tmp_path / "state"))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "notifier", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=ROOT
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    assert proc.stdout.read(10)
+    proc.stdout.close()
+    err = proc.stderr.read()
+    assert proc.wait(timeout=60) in (0, 1)
+    assert err == b""
+
+
+@pytest.mark.parametrize("where", ["stderr closed", "a full disk", "stdout closed"])
+def test_status_where_its_output_cannot_go(tmp_path: Path, where: str) -> None:
+    """No traceback whatever the output is: a closed stderr changes nothing, an output that
+    cannot be written is one line and exit code 1."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.writer import ask, header, user
+
+    from ..conftest import ROOT
+
+    sessions = tmp_path / "s" / "--p--"
+    sessions.mkdir(parents=True)
+    (sessions / "a.jsonl").write_bytes(header("/p") + user() + ask("q1", "Which?"))
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    env["XDG_STATE_HOME"] = str(tmp_path / "state")
+    args = [sys.executable, "-m", "notifier", "status", "--json", "--liveness", "off", "--sessions-dir", str(tmp_path / "s")]
+    out = tmp_path / "out.json"
+    with open("/dev/full" if where == "a full disk" else out, "wb") as target:
+        closed = {"stderr closed": 2, "stdout closed": 1}.get(where)
+        r = subprocess.run(
+            args,
+            stdout=target,
+            stderr=subprocess.PIPE,
+            env=env,
+            cwd=ROOT,
+            timeout=60,
+            preexec_fn=(lambda: os.close(closed)) if closed is not None else None,  # noqa: PLW1509
+        )
+    if where == "stderr closed":
+        assert r.returncode == 0 and json.loads(out.read_text())["pending"] == 1
+    else:
+        assert r.returncode == 1
+        assert r.stderr.decode().splitlines() == [
+            "pi-notifier: cannot write the output ("
+            + ("No space left on device" if where == "a full disk" else "there is no standard output")
+            + ")"
+        ]
+
+
+A_ID = "01a232c1-5e1b-7a4d-9c2e-6f0b1d2e3a4b"
+B_ID = "01a232c1-9d70-7f21-8b3c-0a1b2c3d4e5f"  # started a minute after A: the same first 8 digits
+
+
+def _two_blogs(tmp_path: Path) -> Path:
+    from tests.writer import ask, header, user
+
+    sessions = tmp_path / "s" / "--blog--"
+    sessions.mkdir(parents=True)
+    (sessions / "a.jsonl").write_bytes(header("/home/u/blog", A_ID) + user() + ask("c1", "Which?"))
+    (sessions / "b.jsonl").write_bytes(header("/home/u/blog", B_ID) + user() + ask("c2", "Which?"))
+    return tmp_path / "s"
+
+
+def test_status_shows_short_ids_that_tell_sessions_apart(tmp_path: Path) -> None:
+    r = cli("status", "--liveness", "off", "--sessions-dir", str(_two_blogs(tmp_path)))
+    assert r.returncode == 0
+    assert r.stdout.splitlines()[0].split() == ["STATE", "PROJECT", "ID", "WAITING", "QUESTION"]
+    assert "1d2e3a4b" in r.stdout and "2c3d4e5f" in r.stdout
+
+
+@pytest.mark.parametrize("command", [["answer", "blog", "2"], ["goto", "blog"], ["answer", "01a232c1", "2"]])
+def test_an_ambiguous_session_is_one_line_naming_the_candidates(tmp_path: Path, command: list[str]) -> None:
+    r = cli(*command, "--liveness", "off", "--sessions-dir", str(_two_blogs(tmp_path)))
+    assert r.returncode == 2, r
+    assert r.stderr.count("\n") == 1 and "matches 2 sessions" in r.stderr
+    assert "blog 1d2e3a4b" in r.stderr and "blog 2c3d4e5f" in r.stderr and "--text" not in r.stderr
+
+
+def test_a_project_name_picks_its_session(tmp_path: Path) -> None:
+    """`answer blog 2` takes 'blog' as the session (it said "no option is called 'blog'"); the
+    session has no live pi, so the answer is refused with what to do instead."""
+    from tests.writer import ask, header, user
+
+    folder = tmp_path / "s" / "--blog--"
+    folder.mkdir(parents=True)
+    (folder / "a.jsonl").write_bytes(header("/home/u/blog", A_ID) + user() + ask("c1", "Which?"))
+    r = cli("answer", "blog", "2", "--liveness", "off", "--sessions-dir", str(tmp_path / "s"))
+    assert "no option is called" not in r.stderr and r.returncode == 1, r
+
+
+def test_goto_a_session_file_outside_the_watched_folders(tmp_path: Path) -> None:
+    from tests.writer import ask, header, user
+
+    elsewhere = tmp_path / "copied" / "x.jsonl"
+    elsewhere.parent.mkdir()
+    elsewhere.write_bytes(header("/home/u/blog", A_ID) + user() + ask("c1", "Which?"))
+    (tmp_path / "watched").mkdir()
+    r = cli("goto", str(elsewhere), "--sessions-dir", str(tmp_path / "watched"))
+    assert r.returncode == 1 and r.stderr.count("\n") == 1, r
+    assert "no running pi has this session; resume it with: cd /home/u/blog && pi --session " in r.stderr
+    assert str(elsewhere) in r.stderr
+
+
+def test_snooze_mute_without_the_app_are_saved_and_status_says_them(tmp_path: Path) -> None:
+    sessions = _two_blogs(tmp_path)
+    args = ("--liveness", "off", "--sessions-dir", str(sessions))
+    s = cli("snooze", "1d2e3a4b", "2h", *args)
+    assert s.returncode == 0 and s.stdout.startswith("snoozed session blog 1d2e3a4b for 2 h 00 min"), s
+    assert cli("mute", "blog", *args).stdout.startswith("muted project blog")
+    text = cli("status", *args).stdout.splitlines()[-1]
+    assert text.startswith("snoozed: session blog 1d2e3a4b for 1 h 59 min") or "for 2 h 00 min" in text
+    assert text.endswith("; muted: blog")
+    bad = cli("snooze", "blog", "1h", "extra", *args)
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1
+    for too_long in ("8d", "200h"):  # a duration, but longer than a snooze lasts: said so, not "no such project"
+        long = cli("snooze", "blog", too_long, *args)
+        assert long.returncode == 2 and "a snooze lasts at most 7 d" in long.stderr and long.stderr.count("\n") == 1
+    unknown = cli("mute", "nothing-like-it", *args)
+    assert unknown.returncode == 2 and "no project or session is called 'nothing-like-it'" in unknown.stderr
+    assert cli("unmute", "blog", *args).stdout.startswith("unmuted project blog")
+    assert cli("snooze", "1d2e3a4b", "off", *args).returncode == 0
+    assert json.loads(cli("status", "--json", *args).stdout)["snoozed"]["sessions"] == {}
+
+
+def test_quiet_hour_typo_says_did_you_mean(tmp_path: Path) -> None:
+    cfg = tmp_path / "c.toml"
+    cfg.write_text("quiet_hour = '22:00-07:00'\n")
+    r = cli("status", "--config", str(cfg), "--sessions-dir", str(tmp_path))
+    assert r.returncode == 2 and "unknown key 'quiet_hour' (did you mean 'quiet_hours'?)" in r.stderr
+
+
+def test_history_since_0_does_not_say_nothing_was_recorded(private_dirs: Path) -> None:
+    import os
+    import time
+
+    from notifier.app.choices import open_store
+    from notifier.core.model import Question, QuestionItem, SessionRef, Transition
+
+    store = open_store(os.path.join(os.environ["XDG_STATE_HOME"], "pi-notifier"))
+    ref = SessionRef("/s/a.jsonl", A_ID, "/home/u/blog", None)
+    asked = time.time() - 3 * 86400
+    store.record([Transition("needs_input", ref, Question(f"c{i}", "question", (QuestionItem("Which?"),), asked + i), asked + i) for i in range(8)])
+    store.close()
+    since0 = cli("history", "--since", "0")
+    assert since0.returncode == 0 and "No questions recorded yet" not in since0.stdout
+    assert "No questions in the last 0 days (8 recorded in all" in since0.stdout
+    assert "8 questions" in cli("history").stdout
+
+
+def test_doctor_with_no_bus_and_no_display_does_not_promise_a_tray_icon(tmp_path: Path) -> None:
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "DBUS_SESSION_BUS_ADDRESS")}
+    r = cli("doctor", "--sessions-dir", str(tmp_path), env=env)
+    lines = {line.split(":")[0]: line for line in r.stdout.splitlines()}
+    assert "tray: none" in lines["[note] tray"]
+    said = lines["[FAIL] notifications"]
+    assert "tray icon alone" not in said and "with no tray icon either, pi-notifier status, run --json and a status bar" in said
+
+
+def test_status_looks_at_processes_only_with_liveness(tmp_path: Path) -> None:
+    """A real process named pi runs in the session's folder: with liveness auto ``status --json``
+    finds it (alive, its location); with ``--liveness off`` no process is looked at: alive and
+    location stay null (tests, files copied from elsewhere). The text says the same question."""
+    import os
+    import shutil
+    import subprocess
+
+    from tests.writer import append, ask, header, user
+
+    from ..conftest import wait_for
+
+    if not os.path.isdir("/proc/self"):
+        pytest.skip("no /proc")
+    project, sessions = tmp_path / "project", tmp_path / "sessions"
+    project.mkdir()
+    pi = tmp_path / "bin" / "pi"
+    pi.parent.mkdir()
+    shutil.copy(shutil.which("sleep") or "/bin/sleep", pi)
+    proc = subprocess.Popen([str(pi), "60"], cwd=project)
+    try:
+        wait_for(lambda: Path(f"/proc/{proc.pid}/cmdline").read_bytes().startswith(str(pi).encode()), 10, "pi started")
+        append(sessions / "s.jsonl", header(str(project)), user(), ask("q1", "Which one?"))
+        env = {**os.environ, "XDG_STATE_HOME": str(tmp_path / "state"), "XDG_CONFIG_HOME": str(tmp_path / "cfg")}
+        args = ("--sessions-dir", str(sessions))
+        auto = json.loads(cli("status", "--json", "--liveness", "auto", *args, env=env).stdout)
+        (s,) = auto["sessions"]
+        assert s["alive"] is True and s["location"] is not None and s["location"]["pid"] == proc.pid
+        off = json.loads(cli("status", "--json", "--liveness", "off", *args, env=env).stdout)
+        (s,) = off["sessions"]
+        assert (s["alive"], s["location"]) == (None, None)
+        assert [q["text"] for q in s["pending"]] == ["Which one?"] and off["pending"] == 1
+        text = cli("status", "--liveness", "off", *args, env=env).stdout
+        assert "Which one?" in text and text.splitlines()[-1] == "1 session, 1 pending question"
+    finally:
+        proc.kill()
+        proc.wait()
+
+

@@ -1,0 +1,151 @@
+"""What changes the board from outside the engine's own reading (the companion extension's
+dialogs, a remote's batch, the tray's dismissals) runs on the engine thread as one call, and its
+transitions reach every output once, with one new snapshot (the real engine, its real thread)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Sequence
+from functools import partial
+from pathlib import Path
+
+from notifier.app.dialog_feed import DialogFeed
+from notifier.app.remotes import Hub
+from notifier.companion.protocol import dialog_from
+from notifier.config.load import Config
+from notifier.core.model import (
+    Question,
+    QuestionItem,
+    SessionRef,
+    Snapshot,
+    Transition,
+    TurnChange,
+    remote_key,
+)
+from notifier.engine.sinks import ReadyInfo
+from notifier.remote.inbox import Inbox
+from notifier.remote.stream import RemoteAsked
+
+from ..conftest import wait_for
+from ..harness import Harness
+from ..writer import answer, append, ask, header, line, ts, user
+
+
+class Counting:
+    """An output that counts what it is handed after ``ready``."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[list[Transition], Snapshot]] = []
+        self.lock = threading.Lock()
+
+    def ready(self, info: ReadyInfo, snapshot: Snapshot) -> None:
+        pass
+
+    def transitions(self, items: Sequence[Transition], snapshot: Snapshot) -> None:
+        with self.lock:
+            self.calls.append((list(items), snapshot))
+
+    def turns(self, items: Sequence[TurnChange]) -> None:
+        pass
+
+    def count(self) -> int:
+        with self.lock:
+            return len(self.calls)
+
+
+def _calls_when_done(h: Harness, sinks: Sequence[Counting]) -> list[int]:
+    """How many calls each output had once everything queued before was handled: a call behind
+    them (on the engine thread, after their batch's snapshot went out) counts them (and then
+    brings a snapshot of its own)."""
+    seen: list[list[int]] = []
+
+    def count() -> list[Transition]:
+        seen.append([s.count() for s in sinks])
+        return []
+
+    h.engine.call(count)
+    wait_for(lambda: seen, 10, "the engine to reach the counting call")
+    return seen[0]
+
+
+def test_one_dialog_opened_reaches_each_output_once(tmp_path: Path) -> None:
+    sessions = tmp_path / "sessions"
+    sessions.mkdir()
+    first, second = Counting(), Counting()
+    with Harness([sessions], sinks=[first, second]) as h:
+        feed = DialogFeed(h.engine, str(tmp_path / "sockets"))  # (its watcher not started: fed by hand)
+        gate = dialog_from({
+            "id": "d1", "kind": "confirm", "title": "Allow rm -rf build?", "tool": "bash",
+            "tool_call_id": "call_b1", "session_file": str(sessions / "a.jsonl"), "cwd": "/p", "at": time.time() * 1000,
+        })  # fmt: skip
+        feed._event("/run/x.sock", gate)  # (what the watcher's thread does with an announced dialog)
+        wait_for(lambda: first.count() and second.count(), 10, "the dialog at the outputs")
+        assert _calls_when_done(h, [first, second]) == [1, 1]
+        for sink in (first, second):
+            items, snapshot = sink.calls[0]
+            assert [(t.kind, t.question.kind, t.question.tool_call_id) for t in items] == [
+                ("needs_input", "dialog", "call_b1")
+            ]
+            assert [q.tool_call_id for _, q in snapshot.pending] == ["call_b1"]
+        assert h.sink.of("needs_input") == items  # (the harness's own output too)
+
+
+def test_one_remote_batch_reaches_each_output_once(tmp_path: Path) -> None:
+    sessions = tmp_path / "sessions"
+    sessions.mkdir()
+    config = Config()
+    config.values["remotes"] = [{"name": "devbox", "ssh": "me@devbox"}]
+    out = Counting()
+    with Harness([sessions], sinks=[out]) as h:
+        hub = Hub(config)
+        hub.engine, hub.boxes = h.engine, {"devbox": Inbox()}  # (what start() does, its links not started)
+        ref = SessionRef(remote_key("devbox", "/r/a.jsonl"), "sid", "/r", None, "devbox")
+        asked = [Question(f"c{n}", "question", (QuestionItem(f"Q{n}?"),), time.time()) for n in range(3)]
+        # what the link's thread does for each event, all three in before the engine takes any
+        # (one call is asked for; the rest wait for it): one batch
+        said = [hub.boxes["devbox"].put(RemoteAsked(ref, q, False, time.time())) for q in asked]
+        assert said == [True, False, False]
+        h.engine.call(partial(hub._take, "devbox"))
+        wait_for(lambda: len(h.sink.of("needs_input")) == 3, 10, "the remote's questions")
+        assert _calls_when_done(h, [out]) == [1]
+        items, snapshot = out.calls[0]
+        assert [t.question.tool_call_id for t in items] == ["c0", "c1", "c2"]
+        assert snapshot.pending_count == 3
+
+
+def test_a_call_that_changes_the_board_without_a_transition_still_brings_a_snapshot(tmp_path: Path) -> None:
+    """A dismissal (clear an abandoned question) makes no transition; the window and tray
+    must still get the snapshot that no longer lists it: one."""
+    out = Counting()
+    with Harness([tmp_path], sinks=[out]) as h:
+        h.engine.call(lambda: [])
+        wait_for(lambda: out.count(), 10, "a snapshot after the call")
+        assert _calls_when_done(h, [out]) == [1] and out.calls[0][0] == []
+
+
+class Turns(Counting):
+    def __init__(self) -> None:
+        super().__init__()
+        self.turned: list[TurnChange] = []
+
+    def turns(self, items: Sequence[TurnChange]) -> None:
+        with self.lock:
+            self.turned.extend(items)
+
+
+def test_a_finished_turn_goes_to_every_output_through_the_protocol(tmp_path: Path) -> None:
+    """``turns`` is part of every output's protocol: each gets it (no output is asked whether it
+    has the method)."""
+    first, second = Turns(), Turns()
+    f = tmp_path / "a.jsonl"
+    with Harness([tmp_path], sinks=[first, second]) as h:
+        append(f, header("/p"), user(), ask("q1"))
+        h.wait("needs_input")  # (the session is read and live: its turn is not over)
+        done = {"role": "assistant", "stopReason": "stop", "content": [{"type": "text", "text": "Done."}]}
+        append(f, answer("q1"), line({"type": "message", "id": "e1", "parentId": None, "timestamp": ts(), "message": done}))
+        wait_for(lambda: first.turned and second.turned, 10, "the finished turn at both outputs")
+        assert [(t.state, t.session.key) for t in first.turned] == [("idle", str(f))] == [
+            (t.state, t.session.key) for t in second.turned
+        ]
+        assert h.engine.health.report() == {}  # (no output failed on it)

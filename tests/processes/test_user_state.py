@@ -1,0 +1,59 @@
+"""The guard that fails a test run which touched the invoking user's own pi-notifier files: the
+places it watches are the app's own folders, and a pytest run that writes there fails."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from ..conftest import ROOT
+from ..user_state import places
+
+
+def _user(tmp_path: Path) -> dict[str, str]:
+    home = tmp_path / "user"
+    runtime = home / "run"
+    runtime.mkdir(parents=True, mode=0o700)
+    return {"HOME": str(home), "XDG_RUNTIME_DIR": str(runtime), "PATH": os.environ["PATH"]}
+
+
+def test_places_hold_the_apps_own_folders(tmp_path: Path) -> None:
+    env = _user(tmp_path)
+    code = "from notifier.system import paths; print(paths.config_dir()); print(paths.state_dir()); print(paths.runtime_dir())"
+    out = subprocess.run([sys.executable, "-c", code], env=env, cwd=ROOT, capture_output=True, text=True, check=True)
+    roots = places(env)
+    for folder in out.stdout.split():
+        assert any(Path(folder) == r or r in Path(folder).parents for r in roots), folder
+
+
+def test_a_run_that_writes_into_the_users_state_fails(tmp_path: Path) -> None:
+    """A whole pytest run with this suite's conftest, as the user of ``env``: a test writing into
+    that user's state folder (as a copy of os.environ taken too early would) fails the run, and a
+    test that writes into its own HOME does not."""
+    env = _user(tmp_path)
+    state = Path(env["HOME"]) / ".local" / "state" / "pi-notifier"
+    (tmp_path / "test_leaky.py").write_text(
+        textwrap.dedent(
+            f"""
+            import os, pathlib
+            def test_own_home():
+                folder = pathlib.Path(os.environ["XDG_STATE_HOME"]) / "pi-notifier"
+                folder.mkdir(parents=True)
+                (folder / "history.sqlite3").write_text("mine")
+            def test_leaks():
+                if os.environ.get("LEAK"):
+                    pathlib.Path({str(state)!r}).mkdir(parents=True)
+            """
+        )
+    )
+    run = [sys.executable, "-m", "pytest", "-q", "-p", "tests.conftest", "--rootdir", str(tmp_path), "-c", "/dev/null"]
+    clean = subprocess.run([*run, str(tmp_path / "test_leaky.py")], env=env, cwd=ROOT, capture_output=True, text=True)
+    assert clean.returncode == 0, clean.stdout + clean.stderr
+    assert not state.exists()
+    leak = dict(env, LEAK="1", PYTHONPATH=str(ROOT))
+    dirty = subprocess.run([*run, str(tmp_path / "test_leaky.py")], env=leak, cwd=ROOT, capture_output=True, text=True)
+    assert dirty.returncode == 1, dirty.stdout + dirty.stderr
+    assert f"created: {state}" in dirty.stdout and "2 passed" in dirty.stdout

@@ -1,0 +1,124 @@
+"""A question's plain object carries every field: what the scan cache keeps of a pending question
+comes back equal, whatever its fields hold; anything the object never holds is refused."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import fields
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from notifier.core import formats, jsonbound
+from notifier.core.model import Option, Question, QuestionItem
+from notifier.core.question_obj import from_obj, to_obj
+from notifier.core.reducer import SessionReducer, restore, summarize
+
+from ..strategies import questions
+
+_encode = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode  # (as the scan cache writes)
+
+
+@given(questions)
+def test_a_question_comes_back_equal(q: Question) -> None:
+    assert from_obj(to_obj(q)) == q
+
+
+@given(questions)
+def test_a_question_comes_back_equal_through_json_and_the_bounded_parse(q: Question) -> None:
+    assert from_obj(jsonbound.loads(_encode(to_obj(q)).encode("ascii"))) == q
+
+
+@given(st.lists(questions, max_size=3, unique_by=lambda q: q.tool_call_id))
+def test_a_summary_of_pending_questions_restores_them_equal(pending: list[Question]) -> None:
+    r = SessionReducer("s", "/p", "name", base="working", pending={q.tool_call_id: q for q in pending})
+    again = restore(jsonbound.loads(_encode(summarize(r))))
+    assert again == r and list(again.pending.values()) == pending
+
+
+def test_every_field_of_a_question_is_in_its_object() -> None:
+    """A field added to the model and not to the object fails here (and the round trip above)."""
+    q = Question(
+        "c1",
+        "questionnaire",
+        (
+            QuestionItem(
+                "Q?", options=(Option("A", value="a"),), key="k", required=False, show_when=("p", "v"), other=False
+            ),
+        ),
+        1.5,
+        "T",
+        kind="dialog",
+        dialog="select",
+    )
+    obj = to_obj(q)
+    assert {f.name for f in fields(Question)} - {"asked_at"} <= obj.keys()
+    assert {f.name for f in fields(QuestionItem)} == obj["items"][0].keys()
+    assert {f.name for f in fields(Option)} == obj["items"][0]["options"][0].keys()
+    assert obj["items"][0] == {
+        "text": "Q?", "header": None, "detail": None, "multi": False,
+        "options": [{"label": "A", "description": None, "recommended": False, "value": "a"}],
+        "key": "k", "required": False, "show_when": ["p", "v"], "other": False,
+    }  # fmt: skip
+    assert formats.items_obj(q) == obj["items"]  # (the window gets every field of every item)
+
+
+def _paths(obj: Any, at: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Where every value inside ``obj`` is (dict keys and list indexes)."""
+    inner = obj.items() if isinstance(obj, dict) else enumerate(obj) if isinstance(obj, list) else ()
+    return [p for k, v in inner for p in [(*at, k), *_paths(v, (*at, k))]]
+
+
+def _wrong(value: Any) -> Any:
+    """A JSON value of a type :func:`to_obj` never writes where ``value`` is."""
+    if isinstance(value, list):
+        return {}
+    if isinstance(value, dict):
+        return []
+    return "x" if isinstance(value, (bool, int, float)) else 7  # (7 for a string or a null)
+
+
+@given(questions, st.data())
+def test_anything_but_what_to_obj_writes_is_refused_with_a_value_error(q: Question, data: st.DataObject) -> None:
+    """A field dropped, a field added, a value of another type: a ValueError (a damaged scan
+    cache is rebuilt on it), never another exception."""
+    obj = json.loads(json.dumps(to_obj(q)))
+    path = data.draw(st.sampled_from(_paths(obj)))
+    parent: Any = obj
+    for k in path[:-1]:
+        parent = parent[k]
+    change = data.draw(st.sampled_from(["drop", "add", "wrong type"] if isinstance(parent, dict) else ["wrong type"]))
+    if change == "drop":
+        del parent[path[-1]]
+    elif change == "add":
+        parent["extra"] = None
+    else:
+        parent[path[-1]] = _wrong(parent[path[-1]])
+    with pytest.raises(ValueError):
+        from_obj(obj)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [{"kind": "form"}, {"dialog": "popup"}, {"asked_at": float("nan")}, {"asked_at": float("inf")}, {"items": None}],
+)
+def test_unknown_kinds_and_times_that_are_not_finite_are_refused(change: dict[str, Any]) -> None:
+    with pytest.raises(ValueError):
+        from_obj({**to_obj(Question("c1", "question", (QuestionItem("Q?"),), 1.0)), **change})
+
+
+@pytest.mark.parametrize("obj", [None, [], "question", 7, {"items": []}])
+def test_what_is_not_a_question_object_is_refused(obj: Any) -> None:
+    with pytest.raises(ValueError):
+        from_obj(obj)
+
+
+def test_strings_and_lists_past_the_limits_are_refused() -> None:
+    q = Question("c1", "question", (QuestionItem("x" * 10, options=(Option("A"), Option("B"))),), 1.0)
+    assert from_obj(to_obj(q), max_text=10, max_list=2) == q
+    with pytest.raises(ValueError):
+        from_obj(to_obj(q), max_text=9)
+    with pytest.raises(ValueError):
+        from_obj(to_obj(q), max_list=1)
