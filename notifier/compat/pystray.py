@@ -15,6 +15,15 @@ version it does nothing (said once, at debug level) and pystray behaves as upstr
   sees its window destroyed (about 1 run in 3 here with no tray host), so the app hung on SIGTERM
   until killed. Destroying the window over a connection of our own ends the loop. Not reported
   upstream that we know of; close to https://github.com/moses-palmer/pystray/issues/94.
+- :func:`calls_over_own_connection`: the xorg backend carries a change made from another thread
+  (``icon.icon = …``, ``title``, ``visible``, ``stop()``) to its loop by a ClientMessage sent and
+  flushed on the *loop's* X connection. python-xlib 0.33 (``Xlib.protocol.display.send_and_recv``)
+  lets such a flushing thread return without waking a thread that waits for a reply: when the
+  flush coincides with the loop's own round trip (``get_geometry`` as it redraws on the Expose of
+  a new tray), the loop waits on that lock for ever, so the icon is never drawn (about 1 start
+  in 8 here: "tray host appeared", the window embedded and mapped, never painted). So another
+  thread's message goes over a connection of our own and its flush of the loop's connection is
+  dropped: only the loop thread uses its connection.
 - :func:`quiet_dock_failures`: the xorg backend logs "Failed to dock icon" with a traceback at every
   change while no tray host runs (https://github.com/moses-palmer/pystray/issues/186); the app
   follows the tray host itself and says once when it comes or goes, so these records are dropped.
@@ -24,6 +33,7 @@ from __future__ import annotations
 
 import logging
 import signal
+import threading
 from importlib import metadata
 from typing import Any
 
@@ -84,7 +94,7 @@ def _xorg_window(icon: Any) -> Any:
 
 
 def accept_clicks(icon: Any) -> None:
-    """Call in the icon's setup (its loop runs)."""
+    """Call before ``run()`` (the loop thread is then the only user of the connection)."""
     window = _xorg_window(icon)
     if window is None:
         return _skip("accept_clicks")
@@ -105,6 +115,49 @@ def dock_once(icon: Any) -> None:
             dock()
 
     icon._dock_window = dock_unless_docked  # noqa: SLF001
+
+
+_own: list[Any] = []  # the connection other threads' messages go over (opened once, kept)
+_own_lock = threading.Lock()
+
+
+def calls_over_own_connection(icon: Any) -> None:
+    """Call before ``run()``, after anything else done on the icon's connection before it."""
+    window = _xorg_window(icon)
+    send = getattr(icon, "_send_message", None)
+    disp = getattr(icon, "_display", None)
+    if window is None or send is None or disp is None:
+        return _skip("calls_over_own_connection")
+    from Xlib import X, display
+    from Xlib.protocol import event
+
+    flush = disp.flush
+
+    def on_loop() -> bool:
+        return getattr(icon, "_thread", None) is threading.current_thread()
+
+    def send_message(win: Any, client_type: int, l0: int = 0, l1: int = 0, l2: int = 0, l3: int = 0) -> None:
+        if on_loop():
+            return send(win, client_type, l0, l1, l2, l3)  # type: ignore[no-any-return]
+        with _own_lock:  # (python-xlib is thread-safe on one connection only with Xlib.threaded)
+            if not _own:
+                _own.append(display.Display())
+            own = _own[0]
+            own.create_resource_object("window", win.id).send_event(
+                event.ClientMessage(
+                    window=win.id, client_type=client_type, data=(32, (X.CurrentTime, l0, l1, l2, l3))
+                ),
+                event_mask=X.NoEventMask,  # (to the window's creator: the loop's connection)
+            )
+            own.flush()
+        return None
+
+    def flush_on_loop_only() -> None:
+        if on_loop():
+            flush()
+
+    icon._send_message = send_message  # noqa: SLF001
+    disp.flush = flush_on_loop_only
 
 
 def window_id(icon: Any) -> int | None:

@@ -138,6 +138,8 @@ class Tray:
         )
         if self.backend == "xorg":
             compat.dock_once(icon)
+            compat.accept_clicks(icon)  # (before the loop runs: only its thread uses its connection)
+            compat.calls_over_own_connection(icon)
         return icon
 
     # ---- menu ----
@@ -208,8 +210,6 @@ class Tray:
 
         def setup(icon: Any) -> None:
             icon.visible = True
-            if self.backend == "xorg":
-                compat.accept_clicks(icon)
             running.set()
             on_ready()
 
@@ -247,7 +247,6 @@ class Tray:
 
         def setup(icon: Any) -> None:
             icon.visible = True
-            compat.accept_clicks(icon)
             with self._lock:
                 self._live = True
             running.set()
