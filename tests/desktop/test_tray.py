@@ -797,3 +797,54 @@ def test_ages_in_the_menu_grow_while_the_question_waits(tmp_path: Path, dunst: D
             assert f.stat().st_size == size and app.proc.poll() is None
     finally:
         stop(host)
+
+
+def test_xorg_icon_changes_from_other_threads_leave_the_loop_connection_alone(desktop: dict[str, str]) -> None:
+    """pystray's xorg icon carries a change from another thread over the loop's own connection;
+    python-xlib 0.33 can then leave the loop waiting for a reply for ever (the icon never drawn
+    in a new tray, ~1 start in 8). With compat.calls_over_own_connection that thread never uses
+    the loop's connection, and the change still reaches the loop."""
+    import threading
+
+    os.environ["PYSTRAY_BACKEND"] = "xorg"
+    import pystray
+    from Xlib import display
+
+    from notifier.compat import pystray as compat
+
+    if not compat.checked():
+        pytest.skip(f"pystray {compat.version()}: the workaround is not applied")
+    icon = pystray.Icon("pi-notifier-t", icon=Image.new("RGB", (16, 16), "red"), title="first")
+    used_by: set[str] = set()
+    conn = icon._display  # noqa: SLF001
+    for name in ("send_event", "flush"):
+        real = getattr(conn, name)
+
+        def record(*args: Any, _real: Any = real, **kwargs: Any) -> Any:
+            used_by.add(threading.current_thread().name)
+            return _real(*args, **kwargs)
+
+        setattr(conn, name, record)
+    compat.calls_over_own_connection(icon)
+    compat.quiet_dock_failures()  # (no tray host here: showing it only fails to dock)
+
+    def setup(icon: Any) -> None:
+        icon.visible = True  # (from pystray's setup thread: already not the loop's)
+
+    loop = threading.Thread(target=icon.run, kwargs={"setup": setup}, name="loop", daemon=True)
+    loop.start()
+    wait_for(lambda: icon.visible, 10, "the icon shown")
+    other = threading.Thread(target=lambda: setattr(icon, "title", "second"), name="other", daemon=True)
+    other.start()
+    other.join(10)
+    assert not other.is_alive(), "the change never reached the loop"
+    watcher = display.Display()
+    try:
+        window = watcher.create_resource_object("window", compat.window_id(icon))
+        wait_for(lambda: window.get_wm_name() == "second", 10, "the new title on the window")
+    finally:
+        watcher.close()
+    assert used_by <= {"loop"}, used_by  # (not "other", nor pystray's setup thread)
+    icon.stop()
+    loop.join(10)
+    assert not loop.is_alive()
