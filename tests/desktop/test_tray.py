@@ -806,15 +806,16 @@ def test_xorg_icon_changes_from_other_threads_leave_the_loop_connection_alone(de
     the loop's connection, and the change still reaches the loop."""
     import threading
 
-    os.environ["PYSTRAY_BACKEND"] = "xorg"
-    import pystray
+    # the xorg backend itself: pystray may already have chosen another one in this process (gtk,
+    # appindicator where PyGObject is installed), and PYSTRAY_BACKEND is read at its first import
+    import pystray._xorg as xorg  # noqa: SLF001
     from Xlib import display
 
     from notifier.compat import pystray as compat
 
     if not compat.checked():
         pytest.skip(f"pystray {compat.version()}: the workaround is not applied")
-    icon = pystray.Icon("pi-notifier-t", icon=Image.new("RGB", (16, 16), "red"), title="first")
+    icon = xorg.Icon("pi-notifier-t", icon=Image.new("RGB", (16, 16), "red"), title="first")
     used_by: set[str] = set()
     conn = icon._display  # noqa: SLF001
     for name in ("send_event", "flush"):
