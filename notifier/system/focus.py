@@ -8,8 +8,10 @@ local pi runs in a folder of the same path).
 The check runs before every notification, so what is focused is not asked for then: a
 :class:`FocusWatcher` keeps it current from the compositor's focus events (sway: a ``window`` /
 ``workspace`` subscription; X11: ``PropertyNotify`` of ``_NET_ACTIVE_WINDOW``), read in
-microseconds (Hyprland and KWin are asked at each check instead). Only when the focused window's processes include a tmux client or a pi in the
-folder of the session asking is the session located (process list, tmux) and compared."""
+microseconds (Hyprland and KWin are asked at each check instead). Only when the focused
+window's processes include a tmux client or a pi in the folder of the session asking is the
+focus method asked afresh (a notification is skipped only on what is true now, not on an event
+still on its way) and the session located (process list, tmux) and compared."""
 
 from __future__ import annotations
 
@@ -103,6 +105,9 @@ def items_focused(items: Sequence[Any]) -> bool:
             folders = {(i.ref.cwd or "").rstrip("/") or "/" for i in items if i.ref.cwd}
             if not may_show(front[1], folders):
                 return False  # the focused window runs neither tmux nor a pi of these folders
+            # It may be one of them. Skipping loses a notification, so the watcher's word is not
+            # enough: its event for a focus change made a moment ago may still be on its way.
+            front = UNKNOWN
         wanted = [Wanted(i.ref.key, i.ref.cwd, i.question.asked_at, True, i.question.text) for i in items]
         found = locate_sessions(wanted)
         return all(is_focused(found.get(i.ref.key), front) for i in items)

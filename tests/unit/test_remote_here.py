@@ -35,3 +35,31 @@ def test_a_remote_question_is_never_focused_here(monkeypatch: pytest.MonkeyPatch
     assert not focus.items_focused([remote])
     assert not focus.items_focused([local, remote])
     assert asked == [[LOCAL.key]]  # a remote session is not even looked for here
+
+
+def test_a_skip_is_decided_on_what_is_focused_now(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The focus watcher last heard that the pi's terminal (window 7) is in front; the user has
+    just moved to window 8 and that event is still on its way: the notification is not skipped.
+    (The CI race of tests/desktop/test_desktops_focus.py, made certain.)"""
+    now = [(8, 2)]
+
+    class Method:  # the focus method, asked afresh
+        name = "stand-in"
+
+        def focused(self) -> tuple[int, int]:
+            return now[0]
+
+        def windows(self) -> dict[int, int]:
+            return {1: 7, 2: 8}  # pid → window
+
+    monkeypatch.setattr(focus, "current_front", lambda: (7, 1))  # what the watcher last heard
+    monkeypatch.setattr(focus, "may_show", lambda pid, folders: True)
+    monkeypatch.setattr(focus, "focus_method", Method)
+    monkeypatch.setattr(focus, "window_for", lambda pids, windows: windows.get(pids[0]))
+    monkeypatch.setattr(
+        focus, "locate_sessions", lambda wanted: {w.key: Location(pid=1, tty=None, window_id=7) for w in wanted}
+    )
+    local = Item((LOCAL.key, "c1"), LOCAL, Q)
+    assert not focus.items_focused([local])
+    now[0] = (7, 1)  # the pi's terminal really is in front: skipped
+    assert focus.items_focused([local])
