@@ -1,7 +1,7 @@
 """`pi-notifier pi-extension install | remove | status`: the optional companion pi extension.
 
-install copies the shipped extension, a folder (``index.ts``, pi's entry point, and the
-``protocol.ts`` it imports), into pi's extensions folder (``$PI_CODING_AGENT_DIR/extensions``,
+install copies the shipped extension, a folder (``index.ts``, pi's entry point, and the modules
+it imports beside it), into pi's extensions folder (``$PI_CODING_AGENT_DIR/extensions``,
 default ``~/.pi/agent/extensions``) as ``pi-notifier/``, where every pi started afterwards loads it
 (a running pi: ``/reload``); a single-file ``pi-notifier.ts`` of an earlier version is removed, or
 pi would load both. status says whether it is installed, whether the installed copy is this
@@ -26,8 +26,8 @@ from notifier.system import paths
 DIR_NAME = "pi-notifier"
 LEGACY_FILE = "pi-notifier.ts"  # (versions before the extension was a folder)
 RESOURCE = "pi-extension/pi-notifier"
-# protocol.ts first: a pi starting while install writes never finds an index.ts newer than it
-FILES = ("protocol.ts", "index.ts")
+# index.ts last: a pi starting while install writes never finds an index.ts newer than a module it imports
+FILES = ("protocol.ts", "components.ts", "places.ts", "dialogs.ts", "server.ts", "wrap.ts", "index.ts")
 ENTRY = "index.ts"
 MARKER = "pi-notifier companion extension"
 

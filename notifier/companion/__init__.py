@@ -6,6 +6,6 @@
 - :mod:`notifier.companion.watcher`: finds sockets as pi processes start, one connection each
 
 The extension itself ships as the folder ``notifier/resources/pi-extension/pi-notifier/`` (``index.ts``,
-``protocol.ts``); installing it is
+pi's entry point, and the modules it imports; docs/companion-extension.md); installing it is
 :mod:`notifier.cli.pi_extension`.
 """

@@ -79,7 +79,7 @@ def state_dir() -> str:
 # ``pi-notifier`` there; in a shared one (``/tmp`` in some set-ups) another user may have taken
 # that name, so ours is ``pi-notifier-<uid>`` (in a folder where nobody else can move it away);
 # else, or when that one is not ours either, ``run`` in our state folder. The companion extension
-# (resources/pi-extension/pi-notifier/index.ts, runtimeDir) makes the very same choice.
+# (resources/pi-extension/pi-notifier/places.ts, runtimeDir) makes the very same choice.
 
 
 class NotOurs(OSError):

@@ -136,16 +136,17 @@ def test_install_status_remove(tmp_path: Path) -> None:
     assert st["installed"] is False and st["path"] == str(target) and st["loaded"] == []
     out = cli("pi-extension", "install", env=env)
     assert out.returncode == 0 and "installed" in out.stdout
-    # the whole folder: pi loads index.ts, which imports protocol.ts beside it
-    assert sorted(p.name for p in target.iterdir()) == ["index.ts", "protocol.ts"]
-    for name in ("index.ts", "protocol.ts"):
+    # the whole folder: pi loads index.ts, which imports the modules beside it
+    shipped = sorted(p.name for p in SHIPPED.glob("*.ts"))
+    assert "index.ts" in shipped and sorted(p.name for p in target.iterdir()) == shipped
+    for name in shipped:
         assert (target / name).read_bytes() == (SHIPPED / name).read_bytes()
         assert (target / name).stat().st_mode & 0o777 == 0o644
     assert "already installed" in cli("pi-extension", "install", env=env).stdout
     st = json.loads(cli("pi-extension", "status", "--json", env=env).stdout)
     assert st["installed"] is True and st["current"] is True
-    # either file edited: not this version's copy, until install writes it again
-    for name in ("protocol.ts", "index.ts"):
+    # any file edited: not this version's copy, until install writes it again
+    for name in shipped:
         (target / name).write_text((target / name).read_text() + "// edited\n")
         assert "not this version's copy" in cli("pi-extension", "status", env=env).stdout
         assert cli("pi-extension", "install", env=env).stdout.startswith("installed ")
