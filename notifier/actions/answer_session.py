@@ -14,10 +14,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from notifier.actions.goto import Refused
+from notifier.core import jsonbound
 from notifier.core.model import Question, Transition
 from notifier.engine.follow import FollowedFile
 from notifier.engine.options import EngineOptions
 from notifier.pi.outcomes import result_text
+from notifier.sessions.scanner import open_regular
 
 STEP_TIMEOUT_S = 5.0
 RESULT_TIMEOUT_S = 15.0
@@ -74,21 +76,26 @@ TAIL_BYTES = 8 << 20  # the toolResult is among the last lines; past 8 MB of lat
 
 
 def tool_result(path: str, call_id: str) -> tuple[str, Any] | None:
-    """The text and ``details`` of the toolResult pi wrote for ``call_id`` (``None``: none found)."""
+    """The text and ``details`` of the toolResult pi wrote for ``call_id`` (``None``: none found).
+    The file is read as every session file is: a regular file only, opened without blocking, each
+    line through the one bounded parse."""
     needle = json.dumps(call_id).encode()
     try:
-        with open(path, "rb") as f:
-            size = os.fstat(f.fileno()).st_size
-            f.seek(max(0, size - TAIL_BYTES))
-            data = f.read(TAIL_BYTES)
+        fd, st = open_regular(path)
     except OSError:
         return None
+    try:
+        data = os.pread(fd, min(st.st_size, TAIL_BYTES), max(0, st.st_size - TAIL_BYTES))
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
     for line in reversed(data.split(b"\n")):
         if needle not in line or b'"toolResult"' not in line:
             continue
         try:
-            entry = json.loads(line)
-        except ValueError:
+            entry = jsonbound.loads(line)
+        except ValueError:  # (BoundedJSONError, and bytes that are not UTF-8)
             continue
         message = entry.get("message") if isinstance(entry, dict) else None
         if isinstance(message, dict) and message.get("role") == "toolResult" and message.get("toolCallId") == call_id:

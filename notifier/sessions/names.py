@@ -3,9 +3,9 @@
 
 from __future__ import annotations
 
-import json
 import os
 
+from notifier.core import jsonbound
 from notifier.core.text import clean
 from notifier.sessions.scanner import open_regular
 from notifier.sessions.tail import Tailer
@@ -31,8 +31,8 @@ def _last_name(block: bytes, cut_at_start: bool) -> tuple[bool, str | None]:
         if start == 0 and cut_at_start:
             return False, None  # the line began before this block
         try:
-            entry = json.loads(block[start : stop if stop >= 0 else len(block)])
-        except (ValueError, RecursionError):
+            entry = jsonbound.loads(block[start : stop if stop >= 0 else len(block)])
+        except ValueError:  # (BoundedJSONError, and bytes that are not UTF-8)
             continue
         if isinstance(entry, dict) and entry.get("type") == "session_info":
             name = entry.get("name")
