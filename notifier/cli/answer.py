@@ -9,7 +9,7 @@ import sys
 from notifier.cli.common import fail, with_outside_file
 from notifier.config.load import Config
 from notifier.core.model import Snapshot
-from notifier.core.text import clean
+from notifier.core.text import clean, number
 from notifier.engine.options import engine_options
 from notifier.engine.scan import scan_once
 
@@ -38,7 +38,7 @@ def _split_answer_words(words: list[str], snapshot: Snapshot, text: bool) -> tup
 
 def _option_number(word: str) -> bool:
     """Whether ``word`` reads as an option number (1, 2, …) rather than a session."""
-    return word.isdigit() and len(word) <= 3
+    return number(word) is not None and len(word) <= 3
 
 
 def cmd_answer(args: argparse.Namespace, config: Config) -> int:

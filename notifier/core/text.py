@@ -226,3 +226,9 @@ def duration_changes_in(seconds: float) -> float | None:
         return 1 - seconds  # "0 s" (also for an age below zero: a clock set back) until 1 s
     step = 1 if seconds < 60 else 60 if seconds < 86400 else 86400
     return (math.floor(seconds / step) + 1) * step - seconds
+
+
+def number(text: str) -> int | None:
+    """``text`` as a non-negative integer when it is ASCII digits only, else ``None``. (``str.isdigit``
+    also takes "¹" and "٣", which ``int`` refuses or reads as another number.)"""
+    return int(text) if text.isascii() and text.isdigit() else None

@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from notifier.core.model import Question, QuestionItem
-from notifier.core.text import clean
+from notifier.core.text import clean, number
 from notifier.pi.screens import PI_ASK_OTHER
 
 SKIP = "-"  # the answer that skips an optional question
@@ -67,15 +67,16 @@ def resolve(item: QuestionItem, choice: str) -> int:
     row's 0-based index. A number that is also another row's label is refused as ambiguous."""
     labels = [o.label for o in item.options]
     n = len(labels)
-    if choice.startswith("#") and choice[1:].isdigit():
-        number = int(choice[1:])
-        if 1 <= number <= n:
-            return number - 1
-        raise UsageError(f"option {number} does not exist (the question has {n} options)")
+    hashed = number(choice[1:]) if choice.startswith("#") else None
+    if hashed is not None:
+        if 1 <= hashed <= n:
+            return hashed - 1
+        raise UsageError(f"option {hashed} does not exist (the question has {n} options)")
     named = [i for i, label in enumerate(labels) if label == choice]
     if not named:
         named = [i for i, label in enumerate(labels) if label.casefold() == choice.casefold()]
-    numbered = int(choice) - 1 if choice.isdigit() and 1 <= int(choice) <= n else None
+    given = number(choice)
+    numbered = given - 1 if given is not None and 1 <= given <= n else None
     if numbered is not None and any(i != numbered for i in named):
         raise UsageError(
             f"{clean(choice, 20)!r} is ambiguous: option {numbered + 1} is {clean(labels[numbered], 40)!r}"
@@ -88,7 +89,7 @@ def resolve(item: QuestionItem, choice: str) -> int:
         return named[0]
     if len(named) > 1:
         raise UsageError(f"several options are called {clean(choice, 60)!r}: give the option's number")
-    if choice.isdigit():
+    if given is not None:
         raise UsageError(f"option {choice} does not exist (the question has {n} options)")
     shown = ", ".join(f"{i + 1}. {clean(label, 40)}" for i, label in enumerate(labels[:9]))
     raise UsageError(f"no option is called {clean(choice, 60)!r} (options: {shown})")

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from notifier.core.owners import Proc
-from notifier.core.text import clean
+from notifier.core.text import clean, number
 from notifier.system.logonce import LogOnce
 
 log = logging.getLogger(__name__)
@@ -201,7 +201,7 @@ def maybe_pi(proc_dir: str = "/proc") -> list[int] | None:
     first argument); ``None`` where that cannot be told (no ``/proc``, a process we may not
     read): then every process is looked at."""
     try:
-        pids = [int(n) for n in os.listdir(proc_dir) if n.isdigit()]
+        pids = [int(n) for n in os.listdir(proc_dir) if number(n) is not None]
     except OSError:
         return None
     if not pids:

@@ -21,6 +21,8 @@ import struct
 from collections.abc import Iterator
 from typing import Any
 
+from notifier.core.text import number
+
 MAGIC = b"i3-ipc"
 HEADER = struct.Struct("=6sII")
 RUN_COMMAND, SUBSCRIBE, GET_TREE, GET_VERSION = 0, 2, 4, 7
@@ -58,7 +60,7 @@ def socket_path(env: dict[str, str] | None = None) -> str | None:
 
 def _sock_pid(path: str) -> int | None:
     parts = os.path.basename(path).split(".")
-    return int(parts[2]) if len(parts) == 4 and parts[2].isdigit() else None
+    return number(parts[2]) if len(parts) == 4 else None
 
 
 def wayland_server_pid(env: dict[str, str] | None = None) -> int | None:

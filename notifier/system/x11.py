@@ -14,7 +14,7 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
-from notifier.core.text import clean
+from notifier.core.text import clean, number
 from notifier.system.programs import ancestors
 
 log = logging.getLogger(__name__)
@@ -141,7 +141,7 @@ def lock_pid(text: str) -> int | None:
     """The pid an X server's lock file (``/tmp/.X<N>-lock``) holds: ten digits, space padded
     (wlroots writes a NUL after them)."""
     text = text.strip(" \n\x00")
-    return int(text) if text.isdigit() else None
+    return number(text)
 
 
 def xwayland_display(compositor: int | None, tmp: str = "/tmp") -> str | None:
@@ -151,17 +151,17 @@ def xwayland_display(compositor: int | None, tmp: str = "/tmp") -> str | None:
     if compositor is None:
         return None
     for path in sorted(glob.glob(os.path.join(tmp, ".X*-lock"))):
-        number = os.path.basename(path)[2:-5]
+        display = os.path.basename(path)[2:-5]
         try:
             with open(path) as fh:
                 pid = lock_pid(fh.read(64))
         except OSError:
             continue
-        if not number.isdigit() or pid is None:
+        if number(display) is None or pid is None:
             continue
         held = pid == compositor or _parent(pid) == compositor
-        if held and os.path.exists(os.path.join(tmp, ".X11-unix", f"X{number}")):
-            return f":{number}"
+        if held and os.path.exists(os.path.join(tmp, ".X11-unix", f"X{display}")):
+            return f":{display}"
     return None
 
 

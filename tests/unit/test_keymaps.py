@@ -160,9 +160,11 @@ def test_the_rows_read_off_the_screen_are_the_rows_drawn(labels: list[str]) -> N
 def test_choices_usage() -> None:
     single = q({"question": "Pick", "options": [{"label": "A"}, {"label": "B"}, {"label": "C"}]}, "question")
     assert resolve(single.first, "3") == 2 and resolve(single.first, "B") == 1 and resolve(single.first, "c") == 2
-    for bad in (["4"], ["0"], ["Z"], ["1", "2"], ["1", "1"], []):
-        with pytest.raises(UsageError):
+    for bad in (["4"], ["0"], ["Z"], ["1", "2"], ["1", "1"], [], ["¹"], ["#²"], ["٣"]):
+        with pytest.raises(UsageError):  # (digits other than ASCII are no option numbers: refused, no traceback)
             plan("question", single, bad)
+    labelled = q({"question": "Pick", "options": [{"label": "²"}, {"label": "٣"}]}, "question")
+    assert resolve(labelled.first, "²") == 0 and resolve(labelled.first, "٣") == 1  # (they are labels)
     assert keys(plan("question", single, ["3"])) == ["Down", "Down", "Enter"]
     # a text is pasted as it is (never cleaned, never split into keys); control characters are refused
     for raw in ("--text=-1", "--force", "- yes", "-t%0", "retry; then stop;", "a\\;", "x" * 20000, "two\nlines"):

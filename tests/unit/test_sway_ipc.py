@@ -75,7 +75,9 @@ def test_xwayland_lock_files(tmp_path: Path) -> None:
     (its parent is the compositor); a display of someone else is not ours."""
     (tmp_path / ".X11-unix").mkdir()
     assert x11.lock_pid("      1921\x00") == 1921 and x11.lock_pid("     30561\n") == 30561
-    assert x11.lock_pid("garbage") is None
+    assert x11.lock_pid("garbage") is None and x11.lock_pid("  ¹²\x00") is None
+    assert swayipc._sock_pid("/run/user/1/sway-ipc.1000.4242.sock") == 4242
+    assert swayipc._sock_pid("/run/user/1/sway-ipc.1000.¹.sock") is None  # (isdigit, yet int() refuses it)
     (tmp_path / ".X0-lock").write_text(f"{1:10d}\n")  # init's: not the compositor's
     (tmp_path / ".X11-unix" / "X0").touch()
     me = os.getpid()
