@@ -83,8 +83,8 @@ class AlertSink:
             remind_after_s=tuple(m * 60.0 for m in config["remind_after"]),
             notified=store.notified() if store is not None else set(),
             reminded=store.reminders() if store is not None else {},
+            notify_on=frozenset(s for s in config["notify_on"] if s in ("idle", "failed")),
         )
-        self.planner.notify_on = frozenset(s for s in config["notify_on"] if s in ("idle", "failed"))
         self._inbox: queue.Queue[Any] = queue.Queue()
         self._screen = Screen(
             self._choose,
