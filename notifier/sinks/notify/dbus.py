@@ -41,16 +41,15 @@ class DBusBackend:
 
     def __init__(
         self,
+        *,
         on_action: Callable[[int, str], None] | None = None,
-        on_closed: Callable[[int, int], None] | None = None,
+        on_reply: Callable[[int, str], None] | None = None,
         on_server: Callable[[str], None] | None = None,
         expire: str | int = "never",
         sound: str = "default",
-        on_reply: Callable[[int, str], None] | None = None,
     ) -> None:
-        """``on_action``, ``on_closed``, ``on_server``, ``on_reply``: the server's signals
-        (:class:`Signals`)."""
-        self.signals = Signals(on_action, on_reply, on_closed, on_server)
+        """``on_action``, ``on_reply``, ``on_server``: the server's signals (:class:`Signals`)."""
+        self.signals = Signals(on_action=on_action, on_reply=on_reply, on_server=on_server)
         self.sound = sound
         self.expire = expire
         self.server: tuple[str, ...] = ()

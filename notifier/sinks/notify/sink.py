@@ -104,13 +104,12 @@ class AlertSink:
     def _choose(self) -> tuple[Backend, str]:
         return choose_backend(
             self.config["notifications.backend"],
-            self._action_from_server,
-            lambda server_id, reason: None,  # a dismissed bubble stays dismissed; reminders raise a new one
-            self._server_event,
-            self.config["notifications.expire"],
-            self.config["notifications.sound"],
-            self.instead,
-            self._reply_from_server,
+            on_action=self._action_from_server,
+            on_reply=self._reply_from_server,
+            on_server=self._server_event,
+            expire=self.config["notifications.expire"],
+            sound=self.config["notifications.sound"],
+            instead=self.instead,
         )
 
     def start(self) -> None:
