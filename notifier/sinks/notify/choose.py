@@ -63,7 +63,7 @@ def choose_backend(
         order = [preference]
     elif is_wsl():
         order = ["powershell", "plyer"]
-    elif sys.platform.startswith("linux") or "bsd" in sys.platform:
+    elif sys.platform.startswith("linux"):  # (jeepney, for D-Bus, is a dependency there only)
         order = ["dbus", "plyer"]
     else:
         order = ["plyer"]

@@ -8,6 +8,7 @@ notifications."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -76,12 +77,13 @@ class DBusBackend:
         return self._bus is not None and self._bus.alive
 
     def connect(self, timeout: float = 3.0) -> bool:
-        """Open the bus and listen; then :meth:`probe`. Raises BackendError when there is no bus."""
-        try:
-            from jeepney import MatchRule, message_bus
-            from jeepney.wrappers import unwrap_msg
-        except ImportError as exc:
-            raise BackendError("jeepney is not installed") from exc
+        """Open the bus and listen; then :meth:`probe`. Raises BackendError when there is no bus,
+        or off Linux (jeepney is a dependency on Linux only)."""
+        if not sys.platform.startswith("linux"):
+            raise BackendError("D-Bus notifications are for Linux")
+        from jeepney import MatchRule, message_bus
+        from jeepney.wrappers import unwrap_msg
+
         try:
             self._bus = Bus(lambda msg: self.signals.take(msg, self.owner), self._on_lost)
         except BusError as exc:
