@@ -10,7 +10,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from notifier.core.notices import Key, Notice
+from notifier.core.notices import Item, Key, Notice
 from notifier.core.text import markup
 from notifier.sinks.notify.backend import Backend, BackendError, NullBackend, ServerGone
 from notifier.sinks.notify.bubbles import Bubbles
@@ -162,6 +162,15 @@ class Screen:
             if sid == server_id:
                 return handle
         return None
+
+    def keys_of(self, handle: int) -> list[Key]:
+        """The questions the handle's notification shows (none: not one of ours)."""
+        return self.keys.get(handle, [])
+
+    def question_of(self, handle: int) -> Item | None:
+        """The one question the handle's notification asks (None: a group, a turn's, not ours)."""
+        notice = self.notices.get(handle)
+        return notice.items[0] if notice is not None and len(notice.items) == 1 else None
 
     def show(self, notice: Notice) -> None:
         """Put one notice on screen (replacing what its handle shows); remembered as notified only
