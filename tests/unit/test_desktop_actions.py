@@ -106,6 +106,9 @@ class Server:
     name = "stand-in"
     markup = False
     online = True
+    owner = ":1.7"
+    found = "server"
+    connected = True
 
     def __init__(self) -> None:
         self.shown: list[Message] = []

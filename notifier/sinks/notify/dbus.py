@@ -202,6 +202,10 @@ class DBusBackend:
         except TimeoutError as exc:
             raise BackendError(f"{method}: {clean(exc, 120)}") from exc
 
+    def went_away(self) -> None:
+        """The server (or the bus) is gone: offline until :meth:`probe` finds one."""
+        self.online = False
+
     def _on_lost(self) -> None:
         self.online = False
         if self.signals.on_server:
