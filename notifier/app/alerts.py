@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 from notifier.app.choices import PreferencesOwner
 from notifier.config.load import Config
-from notifier.core.commands import Answer, Command, Focus, Goto, Show, Snooze
+from notifier.core.commands import Command
 from notifier.sinks.notify.sink import AlertSink
 from notifier.state.store import Store
 from notifier.system.supervisor import FailureLog
@@ -22,35 +22,10 @@ def notifier(
     execute: Callable[[Command], object],
     instead: str | None = None,
 ) -> AlertSink:
-    """The notifier, started, following the user's snoozes and mutes. ``instead``: what shows
-    questions while notifications cannot (None: the tray)."""
-
-    def show(file: str | None, call: str | None) -> None:
-        execute(Show(Focus(file, call) if file and call else None))
-
-    def snooze(session: str | None, until: float) -> None:  # 'Snooze 15 min' on a bubble
-        execute(Snooze(until, session))
-
-    def goto(session: str, call: str | None) -> None:  # the default action, 'Go to session'
-        execute(Goto(session, call))
-
-    def answer(session: str, call: str, choice: str) -> None:  # an option's action
-        execute(Answer(session, call, (choice,)))
-
-    def reply(session: str, call: str, text: str) -> None:  # typed into the notification
-        execute(Answer(session, call, text=text))
-
-    alerts = AlertSink(
-        config,
-        store,
-        on_show=show,
-        on_snooze=snooze,
-        on_goto=goto,
-        on_answer=answer,
-        on_reply=reply,
-        instead=instead,
-        health=health,
-    )
+    """The notifier, started, following the user's snoozes and mutes; what the user asks of a
+    notification is a command ``execute`` carries out. ``instead``: what shows questions while
+    notifications cannot (None: the tray)."""
+    alerts = AlertSink(config, store, execute=execute, instead=instead, health=health)
     preferences.listen(alerts.set_preferences)  # handed the current value before start
     alerts.start()
     return alerts

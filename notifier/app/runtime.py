@@ -68,30 +68,28 @@ class App:
         self,
         config: Config,
         json_out: bool,
-        tray: bool,
         notify: bool,
         socket: str | None = None,
         state_dir: str | None = None,
+        lock: InstanceLock | None = None,
     ) -> None:
         """``state_dir``: keep the store and scan cache there instead of the user's state folder
-        (the demo must not write into the real history)."""
+        (the demo must not write into the real history). ``lock``: the one app's lock, held,
+        released at shutdown. The tray and a headless run's notifier turns are given to
+        :meth:`start` (they are built on the app: its commands, its state)."""
         self.config = config
         self.state_dir = state_dir
         self.socket = socket or socket_path()
         self.json_out = json_out
-        self.want_tray = tray
         self.want_notify = notify and config["notifications.backend"] != "none"
         self.stop_event = threading.Event()
         self.store = open_store(state_dir)
         self.preferences = PreferencesOwner(self.store, time.time())  # restored from the store
         self.engine: Engine | None = None  # built in start(), with its sinks fixed
         self.alerts: AlertSink | None = None  # the notifier (it keeps itself running)
-        # a headless run that hands notifying to the app and takes it back: its sink passes the
-        # engine's calls to ``alerts`` of the moment (cli/notify_turns.py)
-        self.turns: Sink | None = None
-        self.tray: Tray | None = None  # set by whoever runs the app (cli/run.py, cli/demo.py)
+        self.tray: Tray | None = None  # (given to start(); None once it stopped)
         self.server: Server | None = None
-        self.lock: InstanceLock | None = None
+        self.lock = lock
         self.health = FailureLog()  # shared with the engine and the notifier: what failed and was recovered
         decorate = WindowDecoration(lambda: self.preferences.value, self._changed, self.stop_event)
         self.window = WindowProcess(self.socket, decorate=decorate)
@@ -186,8 +184,11 @@ class App:
 
     # ---- lifecycle ----
 
-    def start(self) -> None:
-        """Everything but the main-thread loop."""
+    def start(self, tray: Tray | None = None, turns: Sink | None = None) -> None:
+        """Everything but the main-thread loop. ``tray``: the icon :meth:`run_loop` runs (None:
+        none). ``turns``: a headless run that hands notifying to the app and takes it back: its
+        sink passes the engine's calls to ``alerts`` of the moment (cli/notify_turns.py)."""
+        self.tray = tray
         self.store.prune(time.time() - self.config["history.retention_days"] * 86400)
         sinks: list[Sink] = []
         if self.json_out:
@@ -195,8 +196,8 @@ class App:
         sinks.append(HistorySink(self.store))
         if self.want_notify:
             self.alerts = self.new_notifier(self.store, self.preferences)
-        if self.turns is not None:  # (a headless run: the notifier of the moment, or none)
-            sinks.append(self.turns)
+        if turns is not None:  # (a headless run: the notifier of the moment, or none)
+            sinks.append(turns)
         elif self.alerts is not None:
             sinks.append(self.alerts)
         sinks.append(self.redraw)

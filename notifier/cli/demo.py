@@ -68,13 +68,11 @@ def run(config: Config, tray: bool = True) -> int:
     app = App(
         config,
         json_out=False,
-        tray=tray,
         notify=True,
         socket=os.path.join(work, "control.sock"),
         state_dir=os.path.join(work, "state"),
     )
-    if tray:
-        app.tray = make_tray(config, app.execute, app.ui_state)
+    icon = make_tray(config, app.execute, app.ui_state) if tray else None
     install_signals(app.stop_event)
 
     def say(text: str) -> None:
@@ -104,7 +102,7 @@ def run(config: Config, tray: bool = True) -> int:
 
     say(f"pi-notifier demo: watching a recorded pi session in {sessions}")
     try:
-        app.start()
+        app.start(tray=icon)
         app.serve()
         threading.Thread(target=script, name="pi-notifier-demo", daemon=True).start()
         return app.run_loop()

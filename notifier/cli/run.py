@@ -59,22 +59,19 @@ def cmd_run(args: argparse.Namespace, config: Config) -> int:
         sys.stderr.write(f"{APP_NAME}: cannot start: {clean(exc, 600)}\n")
         return 1
     try:
-        app = App(config, json_out=args.json, tray=tray, notify=notify)
+        app = App(config, json_out=args.json, notify=notify, lock=lock if tray else None)
     except OSError as exc:  # no runtime folder of our own at all (said why): one line, no traceback
         sys.stderr.write(f"{APP_NAME}: cannot start: {clean(exc, 600)}\n")
         return 1
     # A headless run that notifies hands notifying to the app and takes it back; `run --json`
     # beside the app is its stream only: it leaves notifying to the app, also once that ends.
     turns = NotifyTurns(app, notifying) if not tray and wants and (notify or args.no_tray) else None
-    app.turns = turns
-    if tray:
-        app.lock = lock
-        app.tray = make_tray(config, app.execute, app.ui_state)
+    icon = make_tray(config, app.execute, app.ui_state) if tray else None
     install_signals(app.stop_event)
     if args.stop_on_eof:
         stop_on_eof(app.stop_event)
     try:
-        app.start()
+        app.start(tray=icon, turns=turns)
         if turns is not None:
             turns.start()
         if tray:

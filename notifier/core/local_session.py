@@ -124,7 +124,7 @@ class LocalSession:
         removed = False
         for cid in ids:
             if cid in self.abandoned:
-                self.reducer.pending.pop(cid, None)
+                self.reducer.drop(cid)
                 self.abandoned.pop(cid, None)
                 self.seen.pop(cid, None)
                 removed = True

@@ -146,6 +146,11 @@ class SessionReducer:
             self.base = event.state
         return changes
 
+    def drop(self, tool_call_id: str) -> None:
+        """Stop holding a question as pending without an end (the user dismissed it, abandoned:
+        its pi is gone and will never end it)."""
+        self.pending.pop(tool_call_id, None)
+
     def _supersede(self, at: float) -> list[Change]:
         ended: list[Change] = [Ended(q, "superseded", None, at) for q in self.pending.values()]
         self.pending.clear()

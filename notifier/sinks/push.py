@@ -23,6 +23,7 @@ from __future__ import annotations
 import heapq
 import logging
 import queue
+import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -78,12 +79,14 @@ def summary(items: Sequence[Transition], show_text: bool) -> tuple[str, str]:
 
 
 def desktop_away() -> bool | None:
-    """True if the desktop session is idle or locked, False if someone is there, None unknown."""
-    try:
-        from jeepney import DBusAddress, new_method_call
-        from jeepney.io.blocking import open_dbus_connection
-    except ImportError:
+    """True if the desktop session is idle or locked, False if someone is there, None unknown
+    (also off Linux: logind and the screensaver are asked over D-Bus, with jeepney, a dependency
+    on Linux only)."""
+    if not sys.platform.startswith("linux"):
         return None
+    from jeepney import DBusAddress, new_method_call
+    from jeepney.io.blocking import open_dbus_connection
+
     try:
         with open_dbus_connection(bus="SYSTEM") as conn:
             session = DBusAddress(

@@ -588,7 +588,7 @@ def test_the_notifier_runs_again_by_itself_after_its_worker_failed(
     config = Config()
     config.values["sessions_dirs"] = [str(tmp_path)]
     config.values["liveness"] = "off"
-    app = App(config, json_out=False, tray=False, notify=True)
+    app = App(config, json_out=False, notify=True)
     try:
         app.start()
         wait_for(lambda: app.engine is not None and app.engine.ready_event.is_set(), 20, "ready")

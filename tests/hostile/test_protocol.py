@@ -91,7 +91,7 @@ class QuietApp(App):
     """The real app's handler and commands; only the window is a stand-in."""
 
     def __init__(self) -> None:
-        super().__init__(Config(), json_out=False, tray=False, notify=False, socket="unused")
+        super().__init__(Config(), json_out=False, notify=False, socket="unused")
         self.window = QuietWindow()
 
 

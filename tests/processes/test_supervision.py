@@ -170,7 +170,7 @@ def test_the_running_app_reports_its_health_and_doctor_shows_it(
     config = Config()
     config.values["sessions_dirs"] = [str(tmp_path)]
     config.values["liveness"] = "off"
-    app = App(config, json_out=False, tray=False, notify=False)
+    app = App(config, json_out=False, notify=False)
     bad = Raising()
     monkeypatch.setattr(HistorySink, "transitions", lambda self, items, snapshot: bad.transitions(items, snapshot))
     try:

@@ -5,21 +5,22 @@ tray menu and the window's model."""
 from __future__ import annotations
 
 import dataclasses
+import time
 from typing import Any
 
 import pytest
 
 from notifier.config.load import Config
 from notifier.core.board import Board
-from notifier.core.commands import Goto, Snooze
-from notifier.core.model import Option, Question, QuestionItem, SessionRef
+from notifier.core.commands import Answer, Command, Focus, Goto, Show, Snooze
+from notifier.core.model import Option, Question, QuestionItem, SessionRef, Snapshot, Transition
 from notifier.core.notices import Item, Notice
 from notifier.core.owners import Proc
 from notifier.core.preferences import Preferences
 from notifier.core.reducer import Header, ToolStart
 from notifier.pi.extraction import extract
 from notifier.sinks.notify.hints import sound_hints
-from notifier.sinks.notify.render import option_actions, render, who
+from notifier.sinks.notify.render import Message, option_actions, render, who
 from notifier.sinks.notify.sink import AlertSink
 from notifier.ui.menu import menu
 from notifier.ui.state import UiState
@@ -32,6 +33,8 @@ from notifier.ui.view import (
     where_text,
     window_obj,
 )
+
+from ..conftest import wait_for
 
 
 def question(
@@ -96,54 +99,86 @@ def test_sound_key_range(value: Any) -> None:
         _sound(value)
 
 
-class FakeScreen:
-    def __init__(self, n: Notice) -> None:
-        self.notices = {1: n}
-        self.keys = {1: [i.key for i in n.items]}
+class Server:
+    """A notification server as the sink sees it (its ``backend``): what it was asked to show,
+    numbered from 7."""
 
-    def handle_for(self, server_id: int) -> int | None:
-        return 1 if server_id == 7 else None
+    name = "stand-in"
+    markup = False
+    online = True
+    owner = ":1.7"
+    found = "server"
+    connected = True
+
+    def __init__(self) -> None:
+        self.shown: list[Message] = []
+        self.closed: list[int] = []
+
+    def show(self, message: Message, replaces: int) -> int:
+        self.shown.append(message)
+        return replaces or 6 + len(self.shown)
+
+    def close(self, server_id: int) -> None:
+        self.closed.append(server_id)
+
+    def shutdown(self) -> None:
+        pass
 
 
-def sink_for(n: Notice, show_text: bool = True) -> tuple[AlertSink, list[tuple[str, Any]]]:
-    calls: list[tuple[str, Any]] = []
+def signalled(
+    q: Question, *signals: tuple[str, int, str], show_text: bool = True
+) -> tuple[list[Command], list[int]]:
+    """The commands a sink gave ``execute`` when the server sent ``signals`` ("action" or "reply",
+    server id, action or text) after it showed the notification of ``q`` (server id 7), and the
+    notifications it closed meanwhile."""
+    commands: list[Command] = []
     config = Config()
-    config.values["notifications.show_text"] = show_text
-    sink = AlertSink(
-        config,
-        on_show=lambda f, c: calls.append(("show", (f, c))),
-        on_snooze=lambda s, u: calls.append(("snooze", s)),
-        on_goto=lambda s, c: calls.append(("goto", (s, c))),
-        on_answer=lambda s, c, n: calls.append(("answer", (s, c, n))),
-    )
-    sink._screen = FakeScreen(n)  # type: ignore[assignment]
-    return sink, calls
+    config.set("notifications.show_text", show_text, "test")
+    config.set("notifications.skip_when_focused", False, "test")
+    config.set("settle_ms", 0, "test")
+    server = Server()
+    sink = AlertSink(config, execute=commands.append, backend=server)
+    ref = SessionRef("/s/a.jsonl", "id", "/home/me/webshop", "billing refactor")
+    sink.start()
+    try:
+        sink.transitions([Transition("needs_input", ref, q, time.time())], Snapshot())
+        wait_for(lambda: server.shown, 5, "the question's notification")
+        for kind, server_id, arg in signals:
+            (sink.on_server_action if kind == "action" else sink.on_server_reply)(server_id, arg)
+        sink.tell("the signals were taken", "")  # (after them, in order)
+        wait_for(lambda: len(server.shown) == 2, 5, "the signals taken")
+        closed = list(server.closed)  # (before the sink stops: then it closes what it shows)
+    finally:
+        sink.stop()
+    return commands, closed
 
 
 def test_notification_actions_route_to_goto_answer_and_show() -> None:
-    sink, calls = sink_for(notice(question()))
-    for action in ("default", "goto", "answer:2", "show"):
-        sink._on_action(7, action)
-    assert calls == [
-        ("goto", ("/s/a.jsonl", "c1")),
-        ("goto", ("/s/a.jsonl", "c1")),
-        ("answer", ("/s/a.jsonl", "c1", "#2")),  # a row number, never a label
-        ("show", ("/s/a.jsonl", "c1")),
+    signals = [("action", 7, action) for action in ("default", "goto", "answer:2", "show")]
+    commands, _ = signalled(question(), *signals, ("action", 99, "default"))  # 99: another app's
+    assert commands == [
+        Goto("/s/a.jsonl", "c1"),
+        Goto("/s/a.jsonl", "c1"),
+        Answer("/s/a.jsonl", "c1", ("#2",)),  # a row number, never a label
+        Show(Focus("/s/a.jsonl", "c1")),
     ]
-    sink._on_action(8, "default")  # another application's notification
-    assert len(calls) == 4
+
+
+def test_snooze_on_a_notification_snoozes_its_session_and_closes_it() -> None:
+    before = time.time()
+    commands, closed = signalled(question(), ("action", 7, "snooze"))
+    assert [type(c) for c in commands] == [Snooze] and isinstance(commands[0], Snooze)
+    assert commands[0].session == "/s/a.jsonl" and commands[0].until >= before + 15 * 60
+    assert closed == [7]
 
 
 @pytest.mark.parametrize("q", [question(kind="dialog"), question(("a", "b", "c", "d"))])
 def test_an_answer_action_not_offered_is_never_carried_out(q: Question) -> None:
     """A forged "answer:1" on a gate's notification (or one that offered no options) does nothing."""
-    sink, calls = sink_for(notice(q))
-    sink._on_action(7, "answer:1")
-    sink._on_action(7, "answer:9")
-    assert calls == []
-    sink, calls = sink_for(notice(question()), show_text=False)
-    sink._on_action(7, "answer:1")
-    assert calls == []
+    commands, _ = signalled(q, ("action", 7, "answer:1"), ("action", 7, "answer:9"))
+    assert commands == []
+    commands, _ = signalled(question(), ("action", 7, "answer:1"), show_text=False)
+    assert commands == []
 
 
 def board() -> Board:

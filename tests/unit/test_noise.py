@@ -260,11 +260,10 @@ def test_first_seen_at_start_up_15_min_late_is_announced_saying_so() -> None:
 def test_needs_answer_messages_are_sticky_turn_notices_are_not() -> None:
     from notifier.core.model import TurnChange
 
-    p = Planner(settle_s=0.0)
+    p = Planner(settle_s=0.0, notify_on=frozenset({"idle"}))
     p.feed([t("needs_input", "a")], 0.0)
     (n,) = notices(p.tick(0.0))
     assert render(n, True, True).sticky and "Waiting" not in render(n, True, True).body
-    p.notify_on = frozenset({"idle"})
     (idle,) = p.turn(TurnChange(SessionRef("s2", "id", "/home/u/s2", None), "idle", 1.0), 1.0)
     assert isinstance(idle, Notice) and not render(idle, True, True).sticky
 

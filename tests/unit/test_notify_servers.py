@@ -9,13 +9,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from notifier.config.load import Config
+from notifier.core.commands import Answer
 from notifier.core.model import Option, Question, QuestionItem, SessionRef
 from notifier.core.notices import Item, Notice
 from notifier.sinks.notify.render import render, takes_text
 from notifier.sinks.notify.server_signals import Once
 from notifier.sinks.notify.servers import REPLY, Server, choose, shows, summary
-from notifier.sinks.notify.sink import AlertSink
+
+from .test_desktop_actions import signalled
 
 # What each server answered GetServerInformation and GetCapabilities with, here.
 GNOME = Server.of(
@@ -158,15 +159,6 @@ def test_free_text_only_where_answer_text_would_take_it() -> None:
     assert not takes_text(gate, True)
 
 
-class FakeScreen:
-    def __init__(self, n: Notice) -> None:
-        self.notices = {1: n}
-        self.keys = {1: [i.key for i in n.items]}
-
-    def handle_for(self, server_id: int) -> int | None:
-        return 1 if server_id == 7 else None
-
-
 @pytest.mark.parametrize(
     ("q", "carried_out"),
     [
@@ -176,13 +168,8 @@ class FakeScreen:
     ],
 )
 def test_a_reply_answers_as_answer_text_and_only_where_asked(q: Question, carried_out: bool) -> None:
-    calls: list[tuple[str, str, str]] = []
-    sink = AlertSink(Config(), on_reply=lambda s, c, t: calls.append((s, c, t)))
-    ref = SessionRef("/s/a.jsonl", "id", "/home/me/webshop", None)
-    sink._screen = FakeScreen(Notice(1, "question", (Item((ref.key, "c1"), ref, q),)))  # type: ignore[assignment]
-    sink._on_reply(7, "ship it on Friday")
-    sink._on_reply(8, "another app's")
-    assert calls == ([("/s/a.jsonl", "c1", "ship it on Friday")] if carried_out else [])
+    commands, _ = signalled(q, ("reply", 7, "ship it on Friday"), ("reply", 99, "another app's"))
+    assert commands == ([Answer("/s/a.jsonl", "c1", text="ship it on Friday")] if carried_out else [])
 
 
 def test_doctor_says_what_the_notifications_offer_there() -> None:

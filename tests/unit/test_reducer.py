@@ -49,6 +49,18 @@ def test_tool_end_clears_pending_and_returns_to_working() -> None:
     assert isinstance(changes[0], Ended) and changes[0].outcome == "answered"
 
 
+def test_drop_forgets_a_pending_question_without_ending_it() -> None:
+    r = SessionReducer()
+    r.apply(q_start("question", {"question": "First?"}, "q1"))
+    r.apply(q_start("question", {"question": "Second?"}, "q2"))
+    r.drop("q1")
+    r.drop("never-asked")  # (nothing to drop: no error)
+    assert list(r.pending) == ["q2"] and r.state == "needs_input"
+    r.drop("q2")
+    assert r.pending == {} and r.state == "working"
+    assert r.apply(ToolEnd(2.0, "q2", "question", "answered", "yes")) == []  # (no end of a dropped one)
+
+
 def test_other_tools_never_hide_a_pending_question() -> None:
     r = SessionReducer()
     r.apply(q_start("question", {"question": "First?"}, "q1"))

@@ -13,6 +13,14 @@ class Backend(Protocol):
     name: str
     markup: bool
     online: bool  # can deliver right now
+    # The server's unique bus name, which its notification ids belong to ("" where there is none).
+    owner: str
+    found: str  # what looking for the server found (:class:`~.dbus.DBusBackend`; "" where none looks)
+
+    @property
+    def connected(self) -> bool:
+        """A session-bus connection is up that reports the server coming and going."""
+        ...
 
     def show(self, message: Message, replaces: int) -> int: ...
 
@@ -20,8 +28,37 @@ class Backend(Protocol):
 
     def shutdown(self) -> None: ...
 
+    def went_away(self) -> None:
+        """The server (or the bus) is gone: offline until :meth:`probe` finds one."""
+        ...
 
-class NullBackend:
+    def probe(self) -> bool:
+        """Ask the server who it is again (a new owner of its name); True if it answered."""
+        ...
+
+    def describe(self) -> str: ...
+
+
+class Plain:
+    """What a backend that does not follow a server answers (no bus name, nothing looked for)."""
+
+    name = "plain"
+    online = False
+    owner = ""
+    found = ""
+    connected = False
+
+    def went_away(self) -> None:
+        self.online = False
+
+    def probe(self) -> bool:
+        return self.online
+
+    def describe(self) -> str:
+        return self.name
+
+
+class NullBackend(Plain):
     name = "none"
     markup = False
     online = False

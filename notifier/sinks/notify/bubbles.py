@@ -64,6 +64,10 @@ class Bubbles:
                 return nid
         return None
 
+    def forget(self, nid: int) -> None:
+        """The left-over notification ``nid`` is closed: no longer left over."""
+        self.orphans.pop(nid, None)
+
     def sharing(self, keys: list[Key]) -> list[int]:
         """The left-over notifications that show one of ``keys`` (shown anew now)."""
         return [nid for nid, left in self.orphans.items() if left & set(keys)]

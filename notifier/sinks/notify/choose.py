@@ -42,13 +42,13 @@ TRAY_ALONE = "the tray icon alone will show questions"
 
 def choose_backend(
     preference: str,
+    *,
     on_action: Callable[[int, str], None] | None = None,
-    on_closed: Callable[[int, int], None] | None = None,
+    on_reply: Callable[[int, str], None] | None = None,
     on_server: Callable[[str], None] | None = None,
     expire: str | int = "never",
     sound: str = "default",
     instead: str = TRAY_ALONE,
-    on_reply: Callable[[int, str], None] | None = None,
 ) -> tuple[Backend, str]:
     """The backend to use and one line saying why. A backend is chosen only where it can really
     deliver: for D-Bus a server must answer ``GetServerInformation`` and ``GetCapabilities``;
@@ -63,7 +63,7 @@ def choose_backend(
         order = [preference]
     elif is_wsl():
         order = ["powershell", "plyer"]
-    elif sys.platform.startswith("linux") or "bsd" in sys.platform:
+    elif sys.platform.startswith("linux"):  # (jeepney, for D-Bus, is a dependency there only)
         order = ["dbus", "plyer"]
     else:
         order = ["plyer"]
@@ -75,7 +75,9 @@ def choose_backend(
             if name == "none":
                 return NullBackend(), "notifications are off"
             if name == "dbus":
-                backend = DBusBackend(on_action, on_closed, on_server, expire, sound, on_reply)
+                backend = DBusBackend(
+                    on_action=on_action, on_reply=on_reply, on_server=on_server, expire=expire, sound=sound
+                )
                 if backend.connect():
                     return backend, backend.describe()
                 reasons.append(backend.problem)

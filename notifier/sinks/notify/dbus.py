@@ -8,6 +8,7 @@ notifications."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -41,16 +42,15 @@ class DBusBackend:
 
     def __init__(
         self,
+        *,
         on_action: Callable[[int, str], None] | None = None,
-        on_closed: Callable[[int, int], None] | None = None,
+        on_reply: Callable[[int, str], None] | None = None,
         on_server: Callable[[str], None] | None = None,
         expire: str | int = "never",
         sound: str = "default",
-        on_reply: Callable[[int, str], None] | None = None,
     ) -> None:
-        """``on_action``, ``on_closed``, ``on_server``, ``on_reply``: the server's signals
-        (:class:`Signals`)."""
-        self.signals = Signals(on_action, on_reply, on_closed, on_server)
+        """``on_action``, ``on_reply``, ``on_server``: the server's signals (:class:`Signals`)."""
+        self.signals = Signals(on_action=on_action, on_reply=on_reply, on_server=on_server)
         self.sound = sound
         self.expire = expire
         self.server: tuple[str, ...] = ()
@@ -77,12 +77,13 @@ class DBusBackend:
         return self._bus is not None and self._bus.alive
 
     def connect(self, timeout: float = 3.0) -> bool:
-        """Open the bus and listen; then :meth:`probe`. Raises BackendError when there is no bus."""
-        try:
-            from jeepney import MatchRule, message_bus
-            from jeepney.wrappers import unwrap_msg
-        except ImportError as exc:
-            raise BackendError("jeepney is not installed") from exc
+        """Open the bus and listen; then :meth:`probe`. Raises BackendError when there is no bus,
+        or off Linux (jeepney is a dependency on Linux only)."""
+        if not sys.platform.startswith("linux"):
+            raise BackendError("D-Bus notifications are for Linux")
+        from jeepney import MatchRule, message_bus
+        from jeepney.wrappers import unwrap_msg
+
         try:
             self._bus = Bus(lambda msg: self.signals.take(msg, self.owner), self._on_lost)
         except BusError as exc:
@@ -200,6 +201,10 @@ class DBusBackend:
             raise ServerGone("bus", clean(exc, 160)) from exc
         except TimeoutError as exc:
             raise BackendError(f"{method}: {clean(exc, 120)}") from exc
+
+    def went_away(self) -> None:
+        """The server (or the bus) is gone: offline until :meth:`probe` finds one."""
+        self.online = False
 
     def _on_lost(self) -> None:
         self.online = False

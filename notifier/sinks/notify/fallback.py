@@ -13,11 +13,11 @@ import sys
 from notifier import APP_NAME
 from notifier.core.text import clean
 from notifier.resources import app_icon
-from notifier.sinks.notify.backend import BackendError, expire_ms
+from notifier.sinks.notify.backend import BackendError, Plain, expire_ms
 from notifier.sinks.notify.render import Message
 
 
-class PlyerBackend:
+class PlyerBackend(Plain):
     name = "plyer"
     markup = False
     online = True
@@ -67,7 +67,7 @@ def _b64(text: str) -> str:
     return base64.b64encode(text.encode("utf-8")).decode("ascii")
 
 
-class PowerShellBackend:
+class PowerShellBackend(Plain):
     """WSL: notify-send goes nowhere there, so show a Windows toast. Strings travel base64-encoded
     and are XML-escaped on the Windows side: nothing from the model is ever parsed as script."""
 

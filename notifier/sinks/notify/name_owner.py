@@ -5,12 +5,8 @@ through it without talking to it."""
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-
 from notifier.core.text import clean
 from notifier.sinks.notify.bus import Bus, BusError
-from notifier.system.paths import session_address
 
 NOTIFICATIONS = "org.freedesktop.Notifications"
 PATH = "/org/freedesktop/Notifications"  # the server's object
@@ -57,12 +53,10 @@ def server_owner(timeout: float = 3.0) -> tuple[bool, str]:
     """Whether a notification server owns ``org.freedesktop.Notifications`` (or the bus can start
     one for it). For plyer and notify-send, which deliver through that server on Linux (without
     one they show nothing). Returns (True, who: "mako, pid 812" / "" / "started by the bus on
-    demand") or (False, why)."""
-    try:
-        from jeepney import message_bus
-        from jeepney.wrappers import unwrap_msg
-    except ImportError:
-        return _owner_cli(timeout)
+    demand") or (False, why). Linux only (jeepney is a dependency there)."""
+    from jeepney import message_bus
+    from jeepney.wrappers import unwrap_msg
+
     try:
         bus = Bus()
     except BusError as exc:
@@ -80,25 +74,3 @@ def server_owner(timeout: float = 3.0) -> tuple[bool, str]:
         return False, f"the session bus does not answer ({clean(exc, 120)})"
     finally:
         bus.close()
-
-
-def _owner_cli(timeout: float) -> tuple[bool, str]:
-    """:func:`server_owner` without jeepney: ``dbus-send`` asks the bus."""
-    tool = shutil.which("dbus-send")
-    if session_address() is None:
-        return False, "no session bus (DBUS_SESSION_BUS_ADDRESS is not set)"
-    if tool is None:
-        return False, "cannot check for a notification server (jeepney and dbus-send are both missing)"
-    cmd = [
-        tool, "--session", "--print-reply", f"--dest={BUS_NAME}", "/org/freedesktop/DBus",
-        f"{BUS_NAME}.NameHasOwner", f"string:{NOTIFICATIONS}",
-    ]  # fmt: skip
-    try:
-        done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout + 2)
-    except (OSError, subprocess.SubprocessError) as exc:
-        return False, clean(exc, 120)
-    if done.returncode != 0:
-        return False, f"the session bus does not answer ({clean(done.stderr, 120)})"
-    if "boolean true" not in done.stdout:
-        return False, f"nothing owns {NOTIFICATIONS} on the session bus"
-    return True, ""

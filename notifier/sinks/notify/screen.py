@@ -10,13 +10,13 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from notifier.core.notices import Key, Notice
+from notifier.core.notices import Item, Key, Notice
 from notifier.core.text import markup
 from notifier.sinks.notify.backend import Backend, BackendError, NullBackend, ServerGone
 from notifier.sinks.notify.bubbles import Bubbles
 from notifier.sinks.notify.choose import TRAY_ALONE
-from notifier.sinks.notify.dbus import DBusBackend
 from notifier.sinks.notify.render import Message, render
+from notifier.system.logonce import LogOnce
 from notifier.system.paths import session_address
 
 log = logging.getLogger(__name__)
@@ -49,7 +49,7 @@ class Screen:
         self.keys: dict[int, list[Key]] = {}  # planner handle → question keys
         self.notices: dict[int, Notice] = {}  # planner handle → the question notice it shows now
         self.reconnect_at: float | None = None
-        self._warned: set[str] = set()
+        self._say_once = LogOnce(log)  # a backend that failed, by name
         self._ever_online = False
         self._told_down = False  # the user was told notifications are not shown (until they are back)
         self._asking_again = False  # reconnect_at is for asking an odd server again (not a lost bus)
@@ -71,7 +71,7 @@ class Screen:
 
     def _owner(self) -> str:
         backend = self.backend
-        return str(getattr(backend, "owner", "")) if backend is not None and backend.online else ""
+        return backend.owner if backend is not None and backend.online else ""
 
     def settle_orphans(self, pending: set[Key]) -> None:
         """The questions pending now (the engine's first snapshot): a notification left by a
@@ -86,7 +86,7 @@ class Screen:
             self._close_orphan(nid)
 
     def _close_orphan(self, nid: int) -> None:
-        self.bubbles.orphans.pop(nid, None)
+        self.bubbles.forget(nid)
         backend = self.backend
         if backend is not None and self._owner():
             self.safe(lambda: backend.close(nid))
@@ -163,6 +163,15 @@ class Screen:
                 return handle
         return None
 
+    def keys_of(self, handle: int) -> list[Key]:
+        """The questions the handle's notification shows (none: not one of ours)."""
+        return self.keys.get(handle, [])
+
+    def question_of(self, handle: int) -> Item | None:
+        """The one question the handle's notification asks (None: a group, a turn's, not ours)."""
+        notice = self.notices.get(handle)
+        return notice.items[0] if notice is not None and len(notice.items) == 1 else None
+
     def show(self, notice: Notice) -> None:
         """Put one notice on screen (replacing what its handle shows); remembered as notified only
         once a server took it, so a question nobody saw is announced again after a restart."""
@@ -190,9 +199,7 @@ class Screen:
             return None
         except BackendError as exc:
             name = self.backend.name if self.backend else "?"
-            if name not in self._warned:
-                self._warned.add(name)
-                log.warning("notifications through %s failed (%s); trying again with the next one", name, exc)
+            self._say_once("", name, "notifications through %s failed (%s); trying again with the next one", name, exc)
             return None
 
     # ---- the server coming and going ----
@@ -202,7 +209,7 @@ class Screen:
         was_online = backend is not None and backend.online
         self.bubbles.server_gone(self._owner())
         if backend is not None:
-            backend.online = False
+            backend.went_away()
         self.handles = dict.fromkeys(self.handles, 0)  # those bubbles went with the server
         if what == "bus":
             if self.reconnect_at is None or self._asking_again:
@@ -222,8 +229,8 @@ class Screen:
         if event in ("down", "lost"):
             self.went_away("bus" if event == "lost" else "server", now)
             return
-        if not isinstance(backend, DBusBackend):
-            return
+        if backend is None or not backend.connected:
+            return  # (only a bus connection reports the server coming)
         was_online = backend.online
         if not backend.probe():  # (a new owner that does not answer: asked again later)
             self._ask_again(now)
@@ -245,7 +252,7 @@ class Screen:
         """A server owns the name but its answers were no use (still starting, stuck): ask it
         again in a while, in case it comes round without a restart."""
         backend = self.backend
-        if isinstance(backend, DBusBackend) and backend.found == "odd" and self.reconnect_at is None:
+        if backend is not None and backend.found == "odd" and self.reconnect_at is None:
             self.reconnect_at = now + RECONNECT_S
             self._asking_again = True
 
@@ -253,13 +260,13 @@ class Screen:
         """The bus went away: try once more (quietly; coming back is logged once). On a bus still
         there whose server answered oddly, ask that server again."""
         current = self.backend
-        if isinstance(current, DBusBackend) and current.connected and not current.online:
+        if current is not None and current.connected and not current.online:
             self.reconnect_at = None
             self._asking_again = False
             self.on_server("up", now)
             return
         backend, why = self._choose()
-        if not isinstance(backend, DBusBackend):
+        if not backend.connected:  # (still no bus: only a bus connection follows the server)
             backend.shutdown()
             self.reconnect_at = now + RECONNECT_S
             return

@@ -1,6 +1,7 @@
 """The notification server's signals as the D-Bus backend takes them, on the bus connection's
-signal thread: clicks, inline replies and closes of the server that owns the name now (ids are
-its own), each click once, and the name changing owner (a server coming, going, restarted)."""
+signal thread: clicks and inline replies of the server that owns the name now (ids are its own),
+each click once, and the name changing owner (a server coming, going, restarted). Closes are not
+listened to: a dismissed bubble stays dismissed, and a reminder raises a new one."""
 
 from __future__ import annotations
 
@@ -41,13 +42,11 @@ class Once:
 
 @dataclass
 class Signals:
-    """``on_action(id, action)``, ``on_reply(id, text)`` (an inline reply), ``on_closed(id,
-    reason)``: the current server's signals, each click once; ``on_server("up" | "down")``: the
-    server's name changed owner."""
+    """``on_action(id, action)``, ``on_reply(id, text)`` (an inline reply): the current server's
+    signals, each click once; ``on_server("up" | "down")``: the server's name changed owner."""
 
     on_action: Callable[[int, str], None] | None = None
     on_reply: Callable[[int, str], None] | None = None
-    on_closed: Callable[[int, int], None] | None = None
     on_server: Callable[[str], None] | None = None
     once: Once = field(default_factory=Once)
 
@@ -69,14 +68,9 @@ class Signals:
             if not owner or sender != owner.rsplit("/", 1)[-1]:
                 log.debug("ignored %s from %s (not the server)", clean(member, 40), clean(sender, 40))
                 return
-            if member == "ActionInvoked" and self.on_action and len(body) >= 2:
-                if self.once.first(("action", body[0], body[1])):
-                    self.on_action(int(body[0]), str(body[1]))
-            elif member == "NotificationReplied" and self.on_reply and len(body) >= 2:
-                if self.once.first(("reply", body[0], body[1])):
-                    self.on_reply(int(body[0]), str(body[1]))
-            elif member == "NotificationClosed" and self.on_closed and len(body) >= 2:
-                self.on_closed(int(body[0]), int(body[1]))
+            then = {"ActionInvoked": self.on_action, "NotificationReplied": self.on_reply}.get(member)
+            if then is not None and len(body) >= 2 and self.once.first((member, body[0], body[1])):
+                then(int(body[0]), str(body[1]))
         elif (
             member == "NameOwnerChanged"
             and fields.get(HeaderFields.sender) == BUS_NAME

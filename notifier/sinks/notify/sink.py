@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from notifier.config.load import Config
+from notifier.core.commands import Answer, Command, Focus, Goto, Show, Snooze
 from notifier.core.model import Snapshot, Transition, TurnChange
 from notifier.core.notices import Notice, Withdraw, key_of
 from notifier.core.planner import Planner
@@ -46,33 +47,26 @@ class AlertSink:
         self,
         config: Config,
         store: Any = None,
-        on_show: Callable[[str | None, str | None], None] | None = None,
-        on_snooze: Callable[[str | None, float], None] | None = None,
+        *,
+        execute: Callable[[Command], object] = lambda command: None,
         backend: Backend | None = None,
         clock: Callable[[], float] = time.monotonic,
-        on_goto: Callable[[str, str | None], None] | None = None,
-        on_answer: Callable[[str, str, str], None] | None = None,
-        instead: str | None = None,
-        on_reply: Callable[[str, str, str], None] | None = None,
         wall: Callable[[], float] = time.time,
+        instead: str | None = None,
         health: FailureLog | None = None,
     ) -> None:
-        """``clock`` times every duration (settle, reminders, snoozes, reconnecting); ``wall``
-        only tells a question's age from its time, the time of day (quiet hours) and when a
-        snooze ends in the store. ``on_goto(session, call)``: the default action and "Go to
-        session"; ``on_answer(session, call, option number)``: an option's button;
-        ``on_reply(session, call, text)``: a text typed into the notification (``answer --text``).
-        Without ``on_goto`` a click shows the window.
-        ``instead``: what shows questions while notifications cannot (said in the log; None:
-        the tray icon). ``health``: where the worker's failures are recorded (shared with the app)."""
+        """``execute``: carries out what the user asks of a notification, as the app's commands:
+        ``Goto`` (the default action, "Go to session"), ``Answer`` (an option's button, a text
+        typed into it), ``Snooze`` ("Snooze 15 min"), ``Show`` (the window). ``backend``: the one to
+        use (else chosen at start). ``clock`` times every duration (settle, reminders, snoozes,
+        reconnecting); ``wall`` only tells a question's age from its time, the time of day (quiet
+        hours) and when a snooze ends in the store. ``instead``: what shows questions while
+        notifications cannot (said in the log; None: the tray icon). ``health``: where the
+        worker's failures are recorded (shared with the app)."""
         self.instead = TRAY_ALONE if instead is None else instead
-        self.on_goto = on_goto
-        self.on_answer = on_answer
-        self.on_reply = on_reply
+        self.execute = execute
         self.config = config
         self.store = store
-        self.on_show = on_show
-        self.on_snooze = on_snooze
         self.clock = clock
         self.wall = wall
         self.show_text = bool(config["notifications.show_text"])
@@ -83,8 +77,8 @@ class AlertSink:
             remind_after_s=tuple(m * 60.0 for m in config["remind_after"]),
             notified=store.notified() if store is not None else set(),
             reminded=store.reminders() if store is not None else {},
+            notify_on=frozenset(s for s in config["notify_on"] if s in ("idle", "failed")),
         )
-        self.planner.notify_on = frozenset(s for s in config["notify_on"] if s in ("idle", "failed"))
         self._inbox: queue.Queue[Any] = queue.Queue()
         self._screen = Screen(
             self._choose,
@@ -104,13 +98,12 @@ class AlertSink:
     def _choose(self) -> tuple[Backend, str]:
         return choose_backend(
             self.config["notifications.backend"],
-            self._action_from_server,
-            lambda server_id, reason: None,  # a dismissed bubble stays dismissed; reminders raise a new one
-            self._server_event,
-            self.config["notifications.expire"],
-            self.config["notifications.sound"],
-            self.instead,
-            self._reply_from_server,
+            on_action=self.on_server_action,
+            on_reply=self.on_server_reply,
+            on_server=self._server_event,
+            expire=self.config["notifications.expire"],
+            sound=self.config["notifications.sound"],
+            instead=self.instead,
         )
 
     def start(self) -> None:
@@ -198,7 +191,7 @@ class AlertSink:
         elif kind == "preferences":
             self.planner.preferences = arg.shifted(now - wall)  # (snoozes end on our clock)
         elif kind == "action":
-            actions += self._on_action(*arg)
+            self._on_action(*arg)
         elif kind == "reply":
             self._on_reply(*arg)
         elif kind == "server":
@@ -231,51 +224,46 @@ class AlertSink:
         if reminded and self.store is not None:
             self.store.mark_reminded(reminded)
 
-    # ---- server signals (D-Bus signal thread) ----
+    # ---- server signals (the backend's signal thread; carried out on the worker) ----
 
     def _server_event(self, event: str) -> None:
         self._inbox.put(("server", event))
 
-    def _action_from_server(self, server_id: int, action: str) -> None:
+    def on_server_action(self, server_id: int, action: str) -> None:
+        """The user chose ``action`` on the server's notification ``server_id`` (any thread)."""
         self._inbox.put(("action", (server_id, action)))
 
-    def _reply_from_server(self, server_id: int, text: str) -> None:
+    def on_server_reply(self, server_id: int, text: str) -> None:
+        """The user typed ``text`` into the server's notification ``server_id`` (any thread)."""
         self._inbox.put(("reply", (server_id, text)))
 
-    def _on_action(self, server_id: int, action: str) -> list[Notice | Withdraw]:
+    def _on_action(self, server_id: int, action: str) -> None:
         handle = self._screen.handle_for(server_id)
         if handle is None:
-            return []  # another application's notification
-        keys = self._screen.keys.get(handle, [])
+            return  # another application's notification
+        keys = self._screen.keys_of(handle)
         sessions = sorted({k[0] for k in keys})
         if action == "snooze":
             until = self.wall() + SNOOZE_S  # (kept in the store: wall time)
             for session_key in sessions:
-                if self.on_snooze is not None:
-                    self.on_snooze(session_key, until)  # the app's preferences: set_preferences() back
+                self.execute(Snooze(until, session_key))  # the app's preferences: set_preferences() back
             log.info("snoozed %d session(s) for 15 min", len(sessions))
             self._screen.dismiss(handle, server_id)
-            return []
-        first = keys[0] if keys else (None, None)
-        one_session = len(sessions) == 1 and first[0] is not None
+            return
+        item = self._screen.question_of(handle)
         if action.startswith(ANSWER_PREFIX):
-            notice = self._screen.notices.get(handle)
-            question = notice.items[0].question if notice is not None and len(notice.items) == 1 else None
             choice = "#" + action[len(ANSWER_PREFIX) :]  # the row's number, never taken for a label
             # only what this very notification offered: never a dialog's (a gate's) options
-            if question is None or action not in {a for a, _ in option_actions(question, self.show_text)}:
+            if item is None or action not in {a for a, _ in option_actions(item.question, self.show_text)}:
                 log.warning("ignored the notification action %r: not one it offered", clean(action, 40))
-                return []
-            if self.on_answer is not None and first[0] is not None and first[1] is not None:
-                self.on_answer(first[0], first[1], choice)
-            return []
-        if action in ("default", "goto") and one_session and self.on_goto is not None:
-            assert first[0] is not None
-            self.on_goto(first[0], first[1])
-            return []
-        if self.on_show is not None:
-            self.on_show(first[0], first[1])
-        return []
+                return
+            self.execute(Answer(item.key[0], item.key[1], (choice,)))
+            return
+        session, call = keys[0] if keys else (None, None)
+        if action in ("default", "goto") and len(sessions) == 1 and session is not None:
+            self.execute(Goto(session, call))
+        else:
+            self.execute(Show(Focus(session, call) if session and call else None))
 
     def _on_reply(self, server_id: int, text: str) -> None:
         """A text typed into the notification: the answer to its question, as ``answer --text``
@@ -283,13 +271,11 @@ class AlertSink:
         handle = self._screen.handle_for(server_id)
         if handle is None:
             return  # another application's notification
-        notice = self._screen.notices.get(handle)
-        item = notice.items[0] if notice is not None and len(notice.items) == 1 else None
+        item = self._screen.question_of(handle)
         if item is None or not takes_text(item.question, self.show_text):
             log.warning("ignored a reply typed into a notification that asked for none")
             return
-        if self.on_reply is not None:
-            self.on_reply(item.key[0], item.key[1], text)
+        self.execute(Answer(item.key[0], item.key[1], text=text))
 
 
 def _checked(t: Transition) -> Transition:
