@@ -12,6 +12,7 @@ import platformdirs
 
 from notifier import APP_NAME
 from notifier.core.text import clean
+from notifier.system.logonce import LogOnce
 
 log = logging.getLogger(__name__)
 
@@ -86,7 +87,7 @@ class NotOurs(OSError):
     """A folder another user owns or could change, or a link: never used, nothing done in it."""
 
 
-_said: set[str] = set()  # which runtime-folder choices this process has explained already
+_explained = LogOnce(log)  # which runtime-folder choices this process has explained already
 
 
 def runtime_dir(announce: bool = False) -> str:
@@ -109,10 +110,8 @@ def runtime_dir(announce: bool = False) -> str:
             continue
         if why or refused:
             message = "; ".join([*refused, *([why] if why else [])]) + f": using {path}"
-            if message not in _said:
-                _said.add(message)
-                level = logging.WARNING if refused else logging.INFO if announce else logging.DEBUG
-                log.log(level, "runtime folder: %s", clean(message, 600))
+            level = logging.WARNING if refused else logging.INFO if announce else logging.DEBUG
+            _explained("runtime folder", message, "%s", clean(message, 600), level=level)
         return path
     raise NotOurs("no runtime folder of our own: " + clean("; ".join(refused), 600))
 
