@@ -13,6 +13,7 @@ from notifier.core import shellcmd
 from notifier.core.text import clean
 from notifier.remote.link import Remote, remote_from_config, ssh_argv
 from notifier.system import programs
+from notifier.system.desktop import has_display
 
 SSH_TIMEOUT_S = 15.0
 
@@ -136,7 +137,6 @@ def check_push_url(url: str) -> bool:
 def cmd_goto(remote: Remote, spec: str, only_print: bool) -> int:
     """Prints ``ssh -t HOST tmux attach -t SESSION``; opens it in a terminal unless ``only_print``
     (and where a terminal and a display are found). 0 done, 1 not possible."""
-    import os
     import sys
 
     try:
@@ -145,7 +145,7 @@ def cmd_goto(remote: Remote, spec: str, only_print: bool) -> int:
         sys.stderr.write(f"pi-notifier: {clean(exc)}\n")
         return 1
     sys.stdout.write(shellcmd.join(argv) + "\n")  # (built from checked names: nothing raw)
-    if not only_print and (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
+    if not only_print and has_display():
         open_in_terminal(argv)
     return 0
 

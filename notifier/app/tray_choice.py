@@ -13,6 +13,7 @@ from notifier.app.tray_hosts import NO_HOST_WHY, HostLog, Hosts, look
 from notifier.config.load import Config
 from notifier.core.commands import Command
 from notifier.core.text import clean
+from notifier.system.desktop import has_display
 from notifier.ui.state import UiState
 
 if TYPE_CHECKING:
@@ -31,7 +32,7 @@ def make_tray(
 
     follower: HostFollower | None = None
     sni = False
-    if config["tray.backend"] != "none" and _has_display() and os.name == "posix" and not _apple():
+    if config["tray.backend"] != "none" and has_display() and os.name == "posix" and not _apple():
         follower = HostFollower(HostLog())
         sni = follower.start().sni is not None
     backend, why = choose_backend(config["tray.backend"], sni_host=sni)
@@ -51,10 +52,6 @@ def make_tray(
     return tray
 
 
-def _has_display() -> bool:
-    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
-
-
 def _apple() -> bool:
     import sys
 
@@ -67,7 +64,7 @@ def doctor_line(config: Config) -> str:
     can show in answered."""
     from notifier.ui.tray import choose_backend
 
-    hosts, unasked = (Hosts(), []) if not _has_display() or _apple() else look()
+    hosts, unasked = (Hosts(), []) if not has_display() or _apple() else look()
     backend, why = choose_backend(config["tray.backend"], sni_host=hosts.sni is not None)
     head = f"tray: {backend or 'none'} — {why}"
     if backend is None or backend == "native":

@@ -12,6 +12,7 @@ from typing import Any
 from notifier.config.load import Config
 from notifier.core.text import clean
 from notifier.sessions.scanner import walk
+from notifier.system.desktop import has_display
 
 
 def _line(ok: bool | None, label: str, detail: str) -> str:
@@ -123,8 +124,7 @@ def _extras(config: Config) -> list[str]:
 
         line = doctor_line(config)
         if no_tray:
-            shown = os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
-            instead = f"{NO_TRAY_EITHER}{', the window' if shown else ''} and a status bar (status --tmux / --bar) show questions"
+            instead = f"{NO_TRAY_EITHER}{', the window' if has_display() else ''} and a status bar (status --tmux / --bar) show questions"
             line = line.replace(TRAY_ALONE, instead).replace("the tray icon shows questions", instead)
         lines.append(line)
     except ImportError:

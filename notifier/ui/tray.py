@@ -22,6 +22,7 @@ from typing import Any, Protocol
 
 from notifier.compat import pystray as compat
 from notifier.core.commands import Command
+from notifier.system.desktop import has_display
 from notifier.ui import icons
 from notifier.ui.menu import Entry, menu, title
 from notifier.ui.state import UiState
@@ -65,15 +66,14 @@ def choose_backend(preference: str, sni_host: bool = False) -> tuple[str | None,
         return None, "the tray is turned off (tray.backend = 'none')"
     if sys.platform == "darwin" or sys.platform.startswith("win"):
         return "native", "the native tray of this system"
-    has_x = bool(os.environ.get("DISPLAY"))
-    wayland = bool(os.environ.get("WAYLAND_DISPLAY"))
-    if not has_x and not wayland:
+    if not has_display():
         return None, "no display (DISPLAY and WAYLAND_DISPLAY are unset)"
     if preference != "auto":
         return preference, f"tray.backend = '{preference}'"
     gtk = _gi_gtk()
     if gtk and sni_host and _ayatana():
         return "appindicator", "a StatusNotifierItem host is running (menu; no left-click action)"
+    has_x = bool(os.environ.get("DISPLAY"))
     if gtk and has_x:
         return "gtk", "X11 with PyGObject: menu and left-click action"
     if has_x:
