@@ -18,6 +18,9 @@ log = logging.getLogger(__name__)
 
 
 def _expand(value: str, home: str) -> str:
+    """``~`` as pi expands it in these settings: only ``~`` and ``~/…``, with ``home`` the HOME of
+    the environment given (doctor asks with a running pi's own). Not os.path.expanduser: that
+    reads this process's HOME, and also expands ``~user``, which pi leaves as it is."""
     if value == "~":
         return home
     if value.startswith("~/") or value.startswith("~\\"):
@@ -25,14 +28,12 @@ def _expand(value: str, home: str) -> str:
     return value
 
 
-def _home() -> str:
-    from pathlib import Path  # (only without $HOME)
-
-    return str(Path.home())
+def _home(env: Mapping[str, str]) -> str:
+    return env.get("HOME") or os.path.expanduser("~")  # (without HOME: the password database's)
 
 
 def agent_dir(env: Mapping[str, str] = os.environ) -> str:
-    home = env.get("HOME") or _home()
+    home = _home(env)
     custom = env.get("PI_CODING_AGENT_DIR")
     if custom:
         return os.path.abspath(_expand(custom, home))
@@ -42,7 +43,7 @@ def agent_dir(env: Mapping[str, str] = os.environ) -> str:
 def default_sessions_dir(env: Mapping[str, str] = os.environ) -> str:
     """pi's own precedence: PI_CODING_AGENT_SESSION_DIR, then ``sessionDir`` in the agent dir's
     settings.json, then ``<agent dir>/sessions`` (``~/.pi/agent/sessions`` by default)."""
-    home = env.get("HOME") or _home()
+    home = _home(env)
     explicit = env.get("PI_CODING_AGENT_SESSION_DIR")
     if explicit:
         return os.path.abspath(_expand(explicit, home))
