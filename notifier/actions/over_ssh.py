@@ -3,19 +3,19 @@ the same ssh as the remote's stream, by pi-notifier on that machine."""
 
 from __future__ import annotations
 
-import json
 import subprocess
 from collections.abc import Sequence
 from typing import Any
 
 from notifier.config.load import Config
-from notifier.core import shellcmd
+from notifier.core import jsonbound, shellcmd
 from notifier.core.text import clean
 from notifier.remote.link import Remote, remote_from_config, ssh_argv
 from notifier.system import programs
 from notifier.system.desktop import has_display
 
 SSH_TIMEOUT_S = 15.0
+PRINT_LIMIT = 1 << 20  # bytes of the remote's 'goto --print' line (a location object: a few hundred)
 
 
 def configured(config: Config) -> list[Remote]:
@@ -62,7 +62,7 @@ def goto_argv(remote: Remote, spec: str) -> list[str]:
     characters…) is :class:`RemoteRefused`, with the reason."""
     done = _ssh(remote, ["pi-notifier", "goto", spec, "--print"], SSH_TIMEOUT_S)
     try:
-        where = json.loads(done.stdout.strip().splitlines()[-1])
+        where = jsonbound.loads(done.stdout.strip().splitlines()[-1], max_bytes=PRINT_LIMIT)
     except (ValueError, IndexError):
         where = None
     tm = where.get("tmux") if isinstance(where, dict) else None
