@@ -5,14 +5,12 @@ from __future__ import annotations
 
 import subprocess
 from collections.abc import Sequence
-from typing import Any
 
 from notifier.config.load import Config
 from notifier.core import jsonbound, shellcmd
 from notifier.core.text import clean
 from notifier.remote.link import Remote, remote_from_config, ssh_argv
 from notifier.system import programs
-from notifier.system.desktop import has_display
 
 SSH_TIMEOUT_S = 15.0
 PRINT_LIMIT = 1 << 20  # bytes of the remote's 'goto --print' line (a location object: a few hundred)
@@ -123,49 +121,3 @@ def check_remote(remote: Remote, timeout: float = SSH_TIMEOUT_S) -> tuple[bool, 
     if done.returncode == 127 or "not found" in err:
         return False, "reachable, but pi-notifier is not installed there (or not on its PATH)"
     return False, err or f"exit code {done.returncode}"
-
-
-def check_push_url(url: str) -> bool:
-    import apprise
-
-    return apprise.Apprise().add(url)
-
-
-# ---- the command line's side (pi-notifier goto / answer devbox:SESSION) ----
-
-
-def cmd_goto(remote: Remote, spec: str, only_print: bool) -> int:
-    """Prints ``ssh -t HOST tmux attach -t SESSION``; opens it in a terminal unless ``only_print``
-    (and where a terminal and a display are found). 0 done, 1 not possible."""
-    import sys
-
-    try:
-        argv = goto_argv(remote, spec)
-    except RemoteRefused as exc:
-        sys.stderr.write(f"pi-notifier: {clean(exc)}\n")
-        return 1
-    sys.stdout.write(shellcmd.join(argv) + "\n")  # (built from checked names: nothing raw)
-    if not only_print and has_display():
-        open_in_terminal(argv)
-    return 0
-
-
-def cmd_answer(remote: Remote, spec: str, args: Any) -> int:
-    import sys
-
-    extra = [*args.words[1:]]
-    if args.call:
-        extra = ["--call", args.call, *extra]
-    if args.text is not None:
-        extra = ["--text", args.text, *extra]
-    extra += ["--timeout", f"{args.timeout:g}"]
-    try:
-        code, out, err = answer_remote(remote, spec, extra, args.timeout)
-    except RemoteRefused as exc:
-        sys.stderr.write(f"pi-notifier: {clean(exc)}\n")
-        return 1
-    if out:
-        sys.stdout.write("".join(clean(line) + "\n" for line in out.splitlines()))
-    if err:
-        sys.stderr.write("".join(f"{clean(remote.name)}: {clean(line)}\n" for line in err.splitlines()))
-    return code

@@ -151,7 +151,7 @@ def _remotes(config: Config) -> list[str]:
         lines.append(_line(ok, f"remote {clean(remote.name, 64)}", detail if not ok else f"reachable, {detail}"))
     for n, url in enumerate(config["push.urls"], 1):
         scheme = clean(url.split("://", 1)[0], 20)  # the rest may hold a token: not shown
-        ok = over_ssh.check_push_url(url)
+        ok = _push_url_usable(url)
         lines.append(_line(ok, f"push URL {n} ({scheme}://…)", "ok" if ok else "apprise cannot use this URL"))
     if config["push.urls"] and config["push.when"] == "away":
         from notifier.sinks.push import desktop_away
@@ -164,6 +164,12 @@ def _remotes(config: Config) -> list[str]:
             else _line(True, "push when away", "the desktop is idle or locked now" if away else "you are at the desktop now")
         )
     return lines
+
+
+def _push_url_usable(url: str) -> bool:
+    import apprise
+
+    return bool(apprise.Apprise().add(url))
 
 
 def _health() -> list[str]:
