@@ -28,14 +28,14 @@ def make_tray(
     """A tray icon whose menu calls ``act`` and which shows ``state()``; ``None`` when no
     tray can be shown here (said in the log). A backend that fails to start never raises. With
     no tray host the icon waits for one: the app carries on with notifications and the window."""
-    from notifier.ui.tray import Tray, choose_backend
+    from notifier.ui.tray import Tray, tray_backend
 
     follower: HostFollower | None = None
     sni = False
     if config["tray.backend"] != "none" and has_display() and os.name == "posix" and not _apple():
         follower = HostFollower(HostLog())
         sni = follower.start().sni is not None
-    backend, why = choose_backend(config["tray.backend"], sni_host=sni)
+    backend, why = tray_backend(config["tray.backend"], sni_host=sni)
     if backend is None:
         log.info("no tray icon: %s", why)
         if follower is not None:
@@ -62,10 +62,10 @@ def doctor_line(config: Config) -> str:
     """``doctor``'s tray line: the backend, and the tray host really found (the X selection's
     owner, the StatusNotifierWatcher's owner, both asked now). OK only when a host that backend
     can show in answered."""
-    from notifier.ui.tray import choose_backend
+    from notifier.ui.tray import tray_backend
 
     hosts, unasked = (Hosts(), []) if not has_display() or _apple() else look()
-    backend, why = choose_backend(config["tray.backend"], sni_host=hosts.sni is not None)
+    backend, why = tray_backend(config["tray.backend"], sni_host=hosts.sni is not None)
     head = f"tray: {backend or 'none'} — {why}"
     if backend is None or backend == "native":
         return f"[{'ok  ' if backend else 'note'}] {head}"

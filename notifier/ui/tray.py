@@ -59,7 +59,7 @@ def _ayatana() -> bool:
     return False
 
 
-def choose_backend(preference: str, sni_host: bool = False) -> tuple[str | None, str]:
+def tray_backend(preference: str, sni_host: bool = False) -> tuple[str | None, str]:
     """(pystray backend or None for no tray, the reason in one line). ``sni_host``: a
     StatusNotifierItem watcher is on the session bus now (``app/tray_hosts.py`` looks)."""
     if preference == "none":

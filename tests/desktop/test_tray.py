@@ -304,9 +304,9 @@ def test_copy_resume_command_offers_only_what_parses_back(desktop: dict[str, str
 
 def test_menu_action_fires_from_code(desktop: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
     """The same pystray objects the backend renders: find 'Snooze all → 1 hour' and fire it."""
-    from notifier.ui.tray import Tray, choose_backend
+    from notifier.ui.tray import Tray, tray_backend
 
-    backend, _ = choose_backend("auto")
+    backend, _ = tray_backend("auto")
     assert backend is not None
     monkeypatch.setenv("PYSTRAY_BACKEND", backend)
     data = Board(liveness=False)
