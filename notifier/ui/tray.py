@@ -30,6 +30,7 @@ from notifier.ui.state import UiState
 log = logging.getLogger(__name__)
 ICON_SIZE = 64
 XORG_STOP_GRACE_S = 1.0  # then the window is destroyed from outside (compat.destroy_window)
+LOOP_START_WAIT_S = 10.0  # a stop waits this long for the icon's loop to run (a stop before it is lost)
 
 
 def _gi_gtk() -> bool:
@@ -169,7 +170,8 @@ class Tray:
         now, snapshot = time.time(), ui.snapshot
         pending = snapshot.pending_count
         snoozed = ui.snoozed_until(now) is not None
-        working = any(s.state == "working" for s in snapshot.sessions if now - s.updated_at < 600)
+        recent = now - icons.WORKING_RECENT_S
+        working = any(s.state == "working" and s.updated_at > recent for s in snapshot.sessions)
         state = icons.state_for(pending, len(snapshot.abandoned), working, snoozed)
         shown = (state, pending if state == "needs" else 0)
         new_title = title(ui, now, quiet_hours)
@@ -217,7 +219,7 @@ class Tray:
             stop_event.wait()
             # Stopping a loop that has not started yet does nothing (and it would then run
             # forever): wait until it runs. If it never does, icon.run() has already failed.
-            running.wait(10)
+            running.wait(LOOP_START_WAIT_S)
             self.stop()
 
         threading.Thread(target=stop_when_asked, name="pi-notifier-tray-stop", daemon=True).start()
@@ -254,7 +256,7 @@ class Tray:
 
         def stop_when_gone_or_asked() -> None:
             hosts.wait_xembed(False, stop_event)
-            running.wait(10)
+            running.wait(LOOP_START_WAIT_S)
             with self._lock:  # no change is sent to a loop that is ending (it would wait forever)
                 self._live = False
             self._stop_xorg(icon, ended)
