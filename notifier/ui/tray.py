@@ -83,6 +83,23 @@ def tray_backend(preference: str, sni_host: bool = False) -> tuple[str | None, s
     return None, "Wayland without a StatusNotifierItem host"
 
 
+def _import_pystray(backend: str) -> Any:
+    """pystray, with ``backend`` (pystray reads PYSTRAY_BACKEND once, at its first import). The
+    variable is set for that import only: the processes the app starts (the window, a terminal
+    goto opens) must not inherit it."""
+    before = os.environ.get("PYSTRAY_BACKEND")
+    if backend != "native":
+        os.environ["PYSTRAY_BACKEND"] = backend
+    try:
+        import pystray
+    finally:
+        if before is None:
+            os.environ.pop("PYSTRAY_BACKEND", None)
+        else:
+            os.environ["PYSTRAY_BACKEND"] = before
+    return pystray
+
+
 class Hosts(Protocol):
     """The tray hosts followed while the app runs (``app/tray_follower.HostFollower``)."""
 
@@ -110,10 +127,7 @@ class Tray:
         state: Callable[[], UiState],
         hosts: Hosts | None = None,
     ) -> None:
-        if backend != "native":
-            os.environ["PYSTRAY_BACKEND"] = backend
-        import pystray
-
+        pystray = _import_pystray(backend)
         compat.keep_sigint()
         compat.quiet_dock_failures()
         self.backend = backend

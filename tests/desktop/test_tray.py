@@ -308,7 +308,7 @@ def test_menu_action_fires_from_code(desktop: dict[str, str], monkeypatch: pytes
 
     backend, _ = tray_backend("auto")
     assert backend is not None
-    monkeypatch.setenv("PYSTRAY_BACKEND", backend)
+    monkeypatch.delenv("PYSTRAY_BACKEND", raising=False)
     data = Board(liveness=False)
     data.local.apply(
         "/s/a.jsonl",
@@ -320,6 +320,7 @@ def test_menu_action_fires_from_code(desktop: dict[str, str], monkeypatch: pytes
     )
     fired: list[Command] = []
     tray = Tray(backend, fired.append, lambda: UiState(data.snapshot(2.0)))
+    assert "PYSTRAY_BACKEND" not in os.environ  # (the processes the app starts do not inherit it)
     items = list(tray.icon.menu.items)
     assert items[0].text.startswith("x — Q?")
     items[0](tray.icon)
