@@ -41,10 +41,6 @@ class LogOnce:
             self._said[key] = None
         return True
 
-    def said(self, subject: str, kind: str) -> bool:
-        with self._lock:
-            return (subject, kind) in self._said
-
     def forget(self, subject: str, kind: str | None = None) -> None:
         """``subject`` recovered (or is gone): its next problem is said again."""
         with self._lock:

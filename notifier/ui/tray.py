@@ -202,10 +202,6 @@ class Tray:
             if self.icon.HAS_MENU:
                 self.icon.update_menu()
 
-    @property
-    def shown(self) -> tuple[icons.IconState, int]:
-        return self._shown
-
     # ---- loop ----
 
     def run(self, on_ready: Callable[[], None], stop_event: threading.Event) -> None:
