@@ -23,7 +23,7 @@ from notifier.core import session_spec, shellcmd
 from notifier.core.model import Question, SessionView, Snapshot
 from notifier.core.owners import Wanted
 from notifier.core.text import clean
-from notifier.system.desktop import Missing, Window, focus_method
+from notifier.system.desktop import Missing, Window, focus_method, has_display
 from notifier.system.locate import Location, Unmatched, locate_one, locate_sessions
 from notifier.system.programs import run
 from notifier.system.tmux import TmuxClient, TmuxPane, tmux, tmux_clients
@@ -223,8 +223,7 @@ def go(config: Any, snapshot: Snapshot, session: str | None) -> tuple[int, str]:
             return 1, clean(exc)
         # (built from checked names, so shown as it is: clean() would collapse its spaces)
         command = shellcmd.join(argv)
-        shown = os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
-        if shown and over_ssh.open_in_terminal(argv):
+        if has_display() and over_ssh.open_in_terminal(argv):
             return 0, f"opened in a new terminal: {command}"
         return 1, f"no terminal to open here; run: {command}"
     try:

@@ -3,17 +3,17 @@ the same ssh as the remote's stream, by pi-notifier on that machine."""
 
 from __future__ import annotations
 
-import json
 import subprocess
 from collections.abc import Sequence
-from typing import Any
 
 from notifier.config.load import Config
-from notifier.core import shellcmd
+from notifier.core import jsonbound, shellcmd
 from notifier.core.text import clean
 from notifier.remote.link import Remote, remote_from_config, ssh_argv
+from notifier.system import programs
 
 SSH_TIMEOUT_S = 15.0
+PRINT_LIMIT = 1 << 20  # bytes of the remote's 'goto --print' line (a location object: a few hundred)
 
 
 def configured(config: Config) -> list[Remote]:
@@ -43,29 +43,29 @@ class RemoteRefused(Exception):
     """Cannot be done on the remote; the message says why (exit code 1)."""
 
 
+def _ssh(remote: Remote, words: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
+    """``words`` run by the remote's ssh; :class:`RemoteRefused` when it cannot be reached."""
+    _need_ssh(remote)
+    try:
+        return programs.run_or_raise(ssh_argv(remote, words), timeout)
+    except programs.CannotRun as exc:
+        raise RemoteRefused(f"cannot reach {clean(remote.name)}: {exc}") from None
+
+
 def goto_argv(remote: Remote, spec: str) -> list[str]:
     """``ssh -t HOST tmux attach -t SESSION:WINDOW`` for the remote session's tmux pane (asked of
     the remote's own ``pi-notifier goto --print`` through the same ssh), as an argv: the words
     after HOST are quoted once for the remote shell (ssh joins them with spaces for it). The
     remote's names are checked first: one that cannot be shown in a command (control
     characters…) is :class:`RemoteRefused`, with the reason."""
-    _need_ssh(remote)
+    done = _ssh(remote, ["pi-notifier", "goto", spec, "--print"], SSH_TIMEOUT_S)
     try:
-        done = subprocess.run(
-            ssh_argv(remote, ["pi-notifier", "goto", spec, "--print"]),
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            timeout=SSH_TIMEOUT_S,
-        )
-    except (OSError, ValueError, subprocess.TimeoutExpired) as exc:  # (ValueError: a NUL in the name)
-        raise RemoteRefused(f"cannot reach {clean(remote.name)}: {clean(exc, 200)}") from None
-    try:
-        where = json.loads(done.stdout.decode("utf-8", "replace").strip().splitlines()[-1])
+        where = jsonbound.loads(done.stdout.strip().splitlines()[-1], max_bytes=PRINT_LIMIT)
     except (ValueError, IndexError):
         where = None
     tm = where.get("tmux") if isinstance(where, dict) else None
     if not isinstance(tm, dict) or not isinstance(tm.get("session"), str):
-        reason = clean(done.stderr.decode("utf-8", "replace"), 300) or "it does not run in tmux there"
+        reason = clean(done.stderr, 300) or "it does not run in tmux there"
         raise RemoteRefused(f"{clean(remote.name)}: {reason}")
     window = tm.get("window")
     target = f"{tm['session']}:{window}" if isinstance(window, (str, int)) and not isinstance(window, bool) else tm["session"]
@@ -97,18 +97,9 @@ def open_in_terminal(argv: Sequence[str]) -> bool:
 
 def answer_remote(remote: Remote, spec: str, args: Sequence[str], timeout: float) -> tuple[int, str, str]:
     """Runs ``pi-notifier answer SPEC ARGS…`` on the remote: (exit code, stdout, stderr)."""
-    _need_ssh(remote)
-    try:
-        done = subprocess.run(
-            ssh_argv(remote, ["pi-notifier", "answer", spec, *args]),
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            timeout=timeout + SSH_TIMEOUT_S,
-        )
-    except (OSError, ValueError, subprocess.TimeoutExpired) as exc:  # (ValueError: a NUL in an argument)
-        raise RemoteRefused(f"cannot reach {clean(remote.name)}: {clean(exc, 200)}") from None
+    done = _ssh(remote, ["pi-notifier", "answer", spec, *args], timeout + SSH_TIMEOUT_S)
     code = done.returncode if done.returncode in (0, 1, 2) else 1
-    return code, done.stdout.decode("utf-8", "replace"), done.stderr.decode("utf-8", "replace")
+    return code, done.stdout, done.stderr
 
 
 # ---- doctor ----
@@ -120,64 +111,13 @@ def check_remote(remote: Remote, timeout: float = SSH_TIMEOUT_S) -> tuple[bool, 
     if remote.ssh is None and "run" in remote.command:  # a command remote: its program, asked for its version
         argv = [*remote.command[: remote.command.index("run")], "--version"]
     try:
-        done = subprocess.run(
-            argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout, start_new_session=bool(remote.ssh)
-        )
-    except subprocess.TimeoutExpired:
-        return False, f"no answer within {timeout:g} s"
-    except OSError as exc:
-        return False, clean(exc, 200)
-    out = clean(done.stdout.decode("utf-8", "replace"), 120)
+        done = programs.run_or_raise(argv, timeout, new_session=bool(remote.ssh))
+    except programs.CannotRun as exc:
+        return False, str(exc)
+    out = clean(done.stdout, 120)
     if done.returncode == 0 and out:
         return True, out
-    err = clean(done.stderr.decode("utf-8", "replace"), 200)
+    err = clean(done.stderr, 200)
     if done.returncode == 127 or "not found" in err:
         return False, "reachable, but pi-notifier is not installed there (or not on its PATH)"
     return False, err or f"exit code {done.returncode}"
-
-
-def check_push_url(url: str) -> bool:
-    import apprise
-
-    return apprise.Apprise().add(url)
-
-
-# ---- the command line's side (pi-notifier goto / answer devbox:SESSION) ----
-
-
-def cmd_goto(remote: Remote, spec: str, only_print: bool) -> int:
-    """Prints ``ssh -t HOST tmux attach -t SESSION``; opens it in a terminal unless ``only_print``
-    (and where a terminal and a display are found). 0 done, 1 not possible."""
-    import os
-    import sys
-
-    try:
-        argv = goto_argv(remote, spec)
-    except RemoteRefused as exc:
-        sys.stderr.write(f"pi-notifier: {clean(exc)}\n")
-        return 1
-    sys.stdout.write(shellcmd.join(argv) + "\n")  # (built from checked names: nothing raw)
-    if not only_print and (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
-        open_in_terminal(argv)
-    return 0
-
-
-def cmd_answer(remote: Remote, spec: str, args: Any) -> int:
-    import sys
-
-    extra = [*args.words[1:]]
-    if args.call:
-        extra = ["--call", args.call, *extra]
-    if args.text is not None:
-        extra = ["--text", args.text, *extra]
-    extra += ["--timeout", f"{args.timeout:g}"]
-    try:
-        code, out, err = answer_remote(remote, spec, extra, args.timeout)
-    except RemoteRefused as exc:
-        sys.stderr.write(f"pi-notifier: {clean(exc)}\n")
-        return 1
-    if out:
-        sys.stdout.write("".join(clean(line) + "\n" for line in out.splitlines()))
-    if err:
-        sys.stderr.write("".join(f"{clean(remote.name)}: {clean(line)}\n" for line in err.splitlines()))
-    return code

@@ -16,9 +16,8 @@ from notifier.core import commands
 from notifier.core.bar import summary
 from notifier.core.commands import Command, Status
 from notifier.core.formats import status_obj
-from notifier.core.quiet import quiet_hours_obj
+from notifier.core.quiet import quiet_hours_obj, tomorrow_morning
 from notifier.core.text import clean
-from notifier.ui.menu import tomorrow_morning
 from notifier.ui.state import UiState
 
 if TYPE_CHECKING:

@@ -13,6 +13,7 @@ from notifier.app.tray_hosts import NO_HOST_WHY, HostLog, Hosts, look
 from notifier.config.load import Config
 from notifier.core.commands import Command
 from notifier.core.text import clean
+from notifier.system.desktop import has_display
 from notifier.ui.state import UiState
 
 if TYPE_CHECKING:
@@ -27,14 +28,14 @@ def make_tray(
     """A tray icon whose menu calls ``act`` and which shows ``state()``; ``None`` when no
     tray can be shown here (said in the log). A backend that fails to start never raises. With
     no tray host the icon waits for one: the app carries on with notifications and the window."""
-    from notifier.ui.tray import Tray, choose_backend
+    from notifier.ui.tray import Tray, tray_backend
 
     follower: HostFollower | None = None
     sni = False
-    if config["tray.backend"] != "none" and _has_display() and os.name == "posix" and not _apple():
+    if config["tray.backend"] != "none" and has_display() and os.name == "posix" and not _apple():
         follower = HostFollower(HostLog())
         sni = follower.start().sni is not None
-    backend, why = choose_backend(config["tray.backend"], sni_host=sni)
+    backend, why = tray_backend(config["tray.backend"], sni_host=sni)
     if backend is None:
         log.info("no tray icon: %s", why)
         if follower is not None:
@@ -51,10 +52,6 @@ def make_tray(
     return tray
 
 
-def _has_display() -> bool:
-    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
-
-
 def _apple() -> bool:
     import sys
 
@@ -65,10 +62,10 @@ def doctor_line(config: Config) -> str:
     """``doctor``'s tray line: the backend, and the tray host really found (the X selection's
     owner, the StatusNotifierWatcher's owner, both asked now). OK only when a host that backend
     can show in answered."""
-    from notifier.ui.tray import choose_backend
+    from notifier.ui.tray import tray_backend
 
-    hosts, unasked = (Hosts(), []) if not _has_display() or _apple() else look()
-    backend, why = choose_backend(config["tray.backend"], sni_host=hosts.sni is not None)
+    hosts, unasked = (Hosts(), []) if not has_display() or _apple() else look()
+    backend, why = tray_backend(config["tray.backend"], sni_host=hosts.sni is not None)
     head = f"tray: {backend or 'none'} — {why}"
     if backend is None or backend == "native":
         return f"[{'ok  ' if backend else 'note'}] {head}"

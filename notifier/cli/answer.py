@@ -6,12 +6,14 @@ from __future__ import annotations
 import argparse
 import sys
 
+from notifier.actions import over_ssh
 from notifier.cli.common import fail, with_outside_file
 from notifier.config.load import Config
 from notifier.core.model import Snapshot
 from notifier.core.text import clean, number
 from notifier.engine.options import engine_options
 from notifier.engine.scan import scan_once
+from notifier.remote.link import Remote
 
 
 def _split_answer_words(words: list[str], snapshot: Snapshot, text: bool) -> tuple[str | None, list[str]]:
@@ -49,11 +51,9 @@ def cmd_answer(args: argparse.Namespace, config: Config) -> int:
 
     if args.timeout <= 0:
         return fail(2, "--timeout takes a number of seconds > 0")
-    from notifier.actions import over_ssh
-
     remote = over_ssh.split(config, args.words[0] if args.words else None)
     if remote is not None:  # devbox:SESSION CHOICE… — answered by pi-notifier on the remote
-        return over_ssh.cmd_answer(*remote, args)
+        return _answer_remote(*remote, args)
     options = engine_options(config)
     from notifier.app.dialog_feed import with_open_dialogs
 
@@ -73,3 +73,23 @@ def cmd_answer(args: argparse.Namespace, config: Config) -> int:
         return fail(1, f"pi recorded the question as {done.outcome}: {clean(done.answer or '', 200)}")
     sys.stdout.write(f"answered: {clean(done.answer or '(recorded)', 300)}\n")
     return 0
+
+
+def _answer_remote(remote: Remote, spec: str, args: argparse.Namespace) -> int:
+    """``pi-notifier answer`` run by pi-notifier on the remote: its exit code, its output here
+    (each line sanitized; its errors named after the remote)."""
+    extra = [*args.words[1:]]
+    if args.call:
+        extra = ["--call", args.call, *extra]
+    if args.text is not None:
+        extra = ["--text", args.text, *extra]
+    extra += ["--timeout", f"{args.timeout:g}"]
+    try:
+        code, out, err = over_ssh.answer_remote(remote, spec, extra, args.timeout)
+    except over_ssh.RemoteRefused as exc:
+        return fail(1, exc)
+    if out:
+        sys.stdout.write("".join(clean(line) + "\n" for line in out.splitlines()))
+    if err:
+        sys.stderr.write("".join(f"{clean(remote.name)}: {clean(line)}\n" for line in err.splitlines()))
+    return code

@@ -12,6 +12,7 @@ from typing import Any
 from notifier.config.load import Config
 from notifier.core.text import clean
 from notifier.sessions.scanner import walk
+from notifier.system.desktop import has_display
 
 
 def _line(ok: bool | None, label: str, detail: str) -> str:
@@ -123,8 +124,7 @@ def _extras(config: Config) -> list[str]:
 
         line = doctor_line(config)
         if no_tray:
-            shown = os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
-            instead = f"{NO_TRAY_EITHER}{', the window' if shown else ''} and a status bar (status --tmux / --bar) show questions"
+            instead = f"{NO_TRAY_EITHER}{', the window' if has_display() else ''} and a status bar (status --tmux / --bar) show questions"
             line = line.replace(TRAY_ALONE, instead).replace("the tray icon shows questions", instead)
         lines.append(line)
     except ImportError:
@@ -151,7 +151,7 @@ def _remotes(config: Config) -> list[str]:
         lines.append(_line(ok, f"remote {clean(remote.name, 64)}", detail if not ok else f"reachable, {detail}"))
     for n, url in enumerate(config["push.urls"], 1):
         scheme = clean(url.split("://", 1)[0], 20)  # the rest may hold a token: not shown
-        ok = over_ssh.check_push_url(url)
+        ok = _push_url_usable(url)
         lines.append(_line(ok, f"push URL {n} ({scheme}://…)", "ok" if ok else "apprise cannot use this URL"))
     if config["push.urls"] and config["push.when"] == "away":
         from notifier.sinks.push import desktop_away
@@ -164,6 +164,12 @@ def _remotes(config: Config) -> list[str]:
             else _line(True, "push when away", "the desktop is idle or locked now" if away else "you are at the desktop now")
         )
     return lines
+
+
+def _push_url_usable(url: str) -> bool:
+    import apprise
+
+    return bool(apprise.Apprise().add(url))
 
 
 def _health() -> list[str]:

@@ -7,12 +7,16 @@ import argparse
 import re
 import sys
 
+from notifier.actions import over_ssh
 from notifier.cli.common import fail, with_outside_file
 from notifier.config.load import Config
+from notifier.core import shellcmd
 from notifier.core.formats import dumps
 from notifier.core.text import clean
 from notifier.engine.options import engine_options
 from notifier.engine.scan import scan_once
+from notifier.remote.link import Remote
+from notifier.system.desktop import has_display
 
 # Inside JSON strings, what a terminal would act on or that reorders what is seen: C1 controls,
 # DEL, bidi and other format characters, line separators (JSON escapes C0 itself).
@@ -28,11 +32,11 @@ def terminal_json(obj: object) -> str:
 
 def cmd_goto(args: argparse.Namespace, config: Config) -> int:
     """goto [SESSION] [--print]: 0 focused (or printed), 1 not possible (what to do instead), 2 bad usage."""
-    from notifier.actions import goto, over_ssh
+    from notifier.actions import goto
 
     remote = over_ssh.split(config, args.session)
     if remote is not None:  # devbox:SESSION — a session on a remote (docs/usage.md "Remote machines and pushes")
-        return over_ssh.cmd_goto(*remote, only_print=args.print)
+        return _goto_remote(*remote, only_print=args.print)
     options = engine_options(config)
     snapshot = with_outside_file(scan_once(options), options, args.session)
     try:
@@ -51,4 +55,17 @@ def cmd_goto(args: argparse.Namespace, config: Config) -> int:
     except goto.Refused as exc:
         return fail(1, exc)
     sys.stdout.write(clean(done) + "\n")
+    return 0
+
+
+def _goto_remote(remote: Remote, spec: str, only_print: bool) -> int:
+    """Prints ``ssh -t HOST tmux attach -t SESSION``; opens it in a terminal unless ``only_print``
+    (and where a terminal and a display are found). 0 done, 1 not possible."""
+    try:
+        argv = over_ssh.goto_argv(remote, spec)
+    except over_ssh.RemoteRefused as exc:
+        return fail(1, exc)
+    sys.stdout.write(shellcmd.join(argv) + "\n")  # (built from checked names: nothing raw)
+    if not only_print and has_display():
+        over_ssh.open_in_terminal(argv)
     return 0

@@ -7,20 +7,20 @@ import argparse
 import math
 import sys
 import time
+from datetime import datetime
 
 from notifier.config.load import Config, ConfigError
 from notifier.core.formats import dumps, history_obj
 from notifier.core.text import clean, duration, project_name
+from notifier.core.times import parse_iso
 
 
 def _local_minute(stamp: str) -> str:
     """An ``iso`` time (always 2000–2200) as local "YYYY-MM-DD HH:MM"."""
-    from datetime import datetime
-
-    try:
-        return datetime.fromisoformat(stamp.replace("Z", "+00:00")).astimezone().strftime("%Y-%m-%d %H:%M")
-    except (ValueError, OverflowError, OSError):
+    seconds = parse_iso(stamp)
+    if seconds is None:
         return stamp[:16].replace("T", " ")
+    return datetime.fromtimestamp(seconds).strftime("%Y-%m-%d %H:%M")
 
 
 MAX_SINCE_DAYS = 36500

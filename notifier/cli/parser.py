@@ -203,24 +203,43 @@ def _say(line: str) -> None:
         pass
 
 
-def _dispatch(args: argparse.Namespace, config: Config) -> int:
-    """Each command (:data:`notifier.cli.arguments.COMMANDS`) is the function ``cmd_<module>(args,
-    config) -> exit code`` of its own module, notifier/cli/<module>.py (the command's name with
-    "_" for "-"), imported only when it runs."""
+# What carries out each command (:data:`notifier.cli.arguments.COMMANDS`): a function ``(args,
+# config) -> exit code``, named here in full so that a search finds it, and imported only when its
+# command runs (each command's start-up pays for its own modules only).
+HANDLERS = {
+    "run": "notifier.cli.run:cmd_run",
+    "status": "notifier.cli.status:cmd_status",
+    "doctor": "notifier.cli.doctor:cmd_doctor",
+    "show": "notifier.cli.show:cmd_show",
+    "history": "notifier.cli.history:cmd_history",
+    "autostart": "notifier.cli.autostart:cmd_autostart",
+    "config": "notifier.cli.config:cmd_config",
+    "goto": "notifier.cli.goto:cmd_goto",
+    "answer": "notifier.cli.answer:cmd_answer",
+    "snooze": "notifier.cli.snooze:cmd_snooze",
+    "mute": "notifier.cli.mute:cmd_mute",
+    "unmute": "notifier.cli.unmute:cmd_unmute",
+    "pi-extension": "notifier.cli.pi_extension:cmd_pi_extension",
+    "demo": "notifier.cli.demo:cmd_demo",
+}
+
+
+def handler(command: str) -> Callable[[argparse.Namespace, Config], int]:
+    """The function of ``command`` (:data:`HANDLERS`), its module imported now."""
     import importlib
 
-    from notifier.cli.arguments import COMMANDS
+    module, _, name = HANDLERS[command].partition(":")
+    found: Callable[[argparse.Namespace, Config], int] = getattr(importlib.import_module(module), name)
+    return found
 
-    if args.command not in COMMANDS:  # pragma: no cover - argparse rejects unknown commands
+
+def _dispatch(args: argparse.Namespace, config: Config) -> int:
+    if args.command not in HANDLERS:  # pragma: no cover - argparse rejects unknown commands
         from notifier.config.load import ConfigError
         from notifier.core.text import clean
 
         raise ConfigError(f"unknown command {clean(args.command)}")
-    module = args.command.replace("-", "_")
-    handler: Callable[[argparse.Namespace, Config], int] = getattr(
-        importlib.import_module(f"notifier.cli.{module}"), f"cmd_{module}"
-    )
-    return int(handler(args, config))
+    return int(handler(args.command)(args, config))
 
 
 if __name__ == "__main__":

@@ -37,9 +37,11 @@ import threading
 from importlib import metadata
 from typing import Any
 
+from notifier.system.logonce import LogOnce
+
 log = logging.getLogger(__name__)
 CHECKED = ("0.19.",)  # the versions these workarounds were written and tested for
-_said: set[str] = set()
+_skipped = LogOnce(log, logging.DEBUG)
 
 
 def version() -> str | None:
@@ -56,9 +58,7 @@ def checked(found: str | None = None) -> bool:
 
 
 def _skip(what: str) -> None:
-    if what not in _said:
-        _said.add(what)
-        log.debug("pystray %s: %s not applied (checked on %s only)", version(), what, ", ".join(CHECKED))
+    _skipped(f"pystray {version()}", what, "%s not applied (checked on %s only)", what, ", ".join(CHECKED))
 
 
 class _SignalWithoutSigintReset:

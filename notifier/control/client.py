@@ -15,12 +15,13 @@ from notifier.control.peer import server_not_ours, socket_not_ours
 from notifier.control.wire import BUSY, MAX_REPLY, encode, socket_path
 from notifier.core import jsonbound
 from notifier.core.text import clean
+from notifier.system.logonce import LogOnce
 
 if TYPE_CHECKING:
     import socket
 
 log = logging.getLogger(__name__)
-_distrusted: set[tuple[str, str]] = set()  # (socket, why): each said once
+_distrusted = LogOnce(log)  # (socket, why): each said once
 
 
 def _failure(message: str) -> dict[str, Any]:
@@ -72,9 +73,7 @@ class _Busy(Exception):
 
 def _distrust(target: str, why: str) -> None:
     """What answers at ``target`` is not this user's app: said once, never listened to."""
-    if (target, why) not in _distrusted:
-        _distrusted.add((target, why))
-        log.warning("not using the control socket %s: %s (not this user's app)", clean(target, 300), why)
+    _distrusted(f"control socket {target}", why, "not used: %s (not this user's app)", why)
 
 
 def _connect(target: str, deadline: float) -> socket.socket | None:

@@ -23,6 +23,7 @@ from notifier.control.peer import listen_private, peer_uid
 from notifier.control.wire import BUSY, MAX_REQUEST, encode, parse_request
 from notifier.control.workers import WORKERS, Handler, WorkerPool
 from notifier.core.text import clean
+from notifier.system.logonce import LogOnce
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +51,7 @@ class Server:
         self._pool = WorkerPool(handler, workers, self._notify)
         self._stopping = False
         self._accept_paused_until = 0.0
-        self._warned: set[str] = set()
+        self._once = LogOnce(log)
         self._bound: tuple[int, int] | None = None  # the socket file this server made
 
     # ---- lifecycle ----
@@ -156,11 +157,6 @@ class Server:
             if mask & selectors.EVENT_WRITE and not what.closed:
                 self._notify(what)
 
-    def _warn_once(self, key: str, message: str, *args: Any) -> None:
-        if key not in self._warned:
-            self._warned.add(key)
-            log.warning(message, *args)
-
     def _accept(self) -> None:
         assert self.sock is not None
         for _ in range(64):  # then give the connections a turn
@@ -172,13 +168,13 @@ class Server:
                 if exc.errno in (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM):
                     # Out of descriptors: stop watching the socket for a moment instead of
                     # spinning on a connection that cannot be taken.
-                    self._warn_once("fds", "control channel: cannot accept (%s)", clean(exc, 100))
+                    self._once("control channel", "fds", "cannot accept (%s)", clean(exc, 100))
                     self._selector.unregister(self.sock)
                     self._accept_paused_until = time.monotonic() + 0.2
                 return
             uid = peer_uid(client)
             if uid is not None and uid != os.getuid():
-                self._warn_once(f"uid{uid}", "control channel: refused a connection from uid %d", uid)
+                self._once("control channel", f"uid{uid}", "refused a connection from uid %d", uid)
                 with contextlib.suppress(OSError):
                     client.close()
                 continue

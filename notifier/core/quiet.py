@@ -1,4 +1,5 @@
-"""Quiet hours: a daily window without notifications (the tray icon still changes).
+"""Quiet hours: a daily window without notifications (the tray icon still changes); and the next
+morning, when a snooze "until tomorrow" ends.
 
 Pure: the time is passed in (epoch seconds); only the conversion to the local time of day uses
 the machine's time zone."""
@@ -56,6 +57,14 @@ def next_quiet_change(window: tuple[int, int] | None, now: float) -> float | Non
         for m in window
     ]
     return min(t for t in times if t > now)
+
+
+def tomorrow_morning(now: float) -> float:
+    """8:00 tomorrow, local time ("Until tomorrow")."""
+    from datetime import datetime, timedelta
+
+    local = datetime.fromtimestamp(now)
+    return (local + timedelta(days=1)).replace(hour=8, minute=0, second=0, microsecond=0).timestamp()
 
 
 def quiet_hours_obj(value: str, now: float) -> dict[str, Any]:

@@ -7,7 +7,6 @@ known entries with the wrong shape raise :class:`EntryError` so the caller can l
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import datetime, timezone
 from typing import Any
 
 from notifier.core.jsonbound import Budget, loads, shrink
@@ -24,7 +23,7 @@ from notifier.core.reducer import (
     TurnEnd,
 )
 from notifier.core.text import clean
-from notifier.core.times import sane_time
+from notifier.core.times import parse_iso, sane_time
 from notifier.pi.catalog import QuestionCatalog
 from notifier.pi.extraction import extract
 from notifier.pi.outcomes import classify, result_text
@@ -50,23 +49,13 @@ def parse_time(value: Any, default: float) -> float:
     """An entry's ISO-8601 ``timestamp`` (or Unix ms) as epoch seconds; ``default`` if unusable
     (not a time, out of range, NaN/inf, a huge number, another type)."""
     if isinstance(value, str):
-        if not 0 < len(value) <= 64:
-            return default
-        text = value[:-1] + "+00:00" if value[-1:] in ("Z", "z") else value
-        try:
-            parsed = datetime.fromisoformat(text)
-            if parsed.tzinfo is None:
-                parsed = parsed.replace(tzinfo=timezone.utc)
-            seconds: object = parsed.timestamp()
-        except (ValueError, OverflowError, OSError):
-            return default
-    elif isinstance(value, (int, float)) and not isinstance(value, bool):
-        if isinstance(value, int) and abs(value) > 10**15:
-            return default
-        seconds = float(value) / 1000.0 if value > 1e11 else value  # Unix milliseconds
-    else:
+        parsed = parse_iso(value)
+        return default if parsed is None else parsed
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
         return default
-    ok = sane_time(seconds)
+    if isinstance(value, int) and abs(value) > 10**15:
+        return default
+    ok = sane_time(float(value) / 1000.0 if value > 1e11 else value)  # (Unix milliseconds)
     return default if ok is None else ok
 
 

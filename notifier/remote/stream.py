@@ -9,7 +9,6 @@ it with one log line, like a bad session line).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 from notifier.core import jsonbound
@@ -23,7 +22,7 @@ from notifier.core.model import (
     remote_key,
 )
 from notifier.core.text import clean
-from notifier.core.times import MAX_TIME, MIN_TIME
+from notifier.core.times import parse_iso
 
 MAX_LINE = 1 << 20  # bytes in one event line (a question's text is not truncated by the sender)
 MAX_PATH = 4096
@@ -119,14 +118,8 @@ def _number(v: Any) -> bool:
 
 
 def _time(value: Any, now: float) -> float:
-    if isinstance(value, str) and len(value) <= 40:
-        try:
-            ts = datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
-        except (ValueError, OverflowError, OSError):
-            return now
-        if MIN_TIME <= ts <= MAX_TIME:
-            return min(ts, now)
-    return now
+    ts = parse_iso(value)
+    return now if ts is None else min(ts, now)
 
 
 def _opt_str(value: Any, limit: int) -> str | None:

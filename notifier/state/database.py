@@ -21,7 +21,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from notifier.core.text import clean
-from notifier.system.paths import from_db, private_file, to_db
+from notifier.state.sqltext import from_db, to_db
+from notifier.system.paths import private_file
 
 log = logging.getLogger(__name__)
 

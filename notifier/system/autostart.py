@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,8 +17,11 @@ import platformdirs
 from notifier import resources
 from notifier.core import shellcmd
 from notifier.core.text import clean
+from notifier.system import programs
 
 UNIT = "pi-notifier.service"
+SYSTEMD_ASK_TIMEOUT_S = 10.0  # is a systemd user instance running (asked before each install)
+SYSTEMCTL_TIMEOUT_S = 30.0  # enable, disable, daemon-reload
 
 
 def executable() -> list[str]:
@@ -74,13 +76,8 @@ class Target:
 def systemd_user_running() -> bool:
     if not shutil.which("systemctl"):
         return False
-    try:
-        out = subprocess.run(
-            ["systemctl", "--user", "is-system-running"], capture_output=True, text=True, timeout=10
-        )
-    except (OSError, subprocess.SubprocessError):
-        return False
-    return out.stdout.strip() in ("running", "degraded", "starting", "initializing")
+    out = programs.run(["systemctl", "--user", "is-system-running"], SYSTEMD_ASK_TIMEOUT_S)
+    return out is not None and out.stdout.strip() in ("running", "degraded", "starting", "initializing")
 
 
 def target(method: str | None = None) -> Target:
@@ -122,8 +119,8 @@ def render(t: Target, exe: list[str], icon: str = ICON_NAME) -> str:
 
 def _systemctl(*args: str) -> tuple[bool, str]:
     try:
-        out = subprocess.run(["systemctl", "--user", *args], capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.SubprocessError) as exc:
+        out = programs.run_or_raise(["systemctl", "--user", *args], SYSTEMCTL_TIMEOUT_S)
+    except programs.CannotRun as exc:
         return False, str(exc)
     return out.returncode == 0, (out.stderr or out.stdout).strip()
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -205,6 +205,13 @@ def _wayland_desktop(env: dict[str, str]) -> str:
 def _is_kde(env: dict[str, str]) -> bool:
     desktops = (env.get("XDG_CURRENT_DESKTOP") or "").lower().split(":")
     return "kde" in desktops or bool(env.get("KDE_FULL_SESSION"))
+
+
+def has_display(env: Mapping[str, str] | None = None) -> bool:
+    """Whether there is a display (X11 or Wayland) in ``env`` (default: ours) for a window, a tray
+    or a terminal to show on."""
+    env = os.environ if env is None else env
+    return bool(env.get("DISPLAY") or env.get("WAYLAND_DISPLAY"))
 
 
 def focus_method(env: dict[str, str] | None = None) -> Method | Missing:

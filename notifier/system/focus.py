@@ -19,7 +19,7 @@ import logging
 import os
 import select
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from notifier.core.owners import Wanted
@@ -90,30 +90,6 @@ def may_show(pid: int, folders: set[str]) -> bool:
         except psutil.Error:
             continue
     return False
-
-
-def items_focused(items: Sequence[Any]) -> bool:
-    """For notifications (``notifications.skip_when_focused``): True when every question of a
-    notice (items with ``ref`` and ``question``) is in a session the user is looking at."""
-    if not items or any(i.ref.host is not None for i in items):
-        return False  # (a remote session: its folder path says nothing about this machine)
-    try:
-        front = current_front()
-        if front is None:
-            return False  # nothing focused, or nothing here can tell
-        if front != UNKNOWN:
-            folders = {(i.ref.cwd or "").rstrip("/") or "/" for i in items if i.ref.cwd}
-            if not may_show(front[1], folders):
-                return False  # the focused window runs neither tmux nor a pi of these folders
-            # It may be one of them. Skipping loses a notification, so the watcher's word is not
-            # enough: its event for a focus change made a moment ago may still be on its way.
-            front = UNKNOWN
-        wanted = [Wanted(i.ref.key, i.ref.cwd, i.question.asked_at, True, i.question.text) for i in items]
-        found = locate_sessions(wanted)
-        return all(is_focused(found.get(i.ref.key), front) for i in items)
-    except Exception as exc:
-        log.debug("focus check failed: %s", clean(exc, 200))
-        return False
 
 
 # ---- what is focused, kept current ----
@@ -243,3 +219,40 @@ def current_front() -> Front | None:
             log.debug("watching what is focused through %s", method.name)
             _watcher[:] = [w]
         return w.front
+
+
+# ---- the check before a notification ----
+
+
+def items_focused(
+    items: Sequence[Any],
+    front: Callable[[], Front | None] = current_front,
+    method: Callable[[], Method | Missing] = focus_method,
+    shows: Callable[[int, set[str]], bool] = may_show,
+    locate: Callable[[list[Wanted]], Mapping[str, Location]] = locate_sessions,
+) -> bool:
+    """For notifications (``notifications.skip_when_focused``): True when every question of a
+    notice (items with ``ref`` and ``question``) is in a session the user is looking at.
+    ``front``: what the watcher last saw in front; ``method``: the focus method, asked afresh;
+    ``shows``: whether a window's process may show one of these folders (:func:`may_show`);
+    ``locate``: where the sessions' pis run."""
+    if not items or any(i.ref.host is not None for i in items):
+        return False  # (a remote session: its folder path says nothing about this machine)
+    try:
+        seen = front()
+        if seen is None:
+            return False  # nothing focused, or nothing here can tell
+        if seen != UNKNOWN:
+            folders = {(i.ref.cwd or "").rstrip("/") or "/" for i in items if i.ref.cwd}
+            if not shows(seen[1], folders):
+                return False  # the focused window runs neither tmux nor a pi of these folders
+        # It may be one of them. Skipping loses a notification, so the watcher's word is not
+        # enough: its event for a focus change made a moment ago may still be on its way. The
+        # focus method is asked what is in front now.
+        asked = method()
+        wanted = [Wanted(i.ref.key, i.ref.cwd, i.question.asked_at, True, i.question.text) for i in items]
+        found = locate(wanted)
+        return all(is_focused(found.get(i.ref.key), UNKNOWN, asked) for i in items)
+    except Exception as exc:
+        log.debug("focus check failed: %s", clean(exc, 200))
+        return False

@@ -23,6 +23,15 @@ class LogOnce:
 
     def __call__(self, subject: str, kind: str, message: str, *args: Any, level: int | None = None) -> bool:
         """Log ``"<subject>: <message>"`` unless this (subject, kind) was said already; True if logged."""
+        if not self.first(subject, kind):
+            return False
+        prefix = f"{clean(subject, 300)}: " if subject else ""
+        self.logger.log(self.level if level is None else level, prefix + message, *args)
+        return True
+
+    def first(self, subject: str, kind: str) -> bool:
+        """True the first time this (subject, kind) comes (for a caller that says it its own way:
+        with a traceback the first time, in one line after)."""
         key = (subject, kind)
         with self._lock:
             if key in self._said:
@@ -30,13 +39,7 @@ class LogOnce:
             if len(self._said) >= MAX_REMEMBERED:
                 self._said.pop(next(iter(self._said)))
             self._said[key] = None
-        prefix = f"{clean(subject, 300)}: " if subject else ""
-        self.logger.log(self.level if level is None else level, prefix + message, *args)
         return True
-
-    def said(self, subject: str, kind: str) -> bool:
-        with self._lock:
-            return (subject, kind) in self._said
 
     def forget(self, subject: str, kind: str | None = None) -> None:
         """``subject`` recovered (or is gone): its next problem is said again."""

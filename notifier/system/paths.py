@@ -12,11 +12,15 @@ import platformdirs
 
 from notifier import APP_NAME
 from notifier.core.text import clean
+from notifier.system.logonce import LogOnce
 
 log = logging.getLogger(__name__)
 
 
 def _expand(value: str, home: str) -> str:
+    """``~`` as pi expands it in these settings: only ``~`` and ``~/…``, with ``home`` the HOME of
+    the environment given (doctor asks with a running pi's own). Not os.path.expanduser: that
+    reads this process's HOME, and also expands ``~user``, which pi leaves as it is."""
     if value == "~":
         return home
     if value.startswith("~/") or value.startswith("~\\"):
@@ -24,14 +28,12 @@ def _expand(value: str, home: str) -> str:
     return value
 
 
-def _home() -> str:
-    from pathlib import Path  # (only without $HOME)
-
-    return str(Path.home())
+def _home(env: Mapping[str, str]) -> str:
+    return env.get("HOME") or os.path.expanduser("~")  # (without HOME: the password database's)
 
 
 def agent_dir(env: Mapping[str, str] = os.environ) -> str:
-    home = env.get("HOME") or _home()
+    home = _home(env)
     custom = env.get("PI_CODING_AGENT_DIR")
     if custom:
         return os.path.abspath(_expand(custom, home))
@@ -41,7 +43,7 @@ def agent_dir(env: Mapping[str, str] = os.environ) -> str:
 def default_sessions_dir(env: Mapping[str, str] = os.environ) -> str:
     """pi's own precedence: PI_CODING_AGENT_SESSION_DIR, then ``sessionDir`` in the agent dir's
     settings.json, then ``<agent dir>/sessions`` (``~/.pi/agent/sessions`` by default)."""
-    home = env.get("HOME") or _home()
+    home = _home(env)
     explicit = env.get("PI_CODING_AGENT_SESSION_DIR")
     if explicit:
         return os.path.abspath(_expand(explicit, home))
@@ -86,7 +88,7 @@ class NotOurs(OSError):
     """A folder another user owns or could change, or a link: never used, nothing done in it."""
 
 
-_said: set[str] = set()  # which runtime-folder choices this process has explained already
+_explained = LogOnce(log)  # which runtime-folder choices this process has explained already
 
 
 def runtime_dir(announce: bool = False) -> str:
@@ -109,10 +111,8 @@ def runtime_dir(announce: bool = False) -> str:
             continue
         if why or refused:
             message = "; ".join([*refused, *([why] if why else [])]) + f": using {path}"
-            if message not in _said:
-                _said.add(message)
-                level = logging.WARNING if refused else logging.INFO if announce else logging.DEBUG
-                log.log(level, "runtime folder: %s", clean(message, 600))
+            level = logging.WARNING if refused else logging.INFO if announce else logging.DEBUG
+            _explained("runtime folder", message, "%s", clean(message, 600), level=level)
         return path
     raise NotOurs("no runtime folder of our own: " + clean("; ".join(refused), 600))
 
@@ -217,29 +217,6 @@ def _restrict(path: str, mode: int) -> None:
             os.chmod(path, mode)
         except OSError as exc:
             log.warning("cannot make %s private (%s)", clean(path), exc)
-
-
-# ---- names that are not UTF-8 in SQLite ----
-# A file name with bytes that are not UTF-8 is a str with lone surrogates (PEP 383), and so is a
-# JSON "\udXXX" escape. SQLite text must be UTF-8: such a str is stored as a BLOB of its
-# "surrogatepass" bytes instead, which reads back to the very same str.
-
-
-def to_db(value: object) -> object:
-    """A value for an SQL parameter: any str is accepted (see above)."""
-    if isinstance(value, str) and not value.isascii():
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            return value.encode("utf-8", "surrogatepass")
-    return value
-
-
-def from_db(value: object) -> object:
-    """A column value back: BLOBs written by :func:`to_db` are str again."""
-    if isinstance(value, bytes):
-        return value.decode("utf-8", "surrogatepass")
-    return value
 
 
 def session_address() -> str | None:

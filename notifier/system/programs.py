@@ -1,40 +1,57 @@
-"""Outside programs and the process tree, as the locator needs them: run a program (argument list,
-no shell, a timeout; ``None`` when it cannot run) and a process's chain of parents. Nothing here
-raises for an odd system."""
+"""Outside programs and the process tree: run a program (argument list, no shell, a timeout: the
+one way here to run one and wait for it) and a process's chain of parents. Nothing here
+raises for an odd system but :class:`CannotRun`, where it is asked for."""
 
 from __future__ import annotations
 
 import logging
+import subprocess
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from notifier.core.text import clean
-
-if TYPE_CHECKING:
-    import subprocess
 
 log = logging.getLogger(__name__)
 
 TIMEOUT_S = 5.0
 
 
+class CannotRun(Exception):
+    """The program could not be started or did not finish in time (the message says which)."""
+
+
+def run_or_raise(
+    cmd: Sequence[str], timeout: float = TIMEOUT_S, input: str | None = None, new_session: bool = False
+) -> subprocess.CompletedProcess[str]:
+    """Run a program (argument list, no shell) and return its result: ``input`` on its standard
+    input (else none), its output and errors as text. The one decoding: UTF-8, bytes that are not
+    UTF-8 kept as lone surrogates both ways (PEP 383: a name goes back byte for byte, and
+    :func:`notifier.core.text.clean` shows them as U+FFFD). ``new_session``: without our
+    controlling terminal (ssh cannot ask for a password there). Raises :class:`CannotRun`."""
+    try:
+        return subprocess.run(
+            list(cmd),
+            capture_output=True,
+            encoding="utf-8",
+            errors="surrogateescape",
+            timeout=timeout,
+            input=input,
+            stdin=subprocess.DEVNULL if input is None else None,
+            start_new_session=new_session,
+        )
+    except subprocess.TimeoutExpired:
+        raise CannotRun(f"no answer within {timeout:g} s") from None
+    except (OSError, ValueError, subprocess.SubprocessError) as exc:  # (ValueError: a NUL in an argument)
+        raise CannotRun(clean(exc, 200)) from None
+
+
 def run(
     cmd: Sequence[str], timeout: float = TIMEOUT_S, input: str | None = None
 ) -> subprocess.CompletedProcess[str] | None:
-    """Run a program (argument list, no shell), ``input`` on its standard input, and return its
-    result; ``None`` if it cannot run."""
-    import subprocess  # here: `status` with no pi running never runs a program
-
+    """:func:`run_or_raise`, but ``None`` if the program cannot run (said at debug level)."""
     try:
-        if input is not None:
-            return subprocess.run(
-                list(cmd), capture_output=True, encoding="utf-8", errors="surrogateescape", timeout=timeout, input=input
-            )
-        return subprocess.run(
-            list(cmd), capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL
-        )
-    except (OSError, subprocess.SubprocessError) as exc:
-        log.debug("%s failed: %s", clean(cmd[0]), clean(exc, 200))
+        return run_or_raise(cmd, timeout, input)
+    except CannotRun as exc:
+        log.debug("%s failed: %s", clean(cmd[0]), exc)
         return None
 
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import logging
 import os
-from datetime import datetime
 from typing import Any
 
 from notifier.core.owners import Wanted
 from notifier.core.text import clean
+from notifier.core.times import parse_iso
 from notifier.system.locate import Location, locate_sessions
 from notifier.system.processes import PiProcess, maybe_pi, pi_processes
 
@@ -76,10 +76,7 @@ def add_locations(status: dict[str, Any], listed: Listed | None = None) -> dict[
 def _wanted(s: dict[str, Any]) -> Wanted:
     """What the pairing needs of one ``status --json`` session: its file, folder, last change, the
     first question pending (text and labels) and whether it is alive."""
-    try:
-        updated = datetime.fromisoformat(str(s.get("updated_at")).replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        updated = 0.0
+    updated = parse_iso(s.get("updated_at")) or 0.0
     pending = s.get("pending") or []
     first = pending[0] if pending and isinstance(pending[0], dict) else {}
     text = first.get("text") if isinstance(first.get("text"), str) else None

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from notifier.core.text import clean
+from notifier.system.logonce import LogOnce
 
 log = logging.getLogger(__name__)
 
@@ -32,7 +33,7 @@ class FailureLog:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._problems: dict[str, dict[str, Any]] = {}
-        self._logged: set[tuple[str, str]] = set()
+        self._seen = LogOnce(log)  # (part, kind): the first failure of each is logged in full
 
     def failed(self, part: str, exc: BaseException, doing: str) -> bool:
         """Record a failure of ``part``; True the first time this kind is seen (log it fully)."""
@@ -44,9 +45,7 @@ class FailureLog:
             p["doing"] = doing
             p["at"] = time.time()
             p.pop("recovered", None)
-            first = (part, kind) not in self._logged
-            self._logged.add((part, kind))
-        return first
+        return self._seen.first(part, kind)
 
     def recovered(self, part: str) -> None:
         with self._lock:

@@ -96,6 +96,9 @@ def render(state: IconState, count: int = 0, size: int = 64) -> Image.Image:
     return img
 
 
+WORKING_RECENT_S = 600.0  # "working": a session in that state that changed within this (10 minutes)
+
+
 def state_for(pending: int, abandoned: int, working: bool, snoozed: bool) -> IconState:
     """Which icon the tray shows: while everything is snoozed, the snooze (grey, "z"; the count
     is in the tooltip): a red icon would ask for what the user chose not to hear yet. Otherwise

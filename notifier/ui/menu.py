@@ -4,7 +4,6 @@ reads differently. Every untrusted string goes through the one sanitizer here.""
 
 from __future__ import annotations
 
-import datetime as dt
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -12,6 +11,9 @@ from dataclasses import dataclass, field
 from notifier.core.commands import Clear, Command, Focus, Goto, Mute, Quit, Show, Snooze
 from notifier.core.model import Question, SessionView
 from notifier.core.quiet import quiet_hours_note
+from notifier.core.quiet import (
+    tomorrow_morning as tomorrow_morning,  # (until cli/snooze.py imports core.quiet's)
+)
 from notifier.core.text import clean, duration_changes_in, project_name
 from notifier.core.text import duration as waited
 from notifier.ui.state import UiState
@@ -36,12 +38,6 @@ class Entry:
 
 
 SEPARATOR = Entry("", separator=True)
-
-
-def tomorrow_morning(now: float) -> float:
-    """8:00 tomorrow, local time ("Until tomorrow")."""
-    local = dt.datetime.fromtimestamp(now)
-    return (local + dt.timedelta(days=1)).replace(hour=8, minute=0, second=0, microsecond=0).timestamp()
 
 
 def always(command: Command) -> Action:

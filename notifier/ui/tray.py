@@ -22,6 +22,7 @@ from typing import Any, Protocol
 
 from notifier.compat import pystray as compat
 from notifier.core.commands import Command
+from notifier.system.desktop import has_display
 from notifier.ui import icons
 from notifier.ui.menu import Entry, menu, title
 from notifier.ui.state import UiState
@@ -29,6 +30,7 @@ from notifier.ui.state import UiState
 log = logging.getLogger(__name__)
 ICON_SIZE = 64
 XORG_STOP_GRACE_S = 1.0  # then the window is destroyed from outside (compat.destroy_window)
+LOOP_START_WAIT_S = 10.0  # a stop waits this long for the icon's loop to run (a stop before it is lost)
 
 
 def _gi_gtk() -> bool:
@@ -58,28 +60,44 @@ def _ayatana() -> bool:
     return False
 
 
-def choose_backend(preference: str, sni_host: bool = False) -> tuple[str | None, str]:
+def tray_backend(preference: str, sni_host: bool = False) -> tuple[str | None, str]:
     """(pystray backend or None for no tray, the reason in one line). ``sni_host``: a
     StatusNotifierItem watcher is on the session bus now (``app/tray_hosts.py`` looks)."""
     if preference == "none":
         return None, "the tray is turned off (tray.backend = 'none')"
     if sys.platform == "darwin" or sys.platform.startswith("win"):
         return "native", "the native tray of this system"
-    has_x = bool(os.environ.get("DISPLAY"))
-    wayland = bool(os.environ.get("WAYLAND_DISPLAY"))
-    if not has_x and not wayland:
+    if not has_display():
         return None, "no display (DISPLAY and WAYLAND_DISPLAY are unset)"
     if preference != "auto":
         return preference, f"tray.backend = '{preference}'"
     gtk = _gi_gtk()
     if gtk and sni_host and _ayatana():
         return "appindicator", "a StatusNotifierItem host is running (menu; no left-click action)"
+    has_x = bool(os.environ.get("DISPLAY"))
     if gtk and has_x:
         return "gtk", "X11 with PyGObject: menu and left-click action"
     if has_x:
         why = "PyGObject is not installed (install the 'gtk' extra for a menu)" if not gtk else "no GTK"
         return "xorg", f"plain X11 tray ({why}); a click opens the window"
     return None, "Wayland without a StatusNotifierItem host"
+
+
+def _import_pystray(backend: str) -> Any:
+    """pystray, with ``backend`` (pystray reads PYSTRAY_BACKEND once, at its first import). The
+    variable is set for that import only: the processes the app starts (the window, a terminal
+    goto opens) must not inherit it."""
+    before = os.environ.get("PYSTRAY_BACKEND")
+    if backend != "native":
+        os.environ["PYSTRAY_BACKEND"] = backend
+    try:
+        import pystray
+    finally:
+        if before is None:
+            os.environ.pop("PYSTRAY_BACKEND", None)
+        else:
+            os.environ["PYSTRAY_BACKEND"] = before
+    return pystray
 
 
 class Hosts(Protocol):
@@ -109,10 +127,7 @@ class Tray:
         state: Callable[[], UiState],
         hosts: Hosts | None = None,
     ) -> None:
-        if backend != "native":
-            os.environ["PYSTRAY_BACKEND"] = backend
-        import pystray
-
+        pystray = _import_pystray(backend)
         compat.keep_sigint()
         compat.quiet_dock_failures()
         self.backend = backend
@@ -169,7 +184,8 @@ class Tray:
         now, snapshot = time.time(), ui.snapshot
         pending = snapshot.pending_count
         snoozed = ui.snoozed_until(now) is not None
-        working = any(s.state == "working" for s in snapshot.sessions if now - s.updated_at < 600)
+        recent = now - icons.WORKING_RECENT_S
+        working = any(s.state == "working" and s.updated_at > recent for s in snapshot.sessions)
         state = icons.state_for(pending, len(snapshot.abandoned), working, snoozed)
         shown = (state, pending if state == "needs" else 0)
         new_title = title(ui, now, quiet_hours)
@@ -185,10 +201,6 @@ class Tray:
                 self.icon.title = new_title
             if self.icon.HAS_MENU:
                 self.icon.update_menu()
-
-    @property
-    def shown(self) -> tuple[icons.IconState, int]:
-        return self._shown
 
     # ---- loop ----
 
@@ -217,7 +229,7 @@ class Tray:
             stop_event.wait()
             # Stopping a loop that has not started yet does nothing (and it would then run
             # forever): wait until it runs. If it never does, icon.run() has already failed.
-            running.wait(10)
+            running.wait(LOOP_START_WAIT_S)
             self.stop()
 
         threading.Thread(target=stop_when_asked, name="pi-notifier-tray-stop", daemon=True).start()
@@ -254,7 +266,7 @@ class Tray:
 
         def stop_when_gone_or_asked() -> None:
             hosts.wait_xembed(False, stop_event)
-            running.wait(10)
+            running.wait(LOOP_START_WAIT_S)
             with self._lock:  # no change is sent to a loop that is ending (it would wait forever)
                 self._live = False
             self._stop_xorg(icon, ended)

@@ -19,7 +19,7 @@ from notifier.core.commands import Clear, Command, Focus, Mute, Show, Snooze
 from notifier.core.owners import Proc
 from notifier.core.reducer import Header, ToolStart
 from notifier.pi.extraction import extract
-from notifier.ui.icons import COLORS
+from notifier.ui.icons import COLORS, render
 from notifier.ui.state import UiState
 from notifier.ui.view import window_obj
 
@@ -304,11 +304,11 @@ def test_copy_resume_command_offers_only_what_parses_back(desktop: dict[str, str
 
 def test_menu_action_fires_from_code(desktop: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
     """The same pystray objects the backend renders: find 'Snooze all → 1 hour' and fire it."""
-    from notifier.ui.tray import Tray, choose_backend
+    from notifier.ui.tray import ICON_SIZE, Tray, tray_backend
 
-    backend, _ = choose_backend("auto")
+    backend, _ = tray_backend("auto")
     assert backend is not None
-    monkeypatch.setenv("PYSTRAY_BACKEND", backend)
+    monkeypatch.delenv("PYSTRAY_BACKEND", raising=False)
     data = Board(liveness=False)
     data.local.apply(
         "/s/a.jsonl",
@@ -320,6 +320,7 @@ def test_menu_action_fires_from_code(desktop: dict[str, str], monkeypatch: pytes
     )
     fired: list[Command] = []
     tray = Tray(backend, fired.append, lambda: UiState(data.snapshot(2.0)))
+    assert "PYSTRAY_BACKEND" not in os.environ  # (the processes the app starts do not inherit it)
     items = list(tray.icon.menu.items)
     assert items[0].text.startswith("x — Q?")
     items[0](tray.icon)
@@ -335,7 +336,7 @@ def test_menu_action_fires_from_code(desktop: dict[str, str], monkeypatch: pytes
     tray.icon()  # the default action (left click): open the window
     assert fired[-1] == Show()
     tray.update(UiState(data.snapshot(2.0)))
-    assert tray.shown == ("needs", 1)
+    assert tray.icon.icon.tobytes() == render("needs", 1, ICON_SIZE).tobytes()  # what the icon shows
 
 
 def test_tray_alone_without_a_notification_server(tmp_path: Path, trayer: None) -> None:

@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from notifier.core.times import MAX_TIME, MIN_TIME
+from notifier.core.formats import iso
+from notifier.core.times import MAX_TIME, MIN_TIME, parse_iso
 from notifier.pi.entries import parse_time
 from notifier.state.store import Store
 from tests.writer import ask, header, user
@@ -57,6 +58,18 @@ def iso_seconds(value: str) -> float:
 @pytest.mark.parametrize("raw", ODD)
 def test_parse_time_ignores_what_is_not_a_sane_time(raw: str) -> None:
     assert parse_time(json.loads(raw), 1234.5) == 1234.5
+
+
+@pytest.mark.parametrize("seconds", [MIN_TIME, 1767225600.25, MAX_TIME])
+def test_parse_iso_reads_back_what_iso_writes(seconds: float) -> None:
+    assert parse_iso(iso(seconds)) == seconds
+    assert parse_iso(iso(seconds)[:-1]) == seconds  # (no zone: UTC, as pi's own)
+    assert parse_iso(iso(seconds).replace("Z", "+02:00")) == (seconds - 7200 if seconds > MIN_TIME else None)
+
+
+@pytest.mark.parametrize("raw", ODD)
+def test_parse_iso_refuses_what_is_not_a_sane_time(raw: str) -> None:
+    assert parse_iso(json.loads(raw)) is None
 
 
 def test_parse_time_reads_sane_times() -> None:

@@ -59,6 +59,22 @@ def test_remote_goto_quotes_the_tmux_target_for_the_remote_shell(tmp_path: Path,
     assert plain == "ssh -t -p 2222 me@devbox tmux attach -t work:2"
 
 
+def test_a_remote_answering_hostile_json_is_refused_not_a_crash(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the remote prints is read through the one bounded parse: a line nested deeper than
+    the interpreter can recurse is a refusal with a reason, never a RecursionError."""
+    from notifier.actions import over_ssh
+    from notifier.remote.link import Remote
+
+    bin_dir = _fake_bin(tmp_path)
+    nested = tmp_path / "nested.json"
+    nested.write_text('{"tmux": ' * 100_000 + "1" + "}" * 100_000 + "\n")
+    (bin_dir / "pi-notifier").write_text(f'#!/bin/sh\ncat "{nested}"\necho "no tmux here" >&2\n')
+    (bin_dir / "pi-notifier").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    with pytest.raises(over_ssh.RemoteRefused, match="devbox: no tmux here"):
+        over_ssh.goto_argv(Remote("devbox", ssh="me@devbox"), "abc")
+
+
 # ---- a stand-in ssh: joins its remote arguments with spaces for a shell, as OpenSSH does ----
 
 

@@ -70,3 +70,13 @@ def test_status_text_is_rendered_from_the_status_object() -> None:
     assert lines[3] == "3 sessions, 1 pending question (1 sessions idle for over a day not shown; --all lists them)"
     assert lines[4] == "snoozed: session box · shop bbbbbbb2 for 10 min"
     assert any(line.split()[:2] == ["idle", "old"] for line in render_status(status, now, True).splitlines())
+
+
+def test_every_command_is_carried_out_by_the_function_named_for_it() -> None:
+    from notifier.cli.arguments import COMMANDS
+    from notifier.cli.parser import HANDLERS, handler
+
+    assert list(HANDLERS) == list(COMMANDS)
+    for command, where in HANDLERS.items():
+        found = handler(command)
+        assert callable(found) and f"{found.__module__}:{found.__name__}" == where

@@ -95,13 +95,13 @@ def test_check_answer() -> None:
     assert protocol.check_answer(gate, "No") is None
     assert protocol.check_answer(gate, None) is None  # cancel
     assert protocol.check_answer(gate, "no") == "not one of the options"
-    assert protocol.check_answer(gate, keys=["enter"]) is not None
+    assert protocol.check_answer(gate, keys=["enter"]) == "a select dialog is answered with a value, not keys"
     confirm = _dialog(kind="confirm", options=None)
     assert protocol.check_answer(confirm, True) is None and protocol.check_answer(confirm, "yes")
     assert protocol.check_answer(_dialog(kind="input", options=None), "text") is None
     custom = _dialog(kind="custom", options=None, remote="keys")
     assert protocol.check_answer(custom, keys=["down", "enter"]) is None
-    assert protocol.check_answer(custom, "x") is not None
+    assert protocol.check_answer(custom, "x") == "a custom dialog is answered with keys"
     assert "editor" in (protocol.check_answer(_dialog(kind="editor", remote=None), "x") or "")
     assert "announces" in (protocol.check_answer(_dialog(remote=None), "No") or "")
 

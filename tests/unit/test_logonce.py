@@ -22,6 +22,15 @@ def test_said_once_per_subject_and_kind(caplog: pytest.LogCaptureFixture) -> Non
         "/s/a.jsonl: skipped a line that is not UTF-8",
         "/s/b.jsonl: skipped a line that is not JSON",
     ]
-    once.forget("/s/a\x1b[31m.jsonl")
-    assert not once.said("/s/a\x1b[31m.jsonl", "json")
-    assert once("/s/a\x1b[31m.jsonl", "json", "again")
+    with caplog.at_level(logging.WARNING, "t"):
+        once.forget("/s/a\x1b[31m.jsonl")
+        assert once("/s/a\x1b[31m.jsonl", "json", "again")  # a forgotten subject is said again ...
+        assert not once("/s/b.jsonl", "json", "not again")  # ... and only that one
+    assert [r.getMessage() for r in caplog.records][3:] == ["/s/a.jsonl: again"]
+
+
+def test_first_shares_the_memory_of_what_was_said() -> None:
+    once = LogOnce(logging.getLogger("t"))
+    assert once.first("engine", "ValueError") and not once.first("engine", "ValueError")
+    assert not once("engine", "ValueError", "said already")
+    assert once.first("engine", "KeyError")

@@ -104,6 +104,8 @@ def test_the_focus_method_from_the_environment(tmp_path: Path) -> None:
     )
     nothing = desktop.focus_method({})
     assert isinstance(nothing, desktop.Missing) and "DISPLAY and WAYLAND_DISPLAY are unset" in nothing.reason
+    assert desktop.has_display({"DISPLAY": ":0"}) and desktop.has_display({"WAYLAND_DISPLAY": "wayland-0"})
+    assert not desktop.has_display({}) and not desktop.has_display({"DISPLAY": "", "WAYLAND_DISPLAY": ""})
     # sway's own socket found without $SWAYSOCK: the one of a sway that still runs
     runtime = tmp_path / "run"
     runtime.mkdir()

@@ -7,10 +7,11 @@ import pytest
 from notifier.core.board import Board
 from notifier.core.commands import Focus, Mute, Quit, Show, Snooze
 from notifier.core.preferences import Preferences
+from notifier.core.quiet import tomorrow_morning
 from notifier.core.reducer import Header, ToolStart
 from notifier.pi.extraction import extract
 from notifier.ui import icons
-from notifier.ui.menu import menu, title, tomorrow_morning
+from notifier.ui.menu import menu, title
 from notifier.ui.state import UiState
 from notifier.ui.view import details_text, resume_command, window_obj
 

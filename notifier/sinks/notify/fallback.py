@@ -7,7 +7,6 @@ from __future__ import annotations
 import base64
 import os
 import shutil
-import subprocess
 import sys
 
 from notifier import APP_NAME
@@ -15,6 +14,9 @@ from notifier.core.text import clean
 from notifier.resources import app_icon
 from notifier.sinks.notify.backend import BackendError, Plain, expire_ms
 from notifier.sinks.notify.render import Message
+from notifier.system import programs
+
+TOAST_TIMEOUT_S = 20.0  # how long showing one toast through powershell.exe may take
 
 
 class PlyerBackend(Plain):
@@ -86,14 +88,12 @@ class PowerShellBackend(Plain):
         script = _TOAST_PS.replace("{title}", _b64(message.title)).replace("{body}", _b64(message.body))
         script = script.replace("{{", "{").replace("}}", "}")
         try:
-            subprocess.run(
-                [self.exe, "-NoProfile", "-NonInteractive", "-Command", script],
-                capture_output=True,
-                timeout=20,
-                check=True,
-            )
-        except (OSError, subprocess.SubprocessError) as exc:
-            raise BackendError(clean(exc, 160)) from exc
+            argv = [self.exe, "-NoProfile", "-NonInteractive", "-Command", script]
+            done = programs.run_or_raise(argv, TOAST_TIMEOUT_S)
+        except programs.CannotRun as exc:
+            raise BackendError(f"powershell.exe: {exc}") from exc
+        if done.returncode != 0:
+            raise BackendError(f"powershell.exe exited with {done.returncode}: {clean(done.stderr, 160)}")
         return 0
 
     def close(self, server_id: int) -> None:
