@@ -24,7 +24,7 @@ def no_x() -> dict[str, str]:
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
-    return cli(*args, env=no_x())  # type: ignore[no-any-return]
+    return cli(*args, env=no_x())
 
 
 def status(pi: PiSession) -> dict[str, Any]:
