@@ -227,7 +227,10 @@ def test_server_that_starts_late_goes_away_and_comes_back(
     tmp_path: Path, desktop: dict[str, str], monitor: Monitor
 ) -> None:
     f = new_session(tmp_path, "late")
-    shown = lambda: [n for n in monitor.notifies() if n["summary"] == "late needs an answer"]  # noqa: E731
+
+    def shown() -> list[dict[str, Any]]:
+        return [n for n in monitor.notifies() if n["summary"] == "late needs an answer"]
+
     with run_app(tmp_path) as app:
         app.wait("ready")
         app.log_has(NO_SERVER)

@@ -55,7 +55,11 @@ def test_a_failing_output_is_contained_logged_once_per_kind_and_the_others_go_on
     with h:
         for i in range(4):
             append(tmp_path / f"s{i}.jsonl", header(), user(), ask(f"q{i}", f"Question {i}?"))
-            wait_for(lambda i=i: len(good.of("needs_input")) > i, 10, f"question {i} at the good output")
+
+            def arrived(i: int = i) -> bool:
+                return len(good.of("needs_input")) > i
+
+            wait_for(arrived, 10, f"question {i} at the good output")
         assert bad.calls >= 4 and h.engine.failed is None and h.engine.restarts == 0
         report = h.engine.health.report()["sink Raising"]
         assert report["count"] >= 5 and ("LookupError" in report["error"] or "RuntimeError" in report["error"])

@@ -12,7 +12,7 @@ import pytest
 from notifier.config.load import Config
 from notifier.core.board import Board
 from notifier.core.commands import Goto, Snooze
-from notifier.core.model import Option, Question, QuestionItem, SessionRef
+from notifier.core.model import Option, Question, QuestionItem, QuestionKind, SessionRef
 from notifier.core.notices import Item, Notice
 from notifier.core.owners import Proc
 from notifier.core.preferences import Preferences
@@ -39,12 +39,12 @@ def question(
     tool: str = "question",
     multi: bool = False,
     items: int = 1,
-    kind: str = "question",
+    kind: QuestionKind = "question",
 ) -> Question:
     item = QuestionItem("Ship it?", options=tuple(Option(o) for o in options), multi=multi)
     return Question(
         "c1", tool, (item,) * items, 1.0, kind=kind, dialog="select" if kind == "dialog" else None
-    )  # type: ignore[arg-type]
+    )
 
 
 def notice(q: Question, ref: SessionRef | None = None) -> Notice:

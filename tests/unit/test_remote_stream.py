@@ -368,7 +368,11 @@ def test_a_push_storm_collapses_per_destination_and_says_how_many_it_folds() -> 
             # one message after the other (as pi writes them): each its own group, due at once
             wait_for(lambda: not sink._waiting, 5, "the message's questions taken")
         for url in ("json://a", "json://b"):
-            wait_for(lambda url=url: covered(url) == 1000, 20, f"every question pushed to {url}")
+
+            def all_pushed(url: str = url) -> bool:
+                return covered(url) == 1000
+
+            wait_for(all_pushed, 20, f"every question pushed to {url}")
         for url in ("json://a", "json://b"):
             mine = [(t, b) for u, t, b in sent if u == url]
             assert 2 <= len(mine) <= 3, [t for t, _ in mine]  # (at least the one that folds)
