@@ -772,10 +772,8 @@ def test_ages_in_the_menu_grow_while_the_question_waits(tmp_path: Path, dunst: D
         pytest.skip("the appindicator tray needs PyGObject (the gtk extra)")
     env = dict(os.environ)
 
-    class Bus:  # the session bus of this test, as a Desktop calls it
-        call = Desktop.call
-
-        def __init__(self) -> None:
+    class Bus(Desktop):  # the session bus of this test, as a Desktop calls it
+        def __init__(self) -> None:  # (a Desktop's own bus and processes are not started)
             self.env = env
 
     bus = Bus()
@@ -793,11 +791,11 @@ def test_ages_in_the_menu_grow_while_the_question_waits(tmp_path: Path, dunst: D
         f = sessions / "--home-dev-ages--" / "a.jsonl"
         append(f, header("/home/dev/ages"), user(), ask("q1", "Growing older?"))
         with AppProcess("run", "--liveness", "off", "--no-notify", "--sessions-dir", str(sessions)) as app:
-            (service,) = wait_for(lambda: sni_items(bus), 20, "our item registered")  # type: ignore[arg-type]
+            (service,) = wait_for(lambda: sni_items(bus), 20, "our item registered")
             item = service + "/org/ayatana/NotificationItem/pi_notifier"  # (this watcher lists the bus name alone)
 
             def age() -> int | None:
-                for _, label, _ in menu_layout(bus, item):  # type: ignore[arg-type]
+                for _, label, _ in menu_layout(bus, item):
                     m = re.search(r"Growing older\? \((\d+) s\)$", label)
                     if m:
                         return int(m.group(1))

@@ -28,7 +28,8 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def status(pi: PiSession) -> dict[str, Any]:
-    return json.loads(run("status", "--json", "--sessions-dir", str(pi.sessions)).stdout)  # type: ignore[no-any-return]
+    obj: dict[str, Any] = json.loads(run("status", "--json", "--sessions-dir", str(pi.sessions)).stdout)
+    return obj
 
 
 def pending(pi: PiSession) -> list[dict[str, Any]]:

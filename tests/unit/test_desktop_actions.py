@@ -116,7 +116,7 @@ def sink_for(n: Notice, show_text: bool = True) -> tuple[AlertSink, list[tuple[s
         on_goto=lambda s, c: calls.append(("goto", (s, c))),
         on_answer=lambda s, c, n: calls.append(("answer", (s, c, n))),
     )
-    sink._screen = FakeScreen(n)  # type: ignore[assignment]
+    sink._screen = FakeScreen(n)  # type: ignore[assignment]  # a stand-in screen, deliberately
     return sink, calls
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from notifier.core.model import Question, QuestionItem, SessionRef, Transition, TransitionKind
-from notifier.core.notices import Notice, Withdraw
+from notifier.core.notices import Action, Notice, Withdraw
 from notifier.core.planner import Planner
 from notifier.core.preferences import Preferences
 from notifier.core.quiet import in_quiet_hours
@@ -21,7 +21,7 @@ def t(kind: TransitionKind, cid: str, session: str = "s1", at: float = 0.0, init
     )
 
 
-def notices(actions: list) -> list[Notice]:  # type: ignore[type-arg]
+def notices(actions: list[Action]) -> list[Notice]:
     return [a for a in actions if isinstance(a, Notice)]
 
 

@@ -179,6 +179,7 @@ def test_a_reply_answers_as_answer_text_and_only_where_asked(q: Question, carrie
     calls: list[tuple[str, str, str]] = []
     sink = AlertSink(Config(), on_reply=lambda s, c, t: calls.append((s, c, t)))
     ref = SessionRef("/s/a.jsonl", "id", "/home/me/webshop", None)
+    # a stand-in screen, deliberately (it knows one notice)
     sink._screen = FakeScreen(Notice(1, "question", (Item((ref.key, "c1"), ref, q),)))  # type: ignore[assignment]
     sink._on_reply(7, "ship it on Friday")
     sink._on_reply(8, "another app's")
