@@ -6,17 +6,19 @@ from __future__ import annotations
 import json
 import random
 from pathlib import Path
+from typing import Any
 
 
-def line(obj: dict) -> bytes:
+def line(obj: dict[str, Any]) -> bytes:
     return (json.dumps(obj, separators=(",", ":")) + "\n").encode()
 
 
-def generate(root: Path, files: int, total_bytes: int, seed: int = 7) -> dict:
+def generate(root: Path, files: int, total_bytes: int, seed: int = 7) -> dict[str, Any]:
     marker = root / ".generated.json"
     want = {"files": files, "bytes": total_bytes, "seed": seed, "layout": 2}
     if marker.exists() and json.loads(marker.read_text()).get("spec") == want:
-        return json.loads(marker.read_text())
+        generated: dict[str, Any] = json.loads(marker.read_text())
+        return generated
     rng = random.Random(seed)
     root.mkdir(parents=True, exist_ok=True)
     system = line(
@@ -161,7 +163,7 @@ DENSE_TAILS = (0, 50, 400)
 
 def generate_dense(
     root: Path, files: int, total_bytes: int, seed: int = 11, tails: tuple[int, ...] = DENSE_TAILS
-) -> dict:
+) -> dict[str, Any]:
     """Line-dense sessions: many small entries (93–148 bytes, as pi writes them with an id, a
     parent and a time: about 140 per 16 KB), as pi writes when a session is full of labels,
     custom entries, model changes and short messages. ``tails``: how
@@ -172,7 +174,8 @@ def generate_dense(
     if tails != DENSE_TAILS:
         want["tails"] = list(tails)
     if marker.exists() and json.loads(marker.read_text()).get("spec") == want:
-        return json.loads(marker.read_text())
+        generated: dict[str, Any] = json.loads(marker.read_text())
+        return generated
     rng = random.Random(seed)
     root.mkdir(parents=True, exist_ok=True)
     per_file = total_bytes // files

@@ -101,9 +101,9 @@ def main() -> None:
     sent = {}
     for row in writer.stdout.split("\n"):
         if row:
-            kind, i, t = row.split()
-            sent[(kind, f"q{i}")] = float(t)
-    lat = {"needs_input": [], "resolved": []}
+            kind, n, t = row.split()
+            sent[(kind, f"q{n}")] = float(t)
+    lat: dict[str, list[float]] = {"needs_input": [], "resolved": []}
     for seen, e in reader.events:
         if e["event"] in lat:
             key = ("ask" if e["event"] == "needs_input" else "res", e["question"]["tool_call_id"])

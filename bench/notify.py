@@ -89,7 +89,7 @@ class StandIn:
         os.write(self.master, b"\n")
 
     def close(self) -> None:
-        end(self.proc)  # type: ignore[arg-type]
+        end(self.proc)
         os.close(self.master)
 
 
@@ -105,7 +105,7 @@ def run(n: int) -> dict[str, object]:
     sessions.mkdir()
     app = subprocess.Popen(
         [sys.executable, "-m", "notifier", "run", "--no-tray", "--sessions-dir", str(sessions)],
-        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True,
     )  # fmt: skip
     figures: dict[str, object] = {}
     try:
@@ -117,7 +117,11 @@ def run(n: int) -> dict[str, object]:
                 seen = len(monitor.notifies())
                 t0 = pi.step()
                 assert t0 is not None
-                wait_for(lambda s=seen: len(monitor.notifies()) > s, 10, f"question {i}'s notification")
+
+                def notified(s: int = seen) -> bool:
+                    return len(monitor.notifies()) > s
+
+                wait_for(notified, 10, f"question {i}'s notification")
                 delays.append((monitor.stamps("Notify")[-1] - t0) * 1000)
                 pi.answer()
                 time.sleep(0.3)  # withdrawn, and the next question is not part of a burst
@@ -129,11 +133,11 @@ def run(n: int) -> dict[str, object]:
             figures[f"{kind}_p99_ms"] = round(pct(later, 99), 2)
             figures[f"{kind}_max_ms"] = round(later[-1], 2)
     finally:
-        stop(app)  # type: ignore[arg-type]
+        stop(app)
         monitor.close()
         dunst.stop()
-        end(bus)  # type: ignore[arg-type]
-        end(xvfb)  # type: ignore[arg-type]
+        end(bus)
+        end(xvfb)
     return figures
 
 

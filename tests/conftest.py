@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import pytest
 from hypothesis import settings
@@ -95,8 +96,12 @@ def _find_fixtures() -> Path | None:
 FIXTURES = _find_fixtures()
 
 
-def wait_for(predicate: Callable[[], T], timeout: float = 10.0, what: str = "condition") -> T:
-    """Poll ``predicate`` until it returns something truthy; fail after ``timeout`` seconds."""
+def wait_for(
+    predicate: Callable[[], T | None | Literal[False]], timeout: float = 10.0, what: str = "condition"
+) -> T:
+    """Poll ``predicate`` until it returns something truthy; fail after ``timeout`` seconds.
+    The value returned is that truthy value: never ``None`` or ``False`` (so a predicate
+    ``lambda: x and x.items`` types as ``x.items``'s type)."""
     deadline = time.monotonic() + timeout
     delay = 0.002
     while True:
@@ -118,7 +123,8 @@ def fixtures() -> Path:
 
 def scenario(name: str) -> dict[str, Any]:
     assert FIXTURES is not None
-    return json.loads((FIXTURES / name / "scenario.json").read_text())
+    loaded: dict[str, Any] = json.loads((FIXTURES / name / "scenario.json").read_text())
+    return loaded
 
 
 @pytest.fixture(autouse=True)
@@ -131,14 +137,10 @@ def private_dirs(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     return base
 
 
-def cli(*args: str, env: dict[str, str] | None = None, timeout: float = 60) -> Any:
+def cli(*args: str, env: dict[str, str] | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
     """Run `python -m notifier ARGS` to completion (a CompletedProcess with text output). Its
     output is buffered, as where people run it (PYTHONUNBUFFERED, set on some machines, would
     hide output a command forgets to flush)."""
-    import os
-    import subprocess
-    import sys
-
     env = dict(os.environ if env is None else env)
     env.pop("PYTHONUNBUFFERED", None)
     return subprocess.run(

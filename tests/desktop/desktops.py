@@ -168,8 +168,9 @@ enable-hot-corners=false
 [org/gnome/desktop/notifications]
 show-banners=true
 """
+UNSAFE_UUID = "unsafe@pi-notifier.test"
 UNSAFE_METADATA = {
-    "uuid": "unsafe@pi-notifier.test",
+    "uuid": UNSAFE_UUID,
     "name": "pi-notifier tests: unsafe mode",
     "description": "Lets the tests read the message tray through org.gnome.Shell.Eval",
     "shell-version": ["43"],
@@ -202,7 +203,7 @@ class Gnome(Desktop):
         settings = Path(self.env["XDG_CONFIG_HOME"]) / "glib-2.0" / "settings"
         settings.mkdir(parents=True)
         (settings / "keyfile").write_text(GNOME_SETTINGS)
-        ext = Path(self.env["XDG_DATA_HOME"]) / "gnome-shell" / "extensions" / UNSAFE_METADATA["uuid"]  # type: ignore[operator]
+        ext = Path(self.env["XDG_DATA_HOME"]) / "gnome-shell" / "extensions" / UNSAFE_UUID
         ext.mkdir(parents=True)
         (ext / "metadata.json").write_text(json.dumps(UNSAFE_METADATA))
         (ext / "extension.js").write_text(UNSAFE_EXTENSION)

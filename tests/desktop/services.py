@@ -286,7 +286,8 @@ def start_trayer(env: dict[str, str]) -> subprocess.Popen[bytes]:
         d = display.Display(env["DISPLAY"])
         try:
             atom = d.intern_atom("_NET_SYSTEM_TRAY_S0")
-            return d.get_selection_owner(atom) != 0
+            owner: object = d.get_selection_owner(atom)  # (python-xlib has no types)
+            return owner != 0
         finally:
             d.close()
 

@@ -368,11 +368,11 @@ def _tray_case(tmp_path: Path, desk: Desktop, host_draws: Any) -> None:
             now = icon()
             return now if now is not None and now[0] not in {b[0] for b in before} else None
 
-        none: tuple[str, Any] = wait_for(icon, 20, "an icon")  # type: ignore[assignment]
+        none = wait_for(icon, 20, "an icon")
         append(f, ask("q1", "Tray question one?"))
-        one: tuple[str, Any] = wait_for(lambda: changed(none), 20, "the icon for one question")  # type: ignore[assignment]
+        one = wait_for(lambda: changed(none), 20, "the icon for one question")
         append(g, ask("q2", "Tray question two?"))
-        two: tuple[str, Any] = wait_for(lambda: changed(none, one), 20, "the icon for two questions")  # type: ignore[assignment]
+        two = wait_for(lambda: changed(none, one), 20, "the icon for two questions")
         assert _red(none[1]) == 0 and _red(one[1]) > 50 and _red(two[1]) > 50
         assert one[1].tobytes() != two[1].tobytes()  # the count in the badge
         wait_for(host_draws, 20, f"{desk.name}: its tray draws the needs-answer icon")

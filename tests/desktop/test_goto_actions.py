@@ -105,6 +105,8 @@ def test_the_window_answers_a_real_pi_question(tmp_path: Path, desktop: dict[str
     """pi 1.6 asks with its `question` tool in tmux; the window (over its own scan, no app) shows
     the options as buttons; a click answers through the same path as `pi-notifier answer`."""
     require("tkinter", "tmux")
+    from tkinter import ttk
+
     from notifier.app.local import LocalSource
     from notifier.config.load import Config
     from notifier.ui.window import Window
@@ -124,12 +126,14 @@ def test_the_window_answers_a_real_pi_question(tmp_path: Path, desktop: dict[str
                 window.root.update()
                 widgets = list(window.answer_bar.winfo_children())
                 widgets += [c for w in widgets for c in w.winfo_children()]  # the text field's row
-                found = {str(w.cget("text")): w for w in widgets if w.winfo_class() == "TButton"}
+                found: dict[str, object] = {str(w.cget("text")): w for w in widgets if w.winfo_class() == "TButton"}
                 return found if "SQLite" in found else {}
 
             found = wait_for(buttons, 30, "the option buttons")
             assert "Send" in found  # and a text field for a free answer
-            found["SQLite"].invoke()  # type: ignore[attr-defined]
+            sqlite = found["SQLite"]
+            assert isinstance(sqlite, ttk.Button)
+            sqlite.invoke()
 
             def said() -> str:
                 window.root.update()

@@ -22,10 +22,12 @@ from .services import Dunst, Monitor
 PIP_CACHE = os.environ.get("PIP_CACHE_DIR") or os.path.join(USER_ENV.get("HOME") or "~", ".cache", "pip")
 
 
-def _run(cmd: list[str], timeout: float, **kw: object) -> subprocess.CompletedProcess[str]:
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, **kw)  # type: ignore[call-overload]
+def _run(
+    cmd: list[str], timeout: float, env: dict[str, str], cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env, cwd=cwd)
     assert r.returncode == 0, f"{cmd[:4]} failed:\n{r.stdout[-2000:]}\n{r.stderr[-4000:]}"
-    return r  # type: ignore[no-any-return]
+    return r
 
 
 @pytest.fixture(scope="module")

@@ -227,7 +227,10 @@ def test_server_that_starts_late_goes_away_and_comes_back(
     tmp_path: Path, desktop: dict[str, str], monitor: Monitor
 ) -> None:
     f = new_session(tmp_path, "late")
-    shown = lambda: [n for n in monitor.notifies() if n["summary"] == "late needs an answer"]  # noqa: E731
+
+    def shown() -> list[dict[str, Any]]:
+        return [n for n in monitor.notifies() if n["summary"] == "late needs an answer"]
+
     with run_app(tmp_path) as app:
         app.wait("ready")
         app.log_has(NO_SERVER)
@@ -577,7 +580,7 @@ class Boom(BaseException):
 
 
 def test_the_notifier_runs_again_by_itself_after_its_worker_failed(
-    tmp_path: Path, dunst: Dunst, monitor: Monitor, caplog: pytest.LogCaptureFixture
+    tmp_path: Path, dunst: Dunst, monitor: Monitor, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """In-process app: the notifier's worker fails (a BaseException while it plans); it runs again
     by itself (said once, in the health record), the engine keeps the very sinks it was built
@@ -604,7 +607,7 @@ def test_the_notifier_runs_again_by_itself_after_its_worker_failed(
                 raise Boom("injected")
             return real_feed(transitions, now, wall)
 
-        planner.feed = feed  # type: ignore[method-assign]
+        monkeypatch.setattr(planner, "feed", feed)
         append(new_session(tmp_path, "alpha"), ask("q1", "Asked while it broke?"))
         wait_for(lambda: app.health.report().get("notifier", {}).get("recovered"), 10, "the notifier again")
         append(new_session(tmp_path, "beta"), ask("q2", "And after?"))

@@ -147,6 +147,11 @@ class FakeSource:
     def command(self, command: Command) -> None:
         self.commands.append(command)
 
+    def last(self) -> Command:
+        """The window's latest command (a call, read anew each time: a check of one command
+        says nothing of the next)."""
+        return self.commands[-1]
+
     def ask(self, command: Command) -> dict[str, Any]:
         from notifier.actions.answer import answer_line
         from notifier.actions.goto import go
@@ -226,7 +231,7 @@ def test_window_lists_questions_through_tk(desktop: dict[str, str]) -> None:
         assert window.selected_key() == ["/s/b.jsonl", "c2"]  # opened at the question it was asked for
         assert "disabled" not in window.clear_button.state()  # the abandoned one can be cleared
         window.clear()
-        assert source.commands[-1] == Clear("/s/b.jsonl", "c2")
+        assert source.last() == Clear("/s/b.jsonl", "c2")
         window.tree.event_generate("<Up>")
         window.select(window.tree.get_children()[0])
         text = window.details_text()
@@ -245,11 +250,11 @@ def test_window_lists_questions_through_tk(desktop: dict[str, str]) -> None:
         before = time.time()
         window.snooze()
         after = time.time()
-        snooze = source.commands[-1]
+        snooze = source.last()
         assert isinstance(snooze, Snooze) and snooze.session == "/s/a.jsonl" and snooze.project is None
         assert before + 900 <= snooze.until <= after + 900
         window.mute()
-        assert source.commands[-1] == Mute("shop")
+        assert source.last() == Mute("shop")
     finally:
         window.root.destroy()
 
@@ -380,7 +385,11 @@ def test_status_notifier_item_desktops_get_the_appindicator_tray(tmp_path: Path,
 
     for _ in range(3):  # a host that quits while it starts (seen once in CI) is started again
         host = start()
-        wait_for(lambda h=host: watcher() or h.poll() is not None, 20, "the SNI watcher")  # type: ignore[misc]
+
+        def up_or_quit(h: subprocess.Popen[bytes] = host) -> bool:
+            return watcher() or h.poll() is not None
+
+        wait_for(up_or_quit, 20, "the SNI watcher")
         if watcher():
             break
     try:
@@ -452,6 +461,8 @@ def test_window_answers_a_gate_with_no_first(desktop: dict[str, str]) -> None:
     """A permission gate (companion extension): its whole command in the details pane, "No"
     first and the default; a click answers through the channel (here: no pi, so it says so)."""
     require("tkinter")
+    from tkinter import ttk
+
     from notifier.app.dialog_feed import question_of, ref_of
     from notifier.companion.protocol import dialog_from
     from notifier.ui.window import Window
@@ -483,6 +494,7 @@ def test_window_answers_a_gate_with_no_first(desktop: dict[str, str]) -> None:
         buttons = [w for w in window.answer_bar.winfo_children() if w.winfo_class() == "TButton"]
         assert [w.cget("text") for w in buttons] == ["No", "Yes"]
         assert str(buttons[0].cget("default")) == "active"
+        assert isinstance(buttons[0], ttk.Button)
         buttons[0].invoke()
         wait_for(
             lambda: (window.root.update(), "no longer open" in window.status.cget("text"))[1], 10, "the reply"
@@ -609,19 +621,19 @@ def test_no_tray_host_then_one_comes_and_goes(
         for round_ in range(2):
             host = start_trayer(desktop)
             try:
-                wait_for(
-                    lambda r=round_: len([x for x in app.stderr if "tray host appeared: trayer" in x]) == r + 1,  # type: ignore[misc]
-                    10,
-                    "the host said",
-                )
+
+                def appeared(r: int = round_) -> bool:
+                    return len([x for x in app.stderr if "tray host appeared: trayer" in x]) == r + 1
+
+                wait_for(appeared, 10, "the host said")
                 wait_for(lambda: count(tray_area(), COLORS["needs"]) > 100, 20, f"icon in host {round_ + 1}")
             finally:
                 stop(host)
-            wait_for(
-                lambda r=round_: len([x for x in app.stderr if "tray host gone: trayer" in x]) == r + 1,  # type: ignore[misc]
-                10,
-                "the host's going said",
-            )
+
+            def gone(r: int = round_) -> bool:
+                return len([x for x in app.stderr if "tray host gone: trayer" in x]) == r + 1
+
+            wait_for(gone, 10, "the host's going said")
         append(sessions / "--home-dev-later--" / "b.jsonl", header("/home/dev/later"), user(), ask("q2", "Still?"))
         wait_for(lambda: dunst.displayed() == 2, 10, "notifications go on without a tray")
         assert app.stop() == 0
@@ -761,10 +773,8 @@ def test_ages_in_the_menu_grow_while_the_question_waits(tmp_path: Path, dunst: D
         pytest.skip("the appindicator tray needs PyGObject (the gtk extra)")
     env = dict(os.environ)
 
-    class Bus:  # the session bus of this test, as a Desktop calls it
-        call = Desktop.call
-
-        def __init__(self) -> None:
+    class Bus(Desktop):  # the session bus of this test, as a Desktop calls it
+        def __init__(self) -> None:  # (a Desktop's own bus and processes are not started)
             self.env = env
 
     bus = Bus()
@@ -782,11 +792,11 @@ def test_ages_in_the_menu_grow_while_the_question_waits(tmp_path: Path, dunst: D
         f = sessions / "--home-dev-ages--" / "a.jsonl"
         append(f, header("/home/dev/ages"), user(), ask("q1", "Growing older?"))
         with AppProcess("run", "--liveness", "off", "--no-notify", "--sessions-dir", str(sessions)) as app:
-            (service,) = wait_for(lambda: sni_items(bus), 20, "our item registered")  # type: ignore[arg-type]
+            (service,) = wait_for(lambda: sni_items(bus), 20, "our item registered")
             item = service + "/org/ayatana/NotificationItem/pi_notifier"  # (this watcher lists the bus name alone)
 
             def age() -> int | None:
-                for _, label, _ in menu_layout(bus, item):  # type: ignore[arg-type]
+                for _, label, _ in menu_layout(bus, item):
                     m = re.search(r"Growing older\? \((\d+) s\)$", label)
                     if m:
                         return int(m.group(1))

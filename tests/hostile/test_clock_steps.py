@@ -16,7 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from notifier.core.model import Question, QuestionItem, SessionRef, Transition
-from notifier.core.notices import Notice
+from notifier.core.notices import Action, Notice
 from notifier.core.planner import Planner
 from notifier.core.preferences import Preferences
 
@@ -36,7 +36,7 @@ def asked(cid: str = "a", at: float = T0) -> Transition:
     return Transition("needs_input", ref, Question(cid, "question", (QuestionItem("Q?"),), at), at)
 
 
-def reminders(actions: list) -> list[Notice]:  # type: ignore[type-arg]
+def reminders(actions: list[Action]) -> list[Notice]:
     return [a for a in actions if isinstance(a, Notice) and a.kind == "reminder"]
 
 

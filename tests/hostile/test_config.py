@@ -56,7 +56,7 @@ def toml_value(v: Any) -> str:
 
 
 text = st.text(
-    alphabet=st.characters(blacklist_categories=("Cs",)) | st.sampled_from(" ~/.:_-\t\x00\u202e"), max_size=40
+    alphabet=st.characters(blacklist_categories=["Cs"]) | st.sampled_from(" ~/.:_-\t\x00\u202e"), max_size=40
 )
 scalars = (
     st.booleans()
@@ -228,8 +228,9 @@ def test_unreadable_config_files(tmp_path: Path, content: bytes, fragment: str) 
 def test_every_key_is_documented_once_as_it_is() -> None:
     """docs/configuration.md lists exactly the schema's keys, each with its default and range."""
     doc = (Path(__file__).resolve().parents[2] / "docs" / "configuration.md").read_text(encoding="utf-8")
-    rows = [m.group(0) for m in re.finditer(r"^\| `[a-z_.]+` \|.*$", doc, re.M)]
-    names = [re.match(r"^\| `([a-z_.]+)`", row).group(1) for row in rows]  # type: ignore[union-attr]
+    found = list(re.finditer(r"^\| `([a-z_.]+)` \|.*$", doc, re.M))
+    rows = [m.group(0) for m in found]
+    names = [m.group(1) for m in found]
     assert sorted(names) == sorted(KEYS), "docs/configuration.md and the schema list different keys"
     for row in rows:
         cells = [c.strip() for c in row.strip("|").split(" | ")]
@@ -243,7 +244,7 @@ def test_every_key_is_documented_once_as_it_is() -> None:
 
 def test_the_writer_round_trips() -> None:
     """The test's own TOML writer says what it means (else the property test proves nothing)."""
-    sample = {"a": [1, -2.5, 'x"\\\x00\u202e', True, [float("inf")]], "b": {"c": date(2020, 1, 2)}}
+    sample: dict[str, Any] = {"a": [1, -2.5, 'x"\\\x00\u202e', True, [float("inf")]], "b": {"c": date(2020, 1, 2)}}
     parsed = tomllib.loads("".join(f"{k} = {toml_value(v)}\n" for k, v in sample.items()))
     assert (
         parsed["a"][:4] == sample["a"][:4]

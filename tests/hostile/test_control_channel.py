@@ -160,7 +160,11 @@ def test_a_subscriber_that_never_reads_is_dropped_and_holds_up_nobody(harness: H
         for seq in range(200):
             harness.push(seq, pad=16_000)
             most_queued.append(stuck_conn.queued_bytes)
-            wait_for(lambda s=seq: seen[-1] == s, 20, f"the reading window to get {seq}")  # type: ignore[misc]
+
+            def got(s: int = seq) -> bool:
+                return seen[-1] == s
+
+            wait_for(got, 20, f"the reading window to get {seq}")
         pushed.set()
 
     threading.Thread(target=ui, daemon=True).start()
@@ -399,7 +403,8 @@ def no_traceback(app: AppProcess) -> None:
 
 def unread(sock: socket.socket) -> int:
     """Bytes that arrived on ``sock`` and were not read (FIONREAD)."""
-    return struct.unpack("i", fcntl.ioctl(sock, termios.FIONREAD, b"\0\0\0\0"))[0]
+    count: int = struct.unpack("i", fcntl.ioctl(sock, termios.FIONREAD, b"\0\0\0\0"))[0]
+    return count
 
 
 def test_app_a_window_that_stops_reading_holds_up_neither_the_app_nor_another_window(tmp_path: Path) -> None:
@@ -429,10 +434,17 @@ def test_app_a_window_that_stops_reading_holds_up_neither_the_app_nor_another_wi
         for n in range(30):
             call = f"q{n}"
             append(session, ask(call, long_text, options=[f"option {i}" for i in range(20)]))
-            wait_for(lambda c=call: c in calls(), 20, f"the window to see {call}")  # type: ignore[misc]
+
+            def shown(c: str = call) -> bool:
+                return c in calls()
+
+            def gone(c: str = call) -> bool:
+                return c not in calls()
+
+            wait_for(shown, 20, f"the window to see {call}")
             assert (control_client.request({"cmd": "ping"}) or {}).get("ok") is True
             append(session, answer(call))
-            wait_for(lambda c=call: c not in calls(), 20, f"the window to see {call} answered")  # type: ignore[misc]
+            wait_for(gone, 20, f"the window to see {call} answered")
             if hung_up(stuck):
                 break  # (the stall timeout came first, on a slow machine)
             held.append(unread(stuck))

@@ -125,7 +125,7 @@ def test_status_json_of_any_names_is_valid_json_that_gives_them_back(rows: list[
     for file, sid, cwd, name, host, state, alive, updated, asks in rows:
         ref = SessionRef(file if host is None else remote_key(host, file), sid, cwd, name, host)
         q = Question("c", "question", (QuestionItem(name or "?"),), 1.0)
-        views.append(SessionView(ref, state, (q,) if asks else (), (), alive, updated))  # type: ignore[arg-type]
+        views.append(SessionView(ref, state, (q,) if asks else (), (), alive, updated))
     text = dumps(status_obj(Snapshot(tuple(views))))
     text.encode("utf-8")
     out = strict_json(text)

@@ -82,7 +82,7 @@ class QuietWindow(WindowProcess):
         super().__init__("unused")
         self.shown: list[Focus | None] = []
 
-    def show(self, focus: Focus | None = None, wait: float = 0.0) -> str:
+    def show(self, focus: Focus | None = None, wait: float = 0.0, said: str | None = None) -> str:
         self.shown.append(focus)
         return "raised"
 

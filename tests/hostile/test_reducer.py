@@ -7,6 +7,7 @@ matching and non-matching ids, user messages, compactions, new runs, renames, an
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -59,7 +60,7 @@ def procs_for(kind: str, now: float) -> list[Proc]:
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(ops, max_size=40))
-def test_board_invariants_hold_for_any_entry_sequence(seq: list[tuple]) -> None:  # type: ignore[type-arg]
+def test_board_invariants_hold_for_any_entry_sequence(seq: list[tuple[Any, ...]]) -> None:
     board = Board(liveness=True)
     model = Model()
     marks: list[int] = []

@@ -8,6 +8,7 @@ from __future__ import annotations
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from ..app_process import AppProcess
 from ..conftest import wait_for
@@ -47,7 +48,7 @@ def flooded_app(tmp_path: Path, mode: str, n: int) -> tuple[AppProcess, Path]:
     return app, local / "--home-dev-mine--" / "2026-12-01T00-00-00-000Z_mine.jsonl"
 
 
-def remote_needs(app: AppProcess) -> list[dict[str, object]]:
+def remote_needs(app: AppProcess) -> list[dict[str, Any]]:
     return [e for e in app.of("needs_input") if e["session"].get("host") == "flood"]
 
 
@@ -71,13 +72,16 @@ def test_a_remote_flooding_with_huge_questions_keeps_memory_bounded(tmp_path: Pa
         app.log_has("reading it no faster", 30)  # the flood is on
         peak, slowest = 0.0, 0.0
         for n in range(8):  # spread over the flood: one each time more of it was taken in
-            seen = len(remote_needs(app))
-            wait_for(lambda seen=seen: len(remote_needs(app)) > seen, 20, "more of the flood")
+
+            def more(seen: int = len(remote_needs(app))) -> bool:
+                return len(remote_needs(app)) > seen
+
+            wait_for(more, 20, "more of the flood")
             slowest = max(slowest, local_latency(app, session, n))
             peak = max(peak, rss_mb(app.proc.pid))
         remote = remote_needs(app)
         assert remote, "the remote's questions are still read"
-        assert all(len(str(e["question"]["text"])) <= 4000 for e in remote)  # type: ignore[index]  # bounded in bytes
+        assert all(len(str(e["question"]["text"])) <= 4000 for e in remote)  # bounded in bytes
         assert peak <= RSS_LIMIT_MB, f"RSS {peak:.0f} MB"
         assert slowest < 2.0, f"a local question took {slowest:.2f} s"
         assert sum("reading it no faster" in line for line in app.stderr) == 1

@@ -351,7 +351,8 @@ def test_a_fake_app_of_another_user_in_a_shared_runtime_dir_is_never_trusted(
         said = [line for line in app.stderr if "runtime folder" in line]
         assert len(said) == 1 and str(ours) in said[0], app.stderr
         # the commands reach our app, not the other user's
-        assert request({"cmd": "ping"})["pid"] == app.proc.pid  # type: ignore[index]
+        pong = request({"cmd": "ping"})
+        assert pong is not None and pong["pid"] == app.proc.pid
         done = cli("status", "--json", "--liveness", "off", "--sessions-dir", str(sessions))
         assert MADE_UP not in done.stdout and "Our own question?" in done.stdout
         second = cli("run", "--liveness", "off", "--sessions-dir", str(sessions), env=headless(), timeout=30)

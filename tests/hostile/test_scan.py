@@ -212,7 +212,7 @@ def test_what_a_rewrite_is_compared_with_replays_to_the_full_read(
     questions, tools and state: from the end, or (past the cap) from a forward read."""
     import os
 
-    from notifier.core.reducer import SessionReducer
+    from notifier.core.reducer import Event, SessionReducer
     from notifier.sessions.startup_read import settle_file
     from notifier.sessions.tail import Tailer
 
@@ -221,7 +221,8 @@ def test_what_a_rewrite_is_compared_with_replays_to_the_full_read(
     with tempfile.TemporaryDirectory() as tmp:
         f = Path(tmp) / "s.jsonl"
         f.write_bytes(render(list(entries)) + b"\n")
-        e, keep = files(), []
+        e = files()
+        keep: list[Event] = []
         fd = os.open(f, os.O_RDONLY)
         try:
             got = settle_file(fd, os.fstat(fd), Tailer(str(f)), 1 << 20, lambda x: e.line_events(str(f), x, NOW), keep, cap=cap)

@@ -14,13 +14,14 @@ import os
 import sys
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
 
-ARGS = {
+ARGS: dict[str, Any] = {
     "question": "Which database should we use?",
     "options": [{"label": "PostgreSQL"}, {"label": "SQLite", "description": "file <b>based</b> & small"}],
 }
 
-QUESTIONNAIRE = {
+QUESTIONNAIRE: dict[str, Any] = {
     "questions": [
         {
             "id": "db",
@@ -42,7 +43,7 @@ EXTRACTED = "Q: Which database should we use?\nA: "
 TOOL_ARGS = json.loads(os.environ["MOCK_ARGS"]) if os.environ.get("MOCK_ARGS") else QUESTIONNAIRE if TOOL == "questionnaire" else ARGS
 
 
-def chunk(delta, finish=None):
+def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
     return {
         "id": "mock",
         "object": "chat.completion.chunk",
@@ -52,7 +53,7 @@ def chunk(delta, finish=None):
     }
 
 
-def _text(content):
+def _text(content: object) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
@@ -61,10 +62,10 @@ def _text(content):
 
 
 class H(BaseHTTPRequestHandler):
-    def log_message(self, *a):
+    def log_message(self, format: str, *args: Any) -> None:
         pass
 
-    def do_POST(self):
+    def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         msgs = body.get("messages", [])
         last = msgs[-1] if msgs else {}
@@ -85,6 +86,7 @@ class H(BaseHTTPRequestHandler):
             out.append(chunk({}, "stop"))
         else:
             n = sum(1 for m in msgs if m.get("role") == "tool") + 1
+            args: dict[str, Any]  # the tool call's arguments (sent as JSON)
             if text.startswith("bash:"):
                 name, args, call_id = "bash", {"command": text[5:].strip()}, f"call_b{n}"
             elif text.startswith("ask:"):

@@ -68,7 +68,11 @@ def test_typed_text_reaches_pi_byte_for_byte(tmp_path: Path, tmux_server: Tmux, 
         wait_for(lambda: pending(pi), 20, "the pending question")
         done = run("answer", f"--text={text}", *d)
         assert done.returncode == 0, (text[:40], done.stderr)
-        wait_for(lambda n=n: len(results(pi)) == n, 20, "the tool result")
+
+        def answered(n: int = n) -> bool:
+            return len(results(pi)) == n
+
+        wait_for(answered, 20, "the tool result")
         result = results(pi)[-1]
         assert result["content"][0]["text"] == f"User wrote: {text}", text[:40]
         assert result["details"]["answer"] == text

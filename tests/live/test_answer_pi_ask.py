@@ -40,7 +40,8 @@ def details(pi: PiSession, n: int) -> dict[str, Any]:
         return [e["message"] for e in entries if (e.get("message") or {}).get("role") == "toolResult"]
 
     wait_for(lambda: len(found()) >= n, 20, "pi-ask's tool result")
-    return found()[n - 1]["details"]  # type: ignore[no-any-return]
+    said: dict[str, Any] = found()[n - 1]["details"]
+    return said
 
 
 def test_a_recommended_row_comes_first_and_a_text_is_kept(tmp_path: Path, tmux_server: Tmux) -> None:

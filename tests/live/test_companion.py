@@ -266,9 +266,11 @@ def test_only_dialogs_that_wait_for_a_human_are_said_to(listener: Listener) -> N
         said: dict[str, Dialog] = {}
         for n, kind in enumerate(("loader", "question", "text", "busy")):
             pi.do(f"custom {kind}")
-            _, said[kind] = wait_for(
-                lambda n=n: len(listener.of(Dialog)) > n and listener.of(Dialog)[n], 5, f"the {kind} dialog"
-            )
+
+            def nth(n: int = n) -> tuple[float, Dialog] | None:
+                return listener.of(Dialog)[n] if len(listener.of(Dialog)) > n else None
+
+            _, said[kind] = wait_for(nth, 5, f"the {kind} dialog")
             if kind != "busy":
                 pi.do("done x")
         waits = {k: d.waits for k, d in said.items()}

@@ -52,7 +52,8 @@ def dialogs_in(app: AppProcess, kind: str) -> list[dict[str, Any]]:
 def status(sessions: Path) -> dict[str, Any]:
     out = cli("status", "--json", "--sessions-dir", str(sessions))
     assert out.returncode == 0, out.stderr
-    return json.loads(out.stdout)
+    obj: dict[str, Any] = json.loads(out.stdout)
+    return obj
 
 
 def pending(sessions: Path) -> list[dict[str, Any]]:
@@ -250,11 +251,18 @@ def test_a_timed_out_confirm_is_cancelled_and_an_answer_is_recorded(
         app = run_app(apps, sessions)
         for n, command in enumerate(["/timed", "/timed-signal"], 1):
             pi.prompt(command)
-            wait_for(lambda n=n: len(dialogs_in(app, "needs_input")) == n, 30, f"the {command} dialog")
+
+            def asked(n: int = n) -> bool:
+                return len(dialogs_in(app, "needs_input")) == n
+
+            def resolved(n: int = n) -> bool:
+                return len(dialogs_in(app, "resolved")) == n
+
+            wait_for(asked, 30, f"the {command} dialog")
             q = dialogs_in(app, "needs_input")[-1]["question"]
             assert q["dialog"] == "confirm" and q["options"] == ["Yes", "No"]
             assert "auto-cancel in 5 seconds" in q["text"]
-            wait_for(lambda n=n: len(dialogs_in(app, "resolved")) == n, 15, f"{command} to time out")
+            wait_for(resolved, 15, f"{command} to time out")
             done = dialogs_in(app, "resolved")[-1]
             assert (done["outcome"], done["answer"]) == ("cancelled", None)
             assert done["waited_s"] >= 4.5

@@ -24,11 +24,12 @@ def no_x() -> dict[str, str]:
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
-    return cli(*args, env=no_x())  # type: ignore[no-any-return]
+    return cli(*args, env=no_x())
 
 
 def status(pi: PiSession) -> dict[str, Any]:
-    return json.loads(run("status", "--json", "--sessions-dir", str(pi.sessions)).stdout)  # type: ignore[no-any-return]
+    obj: dict[str, Any] = json.loads(run("status", "--json", "--sessions-dir", str(pi.sessions)).stdout)
+    return obj
 
 
 def pending(pi: PiSession) -> list[dict[str, Any]]:

@@ -260,7 +260,7 @@ def test_a_closed_window_is_forgotten_so_the_next_click_opens_a_new_one(tmp_path
 
         def next_focus() -> dict[str, object]:
             while True:  # snapshots may be pushed in between
-                message = json.loads(pushed.readline())
+                message: dict[str, object] = json.loads(pushed.readline())
                 if "focus" in message:
                     return message
 

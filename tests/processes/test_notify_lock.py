@@ -115,7 +115,11 @@ def test_an_end_watch_says_when_a_process_ends_and_only_then(tmp_path: Path, mon
             monkeypatch.delattr(os, "pidfd_open", raising=False)
             monkeypatch.setattr(EndWatch, "POLL_S", 0.05)
         proc = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
-        watch = EndWatch(proc.pid, lambda pid=proc.pid: ended.append(pid))
+
+        def on_end(pid: int = proc.pid) -> None:
+            ended.append(pid)
+
+        watch = EndWatch(proc.pid, on_end)
         assert not watch.join(0.2) and not watch.ended  # (still running)
         assert proc.stdin is not None
         proc.stdin.close()

@@ -9,6 +9,7 @@ import os
 import time
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from notifier.control.client import request
 
@@ -16,6 +17,13 @@ from ..app_process import AppProcess
 from ..conftest import cli, wait_for
 from ..writer import append, ask, header, user
 from .test_lifecycle import headless_env
+
+
+def _reply(req: dict[str, Any]) -> dict[str, Any]:
+    """The running app's reply to ``req`` (it is running: no reply fails the test)."""
+    reply = request(req)
+    assert reply is not None, "the app stopped answering"
+    return reply
 
 
 def _window_around_now() -> str:
@@ -26,7 +34,7 @@ def _window_around_now() -> str:
     return f"{start // 60:02d}:{start % 60:02d}-{end // 60:02d}:{end % 60:02d}"
 
 
-def _status(sessions: Path, *more: str) -> tuple[dict[str, object], str]:
+def _status(sessions: Path, *more: str) -> tuple[dict[str, Any], str]:
     args = ("--liveness", "off", "--sessions-dir", str(sessions), *more)
     done = cli("status", "--json", *args, env=headless_env())
     assert done.returncode == 0, done.stderr
@@ -46,8 +54,8 @@ def test_quiet_hours_in_effect_in_status_from_a_scan_and_from_the_app(tmp_path: 
     line = f"Quiet hours until {end} ({hours}): no notifications; the tray still counts."
 
     scanned, text = _status(sessions)
-    assert scanned["pending"] == 1 and scanned["quiet_hours"]["hours"] == hours  # type: ignore[index]
-    until = datetime.fromisoformat(scanned["quiet_hours"]["until"].replace("Z", "+00:00"))  # type: ignore[index]
+    assert scanned["pending"] == 1 and scanned["quiet_hours"]["hours"] == hours
+    until = datetime.fromisoformat(scanned["quiet_hours"]["until"].replace("Z", "+00:00"))
     assert time.time() + 3600 < until.timestamp() <= time.time() + 2 * 3600 + 60
     assert until.astimezone().strftime("%H:%M") == end
     assert line in text.splitlines()
@@ -64,9 +72,9 @@ def test_quiet_hours_in_effect_in_status_from_a_scan_and_from_the_app(tmp_path: 
         from_app, text = _status(sessions, "--config", str(plain))
         assert from_app["quiet_hours"] == scanned["quiet_hours"]
         assert line in text.splitlines()
-        assert [s["file"] for s in from_app["sessions"]] == [s["file"] for s in scanned["sessions"]]  # type: ignore[union-attr]
+        assert [s["file"] for s in from_app["sessions"]] == [s["file"] for s in scanned["sessions"]]
         # the app follows its config file: quiet hours removed there are gone from its answer
         (folder / "config.toml").write_text("")
-        wait_for(lambda: request(ask_app)["status"]["quiet_hours"] is None, 20, "quiet hours off")
+        wait_for(lambda: _reply(ask_app)["status"]["quiet_hours"] is None, 20, "quiet hours off")
         assert "Quiet hours" not in _status(sessions)[1]
         assert app.proc.poll() is None

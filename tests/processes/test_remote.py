@@ -516,12 +516,19 @@ def test_goto_command_from_the_remote_location(tmp_path: Path, monkeypatch: pyte
 # ---- pushes ----
 
 
+class InboxServer(http.server.ThreadingHTTPServer):
+    """Keeps the bodies posted to it."""
+
+    received: list[dict[str, Any]]
+
+
 class Inbox(http.server.BaseHTTPRequestHandler):
     received: list[dict[str, Any]] = []
 
     def do_POST(self) -> None:
         body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        self.server.received.append(json.loads(body))  # type: ignore[attr-defined]
+        assert isinstance(self.server, InboxServer)
+        self.server.received.append(json.loads(body))
         self.send_response(200)
         self.end_headers()
 
@@ -530,15 +537,15 @@ class Inbox(http.server.BaseHTTPRequestHandler):
 
 
 @pytest.fixture
-def inbox() -> Iterator[Any]:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Inbox)
-    server.received = []  # type: ignore[attr-defined]
+def inbox() -> Iterator[InboxServer]:
+    server = InboxServer(("127.0.0.1", 0), Inbox)
+    server.received = []
     threading.Thread(target=server.serve_forever, daemon=True).start()
     yield server
     server.shutdown()
 
 
-def test_a_question_is_pushed_at_once_with_after_0(tmp_path: Path, inbox: Any) -> None:
+def test_a_question_is_pushed_at_once_with_after_0(tmp_path: Path, inbox: InboxServer) -> None:
     url = f"json://127.0.0.1:{inbox.server_address[1]}/push"
     cfg = write_config(tmp_path / "config.toml", [], {"urls": [url], "after": 0})
     with local_app(tmp_path, cfg) as app:
@@ -549,7 +556,7 @@ def test_a_question_is_pushed_at_once_with_after_0(tmp_path: Path, inbox: Any) -
         assert "Ship it?" in got["message"]
 
 
-def test_a_push_waits_after_and_skips_questions_answered_before(tmp_path: Path, inbox: Any) -> None:
+def test_a_push_waits_after_and_skips_questions_answered_before(tmp_path: Path, inbox: InboxServer) -> None:
     url = f"json://127.0.0.1:{inbox.server_address[1]}/push"
     cfg = write_config(tmp_path / "config.toml", [], {"urls": [url], "after": 0.05})
     f = session_file(tmp_path / "local-sessions")
@@ -564,7 +571,7 @@ def test_a_push_waits_after_and_skips_questions_answered_before(tmp_path: Path, 
         assert all("Answered quickly?" not in g["message"] for g in inbox.received)
 
 
-def test_push_hides_the_text_without_show_text(tmp_path: Path, inbox: Any) -> None:
+def test_push_hides_the_text_without_show_text(tmp_path: Path, inbox: InboxServer) -> None:
     url = f"json://127.0.0.1:{inbox.server_address[1]}/push"
     cfg = write_config(tmp_path / "config.toml", [], {"urls": [url], "after": 0})
     cfg.write_text(cfg.read_text() + "[notifications]\nshow_text = false\n")
@@ -575,7 +582,7 @@ def test_push_hides_the_text_without_show_text(tmp_path: Path, inbox: Any) -> No
         assert "Secret plan?" not in got["message"] and got["title"] == "webshop needs an answer"
 
 
-def test_a_pushed_question_is_not_pushed_again_after_a_restart(tmp_path: Path, inbox: Any) -> None:
+def test_a_pushed_question_is_not_pushed_again_after_a_restart(tmp_path: Path, inbox: InboxServer) -> None:
     """Which questions were pushed is in the state store: after a restart, one still pending is
     seen again (a start-up needs_input) but not pushed a second time."""
     url = f"json://127.0.0.1:{inbox.server_address[1]}/push"

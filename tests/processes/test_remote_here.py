@@ -168,6 +168,7 @@ def test_goto_from_the_window_says_why_instead_of_a_command(tmp_path: Path, tmux
         monkeypatch.setenv(k, v)
     monkeypatch.delenv("DISPLAY", raising=False)
     monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    # no snapshot, deliberately: a remote session's goto never reads the local one
     code, said = goto.go(load(str(cfg), True), None, "@devbox:/home/dev/.pi/s.jsonl")  # type: ignore[arg-type]
     assert code == 1 and not _raw(said) and "run:" not in said
     assert said.startswith("devbox: its pi runs in tmux, but no command to attach to it is offered: ")
@@ -198,6 +199,7 @@ def test_no_terminal_here_the_window_is_told_the_same_line(tmp_path: Path, monke
     monkeypatch.setenv("PATH", _cli_env(tmp_path)["PATH"])
     monkeypatch.delenv("DISPLAY", raising=False)
     monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    # no snapshot, deliberately: a remote session's goto never reads the local one
     code, said = goto.go(load(str(cfg), True), None, "@devbox:/home/dev/.pi/s.jsonl")  # type: ignore[arg-type]
     assert code == 1 and said.startswith("no terminal to open here; run: ")
     line = said.removeprefix("no terminal to open here; run: ")

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from ..app_process import AppProcess
 from ..conftest import cli
 from ..writer import answer, append, ask, header, user
 
 
-def status(sessions: Path, *extra: str) -> tuple[dict, str]:  # type: ignore[type-arg]
+def status(sessions: Path, *extra: str) -> tuple[dict[str, Any], str]:
     out = cli("status", "--json", "--liveness", "off", "-v", "--sessions-dir", str(sessions), *extra)
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout), out.stderr

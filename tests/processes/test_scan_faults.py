@@ -11,6 +11,7 @@ import socket
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -20,10 +21,11 @@ from ..harness import Harness
 from ..writer import answer, append, ask, header, line, user
 
 
-def status(sessions: Path) -> dict:  # type: ignore[type-arg]
+def status(sessions: Path) -> dict[str, Any]:
     out = cli("status", "--json", "--liveness", "off", "--sessions-dir", str(sessions), timeout=60)
     assert out.returncode == 0, out.stderr
-    return json.loads(out.stdout)  # type: ignore[no-any-return]
+    obj: dict[str, Any] = json.loads(out.stdout)
+    return obj
 
 
 def test_a_question_answered_before_start_up_is_not_announced(tmp_path: Path, fixtures: Path) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import pytest
@@ -15,6 +15,7 @@ from notifier.app.runtime import App
 from notifier.config.load import Config
 from notifier.control.client import request
 from notifier.core.model import Snapshot, Transition, TurnChange
+from notifier.core.reducer import Event
 from notifier.sinks.history import HistorySink
 
 from ..conftest import wait_for
@@ -55,7 +56,11 @@ def test_a_failing_output_is_contained_logged_once_per_kind_and_the_others_go_on
     with h:
         for i in range(4):
             append(tmp_path / f"s{i}.jsonl", header(), user(), ask(f"q{i}", f"Question {i}?"))
-            wait_for(lambda i=i: len(good.of("needs_input")) > i, 10, f"question {i} at the good output")
+
+            def arrived(i: int = i) -> bool:
+                return len(good.of("needs_input")) > i
+
+            wait_for(arrived, 10, f"question {i} at the good output")
         assert bad.calls >= 4 and h.engine.failed is None and h.engine.restarts == 0
         report = h.engine.health.report()["sink Raising"]
         assert report["count"] >= 5 and ("LookupError" in report["error"] or "RuntimeError" in report["error"])
@@ -99,20 +104,20 @@ def test_an_output_raising_system_exit_is_not_swallowed_but_the_supervisor_recor
 
 
 def test_an_engine_step_that_raises_a_base_exception_restarts_the_engine_and_loses_nothing(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     with Harness([tmp_path]) as h:
         local = h.engine.board.local
         real_apply = local.apply
         armed = {"left": 1}
 
-        def apply(key: str, events: object, now: float, initial: bool = False) -> list[Transition]:
+        def apply(key: str, events: Iterable[Event], now: float, initial: bool = False) -> list[Transition]:
             if armed["left"] and key.endswith("a.jsonl"):
                 armed["left"] -= 1
                 raise Boom("injected")
-            return real_apply(key, events, now, initial)  # type: ignore[arg-type]
+            return real_apply(key, events, now, initial)
 
-        local.apply = apply  # type: ignore[method-assign]
+        monkeypatch.setattr(local, "apply", apply)
         append(tmp_path / "a.jsonl", header(), user(), ask("qa", "Asked while it broke?"))
         # the question of the batch that failed is read again after the restart: not lost
         (first,) = h.wait("needs_input", 1, timeout=15)
@@ -128,27 +133,29 @@ def test_an_engine_step_that_raises_a_base_exception_restarts_the_engine_and_los
         assert any("the engine failed" in r.getMessage() for r in caplog.records)
 
 
-def test_a_file_that_keeps_breaking_the_engine_is_ignored_and_the_others_still_tell(tmp_path: Path) -> None:
+def test_a_file_that_keeps_breaking_the_engine_is_ignored_and_the_others_still_tell(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     poison = tmp_path / "poison.jsonl"
     with Harness([tmp_path]) as h:
         engine = h.engine
         real_events = engine.files.events
 
-        def events(path: str, lines: object, now: float) -> list[object]:
+        def events(path: str, lines: Iterable[bytes], now: float) -> list[Event]:
             if path == str(poison):
                 raise Boom("always")
-            return real_events(path, lines, now)  # type: ignore[arg-type, return-value]
+            return real_events(path, lines, now)
 
         real_line_events = engine.files.line_events
 
-        def line_events(path: str, line: object, now: float) -> list[object]:
+        def line_events(path: str, line: bytes, now: float) -> list[Event]:
             if path == str(poison):
                 raise Boom("always")
-            return real_line_events(path, line, now)  # type: ignore[arg-type, return-value]
+            return real_line_events(path, line, now)
 
         # (a file new to the engine is read from its end line by line, a followed one in batches)
-        engine.files.events = events  # type: ignore[assignment, method-assign]
-        engine.files.line_events = line_events  # type: ignore[assignment, method-assign]
+        monkeypatch.setattr(engine.files, "events", events)
+        monkeypatch.setattr(engine.files, "line_events", line_events)
         append(poison, header(), user(), ask("qp", "Poison?"))
         # fails reading it, fails again reading it again from its tail, then skips past it
         wait_for(lambda: engine.restarts >= 2 and engine.failed is None, 30, "two restarts")

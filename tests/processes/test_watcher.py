@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import pytest
 
@@ -248,8 +248,11 @@ def test_session_name_set_long_ago_is_found_once_it_asks(tmp_path: Path) -> None
 
 
 def test_a_failing_command_does_not_stop_the_engine(tmp_path: Path) -> None:
+    def fails() -> NoReturn:  # e.g. a tray or window action that raises
+        raise ZeroDivisionError("division by zero")
+
     with Harness([tmp_path]) as h:
-        h.engine.call(lambda: 1 / 0)  # e.g. a tray or window action that raises
+        h.engine.call(fails)
         append(tmp_path / "s.jsonl", header(), user(), ask("q1", "Still alive?"))
         (t,) = h.wait("needs_input")
         assert t.question.text == "Still alive?" and h.engine.failed is None

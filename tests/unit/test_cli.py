@@ -32,8 +32,7 @@ def test_default_sessions_dir_precedence(tmp_path: Path) -> None:
 
 def test_every_config_key_has_a_did_you_mean() -> None:
     """A typo of any key (a letter dropped, two swapped, one doubled) is answered with that key."""
-    from notifier.config.keys import suggest
-    from notifier.config.load import KEYS
+    from notifier.config.keys import KEYS, suggest
 
     for key in KEYS:
         name = key.rsplit(".", 1)[-1]

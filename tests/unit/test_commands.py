@@ -7,6 +7,7 @@ import pytest
 from notifier.core.commands import (
     Answer,
     Clear,
+    Command,
     CommandError,
     Focus,
     Goto,
@@ -52,8 +53,8 @@ NOW = 1_000_000.0
         Answer("/s/a.jsonl", "call_1", (), "free text"),
     ],
 )
-def test_round_trip(command: object) -> None:
-    assert parse(to_obj(command), NOW) == command  # type: ignore[arg-type]
+def test_round_trip(command: Command) -> None:
+    assert parse(to_obj(command), NOW) == command
 
 
 def test_snooze_in_seconds_is_made_absolute() -> None:

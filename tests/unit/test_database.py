@@ -21,8 +21,8 @@ CREATE TABLE IF NOT EXISTS log (n INTEGER PRIMARY KEY);
 """
 
 
-def opened(path: Path, **kw: float) -> Database:
-    return Database(str(path), SCHEMA, ("seen",), **kw)
+def opened(path: Path, write_wait_s: float = database.WRITE_WAIT_S) -> Database:
+    return Database(str(path), SCHEMA, ("seen",), write_wait_s=write_wait_s)
 
 
 def seen(db: Database) -> set[str]:

@@ -8,12 +8,12 @@ from typing import Any
 import pytest
 
 from notifier.actions.answer_channel import dialog_value
-from notifier.app.dialog_feed import is_own_dialog, question_of, ref_of
+from notifier.app.dialog_feed import DialogFeed, is_own_dialog, question_of, ref_of
 from notifier.companion.protocol import Dialog, dialog_from
 from notifier.core.board import Board
 from notifier.core.dialogs import add_dialogs
 from notifier.core.formats import event_obj, question_obj, status_obj
-from notifier.core.model import Snapshot
+from notifier.core.model import Snapshot, Transition
 from notifier.core.reducer import Header, ToolStart
 from notifier.pi.catalog import QuestionCatalog
 from notifier.pi.extraction import extract
@@ -157,7 +157,12 @@ def test_a_gate_is_never_approved_from_a_notification(monkeypatch: pytest.Monkey
     backend = DBusBackend()
     backend.capabilities = ("actions", "body")
     sent: list[tuple[Any, ...]] = []
-    monkeypatch.setattr(backend, "_request", lambda method, sig, body: sent.append(body) or (7,))
+
+    def request(method: str, signature: str, body: tuple[Any, ...]) -> tuple[Any, ...]:
+        sent.append(body)
+        return (7,)
+
+    monkeypatch.setattr(backend, "_request", request)
     assert backend.show(render(notice, True, False), 0) == 7
     actions = sent[0][5]
     assert actions == ["default", "Go to session", "show", "Show", "snooze", "Snooze 15 min"]
@@ -179,14 +184,24 @@ class _Engine:
         self.emitted: list[Any] = []
 
 
-def _feed(engine: _Engine) -> Any:
-    from notifier.app.dialog_feed import DialogFeed
+class _Feed(DialogFeed):
+    """The feed whose ``apply`` also keeps what it returns in ``emitted`` (as the engine's call
+    does)."""
 
-    feed = DialogFeed.__new__(DialogFeed)  # (no watcher: events are handed to apply directly)
+    emitted: list[Any]
+
+    def apply(self, path: str, event: object) -> list[Transition]:
+        out = super().apply(path, event)
+        self.emitted.extend(out)
+        return out
+
+
+def _feed(engine: _Engine) -> _Feed:
+    feed = _Feed.__new__(_Feed)  # (no watcher: events are handed to apply directly)
+    # a stand-in engine (only its board and options are used), deliberately not an Engine:
     feed.engine, feed.wall, feed.started = engine, (lambda: 1_700_000_010.0), 0.0  # type: ignore[assignment]
     feed._files, feed._bye = {}, set()
-    apply = feed.apply
-    feed.apply = lambda path, event: engine.emitted.extend(apply(path, event))  # (as the engine's call does)
+    feed.emitted = engine.emitted
     return feed
 
 

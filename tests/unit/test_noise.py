@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from notifier.core.model import Question, QuestionItem, SessionRef, Transition
-from notifier.core.notices import Notice, Withdraw
+from notifier.core.model import Question, QuestionItem, SessionRef, Transition, TransitionKind
+from notifier.core.notices import Action, Notice, Withdraw
 from notifier.core.planner import Planner
 from notifier.core.preferences import Preferences
 from notifier.core.quiet import in_quiet_hours
@@ -14,14 +14,14 @@ def q(cid: str, at: float = 0.0, text: str = "Q?") -> Question:
     return Question(cid, "question", (QuestionItem(text),), at)
 
 
-def t(kind: str, cid: str, session: str = "s1", at: float = 0.0, initial: bool = False) -> Transition:
+def t(kind: TransitionKind, cid: str, session: str = "s1", at: float = 0.0, initial: bool = False) -> Transition:
     ref = SessionRef(session, "id", f"/home/u/{session}", None)
     return Transition(
         kind, ref, q(cid, at), at, initial=initial, outcome="answered" if kind == "resolved" else None
-    )  # type: ignore[arg-type]
+    )
 
 
-def notices(actions: list) -> list[Notice]:  # type: ignore[type-arg]
+def notices(actions: list[Action]) -> list[Notice]:
     return [a for a in actions if isinstance(a, Notice)]
 
 
@@ -175,8 +175,10 @@ def test_turn_notices_only_when_asked_for() -> None:
     assert Planner().turn(TurnChange(ref, "idle", 1.0), 1.0) == []
     p = Planner(notify_on=frozenset({"idle", "failed"}))
     (n,) = p.turn(TurnChange(ref, "failed", 1.0), 1.0)
+    assert isinstance(n, Notice)
     assert n.kind == "failed" and render(n, True, False).title == "proj stopped with an error"
     (i,) = p.turn(TurnChange(ref, "idle", 2.0), 2.0)
+    assert isinstance(i, Notice)
     assert render(i, True, False).title == "proj finished its turn"
     p.preferences = Preferences().with_mute("proj", True)
     assert p.turn(TurnChange(ref, "idle", 3.0), 3.0) == []

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from notifier.core.evidence import created_at, idle_editor, shows
-from notifier.core.owners import START_SLACK_S, Proc, Wanted, bind
+from notifier.core.owners import START_SLACK_S, Owners, Proc, Wanted, bind
 
 RULE = "─" * 60
 
@@ -37,20 +37,20 @@ PROD = "Drop the production database?"
 STAGING = "Drop the production database? (the staging copy)"
 
 
-def a(screen: str | None = None, **kw: object) -> Proc:
-    return Proc("/p", A_START, 11, None, screen, **kw)  # type: ignore[arg-type]
+def a(screen: str | None = None, session: str | None = None) -> Proc:
+    return Proc("/p", A_START, 11, None, screen, session)
 
 
-def b(screen: str | None = None, started: float = B_START, **kw: object) -> Proc:
-    return Proc("/p", started, 22, None, screen, **kw)  # type: ignore[arg-type]
+def b(screen: str | None = None, started: float = B_START, session: str | None = None) -> Proc:
+    return Proc("/p", started, 22, None, screen, session)
 
 
 def asking(key: str, text: str, options: list[str], created: float, at: float = 1100.0) -> Wanted:
     return Wanted(key, "/p", at, None, text, tuple(options), None, created)
 
 
-def owners_of(o: object) -> dict[str, int]:
-    return {k: p.pid for k, p in o.owners.items()}  # type: ignore[attr-defined]
+def owners_of(o: Owners) -> dict[str, int]:
+    return {k: p.pid for k, p in o.owners.items()}
 
 
 def test_created_at_from_the_uuid7_id_or_the_file_name() -> None:
@@ -198,22 +198,27 @@ sessions_st = st.lists(
 )
 
 
-def build(ps: list[tuple[object, ...]], ss: list[tuple[object, ...]]) -> tuple[list[Proc], list[Wanted]]:
+# (folder, started, argv, screen) and (folder, updated, created, question), as drawn above
+ProcRow = tuple[str, float, tuple[str, ...] | None, str | None]
+SessionRow = tuple[str, float, float | None, str | None]
+
+
+def build(ps: list[ProcRow], ss: list[SessionRow]) -> tuple[list[Proc], list[Wanted]]:
     def screen(s: object) -> str | None:
         if s is None:
             return None
         return idle() if s == "idle" else dialog(f"Question {s}?", ["x", "y"])
 
-    procs = [Proc(str(cwd), float(t), i + 1, argv, screen(sc)) for i, (cwd, t, argv, sc) in enumerate(ps)]  # type: ignore[arg-type]
+    procs = [Proc(str(cwd), float(t), i + 1, argv, screen(sc)) for i, (cwd, t, argv, sc) in enumerate(ps)]
     wanted = [
-        Wanted(f"s{i}", str(cwd), float(at), None, f"Question {q}?" if q else None, ("x", "y") if q else (), None, created)  # type: ignore[arg-type]
+        Wanted(f"s{i}", str(cwd), float(at), None, f"Question {q}?" if q else None, ("x", "y") if q else (), None, created)
         for i, (cwd, at, created, q) in enumerate(ss)
     ]
     return procs, wanted
 
 
 @given(procs_st, sessions_st, st.randoms(use_true_random=False))
-def test_pairing_invariants(ps: list[tuple[object, ...]], ss: list[tuple[object, ...]], rnd: random.Random) -> None:
+def test_pairing_invariants(ps: list[ProcRow], ss: list[SessionRow], rnd: random.Random) -> None:
     procs, wanted = build(ps, ss)
     o = bind(wanted, procs)
     pids = [p.pid for p in o.owners.values()]
@@ -237,7 +242,7 @@ def test_pairing_invariants(ps: list[tuple[object, ...]], ss: list[tuple[object,
 
 @given(procs_st, sessions_st)
 def test_no_more_sessions_alive_than_pis_can_hold_unless_undecidable(
-    ps: list[tuple[object, ...]], ss: list[tuple[object, ...]]
+    ps: list[ProcRow], ss: list[SessionRow]
 ) -> None:
     """Every bound session has its own pi; and sessions asking nothing are alive only as many
     as there are pis in their folder."""

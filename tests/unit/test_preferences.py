@@ -27,7 +27,7 @@ def test_values_are_immutable() -> None:
     q = p.snoozed(NOW + 90, NOW, session="/s/b")
     assert dict(p.sessions) == {"/s/a": NOW + 60} and dict(q.sessions) == {"/s/a": NOW + 60, "/s/b": NOW + 90}
     try:
-        p.sessions["/s/x"] = 1.0  # type: ignore[index]
+        p.sessions["/s/x"] = 1.0  # type: ignore[index]  # (deliberately: it must refuse)
     except TypeError:
         pass
     else:  # pragma: no cover

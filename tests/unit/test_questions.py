@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from notifier.core.model import GENERIC_QUESTION
+from notifier.core.model import GENERIC_QUESTION, Question
 from notifier.pi.catalog import BUILTIN_QUESTION_TOOLS, QuestionCatalog
 from notifier.pi.extraction import extract
 from notifier.pi.outcomes import classify
@@ -14,7 +14,7 @@ from notifier.pi.outcomes import classify
 from ..conftest import ROOT
 
 
-def ex(args: object, tool: str = "ask_user"):  # type: ignore[no-untyped-def]
+def ex(args: object, tool: str = "ask_user") -> Question:
     return extract(tool, args, "c", 0.0)
 
 

@@ -3,6 +3,7 @@ rules: docs/pi-sessions.md §4 and §5)."""
 
 from __future__ import annotations
 
+from notifier.core.model import State
 from notifier.core.reducer import (
     Activity,
     Asked,
@@ -95,15 +96,20 @@ def test_new_assistant_message_supersedes() -> None:
     assert r.pending == {}
 
 
+def state_of(r: SessionReducer) -> State:
+    """``r.state`` read anew (mypy would carry one check's narrowing past the next ``apply``)."""
+    return r.state
+
+
 def test_states() -> None:
     r = SessionReducer()
     r.apply(Header("s", "/p"))
-    assert r.state == "starting"
+    assert state_of(r) == "starting"
     r.apply(Activity(1.0))
-    assert r.state == "working"
+    assert state_of(r) == "working"
     for state in ("idle", "failed", "stopped"):
-        r.apply(TurnEnd(2.0, state))  # type: ignore[arg-type]
-        assert r.state == state
+        r.apply(TurnEnd(2.0, state))
+        assert state_of(r) == state
 
 
 def test_duplicate_start_is_one_question() -> None:

@@ -12,7 +12,7 @@ import pytest
 from notifier.config.load import Config, ConfigError
 from notifier.core.board import Board
 from notifier.core.formats import event_obj
-from notifier.core.model import Question, QuestionItem, SessionRef, Transition, remote_key
+from notifier.core.model import Question, QuestionItem, SessionRef, Snapshot, Transition, remote_key
 from notifier.remote.link import read_lines
 from notifier.remote.stream import Ready, RemoteAsked, RemoteEnded, StreamError, parse_line
 
@@ -166,19 +166,19 @@ def test_push_sink_timing_and_away() -> None:
     sink = PushSink(config, send=send, away=look, clock=clock)
     sink.start()
     try:
-        sink.transitions([Transition("needs_input", a, q("a"), NOW)], None)  # type: ignore[arg-type]
+        sink.transitions([Transition("needs_input", a, q("a"), NOW)], Snapshot())
         wait_for(lambda: looks, 5, "a look at the desktop")
         assert looks == [(0.0, None)]
         # Away now, earlier than a's next look: a new question b is due at once (push.after 0)
         # and goes out alone; a, looked at again only in AWAY_RECHECK_S, is not in its group.
         away[0] = True
         clock.t = AWAY_RECHECK_S - GROUP_S - 1.0
-        sink.transitions([Transition("needs_input", b, q("b"), NOW)], None)  # type: ignore[arg-type]
+        sink.transitions([Transition("needs_input", b, q("b"), NOW)], Snapshot())
         assert pushed.acquire(timeout=10), "b was not pushed"
         assert sent == [("devbox · shop needs an answer", [(0.0, None), (clock.t, True)])]
         # a's time comes: any handover wakes the timer (here b resolved), which looks and pushes a.
         clock.t = AWAY_RECHECK_S
-        sink.transitions([Transition("resolved", b, q("b"), NOW)], None)  # type: ignore[arg-type]
+        sink.transitions([Transition("resolved", b, q("b"), NOW)], Snapshot())
         assert pushed.acquire(timeout=10), "a was not pushed at its next look"
         assert sent[1] == ("devbox · webshop needs an answer", [*sent[0][1], (AWAY_RECHECK_S, True)])
         wait_for(lambda: sink.sent == 2, 5, "both pushes counted as sent")
@@ -209,16 +209,16 @@ def test_push_sink_never_pushes_a_question_twice(tmp_path: Any) -> None:
         old = Question("old", "question", (QuestionItem("Pushed before?"),), NOW)
         new = Question("new", "question", (QuestionItem("New?"),), NOW)
         # in this order: were "old" pushed again, it would be sent before "new"
-        sink.transitions([Transition("needs_input", ref, old, NOW, initial=True)], None)  # type: ignore[arg-type]
-        sink.transitions([Transition("needs_input", ref, new, NOW)], None)  # type: ignore[arg-type]
+        sink.transitions([Transition("needs_input", ref, old, NOW, initial=True)], Snapshot())
+        sink.transitions([Transition("needs_input", ref, new, NOW)], Snapshot())
         wait_for(lambda: sent, 10, "the push of the new question")
         assert sent == ["New?"]
         assert store.pushed() == {(ref.key, "old"), (ref.key, "new")}
         # resolved, then seen pending again (its pi came back): still not pushed a second time
-        sink.transitions([Transition("abandoned", ref, new, NOW)], None)  # type: ignore[arg-type]
-        sink.transitions([Transition("needs_input", ref, new, NOW)], None)  # type: ignore[arg-type]
+        sink.transitions([Transition("abandoned", ref, new, NOW)], Snapshot())
+        sink.transitions([Transition("needs_input", ref, new, NOW)], Snapshot())
         third = Question("third", "question", (QuestionItem("Third?"),), NOW)
-        sink.transitions([Transition("needs_input", ref, third, NOW)], None)  # type: ignore[arg-type]
+        sink.transitions([Transition("needs_input", ref, third, NOW)], Snapshot())
         wait_for(lambda: len(sent) >= 2, 10, "the push of the third question")
         assert sent == ["New?", "Third?"]
     finally:
@@ -363,17 +363,23 @@ def test_a_push_storm_collapses_per_destination_and_says_how_many_it_folds() -> 
         for m in range(10):
             ref = SessionRef(f"/s/{m}.jsonl", None, f"/w/p{m}", None)
             sink.transitions(
-                [Transition("needs_input", ref, q(f"m{m}-c{c}"), NOW) for c in range(100)], None  # type: ignore[arg-type]
+                [Transition("needs_input", ref, q(f"m{m}-c{c}"), NOW) for c in range(100)], Snapshot()
             )
             # one message after the other (as pi writes them): each its own group, due at once
             wait_for(lambda: not sink._waiting, 5, "the message's questions taken")
         for url in ("json://a", "json://b"):
-            wait_for(lambda url=url: covered(url) == 1000, 20, f"every question pushed to {url}")
+
+            def all_pushed(url: str = url) -> bool:
+                return covered(url) == 1000
+
+            wait_for(all_pushed, 20, f"every question pushed to {url}")
         for url in ("json://a", "json://b"):
             mine = [(t, b) for u, t, b in sent if u == url]
             assert 2 <= len(mine) <= 3, [t for t, _ in mine]  # (at least the one that folds)
             assert mine[-1][0].endswith("questions need answers")
-            folded = int(re.search(r"\((\d+) questions folded into this push\)", mine[-1][1]).group(1))  # type: ignore[union-attr]
+            said = re.search(r"\((\d+) questions folded into this push\)", mine[-1][1])
+            assert said is not None, mine[-1][1]
+            folded = int(said.group(1))
             assert folded == int(mine[-1][0].split()[0]) > 1
     finally:
         sink.stop()

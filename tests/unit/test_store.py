@@ -1,6 +1,9 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
+
+import pytest
 
 from notifier.core.preferences import Preferences
 from notifier.state.store import Store
@@ -21,7 +24,7 @@ def test_snoozes_round_trip_by_scope() -> None:
     assert store.snoozes(0.0) == []
 
 
-def test_the_standalone_window_snoozes_projects_too(monkeypatch, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_the_standalone_window_snoozes_projects_too(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """`pi-notifier show` without a running app stores what its buttons ask for."""
     from notifier.app import choices, local
     from notifier.config.load import Config
@@ -29,7 +32,7 @@ def test_the_standalone_window_snoozes_projects_too(monkeypatch, tmp_path) -> No
 
     monkeypatch.setattr(choices, "open_store", lambda: Store(str(tmp_path / "state.sqlite3")))
     source = local.LocalSource(Config())
-    source.engine = object()  # type: ignore[assignment]  # commands only need it to exist
+    source.engine = object()  # type: ignore[assignment]  # deliberately not an Engine: commands only need it to exist
     now = time.time()
     source.command(Snooze(now + 3600, project="shop"))
     source.command(Snooze(now + 900, session="/s/a.jsonl"))
@@ -41,7 +44,7 @@ def test_the_standalone_window_snoozes_projects_too(monkeypatch, tmp_path) -> No
     )
 
 
-def test_preferences_have_one_owner_that_persists_and_hands_them_out(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_preferences_have_one_owner_that_persists_and_hands_them_out(tmp_path: Path) -> None:
     from notifier.app.choices import PreferencesOwner
     from notifier.core.commands import Mute, Snooze
 
@@ -66,7 +69,7 @@ def test_preferences_have_one_owner_that_persists_and_hands_them_out(tmp_path) -
     assert PreferencesOwner(store, 1500.0).value == Preferences()
 
 
-def test_reminder_counts_survive_and_old_stores_are_migrated(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_reminder_counts_survive_and_old_stores_are_migrated(tmp_path: Path) -> None:
     import sqlite3
 
     path = tmp_path / "state.sqlite3"
@@ -90,7 +93,7 @@ def test_reminder_counts_survive_and_old_stores_are_migrated(tmp_path) -> None: 
     assert again.notified() == {("/s/a.jsonl", "c1"), ("/s/b.jsonl", "c2")}  # only what was shown
 
 
-def test_pushed_questions_survive_and_old_stores_get_the_table(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_pushed_questions_survive_and_old_stores_get_the_table(tmp_path: Path) -> None:
     import sqlite3
 
     path = tmp_path / "state.sqlite3"
@@ -113,7 +116,7 @@ def test_pushed_questions_survive_and_old_stores_get_the_table(tmp_path) -> None
     assert again.pushed() == {("/s/b.jsonl", "c2")}
 
 
-def test_a_deleted_state_folder_is_recreated_and_keeps_what_it_knew(tmp_path, caplog) -> None:  # type: ignore[no-untyped-def]
+def test_a_deleted_state_folder_is_recreated_and_keeps_what_it_knew(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     import logging
     import shutil
 
@@ -139,7 +142,7 @@ def test_a_deleted_state_folder_is_recreated_and_keeps_what_it_knew(tmp_path, ca
     again.close()
 
 
-def test_preferences_changed_from_many_threads_lose_nothing(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_preferences_changed_from_many_threads_lose_nothing(tmp_path: Path) -> None:
     """The tray, the control channel and the notifier change them at once: one lock, no lost update."""
     import threading
 
@@ -167,7 +170,7 @@ def test_preferences_changed_from_many_threads_lose_nothing(tmp_path) -> None:  
     assert PreferencesOwner(store, 1000.0).value == owner.value  # and all of it persisted
 
 
-def test_answers_are_kept_and_old_histories_get_the_column(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_answers_are_kept_and_old_histories_get_the_column(tmp_path: Path) -> None:
     import sqlite3
 
     from notifier.core.model import Question, QuestionItem, SessionRef, Transition

@@ -113,8 +113,8 @@ def test_window_details() -> None:
     ("state", "count"),
     [("idle", 0), ("working", 0), ("needs", 1), ("needs", 12), ("snoozed", 0), ("abandoned", 0)],
 )
-def test_icons_render_at_every_size(size: int, state: str, count: int) -> None:
-    img = icons.render(state, count, size)  # type: ignore[arg-type]
+def test_icons_render_at_every_size(size: int, state: icons.IconState, count: int) -> None:
+    img = icons.render(state, count, size)
     assert img.size == (size, size) and img.mode == "RGBA"
     assert img.getbbox() is not None
 
