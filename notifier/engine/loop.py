@@ -28,7 +28,7 @@ from notifier.engine.files import SessionFiles
 from notifier.engine.liveness import Liveness, Probe, ProcessList
 from notifier.engine.options import EngineOptions
 from notifier.engine.scan import open_cache
-from notifier.engine.sinks import ReadyInfo, Sink, deliver
+from notifier.engine.sinks import Lines, ReadyInfo, Sink, deliver
 from notifier.system.supervisor import FailureLog, Supervisor
 from notifier.watch.events import FileChanged, FolderAppeared, PathGone, RootBack, RootGone, WatchEvent
 from notifier.watch.watchlimit import WatchLimit
@@ -72,6 +72,7 @@ class Engine:
         runs again (the tray shows that it is being restarted)."""
         self.options = options
         self.sinks: tuple[Sink, ...] = tuple(sinks)
+        self._lines = tuple(sink for sink in self.sinks if isinstance(sink, Lines))  # (see _emit)
         # A SimpleQueue (C): putting and taking a message is one lock each, no Python-level
         # condition, so the watcher's wake-up reaches this thread sooner.
         self.queue: queue.SimpleQueue[Message] = queue.SimpleQueue()
@@ -278,13 +279,15 @@ class Engine:
         self._liveness.asked(items)
         if log.isEnabledFor(logging.DEBUG):
             _log_each(items)
-        # The snapshot it replaces is let go only after the sinks had theirs: with thousands of
-        # sessions, freeing it is as much work as building the new one, and the run --json line
-        # should not wait for that.
+        # The run --json line waits for no snapshot (Lines); the one replaced is let go only after
+        # the sinks had theirs: with thousands of sessions, freeing it costs as much as building.
+        for lines in self._lines:
+            deliver(self.health, lines, "transitions", partial(lines.changed, items))
         previous, self.snapshot = self.snapshot, self.board.snapshot(self._wall())
         turns = self.board.local.drain_turns()
         for sink in self.sinks:
-            deliver(self.health, sink, "transitions", partial(sink.transitions, items, self.snapshot))
+            if sink not in self._lines:
+                deliver(self.health, sink, "transitions", partial(sink.transitions, items, self.snapshot))
             if turns:
                 deliver(self.health, sink, "turns", partial(sink.turns, turns))
         del previous

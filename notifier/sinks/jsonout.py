@@ -51,6 +51,11 @@ class JsonSink:
         )
 
     def transitions(self, items: Sequence[Transition], snapshot: Snapshot) -> None:
+        self.changed(items)
+
+    def changed(self, items: Sequence[Transition]) -> None:
+        """The engine calls this instead of :meth:`transitions`, before it builds the snapshot
+        (``notifier.engine.sinks.Lines``): this output never reads the board."""
         self._write([event_obj(t) for t in items])
 
     def turns(self, items: Sequence[TurnChange]) -> None:
