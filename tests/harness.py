@@ -11,7 +11,7 @@ from notifier.core.model import Snapshot, Transition, TurnChange
 from notifier.core.owners import Proc
 from notifier.engine.loop import Engine
 from notifier.engine.options import EngineOptions
-from notifier.engine.sinks import ReadyInfo, Sink
+from notifier.engine.sinks import Lines, ReadyInfo, Sink
 from notifier.pi.catalog import QuestionCatalog
 
 from .conftest import wait_for
@@ -49,12 +49,14 @@ class Harness:
         processes: Callable[[], Sequence[Proc] | None] | None = None,
         extra_tools: Sequence[str] = (),
         sinks: Sequence[Sink] = (),
+        lines: Sequence[Lines] = (),
         **kw: Any,
     ) -> None:
-        """``sinks``: outputs of the engine's before the one that collects (``self.sink``)."""
+        """``sinks``: outputs of the engine's before the one that collects (``self.sink``);
+        ``lines``: the engine's outputs that only print what changed."""
         self.sink = Collect()
         opts = EngineOptions([str(r) for r in roots], QuestionCatalog(extra_tools), liveness=liveness, **kw)
-        self.engine = Engine(opts, [*sinks, self.sink], processes=processes)
+        self.engine = Engine(opts, [*sinks, self.sink], processes=processes, lines=lines)
 
     def __enter__(self) -> Harness:
         self.engine.start()

@@ -191,8 +191,7 @@ class App:
         self.tray = tray
         self.store.prune(time.time() - self.config["history.retention_days"] * 86400)
         sinks: list[Sink] = []
-        if self.json_out:
-            sinks.append(JsonSink(on_broken=self.stop_event.set))
+        lines = [JsonSink(on_broken=self.stop_event.set)] if self.json_out else []
         sinks.append(HistorySink(self.store))
         if self.want_notify:
             self.alerts = self.new_notifier(self.store, self.preferences)
@@ -210,7 +209,7 @@ class App:
         if self.state_dir:
             options.cache_path = os.path.join(self.state_dir, "scan-cache.sqlite3")
         # (on_failure: the tray shows that the engine is being restarted)
-        self.engine = Engine(options, sinks, health=self.health, on_failure=self._changed)
+        self.engine = Engine(options, sinks, health=self.health, on_failure=self._changed, lines=lines)
         if not self.state_dir:  # (followed from before "ready"; the demo keeps to its own settings)
             self.follower.start()
         self.engine.start()

@@ -66,13 +66,14 @@ class Engine:
         wall: Callable[[], float] = time.time,
         health: FailureLog | None = None,
         on_failure: Callable[[], None] | None = None,
+        lines: Iterable[Lines] = (),
     ) -> None:
-        """``sinks``: who gets the transitions, fixed from now on; ``health``: where failures are
-        recorded (shared with the app); ``on_failure``: called after the thread failed, before it
-        runs again (the tray shows that it is being restarted)."""
+        """``sinks``: who gets the transitions, fixed from now on (``lines`` first: outputs that
+        only print them); ``health``: where failures are recorded (shared with the app);
+        ``on_failure``: called after the thread failed, before it runs again (the tray shows it)."""
         self.options = options
         self.sinks: tuple[Sink, ...] = tuple(sinks)
-        self._lines = tuple(sink for sink in self.sinks if isinstance(sink, Lines))  # (see _emit)
+        self.lines: tuple[Lines, ...] = tuple(lines)
         # A SimpleQueue (C): putting and taking a message is one lock each, no Python-level
         # condition, so the watcher's wake-up reaches this thread sooner.
         self.queue: queue.SimpleQueue[Message] = queue.SimpleQueue()
@@ -190,8 +191,9 @@ class Engine:
         self.ready_info = info
         if collected:
             self._emit(collected)
-        for sink in self.sinks:
-            deliver(self.health, sink, "ready", partial(sink.ready, info, self.snapshot))
+        outputs: list[Lines | Sink] = [*self.lines, *self.sinks]
+        for out in outputs:
+            deliver(self.health, out, "ready", partial(out.ready, info, self.snapshot))
         self._started = True
         self.ready_event.set()
         for root in roots:
@@ -279,15 +281,13 @@ class Engine:
         self._liveness.asked(items)
         if log.isEnabledFor(logging.DEBUG):
             _log_each(items)
-        # The run --json line waits for no snapshot (Lines); the one replaced is let go only after
-        # the sinks had theirs: with thousands of sessions, freeing it costs as much as building.
-        for lines in self._lines:
+        # The snapshot replaced is let go after the sinks had theirs (freeing costs as much as building).
+        for lines in self.lines:
             deliver(self.health, lines, "transitions", partial(lines.changed, items))
         previous, self.snapshot = self.snapshot, self.board.snapshot(self._wall())
         turns = self.board.local.drain_turns()
         for sink in self.sinks:
-            if sink not in self._lines:
-                deliver(self.health, sink, "transitions", partial(sink.transitions, items, self.snapshot))
+            deliver(self.health, sink, "transitions", partial(sink.transitions, items, self.snapshot))
             if turns:
                 deliver(self.health, sink, "turns", partial(sink.turns, turns))
         del previous

@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Protocol
 
 from notifier.core.model import Snapshot, Transition, TurnChange
 from notifier.system.supervisor import FailureLog
@@ -35,15 +35,17 @@ class Sink(Protocol):
         follow questions)."""
 
 
-@runtime_checkable
 class Lines(Protocol):
-    """A sink that prints what changed and never reads the board (run --json). The engine hands
-    it each batch's transitions with :meth:`changed` *instead of* ``transitions``, before it builds
-    the snapshot: the line other tools wait for waits for nothing else (the snapshot is about
-    0.04 ms of the way from an appended line to its run --json line, bench/latency.py)."""
+    """An output that prints what changed and never reads the board (run --json's). The engine
+    hands it each batch's transitions before it builds the snapshot, so the line other tools wait
+    for waits for nothing else (the snapshot was about 0.04 ms of the way from an appended line to
+    its run --json line: bench/latency.py)."""
+
+    def ready(self, info: ReadyInfo, snapshot: Snapshot) -> None:
+        """Once, after the start-up scan, before the sinks get theirs."""
 
     def changed(self, items: Sequence[Transition]) -> None:
-        """What changed (possibly nothing)."""
+        """What changed (possibly nothing), before the sinks get it."""
 
 
 def deliver(health: FailureLog, sink: object, what: str, call: Callable[[], None]) -> None:

@@ -14,11 +14,12 @@ from notifier.core.formats import (
     event_obj,
     iso,
 )
-from notifier.core.model import Snapshot, Transition, TurnChange
+from notifier.core.model import Snapshot, Transition
 
 
 class JsonSink:
-    """Prints one JSON object per line, flushed at once. Stops the app if stdout goes away."""
+    """Prints one JSON object per line, flushed at once. Stops the app if stdout goes away. One
+    of the engine's ``lines`` (:class:`notifier.engine.sinks.Lines`), not of its sinks."""
 
     def __init__(self, stream: IO[str] | None = None, on_broken: Callable[[], None] | None = None) -> None:
         self.stream = stream or sys.stdout
@@ -50,13 +51,7 @@ class JsonSink:
             ]
         )
 
-    def transitions(self, items: Sequence[Transition], snapshot: Snapshot) -> None:
-        self.changed(items)
-
     def changed(self, items: Sequence[Transition]) -> None:
-        """The engine calls this instead of :meth:`transitions`, before it builds the snapshot
-        (``notifier.engine.sinks.Lines``): this output never reads the board."""
+        """Called before the engine builds the snapshot (``notifier.engine.sinks.Lines``): this
+        output never reads the board."""
         self._write([event_obj(t) for t in items])
-
-    def turns(self, items: Sequence[TurnChange]) -> None:
-        pass  # (finished turns are not this output's business)
