@@ -17,13 +17,21 @@ OUT = ROOT / "bench" / "out"
 
 
 def fresh_env(state: str | None = None) -> dict[str, str]:
-    """The environment of an app the bench starts: its own state folder (``state``, else a new
-    empty one) and an empty config folder, never the user's (whose scan cache, history and
-    settings would change what is measured, and would be changed by it)."""
+    """The environment of an app the bench starts: its own home, state folder (``state``, else a
+    new empty one), config, data, cache and runtime folders, never the user's (whose scan cache,
+    history, settings and running app would change what is measured, and would be changed by it)."""
+    home = tempfile.mkdtemp(prefix="pi-notifier-bench-home-")
+    runtime = os.path.join(home, "run")
+    os.mkdir(runtime, 0o700)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PI_CODING_AGENT_")}
     return dict(
-        os.environ,
-        XDG_STATE_HOME=state or tempfile.mkdtemp(prefix="pi-notifier-bench-state-"),
-        XDG_CONFIG_HOME=tempfile.mkdtemp(prefix="pi-notifier-bench-config-"),
+        env,
+        HOME=home,
+        XDG_STATE_HOME=state or os.path.join(home, "state"),
+        XDG_CONFIG_HOME=os.path.join(home, "config"),
+        XDG_DATA_HOME=os.path.join(home, "data"),
+        XDG_CACHE_HOME=os.path.join(home, "cache"),
+        XDG_RUNTIME_DIR=runtime,
     )
 
 
