@@ -13,12 +13,13 @@ import pytest
 from notifier.config.load import Config
 from notifier.core.board import Board
 from notifier.core.commands import Answer, Command, Focus, Goto, Show, Snooze
-from notifier.core.model import Option, Question, QuestionItem, SessionRef, Snapshot, Transition
+from notifier.core.model import Option, Question, QuestionItem, QuestionKind, SessionRef, Snapshot, Transition
 from notifier.core.notices import Item, Notice
 from notifier.core.owners import Proc
 from notifier.core.preferences import Preferences
 from notifier.core.reducer import Header, ToolStart
 from notifier.pi.extraction import extract
+from notifier.sinks.notify.backend import Plain
 from notifier.sinks.notify.hints import sound_hints
 from notifier.sinks.notify.render import Message, option_actions, render, who
 from notifier.sinks.notify.sink import AlertSink
@@ -42,12 +43,10 @@ def question(
     tool: str = "question",
     multi: bool = False,
     items: int = 1,
-    kind: str = "question",
+    kind: QuestionKind = "question",
 ) -> Question:
     item = QuestionItem("Ship it?", options=tuple(Option(o) for o in options), multi=multi)
-    return Question(
-        "c1", tool, (item,) * items, 1.0, kind=kind, dialog="select" if kind == "dialog" else None
-    )  # type: ignore[arg-type]
+    return Question("c1", tool, (item,) * items, 1.0, kind=kind, dialog="select" if kind == "dialog" else None)
 
 
 def notice(q: Question, ref: SessionRef | None = None) -> Notice:
@@ -99,7 +98,7 @@ def test_sound_key_range(value: Any) -> None:
         _sound(value)
 
 
-class Server:
+class Server(Plain):
     """A notification server as the sink sees it (its ``backend``): what it was asked to show,
     numbered from 7."""
 

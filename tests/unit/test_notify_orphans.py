@@ -6,12 +6,13 @@ from __future__ import annotations
 
 from notifier.core.model import Option, Question, QuestionItem, SessionRef
 from notifier.core.notices import Item, Key, Notice
+from notifier.sinks.notify.backend import Plain
 from notifier.sinks.notify.render import Message
 from notifier.sinks.notify.screen import Screen
 from notifier.state.store import Store
 
 
-class FakeServer:
+class FakeServer(Plain):
     """A notification server as the screen sees it: ids from 1, what it closed."""
 
     name = "dbus"

@@ -58,7 +58,7 @@ def test_drop_forgets_a_pending_question_without_ending_it() -> None:
     r.drop("never-asked")  # (nothing to drop: no error)
     assert list(r.pending) == ["q2"] and r.state == "needs_input"
     r.drop("q2")
-    assert r.pending == {} and r.state == "working"
+    assert (r.pending, r.state) == ({}, "working")
     assert r.apply(ToolEnd(2.0, "q2", "question", "answered", "yes")) == []  # (no end of a dropped one)
 
 

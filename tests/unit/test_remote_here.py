@@ -9,6 +9,7 @@ from typing import Any
 from notifier.core.model import Question, QuestionItem, SessionRef, remote_key
 from notifier.core.notices import Item
 from notifier.system import focus
+from notifier.system.desktop import X11
 from notifier.system.locate import Location
 
 Q = Question("c1", "question", (QuestionItem("Deploy?"),), 100.0)
@@ -16,12 +17,14 @@ LOCAL = SessionRef("/home/dev/.pi/s.jsonl", "abc", "/home/dev/webshop", None)
 REMOTE = SessionRef(remote_key("devbox", "/home/dev/.pi/s.jsonl"), "abc", "/home/dev/webshop", None, "devbox")
 
 
-class InFront:
-    """The focus method, asked afresh: window ``now[0]`` is in front (pid 1's window is 7, pid 2's 8)."""
+class InFront(X11):
+    """The focus method, asked afresh: window ``now[0]`` is in front (pid 1's window is 7, pid 2's 8);
+    no display is opened."""
 
     name = "stand-in"
 
     def __init__(self, now: list[tuple[int, int]]) -> None:
+        super().__init__()
         self.now = now
 
     def focused(self) -> tuple[int, int]:
