@@ -82,6 +82,19 @@ class Ended(NamedTuple):
 Change = Asked | Ended
 
 
+# What SessionReducer.apply does, as the start-up read needs it (core/settle.py): which events
+# empty ``pending``, ``running`` and ``current_tool``, and which set ``base``. A new event type
+# is added here and in ``apply`` together (tests/hostile/test_scan.py replays files both ways).
+def clears(event: Event) -> bool:
+    return type(event) is Input or type(event) is Supersede
+
+
+def sets_base(event: Event) -> bool:
+    if type(event) is Supersede:
+        return event.state is not None
+    return type(event) is not Header and type(event) is not Renamed
+
+
 @dataclass(slots=True)
 class SessionReducer:
     """Mutable state of one session, owned by the engine thread. No I/O, no clock."""

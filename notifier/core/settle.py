@@ -1,7 +1,8 @@
 """When a session file's last entries decide its state (pure): the start-up read replays only
 those, not the whole file.
 
-Why this is exact (see :class:`notifier.core.reducer.SessionReducer`):
+Why this is exact (the reducer says which events clear and which set the base, beside
+:meth:`notifier.core.reducer.SessionReducer.apply`):
 
 - ``pending``, ``running`` and ``current_tool`` are emptied by every *clearing* event (``Input``,
   ``Supersede``); only the entries from the last one on decide them.
@@ -16,17 +17,7 @@ for sessions that ask something). tests/hostile/test_scan.py checks this against
 
 from __future__ import annotations
 
-from notifier.core.reducer import Event, Header, Input, Renamed, SessionReducer, Supersede
-
-
-def clears(event: Event) -> bool:
-    return type(event) is Input or type(event) is Supersede
-
-
-def sets_base(event: Event) -> bool:
-    if type(event) is Supersede:
-        return event.state is not None
-    return type(event) is not Header and type(event) is not Renamed
+from notifier.core.reducer import Event, Renamed, SessionReducer, clears, sets_base
 
 
 class Suffix:
