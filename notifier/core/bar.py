@@ -11,7 +11,7 @@ from typing import Any
 from notifier.core.formats import finite_number
 from notifier.core.model import Snapshot
 from notifier.core.session_spec import short_id
-from notifier.core.text import clean, duration, project_name
+from notifier.core.text import clean, duration, markup, project_name
 
 MARK = "π"
 LISTED = 8  # questions a tooltip lists
@@ -54,16 +54,17 @@ def tmux_segment(s: dict[str, Any]) -> str:
 
 def bar_obj(s: dict[str, Any], now: float) -> dict[str, str]:
     """waybar's custom module JSON (polybar and i3blocks read ``text``): ``class`` is
-    ``needs``, ``snoozed``, ``abandoned`` or ``idle``, for the bar's CSS. (The summary crossed
-    a socket: a field of the wrong type counts as missing.)"""
+    ``needs``, ``snoozed``, ``abandoned`` or ``idle``, for the bar's CSS; the ``tooltip`` is
+    markup-escaped (waybar renders it as Pango markup). (The summary crossed a socket: a field of
+    the wrong type counts as missing.)"""
     n = _count(s)
     questions = s.get("questions")
     lines = []
     for q in questions if isinstance(questions, list) else ():
         if isinstance(q, dict):
-            sid = f" {clean(q.get('id'), 8)}" if q.get("id") else ""
+            sid = f" {markup(q.get('id'), 8)}" if q.get("id") else ""
             waited = duration(finite_number(q.get("waited_s")) or 0.0)
-            lines.append(f"{clean(q.get('project'), 40)}{sid}: {clean(q.get('text'), 80)} ({waited})")
+            lines.append(f"{markup(q.get('project'), 40)}{sid}: {markup(q.get('text'), 80)} ({waited})")
     if n > len(lines):
         lines.append(f"… {n - len(lines)} more")
     snoozed = finite_number(s.get("snoozed_until"))

@@ -5,6 +5,7 @@ tests/hostile/test_config.py); status, history, goto, snooze and mute without th
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -231,6 +232,23 @@ def test_snooze_mute_without_the_app_are_saved_and_status_says_them(tmp_path: Pa
     assert cli("unmute", "blog", *args).stdout.startswith("unmuted project blog")
     assert cli("snooze", "1d2e3a4b", "off", *args).returncode == 0
     assert json.loads(cli("status", "--json", *args).stdout)["snoozed"]["sessions"] == {}
+
+
+def test_snooze_durations_that_are_odd_are_said_as_such(tmp_path: Path) -> None:
+    """A last word that reads as a duration but is none ("1w", "forever") is said to be no
+    DURATION, not taken for a project nobody has; "0m" resumes like "0"; a snooze ending on
+    another day says which."""
+    sessions = _two_blogs(tmp_path)
+    args = ("--liveness", "off", "--sessions-dir", str(sessions))
+    for words in (["1w"], ["forever"], ["blog", "1w"], ["blog", "2x"], ["1d2e3a4b", "1e3"], ["-1"]):
+        r = cli("snooze", *words, *args)
+        assert r.returncode == 2 and r.stderr.count("\n") == 1, r
+        assert f"'{words[-1]}' is not a DURATION (90s, 15m, 1h, 2h30m, 1d" in r.stderr, r.stderr
+    for zero in ("0m", "0s"):
+        r = cli("snooze", "blog", zero, *args)
+        assert r.returncode == 0 and r.stdout.startswith("resumed project blog"), r
+    week = cli("snooze", "blog", "7d", *args)
+    assert week.returncode == 0 and re.search(r"for 7 d \(until \w{3} \d{1,2} \w{3} \d\d:\d\d\)", week.stdout), week
 
 
 def test_quiet_hour_typo_says_did_you_mean(tmp_path: Path) -> None:

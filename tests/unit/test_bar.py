@@ -45,6 +45,19 @@ _JSON = st.recursive(
 )
 
 
+def test_the_bar_tooltip_is_markup_escaped() -> None:
+    """waybar renders a custom module's tooltip as Pango markup: a question or folder name with
+    tags or entities is shown as written, never as markup (nor as broken markup, which waybar
+    shows as nothing)."""
+    snap = Snapshot((waiting("a-11111111", "/p/<i> & y", NOW - 60, "Use <span size='99999'>big</span> &amp; AT&T?"),))
+    tooltip = bar.bar_obj(json.loads(json.dumps(bar.summary(snap, NOW))), NOW)["tooltip"]
+    assert "<" not in tooltip and ">" not in tooltip
+    assert tooltip == (
+        "&lt;i&gt; &amp; y 11111111: Use &lt;span size=&#39;99999&#39;&gt;big&lt;/span&gt;"
+        " &amp;amp; AT&amp;T? (1 min)"
+    )
+
+
 @given(st.dictionaries(st.sampled_from(["pending", "abandoned", "snoozed_until", "questions"]), _JSON))
 def test_a_broken_summary_never_raises(s: dict[str, object]) -> None:
     """The summary comes over the socket: whatever it holds, the bar prints something."""
@@ -58,7 +71,8 @@ def test_a_broken_summary_never_raises(s: dict[str, object]) -> None:
 
 @pytest.mark.parametrize(
     ("text", "seconds"),
-    [("15m", 900), ("15min", 900), ("1h", 3600), ("2h30m", 9000), ("90s", 90), ("1d", 86400), ("20", 1200), ("off", 0), ("0", 0)],
+    [("15m", 900), ("15min", 900), ("1h", 3600), ("2h30m", 9000), ("90s", 90), ("1d", 86400), ("20", 1200), ("off", 0), ("0", 0)]
+    + [("0m", 0), ("0s", 0), ("0h0m", 0), ("1H", 3600), ("1h30m", 5400), ("1.5h", 5400)],
 )
 def test_durations(text: str, seconds: float) -> None:
     assert silenced.parse_duration(text) == seconds
