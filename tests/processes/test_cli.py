@@ -234,6 +234,19 @@ def test_snooze_mute_without_the_app_are_saved_and_status_says_them(tmp_path: Pa
     assert json.loads(cli("status", "--json", *args).stdout)["snoozed"]["sessions"] == {}
 
 
+def test_answer_says_when_a_word_is_a_session_not_a_choice(tmp_path: Path) -> None:
+    """`answer 1d2e3a4b` (a session, no CHOICE) and `answer nothing 1` (a first word that names
+    neither a session nor an option) say so, in one line, rather than only "no option is
+    called"."""
+    args = ("--liveness", "off", "--sessions-dir", str(_two_blogs(tmp_path)))
+    alone = cli("answer", "1d2e3a4b", *args)
+    assert alone.returncode == 2 and alone.stderr.count("\n") == 1, alone
+    assert "'1d2e3a4b' is a session (blog 1d2e3a4b): give a CHOICE after it (options: 1. A, 2. B) or --text" in alone.stderr
+    neither = cli("answer", "nothing", "1", *args)
+    assert neither.returncode == 2 and neither.stderr.count("\n") == 1, neither
+    assert "no option is called 'nothing'" in neither.stderr and "nor is any session" in neither.stderr
+
+
 def test_snooze_durations_that_are_odd_are_said_as_such(tmp_path: Path) -> None:
     """A last word that reads as a duration but is none ("1w", "forever") is said to be no
     DURATION, not taken for a project nobody has; "0m" resumes like "0"; a snooze ending on

@@ -93,3 +93,15 @@ def test_the_window_shows_the_short_id_too() -> None:
     a, b = view(A, "/p/blog", pending=True), view(B, "/p/blog", pending=True)
     shown = {question_obj(v, v.pending[0], False)["short_id"] for v in (a, b)}
     assert shown == {"1d2e3a4b", "2c3d4e5f"}
+
+
+def test_a_project_is_named_as_status_shows_it() -> None:
+    """A folder name holding characters the sanitizer removes (a bidi override, an escape) is
+    shown without them: typed as shown, it names its session (in any case too)."""
+    odd = view(A, "/home/me/blog\u202e", pending=True)
+    esc = view(B, "/home/me/my\x1b[31mshop", pending=True)
+    snap = Snapshot((odd, esc))
+    assert session_spec.label(odd) == "blog 1d2e3a4b"
+    assert goto.pick(snap, "blog")[0] is odd
+    assert goto.pick(snap, session_spec.label(esc).split()[0])[0] is esc
+    assert goto.pick(snap, "BLOG")[0] is odd
