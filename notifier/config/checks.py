@@ -18,6 +18,15 @@ class Invalid(ValueError):
     """A value outside its key's range; the message says what the key takes."""
 
 
+class Unknown(Invalid):
+    """A key a table of the value does not have (``[[remotes]]`` table ``where``, 1-based): ``known``
+    are the ones it has (for a did-you-mean)."""
+
+    def __init__(self, name: str, table: str, where: int, known: tuple[str, ...]) -> None:
+        super().__init__(f"unknown key {clean(name, 60)!r} in [[{table}]] {where}")
+        self.name, self.table, self.known = name, table, known
+
+
 MAX_LIST = 32
 MAX_PATH = 4096
 # (Patterns of values that are rarely set stay strings: compiled by ``re`` when first used.)
@@ -161,9 +170,12 @@ def remotes(value: Any) -> list[dict[str, Any]]:
     if not isinstance(value, list) or len(value) > MAX_REMOTES or not all(isinstance(v, dict) for v in value):
         raise Invalid(_REMOTES)
     out, names = [], set()
-    for item in value:
+    known = ("name", "ssh", "command", "ssh_options")
+    for n, item in enumerate(value, 1):
         name, ssh, command = item.get("name"), item.get("ssh"), item.get("command")
-        if set(item) - {"name", "ssh", "command", "ssh_options"} or (ssh is None) == (command is None):
+        for unknown in sorted(set(item) - set(known), key=str):
+            raise Unknown(str(unknown), "remotes", n, known)
+        if (ssh is None) == (command is None):
             raise Invalid(_REMOTES)
         if not isinstance(name, str) or not re.fullmatch(_REMOTE_NAME, name) or name in names:
             raise Invalid(_REMOTES)

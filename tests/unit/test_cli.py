@@ -44,6 +44,35 @@ def test_every_config_key_has_a_did_you_mean() -> None:
     assert suggest("zzz", KEYS) is None
 
 
+def test_config_errors_of_tables_say_where_a_key_belongs(tmp_path: Path) -> None:
+    """A table written as a value, a top-level key written under a table (TOML puts every key
+    after ``[notifications]`` into it), a misspelled key of a ``[[remotes]]`` table: one line
+    saying what was meant."""
+    import pytest
+
+    from notifier.config.load import ConfigError, load
+
+    cases = {
+        "notifications = 5\n": "'notifications' must be a table: [notifications] with keys such as backend",
+        "push = 'ntfy://x'\n": "'push' must be a table: [push] with keys such as urls",
+        "[notifications]\nshow_text = false\nquiet_hours = '22:00-07:00'\n": (
+            "unknown key 'notifications.quiet_hours' (did you mean 'quiet_hours'? a key after"
+            " [notifications] is read as part of it: put top-level keys before the first [table])"
+        ),
+        "[[remotes]]\nnam = 'dev'\nssh = 'dev'\n": "'remotes': unknown key 'nam' in [[remotes]] 1 (did you mean 'name'?)",
+        "[[remotes]]\nname = 'dev'\nssh = 'dev'\nquiet_hours = '22:00-07:00'\n": (
+            "'remotes': unknown key 'quiet_hours' in [[remotes]] 1 (did you mean the top-level"
+            " 'quiet_hours'? a key after [[remotes]] is read as part of it: put top-level keys before the first [table])"
+        ),
+    }
+    for body, said in cases.items():
+        cfg = tmp_path / "c.toml"
+        cfg.write_text(body)
+        with pytest.raises(ConfigError) as info:
+            load(str(cfg), explicit=True)
+        assert said in str(info.value) and "\n" not in str(info.value), (body, str(info.value))
+
+
 def test_status_text_is_rendered_from_the_status_object() -> None:
     """The table of ``status`` comes from the status object (the running app's reply or a scan of
     our own, alike): waits from each question's ``asked_at``, the tool a working session runs,
