@@ -99,3 +99,42 @@ def test_status_text_is_rendered_from_the_status_object() -> None:
     assert lines[3] == "3 sessions, 1 pending question (1 sessions idle for over a day not shown; --all lists them)"
     assert lines[4] == "snoozed: session box · shop bbbbbbb2 for 10 min"
     assert any(line.split()[:2] == ["idle", "old"] for line in render_status(status, now, True).splitlines())
+
+
+def test_doctor_never_says_the_tray_icon_shows_what_its_tray_line_says_it_cannot(monkeypatch: object) -> None:
+    """No notification server: the notifications line says what is left. "The tray icon alone"
+    only where the tray line says an icon is shown now; with no tray host (a display, but no
+    tray running yet) or no tray at all, the other ways."""
+    import pytest
+
+    from notifier.app import tray_choice
+    from notifier.cli import doctor
+    from notifier.config.load import Config
+    from notifier.sinks.notify import choose
+
+    mp = pytest.MonkeyPatch()
+    try:
+        mp.setenv("DISPLAY", ":5")
+        mp.setattr(choose, "doctor_line", lambda config: f"[FAIL] notifications: no notification server — {choose.TRAY_ALONE}")
+        for tray, alone in (
+            ("[ok  ] tray: gtk — X11; tray host: XEmbed tray (trayer)", True),
+            ("[note] tray: gtk — X11; tray host: none (no session bus): the icon appears when one starts", False),
+            ("[note] tray: none — no display", False),
+        ):
+            mp.setattr(tray_choice, "doctor_line", lambda config, line=tray: line)
+            notifications, shown_tray = doctor._extras(Config())
+            assert shown_tray == tray
+            assert (choose.TRAY_ALONE in notifications) is alone, notifications
+            if not alone:
+                assert "with no tray icon either, pi-notifier status, run --json, the window" in notifications
+    finally:
+        mp.undo()
+
+
+def test_a_tray_host_missing_for_want_of_a_bus_is_said_once() -> None:
+    from notifier.app import tray_hosts
+    from notifier.sinks.notify.bus import BusError
+
+    said = tray_hosts.no_bus(BusError("no session bus (DBUS_SESSION_BUS_ADDRESS is not set)"))
+    assert said == "no session bus (DBUS_SESSION_BUS_ADDRESS is not set)"
+    assert tray_hosts.no_bus(OSError("refused")) == "no session bus (refused)"
