@@ -31,11 +31,15 @@ class _Usage(Exception):
     pass
 
 
-def _snapshot(config: Config) -> Snapshot:
+def _snapshot(config: Config, what: str | None) -> Snapshot:
+    """The sessions, and the one of ``what`` when that is a session file outside the watched
+    folders (SESSION may be a file anywhere)."""
+    from notifier.cli.common import with_outside_file
     from notifier.engine.options import engine_options
     from notifier.engine.scan import scan_once
 
-    return scan_once(engine_options(config))
+    options = engine_options(config)
+    return with_outside_file(scan_once(options), options, what)
 
 
 def target(snapshot: Snapshot, what: str | None) -> tuple[str | None, str | None, str]:
@@ -114,7 +118,7 @@ def carry_out(config: Config, what: str | None, seconds: float | None = None, mu
     try:
         if mute is not None:
             return _mute(config, what, mute, now)
-        session, project, said = target(_snapshot(config), what)
+        session, project, said = target(_snapshot(config, what), what)
         assert seconds is not None
         note = deliver(Snooze(now + seconds if seconds > 0 else 0.0, session, project))
     except goto.Ambiguous as exc:
@@ -145,7 +149,7 @@ def _mute(config: Config, what: str | None, on: bool, now: float) -> int:
     assert what is not None
     project: str | None = what
     if what not in muted:
-        snapshot = _snapshot(config)
+        snapshot = _snapshot(config, what)
         session, project, _ = target(snapshot, what)
         if session is not None:  # a session's project: what the window's Mute project mutes
             view = next(v for v in snapshot.sessions if v.ref.key == session)

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -211,6 +213,23 @@ def test_goto_a_session_file_outside_the_watched_folders(tmp_path: Path) -> None
     assert r.returncode == 1 and r.stderr.count("\n") == 1, r
     assert "no running pi has this session; resume it with: cd /home/u/blog && pi --session " in r.stderr
     assert str(elsewhere) in r.stderr
+
+
+def test_snooze_and_mute_take_a_session_file_anywhere(tmp_path: Path) -> None:
+    """As goto and answer do: a session file outside the watched folders, also as a path
+    relative to the current folder."""
+    from tests.writer import ask, header, user
+
+    elsewhere = tmp_path / "copied" / "x.jsonl"
+    elsewhere.parent.mkdir()
+    elsewhere.write_bytes(header("/home/u/shop", A_ID) + user() + ask("c1", "Which?"))
+    args = ("--liveness", "off", "--sessions-dir", str(_two_blogs(tmp_path)))
+    snoozed = cli("snooze", str(elsewhere), "1h", *args)
+    assert snoozed.returncode == 0 and snoozed.stdout.startswith("snoozed session shop 1d2e3a4b for 1 h"), snoozed
+    muted = subprocess.run(
+        [sys.executable, "-m", "notifier", "mute", "copied/x.jsonl", *args], capture_output=True, text=True, cwd=tmp_path
+    )
+    assert muted.returncode == 0 and muted.stdout.startswith("muted project shop"), muted
 
 
 def test_snooze_mute_without_the_app_are_saved_and_status_says_them(tmp_path: Path) -> None:
