@@ -103,7 +103,7 @@ def _show(p: argparse.ArgumentParser) -> None:
 def _history(p: argparse.ArgumentParser) -> None:
     _common(p, watch=False)
     p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.add_argument("--since", type=float, metavar="DAYS", help="only the last DAYS days")
+    p.add_argument("--since", metavar="DAYS", help="only the last DAYS days (7, 0.5, 30d)")
 
 
 def _autostart(p: argparse.ArgumentParser) -> None:

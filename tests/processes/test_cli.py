@@ -306,6 +306,9 @@ def test_history_since_0_does_not_say_nothing_was_recorded(private_dirs: Path) -
     assert since0.returncode == 0 and "No questions recorded yet" not in since0.stdout
     assert "No questions in the last 0 days (8 recorded in all" in since0.stdout
     assert "8 questions" in cli("history").stdout
+    for week in ("7", "7d", " 7D", "7.0"):  # (a "d" after the number of days is fine)
+        assert "8 questions" in cli("history", "--since", week).stdout, week
+    assert "No questions in the last 1 days" in cli("history", "--since", "1d").stdout
 
 
 def test_doctor_with_no_bus_and_no_display_does_not_promise_a_tray_icon(tmp_path: Path) -> None:
