@@ -62,7 +62,11 @@ def pick(snapshot: Snapshot, spec: str | None) -> tuple[SessionView, Question | 
     :class:`BadSession` for a name that fits no session, :class:`Ambiguous` for several."""
     if spec is None or spec == session_spec.NEXT:
         if not snapshot.pending:
-            raise Refused("no pi session is waiting for an answer")
+            left = len(snapshot.abandoned)
+            raise Refused(
+                "no pi session is waiting for an answer"
+                + (f" ({left} abandoned: their pi stopped; 'goto SESSION' says how to resume one)" if left else "")
+            )
         view, first = min(snapshot.pending, key=lambda sq: sq[1].asked_at)
         return view, first
     if not spec.strip():

@@ -55,8 +55,14 @@ def test_next_is_the_question_waiting_longest() -> None:
     old = view(A, "/p/a", pending=True, at=0.0)
     new = view(B, "/p/b", pending=True, at=50.0)
     assert goto.pick(Snapshot((new, old)), "next")[0] is old
-    with pytest.raises(goto.Refused):
+    with pytest.raises(goto.Refused) as nothing:
         goto.pick(Snapshot((view(A, "/p/a"),)), "next")
+    assert str(nothing.value) == "no pi session is waiting for an answer"
+    q = Question("c1", "question", (QuestionItem("Which?"),), asked_at=1.0)
+    gone = SessionView(SessionRef("/s/x.jsonl", B, "/p/b", None), "needs_input", (), (q,), False, 1.0)
+    with pytest.raises(goto.Refused) as left:  # only abandoned ones: said, with what to do
+        goto.pick(Snapshot((gone,)), "next")
+    assert "(1 abandoned: their pi stopped; 'goto SESSION' says how to resume one)" in str(left.value)
 
 
 def test_a_project_with_old_sessions_means_the_one_that_waits() -> None:
