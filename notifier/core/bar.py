@@ -17,16 +17,18 @@ MARK = "π"
 LISTED = 8  # questions a tooltip lists
 
 
-def summary(snapshot: Snapshot, now: float, snoozed_until: float | None = None) -> dict[str, Any]:
-    """``{"pending", "abandoned", "snoozed_until", "questions": [{"project", "id", "text",
-    "waited_s"}…]}``: the questions waiting longest first, at most :data:`LISTED` of them.
-    ``snoozed_until``: when the snooze of everything ends (the user's choice, not the board's)."""
+def summary(snapshot: Snapshot, now: float, snoozed_until: float | None = None, quiet: str = "") -> dict[str, Any]:
+    """``{"pending", "abandoned", "snoozed_until", "quiet", "questions": [{"project", "id",
+    "text", "waited_s"}…]}``: the questions waiting longest first, at most :data:`LISTED` of
+    them. ``snoozed_until``: when the snooze of everything ends (the user's choice, not the
+    board's); ``quiet``: the quiet hours in effect ("quiet hours until 07:30", or "")."""
     waiting = sorted(snapshot.pending, key=lambda sq: sq[1].asked_at)
     snoozed = snoozed_until if snoozed_until and snoozed_until > now else None
     return {
         "pending": snapshot.pending_count,
         "abandoned": len(snapshot.abandoned),
         "snoozed_until": snoozed,
+        "quiet": quiet,
         "questions": [
             {
                 "project": project_name(v.ref.name, v.ref.cwd, v.ref.host),
@@ -75,8 +77,11 @@ def bar_obj(s: dict[str, Any], now: float) -> dict[str, str]:
     if abandoned > 0:
         lines.append(f"{int(abandoned)} abandoned (their pi stopped)")
     klass = "snoozed" if snoozed and n else "needs" if n else "abandoned" if abandoned > 0 else "idle"
+    lines = lines or ["no pi is waiting for an answer"]
+    if isinstance(s.get("quiet"), str) and s["quiet"]:
+        lines.append(f"{markup(s['quiet'], 60)}: no notifications")
     return {
         "text": tmux_segment({"pending": n, "snoozed_until": snoozed}),
-        "tooltip": "\n".join(lines) or "no pi is waiting for an answer",
+        "tooltip": "\n".join(lines),
         "class": klass,
     }

@@ -45,6 +45,16 @@ _JSON = st.recursive(
 )
 
 
+def test_the_bar_tooltip_says_quiet_hours_in_effect() -> None:
+    snap = Snapshot((waiting("a-11111111", "/p/blog", NOW - 60),))
+    quiet = bar.bar_obj(json.loads(json.dumps(bar.summary(snap, NOW, quiet="quiet hours until 07:30"))), NOW)
+    assert quiet["tooltip"].splitlines()[-1] == "quiet hours until 07:30: no notifications"
+    assert quiet["class"] == "needs" and quiet["text"] == "π 1"
+    idle = bar.bar_obj(bar.summary(Snapshot(), NOW, quiet="quiet hours until 07:30"), NOW)
+    assert idle["tooltip"] == "no pi is waiting for an answer\nquiet hours until 07:30: no notifications"
+    assert "quiet" not in bar.bar_obj(bar.summary(snap, NOW), NOW)["tooltip"]
+
+
 def test_the_bar_tooltip_is_markup_escaped() -> None:
     """waybar renders a custom module's tooltip as Pango markup: a question or folder name with
     tags or entities is shown as written, never as markup (nor as broken markup, which waybar
