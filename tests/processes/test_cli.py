@@ -21,7 +21,7 @@ from ..conftest import cli
         (["run", "--bogus"], "unrecognized arguments"),
         (["status", "--liveness", "maybe"], "invalid choice"),
         (["frobnicate"], "invalid choice"),
-        (["history", "--since", "x"], "invalid float"),
+        (["history", "--since", "x"], "takes a number of days"),
     ],
 )
 def test_bad_usage_is_one_line_exit_2(args: list[str], fragment: str) -> None:
