@@ -68,7 +68,7 @@ def test_the_bar_tooltip_is_markup_escaped() -> None:
     )
 
 
-@given(st.dictionaries(st.sampled_from(["pending", "abandoned", "snoozed_until", "questions"]), _JSON))
+@given(st.dictionaries(st.sampled_from(["pending", "abandoned", "snoozed_until", "quiet", "questions"]), _JSON))
 def test_a_broken_summary_never_raises(s: dict[str, object]) -> None:
     """The summary comes over the socket: whatever it holds, the bar prints something."""
     assert isinstance(bar.tmux_segment(s), str)
