@@ -22,6 +22,8 @@ from ..conftest import cli
         (["status", "--liveness", "maybe"], "invalid choice"),
         (["frobnicate"], "invalid choice"),
         (["history", "--since", "x"], "takes a number of days"),
+        (["status", "--json", "--tmux"], "not allowed with argument"),  # (one output at a time)
+        (["status", "--tmux", "--bar"], "not allowed with argument"),
     ],
 )
 def test_bad_usage_is_one_line_exit_2(args: list[str], fragment: str) -> None:
