@@ -61,10 +61,21 @@ def folders(value: Any) -> list[str]:
     return list(dict.fromkeys(items))
 
 
+def _meant(value: Any, options: tuple[str, ...]) -> str:
+    """" (did you mean 'gtk'?)" for a string close to one of ``options`` (case aside); else ""."""
+    if not isinstance(value, str):
+        return ""
+    import difflib
+
+    low = {o.lower(): o for o in options}
+    close = difflib.get_close_matches(value.lower(), list(low), n=1, cutoff=0.6)
+    return f" (did you mean {low[close[0]]!r}?)" if close else ""
+
+
 def choice(*options: str) -> Callable[[Any], Any]:
     def check(value: Any) -> str:
         if not isinstance(value, str) or value not in options:
-            raise Invalid("one of " + ", ".join(repr(o) for o in options))
+            raise Invalid("one of " + ", ".join(repr(o) for o in options) + _meant(value, options))
         return value
 
     return check
@@ -97,7 +108,8 @@ def whole(low: int, high: int) -> Callable[[Any], Any]:
 
 def boolean(value: Any) -> bool:
     if not isinstance(value, bool):
-        raise Invalid("true or false")
+        quoted = isinstance(value, str) and value.strip().lower() in ("true", "false")
+        raise Invalid("true or false" + (f" (without quotes: {value.strip().lower()})" if quoted else ""))
     return value
 
 
@@ -135,8 +147,9 @@ def notify_on(value: Any) -> list[str]:
     allowed = ("needs_input", "idle", "failed")
     what = "a list of 'needs_input', 'idle', 'failed'"
     items = _list(value, what, 10)
-    if not all(isinstance(v, str) and v in allowed for v in items):
-        raise Invalid(what)
+    wrong = [v for v in items if not (isinstance(v, str) and v in allowed)]
+    if wrong:
+        raise Invalid(what + _meant(wrong[0], allowed))
     return sorted(set(items) | {"needs_input"})
 
 

@@ -138,3 +138,31 @@ def test_a_tray_host_missing_for_want_of_a_bus_is_said_once() -> None:
     said = tray_hosts.no_bus(BusError("no session bus (DBUS_SESSION_BUS_ADDRESS is not set)"))
     assert said == "no session bus (DBUS_SESSION_BUS_ADDRESS is not set)"
     assert tray_hosts.no_bus(OSError("refused")) == "no session bus (refused)"
+
+
+def test_a_misspelled_value_says_what_it_probably_meant(tmp_path: Path) -> None:
+    """A value of a key with a few choices gets a did-you-mean too, and a true or false written
+    in quotes says to drop them."""
+    import pytest
+
+    from notifier.config.load import ConfigError, load
+
+    cases = {
+        "[tray]\nbackend = 'gkt'\n": "'tray.backend' must be one of 'auto', 'gtk', 'appindicator', 'xorg', 'none' (did you mean 'gtk'?)",
+        "[notifications]\nbackend = 'DBus'\n": "(did you mean 'dbus'?)",
+        "liveness = 'of'\n": "(did you mean 'off'?)",
+        "notify_on = ['idel']\n": "'notify_on' must be a list of 'needs_input', 'idle', 'failed' (did you mean 'idle'?)",
+        "[notifications]\nshow_text = 'false'\n": "'notifications.show_text' must be true or false (without quotes: false)",
+        "[push]\nwhen = 'awy'\n": "(did you mean 'away'?)",
+    }
+    for body, said in cases.items():
+        cfg = tmp_path / "c.toml"
+        cfg.write_text(body)
+        with pytest.raises(ConfigError) as info:
+            load(str(cfg), explicit=True)
+        assert said in str(info.value), (body, str(info.value))
+    cfg = tmp_path / "c.toml"
+    cfg.write_text("[tray]\nbackend = 'qqqqqq'\n")
+    with pytest.raises(ConfigError) as info:
+        load(str(cfg), explicit=True)
+    assert "did you mean" not in str(info.value)  # (nothing close: no guess)
