@@ -48,6 +48,18 @@ def _private(base: Path, setenv: Callable[[str, str], None]) -> None:
 _private(_RUN_HOME, os.environ.__setitem__)
 for _name in ("PI_CODING_AGENT_DIR", "PI_CODING_AGENT_SESSION_DIR"):
     os.environ.pop(_name, None)
+# Nor the user's desktop and tmux (run from a terminal of theirs): no test, nor an app it starts,
+# shows them a notification or an icon, raises their windows or selects their panes. The desktop
+# layer brings a display and a bus of its own (tests/desktop/conftest.py); a tmux started without
+# -S gets a server of this run's.
+USER_DESKTOP = (
+    "DISPLAY", "WAYLAND_DISPLAY", "DBUS_SESSION_BUS_ADDRESS", "TMUX", "TMUX_PANE", "SWAYSOCK", "I3SOCK",
+    "HYPRLAND_INSTANCE_SIGNATURE", "KITTY_LISTEN_ON", "KITTY_WINDOW_ID", "WEZTERM_PANE", "WEZTERM_UNIX_SOCKET",
+)  # fmt: skip
+for _name in USER_DESKTOP:
+    os.environ.pop(_name, None)
+(_RUN_HOME / "tmux").mkdir(mode=0o700)
+os.environ["TMUX_TMPDIR"] = str(_RUN_HOME / "tmux")
 
 
 # The layers, by what a test needs from the machine (docs/testing.md §1; markers in pyproject.toml),

@@ -26,7 +26,7 @@ from notifier.core.text import clean
 from notifier.system.desktop import Missing, Window, focus_method, has_display
 from notifier.system.locate import Location, Unmatched, locate_one, locate_sessions
 from notifier.system.programs import run
-from notifier.system.tmux import TmuxClient, TmuxPane, tmux, tmux_clients
+from notifier.system.tmux import TmuxClient, TmuxPane, invoking_client, tmux, tmux_clients
 from notifier.system.x11 import ACTIVATE_TIMEOUT_S as ACTIVATE_TIMEOUT_S
 from notifier.system.x11 import activate_window as activate_window
 from notifier.system.x11 import window_for
@@ -62,7 +62,11 @@ def pick(snapshot: Snapshot, spec: str | None) -> tuple[SessionView, Question | 
     :class:`BadSession` for a name that fits no session, :class:`Ambiguous` for several."""
     if spec is None or spec == session_spec.NEXT:
         if not snapshot.pending:
-            raise Refused("no pi session is waiting for an answer")
+            left = len(snapshot.abandoned)
+            raise Refused(
+                "no pi session is waiting for an answer"
+                + (f" ({left} abandoned: their pi stopped; 'goto SESSION' says how to resume one)" if left else "")
+            )
         view, first = min(snapshot.pending, key=lambda sq: sq[1].asked_at)
         return view, first
     if not spec.strip():
@@ -114,8 +118,9 @@ def target(snapshot: Snapshot, spec: str | None) -> Target:
 # ---- tmux ----
 
 
-def select_pane(pane: TmuxPane) -> TmuxClient:
-    """Make ``pane`` the pane a client shows; the client it chose. Raises :class:`Refused`."""
+def select_pane(pane: TmuxPane, here: str | None = None) -> TmuxClient:
+    """Make ``pane`` the pane a client shows; the client it chose (``here``: the tty of the
+    client this command runs in, chosen first). Raises :class:`Refused`."""
     if tmux(pane.socket, "select-window", "-t", pane.window_id) is None or (
         tmux(pane.socket, "select-pane", "-t", pane.pane) is None
     ):
@@ -123,7 +128,7 @@ def select_pane(pane: TmuxPane) -> TmuxClient:
     clients = tmux_clients(pane.socket)
     if not clients:
         raise Refused(f"the tmux session is not attached to a terminal; {attach_hint(pane)}")
-    ours = [c for c in clients if c.session == pane.session]
+    ours = [c for c in clients if c.tty == here] or [c for c in clients if c.session == pane.session]
     client = (ours or clients)[0]
     if tmux(pane.socket, "switch-client", "-c", client.tty, "-t", pane.pane) is None:
         raise Refused(f"tmux could not switch its client to the pane; {attach_hint(pane)}")
@@ -160,7 +165,12 @@ def focus(view: SessionView, loc: Location | None) -> str:
         raise Refused(f"no running pi has this session; {resume_advice(view)}")
     owner = [loc.pid]
     if loc.tmux is not None:
-        owner = [select_pane(loc.tmux).pid]  # the terminal to focus is the tmux client's
+        here = invoking_client(loc.tmux.socket, os.environ)  # (run inside this tmux: where the user is)
+        client = select_pane(loc.tmux, here)
+        if here is not None and client.tty == here:
+            # run from that client (a key binding, a shell in it): its terminal is the one in use
+            return f"switched this tmux client to {loc.describe()}"
+        owner = [client.pid]  # the terminal to focus is the tmux client's
     method = focus_method()
     missing = method.reason if isinstance(method, Missing) else None
     if not isinstance(method, Missing):

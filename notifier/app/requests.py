@@ -16,7 +16,7 @@ from notifier.core import commands
 from notifier.core.bar import summary
 from notifier.core.commands import Command, Status
 from notifier.core.formats import status_obj
-from notifier.core.quiet import quiet_hours_obj, tomorrow_morning
+from notifier.core.quiet import quiet_hours_note, quiet_hours_obj, tomorrow_morning
 from notifier.core.text import clean
 from notifier.ui.state import UiState
 
@@ -64,6 +64,7 @@ def status_reply(config: Config, command: Status, state: UiState) -> Reply:
         return {"ok": False}
     now = time.time()
     if command.brief:  # a status bar, every second: the summary only, not every session
-        return {"ok": True, "summary": summary(state.snapshot, now, state.snoozed_until(now))}
+        quiet_now = quiet_hours_note(config["quiet_hours"], now)
+        return {"ok": True, "summary": summary(state.snapshot, now, state.snoozed_until(now), quiet_now)}
     quiet = quiet_hours_obj(config["quiet_hours"], now)  # (the app follows its config file)
     return {"ok": True, "status": {**status_obj(state.snapshot), **quiet}}

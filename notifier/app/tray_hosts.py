@@ -126,7 +126,7 @@ def look() -> tuple[Hosts, list[str]]:
     try:
         bus = Bus()
     except (BusError, ImportError) as exc:
-        unasked.append(f"no session bus ({clean(exc, 100)})")
+        unasked.append(no_bus(exc))
     else:
         try:
             sni = sni_owner(bus)
@@ -174,3 +174,10 @@ class HostLog:
                     kind,
                     "" if hosts.xembed or hosts.sni else "; the icon comes back when a tray host starts",
                 )
+
+
+def no_bus(exc: Exception) -> str:
+    """Why the StatusNotifierWatcher was not asked: no session bus (said once, whether or not the
+    bus's own error says so already)."""
+    said = clean(exc, 100)
+    return said if said.startswith("no session bus") else f"no session bus ({said})"

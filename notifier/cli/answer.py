@@ -38,6 +38,30 @@ def _split_answer_words(words: list[str], snapshot: Snapshot, text: bool) -> tup
     return None, words
 
 
+def _said_of_words(exc: Exception, words: list[str], snapshot: Snapshot, text: bool) -> str:
+    """The one line for a CHOICE that is no option: the word was meant as SESSION (alone: a
+    session; first of several: nor a session)."""
+    said = str(exc)
+    if text or not words or not said.startswith(f"no option is called {clean(words[0], 60)!r}"):
+        return said
+    from notifier.actions import goto
+    from notifier.core.session_spec import label
+
+    try:
+        view, question = goto.pick(snapshot, words[0])
+    except (goto.BadSession, goto.Refused):
+        return f"{said}; nor is any session called so" if len(words) > 1 else said
+    if len(words) > 1:
+        return said
+    labels = [o.label for o in question.items[0].options] if question is not None and question.items else []
+    shown = ", ".join(f"{i + 1}. {clean(o, 40)}" for i, o in enumerate(labels[:9]))
+    return (
+        f"{clean(words[0], 60)!r} is a session ({label(view)}): give a CHOICE after it"
+        + (f" (options: {shown})" if shown else "")
+        + " or --text"
+    )
+
+
 def _option_number(word: str) -> bool:
     """Whether ``word`` reads as an option number (1, 2, …) rather than a session."""
     return number(word) is not None and len(word) <= 3
@@ -65,7 +89,9 @@ def cmd_answer(args: argparse.Namespace, config: Config) -> int:
         if args.text is not None and choices:
             raise UsageError("give either CHOICE... or --text, not both")
         done = answer(options, snapshot, session, args.call, choices, args.text, args.timeout)
-    except (goto.BadSession, UsageError) as exc:
+    except UsageError as exc:
+        return fail(2, _said_of_words(exc, list(args.words), snapshot, args.text is not None))
+    except goto.BadSession as exc:
         return fail(2, exc)
     except (goto.Refused, Unsupported) as exc:
         return fail(1, exc)

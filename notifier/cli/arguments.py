@@ -84,12 +84,13 @@ def _run(p: argparse.ArgumentParser) -> None:
 
 def _status(p: argparse.ArgumentParser) -> None:
     _common(p)
-    p.add_argument("--json", action="store_true", help="print one JSON object")
+    output = p.add_mutually_exclusive_group()  # (one output: --json, --tmux or --bar)
+    output.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--all", action="store_true", help="list every session, not only recent ones")
-    p.add_argument(
+    output.add_argument(
         "--tmux", action="store_true", help="a tmux status-line segment: 'π 2' while questions wait, else nothing"
     )
-    p.add_argument(
+    output.add_argument(
         "--bar", action="store_true", help="one JSON line for waybar / polybar / i3blocks (text, tooltip, class)"
     )
 
@@ -103,7 +104,7 @@ def _show(p: argparse.ArgumentParser) -> None:
 def _history(p: argparse.ArgumentParser) -> None:
     _common(p, watch=False)
     p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.add_argument("--since", type=float, metavar="DAYS", help="only the last DAYS days")
+    p.add_argument("--since", metavar="DAYS", help="only the last DAYS days (7, 0.5, 30d)")
 
 
 def _autostart(p: argparse.ArgumentParser) -> None:

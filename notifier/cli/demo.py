@@ -12,9 +12,13 @@ import tempfile
 import threading
 import time
 from datetime import datetime, timezone
+from typing import TYPE_CHECKING
 
 from notifier import resources
 from notifier.config.load import Config
+
+if TYPE_CHECKING:
+    from notifier.app.runtime import App
 
 ASK_AFTER_S = 2.0
 ANSWER_AFTER_S = 45.0
@@ -84,15 +88,17 @@ def run(config: Config, tray: bool = True) -> int:
             return
         _write(session_file, parts[1], project, time.time())
         shown = app.alerts is not None and app.alerts.shows
-        icon = "the tray icon turned red" if app.tray is not None else "no tray icon here (--no-tray)"
+        if app.tray is not None:
+            icon = "the tray icon turned red"
+        else:
+            icon = "no tray icon (--no-tray)" if not tray else "no tray icon here (see 'pi-notifier doctor')"
         if shown:
             say(f"→ The demo agent asked a question: a notification appeared and {icon}.")
         else:
             say(f"→ The demo agent asked a question: {icon}; no notification server shows it here (see 'pi-notifier doctor').")
-        say("  Open the window (the icon's menu → Open window, or 'pi-notifier show') to read the question.")
-        say(
-            f"  The answer arrives in {ANSWER_AFTER_S:.0f} s; then the notification is withdrawn (Ctrl+C to end sooner)."
-        )
+        say("  " + _where_to_read(app, tray, session_file, parts[1]))
+        then = "; then the notification is withdrawn" if shown else ""
+        say(f"  The answer arrives in {ANSWER_AFTER_S:.0f} s{then} (Ctrl+C to end sooner).")
         if app.stop_event.wait(ANSWER_AFTER_S):
             return
         _write(session_file, parts[2], project, time.time())
@@ -109,6 +115,25 @@ def run(config: Config, tray: bool = True) -> int:
     finally:
         app.shutdown()
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _where_to_read(app: App, tray: bool, session_file: str, asked: list[str]) -> str:
+    """Where the demo's question can be read here (its folder is the demo's own: no other
+    command sees it): the icon's window; else the window, opened now; else the terminal."""
+    import json
+
+    if app.tray is not None:
+        return "Open the window from the icon (a click, or its menu → Open window) to read and answer it."
+    call = next(c for c in json.loads(asked[0])["message"]["content"] if c.get("type") == "toolCall")
+    from notifier.app.window_process import has_display
+
+    if has_display():
+        from notifier.core.commands import Focus, Show
+
+        app.execute(Show(Focus(session_file, call["id"])))
+        return "Its window opened at the question (the window lists every question that waits)."
+    labels = " / ".join(o["label"] for o in call["arguments"]["options"])
+    return f"No display here for the window either. The question: {call['arguments']['question']} [{labels}]"
 
 
 def cmd_demo(args: argparse.Namespace, config: Config) -> int:

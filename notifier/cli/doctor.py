@@ -118,7 +118,8 @@ def _extras(config: Config) -> list[str]:
         tray_line: str | None = tray_choice.doctor_line(config)
     except ImportError:
         tray_line = None
-    no_tray = tray_line is not None and "] tray: none" in tray_line
+    # no icon on screen now: no tray at all, or none of the hosts its backend shows in
+    no_tray = tray_line is not None and ("] tray: none" in tray_line or "; tray host: none" in tray_line)
     try:
         from notifier.sinks.notify.choose import TRAY_ALONE, doctor_line
 

@@ -26,12 +26,24 @@ def _local_minute(stamp: str) -> str:
 MAX_SINCE_DAYS = 36500
 
 
+def _days(given: str | None) -> float | None:
+    """``--since DAYS``: a number of days (a "d" after it is fine: "7d"), 0 to MAX_SINCE_DAYS."""
+    if given is None:
+        return None
+    text = given.strip().lower()
+    try:
+        days = float(text[:-1] if text.endswith("d") else text)
+    except ValueError:
+        days = math.nan
+    if not (math.isfinite(days) and 0 <= days <= MAX_SINCE_DAYS):
+        raise ConfigError(f"command line: '--since' takes a number of days from 0 to {MAX_SINCE_DAYS}, such as 7")
+    return days
+
+
 def cmd_history(args: argparse.Namespace, config: Config) -> int:
     from notifier.app.choices import open_store
 
-    days = args.since
-    if days is not None and not (math.isfinite(days) and 0 <= days <= MAX_SINCE_DAYS):
-        raise ConfigError(f"command line: '--since' takes a number of days from 0 to {MAX_SINCE_DAYS}")
+    days = _days(args.since)
     store = open_store()
     try:
         since = time.time() - days * 86400 if days is not None else None

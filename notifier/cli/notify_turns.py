@@ -8,7 +8,11 @@ it names ended), the run notifies again, as the app does after a restart: it rea
 notified, reminded and left on screen, and the user's snoozes and mutes, from the store again
 (a question the app notified is not notified a second time: its bubble is adopted where the app
 left it on screen, else put back; a question nobody notified yet is notified now). An app of
-other folders leaves this run notifying."""
+other folders leaves this run notifying.
+
+Of two or more headless runs of the same folders, the one holding their
+:class:`notifier.app.peers.PeerLock` notifies; the others follow it, and one of them takes
+over when it ends, the same way."""
 
 from __future__ import annotations
 
@@ -20,7 +24,8 @@ from typing import TYPE_CHECKING
 
 from notifier import APP_NAME
 from notifier.app.choices import PreferencesOwner, open_store
-from notifier.app.instance import EndWatch, NotifyLock
+from notifier.app.instance import EndWatch, NotifyLock, Turn
+from notifier.app.peers import PeerLock
 from notifier.core.model import Snapshot, Transition, TurnChange
 from notifier.engine.sinks import ReadyInfo
 
@@ -31,16 +36,19 @@ if TYPE_CHECKING:
 
 HANDED_OVER = "the app started and watches the same folders: it notifies from now on"
 TAKEN_BACK = "the app that notified ended: this run notifies from now on"
+PEER_SAID = "another headless run notifies the same folders (pid {pid}): this one does not"
+PEER_ENDED = "the headless run that notified ended: this run notifies from now on"
 
 
 class NotifyTurns:
-    """The sink that stands for the notifier in the engine of a headless run (``app.turns``):
+    """The sink that stands for the notifier in the engine of a headless run (``App.start(turns=…)``):
     it passes the engine's calls to ``app.alerts`` of the moment, and switches that between a
     notifier of this run's and none as the lock's claim changes."""
 
-    def __init__(self, app: App, lock: NotifyLock) -> None:
+    def __init__(self, app: App, lock: NotifyLock, peer: PeerLock) -> None:
         self.app = app
         self.lock = lock
+        self.peer = peer
         self.roots = sorted(app.config["sessions_dirs"])
         self.store: Store = app.store  # where the notifier of the moment records what it shows
         self._lock = threading.Lock()  # switching (the follower, the end watch, the engine thread)
@@ -49,6 +57,8 @@ class NotifyTurns:
         self._stopped = False
         self._follower: FileFollower | None = None
         self._watch: EndWatch | None = None
+        self._peer: EndWatch | None = None  # the headless run that notifies these folders
+        self._said = TAKEN_BACK
 
     # ---- the engine's sink (engine thread) ----
 
@@ -83,10 +93,12 @@ class NotifyTurns:
         with self._lock:
             self._stopped = True
             watch, self._watch = self._watch, None
+            peer, self._peer = self._peer, None
         if self._follower is not None:
             self._follower.stop()
-        if watch is not None:
-            watch.stop()
+        for each in (watch, peer):
+            if each is not None:
+                each.stop()
 
     def close(self) -> None:
         """After the app shut down: the store of a notifier made since is closed too."""
@@ -104,6 +116,9 @@ class NotifyTurns:
                 if self._watch is not None:
                     self._watch.stop()
                 self._watch = EndWatch(turn.app, self.check)  # (checked again when it ends)
+            if turn.notify and not self._peer_free():
+                turn = Turn(False, turn.app)  # another headless run notifies these folders
+                self.lock.release()  # (so an app that starts does not wait for this run)
             if turn.notify:
                 self._wanted = True
                 engine = self.app.engine
@@ -116,6 +131,21 @@ class NotifyTurns:
             # (else: an app that let its claim go still holds the lock; its end is waited for)
             if turn.app is not None:
                 self.lock.release()  # (after the store was written: the app reads it next)
+
+    def _peer_free(self) -> bool:
+        """Whether this run holds its folders' :class:`PeerLock` (taken now if it is free); if
+        another run holds it, that run's end is followed (checked again then)."""
+        holder = self.peer.take()
+        if holder is None:
+            if self._peer is not None:
+                self._peer.stop()
+                self._peer, self._said = None, PEER_ENDED
+            return True
+        if holder and (self._peer is None or self._peer.pid != holder):
+            if self._peer is not None:
+                self._peer.stop()
+            self._peer = EndWatch(holder, self.check)
+        return False
 
     def _hand_over(self) -> None:
         alerts, self.app.alerts = self.app.alerts, None
@@ -150,7 +180,8 @@ class NotifyTurns:
             if engine.ready_info is not None:
                 alerts.ready(engine.ready_info, snapshot)
             app.alerts = alerts
-        _say(TAKEN_BACK)
+            said, self._said = self._said, TAKEN_BACK
+        _say(said)
         return []
 
 

@@ -21,6 +21,7 @@ from notifier.core.text import clean
 
 if TYPE_CHECKING:
     from notifier.app.instance import NotifyLock
+    from notifier.app.peers import PeerLock
 
 HAND_OVER_SAID = "the app is running and watches the same folders: it notifies, this run does not"
 LATER_SAID = " (until the app ends)"
@@ -28,6 +29,7 @@ LATER_SAID = " (until the app ends)"
 
 def cmd_run(args: argparse.Namespace, config: Config) -> int:
     from notifier.app.instance import InstanceLock, NotifyLock, hand_over
+    from notifier.app.peers import PeerLock
     from notifier.app.runtime import App
     from notifier.app.signals import install_signals
     from notifier.app.tray_choice import make_tray
@@ -49,12 +51,13 @@ def cmd_run(args: argparse.Namespace, config: Config) -> int:
     wants = not args.no_notify and config["notifications.backend"] != "none"
     notify = wants
     notifying = NotifyLock(os.path.join(folder, "notify.lock"))
+    peer = PeerLock(folder, config["sessions_dirs"])  # (one headless run notifies these folders)
     try:
         if tray and notify:  # (an app that does not notify claims nothing: a headless run does)
             if not notifying.claim(config["sessions_dirs"]):
                 sys.stderr.write(f"{APP_NAME}: a headless run still notifies too; it did not hand over\n")
         elif notify:
-            notify = _headless_notifies(notifying, config, later=args.no_tray)
+            notify = _headless_notifies(notifying, config, later=args.no_tray, peer=peer)
     except OSError as exc:
         sys.stderr.write(f"{APP_NAME}: cannot start: {clean(exc, 600)}\n")
         return 1
@@ -65,7 +68,7 @@ def cmd_run(args: argparse.Namespace, config: Config) -> int:
         return 1
     # A headless run that notifies hands notifying to the app and takes it back; `run --json`
     # beside the app is its stream only: it leaves notifying to the app, also once that ends.
-    turns = NotifyTurns(app, notifying) if not tray and wants and (notify or args.no_tray) else None
+    turns = NotifyTurns(app, notifying, peer) if not tray and wants and (notify or args.no_tray) else None
     icon = make_tray(config, app.execute, app.ui_state) if tray else None
     install_signals(app.stop_event)
     if args.stop_on_eof:
@@ -84,20 +87,31 @@ def cmd_run(args: argparse.Namespace, config: Config) -> int:
         if turns is not None:
             turns.close()
         notifying.release()
+        peer.release()
 
 
-def _headless_notifies(notifying: NotifyLock, config: Config, later: bool = False) -> bool:
+def _headless_notifies(
+    notifying: NotifyLock, config: Config, later: bool = False, peer: PeerLock | None = None
+) -> bool:
     """Whether a headless run notifies as it starts: not while an app that watches the same
     folders claims notifying (then it notifies each question, and this run must not a second
-    time; ``later``: this run takes over when that app ends)."""
+    time; ``later``: this run takes over when that app ends), nor while another headless run
+    notifies them (``peer``: their lock; this run takes over when that run ends)."""
     turn = notifying.turn(config["sessions_dirs"])
-    if turn.app is None:
-        return True  # no app: this run notifies (and hands over to one that starts: NotifyTurns)
-    notifying.release()
-    if not turn.notify:
-        sys.stderr.write(f"{APP_NAME}: {HAND_OVER_SAID}{LATER_SAID if later else ''}\n")
+    if turn.app is not None:
+        notifying.release()
+        if not turn.notify:
+            sys.stderr.write(f"{APP_NAME}: {HAND_OVER_SAID}{LATER_SAID if later else ''}\n")
+            return False
+    holder = peer.take() if peer is not None else None
+    if holder is not None:
+        from notifier.cli.notify_turns import PEER_SAID
+
+        notifying.release()
+        said = PEER_SAID.format(pid=holder or "?")
+        sys.stderr.write(f"{APP_NAME}: {said}{' (until it ends)' if later else ''}\n")
         return False
-    return True  # an app of other folders: nobody else notifies these questions
+    return True  # no app, or one of other folders: this run notifies (and hands over: NotifyTurns)
 
 
 def stop_on_eof(stop: threading.Event) -> None:

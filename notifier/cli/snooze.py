@@ -6,6 +6,7 @@ saves them); without one, saved in the state store, where the app finds them whe
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import time
 
@@ -17,17 +18,28 @@ from notifier.core.silenced import MAX_SNOOZE_S, parse_duration
 from notifier.core.text import clean, duration, project_name
 
 DEFAULT_S = 15 * 60.0  # as the notification's "Snooze 15 min"
+# A word meant as a DURATION (it is none): said so, rather than taken for a project nobody has
+_LIKE_DURATION = re.compile(r"[+-]?\.?\d|(forever|never|always|inf|infinity|nan)$", re.IGNORECASE)
+_DURATIONS = "90s, 15m, 1h, 2h30m, 1d, a number of minutes (up to a week), tomorrow, or off"
+
+
+def _not_duration(word: str) -> str:
+    return f"{clean(word, 40)!r} is not a DURATION ({_DURATIONS})"
 
 
 class _Usage(Exception):
     pass
 
 
-def _snapshot(config: Config) -> Snapshot:
+def _snapshot(config: Config, what: str | None) -> Snapshot:
+    """The sessions, and the one of ``what`` when that is a session file outside the watched
+    folders (SESSION may be a file anywhere)."""
+    from notifier.cli.common import with_outside_file
     from notifier.engine.options import engine_options
     from notifier.engine.scan import scan_once
 
-    return scan_once(engine_options(config))
+    options = engine_options(config)
+    return with_outside_file(scan_once(options), options, what)
 
 
 def target(snapshot: Snapshot, what: str | None) -> tuple[str | None, str | None, str]:
@@ -48,6 +60,8 @@ def target(snapshot: Snapshot, what: str | None) -> tuple[str | None, str | None
     except goto.Ambiguous:
         raise
     except goto.BadSession:
+        if _LIKE_DURATION.match(what):
+            raise _Usage(f"{_not_duration(what)}, nor a project or session") from None
         raise _Usage(f"no project or session is called {clean(what, 80)!r} (pi-notifier status lists them)") from None
     return view.ref.key, None, f"session {label(view)}"
 
@@ -85,6 +99,8 @@ def cmd_snooze(args: argparse.Namespace, config: Config) -> int:
         seconds = parse_duration(words.pop()) or 0.0
     elif words and parse_duration(words[-1], limit=None) is not None:
         return fail(2, f"a snooze lasts at most {duration(MAX_SNOOZE_S)}: for longer, 'mute' the project")
+    if len(words) == 2 and words[-1] != "tomorrow":
+        return fail(2, _not_duration(words[-1]))
     if len(words) > 1:
         return fail(2, "snooze takes [WHAT] [DURATION]: e.g. 'snooze blog 1h', 'snooze all 30m', 'snooze off'")
     if words and words[0] in ("tomorrow",):
@@ -102,7 +118,7 @@ def carry_out(config: Config, what: str | None, seconds: float | None = None, mu
     try:
         if mute is not None:
             return _mute(config, what, mute, now)
-        session, project, said = target(_snapshot(config), what)
+        session, project, said = target(_snapshot(config, what), what)
         assert seconds is not None
         note = deliver(Snooze(now + seconds if seconds > 0 else 0.0, session, project))
     except goto.Ambiguous as exc:
@@ -112,7 +128,9 @@ def carry_out(config: Config, what: str | None, seconds: float | None = None, mu
     except (RuntimeError, OSError) as exc:
         return fail(1, exc)
     if seconds and seconds > 0:
-        until = time.strftime("%H:%M", time.localtime(now + seconds))
+        ends = time.localtime(now + seconds)
+        same_day = ends[:3] == time.localtime(now)[:3]
+        until = time.strftime("%H:%M" if same_day else "%a %d %b %H:%M", ends)
         sys.stdout.write(f"snoozed {said} for {duration(seconds)} (until {until}){note}\n")
     else:
         sys.stdout.write(f"{'resumed every session' if what in (None, 'all') else 'resumed ' + said}{note}\n")
@@ -131,7 +149,7 @@ def _mute(config: Config, what: str | None, on: bool, now: float) -> int:
     assert what is not None
     project: str | None = what
     if what not in muted:
-        snapshot = _snapshot(config)
+        snapshot = _snapshot(config, what)
         session, project, _ = target(snapshot, what)
         if session is not None:  # a session's project: what the window's Mute project mutes
             view = next(v for v in snapshot.sessions if v.ref.key == session)

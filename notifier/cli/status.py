@@ -210,7 +210,9 @@ def _status_bar(config: Config, as_json: bool) -> int:
 
         snapshot = scan_once(engine_options(config))
         until = saved_silences(paths.state_dir(), now).all_until
-        brief = summary(snapshot, now, until or None)
+        from notifier.core.quiet import quiet_hours_note
+
+        brief = summary(snapshot, now, until or None, quiet_hours_note(config["quiet_hours"], now))
     if as_json:
         from notifier.core.formats import dumps
 

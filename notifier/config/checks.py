@@ -18,6 +18,15 @@ class Invalid(ValueError):
     """A value outside its key's range; the message says what the key takes."""
 
 
+class Unknown(Invalid):
+    """A key a table of the value does not have (``[[remotes]]`` table ``where``, 1-based): ``known``
+    are the ones it has (for a did-you-mean)."""
+
+    def __init__(self, name: str, table: str, where: int, known: tuple[str, ...]) -> None:
+        super().__init__(f"unknown key {clean(name, 60)!r} in [[{table}]] {where}")
+        self.name, self.table, self.known = name, table, known
+
+
 MAX_LIST = 32
 MAX_PATH = 4096
 # (Patterns of values that are rarely set stay strings: compiled by ``re`` when first used.)
@@ -52,10 +61,21 @@ def folders(value: Any) -> list[str]:
     return list(dict.fromkeys(items))
 
 
+def _meant(value: Any, options: tuple[str, ...]) -> str:
+    """" (did you mean 'gtk'?)" for a string close to one of ``options`` (case aside); else ""."""
+    if not isinstance(value, str):
+        return ""
+    import difflib
+
+    low = {o.lower(): o for o in options}
+    close = difflib.get_close_matches(value.lower(), list(low), n=1, cutoff=0.6)
+    return f" (did you mean {low[close[0]]!r}?)" if close else ""
+
+
 def choice(*options: str) -> Callable[[Any], Any]:
     def check(value: Any) -> str:
         if not isinstance(value, str) or value not in options:
-            raise Invalid("one of " + ", ".join(repr(o) for o in options))
+            raise Invalid("one of " + ", ".join(repr(o) for o in options) + _meant(value, options))
         return value
 
     return check
@@ -88,7 +108,8 @@ def whole(low: int, high: int) -> Callable[[Any], Any]:
 
 def boolean(value: Any) -> bool:
     if not isinstance(value, bool):
-        raise Invalid("true or false")
+        quoted = isinstance(value, str) and value.strip().lower() in ("true", "false")
+        raise Invalid("true or false" + (f" (without quotes: {value.strip().lower()})" if quoted else ""))
     return value
 
 
@@ -126,8 +147,9 @@ def notify_on(value: Any) -> list[str]:
     allowed = ("needs_input", "idle", "failed")
     what = "a list of 'needs_input', 'idle', 'failed'"
     items = _list(value, what, 10)
-    if not all(isinstance(v, str) and v in allowed for v in items):
-        raise Invalid(what)
+    wrong = [v for v in items if not (isinstance(v, str) and v in allowed)]
+    if wrong:
+        raise Invalid(what + _meant(wrong[0], allowed))
     return sorted(set(items) | {"needs_input"})
 
 
@@ -161,9 +183,12 @@ def remotes(value: Any) -> list[dict[str, Any]]:
     if not isinstance(value, list) or len(value) > MAX_REMOTES or not all(isinstance(v, dict) for v in value):
         raise Invalid(_REMOTES)
     out, names = [], set()
-    for item in value:
+    known = ("name", "ssh", "command", "ssh_options")
+    for n, item in enumerate(value, 1):
         name, ssh, command = item.get("name"), item.get("ssh"), item.get("command")
-        if set(item) - {"name", "ssh", "command", "ssh_options"} or (ssh is None) == (command is None):
+        for unknown in sorted(set(item) - set(known), key=str):
+            raise Unknown(str(unknown), "remotes", n, known)
+        if (ssh is None) == (command is None):
             raise Invalid(_REMOTES)
         if not isinstance(name, str) or not re.fullmatch(_REMOTE_NAME, name) or name in names:
             raise Invalid(_REMOTES)

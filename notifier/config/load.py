@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from notifier.config.checks import CONTROL_CHARS, MAX_LIST, TOOL_NAME, Invalid
+from notifier.config.checks import CONTROL_CHARS, MAX_LIST, TOOL_NAME, Invalid, Unknown
 from notifier.config.keys import KEYS, SCHEMA, suggest
 from notifier.core.quiet import parse_quiet_hours
 from notifier.core.secrets import mask_url
@@ -53,11 +53,42 @@ class Config:
         key, and ``source``: the file or "command line") when it is outside."""
         try:
             checked = KEYS[key].check(value)
+        except Unknown as exc:  # a key of one of the value's tables
+            raise ConfigError(f"{source}: '{shown or key}': {exc.args[0]}{_table_hint(exc)}") from None
         except (Invalid, TypeError, ValueError, OverflowError, RecursionError) as exc:
             reason = exc.args[0] if isinstance(exc, Invalid) else KEYS[key].allowed
             raise ConfigError(f"{source}: '{shown or key}' must be {reason}") from None
         self.values[key] = checked
         self.sources[key] = source
+
+
+TABLES: dict[str, list[str]] = {}  # the tables ([notifications], …) and their keys
+for _key in KEYS:
+    if "." in _key:
+        TABLES.setdefault(_key.split(".", 1)[0], []).append(_key.split(".", 1)[1])
+_AFTER = "a key after [{table}] is read as part of it: put top-level keys before the first [table]"
+
+
+def _table_hint(exc: Unknown) -> str:
+    close = suggest(exc.name, exc.known)
+    if close:
+        return f" (did you mean {close!r}?)"
+    if exc.name in KEYS:
+        return f" (did you mean the top-level {exc.name!r}? {_AFTER.format(table='[' + exc.table + ']')})"
+    return f" (it takes {', '.join(exc.known)})"
+
+
+def _unknown(key: str) -> str:
+    """What an unknown key was meant to be, in one line: a table written as a value, a top-level
+    key written below a table's header, or the key it probably misspells."""
+    if key in TABLES:
+        return f"'{key}' must be a table: [{key}] with keys such as {', '.join(TABLES[key][:3])}"
+    table, _, name = key.partition(".")
+    if table in TABLES and name in KEYS:
+        return f"unknown key '{clean(key, 80)}' (did you mean '{name}'? {_AFTER.format(table=table)})"
+    close = suggest(key, KEYS)
+    hint = f" (did you mean '{close}'?)" if close else ""
+    return f"unknown key '{clean(key, 80)}'{hint}"
 
 
 def _flatten(data: Mapping[str, Any]) -> dict[str, Any]:
@@ -155,9 +186,7 @@ def load(path: str | None, explicit: bool) -> Config:
     config.file = path
     for key, value in _flatten(data).items():
         if key not in KEYS:
-            close = suggest(key, KEYS)
-            hint = f" (did you mean '{close}'?)" if close else ""
-            raise ConfigError(f"{shown}: unknown key '{clean(key, 80)}'{hint}")
+            raise ConfigError(f"{shown}: {_unknown(key)}")
         config.set(key, value, shown)
     if config["sessions_dirs"]:
         config.values["sessions_dirs"] = [

@@ -11,22 +11,24 @@ from typing import Any
 from notifier.core.formats import finite_number
 from notifier.core.model import Snapshot
 from notifier.core.session_spec import short_id
-from notifier.core.text import clean, duration, project_name
+from notifier.core.text import clean, duration, markup, project_name
 
 MARK = "π"
 LISTED = 8  # questions a tooltip lists
 
 
-def summary(snapshot: Snapshot, now: float, snoozed_until: float | None = None) -> dict[str, Any]:
-    """``{"pending", "abandoned", "snoozed_until", "questions": [{"project", "id", "text",
-    "waited_s"}…]}``: the questions waiting longest first, at most :data:`LISTED` of them.
-    ``snoozed_until``: when the snooze of everything ends (the user's choice, not the board's)."""
+def summary(snapshot: Snapshot, now: float, snoozed_until: float | None = None, quiet: str = "") -> dict[str, Any]:
+    """``{"pending", "abandoned", "snoozed_until", "quiet", "questions": [{"project", "id",
+    "text", "waited_s"}…]}``: the questions waiting longest first, at most :data:`LISTED` of
+    them. ``snoozed_until``: when the snooze of everything ends (the user's choice, not the
+    board's); ``quiet``: the quiet hours in effect ("quiet hours until 07:30", or "")."""
     waiting = sorted(snapshot.pending, key=lambda sq: sq[1].asked_at)
     snoozed = snoozed_until if snoozed_until and snoozed_until > now else None
     return {
         "pending": snapshot.pending_count,
         "abandoned": len(snapshot.abandoned),
         "snoozed_until": snoozed,
+        "quiet": quiet,
         "questions": [
             {
                 "project": project_name(v.ref.name, v.ref.cwd, v.ref.host),
@@ -54,16 +56,17 @@ def tmux_segment(s: dict[str, Any]) -> str:
 
 def bar_obj(s: dict[str, Any], now: float) -> dict[str, str]:
     """waybar's custom module JSON (polybar and i3blocks read ``text``): ``class`` is
-    ``needs``, ``snoozed``, ``abandoned`` or ``idle``, for the bar's CSS. (The summary crossed
-    a socket: a field of the wrong type counts as missing.)"""
+    ``needs``, ``snoozed``, ``abandoned`` or ``idle``, for the bar's CSS; the ``tooltip`` is
+    markup-escaped (waybar renders it as Pango markup). (The summary crossed a socket: a field of
+    the wrong type counts as missing.)"""
     n = _count(s)
     questions = s.get("questions")
     lines = []
     for q in questions if isinstance(questions, list) else ():
         if isinstance(q, dict):
-            sid = f" {clean(q.get('id'), 8)}" if q.get("id") else ""
+            sid = f" {markup(q.get('id'), 8)}" if q.get("id") else ""
             waited = duration(finite_number(q.get("waited_s")) or 0.0)
-            lines.append(f"{clean(q.get('project'), 40)}{sid}: {clean(q.get('text'), 80)} ({waited})")
+            lines.append(f"{markup(q.get('project'), 40)}{sid}: {markup(q.get('text'), 80)} ({waited})")
     if n > len(lines):
         lines.append(f"… {n - len(lines)} more")
     snoozed = finite_number(s.get("snoozed_until"))
@@ -74,8 +77,11 @@ def bar_obj(s: dict[str, Any], now: float) -> dict[str, str]:
     if abandoned > 0:
         lines.append(f"{int(abandoned)} abandoned (their pi stopped)")
     klass = "snoozed" if snoozed and n else "needs" if n else "abandoned" if abandoned > 0 else "idle"
+    lines = lines or ["no pi is waiting for an answer"]
+    if isinstance(s.get("quiet"), str) and s["quiet"]:
+        lines.append(f"{markup(s['quiet'], 60)}: no notifications")
     return {
         "text": tmux_segment({"pending": n, "snoozed_until": snoozed}),
-        "tooltip": "\n".join(lines) or "no pi is waiting for an answer",
+        "tooltip": "\n".join(lines),
         "class": klass,
     }

@@ -64,6 +64,7 @@ class Planner:
         self._handles = 0
         self._summary: int | None = None
         self._summary_keys: set[Key] = set()
+        self._groups: dict[int, set[Key]] = {}  # the start-up summaries on screen: their questions
         self._held: list[Item] = []
         self._restored = set(self.notified)  # notified before a restart: reminders carry on
         self._restoring: list[Item] = []  # of those, still waiting: their bubbles go back on screen
@@ -105,12 +106,22 @@ class Planner:
         shown = self._shown.pop(key, None)
         if shown is None or shown.handle == 0:  # 0: nothing on screen (muted, quiet, restored)
             return []
-        if shown.handle == self._summary:
-            self._summary_keys.discard(key)
-            if self._summary_keys:
+        return self._leave(shown.handle, key, always=True)
+
+    def _leave(self, handle: int, key: Key, always: bool = False) -> list[Action]:
+        """``key`` no longer on the bubble ``handle``: a summary stays on screen while other
+        questions of it wait; the bubble of one question (``always``) goes with it."""
+        if handle == self._summary or handle in self._groups:
+            members = self._summary_keys if handle == self._summary else self._groups[handle]
+            members.discard(key)
+            if members:
                 return []
-            self._summary = None
-        return [Withdraw(shown.handle)]
+            if handle == self._summary:
+                self._summary = None
+            else:
+                del self._groups[handle]
+            return [Withdraw(handle)]
+        return [Withdraw(handle)] if always else []
 
     def turn(self, change: TurnChange, now: float) -> list[Action]:
         """A live session finished its turn or failed (only if asked for with notify_on)."""
@@ -178,6 +189,7 @@ class Planner:
             handle = self._new_handle()
             for item in startup:
                 self._shown[item.key] = _Shown(item, handle, self.reminders.passed(item.key, now - item.since))
+            self._groups[handle] = {i.key for i in startup}
             out.append(Notice(handle, "startup", tuple(startup)))
         if due:
             self._recent = [(t, k) for t, k in self._recent if now - t <= self.burst_window_s and k in self._shown]
@@ -203,6 +215,7 @@ class Planner:
         if len(items) == 1:
             waited = max(0.0, now - items[0].since)
             return [Notice(handle, "question", (items[0],), waited_s=waited, restored=True)]
+        self._groups[handle] = {i.key for i in items}
         return [Notice(handle, "startup", tuple(sorted(items, key=lambda i: i.since)), restored=True)]
 
     def _show_single(self, item: Item, now: float, kind: Kind, late: bool = False) -> list[Action]:
@@ -241,8 +254,8 @@ class Planner:
             shown.reminders_sent = sent
             if quiet or self._muted(shown.item) or self._silenced_until(shown.item) > now:
                 continue
-            if shown.handle in (0, self._summary):  # (off screen, or one of a summary: its own now)
-                self._summary_keys.discard(shown.item.key)
+            if shown.handle == 0 or shown.handle == self._summary or shown.handle in self._groups:
+                out += self._leave(shown.handle, shown.item.key)  # (one of a summary: its own now)
                 shown.handle = self._new_handle()
             last = self.reminders.last(sent)
             out.append(Notice(shown.handle, "reminder", (shown.item,), waited_s=waited, critical=last))

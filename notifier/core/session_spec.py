@@ -67,12 +67,14 @@ def _by_name(v: SessionView, spec: str) -> bool:
 
 
 def _by_project(v: SessionView, spec: str) -> bool:
-    return folder_name(v) == spec
+    folder = folder_name(v)
+    return folder is not None and (folder == spec or clean(folder, 200) == spec)  # (as it is shown too)
 
 
 def _by_name_any_case(v: SessionView, spec: str) -> bool:
     low = spec.casefold()
-    return (v.ref.name or "").casefold() == low or (folder_name(v) or "").casefold() == low
+    names = (v.ref.name or "", folder_name(v) or "")
+    return any(n.casefold() == low or clean(n, 200).casefold() == low for n in names)
 
 
 RULES: tuple[Rule, ...] = (

@@ -84,7 +84,7 @@ MAX_SNOOZE_S = 7 * 86400.0
 
 def parse_duration(text: str, limit: float | None = MAX_SNOOZE_S) -> float | None:
     """Seconds in "90s", "15m", "15min", "1h", "2h30m", "1d" or a bare number of minutes; "off"
-    or "0": 0 (resume). None for anything else (or more than ``limit``, a week)."""
+    or none at all ("0", "0m"): 0 (resume). None for anything else (or more than ``limit``, a week)."""
     t = text.strip().lower()
     if t in ("off", "0"):
         return 0.0
@@ -95,4 +95,6 @@ def parse_duration(text: str, limit: float | None = MAX_SNOOZE_S) -> float | Non
         if not parts or _PART.sub("", t).strip():
             return None
         seconds = sum(float(n) * _UNITS[u] for n, u in parts)
+    if seconds == 0:
+        return 0.0  # ("0m", "0s": as "0")
     return seconds if seconds > 0 and (limit is None or seconds <= limit) else None

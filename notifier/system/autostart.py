@@ -99,14 +99,10 @@ def render(t: Target, exe: list[str], icon: str = ICON_NAME) -> str:
     """The entry's text (``icon``: the desktop entry's ``Icon=``, see :func:`_install_icon`)."""
     if t.method == "systemd":
         template = resources.read_text("autostart/pi-notifier.service")
-        # systemd's own quoting: quote words with spaces; escape % and $
-        words = [w.replace("%", "%%").replace("$", "$$") for w in exe]
-        return template.replace("{exec}", " ".join(f'"{w}"' if " " in w else w for w in words))
+        return template.replace("{exec}", " ".join(_systemd_word(w) for w in exe))
     if t.method == "xdg":
         template = resources.read_text("autostart/pi-notifier.desktop")
-        words = [w.replace("%", "%%") for w in exe]
-        exec_line = " ".join(f'"{w}"' if any(c in w for c in ' "\\`$') else w for w in words)
-        return template.replace("{exec}", exec_line).replace("{icon}", icon)
+        return template.replace("{exec}", " ".join(_desktop_word(w) for w in exe)).replace("{icon}", icon)
     if t.method == "launchagent":
         from xml.sax.saxutils import escape
 
@@ -115,6 +111,28 @@ def render(t: Target, exe: list[str], icon: str = ICON_NAME) -> str:
         return template.replace("{args}", args)
     template = resources.read_text("autostart/pi-notifier.cmd")
     return template.replace("{exec}", " ".join(f'"{w}"' for w in exe))
+
+
+def _systemd_word(word: str) -> str:
+    """One word of ExecStart= (systemd.syntax): double-quoted with C escapes where it holds a
+    space, quote or backslash; ``%`` and ``$`` doubled (specifiers, variables)."""
+    word = word.replace("%", "%%").replace("$", "$$")
+    if any(c in word for c in " \t\n\"'\\"):
+        return '"' + word.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return word
+
+
+_RESERVED = set(" \t\n\"'\\><~|&;$*?#()`")  # Desktop Entry spec: such a word is quoted
+
+
+def _desktop_word(word: str) -> str:
+    """One word of a desktop entry's Exec: quoted where it holds a reserved character, with
+    ``"`` `` ` `` ``$`` ``\\`` escaped inside the quotes, ``%`` doubled; then the key file's own
+    escape of each backslash (the spec's two levels)."""
+    word = word.replace("%", "%%")
+    if any(c in _RESERVED for c in word):
+        word = '"' + "".join("\\" + c if c in '"`$\\' else c for c in word) + '"'
+    return word.replace("\\", "\\\\")
 
 
 def _systemctl(*args: str) -> tuple[bool, str]:

@@ -116,3 +116,16 @@ def tmux_clients(socket: str) -> list[TmuxClient]:
 def capture(pane: TmuxPane) -> str | None:
     """The visible text of the pane (no escapes)."""
     return tmux(pane.socket, "capture-pane", "-p", "-t", pane.pane)
+
+
+def invoking_client(socket: str, env: Mapping[str, str]) -> str | None:
+    """The tty of the client of the tmux server at ``socket`` that this command was run from (a
+    shell in one of its panes, or a key binding's ``run-shell``: ``TMUX`` names the server), the
+    one the user typed in; None when the command runs outside that server."""
+    import os
+
+    inside = env.get("TMUX", "").split(",")[0]
+    if not inside or os.path.realpath(inside) != os.path.realpath(socket):
+        return None
+    tty = (tmux(socket, "display-message", "-p", "#{client_tty}") or "").strip()
+    return tty or None

@@ -13,6 +13,7 @@ from typing import Any
 
 from notifier.core.commands import Answer, Clear, Command, Goto, Mute, Snooze
 from notifier.core.text import clean
+from notifier.resources import DEMO_SESSION_ID
 from notifier.ui.answer_bar import AnswerBar
 from notifier.ui.details import DetailsPane
 from notifier.ui.placement import placement
@@ -196,8 +197,9 @@ class Window:
     def _update_buttons(self, q: dict[str, Any] | None) -> None:
         for b in (self.snooze_button, self.project_button, self.mute_button):
             b.state(["!disabled"] if q else ["disabled"])
-        self.goto_button.state(["!disabled"] if q and not q.get("offline") else ["disabled"])
-        self.copy_button.state(["!disabled"] if q and not live(q) else ["disabled"])
+        demo = q is not None and q.get("session_id") == DEMO_SESSION_ID  # (no pi; its file goes with the demo)
+        self.goto_button.state(["!disabled"] if q and not q.get("offline") and not demo else ["disabled"])
+        self.copy_button.state(["!disabled"] if q and not live(q) and not demo else ["disabled"])
         self.clear_button.state(["!disabled"] if q and q["abandoned"] else ["disabled"])
         self.snooze_button.configure(text="Unsnooze" if q and unsnooze(q) else "Snooze session 15 min")
         self.answers.update(q)

@@ -203,3 +203,48 @@ def test_an_app_that_does_not_notify_leaves_notifying_to_a_headless_run(tmp_path
     assert _summaries(server) == ["p0 needs an answer", "p1 needs an answer", "p2 needs an answer"]
     for line in headless.stderr:
         assert "this run does not" not in line and "notifies from now on" not in line
+
+
+def test_two_headless_runs_of_the_same_folders_notify_each_question_once(tmp_path: Path, server: HostileServer) -> None:
+    """Two `run --no-tray` side by side (no app): the first notifies, the second only streams
+    and says so; when the first ends (stopped, or killed) the second notifies from then on, as
+    after the app: what the first notified is put back on screen, not notified anew."""
+    from notifier.cli.notify_turns import PEER_ENDED
+
+    sessions = tmp_path / "sessions"
+    one = sessions / "--home-dev-one--" / "s.jsonl"
+    two = sessions / "--home-dev-two--" / "s.jsonl"
+    three = sessions / "--home-dev-three--" / "s.jsonl"
+    for path, name in ((one, "one"), (two, "two"), (three, "three")):
+        append(path, header(f"/home/dev/{name}"), user())
+    cfg = tmp_path / "config.toml"
+    cfg.write_text("settle_ms = 0\n")
+    common = ("--liveness", "off", "--config", str(cfg), "--sessions-dir", str(sessions))
+    with ExitStack() as stack:
+        first = stack.enter_context(AppProcess("run", "--json", "--no-tray", "-v", *common))
+        first.wait("ready")
+        second = stack.enter_context(AppProcess("run", "--json", "--no-tray", "-v", *common))
+        second.wait("ready")
+        said = second.log_has("another headless run notifies the same folders")
+        assert f"(pid {first.proc.pid})" in said and said.endswith("(until it ends)")
+        append(one, ask("q1", "First?"))
+        assert second.wait("needs_input")[0]["question"]["text"] == "First?"
+        first.wait("needs_input")
+        wait_for(lambda: _summaries(server) == ["one needs an answer"], 10, "one Notify")
+        append(two, ask("q2", "Second?"))
+        second.wait("needs_input", 2)
+        wait_for(lambda: "two needs an answer" in _summaries(server), 10, "the first run's Notify")
+        assert _summaries(server) == ["one needs an answer", "two needs an answer"]  # (once each)
+        state = Path(os.environ["XDG_STATE_HOME"])
+        wait_for(lambda: _bubbles_recorded(state) == [(1, "q1"), (2, "q2")], 10, "the first run's record of its bubbles")
+        first.proc.kill()  # (no word: the second run follows the first's end)
+        first.proc.wait(10)
+        second.log_has(PEER_ENDED)
+        put_back = "2 pi sessions need answers"  # (what the first run left on screen, as after a restart)
+        wait_for(lambda: put_back in _summaries(server), 10, "the first run's bubbles put back")
+        append(three, ask("q3", "Third?"))
+        second.wait("needs_input", 3)
+        wait_for(lambda: "three needs an answer" in _summaries(server), 10, "the second run's Notify")
+        assert second.stop() == 0
+    assert _summaries(server) == ["one needs an answer", "two needs an answer", put_back, "three needs an answer"]
+    assert not [line for line in second.stderr if "Traceback" in line]

@@ -504,8 +504,8 @@ def test_window_answers_a_gate_with_no_first(desktop: dict[str, str]) -> None:
 
 
 def test_the_demo_window_offers_no_answer_buttons(desktop: dict[str, str]) -> None:
-    """No pi runs the demo's recorded session: buttons could only fail, so none are offered;
-    a real question gets them."""
+    """No pi runs the demo's recorded session: buttons could only fail, so none are offered
+    (answers, Go to session, Copy resume command); a real question gets them."""
     require("tkinter")
     from notifier.resources import DEMO_SESSION_ID
     from notifier.ui.window import Window
@@ -525,9 +525,12 @@ def test_the_demo_window_offers_no_answer_buttons(desktop: dict[str, str]) -> No
 
         labels = [w.cget("text") for w in window.answer_bar.winfo_children() if w.winfo_class() == "TLabel"]
         assert buttons() == [] and any("demo" in text for text in labels)
+        # nor Go to session (no pi to go to) or Copy resume command (its file goes with the demo)
+        assert window.goto_button.instate(["disabled"]) and window.copy_button.instate(["disabled"])
         real = next(i for i in window.tree.get_children() if i != window.tree.selection()[0])
         window.select(real)
         assert buttons() == ["SQLite", "Postgres"]
+        assert window.goto_button.instate(["!disabled"])
     finally:
         window.root.destroy()
 

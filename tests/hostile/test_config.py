@@ -203,6 +203,10 @@ def test_bad_config_is_one_line_naming_key_and_file(tmp_path: Path, body: str, k
         (["history", "--since", "inf"], "--since"),
         (["history", "--since", "-1"], "--since"),
         (["history", "--since", "1e308"], "--since"),
+        (["history", "--since", "abc"], "--since"),
+        (["history", "--since", ""], "--since"),
+        (["history", "--since", "7 days"], "--since"),
+        (["history", "--since", "1w"], "--since"),
     ],
 )
 def test_bad_command_line_values_are_one_line(args: list[str], option: str) -> None:

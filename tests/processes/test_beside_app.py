@@ -152,9 +152,12 @@ def test_a_real_tmux_status_line_shows_the_count(tmp_path: Path) -> None:
 
 @pytest.mark.skipif(not shutil.which("tmux"), reason="tmux is not installed here (apt-get install tmux)")
 def test_the_documented_tmux_key_jumps_to_the_pane_waiting_longest(tmp_path: Path) -> None:
-    """The README's `bind-key N run-shell 'pi-notifier goto next'`, pressed in a real tmux client
-    (prefix, then N, typed into the client): its client moves to the pane of the pi whose question
-    has waited longest. The "pi" is a process named pi in that pane and folder."""
+    """The README's `bind-key N run-shell 'pi-notifier goto next >/dev/null'`, pressed in a real
+    tmux client (prefix, then N, typed into the client): its client moves to the pane of the pi
+    whose question has waited longest, and nothing is left on the screen to dismiss (tmux shows
+    what a run-shell printed, and "returned 1", in view mode): the client the key was pressed in
+    is where the user is, with or without a display to raise its terminal on. The "pi" is a
+    process named pi in that pane and folder."""
     project = tmp_path / "blog"
     project.mkdir()
     sessions = tmp_path / "s"
@@ -169,7 +172,8 @@ def test_the_documented_tmux_key_jumps_to_the_pane_waiting_longest(tmp_path: Pat
         tmux(inner, "new-window", "-t", "work:1", "-c", str(project), "exec -a pi sleep 600")
         tmux(inner, "select-window", "-t", "work:0")
         goto = f"{sys.executable} -m notifier goto next --sessions-dir {sessions}"
-        tmux(inner, "bind-key", "N", "run-shell", goto)
+        # (the README's binding; then a mark, set once run-shell ended and showed what it shows)
+        tmux(inner, "bind-key", "N", "run-shell", f"{goto} >/dev/null", "\\;", "set", "-g", "@pi_done", "1")
         attach = f"env -u TMUX tmux -S {inner} attach -t work"
         tmux(outer, "-f", "/dev/null", "new-session", "-d", "-s", "view", "-x", "80", "-y", "12", attach)
         wait_for(lambda: tmux(inner, "list-clients", "-F", "#{client_tty}").strip(), 20, "an attached client")
@@ -182,6 +186,9 @@ def test_the_documented_tmux_key_jumps_to_the_pane_waiting_longest(tmp_path: Pat
         append(sessions / "--blog--" / "a.jsonl", header(str(project)), user(), ask("q1", "Which?"))
         tmux(outer, "send-keys", "-t", "view", "C-b", "N")
         wait_for(lambda: shown() == "1", 20, "the client on the waiting pi's window")
+        wait_for(lambda: tmux(inner, "show", "-gv", "@pi_done").strip() == "1", 20, "the key's command done")
+        modes = tmux(inner, "list-panes", "-s", "-t", "work", "-F", "#{pane_in_mode}").split()
+        assert modes == ["0", "0"], modes  # (view mode: what the command printed, left to dismiss)
     finally:
         tmux(outer, "kill-server")
         tmux(inner, "kill-server")

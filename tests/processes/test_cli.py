@@ -5,6 +5,9 @@ tests/hostile/test_config.py); status, history, goto, snooze and mute without th
 from __future__ import annotations
 
 import json
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -18,7 +21,9 @@ from ..conftest import cli
         (["run", "--bogus"], "unrecognized arguments"),
         (["status", "--liveness", "maybe"], "invalid choice"),
         (["frobnicate"], "invalid choice"),
-        (["history", "--since", "x"], "invalid float"),
+        (["history", "--since", "x"], "takes a number of days"),
+        (["status", "--json", "--tmux"], "not allowed with argument"),  # (one output at a time)
+        (["status", "--tmux", "--bar"], "not allowed with argument"),
     ],
 )
 def test_bad_usage_is_one_line_exit_2(args: list[str], fragment: str) -> None:
@@ -212,6 +217,23 @@ def test_goto_a_session_file_outside_the_watched_folders(tmp_path: Path) -> None
     assert str(elsewhere) in r.stderr
 
 
+def test_snooze_and_mute_take_a_session_file_anywhere(tmp_path: Path) -> None:
+    """As goto and answer do: a session file outside the watched folders, also as a path
+    relative to the current folder."""
+    from tests.writer import ask, header, user
+
+    elsewhere = tmp_path / "copied" / "x.jsonl"
+    elsewhere.parent.mkdir()
+    elsewhere.write_bytes(header("/home/u/shop", A_ID) + user() + ask("c1", "Which?"))
+    args = ("--liveness", "off", "--sessions-dir", str(_two_blogs(tmp_path)))
+    snoozed = cli("snooze", str(elsewhere), "1h", *args)
+    assert snoozed.returncode == 0 and snoozed.stdout.startswith("snoozed session shop 1d2e3a4b for 1 h"), snoozed
+    muted = subprocess.run(
+        [sys.executable, "-m", "notifier", "mute", "copied/x.jsonl", *args], capture_output=True, text=True, cwd=tmp_path
+    )
+    assert muted.returncode == 0 and muted.stdout.startswith("muted project shop"), muted
+
+
 def test_snooze_mute_without_the_app_are_saved_and_status_says_them(tmp_path: Path) -> None:
     sessions = _two_blogs(tmp_path)
     args = ("--liveness", "off", "--sessions-dir", str(sessions))
@@ -231,6 +253,36 @@ def test_snooze_mute_without_the_app_are_saved_and_status_says_them(tmp_path: Pa
     assert cli("unmute", "blog", *args).stdout.startswith("unmuted project blog")
     assert cli("snooze", "1d2e3a4b", "off", *args).returncode == 0
     assert json.loads(cli("status", "--json", *args).stdout)["snoozed"]["sessions"] == {}
+
+
+def test_answer_says_when_a_word_is_a_session_not_a_choice(tmp_path: Path) -> None:
+    """`answer 1d2e3a4b` (a session, no CHOICE) and `answer nothing 1` (a first word that names
+    neither a session nor an option) say so, in one line, rather than only "no option is
+    called"."""
+    args = ("--liveness", "off", "--sessions-dir", str(_two_blogs(tmp_path)))
+    alone = cli("answer", "1d2e3a4b", *args)
+    assert alone.returncode == 2 and alone.stderr.count("\n") == 1, alone
+    assert "'1d2e3a4b' is a session (blog 1d2e3a4b): give a CHOICE after it (options: 1. A, 2. B) or --text" in alone.stderr
+    neither = cli("answer", "nothing", "1", *args)
+    assert neither.returncode == 2 and neither.stderr.count("\n") == 1, neither
+    assert "no option is called 'nothing'" in neither.stderr and "nor is any session" in neither.stderr
+
+
+def test_snooze_durations_that_are_odd_are_said_as_such(tmp_path: Path) -> None:
+    """A last word that reads as a duration but is none ("1w", "forever") is said to be no
+    DURATION, not taken for a project nobody has; "0m" resumes like "0"; a snooze ending on
+    another day says which."""
+    sessions = _two_blogs(tmp_path)
+    args = ("--liveness", "off", "--sessions-dir", str(sessions))
+    for words in (["1w"], ["forever"], ["blog", "1w"], ["blog", "2x"], ["1d2e3a4b", "1e3"], ["-1"]):
+        r = cli("snooze", *words, *args)
+        assert r.returncode == 2 and r.stderr.count("\n") == 1, r
+        assert f"'{words[-1]}' is not a DURATION (90s, 15m, 1h, 2h30m, 1d" in r.stderr, r.stderr
+    for zero in ("0m", "0s"):
+        r = cli("snooze", "blog", zero, *args)
+        assert r.returncode == 0 and r.stdout.startswith("resumed project blog"), r
+    week = cli("snooze", "blog", "7d", *args)
+    assert week.returncode == 0 and re.search(r"for 7 d \(until \w{3} \d{1,2} \w{3} \d\d:\d\d\)", week.stdout), week
 
 
 def test_quiet_hour_typo_says_did_you_mean(tmp_path: Path) -> None:
@@ -256,6 +308,9 @@ def test_history_since_0_does_not_say_nothing_was_recorded(private_dirs: Path) -
     assert since0.returncode == 0 and "No questions recorded yet" not in since0.stdout
     assert "No questions in the last 0 days (8 recorded in all" in since0.stdout
     assert "8 questions" in cli("history").stdout
+    for week in ("7", "7d", " 7D", "7.0"):  # (a "d" after the number of days is fine)
+        assert "8 questions" in cli("history", "--since", week).stdout, week
+    assert "No questions in the last 1 days" in cli("history", "--since", "1d").stdout
 
 
 def test_doctor_with_no_bus_and_no_display_does_not_promise_a_tray_icon(tmp_path: Path) -> None:

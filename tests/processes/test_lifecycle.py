@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import plistlib
+import re
 import shutil
 import signal
 import subprocess
@@ -242,6 +243,35 @@ def test_packaging_files_validate(tmp_path: Path) -> None:
         env=dict(os.environ, XDG_RUNTIME_DIR=str(runtime)),
     )
     assert r.returncode == 0, r.stderr
+
+
+def _desktop_exec(value: str) -> list[str]:
+    """The argv of a desktop entry's Exec value, read as the Desktop Entry spec says: first the
+    key file's string escapes, then the Exec quoting (double quotes; ``\\"`` ``\\` ``
+    ``\\$`` ``\\\\`` inside them), then ``%%``."""
+    value = re.sub(r"\\(.)", lambda m: {"s": " ", "n": "\n", "t": "\t", "r": "\r"}.get(m[1], m[1]), value)
+    words = re.findall(r'"((?:[^"\\]|\\.)*)"|(\S+)', value)
+    return [re.sub(r'\\(["`$\\])', r"\1", q).replace("%%", "%") if q else w.replace("%%", "%") for q, w in words]
+
+
+def _systemd_exec(value: str) -> list[str]:
+    """The argv of a systemd ExecStart= value: double-quoted words with C escapes, ``$$``, ``%%``."""
+    words = re.findall(r'"((?:[^"\\]|\\.)*)"|(\S+)', value)
+    return [re.sub(r"\\(.)", r"\1", q or w).replace("$$", "$").replace("%%", "%") for q, w in words]
+
+
+@pytest.mark.parametrize("odd", ["my venv", 'say "hi"', "cost $HOME", "back`tick`", "back\\slash", "100%"])
+def test_the_autostart_entry_runs_the_executable_whatever_its_path_holds(tmp_path: Path, odd: str) -> None:
+    """The installed executable's path may hold spaces, quotes, ``$``, backquotes, backslashes or
+    ``%``: the entry's command line reads back as that path (the desktop's own rules, and
+    systemd's), so autostart starts the app, not some other command."""
+    exe = [f"/home/u/{odd}/.venv/bin/pi-notifier"]
+    entry = autostart.render(autostart.Target("xdg", tmp_path / "x.desktop"), exe)
+    line = next(x for x in entry.splitlines() if x.startswith("Exec="))
+    assert _desktop_exec(line[len("Exec="):]) == [*exe, "run"], line
+    unit = autostart.render(autostart.Target("systemd", tmp_path / "x.service"), exe)
+    line = next(x for x in unit.splitlines() if x.startswith("ExecStart="))
+    assert _systemd_exec(line[len("ExecStart="):]) == [*exe, "run"], line
 
 
 def test_a_closed_window_is_forgotten_so_the_next_click_opens_a_new_one(tmp_path: Path) -> None:

@@ -136,3 +136,37 @@ def test_an_end_watch_says_when_a_process_ends_and_only_then(tmp_path: Path, mon
     assert 0 not in ended and not watch.ended  # stopped first: not called
     gone = EndWatch(stopped.pid, lambda: ended.append(-1))  # one that ended already
     assert gone.join(10) and ended[-1] == -1
+
+
+def test_one_headless_run_of_the_same_folders_holds_the_peer_lock(tmp_path: Path) -> None:
+    """``PeerLock``: held by another process, it names that process's pid (and no other folders'
+    lock is held by it); let go when the process ends, the next run takes it."""
+    from notifier.app.peers import PeerLock
+    from notifier.cli.run import _headless_notifies
+    from notifier.config.load import Config
+
+    code = (
+        "import sys; from notifier.app.peers import PeerLock; lock = PeerLock(sys.argv[1], ['/s']);"
+        " assert lock.take() is None; print(1, flush=True); sys.stdin.read()"
+    )
+    other = subprocess.Popen(
+        [sys.executable, "-c", code, str(tmp_path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert other.stdout is not None and other.stdout.readline() == "1\n"
+        assert PeerLock(str(tmp_path), ["/s"]).take() == other.pid
+        elsewhere = PeerLock(str(tmp_path), ["/t"])
+        assert elsewhere.take() is None and elsewhere.held  # (other folders: nobody else notifies them)
+        elsewhere.release()
+        config = Config()
+        config.set("sessions_dirs", ["/s"], "test")
+        lock = NotifyLock(str(tmp_path / "notify.lock"))
+        assert _headless_notifies(lock, config, peer=PeerLock(str(tmp_path), ["/s"])) is False
+        assert lock.fd is None  # (not sharing the app's lock: an app that starts does not wait for it)
+    finally:
+        assert other.stdin is not None
+        other.stdin.close()
+        other.wait(10)
+    mine = PeerLock(str(tmp_path), ["/s"])
+    assert mine.take() is None and mine.held and mine.take() is None  # (taken once, kept)
+    mine.release()

@@ -83,3 +83,34 @@ def test_demo_keeps_its_state_apart_from_the_real_history() -> None:
         [sys.executable, "-m", "notifier", "history", "--json"], capture_output=True, text=True, timeout=30
     )
     assert json.loads(out.stdout)["questions"] == []
+
+
+def test_the_demo_says_what_this_machine_shows_of_it() -> None:
+    """Without a display or a session bus (a fresh server, ssh), the demo says there is no tray
+    icon here (not that it was asked for none), offers no window nor `pi-notifier show` (the
+    demo's question is in a folder of its own: no other command sees it), shows the question in
+    the terminal instead, and does not promise a notification to withdraw."""
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "DBUS_SESSION_BUS_ADDRESS")}
+    demo = subprocess.Popen(
+        [sys.executable, "-m", "notifier", "demo"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env, cwd=ROOT
+    )
+    try:
+        assert demo.stdout is not None
+        lines = [demo.stdout.readline()]
+        while "The answer arrives" not in lines[-1]:
+            lines.append(demo.stdout.readline())
+            assert lines[-1], f"the demo ended early: {lines}"
+        said = "".join(lines)
+        assert "no tray icon here" in said and "--no-tray" not in said, said
+        assert "pi-notifier show" not in said and "Open the window" not in said, said
+        assert "Which database should the demo project use?" in said and "PostgreSQL" in said, said
+        assert "withdrawn" not in said, said
+        demo.send_signal(signal.SIGTERM)
+        assert demo.wait(10) == 0
+    finally:
+        if demo.poll() is None:
+            demo.kill()
+            demo.wait()

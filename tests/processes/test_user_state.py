@@ -57,3 +57,38 @@ def test_a_run_that_writes_into_the_users_state_fails(tmp_path: Path) -> None:
     dirty = subprocess.run([*run, str(tmp_path / "test_leaky.py")], env=leak, cwd=ROOT, capture_output=True, text=True)
     assert dirty.returncode == 1, dirty.stdout + dirty.stderr
     assert f"created: {state}" in dirty.stdout and "2 passed" in dirty.stdout
+
+
+def test_a_run_keeps_off_the_users_desktop_and_tmux(tmp_path: Path) -> None:
+    """Run from a terminal of the user's desktop, inside their tmux: no test (nor an app it
+    starts) sees their display, session bus, compositor or tmux server, so none shows them a
+    notification or an icon, raises their windows or selects their panes; a tmux started
+    without -S gets a server of the run's own."""
+    env = dict(
+        _user(tmp_path),
+        DISPLAY=":0",
+        WAYLAND_DISPLAY="wayland-0",
+        DBUS_SESSION_BUS_ADDRESS="unix:path=/run/user/0/bus",
+        TMUX="/tmp/tmux-0/default,1,0",
+        TMUX_PANE="%1",
+        SWAYSOCK="/run/user/0/sway-ipc.sock",
+        HYPRLAND_INSTANCE_SIGNATURE="x",
+        KITTY_LISTEN_ON="unix:/tmp/kitty",
+        KITTY_WINDOW_ID="1",
+        WEZTERM_PANE="1",
+    )
+    names = [k for k in env if k not in ("HOME", "XDG_RUNTIME_DIR", "PATH")]
+    (tmp_path / "test_desktop_env.py").write_text(
+        textwrap.dedent(
+            f"""
+            import os
+            def test_none_of_the_users_desktop():
+                assert [n for n in {names!r} if n in os.environ] == []
+                assert not os.environ["TMUX_TMPDIR"].startswith("/tmp/tmux")
+                assert os.environ["TMUX_TMPDIR"] != "/tmp"
+            """
+        )
+    )
+    run = [sys.executable, "-m", "pytest", "-q", "-p", "tests.conftest", "--rootdir", str(tmp_path), "-c", "/dev/null"]
+    done = subprocess.run([*run, str(tmp_path / "test_desktop_env.py")], env=env, cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr

@@ -45,7 +45,30 @@ _JSON = st.recursive(
 )
 
 
-@given(st.dictionaries(st.sampled_from(["pending", "abandoned", "snoozed_until", "questions"]), _JSON))
+def test_the_bar_tooltip_says_quiet_hours_in_effect() -> None:
+    snap = Snapshot((waiting("a-11111111", "/p/blog", NOW - 60),))
+    quiet = bar.bar_obj(json.loads(json.dumps(bar.summary(snap, NOW, quiet="quiet hours until 07:30"))), NOW)
+    assert quiet["tooltip"].splitlines()[-1] == "quiet hours until 07:30: no notifications"
+    assert quiet["class"] == "needs" and quiet["text"] == "π 1"
+    idle = bar.bar_obj(bar.summary(Snapshot(), NOW, quiet="quiet hours until 07:30"), NOW)
+    assert idle["tooltip"] == "no pi is waiting for an answer\nquiet hours until 07:30: no notifications"
+    assert "quiet" not in bar.bar_obj(bar.summary(snap, NOW), NOW)["tooltip"]
+
+
+def test_the_bar_tooltip_is_markup_escaped() -> None:
+    """waybar renders a custom module's tooltip as Pango markup: a question or folder name with
+    tags or entities is shown as written, never as markup (nor as broken markup, which waybar
+    shows as nothing)."""
+    snap = Snapshot((waiting("a-11111111", "/p/<i> & y", NOW - 60, "Use <span size='99999'>big</span> &amp; AT&T?"),))
+    tooltip = bar.bar_obj(json.loads(json.dumps(bar.summary(snap, NOW))), NOW)["tooltip"]
+    assert "<" not in tooltip and ">" not in tooltip
+    assert tooltip == (
+        "&lt;i&gt; &amp; y 11111111: Use &lt;span size=&#39;99999&#39;&gt;big&lt;/span&gt;"
+        " &amp;amp; AT&amp;T? (1 min)"
+    )
+
+
+@given(st.dictionaries(st.sampled_from(["pending", "abandoned", "snoozed_until", "quiet", "questions"]), _JSON))
 def test_a_broken_summary_never_raises(s: dict[str, object]) -> None:
     """The summary comes over the socket: whatever it holds, the bar prints something."""
     assert isinstance(bar.tmux_segment(s), str)
@@ -58,7 +81,8 @@ def test_a_broken_summary_never_raises(s: dict[str, object]) -> None:
 
 @pytest.mark.parametrize(
     ("text", "seconds"),
-    [("15m", 900), ("15min", 900), ("1h", 3600), ("2h30m", 9000), ("90s", 90), ("1d", 86400), ("20", 1200), ("off", 0), ("0", 0)],
+    [("15m", 900), ("15min", 900), ("1h", 3600), ("2h30m", 9000), ("90s", 90), ("1d", 86400), ("20", 1200), ("off", 0), ("0", 0)]
+    + [("0m", 0), ("0s", 0), ("0h0m", 0), ("1H", 3600), ("1h30m", 5400), ("1.5h", 5400)],
 )
 def test_durations(text: str, seconds: float) -> None:
     assert silenced.parse_duration(text) == seconds

@@ -43,6 +43,35 @@ def test_every_config_key_has_a_did_you_mean() -> None:
     assert suggest("zzz", KEYS) is None
 
 
+def test_config_errors_of_tables_say_where_a_key_belongs(tmp_path: Path) -> None:
+    """A table written as a value, a top-level key written under a table (TOML puts every key
+    after ``[notifications]`` into it), a misspelled key of a ``[[remotes]]`` table: one line
+    saying what was meant."""
+    import pytest
+
+    from notifier.config.load import ConfigError, load
+
+    cases = {
+        "notifications = 5\n": "'notifications' must be a table: [notifications] with keys such as backend",
+        "push = 'ntfy://x'\n": "'push' must be a table: [push] with keys such as urls",
+        "[notifications]\nshow_text = false\nquiet_hours = '22:00-07:00'\n": (
+            "unknown key 'notifications.quiet_hours' (did you mean 'quiet_hours'? a key after"
+            " [notifications] is read as part of it: put top-level keys before the first [table])"
+        ),
+        "[[remotes]]\nnam = 'dev'\nssh = 'dev'\n": "'remotes': unknown key 'nam' in [[remotes]] 1 (did you mean 'name'?)",
+        "[[remotes]]\nname = 'dev'\nssh = 'dev'\nquiet_hours = '22:00-07:00'\n": (
+            "'remotes': unknown key 'quiet_hours' in [[remotes]] 1 (did you mean the top-level"
+            " 'quiet_hours'? a key after [[remotes]] is read as part of it: put top-level keys before the first [table])"
+        ),
+    }
+    for body, said in cases.items():
+        cfg = tmp_path / "c.toml"
+        cfg.write_text(body)
+        with pytest.raises(ConfigError) as info:
+            load(str(cfg), explicit=True)
+        assert said in str(info.value) and "\n" not in str(info.value), (body, str(info.value))
+
+
 def test_status_text_is_rendered_from_the_status_object() -> None:
     """The table of ``status`` comes from the status object (the running app's reply or a scan of
     our own, alike): waits from each question's ``asked_at``, the tool a working session runs,
@@ -79,3 +108,70 @@ def test_every_command_is_carried_out_by_the_function_named_for_it() -> None:
     for command, where in HANDLERS.items():
         found = handler(command)
         assert callable(found) and f"{found.__module__}:{found.__name__}" == where
+
+
+def test_doctor_never_says_the_tray_icon_shows_what_its_tray_line_says_it_cannot(monkeypatch: object) -> None:
+    """No notification server: the notifications line says what is left. "The tray icon alone"
+    only where the tray line says an icon is shown now; with no tray host (a display, but no
+    tray running yet) or no tray at all, the other ways."""
+    import pytest
+
+    from notifier.app import tray_choice
+    from notifier.cli import doctor
+    from notifier.config.load import Config
+    from notifier.sinks.notify import choose
+
+    mp = pytest.MonkeyPatch()
+    try:
+        mp.setenv("DISPLAY", ":5")
+        mp.setattr(choose, "doctor_line", lambda config: f"[FAIL] notifications: no notification server — {choose.TRAY_ALONE}")
+        for tray, alone in (
+            ("[ok  ] tray: gtk — X11; tray host: XEmbed tray (trayer)", True),
+            ("[note] tray: gtk — X11; tray host: none (no session bus): the icon appears when one starts", False),
+            ("[note] tray: none — no display", False),
+        ):
+            mp.setattr(tray_choice, "doctor_line", lambda config, line=tray: line)
+            notifications, shown_tray = doctor._extras(Config())
+            assert shown_tray == tray
+            assert (choose.TRAY_ALONE in notifications) is alone, notifications
+            if not alone:
+                assert "with no tray icon either, pi-notifier status, run --json, the window" in notifications
+    finally:
+        mp.undo()
+
+
+def test_a_tray_host_missing_for_want_of_a_bus_is_said_once() -> None:
+    from notifier.app import tray_hosts
+    from notifier.sinks.notify.bus import BusError
+
+    said = tray_hosts.no_bus(BusError("no session bus (DBUS_SESSION_BUS_ADDRESS is not set)"))
+    assert said == "no session bus (DBUS_SESSION_BUS_ADDRESS is not set)"
+    assert tray_hosts.no_bus(OSError("refused")) == "no session bus (refused)"
+
+
+def test_a_misspelled_value_says_what_it_probably_meant(tmp_path: Path) -> None:
+    """A value of a key with a few choices gets a did-you-mean too, and a true or false written
+    in quotes says to drop them."""
+    import pytest
+
+    from notifier.config.load import ConfigError, load
+
+    cases = {
+        "[tray]\nbackend = 'gkt'\n": "'tray.backend' must be one of 'auto', 'gtk', 'appindicator', 'xorg', 'none' (did you mean 'gtk'?)",
+        "[notifications]\nbackend = 'DBus'\n": "(did you mean 'dbus'?)",
+        "liveness = 'of'\n": "(did you mean 'off'?)",
+        "notify_on = ['idel']\n": "'notify_on' must be a list of 'needs_input', 'idle', 'failed' (did you mean 'idle'?)",
+        "[notifications]\nshow_text = 'false'\n": "'notifications.show_text' must be true or false (without quotes: false)",
+        "[push]\nwhen = 'awy'\n": "(did you mean 'away'?)",
+    }
+    for body, said in cases.items():
+        cfg = tmp_path / "c.toml"
+        cfg.write_text(body)
+        with pytest.raises(ConfigError) as info:
+            load(str(cfg), explicit=True)
+        assert said in str(info.value), (body, str(info.value))
+    cfg = tmp_path / "c.toml"
+    cfg.write_text("[tray]\nbackend = 'qqqqqq'\n")
+    with pytest.raises(ConfigError) as info:
+        load(str(cfg), explicit=True)
+    assert "did you mean" not in str(info.value)  # (nothing close: no guess)

@@ -66,13 +66,14 @@ def shown_commands(text: str) -> list[str]:
 
 
 def argv(rest: str) -> list[str]:
+    """The arguments of a command shown, without a shell's redirections (``>/dev/null``)."""
     rest = rest.strip()
     for _ in range(3):  # (a command inside a quoted string: its closing quote and bracket follow)
         try:
-            return shlex.split(rest)
+            return [w for w in shlex.split(rest) if not re.match(r"\d*>", w)]
         except ValueError:
             rest = rest.rstrip("'\"),")
-    return shlex.split(rest)
+    return [w for w in shlex.split(rest) if not re.match(r"\d*>", w)]
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)

@@ -283,3 +283,27 @@ def test_a_pi_known_to_wait_for_a_human_is_notified_at_once() -> None:
     p.feed([t("needs_input", "b")], 1.0)
     assert notices(p.tick(1.0)) == []
     assert p.feed([t("resolved", "b")], 1.1) == [] and notices(p.tick(1.5)) == []
+
+
+def test_a_start_up_summary_stays_until_its_last_question_is_answered() -> None:
+    """One bubble for the questions waiting at start-up (new, or put back after a restart): the
+    first of them answered leaves it on screen for the others, as a burst's summary does."""
+    for notified in (set(), {("s1", "a"), ("s2", "b")}):
+        p = Planner(notified=set(notified))
+        p.feed([t("needs_input", "a", "s1", initial=True), t("needs_input", "b", "s2", initial=True)], 0.0)
+        (n,) = notices(p.tick(0.0))
+        assert n.kind == "startup" and len(n.items) == 2 and n.restored == bool(notified)
+        assert p.feed([t("resolved", "a", "s1")], 1.0) == []  # b still waits: its bubble stays
+        assert p.feed([t("resolved", "b", "s2")], 2.0) == [Withdraw(n.handle)]
+
+
+def test_a_reminder_of_one_question_of_a_start_up_summary_is_its_own_bubble() -> None:
+    p = Planner(remind_after_s=(600.0,))
+    p.feed([t("needs_input", "a", "s1", at=0.0, initial=True)], 0.0)
+    p.feed([t("needs_input", "b", "s2", at=300.0, initial=True)], 300.0)
+    (n,) = notices(p.tick(300.0))
+    assert n.kind == "startup" and len(n.items) == 2
+    (r,) = notices(p.tick(600.0))  # a's reminder: its own bubble, the summary stays for b
+    assert r.kind == "reminder" and r.items[0].key == ("s1", "a") and r.handle != n.handle
+    assert p.feed([t("resolved", "a", "s1")], 700.0) == [Withdraw(r.handle)]
+    assert p.feed([t("resolved", "b", "s2")], 800.0) == [Withdraw(n.handle)]

@@ -55,8 +55,14 @@ def test_next_is_the_question_waiting_longest() -> None:
     old = view(A, "/p/a", pending=True, at=0.0)
     new = view(B, "/p/b", pending=True, at=50.0)
     assert goto.pick(Snapshot((new, old)), "next")[0] is old
-    with pytest.raises(goto.Refused):
+    with pytest.raises(goto.Refused) as nothing:
         goto.pick(Snapshot((view(A, "/p/a"),)), "next")
+    assert str(nothing.value) == "no pi session is waiting for an answer"
+    q = Question("c1", "question", (QuestionItem("Which?"),), asked_at=1.0)
+    gone = SessionView(SessionRef("/s/x.jsonl", B, "/p/b", None), "needs_input", (), (q,), False, 1.0)
+    with pytest.raises(goto.Refused) as left:  # only abandoned ones: said, with what to do
+        goto.pick(Snapshot((gone,)), "next")
+    assert "(1 abandoned: their pi stopped; 'goto SESSION' says how to resume one)" in str(left.value)
 
 
 def test_a_project_with_old_sessions_means_the_one_that_waits() -> None:
@@ -93,3 +99,15 @@ def test_the_window_shows_the_short_id_too() -> None:
     a, b = view(A, "/p/blog", pending=True), view(B, "/p/blog", pending=True)
     shown = {question_obj(v, v.pending[0], False)["short_id"] for v in (a, b)}
     assert shown == {"1d2e3a4b", "2c3d4e5f"}
+
+
+def test_a_project_is_named_as_status_shows_it() -> None:
+    """A folder name holding characters the sanitizer removes (a bidi override, an escape) is
+    shown without them: typed as shown, it names its session (in any case too)."""
+    odd = view(A, "/home/me/blog\u202e", pending=True)
+    esc = view(B, "/home/me/my\x1b[31mshop", pending=True)
+    snap = Snapshot((odd, esc))
+    assert session_spec.label(odd) == "blog 1d2e3a4b"
+    assert goto.pick(snap, "blog")[0] is odd
+    assert goto.pick(snap, session_spec.label(esc).split()[0])[0] is esc
+    assert goto.pick(snap, "BLOG")[0] is odd
