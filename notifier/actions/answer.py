@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 
+from notifier.actions import goto, over_ssh
 from notifier.actions.answer_channel import by_channel
 from notifier.actions.answer_session import RESULT_TIMEOUT_S, Answered
 from notifier.actions.answer_tmux import by_tmux
@@ -15,7 +16,7 @@ from notifier.actions.goto import Refused, pick, resume_advice
 from notifier.config.load import Config
 from notifier.core.model import Snapshot
 from notifier.core.text import clean
-from notifier.engine.options import EngineOptions
+from notifier.engine.options import EngineOptions, engine_options
 from notifier.pi.keymaps import Unsupported, UsageError
 
 log = logging.getLogger(__name__)
@@ -77,9 +78,6 @@ def answer_line(
 ) -> tuple[int, str]:
     """``pi-notifier answer`` for the desktop: (the CLI's exit code, one line to show). A remote
     session (``@host:file``) is answered by pi-notifier on that machine, through ssh."""
-    from notifier.actions import goto, over_ssh
-    from notifier.engine.options import engine_options
-
     remote = over_ssh.split(config, session)
     if remote is not None:
         args = ["--call", call, *(["--text", text] if text is not None else []), *choices]

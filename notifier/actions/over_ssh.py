@@ -3,6 +3,7 @@ the same ssh as the remote's stream, by pi-notifier on that machine."""
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 from collections.abc import Sequence
 
@@ -82,8 +83,6 @@ def goto_argv(remote: Remote, spec: str) -> list[str]:
 
 def open_in_terminal(argv: Sequence[str]) -> bool:
     """Run ``argv`` in a new terminal window where one is known (best effort; no shell here)."""
-    import shutil
-
     for term, flag in (("x-terminal-emulator", "-e"), ("xterm", "-e"), ("gnome-terminal", "--")):
         path = shutil.which(term)
         if path:

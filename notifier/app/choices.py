@@ -15,6 +15,7 @@ from collections.abc import Callable
 from notifier.core.commands import Mute, Snooze
 from notifier.core.preferences import Preferences
 from notifier.state.store import Store
+from notifier.system import paths
 
 Listener = Callable[[Preferences], None]
 
@@ -22,8 +23,6 @@ Listener = Callable[[Preferences], None]
 def open_store(state_dir: str | None = None) -> Store:
     """The state store: in ``state_dir`` if given, else in the user's state folder."""
     if state_dir is None:
-        from notifier.system import paths
-
         state_dir = paths.state_dir()
     return Store(os.path.join(state_dir, "state.sqlite3"))
 

@@ -9,6 +9,8 @@ from typing import Any
 
 from notifier.config.load import Config, ConfigError, load
 from notifier.core.text import clean
+from notifier.system import paths
+from notifier.watch.config_file import FileFollower
 
 log = logging.getLogger(__name__)
 
@@ -23,9 +25,6 @@ class ConfigFollower:
         self._follower: Any = None
 
     def start(self) -> None:
-        from notifier.system import paths
-        from notifier.watch.config_file import FileFollower
-
         path = self.config.file or paths.config_file()
         self._values = self._read(path) or {}
         self._follower = FileFollower(path, lambda: self._changed(path))

@@ -13,8 +13,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from notifier.actions.goto import window_locations
 from notifier.core.preferences import Preferences
 from notifier.core.text import clean
+from notifier.ui.view import mark_snoozes
 
 log = logging.getLogger(__name__)
 LOCATE_AGAIN_S = 5.0  # the window's "Where" of unchanged questions is looked up again this often
@@ -37,8 +39,6 @@ class WindowDecoration:
 
     def __call__(self, obj: dict[str, Any]) -> dict[str, Any]:
         """The window's object with each question's last known location and the snooze marks."""
-        from notifier.ui.view import mark_snoozes
-
         now = time.time()
         questions = obj.get("questions", [])
         keys = tuple(tuple(q["key"]) for q in questions)
@@ -55,8 +55,6 @@ class WindowDecoration:
         return mark_snoozes(obj, self.preferences(), now)
 
     def _locate(self) -> None:
-        from notifier.actions.goto import window_locations
-
         while True:
             with self._lock:
                 wanted, self._wanted = self._wanted, None

@@ -30,16 +30,19 @@ from notifier.core.model import (
     Question,
     QuestionItem,
     SessionRef,
+    Snapshot,
     Transition,
 )
 from notifier.core.text import clean
+from notifier.engine.options import EngineOptions
+from notifier.pi.catalog import QuestionCatalog
 
+# ``status`` imports this module (with_open_dialogs): the engine and the companion's watcher
+# (watchdog) are never on its path, and its channel and protocol only when a pi has a socket; so
+# they are imported where they are used (tests/processes/test_imports.py).
 if TYPE_CHECKING:
     from notifier.companion.protocol import Dialog
-    from notifier.core.model import Snapshot
     from notifier.engine.loop import Engine
-    from notifier.engine.options import EngineOptions
-    from notifier.pi.catalog import QuestionCatalog
 
 log = logging.getLogger(__name__)
 

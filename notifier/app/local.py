@@ -8,6 +8,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from notifier.actions.carry_out import carry_out
 from notifier.app import choices
 from notifier.app.dialog_feed import DialogFeed
 from notifier.config.load import Config
@@ -75,7 +76,6 @@ class LocalSource:
         engine = self.engine
         if engine is None or not isinstance(command, (Goto, Answer)):
             return None
-        from notifier.actions.carry_out import carry_out
 
         code, said = carry_out(self.config, engine.snapshot, command)
         return {"ok": code == 0, "code": code, "said": said}

@@ -23,6 +23,7 @@ from notifier.engine.sinks import Sink
 from notifier.remote.inbox import Down, Inbox, Item
 from notifier.remote.link import Link
 from notifier.remote.stream import Ready, RemoteAsked, RemoteEnded, StreamEvent
+from notifier.sinks.push import PushSink
 from notifier.state.store import Store
 from notifier.system.logonce import LogOnce
 
@@ -44,8 +45,6 @@ class Hub:
         self._stop = threading.Event()
         self.push: Any = None
         if config["push.urls"]:
-            from notifier.sinks.push import PushSink
-
             self.push = PushSink(config, store)
 
     def sinks(self) -> list[Sink]:

@@ -12,9 +12,11 @@ import os
 import threading
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from notifier.actions.carry_out import carry_out
 from notifier.app import requests
+from notifier.app.alerts import notifier
 from notifier.app.choices import PreferencesOwner, open_store
 from notifier.app.config_follow import ConfigFollower
 from notifier.app.decorate import WindowDecoration
@@ -22,6 +24,7 @@ from notifier.app.dialog_feed import DialogFeed
 from notifier.app.instance import InstanceLock
 from notifier.app.local import clear_abandoned
 from notifier.app.redraw import Redraw
+from notifier.app.remotes import Hub
 from notifier.app.stopping import stop_side_by_side
 from notifier.app.window_process import WindowProcess, has_display
 from notifier.config.load import Config
@@ -50,14 +53,11 @@ from notifier.engine.options import engine_options
 from notifier.engine.sinks import Sink
 from notifier.sinks.history import HistorySink
 from notifier.sinks.jsonout import JsonSink
+from notifier.sinks.notify.sink import AlertSink
+from notifier.state.store import Store
 from notifier.system.supervisor import FailureLog
 from notifier.ui.state import UiState
-
-if TYPE_CHECKING:
-    from notifier.app.remotes import Hub
-    from notifier.sinks.notify.sink import AlertSink
-    from notifier.state.store import Store
-    from notifier.ui.tray import Tray
+from notifier.ui.tray import Tray
 
 log = logging.getLogger(__name__)
 SHUTDOWN_BUDGET_S = 0.8  # a signal ends the app well inside 2 s, whatever hangs
@@ -139,8 +139,6 @@ class App:
 
     def _carry_out(self, command: Goto | Answer) -> tuple[int, str]:
         """goto / answer on the app's own snapshot: (the CLI's exit code, one line to show)."""
-        from notifier.actions.carry_out import carry_out
-
         return carry_out(self.config, self.snapshot(), command)
 
     def _act(self, command: Goto | Answer) -> None:
@@ -200,7 +198,6 @@ class App:
         elif self.alerts is not None:
             sinks.append(self.alerts)
         sinks.append(self.redraw)
-        from notifier.app.remotes import Hub
 
         self.hub = Hub(self.config, self.store)
         sinks += self.hub.sinks()
@@ -218,8 +215,6 @@ class App:
 
     def new_notifier(self, store: Store, preferences: PreferencesOwner) -> AlertSink:
         """A notifier, started, recording in ``store``, following ``preferences``."""
-        from notifier.app.alerts import notifier
-
         return notifier(self.config, store, preferences, self.health, self.execute, self._instead())
 
     def _instead(self) -> str | None:

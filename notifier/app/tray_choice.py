@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from notifier.app.tray_follower import HostFollower
 from notifier.app.tray_hosts import NO_HOST_WHY, HostLog, Hosts, look
@@ -15,9 +15,7 @@ from notifier.core.commands import Command
 from notifier.core.text import clean
 from notifier.system.desktop import has_display
 from notifier.ui.state import UiState
-
-if TYPE_CHECKING:
-    from notifier.ui.tray import Tray
+from notifier.ui.tray import Tray, tray_backend
 
 log = logging.getLogger(__name__)
 
@@ -28,8 +26,6 @@ def make_tray(
     """A tray icon whose menu calls ``act`` and which shows ``state()``; ``None`` when no
     tray can be shown here (said in the log). A backend that fails to start never raises. With
     no tray host the icon waits for one: the app carries on with notifications and the window."""
-    from notifier.ui.tray import Tray, tray_backend
-
     follower: HostFollower | None = None
     sni = False
     if config["tray.backend"] != "none" and has_display() and os.name == "posix" and not _apple():
@@ -53,8 +49,6 @@ def make_tray(
 
 
 def _apple() -> bool:
-    import sys
-
     return sys.platform == "darwin"
 
 
@@ -62,8 +56,6 @@ def doctor_line(config: Config) -> str:
     """``doctor``'s tray line: the backend, and the tray host really found (the X selection's
     owner, the StatusNotifierWatcher's owner, both asked now). OK only when a host that backend
     can show in answered."""
-    from notifier.ui.tray import tray_backend
-
     hosts, unasked = (Hosts(), []) if not has_display() or _apple() else look()
     backend, why = tray_backend(config["tray.backend"], sni_host=hosts.sni is not None)
     head = f"tray: {backend or 'none'} — {why}"

@@ -15,6 +15,8 @@ from typing import Any
 
 from notifier.app.tray_hosts import WATCHER, Hosts, bus_call, sni_owner, tray_selection, xembed_owner
 from notifier.core.text import clean
+from notifier.sinks.notify.bus import Bus, BusError
+from notifier.system.x11 import open_display
 
 log = logging.getLogger(__name__)
 
@@ -47,9 +49,6 @@ class HostFollower:
     def start(self) -> Hosts:
         """Look once (both, before returning; ``on_change`` is told), then follow. Returns what
         runs now."""
-        from notifier.sinks.notify.bus import Bus, BusError
-        from notifier.system.x11 import open_display
-
         xembed = sni = None
         self._disp = open_display()
         if self._disp is not None:
@@ -131,7 +130,7 @@ class HostFollower:
         timeout: float | None = None
         try:
             if disp.has_extension("XFIXES"):
-                from Xlib.ext import xfixes
+                from Xlib.ext import xfixes  # (here: Xlib is Linux only)
 
                 disp.xfixes_query_version()
                 mask = (

@@ -16,6 +16,7 @@ from notifier.control.connection import Connection
 from notifier.control.wire import SOCKET_ENV, encode
 from notifier.core.commands import Focus
 from notifier.core.model import Snapshot
+from notifier.system import x11
 from notifier.ui.view import window_obj
 
 log = logging.getLogger(__name__)
@@ -27,9 +28,7 @@ def window_display() -> tuple[dict[str, str] | None, str]:
     compositor's XWayland display (:func:`notifier.system.x11.window_display`)."""
     if not sys.platform.startswith("linux"):
         return {}, "the desktop"
-    from notifier.system.x11 import window_display as find
-
-    return find()
+    return x11.window_display()
 
 
 def has_display() -> bool:

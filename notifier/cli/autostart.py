@@ -8,11 +8,10 @@ import sys
 from notifier import APP_NAME
 from notifier.config.load import Config
 from notifier.core.text import clean
+from notifier.system import autostart
 
 
 def cmd_autostart(args: argparse.Namespace, config: Config) -> int:
-    from notifier.system import autostart
-
     action = {"install": autostart.install, "remove": autostart.remove, "status": autostart.status}[
         args.action
     ]

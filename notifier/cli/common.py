@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
+import os
 import sys
-from typing import TYPE_CHECKING
 
 from notifier import APP_NAME
+from notifier.core.model import Snapshot
 from notifier.core.text import clean
-
-if TYPE_CHECKING:
-    from notifier.core.model import Snapshot
-    from notifier.engine.options import EngineOptions
+from notifier.engine.options import EngineOptions
+from notifier.engine.scan import scan_once
 
 
 def fail(code: int, message: object) -> int:
@@ -22,9 +22,6 @@ def fail(code: int, message: object) -> int:
 def with_outside_file(snapshot: Snapshot, options: EngineOptions, spec: str | None) -> Snapshot:
     """``snapshot``, plus the session of ``spec`` when it is a session file outside the watched
     folders (a copied file, another ``--session-dir``): SESSION may be a file anywhere."""
-    import dataclasses
-    import os
-
     if not spec or spec == "next":
         return snapshot
     path = os.path.realpath(os.path.expanduser(spec))
@@ -32,8 +29,6 @@ def with_outside_file(snapshot: Snapshot, options: EngineOptions, spec: str | No
         return snapshot
     if any(os.path.realpath(v.ref.key) == path for v in snapshot.sessions):
         return snapshot
-    from notifier.engine.options import EngineOptions
-    from notifier.engine.scan import scan_once
 
     folder = EngineOptions([os.path.dirname(path)], options.catalog, options.liveness, options.max_line)
     extra = [v for v in scan_once(folder).sessions if os.path.realpath(v.ref.key) == path]

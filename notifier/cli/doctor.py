@@ -7,12 +7,22 @@ import argparse
 import os
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+import apprise
+
+from notifier.actions import over_ssh
+from notifier.app.window_process import window_display
+from notifier.cli import doctor_extensions
 from notifier.config.load import Config
+from notifier.control.client import request
+from notifier.core.quiet import quiet_hours_note
 from notifier.core.text import clean
 from notifier.sessions.scanner import walk
-from notifier.system.desktop import has_display
+from notifier.sinks.push import desktop_away
+from notifier.system.desktop import describe, focus_method, has_display
+from notifier.system.processes import running_pi
 
 
 def _line(ok: bool | None, label: str, detail: str) -> str:
@@ -21,8 +31,6 @@ def _line(ok: bool | None, label: str, detail: str) -> str:
 
 
 def cmd_doctor(args: argparse.Namespace, config: Config) -> int:
-    from notifier.cli import doctor_extensions
-
     out: list[str] = []
     for root in config["sessions_dirs"]:
         if os.path.isdir(root):
@@ -54,8 +62,6 @@ def _watch_limit(dirs: int) -> str:
 
 def _quiet_hours(config: Config) -> list[str]:
     """Quiet hours, when set: whether they are in effect now."""
-    from notifier.core.quiet import quiet_hours_note
-
     hours = config["quiet_hours"]
     if not hours:
         return []
@@ -65,14 +71,13 @@ def _quiet_hours(config: Config) -> list[str]:
 
 def _window() -> str:
     try:
-        import tkinter
+        import tkinter  # (here: Tk is optional, its absence is a line)
     except ImportError:
         return _line(
             False,
             "window",
             "Tk is not available (Debian/Ubuntu: install python3-tk); the tray and notifications still work",
         )
-    from notifier.app.window_process import window_display
 
     extra, said = window_display()
     if extra is None:
@@ -90,8 +95,6 @@ def _window() -> str:
 
 def _focus() -> str:
     """The focus method goto and skip_when_focused use here, OK only when it answered."""
-    from notifier.system.desktop import describe, focus_method
-
     ok, detail = describe(focus_method())
     return _line(ok, "focus", detail)
 
@@ -99,7 +102,6 @@ def _focus() -> str:
 def _liveness(config: Config) -> str:
     if config["liveness"] != "auto":
         return _line(None, "liveness", "off: questions of pi processes that died stay pending")
-    from notifier.system.processes import running_pi
 
     procs = running_pi()
     if procs is None:
@@ -113,7 +115,7 @@ def _extras(config: Config) -> list[str]:
     line says what is left instead of "the tray icon alone will show questions"."""
     lines: list[str] = []
     try:
-        from notifier.app import tray_choice
+        from notifier.app import tray_choice  # (here: as the next, a missing UI library is a line)
 
         tray_line: str | None = tray_choice.doctor_line(config)
     except ImportError:
@@ -140,10 +142,6 @@ NO_TRAY_EITHER = "with no tray icon either, pi-notifier status, run --json"
 
 def _remotes(config: Config) -> list[str]:
     """Each remote (reached through its own ssh, with a timeout, in parallel) and push URL."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    from notifier.actions import over_ssh
-
     lines = []
     configured = over_ssh.configured(config)
     with ThreadPoolExecutor(max_workers=max(1, min(8, len(configured)))) as pool:
@@ -155,8 +153,6 @@ def _remotes(config: Config) -> list[str]:
         ok = _push_url_usable(url)
         lines.append(_line(ok, f"push URL {n} ({scheme}://…)", "ok" if ok else "apprise cannot use this URL"))
     if config["push.urls"] and config["push.when"] == "away":
-        from notifier.sinks.push import desktop_away
-
         away = desktop_away()
         lines.append(
             _line(None, "push when away", "cannot tell whether the desktop is idle or locked: pushes treat you as"
@@ -168,15 +164,11 @@ def _remotes(config: Config) -> list[str]:
 
 
 def _push_url_usable(url: str) -> bool:
-    import apprise
-
     return bool(apprise.Apprise().add(url))
 
 
 def _health() -> list[str]:
     """The running app's own account of what failed and was recovered from (control channel)."""
-    from notifier.control.client import request
-
     reply = request({"cmd": "health"})
     if reply is None:
         return [_line(None, "running app", "none is running (start it with 'pi-notifier run')")]

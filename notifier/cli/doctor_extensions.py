@@ -7,9 +7,17 @@ from __future__ import annotations
 import os
 from typing import Any
 
+import psutil
+
 from notifier import APP_NAME
+from notifier.cli import pi_extension
 from notifier.config.load import Config
 from notifier.core.text import clean
+from notifier.pi.catalog import QuestionCatalog
+from notifier.pi.extensions import dialog_kinds, extension_args, listed_extensions
+from notifier.system import paths
+from notifier.system.processes import pi_processes
+from notifier.system.tmux import tmux, tmux_pane_of
 
 # pi's own question tools (examples/extensions): their dialog is the question, read from the file
 _QUESTION_ONLY = frozenset({"question.ts", "questionnaire.ts"})
@@ -18,8 +26,6 @@ _QUESTION_ONLY = frozenset({"question.ts", "questionnaire.ts"})
 def companion() -> tuple[bool | None, str]:
     """The optional companion pi extension, as ``pi-extension status`` sees it. Never a FAIL: pi
     and pi-notifier work without it (dialogs such as permission gates are then not shown)."""
-    from notifier.cli import pi_extension
-
     st = pi_extension.status()
     if not st.installed:
         state = f"not installed (optional; install: {APP_NAME} pi-extension install)"
@@ -36,14 +42,6 @@ def companion() -> tuple[bool | None, str]:
 def unseen_dialogs(config: Config) -> tuple[bool | None, str]:
     """Each running pi that loads an extension with dialogs (``ctx.ui.select`` questions,
     permission gates) but not the companion: those dialogs leave nothing in the session file."""
-    from notifier.cli import pi_extension
-    from notifier.pi.catalog import QuestionCatalog
-    from notifier.system.processes import pi_processes
-
-    try:
-        import psutil
-    except ImportError:
-        return None, "cannot tell which extensions running pis load (no psutil)"
     with_companion = {item.pid for item in pi_extension.status().loaded}
     catalog = QuestionCatalog(config["question_tools"])
     blind: list[str] = []
@@ -72,9 +70,6 @@ def unseen_dialogs(config: Config) -> tuple[bool | None, str]:
 def _dialog_extensions(proc: Any, argv: list[str], catalog: Any) -> list[str] | None:
     """The extensions of one running pi that open dialogs (a name with ``?``: listed in its
     banner, its source not found, so it may); None when it loads the companion."""
-    from notifier.cli import pi_extension
-    from notifier.pi.extensions import dialog_kinds
-
     names: list[str] = []
     read: set[str] = set()  # the names of the extensions whose source was read
     listed = _banner_extensions(proc)
@@ -99,9 +94,6 @@ def _dialog_extensions(proc: Any, argv: list[str], catalog: Any) -> list[str] | 
 def _extension_files(cwd: str, argv: list[str], env: dict[str, str]) -> list[str]:
     """The extension files a running pi loads, as far as its command line and extension folders
     tell (packages named in its settings are not looked into)."""
-    from notifier.pi.extensions import extension_args
-    from notifier.system import paths
-
     named, no_discovery = extension_args(argv)
     found = [os.path.join(cwd, n) for n in named]
     if not no_discovery:
@@ -124,9 +116,6 @@ def _extension_files(cwd: str, argv: list[str], env: dict[str, str]) -> list[str
 def _banner_extensions(proc: Any) -> list[str]:
     """The extensions the pi's terminal listed at start-up, when it runs in tmux (whose history
     keeps pi's banner)."""
-    from notifier.pi.extensions import listed_extensions
-    from notifier.system.tmux import tmux, tmux_pane_of
-
     pane = tmux_pane_of(proc.env, proc.pid)
     if pane is None:
         return []

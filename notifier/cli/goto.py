@@ -7,7 +7,7 @@ import argparse
 import re
 import sys
 
-from notifier.actions import over_ssh
+from notifier.actions import goto, over_ssh
 from notifier.cli.common import fail, with_outside_file
 from notifier.config.load import Config
 from notifier.core import shellcmd
@@ -32,8 +32,6 @@ def terminal_json(obj: object) -> str:
 
 def cmd_goto(args: argparse.Namespace, config: Config) -> int:
     """goto [SESSION] [--print]: 0 focused (or printed), 1 not possible (what to do instead), 2 bad usage."""
-    from notifier.actions import goto
-
     remote = over_ssh.split(config, args.session)
     if remote is not None:  # devbox:SESSION — a session on a remote (docs/usage.md "Remote machines and pushes")
         return _goto_remote(*remote, only_print=args.print)

@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from notifier import APP_NAME, resources
+from notifier.companion.channel import ChannelError, list_sockets, open_dialogs
 from notifier.core.text import clean
 from notifier.system import paths
 
@@ -136,8 +137,6 @@ class Status:
 
 
 def status(path: str | None = None, timeout: float = 1.0) -> Status:
-    from notifier.companion.channel import ChannelError, list_sockets, open_dialogs
-
     folder = path or target()
     installed = {name: _read(os.path.join(folder, name)) for name in FILES}
     legacy = _read(_legacy(folder), 4096)

@@ -9,16 +9,16 @@ import sys
 
 from notifier import APP_NAME
 from notifier.app.instance import window_said
+from notifier.app.local import LocalSource
+from notifier.app.window_process import window_display
 from notifier.config.load import Config
+from notifier.control.client import request
 from notifier.core.text import clean
+from notifier.ui.sources import RemoteSource
+from notifier.ui.window import Window
 
 
 def cmd_show(args: argparse.Namespace, config: Config) -> int:
-    from notifier.app.local import LocalSource
-    from notifier.control.client import request
-    from notifier.ui.sources import RemoteSource
-    from notifier.ui.window import Window
-
     focus = list(args.focus) if args.focus else None
     if not args.attach:
         reply = request({"cmd": "show", "focus": focus})
@@ -27,7 +27,6 @@ def cmd_show(args: argparse.Namespace, config: Config) -> int:
                 sys.stderr.write(f"{APP_NAME}: the running app says {window_said(reply)}\n")
                 return 1
             return 0  # the running app opened (or raised) its window
-    from notifier.app.window_process import window_display
 
     extra, said = window_display()
     if extra is None:

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import os
 
+from notifier.system import paths
+
 SOCKET_PREFIX = "ext-"
 SOCKET_SUFFIX = ".sock"
 
@@ -17,8 +19,6 @@ def is_socket_name(name: str) -> bool:
 def socket_folder() -> str:
     """Where the extension puts its sockets: pi-notifier's runtime folder (checked to be ours;
     the extension makes the same choice and the same checks)."""
-    from notifier.system import paths
-
     return paths.runtime_dir()
 
 

@@ -13,6 +13,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from watchdog.events import FileCreatedEvent, FileMovedEvent, FileSystemEvent, FileSystemEventHandler
+from watchdog.observers import Observer
+
 from notifier.companion.channel import Channel, ChannelError, connect
 from notifier.companion.protocol import Event
 from notifier.companion.sockets import is_socket_name, list_sockets, socket_folder
@@ -40,9 +43,6 @@ class CompanionWatcher:
         self._stopped = False
 
     def start(self) -> None:
-        from watchdog.events import FileCreatedEvent, FileMovedEvent, FileSystemEvent, FileSystemEventHandler
-        from watchdog.observers import Observer
-
         paths.own_folder(self.folder, parents=True)  # (NotOurs: no watch in another user's folder)
         watcher = self
 

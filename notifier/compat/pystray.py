@@ -39,6 +39,9 @@ from typing import Any
 
 from notifier.system.logonce import LogOnce
 
+# Lazy imports here: Xlib is a Linux-only dependency and this module loads on every OS;
+# pystray._util.gtk exists only with pystray's GTK backends.
+
 log = logging.getLogger(__name__)
 CHECKED = ("0.19.",)  # the versions these workarounds were written and tested for
 _skipped = LogOnce(log, logging.DEBUG)

@@ -1,15 +1,18 @@
 """Who may talk to the app: only its own user. The socket is bound 0600 in a 0700 folder of
 ours, and the uid of the process at the other end is checked on every connection where the OS
 tells it, both ways: the app refuses other users' clients, a client trusts only a socket file of
-ours served by a process of ours. (No ``socket`` import at the top: ``status`` checks a socket
-file before it knows there is an app to talk to.)"""
+ours served by a process of ours. (No ``socket`` or ``struct`` import at the top:
+``status`` checks a socket file before it knows there is an app to talk to.)"""
 
 from __future__ import annotations
 
 import contextlib
 import os
 import stat
+import sys
 from typing import TYPE_CHECKING
+
+from notifier.system import paths
 
 if TYPE_CHECKING:
     import socket
@@ -21,8 +24,6 @@ def listen_private(path: str) -> socket.socket:
     there is replaced). Raises :class:`~notifier.system.paths.NotOurs` for a folder that is not
     ours: nothing is created, changed or removed in it."""
     import socket
-
-    from notifier.system import paths
 
     paths.own_folder(os.path.dirname(path) or ".", parents=True)
     with contextlib.suppress(FileNotFoundError):
@@ -47,7 +48,6 @@ def peer_uid(sock: socket.socket) -> int | None:
     """The uid of the process at the other end of a Unix socket; None where it cannot be known."""
     import socket
     import struct
-    import sys
 
     try:
         if hasattr(socket, "SO_PEERCRED"):  # Linux: struct ucred {pid, uid, gid}

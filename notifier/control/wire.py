@@ -10,6 +10,7 @@ from typing import Any
 from notifier.control.fields import BadRequest
 from notifier.core import jsonbound
 from notifier.core.text import clean
+from notifier.system import paths
 
 MAX_REQUEST = 1 << 20  # one request line (requests are a few hundred bytes)
 MAX_REQUEST_DEPTH = 16  # requests nest two or three levels
@@ -20,8 +21,6 @@ SOCKET_ENV = "PI_NOTIFIER_SOCKET"  # set for a window spawned by an app on anoth
 
 
 def socket_path() -> str:
-    from notifier.system import paths
-
     return os.environ.get(SOCKET_ENV) or os.path.join(paths.runtime_dir(), "control.sock")
 
 

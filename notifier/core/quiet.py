@@ -7,8 +7,10 @@ the machine's time zone."""
 from __future__ import annotations
 
 import re
+from datetime import datetime, timedelta
 from typing import Any
 
+from notifier.core.formats import iso
 from notifier.core.text import clean
 
 QUIET_HOURS_FORMAT = "'HH:MM-HH:MM' such as '22:00-07:30' (start and end differ), or '' for none"
@@ -34,7 +36,6 @@ def in_quiet_hours(window: tuple[int, int] | None, now: float) -> bool:
     """Whether ``now`` falls in ``window`` (minutes of the local day; it may span midnight)."""
     if window is None:
         return False
-    from datetime import datetime  # (only the running app has quiet hours to check)
 
     local = datetime.fromtimestamp(now)
     minute = local.hour * 60 + local.minute
@@ -48,7 +49,6 @@ def next_quiet_change(window: tuple[int, int] | None, now: float) -> float | Non
     """The next moment after ``now`` when quiet hours start or end (None: no quiet hours)."""
     if window is None:
         return None
-    from datetime import datetime, timedelta
 
     day = datetime.fromtimestamp(now).replace(hour=0, minute=0, second=0, microsecond=0)
     times = [
@@ -61,8 +61,6 @@ def next_quiet_change(window: tuple[int, int] | None, now: float) -> float | Non
 
 def tomorrow_morning(now: float) -> float:
     """8:00 tomorrow, local time ("Until tomorrow")."""
-    from datetime import datetime, timedelta
-
     local = datetime.fromtimestamp(now)
     return (local + timedelta(days=1)).replace(hour=8, minute=0, second=0, microsecond=0).timestamp()
 
@@ -78,7 +76,6 @@ def quiet_hours_obj(value: str, now: float) -> dict[str, Any]:
     end = next_quiet_change(window, now)
     if end is None or not in_quiet_hours(window, now):
         return {"quiet_hours": None}
-    from notifier.core.formats import iso
 
     return {"quiet_hours": {"hours": value.strip(), "until": iso(end)}}
 

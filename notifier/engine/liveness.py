@@ -21,6 +21,7 @@ from notifier.core.board import Board
 from notifier.core.model import Transition
 from notifier.core.owners import Proc
 from notifier.core.text import clean
+from notifier.system.processes import running_pi
 from notifier.system.supervisor import FailureLog, Supervisor
 
 log = logging.getLogger(__name__)
@@ -47,8 +48,6 @@ def read_processes(
     if reading it fails."""
     try:
         if processes is None:
-            from notifier.system.processes import running_pi
-
             return running_pi(folders)
         return processes()
     except Exception as exc:

@@ -19,7 +19,6 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING
 
 from notifier.core.board import Board
 from notifier.core.model import Snapshot, Transition
@@ -31,10 +30,8 @@ from notifier.engine.scan import open_cache
 from notifier.engine.sinks import Lines, ReadyInfo, Sink, deliver
 from notifier.system.supervisor import FailureLog, Supervisor
 from notifier.watch.events import FileChanged, FolderAppeared, PathGone, RootBack, RootGone, WatchEvent
+from notifier.watch.observer import Watcher
 from notifier.watch.watchlimit import WatchLimit
-
-if TYPE_CHECKING:
-    from notifier.watch.observer import Watcher
 
 log = logging.getLogger(__name__)
 
@@ -84,7 +81,7 @@ class Engine:
         self._wall = wall
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self._watcher: Watcher | None = None
+        self.watcher = Watcher(self.queue)
         self._supervisor = Supervisor("engine", self._stop, health)
         self.health = self._supervisor.health
         self._on_failure = on_failure
@@ -115,23 +112,13 @@ class Engine:
         self._thread.start()
         self._liveness.start(self.queue.put)
 
-    @property
-    def watcher(self) -> Watcher:
-        """The watchdog wrapper, imported on first use (``status`` never needs it)."""
-        if self._watcher is None:
-            from notifier.watch.observer import Watcher
-
-            self._watcher = Watcher(self.queue)
-        return self._watcher
-
     def stop(self, timeout: float = 2.0) -> None:
         self._stop.set()
         self._liveness.wake()
         self.queue.put(_Stop())
         if self._thread is not None:
             self._thread.join(timeout)
-        if self._watcher is not None:
-            self._watcher.stop()
+        self.watcher.stop()
 
     def call(self, fn: Callable[[], list[Transition]]) -> None:
         """Run ``fn`` on the engine thread, where it alone may change the board; the transitions
@@ -159,12 +146,11 @@ class Engine:
         dropped); during the start-up scan, it starts again from nothing (no sink saw anything)."""
         self.files.blame()
         if not self._started:
-            if self._watcher is not None:
-                try:
-                    self._watcher.stop()
-                except Exception:
-                    log.debug("stopping the half-started watcher failed", exc_info=True)
-                self._watcher = None
+            try:
+                self.watcher.stop()
+            except Exception:
+                log.debug("stopping the half-started watcher failed", exc_info=True)
+            self.watcher = Watcher(self.queue)
             self.files = SessionFiles(self.options, Board(liveness=self.options.liveness), self._wall, self._more)
             self._cache = open_cache(self.options)
         if self._on_failure is not None:

@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
+from notifier.config.load import Config
 from notifier.pi.catalog import QuestionCatalog
 from notifier.sessions.tail import DEFAULT_MAX_LINE
-
-if TYPE_CHECKING:
-    from notifier.config.load import Config
+from notifier.system import paths
 
 LIVENESS_INTERVAL_S = 3.0
 
@@ -28,8 +26,6 @@ class EngineOptions:
 
 
 def engine_options(config: Config) -> EngineOptions:
-    from notifier.system import paths
-
     return EngineOptions(
         roots=list(config["sessions_dirs"]),
         catalog=QuestionCatalog(config["question_tools"], config["ignore_tools"]),

@@ -15,6 +15,7 @@ import collections
 import contextlib
 import logging
 import os
+import shlex
 import subprocess
 import threading
 import time
@@ -60,8 +61,6 @@ class Remote:
 def ssh_argv(remote: Remote, remote_args: Sequence[str], tty: bool = False) -> list[str]:
     """``ssh … HOST ARGS`` for ``remote`` (which must have an ssh destination). ssh joins the
     remote arguments with spaces for the remote shell, so each is quoted here."""
-    import shlex
-
     assert remote.ssh is not None
     base = list(SSH_BASE)
     if tty:

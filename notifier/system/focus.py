@@ -22,6 +22,8 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+import psutil
+
 from notifier.core.owners import Wanted
 from notifier.core.text import clean
 from notifier.system import swayipc
@@ -29,7 +31,9 @@ from notifier.system.desktop import Hyprland, KWin, Method, Missing, Sway, focus
 from notifier.system.locate import Location, locate_sessions
 from notifier.system.processes import looks_like_pi
 from notifier.system.tmux import TmuxClient, tmux, tmux_clients
-from notifier.system.x11 import window_for
+from notifier.system.x11 import open_display, window_for
+
+# Lazy imports here: Xlib is a Linux-only dependency and this module loads on every OS.
 
 log = logging.getLogger(__name__)
 
@@ -72,8 +76,6 @@ def is_focused(location: Location | None, front: Front | None = UNKNOWN, method:
 def may_show(pid: int, folders: set[str]) -> bool:
     """Whether the window of process ``pid`` could show a session of one of ``folders``: a tmux
     client runs under it, or a pi in one of those folders (a look at its own processes only)."""
-    import psutil
-
     try:
         below = psutil.Process(pid).children(recursive=True)
     except psutil.Error:
@@ -121,8 +123,6 @@ class FocusWatcher:
             raise NotImplementedError("KWin's focus is not watched")
         else:
             from Xlib import X
-
-            from notifier.system.x11 import open_display
 
             self._disp = open_display()
             if self._disp is None:

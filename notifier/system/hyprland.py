@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 from typing import Any
 
 TIMEOUT_S = 2.0
@@ -31,7 +32,6 @@ def socket_path(env: dict[str, str]) -> str | None:
 
 def request(path: str, command: str, timeout: float = TIMEOUT_S) -> str:
     """Hyprland's answer to one command (``OSError`` when the socket fails)."""
-    import socket
 
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
         s.settimeout(timeout)

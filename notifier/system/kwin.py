@@ -25,6 +25,8 @@ from typing import Any
 
 from notifier.system.paths import session_address
 
+# Lazy imports here: jeepney is a Linux-only dependency and this module loads on every OS.
+
 SERVICE = "org.kde.KWin"
 SCRIPTING_PATH = "/Scripting"
 SCRIPTING = "org.kde.kwin.Scripting"

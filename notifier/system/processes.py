@@ -17,11 +17,16 @@ import os
 import time
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass
+from importlib.util import find_spec
 from typing import Any
 
 from notifier.core.owners import Proc
 from notifier.core.text import clean, number
 from notifier.system.logonce import LogOnce
+from notifier.system.tmux import capture, tmux_pane_of
+
+# Lazy imports here: psutil only once /proc says a pi may run (status's path: without a pi it is
+# never imported, tests/processes/test_locate.py); termios is POSIX only.
 
 log = logging.getLogger(__name__)
 _NAMES = frozenset({"pi", "omp", "pi.exe", "omp.exe"})
@@ -105,8 +110,6 @@ def raw_terminal(pid: int, proc_dir: str = "/proc") -> bool | None:
 
 def pane_screen(environ: dict[str, str], pid: int) -> tuple[str | None, str | None]:
     """(what the tmux pane process ``pid`` runs in shows, the pane's id); Nones outside tmux."""
-    from notifier.system.tmux import capture, tmux_pane_of
-
     pane = tmux_pane_of(environ, pid)
     if pane is None:
         return None, None
@@ -122,11 +125,8 @@ def running_pi(folders: Collection[str] = ()) -> list[Proc] | None:
     psutil; none there (no pi runs): psutil is not even imported, which takes longer than
     reading ``/proc`` (``status`` then answers that much sooner)."""
     pids = maybe_pi()
-    if pids == []:
-        from importlib.util import find_spec
-
-        if find_spec("psutil") is not None:
-            return []
+    if pids == [] and find_spec("psutil") is not None:
+        return []
     try:
         import psutil
     except ImportError:

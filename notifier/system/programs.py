@@ -10,6 +10,8 @@ from collections.abc import Sequence
 
 from notifier.core.text import clean
 
+# psutil is imported where it is used: status loads this module and needs psutil only for a pi.
+
 log = logging.getLogger(__name__)
 
 TIMEOUT_S = 5.0

@@ -17,6 +17,9 @@ from typing import Any
 from notifier.core.text import clean, number
 from notifier.system.programs import ancestors
 
+# Lazy imports here: Xlib is a Linux-only dependency and this module loads on every OS; swayipc
+# (which imports socket) because status loads this module (as system/desktop.py says).
+
 log = logging.getLogger(__name__)
 
 

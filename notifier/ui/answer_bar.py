@@ -14,6 +14,8 @@ from notifier.core.text import clean
 from notifier.resources import DEMO_SESSION_ID
 from notifier.ui.view import is_gate
 
+# Lazy imports here: tkinter is optional (python3-tk); only the window process imports it.
+
 MAX_BUTTONS = 8  # options shown as buttons (the details pane lists them all)
 
 # answer(q, choices, text): carries the answer out (and says so)

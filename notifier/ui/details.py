@@ -10,6 +10,8 @@ from typing import Any
 from notifier.core.text import clean
 from notifier.ui.view import details_text
 
+# Lazy imports here: tkinter is optional (python3-tk); only the window process imports it.
+
 NOTHING = "Nothing is waiting for you. Questions appear here the moment a pi session asks."
 
 

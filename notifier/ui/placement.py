@@ -6,6 +6,9 @@ import logging
 from typing import Any
 
 from notifier.core.text import clean
+from notifier.system.x11 import open_display
+
+# Lazy imports here: Xlib is a Linux-only dependency and this module loads on every OS.
 
 log = logging.getLogger(__name__)
 
@@ -13,8 +16,6 @@ log = logging.getLogger(__name__)
 def work_area() -> tuple[int, int, int, int] | None:
     """The desktop's work area (x, y, width, height: the screen without its panels), from the
     window manager's ``_NET_WORKAREA`` for the current desktop; None where none says."""
-    from notifier.system.x11 import open_display
-
     disp = open_display()
     if disp is None:
         return None

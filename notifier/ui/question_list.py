@@ -10,6 +10,8 @@ from notifier.core.text import clean
 from notifier.core.text import duration as waited
 from notifier.ui.view import where_text
 
+# Lazy imports here: tkinter is optional (python3-tk); only the window process imports it.
+
 COLUMNS = ("project", "session", "tool", "waited", "where")
 HEADINGS = ("Project", "Session", "Tool", "Waiting", "Where")
 COLUMN_MAX = {"project": 220, "session": 220, "tool": 200, "waited": 200, "where": 240}

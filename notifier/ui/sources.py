@@ -7,6 +7,8 @@ import threading
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from notifier.control import client as control_client
+from notifier.control.client import request
 from notifier.core import commands
 from notifier.core.commands import Answer, Command
 
@@ -55,8 +57,6 @@ class RemoteSource:
         self._stop = threading.Event()
 
     def start(self, push: Callable[[dict[str, Any]], None]) -> None:
-        from notifier.control import client as control_client
-
         def listen() -> None:
             for msg in control_client.subscribe({"cmd": "subscribe"}):
                 if self._stop.is_set():
@@ -67,14 +67,10 @@ class RemoteSource:
         threading.Thread(target=listen, name="pi-notifier-window-feed", daemon=True).start()
 
     def command(self, command: Command) -> None:
-        from notifier.control.client import request
-
         threading.Thread(target=request, args=(commands.to_obj(command),), daemon=True).start()
 
     def ask(self, command: Command) -> dict[str, Any] | None:
         """A Goto or Answer carried out by the app; its reply (None: the app did not answer)."""
-        from notifier.control.client import request
-
         return request(commands.to_obj(command), timeout=ASK_TIMEOUT_S)
 
     def close(self) -> None:

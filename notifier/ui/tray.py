@@ -27,6 +27,8 @@ from notifier.ui import icons
 from notifier.ui.menu import Entry, menu, title
 from notifier.ui.state import UiState
 
+# Lazy imports here: gi is optional (PyGObject), pystray only once PYSTRAY_BACKEND is chosen.
+
 log = logging.getLogger(__name__)
 ICON_SIZE = 64
 XORG_STOP_GRACE_S = 1.0  # then the window is destroyed from outside (compat.destroy_window)

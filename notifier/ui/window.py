@@ -13,13 +13,15 @@ from typing import Any
 
 from notifier.core.commands import Answer, Clear, Command, Goto, Mute, Snooze
 from notifier.core.text import clean
-from notifier.resources import DEMO_SESSION_ID
+from notifier.resources import DEMO_SESSION_ID, app_icon
 from notifier.ui.answer_bar import AnswerBar
 from notifier.ui.details import DetailsPane
 from notifier.ui.placement import placement
 from notifier.ui.question_list import QuestionList, heading_text, row_id
 from notifier.ui.sources import Source, ask_reply
 from notifier.ui.view import live, unsnooze
+
+# Lazy imports here: tkinter is optional (python3-tk); only the window process imports it.
 
 TITLE = "pi-notifier — pending questions"
 
@@ -113,8 +115,6 @@ class Window:
             self.root.after(30, lambda: self._place_sash(tries - 1))
 
     def _set_icon(self) -> None:
-        from notifier.resources import app_icon
-
         path = app_icon()
         if path:
             try:

@@ -17,6 +17,9 @@ import time
 from collections.abc import Iterable
 from typing import Protocol
 
+from watchdog.events import DirCreatedEvent, FileSystemEventHandler
+from watchdog.observers import Observer
+
 from notifier.core.text import clean
 from notifier.sessions.scanner import is_session_name, walk_tree
 
@@ -121,9 +124,6 @@ def watch_refused(paths: Iterable[str]) -> bool:
     a folder already watched here still costs a new watch) is asked to watch the first of
     ``paths`` that still exists: ``schedule`` raises ``OSError`` ENOSPC at the per-user watch
     limit; EMFILE if no inotify instance is left at all."""
-    from watchdog.events import DirCreatedEvent, FileSystemEventHandler  # (not on status's path)
-    from watchdog.observers import Observer
-
     try:
         probe = Observer()
     except OSError as exc:

@@ -21,6 +21,8 @@ from typing import Any
 
 from notifier.system.paths import session_address
 
+# Lazy imports here: jeepney is a Linux-only dependency and this module loads on every OS.
+
 log = logging.getLogger(__name__)
 
 UNKNOWN_METHOD = "org.freedesktop.DBus.Error.UnknownMethod"

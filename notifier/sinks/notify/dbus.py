@@ -23,6 +23,8 @@ from notifier.sinks.notify.render import Message
 from notifier.sinks.notify.server_signals import Signals
 from notifier.sinks.notify.servers import Server
 
+# Lazy imports here: jeepney is a Linux-only dependency and this module loads on every OS.
+
 _NO_OWNER = ("org.freedesktop.DBus.Error.ServiceUnknown", "org.freedesktop.DBus.Error.NameHasNoOwner")
 
 

@@ -25,7 +25,7 @@ class PlyerBackend(Plain):
     online = True
 
     def __init__(self, expire: str | int = "never") -> None:
-        from plyer import notification
+        from plyer import notification  # (here: optional, the last-resort backend)
 
         self._notify = notification.notify
         # on Linux plyer's own D-Bus path takes seconds, 0 = until closed; elsewhere it is a toast's life

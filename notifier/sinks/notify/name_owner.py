@@ -8,6 +8,8 @@ from __future__ import annotations
 from notifier.core.text import clean
 from notifier.sinks.notify.bus import Bus, BusError
 
+# Lazy imports here: jeepney is a Linux-only dependency and this module loads on every OS.
+
 NOTIFICATIONS = "org.freedesktop.Notifications"
 PATH = "/org/freedesktop/Notifications"  # the server's object
 BUS_NAME = "org.freedesktop.DBus"

@@ -15,6 +15,8 @@ from typing import Any
 from notifier.core.text import clean
 from notifier.sinks.notify.name_owner import BUS_NAME, NOTIFICATIONS, PATH
 
+# Lazy imports here: jeepney is a Linux-only dependency and this module loads on every OS.
+
 log = logging.getLogger(__name__)
 
 ONE_CLICK_S = 1.0  # the same action of the same notification again within this long: the same click

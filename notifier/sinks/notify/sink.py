@@ -27,6 +27,7 @@ from notifier.sinks.notify.backend import Backend
 from notifier.sinks.notify.choose import TRAY_ALONE, choose_backend
 from notifier.sinks.notify.render import ANSWER_PREFIX, option_actions, takes_text
 from notifier.sinks.notify.screen import Screen
+from notifier.system.focus import items_focused
 from notifier.system.processes import still_running
 from notifier.system.supervisor import FailureLog, Supervisor
 
@@ -209,8 +210,6 @@ class AlertSink:
         self._deliver(actions)
 
     def _deliver(self, actions: Sequence[Notice | Withdraw]) -> None:
-        from notifier.system.focus import items_focused
-
         if self._screen.backend is None:
             return
         for action in actions:
