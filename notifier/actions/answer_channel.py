@@ -58,7 +58,8 @@ def dialog_value(d: ExtDialog, choices: list[str], text: str | None) -> str | bo
     options = list(d.options or ())
     # pi's select draws every option as a row, in order: the same numbering and the same
     # refusal of a number that is also another row's label as for a question tool
-    return options[resolve(QuestionItem("", options=tuple(Option(clean(o)) for o in options)), choice if choice.startswith('#') else clean(choice))]
+    item = QuestionItem("", options=tuple(Option(clean(o)) for o in options))
+    return options[resolve(item, choice if choice.startswith('#') else clean(choice))]
 
 
 def by_channel(

@@ -67,7 +67,8 @@ def drive(read: Read, send: Send, plan: Plan, where: str) -> None:
     for i, step in enumerate(plan.steps):
         reason = _wait_ready(read, step)
         if reason is not None:
-            raise Refused(reason + ("; nothing was typed" if i == 0 else "; part of the answer was typed: finish it in the terminal"))
+            note = "; nothing was typed" if i == 0 else "; part of the answer was typed: finish it in the terminal"
+            raise Refused(reason + note)
         if not send(step):
             raise Refused(f"could not send keys to {where}")
         if step.expect is not None:

@@ -97,7 +97,9 @@ def attach_hint(pane: TmuxPane) -> str:
     """"run: tmux attach -t SESSION:WINDOW", or why no command is offered (a session name with
     control characters); for a message that says tmux has no client to show the pane."""
     default = os.path.join(os.environ.get("TMUX_TMPDIR", "/tmp"), f"tmux-{os.getuid()}", "default")
-    sock: list[shellcmd.Word] = [] if pane.socket == default else ["-S", shellcmd.Arg("the tmux socket path", pane.socket)]
+    sock: list[shellcmd.Word] = (
+        [] if pane.socket == default else ["-S", shellcmd.Arg("the tmux socket path", pane.socket)]
+    )
     target = shellcmd.Arg("the tmux session or window name", f"{pane.session}:{pane.window}")
     try:
         return "run: " + shellcmd.join(["tmux", *sock, "attach", "-t", target])

@@ -69,7 +69,8 @@ def goto_argv(remote: Remote, spec: str) -> list[str]:
         reason = clean(done.stderr, 300) or "it does not run in tmux there"
         raise RemoteRefused(f"{clean(remote.name)}: {reason}")
     window = tm.get("window")
-    target = f"{tm['session']}:{window}" if isinstance(window, (str, int)) and not isinstance(window, bool) else tm["session"]
+    has_window = isinstance(window, (str, int)) and not isinstance(window, bool)
+    target = f"{tm['session']}:{window}" if has_window else tm["session"]
     try:
         there = shellcmd.remote_words(["tmux", "attach", "-t", shellcmd.Arg("its tmux session or window name", target)])
         argv = ["ssh", "-t", *remote.ssh_options, remote.ssh or "", *there]

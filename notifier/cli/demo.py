@@ -95,7 +95,10 @@ def run(config: Config, tray: bool = True) -> int:
         if shown:
             say(f"→ The demo agent asked a question: a notification appeared and {icon}.")
         else:
-            say(f"→ The demo agent asked a question: {icon}; no notification server shows it here (see 'pi-notifier doctor').")
+            say(
+                f"→ The demo agent asked a question: {icon}; no notification server shows it here"
+                " (see 'pi-notifier doctor')."
+            )
         say("  " + _where_to_read(app, tray, session_file, parts[1]))
         then = "; then the notification is withdrawn" if shown else ""
         say(f"  The answer arrives in {ANSWER_AFTER_S:.0f} s{then} (Ctrl+C to end sooner).")

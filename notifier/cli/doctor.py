@@ -35,10 +35,14 @@ def cmd_doctor(args: argparse.Namespace, config: Config) -> int:
     for root in config["sessions_dirs"]:
         if os.path.isdir(root):
             files, dirs = walk(root)
-            out.append(_line(True, "sessions folder", f"{clean(root)} ({len(files)} session files in {len(dirs)} folders)"))
+            out.append(
+                _line(True, "sessions folder", f"{clean(root)} ({len(files)} session files in {len(dirs)} folders)")
+            )
             out.append(_watch_limit(len(dirs)))
         else:
-            out.append(_line(None, "sessions folder", f"{clean(root)} does not exist yet; it will be watched once it does"))
+            out.append(
+                _line(None, "sessions folder", f"{clean(root)} does not exist yet; it will be watched once it does")
+            )
     out += [_liveness(config), *_quiet_hours(config), _window(), _focus(), *_extras(config)]
     for label, (ok, detail) in (
         ("companion extension", doctor_extensions.companion()),
@@ -127,7 +131,8 @@ def _extras(config: Config) -> list[str]:
 
         line = doctor_line(config)
         if no_tray:
-            instead = f"{NO_TRAY_EITHER}{', the window' if has_display() else ''} and a status bar (status --tmux / --bar) show questions"
+            window = ", the window" if has_display() else ""
+            instead = f"{NO_TRAY_EITHER}{window} and a status bar (status --tmux / --bar) show questions"
             line = line.replace(TRAY_ALONE, instead).replace("the tray icon shows questions", instead)
         lines.append(line)
     except ImportError:
@@ -158,7 +163,8 @@ def _remotes(config: Config) -> list[str]:
             _line(None, "push when away", "cannot tell whether the desktop is idle or locked: pushes treat you as"
                   " present (logind and the screensaver did not answer)")
             if away is None
-            else _line(True, "push when away", "the desktop is idle or locked now" if away else "you are at the desktop now")
+            else _line(True, "push when away",
+                       "the desktop is idle or locked now" if away else "you are at the desktop now")
         )
     return lines
 

@@ -107,7 +107,8 @@ def _extension_files(cwd: str, argv: list[str], env: dict[str, str]) -> list[str
     out: list[str] = []
     for path in found:  # a folder is its index.ts or index.js
         if os.path.isdir(path):
-            path = next((i for i in (os.path.join(path, f"index.{x}") for x in ("ts", "js")) if os.path.isfile(i)), path)
+            index_files = [os.path.join(path, f"index.{x}") for x in ("ts", "js")]
+            path = next((i for i in index_files if os.path.isfile(i)), path)
         if os.path.isfile(path) and path not in out:
             out.append(path)
     return out

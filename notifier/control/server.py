@@ -116,7 +116,8 @@ class Server:
                 # wake-up): serve it first, or a push from another thread, finding it flagged,
                 # would wake nobody and wait unsent until some client happened to connect.
                 timeout = 0.0 if flagged else limits.next_deadline(
-                    self._conns.values(), time.monotonic(), self.idle_timeout, self._accept_paused_until, self.stall_timeout
+                    self._conns.values(), time.monotonic(), self.idle_timeout,
+                    self._accept_paused_until, self.stall_timeout,
                 )
                 try:
                     ready = self._selector.select(timeout)

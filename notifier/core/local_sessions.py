@@ -132,7 +132,8 @@ class LocalSessions:
         asker = self._pairing.asker(session.key)
         if asker is not None:  # its pi, as last seen, waits for a human (see Transition.asker)
             out = [
-                Transition(t.kind, t.session, t.question, t.at, t.initial, asker=asker) if t.kind == "needs_input" else t
+                Transition(t.kind, t.session, t.question, t.at, t.initial, asker=asker)
+                if t.kind == "needs_input" else t
                 for t in out
             ]
         if out and self.liveness and any(isinstance(c, Asked) for c in changes):

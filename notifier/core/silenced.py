@@ -65,7 +65,10 @@ def silenced_line(silences: Silences, snapshot: Snapshot, now: float) -> str:
         snoozes.append(f"everything for {duration(p.all_until - now)}")
     for key, until in sorted(p.sessions.items()):
         v = names.get(key)
-        what = f"{project_name(v.ref.name, v.ref.cwd, v.ref.host)} {short_id(v.ref.id) or ''}".strip() if v else clean(key, 80)
+        what = (
+            f"{project_name(v.ref.name, v.ref.cwd, v.ref.host)} {short_id(v.ref.id) or ''}".strip() if v
+            else clean(key, 80)
+        )
         snoozes.append(f"session {what} for {duration(until - now)}")
     for project, until in sorted(p.projects.items()):
         snoozes.append(f"project {clean(project, 80)} for {duration(until - now)}")

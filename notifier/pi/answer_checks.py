@@ -40,7 +40,10 @@ def result_mismatch(variant: str, question: Question, done: Plan, text: str, det
         if typed is not None:
             return None if got.get("answer") == typed else "pi recorded another text than the one sent"
         (pick,) = done.picks[0]
-        ok = text.startswith(f"User selected: {pick + 1}. ") and clean(got.get("answer")) == items[0].options[pick].label
+        ok = (
+            text.startswith(f"User selected: {pick + 1}. ")
+            and clean(got.get("answer")) == items[0].options[pick].label
+        )
         return None if ok else f"pi recorded {clean(text, 80)!r}, not option {pick + 1}"
     if variant == "questionnaire":
         answers: list[object] = got["answers"] if isinstance(got.get("answers"), list) else []
@@ -61,7 +64,8 @@ def result_mismatch(variant: str, question: Question, done: Plan, text: str, det
         want: list[dict[str, object]] = []
         for i, picks in sorted(done.picks.items()):
             if picks:
-                want.append({"questionId": items[i].key, "selectedValues": [items[i].options[p].value for p in sorted(picks)]})
+                values = [items[i].options[p].value for p in sorted(picks)]
+                want.append({"questionId": items[i].key, "selectedValues": values})
         if typed is not None:
             want = [{"questionId": items[0].key, "selectedValues": [], "customText": typed}]
         return None if answers == want else "pi-ask recorded other answers than the ones given"
@@ -69,7 +73,8 @@ def result_mismatch(variant: str, question: Question, done: Plan, text: str, det
         answers = got["answers"] if isinstance(got.get("answers"), list) else []
         chosen = [[items[i].options[p].value for p in sorted(ps)] for i, ps in sorted(done.picks.items())]
         seen = [
-            [o.get("value") for o in a.get("selectedOptions") or [] if isinstance(o, dict)] if isinstance(a, dict) else None
+            [o.get("value") for o in a.get("selectedOptions") or [] if isinstance(o, dict)]
+            if isinstance(a, dict) else None
             for a in answers
         ]
         return None if seen == chosen else "the questionnaire recorded other answers than the ones given"

@@ -1,6 +1,8 @@
-"""What a question tool asks: its ``arguments``, in any shape of the catalog, read into a sanitized ``Question``.
+"""What a question tool asks: its ``arguments``, in any shape of the catalog, read into a sanitized
+``Question``.
 
-The rules are those of ``docs/question-tools.md`` §3. Pure: it takes the ``arguments`` dict (or JSON string) as pi saved it.
+The rules are those of ``docs/question-tools.md`` §3. Pure: it takes the ``arguments`` dict (or
+JSON string) as pi saved it.
 """
 
 from __future__ import annotations

@@ -226,7 +226,9 @@ def _plan_pi_ask(items: tuple[QuestionItem, ...], choices: list[str]) -> Plan:
             if item.required:
                 raise UsageError(f"{clean(item.text, 60)!r} is not optional: it cannot be skipped")
             if item.multi:  # pi-ask takes Enter there as a choice of the highlighted row
-                raise Unsupported(f"pi-ask cannot skip the multi-choice {clean(item.text, 60)!r} by keys: answer it there")
+                raise Unsupported(
+                    f"pi-ask cannot skip the multi-choice {clean(item.text, 60)!r} by keys: answer it there"
+                )
             group = []
         if item.multi and len(group) == 1 and "," in group[0] and group[0] not in [o.label for o in item.options]:
             group = group[0].split(",")

@@ -146,7 +146,9 @@ class Link:
                 return
             if not ready and self._stop_on_eof and self.remote.ssh is not None and STOP_ON_EOF in why:
                 # an older pi-notifier there: "unrecognized arguments: --stop-on-eof"
-                log.info("remote %s: its pi-notifier has no %s; running it without", clean(self.remote.name), STOP_ON_EOF)
+                log.info(
+                    "remote %s: its pi-notifier has no %s; running it without", clean(self.remote.name), STOP_ON_EOF
+                )
                 self._stop_on_eof = False
                 continue
             name = self.remote.name

@@ -42,8 +42,7 @@ def _corrupt(exc: BaseException) -> bool:
     """The file is not a (sound) database: it cannot be used again as it is."""
     if not isinstance(exc, sqlite3.Error):
         return False
-    name = getattr(exc, "sqlite_errorname", "")  # (Python 3.11+)
-    if name:
+    if name := getattr(exc, "sqlite_errorname", ""):  # (Python 3.11+)
         return bool(name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")))
     return "malformed" in str(exc) or "not a database" in str(exc)
 
@@ -84,8 +83,7 @@ class Database:
     def __init__(self, path: str | None, schema: str, kept: tuple[str, ...],
                  added: tuple[tuple[str, str], ...] = (), write_wait_s: float = WRITE_WAIT_S) -> None:
         self.path = path
-        self.schema, self.kept, self.added = schema, kept, added
-        self.write_wait_s = write_wait_s
+        self.schema, self.kept, self.added, self.write_wait_s = schema, kept, added, write_wait_s
         self.persistent = False  # a file holds the state (else: memory only, for this run)
         self._lock = threading.Condition()  # the memory copy, the queue of changes and the flags
         self._file_lock = threading.Lock()  # the file's connection
@@ -168,7 +166,8 @@ class Database:
                 self._lock.notify_all()
                 left = len(self._pending)
             if not written:
-                log.warning("the state store %s could not be written before quitting: %d changes lost", clean(self.path), left)
+                log.warning("the state store %s could not be written before quitting: %d changes lost",
+                            clean(self.path), left)
         if self._file_lock.acquire(timeout=0.5):  # (not while a write is stuck on a lock)
             self._close_file()
             self._file_lock.release()
@@ -201,8 +200,7 @@ class Database:
         assert self.path is not None
         with self._file_lock:
             try:
-                gone = self._gone()
-                if gone:
+                if gone := self._gone():
                     self._close_file()
                 if self._file is None:  # (at start it could not be opened, or it went bad or away)
                     self._open(self.write_wait_s)
@@ -212,7 +210,7 @@ class Database:
                         log.warning(GONE[gone], clean(self.path))
                 with self._lock:
                     batch, resync = list(self._pending), self._resync
-                    kept = {t: self._memory.execute(f"SELECT * FROM {t}").fetchall() for t in self.kept} if resync else {}  # noqa: S608
+                    kept = {t: self._memory.execute(f"SELECT * FROM {t}").fetchall() for t in self.kept if resync}  # noqa: S608
                 db = self._file
                 assert db is not None
                 db.execute("BEGIN IMMEDIATE")
@@ -232,7 +230,8 @@ class Database:
                 return False
         if self._failing:  # (said before flush() can return)
             self._failing = False
-            log.warning("the state store %s can be written again: %d kept changes written", clean(self.path), len(batch))
+            log.warning("the state store %s can be written again: %d kept changes written",
+                        clean(self.path), len(batch))
         with self._lock:
             del self._pending[: len(batch)]
             self._resync = self._resync and not resync
@@ -296,5 +295,6 @@ class Database:
             self._resync = True
             self._pending = [c for c in self._pending if c[0] not in self.kept]
             if len(self._pending) > MAX_PENDING // 2:  # (said once per MAX_PENDING // 2 dropped)
-                log.warning("the state store %s has been unusable too long; dropping the oldest history", clean(self.path or ""))
+                log.warning("the state store %s has been unusable too long; dropping the oldest history",
+                            clean(self.path or ""))
                 del self._pending[: -MAX_PENDING // 2]

@@ -68,7 +68,11 @@ class Store(Database):
     def mark_notified(self, keys: Iterable[tuple[str, str]], now: float | None = None) -> None:
         at = time.time() if now is None else now
         for file, call_id in keys:
-            self._run("notified", "INSERT OR IGNORE INTO notified (file, call_id, at) VALUES (?, ?, ?)", (file, call_id, at))
+            self._run(
+                "notified",
+                "INSERT OR IGNORE INTO notified (file, call_id, at) VALUES (?, ?, ?)",
+                (file, call_id, at),
+            )
 
     def reminders(self) -> dict[tuple[str, str], int]:
         """How many reminders each notified question already had (only those with some)."""

@@ -46,7 +46,9 @@ def client_pane(client: TmuxClient, socket: str) -> str | None:
     return out.strip() if out else None
 
 
-def is_focused(location: Location | None, front: Front | None = UNKNOWN, method: Method | Missing | None = None) -> bool:
+def is_focused(
+    location: Location | None, front: Front | None = UNKNOWN, method: Method | Missing | None = None
+) -> bool:
     """True when the session's terminal is the focused window and, in tmux, its pane is the
     pane that terminal's client shows. ``front``: the focused window if the caller knows it.
     Anything unknown counts as not focused."""

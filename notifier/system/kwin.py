@@ -4,11 +4,12 @@ by process, the focused one, focusing one.
 KWin offers no call that lists or focuses windows, but it runs scripts it is handed:
 ``org.kde.KWin /Scripting org.kde.kwin.Scripting.loadScript(path, name)`` loads a JavaScript file
 and answers its id, ``run`` on the script's object starts it (``/<id>`` in 5.27, seen here;
-``/Scripting/Script<id>`` in KWin 6, not tried here: both are asked, in that order), ``unloadScript(name)`` drops it. The script reads KWin's
-window list (``workspace.clientList()`` in 5.27, ``windowList()`` in 6), sets
-``workspace.activeClient`` (``activeWindow`` in 6) to focus one, and reports back with
-``callDBus`` to a method of our own connection: one JSON string, the windows' pids and which one is
-active. Tried against a real KWin 5.27 (``kwin_wayland --virtual``, tests/desktop/test_kwin_focus.py).
+``/Scripting/Script<id>`` in KWin 6, not tried here: both are asked, in that order),
+``unloadScript(name)`` drops it. The script reads KWin's window list (``workspace.clientList()`` in
+5.27, ``windowList()`` in 6), sets ``workspace.activeClient`` (``activeWindow`` in 6) to focus one,
+and reports back with ``callDBus`` to a method of our own connection: one JSON string, the windows'
+pids and which one is active. Tried against a real KWin 5.27 (``kwin_wayland --virtual``,
+tests/desktop/test_kwin_focus.py).
 
 KWin names a window by a UUID; here a window is named by its process's pid (:func:`windows_by_pid` keeps
 one window per process, as the other focus methods do). Only ints come back from the script:

@@ -229,7 +229,9 @@ def locate_one(
             pids,
         )
     if cands:
-        return Unmatched(f"the pi in {folder} (pid {cands[0].pid}) may be on another session: answer it in its terminal")
+        return Unmatched(
+            f"the pi in {folder} (pid {cands[0].pid}) may be on another session: answer it in its terminal"
+        )
     if any(w.cwd and (p.cwd.rstrip("/") or "/") in {*here, os.path.realpath(w.cwd)} for p in procs):
         return Unmatched(
             f"no running pi has this session (the pi processes in {folder} are on other sessions)"

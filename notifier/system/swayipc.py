@@ -1,10 +1,11 @@
 """sway's IPC: the windows it manages, which one is focused, focusing one, and its focus events.
 
-The protocol (sway-ipc(7), i3's "IPC interface"): over the unix socket ``$SWAYSOCK`` each message is the magic ``i3-ipc``, a payload length and a message type (two native-endian
-uint32) and a JSON payload; replies have the same header, events the type's high bit set. Written
-here rather than taken from the ``i3ipc`` package (2.2.1, unreleased since 2020): three message
-types are needed, each call must have a timeout, and the focus watcher reads events on a thread
-of its own that it must be able to stop.
+The protocol (sway-ipc(7), i3's "IPC interface"): over the unix socket ``$SWAYSOCK`` each message is
+the magic ``i3-ipc``, a payload length and a message type (two native-endian uint32) and a JSON
+payload; replies have the same header, events the type's high bit set. Written here rather than
+taken from the ``i3ipc`` package (2.2.1, unreleased since 2020): three message types are needed,
+each call must have a timeout, and the focus watcher reads events on a thread of its own that it
+must be able to stop.
 
 A sway view names its client's process (``pid``, the X11 client's too under XWayland) and
 ``focused``; ``[con_id=N] focus`` focuses it whatever ``focus_on_window_activation`` says (that

@@ -193,7 +193,8 @@ def window_display(env: dict[str, str] | None = None) -> tuple[dict[str, str] | 
             " (sway: 'xwayland enable'); notifications and the tray still work"
         )
     extra = {"DISPLAY": found}
-    auth = sorted(glob.glob(os.path.join(glob.escape(env.get("XDG_RUNTIME_DIR") or "/nonexistent"), ".mutter-Xwaylandauth.*")))
+    runtime = glob.escape(env.get("XDG_RUNTIME_DIR") or "/nonexistent")
+    auth = sorted(glob.glob(os.path.join(runtime, ".mutter-Xwaylandauth.*")))
     if auth and not env.get("XAUTHORITY"):
         extra["XAUTHORITY"] = auth[-1]  # GNOME's XWayland asks for its cookie
     return extra, f"XWayland display {found} of the Wayland compositor (DISPLAY was unset)"

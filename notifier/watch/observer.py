@@ -176,7 +176,9 @@ class Watcher:
             try:
                 self._watches[root] = self.observer.schedule(handler, root, recursive=True, event_filter=EVENTS)
             except OSError as exc:
-                self._once(root, "limit", "cannot watch with inotify (%s); polling it every 2 s instead", exc.strerror or exc)
+                self._once(
+                    root, "limit", "cannot watch with inotify (%s); polling it every 2 s instead", exc.strerror or exc
+                )
                 if self.poller is None:
                     self.poller = PollingObserver(timeout=2)
                     self.poller.daemon = True
