@@ -42,6 +42,8 @@ MAX_TEXT = 64 << 10  # characters of any string in a summary
 MAX_LIST = 1000
 MAX_PARTIAL = 64 << 10  # bytes of an unfinished last line held back
 _STATES = frozenset(get_args(State))
+_SUMMARY = frozenset({"offset", "head_len", "tail_start", "ws", "nc", "state"})
+_STATE = frozenset({"sid", "cwd", "name", "base", "pending", "running", "tool", "at", "header"})
 _COLUMNS = [("path", "BLOB"), ("stamp", "TEXT"), *((name, "BLOB") for name in ("head", "tail", "partial", "summary"))]
 _encode = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode  # (ASCII: lone surrogates escaped)
 
@@ -227,7 +229,7 @@ def _unpack(row: tuple[Any, ...], path: str, size: int, max_line: int, ident: tu
         data = jsonbound.loads(raw, MAX_SUMMARY, max_depth=10)
     except ValueError as exc:  # (not JSON, not UTF-8, too large or too deep)
         raise Damaged(f"a summary is not valid JSON ({type(exc).__name__})") from exc
-    s = _fields(data, {"offset", "head_len", "tail_start", "ws", "nc", "state"})
+    s = _fields(data, _SUMMARY)
     offset = _int(s["offset"], size)
     tail_start, ws, head_len = _int(s["tail_start"], offset), _int(s["ws"], offset), _int(s["head_len"], HEAD)
     if type(head) is not bytes or type(tail) is not bytes or len(head) != 16 or len(tail) != 16:
@@ -243,7 +245,7 @@ def _unpack(row: tuple[Any, ...], path: str, size: int, max_line: int, ident: tu
 
 def _check_state(value: Any) -> dict[str, Any]:
     """A reducer's summary (:func:`notifier.core.reducer.summarize`), checked field by field."""
-    s = _fields(value, {"sid", "cwd", "name", "base", "pending", "running", "tool", "at", "header"})
+    s = _fields(value, _STATE)
     _str(s["sid"], s["cwd"], s["name"], s["tool"], none=True)
     if s["base"] not in _STATES or type(s["header"]) is not bool:
         raise Damaged("a summary holds an unknown state")
@@ -260,7 +262,7 @@ def _check_state(value: Any) -> dict[str, Any]:
     return s
 
 
-def _fields(value: Any, keys: set[str]) -> dict[str, Any]:  # (exactly these, any order)
+def _fields(value: Any, keys: frozenset[str]) -> dict[str, Any]:  # (exactly these, any order)
     if not isinstance(value, dict) or value.keys() != keys:
         raise Damaged("a summary has the wrong fields")
     return value
