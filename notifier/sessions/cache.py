@@ -3,7 +3,8 @@ valid while the file's stamp (device, inode, size, mtime_ns) is unchanged, like 
 changed file is read again; liveness is never cached). One SQLite table ``scan(path, stamp, head,
 tail, partial, summary)`` in the state folder, 0600 in a 0700 folder (it holds names, folders,
 questions); deleting it is always safe. The tailer's bytes (digests of the file's head and of the
-window before the offset, an unfinished last line) are blobs; the rest is a JSON summary.
+window before the offset, an unfinished last line) are blobs; the rest is a JSON summary, an
+array of the values :data:`FIELDS` names (no names repeated in every row: half the bytes to parse).
 ``PRAGMA user_version`` is its version (format, release, question catalog): another one is
 emptied, quietly. What is read back is untrusted (bit rot, another program, a hand edit): each
 summary goes through the one bounded JSON parse and is checked field by field, each blob by its
@@ -34,7 +35,7 @@ from notifier.system.paths import private_file
 
 log = logging.getLogger(__name__)
 
-FORMAT = 7  # 7: the tailer's bytes in blobs (6: every field of a question; 5: hex in one JSON summary)
+FORMAT = 8  # 8: the summary an array (7: the tailer's bytes in blobs; 6: every field of a question)
 MAX_ROWS = 200_000  # more rows than any scan writes: a damaged cache
 KEEP_ROWS = 20_000  # past this many rows, those of folders not scanned now are dropped
 MAX_SUMMARY = 1 << 20  # bytes of one summary
@@ -42,8 +43,9 @@ MAX_TEXT = 64 << 10  # characters of any string in a summary
 MAX_LIST = 1000
 MAX_PARTIAL = 64 << 10  # bytes of an unfinished last line held back
 _STATES = frozenset(get_args(State))
-_SUMMARY = frozenset({"offset", "head_len", "tail_start", "ws", "nc", "state"})
-_STATE = frozenset({"sid", "cwd", "name", "base", "pending", "running", "tool", "at", "header"})
+_STATE_FIELDS = ("sid", "cwd", "name", "base", "pending", "running", "tool", "at", "header")  # (summarize's)
+_STATE = frozenset(_STATE_FIELDS)
+FIELDS = ("offset", "head_len", "tail_start", "ws", "nc", *_STATE_FIELDS)  # a summary's values, in order
 _COLUMNS = [("path", "BLOB"), ("stamp", "TEXT"), *((name, "BLOB") for name in ("head", "tail", "partial", "summary"))]
 _encode = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode  # (ASCII: lone surrogates escaped)
 
@@ -203,16 +205,13 @@ class StartupCache:
 def _pack(tailer: Tailer, reducer: SessionReducer) -> tuple[bytes, bytes, bytes, bytes] | None:
     """``(head, tail, partial, summary)`` of a file read (``None`` if it cannot be cached: that
     file is read next time)."""
-    t = tailer.state()
-    data = {
-        "offset": t["offset"], "head_len": t["head_len"], "tail_start": t["tail_start"], "ws": tailer.window_start,
-        "nc": tailer.name_checked, "state": summarize(reducer),
-    }  # fmt: skip
+    t, state = tailer.state(), summarize(reducer)
     try:
         if reducer.pending or reducer.running:  # (what could not be read back is not written;
-            _check_state(data["state"])  # the other strings are bounded by pi/entries already)
-        raw = _encode(data).encode("ascii")
-    except (ValueError, Damaged):
+            _check_state(state)  # the other strings are bounded by pi/entries already)
+        data = [t["offset"], t["head_len"], t["tail_start"], tailer.window_start, tailer.name_checked]
+        raw = _encode(data + [state[name] for name in _STATE_FIELDS]).encode("ascii")
+    except (ValueError, KeyError, Damaged):
         return None
     if len(raw) > MAX_SUMMARY or len(t["partial"]) > MAX_PARTIAL:
         return None
@@ -229,18 +228,19 @@ def _unpack(row: tuple[Any, ...], path: str, size: int, max_line: int, ident: tu
         data = jsonbound.loads(raw, MAX_SUMMARY, max_depth=10)
     except ValueError as exc:  # (not JSON, not UTF-8, too large or too deep)
         raise Damaged(f"a summary is not valid JSON ({type(exc).__name__})") from exc
-    s = _fields(data, _SUMMARY)
-    offset = _int(s["offset"], size)
-    tail_start, ws, head_len = _int(s["tail_start"], offset), _int(s["ws"], offset), _int(s["head_len"], HEAD)
+    if type(data) is not list or len(data) != len(FIELDS):
+        raise Damaged("a summary has the wrong fields")
+    offset = _int(data[0], size)
+    head_len, tail_start, ws, nc = _int(data[1], HEAD), _int(data[2], offset), _int(data[3], offset), data[4]
     if type(head) is not bytes or type(tail) is not bytes or len(head) != 16 or len(tail) != 16:
         raise Damaged("a summary holds wrong digests")  # (sessions.tail.digest: 16 bytes)
-    if type(partial) is not bytes or len(partial) > min(offset, MAX_PARTIAL) or type(s["nc"]) is not bool:
+    if type(partial) is not bytes or len(partial) > min(offset, MAX_PARTIAL) or type(nc) is not bool:
         raise Damaged("a summary holds a wrong position")
     tailer = Tailer(path, max_line)
     state = dict(offset=offset, partial=partial, head_len=head_len, head=head, tail_start=tail_start, tail=tail)
     tailer.restore(state, ident)
-    tailer.window_start, tailer.name_checked = ws, s["nc"]
-    return Restored(tailer, restore(_check_state(s["state"])))
+    tailer.window_start, tailer.name_checked = ws, nc
+    return Restored(tailer, restore(_check_state(dict(zip(_STATE_FIELDS, data[5:], strict=True)))))
 
 
 def _check_state(value: Any) -> dict[str, Any]:

@@ -352,15 +352,19 @@ def _corrupt_all(cache: Path, sql: str, *args: Any) -> None:
 
 
 def _edit(change: Callable[[dict[str, Any]], Any]) -> Callable[[Path], None]:
-    """A corruption of every row's summary, as parsed JSON (``change`` edits it in place)."""
+    """A corruption of every row's summary, as parsed JSON (``change`` edits it in place, by the
+    names of its values, :data:`notifier.sessions.cache.FIELDS`; a value it adds comes last)."""
+    from notifier.sessions.cache import FIELDS
 
     def corrupt(cache: Path) -> None:
         db = sqlite3.connect(cache)
         with db:
             for path, summary in db.execute("SELECT path, summary FROM scan").fetchall():
-                data = json.loads(summary)
+                data = dict(zip(FIELDS, json.loads(summary), strict=True))
                 change(data)
-                db.execute("UPDATE scan SET summary = ? WHERE path = ?", (json.dumps(data).encode(), path))
+                values = [data.pop(name) for name in FIELDS] + list(data.values())  # (and any added)
+                again = json.dumps(values).encode()
+                db.execute("UPDATE scan SET summary = ? WHERE path = ?", (again, path))
         db.close()
 
     return corrupt
@@ -377,20 +381,20 @@ def _text(old: str, new: str) -> Callable[[Path], None]:
 CORRUPTIONS: dict[str, Callable[[Path], None]] = {
     "garbage bytes": _sql("UPDATE scan SET summary = ?", os.urandom(200)),
     "marshal-era bytes": _sql("UPDATE scan SET summary = ?", b"\xfb\xe3\x00\x00\x00\x00"),
-    "a flipped character": _text('"pending"', '"Pending"'),
+    "a flipped character": _text('"tool_call_id"', '"Tool_call_id"'),
     "wrong types in a question": _text('"multi":false', '"multi":"no"'),
     "a word for a number": _edit(lambda d: d.update(offset="twelve")),
-    "an unknown state": _edit(lambda d: d["state"].update(base="asleep")),
-    "a missing value": _edit(lambda d: d["state"].update(base=None)),
+    "an unknown state": _edit(lambda d: d.update(base="asleep")),
+    "a missing value": _edit(lambda d: d.update(base=None)),
     "huge blob": _sql("UPDATE scan SET summary = zeroblob(5000000)"),
     "text instead of blob": _sql("UPDATE scan SET summary = CAST(summary AS TEXT)"),
-    "an oversized string": _edit(lambda d: d["state"].update(cwd="x" * 300_000)),
-    "huge list": _edit(lambda d: d["state"].update(pending=[{}] * 50_000)),
+    "an oversized string": _edit(lambda d: d.update(cwd="x" * 300_000)),
+    "huge list": _edit(lambda d: d.update(pending=[{}] * 50_000)),
     "deep nesting": _sql("UPDATE scan SET summary = ?", b"[" * 100_000 + b"]" * 100_000),
     "a huge number": _edit(lambda d: d.update(offset=1 << 62)),
     "a negative number": _edit(lambda d: d.update(ws=-1)),
     "an inconsistent position": _edit(lambda d: d.update(tail_start=d["offset"] + 1)),
-    "an infinite time": _edit(lambda d: d["state"].update(at=float("inf"))),
+    "an infinite time": _edit(lambda d: d.update(at=float("inf"))),
     "a digest of the wrong length": _sql("UPDATE scan SET head = x'00'"),
     "text instead of bytes": _sql("UPDATE scan SET partial = 'abc'"),
     "a field of another version": _edit(lambda d: d.update(head="00" * 16)),
