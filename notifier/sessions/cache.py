@@ -230,17 +230,22 @@ def _unpack(row: tuple[Any, ...], path: str, size: int, max_line: int, ident: tu
         raise Damaged(f"a summary is not valid JSON ({type(exc).__name__})") from exc
     if type(data) is not list or len(data) != len(FIELDS):
         raise Damaged("a summary has the wrong fields")
-    offset = _int(data[0], size)
-    head_len, tail_start, ws, nc = _int(data[1], HEAD), _int(data[2], offset), _int(data[3], offset), data[4]
+    offset, head_len, tail_start, ws, nc, sid, cwd, name, base, pending, running, tool, at, header = data  # (FIELDS)
+    offset = _int(offset, size)
+    head_len, tail_start, ws = _int(head_len, HEAD), _int(tail_start, offset), _int(ws, offset)
     if type(head) is not bytes or type(tail) is not bytes or len(head) != 16 or len(tail) != 16:
         raise Damaged("a summary holds wrong digests")  # (sessions.tail.digest: 16 bytes)
     if type(partial) is not bytes or len(partial) > min(offset, MAX_PARTIAL) or type(nc) is not bool:
         raise Damaged("a summary holds a wrong position")
     tailer = Tailer(path, max_line)
-    state = dict(offset=offset, partial=partial, head_len=head_len, head=head, tail_start=tail_start, tail=tail)
-    tailer.restore(state, ident)
+    position = dict(offset=offset, partial=partial, head_len=head_len, head=head, tail_start=tail_start, tail=tail)
+    tailer.restore(position, ident)
     tailer.window_start, tailer.name_checked = ws, nc
-    return Restored(tailer, restore(_check_state(dict(zip(_STATE_FIELDS, data[5:], strict=True)))))
+    state = {
+        "sid": sid, "cwd": cwd, "name": name, "base": base, "pending": pending, "running": running, "tool": tool,
+        "at": at, "header": header,
+    }  # fmt: skip
+    return Restored(tailer, restore(_check_state(state)))
 
 
 def _check_state(value: Any) -> dict[str, Any]:
