@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import OUT, ROOT, save  # noqa: E402
+from common import OUT, ROOT, fresh_env, save  # noqa: E402
 from corpus import DENSE_TAILS, generate, generate_dense  # noqa: E402
 
 FLOOR = r"""
@@ -66,7 +66,7 @@ def _children_cpu() -> float:
 def timed(cmd: list[str], state: str | None = None) -> tuple[float, str]:
     """Wall seconds and stdout of one run, until it exits; its CPU seconds go to ``CPU`` (on a
     loaded machine the wall time includes waiting for a core, the CPU time much less so)."""
-    env = dict(os.environ, XDG_STATE_HOME=state) if state else None
+    env = fresh_env(state) if state else None  # (status: its own home and folders, never the user's)
     before = _children_cpu()
     t0 = time.perf_counter()
     # (run from the repository: ``-m notifier`` takes the package of the current folder first)
@@ -181,7 +181,7 @@ def main() -> None:
         [py, "-c", RSS, *status[3:]],  # (status's arguments)
         capture_output=True,
         text=True,
-        env=dict(os.environ, XDG_STATE_HOME=tempfile.mkdtemp(prefix="pi-notifier-bench-")),
+        env=fresh_env(),
         cwd=ROOT,
     )
     if rss.returncode != 0:
