@@ -47,16 +47,20 @@ def _summaries(server: HostileServer) -> list[str]:
     return [str(body[3]) for body in server.of("Notify")]
 
 
-def test_the_app_takes_notifying_over_from_a_headless_run_and_gives_it_back(tmp_path: Path, server: HostileServer) -> None:
+def _projects(tmp_path: Path, *names: str) -> tuple[list[Path], tuple[str, ...]]:
+    """A session file per project of ``names`` (idle: a header and a user message) and the run
+    arguments every process of a test shares (no settle window, no liveness, that folder)."""
     sessions = tmp_path / "sessions"
-    one = sessions / "--home-dev-one--" / "s.jsonl"
-    two = sessions / "--home-dev-two--" / "s.jsonl"
-    three = sessions / "--home-dev-three--" / "s.jsonl"
-    for path, name in ((one, "one"), (two, "two"), (three, "three")):
+    files = [sessions / f"--home-dev-{name}--" / "s.jsonl" for name in names]
+    for path, name in zip(files, names, strict=True):
         append(path, header(f"/home/dev/{name}"), user())
     cfg = tmp_path / "config.toml"
     cfg.write_text("settle_ms = 0\n")
-    common = ("--liveness", "off", "--config", str(cfg), "--sessions-dir", str(sessions))
+    return files, ("--liveness", "off", "--config", str(cfg), "--sessions-dir", str(sessions))
+
+
+def test_the_app_takes_notifying_over_from_a_headless_run_and_gives_it_back(tmp_path: Path, server: HostileServer) -> None:
+    (one, two, three), common = _projects(tmp_path, "one", "two", "three")
 
     with ExitStack() as stack:
         headless = stack.enter_context(AppProcess("run", "--json", "--no-tray", "-v", *common))
@@ -121,14 +125,7 @@ def test_a_headless_run_beside_the_app_takes_over_when_the_app_is_killed(tmp_pat
     """Started beside the app, the headless run never notified; the app is killed (`kill -9`: it
     says nothing, its bubble stays on screen): the run adopts that bubble (closing it when its
     question is answered) and notifies the next question, once."""
-    sessions = tmp_path / "sessions"
-    one = sessions / "--home-dev-one--" / "s.jsonl"
-    two = sessions / "--home-dev-two--" / "s.jsonl"
-    append(one, header("/home/dev/one"), user())
-    append(two, header("/home/dev/two"), user())
-    cfg = tmp_path / "config.toml"
-    cfg.write_text("settle_ms = 0\n")
-    common = ("--liveness", "off", "--config", str(cfg), "--sessions-dir", str(sessions))
+    (one, two), common = _projects(tmp_path, "one", "two")
     with AppProcess("run", "-v", *common) as app, ExitStack() as stack:
         wait_for(lambda: request({"cmd": "ping"}), 20, "the app's control channel")
         append(one, ask("q1", "First?"))
@@ -211,15 +208,7 @@ def test_two_headless_runs_of_the_same_folders_notify_each_question_once(tmp_pat
     after the app: what the first notified is put back on screen, not notified anew."""
     from notifier.cli.notify_turns import PEER_ENDED
 
-    sessions = tmp_path / "sessions"
-    one = sessions / "--home-dev-one--" / "s.jsonl"
-    two = sessions / "--home-dev-two--" / "s.jsonl"
-    three = sessions / "--home-dev-three--" / "s.jsonl"
-    for path, name in ((one, "one"), (two, "two"), (three, "three")):
-        append(path, header(f"/home/dev/{name}"), user())
-    cfg = tmp_path / "config.toml"
-    cfg.write_text("settle_ms = 0\n")
-    common = ("--liveness", "off", "--config", str(cfg), "--sessions-dir", str(sessions))
+    (one, two, three), common = _projects(tmp_path, "one", "two", "three")
     with ExitStack() as stack:
         first = stack.enter_context(AppProcess("run", "--json", "--no-tray", "-v", *common))
         first.wait("ready")
