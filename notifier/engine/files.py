@@ -82,12 +82,13 @@ class SessionFiles:
                 out += self.add(path, initial)
         return out
 
-    def gone(self, path: str) -> list[Transition]:
-        """A file or folder was removed or moved away: forget the sessions that no longer exist."""
+    def gone(self, path: str, everything: bool = False) -> list[Transition]:
+        """A file or folder was removed or moved away: forget the sessions that no longer exist
+        (``everything``: all under ``path``, a symlinked folder that points elsewhere now)."""
         prefix = path.rstrip(os.sep) + os.sep
         out: list[Transition] = []
         for key in [k for k in self.tailers if k == path or k.startswith(prefix)]:
-            if not os.path.exists(key):
+            if everything or not os.path.exists(key):
                 out += self.forget(key)
         return out
 

@@ -29,7 +29,16 @@ from notifier.engine.options import EngineOptions
 from notifier.engine.scan import open_cache
 from notifier.engine.sinks import Lines, ReadyInfo, Sink, deliver
 from notifier.system.supervisor import FailureLog, Supervisor
-from notifier.watch.events import FileChanged, FolderAppeared, PathGone, RootBack, RootGone, WatchEvent
+from notifier.watch.events import (
+    EventsLost,
+    FileChanged,
+    FolderAppeared,
+    PathGone,
+    RootBack,
+    RootGone,
+    RootRelinked,
+    WatchEvent,
+)
 from notifier.watch.observer import Watcher
 from notifier.watch.watchlimit import WatchLimit
 
@@ -245,6 +254,14 @@ class Engine:
         elif isinstance(item, RootBack) and self.watcher.watch(item.path):
             log.info("watching %s", clean(item.path))
             return self.files.scan(item.path, initial=False)
+        elif isinstance(item, RootRelinked) and self.watcher.retarget(item.path):
+            log.warning("sessions folder %s points elsewhere now; reading it anew", clean(item.path))
+            out = self.files.gone(item.path, everything=True)
+            return out + (self.files.scan(item.path, initial=False) if self.watcher.watch(item.path) else [])
+        elif isinstance(item, EventsLost):
+            # A waiting pi writes nothing more: what was written while events were dropped is read now.
+            log.warning("inotify queue overflowed: events were lost; reading %s again", clean(item.path))
+            return self.files.gone(item.path) + self.files.scan(item.path, initial=False)
         return []
 
     def _timeout(self) -> float | None:

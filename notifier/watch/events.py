@@ -43,4 +43,18 @@ class RootBack:
     path: str
 
 
-WatchEvent = FileChanged | PathGone | FolderAppeared | RootGone | RootBack
+@dataclass(frozen=True)
+class RootRelinked:
+    """A sessions folder that is a symlink was re-pointed or removed: watch what it points to now."""
+
+    path: str
+
+
+@dataclass(frozen=True)
+class EventsLost:
+    """The kernel dropped events under this sessions folder (its queue overflowed): read it again."""
+
+    path: str
+
+
+WatchEvent = FileChanged | PathGone | FolderAppeared | RootGone | RootBack | RootRelinked | EventsLost

@@ -1,7 +1,9 @@
 """Folders inotify cannot watch (the per-user watch limit was reached): said once, then polled.
 
-At the limit watchdog's recursive watch leaves each sub-folder it cannot watch unwatched without a
-word: only a failure on the root itself raises (watchdog 7.1, ``InotifyWatchGroup._add_callback``).
+At the limit watchdog's recursive watch leaves each sub-folder it cannot watch unwatched (without a
+word before 7.1.1; 7.1.1 logs each one): only a failure while the watch of the root is being set up
+raises, and from 7.1.1 that includes its sub-folders, so the whole tree is then polled
+(``notifier.watch.observer``). The folders that appear later are this module's concern.
 No watchdog issue reports this that we found; the same gap was closed upstream elsewhere
 (https://github.com/notify-rs/notify/pull/970, https://github.com/oven-sh/bun/pull/36415), and
 https://github.com/gorakhargosh/watchdog/issues/790 asks for a say in which folders are watched.
@@ -26,6 +28,11 @@ from notifier.sessions.scanner import is_session_name, walk_tree
 log = logging.getLogger(__name__)
 
 UNWATCHED_POLL_S = 2.0
+# What inotify ran out of, by the errno it refused a watch with: (what, the setting to raise).
+LIMITS = {
+    errno.ENOSPC: ("watch", "fs.inotify.max_user_watches"),
+    errno.EMFILE: ("instance", "fs.inotify.max_user_instances"),
+}
 
 
 class Watches(Protocol):

@@ -1,14 +1,14 @@
-"""At the inotify watch limit watchdog silently stops watching sub-folders. Run the app in a user
-namespace whose limit is lowered (the machine-wide setting is untouched), and check it says so
-once and still sees a question written in a folder it could not watch."""
+"""At the inotify watch limit some folders cannot be watched: watchdog 7.1.1 refuses a whole tree
+that does not fit at start-up (older releases left its sub-folders unwatched), and every release
+leaves folders made past the limit later unwatched. Run the app in a user namespace whose limit is
+lowered (the machine-wide setting is untouched), and check what the user gets, whatever watchdog
+does: one line saying what is polled, and every question seen."""
 
 from __future__ import annotations
 
-import json
 import shutil
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -40,7 +40,7 @@ def test_watch_limit_is_reported_once_and_unwatched_folders_are_polled(tmp_path:
         app.wait("ready")
         # (the companion extension's socket folder may say it hit the limit too: its own line)
         line = app.log_has("inotify watch limit reached: ")
-        assert "folders" in line and "polling them every 2 s" in line
+        assert str(tmp_path) in line and "folders" in line and "polling them every 2 s" in line
         for i in range(150):  # most of these folders are not watched: only the poll can see them
             append(tmp_path / f"--p{i}--" / "s.jsonl", header(), user(), ask(f"q{i}", f"Folder {i}?"))
         asked = app.wait("needs_input", 150, timeout=20)
@@ -48,58 +48,27 @@ def test_watch_limit_is_reported_once_and_unwatched_folders_are_polled(tmp_path:
     assert sum("inotify watch limit reached: " in x for x in app.stderr) == 1
 
 
-# Run under a lowered limit: which folders the watcher says are unwatched, whether the kernel
-# refuses a watch, and which folders a written file is then seen in. Files go to the folders said
-# to be unwatched first: inotify reports one instance's events in order, so once the others' events
-# are in, any event from those would be in too (no waiting on a clock).
-_PROBE = textwrap.dedent(
-    """
-    import json, os, queue, sys, time
-    from notifier.watch.events import FileChanged
-    from notifier.watch.observer import Watcher
-    from notifier.watch.watchlimit import watch_refused
-    root = sys.argv[1]
-    dirs = [root] + sorted(os.path.join(root, d) for d in os.listdir(root))
-    before = watch_refused(dirs[:1])
-    out = queue.SimpleQueue()
-    watcher = Watcher(out)
-    watcher.start()
-    watcher.watch(root)
-    missing = watcher.unwatched(root, dirs)
-    refused = watcher.limit_reached(missing)
-    for d in missing + [d for d in dirs if d not in missing]:
-        with open(os.path.join(d, "s.jsonl"), "ab") as fh:
-            fh.write(b"{}\\n")
-    seen, deadline = set(), time.monotonic() + 20
-    while len(seen) < len(dirs) - len(missing) and time.monotonic() < deadline:
-        try:
-            item = out.get(timeout=0.5)
-        except queue.Empty:
-            continue
-        if isinstance(item, FileChanged):
-            seen.add(os.path.dirname(item.path))
-    watcher.stop()
-    print(json.dumps({"before": before, "missing": missing, "refused": refused, "seen": sorted(seen)}))
-    """
-)
-
-
 @pytest.mark.skipif(not _can_lower_limit(), reason="cannot lower the inotify limit in a user namespace here")
-def test_the_folders_said_unwatched_are_exactly_those_that_see_nothing(tmp_path: Path) -> None:
-    root = tmp_path / "sessions"
-    root.mkdir()
-    for i in range(30):
-        (root / f"--p{i:02}--").mkdir()
-    limit = 12
-    script = f"echo {limit} > /proc/sys/user/max_inotify_watches && exec {sys.executable} -c \"$0\" {root}"
-    run = subprocess.run(["unshare", "-Ur", "sh", "-c", script, _PROBE], capture_output=True, text=True, timeout=60)
-    assert run.returncode == 0, run.stderr
-    got = json.loads(run.stdout)
-    everything = {str(root)} | {str(root / f"--p{i:02}--") for i in range(30)}
-    assert got["before"] is False  # below the limit the kernel takes one more watch
-    assert got["refused"] is True
-    assert len(got["missing"]) == len(everything) - limit  # the root and 11 folders got a watch
-    assert set(got["seen"]) == everything - set(got["missing"])  # those said watched all see a write
+def test_folders_made_past_the_limit_while_running_are_said_once_and_polled(tmp_path: Path) -> None:
+    """The limit reached after start-up, by folders pi makes while the app runs: every watchdog
+    leaves those unwatched (the root's own watch stands). The app says so once, names what it
+    polls, and a question written in any of them afterwards is seen."""
+    script = (
+        "echo 40 > /proc/sys/user/max_inotify_watches && exec "
+        f"{sys.executable} -m notifier run --no-tray --json --no-notify --liveness off --sessions-dir {tmp_path}"
+    )
+    with AppProcess(argv=["unshare", "-Ur", "sh", "-c", script]) as app:
+        app.wait("ready")
+        assert not any("inotify watch limit reached" in x for x in app.stderr)
+        for i in range(80):
+            (tmp_path / f"--p{i}--").mkdir()
+        line = app.log_has("inotify watch limit reached: ")
+        assert str(tmp_path) in line and "not watched; polling them every 2 s" in line
+        for i in range(80):  # written after the line: a folder past the limit is seen by the poll alone
+            append(tmp_path / f"--p{i}--" / "s.jsonl", header(), user(), ask(f"q{i}", f"Folder {i}?"))
+        asked = app.wait("needs_input", 80, timeout=20)
+        assert {e["question"]["text"] for e in asked} == {f"Folder {i}?" for i in range(80)}
+    assert sum("inotify watch limit reached: " in x for x in app.stderr) == 1
 
 
 def test_below_the_limit_no_folder_is_said_unwatched(tmp_path: Path) -> None:
