@@ -19,6 +19,7 @@ from notifier.core.text import clean
 from notifier.system import paths
 
 HAND_OVER_S = 5.0  # how long a second app waits for the first one's channel to answer
+APP_LOCK = "app.lock"  # the one app's lock file, in the runtime folder
 CLAIM_S = 5.0  # how long the app waits for headless runs to stop notifying
 _FLAGS = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 
@@ -51,6 +52,18 @@ class InstanceLock:
         if self.fh is not None:
             self.fh.close()
             self.fh = None
+
+    def held(self) -> bool:
+        """Whether an app holds the lock now: taken for a moment and let go where it is free (no
+        lock file: no app). Never raises."""
+        if not os.path.exists(self.path):
+            return False
+        try:
+            free = self.acquire()
+        except OSError:
+            return False
+        self.release()
+        return not free
 
 
 @dataclass(frozen=True)

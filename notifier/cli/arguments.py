@@ -112,6 +112,10 @@ def _autostart(p: argparse.ArgumentParser) -> None:
     p.add_argument("action", choices=("install", "remove", "status"))
 
 
+def _quit(p: argparse.ArgumentParser) -> None:
+    _common(p, watch=False)
+
+
 def _goto(p: argparse.ArgumentParser) -> None:
     _common(p)
     p.add_argument(
@@ -179,6 +183,7 @@ COMMANDS: dict[str, tuple[str, str | None, Callable[[argparse.ArgumentParser], N
     "status": ("print every session and its pending questions, then exit", None, _status),
     "doctor": ("what works here: sessions folder, watcher limits, tray, notifications", None, _common),
     "show": ("open the pending-questions window", None, _show),
+    "quit": ("stop the running app (the tray app; headless runs are left alone)", None, _quit),
     "history": ("questions asked, how long each waited, how it ended", None, _history),
     "autostart": ("start pi-notifier with your desktop session", None, _autostart),
     "config": ("print the effective configuration and where each value came from", None, _common),

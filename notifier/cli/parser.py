@@ -214,6 +214,7 @@ HANDLERS = {
     "status": "notifier.cli.status:cmd_status",
     "doctor": "notifier.cli.doctor:cmd_doctor",
     "show": "notifier.cli.show:cmd_show",
+    "quit": "notifier.cli.quit:cmd_quit",
     "history": "notifier.cli.history:cmd_history",
     "autostart": "notifier.cli.autostart:cmd_autostart",
     "config": "notifier.cli.config:cmd_config",

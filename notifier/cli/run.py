@@ -28,7 +28,7 @@ LATER_SAID = " (until the app ends)"
 
 
 def cmd_run(args: argparse.Namespace, config: Config) -> int:
-    from notifier.app.instance import InstanceLock, NotifyLock, hand_over
+    from notifier.app.instance import APP_LOCK, InstanceLock, NotifyLock, hand_over
     from notifier.app.peers import PeerLock
     from notifier.app.runtime import App
     from notifier.app.signals import install_signals
@@ -39,7 +39,7 @@ def cmd_run(args: argparse.Namespace, config: Config) -> int:
     tray = not args.no_tray
     try:
         folder = paths.runtime_dir(announce=True)
-        lock = InstanceLock(os.path.join(folder, "app.lock"))
+        lock = InstanceLock(os.path.join(folder, APP_LOCK))
         held = tray and not lock.acquire()
     except OSError as exc:  # no folder of our own for it (said why): one line, no traceback
         sys.stderr.write(f"{APP_NAME}: cannot start the app: {clean(exc, 600)}\n")

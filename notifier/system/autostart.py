@@ -159,9 +159,26 @@ def install(method: str | None = None) -> str:
             )
     try:
         command = shellcmd.join([*exe, "run"])
+        now = start_command(t, exe)
     except shellcmd.Unsafe as exc:  # (a path no one can paste: said, not shown)
         command = f"pi-notifier run (no command is shown: {exc})"
-    return f"installed ({t.method}): {clean(str(t.path))}\nstarts: {command}"
+        now = "log in again"
+    return f"installed ({t.method}): {clean(str(t.path))}\nstarts: {command}\nstart it now: {now}"
+
+
+def start_command(t: Target, exe: list[str]) -> str:
+    """How to start the app now, as the entry ``t`` will at the next login: through the service
+    manager where there is one, else detached from the terminal (closing it, which sends SIGHUP,
+    must not end the app). Raises :class:`shellcmd.Unsafe` for a path that cannot be pasted."""
+    if t.method == "systemd":
+        return f"systemctl --user start {UNIT}"
+    if t.method == "launchagent":
+        return shellcmd.join(["launchctl", "load", str(t.path)])
+    if t.method == "startup":
+        return f'"{t.path}"'
+    if shutil.which("setsid"):
+        return shellcmd.join(["setsid", "-f", *exe, "run"]) + " >/dev/null 2>&1"
+    return f"log in again, or run {shellcmd.join([*exe, 'run'])} in a terminal you keep open"
 
 
 def installed() -> list[Target]:

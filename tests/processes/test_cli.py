@@ -24,6 +24,8 @@ from ..conftest import cli
         (["history", "--since", "x"], "takes a number of days"),
         (["status", "--json", "--tmux"], "not allowed with argument"),  # (one output at a time)
         (["status", "--tmux", "--bar"], "not allowed with argument"),
+        (["quit", "now"], "unrecognized arguments"),
+        (["quit", "--all"], "unrecognized arguments"),
     ],
 )
 def test_bad_usage_is_one_line_exit_2(args: list[str], fragment: str) -> None:

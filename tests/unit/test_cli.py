@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from notifier.system import paths
 
 
@@ -175,3 +177,22 @@ def test_a_misspelled_value_says_what_it_probably_meant(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as info:
         load(str(cfg), explicit=True)
     assert "did you mean" not in str(info.value)  # (nothing close: no guess)
+
+
+def test_quit_takes_no_arguments_and_has_its_handler(capsys: pytest.CaptureFixture[str]) -> None:
+    """``quit`` is parsed as a command of its own (``--config`` and ``-v`` as every command),
+    carried out by its handler; anything more is bad usage: one line, exit 2."""
+    from notifier.cli.arguments import build_parser
+    from notifier.cli.parser import handler, main
+    from notifier.cli.quit import cmd_quit
+
+    args = build_parser("quit").parse_args(["quit", "-v"])
+    assert (args.command, args.config, args.verbose) == ("quit", None, True)
+    assert handler("quit") is cmd_quit
+    assert "stop the running app" in build_parser().format_help()
+    for bad in (["quit", "now"], ["quit", "--sessions-dir", "x"], ["quit", "--json"]):
+        with pytest.raises(SystemExit) as info:
+            main(bad)
+        assert info.value.code == 2
+        err = capsys.readouterr().err
+        assert err.startswith("pi-notifier: unrecognized arguments") and err.count("\n") == 1, err

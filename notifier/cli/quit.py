@@ -1,0 +1,74 @@
+"""``pi-notifier quit``: end the running app (the tray app, one per user, however it was
+started: a terminal, ``make run``, autostart) as its tray menu's Quit does: a ``quit`` request
+on its control channel; then wait until its process has exited.
+
+Headless runs (``run --no-tray``, ``run --json``) serve no control channel and are left alone:
+they end with whoever started them (Ctrl-C or SIGTERM; ``--stop-on-eof``: their input closing,
+which is how the runs the app starts on remote machines end with it)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from typing import Any
+
+from notifier import APP_NAME
+from notifier.app.instance import APP_LOCK, HAND_OVER_S, EndWatch, InstanceLock
+from notifier.cli.common import fail
+from notifier.config.load import Config
+from notifier.control.client import request
+from notifier.core.text import clean
+from notifier.system import paths
+
+EXIT_WAIT_S = 10.0  # how long quit waits for the app's process to end (its shutdown takes < 2 s)
+NONE_SAID = f"no {APP_NAME} app is running: nothing to quit"
+
+
+def cmd_quit(args: argparse.Namespace, config: Config) -> int:
+    reply = _ping()
+    if reply is None:
+        print(NONE_SAID)
+        return 0
+    pid = reply.get("pid")
+    if not reply.get("ok") or isinstance(pid, bool) or not isinstance(pid, int) or pid <= 0:
+        why = clean(reply.get("error"), 100) or "its reply names no process"
+        return fail(1, f"the running app does not answer ({why}); quit it from its tray menu")
+    watch = EndWatch(pid, lambda: None)
+    try:
+        # (its reply may be lost as the app closes its channel: the process ending is the answer)
+        said = request({"cmd": "quit"})
+        if not watch.join(EXIT_WAIT_S):
+            why = f" (it said: {clean(said.get('error'), 100)})" if said and not said.get("ok") else ""
+            return fail(
+                1,
+                f"the app (pid {pid}) was asked to quit but still runs after {EXIT_WAIT_S:g} s{why};"
+                f" stop it with: kill {pid}",
+            )
+    finally:
+        watch.stop()
+    print(f"the app (pid {pid}) has quit")
+    return 0
+
+
+def _ping() -> dict[str, Any] | None:
+    """The running app's answer to a ping (None: no app runs). An app that holds the one-app lock
+    while its channel does not answer yet (it is starting) is asked again, for a few seconds."""
+    deadline = time.monotonic() + HAND_OVER_S
+    while True:
+        reply = request({"cmd": "ping"})
+        if reply is not None and reply.get("ok"):
+            return reply
+        if reply is None and not _lock_held():
+            return None
+        if time.monotonic() >= deadline:
+            return reply or {"ok": False, "error": "an app holds the lock, but its control channel is closed"}
+        time.sleep(0.1)  # (its channel opens in a moment)
+
+
+def _lock_held() -> bool:
+    try:
+        folder = paths.runtime_dir()
+    except OSError:  # no runtime folder of our own: no app could have made its lock there
+        return False
+    return InstanceLock(os.path.join(folder, APP_LOCK)).held()
