@@ -11,9 +11,11 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import psutil
 import pytest
 
 from notifier import __version__
+from notifier.control.client import request
 
 from ..conftest import ROOT, USER_ENV, wait_for
 from .services import Dunst, Monitor
@@ -118,3 +120,39 @@ def test_installed_demo_notifies_on_the_desktop(
     assert proc.returncode == 0, err
     assert "Traceback" not in err, err
     assert "a notification appeared" in out, out
+
+
+def test_the_readme_uninstall_leaves_nothing_running(installed: Path, tmp_path: Path) -> None:
+    """The README's cycle with the installed executable: autostart install, the app started as it
+    says, the companion extension installed; then the uninstall's steps (quit, pi-extension
+    remove, autostart remove) leave no process of the installation and nothing for pi to load."""
+    venv = str(installed.parent.parent)
+
+    def ours() -> list[psutil.Process]:
+        found = []
+        for p in psutil.process_iter(["cmdline", "status"]):
+            if p.info["status"] != psutil.STATUS_ZOMBIE and any(venv in w for w in p.info["cmdline"] or ()):
+                found.append(p)
+        return found
+
+    said = _run([str(installed), "autostart", "install"], 120, cwd=tmp_path, env=_env()).stdout
+    (start,) = [line.split(": ", 1)[1] for line in said.splitlines() if line.startswith("start it now: ")]
+    if not start.startswith("setsid -f "):
+        pytest.skip(f"not an XDG entry started with setsid here: {start}")
+    _run(["sh", "-c", start], 30, cwd=tmp_path, env=_env())
+    extension = Path(os.environ["HOME"]) / ".pi" / "agent" / "extensions" / "pi-notifier"
+    try:
+        wait_for(lambda: request({"cmd": "ping"}), 30, "the app started as autostart install said")
+        assert [p.info["cmdline"][-1] for p in ours()] == ["run"]
+        _run([str(installed), "pi-extension", "install"], 60, cwd=tmp_path, env=_env())
+        assert (extension / "index.ts").is_file()
+
+        quit_said = _run([str(installed), "quit"], 60, cwd=tmp_path, env=_env()).stdout
+        assert quit_said.endswith("has quit\n"), quit_said
+        assert "removed" in _run([str(installed), "pi-extension", "remove"], 60, cwd=tmp_path, env=_env()).stdout
+        assert "removed" in _run([str(installed), "autostart", "remove"], 60, cwd=tmp_path, env=_env()).stdout
+        assert ours() == [] and not extension.exists() and request({"cmd": "ping"}) is None
+        assert not list(Path(os.environ["XDG_CONFIG_HOME"]).rglob("pi-notifier.desktop"))
+    finally:
+        for p in ours():
+            p.kill()
