@@ -86,17 +86,27 @@ REASONS: Mapping[str, Outcome] = {
     "questionnaire_already_active": "error",
 }
 
-# Boolean flags in ``details``: (key, value, outcome), first match wins.
-FLAGS: tuple[tuple[str, bool, Outcome], ...] = (
-    ("timedOut", True, "cancelled"),
-    ("cancelled", True, "cancelled"),
-    ("dismissed", True, "cancelled"),
-    ("skipped", True, "cancelled"),
-    ("chatRedirect", True, "answered"),
-    ("cancelled", False, "answered"),
+
+class Flag(NamedTuple):
+    """A boolean flag in ``details``: ``key`` set to ``value`` means ``outcome``, unless one of
+    the ``unless`` keys holds an answer (then ``answered``)."""
+
+    key: str
+    value: bool
+    outcome: Outcome
+    unless: tuple[str, ...] = ()
+
+
+# First match wins. A timeout that picked the recommended option (oh-my-pi) records the pick in
+# selectedOptions / results: answered, not cancelled.
+FLAGS: tuple[Flag, ...] = (
+    Flag("timedOut", True, "cancelled", unless=("selectedOptions", "results")),
+    Flag("cancelled", True, "cancelled"),
+    Flag("dismissed", True, "cancelled"),
+    Flag("skipped", True, "cancelled"),
+    Flag("chatRedirect", True, "answered"),
+    Flag("cancelled", False, "answered"),
 )
-# A timeout that picked the recommended option records it here: answered, not cancelled.
-TIMEOUT_DEFAULT_KEYS: tuple[str, ...] = ("selectedOptions", "results")
 
 # Keys of ``details`` that carry the user's answers. When a result has any of them, it is answered
 # if one holds an answer (a non-empty text, a number, a non-empty record, a list with one such) and

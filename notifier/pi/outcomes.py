@@ -29,7 +29,6 @@ from notifier.pi.outcome_markers import (
     REASONS,
     STATE_PATHS,
     STATES,
-    TIMEOUT_DEFAULT_KEYS,
     TOOL_MESSAGES,
     UNAVAILABLE,
     Message,
@@ -100,11 +99,9 @@ def _stated(fields: Mapping[str, Any]) -> Outcome | None:
         state = _named(STATES, _at(fields, path))
         if state is not None:
             return state
-    for key, value, outcome in FLAGS:
-        if fields.get(key) is value:
-            if key == "timedOut" and any(_holds(fields.get(k), 0) for k in TIMEOUT_DEFAULT_KEYS):
-                return "answered"  # the tool picked its default when the time ran out
-            return outcome
+    for flag in FLAGS:
+        if fields.get(flag.key) is flag.value:
+            return "answered" if any(_holds(fields.get(k), 0) for k in flag.unless) else flag.outcome
     present = [k for k in ANSWER_KEYS if k in fields]
     if present:
         return "answered" if any(_holds(fields[k], 0) for k in present) else "cancelled"
@@ -120,11 +117,11 @@ def _why(stated: Outcome, fields: Mapping[str, Any], text: str) -> Outcome:
         if reason is not None:
             return reason
     error = fields.get("error")
-    if error or _is_error_text(text):
-        described = " ".join(_strings(error)) + "\n" + text
+    error_text = _is_error_text(text)
+    if error or error_text:
+        described = " ".join(_strings(error)) + ("\n" + text if error_text else "")
         return "unavailable" if _UNAVAILABLE.search(described) else "error"
-    known = known_message(text)
-    return stated if known is None or known == "answered" else known
+    return known_message(text) or stated
 
 
 def _failure(text: str) -> Outcome:

@@ -758,6 +758,16 @@ def test_ended_without_an_answer(result: Result, expected: Outcome) -> None:
         (ok("Kafka", {}), "answered"),
         (ok("Retry when the call timed out", {}), "answered"),
         (ok("User cancelled the selection twice", {}), "answered"),
+        # a result the tool says was not answered: its text may hold the user's words, unread
+        (
+            ok("Broker: headless Kafka (the rest was dismissed)", {"status": "dismissed", "answers": {"b": "x"}}),
+            "cancelled",
+        ),
+        (ok("Answers so far: no UI, headless", {"cancelled": True, "error": "bad_option"}), "error"),
+        (
+            ok("Timed out after 5 minutes. Answers already provided: - b: Operation aborted", {"timedOut": True}),
+            "cancelled",
+        ),
         # odd details: never a crash, and only known values count
         (ok("x", {"status": "waiting"}), "answered"),
         (ok("x", {"status": 3, "cancelled": "yes", "answers": "Kafka"}), "answered"),
@@ -873,7 +883,7 @@ def _recorded(shape: Shape, result: Result) -> str | None:
     return end.answer
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(answer=hostile)
 def test_an_answer_full_of_cancel_words_stays_answered(answer: str) -> None:
     assume(answer and clean(answer) == answer)
