@@ -17,9 +17,12 @@ LOCK   := requirements/lock.txt
 LOWEST := requirements/lowest.txt
 
 # Two states of .venv: what running needs (`make run`: the app, and its gtk extra where it builds),
-# and that with the test tools (`make test`, `make venv`). The second implies the first.
+# and that with the test tools (`make test`, `make venv`). The second implies the first; a venv
+# that has the test tools keeps them at the lock's versions when `make run` installs again.
 RUN_STAMP  := $(VENV)/.installed-run$(if $(GTK),-gtk,)
 TEST_STAMP := $(VENV)/.installed-test$(if $(GTK),-gtk,)
+HAS_TESTS  := $(wildcard $(VENV)/.installed-test*)
+RUN_EXTRAS := $(if $(HAS_TESTS),[test$(GTK)],$(if $(GTK),[gtk],))
 
 .PHONY: run test check lint bench clean venv test-pis typecheck-ts lock test-lowest test-latest
 
@@ -28,11 +31,11 @@ venv: $(TEST_STAMP)
 $(RUN_STAMP): pyproject.toml $(LOCK)
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	@echo "Installing pi-notifier and what it needs to run into $(VENV), as $(LOCK) says (once; about a minute the first time$(if $(GTK),$(comma) PyGObject is built from source,))..."
-	$(PY) $(PIP) -c $(LOCK) -e '.$(if $(GTK),[gtk],)'
+	$(PY) $(PIP) -c $(LOCK) -e '.$(RUN_EXTRAS)'
 	$(PY) requirements/installed.py check $(LOCK)
 	@echo "Installed. Next time this step is skipped."
 	@rm -f $(VENV)/.installed*
-	@touch $@
+	@touch $@ $(if $(HAS_TESTS),$(TEST_STAMP))
 
 $(TEST_STAMP): pyproject.toml $(LOCK)
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
