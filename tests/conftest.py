@@ -34,8 +34,8 @@ _USER_BEFORE = listing(_USER_PLACES)
 # (module constants, session and module fixtures) gets this, never the user's own.
 _RUN_HOME = Path(tempfile.mkdtemp(prefix="pi-notifier-run-home-"))
 # Every process the run starts carries this mark (a server that leaves the run's process tree
-# too); the user's own pi-notifier and pis do not. Which of the user's places those hold open now:
-# what changes there meanwhile is theirs (tests/user_state.py).
+# too); the user's own pi-notifier and pis do not. The user's places that processes outside the
+# run hold open as it starts: what changes there meanwhile is theirs (tests/user_state.py).
 RUN_MARK = ("PI_NOTIFIER_TEST_RUN", str(_RUN_HOME))
 os.environ[RUN_MARK[0]] = RUN_MARK[1]
 _USER_BUSY = held(_USER_PLACES, RUN_MARK)
