@@ -16,7 +16,7 @@ from typing import Any, Literal, TypeVar
 import pytest
 from hypothesis import settings
 
-from .user_state import changes, listing, places
+from .user_state import blamed, changes, held, listing, places
 
 # Property tests judge what comes out, never how fast: hypothesis's 200 ms per example would fail a
 # correct example on a loaded CI machine (speed is measured in bench/).
@@ -33,6 +33,14 @@ _USER_BEFORE = listing(_USER_PLACES)
 # A folder for the whole run: whatever copies os.environ before a test's own folders exist
 # (module constants, session and module fixtures) gets this, never the user's own.
 _RUN_HOME = Path(tempfile.mkdtemp(prefix="pi-notifier-run-home-"))
+# Every process the run starts carries this mark (a server that leaves the run's process tree
+# too); the user's own pi-notifier and pis do not. The user's places that processes outside the
+# run hold open as it starts: what changes there meanwhile is theirs (tests/user_state.py).
+RUN_MARK = ("PI_NOTIFIER_TEST_RUN", str(_RUN_HOME))
+os.environ[RUN_MARK[0]] = RUN_MARK[1]
+_USER_BUSY = held(_USER_PLACES, RUN_MARK)
+# The run's temporary folders: pytest's (set once the first test asks for one) and _RUN_HOME.
+_RUN_FOLDERS = [str(_RUN_HOME)]
 HOME_VARIABLES = ("XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME")
 
 
@@ -81,18 +89,33 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    """The run fails if it touched the user's own pi-notifier files (a pi-notifier running as
-    this user while the tests run writes there too: stop it first)."""
-    touched = changes(_USER_BEFORE, listing(_USER_PLACES))
+    """The run fails if it touched the user's own pi-notifier files: what the tests could have
+    changed there, not what the user's own pi-notifier and pis write meanwhile (tests/user_state.py)."""
+    found = changes(_USER_BEFORE, listing(_USER_PLACES))
+    busy = {**held(_USER_PLACES, RUN_MARK), **_USER_BUSY} if found else {}
+    marks = [os.path.join(folder, "") for folder in {*_RUN_FOLDERS, *map(os.path.realpath, _RUN_FOLDERS)}]
+    touched = blamed(found, _USER_PLACES, busy, marks)
     shutil.rmtree(_RUN_HOME, ignore_errors=True)
+    if len(touched) < len(found):
+        holders = ", ".join(sorted(set(busy.values())))
+        _say(session, f"{len(found) - len(touched)} changes in the user's pi-notifier files left to their own processes ({holders})", red=False)
     if touched:
-        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
-        message = "the tests touched the user's own pi-notifier files:\n  " + "\n  ".join(touched[:20])
-        if reporter is not None:
-            reporter.write_line(message, red=True)
-        else:
-            print(message, file=sys.stderr)
+        _say(session, "the tests touched the user's own pi-notifier files:\n  " + "\n  ".join(map(str, touched[:20])), red=True)
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def _say(session: pytest.Session, message: str, red: bool) -> None:
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None:
+        reporter.write_line(message, red=red)
+    else:
+        print(message, file=sys.stderr)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _run_folders(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """pytest's temporary folder of this run, for the guard above."""
+    _RUN_FOLDERS.append(str(tmp_path_factory.getbasetemp()))
 
 
 def _find_fixtures() -> Path | None:

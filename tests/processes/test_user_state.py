@@ -9,8 +9,10 @@ import sys
 import textwrap
 from pathlib import Path
 
-from ..conftest import ROOT
-from ..user_state import places
+from ..app_process import AppProcess
+from ..conftest import ROOT, wait_for
+from ..user_state import changes, listing, places
+from ..writer import append, ask, header, user
 
 
 def _user(tmp_path: Path) -> dict[str, str]:
@@ -92,3 +94,68 @@ def test_a_run_keeps_off_the_users_desktop_and_tmux(tmp_path: Path) -> None:
     run = [sys.executable, "-m", "pytest", "-q", "-p", "tests.conftest", "--rootdir", str(tmp_path), "-c", "/dev/null"]
     done = subprocess.run([*run, str(tmp_path / "test_desktop_env.py")], env=env, cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_a_run_beside_the_users_own_app_and_pi_is_blamed_only_for_its_own_writes(tmp_path: Path) -> None:
+    """The user's own pi-notifier runs (the real app, in the user's own folders) and the user's pi
+    asks a question while a whole pytest run goes on: what the app writes meanwhile in its state
+    folder is not the run's doing, and the run passes. A test that escapes into the same user's
+    folders beside that app is still caught: into a place nothing of the user's holds (the config
+    folder), and into the state folder the app holds, with a file naming the test's own folder."""
+    env = _user(tmp_path)
+    home = Path(env["HOME"])
+    project = tmp_path / "project"
+    project.mkdir()
+    sessions = home / ".pi" / "agent" / "sessions" / "--project--"
+    sessions.mkdir(parents=True)
+    gate = tmp_path / "gate"
+    (tmp_path / "test_beside.py").write_text(
+        textwrap.dedent(
+            f"""
+            import os, pathlib, time
+            GATE = pathlib.Path({str(gate)!r})
+            USER = pathlib.Path({str(home)!r})
+            def test_meanwhile():
+                (GATE / "started").touch()
+                deadline = time.monotonic() + 60
+                while not (GATE / "done").exists():
+                    assert time.monotonic() < deadline, "the user's app never wrote"
+                    time.sleep(0.02)
+            def test_leaks():
+                if os.environ.get("LEAK"):
+                    (USER / ".config" / "pi-notifier").mkdir(parents=True)
+                    (USER / ".local" / "state" / "pi-notifier" / "escaped.txt").write_text(os.environ["HOME"])
+            """
+        )
+    )
+    run = [sys.executable, "-m", "pytest", "-q", "-p", "tests.conftest", "--rootdir", str(tmp_path), "-c", "/dev/null"]
+    roots = places(env)
+    with AppProcess("run", "--no-tray", "--json", "--no-notify", env=env) as app:
+        app.wait("ready")
+        for number, leak in enumerate(("", "1"), 1):
+            gate.mkdir()
+            inner = subprocess.Popen(
+                [*run, str(tmp_path / "test_beside.py")],
+                env=dict(env, LEAK=leak),
+                cwd=ROOT,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+            )
+            wait_for(lambda: (gate / "started").exists(), 60, "the run's first test")
+            before = listing(roots)
+            append(sessions / f"s{number}.jsonl", header(str(project)), user(), ask(f"q{number}", "Which one?"))
+            app.wait("needs_input", count=number)
+            wait_for(lambda: changes(before, listing(roots)), 20, "the user's app writing its state")  # noqa: B023
+            (gate / "done").touch()
+            out, _ = inner.communicate(timeout=120)
+            state = home / ".local" / "state" / "pi-notifier"
+            if not leak:
+                assert inner.returncode == 0, out
+                assert "2 passed" in out and "left to their own processes (pid" in out, out
+            else:
+                assert inner.returncode == 1, out
+                assert f"created: {home / '.config' / 'pi-notifier'}" in out, out
+                assert f"created: {state / 'escaped.txt'}" in out, out
+                assert "state.sqlite3" not in out.split("touched the user's own")[1], out
+            gate.rename(tmp_path / f"gate-{number}")
