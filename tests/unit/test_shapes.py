@@ -429,3 +429,30 @@ def test_two_parallel_questions_of_one_message_list_one_until_it_ends(tmp_path: 
     ]
     view = followed.view()
     assert view is not None and view.pending == ()
+
+
+# ---- extraction as the dialog shows it, under the tools' own names ----
+
+
+def test_an_adapters_short_title_is_the_header_and_its_message_the_question() -> None:
+    single = asked("ask_user", {"method": "select", "title": "DB", "message": "Which database?", "options": ["A", "B"]})
+    assert (single.text, single.header, single.title) == ("Which database?", "DB", None)
+    batch = asked(
+        "ask_user",
+        {"questions": [{"method": "select", "title": "DB", "message": "Which database?", "options": ["A", "B"]},
+                       {"method": "input", "title": "Name"}]},
+    )  # fmt: skip
+    assert [(i.text, i.header) for i in batch.items] == [("Which database?", "DB"), ("Name", None)]
+    # a title alone is still the question; a title with a prompt keeps the prompt as its detail
+    assert asked("ask_user", {"title": "Continue?", "options": ["y", "n"]}).text == "Continue?"
+    black = asked("ask", {"questions": [{"title": "Pick one", "prompt": "Why it matters"}]})
+    assert (black.text, black.first.detail) == ("Pick one", "Why it matters")
+
+
+def test_a_topic_chip_is_the_header_and_a_forms_title_and_instructions_are_kept() -> None:
+    topic = asked("question", SHAPES["question_v2"])
+    assert (topic.text, topic.header) == ("Where do we keep uploads?", "Storage")
+    form = asked("ask_user_question", SHAPES["form_ask"])
+    assert (form.title, form.instructions) == ("Release", "Answer these before the release.")
+    assert [i.header for i in form.items] == ["Version", "n"]
+    assert asked("question", {"question": "Q?", "description": "not a form"}).instructions is None
