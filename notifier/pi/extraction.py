@@ -8,6 +8,7 @@ JSON string) as pi saved it.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from notifier.core.jsonbound import loads
@@ -233,6 +234,8 @@ def extract(tool: str, arguments: Any, call_id: str, asked_at: float, elsewhere:
     if not items:
         fallback = "asks what to do next" if tool == "ask_next_action" else GENERIC_QUESTION
         items.append(QuestionItem(f"{fallback} ({clean(tool, 60)})"))
+    if elsewhere:  # nothing to pick or type in pi: it is answered where it was sent
+        items = [replace(it, options=(), other=False) for it in items]
     return Question(
         tool_call_id=call_id,
         tool=clean(tool, 80),

@@ -165,6 +165,7 @@ def test_a_tool_that_waits_for_a_human_elsewhere_is_shown_waiting_with_what_it_w
     q = asked("ask_human", {"question": "May I drop the staging DB?", "context": "cleanup", "confidence": 0.4})
     assert q is not None and q.text == "May I drop the staging DB?" and q.first.detail == "cleanup"
     assert q.title is not None and "outside pi" in q.title and "ask_human" in q.title
+    assert not q.first.options and not q.first.other  # nothing to pick or type in pi's terminal
     assert asked("zulip_ask_human", {"message": "Ship it?", "thread_id": "t1"}) is not None
 
 
