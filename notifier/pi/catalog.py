@@ -56,6 +56,14 @@ WORK_KEYS = frozenset(
         "answer", "answers", "correct", "correctAnswer", "correct_answer", "solution", "expected",
     }
 )  # fmt: skip
+# A key that names where a message goes (a chat, a channel, a person): a poll sent to a chat
+# (`{chat_id, question, options}`) returns at once. A tool that waits for a human elsewhere may
+# carry one (HUMAN_WAIT_PATTERNS), so only the shape of a question in pi refuses them.
+SEND_KEYS = frozenset(
+    {"chat_id", "chat", "channel", "channel_id", "room", "room_id", "recipient", "recipients", "to", "email",
+     "webhook", "user_id", "guild_id", "phone"}
+)  # fmt: skip
+_NOT_ASKING = WORK_KEYS | SEND_KEYS
 MAX_TEXT = 4000  # characters of a question text (tools cap theirs at 4000 or less)
 MAX_LABEL = 200  # characters of an option's label
 MIN_OPTIONS, MAX_OPTIONS = 2, 20
@@ -115,11 +123,9 @@ class QuestionCatalog:
         tools: one look at their keys."""
         if not isinstance(arguments, Mapping) or not arguments or self._ignores(name):
             return None
-        if is_question_shaped(arguments):
-            return "question"
         if self._human is not None and self._human.match(name.lower()) and _asks_human(arguments):
-            return "elsewhere"
-        return None
+            return "elsewhere"  # (even with options: they are picked where it was sent)
+        return "question" if is_question_shaped(arguments) else None
 
 
 def _loads(value: Any) -> Any:
@@ -150,7 +156,7 @@ def _label(value: Any) -> bool:
 
 def _option(item: Any) -> bool:
     if isinstance(item, Mapping):
-        if not WORK_KEYS.isdisjoint(item.keys()):
+        if not _NOT_ASKING.isdisjoint(item.keys()):
             return False
         return any(_label(item.get(key)) for key in LABEL_KEYS)
     return _label(item)
@@ -171,27 +177,23 @@ def _options(q: Mapping[str, Any]) -> bool:
 
 def _one_question(q: Mapping[str, Any]) -> bool:
     """One question: a text under a question key, a list of options, and no key of work."""
-    return (
-        any(_text(q.get(key)) for key in TEXT_KEYS)
-        and _options(q)
-        and WORK_KEYS.isdisjoint(q.keys())
-    )
+    return any(_text(q.get(key)) for key in TEXT_KEYS) and _options(q) and _NOT_ASKING.isdisjoint(q.keys())
 
 
 def is_question_shaped(args: Mapping[str, Any]) -> bool:
     """Whether a tool call's arguments have a question's shape (docs/question-tools.md §7): one
     question (a question/prompt/message/text string with 2–20 short option labels), or
     ``questions`` holding 1–20 questions, each with a text, at least one with options, and no
-    key of work (``command``, ``path``, ``content``, ``url``, ``task``, ``answer``, …) anywhere
-    at those levels."""
+    key of work (``command``, ``path``, ``content``, ``url``, ``task``, ``answer``, …) nor of
+    sending (``chat_id``, ``channel``, ``to``, …) anywhere at those levels."""
     if "questions" in args:
-        if not WORK_KEYS.isdisjoint(args.keys()):
+        if not _NOT_ASKING.isdisjoint(args.keys()):
             return False
         questions = _loads(args["questions"])
         if not isinstance(questions, list) or not 0 < len(questions) <= MAX_QUESTIONS:
             return False
         if not all(
-            isinstance(q, Mapping) and WORK_KEYS.isdisjoint(q.keys()) and any(_text(q.get(k)) for k in TEXT_KEYS)
+            isinstance(q, Mapping) and _NOT_ASKING.isdisjoint(q.keys()) and any(_text(q.get(k)) for k in TEXT_KEYS)
             for q in questions
         ):
             return False

@@ -167,6 +167,9 @@ def test_a_tool_that_waits_for_a_human_elsewhere_is_shown_waiting_with_what_it_w
     assert q.title is not None and "outside pi" in q.title and "ask_human" in q.title
     assert not q.first.options and not q.first.other  # nothing to pick or type in pi's terminal
     assert asked("zulip_ask_human", {"message": "Ship it?", "thread_id": "t1"}) is not None
+    assert asked("slack_ask_human", {"question": "Ship it?", "channel": "#ops"}) is not None  # (waits there)
+    buttons = asked("ask_human", {"question": "Ship it?", "options": ["Yes", "No"]})  # picked in the chat
+    assert buttons.title is not None and "outside pi" in buttons.title and not buttons.first.options
 
 
 @pytest.mark.parametrize(
@@ -269,6 +272,9 @@ def test_a_fixed_corpus_of_ordinary_calls_raises_nothing() -> None:
         ("notes", {"text": "Which?\nMaybe", "options": ["line one\nline two", "x"]}),
         ("quiz", {"path": "q.json", "questions": [{"question": "2+2?", "options": ["3", "4"], "answer": "4"}]}),
         ("mcp", {"tool": "ask_user", "args": '{"question": "Hidden?", "options": ["a", "b"]}'}),
+        # a poll sent to a chat returns at once: no question in pi
+        ("send_poll", {"chat_id": 42, "question": "Lunch?", "options": ["Pizza", "Sushi"]}),
+        ("mcp__slack__post_poll", {"channel": "#team", "question": "Lunch?", "options": [{"label": "Pizza"}, {"label": "Sushi"}]}),
     ]
     for name, arguments in corpus:
         assert asked(name, arguments) is None, name
