@@ -57,8 +57,8 @@ WORK_KEYS = frozenset(
     }
 )  # fmt: skip
 # A key that names where a message goes (a chat, a channel, a person): a poll sent to a chat
-# (`{chat_id, question, options}`) returns at once. A tool that waits for a human elsewhere may
-# carry one (HUMAN_WAIT_PATTERNS), so only the shape of a question in pi refuses them.
+# (`{chat_id, question, options}`) returns at once. Only the shape of a question in pi refuses
+# them: a tool that waits for a human elsewhere (HUMAN_WAIT_PATTERNS) may well say where.
 SEND_KEYS = frozenset(
     {"chat_id", "chat", "channel", "channel_id", "room", "room_id", "recipient", "recipients", "to", "email",
      "webhook", "user_id", "guild_id", "phone"}

@@ -18,7 +18,9 @@ from notifier.core.text import clean
 _TEXT_KEYS = ("question", "title", "prompt", "text", "message", "header", "label")
 _LABEL_KEYS = ("label", "title", "text", "value", "name", "option")
 _DESC_KEYS = ("description", "detail", "details")
-_HEADER_KEYS = ("header", "label", "questionTopic", "tab", "topic", "id")  # a chip beside the question
+# A chip beside the question; `title` only when the question is under another key (a short title
+# beside it, never the question itself).
+_HEADER_KEYS = ("header", "label", "questionTopic", "tab", "topic", "title", "id")
 _INSTRUCTION_KEYS = ("instructions", "description", "intro", "context")  # a form's, under its title
 ELSEWHERE = "Waits for a reply outside pi, not in its terminal ({tool})"
 _MULTI_KEYS = ("multiSelect", "multi", "allowMultiple", "multiple", "multipleSelect")
@@ -139,6 +141,8 @@ def _item(q: Mapping[str, Any], form: Mapping[str, Any] | None = None, tool: str
         key = "header"
     else:
         for hkey in _HEADER_KEYS:
+            if hkey == "title" and key == "title":  # (the question itself)
+                continue
             value = q.get(hkey)
             if isinstance(value, (str, int)) and not isinstance(value, bool) and str(value).strip():
                 header = clean(value)

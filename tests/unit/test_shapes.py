@@ -450,6 +450,9 @@ def test_an_adapters_short_title_is_the_header_and_its_message_the_question() ->
                        {"method": "input", "title": "Name"}]},
     )  # fmt: skip
     assert [(i.text, i.header) for i in batch.items] == [("Which database?", "DB"), ("Name", None)]
+    # a short title beside the question is its header (when it has none)
+    beside = asked("ask_user", {"title": "Storage", "question": "Where do uploads go?", "options": ["S3", "Disk"]})
+    assert (beside.text, beside.header) == ("Where do uploads go?", "Storage")
     # a title alone is still the question; a title with a prompt keeps the prompt as its detail
     assert asked("ask_user", {"title": "Continue?", "options": ["y", "n"]}).text == "Continue?"
     black = asked("ask", {"questions": [{"title": "Pick one", "prompt": "Why it matters"}]})
