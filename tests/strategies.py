@@ -33,4 +33,5 @@ questions = st.builds(
     MAYBE,
     kind=st.sampled_from(get_args(QuestionKind)),
     dialog=st.none() | st.sampled_from(get_args(DialogKind)),
+    instructions=MAYBE,
 )

@@ -75,8 +75,11 @@ def question_of(d: Dialog, now: float) -> Question:
 
 def is_own_dialog(d: Dialog, catalog: QuestionCatalog) -> bool:
     """A question tool's own dialog (its custom component, or the select / input it falls back
-    to): the question itself, read from the session file."""
-    return d.tool_call_id is not None and d.tool in catalog
+    to): the question itself, read from the session file (a question tool by its name, or by its
+    arguments' shape, as the file's call is judged)."""
+    if d.tool_call_id is None or d.tool is None:
+        return False
+    return d.tool in catalog or catalog.kind(d.tool, d.tool_input) is not None
 
 
 def _inside(path: str, roots: Sequence[str], itself: bool = False) -> bool:

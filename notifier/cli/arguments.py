@@ -66,7 +66,8 @@ def _common(p: argparse.ArgumentParser, watch: bool = True) -> None:
             metavar="NAME",
             action="append",
             dest="question_tools",
-            help="treat tool NAME as a question tool too (repeatable)",
+            help="treat tool NAME as a question tool too; a glob pattern such as 'mcp__*__ask*' (quoted)"
+            " matches names (repeatable)",
         )
 
 

@@ -30,7 +30,7 @@ class Unknown(Invalid):
 MAX_LIST = 32
 MAX_PATH = 4096
 # (Patterns of values that are rarely set stay strings: compiled by ``re`` when first used.)
-TOOL_NAME = r"[A-Za-z0-9_.:/@+-]{1,128}"
+TOOL_NAME = r"[A-Za-z0-9_.:/@+*?!\[\]-]{1,128}"  # a name, or a glob pattern (`*`, `?`, `[…]`)
 CONTROL_CHARS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
@@ -43,11 +43,27 @@ def _list(value: Any, what: str, limit: int = MAX_LIST) -> list[Any]:
 
 
 def tool_names(value: Any) -> list[str]:
-    what = "tool names (letters, digits and _ . : / @ + -, up to 128 characters)"
+    what = "tool names or glob patterns (letters, digits and _ . : / @ + - * ? [ ] !, up to 128 characters)"
     items = _list(value, what)
-    if not all(isinstance(v, str) and re.fullmatch(TOOL_NAME, v) for v in items):
+    if not all(isinstance(v, str) and is_tool_name(v) for v in items):
         raise Invalid(f"a list of at most {MAX_LIST} {what}")
     return list(dict.fromkeys(items))
+
+
+def is_tool_name(value: str) -> bool:
+    """A tool name or a glob pattern of names (fnmatch's: ``*``, ``?``, ``[seq]``, ``[!seq]``,
+    with its brackets balanced)."""
+    if not re.fullmatch(TOOL_NAME, value):
+        return False
+    depth = 0
+    for char in value:
+        if char == "[":
+            if depth:
+                return False
+            depth = 1
+        elif char == "]" and depth:
+            depth = 0
+    return depth == 0
 
 
 def folders(value: Any) -> list[str]:

@@ -26,9 +26,10 @@ class Key:
 SCHEMA: tuple[Key, ...] = (
     Key("sessions_dirs", [], "pi session folders to watch; empty = pi's own default",
         c.folders, f"up to {c.MAX_LIST} absolute paths (or ~/…)"),
-    Key("question_tools", [], "extra tool names to treat as questions (added to the built-in catalog)",
-        c.tool_names, f"up to {c.MAX_LIST} names: letters, digits, `_ . : / @ + -`, 1–128 characters"),
-    Key("ignore_tools", [], "built-in question tool names to ignore",
+    Key("question_tools", [], "extra tool names (or glob patterns: 'mcp__*__ask*') to treat as questions",
+        c.tool_names,
+        f"up to {c.MAX_LIST} names or glob patterns: letters, digits, `_ . : / @ + - * ? [ ] !`, 1–128 characters"),
+    Key("ignore_tools", [], "question tool names (or glob patterns) never to treat as questions",
         c.tool_names, f"up to {c.MAX_LIST} names, as `question_tools`"),
     Key("liveness", "auto", "'auto': a question whose pi is no longer running is 'abandoned'; 'off'",
         c.choice("auto", "off"), '`"auto"`, `"off"`'),

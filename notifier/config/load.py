@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from notifier.config.checks import CONTROL_CHARS, MAX_LIST, TOOL_NAME, Invalid, Unknown
+from notifier.config.checks import CONTROL_CHARS, MAX_LIST, Invalid, Unknown, is_tool_name
 from notifier.config.keys import KEYS, SCHEMA, suggest
 from notifier.core.quiet import parse_quiet_hours
 from notifier.core.secrets import mask_url
@@ -204,11 +204,11 @@ def apply_command_line(config: Config, key: str, values: Any) -> None:
     may be relative (to the current folder), but not empty."""
     option = OPTIONS[key]
     if key == "question_tools" and not (
-        len(values) <= MAX_LIST and all(isinstance(v, str) and re.fullmatch(TOOL_NAME, v) for v in values)
+        len(values) <= MAX_LIST and all(isinstance(v, str) and is_tool_name(v) for v in values)
     ):
         raise ConfigError(
-            f"command line: '{option}' must be a tool name: letters, digits and _ . : / @ + -,"
-            f" 1–128 characters (at most {MAX_LIST} of them)"
+            f"command line: '{option}' must be a tool name or a glob pattern: letters, digits and"
+            f" _ . : / @ + - * ? [ ] !, 1–128 characters (at most {MAX_LIST} of them)"
         )
     if key == "sessions_dirs":
         if not all(isinstance(v, str) and v.strip() and not CONTROL_CHARS.search(v) for v in values):

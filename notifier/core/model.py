@@ -61,6 +61,7 @@ class Question:
     title: str | None = None
     kind: QuestionKind = "question"
     dialog: DialogKind | None = None  # for kind "dialog": which ctx.ui dialog pi shows
+    instructions: str | None = None  # a form's instructions, shown under its title (window only)
 
     @property
     def first(self) -> QuestionItem:

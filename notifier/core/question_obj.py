@@ -15,7 +15,9 @@ from notifier.core.model import DialogKind, Option, Question, QuestionItem, Ques
 
 _KINDS = frozenset(get_args(QuestionKind))
 _DIALOGS = frozenset(get_args(DialogKind))
-QUESTION_FIELDS = frozenset({"tool_call_id", "tool", "asked_at", "title", "kind", "dialog", "items"})
+QUESTION_FIELDS = frozenset(
+    {"tool_call_id", "tool", "asked_at", "title", "instructions", "kind", "dialog", "items"}
+)
 ITEM_FIELDS = frozenset(
     {"text", "header", "detail", "multi", "options", "key", "required", "show_when", "other"}
 )
@@ -29,6 +31,7 @@ def to_obj(q: Question) -> dict[str, Any]:
         "tool": q.tool,
         "asked_at": q.asked_at,
         "title": q.title,
+        "instructions": q.instructions,
         "kind": q.kind,
         "dialog": q.dialog,
         "items": [item_obj(it) for it in q.items],
@@ -74,6 +77,7 @@ def from_obj(obj: object, max_text: int | None = None, max_list: int | None = No
         title=_opt(d["title"], limit),
         kind=kind,
         dialog=dialog,
+        instructions=_opt(d["instructions"], limit),
     )
 
 

@@ -2,14 +2,20 @@
 
 The rules (docs/pi-sessions.md §4–§5): a question tool start moves the session to
 ``needs_input`` with ``pending`` keyed by toolCallId; its end removes that entry and returns to
-``working``; other tool activity never hides a pending question; the first pending question is the
-one displayed. A later user message, a new assistant message, a compaction or a
-branch summary supersedes calls that never got a result.
+``working``; other tool activity never hides a pending question. A later user message, a new
+assistant message, a compaction or a branch summary supersedes calls that never got a result.
+
+One question waits at a time (docs/detection.md, "Parallel questions"): every question call
+without a result belongs to the same assistant message (a new one supersedes the others), and pi
+shows one dialog at a time; so the first is ``pending`` (asked, listed, counted) and the others
+are queued behind it, silently: each is asked when the ones before it have ended. A call the
+tool refused at once (its result is written after the first question's) is never listed.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
 from notifier.core.model import Outcome, Question, State
@@ -58,6 +64,9 @@ class ToolEnd(NamedTuple):
     tool: str
     outcome: Outcome | None = None
     answer: str | None = None
+    # For a tool not in the catalog by name: its outcome and answer, worked out only if the call
+    # was a question (seen by its arguments' shape).
+    judge: Callable[[], tuple[Outcome, str | None]] | None = None
 
 
 class TurnEnd(NamedTuple):
@@ -103,15 +112,22 @@ class SessionReducer:
     cwd: str | None = None
     name: str | None = None
     base: State = "starting"
-    pending: dict[str, Question] = field(default_factory=dict)
+    calls: dict[str, Question] = field(default_factory=dict)  # question calls without a result, in order
     running: dict[str, str] = field(default_factory=dict)
     current_tool: str | None = None
     updated_at: float = 0.0
     has_header: bool = False
 
     @property
+    def pending(self) -> dict[str, Question]:
+        """The question waiting now: the first question call without a result (a new dict)."""
+        for cid, q in self.calls.items():
+            return {cid: q}
+        return {}
+
+    @property
     def state(self) -> State:
-        return "needs_input" if self.pending else self.base
+        return "needs_input" if self.calls else self.base
 
     def apply(self, event: Event) -> list[Change]:
         # (``type(event) is``: the event types are final, and this runs for every entry read)
@@ -127,29 +143,35 @@ class SessionReducer:
         if type(at) is float and at > self.updated_at:
             self.updated_at = at
         if type(event) is Supersede:
-            if self.pending or self.running or self.current_tool is not None:
+            if self.calls or self.running or self.current_tool is not None:
                 changes += self._supersede(event.at)
             if event.state is not None:
                 self.base = event.state
         elif type(event) is Input:
-            if self.pending or self.running or self.current_tool is not None:
+            if self.calls or self.running or self.current_tool is not None:
                 changes += self._supersede(event.at)
             self.base = "working"
         elif type(event) is Activity:
             self.base = "working"
         elif type(event) is ToolStart:
             if event.question is not None:
-                if event.tool_call_id not in self.pending:
-                    self.pending[event.tool_call_id] = event.question
-                    changes.append(Asked(event.question))
+                if event.tool_call_id not in self.calls:
+                    self.calls[event.tool_call_id] = event.question
+                    if len(self.calls) == 1:  # (else queued behind the one asked)
+                        changes.append(Asked(event.question))
             else:
                 self.running[event.tool_call_id] = event.tool
                 self.current_tool = event.tool
             self.base = "working"
         elif type(event) is ToolEnd:
-            question = self.pending.pop(event.tool_call_id, None)
-            if question is not None:
-                changes.append(Ended(question, event.outcome or "answered", event.answer, event.at))
+            first = next(iter(self.calls), None)
+            question = self.calls.pop(event.tool_call_id, None)
+            if question is not None and event.tool_call_id == first:
+                outcome, answer = event.outcome, event.answer
+                if outcome is None and event.judge is not None:
+                    outcome, answer = event.judge()
+                changes.append(Ended(question, outcome or "answered", answer, event.at))
+                changes += self._next(event.at)
             if self.running.pop(event.tool_call_id, None) is not None:
                 self.current_tool = next(reversed(self.running.values()), None)
             self.base = "working"
@@ -161,12 +183,22 @@ class SessionReducer:
 
     def drop(self, tool_call_id: str) -> None:
         """Stop holding a question as pending without an end (the user dismissed it, abandoned:
-        its pi is gone and will never end it)."""
-        self.pending.pop(tool_call_id, None)
+        its pi is gone and will never end it, nor the calls queued behind it)."""
+        if next(iter(self.calls), None) == tool_call_id:
+            self.calls.clear()
+        else:
+            self.calls.pop(tool_call_id, None)
+
+    def _next(self, at: float) -> list[Change]:
+        """The first ended: the next queued question is asked now (its dialog opens now)."""
+        for cid, q in self.calls.items():
+            self.calls[cid] = asked = replace(q, asked_at=max(q.asked_at, at))
+            return [Asked(asked)]
+        return []
 
     def _supersede(self, at: float) -> list[Change]:
         ended: list[Change] = [Ended(q, "superseded", None, at) for q in self.pending.values()]
-        self.pending.clear()
+        self.calls.clear()
         self.running.clear()
         self.current_tool = None
         return ended
@@ -174,7 +206,7 @@ class SessionReducer:
     @property
     def displayed(self) -> Question | None:
         """The first pending question is the one displayed."""
-        return next(iter(self.pending.values()), None)
+        return next(iter(self.calls.values()), None)
 
 
 # ---- summaries (for the scan cache): plain JSON-able dicts, pure ----
@@ -187,7 +219,7 @@ def summarize(r: SessionReducer) -> dict[str, Any]:
         "cwd": r.cwd,
         "name": r.name,
         "base": r.base,
-        "pending": [to_obj(q) for q in r.pending.values()],
+        "pending": [to_obj(q) for q in r.calls.values()],
         "running": r.running,
         "tool": r.current_tool,
         "at": r.updated_at,
@@ -203,7 +235,7 @@ def restore(d: dict[str, Any]) -> SessionReducer:
         cwd=d["cwd"],
         name=d["name"],
         base=d["base"],
-        pending={q.tool_call_id: q for q in pending},
+        calls={q.tool_call_id: q for q in pending},
         running=dict(d["running"]),
         current_tool=d["tool"],
         updated_at=float(d["at"]),

@@ -20,7 +20,7 @@ from notifier.core.reducer import Event, Renamed, SessionReducer
 from notifier.core.text import clean
 from notifier.engine.options import EngineOptions
 from notifier.pi.entries import EntryError, to_events
-from notifier.pi.lines import too_large_events
+from notifier.pi.lines import odd_line_events, too_large_events
 from notifier.sessions.cache import StartupCache
 from notifier.sessions.names import look_up_name
 from notifier.sessions.scanner import NotRegularFile, kind_of, open_regular, walk_tree
@@ -216,12 +216,12 @@ class SessionFiles:
             return too_large_events(line, self.options.catalog, now)
         try:
             entry = jsonbound.loads(line)  # size: the tailer's max_line; depth: capped
-        except UnicodeDecodeError:
-            self._once(path, "utf8", "skipped a line that is not UTF-8")
-            return []
+        except UnicodeDecodeError:  # (what its bytes still say: a question tool's call, a result)
+            self._once(path, "utf8", "read only the calls of a line that is not UTF-8")
+            return odd_line_events(line, self.options.catalog, now)
         except ValueError as exc:
-            self._once(path, "json", "skipped a line that is not usable JSON (%s)", clean(exc, 80))
-            return []
+            self._once(path, "json", "read only the calls of a line that is not usable JSON (%s)", clean(exc, 80))
+            return odd_line_events(line, self.options.catalog, now)
         if not isinstance(entry, dict):
             self._once(path, "object", "skipped a JSON line that is not an object")
             return []

@@ -27,7 +27,7 @@ def open_cache(options: EngineOptions) -> StartupCache | None:
     """The start-up scan cache the options name (None: read every file)."""
     if options.cache_path is None:
         return None
-    return StartupCache(options.cache_path, options.catalog.names, options.roots, options.max_line)
+    return StartupCache(options.cache_path, options.catalog.key, options.roots, options.max_line)
 
 
 def scan_once(options: EngineOptions, processes: Probe | None = None) -> Snapshot:

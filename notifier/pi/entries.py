@@ -7,10 +7,11 @@ known entries with the wrong shape raise :class:`EntryError` so the caller can l
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import partial
 from typing import Any
 
 from notifier.core.jsonbound import Budget, loads, shrink
-from notifier.core.model import State
+from notifier.core.model import Outcome, Question, State
 from notifier.core.reducer import (
     Activity,
     Event,
@@ -39,6 +40,7 @@ CWD_LIMIT = 4096
 NAME_LIMIT = 200
 MAX_CALLS = 256  # tool calls read from one assistant message
 RESULT_CHARS = 64 << 10  # characters of a question's toolResult that classification looks at
+_SHAPE_HINTS = ('"questions"', '"options"', '"choices"', '"question"', '"prompt"', '"message"')
 
 
 class EntryError(ValueError):
@@ -109,17 +111,23 @@ def _message(message: Mapping[str, Any], catalog: QuestionCatalog, at: float) ->
         call_id = call_id[:ID_LIMIT]
         tool = tool if isinstance(tool, str) else ""
         if tool not in catalog:
-            return [ToolEnd(at, call_id, tool[:ID_LIMIT])]
-        # Only a bounded copy of what the tool returned is classified and kept.
-        budget = Budget(RESULT_CHARS)
-        content = shrink(message.get("content"), budget, max_str=RESULT_CHARS)
-        details = shrink(message.get("details"), budget, max_str=RESULT_CHARS)
-        outcome = classify(message.get("isError"), content, details)
-        answer = (
-            clean(result_text(content)[: ANSWER_LIMIT * 4], ANSWER_LIMIT) if outcome == "answered" else None
-        )
-        return [ToolEnd(at, call_id, tool, outcome, answer or None)]
+            # A question seen by its shape ends here too: judged only if it was one (the reducer
+            # asks), so an ordinary tool's result costs no classification.
+            return [ToolEnd(at, call_id, tool[:ID_LIMIT], judge=partial(judge_result, message))]
+        outcome, answer = judge_result(message)
+        return [ToolEnd(at, call_id, tool, outcome, answer)]
     return []
+
+
+def judge_result(message: Mapping[str, Any]) -> tuple[Outcome, str | None]:
+    """A question's toolResult message: its outcome, and for ``answered`` the answer pi recorded.
+    Only a bounded copy of what the tool returned is classified and kept."""
+    budget = Budget(RESULT_CHARS)
+    content = shrink(message.get("content"), budget, max_str=RESULT_CHARS)
+    details = shrink(message.get("details"), budget, max_str=RESULT_CHARS)
+    outcome = classify(message.get("isError"), content, details)
+    answer = clean(result_text(content)[: ANSWER_LIMIT * 4], ANSWER_LIMIT) if outcome == "answered" else None
+    return outcome, answer or None
 
 
 def _assistant(message: Mapping[str, Any], catalog: QuestionCatalog, at: float) -> list[Event]:
@@ -145,15 +153,26 @@ def _assistant(message: Mapping[str, Any], catalog: QuestionCatalog, at: float) 
         if not executed:
             continue
         call_id, name = call_id[:ID_LIMIT], name[:ID_LIMIT]
-        question = (
-            extract(name, _arguments(block.get("arguments"), budget), call_id, at)
-            if name in catalog
-            else None
-        )
+        question = _question(name, block.get("arguments"), catalog, budget, call_id, at)
         events.append(ToolStart(at, call_id, name, question))
     if isinstance(stop, str) and stop in _STOP_STATE and not (calls and executed):
         events.append(TurnEnd(at, _STOP_STATE[stop]))
     return events
+
+
+def _question(
+    name: str, arguments: Any, catalog: QuestionCatalog, budget: Budget, call_id: str, at: float
+) -> Question | None:
+    """The question a tool call asks: a question tool of the catalog by name, else one whose
+    arguments have a question's shape (or that waits for a human elsewhere), else ``None``."""
+    if name in catalog:
+        return extract(name, _arguments(arguments, budget), call_id, at)
+    if isinstance(arguments, str) and any(key in arguments for key in _SHAPE_HINTS):
+        arguments = _arguments(arguments, budget)  # (arguments saved as a JSON string: rare)
+    kind = catalog.kind(name, arguments)
+    if kind is None:
+        return None
+    return extract(name, _arguments(arguments, budget), call_id, at, elsewhere=kind == "elsewhere")
 
 
 def _arguments(value: Any, budget: Budget) -> Any:

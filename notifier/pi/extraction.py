@@ -8,6 +8,7 @@ JSON string) as pi saved it.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from notifier.core.jsonbound import loads
@@ -17,6 +18,11 @@ from notifier.core.text import clean
 _TEXT_KEYS = ("question", "title", "prompt", "text", "message", "header", "label")
 _LABEL_KEYS = ("label", "title", "text", "value", "name", "option")
 _DESC_KEYS = ("description", "detail", "details")
+# A chip beside the question; `title` only when the question is under another key (a short title
+# beside it, never the question itself).
+_HEADER_KEYS = ("header", "label", "questionTopic", "tab", "topic", "title", "id")
+_INSTRUCTION_KEYS = ("instructions", "description", "intro", "context")  # a form's, under its title
+ELSEWHERE = "Waits for a reply outside pi, not in its terminal ({tool})"
 _MULTI_KEYS = ("multiSelect", "multi", "allowMultiple", "multiple", "multipleSelect")
 _PLAN_ACTIONS = ("Execute", "Keep context", "Edit", "Cancel")
 MAX_ITEMS = 50
@@ -134,11 +140,18 @@ def _item(q: Mapping[str, Any], form: Mapping[str, Any] | None = None, tool: str
         header = clean(q.get("tab")) or None
         key = "header"
     else:
-        for hkey in ("header", "label", "tab", "topic", "id"):
+        for hkey in _HEADER_KEYS:
+            if hkey == "title" and key == "title":  # (the question itself)
+                continue
             value = q.get(hkey)
             if isinstance(value, (str, int)) and not isinstance(value, bool) and str(value).strip():
                 header = clean(value)
                 break
+    message = clean(q.get("message")) if key == "title" and isinstance(q.get("message"), str) else ""
+    if message:
+        # An adapter's short `title` beside its `message`: the dialog asks the message, the
+        # title is its header.
+        header, text, key = text, message, "message"
     if key in ("title", "header") and isinstance(q.get("prompt"), str):
         detail = clean(q["prompt"]) or None
     if detail is None:
@@ -172,12 +185,18 @@ def _list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
-def extract(tool: str, arguments: Any, call_id: str, asked_at: float) -> Question:
-    """Read a question tool call's arguments (any shape in the catalog, malformed ones included)."""
+def extract(tool: str, arguments: Any, call_id: str, asked_at: float, elsewhere: bool = False) -> Question:
+    """Read a question tool call's arguments (any shape in the catalog, malformed ones included).
+    ``elsewhere``: the tool waits for a human's reply outside pi (no dialog): said in the title."""
     args = _maybe_json(arguments)
     if not isinstance(args, Mapping):
         args = {}
-    title = _first_text(args, ("title",))[0] if isinstance(args.get("questions"), (list, str)) else None
+    title = instructions = None
+    if isinstance(args.get("questions"), (list, str)):  # a form: its title and instructions
+        title = _first_text(args, ("title", "header"))[0]
+        instructions = _first_text(args, _INSTRUCTION_KEYS)[0]
+    if elsewhere:
+        title = ELSEWHERE.format(tool=clean(tool, 60))
     items: list[QuestionItem] = []
     questions = _maybe_json(args.get("questions"))
     if questions is None and isinstance(args.get("prompts"), list):
@@ -219,6 +238,13 @@ def extract(tool: str, arguments: Any, call_id: str, asked_at: float) -> Questio
     if not items:
         fallback = "asks what to do next" if tool == "ask_next_action" else GENERIC_QUESTION
         items.append(QuestionItem(f"{fallback} ({clean(tool, 60)})"))
+    if elsewhere:  # nothing to pick or type in pi: it is answered where it was sent
+        items = [replace(it, options=(), other=False) for it in items]
     return Question(
-        tool_call_id=call_id, tool=clean(tool, 80), items=tuple(items), asked_at=asked_at, title=title
+        tool_call_id=call_id,
+        tool=clean(tool, 80),
+        items=tuple(items),
+        asked_at=asked_at,
+        title=title,
+        instructions=instructions,
     )

@@ -38,6 +38,7 @@ def may_have_events(line: bytes) -> bool:
 # ---- a line over the size bound: what its head says ----
 
 TOO_LARGE = "a question too large to show"
+TOO_ODD = "a question too odd to show"
 _S = rb'"((?:[^"\\]|\\.){1,%d})"' % ID_LIMIT  # a JSON string (escapes kept, decoded after)
 _MESSAGE = re.compile(rb'\s*\{\s*"type"\s*:\s*"message"')
 _TIME = re.compile(rb'"timestamp"\s*:\s*' + _S)
@@ -61,6 +62,18 @@ def too_large_events(head: bytes, catalog: QuestionCatalog, seen_at: float) -> l
     question whose arguments are too large to read is still seen waiting, as
     :data:`TOO_LARGE`; a tool result too large to read still ends its call. Nothing for any
     other line."""
+    return _bytes_events(head, catalog, seen_at, TOO_LARGE)
+
+
+def odd_line_events(line: bytes, catalog: QuestionCatalog, seen_at: float) -> list[Event]:
+    """The events of a line that cannot be parsed whole (bytes that are not UTF-8, arguments
+    nested deeper than the parser's bound, JSON broken inside a value), read the same way: a
+    question tool's call in it (by name or pattern: its arguments cannot be read) is still seen
+    waiting, as :data:`TOO_ODD`, never dropped; a tool result still ends its call."""
+    return _bytes_events(line, catalog, seen_at, TOO_ODD)
+
+
+def _bytes_events(head: bytes, catalog: QuestionCatalog, seen_at: float, text: str) -> list[Event]:
     if not _MESSAGE.match(head):
         return []
     role = _ROLE.search(head)
@@ -78,6 +91,6 @@ def too_large_events(head: bytes, catalog: QuestionCatalog, seen_at: float) -> l
         call_id, tool_name = _text(call.group(1)), _text(call.group(2))
         if call_id is None or tool_name is None:
             continue
-        asked = Question(call_id, tool_name, (QuestionItem(TOO_LARGE),), at) if tool_name in catalog else None
+        asked = Question(call_id, tool_name, (QuestionItem(text),), at) if tool_name in catalog else None
         events.append(ToolStart(at, call_id, tool_name, asked))
     return events

@@ -68,6 +68,7 @@ def question_obj(view: SessionView, q: Question, abandoned: bool) -> dict[str, A
             "cwd": view.ref.cwd,
             "file": view.ref.file,
             "title": q.title,
+            "instructions": q.instructions,
             "dialog": q.dialog,  # an extension dialog (select, confirm, input, editor, custom): see details_text
             "resume": resume,  # None: no command can be shown, "resume_refused" says why
             "resume_refused": refused,
@@ -160,6 +161,8 @@ def details_text(q: dict[str, Any], now: float, width: int = 0) -> str:
     lines.append(f"{q['tool']} · {state} · {waited(now - q['asked_at'])}")
     if q.get("title"):
         lines += ["", clean(q["title"])]
+    if q.get("instructions"):
+        lines += ([] if q.get("title") else [""]) + [clean(q["instructions"])]
     for n, item in enumerate(q["items"], 1):
         lines.append("")
         head = f"[{clean(item['header'], 40)}] " if item.get("header") else ""

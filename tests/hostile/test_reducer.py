@@ -42,9 +42,13 @@ ops = st.one_of(
 
 @dataclass
 class Model:
-    """What the file says: per session, question calls without a result and not overtaken."""
+    """What the file says: per session, question calls without a result and not overtaken, in
+    call order; the first of them is the one waiting (the others queue behind it)."""
 
-    pending: dict[str, set[str]] = field(default_factory=lambda: {k: set() for k in KEYS})
+    pending: dict[str, dict[str, None]] = field(default_factory=lambda: {k: {} for k in KEYS})
+
+    def waiting(self, key: str) -> set[str]:
+        return set(list(self.pending[key])[:1])
     seen: dict[tuple[str, str], int] = field(default_factory=dict)  # board mark when seen
 
 
@@ -95,12 +99,12 @@ def test_board_invariants_hold_for_any_entry_sequence(seq: list[tuple[Any, ...]]
                 started.add(cid)
                 if is_question:
                     events.append(ToolStart(now, cid, "question", extract("question", {"question": cid}, cid, now)))
-                    pending.add(cid)
+                    pending[cid] = None
                 else:
                     events.append(ToolStart(now, cid, "bash"))
         elif kind == "result":
             events.append(ToolEnd(now, op[2], "question", "answered", "yes"))
-            pending.discard(op[2])
+            pending.pop(op[2], None)
         elif kind == "user":
             events.append(Input(now))
             pending.clear()
@@ -137,11 +141,11 @@ def test_board_invariants_hold_for_any_entry_sequence(seq: list[tuple[Any, ...]]
         view = views[key]
         shown = {q.tool_call_id for q in view.pending}
         gone = {q.tool_call_id for q in view.abandoned}
-        # pending ⇔ a question call without a result and not overtaken (abandoned ones included)
-        assert shown | gone == model.pending[key] and not shown & gone
+        # pending ⇔ the first question call without a result and not overtaken (abandoned ones included)
+        assert shown | gone == model.waiting(key) and not shown & gone
         assert shown == {cid for (k, cid), s in state.items() if k == key and s == "open"}
         # (an abandoned question that later ends has had its terminal transition: it goes quietly)
-        assert gone == {cid for (k, cid), s in state.items() if k == key and s == "abandoned"} & model.pending[key]
+        assert gone == {cid for (k, cid), s in state.items() if k == key and s == "abandoned"} & model.waiting(key)
     # the badge counts exactly the pending questions that are not abandoned
     assert snap.pending_count == sum(len(v.pending) for v in snap.sessions) == sum(
         1 for s in state.values() if s == "open"

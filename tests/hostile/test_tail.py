@@ -27,6 +27,7 @@ from notifier.engine.options import EngineOptions
 from notifier.engine.scan import scan_once
 from notifier.pi.catalog import QuestionCatalog
 from notifier.pi.entries import to_events
+from notifier.pi.lines import TOO_ODD
 from notifier.sessions.cache import KEEP_ROWS, StartupCache
 from notifier.sessions.tail import Tailer
 
@@ -290,8 +291,9 @@ def test_nested_line_then_a_question_is_notified_and_logged_once(
         for i in range(3):
             append(f, _deep(1000 * (i + 1), inside=True))
         append(f, ask("q1", "After the bomb?"))
-        (t,) = h.wait("needs_input")
-        assert t.question.text == "After the bomb?"
+        # each nested line holds a question tool's call: a question too odd to show (issue 29)
+        *odd, t = h.wait("needs_input", 4)
+        assert [q.question.text for q in odd] == [TOO_ODD] * 3 and t.question.text == "After the bomb?"
         assert h.engine.failed is None and h.engine._thread is not None and h.engine._thread.is_alive()
         append(f, answer("q1"))
         h.wait("resolved")
@@ -337,7 +339,7 @@ def _status(root: Path, cache: Path) -> Any:
 
 def _scan(root: Path, cache: Path, keep_rows: int = KEEP_ROWS) -> StartupCache:
     opts = EngineOptions([str(root)], QuestionCatalog(), liveness=False)
-    found = StartupCache(str(cache), opts.catalog.names, opts.roots, opts.max_line, keep_rows)
+    found = StartupCache(str(cache), opts.catalog.key, opts.roots, opts.max_line, keep_rows)
     files = SessionFiles(opts, Board(liveness=False), time.time)
     files.scan(str(root), initial=True, cache=found)
     found.save(files.tailers, files.board)
@@ -436,7 +438,7 @@ def _summaries(draw: st.DrawFn) -> tuple[Tailer, SessionReducer]:
     pending = {q.tool_call_id: q for q in asked}  # (every field of a question, drawn)
     reducer = SessionReducer(
         session_id=draw(MAYBE), cwd=draw(MAYBE), name=draw(MAYBE), base=draw(st.sampled_from(["idle", "working"])),
-        pending=pending, running=draw(st.dictionaries(TEXT, TEXT, max_size=2)), current_tool=draw(MAYBE),
+        calls=pending, running=draw(st.dictionaries(TEXT, TEXT, max_size=2)), current_tool=draw(MAYBE),
         updated_at=draw(st.floats(allow_nan=False, allow_infinity=False)), has_header=draw(st.booleans()),
     )  # fmt: skip
     return tailer, reducer

@@ -27,7 +27,7 @@ def _rows(db: Path) -> int:
 
 def _scan(root: Path, cache_path: Path, tools: tuple[str, ...] = ()) -> tuple[StartupCache, SessionFiles]:
     options = EngineOptions(roots=[str(root)], catalog=QuestionCatalog(list(tools)), liveness=False)
-    cache = StartupCache(str(cache_path), options.catalog.names, [str(root)], options.max_line)
+    cache = StartupCache(str(cache_path), options.catalog.key, [str(root)], options.max_line)
     files = SessionFiles(options, Board(liveness=False), time.time)
     files.scan(str(root), initial=True, cache=cache)
     cache.save(files.tailers, files.board)

@@ -61,13 +61,13 @@ def test_liveness_off_never_abandons() -> None:
 def test_replace_and_forget() -> None:
     b = Board(liveness=False)
     b.local.apply("f", [Header("s", "/p"), asked("q1"), asked("q2")], 1.0)
-    out = b.local.replace("f", [Header("s", "/p"), asked("q2"), asked("q3")], 2.0)
-    assert sorted((t.kind, t.question.tool_call_id) for t in out) == [
+    out = b.local.replace("f", [Header("s", "/p"), asked("q3"), asked("q2")], 2.0)
+    assert sorted((t.kind, t.question.tool_call_id) for t in out) == [  # (one waits at a time)
         ("needs_input", "q3"),
         ("resolved", "q1"),
     ]
-    (gone, gone2) = b.local.forget("f", 3.0)
-    assert {gone.outcome, gone2.outcome} == {"superseded"}
+    (gone,) = b.local.forget("f", 3.0)
+    assert (gone.question.tool_call_id, gone.outcome) == ("q3", "superseded")
     assert len(b.local) == 0
 
 
@@ -362,8 +362,8 @@ def test_a_question_of_a_pi_in_raw_mode_names_its_asker() -> None:
         b = Board(liveness=True)
         b.local.apply("a", [Header(uuid7(50.3), "/p"), asked_ab("q1", "First?", 100.0)], 100.0)
         b.local.set_processes([Proc("/p", 50.0, 11, None, pane("First?"), None, None, raw)], 101.0)
-        (t,) = b.local.apply("a", [asked_ab("q2", "Second?", 102.0)], 102.0)
-        assert (t.kind, t.asker) == ("needs_input", want), raw
+        *_, t = b.local.apply("a", [ToolEnd(101.5, "q1", "question"), asked_ab("q2", "Second?", 102.0)], 102.0)
+        assert (t.kind, t.question.tool_call_id, t.asker) == ("needs_input", "q2", want), raw
 
 
 def test_a_snapshot_merges_the_local_remote_and_dialog_sources() -> None:

@@ -90,6 +90,11 @@ def test_a_question_tools_own_dialog_is_not_shown_twice() -> None:
     catalog = QuestionCatalog()
     own = gate(kind="custom", tool="question", tool_call_id="call_q1", options=None, remote="keys")
     assert is_own_dialog(own, catalog) and not is_own_dialog(gate(), catalog)
+    # a question tool nobody named: its own dialog too, by its arguments' shape (as its file call)
+    clarify = {"question": "Which part?", "options": ["Parser", "Lexer", "Both"]}
+    unnamed = gate(tool="clarify_prompt", tool_call_id="call_c1", tool_input=clarify, title="Which part?")
+    assert is_own_dialog(unnamed, catalog)
+    assert not is_own_dialog(gate(tool="clarify_prompt", tool_input={"command": "ls"}), catalog)
     b = Board(liveness=False)
     args = {"question": "Which database?", "options": [{"label": "SQLite"}]}
     b.local.apply(

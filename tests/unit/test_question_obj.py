@@ -33,9 +33,9 @@ def test_a_question_comes_back_equal_through_json_and_the_bounded_parse(q: Quest
 
 @given(st.lists(questions, max_size=3, unique_by=lambda q: q.tool_call_id))
 def test_a_summary_of_pending_questions_restores_them_equal(pending: list[Question]) -> None:
-    r = SessionReducer("s", "/p", "name", base="working", pending={q.tool_call_id: q for q in pending})
+    r = SessionReducer("s", "/p", "name", base="working", calls={q.tool_call_id: q for q in pending})
     again = restore(jsonbound.loads(_encode(summarize(r))))
-    assert again == r and list(again.pending.values()) == pending
+    assert again == r and list(again.calls.values()) == pending
 
 
 def test_every_field_of_a_question_is_in_its_object() -> None:

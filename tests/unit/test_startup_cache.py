@@ -28,7 +28,7 @@ def _rows(db: Path) -> int:
 
 def _scan(root: Path, cache_path: Path, tools: tuple[str, ...] = ()) -> tuple[StartupCache, SessionFiles]:
     options = EngineOptions(roots=[str(root)], catalog=QuestionCatalog(list(tools)), liveness=False)
-    cache = StartupCache(str(cache_path), options.catalog.names, [str(root)], options.max_line)
+    cache = StartupCache(str(cache_path), options.catalog.key, [str(root)], options.max_line)
     files = SessionFiles(options, Board(liveness=False), time.time)
     files.scan(str(root), initial=True, cache=cache)
     cache.save(files.tailers, files.board)
@@ -61,7 +61,7 @@ def test_another_version_starts_afresh_quietly(tmp_path: Path, caplog: pytest.Lo
     assert cache.hits == 0 and files.board.snapshot(time.time()).pending_count == 1
     assert "scan cache" not in caplog.text  # (another version is no damage)
     with sqlite3.connect(db) as c:
-        assert c.execute("PRAGMA user_version").fetchone()[0] == version(files.options.catalog.names)
+        assert c.execute("PRAGMA user_version").fetchone()[0] == version(files.options.catalog.key)
 
 
 def test_a_warm_scan_gives_every_field_of_a_question_as_the_cold_one(tmp_path: Path) -> None:

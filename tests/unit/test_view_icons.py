@@ -108,6 +108,16 @@ def test_window_details() -> None:
     assert resume_command(None, "/a b") == "pi --session '/a b'"
 
 
+def test_window_details_show_a_forms_title_and_instructions() -> None:
+    b = Board(liveness=False)
+    args = {"title": "Release", "description": "Answer before the release.", "questions": [{"prompt": "Which?", "options": ["1", "2"]}]}
+    b.local.apply("/s/f.jsonl", [Header("s", "/p"), ToolStart(1.0, "f1", "form", extract("form", args, "f1", 1.0))], 1.0)
+    (q,) = window_obj(b.snapshot(0))["questions"]
+    assert (q["title"], q["instructions"]) == ("Release", "Answer before the release.")
+    lines = details_text(q, 2.0).split("\n")
+    assert lines[lines.index("Release") + 1] == "Answer before the release."
+
+
 @pytest.mark.parametrize("size", [16, 22, 24, 32, 48, 64])
 @pytest.mark.parametrize(
     ("state", "count"),
