@@ -15,7 +15,7 @@ import apprise
 from notifier.actions import over_ssh
 from notifier.app.window_process import window_display
 from notifier.cli import doctor_extensions
-from notifier.compat.watchdog import EVENTS_LOST
+from notifier.compat.watchdog import events_lost
 from notifier.config.load import Config
 from notifier.control.client import request
 from notifier.core.quiet import quiet_hours_note
@@ -63,7 +63,7 @@ def _watch_limit(dirs: int) -> str:
         return _line(None, "file watcher", "native file events (no inotify limit to check here)")
     ok = dirs < limit // 2
     detail = f"{dirs} folders to watch, limit {limit} watches per user"
-    if EVENTS_LOST is None:  # (watchdog before 7.1.1: a queue overflow goes unseen)
+    if events_lost() is None:  # (watchdog before 7.1.1: a queue overflow goes unseen)
         return _line(None, "inotify", detail + "; this watchdog cannot report lost events (7.1.1 on Python 3.11+ can)")
     return _line(ok, "inotify", detail)
 

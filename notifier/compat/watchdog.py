@@ -3,7 +3,7 @@
 
 - **Events lost.** watchdog 7.1.1 reports an inotify queue overflow as ``EventsLostEvent`` (its
   path is the watched folder: rescan it). Older releases drop the overflow without a word, so
-  :data:`EVENTS_LOST` is ``None`` there and nothing can be caught up (``doctor`` says so).
+  :func:`events_lost` is ``None`` there and nothing can be caught up (``doctor`` says so).
 - **Stop race.** watchdog 7.0 and 7.1.0's inotify emitter can log "InotifyEmitter.queue_events()
   called when the thread is inactive" at ERROR as a watch stops (``on_thread_stop`` drops the
   watch group while the emitter thread is between ``should_keep_running()`` and
@@ -18,11 +18,18 @@ The records are dropped with a logging filter (public logging API; the messages 
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
-import watchdog.events
-from watchdog.events import FileSystemEvent
+if TYPE_CHECKING:
+    from watchdog.events import FileSystemEvent
 
-EVENTS_LOST: type[FileSystemEvent] | None = getattr(watchdog.events, "EventsLostEvent", None)
+
+def events_lost() -> type[FileSystemEvent] | None:
+    """watchdog's ``EventsLostEvent``, or None where this watchdog has none."""
+    import watchdog.events  # (here, not at the top: the logging filter below is for every command)
+
+    found: type[FileSystemEvent] | None = getattr(watchdog.events, "EventsLostEvent", None)
+    return found
 
 STOP_RACE = "InotifyEmitter.queue_events() called when the thread is inactive"
 UNABLE_TO_WATCH = "Unable to watch %r: %s"

@@ -41,7 +41,7 @@ from watchdog.observers import Observer
 from watchdog.observers.api import BaseObserver, ObservedWatch
 from watchdog.observers.polling import PollingObserver
 
-from notifier.compat.watchdog import EVENTS_LOST
+from notifier.compat.watchdog import events_lost
 from notifier.core.text import clean
 from notifier.sessions.scanner import is_session_name, walk_tree
 from notifier.system.logonce import LogOnce
@@ -58,6 +58,7 @@ from notifier.watch.events import (
 from notifier.watch.watchlimit import LIMITS, UNWATCHED_POLL_S, watch_refused, watched_inodes
 
 log = logging.getLogger(__name__)
+EVENTS_LOST = events_lost()
 # watchdog warns when a folder created inside a new folder is registered twice (a harmless race).
 warnings.filterwarnings("ignore", message="Callback with id", category=RuntimeWarning)
 

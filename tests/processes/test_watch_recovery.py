@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from notifier.compat.watchdog import EVENTS_LOST
+from notifier.compat.watchdog import events_lost
 
 from ..app_process import AppProcess
 from ..harness import Harness
@@ -22,7 +22,7 @@ def _max_queued_events() -> int:
         return int(fh.read())
 
 
-@pytest.mark.skipif(EVENTS_LOST is None, reason="this watchdog cannot report lost events (7.1.1 and newer can)")
+@pytest.mark.skipif(events_lost() is None, reason="this watchdog cannot report lost events (7.1.1 and newer can)")
 @pytest.mark.skipif(not os.path.exists("/proc/sys/fs/inotify/max_queued_events"), reason="not Linux inotify")
 def test_a_question_written_while_events_were_lost_is_reported_once(tmp_path: Path) -> None:
     """The app is stopped while more changes are made than the kernel queues for it, the question
