@@ -336,7 +336,7 @@ def test_the_result_of_a_question_seen_by_its_shape_is_classified() -> None:
             "role": "toolResult",
             "toolCallId": "c9",
             "toolName": "clarify_prompt",
-            "content": [{"type": "text", "text": "User prompt seems unclear: Which part should I refactor?"}],
+            "content": [{"type": "text", "text": "No answer to: Which part should I refactor?"}],
             "details": {"cancelled": True},
             "isError": False,
         },
