@@ -142,7 +142,7 @@ def test_quiet_hours_and_mute_raise_nothing() -> None:
     assert notices(p.tick(1.0, quiet=True)) == [] and p.held
     assert notices(p.tick(700.0, quiet=True)) == []  # still quiet: no reminder either
     # quiet hours over: the held question is announced once (its passed reminder is not sent),
-    # and s2 gets its next reminder; the muted one never shows
+    # and s2 gets its next reminder; the muted one waits for the unmute
     out = notices(p.tick(1900.0))
     assert sorted((n.kind, n.items[0].ref.key) for n in out) == [("question", "s3"), ("reminder", "s2")]
     assert not p.held and p.next_due() is None  # (the muted one: when the preferences change)
