@@ -34,6 +34,7 @@ class LocalSessions:
         self._tick = 0  # counts feedings: the order in which questions were seen
         self._turns: list[TurnChange] = []
         self._changed: set[str] = set()
+        self.relived = False  # who is alive changed (see take_relived)
 
     # ---- feeding ----
 
@@ -158,6 +159,12 @@ class LocalSessions:
             return []  # an older read overtaken by a newer one: it knows less
         return self._judge(list(self._sessions.values()), now)
 
+    def take_relived(self) -> bool:
+        """Whether who is alive changed (a process list, a pi gone) since the last call,
+        transitions or not: a change of the snapshot all the same."""
+        relived, self.relived = self.relived, False
+        return relived
+
     def pi_gone(self, key: str) -> None:
         """The pi writing ``key`` died in the middle of its session (its companion extension's
         connection was lost without a goodbye): not alive, until a process list says otherwise."""
@@ -165,6 +172,7 @@ class LocalSessions:
         if self.liveness and session is not None and session.alive is not False:
             session.alive = False
             self._changed.add(key)
+            self.relived = True
 
     def _check(self, session: LocalSession, now: float) -> list[Transition]:
         """Apply the last process list to one session (none read yet: nothing). Its folder's
@@ -186,6 +194,7 @@ class LocalSessions:
             changed, trans = session.check(session.key in owned, self._tick, self._pairing.read_tick, now)
             if changed:
                 self._changed.add(session.key)
+                self.relived = True
             out += trans
         return out
 

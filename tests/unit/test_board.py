@@ -404,3 +404,27 @@ def test_clearing_an_abandoned_question_goes_to_the_source_that_has_it() -> None
     assert [q.tool_call_id for _, q in b.snapshot(104.0).abandoned] == ["r1"]
     assert b.clear_abandoned(ref.key) and b.snapshot(105.0).abandoned == ()
     assert not b.clear_abandoned("/s/none.jsonl")
+
+
+def test_a_pi_started_after_the_last_process_list_is_not_called_gone_when_it_asks() -> None:
+    """A list read before a session asked cannot say its pi is gone (a pi that started since):
+    its liveness is not known (None, never False) until a list read after the question, and that
+    list changing who is alive is a change of the snapshot even without a transition."""
+    b = Board(liveness=True)
+    b.local.apply("a", [Header("a", "/p"), asked("q1", 100.0)], 100.0)
+    assert b.local.set_processes([Proc("/p", 50.0, pid=1)], 101.0) == []
+    assert b.local.take_relived()  # (a: alive now)
+    assert not b.local.take_relived()
+    # pi 2 starts in /q after that read, and asks
+    out = b.local.apply("b", [Header("b", "/q"), asked("q2", 200.0)], 200.0)
+    assert [t.kind for t in out] == ["needs_input"]
+    view = next(v for v in b.snapshot(200.0).sessions if v.ref.key == "b")
+    assert view.alive is None and len(view.pending) == 1
+    assert b.local.set_processes([Proc("/p", 50.0, pid=1), Proc("/q", 150.0, pid=2)], 201.0) == []
+    assert b.local.take_relived()
+    view = next(v for v in b.snapshot(201.0).sessions if v.ref.key == "b")
+    assert view.alive is True
+    # and a list read after the question without its pi: gone
+    (gone,) = b.local.set_processes([Proc("/p", 50.0, pid=1)], 202.0)
+    assert gone.kind == "abandoned" and b.local.take_relived()
+    assert next(v for v in b.snapshot(202.0).sessions if v.ref.key == "b").alive is False
