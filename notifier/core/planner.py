@@ -99,6 +99,14 @@ class Planner:
                 out += self._drop(item.key)
         return out
 
+    def known_askers(self, keys: Iterable[Key], now: float) -> None:
+        """These questions' pis were found (after they asked) to wait for a human: one still in
+        its settle window is due now, as it would have been had that been known when it was asked."""
+        for key in keys:
+            waiting = self._waiting.get(key)
+            if waiting is not None and waiting[1] > now:
+                self._waiting[key] = (waiting[0], now)
+
     def _drop(self, key: Key) -> list[Action]:
         self._waiting.pop(key, None)
         self._restored.discard(key)

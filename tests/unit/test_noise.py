@@ -334,3 +334,17 @@ def test_a_reminder_of_one_question_of_a_start_up_summary_is_its_own_bubble() ->
     assert r.kind == "reminder" and r.items[0].key == ("s1", "a") and r.handle != n.handle
     assert p.feed([t("resolved", "a", "s1")], 700.0) == [Withdraw(r.handle)]
     assert p.feed([t("resolved", "b", "s2")], 800.0) == [Withdraw(n.handle)]
+
+
+def test_a_question_whose_pi_is_found_to_wait_for_a_human_skips_the_rest_of_the_settle_window() -> None:
+    p = Planner(settle_s=0.25, remind_after_s=())
+    p.feed([t("needs_input", "a", "s1"), t("needs_input", "b", "s2")], 0.0)
+    assert notices(p.tick(0.0)) == [] and p.next_due() == 0.25
+    a = ("s1", "a")
+    p.known_askers([a, ("s3", "x")], 0.05)  # (a key the planner does not hold: nothing)
+    assert p.next_due() == 0.05
+    (n,) = notices(p.tick(0.05))
+    assert n.items[0].key == a
+    assert p.next_due() == 0.25  # the other one still waits its window
+    p.known_askers([a], 0.1)  # already raised: nothing again
+    assert notices(p.tick(0.1)) == []

@@ -128,8 +128,12 @@ class AlertSink:
         self._inbox.put(("ready", {key_of(view.ref, q) for view, q in snapshot.pending}))
 
     def transitions(self, items: Sequence[Transition], snapshot: Snapshot) -> None:
-        if items and not self._stop.is_set():  # (stopped: nobody would read them)
+        if self._stop.is_set():  # (stopped: nobody would read them)
+            return
+        if items:
             self._inbox.put(("transitions", list(items)))
+        else:  # the board changed without a transition: a pi found to wait for a human, maybe
+            self._inbox.put(("askers", snapshot))
 
     def turns(self, items: Sequence[TurnChange]) -> None:
         if not self._stop.is_set():
@@ -186,6 +190,9 @@ class AlertSink:
                 self._screen.ended(ended)
         elif kind == "ready":  # what a run before ours left on screen for questions now over
             self._screen.settle_orphans(arg)
+        elif kind == "askers":  # (their questions need no settle window)
+            askers = [(key_of(v.ref, q), v.asker) for v, q in arg.pending if v.asker is not None]
+            self.planner.known_askers((k for k, asker in askers if still_running(*asker)), now)
         elif kind == "turns":
             for change in arg:
                 actions += self.planner.turn(change, now)
