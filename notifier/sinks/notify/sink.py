@@ -21,7 +21,7 @@ from notifier.core.model import Snapshot, Transition, TurnChange
 from notifier.core.notices import Notice, Withdraw, key_of
 from notifier.core.planner import Planner
 from notifier.core.preferences import Preferences
-from notifier.core.quiet import in_quiet_hours, parse_quiet_hours
+from notifier.core.quiet import in_quiet_hours, next_quiet_change, parse_quiet_hours
 from notifier.core.text import clean
 from notifier.sinks.notify.backend import Backend
 from notifier.sinks.notify.choose import TRAY_ALONE, choose_backend
@@ -167,7 +167,11 @@ class AlertSink:
                 due = reconnect_at if due is None else min(due, reconnect_at)
             # (Capped: quiet hours end at a time of day, on the wall clock.)
             timeout = None if due is None else min(MAX_WAIT_S, max(0.0, due - self.clock()))
-            timeout = MAX_WAIT_S if timeout is None and self.planner.held else timeout  # (quiet hours end)
+            if self.planner.held:  # what quiet hours hold is announced when they end, on time
+                wall = self.wall()
+                ends = next_quiet_change(self.quiet_window, wall)
+                until_end = MAX_WAIT_S if ends is None else min(MAX_WAIT_S, max(0.0, ends - wall) + 0.01)
+                timeout = until_end if timeout is None else min(timeout, until_end)
             try:
                 msg = self._inbox.get(timeout=timeout)
             except queue.Empty:
