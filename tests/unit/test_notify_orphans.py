@@ -135,3 +135,23 @@ def test_a_remote_question_left_on_screen_waits_for_its_end() -> None:
     assert server.closed == [] and after.bubbles.orphans == {1: {remote}}
     after.ended({remote})
     assert server.closed == [1]
+
+
+def test_a_replacement_is_recorded_before_the_server_is_called() -> None:
+    """What a bubble whose id is known will show is in the store before the Notify that changes
+    it: a crash in the middle of the call leaves a record that names every question on it."""
+    store = Store(None)
+    server = FakeServer("bus-1/:1.7")
+    seen: list[dict[tuple[str, int], set[Key]]] = []
+    show = server.show
+
+    def recording(message: Message, replaces: int) -> int:
+        seen.append(store.bubbles())
+        return show(message, replaces)
+
+    server.show = recording  # type: ignore[method-assign]
+    _screen(server, store).put(_notice(1, "a", "q1"))
+    after = _screen(server, store)
+    a, b = _notice(0, "a", "q1").items[0], _notice(0, "b", "q2").items[0]
+    after.put(Notice(4, "startup", (a, b)))  # re-uses bubble 1 for both
+    assert seen[-1] == {("bus-1/:1.7", 1): {A, B}}

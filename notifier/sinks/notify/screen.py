@@ -185,11 +185,16 @@ class Screen:
         replaces = self.handles.get(notice.handle, 0)
         if not replaces and self._owner():  # a bubble a run before ours left with these questions:
             replaces = self.bubbles.take(keys) or 0  # re-used, not a second one popping up
+        if replaces:  # (its id known: recorded before the call, so a crash in it loses nothing)
+            self._recorded(replaces, keys)
         server_id = self.safe(lambda: backend.show(message, replaces))
         if server_id is None:
             return
         self.handles[notice.handle] = server_id
-        self._recorded(server_id, keys)
+        if server_id != replaces:  # (a new bubble: the one replaced was closed meanwhile)
+            if replaces:
+                self._recorded(replaces, None)
+            self._recorded(server_id, keys)
         if self.on_shown is not None:
             self.on_shown(keys)
         if self.store is not None:  # (what is on screen is in the file before anything else)
