@@ -11,7 +11,8 @@ everything); a question asked meanwhile is announced once when that ends (the sn
 lifted, the project is unmuted, quiet hours end): :class:`~notifier.core.preferences.Preferences`,
 handed in.
 
-Durations run on the caller's monotonic clock, ``now``: a question's age is read from its
+Durations run on the caller's monotonic clock, ``now`` (the notifier's runs on while the machine
+sleeps, so a snooze until 08:00 ends then): a question's age is read from its
 wall-clock time once, when it is fed (``wall``: the wall clock then), and from then on it ages
 with ``now`` only, so a wall clock set back or forward (by hand, NTP, a suspended VM) neither
 delays nor hastens a reminder; the snoozes handed in are on that clock too

@@ -34,3 +34,20 @@ def test_a_question_held_by_quiet_hours_is_announced_as_they_end() -> None:
         assert time.time() + offset >= end.timestamp()
     finally:
         sink.stop()
+
+
+def test_the_notifiers_clock_counts_time_asleep() -> None:
+    """Snoozes and reminders run on the notifier's own clock: one that nobody sets and that runs
+    on while the machine sleeps (Linux's CLOCK_BOOTTIME; the monotonic clock stops then, so a
+    snooze "until 08:00" would end as many hours late as the machine slept)."""
+    import pytest
+
+    from notifier.sinks.notify.sink import awake_or_asleep
+
+    boottime = getattr(time, "CLOCK_BOOTTIME", None)
+    if boottime is None:
+        pytest.skip("no CLOCK_BOOTTIME here: the monotonic clock is all there is")
+    before = time.clock_gettime(boottime)
+    now = awake_or_asleep()
+    assert before <= now <= time.clock_gettime(boottime)
+    assert AlertSink(Config()).clock is awake_or_asleep

@@ -35,6 +35,14 @@ log = logging.getLogger(__name__)
 
 SNOOZE_S = 15 * 60
 MAX_WAIT_S = 60.0
+_BOOTTIME = getattr(time, "CLOCK_BOOTTIME", None)  # (Linux)
+
+
+def awake_or_asleep() -> float:
+    """Seconds on a clock nobody sets that runs on while the machine sleeps (Linux's boot time;
+    elsewhere the monotonic clock): a snooze until 08:00 ends at 08:00 and a reminder due 10
+    minutes after the question comes at once after a longer sleep, however long it slept."""
+    return time.monotonic() if _BOOTTIME is None else time.clock_gettime(_BOOTTIME)
 
 
 class AlertSink:
@@ -51,7 +59,7 @@ class AlertSink:
         *,
         execute: Callable[[Command], object] = lambda command: None,
         backend: Backend | None = None,
-        clock: Callable[[], float] = time.monotonic,
+        clock: Callable[[], float] = awake_or_asleep,
         wall: Callable[[], float] = time.time,
         instead: str | None = None,
         health: FailureLog | None = None,
@@ -60,10 +68,10 @@ class AlertSink:
         ``Goto`` (the default action, "Go to session"), ``Answer`` (an option's button, a text
         typed into it), ``Snooze`` ("Snooze 15 min"), ``Show`` (the window). ``backend``: the one to
         use (else chosen at start). ``clock`` times every duration (settle, reminders, snoozes,
-        reconnecting); ``wall`` only tells a question's age from its time, the time of day (quiet
-        hours) and when a snooze ends in the store. ``instead``: what shows questions while
-        notifications cannot (said in the log; None: the tray icon). ``health``: where the
-        worker's failures are recorded (shared with the app)."""
+        reconnecting: by default a clock that runs on while the machine sleeps); ``wall`` only tells a question's age
+        from its time, the time of day (quiet hours) and when a snooze ends in the store.
+        ``instead``: what shows questions while notifications cannot (said in the log; None: the
+        tray icon). ``health``: where the worker's failures are recorded (shared with the app)."""
         self.instead = TRAY_ALONE if instead is None else instead
         self.execute = execute
         self.config = config
