@@ -14,17 +14,11 @@ from notifier.cli.common import fail
 from notifier.config.load import Config
 from notifier.core.commands import Command, Mute, Snooze, to_obj
 from notifier.core.model import Snapshot
-from notifier.core.silenced import MAX_SNOOZE_S, parse_duration
+from notifier.core.silenced import not_duration, snooze_words
 from notifier.core.text import clean, duration, project_name
 
-DEFAULT_S = 15 * 60.0  # as the notification's "Snooze 15 min"
 # A word meant as a DURATION (it is none): said so, rather than taken for a project nobody has
 _LIKE_DURATION = re.compile(r"[+-]?\.?\d|(forever|never|always|inf|infinity|nan)$", re.IGNORECASE)
-_DURATIONS = "90s, 15m, 1h, 2h30m, 1d, a number of minutes (up to a week), tomorrow, or off"
-
-
-def _not_duration(word: str) -> str:
-    return f"{clean(word, 40)!r} is not a DURATION ({_DURATIONS})"
 
 
 class _Usage(Exception):
@@ -61,7 +55,7 @@ def target(snapshot: Snapshot, what: str | None) -> tuple[str | None, str | None
         raise
     except goto.BadSession:
         if _LIKE_DURATION.match(what):
-            raise _Usage(f"{_not_duration(what)}, nor a project or session") from None
+            raise _Usage(f"{not_duration(what)}, nor a project or session") from None
         raise _Usage(f"no project or session is called {clean(what, 80)!r} (pi-notifier status lists them)") from None
     return view.ref.key, None, f"session {label(view)}"
 
@@ -93,21 +87,11 @@ def deliver(command: Command) -> str:
 
 def cmd_snooze(args: argparse.Namespace, config: Config) -> int:
     """snooze [WHAT] [DURATION]: 0 done, 1 not delivered, 2 bad usage."""
-    words = list(args.words)
-    seconds = DEFAULT_S
-    if words and parse_duration(words[-1]) is not None:
-        seconds = parse_duration(words.pop()) or 0.0
-    elif words and parse_duration(words[-1], limit=None) is not None:
-        return fail(2, f"a snooze lasts at most {duration(MAX_SNOOZE_S)}: for longer, 'mute' the project")
-    if len(words) == 2 and words[-1] != "tomorrow":
-        return fail(2, _not_duration(words[-1]))
-    if len(words) > 1:
-        return fail(2, "snooze takes [WHAT] [DURATION]: e.g. 'snooze blog 1h', 'snooze all 30m', 'snooze off'")
-    if words and words[0] in ("tomorrow",):
-        from notifier.ui.menu import tomorrow_morning
-
-        words, seconds = [], tomorrow_morning(time.time()) - time.time()
-    return carry_out(config, words[0] if words else None, seconds=seconds)
+    try:
+        what, seconds = snooze_words(list(args.words), time.time())
+    except ValueError as exc:
+        return fail(2, exc)
+    return carry_out(config, what, seconds=seconds)
 
 
 def carry_out(config: Config, what: str | None, seconds: float | None = None, mute: bool | None = None) -> int:

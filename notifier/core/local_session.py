@@ -96,8 +96,12 @@ class LocalSession:
         """Judge the pending questions by a process list read from feeding count ``read_tick``
         (``owned``: whether a pi there has this session, as the board paired them; ``tick``: the
         board's count now). Whether the view changed, and the transitions."""
-        changed = self.alive != owned
-        self.alive = owned
+        # A list read before a question was seen cannot say its pi is gone (one started since
+        # the read): the session's liveness is then not known until a list read after it.
+        unjudged = not owned and any(s.tick > read_tick for s in self.seen.values())
+        alive = None if unjudged else owned
+        changed = self.alive != alive
+        self.alive = alive
         out: list[Transition] = []
         if not self.reducer.has_header:
             return changed, out

@@ -15,6 +15,7 @@ is not alive, though another pi runs beside it.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 
 from notifier.core.local_session import LocalSession
 from notifier.core.model import SessionRef, SessionView, Transition, TurnChange
@@ -34,6 +35,7 @@ class LocalSessions:
         self._tick = 0  # counts feedings: the order in which questions were seen
         self._turns: list[TurnChange] = []
         self._changed: set[str] = set()
+        self.relived = False  # who is alive changed (see take_relived)
 
     # ---- feeding ----
 
@@ -158,6 +160,12 @@ class LocalSessions:
             return []  # an older read overtaken by a newer one: it knows less
         return self._judge(list(self._sessions.values()), now)
 
+    def take_relived(self) -> bool:
+        """Whether who is alive (or which asking pi waits for a human) changed since the last
+        call (a process list, a pi gone), transitions or not: a change of the snapshot all the same."""
+        relived, self.relived = self.relived, False
+        return relived
+
     def pi_gone(self, key: str) -> None:
         """The pi writing ``key`` died in the middle of its session (its companion extension's
         connection was lost without a goodbye): not alive, until a process list says otherwise."""
@@ -165,6 +173,7 @@ class LocalSessions:
         if self.liveness and session is not None and session.alive is not False:
             session.alive = False
             self._changed.add(key)
+            self.relived = True
 
     def _check(self, session: LocalSession, now: float) -> list[Transition]:
         """Apply the last process list to one session (none read yet: nothing). Its folder's
@@ -180,12 +189,18 @@ class LocalSessions:
 
     def _judge(self, sessions: list[LocalSession], now: float, only: LocalSession | None = None) -> list[Transition]:
         """Pair ``sessions`` with the pis of their folders and judge each (or ``only`` that one)."""
+        askers = {s.key: self._pairing.asker(s.key) for s in sessions if s.reducer.pending}
         owned = self._pairing.owned(sessions)
+        for key, asker in askers.items():
+            if self._pairing.asker(key) != asker:  # (its view says who waits for a human)
+                self._changed.add(key)
+                self.relived = True
         out: list[Transition] = []
         for session in sessions if only is None else [only]:
             changed, trans = session.check(session.key in owned, self._tick, self._pairing.read_tick, now)
             if changed:
                 self._changed.add(session.key)
+                self.relived = True
             out += trans
         return out
 
@@ -244,7 +259,9 @@ class LocalSessions:
         session = self._sessions.get(key)
         if session is None or not session.reducer.has_header:
             return None
-        return session.view(self.liveness)
+        view = session.view(self.liveness)
+        asker = self._pairing.asker(key) if view.pending else None
+        return replace(view, asker=asker) if asker is not None else view
 
     def take_changed(self) -> set[str]:
         """The keys whose view may have changed since the last call."""

@@ -157,6 +157,9 @@ class SessionView:
     # but neither pending nor counted in the badge).
     offline_since: float | None = None
     offline: tuple[Question, ...] = ()
+    # Asking something: the pi the evidence gives it to, when that pi waits for a human (as
+    # Transition.asker), known once a process list was read after it asked. None: not known.
+    asker: tuple[int, float] | None = None
 
 
 class Views(Sequence[SessionView]):

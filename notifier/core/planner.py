@@ -6,11 +6,13 @@ session file + toolCallId, also across restarts (``notified``: one notified befo
 waiting goes back on screen at start-up, ``restored``, not as a new one). A burst (≥ 3 within
 2 s) becomes one summary, and so do the questions pending at start-up, however old. Reminders
 (:mod:`notifier.core.reminders`) replace the same notification while the question waits.
-Snoozed sessions raise nothing until the snooze ends; muted projects and quiet hours raise
-nothing (the tray still shows everything): :class:`~notifier.core.preferences.Preferences`,
+Snoozed sessions, muted projects and quiet hours raise nothing (the tray still shows
+everything); a question asked meanwhile is announced once when that ends (the snooze ends or is
+lifted, the project is unmuted, quiet hours end): :class:`~notifier.core.preferences.Preferences`,
 handed in.
 
-Durations run on the caller's monotonic clock, ``now``: a question's age is read from its
+Durations run on the caller's monotonic clock, ``now`` (the notifier's runs on while the machine
+sleeps, so a snooze until 08:00 ends then): a question's age is read from its
 wall-clock time once, when it is fed (``wall``: the wall clock then), and from then on it ages
 with ``now`` only, so a wall clock set back or forward (by hand, NTP, a suspended VM) neither
 delays nor hastens a reminder; the snoozes handed in are on that clock too
@@ -98,6 +100,14 @@ class Planner:
                 out += self._drop(item.key)
         return out
 
+    def known_askers(self, keys: Iterable[Key], now: float) -> None:
+        """These questions' pis were found (after they asked) to wait for a human: one still in
+        its settle window is due now, as it would have been had that been known when it was asked."""
+        for key in keys:
+            waiting = self._waiting.get(key)
+            if waiting is not None and waiting[1] > now:
+                self._waiting[key] = (waiting[0], now)
+
     def _drop(self, key: Key) -> list[Action]:
         self._waiting.pop(key, None)
         self._restored.discard(key)
@@ -150,26 +160,27 @@ class Planner:
         """Notified (or held) but not on screen: muted, in quiet hours, or notified before a restart."""
         return item.key in self._shown and self._shown[item.key].handle == 0
 
+    def _held_back(self, item: Item, now: float) -> bool:
+        """Snoozed, or its project muted: it waits, unannounced, until that ends."""
+        return self._muted(item) or self._silenced_until(item) > now
+
     def _due(self, now: float) -> tuple[list[Item], list[Item]]:
-        """The questions found at start-up and those settled, to be raised now. A snoozed one is
-        asked again when the snooze ends (or is lifted); a muted project never raises anything."""
+        """The questions found at start-up and those settled, to be raised now. One asked while
+        snoozed or muted waits, and is asked once when the snooze ends (or is lifted) or the
+        project is unmuted."""
         due: list[Item] = []
         for key, (item, when) in list(self._waiting.items()):
-            if when <= now + GROUP_S and self._silenced_until(item) <= now:
+            if when <= now + GROUP_S and not self._held_back(item, now):
                 del self._waiting[key]
                 due.append(item)
         startup: list[Item] = []
         for item in self._startup:
-            if self._silenced_until(item) > now:
+            if self._held_back(item, now):
                 self._waiting[item.key] = (item, 0.0)
             else:
                 startup.append(item)
         self._startup = []
-        for item in startup + due:
-            if self._muted(item):
-                self._shown[item.key] = _Shown(item, 0)
-                self.notified.add(item.key)
-        return [i for i in startup if not self._muted(i)], [i for i in due if not self._muted(i)]
+        return startup, due
 
     def tick(self, now: float, quiet: bool = False) -> list[Action]:
         """Everything due at ``now``; ``quiet``: inside quiet hours."""
@@ -179,8 +190,13 @@ class Planner:
                 self._shown[item.key] = _Shown(item, 0)
                 self._held.append(item)
             return self._reminders(now, quiet) + self._restore(now, quiet)
-        startup = [i for i in self._held if self._off_screen(i)] + startup
-        self._held = []
+        held, self._held = [i for i in self._held if self._off_screen(i)], []
+        for item in held:  # quiet hours over: announced now, or when a snooze or mute of it ends
+            if self._held_back(item, now):
+                del self._shown[item.key]
+                self._waiting[item.key] = (item, 0.0)
+            else:
+                startup.insert(0, item)
         self.notified.update(i.key for i in startup + due)
         out: list[Action] = []
         if len(startup) == 1:
@@ -263,8 +279,11 @@ class Planner:
 
     def next_due(self) -> float | None:
         """The next moment :meth:`tick` has something to do (``None``: nothing until new input).
-        A snoozed question is due when its snooze ends, as the preferences say now."""
-        times = [max(when, self._silenced_until(item)) for item, when in self._waiting.values()]
+        A snoozed question is due when its snooze ends, as the preferences say now; a muted one
+        when it is unmuted (new preferences, new input)."""
+        times = [
+            max(when, self._silenced_until(item)) for item, when in self._waiting.values() if not self._muted(item)
+        ]  # (a muted one: when the preferences change, which is new input)
         if self._startup or self._restoring:
             times.append(0.0)
         for shown in self._shown.values():

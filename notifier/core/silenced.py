@@ -7,6 +7,7 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from notifier.core.quiet import tomorrow_morning
 from notifier.core.session_spec import short_id
 from notifier.core.text import clean, duration, project_name
 
@@ -101,3 +102,35 @@ def parse_duration(text: str, limit: float | None = MAX_SNOOZE_S) -> float | Non
     if seconds == 0:
         return 0.0  # ("0m", "0s": as "0")
     return seconds if seconds > 0 and (limit is None or seconds <= limit) else None
+
+
+DEFAULT_SNOOZE_S = 15 * 60.0  # as the notification's "Snooze 15 min"
+DURATIONS = "90s, 15m, 1h, 2h30m, 1d, a number of minutes (up to a week), tomorrow, or off"
+
+
+def snooze_words(words: list[str], now: float) -> tuple[str | None, float]:
+    """``snooze [WHAT] [DURATION]``'s words → (WHAT, None for everything; seconds, 0 resumes).
+    DURATION is what :func:`parse_duration` reads or "tomorrow" (until 08:00 the next morning,
+    local time); none: 15 min. ValueError (one line, saying what is wrong) for anything else."""
+    words = list(words)
+    seconds = DEFAULT_SNOOZE_S
+    last = words[-1].strip().lower() if words else ""
+    if last == "tomorrow":
+        words.pop()
+        seconds = tomorrow_morning(now) - now
+    elif words and (found := parse_duration(last)) is not None:
+        words.pop()
+        seconds = found
+    elif words and parse_duration(last, limit=None) is not None:
+        raise ValueError(f"a snooze lasts at most {duration(MAX_SNOOZE_S)}: for longer, 'mute' the project")
+    second = words[-1].strip().lower() if len(words) == 2 else ""
+    if second and second != "tomorrow" and parse_duration(second, limit=None) is None:
+        raise ValueError(not_duration(words[-1]))
+    if len(words) > 1:
+        raise ValueError("snooze takes [WHAT] [DURATION]: e.g. 'snooze blog 1h', 'snooze all tomorrow', 'snooze off'")
+    return (words[0] if words else None), seconds
+
+
+def not_duration(word: str) -> str:
+    return f"{clean(word, 40)!r} is not a DURATION ({DURATIONS})"
+

@@ -122,9 +122,12 @@ class Liveness:
             self.next_due = when
 
     def asked(self, items: Sequence[Transition]) -> None:
-        """New questions: look soon whether their pi is still there."""
-        if self.enabled and any(t.kind == "needs_input" for t in items):
-            self.schedule(LIVENESS_SOON_S)
+        """New questions: look soon whether their pi is still there; at once for one whose pi is
+        not known yet (its terminal's mode tells whether it waits for a human: notified at once)."""
+        asked = [t for t in items if t.kind == "needs_input"]
+        if self.enabled and asked:
+            unknown = any(t.asker is None and not t.initial for t in asked)
+            self.schedule(0.0 if unknown else LIVENESS_SOON_S)
             self._recheck_s = self.interval
 
     def resumed(self, board: Board) -> None:

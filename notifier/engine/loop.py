@@ -229,7 +229,8 @@ class Engine:
             if unnamed and self.files.fill_names(unnamed):
                 out = self.files.renamed(out)
             out += self._timers()
-            if out or called or self.board.local.has_turns():
+            relived = self.board.local.take_relived()  # (who is alive changed: a new snapshot)
+            if out or called or relived or self.board.local.has_turns():
                 self._emit(out)
 
     def _handle(self, item: Message) -> list[Transition]:

@@ -185,3 +185,54 @@ def test_an_abandoned_question_whose_pi_is_seen_again_is_notified_again(tmp_path
     finally:
         pi.kill()
         pi.wait()
+
+
+def test_a_pi_started_after_an_earlier_question_is_alive_in_the_apps_snapshot_when_it_asks(tmp_path: Path) -> None:
+    """The app read the process table for an earlier question (pi A); pi B starts after that
+    read, then asks. The app's snapshot never says B's session is without a pi (``alive``
+    false: the window's answer and "Go to session" would refuse), and says it is alive within
+    a moment, with no other change in any session file to carry it."""
+    from notifier.control.client import request
+
+    from .test_lifecycle import headless_env
+
+    sessions = tmp_path / "sessions"
+    first, second = (tmp_path / "first").resolve(), (tmp_path / "second").resolve()
+    first.mkdir()
+    second.mkdir()
+    a, b = sessions / "--first--" / "a.jsonl", sessions / "--second--" / "b.jsonl"
+    ask_app = {"cmd": "status", "roots": [str(sessions)], "question_tools": []}
+
+    def session(key: Path) -> dict[str, Any] | None:
+        reply = request(ask_app)
+        if not reply or not reply.get("ok"):
+            return None
+        return next((s for s in reply["status"]["sessions"] if s["file"] == str(key)), None)
+
+    pi_a = start_fake_pi(tmp_path, first)
+    pi_b: subprocess.Popen[bytes] | None = None
+    app = AppProcess("run", "--no-notify", "--sessions-dir", str(sessions), env=headless_env())
+    try:
+        with app:
+            wait_for(lambda: request({"cmd": "ping"}), 20, "the app's control channel")
+            append(a, header(str(first)), user(), ask("q1", "First?"))
+            wait_for(lambda: (s := session(a)) and s["alive"] is True, 20, "pi A judged alive (a process read)")
+            pi_b = subprocess.Popen([str(tmp_path / "bin" / "pi"), "300"], cwd=second)
+            wait_for(lambda: [p for p in running_pi() or [] if p.cwd == str(second)], 10, "pi B in the process table")
+            append(b, header(str(second)), user(), ask("q2", "Second?"))
+            seen: list[Any] = []
+
+            def alive() -> bool:
+                s = session(b)
+                if s is not None and s["pending"]:
+                    seen.append(s["alive"])
+                return bool(seen) and seen[-1] is True
+
+            wait_for(alive, 5, "pi B's session alive in the app's snapshot")
+            assert False not in seen, seen
+            assert (session(a) or {}).get("alive") is True
+    finally:
+        for pi in (pi_a, pi_b):
+            if pi is not None:
+                pi.kill()
+                pi.wait()

@@ -404,3 +404,44 @@ def test_clearing_an_abandoned_question_goes_to_the_source_that_has_it() -> None
     assert [q.tool_call_id for _, q in b.snapshot(104.0).abandoned] == ["r1"]
     assert b.clear_abandoned(ref.key) and b.snapshot(105.0).abandoned == ()
     assert not b.clear_abandoned("/s/none.jsonl")
+
+
+def test_a_pi_started_after_the_last_process_list_is_not_called_gone_when_it_asks() -> None:
+    """A list read before a session asked cannot say its pi is gone (a pi that started since):
+    its liveness is not known (None, never False) until a list read after the question, and that
+    list changing who is alive is a change of the snapshot even without a transition."""
+    b = Board(liveness=True)
+    b.local.apply("a", [Header("a", "/p"), asked("q1", 100.0)], 100.0)
+    assert b.local.set_processes([Proc("/p", 50.0, pid=1)], 101.0) == []
+    assert b.local.take_relived()  # (a: alive now)
+    assert not b.local.take_relived()
+    # pi 2 starts in /q after that read, and asks
+    out = b.local.apply("b", [Header("b", "/q"), asked("q2", 200.0)], 200.0)
+    assert [t.kind for t in out] == ["needs_input"]
+    view = next(v for v in b.snapshot(200.0).sessions if v.ref.key == "b")
+    assert view.alive is None and len(view.pending) == 1
+    assert b.local.set_processes([Proc("/p", 50.0, pid=1), Proc("/q", 150.0, pid=2)], 201.0) == []
+    assert b.local.take_relived()
+    view = next(v for v in b.snapshot(201.0).sessions if v.ref.key == "b")
+    assert view.alive is True
+    # and a list read after the question without its pi: gone
+    (gone,) = b.local.set_processes([Proc("/p", 50.0, pid=1)], 202.0)
+    assert gone.kind == "abandoned" and b.local.take_relived()
+    assert next(v for v in b.snapshot(202.0).sessions if v.ref.key == "b").alive is False
+
+
+def test_the_first_question_of_a_pi_not_seen_yet_gets_its_asker_from_the_next_list() -> None:
+    """A new pi's session appears with its first question: no list has paired it yet (no
+    asker). The list read then, its terminal raw, names the asker in the session's view: a
+    change of the snapshot (take_relived), so the notifier can raise it without the settle window."""
+    b = Board(liveness=True)
+    (t,) = b.local.apply("a", [Header(uuid7(50.3), "/p"), asked_ab("q1", "First?", 100.0)], 100.0)
+    assert t.asker is None
+    assert b.snapshot(100.0).sessions[0].asker is None
+    b.local.take_relived()
+    b.local.set_processes([Proc("/p", 50.0, 11, None, pane("First?"), None, None, True)], 100.1)
+    assert b.local.take_relived()
+    view = b.snapshot(100.1).sessions[0]
+    assert view.asker == (11, 50.0) and view.alive is True
+    (r,) = b.local.apply("a", [ToolEnd(101.0, "q1", "question", "answered", "A")], 101.0)
+    assert r.kind == "resolved" and b.snapshot(101.0).sessions[0].asker is None  # (asking nothing)

@@ -142,10 +142,37 @@ def test_quiet_hours_and_mute_raise_nothing() -> None:
     assert notices(p.tick(1.0, quiet=True)) == [] and p.held
     assert notices(p.tick(700.0, quiet=True)) == []  # still quiet: no reminder either
     # quiet hours over: the held question is announced once (its passed reminder is not sent),
-    # and s2 gets its next reminder; the muted one never shows
+    # and s2 gets its next reminder; the muted one waits for the unmute
     out = notices(p.tick(1900.0))
     assert sorted((n.kind, n.items[0].ref.key) for n in out) == [("question", "s3"), ("reminder", "s2")]
-    assert not p.held and p.next_due() is None
+    assert not p.held and p.next_due() is None  # (the muted one: when the preferences change)
+    # unmuted: the question asked while muted is announced once, its passed reminders not sent
+    p.preferences = p.preferences.with_mute("s1", False)
+    (n,) = notices(p.tick(2000.0))
+    assert (n.kind, n.items[0].ref.key) == ("question", "s1")
+    assert notices(p.tick(2001.0)) == [] and p.next_due() is None
+
+
+def test_a_question_asked_while_muted_waits_across_a_restart_for_the_unmute() -> None:
+    p = Planner(settle_s=0.0, remind_after_s=())
+    p.preferences = Preferences().with_mute("s1", True)
+    p.feed([t("needs_input", "a", "s1", initial=True)], 5.0)
+    assert notices(p.tick(5.0)) == [] and p.next_due() is None and not p.notified
+    p.preferences = Preferences()
+    (n,) = notices(p.tick(6.0))
+    assert n.items[0].ref.key == "s1" and n.handle
+
+
+def test_held_in_quiet_hours_then_snoozed_is_announced_when_the_snooze_ends() -> None:
+    p = Planner(settle_s=0.0, remind_after_s=())
+    p.feed([t("needs_input", "a", "s1")], 0.0)
+    assert notices(p.tick(0.0, quiet=True)) == [] and p.held
+    p.preferences = Preferences().snoozed(500.0, 100.0, project="s1")
+    assert notices(p.tick(200.0)) == [] and not p.held  # quiet hours over, but snoozed now
+    assert p.next_due() == 500.0
+    (n,) = notices(p.tick(500.0))
+    assert n.items[0].ref.key == "s1"
+    assert notices(p.tick(501.0)) == []
 
 
 def test_question_shown_late_skips_reminders_already_past() -> None:
@@ -307,3 +334,17 @@ def test_a_reminder_of_one_question_of_a_start_up_summary_is_its_own_bubble() ->
     assert r.kind == "reminder" and r.items[0].key == ("s1", "a") and r.handle != n.handle
     assert p.feed([t("resolved", "a", "s1")], 700.0) == [Withdraw(r.handle)]
     assert p.feed([t("resolved", "b", "s2")], 800.0) == [Withdraw(n.handle)]
+
+
+def test_a_question_whose_pi_is_found_to_wait_for_a_human_skips_the_rest_of_the_settle_window() -> None:
+    p = Planner(settle_s=0.25, remind_after_s=())
+    p.feed([t("needs_input", "a", "s1"), t("needs_input", "b", "s2")], 0.0)
+    assert notices(p.tick(0.0)) == [] and p.next_due() == 0.25
+    a = ("s1", "a")
+    p.known_askers([a, ("s3", "x")], 0.05)  # (a key the planner does not hold: nothing)
+    assert p.next_due() == 0.05
+    (n,) = notices(p.tick(0.05))
+    assert n.items[0].key == a
+    assert p.next_due() == 0.25  # the other one still waits its window
+    p.known_askers([a], 0.1)  # already raised: nothing again
+    assert notices(p.tick(0.1)) == []

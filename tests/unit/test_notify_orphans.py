@@ -23,8 +23,10 @@ class FakeServer(Plain):
         self.online = True
         self.next_id = 0
         self.closed: list[int] = []
+        self.replaced: list[int] = []  # each Notify's replaces_id (0: a new bubble, a pop-up)
 
     def show(self, message: Message, replaces: int) -> int:
+        self.replaced.append(replaces)
         if replaces:
             return replaces
         self.next_id += 1
@@ -75,8 +77,25 @@ def test_a_new_notification_for_the_same_question_replaces_the_left_one() -> Non
     _screen(server, store).put(_notice(1, "a", "q1"))
     after = _screen(server, store)
     after.put(_notice(5, "a", "q1"))  # a reminder of the same question, from this run
-    assert server.closed == [1] and after.bubbles.orphans == {}
-    assert store.bubbles() == {("bus-1/:1.7", 2): {A}}
+    assert server.replaced == [0, 1] and server.closed == [] and after.bubbles.orphans == {}
+    assert store.bubbles() == {("bus-1/:1.7", 1): {A}}
+
+
+def test_a_summary_after_a_crash_re_uses_a_left_bubble_and_closes_the_others() -> None:
+    """Two bubbles left by a killed run; the next one puts both questions back as one summary:
+    it replaces one of them (no pop-up) and closes the other, never raising a new one."""
+    store = Store(None)
+    server = FakeServer("bus-1/:1.7")
+    crashed = _screen(server, store)
+    crashed.put(_notice(1, "a", "q1"))
+    crashed.put(_notice(2, "b", "q2"))
+    after = _screen(server, store)
+    a, b = _notice(0, "a", "q1").items[0], _notice(0, "b", "q2").items[0]
+    after.put(Notice(1, "startup", (a, b), restored=True))
+    assert server.replaced == [0, 0, 1] and server.closed == [2]
+    assert store.bubbles() == {("bus-1/:1.7", 1): {A, B}} and after.bubbles.orphans == {}
+    after.put(_notice(2, "c", "q3"))  # a question of nobody's bubble: a new one
+    assert server.replaced[-1] == 0
 
 
 def test_ids_of_another_server_are_forgotten_never_closed() -> None:
@@ -116,3 +135,23 @@ def test_a_remote_question_left_on_screen_waits_for_its_end() -> None:
     assert server.closed == [] and after.bubbles.orphans == {1: {remote}}
     after.ended({remote})
     assert server.closed == [1]
+
+
+def test_a_replacement_is_recorded_before_the_server_is_called() -> None:
+    """What a bubble whose id is known will show is in the store before the Notify that changes
+    it: a crash in the middle of the call leaves a record that names every question on it."""
+    store = Store(None)
+    server = FakeServer("bus-1/:1.7")
+    seen: list[dict[tuple[str, int], set[Key]]] = []
+    show = server.show
+
+    def recording(message: Message, replaces: int) -> int:
+        seen.append(store.bubbles())
+        return show(message, replaces)
+
+    server.show = recording  # type: ignore[method-assign]
+    _screen(server, store).put(_notice(1, "a", "q1"))
+    after = _screen(server, store)
+    a, b = _notice(0, "a", "q1").items[0], _notice(0, "b", "q2").items[0]
+    after.put(Notice(4, "startup", (a, b)))  # re-uses bubble 1 for both
+    assert seen[-1] == {("bus-1/:1.7", 1): {A, B}}

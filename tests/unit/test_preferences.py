@@ -32,3 +32,34 @@ def test_values_are_immutable() -> None:
         pass
     else:  # pragma: no cover
         raise AssertionError("preferences must not be changed in place")
+
+
+def test_snooze_words_take_every_form_the_readme_promises() -> None:
+    """`snooze [all|PROJECT|SESSION] [DURATION]`, DURATION also "tomorrow" and "off", for every
+    WHAT (README: `snooze all tomorrow`, `snooze PROJECT tomorrow` once exited 2)."""
+    from datetime import datetime
+
+    import pytest
+
+    from notifier.core.quiet import tomorrow_morning
+    from notifier.core.silenced import DEFAULT_SNOOZE_S, snooze_words
+
+    now = datetime(2026, 12, 6, 18, 30).timestamp()
+    morning = tomorrow_morning(now) - now
+    assert datetime.fromtimestamp(now + morning).timetuple()[2:5] == (7, 8, 0)
+    for what in (None, "all", "blog", "1d2e3a4b"):
+        lead = [what] if what else []
+        assert snooze_words([*lead, "tomorrow"], now) == (what, morning)
+        assert snooze_words([*lead, "Tomorrow"], now) == (what, morning)
+        assert snooze_words([*lead, "1h"], now) == (what, 3600.0)
+        assert snooze_words([*lead, "off"], now) == (what, 0.0)
+        assert snooze_words(lead, now) == (what, DEFAULT_SNOOZE_S)
+    for words, said in (
+        (["blog", "2x"], "'2x' is not a DURATION"),
+        (["blog", "1h", "extra"], "snooze takes [WHAT] [DURATION]"),
+        (["blog", "8d"], "a snooze lasts at most 7 d"),
+        (["all", "tomorrow", "1h"], "snooze takes [WHAT] [DURATION]"),
+    ):
+        with pytest.raises(ValueError) as refused:
+            snooze_words(words, now)
+        assert said in str(refused.value)

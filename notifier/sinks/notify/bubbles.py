@@ -64,6 +64,16 @@ class Bubbles:
                 return nid
         return None
 
+    def take(self, keys: list[Key]) -> int | None:
+        """The left-over notification that shows the most of ``keys`` (None: none shows any): it
+        is no longer left over, but the one to replace with what shows them now."""
+        wanted = set(keys)
+        best = max(self.orphans, key=lambda nid: len(self.orphans[nid] & wanted), default=None)
+        if best is None or not self.orphans[best] & wanted:
+            return None
+        del self.orphans[best]
+        return best
+
     def forget(self, nid: int) -> None:
         """The left-over notification ``nid`` is closed: no longer left over."""
         self.orphans.pop(nid, None)

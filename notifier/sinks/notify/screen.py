@@ -22,6 +22,7 @@ from notifier.system.paths import session_address
 log = logging.getLogger(__name__)
 
 RECONNECT_S = 30.0  # after the session bus itself went away, look for it again this often
+FLUSH_S = 0.5  # how long a shown notification waits for its record to be written (a crash right after)
 
 
 class Screen:
@@ -38,6 +39,7 @@ class Screen:
         """``store``: where the notifications on screen are recorded (:class:`~notifier.state.store.Store`'s
         bubbles), so that the run after a crash closes those whose question was answered."""
         self._choose = choose
+        self.store = store
         self.bubbles = Bubbles(store)
         self.instead = instead  # what shows questions while notifications cannot (for the log)
         self.clock = clock
@@ -179,17 +181,26 @@ class Screen:
         if backend is None or not backend.online:
             return
         message = render(notice, self.show_text, backend.markup)
+        keys = [i.key for i in notice.items]
         replaces = self.handles.get(notice.handle, 0)
+        if not replaces and self._owner():  # a bubble a run before ours left with these questions:
+            replaces = self.bubbles.take(keys) or 0  # re-used, not a second one popping up
+        if replaces:  # (its id known: recorded before the call, so a crash in it loses nothing)
+            self._recorded(replaces, keys)
         server_id = self.safe(lambda: backend.show(message, replaces))
         if server_id is None:
             return
         self.handles[notice.handle] = server_id
-        keys = [i.key for i in notice.items]
-        self._recorded(server_id, keys)
-        for nid in self.bubbles.sharing(keys):  # (this one shows them now)
-            self._close_orphan(nid)
+        if server_id != replaces:  # (a new bubble: the one replaced was closed meanwhile)
+            if replaces:
+                self._recorded(replaces, None)
+            self._recorded(server_id, keys)
         if self.on_shown is not None:
             self.on_shown(keys)
+        if self.store is not None:  # (what is on screen is in the file before anything else)
+            self.store.flush(FLUSH_S)
+        for nid in self.bubbles.sharing(keys):  # (this one shows them now)
+            self._close_orphan(nid)
 
     def safe(self, fn: Callable[[], Any]) -> Any:
         try:

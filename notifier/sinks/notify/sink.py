@@ -21,7 +21,7 @@ from notifier.core.model import Snapshot, Transition, TurnChange
 from notifier.core.notices import Notice, Withdraw, key_of
 from notifier.core.planner import Planner
 from notifier.core.preferences import Preferences
-from notifier.core.quiet import in_quiet_hours, parse_quiet_hours
+from notifier.core.quiet import in_quiet_hours, next_quiet_change, parse_quiet_hours
 from notifier.core.text import clean
 from notifier.sinks.notify.backend import Backend
 from notifier.sinks.notify.choose import TRAY_ALONE, choose_backend
@@ -35,6 +35,14 @@ log = logging.getLogger(__name__)
 
 SNOOZE_S = 15 * 60
 MAX_WAIT_S = 60.0
+_BOOTTIME = getattr(time, "CLOCK_BOOTTIME", None)  # (Linux)
+
+
+def awake_or_asleep() -> float:
+    """Seconds on a clock nobody sets that runs on while the machine sleeps (Linux's boot time;
+    elsewhere the monotonic clock): a snooze until 08:00 ends at 08:00 and a reminder due 10
+    minutes after the question comes at once after a longer sleep, however long it slept."""
+    return time.monotonic() if _BOOTTIME is None else time.clock_gettime(_BOOTTIME)
 
 
 class AlertSink:
@@ -51,7 +59,7 @@ class AlertSink:
         *,
         execute: Callable[[Command], object] = lambda command: None,
         backend: Backend | None = None,
-        clock: Callable[[], float] = time.monotonic,
+        clock: Callable[[], float] = awake_or_asleep,
         wall: Callable[[], float] = time.time,
         instead: str | None = None,
         health: FailureLog | None = None,
@@ -60,10 +68,10 @@ class AlertSink:
         ``Goto`` (the default action, "Go to session"), ``Answer`` (an option's button, a text
         typed into it), ``Snooze`` ("Snooze 15 min"), ``Show`` (the window). ``backend``: the one to
         use (else chosen at start). ``clock`` times every duration (settle, reminders, snoozes,
-        reconnecting); ``wall`` only tells a question's age from its time, the time of day (quiet
-        hours) and when a snooze ends in the store. ``instead``: what shows questions while
-        notifications cannot (said in the log; None: the tray icon). ``health``: where the
-        worker's failures are recorded (shared with the app)."""
+        reconnecting: by default a clock that runs on while the machine sleeps); ``wall`` only tells a question's age
+        from its time, the time of day (quiet hours) and when a snooze ends in the store.
+        ``instead``: what shows questions while notifications cannot (said in the log; None: the
+        tray icon). ``health``: where the worker's failures are recorded (shared with the app)."""
         self.instead = TRAY_ALONE if instead is None else instead
         self.execute = execute
         self.config = config
@@ -128,8 +136,12 @@ class AlertSink:
         self._inbox.put(("ready", {key_of(view.ref, q) for view, q in snapshot.pending}))
 
     def transitions(self, items: Sequence[Transition], snapshot: Snapshot) -> None:
-        if items and not self._stop.is_set():  # (stopped: nobody would read them)
+        if self._stop.is_set():  # (stopped: nobody would read them)
+            return
+        if items:
             self._inbox.put(("transitions", list(items)))
+        else:  # the board changed without a transition: a pi found to wait for a human, maybe
+            self._inbox.put(("askers", snapshot))
 
     def turns(self, items: Sequence[TurnChange]) -> None:
         if not self._stop.is_set():
@@ -163,7 +175,11 @@ class AlertSink:
                 due = reconnect_at if due is None else min(due, reconnect_at)
             # (Capped: quiet hours end at a time of day, on the wall clock.)
             timeout = None if due is None else min(MAX_WAIT_S, max(0.0, due - self.clock()))
-            timeout = MAX_WAIT_S if timeout is None and self.planner.held else timeout  # (quiet hours end)
+            if self.planner.held:  # what quiet hours hold is announced when they end, on time
+                wall = self.wall()
+                ends = next_quiet_change(self.quiet_window, wall)
+                until_end = MAX_WAIT_S if ends is None else min(MAX_WAIT_S, max(0.0, ends - wall) + 0.01)
+                timeout = until_end if timeout is None else min(timeout, until_end)
             try:
                 msg = self._inbox.get(timeout=timeout)
             except queue.Empty:
@@ -186,6 +202,9 @@ class AlertSink:
                 self._screen.ended(ended)
         elif kind == "ready":  # what a run before ours left on screen for questions now over
             self._screen.settle_orphans(arg)
+        elif kind == "askers":  # (their questions need no settle window)
+            askers = [(key_of(v.ref, q), v.asker) for v, q in arg.pending if v.asker is not None]
+            self.planner.known_askers((k for k, asker in askers if still_running(*asker)), now)
         elif kind == "turns":
             for change in arg:
                 actions += self.planner.turn(change, now)

@@ -1,0 +1,53 @@
+"""A question held by quiet hours is announced when they end by the clock, on time: the
+notifier's worker wakes at their end, not up to a minute later."""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime, timedelta
+
+from notifier.config.load import Config
+from notifier.core.model import Option, Question, QuestionItem, SessionRef, Snapshot, Transition
+from notifier.sinks.notify.sink import AlertSink
+
+from ..conftest import wait_for
+from .test_desktop_actions import Server
+
+
+def test_a_question_held_by_quiet_hours_is_announced_as_they_end() -> None:
+    end = (datetime.now() + timedelta(minutes=3)).replace(second=0, microsecond=0)
+    offset = end.timestamp() - 0.5 - time.time()  # the sink's wall clock: half a second before their end
+    config = Config()
+    config.set("quiet_hours", f"{end - timedelta(minutes=30):%H:%M}-{end:%H:%M}", "test")
+    config.set("settle_ms", 0, "test")
+    config.set("notifications.skip_when_focused", False, "test")
+    server = Server()
+    sink = AlertSink(config, backend=server, wall=lambda: time.time() + offset)
+    sink.start()
+    try:
+        ref = SessionRef("/s/a.jsonl", "id", "/home/me/webshop", None)
+        q = Question("c1", "question", (QuestionItem("Ship it?", options=(Option("Yes"),)),), time.time() + offset)
+        sink.transitions([Transition("needs_input", ref, q, time.time() + offset)], Snapshot())
+        wait_for(lambda: sink.planner.held, 5, "held by the quiet hours")
+        assert server.shown == []
+        wait_for(lambda: server.shown, 5, "announced as the quiet hours end")
+        assert time.time() + offset >= end.timestamp()
+    finally:
+        sink.stop()
+
+
+def test_the_notifiers_clock_counts_time_asleep() -> None:
+    """Snoozes and reminders run on the notifier's own clock: one that nobody sets and that runs
+    on while the machine sleeps (Linux's CLOCK_BOOTTIME; the monotonic clock stops then, so a
+    snooze "until 08:00" would end as many hours late as the machine slept)."""
+    import pytest
+
+    from notifier.sinks.notify.sink import awake_or_asleep
+
+    boottime = getattr(time, "CLOCK_BOOTTIME", None)
+    if boottime is None:
+        pytest.skip("no CLOCK_BOOTTIME here: the monotonic clock is all there is")
+    before = time.clock_gettime(boottime)
+    now = awake_or_asleep()
+    assert before <= now <= time.clock_gettime(boottime)
+    assert AlertSink(Config()).clock is awake_or_asleep
