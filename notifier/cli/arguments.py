@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any, NoReturn
 
 from notifier import APP_NAME, __version__
+from notifier.core.text import clean
 
 
 class _Parser(argparse.ArgumentParser):
@@ -19,7 +20,8 @@ class _Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
-        sys.stderr.write(f"{APP_NAME}: {message} (see '{self.prog} --help')\n")
+        # (argparse quotes the arguments it names as typed: an escape sequence would reach the terminal)
+        sys.stderr.write(f"{APP_NAME}: {clean(message, 600)} (see '{self.prog} --help')\n")
         raise SystemExit(2)
 
 

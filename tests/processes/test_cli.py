@@ -35,6 +35,21 @@ def test_bad_usage_is_one_line_exit_2(args: list[str], fragment: str) -> None:
     assert "Traceback" not in r.stderr
 
 
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["status", "--\x1b]0;owned\x07x"],  # unrecognized: argparse names it as typed
+        ["--\x1b[2J\x1b[31mred"],
+        ["status", "--sessions-dir", "a", "b\x1b[1A\rc"],
+        ["run", "--question-tool"],
+    ],
+)
+def test_usage_errors_never_echo_escape_sequences(args: list[str]) -> None:
+    r = cli(*args)
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
+    assert "\x1b" not in r.stderr and "\x07" not in r.stderr and "\r" not in r.stderr
+
+
 def test_missing_explicit_config(tmp_path: Path) -> None:
     r = cli("status", "--config", str(tmp_path / "nope.toml"))
     assert r.returncode == 2 and "does not exist" in r.stderr
