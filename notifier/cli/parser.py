@@ -143,7 +143,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     if not argv or argv[0].startswith("-") and argv[0] not in ("-h", "--help", "--version"):
         argv = ["run", *argv]
-    args = build_parser(argv[0] if argv[0] in COMMANDS else None).parse_args(argv)
+    parser = build_parser(argv[0] if argv[0] in COMMANDS else None)
+    args, extra = parser.parse_known_args(argv)
+    words = getattr(args, "words", None)
+    if extra and isinstance(words, list) and not any(e.startswith("-") for e in extra):
+        words += extra  # (words after an option: `answer SESSION --call ID CHOICE`, the contract's order)
+    elif extra:
+        parser.error("unrecognized arguments: " + " ".join(extra))
     _reconfigure_streams(bool(getattr(args, "json", False)))
     verbose = getattr(args, "verbose", False)
     setup_logging(verbose, log_file=args.command in ("run", "demo"))

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from ..conftest import cli
+from ..writer import header, user
 
 
 @pytest.mark.parametrize(
@@ -48,6 +49,23 @@ def test_usage_errors_never_echo_escape_sequences(args: list[str]) -> None:
     r = cli(*args)
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
     assert "\x1b" not in r.stderr and "\x07" not in r.stderr and "\r" not in r.stderr
+
+
+def test_answer_parses_in_the_contracts_order_and_any_other(tmp_path: Path) -> None:
+    """`answer SESSION --call ID CHOICE` (docs/contract.md) and the words after the options both
+    reach the command: here it refuses, as it should, a call that is not waiting."""
+    session = tmp_path / "s.jsonl"
+    session.write_bytes(header() + user())
+    said = set()
+    for args in (
+        [str(session), "--call", "c1", "2"],
+        [str(session), "2", "--call", "c1"],
+        ["--call", "c1", str(session), "2"],
+    ):
+        r = cli("answer", *args)
+        assert "unrecognized" not in r.stderr and "Traceback" not in r.stderr, args
+        said.add((r.returncode, r.stderr))
+    assert len(said) == 1 and "c1" in next(iter(said))[1]
 
 
 def test_missing_explicit_config(tmp_path: Path) -> None:
