@@ -4,14 +4,66 @@ is the answer the plan gave (:func:`result_mismatch`)."""
 
 from __future__ import annotations
 
+import re
+
 from notifier.core.model import Question
 from notifier.core.text import clean
 from notifier.pi.keymaps import Plan, drawn_rows
 from notifier.pi.screens import Dialog, rows, same_row
 
+_BOX = re.compile(r"^\[[^\]]\]")
+
 
 def _squash(text: str) -> str:
     return "".join(clean(text).casefold().split())
+
+
+def _whole_lines(text: str, lines: tuple[str, ...]) -> bool:
+    """Whether ``text`` is what some run of whole lines shows (wrapped as the dialog wraps it):
+    not merely a part of a longer question's text."""
+    want = _squash(text)
+    if not want:
+        return False
+    squashed = [_squash(line) for line in lines]
+    for i in range(len(squashed)):
+        got = ""
+        for line in squashed[i:]:
+            got += line
+            if len(got) >= len(want):
+                break
+        if got == want:
+            return True
+    return False
+
+
+def _drawn_as(shown: str, drawn: str) -> bool:
+    """Whether a row on screen is the row ``drawn``, in any state the dialog draws it in while it
+    is answered: cut to the width, marked after its label (an editor open on it: " ✎", a
+    text typed for it: ": text") or its check box toggled ("[x]" for "[ ]")."""
+    if same_row(shown, drawn) or same_row(_BOX.sub("[ ]", shown, count=1), drawn):
+        return True
+    shown, drawn = clean(shown), clean(drawn)
+    return shown.startswith((drawn + " ", drawn + ":"))
+
+
+def bound(dialog: Dialog, question: Question, item: int | None, shows: tuple[str, ...] = ()) -> str | None:
+    """Why the dialog on screen is not (or no longer) ``question``'s, at its question ``item``
+    (``None``: the form's review, known by what it ``shows``); ``None`` if it is: it shows that
+    question's text and exactly its rows, in order, in whatever state answering puts them.
+    This is what binds every key to the question it is for: a look-alike next question (the
+    same rows, another text) is not it."""
+    items = question.items or (question.first,)
+    if item is None:
+        missing = next((t for t in shows if not dialog.shows(t)), None)
+        return None if missing is None else f"the dialog on screen does not show {clean(missing, 60)!r}"
+    it = items[item] if item < len(items) else items[0]
+    if not _whole_lines(it.text, dialog.lines):
+        return "the dialog on screen does not show this question"
+    if it.options:
+        shown, drawn = rows(dialog).texts, drawn_rows(dialog.variant, it)
+        if len(shown) != len(drawn) or not all(_drawn_as(a, b) for a, b in zip(shown, drawn, strict=True)):
+            return "the dialog on screen does not show this question's options"
+    return None
 
 
 def check_screen(dialog: Dialog, question: Question) -> str | None:

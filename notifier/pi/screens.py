@@ -57,6 +57,7 @@ class Dialog:
     variant: str  # "question" | "questionnaire" | "pi-ask" | "dreki"
     lines: tuple[str, ...]  # the dialog's own lines on screen, cleaned
     raw: tuple[str, ...] = ()  # the same lines as captured (their columns kept)
+    top: int = 0  # the screen line (from 0) of its first line
 
     @property
     def flat(self) -> str:
@@ -98,7 +99,7 @@ def find_dialog(screen: str, tool: str) -> Dialog | None:
         start = end
         while start > 0 and end - start < _MAX_DIALOG_LINES and not border[start - 1]:
             start -= 1
-        return Dialog(variant, tuple(lines[start : end + 1]), tuple(raw[start : end + 1]))
+        return Dialog(variant, tuple(lines[start : end + 1]), tuple(raw[start : end + 1]), start)
     return None
 
 
