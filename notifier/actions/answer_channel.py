@@ -8,8 +8,8 @@ from __future__ import annotations
 import os
 import time
 
-from notifier.actions.answer_keys import Seen, confirm, drive
-from notifier.actions.answer_session import GUESS, Answered, SessionFile
+from notifier.actions.answer_keys import Seen, confirm, drive, finder, plan_for, usage
+from notifier.actions.answer_session import Answered, SessionFile
 from notifier.actions.goto import Refused
 from notifier.companion.channel import all_open_dialogs, answer_dialog
 from notifier.companion.protocol import Dialog as ExtDialog
@@ -18,8 +18,7 @@ from notifier.core.model import Option, Question, QuestionItem, SessionView
 from notifier.core.text import clean
 from notifier.engine.options import EngineOptions
 from notifier.pi.answer_checks import check_screen
-from notifier.pi.keymaps import Step, Unsupported, UsageError, plan, resolve
-from notifier.pi.screens import find_dialog
+from notifier.pi.keymaps import Step, Unsupported, UsageError, resolve
 
 
 def channel_dialog(session_file: str, question: Question) -> tuple[str, ExtDialog] | None:
@@ -112,24 +111,25 @@ def _by_keys(
 ) -> Answered:
     """A question tool's own dialog: the same checked plan as in tmux, its keys forwarded to the
     component, its mirrored screen checked instead of the pane's."""
-    if question.tool not in GUESS:
-        raise Unsupported(f"no key map for the {clean(question.tool, 40)} tool: answer it in the terminal")
+    usage(question, choices, text)  # bad usage shows before anything else
     session = SessionFile(options, view.ref.key)
     if not session.pending(question.tool_call_id):
         raise Refused("the question is no longer waiting (answered or cancelled meanwhile); nothing was typed")
-    plan(GUESS[question.tool], question, choices or None, text)  # bad usage shows before anything else
-    dialog = find_dialog("\n".join(d.screen or ()), question.tool)
-    if dialog is None:
-        raise Refused("the question's dialog does not show what pi-notifier knows how to answer; nothing was typed")
+    found = finder(question, "\n".join(d.screen or ()))
+    if found is None:
+        raise Refused(
+            "the question's dialog shows neither its tool's layout nor a list of its options; nothing was typed"
+        )
+    find, dialog = found
     reason = check_screen(dialog, question)
     if reason:
         raise Refused(f"{reason}; nothing was typed")
-    steps = plan(dialog.variant, question, choices or None, text)
+    steps = plan_for(dialog, question, choices, text)
 
     def look() -> Seen:
         at = time.monotonic()
         screen = _screen(sock, d.id)
-        return Seen(find_dialog("\n".join(screen), question.tool) if screen is not None else None, None, at)
+        return Seen(find("\n".join(screen)) if screen is not None else None, None, at)
 
     def send(step: Step, seen: Seen) -> bool:
         # (to this dialog's id: keys never reach another dialog, whatever pi shows)

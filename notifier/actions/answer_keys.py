@@ -22,6 +22,7 @@ from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from notifier.actions.answer_session import (
+    GUESS,
     STEP_TIMEOUT_S,
     Answered,
     SessionFile,
@@ -33,12 +34,13 @@ from notifier.actions.goto import Refused
 from notifier.core.model import Question
 from notifier.core.text import clean
 from notifier.pi.answer_checks import bound, result_mismatch
-from notifier.pi.keymaps import Plan, Step
-from notifier.pi.screens import Dialog, rows, same_row
+from notifier.pi.keymaps import Plan, Step, Unsupported, plan
+from notifier.pi.list_keys import plan_list
+from notifier.pi.screens import Dialog, Rows, find_dialog, find_list, rows, same_row
 
 log = logging.getLogger(__name__)
 SETTLE_TIMEOUT_S = 1.0  # how long pi may take to read the keys typed, before the last check
-LATER_S = 0.3  # how long a question asked meanwhile may take to show that a key reached it
+LATER_S = 0.5  # how long the next question may take to show that a key reached it
 
 
 @dataclass(frozen=True)
@@ -73,6 +75,47 @@ class Typed:
 
     def said(self) -> str:
         return ", ".join(self.keys) if self.keys else "nothing"
+
+
+Find = Callable[[str], "Dialog | None"]
+
+
+def finder(question: Question, screen: str) -> tuple[Find, Dialog] | None:
+    """How to read this question's dialog off a screen, and the dialog on ``screen``: its tool's
+    own layout where pi-notifier knows it, else any list that shows the question's text and its
+    options on rows of their own (:func:`notifier.pi.screens.find_list`). ``None``: neither."""
+    own = find_dialog(screen, question.tool) if question.tool in GUESS else None
+    if own is not None:
+        return (lambda s: find_dialog(s, question.tool)), own
+    item = question.first
+    labels = tuple(o.label for o in item.options)
+    if len(question.items) != 1 or not labels:
+        return None
+    listed = find_list(screen, item.text, labels)
+    if listed is None:
+        return None
+    return (lambda s: find_list(s, item.text, labels)), listed
+
+
+def usage(question: Question, choices: list[str], text: str | None) -> None:
+    """Bad usage (UsageError) or an answer no screen can take (Unsupported), before any look."""
+    if question.tool in GUESS:
+        plan(GUESS[question.tool], question, choices or None, text)
+        return
+    labels = tuple(o.label for o in question.first.options)
+    if len(question.items) != 1 or not labels:
+        raise Unsupported(
+            f"the {clean(question.tool, 40)} tool's dialog is not one pi-notifier can read (not a list of"
+            " options of one question): answer it in the terminal (pi-notifier goto)"
+        )
+    plan_list(question, choices or None, text, Rows(labels, 0))
+
+
+def plan_for(dialog: Dialog, question: Question, choices: list[str], text: str | None) -> Plan:
+    """The keys for the dialog as read: its tool's key map, or the list driver's."""
+    if dialog.variant == "list":
+        return plan_list(question, choices or None, text, rows(dialog))
+    return plan(dialog.variant, question, choices or None, text)
 
 
 def unready(dialog: Dialog, step: Step) -> str | None:
@@ -179,20 +222,20 @@ def confirm(
     plan: Plan,
     typed: Typed,
     timeout: float,
-    settled: Callable[[], bool] = lambda: True,
+    settled: Callable[[], bool] | None = None,
 ) -> Answered:
     """Wait for pi to record an end of the question; check that it is the answer given (Refused
-    if not), and, once pi has read every key typed (``settled``), that it recorded nothing for a
-    question asked after it meanwhile (else a note says so)."""
+    if not), and that it recorded nothing for another question meanwhile (else a note says so).
+    ``settled``: keys that could reach another dialog (tmux's) were typed; true once pi has read
+    them all."""
     try:
         done = recorded(session, question, timeout)
     except Refused as exc:
         raise Refused(f"{exc} (typed: {typed.said()})") from None
-    # A key read after pi moved on answers (or moves) the next question: once pi has read every
-    # key typed, a question asked since is given a moment to show whether one reached it.
-    wait_until(settled, SETTLE_TIMEOUT_S)
-    session.pending(question.tool_call_id)
-    if session.later:
+    if settled is not None:
+        # A key read after pi moved on answers (or moves) the next question: once pi has read
+        # every key typed, the next question is given a moment to show whether one reached it.
+        wait_until(settled, SETTLE_TIMEOUT_S)
         wait_until(lambda: bool(session.others_ended(question.tool_call_id)), LATER_S)
     # A question that ended meanwhile may have had a key of this answer: said plainly.
     others = session.others_ended(question.tool_call_id)

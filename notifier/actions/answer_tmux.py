@@ -18,16 +18,15 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 
-from notifier.actions.answer_keys import Seen, confirm, drive
-from notifier.actions.answer_session import GUESS, Answered, SessionFile
+from notifier.actions.answer_keys import Find, Seen, confirm, drive, finder, plan_for, usage
+from notifier.actions.answer_session import Answered, SessionFile
 from notifier.actions.goto import Refused, resume_advice
 from notifier.companion.channel import announced_sessions
 from notifier.core.model import Question, SessionView
 from notifier.core.text import clean
 from notifier.engine.options import EngineOptions
 from notifier.pi.answer_checks import check_screen
-from notifier.pi.keymaps import Step, Unsupported, plan
-from notifier.pi.screens import Dialog, find_dialog
+from notifier.pi.keymaps import Step
 from notifier.system.locate import Unmatched, locate_one
 from notifier.system.tmux import (
     SHOWING_SINCE,
@@ -44,17 +43,12 @@ from notifier.system.tmux import (
 )
 
 
-def dialog_of(pane: TmuxPane, tool: str) -> Dialog | None:
-    screen = capture(pane)
-    return find_dialog(screen, tool) if screen is not None else None
-
-
-def look(pane: TmuxPane, tool: str) -> Seen:
-    """A fresh capture of the pane: the tool's dialog on it, and the tmux condition that holds
-    while the pane still shows that dialog's every line where it was."""
+def look(pane: TmuxPane, find: Find) -> Seen:
+    """A fresh capture of the pane: the question's dialog on it, and the tmux condition that
+    holds while the pane still shows that dialog's every line where it was."""
     at = time.monotonic()
     screen = capture(pane)
-    dialog = find_dialog(screen, tool) if screen is not None else None
+    dialog = find(screen) if screen is not None else None
     if dialog is None:
         return Seen(None, None, at)
     assert screen is not None
@@ -93,14 +87,10 @@ def by_tmux(
 ) -> Answered:
     """Type the answer into the pane of the pi that has this session (Refused / Unsupported /
     UsageError); ``neighbours``: the other sessions known (a snapshot's)."""
-    if question.tool not in GUESS:
-        raise Unsupported(
-            f"no key map for the {clean(question.tool, 40)} tool: answer it in the terminal (pi-notifier goto)"
-        )
+    usage(question, choices, text)  # bad usage shows before anything else
     session = SessionFile(options, view.ref.key)
     if not session.pending(question.tool_call_id):
         raise Refused("the question is no longer waiting (answered or cancelled meanwhile); nothing was typed")
-    plan(GUESS[question.tool], question, choices or None, text)  # bad usage shows before anything else
 
     # Keys go only to the one pi the evidence gives this session to: never to a neighbour in
     # the same folder (its own session among ``neighbours``), never when two could be it.
@@ -111,16 +101,19 @@ def by_tmux(
         raise Refused("this pi does not run in tmux, so keys cannot be delivered: use pi-notifier goto")
     pane = location.tmux
 
-    dialog = dialog_of(pane, question.tool)
-    if dialog is None:
-        raise Refused(f"the question's dialog is not on screen in tmux pane {clean(pane.pane)}; nothing was typed")
+    screen = capture(pane)
+    found = finder(question, screen) if screen is not None else None
+    if found is None:
+        raise Refused(
+            f"the question's dialog is not on screen in tmux pane {clean(pane.pane)} as its tool's layout"
+            " or as a list of its options; nothing was typed"
+        )
+    find, dialog = found
     reason = check_screen(dialog, question)
     if reason:
         raise Refused(f"{reason}; nothing was typed")
-    steps = plan(dialog.variant, question, choices or None, text)
-    typed = drive(
-        lambda: look(pane, question.tool), lambda step, seen: send(pane, step, seen), question, steps, session
-    )
+    steps = plan_for(dialog, question, choices, text)
+    typed = drive(lambda: look(pane, find), lambda step, seen: send(pane, step, seen), question, steps, session)
     tty = location.tty
     return confirm(
         session, question, dialog.variant, steps, typed, result_timeout,

@@ -60,8 +60,13 @@ def bound(dialog: Dialog, question: Question, item: int | None, shows: tuple[str
     if not _whole_lines(it.text, dialog.lines):
         return "the dialog on screen does not show this question"
     if it.options:
-        shown, drawn = rows(dialog).texts, drawn_rows(dialog.variant, it)
-        if len(shown) != len(drawn) or not all(_drawn_as(a, b) for a, b in zip(shown, drawn, strict=True)):
+        shown = rows(dialog).texts
+        if dialog.variant == "list":  # (read by its labels: the same labels, in the order drawn)
+            ok = sorted(shown) == sorted(o.label for o in it.options)
+        else:
+            drawn = drawn_rows(dialog.variant, it)
+            ok = len(shown) == len(drawn) and all(_drawn_as(a, b) for a, b in zip(shown, drawn, strict=True))
+        if not ok:
             return "the dialog on screen does not show this question's options"
     return None
 
@@ -69,6 +74,8 @@ def bound(dialog: Dialog, question: Question, item: int | None, shows: tuple[str
 def check_screen(dialog: Dialog, question: Question) -> str | None:
     """Why this dialog is not (or no longer) the untouched dialog of ``question``; ``None`` if it is:
     it shows the question, and exactly the rows this tool draws for it, in its order."""
+    if dialog.variant == "list":
+        return bound(dialog, question, 0)
     items = question.items or (question.first,)
     item = next((it for it in items if it.show_when is None), items[0])
     if not _squash(item.text) or _squash(item.text) not in _squash(" ".join(dialog.lines)):
@@ -88,6 +95,13 @@ def result_mismatch(variant: str, question: Question, done: Plan, text: str, det
     items = question.items or (question.first,)
     got = details if isinstance(details, dict) else {}
     typed = done.text.strip() if done.text is not None else None
+    if variant == "list":  # a tool whose record is not known: it must name the option chosen
+        label = items[0].options[done.picks[0][0]].label
+        others = [o.label for o in items[0].options if o.label != label and label in o.label]
+        said = clean(text) + " " + clean(str(details))
+        if label in said and not any(o in said for o in others):
+            return None
+        return f"pi recorded {clean(text, 80)!r}, which does not name {clean(label, 40)!r} alone"
     if variant == "question":
         if typed is not None:
             return None if got.get("answer") == typed else "pi recorded another text than the one sent"

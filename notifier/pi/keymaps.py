@@ -280,3 +280,4 @@ def _plan_pi_ask(items: tuple[QuestionItem, ...], choices: list[str]) -> Plan:
     asked = [items[i].text[:24] for i in answered]  # (its start: a long one is cut to the width)
     steps.append(Step(keys=("Enter",), shows=("Press Enter to submit", *chosen, *asked), item=None))
     return Plan(steps, answered)
+

@@ -58,6 +58,7 @@ class Dialog:
     lines: tuple[str, ...]  # the dialog's own lines on screen, cleaned
     raw: tuple[str, ...] = ()  # the same lines as captured (their columns kept)
     top: int = 0  # the screen line (from 0) of its first line
+    labels: tuple[str, ...] = ()  # "list": the option labels its rows show (find_list)
 
     @property
     def flat(self) -> str:
@@ -105,6 +106,8 @@ def find_dialog(screen: str, tool: str) -> Dialog | None:
 
 def rows(dialog: Dialog) -> Rows:
     """The option rows the dialog shows (see the module's docstring for each tool's layout)."""
+    if dialog.variant == "list":
+        return _listed(dialog.raw, dialog.labels)
     if dialog.variant in ("question", "questionnaire"):
         return _numbered(dialog.raw)
     if dialog.variant == "pi-ask":
@@ -172,3 +175,69 @@ def same_row(shown: str, drawn: str) -> bool:
     if shown == drawn:
         return True
     return bool(shown) and drawn.startswith(shown) and len(shown) >= min(len(drawn), 8)
+
+
+# ---- any dialog drawn as a list (find_list) ----
+# A row as such dialogs draw it: a cursor mark on the highlighted row only, then a number, a state
+# mark (a radio or a check box), the label. The cursor marks are data: what tells the highlighted
+# row from the others is that it alone has one.
+CURSOR_MARKS = "❯>›▶▸►→➜➤👉"
+_STATE = r"(?:[☐☑☒✓✔●○◉◯◦•]|\[[ xX✓✔*]\]|\([ xX•*]\))"
+_ROW = re.compile(rf"^(?P<prefix>\s*(?:[{CURSOR_MARKS}]\s*)?(?:\d+[.)]\s*)?(?:{_STATE}\s*)?)(?P<label>\S.*?)\s*$")
+_MAX_LIST_LINES = 60
+
+
+def _row_of(line: str, labels: tuple[str, ...]) -> tuple[int, str] | None:
+    """(which label, the row's prefix) when ``line`` is the row of one of ``labels``."""
+    m = _ROW.match(line)
+    if m is None:
+        return None
+    label = clean(m.group("label"))
+    found = [i for i, want in enumerate(labels) if label == want or same_row(label, want)]
+    return (found[0], m.group("prefix")) if len(found) == 1 else None
+
+
+def find_list(screen: str, text: str, labels: tuple[str, ...]) -> Dialog | None:
+    """A dialog of any tool that asks ``text`` and draws ``labels`` as a list, at the bottom of
+    the screen: the last lines that show the question's text, then every label on a row of its
+    own (in any order, each once, within 60 lines). ``None`` when the screen does not show it so."""
+    if not labels or not clean(text):
+        return None
+    raw = screen.splitlines()
+    squashed = [clean(line).casefold().replace(" ", "") for line in raw]
+    want = clean(text).casefold().replace(" ", "")
+    for start in range(len(raw) - 1, -1, -1):
+        got, end = "", start
+        while end < len(raw) and len(got) < len(want):
+            got += squashed[end]
+            end += 1
+        if got != want:
+            continue
+        seen: dict[int, int] = {}
+        for n in range(end, min(len(raw), end + _MAX_LIST_LINES)):
+            row = _row_of(raw[n], labels)
+            if row is not None:
+                if row[0] in seen:
+                    return None  # a label on two rows: which is which cannot be read
+                seen[row[0]] = n
+        if len(seen) != len(labels):
+            return None
+        last = max(seen.values())
+        lines = tuple(raw[start : last + 1])
+        return Dialog("list", tuple(clean(line) for line in lines), lines, start, labels)
+    return None
+
+
+def _listed(raw: tuple[str, ...], labels: tuple[str, ...]) -> Rows:
+    """The rows of a list dialog in screen order; the highlighted one is the one row whose prefix
+    has a cursor mark (none or several: not known)."""
+    texts: list[str] = []
+    marked: list[int] = []
+    for line in raw:
+        row = _row_of(line, labels)
+        if row is None:
+            continue
+        if any(c in row[1] for c in CURSOR_MARKS):
+            marked.append(len(texts))
+        texts.append(labels[row[0]])
+    return Rows(tuple(texts), marked[0] if len(marked) == 1 else None)

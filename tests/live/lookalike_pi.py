@@ -2,7 +2,9 @@
 the race tests of `pi-notifier answer`: A "Delete the branch?" and, the instant A is answered, B
 "Delete the database?", both with the rows of pi's example `question` tool (Keep, Delete, Type
 something.), drawn as that tool draws them (a rule, the question, the rows with "> " on the
-highlighted one, its help line, a rule; pi's footer below).
+highlighted one, its help line, a rule; pi's footer below). With STAND_IN_LAYOUT=list the tool is `ask_user` and the
+rows are drawn as many third-party question tools draw them: unnumbered, "❯ " on the highlighted
+one, an "Other (type your own)" row last, another help line; its result says "User selected: LABEL".
 
 Its session file ($STAND_IN_SESSIONS/--stand-in--/session.jsonl) is written as pi writes one: a
 header, then per question an assistant message with the tool call and, once answered, its
@@ -36,6 +38,8 @@ SESSIONS, KEYS = os.environ["STAND_IN_SESSIONS"], os.environ["STAND_IN_KEYS"]
 ROWS = ["Keep", "Delete"]
 TEXTS = {"A": "Delete the branch?", "B": "Delete the database?"}
 HELP = " ↑↓ navigate • Enter to select • Esc to cancel"
+LAYOUT = os.environ.get("STAND_IN_LAYOUT", "question")
+TOOL = "ask_user" if LAYOUT == "list" else "question"
 SEQUENCES = {"\x1b[A": "Up", "\x1b[B": "Down", "\x1bOA": "Up", "\x1bOB": "Down", "\r": "Enter", "\x1bOM": "KPEnter", "\x1b[15~": "F5"}
 
 folder = os.path.join(SESSIONS, "--stand-in--")
@@ -60,7 +64,7 @@ def append(entry: dict[str, Any]) -> None:
 
 def ask(call: str, text: str) -> None:
     args = {"question": text, "options": [{"label": x} for x in ROWS]}
-    content = [{"type": "toolCall", "id": call, "name": "question", "arguments": args}]
+    content = [{"type": "toolCall", "id": call, "name": TOOL, "arguments": args}]
     append({"role": "assistant", "content": content, "stopReason": "toolUse", "timestamp": int(time.time() * 1000)})
 
 
@@ -68,7 +72,7 @@ def result(call: str, said: str, answer: str | None) -> None:
     details = {"question": "", "options": ROWS, "answer": answer, "wasCustom": False}
     append(
         {
-            "role": "toolResult", "toolCallId": call, "toolName": "question",
+            "role": "toolResult", "toolCallId": call, "toolName": TOOL,
             "content": [{"type": "text", "text": said}], "details": details, "isError": False,
             "timestamp": int(time.time() * 1000),
         }
@@ -86,7 +90,12 @@ def draw() -> None:
     width, height = os.get_terminal_size(1)
     rule = "─" * width
     dialog: list[str] = []
-    if shown is not None:
+    if shown is not None and LAYOUT == "list":
+        dialog = [rule, f" {shown['text']}", ""]
+        for i, label in enumerate([*ROWS, "Other (type your own)"]):
+            dialog.append(f"{'❯ ' if i == shown['cursor'] else '  '}{label}")
+        dialog += ["", " ↑/↓ move · enter select · esc cancel", rule]
+    elif shown is not None:
         dialog = [rule, f" {shown['text']}", ""]
         for i, label in enumerate([*ROWS, "Type something."]):
             dialog.append(f"{'> ' if i == shown['cursor'] else '  '}{i + 1}. {label}")
@@ -138,7 +147,7 @@ def answered(label: str) -> None:
     assert shown is not None
     call, kind = shown["call"], shown["call"][5]
     history.append(f" ✓ {label}")
-    said = f"User selected: {ROWS.index(label) + 1}. {label}"
+    said = f"User selected: {label}" if LAYOUT == "list" else f"User selected: {ROWS.index(label) + 1}. {label}"
     if kind == "A" and rounds % 2:  # the next question at once: on screen before A's record
         shown = {"call": f"call_B{rounds}", "text": TEXTS["B"], "cursor": 0}
         history.append(f" question {TEXTS['B']}")

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from ..conftest import ROOT, wait_for
 from .pi_harness import Tmux
 from .test_goto_answer import no_x
@@ -55,7 +57,10 @@ class StandIn:
         return f'"{call}"' in text and call not in self.results()
 
 
-def start_stand_in(tmp_path: Path, server: Tmux) -> StandIn:
+SAID = {"question": "User selected: 2. Delete", "list": "User selected: Delete"}  # A answered "Delete"
+
+
+def start_stand_in(tmp_path: Path, server: Tmux, layout: str = "question") -> StandIn:
     sessions, project, bin_dir, keys = tmp_path / "sessions", tmp_path / "project", tmp_path / "bin", tmp_path / "keys.jsonl"
     for d in (sessions, project, bin_dir):
         d.mkdir(exist_ok=True)
@@ -65,7 +70,8 @@ def start_stand_in(tmp_path: Path, server: Tmux) -> StandIn:
     pi.chmod(0o755)
     server(
         "new-session", "-d", "-s", "race", "-x", "100", "-y", "30", "-c", str(project),
-        "-e", f"STAND_IN_SESSIONS={sessions}", "-e", f"STAND_IN_KEYS={keys}", str(pi), check=True,
+        "-e", f"STAND_IN_SESSIONS={sessions}", "-e", f"STAND_IN_KEYS={keys}", "-e", f"STAND_IN_LAYOUT={layout}",
+        str(pi), check=True,
     )  # fmt: skip
     pane = server("list-panes", "-t", "race", "-F", "#{pane_id}").split()[0]
     wait_for(lambda: "Delete the branch?" in server.capture(pane), 20, "the stand-in's first question")
@@ -125,8 +131,10 @@ def one_round(pi: StandIn, n: int, rng: random.Random, mode: str, firsts: list[f
     }
 
 
-def test_no_key_meant_for_a_reaches_the_look_alike_next_question(tmp_path: Path, tmux_server: Tmux) -> None:
-    pi = start_stand_in(tmp_path, tmux_server)
+@pytest.mark.parametrize("layout", ["question", "list"])
+def test_no_key_meant_for_a_reaches_the_look_alike_next_question(tmp_path: Path, tmux_server: Tmux, layout: str) -> None:
+    """(``list``: a tool without a key map, its dialog read as a list: the same binding.)"""
+    pi = start_stand_in(tmp_path, tmux_server, layout)
     rng = random.Random(int(os.environ.get("PI_NOTIFIER_RACE_SEED", "29")))
     firsts: list[float] = []
     rounds = [one_round(pi, n, rng, "before" if n % 2 else "after", firsts) for n in range(1, 41)]
@@ -144,8 +152,8 @@ def test_no_key_meant_for_a_reaches_the_look_alike_next_question(tmp_path: Path,
             assert "may have gone" in said, r
         if r["rc"] == 0:
             # "answered" only when pi recorded A as `answer` chose, by `answer`'s own keys
-            assert r["results"][r["a"]] == "User selected: 2. Delete" and ours_in_a[:1] == ["Down"], r
-            assert r["out"].strip() == "answered: User selected: 2. Delete", r
+            assert r["results"][r["a"]] == SAID[layout] and ours_in_a[:1] == ["Down"], r
+            assert r["out"].strip() == f"answered: {SAID[layout]}", r
             # and B, answered by the user meanwhile, is named as something to check
             late = r["b"] in r["results"] and r["b_keys"]
             assert not said or (late and said.startswith("pi-notifier: note:") and "may have gone" in said), r

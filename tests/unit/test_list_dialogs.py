@@ -1,0 +1,111 @@
+"""Any question dialog drawn as a list is read off the screen by its question's text and option
+labels (pure): the rows as drawn, numbered or not, whatever marks them; the highlighted row is the
+one row with a cursor mark; the keys move one row at a time from it to the chosen row, then Enter.
+What cannot be read with certainty is refused, saying why."""
+
+from __future__ import annotations
+
+import pytest
+
+from notifier.actions.answer_keys import drive, finder
+from notifier.core.model import Option, Question, QuestionItem
+from notifier.pi.answer_checks import bound, check_screen, result_mismatch
+from notifier.pi.keymaps import Unsupported, UsageError
+from notifier.pi.list_keys import plan_list
+from notifier.pi.screens import Rows, find_list, rows
+
+LABELS = ("Redis", "Memcached", "None")
+Q = Question("c1", "ask_user", (QuestionItem("Which cache?", options=tuple(Option(x) for x in LABELS)),), 1.0)
+
+
+def drawn(mark: str, cursor: int, rest: str = "  ", numbered: bool = False, states: tuple[str, str] = ("", "")) -> str:
+    """A dialog as layout classes of third-party tools draw one: the question, then a row per
+    option with the cursor mark on one, optional numbers, radio marks or check boxes."""
+    body = []
+    for i, label in enumerate(LABELS):
+        state = (states[1] if i == cursor else states[0]) if states[0] else ""
+        number = f"{i + 1}. " if numbered else ""
+        body.append(f"{mark if i == cursor else rest}{number}{state}{label}")
+    return "\n".join([" ask_user Which cache?", "─" * 40, " Which cache?", "", *body, "  Other (type your own)", "", " enter select", "─" * 40])
+
+
+LAYOUTS = [
+    ("> ", "  ", False, ("", "")),
+    ("❯ ", "  ", False, ("", "")),
+    ("👉 ", "   ", True, ("", "")),
+    ("→ ", "  ", True, ("", "")),
+    ("❯ ", "  ", False, ("○ ", "● ")),
+    ("> ", "  ", False, ("[ ] ", "[ ] ")),
+    ("▸ ", "  ", True, ("☐ ", "☐ ")),
+]
+
+
+@pytest.mark.parametrize(("mark", "rest", "numbered", "states"), LAYOUTS)
+def test_every_layout_class_is_read_by_its_labels(mark: str, rest: str, numbered: bool, states: tuple[str, str]) -> None:
+    for cursor in range(3):
+        screen = drawn(mark, cursor, rest, numbered, states)
+        found = finder(Q, screen)
+        assert found is not None
+        _, dialog = found
+        assert dialog.variant == "list" and rows(dialog) == Rows(LABELS, cursor)
+        assert check_screen(dialog, Q) is None and bound(dialog, Q, 0) is None
+    # the keys: from the highlighted row to the chosen one, each bound to the row it leaves
+    steps = plan_list(Q, ["None"], None, Rows(LABELS, 1)).steps
+    assert [(s.keys, s.cursor, s.cursor_text) for s in steps] == [(("Down",), 1, "Memcached"), (("Enter",), 2, "None")]
+    up = plan_list(Q, ["1"], None, Rows(LABELS, 2)).steps
+    assert [s.keys for s in up] == [("Up",), ("Up",), ("Enter",)]
+
+
+def test_what_cannot_be_read_is_refused_with_the_reason() -> None:
+    # highlighted by colour only: no row has a cursor mark
+    screen = drawn("  ", 0)
+    found = finder(Q, screen)
+    assert found is not None and rows(found[1]).cursor is None
+    with pytest.raises(Unsupported, match="colour"):
+        plan_list(Q, ["2"], None, rows(found[1]))
+    # a label on two rows, a missing row, another question's text: not this question's list
+    assert find_list(drawn("> ", 0).replace("  None", "  Redis"), "Which cache?", LABELS) is None
+    assert find_list(drawn("> ", 0).replace("  None", ""), "Which cache?", LABELS) is None
+    assert finder(Q, drawn("> ", 0).replace(" Which cache?\n", " Which cache now?\n")) is None
+    # usage: one choice of one question; no typed answer in a layout not known
+    with pytest.raises(UsageError):
+        plan_list(Q, ["1", "2"], None, Rows(LABELS, 0))
+    with pytest.raises(Unsupported, match="typed answer"):
+        plan_list(Q, None, "text", Rows(LABELS, 0))
+    multi = Question("c1", "ask_user", (QuestionItem("Which?", options=Q.first.options, multi=True),), 1.0)
+    with pytest.raises(Unsupported, match="multi-select"):
+        plan_list(multi, ["1"], None, Rows(LABELS, 0))
+
+
+def test_what_pi_recorded_must_name_the_option_chosen_alone() -> None:
+    done = plan_list(Q, ["Redis"], None, Rows(LABELS, 0))
+    assert result_mismatch("list", Q, done, "User selected: Redis", None) is None
+    assert result_mismatch("list", Q, done, "User selected: Memcached", None)
+    near = Question("c1", "ask_user", (QuestionItem("Which?", options=(Option("Redis"), Option("Redis Cluster"))),), 1.0)
+    done = plan_list(near, ["Redis"], None, Rows(("Redis", "Redis Cluster"), 0))
+    assert result_mismatch("list", near, done, "User selected: Redis Cluster", None)  # (not Redis alone)
+
+
+def test_a_list_dialog_is_driven_key_by_key() -> None:
+    from notifier.actions.answer_keys import Seen
+    from notifier.pi.keymaps import Step
+
+    screens = iter([drawn("❯ ", 0), drawn("❯ ", 0), drawn("❯ ", 1), drawn("❯ ", 2)])
+    last = [""]
+    sent: list[tuple[str, ...]] = []
+
+    def look() -> Seen:
+        last[0] = next(screens, last[0])
+        return Seen(find_list(last[0], "Which cache?", LABELS))
+
+    class File:
+        def waits_alone(self, call_id: str) -> str | None:
+            return None
+
+    steps = plan_list(Q, ["3"], None, Rows(LABELS, 0))
+    def send(step: Step, seen: Seen) -> bool:
+        sent.append(step.keys)
+        return True
+
+    drive(look, send, Q, steps, File())
+    assert sent == [("Down",), ("Down",), ("Enter",)]
