@@ -193,7 +193,13 @@ def _row_of(line: str, labels: tuple[str, ...]) -> tuple[int, str] | None:
     if m is None:
         return None
     label = clean(m.group("label"))
-    found = [i for i, want in enumerate(labels) if label == want or same_row(label, want)]
+    found = [i for i, want in enumerate(labels) if label == want]
+    if not found:  # a note the tool puts after a label ("Bug fix (Recommended)"), or a label cut short
+        noted = [i for i, want in enumerate(labels) if label.startswith(want + " (") and label.endswith(")")]
+        longest = max((len(labels[i]) for i in noted), default=0)
+        found = [i for i in noted if len(labels[i]) == longest] or [
+            i for i, want in enumerate(labels) if same_row(label, want)
+        ]
     return (found[0], m.group("prefix")) if len(found) == 1 else None
 
 

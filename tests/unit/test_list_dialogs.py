@@ -109,3 +109,23 @@ def test_a_list_dialog_is_driven_key_by_key() -> None:
 
     drive(look, send, Q, steps, File())
     assert sent == [("Down",), ("Down",), ("Enter",)]
+
+
+def test_a_numbered_form_row_with_a_note_after_its_label() -> None:
+    """The layout class of a tool that numbers its rows, marks the recommended one after its
+    label, indents descriptions, and adds rows of its own below (a typed answer, a chat row)."""
+    labels = ("Bug fix", "New feature", "Bug fix later")
+    q = Question("c2", "ask_user_question", (QuestionItem("Which task now?", options=tuple(Option(x) for x in labels)),), 1.0)
+    screen = "\n".join(
+        [
+            "─" * 50, "", " Which task now?", "",
+            "  1. Bug fix (Recommended)", "     Patch a production issue.",
+            "❯ 2. New feature", "     Implement a capability.",
+            "  3. Bug fix later", "  4. Type something.", "─" * 50, "", "  5. Chat about this", "",
+            " Enter to select · ↑/↓ to navigate · Esc to cancel",
+        ]
+    )  # fmt: skip
+    found = finder(q, screen)
+    assert found is not None and rows(found[1]) == Rows(labels, 1)
+    steps = plan_list(q, ["Bug fix"], None, rows(found[1])).steps
+    assert [(st.keys, st.cursor) for st in steps] == [(("Up",), 1), (("Enter",), 0)]
