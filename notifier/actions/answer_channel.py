@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import time
 
-from notifier.actions.answer_keys import Seen, confirm, drive, finder, plan_for, usage
+from notifier.actions.answer_keys import Seen, confirm, drive, finder, plan_for, unreadable, usage
 from notifier.actions.answer_session import Answered, SessionFile
 from notifier.actions.goto import Refused
 from notifier.companion.channel import all_open_dialogs, answer_dialog
@@ -117,9 +117,7 @@ def _by_keys(
         raise Refused("the question is no longer waiting (answered or cancelled meanwhile); nothing was typed")
     found = finder(question, "\n".join(d.screen or ()))
     if found is None:
-        raise Refused(
-            "the question's dialog shows neither its tool's layout nor a list of its options; nothing was typed"
-        )
+        raise unreadable(question, "in pi's dialog")
     find, dialog = found
     reason = check_screen(dialog, question)
     if reason:

@@ -97,6 +97,20 @@ def finder(question: Question, screen: str) -> tuple[Find, Dialog] | None:
     return (lambda s: find_list(s, item.text, labels)), listed
 
 
+def unreadable(question: Question, where: str) -> Refused:
+    """Why no dialog of the question could be read (``finder`` found none), and what to do."""
+    if len(question.items) > 1:
+        return Refused(
+            f"the form of {len(question.items)} questions {where} is not drawn in a layout pi-notifier knows"
+            " (only a single question is read as a list): answer it in the terminal (pi-notifier goto);"
+            " nothing was typed"
+        )
+    return Refused(
+        f"the question's dialog is not on screen {where} as its tool's layout or as a list of its options;"
+        " nothing was typed"
+    )
+
+
 def usage(question: Question, choices: list[str], text: str | None) -> None:
     """Bad usage (UsageError) or an answer no screen can take (Unsupported), before any look."""
     if question.tool in GUESS:

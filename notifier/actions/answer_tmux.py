@@ -18,7 +18,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 
-from notifier.actions.answer_keys import Find, Seen, confirm, drive, finder, plan_for, usage
+from notifier.actions.answer_keys import Find, Seen, confirm, drive, finder, plan_for, unreadable, usage
 from notifier.actions.answer_session import Answered, SessionFile
 from notifier.actions.goto import Refused, resume_advice
 from notifier.companion.channel import announced_sessions
@@ -104,10 +104,7 @@ def by_tmux(
     screen = capture(pane)
     found = finder(question, screen) if screen is not None else None
     if found is None:
-        raise Refused(
-            f"the question's dialog is not on screen in tmux pane {clean(pane.pane)} as its tool's layout"
-            " or as a list of its options; nothing was typed"
-        )
+        raise unreadable(question, f"in tmux pane {clean(pane.pane)}")
     find, dialog = found
     reason = check_screen(dialog, question)
     if reason:

@@ -1,0 +1,72 @@
+"""`answer` on a third-party question tool's dialog, for real: rpiv-ask-user-question (npm
+`@juicesharp/rpiv-ask-user-question`, not written here) in pi 1.6.0. It draws its own layout,
+which pi-notifier has no key map for; its dialog is read as a list (the question's text, then
+numbered rows, "❯" on the highlighted one) and answered key by key, and what the tool recorded is
+the option chosen. A form of several questions in that layout is refused, nothing typed.
+
+The package is looked for in $PI_NOTIFIER_RPIV_DIR (an npm prefix: `npm install --prefix DIR
+@juicesharp/rpiv-ask-user-question`), else `.cache/rpiv`; without it the test skips, saying so."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ..conftest import ROOT, wait_for
+from .pi_harness import Tmux, need, scripted_model, start_pi
+from .test_goto_answer import pending, run
+
+PREFIX = Path(os.environ.get("PI_NOTIFIER_RPIV_DIR") or ROOT / ".cache" / "rpiv")
+RPIV = PREFIX / "node_modules" / "@juicesharp" / "rpiv-ask-user-question" / "index.ts"
+
+
+def opts(*labels: str) -> list[dict[str, str]]:
+    return [{"label": x, "description": f"about {x.lower()}"} for x in labels]
+
+
+ONE = {"questions": [{"question": "Which task are we planning now?", "header": "Task", "options": opts("Bug fix", "New feature", "Refactor")}]}
+TWO = {
+    "questions": [
+        {"question": "Which task are we planning now?", "header": "Task", "options": opts("Bug fix", "Refactor")},
+        {"question": "Which release gets it?", "header": "Release", "options": opts("Next", "Later")[1:] + opts("Soon")},
+    ]
+}
+
+
+def results(text: str) -> list[dict[str, Any]]:
+    entries = [json.loads(x) for x in text.splitlines() if x.strip()]
+    return [e["message"] for e in entries if (e.get("message") or {}).get("role") == "toolResult"]
+
+
+@pytest.mark.skipif(not RPIV.exists(), reason=f"rpiv-ask-user-question is not installed in {PREFIX} (set PI_NOTIFIER_RPIV_DIR)")
+def test_a_third_party_list_is_answered_key_by_key(tmp_path: Path, tmux_server: Tmux) -> None:
+    v = need("1.6.0")
+    with scripted_model("ask_user_question", ONE) as port:
+        pi = start_pi(tmp_path, v, port, RPIV, server=tmux_server)
+        d = ["--sessions-dir", str(pi.sessions)]
+        pi.prompt("Ask me which task")
+        wait_for(lambda: pending(pi) and "❯ 1. Bug fix" in pi.screen(), 30, "the tool's dialog")
+        done = run("answer", "--call", pending(pi)[0]["tool_call_id"], "Refactor", *d)
+        assert done.returncode == 0, done.stderr
+        (result,) = wait_for(lambda: results(pi.session_text()), 20, "the tool's result")
+        assert result["details"]["answers"][0]["answer"] == "Refactor"
+        assert done.stdout == f"answered: {result['content'][0]['text']}\n"
+
+
+@pytest.mark.skipif(not RPIV.exists(), reason=f"rpiv-ask-user-question is not installed in {PREFIX} (set PI_NOTIFIER_RPIV_DIR)")
+def test_a_form_in_a_layout_not_known_is_refused(tmp_path: Path, tmux_server: Tmux) -> None:
+    v = need("1.6.0")
+    with scripted_model("ask_user_question", TWO) as port:
+        pi = start_pi(tmp_path, v, port, RPIV, server=tmux_server)
+        d = ["--sessions-dir", str(pi.sessions)]
+        pi.prompt("Ask me which task")
+        wait_for(lambda: pending(pi) and "❯ 1. Bug fix" in pi.screen(), 30, "the tool's dialog")
+        before = pi.screen()
+        r = run("answer", "1", "1", *d)
+        assert r.returncode == 1 and r.stderr.count("\n") == 1 and "form of 2 questions" in r.stderr, r.stderr
+        assert r.stderr.rstrip().endswith("nothing was typed")
+        assert pi.screen() == before and results(pi.session_text()) == []
