@@ -128,7 +128,7 @@ def usage(question: Question, choices: list[str], text: str | None) -> None:
 def plan_for(dialog: Dialog, question: Question, choices: list[str], text: str | None) -> Plan:
     """The keys for the dialog as read: its tool's key map, or the list driver's."""
     if dialog.variant == "list":
-        return plan_list(question, choices or None, text, rows(dialog))
+        return plan_list(question, choices or None, text, rows(dialog), dialog.toggles)
     return plan(dialog.variant, question, choices or None, text)
 
 
@@ -138,9 +138,16 @@ def unready(dialog: Dialog, step: Step) -> str | None:
     for text in step.shows:
         if not dialog.shows(text):
             return f"the dialog does not show {clean(text, 60)!r}"
+    now = rows(dialog)
+    if step.checked is not None:
+        ticked = tuple(i for i, on in enumerate(now.checked) if on)
+        if None in now.checked or len(now.checked) != len(now.texts):
+            return "the dialog's rows show no check box to read"
+        if ticked != step.checked:
+            shown = ", ".join(repr(clean(now.texts[i], 40)) for i in ticked) or "none"
+            return f"the dialog's selection is not what this answer expects (ticked: {shown})"
     if step.cursor is None:
         return None
-    now = rows(dialog)
     if now.cursor is None:
         return "no row of the dialog is highlighted"
     shown = now.texts[now.cursor]

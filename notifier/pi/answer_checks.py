@@ -9,7 +9,7 @@ import re
 from notifier.core.model import Question
 from notifier.core.text import clean
 from notifier.pi.keymaps import Plan, drawn_rows
-from notifier.pi.screens import Dialog, rows, same_row
+from notifier.pi.screens import Dialog, rows, same_row, shows_text
 
 _BOX = re.compile(r"^\[[^\]]\]")
 
@@ -21,19 +21,7 @@ def _squash(text: str) -> str:
 def _whole_lines(text: str, lines: tuple[str, ...]) -> bool:
     """Whether ``text`` is what some run of whole lines shows (wrapped as the dialog wraps it):
     not merely a part of a longer question's text."""
-    want = _squash(text)
-    if not want:
-        return False
-    squashed = [_squash(line) for line in lines]
-    for i in range(len(squashed)):
-        got = ""
-        for line in squashed[i:]:
-            got += line
-            if len(got) >= len(want):
-                break
-        if got == want:
-            return True
-    return False
+    return shows_text(lines, text)
 
 
 def _drawn_as(shown: str, drawn: str) -> bool:

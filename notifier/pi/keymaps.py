@@ -54,6 +54,7 @@ class Step:
     shows: tuple[str, ...] = ()
     expect: str | None = None
     item: int | None = 0
+    checked: tuple[int, ...] | None = None  # the rows whose boxes are ticked ("list" dialogs; None: not looked at)
 
 
 def moves(start: int, end: int, rows: tuple[str, ...], item: int, marked: frozenset[int] = frozenset()) -> list[Step]:

@@ -11,11 +11,15 @@ from notifier.pi.keymaps import Plan, Step, Unsupported, UsageError, resolve
 from notifier.pi.screens import Rows
 
 
-def plan_list(question: Question, choices: list[str] | None, text: str | None, shown: Rows) -> Plan:
+def plan_list(
+    question: Question, choices: list[str] | None, text: str | None, shown: Rows, toggles: bool = False
+) -> Plan:
     """The keys that answer a question of one single-choice item in a dialog drawn as a list,
     read off the screen (``shown``: its rows in screen order, the highlighted one): Up or Down
     one row at a time from the highlighted row to the chosen one, each bound to the row it
-    leaves, then Enter on the chosen row."""
+    leaves, then Enter on the chosen row. ``toggles``: the dialog says Space selects (Enter
+    submits what is ticked): Space on the chosen row while no box is ticked, then Enter once its
+    box alone reads ticked."""
     items = question.items or (question.first,)
     if text is not None:
         raise Unsupported("a typed answer needs the tool's own layout, which pi-notifier does not know: type it there")
@@ -42,5 +46,13 @@ def plan_list(question: Question, choices: list[str] | None, text: str | None, s
         Step(keys=("Down" if step > 0 else "Up",), cursor=i, cursor_text=shown.texts[i])
         for i in range(at, chosen, step)
     ]
-    steps.append(Step(keys=("Enter",), cursor=chosen, cursor_text=label))
+    if toggles:
+        if None in shown.checked or len(shown.checked) != len(shown.texts):
+            raise Unsupported(
+                "this dialog says Space selects, but its rows show no check box to read back: answer it in the terminal"
+            )
+        steps.append(Step(keys=("Space",), cursor=chosen, cursor_text=label, checked=()))
+        steps.append(Step(keys=("Enter",), cursor=chosen, cursor_text=label, checked=(chosen,)))
+    else:
+        steps.append(Step(keys=("Enter",), cursor=chosen, cursor_text=label))
     return Plan(steps, {0: [resolve(item, choices[0])]})

@@ -59,6 +59,7 @@ class Dialog:
     raw: tuple[str, ...] = ()  # the same lines as captured (their columns kept)
     top: int = 0  # the screen line (from 0) of its first line
     labels: tuple[str, ...] = ()  # "list": the option labels its rows show (find_list)
+    toggles: bool = False  # "list": its help says Space selects (Enter alone does not choose)
 
     @property
     def flat(self) -> str:
@@ -75,6 +76,7 @@ class Rows:
 
     texts: tuple[str, ...]
     cursor: int | None
+    checked: tuple[bool | None, ...] = ()  # "list": each row's radio or check box (None: none drawn)
 
 
 def find_dialog(screen: str, tool: str) -> Dialog | None:
@@ -184,7 +186,19 @@ def same_row(shown: str, drawn: str) -> bool:
 CURSOR_MARKS = "❯>›▶▸►→➜➤👉"
 _STATE = r"(?:[☐☑☒✓✔●○◉◯◦•]|\[[ xX✓✔*]\]|\([ xX•*]\))"
 _ROW = re.compile(rf"^(?P<prefix>\s*(?:[{CURSOR_MARKS}]\s*)?(?:\d+[.)]\s*)?(?:{_STATE}\s*)?)(?P<label>\S.*?)\s*$")
+_CHECKED = re.compile(r"[☑☒✓✔●◉]|\[[xX✓✔*]\]|\([xX•*]\)")
+_UNCHECKED = re.compile(r"[☐○◯◦]|\[ \]|\( \)")
+_NOTES = (" (", " — ", " – ", " - ")  # what a tool draws after a label: "(Recommended)", "— what it means"
+_SPACE_SELECTS = re.compile(r"\bspace\b(?: to)? (?:select|toggle|choose|pick)", re.IGNORECASE)
+_NUMBERED_TEXT = re.compile(r"^(?:q?\d+[.):]?)")
 _MAX_LIST_LINES = 60
+
+
+def _noted(shown: str, label: str) -> bool:
+    """Whether a row reads ``label`` with a note after it ("(Recommended)", "— what it means")."""
+    if shown.startswith(label + " (") and shown.endswith(")"):
+        return True
+    return any(shown.startswith(label + n) for n in _NOTES[1:])
 
 
 def _row_of(line: str, labels: tuple[str, ...]) -> tuple[int, str] | None:
@@ -195,12 +209,38 @@ def _row_of(line: str, labels: tuple[str, ...]) -> tuple[int, str] | None:
     label = clean(m.group("label"))
     found = [i for i, want in enumerate(labels) if label == want]
     if not found:  # a note the tool puts after a label ("Bug fix (Recommended)"), or a label cut short
-        noted = [i for i, want in enumerate(labels) if label.startswith(want + " (") and label.endswith(")")]
+        noted = [i for i, want in enumerate(labels) if _noted(label, want)]
         longest = max((len(labels[i]) for i in noted), default=0)
         found = [i for i in noted if len(labels[i]) == longest] or [
             i for i, want in enumerate(labels) if same_row(label, want)
         ]
     return (found[0], m.group("prefix")) if len(found) == 1 else None
+
+
+def squash(text: str) -> str:
+    """Text as compared across line breaks: cleaned, casefolded, without white space."""
+    return "".join(clean(text).casefold().split())
+
+
+def shows_text(lines: tuple[str, ...] | list[str], text: str) -> bool:
+    """Whether some run of whole ``lines`` reads ``text`` (wrapped as a dialog wraps it, its
+    number before it as a form numbers its questions, or not): not a part of a longer text."""
+    want = squash(text)
+    squashed = [squash(line) for line in lines]
+    return bool(want) and any(_text_at(squashed, i, want) is not None for i in range(len(squashed)))
+
+
+def _text_at(squashed: list[str], start: int, want: str) -> int | None:
+    """The end of the lines from ``start`` that read ``want`` (its number before it, as a form
+    numbers its questions, or not), else None."""
+    for first in dict.fromkeys((squashed[start], _NUMBERED_TEXT.sub("", squashed[start], count=1))):
+        got, end = first, start + 1
+        while end < len(squashed) and len(got) < len(want):
+            got += squashed[end]
+            end += 1
+        if got == want:
+            return end
+    return None
 
 
 def find_list(screen: str, text: str, labels: tuple[str, ...]) -> Dialog | None:
@@ -210,14 +250,11 @@ def find_list(screen: str, text: str, labels: tuple[str, ...]) -> Dialog | None:
     if not labels or not clean(text):
         return None
     raw = screen.splitlines()
-    squashed = [clean(line).casefold().replace(" ", "") for line in raw]
-    want = clean(text).casefold().replace(" ", "")
+    squashed = [squash(line) for line in raw]
+    want = squash(text)
     for start in range(len(raw) - 1, -1, -1):
-        got, end = "", start
-        while end < len(raw) and len(got) < len(want):
-            got += squashed[end]
-            end += 1
-        if got != want:
+        end = _text_at(squashed, start, want)
+        if end is None:
             continue
         seen: dict[int, int] = {}
         for n in range(end, min(len(raw), end + _MAX_LIST_LINES)):
@@ -230,7 +267,9 @@ def find_list(screen: str, text: str, labels: tuple[str, ...]) -> Dialog | None:
             return None
         last = max(seen.values())
         lines = tuple(raw[start : last + 1])
-        return Dialog("list", tuple(clean(line) for line in lines), lines, start, labels)
+        below = " ".join(clean(line) for line in raw[last + 1 : last + 1 + _MAX_LIST_LINES])
+        toggles = bool(_SPACE_SELECTS.search(below))
+        return Dialog("list", tuple(clean(line) for line in lines), lines, start, labels, toggles)
     return None
 
 
@@ -239,6 +278,7 @@ def _listed(raw: tuple[str, ...], labels: tuple[str, ...]) -> Rows:
     has a cursor mark (none or several: not known)."""
     texts: list[str] = []
     marked: list[int] = []
+    checked: list[bool | None] = []
     for line in raw:
         row = _row_of(line, labels)
         if row is None:
@@ -246,4 +286,5 @@ def _listed(raw: tuple[str, ...], labels: tuple[str, ...]) -> Rows:
         if any(c in row[1] for c in CURSOR_MARKS):
             marked.append(len(texts))
         texts.append(labels[row[0]])
-    return Rows(tuple(texts), marked[0] if len(marked) == 1 else None)
+        checked.append(True if _CHECKED.search(row[1]) else False if _UNCHECKED.search(row[1]) else None)
+    return Rows(tuple(texts), marked[0] if len(marked) == 1 else None, tuple(checked))

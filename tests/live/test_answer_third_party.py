@@ -4,8 +4,13 @@ which pi-notifier has no key map for; its dialog is read as a list (the question
 numbered rows, "❯" on the highlighted one) and answered key by key, and what the tool recorded is
 the option chosen. A form of several questions in that layout is refused, nothing typed.
 
+Also TianZuo555's pi-ask-user (`ask_user`, from its repository's packages/pi-ask-user): rows with
+check boxes ("› [ ] label — description") and "Space select · Enter submit": Space on the chosen
+row, its box read back ticked, then Enter.
+
 The package is looked for in $PI_NOTIFIER_RPIV_DIR (an npm prefix: `npm install --prefix DIR
-@juicesharp/rpiv-ask-user-question`), else `.cache/rpiv`; without it the test skips, saying so."""
+@juicesharp/rpiv-ask-user-question`), else `.cache/rpiv`; pi-ask-user in $PI_NOTIFIER_PI_ASK_USER_DIR
+(the package's folder); without them the tests skip, saying so."""
 
 from __future__ import annotations
 
@@ -22,6 +27,7 @@ from .test_goto_answer import pending, run
 
 PREFIX = Path(os.environ.get("PI_NOTIFIER_RPIV_DIR") or ROOT / ".cache" / "rpiv")
 RPIV = PREFIX / "node_modules" / "@juicesharp" / "rpiv-ask-user-question" / "index.ts"
+ASK_USER = Path(os.environ.get("PI_NOTIFIER_PI_ASK_USER_DIR") or ROOT / ".cache" / "pi-ask-user") / "index.ts"
 
 
 def opts(*labels: str) -> list[dict[str, str]]:
@@ -70,3 +76,18 @@ def test_a_form_in_a_layout_not_known_is_refused(tmp_path: Path, tmux_server: Tm
         assert r.returncode == 1 and r.stderr.count("\n") == 1 and "form of 2 questions" in r.stderr, r.stderr
         assert r.stderr.rstrip().endswith("nothing was typed")
         assert pi.screen() == before and results(pi.session_text()) == []
+
+
+@pytest.mark.skipif(not ASK_USER.exists(), reason=f"pi-ask-user is not in {ASK_USER.parent} (set PI_NOTIFIER_PI_ASK_USER_DIR)")
+def test_a_third_party_list_of_check_boxes_is_ticked_then_submitted(tmp_path: Path, tmux_server: Tmux) -> None:
+    v = need("1.6.0")
+    args = {"questions": [{"question": q["question"], "options": q["options"]} for q in ONE["questions"]]}
+    with scripted_model("ask_user", args) as port:
+        pi = start_pi(tmp_path, v, port, ASK_USER, server=tmux_server)
+        d = ["--sessions-dir", str(pi.sessions)]
+        pi.prompt("Ask me which task")
+        wait_for(lambda: pending(pi) and "[ ] Bug fix" in pi.screen(), 30, "the tool's dialog")
+        done = run("answer", "--call", pending(pi)[0]["tool_call_id"], "3", *d)
+        assert done.returncode == 0, done.stderr
+        (result,) = wait_for(lambda: results(pi.session_text()), 20, "the tool's result")
+        assert result["details"]["answers"][0]["choice"]["label"] == "Refactor"

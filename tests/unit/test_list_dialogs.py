@@ -47,7 +47,7 @@ def test_every_layout_class_is_read_by_its_labels(mark: str, rest: str, numbered
         found = finder(Q, screen)
         assert found is not None
         _, dialog = found
-        assert dialog.variant == "list" and rows(dialog) == Rows(LABELS, cursor)
+        assert dialog.variant == "list" and (rows(dialog).texts, rows(dialog).cursor) == (LABELS, cursor)
         assert check_screen(dialog, Q) is None and bound(dialog, Q, 0) is None
     # the keys: from the highlighted row to the chosen one, each bound to the row it leaves
     steps = plan_list(Q, ["None"], None, Rows(LABELS, 1)).steps
@@ -126,6 +126,52 @@ def test_a_numbered_form_row_with_a_note_after_its_label() -> None:
         ]
     )  # fmt: skip
     found = finder(q, screen)
-    assert found is not None and rows(found[1]) == Rows(labels, 1)
+    assert found is not None and (rows(found[1]).texts, rows(found[1]).cursor) == (labels, 1)
     steps = plan_list(q, ["Bug fix"], None, rows(found[1])).steps
     assert [(st.keys, st.cursor) for st in steps] == [(("Up",), 1), (("Enter",), 0)]
+
+
+def test_a_list_whose_help_says_space_selects_is_ticked_then_submitted() -> None:
+    """The layout class of a tool whose rows are check boxes ("› [ ] label — what it means") under a
+    numbered question, where Space selects and Enter submits what is ticked."""
+
+    def screen(cursor: int, ticked: int | None = None) -> str:
+        body = [
+            f"{'› ' if i == cursor else '  '}[{'x' if i == ticked else ' '}] {label} — about {label.lower()}"
+            for i, label in enumerate(LABELS)
+        ]
+        return "\n".join([" Ask User", "", " Question 1 of 1", "", "1. Which cache?", " Select one.", "", *body,
+                          "  [ ] Other — type your own answer", "", " ↑/↓ option · Space select · Enter submit · Esc dismiss"])  # fmt: skip
+
+    found = finder(Q, screen(0))
+    assert found is not None
+    dialog = found[1]
+    assert dialog.toggles and rows(dialog).checked == (False, False, False) and check_screen(dialog, Q) is None
+    steps = plan_list(Q, ["Memcached"], None, rows(dialog), dialog.toggles).steps
+    assert [(st.keys, st.cursor, st.checked) for st in steps] == [(("Down",), 0, None), (("Space",), 1, ()), (("Enter",), 1, (1,))]
+    # driven: Enter only once the chosen box alone reads ticked
+    from notifier.actions.answer_keys import Seen, unready
+
+    other = find_list(screen(1, 0), "Which cache?", LABELS)
+    assert other is not None and unready(other, steps[1]) is not None  # (another box ticked)
+    looks = iter([screen(0), screen(1), screen(1), screen(1, 1)])
+    last = [""]
+    sent: list[tuple[str, ...]] = []
+
+    def look() -> Seen:
+        last[0] = next(looks, last[0])
+        return Seen(find_list(last[0], "Which cache?", LABELS))
+
+    class File:
+        def waits_alone(self, call_id: str) -> str | None:
+            return None
+
+    def send(step: object, seen: Seen) -> bool:
+        sent.append(step.keys)  # type: ignore[attr-defined]
+        return True
+
+    drive(look, send, Q, plan_list(Q, ["Memcached"], None, rows(dialog), True), File())
+    assert sent == [("Down",), ("Space",), ("Enter",)]
+    # a box layout without Space in its help: no box to read back means no Space plan
+    with pytest.raises(Unsupported, match="no check box"):
+        plan_list(Q, ["1"], None, Rows(LABELS, 0, (None, None, None)), True)
