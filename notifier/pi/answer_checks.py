@@ -83,10 +83,10 @@ def result_mismatch(variant: str, question: Question, done: Plan, text: str, det
     items = question.items or (question.first,)
     got = details if isinstance(details, dict) else {}
     typed = done.text.strip() if done.text is not None else None
-    if variant == "list":  # a tool whose record is not known: it must name the option chosen
+    if variant == "list":  # a tool whose record is not known: its text must name the option chosen alone
         label = items[0].options[done.picks[0][0]].label
-        others = [o.label for o in items[0].options if o.label != label and label in o.label]
-        said = clean(text) + " " + clean(str(details))
+        said = clean(text).replace(items[0].text, " ")  # (the question may name options itself)
+        others = [o.label for o in items[0].options if o.label not in label]
         if label in said and not any(o in said for o in others):
             return None
         return f"pi recorded {clean(text, 80)!r}, which does not name {clean(label, 40)!r} alone"

@@ -180,12 +180,14 @@ def same_row(shown: str, drawn: str) -> bool:
 
 
 # ---- any dialog drawn as a list (find_list) ----
-# A row as such dialogs draw it: a cursor mark on the highlighted row only, then a number, a state
-# mark (a radio or a check box), the label. The cursor marks are data: what tells the highlighted
+# A row as such dialogs draw it: a cursor mark on the highlighted row only, then a number and a state
+# mark (a radio or a check box) in either order, the label. The cursor marks are data: what tells the highlighted
 # row from the others is that it alone has one.
 CURSOR_MARKS = "❯>›▶▸►→➜➤👉"
 _STATE = r"(?:[☐☑☒✓✔●○◉◯◦•]|\[[ xX✓✔*]\]|\([ xX•*]\))"
-_ROW = re.compile(rf"^(?P<prefix>\s*(?:[{CURSOR_MARKS}]\s*)?(?:\d+[.)]\s*)?(?:{_STATE}\s*)?)(?P<label>\S.*?)\s*$")
+_ROW = re.compile(
+    rf"^(?P<prefix>\s*(?:[{CURSOR_MARKS}]\s*)?(?:{_STATE}\s*)?(?:\d+[.)]\s*)?(?:{_STATE}\s*)?)(?P<label>\S.*?)\s*$"
+)
 _CHECKED = re.compile(r"[☑☒✓✔●◉]|\[[xX✓✔*]\]|\([xX•*]\)")
 _UNCHECKED = re.compile(r"[☐○◯◦]|\[ \]|\( \)")
 _NOTES = (" (", " — ", " – ", " - ")  # what a tool draws after a label: "(Recommended)", "— what it means"

@@ -10,7 +10,9 @@ row, its box read back ticked, then Enter.
 
 The package is looked for in $PI_NOTIFIER_RPIV_DIR (an npm prefix: `npm install --prefix DIR
 @juicesharp/rpiv-ask-user-question`), else `.cache/rpiv`; pi-ask-user in $PI_NOTIFIER_PI_ASK_USER_DIR
-(the package's folder); without them the tests skip, saying so."""
+(the package's folder); rwese's pi-question (a `question` tool of another shape than pi's: "> ● 1.
+label" rows) in $PI_NOTIFIER_PI_QUESTION_DIR (its `extensions` folder); without them the tests skip,
+saying so."""
 
 from __future__ import annotations
 
@@ -27,6 +29,7 @@ from .test_goto_answer import pending, run
 
 PREFIX = Path(os.environ.get("PI_NOTIFIER_RPIV_DIR") or ROOT / ".cache" / "rpiv")
 RPIV = PREFIX / "node_modules" / "@juicesharp" / "rpiv-ask-user-question" / "index.ts"
+PI_QUESTION = Path(os.environ.get("PI_NOTIFIER_PI_QUESTION_DIR") or ROOT / ".cache" / "pi-question") / "index.ts"
 ASK_USER = Path(os.environ.get("PI_NOTIFIER_PI_ASK_USER_DIR") or ROOT / ".cache" / "pi-ask-user") / "index.ts"
 
 
@@ -91,3 +94,20 @@ def test_a_third_party_list_of_check_boxes_is_ticked_then_submitted(tmp_path: Pa
         assert done.returncode == 0, done.stderr
         (result,) = wait_for(lambda: results(pi.session_text()), 20, "the tool's result")
         assert result["details"]["answers"][0]["choice"]["label"] == "Refactor"
+
+
+@pytest.mark.skipif(not PI_QUESTION.exists(), reason=f"pi-question is not in {PI_QUESTION.parent} (set PI_NOTIFIER_PI_QUESTION_DIR)")
+def test_a_question_tool_of_another_shape_is_read_as_a_list(tmp_path: Path, tmux_server: Tmux) -> None:
+    v = need("1.6.0")
+    labels = ("Bug fix", "New feature", "Refactor")
+    args = {"questions": [{"questionTopic": "Task", "prompt": "Which task are we planning now?", "type": "single",
+                           "options": [{"value": x.lower(), "label": x} for x in labels]}]}  # fmt: skip
+    with scripted_model("question", args) as port:
+        pi = start_pi(tmp_path, v, port, PI_QUESTION, server=tmux_server)
+        d = ["--sessions-dir", str(pi.sessions)]
+        pi.prompt("Ask me which task")
+        wait_for(lambda: pending(pi) and "● 1. Bug fix" in pi.screen(), 30, "the tool's dialog")
+        done = run("answer", "--call", pending(pi)[0]["tool_call_id"], "New feature", *d)
+        assert done.returncode == 0, done.stderr
+        (result,) = wait_for(lambda: results(pi.session_text()), 20, "the tool's result")
+        assert result["details"]["answers"][0]["label"] == "New feature"

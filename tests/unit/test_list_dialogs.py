@@ -37,6 +37,7 @@ LAYOUTS = [
     ("❯ ", "  ", False, ("○ ", "● ")),
     ("> ", "  ", False, ("[ ] ", "[ ] ")),
     ("▸ ", "  ", True, ("☐ ", "☐ ")),
+    ("> ● ", "  ○ ", True, ("", "")),  # (a radio mark before the number)
 ]
 
 
@@ -81,6 +82,10 @@ def test_what_pi_recorded_must_name_the_option_chosen_alone() -> None:
     done = plan_list(Q, ["Redis"], None, Rows(LABELS, 0))
     assert result_mismatch("list", Q, done, "User selected: Redis", None) is None
     assert result_mismatch("list", Q, done, "User selected: Memcached", None)
+    # the text decides (details often list every option), and the question's own words do not count
+    assert result_mismatch("list", Q, done, "Answer: Memcached", {"options": list(LABELS)})
+    assert result_mismatch("list", Q, done, "Which cache? Redis", {"options": list(LABELS)}) is None
+    assert result_mismatch("list", Q, done, "Redis or None?", None)
     near = Question("c1", "ask_user", (QuestionItem("Which?", options=(Option("Redis"), Option("Redis Cluster"))),), 1.0)
     done = plan_list(near, ["Redis"], None, Rows(("Redis", "Redis Cluster"), 0))
     assert result_mismatch("list", near, done, "User selected: Redis Cluster", None)  # (not Redis alone)
