@@ -78,11 +78,15 @@ def start_stand_in(tmp_path: Path, server: Tmux, layout: str = "question") -> St
     return StandIn(server, pane, sessions, keys)
 
 
-def one_round(pi: StandIn, n: int, rng: random.Random, mode: str, firsts: list[float]) -> dict[str, Any]:
+def one_round(
+    pi: StandIn, n: int, rng: random.Random, mode: str, firsts: list[float], gaps: list[float]
+) -> dict[str, Any]:
     """Round ``n``: `answer --call call_An 2` with the user's Enter on A at a random moment:
     ``mode`` "before": in the 60 ms before `answer`'s first key is expected (``firsts``: how long
-    after its start it came in the rounds before); "after": 0-25 ms after its first key reached A.
-    What each side did: the keys each question received, the CLI's exit and words, the results."""
+    after its start it came in the rounds before); "after": after its first key reached A, before
+    its second is expected (``gaps``: how long after the first it came before; the machine's load
+    decides it). What each side did: the keys each question received, the CLI's exit and words,
+    the results."""
     a, b = f"call_A{n}", f"call_B{n}"
     wait_for(lambda: pi.waiting(a) and "Delete the branch?" in pi.tmux.capture(pi.pane), 20, f"question {a}")
     env = no_x()
@@ -92,7 +96,7 @@ def one_round(pi: StandIn, n: int, rng: random.Random, mode: str, firsts: list[f
         expected = sorted(firsts)[len(firsts) // 2] if firsts else 0.5
         delay = max(0.0, expected - rng.uniform(0.0, 0.06))
     else:
-        delay = rng.uniform(0.0, 0.025)
+        delay = rng.uniform(0.0, 1.2 * (sorted(gaps)[len(gaps) // 2] if gaps else 0.025))
     started = time.monotonic()
     cli = subprocess.Popen(
         [sys.executable, "-m", "notifier", "answer", "--call", a, "2", "--timeout", "5", "--sessions-dir", str(pi.sessions)],
@@ -114,7 +118,9 @@ def one_round(pi: StandIn, n: int, rng: random.Random, mode: str, firsts: list[f
     ended = wait_for(lambda: [i for i, e in enumerate(pi.log()) if i >= since and e["key"] == "F5"], 10, "the round's end")
     log = pi.log()[since : ended[0]]
     assert [e["key"] for e in log].count("KPEnter") == 1
-    firsts += [e["t"] - started for e in log if e["key"] in OURS][:1]
+    times = [e["t"] for e in log if e["key"] in OURS]
+    firsts += [t - started for t in times][:1]
+    gaps += [times[1] - times[0]] if len(times) == 2 else []
     return {
         "a_keys": [e["key"] for e in log if e["q"] == a],
         "b_keys": [e["key"] for e in log if e["q"] == b],
@@ -137,7 +143,8 @@ def test_no_key_meant_for_a_reaches_the_look_alike_next_question(tmp_path: Path,
     pi = start_stand_in(tmp_path, tmux_server, layout)
     rng = random.Random(int(os.environ.get("PI_NOTIFIER_RACE_SEED", "29")))
     firsts: list[float] = []
-    rounds = [one_round(pi, n, rng, "before" if n % 2 else "after", firsts) for n in range(1, 41)]
+    gaps: list[float] = []
+    rounds = [one_round(pi, n, rng, "before" if n % 2 else "after", firsts, gaps) for n in range(1, 41)]
     blind: list[dict[str, Any]] = []
     for r in rounds:
         ours_in_a = [k for k in r["a_keys"] if k in OURS]
