@@ -18,6 +18,11 @@ def _squash(text: str) -> str:
     return "".join(clean(text).casefold().split())
 
 
+def _named(name: str, text: str) -> bool:
+    """Whether ``text`` names ``name`` as a whole (not as a part of a longer word)."""
+    return re.search(rf"(?<!\w){re.escape(name)}(?!\w)", text) is not None
+
+
 def _whole_lines(text: str, lines: tuple[str, ...]) -> bool:
     """Whether ``text`` is what some run of whole lines shows (wrapped as the dialog wraps it):
     not merely a part of a longer question's text."""
@@ -83,13 +88,15 @@ def result_mismatch(variant: str, question: Question, done: Plan, text: str, det
     items = question.items or (question.first,)
     got = details if isinstance(details, dict) else {}
     typed = done.text.strip() if done.text is not None else None
-    if variant == "list":  # a tool whose record is not known: its text must name the option chosen alone
-        label = items[0].options[done.picks[0][0]].label
+    if variant == "list":  # a tool whose record is not known: its text must name the option option alone
+        option = items[0].options[done.picks[0][0]]
         said = clean(text).replace(items[0].text, " ")  # (the question may name options itself)
-        others = [o.label for o in items[0].options if o.label not in label]
-        if label in said and not any(o in said for o in others):
+        names = {n for n in (option.label, option.value) if n}
+        others = {n for o in items[0].options if o is not option for n in (o.label, o.value) if n}
+        others = {n for n in others if not any(n in mine for mine in names)}
+        if any(_named(n, said) for n in names) and not any(_named(n, said) for n in others):
             return None
-        return f"pi recorded {clean(text, 80)!r}, which does not name {clean(label, 40)!r} alone"
+        return f"pi recorded {clean(text, 80)!r}, which does not name {clean(option.label, 40)!r} alone"
     if variant == "question":
         if typed is not None:
             return None if got.get("answer") == typed else "pi recorded another text than the one sent"

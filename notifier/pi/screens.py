@@ -193,6 +193,7 @@ _UNCHECKED = re.compile(r"[☐○◯◦]|\[ \]|\( \)")
 _NOTES = (" (", " — ", " – ", " - ")  # what a tool draws after a label: "(Recommended)", "— what it means"
 _SPACE_SELECTS = re.compile(r"\bspace\b(?: to)? (?:select|toggle|choose|pick)", re.IGNORECASE)
 _NUMBERED_TEXT = re.compile(r"^(?:q?\d+[.):]?)")
+_TEXT_NOTE = re.compile(r"^(?:\[[^\]]*\]|\([^)]*\))$")  # after a question's text: "[single-select]"
 _MAX_LIST_LINES = 60
 
 
@@ -240,7 +241,7 @@ def _text_at(squashed: list[str], start: int, want: str) -> int | None:
         while end < len(squashed) and len(got) < len(want):
             got += squashed[end]
             end += 1
-        if got == want:
+        if got == want or (got.startswith(want) and _TEXT_NOTE.match(got[len(want) :])):
             return end
     return None
 

@@ -12,7 +12,9 @@ The package is looked for in $PI_NOTIFIER_RPIV_DIR (an npm prefix: `npm install 
 @juicesharp/rpiv-ask-user-question`), else `.cache/rpiv`; pi-ask-user in $PI_NOTIFIER_PI_ASK_USER_DIR
 (the package's folder); rwese's pi-question (a `question` tool of another shape than pi's: "> ● 1.
 label" rows) in $PI_NOTIFIER_PI_QUESTION_DIR (its `extensions` folder); without them the tests skip,
-saying so."""
+saying so. ebbe-brandstrup's pi-ask-user-questions (`ask_user_question` forms: a title, "Which …?
+[single-select]", "❯ ○ label" rows; its record names the option's value) in
+$PI_NOTIFIER_ASK_USER_QUESTIONS_DIR (the repository's folder)."""
 
 from __future__ import annotations
 
@@ -30,6 +32,7 @@ from .test_goto_answer import pending, run
 PREFIX = Path(os.environ.get("PI_NOTIFIER_RPIV_DIR") or ROOT / ".cache" / "rpiv")
 RPIV = PREFIX / "node_modules" / "@juicesharp" / "rpiv-ask-user-question" / "index.ts"
 PI_QUESTION = Path(os.environ.get("PI_NOTIFIER_PI_QUESTION_DIR") or ROOT / ".cache" / "pi-question") / "index.ts"
+FORMS = Path(os.environ.get("PI_NOTIFIER_ASK_USER_QUESTIONS_DIR") or ROOT / ".cache" / "pi-ask-user-questions") / "index.ts"
 ASK_USER = Path(os.environ.get("PI_NOTIFIER_PI_ASK_USER_DIR") or ROOT / ".cache" / "pi-ask-user") / "index.ts"
 
 
@@ -111,3 +114,19 @@ def test_a_question_tool_of_another_shape_is_read_as_a_list(tmp_path: Path, tmux
         assert done.returncode == 0, done.stderr
         (result,) = wait_for(lambda: results(pi.session_text()), 20, "the tool's result")
         assert result["details"]["answers"][0]["label"] == "New feature"
+
+
+@pytest.mark.skipif(not FORMS.exists(), reason=f"pi-ask-user-questions is not in {FORMS.parent} (set PI_NOTIFIER_ASK_USER_QUESTIONS_DIR)")
+def test_a_form_of_one_radio_question_is_read_as_a_list(tmp_path: Path, tmux_server: Tmux) -> None:
+    v = need("1.6.0")
+    args = {"title": "Planning", "questions": [{"id": "task", "type": "radio", "prompt": "Which task are we planning now?",
+            "options": [{"value": v_, "label": x} for v_, x in (("fix", "Bug fix"), ("feat", "New feature"), ("ref", "Refactor"))]}]}  # fmt: skip
+    with scripted_model("ask_user_question", args) as port:
+        pi = start_pi(tmp_path, v, port, FORMS, server=tmux_server)
+        d = ["--sessions-dir", str(pi.sessions)]
+        pi.prompt("Ask me which task")
+        wait_for(lambda: pending(pi) and "❯ ○ Bug fix" in pi.screen(), 30, "the tool's dialog")
+        done = run("answer", "--call", pending(pi)[0]["tool_call_id"], "Refactor", *d)
+        assert done.returncode == 0, done.stderr
+        (result,) = wait_for(lambda: results(pi.session_text()), 20, "the tool's result")
+        assert result["details"]["answers"][0]["value"] == "ref"

@@ -180,3 +180,21 @@ def test_a_list_whose_help_says_space_selects_is_ticked_then_submitted() -> None
     # a box layout without Space in its help: no box to read back means no Space plan
     with pytest.raises(Unsupported, match="no check box"):
         plan_list(Q, ["1"], None, Rows(LABELS, 0, (None, None, None)), True)
+
+
+def test_a_form_of_one_question_with_a_note_after_its_text_and_values_in_its_record() -> None:
+    """The layout class of a form tool: a title, the question with a note after it ("[single-select]"),
+    radio rows that do not follow the cursor; its record names the option's value ("Q1: ref")."""
+    options = (Option("Bug fix", value="fix"), Option("Refactor", value="ref"))
+    q = Question("c3", "ask_user_question", (QuestionItem("Which task now?", options=options),), 1.0)
+    screen = "\n".join([" Planning", "", "  Which task now? [single-select]", " *required", "",
+                         "  ❯ ○ Bug fix", "    ○ Refactor", "    ○ Other...", "", " ↑↓ navigate • Enter select • Esc cancel"])  # fmt: skip
+    found = finder(q, screen)
+    assert found is not None and (rows(found[1]).texts, rows(found[1]).cursor) == (("Bug fix", "Refactor"), 0)
+    assert not found[1].toggles
+    done = plan_list(q, ["Refactor"], None, rows(found[1]))
+    assert result_mismatch("list", q, done, "Q1: ref", None) is None
+    assert result_mismatch("list", q, done, "Q1: fix", None)
+    assert result_mismatch("list", q, done, "Q1: prefix", None)  # (a word that holds the value is not it)
+    # a note after the text is one in brackets: more words are another question
+    assert finder(q, screen.replace("[single-select]", "or not?")) is None
