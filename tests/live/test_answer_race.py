@@ -215,3 +215,88 @@ def test_answer_takes_the_token_of_what_was_shown(tmp_path: Path, tmux_server: T
         f"question: Delete the database? (call call_B1, token {b['token']})",
         "answered: User selected: 1. Keep",
     ]
+
+
+def test_with_the_real_pi_the_next_question_never_records_a_choice_of_answer(tmp_path: Path, tmux_server: Tmux) -> None:
+    """The same race with the real pi 1.6.0 and its `question` tool: A "Delete the branch?", then at
+    once (the scripted model asks it as soon as A's result comes) B "Delete the database?", the same
+    rows. The user's Enter on A comes at random, before `answer`'s first key or just after its Down
+    was drawn. B never records "Delete" (`answer`'s choice, which only its Down could reach) unless
+    `answer` said a key may have gone there, and "answered" means pi recorded A as chosen."""
+    from .pi_harness import need, scripted_model, start_pi
+    from .test_goto_answer import pending
+
+    v = need("1.6.0")
+    rows = [{"label": "Keep"}, {"label": "Delete"}]
+    a_args, b_args = {"question": "Delete the branch?", "options": rows}, {"question": "Delete the database?", "options": rows}
+    rng = random.Random(int(os.environ.get("PI_NOTIFIER_RACE_SEED", "29")))
+    env = no_x()
+    env.pop("PYTHONUNBUFFERED", None)
+    rounds: list[dict[str, Any]] = []
+    seen_b: set[str] = set()
+    moves: list[float] = []
+    with scripted_model("question", a_args, then=b_args) as port:
+        pi = start_pi(tmp_path, v, port, v.example("question.ts"), server=tmux_server)
+        d = ["--sessions-dir", str(pi.sessions)]
+        for n in range(1, 17):
+            pi.prompt(f"round {n}")
+            wait_for(lambda: _asks(pi.screen(), "Delete the branch?"), 30, "question A")
+            (a,) = wait_for(lambda: pending(pi), 20, "A in status")
+            started = time.monotonic()
+            # (before: around when `answer`'s Down was drawn in the rounds before)
+            delay = rng.uniform(0.3, 1.05) * (sorted(moves)[len(moves) // 2] if moves else 0.3)
+            cli = subprocess.Popen(
+                [sys.executable, "-m", "notifier", "answer", "--call", a["tool_call_id"], "2", "--timeout", "5", *d],
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT,
+            )  # fmt: skip
+            pressed, moved_at = False, None
+            while cli.poll() is None:
+                if not pressed and n % 2 and moved_at is None and "> 2. Delete" in pi.screen():
+                    moved_at = time.monotonic()  # `answer`'s Down drawn in A: press just after it
+                    moves.append(moved_at - started)
+                    delay = moved_at - started + rng.uniform(0.0, 0.008)
+                if not pressed and (n % 2 == 0 or moved_at is not None) and time.monotonic() - started >= delay:
+                    pi.keys("Enter")
+                    pressed = True
+                time.sleep(0.0005)
+            out, err = cli.communicate()
+            if not pressed:
+                pi.keys("Enter")  # (the user's Enter after `answer` was done: to whatever pi shows)
+
+            def settled(a_id: str = a["tool_call_id"]) -> list[str] | None:
+                """Both questions' results, once B was answered or shows its dialog (then dismissed)."""
+                found = {m["toolCallId"]: m["content"][0]["text"] for m in _results(pi)}
+                b_ids = [c for c in [*found, *(q["tool_call_id"] for q in pending(pi))] if c.startswith("call_n") and c not in seen_b]
+                if a_id not in found or not b_ids:
+                    return None
+                if b_ids[-1] not in found:
+                    pi.keys("Escape")
+                    return None
+                seen_b.add(b_ids[-1])
+                return [found[a_id], found[b_ids[-1]]]
+
+            got = wait_for(settled, 30, "both questions' ends")
+            wait_for(lambda: "Thanks" in pi.screen(), 20, "pi's reply")
+            rounds.append({"rc": cli.returncode, "out": out, "err": err, "a": got[0], "b": got[1], "n": n})
+    for r in rounds:
+        said = r["err"].strip()
+        if r["b"] == "User selected: 2. Delete":  # only `answer`'s Down could have put B's cursor there
+            assert "may have gone" in said, r
+        if r["rc"] == 0:
+            assert r["a"] == "User selected: 2. Delete" and r["out"].strip() == "answered: User selected: 2. Delete", r
+        else:
+            assert r["rc"] == 1 and said.count("\n") == 0 and "Traceback" not in said, r
+    print(f"\nreal pi: {len(rounds)} rounds, {sum(r['rc'] == 0 for r in rounds)} answered,",
+          f"{sum(r['a'] == 'User selected: 1. Keep' for r in rounds)} answered first by the user")  # fmt: skip
+
+
+def _asks(screen: str, text: str) -> bool:
+    from notifier.pi.screens import find_dialog
+
+    dialog = find_dialog(screen, "question")
+    return dialog is not None and f" {text}" in dialog.raw
+
+
+def _results(pi: Any) -> list[dict[str, Any]]:
+    entries = [json.loads(x) for x in pi.session_text().splitlines() if x.strip()]
+    return [e["message"] for e in entries if (e.get("message") or {}).get("role") == "toolResult"]
