@@ -25,8 +25,11 @@ from typing import Any
 
 import pytest
 
+from notifier.companion.channel import open_dialogs
+from notifier.companion.sockets import list_sockets
+
 from ..conftest import ROOT, wait_for
-from .pi_harness import Tmux, need, scripted_model, start_pi
+from .pi_harness import EXTENSION, Tmux, need, scripted_model, start_pi
 from .test_goto_answer import pending, run
 
 PREFIX = Path(os.environ.get("PI_NOTIFIER_RPIV_DIR") or ROOT / ".cache" / "rpiv")
@@ -100,16 +103,24 @@ def test_a_third_party_list_of_check_boxes_is_ticked_then_submitted(tmp_path: Pa
 
 
 @pytest.mark.skipif(not PI_QUESTION.exists(), reason=f"pi-question is not in {PI_QUESTION.parent} (set PI_NOTIFIER_PI_QUESTION_DIR)")
-def test_a_question_tool_of_another_shape_is_read_as_a_list(tmp_path: Path, tmux_server: Tmux) -> None:
+@pytest.mark.parametrize("companion", [False, True])
+def test_a_question_tool_of_another_shape_is_read_as_a_list(tmp_path: Path, tmux_server: Tmux, companion: bool) -> None:
+    """(With the companion extension, the same list is read off the screen it mirrors, and the keys
+    go to that dialog's id.)"""
     v = need("1.6.0")
     labels = ("Bug fix", "New feature", "Refactor")
     args = {"questions": [{"questionTopic": "Task", "prompt": "Which task are we planning now?", "type": "single",
                            "options": [{"value": x.lower(), "label": x} for x in labels]}]}  # fmt: skip
     with scripted_model("question", args) as port:
-        pi = start_pi(tmp_path, v, port, PI_QUESTION, server=tmux_server)
+        pi = start_pi(tmp_path, v, port, PI_QUESTION, *([EXTENSION] if companion else []), server=tmux_server)
         d = ["--sessions-dir", str(pi.sessions)]
+        if companion:
+            wait_for(lambda: list_sockets(), 20, "the companion's socket")
         pi.prompt("Ask me which task")
         wait_for(lambda: pending(pi) and "● 1. Bug fix" in pi.screen(), 30, "the tool's dialog")
+        if companion:
+            (sock,) = list_sockets()
+            assert [(x.kind, x.remote) for x in open_dialogs(sock, 2.0)[1]] == [("custom", "keys")]
         done = run("answer", "--call", pending(pi)[0]["tool_call_id"], "New feature", *d)
         assert done.returncode == 0, done.stderr
         (result,) = wait_for(lambda: results(pi.session_text()), 20, "the tool's result")
