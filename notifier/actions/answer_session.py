@@ -46,6 +46,8 @@ class SessionFile:
         self.resolved: dict[str, Transition] = {}
         self.later: dict[str, Question] = {}  # questions asked after the first look
         self._known: set[str] | None = None  # the questions of the first look
+        self._tool: str | None = None  # the other tool running at the first look, if any
+        self.started: str | None = None  # another tool started after the first look
 
     def pending(self, call_id: str) -> bool:
         """Whether the file, with what it gained since the last look, still has ``call_id``
@@ -60,6 +62,11 @@ class SessionFile:
             elif t.kind == "needs_input" and t.question.tool_call_id not in (self._known or ()):
                 self.later[t.question.tool_call_id] = t.question
         view = self.file.view()
+        tool = view.current_tool if view is not None else None
+        if first:
+            self._tool = tool
+        elif tool is not None and tool != self._tool:
+            self.started = tool
         return view is not None and any(q.tool_call_id == call_id for q in view.pending)
 
     def waits_alone(self, call_id: str) -> str | None:
@@ -70,6 +77,8 @@ class SessionFile:
         if self.later:
             asked = next(iter(self.later.values()))
             return f"pi has asked another question since ({clean(asked.text, 60)!r})"
+        if self.started is not None:
+            return f"pi has started another tool call since ({clean(self.started, 40)})"
         return None
 
     def others_ended(self, call_id: str) -> list[Transition]:

@@ -7,6 +7,7 @@ typed and whether a key may have gone elsewhere."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -160,3 +161,36 @@ def test_a_desktop_answer_for_what_no_longer_waits_is_refused_before_anything() 
     changed = Question("call_A", "question", (QuestionItem(B_TEXT, options=A.first.options),), 1.0)
     code, said = answer_line(Config(), Snapshot((view,)), "/s/a.jsonl", "call_A", ["2"], None, token=question_token(changed))
     assert code == 1 and "no longer the one shown" in said and "Delete the branch?" in said and shown in said
+
+
+def test_the_file_says_when_pi_has_moved_on(tmp_path: Path) -> None:
+    """Before each key: the call must still be unanswered, with no question asked and no other tool
+    started after it (pi has not moved on), read from the session file as the engine reads it."""
+    import json
+
+    from notifier.actions.answer_session import SessionFile
+    from notifier.engine.options import EngineOptions
+    from notifier.pi.catalog import QuestionCatalog
+
+    def line(message: dict[str, object]) -> str:
+        return json.dumps({"type": "message", "id": "x", "parentId": None, "timestamp": "2026-12-06T18:00:00.000Z", "message": message}) + "\n"
+
+    def call(call_id: str, name: str, args: dict[str, object]) -> str:
+        block = {"type": "toolCall", "id": call_id, "name": name, "arguments": args}
+        return line({"role": "assistant", "content": [block], "stopReason": "toolUse", "timestamp": 1})
+
+    ask: dict[str, object] = {"question": "Delete the branch?", "options": [{"label": "Keep"}, {"label": "Delete"}]}
+    path = tmp_path / "s.jsonl"
+    header = json.dumps({"type": "session", "version": 3, "id": "s", "timestamp": "2026-12-06T18:00:00.000Z", "cwd": "/"})
+    options = EngineOptions(roots=[], catalog=QuestionCatalog())
+    for later, said in [
+        (call("call_B", "question", {**ask, "question": "Delete the database?"}), "asked another question since ('Delete the database?')"),
+        (call("call_C", "bash", {"command": "ls"}), "started another tool call since (bash)"),
+    ]:
+        path.write_text(header + "\n" + call("call_A", "question", ask))
+        session = SessionFile(options, str(path))
+        assert session.pending("call_A") and session.waits_alone("call_A") is None
+        with path.open("a") as f:
+            f.write(later)
+        # (a later message also ends A for the engine: either reason refuses the key)
+        assert (session.waits_alone("call_A") or "").endswith((said, "pi has recorded an end of this question"))
