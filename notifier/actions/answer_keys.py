@@ -7,7 +7,7 @@ Keys are blind: once pi has moved on to another question, a key lands there, how
 look. So before each key, on a fresh look at the screen, the dialog must still be this question's
 (its text and its rows: :func:`notifier.pi.answer_checks.bound`) in the state the plan expects (the
 highlighted row the chosen one before a confirming key), and the session file must still have this
-call unanswered with no question asked after it. The look is handed to the carrier, which sends
+call unanswered with no question asked nor tool started after it. The look is handed to the carrier, which sends
 the key only onto that very screen (tmux checks it in the same step as it sends). Nothing waits
 for a dialog to come back: the only wait is for the dialog to show what this question's own last
 key does, and any look that shows something else ends the answer, saying what was typed.
