@@ -6,9 +6,10 @@ screen as the tmux path checks the pane), never an editor.
 from __future__ import annotations
 
 import os
+import time
 
-from notifier.actions.answer_keys import confirm, drive
-from notifier.actions.answer_session import GUESS, Answered, SessionFile
+from notifier.actions.answer_keys import Seen, confirm, drive, finder, plan_for, unreadable, usage
+from notifier.actions.answer_session import Answered, SessionFile
 from notifier.actions.goto import Refused
 from notifier.companion.channel import all_open_dialogs, answer_dialog
 from notifier.companion.protocol import Dialog as ExtDialog
@@ -17,8 +18,7 @@ from notifier.core.model import Option, Question, QuestionItem, SessionView
 from notifier.core.text import clean
 from notifier.engine.options import EngineOptions
 from notifier.pi.answer_checks import check_screen
-from notifier.pi.keymaps import Step, Unsupported, UsageError, plan, resolve
-from notifier.pi.screens import Dialog, find_dialog
+from notifier.pi.keymaps import Step, Unsupported, UsageError, resolve
 
 
 def channel_dialog(session_file: str, question: Question) -> tuple[str, ExtDialog] | None:
@@ -111,36 +111,33 @@ def _by_keys(
 ) -> Answered:
     """A question tool's own dialog: the same checked plan as in tmux, its keys forwarded to the
     component, its mirrored screen checked instead of the pane's."""
-    if question.tool not in GUESS:
-        raise Unsupported(f"no key map for the {clean(question.tool, 40)} tool: answer it in the terminal")
+    usage(question, choices, text)  # bad usage shows before anything else
     session = SessionFile(options, view.ref.key)
     if not session.pending(question.tool_call_id):
-        raise Refused("the question is no longer waiting (answered or cancelled meanwhile)")
-    plan(GUESS[question.tool], question, choices or None, text)  # bad usage shows before anything else
-    dialog = find_dialog("\n".join(d.screen or ()), question.tool)
-    if dialog is None:
-        raise Refused("the question's dialog does not show what pi-notifier knows how to answer")
+        raise Refused("the question is no longer waiting (answered or cancelled meanwhile); nothing was typed")
+    found = finder(question, "\n".join(d.screen or ()))
+    if found is None:
+        raise unreadable(question, "in pi's dialog")
+    find, dialog = found
     reason = check_screen(dialog, question)
     if reason:
-        raise Refused(reason)
-    steps = plan(dialog.variant, question, choices or None, text)
-    if not session.pending(question.tool_call_id):  # last look right before typing
-        raise Refused("the question is no longer waiting (answered or cancelled meanwhile)")
+        raise Refused(f"{reason}; nothing was typed")
+    steps = plan_for(dialog, question, choices, text)
 
-    def read() -> Dialog | None:
+    def look() -> Seen:
+        at = time.monotonic()
         screen = _screen(sock, d.id)
-        return find_dialog("\n".join(screen), question.tool) if screen is not None else None
+        return Seen(find("\n".join(screen)) if screen is not None else None, None, at)
 
-    def send(step: Step) -> bool:
-        if not step.keys and step.paste is None:
-            return True
+    def send(step: Step, seen: Seen) -> bool:
+        # (to this dialog's id: keys never reach another dialog, whatever pi shows)
         result = answer_dialog(sock, d.id, keys=_keys_of(step))
         if not result.ok:
             raise Refused(f"pi did not take the keys: {clean(result.error, 200)}")
         return True
 
-    drive(read, send, steps, "pi's dialog")
-    return confirm(session, question, dialog.variant, steps, result_timeout)
+    typed = drive(look, send, question, steps, session)
+    return confirm(session, question, dialog.variant, steps, typed, result_timeout)
 
 
 def _screen(sock: str, dialog_id: str) -> tuple[str, ...] | None:

@@ -16,6 +16,7 @@ from typing import Any
 from notifier.actions.goto import Refused
 from notifier.core import jsonbound
 from notifier.core.model import Question, Transition
+from notifier.core.text import clean
 from notifier.engine.follow import FollowedFile
 from notifier.engine.options import EngineOptions
 from notifier.pi.outcomes import result_text
@@ -32,24 +33,58 @@ class Answered:
     question: Question
     outcome: str | None
     answer: str | None
+    note: str | None = None  # something the user should check although this answer was recorded
 
 
 class SessionFile:
-    """One session file read like the engine reads it, then followed as it grows."""
+    """One session file read like the engine reads it, then followed as it grows: which
+    questions were asked (``later``) and which ended (``resolved``) since the first look."""
 
     def __init__(self, options: EngineOptions, path: str) -> None:
         self.path = path
         self.file = FollowedFile(path, options.catalog)
         self.resolved: dict[str, Transition] = {}
+        self.later: dict[str, Question] = {}  # questions asked after the first look
+        self._known: set[str] | None = None  # the questions of the first look
+        self._tool: str | None = None  # the other tool running at the first look, if any
+        self.started: str | None = None  # another tool started after the first look
 
     def pending(self, call_id: str) -> bool:
         """Whether the file, with what it gained since the last look, still has ``call_id``
         unanswered (how each question it resolved ended is kept in ``resolved``)."""
-        for t in self.file.read():
-            if t.kind == "resolved":
+        changes = self.file.read()
+        first = self._known is None
+        if first:
+            self._known = {t.question.tool_call_id for t in changes}
+        for t in changes:
+            if t.kind == "resolved" and not first:
                 self.resolved[t.question.tool_call_id] = t
+            elif t.kind == "needs_input" and t.question.tool_call_id not in (self._known or ()):
+                self.later[t.question.tool_call_id] = t.question
         view = self.file.view()
+        tool = view.current_tool if view is not None else None
+        if first:
+            self._tool = tool
+        elif tool is not None and tool != self._tool:
+            self.started = tool
         return view is not None and any(q.tool_call_id == call_id for q in view.pending)
+
+    def waits_alone(self, call_id: str) -> str | None:
+        """Why a key may not be typed for ``call_id`` now (``None``: it may): the file must
+        still have it unanswered, and no question asked after it (pi has not moved on)."""
+        if not self.pending(call_id):
+            return "pi has recorded an end of this question"
+        if self.later:
+            asked = next(iter(self.later.values()))
+            return f"pi has asked another question since ({clean(asked.text, 60)!r})"
+        if self.started is not None:
+            return f"pi has started another tool call since ({clean(self.started, 40)})"
+        return None
+
+    def others_ended(self, call_id: str) -> list[Transition]:
+        """The questions other than ``call_id`` that ended since the first look."""
+        self.pending(call_id)
+        return [t for c, t in self.resolved.items() if c != call_id]
 
 
 def wait_until(predicate: object, timeout: float) -> bool:

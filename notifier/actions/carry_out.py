@@ -14,4 +14,6 @@ from notifier.core.model import Snapshot
 def carry_out(config: Config, snapshot: Snapshot, command: Goto | Answer) -> tuple[int, str]:
     if isinstance(command, Goto):
         return go(config, snapshot, command.session)
-    return answer_line(config, snapshot, command.session, command.call, list(command.choices), command.text)
+    return answer_line(
+        config, snapshot, command.session, command.call, list(command.choices), command.text, token=command.token
+    )

@@ -10,6 +10,7 @@ from notifier.actions import over_ssh
 from notifier.cli.common import fail, with_outside_file
 from notifier.config.load import Config
 from notifier.core.model import Snapshot
+from notifier.core.question_token import question_token
 from notifier.core.text import clean, number
 from notifier.engine.options import engine_options
 from notifier.engine.scan import scan_once
@@ -88,13 +89,20 @@ def cmd_answer(args: argparse.Namespace, config: Config) -> int:
         session, choices = _split_answer_words(list(args.words), snapshot, args.text is not None)
         if args.text is not None and choices:
             raise UsageError("give either CHOICE... or --text, not both")
-        done = answer(options, snapshot, session, args.call, choices, args.text, args.timeout)
+        done = answer(options, snapshot, session, args.call, choices, args.text, args.timeout, args.token)
     except UsageError as exc:
         return fail(2, _said_of_words(exc, list(args.words), snapshot, args.text is not None))
     except goto.BadSession as exc:
         return fail(2, exc)
     except (goto.Refused, Unsupported) as exc:
         return fail(1, exc)
+    if args.call is None and args.token is None:  # the caller did not name it: say which it was
+        q = done.question
+        sys.stdout.write(
+            f"question: {clean(q.text, 200)} (call {clean(q.tool_call_id, 60)}, token {question_token(q)})\n"
+        )
+    if done.note:
+        sys.stderr.write(f"pi-notifier: note: {clean(done.note, 400)}\n")
     if done.outcome not in (None, "answered"):
         return fail(1, f"pi recorded the question as {done.outcome}: {clean(done.answer or '', 200)}")
     sys.stdout.write(f"answered: {clean(done.answer or '(recorded)', 300)}\n")
@@ -107,6 +115,8 @@ def _answer_remote(remote: Remote, spec: str, args: argparse.Namespace) -> int:
     extra = [*args.words[1:]]
     if args.call:
         extra = ["--call", args.call, *extra]
+    if args.token:
+        extra = ["--token", args.token, *extra]
     if args.text is not None:
         extra = ["--text", args.text, *extra]
     extra += ["--timeout", f"{args.timeout:g}"]

@@ -135,6 +135,11 @@ def _answer(p: argparse.ArgumentParser) -> None:
     _common(p)
     p.add_argument("words", nargs="*", metavar="[SESSION] CHOICE", help="the session, then the answer")
     p.add_argument("--call", metavar="TOOL_CALL_ID", help="the question's tool call (default: the oldest)")
+    p.add_argument(
+        "--token",
+        metavar="TOKEN",
+        help="only the question with this token (status --json): refused when what waits is not what was shown",
+    )
     p.add_argument("--text", metavar="TEXT", help="type this free-text answer instead of choosing")
     p.add_argument(
         "--timeout", type=float, default=15.0, metavar="S", help="how long to wait for pi to record it"

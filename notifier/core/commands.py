@@ -94,6 +94,7 @@ class Answer:
     call: str
     choices: tuple[str, ...] = ()
     text: str | None = None
+    token: str | None = None  # what the user was shown (core.question_token): refused once it no longer waits
 
 
 @dataclass(frozen=True)
@@ -257,7 +258,7 @@ def parse(obj: Any, now: float, morning: float | None = None) -> Command:
             raise CommandError("text must be a string")
         if (text is None) == (not choices):
             raise CommandError("give choices or text, not both and not neither")
-        return Answer(session, call, choices, text)
+        return Answer(session, call, choices, text, _text(obj, "token"))
     if name == "status":
         liveness = _text(obj, "liveness")
         brief = obj.get("brief", False)
@@ -289,9 +290,8 @@ def to_obj(command: Command) -> dict[str, Any]:
     elif isinstance(command, (Clear, Goto)):
         obj.update(session=command.session, call=command.call)
     elif isinstance(command, Answer):
-        obj.update(
-            session=command.session, call=command.call, choices=list(command.choices), text=command.text
-        )
+        obj.update(session=command.session, call=command.call, choices=list(command.choices), text=command.text)
+        obj.update({"token": command.token} if command.token is not None else {})
     elif isinstance(command, Status):
         obj.update(roots=list(command.roots), liveness=command.liveness, question_tools=list(command.question_tools))
         if command.brief:

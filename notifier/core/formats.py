@@ -17,6 +17,7 @@ from typing import Any
 
 from notifier.core.model import Question, SessionRef, SessionView, Snapshot, Transition, split_key
 from notifier.core.question_obj import item_obj
+from notifier.core.question_token import question_token
 from notifier.core.text import clean
 from notifier.core.times import MAX_TIME, MIN_TIME
 
@@ -104,6 +105,7 @@ def question_obj(q: Question) -> dict[str, Any]:
     obj["kind"] = q.kind  # additive (docs/contract.md §3): "question" | "dialog"
     if q.kind == "dialog":
         obj["dialog"] = q.dialog  # "select" | "confirm" | "input" | "editor" | "custom"
+    obj["token"] = question_token(q)  # additive (§3): what was shown of it, for answer --token
     return obj
 
 

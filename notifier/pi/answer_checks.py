@@ -4,19 +4,71 @@ is the answer the plan gave (:func:`result_mismatch`)."""
 
 from __future__ import annotations
 
+import re
+
 from notifier.core.model import Question
 from notifier.core.text import clean
 from notifier.pi.keymaps import Plan, drawn_rows
-from notifier.pi.screens import Dialog, rows, same_row
+from notifier.pi.screens import Dialog, rows, same_row, shows_text
+
+_BOX = re.compile(r"^\[[^\]]\]")
 
 
 def _squash(text: str) -> str:
     return "".join(clean(text).casefold().split())
 
 
+def _named(name: str, text: str) -> bool:
+    """Whether ``text`` names ``name`` as a whole (not as a part of a longer word)."""
+    return re.search(rf"(?<!\w){re.escape(name)}(?!\w)", text) is not None
+
+
+def _whole_lines(text: str, lines: tuple[str, ...]) -> bool:
+    """Whether ``text`` is what some run of whole lines shows (wrapped as the dialog wraps it):
+    not merely a part of a longer question's text."""
+    return shows_text(lines, text)
+
+
+def _drawn_as(shown: str, drawn: str) -> bool:
+    """Whether a row on screen is the row ``drawn``, in any state the dialog draws it in while it
+    is answered: cut to the width, marked after its label (an editor open on it: " ✎", a
+    text typed for it: ": text") or its check box toggled ("[x]" for "[ ]")."""
+    if same_row(shown, drawn) or same_row(_BOX.sub("[ ]", shown, count=1), drawn):
+        return True
+    shown, drawn = clean(shown), clean(drawn)
+    return shown.startswith((drawn + " ", drawn + ":"))
+
+
+def bound(dialog: Dialog, question: Question, item: int | None, shows: tuple[str, ...] = ()) -> str | None:
+    """Why the dialog on screen is not (or no longer) ``question``'s, at its question ``item``
+    (``None``: the form's review, known by what it ``shows``); ``None`` if it is: it shows that
+    question's text and exactly its rows, in order, in whatever state answering puts them.
+    This is what binds every key to the question it is for: a look-alike next question (the
+    same rows, another text) is not it."""
+    items = question.items or (question.first,)
+    if item is None:
+        missing = next((t for t in shows if not dialog.shows(t)), None)
+        return None if missing is None else f"the dialog on screen does not show {clean(missing, 60)!r}"
+    it = items[item] if item < len(items) else items[0]
+    if not _whole_lines(it.text, dialog.lines):
+        return "the dialog on screen does not show this question"
+    if it.options:
+        shown = rows(dialog).texts
+        if dialog.variant == "list":  # (read by its labels: the same labels, in the order drawn)
+            ok = sorted(shown) == sorted(o.label for o in it.options)
+        else:
+            drawn = drawn_rows(dialog.variant, it)
+            ok = len(shown) == len(drawn) and all(_drawn_as(a, b) for a, b in zip(shown, drawn, strict=True))
+        if not ok:
+            return "the dialog on screen does not show this question's options"
+    return None
+
+
 def check_screen(dialog: Dialog, question: Question) -> str | None:
     """Why this dialog is not (or no longer) the untouched dialog of ``question``; ``None`` if it is:
     it shows the question, and exactly the rows this tool draws for it, in its order."""
+    if dialog.variant == "list":
+        return bound(dialog, question, 0)
     items = question.items or (question.first,)
     item = next((it for it in items if it.show_when is None), items[0])
     if not _squash(item.text) or _squash(item.text) not in _squash(" ".join(dialog.lines)):
@@ -36,6 +88,15 @@ def result_mismatch(variant: str, question: Question, done: Plan, text: str, det
     items = question.items or (question.first,)
     got = details if isinstance(details, dict) else {}
     typed = done.text.strip() if done.text is not None else None
+    if variant == "list":  # a tool whose record is not known: its text must name the option option alone
+        option = items[0].options[done.picks[0][0]]
+        said = clean(text).replace(items[0].text, " ")  # (the question may name options itself)
+        names = {n for n in (option.label, option.value) if n}
+        others = {n for o in items[0].options if o is not option for n in (o.label, o.value) if n}
+        others = {n for n in others if not any(n in mine for mine in names)}
+        if any(_named(n, said) for n in names) and not any(_named(n, said) for n in others):
+            return None
+        return f"pi recorded {clean(text, 80)!r}, which does not name {clean(option.label, 40)!r} alone"
     if variant == "question":
         if typed is not None:
             return None if got.get("answer") == typed else "pi recorded another text than the one sent"

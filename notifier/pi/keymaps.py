@@ -41,9 +41,11 @@ class Unsupported(ValueError):
 
 @dataclass(frozen=True)
 class Step:
-    """One step of a plan. Before it: the dialog shows ``shows`` and row ``cursor`` is the
-    highlighted one (showing ``cursor_text``). Then the ``keys`` (tmux key names) are sent, or
-    ``paste`` is pasted whole. After it, before the next step: the dialog shows ``expect``."""
+    """One key of a plan (or one paste). Before it: the dialog shows question ``item`` of the
+    form (its text and rows; ``None``: the form's review), shows ``shows``, and row ``cursor``
+    is the highlighted one (showing ``cursor_text``). Then the ``keys`` (one tmux key name) are
+    sent, or ``paste`` is pasted whole. After it, before the next step: the dialog shows
+    ``expect``."""
 
     keys: tuple[str, ...] = ()
     paste: str | None = None
@@ -51,6 +53,17 @@ class Step:
     cursor_text: str | None = None
     shows: tuple[str, ...] = ()
     expect: str | None = None
+    item: int | None = 0
+    checked: tuple[int, ...] | None = None  # the rows whose boxes are ticked ("list" dialogs; None: not looked at)
+
+
+def moves(start: int, end: int, rows: tuple[str, ...], item: int, marked: frozenset[int] = frozenset()) -> list[Step]:
+    """Down one row at a time from row ``start`` to row ``end``, each key bound to the row it
+    leaves (its text unchecked where ``marked``: a row toggled, which the dialog redraws)."""
+    return [
+        Step(keys=("Down",), cursor=i, cursor_text=None if i in marked else rows[i], item=item)
+        for i in range(start, end)
+    ]
 
 
 @dataclass(frozen=True)
@@ -145,11 +158,15 @@ def plan(
             expect = None
         else:
             expect = items[i + 1].text if i + 1 < len(items) else "Ready to submit"
-        steps.append(Step(keys=("Down",) * pick, cursor=0, cursor_text=rows[0]))
-        steps.append(Step(keys=("Enter",), cursor=pick, cursor_text=rows[pick], expect=expect))
+        steps += moves(0, pick, rows, i)
+        steps.append(Step(keys=("Enter",), cursor=pick, cursor_text=rows[pick], expect=expect, item=i))
     if len(items) > 1:
-        chosen = tuple(it.options[p].label for it, (p,) in zip(items, per_question, strict=True))
-        steps.append(Step(keys=("Enter",), shows=("Press Enter to submit", *chosen)))
+        # the review lists each question's label and the answer chosen for it
+        chosen = tuple(
+            f"{it.header}: {it.options[p].label}" if it.header else it.options[p].label
+            for it, (p,) in zip(items, per_question, strict=True)
+        )
+        steps.append(Step(keys=("Enter",), shows=("Press Enter to submit", *chosen), item=None))
     return Plan(steps, dict(enumerate(per_question)))
 
 
@@ -167,20 +184,20 @@ def _plan_text(variant: str, items: tuple[QuestionItem, ...], text: str) -> list
         if len(text) > 1000 or text.count("\n") >= 10:
             raise Unsupported("pi-ask keeps a text of over 1,000 characters or 10 lines as a marker: type it there")
         return [
-            Step(keys=("Down",) * n, cursor=0, cursor_text=rows[0]),
+            *moves(0, n, rows, 0),
             Step(keys=("Enter",), cursor=n, cursor_text=rows[n], expect="Your answer:"),
-            Step(paste=text),
-            Step(keys=("Enter",), expect=f"{PI_ASK_OTHER}:"),
+            Step(paste=text, shows=("Your answer:",)),
+            Step(keys=("Enter",), shows=("Your answer:",), expect=f"{PI_ASK_OTHER}:"),
             Step(keys=("Enter",), cursor=n, cursor_text=f"{PI_ASK_OTHER}: {clean(text)}", expect="Review your answers"),
-            Step(keys=("Enter",), shows=("Press Enter to submit",)),
+            Step(keys=("Enter",), shows=("Press Enter to submit", item.text[:24]), item=None),
         ]
     if variant == "questionnaire" and not item.other:
         raise Unsupported("this question has no free-text row")
     return [
-        Step(keys=("Down",) * n, cursor=0, cursor_text=rows[0]),
+        *moves(0, n, rows, 0),
         Step(keys=("Enter",), cursor=n, cursor_text=rows[n], expect="Your answer:"),
-        Step(paste=text),
-        Step(keys=("Enter",)),
+        Step(paste=text, shows=("Your answer:",)),
+        Step(keys=("Enter",), shows=("Your answer:",)),
     ]
 
 
@@ -188,12 +205,14 @@ def _plan_dreki(items: tuple[QuestionItem, ...], per_question: list[list[int]]) 
     if len(items) > 1:
         raise Unsupported("a dreki questionnaire of several questions: answer it in the terminal")
     rows = drawn_rows("dreki", items[0])
-    steps, at = [], 0
+    steps: list[Step] = []
+    at, marked = 0, frozenset[int]()
     for p in sorted(per_question[0]):
-        steps.append(Step(keys=("Down",) * (p - at), cursor=at, cursor_text=None if at else rows[0]))
-        steps.append(Step(keys=("Space",), cursor=p))
-        at = p
-    return [*steps, Step(keys=("r",)), Step(keys=("Enter",))]
+        steps += moves(at, p, rows, 0, marked)
+        steps.append(Step(keys=("Space",), cursor=p, cursor_text=rows[p]))
+        at, marked = p, marked | {p}
+    chosen = tuple(items[0].options[p].label for p in per_question[0])
+    return [*steps, Step(keys=("r",)), Step(keys=("Enter",), shows=chosen, item=None)]
 
 
 def _plan_pi_ask(items: tuple[QuestionItem, ...], choices: list[str]) -> Plan:
@@ -241,22 +260,25 @@ def _plan_pi_ask(items: tuple[QuestionItem, ...], choices: list[str]) -> Plan:
         nxt = next((i for i in range(tab + 1, len(items)) if shown(i)), len(items))
         expect = items[nxt].text if nxt < len(items) else "Review your answers"
         if not picks:  # an optional question, skipped: Enter with nothing selected
-            steps.append(Step(keys=("Enter",), cursor=0, cursor_text=rows[0], expect=expect))
+            steps.append(Step(keys=("Enter",), cursor=0, cursor_text=rows[0], expect=expect, item=tab))
         elif item.multi:
             at = 0
             for p in sorted(picks):
-                steps.append(Step(keys=("Down",) * (p - at), cursor=at, cursor_text=rows[at]))
-                steps.append(Step(keys=("Space",), cursor=p, cursor_text=rows[p]))
+                steps += moves(at, p, rows, tab)
+                steps.append(Step(keys=("Space",), cursor=p, cursor_text=rows[p], item=tab))
                 at = p
-            steps.append(Step(keys=("Enter",), cursor=at, cursor_text=rows[at], expect=expect))
+            steps.append(Step(keys=("Enter",), cursor=at, cursor_text=rows[at], expect=expect, item=tab))
         else:
-            steps.append(Step(keys=("Down",) * picks[0], cursor=0, cursor_text=rows[0]))
+            steps += moves(0, picks[0], rows, tab)
             if not item.required:  # Enter alone would skip it
-                steps.append(Step(keys=("Space",), cursor=picks[0], cursor_text=rows[picks[0]]))
-            steps.append(Step(keys=("Enter",), cursor=picks[0], cursor_text=rows[picks[0]], expect=expect))
+                steps.append(Step(keys=("Space",), cursor=picks[0], cursor_text=rows[picks[0]], item=tab))
+            steps.append(Step(keys=("Enter",), cursor=picks[0], cursor_text=rows[picks[0]], expect=expect, item=tab))
         tab = nxt
     if given:
         raise UsageError(f"too many answers: with these answers the form asks {len(answered)} questions")
     chosen = [", ".join(items[i].options[p].label for p in sorted(ps)) for i, ps in answered.items() if ps]
-    steps.append(Step(keys=("Enter",), shows=("Press Enter to submit", *chosen)))
+    # the review lists every question asked (its text) and the answers chosen
+    asked = [items[i].text[:24] for i in answered]  # (its start: a long one is cut to the width)
+    steps.append(Step(keys=("Enter",), shows=("Press Enter to submit", *chosen, *asked), item=None))
     return Plan(steps, answered)
+

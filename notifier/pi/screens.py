@@ -57,6 +57,9 @@ class Dialog:
     variant: str  # "question" | "questionnaire" | "pi-ask" | "dreki"
     lines: tuple[str, ...]  # the dialog's own lines on screen, cleaned
     raw: tuple[str, ...] = ()  # the same lines as captured (their columns kept)
+    top: int = 0  # the screen line (from 0) of its first line
+    labels: tuple[str, ...] = ()  # "list": the option labels its rows show (find_list)
+    toggles: bool = False  # "list": its help says Space selects (Enter alone does not choose)
 
     @property
     def flat(self) -> str:
@@ -73,6 +76,7 @@ class Rows:
 
     texts: tuple[str, ...]
     cursor: int | None
+    checked: tuple[bool | None, ...] = ()  # "list": each row's radio or check box (None: none drawn)
 
 
 def find_dialog(screen: str, tool: str) -> Dialog | None:
@@ -98,12 +102,14 @@ def find_dialog(screen: str, tool: str) -> Dialog | None:
         start = end
         while start > 0 and end - start < _MAX_DIALOG_LINES and not border[start - 1]:
             start -= 1
-        return Dialog(variant, tuple(lines[start : end + 1]), tuple(raw[start : end + 1]))
+        return Dialog(variant, tuple(lines[start : end + 1]), tuple(raw[start : end + 1]), start)
     return None
 
 
 def rows(dialog: Dialog) -> Rows:
     """The option rows the dialog shows (see the module's docstring for each tool's layout)."""
+    if dialog.variant == "list":
+        return _listed(dialog.raw, dialog.labels)
     if dialog.variant in ("question", "questionnaire"):
         return _numbered(dialog.raw)
     if dialog.variant == "pi-ask":
@@ -171,3 +177,117 @@ def same_row(shown: str, drawn: str) -> bool:
     if shown == drawn:
         return True
     return bool(shown) and drawn.startswith(shown) and len(shown) >= min(len(drawn), 8)
+
+
+# ---- any dialog drawn as a list (find_list) ----
+# A row as such dialogs draw it: a cursor mark on the highlighted row only, then a number and a state
+# mark (a radio or a check box) in either order, the label. The cursor marks are data: what tells the highlighted
+# row from the others is that it alone has one.
+CURSOR_MARKS = "❯>›▶▸►→➜➤👉"
+_STATE = r"(?:[☐☑☒✓✔●○◉◯◦•]|\[[ xX✓✔*]\]|\([ xX•*]\))"
+_ROW = re.compile(
+    rf"^(?P<prefix>\s*(?:[{CURSOR_MARKS}]\s*)?(?:{_STATE}\s*)?(?:\d+[.)]\s*)?(?:{_STATE}\s*)?)(?P<label>\S.*?)\s*$"
+)
+_CHECKED = re.compile(r"[☑☒✓✔●◉]|\[[xX✓✔*]\]|\([xX•*]\)")
+_UNCHECKED = re.compile(r"[☐○◯◦]|\[ \]|\( \)")
+_NOTES = (" (", " — ", " – ", " - ")  # what a tool draws after a label: "(Recommended)", "— what it means"
+_SPACE_SELECTS = re.compile(r"\bspace\b(?: to)? (?:select|toggle|choose|pick)", re.IGNORECASE)
+_NUMBERED_TEXT = re.compile(r"^(?:q?\d+[.):]?)")
+_TEXT_NOTE = re.compile(r"^(?:\[[^\]]*\]|\([^)]*\))$")  # after a question's text: "[single-select]"
+_MAX_LIST_LINES = 60
+
+
+def _noted(shown: str, label: str) -> bool:
+    """Whether a row reads ``label`` with a note after it ("(Recommended)", "— what it means")."""
+    if shown.startswith(label + " (") and shown.endswith(")"):
+        return True
+    return any(shown.startswith(label + n) for n in _NOTES[1:])
+
+
+def _row_of(line: str, labels: tuple[str, ...]) -> tuple[int, str] | None:
+    """(which label, the row's prefix) when ``line`` is the row of one of ``labels``."""
+    m = _ROW.match(line)
+    if m is None:
+        return None
+    label = clean(m.group("label"))
+    found = [i for i, want in enumerate(labels) if label == want]
+    if not found:  # a note the tool puts after a label ("Bug fix (Recommended)"), or a label cut short
+        noted = [i for i, want in enumerate(labels) if _noted(label, want)]
+        longest = max((len(labels[i]) for i in noted), default=0)
+        found = [i for i in noted if len(labels[i]) == longest] or [
+            i for i, want in enumerate(labels) if same_row(label, want)
+        ]
+    return (found[0], m.group("prefix")) if len(found) == 1 else None
+
+
+def squash(text: str) -> str:
+    """Text as compared across line breaks: cleaned, casefolded, without white space."""
+    return "".join(clean(text).casefold().split())
+
+
+def shows_text(lines: tuple[str, ...] | list[str], text: str) -> bool:
+    """Whether some run of whole ``lines`` reads ``text`` (wrapped as a dialog wraps it, its
+    number before it as a form numbers its questions, or not): not a part of a longer text."""
+    want = squash(text)
+    squashed = [squash(line) for line in lines]
+    return bool(want) and any(_text_at(squashed, i, want) is not None for i in range(len(squashed)))
+
+
+def _text_at(squashed: list[str], start: int, want: str) -> int | None:
+    """The end of the lines from ``start`` that read ``want`` (its number before it, as a form
+    numbers its questions, or not), else None."""
+    for first in dict.fromkeys((squashed[start], _NUMBERED_TEXT.sub("", squashed[start], count=1))):
+        got, end = first, start + 1
+        while end < len(squashed) and len(got) < len(want):
+            got += squashed[end]
+            end += 1
+        if got == want or (got.startswith(want) and _TEXT_NOTE.match(got[len(want) :])):
+            return end
+    return None
+
+
+def find_list(screen: str, text: str, labels: tuple[str, ...]) -> Dialog | None:
+    """A dialog of any tool that asks ``text`` and draws ``labels`` as a list, at the bottom of
+    the screen: the last lines that show the question's text, then every label on a row of its
+    own (in any order, each once, within 60 lines). ``None`` when the screen does not show it so."""
+    if not labels or not clean(text):
+        return None
+    raw = screen.splitlines()
+    squashed = [squash(line) for line in raw]
+    want = squash(text)
+    for start in range(len(raw) - 1, -1, -1):
+        end = _text_at(squashed, start, want)
+        if end is None:
+            continue
+        seen: dict[int, int] = {}
+        for n in range(end, min(len(raw), end + _MAX_LIST_LINES)):
+            row = _row_of(raw[n], labels)
+            if row is not None:
+                if row[0] in seen:
+                    return None  # a label on two rows: which is which cannot be read
+                seen[row[0]] = n
+        if len(seen) != len(labels):
+            return None
+        last = max(seen.values())
+        lines = tuple(raw[start : last + 1])
+        below = " ".join(clean(line) for line in raw[last + 1 : last + 1 + _MAX_LIST_LINES])
+        toggles = bool(_SPACE_SELECTS.search(below))
+        return Dialog("list", tuple(clean(line) for line in lines), lines, start, labels, toggles)
+    return None
+
+
+def _listed(raw: tuple[str, ...], labels: tuple[str, ...]) -> Rows:
+    """The rows of a list dialog in screen order; the highlighted one is the one row whose prefix
+    has a cursor mark (none or several: not known)."""
+    texts: list[str] = []
+    marked: list[int] = []
+    checked: list[bool | None] = []
+    for line in raw:
+        row = _row_of(line, labels)
+        if row is None:
+            continue
+        if any(c in row[1] for c in CURSOR_MARKS):
+            marked.append(len(texts))
+        texts.append(labels[row[0]])
+        checked.append(True if _CHECKED.search(row[1]) else False if _UNCHECKED.search(row[1]) else None)
+    return Rows(tuple(texts), marked[0] if len(marked) == 1 else None, tuple(checked))

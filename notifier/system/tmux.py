@@ -9,7 +9,9 @@ process is one of its ancestors; a pane's terminal window is the one running a t
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import functools
+import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -63,12 +65,97 @@ def paste(pane: TmuxPane, text: str) -> bool:
     program asked for that, as pi does). The text goes through a buffer read from standard
     input, never through tmux's command line: no argument of it can be taken for an option, a
     key name or a command separator (a trailing ``;``)."""
+    buffer = load_buffer(pane, text)
+    if buffer is None:
+        return False
+    return tmux(pane.socket, "paste-buffer", "-d", "-p", "-r", "-b", buffer, "-t", pane.pane) is not None
+
+
+# The pane's lines as tmux holds them, checked by tmux itself in the instant it sends a key:
+# ``#{C/r:REGEX}`` (tmux >= 3.2) is the number of the first line of the pane that matches.
+_ERE_SPECIAL = re.compile(r"([.\[\]()*+?{}|^$\\])")
+SHOWING_SINCE = (3, 2)
+_SENT, _CHANGED = "pi-notifier:sent", "pi-notifier:changed"
+
+
+def _format_literal(text: str) -> str:
+    """``text`` as literal characters inside a tmux format (never a format, a command or a
+    separator: ``#`` ``,`` and ``}`` are escaped)."""
+    return text.replace("#", "##").replace(",", "#,").replace("}", "#}")
+
+
+def showing(screen: Sequence[str], wanted: range) -> str:
+    """A tmux format that is 1 while the pane (not in a mode) shows the lines ``wanted`` of
+    ``screen`` (a capture of it, one string a line) as they were, else 0. tmux finds the first
+    line of the pane that reads so: each distinct line is checked where it first appears."""
+    cond = "#{==:#{pane_in_mode},0}"
+    first: dict[str, int] = {}
+    for n, line in enumerate(screen):
+        first.setdefault(line.rstrip(), n)
+    for body in dict.fromkeys(screen[n].rstrip() for n in wanted if n < len(screen)):
+        if not body.strip():
+            continue
+        pattern = "^" + _ERE_SPECIAL.sub(r"\\\1", body) + "[[:space:]]*$"
+        cond = f"#{{&&:{cond},#{{==:#{{C/r:{_format_literal(pattern)}}},{first[body] + 1}}}}}"
+    return cond
+
+
+@functools.cache
+def version() -> tuple[int, int] | None:
+    """The tmux version (major, minor) that ``tmux -V`` names; ``None``: not known."""
+    result = run(["tmux", "-V"])
+    m = re.search(r"(\d+)\.(\d+)", result.stdout if result is not None else "")
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def send_if(pane: TmuxPane, condition: str, keys: tuple[str, ...] = (), buffer: str | None = None) -> bool | None:
+    """Press ``keys`` (or paste ``buffer``, loaded before) in the pane only if the tmux format
+    ``condition`` is true there, checked by the server in the same step as it sends: no key
+    of another client comes between. True: sent; False: the condition did not hold (nothing
+    sent); None: tmux failed."""
+    if buffer is not None:
+        action = f"paste-buffer -d -p -r -b {buffer} -t {pane.pane}"
+    else:
+        action = f"send-keys -t {pane.pane} -- " + " ".join(keys)
+    out = tmux(
+        pane.socket, "if-shell", "-F", "-t", pane.pane, condition,
+        f"{action} ; display-message -p {_SENT}", f"display-message -p {_CHANGED}",
+    )  # fmt: skip
+    if out is None:
+        return None
+    said = out.strip()
+    return True if said == _SENT else False if said == _CHANGED else None
+
+
+def load_buffer(pane: TmuxPane, text: str) -> str | None:
+    """``text`` into a paste buffer of ours (read from standard input, never from tmux's command
+    line): its name, or None when tmux failed."""
     import os
 
     buffer = f"pi-notifier-{os.getpid()}"
-    if tmux(pane.socket, "load-buffer", "-b", buffer, "-", input=text) is None:
-        return False
-    return tmux(pane.socket, "paste-buffer", "-d", "-p", "-r", "-b", buffer, "-t", pane.pane) is not None
+    return buffer if tmux(pane.socket, "load-buffer", "-b", buffer, "-", input=text) is not None else None
+
+
+def unread_input(tty: str) -> int | None:
+    """How many bytes typed into the terminal ``tty`` (a pane's) its program has not read yet;
+    None: not known. The terminal is only looked at (opened without becoming anyone's
+    controlling terminal, never read)."""
+    import fcntl
+    import os
+    import struct
+    import termios
+
+    try:
+        fd = os.open(tty, os.O_RDONLY | os.O_NOCTTY | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        got = fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0")
+        return int(struct.unpack("i", got)[0])
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def tmux_pane_of(env: Mapping[str, str], pid: int) -> TmuxPane | None:

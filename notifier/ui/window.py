@@ -209,7 +209,7 @@ class Window:
     def answer(self, q: dict[str, Any], choices: tuple[str, ...], text: str | None) -> None:
         """Answer ``q`` as ``pi-notifier answer`` does (off the Tk thread); the outcome, or why
         not, in the status line."""
-        command = Answer(q["key"][0], q["key"][1], choices, text)
+        command = Answer(q["key"][0], q["key"][1], choices, text, q.get("token"))  # (as shown: refused if changed)
         self.answers.disable()
         self.say("Answering…")
         self._ask(command, "Not answered")

@@ -4,6 +4,8 @@ gates); a prompt "ask: FILE" with a call to the `question` tool with the argumen
 holds (a question of the test's own); a prompt "say: TEXT" is answered with TEXT; every other new
 prompt with a call to the `question` tool (or the tool named by the MOCK_TOOL environment variable:
 `questionnaire`), with the arguments MOCK_ARGS holds as JSON if set; a tool result gets "Thanks".
+With MOCK_THEN (JSON arguments), the first tool result after a prompt is answered with a second
+call of the same tool, with those arguments (a next question, at once), and its result with "Thanks".
 A request without tools (an extension calling the model itself: qna's question extraction,
 handoff's prompt) is answered with a text, MOCK_TEXT_DELAY seconds later (default 0: the loader it
 shows is seen for that long).
@@ -41,6 +43,7 @@ TOOL = os.environ.get("MOCK_TOOL", "question")
 TEXT_DELAY = float(os.environ.get("MOCK_TEXT_DELAY") or 0)
 EXTRACTED = "Q: Which database should we use?\nA: "
 TOOL_ARGS = json.loads(os.environ["MOCK_ARGS"]) if os.environ.get("MOCK_ARGS") else QUESTIONNAIRE if TOOL == "questionnaire" else ARGS
+THEN = json.loads(os.environ["MOCK_THEN"]) if os.environ.get("MOCK_THEN") else None
 
 
 def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
@@ -59,6 +62,11 @@ def _text(content: object) -> str:
     if isinstance(content, list):
         return "".join(p.get("text", "") for p in content if isinstance(p, dict))
     return ""
+
+
+def _results_since_prompt(msgs: list[dict[str, Any]]) -> int:
+    last_user = max((i for i, m in enumerate(msgs) if m.get("role") == "user"), default=-1)
+    return sum(1 for m in msgs[last_user + 1 :] if m.get("role") == "tool")
 
 
 class H(BaseHTTPRequestHandler):
@@ -81,6 +89,11 @@ class H(BaseHTTPRequestHandler):
         elif text.startswith("say:") and last.get("role") == "user":
             out.append(chunk({"role": "assistant", "content": text[4:].strip()}))
             out.append(chunk({}, "stop"))
+        elif last.get("role") == "tool" and THEN is not None and _results_since_prompt(msgs) == 1:
+            n = sum(1 for m in msgs if m.get("role") == "tool") + 1
+            call = {"index": 0, "id": f"call_n{n}", "type": "function", "function": {"name": TOOL, "arguments": json.dumps(THEN)}}
+            out.append(chunk({"role": "assistant", "tool_calls": [call]}))
+            out.append(chunk({}, "tool_calls"))
         elif last.get("role") == "tool":
             out.append(chunk({"role": "assistant", "content": "Thanks, noted."}))
             out.append(chunk({}, "stop"))

@@ -137,12 +137,17 @@ def needs(version: str) -> pytest.MarkDecorator:
 
 
 @contextmanager
-def scripted_model(tool: str = "question", args: object = None, text_delay: float = 0.0) -> Iterator[int]:
+def scripted_model(
+    tool: str = "question", args: object = None, text_delay: float = 0.0, then: object = None
+) -> Iterator[int]:
     """`mock_model.py` on loopback, answering a prompt with a call to ``tool`` (with ``args``, or
-    its default arguments), an extension's own model call ``text_delay`` s later; yields its port."""
+    its default arguments; ``then``: a second call's, asked as soon as the first is answered), an
+    extension's own model call ``text_delay`` s later; yields its port."""
     env = dict(os.environ, MOCK_TOOL=tool, MOCK_TEXT_DELAY=str(text_delay))
     if args is not None:
         env["MOCK_ARGS"] = json.dumps(args)
+    if then is not None:
+        env["MOCK_THEN"] = json.dumps(then)
     proc = subprocess.Popen(
         [sys.executable, str(Path(__file__).with_name("mock_model.py"))],
         stdout=subprocess.PIPE,

@@ -104,7 +104,7 @@ def test_gate_is_a_dialog_question_answered_exactly(
         assert bad.returncode == 2 and bad.stderr.count("\n") == 1
         done = cli("answer", "--sessions-dir", str(sessions), "No")
         assert done.returncode == 0, done.stderr
-        assert done.stdout.strip() == "answered: No"
+        assert done.stdout.strip().splitlines()[-1] == "answered: No"
         assert wait_for(lambda: pi.tool_result("call_b"), 20, "the tool result") == "Blocked by user"
         (resolved,) = app.wait("resolved")
         assert resolved["question"]["kind"] == "dialog" and resolved["outcome"] == "answered"
@@ -167,7 +167,7 @@ def test_question_tool_dialog_is_the_question_answered_through_the_channel(
         assert shown["kind"] == "question"
         done = cli("answer", "--sessions-dir", str(sessions), "SQLite")
         assert done.returncode == 0, done.stderr
-        assert done.stdout.strip() == "answered: User selected: 2. SQLite"
+        assert done.stdout.strip().splitlines()[-1] == "answered: User selected: 2. SQLite"
         assert [e.how for _, e in listener.of(Closed)] == ["remote"]  # through the channel, not tmux
         (resolved,) = app.wait("resolved")
         assert resolved["question"]["kind"] == "question"
@@ -270,7 +270,7 @@ def test_a_timed_out_confirm_is_cancelled_and_an_answer_is_recorded(
         pi.prompt("/timed")
         wait_for(lambda: len(dialogs_in(app, "needs_input")) == 3, 30, "the third dialog")
         answered = cli("answer", "--sessions-dir", str(sessions), "yes")
-        assert answered.returncode == 0 and answered.stdout.strip() == "answered: Yes", answered.stderr
+        assert answered.returncode == 0 and answered.stdout.strip().splitlines()[-1] == "answered: Yes", answered.stderr
         wait_for(lambda: len(dialogs_in(app, "resolved")) == 3, 10, "the answer")
         assert (dialogs_in(app, "resolved")[-1]["outcome"], dialogs_in(app, "resolved")[-1]["answer"]) == (
             "answered",
@@ -288,7 +288,7 @@ def test_a_timed_out_confirm_is_cancelled_and_an_answer_is_recorded(
         # and No is No
         pi.prompt("/timed")
         wait_for(lambda: len(dialogs_in(app, "needs_input")) == 5, 30, "the fifth dialog")
-        assert cli("answer", "--sessions-dir", str(sessions), "no").stdout.strip() == "answered: No"
+        assert cli("answer", "--sessions-dir", str(sessions), "no").stdout.strip().splitlines()[-1] == "answered: No"
         wait_for(lambda: len(dialogs_in(app, "resolved")) == 5, 10, "the No")
         assert (dialogs_in(app, "resolved")[-1]["outcome"], dialogs_in(app, "resolved")[-1]["answer"]) == (
             "answered",
@@ -332,7 +332,7 @@ def test_a_start_up_dialog_before_the_session_exists_is_on_the_board(
         (shown,) = wait_for(lambda: pending(sessions), 10, "the dialog in status")
         assert shown["text"] == q["text"]
         done = cli("answer", "--sessions-dir", str(sessions), choice)
-        assert done.returncode == 0 and done.stdout.strip() == f"answered: {choice}", done.stderr
+        assert done.returncode == 0 and done.stdout.strip().splitlines()[-1] == f"answered: {choice}", done.stderr
         (resolved,) = app.wait("resolved")
         assert (resolved["outcome"], resolved["answer"]) == ("answered", choice)
         wait_for(lambda: "mock-model" in pi.screen(), 30, "pi's UI after the trust dialog")

@@ -81,7 +81,12 @@ def test_locate_goto_and_answer_question(
 
     done = run("answer", session["id"], "SQLite", *d)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "answered: User selected: 2. SQLite"
+    # without --call it names the question it answered (and its token: status --json's)
+    token = session["pending"][0]["token"]
+    assert done.stdout.splitlines() == [
+        f"question: Which database should we use? (call {session['pending'][0]['tool_call_id']}, token {token})",
+        "answered: User selected: 2. SQLite",
+    ]
     assert pending(pi) == []
     lines = [json.loads(x) for x in Path(session["file"]).read_text().splitlines()]
     results = [e["message"] for e in lines if (e.get("message") or {}).get("role") == "toolResult"]
@@ -100,7 +105,7 @@ def test_locate_goto_and_answer_question(
     # a free-text answer
     pi.ask("Enter to select")
     text = run("answer", "--text", "DuckDB, please", *d)
-    assert text.returncode == 0 and text.stdout.strip() == "answered: User wrote: DuckDB, please"
+    assert text.returncode == 0 and text.stdout.strip().splitlines()[-1] == "answered: User wrote: DuckDB, please"
 
 
 def test_answer_questionnaire_form_pi16(tmp_path: Path, tmux_server: Tmux, questionnaire_model: int) -> None:

@@ -129,7 +129,7 @@ def test_answer_types_into_the_pi_that_asked_not_its_look_alike_neighbour(
     # answering A's session types into A; B's look-alike dialog stays untouched
     r = cli("answer", json.loads(fa.read_text().splitlines()[0])["id"], "2", "--sessions-dir", str(a.sessions), env=no_x())
     assert r.returncode == 0, r.stderr
-    assert r.stdout.strip() == "answered: User selected: 2. Drop the staging database"
+    assert r.stdout.strip().splitlines()[-1] == "answered: User selected: 2. Drop the staging database"
     assert results(fa) == ["User selected: 2. Drop the staging database"]
     assert results(fb) == [] and untouched(b, "Keep everything")
 

@@ -17,6 +17,7 @@ from notifier.core.model import Option, Question, QuestionItem, QuestionKind, Se
 from notifier.core.notices import Item, Notice
 from notifier.core.owners import Proc
 from notifier.core.preferences import Preferences
+from notifier.core.question_token import question_token
 from notifier.core.reducer import Header, ToolStart
 from notifier.pi.extraction import extract
 from notifier.sinks.notify.backend import Plain
@@ -158,7 +159,8 @@ def test_notification_actions_route_to_goto_answer_and_show() -> None:
     assert commands == [
         Goto("/s/a.jsonl", "c1"),
         Goto("/s/a.jsonl", "c1"),
-        Answer("/s/a.jsonl", "c1", ("#2",)),  # a row number, never a label
+        # a row number, never a label; and what was shown (the question's token)
+        Answer("/s/a.jsonl", "c1", ("#2",), token=question_token(question())),
         Show(Focus("/s/a.jsonl", "c1")),
     ]
 

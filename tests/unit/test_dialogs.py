@@ -54,7 +54,7 @@ def test_a_gate_is_a_dialog_question_with_its_command_and_options() -> None:
     assert q.text == "⚠️ Dangerous command: rm -rf build \\ && echo done Allow?"  # one line, no escapes
     assert q.asked_at == 1_700_000_000.0
     obj = question_obj(q)
-    assert list(obj) == ["tool_call_id", "tool", "text", "header", "options", "count", "kind", "dialog"]
+    assert list(obj) == ["tool_call_id", "tool", "text", "header", "options", "count", "kind", "dialog", "token"]
     assert question_of(gate(tool=None, tool_call_id=None, title=None), 5.0).tool_call_id == "ab12cd34-1"
 
 

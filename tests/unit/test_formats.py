@@ -6,16 +6,18 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import replace
 from typing import Any
 
 from notifier.core import formats
 from notifier.core.model import Option, Question, QuestionItem, SessionRef, SessionView, Snapshot, Transition
+from notifier.core.question_token import question_token
 from notifier.state.store import Store
 from notifier.ui.view import window_obj
 
 SESSION_KEYS = ["id", "file", "cwd", "name", "host"]
 QUESTION_KEYS = ["tool_call_id", "tool", "text", "header", "options", "count"]
-LIVE_QUESTION_KEYS = [*QUESTION_KEYS, "kind"]  # run --json / status --json add the question's kind
+LIVE_QUESTION_KEYS = [*QUESTION_KEYS, "kind", "token"]  # run --json / status --json add the question's kind and token
 
 CWD = "/home/u/pr\udcffoj"  # a folder name that is not UTF-8 (PEP 383)
 REF = SessionRef("/s/a\udcff.jsonl", "sid-1", CWD, "my \x1b[31mname\x07  here")
@@ -49,8 +51,23 @@ def test_session_and_question_objects_have_the_contract_fields() -> None:
         "options": ["A", "B"],
         "count": 2,
         "kind": "question",
+        "token": question_token(Q),
     }
     assert formats.session_obj(SessionRef("/f", None, None, "\x1b[0m"))["name"] is None
+
+
+def test_a_token_is_what_was_shown_of_a_question() -> None:
+    """The token changes with the call, the text or any option of any item, and only with them."""
+    token = question_token(Q)
+    assert len(token) == 16 and int(token, 16) >= 0 and question_token(replace(Q, asked_at=9.0)) == token
+    item = Q.items[0]
+    others = [
+        replace(Q, tool_call_id="call-2"),
+        replace(Q, items=(replace(item, text="Pick two?"), *Q.items[1:])),
+        replace(Q, items=(replace(item, options=item.options[::-1]), *Q.items[1:])),
+        replace(Q, items=(*Q.items[:-1], replace(Q.items[-1], text=Q.items[-1].text + "!"))),
+    ]
+    assert len({token, *map(question_token, others)}) == 1 + len(others)
 
 
 def test_run_json_events_carry_them() -> None:

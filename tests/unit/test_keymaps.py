@@ -77,7 +77,7 @@ def test_a_moved_cursor_or_another_question_is_refused(fixtures: Path) -> None:
     assert "highlighted row is '2. SQLite'" in (unready(dialog, first[0]) or "")
     # before the confirming key the highlighted row must be the chosen one
     assert unready(dialog, plan("question", question, ["2"]).steps[1]) is None
-    assert "highlighted row is '2. SQLite', not '1. PostgreSQL'" in (unready(dialog, first[1]) or "")
+    assert "highlighted row is '2. SQLite', not '1. PostgreSQL'" in (unready(dialog, first[0]) or "")
     other = screen.replace("Which database should the harness use?", "Delete the repository?")
     dialog = find_dialog(other, "question")
     assert dialog is not None and "does not show this question" in (check_screen(dialog, question) or "")
@@ -110,7 +110,9 @@ def test_a_blank_option_is_a_row_as_pi_draws_it() -> None:
     assert dialog is not None and check_screen(dialog, question) is None
     assert rows(dialog).texts == drawn_rows("question", question.first)
     done = plan("question", question, ["Keep everything"])
-    assert keys(done) == ["Down", "Down", "Down", "Enter"] and done.steps[1].cursor == 3
+    assert keys(done) == ["Down", "Down", "Down", "Enter"] and done.steps[3].cursor == 3
+    # one key a step, each bound to the row it leaves
+    assert [(s.cursor, s.cursor_text) for s in done.steps[:3]] == [(0, "1. Cancel"), (1, "2."), (2, "3. Delete everything")]
     assert resolve(question.first, "4") == 3
     # the tool's record is checked: "3. Delete everything" is not the answer given
     assert result_mismatch("question", question, done, "User selected: 3. Delete everything", {"answer": "Delete everything"})
@@ -169,8 +171,8 @@ def test_choices_usage() -> None:
     # a text is pasted as it is (never cleaned, never split into keys); control characters are refused
     for raw in ("--text=-1", "--force", "- yes", "-t%0", "retry; then stop;", "a\\;", "x" * 20000, "two\nlines"):
         text = plan("question", single, text=raw).steps
-        assert text[1].keys == ("Enter",) and text[1].expect == "Your answer:" and text[1].cursor == 3
-        assert text[2].paste == raw and text[3].keys == ("Enter",)
+        assert text[3].keys == ("Enter",) and text[3].expect == "Your answer:" and text[3].cursor == 3
+        assert text[4].paste == raw and text[5].keys == ("Enter",)
     for bad_text in ("", "   ", "bell\x07", "esc\x1b[31m"):
         with pytest.raises(UsageError):
             plan("question", single, text=bad_text)
@@ -207,6 +209,7 @@ def test_pi_ask_forms_follow_show_when_and_skip_optional_questions() -> None:
     done = plan("pi-ask", form, ["SQLite", "2"])
     assert keys(done) == ["Down", "Enter", "Down", "Space", "Enter", "Enter"] and done.picks == {0: [1], 2: [1]}
     assert [s.expect for s in done.steps] == [None, "Extras?", None, None, "Review your answers", None]
+    assert [s.item for s in done.steps] == [0, 0, 2, 2, 2, None]
     with pytest.raises(UsageError, match="too many"):
         plan("pi-ask", form, ["SQLite", "2", "1"])
     # pi-ask takes Enter on a multi-choice row as that row: such a question cannot be skipped by keys
@@ -239,8 +242,9 @@ def test_forms_and_multi_select() -> None:
         "questionnaire",
     )
     done = plan("questionnaire", form, ["Y", "1"])
-    assert [s.keys for s in done.steps] == [("Down",), ("Enter",), (), ("Enter",), ("Enter",)]
-    assert [s.expect for s in done.steps] == [None, "Second?", None, "Ready to submit", None]
+    assert [s.keys for s in done.steps] == [("Down",), ("Enter",), ("Enter",), ("Enter",)]
+    assert [s.expect for s in done.steps] == [None, "Second?", "Ready to submit", None]
+    assert [s.item for s in done.steps] == [0, 0, 1, None]
     assert result_mismatch("questionnaire", form, done, "", {"answers": [{"index": 2}, {"index": 1}]}) is None
     assert result_mismatch("questionnaire", form, done, "", {"answers": [{"index": 1}, {"index": 1}]})
     with pytest.raises(UsageError):

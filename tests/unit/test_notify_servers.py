@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from notifier.core.commands import Answer
 from notifier.core.model import Option, Question, QuestionItem, SessionRef
 from notifier.core.notices import Item, Notice
+from notifier.core.question_token import question_token
 from notifier.sinks.notify.render import render, takes_text
 from notifier.sinks.notify.server_signals import Once
 from notifier.sinks.notify.servers import REPLY, Server, choose, shows, summary
@@ -169,7 +170,8 @@ def test_free_text_only_where_answer_text_would_take_it() -> None:
 )
 def test_a_reply_answers_as_answer_text_and_only_where_asked(q: Question, carried_out: bool) -> None:
     commands, _ = signalled(q, ("reply", 7, "ship it on Friday"), ("reply", 99, "another app's"))
-    assert commands == ([Answer("/s/a.jsonl", "c1", text="ship it on Friday")] if carried_out else [])
+    shown = question_token(q)  # (what the notification showed: refused once another question waits)
+    assert commands == ([Answer("/s/a.jsonl", "c1", text="ship it on Friday", token=shown)] if carried_out else [])
 
 
 def test_doctor_says_what_the_notifications_offer_there() -> None:

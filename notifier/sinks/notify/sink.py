@@ -21,6 +21,7 @@ from notifier.core.model import Snapshot, Transition, TurnChange
 from notifier.core.notices import Notice, Withdraw, key_of
 from notifier.core.planner import Planner
 from notifier.core.preferences import Preferences
+from notifier.core.question_token import question_token
 from notifier.core.quiet import in_quiet_hours, next_quiet_change, parse_quiet_hours
 from notifier.core.text import clean
 from notifier.sinks.notify.backend import Backend
@@ -275,7 +276,7 @@ class AlertSink:
             if item is None or action not in {a for a, _ in option_actions(item.question, self.show_text)}:
                 log.warning("ignored the notification action %r: not one it offered", clean(action, 40))
                 return
-            self.execute(Answer(item.key[0], item.key[1], (choice,)))
+            self.execute(Answer(item.key[0], item.key[1], (choice,), token=question_token(item.question)))
             return
         session, call = keys[0] if keys else (None, None)
         if action in ("default", "goto") and len(sessions) == 1 and session is not None:
@@ -293,7 +294,7 @@ class AlertSink:
         if item is None or not takes_text(item.question, self.show_text):
             log.warning("ignored a reply typed into a notification that asked for none")
             return
-        self.execute(Answer(item.key[0], item.key[1], text=text))
+        self.execute(Answer(item.key[0], item.key[1], text=text, token=question_token(item.question)))
 
 
 def _checked(t: Transition) -> Transition:

@@ -1,0 +1,143 @@
+"""`answer` on a third-party question tool's dialog, for real: rpiv-ask-user-question (npm
+`@juicesharp/rpiv-ask-user-question`, not written here) in pi 1.6.0. It draws its own layout,
+which pi-notifier has no key map for; its dialog is read as a list (the question's text, then
+numbered rows, "❯" on the highlighted one) and answered key by key, and what the tool recorded is
+the option chosen. A form of several questions in that layout is refused, nothing typed.
+
+Also TianZuo555's pi-ask-user (`ask_user`, from its repository's packages/pi-ask-user): rows with
+check boxes ("› [ ] label — description") and "Space select · Enter submit": Space on the chosen
+row, its box read back ticked, then Enter.
+
+The package is looked for in $PI_NOTIFIER_RPIV_DIR (an npm prefix: `npm install --prefix DIR
+@juicesharp/rpiv-ask-user-question`), else `.cache/rpiv`; pi-ask-user in $PI_NOTIFIER_PI_ASK_USER_DIR
+(the package's folder); rwese's pi-question (a `question` tool of another shape than pi's: "> ● 1.
+label" rows) in $PI_NOTIFIER_PI_QUESTION_DIR (its `extensions` folder); without them the tests skip,
+saying so. ebbe-brandstrup's pi-ask-user-questions (`ask_user_question` forms: a title, "Which …?
+[single-select]", "❯ ○ label" rows; its record names the option's value) in
+$PI_NOTIFIER_ASK_USER_QUESTIONS_DIR (the repository's folder)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from notifier.companion.channel import open_dialogs
+from notifier.companion.sockets import list_sockets
+
+from ..conftest import ROOT, wait_for
+from .pi_harness import EXTENSION, Tmux, need, scripted_model, start_pi
+from .test_goto_answer import pending, run
+
+PREFIX = Path(os.environ.get("PI_NOTIFIER_RPIV_DIR") or ROOT / ".cache" / "rpiv")
+RPIV = PREFIX / "node_modules" / "@juicesharp" / "rpiv-ask-user-question" / "index.ts"
+PI_QUESTION = Path(os.environ.get("PI_NOTIFIER_PI_QUESTION_DIR") or ROOT / ".cache" / "pi-question") / "index.ts"
+FORMS = Path(os.environ.get("PI_NOTIFIER_ASK_USER_QUESTIONS_DIR") or ROOT / ".cache" / "pi-ask-user-questions") / "index.ts"
+ASK_USER = Path(os.environ.get("PI_NOTIFIER_PI_ASK_USER_DIR") or ROOT / ".cache" / "pi-ask-user") / "index.ts"
+
+
+def opts(*labels: str) -> list[dict[str, str]]:
+    return [{"label": x, "description": f"about {x.lower()}"} for x in labels]
+
+
+ONE = {"questions": [{"question": "Which task are we planning now?", "header": "Task", "options": opts("Bug fix", "New feature", "Refactor")}]}
+TWO = {
+    "questions": [
+        {"question": "Which task are we planning now?", "header": "Task", "options": opts("Bug fix", "Refactor")},
+        {"question": "Which release gets it?", "header": "Release", "options": opts("Next", "Later")[1:] + opts("Soon")},
+    ]
+}
+
+
+def results(text: str) -> list[dict[str, Any]]:
+    entries = [json.loads(x) for x in text.splitlines() if x.strip()]
+    return [e["message"] for e in entries if (e.get("message") or {}).get("role") == "toolResult"]
+
+
+@pytest.mark.skipif(not RPIV.exists(), reason=f"rpiv-ask-user-question is not installed in {PREFIX} (set PI_NOTIFIER_RPIV_DIR)")
+def test_a_third_party_list_is_answered_key_by_key(tmp_path: Path, tmux_server: Tmux) -> None:
+    v = need("1.6.0")
+    with scripted_model("ask_user_question", ONE) as port:
+        pi = start_pi(tmp_path, v, port, RPIV, server=tmux_server)
+        d = ["--sessions-dir", str(pi.sessions)]
+        pi.prompt("Ask me which task")
+        wait_for(lambda: pending(pi) and "❯ 1. Bug fix" in pi.screen(), 30, "the tool's dialog")
+        done = run("answer", "--call", pending(pi)[0]["tool_call_id"], "Refactor", *d)
+        assert done.returncode == 0, done.stderr
+        (result,) = wait_for(lambda: results(pi.session_text()), 20, "the tool's result")
+        assert result["details"]["answers"][0]["answer"] == "Refactor"
+        assert done.stdout == f"answered: {result['content'][0]['text']}\n"
+
+
+@pytest.mark.skipif(not RPIV.exists(), reason=f"rpiv-ask-user-question is not installed in {PREFIX} (set PI_NOTIFIER_RPIV_DIR)")
+def test_a_form_in_a_layout_not_known_is_refused(tmp_path: Path, tmux_server: Tmux) -> None:
+    v = need("1.6.0")
+    with scripted_model("ask_user_question", TWO) as port:
+        pi = start_pi(tmp_path, v, port, RPIV, server=tmux_server)
+        d = ["--sessions-dir", str(pi.sessions)]
+        pi.prompt("Ask me which task")
+        wait_for(lambda: pending(pi) and "❯ 1. Bug fix" in pi.screen(), 30, "the tool's dialog")
+        before = pi.screen()
+        r = run("answer", "1", "1", *d)
+        assert r.returncode == 1 and r.stderr.count("\n") == 1 and "form of 2 questions" in r.stderr, r.stderr
+        assert r.stderr.rstrip().endswith("nothing was typed")
+        assert pi.screen() == before and results(pi.session_text()) == []
+
+
+@pytest.mark.skipif(not ASK_USER.exists(), reason=f"pi-ask-user is not in {ASK_USER.parent} (set PI_NOTIFIER_PI_ASK_USER_DIR)")
+def test_a_third_party_list_of_check_boxes_is_ticked_then_submitted(tmp_path: Path, tmux_server: Tmux) -> None:
+    v = need("1.6.0")
+    args = {"questions": [{"question": q["question"], "options": q["options"]} for q in ONE["questions"]]}
+    with scripted_model("ask_user", args) as port:
+        pi = start_pi(tmp_path, v, port, ASK_USER, server=tmux_server)
+        d = ["--sessions-dir", str(pi.sessions)]
+        pi.prompt("Ask me which task")
+        wait_for(lambda: pending(pi) and "[ ] Bug fix" in pi.screen(), 30, "the tool's dialog")
+        done = run("answer", "--call", pending(pi)[0]["tool_call_id"], "3", *d)
+        assert done.returncode == 0, done.stderr
+        (result,) = wait_for(lambda: results(pi.session_text()), 20, "the tool's result")
+        assert result["details"]["answers"][0]["choice"]["label"] == "Refactor"
+
+
+@pytest.mark.skipif(not PI_QUESTION.exists(), reason=f"pi-question is not in {PI_QUESTION.parent} (set PI_NOTIFIER_PI_QUESTION_DIR)")
+@pytest.mark.parametrize("companion", [False, True])
+def test_a_question_tool_of_another_shape_is_read_as_a_list(tmp_path: Path, tmux_server: Tmux, companion: bool) -> None:
+    """(With the companion extension, the same list is read off the screen it mirrors, and the keys
+    go to that dialog's id.)"""
+    v = need("1.6.0")
+    labels = ("Bug fix", "New feature", "Refactor")
+    args = {"questions": [{"questionTopic": "Task", "prompt": "Which task are we planning now?", "type": "single",
+                           "options": [{"value": x.lower(), "label": x} for x in labels]}]}  # fmt: skip
+    with scripted_model("question", args) as port:
+        pi = start_pi(tmp_path, v, port, PI_QUESTION, *([EXTENSION] if companion else []), server=tmux_server)
+        d = ["--sessions-dir", str(pi.sessions)]
+        if companion:
+            wait_for(lambda: list_sockets(), 20, "the companion's socket")
+        pi.prompt("Ask me which task")
+        wait_for(lambda: pending(pi) and "● 1. Bug fix" in pi.screen(), 30, "the tool's dialog")
+        if companion:
+            (sock,) = list_sockets()
+            assert [(x.kind, x.remote) for x in open_dialogs(sock, 2.0)[1]] == [("custom", "keys")]
+        done = run("answer", "--call", pending(pi)[0]["tool_call_id"], "New feature", *d)
+        assert done.returncode == 0, done.stderr
+        (result,) = wait_for(lambda: results(pi.session_text()), 20, "the tool's result")
+        assert result["details"]["answers"][0]["label"] == "New feature"
+
+
+@pytest.mark.skipif(not FORMS.exists(), reason=f"pi-ask-user-questions is not in {FORMS.parent} (set PI_NOTIFIER_ASK_USER_QUESTIONS_DIR)")
+def test_a_form_of_one_radio_question_is_read_as_a_list(tmp_path: Path, tmux_server: Tmux) -> None:
+    v = need("1.6.0")
+    args = {"title": "Planning", "questions": [{"id": "task", "type": "radio", "prompt": "Which task are we planning now?",
+            "options": [{"value": v_, "label": x} for v_, x in (("fix", "Bug fix"), ("feat", "New feature"), ("ref", "Refactor"))]}]}  # fmt: skip
+    with scripted_model("ask_user_question", args) as port:
+        pi = start_pi(tmp_path, v, port, FORMS, server=tmux_server)
+        d = ["--sessions-dir", str(pi.sessions)]
+        pi.prompt("Ask me which task")
+        wait_for(lambda: pending(pi) and "❯ ○ Bug fix" in pi.screen(), 30, "the tool's dialog")
+        done = run("answer", "--call", pending(pi)[0]["tool_call_id"], "Refactor", *d)
+        assert done.returncode == 0, done.stderr
+        (result,) = wait_for(lambda: results(pi.session_text()), 20, "the tool's result")
+        assert result["details"]["answers"][0]["value"] == "ref"

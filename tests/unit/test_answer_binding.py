@@ -1,0 +1,196 @@
+"""Every key `answer` types is bound to its question (pure: the driver with screens as pi's
+`question` tool draws them, the session file's word and the carrier played by the test): before each
+key the dialog on screen must be that question's, its text and its rows, and the file must have it
+waiting alone; the driver never waits for a dialog to come back, and when it stops it says what it
+typed and whether a key may have gone elsewhere."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from notifier.actions.answer_keys import Seen, drive
+from notifier.actions.goto import Refused
+from notifier.core.model import Option, Question, QuestionItem
+from notifier.pi.answer_checks import bound
+from notifier.pi.keymaps import Step, plan
+from notifier.pi.screens import find_dialog
+from notifier.system.tmux import showing
+
+A = Question("call_A", "question", (QuestionItem("Delete the branch?", options=(Option("Keep"), Option("Delete"))),), 1.0)
+B_TEXT = "Delete the database?"
+
+
+def screen(text: str = "Delete the branch?", cursor: int = 0, edit: bool = False) -> str:
+    """What pi's example question tool draws (its render(), one line per row), pi's footer below."""
+    rule = "─" * 60
+    rows = [f"{'> ' if i == cursor else '  '}{i + 1}. {label}" for i, label in enumerate(["Keep", "Delete", "Type something."])]
+    if edit:
+        rows[-1] += " ✎"
+    help_line = " Enter to submit • Esc to go back" if edit else " ↑↓ navigate • Enter to select • Esc to cancel"
+    editor = ["", " Your answer:", " " + "─" * 40, "  ", " " + "─" * 40] if edit else []
+    return "\n".join([" question Delete the branch?", rule, f" {text}", "", *rows, *editor, "", help_line, rule, "/project", "mock-model"])
+
+
+class Pi:
+    """The screens a look returns, one per look (the last repeats), what the carrier sent, and
+    what the session file says before each key."""
+
+    def __init__(self, screens: list[str], file: list[str | None] | None = None, refuse: int = 0) -> None:
+        self.screens: Iterator[str] = iter(screens)
+        self.last = screens[0]
+        self.sent: list[tuple[str, ...]] = []
+        self.file = iter(file or [])
+        self.refuse = refuse  # the carrier finds the screen changed this many times first
+
+    def look(self) -> Seen:
+        self.last = next(self.screens, self.last)
+        return Seen(find_dialog(self.last, "question"), self.last)
+
+    def send(self, step: Step, seen: Seen) -> bool:
+        assert seen.proof == self.last  # (a key goes onto the very look it was checked against)
+        if self.refuse:
+            self.refuse -= 1
+            return False
+        self.sent.append(step.keys)
+        return True
+
+    def waits_alone(self, call_id: str) -> str | None:
+        assert call_id == "call_A"
+        return next(self.file, None)
+
+
+def run(pi: Pi, choice: str = "2") -> list[tuple[str, ...]]:
+    drive(pi.look, pi.send, A, plan("question", A, [choice]), pi)
+    return pi.sent
+
+
+def refused(pi: Pi, choice: str = "2") -> str:
+    with pytest.raises(Refused) as err:
+        drive(pi.look, pi.send, A, plan("question", A, [choice]), pi)
+    return str(err.value)
+
+
+def test_each_key_goes_onto_this_questions_dialog() -> None:
+    # (pi draws the Down a look later: that look is looked again, not a reason to stop)
+    assert run(Pi([screen(), screen(), screen(cursor=1)])) == [("Down",), ("Enter",)]
+
+
+def test_a_look_alike_next_question_gets_no_key() -> None:
+    # the user answered A just before the first key: B, with A's rows, is on screen
+    said = refused(Pi([screen(B_TEXT)]))
+    assert "does not show this question" in said and said.endswith("nothing was typed")
+    # ... or between the two keys: the Enter is never sent, and the Down is said to have maybe gone
+    pi = Pi([screen(), screen(B_TEXT, cursor=1)])
+    said = refused(pi)
+    assert pi.sent == [("Down",)]
+    assert "typed for this question before: Down" in said and "may have gone to what pi shows now" in said
+
+
+def test_nothing_waits_for_a_dialog_to_come_back() -> None:
+    pi = Pi([screen(), "$ ", screen(cursor=1)])  # the dialog closed after the Down: stop at once
+    said = refused(pi)
+    assert pi.sent == [("Down",)] and "no longer on screen" in said
+    pi = Pi([screen(), screen(B_TEXT), screen(cursor=1)])
+    refused(pi)
+    assert pi.sent == [("Down",)]
+
+
+def test_the_file_must_have_the_question_waiting_alone_before_each_key() -> None:
+    pi = Pi([screen(), screen(cursor=1)], file=[None, "pi has asked another question since ('Delete the database?')"])
+    said = refused(pi)
+    assert pi.sent == [("Down",)] and "asked another question" in said and "typed for this question: Down" in said
+    pi = Pi([screen()], file=["pi has recorded an end of this question"])
+    assert refused(pi).endswith("nothing was typed") and pi.sent == []
+
+
+def test_a_screen_changed_under_the_carrier_is_looked_at_again() -> None:
+    # the carrier found the screen changed by the time of the key (nothing sent): a fresh look decides
+    pi = Pi([screen(), screen(B_TEXT)], refuse=1)
+    assert refused(pi).endswith("nothing was typed") and pi.sent == []
+    pi = Pi([screen(), screen(), screen(cursor=1)], refuse=1)
+    assert run(pi) == [("Down",), ("Enter",)]
+    # a screen that keeps changing: given up, nothing typed
+    assert "kept changing" in refused(Pi([screen()], refuse=5))
+
+
+def test_a_cursor_moved_by_someone_else_stops_the_answer() -> None:
+    said = refused(Pi([screen(cursor=1)]), "1")
+    assert "highlighted row is '2. Delete'" in said and said.endswith("nothing was typed")
+
+
+def test_bound_is_this_question_in_every_state_answering_puts_it_in() -> None:
+    def dialog(s: str):  # type: ignore[no-untyped-def]
+        found = find_dialog(s, "question")
+        assert found is not None
+        return found
+
+    assert bound(dialog(screen()), A, 0) is None
+    assert bound(dialog(screen(edit=True, cursor=2)), A, 0) is None  # its editor open on "Type something."
+    assert bound(dialog(screen(B_TEXT)), A, 0) == "the dialog on screen does not show this question"
+    # A's text as a part of another question's is not A
+    assert bound(dialog(screen("Delete the branch? And the tags?")), A, 0) is not None
+    other_rows = screen().replace("2. Delete", "2. Remove")
+    assert "options" in (bound(dialog(other_rows), A, 0) or "")
+
+
+def test_the_tmux_condition_is_literal_text() -> None:
+    """What binds a key to a look in tmux: each line as literal text (a regular expression and a
+    tmux format with every special character escaped: never a format, a command or a pattern)."""
+    screen = ["─" * 9, "> 2. Delete", "", " #(touch /tmp/x) a,b} {c} [d] (e)? f*+ ^$ | \\", "   ", "> 2. Delete", "─" * 9]
+    cond = showing(screen, range(3, 7))
+    assert "#(" not in cond.replace("##(", "")
+    assert cond.count("#{C/r:") == 3  # (a blank line is not checked; each distinct line once)
+    # where tmux finds each line: the first line that reads so (tmux counts lines from 1)
+    assert ",4}" in cond and ",2}" in cond and ",1}" in cond and ",6}" not in cond
+    assert r"\#}" in cond and "#," in cond and r"\[d\]" in cond and r"\(e\)\?" in cond and r"f\*\+" in cond
+
+
+def test_a_desktop_answer_for_what_no_longer_waits_is_refused_before_anything() -> None:
+    """A click carries the token of what its notification or window showed: once the question
+    waiting under that call is not that (or nothing waits), nothing goes anywhere."""
+    from notifier.actions.answer import answer_line
+    from notifier.config.load import Config
+    from notifier.core.model import SessionRef, SessionView, Snapshot
+    from notifier.core.question_token import question_token
+
+    view = SessionView(SessionRef("/s/a.jsonl", "sid", "/p", None), "needs_input", (A,), (), True, 1.0)
+    shown = question_token(A)
+    changed = Question("call_A", "question", (QuestionItem(B_TEXT, options=A.first.options),), 1.0)
+    code, said = answer_line(Config(), Snapshot((view,)), "/s/a.jsonl", "call_A", ["2"], None, token=question_token(changed))
+    assert code == 1 and "no longer the one shown" in said and "Delete the branch?" in said and shown in said
+
+
+def test_the_file_says_when_pi_has_moved_on(tmp_path: Path) -> None:
+    """Before each key: the call must still be unanswered, with no question asked and no other tool
+    started after it (pi has not moved on), read from the session file as the engine reads it."""
+    import json
+
+    from notifier.actions.answer_session import SessionFile
+    from notifier.engine.options import EngineOptions
+    from notifier.pi.catalog import QuestionCatalog
+
+    def line(message: dict[str, object]) -> str:
+        return json.dumps({"type": "message", "id": "x", "parentId": None, "timestamp": "2026-12-06T18:00:00.000Z", "message": message}) + "\n"
+
+    def call(call_id: str, name: str, args: dict[str, object]) -> str:
+        block = {"type": "toolCall", "id": call_id, "name": name, "arguments": args}
+        return line({"role": "assistant", "content": [block], "stopReason": "toolUse", "timestamp": 1})
+
+    ask: dict[str, object] = {"question": "Delete the branch?", "options": [{"label": "Keep"}, {"label": "Delete"}]}
+    path = tmp_path / "s.jsonl"
+    header = json.dumps({"type": "session", "version": 3, "id": "s", "timestamp": "2026-12-06T18:00:00.000Z", "cwd": "/"})
+    options = EngineOptions(roots=[], catalog=QuestionCatalog())
+    for later, said in [
+        (call("call_B", "question", {**ask, "question": "Delete the database?"}), "asked another question since ('Delete the database?')"),
+        (call("call_C", "bash", {"command": "ls"}), "started another tool call since (bash)"),
+    ]:
+        path.write_text(header + "\n" + call("call_A", "question", ask))
+        session = SessionFile(options, str(path))
+        assert session.pending("call_A") and session.waits_alone("call_A") is None
+        with path.open("a") as f:
+            f.write(later)
+        # (a later message also ends A for the engine: either reason refuses the key)
+        assert (session.waits_alone("call_A") or "").endswith((said, "pi has recorded an end of this question"))

@@ -1,0 +1,200 @@
+"""Any question dialog drawn as a list is read off the screen by its question's text and option
+labels (pure): the rows as drawn, numbered or not, whatever marks them; the highlighted row is the
+one row with a cursor mark; the keys move one row at a time from it to the chosen row, then Enter.
+What cannot be read with certainty is refused, saying why."""
+
+from __future__ import annotations
+
+import pytest
+
+from notifier.actions.answer_keys import drive, finder
+from notifier.core.model import Option, Question, QuestionItem
+from notifier.pi.answer_checks import bound, check_screen, result_mismatch
+from notifier.pi.keymaps import Unsupported, UsageError
+from notifier.pi.list_keys import plan_list
+from notifier.pi.screens import Rows, find_list, rows
+
+LABELS = ("Redis", "Memcached", "None")
+Q = Question("c1", "ask_user", (QuestionItem("Which cache?", options=tuple(Option(x) for x in LABELS)),), 1.0)
+
+
+def drawn(mark: str, cursor: int, rest: str = "  ", numbered: bool = False, states: tuple[str, str] = ("", "")) -> str:
+    """A dialog as layout classes of third-party tools draw one: the question, then a row per
+    option with the cursor mark on one, optional numbers, radio marks or check boxes."""
+    body = []
+    for i, label in enumerate(LABELS):
+        state = (states[1] if i == cursor else states[0]) if states[0] else ""
+        number = f"{i + 1}. " if numbered else ""
+        body.append(f"{mark if i == cursor else rest}{number}{state}{label}")
+    return "\n".join([" ask_user Which cache?", "─" * 40, " Which cache?", "", *body, "  Other (type your own)", "", " enter select", "─" * 40])
+
+
+LAYOUTS = [
+    ("> ", "  ", False, ("", "")),
+    ("❯ ", "  ", False, ("", "")),
+    ("👉 ", "   ", True, ("", "")),
+    ("→ ", "  ", True, ("", "")),
+    ("❯ ", "  ", False, ("○ ", "● ")),
+    ("> ", "  ", False, ("[ ] ", "[ ] ")),
+    ("▸ ", "  ", True, ("☐ ", "☐ ")),
+    ("> ● ", "  ○ ", True, ("", "")),  # (a radio mark before the number)
+]
+
+
+@pytest.mark.parametrize(("mark", "rest", "numbered", "states"), LAYOUTS)
+def test_every_layout_class_is_read_by_its_labels(mark: str, rest: str, numbered: bool, states: tuple[str, str]) -> None:
+    for cursor in range(3):
+        screen = drawn(mark, cursor, rest, numbered, states)
+        found = finder(Q, screen)
+        assert found is not None
+        _, dialog = found
+        assert dialog.variant == "list" and (rows(dialog).texts, rows(dialog).cursor) == (LABELS, cursor)
+        assert check_screen(dialog, Q) is None and bound(dialog, Q, 0) is None
+    # the keys: from the highlighted row to the chosen one, each bound to the row it leaves
+    steps = plan_list(Q, ["None"], None, Rows(LABELS, 1)).steps
+    assert [(s.keys, s.cursor, s.cursor_text) for s in steps] == [(("Down",), 1, "Memcached"), (("Enter",), 2, "None")]
+    up = plan_list(Q, ["1"], None, Rows(LABELS, 2)).steps
+    assert [s.keys for s in up] == [("Up",), ("Up",), ("Enter",)]
+
+
+def test_what_cannot_be_read_is_refused_with_the_reason() -> None:
+    # highlighted by colour only: no row has a cursor mark
+    screen = drawn("  ", 0)
+    found = finder(Q, screen)
+    assert found is not None and rows(found[1]).cursor is None
+    with pytest.raises(Unsupported, match="colour"):
+        plan_list(Q, ["2"], None, rows(found[1]))
+    # a label on two rows, a missing row, another question's text: not this question's list
+    assert find_list(drawn("> ", 0).replace("  None", "  Redis"), "Which cache?", LABELS) is None
+    assert find_list(drawn("> ", 0).replace("  None", ""), "Which cache?", LABELS) is None
+    assert finder(Q, drawn("> ", 0).replace(" Which cache?\n", " Which cache now?\n")) is None
+    # usage: one choice of one question; no typed answer in a layout not known
+    with pytest.raises(UsageError):
+        plan_list(Q, ["1", "2"], None, Rows(LABELS, 0))
+    with pytest.raises(Unsupported, match="typed answer"):
+        plan_list(Q, None, "text", Rows(LABELS, 0))
+    multi = Question("c1", "ask_user", (QuestionItem("Which?", options=Q.first.options, multi=True),), 1.0)
+    with pytest.raises(Unsupported, match="multi-select"):
+        plan_list(multi, ["1"], None, Rows(LABELS, 0))
+
+
+def test_what_pi_recorded_must_name_the_option_chosen_alone() -> None:
+    done = plan_list(Q, ["Redis"], None, Rows(LABELS, 0))
+    assert result_mismatch("list", Q, done, "User selected: Redis", None) is None
+    assert result_mismatch("list", Q, done, "User selected: Memcached", None)
+    # the text decides (details often list every option), and the question's own words do not count
+    assert result_mismatch("list", Q, done, "Answer: Memcached", {"options": list(LABELS)})
+    assert result_mismatch("list", Q, done, "Which cache? Redis", {"options": list(LABELS)}) is None
+    assert result_mismatch("list", Q, done, "Redis or None?", None)
+    near = Question("c1", "ask_user", (QuestionItem("Which?", options=(Option("Redis"), Option("Redis Cluster"))),), 1.0)
+    done = plan_list(near, ["Redis"], None, Rows(("Redis", "Redis Cluster"), 0))
+    assert result_mismatch("list", near, done, "User selected: Redis Cluster", None)  # (not Redis alone)
+
+
+def test_a_list_dialog_is_driven_key_by_key() -> None:
+    from notifier.actions.answer_keys import Seen
+    from notifier.pi.keymaps import Step
+
+    screens = iter([drawn("❯ ", 0), drawn("❯ ", 0), drawn("❯ ", 1), drawn("❯ ", 2)])
+    last = [""]
+    sent: list[tuple[str, ...]] = []
+
+    def look() -> Seen:
+        last[0] = next(screens, last[0])
+        return Seen(find_list(last[0], "Which cache?", LABELS))
+
+    class File:
+        def waits_alone(self, call_id: str) -> str | None:
+            return None
+
+    steps = plan_list(Q, ["3"], None, Rows(LABELS, 0))
+    def send(step: Step, seen: Seen) -> bool:
+        sent.append(step.keys)
+        return True
+
+    drive(look, send, Q, steps, File())
+    assert sent == [("Down",), ("Down",), ("Enter",)]
+
+
+def test_a_numbered_form_row_with_a_note_after_its_label() -> None:
+    """The layout class of a tool that numbers its rows, marks the recommended one after its
+    label, indents descriptions, and adds rows of its own below (a typed answer, a chat row)."""
+    labels = ("Bug fix", "New feature", "Bug fix later")
+    q = Question("c2", "ask_user_question", (QuestionItem("Which task now?", options=tuple(Option(x) for x in labels)),), 1.0)
+    screen = "\n".join(
+        [
+            "─" * 50, "", " Which task now?", "",
+            "  1. Bug fix (Recommended)", "     Patch a production issue.",
+            "❯ 2. New feature", "     Implement a capability.",
+            "  3. Bug fix later", "  4. Type something.", "─" * 50, "", "  5. Chat about this", "",
+            " Enter to select · ↑/↓ to navigate · Esc to cancel",
+        ]
+    )  # fmt: skip
+    found = finder(q, screen)
+    assert found is not None and (rows(found[1]).texts, rows(found[1]).cursor) == (labels, 1)
+    steps = plan_list(q, ["Bug fix"], None, rows(found[1])).steps
+    assert [(st.keys, st.cursor) for st in steps] == [(("Up",), 1), (("Enter",), 0)]
+
+
+def test_a_list_whose_help_says_space_selects_is_ticked_then_submitted() -> None:
+    """The layout class of a tool whose rows are check boxes ("› [ ] label — what it means") under a
+    numbered question, where Space selects and Enter submits what is ticked."""
+
+    def screen(cursor: int, ticked: int | None = None) -> str:
+        body = [
+            f"{'› ' if i == cursor else '  '}[{'x' if i == ticked else ' '}] {label} — about {label.lower()}"
+            for i, label in enumerate(LABELS)
+        ]
+        return "\n".join([" Ask User", "", " Question 1 of 1", "", "1. Which cache?", " Select one.", "", *body,
+                          "  [ ] Other — type your own answer", "", " ↑/↓ option · Space select · Enter submit · Esc dismiss"])  # fmt: skip
+
+    found = finder(Q, screen(0))
+    assert found is not None
+    dialog = found[1]
+    assert dialog.toggles and rows(dialog).checked == (False, False, False) and check_screen(dialog, Q) is None
+    steps = plan_list(Q, ["Memcached"], None, rows(dialog), dialog.toggles).steps
+    assert [(st.keys, st.cursor, st.checked) for st in steps] == [(("Down",), 0, None), (("Space",), 1, ()), (("Enter",), 1, (1,))]
+    # driven: Enter only once the chosen box alone reads ticked
+    from notifier.actions.answer_keys import Seen, unready
+
+    other = find_list(screen(1, 0), "Which cache?", LABELS)
+    assert other is not None and unready(other, steps[1]) is not None  # (another box ticked)
+    looks = iter([screen(0), screen(1), screen(1), screen(1, 1)])
+    last = [""]
+    sent: list[tuple[str, ...]] = []
+
+    def look() -> Seen:
+        last[0] = next(looks, last[0])
+        return Seen(find_list(last[0], "Which cache?", LABELS))
+
+    class File:
+        def waits_alone(self, call_id: str) -> str | None:
+            return None
+
+    def send(step: object, seen: Seen) -> bool:
+        sent.append(step.keys)  # type: ignore[attr-defined]
+        return True
+
+    drive(look, send, Q, plan_list(Q, ["Memcached"], None, rows(dialog), True), File())
+    assert sent == [("Down",), ("Space",), ("Enter",)]
+    # a box layout without Space in its help: no box to read back means no Space plan
+    with pytest.raises(Unsupported, match="no check box"):
+        plan_list(Q, ["1"], None, Rows(LABELS, 0, (None, None, None)), True)
+
+
+def test_a_form_of_one_question_with_a_note_after_its_text_and_values_in_its_record() -> None:
+    """The layout class of a form tool: a title, the question with a note after it ("[single-select]"),
+    radio rows that do not follow the cursor; its record names the option's value ("Q1: ref")."""
+    options = (Option("Bug fix", value="fix"), Option("Refactor", value="ref"))
+    q = Question("c3", "ask_user_question", (QuestionItem("Which task now?", options=options),), 1.0)
+    screen = "\n".join([" Planning", "", "  Which task now? [single-select]", " *required", "",
+                         "  ❯ ○ Bug fix", "    ○ Refactor", "    ○ Other...", "", " ↑↓ navigate • Enter select • Esc cancel"])  # fmt: skip
+    found = finder(q, screen)
+    assert found is not None and (rows(found[1]).texts, rows(found[1]).cursor) == (("Bug fix", "Refactor"), 0)
+    assert not found[1].toggles
+    done = plan_list(q, ["Refactor"], None, rows(found[1]))
+    assert result_mismatch("list", q, done, "Q1: ref", None) is None
+    assert result_mismatch("list", q, done, "Q1: fix", None)
+    assert result_mismatch("list", q, done, "Q1: prefix", None)  # (a word that holds the value is not it)
+    # a note after the text is one in brackets: more words are another question
+    assert finder(q, screen.replace("[single-select]", "or not?")) is None
