@@ -310,6 +310,8 @@ def test_kde_a_reply_answers_a_real_pi_and_the_notification_goes(
         (done,) = app.wait("resolved", timeout=40)
         assert done["outcome"] == "answered" and done["answer"] == "User wrote: DuckDB, please", done
         wait_for(lambda: not kde.popups(), 20, "the notification withdrawn")
+        # (the answer's own word comes after its check that no later question got a key)
+        app.log_has("answer: answered")
         assert app.stop() == 0
     assert len(_lines(app, "answer: answered")) == 1, app.stderr
 
