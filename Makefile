@@ -77,6 +77,7 @@ bench: venv
 	$(PY) bench/idle.py
 	$(PY) bench/notify.py
 	$(PY) bench/busy.py
+	$(PY) bench/trace.py
 
 # The companion extension (notifier/resources/pi-extension/pi-notifier) type-checked against pi's
 # own types (tsconfig.json: pi 1.6.0 in .cache/pi16, see test-pis) by TypeScript, installed once
