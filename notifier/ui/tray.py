@@ -24,7 +24,7 @@ from notifier.compat import pystray as compat
 from notifier.core.commands import Command
 from notifier.system.desktop import has_display
 from notifier.ui import icons
-from notifier.ui.menu import Entry, menu, title
+from notifier.ui.menu import Entry, Shape, menu, shape, title
 from notifier.ui.state import UiState
 
 # Lazy imports here: gi is optional (PyGObject), pystray only once PYSTRAY_BACKEND is chosen.
@@ -140,6 +140,8 @@ class Tray:
         self._shown: tuple[icons.IconState, int] = ("idle", 0)
         self._title = "pi-notifier"
         self._drawn: tuple[tuple[icons.IconState, int], str] = (self._shown, self._title)  # by the icon
+        self._entries: tuple[Entry, ...] | None = None  # the menu now (None: built from state())
+        self._menu_drawn: Shape | None = None  # what the icon's menu shows (None: not known)
         self._lock = threading.Lock()
         self._live = backend != "xorg"  # may the icon be changed now (an xorg one: only while it runs)
         self.icon = self._new_icon()
@@ -147,6 +149,7 @@ class Tray:
     def _new_icon(self) -> Any:
         """(With the lock held, or before the loop runs.)"""
         self._drawn = (self._shown, self._title)
+        self._menu_drawn = None if self._entries is None else shape(self._entries)
         icon = self.pystray.Icon(
             "pi-notifier",
             icon=icons.render(self._shown[0], self._shown[1], ICON_SIZE),
@@ -162,7 +165,11 @@ class Tray:
     # ---- menu ----
 
     def _items(self) -> Any:
-        return [self._item(e) for e in menu(self.state(), time.time())]
+        """(pystray calls it when it builds the menu: at the start, and at each update_menu.)"""
+        entries = self._entries
+        if entries is None:
+            entries = menu(self.state(), time.time())
+        return [self._item(e) for e in entries]
 
     def _item(self, entry: Entry) -> Any:
         p = self.pystray
@@ -191,8 +198,9 @@ class Tray:
         state = icons.state_for(pending, len(snapshot.abandoned), working, snoozed)
         shown = (state, pending if state == "needs" else 0)
         new_title = title(ui, now, quiet_hours)
+        entries = menu(ui, now)
         with self._lock:
-            self._shown, self._title = shown, new_title
+            self._shown, self._title, self._entries = shown, new_title, entries
             if not self._live:
                 return
             drawn, drawn_title = self._drawn
@@ -201,7 +209,10 @@ class Tray:
                 self.icon.icon = icons.render(shown[0], shown[1], ICON_SIZE)
             if new_title != drawn_title:
                 self.icon.title = new_title
-            if self.icon.HAS_MENU:
+            # The menu only when it reads differently: a host re-reads it whole (XFCE's panel
+            # closes it if open), so an update with nothing new in it is never sent.
+            if self.icon.HAS_MENU and shape(entries) != self._menu_drawn:
+                self._menu_drawn = shape(entries)
                 self.icon.update_menu()
 
     # ---- loop ----
