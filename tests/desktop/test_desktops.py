@@ -234,6 +234,43 @@ def test_xfce_tray_appears_changes_with_the_count_and_its_menu_works(tmp_path: P
     _tray_case(tmp_path, xfce, lambda: _screen_red(xfce, (0, 0, 1280, 30)) > 50)  # the panel, on top
 
 
+def test_xfce_panel_gets_the_menu_again_only_when_it_reads_differently(tmp_path: Path, xfce: Xfce) -> None:
+    """XFCE's panel re-reads the whole menu at each LayoutUpdated (an open menu closes). With a
+    question 55 s old, from the menu showing it "(<1 min)" until it shows "(1 min)" (about 5 s,
+    a UI tick a second before), the item sends LayoutUpdated once: for that minute."""
+    import time
+
+    f = _session(tmp_path, "xmenu")
+    updates = Monitor(xfce.env["DBUS_SESSION_BUS_ADDRESS"], rules=("member='LayoutUpdated'",))
+    try:
+        with _app(xfce, tmp_path, "--no-notify", tray=True) as app:
+            app.wait("ready")
+            (item,) = wait_for(lambda: sni_items(xfce), 30, "our item registered")
+
+            def shown(age: str) -> int | None:
+                """The menu's revision while it shows the question at ``age`` (else None)."""
+                service, _ = desktops._split(item)
+                menu = sni_property(xfce, item, "Menu")
+                revision, (_, _, children) = xfce.call(
+                    service, str(menu), "com.canonical.dbusmenu", "GetLayout", "iias", (0, -1, [])
+                )
+                labels = [str(c[1][1].get("label", ("s", ""))[1]) for c in children]
+                return int(revision) if any(x.endswith(f"Fresh? ({age})") for x in labels) else None
+
+            append(f, ask("q1", "Fresh?", at=time.time() - 55))
+            young = wait_for(lambda: shown("<1 min"), 20, "the question in the menu, under a minute old")
+            old = wait_for(lambda: shown("1 min"), 20, "its first minute in the menu")
+
+            def sent() -> list[int]:  # the revisions announced after the young menu's, to this one
+                return [int(r) for r, _ in updates.of("LayoutUpdated") if young < int(r) <= old]
+
+            wait_for(lambda: old in sent(), 5, "the signal seen by the monitor")
+            assert sent() == [old]  # not once a second: once, for the minute
+            assert app.stop() == 0
+    finally:
+        updates.close()
+
+
 # ---- KDE Plasma ----
 
 
