@@ -4,7 +4,8 @@ commands (``core/commands.py``) for the app to carry out.
 
 Backends: `gtk` on X11 when PyGObject imports (menu + left-click action), `appindicator` where a
 StatusNotifierItem host runs (KDE, GNOME with the AppIndicator extension, Wayland; no left-click
-action, so the menu carries everything), `xorg` as the last resort (no menu: a click opens the
+action, so the menu carries everything) unless that host also draws XEmbed icons itself (XFCE's
+panel: `gtk`, so a click opens the window), `xorg` as the last resort (no menu: a click opens the
 window; it runs only while an XEmbed tray host is there), native on macOS and Windows. No display
 at all: no tray. Whatever needs pystray's private parts is in ``notifier/compat/pystray.py``.
 """
@@ -62,9 +63,13 @@ def _ayatana() -> bool:
     return False
 
 
-def tray_backend(preference: str, sni_host: bool = False) -> tuple[str | None, str]:
+def tray_backend(preference: str, sni_host: bool = False, one_host: bool = False) -> tuple[str | None, str]:
     """(pystray backend or None for no tray, the reason in one line). ``sni_host``: a
-    StatusNotifierItem watcher is on the session bus now (``app/tray_hosts.py`` looks)."""
+    StatusNotifierItem watcher is on the session bus now; ``one_host``: one program holds both
+    that watcher and the XEmbed tray (``app/tray_hosts.py`` looks). Such a host (XFCE's panel)
+    draws an XEmbed icon itself and gives it the left click, which its StatusNotifierItems never
+    get there: gtk. An XEmbed tray held by another program beside a watcher (KDE's
+    xembedsniproxy) only relays into it: the watcher's own kind, appindicator."""
     if preference == "none":
         return None, "the tray is turned off (tray.backend = 'none')"
     if sys.platform == "darwin" or sys.platform.startswith("win"):
@@ -74,9 +79,11 @@ def tray_backend(preference: str, sni_host: bool = False) -> tuple[str | None, s
     if preference != "auto":
         return preference, f"tray.backend = '{preference}'"
     gtk = _gi_gtk()
+    has_x = bool(os.environ.get("DISPLAY"))
+    if gtk and has_x and one_host:
+        return "gtk", "X11 with PyGObject, and the tray host draws XEmbed icons itself: menu and left-click action"
     if gtk and sni_host and _ayatana():
         return "appindicator", "a StatusNotifierItem host is running (menu; no left-click action)"
-    has_x = bool(os.environ.get("DISPLAY"))
     if gtk and has_x:
         return "gtk", "X11 with PyGObject: menu and left-click action"
     if has_x:
