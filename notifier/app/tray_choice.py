@@ -27,11 +27,11 @@ def make_tray(
     tray can be shown here (said in the log). A backend that fails to start never raises. With
     no tray host the icon waits for one: the app carries on with notifications and the window."""
     follower: HostFollower | None = None
-    sni = False
+    hosts = Hosts()
     if config["tray.backend"] != "none" and has_display() and os.name == "posix" and not _apple():
         follower = HostFollower(HostLog())
-        sni = follower.start().sni is not None
-    backend, why = tray_backend(config["tray.backend"], sni_host=sni)
+        hosts = follower.start()
+    backend, why = tray_backend(config["tray.backend"], sni_host=hosts.sni is not None, one_host=hosts.one)
     if backend is None:
         log.info("no tray icon: %s", why)
         if follower is not None:
@@ -57,7 +57,7 @@ def doctor_line(config: Config) -> str:
     owner, the StatusNotifierWatcher's owner, both asked now). OK only when a host that backend
     can show in answered."""
     hosts, unasked = (Hosts(), []) if not has_display() or _apple() else look()
-    backend, why = tray_backend(config["tray.backend"], sni_host=hosts.sni is not None)
+    backend, why = tray_backend(config["tray.backend"], sni_host=hosts.sni is not None, one_host=hosts.one)
     head = f"tray: {backend or 'none'} — {why}"
     if backend is None or backend == "native":
         return f"[{'ok  ' if backend else 'note'}] {head}"

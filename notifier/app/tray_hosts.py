@@ -25,6 +25,12 @@ class Hosts(NamedTuple):
     xembed: str | None = None
     sni: str | None = None
 
+    @property
+    def one(self) -> bool:
+        """One program holds both trays (it draws XEmbed icons itself, e.g. XFCE's panel), not a
+        relay of one into the other."""
+        return self.xembed is not None and self.xembed == self.sni
+
     def describe(self) -> str:
         said = []
         if self.xembed:

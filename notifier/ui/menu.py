@@ -53,21 +53,50 @@ def _show(view: SessionView, q: Question) -> Action:
     return always(Show(Focus(view.ref.key, q.tool_call_id)))
 
 
+def age(seconds: float) -> str:
+    """A question's age in the menu, in whole minutes ("<1 min", "4 min", "2 h 05 min"): a
+    label changes at most once a minute, so the menu is re-sent to the tray host at most that
+    often (a host re-reads the whole menu at each change, and an open menu closes)."""
+    return "<1 min" if isinstance(seconds, (int, float)) and seconds < 60 else waited(seconds)
+
+
+def age_changes_in(seconds: float) -> float | None:
+    """How long until :func:`age` of an age of ``seconds`` (growing with the clock) says
+    something else (None: never, for what it calls nonsense)."""
+    if isinstance(seconds, (int, float)) and seconds < 60:  # (NaN is not)
+        return 60 - seconds
+    return duration_changes_in(seconds)
+
+
 def question_label(view: SessionView, q: Question, now: float) -> str:
     project = project_name(view.ref.name, view.ref.cwd, view.ref.host)
-    label = f"{clean(project, 40)} — {clean(q.text, MENU_TEXT)} ({waited(now - q.asked_at)})"
+    label = f"{clean(project, 40)} — {clean(q.text, MENU_TEXT)} ({age(now - q.asked_at)})"
     return label + offline_note(view)
+
+
+Shape = tuple[tuple[str, "Command | None", bool, bool, "Shape"], ...]
+
+
+def shape(entries: tuple[Entry, ...]) -> Shape:
+    """What a menu shows and does (labels, the command each gives, default, separators,
+    submenus), to tell whether it differs from the one drawn. (Commands are taken at one fixed
+    time: those that depend on the click's time compare equal.)"""
+    return tuple(
+        (e.label, None if e.action is None else e.action(0.0), e.default, e.separator, shape(e.children))
+        for e in entries
+    )
 
 
 def next_redraw(state: UiState, now: float) -> float | None:
     """When the menu or the tooltip next reads differently with nothing else changed: an age of a
-    waiting question ticking over ("12 s" → "13 s", "4 min" → "5 min"), or the snooze's time
-    left. None while no question waits (nothing ticks: no timer)."""
+    waiting question ticking over ("<1 min" → "1 min", "4 min" → "5 min"), or the snooze's time
+    left (the tooltip's, by the second in its last two minutes). None while no question waits
+    (nothing ticks: no timer)."""
     snapshot, snoozed_until = state.snapshot, state.snoozed_until(now)
     waiting = [q for _, q in snapshot.pending] + [q for v in snapshot.sessions for q in v.offline]
     if not waiting:
         return None
-    changes = [d for d in (duration_changes_in(now - q.asked_at) for q in waiting) if d is not None]
+    changes = [d for d in (age_changes_in(now - q.asked_at) for q in waiting) if d is not None]
     if snoozed_until is not None:  # a time left, counting down
         left = snoozed_until - now
         step = 1 if left < 120 else 60 if left < 86400 else 86400

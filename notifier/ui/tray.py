@@ -4,7 +4,8 @@ commands (``core/commands.py``) for the app to carry out.
 
 Backends: `gtk` on X11 when PyGObject imports (menu + left-click action), `appindicator` where a
 StatusNotifierItem host runs (KDE, GNOME with the AppIndicator extension, Wayland; no left-click
-action, so the menu carries everything), `xorg` as the last resort (no menu: a click opens the
+action, so the menu carries everything) unless that host also draws XEmbed icons itself (XFCE's
+panel: `gtk`, so a click opens the window), `xorg` as the last resort (no menu: a click opens the
 window; it runs only while an XEmbed tray host is there), native on macOS and Windows. No display
 at all: no tray. Whatever needs pystray's private parts is in ``notifier/compat/pystray.py``.
 """
@@ -24,7 +25,7 @@ from notifier.compat import pystray as compat
 from notifier.core.commands import Command
 from notifier.system.desktop import has_display
 from notifier.ui import icons
-from notifier.ui.menu import Entry, menu, title
+from notifier.ui.menu import Entry, Shape, menu, shape, title
 from notifier.ui.state import UiState
 
 # Lazy imports here: gi is optional (PyGObject), pystray only once PYSTRAY_BACKEND is chosen.
@@ -62,9 +63,13 @@ def _ayatana() -> bool:
     return False
 
 
-def tray_backend(preference: str, sni_host: bool = False) -> tuple[str | None, str]:
+def tray_backend(preference: str, sni_host: bool = False, one_host: bool = False) -> tuple[str | None, str]:
     """(pystray backend or None for no tray, the reason in one line). ``sni_host``: a
-    StatusNotifierItem watcher is on the session bus now (``app/tray_hosts.py`` looks)."""
+    StatusNotifierItem watcher is on the session bus now; ``one_host``: one program holds both
+    that watcher and the XEmbed tray (``app/tray_hosts.py`` looks). Such a host (XFCE's panel)
+    draws an XEmbed icon itself and gives it the left click, which its StatusNotifierItems never
+    get there: gtk. An XEmbed tray held by another program beside a watcher (KDE's
+    xembedsniproxy) only relays into it: the watcher's own kind, appindicator."""
     if preference == "none":
         return None, "the tray is turned off (tray.backend = 'none')"
     if sys.platform == "darwin" or sys.platform.startswith("win"):
@@ -74,9 +79,11 @@ def tray_backend(preference: str, sni_host: bool = False) -> tuple[str | None, s
     if preference != "auto":
         return preference, f"tray.backend = '{preference}'"
     gtk = _gi_gtk()
+    has_x = bool(os.environ.get("DISPLAY"))
+    if gtk and has_x and one_host:
+        return "gtk", "X11 with PyGObject, and the tray host draws XEmbed icons itself: menu and left-click action"
     if gtk and sni_host and _ayatana():
         return "appindicator", "a StatusNotifierItem host is running (menu; no left-click action)"
-    has_x = bool(os.environ.get("DISPLAY"))
     if gtk and has_x:
         return "gtk", "X11 with PyGObject: menu and left-click action"
     if has_x:
@@ -140,6 +147,8 @@ class Tray:
         self._shown: tuple[icons.IconState, int] = ("idle", 0)
         self._title = "pi-notifier"
         self._drawn: tuple[tuple[icons.IconState, int], str] = (self._shown, self._title)  # by the icon
+        self._entries: tuple[Entry, ...] | None = None  # the menu now (None: built from state())
+        self._menu_drawn: Shape | None = None  # what the icon's menu shows (None: not known)
         self._lock = threading.Lock()
         self._live = backend != "xorg"  # may the icon be changed now (an xorg one: only while it runs)
         self.icon = self._new_icon()
@@ -147,6 +156,7 @@ class Tray:
     def _new_icon(self) -> Any:
         """(With the lock held, or before the loop runs.)"""
         self._drawn = (self._shown, self._title)
+        self._menu_drawn = None if self._entries is None else shape(self._entries)
         icon = self.pystray.Icon(
             "pi-notifier",
             icon=icons.render(self._shown[0], self._shown[1], ICON_SIZE),
@@ -162,7 +172,11 @@ class Tray:
     # ---- menu ----
 
     def _items(self) -> Any:
-        return [self._item(e) for e in menu(self.state(), time.time())]
+        """(pystray calls it when it builds the menu: at the start, and at each update_menu.)"""
+        entries = self._entries
+        if entries is None:
+            entries = menu(self.state(), time.time())
+        return [self._item(e) for e in entries]
 
     def _item(self, entry: Entry) -> Any:
         p = self.pystray
@@ -191,8 +205,9 @@ class Tray:
         state = icons.state_for(pending, len(snapshot.abandoned), working, snoozed)
         shown = (state, pending if state == "needs" else 0)
         new_title = title(ui, now, quiet_hours)
+        entries = menu(ui, now)
         with self._lock:
-            self._shown, self._title = shown, new_title
+            self._shown, self._title, self._entries = shown, new_title, entries
             if not self._live:
                 return
             drawn, drawn_title = self._drawn
@@ -201,7 +216,10 @@ class Tray:
                 self.icon.icon = icons.render(shown[0], shown[1], ICON_SIZE)
             if new_title != drawn_title:
                 self.icon.title = new_title
-            if self.icon.HAS_MENU:
+            # The menu only when it reads differently: a host re-reads it whole (XFCE's panel
+            # closes it if open), so an update with nothing new in it is never sent.
+            if self.icon.HAS_MENU and shape(entries) != self._menu_drawn:
+                self._menu_drawn = shape(entries)
                 self.icon.update_menu()
 
     # ---- loop ----

@@ -190,9 +190,9 @@ class Dunst:
 
 class Monitor:
     """Records every Notify / CloseNotification call and Notifications signal on the bus
-    (a D-Bus monitor connection, like dbus-monitor)."""
+    (a D-Bus monitor connection, like dbus-monitor); ``rules``: other match rules to record."""
 
-    def __init__(self, address: str = "SESSION") -> None:
+    def __init__(self, address: str = "SESSION", rules: tuple[str, ...] = ("interface='org.freedesktop.Notifications'",)) -> None:
         from jeepney import DBusAddress, new_method_call
         from jeepney.io.blocking import open_dbus_connection
 
@@ -205,8 +205,7 @@ class Monitor:
             bus_name="org.freedesktop.DBus",
             interface="org.freedesktop.DBus.Monitoring",
         )
-        rules = ["interface='org.freedesktop.Notifications'"]
-        self.conn.send_and_get_reply(new_method_call(monitoring, "BecomeMonitor", "asu", (rules, 0)))
+        self.conn.send_and_get_reply(new_method_call(monitoring, "BecomeMonitor", "asu", (list(rules), 0)))
         self._stop = False
         self.thread = threading.Thread(target=self._run, daemon=True)
         self.thread.start()

@@ -69,6 +69,14 @@ def _app(desk: Desktop, sessions: Path, *extra: str, tray: bool = False) -> AppP
     return AppProcess(argv=[sys.executable, "-m", "notifier", *args], env=_env(desk))
 
 
+def _sni(tmp_path: Path) -> tuple[str, str]:
+    """The app's arguments for a StatusNotifierItem tray (appindicator) where its default is
+    another (XFCE's panel: gtk)."""
+    cfg = tmp_path / "sni.toml"
+    cfg.write_text('[tray]\nbackend = "appindicator"\n')
+    return "--config", str(cfg)
+
+
 def _session(root: Path, project: str) -> Path:
     f = root / f"--home-dev-{project}--" / "s.jsonl"
     append(f, header(f"/home/dev/{project}"), user())
@@ -231,7 +239,99 @@ def test_xfce_a_click_on_go_to_session_goes_there_once(tmp_path: Path, xfce: Xfc
 
 
 def test_xfce_tray_appears_changes_with_the_count_and_its_menu_works(tmp_path: Path, xfce: Xfce) -> None:
-    _tray_case(tmp_path, xfce, lambda: _screen_red(xfce, (0, 0, 1280, 30)) > 50)  # the panel, on top
+    """(With tray.backend = "appindicator": the default there is gtk, an XEmbed icon.)"""
+    _tray_case(tmp_path, xfce, lambda: _screen_red(xfce, (0, 0, 1280, 30)) > 50, *_sni(tmp_path))  # the panel, on top
+
+
+def test_xfce_panel_gets_the_menu_again_only_when_it_reads_differently(tmp_path: Path, xfce: Xfce) -> None:
+    """XFCE's panel re-reads the whole menu at each LayoutUpdated (an open menu closes). With a
+    question 55 s old, from the menu showing it "(<1 min)" until it shows "(1 min)" (about 5 s,
+    a UI tick a second before), the item sends LayoutUpdated once: for that minute. (With
+    tray.backend = "appindicator", as a user may choose there; the default is gtk.)"""
+    import time
+
+    f = _session(tmp_path, "xmenu")
+    updates = Monitor(xfce.env["DBUS_SESSION_BUS_ADDRESS"], rules=("member='LayoutUpdated'",))
+    try:
+        with _app(xfce, tmp_path, "--no-notify", *_sni(tmp_path), tray=True) as app:
+            app.wait("ready")
+            (item,) = wait_for(lambda: sni_items(xfce), 30, "our item registered")
+
+            def shown(age: str) -> int | None:
+                """The menu's revision while it shows the question at ``age`` (else None)."""
+                service, _ = desktops._split(item)
+                menu = sni_property(xfce, item, "Menu")
+                revision, (_, _, children) = xfce.call(
+                    service, str(menu), "com.canonical.dbusmenu", "GetLayout", "iias", (0, -1, [])
+                )
+                labels = [str(c[1][1].get("label", ("s", ""))[1]) for c in children]
+                return int(revision) if any(x.endswith(f"Fresh? ({age})") for x in labels) else None
+
+            append(f, ask("q1", "Fresh?", at=time.time() - 55))
+            young = wait_for(lambda: shown("<1 min"), 20, "the question in the menu, under a minute old")
+            old = wait_for(lambda: shown("1 min"), 20, "its first minute in the menu")
+
+            def sent() -> list[int]:  # the revisions announced after the young menu's, to this one
+                return [int(r) for r, _ in updates.of("LayoutUpdated") if young < int(r) <= old]
+
+            wait_for(lambda: old in sent(), 5, "the signal seen by the monitor")
+            assert sent() == [old]  # not once a second: once, for the minute
+            assert app.stop() == 0
+    finally:
+        updates.close()
+
+
+def test_xfce_panel_a_click_on_the_icon_opens_the_window(tmp_path: Path, xfce: Xfce) -> None:
+    """XFCE's panel holds both trays (XEmbed and the StatusNotifierWatcher): the app's default
+    there is the gtk backend, whose icon the panel draws itself and whose left click reaches the
+    app. A real click (xdotool) on the red icon in the panel opens the window."""
+    from .conftest import require
+
+    require("tkinter")
+    f = _session(tmp_path, "xclickicon")
+    with _app(xfce, tmp_path, "--no-notify", tray=True) as app:
+        app.wait("ready")
+        append(f, ask("q1", "Open me?"))
+        x, y = wait_for(lambda: _red_spot(xfce, (0, 0, 1280, 30)), 20, "the needs-answer icon in the panel")
+        assert not _big_windows(xfce)
+        desktops.click(xfce.env, x, y)
+        wait_for(lambda: _big_windows(xfce), 20, "the window after a left click on the icon")
+        assert app.stop() == 0
+    assert _lines(app, "tray: gtk"), app.stderr
+    assert not _lines(app, "Traceback")
+
+
+def _big_windows(desk: Desktop) -> list[tuple[int, int, int, int]]:
+    """The app's windows bigger than a tray icon (its window)."""
+    return [g for g in desktops.x_windows(desk.env, "pi-notifier") if g[2] > 100 and g[3] > 100]
+
+
+def _red_spot(desk: Desktop, box: tuple[int, int, int, int]) -> tuple[int, int] | None:
+    """The middle of the needs-answer red in part of the X screen (None: under 50 pixels)."""
+    import io
+
+    from PIL import Image
+
+    from notifier.ui.icons import COLORS
+
+    from .test_tray import pixels
+
+    png = subprocess.run(
+        ["import", "-window", "root", "png:-"], capture_output=True, env=desk.env, timeout=20
+    ).stdout
+    if not png:
+        return None
+    img = Image.open(io.BytesIO(png)).convert("RGB").crop(box)
+    r0, g0, b0 = COLORS["needs"][:3]
+    spots = [
+        (i % img.width, i // img.width)
+        for i, (r, g, b) in enumerate(pixels(img))
+        if abs(r - r0) < 40 and abs(g - g0) < 40 and abs(b - b0) < 40
+    ]
+    if len(spots) < 50:
+        return None
+    xs, ys = [p[0] for p in spots], [p[1] for p in spots]
+    return box[0] + (min(xs) + max(xs)) // 2, box[1] + (min(ys) + max(ys)) // 2
 
 
 # ---- KDE Plasma ----
@@ -349,13 +449,13 @@ def test_kde_tray_appears_changes_with_the_count_and_its_menu_works(tmp_path: Pa
 # ---- the tray, the same on each ----
 
 
-def _tray_case(tmp_path: Path, desk: Desktop, host_draws: Any) -> None:
+def _tray_case(tmp_path: Path, desk: Desktop, host_draws: Any, *extra: str) -> None:
     """The app's item registers with the desktop's watcher; its icon changes from none to one to
     two questions (the image the item names: red, with the count) and the desktop's tray draws
     it; its menu lists the question, and Quit (over dbusmenu, as the host sends it) ends the app."""
     f = _session(tmp_path, "tray")
     g = _session(tmp_path, "tray2")
-    with _app(desk, tmp_path, "--no-notify", tray=True) as app:
+    with _app(desk, tmp_path, "--no-notify", *extra, tray=True) as app:
         app.wait("ready")
         (item,) = wait_for(lambda: sni_items(desk), 30, f"{desk.name}: our item registered")
 

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from notifier.core.preferences import Preferences
 from notifier.core.quiet import next_quiet_change, parse_quiet_hours, quiet_hours_line, quiet_hours_note
 from notifier.core.text import duration, duration_changes_in
-from notifier.ui.menu import menu, next_redraw, title
+from notifier.ui.menu import age, age_changes_in, menu, next_redraw, shape, title
 from notifier.ui.state import UiState
 
 from .test_view_icons import board_with
@@ -32,19 +32,54 @@ def test_steps_are_a_second_then_a_minute_then_a_day() -> None:
     assert duration_changes_in(float("nan")) is None
 
 
+@given(st.floats(min_value=-5, max_value=3 * 86400, allow_nan=False))
+def test_a_menu_age_changes_exactly_when_said_and_at_most_once_a_minute(seconds: float) -> None:
+    d = age_changes_in(seconds)
+    assert d is not None and 0 < d <= 86400 and (d >= 60 or seconds >= 0)
+    if d > 1e-5:
+        assert age(seconds + d - 1e-6) == age(seconds)
+    assert age(seconds + d + 1e-6) != age(seconds)
+    assert age(seconds).endswith((" min", " d"))  # never seconds in the menu
+    assert age(float("nan")) == "?" and age_changes_in(float("nan")) is None
+
+
 def test_next_redraw_only_while_questions_wait() -> None:
     now = 1000.0
     empty = UiState(board_with().snapshot(now))
     assert next_redraw(empty, now) is None  # nothing waits: no timer
     snap = UiState(board_with(("s1", "/home/u/p", "Deploy?", now - 12.5)).snapshot(now))
-    assert next_redraw(snap, now) == now + 0.5
+    assert next_redraw(snap, now) == now + 47.5  # "<1 min" until the first minute is up
     (first,) = [e.label for e in menu(snap, now) if "Deploy" in e.label]
-    (later,) = [e.label for e in menu(snap, now + 0.5) if "Deploy" in e.label]
-    assert first.endswith("(12 s)") and later.endswith("(13 s)")
+    (same,) = [e.label for e in menu(snap, now + 47) if "Deploy" in e.label]
+    (later,) = [e.label for e in menu(snap, now + 47.5) if "Deploy" in e.label]
+    assert first == same and first.endswith("(<1 min)") and later.endswith("(1 min)")
     old = UiState(board_with(("s1", "/home/u/p", "Deploy?", now - 125)).snapshot(now))
     assert next_redraw(old, now) == now + 55  # minutes: once a minute, not every second
     snoozed = UiState(old.snapshot, Preferences(snooze_all_until=now + 90.5))
-    assert next_redraw(snoozed, now) == now + 0.5  # "snoozed for 1 min" → "59 s" counts down too
+    assert next_redraw(snoozed, now) == now + 0.5  # the tooltip's "snoozed for 1 min" → "59 s"
+
+
+def test_over_an_hour_of_ticks_the_menu_reads_differently_once_a_minute() -> None:
+    """The UI thread wakes when next_redraw says; the menu is re-sent only when its shape differs
+    from the one drawn (ui/tray.py). Ticked every second for an hour with a fresh question and a
+    second one asked 10 min 0.5 s later, the menu differs 110 times, not 3,600: its first drawing,
+    each minute of the first question (59), the second question, each minute of it (49)."""
+    start = 1000.0
+    one = UiState(board_with(("s1", "/home/u/p", "Deploy?", start)).snapshot(start))
+    two = UiState(board_with(("s1", "/home/u/p", "Deploy?", start), ("s2", "/home/u/q", "Ship?", start + 600.5)).snapshot(start))
+    drawn, sent, wakes, due = None, 0, 0, next_redraw(one, start)
+    for tick in range(3600):
+        now = start + tick + 0.25
+        state = one if now < start + 600.5 else two
+        if state is two and now < start + 601.5:  # a change wakes the UI thread too
+            due = next_redraw(state, now)
+        elif due is not None and now >= due:
+            wakes += 1
+            due = next_redraw(state, now)
+        if shape(menu(state, now)) != drawn:
+            drawn, sent = shape(menu(state, now)), sent + 1
+    assert sent == 1 + 59 + 1 + 49
+    assert wakes == 59 + 49  # the UI thread's own wakes: each when the menu will differ
 
 
 def test_quiet_hours_are_said_while_in_effect_and_their_next_change_is_known() -> None:

@@ -59,3 +59,39 @@ def test_a_failed_drawing_is_recorded_and_the_next_change_draws_again(
     finally:
         stop.set()
         redraw.changed()
+
+
+def test_the_menu_is_re_sent_only_when_it_reads_differently() -> None:
+    """ui/tray.Tray on pystray's dummy backend: drawn 100 times with nothing new (as the UI thread
+    did once a second before), the menu is re-sent to the icon once; a question turning its
+    first minute and a new question each re-send it once, and the menu then says so."""
+    import time
+
+    from notifier.ui.tray import Tray
+
+    from .test_view_icons import board_with
+
+    now = time.time()
+    young = board_with(("s1", "/home/u/p", "Deploy?", now - 58.0))  # a minute old in two seconds
+    state = UiState(young.snapshot(now))
+    tray = Tray("dummy", lambda command: None, lambda: state)
+    sent: list[float] = []
+    tray.icon.update_menu = lambda: sent.append(time.time())  # (the dummy backend draws nothing)
+
+    def labels() -> list[str]:
+        return [str(item.text) for item in tray.icon.menu.items]
+
+    asked = now - 58.0
+    for _ in range(100):
+        tray.update(state)
+        if time.time() - asked >= 60.0:  # (the minute is up: a second drawing would be right)
+            break
+    assert len(sent) == 1 and labels()[0] == "p — Deploy? (<1 min)"
+    wait_for(lambda: time.time() - asked > 60.0, 5, "the question's first minute")
+    for _ in range(100):
+        tray.update(state)
+    assert len(sent) == 2 and labels()[0] == "p — Deploy? (1 min)"
+    state = UiState(board_with(("s1", "/home/u/p", "Deploy?", asked), ("s2", "/home/u/q", "Ship?", now)).snapshot(now))
+    for _ in range(100):
+        tray.update(state)
+    assert len(sent) == 3 and any("Ship?" in label for label in labels())

@@ -35,3 +35,24 @@ def test_both_kinds_and_a_take_over(caplog: pytest.LogCaptureFixture) -> None:
         "tray host: tint2 (XEmbed system tray) took over from trayer",
         "tray host gone: kded5 (StatusNotifierItem watcher)",
     ]
+
+
+def test_a_host_that_holds_both_trays_gets_the_backend_whose_click_opens_the_window(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """XFCE's panel holds the XEmbed tray and the StatusNotifierWatcher (one program): it draws an
+    XEmbed icon itself and gives it the left click, so auto picks gtk there. A watcher beside
+    another XEmbed holder (KDE's xembedsniproxy relays into kded5's watcher) keeps the watcher's
+    kind; the user's choice always wins."""
+    from notifier.ui import tray
+
+    assert Hosts("xfce4-panel", "xfce4-panel").one
+    assert not Hosts("xembedsniproxy", "kded5").one and not Hosts().one and not Hosts(None, "kded5").one
+    monkeypatch.setenv("DISPLAY", ":0")
+    monkeypatch.setattr(tray, "_gi_gtk", lambda: True)  # (PyGObject and Ayatana: as where both are installed)
+    monkeypatch.setattr(tray, "_ayatana", lambda: True)
+    assert tray.tray_backend("auto", sni_host=True, one_host=True)[0] == "gtk"
+    assert tray.tray_backend("auto", sni_host=True, one_host=False)[0] == "appindicator"
+    assert tray.tray_backend("appindicator", sni_host=True, one_host=True)[0] == "appindicator"
+    monkeypatch.setattr(tray, "_gi_gtk", lambda: False)  # no PyGObject: no gtk backend to choose
+    assert tray.tray_backend("auto", sni_host=True, one_host=True)[0] == "xorg"
