@@ -122,13 +122,16 @@ def usage(question: Question, choices: list[str], text: str | None) -> None:
             f"the {clean(question.tool, 40)} tool's dialog is not one pi-notifier can read (not a list of"
             " options of one question): answer it in the terminal (pi-notifier goto)"
         )
-    plan_list(question, choices or None, text, Rows(labels, 0))
+    # (the usage alone: as if the dialog drew boxes and said how to tick and submit)
+    plan_list(question, choices or None, text, Rows(labels, 0, (False,) * len(labels)), toggle="Space", submits=True)
 
 
 def plan_for(dialog: Dialog, question: Question, choices: list[str], text: str | None) -> Plan:
     """The keys for the dialog as read: its tool's key map, or the list driver's."""
     if dialog.variant == "list":
-        return plan_list(question, choices or None, text, rows(dialog), dialog.toggles)
+        return plan_list(
+            question, choices or None, text, rows(dialog), dialog.toggles, dialog.toggle_key, dialog.submits
+        )
     return plan(dialog.variant, question, choices or None, text)
 
 

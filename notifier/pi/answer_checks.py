@@ -89,14 +89,16 @@ def result_mismatch(variant: str, question: Question, done: Plan, text: str, det
     got = details if isinstance(details, dict) else {}
     typed = done.text.strip() if done.text is not None else None
     if variant == "list":  # a tool whose record is not known: its text must name the option option alone
-        option = items[0].options[done.picks[0][0]]
+        picked = [items[0].options[p] for p in done.picks[0]]
         said = clean(text).replace(items[0].text, " ")  # (the question may name options itself)
-        names = {n for n in (option.label, option.value) if n}
-        others = {n for o in items[0].options if o is not option for n in (o.label, o.value) if n}
-        others = {n for n in others if not any(n in mine for mine in names)}
-        if any(_named(n, said) for n in names) and not any(_named(n, said) for n in others):
+        mine = {n for o in picked for n in (o.label, o.value) if n}
+        others = {n for o in items[0].options if o not in picked for n in (o.label, o.value) if n}
+        others = {n for n in others if not any(n in m for m in mine)}
+        each = all(any(_named(n, said) for n in (o.label, o.value) if n) for o in picked)
+        if each and not any(_named(n, said) for n in others):
             return None
-        return f"pi recorded {clean(text, 80)!r}, which does not name {clean(option.label, 40)!r} alone"
+        names = ", ".join(repr(clean(o.label, 40)) for o in picked)
+        return f"pi recorded {clean(text, 80)!r}, which does not name {names} alone"
     if variant == "question":
         if typed is not None:
             return None if got.get("answer") == typed else "pi recorded another text than the one sent"

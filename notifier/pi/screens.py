@@ -60,6 +60,8 @@ class Dialog:
     top: int = 0  # the screen line (from 0) of its first line
     labels: tuple[str, ...] = ()  # "list": the option labels its rows show (find_list)
     toggles: bool = False  # "list": its help says Space selects (Enter alone does not choose)
+    toggle_key: str | None = None  # "list": the key its help says ticks a row ("Space", "x"; None: not said)
+    submits: bool = False  # "list": its help says Enter submits (or confirms, or is done)
 
     @property
     def flat(self) -> str:
@@ -192,6 +194,12 @@ _CHECKED = re.compile(r"[☑☒✓✔●◉]|\[[xX✓✔*]\]|\([xX•*]\)")
 _UNCHECKED = re.compile(r"[☐○◯◦]|\[ \]|\( \)")
 _NOTES = (" (", " — ", " – ", " - ")  # what a tool draws after a label: "(Recommended)", "— what it means"
 _SPACE_SELECTS = re.compile(r"\bspace\b(?: to)? (?:select|toggle|choose|pick)", re.IGNORECASE)
+# A help line's words, as data: "<key> [to] toggle", "Enter [to] submit". The key is a named key or
+# one printable character; what it does is one of these verbs.
+_TOGGLE_VERBS = "select|toggle|check|tick|choose|pick|mark"
+_SUBMIT_VERBS = "submit|confirm|done|finish|send|accept"
+_TOGGLE_HELP = re.compile(rf"(?:^|[\s•·|,/])(space|\S)(?: to)? (?:{_TOGGLE_VERBS})\b", re.IGNORECASE)
+_SUBMIT_HELP = re.compile(rf"\benter(?: to)? (?:{_SUBMIT_VERBS})\b", re.IGNORECASE)
 _NUMBERED_TEXT = re.compile(r"^(?:q?\d+[.):]?)")
 _TEXT_NOTE = re.compile(r"^(?:\[[^\]]*\]|\([^)]*\))$")  # after a question's text: "[single-select]"
 _MAX_LIST_LINES = 60
@@ -272,8 +280,22 @@ def find_list(screen: str, text: str, labels: tuple[str, ...]) -> Dialog | None:
         lines = tuple(raw[start : last + 1])
         below = " ".join(clean(line) for line in raw[last + 1 : last + 1 + _MAX_LIST_LINES])
         toggles = bool(_SPACE_SELECTS.search(below))
-        return Dialog("list", tuple(clean(line) for line in lines), lines, start, labels, toggles)
+        shown = tuple(clean(line) for line in lines)
+        return Dialog("list", shown, lines, start, labels, toggles, toggle_key(below), submits(below))
     return None
+
+
+def toggle_key(help_text: str) -> str | None:
+    """The key a help line says ticks a row ("Space select", "x to toggle"): its tmux name, or
+    ``None`` when the help names no such key, or names two."""
+    keys = {("Space" if m.group(1).casefold() == "space" else m.group(1)) for m in _TOGGLE_HELP.finditer(help_text)}
+    keys.discard("Enter")
+    return keys.pop() if len(keys) == 1 else None
+
+
+def submits(help_text: str) -> bool:
+    """Whether a help line says Enter submits what is chosen ("Enter submit", "Enter to confirm")."""
+    return bool(_SUBMIT_HELP.search(help_text))
 
 
 def _listed(raw: tuple[str, ...], labels: tuple[str, ...]) -> Rows:

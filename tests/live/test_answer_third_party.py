@@ -141,3 +141,21 @@ def test_a_form_of_one_radio_question_is_read_as_a_list(tmp_path: Path, tmux_ser
         assert done.returncode == 0, done.stderr
         (result,) = wait_for(lambda: results(pi.session_text()), 20, "the tool's result")
         assert result["details"]["answers"][0]["value"] == "ref"
+
+
+@pytest.mark.skipif(not FORMS.exists(), reason=f"pi-ask-user-questions is not in {FORMS.parent} (set PI_NOTIFIER_ASK_USER_QUESTIONS_DIR)")
+def test_a_form_of_one_checkbox_question_is_ticked_then_submitted(tmp_path: Path, tmux_server: Tmux) -> None:
+    """`answer CALL 1 3` on a multi-select list ("☐ label" rows, "Space toggle • Enter submit"):
+    rows 1 and 3 ticked, every box read back, then Enter; the tool records those two values."""
+    v = need("1.6.0")
+    args = {"title": "Planning", "questions": [{"id": "tasks", "type": "checkbox", "prompt": "Which tasks are we planning now?",
+            "options": [{"value": v_, "label": x} for v_, x in (("fix", "Bug fix"), ("feat", "New feature"), ("ref", "Refactor"))]}]}  # fmt: skip
+    with scripted_model("ask_user_question", args) as port:
+        pi = start_pi(tmp_path, v, port, FORMS, server=tmux_server)
+        d = ["--sessions-dir", str(pi.sessions)]
+        pi.prompt("Ask me which tasks")
+        wait_for(lambda: pending(pi) and "☐ Bug fix" in pi.screen(), 30, "the tool's dialog")
+        done = run("answer", "--call", pending(pi)[0]["tool_call_id"], "1", "3", *d)
+        assert done.returncode == 0, done.stderr + pi.screen()
+        (result,) = wait_for(lambda: results(pi.session_text()), 20, "the tool's result")
+        assert sorted(result["details"]["answers"][0]["value"]) == ["fix", "ref"], result

@@ -198,3 +198,103 @@ def test_a_form_of_one_question_with_a_note_after_its_text_and_values_in_its_rec
     assert result_mismatch("list", q, done, "Q1: prefix", None)  # (a word that holds the value is not it)
     # a note after the text is one in brackets: more words are another question
     assert finder(q, screen.replace("[single-select]", "or not?")) is None
+
+
+MULTI = Question("m1", "ask_user", (QuestionItem("Which caches?", options=tuple(Option(x) for x in LABELS), multi=True),), 1.0)
+BOXES = [("☐ ", "☑ "), ("[ ] ", "[x] "), ("◯ ", "◉ ")]
+
+
+def boxes(cursor: int, ticked: tuple[int, ...], states: tuple[str, str], help_line: str) -> str:
+    """A multi-select list as such tools draw one: check boxes (or radio marks) on every row, the
+    cursor mark on one, a help line naming the key that ticks and the one that submits."""
+    body = [f"{'❯ ' if i == cursor else '  '}{states[i in ticked]}{label}" for i, label in enumerate(LABELS)]
+    return "\n".join(["─" * 40, " Which caches?", "", *body, "", f" {help_line}", "─" * 40])
+
+
+@pytest.mark.parametrize("states", BOXES)
+@pytest.mark.parametrize(
+    ("help_line", "key"),
+    [("↑↓ navigate • Space toggle • Enter submit • Esc cancel", "Space"), ("x to toggle · enter to confirm", "x")],
+)
+def test_a_multi_select_list_ticks_each_chosen_row_then_submits(
+    states: tuple[str, str], help_line: str, key: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`answer CALL 1 3`: rows 1 and 3 ticked with the key the help line names, every box read
+    back after each key, Enter only once exactly those boxes read ticked."""
+    from notifier.actions.answer_keys import Seen, plan_for, unready
+    from notifier.pi.keymaps import Step
+
+    first = find_list(boxes(1, (), states, help_line), "Which caches?", LABELS)
+    assert first is not None and (first.toggle_key, first.submits) == (key, True)
+    assert rows(first).checked == (False, False, False) and rows(first).cursor == 1
+    done = plan_for(first, MULTI, ["1", "3"], None)
+    assert done.picks == {0: [0, 2]}
+    assert [(s.keys, s.cursor, s.checked) for s in done.steps] == [
+        (("Up",), 1, ()), ((key,), 0, ()), (("Down",), 0, (0,)), (("Down",), 1, (0,)), ((key,), 2, (0,)), (("Enter",), 2, (0, 2)),
+    ]  # fmt: skip
+    # a box the tool ticked itself, or one that did not take the key: no further key
+    wrong = find_list(boxes(2, (1, 0), states, help_line), "Which caches?", LABELS)
+    assert wrong is not None and "selection" in (unready(wrong, done.steps[-1]) or "")
+    # driven against a stand-in that does what the help line says
+    state = {"cursor": 1, "ticked": set[int]()}
+    sent: list[tuple[str, ...]] = []
+
+    def look() -> Seen:
+        return Seen(find_list(boxes(state["cursor"], tuple(state["ticked"]), states, help_line), "Which caches?", LABELS))  # type: ignore[arg-type]
+
+    def send(step: Step, seen: Seen) -> bool:
+        sent.append(step.keys)
+        k = step.keys[0]
+        if k in ("Up", "Down"):
+            state["cursor"] += 1 if k == "Down" else -1  # type: ignore[operator]
+        elif k == key:
+            state["ticked"] ^= {state["cursor"]}  # type: ignore[operator]
+        return True
+
+    class File:
+        def waits_alone(self, call_id: str) -> str | None:
+            return None
+
+    drive(look, send, MULTI, done, File())
+    assert sent == [s.keys for s in done.steps] and state["ticked"] == {0, 2}
+    # one key of the stand-in lost: the box does not read ticked, so no Enter
+    state.update(cursor=1, ticked=set())
+    sent.clear()
+
+    def lossy(step: Step, seen: Seen) -> bool:
+        if step.keys != (key,):
+            send(step, seen)
+        else:
+            sent.append(step.keys)
+        return True
+
+    from notifier.actions.goto import Refused
+
+    monkeypatch.setattr("notifier.actions.answer_keys.STEP_TIMEOUT_S", 0.05)
+    with pytest.raises(Refused, match="did not move on"):
+        drive(look, lossy, MULTI, done, File())
+    assert ("Enter",) not in sent
+    # what pi recorded: every chosen label, no other
+    assert result_mismatch("list", MULTI, done, "User selected: Redis, None", None) is None
+    assert result_mismatch("list", MULTI, done, "User selected: Redis", None)
+    assert result_mismatch("list", MULTI, done, "User selected: Redis, Memcached, None", None)
+
+
+def test_a_multi_select_list_whose_help_does_not_say_how_is_refused() -> None:
+    for help_line, why in [
+        ("↑↓ navigate • Enter submit", "which key ticks"),
+        ("↑↓ navigate • Space toggle • Esc cancel", "Enter submits"),
+    ]:
+        dialog = find_list(boxes(0, (), BOXES[0], help_line), "Which caches?", LABELS)
+        assert dialog is not None
+        from notifier.actions.answer_keys import plan_for
+
+        with pytest.raises(Unsupported, match=why):
+            plan_for(dialog, MULTI, ["1", "3"], None)
+    # rows without boxes: nothing to read back
+    plain = find_list(boxes(0, (), ("", ""), "Space toggle • Enter submit"), "Which caches?", LABELS)
+    assert plain is not None
+    with pytest.raises(Unsupported, match="no check box"):
+        plan_list(MULTI, ["1"], None, rows(plain), toggle="Space", submits=True)
+    with pytest.raises(UsageError, match="twice"):
+        plan_list(MULTI, ["1", "Redis"], None, Rows(LABELS, 0, (False,) * 3), toggle="Space", submits=True)
