@@ -36,7 +36,7 @@ from notifier.core.text import clean
 from notifier.pi.answer_checks import bound, result_mismatch
 from notifier.pi.keymaps import Plan, Step, Unsupported, plan
 from notifier.pi.list_keys import plan_list
-from notifier.pi.screens import Dialog, Rows, find_dialog, find_list, rows, same_row
+from notifier.pi.screens import Dialog, Rows, find_dialog, find_list, input_open, rows, same_row, squash
 
 log = logging.getLogger(__name__)
 SETTLE_TIMEOUT_S = 1.0  # how long pi may take to read the keys typed, before the last check
@@ -123,7 +123,8 @@ def usage(question: Question, choices: list[str], text: str | None) -> None:
             " options of one question): answer it in the terminal (pi-notifier goto)"
         )
     # (the usage alone: as if the dialog drew boxes and said how to tick and submit)
-    plan_list(question, choices or None, text, Rows(labels, 0, (False,) * len(labels)), toggle="Space", submits=True)
+    drawn = Rows((*labels, "Other"), 0, (False,) * (len(labels) + 1), len(labels))
+    plan_list(question, choices or None, text, drawn, toggle="Space", submits=True)
 
 
 def plan_for(dialog: Dialog, question: Question, choices: list[str], text: str | None) -> Plan:
@@ -141,10 +142,17 @@ def unready(dialog: Dialog, step: Step) -> str | None:
     for text in step.shows:
         if not dialog.shows(text):
             return f"the dialog does not show {clean(text, 60)!r}"
+    if step.typing is not None and input_open(dialog) != step.typing:
+        return "the dialog shows no open input for the text" if step.typing else "the dialog's input is still open"
+    # (the text read in the open input below the rows, else wherever the dialog shows it)
+    where = dialog.below if step.typing else f"{' '.join(dialog.lines)} {dialog.below}"
+    if step.typed is not None and squash(step.typed) not in squash(where):
+        return "the dialog does not show the text typed"
     now = rows(dialog)
     if step.checked is not None:
         ticked = tuple(i for i, on in enumerate(now.checked) if on)
-        if None in now.checked or len(now.checked) != len(now.texts):
+        boxes = [on for i, on in enumerate(now.checked) if i != now.other]  # (a free-text row may have none)
+        if None in boxes or len(now.checked) != len(now.texts):
             return "the dialog's rows show no check box to read"
         if ticked != step.checked:
             shown = ", ".join(repr(clean(now.texts[i], 40)) for i in ticked) or "none"

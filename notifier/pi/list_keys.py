@@ -30,7 +30,9 @@ def plan_list(
     key, then Enter once exactly the chosen boxes read ticked."""
     items = question.items or (question.first,)
     if text is not None:
-        raise Unsupported("a typed answer needs the tool's own layout, which pi-notifier does not know: type it there")
+        if len(items) != 1:
+            raise Unsupported("a typed answer is supported for a dialog of one question only")
+        return _plan_text(text, shown, toggles, toggle)
     if not choices:
         raise UsageError("give the answer: an option number or label")
     if len(items) != 1:
@@ -65,7 +67,9 @@ _NO_CURSOR = (
 
 
 def _boxed(shown: Rows) -> bool:
-    return None not in shown.checked and len(shown.checked) == len(shown.texts)
+    """Whether every option's row shows a box (a free-text row may have none)."""
+    boxes = [on for i, on in enumerate(shown.checked) if i != shown.other]
+    return None not in boxes and len(shown.checked) == len(shown.texts)
 
 
 def _walk(shown: Rows, at: int, to: int, ticked: tuple[int, ...] | None = None) -> list[Step]:
@@ -107,3 +111,31 @@ def _plan_ticks(question: Question, choices: list[str], shown: Rows, toggle: str
         at, ticked = row, (*ticked, row)
     steps.append(Step(keys=("Enter",), cursor=at, cursor_text=shown.texts[at], checked=ticked))
     return Plan(steps, {0: picks})
+
+
+def _plan_text(text: str, shown: Rows, toggles: bool, toggle: str | None) -> Plan:
+    """A typed answer: to the free-text row ("Other", "Type something"), confirm it (Enter, or the
+    key that ticks where the help says so), paste the text once an input is open, and Enter once
+    the text reads back on screen. Where Enter on the list submits (a layout that ticks rows), the
+    input saves the text back into the list: then Enter once more, the input closed, the text shown."""
+    if not text.strip():
+        raise UsageError("--text needs some text")
+    if any(ord(c) < 32 or c == "\x7f" for c in text):
+        raise UsageError("--text has line breaks or control characters: a list's input takes one line of plain text")
+    if shown.other is None:
+        raise Unsupported(
+            "this dialog shows no row for a typed answer (such as 'Other' or 'Type something'): answer it there"
+        )
+    if shown.cursor is None:
+        raise Unsupported(_NO_CURSOR)
+    row, label = shown.other, shown.texts[shown.other]
+    opens = (toggle or "Space") if toggles else "Enter"
+    steps = [
+        *_walk(shown, shown.cursor, row),
+        Step(keys=(opens,), cursor=row, cursor_text=label, typing=False),
+        Step(paste=text, typing=True),
+        Step(keys=("Enter",), typing=True, typed=text),
+    ]
+    if toggles:  # (the text saved into the list; Enter there submits it)
+        steps.append(Step(keys=("Enter",), typing=False, typed=text))
+    return Plan(steps, {}, text)

@@ -159,3 +159,21 @@ def test_a_form_of_one_checkbox_question_is_ticked_then_submitted(tmp_path: Path
         assert done.returncode == 0, done.stderr + pi.screen()
         (result,) = wait_for(lambda: results(pi.session_text()), 20, "the tool's result")
         assert sorted(result["details"]["answers"][0]["value"]) == ["fix", "ref"], result
+
+
+@pytest.mark.skipif(not ASK_USER.exists(), reason=f"pi-ask-user is not in {ASK_USER.parent} (set PI_NOTIFIER_PI_ASK_USER_DIR)")
+def test_a_typed_answer_goes_through_the_lists_free_text_row(tmp_path: Path, tmux_server: Tmux) -> None:
+    """`answer --text TEXT` on a list with an "Other — type your own answer" row: to the row, Space
+    (its help says Space selects) opens an input, the text pasted and read back, Enter saves it into
+    the row, Enter submits; the tool records the text as a custom answer."""
+    v = need("1.6.0")
+    args = {"questions": [{"question": q["question"], "options": q["options"]} for q in ONE["questions"]]}
+    with scripted_model("ask_user", args) as port:
+        pi = start_pi(tmp_path, v, port, ASK_USER, server=tmux_server)
+        d = ["--sessions-dir", str(pi.sessions)]
+        pi.prompt("Ask me which task")
+        wait_for(lambda: pending(pi) and "[ ] Bug fix" in pi.screen(), 30, "the tool's dialog")
+        done = run("answer", "--call", pending(pi)[0]["tool_call_id"], "--text", "Docs first, then the fix", *d)
+        assert done.returncode == 0, done.stderr + pi.screen()
+        (result,) = wait_for(lambda: results(pi.session_text()), 20, "the tool's result")
+        assert result["details"]["answers"][0]["choice"] == {"label": "Docs first, then the fix", "wasCustom": True}

@@ -10,12 +10,17 @@ import pytest
 from notifier.actions.answer_keys import drive, finder
 from notifier.core.model import Option, Question, QuestionItem
 from notifier.pi.answer_checks import bound, check_screen, result_mismatch
-from notifier.pi.keymaps import Unsupported, UsageError
+from notifier.pi.keymaps import Step, Unsupported, UsageError
 from notifier.pi.list_keys import plan_list
 from notifier.pi.screens import Rows, find_list, rows
 
 LABELS = ("Redis", "Memcached", "None")
 Q = Question("c1", "ask_user", (QuestionItem("Which cache?", options=tuple(Option(x) for x in LABELS)),), 1.0)
+
+
+def options_of(shown: Rows) -> tuple[str, ...]:
+    """The option rows read (not the free-text row below them)."""
+    return tuple(t for i, t in enumerate(shown.texts) if i != shown.other)
 
 
 def drawn(mark: str, cursor: int, rest: str = "  ", numbered: bool = False, states: tuple[str, str] = ("", "")) -> str:
@@ -48,7 +53,7 @@ def test_every_layout_class_is_read_by_its_labels(mark: str, rest: str, numbered
         found = finder(Q, screen)
         assert found is not None
         _, dialog = found
-        assert dialog.variant == "list" and (rows(dialog).texts, rows(dialog).cursor) == (LABELS, cursor)
+        assert dialog.variant == "list" and (options_of(rows(dialog)), rows(dialog).cursor) == (LABELS, cursor)
         assert check_screen(dialog, Q) is None and bound(dialog, Q, 0) is None
     # the keys: from the highlighted row to the chosen one, each bound to the row it leaves
     steps = plan_list(Q, ["None"], None, Rows(LABELS, 1)).steps
@@ -93,7 +98,6 @@ def test_what_pi_recorded_must_name_the_option_chosen_alone() -> None:
 
 def test_a_list_dialog_is_driven_key_by_key() -> None:
     from notifier.actions.answer_keys import Seen
-    from notifier.pi.keymaps import Step
 
     screens = iter([drawn("❯ ", 0), drawn("❯ ", 0), drawn("❯ ", 1), drawn("❯ ", 2)])
     last = [""]
@@ -131,7 +135,7 @@ def test_a_numbered_form_row_with_a_note_after_its_label() -> None:
         ]
     )  # fmt: skip
     found = finder(q, screen)
-    assert found is not None and (rows(found[1]).texts, rows(found[1]).cursor) == (labels, 1)
+    assert found is not None and (options_of(rows(found[1])), rows(found[1]).cursor) == (labels, 1)
     steps = plan_list(q, ["Bug fix"], None, rows(found[1])).steps
     assert [(st.keys, st.cursor) for st in steps] == [(("Up",), 1), (("Enter",), 0)]
 
@@ -151,7 +155,7 @@ def test_a_list_whose_help_says_space_selects_is_ticked_then_submitted() -> None
     found = finder(Q, screen(0))
     assert found is not None
     dialog = found[1]
-    assert dialog.toggles and rows(dialog).checked == (False, False, False) and check_screen(dialog, Q) is None
+    assert dialog.toggles and rows(dialog).checked == (False, False, False, False) and check_screen(dialog, Q) is None
     steps = plan_list(Q, ["Memcached"], None, rows(dialog), dialog.toggles).steps
     assert [(st.keys, st.cursor, st.checked) for st in steps] == [(("Down",), 0, None), (("Space",), 1, ()), (("Enter",), 1, (1,))]
     # driven: Enter only once the chosen box alone reads ticked
@@ -190,7 +194,7 @@ def test_a_form_of_one_question_with_a_note_after_its_text_and_values_in_its_rec
     screen = "\n".join([" Planning", "", "  Which task now? [single-select]", " *required", "",
                          "  ❯ ○ Bug fix", "    ○ Refactor", "    ○ Other...", "", " ↑↓ navigate • Enter select • Esc cancel"])  # fmt: skip
     found = finder(q, screen)
-    assert found is not None and (rows(found[1]).texts, rows(found[1]).cursor) == (("Bug fix", "Refactor"), 0)
+    assert found is not None and (options_of(rows(found[1])), rows(found[1]).cursor) == (("Bug fix", "Refactor"), 0)
     assert not found[1].toggles
     done = plan_list(q, ["Refactor"], None, rows(found[1]))
     assert result_mismatch("list", q, done, "Q1: ref", None) is None
@@ -222,7 +226,6 @@ def test_a_multi_select_list_ticks_each_chosen_row_then_submits(
     """`answer CALL 1 3`: rows 1 and 3 ticked with the key the help line names, every box read
     back after each key, Enter only once exactly those boxes read ticked."""
     from notifier.actions.answer_keys import Seen, plan_for, unready
-    from notifier.pi.keymaps import Step
 
     first = find_list(boxes(1, (), states, help_line), "Which caches?", LABELS)
     assert first is not None and (first.toggle_key, first.submits) == (key, True)
@@ -298,3 +301,102 @@ def test_a_multi_select_list_whose_help_does_not_say_how_is_refused() -> None:
         plan_list(MULTI, ["1"], None, rows(plain), toggle="Space", submits=True)
     with pytest.raises(UsageError, match="twice"):
         plan_list(MULTI, ["1", "Redis"], None, Rows(LABELS, 0, (False,) * 3), toggle="Space", submits=True)
+
+
+class StandIn:
+    """A list dialog with a free-text row as such tools draw one, driven by the keys it is sent:
+    ``ticks`` (its help says Space selects, Enter submits): Space on the free-text row opens the
+    input, Enter there saves the text into the row and Enter submits; else Enter on that row opens
+    the input and Enter there submits the text."""
+
+    def __init__(self, ticks: bool, other: str = "Other — type your own answer") -> None:
+        self.ticks, self.other, self.cursor, self.editing, self.text, self.saved = ticks, other, 0, False, "", ""
+        self.submitted: str | None = None
+
+    def screen(self) -> str:
+        rows_ = [*LABELS, self.other + (f": {self.saved}" if self.saved else "")]
+        box = "[ ] " if self.ticks else ""
+        body = [f"{'› ' if i == self.cursor else '  '}{box}{label}" for i, label in enumerate(rows_)]
+        help_line = "↑/↓ option · Space select · Enter submit · Esc dismiss" if self.ticks else "↑↓ navigate • Enter select"
+        editor = ["", " Your answer:", f"  {self.text}"] if self.editing else []
+        if self.editing:
+            help_line = "Enter save answer · Esc go back" if self.ticks else "Enter to submit • Esc to go back"
+        return "\n".join(["─" * 40, " Which cache?", "", *body, *editor, "", f" {help_line}", "─" * 40])
+
+    def send(self, step: Step, seen: object) -> bool:
+        paste, keys = step.paste, step.keys
+        if paste is not None:
+            self.text += paste if self.editing else ""
+        elif self.editing and keys == ("Enter",):
+            self.editing = False
+            if self.ticks:
+                self.saved = self.text
+            else:
+                self.submitted = self.text
+        elif keys in (("Up",), ("Down",)):
+            self.cursor += 1 if keys == ("Down",) else -1
+        elif self.cursor == len(LABELS) and keys == (("Space",) if self.ticks else ("Enter",)):
+            self.editing = True
+        elif keys == ("Enter",):
+            self.submitted = self.saved or LABELS[self.cursor] if self.ticks else LABELS[self.cursor]
+        return True
+
+
+@pytest.mark.parametrize("ticks", [False, True])
+@pytest.mark.parametrize("other", ["Other — type your own answer", "Type something.", "Other..."])
+def test_a_typed_answer_goes_through_the_free_text_row(ticks: bool, other: str) -> None:
+    """`answer --text TEXT`: to the free-text row, open it, paste once the input is open, Enter once
+    the text reads back in it (and, where the list's Enter submits, Enter again once it is saved)."""
+    from notifier.actions.answer_keys import Seen, plan_for
+
+    tool = StandIn(ticks, other)
+
+    def look() -> Seen:
+        return Seen(find_list(tool.screen(), "Which cache?", LABELS))
+
+    class File:
+        def waits_alone(self, call_id: str) -> str | None:
+            return None
+
+    first = look().dialog
+    assert first is not None and rows(first).other == 3 and rows(first).texts[3] == other
+    done = plan_for(first, Q, [], "a Redis cluster, please")
+    assert [s.keys for s in done.steps][:4] == [("Down",), ("Down",), ("Down",), ("Space",) if ticks else ("Enter",)]
+    drive(look, tool.send, Q, done, File())
+    assert tool.submitted == "a Redis cluster, please"
+    assert result_mismatch("list", Q, done, "User answered: a Redis cluster, please", None) is None
+    assert result_mismatch("list", Q, done, "User selected: Redis", None)
+
+
+def test_a_typed_answer_is_refused_without_a_free_text_row_or_an_input_that_opens(monkeypatch: pytest.MonkeyPatch) -> None:
+    from notifier.actions.answer_keys import Seen, plan_for
+    from notifier.actions.goto import Refused
+
+    bare = find_list(drawn("> ", 0).replace("  Other (type your own)\n", ""), "Which cache?", LABELS)
+    assert bare is not None and rows(bare).other is None
+    with pytest.raises(Unsupported, match="no row for a typed answer"):
+        plan_for(bare, Q, [], "text")
+    with pytest.raises(UsageError, match="line breaks"):
+        plan_list(Q, None, "two\nlines", Rows((*LABELS, "Other"), 0, other=3))
+    # the row confirmed, but no input opens (its help still speaks of the rows): nothing pasted
+    tool = StandIn(False)
+    sent: list[tuple[str, ...]] = []
+
+    def send(step: Step, seen: Seen) -> bool:  # (a tool whose input never opens)
+        sent.append(step.keys or ("paste",))
+        return True
+
+    def look() -> Seen:
+        tool.cursor = min(len(sent), 3)
+        return Seen(find_list(tool.screen(), "Which cache?", LABELS))
+
+    class File:
+        def waits_alone(self, call_id: str) -> str | None:
+            return None
+
+    monkeypatch.setattr("notifier.actions.answer_keys.STEP_TIMEOUT_S", 0.05)
+    first = look().dialog
+    assert first is not None
+    with pytest.raises(Refused, match="did not move on"):
+        drive(look, send, Q, plan_for(first, Q, [], "my text"), File())
+    assert ("paste",) not in sent and sent[-1] == ("Enter",)
