@@ -36,7 +36,7 @@ from notifier.core.text import clean
 from notifier.pi.answer_checks import bound, result_mismatch
 from notifier.pi.keymaps import Plan, Step, Unsupported, plan
 from notifier.pi.list_keys import plan_list
-from notifier.pi.screens import Dialog, Rows, find_dialog, find_list, input_open, rows, same_row, squash
+from notifier.pi.screens import Dialog, Rows, find_dialog, find_list, input_open, rows, same_row, shows_text, squash
 
 log = logging.getLogger(__name__)
 SETTLE_TIMEOUT_S = 1.0  # how long pi may take to read the keys typed, before the last check
@@ -87,14 +87,19 @@ def finder(question: Question, screen: str) -> tuple[Find, Dialog] | None:
     own = find_dialog(screen, question.tool) if question.tool in GUESS else None
     if own is not None:
         return (lambda s: find_dialog(s, question.tool)), own
-    item = question.first
-    labels = tuple(o.label for o in item.options)
-    if len(question.items) != 1 or not labels:
+    items = question.items or (question.first,)
+    if any(not it.options for it in items):
         return None
-    listed = find_list(screen, item.text, labels)
-    if listed is None:
+
+    def find(s: str) -> Dialog | None:  # (a form: the list of whichever of its questions is shown)
+        for it in items:
+            listed = find_list(s, it.text, tuple(o.label for o in it.options))
+            if listed is not None:
+                return listed
         return None
-    return (lambda s: find_list(s, item.text, labels)), listed
+
+    first = find(screen)
+    return None if first is None else (find, first)
 
 
 def unreadable(question: Question, where: str) -> Refused:
@@ -116,20 +121,23 @@ def usage(question: Question, choices: list[str], text: str | None) -> None:
     if question.tool in GUESS:
         plan(GUESS[question.tool], question, choices or None, text)
         return
-    labels = tuple(o.label for o in question.first.options)
-    if len(question.items) != 1 or not labels:
+    items = question.items or (question.first,)
+    if any(not it.options for it in items):
         raise Unsupported(
-            f"the {clean(question.tool, 40)} tool's dialog is not one pi-notifier can read (not a list of"
-            " options of one question): answer it in the terminal (pi-notifier goto)"
+            f"the {clean(question.tool, 40)} tool's dialog is not one pi-notifier can read (a question"
+            " without options, in a layout it does not know): answer it in the terminal (pi-notifier goto)"
         )
+    labels = tuple(o.label for o in items[0].options)
     # (the usage alone: as if the dialog drew boxes and said how to tick and submit)
     drawn = Rows((*labels, "Other"), 0, (False,) * (len(labels) + 1), len(labels))
-    plan_list(question, choices or None, text, drawn, toggle="Space", submits=True)
+    plan_list(question, choices or None, text, drawn, toggle="Space", submits=True, usage_only=True)
 
 
 def plan_for(dialog: Dialog, question: Question, choices: list[str], text: str | None) -> Plan:
     """The keys for the dialog as read: its tool's key map, or the list driver's."""
     if dialog.variant == "list":
+        if len(question.items) > 1 and not shows_text(dialog.lines, question.items[0].text):
+            raise Unsupported("the form is not at its first question: answer it in the terminal (pi-notifier goto)")
         return plan_list(
             question, choices or None, text, rows(dialog), dialog.toggles, dialog.toggle_key, dialog.submits
         )

@@ -94,11 +94,13 @@ def result_mismatch(variant: str, question: Question, done: Plan, text: str, det
         if squash(typed) in squash(text):
             return None
         return f"pi recorded {clean(text, 80)!r}, which does not hold the text typed"
-    if variant == "list":  # a tool whose record is not known: its text must name the option option alone
-        picked = [items[0].options[p] for p in done.picks[0]]
-        said = clean(text).replace(items[0].text, " ")  # (the question may name options itself)
+    if variant == "list":  # a tool whose record is not known: its text must name the options chosen alone
+        said = clean(text)
+        for it in items:
+            said = said.replace(it.text, " ")  # (the questions may name options themselves)
+        picked = [it.options[p] for k, it in enumerate(items) for p in done.picks.get(k, [])]
         mine = {n for o in picked for n in (o.label, o.value) if n}
-        others = {n for o in items[0].options if o not in picked for n in (o.label, o.value) if n}
+        others = {n for it in items for o in it.options if o not in picked for n in (o.label, o.value) if n}
         others = {n for n in others if not any(n in m for m in mine)}
         each = all(any(_named(n, said) for n in (o.label, o.value) if n) for o in picked)
         if each and not any(_named(n, said) for n in others):

@@ -6,6 +6,8 @@ row it expects (the driver checks it on the screen before the key: :mod:`notifie
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from notifier.core.model import Question
 from notifier.pi.keymaps import Plan, Step, Unsupported, UsageError, resolve
 from notifier.pi.screens import Rows
@@ -19,6 +21,7 @@ def plan_list(
     toggles: bool = False,
     toggle: str | None = None,
     submits: bool = False,
+    usage_only: bool = False,
 ) -> Plan:
     """The keys that answer a question of one item in a dialog drawn as a list, read off the
     screen (``shown``: its rows in screen order, the highlighted one): Up or Down one row at a
@@ -36,9 +39,7 @@ def plan_list(
     if not choices:
         raise UsageError("give the answer: an option number or label")
     if len(items) != 1:
-        raise Unsupported(
-            f"a form of {len(items)} questions in a layout pi-notifier reads only as a list: answer it there"
-        )
+        return _plan_form(question, choices, shown, toggles, toggle, submits, usage_only)
     item = items[0]
     if item.multi:
         return _plan_ticks(question, choices, shown, toggle, submits)
@@ -139,3 +140,42 @@ def _plan_text(text: str, shown: Rows, toggles: bool, toggle: str | None) -> Pla
     if toggles:  # (the text saved into the list; Enter there submits it)
         steps.append(Step(keys=("Enter",), typing=False, typed=text))
     return Plan(steps, {}, text)
+
+
+def _plan_form(
+    question: Question,
+    choices: list[str],
+    shown: Rows,
+    toggles: bool,
+    toggle: str | None,
+    submits: bool,
+    usage_only: bool,
+) -> Plan:
+    """A form of several questions drawn one at a time as lists (tabs): each question answered in
+    turn as a list of its own (one choice per question, in order; ``1,3`` for a multi-select one),
+    its confirming key moving to the next question; the last one submits the form. Only where the
+    dialog's help line says Enter submits ("Enter next/submit"). The first question's rows are the
+    ones read; each later one is expected with its options in order, the highlight on the first
+    and no box ticked, and every key is checked against that before it is sent (else it stops)."""
+    items = question.items
+    if len(choices) != len(items):
+        raise UsageError(f"this form has {len(items)} questions: give one answer for each, in order")
+    if not usage_only and not submits:
+        raise Unsupported(
+            f"a form of {len(items)} questions whose help line does not say that Enter submits it"
+            " (it may end with a review step pi-notifier cannot read): answer it in the terminal; nothing was typed"
+        )
+    steps: list[Step] = []
+    picks: dict[int, list[int]] = {}
+    for k, (item, choice) in enumerate(zip(items, choices, strict=True)):
+        one = replace(question, items=(item,))
+        if k == 0:
+            rows_k = shown
+        else:  # (as it is expected when its tab opens)
+            labels = tuple(o.label for o in item.options)
+            boxes = (False,) * len(labels) if any(c is not None for c in shown.checked) else ()
+            rows_k = Rows(labels, 0, boxes)
+        done = plan_list(one, [choice], None, rows_k, toggles, toggle, submits)
+        steps += [replace(st, item=k) for st in done.steps]
+        picks[k] = done.picks[0]
+    return Plan(steps, picks)

@@ -400,3 +400,119 @@ def test_a_typed_answer_is_refused_without_a_free_text_row_or_an_input_that_open
     with pytest.raises(Refused, match="did not move on"):
         drive(look, send, Q, plan_for(first, Q, [], "my text"), File())
     assert ("paste",) not in sent and sent[-1] == ("Enter",)
+
+
+FORM = Question(
+    "f1",
+    "ask_user",
+    (
+        QuestionItem("Which cache?", header="Cache", options=tuple(Option(x) for x in LABELS)),
+        QuestionItem("Which release gets it?", header="Release", options=(Option("Next"), Option("Later"))),
+    ),
+    1.0,
+)
+
+
+class FormStandIn:
+    """A form of two questions drawn one at a time as lists under a tab bar of their headers, as
+    such tools draw one: Space selects, Enter goes to the next question, on the last submits."""
+
+    def __init__(self, help_line: str = "Tab/←→ question · ↑/↓ option · Space select · Enter next/submit · Esc dismiss") -> None:
+        self.tab, self.cursor, self.help = 0, 0, help_line
+        self.picked: dict[int, int] = {}
+        self.submitted: list[str] | None = None
+
+    def screen(self) -> str:
+        item = FORM.items[self.tab]
+        tabs = "  ".join(("■ " if k == self.tab else "□ ") + (it.header or "") for k, it in enumerate(FORM.items))
+        body = [
+            f"{'› ' if i == self.cursor else '  '}[{'x' if self.picked.get(self.tab) == i else ' '}] {o.label}"
+            for i, o in enumerate(item.options)
+        ]
+        return "\n".join(["─" * 40, f" {tabs}", "", f" {item.text}", "", *body, "", f" {self.help}", "─" * 40])
+
+    def send(self, step: Step, seen: object) -> bool:
+        key = step.keys[0]
+        if key in ("Up", "Down"):
+            self.cursor += 1 if key == "Down" else -1
+        elif key == "Space":
+            self.picked[self.tab] = self.cursor
+        elif key == "Enter" and self.tab in self.picked:
+            if self.tab + 1 < len(FORM.items):
+                self.tab, self.cursor = self.tab + 1, 0
+            else:
+                self.submitted = [FORM.items[k].options[p].label for k, p in sorted(self.picked.items())]
+        return True
+
+
+def form_look(tool: FormStandIn) -> object:
+    from notifier.actions.answer_keys import Seen, finder
+
+    def look() -> Seen:
+        found = finder(FORM, tool.screen())
+        return Seen(found[1] if found else None)
+
+    return look
+
+
+class NoLater:
+    def waits_alone(self, call_id: str) -> str | None:
+        return None
+
+
+def test_a_form_of_lists_is_answered_question_by_question() -> None:
+    """`answer CALL 2 1`: question 1 → option 2, question 2 → option 1, each key bound to the
+    question whose list is on screen; the last Enter submits (the help says so)."""
+    from notifier.actions.answer_keys import plan_for, usage
+
+    tool = FormStandIn()
+    look = form_look(tool)
+    first = look().dialog  # type: ignore[operator]
+    assert first is not None and first.submits and first.toggles
+    done = plan_for(first, FORM, ["2", "1"], None)
+    assert done.picks == {0: [1], 1: [0]}
+    assert [(s.keys, s.item) for s in done.steps] == [
+        (("Down",), 0), (("Space",), 0), (("Enter",), 0), (("Space",), 1), (("Enter",), 1),
+    ]  # fmt: skip
+    drive(look, tool.send, FORM, done, NoLater())  # type: ignore[arg-type]
+    assert tool.submitted == ["Memcached", "Next"]
+    assert result_mismatch("list", FORM, done, "Cache: Memcached; Release: Next", None) is None
+    assert result_mismatch("list", FORM, done, "Cache: Memcached; Release: Later", None)
+    with pytest.raises(UsageError, match="one answer for each"):
+        usage(FORM, ["2"], None)
+
+
+def test_a_form_is_refused_where_its_help_does_not_say_enter_submits_or_not_at_its_first_question(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from notifier.actions.answer_keys import plan_for
+    from notifier.actions.goto import Refused
+
+    tool = FormStandIn("↑↓ navigate • Enter select • Esc cancel")
+    first = form_look(tool)().dialog  # type: ignore[operator]
+    assert first is not None
+    with pytest.raises(Unsupported, match="does not say that Enter submits"):
+        plan_for(first, FORM, ["2", "1"], None)
+    tool = FormStandIn()
+    tool.tab = 1
+    second = form_look(tool)().dialog  # type: ignore[operator]
+    assert second is not None
+    with pytest.raises(Unsupported, match="not at its first question"):
+        plan_for(second, FORM, ["2", "1"], None)
+    # a later question that opens otherwise than expected (its highlight kept on another row): stops there
+    tool = FormStandIn()
+    look = form_look(tool)
+    done = plan_for(look().dialog, FORM, ["2", "1"], None)  # type: ignore[operator]
+    sent: list[tuple[str, ...]] = []
+
+    def send(step: Step, seen: object) -> bool:
+        sent.append(step.keys)
+        tool.send(step, seen)
+        if tool.tab == 1 and step.keys == ("Enter",):
+            tool.cursor = 1
+        return True
+
+    monkeypatch.setattr("notifier.actions.answer_keys.STEP_TIMEOUT_S", 0.05)
+    with pytest.raises(Refused):
+        drive(look, send, FORM, done, NoLater())  # type: ignore[arg-type]
+    assert sent == [("Down",), ("Space",), ("Enter",)] and tool.submitted is None
