@@ -36,7 +36,7 @@ from notifier.core.text import clean
 from notifier.pi.answer_checks import bound, result_mismatch
 from notifier.pi.keymaps import Plan, Step, Unsupported, plan
 from notifier.pi.list_keys import plan_list
-from notifier.pi.screens import Dialog, Rows, find_dialog, find_list, rows, same_row
+from notifier.pi.screens import Dialog, Rows, find_dialog, find_list, input_open, rows, same_row, shows_text, squash
 
 log = logging.getLogger(__name__)
 SETTLE_TIMEOUT_S = 1.0  # how long pi may take to read the keys typed, before the last check
@@ -87,14 +87,19 @@ def finder(question: Question, screen: str) -> tuple[Find, Dialog] | None:
     own = find_dialog(screen, question.tool) if question.tool in GUESS else None
     if own is not None:
         return (lambda s: find_dialog(s, question.tool)), own
-    item = question.first
-    labels = tuple(o.label for o in item.options)
-    if len(question.items) != 1 or not labels:
+    items = question.items or (question.first,)
+    if any(not it.options for it in items):
         return None
-    listed = find_list(screen, item.text, labels)
-    if listed is None:
+
+    def find(s: str) -> Dialog | None:  # (a form: the list of whichever of its questions is shown)
+        for it in items:
+            listed = find_list(s, it.text, tuple(o.label for o in it.options))
+            if listed is not None:
+                return listed
         return None
-    return (lambda s: find_list(s, item.text, labels)), listed
+
+    first = find(screen)
+    return None if first is None else (find, first)
 
 
 def unreadable(question: Question, where: str) -> Refused:
@@ -116,19 +121,26 @@ def usage(question: Question, choices: list[str], text: str | None) -> None:
     if question.tool in GUESS:
         plan(GUESS[question.tool], question, choices or None, text)
         return
-    labels = tuple(o.label for o in question.first.options)
-    if len(question.items) != 1 or not labels:
+    items = question.items or (question.first,)
+    if any(not it.options for it in items):
         raise Unsupported(
-            f"the {clean(question.tool, 40)} tool's dialog is not one pi-notifier can read (not a list of"
-            " options of one question): answer it in the terminal (pi-notifier goto)"
+            f"the {clean(question.tool, 40)} tool's dialog is not one pi-notifier can read (a question"
+            " without options, in a layout it does not know): answer it in the terminal (pi-notifier goto)"
         )
-    plan_list(question, choices or None, text, Rows(labels, 0))
+    labels = tuple(o.label for o in items[0].options)
+    # (the usage alone: as if the dialog drew boxes and said how to tick and submit)
+    drawn = Rows((*labels, "Other"), 0, (False,) * (len(labels) + 1), len(labels))
+    plan_list(question, choices or None, text, drawn, toggle="Space", submits=True, usage_only=True)
 
 
 def plan_for(dialog: Dialog, question: Question, choices: list[str], text: str | None) -> Plan:
     """The keys for the dialog as read: its tool's key map, or the list driver's."""
     if dialog.variant == "list":
-        return plan_list(question, choices or None, text, rows(dialog), dialog.toggles)
+        if len(question.items) > 1 and not shows_text(dialog.lines, question.items[0].text):
+            raise Unsupported("the form is not at its first question: answer it in the terminal (pi-notifier goto)")
+        return plan_list(
+            question, choices or None, text, rows(dialog), dialog.toggles, dialog.toggle_key, dialog.submits
+        )
     return plan(dialog.variant, question, choices or None, text)
 
 
@@ -138,10 +150,17 @@ def unready(dialog: Dialog, step: Step) -> str | None:
     for text in step.shows:
         if not dialog.shows(text):
             return f"the dialog does not show {clean(text, 60)!r}"
+    if step.typing is not None and input_open(dialog) != step.typing:
+        return "the dialog shows no open input for the text" if step.typing else "the dialog's input is still open"
+    # (the text read in the open input below the rows, else wherever the dialog shows it)
+    where = dialog.below if step.typing else f"{' '.join(dialog.lines)} {dialog.below}"
+    if step.typed is not None and squash(step.typed) not in squash(where):
+        return "the dialog does not show the text typed"
     now = rows(dialog)
     if step.checked is not None:
         ticked = tuple(i for i, on in enumerate(now.checked) if on)
-        if None in now.checked or len(now.checked) != len(now.texts):
+        boxes = [on for i, on in enumerate(now.checked) if i != now.other]  # (a free-text row may have none)
+        if None in boxes or len(now.checked) != len(now.texts):
             return "the dialog's rows show no check box to read"
         if ticked != step.checked:
             shown = ", ".join(repr(clean(now.texts[i], 40)) for i in ticked) or "none"

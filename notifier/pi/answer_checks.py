@@ -9,7 +9,7 @@ import re
 from notifier.core.model import Question
 from notifier.core.text import clean
 from notifier.pi.keymaps import Plan, drawn_rows
-from notifier.pi.screens import Dialog, rows, same_row, shows_text
+from notifier.pi.screens import Dialog, rows, same_row, shows_text, squash
 
 _BOX = re.compile(r"^\[[^\]]\]")
 
@@ -53,9 +53,11 @@ def bound(dialog: Dialog, question: Question, item: int | None, shows: tuple[str
     if not _whole_lines(it.text, dialog.lines):
         return "the dialog on screen does not show this question"
     if it.options:
-        shown = rows(dialog).texts
+        now = rows(dialog)
+        shown = now.texts
         if dialog.variant == "list":  # (read by its labels: the same labels, in the order drawn)
-            ok = sorted(shown) == sorted(o.label for o in it.options)
+            labels = [t for i, t in enumerate(shown) if i != now.other]  # (not its free-text row)
+            ok = sorted(labels) == sorted(o.label for o in it.options)
         else:
             drawn = drawn_rows(dialog.variant, it)
             ok = len(shown) == len(drawn) and all(_drawn_as(a, b) for a, b in zip(shown, drawn, strict=True))
@@ -88,15 +90,23 @@ def result_mismatch(variant: str, question: Question, done: Plan, text: str, det
     items = question.items or (question.first,)
     got = details if isinstance(details, dict) else {}
     typed = done.text.strip() if done.text is not None else None
-    if variant == "list":  # a tool whose record is not known: its text must name the option option alone
-        option = items[0].options[done.picks[0][0]]
-        said = clean(text).replace(items[0].text, " ")  # (the question may name options itself)
-        names = {n for n in (option.label, option.value) if n}
-        others = {n for o in items[0].options if o is not option for n in (o.label, o.value) if n}
-        others = {n for n in others if not any(n in mine for mine in names)}
-        if any(_named(n, said) for n in names) and not any(_named(n, said) for n in others):
+    if variant == "list" and typed is not None:  # a tool whose record is not known: its text holds the text
+        if squash(typed) in squash(text):
             return None
-        return f"pi recorded {clean(text, 80)!r}, which does not name {clean(option.label, 40)!r} alone"
+        return f"pi recorded {clean(text, 80)!r}, which does not hold the text typed"
+    if variant == "list":  # a tool whose record is not known: its text must name the options chosen alone
+        said = clean(text)
+        for it in items:
+            said = said.replace(it.text, " ")  # (the questions may name options themselves)
+        picked = [it.options[p] for k, it in enumerate(items) for p in done.picks.get(k, [])]
+        mine = {n for o in picked for n in (o.label, o.value) if n}
+        others = {n for it in items for o in it.options if o not in picked for n in (o.label, o.value) if n}
+        others = {n for n in others if not any(n in m for m in mine)}
+        each = all(any(_named(n, said) for n in (o.label, o.value) if n) for o in picked)
+        if each and not any(_named(n, said) for n in others):
+            return None
+        names = ", ".join(repr(clean(o.label, 40)) for o in picked)
+        return f"pi recorded {clean(text, 80)!r}, which does not name {names} alone"
     if variant == "question":
         if typed is not None:
             return None if got.get("answer") == typed else "pi recorded another text than the one sent"

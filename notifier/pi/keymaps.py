@@ -55,6 +55,8 @@ class Step:
     expect: str | None = None
     item: int | None = 0
     checked: tuple[int, ...] | None = None  # the rows whose boxes are ticked ("list" dialogs; None: not looked at)
+    typing: bool | None = None  # "list": the dialog shows an open input (True) or none (False); None: not looked at
+    typed: str | None = None  # "list": the dialog shows this text (a typed answer, read back)
 
 
 def moves(start: int, end: int, rows: tuple[str, ...], item: int, marked: frozenset[int] = frozenset()) -> list[Step]:

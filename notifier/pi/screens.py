@@ -60,6 +60,9 @@ class Dialog:
     top: int = 0  # the screen line (from 0) of its first line
     labels: tuple[str, ...] = ()  # "list": the option labels its rows show (find_list)
     toggles: bool = False  # "list": its help says Space selects (Enter alone does not choose)
+    toggle_key: str | None = None  # "list": the key its help says ticks a row ("Space", "x"; None: not said)
+    submits: bool = False  # "list": its help says Enter submits (or confirms, or is done)
+    below: str = ""  # "list": what it draws below its rows (a help line, an open input), cleaned, on one line
 
     @property
     def flat(self) -> str:
@@ -77,6 +80,7 @@ class Rows:
     texts: tuple[str, ...]
     cursor: int | None
     checked: tuple[bool | None, ...] = ()  # "list": each row's radio or check box (None: none drawn)
+    other: int | None = None  # "list": the row that opens a typed answer ("Other", "Type something"), if drawn
 
 
 def find_dialog(screen: str, tool: str) -> Dialog | None:
@@ -192,9 +196,24 @@ _CHECKED = re.compile(r"[☑☒✓✔●◉]|\[[xX✓✔*]\]|\([xX•*]\)")
 _UNCHECKED = re.compile(r"[☐○◯◦]|\[ \]|\( \)")
 _NOTES = (" (", " — ", " – ", " - ")  # what a tool draws after a label: "(Recommended)", "— what it means"
 _SPACE_SELECTS = re.compile(r"\bspace\b(?: to)? (?:select|toggle|choose|pick)", re.IGNORECASE)
+# A help line's words, as data: "<key> [to] toggle", "Enter [to] submit". The key is a named key or
+# one printable character; what it does is one of these verbs.
+_TOGGLE_VERBS = "select|toggle|check|tick|choose|pick|mark"
+_SUBMIT_VERBS = "submit|confirm|done|finish|send|accept"
+_TOGGLE_HELP = re.compile(rf"(?:^|[\s•·|,/])(space|\S)(?: to)? (?:{_TOGGLE_VERBS})\b", re.IGNORECASE)
+_SUBMIT_HELP = re.compile(rf"\benter(?: to)? (?:\w+ ?/ ?)?(?:{_SUBMIT_VERBS})\b", re.IGNORECASE)  # ("next/submit")
 _NUMBERED_TEXT = re.compile(r"^(?:q?\d+[.):]?)")
 _TEXT_NOTE = re.compile(r"^(?:\[[^\]]*\]|\([^)]*\))$")  # after a question's text: "[single-select]"
 _MAX_LIST_LINES = 60
+# The row below the options that opens a typed answer, by what it reads (words as data).
+_OTHER_ROW = re.compile(
+    r"^(?:other\b|type (?:something|your own|an? answer)|something else|custom answer|write (?:in|your own))",
+    re.IGNORECASE,
+)
+_MAX_OTHER_GAP = 6  # how many lines below the last option such a row may be (descriptions between)
+# An open input's help: Enter saves or submits the text, and no row is navigated any more.
+_INPUT_HELP = re.compile(r"\benter(?: to)? (?:save|submit|send|confirm)", re.IGNORECASE)
+_LIST_HELP = re.compile(r"↑|↓|\bnavigate\b|\boptions?\b|\bselect\b|\btoggle\b", re.IGNORECASE)
 
 
 def _noted(shown: str, label: str) -> bool:
@@ -269,11 +288,55 @@ def find_list(screen: str, text: str, labels: tuple[str, ...]) -> Dialog | None:
         if len(seen) != len(labels):
             return None
         last = max(seen.values())
+        other = _other_row(raw, last)
+        last = last if other is None else other
         lines = tuple(raw[start : last + 1])
-        below = " ".join(clean(line) for line in raw[last + 1 : last + 1 + _MAX_LIST_LINES])
+        below = " ".join(clean(line) for line in _to_border(raw[last + 1 : last + 1 + _MAX_LIST_LINES]))
         toggles = bool(_SPACE_SELECTS.search(below))
-        return Dialog("list", tuple(clean(line) for line in lines), lines, start, labels, toggles)
+        shown = tuple(clean(line) for line in lines)
+        return Dialog("list", shown, lines, start, labels, toggles, toggle_key(below), submits(below), below)
     return None
+
+
+def _to_border(lines: list[str]) -> list[str]:
+    """The lines down to a rule at column 0 (the dialog's own border: pi's footer is below it;
+    an input inside the dialog draws its rules indented)."""
+    end = next((i for i, line in enumerate(lines) if _BORDER.match(line.rstrip())), len(lines))
+    return lines[:end]
+
+
+def _other_row(raw: list[str], last: int) -> int | None:
+    """The screen line of the row that opens a typed answer, just below the last option's row."""
+    for n in range(last + 1, min(len(raw), last + 1 + _MAX_OTHER_GAP)):
+        m = _ROW.match(raw[n])
+        if m is not None and _OTHER_ROW.match(clean(m.group("label"))):
+            return n
+    return None
+
+
+def other_text(line: str) -> str:
+    """The text of a row that opens a typed answer, as shown (its marks left out)."""
+    m = _ROW.match(line)
+    return clean(m.group("label")) if m is not None else clean(line)
+
+
+def input_open(dialog: Dialog) -> bool:
+    """Whether the dialog shows an open input: its help says Enter saves or submits the text,
+    and no longer speaks of moving between or selecting rows."""
+    return bool(_INPUT_HELP.search(dialog.below)) and not _LIST_HELP.search(dialog.below)
+
+
+def toggle_key(help_text: str) -> str | None:
+    """The key a help line says ticks a row ("Space select", "x to toggle"): its tmux name, or
+    ``None`` when the help names no such key, or names two."""
+    keys = {("Space" if m.group(1).casefold() == "space" else m.group(1)) for m in _TOGGLE_HELP.finditer(help_text)}
+    keys.discard("Enter")
+    return keys.pop() if len(keys) == 1 else None
+
+
+def submits(help_text: str) -> bool:
+    """Whether a help line says Enter submits what is chosen ("Enter submit", "Enter to confirm")."""
+    return bool(_SUBMIT_HELP.search(help_text))
 
 
 def _listed(raw: tuple[str, ...], labels: tuple[str, ...]) -> Rows:
@@ -290,4 +353,14 @@ def _listed(raw: tuple[str, ...], labels: tuple[str, ...]) -> Rows:
             marked.append(len(texts))
         texts.append(labels[row[0]])
         checked.append(True if _CHECKED.search(row[1]) else False if _UNCHECKED.search(row[1]) else None)
-    return Rows(tuple(texts), marked[0] if len(marked) == 1 else None, tuple(checked))
+    other = None
+    last = raw[-1] if raw else ""
+    if texts and _row_of(last, labels) is None:  # (the dialog's lines end at its free-text row, if any)
+        m = _ROW.match(last)
+        prefix = m.group("prefix") if m is not None else ""
+        if any(c in prefix for c in CURSOR_MARKS):
+            marked.append(len(texts))
+        other = len(texts)
+        texts.append(other_text(last))
+        checked.append(True if _CHECKED.search(prefix) else False if _UNCHECKED.search(prefix) else None)
+    return Rows(tuple(texts), marked[0] if len(marked) == 1 else None, tuple(checked), other)

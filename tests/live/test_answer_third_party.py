@@ -141,3 +141,56 @@ def test_a_form_of_one_radio_question_is_read_as_a_list(tmp_path: Path, tmux_ser
         assert done.returncode == 0, done.stderr
         (result,) = wait_for(lambda: results(pi.session_text()), 20, "the tool's result")
         assert result["details"]["answers"][0]["value"] == "ref"
+
+
+@pytest.mark.skipif(not FORMS.exists(), reason=f"pi-ask-user-questions is not in {FORMS.parent} (set PI_NOTIFIER_ASK_USER_QUESTIONS_DIR)")
+def test_a_form_of_one_checkbox_question_is_ticked_then_submitted(tmp_path: Path, tmux_server: Tmux) -> None:
+    """`answer CALL 1 3` on a multi-select list ("☐ label" rows, "Space toggle • Enter submit"):
+    rows 1 and 3 ticked, every box read back, then Enter; the tool records those two values."""
+    v = need("1.6.0")
+    args = {"title": "Planning", "questions": [{"id": "tasks", "type": "checkbox", "prompt": "Which tasks are we planning now?",
+            "options": [{"value": v_, "label": x} for v_, x in (("fix", "Bug fix"), ("feat", "New feature"), ("ref", "Refactor"))]}]}  # fmt: skip
+    with scripted_model("ask_user_question", args) as port:
+        pi = start_pi(tmp_path, v, port, FORMS, server=tmux_server)
+        d = ["--sessions-dir", str(pi.sessions)]
+        pi.prompt("Ask me which tasks")
+        wait_for(lambda: pending(pi) and "☐ Bug fix" in pi.screen(), 30, "the tool's dialog")
+        done = run("answer", "--call", pending(pi)[0]["tool_call_id"], "1", "3", *d)
+        assert done.returncode == 0, done.stderr + pi.screen()
+        (result,) = wait_for(lambda: results(pi.session_text()), 20, "the tool's result")
+        assert sorted(result["details"]["answers"][0]["value"]) == ["fix", "ref"], result
+
+
+@pytest.mark.skipif(not ASK_USER.exists(), reason=f"pi-ask-user is not in {ASK_USER.parent} (set PI_NOTIFIER_PI_ASK_USER_DIR)")
+def test_a_typed_answer_goes_through_the_lists_free_text_row(tmp_path: Path, tmux_server: Tmux) -> None:
+    """`answer --text TEXT` on a list with an "Other — type your own answer" row: to the row, Space
+    (its help says Space selects) opens an input, the text pasted and read back, Enter saves it into
+    the row, Enter submits; the tool records the text as a custom answer."""
+    v = need("1.6.0")
+    args = {"questions": [{"question": q["question"], "options": q["options"]} for q in ONE["questions"]]}
+    with scripted_model("ask_user", args) as port:
+        pi = start_pi(tmp_path, v, port, ASK_USER, server=tmux_server)
+        d = ["--sessions-dir", str(pi.sessions)]
+        pi.prompt("Ask me which task")
+        wait_for(lambda: pending(pi) and "[ ] Bug fix" in pi.screen(), 30, "the tool's dialog")
+        done = run("answer", "--call", pending(pi)[0]["tool_call_id"], "--text", "Docs first, then the fix", *d)
+        assert done.returncode == 0, done.stderr + pi.screen()
+        (result,) = wait_for(lambda: results(pi.session_text()), 20, "the tool's result")
+        assert result["details"]["answers"][0]["choice"] == {"label": "Docs first, then the fix", "wasCustom": True}
+
+
+@pytest.mark.skipif(not ASK_USER.exists(), reason=f"pi-ask-user is not in {ASK_USER.parent} (set PI_NOTIFIER_PI_ASK_USER_DIR)")
+def test_a_form_of_two_questions_drawn_as_lists_is_answered_in_turn(tmp_path: Path, tmux_server: Tmux) -> None:
+    """`answer CALL 2 1`: question 1 → option 2, question 2 → option 1, each read as a list when
+    its tab shows ("Question 2 of 2"), Space then Enter ("Enter next/submit"); the last submits."""
+    v = need("1.6.0")
+    args = {"questions": [{"question": q["question"], "options": q["options"]} for q in TWO["questions"]]}
+    with scripted_model("ask_user", args) as port:
+        pi = start_pi(tmp_path, v, port, ASK_USER, server=tmux_server)
+        d = ["--sessions-dir", str(pi.sessions)]
+        pi.prompt("Ask me which task")
+        wait_for(lambda: pending(pi) and "[ ] Bug fix" in pi.screen(), 30, "the tool's dialog")
+        done = run("answer", "--call", pending(pi)[0]["tool_call_id"], "2", "1", *d)
+        assert done.returncode == 0, done.stderr + pi.screen()
+        (result,) = wait_for(lambda: results(pi.session_text()), 20, "the tool's result")
+        assert [a["choice"]["label"] for a in result["details"]["answers"]] == ["Refactor", "Later"], result

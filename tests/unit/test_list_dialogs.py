@@ -10,12 +10,17 @@ import pytest
 from notifier.actions.answer_keys import drive, finder
 from notifier.core.model import Option, Question, QuestionItem
 from notifier.pi.answer_checks import bound, check_screen, result_mismatch
-from notifier.pi.keymaps import Unsupported, UsageError
+from notifier.pi.keymaps import Step, Unsupported, UsageError
 from notifier.pi.list_keys import plan_list
 from notifier.pi.screens import Rows, find_list, rows
 
 LABELS = ("Redis", "Memcached", "None")
 Q = Question("c1", "ask_user", (QuestionItem("Which cache?", options=tuple(Option(x) for x in LABELS)),), 1.0)
+
+
+def options_of(shown: Rows) -> tuple[str, ...]:
+    """The option rows read (not the free-text row below them)."""
+    return tuple(t for i, t in enumerate(shown.texts) if i != shown.other)
 
 
 def drawn(mark: str, cursor: int, rest: str = "  ", numbered: bool = False, states: tuple[str, str] = ("", "")) -> str:
@@ -48,7 +53,7 @@ def test_every_layout_class_is_read_by_its_labels(mark: str, rest: str, numbered
         found = finder(Q, screen)
         assert found is not None
         _, dialog = found
-        assert dialog.variant == "list" and (rows(dialog).texts, rows(dialog).cursor) == (LABELS, cursor)
+        assert dialog.variant == "list" and (options_of(rows(dialog)), rows(dialog).cursor) == (LABELS, cursor)
         assert check_screen(dialog, Q) is None and bound(dialog, Q, 0) is None
     # the keys: from the highlighted row to the chosen one, each bound to the row it leaves
     steps = plan_list(Q, ["None"], None, Rows(LABELS, 1)).steps
@@ -93,7 +98,6 @@ def test_what_pi_recorded_must_name_the_option_chosen_alone() -> None:
 
 def test_a_list_dialog_is_driven_key_by_key() -> None:
     from notifier.actions.answer_keys import Seen
-    from notifier.pi.keymaps import Step
 
     screens = iter([drawn("❯ ", 0), drawn("❯ ", 0), drawn("❯ ", 1), drawn("❯ ", 2)])
     last = [""]
@@ -131,7 +135,7 @@ def test_a_numbered_form_row_with_a_note_after_its_label() -> None:
         ]
     )  # fmt: skip
     found = finder(q, screen)
-    assert found is not None and (rows(found[1]).texts, rows(found[1]).cursor) == (labels, 1)
+    assert found is not None and (options_of(rows(found[1])), rows(found[1]).cursor) == (labels, 1)
     steps = plan_list(q, ["Bug fix"], None, rows(found[1])).steps
     assert [(st.keys, st.cursor) for st in steps] == [(("Up",), 1), (("Enter",), 0)]
 
@@ -151,7 +155,7 @@ def test_a_list_whose_help_says_space_selects_is_ticked_then_submitted() -> None
     found = finder(Q, screen(0))
     assert found is not None
     dialog = found[1]
-    assert dialog.toggles and rows(dialog).checked == (False, False, False) and check_screen(dialog, Q) is None
+    assert dialog.toggles and rows(dialog).checked == (False, False, False, False) and check_screen(dialog, Q) is None
     steps = plan_list(Q, ["Memcached"], None, rows(dialog), dialog.toggles).steps
     assert [(st.keys, st.cursor, st.checked) for st in steps] == [(("Down",), 0, None), (("Space",), 1, ()), (("Enter",), 1, (1,))]
     # driven: Enter only once the chosen box alone reads ticked
@@ -190,7 +194,7 @@ def test_a_form_of_one_question_with_a_note_after_its_text_and_values_in_its_rec
     screen = "\n".join([" Planning", "", "  Which task now? [single-select]", " *required", "",
                          "  ❯ ○ Bug fix", "    ○ Refactor", "    ○ Other...", "", " ↑↓ navigate • Enter select • Esc cancel"])  # fmt: skip
     found = finder(q, screen)
-    assert found is not None and (rows(found[1]).texts, rows(found[1]).cursor) == (("Bug fix", "Refactor"), 0)
+    assert found is not None and (options_of(rows(found[1])), rows(found[1]).cursor) == (("Bug fix", "Refactor"), 0)
     assert not found[1].toggles
     done = plan_list(q, ["Refactor"], None, rows(found[1]))
     assert result_mismatch("list", q, done, "Q1: ref", None) is None
@@ -198,3 +202,317 @@ def test_a_form_of_one_question_with_a_note_after_its_text_and_values_in_its_rec
     assert result_mismatch("list", q, done, "Q1: prefix", None)  # (a word that holds the value is not it)
     # a note after the text is one in brackets: more words are another question
     assert finder(q, screen.replace("[single-select]", "or not?")) is None
+
+
+MULTI = Question("m1", "ask_user", (QuestionItem("Which caches?", options=tuple(Option(x) for x in LABELS), multi=True),), 1.0)
+BOXES = [("☐ ", "☑ "), ("[ ] ", "[x] "), ("◯ ", "◉ ")]
+
+
+def boxes(cursor: int, ticked: tuple[int, ...], states: tuple[str, str], help_line: str) -> str:
+    """A multi-select list as such tools draw one: check boxes (or radio marks) on every row, the
+    cursor mark on one, a help line naming the key that ticks and the one that submits."""
+    body = [f"{'❯ ' if i == cursor else '  '}{states[i in ticked]}{label}" for i, label in enumerate(LABELS)]
+    return "\n".join(["─" * 40, " Which caches?", "", *body, "", f" {help_line}", "─" * 40])
+
+
+@pytest.mark.parametrize("states", BOXES)
+@pytest.mark.parametrize(
+    ("help_line", "key"),
+    [("↑↓ navigate • Space toggle • Enter submit • Esc cancel", "Space"), ("x to toggle · enter to confirm", "x")],
+)
+def test_a_multi_select_list_ticks_each_chosen_row_then_submits(
+    states: tuple[str, str], help_line: str, key: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`answer CALL 1 3`: rows 1 and 3 ticked with the key the help line names, every box read
+    back after each key, Enter only once exactly those boxes read ticked."""
+    from notifier.actions.answer_keys import Seen, plan_for, unready
+
+    first = find_list(boxes(1, (), states, help_line), "Which caches?", LABELS)
+    assert first is not None and (first.toggle_key, first.submits) == (key, True)
+    assert rows(first).checked == (False, False, False) and rows(first).cursor == 1
+    done = plan_for(first, MULTI, ["1", "3"], None)
+    assert done.picks == {0: [0, 2]}
+    assert [(s.keys, s.cursor, s.checked) for s in done.steps] == [
+        (("Up",), 1, ()), ((key,), 0, ()), (("Down",), 0, (0,)), (("Down",), 1, (0,)), ((key,), 2, (0,)), (("Enter",), 2, (0, 2)),
+    ]  # fmt: skip
+    # a box the tool ticked itself, or one that did not take the key: no further key
+    wrong = find_list(boxes(2, (1, 0), states, help_line), "Which caches?", LABELS)
+    assert wrong is not None and "selection" in (unready(wrong, done.steps[-1]) or "")
+    # driven against a stand-in that does what the help line says
+    state = {"cursor": 1, "ticked": set[int]()}
+    sent: list[tuple[str, ...]] = []
+
+    def look() -> Seen:
+        return Seen(find_list(boxes(state["cursor"], tuple(state["ticked"]), states, help_line), "Which caches?", LABELS))  # type: ignore[arg-type]
+
+    def send(step: Step, seen: Seen) -> bool:
+        sent.append(step.keys)
+        k = step.keys[0]
+        if k in ("Up", "Down"):
+            state["cursor"] += 1 if k == "Down" else -1  # type: ignore[operator]
+        elif k == key:
+            state["ticked"] ^= {state["cursor"]}  # type: ignore[operator]
+        return True
+
+    class File:
+        def waits_alone(self, call_id: str) -> str | None:
+            return None
+
+    drive(look, send, MULTI, done, File())
+    assert sent == [s.keys for s in done.steps] and state["ticked"] == {0, 2}
+    # one key of the stand-in lost: the box does not read ticked, so no Enter
+    state.update(cursor=1, ticked=set())
+    sent.clear()
+
+    def lossy(step: Step, seen: Seen) -> bool:
+        if step.keys != (key,):
+            send(step, seen)
+        else:
+            sent.append(step.keys)
+        return True
+
+    from notifier.actions.goto import Refused
+
+    monkeypatch.setattr("notifier.actions.answer_keys.STEP_TIMEOUT_S", 0.05)
+    with pytest.raises(Refused, match="did not move on"):
+        drive(look, lossy, MULTI, done, File())
+    assert ("Enter",) not in sent
+    # what pi recorded: every chosen label, no other
+    assert result_mismatch("list", MULTI, done, "User selected: Redis, None", None) is None
+    assert result_mismatch("list", MULTI, done, "User selected: Redis", None)
+    assert result_mismatch("list", MULTI, done, "User selected: Redis, Memcached, None", None)
+
+
+def test_a_multi_select_list_whose_help_does_not_say_how_is_refused() -> None:
+    for help_line, why in [
+        ("↑↓ navigate • Enter submit", "which key ticks"),
+        ("↑↓ navigate • Space toggle • Esc cancel", "Enter submits"),
+    ]:
+        dialog = find_list(boxes(0, (), BOXES[0], help_line), "Which caches?", LABELS)
+        assert dialog is not None
+        from notifier.actions.answer_keys import plan_for
+
+        with pytest.raises(Unsupported, match=why):
+            plan_for(dialog, MULTI, ["1", "3"], None)
+    # rows without boxes: nothing to read back
+    plain = find_list(boxes(0, (), ("", ""), "Space toggle • Enter submit"), "Which caches?", LABELS)
+    assert plain is not None
+    with pytest.raises(Unsupported, match="no check box"):
+        plan_list(MULTI, ["1"], None, rows(plain), toggle="Space", submits=True)
+    with pytest.raises(UsageError, match="twice"):
+        plan_list(MULTI, ["1", "Redis"], None, Rows(LABELS, 0, (False,) * 3), toggle="Space", submits=True)
+
+
+class StandIn:
+    """A list dialog with a free-text row as such tools draw one, driven by the keys it is sent:
+    ``ticks`` (its help says Space selects, Enter submits): Space on the free-text row opens the
+    input, Enter there saves the text into the row and Enter submits; else Enter on that row opens
+    the input and Enter there submits the text."""
+
+    def __init__(self, ticks: bool, other: str = "Other — type your own answer") -> None:
+        self.ticks, self.other, self.cursor, self.editing, self.text, self.saved = ticks, other, 0, False, "", ""
+        self.submitted: str | None = None
+
+    def screen(self) -> str:
+        rows_ = [*LABELS, self.other + (f": {self.saved}" if self.saved else "")]
+        box = "[ ] " if self.ticks else ""
+        body = [f"{'› ' if i == self.cursor else '  '}{box}{label}" for i, label in enumerate(rows_)]
+        help_line = "↑/↓ option · Space select · Enter submit · Esc dismiss" if self.ticks else "↑↓ navigate • Enter select"
+        editor = ["", " Your answer:", f"  {self.text}"] if self.editing else []
+        if self.editing:
+            help_line = "Enter save answer · Esc go back" if self.ticks else "Enter to submit • Esc to go back"
+        return "\n".join(["─" * 40, " Which cache?", "", *body, *editor, "", f" {help_line}", "─" * 40])
+
+    def send(self, step: Step, seen: object) -> bool:
+        paste, keys = step.paste, step.keys
+        if paste is not None:
+            self.text += paste if self.editing else ""
+        elif self.editing and keys == ("Enter",):
+            self.editing = False
+            if self.ticks:
+                self.saved = self.text
+            else:
+                self.submitted = self.text
+        elif keys in (("Up",), ("Down",)):
+            self.cursor += 1 if keys == ("Down",) else -1
+        elif self.cursor == len(LABELS) and keys == (("Space",) if self.ticks else ("Enter",)):
+            self.editing = True
+        elif keys == ("Enter",):
+            self.submitted = self.saved or LABELS[self.cursor] if self.ticks else LABELS[self.cursor]
+        return True
+
+
+@pytest.mark.parametrize("ticks", [False, True])
+@pytest.mark.parametrize("other", ["Other — type your own answer", "Type something.", "Other..."])
+def test_a_typed_answer_goes_through_the_free_text_row(ticks: bool, other: str) -> None:
+    """`answer --text TEXT`: to the free-text row, open it, paste once the input is open, Enter once
+    the text reads back in it (and, where the list's Enter submits, Enter again once it is saved)."""
+    from notifier.actions.answer_keys import Seen, plan_for
+
+    tool = StandIn(ticks, other)
+
+    def look() -> Seen:
+        return Seen(find_list(tool.screen(), "Which cache?", LABELS))
+
+    class File:
+        def waits_alone(self, call_id: str) -> str | None:
+            return None
+
+    first = look().dialog
+    assert first is not None and rows(first).other == 3 and rows(first).texts[3] == other
+    done = plan_for(first, Q, [], "a Redis cluster, please")
+    assert [s.keys for s in done.steps][:4] == [("Down",), ("Down",), ("Down",), ("Space",) if ticks else ("Enter",)]
+    drive(look, tool.send, Q, done, File())
+    assert tool.submitted == "a Redis cluster, please"
+    assert result_mismatch("list", Q, done, "User answered: a Redis cluster, please", None) is None
+    assert result_mismatch("list", Q, done, "User selected: Redis", None)
+
+
+def test_a_typed_answer_is_refused_without_a_free_text_row_or_an_input_that_opens(monkeypatch: pytest.MonkeyPatch) -> None:
+    from notifier.actions.answer_keys import Seen, plan_for
+    from notifier.actions.goto import Refused
+
+    bare = find_list(drawn("> ", 0).replace("  Other (type your own)\n", ""), "Which cache?", LABELS)
+    assert bare is not None and rows(bare).other is None
+    with pytest.raises(Unsupported, match="no row for a typed answer"):
+        plan_for(bare, Q, [], "text")
+    with pytest.raises(UsageError, match="line breaks"):
+        plan_list(Q, None, "two\nlines", Rows((*LABELS, "Other"), 0, other=3))
+    # the row confirmed, but no input opens (its help still speaks of the rows): nothing pasted
+    tool = StandIn(False)
+    sent: list[tuple[str, ...]] = []
+
+    def send(step: Step, seen: Seen) -> bool:  # (a tool whose input never opens)
+        sent.append(step.keys or ("paste",))
+        return True
+
+    def look() -> Seen:
+        tool.cursor = min(len(sent), 3)
+        return Seen(find_list(tool.screen(), "Which cache?", LABELS))
+
+    class File:
+        def waits_alone(self, call_id: str) -> str | None:
+            return None
+
+    monkeypatch.setattr("notifier.actions.answer_keys.STEP_TIMEOUT_S", 0.05)
+    first = look().dialog
+    assert first is not None
+    with pytest.raises(Refused, match="did not move on"):
+        drive(look, send, Q, plan_for(first, Q, [], "my text"), File())
+    assert ("paste",) not in sent and sent[-1] == ("Enter",)
+
+
+FORM = Question(
+    "f1",
+    "ask_user",
+    (
+        QuestionItem("Which cache?", header="Cache", options=tuple(Option(x) for x in LABELS)),
+        QuestionItem("Which release gets it?", header="Release", options=(Option("Next"), Option("Later"))),
+    ),
+    1.0,
+)
+
+
+class FormStandIn:
+    """A form of two questions drawn one at a time as lists under a tab bar of their headers, as
+    such tools draw one: Space selects, Enter goes to the next question, on the last submits."""
+
+    def __init__(self, help_line: str = "Tab/←→ question · ↑/↓ option · Space select · Enter next/submit · Esc dismiss") -> None:
+        self.tab, self.cursor, self.help = 0, 0, help_line
+        self.picked: dict[int, int] = {}
+        self.submitted: list[str] | None = None
+
+    def screen(self) -> str:
+        item = FORM.items[self.tab]
+        tabs = "  ".join(("■ " if k == self.tab else "□ ") + (it.header or "") for k, it in enumerate(FORM.items))
+        body = [
+            f"{'› ' if i == self.cursor else '  '}[{'x' if self.picked.get(self.tab) == i else ' '}] {o.label}"
+            for i, o in enumerate(item.options)
+        ]
+        return "\n".join(["─" * 40, f" {tabs}", "", f" {item.text}", "", *body, "", f" {self.help}", "─" * 40])
+
+    def send(self, step: Step, seen: object) -> bool:
+        key = step.keys[0]
+        if key in ("Up", "Down"):
+            self.cursor += 1 if key == "Down" else -1
+        elif key == "Space":
+            self.picked[self.tab] = self.cursor
+        elif key == "Enter" and self.tab in self.picked:
+            if self.tab + 1 < len(FORM.items):
+                self.tab, self.cursor = self.tab + 1, 0
+            else:
+                self.submitted = [FORM.items[k].options[p].label for k, p in sorted(self.picked.items())]
+        return True
+
+
+def form_look(tool: FormStandIn) -> object:
+    from notifier.actions.answer_keys import Seen, finder
+
+    def look() -> Seen:
+        found = finder(FORM, tool.screen())
+        return Seen(found[1] if found else None)
+
+    return look
+
+
+class NoLater:
+    def waits_alone(self, call_id: str) -> str | None:
+        return None
+
+
+def test_a_form_of_lists_is_answered_question_by_question() -> None:
+    """`answer CALL 2 1`: question 1 → option 2, question 2 → option 1, each key bound to the
+    question whose list is on screen; the last Enter submits (the help says so)."""
+    from notifier.actions.answer_keys import plan_for, usage
+
+    tool = FormStandIn()
+    look = form_look(tool)
+    first = look().dialog  # type: ignore[operator]
+    assert first is not None and first.submits and first.toggles
+    done = plan_for(first, FORM, ["2", "1"], None)
+    assert done.picks == {0: [1], 1: [0]}
+    assert [(s.keys, s.item) for s in done.steps] == [
+        (("Down",), 0), (("Space",), 0), (("Enter",), 0), (("Space",), 1), (("Enter",), 1),
+    ]  # fmt: skip
+    drive(look, tool.send, FORM, done, NoLater())  # type: ignore[arg-type]
+    assert tool.submitted == ["Memcached", "Next"]
+    assert result_mismatch("list", FORM, done, "Cache: Memcached; Release: Next", None) is None
+    assert result_mismatch("list", FORM, done, "Cache: Memcached; Release: Later", None)
+    with pytest.raises(UsageError, match="one answer for each"):
+        usage(FORM, ["2"], None)
+
+
+def test_a_form_is_refused_where_its_help_does_not_say_enter_submits_or_not_at_its_first_question(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from notifier.actions.answer_keys import plan_for
+    from notifier.actions.goto import Refused
+
+    tool = FormStandIn("↑↓ navigate • Enter select • Esc cancel")
+    first = form_look(tool)().dialog  # type: ignore[operator]
+    assert first is not None
+    with pytest.raises(Unsupported, match="does not say that Enter submits"):
+        plan_for(first, FORM, ["2", "1"], None)
+    tool = FormStandIn()
+    tool.tab = 1
+    second = form_look(tool)().dialog  # type: ignore[operator]
+    assert second is not None
+    with pytest.raises(Unsupported, match="not at its first question"):
+        plan_for(second, FORM, ["2", "1"], None)
+    # a later question that opens otherwise than expected (its highlight kept on another row): stops there
+    tool = FormStandIn()
+    look = form_look(tool)
+    done = plan_for(look().dialog, FORM, ["2", "1"], None)  # type: ignore[operator]
+    sent: list[tuple[str, ...]] = []
+
+    def send(step: Step, seen: object) -> bool:
+        sent.append(step.keys)
+        tool.send(step, seen)
+        if tool.tab == 1 and step.keys == ("Enter",):
+            tool.cursor = 1
+        return True
+
+    monkeypatch.setattr("notifier.actions.answer_keys.STEP_TIMEOUT_S", 0.05)
+    with pytest.raises(Refused):
+        drive(look, send, FORM, done, NoLater())  # type: ignore[arg-type]
+    assert sent == [("Down",), ("Space",), ("Enter",)] and tool.submitted is None
