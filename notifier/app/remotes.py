@@ -20,10 +20,10 @@ from notifier.config.load import Config
 from notifier.core.model import Transition
 from notifier.core.text import clean
 from notifier.engine.sinks import Sink
+from notifier.outputs.push import PushSink
 from notifier.remote.inbox import Down, Inbox, Item
 from notifier.remote.link import Link
 from notifier.remote.stream import Ready, RemoteAsked, RemoteEnded, StreamEvent
-from notifier.sinks.push import PushSink
 from notifier.state.store import Store
 from notifier.system.logonce import LogOnce
 

@@ -51,9 +51,9 @@ from notifier.core.text import clean
 from notifier.engine.loop import Engine
 from notifier.engine.options import engine_options
 from notifier.engine.sinks import Sink
-from notifier.sinks.history import HistorySink
-from notifier.sinks.jsonout import JsonSink
-from notifier.sinks.notify.sink import AlertSink
+from notifier.outputs.desktop import AlertSink
+from notifier.outputs.history import HistorySink
+from notifier.outputs.jsonout import JsonSink
 from notifier.state.store import Store
 from notifier.system.supervisor import FailureLog
 from notifier.ui.state import UiState

@@ -7,7 +7,7 @@ from notifier.core.notices import Action, Notice, Withdraw
 from notifier.core.planner import Planner
 from notifier.core.preferences import Preferences
 from notifier.core.quiet import in_quiet_hours
-from notifier.sinks.notify.render import render
+from notifier.outputs.render import render
 
 
 def q(cid: str, at: float = 0.0, text: str = "Q?") -> Question:

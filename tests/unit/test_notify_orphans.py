@@ -6,9 +6,8 @@ from __future__ import annotations
 
 from notifier.core.model import Option, Question, QuestionItem, SessionRef
 from notifier.core.notices import Item, Key, Notice
-from notifier.sinks.notify.backend import Plain
-from notifier.sinks.notify.render import Message
-from notifier.sinks.notify.screen import Screen
+from notifier.outputs.desktop import Plain, Screen
+from notifier.outputs.render import Message
 from notifier.state.store import Store
 
 

@@ -13,9 +13,8 @@ from notifier.core.commands import Answer
 from notifier.core.model import Option, Question, QuestionItem, SessionRef
 from notifier.core.notices import Item, Notice
 from notifier.core.question_token import question_token
-from notifier.sinks.notify.render import render, takes_text
-from notifier.sinks.notify.server_signals import Once
-from notifier.sinks.notify.servers import REPLY, Server, choose, shows, summary
+from notifier.outputs.dbus import Once
+from notifier.outputs.render import REPLY, Server, choose, render, shows, summary, takes_text
 
 from .test_desktop_actions import signalled
 
