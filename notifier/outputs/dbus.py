@@ -223,33 +223,35 @@ class _Link:
 
 
 _links_lock = threading.Lock()
-_link: _Link | None = None  # the process's connection (to the session bus address it was opened for)
+_links: dict[str, _Link] = {}  # the process's connection to each bus address
 
 
 class Bus:
-    """A handle on the process's one session-bus connection. ``on_signal(message)`` runs on the
-    reader thread for every signal that arrives (each handle takes what is its own);
-    ``on_lost()`` runs there once when the bus goes away (not after :meth:`close`)."""
+    """A handle on the process's one connection to the session bus (``address``: another bus,
+    "SYSTEM" for the system bus). ``on_signal(message)`` runs on the reader thread for every signal
+    that arrives (each handle takes what is its own); ``on_lost()`` runs there once when the bus
+    goes away (not after :meth:`close`)."""
 
     def __init__(
         self,
         on_signal: Callable[[Any], None] | None = None,
         on_lost: Callable[[], None] | None = None,
         auth_timeout: float = 3.0,
+        address: str | None = None,
     ) -> None:
-        global _link
-        address = session_address()
+        address = address or session_address()
         if address is None:
             raise BusError("no session bus (DBUS_SESSION_BUS_ADDRESS is not set)")
         self.on_signal = on_signal
         self.on_lost = on_lost
         self._closed = False
         with _links_lock:
-            if _link is None or not _link.replies.open or _link.address != address:
-                _link = _Link(address, auth_timeout)
-            self._link = _link
-            _link.handles.append(self)
-        self.unique_name = self._link.unique_name
+            link = _links.get(address)
+            if link is None or not link.replies.open:
+                link = _links[address] = _Link(address, auth_timeout)
+            self._link = link
+            link.handles.append(self)
+        self.unique_name = link.unique_name
 
     def call(self, message: Any, timeout: float = 3.0) -> Any:
         """Send a method call and return its reply (a method return or an error message).
@@ -277,7 +279,6 @@ class Bus:
 
     def close(self) -> None:
         """Let go of this handle; the connection closes with the last one."""
-        global _link
         with _links_lock:
             if self._closed:
                 return
@@ -287,9 +288,21 @@ class Bus:
                 link.handles.remove(self)
             if link.handles:
                 return
-            if _link is link:
-                _link = None
+            if _links.get(link.address) is link:
+                del _links[link.address]
         link.close()
+
+
+def ask(address: str | None, message: Any, timeout: float = 2.0) -> tuple[Any, ...]:
+    """One call on the process's connection to a bus (opened for it if none is): its reply's body.
+    Raises BusError (no bus), TimeoutError, or jeepney's ``DBusErrorResponse``."""
+    from jeepney.wrappers import unwrap_msg
+
+    bus = Bus(address=address)
+    try:
+        return tuple(unwrap_msg(bus.call(message, timeout)))
+    finally:
+        bus.close()
 
 
 # ---- who owns the notification server's name (asked of the bus, not of the server) ----

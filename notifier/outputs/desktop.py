@@ -29,6 +29,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any, Protocol
 
 from notifier import APP_NAME
@@ -261,19 +262,10 @@ def choose_backend(
     working server gives back the D-Bus backend offline, so it reports the server when one
     appears."""
     reasons: list[str] = []
-    order: Sequence[str]
-    if preference != "auto":
-        order = [preference]
-    elif is_wsl():
-        order = ["powershell", "plyer"]
-    elif sys.platform.startswith("linux"):  # (jeepney, for D-Bus, is a dependency there only)
-        order = ["dbus", "plyer"]
-    else:
-        order = ["plyer"]
     waiting: DBusBackend | None = None
     found = ""  # what the D-Bus attempt found (DBusBackend.found)
     server_there = False  # a server owns the name (whatever could not use it)
-    for name in order:
+    for name in _order(preference):
         try:
             if name == "none":
                 return NullBackend(), "notifications are off"
@@ -293,7 +285,6 @@ def choose_backend(
                 plyer, how = _plyer(expire, found)
                 if waiting is not None:
                     waiting.shutdown()
-                    waiting = None
                 said = f" (D-Bus: {reasons[-1]})" if reasons else ""
                 return plyer, f"plyer{how} (no ids: notifications cannot be withdrawn){said}"
             if name == "powershell":
@@ -301,17 +292,31 @@ def choose_backend(
         except (BackendError, ImportError) as exc:
             reasons.append(clean(exc, 160))
             server_there = server_there or isinstance(exc, _NoPlyerPath)
+    return (waiting or NullBackend()), _none_because(reasons, found, server_there, instead)
+
+
+def _order(preference: str) -> Sequence[str]:
+    """The backends to try, in order, for ``notifications.backend``."""
+    if preference != "auto":
+        return [preference]
+    if is_wsl():
+        return ["powershell", "plyer"]
+    if sys.platform.startswith("linux"):  # (jeepney, for D-Bus, is a dependency there only)
+        return ["dbus", "plyer"]
+    return ["plyer"]
+
+
+def _none_because(reasons: list[str], found: str, server_there: bool, instead: str) -> str:
+    """Why no backend can show anything, and what to do."""
     reason = "; ".join(dict.fromkeys(r for r in reasons if r))
     if found == "odd":  # a server is there: installing one is no advice
-        why = f"{reason} — {instead}; {ODD_SERVER_HINT}"
-    elif server_there:
-        why = f"{reason} — {instead}; {NO_PLYER_PATH_HINT}"
-    elif sys.platform.startswith("linux") and not is_wsl():
+        return f"{reason} — {instead}; {ODD_SERVER_HINT}"
+    if server_there:
+        return f"{reason} — {instead}; {NO_PLYER_PATH_HINT}"
+    if sys.platform.startswith("linux") and not is_wsl():
         hint = NO_BUS_HINT if "no session bus" in reason else NO_SERVER_HINT
-        why = f"no notification server: {reason} — {instead}; {hint}"
-    else:
-        why = f"no way to show notifications: {reason} — {instead}"
-    return (waiting or NullBackend()), why
+        return f"no notification server: {reason} — {instead}; {hint}"
+    return f"no way to show notifications: {reason} — {instead}"
 
 
 class _NoPlyerPath(BackendError):
@@ -792,7 +797,7 @@ class AlertSink:
             reminded=store.reminders() if store is not None else {},
             notify_on=frozenset(s for s in config["notify_on"] if s in ("idle", "failed")),
         )
-        self._inbox: queue.Queue[Any] = queue.Queue()
+        self._inbox: queue.Queue[Callable[[float], Any] | None] = queue.Queue()
         self._screen = Screen(
             self._choose,
             clock,
@@ -837,27 +842,32 @@ class AlertSink:
 
     # Sink protocol (engine thread): hand over, never block.
     def ready(self, info: Any, snapshot: Snapshot) -> None:
-        self._inbox.put(("ready", {key_of(view.ref, q) for view, q in snapshot.pending}))
+        pending = {key_of(view.ref, q) for view, q in snapshot.pending}
+        self._put(lambda now: self._screen.settle_orphans(pending))  # what a run before ours left
 
     def transitions(self, items: Sequence[Transition], snapshot: Snapshot) -> None:
         if self._stop.is_set():  # (stopped: nobody would read them)
             return
         if items:
-            self._inbox.put(("transitions", list(items)))
+            self._put(partial(self._transitions, list(items)))
         else:  # the board changed without a transition: a pi found to wait for a human, maybe
-            self._inbox.put(("askers", snapshot))
+            self._put(partial(self._askers, snapshot))
 
     def turns(self, items: Sequence[TurnChange]) -> None:
         if not self._stop.is_set():
-            self._inbox.put(("turns", list(items)))
+            self._put(lambda now: [a for change in items for a in self.planner.turn(change, now)])
 
     # Control (any thread): the user's snoozes and mutes, from their owner (the app).
     def set_preferences(self, preferences: Preferences) -> None:
-        self._inbox.put(("preferences", preferences))
+        self._put(partial(self._preferences, preferences))
 
     def set_quiet_hours(self, value: str) -> None:
         """New quiet hours (the config file changed; a value the config accepted)."""
-        self._inbox.put(("quiet", parse_quiet_hours(value)))
+        window = parse_quiet_hours(value)
+        self._put(partial(self._quiet_hours, window))
+
+    def _quiet_hours(self, window: tuple[int, int] | None, now: float) -> None:
+        self.quiet_window = window  # (ended now: what they held is announced as the job ends)
 
     @property
     def shows(self) -> bool:
@@ -867,9 +877,13 @@ class AlertSink:
     def tell(self, title: str, body: str) -> None:
         """One passing notification (what a click on a notification could not do, and what to do
         instead), from any thread."""
-        self._inbox.put(("tell", (title, body)))
+        self._put(lambda now: self._screen.tell(title, body))
 
     # ---- worker ----
+
+    def _put(self, job: Callable[[float], Any]) -> None:
+        """Have the worker run ``job(now)``; the notices and withdrawals it returns are delivered."""
+        self._inbox.put(job)
 
     def _run(self) -> None:
         while not self._stop.is_set():
@@ -885,45 +899,19 @@ class AlertSink:
                 until_end = MAX_WAIT_S if ends is None else min(MAX_WAIT_S, max(0.0, ends - wall) + 0.01)
                 timeout = until_end if timeout is None else min(timeout, until_end)
             try:
-                msg = self._inbox.get(timeout=timeout)
+                job = self._inbox.get(timeout=timeout)
             except queue.Empty:
-                msg = ("tick", None)
-            if msg is None:
+                job = _tick
+            if job is None:
                 return
-            self._handle(msg)  # (what fails here is the supervisor's: the worker runs again)
+            self._handle(job)  # (what fails here is the supervisor's: the worker runs again)
 
-    def _handle(self, msg: tuple[str, Any]) -> None:
-        kind, arg = msg
+    def _handle(self, job: Callable[[float], Any]) -> None:
         now, wall = self.clock(), self.wall()
-        actions: list[Notice | Withdraw] = []
         reconnect_at = self._screen.reconnect_at
         if reconnect_at is not None and now >= reconnect_at:
             self._screen.reconnect(now)
-        if kind == "transitions":
-            actions += self.planner.feed([_checked(t) for t in arg], now, wall)
-            ended = {key_of(t.session, t.question) for t in arg if t.kind != "needs_input"}
-            if ended:
-                self._screen.ended(ended)
-        elif kind == "ready":  # what a run before ours left on screen for questions now over
-            self._screen.settle_orphans(arg)
-        elif kind == "askers":  # (their questions need no settle window)
-            askers = [(key_of(v.ref, q), v.asker) for v, q in arg.pending if v.asker is not None]
-            self.planner.known_askers((k for k, asker in askers if still_running(*asker)), now)
-        elif kind == "turns":
-            for change in arg:
-                actions += self.planner.turn(change, now)
-        elif kind == "preferences":
-            self.planner.preferences = arg.shifted(now - wall)  # (snoozes end on our clock)
-        elif kind == "action":
-            self._on_action(*arg)
-        elif kind == "reply":
-            self._on_reply(*arg)
-        elif kind == "server":
-            self._screen.on_server(arg, now)
-        elif kind == "tell":
-            self._screen.tell(*arg)
-        elif kind == "quiet":
-            self.quiet_window = arg  # (ended now: what they held is announced below)
+        actions: list[Notice | Withdraw] = list(job(now) or ())
         quiet = in_quiet_hours(self.quiet_window, wall)
         if quiet:  # quiet hours: turn notices are dropped (questions wait for their reminders)
             actions = [a for a in actions if not (isinstance(a, Notice) and a.kind in ("idle", "failed"))]
@@ -931,6 +919,21 @@ class AlertSink:
         if self.planner.held > held:
             log.debug("quiet hours: %d question(s) held until they end", self.planner.held)
         self._deliver(actions)
+
+    def _transitions(self, items: list[Transition], now: float) -> list[Notice | Withdraw]:
+        actions = self.planner.feed([_checked(t) for t in items], now, self.wall())
+        ended = {key_of(t.session, t.question) for t in items if t.kind != "needs_input"}
+        if ended:
+            self._screen.ended(ended)
+        return actions
+
+    def _askers(self, snapshot: Snapshot, now: float) -> None:
+        """The pis of pending questions found to wait for a human: no settle window for them."""
+        askers = [(key_of(v.ref, q), v.asker) for v, q in snapshot.pending if v.asker is not None]
+        self.planner.known_askers((k for k, asker in askers if still_running(*asker)), now)
+
+    def _preferences(self, preferences: Preferences, now: float) -> None:
+        self.planner.preferences = preferences.shifted(now - self.wall())  # (snoozes end on our clock)
 
     def _deliver(self, actions: Sequence[Notice | Withdraw]) -> None:
         if self._screen.backend is None:
@@ -949,15 +952,15 @@ class AlertSink:
     # ---- server signals (the backend's signal thread; carried out on the worker) ----
 
     def _server_event(self, event: str) -> None:
-        self._inbox.put(("server", event))
+        self._put(lambda now: self._screen.on_server(event, now))
 
     def on_server_action(self, server_id: int, action: str) -> None:
         """The user chose ``action`` on the server's notification ``server_id`` (any thread)."""
-        self._inbox.put(("action", (server_id, action)))
+        self._put(lambda now: self._on_action(server_id, action))
 
     def on_server_reply(self, server_id: int, text: str) -> None:
         """The user typed ``text`` into the server's notification ``server_id`` (any thread)."""
-        self._inbox.put(("reply", (server_id, text)))
+        self._put(lambda now: self._on_reply(server_id, text))
 
     def _on_action(self, server_id: int, action: str) -> None:
         handle = self._screen.handle_for(server_id)
@@ -998,6 +1001,10 @@ class AlertSink:
             log.warning("ignored a reply typed into a notification that asked for none")
             return
         self.execute(Answer(item.key[0], item.key[1], text=text, token=question_token(item.question)))
+
+
+def _tick(now: float) -> None:
+    """The worker's job when nothing came: what is due (settle, reminders, quiet hours' end)."""
 
 
 def _checked(t: Transition) -> Transition:

@@ -32,6 +32,7 @@ from typing import Any
 from notifier.config.load import Config
 from notifier.core.model import Snapshot, Transition, TurnChange
 from notifier.core.text import clean, project_name
+from notifier.outputs.dbus import ask
 from notifier.state.store import Store
 from notifier.system.log_filter import SECRETS
 from notifier.system.logonce import LogOnce
@@ -88,33 +89,25 @@ def desktop_away() -> bool | None:
     if not sys.platform.startswith("linux"):
         return None
     from jeepney import DBusAddress, new_method_call
-    from jeepney.io.blocking import open_dbus_connection
 
+    session = DBusAddress(
+        "/org/freedesktop/login1/session/auto",
+        bus_name="org.freedesktop.login1",
+        interface="org.freedesktop.DBus.Properties",
+    )
     try:
-        with open_dbus_connection(bus="SYSTEM") as conn:
-            session = DBusAddress(
-                "/org/freedesktop/login1/session/auto",
-                bus_name="org.freedesktop.login1",
-                interface="org.freedesktop.DBus.Properties",
-            )
-            hints = []
-            for prop in ("IdleHint", "LockedHint"):
-                reply = conn.send_and_get_reply(
-                    new_method_call(session, "Get", "ss", ("org.freedesktop.login1.Session", prop)), timeout=2
-                )
-                hints.append(bool(reply.body[0][1]))
-            return any(hints)
+        hints = [
+            ask("SYSTEM", new_method_call(session, "Get", "ss", ("org.freedesktop.login1.Session", prop)))[0][1]
+            for prop in ("IdleHint", "LockedHint")
+        ]
+        return any(bool(h) for h in hints)
     except Exception:  # no system bus, no logind, no session: try the screensaver
         pass
+    saver = DBusAddress(
+        "/org/freedesktop/ScreenSaver", bus_name="org.freedesktop.ScreenSaver", interface="org.freedesktop.ScreenSaver"
+    )
     try:
-        with open_dbus_connection(bus="SESSION") as conn:
-            saver = DBusAddress(
-                "/org/freedesktop/ScreenSaver",
-                bus_name="org.freedesktop.ScreenSaver",
-                interface="org.freedesktop.ScreenSaver",
-            )
-            reply = conn.send_and_get_reply(new_method_call(saver, "GetActive"), timeout=2)
-            return bool(reply.body[0])
+        return bool(ask(None, new_method_call(saver, "GetActive"))[0])
     except Exception:
         return None
 
@@ -206,31 +199,18 @@ class PushSink:
 
     def _time_loop(self) -> None:
         while True:
-            with self._lock:
-                while not self._stopped and (not self._due or self._due[0][0] > self.clock()):
-                    self._lock.wait(None if not self._due else max(0.0, self._due[0][0] - self.clock()))
-                if self._stopped:
-                    return
-                soon = self.clock() + GROUP_S  # a burst: everything due by then goes out as one
-                keys: list[tuple[str, str]] = []
-                while self._due and self._due[0][0] <= soon:
-                    keys.append(heapq.heappop(self._due)[2])
-                keys = [k for k in dict.fromkeys(keys) if k in self._waiting]  # (not answered in time)
-            if not keys:
-                continue
+            keys = self._next_due()
+            if keys is None:
+                return
             if self.only_away and not self._is_away():
                 with self._lock:
                     for key in keys:
                         self._order += 1
                         heapq.heappush(self._due, (self.clock() + AWAY_RECHECK_S, self._order, key))
                 continue
-            batch: list[Transition] = []
             with self._lock:
-                for key in keys:
-                    t = self._waiting.pop(key, None)
-                    if t is not None:
-                        self._pushed.add(key)
-                        batch.append(t)
+                batch = [t for t in (self._waiting.pop(key, None) for key in keys) if t is not None]
+                self._pushed.update((t.session.key, t.question.tool_call_id) for t in batch)
             if not batch:
                 continue
             if self.store is not None:
@@ -240,6 +220,23 @@ class PushSink:
                 self._outbox.put_nowait(batch)
             except queue.Full:
                 say_once("push", "queue", "too many pushes waiting for a slow push service; dropping some")
+
+    def _next_due(self) -> list[tuple[str, str]] | None:
+        """Wait for the next questions due, still waiting (None: stopped). A burst: everything due
+        within :data:`GROUP_S` of the first goes out as one."""
+        with self._lock:
+            while True:
+                while not self._stopped and (not self._due or self._due[0][0] > self.clock()):
+                    self._lock.wait(None if not self._due else max(0.0, self._due[0][0] - self.clock()))
+                if self._stopped:
+                    return None
+                soon = self.clock() + GROUP_S
+                keys: list[tuple[str, str]] = []
+                while self._due and self._due[0][0] <= soon:
+                    keys.append(heapq.heappop(self._due)[2])
+                keys = [k for k in dict.fromkeys(keys) if k in self._waiting]  # (not answered in time)
+                if keys:
+                    return keys
 
     def _is_away(self) -> bool:
         try:

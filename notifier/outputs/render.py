@@ -133,28 +133,36 @@ def choose(actions: Actions, server: Server, takes_text: bool = False) -> Action
     if what.default_button:
         buttons += default  # it is a button there: ranked with the others
     buttons.sort(key=lambda a: _RANK.get(a[0].split(":", 1)[0], len(_RANK)))  # (stable: order kept)
-    # a label twice: the first kept, except that the default's button (the only way to the
-    # session there) is kept over an option that reads the same
-    seen = {_key(label) for action, label in buttons if what.default_button and action == DEFAULT}
+    chosen = _fit(_distinct(buttons, what.default_button), what)
+    if what.default_button:
+        return chosen
+    return (*default, *chosen)
+
+
+def _distinct(buttons: list[tuple[str, str]], default_button: bool) -> list[tuple[str, str]]:
+    """No label twice: the first kept, except that the default's button (the only way to the
+    session where it is a button) is kept over an option that reads the same."""
+    seen = {_key(label) for action, label in buttons if default_button and action == DEFAULT}
     chosen: list[tuple[str, str]] = []
     for action, label in buttons:
         key = _key(label)
-        if key in seen and not (what.default_button and action == DEFAULT):
+        if key in seen and not (default_button and action == DEFAULT):
             continue
         seen.add(key)
         chosen.append((action, label))
+    return chosen
+
+
+def _fit(chosen: list[tuple[str, str]], what: Shows) -> Actions:
+    """As many of the buttons as the server shows (and as fit its one row)."""
     if what.buttons is not None:
         chosen = chosen[: what.buttons]
-    if what.row_px is not None:
-        row = 0
-        for n, (_, label) in enumerate(chosen):
-            row += width(label)
-            if n and row > what.row_px:  # (the first button always: alone it cannot wrap)
-                chosen = chosen[:n]
-                break
-    if what.default_button:
-        return tuple(chosen)
-    return (*default, *chosen)
+    row = 0
+    for n, (_, label) in enumerate(chosen):
+        row += width(label)
+        if what.row_px is not None and n and row > what.row_px:  # (the first always: alone it cannot wrap)
+            return tuple(chosen[:n])
+    return tuple(chosen)
 
 
 def _key(label: str) -> str:
@@ -235,29 +243,9 @@ def session_actions(q: Question | None, show_text: bool) -> Actions:
 
 def render(notice: Notice, show_text: bool, markup_ok: bool) -> Message:
     """Title and body for a notice. Titles are never markup (some servers render it anyway)."""
-
-    def esc(text: str, limit: int | None = None) -> str:
-        return markup(text, limit, entities=markup_ok)
-
-    items = notice.items
     if notice.kind in ("burst", "startup"):
-        sessions = len({i.ref.key for i in items})
-        title = (
-            f"{sessions} pi sessions need answers"
-            if sessions > 1
-            else f"{who(items[0].ref)}: {len(items)} questions"
-        )
-        lines = []
-        for item in items[:5]:
-            proj = esc(item.project)
-            lines.append(f"{proj} — {esc(item.question.text, 80)}" if show_text else proj)
-        if len(items) > 5:
-            lines.append(f"+{len(items) - 5} more")
-        # one session: a click goes to it (as for a single question); several: the window
-        actions = session_actions(None, show_text) if sessions == 1 else Message.actions
-        return Message(markup(title, 120, entities=False), "\n".join(lines), sticky=True, actions=actions)
-    item = items[0]
-    q = item.question
+        return _several(notice, show_text, markup_ok)
+    item = notice.items[0]
     if notice.kind in ("idle", "failed"):
         what = "finished its turn" if notice.kind == "idle" else "stopped with an error"
         body = (
@@ -268,30 +256,49 @@ def render(notice: Notice, show_text: bool, markup_ok: bool) -> Message:
         return Message(
             markup(f"{who(item.ref)} {what}", entities=False), body, actions=session_actions(None, show_text)
         )
-    title = markup(f"{who(item.ref)} needs an answer", entities=False)
+    q = item.question
     lines = []
     if notice.kind == "reminder" or notice.waited_s >= 60:  # reminders, and questions first seen late
         lines.append(f"Waiting for {duration(notice.waited_s)}")
-    if show_text:
-        text = clean(q.text, TEXT_LIMIT)
-        if q.header and q.header != q.text:
-            text = f"[{clean(q.header, 40)}] {text}"
-        lines.append(esc(text))
-        options = [clean(o, 40) for o in q.options]
-        if options and len(options) <= OPTIONS_SHOWN and sum(len(o) for o in options) <= 160:
-            lines.append(esc(" · ".join(options)))
-    else:
-        lines.append("pi is waiting for your answer")
+    lines += _question_lines(q, markup_ok) if show_text else ["pi is waiting for your answer"]
     if q.count > 1:
         lines.append(f"+{q.count - 1} more question{'s' if q.count > 2 else ''}")
     return Message(
-        title,
+        markup(f"{who(item.ref)} needs an answer", entities=False),
         "\n".join(lines),
         notice.critical,
         sticky=True,
         actions=session_actions(q, show_text),
         takes_text=takes_text(q, show_text),
     )
+
+
+def _several(notice: Notice, show_text: bool, markup_ok: bool) -> Message:
+    """A burst, or what start-up found: one notification for several questions."""
+    items = notice.items
+    sessions = len({i.ref.key for i in items})
+    title = f"{sessions} pi sessions need answers" if sessions > 1 else f"{who(items[0].ref)}: {len(items)} questions"
+    lines = []
+    for item in items[:5]:
+        proj = markup(item.project, entities=markup_ok)
+        lines.append(f"{proj} — {markup(item.question.text, 80, entities=markup_ok)}" if show_text else proj)
+    if len(items) > 5:
+        lines.append(f"+{len(items) - 5} more")
+    # one session: a click goes to it (as for a single question); several: the window
+    actions = session_actions(None, show_text) if sessions == 1 else Message.actions
+    return Message(markup(title, 120, entities=False), "\n".join(lines), sticky=True, actions=actions)
+
+
+def _question_lines(q: Question, markup_ok: bool) -> list[str]:
+    """The question's text (after its header) and its options, where they fit."""
+    text = clean(q.text, TEXT_LIMIT)
+    if q.header and q.header != q.text:
+        text = f"[{clean(q.header, 40)}] {text}"
+    lines = [markup(text, entities=markup_ok)]
+    options = [clean(o, 40) for o in q.options]
+    if options and len(options) <= OPTIONS_SHOWN and sum(len(o) for o in options) <= 160:
+        lines.append(markup(" · ".join(options), entities=markup_ok))
+    return lines
 
 
 # ---- the rest of the Notify call ----
