@@ -260,6 +260,12 @@ class Bus:
             raise BusError("the session bus connection is closed")
         return self._link.call(message, timeout)
 
+    def ask(self, message: Any, timeout: float = 3.0) -> tuple[Any, ...]:
+        """:meth:`call`, and the reply's body; an error reply raises jeepney's ``DBusErrorResponse``."""
+        from jeepney.wrappers import unwrap_msg
+
+        return tuple(unwrap_msg(self.call(message, timeout)))
+
     @property
     def alive(self) -> bool:
         """The connection is up (False once the bus went away or :meth:`close` was called)."""
@@ -296,11 +302,9 @@ class Bus:
 def ask(address: str | None, message: Any, timeout: float = 2.0) -> tuple[Any, ...]:
     """One call on the process's connection to a bus (opened for it if none is): its reply's body.
     Raises BusError (no bus), TimeoutError, or jeepney's ``DBusErrorResponse``."""
-    from jeepney.wrappers import unwrap_msg
-
     bus = Bus(address=address)
     try:
-        return tuple(unwrap_msg(bus.call(message, timeout)))
+        return bus.ask(message, timeout)
     finally:
         bus.close()
 
@@ -311,11 +315,11 @@ def owner_of(bus: Bus, timeout: float) -> tuple[str, str]:
     """``BUS-ID/UNIQUE-NAME`` of the connection that owns the server's name ("" if none), and
     its process ("mako, pid 812"; "" if not known). Raises BusError when the bus is gone."""
     from jeepney import message_bus
-    from jeepney.wrappers import DBusErrorResponse, unwrap_msg
+    from jeepney.wrappers import DBusErrorResponse
 
     try:
-        (bus_id,) = unwrap_msg(bus.call(message_bus.GetId(), timeout))
-        (owner,) = unwrap_msg(bus.call(message_bus.GetNameOwner(NOTIFICATIONS), timeout))
+        (bus_id,) = bus.ask(message_bus.GetId(), timeout)
+        (owner,) = bus.ask(message_bus.GetNameOwner(NOTIFICATIONS), timeout)
     except (DBusErrorResponse, TimeoutError, ValueError):
         return "", ""
     if not (isinstance(bus_id, str) and isinstance(owner, str) and owner.startswith(":")):
@@ -327,10 +331,10 @@ def process_of(bus: Bus, unique: str, timeout: float) -> str:
     """The "NAME, pid N" of the process behind a bus connection (the bus knows its pid; its name is
     read from /proc where there is one), "" when the bus does not say."""
     from jeepney import message_bus
-    from jeepney.wrappers import DBusErrorResponse, unwrap_msg
+    from jeepney.wrappers import DBusErrorResponse
 
     try:
-        (pid,) = unwrap_msg(bus.call(message_bus.GetConnectionUnixProcessID(unique), timeout))
+        (pid,) = bus.ask(message_bus.GetConnectionUnixProcessID(unique), timeout)
     except (DBusErrorResponse, TimeoutError, ValueError, BusError):
         return ""
     if not isinstance(pid, int) or pid <= 0:
@@ -348,18 +352,17 @@ def server_owner(timeout: float = 3.0) -> tuple[bool, str]:
     one they show nothing). Returns (True, who: "mako, pid 812" / "" / "started by the bus on
     demand") or (False, why). Linux only (jeepney is a dependency there)."""
     from jeepney import message_bus
-    from jeepney.wrappers import unwrap_msg
 
     try:
         bus = Bus()
     except BusError as exc:
         return False, clean(exc, 160)
     try:
-        (owned,) = unwrap_msg(bus.call(message_bus.NameHasOwner(NOTIFICATIONS), timeout))
+        (owned,) = bus.ask(message_bus.NameHasOwner(NOTIFICATIONS), timeout)
         if owned:
-            (unique,) = unwrap_msg(bus.call(message_bus.GetNameOwner(NOTIFICATIONS), timeout))
+            (unique,) = bus.ask(message_bus.GetNameOwner(NOTIFICATIONS), timeout)
             return True, process_of(bus, str(unique), timeout)
-        (names,) = unwrap_msg(bus.call(message_bus.ListActivatableNames(), timeout))
+        (names,) = bus.ask(message_bus.ListActivatableNames(), timeout)
         if NOTIFICATIONS in names:
             return True, "started by the bus on demand"
         return False, NO_SERVER
@@ -490,7 +493,6 @@ class DBusBackend:
         if not sys.platform.startswith("linux"):
             raise BackendError("D-Bus notifications are for Linux")
         from jeepney import MatchRule, message_bus
-        from jeepney.wrappers import unwrap_msg
 
         try:
             self._bus = Bus(lambda msg: self.signals.take(msg, self.owner), self._on_lost)
@@ -508,7 +510,7 @@ class DBusBackend:
         owner.add_arg_condition(0, NOTIFICATIONS)
         try:
             for rule in (ours, owner):
-                unwrap_msg(self._bus.call(message_bus.AddMatch(rule), timeout))
+                self._bus.ask(message_bus.AddMatch(rule), timeout)
         except Exception as exc:
             self.shutdown()
             raise BackendError(f"the session bus does not answer ({clean(exc, 120)})") from exc
@@ -586,13 +588,11 @@ class DBusBackend:
         self, method: str, signature: str, body: tuple[Any, ...], timeout: float = 3.0
     ) -> tuple[Any, ...]:
         from jeepney import DBusAddress, new_method_call
-        from jeepney.wrappers import unwrap_msg
 
         if self._bus is None:
             raise BusError("not connected")
         address = DBusAddress(PATH, bus_name=NOTIFICATIONS, interface=NOTIFICATIONS)
-        reply = self._bus.call(new_method_call(address, method, signature, body), timeout)
-        return tuple(unwrap_msg(reply))
+        return self._bus.ask(new_method_call(address, method, signature, body), timeout)
 
     def _request(self, method: str, signature: str, body: tuple[Any, ...]) -> tuple[Any, ...]:
         from jeepney.wrappers import DBusErrorResponse

@@ -95,13 +95,24 @@ class Backend(Protocol):
 
 
 class Plain:
-    """What a backend that does not follow a server answers (no bus name, nothing looked for)."""
+    """What a backend that does not follow a server answers (no bus name, nothing looked for, no
+    ids: nothing can be withdrawn); as it is, the one that shows nothing."""
 
     name = "plain"
+    markup = False
     online = False
     owner = ""
     found = ""
     connected = False
+
+    def show(self, message: Message, replaces: int) -> int:
+        return 0
+
+    def close(self, server_id: int) -> None:
+        pass  # (no ids: nothing to withdraw)
+
+    def shutdown(self) -> None:
+        pass
 
     def went_away(self) -> None:
         self.online = False
@@ -115,17 +126,6 @@ class Plain:
 
 class NullBackend(Plain):
     name = "none"
-    markup = False
-    online = False
-
-    def show(self, message: Message, replaces: int) -> int:
-        return 0
-
-    def close(self, server_id: int) -> None:
-        pass
-
-    def shutdown(self) -> None:
-        pass
 
 
 def is_wsl() -> bool:
@@ -156,12 +156,6 @@ class PlyerBackend(Plain):
         except Exception as exc:
             raise BackendError(clean(exc, 160)) from exc
         return 0
-
-    def close(self, server_id: int) -> None:
-        pass  # plyer cannot withdraw a notification
-
-    def shutdown(self) -> None:
-        pass
 
 
 _TOAST_PS = r"""
@@ -209,12 +203,6 @@ class PowerShellBackend(Plain):
         if done.returncode != 0:
             raise BackendError(f"powershell.exe exited with {done.returncode}: {clean(done.stderr, 160)}")
         return 0
-
-    def close(self, server_id: int) -> None:
-        pass
-
-    def shutdown(self) -> None:
-        pass
 
 
 # ---- which backend delivers here ----
