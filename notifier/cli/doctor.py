@@ -131,7 +131,7 @@ def _extras(config: Config) -> list[str]:
     # no icon on screen now: no tray at all, or none of the hosts its backend shows in
     no_tray = tray_line is not None and ("] tray: none" in tray_line or "; tray host: none" in tray_line)
     try:
-        from notifier.outputs.desktop import TRAY_ALONE, doctor_line
+        from notifier.outputs.backends import TRAY_ALONE, doctor_line
 
         line = doctor_line(config)
         if no_tray:

@@ -379,7 +379,8 @@ def test_a_server_that_answered_oddly_is_asked_again_and_then_shows_what_waits(
     a while (the screen's clock here), and what waits is shown once it answers."""
     from notifier.core.model import Option, Question, QuestionItem, SessionRef
     from notifier.core.notices import Item, Notice
-    from notifier.outputs.desktop import RECONNECT_S, Screen, choose_backend
+    from notifier.outputs.backends import choose_backend
+    from notifier.outputs.desktop import RECONNECT_S, Screen
 
     server = start(servers, bus, "waking")
     server.errors["GetCapabilities"] = "org.example.Error.NotYet"

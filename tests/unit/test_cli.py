@@ -121,7 +121,7 @@ def test_doctor_never_says_the_tray_icon_shows_what_its_tray_line_says_it_cannot
     from notifier.app import tray_choice
     from notifier.cli import doctor
     from notifier.config.load import Config
-    from notifier.outputs import desktop as choose
+    from notifier.outputs import backends as choose
 
     mp = pytest.MonkeyPatch()
     try:

@@ -19,7 +19,8 @@ from notifier.core.owners import Proc
 from notifier.core.preferences import Preferences
 from notifier.core.question_token import question_token
 from notifier.core.reducer import Header, ToolStart
-from notifier.outputs.desktop import AlertSink, Plain
+from notifier.outputs.backends import Plain
+from notifier.outputs.desktop import AlertSink
 from notifier.outputs.render import Message, option_actions, render, sound_hints, who
 from notifier.pi.extraction import extract
 from notifier.ui.menu import menu

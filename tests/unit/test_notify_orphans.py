@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from notifier.core.model import Option, Question, QuestionItem, SessionRef
 from notifier.core.notices import Item, Key, Notice
-from notifier.outputs.desktop import Plain, Screen
+from notifier.outputs.backends import Plain
+from notifier.outputs.desktop import Screen
 from notifier.outputs.render import Message
 from notifier.state.store import Store
 
