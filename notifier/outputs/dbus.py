@@ -215,11 +215,16 @@ class _Link:
                 log.debug("dropped a D-Bus reply to serial %r that nothing waits for", serial)
         elif kind is self._types.signal:
             self._signals.append(message)
-        elif kind is self._types.method_call and not message.header.flags & self._no_reply:
-            # nothing is served here: say so at once rather than leave the caller waiting
-            member = message.header.fields.get(self._fields.member)
-            error = self._new_error(message, UNKNOWN_METHOD, "s", (f"{member} is not served here",))
-            self._conn.send(error, serial=next(self._serials))
+        elif kind is self._types.method_call:
+            if any(h.on_call is not None and h.on_call(message) for h in list(self.handles)):
+                return  # (a handle served it)
+            if not message.header.flags & self._no_reply:
+                # nothing is served here: say so at once rather than leave the caller waiting
+                member = message.header.fields.get(self._fields.member)
+                self.send(self._new_error(message, UNKNOWN_METHOD, "s", (f"{member} is not served here",)))
+
+    def send(self, message: Any) -> None:
+        self._conn.send(message, serial=next(self._serials))
 
 
 _links_lock = threading.Lock()
@@ -230,7 +235,9 @@ class Bus:
     """A handle on the process's one connection to the session bus (``address``: another bus,
     "SYSTEM" for the system bus). ``on_signal(message)`` runs on the reader thread for every signal
     that arrives (each handle takes what is its own); ``on_lost()`` runs there once when the bus
-    goes away (not after :meth:`close`)."""
+    goes away (not after :meth:`close`). ``on_call(message)``: a method call sent to this
+    connection, True if the handle served it (with :meth:`reply`; on the reader thread: quickly);
+    one nobody serves is answered ``UnknownMethod``."""
 
     def __init__(
         self,
@@ -238,12 +245,14 @@ class Bus:
         on_lost: Callable[[], None] | None = None,
         auth_timeout: float = 3.0,
         address: str | None = None,
+        on_call: Callable[[Any], bool] | None = None,
     ) -> None:
         address = address or session_address()
         if address is None:
             raise BusError("no session bus (DBUS_SESSION_BUS_ADDRESS is not set)")
         self.on_signal = on_signal
         self.on_lost = on_lost
+        self.on_call = on_call
         self._closed = False
         with _links_lock:
             link = _links.get(address)
@@ -259,6 +268,15 @@ class Bus:
         if self._closed:
             raise BusError("the session bus connection is closed")
         return self._link.call(message, timeout)
+
+    def reply(self, call: Any, signature: str | None = None, body: tuple[Any, ...] = ()) -> None:
+        """Answer a method call this handle serves (:attr:`on_call`)."""
+        from jeepney import new_method_return
+
+        try:
+            self._link.send(new_method_return(call, signature, body))
+        except OSError as exc:
+            raise BusError(f"the session bus went away ({exc})") from exc
 
     def ask(self, message: Any, timeout: float = 3.0) -> tuple[Any, ...]:
         """:meth:`call`, and the reply's body; an error reply raises jeepney's ``DBusErrorResponse``."""

@@ -138,3 +138,34 @@ def test_desktop_away_is_unknown_without_either(bus: str) -> None:
     assert desktop_away() is None
     with pytest.raises(dbus.BusError):
         ask("unix:path=/nonexistent/bus", None)
+
+
+def test_a_method_call_is_served_by_the_handle_that_takes_it(bus: str) -> None:
+    """A call to our connection: the handle whose ``on_call`` takes it answers; one nobody takes
+    is answered UnknownMethod at once (never left waiting)."""
+    from jeepney import DBusAddress, new_method_call
+    from jeepney.wrappers import DBusErrorResponse
+
+    served: list[tuple[Any, ...]] = []
+    server: Bus | None = None
+
+    def on_call(message: Any) -> bool:
+        if message.header.fields.get(3) != "Report":  # (3: the member header field)
+            return False
+        served.append(message.body)
+        assert server is not None
+        server.reply(message, "s", ("thanks",))
+        return True
+
+    server = Bus(on_call=on_call)
+    caller = Bus(address=bus + ";")  # (a connection of its own)
+    try:
+        to_us = DBusAddress("/report", bus_name=server.unique_name, interface="org.example.Reports")
+        assert caller.ask(new_method_call(to_us, "Report", "s", ("done",))) == ("thanks",)
+        assert served == [("done",)]
+        with pytest.raises(DBusErrorResponse) as error:
+            caller.ask(new_method_call(to_us, "Other"))
+        assert error.value.name == dbus.UNKNOWN_METHOD
+    finally:
+        server.close()
+        caller.close()
