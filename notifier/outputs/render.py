@@ -157,11 +157,12 @@ def _fit(chosen: list[tuple[str, str]], what: Shows) -> Actions:
     """As many of the buttons as the server shows (and as fit its one row)."""
     if what.buttons is not None:
         chosen = chosen[: what.buttons]
-    row = 0
-    for n, (_, label) in enumerate(chosen):
-        row += width(label)
-        if what.row_px is not None and n and row > what.row_px:  # (the first always: alone it cannot wrap)
-            return tuple(chosen[:n])
+    if what.row_px is not None:
+        row = 0
+        for n, (_, label) in enumerate(chosen):
+            row += width(label)
+            if n and row > what.row_px:  # (the first always: alone it cannot wrap)
+                return tuple(chosen[:n])
     return tuple(chosen)
 
 
