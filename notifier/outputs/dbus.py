@@ -415,7 +415,11 @@ class Once:
 @dataclass
 class Signals:
     """``on_action(id, action)``, ``on_reply(id, text)`` (an inline reply): the current server's
-    signals, each click once; ``on_server("up" | "down")``: the server's name changed owner."""
+    signals, each click once; ``on_server("up" | "down")``: the server's name changed owner.
+    ``NotificationClosed`` is not listened to: a dismissed bubble stays dismissed (a reminder
+    raises a new one), and its record stays so that a restart never pops it up again; on servers
+    where any button closes the bubble (xfce4-notifyd) the click's ``ActionInvoked`` still finds
+    its question."""
 
     on_action: Callable[[int, str], None] | None = None
     on_reply: Callable[[int, str], None] | None = None

@@ -617,7 +617,7 @@ class AlertSink:
         if reminded and self.store is not None:
             self.store.mark_reminded(reminded)
 
-    # ---- server signals (the backend's signal thread; carried out on the worker) ----
+    # ---- server signals (the bus reader thread; carried out on the worker) ----
 
     def _server_event(self, event: str) -> None:
         self._put(lambda now: self._screen.on_server(event, now))

@@ -48,7 +48,7 @@ def servers(bus: str) -> Iterator[list[HostileServer]]:
 
 
 class Heard:
-    """What the client's callbacks received, from its signal thread."""
+    """What the client's callbacks received, on the bus reader thread."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
