@@ -207,10 +207,14 @@ class Screen:
 
     def _close_orphan(self, nid: int) -> None:
         self.bubbles.forget(nid)
+        self._close(nid)
+
+    def _close(self, server_id: int) -> None:
+        """Take one notification of the server's off screen, and out of the record."""
         backend = self.backend
-        if backend is not None and self._owner():
-            self.safe(lambda: backend.close(nid))
-            self._recorded(nid, None)
+        if server_id and backend is not None and backend.online:
+            self.safe(lambda: backend.close(server_id))
+            self._recorded(server_id, None)
 
     def _recorded(self, server_id: int, keys: list[Key] | None) -> None:
         self.bubbles.record(self._owner(), server_id, keys)
@@ -234,10 +238,7 @@ class Screen:
         server_id = self.handles.pop(handle, 0)
         self.keys.pop(handle, None)
         self.notices.pop(handle, None)
-        backend = self.backend
-        if server_id and backend is not None and backend.online:
-            self.safe(lambda: backend.close(server_id))
-            self._recorded(server_id, None)
+        self._close(server_id)
 
     def put(self, notice: Notice) -> None:
         """Show a notice for its handle (replacing what that shows); what waits for an answer is
@@ -263,10 +264,7 @@ class Screen:
         # a resident notification stays after an action: snoozing is the user saying "not now"
         self.handles[handle] = 0
         self.notices.pop(handle, None)  # not shown again if the server comes back
-        backend = self.backend
-        if backend is not None and backend.online:
-            self.safe(lambda: backend.close(server_id))
-            self._recorded(server_id, None)
+        self._close(server_id)
 
     def tell(self, title: str, body: str) -> None:
         """A passing notification of its own (not a question's: never shown again)."""
