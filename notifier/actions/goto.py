@@ -25,7 +25,7 @@ from notifier.core.owners import Wanted
 from notifier.core.text import clean
 from notifier.system.desktop import Missing, Window, focus_method, has_display
 from notifier.system.locate import Location, Unmatched, locate_one, locate_sessions
-from notifier.system.programs import run
+from notifier.system.processes import run
 from notifier.system.tmux import TmuxClient, TmuxPane, invoking_client, tmux, tmux_clients
 from notifier.system.x11 import ACTIVATE_TIMEOUT_S as ACTIVATE_TIMEOUT_S
 from notifier.system.x11 import activate_window as activate_window

@@ -25,7 +25,7 @@ from notifier.remote.link import Link
 from notifier.remote.stream import Ready, RemoteAsked, RemoteEnded, StreamEvent
 from notifier.sinks.push import PushSink
 from notifier.state.store import Store
-from notifier.system.logonce import LogOnce
+from notifier.system.log import LogOnce
 
 log = logging.getLogger(__name__)
 say_once = LogOnce(log)

@@ -236,7 +236,7 @@ def _located(status: dict[str, Any], liveness: bool) -> dict[str, Any]:
         for s in sessions:
             s["location"] = None
         return status
-    from notifier.system.status_locations import add_locations, in_folders, may_match, pi_folders
+    from notifier.system.locate import add_locations, in_folders, may_match, pi_folders
 
     unknown = [s for s in sessions if s.get("alive") is None and s.get("host") is None]
     listed = None

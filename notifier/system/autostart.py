@@ -17,7 +17,7 @@ import platformdirs
 from notifier import resources
 from notifier.core import shellcmd
 from notifier.core.text import clean
-from notifier.system import programs
+from notifier.system import processes as programs
 
 UNIT = "pi-notifier.service"
 SYSTEMD_ASK_TIMEOUT_S = 10.0  # is a systemd user instance running (asked before each install)

@@ -12,7 +12,7 @@ import platformdirs
 
 from notifier import APP_NAME
 from notifier.core.text import clean
-from notifier.system.logonce import LogOnce
+from notifier.system.log import LogOnce
 
 log = logging.getLogger(__name__)
 

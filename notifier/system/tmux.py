@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from notifier.system.programs import ancestors, run
+from notifier.system.processes import ancestors, run
 
 
 @dataclass(frozen=True, slots=True)

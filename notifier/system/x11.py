@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from notifier.core.text import clean, number
-from notifier.system.programs import ancestors
+from notifier.system.processes import ancestors
 
 # Lazy imports here: Xlib is a Linux-only dependency and this module loads on every OS; swayipc
 # (which imports socket) because status loads this module (as system/desktop.py says).

@@ -16,7 +16,7 @@ from notifier.sinks.notify.backend import Backend, BackendError, NullBackend, Se
 from notifier.sinks.notify.bubbles import Bubbles
 from notifier.sinks.notify.choose import TRAY_ALONE
 from notifier.sinks.notify.render import Message, render
-from notifier.system.logonce import LogOnce
+from notifier.system.log import LogOnce
 from notifier.system.paths import session_address
 
 log = logging.getLogger(__name__)
