@@ -32,7 +32,7 @@ from typing import Any
 from notifier.config.load import Config
 from notifier.core.model import Snapshot, Transition, TurnChange
 from notifier.core.text import clean, project_name
-from notifier.state.store import Store
+from notifier.store import Store
 from notifier.system.log import SECRETS, LogOnce
 
 # Lazy imports here: jeepney is a Linux-only dependency and this module loads on every OS;

@@ -36,7 +36,7 @@ class Screen:
         store: Any = None,
         instead: str = TRAY_ALONE,
     ) -> None:
-        """``store``: where the notifications on screen are recorded (:class:`~notifier.state.store.Store`'s
+        """``store``: where the notifications on screen are recorded (:class:`~notifier.store.Store`'s
         bubbles), so that the run after a crash closes those whose question was answered."""
         self._choose = choose
         self.store = store
