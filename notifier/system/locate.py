@@ -21,16 +21,20 @@ import logging
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from notifier.core.model import SessionView
 from notifier.core.owners import Owners, Proc, Wanted, bind
 from notifier.core.text import clean
 from notifier.core.times import parse_iso
-from notifier.system.desktop import Missing, Window, focus_method
 from notifier.system.processes import PiProcess, evidence, folder, folders_of, maybe_pi, pi_processes
 from notifier.system.tmux import TmuxClient, TmuxPane, tmux_clients, tmux_pane_of
-from notifier.system.x11 import open_display, window_for, x_windows_by_pid
+
+if TYPE_CHECKING:
+    from notifier.system.desktop import Window
+
+# Lazy imports here: the desktop's window managers only where windows are asked for (``status``
+# locates sessions without them).
 
 log = logging.getLogger(__name__)
 
@@ -75,6 +79,8 @@ Windows = tuple[dict[int, int] | None, tuple[str, dict[int, int]] | None]  # X11
 
 def locate(proc: PiProcess, windows: Windows | None) -> Location:
     """Where ``proc`` is; ``windows``: :func:`list_windows`."""
+    from notifier.system.desktop import Window, window_for
+
     x_windows, desk = windows or (None, None)
     pane = tmux_pane_of(proc.env, proc.pid)
     client: TmuxClient | None = None
@@ -132,6 +138,8 @@ def match(wanted: Sequence[Wanted], procs: Sequence[PiProcess]) -> dict[str, PiP
 
 
 def _x_windows() -> dict[int, int] | None:
+    from notifier.system.desktop import open_display, x_windows_by_pid
+
     disp = open_display()
     if disp is None:
         return None
@@ -149,6 +157,8 @@ def list_windows(with_windows: bool = True) -> Windows | None:
     windows by process too."""
     if not with_windows:
         return None
+    from notifier.system.desktop import Missing, focus_method
+
     method = focus_method()
     desk = None
     if not isinstance(method, Missing) and method.via != "x11":

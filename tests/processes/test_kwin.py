@@ -1,4 +1,4 @@
-"""KWin's scripting interface (notifier.system.kwin): the script pi-notifier hands KWin, run in
+"""KWin's scripting interface (notifier.system.desktop): the script pi-notifier hands KWin, run in
 Node with a stand-in ``workspace`` of KWin 5.27's and 6's shapes; the D-Bus exchange
 (loadScript, run, the script's callDBus back to us, unloadScript) against a stand-in KWin on a
 real private dbus-daemon that runs the script the same way. (The real KWin:
@@ -18,7 +18,8 @@ from typing import Any
 
 import pytest
 
-from notifier.system import desktop, kwin
+from notifier.system import desktop
+from notifier.system import desktop as kwin
 
 from ..conftest import wait_for
 from ..desktop.services import start_bus, stop
@@ -79,7 +80,7 @@ def test_the_script_reports_the_windows_and_which_is_active(api: int) -> None:
     report = kwin.parse_report(call[4], 7)
     assert report == {"asked": False, "windows": [(1201, False), (1305, True), (1305, False), (1410, False)]}
     assert kwin.windows_by_pid(report) == {1201: 1201, 1305: 1305, 1410: 1410}
-    assert kwin.active_window(report) == (1305, 1305)
+    assert kwin.kwin_active_window(report) == (1305, 1305)
     assert ran["active"] == 2  # (nothing asked: the focus stays)
 
 
@@ -101,7 +102,7 @@ def test_the_script_focuses_the_first_window_of_the_pid(api: int) -> None:
 def test_no_active_window() -> None:
     ran = run_in_node(kwin.script_text(":1.42", 1), [XTERM], active=None)
     report = kwin.parse_report(ran["calls"][0][4], 1)
-    assert report is not None and kwin.active_window(report) is None
+    assert report is not None and kwin.kwin_active_window(report) is None
 
 
 # ---- the exchange, against a stand-in KWin on a real bus ----
@@ -205,7 +206,7 @@ def _scripts_left(tmp_path: Path) -> list[Path]:
 def test_run_script_through_a_stand_in_kwin(bus: str, tmp_path: Path) -> None:
     server = StandInKWin(bus, [PANEL, XTERM, FOOT], active=1)
     try:
-        method = desktop.KWin()
+        method = desktop.Method(desktop.KWIN)
         assert method.windows() == {1201: 1201, 1305: 1305}
         assert method.focused() == (1201, 1201)
         assert method.activate(1305) is True
@@ -255,7 +256,7 @@ def test_failures_are_kwin_errors_within_the_timeout(bus: str, tmp_path: Path) -
         server.refuse = True
         with pytest.raises(kwin.KWinError, match="refused to load"):
             kwin.run_script()
-        ok, said = desktop.describe(desktop.KWin())
+        ok, said = desktop.describe(desktop.Method(desktop.KWIN))
         assert ok is False and said.startswith("KWin scripting did not answer (KWin refused to load the script")
     finally:
         server.close()

@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from notifier.system import desktop, swayipc, x11
+from notifier.system import desktop
+from notifier.system import desktop as swayipc
+from notifier.system import desktop as x11
 
 
 def test_a_reply_after_an_event_over_a_real_socket(tmp_path: Path) -> None:
@@ -97,7 +99,7 @@ def test_hyprland_method_over_a_stand_in_socket(tmp_path: Path) -> None:
     threading.Thread(target=serve, daemon=True).start()
     env = {"HYPRLAND_INSTANCE_SIGNATURE": sig, "XDG_RUNTIME_DIR": str(tmp_path), "WAYLAND_DISPLAY": "wayland-1"}
     method = desktop.focus_method(env)
-    assert isinstance(method, desktop.Hyprland)
+    assert isinstance(method, desktop.Method) and method.backend is desktop.HYPRLAND
     assert method.windows()[2201] == 0x55D5A8E2C0B0
     assert method.focused() == (0x55D5A8F01A40, 2310)
     assert method.activate(0x55D5A8E2C0B0)

@@ -1,4 +1,4 @@
-"""KWin's scripting interface (notifier.system.kwin), the parts that need no process: only a
+"""KWin's scripting interface (notifier.system.desktop), the parts that need no process: only a
 unique bus name goes into the script, its report parsed (any text or JSON: a report or None),
 the focus method chosen from the environment. (The script run in Node and the D-Bus exchange
 with a stand-in KWin: tests/processes/test_kwin.py; the real KWin: tests/desktop/test_kwin_focus.py.)"""
@@ -13,7 +13,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from notifier.system import desktop, kwin
+from notifier.system import desktop
+from notifier.system import desktop as kwin
 
 
 def test_only_a_unique_bus_name_goes_into_the_script() -> None:
@@ -60,12 +61,13 @@ def test_no_session_bus_is_a_kwin_error(monkeypatch: pytest.MonkeyPatch, tmp_pat
 
 def test_kwin_is_the_focus_method_on_kde_wayland(tmp_path: Path) -> None:
     env = {"XDG_RUNTIME_DIR": str(tmp_path), "WAYLAND_DISPLAY": "wayland-0", "XDG_CURRENT_DESKTOP": "KDE"}
-    assert isinstance(desktop.focus_method(env), desktop.KWin)
-    assert isinstance(desktop.focus_method(dict(env, DISPLAY=":1")), desktop.KWin)  # (XWayland's too)
-    assert isinstance(desktop.focus_method({**env, "XDG_CURRENT_DESKTOP": "", "KDE_FULL_SESSION": "true"}), desktop.KWin)
+    assert getattr(desktop.focus_method(env), "backend", None) is desktop.KWIN
+    assert getattr(desktop.focus_method(dict(env, DISPLAY=":1")), "backend", None) is desktop.KWIN  # (XWayland's too)
+    kde = desktop.focus_method({**env, "XDG_CURRENT_DESKTOP": "", "KDE_FULL_SESSION": "true"})
+    assert getattr(kde, "backend", None) is desktop.KWIN
     # KDE on X11: EWMH, as before
     x_env = {"XDG_RUNTIME_DIR": str(tmp_path), "DISPLAY": ":1", "XDG_CURRENT_DESKTOP": "KDE"}
-    assert isinstance(desktop.focus_method(x_env), desktop.X11)
+    assert getattr(desktop.focus_method(x_env), "backend", None) is desktop.X11
     # another Wayland desktop is not taken for KDE
     other = desktop.focus_method(dict(env, XDG_CURRENT_DESKTOP="niri"))
     assert isinstance(other, desktop.Missing) and "niri" in other.reason

@@ -11,7 +11,9 @@ from typing import Any
 
 import pytest
 
-from notifier.system import desktop, swayipc, x11
+from notifier.system import desktop
+from notifier.system import desktop as swayipc
+from notifier.system import desktop as x11
 
 
 def view(con: int, pid: int, focused: bool = False, **kw: Any) -> dict[str, Any]:
@@ -93,11 +95,11 @@ def test_xwayland_lock_files(tmp_path: Path) -> None:
 def test_the_focus_method_from_the_environment(tmp_path: Path) -> None:
     sock = tmp_path / "sway-ipc.sock"
     sock.touch()
-    assert isinstance(desktop.focus_method({"SWAYSOCK": str(sock)}), desktop.Sway)
+    assert getattr(desktop.focus_method({"SWAYSOCK": str(sock)}), "backend", None) is desktop.SWAY
     x = desktop.focus_method({"DISPLAY": ":0"})
-    assert isinstance(x, desktop.X11) and x.limits is None
+    assert isinstance(x, desktop.Method) and x.backend is desktop.X11 and x.limits is None
     gnome_x = desktop.focus_method({"DISPLAY": ":0", "WAYLAND_DISPLAY": "wayland-0", "XDG_CURRENT_DESKTOP": "GNOME"})
-    assert isinstance(gnome_x, desktop.X11) and "only X11 windows" in str(gnome_x.limits)
+    assert isinstance(gnome_x, desktop.Method) and gnome_x.backend is desktop.X11 and "only X11 windows" in str(gnome_x.limits)
     gnome = desktop.focus_method({"WAYLAND_DISPLAY": "wayland-0", "XDG_CURRENT_DESKTOP": "GNOME"})
     assert isinstance(gnome, desktop.Missing) and gnome.reason == (
         "GNOME Shell on Wayland offers no public interface to focus a window"
@@ -111,7 +113,7 @@ def test_the_focus_method_from_the_environment(tmp_path: Path) -> None:
     runtime.mkdir()
     (runtime / f"sway-ipc.{os.getuid()}.{os.getpid()}.sock").touch()
     (runtime / f"sway-ipc.{os.getuid()}.999999999.sock").touch()  # a sway long gone
-    found = swayipc.socket_path({"XDG_RUNTIME_DIR": str(runtime)})
+    found = swayipc.sway_socket_path({"XDG_RUNTIME_DIR": str(runtime)})
     assert found == str(runtime / f"sway-ipc.{os.getuid()}.{os.getpid()}.sock")
 
 
@@ -127,13 +129,13 @@ HYPR_CLIENTS = json.dumps([
 
 
 def test_hyprland_clients_and_the_active_window() -> None:
-    from notifier.system import hyprland
+    from notifier.system import desktop as hyprland
 
     assert hyprland.clients_by_pid(HYPR_CLIENTS) == {2201: 0x55D5A8E2C0B0, 2310: 0x55D5A8F01A40}
     assert hyprland.clients_by_pid("Hyprland IPC didn't respond") == {}
     active = json.dumps({"address": "0x55d5a8f01a40", "class": "kitty", "pid": 2310})
-    assert hyprland.active_window(active) == (0x55D5A8F01A40, 2310)
-    assert hyprland.active_window("{}") is None  # nothing focused
+    assert hyprland.hypr_active_window(active) == (0x55D5A8F01A40, 2310)
+    assert hyprland.hypr_active_window("{}") is None  # nothing focused
     assert hyprland.focus_command(0x55D5A8E2C0B0) == "dispatch focuswindow address:0x55d5a8e2c0b0"
 
 
