@@ -96,7 +96,7 @@ def select(db: sqlite3.Connection | None, sql: str, args: Iterable[Any] = (), pa
             return []
         rows = [tuple(from_db(v) for v in row) for row in db.execute(sql, tuple(to_db(a) for a in args))]
     except sqlite3.Error as exc:
-        _once(path or "the state store", "read", "cannot read the state store (%s)", clean(exc, 200))
+        _once(path or "the state store", "read", "cannot read the state store (%s)", exc)
         return []
     _once.forget(path or "the state store", "read")
     return rows
@@ -122,7 +122,7 @@ def _set_aside(path: str, exc: BaseException) -> None:
     with contextlib.suppress(FileNotFoundError):
         os.unlink(path + "-shm")
     log.warning("the state store %s could not be read (%s); set it aside as %s and started a fresh one",
-                clean(path), clean(exc, 200), clean(os.path.basename(aside)))
+                path, exc, os.path.basename(aside))
 
 
 class Database:
@@ -214,7 +214,7 @@ class Database:
                 left = len(self._pending)
             if not written:
                 log.warning("the state store %s could not be written before quitting: %d changes lost",
-                            clean(self.path), left)
+                            self.path, left)
         if self._file_lock.acquire(timeout=0.5):  # (not while a write is stuck on a lock)
             self._close_file()
             self._file_lock.release()
@@ -254,7 +254,7 @@ class Database:
                     with self._lock:
                         self._resync = True
                     if gone:
-                        log.warning(GONE[gone], clean(self.path))
+                        log.warning(GONE[gone], self.path)
                 with self._lock:
                     batch, resync = list(self._pending), self._resync
                     kept = {t: self._memory.execute(f"SELECT * FROM {t}").fetchall() for t in self.kept if resync}  # noqa: S608
@@ -278,7 +278,7 @@ class Database:
         if self._failing:  # (said before flush() can return)
             self._failing = False
             log.warning("the state store %s can be written again: %d kept changes written",
-                        clean(self.path), len(batch))
+                        self.path, len(batch))
         with self._lock:
             del self._pending[: len(batch)]
             self._resync = self._resync and not resync
@@ -332,7 +332,7 @@ class Database:
     def _fail(self, why: str) -> None:
         if not self._failing:
             log.warning("cannot write the state store %s (%s); keeping state in memory and writing it there"
-                        " once it can be written", clean(self.path or ""), clean(why, 200))
+                        " once it can be written", self.path or "", why)
         self._failing = True
 
     def _shed(self) -> None:
@@ -343,7 +343,7 @@ class Database:
             self._pending = [c for c in self._pending if c[0] not in self.kept]
             if len(self._pending) > MAX_PENDING // 2:  # (said once per MAX_PENDING // 2 dropped)
                 log.warning("the state store %s has been unusable too long; dropping the oldest history",
-                            clean(self.path or ""))
+                            self.path or "")
                 del self._pending[: -MAX_PENDING // 2]
 
 

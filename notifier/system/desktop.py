@@ -231,7 +231,7 @@ def open_display() -> Any:
 
         return display.Display()
     except Exception as exc:
-        log.debug("cannot open the X display: %s", clean(exc, 200))
+        log.debug("cannot open the X display: %s", exc)
         return None
 
 
@@ -391,18 +391,10 @@ def xwayland_display(compositor: int | None, tmp: str = "/tmp") -> str | None:
             continue
         if number(display) is None or pid is None:
             continue
-        held = pid == compositor or _parent(pid) == compositor
+        held = compositor in ancestors(pid)[:2]  # (the compositor, or an Xwayland it started)
         if held and os.path.exists(os.path.join(tmp, ".X11-unix", f"X{display}")):
             return f":{display}"
     return None
-
-
-def _parent(pid: int) -> int | None:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            return int(fh.read().rsplit(b")", 1)[1].split()[1])
-    except (OSError, ValueError, IndexError):
-        return None
 
 
 def window_display(env: dict[str, str] | None = None) -> tuple[dict[str, str] | None, str]:

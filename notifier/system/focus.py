@@ -23,7 +23,6 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from notifier.core.owners import Wanted
-from notifier.core.text import clean
 from notifier.system.desktop import ASK, Events, Front, Method, Missing, focus_method, window_for
 from notifier.system.locate import Location, locate_sessions
 from notifier.system.processes import folder, folders_of, looks_like_pi
@@ -59,7 +58,7 @@ def is_focused(
             return False
         windows = method.windows()
     except Exception as exc:
-        log.debug("cannot ask %s what is focused: %s", method.name, clean(exc, 200))
+        log.debug("cannot ask %s what is focused: %s", method.name, exc)
         return False
     pane = location.tmux
     if pane is None:
@@ -167,7 +166,7 @@ def current_front() -> Front | None:
             try:
                 w.start()
             except Exception as exc:
-                log.debug("cannot watch the focus through %s: %s", method.name, clean(exc, 200))
+                log.debug("cannot watch the focus through %s: %s", method.name, exc)
                 w.stop()
                 return UNKNOWN
             log.debug("watching what is focused through %s", method.name)
@@ -208,5 +207,5 @@ def items_focused(
         found = locate(wanted)
         return all(is_focused(found.get(i.ref.key), UNKNOWN, asked) for i in items)
     except Exception as exc:
-        log.debug("focus check failed: %s", clean(exc, 200))
+        log.debug("focus check failed: %s", exc)
         return False

@@ -146,7 +146,7 @@ def _x_windows() -> dict[int, int] | None:
     try:
         return x_windows_by_pid(disp)
     except Exception as exc:
-        log.debug("cannot list the X windows: %s", clean(exc, 200))
+        log.debug("cannot list the X windows: %s", exc)
         return None
     finally:
         disp.close()
@@ -165,7 +165,7 @@ def list_windows(with_windows: bool = True) -> Windows | None:
         try:
             desk = (method.via, method.windows())
         except Exception as exc:
-            log.debug("cannot list the windows through %s: %s", method.name, clean(exc, 200))
+            log.debug("cannot list the windows through %s: %s", method.name, exc)
     return _x_windows(), desk
 
 
@@ -307,7 +307,7 @@ def add_locations(status: dict[str, Any], listed: Listed | None = None) -> dict[
         if wanted:
             found = locate_sessions(wanted, procs=procs)
     except Exception as exc:  # locating is a bonus: status still works
-        log.debug("cannot locate sessions: %s", clean(exc, 200))
+        log.debug("cannot locate sessions: %s", exc)
         found = {}
     for s in sessions:
         if isinstance(s, dict):

@@ -2,7 +2,7 @@
 
 :data:`SECRETS`, the filter of the command line's log handlers (stderr and the log file), sees
 every record that reaches them, apprise's own included: each argument of the record is
-sanitised with the one sanitizer (:func:`notifier.core.text.clean`: a file name, a question, a
+sanitised (and cut to a bound) with the one sanitizer (:func:`notifier.core.text.clean`: a file name, a question, a
 peer's error message logged as an argument cannot put an escape sequence or a line break in the
 log), and the message, traceback and stack are masked (:mod:`notifier.core.secrets`): URLs keep
 their scheme and host, the parts of the configured push URLs are hidden wherever they appear.
@@ -23,13 +23,14 @@ from notifier.core.secrets import Masker
 from notifier.core.text import clean
 
 MAX_REMEMBERED = 10_000  # beyond this, the oldest problems may be said again (memory stays bounded)
+MAX_ARGUMENT = 2000  # characters of one log argument (a huge question or error is cut, not logged whole)
 _PLAIN = (int, float, type(None))  # arguments that cannot carry text (bool is an int)
 
 
 def _sanitised(arg: object) -> object:
     """A log argument as it may reach the log: numbers as they are (for ``%d``, ``%x``, ``%.1f``),
-    anything else as sanitised text."""
-    return arg if isinstance(arg, _PLAIN) else clean(arg)
+    anything else as sanitised text, cut to :data:`MAX_ARGUMENT`."""
+    return arg if isinstance(arg, _PLAIN) else clean(arg, MAX_ARGUMENT)
 
 
 class MaskSecrets(logging.Filter):

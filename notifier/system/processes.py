@@ -80,7 +80,7 @@ def run(
     try:
         return run_or_raise(cmd, timeout, input)
     except CannotRun as exc:
-        log.debug("%s failed: %s", clean(cmd[0]), exc)
+        log.debug("%s failed: %s", cmd[0], exc)
         return None
 
 
@@ -260,7 +260,7 @@ def running_pi(folders: Collection[str] = ()) -> list[Proc] | None:
             argv = pi_args(proc.info.get("cmdline") or [])
             found += evidence(proc.pid, cwd, _started(proc), argv, proc.environ, asking, raw=raw_terminal(proc.pid))
     except Exception as exc:  # psutil can fail in odd sandboxes; liveness then stays unknown
-        _once("", "read", "cannot read the process list (%s): liveness is unknown", clean(exc, 200))
+        _once("", "read", "cannot read the process list (%s): liveness is unknown", exc)
         return None
     return found
 

@@ -53,6 +53,7 @@ def test_the_filter_sanitises_every_argument_and_keeps_numbers() -> None:
                        OSError("bad\x07 \x1b]0;title\x07name"), 3, 1.25, 255)
         logger.warning("as a map: %(name)s", {"name": "x\x1b[2Jy"})
         logger.warning("100% sure, no arguments")
+        logger.warning("long: %s", "x" * 5000)
     finally:
         logger.removeHandler(handler)
     lines = out.getvalue().splitlines()
@@ -60,4 +61,5 @@ def test_the_filter_sanitises_every_argument_and_keeps_numbers() -> None:
         "cannot read /s/a b.jsonl (bad name): 3 lines, 1.2 s, ff",
         "as a map: xy",
         "100% sure, no arguments",
+        "long: " + "x" * 1999 + "…",  # (cut to a bound)
     ]
