@@ -240,19 +240,15 @@ def x_windows_by_pid(disp: Any) -> dict[int, int]:
     from Xlib import X
 
     root = disp.screen().root
-    net_pid = disp.intern_atom("_NET_WM_PID")
     client_list = root.get_full_property(disp.intern_atom("_NET_CLIENT_LIST"), X.AnyPropertyType)
     windows = (
         list(client_list.value) if client_list is not None else [c.id for c in root.query_tree().children]
     )
     found: dict[int, int] = {}
     for wid in windows:
-        try:
-            prop = disp.create_resource_object("window", wid).get_full_property(net_pid, X.AnyPropertyType)
-        except Exception:
-            continue
-        if prop is not None and len(prop.value):
-            found.setdefault(int(prop.value[0]), int(wid))
+        pid = window_pid(disp, wid)
+        if pid is not None:
+            found.setdefault(pid, int(wid))
     return found
 
 
