@@ -16,6 +16,7 @@ and, for the folders asked about, its tmux pane's text.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import subprocess
@@ -224,15 +225,37 @@ def _psutil() -> Any:
     return psutil
 
 
-def _pis(psutil: Any, pids: list[int] | None, attrs: list[str]) -> Iterator[Any]:
-    """psutil's processes that look like pi (among ``pids``, else all), each with ``info``."""
+def _scan(psutil: Any, pids: list[int] | None, mine: bool, where: bool) -> Iterator[tuple[PiProcess, Any]]:
+    """The pi processes (among ``pids``, else all; ``mine``: only our own user's), each with
+    psutil's process; ``where``: its terminal and the environment that says where it runs are
+    read too. A process gone meanwhile (or not ours to read) is left out; what fails for the
+    whole table is raised."""
+    me = os.getuid() if mine and hasattr(os, "getuid") else None
+    attrs = ["name", "cmdline", "create_time", "uids"]
     for proc in psutil.process_iter(attrs) if pids is None else _of(psutil, pids, attrs):
-        if looks_like_pi(proc.info.get("name") or "", proc.info.get("cmdline") or []):
-            yield proc
+        info = proc.info
+        cmdline = info.get("cmdline") or []
+        if not looks_like_pi(info.get("name") or "", cmdline):
+            continue
+        try:
+            if me is not None and info.get("uids") is not None and info["uids"].real != me:
+                continue
+            cwd = proc.cwd()
+            env = _environ(proc) if where else {}
+            tty = proc.terminal() if where else None
+        except (psutil.Error, OSError):
+            continue
+        started = start_time(proc.pid, float(info.get("create_time") or 0.0))
+        yield PiProcess(proc.pid, cwd, started, tty, env, pi_args(cmdline)), proc
 
 
-def _started(proc: Any) -> float:
-    return start_time(proc.pid, float(proc.info.get("create_time") or 0.0))
+def _environ(proc: Any) -> dict[str, str]:
+    """What of a process's environment says where it runs (:data:`_ENV_KEYS`); none if unreadable."""
+    try:
+        environ = proc.environ()
+    except Exception:  # (psutil's errors: a process gone meanwhile, or not ours to read)
+        return {}
+    return {k: environ[k] for k in _ENV_KEYS if k in environ}
 
 
 def running_pi(folders: Collection[str] = ()) -> list[Proc] | None:
@@ -252,13 +275,9 @@ def running_pi(folders: Collection[str] = ()) -> list[Proc] | None:
     found: list[Proc] = []
     asking = {folder(f) for f in folders}
     try:
-        for proc in _pis(psutil, pids, ["name", "cmdline", "create_time"]):
-            try:
-                cwd = proc.cwd()
-            except (psutil.Error, OSError):
-                continue
-            argv = pi_args(proc.info.get("cmdline") or [])
-            found += evidence(proc.pid, cwd, _started(proc), argv, proc.environ, asking, raw=raw_terminal(proc.pid))
+        for p, proc in _scan(psutil, pids, mine=False, where=False):
+            env = functools.partial(_environ, proc)  # (read only where its pane is looked at)
+            found += evidence(p.pid, p.cwd, p.started, p.argv, env, asking, raw=raw_terminal(p.pid))
     except Exception as exc:  # psutil can fail in odd sandboxes; liveness then stays unknown
         _once("", "read", "cannot read the process list (%s): liveness is unknown", exc)
         return None
@@ -337,26 +356,7 @@ def pi_processes(pids: list[int] | None = None) -> list[PiProcess]:
     if pids is not None and not pids:
         return []
     psutil = _psutil()
-    if psutil is None:
-        return []
-    found = []
-    me = os.getuid() if hasattr(os, "getuid") else None
-    for proc in _pis(psutil, pids, ["name", "cmdline", "create_time", "uids"]):
-        info = proc.info
-        try:
-            if me is not None and info.get("uids") is not None and info["uids"].real != me:
-                continue
-            cwd = proc.cwd()
-            try:
-                environ = proc.environ()
-            except (psutil.Error, OSError):
-                environ = {}
-            tty = proc.terminal()
-        except (psutil.Error, OSError):
-            continue
-        env = {k: environ[k] for k in _ENV_KEYS if k in environ}
-        found.append(PiProcess(proc.pid, cwd, _started(proc), tty, env, pi_args(info.get("cmdline") or [])))
-    return found
+    return [p for p, _ in _scan(psutil, pids, mine=True, where=True)] if psutil is not None else []
 
 
 def _of(psutil: Any, pids: list[int], attrs: list[str]) -> list[Any]:
