@@ -12,8 +12,6 @@ from pathlib import Path
 import pytest
 
 from notifier.system import desktop
-from notifier.system import desktop as swayipc
-from notifier.system import desktop as x11
 
 
 def test_a_reply_after_an_event_over_a_real_socket(tmp_path: Path) -> None:
@@ -29,18 +27,18 @@ def test_a_reply_after_an_event_over_a_real_socket(tmp_path: Path) -> None:
         conn, _ = server.accept()
         with conn:
             head = conn.recv(14)
-            length, kind = swayipc.decode_header(head)
+            length, kind = desktop.decode_header(head)
             got.append(conn.recv(length))
-            conn.sendall(swayipc.encode(swayipc.EVENT_WINDOW, json.dumps({"change": "focus"})))
-            conn.sendall(swayipc.encode(kind, json.dumps([{"success": True}])))
+            conn.sendall(desktop.encode(desktop.EVENT_WINDOW, json.dumps({"change": "focus"})))
+            conn.sendall(desktop.encode(kind, json.dumps([{"success": True}])))
             conn.recv(14 + 2)  # GET_TREE, empty payload
-            conn.sendall(swayipc.encode(swayipc.RUN_COMMAND, "[]"))
+            conn.sendall(desktop.encode(desktop.RUN_COMMAND, "[]"))
 
     t = threading.Thread(target=serve, daemon=True)
     t.start()
-    with swayipc.Connection(path) as conn:
+    with desktop.Connection(path) as conn:
         assert conn.command("[con_id=5] focus")
-        with pytest.raises(swayipc.IpcError):
+        with pytest.raises(desktop.IpcError):
             conn.tree()
     t.join(5)
     server.close()
@@ -48,10 +46,10 @@ def test_a_reply_after_an_event_over_a_real_socket(tmp_path: Path) -> None:
 
 
 def test_the_window_display_in_words() -> None:
-    assert x11.window_display({"DISPLAY": ":5"}) == ({}, "X display :5")
-    none, why = x11.window_display({})
+    assert desktop.window_display({"DISPLAY": ":5"}) == ({}, "X display :5")
+    none, why = desktop.window_display({})
     assert none is None and "DISPLAY and WAYLAND_DISPLAY are unset" in why
-    none, why = x11.window_display({"WAYLAND_DISPLAY": "wayland-9", "XDG_RUNTIME_DIR": "/nonexistent"})
+    none, why = desktop.window_display({"WAYLAND_DISPLAY": "wayland-9", "XDG_RUNTIME_DIR": "/nonexistent"})
     assert none is None and "offers no XWayland" in why
 
 
