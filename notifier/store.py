@@ -30,16 +30,20 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from notifier.core.formats import HISTORY_COLUMNS, history_row
 from notifier.core.model import Transition
-from notifier.core.preferences import Preferences
 from notifier.core.silenced import Silences
 from notifier.core.text import clean
 from notifier.core.times import sane_time
 from notifier.system.log import LogOnce
 from notifier.system.paths import private_file
+
+if TYPE_CHECKING:
+    from notifier.core.preferences import Preferences
+
+# (Preferences is imported where it is used: ``status`` reads saved snoozes through this module.)
 
 log = logging.getLogger(__name__)
 _once = LogOnce(log)  # (path, "read"): a read that fails, said once until one succeeds
@@ -519,6 +523,8 @@ class Store(Database):
 
     def preferences(self, now: float) -> Preferences:
         """The snoozes still running at ``now`` and the muted projects, as one value."""
+        from notifier.core.preferences import Preferences
+
         prefs = Preferences(muted=frozenset(self.mutes()))
         for session, project, until in self.snoozes(now):
             prefs = prefs.snoozed(until, now, session, project)
