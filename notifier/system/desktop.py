@@ -136,20 +136,25 @@ class Method:
         return self.backend.focused(self.path)
 
     def activate(self, wid: int, timeout: float = ACTIVATE_TIMEOUT_S) -> bool:
-        """Focus window ``wid``: ask, then wait (at most ``timeout``) until it is in front."""
+        """Focus window ``wid``: ask, then wait (at most ``timeout``) until it is in front. False
+        when it did not come to the front, or the window manager failed meanwhile."""
         deadline = time.monotonic() + timeout
-        if not self.backend.ask(self.path, wid, timeout):
-            return False
-        delay = 0.005
-        while True:
-            now = self.focused()
-            if now is not None and now[0] == wid:
-                return True
-            left = deadline - time.monotonic()
-            if left <= 0:
+        try:
+            if not self.backend.ask(self.path, wid, timeout):
                 return False
-            time.sleep(min(delay, left))
-            delay = min(delay * 2, 0.1)
+            delay = 0.005
+            while True:
+                now = self.focused()
+                if now is not None and now[0] == wid:
+                    return True
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                time.sleep(min(delay, left))
+                delay = min(delay * 2, 0.1)
+        except Exception as exc:
+            log.debug("%s did not focus window %s: %s", self.name, wid, exc)
+            return False
 
 
 class Missing:

@@ -26,18 +26,13 @@ from notifier.core.owners import Wanted
 from notifier.system.desktop import ASK, Events, Front, Method, Missing, focus_method, window_for
 from notifier.system.locate import Location, locate_sessions
 from notifier.system.processes import folder, folders_of, looks_like_pi
-from notifier.system.tmux import TmuxClient, tmux, tmux_clients
+from notifier.system.tmux import client_pane, tmux_clients
 
 # Lazy imports here: psutil only where a focused window's processes are looked at.
 
 log = logging.getLogger(__name__)
 
 UNKNOWN = (-1, -1)  # nothing watches: ask the focus method
-
-
-def client_pane(client: TmuxClient, socket: str) -> str | None:
-    out = tmux(socket, "display-message", "-c", client.tty, "-p", "#{pane_id}")
-    return out.strip() if out else None
 
 
 def is_focused(

@@ -198,6 +198,12 @@ def tmux_clients(socket: str) -> list[TmuxClient]:
     return clients
 
 
+def client_pane(client: TmuxClient, socket: str) -> str | None:
+    """The id of the pane the client shows."""
+    out = tmux(socket, "display-message", "-c", client.tty, "-p", "#{pane_id}")
+    return out.strip() if out else None
+
+
 def capture(pane: TmuxPane) -> str | None:
     """The visible text of the pane (no escapes)."""
     return tmux(pane.socket, "capture-pane", "-p", "-t", pane.pane)
