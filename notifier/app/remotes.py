@@ -24,8 +24,8 @@ from notifier.remote.inbox import Down, Inbox, Item
 from notifier.remote.link import Link
 from notifier.remote.stream import Ready, RemoteAsked, RemoteEnded, StreamEvent
 from notifier.sinks.push import PushSink
-from notifier.state.store import Store
-from notifier.system.logonce import LogOnce
+from notifier.store import Store
+from notifier.system.log import LogOnce
 
 log = logging.getLogger(__name__)
 say_once = LogOnce(log)

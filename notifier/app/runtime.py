@@ -54,7 +54,7 @@ from notifier.engine.sinks import Sink
 from notifier.sinks.history import HistorySink
 from notifier.sinks.jsonout import JsonSink
 from notifier.sinks.notify.sink import AlertSink
-from notifier.state.store import Store
+from notifier.store import Store
 from notifier.system.supervisor import FailureLog
 from notifier.ui.state import UiState
 from notifier.ui.tray import Tray

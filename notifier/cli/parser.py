@@ -48,7 +48,7 @@ def setup_logging(verbose: bool, log_file: bool = False) -> None:
     holds question text and paths: it and its rotated copies are user-only (0600, folder 0700)."""
     import logging
 
-    from notifier.system.log_filter import SECRETS
+    from notifier.system.log import SECRETS
 
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter(f"{APP_NAME}: %(message)s", validate=False))  # (a constant: no check)
@@ -158,7 +158,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         config = effective_config(args)
         if config["push.urls"]:
-            from notifier.system.log_filter import SECRETS
+            from notifier.system.log import SECRETS
 
             SECRETS.add_urls(config["push.urls"])  # (before anything could log them)
         return _dispatch(args, config)

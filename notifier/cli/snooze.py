@@ -122,7 +122,7 @@ def carry_out(config: Config, what: str | None, seconds: float | None = None, mu
 
 
 def _mute(config: Config, what: str | None, on: bool, now: float) -> int:
-    from notifier.state.saved_choices import saved_silences
+    from notifier.store import saved_silences
     from notifier.system import paths
 
     muted = saved_silences(paths.state_dir(), now).muted

@@ -130,7 +130,7 @@ def cmd_status(args: argparse.Namespace, config: Config) -> int:
     if args.tmux or args.bar:
         return _status_bar(config, args.bar)
     from notifier.control import client as control_client
-    from notifier.state.saved_choices import saved_silences
+    from notifier.store import saved_silences
     from notifier.system import paths
 
     prefs = saved_silences(paths.state_dir(), time.time())
@@ -205,7 +205,7 @@ def _status_bar(config: Config, as_json: bool) -> int:
     else:
         from notifier.engine.options import engine_options
         from notifier.engine.scan import scan_once
-        from notifier.state.saved_choices import saved_silences
+        from notifier.store import saved_silences
         from notifier.system import paths
 
         snapshot = scan_once(engine_options(config))
@@ -236,7 +236,7 @@ def _located(status: dict[str, Any], liveness: bool) -> dict[str, Any]:
         for s in sessions:
             s["location"] = None
         return status
-    from notifier.system.status_locations import add_locations, in_folders, may_match, pi_folders
+    from notifier.system.locate import add_locations, in_folders, may_match, pi_folders
 
     unknown = [s for s in sessions if s.get("alive") is None and s.get("host") is None]
     listed = None

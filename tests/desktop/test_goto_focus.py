@@ -55,7 +55,7 @@ def active() -> int | None:
 
 
 def window_of(pid: int) -> int | None:
-    from notifier.system.x11 import open_display, x_windows_by_pid
+    from notifier.system.desktop import open_display, x_windows_by_pid
 
     d = open_display()
     try:

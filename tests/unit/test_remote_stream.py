@@ -190,7 +190,7 @@ def test_push_sink_never_pushes_a_question_twice(tmp_path: Any) -> None:
     """What was pushed is in the store: a new sink (the app restarted) skips it when it is seen
     pending again, and records what it pushes itself."""
     from notifier.sinks.push import PushSink
-    from notifier.state.store import Store
+    from notifier.store import Store
 
     config = Config()
     config.values.update({"push.urls": ["json://x"], "push.after": 0.0, "push.when": "always"})

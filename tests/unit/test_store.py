@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from notifier.core.preferences import Preferences
-from notifier.state.store import Store
+from notifier.store import Store
 
 
 def test_snoozes_round_trip_by_scope() -> None:
