@@ -7,8 +7,8 @@ import argparse
 import sys
 
 from notifier.actions import over_ssh
-from notifier.cli.common import fail, with_outside_file
-from notifier.config.load import Config
+from notifier.cli.parser import fail, with_outside_file
+from notifier.config import Config
 from notifier.core.model import Snapshot
 from notifier.core.question_token import question_token
 from notifier.core.text import clean, number

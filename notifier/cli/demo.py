@@ -15,7 +15,7 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
 from notifier import resources
-from notifier.config.load import Config
+from notifier.config import Config
 
 if TYPE_CHECKING:
     from notifier.app.runtime import App

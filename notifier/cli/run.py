@@ -16,7 +16,7 @@ import threading
 from typing import TYPE_CHECKING
 
 from notifier import APP_NAME
-from notifier.config.load import Config
+from notifier.config import Config
 from notifier.core.text import clean
 
 if TYPE_CHECKING:

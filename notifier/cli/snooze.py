@@ -10,8 +10,8 @@ import re
 import sys
 import time
 
-from notifier.cli.common import fail
-from notifier.config.load import Config
+from notifier.cli.parser import fail
+from notifier.config import Config
 from notifier.core.commands import Command, Mute, Snooze, to_obj
 from notifier.core.model import Snapshot
 from notifier.core.silenced import not_duration, snooze_words
@@ -28,7 +28,7 @@ class _Usage(Exception):
 def _snapshot(config: Config, what: str | None) -> Snapshot:
     """The sessions, and the one of ``what`` when that is a session file outside the watched
     folders (SESSION may be a file anywhere)."""
-    from notifier.cli.common import with_outside_file
+    from notifier.cli.parser import with_outside_file
     from notifier.engine.options import engine_options
     from notifier.engine.scan import scan_once
 
@@ -92,6 +92,16 @@ def cmd_snooze(args: argparse.Namespace, config: Config) -> int:
     except ValueError as exc:
         return fail(2, exc)
     return carry_out(config, what, seconds=seconds)
+
+
+def cmd_mute(args: argparse.Namespace, config: Config) -> int:
+    """mute WHAT: no notification from a project (or a session's project) until ``unmute``."""
+    return carry_out(config, args.what, mute=True)
+
+
+def cmd_unmute(args: argparse.Namespace, config: Config) -> int:
+    """unmute WHAT|all: a muted project notifies again."""
+    return carry_out(config, args.what, mute=False)
 
 
 def carry_out(config: Config, what: str | None, seconds: float | None = None, mute: bool | None = None) -> int:

@@ -22,7 +22,7 @@ from notifier.core.text import clean, duration, project_name
 if TYPE_CHECKING:
     import argparse
 
-    from notifier.config.load import Config
+    from notifier.config import Config
     from notifier.core.silenced import Silences
 
 log = logging.getLogger(__name__)
