@@ -100,7 +100,7 @@ class Key:
     choices: tuple[str, ...] = ()
     pattern: str | None = None
     path: bool = False
-    convert: Callable[[str], Any] | None = None
+    convert: Callable[[str], str] | None = None
     many: int = 0
     keep: str = ""
     always: tuple[str, ...] = ()
@@ -232,13 +232,18 @@ def _one(key: Key, value: Any, where: int = 1) -> Any:
         return float(value) if key.kind is float else value
     if key.kind is dict:
         return _table(key, value, where)
+    return _string(key, value)
+
+
+def _string(key: Key, value: Any) -> str:
     if not isinstance(value, str):
         raise Invalid(key.said)
     if key.convert is not None:
         try:
-            return key.convert(value)
+            converted: str = key.convert(value)
         except ValueError:
             raise Invalid(key.said) from None
+        return converted
     if len(value) > key.length or not value.strip() or CONTROL_CHARS.search(value):
         raise Invalid(key.said)
     if key.path and value.startswith(("/", "~")):

@@ -11,13 +11,11 @@ import re
 import sys
 
 from notifier.actions import goto, over_ssh
-from notifier.cli.parser import fail, with_outside_file
+from notifier.cli.parser import fail, sessions_of
 from notifier.config import Config
 from notifier.core import shellcmd
 from notifier.core.formats import dumps
 from notifier.core.text import clean
-from notifier.engine.options import engine_options
-from notifier.engine.scan import scan_once
 from notifier.remote.link import Remote
 from notifier.system.desktop import has_display
 
@@ -38,8 +36,7 @@ def cmd_goto(args: argparse.Namespace, config: Config) -> int:
     remote = over_ssh.split(config, args.session)
     if remote is not None:  # devbox:SESSION — a session on a remote (docs/usage.md "Remote machines and pushes")
         return _goto_remote(*remote, only_print=args.print)
-    options = engine_options(config)
-    snapshot = with_outside_file(scan_once(options), options, args.session)
+    snapshot = sessions_of(config, args.session)[1]
     try:
         target = goto.target(snapshot, args.session)
     except goto.BadSession as exc:

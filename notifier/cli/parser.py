@@ -31,36 +31,45 @@ class OutputError(Exception):
     stderr, exit code 1."""
 
 
-def fail(code: int, message: object) -> int:
-    """Say ``message`` as one line on stderr (sanitized), if there is a stderr; return the exit
-    ``code``. Every one-line failure of a command goes through here: bad usage and config (2)
-    and what could not be done (1)."""
+def say(message: object) -> None:
+    """``message`` as one line on stderr (sanitized), if there is a stderr."""
     try:
         if sys.stderr is not None:
             sys.stderr.write(f"{APP_NAME}: {clean(message)}\n")
     except (OSError, ValueError):
         pass
+
+
+def fail(code: int, message: object) -> int:
+    """:func:`say` ``message``; return the exit ``code``. Every one-line failure of a command goes
+    through here: bad usage and config (2) and what could not be done (1)."""
+    say(message)
     return code
 
 
-def with_outside_file(snapshot: Snapshot, options: EngineOptions, spec: str | None) -> Snapshot:
-    """``snapshot``, plus the session of ``spec`` when it is a session file outside the watched
-    folders (a copied file, another ``--session-dir``): SESSION may be a file anywhere."""
-    if not spec or spec == "next":
-        return snapshot
-    path = os.path.realpath(os.path.expanduser(spec))
-    if not path.endswith(".jsonl") or not os.path.isfile(path):
-        return snapshot
-    if any(os.path.realpath(v.ref.key) == path for v in snapshot.sessions):
-        return snapshot
+def sessions_of(config: Config, spec: str | None, dialogs: bool = False) -> tuple[EngineOptions, Snapshot]:
+    """The engine's options of ``config`` and a scan of its folders (``dialogs``: with the dialogs
+    pi shows now), plus the session of ``spec`` when that is a session file outside the watched
+    folders (a copied file, another ``--sessions-dir``): SESSION may be a file anywhere."""
     import dataclasses
 
-    from notifier.engine.options import EngineOptions
+    from notifier.engine.options import EngineOptions, engine_options
     from notifier.engine.scan import scan_once
 
+    options = engine_options(config)
+    snapshot = scan_once(options)
+    if dialogs:
+        from notifier.app.dialog_feed import with_open_dialogs
+
+        snapshot = with_open_dialogs(snapshot, options)
+    path = os.path.realpath(os.path.expanduser(spec)) if spec and spec != "next" else ""
+    if not path.endswith(".jsonl") or not os.path.isfile(path):
+        return options, snapshot
+    if any(os.path.realpath(v.ref.key) == path for v in snapshot.sessions):
+        return options, snapshot
     folder = EngineOptions([os.path.dirname(path)], options.catalog, options.liveness, options.max_line)
     extra = [v for v in scan_once(folder).sessions if os.path.realpath(v.ref.key) == path]
-    return dataclasses.replace(snapshot, sessions=(*snapshot.sessions, *extra)) if extra else snapshot
+    return options, dataclasses.replace(snapshot, sessions=(*snapshot.sessions, *extra)) if extra else snapshot
 
 
 class _Parser(argparse.ArgumentParser):
@@ -451,7 +460,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     except OutputError as exc:
-        fail(1, f"cannot write the output ({exc})")
+        say(f"cannot write the output ({exc})")
         return _output_closed()  # (what is still buffered would fail again at exit)
     except BrokenPipeError:
         if not _reader_gone():

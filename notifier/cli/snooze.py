@@ -10,7 +10,7 @@ import re
 import sys
 import time
 
-from notifier.cli.parser import fail
+from notifier.cli.parser import fail, sessions_of
 from notifier.config import Config
 from notifier.core.commands import Command, Mute, Snooze, to_obj
 from notifier.core.model import Snapshot
@@ -23,17 +23,6 @@ _LIKE_DURATION = re.compile(r"[+-]?\.?\d|(forever|never|always|inf|infinity|nan)
 
 class _Usage(Exception):
     pass
-
-
-def _snapshot(config: Config, what: str | None) -> Snapshot:
-    """The sessions, and the one of ``what`` when that is a session file outside the watched
-    folders (SESSION may be a file anywhere)."""
-    from notifier.cli.parser import with_outside_file
-    from notifier.engine.options import engine_options
-    from notifier.engine.scan import scan_once
-
-    options = engine_options(config)
-    return with_outside_file(scan_once(options), options, what)
 
 
 def target(snapshot: Snapshot, what: str | None) -> tuple[str | None, str | None, str]:
@@ -112,7 +101,7 @@ def carry_out(config: Config, what: str | None, seconds: float | None = None, mu
     try:
         if mute is not None:
             return _mute(config, what, mute, now)
-        session, project, said = target(_snapshot(config, what), what)
+        session, project, said = target(sessions_of(config, what)[1], what)
         assert seconds is not None
         note = deliver(Snooze(now + seconds if seconds > 0 else 0.0, session, project))
     except goto.Ambiguous as exc:
@@ -143,7 +132,7 @@ def _mute(config: Config, what: str | None, on: bool, now: float) -> int:
     assert what is not None
     project: str | None = what
     if what not in muted:
-        snapshot = _snapshot(config, what)
+        snapshot = sessions_of(config, what)[1]
         session, project, _ = target(snapshot, what)
         if session is not None:  # a session's project: what the window's Mute project mutes
             view = next(v for v in snapshot.sessions if v.ref.key == session)
