@@ -54,9 +54,10 @@ def cmd_doctor(args: argparse.Namespace, config: Config) -> int:
                 _line(None, "sessions folder", f"{clean(root)} does not exist yet; it will be watched once it does")
             )
     out += [_liveness(config), *_quiet_hours(config), _window(), _focus(), *_extras(config)]
+    extension = pi_extension.status()  # (asks each running pi's companion socket: once)
     for label, (ok, detail) in (
-        ("companion extension", companion()),
-        ("extension dialogs", unseen_dialogs(config)),
+        ("companion extension", companion(extension)),
+        ("extension dialogs", unseen_dialogs(config, extension)),
     ):
         out.append(_line(ok, label, detail))
     out += [*_remotes(config), *_health()]
@@ -228,10 +229,9 @@ def _health() -> list[str]:
 _QUESTION_ONLY = frozenset({"question.ts", "questionnaire.ts"})
 
 
-def companion() -> tuple[bool | None, str]:
+def companion(st: pi_extension.Status) -> tuple[bool | None, str]:
     """The optional companion pi extension, as ``pi-extension status`` sees it. Never a FAIL: pi
     and pi-notifier work without it (dialogs such as permission gates are then not shown)."""
-    st = pi_extension.status()
     if not st.installed:
         state = f"not installed (optional; install: {APP_NAME} pi-extension install)"
     elif st.current:
@@ -244,10 +244,10 @@ def companion() -> tuple[bool | None, str]:
     return (True if st.installed and st.current else None), f"{state}; {loaded}"
 
 
-def unseen_dialogs(config: Config) -> tuple[bool | None, str]:
+def unseen_dialogs(config: Config, st: pi_extension.Status) -> tuple[bool | None, str]:
     """Each running pi that loads an extension with dialogs (``ctx.ui.select`` questions,
     permission gates) but not the companion: those dialogs leave nothing in the session file."""
-    with_companion = {item.pid for item in pi_extension.status().loaded}
+    with_companion = {item.pid for item in st.loaded}
     catalog = QuestionCatalog(config["question_tools"])
     blind: list[str] = []
     for proc in pi_processes():

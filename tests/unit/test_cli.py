@@ -199,3 +199,27 @@ def test_quit_takes_no_arguments_and_has_its_handler(capsys: pytest.CaptureFixtu
         assert info.value.code == 2
         err = capsys.readouterr().err
         assert err.startswith("pi-notifier: unrecognized arguments") and err.count("\n") == 1, err
+
+
+def test_each_key_row_holds_its_default_and_reads_values_its_one_way() -> None:
+    """Every key's range is a row of data read by one checker: each default is in its range, and
+    the same rules hold for every key of a shape (a single value of the file is a list of one; a
+    glob's brackets must close; lists are deduplicated or sorted as the row says)."""
+    from notifier.config import KEYS, SCHEMA, Invalid
+
+    for key in SCHEMA:
+        assert key.check(key.default) == key.default, key.name
+    tools = KEYS["question_tools"]
+    assert tools.check("ask") == ["ask"] and tools.check(["a", "b", "a"]) == ["a", "b"]
+    for good in ("mcp__*__ask*", "[!a]x", "a]", "[]", "ask?"):
+        assert tools.check([good]) == [good], good
+    for bad in ("[x", "[[x]]", "a b", "", "x" * 129, "a\x1b"):
+        with pytest.raises(Invalid):
+            tools.check([bad])
+    assert KEYS["remind_after"].check([30, 10, 10.0]) == [10.0, 30.0]
+    assert KEYS["notify_on"].check(["idle"]) == ["idle", "needs_input"]
+    remote = {"name": "dev", "command": "ssh dev"}  # (inside a table, a list is a list)
+    with pytest.raises(Invalid, match="'command' in \\[\\[remotes\\]\\] 1 must be"):
+        KEYS["remotes"].check([remote])
+    with pytest.raises(Invalid, match="relative"):
+        KEYS["sessions_dirs"].check(["here"])
