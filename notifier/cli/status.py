@@ -11,12 +11,12 @@ import logging
 import os
 import sys
 import time
-from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from notifier.cli.parser import OutputError, say
 from notifier.core.quiet import quiet_hours_line, quiet_hours_obj
 from notifier.core.text import clean, duration, project_name
+from notifier.core.times import parse_iso
 
 if TYPE_CHECKING:
     import argparse
@@ -25,16 +25,6 @@ if TYPE_CHECKING:
     from notifier.core.silenced import Silences
 
 log = logging.getLogger(__name__)
-
-
-def _seconds(stamp: object) -> float | None:
-    """An ISO-8601 time of the status object as seconds since the epoch (None: none or odd)."""
-    if not isinstance(stamp, str):
-        return None
-    try:
-        return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
 
 
 def _questions(session: dict[str, Any], key: str) -> list[dict[str, Any]]:
@@ -84,7 +74,7 @@ def _session_rows(s: dict[str, Any], now: float, show_all: bool) -> list[Row]:
     if abandoned:
         said = "  (the pi that asked has stopped)"
         return [("abandoned", project, sid, _waited(q, now), clean(q.get("text"), 60) + said) for q in abandoned]
-    if show_all or now - (_seconds(s.get("updated_at")) or 0.0) < DAY_S:
+    if show_all or now - (parse_iso(s.get("updated_at")) or 0.0) < DAY_S:
         return [(clean(s.get("state"), 20), project, sid, "-", clean(s.get("current_tool") or "", 40))]
     return []
 
@@ -100,7 +90,7 @@ def _asked(q: dict[str, Any]) -> str:
 
 
 def _waited(q: dict[str, Any], now: float) -> str:
-    asked = _seconds(q.get("asked_at"))
+    asked = parse_iso(q.get("asked_at"))
     return duration(now - asked) if asked is not None else "-"
 
 
