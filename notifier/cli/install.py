@@ -19,11 +19,11 @@ import os
 import sys
 import tempfile
 from dataclasses import asdict, dataclass, field
-from typing import Any
 
 from notifier import APP_NAME, resources
 from notifier.cli.parser import fail
 from notifier.companion.channel import ChannelError, list_sockets, open_dialogs
+from notifier.config import Config
 from notifier.core.text import clean
 from notifier.system import autostart, paths
 
@@ -183,7 +183,7 @@ def _status_text(st: Status) -> str:
     return "\n".join(lines)
 
 
-def cmd_pi_extension(args: argparse.Namespace, config: Any = None) -> int:
+def cmd_pi_extension(args: argparse.Namespace, config: Config) -> int:
     action = args.action
     if action == "install":
         changed, path = install()
@@ -213,7 +213,7 @@ def cmd_pi_extension(args: argparse.Namespace, config: Any = None) -> int:
     return 0
 
 
-def cmd_autostart(args: argparse.Namespace, config: Any = None) -> int:
+def cmd_autostart(args: argparse.Namespace, config: Config) -> int:
     action = {"install": autostart.install, "remove": autostart.remove, "status": autostart.status}[
         args.action
     ]
