@@ -83,10 +83,10 @@ class Key:
     ``pattern`` what any other string matches in full; ``path``: an absolute path (or ``~…``)
     is taken too (alone: only that); ``convert`` reads a string its own way (ValueError: out of
     range). ``many``: a list of at most that many values (in the file, a single value is a list of
-    one), kept as given, ``"unique"`` or ``"sorted"`` (and unique), with ``always`` in it;
-    ``rule``: a check of a list's value against those before it (None: fine; else what to add
-    to ``said``).
-    ``said`` is what an error says the value must be; ``allowed`` the documented range."""
+    one), its values kept (``keep``) as given, ``"unique"`` or ``"sorted"`` (and unique), with
+    ``always`` in it; ``rule``: a check of a list's value against those before it (None: fine;
+    else what to add to ``said``). ``said`` is what an error says the value must be; ``allowed``
+    the documented range."""
 
     name: str
     default: Any
