@@ -7,7 +7,7 @@ import shutil
 import subprocess
 from collections.abc import Sequence
 
-from notifier.config.load import Config
+from notifier.config import Config
 from notifier.core import jsonbound, shellcmd
 from notifier.core.text import clean
 from notifier.remote.link import Remote, remote_from_config, ssh_argv

@@ -16,7 +16,7 @@ from functools import partial
 from typing import Any
 
 from notifier.actions.over_ssh import configured
-from notifier.config.load import Config
+from notifier.config import Config
 from notifier.core.model import Transition
 from notifier.core.text import clean
 from notifier.engine.sinks import Sink

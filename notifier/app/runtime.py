@@ -27,7 +27,7 @@ from notifier.app.redraw import Redraw
 from notifier.app.remotes import Hub
 from notifier.app.stopping import stop_side_by_side
 from notifier.app.window_process import WindowProcess, has_display
-from notifier.config.load import Config
+from notifier.config import Config
 from notifier.control.connection import Connection
 from notifier.control.server import Server
 from notifier.control.wire import socket_path

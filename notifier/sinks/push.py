@@ -29,7 +29,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from notifier.config.load import Config
+from notifier.config import Config
 from notifier.core.model import Snapshot, Transition, TurnChange
 from notifier.core.text import clean, project_name
 from notifier.store import Store
