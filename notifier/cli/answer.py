@@ -12,9 +12,8 @@ from notifier.config.load import Config
 from notifier.core.model import Snapshot
 from notifier.core.question_token import question_token
 from notifier.core.text import clean, number
-from notifier.engine.options import engine_options
-from notifier.engine.scan import scan_once
 from notifier.remote.link import Remote
+from notifier.sessions import engine_options, scan_once
 
 
 def _split_answer_words(words: list[str], snapshot: Snapshot, text: bool) -> tuple[str | None, list[str]]:

@@ -9,8 +9,7 @@ import sys
 from notifier import APP_NAME
 from notifier.core.model import Snapshot
 from notifier.core.text import clean
-from notifier.engine.options import EngineOptions
-from notifier.engine.scan import scan_once
+from notifier.sessions import EngineOptions, scan_once
 
 
 def fail(code: int, message: object) -> int:

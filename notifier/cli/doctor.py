@@ -20,7 +20,7 @@ from notifier.config.load import Config
 from notifier.control.client import request
 from notifier.core.quiet import quiet_hours_note
 from notifier.core.text import clean
-from notifier.sessions.scanner import walk
+from notifier.sessions import walk
 from notifier.sinks.push import desktop_away
 from notifier.system.desktop import describe, focus_method, has_display
 from notifier.system.processes import running_pi

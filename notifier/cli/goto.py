@@ -13,9 +13,8 @@ from notifier.config.load import Config
 from notifier.core import shellcmd
 from notifier.core.formats import dumps
 from notifier.core.text import clean
-from notifier.engine.options import engine_options
-from notifier.engine.scan import scan_once
 from notifier.remote.link import Remote
+from notifier.sessions import engine_options, scan_once
 from notifier.system.desktop import has_display
 
 # Inside JSON strings, what a terminal would act on or that reorders what is seen: C1 controls,

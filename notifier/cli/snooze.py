@@ -29,8 +29,7 @@ def _snapshot(config: Config, what: str | None) -> Snapshot:
     """The sessions, and the one of ``what`` when that is a session file outside the watched
     folders (SESSION may be a file anywhere)."""
     from notifier.cli.common import with_outside_file
-    from notifier.engine.options import engine_options
-    from notifier.engine.scan import scan_once
+    from notifier.sessions import engine_options, scan_once
 
     options = engine_options(config)
     return with_outside_file(scan_once(options), options, what)

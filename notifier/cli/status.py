@@ -155,8 +155,7 @@ def cmd_status(args: argparse.Namespace, config: Config) -> int:
         return 0
     from notifier.app.dialog_feed import with_open_dialogs
     from notifier.core.formats import status_obj
-    from notifier.engine.options import engine_options
-    from notifier.engine.scan import scanned
+    from notifier.sessions import engine_options, scanned
 
     options = engine_options(config)
     with scanned(options) as board:  # (the scan cache is written on leaving: after the output)
@@ -203,8 +202,7 @@ def _status_bar(config: Config, as_json: bool) -> int:
     if live and live.get("ok") and isinstance(live.get("summary"), dict):
         brief = live["summary"]
     else:
-        from notifier.engine.options import engine_options
-        from notifier.engine.scan import scan_once
+        from notifier.sessions import engine_options, scan_once
         from notifier.state.saved_choices import saved_silences
         from notifier.system import paths
 

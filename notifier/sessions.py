@@ -1,37 +1,174 @@
-"""Session files → the board: one tailer per file, read at start-up from its end only as far as its
-state needs, then followed as it grows (rewrites read again, removed files forgotten).
+"""pi's sessions on this machine, read into a board: which files are sessions (:func:`walk_tree`),
+what the reading is told (:class:`EngineOptions`), the files followed into the board
+(:class:`SessionFiles`), and one read of them all without a thread or a watcher (:func:`scanned`,
+for ``status``, ``answer`` and ``goto`` without the app; :class:`FollowedFile` for one file).
 
-Every line goes through the one bounded parse and pi's adapter; a bad line, file or folder is
-said once (per file and kind of problem) and skipped. A file has one name: a second name of the
-same (device, inode) — a hard link, an overlapping root — is not read twice."""
+One rule decides what a session file is, for the start-up scan, ``status`` and live watching alike
+(:func:`is_session_name`, :func:`walk_tree`): a ``*.jsonl`` regular file (or a symlink to one)
+anywhere below a sessions root, reached through real folders (watchdog does not follow symlinked
+folders, so neither does the walk). A file reached by two names (hard links, a symlink next to its
+target, an overlapping root) is one session, read once: the walk keeps the first name in sorted
+order.
+
+Every line goes through the one bounded parse and pi's adapter; a bad line, file or folder is said
+once (per file and kind of problem) and skipped. Reading a file is :mod:`notifier.tail`; the
+start-up cache :mod:`notifier.scan_cache`. Nothing here imports watchdog or the engine thread (a
+one-shot command starts fast)."""
 
 from __future__ import annotations
 
 import logging
 import os
 import stat
-from collections.abc import Callable, Iterable
-from dataclasses import replace
+import time
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
+from notifier.config.load import Config
 from notifier.core import jsonbound
 from notifier.core.board import Board
-from notifier.core.model import Transition
+from notifier.core.model import SessionView, Snapshot, Transition
+from notifier.core.owners import Proc
 from notifier.core.reducer import Event, Renamed, SessionReducer
 from notifier.core.text import clean
-from notifier.engine.options import EngineOptions
+from notifier.pi.catalog import QuestionCatalog
 from notifier.pi.entries import EntryError, to_events
 from notifier.pi.lines import odd_line_events, too_large_events
-from notifier.sessions.cache import StartupCache
-from notifier.sessions.names import look_up_name
-from notifier.sessions.scanner import NotRegularFile, kind_of, open_regular, walk_tree
-from notifier.sessions.startup_read import settle_file
-from notifier.sessions.tail import LongLine, Tailer
+from notifier.scan_cache import StartupCache
+from notifier.system import paths
 from notifier.system.logonce import LogOnce
+from notifier.tail import (
+    DEFAULT_MAX_LINE,
+    LongLine,
+    NotRegularFile,
+    Tailer,
+    kind_of,
+    look_up_name,
+    open_regular,
+    settle_file,
+)
+
+if TYPE_CHECKING:
+    from notifier.system.supervisor import FailureLog
 
 log = logging.getLogger(__name__)
 
+SESSION_SUFFIX = ".jsonl"
 BLAME_LIMIT = 3  # a file that made the engine fail this often is ignored
 LIVE_FULL_READ = 4 << 20  # a file appearing while we run is read whole up to this size
+LIVENESS_INTERVAL_S = 3.0
+
+Probe = Callable[[], Sequence[Proc] | None]
+
+
+# ---- which files are sessions ----
+
+
+def is_session_name(path: str) -> bool:
+    """The name part of the rule (live events are filtered with it before any ``stat``)."""
+    return path.endswith(SESSION_SUFFIX)
+
+
+@dataclass(slots=True)
+class Tree:
+    """What a walk found below a folder (:func:`walk_tree`)."""
+
+    files: list[str] = field(default_factory=list)  # session files, one name per (device, inode)
+    dirs: list[str] = field(default_factory=list)  # real folders, the root first
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, kind): session names not read
+    idents: dict[tuple[int, int], str] = field(default_factory=dict)  # (device, inode) → the name kept
+    stats: dict[str, os.stat_result] = field(default_factory=dict)  # each file's stat, by the walk
+
+
+def walk_tree(root: str) -> Tree:
+    """Every session file below ``root`` (any depth; iterative, so no recursion limit)."""
+    tree = Tree()
+    seen_dirs: set[tuple[int, int]] = set()
+    try:
+        st = os.stat(root)
+    except OSError:
+        return tree
+    if not stat.S_ISDIR(st.st_mode):
+        return tree
+    seen_dirs.add((st.st_dev, st.st_ino))
+    stack = [root]
+    while stack:
+        folder = stack.pop()
+        tree.dirs.append(folder)
+        try:
+            with os.scandir(folder) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError:
+            continue
+        subdirs: list[str] = []
+        for entry in entries:
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    est = entry.stat(follow_symlinks=False)
+                    key = (est.st_dev, est.st_ino)
+                    if key not in seen_dirs:
+                        seen_dirs.add(key)
+                        subdirs.append(entry.path)
+                    continue
+                if not is_session_name(entry.name):
+                    continue
+                if entry.is_file(follow_symlinks=False):
+                    # st_dev is not in the directory entry: a stat per file (cheap, cached inode)
+                    fst = entry.stat(follow_symlinks=False)
+                elif entry.is_symlink():
+                    fst = os.stat(entry.path)  # where it points decides
+                    if not stat.S_ISREG(fst.st_mode):
+                        if not stat.S_ISDIR(fst.st_mode):
+                            tree.skipped.append((entry.path, kind_of(fst.st_mode)))
+                        continue
+                else:
+                    tree.skipped.append((entry.path, kind_of(entry.stat(follow_symlinks=False).st_mode)))
+                    continue
+            except OSError:
+                continue  # vanished or unreadable: the live watcher sees it if it comes back
+            ident = (fst.st_dev, fst.st_ino)
+            if ident in tree.idents:
+                continue  # another name of a file already found
+            tree.idents[ident] = entry.path
+            tree.stats[entry.path] = fst
+            tree.files.append(entry.path)
+        stack.extend(reversed(subdirs))  # depth first, in name order
+    return tree
+
+
+def walk(root: str) -> tuple[list[str], list[str]]:
+    """``(session files, folders)`` below ``root`` (see :func:`walk_tree`)."""
+    tree = walk_tree(root)
+    return tree.files, tree.dirs
+
+
+# ---- what the reading is told ----
+
+
+@dataclass(slots=True)
+class EngineOptions:
+    """What the engine reads and how: the sessions folders, the question catalog, liveness."""
+
+    roots: list[str]
+    catalog: QuestionCatalog = field(default_factory=QuestionCatalog)
+    liveness: bool = True
+    max_line: int = DEFAULT_MAX_LINE
+    liveness_interval: float = LIVENESS_INTERVAL_S
+    cache_path: str | None = None  # the start-up scan cache (None: read every file)
+
+
+def engine_options(config: Config) -> EngineOptions:
+    return EngineOptions(
+        roots=list(config["sessions_dirs"]),
+        catalog=QuestionCatalog(config["question_tools"], config["ignore_tools"]),
+        liveness=config["liveness"] == "auto",
+        cache_path=os.path.join(paths.state_dir(), "scan-cache.sqlite3"),
+    )
+
+
+# ---- the files, into the board ----
 
 
 class SessionFiles:
@@ -191,9 +328,7 @@ class SessionFiles:
         try:
             now = self._wall()
             line_events = self.line_events
-            return settle_file(
-                fd, st, tailer, self.options.max_line, lambda line: line_events(path, line, now), keep
-            )
+            return settle_file(fd, st, tailer, self.options.max_line, lambda line: line_events(path, line, now), keep)
         except OSError as exc:
             self._once(path, "read", "cannot read (%s)", exc.strerror or exc)
             return None
@@ -291,3 +426,79 @@ class SessionFiles:
             out += self.read(path)
         return out
 
+
+# ---- one read, without the app ----
+
+
+def read_processes(processes: Probe | None, health: FailureLog, folders: Collection[str] = ()) -> Sequence[Proc] | None:
+    """The process list (``processes``: how to read it, by default the running pi processes, with
+    the panes of those in ``folders`` captured), or ``None`` (liveness unknown: nothing changes)
+    if reading it fails."""
+    try:
+        if processes is None:
+            from notifier.system.processes import running_pi  # (only where liveness is wanted)
+
+            return running_pi(folders)
+        return processes()
+    except Exception as exc:
+        if health.failed("process check", exc, "liveness unknown until it works again"):
+            log.warning("reading the process list failed (%s)", clean(exc, 200), exc_info=exc)
+        return None
+
+
+def open_cache(options: EngineOptions) -> StartupCache | None:
+    """The start-up scan cache the options name (None: read every file)."""
+    if options.cache_path is None:
+        return None
+    return StartupCache(options.cache_path, options.catalog.key, options.roots, options.max_line)
+
+
+def scan_once(options: EngineOptions, processes: Probe | None = None) -> Snapshot:
+    """Read every session once (for ``answer``, ``goto``): no watcher, no thread."""
+    with scanned(options, processes) as board:
+        return board.snapshot(time.time())
+
+
+@contextmanager
+def scanned(options: EngineOptions, processes: Probe | None = None) -> Iterator[Board]:
+    """The board after one read of every session (a snapshot of it is :func:`scan_once`). The
+    scan cache is written once the caller is done with it (after ``status`` printed it)."""
+    wall = time.time
+    files = SessionFiles(options, Board(liveness=options.liveness), wall)
+    cache = open_cache(options)
+    for root in options.roots:
+        if os.path.isdir(root):
+            files.scan(root, initial=True, cache=cache)
+    if options.liveness:
+        from notifier.system.supervisor import FailureLog
+
+        board = files.board
+        board.local.set_processes(read_processes(processes, FailureLog(), board.local.asking_folders()), wall())
+    files.fill_names()
+    if cache is not None:
+        log.debug("scanned %d session files, %d unchanged since the last scan", len(files.board.local), cache.hits)
+    try:
+        yield files.board
+    finally:
+        if cache is not None:
+            cache.save(files.tailers, files.board)
+
+
+class FollowedFile:
+    """One session file, read as the engine reads it at start-up, then followed as it grows. For
+    ``answer``: is this question still waiting, and how did it end? No thread, no watcher, no
+    liveness: each ``read`` takes what the file gained since the last one."""
+
+    def __init__(self, path: str, catalog: QuestionCatalog, wall: Callable[[], float] = time.time) -> None:
+        self.path = path
+        options = EngineOptions(roots=[], catalog=catalog, liveness=False)
+        self._files = SessionFiles(options, Board(liveness=False), wall)
+        self._files.add(path, initial=True)
+
+    def read(self) -> list[Transition]:
+        """What changed since the last read (a file that is gone is forgotten: no session left)."""
+        return self._files.read(self.path)
+
+    def view(self) -> SessionView | None:
+        """The session as read so far (``None``: no session header read)."""
+        return self._files.board.view(self.path)
