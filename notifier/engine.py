@@ -351,8 +351,6 @@ class Engine:
         for root in roots:
             collected += self.files.scan(root, initial=True, cache=self._cache)
         collected = self._liveness.first_look(self.board, collected, self._wall())
-        if self.files.fill_names():
-            collected = self.files.renamed(collected)
         if self._cache is not None:
             self._cache.save(self.files.tailers, self.board)
             log.debug("start-up scan: %d session files, %d unchanged", len(self.board.local), self._cache.hits)
@@ -401,9 +399,6 @@ class Engine:
                 out += self._handle(item)
             for path in files:
                 out += self.files.read(path)
-            unnamed = {t.session.key for t in out if t.kind == "needs_input" and t.session.name is None}
-            if unnamed and self.files.fill_names(unnamed):
-                out = self.files.renamed(out)
             out += self._timers()
             relived = self.board.local.take_relived()  # (who is alive changed: a new snapshot)
             if out or called or relived or self.board.local.has_turns():

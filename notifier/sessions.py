@@ -24,6 +24,7 @@ import time
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import TYPE_CHECKING
 
 from notifier.config.load import Config
@@ -254,7 +255,7 @@ class SessionFiles:
                 self.tailers[path] = Tailer(path, self.options.max_line)
                 return self.read(path)
         tailer = Tailer(path, self.options.max_line)
-        reducer = self.load(tailer)
+        reducer = self.load(tailer, name=True)
         if reducer is None:
             return []
         self.tailers[path] = tailer
@@ -277,63 +278,86 @@ class SessionFiles:
         tailer = self.tailers.get(path)
         if tailer is None:
             return self.add(path, initial=False)
-        result = tailer.read()
-        now = self._wall()
-        if result.missing:
-            return self.forget(path)
-        if result.special:
-            # A FIFO, device or folder named *.jsonl: never opened in a way that blocks, never
-            # read. The tailer stays, so the next event costs one fstat and no log line.
-            self._once(path, "special", "not a regular file; ignored")
-            return self.board.local.forget(path, now) if self.board.local.reducer(path) is not None else []
-        if result.error is not None:
-            self._once(path, "read", "cannot read (%s)", clean(result.error.strerror or result.error))
-            return []
-        if result.more:
-            self._more(path)
-        if result.rewritten:
-            log.info("%s was rewritten; reading it again from the start", clean(path))
-            events = self._read_bounded(tailer)
-            if events is None:
+        with tailer.reading() as (result, fd):
+            now = self._wall()
+            if result.missing:
                 return self.forget(path)
-            return self.board.local.replace(path, events, now)
-        if not result.lines:
-            return []
-        return self.board.local.apply(path, self.events(path, result.lines, now), now)
+            if result.special:
+                # A FIFO, device or folder named *.jsonl: never opened in a way that blocks, never
+                # read. The tailer stays, so the next event costs one fstat and no log line.
+                self._once(path, "special", "not a regular file; ignored")
+                return self.board.local.forget(path, now) if self.board.local.reducer(path) is not None else []
+            if result.error is not None or fd is None:
+                self._once(
+                    path, "read", "cannot read (%s)", clean(getattr(result.error, "strerror", None) or result.error)
+                )
+                return []
+            if result.more:
+                self._more(path)
+            if result.rewritten:
+                log.info("%s was rewritten; reading it again from the start", clean(path))
+                events = self._read_bounded(tailer, fd)
+                if events is None:
+                    return self.forget(path)
+                return self.board.local.replace(path, events, now)
+            if not result.lines:
+                return []
+            out = self.board.local.apply(path, self.events(path, result.lines, now), now)
+            if not any(t.kind == "needs_input" and t.session.name is None for t in out):
+                return out
+            # A session that asks deserves its name, even one set before the part of the file
+            # read so far: looked up once (bounded), in the file still open.
+            name = look_up_name(tailer, fd)
+            if not name:
+                return out
+            self.board.local.apply(path, [Renamed(name)], now)
+            return self.renamed(out)
 
     def forget(self, path: str) -> list[Transition]:
         self.tailers.pop(path, None)
         self._once.forget(path)
         return self.board.local.forget(path, self._wall())
 
-    def _read_bounded(self, tailer: Tailer) -> list[Event] | None:
+    def _read_bounded(self, tailer: Tailer, fd: int | None = None) -> list[Event] | None:
         """The events that settle the file's state (see :meth:`load`), ``None`` if unreadable."""
         keep: list[Event] = []
-        return keep if self.load(tailer, keep) is not None else None
+        return keep if self.load(tailer, keep, fd, name=True) is not None else None
 
-    def load(self, tailer: Tailer, keep: list[Event] | None = None) -> SessionReducer | None:
+    def load(
+        self, tailer: Tailer, keep: list[Event] | None = None, fd: int | None = None, name: bool = False
+    ) -> SessionReducer | None:
         """The state a full read of the tailer's file would give, read from its end only as far
         as needed; the tailer continues at the end. ``None`` if it cannot be read (said once).
-        ``keep`` receives the events that state was built from (header first)."""
+        ``keep`` receives the events that state was built from (header first); ``fd``: the file,
+        open already. ``name``: a session that asks gets its name, even one set before what was
+        read (looked up in the same open file: a bounded read more)."""
         path = tailer.path
+        if fd is None:
+            try:
+                fd, _ = open_regular(path)
+            except NotRegularFile as exc:
+                self._once(path, "kind", "skipped: %s, not a regular file", exc.kind)
+                return None
+            except OSError as exc:
+                if not isinstance(exc, FileNotFoundError):
+                    self._once(path, "open", "cannot read (%s)", exc.strerror or exc)
+                return None
+            try:
+                return self.load(tailer, keep, fd, name)
+            finally:
+                os.close(fd)
         try:
-            fd, st = open_regular(path)
-        except NotRegularFile as exc:
-            self._once(path, "kind", "skipped: %s, not a regular file", exc.kind)
-            return None
-        except OSError as exc:
-            if not isinstance(exc, FileNotFoundError):
-                self._once(path, "open", "cannot read (%s)", exc.strerror or exc)
-            return None
-        try:
-            now = self._wall()
-            line_events = self.line_events
-            return settle_file(fd, st, tailer, self.options.max_line, lambda line: line_events(path, line, now), keep)
+            events = partial(self.line_events, path, now=self._wall())
+            reducer = settle_file(fd, os.fstat(fd), tailer, self.options.max_line, events, keep)
         except OSError as exc:
             self._once(path, "read", "cannot read (%s)", exc.strerror or exc)
             return None
-        finally:
-            os.close(fd)
+        found = name and reducer.pending and reducer.name is None and reducer.has_header and look_up_name(tailer, fd)
+        if found:
+            reducer.apply(Renamed(found))
+            if keep is not None:
+                keep.append(Renamed(found))
+        return reducer
 
     def events(self, path: str, lines: Iterable[bytes], now: float) -> list[Event]:
         """pi's events in ``lines`` (the one bounded parse each); a bad line is skipped, said once."""
@@ -369,18 +393,6 @@ class SessionFiles:
         return []
 
     # ---- names ----
-
-    def fill_names(self, keys: Iterable[str] | None = None) -> bool:
-        """Sessions that ask something deserve their name, even if it was set long before the
-        part of the file we read. Looked up once per session (bounded read). True if any found."""
-        found = False
-        for key in self.board.local.unnamed_askers(keys):
-            tailer = self.tailers.get(key)
-            name = look_up_name(tailer) if tailer is not None else None
-            if name:
-                self.board.local.apply(key, [Renamed(name)], self._wall())
-                found = True
-        return found
 
     def renamed(self, items: list[Transition]) -> list[Transition]:
         """The same transitions, carrying the sessions' current names."""
@@ -474,7 +486,6 @@ def scanned(options: EngineOptions, processes: Probe | None = None) -> Iterator[
 
         board = files.board
         board.local.set_processes(read_processes(processes, FailureLog(), board.local.asking_folders()), wall())
-    files.fill_names()
     if cache is not None:
         log.debug("scanned %d session files, %d unchanged since the last scan", len(files.board.local), cache.hits)
     try:

@@ -38,6 +38,7 @@ import os
 import stat
 from collections import deque
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -268,44 +269,56 @@ class Tailer:
         self._stamp = None
 
     def read(self) -> ReadResult:
-        """What was appended since the last call. After a rewrite only ``rewritten`` is set (and
-        the tailer is back at 0): the caller decides how much of the new content to read."""
+        """What was appended since the last call (see :meth:`reading`)."""
+        with self.reading() as (result, _):
+            return result
+
+    @contextmanager
+    def reading(self) -> Iterator[tuple[ReadResult, int | None]]:
+        """What was appended since the last call, and the file still open (its descriptor, until
+        the block ends; ``None`` where it could not be opened): what the caller makes of the
+        lines may need more of the file (a name, a rewrite read again), without opening it again.
+        After a rewrite only ``rewritten`` is set (and the tailer is back at 0): the caller
+        decides how much of the new content to read."""
         result = ReadResult()
         try:
             fd, st = open_regular(self.path)
         except FileNotFoundError:
             result.missing = True
-            return result
         except NotRegularFile:
             result.special = True
-            return result
         except OSError as exc:
             result.error = exc
-            return result
+        else:
+            try:
+                self._read_open(fd, st, result)
+                yield result, fd
+            finally:
+                os.close(fd)
+            return
+        yield result, None
+
+    def _read_open(self, fd: int, st: os.stat_result, result: ReadResult) -> None:
         try:
             ident = (st.st_dev, st.st_ino)
             stamp = (st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-            if self.ident is not None and ident != self.ident:
-                return self._rewritten(result, ident)
+            if (self.ident is not None and ident != self.ident) or st.st_size < self.offset:
+                self._rewritten(result, ident)
+                return
             self.ident = ident
-            if st.st_size < self.offset:
-                return self._rewritten(result, ident)
             if st.st_size == self.offset and stamp == self._stamp:
-                return result  # nothing changed since the last look
+                return  # nothing changed since the last look
             if not self._read_on(fd, st.st_size, result):
-                return self._rewritten(result, ident)
+                self._rewritten(result, ident)
+                return
             self._stamp = stamp if self.offset == st.st_size else None
         except OSError as exc:
             result.error = exc
-        finally:
-            os.close(fd)
-        return result
 
-    def _rewritten(self, result: ReadResult, ident: tuple[int, int]) -> ReadResult:
+    def _rewritten(self, result: ReadResult, ident: tuple[int, int]) -> None:
         result.rewritten = True
         self.reset()
         self.ident = ident
-        return result
 
     def _read_on(self, fd: int, size: int, result: ReadResult) -> bool:
         """Check that the head and the window before the offset are as they were read (else
@@ -584,14 +597,10 @@ def _last_name(block: bytes, cut_at_start: bool) -> tuple[bool, str | None]:
             return True, name if isinstance(name, str) and name else None
 
 
-def find_name(path: str, before: int, limit: int = NAME_SEARCH_LIMIT, head: int = 64 << 10) -> str | None:
-    """The latest ``session_info`` name written before byte ``before``: searched in the last
-    ``limit`` bytes before it, then near the start (pi writes ``--name`` in its first flush).
-    Bounded, so the cost does not grow with the file."""
-    try:
-        fd, _ = open_regular(path)
-    except OSError:
-        return None
+def name_before(fd: int, before: int, limit: int = NAME_SEARCH_LIMIT, head: int = 64 << 10) -> str | None:
+    """The latest ``session_info`` name written before byte ``before`` of the open file ``fd``:
+    searched in the last ``limit`` bytes before it, then near the start (pi writes ``--name`` in
+    its first flush). Bounded, so the cost does not grow with the file."""
     try:
         start = max(0, before - limit)
         found, name = _last_name(os.pread(fd, before - start, start), cut_at_start=start > 0)
@@ -600,15 +609,26 @@ def find_name(path: str, before: int, limit: int = NAME_SEARCH_LIMIT, head: int 
         return _last_name(os.pread(fd, min(head, start), 0), cut_at_start=False)[1]
     except OSError:
         return None
+
+
+def find_name(path: str, before: int, limit: int = NAME_SEARCH_LIMIT, head: int = 64 << 10) -> str | None:
+    """:func:`name_before` in the file at ``path`` (``None`` if it cannot be read)."""
+    try:
+        fd, _ = open_regular(path)
+    except OSError:
+        return None
+    try:
+        return name_before(fd, before, limit, head)
     finally:
         os.close(fd)
 
 
-def look_up_name(tailer: Tailer) -> str | None:
-    """The name of the session ``tailer`` follows, set before the part of its file that was read
-    (looked for once: bounded read); ``None`` if there is none or it was looked for already."""
+def look_up_name(tailer: Tailer, fd: int) -> str | None:
+    """The name of the session ``tailer`` follows (``fd``: its file, open), set before the part
+    of its file that was read (looked for once: bounded read); ``None`` if there is none or it was
+    looked for already."""
     if tailer.name_checked or tailer.window_start == 0:
         return None
     tailer.name_checked = True
-    name = find_name(tailer.path, tailer.window_start)
+    name = name_before(fd, tailer.window_start)
     return clean(name, 200) if name else None
