@@ -47,6 +47,7 @@ import time
 import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Protocol
 
 from watchdog.events import (
@@ -156,11 +157,29 @@ _observers: dict[bool, BaseObserver] = {}  # polled? → the Observer (True: the
 _users: dict[tuple[bool, ObservedWatch], int] = {}  # how many handlers each watch serves
 
 
+_once = LogOnce(log)
+React = Callable[[FileSystemEvent], None]
+
+
+class _Handler(FileSystemEventHandler):
+    """Hands each event to ``react`` (on the Observer's thread): whatever that raises costs this
+    event only, never watchdog's thread (one that raised would end it, and the watching)."""
+
+    def __init__(self, react: React) -> None:
+        self.react = react
+
+    def on_any_event(self, event: FileSystemEvent) -> None:
+        try:
+            self.react(event)
+        except Exception as exc:
+            _once("handler", type(exc).__name__, "a watch event could not be handled (%s)", clean(exc))
+
+
 @dataclass(frozen=True)
 class Watch:
-    """One handler's watch of one folder (:func:`schedule`)."""
+    """One part's watch of one folder (:func:`schedule`)."""
 
-    handler: FileSystemEventHandler
+    handler: _Handler
     watch: ObservedWatch
     polled: bool
 
@@ -179,9 +198,11 @@ def observer(polled: bool = False) -> BaseObserver:
         return found
 
 
-def schedule(handler: FileSystemEventHandler, path: str, recursive: bool = False, polled: bool = False) -> Watch:
-    """Watch ``path`` for ``handler`` (raises ``OSError`` where inotify refuses it). Never called
-    from a handler: the caller holds this module's lock while watchdog takes its own."""
+def schedule(react: React, path: str, recursive: bool = False, polled: bool = False) -> Watch:
+    """Watch ``path``: ``react(event)`` for each of its events, on the Observer's thread (raises
+    ``OSError`` where inotify refuses it). Never called from a reaction: the caller holds this
+    module's lock while watchdog takes its own."""
+    handler = _Handler(react)
     with _lock:
         watch = observer(polled).schedule(handler, path, recursive=recursive, event_filter=EVENTS)
         _users[(polled, watch)] = _users.get((polled, watch), 0) + 1
@@ -206,6 +227,11 @@ def unschedule(watch: Watch | None) -> None:
             pass  # (watchdog dropped it already: its folder was removed)
 
 
+def lost(event: FileSystemEvent) -> bool:
+    """The kernel dropped events (watchdog 7.1.1 says so): whatever was watched is looked at anew."""
+    return EVENTS_LOST is not None and isinstance(event, EVENTS_LOST)
+
+
 def nearest_folder(path: str) -> str:
     """``path`` if it is a folder, else the nearest folder above it that exists."""
     while not os.path.isdir(path) and os.path.dirname(path) != path:
@@ -222,103 +248,47 @@ class Outbox(Protocol):
     def put(self, item: Any) -> None: ...
 
 
-def _s(path: Any) -> str:
-    return os.fsdecode(path)
+def _messages(root: str, target: str, event: FileSystemEvent) -> list[WatchEvent]:
+    """The engine's messages for an event of the watch of ``root`` (watched at ``target``, the
+    root resolved; paths are reported under ``root``, as the start-up scan read them)."""
 
-
-def _hand_on(out: Outbox, once: LogOnce, messages: Callable[[], list[WatchEvent]]) -> None:
-    """Put ``messages()``; a failure costs them, never watchdog's thread (that would end it)."""
-    try:
-        for message in messages():
-            out.put(message)
-    except Exception as exc:
-        once("handler", type(exc).__name__, "a watch event could not be handled (%s)", clean(exc))
-
-
-class _Handler(FileSystemEventHandler):
-    """Turns the events of one root's watch into messages for the engine. ``target`` is the
-    folder really watched (``root`` resolved); paths are reported under ``root``."""
-
-    def __init__(self, out: Outbox, root: str, once: LogOnce, target: str | None = None) -> None:
-        self.out = out
-        self.root = root
-        self.target = target if target is not None else root
-        self._once = once
-
-    def on_any_event(self, event: FileSystemEvent) -> None:
-        _hand_on(self.out, self._once, lambda: self.messages(event))
-
-    def _under_root(self, path: Any) -> str:
-        path = _s(path)
-        if self.target == self.root:
+    def under_root(path: Any) -> str:
+        path = os.fsdecode(path)
+        prefix = target.rstrip(os.sep) + os.sep
+        if target == root or not (path == target or path.startswith(prefix)):
             return str(path)
-        if path == self.target:
-            return self.root
-        prefix = self.target.rstrip(os.sep) + os.sep
-        return os.path.join(self.root, path[len(prefix) :]) if path.startswith(prefix) else str(path)
+        return root if path == target else os.path.join(root, path[len(prefix) :])
 
-    def messages(self, event: FileSystemEvent) -> list[WatchEvent]:
-        kind = event.event_type
-        src = self._under_root(event.src_path)
-        if _lost(event):
-            return [EventsLost(self.root)]  # (its path is the watched folder's: read all of it again)
-        if event.is_directory:
-            if kind == "created":
-                return [FolderAppeared(src)]
-            if kind == "moved":
-                return [PathGone(src), FolderAppeared(self._under_root(event.dest_path))]
-            if kind == "deleted":
-                return [RootGone(src) if src == self.root else PathGone(src)]
-            return []
+    kind, src = event.event_type, under_root(event.src_path)
+    if lost(event):
+        return [EventsLost(root)]  # (its path is the watched folder's: read all of it again)
+    if event.is_directory:
+        if kind == "created":
+            return [FolderAppeared(src)]
         if kind == "moved":
-            dest = self._under_root(event.dest_path)
-            out: list[WatchEvent] = []
-            if is_session_name(src):
-                out.append(PathGone(src))
-            if is_session_name(dest):
-                out.append(FileChanged(dest))
-            return out
-        if is_session_name(src):
-            return [PathGone(src) if kind == "deleted" else FileChanged(src)]
+            return [PathGone(src), FolderAppeared(under_root(event.dest_path))]
+        if kind == "deleted":
+            return [RootGone(src) if src == root else PathGone(src)]
         return []
+    if kind == "moved":
+        dest = under_root(event.dest_path)
+        out: list[WatchEvent] = [PathGone(src)] if is_session_name(src) else []
+        return out + ([FileChanged(dest)] if is_session_name(dest) else [])
+    if is_session_name(src):
+        return [PathGone(src) if kind == "deleted" else FileChanged(src)]
+    return []
 
 
-class _ParentHandler(FileSystemEventHandler):
-    """Watches the nearest existing ancestor of missing roots (one or more) until they appear."""
-
-    def __init__(self, out: Outbox, once: LogOnce) -> None:
-        self.out = out
-        self._once = once
-        # Replaced, never changed in place: the observer's thread reads it while roots come and go.
-        self.roots: frozenset[str] = frozenset()
-        self.watch: Watch | None = None
-
-    def on_any_event(self, event: FileSystemEvent) -> None:
-        # A root, or a folder on the way to it, appeared (or events were lost: look anyway): the
-        # engine re-checks each root waiting here (and the watcher moves a root's wait one level
-        # closer if it is still missing).
-        if event.event_type in ("created", "moved") or _lost(event):
-            roots = self.roots
-            _hand_on(self.out, self._once, lambda: [RootBack(root) for root in sorted(roots)])
+def _appeared(root: str, event: FileSystemEvent) -> list[WatchEvent]:
+    """An event where the missing ``root`` waits: something appeared (or events were lost)."""
+    return [RootBack(root)] if event.event_type in ("created", "moved") or lost(event) else []
 
 
-class _LinkHandler(FileSystemEventHandler):
-    """Watches the folder a symlinked root is in, for the link being re-pointed or removed."""
-
-    def __init__(self, out: Outbox, root: str, once: LogOnce) -> None:
-        self.out = out
-        self.root = root
-        self.name = os.path.basename(root.rstrip(os.sep))
-        self._once = once
-
-    def on_any_event(self, event: FileSystemEvent) -> None:
-        paths = (_s(event.src_path), _s(getattr(event, "dest_path", "") or ""))
-        if _lost(event) or self.name in {os.path.basename(path) for path in paths}:
-            _hand_on(self.out, self._once, lambda: [RootRelinked(self.root)])
-
-
-def _lost(event: FileSystemEvent) -> bool:
-    return EVENTS_LOST is not None and isinstance(event, EVENTS_LOST)
+def _relinked(root: str, event: FileSystemEvent) -> list[WatchEvent]:
+    """An event in the folder of the symlinked ``root``: the link itself re-pointed or removed?"""
+    name = os.path.basename(root.rstrip(os.sep))
+    paths = (os.fsdecode(event.src_path), os.fsdecode(getattr(event, "dest_path", "") or ""))
+    return [RootRelinked(root)] if lost(event) or name in {os.path.basename(p) for p in paths} else []
 
 
 class Watcher:
@@ -331,9 +301,7 @@ class Watcher:
         self._watches: dict[str, Watch] = {}  # root → its watch (``polled``: inotify refused it)
         self._targets: dict[str, str] = {}  # root → the folder watched (the root, resolved)
         self._links: dict[str, Watch] = {}  # symlinked root → the watch of the link's folder
-        # The folders missing roots wait on: one watch and one handler per folder, however many
-        # roots wait there (unscheduling a shared watch for one root would drop the others').
-        self._waiting: dict[str, _ParentHandler] = {}
+        self._waiting: dict[str, tuple[str, Watch]] = {}  # missing root → (the folder it waits on, its watch)
         self._once = LogOnce(log)
 
     @property
@@ -348,9 +316,8 @@ class Watcher:
         with self._lock:
             for root in list(self._watches):
                 self._drop(root)
-            for handler in self._waiting.values():
-                unschedule(handler.watch)
-            self._waiting.clear()
+            for root in list(self._waiting):
+                self._unwatch_parent(root)
 
     def watch(self, root: str) -> bool:
         """Watch ``root`` recursively; if it does not exist yet, wait for it. True if watching."""
@@ -362,17 +329,22 @@ class Watcher:
                 return False
             self._unwatch_parent(root)
             target = os.path.realpath(root)
-            handler = _Handler(self.out, root, self._once, target)
+            react = partial(self._put, _messages, root, target)
             try:
-                self._watches[root] = schedule(handler, target, recursive=True)
+                self._watches[root] = schedule(react, target, recursive=True)
             except OSError as exc:
-                self._watches[root] = self._poll(root, handler, target, exc)
+                self._watches[root] = self._poll(root, react, target, exc)
             self._targets[root] = target
             if os.path.islink(root.rstrip(os.sep)):
                 self._watch_link(root)
             return True
 
-    def _poll(self, root: str, handler: _Handler, target: str, exc: OSError) -> Watch:
+    def _put(self, messages: Callable[..., list[WatchEvent]], *args: Any) -> None:
+        """(The Observer's thread.) Hand the engine the messages of an event."""
+        for message in messages(*args):
+            self.out.put(message)
+
+    def _poll(self, root: str, react: React, target: str, exc: OSError) -> Watch:
         """inotify refused the folder: poll it. At the watch limit watchdog 7.1.1 refuses the
         whole tree (older releases left the sub-folders past the limit unwatched instead:
         :mod:`notifier.watch`)."""
@@ -399,13 +371,13 @@ class Watcher:
                 clean(exc.strerror or exc),
                 UNWATCHED_POLL_S,
             )
-        return schedule(handler, target, recursive=True, polled=True)
+        return schedule(react, target, recursive=True, polled=True)
 
     def _watch_link(self, root: str) -> None:
         """The root is a symlink: watch the folder it is in for the link changing."""
         folder = os.path.realpath(os.path.dirname(root.rstrip(os.sep)))
         try:
-            self._links[root] = schedule(_LinkHandler(self.out, root, self._once), folder)
+            self._links[root] = schedule(partial(self._put, _relinked, root), folder)
         except OSError as exc:
             self._once(root, "link", "cannot watch %s for the link being re-pointed (%s)", clean(folder), clean(exc))
 
@@ -436,38 +408,24 @@ class Watcher:
             self.out.put(RootBack(root))
 
     def _watch_parent(self, root: str) -> None:
+        """Wait for a missing root: watch the nearest folder above it that exists (a root, or a
+        folder on the way to it, appearing there: the engine checks the root again, and the wait
+        moves one level closer while it is still missing)."""
         parent = nearest_folder(os.path.dirname(root))
-        if self._waits_on(root) == parent:
+        if root in self._waiting and self._waiting[root][0] == parent:
             return
         self._unwatch_parent(root)
         self._once(root, "missing", "sessions folder does not exist yet; waiting for it")
-        handler = self._waiting.get(parent)
-        if handler is not None:
-            handler.roots = handler.roots | {root}
-        else:
-            handler = _ParentHandler(self.out, self._once)
-            handler.roots = frozenset({root})
-            try:
-                handler.watch = schedule(handler, parent)
-                self._waiting[parent] = handler
-            except OSError as exc:
-                self._once(root, "parent", "cannot watch %s (%s)", clean(parent), clean(exc))
+        try:
+            self._waiting[root] = (parent, schedule(partial(self._put, _appeared, root), parent))
+        except OSError as exc:
+            self._once(root, "parent", "cannot watch %s (%s)", clean(parent), clean(exc))
         # A folder may have appeared between looking and watching: look again.
         if nearest_folder(os.path.dirname(root)) != parent or os.path.isdir(root):
             self.out.put(RootBack(root))
 
-    def _waits_on(self, root: str) -> str | None:
-        return next((parent for parent, handler in self._waiting.items() if root in handler.roots), None)
-
     def _unwatch_parent(self, root: str) -> None:
-        parent = self._waits_on(root)
-        if parent is None:
-            return
-        handler = self._waiting[parent]
-        handler.roots = handler.roots - {root}
-        if not handler.roots:
-            del self._waiting[parent]
-            unschedule(handler.watch)
+        unschedule(self._waiting.pop(root, (None, None))[1])
 
     def unwatched(self, root: str, dirs: list[str]) -> list[str]:
         """Folders below ``root`` that no inotify watch covers (the watch limit was reached).
@@ -623,15 +581,6 @@ def watch_refused(paths: Iterable[str]) -> bool:
 # ---- one file (the config file, the instance lock) ----
 
 
-class _FileHandler(FileSystemEventHandler):
-    def __init__(self, follower: FileFollower) -> None:
-        self.follower = follower
-
-    def on_any_event(self, event: FileSystemEvent) -> None:
-        paths = {os.fsdecode(event.src_path), os.fsdecode(getattr(event, "dest_path", "") or "")}
-        self.follower.touched(paths)
-
-
 class FileFollower:
     """A call when one file is created, written, replaced or removed: its folder watched (or,
     while that folder does not exist, the nearest folder that does), so nothing wakes while the
@@ -671,15 +620,16 @@ class FileFollower:
         if before is not None:
             unschedule(before[1])
         try:
-            watch = schedule(_FileHandler(self), target)
+            watch = schedule(self._event, target)
         except OSError as exc:
             log.warning("cannot follow %s (%s): changes apply at the next start", clean(self.path), exc.strerror or exc)
             return
         with self._lock:
             self._watched = (target, watch)
 
-    def touched(self, paths: set[str]) -> None:
-        """(Observer thread.) Events for ``paths``: the file, or a folder on the way to it."""
+    def _event(self, event: FileSystemEvent) -> None:
+        """(The Observer's thread.) An event for the file, or a folder on the way to it?"""
+        paths = {os.fsdecode(event.src_path), os.fsdecode(getattr(event, "dest_path", "") or "")}
         if any(p and (p == self.path or p == self.folder or self.folder.startswith(p + "/")) for p in paths):
             with self._lock:
                 if self._stopped:
@@ -753,23 +703,13 @@ class ConfigFollower:
 # ---- one folder's new entries (the companion extension's sockets) ----
 
 
-class _EntryHandler(FileSystemEventHandler):
-    def __init__(self, found: Callable[[str], None], once: LogOnce) -> None:
-        self.found = found
-        self._once = once
-
-    def on_any_event(self, event: FileSystemEvent) -> None:
-        if event.is_directory or event.event_type not in ("created", "moved"):
-            return
-        path = getattr(event, "dest_path", "") if event.event_type == "moved" else event.src_path
-        try:
-            self.found(os.fsdecode(path))
-        except Exception as exc:  # (never into watchdog's thread)
-            self._once("entry", type(exc).__name__, "a new entry could not be handled (%s)", clean(exc))
-
-
 def watch_folder(folder: str, found: Callable[[str], None]) -> Watch:
     """Call ``found(path)`` (on the Observer's thread) for each entry created or moved into
     ``folder`` (not below it); :func:`unschedule` the result to stop. Raises ``OSError`` where
     the folder cannot be watched."""
-    return schedule(_EntryHandler(found, LogOnce(log)), folder)
+
+    def react(event: FileSystemEvent) -> None:
+        if not event.is_directory and event.event_type in ("created", "moved"):
+            found(os.fsdecode(event.dest_path if event.event_type == "moved" else event.src_path))
+
+    return schedule(react, folder)
