@@ -225,15 +225,10 @@ class Tailer:
         """Continue from ``offset`` (used after the startup scan read a bounded tail). ``sig`` are
         the bytes just before ``offset`` and ``head`` the file's first bytes, as they were read:
         the longer they are (up to ``WINDOW`` and ``HEAD``), the surer the rewrite check."""
-        self.offset = offset
-        self.ident = ident
-        self._lines.reset(partial)
         window = sig[-WINDOW:] if offset >= len(sig) else b""
-        self._tail_start = offset - len(window)
-        self._tail, self._tail_bytes = digest(window), None
         head = (head or b"")[:HEAD]
-        self._head_len, self._head, self._head_bytes = len(head), digest(head), None
-        self._stamp = None
+        position = {"offset": offset, "partial": partial, "head_len": len(head), "head": digest(head)}
+        self.restore({**position, "tail_start": offset - len(window), "tail": digest(window)}, ident)
 
     @property
     def partial(self) -> bytes:
@@ -251,8 +246,9 @@ class Tailer:
             "tail": self._tail if self._tail_bytes is None else digest(self._tail_bytes),
         }
 
-    def restore(self, state: dict[str, Any], ident: tuple[int, int]) -> None:
-        """The inverse of :meth:`state` (the caller validated the types)."""
+    def restore(self, state: dict[str, Any], ident: tuple[int, int] | None) -> None:
+        """The inverse of :meth:`state` (the caller validated the types): what was read is
+        known by its digests only."""
         self.offset = int(state["offset"])
         self.ident = ident
         self._lines.reset(state["partial"])
