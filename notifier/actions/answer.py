@@ -17,8 +17,8 @@ from notifier.config import Config
 from notifier.core.model import Question, Snapshot
 from notifier.core.question_token import question_token
 from notifier.core.text import clean
-from notifier.engine.options import EngineOptions, engine_options
 from notifier.pi.keymaps import Unsupported, UsageError
+from notifier.sessions import EngineOptions, engine_options
 
 log = logging.getLogger(__name__)
 

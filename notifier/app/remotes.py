@@ -19,7 +19,7 @@ from notifier.actions.over_ssh import configured
 from notifier.config import Config
 from notifier.core.model import Transition
 from notifier.core.text import clean
-from notifier.engine.sinks import Sink
+from notifier.engine import Sink
 from notifier.remote.inbox import Down, Inbox, Item
 from notifier.remote.link import Link
 from notifier.remote.stream import Ready, RemoteAsked, RemoteEnded, StreamEvent

@@ -27,7 +27,7 @@ from notifier.core.quiet import quiet_hours_note
 from notifier.core.text import clean
 from notifier.pi.catalog import QuestionCatalog
 from notifier.pi.extensions import dialog_kinds, extension_args, listed_extensions
-from notifier.sessions.scanner import walk
+from notifier.sessions import walk
 from notifier.sinks.push import desktop_away
 from notifier.system import paths
 from notifier.system.desktop import describe, focus_method, has_display

@@ -17,6 +17,7 @@ from notifier.core import shellcmd
 from notifier.core.formats import dumps
 from notifier.core.text import clean
 from notifier.remote.link import Remote
+from notifier.sessions import engine_options, scan_once
 from notifier.system.desktop import has_display
 
 # Inside JSON strings, what a terminal would act on or that reorders what is seen: C1 controls,

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
     from notifier.config import Config
     from notifier.core.model import Snapshot
-    from notifier.engine.options import EngineOptions
+    from notifier.sessions import EngineOptions
 
 
 class OutputError(Exception):
@@ -53,8 +53,8 @@ def sessions_of(config: Config, spec: str | None, dialogs: bool = False) -> tupl
     folders (a copied file, another ``--sessions-dir``): SESSION may be a file anywhere."""
     import dataclasses
 
-    from notifier.engine.options import EngineOptions, engine_options
-    from notifier.engine.scan import scan_once
+    from notifier.sessions import EngineOptions, engine_options
+    from notifier.sessions import scan_once
 
     options = engine_options(config)
     snapshot = scan_once(options)

@@ -152,8 +152,7 @@ def cmd_status(args: argparse.Namespace, config: Config) -> int:
         return 0
     from notifier.app.dialog_feed import with_open_dialogs
     from notifier.core.formats import status_obj
-    from notifier.engine.options import engine_options
-    from notifier.engine.scan import scanned
+    from notifier.sessions import engine_options, scanned
 
     options = engine_options(config)
     with scanned(options) as board:  # (the scan cache is written on leaving: after the output)
@@ -204,8 +203,8 @@ def _status_bar(config: Config, as_json: bool) -> int:
     brief = _ask_app(config, brief=True)
     now = time.time()
     if brief is None:
-        from notifier.engine.options import engine_options
-        from notifier.engine.scan import scan_once
+        from notifier.sessions import engine_options
+        from notifier.sessions import scan_once
         from notifier.store import saved_silences
         from notifier.system import paths
 

@@ -177,8 +177,7 @@ def test_goto_focuses_the_xterm_of_the_tmux_client(
 
 def _location(sessions: Path) -> Location | None:
     from notifier.config import Config
-    from notifier.engine.options import engine_options
-    from notifier.engine.scan import scan_once
+    from notifier.sessions import engine_options, scan_once
 
     config = Config()
     config.values["sessions_dirs"] = [str(sessions)]
@@ -199,8 +198,7 @@ def _remote_twin(item: Item) -> Item:
 
 def _items(sessions: Path) -> list[Item]:
     from notifier.config import Config
-    from notifier.engine.options import engine_options
-    from notifier.engine.scan import scan_once
+    from notifier.sessions import engine_options, scan_once
 
     config = Config()
     config.values["sessions_dirs"] = [str(sessions)]

@@ -23,8 +23,7 @@ from notifier.core.model import (
     TurnChange,
     remote_key,
 )
-from notifier.engine.loop import Engine
-from notifier.engine.sinks import ReadyInfo
+from notifier.engine import Engine, ReadyInfo
 from notifier.remote.inbox import Inbox
 from notifier.remote.stream import RemoteAsked
 

@@ -169,8 +169,8 @@ def test_the_file_says_when_pi_has_moved_on(tmp_path: Path) -> None:
     import json
 
     from notifier.actions.answer_session import SessionFile
-    from notifier.engine.options import EngineOptions
     from notifier.pi.catalog import QuestionCatalog
+    from notifier.sessions import EngineOptions
 
     def line(message: dict[str, object]) -> str:
         return json.dumps({"type": "message", "id": "x", "parentId": None, "timestamp": "2026-12-06T18:00:00.000Z", "message": message}) + "\n"
