@@ -16,9 +16,9 @@ from notifier.companion.protocol import Dialog as ExtDialog
 from notifier.core.dialogs import startup_key
 from notifier.core.model import Option, Question, QuestionItem, SessionView
 from notifier.core.text import clean
-from notifier.engine.options import EngineOptions
 from notifier.pi.answer_checks import check_screen
 from notifier.pi.keymaps import Step, Unsupported, UsageError, resolve
+from notifier.sessions import EngineOptions
 
 
 def channel_dialog(session_file: str, question: Question) -> tuple[str, ExtDialog] | None:

@@ -16,12 +16,12 @@ from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from notifier import APP_NAME
-from notifier.config.load import Config
+from notifier.config import Config
 from notifier.core.text import clean
 from notifier.outputs.dbus import NOTIFICATIONS, BackendError, DBusBackend, server_owner
 from notifier.outputs.render import Message, expire_ms, summary
 from notifier.resources import app_icon
-from notifier.system import programs
+from notifier.system import processes
 
 TOAST_TIMEOUT_S = 20.0  # how long showing one toast through powershell.exe may take
 
@@ -159,8 +159,8 @@ class PowerShellBackend(Plain):
         script = script.replace("{{", "{").replace("}}", "}")
         try:
             argv = [self.exe, "-NoProfile", "-NonInteractive", "-Command", script]
-            done = programs.run_or_raise(argv, TOAST_TIMEOUT_S)
-        except programs.CannotRun as exc:
+            done = processes.run_or_raise(argv, TOAST_TIMEOUT_S)
+        except processes.CannotRun as exc:
             raise BackendError(f"powershell.exe: {exc}") from exc
         if done.returncode != 0:
             raise BackendError(f"powershell.exe exited with {done.returncode}: {clean(done.stderr, 160)}")

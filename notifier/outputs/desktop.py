@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
 
-from notifier.config.load import Config
+from notifier.config import Config
 from notifier.core.commands import Answer, Command, Focus, Goto, Show, Snooze
 from notifier.core.model import Snapshot, Transition, TurnChange, split_key
 from notifier.core.notices import Item, Key, Notice, Withdraw, key_of
@@ -37,7 +37,7 @@ from notifier.outputs.backends import TRAY_ALONE, Backend, NullBackend, choose_b
 from notifier.outputs.dbus import BackendError, ServerGone
 from notifier.outputs.render import ANSWER_PREFIX, Message, option_actions, render, takes_text
 from notifier.system.focus import items_focused
-from notifier.system.logonce import LogOnce
+from notifier.system.log import LogOnce
 from notifier.system.paths import session_address
 from notifier.system.processes import still_running
 from notifier.system.supervisor import FailureLog, Supervisor
@@ -56,7 +56,7 @@ _BOOTTIME = getattr(time, "CLOCK_BOOTTIME", None)  # (Linux)
 
 class Bubbles:
     def __init__(self, store: Any = None) -> None:
-        """``store``: :class:`~notifier.state.store.Store`'s bubbles, or None (nothing recorded,
+        """``store``: :class:`~notifier.store.Store`'s bubbles, or None (nothing recorded,
         nothing left over)."""
         self.store = store
         self.orphans: dict[int, set[Key]] = {}  # a run before ours showed these (id → questions)
@@ -154,7 +154,7 @@ class Screen:
         store: Any = None,
         instead: str = TRAY_ALONE,
     ) -> None:
-        """``store``: where the notifications on screen are recorded (:class:`~notifier.state.store.Store`'s
+        """``store``: where the notifications on screen are recorded (:class:`~notifier.store.Store`'s
         bubbles), so that the run after a crash closes those whose question was answered."""
         self._choose = choose
         self.store = store

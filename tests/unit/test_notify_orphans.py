@@ -9,7 +9,7 @@ from notifier.core.notices import Item, Key, Notice
 from notifier.outputs.backends import Plain
 from notifier.outputs.desktop import Screen
 from notifier.outputs.render import Message
-from notifier.state.store import Store
+from notifier.store import Store
 
 
 class FakeServer(Plain):
