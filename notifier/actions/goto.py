@@ -30,7 +30,7 @@ from notifier.system.tmux import TmuxClient, TmuxPane, invoking_client, tmux, tm
 from notifier.system.x11 import ACTIVATE_TIMEOUT_S as ACTIVATE_TIMEOUT_S
 from notifier.system.x11 import activate_window as activate_window
 from notifier.system.x11 import window_for
-from notifier.ui.view import resume_or_why
+from notifier.window.view import resume_or_why
 
 log = logging.getLogger(__name__)
 

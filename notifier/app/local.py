@@ -17,7 +17,7 @@ from notifier.core.model import Snapshot, Transition, TurnChange
 from notifier.engine.loop import Engine
 from notifier.engine.options import engine_options
 from notifier.engine.sinks import ReadyInfo
-from notifier.ui.view import window_obj
+from notifier.window.view import window_obj
 
 
 def clear_abandoned(engine: Engine, command: Clear) -> None:

@@ -32,8 +32,8 @@ def cmd_run(args: argparse.Namespace, config: Config) -> int:
     from notifier.app.peers import PeerLock
     from notifier.app.runtime import App
     from notifier.app.signals import install_signals
-    from notifier.app.tray_choice import make_tray
     from notifier.cli.notify_turns import NotifyTurns
+    from notifier.outputs.tray import make_tray
     from notifier.system import paths
 
     tray = not args.no_tray
@@ -69,7 +69,7 @@ def cmd_run(args: argparse.Namespace, config: Config) -> int:
     # A headless run that notifies hands notifying to the app and takes it back; `run --json`
     # beside the app is its stream only: it leaves notifying to the app, also once that ends.
     turns = NotifyTurns(app, notifying, peer) if not tray and wants and (notify or args.no_tray) else None
-    icon = make_tray(config, app.execute, app.ui_state) if tray else None
+    icon = make_tray(config, app.execute) if tray else None
     install_signals(app.stop_event)
     if args.stop_on_eof:
         stop_on_eof(app.stop_event)

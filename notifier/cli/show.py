@@ -14,8 +14,7 @@ from notifier.app.window_process import window_display
 from notifier.config.load import Config
 from notifier.control.client import request
 from notifier.core.text import clean
-from notifier.ui.sources import RemoteSource
-from notifier.ui.window import Window
+from notifier.window.window import RemoteSource, Window
 
 
 def cmd_show(args: argparse.Namespace, config: Config) -> int:

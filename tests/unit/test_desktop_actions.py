@@ -19,14 +19,13 @@ from notifier.core.owners import Proc
 from notifier.core.preferences import Preferences
 from notifier.core.question_token import question_token
 from notifier.core.reducer import Header, ToolStart
+from notifier.outputs.tray import UiState, menu
 from notifier.pi.extraction import extract
 from notifier.sinks.notify.backend import Plain
 from notifier.sinks.notify.hints import sound_hints
 from notifier.sinks.notify.render import Message, option_actions, render, who
 from notifier.sinks.notify.sink import AlertSink
-from notifier.ui.menu import menu
-from notifier.ui.state import UiState
-from notifier.ui.view import (
+from notifier.window.view import (
     details_text,
     live,
     mark_snoozes,

@@ -18,7 +18,7 @@ from notifier.core.reducer import Header, ToolStart
 from notifier.pi.catalog import QuestionCatalog
 from notifier.pi.extraction import extract
 from notifier.pi.keymaps import UsageError
-from notifier.ui.view import details_text, is_gate, window_obj
+from notifier.window.view import details_text, is_gate, window_obj
 
 COMMAND = "rm -rf build \\\n  && echo \x1b[31mdone"
 

@@ -10,7 +10,7 @@ from notifier.system.desktop import Window
 from notifier.system.locate import Location, match
 from notifier.system.processes import PiProcess
 from notifier.system.tmux import TmuxPane
-from notifier.ui.view import details_text
+from notifier.window.view import details_text
 
 
 def proc(pid: int, cwd: str, started: float) -> PiProcess:

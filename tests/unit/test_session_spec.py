@@ -94,7 +94,7 @@ def test_no_such_session() -> None:
 def test_the_window_shows_the_short_id_too() -> None:
     """The window's Session column (a session without a name) showed the id's first 8 digits,
     the same for two pis started a minute apart."""
-    from notifier.ui.view import question_obj
+    from notifier.window.view import question_obj
 
     a, b = view(A, "/p/blog", pending=True), view(B, "/p/blog", pending=True)
     shown = {question_obj(v, v.pending[0], False)["short_id"] for v in (a, b)}

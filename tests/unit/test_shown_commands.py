@@ -15,7 +15,7 @@ from notifier.actions import goto
 from notifier.core.model import Question, QuestionItem, SessionRef, SessionView, remote_key
 from notifier.core.text import clean
 from notifier.system.tmux import TmuxPane
-from notifier.ui.view import details_text, question_obj, resume_command
+from notifier.window.view import details_text, question_obj, resume_command
 
 Q = Question("c1", "question", (QuestionItem("Deploy?"),), 100.0)
 # A folder name no shell may run: ESC before a quote made clean() eat the quote shlex.quote put

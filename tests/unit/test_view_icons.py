@@ -9,11 +9,10 @@ from notifier.core.commands import Focus, Mute, Quit, Show, Snooze
 from notifier.core.preferences import Preferences
 from notifier.core.quiet import tomorrow_morning
 from notifier.core.reducer import Header, ToolStart
+from notifier.outputs import tray as icons
+from notifier.outputs.tray import UiState, menu, title
 from notifier.pi.extraction import extract
-from notifier.ui import icons
-from notifier.ui.menu import menu, title
-from notifier.ui.state import UiState
-from notifier.ui.view import details_text, resume_command, window_obj
+from notifier.window.view import details_text, resume_command, window_obj
 
 
 def board_with(*questions: tuple[str, str, str, float]) -> Board:

@@ -20,7 +20,7 @@ MIN_PATH = 32  # a path in the details pane is never shortened below this many c
 
 
 def offline_note(view: SessionView) -> str:
-    """" — devbox offline since 10:02" for a remote session whose link is down."""
+    """ " — devbox offline since 10:02" for a remote session whose link is down."""
     if view.offline_since is None:
         return ""
     since = datetime.fromtimestamp(view.offline_since).strftime("%H:%M")
@@ -170,9 +170,7 @@ def details_text(q: dict[str, Any], now: float, width: int = 0) -> str:
         if is_gate(q) or q.get("kind") == "dialog" and item.get("detail"):
             # all of it, line by line: a gate's whole command is read before anyone says Yes
             if is_gate(q):
-                lines.append(
-                    f"{clean(q['tool'], 40)} asks ({q['dialog']}) — read all of it before answering:"
-                )
+                lines.append(f"{clean(q['tool'], 40)} asks ({q['dialog']}) — read all of it before answering:")
             body = (item.get("detail") or item["text"]).split("\n")
             lines += [f"   {clean(line)}" if clean(line) else "" for line in body]
         else:
@@ -182,11 +180,7 @@ def details_text(q: dict[str, Any], now: float, width: int = 0) -> str:
         if item.get("multi"):
             lines.append("   (several answers allowed)")
         for opt in item["options"]:
-            mark = (
-                " (recommended)"
-                if opt.get("recommended") and "recommended" not in opt["label"].lower()
-                else ""
-            )
+            mark = " (recommended)" if opt.get("recommended") and "recommended" not in opt["label"].lower() else ""
             desc = f" — {clean(opt['description'], 200)}" if opt.get("description") else ""
             lines.append(f"   • {clean(opt['label'], 120)}{mark}{desc}")
         if not item["options"] and q.get("dialog") in (None, "input"):
@@ -200,13 +194,26 @@ def details_text(q: dict[str, Any], now: float, width: int = 0) -> str:
     where = q.get("location")
     if isinstance(where, dict):
         spot = where_text(q)
-        lines.append(
-            f"Where:   pid {clean(where.get('pid'))}" + (f" · {spot}" if not spot.startswith("pid") else "")
-        )
+        lines.append(f"Where:   pid {clean(where.get('pid'))}" + (f" · {spot}" if not spot.startswith("pid") else ""))
     if q.get("snoozed_until"):
-        lines.append(
-            f"Snoozed: for {waited(q['snoozed_until'] - now)} more ({q.get('snoozed_by') or 'session'})"
-        )
+        lines.append(f"Snoozed: for {waited(q['snoozed_until'] - now)} more ({q.get('snoozed_by') or 'session'})")
     if not live(q):  # no pi holds the session (as far as is known): how to carry it on
         lines += ["", f"Resume:  {q['resume'] or clean(q.get('resume_refused'))}"]
     return "\n".join(lines)
+
+
+def heading_text(questions: list[dict[str, Any]], snoozed_until: float | None, now: float) -> str:
+    """The line above the list: how many questions wait, how many were abandoned, the snooze."""
+    live_n = sum(1 for q in questions if not q["abandoned"])
+    gone = len(questions) - live_n
+    text = "No questions waiting" if not live_n else f"{live_n} question{'s' if live_n != 1 else ''} waiting"
+    if gone:
+        text += f" · {gone} abandoned"
+    if snoozed_until and snoozed_until > now:
+        text += f" · all snoozed for {waited(snoozed_until - now)}"
+    return text
+
+
+def row_id(key: list[str]) -> str:
+    """A question's row in the tree: its key (session file, tool call) joined."""
+    return "\x1f".join(key)
