@@ -11,18 +11,20 @@ import logging
 import queue
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from notifier.control import client as control_client
 from notifier.control.client import request
 from notifier.core import commands
 from notifier.core.commands import ANSWERABLE_TOOLS, Answer, Clear, Command, Goto, Mute, Snooze
+from notifier.core.model import QuestionItem
+from notifier.core.session_spec import short_id
 from notifier.core.text import clean
 from notifier.core.text import duration as waited
-from notifier.resources import DEMO_SESSION_ID, app_icon
+from notifier.resources import app_icon
 from notifier.system.x11 import open_display
-from notifier.window.view import details_text, heading_text, is_gate, live, row_id, unsnooze, where_text
+from notifier.window.view import Shown, WindowView, details_text, heading_text, row_id, where_text
 
 # Lazy imports here: tkinter is optional (python3-tk), Xlib is Linux only.
 
@@ -38,7 +40,7 @@ COLUMN_MAX = {"project": 220, "session": 220, "tool": 200, "waited": 200, "where
 MAX_BUTTONS = 8  # options shown as buttons (the details pane lists them all)
 
 # answer(q, choices, text): carries the answer out (and says so)
-AnswerFn = Callable[[dict[str, Any], tuple[str, ...], "str | None"], None]
+AnswerFn = Callable[[Shown, tuple[str, ...], "str | None"], None]
 
 
 NOTHING = "Nothing is waiting for you. Questions appear here the moment a pi session asks."
@@ -162,7 +164,7 @@ class Window:
         self.tk = tk
         self.source = source
         self.inbox: queue.Queue[dict[str, Any]] = queue.Queue()
-        self.rows: dict[str, dict[str, Any]] = {}
+        self.rows: dict[str, Shown] = {}
         self.focus_key = focus
         self.root = root or tk.Tk(className="pi-notifier")
         self.root.title(TITLE)
@@ -259,7 +261,7 @@ class Window:
             while True:
                 msg = self.inbox.get_nowait()
                 if "window" in msg:
-                    self.apply(msg["window"])
+                    self.apply(WindowView.from_obj(msg["window"]))  # (typed once, here)
                 if "focus" in msg:
                     self.raise_(msg.get("focus"))
                 if "said" in msg:
@@ -281,14 +283,14 @@ class Window:
         self._show_selected(keep_scroll=True)
         self.root.after(1000, self._tick)
 
-    def apply(self, data: dict[str, Any]) -> None:
-        questions = data.get("questions", [])
+    def apply(self, data: WindowView) -> None:
+        questions = data.questions
         selected = self.selected_key()
         want = self.focus_key or selected
-        self.rows = {row_id(q["key"]): q for q in questions}
+        self.rows = {row_id(q.key): q for q in questions}
         if self.list.fill(questions):
             self._place_sash()
-        self.heading.configure(text=heading_text(questions, data.get("snoozed_until"), time.time()))
+        self.heading.configure(text=heading_text(questions, data.snoozed_until, time.time()))
         if want and row_id(want) in self.rows:
             self.select(row_id(want))
             self.focus_key = None
@@ -307,7 +309,7 @@ class Window:
         sel = self.tree.selection()
         return sel[0].split("\x1f") if sel else None
 
-    def selected(self) -> dict[str, Any] | None:
+    def selected(self) -> Shown | None:
         sel = self.tree.selection()
         return self.rows.get(sel[0]) if sel else None
 
@@ -319,22 +321,23 @@ class Window:
     def details_text(self) -> str:
         return self.pane.current()
 
-    def _update_buttons(self, q: dict[str, Any] | None) -> None:
+    def _update_buttons(self, q: Shown | None) -> None:
         for b in (self.snooze_button, self.project_button, self.mute_button):
             b.state(["!disabled"] if q else ["disabled"])
-        demo = q is not None and q.get("session_id") == DEMO_SESSION_ID  # (no pi; its file goes with the demo)
-        self.goto_button.state(["!disabled"] if q and not q.get("offline") and not demo else ["disabled"])
-        self.copy_button.state(["!disabled"] if q and not live(q) and not demo else ["disabled"])
-        self.clear_button.state(["!disabled"] if q and q["abandoned"] else ["disabled"])
-        self.snooze_button.configure(text="Unsnooze" if q and unsnooze(q) else "Snooze session 15 min")
+        self.goto_button.state(["!disabled"] if q and not q.offline and not q.is_demo else ["disabled"])
+        self.copy_button.state(["!disabled"] if q and not q.live and not q.is_demo else ["disabled"])
+        self.clear_button.state(["!disabled"] if q and q.abandoned else ["disabled"])
+        self.snooze_button.configure(text="Unsnooze" if q and q.unsnooze() else "Snooze session 15 min")
         self.answers.update(q)
 
     # ---- actions ----
 
-    def answer(self, q: dict[str, Any], choices: tuple[str, ...], text: str | None) -> None:
+    def answer(self, q: Shown, choices: tuple[str, ...], text: str | None) -> None:
         """Answer ``q`` as ``pi-notifier answer`` does (off the Tk thread); the outcome, or why
         not, in the status line."""
-        command = Answer(q["key"][0], q["key"][1], choices, text, q.get("token"))  # (as shown: refused if changed)
+        command = Answer(
+            q.session.key, q.question.tool_call_id, choices, text, q.token
+        )  # (as shown: refused if changed)
         self.answers.disable()
         self.say("Answering…")
         self._ask(command, "Not answered")
@@ -350,10 +353,10 @@ class Window:
     def goto(self) -> None:
         """Go to the selected question's session (its terminal, its tmux pane)."""
         q = self.selected()
-        if not q or q.get("offline"):
+        if not q or q.offline:
             return
-        self.say(f"Going to {clean(q['project'], 60)}…")
-        self._ask(Goto(q["key"][0], q["key"][1]), "Cannot go to the session")
+        self.say(f"Going to {clean(q.project, 60)}…")
+        self._ask(Goto(q.session.key, q.question.tool_call_id), "Cannot go to the session")
 
     def copy_resume(self) -> None:
         """The selected session's resume command to the clipboard; where its names cannot be
@@ -362,41 +365,42 @@ class Window:
         q = self.selected()
         if not q:
             return
-        if not q.get("resume"):
-            self.say(str(q.get("resume_refused") or "no resume command is offered for this session"))
+        resume, refused = q.resume()
+        if not resume:
+            self.say(refused or "no resume command is offered for this session")
             return
         self.root.clipboard_clear()
-        self.root.clipboard_append(q["resume"])
+        self.root.clipboard_append(resume)
         self.say("Resume command copied")
 
     def snooze(self) -> None:
         q = self.selected()
         if not q:
             return
-        lift = unsnooze(q)
+        lift = q.unsnooze()
         if lift is not None:
             self.source.command(lift)
-            self.say(f"{clean(q['project'], 40)}: notifications resumed")
+            self.say(f"{clean(q.project, 40)}: notifications resumed")
             return
-        self.source.command(Snooze(time.time() + 15 * 60, session=q["key"][0]))
-        self.say(f"{clean(q['project'], 40)} snoozed for 15 min")
+        self.source.command(Snooze(time.time() + 15 * 60, session=q.session.key))
+        self.say(f"{clean(q.project, 40)} snoozed for 15 min")
 
     def snooze_project(self) -> None:
         q = self.selected()
         if q:
-            self.source.command(Snooze(time.time() + 3600, project=q["project"]))
-            self.say(f"{clean(q['project'], 40)} snoozed for 1 hour")
+            self.source.command(Snooze(time.time() + 3600, project=q.project))
+            self.say(f"{clean(q.project, 40)} snoozed for 1 hour")
 
     def mute(self) -> None:
         q = self.selected()
         if q:
-            self.source.command(Mute(q["project"], on=True))
-            self.say(f"{clean(q['project'], 40)} muted (unmute it from the tray menu)")
+            self.source.command(Mute(q.project, on=True))
+            self.say(f"{clean(q.project, 40)} muted (unmute it from the tray menu)")
 
     def clear(self) -> None:
         q = self.selected()
-        if q and q["abandoned"]:
-            self.source.command(Clear(q["file"], q["key"][1]))
+        if q and q.abandoned:
+            self.source.command(Clear(q.session.file, q.question.tool_call_id))
 
     def raise_(self, focus: list[str] | None) -> None:
         if focus:
@@ -442,14 +446,14 @@ class QuestionList:
         scroll_x.pack(side="bottom", fill="x")
         self.tree.pack(fill="both", expand=True)
 
-    def fill(self, questions: list[dict[str, Any]]) -> bool:
+    def fill(self, questions: Sequence[Shown]) -> bool:
         """Show these questions (in order); True when a column's width changed."""
         self.tree.delete(*self.tree.get_children())
         for q in questions:
-            self.tree.insert("", "end", iid=row_id(q["key"]), values=self.values(q), tags=self.tags(q))
+            self.tree.insert("", "end", iid=row_id(q.key), values=self.values(q), tags=self.tags(q))
         return self.size_columns()
 
-    def refresh(self, rows: dict[str, dict[str, Any]]) -> None:
+    def refresh(self, rows: dict[str, Shown]) -> None:
         """The rows' cells again (how long each has waited)."""
         for iid, q in rows.items():
             if self.tree.exists(iid):
@@ -459,22 +463,22 @@ class QuestionList:
         return sum(int(self.tree.column(c, "width")) for c in COLUMNS) + 4
 
     @staticmethod
-    def tags(q: dict[str, Any]) -> tuple[str, ...]:
-        if q["abandoned"]:
+    def tags(q: Shown) -> tuple[str, ...]:
+        if q.abandoned:
             return ("abandoned",)
-        return ("snoozed",) if q.get("snoozed_until") else ()
+        return ("snoozed",) if q.snoozed_until else ()
 
     @staticmethod
-    def values(q: dict[str, Any]) -> tuple[str, ...]:
+    def values(q: Shown) -> tuple[str, ...]:
         now = time.time()
-        state = " (abandoned)" if q["abandoned"] else " (offline)" if q.get("offline") else ""
-        if not state and q.get("snoozed_until") and q["snoozed_until"] > now:
+        state = " (abandoned)" if q.abandoned else " (offline)" if q.offline else ""
+        if not state and q.snoozed_until and q.snoozed_until > now:
             state = " · snoozed"
         return (
-            clean(q["project"] if q.get("host") else q["folder"], 40),
-            clean(q.get("session_name"), 30) or clean(q.get("short_id"), 8) or "—",
-            clean(q["tool"], 30),
-            waited(now - q["asked_at"]) + state,
+            clean(q.project if q.session.host else q.folder, 40),
+            clean(q.session.name, 30) or clean(short_id(q.session.id), 8) or "—",
+            clean(q.tool, 30),
+            waited(now - q.question.asked_at) + state,
             where_text(q) or "—",
         )
 
@@ -517,7 +521,7 @@ class DetailsPane:
     def current(self) -> str:
         return str(self.text.get("1.0", "end-1c"))
 
-    def show(self, q: dict[str, Any] | None, keep_scroll: bool = False) -> None:
+    def show(self, q: Shown | None, keep_scroll: bool = False) -> None:
         """Show ``q`` (or that nothing waits); nothing is redrawn when the text is the same."""
         text = details_text(q, time.time(), self._chars()) if q else NOTHING
         if self.current() == text:
@@ -529,7 +533,7 @@ class DetailsPane:
         self._paths = {}
         if q:
             self.text.tag_add("title", "1.0", "1.end")
-            for prefix, path in (("Folder:  ", q.get("cwd")), ("Session: ", q.get("file"))):
+            for prefix, path in (("Folder:  ", q.session.cwd), ("Session: ", q.session.file)):
                 at = self.text.search(prefix, "1.0", stopindex="end")
                 if at and path:
                     line = at.split(".")[0]
@@ -576,9 +580,9 @@ class AnswerBar:
         """An answer came back: the next ``update`` builds the bar afresh."""
         self.key = None
 
-    def update(self, q: dict[str, Any] | None) -> None:
+    def update(self, q: Shown | None) -> None:
         """The answers of ``q`` (kept as they are while the same live question stays selected)."""
-        key = q["key"] if q and not q["abandoned"] and not q.get("offline") else None
+        key = q.key if q and not q.abandoned and not q.offline else None
         if key == self.key:
             return
         self.key = key
@@ -587,9 +591,9 @@ class AnswerBar:
         self.widgets = []
         if q is None or key is None:
             return
-        if q.get("session_id") == DEMO_SESSION_ID:
+        if q.is_demo:
             self._label("The demo's recorded question: no pi runs it, so it answers itself (answer real ones here).")
-        elif q.get("kind") == "dialog":
+        elif q.question.kind == "dialog":
             self._dialog_answers(q)
         else:
             self._question_answers(q)
@@ -607,7 +611,7 @@ class AnswerBar:
         self.widgets.append(button)
         return button
 
-    def _text_field(self, parent: Any, q: dict[str, Any], label: str) -> None:
+    def _text_field(self, parent: Any, q: Shown, label: str) -> None:
         from tkinter import ttk
 
         ttk.Label(parent, text=label).pack(side="left", padx=(0, 6))
@@ -617,26 +621,26 @@ class AnswerBar:
         self.widgets.append(entry)
         self._button(parent, "Send", lambda: self._send_text(q, entry.get()))
 
-    def _send_text(self, q: dict[str, Any], text: str) -> None:
+    def _send_text(self, q: Shown, text: str) -> None:
         if not text.strip():
             self.say("Type the answer first")
             return
         self.answer(q, (), text)
 
-    def _answers(self, q: dict[str, Any], choice: str) -> Callable[[], None]:
+    def _answers(self, q: Shown, choice: str) -> Callable[[], None]:
         """A button's action: answer ``q`` with ``choice``."""
         return lambda: self.answer(q, (choice,), None)
 
-    def _dialog_answers(self, q: dict[str, Any]) -> None:
-        kind = q.get("dialog")
-        options = [o["label"] for o in q["items"][0]["options"]] if q["items"] else []
+    def _dialog_answers(self, q: Shown) -> None:
+        kind, items = q.question.dialog, q.question.items
+        options = [o.label for o in items[0].options] if items else []
         if kind == "confirm":
             choices = [("Yes", "yes"), ("No", "no")]
         else:
             choices = [(label, f"#{n}") for n, label in enumerate(options, 1)]
         if kind in ("select", "confirm") and choices:
             self._label("Answer:")
-            gate = is_gate(q)
+            gate = q.gate
             if gate:
                 choices = [c for c in choices if c[0] == "No"] + [c for c in choices if c[0] != "No"]
             for label, choice in choices[:MAX_BUTTONS]:
@@ -648,17 +652,17 @@ class AnswerBar:
         else:
             self._label("Answer this dialog in the terminal (Go to session).")
 
-    def _question_answers(self, q: dict[str, Any]) -> None:
+    def _question_answers(self, q: Shown) -> None:
         from tkinter import ttk
 
-        items = q["items"]
-        if q.get("tool") not in ANSWERABLE_TOOLS:
-            self._label(f"{clean(q['tool'], 40)} is answered in the terminal (Go to session).")
+        items = q.question.items
+        if q.tool not in ANSWERABLE_TOOLS:
+            self._label(f"{clean(q.tool, 40)} is answered in the terminal (Go to session).")
             return
         if len(items) == 1:
             item = items[0]
-            labels = [o["label"] for o in item["options"]]
-            if labels and item.get("multi"):
+            labels = [o.label for o in item.options]
+            if labels and item.multi:
                 self._multi(q, labels)
             elif labels:
                 self._label("Answer:")
@@ -669,12 +673,12 @@ class AnswerBar:
             self._text_field(row, q, "Other:" if labels else "Answer:")
             return
         # a form of several questions: one answer each, in order
-        if any(it.get("multi") or not it["options"] for it in items):
+        if any(it.multi or not it.options for it in items):
             self._label("A form with multi-select or free-text questions: answer it in the terminal (Go to session).")
             return
         self._form(q, items)
 
-    def _multi(self, q: dict[str, Any], labels: list[str]) -> None:
+    def _multi(self, q: Shown, labels: list[str]) -> None:
         import tkinter as tk
         from tkinter import ttk
 
@@ -696,13 +700,13 @@ class AnswerBar:
 
         self._button(self.frame, "Answer", chosen)
 
-    def _form(self, q: dict[str, Any], items: list[dict[str, Any]]) -> None:
+    def _form(self, q: Shown, items: Sequence[QuestionItem]) -> None:
         from tkinter import ttk
 
         self._label("Answers, in order:")
         combos: list[Any] = []
         for item in items:
-            values = [clean(o["label"], 40) for o in item["options"]]
+            values = [clean(o.label, 40) for o in item.options]
             combo = ttk.Combobox(
                 self.frame,
                 values=values,

@@ -15,7 +15,7 @@ from notifier.actions import goto
 from notifier.core.model import Question, QuestionItem, SessionRef, SessionView, remote_key
 from notifier.core.text import clean
 from notifier.system.tmux import TmuxPane
-from notifier.window.view import details_text, question_obj, resume_command
+from notifier.window.view import Shown, details_text, question_obj, resume_command
 
 Q = Question("c1", "question", (QuestionItem("Deploy?"),), 100.0)
 # A folder name no shell may run: ESC before a quote made clean() eat the quote shlex.quote put
@@ -36,7 +36,7 @@ def test_a_folder_with_control_characters_gets_no_resume_command() -> None:
     assert advice == "no resume command is offered: the folder of the session holds an escape character (U+001B)"
     q = question_obj(v, Q, True)
     assert q["resume"] is None and q["resume_refused"] == advice
-    text = details_text(q, 200.0)
+    text = details_text(Shown.from_obj(q), 200.0)
     assert f"Resume:  {advice}" in text and "\x1b" not in text
     with pytest.raises(ValueError, match="escape character"):
         resume_command(HOSTILE, "/s/a.jsonl")
@@ -64,7 +64,7 @@ def test_a_printable_folder_is_offered_and_parses_back() -> None:
     assert clean(line) == line  # callers that sanitize the message keep it whole
     q = question_obj(v, Q, True)
     assert q["resume"] == line and q["resume_refused"] is None
-    assert f"Resume:  {line}" in details_text(q, 200.0)
+    assert f"Resume:  {line}" in details_text(Shown.from_obj(q), 200.0)
     plain = goto.resume_advice(view(None, "/s/x y.jsonl"))
     assert shlex.split(plain) == ["resume", "it", "with:", "pi", "--session", "/s/x y.jsonl"]
 

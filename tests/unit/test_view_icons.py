@@ -12,7 +12,7 @@ from notifier.core.reducer import Header, ToolStart
 from notifier.outputs import tray as icons
 from notifier.outputs.tray import UiState, menu, title
 from notifier.pi.extraction import extract
-from notifier.window.view import details_text, resume_command, window_obj
+from notifier.window.view import Shown, details_text, resume_command, window_obj
 
 
 def board_with(*questions: tuple[str, str, str, float]) -> Board:
@@ -100,7 +100,7 @@ def test_window_details() -> None:
     b = board_with(("/s/x.jsonl", "/home/u/it's here", "Pick one?", 100.0))
     data = window_obj(b.snapshot(0))
     (q,) = data["questions"]
-    text = details_text(q, 160.0)
+    text = details_text(Shown.from_obj(q), 160.0)
     assert "[Hdr] Pick one?" in text and "(several answers allowed)" in text
     assert "• A (recommended)" in text and "• B — bee" in text
     assert q["resume"] == "cd '/home/u/it'\"'\"'s here' && pi --session /s/x.jsonl"
@@ -113,7 +113,7 @@ def test_window_details_show_a_forms_title_and_instructions() -> None:
     b.local.apply("/s/f.jsonl", [Header("s", "/p"), ToolStart(1.0, "f1", "form", extract("form", args, "f1", 1.0))], 1.0)
     (q,) = window_obj(b.snapshot(0))["questions"]
     assert (q["title"], q["instructions"]) == ("Release", "Answer before the release.")
-    lines = details_text(q, 2.0).split("\n")
+    lines = details_text(Shown.from_obj(q), 2.0).split("\n")
     assert lines[lines.index("Release") + 1] == "Answer before the release."
 
 
