@@ -494,55 +494,32 @@ class Tray:
 
     def run(self, on_ready: Callable[[], None], stop_event: threading.Event) -> None:
         """The icon's loop, on the main thread, until ``stop_event`` is set; then the hosts are
-        no longer followed."""
+        no longer followed. Every backend but xorg docks by itself: one loop. An xorg icon runs
+        while an XEmbed tray host is there: a new icon (and loop) each time one comes."""
+        hosts = self.hosts
         try:
-            if self.backend == "xorg" and self.hosts is not None:
-                self._run_xorg(on_ready, stop_event, self.hosts)
-            else:
-                self._run_gtk(on_ready, stop_event)
-        finally:
-            if self.hosts is not None:
-                self.hosts.close()
-
-    def _run_gtk(self, on_ready: Callable[[], None], stop_event: threading.Event) -> None:
-        """Every backend but xorg (and xorg without hosts to follow): they dock by themselves."""
-        running = threading.Event()
-
-        def setup(icon: Any) -> None:
-            icon.visible = True
-            running.set()
-            on_ready()
-
-        def stop_when_asked() -> None:
-            stop_event.wait()
-            # Stopping a loop that has not started yet does nothing (and it would then run
-            # forever): wait until it runs. If it never does, icon.run() has already failed.
-            running.wait(LOOP_START_WAIT_S)
-            self.stop()
-
-        threading.Thread(target=stop_when_asked, name="pi-notifier-tray-stop", daemon=True).start()
-        self.icon.run(setup=setup)
-
-    def _run_xorg(self, on_ready: Callable[[], None], stop_event: threading.Event, hosts: HostFollower) -> None:
-        def wake_on_stop() -> None:
-            stop_event.wait()
-            hosts.wake()
-
-        threading.Thread(target=wake_on_stop, name="pi-notifier-tray-stop", daemon=True).start()
-        first = True
-        while not stop_event.is_set():
-            if not hosts.wait_xembed(True, stop_event):
+            if self.backend != "xorg" or hosts is None:
+                self._run_icon(self.icon, on_ready, stop_event.wait)
                 return
-            if not first:
-                with self._lock:
-                    self.icon = self._new_icon()
-            first = False
-            self._run_xorg_icon(self.icon, on_ready, stop_event, hosts)
 
-    def _run_xorg_icon(
-        self, icon: Any, on_ready: Callable[[], None], stop_event: threading.Event, hosts: HostFollower
-    ) -> None:
-        """One icon's loop: until the app stops or the tray host goes."""
+            def wake_on_stop() -> None:
+                stop_event.wait()
+                hosts.wake()
+
+            threading.Thread(target=wake_on_stop, name="pi-notifier-tray-stop", daemon=True).start()
+            first = True
+            while hosts.wait_xembed(True, stop_event):
+                if not first:
+                    with self._lock:
+                        self.icon = self._new_icon()
+                first = False
+                self._run_icon(self.icon, on_ready, lambda: hosts.wait_xembed(False, stop_event))
+        finally:
+            if hosts is not None:
+                hosts.close()
+
+    def _run_icon(self, icon: Any, on_ready: Callable[[], None], until: Callable[[], object]) -> None:
+        """One icon's loop, until ``until()`` returns (the app stops, or its tray host goes)."""
         running, ended = threading.Event(), threading.Event()
 
         def setup(icon: Any) -> None:
@@ -552,14 +529,22 @@ class Tray:
             running.set()
             on_ready()  # (draws what changed before this icon ran)
 
-        def stop_when_gone_or_asked() -> None:
-            hosts.wait_xembed(False, stop_event)
+        def stop_when_done() -> None:
+            until()
+            # Stopping a loop that has not started yet does nothing (and it would then run
+            # forever): wait until it runs. If it never does, icon.run() has already failed.
             running.wait(LOOP_START_WAIT_S)
             with self._lock:  # no change is sent to a loop that is ending (it would wait forever)
                 self._live = False
-            self._stop_xorg(icon, ended)
+            wid = compat.window_id(icon)  # (an xorg icon's: destroyed when its loop does not end)
+            threading.Thread(target=self.stop, args=(icon,), name="pi-notifier-tray-stopping", daemon=True).start()
+            if not ended.wait(XORG_STOP_GRACE_S) and wid is not None:
+                log.debug(
+                    "the xorg tray loop did not end %.0f s after stop: its window is destroyed", XORG_STOP_GRACE_S
+                )
+                compat.destroy_window(wid)
 
-        threading.Thread(target=stop_when_gone_or_asked, name="pi-notifier-tray-stop", daemon=True).start()
+        threading.Thread(target=stop_when_done, name="pi-notifier-tray-stop", daemon=True).start()
         try:
             icon.run(setup=setup)
         finally:
@@ -567,18 +552,10 @@ class Tray:
             with self._lock:
                 self._live = False
 
-    @staticmethod
-    def _stop_xorg(icon: Any, ended: threading.Event) -> None:
-        wid = compat.window_id(icon)
-        threading.Thread(target=icon.stop, name="pi-notifier-tray-stopping", daemon=True).start()
-        if not ended.wait(XORG_STOP_GRACE_S) and wid is not None:
-            log.debug("the xorg tray loop did not end %.0f s after stop: its window is destroyed", XORG_STOP_GRACE_S)
-            compat.destroy_window(wid)
-
-    def stop(self) -> None:
+    def stop(self, icon: Any = None) -> None:
         try:
-            self.icon.stop()
-        except Exception:
+            (icon or self.icon).stop()
+        except Exception:  # (pystray's GTK backends may fail on the way out: nothing to do then)
             pass
 
 

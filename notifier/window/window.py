@@ -50,27 +50,25 @@ NOTHING = "Nothing is waiting for you. Questions appear here the moment a pi ses
 
 
 class Source(Protocol):
-    """Where the window gets its data and sends its commands."""
+    """Where the window gets its data and sends its commands: :class:`RemoteSource`, or an engine
+    of the window's own (``app/local.py``)."""
 
     def start(self, push: Callable[[dict[str, Any]], None]) -> None: ...
 
     def command(self, command: Command) -> None: ...
 
-    def close(self) -> None: ...
+    def ask(self, command: Command) -> dict[str, Any] | None:
+        """Carry out a Goto or Answer and return the reply (``{"ok", "said"}``; None: nobody
+        answered); blocking, called off the Tk thread."""
+        ...
 
-    # Optional: ``ask(command)`` carries out a Goto or Answer and returns the reply
-    # (``{"ok", "said"}``; None: nobody answered); blocking, called off the Tk thread.
+    def close(self) -> None: ...
 
 
 def ask_reply(source: Source, command: Command, failed: str) -> dict[str, Any]:
     """Carry out a Goto or Answer through ``source`` (blocking) and say what came of it: the window's
     inbox message (``said``; ``answered`` for an Answer). ``failed`` starts the line when it failed."""
-    ask = getattr(source, "ask", None)
-    if ask is None:
-        source.command(command)
-        reply: dict[str, Any] | None = {"ok": True, "said": "sent"}
-    else:
-        reply = ask(command)
+    reply = source.ask(command)
     if reply is None:
         said = f"{failed}: pi-notifier does not answer"
     elif reply.get("ok"):
