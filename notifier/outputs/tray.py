@@ -55,7 +55,6 @@ from notifier.window.view import offline_note
 log = logging.getLogger(__name__)
 ICON_SIZE = 64
 XORG_STOP_GRACE_S = 1.0  # then the window is destroyed from outside (compat.destroy_window)
-LOOP_START_WAIT_S = 10.0  # a stop waits this long for the icon's loop to run (a stop before it is lost)
 
 
 @dataclass(frozen=True, slots=True)
@@ -519,21 +518,17 @@ class Tray:
                 hosts.close()
 
     def _run_icon(self, icon: Any, on_ready: Callable[[], None], until: Callable[[], object]) -> None:
-        """One icon's loop, until ``until()`` returns (the app stops, or its tray host goes)."""
-        running, ended = threading.Event(), threading.Event()
+        """One icon's loop, until ``until()`` returns (the app stops, or its tray host goes).
+        pystray runs ``setup`` on a thread of its own once the loop runs: that thread waits for
+        the end and stops the loop (no thread of ours, and no stop before the loop runs)."""
+        ended = threading.Event()
 
         def setup(icon: Any) -> None:
             icon.visible = True
             with self._lock:
                 self._live = True
-            running.set()
             on_ready()  # (draws what changed before this icon ran)
-
-        def stop_when_done() -> None:
             until()
-            # Stopping a loop that has not started yet does nothing (and it would then run
-            # forever): wait until it runs. If it never does, icon.run() has already failed.
-            running.wait(LOOP_START_WAIT_S)
             with self._lock:  # no change is sent to a loop that is ending (it would wait forever)
                 self._live = False
             wid = compat.window_id(icon)  # (an xorg icon's: destroyed when its loop does not end)
@@ -544,7 +539,6 @@ class Tray:
                 )
                 compat.destroy_window(wid)
 
-        threading.Thread(target=stop_when_done, name="pi-notifier-tray-stop", daemon=True).start()
         try:
             icon.run(setup=setup)
         finally:
