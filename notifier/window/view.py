@@ -22,7 +22,6 @@ from notifier.core.model import Question, QuestionItem, SessionRef, SessionView,
 from notifier.core.preferences import Preferences
 from notifier.core.question_obj import QUESTION_FIELDS
 from notifier.core.question_obj import from_obj as question_from_obj
-from notifier.core.session_spec import short_id
 from notifier.core.text import clean, project_name
 from notifier.core.text import duration as waited
 from notifier.resources import DEMO_SESSION_ID
@@ -160,35 +159,28 @@ class Shown:
 
     def to_obj(self) -> dict[str, Any]:
         """As the channel carries it: the question and its session as every JSON output has
-        them (:mod:`notifier.core.formats`), every item in full, and the window's display
-        fields (for readers of the JSON: the app's decoration, tests)."""
+        them (:mod:`notifier.core.formats`), every item in full, and what the app knows beside
+        them. What is derived from these (the resume command, names to show) is derived by the
+        reader, from :meth:`from_obj`'s typed values."""
         ref, q = self.session, self.question
-        resume, refused = self.resume()
         obj = formats.question_obj(q)
         obj.update(
             {
                 "session": formats.session_obj(ref),
                 "items": formats.items_obj(q),
                 "key": self.key,
-                "project": self.project,
+                "project": self.project,  # (what a project snooze names: mark_snoozes)
                 "host": ref.host,
-                "offline": self.offline,
-                "offline_since": self.offline_since,
-                "folder": self.folder,
-                "session_name": clean(ref.name, 120) or None,
                 "session_id": ref.id,
-                "tool": self.tool,
-                "asked_at": q.asked_at,
-                "abandoned": self.abandoned,
                 "cwd": ref.cwd,
                 "file": ref.file,
+                "asked_at": q.asked_at,
                 "title": q.title,
                 "instructions": q.instructions,
                 "dialog": q.dialog,
-                "resume": resume,  # None: no command can be shown, "resume_refused" says why
-                "resume_refused": refused,
+                "abandoned": self.abandoned,
                 "alive": self.alive,
-                "short_id": short_id(ref.id),  # (the id's random end: UUIDv7 starts with a time)
+                "offline_since": self.offline_since,
                 "snoozed_until": None,  # filled in by mark_snoozes (the app knows the preferences)
             }
         )

@@ -103,7 +103,7 @@ def test_window_details() -> None:
     text = details_text(Shown.from_obj(q), 160.0)
     assert "[Hdr] Pick one?" in text and "(several answers allowed)" in text
     assert "• A (recommended)" in text and "• B — bee" in text
-    assert q["resume"] == "cd '/home/u/it'\"'\"'s here' && pi --session /s/x.jsonl"
+    assert Shown.from_obj(q).resume()[0] == "cd '/home/u/it'\"'\"'s here' && pi --session /s/x.jsonl"
     assert resume_command(None, "/a b") == "pi --session '/a b'"
 
 
