@@ -24,7 +24,6 @@ from notifier.system.x11 import open_display
 log = logging.getLogger(__name__)
 
 WATCHER = "org.kde.StatusNotifierWatcher"
-_DBUS = ("/org/freedesktop/DBus", "org.freedesktop.DBus", "org.freedesktop.DBus")
 
 
 class Hosts(NamedTuple):
@@ -96,24 +95,24 @@ def xembed_owner(disp: Any) -> str | None:
 # ---- StatusNotifierItem: the session bus ----
 
 
-def bus_call(bus: Any, member: str, signature: str, body: tuple[Any, ...], timeout: float = 2.0) -> Any:
-    """A call to the bus itself through the app's bus client; the error name or the body."""
-    from jeepney import DBusAddress, MessageType, new_method_call
+def _ask(bus: Any, message: Any, timeout: float = 2.0) -> Any:
+    """A call to the bus itself (jeepney's ``message_bus`` messages) through the app's bus
+    client: the reply's body, or None for an error reply."""
+    from jeepney import MessageType
 
-    path, name, interface = _DBUS
-    reply = bus.call(new_method_call(DBusAddress(path, name, interface), member, signature, body), timeout)
-    if reply.header.message_type == MessageType.error:
-        return None
-    return reply.body
+    reply = bus.call(message, timeout)
+    return None if reply.header.message_type == MessageType.error else reply.body
 
 
 def sni_owner(bus: Any) -> str | None:
     """The program that owns the StatusNotifierWatcher name, or None."""
-    body = bus_call(bus, "GetNameOwner", "s", (WATCHER,))
+    from jeepney.bus_messages import message_bus
+
+    body = _ask(bus, message_bus.GetNameOwner(WATCHER))
     if not body:
         return None
     unique = clean(str(body[0]), 60)
-    pid = bus_call(bus, "GetConnectionUnixProcessID", "s", (unique,))
+    pid = _ask(bus, message_bus.GetConnectionUnixProcessID(unique))
     return (_program(int(pid[0])) if pid else None) or unique
 
 
@@ -198,10 +197,6 @@ def no_bus(exc: Exception) -> str:
 # ---- followed while the app runs ----
 
 POLL_WITHOUT_XFIXES_S = 2.0
-_WATCHER_OWNER_CHANGED = (
-    "type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',"
-    f"member='NameOwnerChanged',arg0='{WATCHER}'"
-)
 
 
 class HostFollower:
@@ -236,7 +231,12 @@ class HostFollower:
                 self._close_display()
         try:
             self._bus = Bus(self._on_signal, self._on_bus_lost)
-            bus_call(self._bus, "AddMatch", "s", (_WATCHER_OWNER_CHANGED,))
+            from jeepney.bus_messages import MatchRule, message_bus
+
+            bus = "org.freedesktop.DBus"
+            rule = MatchRule(type="signal", sender=bus, interface=bus, member="NameOwnerChanged")
+            rule.add_arg_condition(0, WATCHER)
+            _ask(self._bus, message_bus.AddMatch(rule))
             sni = sni_owner(self._bus)
         except (BusError, ImportError, TimeoutError) as exc:
             log.debug("cannot follow StatusNotifierItem watchers: %s", clean(exc, 200))
