@@ -237,7 +237,8 @@ class WindowView:
         if not isinstance(obj, dict):
             return WindowView()
         questions = []
-        for q in obj.get("questions") or ():
+        listed = obj.get("questions")
+        for q in listed if isinstance(listed, list) else ():
             try:
                 questions.append(Shown.from_obj(q))
             except (ValueError, KeyError, TypeError):

@@ -12,7 +12,7 @@ from notifier.core.reducer import Header, ToolStart
 from notifier.outputs import tray as icons
 from notifier.outputs.tray import UiState, menu, title
 from notifier.pi.extraction import extract
-from notifier.window.view import Shown, details_text, resume_command, window_obj
+from notifier.window.view import Shown, WindowView, details_text, resume_command, window_obj
 
 
 def board_with(*questions: tuple[str, str, str, float]) -> Board:
@@ -105,6 +105,21 @@ def test_window_details() -> None:
     assert "• A (recommended)" in text and "• B — bee" in text
     assert Shown.from_obj(q).resume()[0] == "cd '/home/u/it'\"'\"'s here' && pi --session /s/x.jsonl"
     assert resume_command(None, "/a b") == "pi --session '/a b'"
+
+
+def test_the_window_reads_the_apps_json_once_into_model_values() -> None:
+    """What the app sends the window (JSON) reads back into the snapshot's own Question and
+    SessionRef; what cannot be read is left out, never a crash."""
+    b = board_with(("/s/x.jsonl", "/home/u/shop", "Pick one?", 100.0), ("/s/y.jsonl", "/home/u/blog", "Ship?", 90.0))
+    snapshot = b.snapshot(0)
+    data = window_obj(snapshot)
+    data["questions"] += [{"key": ["/s/z.jsonl"]}, "nonsense", dict(data["questions"][0], items="no"), None]
+    read = WindowView.from_obj(data)
+    assert [(q.session, q.question) for q in read.questions] == [(v.ref, q) for v, q in snapshot.pending]
+    first = read.questions[0]
+    assert first.token and not first.abandoned and first.project == "shop" and first.key == ["/s/x.jsonl", first.question.tool_call_id]
+    assert Shown.from_obj(first.to_obj()) == first  # (the channel loses nothing the window uses)
+    assert WindowView.from_obj("garbage") == WindowView() and WindowView.from_obj({"questions": 3}) == WindowView()
 
 
 def test_window_details_show_a_forms_title_and_instructions() -> None:
