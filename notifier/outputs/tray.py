@@ -38,7 +38,7 @@ from PIL import Image, ImageDraw, ImageFont
 
 from notifier import resources
 from notifier.compat import pystray as compat
-from notifier.config.load import Config
+from notifier.config import Config
 from notifier.core.commands import Clear, Command, Focus, Goto, Mute, Quit, Show, Snooze
 from notifier.core.model import Question, SessionView, Snapshot, Transition, TurnChange
 from notifier.core.preferences import Preferences

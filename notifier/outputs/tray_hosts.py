@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 
 from notifier.core.text import clean
 from notifier.sinks.notify.bus import Bus, BusError
-from notifier.system.x11 import open_display
+from notifier.system.desktop import open_display
 
 log = logging.getLogger(__name__)
 

@@ -23,7 +23,7 @@ from notifier.core.session_spec import short_id
 from notifier.core.text import clean
 from notifier.core.text import duration as waited
 from notifier.resources import app_icon
-from notifier.system.x11 import open_display
+from notifier.system.desktop import open_display
 from notifier.window.view import Shown, WindowView, details_text, heading_text, row_id, where_text
 
 # Lazy imports here: tkinter is optional (python3-tk), Xlib is Linux only.

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from notifier.app.window_process import WindowProcess
-from notifier.config.load import Config
+from notifier.config import Config
 from notifier.core.model import Snapshot
 from notifier.core.preferences import Preferences
 from notifier.outputs.tray import Redraw, UiState
