@@ -176,9 +176,7 @@ def test_the_window_opens_inside_the_work_area_with_nothing_clipped(
     """Under a panel (a dock reserving the top 40 px): the window is placed below it, and each
     column is as wide as its widest cell ("ask_user_question", "1 s (abandoned)")."""
     require("tkinter")
-    from notifier.window.window import placement, work_area
-    from notifier.window.window import COLUMNS
-    from notifier.window.window import Window
+    from notifier.window.window import COLUMNS, Window, placement, work_area
 
     from .test_tray import FakeSource, snapshot_data
 

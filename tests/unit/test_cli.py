@@ -119,9 +119,9 @@ def test_doctor_never_says_the_tray_icon_shows_what_its_tray_line_says_it_cannot
     tray running yet) or no tray at all, the other ways."""
     import pytest
 
-    from notifier.outputs import tray as tray_choice
     from notifier.cli import doctor
     from notifier.config import Config
+    from notifier.outputs import tray as tray_choice
     from notifier.sinks.notify import choose
 
     mp = pytest.MonkeyPatch()
