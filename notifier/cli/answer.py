@@ -13,7 +13,6 @@ from notifier.core.model import Snapshot
 from notifier.core.question_token import question_token
 from notifier.core.text import clean, number
 from notifier.remote.link import Remote
-from notifier.sessions import engine_options, scan_once
 
 
 def _split_answer_words(words: list[str], snapshot: Snapshot, text: bool) -> tuple[str | None, list[str]]:

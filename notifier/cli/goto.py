@@ -17,7 +17,6 @@ from notifier.core import shellcmd
 from notifier.core.formats import dumps
 from notifier.core.text import clean
 from notifier.remote.link import Remote
-from notifier.sessions import engine_options, scan_once
 from notifier.system.desktop import has_display
 
 # Inside JSON strings, what a terminal would act on or that reorders what is seen: C1 controls,
@@ -76,8 +75,7 @@ def cmd_show(args: argparse.Namespace, config: Config) -> int:
     from notifier.app.local import LocalSource
     from notifier.app.window_process import window_display
     from notifier.control.client import request
-    from notifier.ui.sources import RemoteSource
-    from notifier.ui.window import Window
+    from notifier.window.window import RemoteSource, Window
 
     focus = list(args.focus) if args.focus else None
     if not args.attach:

@@ -53,8 +53,7 @@ def sessions_of(config: Config, spec: str | None, dialogs: bool = False) -> tupl
     folders (a copied file, another ``--sessions-dir``): SESSION may be a file anywhere."""
     import dataclasses
 
-    from notifier.sessions import EngineOptions, engine_options
-    from notifier.sessions import scan_once
+    from notifier.sessions import EngineOptions, engine_options, scan_once
 
     options = engine_options(config)
     snapshot = scan_once(options)

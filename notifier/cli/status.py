@@ -203,8 +203,7 @@ def _status_bar(config: Config, as_json: bool) -> int:
     brief = _ask_app(config, brief=True)
     now = time.time()
     if brief is None:
-        from notifier.sessions import engine_options
-        from notifier.sessions import scan_once
+        from notifier.sessions import engine_options, scan_once
         from notifier.store import saved_silences
         from notifier.system import paths
 
