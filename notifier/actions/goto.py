@@ -29,7 +29,7 @@ from notifier.system.desktop import activate_window as activate_window
 from notifier.system.locate import Location, Unmatched, locate_one, locate_sessions
 from notifier.system.processes import run
 from notifier.system.tmux import TmuxClient, TmuxPane, invoking_client, tmux, tmux_clients
-from notifier.ui.view import resume_or_why
+from notifier.window.view import resume_or_why
 
 log = logging.getLogger(__name__)
 

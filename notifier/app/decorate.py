@@ -16,7 +16,7 @@ from typing import Any
 from notifier.actions.goto import window_locations
 from notifier.core.preferences import Preferences
 from notifier.core.text import clean
-from notifier.ui.view import mark_snoozes
+from notifier.window.view import mark_snoozes
 
 log = logging.getLogger(__name__)
 LOCATE_AGAIN_S = 5.0  # the window's "Where" of unchanged questions is looked up again this often

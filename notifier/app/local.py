@@ -16,7 +16,7 @@ from notifier.core.commands import Answer, Clear, Command, Goto, Mute, Snooze
 from notifier.core.model import Snapshot, Transition, TurnChange
 from notifier.engine import Engine, ReadyInfo
 from notifier.sessions import engine_options
-from notifier.ui.view import window_obj
+from notifier.window.view import window_obj
 
 
 def clear_abandoned(engine: Engine, command: Clear) -> None:

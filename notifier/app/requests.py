@@ -18,7 +18,7 @@ from notifier.core.commands import Command, Status
 from notifier.core.formats import status_obj
 from notifier.core.quiet import quiet_hours_note, quiet_hours_obj, tomorrow_morning
 from notifier.core.text import clean
-from notifier.ui.state import UiState
+from notifier.outputs.tray import UiState
 
 if TYPE_CHECKING:
     from notifier.app.runtime import App

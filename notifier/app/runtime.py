@@ -22,7 +22,6 @@ from notifier.app.decorate import WindowDecoration
 from notifier.app.dialog_feed import DialogFeed
 from notifier.app.instance import InstanceLock
 from notifier.app.local import clear_abandoned
-from notifier.app.redraw import Redraw
 from notifier.app.remotes import Hub
 from notifier.app.stopping import stop_side_by_side
 from notifier.app.window_process import WindowProcess, has_display
@@ -51,11 +50,10 @@ from notifier.engine import Engine, Sink
 from notifier.outputs.desktop import AlertSink
 from notifier.outputs.history import HistorySink
 from notifier.outputs.jsonout import JsonSink
+from notifier.outputs.tray import Redraw, Tray, UiState
 from notifier.sessions import engine_options
 from notifier.store import Store
 from notifier.system.supervisor import FailureLog
-from notifier.ui.state import UiState
-from notifier.ui.tray import Tray
 from notifier.watch import ConfigFollower
 
 log = logging.getLogger(__name__)
@@ -93,7 +91,7 @@ class App:
         decorate = WindowDecoration(lambda: self.preferences.value, self._changed, self.stop_event)
         self.window = WindowProcess(self.socket, decorate=decorate)
         self.redraw = Redraw(
-            self.ui_state, self.window, lambda: self.tray, config, self.health, self.stop_event
+            lambda: self.preferences.value, self.window, lambda: self.tray, config, self.health, self.stop_event
         )
         self.hub: Hub | None = None  # remote hosts and pushes (app/remotes.py)
         self.dialogs: DialogFeed | None = None  # the companion extension's dialogs (app/dialog_feed.py)

@@ -17,7 +17,7 @@ from notifier.control.wire import SOCKET_ENV, encode
 from notifier.core.commands import Focus
 from notifier.core.model import Snapshot
 from notifier.system import desktop as x11
-from notifier.ui.view import window_obj
+from notifier.window.view import window_obj
 
 log = logging.getLogger(__name__)
 

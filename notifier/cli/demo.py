@@ -49,7 +49,7 @@ def _write(path: str, lines: list[str], cwd: str, now: float) -> None:
 def run(config: Config, tray: bool = True) -> int:
     from notifier.app.runtime import App
     from notifier.app.signals import install_signals
-    from notifier.app.tray_choice import make_tray
+    from notifier.outputs.tray import make_tray
 
     work = tempfile.mkdtemp(prefix="pi-notifier-demo-")
     project = os.path.join(work, "demo-project")
@@ -72,7 +72,7 @@ def run(config: Config, tray: bool = True) -> int:
         socket=os.path.join(work, "control.sock"),
         state_dir=os.path.join(work, "state"),
     )
-    icon = make_tray(config, app.execute, app.ui_state) if tray else None
+    icon = make_tray(config, app.execute) if tray else None
     install_signals(app.stop_event)
 
     def say(text: str) -> None:

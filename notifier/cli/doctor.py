@@ -133,7 +133,7 @@ def _extras(config: Config) -> list[str]:
     line says what is left instead of "the tray icon alone will show questions"."""
     lines: list[str] = []
     try:
-        from notifier.app import tray_choice  # (here: as the next, a missing UI library is a line)
+        from notifier.outputs import tray as tray_choice  # (here: a missing UI library is a line)
 
         tray_line: str | None = tray_choice.doctor_line(config)
     except ImportError:

@@ -75,8 +75,7 @@ def cmd_show(args: argparse.Namespace, config: Config) -> int:
     from notifier.app.local import LocalSource
     from notifier.app.window_process import window_display
     from notifier.control.client import request
-    from notifier.ui.sources import RemoteSource
-    from notifier.ui.window import Window
+    from notifier.window.window import RemoteSource, Window
 
     focus = list(args.focus) if args.focus else None
     if not args.attach:

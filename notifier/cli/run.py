@@ -79,9 +79,9 @@ def _serve(app: App, config: Config, tray: bool, turns: NotifyTurns | None, eof_
     """Start ``app`` (its tray icon if ``tray``; ``turns``: a headless run's notifier of the
     moment; ``eof_stops``: :func:`stop_on_eof`), serve it until it stops, and shut it down."""
     from notifier.app.signals import install_signals
-    from notifier.app.tray_choice import make_tray
+    from notifier.outputs.tray import make_tray
 
-    icon = make_tray(config, app.execute, app.ui_state) if tray else None
+    icon = make_tray(config, app.execute) if tray else None
     install_signals(app.stop_event)
     if eof_stops:
         stop_on_eof(app.stop_event)

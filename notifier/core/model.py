@@ -212,7 +212,7 @@ class Views(Sequence[SessionView]):
 @dataclass(frozen=True)
 class Snapshot:
     """The whole board at one moment, as the engine made it, handed read-only to every sink (the
-    tray and the window get it inside a ``notifier.ui.state.UiState``, with the user's choices)."""
+    tray and the window get it inside a ``notifier.outputs.tray.UiState``, with the user's choices)."""
 
     sessions: Sequence[SessionView] = ()  # a tuple, or the board's Views
     taken_at: float = 0.0

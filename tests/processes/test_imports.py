@@ -33,10 +33,10 @@ with open(out, "w") as fh:
 # no engine thread, no socket server, no watcher.
 NOT_FOR_STATUS = [
     "notifier.app.runtime",
-    "notifier.app.tray_choice",
+    "notifier.outputs.tray",
     "notifier.app.window_process",
     "notifier.engine",
-    "notifier.ui",
+    "notifier.window",
     "notifier.outputs.desktop",
     "notifier.control.server",
     "notifier.cli.run",

@@ -14,7 +14,7 @@ import pytest
 
 from notifier.core import shellcmd
 from notifier.core.text import clean
-from notifier.ui.view import resume_command
+from notifier.window.view import resume_command
 
 
 def test_resume_command_of_a_remote_session_runs_there(tmp_path: Path) -> None:

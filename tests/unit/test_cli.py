@@ -119,10 +119,10 @@ def test_doctor_never_says_the_tray_icon_shows_what_its_tray_line_says_it_cannot
     tray running yet) or no tray at all, the other ways."""
     import pytest
 
-    from notifier.app import tray_choice
     from notifier.cli import doctor
     from notifier.config import Config
     from notifier.outputs import backends as choose
+    from notifier.outputs import tray as tray_choice
 
     mp = pytest.MonkeyPatch()
     try:
@@ -144,7 +144,7 @@ def test_doctor_never_says_the_tray_icon_shows_what_its_tray_line_says_it_cannot
 
 
 def test_a_tray_host_missing_for_want_of_a_bus_is_said_once() -> None:
-    from notifier.app import tray_hosts
+    from notifier.outputs import tray_hosts
     from notifier.outputs.dbus import BusError
 
     said = tray_hosts.no_bus(BusError("no session bus (DBUS_SESSION_BUS_ADDRESS is not set)"))

@@ -3,6 +3,7 @@ details, and the exact values ``pi-notifier answer`` gives each kind of dialog."
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
@@ -18,7 +19,7 @@ from notifier.core.reducer import Header, ToolStart
 from notifier.pi.catalog import QuestionCatalog
 from notifier.pi.extraction import extract
 from notifier.pi.keymaps import UsageError
-from notifier.ui.view import details_text, is_gate, window_obj
+from notifier.window.view import Shown, details_text, window_obj
 
 COMMAND = "rm -rf build \\\n  && echo \x1b[31mdone"
 
@@ -121,14 +122,15 @@ def test_the_window_shows_a_gates_whole_command_before_yes() -> None:
     ref = ref_of(gate(), ["/s"])
     assert ref is not None
     b.dialogs.open(("/run/x.sock", "ab12cd34-1"), ref, question_of(gate(), 2.0), 2.0)
-    (row,) = window_obj(b.snapshot(3.0))["questions"]
-    assert row["kind"] == "dialog" and row["dialog"] == "select" and is_gate(row)
+    (obj,) = window_obj(b.snapshot(3.0))["questions"]
+    row = Shown.from_obj(obj)  # (as the window reads it)
+    assert obj["kind"] == "dialog" and obj["dialog"] == "select" and row.gate
     text = details_text(row, 1_700_000_010.0)
     assert "bash asks (select) — read all of it before answering:" in text
     assert "   rm -rf build \\\n   && echo done\n" in text and "\x1b" not in text
     confirm = question_of(gate(kind="confirm", tool=None, tool_call_id=None, options=None), 2.0)
-    assert is_gate({"kind": "dialog", "dialog": confirm.dialog, "tool": confirm.tool})
-    assert not is_gate({"kind": "dialog", "dialog": "input", "tool": "dialog"})
+    assert Shown(ref, confirm).gate
+    assert not Shown(ref, dataclasses.replace(confirm, dialog="input", tool="dialog")).gate
 
 
 def test_answer_values_are_exact_per_kind() -> None:

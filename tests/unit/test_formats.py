@@ -13,7 +13,7 @@ from notifier.core import formats
 from notifier.core.model import Option, Question, QuestionItem, SessionRef, SessionView, Snapshot, Transition
 from notifier.core.question_token import question_token
 from notifier.store import Store
-from notifier.ui.view import window_obj
+from notifier.window.view import window_obj
 
 SESSION_KEYS = ["id", "file", "cwd", "name", "host"]
 QUESTION_KEYS = ["tool_call_id", "tool", "text", "header", "options", "count"]

@@ -15,8 +15,7 @@ from notifier.core.commands import Status
 from notifier.core.formats import iso
 from notifier.core.model import Snapshot
 from notifier.core.quiet import quiet_hours_line, quiet_hours_note, quiet_hours_obj
-from notifier.ui.menu import title
-from notifier.ui.state import UiState
+from notifier.outputs.tray import UiState, title
 
 
 def _hhmm(minute: int) -> str:
