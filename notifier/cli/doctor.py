@@ -18,7 +18,7 @@ from notifier.cli import doctor_extensions
 from notifier.compat.watchdog import events_lost
 from notifier.config.load import Config
 from notifier.control.client import request
-from notifier.core.quiet import quiet_hours_note
+from notifier.core.planner import quiet_hours_note
 from notifier.core.text import clean
 from notifier.sessions.scanner import walk
 from notifier.sinks.push import desktop_away

@@ -10,8 +10,8 @@ import sys
 from notifier.actions import goto, over_ssh
 from notifier.cli.common import fail, with_outside_file
 from notifier.config.load import Config
-from notifier.core import shellcmd
-from notifier.core.formats import dumps
+from notifier.core import text as shellcmd
+from notifier.core.codec import dumps
 from notifier.core.text import clean
 from notifier.engine.options import engine_options
 from notifier.engine.scan import scan_once

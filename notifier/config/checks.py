@@ -10,7 +10,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from notifier.core.quiet import QUIET_HOURS_FORMAT, parse_quiet_hours
+from notifier.core.planner import QUIET_HOURS_FORMAT, parse_quiet_hours
 from notifier.core.text import clean
 
 

@@ -16,9 +16,8 @@ from typing import Any
 
 from notifier.config.checks import CONTROL_CHARS, MAX_LIST, Invalid, Unknown, is_tool_name
 from notifier.config.keys import KEYS, SCHEMA, suggest
-from notifier.core.quiet import parse_quiet_hours
-from notifier.core.secrets import mask_url
-from notifier.core.text import clean
+from notifier.core.planner import parse_quiet_hours
+from notifier.core.text import clean, mask_url
 
 __all__ = ["OPTIONS", "Config", "ConfigError", "apply_command_line", "load", "parse_quiet_hours", "render"]
 

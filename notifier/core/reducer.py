@@ -1,4 +1,7 @@
-"""The per-session reducer (pure): events in, state and question changes out.
+"""One session's state from pi's events (pure): the per-session reducer, its summaries for the
+scan cache, and the replay of a file's last entries at start-up.
+
+The per-session reducer (pure): events in, state and question changes out.
 
 The rules (docs/pi-sessions.md §4–§5): a question tool start moves the session to
 ``needs_input`` with ``pending`` keyed by toolCallId; its end removes that entry and returns to
@@ -10,7 +13,23 @@ without a result belongs to the same assistant message (a new one supersedes the
 shows one dialog at a time; so the first is ``pending`` (asked, listed, counted) and the others
 are queued behind it, silently: each is asked when the ones before it have ended. A call the
 tool refused at once (its result is written after the first question's) is never listed.
-"""
+
+
+**The start-up replay.** When a session file's last entries decide its state (pure): the start-up read replays only
+those, not the whole file.
+
+Why this is exact (the reducer says which events clear and which set the base, beside
+:meth:`notifier.core.reducer.SessionReducer.apply`):
+
+- ``pending``, ``running`` and ``current_tool`` are emptied by every *clearing* event (``Input``,
+  ``Supersede``); only the entries from the last one on decide them.
+- ``base`` is the value set by the last *base-setting* event (everything but ``Header``,
+  ``Renamed`` and a ``Supersede`` without a state).
+
+So once the last entries of a file hold a clearing event and a base-setting event, replaying
+them oldest first through a fresh reducer gives the state of replaying the whole file.
+``name`` and ``updated_at`` come from the entries read (the engine looks a name up further back
+for sessions that ask something). tests/hostile/test_scan.py checks this against the reducer."""
 
 from __future__ import annotations
 
@@ -18,9 +37,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
+from notifier.core.codec import from_obj, to_obj
 from notifier.core.model import Outcome, Question, State
-from notifier.core.question_obj import from_obj, to_obj
 
+# ---- the reducer ----
 
 class Header(NamedTuple):
     session_id: str | None
@@ -91,7 +111,7 @@ class Ended(NamedTuple):
 Change = Asked | Ended
 
 
-# What SessionReducer.apply does, as the start-up read needs it (core/settle.py): which events
+# What SessionReducer.apply does, as the start-up read needs it (notifier/core/reducer.py): which events
 # empty ``pending``, ``running`` and ``current_tool``, and which set ``base``. A new event type
 # is added here and in ``apply`` together (tests/hostile/test_scan.py replays files both ways).
 def clears(event: Event) -> bool:
@@ -241,3 +261,44 @@ def restore(d: dict[str, Any]) -> SessionReducer:
         updated_at=float(d["at"]),
         has_header=bool(d["header"]),
     )
+
+
+# ---- the start-up replay ----
+
+class Suffix:
+    """The events of a file's last entries, fed newest entry first (:meth:`add`)."""
+
+    def __init__(self) -> None:
+        self._entries: list[list[Event]] = []  # newest first
+        self.cleared = False
+        self.based = False
+        self.renamed = False  # a session_info was read: the name is known, none to look up
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    @property
+    def settled(self) -> bool:
+        """Older entries can no longer change the state a replay of these gives."""
+        return self.cleared and self.based
+
+    def add(self, events: list[Event]) -> None:
+        """One entry's events (in file order), older than those added before."""
+        if not events:
+            return
+        self._entries.append(events)
+        for event in events:
+            self.renamed = self.renamed or type(event) is Renamed
+            self.cleared = self.cleared or clears(event)
+            self.based = self.based or sets_base(event)
+
+    def events(self) -> list[Event]:
+        """The events added, oldest first."""
+        return [event for entry in reversed(self._entries) for event in entry]
+
+    def replay(self, head: list[Event]) -> SessionReducer:
+        """A reducer fed ``head`` (the header line's events), then the events added."""
+        reducer = SessionReducer()
+        for event in head + self.events():
+            reducer.apply(event)
+        return reducer

@@ -13,7 +13,7 @@ import stat
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 
-from notifier.core import jsonbound
+from notifier.core import codec as jsonbound
 from notifier.core.board import Board
 from notifier.core.model import Transition
 from notifier.core.reducer import Event, Renamed, SessionReducer

@@ -24,10 +24,10 @@ from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple, get_args
 
 from notifier import __version__
-from notifier.core import jsonbound
+from notifier.core import codec as jsonbound
 from notifier.core.board import Board
+from notifier.core.codec import from_obj
 from notifier.core.model import State
-from notifier.core.question_obj import from_obj
 from notifier.core.reducer import SessionReducer, restore, summarize
 from notifier.core.text import clean
 from notifier.sessions.tail import HEAD, Tailer

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 
-from notifier.core import jsonbound
+from notifier.core import codec as jsonbound
 from notifier.core.text import clean
 from notifier.sessions.scanner import open_regular
 from notifier.sessions.tail import Tailer

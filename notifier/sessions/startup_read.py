@@ -1,7 +1,7 @@
 """The state of one session file at start-up (and after a rewrite), read from its end only as
 far as needed. One loop: read the file's end window; going back from the newest line, skip the
 lines without a marker (:data:`notifier.pi.lines.MARKERS`) and take the events of the others
-until they settle the state (:mod:`notifier.core.settle`); replay those forward through the
+until they settle the state (:mod:`notifier.core.reducer`); replay those forward through the
 reducer. Not settled yet: double the window and go on where the last one stopped. Past a cap
 (too many entries that do not settle it, a line too long to hold) and for a file whose first
 line is no header, the file is replayed forward instead. Memory stays bounded either way, and
@@ -13,8 +13,7 @@ import os
 from collections import deque
 from collections.abc import Callable
 
-from notifier.core.reducer import Event, Header, Renamed, SessionReducer
-from notifier.core.settle import Suffix
+from notifier.core.reducer import Event, Header, Renamed, SessionReducer, Suffix
 from notifier.pi.lines import ESCAPE, MARKERS, may_have_events
 from notifier.sessions.readers import HEADER_LIMIT, forward_lines, last_line_end, read_head
 from notifier.sessions.tail import LONG_HEAD, WINDOW, LongLine, Tailer, long_head

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import sqlite3
 
-from notifier.core.silenced import Silences
+from notifier.core.planner import Silences
 
 ALL = "*"  # (Store's scopes: one session's file, "project:<name>", or all)
 PROJECT = "project:"

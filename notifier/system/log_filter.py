@@ -6,13 +6,13 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from notifier.core.secrets import Masker
+from notifier.core.text import Masker
 
 
 class MaskSecrets(logging.Filter):
     """A logging filter for the command
     line's handlers: every record that reaches them, apprise's own included, has its message,
-    traceback and stack masked (:mod:`notifier.core.secrets`): URLs keep their scheme and host,
+    traceback and stack masked (:mod:`notifier.core.text`): URLs keep their scheme and host,
     and the parts of the configured push URLs are hidden wherever they appear."""
 
     def __init__(self) -> None:

@@ -11,9 +11,9 @@ import logging
 import os
 from typing import Any
 
+from notifier.core.codec import parse_iso
 from notifier.core.owners import Wanted
 from notifier.core.text import clean
-from notifier.core.times import parse_iso
 from notifier.system.locate import Location, locate_sessions
 from notifier.system.processes import PiProcess, maybe_pi, pi_processes
 

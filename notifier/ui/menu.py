@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 
 from notifier.core.commands import Clear, Command, Focus, Goto, Mute, Quit, Show, Snooze
 from notifier.core.model import Question, SessionView
-from notifier.core.quiet import quiet_hours_note
-from notifier.core.quiet import (
+from notifier.core.planner import quiet_hours_note
+from notifier.core.planner import (
     tomorrow_morning as tomorrow_morning,  # (until cli/snooze.py imports core.quiet's)
 )
 from notifier.core.text import clean, duration_changes_in, project_name

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from notifier.core.model import Snapshot
-from notifier.core.preferences import Preferences
+from notifier.core.planner import Preferences
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,11 +8,11 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from notifier.core import formats, shellcmd
-from notifier.core.commands import Snooze
+from notifier.core import codec as formats
+from notifier.core import text as shellcmd
+from notifier.core.commands import Snooze, short_id
 from notifier.core.model import Question, SessionView, Snapshot
-from notifier.core.preferences import Preferences
-from notifier.core.session_spec import short_id
+from notifier.core.planner import Preferences
 from notifier.core.text import clean, project_name
 from notifier.core.text import duration as waited
 
@@ -47,7 +47,7 @@ def resume_or_why(cwd: str | None, file: str, host: str | None = None) -> tuple[
 
 def question_obj(view: SessionView, q: Question, abandoned: bool) -> dict[str, Any]:
     """Everything the window shows about one question (plain, sanitized text): the question and
-    its session as every JSON output has them (:mod:`notifier.core.formats`), every item in
+    its session as every JSON output has them (:mod:`notifier.core.codec`), every item in
     full, and the window's own display fields on top."""
     obj = formats.question_obj(q)
     resume, refused = resume_or_why(view.ref.cwd, view.ref.file, view.ref.host)

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from notifier.config.keys import KEYS, SCHEMA
 from notifier.config.load import ConfigError, load
-from notifier.core.quiet import parse_quiet_hours
+from notifier.core.planner import parse_quiet_hours
 
 from ..conftest import cli
 

@@ -11,9 +11,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from notifier.core import formats, jsonbound
+from notifier.core import codec as formats
+from notifier.core import codec as jsonbound
+from notifier.core.codec import from_obj, to_obj
 from notifier.core.model import Option, Question, QuestionItem
-from notifier.core.question_obj import from_obj, to_obj
 from notifier.core.reducer import SessionReducer, restore, summarize
 
 from ..strategies import questions

@@ -13,7 +13,7 @@ from notifier.app.redraw import Redraw
 from notifier.app.window_process import WindowProcess
 from notifier.config.load import Config
 from notifier.core.model import Snapshot
-from notifier.core.preferences import Preferences
+from notifier.core.planner import Preferences
 from notifier.system.supervisor import FailureLog
 from notifier.ui.state import UiState
 
