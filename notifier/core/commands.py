@@ -170,6 +170,12 @@ def _text(obj: Mapping[str, Any], key: str, required: bool = False) -> str | Non
     return value
 
 
+def _required(obj: Mapping[str, Any], key: str) -> str:
+    value = _text(obj, key, required=True)
+    assert value is not None
+    return value
+
+
 def _number(obj: Mapping[str, Any], key: str) -> float:
     value = obj.get(key)
     if value is None:
@@ -227,12 +233,62 @@ def _act(obj: Mapping[str, Any], now: float, morning: float | None) -> Command:
             return Snooze(morning)
         return Snooze(_from_now(_number(obj, "arg"), now))
     if verb == "unmute":
-        project = _text(obj, "arg", required=True)
-        assert project is not None
-        return Mute(project, on=False)
+        return Mute(_required(obj, "arg"), on=False)
     if verb == "quit":
         return Quit()
     raise CommandError("unknown verb")
+
+
+def _show(obj: Mapping[str, Any], now: float, morning: float | None) -> Command:
+    wait = min(MAX_WAIT_S, max(0.0, _number(obj, "wait")))
+    return Show(_focus(obj.get("focus")), wait)
+
+
+def _snooze(obj: Mapping[str, Any], now: float, morning: float | None) -> Command:
+    until = _number(obj, "until") if "until" in obj else _from_now(_number(obj, "seconds"), now)
+    return Snooze(until, _text(obj, "session"), _text(obj, "project"))
+
+
+def _mute(obj: Mapping[str, Any], now: float, morning: float | None) -> Command:
+    on = obj.get("on", True)
+    if not isinstance(on, bool):
+        raise CommandError("on must be true or false")
+    return Mute(_required(obj, "project"), on)
+
+
+def _answer(obj: Mapping[str, Any], now: float, morning: float | None) -> Command:
+    session, call = _required(obj, "session"), _required(obj, "call")
+    choices = _strings(obj, "choices")
+    if len(choices) > MAX_CHOICES or not all(choices):
+        raise CommandError(f"choices must be at most {MAX_CHOICES} non-empty strings")
+    text = obj.get("text")
+    if text is not None and (not isinstance(text, str) or len(text) > MAX_FIELD):
+        raise CommandError("text must be a string")
+    if (text is None) == (not choices):
+        raise CommandError("give choices or text, not both and not neither")
+    return Answer(session, call, choices, text, _text(obj, "token"))
+
+
+def _status(obj: Mapping[str, Any], now: float, morning: float | None) -> Command:
+    brief = obj.get("brief", False)
+    if not isinstance(brief, bool):
+        raise CommandError("brief must be true or false")
+    return Status(_strings(obj, "roots"), _text(obj, "liveness"), _strings(obj, "question_tools"), brief)
+
+
+Parser = Callable[[Mapping[str, Any], float, float | None], Command]
+# Each command's reader, by its name on the wire; a command without fields is made as it is.
+_PARSERS: dict[str, Parser] = {
+    "show": _show,
+    "snooze": _snooze,
+    "mute": _mute,
+    "clear": lambda obj, now, morning: Clear(_text(obj, "session"), _text(obj, "call")),
+    "goto": lambda obj, now, morning: Goto(_text(obj, "session"), _text(obj, "call")),
+    "answer": _answer,
+    "status": _status,
+    "act": _act,
+}
+_BARE: dict[str, Command] = {"ping": Ping(), "subscribe": Subscribe(), "health": Health(), "quit": Quit()}
 
 
 def parse(obj: Any, now: float, morning: float | None = None) -> Command:
@@ -242,55 +298,15 @@ def parse(obj: Any, now: float, morning: float | None = None) -> Command:
     if not isinstance(obj, Mapping):
         raise CommandError("a request is a JSON object")
     name = obj.get("cmd")
-    if name == "ping":
-        return Ping()
-    if name == "show":
-        wait = min(MAX_WAIT_S, max(0.0, _number(obj, "wait")))
-        return Show(_focus(obj.get("focus")), wait)
-    if name == "snooze":
-        if "until" in obj:
-            until = _number(obj, "until")
-        else:
-            until = _from_now(_number(obj, "seconds"), now)
-        return Snooze(until, _text(obj, "session"), _text(obj, "project"))
-    if name == "mute":
-        on = obj.get("on", True)
-        if not isinstance(on, bool):
-            raise CommandError("on must be true or false")
-        project = _text(obj, "project", required=True)
-        assert project is not None
-        return Mute(project, on)
-    if name == "clear":
-        return Clear(_text(obj, "session"), _text(obj, "call"))
-    if name == "goto":
-        return Goto(_text(obj, "session"), _text(obj, "call"))
-    if name == "answer":
-        session, call = _text(obj, "session", required=True), _text(obj, "call", required=True)
-        assert session is not None and call is not None
-        choices = _strings(obj, "choices")
-        if len(choices) > MAX_CHOICES or not all(choices):
-            raise CommandError(f"choices must be at most {MAX_CHOICES} non-empty strings")
-        text = obj.get("text")
-        if text is not None and (not isinstance(text, str) or len(text) > MAX_FIELD):
-            raise CommandError("text must be a string")
-        if (text is None) == (not choices):
-            raise CommandError("give choices or text, not both and not neither")
-        return Answer(session, call, choices, text, _text(obj, "token"))
-    if name == "status":
-        liveness = _text(obj, "liveness")
-        brief = obj.get("brief", False)
-        if not isinstance(brief, bool):
-            raise CommandError("brief must be true or false")
-        return Status(_strings(obj, "roots"), liveness, _strings(obj, "question_tools"), brief)
-    if name == "subscribe":
-        return Subscribe()
-    if name == "health":
-        return Health()
-    if name == "quit":
-        return Quit()
-    if name == "act":
-        return _act(obj, now, morning)
-    raise CommandError("unknown command")
+    if not isinstance(name, str):
+        raise CommandError("unknown command")
+    bare = _BARE.get(name)
+    if bare is not None:
+        return bare
+    parser = _PARSERS.get(name)
+    if parser is None:
+        raise CommandError("unknown command")
+    return parser(obj, now, morning)
 
 
 def to_obj(command: Command) -> dict[str, Any]:

@@ -186,18 +186,27 @@ def _weight(exact: bool, shown: bool, resumed: bool, unseen: bool, against: bool
     )
 
 
+EXACT = _weight(True, False, False, False, False)
+
+
 def _edge(p: Proc, folders: frozenset[str], w: Wanted, created: float | None, announced: dict[str, int]) -> int | None:
-    """The weight of pairing ``p`` with ``w``, or ``None`` where the evidence rules it out."""
+    """The weight of pairing ``p`` with ``w``, or ``None`` where the evidence rules it out:
+    first what is exact (what the pi announced, its arguments), then what its pane shows."""
     if norm_folder(w.cwd) not in folders:
         return None
     if p.session is not None:  # it said which session it has
-        return _weight(True, False, False, False, False) if p.session == w.key else None
+        return EXACT if p.session == w.key else None
     if w.key in announced and announced[w.key] != id(p):
         return None
     if p.started > w.updated_at + START_SLACK_S:
         return None  # it was not running when the session was written (or the question asked)
     if p.argv is not None and names(p.argv, p.cwd, w.key, w.id):
-        return _weight(True, False, False, False, False)
+        return EXACT
+    return _seen(p, w, created)
+
+
+def _seen(p: Proc, w: Wanted, created: float | None) -> int | None:
+    """The weight of a pairing that nothing exact decides: by the pane and the times."""
     shown = bool(w.question) and p.screen is not None and shows(p.screen, w.question or "", w.options)
     resumed = created is not None and p.started > created + CREATE_SLACK_S
     unseen = False

@@ -151,54 +151,61 @@ class SessionReducer:
 
     def apply(self, event: Event) -> list[Change]:
         # (``type(event) is``: the event types are final, and this runs for every entry read)
-        changes: list[Change] = []
-        if type(event) is Header:
+        if isinstance(event, Header):
             if not self.has_header:  # only a file's first header counts
                 self.session_id, self.cwd, self.has_header = event.session_id, event.cwd, True
-            return changes
-        if type(event) is Renamed:
+            return []
+        if isinstance(event, Renamed):
             self.name = event.name or None
-            return changes
-        at = getattr(event, "at", None)
+            return []
+        at = event.at
         if type(at) is float and at > self.updated_at:
             self.updated_at = at
-        if type(event) is Supersede:
-            if self.calls or self.running or self.current_tool is not None:
-                changes += self._supersede(event.at)
-            if event.state is not None:
-                self.base = event.state
-        elif type(event) is Input:
-            if self.calls or self.running or self.current_tool is not None:
-                changes += self._supersede(event.at)
-            self.base = "working"
-        elif type(event) is Activity:
-            self.base = "working"
-        elif type(event) is ToolStart:
-            if event.question is not None:
-                if event.tool_call_id not in self.calls:
-                    self.calls[event.tool_call_id] = event.question
-                    if len(self.calls) == 1:  # (else queued behind the one asked)
-                        changes.append(Asked(event.question))
-            else:
-                self.running[event.tool_call_id] = event.tool
-                self.current_tool = event.tool
-            self.base = "working"
-        elif type(event) is ToolEnd:
-            first = next(iter(self.calls), None)
-            question = self.calls.pop(event.tool_call_id, None)
-            if question is not None and event.tool_call_id == first:
-                outcome, answer = event.outcome, event.answer
-                if outcome is None and event.judge is not None:
-                    outcome, answer = event.judge()
-                changes.append(Ended(question, outcome or "answered", answer, event.at))
-                changes += self._next(event.at)
-            if self.running.pop(event.tool_call_id, None) is not None:
-                self.current_tool = next(reversed(self.running.values()), None)
-            self.base = "working"
-        elif type(event) is TurnEnd:
+        if type(event) is ToolStart:
+            return self._tool_start(event)
+        if type(event) is ToolEnd:
+            return self._tool_end(event)
+        if type(event) is TurnEnd:
             self.running.clear()
             self.current_tool = None
             self.base = event.state
+            return []
+        changes = self._supersede(at) if type(event) is not Activity and self._busy else []
+        if type(event) is not Supersede:  # (a user message or other activity: a run is under way)
+            self.base = "working"
+        elif event.state is not None:
+            self.base = event.state
+        return changes
+
+    @property
+    def _busy(self) -> bool:
+        """Whether a question, a tool or a queued call is in progress (what superseding ends)."""
+        return bool(self.calls or self.running) or self.current_tool is not None
+
+    def _tool_start(self, event: ToolStart) -> list[Change]:
+        self.base = "working"
+        if event.question is None:
+            self.running[event.tool_call_id] = event.tool
+            self.current_tool = event.tool
+            return []
+        if event.tool_call_id in self.calls:
+            return []
+        self.calls[event.tool_call_id] = event.question
+        return [Asked(event.question)] if len(self.calls) == 1 else []  # (else queued behind the one asked)
+
+    def _tool_end(self, event: ToolEnd) -> list[Change]:
+        self.base = "working"
+        changes: list[Change] = []
+        first = next(iter(self.calls), None)
+        question = self.calls.pop(event.tool_call_id, None)
+        if question is not None and event.tool_call_id == first:
+            outcome, answer = event.outcome, event.answer
+            if outcome is None and event.judge is not None:
+                outcome, answer = event.judge()
+            changes.append(Ended(question, outcome or "answered", answer, event.at))
+            changes += self._next(event.at)
+        if self.running.pop(event.tool_call_id, None) is not None:
+            self.current_tool = next(reversed(self.running.values()), None)
         return changes
 
     def drop(self, tool_call_id: str) -> None:
