@@ -94,19 +94,14 @@ class Board:
         again, the others are the same objects as before (shared in chunks, see SessionViews)."""
         changed = self.local.take_changed()
         changed |= self.remote.take_changed() | self.dialogs.take_changed()
-        views, local = self._views, self.local
-        if self.dialogs or self.remote:
+        views = self._views
+        # Only this machine's sessions (the common case): nothing to merge in.
+        view_of = self.view if self.dialogs or self.remote else self.local.view
+        if not views:  # the first snapshot, after the start-up scan: all new, in bulk
+            views.add_new([(key, view) for key in changed if (view := view_of(key)) is not None])
+        else:
             for key in changed:
-                view = self.view(key)
-                if view is not None:
-                    views.set(key, view)
-                else:
-                    views.remove(key)
-        elif not views:  # the first snapshot, after the start-up scan: all new, in bulk
-            views.add_new([(key, view) for key in changed if (view := local.view(key)) is not None])
-        else:  # only this machine's sessions (the common case): nothing to merge in
-            for key in changed:
-                view = local.view(key)
+                view = view_of(key)
                 if view is not None:
                     views.set(key, view)
                 else:
@@ -234,8 +229,7 @@ class LocalSession:
         return removed
 
     def view(self, liveness: bool) -> SessionView:
-        r = self.reducer
-        ref = SessionRef(self.key, r.session_id, r.cwd, r.name)
+        r, ref = self.reducer, self.ref
         alive = self.alive if liveness else None
         if not r.pending and not self.abandoned:  # (most sessions: built at once)
             return SessionView(ref, live_state(r.base, alive), (), (), alive, r.updated_at, r.current_tool)

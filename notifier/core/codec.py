@@ -26,20 +26,20 @@ nothing) and one JSON line for waybar, polybar or i3blocks (``text``, ``tooltip`
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import fields, is_dataclass
 from datetime import datetime, timezone
-from typing import Any, NamedTuple, get_args
+from types import UnionType
+from typing import Any, Literal, NamedTuple, TypeVar, Union, get_args, get_origin, get_type_hints
 
 from notifier.core.commands import short_id
 from notifier.core.model import (
-    DialogKind,
-    Option,
     Question,
     QuestionItem,
-    QuestionKind,
     SessionRef,
     SessionView,
     Snapshot,
@@ -297,104 +297,14 @@ def history_obj(rows: Iterable[Mapping[str, object]]) -> dict[str, Any]:
     }
 
 
-# ---- a question in full ----
+# ---- model values, in full ----
+#
+# One way for every frozen dataclass of the model: its fields are the table. A value is written
+# as an object of every field (tuples as lists); it is read back only from exactly that shape,
+# each field of the type its annotation says (str, bool, a finite float, a Literal, an optional,
+# a tuple of values or of a fixed length, a nested dataclass), strings and lists bounded.
 
-_KINDS = frozenset(get_args(QuestionKind))
-_DIALOGS = frozenset(get_args(DialogKind))
-QUESTION_FIELDS = frozenset(
-    {"tool_call_id", "tool", "asked_at", "title", "instructions", "kind", "dialog", "items"}
-)
-ITEM_FIELDS = frozenset(
-    {"text", "header", "detail", "multi", "options", "key", "required", "show_when", "other"}
-)
-OPTION_FIELDS = frozenset({"label", "description", "recommended", "value"})
-
-
-def to_obj(q: Question) -> dict[str, Any]:
-    """Every field of ``q``, as JSON can say it (``show_when`` as a two-string list)."""
-    return {
-        "tool_call_id": q.tool_call_id,
-        "tool": q.tool,
-        "asked_at": q.asked_at,
-        "title": q.title,
-        "instructions": q.instructions,
-        "kind": q.kind,
-        "dialog": q.dialog,
-        "items": [item_obj(it) for it in q.items],
-    }
-
-
-def item_obj(it: QuestionItem) -> dict[str, Any]:
-    """One item of a question, every field (its options as objects)."""
-    return {
-        "text": it.text,
-        "header": it.header,
-        "detail": it.detail,
-        "multi": it.multi,
-        "options": [
-            {"label": o.label, "description": o.description, "recommended": o.recommended, "value": o.value}
-            for o in it.options
-        ],
-        "key": it.key,
-        "required": it.required,
-        "show_when": list(it.show_when) if it.show_when is not None else None,
-        "other": it.other,
-    }
-
-
-def from_obj(obj: object, max_text: int | None = None, max_list: int | None = None) -> Question:
-    """The question :func:`to_obj` made ``obj`` of. ``max_text``, ``max_list``: the most
-    characters of any string and entries of any list taken. Raises :class:`ValueError` on
-    anything :func:`to_obj` never writes (a missing or extra field, a wrong type, a time that is
-    not finite, an unknown kind)."""
-    d = _fields(obj, QUESTION_FIELDS)
-    at = d["asked_at"]
-    if type(at) not in (int, float) or not math.isfinite(at):
-        raise ValueError("a question's time is not a finite number")
-    kind, dialog = d["kind"], d["dialog"]
-    if kind not in _KINDS or not (dialog is None or dialog in _DIALOGS):
-        raise ValueError("a question of an unknown kind")
-    limit = _Limit(max_text, max_list)
-    return Question(
-        tool_call_id=_str(d["tool_call_id"], limit),
-        tool=_str(d["tool"], limit),
-        items=tuple(_item(it, limit) for it in _list(d["items"], limit)),
-        asked_at=float(at),
-        title=_opt(d["title"], limit),
-        kind=kind,
-        dialog=dialog,
-        instructions=_opt(d["instructions"], limit),
-    )
-
-
-def _item(obj: object, limit: _Limit) -> QuestionItem:
-    d = _fields(obj, ITEM_FIELDS)
-    show_when = d["show_when"]
-    if show_when is not None:
-        if type(show_when) is not list or len(show_when) != 2:
-            raise ValueError("a question object holds a wrong condition")
-        show_when = (_str(show_when[0], limit), _str(show_when[1], limit))
-    return QuestionItem(
-        text=_str(d["text"], limit),
-        header=_opt(d["header"], limit),
-        detail=_opt(d["detail"], limit),
-        options=tuple(_option(o, limit) for o in _list(d["options"], limit)),
-        multi=_bool(d["multi"]),
-        key=_opt(d["key"], limit),
-        required=_bool(d["required"]),
-        show_when=show_when,
-        other=_bool(d["other"]),
-    )
-
-
-def _option(obj: object, limit: _Limit) -> Option:
-    d = _fields(obj, OPTION_FIELDS)
-    return Option(
-        _str(d["label"], limit),
-        _opt(d["description"], limit),
-        _bool(d["recommended"]),
-        _opt(d["value"], limit),
-    )
+T = TypeVar("T")
 
 
 class _Limit(NamedTuple):
@@ -402,32 +312,82 @@ class _Limit(NamedTuple):
     list: int | None
 
 
-def _fields(obj: object, names: frozenset[str]) -> dict[str, Any]:  # (exactly these, any order)
-    if not isinstance(obj, dict) or obj.keys() != names:
-        raise ValueError("a question object has the wrong fields")
+def encode(value: Any) -> Any:
+    """A model value as JSON can say it: a dataclass as an object of every field, a tuple as a list."""
+    if is_dataclass(value) and not isinstance(value, type):
+        return {f.name: encode(getattr(value, f.name)) for f in fields(value)}
+    if isinstance(value, tuple):
+        return [encode(v) for v in value]
+    return value
+
+
+def decode(cls: type[T], obj: object, max_text: int | None = None, max_list: int | None = None) -> T:
+    """The ``cls`` value :func:`encode` made ``obj`` of. ``max_text``, ``max_list``: the most
+    characters of any string and entries of any list taken. Raises :class:`ValueError` on
+    anything :func:`encode` never writes (a missing or extra field, a wrong type, a number that
+    is not finite, a value its Literal does not list, a string or list past the limits)."""
+    value: T = _decode(cls, obj, _Limit(max_text, max_list))
+    return value
+
+
+@functools.cache
+def _hints(cls: type) -> dict[str, Any]:
+    return get_type_hints(cls)
+
+
+def _decode(hint: Any, value: object, limit: _Limit) -> Any:
+    origin, args = get_origin(hint), get_args(hint)
+    if origin is Union or origin is UnionType:  # (the model's unions are optionals)
+        if value is None and type(None) in args:
+            return None
+        return _decode(next(a for a in args if a is not type(None)), value, limit)
+    if origin is Literal:
+        if type(value) is not str or value not in args:
+            raise ValueError(f"not one of {args}")
+        return value
+    if origin is tuple:
+        if type(value) is not list or (limit.list is not None and len(value) > limit.list):
+            raise ValueError("a wrong or oversized list")
+        if len(args) == 2 and args[1] is Ellipsis:
+            return tuple(_decode(args[0], v, limit) for v in value)
+        if len(value) != len(args):
+            raise ValueError("a list of the wrong length")
+        return tuple(_decode(a, v, limit) for a, v in zip(args, value, strict=True))
+    if isinstance(hint, type) and is_dataclass(hint):
+        hints = _hints(hint)
+        if not isinstance(value, dict) or value.keys() != hints.keys():
+            raise ValueError(f"an object of the wrong fields for {hint.__name__}")
+        return hint(**{k: _decode(h, value[k], limit) for k, h in hints.items()})
+    return _scalar(hint, value, limit)
+
+
+def _scalar(hint: Any, value: object, limit: _Limit) -> Any:
+    if hint is str and type(value) is str:
+        if limit.text is not None and len(value) > limit.text:
+            raise ValueError("an oversized string")
+        return value
+    if hint is bool and type(value) is bool:
+        return value
+    if hint is float and type(value) in (int, float) and math.isfinite(value):  # type: ignore[arg-type]
+        return float(value)  # type: ignore[arg-type]
+    raise ValueError(f"not a {getattr(hint, '__name__', hint)}")
+
+
+def to_obj(q: Question) -> dict[str, Any]:
+    """Every field of ``q``, as JSON can say it (:func:`encode`: ``show_when`` as a two-string list)."""
+    obj: dict[str, Any] = encode(q)
     return obj
 
 
-def _list(value: object, limit: _Limit) -> list[Any]:
-    if type(value) is not list or (limit.list is not None and len(value) > limit.list):
-        raise ValueError("a question object holds a wrong or oversized list")
-    return value
+def item_obj(it: QuestionItem) -> dict[str, Any]:
+    """One item of a question, every field (its options as objects)."""
+    obj: dict[str, Any] = encode(it)
+    return obj
 
 
-def _str(value: object, limit: _Limit) -> str:
-    if type(value) is not str or (limit.text is not None and len(value) > limit.text):
-        raise ValueError("a question object holds a wrong or oversized string")
-    return value
-
-
-def _opt(value: object, limit: _Limit) -> str | None:
-    return None if value is None else _str(value, limit)
-
-
-def _bool(value: object) -> bool:
-    if type(value) is not bool:
-        raise ValueError("a question object holds a wrong flag")
-    return value
+def from_obj(obj: object, max_text: int | None = None, max_list: int | None = None) -> Question:
+    """The question :func:`to_obj` made ``obj`` of (:func:`decode`)."""
+    return decode(Question, obj, max_text, max_list)
 
 
 # ---- bounded parsing ----

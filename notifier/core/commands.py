@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from notifier.core.model import SessionView
-from notifier.core.text import clean, project_name
+from notifier.core.text import clean, last_folder, project_name
 
 # ---- commands ----
 
@@ -349,8 +349,7 @@ def short_id(session_id: str | None) -> str | None:
 
 def folder_name(view: SessionView) -> str | None:
     """The last folder of the session's cwd (what "project" means on the command line)."""
-    parts = [p for p in re.split(r"[/\\]", view.ref.cwd or "") if p]
-    return parts[-1] if parts else None
+    return last_folder(view.ref.cwd)
 
 
 def label(view: SessionView) -> str:

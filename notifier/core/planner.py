@@ -154,6 +154,14 @@ def parse_quiet_hours(value: str) -> tuple[int, int] | None:
     return a * 60 + b, c * 60 + d
 
 
+def _window(value: str) -> tuple[int, int] | None:
+    """:func:`parse_quiet_hours`, with None (no quiet hours) for a value that does not parse."""
+    try:
+        return parse_quiet_hours(value)
+    except ValueError:
+        return None
+
+
 def in_quiet_hours(window: tuple[int, int] | None, now: float) -> bool:
     """Whether ``now`` falls in ``window`` (minutes of the local day; it may span midnight)."""
     if window is None:
@@ -191,10 +199,7 @@ def quiet_hours_obj(value: str, now: float) -> dict[str, Any]:
     """``status --json``'s ``quiet_hours`` (docs/contract.md §3): while the quiet hours of
     ``value`` (the config's text) are in effect at ``now``, ``{"hours": "22:00-07:30", "until":
     <ISO-8601 UTC>}``; else null (also for a value that does not parse)."""
-    try:
-        window = parse_quiet_hours(value)
-    except ValueError:
-        window = None
+    window = _window(value)
     end = next_quiet_change(window, now)
     if end is None or not in_quiet_hours(window, now):
         return {"quiet_hours": None}
@@ -208,10 +213,7 @@ def quiet_hours_line(obj: object) -> str:
     if not isinstance(obj, dict) or not isinstance(obj.get("hours"), str):
         return ""
     hours = clean(obj["hours"], 20)
-    try:
-        window = parse_quiet_hours(hours)
-    except ValueError:
-        window = None
+    window = _window(hours)
     until = f" until {_hhmm(window[1])}" if window else ""
     return f"Quiet hours{until} ({hours}): no notifications; the tray still counts.\n"
 
@@ -223,10 +225,7 @@ def _hhmm(minute: int) -> str:
 def quiet_hours_note(value: str, now: float) -> str:
     """"quiet hours until 07:30" while the quiet hours of ``value`` (the config's text) are in
     effect at ``now``; "" otherwise (also for a value that does not parse)."""
-    try:
-        window = parse_quiet_hours(value)
-    except ValueError:
-        return ""
+    window = _window(value)
     if window is None or not in_quiet_hours(window, now):
         return ""
     return f"quiet hours until {_hhmm(window[1])}"
@@ -506,7 +505,7 @@ class Planner:
             return []
         placeholder = Question(f"turn-{change.at}", "", (QuestionItem(GENERIC_QUESTION),), change.at)
         item = Item((change.session.key, placeholder.tool_call_id), change.session, placeholder)
-        if self._muted(item) or self._silenced_until(item) > now:
+        if self._held_back(item, now):
             return []
         kind: Kind = "failed" if change.state == "failed" else "idle"
         return [Notice(self._new_handle(), kind, (item,))]
@@ -589,7 +588,7 @@ class Planner:
         question's own (saying how long it has waited), or one summary for several. Muted,
         snoozed or inside quiet hours: left off screen (their reminders come as before)."""
         restoring, self._restoring = self._restoring, []
-        items = [i for i in restoring if self._off_screen(i) and not self._muted(i) and self._silenced_until(i) <= now]
+        items = [i for i in restoring if self._off_screen(i) and not self._held_back(i, now)]
         if quiet or not items:
             return []
         handle = self._new_handle()
@@ -635,7 +634,7 @@ class Planner:
             if sent is None:
                 continue
             shown.reminders_sent = sent
-            if quiet or self._muted(shown.item) or self._silenced_until(shown.item) > now:
+            if quiet or self._held_back(shown.item, now):
                 continue
             if shown.handle == 0 or shown.handle == self._summary or shown.handle in self._groups:
                 out += self._leave(shown.handle, shown.item.key)  # (one of a summary: its own now)

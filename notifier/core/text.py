@@ -233,11 +233,13 @@ def project_name(name: str | None, cwd: str | None, host: str | None = None) -> 
         cleaned = clean(name, 80)
         if cleaned:
             return cleaned
-    if cwd:
-        parts = [p for p in re.split(r"[/\\]", cwd) if p]
-        if parts:
-            return clean(parts[-1], 80) or "pi"
-    return "pi"
+    return clean(last_folder(cwd), 80) or "pi"
+
+
+def last_folder(path: str | None) -> str | None:
+    """The last folder of a path, / or \\ separated (None: none)."""
+    parts = [p for p in re.split(r"[/\\]", path or "") if p]
+    return parts[-1] if parts else None
 
 
 def duration(seconds: float) -> str:
