@@ -138,7 +138,7 @@ def question_obj(q: Question) -> dict[str, Any]:
 
 def items_obj(q: Question) -> list[dict[str, Any]]:
     """Every item of a question in full, every field (the window shows them all; the contract's
-    question object describes the first): :func:`notifier.core.codec.item_obj`."""
+    question object describes the first): :func:`item_obj`."""
     return [item_obj(it) for it in q.items]
 
 
@@ -532,7 +532,7 @@ def sane_time(value: object) -> float | None:
 
 
 def parse_iso(text: object) -> float | None:
-    """An ISO-8601 time (ours: :func:`notifier.core.codec.iso`; pi's entries) as epoch
+    """An ISO-8601 time (ours: :func:`iso`; pi's entries) as epoch
     seconds, or None when it is not one or lies outside [MIN_TIME, MAX_TIME]. ``Z`` is UTC, and
     so is a time without a zone."""
     if not isinstance(text, str) or not 0 < len(text) <= 64:

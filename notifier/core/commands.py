@@ -1,21 +1,17 @@
 """The one command vocabulary (pure): the commands the tray, the window, notification actions and
 the control socket speak, and what SESSION on the command line names.
 
-The one command vocabulary of the app: the tray menu, the window, notification actions and the
-control socket all speak it. A command arrives either typed (tray, notification actions, in-process)
+A command arrives either typed (tray, notification actions, in-process)
 or as a JSON object (the socket, the window process), which :func:`parse` turns into the same
 types once, checking every field; :func:`to_obj` is its inverse.
+Times are absolute (seconds since the epoch), computed by whoever knows the clock.
 
-Pure: times are absolute (seconds since the epoch), computed by whoever knows the clock.
 
-
-**What SESSION names.** What SESSION on the command line names: a session file, an id, a short id, an id prefix, a
+**What SESSION names** on the command line: a session file, an id, a short id, an id prefix, a
 session or project name, or ``next``; and the short id that tells sessions apart.
 
 pi's ids are UUIDv7: their first 12 hex digits are the start time, so two pis started a minute
-apart share their first 8. The short id is the id's *last* 8 hex digits (random bits).
-
-Pure: the views are passed in."""
+apart share their first 8. The short id is the id's *last* 8 hex digits (random bits)."""
 
 from __future__ import annotations
 

@@ -2,21 +2,17 @@
 messages between them: each a frozen dataclass (``Snapshot`` without slots: it caches what it
 derives with ``cached_property``, which needs an instance dict). Pure.
 
-Immutable values shared by the pi adapter, the reducer, the board and every sink.
-
-Each is a frozen dataclass (``Snapshot`` without slots: it caches what it derives with
-``cached_property``, which needs an instance dict).
-
-**A question's token.** A question as the user was shown it, in 16 hex digits (its ``token``): a digest of its tool call
-id, its tool, and each of its questions' text and option labels, in order (pure).
+**A question's token** (:func:`question_token`): a question as the user was shown it, in 16 hex
+digits, a digest of its tool call id, its tool, and each of its questions' text and option
+labels, in order.
 
 Every way of answering from outside pi carries the token of what its user saw (the window, a
 notification's button, ``answer --token`` from ``status --json``) and is refused when the question
 waiting has another: the same call id with another text never happens in pi, but a digest of what
 was shown says so without relying on that, and ties an answer to what its user read.
 
-**What the planner says.** What the planner says (pure values): raise or replace a notification (:class:`Notice`) about
-some questions (:class:`Item`), or withdraw one (:class:`Withdraw`). The planner
+**What the planner says**: raise or replace a notification (:class:`Notice`) about some
+questions (:class:`Item`), or withdraw one (:class:`Withdraw`). The planner
 (:mod:`notifier.core.planner`) decides them; the notification sink shows them."""
 
 from __future__ import annotations

@@ -1,11 +1,9 @@
 """Which running pi owns which session (pure): what a pi shows of itself (the evidence), the
-weighing of it, and the exact search for the best pairings.
-
-Which running pi owns which session (pure): the evidence weighed, never the folder alone.
+weighing of it, and the exact search for the best pairings: the evidence weighed, never the folder alone.
 
 pi keeps no pid or lock file and does not hold its session file open, so several pis in one
 folder are told apart by what each shows of itself (gathered elsewhere, handed in as plain data:
-:class:`Proc`; read by :mod:`notifier.core.owners`):
+:class:`Proc`; read as below):
 
 - **announced** (the companion extension: its pid and session file): exact.
 - **argv** naming the session: exact for that session.
@@ -36,8 +34,7 @@ recently written sessions (a pi writes one session at a time: its current one is
   neighbour there has no session of its own stays listed until the neighbour is gone.
 
 
-**The evidence.** What a running pi shows of itself (pure), for telling pis in one folder apart
-(:mod:`notifier.core.owners` weighs it): when a session was created, pi's arguments, its pane.
+**The evidence**, what a running pi shows of itself: when a session was created, pi's arguments, its pane.
 
 - **created**: a pi creates its session after it starts, so the header's time (read from the
   UUIDv7 session id, else the file name, :func:`created_at`) is never before its start. A pi that
@@ -50,8 +47,8 @@ recently written sessions (a pi writes one session at a time: its current one is
   pane showing pi's empty input box (:func:`idle_editor`: no dialog open) counts against it.
 
 
-**Best pairings.** Best pairings in a weighted bipartite graph (pure): the search behind
-:func:`notifier.core.owners.bind`, which says what the weights mean.
+**Best pairings** in a weighted bipartite graph (:func:`choices`): the search behind
+:func:`bind`, whose weights are the criteria above.
 
 A pairing gives each left node (a session) at most one right node (a process) and each right node
 to at most one left node; its weight is the sum of its pairs'. The graphs are small (a folder's

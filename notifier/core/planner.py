@@ -2,17 +2,16 @@
 hours, what ``status`` says of them, reminders, and the planner that turns transitions into
 notices.
 
-When to raise, update and withdraw desktop notifications (pure: time is passed in).
-
-A question resolved within the settle window is never shown (one of a pi known to wait for a
-human, ``Transition.asker``, is not held back); one notification per question, never twice for a
+**The planner** says when to raise, update and withdraw desktop notifications. A question
+resolved within the settle window is never shown (one of a pi known to wait for a human,
+``Transition.asker``, is not held back); one notification per question, never twice for a
 session file + toolCallId, also across restarts (``notified``: one notified before and still
 waiting goes back on screen at start-up, ``restored``, not as a new one). A burst (≥ 3 within
 2 s) becomes one summary, and so do the questions pending at start-up, however old. Reminders
-(:mod:`notifier.core.planner`) replace the same notification while the question waits.
+(:class:`Reminders`) replace the same notification while the question waits.
 Snoozed sessions, muted projects and quiet hours raise nothing (the tray still shows
 everything); a question asked meanwhile is announced once when that ends (the snooze ends or is
-lifted, the project is unmuted, quiet hours end): :class:`~notifier.core.planner.Preferences`,
+lifted, the project is unmuted, quiet hours end): :class:`Preferences`,
 handed in.
 
 Durations run on the caller's monotonic clock, ``now`` (the notifier's runs on while the machine
@@ -20,34 +19,34 @@ sleeps, so a snooze until 08:00 ends then): a question's age is read from its
 wall-clock time once, when it is fed (``wall``: the wall clock then), and from then on it ages
 with ``now`` only, so a wall clock set back or forward (by hand, NTP, a suspended VM) neither
 delays nor hastens a reminder; the snoozes handed in are on that clock too
-(:meth:`~notifier.core.planner.Preferences.shifted`).
+(:meth:`Preferences.shifted`).
 
 
-**Reminders.** Reminders of a question that waits (pure): when each is due and how many it has had.
+**Reminders** of a question that waits: when each is due and how many it has had.
 
 Each reminder comes at its time after the question was *asked* (``after_s``), so a restart in
 between neither delays nor repeats one: the counts sent before it are handed in (``before``), and
 every count that changes is collected for the caller to persist (:meth:`Reminders.drain`).
 Reminders whose time passed unsent (the app not running, the machine asleep, the question first
 seen at start-up, or muted, snoozed, in quiet hours) count as sent: only the latest comes, once.
-The last one is critical. What a reminder replaces on screen is the planner's
-(:mod:`notifier.core.planner`).
+The last one is critical. What a reminder replaces on screen is the planner's.
 
 
-**Preferences.** What the user chose to hear: snoozes (all, a session, a project) and muted projects.
+**Preferences**: what the user chose to hear: snoozes (all, a session, a project) and muted
+projects.
 
 One immutable value. The app owns the current one (``app/choices.py``, changed on one thread
 and persisted in the store); the planner, the tray and the window only ever read the value they
-were handed. Pure: times are absolute and passed in.
+were handed. Times are absolute and passed in.
 
-**Quiet hours.** Quiet hours: a daily window without notifications (the tray icon still changes); and the next
+**Quiet hours**: a daily window without notifications (the tray icon still changes); and the next
 morning, when a snooze "until tomorrow" ends.
 
-Pure: the time is passed in (epoch seconds); only the conversion to the local time of day uses
+The time is passed in (epoch seconds); only the conversion to the local time of day uses
 the machine's time zone.
 
-**Silences, said.** What the user has silenced (snoozes and mutes), said for ``status``: one line of text, and
-the fields ``status --json`` adds. Pure: the preferences and the time are passed in."""
+**Silences, said**: what the user has silenced (snoozes and mutes), said for ``status``: one line
+of text, and the fields ``status --json`` adds."""
 
 from __future__ import annotations
 

@@ -1,11 +1,10 @@
 """One session's state from pi's events (pure): the per-session reducer, its summaries for the
 scan cache, and the replay of a file's last entries at start-up.
 
-The per-session reducer (pure): events in, state and question changes out.
-
-The rules (docs/pi-sessions.md §4–§5): a question tool start moves the session to
-``needs_input`` with ``pending`` keyed by toolCallId; its end removes that entry and returns to
-``working``; other tool activity never hides a pending question. A later user message, a new
+**The reducer**: events in, state and question changes out. The rules (docs/pi-sessions.md
+§4–§5): a question tool start moves the session to ``needs_input`` with ``pending`` keyed by
+toolCallId; its end removes that entry and returns to ``working``; other tool activity never
+hides a pending question. A later user message, a new
 assistant message, a compaction or a branch summary supersedes calls that never got a result.
 
 One question waits at a time (docs/detection.md, "Parallel questions"): every question call
@@ -15,11 +14,11 @@ are queued behind it, silently: each is asked when the ones before it have ended
 tool refused at once (its result is written after the first question's) is never listed.
 
 
-**The start-up replay.** When a session file's last entries decide its state (pure): the start-up read replays only
-those, not the whole file.
+**The start-up replay** (:class:`Suffix`): a session file's last entries decide its state, so the
+start-up read replays only those, not the whole file.
 
 Why this is exact (the reducer says which events clear and which set the base, beside
-:meth:`notifier.core.reducer.SessionReducer.apply`):
+:meth:`SessionReducer.apply`):
 
 - ``pending``, ``running`` and ``current_tool`` are emptied by every *clearing* event (``Input``,
   ``Supersede``); only the entries from the last one on decide them.

@@ -1,9 +1,7 @@
 """Text for people (pure): the one sanitizer for untrusted strings, the masking of secrets in
 push URLs, and commands for people to paste into a shell.
 
-The one sanitizer for untrusted strings (model output, tool arguments, file names, cwd).
-
-Every string that came from a session file goes through :func:`clean` before it reaches a
+**The sanitizer.** Every string that came from a session file goes through :func:`clean` before it reaches a
 notification, a menu, a window, a log line or JSON output. Sinks that render markup use
 :func:`markup` on top of it (entities, or look-alike characters where markup should not render);
 sinks with little room use ``limit``.
@@ -18,10 +16,10 @@ non-joiner, variation selectors and emoji tag sequences, so 👩‍💻, ❤️,
 An escape sequence goes whole only when it is well-formed; a lone ESC goes alone and the text
 after it stays. :func:`clean` is for prose: a command for people to paste is never passed
 through it (collapsing spaces or dropping a character inside quotes changes what it runs); it
-is built by :mod:`notifier.core.text`, whose lines :func:`clean` leaves as they are.
+is built by :func:`join`, whose lines :func:`clean` leaves as they are.
 
 
-**Secrets.** Secrets in push URLs, masked wherever the app prints or logs them (issue 22, "Secrets").
+**Secrets** in push URLs are masked wherever the app prints or logs them (issue 22, "Secrets").
 
 An apprise URL carries its secret anywhere: a password (``mailto://user:pass@host``), a token as
 the "host" (``tgram://123456:ABCDEF/987``), a topic as the path (``ntfys://ntfy.example/topic``:
@@ -30,8 +28,8 @@ plainly a host name (dotted, or an address); everything else becomes ``…``. In
 records, apprise's own included) every URL is masked so, and so is each secret part of the
 configured URLs wherever it appears alone (a topic in a JSON payload, a path in an error).
 
-**Commands to paste.** Commands for people to paste into a shell: an argv made into one line that parses back to it
-(``shlex.split(line) == argv``), or refused with a reason. Pure.
+**Commands to paste** (:func:`join`): an argv made into one line that parses back to it
+(``shlex.split(line) == argv``), or refused with a reason.
 
 Every argument is checked before anything is quoted. One that holds a character which would make
 the line shown differ from the line run is refused, with a one-line reason naming the argument
@@ -43,10 +41,10 @@ is offered. Refused are:
 - format characters (category Cf): bidi embeddings, overrides, isolates and marks (they reorder
   what is seen, Trojan-source style), zero-width spaces and joiners, the BOM, tag characters;
 - line and paragraph separators, and every space but U+0020 (NBSP, em space, ideographic space …
-  look like a plain space but are not one, and :func:`notifier.core.text.clean` makes them one);
+  look like a plain space but are not one, and :func:`clean` makes them one);
 - surrogates (a file name that is not UTF-8 cannot be typed back), private-use, unassigned
   and noncharacter code points (shown as a box, an icon or nothing), and the invisible fillers
-  :func:`~notifier.core.text.clean` removes (Hangul fillers, Khmer inherent vowels).
+  :func:`clean` removes (Hangul fillers, Khmer inherent vowels).
 
 That is: every character :meth:`str.isprintable` accepts, but those fillers. A name that fails
 is no mistake to work around (a folder or tmux session named with an escape sequence is an
