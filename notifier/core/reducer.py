@@ -36,7 +36,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
-from notifier.core.codec import from_obj, to_obj
+from notifier.core.codec import decode, encode
 from notifier.core.model import Outcome, Question, State
 
 # ---- the reducer ----
@@ -238,34 +238,46 @@ class SessionReducer:
 # ---- summaries (for the scan cache): plain JSON-able dicts, pure ----
 
 
+@dataclass(frozen=True, slots=True)
+class Summary:
+    """Everything a session's state needs to be rebuilt without reading its file again (the
+    scan cache's shape: :func:`notifier.core.codec.encode` writes it, ``decode`` checks it)."""
+
+    sid: str | None
+    cwd: str | None
+    name: str | None
+    base: State
+    pending: tuple[Question, ...]
+    running: dict[str, str]
+    tool: str | None
+    at: float
+    header: bool
+
+
 def summarize(r: SessionReducer) -> dict[str, Any]:
-    """Everything a session's state needs to be rebuilt without reading its file again."""
-    return {
-        "sid": r.session_id,
-        "cwd": r.cwd,
-        "name": r.name,
-        "base": r.base,
-        "pending": [to_obj(q) for q in r.calls.values()],
-        "running": r.running,
-        "tool": r.current_tool,
-        "at": r.updated_at,
-        "header": r.has_header,
-    }
+    """The :class:`Summary` of ``r``, as a plain JSON-able dict."""
+    summary = Summary(
+        r.session_id, r.cwd, r.name, r.base, tuple(r.calls.values()), dict(r.running), r.current_tool,
+        r.updated_at, r.has_header,
+    )  # fmt: skip
+    obj: dict[str, Any] = encode(summary)
+    return obj
 
 
-def restore(d: dict[str, Any]) -> SessionReducer:
-    """The inverse of :func:`summarize` (raises KeyError/TypeError/ValueError on a bad summary)."""
-    pending = [from_obj(q) for q in d["pending"]]
+def restore(d: object, max_text: int | None = None, max_list: int | None = None) -> SessionReducer:
+    """The inverse of :func:`summarize`: raises ValueError on anything it never writes (a field
+    missing or added, of a wrong type, strings and lists past ``max_text`` and ``max_list``)."""
+    s = decode(Summary, d, max_text, max_list)
     return SessionReducer(
-        session_id=d["sid"],
-        cwd=d["cwd"],
-        name=d["name"],
-        base=d["base"],
-        calls={q.tool_call_id: q for q in pending},
-        running=dict(d["running"]),
-        current_tool=d["tool"],
-        updated_at=float(d["at"]),
-        has_header=bool(d["header"]),
+        session_id=s.sid,
+        cwd=s.cwd,
+        name=s.name,
+        base=s.base,
+        calls={q.tool_call_id: q for q in s.pending},
+        running=dict(s.running),
+        current_tool=s.tool,
+        updated_at=s.at,
+        has_header=s.header,
     )
 
 
