@@ -361,8 +361,8 @@ def _reader(hint: Any) -> Reader:
     """How to read (and check) a value of type ``hint``."""
     origin, args = get_origin(hint), get_args(hint)
     if origin is Union or origin is UnionType:  # (the model's unions are optionals)
-        inner = _reader(_non_none(args))
-        return lambda v, lim: None if v is None else inner(v, lim)
+        inner = _non_none(args)
+        return _opt_str if inner is str else functools.partial(_optional, _reader(inner))
     if origin is Literal:
         return functools.partial(_one_of, frozenset(args))
     if origin is tuple:
@@ -388,6 +388,18 @@ def _str(value: Any, limit: _Limit) -> str:
     if type(value) is not str or (limit.text is not None and len(value) > limit.text):
         raise ValueError("a wrong or oversized string")
     return value
+
+
+def _opt_str(value: Any, limit: _Limit) -> str | None:
+    if value is None:
+        return None
+    if type(value) is not str or (limit.text is not None and len(value) > limit.text):
+        raise ValueError("a wrong or oversized string")
+    return value
+
+
+def _optional(inner: Reader, value: Any, limit: _Limit) -> Any:
+    return None if value is None else inner(value, limit)
 
 
 def _bool(value: Any, limit: _Limit) -> bool:
@@ -418,7 +430,7 @@ def _list(value: Any, limit: _Limit) -> list[Any]:
 
 
 def _tuple_of(each: Reader, value: Any, limit: _Limit) -> tuple[Any, ...]:
-    return tuple([each(v, limit) for v in _list(value, limit)])
+    return tuple([each(v, limit) for v in _list(value, limit)]) if value != [] else ()
 
 
 def _fixed(readers: tuple[Reader, ...], value: Any, limit: _Limit) -> tuple[Any, ...]:
@@ -430,6 +442,11 @@ def _fixed(readers: tuple[Reader, ...], value: Any, limit: _Limit) -> tuple[Any,
 def _dict_of(key: Reader, each: Reader, value: Any, limit: _Limit) -> dict[Any, Any]:
     if type(value) is not dict or (limit.list is not None and len(value) > limit.list):
         raise ValueError("a wrong or oversized object")
+    if key is _str and each is _str:  # (the common case: names to names, checked in one pass)
+        for k, v in value.items():
+            _str(k, limit)
+            _str(v, limit)
+        return dict(value)
     return {key(k, limit): each(v, limit) for k, v in value.items()}
 
 

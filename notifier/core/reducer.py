@@ -238,10 +238,11 @@ class SessionReducer:
 # ---- summaries (for the scan cache): plain JSON-able dicts, pure ----
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Summary:
     """Everything a session's state needs to be rebuilt without reading its file again (the
-    scan cache's shape: :func:`notifier.core.codec.encode` writes it, ``decode`` checks it)."""
+    scan cache's shape: :func:`notifier.core.codec.encode` writes it, ``decode`` checks it).
+    (Not frozen: one is made for every file the cache holds, and a frozen init costs twice.)"""
 
     sid: str | None
     cwd: str | None
@@ -255,13 +256,19 @@ class Summary:
 
 
 def summarize(r: SessionReducer) -> dict[str, Any]:
-    """The :class:`Summary` of ``r``, as a plain JSON-able dict."""
-    summary = Summary(
-        r.session_id, r.cwd, r.name, r.base, tuple(r.calls.values()), dict(r.running), r.current_tool,
-        r.updated_at, r.has_header,
-    )  # fmt: skip
-    obj: dict[str, Any] = encode(summary)
-    return obj
+    """The :class:`Summary` of ``r``, as :func:`~notifier.core.codec.encode` writes it (spelled
+    out: this runs for every file the scan cache keeps, and the round trip tests hold the two equal)."""
+    return {
+        "sid": r.session_id,
+        "cwd": r.cwd,
+        "name": r.name,
+        "base": r.base,
+        "pending": [encode(q) for q in r.calls.values()],
+        "running": dict(r.running),
+        "tool": r.current_tool,
+        "at": r.updated_at,
+        "header": r.has_header,
+    }
 
 
 def restore(d: object, max_text: int | None = None, max_list: int | None = None) -> SessionReducer:

@@ -16,7 +16,7 @@ from notifier.core import codec as formats
 from notifier.core import codec as jsonbound
 from notifier.core.codec import from_obj, to_obj
 from notifier.core.model import Option, Question, QuestionItem
-from notifier.core.reducer import SessionReducer, restore, summarize
+from notifier.core.reducer import SessionReducer, Summary, restore, summarize
 
 from ..strategies import questions
 
@@ -162,3 +162,5 @@ def test_every_model_value_is_written_with_every_field() -> None:
     assert codec.encode(option) == {"label": "A", "description": "first", "recommended": True, "value": "a"}
     assert codec.decode(Option, codec.encode(option)) == option
     assert codec.encode("plain") == "plain"
+    r = SessionReducer("s", "/p", None, base="idle", running={"t1": "bash"}, updated_at=2.0, has_header=True)
+    assert summarize(r) == codec.encode(Summary("s", "/p", None, "idle", (), {"t1": "bash"}, None, 2.0, True))
