@@ -109,6 +109,21 @@ class Board:
         return Snapshot(views.snapshot(), now)
 
 
+def resolved(
+    ref: SessionRef,
+    q: Question,
+    now: float,
+    outcome: Outcome,
+    answer: str | None = None,
+    ended: float | None = None,
+    waited_s: float | None = None,
+) -> Transition:
+    """``q`` ended with ``outcome``: it waited from its asking until ``ended`` (default ``now``),
+    unless the source says how long (``waited_s``, a remote host's)."""
+    waited = max(0.0, (now if ended is None else ended) - q.asked_at) if waited_s is None else waited_s
+    return Transition("resolved", ref, q, now, outcome=outcome, answer=answer, waited_s=waited)
+
+
 # ---- one local session ----
 
 def live_state(base: State, alive: bool | None) -> State:
@@ -161,12 +176,7 @@ class LocalSession:
                 self.seen.pop(q.tool_call_id, None)
                 if self.abandoned.pop(q.tool_call_id, None) is not None:
                     continue  # it already ended (abandoned): one terminal transition per question
-                waited = max(0.0, change.at - q.asked_at)
-                out.append(
-                    Transition(
-                        "resolved", ref, q, now, outcome=change.outcome, answer=change.answer, waited_s=waited
-                    )
-                )
+                out.append(resolved(ref, q, now, change.outcome, change.answer, ended=change.at))
         return out
 
     def asked_at(self, q: Question) -> float:
@@ -415,11 +425,7 @@ class LocalSessions:
         out = session.transitions(changes, self._tick, now, initial)
         asker = self._pairing.asker(session.key)
         if asker is not None:  # its pi, as last seen, waits for a human (see Transition.asker)
-            out = [
-                Transition(t.kind, t.session, t.question, t.at, t.initial, asker=asker)
-                if t.kind == "needs_input" else t
-                for t in out
-            ]
+            out = [replace(t, asker=asker) if t.kind == "needs_input" else t for t in out]
         if out and self.liveness and any(isinstance(c, Asked) for c in changes):
             out += self._check(session, now)
         return out
@@ -657,8 +663,7 @@ class RemoteSessions:
                 remote.abandoned[cid] = known
                 out.append(Transition("abandoned", remote.ref, known, now))
         elif known is not None:
-            waited = waited_s if waited_s is not None else max(0.0, now - known.asked_at)
-            out.append(Transition("resolved", remote.ref, known, now, outcome=outcome, answer=answer, waited_s=waited))
+            out.append(resolved(remote.ref, known, now, outcome, answer, waited_s=waited_s))
         else:
             remote.abandoned.pop(cid, None)  # one terminal transition per question
         self._drop_if_empty(remote)
@@ -683,8 +688,7 @@ class RemoteSessions:
             for cid, q in list(remote.pending.items()):
                 if (key, cid) not in still:
                     del remote.pending[cid]
-                    waited = max(0.0, now - q.asked_at)
-                    out.append(Transition("resolved", remote.ref, q, now, outcome="superseded", waited_s=waited))
+                    out.append(resolved(remote.ref, q, now, "superseded"))
             for cid in [c for c in remote.abandoned if (key, c) not in still]:
                 del remote.abandoned[cid]
             self._drop_if_empty(remote)
@@ -786,8 +790,7 @@ class Dialogs:
         self._changed.add(ref.key)
         if outcome is None:
             return [Transition("abandoned", ref, q, now)]
-        waited = max(0.0, now - q.asked_at)
-        return [Transition("resolved", ref, q, now, outcome=outcome, answer=answer, waited_s=waited)]
+        return [resolved(ref, q, now, outcome, answer)]
 
     def __len__(self) -> int:
         return len(self._open)
