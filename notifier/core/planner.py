@@ -233,9 +233,9 @@ def quiet_hours_note(value: str, now: float) -> str:
 # ---- silences, said ----
 
 class Silences(NamedTuple):
-    """The snoozes and mutes as saved (``status`` reads them without building the app's
-    :class:`~notifier.core.planner.Preferences`, a dataclass: a one-shot command's start-up
-    is part of its speed)."""
+    """The snoozes and mutes as ``status`` reads them from the store. (The same choices as
+    :class:`Preferences`, kept apart once for a one-shot command's start-up; now that both live
+    here, the callers could take :class:`Preferences` and this tuple go.)"""
 
     all_until: float = 0.0
     sessions: Mapping[str, float] = {}
