@@ -24,13 +24,12 @@ from notifier.core import text as shellcmd
 from notifier.core.model import Question, SessionView, Snapshot
 from notifier.core.owners import Wanted
 from notifier.core.text import clean
-from notifier.system.desktop import Missing, Window, focus_method, has_display
+from notifier.system.desktop import ACTIVATE_TIMEOUT_S as ACTIVATE_TIMEOUT_S
+from notifier.system.desktop import Missing, Window, focus_method, has_display, window_for
+from notifier.system.desktop import activate_window as activate_window
 from notifier.system.locate import Location, Unmatched, locate_one, locate_sessions
-from notifier.system.programs import run
+from notifier.system.processes import run
 from notifier.system.tmux import TmuxClient, TmuxPane, invoking_client, tmux, tmux_clients
-from notifier.system.x11 import ACTIVATE_TIMEOUT_S as ACTIVATE_TIMEOUT_S
-from notifier.system.x11 import activate_window as activate_window
-from notifier.system.x11 import window_for
 from notifier.ui.view import resume_or_why
 
 log = logging.getLogger(__name__)

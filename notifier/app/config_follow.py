@@ -7,7 +7,11 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from notifier.config.load import Config, ConfigError, load
+from notifier.config import (  # (in parentheses: the codemod leaves it whole)
+    Config,
+    ConfigError,
+    load,
+)
 from notifier.core.text import clean
 from notifier.system import paths
 from notifier.watch.config_file import FileFollower

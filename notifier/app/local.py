@@ -11,7 +11,7 @@ from typing import Any
 from notifier.actions.carry_out import carry_out
 from notifier.app import choices
 from notifier.app.dialog_feed import DialogFeed
-from notifier.config.load import Config
+from notifier.config import Config
 from notifier.core.commands import Answer, Clear, Command, Goto, Mute, Snooze
 from notifier.core.model import Snapshot, Transition, TurnChange
 from notifier.engine.loop import Engine

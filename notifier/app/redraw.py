@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from notifier.app.window_process import WindowProcess
-from notifier.config.load import Config
+from notifier.config import Config
 from notifier.core.model import Snapshot, Transition, TurnChange
 from notifier.core.planner import next_quiet_change, parse_quiet_hours
 from notifier.engine.sinks import ReadyInfo

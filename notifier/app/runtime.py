@@ -27,7 +27,7 @@ from notifier.app.redraw import Redraw
 from notifier.app.remotes import Hub
 from notifier.app.stopping import stop_side_by_side
 from notifier.app.window_process import WindowProcess, has_display
-from notifier.config.load import Config
+from notifier.config import Config
 from notifier.control.connection import Connection
 from notifier.control.server import Server
 from notifier.control.wire import socket_path
@@ -54,7 +54,7 @@ from notifier.engine.sinks import Sink
 from notifier.sinks.history import HistorySink
 from notifier.sinks.jsonout import JsonSink
 from notifier.sinks.notify.sink import AlertSink
-from notifier.state.store import Store
+from notifier.store import Store
 from notifier.system.supervisor import FailureLog
 from notifier.ui.state import UiState
 from notifier.ui.tray import Tray

@@ -9,7 +9,7 @@ import sys
 import time
 from datetime import datetime
 
-from notifier.config.load import Config, ConfigError
+from notifier.config import Config, ConfigError
 from notifier.core.codec import dumps, history_obj, parse_iso
 from notifier.core.text import clean, duration, project_name
 

@@ -31,7 +31,7 @@ from notifier.engine.sinks import ReadyInfo
 
 if TYPE_CHECKING:
     from notifier.app.runtime import App
-    from notifier.state.store import Store
+    from notifier.store import Store
     from notifier.watch.config_file import FileFollower
 
 HANDED_OVER = "the app started and watches the same folders: it notifies from now on"

@@ -26,7 +26,7 @@ from notifier.sessions.names import look_up_name
 from notifier.sessions.scanner import NotRegularFile, kind_of, open_regular, walk_tree
 from notifier.sessions.startup_read import settle_file
 from notifier.sessions.tail import LongLine, Tailer
-from notifier.system.logonce import LogOnce
+from notifier.system.log import LogOnce
 
 log = logging.getLogger(__name__)
 

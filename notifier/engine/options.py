@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from notifier.config.load import Config
+from notifier.config import Config
 from notifier.pi.catalog import QuestionCatalog
 from notifier.sessions.tail import DEFAULT_MAX_LINE
 from notifier.system import paths

@@ -44,7 +44,7 @@ from watchdog.observers.polling import PollingObserver
 from notifier.compat.watchdog import events_lost
 from notifier.core.text import clean
 from notifier.sessions.scanner import is_session_name, walk_tree
-from notifier.system.logonce import LogOnce
+from notifier.system.log import LogOnce
 from notifier.watch.events import (
     EventsLost,
     FileChanged,

@@ -13,7 +13,7 @@ from pathlib import Path
 from notifier.app.dialog_feed import DialogFeed
 from notifier.app.remotes import Hub
 from notifier.companion.protocol import dialog_from
-from notifier.config.load import Config
+from notifier.config import Config
 from notifier.core.model import (
     Question,
     QuestionItem,

@@ -152,7 +152,7 @@ def test_a_desktop_answer_for_what_no_longer_waits_is_refused_before_anything() 
     """A click carries the token of what its notification or window showed: once the question
     waiting under that call is not that (or nothing waits), nothing goes anywhere."""
     from notifier.actions.answer import answer_line
-    from notifier.config.load import Config
+    from notifier.config import Config
     from notifier.core.model import SessionRef, SessionView, Snapshot, question_token
 
     view = SessionView(SessionRef("/s/a.jsonl", "sid", "/p", None), "needs_input", (A,), (), True, 1.0)

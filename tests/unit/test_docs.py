@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from notifier.cli.arguments import build_parser
+from notifier.cli.parser import build_parser
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]

@@ -20,7 +20,7 @@ from notifier.core.model import (
     Transition,
     question_token,
 )
-from notifier.state.store import Store
+from notifier.store import Store
 from notifier.ui.view import window_obj
 
 SESSION_KEYS = ["id", "file", "cwd", "name", "host"]

@@ -8,7 +8,7 @@ from notifier.core.model import Item, Key, Notice, Option, Question, QuestionIte
 from notifier.sinks.notify.backend import Plain
 from notifier.sinks.notify.render import Message
 from notifier.sinks.notify.screen import Screen
-from notifier.state.store import Store
+from notifier.store import Store
 
 
 class FakeServer(Plain):
