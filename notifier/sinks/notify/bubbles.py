@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from notifier.core.model import split_key
-from notifier.core.notices import Key
+from notifier.core.model import Key, split_key
 
 
 class Bubbles:

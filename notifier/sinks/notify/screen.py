@@ -10,7 +10,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from notifier.core.notices import Item, Key, Notice
+from notifier.core.model import Item, Key, Notice
 from notifier.core.text import markup
 from notifier.sinks.notify.backend import Backend, BackendError, NullBackend, ServerGone
 from notifier.sinks.notify.bubbles import Bubbles
