@@ -18,9 +18,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from notifier.core.quiet import QUIET_HOURS_FORMAT, parse_quiet_hours
-from notifier.core.secrets import mask_url
-from notifier.core.text import clean
+from notifier.core.planner import QUIET_HOURS_FORMAT, parse_quiet_hours
+from notifier.core.text import clean, mask_url
 
 __all__ = ["KEYS", "OPTIONS", "SCHEMA", "Config", "ConfigError", "Key", "apply_command_line", "load", "render"]
 

@@ -16,18 +16,15 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import math
 import os
 import sqlite3
 import zlib
 from collections.abc import Iterable, Mapping
-from typing import Any, NamedTuple, get_args
+from typing import Any, NamedTuple
 
 from notifier import __version__
-from notifier.core import jsonbound
+from notifier.core import codec as jsonbound
 from notifier.core.board import Board
-from notifier.core.model import State
-from notifier.core.question_obj import from_obj
 from notifier.core.reducer import SessionReducer, restore, summarize
 from notifier.core.text import clean
 from notifier.system.paths import private_file
@@ -42,9 +39,7 @@ MAX_SUMMARY = 1 << 20  # bytes of one summary
 MAX_TEXT = 64 << 10  # characters of any string in a summary
 MAX_LIST = 1000
 MAX_PARTIAL = 64 << 10  # bytes of an unfinished last line held back
-_STATES = frozenset(get_args(State))
 _STATE_FIELDS = ("sid", "cwd", "name", "base", "pending", "running", "tool", "at", "header")  # (summarize's)
-_STATE = frozenset(_STATE_FIELDS)
 FIELDS = ("offset", "head_len", "tail_start", "ws", "nc", *_STATE_FIELDS)  # a summary's values, in order
 _COLUMNS = [("path", "BLOB"), ("stamp", "TEXT"), *((name, "BLOB") for name in ("head", "tail", "partial", "summary"))]
 _encode = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode  # (ASCII: lone surrogates escaped)
@@ -208,7 +203,7 @@ def _pack(tailer: Tailer, reducer: SessionReducer) -> tuple[bytes, bytes, bytes,
     t, state = tailer.state(), summarize(reducer)
     try:
         if reducer.pending or reducer.running:  # (what could not be read back is not written;
-            _check_state(state)  # the other strings are bounded by pi/entries already)
+            _restored(state)  # the other strings are bounded by pi/entries already)
         data = [t["offset"], t["head_len"], t["tail_start"], tailer.window_start, tailer.name_checked]
         raw = _encode(data + [state[name] for name in _STATE_FIELDS]).encode("ascii")
     except (ValueError, KeyError, Damaged):
@@ -245,52 +240,18 @@ def _unpack(row: tuple[Any, ...], path: str, size: int, max_line: int, ident: tu
         "sid": sid, "cwd": cwd, "name": name, "base": base, "pending": pending, "running": running, "tool": tool,
         "at": at, "header": header,
     }  # fmt: skip
-    return Restored(tailer, restore(_check_state(state)))
+    return Restored(tailer, _restored(state))
 
 
-def _check_state(value: Any) -> dict[str, Any]:
-    """A reducer's summary (:func:`notifier.core.reducer.summarize`), checked field by field."""
-    s = _fields(value, _STATE)
-    _str(s["sid"], s["cwd"], s["name"], s["tool"], none=True)
-    if s["base"] not in _STATES or type(s["header"]) is not bool:
-        raise Damaged("a summary holds an unknown state")
-    _time(s["at"])
-    running = s["running"]
-    if not isinstance(running, dict) or len(running) > MAX_LIST:
-        raise Damaged("a summary holds wrong running tools")
-    _str(*running.keys(), *running.values())
-    for q in _list(s["pending"]):
-        try:
-            from_obj(q, MAX_TEXT, MAX_LIST)
-        except ValueError as exc:
-            raise Damaged(str(exc)) from None
-    return s
-
-
-def _fields(value: Any, keys: frozenset[str]) -> dict[str, Any]:  # (exactly these, any order)
-    if not isinstance(value, dict) or value.keys() != keys:
-        raise Damaged("a summary has the wrong fields")
-    return value
-
-
-def _str(*values: Any, none: bool = False) -> None:
-    for value in values:
-        if not (value is None and none) and (type(value) is not str or len(value) > MAX_TEXT):
-            raise Damaged("a summary holds a wrong or oversized string")
+def _restored(state: dict[str, Any]) -> SessionReducer:
+    """The reducer of a summary (:func:`notifier.core.reducer.restore` checks every field)."""
+    try:
+        return restore(state, MAX_TEXT, MAX_LIST)
+    except ValueError as exc:
+        raise Damaged(f"a summary holds {exc}") from None
 
 
 def _int(value: Any, high: int) -> int:
     if type(value) is not int or not 0 <= value <= high:
         raise Damaged("a summary holds a wrong number")
-    return value
-
-
-def _time(value: Any) -> None:
-    if type(value) not in (int, float) or not math.isfinite(value):
-        raise Damaged("a summary holds a wrong time")
-
-
-def _list(value: Any) -> list[Any]:
-    if not isinstance(value, list) or len(value) > MAX_LIST:
-        raise Damaged("a summary holds a wrong or oversized list")
     return value

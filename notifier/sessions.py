@@ -28,7 +28,7 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from notifier.config import Config
-from notifier.core import jsonbound
+from notifier.core import codec as jsonbound
 from notifier.core.board import Board
 from notifier.core.model import SessionView, Snapshot, Transition
 from notifier.core.owners import Proc

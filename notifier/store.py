@@ -32,16 +32,15 @@ import time
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from notifier.core.formats import HISTORY_COLUMNS, history_row
+from notifier.core.codec import HISTORY_COLUMNS, history_row, sane_time
 from notifier.core.model import Transition
-from notifier.core.silenced import Silences
+from notifier.core.planner import Silences
 from notifier.core.text import clean
-from notifier.core.times import sane_time
 from notifier.system.log import LogOnce
 from notifier.system.paths import private_file
 
 if TYPE_CHECKING:
-    from notifier.core.preferences import Preferences
+    from notifier.core.planner import Preferences
 
 # (Preferences is imported where it is used: ``status`` reads saved snoozes through this module.)
 
@@ -523,7 +522,7 @@ class Store(Database):
 
     def preferences(self, now: float) -> Preferences:
         """The snoozes still running at ``now`` and the muted projects, as one value."""
-        from notifier.core.preferences import Preferences
+        from notifier.core.planner import Preferences
 
         prefs = Preferences(muted=frozenset(self.mutes()))
         for session, project, until in self.snoozes(now):
@@ -542,7 +541,7 @@ class Store(Database):
     # ---- history ----
 
     def _asked(self, t: Transition) -> None:
-        row = history_row(t)  # the one serialisation of a question (core/formats.py)
+        row = history_row(t)  # the one serialisation of a question (core/codec.py)
         for column, limit in ROW_LIMITS.items():
             if isinstance(row.get(column), str):
                 row[column] = row[column][:limit]
@@ -581,8 +580,8 @@ class Store(Database):
                 )
 
     def history(self, since: float | None = None) -> list[dict[str, Any]]:
-        """History rows (:data:`~notifier.core.formats.HISTORY_COLUMNS`), oldest first, for
-        :func:`~notifier.core.formats.history_obj`."""
+        """History rows (:data:`~notifier.core.codec.HISTORY_COLUMNS`), oldest first, for
+        :func:`~notifier.core.codec.history_obj`."""
         sql = f"SELECT {', '.join(HISTORY_COLUMNS)} FROM history WHERE asked_at >= ? ORDER BY asked_at"  # noqa: S608
         args = (float("-inf") if since is None else since,)  # all rows, also those of broken clocks
         rows = self._query(sql, args)

@@ -21,7 +21,7 @@ exactly; what the start-up read or the scan cache handed over is kept as the dig
 The start-up read (:func:`settle_file`). The state of a file at start-up (and after a rewrite),
 read from its end only as far as needed: read the file's end window; going back from the newest
 line, skip the lines without a marker (:data:`notifier.pi.lines.MARKERS`) and take the events of
-the others until they settle the state (:mod:`notifier.core.settle`); replay those forward through
+the others until they settle the state (:mod:`notifier.core.reducer`); replay those forward through
 the reducer. Not settled yet: double the window and go on where the last one stopped. Past a cap
 (too many entries that do not settle it, a line too long to hold) and for a file whose first line
 is no header, the file is replayed forward instead. Memory stays bounded either way, and the result
@@ -42,9 +42,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from notifier.core import jsonbound
-from notifier.core.reducer import Event, Header, Renamed, SessionReducer
-from notifier.core.settle import Suffix
+from notifier.core import codec as jsonbound
+from notifier.core.reducer import Event, Header, Renamed, SessionReducer, Suffix
 from notifier.core.text import clean
 from notifier.pi.lines import ESCAPE, MARKERS, may_have_events
 

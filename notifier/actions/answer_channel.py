@@ -13,7 +13,7 @@ from notifier.actions.answer_session import Answered, SessionFile
 from notifier.actions.goto import Refused
 from notifier.companion.channel import all_open_dialogs, answer_dialog
 from notifier.companion.protocol import Dialog as ExtDialog
-from notifier.core.dialogs import startup_key
+from notifier.core.board import startup_key
 from notifier.core.model import Option, Question, QuestionItem, SessionView
 from notifier.core.text import clean
 from notifier.pi.answer_checks import check_screen

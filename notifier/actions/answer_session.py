@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from notifier.actions.goto import Refused
-from notifier.core import jsonbound
+from notifier.core import codec as jsonbound
 from notifier.core.model import Question, Transition
 from notifier.core.text import clean
 from notifier.pi.outcomes import result_text

@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from notifier.companion.channel import announced_sessions
-from notifier.core import session_spec, shellcmd
+from notifier.core import commands as session_spec
+from notifier.core import text as shellcmd
 from notifier.core.model import Question, SessionView, Snapshot
 from notifier.core.owners import Wanted
 from notifier.core.text import clean
@@ -57,7 +58,7 @@ def pick(snapshot: Snapshot, spec: str | None) -> tuple[SessionView, Question | 
     """SESSION → its view (and its longest-waiting question); omitted or ``next``: the
     longest-waiting live question of all. SESSION is a session file (anywhere: the caller adds
     the session of a file outside the watched folders to ``snapshot``), an id, a short id, a
-    unique id prefix, or a session or project name (:mod:`notifier.core.session_spec`). Raises
+    unique id prefix, or a session or project name (:mod:`notifier.core.commands`). Raises
     :class:`BadSession` for a name that fits no session, :class:`Ambiguous` for several."""
     if spec is None or spec == session_spec.NEXT:
         if not snapshot.pending:

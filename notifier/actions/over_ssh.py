@@ -8,7 +8,8 @@ import subprocess
 from collections.abc import Sequence
 
 from notifier.config import Config
-from notifier.core import jsonbound, shellcmd
+from notifier.core import codec as jsonbound
+from notifier.core import text as shellcmd
 from notifier.core.text import clean
 from notifier.remote.link import Remote, remote_from_config, ssh_argv
 from notifier.system import processes as programs

@@ -1,6 +1,6 @@
 """The one owner of the user's choices (snoozes and mutes).
 
-The current :class:`~notifier.core.preferences.Preferences` value lives here and nowhere else.
+The current :class:`~notifier.core.planner.Preferences` value lives here and nowhere else.
 It changes only under this owner's lock (commands arrive from the tray, the control channel and
 the notifier's worker); each change is written to the store and the new immutable value handed
 to every listener (the notifier's planner, the tray and window redraw). Restored from the store
@@ -13,7 +13,7 @@ import threading
 from collections.abc import Callable
 
 from notifier.core.commands import Mute, Snooze
-from notifier.core.preferences import Preferences
+from notifier.core.planner import Preferences
 from notifier.store import Store
 from notifier.system import paths
 

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from notifier.actions.goto import window_locations
-from notifier.core.preferences import Preferences
+from notifier.core.planner import Preferences
 from notifier.core.text import clean
 from notifier.window.view import mark_snoozes
 

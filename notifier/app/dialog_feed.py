@@ -10,7 +10,7 @@ A question tool's own ``custom`` dialog is that question (already read from the 
 is not shown twice. A dialog not known to wait for a human (a loader while an extension calls the
 model) is not on the board: nobody is told of it. A dialog pi shows before it has a session file
 (project trust at start-up) belongs to that pi, known by its process and folder
-(:func:`notifier.core.dialogs.startup_key`), until its session starts.
+(:func:`notifier.core.board.startup_key`), until its session starts.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from notifier.companion.sockets import list_sockets
-from notifier.core.dialogs import add_dialogs, startup_key
+from notifier.core.board import add_dialogs, startup_key
 from notifier.core.model import (
     GENERIC_QUESTION,
     Option,

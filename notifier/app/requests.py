@@ -13,10 +13,9 @@ from notifier.app.window_process import has_display
 from notifier.config import Config
 from notifier.control.connection import Connection
 from notifier.core import commands
-from notifier.core.bar import summary
+from notifier.core.codec import status_obj, summary
 from notifier.core.commands import Command, Status
-from notifier.core.formats import status_obj
-from notifier.core.quiet import quiet_hours_note, quiet_hours_obj, tomorrow_morning
+from notifier.core.planner import quiet_hours_note, quiet_hours_obj, tomorrow_morning
 from notifier.core.text import clean
 from notifier.outputs.tray import UiState
 

@@ -9,8 +9,7 @@ import sys
 from notifier.actions import over_ssh
 from notifier.cli.parser import fail, say, sessions_of
 from notifier.config import Config
-from notifier.core.model import Snapshot
-from notifier.core.question_token import question_token
+from notifier.core.model import Snapshot, question_token
 from notifier.core.text import clean, number
 from notifier.remote.link import Remote
 
@@ -44,7 +43,7 @@ def _said_of_words(exc: Exception, words: list[str], snapshot: Snapshot, text: b
     if text or not words or not said.startswith(f"no option is called {clean(words[0], 60)!r}"):
         return said
     from notifier.actions import goto
-    from notifier.core.session_spec import label
+    from notifier.core.commands import label
 
     try:
         view, question = goto.pick(snapshot, words[0])

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from notifier import resources
 from notifier.config import Config
-from notifier.core.formats import iso
+from notifier.core.codec import iso
 
 if TYPE_CHECKING:
     from notifier.app.runtime import App

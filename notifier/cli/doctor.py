@@ -23,7 +23,7 @@ from notifier.cli import install as pi_extension
 from notifier.compat.watchdog import events_lost
 from notifier.config import Config
 from notifier.control.client import request
-from notifier.core.quiet import quiet_hours_note
+from notifier.core.planner import quiet_hours_note
 from notifier.core.text import clean
 from notifier.outputs.push import desktop_away
 from notifier.pi.catalog import QuestionCatalog

@@ -13,8 +13,8 @@ import sys
 from notifier.actions import goto, over_ssh
 from notifier.cli.parser import fail, sessions_of
 from notifier.config import Config
-from notifier.core import shellcmd
-from notifier.core.formats import dumps
+from notifier.core import text as shellcmd
+from notifier.core.codec import dumps
 from notifier.core.text import clean
 from notifier.remote.link import Remote
 from notifier.system.desktop import has_display

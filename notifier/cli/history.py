@@ -10,9 +10,8 @@ import time
 from datetime import datetime
 
 from notifier.config import Config, ConfigError
-from notifier.core.formats import dumps, history_obj
+from notifier.core.codec import dumps, history_obj, parse_iso
 from notifier.core.text import clean, duration, project_name
-from notifier.core.times import parse_iso
 
 
 def _local_minute(stamp: str) -> str:

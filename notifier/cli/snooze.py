@@ -15,7 +15,7 @@ from notifier.cli.parser import fail, sessions_of
 from notifier.config import Config
 from notifier.core.commands import Command, Mute, Snooze, to_obj
 from notifier.core.model import Snapshot
-from notifier.core.silenced import not_duration, snooze_words
+from notifier.core.planner import not_duration, snooze_words
 from notifier.core.text import clean, duration, project_name
 
 # A word meant as a DURATION (it is none): said so, rather than taken for a project nobody has
@@ -30,7 +30,7 @@ def target(snapshot: Snapshot, what: str | None) -> tuple[str | None, str | None
     """WHAT → (session key, project, how to say it); both None: all. A project is a name the
     window shows as one (a session's name, else its folder's); else WHAT is a SESSION."""
     from notifier.actions import goto
-    from notifier.core.session_spec import label
+    from notifier.core.commands import label
 
     if what is None or what == "all":
         return None, None, "every session"

@@ -1,7 +1,7 @@
 """``pi-notifier status``: every session and its pending questions, then exit (``--json``:
 docs/contract.md §3). One path for the text and ``--json``: the running app's status object when
 one answers, else a scan of our own → its snapshot → the same object
-(:func:`notifier.core.formats.status_obj`); the text is rendered from that object. Each part is
+(:func:`notifier.core.codec.status_obj`); the text is rendered from that object. Each part is
 imported when it is needed: the app's answer needs no session reader, a scan no socket client
 (start-up time is most of a warm ``status``)."""
 
@@ -14,15 +14,15 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from notifier.cli.parser import OutputError, say
-from notifier.core.quiet import quiet_hours_line, quiet_hours_obj
+from notifier.core.codec import parse_iso
+from notifier.core.planner import quiet_hours_line, quiet_hours_obj
 from notifier.core.text import clean, duration, project_name
-from notifier.core.times import parse_iso
 
 if TYPE_CHECKING:
     import argparse
 
     from notifier.config import Config
-    from notifier.core.silenced import Silences
+    from notifier.core.planner import Silences
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +41,7 @@ DAY_S = 86400
 
 
 def render_status(status: dict[str, Any], now: float, show_all: bool, silences: Silences | None = None) -> str:
-    """The table ``status`` prints from the status object (:func:`notifier.core.formats.status_obj`,
+    """The table ``status`` prints from the status object (:func:`notifier.core.codec.status_obj`,
     the app's or our own): one row per question (or per session that asks nothing), with the
     session's short id (what SESSION takes), then a summary line and, when anything is snoozed or
     muted, one line saying so."""
@@ -64,7 +64,7 @@ def render_status(status: dict[str, Any], now: float, show_all: bool, silences: 
 def _session_rows(s: dict[str, Any], now: float, show_all: bool) -> list[Row]:
     """The rows of one session: one per pending question, else one per abandoned question, else
     one saying its state (none for a session idle for over a day, unless ``show_all``)."""
-    from notifier.core.session_spec import short_id
+    from notifier.core.commands import short_id
 
     project = project_name(_str(s.get("name")), _str(s.get("cwd")))
     sid = short_id(_str(s.get("id"))) or "-"
@@ -116,10 +116,10 @@ def _summary(total: int, pending: object, hidden: int) -> str:
 
 
 def _silenced_line(silences: Silences, sessions: list[dict[str, Any]], now: float) -> str:
-    """:func:`notifier.core.silenced.silenced_line`, the snoozed sessions named as the status
+    """:func:`notifier.core.planner.silenced_line`, the snoozed sessions named as the status
     object names them."""
     from notifier.core.model import SessionRef, SessionView, Snapshot, remote_key
-    from notifier.core.silenced import silenced_line
+    from notifier.core.planner import silenced_line
 
     snoozed = silences.running(now).sessions
     named = []
@@ -151,7 +151,7 @@ def cmd_status(args: argparse.Namespace, config: Config) -> int:
         _print(status, args, prefs, liveness, status.pop("quiet_hours", quiet))
         return 0
     from notifier.app.dialog_feed import with_open_dialogs
-    from notifier.core.formats import status_obj
+    from notifier.core.codec import status_obj
     from notifier.sessions import engine_options, scanned
 
     options = engine_options(config)
@@ -179,13 +179,13 @@ def _ask_app(config: Config, brief: bool = False) -> dict[str, Any] | None:
 
 def _print(status: dict[str, Any], args: argparse.Namespace, prefs: Silences, liveness: bool, quiet: object) -> None:
     """The status object as ``status`` prints it: ``--json`` with where each live pi runs, the
-    silences and ``quiet`` (the quiet hours in effect: :func:`notifier.core.quiet.quiet_hours_obj`),
+    silences and ``quiet`` (the quiet hours in effect: :func:`notifier.core.planner.quiet_hours_obj`),
     else the table and the same three said in words."""
-    from notifier.core.silenced import silenced_obj
+    from notifier.core.planner import silenced_obj
 
     now = time.time()
     if args.json:
-        from notifier.core.formats import dumps
+        from notifier.core.codec import dumps
 
         _out(dumps({**_located(status, liveness), **silenced_obj(prefs, now), "quiet_hours": quiet}))
         _out("\n")  # (not appended: a copy of megabytes)
@@ -198,7 +198,7 @@ def _status_bar(config: Config, as_json: bool) -> int:
     """``status --tmux`` ("π 2", or nothing) / ``status --bar`` (one JSON line for waybar,
     polybar, i3blocks): the running app's summary (one small request: fit for a 1-second
     refresh), else a scan of our own."""
-    from notifier.core.bar import bar_obj, summary, tmux_segment
+    from notifier.core.codec import bar_obj, summary, tmux_segment
 
     brief = _ask_app(config, brief=True)
     now = time.time()
@@ -209,11 +209,11 @@ def _status_bar(config: Config, as_json: bool) -> int:
 
         snapshot = scan_once(engine_options(config))
         until = saved_silences(paths.state_dir(), now).all_until
-        from notifier.core.quiet import quiet_hours_note
+        from notifier.core.planner import quiet_hours_note
 
         brief = summary(snapshot, now, until or None, quiet_hours_note(config["quiet_hours"], now))
     if as_json:
-        from notifier.core.formats import dumps
+        from notifier.core.codec import dumps
 
         obj = bar_obj(brief, now)
         _out(dumps({**obj, "full_text": obj["text"]}) + "\n")  # (full_text: i3blocks' name for it)

@@ -14,7 +14,7 @@ from typing import Any, Literal
 from notifier.companion.sockets import SOCKET_PREFIX as SOCKET_PREFIX
 from notifier.companion.sockets import SOCKET_SUFFIX as SOCKET_SUFFIX
 from notifier.companion.sockets import is_socket_name as is_socket_name
-from notifier.core import jsonbound
+from notifier.core import codec as jsonbound
 
 PROTOCOL = 1
 MAX_LINE = 1 << 20  # one announcement (titles, options, a mirrored screen) stays far below this

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from notifier.control.peer import server_not_ours, socket_not_ours
 from notifier.control.wire import BUSY, MAX_REPLY, encode, socket_path
-from notifier.core import jsonbound
+from notifier.core import codec as jsonbound
 from notifier.core.text import clean
 from notifier.system.log import LogOnce
 

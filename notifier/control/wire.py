@@ -8,7 +8,7 @@ import os
 from typing import Any
 
 from notifier.control.fields import BadRequest
-from notifier.core import jsonbound
+from notifier.core import codec as jsonbound
 from notifier.core.text import clean
 from notifier.system import paths
 

@@ -1,6 +1,6 @@
 """Desktop notifications: the output fed by the engine's transitions and turn changes. It asks the
 pure :class:`notifier.core.planner.Planner` what to raise and withdraw (quiet hours:
-:mod:`notifier.core.quiet`), and delivers that on its own worker thread (D-Bus replies never hold
+:mod:`notifier.core.planner`), and delivers that on its own worker thread (D-Bus replies never hold
 up the engine), kept running by a :class:`~notifier.system.supervisor.Supervisor`: if it fails it
 runs again (back-off, said once) with what is queued and what the planner knows (already notified
 questions stay quiet); only the message it was handling then is dropped.
@@ -26,12 +26,19 @@ from typing import Any
 
 from notifier.config import Config
 from notifier.core.commands import Answer, Command, Focus, Goto, Show, Snooze
-from notifier.core.model import Snapshot, Transition, TurnChange, split_key
-from notifier.core.notices import Item, Key, Notice, Withdraw, key_of
-from notifier.core.planner import Planner
-from notifier.core.preferences import Preferences
-from notifier.core.question_token import question_token
-from notifier.core.quiet import in_quiet_hours, next_quiet_change, parse_quiet_hours
+from notifier.core.model import (
+    Item,
+    Key,
+    Notice,
+    Snapshot,
+    Transition,
+    TurnChange,
+    Withdraw,
+    key_of,
+    question_token,
+    split_key,
+)
+from notifier.core.planner import Planner, Preferences, in_quiet_hours, next_quiet_change, parse_quiet_hours
 from notifier.core.text import clean, markup
 from notifier.outputs.backends import TRAY_ALONE, Backend, NullBackend, choose_backend
 from notifier.outputs.dbus import BackendError, ServerGone

@@ -1,5 +1,5 @@
 """The ``run --json`` sink: one JSON object per line on stdout (docs/contract.md §2). The objects
-themselves (and ``status --json``) are built by :mod:`notifier.core.formats`."""
+themselves (and ``status --json``) are built by :mod:`notifier.core.codec`."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from time import time
 from typing import IO, Any
 
-from notifier.core.formats import (
+from notifier.core.codec import (
     dumps,
     event_obj,
     iso,

@@ -40,8 +40,7 @@ from typing import Any
 
 from notifier import APP_NAME
 from notifier.core.commands import ANSWERABLE_TOOLS
-from notifier.core.model import Question, SessionRef
-from notifier.core.notices import Notice
+from notifier.core.model import Notice, Question, SessionRef
 from notifier.core.text import clean, duration, markup
 
 Actions = tuple[tuple[str, str], ...]  # (action id, label), in the order the server shows them

@@ -41,8 +41,7 @@ from notifier.compat import pystray as compat
 from notifier.config import Config
 from notifier.core.commands import Clear, Command, Focus, Goto, Mute, Quit, Show, Snooze
 from notifier.core.model import Question, SessionView, Snapshot, Transition, TurnChange
-from notifier.core.preferences import Preferences
-from notifier.core.quiet import next_quiet_change, parse_quiet_hours, quiet_hours_note, tomorrow_morning
+from notifier.core.planner import Preferences, next_quiet_change, parse_quiet_hours, quiet_hours_note, tomorrow_morning
 from notifier.core.text import clean, duration_changes_in, project_name
 from notifier.core.text import duration as waited
 from notifier.outputs.tray_hosts import NO_HOST_WHY, HostFollower, HostLog, Hosts, look

@@ -1,7 +1,7 @@
 """The ``run --json`` stream of another machine, read back (pure): one line → one typed event.
 
 The stream is the protocol (docs/contract.md §2): a remote is any command that prints it. Every
-line is untrusted: parsed with the one bounded parse (core/jsonbound.py), strings bounded and
+line is untrusted: parsed with the one bounded parse (core/codec.py), strings bounded and
 cleaned, and anything that is not a well-formed event is a :class:`StreamError` (the caller skips
 it with one log line, like a bad session line).
 """
@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from notifier.core import jsonbound
+from notifier.core import codec as jsonbound
+from notifier.core.codec import parse_iso
 from notifier.core.model import (
     GENERIC_QUESTION,
     Option,
@@ -22,7 +23,6 @@ from notifier.core.model import (
     remote_key,
 )
 from notifier.core.text import clean
-from notifier.core.times import parse_iso
 
 MAX_LINE = 1 << 20  # bytes in one event line (a question's text is not truncated by the sender)
 MAX_PATH = 4096

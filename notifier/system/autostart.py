@@ -15,7 +15,7 @@ from pathlib import Path
 import platformdirs
 
 from notifier import resources
-from notifier.core import shellcmd
+from notifier.core import text as shellcmd
 from notifier.core.text import clean
 from notifier.system import processes as programs
 

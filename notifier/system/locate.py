@@ -23,10 +23,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from notifier.core.codec import parse_iso
 from notifier.core.model import SessionView
 from notifier.core.owners import Owners, Proc, Wanted, bind
 from notifier.core.text import clean
-from notifier.core.times import parse_iso
 from notifier.system.processes import PiProcess, evidence, folder, folders_of, maybe_pi, pi_processes
 from notifier.system.tmux import TmuxClient, TmuxPane, tmux_clients, tmux_pane_of
 

@@ -4,7 +4,7 @@
 every record that reaches them, apprise's own included: each argument of the record is
 sanitised (and cut to a bound) with the one sanitizer (:func:`notifier.core.text.clean`: a file name, a question, a
 peer's error message logged as an argument cannot put an escape sequence or a line break in the
-log), and the message, traceback and stack are masked (:mod:`notifier.core.secrets`): URLs keep
+log), and the message, traceback and stack are masked (:mod:`notifier.core.text`): URLs keep
 their scheme and host, the parts of the configured push URLs are hidden wherever they appear.
 A caller logs untrusted values as arguments (``log.warning("cannot read %s", path)``) and needs
 no ``clean()`` of its own for that.
@@ -19,8 +19,7 @@ import logging
 import threading
 from typing import Any
 
-from notifier.core.secrets import Masker
-from notifier.core.text import clean
+from notifier.core.text import Masker, clean
 
 MAX_REMEMBERED = 10_000  # beyond this, the oldest problems may be said again (memory stays bounded)
 MAX_ARGUMENT = 2000  # characters of one log argument (a huge question or error is cut, not logged whole)

@@ -10,18 +10,19 @@ place allows."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
-from notifier.core import formats, shellcmd
+from notifier.core import codec as formats
+from notifier.core import text as shellcmd
+from notifier.core.codec import from_obj as question_from_obj
 from notifier.core.commands import Snooze
 from notifier.core.model import Question, QuestionItem, SessionRef, SessionView, Snapshot
-from notifier.core.preferences import Preferences
-from notifier.core.question_obj import QUESTION_FIELDS
-from notifier.core.question_obj import from_obj as question_from_obj
+from notifier.core.planner import Preferences
 from notifier.core.text import clean, project_name
 from notifier.core.text import duration as waited
 from notifier.resources import DEMO_SESSION_ID
@@ -159,7 +160,7 @@ class Shown:
 
     def to_obj(self) -> dict[str, Any]:
         """As the channel carries it: the question and its session as every JSON output has
-        them (:mod:`notifier.core.formats`), every item in full, and what the app knows beside
+        them (:mod:`notifier.core.codec`), every item in full, and what the app knows beside
         them. What is derived from these (the resume command, names to show) is derived by the
         reader, from :meth:`from_obj`'s typed values."""
         ref, q = self.session, self.question
@@ -197,7 +198,8 @@ class Shown:
         session = obj.get("session")
         name = _opt_str(session.get("name")) if isinstance(session, dict) else None
         ref = SessionRef(str(file), _opt_str(obj.get("session_id")), _opt_str(obj.get("cwd")), name, host)
-        question = question_from_obj({name: obj.get(name) for name in QUESTION_FIELDS} | {"tool_call_id": call})
+        fields = {f.name: obj.get(f.name) for f in dataclasses.fields(Question)}
+        question = question_from_obj(fields | {"tool_call_id": call})
         by = obj.get("snoozed_by")
         return Shown(
             ref,

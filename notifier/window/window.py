@@ -17,9 +17,8 @@ from typing import Any, Protocol
 from notifier.control import client as control_client
 from notifier.control.client import request
 from notifier.core import commands
-from notifier.core.commands import ANSWERABLE_TOOLS, Answer, Clear, Command, Goto, Mute, Snooze
+from notifier.core.commands import ANSWERABLE_TOOLS, Answer, Clear, Command, Goto, Mute, Snooze, short_id
 from notifier.core.model import QuestionItem
-from notifier.core.session_spec import short_id
 from notifier.core.text import clean
 from notifier.core.text import duration as waited
 from notifier.resources import app_icon

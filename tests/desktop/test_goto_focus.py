@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from notifier.actions.goto import activate_window
-from notifier.core.formats import status_obj
-from notifier.core.notices import Item
+from notifier.core.codec import status_obj
+from notifier.core.model import Item
 from notifier.system.focus import is_focused, items_focused
 from notifier.system.locate import Location, locate_sessions
 

@@ -20,7 +20,7 @@ from notifier.config import (  # (in parentheses: the codemod leaves it whole)
     ConfigError,
     load,
 )
-from notifier.core.quiet import parse_quiet_hours
+from notifier.core.planner import parse_quiet_hours
 
 from ..conftest import cli
 

@@ -12,7 +12,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from notifier.core.settle import Suffix
+from notifier.core.reducer import Suffix
 from notifier.engine import Engine
 from notifier.sessions import EngineOptions, SessionFiles
 
@@ -144,7 +144,7 @@ def test_any_windows_and_cap_give_the_full_read(
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.lists(st.sampled_from(["assistant", "user", "result", "call", "stop"]), max_size=4), max_size=40))
 def test_settled_suffix_replays_to_the_whole(lines: list[list[str]]) -> None:
-    """core/settle's rule against the reducer: the events of any suffix that it calls settled,
+    """core/reducer's rule against the reducer: the events of any suffix that it calls settled,
     replayed alone, give the state the whole sequence gives."""
     from notifier.core.reducer import Input, SessionReducer, Supersede, ToolEnd, ToolStart, TurnEnd
 

@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from notifier.core import jsonbound
+from notifier.core import codec as jsonbound
 from notifier.core.board import Board
 from notifier.core.reducer import SessionReducer
 from notifier.pi.catalog import QuestionCatalog

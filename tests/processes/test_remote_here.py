@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from notifier.core import shellcmd
+from notifier.core import text as shellcmd
 from notifier.core.text import clean
 from notifier.window.view import resume_command
 

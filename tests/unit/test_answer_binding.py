@@ -153,8 +153,7 @@ def test_a_desktop_answer_for_what_no_longer_waits_is_refused_before_anything() 
     waiting under that call is not that (or nothing waits), nothing goes anywhere."""
     from notifier.actions.answer import answer_line
     from notifier.config import Config
-    from notifier.core.model import SessionRef, SessionView, Snapshot
-    from notifier.core.question_token import question_token
+    from notifier.core.model import SessionRef, SessionView, Snapshot, question_token
 
     view = SessionView(SessionRef("/s/a.jsonl", "sid", "/p", None), "needs_input", (A,), (), True, 1.0)
     shown = question_token(A)

@@ -9,9 +9,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from notifier.core import bar, silenced
+from notifier.core import codec as bar
+from notifier.core import planner as silenced
 from notifier.core.model import Question, QuestionItem, SessionRef, SessionView, Snapshot
-from notifier.core.preferences import Preferences
+from notifier.core.planner import Preferences
 
 NOW = 1_800_000_000.0
 

@@ -83,9 +83,9 @@ def test_status_text_is_rendered_from_the_status_object() -> None:
     sessions idle for over a day left out (unless --all), a snoozed session named by its project
     (a remote one too), and any string in it sanitized."""
     from notifier.cli.status import render_status
-    from notifier.core.formats import status_obj
+    from notifier.core.codec import status_obj
     from notifier.core.model import Question, QuestionItem, SessionRef, SessionView, Snapshot, remote_key
-    from notifier.core.silenced import Silences
+    from notifier.core.planner import Silences
 
     now = 1_700_000_000.0
     q = Question("c1", "question", (QuestionItem("Pick \x1b[31mone?", options=()),), now - 125)

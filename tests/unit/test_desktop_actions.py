@@ -13,11 +13,20 @@ import pytest
 from notifier.config import Config
 from notifier.core.board import Board
 from notifier.core.commands import Answer, Command, Focus, Goto, Show, Snooze
-from notifier.core.model import Option, Question, QuestionItem, QuestionKind, SessionRef, Snapshot, Transition
-from notifier.core.notices import Item, Notice
+from notifier.core.model import (
+    Item,
+    Notice,
+    Option,
+    Question,
+    QuestionItem,
+    QuestionKind,
+    SessionRef,
+    Snapshot,
+    Transition,
+    question_token,
+)
 from notifier.core.owners import Proc
-from notifier.core.preferences import Preferences
-from notifier.core.question_token import question_token
+from notifier.core.planner import Preferences
 from notifier.core.reducer import Header, ToolStart
 from notifier.outputs.backends import Plain
 from notifier.outputs.desktop import AlertSink

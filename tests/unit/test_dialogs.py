@@ -11,9 +11,8 @@ import pytest
 from notifier.actions.answer_channel import dialog_value
 from notifier.app.dialog_feed import DialogFeed, is_own_dialog, question_of, ref_of
 from notifier.companion.protocol import Dialog, dialog_from
-from notifier.core.board import Board
-from notifier.core.dialogs import add_dialogs
-from notifier.core.formats import event_obj, question_obj, status_obj
+from notifier.core.board import Board, add_dialogs
+from notifier.core.codec import event_obj, question_obj, status_obj
 from notifier.core.model import Snapshot, Transition
 from notifier.core.reducer import Header, ToolStart
 from notifier.pi.catalog import QuestionCatalog
@@ -154,7 +153,7 @@ def test_answer_values_are_exact_per_kind() -> None:
 def test_a_gate_is_never_approved_from_a_notification(monkeypatch: pytest.MonkeyPatch) -> None:
     """A gate's notification offers going to the session, "Show" and "Snooze" only: its options
     are never actions (the window, after the whole command, is where it is answered)."""
-    from notifier.core.notices import Item, Notice
+    from notifier.core.model import Item, Notice
     from notifier.outputs.dbus import DBusBackend
     from notifier.outputs.render import render
 
@@ -246,7 +245,7 @@ def test_closed_dialogs_keep_their_answer_and_a_timed_out_one_is_cancelled() -> 
 
 
 def test_a_start_up_dialog_belongs_to_its_pi_until_it_has_a_session() -> None:
-    from notifier.core.dialogs import startup_key
+    from notifier.core.board import startup_key
 
     early = gate(session_file=None, session_dir="/s", tool=None, tool_call_id=None, title="Project trust for:\n/p")
     ref = ref_of(early, ["/s"])
@@ -259,7 +258,7 @@ def test_a_start_up_dialog_belongs_to_its_pi_until_it_has_a_session() -> None:
     (view,) = b.snapshot(2.0).sessions
     assert view.state == "needs_input" and view.pending[0].text == "Project trust for: /p"
     # notified like any question: titled by its folder
-    from notifier.core.notices import Notice
+    from notifier.core.model import Notice
     from notifier.core.planner import Planner
 
     planner = Planner(settle_s=0.25)
@@ -271,7 +270,7 @@ def test_a_start_up_dialog_belongs_to_its_pi_until_it_has_a_session() -> None:
 
 
 def test_a_working_session_whose_pi_is_gone_is_stopped() -> None:
-    from notifier.core.formats import status_obj as status_of
+    from notifier.core.codec import status_obj as status_of
     from notifier.core.owners import Proc
 
     b = Board(liveness=True)

@@ -103,7 +103,7 @@ def test_the_readme_shows_the_commands_it_promises() -> None:
 PACKAGE = ROOT / "notifier"
 SUBPACKAGES = sorted(p.name for p in PACKAGE.iterdir() if (p / "__init__.py").exists())
 # ``notifier/…`` or ``tests/…`` (a file or folder of the repository), and ``core/board.py`` or
-# `core/jsonbound` (in backticks) as the docs write a module of a package
+# `core/codec` (in backticks) as the docs write a module of a package
 TOP = r"(?:\.\./)?(?:notifier|tests|bench|packaging|assets|\.ci)"
 SHORT = "|".join(SUBPACKAGES)
 CITED_PATH = re.compile(
@@ -230,7 +230,7 @@ def stale_citations(file: Path, text: str | None = None) -> list[str]:
 def test_a_stale_citation_is_found() -> None:
     page = ROOT / "docs" / "probe.md"
     text = (
-        "`notifier/core/board.py` `core/reducer.py` `core/jsonbound` `core/text.clean`\n"
+        "`notifier/core/board.py` `core/reducer.py` `core/codec` `core/text.clean`\n"
         "`notifier.core.board.Board.snapshot`\n"
         "are there; so are `notifier/resources/pi-extension/` and `notifier.core.text.clean`, and\n"
         "`notifier/core/boards.py`, `window/traymenu.py`, `app/tray`, `core/text.scrub`,\n"

@@ -7,8 +7,7 @@ import time
 from hypothesis import given
 from hypothesis import strategies as st
 
-from notifier.core.preferences import Preferences
-from notifier.core.quiet import next_quiet_change, parse_quiet_hours, quiet_hours_line, quiet_hours_note
+from notifier.core.planner import Preferences, next_quiet_change, parse_quiet_hours, quiet_hours_line, quiet_hours_note
 from notifier.core.text import duration, duration_changes_in
 from notifier.outputs.tray import UiState, age, age_changes_in, menu, next_redraw, shape, title
 

@@ -4,8 +4,7 @@ server (another bus, or the server restarted: ids start again at 1) are never to
 
 from __future__ import annotations
 
-from notifier.core.model import Option, Question, QuestionItem, SessionRef
-from notifier.core.notices import Item, Key, Notice
+from notifier.core.model import Item, Key, Notice, Option, Question, QuestionItem, SessionRef
 from notifier.outputs.backends import Plain
 from notifier.outputs.desktop import Screen
 from notifier.outputs.render import Message

@@ -12,7 +12,7 @@ import pytest
 from notifier.app.window_process import WindowProcess
 from notifier.config import Config
 from notifier.core.model import Snapshot
-from notifier.core.preferences import Preferences
+from notifier.core.planner import Preferences
 from notifier.outputs.tray import Redraw, UiState
 from notifier.system.supervisor import FailureLog
 

@@ -6,8 +6,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from notifier.core.model import Question, QuestionItem, SessionRef, remote_key
-from notifier.core.notices import Item
+from notifier.core.model import Item, Question, QuestionItem, SessionRef, remote_key
 from notifier.system import focus
 from notifier.system.desktop import X11, Backend, Method
 from notifier.system.locate import Location

@@ -11,7 +11,7 @@ import pytest
 
 from notifier.config import Config, ConfigError
 from notifier.core.board import Board
-from notifier.core.formats import event_obj
+from notifier.core.codec import event_obj
 from notifier.core.model import Question, QuestionItem, SessionRef, Snapshot, Transition, remote_key
 from notifier.remote.link import read_lines
 from notifier.remote.stream import Ready, RemoteAsked, RemoteEnded, StreamError, parse_line
@@ -236,7 +236,7 @@ def remote_ref(host: str, n: int) -> SessionRef:
 
 
 def test_each_host_is_bounded_in_sessions_and_questions_and_says_what_it_refused() -> None:
-    from notifier.core.remote_sessions import RemoteSessions
+    from notifier.core.board import RemoteSessions
 
     remote = RemoteSessions(max_sessions=3, max_questions=2)
     for n in range(5):

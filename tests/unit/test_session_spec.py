@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from notifier.actions import goto
-from notifier.core import session_spec
+from notifier.core import commands as session_spec
 from notifier.core.model import Question, QuestionItem, SessionRef, SessionView, Snapshot
 
 

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from notifier.core import jsonbound
+from notifier.core import codec as jsonbound
 from notifier.core.reducer import Ended, SessionReducer, ToolEnd, ToolStart
 from notifier.pi.catalog import BUILTIN_QUESTION_TOOLS, QuestionCatalog, is_pattern, is_question_shaped
 from notifier.pi.entries import to_events

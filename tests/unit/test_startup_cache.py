@@ -67,7 +67,7 @@ def test_a_warm_scan_gives_every_field_of_a_question_as_the_cold_one(tmp_path: P
     """What a question's dialog needs comes back from the cache as it was read: a questionnaire
     without a free-text row gets no reply field in its notification after a warm restart either,
     and a pi-ask form keeps its ids, optional questions, conditions and option values."""
-    from notifier.core.question_obj import to_obj
+    from notifier.core.codec import to_obj
     from notifier.outputs.render import option_actions, takes_text
     from notifier.pi.keymaps import Unsupported, plan
 

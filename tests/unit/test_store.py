@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from notifier.core.preferences import Preferences
+from notifier.core.planner import Preferences
 from notifier.store import Store
 
 

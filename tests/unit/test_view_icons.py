@@ -6,8 +6,7 @@ import pytest
 
 from notifier.core.board import Board
 from notifier.core.commands import Focus, Mute, Quit, Show, Snooze
-from notifier.core.preferences import Preferences
-from notifier.core.quiet import tomorrow_morning
+from notifier.core.planner import Preferences, tomorrow_morning
 from notifier.core.reducer import Header, ToolStart
 from notifier.outputs import tray as icons
 from notifier.outputs.tray import UiState, menu, title
