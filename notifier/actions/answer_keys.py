@@ -33,10 +33,24 @@ from notifier.actions.answer_session import (
 from notifier.actions.goto import Refused
 from notifier.core.model import Question
 from notifier.core.text import clean
-from notifier.pi.answer_checks import bound, result_mismatch
+from notifier.pi.answer_checks import bound, result_mismatch, review_mismatch
 from notifier.pi.keymaps import Plan, Step, Unsupported, plan
 from notifier.pi.list_keys import plan_list
-from notifier.pi.screens import Dialog, Rows, find_dialog, find_list, input_open, rows, same_row, shows_text, squash
+from notifier.pi.screens import (
+    Dialog,
+    Rows,
+    find_dialog,
+    find_list,
+    find_review,
+    input_open,
+    readable_help,
+    reviews,
+    rows,
+    same_row,
+    shows_text,
+    squash,
+    submit_row,
+)
 
 log = logging.getLogger(__name__)
 SETTLE_TIMEOUT_S = 1.0  # how long pi may take to read the keys typed, before the last check
@@ -91,12 +105,14 @@ def finder(question: Question, screen: str) -> tuple[Find, Dialog] | None:
     if any(not it.options for it in items):
         return None
 
-    def find(s: str) -> Dialog | None:  # (a form: the list of whichever of its questions is shown)
+    names = tuple(tuple(n for n in (it.header, it.text) if n) for it in items)
+
+    def find(s: str) -> Dialog | None:  # (a form: the list of whichever of its questions is shown, or its review)
         for it in items:
             listed = find_list(s, it.text, tuple(o.label for o in it.options))
             if listed is not None:
                 return listed
-        return None
+        return find_review(s, names) if len(items) > 1 else None
 
     first = find(screen)
     return None if first is None else (find, first)
@@ -107,7 +123,7 @@ def unreadable(question: Question, where: str) -> Refused:
     if len(question.items) > 1:
         return Refused(
             f"the form of {len(question.items)} questions {where} is not drawn in a layout pi-notifier knows"
-            " (only a single question is read as a list): answer it in the terminal (pi-notifier goto);"
+            " (its first question as a list of its options): answer it in the terminal (pi-notifier goto);"
             " nothing was typed"
         )
     return Refused(
@@ -135,12 +151,20 @@ def usage(question: Question, choices: list[str], text: str | None) -> None:
 
 def plan_for(dialog: Dialog, question: Question, choices: list[str], text: str | None) -> Plan:
     """The keys for the dialog as read: its tool's key map, or the list driver's."""
+    if dialog.variant == "review":
+        raise Unsupported("the form is at its review step: answer it in the terminal (pi-notifier goto)")
     if dialog.variant == "list":
         if len(question.items) > 1 and not shows_text(dialog.lines, question.items[0].text):
             raise Unsupported("the form is not at its first question: answer it in the terminal (pi-notifier goto)")
+        if text is not None and not readable_help(dialog):
+            raise Unsupported(
+                "this dialog draws no help line below its rows that pi-notifier can read, so whether its"
+                " free-text row opens an input cannot be known: answer it in the terminal; nothing was typed"
+            )
         return plan_list(
-            question, choices or None, text, rows(dialog), dialog.toggles, dialog.toggle_key, dialog.submits
-        )
+            question, choices or None, text, rows(dialog), dialog.toggles, dialog.toggle_key, dialog.submits,
+            review=reviews(dialog),
+        )  # fmt: skip
     return plan(dialog.variant, question, choices or None, text)
 
 
@@ -165,6 +189,9 @@ def unready(dialog: Dialog, step: Step) -> str | None:
         if ticked != step.checked:
             shown = ", ".join(repr(clean(now.texts[i], 40)) for i in ticked) or "none"
             return f"the dialog's selection is not what this answer expects (ticked: {shown})"
+    # (a form's review: Enter only on the row that submits it)
+    if step.answers is not None and (now.cursor is None or not submit_row(now.texts[now.cursor])):
+        return "the highlighted row of the form's review is not the one that submits it"
     if step.cursor is None:
         return None
     if now.cursor is None:
@@ -180,6 +207,8 @@ def _not_ours(seen: Seen, question: Question, step: Step) -> str | None:
     """Why the dialog seen is not ``question``'s at ``step`` (gone, or another's)."""
     if seen.dialog is None:
         return "the question's dialog is no longer on screen"
+    if step.answers is not None:
+        return review_mismatch(seen.dialog, question, step.answers)
     return bound(seen.dialog, question, step.item, step.shows if step.item is None else ())
 
 

@@ -9,7 +9,7 @@ import re
 from notifier.core.model import Question
 from notifier.core.text import clean
 from notifier.pi.keymaps import Plan, drawn_rows
-from notifier.pi.screens import Dialog, rows, same_row, shows_text, squash
+from notifier.pi.screens import Dialog, names_line, rows, same_row, shows_text, squash
 
 _BOX = re.compile(r"^\[[^\]]\]")
 
@@ -63,6 +63,37 @@ def bound(dialog: Dialog, question: Question, item: int | None, shows: tuple[str
             ok = len(shown) == len(drawn) and all(_drawn_as(a, b) for a, b in zip(shown, drawn, strict=True))
         if not ok:
             return "the dialog on screen does not show this question's options"
+    return None
+
+
+def review_mismatch(dialog: Dialog, question: Question, answers: tuple[tuple[int, ...], ...]) -> str | None:
+    """Why ``dialog`` is not the form's review showing ``answers`` (each question's chosen rows),
+    ``None`` if it is: a review (:func:`notifier.pi.screens.find_review`) where, between the line
+    naming each question and the next one's (the last: its list), the options chosen for it are
+    named, each whole, and no other option of it."""
+    if dialog.variant != "review":
+        return "the dialog on screen is not the form's review"
+    items = question.items or (question.first,)
+    lines = [clean(line) for line in dialog.lines[: len(dialog.lines) - len(dialog.labels)]]
+    names = [{squash(n) for n in (it.header, it.text) if n} for it in items]
+    at: list[int] = []
+    for want in names:
+        start = at[-1] + 1 if at else 0
+        found = next((n for n in range(start, len(lines)) if names_line(lines[n], want)), None)
+        if found is None:
+            return "the form's review does not name every question"
+        at.append(found)
+    for k, it in enumerate(items):
+        end = at[k + 1] if k + 1 < len(at) else len(lines)
+        said = " ".join(lines[at[k] : end])
+        for n in (it.header, it.text):
+            said = said.replace(n, " ") if n else said
+        chosen = [it.options[p].label for p in answers[k]]
+        others = [o.label for i, o in enumerate(it.options) if i not in answers[k]]
+        others = [n for n in others if not any(n in c for c in chosen)]
+        if not all(_named(c, said) for c in chosen) or any(_named(n, said) for n in others):
+            names_ = ", ".join(repr(clean(c, 40)) for c in chosen)
+            return f"the form's review does not show {names_} alone for {clean(it.header or it.text, 40)!r}"
     return None
 
 

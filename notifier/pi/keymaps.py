@@ -57,6 +57,9 @@ class Step:
     checked: tuple[int, ...] | None = None  # the rows whose boxes are ticked ("list" dialogs; None: not looked at)
     typing: bool | None = None  # "list": the dialog shows an open input (True) or none (False); None: not looked at
     typed: str | None = None  # "list": the dialog shows this text (a typed answer, read back)
+    # "list": a form's review (``item`` None): it shows each question's options at these rows chosen,
+    # and the highlighted row of its list is the one that submits
+    answers: tuple[tuple[int, ...], ...] | None = None
 
 
 def moves(start: int, end: int, rows: tuple[str, ...], item: int, marked: frozenset[int] = frozenset()) -> list[Step]:

@@ -22,6 +22,7 @@ def plan_list(
     toggle: str | None = None,
     submits: bool = False,
     usage_only: bool = False,
+    review: bool = False,
 ) -> Plan:
     """The keys that answer a question of one item in a dialog drawn as a list, read off the
     screen (``shown``: its rows in screen order, the highlighted one): Up or Down one row at a
@@ -30,7 +31,8 @@ def plan_list(
     Space on the chosen row while no box is ticked, then Enter once its box alone reads ticked.
     A multi-select question: ``toggle`` is the key its help line says ticks a row, ``submits``
     that Enter submits; each chosen row is ticked in screen order, every box read back after each
-    key, then Enter once exactly the chosen boxes read ticked."""
+    key, then Enter once exactly the chosen boxes read ticked. ``review``: a form says it ends in a
+    review step of its own (its tab bar names it)."""
     items = question.items or (question.first,)
     if text is not None:
         if len(items) != 1:
@@ -39,7 +41,7 @@ def plan_list(
     if not choices:
         raise UsageError("give the answer: an option number or label")
     if len(items) != 1:
-        return _plan_form(question, choices, shown, toggles, toggle, submits, usage_only)
+        return _plan_form(question, choices, shown, toggles, toggle, submits or review, usage_only, review)
     item = items[0]
     if item.multi:
         return _plan_ticks(question, choices, shown, toggle, submits)
@@ -150,20 +152,24 @@ def _plan_form(
     toggle: str | None,
     submits: bool,
     usage_only: bool,
+    review: bool = False,
 ) -> Plan:
     """A form of several questions drawn one at a time as lists (tabs): each question answered in
     turn as a list of its own (one choice per question, in order; ``1,3`` for a multi-select one),
-    its confirming key moving to the next question; the last one submits the form. Only where the
-    dialog's help line says Enter submits ("Enter next/submit"). The first question's rows are the
-    ones read; each later one is expected with its options in order, the highlight on the first
-    and no box ticked, and every key is checked against that before it is sent (else it stops)."""
+    its confirming key moving to the next question; the last one submits the form, where the
+    dialog's help line says Enter submits ("Enter next/submit"), or opens its review, where its
+    tab bar names one ("✓ Submit"): Enter there once the review shows every answer chosen (each
+    question's chosen options alone) and its highlighted row is the one that submits. The first
+    question's rows are the ones read; each later one is expected with its options in order, the
+    highlight on the first and no box ticked, and every key is checked against that before it is
+    sent (else it stops)."""
     items = question.items
     if len(choices) != len(items):
         raise UsageError(f"this form has {len(items)} questions: give one answer for each, in order")
     if not usage_only and not submits:
         raise Unsupported(
-            f"a form of {len(items)} questions whose help line does not say that Enter submits it"
-            " (it may end with a review step pi-notifier cannot read): answer it in the terminal; nothing was typed"
+            f"a form of {len(items)} questions whose help line does not say that Enter submits it, nor its tab bar"
+            " that a review step submits it: answer it in the terminal; nothing was typed"
         )
     steps: list[Step] = []
     picks: dict[int, list[int]] = {}
@@ -178,4 +184,7 @@ def _plan_form(
         done = plan_list(one, [choice], None, rows_k, toggles, toggle, submits)
         steps += [replace(st, item=k) for st in done.steps]
         picks[k] = done.picks[0]
+    if review and not usage_only:
+        answers = tuple(tuple(picks[k]) for k in range(len(items)))
+        steps.append(Step(keys=("Enter",), item=None, answers=answers))
     return Plan(steps, picks)
