@@ -12,7 +12,7 @@ from typing import Any
 
 import apprise
 
-from notifier.actions import over_ssh
+from notifier.actions import goto as over_ssh
 from notifier.app.window_process import window_display
 from notifier.cli import doctor_extensions
 from notifier.compat.watchdog import events_lost

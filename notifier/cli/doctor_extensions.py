@@ -14,7 +14,7 @@ from notifier.cli import pi_extension
 from notifier.config.load import Config
 from notifier.core.text import clean
 from notifier.pi.catalog import QuestionCatalog
-from notifier.pi.extensions import dialog_kinds, extension_args, listed_extensions
+from notifier.pi.parse import dialog_kinds, extension_args, listed_extensions
 from notifier.system import paths
 from notifier.system.processes import pi_processes
 from notifier.system.tmux import tmux, tmux_pane_of

@@ -7,7 +7,8 @@ import argparse
 import re
 import sys
 
-from notifier.actions import goto, over_ssh
+from notifier.actions import goto
+from notifier.actions import goto as over_ssh
 from notifier.cli.common import fail, with_outside_file
 from notifier.config.load import Config
 from notifier.core import shellcmd

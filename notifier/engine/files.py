@@ -19,8 +19,7 @@ from notifier.core.model import Transition
 from notifier.core.reducer import Event, Renamed, SessionReducer
 from notifier.core.text import clean
 from notifier.engine.options import EngineOptions
-from notifier.pi.entries import EntryError, to_events
-from notifier.pi.lines import odd_line_events, too_large_events
+from notifier.pi.parse import EntryError, odd_line_events, to_events, too_large_events
 from notifier.sessions.cache import StartupCache
 from notifier.sessions.names import look_up_name
 from notifier.sessions.scanner import NotRegularFile, kind_of, open_regular, walk_tree

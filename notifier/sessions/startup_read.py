@@ -1,6 +1,6 @@
 """The state of one session file at start-up (and after a rewrite), read from its end only as
 far as needed. One loop: read the file's end window; going back from the newest line, skip the
-lines without a marker (:data:`notifier.pi.lines.MARKERS`) and take the events of the others
+lines without a marker (:data:`notifier.pi.parse.MARKERS`) and take the events of the others
 until they settle the state (:mod:`notifier.core.settle`); replay those forward through the
 reducer. Not settled yet: double the window and go on where the last one stopped. Past a cap
 (too many entries that do not settle it, a line too long to hold) and for a file whose first
@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 from notifier.core.reducer import Event, Header, Renamed, SessionReducer
 from notifier.core.settle import Suffix
-from notifier.pi.lines import ESCAPE, MARKERS, may_have_events
+from notifier.pi.parse import ESCAPE, MARKERS, may_have_events
 from notifier.sessions.readers import HEADER_LIMIT, forward_lines, last_line_end, read_head
 from notifier.sessions.tail import LONG_HEAD, WINDOW, LongLine, Tailer, long_head
 

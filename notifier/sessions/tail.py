@@ -48,7 +48,7 @@ _EMPTY = digest(b"")
 
 class LongLine(bytes):
     """The first bytes of a line longer than ``max_line``: the line itself is skipped unread
-    (see :func:`notifier.pi.lines.too_large_events` for what they can still say)."""
+    (see :func:`notifier.pi.parse.too_large_events` for what they can still say)."""
 
 
 def long_head(data: bytes, max_line: int) -> bytes:

@@ -18,7 +18,7 @@ from notifier.core.board import Board
 from notifier.core.commands import Clear, Command, Focus, Mute, Show, Snooze
 from notifier.core.owners import Proc
 from notifier.core.reducer import Header, ToolStart
-from notifier.pi.extraction import extract
+from notifier.pi.catalog import extract
 from notifier.ui.icons import COLORS, render
 from notifier.ui.state import UiState
 from notifier.ui.view import window_obj

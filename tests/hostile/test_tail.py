@@ -26,8 +26,7 @@ from notifier.engine.files import SessionFiles
 from notifier.engine.options import EngineOptions
 from notifier.engine.scan import scan_once
 from notifier.pi.catalog import QuestionCatalog
-from notifier.pi.entries import to_events
-from notifier.pi.lines import TOO_ODD
+from notifier.pi.parse import TOO_ODD, to_events
 from notifier.sessions.cache import KEEP_ROWS, StartupCache
 from notifier.sessions.tail import Tailer
 
@@ -631,7 +630,7 @@ def test_a_question_too_large_to_read_is_still_shown_waiting(
     """A question tool's call over the 32 MB bound (a 40 MB option label) is skipped unread, with
     one log line, but its first bytes name the call: the session is shown waiting, notified,
     and resolved by its answer, at start-up (status, the scan cache, the app) and live."""
-    from notifier.pi.lines import TOO_LARGE
+    from notifier.pi.parse import TOO_LARGE
 
     f = tmp_path / "sessions" / "--p--" / "s.jsonl"
     f.parent.mkdir(parents=True)

@@ -19,7 +19,7 @@ from notifier.core.owners import Proc
 from notifier.core.preferences import Preferences
 from notifier.core.question_token import question_token
 from notifier.core.reducer import Header, ToolStart
-from notifier.pi.extraction import extract
+from notifier.pi.catalog import extract
 from notifier.sinks.notify.backend import Plain
 from notifier.sinks.notify.hints import sound_hints
 from notifier.sinks.notify.render import Message, option_actions, render, who

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from notifier.actions.answer_channel import dialog_value
+from notifier.actions.answer import dialog_value
 from notifier.app.dialog_feed import DialogFeed, is_own_dialog, question_of, ref_of
 from notifier.companion.protocol import Dialog, dialog_from
 from notifier.core.board import Board
@@ -15,9 +15,8 @@ from notifier.core.dialogs import add_dialogs
 from notifier.core.formats import event_obj, question_obj, status_obj
 from notifier.core.model import Snapshot, Transition
 from notifier.core.reducer import Header, ToolStart
-from notifier.pi.catalog import QuestionCatalog
-from notifier.pi.extraction import extract
-from notifier.pi.keymaps import UsageError
+from notifier.pi.catalog import QuestionCatalog, extract
+from notifier.pi.keys import UsageError
 from notifier.ui.view import details_text, is_gate, window_obj
 
 COMMAND = "rm -rf build \\\n  && echo \x1b[31mdone"

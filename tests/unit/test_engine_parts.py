@@ -14,8 +14,7 @@ from notifier.core.owners import Proc
 from notifier.core.reducer import Header, ToolStart
 from notifier.engine.follow import FollowedFile
 from notifier.engine.liveness import LIVENESS_SOON_S, RECHECK_MAX_S, Liveness, ProcessList
-from notifier.pi.catalog import QuestionCatalog
-from notifier.pi.extraction import extract
+from notifier.pi.catalog import QuestionCatalog, extract
 from notifier.system.supervisor import FailureLog, Supervisor
 from notifier.watch.watchlimit import WatchLimit
 

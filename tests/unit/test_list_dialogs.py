@@ -7,11 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from notifier.actions.answer_keys import drive, finder
+from notifier.actions.answer import drive, finder
 from notifier.core.model import Option, Question, QuestionItem
-from notifier.pi.answer_checks import bound, check_screen, result_mismatch
-from notifier.pi.keymaps import Step, Unsupported, UsageError
-from notifier.pi.list_keys import plan_list
+from notifier.pi.keys import Step, Unsupported, UsageError, bound, check_screen, plan_list, result_mismatch
 from notifier.pi.screens import Rows, find_list, rows
 
 LABELS = ("Redis", "Memcached", "None")
@@ -97,7 +95,7 @@ def test_what_pi_recorded_must_name_the_option_chosen_alone() -> None:
 
 
 def test_a_list_dialog_is_driven_key_by_key() -> None:
-    from notifier.actions.answer_keys import Seen
+    from notifier.actions.answer import Seen
 
     screens = iter([drawn("❯ ", 0), drawn("❯ ", 0), drawn("❯ ", 1), drawn("❯ ", 2)])
     last = [""]
@@ -159,7 +157,7 @@ def test_a_list_whose_help_says_space_selects_is_ticked_then_submitted() -> None
     steps = plan_list(Q, ["Memcached"], None, rows(dialog), dialog.toggles).steps
     assert [(st.keys, st.cursor, st.checked) for st in steps] == [(("Down",), 0, None), (("Space",), 1, ()), (("Enter",), 1, (1,))]
     # driven: Enter only once the chosen box alone reads ticked
-    from notifier.actions.answer_keys import Seen, unready
+    from notifier.actions.answer import Seen, unready
 
     other = find_list(screen(1, 0), "Which cache?", LABELS)
     assert other is not None and unready(other, steps[1]) is not None  # (another box ticked)
@@ -225,7 +223,7 @@ def test_a_multi_select_list_ticks_each_chosen_row_then_submits(
 ) -> None:
     """`answer CALL 1 3`: rows 1 and 3 ticked with the key the help line names, every box read
     back after each key, Enter only once exactly those boxes read ticked."""
-    from notifier.actions.answer_keys import Seen, plan_for, unready
+    from notifier.actions.answer import Seen, plan_for, unready
 
     first = find_list(boxes(1, (), states, help_line), "Which caches?", LABELS)
     assert first is not None and (first.toggle_key, first.submits) == (key, True)
@@ -273,7 +271,7 @@ def test_a_multi_select_list_ticks_each_chosen_row_then_submits(
 
     from notifier.actions.goto import Refused
 
-    monkeypatch.setattr("notifier.actions.answer_keys.STEP_TIMEOUT_S", 0.05)
+    monkeypatch.setattr("notifier.actions.answer.STEP_TIMEOUT_S", 0.05)
     with pytest.raises(Refused, match="did not move on"):
         drive(look, lossy, MULTI, done, File())
     assert ("Enter",) not in sent
@@ -290,7 +288,7 @@ def test_a_multi_select_list_whose_help_does_not_say_how_is_refused() -> None:
     ]:
         dialog = find_list(boxes(0, (), BOXES[0], help_line), "Which caches?", LABELS)
         assert dialog is not None
-        from notifier.actions.answer_keys import plan_for
+        from notifier.actions.answer import plan_for
 
         with pytest.raises(Unsupported, match=why):
             plan_for(dialog, MULTI, ["1", "3"], None)
@@ -347,7 +345,7 @@ class StandIn:
 def test_a_typed_answer_goes_through_the_free_text_row(ticks: bool, other: str) -> None:
     """`answer --text TEXT`: to the free-text row, open it, paste once the input is open, Enter once
     the text reads back in it (and, where the list's Enter submits, Enter again once it is saved)."""
-    from notifier.actions.answer_keys import Seen, plan_for
+    from notifier.actions.answer import Seen, plan_for
 
     tool = StandIn(ticks, other)
 
@@ -369,7 +367,7 @@ def test_a_typed_answer_goes_through_the_free_text_row(ticks: bool, other: str) 
 
 
 def test_a_typed_answer_is_refused_without_a_free_text_row_or_an_input_that_opens(monkeypatch: pytest.MonkeyPatch) -> None:
-    from notifier.actions.answer_keys import Seen, plan_for
+    from notifier.actions.answer import Seen, plan_for
     from notifier.actions.goto import Refused
 
     bare = find_list(drawn("> ", 0).replace("  Other (type your own)\n", ""), "Which cache?", LABELS)
@@ -394,7 +392,7 @@ def test_a_typed_answer_is_refused_without_a_free_text_row_or_an_input_that_open
         def waits_alone(self, call_id: str) -> str | None:
             return None
 
-    monkeypatch.setattr("notifier.actions.answer_keys.STEP_TIMEOUT_S", 0.05)
+    monkeypatch.setattr("notifier.actions.answer.STEP_TIMEOUT_S", 0.05)
     first = look().dialog
     assert first is not None
     with pytest.raises(Refused, match="did not move on"):
@@ -446,7 +444,7 @@ class FormStandIn:
 
 
 def form_look(tool: FormStandIn) -> object:
-    from notifier.actions.answer_keys import Seen, finder
+    from notifier.actions.answer import Seen, finder
 
     def look() -> Seen:
         found = finder(FORM, tool.screen())
@@ -463,7 +461,7 @@ class NoLater:
 def test_a_form_of_lists_is_answered_question_by_question() -> None:
     """`answer CALL 2 1`: question 1 → option 2, question 2 → option 1, each key bound to the
     question whose list is on screen; the last Enter submits (the help says so)."""
-    from notifier.actions.answer_keys import plan_for, usage
+    from notifier.actions.answer import plan_for, usage
 
     tool = FormStandIn()
     look = form_look(tool)
@@ -485,7 +483,7 @@ def test_a_form_of_lists_is_answered_question_by_question() -> None:
 def test_a_form_is_refused_where_its_help_does_not_say_enter_submits_or_not_at_its_first_question(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from notifier.actions.answer_keys import plan_for
+    from notifier.actions.answer import plan_for
     from notifier.actions.goto import Refused
 
     tool = FormStandIn("↑↓ navigate • Enter select • Esc cancel")
@@ -512,7 +510,7 @@ def test_a_form_is_refused_where_its_help_does_not_say_enter_submits_or_not_at_i
             tool.cursor = 1
         return True
 
-    monkeypatch.setattr("notifier.actions.answer_keys.STEP_TIMEOUT_S", 0.05)
+    monkeypatch.setattr("notifier.actions.answer.STEP_TIMEOUT_S", 0.05)
     with pytest.raises(Refused):
         drive(look, send, FORM, done, NoLater())  # type: ignore[arg-type]
     assert sent == [("Down",), ("Space",), ("Enter",)] and tool.submitted is None
@@ -566,7 +564,7 @@ class ReviewStandIn:
 
 
 def review_look(tool: ReviewStandIn) -> object:
-    from notifier.actions.answer_keys import Seen, finder
+    from notifier.actions.answer import Seen, finder
 
     def look() -> Seen:
         found = finder(FORM, tool.screen())
@@ -580,7 +578,7 @@ def test_a_form_that_ends_in_a_review_is_submitted_once_the_review_shows_the_ans
     """`answer CALL 2 1` on a form whose tab bar names a Submit step and whose help says Enter
     selects: each question answered in turn, then the review read (each header, the answer chosen
     for it alone) and Enter on its highlighted "Submit answers" row; what was recorded is read back."""
-    from notifier.actions.answer_keys import plan_for
+    from notifier.actions.answer import plan_for
     from notifier.pi.screens import find_review
 
     tool = ReviewStandIn(numbered=numbered)
@@ -608,7 +606,7 @@ def test_a_review_that_does_not_show_the_answers_or_its_submit_row_is_not_confir
 ) -> None:
     """The review shows another answer than the one chosen (the tool took another row), or its
     highlight is on "Cancel": no key is sent to it; the answer stops saying what was typed."""
-    from notifier.actions.answer_keys import plan_for
+    from notifier.actions.answer import plan_for
     from notifier.actions.goto import Refused
 
     tool = ReviewStandIn(**{fault: True})
@@ -620,7 +618,7 @@ def test_a_review_that_does_not_show_the_answers_or_its_submit_row_is_not_confir
         sent.append(step.keys)
         return tool.send(step, seen)
 
-    monkeypatch.setattr("notifier.actions.answer_keys.STEP_TIMEOUT_S", 0.05)
+    monkeypatch.setattr("notifier.actions.answer.STEP_TIMEOUT_S", 0.05)
     with pytest.raises(Refused, match="typed for this question") as err:
         drive(look, send, FORM, done, NoLater())  # type: ignore[arg-type]
     assert "Down, Enter, Enter" in str(err.value)
@@ -630,7 +628,7 @@ def test_a_review_that_does_not_show_the_answers_or_its_submit_row_is_not_confir
 def test_a_typed_answer_is_refused_before_any_key_where_no_help_line_can_be_read() -> None:
     """A list with a free-text row but no help line below it: whether that row opens an input,
     and how its text is saved, cannot be read; refused before any key, saying so."""
-    from notifier.actions.answer_keys import plan_for
+    from notifier.actions.answer import plan_for
 
     screen = drawn("> ", 0).replace(" enter select", "")
     dialog = find_list(screen, "Which cache?", LABELS)

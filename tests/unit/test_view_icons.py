@@ -9,7 +9,7 @@ from notifier.core.commands import Focus, Mute, Quit, Show, Snooze
 from notifier.core.preferences import Preferences
 from notifier.core.quiet import tomorrow_morning
 from notifier.core.reducer import Header, ToolStart
-from notifier.pi.extraction import extract
+from notifier.pi.catalog import extract
 from notifier.ui import icons
 from notifier.ui.menu import menu, title
 from notifier.ui.state import UiState
