@@ -67,6 +67,7 @@ from notifier.pi.screens import (
     find_list,
     find_review,
     input_open,
+    own_layout,
     readable_help,
     reviews,
     rows,
@@ -95,8 +96,6 @@ from notifier.system.tmux import (
 
 STEP_TIMEOUT_S = 5.0
 RESULT_TIMEOUT_S = 15.0
-# The dialog variant a tool's own dialog most likely is (used to check the usage before looking).
-GUESS = {"question": "question", "questionnaire": "questionnaire", "ask_user_question": "pi-ask"}
 
 
 @dataclass(frozen=True)
@@ -257,7 +256,7 @@ def finder(question: Question, screen: str) -> tuple[Find, Dialog] | None:
     """How to read this question's dialog off a screen, and the dialog on ``screen``: its tool's
     own layout where pi-notifier knows it, else any list that shows the question's text and its
     options on rows of their own (:func:`notifier.pi.screens.find_list`). ``None``: neither."""
-    own = find_dialog(screen, question.tool) if question.tool in GUESS else None
+    own = find_dialog(screen, question.tool)
     if own is not None:
         return (lambda s: find_dialog(s, question.tool)), own
     items = question.items or (question.first,)
@@ -293,8 +292,9 @@ def unreadable(question: Question, where: str) -> Refused:
 
 def usage(question: Question, choices: list[str], text: str | None) -> None:
     """Bad usage (UsageError) or an answer no screen can take (Unsupported), before any look."""
-    if question.tool in GUESS:
-        plan(GUESS[question.tool], question, choices or None, text)
+    guess = own_layout(question.tool)  # (the layout its dialog most likely is)
+    if guess is not None:
+        plan(guess, question, choices or None, text)
         return
     items = question.items or (question.first,)
     if any(not it.options for it in items):

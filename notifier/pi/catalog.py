@@ -10,7 +10,7 @@ in any shape of the catalog, into a sanitized ``Question`` by the rules of §3 (
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from fnmatch import translate
 from typing import Any, Literal
@@ -282,6 +282,33 @@ def _options(q: Mapping[str, Any]) -> tuple[Option, ...]:
         if q.get("type") == "confirm" or _is_true(q.get("confirm")):
             return (Option("Yes"), Option("No"))
         return ()
+    recommended = _recommendation(q)
+    out: list[Option] = []
+    for index, item in enumerate(raw[:MAX_OPTIONS]):
+        option = _read_option(item)
+        # A label that is empty once cleaned ("\u200b") is still a row the dialog draws (and
+        # numbers): it stays, or every later row's number would differ from the screen's.
+        if option is not None:
+            out.append(replace(option, recommended=option.recommended or recommended(index, option, item)))
+    return tuple(out)
+
+
+def _read_option(item: Any) -> Option | None:
+    """One option as a tool gives it (a label, or an object with a label, a description, a
+    value and its own ``recommended`` flag); ``None``: not an option."""
+    if isinstance(item, Mapping):
+        value = item.get("value", item.get("id"))
+        label = _first_text(item, _LABEL_KEYS)[0] or ""
+        description = _first_text(item, _DESC_KEYS)[0]
+        return Option(label, description, item.get("recommended") is True, value if isinstance(value, str) else None)
+    if isinstance(item, str) or (isinstance(item, (int, float)) and not isinstance(item, bool)):
+        return Option(clean(item))
+    return None
+
+
+def _recommendation(q: Mapping[str, Any]) -> Callable[[int, Option, Any], bool]:
+    """Which options a question marks recommended beside them: by index, indices, value, or a
+    label ending "(Recommended)"."""
     rec_index = q.get("recommended") if isinstance(q.get("recommended"), int) else None
     if rec_index is None and isinstance(q.get("recommendationIndex"), int):
         rec_index = q["recommendationIndex"]
@@ -289,35 +316,17 @@ def _options(q: Mapping[str, Any]) -> tuple[Option, ...]:
     rec_indices: list[Any] = raw_indices if isinstance(raw_indices, list) else []
     recommendation = q.get("recommendation")
     rec_values = recommendation if isinstance(recommendation, list) else [recommendation]
-    out: list[Option] = []
-    for index, item in enumerate(raw[:MAX_OPTIONS]):
-        description: str | None = None
-        value: Any = None
-        recommended = False
-        if isinstance(item, str):
-            label = clean(item)
-        elif isinstance(item, Mapping):
-            label = _first_text(item, _LABEL_KEYS)[0] or ""
-            description = _first_text(item, _DESC_KEYS)[0]
-            value = item.get("value", item.get("id"))
-            recommended = item.get("recommended") is True
-        elif isinstance(item, (int, float)) and not isinstance(item, bool):
-            label = clean(item)
-        else:
-            continue
-        # A label that is empty once cleaned ("\u200b") is still a row the dialog draws (and
-        # numbers): it stays, or every later row's number would differ from the screen's.
-        if (
-            recommended
-            or index == rec_index
+
+    def recommended(index: int, option: Option, item: Any) -> bool:
+        value = item.get("value", item.get("id")) if isinstance(item, Mapping) else None
+        return (
+            index == rec_index
             or index in rec_indices
             or (value is not None and isinstance(value, (str, int)) and value in rec_values)
-            or label.endswith("(Recommended)")
-        ):
-            recommended = True
-        raw_value = value if isinstance(value, str) else None
-        out.append(Option(label, description, recommended, raw_value))
-    return tuple(out)
+            or option.label.endswith("(Recommended)")
+        )
+
+    return recommended
 
 
 def _recommended_first(options: tuple[Option, ...]) -> tuple[Option, ...]:
@@ -332,7 +341,8 @@ def _show_when(q: Mapping[str, Any]) -> tuple[str, str] | None:
     return None
 
 
-def _item(q: Mapping[str, Any], form: Mapping[str, Any] | None = None, tool: str = "") -> QuestionItem | None:
+def _texts(q: Mapping[str, Any]) -> tuple[str | None, str | None, str | None]:
+    """A question's (text, header, detail) as its dialog shows them."""
     text, key = _first_text(q, _TEXT_KEYS)
     header: str | None = None
     detail: str | None = None
@@ -358,6 +368,11 @@ def _item(q: Mapping[str, Any], form: Mapping[str, Any] | None = None, tool: str
         detail = clean(q["prompt"]) or None
     if detail is None:
         detail = _first_text(q, ("body", "context", "description"))[0]
+    return text, header, detail
+
+
+def _item(q: Mapping[str, Any], form: Mapping[str, Any] | None = None, tool: str = "") -> QuestionItem | None:
+    text, header, detail = _texts(q)
     options = _options(q)
     if tool == "ask_user_question" and any(isinstance(o, Mapping) and "value" in o for o in _list(q.get("options"))):
         options = _recommended_first(options)  # pi-ask draws them so
@@ -387,6 +402,47 @@ def _list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
+def _plan_item(args: Mapping[str, Any]) -> QuestionItem:
+    """A plan to approve: its title, its description and steps as the detail, the actions."""
+    text, _ = _first_text(args, ("title",))
+    steps = args.get("steps")
+    detail = clean(args.get("description")) or None
+    if isinstance(steps, list):
+        step_titles = [
+            clean(s.get("title")) if isinstance(s, Mapping) else clean(s) for s in steps[:MAX_OPTIONS]
+        ]
+        joined = "; ".join(t for t in step_titles if t)
+        detail = f"{detail} — {joined}" if detail and joined else (detail or joined or None)
+    return QuestionItem(text or "Approve the plan", None, detail, tuple(Option(a) for a in _PLAN_ACTIONS))
+
+
+def _items(tool: str, args: Mapping[str, Any]) -> list[QuestionItem]:
+    """The questions of a form (``questions``, ``prompts``), or a plan to approve, or a form
+    given as text; empty: the arguments are one question themselves (or none)."""
+    questions = _maybe_json(args.get("questions"))
+    if questions is None and isinstance(args.get("prompts"), list):
+        questions = args["prompts"]
+    if isinstance(questions, Mapping):
+        questions = [questions]
+    if tool == "plan_mode":
+        return [_plan_item(args)]
+    if isinstance(questions, str) and questions.strip():
+        if tool == "interview":
+            return [QuestionItem(f"Interview form: {clean(questions, 200)}")]
+        return [QuestionItem(clean(questions))]
+    items: list[QuestionItem] = []
+    for q in questions[:MAX_ITEMS] if isinstance(questions, list) else []:
+        if isinstance(q, Mapping):
+            item = _item(q, args if len(questions) == 1 else None, tool)
+        elif isinstance(q, str) and q.strip():
+            item = QuestionItem(clean(q))
+        else:
+            item = None
+        if item is not None:
+            items.append(item)
+    return items
+
+
 def extract(tool: str, arguments: Any, call_id: str, asked_at: float, elsewhere: bool = False) -> Question:
     """Read a question tool call's arguments (any shape in the catalog, malformed ones included).
     ``elsewhere``: the tool waits for a human's reply outside pi (no dialog): said in the title."""
@@ -399,40 +455,7 @@ def extract(tool: str, arguments: Any, call_id: str, asked_at: float, elsewhere:
         instructions = _first_text(args, _INSTRUCTION_KEYS)[0]
     if elsewhere:
         title = ELSEWHERE.format(tool=clean(tool, 60))
-    items: list[QuestionItem] = []
-    questions = _maybe_json(args.get("questions"))
-    if questions is None and isinstance(args.get("prompts"), list):
-        questions = args["prompts"]
-    if isinstance(questions, Mapping):
-        questions = [questions]
-    if tool == "plan_mode":
-        text, _ = _first_text(args, ("title",))
-        steps = args.get("steps")
-        detail = clean(args.get("description")) or None
-        if isinstance(steps, list):
-            step_titles = [
-                clean(s.get("title")) if isinstance(s, Mapping) else clean(s) for s in steps[:MAX_OPTIONS]
-            ]
-            joined = "; ".join(t for t in step_titles if t)
-            detail = f"{detail} — {joined}" if detail and joined else (detail or joined or None)
-        items.append(
-            QuestionItem(text or "Approve the plan", None, detail, tuple(Option(a) for a in _PLAN_ACTIONS))
-        )
-    elif isinstance(questions, list):
-        for q in questions[:MAX_ITEMS]:
-            if isinstance(q, Mapping):
-                item = _item(q, args if len(questions) == 1 else None, tool)
-            elif isinstance(q, str) and q.strip():
-                item = QuestionItem(clean(q))
-            else:
-                item = None
-            if item is not None:
-                items.append(item)
-    elif isinstance(questions, str) and questions.strip():
-        if tool == "interview":
-            items.append(QuestionItem(f"Interview form: {clean(questions, 200)}"))
-        else:
-            items.append(QuestionItem(clean(questions)))
+    items = _items(tool, args)
     if not items:
         item = _item(args, tool=tool)
         if item is not None:

@@ -151,25 +151,36 @@ def plan(
         return _plan_pi_ask(items, choices)
     if any(not it.options for it in items):
         raise UsageError("this question has no options to choose from: answer it with --text TEXT")
-    if len(items) == 1:
-        picks = [resolve(items[0], c) for c in choices]
-        if len(set(picks)) != len(picks):
-            raise UsageError("the same option was given twice")
-        if len(picks) > 1 and not items[0].multi:
-            raise UsageError("this question takes one answer (it is not multi-select)")
-        per_question = [picks]
-    else:
-        if len(choices) != len(items):
-            raise UsageError(f"this form has {len(items)} questions: give one answer for each, in order")
-        per_question = [[resolve(it, c)] for it, c in zip(items, choices, strict=True)]
+    per_question = _per_question(items, choices)
     if variant == "dreki":
         return Plan(_plan_dreki(items, per_question), dict(enumerate(per_question)))
     if any(len(p) > 1 for p in per_question) or any(it.multi for it in items):
         raise Unsupported(f"the {variant} dialog has no multi-select")
     if variant == "question" and len(items) > 1:
         raise Unsupported("the question dialog asks one question")
+    return Plan(_plan_numbered(variant, items, [p for (p,) in per_question]), dict(enumerate(per_question)))
+
+
+def _per_question(items: tuple[QuestionItem, ...], choices: list[str]) -> list[list[int]]:
+    """The rows chosen for each question: every choice for a question alone (several only where
+    it is multi-select), one choice for each question of a form, in order."""
+    if len(items) != 1:
+        if len(choices) != len(items):
+            raise UsageError(f"this form has {len(items)} questions: give one answer for each, in order")
+        return [[resolve(it, c)] for it, c in zip(items, choices, strict=True)]
+    picks = [resolve(items[0], c) for c in choices]
+    if len(set(picks)) != len(picks):
+        raise UsageError("the same option was given twice")
+    if len(picks) > 1 and not items[0].multi:
+        raise UsageError("this question takes one answer (it is not multi-select)")
+    return [picks]
+
+
+def _plan_numbered(variant: str, items: tuple[QuestionItem, ...], picks: list[int]) -> list[Step]:
+    """pi's question / questionnaire: Down to each question's row, Enter; a form then shows
+    "Ready to submit" with each question's label and answer, where Enter submits."""
     steps: list[Step] = []
-    for i, (pick,) in enumerate(per_question):
+    for i, pick in enumerate(picks):
         rows = drawn_rows(variant, items[i])
         if len(items) == 1:
             expect = None
@@ -181,10 +192,10 @@ def plan(
         # the review lists each question's label and the answer chosen for it
         chosen = tuple(
             f"{it.header}: {it.options[p].label}" if it.header else it.options[p].label
-            for it, (p,) in zip(items, per_question, strict=True)
+            for it, p in zip(items, picks, strict=True)
         )
         steps.append(Step(keys=("Enter",), shows=("Press Enter to submit", *chosen), item=None))
-    return Plan(steps, dict(enumerate(per_question)))
+    return steps
 
 
 def _plan_text(variant: str, items: tuple[QuestionItem, ...], text: str) -> list[Step]:
@@ -256,40 +267,11 @@ def _plan_pi_ask(items: tuple[QuestionItem, ...], choices: list[str]) -> Plan:
         item = items[tab]
         if not given:
             raise UsageError("too few answers: this form also asks " + repr(clean(item.text, 60)))
-        group = given.pop(0)
-        rows = drawn_rows("pi-ask", item)
-        if group == [SKIP] and SKIP not in [o.label for o in item.options]:
-            if item.required:
-                raise UsageError(f"{clean(item.text, 60)!r} is not optional: it cannot be skipped")
-            if item.multi:  # pi-ask takes Enter there as a choice of the highlighted row
-                raise Unsupported(
-                    f"pi-ask cannot skip the multi-choice {clean(item.text, 60)!r} by keys: answer it there"
-                )
-            group = []
-        if item.multi and len(group) == 1 and "," in group[0] and group[0] not in [o.label for o in item.options]:
-            group = group[0].split(",")
-        picks = [resolve(item, c) for c in group]
-        if len(picks) > 1 and not item.multi:
-            raise UsageError(f"{clean(item.text, 60)!r} takes one answer (it is not multi-select)")
-        if len(set(picks)) != len(picks):
-            raise UsageError("the same option was given twice")
+        picks = _pi_ask_picks(item, given.pop(0))
         answered[tab] = picks
         nxt = next((i for i in range(tab + 1, len(items)) if shown(i)), len(items))
         expect = items[nxt].text if nxt < len(items) else "Review your answers"
-        if not picks:  # an optional question, skipped: Enter with nothing selected
-            steps.append(Step(keys=("Enter",), cursor=0, cursor_text=rows[0], expect=expect, item=tab))
-        elif item.multi:
-            at = 0
-            for p in sorted(picks):
-                steps += moves(at, p, rows, tab)
-                steps.append(Step(keys=("Space",), cursor=p, cursor_text=rows[p], item=tab))
-                at = p
-            steps.append(Step(keys=("Enter",), cursor=at, cursor_text=rows[at], expect=expect, item=tab))
-        else:
-            steps += moves(0, picks[0], rows, tab)
-            if not item.required:  # Enter alone would skip it
-                steps.append(Step(keys=("Space",), cursor=picks[0], cursor_text=rows[picks[0]], item=tab))
-            steps.append(Step(keys=("Enter",), cursor=picks[0], cursor_text=rows[picks[0]], expect=expect, item=tab))
+        steps += _pi_ask_steps(item, tab, picks, expect)
         tab = nxt
     if given:
         raise UsageError(f"too many answers: with these answers the form asks {len(answered)} questions")
@@ -298,6 +280,46 @@ def _plan_pi_ask(items: tuple[QuestionItem, ...], choices: list[str]) -> Plan:
     asked = [items[i].text[:24] for i in answered]  # (its start: a long one is cut to the width)
     steps.append(Step(keys=("Enter",), shows=("Press Enter to submit", *chosen, *asked), item=None))
     return Plan(steps, answered)
+
+
+def _pi_ask_picks(item: QuestionItem, group: list[str]) -> list[int]:
+    """The rows chosen for one pi-ask question (none: an optional one skipped with ``-``; a
+    multi-choice one's picks given as ``1,3``)."""
+    if group == [SKIP] and SKIP not in [o.label for o in item.options]:
+        if item.required:
+            raise UsageError(f"{clean(item.text, 60)!r} is not optional: it cannot be skipped")
+        if item.multi:  # pi-ask takes Enter there as a choice of the highlighted row
+            raise Unsupported(f"pi-ask cannot skip the multi-choice {clean(item.text, 60)!r} by keys: answer it there")
+        return []
+    if item.multi and len(group) == 1 and "," in group[0] and group[0] not in [o.label for o in item.options]:
+        group = group[0].split(",")
+    picks = [resolve(item, c) for c in group]
+    if len(picks) > 1 and not item.multi:
+        raise UsageError(f"{clean(item.text, 60)!r} takes one answer (it is not multi-select)")
+    if len(set(picks)) != len(picks):
+        raise UsageError("the same option was given twice")
+    return picks
+
+
+def _pi_ask_steps(item: QuestionItem, tab: int, picks: list[int], expect: str) -> list[Step]:
+    """The keys of one pi-ask question: Enter alone skips it; Space ticks each pick of a
+    multi-choice one, then Enter; Down to the pick of a single-choice one (Space first where
+    it is optional: Enter alone would skip it), then Enter."""
+    rows = drawn_rows("pi-ask", item)
+    if not picks:
+        return [Step(keys=("Enter",), cursor=0, cursor_text=rows[0], expect=expect, item=tab)]
+    steps: list[Step] = []
+    if item.multi:
+        at = 0
+        for p in sorted(picks):
+            steps += moves(at, p, rows, tab)
+            steps.append(Step(keys=("Space",), cursor=p, cursor_text=rows[p], item=tab))
+            at = p
+        return [*steps, Step(keys=("Enter",), cursor=at, cursor_text=rows[at], expect=expect, item=tab)]
+    steps += moves(0, picks[0], rows, tab)
+    if not item.required:
+        steps.append(Step(keys=("Space",), cursor=picks[0], cursor_text=rows[picks[0]], item=tab))
+    return [*steps, Step(keys=("Enter",), cursor=picks[0], cursor_text=rows[picks[0]], expect=expect, item=tab)]
 
 
 # ---- any dialog drawn as a list ----

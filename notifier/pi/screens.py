@@ -84,6 +84,11 @@ class Rows:
     other: int | None = None  # "list": the row that opens a typed answer ("Other", "Type something"), if drawn
 
 
+def own_layout(tool: str) -> str | None:
+    """The layout a known tool's own dialog most likely is (the first one drawn for that name)."""
+    return next((variant for variant, _, tools in _SIGNATURES if tool in tools), None)
+
+
 def find_dialog(screen: str, tool: str) -> Dialog | None:
     """The question dialog of ``tool`` at the bottom of a captured screen, or ``None``.
 
