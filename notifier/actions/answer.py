@@ -339,6 +339,8 @@ def unready(dialog: Dialog, step: Step) -> str | None:
     where = dialog.below if step.typing else f"{' '.join(dialog.lines)} {dialog.below}"
     if step.typed is not None and squash(step.typed) not in squash(where):
         return "the dialog does not show the text typed"
+    if step.answers is not None and not dialog.labels:  # (a review with no list: Enter where it says so)
+        return None if dialog.submits else "the form's review does not say that Enter submits it"
     return _rows_unready(rows(dialog), step)
 
 

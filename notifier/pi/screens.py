@@ -316,8 +316,9 @@ def reviews(dialog: Dialog) -> bool:
 def find_review(screen: str, names: tuple[tuple[str, ...], ...]) -> Dialog | None:
     """A form's review step at the bottom of the screen: a line naming each question (one of its
     ``names``: its header or its text), in the form's order, each on a line of its own with its
-    answer below or after it, then a list with one row that submits (``❯ 1. Submit answers``),
-    its rows the last lines of the dialog read. ``None`` when the screen does not show it so."""
+    answer below or after it, then either a list with one row that submits (``❯ 1. Submit
+    answers``), its rows the last lines of the dialog read, or no list and a line that says Enter
+    submits (``Press Enter to submit``: ``submits``). ``None`` when the screen does not show it so."""
     raw = screen.splitlines()
     wanted = [{squash(n) for n in each if clean(n)} for each in names]
     if not wanted or not all(wanted):
@@ -336,11 +337,24 @@ def find_review(screen: str, names: tuple[tuple[str, ...], ...]) -> Dialog | Non
             continue
         steps = _review_rows(raw, at[-1] + 1, end)
         if steps is None:
-            return None
+            return _review_without_list(raw, start, at[-1] + 1, end)
         first, labels = steps
         lines = tuple(raw[start : first + len(labels)])
         below = " ".join(clean(line) for line in _to_border(raw[first + len(labels) : first + len(labels) + 8]))
         return Dialog("review", tuple(clean(line) for line in lines), lines, start, labels, below=below)
+    return None
+
+
+def _review_without_list(raw: list[str], start: int, begin: int, end: int) -> Dialog | None:
+    """A review with no list of its own: down to the line below the answers that says Enter
+    submits (and no row with a cursor mark at its start between: a list not read is not guessed at)."""
+    for n in range(begin, end):
+        lead = raw[n][:2].strip()
+        if lead and lead[0] in CURSOR_MARKS:
+            return None
+        if _SUBMIT_HELP.search(clean(raw[n])):
+            lines = tuple(raw[start : n + 1])
+            return Dialog("review", tuple(clean(line) for line in lines), lines, start, submits=True)
     return None
 
 

@@ -636,3 +636,46 @@ def test_a_typed_answer_is_refused_before_any_key_where_no_help_line_can_be_read
     with pytest.raises(Unsupported, match="no help line .* nothing was typed"):
         plan_for(dialog, Q, [], "a Redis cluster")
     assert plan_for(dialog, Q, ["Redis"], None).steps  # (a choice of a row reads its highlight back: kept)
+
+
+class ListlessReview(ReviewStandIn):
+    """The same form, its review drawn without a list: each question's header and answer on one
+    line ("Cache: Memcached"), then "Press Enter to submit", where Enter submits."""
+
+    def screen(self) -> str:
+        if self.tab < len(FORM.items):
+            return super().screen()
+        answers = [f"  {it.header}: {it.options[self.picked[k]].label}" for k, it in enumerate(FORM.items)]
+        return "\n".join(["─" * 50, " ←  ■ Cache  ■ Release  ✓ Submit  →", " Ready to submit", "", *answers, "", " Press Enter to submit", "─" * 50])
+
+    def send(self, step: Step, seen: object) -> bool:
+        if self.tab == len(FORM.items) and step.keys == ("Enter",):
+            self.submitted = [FORM.items[k].options[p].label for k, p in sorted(self.picked.items())]
+            return True
+        return super().send(step, seen)
+
+
+@pytest.mark.parametrize("slips", [False, True])
+def test_a_review_without_a_list_is_confirmed_where_it_says_enter_submits(slips: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    from notifier.actions.answer import plan_for
+    from notifier.actions.goto import Refused
+
+    tool = ListlessReview(slips=slips)
+    look = review_look(tool)
+    done = plan_for(look().dialog, FORM, ["2", "1"], None)  # type: ignore[operator]
+    monkeypatch.setattr("notifier.actions.answer.STEP_TIMEOUT_S", 0.05)
+    if slips:  # (the review shows "Later" for the release: not confirmed)
+        with pytest.raises(Refused):
+            drive(look, tool.send, FORM, done, NoLater())  # type: ignore[arg-type]
+        assert tool.submitted is None
+    else:
+        drive(look, tool.send, FORM, done, NoLater())  # type: ignore[arg-type]
+        assert tool.submitted == ["Memcached", "Next"]
+    # a review that draws a list it cannot read (a cursor row that is no submit row) is not guessed at
+    tool = ListlessReview()
+    tool.tab, tool.picked = 2, {0: 1, 1: 0}
+    odd = tool.screen().replace(" Press Enter to submit", "❯ Looks good\n   Press Enter to submit")
+    from notifier.pi.screens import find_review
+
+    assert find_review(tool.screen(), (("Cache",), ("Release",))) is not None
+    assert find_review(odd, (("Cache",), ("Release",))) is None
