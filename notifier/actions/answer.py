@@ -36,15 +36,13 @@ from notifier.actions import goto
 from notifier.actions.goto import Refused, go, pick, resume_advice
 from notifier.companion.channel import all_open_dialogs, announced_sessions, answer_dialog
 from notifier.companion.protocol import Dialog as ExtDialog
-from notifier.config.load import Config
+from notifier.config import Config
 from notifier.core import jsonbound
 from notifier.core.commands import Answer, Goto
 from notifier.core.dialogs import startup_key
 from notifier.core.model import Option, Question, QuestionItem, SessionView, Snapshot, Transition
 from notifier.core.question_token import question_token
 from notifier.core.text import clean
-from notifier.engine.follow import FollowedFile
-from notifier.engine.options import EngineOptions, engine_options
 from notifier.pi.keys import (
     Plan,
     Step,
@@ -76,7 +74,7 @@ from notifier.pi.screens import (
     squash,
     submit_row,
 )
-from notifier.sessions.scanner import open_regular
+from notifier.sessions import EngineOptions, FollowedFile, engine_options
 from notifier.system.locate import Unmatched, locate_one
 from notifier.system.tmux import (
     SHOWING_SINCE,
@@ -91,6 +89,7 @@ from notifier.system.tmux import (
     unread_input,
     version,
 )
+from notifier.tail import open_regular
 
 # ---- the session file as the judge ----
 

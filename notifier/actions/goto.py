@@ -24,20 +24,19 @@ from dataclasses import dataclass
 from typing import Any
 
 from notifier.companion.channel import announced_sessions
-from notifier.config.load import Config
+from notifier.config import Config
 from notifier.core import jsonbound, session_spec, shellcmd
 from notifier.core.model import Question, SessionView, Snapshot
 from notifier.core.owners import Wanted
 from notifier.core.text import clean
 from notifier.remote.link import Remote, remote_from_config, ssh_argv
-from notifier.system import programs
-from notifier.system.desktop import Missing, Window, focus_method, has_display
+from notifier.system import processes as programs
+from notifier.system.desktop import ACTIVATE_TIMEOUT_S as ACTIVATE_TIMEOUT_S
+from notifier.system.desktop import Missing, Window, focus_method, has_display, window_for
+from notifier.system.desktop import activate_window as activate_window
 from notifier.system.locate import Location, Unmatched, locate_one, locate_sessions
-from notifier.system.programs import run
+from notifier.system.processes import run
 from notifier.system.tmux import TmuxClient, TmuxPane, invoking_client, tmux, tmux_clients
-from notifier.system.x11 import ACTIVATE_TIMEOUT_S as ACTIVATE_TIMEOUT_S
-from notifier.system.x11 import activate_window as activate_window
-from notifier.system.x11 import window_for
 from notifier.ui.view import resume_or_why
 
 log = logging.getLogger(__name__)

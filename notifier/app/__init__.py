@@ -4,4 +4,4 @@ question, :mod:`.instance`; :mod:`.signals`, :mod:`.stopping`), the tray (:mod:`
 process (:mod:`.window_process`, what it shows beyond the snapshot :mod:`.decorate`; without an
 app :mod:`.local`), control requests (:mod:`.requests`), the user's choices (:mod:`.choices`), the
 notifier among the engine's sinks (:mod:`.alerts`), extension dialogs (:mod:`.dialog_feed`),
-remotes and pushes (:mod:`.remotes`), and its config file followed (:mod:`.config_follow`)."""
+remotes and pushes (:mod:`.remotes`), and its config file followed (:class:`notifier.watch.ConfigFollower`)."""

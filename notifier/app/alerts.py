@@ -7,10 +7,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from notifier.app.choices import PreferencesOwner
-from notifier.config.load import Config
+from notifier.config import Config
 from notifier.core.commands import Command
 from notifier.sinks.notify.sink import AlertSink
-from notifier.state.store import Store
+from notifier.store import Store
 from notifier.system.supervisor import FailureLog
 
 

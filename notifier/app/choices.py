@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from notifier.core.commands import Mute, Snooze
 from notifier.core.preferences import Preferences
-from notifier.state.store import Store
+from notifier.store import Store
 from notifier.system import paths
 
 Listener = Callable[[Preferences], None]

@@ -34,15 +34,15 @@ from notifier.core.model import (
     Transition,
 )
 from notifier.core.text import clean
-from notifier.engine.options import EngineOptions
 from notifier.pi.catalog import QuestionCatalog
+from notifier.sessions import EngineOptions
 
 # ``status`` imports this module (with_open_dialogs): the engine and the companion's watcher
 # (watchdog) are never on its path, and its channel and protocol only when a pi has a socket; so
 # they are imported where they are used (tests/processes/test_imports.py).
 if TYPE_CHECKING:
     from notifier.companion.protocol import Dialog
-    from notifier.engine.loop import Engine
+    from notifier.engine import Engine
 
 log = logging.getLogger(__name__)
 

@@ -11,12 +11,11 @@ from typing import Any
 from notifier.actions.answer import carry_out
 from notifier.app import choices
 from notifier.app.dialog_feed import DialogFeed
-from notifier.config.load import Config
+from notifier.config import Config
 from notifier.core.commands import Answer, Clear, Command, Goto, Mute, Snooze
 from notifier.core.model import Snapshot, Transition, TurnChange
-from notifier.engine.loop import Engine
-from notifier.engine.options import engine_options
-from notifier.engine.sinks import ReadyInfo
+from notifier.engine import Engine, ReadyInfo
+from notifier.sessions import engine_options
 from notifier.ui.view import window_obj
 
 

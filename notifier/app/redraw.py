@@ -14,10 +14,10 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from notifier.app.window_process import WindowProcess
-from notifier.config.load import Config
+from notifier.config import Config
 from notifier.core.model import Snapshot, Transition, TurnChange
 from notifier.core.quiet import next_quiet_change, parse_quiet_hours
-from notifier.engine.sinks import ReadyInfo
+from notifier.engine import ReadyInfo
 from notifier.system.supervisor import FailureLog, Supervisor
 from notifier.ui.menu import next_redraw
 from notifier.ui.state import UiState

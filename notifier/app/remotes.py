@@ -16,16 +16,16 @@ from functools import partial
 from typing import Any
 
 from notifier.actions.goto import configured
-from notifier.config.load import Config
+from notifier.config import Config
 from notifier.core.model import Transition
 from notifier.core.text import clean
-from notifier.engine.sinks import Sink
+from notifier.engine import Sink
 from notifier.remote.inbox import Down, Inbox, Item
 from notifier.remote.link import Link
 from notifier.remote.stream import Ready, RemoteAsked, RemoteEnded, StreamEvent
 from notifier.sinks.push import PushSink
-from notifier.state.store import Store
-from notifier.system.logonce import LogOnce
+from notifier.store import Store
+from notifier.system.log import LogOnce
 
 log = logging.getLogger(__name__)
 say_once = LogOnce(log)

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from notifier.app.window_process import has_display
-from notifier.config.load import Config
+from notifier.config import Config
 from notifier.control.connection import Connection
 from notifier.core import commands
 from notifier.core.bar import summary

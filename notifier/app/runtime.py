@@ -18,7 +18,6 @@ from notifier.actions.answer import carry_out
 from notifier.app import requests
 from notifier.app.alerts import notifier
 from notifier.app.choices import PreferencesOwner, open_store
-from notifier.app.config_follow import ConfigFollower
 from notifier.app.decorate import WindowDecoration
 from notifier.app.dialog_feed import DialogFeed
 from notifier.app.instance import InstanceLock
@@ -27,7 +26,7 @@ from notifier.app.redraw import Redraw
 from notifier.app.remotes import Hub
 from notifier.app.stopping import stop_side_by_side
 from notifier.app.window_process import WindowProcess, has_display
-from notifier.config.load import Config
+from notifier.config import Config
 from notifier.control.connection import Connection
 from notifier.control.server import Server
 from notifier.control.wire import socket_path
@@ -48,16 +47,16 @@ from notifier.core.commands import (
 )
 from notifier.core.model import Snapshot
 from notifier.core.text import clean
-from notifier.engine.loop import Engine
-from notifier.engine.options import engine_options
-from notifier.engine.sinks import Sink
+from notifier.engine import Engine, Sink
+from notifier.sessions import engine_options
 from notifier.sinks.history import HistorySink
 from notifier.sinks.jsonout import JsonSink
 from notifier.sinks.notify.sink import AlertSink
-from notifier.state.store import Store
+from notifier.store import Store
 from notifier.system.supervisor import FailureLog
 from notifier.ui.state import UiState
 from notifier.ui.tray import Tray
+from notifier.watch import ConfigFollower
 
 log = logging.getLogger(__name__)
 SHUTDOWN_BUDGET_S = 0.8  # a signal ends the app well inside 2 s, whatever hangs

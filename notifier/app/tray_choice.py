@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 from notifier.app.tray_follower import HostFollower
 from notifier.app.tray_hosts import NO_HOST_WHY, HostLog, Hosts, look
-from notifier.config.load import Config
+from notifier.config import Config
 from notifier.core.commands import Command
 from notifier.core.text import clean
 from notifier.system.desktop import has_display

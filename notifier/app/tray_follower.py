@@ -16,7 +16,7 @@ from typing import Any
 from notifier.app.tray_hosts import WATCHER, Hosts, bus_call, sni_owner, tray_selection, xembed_owner
 from notifier.core.text import clean
 from notifier.sinks.notify.bus import Bus, BusError
-from notifier.system.x11 import open_display
+from notifier.system.desktop import open_display
 
 log = logging.getLogger(__name__)
 

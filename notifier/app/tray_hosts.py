@@ -115,7 +115,7 @@ def sni_owner(bus: Any) -> str | None:
 def look() -> tuple[Hosts, list[str]]:
     """What runs now, and what could not be asked (each one phrase), e.g. for ``doctor``."""
     from notifier.sinks.notify.bus import Bus, BusError
-    from notifier.system.x11 import open_display
+    from notifier.system.desktop import open_display
 
     unasked: list[str] = []
     xembed = sni = None

@@ -16,7 +16,7 @@ from notifier.control.connection import Connection
 from notifier.control.wire import SOCKET_ENV, encode
 from notifier.core.commands import Focus
 from notifier.core.model import Snapshot
-from notifier.system import x11
+from notifier.system import desktop as x11
 from notifier.ui.view import window_obj
 
 log = logging.getLogger(__name__)
@@ -25,7 +25,7 @@ log = logging.getLogger(__name__)
 def window_display() -> tuple[dict[str, str] | None, str]:
     """Where the window (Tk: X only) can open: (environment variables to add for it, what that
     display is), or (``None``, why none can, in one line). On Wayland without ``DISPLAY``, the
-    compositor's XWayland display (:func:`notifier.system.x11.window_display`)."""
+    compositor's XWayland display (:func:`notifier.system.desktop.window_display`)."""
     if not sys.platform.startswith("linux"):
         return {}, "the desktop"
     return x11.window_display()

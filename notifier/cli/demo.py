@@ -11,21 +11,17 @@ import sys
 import tempfile
 import threading
 import time
-from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
 from notifier import resources
-from notifier.config.load import Config
+from notifier.config import Config
+from notifier.core.formats import iso
 
 if TYPE_CHECKING:
     from notifier.app.runtime import App
 
 ASK_AFTER_S = 2.0
 ANSWER_AFTER_S = 45.0
-
-
-def _iso(t: float) -> str:
-    return datetime.fromtimestamp(t, timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def _chunks() -> list[list[str]]:
@@ -46,7 +42,7 @@ def _write(path: str, lines: list[str], cwd: str, now: float) -> None:
         for line in lines:
             text = line.replace("{CWD}", json.dumps(cwd)[1:-1])
             for marker in ("{T0}", "{T1}", "{T2}"):
-                text = text.replace(marker, _iso(now))
+                text = text.replace(marker, iso(now))
             fh.write(text + "\n")
 
 

@@ -9,7 +9,7 @@ import sys
 import time
 from datetime import datetime
 
-from notifier.config.load import Config, ConfigError
+from notifier.config import Config, ConfigError
 from notifier.core.formats import dumps, history_obj
 from notifier.core.text import clean, duration, project_name
 from notifier.core.times import parse_iso

@@ -7,5 +7,5 @@
 
 The extension itself ships as the folder ``notifier/resources/pi-extension/pi-notifier/`` (``index.ts``,
 pi's entry point, and the modules it imports; docs/companion-extension.md); installing it is
-:mod:`notifier.cli.pi_extension`.
+:mod:`notifier.cli.install`.
 """

@@ -15,7 +15,7 @@ from notifier.control.peer import server_not_ours, socket_not_ours
 from notifier.control.wire import BUSY, MAX_REPLY, encode, socket_path
 from notifier.core import jsonbound
 from notifier.core.text import clean
-from notifier.system.logonce import LogOnce
+from notifier.system.log import LogOnce
 
 if TYPE_CHECKING:
     import socket

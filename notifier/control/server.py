@@ -23,7 +23,7 @@ from notifier.control.peer import listen_private, peer_uid
 from notifier.control.wire import BUSY, MAX_REQUEST, encode, parse_request
 from notifier.control.workers import WORKERS, Handler, WorkerPool
 from notifier.core.text import clean
-from notifier.system.logonce import LogOnce
+from notifier.system.log import LogOnce
 
 log = logging.getLogger(__name__)
 

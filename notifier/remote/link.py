@@ -26,7 +26,7 @@ from typing import IO
 from notifier.core.text import clean
 from notifier.remote.inbox import Pace
 from notifier.remote.stream import MAX_LINE, Ready, StreamError, StreamEvent, parse_line
-from notifier.system.logonce import LogOnce
+from notifier.system.log import LogOnce
 
 log = logging.getLogger(__name__)
 say_once = LogOnce(log)

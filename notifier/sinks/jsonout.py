@@ -19,7 +19,7 @@ from notifier.core.model import Snapshot, Transition
 
 class JsonSink:
     """Prints one JSON object per line, flushed at once. Stops the app if stdout goes away. One
-    of the engine's ``lines`` (:class:`notifier.engine.sinks.Lines`), not of its sinks."""
+    of the engine's ``lines`` (:class:`notifier.engine.Lines`), not of its sinks."""
 
     def __init__(self, stream: IO[str] | None = None, on_broken: Callable[[], None] | None = None) -> None:
         self.stream = stream or sys.stdout
@@ -52,6 +52,6 @@ class JsonSink:
         )
 
     def changed(self, items: Sequence[Transition]) -> None:
-        """Called before the engine builds the snapshot (``notifier.engine.sinks.Lines``): this
+        """Called before the engine builds the snapshot (``notifier.engine.Lines``): this
         output never reads the board."""
         self._write([event_obj(t) for t in items])

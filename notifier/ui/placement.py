@@ -6,7 +6,7 @@ import logging
 from typing import Any
 
 from notifier.core.text import clean
-from notifier.system.x11 import open_display
+from notifier.system.desktop import open_display
 
 # Lazy imports here: Xlib is a Linux-only dependency and this module loads on every OS.
 

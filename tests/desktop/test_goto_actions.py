@@ -108,7 +108,7 @@ def test_the_window_answers_a_real_pi_question(tmp_path: Path, desktop: dict[str
     from tkinter import ttk
 
     from notifier.app.local import LocalSource
-    from notifier.config.load import Config
+    from notifier.config import Config
     from notifier.ui.window import Window
 
     version = need("1.6.0")

@@ -155,7 +155,7 @@ class FakeSource:
     def ask(self, command: Command) -> dict[str, Any]:
         from notifier.actions.answer import answer_line
         from notifier.actions.goto import go
-        from notifier.config.load import Config
+        from notifier.config import Config
         from notifier.core.commands import Answer, Goto
 
         self.commands.append(command)

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from notifier.app.runtime import App
 from notifier.app.window_process import WindowProcess
-from notifier.config.load import Config
+from notifier.config import Config
 from notifier.control import client as control_client
 from notifier.control.connection import Connection
 from notifier.control.fields import BadRequest

@@ -13,7 +13,7 @@ from pathlib import Path
 from notifier.app.dialog_feed import DialogFeed
 from notifier.app.remotes import Hub
 from notifier.companion.protocol import dialog_from
-from notifier.config.load import Config
+from notifier.config import Config
 from notifier.core.model import (
     Question,
     QuestionItem,
@@ -23,8 +23,7 @@ from notifier.core.model import (
     TurnChange,
     remote_key,
 )
-from notifier.engine.loop import Engine
-from notifier.engine.sinks import ReadyInfo
+from notifier.engine import Engine, ReadyInfo
 from notifier.remote.inbox import Inbox
 from notifier.remote.stream import RemoteAsked
 

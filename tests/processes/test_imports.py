@@ -35,7 +35,7 @@ NOT_FOR_STATUS = [
     "notifier.app.runtime",
     "notifier.app.tray_choice",
     "notifier.app.window_process",
-    "notifier.engine.loop",
+    "notifier.engine",
     "notifier.ui",
     "notifier.sinks.notify",
     "notifier.control.server",
@@ -89,7 +89,7 @@ def test_status_imports_only_what_it_needs(tmp_path: Path, json_out: bool) -> No
             assert json.loads(r.stdout)["pending"] == 1, run
         else:
             assert "1 pending question" in r.stdout, run
-        assert {"notifier.engine.scan", "notifier.sessions.cache"} <= modules  # (it did read them)
+        assert {"notifier.sessions", "notifier.scan_cache"} <= modules  # (it did read them)
         assert _unwanted(modules, NOT_FOR_STATUS) == [], run
 
 

@@ -118,8 +118,7 @@ def test_the_saved_choices_read_back_as_the_store_wrote_them(tmp_path: Path) -> 
     store's own reading (the app's), for every kind of scope."""
     import time
 
-    from notifier.state.saved_choices import saved_silences
-    from notifier.state.store import Store
+    from notifier.store import Store, saved_silences
 
     now = time.time()
     assert saved_silences(str(tmp_path), now) == silenced.Silences()  # nothing saved: none, nothing made

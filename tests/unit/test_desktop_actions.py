@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from notifier.config.load import Config
+from notifier.config import Config
 from notifier.core.board import Board
 from notifier.core.commands import Answer, Command, Focus, Goto, Show, Snooze
 from notifier.core.model import Option, Question, QuestionItem, QuestionKind, SessionRef, Snapshot, Transition
@@ -92,11 +92,10 @@ def test_sound_hints() -> None:
 
 @pytest.mark.parametrize("value", ["", "a b", "../x", 5, "x" * 65, "/a\nb"])
 def test_sound_key_range(value: Any) -> None:
-    from notifier.config.checks import Invalid
-    from notifier.config.checks import sound as _sound
+    from notifier.config import KEYS, Invalid
 
     with pytest.raises(Invalid):
-        _sound(value)
+        KEYS["notifications.sound"].check(value)
 
 
 class Server(Plain):

@@ -181,7 +181,7 @@ class _Engine:
     feed's calls returned, which the engine would hand to every sink)."""
 
     def __init__(self, roots: list[str]) -> None:
-        from notifier.engine.options import EngineOptions
+        from notifier.sessions import EngineOptions
 
         self.board = Board(liveness=False)
         self.options = EngineOptions(roots=roots)

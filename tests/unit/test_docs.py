@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from notifier.cli.arguments import build_parser
+from notifier.cli.parser import build_parser
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -246,20 +246,20 @@ def test_a_stale_citation_is_found() -> None:
         "1: notifier.core.board.Board.set_processes (notifier.core.board.Board has no set_processes)",
         "1: notifier.engine.supervise (notifier.engine has no supervise)",
     ]
-    module = ROOT / "notifier" / "watch" / "probe.py"
+    module = ROOT / "notifier" / "pi" / "probe.py"
     code = (
-        '"""Relative to its package: :mod:`.observer` is there, :mod:`.tail` is not; a name of its\n'
+        '"""Relative to its package: :mod:`.catalog` is there, :mod:`.tail` is not; a name of its\n'
         'own: :func:`here`, :meth:`Probe.there`, :class:`str`; not :func:`gone`."""\n'
         "def here(): ...\n"
         "class Probe:\n"
         "    def there(self): ...\n"
-        "notifier_sessions_tail = 'notifier/sessions/tail.py'  # (code itself is not read, its strings are)\n"
-        "# a comment is: notifier.watch.gone\n"
+        "notifier_tail = 'notifier/tail.py'  # (code itself is not read, its strings are)\n"
+        "# a comment is: notifier.pi.gone\n"
     )
     assert stale_citations(module, code) == [
-        "1: :mod:`notifier.watch.tail` (no such module)",
-        "1: :func:`gone` (notifier.watch.probe has no gone)",
-        "7: notifier.watch.gone (notifier.watch has no gone)",
+        "1: :mod:`notifier.pi.tail` (no such module)",
+        "1: :func:`gone` (notifier.pi.probe has no gone)",
+        "7: notifier.pi.gone (notifier.pi has no gone)",
     ]
 
 

@@ -12,7 +12,7 @@ from typing import Any
 from notifier.core import formats
 from notifier.core.model import Option, Question, QuestionItem, SessionRef, SessionView, Snapshot, Transition
 from notifier.core.question_token import question_token
-from notifier.state.store import Store
+from notifier.store import Store
 from notifier.ui.view import window_obj
 
 SESSION_KEYS = ["id", "file", "cwd", "name", "host"]

@@ -9,7 +9,7 @@ from notifier.core.notices import Item, Key, Notice
 from notifier.sinks.notify.backend import Plain
 from notifier.sinks.notify.render import Message
 from notifier.sinks.notify.screen import Screen
-from notifier.state.store import Store
+from notifier.store import Store
 
 
 class FakeServer(Plain):

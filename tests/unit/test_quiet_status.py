@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from notifier.app.requests import status_reply
-from notifier.config.load import Config
+from notifier.config import Config
 from notifier.core.commands import Status
 from notifier.core.formats import iso
 from notifier.core.model import Snapshot

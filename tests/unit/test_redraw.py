@@ -11,7 +11,7 @@ import pytest
 
 from notifier.app.redraw import Redraw
 from notifier.app.window_process import WindowProcess
-from notifier.config.load import Config
+from notifier.config import Config
 from notifier.core.model import Snapshot
 from notifier.core.preferences import Preferences
 from notifier.system.supervisor import FailureLog

@@ -13,10 +13,9 @@ import pytest
 
 from notifier.core.board import Board
 from notifier.core.model import Question
-from notifier.engine.files import SessionFiles
-from notifier.engine.options import EngineOptions
 from notifier.pi.catalog import QuestionCatalog
-from notifier.sessions.cache import StartupCache, version
+from notifier.scan_cache import StartupCache, version
+from notifier.sessions import EngineOptions, SessionFiles
 
 from ..writer import answer, append, ask, header, user
 

@@ -16,7 +16,7 @@ from notifier.core.notices import Key
 
 class Bubbles:
     def __init__(self, store: Any = None) -> None:
-        """``store``: :class:`~notifier.state.store.Store`'s bubbles, or None (nothing recorded,
+        """``store``: :class:`~notifier.store.Store`'s bubbles, or None (nothing recorded,
         nothing left over)."""
         self.store = store
         self.orphans: dict[int, set[Key]] = {}  # a run before ours showed these (id → questions)

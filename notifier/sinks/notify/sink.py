@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from notifier.config.load import Config
+from notifier.config import Config
 from notifier.core.commands import Answer, Command, Focus, Goto, Show, Snooze
 from notifier.core.model import Snapshot, Transition, TurnChange
 from notifier.core.notices import Notice, Withdraw, key_of

@@ -1,4 +1,6 @@
-"""`pi-notifier pi-extension install | remove | status`: the optional companion pi extension.
+"""What runs beside pi-notifier, installed, removed and checked from here: ``pi-notifier autostart
+install | remove | status`` (start with the desktop session: :mod:`notifier.system.autostart`)
+and ``pi-notifier pi-extension install | remove | status``, the optional companion pi extension.
 
 install copies the shipped extension, a folder (``index.ts``, pi's entry point, and the modules
 it imports beside it), into pi's extensions folder (``$PI_CODING_AGENT_DIR/extensions``,
@@ -17,12 +19,13 @@ import os
 import sys
 import tempfile
 from dataclasses import asdict, dataclass, field
-from typing import Any
 
 from notifier import APP_NAME, resources
+from notifier.cli.parser import fail
 from notifier.companion.channel import ChannelError, list_sockets, open_dialogs
+from notifier.config import Config
 from notifier.core.text import clean
-from notifier.system import paths
+from notifier.system import autostart, paths
 
 DIR_NAME = "pi-notifier"
 LEGACY_FILE = "pi-notifier.ts"  # (versions before the extension was a folder)
@@ -180,7 +183,7 @@ def _status_text(st: Status) -> str:
     return "\n".join(lines)
 
 
-def cmd_pi_extension(args: argparse.Namespace, config: Any = None) -> int:
+def cmd_pi_extension(args: argparse.Namespace, config: Config) -> int:
     action = args.action
     if action == "install":
         changed, path = install()
@@ -195,8 +198,7 @@ def cmd_pi_extension(args: argparse.Namespace, config: Any = None) -> int:
         try:
             removed, path = remove()
         except ValueError as exc:
-            sys.stderr.write(f"{APP_NAME}: {clean(exc)}\n")
-            return 1
+            return fail(1, exc)
         print(
             f"removed {clean(path)}; running pi processes keep it until they restart"
             if removed
@@ -208,4 +210,15 @@ def cmd_pi_extension(args: argparse.Namespace, config: Any = None) -> int:
         print(json.dumps(asdict(st), ensure_ascii=False))
     else:
         print(_status_text(st))
+    return 0
+
+
+def cmd_autostart(args: argparse.Namespace, config: Config) -> int:
+    action = {"install": autostart.install, "remove": autostart.remove, "status": autostart.status}[
+        args.action
+    ]
+    try:
+        sys.stdout.write(action() + "\n")
+    except OSError as exc:
+        return fail(1, f"autostart {args.action} failed: {clean(exc, 200)}")
     return 0

@@ -1,14 +1,20 @@
-"""The engine thread: owns the session files and the board; turns file changes into transitions.
+"""The engine: one thread that owns the session files and the board, and turns file changes into
+transitions.
 
-Data flow: watchdog → queue (typed messages, coalesced per file) → session files (tailer → lines
-→ pi's events → board) → transitions + an immutable snapshot → sinks. Nothing else mutates engine
-state; the UI and other threads talk to it only by putting messages on its queue.
+One line: watchdog → the engine's queue (typed messages: :mod:`notifier.watch`'s, the liveness
+probe's :class:`ProcessList`, a :class:`_Call` from the tray, window, companion or remotes) →
+:class:`~notifier.sessions.SessionFiles` (tail → pi's events → board) → the transitions and one
+immutable snapshot, handed to each output once (:class:`Lines` first, then each :class:`Sink`),
+every hand-over contained (:func:`deliver`). Nothing else mutates engine state.
 
-The parts: ``files`` (tailers → board; reading a file is :mod:`notifier.sessions`, the start-up
-cache :mod:`notifier.sessions.cache`), ``liveness`` (the process-table probe), ``sinks``
-(contained sink calls); watching is :mod:`notifier.watch` (watchdog, and the folders inotify cannot
-watch); ``scan`` is the one-shot read (``status``). The sinks are fixed when the engine is built;
-the thread is kept running by :class:`notifier.system.supervisor.Supervisor`."""
+Liveness: is the pi that asked still running? Reading the process table takes tens of ms on a busy
+desktop, so it never happens on the engine thread: the engine says when (:meth:`Liveness.due`),
+the probe thread reads and puts a :class:`ProcessList` on the queue, stamped with the board's
+update count taken before the read (only questions seen by then can be judged on it). The engine
+also says which folders have a question pending: the tmux panes of the pis there are captured with
+the list, as the evidence that tells two pis in one folder apart (:mod:`notifier.core.owners`). The
+board alone judges what the list means. Abandoned questions are looked at again, less and less
+often. Both threads are kept running by :class:`notifier.system.supervisor.Supervisor`."""
 
 from __future__ import annotations
 
@@ -16,20 +22,18 @@ import logging
 import queue
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from functools import partial
+from typing import Protocol
 
 from notifier.core.board import Board
-from notifier.core.model import Snapshot, Transition
+from notifier.core.model import Snapshot, Transition, TurnChange
+from notifier.core.owners import Proc
 from notifier.core.text import clean
-from notifier.engine.files import SessionFiles
-from notifier.engine.liveness import Liveness, Probe, ProcessList
-from notifier.engine.options import EngineOptions
-from notifier.engine.scan import open_cache
-from notifier.engine.sinks import Lines, ReadyInfo, Sink, deliver
+from notifier.sessions import EngineOptions, Probe, SessionFiles, open_cache, read_processes
 from notifier.system.supervisor import FailureLog, Supervisor
-from notifier.watch.events import (
+from notifier.watch import (
     EventsLost,
     FileChanged,
     FolderAppeared,
@@ -37,16 +41,28 @@ from notifier.watch.events import (
     RootBack,
     RootGone,
     RootRelinked,
+    Watcher,
     WatchEvent,
+    WatchLimit,
 )
-from notifier.watch.observer import Watcher
-from notifier.watch.watchlimit import WatchLimit
 
 log = logging.getLogger(__name__)
 
+LIVENESS_SOON_S = 0.1
+RECHECK_MAX_S = 30.0  # abandoned questions are looked at again, backing off up to this
 
-# Messages of the engine's own (the watcher's are in notifier.watch.events, the probe's in
-# notifier.engine.liveness).
+
+# ---- the messages on the engine's queue (the watcher's are notifier.watch's) ----
+
+
+@dataclass(frozen=True)
+class ProcessList:
+    """A process list from the probe; ``mark``: the board's update count before the read."""
+
+    mark: int
+    procs: Sequence[Proc] | None
+
+
 @dataclass(frozen=True)
 class _Stop:
     pass
@@ -61,6 +77,166 @@ class _Call:
 
 
 Message = WatchEvent | _Stop | _Call | ProcessList
+
+
+# ---- what the engine hands its outputs ----
+
+
+@dataclass(frozen=True, slots=True)
+class ReadyInfo:
+    sessions: int
+    pending: int
+    scan_s: float
+
+
+class Sink(Protocol):
+    """An output of the engine: called on the engine thread, it hands over and never blocks."""
+
+    def ready(self, info: ReadyInfo, snapshot: Snapshot) -> None:
+        """Once, after the start-up scan (its questions came as ``initial`` transitions before)."""
+
+    def transitions(self, items: Sequence[Transition], snapshot: Snapshot) -> None:
+        """What changed (possibly nothing) and the board as it is now."""
+
+    def turns(self, items: Sequence[TurnChange]) -> None:
+        """Live sessions that finished their turn or failed (a no-op for outputs that only
+        follow questions)."""
+
+
+class Lines(Protocol):
+    """An output that prints what changed and never reads the board (run --json's). The engine
+    hands it each batch's transitions before it builds the snapshot, so the line other tools wait
+    for waits for nothing else (the snapshot was about 0.04 ms of the way from an appended line to
+    its run --json line: bench/latency.py)."""
+
+    def ready(self, info: ReadyInfo, snapshot: Snapshot) -> None:
+        """Once, after the start-up scan, before the sinks get theirs."""
+
+    def changed(self, items: Sequence[Transition]) -> None:
+        """What changed (possibly nothing), before the sinks get it."""
+
+
+def deliver(health: FailureLog, sink: object, what: str, call: Callable[[], None]) -> None:
+    """Hand something to one sink; whatever Exception it raises stays there (recorded in
+    ``health``, logged once per kind), the other sinks still get theirs. A BaseException that is
+    not an Exception (KeyboardInterrupt, SystemExit) is no output's bug but a request to stop:
+    it goes on to the engine's supervisor, which records it as the engine's failure."""
+    try:
+        call()
+    except Exception as exc:
+        name = type(sink).__name__
+        if health.failed(f"sink {name}", exc, "the other outputs carry on"):
+            log.error("the %s output failed (in %s); carrying on without it this time", name, what, exc_info=exc)
+
+
+# ---- liveness ----
+
+
+class Liveness:
+    def __init__(
+        self,
+        enabled: bool,
+        interval: float,
+        stop: threading.Event,
+        health: FailureLog,
+        processes: Probe | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.enabled = enabled
+        self.interval = interval
+        self.next_due: float | None = None  # clock() of the next look, if any
+        self._clock = clock
+        self._stop = stop
+        self._health = health
+        self._processes = processes
+        self._wanted = threading.Event()
+        self._mark = 0
+        self._folders: frozenset[str] = frozenset()  # where a question is pending (see due)
+        self._recheck_s = interval
+
+    # ---- the probe thread ----
+
+    def start(self, put: Callable[[ProcessList], None]) -> None:
+        """The probe thread, kept running by a supervisor (a failed read is only "unknown")."""
+        if self.enabled:
+            run = Supervisor("liveness probe", self._stop, self._health).run
+            probe = partial(self._probe_loop, put)
+            threading.Thread(target=run, args=(probe,), name="pi-notifier-liveness", daemon=True).start()
+
+    def wake(self) -> None:
+        """Let the probe thread see that ``stop`` was set."""
+        self._wanted.set()
+
+    def _probe_loop(self, put: Callable[[ProcessList], None]) -> None:
+        while not self._stop.is_set():
+            self._wanted.wait()
+            self._wanted.clear()
+            if self._stop.is_set():
+                return
+            mark, folders = self._mark, self._folders  # read before the table is: see due()
+            put(ProcessList(mark, self.read(folders)))
+
+    def read(self, folders: Collection[str] = ()) -> Sequence[Proc] | None:
+        """The process list, the panes of the pis in ``folders`` captured."""
+        return read_processes(self._processes, self._health, folders)
+
+    # ---- scheduling (engine thread) ----
+
+    def first_look(self, board: Board, found: list[Transition], now: float) -> list[Transition]:
+        """At start-up, on the engine thread: the questions ``found`` whose pi is gone are
+        abandoned before any sink hears of them; the rest, as found."""
+        if not board.local.needs_liveness():
+            return found
+        abandoned = board.local.set_processes(self.read(board.local.asking_folders()), now)
+        gone = {(t.session.key, t.question.tool_call_id) for t in abandoned}
+        self.schedule(self.interval)
+        return [t for t in found if (t.session.key, t.question.tool_call_id) not in gone]
+
+    def schedule(self, delay: float) -> None:
+        when = self._clock() + delay
+        if self.next_due is None or when < self.next_due:
+            self.next_due = when
+
+    def asked(self, items: Sequence[Transition]) -> None:
+        """New questions: look soon whether their pi is still there; at once for one whose pi is
+        not known yet (its terminal's mode tells whether it waits for a human: notified at once)."""
+        asked = [t for t in items if t.kind == "needs_input"]
+        if self.enabled and asked:
+            unknown = any(t.asker is None and not t.initial for t in asked)
+            self.schedule(0.0 if unknown else LIVENESS_SOON_S)
+            self._recheck_s = self.interval
+
+    def resumed(self, board: Board) -> None:
+        """After a restart: look soon if anything depends on it."""
+        if self.enabled and (board.local.needs_liveness() or board.local.has_abandoned()):
+            self.schedule(LIVENESS_SOON_S)
+
+    def due(self, board: Board, mono: float) -> None:
+        """Called by the engine's timers: ask the probe thread to read, if it is time."""
+        if self.next_due is not None and mono >= self.next_due:
+            self.next_due = None
+            if board.local.needs_liveness() or board.local.has_abandoned():
+                # The mark is taken now, before the probe reads: only questions seen by now can
+                # be judged on what it reads.
+                self._mark = board.local.mark()
+                self._folders = board.local.asking_folders()
+                self._wanted.set()
+
+    def apply(self, board: Board, found: ProcessList, now: float) -> list[Transition]:
+        """A list the probe read: questions whose pi is gone are abandoned (or come back)."""
+        out = board.local.set_processes(found.procs, now, as_of=found.mark)
+        if out:
+            self._recheck_s = self.interval
+        if board.local.needs_liveness():
+            self.schedule(self.interval)
+        elif board.local.has_abandoned():
+            # its pi may be seen again: look now and then, less and less often
+            self.schedule(self._recheck_s)
+            self._recheck_s = min(self._recheck_s * 2, RECHECK_MAX_S)
+        return out
+
+
+# ---- the engine ----
 
 
 class Engine:
@@ -175,8 +351,6 @@ class Engine:
         for root in roots:
             collected += self.files.scan(root, initial=True, cache=self._cache)
         collected = self._liveness.first_look(self.board, collected, self._wall())
-        if self.files.fill_names():
-            collected = self.files.renamed(collected)
         if self._cache is not None:
             self._cache.save(self.files.tailers, self.board)
             log.debug("start-up scan: %d session files, %d unchanged", len(self.board.local), self._cache.hits)
@@ -225,9 +399,6 @@ class Engine:
                 out += self._handle(item)
             for path in files:
                 out += self.files.read(path)
-            unnamed = {t.session.key for t in out if t.kind == "needs_input" and t.session.name is None}
-            if unnamed and self.files.fill_names(unnamed):
-                out = self.files.renamed(out)
             out += self._timers()
             relived = self.board.local.take_relived()  # (who is alive changed: a new snapshot)
             if out or called or relived or self.board.local.has_turns():

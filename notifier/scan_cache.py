@@ -30,8 +30,8 @@ from notifier.core.model import State
 from notifier.core.question_obj import from_obj
 from notifier.core.reducer import SessionReducer, restore, summarize
 from notifier.core.text import clean
-from notifier.sessions.tail import HEAD, Tailer
 from notifier.system.paths import private_file
+from notifier.tail import HEAD, Tailer
 
 log = logging.getLogger(__name__)
 
