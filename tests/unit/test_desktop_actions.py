@@ -29,7 +29,7 @@ from notifier.core.owners import Proc
 from notifier.core.planner import Preferences
 from notifier.core.reducer import Header, ToolStart
 from notifier.outputs.tray import UiState, menu
-from notifier.pi.extraction import extract
+from notifier.pi.catalog import extract
 from notifier.sinks.notify.backend import Plain
 from notifier.sinks.notify.hints import sound_hints
 from notifier.sinks.notify.render import Message, option_actions, render, who
