@@ -35,8 +35,7 @@ from notifier.core.owners import Proc
 from notifier.core.reducer import Event, Renamed, SessionReducer
 from notifier.core.text import clean
 from notifier.pi.catalog import QuestionCatalog
-from notifier.pi.entries import EntryError, to_events
-from notifier.pi.lines import odd_line_events, too_large_events
+from notifier.pi.parse import EntryError, odd_line_events, to_events, too_large_events
 from notifier.scan_cache import StartupCache
 from notifier.system import paths
 from notifier.system.log import LogOnce

@@ -20,7 +20,7 @@ exactly; what the start-up read or the scan cache handed over is kept as the dig
 
 The start-up read (:func:`settle_file`). The state of a file at start-up (and after a rewrite),
 read from its end only as far as needed: read the file's end window; going back from the newest
-line, skip the lines without a marker (:data:`notifier.pi.lines.MARKERS`) and take the events of
+line, skip the lines without a marker (:data:`notifier.pi.parse.MARKERS`) and take the events of
 the others until they settle the state (:mod:`notifier.core.reducer`); replay those forward through
 the reducer. Not settled yet: double the window and go on where the last one stopped. Past a cap
 (too many entries that do not settle it, a line too long to hold) and for a file whose first line
@@ -45,7 +45,7 @@ from typing import Any
 from notifier.core import codec as jsonbound
 from notifier.core.reducer import Event, Header, Renamed, SessionReducer, Suffix
 from notifier.core.text import clean
-from notifier.pi.lines import ESCAPE, MARKERS, may_have_events
+from notifier.pi.parse import ESCAPE, MARKERS, may_have_events
 
 CHUNK = 1 << 20  # bytes per read while following
 BLOCK = 64 << 10  # bytes per read of the start-up read: below glibc's mmap threshold, blocks are reused
@@ -130,7 +130,7 @@ _EMPTY = digest(b"")
 
 class LongLine(bytes):
     """The first bytes of a line longer than ``max_line``: the line itself is skipped unread
-    (see :func:`notifier.pi.lines.too_large_events` for what they can still say)."""
+    (see :func:`notifier.pi.parse.too_large_events` for what they can still say)."""
 
 
 def long_head(data: bytes, max_line: int) -> bytes:

@@ -1,25 +1,700 @@
-"""``pi-notifier answer``: answer a waiting pi's question from here: through the companion
-extension when that pi has it (exact for select / confirm / input, keys forwarded to a custom
-dialog such as a question tool's, never an editor: ``answer_channel``), else by keys into its tmux
-pane (``answer_tmux``). Both take the session file as the judge (``answer_session``).
+"""``pi-notifier answer``: answer a waiting pi's question from here, one way: the keys of a plan
+(:mod:`notifier.pi.keys`), each bound to the question it is for, carried by the companion
+extension when that pi has it, else typed into its tmux pane; the session file is the judge of
+whether the question still waits and of what pi recorded.
+
+- The companion channel (preferred: bound to its dialog's id): exact for select / confirm / input
+  dialogs, keys forwarded to a custom dialog such as a question tool's (checked against its
+  mirrored screen as the tmux path checks the pane), never an editor.
+- tmux: nothing is typed unless, just before, the session file still has this tool call
+  unanswered, exactly one running pi is this session's and it runs in tmux, and its pane shows
+  this very dialog, untouched. Each key is sent by tmux only if the pane still shows, line for
+  line, the dialog of the look it was checked against, in the same step of the tmux server as the
+  key (``if-shell -F`` on the pane's own lines, tmux >= 3.2). What no tool can close is a key pi
+  has already read but not yet drawn the effect of: that is why the companion is preferred.
+- The driver (:func:`drive`): keys are blind, so before each key, on a fresh look, the dialog must
+  still be this question's (its text and its rows) in the state the plan expects, and the session
+  file must still have this call unanswered with no question asked nor tool started after it.
+  Nothing waits for a dialog to come back; any look that shows something else ends the answer,
+  saying what was typed. :func:`confirm` then checks that what pi recorded is that question's
+  answer, and that nothing was recorded for a question asked after it.
+- :func:`carry_out`: a Goto or an Answer from the tray, a notification or the window, on a
+  snapshot the caller already has (the app and the window without an app both come here).
 """
 
 from __future__ import annotations
 
+import json
 import logging
+import os
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Protocol
 
-from notifier.actions import goto, over_ssh
-from notifier.actions.answer_channel import by_channel
-from notifier.actions.answer_session import RESULT_TIMEOUT_S, Answered
-from notifier.actions.answer_tmux import by_tmux
-from notifier.actions.goto import Refused, pick, resume_advice
+from notifier.actions import goto
+from notifier.actions.goto import Refused, go, pick, resume_advice
+from notifier.companion.channel import all_open_dialogs, announced_sessions, answer_dialog
+from notifier.companion.protocol import Dialog as ExtDialog
 from notifier.config import Config
-from notifier.core.model import Question, Snapshot, question_token
+from notifier.core import codec as jsonbound
+from notifier.core.board import startup_key
+from notifier.core.commands import Answer, Goto
+from notifier.core.model import Option, Question, QuestionItem, SessionView, Snapshot, Transition, question_token
 from notifier.core.text import clean
-from notifier.pi.keymaps import Unsupported, UsageError
-from notifier.sessions import EngineOptions, engine_options
+from notifier.pi.keys import (
+    Plan,
+    Step,
+    Unsupported,
+    UsageError,
+    bound,
+    boxes_readable,
+    check_screen,
+    plan,
+    plan_list,
+    resolve,
+    result_mismatch,
+    review_mismatch,
+)
+from notifier.pi.outcomes import result_text
+from notifier.pi.screens import (
+    Dialog,
+    Rows,
+    find_dialog,
+    find_list,
+    find_review,
+    input_open,
+    own_layout,
+    readable_help,
+    reviews,
+    rows,
+    same_row,
+    shows_text,
+    squash,
+    submit_row,
+)
+from notifier.sessions import EngineOptions, FollowedFile, engine_options
+from notifier.system.locate import Unmatched, locate_one
+from notifier.system.tmux import (
+    SHOWING_SINCE,
+    TmuxPane,
+    capture,
+    load_buffer,
+    paste,
+    send_if,
+    send_keys,
+    showing,
+    tmux,
+    unread_input,
+    version,
+)
+from notifier.tail import open_regular
+
+# ---- the session file as the judge ----
+
+STEP_TIMEOUT_S = 5.0
+RESULT_TIMEOUT_S = 15.0
+
+
+@dataclass(frozen=True)
+class Answered:
+    question: Question
+    outcome: str | None
+    answer: str | None
+    note: str | None = None  # something the user should check although this answer was recorded
+
+
+class SessionFile:
+    """One session file read like the engine reads it, then followed as it grows: which
+    questions were asked (``later``) and which ended (``resolved``) since the first look."""
+
+    def __init__(self, options: EngineOptions, path: str) -> None:
+        self.path = path
+        self.file = FollowedFile(path, options.catalog)
+        self.resolved: dict[str, Transition] = {}
+        self.later: dict[str, Question] = {}  # questions asked after the first look
+        self._known: set[str] | None = None  # the questions of the first look
+        self._tool: str | None = None  # the other tool running at the first look, if any
+        self.started: str | None = None  # another tool started after the first look
+
+    def pending(self, call_id: str) -> bool:
+        """Whether the file, with what it gained since the last look, still has ``call_id``
+        unanswered (how each question it resolved ended is kept in ``resolved``)."""
+        changes = self.file.read()
+        first = self._known is None
+        if first:
+            self._known = {t.question.tool_call_id for t in changes}
+        for t in changes:
+            if t.kind == "resolved" and not first:
+                self.resolved[t.question.tool_call_id] = t
+            elif t.kind == "needs_input" and t.question.tool_call_id not in (self._known or ()):
+                self.later[t.question.tool_call_id] = t.question
+        view = self.file.view()
+        tool = view.current_tool if view is not None else None
+        if first:
+            self._tool = tool
+        elif tool is not None and tool != self._tool:
+            self.started = tool
+        return view is not None and any(q.tool_call_id == call_id for q in view.pending)
+
+    def waits_alone(self, call_id: str) -> str | None:
+        """Why a key may not be typed for ``call_id`` now (``None``: it may): the file must
+        still have it unanswered, and no question asked after it (pi has not moved on)."""
+        if not self.pending(call_id):
+            return "pi has recorded an end of this question"
+        if self.later:
+            asked = next(iter(self.later.values()))
+            return f"pi has asked another question since ({clean(asked.text, 60)!r})"
+        if self.started is not None:
+            return f"pi has started another tool call since ({clean(self.started, 40)})"
+        return None
+
+    def others_ended(self, call_id: str) -> list[Transition]:
+        """The questions other than ``call_id`` that ended since the first look."""
+        self.pending(call_id)
+        return [t for c, t in self.resolved.items() if c != call_id]
+
+
+def wait_until(predicate: object, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    delay = 0.01
+    while True:
+        if predicate():  # type: ignore[operator]
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(delay)
+        delay = min(delay * 2, 0.1)
+
+
+def recorded(session: SessionFile, question: Question, result_timeout: float) -> Answered:
+    """Wait for the session file to record the answer; how it ended (Refused past the deadline)."""
+    if not wait_until(lambda: not session.pending(question.tool_call_id), result_timeout):
+        raise Refused(f"keys were sent but the session file recorded no answer within {result_timeout:g}s")
+    done = session.resolved.get(question.tool_call_id)
+    return Answered(question, done.outcome if done else None, done.answer if done else None)
+
+
+TAIL_BYTES = 8 << 20  # the toolResult is among the last lines; past 8 MB of later lines it is not looked for
+
+
+def tool_result(path: str, call_id: str) -> tuple[str, Any] | None:
+    """The text and ``details`` of the toolResult pi wrote for ``call_id`` (``None``: none found).
+    The file is read as every session file is: a regular file only, opened without blocking, each
+    line through the one bounded parse."""
+    needle = json.dumps(call_id).encode()
+    try:
+        fd, st = open_regular(path)
+    except OSError:
+        return None
+    try:
+        data = os.pread(fd, min(st.st_size, TAIL_BYTES), max(0, st.st_size - TAIL_BYTES))
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    for line in reversed(data.split(b"\n")):
+        if needle not in line or b'"toolResult"' not in line:
+            continue
+        try:
+            entry = jsonbound.loads(line)
+        except ValueError:  # (BoundedJSONError, and bytes that are not UTF-8)
+            continue
+        message = entry.get("message") if isinstance(entry, dict) else None
+        if isinstance(message, dict) and message.get("role") == "toolResult" and message.get("toolCallId") == call_id:
+            return result_text(message.get("content")), message.get("details")
+    return None
+
+
+# ---- the driver: one checked key at a time ----
 
 log = logging.getLogger(__name__)
+SETTLE_TIMEOUT_S = 1.0  # how long pi may take to read the keys typed, before the last check
+LATER_S = 0.5  # how long the next question may take to show that a key reached it
+
+
+@dataclass(frozen=True)
+class Seen:
+    """One look at the screen: the dialog found on it (``None``: none), what the carrier needs to
+    send a key only onto this very screen (tmux: the lines to check; the companion: nothing, its
+    keys go to the dialog's id), and when the look began (``time.monotonic()``)."""
+
+    dialog: Dialog | None
+    proof: object = None
+    at: float = 0.0
+
+
+class Waits(Protocol):
+    """What the driver asks of the session file before each key (:class:`SessionFile`)."""
+
+    def waits_alone(self, call_id: str) -> str | None: ...
+
+
+Look = Callable[[], Seen]
+# (step, the look it was checked against) → True sent; False: the screen was no longer that look
+# (nothing sent). Raises Refused when the carrier failed.
+Send = Callable[[Step, Seen], bool]
+
+
+@dataclass
+class Typed:
+    """What was typed for a question, and how long each key's look was before the key (seconds)."""
+
+    keys: list[str] = field(default_factory=list)
+    windows: list[float] = field(default_factory=list)
+
+    def said(self) -> str:
+        return ", ".join(self.keys) if self.keys else "nothing"
+
+
+Find = Callable[[str], "Dialog | None"]
+
+
+def finder(question: Question, screen: str) -> tuple[Find, Dialog] | None:
+    """How to read this question's dialog off a screen, and the dialog on ``screen``: its tool's
+    own layout where pi-notifier knows it, else any list that shows the question's text and its
+    options on rows of their own (:func:`notifier.pi.screens.find_list`). ``None``: neither."""
+    own = find_dialog(screen, question.tool)
+    if own is not None:
+        return (lambda s: find_dialog(s, question.tool)), own
+    items = question.items or (question.first,)
+    if any(not it.options for it in items):
+        return None
+
+    names = tuple(tuple(n for n in (it.header, it.text) if n) for it in items)
+
+    def find(s: str) -> Dialog | None:  # (a form: the list of whichever of its questions is shown, or its review)
+        for it in items:
+            listed = find_list(s, it.text, tuple(o.label for o in it.options))
+            if listed is not None:
+                return listed
+        return find_review(s, names) if len(items) > 1 else None
+
+    first = find(screen)
+    return None if first is None else (find, first)
+
+
+def unreadable(question: Question, where: str) -> Refused:
+    """Why no dialog of the question could be read (``finder`` found none), and what to do."""
+    if len(question.items) > 1:
+        return Refused(
+            f"the form of {len(question.items)} questions {where} is not drawn in a layout pi-notifier knows"
+            " (its first question as a list of its options): answer it in the terminal (pi-notifier goto);"
+            " nothing was typed"
+        )
+    return Refused(
+        f"the question's dialog is not on screen {where} as its tool's layout or as a list of its options;"
+        " nothing was typed"
+    )
+
+
+def usage(question: Question, choices: list[str], text: str | None) -> None:
+    """Bad usage (UsageError) or an answer no screen can take (Unsupported), before any look."""
+    guess = own_layout(question.tool)  # (the layout its dialog most likely is)
+    if guess is not None:
+        plan(guess, question, choices or None, text)
+        return
+    items = question.items or (question.first,)
+    if any(not it.options for it in items):
+        raise Unsupported(
+            f"the {clean(question.tool, 40)} tool's dialog is not one pi-notifier can read (a question"
+            " without options, in a layout it does not know): answer it in the terminal (pi-notifier goto)"
+        )
+    labels = tuple(o.label for o in items[0].options)
+    # (the usage alone: as if the dialog drew boxes and said how to tick and submit)
+    drawn = Rows((*labels, "Other"), 0, (False,) * (len(labels) + 1), len(labels))
+    plan_list(question, choices or None, text, drawn, toggle="Space", submits=True, usage_only=True)
+
+
+def plan_for(dialog: Dialog, question: Question, choices: list[str], text: str | None) -> Plan:
+    """The keys for the dialog as read: its tool's key map, or the list driver's."""
+    if dialog.variant == "review":
+        raise Unsupported("the form is at its review step: answer it in the terminal (pi-notifier goto)")
+    if dialog.variant == "list":
+        if len(question.items) > 1 and not shows_text(dialog.lines, question.items[0].text):
+            raise Unsupported("the form is not at its first question: answer it in the terminal (pi-notifier goto)")
+        if text is not None and not readable_help(dialog):
+            raise Unsupported(
+                "this dialog draws no help line below its rows that pi-notifier can read, so whether its"
+                " free-text row opens an input cannot be known: answer it in the terminal; nothing was typed"
+            )
+        return plan_list(
+            question, choices or None, text, rows(dialog), dialog.toggles, dialog.toggle_key, dialog.submits,
+            review=reviews(dialog),
+        )  # fmt: skip
+    return plan(dialog.variant, question, choices or None, text)
+
+
+def unready(dialog: Dialog, step: Step) -> str | None:
+    """Why ``step`` may not be sent to ``dialog`` (this question's) in the state it is in
+    (``None``: it may)."""
+    for text in step.shows:
+        if not dialog.shows(text):
+            return f"the dialog does not show {clean(text, 60)!r}"
+    if step.typing is not None and input_open(dialog) != step.typing:
+        return "the dialog shows no open input for the text" if step.typing else "the dialog's input is still open"
+    # (the text read in the open input below the rows, else wherever the dialog shows it)
+    where = dialog.below if step.typing else f"{' '.join(dialog.lines)} {dialog.below}"
+    if step.typed is not None and squash(step.typed) not in squash(where):
+        return "the dialog does not show the text typed"
+    if step.answers is not None and not dialog.labels:  # (a review with no list: Enter where it says so)
+        return None if dialog.submits else "the form's review does not say that Enter submits it"
+    return _rows_unready(rows(dialog), step)
+
+
+def _rows_unready(now: Rows, step: Step) -> str | None:
+    """Why the rows as drawn now are not in the state ``step`` expects: the boxes ticked, the
+    highlighted row (on a form's review: the one that submits it)."""
+    if step.checked is not None:
+        if not boxes_readable(now):
+            return "the dialog's rows show no check box to read"
+        ticked = tuple(i for i, on in enumerate(now.checked) if on)
+        if ticked != step.checked:
+            shown = ", ".join(repr(clean(now.texts[i], 40)) for i in ticked) or "none"
+            return f"the dialog's selection is not what this answer expects (ticked: {shown})"
+    if step.answers is not None and (now.cursor is None or not submit_row(now.texts[now.cursor])):
+        return "the highlighted row of the form's review is not the one that submits it"
+    if step.cursor is None:
+        return None
+    if now.cursor is None:
+        return "no row of the dialog is highlighted"
+    shown = now.texts[now.cursor]
+    if now.cursor != step.cursor or (step.cursor_text is not None and not same_row(shown, step.cursor_text)):
+        want = clean(step.cursor_text, 60) if step.cursor_text is not None else f"row {step.cursor + 1}"
+        return f"the dialog's cursor was moved: the highlighted row is {clean(shown, 60)!r}, not {want!r}"
+    return None
+
+
+def _not_ours(seen: Seen, question: Question, step: Step) -> str | None:
+    """Why the dialog seen is not ``question``'s at ``step`` (gone, or another's)."""
+    if seen.dialog is None:
+        return "the question's dialog is no longer on screen"
+    if step.answers is not None:
+        return review_mismatch(seen.dialog, question, step.answers)
+    return bound(seen.dialog, question, step.item, step.shows if step.item is None else ())
+
+
+def _name(step: Step) -> str:
+    if step.paste is not None:
+        return f"the text ({len(step.paste)} characters, pasted)"
+    return "+".join(step.keys)
+
+
+def _stopped(reason: str, typed: Typed, gone: bool) -> Refused:
+    """The one line when an answer stops: why, and exactly what was typed for it."""
+    if not typed.keys:
+        return Refused(f"{reason}; nothing was typed")
+    if gone:
+        return Refused(
+            f"{reason}; typed for this question before: {typed.said()}. The last of those keys may have"
+            " gone to what pi shows now: check the terminal"
+        )
+    return Refused(f"{reason}; typed for this question: {typed.said()}, then stopped: finish it in the terminal")
+
+
+def drive(look: Look, send: Send, question: Question, plan: Plan, session: Waits) -> Typed:
+    """Type the plan's keys, each bound to ``question`` (see the module's docstring); Refused,
+    saying what was typed, as soon as a look or the file shows that a key may not be typed."""
+    typed = Typed()
+    seen = look()
+    for i, step in enumerate(plan.steps):
+        for _ in range(3):  # (a look the carrier found changed by the time of the key: look again)
+            gone = _not_ours(seen, question, step)
+            if gone is not None:
+                raise _stopped(gone, typed, gone=bool(typed.keys))
+            assert seen.dialog is not None
+            reason = unready(seen.dialog, step) or session.waits_alone(question.tool_call_id)
+            if reason is not None:
+                raise _stopped(reason, typed, gone=False)
+            try:
+                if (not step.keys and step.paste is None) or send(step, seen):
+                    break
+            except Refused as exc:
+                raise _stopped(str(exc), typed, gone=False) from None
+            seen = look()
+        else:
+            raise _stopped("the screen kept changing between the look and the key", typed, gone=False)
+        if step.keys or step.paste is not None:
+            typed.keys.append(_name(step))
+            typed.windows.append(time.monotonic() - seen.at)
+        if i + 1 < len(plan.steps):
+            seen = _after(look, question, step, plan.steps[i + 1], typed)
+    return typed
+
+
+def _after(look: Look, question: Question, step: Step, following: Step, typed: Typed) -> Seen:
+    """The first look after ``step``'s key that shows its effect (``step.expect``, and the state
+    ``following`` needs). A look that still shows the question as it was before the key (pi has
+    not drawn it yet) is looked again; Refused at once when a look shows the question's dialog
+    gone or another's, or after a few seconds without the key's effect."""
+    deadline = time.monotonic() + STEP_TIMEOUT_S
+    delay = 0.001
+    while True:
+        seen = look()
+        gone = _not_ours(seen, question, following)
+        if gone is None:
+            assert seen.dialog is not None
+            moved = step.expect is None or seen.dialog.shows(step.expect)
+            if moved and unready(seen.dialog, following) is None:
+                return seen
+        elif _not_ours(seen, question, step) is not None:  # neither as before the key nor after it
+            log.debug("after %s: %s; the dialog seen: %s", typed.said(), gone, seen.dialog and seen.dialog.lines)
+            raise _stopped(gone, typed, gone=True)
+        if time.monotonic() > deadline:
+            raise _stopped("the dialog did not move on as expected", typed, gone=False)
+        time.sleep(delay)
+        delay = min(delay * 2, 0.05)
+
+
+def confirm(
+    session: SessionFile,
+    question: Question,
+    variant: str,
+    plan: Plan,
+    typed: Typed,
+    timeout: float,
+    settled: Callable[[], bool] | None = None,
+) -> Answered:
+    """Wait for pi to record an end of the question; check that it is the answer given (Refused
+    if not), and that it recorded nothing for another question meanwhile (else a note says so).
+    ``settled``: keys that could reach another dialog (tmux's) were typed; true once pi has read
+    them all."""
+    try:
+        done = recorded(session, question, timeout)
+    except Refused as exc:
+        raise Refused(f"{exc} (typed: {typed.said()})") from None
+    if settled is not None:
+        # A key read after pi moved on answers (or moves) the next question: once pi has read
+        # every key typed, the next question is given a moment to show whether one reached it.
+        wait_until(settled, SETTLE_TIMEOUT_S)
+        wait_until(lambda: bool(session.others_ended(question.tool_call_id)), LATER_S)
+    # A question that ended meanwhile may have had a key of this answer: said plainly.
+    others = session.others_ended(question.tool_call_id)
+    names = ", ".join(repr(clean(t.question.text, 60)) for t in others[:2])
+    note = (
+        f"pi also recorded an answer to {names} while this one was typed ({typed.said()}): unless that was"
+        " answered in the terminal, a key meant for this question may have gone there: check the terminal"
+        if others
+        else None
+    )
+    if done.outcome != "answered":
+        return replace(done, note=note)
+    result = tool_result(session.path, question.tool_call_id)
+    why = "pi's record of the answer could not be read back" if result is None else None
+    why = why or result_mismatch(variant, question, plan, *result)  # type: ignore[misc]
+    if why:
+        raise Refused(f"{why} (typed: {typed.said()})" + (f"; {note}" if note else ": check the terminal"))
+    log.debug("answered %s: keys %s, look-to-key %s s", question.tool_call_id, typed.keys, typed.windows)
+    return replace(done, note=note)
+
+
+# ---- through the companion extension ----
+
+def channel_dialog(session_file: str, question: Question) -> tuple[str, ExtDialog] | None:
+    """The open extension dialog that is this question (its socket too), if its pi has one."""
+    real = os.path.realpath(session_file)
+    for sock, d in all_open_dialogs():
+        if d.session_file is None and d.pid is not None:  # a start-up dialog: its pi is the session
+            if startup_key(d.pid) != session_file:
+                continue
+        elif not d.session_file or os.path.realpath(d.session_file) != real:
+            continue
+        if (
+            question.kind == "dialog"
+            and d.kind == question.dialog
+            and (d.tool_call_id or d.id) == question.tool_call_id
+        ):
+            return sock, d
+        if question.kind == "question" and d.kind != "editor" and d.tool_call_id == question.tool_call_id:
+            return sock, d  # (its own dialog: a custom component, or the select / input it falls back to)
+    return None
+
+
+def dialog_value(d: ExtDialog, choices: list[str], text: str | None) -> str | bool:
+    """The exact value a select / confirm / input dialog gets for CHOICE or --text (UsageError)."""
+    if d.kind == "input":
+        if text is None:
+            raise UsageError("this dialog asks for a text: give it with --text TEXT")
+        return text
+    if text is not None or len(choices) != 1:
+        raise UsageError(f"this {d.kind} dialog takes one choice, not --text")
+    choice = choices[0]
+    if d.kind == "confirm":
+        yes, no = ("yes", "y", "true", "1"), ("no", "n", "false", "2")
+        if choice.strip().lower() in yes + no:
+            return choice.strip().lower() in yes
+        raise UsageError("this confirm dialog takes yes or no")
+    options = list(d.options or ())
+    # pi's select draws every option as a row, in order: the same numbering and the same
+    # refusal of a number that is also another row's label as for a question tool
+    item = QuestionItem("", options=tuple(Option(clean(o)) for o in options))
+    return options[resolve(item, choice if choice.startswith('#') else clean(choice))]
+
+
+def by_channel(
+    options: EngineOptions,
+    view: SessionView,
+    question: Question,
+    choices: list[str],
+    text: str | None,
+    result_timeout: float,
+) -> Answered | None:
+    """Answer through the extension; ``None`` when this pi has no channel for the question."""
+    found = channel_dialog(view.ref.key, question)
+    if found is None:
+        if question.kind == "dialog":
+            raise Refused("the dialog is no longer open (answered or cancelled meanwhile)")
+        return None
+    sock, d = found
+    if d.kind == "editor":
+        raise Unsupported(
+            "an editor dialog cannot be answered from here: answer it in the terminal (pi-notifier goto)"
+        )
+    if d.remote is None:
+        raise Unsupported("this pi only announces its dialogs: answer it in the terminal (pi-notifier goto)")
+    if d.kind == "custom":
+        return _by_keys(options, view, question, sock, d, choices, text, result_timeout)
+    value = dialog_value(d, choices, text)
+    result = answer_dialog(sock, d.id, value)
+    if not result.ok:
+        raise Refused(clean(result.error or "pi did not take the answer", 200))
+    said = ("Yes" if value else "No") if isinstance(value, bool) else value
+    return Answered(question, "answered", said)
+
+
+def _keys_of(step: Step) -> list[str]:
+    if step.paste is not None:  # pasted whole, as a terminal pastes: never taken for key names
+        return [f"\x1b[200~{step.paste}\x1b[201~"]
+    return list(step.keys)
+
+
+def _by_keys(
+    options: EngineOptions,
+    view: SessionView,
+    question: Question,
+    sock: str,
+    d: ExtDialog,
+    choices: list[str],
+    text: str | None,
+    result_timeout: float,
+) -> Answered:
+    """A question tool's own dialog: the same checked plan as in tmux, its keys forwarded to the
+    component, its mirrored screen checked instead of the pane's."""
+    usage(question, choices, text)  # bad usage shows before anything else
+    session = SessionFile(options, view.ref.key)
+    if not session.pending(question.tool_call_id):
+        raise Refused("the question is no longer waiting (answered or cancelled meanwhile); nothing was typed")
+    found = finder(question, "\n".join(d.screen or ()))
+    if found is None:
+        raise unreadable(question, "in pi's dialog")
+    find, dialog = found
+    reason = check_screen(dialog, question)
+    if reason:
+        raise Refused(f"{reason}; nothing was typed")
+    steps = plan_for(dialog, question, choices, text)
+
+    def look() -> Seen:
+        at = time.monotonic()
+        screen = _screen(sock, d.id)
+        return Seen(find("\n".join(screen)) if screen is not None else None, None, at)
+
+    def send(step: Step, seen: Seen) -> bool:
+        # (to this dialog's id: keys never reach another dialog, whatever pi shows)
+        result = answer_dialog(sock, d.id, keys=_keys_of(step))
+        if not result.ok:
+            raise Refused(f"pi did not take the keys: {clean(result.error, 200)}")
+        return True
+
+    typed = drive(look, send, question, steps, session)
+    return confirm(session, question, dialog.variant, steps, typed, result_timeout)
+
+
+def _screen(sock: str, dialog_id: str) -> tuple[str, ...] | None:
+    for path, d in all_open_dialogs():
+        if path == sock and d.id == dialog_id:
+            return d.screen
+    return None
+
+
+# ---- by keys into the tmux pane ----
+
+def look(pane: TmuxPane, find: Find) -> Seen:
+    """A fresh capture of the pane: the question's dialog on it, and the tmux condition that
+    holds while the pane still shows that dialog's every line where it was."""
+    at = time.monotonic()
+    screen = capture(pane)
+    dialog = find(screen) if screen is not None else None
+    if dialog is None:
+        return Seen(None, None, at)
+    assert screen is not None
+    return Seen(dialog, showing(screen.splitlines(), range(dialog.top, dialog.top + len(dialog.raw))), at)
+
+
+def send(pane: TmuxPane, step: Step, seen: Seen) -> bool:
+    """The step's key (or paste) into the pane, only onto the screen ``seen`` (False: the pane
+    no longer shows it; nothing was sent). Refused when tmux failed."""
+    checked = (version() or (0, 0)) >= SHOWING_SINCE and isinstance(seen.proof, str)
+    if not checked:  # an older tmux: sent right after the look, unchecked in between
+        ok = paste(pane, step.paste) if step.paste is not None else send_keys(pane, step.keys)
+        if not ok:
+            raise Refused(f"could not send keys to tmux pane {clean(pane.pane)}")
+        return True
+    assert isinstance(seen.proof, str)
+    buffer = load_buffer(pane, step.paste) if step.paste is not None else None
+    if step.paste is not None and buffer is None:
+        raise Refused(f"could not paste into tmux pane {clean(pane.pane)}")
+    sent = send_if(pane, seen.proof, step.keys, buffer)
+    if sent is not True and buffer is not None:
+        tmux(pane.socket, "delete-buffer", "-b", buffer)
+    if sent is None:
+        raise Refused(f"could not send keys to tmux pane {clean(pane.pane)}")
+    return sent
+
+
+def by_tmux(
+    options: EngineOptions,
+    view: SessionView,
+    question: Question,
+    choices: list[str],
+    text: str | None,
+    result_timeout: float,
+    neighbours: Sequence[SessionView] = (),
+) -> Answered:
+    """Type the answer into the pane of the pi that has this session (Refused / Unsupported /
+    UsageError); ``neighbours``: the other sessions known (a snapshot's)."""
+    usage(question, choices, text)  # bad usage shows before anything else
+    session = SessionFile(options, view.ref.key)
+    if not session.pending(question.tool_call_id):
+        raise Refused("the question is no longer waiting (answered or cancelled meanwhile); nothing was typed")
+
+    # Keys go only to the one pi the evidence gives this session to: never to a neighbour in
+    # the same folder (its own session among ``neighbours``), never when two could be it.
+    location = locate_one(view, neighbours=neighbours, announced=announced_sessions())
+    if isinstance(location, Unmatched):
+        raise Refused(location.reason if location.ambiguous else f"{location.reason}; {resume_advice(view)}")
+    if location.tmux is None:
+        raise Refused("this pi does not run in tmux, so keys cannot be delivered: use pi-notifier goto")
+    pane = location.tmux
+
+    screen = capture(pane)
+    found = finder(question, screen) if screen is not None else None
+    if found is None:
+        raise unreadable(question, f"in tmux pane {clean(pane.pane)}")
+    find, dialog = found
+    reason = check_screen(dialog, question)
+    if reason:
+        raise Refused(f"{reason}; nothing was typed")
+    steps = plan_for(dialog, question, choices, text)
+    typed = drive(lambda: look(pane, find), lambda step, seen: send(pane, step, seen), question, steps, session)
+    tty = location.tty
+    return confirm(
+        session, question, dialog.variant, steps, typed, result_timeout,
+        settled=lambda: tty is None or unread_input(tty) in (0, None),
+    )  # fmt: skip
+
+
+# ---- pi-notifier answer ----
+
 
 __all__ = ["RESULT_TIMEOUT_S", "Answered", "answer", "answer_line"]
 
@@ -42,6 +717,18 @@ def answer(
         raise UsageError("give the answer: an option number or label, or --text TEXT")
     if call is None and token is not None:
         call, spec = _by_token(snapshot, spec, token)
+    view, question = _waiting(snapshot, spec, call)
+    if token is not None and question_token(question) != token:
+        raise Refused(f"the question waiting is no longer the one shown: it asks {_named(question)}; nothing was typed")
+    through = by_channel(options, view, question, choices, text, result_timeout)
+    if through is not None:
+        return through
+    return by_tmux(options, view, question, choices, text, result_timeout, snapshot.sessions)
+
+
+def _waiting(snapshot: Snapshot, spec: str | None, call: str | None) -> tuple[SessionView, Question]:
+    """The session and the question an answer is for: the call ``call`` (in whichever session
+    has it, if ``spec`` names none), else the one waiting in the session ``spec`` names."""
     if spec is None and call is not None:
         holders = [v for v in snapshot.sessions if any(q.tool_call_id == call for q in v.pending)]
         if len(holders) == 1:
@@ -62,12 +749,7 @@ def answer(
         if view.abandoned:
             raise Refused(f"the pi that asked has stopped; {resume_advice(view)}")
         raise Refused("this session has no question waiting")
-    if token is not None and question_token(question) != token:
-        raise Refused(f"the question waiting is no longer the one shown: it asks {_named(question)}; nothing was typed")
-    through = by_channel(options, view, question, choices, text, result_timeout)
-    if through is not None:
-        return through
-    return by_tmux(options, view, question, choices, text, result_timeout, snapshot.sessions)
+    return view, question
 
 
 def _named(q: Question) -> str:
@@ -106,12 +788,12 @@ def answer_line(
         shown = [q for v in snapshot.sessions if v.ref.key == session for q in v.pending if q.tool_call_id == call]
         if shown and question_token(shown[0]) != token:
             return 1, f"not answered: the question waiting is no longer the one shown ({_named(shown[0])})"
-    remote = over_ssh.split(config, session)
+    remote = goto.split(config, session)
     if remote is not None:
         args = ["--call", call, *(["--text", text] if text is not None else []), *choices]
         try:
-            code, out, err = over_ssh.answer_remote(*remote, [*args, "--timeout", f"{timeout:g}"], timeout)
-        except over_ssh.RemoteRefused as exc:
+            code, out, err = goto.answer_remote(*remote, [*args, "--timeout", f"{timeout:g}"], timeout)
+        except goto.RemoteRefused as exc:
             return 1, clean(exc)
         said = (out if code == 0 else err).strip().splitlines()
         return code, clean(said[-1] if said else f"exit code {code}", 300)
@@ -128,3 +810,13 @@ def answer_line(
     if done.outcome not in (None, "answered"):
         return 1, f"pi recorded the question as {done.outcome}: {clean(done.answer or '', 200)}{note}"
     return 0, f"answered: {clean(done.answer or '(recorded)', 300)}{note}"
+
+
+# ---- a Goto or an Answer from the tray, a notification or the window ----
+
+def carry_out(config: Config, snapshot: Snapshot, command: Goto | Answer) -> tuple[int, str]:
+    if isinstance(command, Goto):
+        return go(config, snapshot, command.session)
+    return answer_line(
+        config, snapshot, command.session, command.call, list(command.choices), command.text, token=command.token
+    )

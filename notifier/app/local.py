@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from notifier.actions.carry_out import carry_out
+from notifier.actions.answer import carry_out
 from notifier.app import choices
 from notifier.app.dialog_feed import DialogFeed
 from notifier.config import Config

@@ -4,7 +4,7 @@ Each configured remote runs as a :class:`notifier.remote.link.Link` (a thread an
 what its stream says is applied to the board on the engine thread (``Engine.call``), so remote
 questions become the same transitions as local ones and every sink (run --json, history,
 notifications, tray, window, push) just works. ``goto`` and ``answer`` on a remote
-session: :mod:`notifier.actions.over_ssh`.
+session: :mod:`notifier.actions.goto`.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import time
 from functools import partial
 from typing import Any
 
-from notifier.actions.over_ssh import configured
+from notifier.actions.goto import configured
 from notifier.config import Config
 from notifier.core.model import Transition
 from notifier.core.text import clean

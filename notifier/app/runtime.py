@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from notifier.actions.carry_out import carry_out
+from notifier.actions.answer import carry_out
 from notifier.app import requests
 from notifier.app.alerts import notifier
 from notifier.app.choices import PreferencesOwner, open_store

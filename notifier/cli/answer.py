@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from notifier.actions import over_ssh
+from notifier.actions import goto as over_ssh
 from notifier.cli.parser import fail, say, sessions_of
 from notifier.config import Config
 from notifier.core.model import Snapshot, question_token
@@ -69,7 +69,7 @@ def cmd_answer(args: argparse.Namespace, config: Config) -> int:
     """answer [SESSION] [--call ID] CHOICE... | --text TEXT: 0 answered, 1 not delivered, 2 bad usage."""
     from notifier.actions import goto
     from notifier.actions.answer import answer
-    from notifier.pi.keymaps import Unsupported, UsageError
+    from notifier.pi.keys import Unsupported, UsageError
 
     if args.timeout <= 0:
         return fail(2, "--timeout takes a number of seconds > 0")

@@ -17,7 +17,7 @@ import apprise
 import psutil
 
 from notifier import APP_NAME
-from notifier.actions import over_ssh
+from notifier.actions import goto as over_ssh
 from notifier.app.window_process import window_display
 from notifier.cli import install as pi_extension
 from notifier.compat.watchdog import events_lost
@@ -27,7 +27,7 @@ from notifier.core.planner import quiet_hours_note
 from notifier.core.text import clean
 from notifier.outputs.push import desktop_away
 from notifier.pi.catalog import QuestionCatalog
-from notifier.pi.extensions import dialog_kinds, extension_args, listed_extensions
+from notifier.pi.parse import dialog_kinds, extension_args, listed_extensions
 from notifier.sessions import walk
 from notifier.system import paths
 from notifier.system.desktop import describe, focus_method, has_display

@@ -10,7 +10,8 @@ import os
 import re
 import sys
 
-from notifier.actions import goto, over_ssh
+from notifier.actions import goto
+from notifier.actions import goto as over_ssh
 from notifier.cli.parser import fail, sessions_of
 from notifier.config import Config
 from notifier.core import text as shellcmd

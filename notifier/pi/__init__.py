@@ -1,6 +1,5 @@
-"""What pi writes, read (pure): its entries as events (:mod:`.entries`), which lines can matter
-(:mod:`.lines`), the question tools (:mod:`.catalog`, :mod:`.extraction`, :mod:`.outcomes`;
-docs/question-tools.md), the keys that answer each tool's dialog (:mod:`.keymaps`) and the checks
-around them (:mod:`.answer_checks`), a dialog read off a terminal screen (:mod:`.screens`), and which
-extensions open dialogs the session file does not show (:mod:`.extensions`). docs/pi-sessions.md
-is the record of the facts relied on."""
+"""What pi writes and draws, read (pure): a session line into events (:mod:`.parse`), the question
+tools and what they ask (:mod:`.catalog`; docs/question-tools.md), how a question ended
+(:mod:`.outcomes`), a dialog read off a terminal screen (:mod:`.screens`), and the keys that answer
+it with the checks around them (:mod:`.keys`). docs/pi-sessions.md is the record of the facts
+relied on."""

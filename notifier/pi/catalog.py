@@ -1,17 +1,25 @@
-"""Which tool calls are questions: the built-in catalog of question tools, adjustable by the user's
-config (names and glob patterns), and the shape of a question's arguments for a tool nobody named.
+"""Which tool calls are questions, and what they ask (pure).
 
-Pure: see ``docs/question-tools.md`` §2 (names, patterns) and §7 (shapes).
+The built-in catalog of question tools, adjustable by the user's config (names and glob
+patterns), and the shape of a question's arguments for a tool nobody named
+(``docs/question-tools.md`` §2, §7); then :func:`extract` reads a question tool's ``arguments``,
+in any shape of the catalog, into a sanitized ``Question`` by the rules of §3 (it takes the
+``arguments`` dict, or JSON string, as pi saved it).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import replace
 from fnmatch import translate
 from typing import Any, Literal
 
 from notifier.core.codec import loads
+from notifier.core.model import GENERIC_QUESTION, Option, Question, QuestionItem
+from notifier.core.text import clean
+
+# ---- which tool calls are questions ----
 
 # Every tool of category "question" in the research catalog, plus `plan_mode` (PizzaPi), which
 # blocks until the user picks an action. Look-alikes that consult another model (AskCodex, ask_jeff)
@@ -66,7 +74,7 @@ SEND_KEYS = frozenset(
 _NOT_ASKING = WORK_KEYS | SEND_KEYS
 MAX_TEXT = 4000  # characters of a question text (tools cap theirs at 4000 or less)
 MAX_LABEL = 200  # characters of an option's label
-MIN_OPTIONS, MAX_OPTIONS = 2, 20
+MIN_SHAPED_OPTIONS, MAX_SHAPED_OPTIONS = 2, 20  # (a question of a tool nobody named)
 MAX_QUESTIONS = 20
 _PATTERN_CHARS = frozenset("*?[")
 
@@ -162,14 +170,14 @@ def _option(item: Any) -> bool:
     return _label(item)
 
 
-def _options(q: Mapping[str, Any]) -> bool:
+def _has_options(q: Mapping[str, Any]) -> bool:
     """``q`` offers a list of options to pick from: 2–20 short labels (strings or objects)."""
     for key in OPTION_KEYS:
         if key in q:
             raw = _loads(q[key])
             return (
                 isinstance(raw, list)
-                and MIN_OPTIONS <= len(raw) <= MAX_OPTIONS
+                and MIN_SHAPED_OPTIONS <= len(raw) <= MAX_SHAPED_OPTIONS
                 and all(_option(item) for item in raw)
             )
     return False
@@ -177,7 +185,7 @@ def _options(q: Mapping[str, Any]) -> bool:
 
 def _one_question(q: Mapping[str, Any]) -> bool:
     """One question: a text under a question key, a list of options, and no key of work."""
-    return any(_text(q.get(key)) for key in TEXT_KEYS) and _options(q) and _NOT_ASKING.isdisjoint(q.keys())
+    return any(_text(q.get(key)) for key in TEXT_KEYS) and _has_options(q) and _NOT_ASKING.isdisjoint(q.keys())
 
 
 def is_question_shaped(args: Mapping[str, Any]) -> bool:
@@ -205,3 +213,263 @@ def is_question_shaped(args: Mapping[str, Any]) -> bool:
 
 def _asks_human(args: Mapping[str, Any]) -> bool:
     return WORK_KEYS.isdisjoint(args.keys()) and any(_text(args.get(key)) for key in TEXT_KEYS)
+
+
+# ---- what a question asks: its arguments read into a Question ----
+
+_TEXT_KEYS = ("question", "title", "prompt", "text", "message", "header", "label")
+_LABEL_KEYS = ("label", "title", "text", "value", "name", "option")
+_DESC_KEYS = ("description", "detail", "details")
+# A chip beside the question; `title` only when the question is under another key (a short title
+# beside it, never the question itself).
+_HEADER_KEYS = ("header", "label", "questionTopic", "tab", "topic", "title", "id")
+_INSTRUCTION_KEYS = ("instructions", "description", "intro", "context")  # a form's, under its title
+ELSEWHERE = "Waits for a reply outside pi, not in its terminal ({tool})"
+_MULTI_KEYS = ("multiSelect", "multi", "allowMultiple", "multiple", "multipleSelect")
+_PLAN_ACTIONS = ("Execute", "Keep context", "Edit", "Cancel")
+MAX_ITEMS = 50
+MAX_OPTIONS = 50
+MAX_JSON_ARG = 1 << 20  # an argument saved as a JSON string
+
+
+def _maybe_json(value: Any) -> Any:
+    """A string holding a JSON object or list, parsed (bounded: size and depth); else ``value``."""
+    if isinstance(value, str):
+        stripped = value.strip()
+        if stripped[:1] in ("[", "{"):
+            try:
+                return loads(stripped, max_bytes=MAX_JSON_ARG)
+            except ValueError:  # not JSON, too large or too deep (UnicodeDecodeError included)
+                return value
+    return value
+
+
+def _first_text(q: Mapping[str, Any], keys: Iterable[str]) -> tuple[str | None, str | None]:
+    for key in keys:
+        value = q.get(key)
+        if isinstance(value, str) and value.strip():
+            text = clean(value)
+            if text:
+                return text, key
+    return None, None
+
+
+def _is_true(value: Any) -> bool:
+    return value is True or (isinstance(value, str) and value.lower() == "true")
+
+
+def _multi(q: Mapping[str, Any]) -> bool | None:
+    for key in _MULTI_KEYS:
+        if key in q and q[key] is not None:
+            return _is_true(q[key])
+    if q.get("selectionMode") == "multiple":
+        return True
+    kind = q.get("type")
+    if isinstance(kind, str) and kind.lower() in ("multi", "multiselect", "checkbox"):
+        return True
+    if q.get("kind") == "multi":
+        return True
+    return None
+
+
+def _options(q: Mapping[str, Any]) -> tuple[Option, ...]:
+    raw = _maybe_json(q.get("options"))
+    if raw is None:
+        raw = _maybe_json(q.get("choices"))
+    if isinstance(raw, Mapping):
+        raw = [raw]
+    if not isinstance(raw, list):
+        if q.get("type") == "confirm" or _is_true(q.get("confirm")):
+            return (Option("Yes"), Option("No"))
+        return ()
+    recommended = _recommendation(q)
+    out: list[Option] = []
+    for index, item in enumerate(raw[:MAX_OPTIONS]):
+        option = _read_option(item)
+        # A label that is empty once cleaned ("\u200b") is still a row the dialog draws (and
+        # numbers): it stays, or every later row's number would differ from the screen's.
+        if option is not None:
+            out.append(replace(option, recommended=option.recommended or recommended(index, option, item)))
+    return tuple(out)
+
+
+def _read_option(item: Any) -> Option | None:
+    """One option as a tool gives it (a label, or an object with a label, a description, a
+    value and its own ``recommended`` flag); ``None``: not an option."""
+    if isinstance(item, Mapping):
+        value = item.get("value", item.get("id"))
+        label = _first_text(item, _LABEL_KEYS)[0] or ""
+        description = _first_text(item, _DESC_KEYS)[0]
+        return Option(label, description, item.get("recommended") is True, value if isinstance(value, str) else None)
+    if isinstance(item, str) or (isinstance(item, (int, float)) and not isinstance(item, bool)):
+        return Option(clean(item))
+    return None
+
+
+def _recommendation(q: Mapping[str, Any]) -> Callable[[int, Option, Any], bool]:
+    """Which options a question marks recommended beside them: by index, indices, value, or a
+    label ending "(Recommended)"."""
+    rec_index = q.get("recommended") if isinstance(q.get("recommended"), int) else None
+    if rec_index is None and isinstance(q.get("recommendationIndex"), int):
+        rec_index = q["recommendationIndex"]
+    raw_indices = q.get("recommendedIndices")
+    rec_indices: list[Any] = raw_indices if isinstance(raw_indices, list) else []
+    recommendation = q.get("recommendation")
+    rec_values = recommendation if isinstance(recommendation, list) else [recommendation]
+
+    def recommended(index: int, option: Option, item: Any) -> bool:
+        value = item.get("value", item.get("id")) if isinstance(item, Mapping) else None
+        return (
+            index == rec_index
+            or index in rec_indices
+            or (value is not None and isinstance(value, (str, int)) and value in rec_values)
+            or option.label.endswith("(Recommended)")
+        )
+
+    return recommended
+
+
+def _recommended_first(options: tuple[Option, ...]) -> tuple[Option, ...]:
+    """pi-ask's order: the options marked recommended first, the rest after, each in its order."""
+    return tuple(o for o in options if o.recommended) + tuple(o for o in options if not o.recommended)
+
+
+def _show_when(q: Mapping[str, Any]) -> tuple[str, str] | None:
+    cond = q.get("showWhen")
+    if isinstance(cond, Mapping) and isinstance(cond.get("questionId"), str) and isinstance(cond.get("equals"), str):
+        return (cond["questionId"], cond["equals"])
+    return None
+
+
+def _texts(q: Mapping[str, Any]) -> tuple[str | None, str | None, str | None]:
+    """A question's (text, header, detail) as its dialog shows them."""
+    text, key = _first_text(q, _TEXT_KEYS)
+    header: str | None = None
+    detail: str | None = None
+    if "tab" in q and not q.get("question") and isinstance(q.get("header"), str):
+        # itc-steve: `header` is the question title and `tab` the short chip.
+        text = clean(q["header"]) or text
+        header = clean(q.get("tab")) or None
+        key = "header"
+    else:
+        for hkey in _HEADER_KEYS:
+            if hkey == "title" and key == "title":  # (the question itself)
+                continue
+            value = q.get(hkey)
+            if isinstance(value, (str, int)) and not isinstance(value, bool) and str(value).strip():
+                header = clean(value)
+                break
+    message = clean(q.get("message")) if key == "title" and isinstance(q.get("message"), str) else ""
+    if message:
+        # An adapter's short `title` beside its `message`: the dialog asks the message, the
+        # title is its header.
+        header, text, key = text, message, "message"
+    if key in ("title", "header") and isinstance(q.get("prompt"), str):
+        detail = clean(q["prompt"]) or None
+    if detail is None:
+        detail = _first_text(q, ("body", "context", "description"))[0]
+    return text, header, detail
+
+
+def _item(q: Mapping[str, Any], form: Mapping[str, Any] | None = None, tool: str = "") -> QuestionItem | None:
+    text, header, detail = _texts(q)
+    options = _options(q)
+    if tool == "ask_user_question" and any(isinstance(o, Mapping) and "value" in o for o in _list(q.get("options"))):
+        options = _recommended_first(options)  # pi-ask draws them so
+    multi = _multi(q)
+    if multi is None and form is not None:
+        multi = _multi(form)
+    if text is None and not options:
+        return None
+    if header is not None and (not header or header == text):
+        header = None
+    key = q.get("id") if isinstance(q.get("id"), str) else None
+    return QuestionItem(
+        text or GENERIC_QUESTION,
+        header,
+        detail,
+        options,
+        bool(multi),
+        key=key,
+        required=q.get("required") is not False,
+        show_when=_show_when(q),
+        other=q.get("allowOther") is not False,
+    )
+
+
+def _list(value: Any) -> list[Any]:
+    value = _maybe_json(value)
+    return value if isinstance(value, list) else []
+
+
+def _plan_item(args: Mapping[str, Any]) -> QuestionItem:
+    """A plan to approve: its title, its description and steps as the detail, the actions."""
+    text, _ = _first_text(args, ("title",))
+    steps = args.get("steps")
+    detail = clean(args.get("description")) or None
+    if isinstance(steps, list):
+        step_titles = [
+            clean(s.get("title")) if isinstance(s, Mapping) else clean(s) for s in steps[:MAX_OPTIONS]
+        ]
+        joined = "; ".join(t for t in step_titles if t)
+        detail = f"{detail} — {joined}" if detail and joined else (detail or joined or None)
+    return QuestionItem(text or "Approve the plan", None, detail, tuple(Option(a) for a in _PLAN_ACTIONS))
+
+
+def _items(tool: str, args: Mapping[str, Any]) -> list[QuestionItem]:
+    """The questions of a form (``questions``, ``prompts``), or a plan to approve, or a form
+    given as text; empty: the arguments are one question themselves (or none)."""
+    questions = _maybe_json(args.get("questions"))
+    if questions is None and isinstance(args.get("prompts"), list):
+        questions = args["prompts"]
+    if isinstance(questions, Mapping):
+        questions = [questions]
+    if tool == "plan_mode":
+        return [_plan_item(args)]
+    if isinstance(questions, str) and questions.strip():
+        if tool == "interview":
+            return [QuestionItem(f"Interview form: {clean(questions, 200)}")]
+        return [QuestionItem(clean(questions))]
+    items: list[QuestionItem] = []
+    for q in questions[:MAX_ITEMS] if isinstance(questions, list) else []:
+        if isinstance(q, Mapping):
+            item = _item(q, args if len(questions) == 1 else None, tool)
+        elif isinstance(q, str) and q.strip():
+            item = QuestionItem(clean(q))
+        else:
+            item = None
+        if item is not None:
+            items.append(item)
+    return items
+
+
+def extract(tool: str, arguments: Any, call_id: str, asked_at: float, elsewhere: bool = False) -> Question:
+    """Read a question tool call's arguments (any shape in the catalog, malformed ones included).
+    ``elsewhere``: the tool waits for a human's reply outside pi (no dialog): said in the title."""
+    args = _maybe_json(arguments)
+    if not isinstance(args, Mapping):
+        args = {}
+    title = instructions = None
+    if isinstance(args.get("questions"), (list, str)):  # a form: its title and instructions
+        title = _first_text(args, ("title", "header"))[0]
+        instructions = _first_text(args, _INSTRUCTION_KEYS)[0]
+    if elsewhere:
+        title = ELSEWHERE.format(tool=clean(tool, 60))
+    items = _items(tool, args)
+    if not items:
+        item = _item(args, tool=tool)
+        if item is not None:
+            items.append(item)
+    if not items:
+        fallback = "asks what to do next" if tool == "ask_next_action" else GENERIC_QUESTION
+        items.append(QuestionItem(f"{fallback} ({clean(tool, 60)})"))
+    if elsewhere:  # nothing to pick or type in pi: it is answered where it was sent
+        items = [replace(it, options=(), other=False) for it in items]
+    return Question(
+        tool_call_id=call_id,
+        tool=clean(tool, 80),
+        items=tuple(items),
+        asked_at=asked_at,
+        title=title,
+        instructions=instructions,
+    )

@@ -63,6 +63,7 @@ class Dialog:
     toggle_key: str | None = None  # "list": the key its help says ticks a row ("Space", "x"; None: not said)
     submits: bool = False  # "list": its help says Enter submits (or confirms, or is done)
     below: str = ""  # "list": what it draws below its rows (a help line, an open input), cleaned, on one line
+    above: str = ""  # "list": what it draws above the question's text (a form's tab bar), cleaned, on one line
 
     @property
     def flat(self) -> str:
@@ -81,6 +82,11 @@ class Rows:
     cursor: int | None
     checked: tuple[bool | None, ...] = ()  # "list": each row's radio or check box (None: none drawn)
     other: int | None = None  # "list": the row that opens a typed answer ("Other", "Type something"), if drawn
+
+
+def own_layout(tool: str) -> str | None:
+    """The layout a known tool's own dialog most likely is (the first one drawn for that name)."""
+    return next((variant for variant, _, tools in _SIGNATURES if tool in tools), None)
 
 
 def find_dialog(screen: str, tool: str) -> Dialog | None:
@@ -114,6 +120,8 @@ def rows(dialog: Dialog) -> Rows:
     """The option rows the dialog shows (see the module's docstring for each tool's layout)."""
     if dialog.variant == "list":
         return _listed(dialog.raw, dialog.labels)
+    if dialog.variant == "review":  # (its list of steps is its last lines)
+        return _listed(dialog.raw[len(dialog.raw) - len(dialog.labels) :], dialog.labels)
     if dialog.variant in ("question", "questionnaire"):
         return _numbered(dialog.raw)
     if dialog.variant == "pi-ask":
@@ -294,8 +302,101 @@ def find_list(screen: str, text: str, labels: tuple[str, ...]) -> Dialog | None:
         below = " ".join(clean(line) for line in _to_border(raw[last + 1 : last + 1 + _MAX_LIST_LINES]))
         toggles = bool(_SPACE_SELECTS.search(below))
         shown = tuple(clean(line) for line in lines)
-        return Dialog("list", shown, lines, start, labels, toggles, toggle_key(below), submits(below), below)
+        above = " ".join(clean(line) for line in reversed(_to_border(raw[max(0, start - 8) : start][::-1])))
+        return Dialog("list", shown, lines, start, labels, toggles, toggle_key(below), submits(below), below, above)
     return None
+
+
+def reviews(dialog: Dialog) -> bool:
+    """Whether a form says it ends in a step of its own that submits it: its tab bar (what it
+    draws above the question) names a Submit or Review step ("□ Task  □ Release  ✓ Submit")."""
+    return bool(_REVIEW_TAB.search(dialog.above))
+
+
+def find_review(screen: str, names: tuple[tuple[str, ...], ...]) -> Dialog | None:
+    """A form's review step at the bottom of the screen: a line naming each question (one of its
+    ``names``: its header or its text), in the form's order, each on a line of its own with its
+    answer below or after it, then either a list with one row that submits (``❯ 1. Submit
+    answers``), its rows the last lines of the dialog read, or no list and a line that says Enter
+    submits (``Press Enter to submit``: ``submits``). ``None`` when the screen does not show it so."""
+    raw = screen.splitlines()
+    wanted = [{squash(n) for n in each if clean(n)} for each in names]
+    if not wanted or not all(wanted):
+        return None
+    for start in range(len(raw) - 1, -1, -1):
+        if not names_line(raw[start], wanted[0]):
+            continue
+        at = [start]
+        end = min(len(raw), start + _MAX_LIST_LINES)
+        for want in wanted[1:]:
+            nxt = next((n for n in range(at[-1] + 1, end) if names_line(raw[n], want)), None)
+            if nxt is None:
+                break
+            at.append(nxt)
+        if len(at) != len(wanted):
+            continue
+        steps = _review_rows(raw, at[-1] + 1, end)
+        if steps is None:
+            return _review_without_list(raw, start, at[-1] + 1, end)
+        first, labels = steps
+        lines = tuple(raw[start : first + len(labels)])
+        below = " ".join(clean(line) for line in _to_border(raw[first + len(labels) : first + len(labels) + 8]))
+        return Dialog("review", tuple(clean(line) for line in lines), lines, start, labels, below=below)
+    return None
+
+
+def _review_without_list(raw: list[str], start: int, begin: int, end: int) -> Dialog | None:
+    """A review with no list of its own: down to the line below the answers that says Enter
+    submits (and no row with a cursor mark at its start between: a list not read is not guessed at)."""
+    for n in range(begin, end):
+        lead = raw[n][:2].strip()
+        if lead and lead[0] in CURSOR_MARKS:
+            return None
+        if _SUBMIT_HELP.search(clean(raw[n])):
+            lines = tuple(raw[start : n + 1])
+            return Dialog("review", tuple(clean(line) for line in lines), lines, start, submits=True)
+    return None
+
+
+def names_line(line: str, want: set[str]) -> bool:
+    """Whether a review's line names a question (``want``: its header and text, squashed): after
+    the marks before it, that alone, or with a colon and its answer after it."""
+    squashed = squash(_ROW_MARKS.sub("", line))
+    return any(squashed == w or squashed.startswith(w + ":") for w in want)
+
+
+def _review_rows(raw: list[str], begin: int, end: int) -> tuple[int, tuple[str, ...]] | None:
+    """(the first line, the labels) of the review's list: the one run of row lines, at one label
+    column, that holds exactly one row reading as a submit step (``None``: none, or several)."""
+    found: list[tuple[int, tuple[str, ...]]] = []
+    n = begin
+    while n < end:
+        run: list[str] = []
+        column = None
+        while n < end:
+            m = _ROW.match(raw[n])
+            if m is None or (column is not None and m.start("label") != column) or not _ROWISH.match(m.group("prefix")):
+                break
+            column = m.start("label")
+            run.append(clean(m.group("label")))
+            n += 1
+        if sum(bool(_SUBMIT_ROW.match(label)) for label in run) == 1 and len(set(run)) == len(run):
+            found.append((n - len(run), tuple(run)))
+        n += 1 if not run else 0
+    return found[-1] if len(found) == 1 else None
+
+
+def submit_row(text: str) -> bool:
+    """Whether a row reads as the step that submits a form ("Submit answers", "Confirm")."""
+    return bool(_SUBMIT_ROW.match(clean(text)))
+
+
+# A review's words, as data: a tab that names the step, a row that submits.
+_REVIEW_TAB = re.compile(r"(?:^|\s)(?:[✓✔☐□■●○]\s*)?(?:submit|review|confirm)\b", re.IGNORECASE)
+_SUBMIT_ROW = re.compile(r"^(?:submit|confirm|send|finish|done)\b", re.IGNORECASE)
+_ROW_MARKS = re.compile(rf"^[\s{CURSOR_MARKS}●○•◦·→\-–—*]*")  # (before a name or an answer in a review)
+# a row's prefix: a cursor and a number, or spaces
+_ROWISH = re.compile(rf"^\s*(?:[{CURSOR_MARKS}]\s*)?(?:\d+[.)]\s*)?$")
 
 
 def _to_border(lines: list[str]) -> list[str]:
@@ -324,6 +425,11 @@ def input_open(dialog: Dialog) -> bool:
     """Whether the dialog shows an open input: its help says Enter saves or submits the text,
     and no longer speaks of moving between or selecting rows."""
     return bool(_INPUT_HELP.search(dialog.below)) and not _LIST_HELP.search(dialog.below)
+
+
+def readable_help(dialog: Dialog) -> bool:
+    """Whether the dialog draws a help line below its rows that speaks of them (moving, selecting)."""
+    return bool(_LIST_HELP.search(dialog.below))
 
 
 def toggle_key(help_text: str) -> str | None:

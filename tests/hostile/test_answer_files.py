@@ -10,7 +10,7 @@ import os
 import threading
 from pathlib import Path
 
-from notifier.actions.answer_session import tool_result
+from notifier.actions.answer import tool_result
 from notifier.tail import find_name
 
 DEEP = 200_000  # far past the interpreter's recursion limit: json.loads raises RecursionError

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from notifier.core.codec import MAX_TIME, MIN_TIME, iso, parse_iso
-from notifier.pi.entries import parse_time
+from notifier.pi.parse import parse_time
 from notifier.store import Store
 from tests.writer import ask, header, user
 

@@ -188,7 +188,7 @@ def test_engine_is_the_one_under_test() -> None:
 def test_the_marked_lines_are_those_holding_a_marker(pieces: list[bytes]) -> None:
     """The search for the lines that hold a marker (each marker searched once per byte) takes
     exactly those, newest first, whatever the order of common and rare markers."""
-    from notifier.pi.lines import MARKERS
+    from notifier.pi.parse import MARKERS
     from notifier.tail import _take
 
     data = b"".join(p + (b"\n" if i % 3 else b"") for i, p in enumerate(pieces)) + b"\n"

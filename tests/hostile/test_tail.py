@@ -23,8 +23,7 @@ from notifier.core import codec as jsonbound
 from notifier.core.board import Board
 from notifier.core.reducer import SessionReducer
 from notifier.pi.catalog import QuestionCatalog
-from notifier.pi.entries import to_events
-from notifier.pi.lines import TOO_ODD
+from notifier.pi.parse import TOO_ODD, to_events
 from notifier.scan_cache import KEEP_ROWS, StartupCache
 from notifier.sessions import EngineOptions, SessionFiles, scan_once
 from notifier.tail import Tailer
@@ -629,7 +628,7 @@ def test_a_question_too_large_to_read_is_still_shown_waiting(
     """A question tool's call over the 32 MB bound (a 40 MB option label) is skipped unread, with
     one log line, but its first bytes name the call: the session is shown waiting, notified,
     and resolved by its answer, at start-up (status, the scan cache, the app) and live."""
-    from notifier.pi.lines import TOO_LARGE
+    from notifier.pi.parse import TOO_LARGE
 
     f = tmp_path / "sessions" / "--p--" / "s.jsonl"
     f.parent.mkdir(parents=True)

@@ -2,7 +2,8 @@
 `@juicesharp/rpiv-ask-user-question`, not written here) in pi 1.6.0. It draws its own layout,
 which pi-notifier has no key map for; its dialog is read as a list (the question's text, then
 numbered rows, "❯" on the highlighted one) and answered key by key, and what the tool recorded is
-the option chosen. A form of several questions in that layout is refused, nothing typed.
+the option chosen. A form of several questions in that layout ends in a review step (its tab bar
+names it): each question answered in turn, the review read back, then its Submit row confirmed.
 
 Also TianZuo555's pi-ask-user (`ask_user`, from its repository's packages/pi-ask-user): rows with
 check boxes ("› [ ] label — description") and "Space select · Enter submit": Space on the chosen
@@ -73,17 +74,37 @@ def test_a_third_party_list_is_answered_key_by_key(tmp_path: Path, tmux_server: 
 
 
 @pytest.mark.skipif(not RPIV.exists(), reason=f"rpiv-ask-user-question is not installed in {PREFIX} (set PI_NOTIFIER_RPIV_DIR)")
-def test_a_form_in_a_layout_not_known_is_refused(tmp_path: Path, tmux_server: Tmux) -> None:
+def test_a_form_that_ends_in_a_review_is_answered_then_submitted_there(tmp_path: Path, tmux_server: Tmux) -> None:
+    """`answer CALL 2 1` on rpiv's form of two questions ("□ Task  □ Release  ✓ Submit", "Enter to
+    select"): each question answered as a list, then its review read ("● Task / → Refactor", ...)
+    and Enter on "Submit answers" only once it shows those answers; the tool records them."""
     v = need("1.6.0")
     with scripted_model("ask_user_question", TWO) as port:
         pi = start_pi(tmp_path, v, port, RPIV, server=tmux_server)
         d = ["--sessions-dir", str(pi.sessions)]
         pi.prompt("Ask me which task")
         wait_for(lambda: pending(pi) and "❯ 1. Bug fix" in pi.screen(), 30, "the tool's dialog")
+        done = run("answer", "--call", pending(pi)[0]["tool_call_id"], "2", "1", *d)
+        assert done.returncode == 0, done.stderr + pi.screen()
+        (result,) = wait_for(lambda: results(pi.session_text()), 20, "the tool's result")
+        assert [a["answer"] for a in result["details"]["answers"]] == ["Refactor", "Later"], result
+        assert done.stdout == f"answered: {result['content'][0]['text']}\n"
+
+
+@pytest.mark.skipif(not RPIV.exists(), reason=f"rpiv-ask-user-question is not installed in {PREFIX} (set PI_NOTIFIER_RPIV_DIR)")
+def test_a_form_not_at_its_first_question_is_refused_before_any_key(tmp_path: Path, tmux_server: Tmux) -> None:
+    v = need("1.6.0")
+    with scripted_model("ask_user_question", TWO) as port:
+        pi = start_pi(tmp_path, v, port, RPIV, server=tmux_server)
+        d = ["--sessions-dir", str(pi.sessions)]
+        pi.prompt("Ask me which task")
+        wait_for(lambda: pending(pi) and "❯ 1. Bug fix" in pi.screen(), 30, "the tool's dialog")
+        pi.keys("Enter")  # (the user answers the first question in the terminal)
+        wait_for(lambda: "❯ 1. Later" in pi.screen(), 20, "the form's second question")
         before = pi.screen()
         r = run("answer", "1", "1", *d)
-        assert r.returncode == 1 and r.stderr.count("\n") == 1 and "form of 2 questions" in r.stderr, r.stderr
-        assert r.stderr.rstrip().endswith("nothing was typed")
+        assert r.returncode == 1 and r.stderr.count("\n") == 1, r.stderr
+        assert r.stderr.rstrip().endswith("nothing was typed") and "does not show this question" in r.stderr
         assert pi.screen() == before and results(pi.session_text()) == []
 
 

@@ -34,7 +34,7 @@ def test_resume_command_of_a_remote_session_runs_there(tmp_path: Path) -> None:
 def test_remote_goto_quotes_the_tmux_target_for_the_remote_shell(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The remote says where its pi runs; the ssh line we print must reach tmux with the session
     name intact (spaces, quotes, shell syntax) through the local and the remote shell."""
-    from notifier.actions import over_ssh
+    from notifier.actions import goto as over_ssh
     from notifier.remote.link import Remote
 
     name = "my work $(touch pwned) 'x'"
@@ -62,7 +62,7 @@ def test_remote_goto_quotes_the_tmux_target_for_the_remote_shell(tmp_path: Path,
 def test_a_remote_answering_hostile_json_is_refused_not_a_crash(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """What the remote prints is read through the one bounded parse: a line nested deeper than
     the interpreter can recurse is a refusal with a reason, never a RecursionError."""
-    from notifier.actions import over_ssh
+    from notifier.actions import goto as over_ssh
     from notifier.remote.link import Remote
 
     bin_dir = _fake_bin(tmp_path)
@@ -211,7 +211,7 @@ def test_no_terminal_here_the_window_is_told_the_same_line(tmp_path: Path, monke
 
 
 def test_a_new_terminal_gets_the_argv_not_a_shell_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from notifier.actions import over_ssh
+    from notifier.actions import goto as over_ssh
 
     from ..conftest import wait_for
 

@@ -11,11 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from notifier.actions.answer_keys import Seen, drive
+from notifier.actions.answer import Seen, drive
 from notifier.actions.goto import Refused
 from notifier.core.model import Option, Question, QuestionItem
-from notifier.pi.answer_checks import bound
-from notifier.pi.keymaps import Step, plan
+from notifier.pi.keys import Step, bound, plan
 from notifier.pi.screens import find_dialog
 from notifier.system.tmux import showing
 
@@ -167,7 +166,7 @@ def test_the_file_says_when_pi_has_moved_on(tmp_path: Path) -> None:
     started after it (pi has not moved on), read from the session file as the engine reads it."""
     import json
 
-    from notifier.actions.answer_session import SessionFile
+    from notifier.actions.answer import SessionFile
     from notifier.pi.catalog import QuestionCatalog
     from notifier.sessions import EngineOptions
 

@@ -141,7 +141,7 @@ def test_parse_what_a_dialog_returned_and_whether_it_waits() -> None:
 
 def test_which_extensions_open_dialogs_only_the_companion_shows() -> None:
     from notifier.pi.catalog import QuestionCatalog
-    from notifier.pi.extensions import dialog_kinds, extension_args
+    from notifier.pi.parse import dialog_kinds, extension_args
 
     catalog = QuestionCatalog()
     gate = 'pi.on("tool_call", async (event, ctx) => {\n const choice = await ctx.ui.select(`Allow?`, ["Yes", "No"]);'
@@ -162,7 +162,7 @@ def test_which_extensions_open_dialogs_only_the_companion_shows() -> None:
 
 
 def test_the_extensions_pis_banner_lists() -> None:
-    from notifier.pi.extensions import listed_extensions
+    from notifier.pi.parse import listed_extensions
 
     banner = (
         " ▀▀█  v1.6.0\n\n[Context]\n  AGENTS.md\n\n[Extensions]\n  permission-gate.ts, qna.ts,\n"

@@ -32,7 +32,7 @@ from notifier.outputs.backends import Plain
 from notifier.outputs.desktop import AlertSink
 from notifier.outputs.render import Message, option_actions, render, sound_hints, who
 from notifier.outputs.tray import UiState, menu
-from notifier.pi.extraction import extract
+from notifier.pi.catalog import extract
 from notifier.window.view import (
     Shown,
     Where,

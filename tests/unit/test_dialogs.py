@@ -8,16 +8,15 @@ from typing import Any
 
 import pytest
 
-from notifier.actions.answer_channel import dialog_value
+from notifier.actions.answer import dialog_value
 from notifier.app.dialog_feed import DialogFeed, is_own_dialog, question_of, ref_of
 from notifier.companion.protocol import Dialog, dialog_from
 from notifier.core.board import Board, add_dialogs
 from notifier.core.codec import event_obj, question_obj, status_obj
 from notifier.core.model import Snapshot, Transition
 from notifier.core.reducer import Header, ToolStart
-from notifier.pi.catalog import QuestionCatalog
-from notifier.pi.extraction import extract
-from notifier.pi.keymaps import UsageError
+from notifier.pi.catalog import QuestionCatalog, extract
+from notifier.pi.keys import UsageError
 from notifier.window.view import Shown, details_text, window_obj
 
 COMMAND = "rm -rf build \\\n  && echo \x1b[31mdone"

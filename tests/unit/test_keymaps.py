@@ -11,12 +11,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from notifier.actions.answer_keys import unready
-from notifier.actions.answer_session import tool_result
+from notifier.actions.answer import tool_result, unready
 from notifier.core.model import Question
-from notifier.pi.answer_checks import check_screen, result_mismatch
-from notifier.pi.extraction import extract
-from notifier.pi.keymaps import Plan, Unsupported, UsageError, drawn_rows, plan, resolve
+from notifier.pi.catalog import extract
+from notifier.pi.keys import Plan, Unsupported, UsageError, check_screen, drawn_rows, plan, resolve, result_mismatch
 from notifier.pi.screens import find_dialog, rows
 
 from ..conftest import scenario

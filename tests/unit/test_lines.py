@@ -1,4 +1,4 @@
-"""Lines judged on their bytes (notifier.pi.lines): a line the start-up read's pre-filter passes
+"""Lines judged on their bytes (notifier.pi.parse): a line the start-up read's pre-filter passes
 over must never yield a reducer event, however the entry's type is spelled (escapes, hex case,
 key order), nor change a real session's state wherever it stands; a line too long to read still
 asks its question, from its first bytes."""
@@ -14,8 +14,7 @@ from hypothesis import strategies as st
 
 from notifier.core.reducer import SessionReducer, Supersede, ToolEnd, ToolStart, summarize
 from notifier.pi.catalog import QuestionCatalog
-from notifier.pi.entries import EVENT_TYPES, EntryError, to_events
-from notifier.pi.lines import MARKERS, TOO_LARGE, may_have_events, too_large_events
+from notifier.pi.parse import EVENT_TYPES, MARKERS, TOO_LARGE, EntryError, may_have_events, to_events, too_large_events
 
 from ..conftest import ROOT
 

@@ -7,11 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from notifier.actions.answer_keys import drive, finder
+from notifier.actions.answer import drive, finder
 from notifier.core.model import Option, Question, QuestionItem
-from notifier.pi.answer_checks import bound, check_screen, result_mismatch
-from notifier.pi.keymaps import Step, Unsupported, UsageError
-from notifier.pi.list_keys import plan_list
+from notifier.pi.keys import Step, Unsupported, UsageError, bound, check_screen, plan_list, result_mismatch
 from notifier.pi.screens import Rows, find_list, rows
 
 LABELS = ("Redis", "Memcached", "None")
@@ -97,7 +95,7 @@ def test_what_pi_recorded_must_name_the_option_chosen_alone() -> None:
 
 
 def test_a_list_dialog_is_driven_key_by_key() -> None:
-    from notifier.actions.answer_keys import Seen
+    from notifier.actions.answer import Seen
 
     screens = iter([drawn("❯ ", 0), drawn("❯ ", 0), drawn("❯ ", 1), drawn("❯ ", 2)])
     last = [""]
@@ -159,7 +157,7 @@ def test_a_list_whose_help_says_space_selects_is_ticked_then_submitted() -> None
     steps = plan_list(Q, ["Memcached"], None, rows(dialog), dialog.toggles).steps
     assert [(st.keys, st.cursor, st.checked) for st in steps] == [(("Down",), 0, None), (("Space",), 1, ()), (("Enter",), 1, (1,))]
     # driven: Enter only once the chosen box alone reads ticked
-    from notifier.actions.answer_keys import Seen, unready
+    from notifier.actions.answer import Seen, unready
 
     other = find_list(screen(1, 0), "Which cache?", LABELS)
     assert other is not None and unready(other, steps[1]) is not None  # (another box ticked)
@@ -225,7 +223,7 @@ def test_a_multi_select_list_ticks_each_chosen_row_then_submits(
 ) -> None:
     """`answer CALL 1 3`: rows 1 and 3 ticked with the key the help line names, every box read
     back after each key, Enter only once exactly those boxes read ticked."""
-    from notifier.actions.answer_keys import Seen, plan_for, unready
+    from notifier.actions.answer import Seen, plan_for, unready
 
     first = find_list(boxes(1, (), states, help_line), "Which caches?", LABELS)
     assert first is not None and (first.toggle_key, first.submits) == (key, True)
@@ -273,7 +271,7 @@ def test_a_multi_select_list_ticks_each_chosen_row_then_submits(
 
     from notifier.actions.goto import Refused
 
-    monkeypatch.setattr("notifier.actions.answer_keys.STEP_TIMEOUT_S", 0.05)
+    monkeypatch.setattr("notifier.actions.answer.STEP_TIMEOUT_S", 0.05)
     with pytest.raises(Refused, match="did not move on"):
         drive(look, lossy, MULTI, done, File())
     assert ("Enter",) not in sent
@@ -290,7 +288,7 @@ def test_a_multi_select_list_whose_help_does_not_say_how_is_refused() -> None:
     ]:
         dialog = find_list(boxes(0, (), BOXES[0], help_line), "Which caches?", LABELS)
         assert dialog is not None
-        from notifier.actions.answer_keys import plan_for
+        from notifier.actions.answer import plan_for
 
         with pytest.raises(Unsupported, match=why):
             plan_for(dialog, MULTI, ["1", "3"], None)
@@ -347,7 +345,7 @@ class StandIn:
 def test_a_typed_answer_goes_through_the_free_text_row(ticks: bool, other: str) -> None:
     """`answer --text TEXT`: to the free-text row, open it, paste once the input is open, Enter once
     the text reads back in it (and, where the list's Enter submits, Enter again once it is saved)."""
-    from notifier.actions.answer_keys import Seen, plan_for
+    from notifier.actions.answer import Seen, plan_for
 
     tool = StandIn(ticks, other)
 
@@ -369,7 +367,7 @@ def test_a_typed_answer_goes_through_the_free_text_row(ticks: bool, other: str) 
 
 
 def test_a_typed_answer_is_refused_without_a_free_text_row_or_an_input_that_opens(monkeypatch: pytest.MonkeyPatch) -> None:
-    from notifier.actions.answer_keys import Seen, plan_for
+    from notifier.actions.answer import Seen, plan_for
     from notifier.actions.goto import Refused
 
     bare = find_list(drawn("> ", 0).replace("  Other (type your own)\n", ""), "Which cache?", LABELS)
@@ -394,7 +392,7 @@ def test_a_typed_answer_is_refused_without_a_free_text_row_or_an_input_that_open
         def waits_alone(self, call_id: str) -> str | None:
             return None
 
-    monkeypatch.setattr("notifier.actions.answer_keys.STEP_TIMEOUT_S", 0.05)
+    monkeypatch.setattr("notifier.actions.answer.STEP_TIMEOUT_S", 0.05)
     first = look().dialog
     assert first is not None
     with pytest.raises(Refused, match="did not move on"):
@@ -446,7 +444,7 @@ class FormStandIn:
 
 
 def form_look(tool: FormStandIn) -> object:
-    from notifier.actions.answer_keys import Seen, finder
+    from notifier.actions.answer import Seen, finder
 
     def look() -> Seen:
         found = finder(FORM, tool.screen())
@@ -463,7 +461,7 @@ class NoLater:
 def test_a_form_of_lists_is_answered_question_by_question() -> None:
     """`answer CALL 2 1`: question 1 → option 2, question 2 → option 1, each key bound to the
     question whose list is on screen; the last Enter submits (the help says so)."""
-    from notifier.actions.answer_keys import plan_for, usage
+    from notifier.actions.answer import plan_for, usage
 
     tool = FormStandIn()
     look = form_look(tool)
@@ -485,7 +483,7 @@ def test_a_form_of_lists_is_answered_question_by_question() -> None:
 def test_a_form_is_refused_where_its_help_does_not_say_enter_submits_or_not_at_its_first_question(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from notifier.actions.answer_keys import plan_for
+    from notifier.actions.answer import plan_for
     from notifier.actions.goto import Refused
 
     tool = FormStandIn("↑↓ navigate • Enter select • Esc cancel")
@@ -512,7 +510,172 @@ def test_a_form_is_refused_where_its_help_does_not_say_enter_submits_or_not_at_i
             tool.cursor = 1
         return True
 
-    monkeypatch.setattr("notifier.actions.answer_keys.STEP_TIMEOUT_S", 0.05)
+    monkeypatch.setattr("notifier.actions.answer.STEP_TIMEOUT_S", 0.05)
     with pytest.raises(Refused):
         drive(look, send, FORM, done, NoLater())  # type: ignore[arg-type]
     assert sent == [("Down",), ("Space",), ("Enter",)] and tool.submitted is None
+
+
+class ReviewStandIn:
+    """A form of two questions drawn one at a time as numbered lists under a tab bar that names a
+    Submit step, as such tools draw one: Enter selects the highlighted row and opens the next
+    question; after the last, a review lists each question's header and its answer, then a list
+    "Submit answers" / "Cancel" where Enter does what the row says. ``slips``: the tool records the
+    row below the highlighted one for the second question (a review that must not be confirmed)."""
+
+    def __init__(self, slips: bool = False, cursor_on_cancel: bool = False, numbered: bool = True) -> None:
+        self.tab, self.cursor, self.slips, self.numbered = 0, 0, slips, numbered
+        self.cancel_first = cursor_on_cancel
+        self.picked: dict[int, int] = {}
+        self.submitted: list[str] | None = None
+        self.cancelled = False
+
+    def _row(self, i: int, label: str) -> str:
+        return f"{'❯ ' if i == self.cursor else '  '}{f'{i + 1}. ' if self.numbered else ''}{label}"
+
+    def screen(self) -> str:
+        tabs = "  ".join(("■ " if k in self.picked else "□ ") + (it.header or "") for k, it in enumerate(FORM.items))
+        top = ["─" * 50, f" ←  {tabs}  ✓ Submit  →"]
+        help_line = " Enter to select · ↑/↓ to navigate · Tab to switch questions · Esc to cancel"
+        if self.tab < len(FORM.items):
+            item = FORM.items[self.tab]
+            body = [self._row(i, o.label) for i, o in enumerate(item.options)]
+            body.append(self._row(len(item.options), "Type something."))
+            return "\n".join([*top, f" {item.text}", *body, "─" * 50, help_line])
+        answers = [line for k, it in enumerate(FORM.items) for line in (f"  ● {it.header}", f"    → {it.options[self.picked[k]].label}")]
+        steps = [self._row(i, label) for i, label in enumerate(("Submit answers", "Cancel"))]
+        return "\n".join([*top, " Review your answers", *answers, "─" * 50, " Ready to submit your answers?", *steps, help_line])
+
+    def send(self, step: Step, seen: object) -> bool:
+        key = step.keys[0]
+        if key in ("Up", "Down"):
+            self.cursor += 1 if key == "Down" else -1
+        elif key == "Enter" and self.tab < len(FORM.items):
+            self.picked[self.tab] = min(self.cursor + (self.slips and self.tab == 1), len(FORM.items[self.tab].options) - 1)
+            self.tab, self.cursor = self.tab + 1, 0
+            if self.tab == len(FORM.items) and self.cancel_first:
+                self.cursor = 1
+        elif key == "Enter":
+            if self.cursor == 0:
+                self.submitted = [FORM.items[k].options[p].label for k, p in sorted(self.picked.items())]
+            else:
+                self.cancelled = True
+        return True
+
+
+def review_look(tool: ReviewStandIn) -> object:
+    from notifier.actions.answer import Seen, finder
+
+    def look() -> Seen:
+        found = finder(FORM, tool.screen())
+        return Seen(found[1] if found else None)
+
+    return look
+
+
+@pytest.mark.parametrize("numbered", [True, False])
+def test_a_form_that_ends_in_a_review_is_submitted_once_the_review_shows_the_answers(numbered: bool) -> None:
+    """`answer CALL 2 1` on a form whose tab bar names a Submit step and whose help says Enter
+    selects: each question answered in turn, then the review read (each header, the answer chosen
+    for it alone) and Enter on its highlighted "Submit answers" row; what was recorded is read back."""
+    from notifier.actions.answer import plan_for
+    from notifier.pi.screens import find_review
+
+    tool = ReviewStandIn(numbered=numbered)
+    look = review_look(tool)
+    first = look().dialog  # type: ignore[operator]
+    assert first is not None and not first.submits
+    done = plan_for(first, FORM, ["2", "1"], None)
+    assert [(s.keys, s.item) for s in done.steps] == [(("Down",), 0), (("Enter",), 0), (("Enter",), 1), (("Enter",), None)]
+    assert done.steps[-1].answers == ((1,), (0,))
+    drive(look, tool.send, FORM, done, NoLater())  # type: ignore[arg-type]
+    assert tool.submitted == ["Memcached", "Next"] and not tool.cancelled
+    assert result_mismatch("list", FORM, done, '"Which cache?"="Memcached". "Which release gets it?"="Next".', None) is None
+    # the review as read: its last rows are its list, the highlighted one submits
+    tool = ReviewStandIn(numbered=numbered)
+    tool.tab, tool.picked = 2, {0: 1, 1: 0}
+    review = find_review(tool.screen(), (("Cache", "Which cache?"), ("Release", "Which release gets it?")))
+    assert review is not None and review.variant == "review"
+    assert (rows(review).texts, rows(review).cursor) == (("Submit answers", "Cancel"), 0)
+    assert find_review(tool.screen().replace("  ● Release", "  ● Other"), (("Cache",), ("Release",))) is None
+
+
+@pytest.mark.parametrize("fault", ["slips", "cursor_on_cancel"])
+def test_a_review_that_does_not_show_the_answers_or_its_submit_row_is_not_confirmed(
+    fault: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The review shows another answer than the one chosen (the tool took another row), or its
+    highlight is on "Cancel": no key is sent to it; the answer stops saying what was typed."""
+    from notifier.actions.answer import plan_for
+    from notifier.actions.goto import Refused
+
+    tool = ReviewStandIn(**{fault: True})
+    look = review_look(tool)
+    done = plan_for(look().dialog, FORM, ["2", "1"], None)  # type: ignore[operator]
+    sent: list[tuple[str, ...]] = []
+
+    def send(step: Step, seen: object) -> bool:
+        sent.append(step.keys)
+        return tool.send(step, seen)
+
+    monkeypatch.setattr("notifier.actions.answer.STEP_TIMEOUT_S", 0.05)
+    with pytest.raises(Refused, match="typed for this question") as err:
+        drive(look, send, FORM, done, NoLater())  # type: ignore[arg-type]
+    assert "Down, Enter, Enter" in str(err.value)
+    assert sent == [("Down",), ("Enter",), ("Enter",)] and tool.submitted is None and not tool.cancelled
+
+
+def test_a_typed_answer_is_refused_before_any_key_where_no_help_line_can_be_read() -> None:
+    """A list with a free-text row but no help line below it: whether that row opens an input,
+    and how its text is saved, cannot be read; refused before any key, saying so."""
+    from notifier.actions.answer import plan_for
+
+    screen = drawn("> ", 0).replace(" enter select", "")
+    dialog = find_list(screen, "Which cache?", LABELS)
+    assert dialog is not None and rows(dialog).other == 3
+    with pytest.raises(Unsupported, match="no help line .* nothing was typed"):
+        plan_for(dialog, Q, [], "a Redis cluster")
+    assert plan_for(dialog, Q, ["Redis"], None).steps  # (a choice of a row reads its highlight back: kept)
+
+
+class ListlessReview(ReviewStandIn):
+    """The same form, its review drawn without a list: each question's header and answer on one
+    line ("Cache: Memcached"), then "Press Enter to submit", where Enter submits."""
+
+    def screen(self) -> str:
+        if self.tab < len(FORM.items):
+            return super().screen()
+        answers = [f"  {it.header}: {it.options[self.picked[k]].label}" for k, it in enumerate(FORM.items)]
+        return "\n".join(["─" * 50, " ←  ■ Cache  ■ Release  ✓ Submit  →", " Ready to submit", "", *answers, "", " Press Enter to submit", "─" * 50])
+
+    def send(self, step: Step, seen: object) -> bool:
+        if self.tab == len(FORM.items) and step.keys == ("Enter",):
+            self.submitted = [FORM.items[k].options[p].label for k, p in sorted(self.picked.items())]
+            return True
+        return super().send(step, seen)
+
+
+@pytest.mark.parametrize("slips", [False, True])
+def test_a_review_without_a_list_is_confirmed_where_it_says_enter_submits(slips: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    from notifier.actions.answer import plan_for
+    from notifier.actions.goto import Refused
+
+    tool = ListlessReview(slips=slips)
+    look = review_look(tool)
+    done = plan_for(look().dialog, FORM, ["2", "1"], None)  # type: ignore[operator]
+    monkeypatch.setattr("notifier.actions.answer.STEP_TIMEOUT_S", 0.05)
+    if slips:  # (the review shows "Later" for the release: not confirmed)
+        with pytest.raises(Refused):
+            drive(look, tool.send, FORM, done, NoLater())  # type: ignore[arg-type]
+        assert tool.submitted is None
+    else:
+        drive(look, tool.send, FORM, done, NoLater())  # type: ignore[arg-type]
+        assert tool.submitted == ["Memcached", "Next"]
+    # a review that draws a list it cannot read (a cursor row that is no submit row) is not guessed at
+    tool = ListlessReview()
+    tool.tab, tool.picked = 2, {0: 1, 1: 0}
+    odd = tool.screen().replace(" Press Enter to submit", "❯ Looks good\n   Press Enter to submit")
+    from notifier.pi.screens import find_review
+
+    assert find_review(tool.screen(), (("Cache",), ("Release",))) is not None
+    assert find_review(odd, (("Cache",), ("Release",))) is None

@@ -21,9 +21,8 @@ from notifier.core.model import Outcome
 from notifier.core.reducer import ToolEnd
 from notifier.core.text import clean
 from notifier.pi.catalog import QuestionCatalog
-from notifier.pi.entries import to_events
-from notifier.pi.outcome_markers import PI_MESSAGES, REASONS, STATES, TOOL_MESSAGES
-from notifier.pi.outcomes import classify, known_message
+from notifier.pi.outcomes import PI_MESSAGES, REASONS, STATES, TOOL_MESSAGES, classify, known_message
+from notifier.pi.parse import to_events
 
 from ..conftest import ROOT
 

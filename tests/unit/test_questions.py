@@ -7,8 +7,7 @@ import json
 import pytest
 
 from notifier.core.model import GENERIC_QUESTION, Question
-from notifier.pi.catalog import BUILTIN_QUESTION_TOOLS, QuestionCatalog
-from notifier.pi.extraction import extract
+from notifier.pi.catalog import BUILTIN_QUESTION_TOOLS, QuestionCatalog, extract
 from notifier.pi.outcomes import classify
 
 from ..conftest import ROOT

@@ -16,8 +16,7 @@ from hypothesis import strategies as st
 from notifier.core import codec as jsonbound
 from notifier.core.reducer import Ended, SessionReducer, ToolEnd, ToolStart
 from notifier.pi.catalog import BUILTIN_QUESTION_TOOLS, QuestionCatalog, is_pattern, is_question_shaped
-from notifier.pi.entries import to_events
-from notifier.pi.lines import TOO_ODD, odd_line_events
+from notifier.pi.parse import TOO_ODD, odd_line_events, to_events
 from notifier.sessions import FollowedFile
 
 from ..conftest import ROOT

@@ -69,7 +69,7 @@ def test_a_warm_scan_gives_every_field_of_a_question_as_the_cold_one(tmp_path: P
     and a pi-ask form keeps its ids, optional questions, conditions and option values."""
     from notifier.core.codec import to_obj
     from notifier.outputs.render import option_actions, takes_text
-    from notifier.pi.keymaps import Unsupported, plan
+    from notifier.pi.keys import Unsupported, plan
 
     root, db = tmp_path / "sessions", tmp_path / "state" / "scan-cache.sqlite3"
     closed = {"questions": [{"id": "db", "prompt": "Which?", "options": [{"value": "pg", "label": "PostgreSQL"},
