@@ -5,7 +5,7 @@ The app (`pi-notifier run --json --no-tray --liveness off`, with its notificatio
 dunst on a private bus under Xvfb; no pi runs here, so liveness is off and the question waits the
 settle window) runs under a profiler that every thread of its inherits (`threading.setprofile`).
 It starts counting when watchdog hands our watcher the file's event (`on_any_event` in
-`notifier.watch`) and stops when `show` in `notifier.sinks.notify.dbus` (the `Notify`
+`notifier.watch`) and stops when `show` in `notifier.outputs.dbus` (the `Notify`
 call) returns. Every call into a `notifier` module in between is counted, in every thread: the
 settle window's timer and anything else that ran meanwhile included, so the figures are an upper
 bound of the path itself. The tray is not drawn (no tray host here); issue 30's count includes
@@ -50,7 +50,7 @@ TRACED_APP = textwrap.dedent(
             return
         name = frame.f_globals.get("__name__") or ""
         if event == "return":
-            if armed[0] and frame.f_code.co_name == "show" and name == "notifier.sinks.notify.dbus":
+            if armed[0] and frame.f_code.co_name == "show" and name == "notifier.outputs.dbus":
                 done[0] = True
                 with open(out, "w") as fh:
                     json.dump({"modules": modules, "threads": threads, "calls": calls[0]}, fh)

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from notifier.app.choices import PreferencesOwner
 from notifier.config import Config
 from notifier.core.commands import Command
-from notifier.sinks.notify.sink import AlertSink
+from notifier.outputs.desktop import AlertSink
 from notifier.store import Store
 from notifier.system.supervisor import FailureLog
 

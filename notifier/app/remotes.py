@@ -20,10 +20,10 @@ from notifier.config import Config
 from notifier.core.model import Transition
 from notifier.core.text import clean
 from notifier.engine import Sink
+from notifier.outputs.push import PushSink
 from notifier.remote.inbox import Down, Inbox, Item
 from notifier.remote.link import Link
 from notifier.remote.stream import Ready, RemoteAsked, RemoteEnded, StreamEvent
-from notifier.sinks.push import PushSink
 from notifier.store import Store
 from notifier.system.log import LogOnce
 

@@ -47,11 +47,11 @@ from notifier.core.commands import (
 from notifier.core.model import Snapshot
 from notifier.core.text import clean
 from notifier.engine import Engine, Sink
+from notifier.outputs.desktop import AlertSink
+from notifier.outputs.history import HistorySink
+from notifier.outputs.jsonout import JsonSink
 from notifier.outputs.tray import Redraw, Tray, UiState
 from notifier.sessions import engine_options
-from notifier.sinks.history import HistorySink
-from notifier.sinks.jsonout import JsonSink
-from notifier.sinks.notify.sink import AlertSink
 from notifier.store import Store
 from notifier.system.supervisor import FailureLog
 from notifier.watch import ConfigFollower

@@ -25,10 +25,10 @@ from notifier.config import Config
 from notifier.control.client import request
 from notifier.core.planner import quiet_hours_note
 from notifier.core.text import clean
+from notifier.outputs.push import desktop_away
 from notifier.pi.catalog import QuestionCatalog
 from notifier.pi.parse import dialog_kinds, extension_args, listed_extensions
 from notifier.sessions import walk
-from notifier.sinks.push import desktop_away
 from notifier.system import paths
 from notifier.system.desktop import describe, focus_method, has_display
 from notifier.system.processes import pi_processes, running_pi
@@ -141,7 +141,7 @@ def _extras(config: Config) -> list[str]:
     # no icon on screen now: no tray at all, or none of the hosts its backend shows in
     no_tray = tray_line is not None and ("] tray: none" in tray_line or "; tray host: none" in tray_line)
     try:
-        from notifier.sinks.notify.choose import TRAY_ALONE, doctor_line
+        from notifier.outputs.backends import TRAY_ALONE, doctor_line
 
         line = doctor_line(config)
         if no_tray:

@@ -413,7 +413,7 @@ def _private_log(path: str) -> logging.Handler:
 
 def _reconfigure_streams(json_out: bool) -> None:
     """Text output never fails on a character the terminal's encoding lacks; JSON is UTF-8
-    whatever the locale (RFC 8259), and :func:`notifier.sinks.jsonout.dumps` keeps it valid."""
+    whatever the locale (RFC 8259), and :func:`notifier.outputs.jsonout.dumps` keeps it valid."""
     for stream, errors in ((sys.stdout, "replace"), (sys.stderr, "backslashreplace")):
         reconfigure = getattr(stream, "reconfigure", None)
         if reconfigure is None:

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from notifier.core.text import clean
-from notifier.sinks.notify.bus import Bus, BusError
+from notifier.outputs.dbus import Bus, BusError
 from notifier.system.desktop import open_display
 
 log = logging.getLogger(__name__)

@@ -12,9 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from notifier.sinks.notify.dbus import DBusBackend
-from notifier.sinks.notify.name_owner import NOTIFICATIONS
-from notifier.sinks.notify.render import Message
+from notifier.outputs.dbus import NOTIFICATIONS, DBusBackend
+from notifier.outputs.render import Message
 
 from ..app_process import AppProcess
 from ..conftest import cli, wait_for
@@ -49,7 +48,7 @@ def servers(bus: str) -> Iterator[list[HostileServer]]:
 
 
 class Heard:
-    """What the client's callbacks received, from its signal thread."""
+    """What the client's callbacks received, on the bus reader thread."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
@@ -245,7 +244,7 @@ def test_a_click_sent_twice_or_by_another_connection_straight_to_us_is_one_actio
 def test_the_bus_going_away_is_reported_once_and_calls_fail_cleanly(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from notifier.sinks.notify.backend import ServerGone
+    from notifier.outputs.dbus import ServerGone
 
     require("dbus-daemon")
     proc, address = start_bus(tmp_path)  # a bus of its own: this test ends it
@@ -379,8 +378,8 @@ def test_a_server_that_answered_oddly_is_asked_again_and_then_shows_what_waits(
     """A server that owns the name but answers no use (still starting, say) is asked again after
     a while (the screen's clock here), and what waits is shown once it answers."""
     from notifier.core.model import Item, Notice, Option, Question, QuestionItem, SessionRef
-    from notifier.sinks.notify.choose import choose_backend
-    from notifier.sinks.notify.screen import RECONNECT_S, Screen
+    from notifier.outputs.backends import choose_backend
+    from notifier.outputs.desktop import RECONNECT_S, Screen
 
     server = start(servers, bus, "waking")
     server.errors["GetCapabilities"] = "org.example.Error.NotYet"

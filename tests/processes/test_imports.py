@@ -37,7 +37,7 @@ NOT_FOR_STATUS = [
     "notifier.app.window_process",
     "notifier.engine",
     "notifier.window",
-    "notifier.sinks.notify",
+    "notifier.outputs.desktop",
     "notifier.control.server",
     "notifier.cli.run",
     "tkinter",

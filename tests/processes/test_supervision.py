@@ -16,7 +16,7 @@ from notifier.config import Config
 from notifier.control.client import request
 from notifier.core.model import Snapshot, Transition, TurnChange
 from notifier.core.reducer import Event
-from notifier.sinks.history import HistorySink
+from notifier.outputs.history import HistorySink
 
 from ..conftest import wait_for
 from ..harness import Harness

@@ -1,4 +1,4 @@
-"""Replies matched to calls by serial (notifier.sinks.notify.bus.Replies): whatever a server sends —
+"""Replies matched to calls by serial (notifier.outputs.dbus.Replies): whatever a server sends —
 a reply twice, a reply to a serial never used, a reply after its call gave up — each waiting call
 gets the first reply to its own serial and nothing else, and nothing else breaks."""
 
@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from notifier.sinks.notify.bus import BusError, Replies
+from notifier.outputs.dbus import BusError, Replies
 
 # what happens, in order: a call starts waiting, a reply comes, a call gives up
 events = st.lists(

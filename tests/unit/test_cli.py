@@ -121,8 +121,8 @@ def test_doctor_never_says_the_tray_icon_shows_what_its_tray_line_says_it_cannot
 
     from notifier.cli import doctor
     from notifier.config import Config
+    from notifier.outputs import backends as choose
     from notifier.outputs import tray as tray_choice
-    from notifier.sinks.notify import choose
 
     mp = pytest.MonkeyPatch()
     try:
@@ -145,7 +145,7 @@ def test_doctor_never_says_the_tray_icon_shows_what_its_tray_line_says_it_cannot
 
 def test_a_tray_host_missing_for_want_of_a_bus_is_said_once() -> None:
     from notifier.outputs import tray_hosts
-    from notifier.sinks.notify.bus import BusError
+    from notifier.outputs.dbus import BusError
 
     said = tray_hosts.no_bus(BusError("no session bus (DBUS_SESSION_BUS_ADDRESS is not set)"))
     assert said == "no session bus (DBUS_SESSION_BUS_ADDRESS is not set)"

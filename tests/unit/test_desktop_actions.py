@@ -28,12 +28,11 @@ from notifier.core.model import (
 from notifier.core.owners import Proc
 from notifier.core.planner import Preferences
 from notifier.core.reducer import Header, ToolStart
+from notifier.outputs.backends import Plain
+from notifier.outputs.desktop import AlertSink
+from notifier.outputs.render import Message, option_actions, render, sound_hints, who
 from notifier.outputs.tray import UiState, menu
 from notifier.pi.catalog import extract
-from notifier.sinks.notify.backend import Plain
-from notifier.sinks.notify.hints import sound_hints
-from notifier.sinks.notify.render import Message, option_actions, render, who
-from notifier.sinks.notify.sink import AlertSink
 from notifier.window.view import (
     Shown,
     Where,

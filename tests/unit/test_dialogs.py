@@ -153,8 +153,8 @@ def test_a_gate_is_never_approved_from_a_notification(monkeypatch: pytest.Monkey
     """A gate's notification offers going to the session, "Show" and "Snooze" only: its options
     are never actions (the window, after the whole command, is where it is answered)."""
     from notifier.core.model import Item, Notice
-    from notifier.sinks.notify.dbus import DBusBackend
-    from notifier.sinks.notify.render import render
+    from notifier.outputs.dbus import DBusBackend
+    from notifier.outputs.render import render
 
     ref = ref_of(gate(), ["/s"])
     assert ref is not None

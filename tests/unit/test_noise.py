@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from notifier.core.model import Action, Notice, Question, QuestionItem, SessionRef, Transition, TransitionKind, Withdraw
 from notifier.core.planner import Planner, Preferences, in_quiet_hours
-from notifier.sinks.notify.render import render
+from notifier.outputs.render import render
 
 
 def q(cid: str, at: float = 0.0, text: str = "Q?") -> Question:

@@ -6,9 +6,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from notifier.sinks.notify.hints import notify_args
-from notifier.sinks.notify.render import Message
-from notifier.sinks.notify.servers import REPLY, REPLY_HINTS, Server
+from notifier.outputs.render import REPLY, REPLY_HINTS, Message, Server, notify_args
 
 DUNST = Server.of(("dunst", "knopwob", "1.9.0"), ("actions", "body"))
 PLASMA = Server.of(("Plasma", "KDE", "5.27.5"), ("actions", "body", "inline-reply"))

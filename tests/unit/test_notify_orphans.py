@@ -5,9 +5,9 @@ server (another bus, or the server restarted: ids start again at 1) are never to
 from __future__ import annotations
 
 from notifier.core.model import Item, Key, Notice, Option, Question, QuestionItem, SessionRef
-from notifier.sinks.notify.backend import Plain
-from notifier.sinks.notify.render import Message
-from notifier.sinks.notify.screen import Screen
+from notifier.outputs.backends import Plain
+from notifier.outputs.desktop import Screen
+from notifier.outputs.render import Message
 from notifier.store import Store
 
 

@@ -11,9 +11,8 @@ from hypothesis import strategies as st
 
 from notifier.core.commands import Answer
 from notifier.core.model import Item, Notice, Option, Question, QuestionItem, SessionRef, question_token
-from notifier.sinks.notify.render import render, takes_text
-from notifier.sinks.notify.server_signals import Once
-from notifier.sinks.notify.servers import REPLY, Server, choose, shows, summary
+from notifier.outputs.dbus import Once
+from notifier.outputs.render import REPLY, Server, choose, render, shows, summary, takes_text
 
 from .test_desktop_actions import signalled
 

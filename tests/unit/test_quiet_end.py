@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 
 from notifier.config import Config
 from notifier.core.model import Option, Question, QuestionItem, SessionRef, Snapshot, Transition
-from notifier.sinks.notify.sink import AlertSink
+from notifier.outputs.desktop import AlertSink
 
 from ..conftest import wait_for
 from .test_desktop_actions import Server
@@ -42,7 +42,7 @@ def test_the_notifiers_clock_counts_time_asleep() -> None:
     snooze "until 08:00" would end as many hours late as the machine slept)."""
     import pytest
 
-    from notifier.sinks.notify.sink import awake_or_asleep
+    from notifier.outputs.desktop import awake_or_asleep
 
     boottime = getattr(time, "CLOCK_BOOTTIME", None)
     if boottime is None:

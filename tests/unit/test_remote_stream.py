@@ -144,7 +144,7 @@ def test_push_sink_timing_and_away() -> None:
     """With ``push.when = "away"``, a due question is pushed only when the desktop says it is
     away; unknown presence counts as present, and the question is looked at again
     AWAY_RECHECK_S later (on the sink's clock), not sooner."""
-    from notifier.sinks.push import AWAY_RECHECK_S, GROUP_S, PushSink
+    from notifier.outputs.push import AWAY_RECHECK_S, GROUP_S, PushSink
 
     config = Config()
     config.values.update({"push.urls": ["json://x"], "push.after": 0.0, "push.when": "away"})
@@ -191,7 +191,7 @@ def test_push_sink_timing_and_away() -> None:
 def test_push_sink_never_pushes_a_question_twice(tmp_path: Any) -> None:
     """What was pushed is in the store: a new sink (the app restarted) skips it when it is seen
     pending again, and records what it pushes itself."""
-    from notifier.sinks.push import PushSink
+    from notifier.outputs.push import PushSink
     from notifier.store import Store
 
     config = Config()
@@ -341,7 +341,7 @@ def test_a_push_storm_collapses_per_destination_and_says_how_many_it_folds() -> 
     burst allowance, then one push folding the rest; every question is in some push."""
     import re
 
-    from notifier.sinks.push import PushSink
+    from notifier.outputs.push import PushSink
 
     config = Config()
     config.values.update({"push.urls": ["json://a", "json://b"], "push.after": 0.0, "push.when": "always"})

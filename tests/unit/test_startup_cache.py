@@ -68,8 +68,8 @@ def test_a_warm_scan_gives_every_field_of_a_question_as_the_cold_one(tmp_path: P
     without a free-text row gets no reply field in its notification after a warm restart either,
     and a pi-ask form keeps its ids, optional questions, conditions and option values."""
     from notifier.core.codec import to_obj
+    from notifier.outputs.render import option_actions, takes_text
     from notifier.pi.keys import Unsupported, plan
-    from notifier.sinks.notify.render import option_actions, takes_text
 
     root, db = tmp_path / "sessions", tmp_path / "state" / "scan-cache.sqlite3"
     closed = {"questions": [{"id": "db", "prompt": "Which?", "options": [{"value": "pg", "label": "PostgreSQL"},

@@ -12,17 +12,16 @@ one push ("3 questions need answers"), and each destination gets at most :data:`
 at once, then one every :data:`RATE_EVERY_S`; what comes in between is folded into its next push,
 which says how many questions it folds.
 
-Everything runs off the engine thread: the engine only hands transitions over (a queue put); a
-timer thread decides when, and a sender thread talks to the push services (apprise, with its own
-network timeouts), so a slow or failing service never holds up anything. One log line per kind
-of failure.
+Everything runs off the engine thread: the engine only hands transitions over (bookkeeping under
+a lock); one thread of the output's own decides when and talks to the push services (apprise, with
+its own network timeouts), so a slow or failing service never holds up the engine (only later
+pushes, which it folds). One log line per kind of failure.
 """
 
 from __future__ import annotations
 
 import heapq
 import logging
-import queue
 import sys
 import threading
 import time
@@ -32,6 +31,7 @@ from typing import Any
 from notifier.config import Config
 from notifier.core.model import Snapshot, Transition, TurnChange
 from notifier.core.text import clean, project_name
+from notifier.outputs.dbus import ask
 from notifier.store import Store
 from notifier.system.log import SECRETS, LogOnce
 
@@ -42,7 +42,6 @@ log = logging.getLogger(__name__)
 say_once = LogOnce(log)
 
 AWAY_RECHECK_S = 30.0  # "away" pushes: how often a present user is looked at again
-MAX_QUEUED = 100  # pushes waiting for a slow service; beyond this the newest are dropped
 TEXT_LIMIT = 300
 GROUP_S = 2.0  # questions due this close together are pushed as one (the desktop's burst window)
 RATE_BURST = 2  # pushes one destination may get at once ...
@@ -87,33 +86,25 @@ def desktop_away() -> bool | None:
     if not sys.platform.startswith("linux"):
         return None
     from jeepney import DBusAddress, new_method_call
-    from jeepney.io.blocking import open_dbus_connection
 
+    session = DBusAddress(
+        "/org/freedesktop/login1/session/auto",
+        bus_name="org.freedesktop.login1",
+        interface="org.freedesktop.DBus.Properties",
+    )
     try:
-        with open_dbus_connection(bus="SYSTEM") as conn:
-            session = DBusAddress(
-                "/org/freedesktop/login1/session/auto",
-                bus_name="org.freedesktop.login1",
-                interface="org.freedesktop.DBus.Properties",
-            )
-            hints = []
-            for prop in ("IdleHint", "LockedHint"):
-                reply = conn.send_and_get_reply(
-                    new_method_call(session, "Get", "ss", ("org.freedesktop.login1.Session", prop)), timeout=2
-                )
-                hints.append(bool(reply.body[0][1]))
-            return any(hints)
+        hints = [
+            ask("SYSTEM", new_method_call(session, "Get", "ss", ("org.freedesktop.login1.Session", prop)))[0][1]
+            for prop in ("IdleHint", "LockedHint")
+        ]
+        return any(bool(h) for h in hints)
     except Exception:  # no system bus, no logind, no session: try the screensaver
         pass
+    saver = DBusAddress(
+        "/org/freedesktop/ScreenSaver", bus_name="org.freedesktop.ScreenSaver", interface="org.freedesktop.ScreenSaver"
+    )
     try:
-        with open_dbus_connection(bus="SESSION") as conn:
-            saver = DBusAddress(
-                "/org/freedesktop/ScreenSaver",
-                bus_name="org.freedesktop.ScreenSaver",
-                interface="org.freedesktop.ScreenSaver",
-            )
-            reply = conn.send_and_get_reply(new_method_call(saver, "GetActive"), timeout=2)
-            return bool(reply.body[0])
+        return bool(ask(None, new_method_call(saver, "GetActive"))[0])
     except Exception:
         return None
 
@@ -156,25 +147,18 @@ class PushSink:
         self._waiting: dict[tuple[str, str], Transition] = {}
         self._pushed: set[tuple[str, str]] = store.pushed() if store is not None else set()
         self._order = 0
-        self._outbox: queue.Queue[list[Transition] | None] = queue.Queue(MAX_QUEUED)
         self._stopped = False
         self.sent = 0  # pushes the services accepted (for doctor and tests)
         self.folded = 0  # questions that went out inside a push of several
-        self._timer = threading.Thread(target=self._time_loop, name="pi-notifier-push", daemon=True)
-        self._sender = threading.Thread(target=self._send_loop, name="pi-notifier-push-send", daemon=True)
+        self._thread = threading.Thread(target=self._run, name="pi-notifier-push", daemon=True)
 
     def start(self) -> None:
-        self._timer.start()
-        self._sender.start()
+        self._thread.start()
 
     def stop(self) -> None:
         with self._lock:
             self._stopped = True
             self._lock.notify_all()
-        try:
-            self._outbox.put_nowait(None)
-        except queue.Full:
-            pass
 
     # ---- the engine thread: only bookkeeping ----
 
@@ -201,58 +185,9 @@ class PushSink:
     def turns(self, items: Sequence[TurnChange]) -> None:
         pass  # (only questions are pushed)
 
-    # ---- the timer thread ----
+    # ---- the push thread ----
 
-    def _time_loop(self) -> None:
-        while True:
-            with self._lock:
-                while not self._stopped and (not self._due or self._due[0][0] > self.clock()):
-                    self._lock.wait(None if not self._due else max(0.0, self._due[0][0] - self.clock()))
-                if self._stopped:
-                    return
-                soon = self.clock() + GROUP_S  # a burst: everything due by then goes out as one
-                keys: list[tuple[str, str]] = []
-                while self._due and self._due[0][0] <= soon:
-                    keys.append(heapq.heappop(self._due)[2])
-                keys = [k for k in dict.fromkeys(keys) if k in self._waiting]  # (not answered in time)
-            if not keys:
-                continue
-            if self.only_away and not self._is_away():
-                with self._lock:
-                    for key in keys:
-                        self._order += 1
-                        heapq.heappush(self._due, (self.clock() + AWAY_RECHECK_S, self._order, key))
-                continue
-            batch: list[Transition] = []
-            with self._lock:
-                for key in keys:
-                    t = self._waiting.pop(key, None)
-                    if t is not None:
-                        self._pushed.add(key)
-                        batch.append(t)
-            if not batch:
-                continue
-            if self.store is not None:
-                for t in batch:  # before sending: never twice, even after a crash
-                    self.store.mark_pushed(t.session.key, t.question.tool_call_id)
-            try:
-                self._outbox.put_nowait(batch)
-            except queue.Full:
-                say_once("push", "queue", "too many pushes waiting for a slow push service; dropping some")
-
-    def _is_away(self) -> bool:
-        try:
-            away = self.away()
-        except Exception:
-            away = None
-        if away is None:
-            say_once("push", "away", "cannot tell whether the desktop is idle or locked; treating it as present")
-            return False
-        return away
-
-    # ---- the sender thread ----
-
-    def _send_loop(self) -> None:
+    def _run(self) -> None:
         held: dict[str, list[Transition]] = {url: [] for url in self.urls}  # folded into the next push
         tokens = {url: float(self.rate_burst) for url in self.urls}
         at = {url: self.clock() for url in self.urls}
@@ -266,17 +201,15 @@ class PushSink:
 
         while True:
             waits = [refill(url) for url in self.urls if held[url]]
-            try:
-                item = self._outbox.get(timeout=min(waits) if waits else None)
-            except queue.Empty:
-                item = []
-            if item is None:
+            keys = self._next_due(min(waits) if waits else None)
+            if keys is None:
                 return
+            batch = self._take(keys) if keys else []
             for url in self.urls:
-                if item:
-                    held[url] = (held[url] + item)[-MAX_HELD:]
+                if batch:
+                    held[url] = (held[url] + batch)[-MAX_HELD:]
                 if not held[url] or refill(url) > 0:
-                    if item and held[url]:
+                    if batch and held[url]:
                         say_once("push", "rate", "pushes come faster than one every %d s; the next push "
                                  "folds them", int(self.rate_every_s), level=logging.INFO)
                     continue
@@ -285,6 +218,56 @@ class PushSink:
                 if len(items) > 1:
                     self.folded += len(items)
                 self._deliver(url, *summary(items, self.show_text))
+
+    def _next_due(self, limit: float | None) -> list[tuple[str, str]] | None:
+        """Wait for the next questions due, still waiting, at most ``limit`` s ([]: none came; None:
+        stopped). A burst: everything due within :data:`GROUP_S` of the first goes out as one."""
+        end = None if limit is None else time.monotonic() + limit
+        with self._lock:
+            while not self._stopped:
+                now = self.clock()
+                if self._due and self._due[0][0] <= now:
+                    keys: list[tuple[str, str]] = []
+                    while self._due and self._due[0][0] <= now + GROUP_S:
+                        keys.append(heapq.heappop(self._due)[2])
+                    keys = [k for k in dict.fromkeys(keys) if k in self._waiting]  # (not answered in time)
+                    if keys:
+                        return keys
+                    continue
+                waits = [self._due[0][0] - now] if self._due else []
+                if end is not None:
+                    if end <= time.monotonic():
+                        return []
+                    waits.append(end - time.monotonic())
+                self._lock.wait(max(0.0, min(waits)) if waits else None)
+            return None
+
+    def _take(self, keys: list[tuple[str, str]]) -> list[Transition]:
+        """The questions to push now, marked pushed before they are sent (never twice, even after
+        a crash); with ``push.when = "away"`` and someone there, none: looked at again later."""
+        if self.only_away and not self._is_away():
+            with self._lock:
+                for key in keys:
+                    self._order += 1
+                    heapq.heappush(self._due, (self.clock() + AWAY_RECHECK_S, self._order, key))
+            return []
+        with self._lock:
+            batch = [t for t in (self._waiting.pop(key, None) for key in keys) if t is not None]
+            self._pushed.update((t.session.key, t.question.tool_call_id) for t in batch)
+        if self.store is not None:
+            for t in batch:
+                self.store.mark_pushed(t.session.key, t.question.tool_call_id)
+        return batch
+
+    def _is_away(self) -> bool:
+        try:
+            away = self.away()
+        except Exception:
+            away = None
+        if away is None:
+            say_once("push", "away", "cannot tell whether the desktop is idle or locked; treating it as present")
+            return False
+        return away
 
     def _deliver(self, url: str, title: str, body: str) -> None:
         try:

@@ -1,0 +1,665 @@
+"""The one D-Bus client: the process's one connection to the session bus, read by one thread, and
+the notification server's side of it (``org.freedesktop.Notifications``): Notify,
+CloseNotification, its signals (ActionInvoked, NotificationReplied, NameOwnerChanged), who owns
+its name, what it says it is and can do.
+
+One connection, one reader: every :class:`Bus` made in the process (the notifications, the tray
+host follower, one look for ``doctor``) is a handle on the same connection to the same bus
+address; it closes when the last handle does. A reply goes to the call that waits for its serial,
+and every other reply is dropped — a second reply to the same call, a reply to a serial never
+sent, a reply that comes after its call gave up. Signals are handed to every handle's callback on
+the reader thread; a callback that calls the bus itself is answered there (the reader reads on
+for it and keeps the signals that arrive meanwhile for after), so no second thread is needed.
+
+Why not jeepney's ``DBusRouter``: in jeepney 0.9 its receiver thread dies on a second reply with
+the same reply serial (it sets the finished call's future again: ``InvalidStateError``, or
+``KeyError`` when the call has just gone), and every later call then fails. mako 1.7 answers
+``GetCapabilities`` with a method return and then an ``UnknownMethod`` error with the same reply
+serial; gdbus and libdbus drop the second one, as this does. Only jeepney's public API is used:
+``open_dbus_connection``, ``DBusConnection.send/receive/close`` and its message constructors.
+
+The server's name changing owner is followed, so a server that starts late, goes away or comes
+back (restarted: asked again) is reported instead of discovered by failing notifications."""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import queue
+import sys
+import threading
+import time
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass, field
+from typing import Any
+
+from notifier import APP_NAME
+from notifier.core.text import clean
+from notifier.outputs.render import Message, Server, notify_args
+from notifier.resources import app_icon
+from notifier.system.paths import session_address
+
+# Lazy imports here: jeepney is a Linux-only dependency and this module loads on every OS.
+
+log = logging.getLogger(__name__)
+
+UNKNOWN_METHOD = "org.freedesktop.DBus.Error.UnknownMethod"
+NOTIFICATIONS = "org.freedesktop.Notifications"
+PATH = "/org/freedesktop/Notifications"  # the server's object
+BUS_NAME = "org.freedesktop.DBus"
+NO_SERVER = f"nothing owns {NOTIFICATIONS} on the session bus, and no server is set up to start for it"
+_NO_OWNER = ("org.freedesktop.DBus.Error.ServiceUnknown", "org.freedesktop.DBus.Error.NameHasNoOwner")
+ONE_CLICK_S = 1.0  # the same action of the same notification again within this long: the same click
+
+
+class BusError(Exception):
+    """No session bus, or it went away."""
+
+
+class BackendError(Exception):
+    """A notification could not be shown or withdrawn."""
+
+
+class ServerGone(BackendError):
+    """The notification server (``what == "server"``) or the whole session bus (``"bus"``) is gone."""
+
+    def __init__(self, what: str, detail: str) -> None:
+        super().__init__(detail)
+        self.what = what
+
+
+class Replies:
+    """The calls waiting for a reply, by serial: the first reply to a waiting serial is handed
+    over, every other one dropped (and counted). Thread-safe: calls wait on their own threads,
+    the reader delivers."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._waiting: dict[int, queue.SimpleQueue[Any]] = {}
+        self.open = True
+        self.dropped = 0  # replies nobody waited for (duplicates, strays, late ones)
+
+    def expect(self, serial: int) -> queue.SimpleQueue[Any]:
+        """Wait for the reply to ``serial`` (before the call is sent, so no reply can be early)."""
+        slot: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        with self._lock:
+            if not self.open:
+                raise BusError("the session bus connection is closed")
+            self._waiting[serial] = slot
+        return slot
+
+    def forget(self, serial: int) -> None:
+        """The call is over (answered, or gave up): a reply to it from now on is dropped."""
+        with self._lock:
+            self._waiting.pop(serial, None)
+
+    def deliver(self, serial: Any, reply: Any) -> bool:
+        with self._lock:
+            slot = self._waiting.pop(serial, None)
+            if slot is None:
+                self.dropped += 1
+                return False
+        slot.put(reply)
+        return True
+
+    def close(self) -> None:
+        """No more replies: every waiting call gets None (the bus is gone)."""
+        with self._lock:
+            self.open = False
+            waiting, self._waiting = self._waiting, {}
+        for slot in waiting.values():
+            slot.put(None)
+
+
+class _Link:
+    """The connection to one bus address and its one reader thread, shared by the handles on it."""
+
+    def __init__(self, address: str, auth_timeout: float) -> None:
+        from jeepney import HeaderFields, MessageFlag, MessageType, new_error
+        from jeepney.io.threading import open_dbus_connection
+
+        try:
+            self._conn = open_dbus_connection(bus=address, auth_timeout=auth_timeout)
+        except Exception as exc:  # no socket, refused, authentication
+            raise BusError(f"no session bus ({exc})") from exc
+        self.address = address
+        self.unique_name = str(self._conn.unique_name)
+        self._fields = HeaderFields
+        self._types = MessageType
+        self._no_reply = MessageFlag.no_reply_expected
+        self._new_error = new_error
+        # our own serials (the connection's Hello had 1): a reply is matched to its call by these
+        self._serials = itertools.count(2)
+        self.replies = Replies()
+        self.handles: list[Bus] = []
+        self._closing = False
+        self._signals: list[Any] = []  # (reader thread only) signals not yet handed to the handles
+        self._reader = threading.Thread(target=self._read, name="pi-notifier-dbus", daemon=True)
+        self._reader.start()
+
+    def call(self, message: Any, timeout: float) -> Any:
+        serial = next(self._serials)
+        slot = self.replies.expect(serial)
+        try:
+            try:
+                self._conn.send(message, serial=serial)
+            except OSError as exc:
+                raise BusError(f"the session bus went away ({exc})") from exc
+            if threading.current_thread() is self._reader:
+                self._read_until(slot, time.monotonic() + timeout)
+            try:
+                reply = slot.get(timeout=timeout)
+            except queue.Empty:
+                raise TimeoutError(f"no reply within {timeout:g} s") from None
+        finally:
+            self.replies.forget(serial)  # a reply after this is dropped as late
+        if reply is None:
+            raise BusError("the session bus went away")
+        return reply
+
+    def _read_until(self, slot: queue.SimpleQueue[Any], deadline: float) -> None:
+        """A signal handler called the bus: read on here until its reply came (signals are kept)."""
+        while slot.empty():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError("no reply in time")
+            try:
+                message = self._conn.receive(timeout=left)
+            except TimeoutError:
+                raise
+            except Exception as exc:  # closed, or the socket went away (the reader then ends)
+                raise BusError(f"the session bus went away ({exc})") from exc
+            self._route(message)
+
+    def close(self) -> None:
+        self._closing = True
+        try:
+            self._conn.close()
+        except Exception:
+            pass
+        if self._reader is not threading.current_thread():
+            self._reader.join(2)
+
+    def _read(self) -> None:
+        try:
+            while True:
+                message = self._conn.receive()
+                try:
+                    self._route(message)
+                except Exception:  # never lose the reader to one odd message
+                    log.debug("could not route a D-Bus message", exc_info=True)
+                while self._signals:
+                    self._hand_out(self._signals.pop(0))
+        except Exception as exc:  # ReceiveStopped (closed by us), or the socket went away
+            if not self._closing:
+                log.debug("the session bus connection ended: %r", exc)
+        finally:
+            self.replies.close()
+            if not self._closing:
+                for handle in list(self.handles):
+                    handle.lost()
+
+    def _hand_out(self, message: Any) -> None:
+        for handle in list(self.handles):
+            if handle.on_signal is not None:
+                try:
+                    handle.on_signal(message)
+                except Exception:
+                    log.exception("a D-Bus signal handler failed")
+
+    def _route(self, message: Any) -> None:
+        kind = message.header.message_type
+        if kind in (self._types.method_return, self._types.error):
+            serial = message.header.fields.get(self._fields.reply_serial)
+            if not self.replies.deliver(serial, message):
+                log.debug("dropped a D-Bus reply to serial %r that nothing waits for", serial)
+        elif kind is self._types.signal:
+            self._signals.append(message)
+        elif kind is self._types.method_call:
+            if any(h.on_call is not None and h.on_call(message) for h in list(self.handles)):
+                return  # (a handle served it)
+            if not message.header.flags & self._no_reply:
+                # nothing is served here: say so at once rather than leave the caller waiting
+                member = message.header.fields.get(self._fields.member)
+                self.send(self._new_error(message, UNKNOWN_METHOD, "s", (f"{member} is not served here",)))
+
+    def send(self, message: Any) -> None:
+        self._conn.send(message, serial=next(self._serials))
+
+
+_links_lock = threading.Lock()
+_links: dict[str, _Link] = {}  # the process's connection to each bus address
+
+
+class Bus:
+    """A handle on the process's one connection to the session bus (``address``: another bus,
+    "SYSTEM" for the system bus). ``on_signal(message)`` runs on the reader thread for every signal
+    that arrives (each handle takes what is its own); ``on_lost()`` runs there once when the bus
+    goes away (not after :meth:`close`). ``on_call(message)``: a method call sent to this
+    connection, True if the handle served it (with :meth:`reply`; on the reader thread: quickly);
+    one nobody serves is answered ``UnknownMethod``."""
+
+    def __init__(
+        self,
+        on_signal: Callable[[Any], None] | None = None,
+        on_lost: Callable[[], None] | None = None,
+        auth_timeout: float = 3.0,
+        address: str | None = None,
+        on_call: Callable[[Any], bool] | None = None,
+    ) -> None:
+        address = address or session_address()
+        if address is None:
+            raise BusError("no session bus (DBUS_SESSION_BUS_ADDRESS is not set)")
+        self.on_signal = on_signal
+        self.on_lost = on_lost
+        self.on_call = on_call
+        self._closed = False
+        with _links_lock:
+            link = _links.get(address)
+            if link is None or not link.replies.open:
+                link = _links[address] = _Link(address, auth_timeout)
+            self._link = link
+            link.handles.append(self)
+        self.unique_name = link.unique_name
+
+    def call(self, message: Any, timeout: float = 3.0) -> Any:
+        """Send a method call and return its reply (a method return or an error message).
+        Raises TimeoutError when none comes within ``timeout`` s, BusError when the bus is gone."""
+        if self._closed:
+            raise BusError("the session bus connection is closed")
+        return self._link.call(message, timeout)
+
+    def reply(self, call: Any, signature: str | None = None, body: tuple[Any, ...] = ()) -> None:
+        """Answer a method call this handle serves (:attr:`on_call`)."""
+        from jeepney import new_method_return
+
+        try:
+            self._link.send(new_method_return(call, signature, body))
+        except OSError as exc:
+            raise BusError(f"the session bus went away ({exc})") from exc
+
+    def ask(self, message: Any, timeout: float = 3.0) -> tuple[Any, ...]:
+        """:meth:`call`, and the reply's body; an error reply raises jeepney's ``DBusErrorResponse``."""
+        from jeepney.wrappers import unwrap_msg
+
+        return tuple(unwrap_msg(self.call(message, timeout)))
+
+    @property
+    def alive(self) -> bool:
+        """The connection is up (False once the bus went away or :meth:`close` was called)."""
+        return not self._closed and self._link.replies.open
+
+    @property
+    def dropped(self) -> int:
+        """Replies that nothing waited for: duplicates, strays, late ones."""
+        return self._link.replies.dropped
+
+    def lost(self) -> None:
+        if not self._closed and self.on_lost is not None:
+            try:
+                self.on_lost()
+            except Exception:
+                log.exception("a D-Bus handler failed")
+
+    def close(self) -> None:
+        """Let go of this handle; the connection closes with the last one."""
+        with _links_lock:
+            if self._closed:
+                return
+            self._closed = True
+            link = self._link
+            if self in link.handles:
+                link.handles.remove(self)
+            if link.handles:
+                return
+            if _links.get(link.address) is link:
+                del _links[link.address]
+        link.close()
+
+
+def ask(address: str | None, message: Any, timeout: float = 2.0) -> tuple[Any, ...]:
+    """One call on the process's connection to a bus (opened for it if none is): its reply's body.
+    Raises BusError (no bus), TimeoutError, or jeepney's ``DBusErrorResponse``."""
+    bus = Bus(address=address)
+    try:
+        return bus.ask(message, timeout)
+    finally:
+        bus.close()
+
+
+# ---- who owns the notification server's name (asked of the bus, not of the server) ----
+
+def owner_of(bus: Bus, timeout: float) -> tuple[str, str]:
+    """``BUS-ID/UNIQUE-NAME`` of the connection that owns the server's name ("" if none), and
+    its process ("mako, pid 812"; "" if not known). Raises BusError when the bus is gone."""
+    from jeepney import message_bus
+    from jeepney.wrappers import DBusErrorResponse
+
+    try:
+        (bus_id,) = bus.ask(message_bus.GetId(), timeout)
+        (owner,) = bus.ask(message_bus.GetNameOwner(NOTIFICATIONS), timeout)
+    except (DBusErrorResponse, TimeoutError, ValueError):
+        return "", ""
+    if not (isinstance(bus_id, str) and isinstance(owner, str) and owner.startswith(":")):
+        return "", ""
+    return f"{clean(bus_id, 64)}/{clean(owner, 64)}", process_of(bus, owner, timeout)
+
+
+def process_of(bus: Bus, unique: str, timeout: float) -> str:
+    """The "NAME, pid N" of the process behind a bus connection (the bus knows its pid; its name is
+    read from /proc where there is one), "" when the bus does not say."""
+    from jeepney import message_bus
+    from jeepney.wrappers import DBusErrorResponse
+
+    try:
+        (pid,) = bus.ask(message_bus.GetConnectionUnixProcessID(unique), timeout)
+    except (DBusErrorResponse, TimeoutError, ValueError, BusError):
+        return ""
+    if not isinstance(pid, int) or pid <= 0:
+        return ""
+    try:
+        with open(f"/proc/{pid}/comm", encoding="utf-8", errors="replace") as fh:
+            return f"{clean(fh.read().strip(), 40)}, pid {pid}"
+    except OSError:
+        return f"pid {pid}"
+
+
+def server_owner(timeout: float = 3.0) -> tuple[bool, str]:
+    """Whether a notification server owns ``org.freedesktop.Notifications`` (or the bus can start
+    one for it). For plyer and notify-send, which deliver through that server on Linux (without
+    one they show nothing). Returns (True, who: "mako, pid 812" / "" / "started by the bus on
+    demand") or (False, why). Linux only (jeepney is a dependency there)."""
+    from jeepney import message_bus
+
+    try:
+        bus = Bus()
+    except BusError as exc:
+        return False, clean(exc, 160)
+    try:
+        (owned,) = bus.ask(message_bus.NameHasOwner(NOTIFICATIONS), timeout)
+        if owned:
+            (unique,) = bus.ask(message_bus.GetNameOwner(NOTIFICATIONS), timeout)
+            return True, process_of(bus, str(unique), timeout)
+        (names,) = bus.ask(message_bus.ListActivatableNames(), timeout)
+        if NOTIFICATIONS in names:
+            return True, "started by the bus on demand"
+        return False, NO_SERVER
+    except Exception as exc:
+        return False, f"the session bus does not answer ({clean(exc, 120)})"
+    finally:
+        bus.close()
+
+
+# ---- the server's signals ----
+
+class Once:
+    """Lets each key through once within ``window_s`` seconds (one click that arrives twice is one
+    action). Thread-safe; time from ``clock``."""
+
+    def __init__(self, window_s: float = ONE_CLICK_S, clock: Callable[[], float] = time.monotonic) -> None:
+        self.window_s = window_s
+        self.clock = clock
+        self._seen: dict[Hashable, float] = {}
+        self._lock = threading.Lock()
+
+    def first(self, key: Hashable) -> bool:
+        now = self.clock()
+        with self._lock:
+            self._seen = {k: t for k, t in self._seen.items() if now - t < self.window_s}
+            if key in self._seen:
+                return False
+            self._seen[key] = now
+            return True
+
+
+@dataclass
+class Signals:
+    """``on_action(id, action)``, ``on_reply(id, text)`` (an inline reply): the current server's
+    signals, each click once; ``on_server("up" | "down")``: the server's name changed owner.
+    ``NotificationClosed`` is not listened to: a dismissed bubble stays dismissed (a reminder
+    raises a new one), and its record stays so that a restart never pops it up again; on servers
+    where any button closes the bubble (xfce4-notifyd) the click's ``ActionInvoked`` still finds
+    its question."""
+
+    on_action: Callable[[int, str], None] | None = None
+    on_reply: Callable[[int, str], None] | None = None
+    on_server: Callable[[str], None] | None = None
+    once: Once = field(default_factory=Once)
+
+    def take(self, msg: Any, owner: str) -> None:
+        """One signal the bus passed on; ``owner``: the server's ``BUS-ID/UNIQUE-NAME`` now."""
+        from jeepney import HeaderFields
+
+        fields = msg.header.fields
+        interface, member, body = (
+            fields.get(HeaderFields.interface),
+            fields.get(HeaderFields.member),
+            msg.body,
+        )
+        if interface == NOTIFICATIONS and fields.get(HeaderFields.path) == PATH:
+            # Only the server's own: a signal sent to us directly passes every match rule, and
+            # GNOME's shell broadcasts each click that its notification service (the owner) sends
+            # us again. Ids are the owner's.
+            sender = fields.get(HeaderFields.sender)
+            if not owner or sender != owner.rsplit("/", 1)[-1]:
+                log.debug("ignored %s from %s (not the server)", clean(member, 40), clean(sender, 40))
+                return
+            then = {"ActionInvoked": self.on_action, "NotificationReplied": self.on_reply}.get(member)
+            if then is not None and len(body) >= 2 and self.once.first((member, body[0], body[1])):
+                then(int(body[0]), str(body[1]))
+        elif (
+            member == "NameOwnerChanged"
+            and fields.get(HeaderFields.sender) == BUS_NAME
+            and len(body) == 3
+            and body[0] == NOTIFICATIONS
+            and self.on_server
+        ):
+            self.on_server("up" if body[2] else "down")
+
+
+# ---- the notification server ----
+
+class DBusBackend:
+    """org.freedesktop.Notifications over jeepney (pure Python).
+
+    The connection to the session bus outlives the server: it also listens for the server's name
+    changing owner, so a server that starts late, goes away or comes back is reported through
+    ``on_server`` ("up", "down"; "lost" when the bus itself is gone) instead of being discovered by
+    notifications that fail one by one.
+
+    After :meth:`probe`, :attr:`found` tells what it found: "server" (it answered), "none"
+    (nothing owns the name, nothing is set up to start for it), "odd" (a server owns the name
+    but its answers were no use: :attr:`problem` says which) or "bus" (the bus went away)."""
+
+    name = "dbus"
+
+    def __init__(
+        self,
+        *,
+        on_action: Callable[[int, str], None] | None = None,
+        on_reply: Callable[[int, str], None] | None = None,
+        on_server: Callable[[str], None] | None = None,
+        expire: str | int = "never",
+        sound: str = "default",
+    ) -> None:
+        """``on_action``, ``on_reply``, ``on_server``: the server's signals (:class:`Signals`)."""
+        self.signals = Signals(on_action=on_action, on_reply=on_reply, on_server=on_server)
+        self.sound = sound
+        self.expire = expire
+        self.server: tuple[str, ...] = ()
+        # The server's unique bus name (":1.42"), after the bus's own id (a new one each time a
+        # bus starts): never given to another connection, so a notification id recorded with it
+        # names this very server's notification, never one of a later server (ids restart at 1).
+        self.owner = ""
+        self.process = ""  # the owning process, for people ("mako, pid 812"; "" if not known)
+        self.capabilities: tuple[str, ...] = ()
+        self.markup = False
+        self.online = False
+        self.found = ""
+        self.problem = ""
+        self._bus: Bus | None = None
+
+    @property
+    def shows(self) -> Server:
+        """The server as it described itself: what it shows decides the actions sent."""
+        return Server.of(self.server, self.capabilities)
+
+    @property
+    def connected(self) -> bool:
+        """The session bus connection is up (the server may still be missing)."""
+        return self._bus is not None and self._bus.alive
+
+    def connect(self, timeout: float = 3.0) -> bool:
+        """Open the bus and listen; then :meth:`probe`. Raises BackendError when there is no bus,
+        or off Linux (jeepney is a dependency on Linux only)."""
+        if not sys.platform.startswith("linux"):
+            raise BackendError("D-Bus notifications are for Linux")
+        from jeepney import MatchRule, message_bus
+
+        try:
+            self._bus = Bus(lambda msg: self.signals.take(msg, self.owner), self._on_lost)
+        except BusError as exc:
+            raise BackendError(clean(exc, 160)) from exc
+        # sender = the well-known name: the bus passes on only signals of its owner at the time
+        ours = MatchRule(type="signal", sender=NOTIFICATIONS, interface=NOTIFICATIONS, path=PATH)
+        owner = MatchRule(
+            type="signal",
+            sender=BUS_NAME,
+            interface=BUS_NAME,
+            member="NameOwnerChanged",
+            path="/org/freedesktop/DBus",
+        )
+        owner.add_arg_condition(0, NOTIFICATIONS)
+        try:
+            for rule in (ours, owner):
+                self._bus.ask(message_bus.AddMatch(rule), timeout)
+        except Exception as exc:
+            self.shutdown()
+            raise BackendError(f"the session bus does not answer ({clean(exc, 120)})") from exc
+        return self.probe(timeout)
+
+    def probe(self, timeout: float = 3.0) -> bool:
+        """Real round trips to the server (``GetServerInformation`` — the bus starts an activatable
+        server for it — and ``GetCapabilities``): who it is and what it can do, asked again after
+        each restart. Sets :attr:`online`, :attr:`found` and, unless it answered, :attr:`problem`."""
+        from jeepney.wrappers import DBusErrorResponse
+
+        self.online = False
+        step = "GetServerInformation"
+        try:
+            info = self._send(step, "", (), timeout)
+            step = "GetCapabilities"
+            (caps,) = self._send(step, "", (), timeout)
+            if not (len(info) >= 3 and all(isinstance(x, str) for x in info)):
+                raise ValueError(f"GetServerInformation gave {clean(repr(info), 80)}")
+            if not (isinstance(caps, list) and all(isinstance(c, str) for c in caps)):
+                raise ValueError(f"GetCapabilities gave {clean(repr(caps), 80)}")
+        except BusError as exc:
+            return self._failed("bus", f"the session bus went away ({clean(exc, 120)})")
+        except DBusErrorResponse as exc:
+            if exc.name in _NO_OWNER:
+                return self._failed("none", NO_SERVER)
+            return self._odd(f"answered {step} with the error {clean(exc.name, 80)}", timeout)
+        except TimeoutError:
+            return self._odd(f"did not answer {step} within {timeout:g} s", timeout)
+        except (ValueError, TypeError) as exc:  # a reply of the wrong shape
+            return self._odd(f"answered oddly: {clean(exc, 120)}", timeout)
+        self.owner, self.process = self._owner(timeout)
+        # what the server says about itself is shown in logs and doctor: sanitize it here
+        self.server = tuple(clean(x, 60) for x in info)
+        self.capabilities = tuple(clean(c, 60) for c in caps)
+        self.markup = "body-markup" in self.capabilities
+        self.online = True
+        self.found = "server"
+        self.problem = ""
+        return True
+
+    def _failed(self, found: str, problem: str) -> bool:
+        self.found, self.problem = found, problem
+        return False
+
+    def _odd(self, what: str, timeout: float) -> bool:
+        """A call failed: tell a server that answered oddly from no server at all."""
+        try:
+            self.owner, self.process = self._owner(timeout)
+        except BusError as exc:
+            return self._failed("bus", f"the session bus went away ({clean(exc, 120)})")
+        if not self.owner:
+            return self._failed(
+                "none",
+                f"nothing owns {NOTIFICATIONS} on the session bus (a server set up to start for it {what})",
+            )
+        return self._failed("odd", f"{self.who()} {what}")
+
+    def who(self) -> str:
+        """The server as people can find it: its process, else its bus name."""
+        unique = self.owner.rsplit("/", 1)[-1]
+        return f"the notification server ({self.process or unique}, owner of {NOTIFICATIONS})"
+
+    def _owner(self, timeout: float) -> tuple[str, str]:
+        """Who owns the server's name, asked of the bus (:func:`owner_of`), not of the server."""
+        if self._bus is None:
+            raise BusError("not connected")
+        return owner_of(self._bus, timeout)
+
+    def describe(self) -> str:
+        server = " ".join(self.server[:3]) or "unknown server"
+        return f"D-Bus notification server {server} (capabilities: {', '.join(self.capabilities)})"
+
+    def _send(
+        self, method: str, signature: str, body: tuple[Any, ...], timeout: float = 3.0
+    ) -> tuple[Any, ...]:
+        from jeepney import DBusAddress, new_method_call
+
+        if self._bus is None:
+            raise BusError("not connected")
+        address = DBusAddress(PATH, bus_name=NOTIFICATIONS, interface=NOTIFICATIONS)
+        return self._bus.ask(new_method_call(address, method, signature, body), timeout)
+
+    def _request(self, method: str, signature: str, body: tuple[Any, ...]) -> tuple[Any, ...]:
+        from jeepney.wrappers import DBusErrorResponse
+
+        try:
+            return self._send(method, signature, body)
+        except DBusErrorResponse as exc:
+            if exc.name in _NO_OWNER:
+                self.online = False
+                raise ServerGone("server", clean(exc, 160)) from exc
+            raise BackendError(clean(exc, 160)) from exc
+        except BusError as exc:
+            self.online = False
+            raise ServerGone("bus", clean(exc, 160)) from exc
+        except TimeoutError as exc:
+            raise BackendError(f"{method}: {clean(exc, 120)}") from exc
+
+    def went_away(self) -> None:
+        """The server (or the bus) is gone: offline until :meth:`probe` finds one."""
+        self.online = False
+
+    def _on_lost(self) -> None:
+        self.online = False
+        if self.signals.on_server:
+            self.signals.on_server("lost")
+
+    def show(self, message: Message, replaces: int) -> int:
+        actions, hints, timeout = notify_args(message, self.shows, self.expire, self.sound)
+        (server_id,) = self._request(
+            "Notify",
+            "susssasa{sv}i",
+            (APP_NAME, replaces, app_icon(), message.title, message.body, actions, hints, timeout),
+        )
+        return int(server_id)
+
+    def close(self, server_id: int) -> None:
+        try:
+            self._request("CloseNotification", "u", (server_id,))
+        except ServerGone:
+            raise
+        except BackendError:
+            pass  # already closed (by the user, or it expired): nothing to withdraw
+
+    def shutdown(self) -> None:
+        self.online = False
+        bus, self._bus = self._bus, None
+        if bus is not None:
+            bus.close()

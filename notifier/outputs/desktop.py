@@ -1,0 +1,688 @@
+"""Desktop notifications: the output fed by the engine's transitions and turn changes. It asks the
+pure :class:`notifier.core.planner.Planner` what to raise and withdraw (quiet hours:
+:mod:`notifier.core.planner`), and delivers that on its own worker thread (D-Bus replies never hold
+up the engine), kept running by a :class:`~notifier.system.supervisor.Supervisor`: if it fails it
+runs again (back-off, said once) with what is queued and what the planner knows (already notified
+questions stay quiet); only the message it was handling then is dropped.
+
+- the backend: D-Bus (:mod:`notifier.outputs.dbus`), else plyer, else nothing (the tray alone),
+  chosen where it can really deliver (:mod:`notifier.outputs.backends`).
+- the screen (:class:`Screen`): what the server shows for the planner's handles, the server coming,
+  going and coming back (what was showing is shown again), and the record of what is on screen
+  (:class:`Bubbles`, in the store), so that a run after a crash re-uses a bubble still on screen
+  (``replaces_id``) or closes it once its questions are over, never adds a second one.
+- what a notification says and offers: :mod:`notifier.outputs.render`.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable, Sequence
+from functools import partial
+from typing import Any
+
+from notifier.config import Config
+from notifier.core.commands import Answer, Command, Focus, Goto, Show, Snooze
+from notifier.core.model import (
+    Item,
+    Key,
+    Notice,
+    Snapshot,
+    Transition,
+    TurnChange,
+    Withdraw,
+    key_of,
+    question_token,
+    split_key,
+)
+from notifier.core.planner import Planner, Preferences, in_quiet_hours, next_quiet_change, parse_quiet_hours
+from notifier.core.text import clean, markup
+from notifier.outputs.backends import TRAY_ALONE, Backend, NullBackend, choose_backend
+from notifier.outputs.dbus import BackendError, ServerGone
+from notifier.outputs.render import ANSWER_PREFIX, Message, option_actions, render, takes_text
+from notifier.system.focus import items_focused
+from notifier.system.log import LogOnce
+from notifier.system.paths import session_address
+from notifier.system.processes import still_running
+from notifier.system.supervisor import FailureLog, Supervisor
+
+log = logging.getLogger(__name__)
+
+SNOOZE_S = 15 * 60
+MAX_WAIT_S = 60.0
+RECONNECT_S = 30.0  # after the session bus itself went away, look for it again this often
+FLUSH_S = 0.5  # how long a shown notification waits for its record to be written (a crash right after)
+
+_BOOTTIME = getattr(time, "CLOCK_BOOTTIME", None)  # (Linux)
+
+
+# ---- what is on screen ----
+
+class Bubbles:
+    def __init__(self, store: Any = None) -> None:
+        """``store``: :class:`~notifier.store.Store`'s bubbles, or None (nothing recorded,
+        nothing left over)."""
+        self.store = store
+        self.orphans: dict[int, set[Key]] = {}  # a run before ours showed these (id → questions)
+
+    def adopt(self, owner: str) -> None:
+        """The notifications a run before ours showed on this very server (``owner``) become ours
+        to close; the records of other servers went with them."""
+        if self.store is None or not owner:
+            return
+        for (server, nid), keys in self.store.bubbles().items():
+            if server == owner:
+                self.orphans[nid] = set(keys)
+        self.store.keep_bubbles_of(owner)
+
+    def record(self, owner: str, server_id: int, keys: list[Key] | None) -> None:
+        """Record (``keys``) or forget (None) one notification on ``owner``'s screen."""
+        if self.store is None or not owner or not server_id:
+            return
+        if keys is None:
+            self.store.drop_bubbles(owner, server_id)
+        else:
+            self.store.put_bubble(owner, server_id, keys)
+
+    def over(self, pending: set[Key]) -> list[int]:
+        """The left-over notifications none of whose questions is pending now (the engine's first
+        snapshot). A remote host's questions are not known yet then (its link is still
+        connecting): they stay until those questions end."""
+        for keys in self.orphans.values():
+            keys -= {k for k in keys if k not in pending and split_key(k[0])[0] is None}
+        return [nid for nid, keys in self.orphans.items() if not keys]
+
+    def ended(self, keys: set[Key]) -> list[int]:
+        """These questions ended: the left-over notifications with none of their questions left."""
+        for left in self.orphans.values():
+            left -= keys
+        return [nid for nid, left in self.orphans.items() if not left]
+
+    def claim(self, owner: str, keys: set[Key]) -> int | None:
+        """The left-over notification that shows all of ``keys`` (a question put back after a
+        restart): it is no longer left over, but the one that shows them."""
+        for nid, left in list(self.orphans.items()):
+            if keys <= left:
+                del self.orphans[nid]
+                self.record(owner, nid, sorted(left))
+                return nid
+        return None
+
+    def take(self, keys: list[Key]) -> int | None:
+        """The left-over notification that shows the most of ``keys`` (None: none shows any): it
+        is no longer left over, but the one to replace with what shows them now."""
+        wanted = set(keys)
+        best = max(self.orphans, key=lambda nid: len(self.orphans[nid] & wanted), default=None)
+        if best is None or not self.orphans[best] & wanted:
+            return None
+        del self.orphans[best]
+        return best
+
+    def forget(self, nid: int) -> None:
+        """The left-over notification ``nid`` is closed: no longer left over."""
+        self.orphans.pop(nid, None)
+
+    def sharing(self, keys: list[Key]) -> list[int]:
+        """The left-over notifications that show one of ``keys`` (shown anew now)."""
+        return [nid for nid, left in self.orphans.items() if left & set(keys)]
+
+    def server_gone(self, owner: str) -> None:
+        """The server went away (or another took over): what it showed went with it."""
+        if owner and self.store is not None:
+            self.store.drop_bubbles(owner)
+        self.orphans.clear()
+
+    def new_server(self, owner: str) -> None:
+        """A new server owns the name: only its records are kept."""
+        self.orphans.clear()
+        if self.store is not None and owner:
+            self.store.keep_bubbles_of(owner)
+
+    def stopped(self, owner: str) -> None:
+        """Ours are closed; those a run before ours left, still asked, stay on screen (recorded):
+        the next run closes them."""
+        if owner and self.store is not None:
+            self.store.drop_bubbles(owner)
+            for nid, keys in self.orphans.items():
+                self.store.put_bubble(owner, nid, keys)
+
+
+class Screen:
+    def __init__(
+        self,
+        choose: Callable[[], tuple[Backend, str]],
+        clock: Callable[[], float],
+        show_text: bool,
+        on_shown: Callable[[list[Key]], None] | None = None,
+        backend: Backend | None = None,
+        store: Any = None,
+        instead: str = TRAY_ALONE,
+    ) -> None:
+        """``store``: where the notifications on screen are recorded (:class:`~notifier.store.Store`'s
+        bubbles), so that the run after a crash closes those whose question was answered."""
+        self._choose = choose
+        self.store = store
+        self.bubbles = Bubbles(store)
+        self.instead = instead  # what shows questions while notifications cannot (for the log)
+        self.clock = clock
+        self.show_text = show_text
+        self.on_shown = on_shown  # a server took these questions: remember them as notified
+        self.backend = backend
+        self.why = ""
+        self.handles: dict[int, int] = {}  # planner handle → server id (0: not on screen)
+        self.keys: dict[int, list[Key]] = {}  # planner handle → question keys
+        self.notices: dict[int, Notice] = {}  # planner handle → the question notice it shows now
+        self.reconnect_at: float | None = None
+        self._say_once = LogOnce(log)  # a backend that failed, by name
+        self._ever_online = False
+        self._told_down = False  # the user was told notifications are not shown (until they are back)
+        self._asking_again = False  # reconnect_at is for asking an odd server again (not a lost bus)
+
+    def start(self) -> None:
+        """Choose the backend (unless one was given) and say once whether it can show anything."""
+        if self.backend is None:
+            self.backend, self.why = self._choose()
+            if self.backend.online:
+                self._ever_online = True
+                log.info("notifications: %s", self.why)
+            else:
+                log.warning("%s", self.why)  # told once; the server appearing later is logged too
+                if isinstance(self.backend, NullBackend) and session_address() is not None:
+                    self.reconnect_at = self.clock() + RECONNECT_S  # a bus that is not up yet
+                self._ask_again(self.clock())
+        # what a run before ours (which crashed: nobody closed it) left on this very server
+        self.bubbles.adopt(self._owner())
+
+    def _owner(self) -> str:
+        backend = self.backend
+        return backend.owner if backend is not None and backend.online else ""
+
+    def settle_orphans(self, pending: set[Key]) -> None:
+        """The questions pending now (the engine's first snapshot): a notification left by a
+        run before ours for questions no longer pending is closed (:meth:`Bubbles.over`)."""
+        for nid in self.bubbles.over(pending):
+            self._close_orphan(nid)
+
+    def ended(self, keys: set[Key]) -> None:
+        """These questions ended (answered, abandoned, gone): a notification left by a run before
+        ours closes when none of its questions is left."""
+        for nid in self.bubbles.ended(keys):
+            self._close_orphan(nid)
+
+    def _close_orphan(self, nid: int) -> None:
+        self.bubbles.forget(nid)
+        self._close(nid)
+
+    def _close(self, server_id: int) -> None:
+        """Take one notification of the server's off screen, and out of the record."""
+        backend = self.backend
+        if server_id and backend is not None and backend.online:
+            self.safe(lambda: backend.close(server_id))
+            self._recorded(server_id, None)
+
+    def _recorded(self, server_id: int, keys: list[Key] | None) -> None:
+        self.bubbles.record(self._owner(), server_id, keys)
+
+    def stop(self) -> None:
+        """Withdraw what is showing and let the backend go."""
+        backend = self.backend
+        if backend is not None:
+            if backend.online:
+                owner = self._owner()
+                for server_id in list(self.handles.values()):
+                    if server_id:
+                        try:
+                            backend.close(server_id)
+                        except BackendError:
+                            break
+                self.bubbles.stopped(owner)
+            backend.shutdown()
+
+    def withdraw(self, handle: int) -> None:
+        server_id = self.handles.pop(handle, 0)
+        self.keys.pop(handle, None)
+        self.notices.pop(handle, None)
+        self._close(server_id)
+
+    def put(self, notice: Notice) -> None:
+        """Show a notice for its handle (replacing what that shows); what waits for an answer is
+        shown again when the server comes back."""
+        if notice.kind not in ("idle", "failed"):
+            self.notices[notice.handle] = notice
+        self.keys[notice.handle] = [i.key for i in notice.items]
+        self.handles.setdefault(notice.handle, 0)
+        if notice.restored and self._adopted(notice):
+            return
+        self.show(notice)
+
+    def _adopted(self, notice: Notice) -> bool:
+        """A bubble put back after a restart that a run before ours (which crashed) left on screen
+        already: that one is the handle's, not a second one."""
+        nid = self.bubbles.claim(self._owner(), {i.key for i in notice.items})
+        if nid is not None:
+            self.handles[notice.handle] = nid
+        return nid is not None
+
+    def dismiss(self, handle: int, server_id: int) -> None:
+        """Take a handle's notification off screen for good (snoozed from the bubble)."""
+        # a resident notification stays after an action: snoozing is the user saying "not now"
+        self.handles[handle] = 0
+        self.notices.pop(handle, None)  # not shown again if the server comes back
+        self._close(server_id)
+
+    def tell(self, title: str, body: str) -> None:
+        """A passing notification of its own (not a question's: never shown again)."""
+        backend = self.backend
+        if backend is not None and backend.online:
+            message = Message(
+                markup(title, 120, entities=False), markup(body, 600, entities=backend.markup), actions=()
+            )
+            self.safe(lambda: backend.show(message, 0))
+
+    def handle_for(self, server_id: int) -> int | None:
+        for handle, sid in list(self.handles.items()):
+            if sid == server_id:
+                return handle
+        return None
+
+    def keys_of(self, handle: int) -> list[Key]:
+        """The questions the handle's notification shows (none: not one of ours)."""
+        return self.keys.get(handle, [])
+
+    def question_of(self, handle: int) -> Item | None:
+        """The one question the handle's notification asks (None: a group, a turn's, not ours)."""
+        notice = self.notices.get(handle)
+        return notice.items[0] if notice is not None and len(notice.items) == 1 else None
+
+    def show(self, notice: Notice) -> None:
+        """Put one notice on screen (replacing what its handle shows); remembered as notified only
+        once a server took it, so a question nobody saw is announced again after a restart."""
+        backend = self.backend
+        if backend is None or not backend.online:
+            return
+        message = render(notice, self.show_text, backend.markup)
+        keys = [i.key for i in notice.items]
+        replaces = self.handles.get(notice.handle, 0)
+        if not replaces and self._owner():  # a bubble a run before ours left with these questions:
+            replaces = self.bubbles.take(keys) or 0  # re-used, not a second one popping up
+        if replaces:  # (its id known: recorded before the call, so a crash in it loses nothing)
+            self._recorded(replaces, keys)
+        server_id = self.safe(lambda: backend.show(message, replaces))
+        if server_id is None:
+            return
+        self.handles[notice.handle] = server_id
+        if server_id != replaces:  # (a new bubble: the one replaced was closed meanwhile)
+            if replaces:
+                self._recorded(replaces, None)
+            self._recorded(server_id, keys)
+        if self.on_shown is not None:
+            self.on_shown(keys)
+        if self.store is not None:  # (what is on screen is in the file before anything else)
+            self.store.flush(FLUSH_S)
+        for nid in self.bubbles.sharing(keys):  # (this one shows them now)
+            self._close_orphan(nid)
+
+    def safe(self, fn: Callable[[], Any]) -> Any:
+        try:
+            return fn()
+        except ServerGone as exc:
+            self.went_away(exc.what, self.clock())
+            return None
+        except BackendError as exc:
+            name = self.backend.name if self.backend else "?"
+            self._say_once("", name, "notifications through %s failed (%s); trying again with the next one", name, exc)
+            return None
+
+    # ---- the server coming and going ----
+
+    def went_away(self, what: str, now: float) -> None:
+        backend = self.backend
+        was_online = backend is not None and backend.online
+        self.bubbles.server_gone(self._owner())
+        if backend is not None:
+            backend.went_away()
+        self.handles = dict.fromkeys(self.handles, 0)  # those bubbles went with the server
+        if what == "bus":
+            if self.reconnect_at is None or self._asking_again:
+                self._asking_again = False
+                if self._told_down:  # the server usually goes first (it was on that bus): told already
+                    log.debug("the session bus closed too; looking for it every %d s", RECONNECT_S)
+                else:
+                    log.warning("the session bus went away — %s until it is back", self.instead)
+                self._told_down = True
+            self.reconnect_at = now + RECONNECT_S
+        elif was_online:
+            log.warning("the notification server went away — %s until one is back", self.instead)
+            self._told_down = True
+
+    def on_server(self, event: str, now: float) -> None:
+        backend = self.backend
+        if event in ("down", "lost"):
+            self.went_away("bus" if event == "lost" else "server", now)
+            return
+        if backend is None or not backend.connected:
+            return  # (only a bus connection reports the server coming)
+        was_online = backend.online
+        if not backend.probe():  # (a new owner that does not answer: asked again later)
+            self._ask_again(now)
+        else:  # a new owner: another server, or the same one restarted
+            self.handles = dict.fromkeys(self.handles, 0)
+            self.bubbles.new_server(self._owner())  # (the old one's went with it)
+            if was_online:
+                what = "another notification server took over"
+            elif self._ever_online:
+                what = "the notification server is back"
+            else:
+                what = "a notification server appeared"
+            self._ever_online = True
+            self._told_down = False
+            log.warning("notifications: %s: %s", what, backend.describe())
+            self.show_again()
+
+    def _ask_again(self, now: float) -> None:
+        """A server owns the name but its answers were no use (still starting, stuck): ask it
+        again in a while, in case it comes round without a restart."""
+        backend = self.backend
+        if backend is not None and backend.found == "odd" and self.reconnect_at is None:
+            self.reconnect_at = now + RECONNECT_S
+            self._asking_again = True
+
+    def reconnect(self, now: float) -> None:
+        """The bus went away: try once more (quietly; coming back is logged once). On a bus still
+        there whose server answered oddly, ask that server again."""
+        current = self.backend
+        if current is not None and current.connected and not current.online:
+            self.reconnect_at = None
+            self._asking_again = False
+            self.on_server("up", now)
+            return
+        backend, why = self._choose()
+        if not backend.connected:  # (still no bus: only a bus connection follows the server)
+            backend.shutdown()
+            self.reconnect_at = now + RECONNECT_S
+            return
+        old, self.backend, self.why = self.backend, backend, why
+        if old is not None:
+            old.shutdown()
+        self.reconnect_at = None
+        self._told_down = not backend.online
+        log.warning("notifications: the session bus is back; %s", why)
+        if backend.online:
+            self.show_again()
+
+    def show_again(self) -> None:
+        for notice in list(self.notices.values()):
+            self.show(notice)
+
+
+# ---- the output ----
+
+def awake_or_asleep() -> float:
+    """Seconds on a clock nobody sets that runs on while the machine sleeps (Linux's boot time;
+    elsewhere the monotonic clock): a snooze until 08:00 ends at 08:00 and a reminder due 10
+    minutes after the question comes at once after a longer sleep, however long it slept."""
+    return time.monotonic() if _BOOTTIME is None else time.clock_gettime(_BOOTTIME)
+
+
+class AlertSink:
+    """Fed by the engine thread; does its own timing (settle, reminders) on a worker thread.
+
+    Whether notifications can be shown is decided once at start (and logged once); after that the
+    server coming, going and coming back arrive as events and are logged once each way. What is
+    showing when the server goes away is shown again when it is back."""
+
+    def __init__(
+        self,
+        config: Config,
+        store: Any = None,
+        *,
+        execute: Callable[[Command], object] = lambda command: None,
+        backend: Backend | None = None,
+        clock: Callable[[], float] = awake_or_asleep,
+        wall: Callable[[], float] = time.time,
+        instead: str | None = None,
+        health: FailureLog | None = None,
+    ) -> None:
+        """``execute``: carries out what the user asks of a notification, as the app's commands:
+        ``Goto`` (the default action, "Go to session"), ``Answer`` (an option's button, a text
+        typed into it), ``Snooze`` ("Snooze 15 min"), ``Show`` (the window). ``backend``: the one to
+        use (else chosen at start). ``clock`` times every duration (settle, reminders, snoozes,
+        reconnecting: by default a clock that runs on while the machine sleeps); ``wall`` only tells a question's age
+        from its time, the time of day (quiet hours) and when a snooze ends in the store.
+        ``instead``: what shows questions while notifications cannot (said in the log; None: the
+        tray icon). ``health``: where the worker's failures are recorded (shared with the app)."""
+        self.instead = TRAY_ALONE if instead is None else instead
+        self.execute = execute
+        self.config = config
+        self.store = store
+        self.clock = clock
+        self.wall = wall
+        self.show_text = bool(config["notifications.show_text"])
+        self.skip_focused = bool(config["notifications.skip_when_focused"])
+        self.quiet_window = parse_quiet_hours(config["quiet_hours"])
+        self.planner = Planner(
+            settle_s=config["settle_ms"] / 1000.0,
+            remind_after_s=tuple(m * 60.0 for m in config["remind_after"]),
+            notified=store.notified() if store is not None else set(),
+            reminded=store.reminders() if store is not None else {},
+            notify_on=frozenset(s for s in config["notify_on"] if s in ("idle", "failed")),
+        )
+        self._inbox: queue.Queue[Callable[[float], Any] | None] = queue.Queue()
+        self._screen = Screen(
+            self._choose,
+            clock,
+            self.show_text,
+            store.mark_notified if store is not None else None,
+            backend,
+            store,
+            self.instead,
+        )
+        self._stop = threading.Event()
+        self._supervisor = Supervisor("notifier", self._stop, health)
+        self._thread = threading.Thread(
+            target=self._supervisor.run, args=(self._run,), name="pi-notifier-alerts", daemon=True
+        )
+
+    def _choose(self) -> tuple[Backend, str]:
+        return choose_backend(
+            self.config["notifications.backend"],
+            on_action=self.on_server_action,
+            on_reply=self.on_server_reply,
+            on_server=self._server_event,
+            expire=self.config["notifications.expire"],
+            sound=self.config["notifications.sound"],
+            instead=self.instead,
+        )
+
+    def start(self) -> None:
+        self._screen.start()
+        self._thread.start()
+
+    def stop(self, close: bool = True) -> None:
+        """Once. ``close``: False leaves what is on screen (the app that notifies now adopts it)."""
+        if self._stop.is_set():
+            return
+        self._stop.set()
+        self._inbox.put(None)
+        self._thread.join(2)
+        if close:
+            self._screen.stop()
+        elif self._screen.backend is not None:
+            self._screen.backend.shutdown()
+
+    # Sink protocol (engine thread): hand over, never block.
+    def ready(self, info: Any, snapshot: Snapshot) -> None:
+        pending = {key_of(view.ref, q) for view, q in snapshot.pending}
+        self._put(lambda now: self._screen.settle_orphans(pending))  # what a run before ours left
+
+    def transitions(self, items: Sequence[Transition], snapshot: Snapshot) -> None:
+        if self._stop.is_set():  # (stopped: nobody would read them)
+            return
+        if items:
+            self._put(partial(self._transitions, list(items)))
+        else:  # the board changed without a transition: a pi found to wait for a human, maybe
+            self._put(partial(self._askers, snapshot))
+
+    def turns(self, items: Sequence[TurnChange]) -> None:
+        if not self._stop.is_set():
+            self._put(lambda now: [a for change in items for a in self.planner.turn(change, now)])
+
+    # Control (any thread): the user's snoozes and mutes, from their owner (the app).
+    def set_preferences(self, preferences: Preferences) -> None:
+        self._put(partial(self._preferences, preferences))
+
+    def set_quiet_hours(self, value: str) -> None:
+        """New quiet hours (the config file changed; a value the config accepted)."""
+        window = parse_quiet_hours(value)
+        self._put(partial(self._quiet_hours, window))
+
+    def _quiet_hours(self, window: tuple[int, int] | None, now: float) -> None:
+        self.quiet_window = window  # (ended now: what they held is announced as the job ends)
+
+    @property
+    def shows(self) -> bool:
+        """Whether a notification server shows what this sink raises, now."""
+        return self._screen.backend is not None and self._screen.backend.online
+
+    def tell(self, title: str, body: str) -> None:
+        """One passing notification (what a click on a notification could not do, and what to do
+        instead), from any thread."""
+        self._put(lambda now: self._screen.tell(title, body))
+
+    # ---- worker ----
+
+    def _put(self, job: Callable[[float], Any]) -> None:
+        """Have the worker run ``job(now)``; the notices and withdrawals it returns are delivered."""
+        self._inbox.put(job)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            due = self.planner.next_due()
+            reconnect_at = self._screen.reconnect_at
+            if reconnect_at is not None:
+                due = reconnect_at if due is None else min(due, reconnect_at)
+            # (Capped: quiet hours end at a time of day, on the wall clock.)
+            timeout = None if due is None else min(MAX_WAIT_S, max(0.0, due - self.clock()))
+            if self.planner.held:  # what quiet hours hold is announced when they end, on time
+                wall = self.wall()
+                ends = next_quiet_change(self.quiet_window, wall)
+                until_end = MAX_WAIT_S if ends is None else min(MAX_WAIT_S, max(0.0, ends - wall) + 0.01)
+                timeout = until_end if timeout is None else min(timeout, until_end)
+            try:
+                job = self._inbox.get(timeout=timeout)
+            except queue.Empty:
+                job = _tick
+            if job is None:
+                return
+            self._handle(job)  # (what fails here is the supervisor's: the worker runs again)
+
+    def _handle(self, job: Callable[[float], Any]) -> None:
+        now, wall = self.clock(), self.wall()
+        reconnect_at = self._screen.reconnect_at
+        if reconnect_at is not None and now >= reconnect_at:
+            self._screen.reconnect(now)
+        actions: list[Notice | Withdraw] = list(job(now) or ())
+        quiet = in_quiet_hours(self.quiet_window, wall)
+        if quiet:  # quiet hours: turn notices are dropped (questions wait for their reminders)
+            actions = [a for a in actions if not (isinstance(a, Notice) and a.kind in ("idle", "failed"))]
+        held, actions = self.planner.held, actions + self.planner.tick(now, quiet)
+        if self.planner.held > held:
+            log.debug("quiet hours: %d question(s) held until they end", self.planner.held)
+        self._deliver(actions)
+
+    def _transitions(self, items: list[Transition], now: float) -> list[Notice | Withdraw]:
+        actions = self.planner.feed([_checked(t) for t in items], now, self.wall())
+        ended = {key_of(t.session, t.question) for t in items if t.kind != "needs_input"}
+        if ended:
+            self._screen.ended(ended)
+        return actions
+
+    def _askers(self, snapshot: Snapshot, now: float) -> None:
+        """The pis of pending questions found to wait for a human: no settle window for them."""
+        askers = [(key_of(v.ref, q), v.asker) for v, q in snapshot.pending if v.asker is not None]
+        self.planner.known_askers((k for k, asker in askers if still_running(*asker)), now)
+
+    def _preferences(self, preferences: Preferences, now: float) -> None:
+        self.planner.preferences = preferences.shifted(now - self.wall())  # (snoozes end on our clock)
+
+    def _deliver(self, actions: Sequence[Notice | Withdraw]) -> None:
+        if self._screen.backend is None:
+            return
+        for action in actions:
+            if isinstance(action, Withdraw):
+                self._screen.withdraw(action.handle)
+            elif self.skip_focused and items_focused(action.items):
+                continue  # the user is looking at that session (the tray still counts it)
+            else:
+                self._screen.put(action)
+        reminded = self.planner.reminders.drain()
+        if reminded and self.store is not None:
+            self.store.mark_reminded(reminded)
+
+    # ---- server signals (the bus reader thread; carried out on the worker) ----
+
+    def _server_event(self, event: str) -> None:
+        self._put(lambda now: self._screen.on_server(event, now))
+
+    def on_server_action(self, server_id: int, action: str) -> None:
+        """The user chose ``action`` on the server's notification ``server_id`` (any thread)."""
+        self._put(lambda now: self._on_action(server_id, action))
+
+    def on_server_reply(self, server_id: int, text: str) -> None:
+        """The user typed ``text`` into the server's notification ``server_id`` (any thread)."""
+        self._put(lambda now: self._on_reply(server_id, text))
+
+    def _on_action(self, server_id: int, action: str) -> None:
+        handle = self._screen.handle_for(server_id)
+        if handle is None:
+            return  # another application's notification
+        keys = self._screen.keys_of(handle)
+        sessions = sorted({k[0] for k in keys})
+        if action == "snooze":
+            until = self.wall() + SNOOZE_S  # (kept in the store: wall time)
+            for session_key in sessions:
+                self.execute(Snooze(until, session_key))  # the app's preferences: set_preferences() back
+            log.info("snoozed %d session(s) for 15 min", len(sessions))
+            self._screen.dismiss(handle, server_id)
+            return
+        item = self._screen.question_of(handle)
+        if action.startswith(ANSWER_PREFIX):
+            choice = "#" + action[len(ANSWER_PREFIX) :]  # the row's number, never taken for a label
+            # only what this very notification offered: never a dialog's (a gate's) options
+            if item is None or action not in {a for a, _ in option_actions(item.question, self.show_text)}:
+                log.warning("ignored the notification action %r: not one it offered", clean(action, 40))
+                return
+            self.execute(Answer(item.key[0], item.key[1], (choice,), token=question_token(item.question)))
+            return
+        session, call = keys[0] if keys else (None, None)
+        if action in ("default", "goto") and len(sessions) == 1 and session is not None:
+            self.execute(Goto(session, call))
+        else:
+            self.execute(Show(Focus(session, call) if session and call else None))
+
+    def _on_reply(self, server_id: int, text: str) -> None:
+        """A text typed into the notification: the answer to its question, as ``answer --text``
+        gives it; only where this very notification asked for one (never a dialog's, a gate's)."""
+        handle = self._screen.handle_for(server_id)
+        if handle is None:
+            return  # another application's notification
+        item = self._screen.question_of(handle)
+        if item is None or not takes_text(item.question, self.show_text):
+            log.warning("ignored a reply typed into a notification that asked for none")
+            return
+        self.execute(Answer(item.key[0], item.key[1], text=text, token=question_token(item.question)))
+
+
+def _tick(now: float) -> None:
+    """The worker's job when nothing came: what is due (settle, reminders, quiet hours' end)."""
+
+
+def _checked(t: Transition) -> Transition:
+    """``t``, its ``asker`` kept only while that very pi still runs (else the settle window holds:
+    whatever asks now is not known to wait for a human)."""
+    if t.asker is None or still_running(*t.asker):
+        return t
+    return Transition(t.kind, t.session, t.question, t.at, t.initial)

@@ -1,0 +1,348 @@
+"""What one notification says and offers (pure): its title and body for a planner notice, the
+actions a server is sent (as that server shows them), and the rest of the ``Notify`` call (hints,
+how long it stays).
+
+Every untrusted string goes through the one sanitizer and its escaping (:mod:`notifier.core.text`):
+entities for servers that render markup, look-alike characters for those that do not advertise it
+(some render it anyway).
+
+What each notification server shows of a notification's actions, as measured on the real servers
+(see docs/testing.md, the desktop layer), the server described by what it said of itself
+(``GetServerInformation``: name, vendor, version; ``GetCapabilities``):
+
+- GNOME Shell (43): a click on the banner sends ``default``; the banner shows at most 3 buttons.
+- KDE Plasma (5.27): a click sends ``default``; its buttons sit in a right-to-left ``Flow`` that
+  wraps with the last actions on the top row, so only one row keeps our order: at most 3 buttons,
+  and no more than fit one row of its popup (measured: "Deploy to production" + "Roll back the
+  release" fit; three 11-letter capitalised labels wrap); its reply button comes last whatever the
+  order sent. It offers an inline reply field (capability ``inline-reply``, signal
+  ``NotificationReplied``).
+- xfce4-notifyd (0.7): the ``default`` action is drawn as a button, and a click on the bubble body
+  only dismisses it (closed, reason 2, no ``ActionInvoked``): the default is that button.
+- Every other server: the spec's reading (a click on the bubble sends ``default``; buttons for the
+  rest, as many as it draws).
+
+Each was measured on one version (above); no rule depends on the version yet, so each applies to
+every version of its server until another version is measured to differ (the version is kept in
+:class:`Server` for that). What a server can do at all comes from its capabilities: no buttons
+without ``actions``, no reply field without ``inline-reply`` (Plasma before 5.18).
+
+The choice: the most useful first (answers, the reply field, going to the session where only a
+button can, the window, snooze), never more buttons than the server shows, no label twice.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from notifier import APP_NAME
+from notifier.core.commands import ANSWERABLE_TOOLS
+from notifier.core.model import Notice, Question, SessionRef
+from notifier.core.text import clean, duration, markup
+
+Actions = tuple[tuple[str, str], ...]  # (action id, label), in the order the server shows them
+
+DEFAULT = "default"  # the spec's action for a click on the bubble
+REPLY = "inline-reply"  # KDE's inline reply field (its label is the field's button)
+REPLY_LABEL = "Answer…"
+REPLY_HINTS = {
+    "x-kde-reply-placeholder-text": "Type your answer",
+    "x-kde-reply-submit-button-text": "Send answer",
+}
+PLASMA_ROW_PX = 360  # one row of Plasma 5.27's popup: an estimated 341 px of buttons fit, 402 px wrapped
+# Rank of an action by how useful it is from a bubble; unknown ids (another caller's) after these.
+_RANK = {"answer": 0, REPLY: 1, DEFAULT: 2, "goto": 2, "show": 3, "snooze": 4}
+
+
+@dataclass(frozen=True)
+class Server:
+    """A notification server as it describes itself (names and version as it said them)."""
+
+    name: str = ""
+    vendor: str = ""
+    version: str = ""
+    capabilities: frozenset[str] = frozenset()
+
+    @classmethod
+    def of(cls, info: tuple[str, ...], capabilities: tuple[str, ...]) -> Server:
+        name, vendor, version = (list(info) + ["", "", ""])[:3]
+        return cls(name, vendor, version, frozenset(capabilities))
+
+
+@dataclass(frozen=True)
+class Shows:
+    """What a server draws of the actions: at most ``buttons`` buttons (None: as many as are sent);
+    ``default_button``: the ``default`` action is a button (and no click on the bubble reaches it);
+    ``reply``: an inline reply field; ``row_px``: they must fit one row of that width."""
+
+    buttons: int | None = None
+    default_button: bool = False
+    reply: bool = False
+    row_px: int | None = None  # the buttons must fit one row this wide (estimated: :func:`width`)
+
+
+def shows(server: Server) -> Shows:
+    """What ``server`` shows, from its name, version and capabilities."""
+    name = server.name.casefold()
+    reply = REPLY in server.capabilities
+    if name == "gnome-shell":
+        return Shows(buttons=3)  # (js/ui/messageTray.js: MAX_NOTIFICATION_BUTTONS, 3.x to 43 at least)
+    if name == "plasma" or server.vendor.casefold() == "kde":
+        return Shows(buttons=3, reply=reply, row_px=PLASMA_ROW_PX)
+    if name == "xfce notify daemon" or name.startswith("xfce4-notifyd"):
+        return Shows(default_button=True)
+    return Shows(reply=reply)
+
+
+def summary(server: Server) -> str:
+    """What pi-notifier's notifications offer on ``server``, for ``doctor``."""
+    if "actions" not in server.capabilities:
+        return "no buttons (it has no actions): the tray and the window answer"
+    what = shows(server)
+    if what.default_button:
+        said = "'Go to session' is a button (a click on the bubble only dismisses it)"
+    else:
+        said = "a click goes to the session"
+    said += (
+        "; "
+        + (f"at most {what.buttons} buttons" if what.buttons else "every button")
+        + ", the most useful first"
+    )
+    if what.reply:
+        said += "; free-text answers typed into the notification"
+    return said
+
+
+def choose(actions: Actions, server: Server, takes_text: bool = False) -> Actions:
+    """The actions to send ``server`` for a notification that offers ``actions`` (the ``default``
+    one: a click goes to the session), in the order to show them. ``takes_text``: its question can
+    be answered with free text (``answer --text``), so a reply field is offered where there is one.
+    Servers without the ``actions`` capability get none."""
+    if "actions" not in server.capabilities:
+        return ()
+    what = shows(server)
+    offered = list(actions)
+    if takes_text and what.reply:
+        offered.append((REPLY, REPLY_LABEL))
+    default = [a for a in offered if a[0] == DEFAULT][:1]
+    buttons = [a for a in offered if a[0] != DEFAULT and not (a[0] == "goto" and default)]
+    if what.default_button:
+        buttons += default  # it is a button there: ranked with the others
+    buttons.sort(key=lambda a: _RANK.get(a[0].split(":", 1)[0], len(_RANK)))  # (stable: order kept)
+    chosen = _fit(_distinct(buttons, what.default_button), what)
+    if what.default_button:
+        return chosen
+    return (*default, *chosen)
+
+
+def _distinct(buttons: list[tuple[str, str]], default_button: bool) -> list[tuple[str, str]]:
+    """No label twice: the first kept, except that the default's button (the only way to the
+    session where it is a button) is kept over an option that reads the same."""
+    seen = {_key(label) for action, label in buttons if default_button and action == DEFAULT}
+    chosen: list[tuple[str, str]] = []
+    for action, label in buttons:
+        key = _key(label)
+        if key in seen and not (default_button and action == DEFAULT):
+            continue
+        seen.add(key)
+        chosen.append((action, label))
+    return chosen
+
+
+def _fit(chosen: list[tuple[str, str]], what: Shows) -> Actions:
+    """As many of the buttons as the server shows (and as fit its one row)."""
+    if what.buttons is not None:
+        chosen = chosen[: what.buttons]
+    if what.row_px is not None:
+        row = 0
+        for n, (_, label) in enumerate(chosen):
+            row += width(label)
+            if n and row > what.row_px:  # (the first always: alone it cannot wrap)
+                return tuple(chosen[:n])
+    return tuple(chosen)
+
+
+def _key(label: str) -> str:
+    return " ".join(label.casefold().split())
+
+
+def width(label: str) -> int:
+    """A button's width in pixels, estimated for a 10 pt sans font: capitals and wide letters 10,
+    others 7, and 24 of padding and spacing (Plasma 5.27 here: "Show", "Snooze 15 min",
+    "Answer…" took about 250)."""
+    return 24 + sum(10 if c.isupper() or c in "mwMW@%" else 7 for c in label)
+
+
+# ---- the notice's text ----
+
+OPTIONS_SHOWN = 6
+TEXT_LIMIT = 300
+OPTION_ACTIONS = 3  # a question with at most this many options offers each as a button
+ANSWER_PREFIX = "answer:"  # action "answer:2": the question's option 2 (from 1)
+SOUND_NEEDS_ANSWER = "message-new-instant"  # the freedesktop sound theme's name for it
+
+
+@dataclass(frozen=True)
+class Message:
+    title: str
+    body: str
+    critical: bool = False
+    sticky: bool = False  # needs an answer: stays on screen until answered (notifications.expire)
+    # Where the server supports actions: "default" (a click on the bubble) goes to the session.
+    # What a server is sent of them, in which order, is chosen for it (:func:`choose`).
+    actions: Actions = (("default", "Show"), ("snooze", "Snooze 15 min"))
+    takes_text: bool = False  # its question can be answered with free text (a reply field, where offered)
+
+
+def who(ref: SessionRef) -> str:
+    """Names a session in a title: its project folder and its name, after the remote's
+    ("devbox · webshop · billing refactor"; "webshop" when it has no name)."""
+    folder = ""
+    if ref.cwd:
+        parts = [p for p in re.split(r"[/\\]", ref.cwd) if p]
+        folder = clean(parts[-1], 60) if parts else ""
+    name = clean(ref.name, 80)
+    names = [n for n in (folder, name) if n]
+    if len(names) == 2 and names[0] == names[1]:
+        names = names[:1]
+    text = " · ".join(names) or "pi"
+    return f"{clean(ref.host, 64)} · {text}" if ref.host else text
+
+
+def option_actions(q: Question, show_text: bool) -> Actions:
+    """Each option of a question as a button, where that answer can be given from here: never for
+    an extension dialog (a permission gate is answered in the window, after its whole command was
+    shown), a form of several questions, a multi-select, or with the text hidden (privacy)."""
+    if not show_text or q.kind != "question" or q.tool not in ANSWERABLE_TOOLS or len(q.items) != 1:
+        return ()
+    item = q.items[0]
+    if item.multi or not item.options or len(item.options) > OPTION_ACTIONS:
+        return ()
+    return tuple((f"{ANSWER_PREFIX}{n}", clean(o.label, 40) or str(n)) for n, o in enumerate(item.options, 1))
+
+
+def takes_text(q: Question, show_text: bool) -> bool:
+    """The question can be answered with free text from here, as ``answer --text`` does: one
+    question of a tool with a key map, one pick, with a free-text row; never an extension dialog
+    (a permission gate), nor with the text hidden (privacy)."""
+    if not show_text or q.kind != "question" or q.tool not in ANSWERABLE_TOOLS or len(q.items) != 1:
+        return False
+    item = q.items[0]
+    return not item.multi and item.other
+
+
+def session_actions(q: Question | None, show_text: bool) -> Actions:
+    """A notification about one session: a click goes to it (labelled for servers that draw it
+    as a button); buttons: answer it (each option, where allowed), show the window, snooze."""
+    options = option_actions(q, show_text) if q is not None else ()
+    return (("default", "Go to session"), *options, ("show", "Show"), ("snooze", "Snooze 15 min"))
+
+
+def render(notice: Notice, show_text: bool, markup_ok: bool) -> Message:
+    """Title and body for a notice. Titles are never markup (some servers render it anyway)."""
+    if notice.kind in ("burst", "startup"):
+        return _several(notice, show_text, markup_ok)
+    item = notice.items[0]
+    if notice.kind in ("idle", "failed"):
+        what = "finished its turn" if notice.kind == "idle" else "stopped with an error"
+        body = (
+            "pi is waiting for your next instruction"
+            if notice.kind == "idle"
+            else "The run ended with an error"
+        )
+        return Message(
+            markup(f"{who(item.ref)} {what}", entities=False), body, actions=session_actions(None, show_text)
+        )
+    q = item.question
+    lines = []
+    if notice.kind == "reminder" or notice.waited_s >= 60:  # reminders, and questions first seen late
+        lines.append(f"Waiting for {duration(notice.waited_s)}")
+    lines += _question_lines(q, markup_ok) if show_text else ["pi is waiting for your answer"]
+    if q.count > 1:
+        lines.append(f"+{q.count - 1} more question{'s' if q.count > 2 else ''}")
+    return Message(
+        markup(f"{who(item.ref)} needs an answer", entities=False),
+        "\n".join(lines),
+        notice.critical,
+        sticky=True,
+        actions=session_actions(q, show_text),
+        takes_text=takes_text(q, show_text),
+    )
+
+
+def _several(notice: Notice, show_text: bool, markup_ok: bool) -> Message:
+    """A burst, or what start-up found: one notification for several questions."""
+    items = notice.items
+    sessions = len({i.ref.key for i in items})
+    title = f"{sessions} pi sessions need answers" if sessions > 1 else f"{who(items[0].ref)}: {len(items)} questions"
+    lines = []
+    for item in items[:5]:
+        proj = markup(item.project, entities=markup_ok)
+        lines.append(f"{proj} — {markup(item.question.text, 80, entities=markup_ok)}" if show_text else proj)
+    if len(items) > 5:
+        lines.append(f"+{len(items) - 5} more")
+    # one session: a click goes to it (as for a single question); several: the window
+    actions = session_actions(None, show_text) if sessions == 1 else Message.actions
+    return Message(markup(title, 120, entities=False), "\n".join(lines), sticky=True, actions=actions)
+
+
+def _question_lines(q: Question, markup_ok: bool) -> list[str]:
+    """The question's text (after its header) and its options, where they fit."""
+    text = clean(q.text, TEXT_LIMIT)
+    if q.header and q.header != q.text:
+        text = f"[{clean(q.header, 40)}] {text}"
+    lines = [markup(text, entities=markup_ok)]
+    options = [clean(o, 40) for o in q.options]
+    if options and len(options) <= OPTIONS_SHOWN and sum(len(o) for o in options) <= 160:
+        lines.append(markup(" · ".join(options), entities=markup_ok))
+    return lines
+
+
+# ---- the rest of the Notify call ----
+
+Hints = dict[str, tuple[str, Any]]  # name → (D-Bus signature, value)
+
+
+def notify_args(message: Message, shows: Server, expire: str | int, sound: str) -> tuple[list[str], Hints, int]:
+    """The actions (flat: key, label, key, label…), hints and expire timeout (ms; -1: the server's
+    default) of ``message`` on a server that ``shows`` so, with ``notifications.expire`` and
+    ``notifications.sound``."""
+    chosen = choose(message.actions, shows, message.takes_text)
+    actions = [x for pair in chosen for x in pair]
+    timeout = -1  # the server's default for what needs no answer
+    hints: Hints = {"category": ("s", "im.received"), "desktop-entry": ("s", APP_NAME)}
+    if any(a == REPLY for a, _ in chosen):
+        hints.update({k: ("s", v) for k, v in REPLY_HINTS.items()})
+    critical = message.critical
+    if message.sticky:
+        timeout = expire_ms(expire)
+        if timeout == 0:
+            # stays until answered: servers that ignore expire_timeout (GNOME) keep only critical
+            # notifications on screen, and 'resident' keeps it there after an action
+            hints["resident"] = ("b", True)
+            critical = True
+    hints["urgency"] = ("y", 2 if critical else 1)
+    if message.sticky:  # needs an answer: its own sound (notifications.sound)
+        hints.update(sound_hints(sound))
+    return actions, hints, timeout
+
+
+def sound_hints(sound: str) -> Hints:
+    """The freedesktop sound hints for ``notifications.sound``: "default" → the sound theme's
+    "message-new-instant"; "none" → silence (``suppress-sound``); a path → ``sound-file``;
+    anything else → that ``sound-name``. Servers that play no sounds ignore them."""
+    if sound == "none":
+        return {"suppress-sound": ("b", True)}
+    if sound == "default":
+        return {"sound-name": ("s", SOUND_NEEDS_ANSWER)}
+    if sound.startswith(("/", "~")):
+        return {"sound-file": ("s", os.path.expanduser(sound))}
+    return {"sound-name": ("s", sound)}
+
+
+def expire_ms(expire: str | int) -> int:
+    """The Notify ``expire_timeout`` for a needs-answer notification: 0 = until closed."""
+    return 0 if expire == "never" else int(expire) * 1000
