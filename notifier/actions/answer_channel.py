@@ -11,8 +11,8 @@ import time
 from notifier.actions.answer_keys import Seen, confirm, drive, finder, plan_for, unreadable, usage
 from notifier.actions.answer_session import Answered, SessionFile
 from notifier.actions.goto import Refused
-from notifier.companion.channel import all_open_dialogs, answer_dialog
-from notifier.companion.protocol import Dialog as ExtDialog
+from notifier.companion import Dialog as ExtDialog
+from notifier.companion import all_open_dialogs, answer_dialog
 from notifier.core.dialogs import startup_key
 from notifier.core.model import Option, Question, QuestionItem, SessionView
 from notifier.core.text import clean

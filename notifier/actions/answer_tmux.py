@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from notifier.actions.answer_keys import Find, Seen, confirm, drive, finder, plan_for, unreadable, usage
 from notifier.actions.answer_session import Answered, SessionFile
 from notifier.actions.goto import Refused, resume_advice
-from notifier.companion.channel import announced_sessions
+from notifier.companion import announced_sessions
 from notifier.core.model import Question, SessionView
 from notifier.core.text import clean
 from notifier.engine.options import EngineOptions

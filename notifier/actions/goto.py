@@ -18,7 +18,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from notifier.companion.channel import announced_sessions
+from notifier.companion import announced_sessions
 from notifier.core import session_spec, shellcmd
 from notifier.core.model import Question, SessionView, Snapshot
 from notifier.core.owners import Wanted

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from notifier.config.load import Config
 from notifier.core import jsonbound, shellcmd
 from notifier.core.text import clean
-from notifier.remote.link import Remote, remote_from_config, ssh_argv
+from notifier.remote import Remote, remote_from_config, ssh_argv
 from notifier.system import programs
 
 SSH_TIMEOUT_S = 15.0

@@ -1,7 +1,5 @@
-"""The running app: wiring and lifecycle (:mod:`.runtime`; one app per user and one notifier per
-question, :mod:`.instance`; :mod:`.signals`, :mod:`.stopping`), the tray (:mod:`.tray_choice`,
-:mod:`.tray_hosts`, :mod:`.tray_follower`) drawn by the UI thread (:mod:`.redraw`), the window
-process (:mod:`.window_process`, what it shows beyond the snapshot :mod:`.decorate`; without an
-app :mod:`.local`), control requests (:mod:`.requests`), the user's choices (:mod:`.choices`), the
-notifier among the engine's sinks (:mod:`.alerts`), extension dialogs (:mod:`.dialog_feed`),
-remotes and pushes (:mod:`.remotes`), and its config file followed (:mod:`.config_follow`)."""
+"""The running app: wiring and lifecycle, the user's choices, control requests, signals and
+stopping (:mod:`.runtime`); one app per user and who notifies (:mod:`.instance`); the window
+process and what it shows beyond the snapshot (:mod:`.window_process`); the tray (:mod:`.tray_choice`,
+:mod:`.tray_hosts`, :mod:`.tray_follower`) drawn by the UI thread (:mod:`.redraw`), and its config
+file followed (:mod:`.config_follow`)."""

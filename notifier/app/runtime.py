@@ -1,36 +1,40 @@
-"""The running app: wiring and lifecycle of the engine, the sinks, the tray, the control channel
+"""The running app: wiring and lifecycle of the engine, its outputs, the tray, the control channel
 and the window process; every command, whoever sends it, is carried out in :meth:`App.execute`.
 
-One instance per user for the tray app (``instance.py``: a lock file, then a Unix socket);
-headless runs (`run --no-tray`) never take the lock and always work beside it.
+- the user's choices (snoozes and mutes) have one owner, :class:`PreferencesOwner`;
+- control requests are parsed once into commands (:func:`handle`) and answered;
+- every long-lived part is kept running by the one supervisor and back-off
+  (:mod:`notifier.system.supervisor`): the engine, the notifier, the UI thread, each remote link;
+- SIGINT, SIGTERM and SIGHUP end the app cleanly (:func:`install_signals`), and stopping is
+  bounded (:func:`stop_side_by_side`);
+- without an app, ``pi-notifier show`` has a source of its own (:class:`LocalSource`).
+
+One instance per user for the tray app, and who notifies: :mod:`notifier.app.instance`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+import signal
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from types import FrameType
 from typing import Any
 
 from notifier.actions.carry_out import carry_out
-from notifier.app import requests
-from notifier.app.alerts import notifier
-from notifier.app.choices import PreferencesOwner, open_store
+from notifier.actions.over_ssh import configured
 from notifier.app.config_follow import ConfigFollower
-from notifier.app.decorate import WindowDecoration
-from notifier.app.dialog_feed import DialogFeed
 from notifier.app.instance import InstanceLock
-from notifier.app.local import clear_abandoned
 from notifier.app.redraw import Redraw
-from notifier.app.remotes import Hub
-from notifier.app.stopping import stop_side_by_side
-from notifier.app.window_process import WindowProcess, has_display
+from notifier.app.window_process import WindowDecoration, WindowProcess, has_display
+from notifier.companion import DialogFeed
 from notifier.config.load import Config
-from notifier.control.connection import Connection
-from notifier.control.server import Server
-from notifier.control.wire import socket_path
+from notifier.control import Connection, Server, socket_path
+from notifier.core import commands
+from notifier.core.bar import summary
 from notifier.core.commands import (
     Answer,
     Clear,
@@ -46,21 +50,294 @@ from notifier.core.commands import (
     Status,
     Subscribe,
 )
-from notifier.core.model import Snapshot
+from notifier.core.formats import status_obj
+from notifier.core.model import Snapshot, Transition, TurnChange
+from notifier.core.preferences import Preferences
+from notifier.core.quiet import quiet_hours_note, quiet_hours_obj, tomorrow_morning
 from notifier.core.text import clean
 from notifier.engine.loop import Engine
 from notifier.engine.options import engine_options
-from notifier.engine.sinks import Sink
+from notifier.engine.sinks import ReadyInfo, Sink
+from notifier.remote import Remotes
 from notifier.sinks.history import HistorySink
 from notifier.sinks.jsonout import JsonSink
 from notifier.sinks.notify.sink import AlertSink
+from notifier.sinks.push import PushSink
 from notifier.state.store import Store
+from notifier.system import paths
 from notifier.system.supervisor import FailureLog
 from notifier.ui.state import UiState
 from notifier.ui.tray import Tray
+from notifier.ui.view import window_obj
 
 log = logging.getLogger(__name__)
 SHUTDOWN_BUDGET_S = 0.8  # a signal ends the app well inside 2 s, whatever hangs
+Reply = dict[str, Any]
+Execute = Callable[[Command, Connection], "Reply | None"]
+Listener = Callable[[Preferences], None]
+
+
+# ---- the user's choices ----
+
+
+
+def open_store(state_dir: str | None = None) -> Store:
+    """The state store: in ``state_dir`` if given, else in the user's state folder."""
+    if state_dir is None:
+        state_dir = paths.state_dir()
+    return Store(os.path.join(state_dir, "state.sqlite3"))
+
+
+class PreferencesOwner:
+    def __init__(self, store: Store, now: float) -> None:
+        self._store = store
+        self._lock = threading.Lock()
+        self._value = store.preferences(now)
+        self._listeners: list[Listener] = []
+
+    @property
+    def value(self) -> Preferences:
+        """The current choices (immutable: read it as often as you like)."""
+        return self._value
+
+    def listen(self, listener: Listener, current: bool = True) -> None:
+        """Call ``listener`` with every new value and (``current``) with the current one now;
+        under the lock, so none is missed or comes out of order: keep it short."""
+        with self._lock:
+            self._listeners.append(listener)
+            if current:
+                listener(self._value)
+
+    def apply(self, command: Snooze | Mute, now: float) -> Preferences:
+        """Carry out a snooze or mute: the new value, persisted, handed to every listener."""
+        with self._lock:
+            if isinstance(command, Snooze):
+                value = self._value.snoozed(command.until, now, command.session, command.project)
+                if command.session is None and command.project is None and command.until <= now:
+                    self._store.clear_snoozes()  # resume: every snooze is lifted
+                else:
+                    self._store.snooze(command.until, command.session, command.project)
+            else:
+                value = self._value.with_mute(command.project, command.on)
+                self._store.mute(command.project, command.on)
+            self._value = value
+            for listener in self._listeners:
+                listener(value)
+            return value
+
+
+def notifier(
+    config: Config,
+    store: Store,
+    preferences: PreferencesOwner,
+    health: FailureLog,
+    execute: Callable[[Command], object],
+    instead: str | None = None,
+) -> AlertSink:
+    """The notifier, started, following the user's snoozes and mutes; what the user asks of a
+    notification is a command ``execute`` carries out. ``instead``: what shows questions while
+    notifications cannot (None: the tray)."""
+    alerts = AlertSink(config, store, execute=execute, instead=instead, health=health)
+    preferences.listen(alerts.set_preferences)  # handed the current value before start
+    alerts.start()
+    return alerts
+
+
+# ---- control requests ----
+
+
+
+def handle(execute: Execute, request: dict[str, Any], conn: Connection) -> Reply | None:
+    """One request (on an ipc worker thread) → the reply (None: ``conn`` is kept, a subscription)."""
+    now = time.time()
+    try:
+        command = commands.parse(request, now, morning=tomorrow_morning(now))
+    except commands.CommandError as exc:
+        name = request.get("cmd")
+        detail = f" {clean(name, 40)}" if str(exc) == "unknown command" and isinstance(name, str) else ""
+        return {"ok": False, "error": clean(exc, 200) + detail}
+    return execute(command, conn)
+
+
+def health_reply(app: App) -> Reply:
+    engine = app.engine
+    return {
+        "ok": True,
+        "pid": os.getpid(),
+        "ready": engine is not None and engine.ready_event.is_set(),
+        "engine_restarts": engine.restarts if engine is not None else 0,
+        "problems": app.health.report(),
+        "display": has_display(),
+        "tray": app.tray is not None,
+        "store": "persistent" if app.store.persistent else "in memory",
+    }
+
+
+def status_reply(config: Config, command: Status, state: UiState) -> Reply:
+    """The status, if the app watches the folders, with the settings, the client asks about
+    (``{"ok": false}`` otherwise: the client reads the sessions itself)."""
+    liveness = command.liveness or config["liveness"]
+    same = sorted(command.roots) == sorted(config["sessions_dirs"])
+    same = same and liveness == config["liveness"]
+    same = same and sorted(command.question_tools) == sorted(config["question_tools"])
+    if not same:
+        return {"ok": False}
+    now = time.time()
+    if command.brief:  # a status bar, every second: the summary only, not every session
+        quiet_now = quiet_hours_note(config["quiet_hours"], now)
+        return {"ok": True, "summary": summary(state.snapshot, now, state.snoozed_until(now), quiet_now)}
+    quiet = quiet_hours_obj(config["quiet_hours"], now)  # (the app follows its config file)
+    return {"ok": True, "status": {**status_obj(state.snapshot), **quiet}}
+
+
+# ---- signals and stopping ----
+
+_signals: list[tuple[int, threading.Event]] = []  # installed, not yet watched by a thread
+
+
+def install_signals(stop: threading.Event) -> None:
+    """SIGINT, SIGTERM and SIGHUP set ``stop``.
+
+    A signal may be delivered to any thread, while Python runs handlers only in the main thread,
+    which sleeps in an untimed wait or the tray's loop (no polling). So the interpreter's own
+    wakeup fd carries the signal: its C-level handler writes to a pipe whichever thread was hit,
+    and the control channel's thread (:meth:`App.serve`), or where there is none a relay thread
+    (:meth:`App.run_loop`), sets ``stop``. (Setting the event inside a Python handler could also
+    deadlock on its lock.)"""
+    r, w = os.pipe()
+    os.set_blocking(w, False)
+    _signals.append((r, stop))
+    try:
+        signal.set_wakeup_fd(w, warn_on_full_buffer=False)
+    except (ValueError, OSError):  # not the main thread: Python handlers still work there
+        pass
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        with contextlib.suppress(OSError):
+            os.write(w, b"s")
+
+    for sig in (signal.SIGINT, signal.SIGTERM, getattr(signal, "SIGHUP", None)):
+        if sig is not None:
+            with contextlib.suppress(ValueError, OSError):
+                signal.signal(sig, handler)
+
+
+def _take_signals() -> list[tuple[int, threading.Event]]:
+    """The signals installed and not yet watched by any thread (each pipe, its stop event)."""
+    taken = list(_signals)
+    _signals.clear()
+    return taken
+
+
+def _relay_signals(signals: Sequence[tuple[int, threading.Event]]) -> None:
+    """A relay thread for each of ``signals`` (where no control channel's thread carries them)."""
+    for r, stop in signals:
+
+        def relay(r: int = r, stop: threading.Event = stop) -> None:
+            try:
+                os.read(r, 1)
+            except OSError:
+                return
+            stop.set()
+
+        threading.Thread(target=relay, name="pi-notifier-signals", daemon=True).start()
+
+
+def stop_side_by_side(stoppers: Sequence[tuple[str, Callable[[], object]]], deadline: float) -> list[str]:
+    """Run each ``(name, stop)`` on a thread of its own; wait for them until ``deadline`` (monotonic).
+    Returns the names still busy then."""
+    threads = []
+    for name, fn in stoppers:
+        t = threading.Thread(target=_quietly(name, fn), name=f"pi-notifier-stop {name}", daemon=True)
+        t.start()
+        threads.append((name, t))
+    for _, t in threads:
+        t.join(max(0.0, deadline - time.monotonic()))
+    return [name for name, t in threads if t.is_alive()]
+
+
+def _quietly(name: str, fn: Callable[[], object]) -> Callable[[], None]:
+    def run() -> None:
+        try:
+            fn()
+        except BaseException as exc:  # on the way out: say it, never hang or trace back
+            log.warning("stopping %s failed: %s", name, clean(exc, 200))
+
+    return run
+
+
+# ---- without an app: the window's own source ----
+
+def clear_abandoned(engine: Engine, command: Clear) -> None:
+    """Forget abandoned questions (one, a session's, or all), on the engine thread."""
+
+    def do() -> list[Transition]:  # (the engine's last snapshot: a new one here would be a change of its own)
+        keys = [command.session] if command.session else [v.ref.key for v in engine.snapshot.sessions if v.abandoned]
+        for key in keys:
+            engine.board.clear_abandoned(key, command.call)
+        return []  # (no transition: the next snapshot no longer lists them)
+
+    engine.call(do)
+
+
+class LocalSource:
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self.engine: Engine | None = None
+        self.dialogs: DialogFeed | None = None  # the companion extension's dialogs, if any
+        self._push: Callable[[dict[str, Any]], None] | None = None
+
+    def start(self, push: Callable[[dict[str, Any]], None]) -> None:
+        self._push = push
+        self.engine = Engine(engine_options(self.config), [self])
+        self.engine.start()
+        self.dialogs = DialogFeed.attach(self.engine)
+
+    def ready(self, info: ReadyInfo, snapshot: Snapshot) -> None:
+        self._send(snapshot)
+
+    def transitions(self, items: Sequence[Transition], snapshot: Snapshot) -> None:
+        self._send(snapshot)
+
+    def turns(self, items: Sequence[TurnChange]) -> None:
+        pass  # (finished turns are not this output's business)
+
+    def _send(self, snapshot: Snapshot) -> None:
+        if self._push is not None:
+            self._push({"window": window_obj(snapshot)})
+
+    def command(self, command: Command) -> None:
+        engine = self.engine
+        if engine is None:
+            return
+        if isinstance(command, Clear):
+            clear_abandoned(engine, command)
+        elif isinstance(command, (Snooze, Mute)):
+            store = open_store()
+            try:
+                PreferencesOwner(store, time.time()).apply(command, time.time())
+            finally:
+                store.close()
+
+    def ask(self, command: Command) -> dict[str, Any] | None:
+        """A Goto or Answer from the window, carried out here as the CLI would (no app runs)."""
+        engine = self.engine
+        if engine is None or not isinstance(command, (Goto, Answer)):
+            return None
+
+        code, said = carry_out(self.config, engine.snapshot, command)
+        return {"ok": code == 0, "code": code, "said": said}
+
+    def close(self) -> None:
+        if self.dialogs is not None:
+            self.dialogs.stop()
+            self.dialogs = None
+        if self.engine is not None:
+            self.engine.stop()
+
+
+# ---- the app ----
+
 
 
 class App:
@@ -96,8 +373,9 @@ class App:
         self.redraw = Redraw(
             self.ui_state, self.window, lambda: self.tray, config, self.health, self.stop_event
         )
-        self.hub: Hub | None = None  # remote hosts and pushes (app/remotes.py)
-        self.dialogs: DialogFeed | None = None  # the companion extension's dialogs (app/dialog_feed.py)
+        self.remotes: Remotes | None = None  # remote hosts (their links: notifier/remote.py)
+        self.push: PushSink | None = None
+        self.dialogs: DialogFeed | None = None  # the companion extension's dialogs (notifier.companion)
         self.preferences.listen(lambda _: self._changed(), current=False)  # the tray shows snoozes, mutes
         self.follower = ConfigFollower(config, self._quiet_hours_changed)  # the file, while the app runs
 
@@ -132,9 +410,9 @@ class App:
         elif isinstance(command, Ping):
             return {"ok": True, "pid": os.getpid(), "roots": self.config["sessions_dirs"]}
         elif isinstance(command, Health):
-            return requests.health_reply(self)
+            return health_reply(self)
         elif isinstance(command, Status):
-            return requests.status_reply(self.config, command, self.ui_state())
+            return status_reply(self.config, command, self.ui_state())
         return {"ok": True}
 
     def _carry_out(self, command: Goto | Answer) -> tuple[int, str]:
@@ -160,7 +438,7 @@ class App:
 
     def handle(self, req: dict[str, Any], conn: Connection) -> dict[str, Any] | None:
         """One control request (on an ipc worker thread)."""
-        return requests.handle(self.execute, req, conn)
+        return handle(self.execute, req, conn)
 
     # ---- what the sinks and the UI get ----
 
@@ -199,18 +477,23 @@ class App:
             sinks.append(self.alerts)
         sinks.append(self.redraw)
 
-        self.hub = Hub(self.config, self.store)
-        sinks += self.hub.sinks()
+        self.remotes = Remotes(configured(self.config))
+        sinks.append(self.remotes)  # (its links start once the engine is ready)
+        if self.config["push.urls"]:
+            self.push = PushSink(self.config, self.store)
+            sinks.append(self.push)
         self.redraw.start()
         options = engine_options(self.config)
         if self.state_dir:
             options.cache_path = os.path.join(self.state_dir, "scan-cache.sqlite3")
         # (on_failure: the tray shows that the engine is being restarted)
         self.engine = Engine(options, sinks, health=self.health, on_failure=self._changed, lines=lines)
+        self.remotes.attach(self.engine)
         if not self.state_dir:  # (followed from before "ready"; the demo keeps to its own settings)
             self.follower.start()
         self.engine.start()
-        self.hub.start(self.engine)
+        if self.push is not None:
+            self.push.start()
         self.dialogs = DialogFeed.attach(self.engine)  # the companion extension's dialogs, if any
 
     def new_notifier(self, store: Store, preferences: PreferencesOwner) -> AlertSink:
@@ -230,16 +513,21 @@ class App:
 
     def serve(self) -> None:
         self.server = Server(self.socket, self.handle)
+        signals = _take_signals()  # (woken by the channel's thread, not one more)
+        for r, stop in signals:
+            self.server.watch_pipe(r, stop.set)
         try:
             self.server.start()
         except OSError as exc:
             log.warning(
                 "cannot open the control channel (%s); a second pi-notifier will not find this one", exc
             )
+            _signals.extend(signals)  # (run_loop relays them)
             self.server = None
 
     def run_loop(self) -> int:
         """Block in the main thread until asked to stop."""
+        _relay_signals(_take_signals())  # (the signals no control channel carries)
         if self.tray is not None and not self.stop_event.is_set():
             try:
                 self.tray.run(self._changed, self.stop_event)
@@ -268,8 +556,10 @@ class App:
             self.dialogs.stop()
         self.follower.stop()
         self.window.close()
-        if self.hub is not None:
-            self.hub.stop()
+        if self.remotes is not None:
+            self.remotes.stop()
+        if self.push is not None:
+            self.push.stop()
         stoppers: list[tuple[str, Callable[[], object]]] = []
         engine, alerts = self.engine, self.alerts
         if engine is not None:

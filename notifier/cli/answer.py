@@ -14,7 +14,7 @@ from notifier.core.question_token import question_token
 from notifier.core.text import clean, number
 from notifier.engine.options import engine_options
 from notifier.engine.scan import scan_once
-from notifier.remote.link import Remote
+from notifier.remote import Remote
 
 
 def _split_answer_words(words: list[str], snapshot: Snapshot, text: bool) -> tuple[str | None, list[str]]:
@@ -80,7 +80,7 @@ def cmd_answer(args: argparse.Namespace, config: Config) -> int:
     if remote is not None:  # devbox:SESSION CHOICE… — answered by pi-notifier on the remote
         return _answer_remote(*remote, args)
     options = engine_options(config)
-    from notifier.app.dialog_feed import with_open_dialogs
+    from notifier.companion import with_open_dialogs
 
     snapshot = with_open_dialogs(scan_once(options), options)
     if args.words:

@@ -51,8 +51,7 @@ def _write(path: str, lines: list[str], cwd: str, now: float) -> None:
 
 
 def run(config: Config, tray: bool = True) -> int:
-    from notifier.app.runtime import App
-    from notifier.app.signals import install_signals
+    from notifier.app.runtime import App, install_signals
     from notifier.app.tray_choice import make_tray
 
     work = tempfile.mkdtemp(prefix="pi-notifier-demo-")

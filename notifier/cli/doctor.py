@@ -17,7 +17,7 @@ from notifier.app.window_process import window_display
 from notifier.cli import doctor_extensions
 from notifier.compat.watchdog import events_lost
 from notifier.config.load import Config
-from notifier.control.client import request
+from notifier.control import request
 from notifier.core.quiet import quiet_hours_note
 from notifier.core.text import clean
 from notifier.sessions.scanner import walk

@@ -15,7 +15,7 @@ from notifier.core.formats import dumps
 from notifier.core.text import clean
 from notifier.engine.options import engine_options
 from notifier.engine.scan import scan_once
-from notifier.remote.link import Remote
+from notifier.remote import Remote
 from notifier.system.desktop import has_display
 
 # Inside JSON strings, what a terminal would act on or that reorders what is seen: C1 controls,

@@ -11,7 +11,7 @@ left it on screen, else put back; a question nobody notified yet is notified now
 other folders leaves this run notifying.
 
 Of two or more headless runs of the same folders, the one holding their
-:class:`notifier.app.peers.PeerLock` notifies; the others follow it, and one of them takes
+:class:`notifier.app.instance.PeerLock` notifies; the others follow it, and one of them takes
 over when it ends, the same way."""
 
 from __future__ import annotations
@@ -23,9 +23,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from notifier import APP_NAME
-from notifier.app.choices import PreferencesOwner, open_store
-from notifier.app.instance import EndWatch, NotifyLock, Turn
-from notifier.app.peers import PeerLock
+from notifier.app.instance import EndWatch, NotifyLock, PeerLock, Turn
+from notifier.app.runtime import PreferencesOwner, open_store
 from notifier.core.model import Snapshot, Transition, TurnChange
 from notifier.engine.sinks import ReadyInfo
 

@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from notifier import APP_NAME, resources
-from notifier.companion.channel import ChannelError, list_sockets, open_dialogs
+from notifier.companion import ChannelError, list_sockets, open_dialogs
 from notifier.core.text import clean
 from notifier.system import paths
 

@@ -17,7 +17,7 @@ from notifier import APP_NAME
 from notifier.app.instance import APP_LOCK, HAND_OVER_S, EndWatch, InstanceLock
 from notifier.cli.common import fail
 from notifier.config.load import Config
-from notifier.control.client import request
+from notifier.control import request
 from notifier.core.text import clean
 from notifier.system import paths
 

@@ -20,18 +20,15 @@ from notifier.config.load import Config
 from notifier.core.text import clean
 
 if TYPE_CHECKING:
-    from notifier.app.instance import NotifyLock
-    from notifier.app.peers import PeerLock
+    from notifier.app.instance import NotifyLock, PeerLock
 
 HAND_OVER_SAID = "the app is running and watches the same folders: it notifies, this run does not"
 LATER_SAID = " (until the app ends)"
 
 
 def cmd_run(args: argparse.Namespace, config: Config) -> int:
-    from notifier.app.instance import APP_LOCK, InstanceLock, NotifyLock, hand_over
-    from notifier.app.peers import PeerLock
-    from notifier.app.runtime import App
-    from notifier.app.signals import install_signals
+    from notifier.app.instance import APP_LOCK, InstanceLock, NotifyLock, PeerLock, hand_over
+    from notifier.app.runtime import App, install_signals
     from notifier.app.tray_choice import make_tray
     from notifier.cli.notify_turns import NotifyTurns
     from notifier.system import paths

@@ -9,10 +9,10 @@ import sys
 
 from notifier import APP_NAME
 from notifier.app.instance import window_said
-from notifier.app.local import LocalSource
+from notifier.app.runtime import LocalSource
 from notifier.app.window_process import window_display
 from notifier.config.load import Config
-from notifier.control.client import request
+from notifier.control import request
 from notifier.core.text import clean
 from notifier.ui.sources import RemoteSource
 from notifier.ui.window import Window

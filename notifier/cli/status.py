@@ -129,7 +129,7 @@ def _silenced_line(silences: Silences, sessions: list[dict[str, Any]], now: floa
 def cmd_status(args: argparse.Namespace, config: Config) -> int:
     if args.tmux or args.bar:
         return _status_bar(config, args.bar)
-    from notifier.control import client as control_client
+    from notifier import control as control_client
     from notifier.state.saved_choices import saved_silences
     from notifier.system import paths
 
@@ -153,7 +153,7 @@ def cmd_status(args: argparse.Namespace, config: Config) -> int:
         status = live["status"]
         _print(status, args, prefs, liveness, status.pop("quiet_hours", quiet))
         return 0
-    from notifier.app.dialog_feed import with_open_dialogs
+    from notifier.companion import with_open_dialogs
     from notifier.core.formats import status_obj
     from notifier.engine.options import engine_options
     from notifier.engine.scan import scanned
@@ -186,7 +186,7 @@ def _status_bar(config: Config, as_json: bool) -> int:
     """``status --tmux`` ("π 2", or nothing) / ``status --bar`` (one JSON line for waybar,
     polybar, i3blocks): the running app's summary (one small request: fit for a 1-second
     refresh), else a scan of our own."""
-    from notifier.control import client as control_client
+    from notifier import control as control_client
     from notifier.core.bar import bar_obj, summary, tmux_segment
 
     live = control_client.request(

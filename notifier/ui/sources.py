@@ -1,5 +1,5 @@
 """Where the window gets its data and sends its commands: the ``Source`` protocol, and the running
-app over the local channel (``RemoteSource``). An engine of the window's own is ``app/local.py``'s."""
+app over the local channel (``RemoteSource``). An engine of the window's own is ``app/runtime.py``'s."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import threading
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from notifier.control import client as control_client
-from notifier.control.client import request
+from notifier import control as control_client
+from notifier.control import request
 from notifier.core import commands
 from notifier.core.commands import Answer, Command
 

@@ -27,9 +27,8 @@ from pathlib import Path
 
 import pytest
 
-from notifier.companion.channel import Channel, ChannelError, list_sockets
-from notifier.control.client import request, subscribe
-from notifier.control.server import Server
+from notifier.companion import Channel, ChannelError, list_sockets
+from notifier.control import Server, request, subscribe
 from notifier.system import paths
 
 from ..app_process import AppProcess
@@ -449,7 +448,7 @@ def test_a_companion_socket_of_another_user_is_refused(
     assert str(path) in list_sockets()
     with pytest.raises(ChannelError, match=match):
         Channel(str(path), timeout=2)
-    from notifier.companion.channel import answer_dialog
+    from notifier.companion import answer_dialog
 
     assert not answer_dialog(str(path), "x", "Yes").ok
     assert fakes[0].requests() == []

@@ -38,7 +38,6 @@ NOT_FOR_STATUS = [
     "notifier.engine.loop",
     "notifier.ui",
     "notifier.sinks.notify",
-    "notifier.control.server",
     "notifier.cli.run",
     "tkinter",
     "pystray",

@@ -141,12 +141,12 @@ def test_an_end_watch_says_when_a_process_ends_and_only_then(tmp_path: Path, mon
 def test_one_headless_run_of_the_same_folders_holds_the_peer_lock(tmp_path: Path) -> None:
     """``PeerLock``: held by another process, it names that process's pid (and no other folders'
     lock is held by it); let go when the process ends, the next run takes it."""
-    from notifier.app.peers import PeerLock
+    from notifier.app.instance import PeerLock
     from notifier.cli.run import _headless_notifies
     from notifier.config.load import Config
 
     code = (
-        "import sys; from notifier.app.peers import PeerLock; lock = PeerLock(sys.argv[1], ['/s']);"
+        "import sys; from notifier.app.instance import PeerLock; lock = PeerLock(sys.argv[1], ['/s']);"
         " assert lock.take() is None; print(1, flush=True); sys.stdin.read()"
     )
     other = subprocess.Popen(

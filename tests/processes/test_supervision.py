@@ -13,7 +13,7 @@ import pytest
 
 from notifier.app.runtime import App
 from notifier.config.load import Config
-from notifier.control.client import request
+from notifier.control import request
 from notifier.core.model import Snapshot, Transition, TurnChange
 from notifier.core.reducer import Event
 from notifier.sinks.history import HistorySink
