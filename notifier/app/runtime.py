@@ -126,23 +126,6 @@ class PreferencesOwner:
             return value
 
 
-def notifier(
-    config: Config,
-    store: Store,
-    preferences: PreferencesOwner,
-    health: FailureLog,
-    execute: Callable[[Command], object],
-    instead: str | None = None,
-) -> AlertSink:
-    """The notifier, started, following the user's snoozes and mutes; what the user asks of a
-    notification is a command ``execute`` carries out. ``instead``: what shows questions while
-    notifications cannot (None: the tray)."""
-    alerts = AlertSink(config, store, execute=execute, instead=instead, health=health)
-    preferences.listen(alerts.set_preferences)  # handed the current value before start
-    alerts.start()
-    return alerts
-
-
 # ---- control requests ----
 
 
@@ -497,8 +480,12 @@ class App:
         self.dialogs = DialogFeed.attach(self.engine)  # the companion extension's dialogs, if any
 
     def new_notifier(self, store: Store, preferences: PreferencesOwner) -> AlertSink:
-        """A notifier, started, recording in ``store``, following ``preferences``."""
-        return notifier(self.config, store, preferences, self.health, self.execute, self._instead())
+        """The notifier, started, recording in ``store``, following the user's snoozes and mutes
+        (``preferences``); what the user asks of a notification is a command for the app."""
+        alerts = AlertSink(self.config, store, execute=self.execute, instead=self._instead(), health=self.health)
+        preferences.listen(alerts.set_preferences)  # handed the current value before start
+        alerts.start()
+        return alerts
 
     def _instead(self) -> str | None:
         """What shows questions while notifications cannot (for the log; None: the tray)."""

@@ -41,6 +41,11 @@ def has_display() -> bool:
     return window_display()[0] is not None
 
 
+def _focus_message(focus: list[str] | None, said: str | None) -> dict[str, Any]:
+    """What tells an open window where to look (and, ``said``, a line for its status line)."""
+    return {"focus": focus, **({"said": said} if said else {})}
+
+
 def _focus_obj(focus: Focus | None) -> list[str] | None:
     return [focus.file, focus.call] if focus is not None else None
 
@@ -86,9 +91,7 @@ class WindowProcess:
         with self._sub_lock:
             self._subscribers = [c for c in self._subscribers if not c.closed]
             subs = list(self._subscribers)
-        message: dict[str, Any] = {"focus": focus}
-        if self._pending_said:
-            message["said"] = self._pending_said
+        message = _focus_message(focus, self._pending_said)
         delivered = [conn.send(message) for conn in subs]
         if any(delivered):
             self._pending_said = None
@@ -121,10 +124,7 @@ class WindowProcess:
         self._subscribed.set()
         conn.send({"window": self._obj(snapshot)}, kind="window")
         if self._pending_focus or self._pending_said:
-            message: dict[str, Any] = {"focus": self._pending_focus}
-            if self._pending_said:
-                message["said"] = self._pending_said
-            conn.send(message)
+            conn.send(_focus_message(self._pending_focus, self._pending_said))
             self._pending_focus = self._pending_said = None
 
     def _obj(self, snapshot: Snapshot) -> dict[str, Any]:

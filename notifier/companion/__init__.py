@@ -534,33 +534,29 @@ def open_dialogs(socket_path: str, timeout: float = 2.0) -> tuple[Hello, tuple[D
         return hello, hello.dialogs
 
 
-def all_open_dialogs(folder: str | None = None, timeout: float = 1.0) -> list[tuple[str, Dialog]]:
-    """Every dialog every reachable pi waits on now, with its socket (unreachable ones skipped)."""
-    out: list[tuple[str, Dialog]] = []
-    for path in list_sockets(folder):
-        try:
-            _hello, dialogs = open_dialogs(path, timeout)
-        except (ChannelError, OSError):
-            continue
-        out += [(path, d) for d in dialogs]
-    return out
-
-
-def announced_sessions(folder: str | None = None, timeout: float = 1.0) -> dict[int, str]:
-    """pid → session file, as each reachable pi's extension announces itself now: exact evidence
-    of which pi has which session (``notifier.system.locate.locate_one(announced=…)``)."""
-    out: dict[int, str] = {}
+def _hellos(folder: str | None, timeout: float) -> Iterator[tuple[str, Hello]]:
+    """What every reachable pi says on connect now, with its socket (unreachable ones skipped)."""
     for path in list_sockets(folder):
         try:
             hello, _dialogs = open_dialogs(path, timeout)
         except (ChannelError, OSError):
             continue
-        if hello.pid and hello.session_file:
-            out[hello.pid] = hello.session_file
-    return out
+        yield path, hello
+
+
+def all_open_dialogs(folder: str | None = None, timeout: float = 1.0) -> list[tuple[str, Dialog]]:
+    """Every dialog every reachable pi waits on now, with its socket."""
+    return [(path, d) for path, hello in _hellos(folder, timeout) for d in hello.dialogs]
+
+
+def announced_sessions(folder: str | None = None, timeout: float = 1.0) -> dict[int, str]:
+    """pid → session file, as each reachable pi's extension announces itself now: exact evidence
+    of which pi has which session (``notifier.system.locate.locate_one(announced=…)``)."""
+    return {h.pid: h.session_file for _, h in _hellos(folder, timeout) if h.pid and h.session_file}
 
 
 # ---- the board side ----
+
 
 def lines_of(text: str) -> list[str]:
     """Multi-line text for the window: every line sanitized, the lines kept."""
