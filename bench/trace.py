@@ -5,7 +5,7 @@ The app (`pi-notifier run --json --no-tray --liveness off`, with its notificatio
 dunst on a private bus under Xvfb; no pi runs here, so liveness is off and the question waits the
 settle window) runs under a profiler that every thread of its inherits (`threading.setprofile`).
 It starts counting when watchdog hands our watcher the file's event (`on_any_event` in
-`notifier.watch.observer`) and stops when `show` in `notifier.sinks.notify.dbus` (the `Notify`
+`notifier.watch`) and stops when `show` in `notifier.sinks.notify.dbus` (the `Notify`
 call) returns. Every call into a `notifier` module in between is counted, in every thread: the
 settle window's timer and anything else that ran meanwhile included, so the figures are an upper
 bound of the path itself. The tray is not drawn (no tray host here); issue 30's count includes
@@ -56,7 +56,7 @@ TRACED_APP = textwrap.dedent(
                     json.dump({"modules": modules, "threads": threads, "calls": calls[0]}, fh)
             return
         if not armed[0]:
-            if name != "notifier.watch.observer" or frame.f_code.co_name != "on_any_event":
+            if name != "notifier.watch" or frame.f_code.co_name != "on_any_event":
                 return
             armed[0] = True
         if name.startswith("notifier"):

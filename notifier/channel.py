@@ -27,7 +27,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import IO, TYPE_CHECKING, Any
 
-from notifier.core import jsonbound
+from notifier.core import codec as jsonbound
 from notifier.core.text import clean
 from notifier.system import paths
 

@@ -46,7 +46,7 @@ from notifier.channel import (
 )
 from notifier.core.text import clean
 from notifier.system import paths
-from notifier.system.logonce import LogOnce
+from notifier.system.log import LogOnce
 from notifier.system.supervisor import Backoff
 
 if TYPE_CHECKING:

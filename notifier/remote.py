@@ -33,7 +33,8 @@ from functools import partial
 from typing import IO, Any
 
 from notifier.channel import MAX_LINE, BadLine, Pace, parse_object, read_lines
-from notifier.core import jsonbound
+from notifier.core import codec as jsonbound
+from notifier.core.codec import parse_iso
 from notifier.core.model import (
     GENERIC_QUESTION,
     Option,
@@ -45,8 +46,7 @@ from notifier.core.model import (
     remote_key,
 )
 from notifier.core.text import clean
-from notifier.core.times import parse_iso
-from notifier.system.logonce import LogOnce
+from notifier.system.log import LogOnce
 from notifier.system.supervisor import Backoff
 
 log = logging.getLogger(__name__)

@@ -9,10 +9,9 @@ from typing import Any
 
 from notifier.core.model import Snapshot, Transition, TurnChange
 from notifier.core.owners import Proc
-from notifier.engine.loop import Engine
-from notifier.engine.options import EngineOptions
-from notifier.engine.sinks import Lines, ReadyInfo, Sink
+from notifier.engine import Engine, Lines, ReadyInfo, Sink
 from notifier.pi.catalog import QuestionCatalog
+from notifier.sessions import EngineOptions
 
 from .conftest import wait_for
 

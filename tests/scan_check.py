@@ -11,12 +11,9 @@ from typing import Any
 from notifier.core.board import Board
 from notifier.core.reducer import SessionReducer
 from notifier.core.text import clean
-from notifier.engine.files import SessionFiles
-from notifier.engine.options import EngineOptions
 from notifier.pi.catalog import QuestionCatalog
-from notifier.sessions.names import find_name
-from notifier.sessions.startup_read import CAP, FIRST_WINDOW, settle_file
-from notifier.sessions.tail import Tailer
+from notifier.sessions import EngineOptions, SessionFiles
+from notifier.tail import CAP, FIRST_WINDOW, Tailer, find_name, settle_file
 
 NOW = 1_900_000_000.0
 

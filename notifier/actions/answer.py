@@ -13,12 +13,11 @@ from notifier.actions.answer_channel import by_channel
 from notifier.actions.answer_session import RESULT_TIMEOUT_S, Answered
 from notifier.actions.answer_tmux import by_tmux
 from notifier.actions.goto import Refused, pick, resume_advice
-from notifier.config.load import Config
-from notifier.core.model import Question, Snapshot
-from notifier.core.question_token import question_token
+from notifier.config import Config
+from notifier.core.model import Question, Snapshot, question_token
 from notifier.core.text import clean
-from notifier.engine.options import EngineOptions, engine_options
 from notifier.pi.keymaps import Unsupported, UsageError
+from notifier.sessions import EngineOptions, engine_options
 
 log = logging.getLogger(__name__)
 

@@ -13,12 +13,12 @@ from notifier.actions.answer_session import Answered, SessionFile
 from notifier.actions.goto import Refused
 from notifier.companion import Dialog as ExtDialog
 from notifier.companion import all_open_dialogs, answer_dialog
-from notifier.core.dialogs import startup_key
+from notifier.core.board import startup_key
 from notifier.core.model import Option, Question, QuestionItem, SessionView
 from notifier.core.text import clean
-from notifier.engine.options import EngineOptions
 from notifier.pi.answer_checks import check_screen
 from notifier.pi.keymaps import Step, Unsupported, UsageError, resolve
+from notifier.sessions import EngineOptions
 
 
 def channel_dialog(session_file: str, question: Question) -> tuple[str, ExtDialog] | None:

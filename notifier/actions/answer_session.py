@@ -14,13 +14,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from notifier.actions.goto import Refused
-from notifier.core import jsonbound
+from notifier.core import codec as jsonbound
 from notifier.core.model import Question, Transition
 from notifier.core.text import clean
-from notifier.engine.follow import FollowedFile
-from notifier.engine.options import EngineOptions
 from notifier.pi.outcomes import result_text
-from notifier.sessions.scanner import open_regular
+from notifier.sessions import EngineOptions, FollowedFile
+from notifier.tail import open_regular
 
 STEP_TIMEOUT_S = 5.0
 RESULT_TIMEOUT_S = 15.0

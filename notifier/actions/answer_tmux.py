@@ -24,9 +24,9 @@ from notifier.actions.goto import Refused, resume_advice
 from notifier.companion import announced_sessions
 from notifier.core.model import Question, SessionView
 from notifier.core.text import clean
-from notifier.engine.options import EngineOptions
 from notifier.pi.answer_checks import check_screen
 from notifier.pi.keymaps import Step
+from notifier.sessions import EngineOptions
 from notifier.system.locate import Unmatched, locate_one
 from notifier.system.tmux import (
     SHOWING_SINCE,

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from notifier.actions.answer import answer_line
 from notifier.actions.goto import go
-from notifier.config.load import Config
+from notifier.config import Config
 from notifier.core.commands import Answer, Goto
 from notifier.core.model import Snapshot
 

@@ -19,18 +19,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from notifier.companion import announced_sessions
-from notifier.core import session_spec, shellcmd
+from notifier.core import commands as session_spec
+from notifier.core import text as shellcmd
 from notifier.core.model import Question, SessionView, Snapshot
 from notifier.core.owners import Wanted
 from notifier.core.text import clean
-from notifier.system.desktop import Missing, Window, focus_method, has_display
+from notifier.system.desktop import ACTIVATE_TIMEOUT_S as ACTIVATE_TIMEOUT_S
+from notifier.system.desktop import Missing, Window, focus_method, has_display, window_for
+from notifier.system.desktop import activate_window as activate_window
 from notifier.system.locate import Location, Unmatched, locate_one, locate_sessions
-from notifier.system.programs import run
+from notifier.system.processes import run
 from notifier.system.tmux import TmuxClient, TmuxPane, invoking_client, tmux, tmux_clients
-from notifier.system.x11 import ACTIVATE_TIMEOUT_S as ACTIVATE_TIMEOUT_S
-from notifier.system.x11 import activate_window as activate_window
-from notifier.system.x11 import window_for
-from notifier.ui.view import resume_or_why
+from notifier.window.view import resume_or_why
 
 log = logging.getLogger(__name__)
 
@@ -58,7 +58,7 @@ def pick(snapshot: Snapshot, spec: str | None) -> tuple[SessionView, Question | 
     """SESSION → its view (and its longest-waiting question); omitted or ``next``: the
     longest-waiting live question of all. SESSION is a session file (anywhere: the caller adds
     the session of a file outside the watched folders to ``snapshot``), an id, a short id, a
-    unique id prefix, or a session or project name (:mod:`notifier.core.session_spec`). Raises
+    unique id prefix, or a session or project name (:mod:`notifier.core.commands`). Raises
     :class:`BadSession` for a name that fits no session, :class:`Ambiguous` for several."""
     if spec is None or spec == session_spec.NEXT:
         if not snapshot.pending:

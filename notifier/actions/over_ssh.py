@@ -7,11 +7,12 @@ import shutil
 import subprocess
 from collections.abc import Sequence
 
-from notifier.config.load import Config
-from notifier.core import jsonbound, shellcmd
+from notifier.config import Config
+from notifier.core import codec as jsonbound
+from notifier.core import text as shellcmd
 from notifier.core.text import clean
 from notifier.remote import Remote, remote_from_config, ssh_argv
-from notifier.system import programs
+from notifier.system import processes as programs
 
 SSH_TIMEOUT_S = 15.0
 PRINT_LIMIT = 1 << 20  # bytes of the remote's 'goto --print' line (a location object: a few hundred)

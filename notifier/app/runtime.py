@@ -26,15 +26,13 @@ from typing import Any
 
 from notifier.actions.carry_out import carry_out
 from notifier.actions.over_ssh import configured
-from notifier.app.config_follow import ConfigFollower
 from notifier.app.instance import InstanceLock
-from notifier.app.redraw import Redraw
 from notifier.app.window_process import WindowDecoration, WindowProcess, has_display
 from notifier.companion import DialogFeed
-from notifier.config.load import Config
+from notifier.config import Config
 from notifier.control import Connection, Server, socket_path
 from notifier.core import commands
-from notifier.core.bar import summary
+from notifier.core.codec import status_obj, summary
 from notifier.core.commands import (
     Answer,
     Clear,
@@ -50,25 +48,22 @@ from notifier.core.commands import (
     Status,
     Subscribe,
 )
-from notifier.core.formats import status_obj
 from notifier.core.model import Snapshot, Transition, TurnChange
-from notifier.core.preferences import Preferences
-from notifier.core.quiet import quiet_hours_note, quiet_hours_obj, tomorrow_morning
+from notifier.core.planner import Preferences, quiet_hours_note, quiet_hours_obj, tomorrow_morning
 from notifier.core.text import clean
-from notifier.engine.loop import Engine
-from notifier.engine.options import engine_options
-from notifier.engine.sinks import ReadyInfo, Sink
+from notifier.engine import Engine, ReadyInfo, Sink
+from notifier.outputs.tray import Redraw, Tray, UiState
 from notifier.remote import Remotes
+from notifier.sessions import engine_options
 from notifier.sinks.history import HistorySink
 from notifier.sinks.jsonout import JsonSink
 from notifier.sinks.notify.sink import AlertSink
 from notifier.sinks.push import PushSink
-from notifier.state.store import Store
+from notifier.store import Store
 from notifier.system import paths
 from notifier.system.supervisor import FailureLog
-from notifier.ui.state import UiState
-from notifier.ui.tray import Tray
-from notifier.ui.view import window_obj
+from notifier.watch import ConfigFollower
+from notifier.window.view import window_obj
 
 log = logging.getLogger(__name__)
 SHUTDOWN_BUDGET_S = 0.8  # a signal ends the app well inside 2 s, whatever hangs
@@ -354,7 +349,7 @@ class App:
         decorate = WindowDecoration(lambda: self.preferences.value, self._changed, self.stop_event)
         self.window = WindowProcess(self.socket, decorate=decorate)
         self.redraw = Redraw(
-            self.ui_state, self.window, lambda: self.tray, config, self.health, self.stop_event
+            lambda: self.preferences.value, self.window, lambda: self.tray, config, self.health, self.stop_event
         )
         self.remotes: Remotes | None = None  # remote hosts (their links: notifier/remote.py)
         self.push: PushSink | None = None

@@ -20,10 +20,10 @@ from notifier.actions.goto import window_locations
 from notifier.control import SOCKET_ENV, Connection, encode
 from notifier.core.commands import Focus
 from notifier.core.model import Snapshot
-from notifier.core.preferences import Preferences
+from notifier.core.planner import Preferences
 from notifier.core.text import clean
-from notifier.system import x11
-from notifier.ui.view import mark_snoozes, window_obj
+from notifier.system import desktop as x11
+from notifier.window.view import mark_snoozes, window_obj
 
 log = logging.getLogger(__name__)
 
@@ -31,7 +31,7 @@ log = logging.getLogger(__name__)
 def window_display() -> tuple[dict[str, str] | None, str]:
     """Where the window (Tk: X only) can open: (environment variables to add for it, what that
     display is), or (``None``, why none can, in one line). On Wayland without ``DISPLAY``, the
-    compositor's XWayland display (:func:`notifier.system.x11.window_display`)."""
+    compositor's XWayland display (:func:`notifier.system.desktop.window_display`)."""
     if not sys.platform.startswith("linux"):
         return {}, "the desktop"
     return x11.window_display()

@@ -7,13 +7,10 @@ import argparse
 import sys
 
 from notifier.actions import over_ssh
-from notifier.cli.common import fail, with_outside_file
-from notifier.config.load import Config
-from notifier.core.model import Snapshot
-from notifier.core.question_token import question_token
+from notifier.cli.parser import fail, say, sessions_of
+from notifier.config import Config
+from notifier.core.model import Snapshot, question_token
 from notifier.core.text import clean, number
-from notifier.engine.options import engine_options
-from notifier.engine.scan import scan_once
 from notifier.remote import Remote
 
 
@@ -46,7 +43,7 @@ def _said_of_words(exc: Exception, words: list[str], snapshot: Snapshot, text: b
     if text or not words or not said.startswith(f"no option is called {clean(words[0], 60)!r}"):
         return said
     from notifier.actions import goto
-    from notifier.core.session_spec import label
+    from notifier.core.commands import label
 
     try:
         view, question = goto.pick(snapshot, words[0])
@@ -79,12 +76,7 @@ def cmd_answer(args: argparse.Namespace, config: Config) -> int:
     remote = over_ssh.split(config, args.words[0] if args.words else None)
     if remote is not None:  # devbox:SESSION CHOICE… — answered by pi-notifier on the remote
         return _answer_remote(*remote, args)
-    options = engine_options(config)
-    from notifier.companion import with_open_dialogs
-
-    snapshot = with_open_dialogs(scan_once(options), options)
-    if args.words:
-        snapshot = with_outside_file(snapshot, options, args.words[0])
+    options, snapshot = sessions_of(config, args.words[0] if args.words else None, dialogs=True)
     try:
         session, choices = _split_answer_words(list(args.words), snapshot, args.text is not None)
         if args.text is not None and choices:
@@ -102,7 +94,7 @@ def cmd_answer(args: argparse.Namespace, config: Config) -> int:
             f"question: {clean(q.text, 200)} (call {clean(q.tool_call_id, 60)}, token {question_token(q)})\n"
         )
     if done.note:
-        sys.stderr.write(f"pi-notifier: note: {clean(done.note, 400)}\n")
+        say(f"note: {clean(done.note, 400)}")
     if done.outcome not in (None, "answered"):
         return fail(1, f"pi recorded the question as {done.outcome}: {clean(done.answer or '', 200)}")
     sys.stdout.write(f"answered: {clean(done.answer or '(recorded)', 300)}\n")

@@ -11,21 +11,17 @@ import sys
 import tempfile
 import threading
 import time
-from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
 from notifier import resources
-from notifier.config.load import Config
+from notifier.config import Config
+from notifier.core.codec import iso
 
 if TYPE_CHECKING:
     from notifier.app.runtime import App
 
 ASK_AFTER_S = 2.0
 ANSWER_AFTER_S = 45.0
-
-
-def _iso(t: float) -> str:
-    return datetime.fromtimestamp(t, timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def _chunks() -> list[list[str]]:
@@ -46,13 +42,13 @@ def _write(path: str, lines: list[str], cwd: str, now: float) -> None:
         for line in lines:
             text = line.replace("{CWD}", json.dumps(cwd)[1:-1])
             for marker in ("{T0}", "{T1}", "{T2}"):
-                text = text.replace(marker, _iso(now))
+                text = text.replace(marker, iso(now))
             fh.write(text + "\n")
 
 
 def run(config: Config, tray: bool = True) -> int:
     from notifier.app.runtime import App, install_signals
-    from notifier.app.tray_choice import make_tray
+    from notifier.outputs.tray import make_tray
 
     work = tempfile.mkdtemp(prefix="pi-notifier-demo-")
     project = os.path.join(work, "demo-project")
@@ -75,7 +71,7 @@ def run(config: Config, tray: bool = True) -> int:
         socket=os.path.join(work, "control.sock"),
         state_dir=os.path.join(work, "state"),
     )
-    icon = make_tray(config, app.execute, app.ui_state) if tray else None
+    icon = make_tray(config, app.execute) if tray else None
     install_signals(app.stop_event)
 
     def say(text: str) -> None:

@@ -1,20 +1,21 @@
 """``pi-notifier goto [SESSION] [--print]``: bring the user to the terminal / tmux pane of a
-waiting pi (the work is :mod:`notifier.actions.goto`)."""
+waiting pi (the work is :mod:`notifier.actions.goto`); ``pi-notifier show``: bring the user to the
+pending-questions window — the running app's own, or (none answering) a window of its own over a
+local scan."""
 
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 
 from notifier.actions import goto, over_ssh
-from notifier.cli.common import fail, with_outside_file
-from notifier.config.load import Config
-from notifier.core import shellcmd
-from notifier.core.formats import dumps
+from notifier.cli.parser import fail, sessions_of
+from notifier.config import Config
+from notifier.core import text as shellcmd
+from notifier.core.codec import dumps
 from notifier.core.text import clean
-from notifier.engine.options import engine_options
-from notifier.engine.scan import scan_once
 from notifier.remote import Remote
 from notifier.system.desktop import has_display
 
@@ -35,8 +36,7 @@ def cmd_goto(args: argparse.Namespace, config: Config) -> int:
     remote = over_ssh.split(config, args.session)
     if remote is not None:  # devbox:SESSION — a session on a remote (docs/usage.md "Remote machines and pushes")
         return _goto_remote(*remote, only_print=args.print)
-    options = engine_options(config)
-    snapshot = with_outside_file(scan_once(options), options, args.session)
+    snapshot = sessions_of(config, args.session)[1]
     try:
         target = goto.target(snapshot, args.session)
     except goto.BadSession as exc:
@@ -66,4 +66,32 @@ def _goto_remote(remote: Remote, spec: str, only_print: bool) -> int:
     sys.stdout.write(shellcmd.join(argv) + "\n")  # (built from checked names: nothing raw)
     if not only_print and has_display():
         over_ssh.open_in_terminal(argv)
+    return 0
+
+
+def cmd_show(args: argparse.Namespace, config: Config) -> int:
+    """show [--focus FILE CALL_ID]: 0 shown, 1 no window could open (one line why)."""
+    from notifier.app.instance import window_said
+    from notifier.app.runtime import LocalSource
+    from notifier.app.window_process import window_display
+    from notifier.control import request
+    from notifier.window.window import RemoteSource, Window
+
+    focus = list(args.focus) if args.focus else None
+    if not args.attach:
+        reply = request({"cmd": "show", "focus": focus})
+        if reply is not None and reply.get("ok"):
+            if reply.get("window") in ("no-display", "failed"):
+                return fail(1, f"the running app says {window_said(reply)}")
+            return 0  # the running app opened (or raised) its window
+
+    extra, said = window_display()
+    if extra is None:
+        return fail(1, f"cannot open the window: {said}")
+    os.environ.update(extra)  # (XWayland's display, where DISPLAY was unset: Tk reads it)
+    try:
+        window = Window(RemoteSource() if args.attach else LocalSource(config), focus)
+    except Exception as exc:  # Tk cannot open the display
+        return fail(1, f"cannot open the window: {clean(exc, 200)}")
+    window.run()
     return 0

@@ -9,10 +9,9 @@ import sys
 import time
 from datetime import datetime
 
-from notifier.config.load import Config, ConfigError
-from notifier.core.formats import dumps, history_obj
+from notifier.config import Config, ConfigError
+from notifier.core.codec import dumps, history_obj, parse_iso
 from notifier.core.text import clean, duration, project_name
-from notifier.core.times import parse_iso
 
 
 def _local_minute(stamp: str) -> str:

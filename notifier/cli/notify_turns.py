@@ -26,12 +26,12 @@ from notifier import APP_NAME
 from notifier.app.instance import EndWatch, NotifyLock, PeerLock, Turn
 from notifier.app.runtime import PreferencesOwner, open_store
 from notifier.core.model import Snapshot, Transition, TurnChange
-from notifier.engine.sinks import ReadyInfo
+from notifier.engine import ReadyInfo
 
 if TYPE_CHECKING:
     from notifier.app.runtime import App
-    from notifier.state.store import Store
-    from notifier.watch.config_file import FileFollower
+    from notifier.store import Store
+    from notifier.watch import FileFollower
 
 HANDED_OVER = "the app started and watches the same folders: it notifies from now on"
 TAKEN_BACK = "the app that notified ended: this run notifies from now on"
@@ -80,7 +80,7 @@ class NotifyTurns:
 
     def start(self) -> None:
         """Follow the lock's file (after ``app.start()``: the run notifies now if ``app.alerts``)."""
-        from notifier.watch.config_file import FileFollower
+        from notifier.watch import FileFollower
 
         self._wanted = self.app.alerts is not None
         self._follower = FileFollower(self.lock.path, self.check, settle_s=0.05)

@@ -1,22 +1,29 @@
-"""Command line (docs/contract.md). Bad usage or config: one line on stderr, exit code 2, no traceback.
+"""The command line (docs/contract.md): ``main``, every command's arguments (one argparse parser,
+built for the command that runs, or with every command: ``--help``, or a name that is no command),
+and what the commands share. Bad usage or config: one line on stderr through :func:`fail` (the
+sanitizer's), exit code 2, no traceback.
 
 Start-up is part of the contract's speed (``status`` over thousands of sessions, docs/contract.md
-§7): this module imports nothing at first. ``--version`` answers from here; a command imports
-the parser (:mod:`notifier.cli.arguments`), the configuration and then its own module only."""
+§7): a command imports the configuration and then its own module only (:data:`COMMANDS` names
+each command's function; it is imported when its command runs)."""
 
 from __future__ import annotations
 
+import argparse
+import os
 import sys
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn
 
 from notifier import APP_NAME, __version__
+from notifier.core.text import clean
 
 if TYPE_CHECKING:
-    import argparse
     import logging
-    from collections.abc import Callable, Sequence
 
-    from notifier.config.load import Config
+    from notifier.config import Config
+    from notifier.core.model import Snapshot
+    from notifier.sessions import EngineOptions
 
 
 class OutputError(Exception):
@@ -24,8 +31,299 @@ class OutputError(Exception):
     stderr, exit code 1."""
 
 
+def say(message: object) -> None:
+    """``message`` as one line on stderr (sanitized), if there is a stderr."""
+    try:
+        if sys.stderr is not None:
+            sys.stderr.write(f"{APP_NAME}: {clean(message)}\n")
+    except (OSError, ValueError):
+        pass
+
+
+def fail(code: int, message: object) -> int:
+    """:func:`say` ``message``; return the exit ``code``. Every one-line failure of a command goes
+    through here: bad usage and config (2) and what could not be done (1)."""
+    say(message)
+    return code
+
+
+def sessions_of(config: Config, spec: str | None, dialogs: bool = False) -> tuple[EngineOptions, Snapshot]:
+    """The engine's options of ``config`` and a scan of its folders (``dialogs``: with the dialogs
+    pi shows now), plus the session of ``spec`` when that is a session file outside the watched
+    folders (a copied file, another ``--sessions-dir``): SESSION may be a file anywhere."""
+    import dataclasses
+
+    from notifier.sessions import EngineOptions, engine_options, scan_once
+
+    options = engine_options(config)
+    snapshot = scan_once(options)
+    if dialogs:
+        from notifier.companion import with_open_dialogs
+
+        snapshot = with_open_dialogs(snapshot, options)
+    path = os.path.realpath(os.path.expanduser(spec)) if spec and spec != "next" else ""
+    if not path.endswith(".jsonl") or not os.path.isfile(path):
+        return options, snapshot
+    if any(os.path.realpath(v.ref.key) == path for v in snapshot.sessions):
+        return options, snapshot
+    folder = EngineOptions([os.path.dirname(path)], options.catalog, options.liveness, options.max_line)
+    extra = [v for v in scan_once(folder).sessions if os.path.realpath(v.ref.key) == path]
+    return options, dataclasses.replace(snapshot, sessions=(*snapshot.sessions, *extra)) if extra else snapshot
+
+
+class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _Formatter)
+        super().__init__(*args, **kwargs)
+
+    def error(self, message: str) -> NoReturn:
+        # (argparse quotes the arguments it names as typed: an escape sequence would reach the terminal)
+        raise SystemExit(fail(2, f"{clean(message, 600)} (see '{self.prog} --help')"))
+
+
+def _columns() -> int:
+    """``shutil.get_terminal_size().columns``, without importing shutil (and with it zlib, bz2 and
+    lzma) for each parser that argparse's help formatter is made for."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns or 80
+
+
+class _Formatter(argparse.HelpFormatter):
+    def __init__(self, prog: str, **kwargs: Any) -> None:
+        if kwargs.get("width") is None:
+            kwargs["width"] = _columns() - 2  # as argparse's own default
+        super().__init__(prog, **kwargs)
+
+
+def _common(p: argparse.ArgumentParser, watch: bool = True) -> None:
+    p.add_argument("--config", metavar="FILE", help="configuration file (default: the per-user config.toml)")
+    p.add_argument("-v", "--verbose", action="store_true", help="log more detail")
+    if watch:
+        p.add_argument(
+            "--sessions-dir",
+            metavar="DIR",
+            action="append",
+            dest="sessions_dirs",
+            help="pi sessions folder to watch (repeatable; replaces the default)",
+        )
+        p.add_argument(
+            "--liveness",
+            choices=("auto", "off"),
+            help="mark questions of pi processes that died as abandoned",
+        )
+        p.add_argument(
+            "--question-tool",
+            metavar="NAME",
+            action="append",
+            dest="question_tools",
+            help="treat tool NAME as a question tool too; a glob pattern such as 'mcp__*__ask*' (quoted)"
+            " matches names (repeatable)",
+        )
+
+
+def _run(p: argparse.ArgumentParser) -> None:
+    _common(p)
+    p.add_argument("--no-tray", action="store_true", help="no tray icon (headless)")
+    p.add_argument("--no-notify", action="store_true", help="no desktop notifications")
+    p.add_argument("--json", action="store_true", help="print one JSON event per line on stdout")
+    p.add_argument(
+        "--stop-on-eof",
+        action="store_true",
+        help="stop when standard input is closed (how a remote link ends its run --json)",
+    )
+
+
+def _status(p: argparse.ArgumentParser) -> None:
+    _common(p)
+    output = p.add_mutually_exclusive_group()  # (one output: --json, --tmux or --bar)
+    output.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--all", action="store_true", help="list every session, not only recent ones")
+    output.add_argument(
+        "--tmux", action="store_true", help="a tmux status-line segment: 'π 2' while questions wait, else nothing"
+    )
+    output.add_argument(
+        "--bar", action="store_true", help="one JSON line for waybar / polybar / i3blocks (text, tooltip, class)"
+    )
+
+
+def _show(p: argparse.ArgumentParser) -> None:
+    _common(p)
+    p.add_argument("--focus", nargs=2, metavar=("FILE", "CALL_ID"), help="select this question")
+    p.add_argument("--attach", action="store_true", help=argparse.SUPPRESS)
+
+
+def _history(p: argparse.ArgumentParser) -> None:
+    _common(p, watch=False)
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--since", metavar="DAYS", help="only the last DAYS days (7, 0.5, 30d)")
+
+
+def _autostart(p: argparse.ArgumentParser) -> None:
+    _common(p, watch=False)
+    p.add_argument("action", choices=("install", "remove", "status"))
+
+
+def _quit(p: argparse.ArgumentParser) -> None:
+    _common(p, watch=False)
+
+
+def _goto(p: argparse.ArgumentParser) -> None:
+    _common(p)
+    p.add_argument(
+        "session",
+        nargs="?",
+        metavar="SESSION",
+        help="a project or session name, a short id (see status), an id or unique id prefix, a session"
+        " file, or next (the default: the longest-waiting question)",
+    )
+    p.add_argument("--print", action="store_true", help="only print where it is (JSON), change nothing")
+
+
+def _answer(p: argparse.ArgumentParser) -> None:
+    _common(p)
+    p.add_argument("words", nargs="*", metavar="[SESSION] CHOICE", help="the session, then the answer")
+    p.add_argument("--call", metavar="TOOL_CALL_ID", help="the question's tool call (default: the oldest)")
+    p.add_argument(
+        "--token",
+        metavar="TOKEN",
+        help="only the question with this token (status --json): refused when what waits is not what was shown",
+    )
+    p.add_argument("--text", metavar="TEXT", help="type this free-text answer instead of choosing")
+    p.add_argument(
+        "--timeout", type=float, default=15.0, metavar="S", help="how long to wait for pi to record it"
+    )
+
+
+def _pi_extension(p: argparse.ArgumentParser) -> None:
+    _common(p, watch=False)
+    p.add_argument("action", choices=("install", "remove", "status"))
+    p.add_argument("--json", action="store_true", help="status: print one JSON object")
+
+
+def _snooze(p: argparse.ArgumentParser) -> None:
+    _common(p)
+    p.add_argument(
+        "words",
+        nargs="*",
+        metavar="[WHAT] [DURATION]",
+        help="WHAT: all (default), a project or a SESSION; DURATION: 15m (default), 1h, 2h30m, 1d,"
+        " tomorrow (08:00), or off to resume",
+    )
+
+
+def _mute(p: argparse.ArgumentParser) -> None:
+    _common(p)
+    p.add_argument("what", metavar="WHAT", help="a project, or a SESSION (its project)")
+
+
+def _unmute(p: argparse.ArgumentParser) -> None:
+    _common(p)
+    p.add_argument("what", metavar="WHAT", help="a muted project, a SESSION (its project), or all")
+
+
+def _demo(p: argparse.ArgumentParser) -> None:
+    _common(p, watch=False)
+    p.add_argument("--no-tray", action="store_true", help=argparse.SUPPRESS)
+
+
+_ANSWER_DESCRIPTION = (
+    "CHOICE is a 1-based option number or an exact option label (several for a multi-select "
+    "question, or one per question of a form). With two or more words the first is taken as "
+    "SESSION when it names a session (a project or session name, a short id, an id or id prefix, a file, "
+    "or next)."
+)
+
+class Command(NamedTuple):
+    """A command: its help, its arguments, the function that carries it out (``(args, config) ->
+    exit code``, named in full so that a search finds it, imported only when its command runs:
+    each command's start-up pays for its own modules only), and its description."""
+
+    help: str
+    arguments: Callable[[argparse.ArgumentParser], None]
+    handler: str
+    description: str | None = None
+
+
+# Each command, in the order --help lists them.
+COMMANDS: dict[str, Command] = {
+    "run": Command(
+        "tray + notifications, watching the sessions folder (the default command)", _run, "notifier.cli.run:cmd_run",
+    ),
+    "status": Command(
+        "print every session and its pending questions, then exit", _status, "notifier.cli.status:cmd_status",
+    ),
+    "doctor": Command(
+        "what works here: sessions folder, watcher limits, tray, notifications",
+        _common,
+        "notifier.cli.doctor:cmd_doctor",
+    ),
+    "show": Command("open the pending-questions window", _show, "notifier.cli.goto:cmd_show"),
+    "quit": Command(
+        "stop the running app (the tray app; headless runs are left alone)", _quit, "notifier.cli.quit:cmd_quit",
+    ),
+    "history": Command(
+        "questions asked, how long each waited, how it ended", _history, "notifier.cli.history:cmd_history",
+    ),
+    "autostart": Command(
+        "start pi-notifier with your desktop session", _autostart, "notifier.cli.install:cmd_autostart",
+    ),
+    "config": Command(
+        "print the effective configuration and where each value came from", _common, "notifier.cli.parser:cmd_config",
+    ),
+    "goto": Command("bring you to the terminal / tmux pane of a waiting pi", _goto, "notifier.cli.goto:cmd_goto"),
+    "answer": Command(
+        "answer a waiting pi from here (keys into its tmux pane, checked on screen first)",
+        _answer,
+        "notifier.cli.answer:cmd_answer",
+        _ANSWER_DESCRIPTION,
+    ),
+    "snooze": Command(
+        "hold back notifications for a while: all, a project or a session", _snooze, "notifier.cli.snooze:cmd_snooze",
+    ),
+    "mute": Command("no notifications from a project until unmute", _mute, "notifier.cli.snooze:cmd_mute"),
+    "unmute": Command("notifications from a muted project again", _unmute, "notifier.cli.snooze:cmd_unmute"),
+    "pi-extension": Command(
+        "the optional companion pi extension (exact dialogs, answers)",
+        _pi_extension,
+        "notifier.cli.install:cmd_pi_extension",
+    ),
+    "demo": Command(
+        "replay a recorded pi session so you can see the notification, icon and window",
+        _demo,
+        "notifier.cli.demo:cmd_demo",
+    ),
+}
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every command; given a ``command``, only that one (the others would never
+    parse anything: argv names this one, so no "invalid choice" can list them)."""
+    parser = _Parser(
+        prog=APP_NAME, description="Tells you the moment a pi coding agent session waits for your answer."
+    )
+    parser.add_argument("--version", action="version", version=f"{APP_NAME} {__version__}")
+    sub = parser.add_subparsers(dest="command", parser_class=_Parser, metavar="COMMAND")
+    for name, each in COMMANDS.items():
+        if command is None or name == command:
+            each.arguments(sub.add_parser(name, help=each.help, description=each.description))
+    return parser
+
+
 def effective_config(args: argparse.Namespace) -> Config:
-    from notifier.config.load import OPTIONS, ConfigError, apply_command_line, load
+    from notifier.config import (  # (in parentheses: the codemod leaves it whole)
+        OPTIONS,
+        ConfigError,
+        apply_command_line,
+        load,
+    )
     from notifier.system import paths
 
     explicit = getattr(args, "config", None)
@@ -48,7 +346,7 @@ def setup_logging(verbose: bool, log_file: bool = False) -> None:
     holds question text and paths: it and its rotated copies are user-only (0600, folder 0700)."""
     import logging
 
-    from notifier.system.log_filter import SECRETS
+    from notifier.system.log import SECRETS
 
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter(f"{APP_NAME}: %(message)s", validate=False))  # (a constant: no check)
@@ -57,9 +355,6 @@ def setup_logging(verbose: bool, log_file: bool = False) -> None:
     root.handlers[:] = [handler]
     root.setLevel(logging.DEBUG if verbose else logging.INFO)
     if log_file:
-        import os
-
-        from notifier.core.text import clean
         from notifier.system import paths
 
         path = os.path.join(paths.state_dir(), f"{APP_NAME}.log")
@@ -83,7 +378,6 @@ BACKUPS = 3
 
 
 def _private_log(path: str) -> logging.Handler:
-    import os
     from logging.handlers import RotatingFileHandler
 
     from notifier.system import paths
@@ -139,8 +433,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv == ["--version"]:  # what argparse's "version" action prints, without building a parser
         sys.stdout.write(f"{APP_NAME} {__version__}\n")
         return 0
-    from notifier.cli.arguments import COMMANDS, build_parser
-
     if not argv or argv[0].startswith("-") and argv[0] not in ("-h", "--help", "--version"):
         argv = ["run", *argv]
     parser = build_parser(argv[0] if argv[0] in COMMANDS else None)
@@ -153,22 +445,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     _reconfigure_streams(bool(getattr(args, "json", False)))
     verbose = getattr(args, "verbose", False)
     setup_logging(verbose, log_file=args.command in ("run", "demo"))
-    from notifier.config.load import ConfigError
+    from notifier.config import ConfigError
 
     try:
         config = effective_config(args)
         if config["push.urls"]:
-            from notifier.system.log_filter import SECRETS
+            from notifier.system.log import SECRETS
 
             SECRETS.add_urls(config["push.urls"])  # (before anything could log them)
-        return _dispatch(args, config)
-    except ConfigError as exc:
-        sys.stderr.write(f"{APP_NAME}: {exc}\n")
-        return 2
+        return int(handler(args.command)(args, config))
+    except ConfigError as exc:  # (bad usage or config: one line, exit 2)
+        return fail(2, exc)
     except KeyboardInterrupt:
         return 130
     except OutputError as exc:
-        _say(f"cannot write the output ({exc})")
+        say(f"cannot write the output ({exc})")
         return _output_closed()  # (what is still buffered would fail again at exit)
     except BrokenPipeError:
         if not _reader_gone():
@@ -192,8 +483,6 @@ def _reader_gone() -> bool:
 def _output_closed() -> int:
     """The output's reader went away, or it cannot be written: no traceback, and nothing more to
     write at exit (what is still buffered goes nowhere). Exit code 1."""
-    import os
-
     try:
         null = os.open(os.devnull, os.O_WRONLY)
         os.dup2(null, sys.stdout.fileno())
@@ -203,53 +492,21 @@ def _output_closed() -> int:
     return 1
 
 
-def _say(line: str) -> None:
-    """One line on stderr, if there is a stderr."""
-    try:
-        if sys.stderr is not None:
-            sys.stderr.write(f"{APP_NAME}: {line}\n")
-    except (OSError, ValueError):
-        pass
-
-
-# What carries out each command (:data:`notifier.cli.arguments.COMMANDS`): a function ``(args,
-# config) -> exit code``, named here in full so that a search finds it, and imported only when its
-# command runs (each command's start-up pays for its own modules only).
-HANDLERS = {
-    "run": "notifier.cli.run:cmd_run",
-    "status": "notifier.cli.status:cmd_status",
-    "doctor": "notifier.cli.doctor:cmd_doctor",
-    "show": "notifier.cli.show:cmd_show",
-    "quit": "notifier.cli.quit:cmd_quit",
-    "history": "notifier.cli.history:cmd_history",
-    "autostart": "notifier.cli.autostart:cmd_autostart",
-    "config": "notifier.cli.config:cmd_config",
-    "goto": "notifier.cli.goto:cmd_goto",
-    "answer": "notifier.cli.answer:cmd_answer",
-    "snooze": "notifier.cli.snooze:cmd_snooze",
-    "mute": "notifier.cli.mute:cmd_mute",
-    "unmute": "notifier.cli.unmute:cmd_unmute",
-    "pi-extension": "notifier.cli.pi_extension:cmd_pi_extension",
-    "demo": "notifier.cli.demo:cmd_demo",
-}
-
-
 def handler(command: str) -> Callable[[argparse.Namespace, Config], int]:
-    """The function of ``command`` (:data:`HANDLERS`), its module imported now."""
+    """The function of ``command`` (:data:`COMMANDS`), its module imported now."""
     import importlib
 
-    module, _, name = HANDLERS[command].partition(":")
+    module, _, name = COMMANDS[command].handler.partition(":")
     found: Callable[[argparse.Namespace, Config], int] = getattr(importlib.import_module(module), name)
     return found
 
 
-def _dispatch(args: argparse.Namespace, config: Config) -> int:
-    if args.command not in HANDLERS:  # pragma: no cover - argparse rejects unknown commands
-        from notifier.config.load import ConfigError
-        from notifier.core.text import clean
+def cmd_config(args: argparse.Namespace, config: Config) -> int:
+    """``pi-notifier config``: the effective configuration and where each value came from."""
+    from notifier.config import render
 
-        raise ConfigError(f"unknown command {clean(args.command)}")
-    return int(handler(args.command)(args, config))
+    sys.stdout.write(render(config) + "\n")
+    return 0
 
 
 if __name__ == "__main__":

@@ -15,8 +15,8 @@ from typing import Any
 
 from notifier import APP_NAME
 from notifier.app.instance import APP_LOCK, HAND_OVER_S, EndWatch, InstanceLock
-from notifier.cli.common import fail
-from notifier.config.load import Config
+from notifier.cli.parser import fail
+from notifier.config import Config
 from notifier.control import request
 from notifier.core.text import clean
 from notifier.system import paths

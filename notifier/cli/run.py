@@ -11,16 +11,18 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import threading
 from typing import TYPE_CHECKING
 
-from notifier import APP_NAME
-from notifier.config.load import Config
+from notifier.cli.parser import fail, say
+from notifier.config import Config
 from notifier.core.text import clean
+from notifier.system import paths
 
 if TYPE_CHECKING:
     from notifier.app.instance import NotifyLock, PeerLock
+    from notifier.app.runtime import App
+    from notifier.cli.notify_turns import NotifyTurns
 
 HAND_OVER_SAID = "the app is running and watches the same folders: it notifies, this run does not"
 LATER_SAID = " (until the app ends)"
@@ -28,10 +30,8 @@ LATER_SAID = " (until the app ends)"
 
 def cmd_run(args: argparse.Namespace, config: Config) -> int:
     from notifier.app.instance import APP_LOCK, InstanceLock, NotifyLock, PeerLock, hand_over
-    from notifier.app.runtime import App, install_signals
-    from notifier.app.tray_choice import make_tray
+    from notifier.app.runtime import App
     from notifier.cli.notify_turns import NotifyTurns
-    from notifier.system import paths
 
     tray = not args.no_tray
     try:
@@ -39,36 +39,49 @@ def cmd_run(args: argparse.Namespace, config: Config) -> int:
         lock = InstanceLock(os.path.join(folder, APP_LOCK))
         held = tray and not lock.acquire()
     except OSError as exc:  # no folder of our own for it (said why): one line, no traceback
-        sys.stderr.write(f"{APP_NAME}: cannot start the app: {clean(exc, 600)}\n")
-        return 1
+        return fail(1, f"cannot start the app: {clean(exc, 600)}")
     if held:
         if not args.json:
             return hand_over()
         tray = False  # run --json beside the app: the stream is what was asked for; the app notifies
     wants = not args.no_notify and config["notifications.backend"] != "none"
-    notify = wants
     notifying = NotifyLock(os.path.join(folder, "notify.lock"))
     peer = PeerLock(folder, config["sessions_dirs"])  # (one headless run notifies these folders)
     try:
-        if tray and notify:  # (an app that does not notify claims nothing: a headless run does)
-            if not notifying.claim(config["sessions_dirs"]):
-                sys.stderr.write(f"{APP_NAME}: a headless run still notifies too; it did not hand over\n")
-        elif notify:
-            notify = _headless_notifies(notifying, config, later=args.no_tray, peer=peer)
-    except OSError as exc:
-        sys.stderr.write(f"{APP_NAME}: cannot start: {clean(exc, 600)}\n")
-        return 1
-    try:
+        notify = wants and _claims(notifying, peer, config, tray, later=args.no_tray)
         app = App(config, json_out=args.json, notify=notify, lock=lock if tray else None)
     except OSError as exc:  # no runtime folder of our own at all (said why): one line, no traceback
-        sys.stderr.write(f"{APP_NAME}: cannot start: {clean(exc, 600)}\n")
-        return 1
+        return fail(1, f"cannot start: {clean(exc, 600)}")
     # A headless run that notifies hands notifying to the app and takes it back; `run --json`
     # beside the app is its stream only: it leaves notifying to the app, also once that ends.
     turns = NotifyTurns(app, notifying, peer) if not tray and wants and (notify or args.no_tray) else None
-    icon = make_tray(config, app.execute, app.ui_state) if tray else None
+    try:
+        return _serve(app, config, tray, turns, args.stop_on_eof)
+    finally:
+        notifying.release()
+        peer.release()
+
+
+def _claims(notifying: NotifyLock, peer: PeerLock, config: Config, tray: bool, later: bool) -> bool:
+    """Whether this run notifies as it starts: the app claims notifying (an app that does not
+    notify claims nothing: a headless run does); a headless run notifies unless another does
+    (:func:`_headless_notifies`)."""
+    if not tray:
+        return _headless_notifies(notifying, config, later=later, peer=peer)
+    if not notifying.claim(config["sessions_dirs"]):
+        say("a headless run still notifies too; it did not hand over")
+    return True
+
+
+def _serve(app: App, config: Config, tray: bool, turns: NotifyTurns | None, eof_stops: bool) -> int:
+    """Start ``app`` (its tray icon if ``tray``; ``turns``: a headless run's notifier of the
+    moment; ``eof_stops``: :func:`stop_on_eof`), serve it until it stops, and shut it down."""
+    from notifier.app.runtime import install_signals
+    from notifier.outputs.tray import make_tray
+
+    icon = make_tray(config, app.execute) if tray else None
     install_signals(app.stop_event)
-    if args.stop_on_eof:
+    if eof_stops:
         stop_on_eof(app.stop_event)
     try:
         app.start(tray=icon, turns=turns)
@@ -83,8 +96,6 @@ def cmd_run(args: argparse.Namespace, config: Config) -> int:
         app.shutdown()
         if turns is not None:
             turns.close()
-        notifying.release()
-        peer.release()
 
 
 def _headless_notifies(
@@ -98,7 +109,7 @@ def _headless_notifies(
     if turn.app is not None:
         notifying.release()
         if not turn.notify:
-            sys.stderr.write(f"{APP_NAME}: {HAND_OVER_SAID}{LATER_SAID if later else ''}\n")
+            say(f"{HAND_OVER_SAID}{LATER_SAID if later else ''}")
             return False
     holder = peer.take() if peer is not None else None
     if holder is not None:
@@ -106,7 +117,7 @@ def _headless_notifies(
 
         notifying.release()
         said = PEER_SAID.format(pid=holder or "?")
-        sys.stderr.write(f"{APP_NAME}: {said}{' (until it ends)' if later else ''}\n")
+        say(f"{said}{' (until it ends)' if later else ''}")
         return False
     return True  # no app, or one of other folders: this run notifies (and hands over: NotifyTurns)
 

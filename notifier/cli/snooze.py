@@ -9,12 +9,13 @@ import argparse
 import re
 import sys
 import time
+from collections.abc import Callable
 
-from notifier.cli.common import fail
-from notifier.config.load import Config
+from notifier.cli.parser import fail, sessions_of
+from notifier.config import Config
 from notifier.core.commands import Command, Mute, Snooze, to_obj
 from notifier.core.model import Snapshot
-from notifier.core.silenced import not_duration, snooze_words
+from notifier.core.planner import not_duration, snooze_words
 from notifier.core.text import clean, duration, project_name
 
 # A word meant as a DURATION (it is none): said so, rather than taken for a project nobody has
@@ -25,22 +26,11 @@ class _Usage(Exception):
     pass
 
 
-def _snapshot(config: Config, what: str | None) -> Snapshot:
-    """The sessions, and the one of ``what`` when that is a session file outside the watched
-    folders (SESSION may be a file anywhere)."""
-    from notifier.cli.common import with_outside_file
-    from notifier.engine.options import engine_options
-    from notifier.engine.scan import scan_once
-
-    options = engine_options(config)
-    return with_outside_file(scan_once(options), options, what)
-
-
 def target(snapshot: Snapshot, what: str | None) -> tuple[str | None, str | None, str]:
     """WHAT → (session key, project, how to say it); both None: all. A project is a name the
     window shows as one (a session's name, else its folder's); else WHAT is a SESSION."""
     from notifier.actions import goto
-    from notifier.core.session_spec import label
+    from notifier.core.commands import label
 
     if what is None or what == "all":
         return None, None, "every session"
@@ -91,27 +81,37 @@ def cmd_snooze(args: argparse.Namespace, config: Config) -> int:
         what, seconds = snooze_words(list(args.words), time.time())
     except ValueError as exc:
         return fail(2, exc)
-    return carry_out(config, what, seconds=seconds)
+    return _carried(lambda: _snooze(config, what, seconds, time.time()))
 
 
-def carry_out(config: Config, what: str | None, seconds: float | None = None, mute: bool | None = None) -> int:
-    """Snooze WHAT for ``seconds`` (0: resume), or (``mute`` given) mute or unmute it."""
+def cmd_mute(args: argparse.Namespace, config: Config) -> int:
+    """mute WHAT: no notification from a project (or a session's project) until ``unmute``."""
+    return _carried(lambda: _mute(config, args.what, True, time.time()))
+
+
+def cmd_unmute(args: argparse.Namespace, config: Config) -> int:
+    """unmute WHAT|all: a muted project notifies again."""
+    return _carried(lambda: _mute(config, args.what, False, time.time()))
+
+
+def _carried(do: Callable[[], int]) -> int:
+    """``do()``, its failures as one line: exit 2 for bad usage (WHAT names nothing, or several
+    sessions), 1 for what could not be delivered."""
     from notifier.actions import goto
 
-    now = time.time()
     try:
-        if mute is not None:
-            return _mute(config, what, mute, now)
-        session, project, said = target(_snapshot(config, what), what)
-        assert seconds is not None
-        note = deliver(Snooze(now + seconds if seconds > 0 else 0.0, session, project))
-    except goto.Ambiguous as exc:
-        return fail(2, exc)
-    except _Usage as exc:
+        return do()
+    except (goto.Ambiguous, _Usage) as exc:
         return fail(2, exc)
     except (RuntimeError, OSError) as exc:
         return fail(1, exc)
-    if seconds and seconds > 0:
+
+
+def _snooze(config: Config, what: str | None, seconds: float, now: float) -> int:
+    """Snooze WHAT for ``seconds`` (0: resume)."""
+    session, project, said = target(sessions_of(config, what)[1], what)
+    note = deliver(Snooze(now + seconds if seconds > 0 else 0.0, session, project))
+    if seconds > 0:
         ends = time.localtime(now + seconds)
         same_day = ends[:3] == time.localtime(now)[:3]
         until = time.strftime("%H:%M" if same_day else "%a %d %b %H:%M", ends)
@@ -122,7 +122,7 @@ def carry_out(config: Config, what: str | None, seconds: float | None = None, mu
 
 
 def _mute(config: Config, what: str | None, on: bool, now: float) -> int:
-    from notifier.state.saved_choices import saved_silences
+    from notifier.store import saved_silences
     from notifier.system import paths
 
     muted = saved_silences(paths.state_dir(), now).muted
@@ -133,7 +133,7 @@ def _mute(config: Config, what: str | None, on: bool, now: float) -> int:
     assert what is not None
     project: str | None = what
     if what not in muted:
-        snapshot = _snapshot(config, what)
+        snapshot = sessions_of(config, what)[1]
         session, project, _ = target(snapshot, what)
         if session is not None:  # a session's project: what the window's Mute project mutes
             view = next(v for v in snapshot.sessions if v.ref.key == session)
@@ -142,10 +142,7 @@ def _mute(config: Config, what: str | None, on: bool, now: float) -> int:
     if not on and project not in muted:
         sys.stdout.write(f"project {clean(project, 80)} is not muted\n")
         return 0
-    try:
-        note = deliver(Mute(project, on))
-    except (RuntimeError, OSError) as exc:
-        return fail(1, exc)
+    note = deliver(Mute(project, on))
     sys.stdout.write(f"{'muted' if on else 'unmuted'} project {clean(project, 80)}{note}\n")
     return 0
 

@@ -1,7 +1,7 @@
 """``pi-notifier status``: every session and its pending questions, then exit (``--json``:
 docs/contract.md §3). One path for the text and ``--json``: the running app's status object when
 one answers, else a scan of our own → its snapshot → the same object
-(:func:`notifier.core.formats.status_obj`); the text is rendered from that object. Each part is
+(:func:`notifier.core.codec.status_obj`); the text is rendered from that object. Each part is
 imported when it is needed: the app's answer needs no session reader, a scan no socket client
 (start-up time is most of a warm ``status``)."""
 
@@ -11,31 +11,20 @@ import logging
 import os
 import sys
 import time
-from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from notifier import APP_NAME
-from notifier.cli.parser import OutputError
-from notifier.core.quiet import quiet_hours_line, quiet_hours_obj
+from notifier.cli.parser import OutputError, say
+from notifier.core.codec import parse_iso
+from notifier.core.planner import quiet_hours_line, quiet_hours_obj
 from notifier.core.text import clean, duration, project_name
 
 if TYPE_CHECKING:
     import argparse
 
-    from notifier.config.load import Config
-    from notifier.core.silenced import Silences
+    from notifier.config import Config
+    from notifier.core.planner import Silences
 
 log = logging.getLogger(__name__)
-
-
-def _seconds(stamp: object) -> float | None:
-    """An ISO-8601 time of the status object as seconds since the epoch (None: none or odd)."""
-    if not isinstance(stamp, str):
-        return None
-    try:
-        return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
 
 
 def _questions(session: dict[str, Any], key: str) -> list[dict[str, Any]]:
@@ -46,74 +35,91 @@ def _str(value: object) -> str | None:
     return value if isinstance(value, str) else None
 
 
+Row = tuple[str, str, str, str, str]  # STATE, PROJECT, ID, WAITING, QUESTION
+HEADS: Row = ("STATE", "PROJECT", "ID", "WAITING", "QUESTION")
+DAY_S = 86400
+
+
 def render_status(status: dict[str, Any], now: float, show_all: bool, silences: Silences | None = None) -> str:
-    """The table ``status`` prints from the status object (:func:`notifier.core.formats.status_obj`,
+    """The table ``status`` prints from the status object (:func:`notifier.core.codec.status_obj`,
     the app's or our own): one row per question (or per session that asks nothing), with the
     session's short id (what SESSION takes), then a summary line and, when anything is snoozed or
     muted, one line saying so."""
-    from notifier.core.session_spec import short_id
-
     sessions = [s for s in status.get("sessions") or () if isinstance(s, dict)]
-    rows: list[tuple[str, str, str, str, str]] = []
-    hidden = 0
-
-    def waited(q: dict[str, Any]) -> str:
-        asked = _seconds(q.get("asked_at"))
-        return duration(now - asked) if asked is not None else "-"
-
     ordered = sorted(  # (stable: newest first within each group, as the object lists them)
         sessions, key=lambda s: (not _questions(s, "pending"), not _questions(s, "abandoned"))
     )
+    rows: list[Row] = []
+    hidden = 0
     for s in ordered:
-        project = project_name(_str(s.get("name")), _str(s.get("cwd")))
-        sid = short_id(_str(s.get("id"))) or "-"
-        pending, abandoned = _questions(s, "pending"), _questions(s, "abandoned")
-        if pending:
-            for q in pending:
-                labels = [o for o in q.get("options") or () if isinstance(o, str)]
-                opts = " / ".join(labels[:6])
-                given = q.get("count")
-                count = given if isinstance(given, int) else 1
-                more = f" (+{count - 1} more)" if count > 1 else ""
-                text = clean(q.get("text"), 70) + more + (f"  [{clean(opts, 60)}]" if opts else "")
-                rows.append(("needs_input", project, sid, waited(q), text))
-        elif abandoned:
-            for q in abandoned:
-                text = clean(q.get("text"), 60) + "  (the pi that asked has stopped)"
-                rows.append(("abandoned", project, sid, waited(q), text))
-        elif show_all or now - (_seconds(s.get("updated_at")) or 0.0) < 86400:
-            rows.append((clean(s.get("state"), 20), project, sid, "-", clean(s.get("current_tool") or "", 40)))
-        else:
-            hidden += 1
-    heads = ("STATE", "PROJECT", "ID", "WAITING", "QUESTION")
-    widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(heads)]
+        shown = _session_rows(s, now, show_all)
+        rows += shown
+        hidden += not shown
+    lines = _table(rows)
+    lines.append(_summary(len(sessions), status.get("pending"), hidden))
+    said = _silenced_line(silences, sessions, now) if silences is not None else ""
+    return "\n".join([*lines, said] if said else lines)
+
+
+def _session_rows(s: dict[str, Any], now: float, show_all: bool) -> list[Row]:
+    """The rows of one session: one per pending question, else one per abandoned question, else
+    one saying its state (none for a session idle for over a day, unless ``show_all``)."""
+    from notifier.core.commands import short_id
+
+    project = project_name(_str(s.get("name")), _str(s.get("cwd")))
+    sid = short_id(_str(s.get("id"))) or "-"
+    pending, abandoned = _questions(s, "pending"), _questions(s, "abandoned")
+    if pending:
+        return [("needs_input", project, sid, _waited(q, now), _asked(q)) for q in pending]
+    if abandoned:
+        said = "  (the pi that asked has stopped)"
+        return [("abandoned", project, sid, _waited(q, now), clean(q.get("text"), 60) + said) for q in abandoned]
+    if show_all or now - (parse_iso(s.get("updated_at")) or 0.0) < DAY_S:
+        return [(clean(s.get("state"), 20), project, sid, "-", clean(s.get("current_tool") or "", 40))]
+    return []
+
+
+def _asked(q: dict[str, Any]) -> str:
+    """A pending question as its row says it: its text, how many more it asks, its options."""
+    labels = [o for o in q.get("options") or () if isinstance(o, str)]
+    opts = " / ".join(labels[:6])
+    given = q.get("count")
+    count = given if isinstance(given, int) else 1
+    more = f" (+{count - 1} more)" if count > 1 else ""
+    return clean(q.get("text"), 70) + more + (f"  [{clean(opts, 60)}]" if opts else "")
+
+
+def _waited(q: dict[str, Any], now: float) -> str:
+    asked = parse_iso(q.get("asked_at"))
+    return duration(now - asked) if asked is not None else "-"
+
+
+def _table(rows: list[Row]) -> list[str]:
+    """The rows under their heads, in columns (none at all without rows)."""
+    if not rows:
+        return []
+    widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(HEADS)]
     widths[1] = min(widths[1], 28)
-    lines = []
-    if rows:
-        for row in (heads, *rows):
-            lines.append(
-                f"{row[0]:<{widths[0]}}  {clean(row[1], 28):<{widths[1]}}  {row[2]:<{widths[2]}}"
-                f"  {row[3]:>{widths[3]}}  {row[4]}".rstrip()
-            )
-    pending_n = status.get("pending")
-    n = pending_n if isinstance(pending_n, int) else 0
-    total = len(sessions)
+    return [
+        f"{row[0]:<{widths[0]}}  {clean(row[1], 28):<{widths[1]}}  {row[2]:<{widths[2]}}"
+        f"  {row[3]:>{widths[3]}}  {row[4]}".rstrip()
+        for row in (HEADS, *rows)
+    ]
+
+
+def _summary(total: int, pending: object, hidden: int) -> str:
+    n = pending if isinstance(pending, int) else 0
     summary = f"{total} session{'s' if total != 1 else ''}, {n} pending question{'s' if n != 1 else ''}"
     if hidden:
         summary += f" ({hidden} sessions idle for over a day not shown; --all lists them)"
-    lines.append(summary)
-    if silences is not None:
-        said = _silenced_line(silences, sessions, now)
-        if said:
-            lines.append(said)
-    return "\n".join(lines)
+    return summary
 
 
 def _silenced_line(silences: Silences, sessions: list[dict[str, Any]], now: float) -> str:
-    """:func:`notifier.core.silenced.silenced_line`, the snoozed sessions named as the status
+    """:func:`notifier.core.planner.silenced_line`, the snoozed sessions named as the status
     object names them."""
     from notifier.core.model import SessionRef, SessionView, Snapshot, remote_key
-    from notifier.core.silenced import silenced_line
+    from notifier.core.planner import silenced_line
 
     snoozed = silences.running(now).sessions
     named = []
@@ -129,34 +135,24 @@ def _silenced_line(silences: Silences, sessions: list[dict[str, Any]], now: floa
 def cmd_status(args: argparse.Namespace, config: Config) -> int:
     if args.tmux or args.bar:
         return _status_bar(config, args.bar)
-    from notifier import control as control_client
-    from notifier.state.saved_choices import saved_silences
+    from notifier.store import saved_silences
     from notifier.system import paths
 
     prefs = saved_silences(paths.state_dir(), time.time())
     liveness = config["liveness"] == "auto"
-    live = control_client.request(
-        {
-            "cmd": "status",
-            "roots": config["sessions_dirs"],
-            "liveness": config["liveness"],
-            "question_tools": config["question_tools"],
-        }
-    )
+    status = _ask_app(config)
     if not args.json:
         for d in config["sessions_dirs"]:
             if not os.path.isdir(d):
-                sys.stderr.write(f"{APP_NAME}: sessions folder {clean(d)} does not exist (yet)\n")
+                say(f"sessions folder {clean(d)} does not exist (yet)")
     # quiet hours in effect: the app's (it follows its config file), else our own config's
     quiet = quiet_hours_obj(config["quiet_hours"], time.time())["quiet_hours"]
-    if live and live.get("ok") and isinstance(live.get("status"), dict):
-        status = live["status"]
+    if status is not None:
         _print(status, args, prefs, liveness, status.pop("quiet_hours", quiet))
         return 0
     from notifier.companion import with_open_dialogs
-    from notifier.core.formats import status_obj
-    from notifier.engine.options import engine_options
-    from notifier.engine.scan import scanned
+    from notifier.core.codec import status_obj
+    from notifier.sessions import engine_options, scanned
 
     options = engine_options(config)
     with scanned(options) as board:  # (the scan cache is written on leaving: after the output)
@@ -165,15 +161,31 @@ def cmd_status(args: argparse.Namespace, config: Config) -> int:
     return 0
 
 
+def _ask_app(config: Config, brief: bool = False) -> dict[str, Any] | None:
+    """The running app's status object (``brief``: its summary, asked for with a short timeout,
+    fit for a 1-second refresh) when one answers for these folders and settings; else None."""
+    from notifier.control import request
+
+    ask = {
+        "cmd": "status",
+        "roots": config["sessions_dirs"],
+        "liveness": config["liveness"],
+        "question_tools": config["question_tools"],
+    }
+    live = request({**ask, "brief": True}, timeout=0.8) if brief else request(ask)
+    found = live.get("summary" if brief else "status") if live and live.get("ok") else None
+    return found if isinstance(found, dict) else None
+
+
 def _print(status: dict[str, Any], args: argparse.Namespace, prefs: Silences, liveness: bool, quiet: object) -> None:
     """The status object as ``status`` prints it: ``--json`` with where each live pi runs, the
-    silences and ``quiet`` (the quiet hours in effect: :func:`notifier.core.quiet.quiet_hours_obj`),
+    silences and ``quiet`` (the quiet hours in effect: :func:`notifier.core.planner.quiet_hours_obj`),
     else the table and the same three said in words."""
-    from notifier.core.silenced import silenced_obj
+    from notifier.core.planner import silenced_obj
 
     now = time.time()
     if args.json:
-        from notifier.core.formats import dumps
+        from notifier.core.codec import dumps
 
         _out(dumps({**_located(status, liveness), **silenced_obj(prefs, now), "quiet_hours": quiet}))
         _out("\n")  # (not appended: a copy of megabytes)
@@ -186,35 +198,22 @@ def _status_bar(config: Config, as_json: bool) -> int:
     """``status --tmux`` ("π 2", or nothing) / ``status --bar`` (one JSON line for waybar,
     polybar, i3blocks): the running app's summary (one small request: fit for a 1-second
     refresh), else a scan of our own."""
-    from notifier import control as control_client
-    from notifier.core.bar import bar_obj, summary, tmux_segment
+    from notifier.core.codec import bar_obj, summary, tmux_segment
 
-    live = control_client.request(
-        {
-            "cmd": "status",
-            "roots": config["sessions_dirs"],
-            "liveness": config["liveness"],
-            "question_tools": config["question_tools"],
-            "brief": True,
-        },
-        timeout=0.8,
-    )
+    brief = _ask_app(config, brief=True)
     now = time.time()
-    if live and live.get("ok") and isinstance(live.get("summary"), dict):
-        brief = live["summary"]
-    else:
-        from notifier.engine.options import engine_options
-        from notifier.engine.scan import scan_once
-        from notifier.state.saved_choices import saved_silences
+    if brief is None:
+        from notifier.sessions import engine_options, scan_once
+        from notifier.store import saved_silences
         from notifier.system import paths
 
         snapshot = scan_once(engine_options(config))
         until = saved_silences(paths.state_dir(), now).all_until
-        from notifier.core.quiet import quiet_hours_note
+        from notifier.core.planner import quiet_hours_note
 
         brief = summary(snapshot, now, until or None, quiet_hours_note(config["quiet_hours"], now))
     if as_json:
-        from notifier.core.formats import dumps
+        from notifier.core.codec import dumps
 
         obj = bar_obj(brief, now)
         _out(dumps({**obj, "full_text": obj["text"]}) + "\n")  # (full_text: i3blocks' name for it)
@@ -236,7 +235,7 @@ def _located(status: dict[str, Any], liveness: bool) -> dict[str, Any]:
         for s in sessions:
             s["location"] = None
         return status
-    from notifier.system.status_locations import add_locations, in_folders, may_match, pi_folders
+    from notifier.system.locate import add_locations, in_folders, may_match, pi_folders
 
     unknown = [s for s in sessions if s.get("alive") is None and s.get("host") is None]
     listed = None

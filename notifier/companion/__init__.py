@@ -5,7 +5,7 @@ put on the board (:class:`DialogFeed`, on the engine thread).
 
 The extension itself ships as the folder ``notifier/resources/pi-extension/pi-notifier/``
 (``index.ts``, pi's entry point, and the modules it imports; docs/companion-extension.md);
-installing it is :mod:`notifier.cli.pi_extension`. Finding sockets as pis start:
+installing it is :mod:`notifier.cli.install`. Finding sockets as pis start:
 :mod:`notifier.companion.watcher`.
 
 Strings are kept as the extension sent them (bounded); whoever shows or logs them passes them
@@ -16,7 +16,7 @@ question of its session, ``kind: "dialog"``: ``dialog`` adds it (keyed by socket
 dialog is that question (already read from the session file): it is not shown twice. A dialog not
 known to wait for a human (a loader while an extension calls the model) is not on the board. A
 dialog pi shows before it has a session file (project trust at start-up) belongs to that pi, known
-by its process and folder (:func:`notifier.core.dialogs.startup_key`), until its session starts.
+by its process and folder (:func:`notifier.core.board.startup_key`), until its session starts.
 One pi may keep at most :data:`~notifier.channel.MAX_DIALOGS` dialogs on the board and is read at
 most at the channel's pace.
 """
@@ -46,7 +46,7 @@ from notifier.channel import (
     parse_object,
     socket_not_ours,
 )
-from notifier.core.dialogs import add_dialogs, startup_key
+from notifier.core.board import add_dialogs, startup_key
 from notifier.core.model import (
     GENERIC_QUESTION,
     Option,
@@ -60,7 +60,7 @@ from notifier.core.model import (
 from notifier.core.text import clean
 from notifier.pi.catalog import QuestionCatalog
 from notifier.system import paths
-from notifier.system.logonce import LogOnce
+from notifier.system.log import LogOnce
 from notifier.system.supervisor import Backoff
 
 if TYPE_CHECKING:
@@ -83,7 +83,7 @@ class Options(Protocol):
 
 
 class BoardOwner(Protocol):
-    """The engine, as a feed of its board sees it (:class:`notifier.engine.loop.Engine`)."""
+    """The engine, as a feed of its board sees it (:class:`notifier.engine.Engine`)."""
 
     @property
     def board(self) -> Board: ...

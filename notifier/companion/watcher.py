@@ -1,7 +1,7 @@
-"""Finds companion extension sockets as they appear in the runtime folder (watchdog: inotify on
-Linux; no polling loop), keeps one connection per pi, and hands every event to a callback:
-``(socket_path, event)`` where event is a protocol event or :class:`Disconnected` (that pi quit or
-reloaded: forget its dialogs)."""
+"""Finds companion extension sockets as they appear in the runtime folder (the app's one watchdog
+Observer, :func:`notifier.watch.watch_folder`: inotify on Linux; no polling loop), keeps one
+connection per pi, and hands every event to a callback: ``(socket_path, event)`` where event is a
+protocol event or :class:`Disconnected` (that pi quit or reloaded: forget its dialogs)."""
 
 from __future__ import annotations
 
@@ -11,16 +11,13 @@ import os
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
-
-from watchdog.events import FileCreatedEvent, FileMovedEvent, FileSystemEvent, FileSystemEventHandler
-from watchdog.observers import Observer
 
 from notifier.channel import MAX_PEERS
 from notifier.companion import Channel, ChannelError, Event, connect, is_socket_name, list_sockets, socket_folder
 from notifier.core.text import clean
 from notifier.system import paths
-from notifier.system.logonce import LogOnce
+from notifier.system.log import LogOnce
+from notifier.watch import Watch, unschedule, watch_folder
 
 log = logging.getLogger(__name__)
 say_once = LogOnce(log)
@@ -40,33 +37,19 @@ class CompanionWatcher:
         self.folder = folder or socket_folder()
         self._lock = threading.Lock()
         self._channels: dict[str, Channel | None] = {}  # None: connecting
-        self._observer: Any = None
+        self._watch: Watch | None = None
         self._stopped = False
 
     def start(self) -> None:
         paths.own_folder(self.folder, parents=True)  # (NotOurs: no watch in another user's folder)
-        watcher = self
-
-        class _Handler(FileSystemEventHandler):
-            def on_any_event(self, event: FileSystemEvent) -> None:
-                if isinstance(event, FileCreatedEvent):
-                    watcher._found(os.fsdecode(event.src_path))
-                elif isinstance(event, FileMovedEvent):
-                    watcher._found(os.fsdecode(event.dest_path))
-
-        observer = Observer()
-        observer.daemon = True
-        observer.schedule(_Handler(), self.folder, recursive=False)
-        observer.start()
-        self._observer = observer
+        self._watch = watch_folder(self.folder, self._found)
         for path in list_sockets(self.folder):  # after the watch starts: nothing falls between
             self._found(path)
 
     def stop(self) -> None:
         self._stopped = True
-        if self._observer is not None:
-            with contextlib.suppress(Exception):
-                self._observer.stop()
+        watch, self._watch = self._watch, None
+        unschedule(watch)
         with self._lock:
             channels = [c for c in self._channels.values() if c is not None]
         for chan in channels:

@@ -37,7 +37,7 @@ import threading
 from importlib import metadata
 from typing import Any
 
-from notifier.system.logonce import LogOnce
+from notifier.system.log import LogOnce
 
 # Lazy imports here: Xlib is a Linux-only dependency and this module loads on every OS;
 # pystray._util.gtk exists only with pystray's GTK backends.

@@ -11,7 +11,7 @@
   ``pi-notifier run`` in 15 printed it. 7.1.1 logs it at DEBUG.
 - **A folder past the watch limit.** watchdog 7.1.1 logs "Unable to watch %r: %s" for each
   sub-folder it cannot watch; the app says it once for the whole folder
-  (:mod:`notifier.watch.watchlimit`), so those records are dropped.
+  (:mod:`notifier.watch`), so those records are dropped.
 
 The records are dropped with a logging filter (public logging API; the messages are watchdog's)."""
 

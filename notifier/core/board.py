@@ -1,21 +1,67 @@
-"""All sessions at once (pure): the board composes its sources and merges them into snapshots.
+"""All sessions at once (pure, time passed in): the board, its sources, the liveness judgement,
+and the views snapshots share.
 
-Each source owns its own state and says which sessions changed: this machine's session files
-(:mod:`notifier.core.local_sessions`, with their liveness), sessions on other machines
-(:mod:`notifier.core.remote_sessions`) and the dialogs pi shows that are not in a session file
-(:mod:`notifier.core.dialogs`). Callers feed the source that owns the thing; every change returns
-its transitions. A snapshot builds again only the views of sessions that changed since the last
-one; the others are the same objects as before (:mod:`notifier.core.session_views`).
-"""
+**The board** composes its sources and merges them into snapshots. Each source owns its own
+state and says which sessions changed: this machine's session files (:class:`LocalSessions`,
+with their liveness), sessions on other machines (:class:`RemoteSessions`) and the dialogs pi
+shows that are not in a session file (:class:`Dialogs`). Callers feed the source that owns the
+thing; every change returns its transitions. A snapshot builds again only the views of sessions
+that changed since the last one; the others are the same objects as before
+(:class:`SessionViews`).
+
+**Liveness, judged once, here.** Liveness is per session, never per folder: the pis running in a
+folder are paired with that folder's sessions, one session each (:class:`Pairing`, by the
+evidence :func:`notifier.core.owners.bind` weighs, never by the folder alone). A session left
+without a pi is not alive, though another pi runs beside it. It is judged only on fresh data:
+every feeding is counted (a logical clock, immune to wall-clock jumps), each question remembers
+at which count it was first seen (:class:`Seen`), and a process list says at which count its
+read began (:meth:`LocalSessions.mark`, taken before reading): a question is called abandoned
+only by a list read *after* it was seen, and counts as asked by a process only if that process
+was already running when it was written (:meth:`LocalSession.asked_at`). An abandoned question
+whose pi shows up again in a later list is pending again (a fresh, non-initial ``needs_input``).
+A change of who is alive (or of which asking pi waits for a human) is a change of the snapshot
+(:meth:`LocalSessions.take_relived`), transitions or not.
+
+**Remote sessions** are known only from their host's ``run --json`` stream. Liveness is the remote
+host's business: a remote question is pending until its host says it was resolved or abandoned.
+When the link to a host goes down its questions stay listed, as offline; when it comes back the
+host re-sends what is still pending there, and what it no longer lists ended while the link was
+down. Each host is bounded: at most ``max_sessions`` sessions and ``max_questions`` questions
+(pending and abandoned) per session; a question beyond them is refused (counted in
+:meth:`RemoteSessions.take_refused` for the caller to say once), so a host that floods cannot
+make the board grow without end.
+
+**Dialogs** pi shows that are not in the session file: the companion extension announces them
+(permission gates, any blocking ``ctx.ui`` dialog) and they are pending questions of the session
+they belong to until they close.
+
+**Session views** are kept in the order they first appeared (a dict's: a changed view keeps its
+place; a removed one leaves, and comes back at the end), in chunks of ``CHUNK`` (tuples, see
+:class:`~notifier.core.model.Views`) that successive snapshots share, so a snapshot costs the
+chunk that changed plus one reference per chunk, not one per session: with thousands of
+sessions, a tuple of them all was the largest part of the work between a line appended to a
+session file and its run --json line."""
 
 from __future__ import annotations
 
-from notifier.core.dialogs import Dialogs, dialog_view, with_dialogs
-from notifier.core.local_sessions import LocalSessions
-from notifier.core.model import SessionView, Snapshot
-from notifier.core.remote_sessions import RemoteSessions
-from notifier.core.session_views import SessionViews
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
 
+from notifier.core.model import (
+    Outcome,
+    Question,
+    SessionRef,
+    SessionView,
+    Snapshot,
+    State,
+    Transition,
+    TurnChange,
+    Views,
+)
+from notifier.core.owners import START_SLACK_S, Proc, Wanted, bind, norm_folder
+from notifier.core.reducer import Asked, Ended, Event, SessionReducer
+
+# ---- the board ----
 
 class Board:
     def __init__(self, liveness: bool = True) -> None:
@@ -48,21 +94,829 @@ class Board:
         again, the others are the same objects as before (shared in chunks, see SessionViews)."""
         changed = self.local.take_changed()
         changed |= self.remote.take_changed() | self.dialogs.take_changed()
-        views, local = self._views, self.local
-        if self.dialogs or self.remote:
+        views = self._views
+        # Only this machine's sessions (the common case): nothing to merge in.
+        view_of = self.view if self.dialogs or self.remote else self.local.view
+        if not views:  # the first snapshot, after the start-up scan: all new, in bulk
+            views.add_new([(key, view) for key in changed if (view := view_of(key)) is not None])
+        else:
             for key in changed:
-                view = self.view(key)
-                if view is not None:
-                    views.set(key, view)
-                else:
-                    views.remove(key)
-        elif not views:  # the first snapshot, after the start-up scan: all new, in bulk
-            views.add_new([(key, view) for key in changed if (view := local.view(key)) is not None])
-        else:  # only this machine's sessions (the common case): nothing to merge in
-            for key in changed:
-                view = local.view(key)
+                view = view_of(key)
                 if view is not None:
                     views.set(key, view)
                 else:
                     views.remove(key)
         return Snapshot(views.snapshot(), now)
+
+
+def resolved(
+    ref: SessionRef,
+    q: Question,
+    now: float,
+    outcome: Outcome,
+    answer: str | None = None,
+    ended: float | None = None,
+    waited_s: float | None = None,
+) -> Transition:
+    """``q`` ended with ``outcome``: it waited from its asking until ``ended`` (default ``now``),
+    unless the source says how long (``waited_s``, a remote host's)."""
+    waited = max(0.0, (now if ended is None else ended) - q.asked_at) if waited_s is None else waited_s
+    return Transition("resolved", ref, q, now, outcome=outcome, answer=answer, waited_s=waited)
+
+
+# ---- one local session ----
+
+def live_state(base: State, alive: bool | None) -> State:
+    """A session's state with its liveness applied: a turn under way whose pi is gone (killed while
+    it ran a tool or waited on an extension dialog) is ``stopped``; the file says ``working``
+    forever."""
+    return "stopped" if alive is False and base == "working" else base
+
+
+@dataclass(frozen=True, slots=True)
+class Seen:
+    """When the board first saw a question: its feeding count, its wall time, and whether it was
+    found by the start-up scan (then the file's own time is all we know about when it was asked)."""
+
+    tick: int
+    at: float
+    initial: bool
+
+
+@dataclass(slots=True)
+class LocalSession:
+    """One session file on this machine: its state, liveness and questions as the board tracks them."""
+
+    key: str
+    reducer: SessionReducer
+    abandoned: dict[str, Question] = field(default_factory=dict)
+    alive: bool | None = None
+    seen: dict[str, Seen] = field(default_factory=dict)
+
+    @property
+    def ref(self) -> SessionRef:
+        r = self.reducer
+        return SessionRef(self.key, r.session_id, r.cwd, r.name)
+
+    def transitions(
+        self, changes: Sequence[Asked | Ended], tick: int, now: float, initial: bool
+    ) -> list[Transition]:
+        """The reducer's changes as transitions (none before the header is read), remembering
+        when each question was seen (at feeding count ``tick``)."""
+        if not self.reducer.has_header or not changes:
+            return []
+        out: list[Transition] = []
+        ref = self.ref
+        for change in changes:
+            q = change.question
+            if isinstance(change, Asked):
+                self.seen[q.tool_call_id] = Seen(tick, now, initial)
+                out.append(Transition("needs_input", ref, q, now, initial=initial))
+            else:
+                self.seen.pop(q.tool_call_id, None)
+                if self.abandoned.pop(q.tool_call_id, None) is not None:
+                    continue  # it already ended (abandoned): one terminal transition per question
+                out.append(resolved(ref, q, now, change.outcome, change.answer, ended=change.at))
+        return out
+
+    def asked_at(self, q: Question) -> float:
+        """By when question ``q`` was asked (its pi ran by then). The file's time can be anything;
+        for a question we saw being written, the moment we saw it bounds it from above."""
+        seen = self.seen.get(q.tool_call_id)
+        return q.asked_at if seen is None or seen.initial else max(q.asked_at, seen.at)
+
+    def wanted(self) -> Wanted:
+        """What pairing needs of this session: for one asking something, when it asked (its pi
+        ran by then) and what (its pane may show it)."""
+        r = self.reducer
+        if not r.pending:
+            return Wanted(self.key, r.cwd, r.updated_at, None, None, (), r.session_id)
+        first = next(iter(r.pending.values()))
+        asked = min(self.asked_at(q) for q in r.pending.values())
+        labels = tuple(o.label for o in first.first.options)
+        return Wanted(self.key, r.cwd, asked, None, first.first.text, labels, r.session_id)
+
+    def check(self, owned: bool, tick: int, read_tick: int, now: float) -> tuple[bool, list[Transition]]:
+        """Judge the pending questions by a process list read from feeding count ``read_tick``
+        (``owned``: whether a pi there has this session, as the board paired them; ``tick``: the
+        board's count now). Whether the view changed, and the transitions."""
+        # A list read before a question was seen cannot say its pi is gone (one started since
+        # the read): the session's liveness is then not known until a list read after it.
+        unjudged = not owned and any(s.tick > read_tick for s in self.seen.values())
+        alive = None if unjudged else owned
+        changed = self.alive != alive
+        self.alive = alive
+        out: list[Transition] = []
+        if not self.reducer.has_header:
+            return changed, out
+        for cid, q in self.reducer.pending.items():
+            seen = self.seen.get(cid)
+            if seen is None:  # (asked before the file's header was read) seen now
+                seen = self.seen[cid] = Seen(tick, now, False)
+            if seen.tick > read_tick:
+                continue  # the list was read before we saw the question: it cannot judge it
+            if cid in self.abandoned:
+                if owned:  # its pi is seen again (the earlier read missed it): pending again
+                    del self.abandoned[cid]
+                    changed = True
+                    out.append(Transition("needs_input", self.ref, q, now))
+            elif not owned:
+                self.abandoned[cid] = q
+                changed = True
+                out.append(Transition("abandoned", self.ref, q, now))
+        return changed, out
+
+    def clear_abandoned(self, tool_call_id: str | None = None) -> bool:
+        """The user dismissed an abandoned question (or all of them): stop listing it."""
+        ids = [tool_call_id] if tool_call_id else list(self.abandoned)
+        removed = False
+        for cid in ids:
+            if cid in self.abandoned:
+                self.reducer.drop(cid)
+                self.abandoned.pop(cid, None)
+                self.seen.pop(cid, None)
+                removed = True
+        return removed
+
+    def view(self, liveness: bool) -> SessionView:
+        r, ref = self.reducer, self.ref
+        alive = self.alive if liveness else None
+        if not r.pending and not self.abandoned:  # (most sessions: built at once)
+            return SessionView(ref, live_state(r.base, alive), (), (), alive, r.updated_at, r.current_tool)
+        abandoned = self.abandoned
+        if abandoned:
+            pending = tuple(q for cid, q in r.pending.items() if cid not in abandoned)
+        else:
+            pending = tuple(r.pending.values())
+        # Every question abandoned: the pi that asked is gone.
+        state = r.state if pending or not abandoned else "stopped"
+        abandoned_now = tuple(abandoned.values())
+        return SessionView(ref, state, pending, abandoned_now, alive, r.updated_at, r.current_tool)
+
+
+# ---- pairing a process list ----
+
+class Pairing:
+    def __init__(self) -> None:
+        self._procs: dict[str, list[Proc]] | None = None  # the last process list, by folder
+        self.read_tick = -1  # the feeding count at which it began to be read
+        self._askers: dict[str, tuple[int, float]] = {}  # session → its pi, where that waits for a human
+
+    @property
+    def known(self) -> bool:
+        """Whether a process list was taken yet."""
+        return self._procs is not None
+
+    def take(self, procs: Sequence[Proc], read_tick: int) -> bool:
+        """A fresh process list, read from feeding count ``read_tick``; False (nothing changes)
+        if a newer read was taken already."""
+        if read_tick < self.read_tick:
+            return False
+        self.read_tick = read_tick
+        self._procs = {}
+        for p in procs:
+            folder = norm_folder(p.cwd)
+            if folder:
+                self._procs.setdefault(folder, []).append(p)
+        return True
+
+    def runs_in(self, folder: str | None) -> bool:
+        """Whether the last list has pis in ``folder``."""
+        return bool(folder) and self._procs is not None and folder in self._procs
+
+    def asker(self, key: str) -> tuple[int, float] | None:
+        """The pi (pid, start time) that has session ``key`` and waits for a human, as last seen
+        (see :attr:`Transition.asker <notifier.core.model.Transition.asker>`)."""
+        return self._askers.get(key)
+
+    def owned(self, sessions: Iterable[LocalSession]) -> set[str]:
+        """Pair ``sessions`` with the pis of their folders: the keys of those a pi has."""
+        assert self._procs is not None
+        by_folder: dict[str, list[tuple[LocalSession, Wanted]]] = {}
+        for session in sessions:
+            cwd = norm_folder(session.reducer.cwd)
+            procs = self._procs.get(cwd) if cwd else None
+            if not procs or not session.reducer.has_header:
+                continue
+            w = session.wanted()
+            if w.updated_at + START_SLACK_S >= min(p.started for p in procs):  # (else no pi can have it)
+                by_folder.setdefault(cwd or "", []).append((session, w))
+        owned: set[str] = set()
+        for folder, items in by_folder.items():
+            owners = bind([w for _, w in items], self._procs[folder])
+            owned.update(s.key for s, _ in items if owners.alive(s.key))
+            for s, _ in items:
+                owner = owners.owner(s.key)
+                if owner is not None and owner.interactive and owner.pid:
+                    self._askers[s.key] = (owner.pid, owner.started)
+                else:
+                    self._askers.pop(s.key, None)
+        return owned
+
+
+# ---- this machine's sessions ----
+
+class LocalSessions:
+    """Every session file read, by path. Every key whose view may have changed is collected
+    until :meth:`take_changed`."""
+
+    def __init__(self, liveness: bool = True) -> None:
+        self.liveness = liveness
+        self._sessions: dict[str, LocalSession] = {}
+        self._pairing = Pairing()
+        self._tick = 0  # counts feedings: the order in which questions were seen
+        self._turns: list[TurnChange] = []
+        self._changed: set[str] = set()
+        self.relived = False  # who is alive changed (see take_relived)
+
+    # ---- feeding ----
+
+    def _session(self, key: str) -> LocalSession:
+        """The session for ``key`` (created if new), marked as changed."""
+        self._changed.add(key)
+        session = self._sessions.get(key)
+        if session is None:
+            session = LocalSession(key, SessionReducer())
+            self._sessions[key] = session
+        return session
+
+    def apply(self, key: str, events: Iterable[Event], now: float, initial: bool = False) -> list[Transition]:
+        self._tick += 1
+        session = self._session(key)
+        before = session.reducer.state
+        changes = []
+        for event in events:
+            changes += session.reducer.apply(event)
+        after = session.reducer.state
+        if (
+            not initial
+            and after != before
+            and after in ("idle", "failed")
+            and before in ("working", "needs_input")
+            and session.reducer.has_header
+        ):
+            self._turns.append(TurnChange(session.ref, after, now))
+        return self._transitions(session, changes, now, initial)
+
+    def has_turns(self) -> bool:
+        return bool(self._turns)
+
+    def drain_turns(self) -> list[TurnChange]:
+        """Turns that ended since the last call (for the optional idle/failed notifications)."""
+        turns, self._turns = self._turns, []
+        return turns
+
+    def replace(self, key: str, events: Iterable[Event], now: float) -> list[Transition]:
+        """The file was rewritten or truncated: rebuild it, report only what really changed."""
+        self._tick += 1
+        old = self._sessions.get(key)
+        self._changed.add(key)  # else the snapshot keeps showing what the rewrite removed
+        fresh = SessionReducer()
+        ended: dict[str, Ended] = {}
+        for event in events:
+            for change in fresh.apply(event):
+                if isinstance(change, Ended):
+                    ended[change.question.tool_call_id] = change
+        if old is None:
+            return self.restore(key, fresh, now, initial=False)
+        gone: list[Asked | Ended] = []
+        for cid, q in old.reducer.pending.items():
+            if cid not in fresh.pending:
+                known = ended.get(cid)
+                gone.append(
+                    Ended(q, known.outcome, known.answer, known.at)
+                    if known
+                    else Ended(q, "superseded", None, now)
+                )
+        asked: list[Asked | Ended] = [
+            Asked(q) for cid, q in fresh.pending.items() if cid not in old.reducer.pending
+        ]
+        # Report what ended under the old identity: the re-read may even have caught the file empty.
+        out = self._transitions(old, gone, now, False)
+        old.reducer = fresh
+        return out + self._transitions(old, asked, now, False)
+
+    def restore(self, key: str, reducer: SessionReducer, now: float, initial: bool) -> list[Transition]:
+        """A session rebuilt from a summary (the scan cache): its questions are reported as asked.
+        (Called for every file at start-up: a session asking nothing costs a dict entry.)"""
+        self._tick += 1
+        self._changed.add(key)
+        session = self._sessions.get(key)
+        if session is None:
+            session = self._sessions[key] = LocalSession(key, reducer)
+        else:
+            session.reducer = reducer
+        if not reducer.pending:
+            return []
+        return self._transitions(session, [Asked(q) for q in reducer.pending.values()], now, initial)
+
+    def forget(self, key: str, now: float) -> list[Transition]:
+        """The file is gone: whatever it still asked will never be answered."""
+        session = self._sessions.pop(key, None)
+        self._changed.add(key)
+        if session is None:
+            return []
+        changes = [Ended(q, "superseded", None, now) for q in session.reducer.pending.values()]
+        return self._transitions(session, changes, now, False)
+
+    def _transitions(
+        self, session: LocalSession, changes: Sequence[Asked | Ended], now: float, initial: bool
+    ) -> list[Transition]:
+        out = session.transitions(changes, self._tick, now, initial)
+        asker = self._pairing.asker(session.key)
+        if asker is not None:  # its pi, as last seen, waits for a human (see Transition.asker)
+            out = [replace(t, asker=asker) if t.kind == "needs_input" else t for t in out]
+        if out and self.liveness and any(isinstance(c, Asked) for c in changes):
+            out += self._check(session, now)
+        return out
+
+    # ---- liveness ----
+
+    def mark(self) -> int:
+        """The feeding count now. Take it *before* reading the process table and pass it to
+        :meth:`set_processes`: only questions seen by then can be judged on that list."""
+        return self._tick
+
+    def set_processes(
+        self, procs: Sequence[Proc] | None, now: float, as_of: int | None = None
+    ) -> list[Transition]:
+        """A fresh process list (``None`` = could not be read: change nothing). ``as_of`` is
+        :meth:`mark` taken before the read began; ``None`` means the read began just now."""
+        if not self.liveness or procs is None:
+            return []
+        if not self._pairing.take(procs, self._tick if as_of is None else as_of):
+            return []  # an older read overtaken by a newer one: it knows less
+        return self._judge(list(self._sessions.values()), now)
+
+    def take_relived(self) -> bool:
+        """Whether who is alive (or which asking pi waits for a human) changed since the last
+        call (a process list, a pi gone), transitions or not: a change of the snapshot all the same."""
+        relived, self.relived = self.relived, False
+        return relived
+
+    def pi_gone(self, key: str) -> None:
+        """The pi writing ``key`` died in the middle of its session (its companion extension's
+        connection was lost without a goodbye): not alive, until a process list says otherwise."""
+        session = self._sessions.get(key)
+        if self.liveness and session is not None and session.alive is not False:
+            session.alive = False
+            self._changed.add(key)
+            self.relived = True
+
+    def _check(self, session: LocalSession, now: float) -> list[Transition]:
+        """Apply the last process list to one session (none read yet: nothing). Its folder's
+        sessions are paired again, but only this one is judged: the list was read before this
+        session changed, so it says nothing new of the others."""
+        if not self._pairing.known:
+            return []
+        cwd = norm_folder(session.reducer.cwd)
+        if not self._pairing.runs_in(cwd):
+            return self._judge([session], now)
+        folder = [s for s in self._sessions.values() if norm_folder(s.reducer.cwd) == cwd]
+        return self._judge(folder, now, only=session)
+
+    def _judge(self, sessions: list[LocalSession], now: float, only: LocalSession | None = None) -> list[Transition]:
+        """Pair ``sessions`` with the pis of their folders and judge each (or ``only`` that one)."""
+        askers = {s.key: self._pairing.asker(s.key) for s in sessions if s.reducer.pending}
+        owned = self._pairing.owned(sessions)
+        for key, asker in askers.items():
+            if self._pairing.asker(key) != asker:  # (its view says who waits for a human)
+                self._changed.add(key)
+                self.relived = True
+        out: list[Transition] = []
+        for session in sessions if only is None else [only]:
+            changed, trans = session.check(session.key in owned, self._tick, self._pairing.read_tick, now)
+            if changed:
+                self._changed.add(session.key)
+                self.relived = True
+            out += trans
+        return out
+
+    def needs_liveness(self) -> bool:
+        """True while some question is pending and not yet known to be abandoned."""
+        return self.liveness and any(
+            len(s.reducer.pending) > len(s.abandoned) for s in self._sessions.values() if s.reducer.has_header
+        )
+
+    def asking_folders(self) -> frozenset[str]:
+        """The folders of the sessions that ask something (or asked, abandoned): where the pis'
+        screens are worth capturing with the next process list."""
+        return frozenset(
+            f for s in self._sessions.values() if s.reducer.pending and (f := norm_folder(s.reducer.cwd))
+        )
+
+    def has_abandoned(self) -> bool:
+        """True while some question is abandoned (its pi may yet be seen again)."""
+        return self.liveness and any(s.abandoned for s in self._sessions.values())
+
+    def clear_abandoned(self, key: str, tool_call_id: str | None = None) -> bool:
+        """The user dismissed an abandoned question (or all of a session's): stop listing it."""
+        session = self._sessions.get(key)
+        if session is None:
+            return False
+        self._changed.add(key)
+        return session.clear_abandoned(tool_call_id)
+
+    # ---- reading ----
+
+    def reducer(self, key: str) -> SessionReducer | None:
+        session = self._sessions.get(key)
+        return session.reducer if session is not None else None
+
+    def ref_of(self, ref: SessionRef) -> SessionRef:
+        """``ref`` as the session file says (its id, folder and name), once its header is read."""
+        session = self._sessions.get(ref.key)
+        return session.ref if session is not None and session.reducer.has_header else ref
+
+    def unnamed_askers(self, keys: Iterable[str] | None = None) -> list[str]:
+        """Sessions (of ``keys``, or all) that ask something but whose name is not known yet."""
+        sessions = self._sessions
+        if keys is None:
+            candidates: Iterable[LocalSession] = sessions.values()
+        else:
+            candidates = [sessions[k] for k in keys if k in sessions]
+        out = []
+        for session in candidates:
+            r = session.reducer
+            if r.name is None and (r.pending or session.abandoned) and r.has_header:
+                out.append(session.key)
+        return out
+
+    def view(self, key: str) -> SessionView | None:
+        """The session's view (``None``: not known, or its header not read)."""
+        session = self._sessions.get(key)
+        if session is None or not session.reducer.has_header:
+            return None
+        view = session.view(self.liveness)
+        asker = self._pairing.asker(key) if view.pending else None
+        return replace(view, asker=asker) if asker is not None else view
+
+    def take_changed(self) -> set[str]:
+        """The keys whose view may have changed since the last call."""
+        changed, self._changed = self._changed, set()
+        return changed
+
+    def __len__(self) -> int:
+        """The sessions whose header was read."""
+        return sum(1 for s in self._sessions.values() if s.reducer.has_header)
+
+
+# ---- remote sessions ----
+
+MAX_SESSIONS = 200  # per host
+MAX_QUESTIONS = 20  # per remote session, pending and abandoned
+
+
+@dataclass(slots=True)
+class _Remote:
+    """One remote session: its questions and since when the link to its host is down."""
+
+    ref: SessionRef
+    pending: dict[str, Question] = field(default_factory=dict)
+    abandoned: dict[str, Question] = field(default_factory=dict)
+    updated_at: float = 0.0
+    offline_since: float | None = None
+
+
+class RemoteSessions:
+    """All remote sessions, by ``remote_key(host, file)``. Every key whose view may have changed
+    is collected until :meth:`take_changed`."""
+
+    def __init__(self, max_sessions: int = MAX_SESSIONS, max_questions: int = MAX_QUESTIONS) -> None:
+        self.max_sessions = max_sessions
+        self.max_questions = max_questions
+        self._by_key: dict[str, _Remote] = {}
+        self._changed: set[str] = set()
+        self._per_host: dict[str, int] = {}  # sessions of each host
+        self._refused: dict[tuple[str, str], int] = {}  # (host, "sessions" | "questions") → count
+
+    def take_refused(self) -> dict[tuple[str, str], int]:
+        """Questions refused since the last call: ``{(host, "sessions"|"questions"): count}``."""
+        refused, self._refused = self._refused, {}
+        return refused
+
+    def _refuse(self, host: str, why: str) -> list[Transition]:
+        self._refused[(host, why)] = self._refused.get((host, why), 0) + 1
+        return []
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._by_key
+
+    def __len__(self) -> int:
+        return len(self._by_key)
+
+    def take_changed(self) -> set[str]:
+        """The keys whose view may have changed since the last call."""
+        changed, self._changed = self._changed, set()
+        return changed
+
+    def asked(self, ref: SessionRef, q: Question, now: float, initial: bool) -> list[Transition]:
+        """A remote question is pending. One already known (host + file + call id, e.g. re-sent
+        as an initial event after a reconnect) raises nothing again; an abandoned one whose pi
+        came back is pending again."""
+        remote = self._by_key.get(ref.key)
+        host = ref.host or ""
+        if remote is None:
+            if self._per_host.get(host, 0) >= self.max_sessions:
+                return self._refuse(host, "sessions")
+            remote = self._by_key[ref.key] = _Remote(ref)
+            self._per_host[host] = self._per_host.get(host, 0) + 1
+        elif (
+            q.tool_call_id not in remote.pending
+            and q.tool_call_id not in remote.abandoned
+            and len(remote.pending) + len(remote.abandoned) >= self.max_questions
+        ):
+            return self._refuse(host, "questions")
+        self._changed.add(ref.key)
+        if ref != remote.ref and (ref.name or ref.cwd or ref.id):
+            remote.ref = ref
+        remote.updated_at = max(remote.updated_at, q.asked_at)
+        cid = q.tool_call_id
+        if cid in remote.pending:
+            return []
+        back = remote.abandoned.pop(cid, None) is not None
+        if back and initial:  # a re-sync of a question its host already called abandoned
+            remote.abandoned[cid] = q
+            return []
+        remote.pending[cid] = q
+        return [Transition("needs_input", remote.ref, q, now, initial=initial and not back)]
+
+    def ended(
+        self,
+        ref: SessionRef,
+        q: Question,
+        now: float,
+        outcome: Outcome | None = None,
+        answer: str | None = None,
+        waited_s: float | None = None,
+    ) -> list[Transition]:
+        """A remote question was resolved (``outcome`` given) or abandoned (``outcome`` None)."""
+        remote = self._by_key.get(ref.key)
+        if remote is None:
+            return []
+        self._changed.add(ref.key)
+        cid = q.tool_call_id
+        known = remote.pending.pop(cid, None)
+        out: list[Transition] = []
+        if outcome is None:
+            if known is not None:
+                remote.abandoned[cid] = known
+                out.append(Transition("abandoned", remote.ref, known, now))
+        elif known is not None:
+            out.append(resolved(remote.ref, known, now, outcome, answer, waited_s=waited_s))
+        else:
+            remote.abandoned.pop(cid, None)  # one terminal transition per question
+        self._drop_if_empty(remote)
+        return out
+
+    def offline(self, host: str, now: float) -> None:
+        """The link to ``host`` is down: its questions stay listed, as offline."""
+        for key, remote in self._by_key.items():
+            if remote.ref.host == host and remote.offline_since is None:
+                remote.offline_since = now
+                self._changed.add(key)
+
+    def synced(self, host: str, still: set[tuple[str, str]], now: float) -> list[Transition]:
+        """``host`` is back and has re-sent what is pending there (``still``: the keys + call ids,
+        as (key, call id)). What it no longer lists ended while the link was down."""
+        out: list[Transition] = []
+        for key, remote in list(self._by_key.items()):
+            if remote.ref.host != host:
+                continue
+            self._changed.add(key)
+            remote.offline_since = None
+            for cid, q in list(remote.pending.items()):
+                if (key, cid) not in still:
+                    del remote.pending[cid]
+                    out.append(resolved(remote.ref, q, now, "superseded"))
+            for cid in [c for c in remote.abandoned if (key, c) not in still]:
+                del remote.abandoned[cid]
+            self._drop_if_empty(remote)
+        return out
+
+    def offline_since(self, host: str) -> float | None:
+        return next(
+            (r.offline_since for r in self._by_key.values() if r.ref.host == host and r.offline_since),
+            None,
+        )
+
+    def clear_abandoned(self, key: str, tool_call_id: str | None = None) -> bool:
+        """The user dismissed an abandoned remote question (or all of a session's)."""
+        remote = self._by_key.get(key)
+        if remote is None:
+            return False
+        ids = [tool_call_id] if tool_call_id else list(remote.abandoned)
+        removed = any([remote.abandoned.pop(cid, None) is not None for cid in ids])
+        self._drop_if_empty(remote)
+        return removed
+
+    def view(self, key: str) -> SessionView | None:
+        remote = self._by_key.get(key)
+        if remote is None:
+            return None
+        offline = remote.offline_since is not None
+        questions = tuple(remote.pending.values())
+        state: State = "needs_input" if questions else "stopped"
+        return SessionView(
+            ref=remote.ref,
+            state=state,
+            pending=() if offline else questions,
+            abandoned=tuple(remote.abandoned.values()),
+            alive=None,
+            updated_at=remote.updated_at,
+            offline_since=remote.offline_since,
+            offline=questions if offline else (),
+        )
+
+    def _drop_if_empty(self, remote: _Remote) -> None:
+        self._changed.add(remote.ref.key)
+        if not remote.pending and not remote.abandoned:
+            del self._by_key[remote.ref.key]
+            host = remote.ref.host or ""
+            left = self._per_host.get(host, 1) - 1
+            if left > 0:
+                self._per_host[host] = left
+            else:
+                self._per_host.pop(host, None)
+
+
+# ---- dialogs ----
+
+# Where a dialog comes from: (the extension's socket, the dialog's id).
+Source = tuple[str, str]
+
+STARTUP_PREFIX = "pid:"
+
+
+def startup_key(pid: int) -> str:
+    """The board key of a pi that shows a dialog before it has a session file (project trust at
+    start-up): its process. No session file path (absolute) or remote key (``@``) starts so."""
+    return f"{STARTUP_PREFIX}{pid}"
+
+
+class Dialogs:
+    """The dialogs open right now, by source, each with the session (file) it belongs to. Every
+    session whose dialogs changed is collected until :meth:`take_changed`.
+
+    ``ref_of``: the session as the board knows it (its name and id, once its file is read), for
+    the transitions; by default the dialog's own."""
+
+    def __init__(self, ref_of: Callable[[SessionRef], SessionRef] = lambda ref: ref) -> None:
+        self._open: dict[Source, tuple[SessionRef, Question]] = {}
+        self._changed: set[str] = set()
+        self._ref_of = ref_of
+
+    def open(
+        self, source: Source, ref: SessionRef, question: Question, now: float, initial: bool = False
+    ) -> list[Transition]:
+        """A dialog pi shows, from ``source`` = (socket, dialog id), in the session file ``ref.key``
+        (one already known changes nothing)."""
+        if source in self._open:
+            return []
+        ref = self._ref_of(ref)
+        self._open[source] = (ref, question)
+        self._changed.add(ref.key)
+        return [Transition("needs_input", ref, question, now, initial=initial)]
+
+    def close(
+        self, source: Source, outcome: Outcome | None, now: float, answer: str | None = None
+    ) -> list[Transition]:
+        """The dialog closed with ``outcome`` (``answer``: what was chosen or typed), or (``None``)
+        its pi went away: abandoned, not listed."""
+        found = self._open.pop(source, None)
+        if found is None:
+            return []
+        ref, q = self._ref_of(found[0]), found[1]
+        self._changed.add(ref.key)
+        if outcome is None:
+            return [Transition("abandoned", ref, q, now)]
+        return [resolved(ref, q, now, outcome, answer)]
+
+    def __len__(self) -> int:
+        return len(self._open)
+
+    def sources(self, socket: str | None = None) -> list[Source]:
+        return [src for src in self._open if socket is None or src[0] == socket]
+
+    def of(self, key: str) -> list[tuple[SessionRef, Question]]:
+        """The open dialogs of the session file ``key``."""
+        if not self._open:
+            return []
+        return [(ref, q) for ref, q in self._open.values() if ref.key == key]
+
+    def take_changed(self) -> set[str]:
+        """The sessions whose dialogs changed since the last call."""
+        changed, self._changed = self._changed, set()
+        return changed
+
+
+def with_dialogs(view: SessionView, dialogs: Sequence[Question]) -> SessionView:
+    """``view`` with extension dialogs added to its pending questions. A question tool's own
+    dialog (same tool call as a pending question) is that question: not added twice."""
+    if not dialogs:
+        return view
+    asked = {q.tool_call_id for q in view.pending}
+    extra = tuple(q for q in dialogs if q.tool_call_id not in asked)
+    if not extra:
+        return view
+    return replace(view, pending=view.pending + extra, state="needs_input")
+
+
+def dialog_view(ref: SessionRef, dialogs: Sequence[Question]) -> SessionView:
+    """A session known only from its dialogs (its file not read)."""
+    at = max(q.asked_at for q in dialogs)
+    return SessionView(ref, "needs_input", tuple(dialogs), (), None, at)
+
+
+def add_dialogs(snapshot: Snapshot, dialogs: Iterable[tuple[SessionRef, Question]]) -> Snapshot:
+    """A snapshot with the dialogs pi shows right now added (for one-shot readers: ``status``)."""
+    by_key: dict[str, tuple[SessionRef, list[Question]]] = {}
+    for ref, q in dialogs:
+        by_key.setdefault(ref.key, (ref, []))[1].append(q)
+    views = [with_dialogs(v, by_key.pop(v.ref.key, (v.ref, []))[1]) for v in snapshot.sessions]
+    views += [dialog_view(ref, qs) for ref, qs in by_key.values()]
+    return replace(snapshot, sessions=tuple(views))
+
+
+# ---- session views ----
+
+CHUNK = 64
+
+
+class SessionViews:
+    def __init__(self) -> None:
+        self._slot: dict[str, tuple[int, int]] = {}  # key → (chunk, place in it)
+        self._keys: list[list[str]] = []  # the keys of each chunk, in order
+        self._chunks: list[tuple[SessionView, ...]] = []
+        self._last: Views | None = None  # the last snapshot, while nothing changed
+
+    def __len__(self) -> int:
+        return len(self._slot)
+
+    def set(self, key: str, view: SessionView) -> None:
+        self._last = None
+        at = self._slot.get(key)
+        if at is not None:
+            c, i = at
+            chunk = self._chunks[c]
+            self._chunks[c] = (*chunk[:i], view, *chunk[i + 1 :])
+            return
+        if not self._chunks or len(self._keys[-1]) >= CHUNK:
+            self._chunks.append(())
+            self._keys.append([])
+        c = len(self._chunks) - 1
+        self._slot[key] = (c, len(self._keys[c]))
+        self._keys[c].append(key)
+        self._chunks[c] += (view,)
+
+    def add_new(self, items: list[tuple[str, SessionView]]) -> None:
+        """:meth:`set` for keys not here yet, in bulk (the first snapshot after the start-up
+        scan: thousands of them), each chunk built once."""
+        if not items:
+            return
+        self._last = None
+        slot, keys, chunks = self._slot, self._keys, self._chunks
+        start = 0
+        if chunks and len(keys[-1]) < CHUNK:  # fill the last chunk first
+            start = CHUNK - len(keys[-1])
+            c = len(chunks) - 1
+            for key, _ in items[:start]:
+                slot[key] = (c, len(keys[c]))
+                keys[c].append(key)
+            chunks[c] += tuple(view for _, view in items[:start])
+        for begin in range(start, len(items), CHUNK):
+            part = items[begin : begin + CHUNK]
+            c = len(chunks)
+            keys.append([key for key, _ in part])
+            chunks.append(tuple(view for _, view in part))
+            for i, (key, _) in enumerate(part):
+                slot[key] = (c, i)
+
+    def remove(self, key: str) -> None:
+        at = self._slot.pop(key, None)
+        if at is None:
+            return
+        self._last = None
+        c, i = at
+        chunk, keys = self._chunks[c], self._keys[c]
+        self._chunks[c] = chunk[:i] + chunk[i + 1 :]
+        del keys[i]
+        for j in range(i, len(keys)):
+            self._slot[keys[j]] = (c, j)
+        if not keys:  # chunks emptied by removals are dropped once they are many
+            empty = sum(1 for ks in self._keys if not ks)
+            if empty > 8 and empty * 2 > len(self._keys):
+                self._compact()
+
+    def snapshot(self) -> Views:
+        """Every view, in order (immutable; shares its chunks with the board)."""
+        if self._last is None:
+            self._last = Views(self._chunks, len(self._slot))
+        return self._last
+
+    def _compact(self) -> None:
+        keys = [k for ks in self._keys for k in ks]
+        views = [v for chunk in self._chunks for v in chunk]
+        self._keys = [keys[i : i + CHUNK] for i in range(0, len(keys), CHUNK)]
+        self._chunks = [tuple(views[i : i + CHUNK]) for i in range(0, len(views), CHUNK)]
+        self._slot = {k: (c, i) for c, ks in enumerate(self._keys) for i, k in enumerate(ks)}

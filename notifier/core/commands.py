@@ -1,17 +1,30 @@
-"""The one command vocabulary of the app: the tray menu, the window, notification actions and the
-control socket all speak it. A command arrives either typed (tray, notification actions, in-process)
+"""The one command vocabulary (pure): the commands the tray, the window, notification actions and
+the control socket speak, and what SESSION on the command line names.
+
+A command arrives either typed (tray, notification actions, in-process)
 or as a JSON object (the socket, the window process), which :func:`parse` turns into the same
 types once, checking every field; :func:`to_obj` is its inverse.
+Times are absolute (seconds since the epoch), computed by whoever knows the clock.
 
-Pure: times are absolute (seconds since the epoch), computed by whoever knows the clock.
-"""
+
+**What SESSION names** on the command line: a session file, an id, a short id, an id prefix, a
+session or project name, or ``next``; and the short id that tells sessions apart.
+
+pi's ids are UUIDv7: their first 12 hex digits are the start time, so two pis started a minute
+apart share their first 8. The short id is the id's *last* 8 hex digits (random bits)."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+import re
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from notifier.core.model import SessionView
+from notifier.core.text import clean, last_folder, project_name
+
+# ---- commands ----
 
 MAX_FIELD = 4096  # longest file path, session key, project or call id accepted
 MAX_LIST = 64  # longest list of folders or tool names in a status request
@@ -100,7 +113,7 @@ class Answer:
 @dataclass(frozen=True)
 class Status:
     """The app's status, if it watches these folders with these settings; ``brief``: only the
-    status bar's summary (notifier.core.bar), small enough to ask for every second."""
+    status bar's summary (notifier.core.codec), small enough to ask for every second."""
 
     roots: tuple[str, ...] = ()
     liveness: str | None = None
@@ -150,6 +163,12 @@ def _text(obj: Mapping[str, Any], key: str, required: bool = False) -> str | Non
         raise CommandError(f"{key} must be a string")
     if len(value) > MAX_FIELD:
         raise CommandError(f"{key} is too long")
+    return value
+
+
+def _required(obj: Mapping[str, Any], key: str) -> str:
+    value = _text(obj, key, required=True)
+    assert value is not None
     return value
 
 
@@ -210,12 +229,62 @@ def _act(obj: Mapping[str, Any], now: float, morning: float | None) -> Command:
             return Snooze(morning)
         return Snooze(_from_now(_number(obj, "arg"), now))
     if verb == "unmute":
-        project = _text(obj, "arg", required=True)
-        assert project is not None
-        return Mute(project, on=False)
+        return Mute(_required(obj, "arg"), on=False)
     if verb == "quit":
         return Quit()
     raise CommandError("unknown verb")
+
+
+def _show(obj: Mapping[str, Any], now: float, morning: float | None) -> Command:
+    wait = min(MAX_WAIT_S, max(0.0, _number(obj, "wait")))
+    return Show(_focus(obj.get("focus")), wait)
+
+
+def _snooze(obj: Mapping[str, Any], now: float, morning: float | None) -> Command:
+    until = _number(obj, "until") if "until" in obj else _from_now(_number(obj, "seconds"), now)
+    return Snooze(until, _text(obj, "session"), _text(obj, "project"))
+
+
+def _mute(obj: Mapping[str, Any], now: float, morning: float | None) -> Command:
+    on = obj.get("on", True)
+    if not isinstance(on, bool):
+        raise CommandError("on must be true or false")
+    return Mute(_required(obj, "project"), on)
+
+
+def _answer(obj: Mapping[str, Any], now: float, morning: float | None) -> Command:
+    session, call = _required(obj, "session"), _required(obj, "call")
+    choices = _strings(obj, "choices")
+    if len(choices) > MAX_CHOICES or not all(choices):
+        raise CommandError(f"choices must be at most {MAX_CHOICES} non-empty strings")
+    text = obj.get("text")
+    if text is not None and (not isinstance(text, str) or len(text) > MAX_FIELD):
+        raise CommandError("text must be a string")
+    if (text is None) == (not choices):
+        raise CommandError("give choices or text, not both and not neither")
+    return Answer(session, call, choices, text, _text(obj, "token"))
+
+
+def _status(obj: Mapping[str, Any], now: float, morning: float | None) -> Command:
+    brief = obj.get("brief", False)
+    if not isinstance(brief, bool):
+        raise CommandError("brief must be true or false")
+    return Status(_strings(obj, "roots"), _text(obj, "liveness"), _strings(obj, "question_tools"), brief)
+
+
+Parser = Callable[[Mapping[str, Any], float, float | None], Command]
+# Each command's reader, by its name on the wire; a command without fields is made as it is.
+_PARSERS: dict[str, Parser] = {
+    "show": _show,
+    "snooze": _snooze,
+    "mute": _mute,
+    "clear": lambda obj, now, morning: Clear(_text(obj, "session"), _text(obj, "call")),
+    "goto": lambda obj, now, morning: Goto(_text(obj, "session"), _text(obj, "call")),
+    "answer": _answer,
+    "status": _status,
+    "act": _act,
+}
+_BARE: dict[str, Command] = {"ping": Ping(), "subscribe": Subscribe(), "health": Health(), "quit": Quit()}
 
 
 def parse(obj: Any, now: float, morning: float | None = None) -> Command:
@@ -225,55 +294,15 @@ def parse(obj: Any, now: float, morning: float | None = None) -> Command:
     if not isinstance(obj, Mapping):
         raise CommandError("a request is a JSON object")
     name = obj.get("cmd")
-    if name == "ping":
-        return Ping()
-    if name == "show":
-        wait = min(MAX_WAIT_S, max(0.0, _number(obj, "wait")))
-        return Show(_focus(obj.get("focus")), wait)
-    if name == "snooze":
-        if "until" in obj:
-            until = _number(obj, "until")
-        else:
-            until = _from_now(_number(obj, "seconds"), now)
-        return Snooze(until, _text(obj, "session"), _text(obj, "project"))
-    if name == "mute":
-        on = obj.get("on", True)
-        if not isinstance(on, bool):
-            raise CommandError("on must be true or false")
-        project = _text(obj, "project", required=True)
-        assert project is not None
-        return Mute(project, on)
-    if name == "clear":
-        return Clear(_text(obj, "session"), _text(obj, "call"))
-    if name == "goto":
-        return Goto(_text(obj, "session"), _text(obj, "call"))
-    if name == "answer":
-        session, call = _text(obj, "session", required=True), _text(obj, "call", required=True)
-        assert session is not None and call is not None
-        choices = _strings(obj, "choices")
-        if len(choices) > MAX_CHOICES or not all(choices):
-            raise CommandError(f"choices must be at most {MAX_CHOICES} non-empty strings")
-        text = obj.get("text")
-        if text is not None and (not isinstance(text, str) or len(text) > MAX_FIELD):
-            raise CommandError("text must be a string")
-        if (text is None) == (not choices):
-            raise CommandError("give choices or text, not both and not neither")
-        return Answer(session, call, choices, text, _text(obj, "token"))
-    if name == "status":
-        liveness = _text(obj, "liveness")
-        brief = obj.get("brief", False)
-        if not isinstance(brief, bool):
-            raise CommandError("brief must be true or false")
-        return Status(_strings(obj, "roots"), liveness, _strings(obj, "question_tools"), brief)
-    if name == "subscribe":
-        return Subscribe()
-    if name == "health":
-        return Health()
-    if name == "quit":
-        return Quit()
-    if name == "act":
-        return _act(obj, now, morning)
-    raise CommandError("unknown command")
+    if not isinstance(name, str):
+        raise CommandError("unknown command")
+    bare = _BARE.get(name)
+    if bare is not None:
+        return bare
+    parser = _PARSERS.get(name)
+    if parser is None:
+        raise CommandError("unknown command")
+    return parser(obj, now, morning)
 
 
 def to_obj(command: Command) -> dict[str, Any]:
@@ -297,3 +326,103 @@ def to_obj(command: Command) -> dict[str, Any]:
         if command.brief:
             obj["brief"] = True
     return obj
+
+
+# ---- what SESSION names ----
+
+NEXT = "next"  # SESSION meaning the question waiting longest
+SHORT = 8
+_HEX = re.compile(r"[^0-9A-Za-z]")
+
+
+def short_id(session_id: str | None) -> str | None:
+    """The id's last 8 letters or digits (dashes dropped); None without an id."""
+    if not session_id:
+        return None
+    plain = _HEX.sub("", session_id)
+    return (plain[-SHORT:] or session_id[-SHORT:]).lower()
+
+
+def folder_name(view: SessionView) -> str | None:
+    """The last folder of the session's cwd (what "project" means on the command line)."""
+    return last_folder(view.ref.cwd)
+
+
+def label(view: SessionView) -> str:
+    """How a candidate is named in a message: project and short id ("blog 9f2c1d3e")."""
+    sid = short_id(view.ref.id)
+    name = project_name(view.ref.name, view.ref.cwd, view.ref.host)
+    return f"{name} {sid}" if sid else f"{name} ({clean(view.ref.file, 80)})"
+
+
+# Each rule, tried in order: the first that matches any session decides (an id beats a name).
+# (A session file is matched by the caller first: resolving paths is not pure.)
+Rule = Callable[[SessionView, str], bool]
+
+
+def _by_id(v: SessionView, spec: str) -> bool:
+    return bool(v.ref.id) and v.ref.id == spec
+
+
+def _by_short_id(v: SessionView, spec: str) -> bool:
+    return len(spec) >= 4 and short_id(v.ref.id) == spec.lower()
+
+
+def _by_id_prefix(v: SessionView, spec: str) -> bool:
+    return bool(v.ref.id) and v.ref.id.startswith(spec)  # type: ignore[union-attr]
+
+
+def _by_short_prefix(v: SessionView, spec: str) -> bool:
+    sid = short_id(v.ref.id)
+    return len(spec) >= 4 and sid is not None and sid.startswith(spec.lower())
+
+
+def _by_name(v: SessionView, spec: str) -> bool:
+    return v.ref.name is not None and (v.ref.name == spec or clean(v.ref.name, 200) == spec)
+
+
+def _by_project(v: SessionView, spec: str) -> bool:
+    folder = folder_name(v)
+    return folder is not None and (folder == spec or clean(folder, 200) == spec)  # (as it is shown too)
+
+
+def _by_name_any_case(v: SessionView, spec: str) -> bool:
+    low = spec.casefold()
+    names = (v.ref.name or "", folder_name(v) or "")
+    return any(n.casefold() == low or clean(n, 200).casefold() == low for n in names)
+
+
+RULES: tuple[Rule, ...] = (
+    _by_id,
+    _by_short_id,
+    _by_id_prefix,
+    _by_short_prefix,
+    _by_name,
+    _by_project,
+    _by_name_any_case,
+)
+
+
+def matches(views: Sequence[SessionView], spec: str) -> list[SessionView]:
+    """The sessions ``spec`` (not a file) names, by the first rule that names any; where several,
+    the ones waiting for an answer if any do, else the ones with a live pi if any have one
+    (``blog`` is the blog session that waits, not its forty old files). Several left: ambiguous;
+    none: no such session."""
+    for rule in RULES:
+        found = [v for v in views if rule(v, spec)]
+        if found:
+            break
+    else:
+        return []
+    if len(found) > 1:
+        waiting = [v for v in found if v.pending]
+        live = [v for v in found if v.alive]
+        found = waiting or live or found
+    return found
+
+
+def candidates_line(spec: str, found: Sequence[SessionView], shown: int = 5) -> str:
+    """One line for an ambiguous SESSION: how many it matches, and which."""
+    names = ", ".join(label(v) for v in sorted(found, key=lambda v: -v.updated_at)[:shown])
+    more = f" and {len(found) - shown} more" if len(found) > shown else ""
+    return f"{clean(spec, 80)!r} matches {len(found)} sessions: {names}{more}; give its short id or file"

@@ -1,15 +1,32 @@
-"""Immutable values shared by the pi adapter, the reducer, the board and every sink.
+"""Immutable values shared by the pi adapter, the reducer, the board and every output, and the
+messages between them: each a frozen dataclass (``Snapshot`` without slots: it caches what it
+derives with ``cached_property``, which needs an instance dict). Pure.
 
-Each is a frozen dataclass (``Snapshot`` without slots: it caches what it derives with
-``cached_property``, which needs an instance dict)."""
+**A question's token** (:func:`question_token`): a question as the user was shown it, in 16 hex
+digits, a digest of its tool call id, its tool, and each of its questions' text and option
+labels, in order.
+
+Every way of answering from outside pi carries the token of what its user saw (the window, a
+notification's button, ``answer --token`` from ``status --json``) and is refused when the question
+waiting has another: the same call id with another text never happens in pi, but a digest of what
+was shown says so without relying on that, and ties an answer to what its user read.
+
+**What the planner says**: raise or replace a notification (:class:`Notice`) about some
+questions (:class:`Item`), or withdraw one (:class:`Withdraw`). The planner
+(:mod:`notifier.core.planner`) decides them; the notification sink shows them."""
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from itertools import chain
 from typing import Literal, overload
+
+from notifier.core.text import project_name
+
+# ---- the values ----
 
 State = Literal["starting", "working", "needs_input", "idle", "failed", "stopped"]
 Outcome = Literal["answered", "cancelled", "aborted", "unavailable", "error", "superseded"]
@@ -212,7 +229,7 @@ class Views(Sequence[SessionView]):
 @dataclass(frozen=True)
 class Snapshot:
     """The whole board at one moment, as the engine made it, handed read-only to every sink (the
-    tray and the window get it inside a ``notifier.ui.state.UiState``, with the user's choices)."""
+    tray and the window get it inside a ``notifier.outputs.tray.UiState``, with the user's choices)."""
 
     sessions: Sequence[SessionView] = ()  # a tuple, or the board's Views
     taken_at: float = 0.0
@@ -233,3 +250,59 @@ class Snapshot:
     @cached_property
     def pending_count(self) -> int:
         return sum(len(s.pending) for s in self.sessions)
+
+
+# ---- a question's token ----
+
+def question_token(q: Question) -> str:
+    parts = [q.tool_call_id, q.tool]
+    for item in q.items:
+        parts += ["\x1e", item.text, *(o.label for o in item.options)]
+    data = "\x1f".join(parts).encode("utf-8", "backslashreplace")
+    return hashlib.sha256(data).hexdigest()[:16]
+
+
+# ---- what the planner says ----
+
+Key = tuple[str, str]  # (session file, toolCallId)
+Kind = Literal["question", "reminder", "burst", "startup", "idle", "failed"]
+
+
+def key_of(ref: SessionRef, question: Question) -> Key:
+    return (ref.key, question.tool_call_id)
+
+
+@dataclass(frozen=True)
+class Item:
+    key: Key
+    ref: SessionRef
+    question: Question
+    asked: float | None = None  # when it was asked, on the planner's clock (None: question.asked_at)
+
+    @property
+    def since(self) -> float:
+        return self.question.asked_at if self.asked is None else self.asked
+
+    @property
+    def project(self) -> str:
+        return project_name(self.ref.name, self.ref.cwd, self.ref.host)
+
+
+@dataclass(frozen=True)
+class Notice:
+    """Raise (or replace, when ``handle`` is already showing) one notification."""
+
+    handle: int
+    kind: Kind
+    items: tuple[Item, ...]
+    waited_s: float = 0.0
+    critical: bool = False
+    restored: bool = False  # put back on screen after a restart: notified before, not a new one
+
+
+@dataclass(frozen=True)
+class Withdraw:
+    handle: int
+
+
+Action = Notice | Withdraw

@@ -1,8 +1,9 @@
-"""Which running pi owns which session (pure): the evidence weighed, never the folder alone.
+"""Which running pi owns which session (pure): what a pi shows of itself (the evidence), the
+weighing of it, and the exact search for the best pairings: the evidence weighed, never the folder alone.
 
 pi keeps no pid or lock file and does not hold its session file open, so several pis in one
 folder are told apart by what each shows of itself (gathered elsewhere, handed in as plain data:
-:class:`Proc`; read by :mod:`notifier.core.evidence`):
+:class:`Proc`; read as below):
 
 - **announced** (the companion extension: its pid and session file): exact.
 - **argv** naming the session: exact for that session.
@@ -31,16 +32,42 @@ recently written sessions (a pi writes one session at a time: its current one is
   tmux) it may have resumed an older session: such a pairing is allowed (last in preference), so a
   question asked after ``pi -c`` there is not called abandoned. The price: a killed asker whose
   neighbour there has no session of its own stays listed until the neighbour is gone.
+
+
+**The evidence**, what a running pi shows of itself: when a session was created, pi's arguments, its pane.
+
+- **created**: a pi creates its session after it starts, so the header's time (read from the
+  UUIDv7 session id, else the file name, :func:`created_at`) is never before its start. A pi that
+  started later can have the session only by resuming it.
+- **argv** ``--session X`` / ``--session-id X`` where pi's arguments can be read (pi 1.6 and 0.73
+  set their process title, so usually they cannot): exact for that session (:func:`names`);
+  ``-c`` / ``--resume`` say it resumed some session (:func:`resumes`).
+- **screen**: the tmux pane shows the pending question *exactly* (:func:`shows`: the full question
+  text as whole lines, every option label ending a line, in the dialog area at the bottom); a
+  pane showing pi's empty input box (:func:`idle_editor`: no dialog open) counts against it.
+
+
+**Best pairings** in a weighted bipartite graph (:func:`choices`): the search behind
+:func:`bind`, whose weights are the criteria above.
+
+A pairing gives each left node (a session) at most one right node (a process) and each right node
+to at most one left node; its weight is the sum of its pairs'. The graphs are small (a folder's
+sessions and at most a few pis), so every best pairing is found exactly, by dynamic programming
+over the sets of right nodes taken.
 """
 
 from __future__ import annotations
 
+import posixpath
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from datetime import datetime, timezone
 
-from notifier.core.evidence import created_at, idle_editor, names, resumes, shows
-from notifier.core.matching import choices, components
 from notifier.core.model import SessionView
+from notifier.core.text import clean
+
+# ---- owners ----
 
 START_SLACK_S = 2.0  # a pi must have run when the session was written (start times are coarse)
 CREATE_SLACK_S = 0.5  # a session's header is never before its pi's start (measured: ~0.3 s after)
@@ -156,18 +183,27 @@ def _weight(exact: bool, shown: bool, resumed: bool, unseen: bool, against: bool
     )
 
 
+EXACT = _weight(True, False, False, False, False)
+
+
 def _edge(p: Proc, folders: frozenset[str], w: Wanted, created: float | None, announced: dict[str, int]) -> int | None:
-    """The weight of pairing ``p`` with ``w``, or ``None`` where the evidence rules it out."""
+    """The weight of pairing ``p`` with ``w``, or ``None`` where the evidence rules it out:
+    first what is exact (what the pi announced, its arguments), then what its pane shows."""
     if norm_folder(w.cwd) not in folders:
         return None
     if p.session is not None:  # it said which session it has
-        return _weight(True, False, False, False, False) if p.session == w.key else None
+        return EXACT if p.session == w.key else None
     if w.key in announced and announced[w.key] != id(p):
         return None
     if p.started > w.updated_at + START_SLACK_S:
         return None  # it was not running when the session was written (or the question asked)
     if p.argv is not None and names(p.argv, p.cwd, w.key, w.id):
-        return _weight(True, False, False, False, False)
+        return EXACT
+    return _seen(p, w, created)
+
+
+def _seen(p: Proc, w: Wanted, created: float | None) -> int | None:
+    """The weight of a pairing that nothing exact decides: by the pane and the times."""
     shown = bool(w.question) and p.screen is not None and shows(p.screen, w.question or "", w.options)
     resumed = created is not None and p.started > created + CREATE_SLACK_S
     unseen = False
@@ -249,3 +285,208 @@ def _solve(
             owners[w.key] = procs[pis[0]]
         elif pis:
             ambiguous[w.key] = tuple(procs[p] for p in pis)
+
+
+# ---- the evidence ----
+
+_NAME_TIME = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d)-(\d\d)-(\d\d)-(\d{3})Z_")
+_UUID7 = re.compile(r"^([0-9a-f]{8})-([0-9a-f]{4})-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$")
+
+
+def created_at(file: str, session_id: str | None) -> float | None:
+    """When pi created the session (its header's time, epoch seconds), from what names it: a
+    UUIDv7 session id holds it to the millisecond (pi 0.67.1+), a default file name
+    ``<timestamp>_<id>.jsonl`` to the millisecond too; ``None`` where neither tells."""
+    m = _UUID7.match(session_id.lower()) if session_id else None
+    if m is not None:
+        return int(m.group(1) + m.group(2), 16) / 1000.0
+    n = _NAME_TIME.match(posixpath.basename(file.replace("\\", "/")))
+    if n is not None:
+        try:
+            at = datetime.strptime(f"{n.group(1)}:{n.group(2)}:{n.group(3)}.{n.group(4)}", "%Y-%m-%dT%H:%M:%S.%f")
+        except ValueError:
+            return None
+        return at.replace(tzinfo=timezone.utc).timestamp()
+    return None
+
+
+# ---- pi's arguments ----
+
+_RESUME_FLAGS = frozenset({"-c", "--continue", "-r", "--resume"})
+
+
+def _session_args(argv: Sequence[str]) -> tuple[list[str], list[str], bool]:
+    """(``--session`` values, ``--session-id`` values, whether it resumes some older session)."""
+    named: list[str] = []
+    ids: list[str] = []
+    resumes = False
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        key, eq, val = arg.partition("=")
+        if key in ("--session", "--session-id"):
+            if not eq:
+                i += 1
+                val = argv[i] if i < len(argv) else ""
+            if val:
+                (named if key == "--session" else ids).append(val)
+                resumes = resumes or key == "--session"
+        elif arg in _RESUME_FLAGS:
+            resumes = True
+        i += 1
+    return named, ids, resumes
+
+
+def resumes(argv: Sequence[str]) -> bool:
+    """Whether pi's arguments say it resumed some older session (``-c``, ``--resume``, ``--session``)."""
+    return _session_args(argv)[2]
+
+
+def names(argv: Sequence[str], cwd: str, file: str, session_id: str | None) -> bool:
+    """Whether pi's arguments (run in ``cwd``) name this very session (``file``, ``session_id``)."""
+    named, ids, _ = _session_args(argv)
+    if session_id in ids:
+        return True
+    for val in named:
+        if "/" in val or val.endswith(".jsonl"):
+            if posixpath.normpath(posixpath.join(cwd, val)) == posixpath.normpath(file):
+                return True
+        elif session_id and len(val) >= 4 and session_id.startswith(val):
+            return True
+    return False
+
+
+# ---- what a pane shows ----
+
+_RULE = re.compile(r"^[─━═-]{20,}$")
+
+
+def _rules(raw: list[str]) -> list[int]:
+    # (pi's own rules start at column 0; an editor inside a dialog draws its rules indented)
+    return [i for i, line in enumerate(raw) if _RULE.match(line.rstrip())]
+
+
+def _region(screen: str) -> list[str]:
+    """The pane's lines (cleaned) from the rule above pi's editor area (where a dialog is drawn)
+    down: pi draws a rule above and below its editor, so the dialog is below the second-to-last
+    rule at column 0. A screen with fewer rules: all of it."""
+    raw = screen.splitlines()
+    rules = _rules(raw)
+    start = rules[-2] if len(rules) >= 2 else 0
+    return [clean(line) for line in raw[start:]]
+
+
+def _flat(text: str) -> str:
+    return " ".join(clean(text).split()).casefold()
+
+
+def _has_text(lines: list[str], want: str) -> bool:
+    """Whether ``want`` is some run of whole lines (wrapped lines joined by a space)."""
+    for i in range(len(lines)):
+        joined = ""
+        for line in lines[i:]:
+            if not line:
+                break
+            joined = f"{joined} {line}" if joined else line
+            if joined == want:
+                return True
+            if len(joined) >= len(want) or not want.startswith(joined):
+                break
+    return False
+
+
+def shows(screen: str, text: str, options: Sequence[str] = ()) -> bool:
+    """Whether the pane shows this question exactly in its dialog area: the full question text as
+    whole lines (wrapped lines joined) and every option label at the end of a line (after its
+    number or marker). A look-alike (same beginning, other text or other options) does not."""
+    want = _flat(text)
+    if not want:
+        return False
+    lines = [_flat(line) for line in _region(screen)]
+    if not _has_text(lines, want):
+        return False
+    for label in options:
+        lab = _flat(label)
+        if lab and not any(line == lab or line.endswith(" " + lab) or line.endswith("." + lab) for line in lines):
+            return False
+    return True
+
+
+def idle_editor(screen: str) -> bool:
+    """Whether the pane shows pi's input box empty: no dialog is open there (a dialog, whatever
+    its tool, is drawn in that box). Only this counts against a pi asking a question: a dialog
+    that shows its question otherwise (a later tab, a free-text editor) is not judged by its text."""
+    raw = screen.splitlines()
+    rules = _rules(raw)
+    if len(rules) < 2:
+        return False
+    return not any(line.strip() for line in raw[rules[-2] + 1 : rules[-1]])
+
+
+# ---- best pairings ----
+
+def components(edges: dict[int, dict[int, int]]) -> list[tuple[list[int], list[int]]]:
+    """The connected parts of the graph (``edges``: left → right → weight), each as its left and
+    right nodes, sorted."""
+    parent: dict[tuple[str, int], tuple[str, int]] = {}
+
+    def find(x: tuple[str, int]) -> tuple[str, int]:
+        while parent.setdefault(x, x) != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for si, row in edges.items():
+        for pi in row:
+            a, b = find(("s", si)), find(("p", pi))
+            if a != b:
+                parent[a] = b
+    groups: dict[tuple[str, int], tuple[list[int], list[int]]] = {}
+    for node in list(parent):
+        g = groups.setdefault(find(node), ([], []))
+        (g[0] if node[0] == "s" else g[1]).append(node[1])
+    return [(sorted(s), sorted(p)) for s, p in groups.values() if s and p]
+
+
+def choices(weights: list[dict[int, int]]) -> list[set[int | None]]:
+    """For each left node (``weights[i]``: right node → weight), what it gets in some best
+    pairing: a right node, or ``None`` (nothing).
+
+    ``pre[i][mask]``: the best weight of left nodes ``< i`` using exactly the right nodes of
+    ``mask``; ``suf[i][mask]``: the best of left nodes ``>= i`` when those of ``mask`` are taken."""
+    m = len(weights)
+    pre: list[dict[int, int]] = [{0: 0}]
+    for row in weights:
+        nxt: dict[int, int] = {}
+        for mask, val in pre[-1].items():
+            if nxt.get(mask, -1) < val:
+                nxt[mask] = val
+            for p, wt in row.items():
+                if not mask >> p & 1:
+                    k = mask | 1 << p
+                    if nxt.get(k, -1) < val + wt:
+                        nxt[k] = val + wt
+        pre.append(nxt)
+    suf: list[dict[int, int]] = [{} for _ in range(m + 1)]
+    suf[m] = dict.fromkeys(pre[m], 0)
+    for i in range(m - 1, -1, -1):
+        after = suf[i + 1]
+        for mask in pre[i]:
+            best = after[mask]
+            for p, wt in weights[i].items():
+                if not mask >> p & 1:
+                    best = max(best, wt + after[mask | 1 << p])
+            suf[i][mask] = best
+    top = suf[0][0]
+    out: list[set[int | None]] = []
+    for i, row in enumerate(weights):
+        got: set[int | None] = set()
+        after = suf[i + 1]
+        for mask, val in pre[i].items():
+            if val + after[mask] == top:
+                got.add(None)
+            for p, wt in row.items():
+                if not mask >> p & 1 and val + wt + after[mask | 1 << p] == top:
+                    got.add(p)
+        out.append(got)
+    return out

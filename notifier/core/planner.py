@@ -1,14 +1,17 @@
-"""When to raise, update and withdraw desktop notifications (pure: time is passed in).
+"""What to notify when (pure: time is passed in): the user's preferences (snoozes, mutes), quiet
+hours, what ``status`` says of them, reminders, and the planner that turns transitions into
+notices.
 
-A question resolved within the settle window is never shown (one of a pi known to wait for a
-human, ``Transition.asker``, is not held back); one notification per question, never twice for a
+**The planner** says when to raise, update and withdraw desktop notifications. A question
+resolved within the settle window is never shown (one of a pi known to wait for a human,
+``Transition.asker``, is not held back); one notification per question, never twice for a
 session file + toolCallId, also across restarts (``notified``: one notified before and still
 waiting goes back on screen at start-up, ``restored``, not as a new one). A burst (≥ 3 within
 2 s) becomes one summary, and so do the questions pending at start-up, however old. Reminders
-(:mod:`notifier.core.reminders`) replace the same notification while the question waits.
+(:class:`Reminders`) replace the same notification while the question waits.
 Snoozed sessions, muted projects and quiet hours raise nothing (the tray still shows
 everything); a question asked meanwhile is announced once when that ends (the snooze ends or is
-lifted, the project is unmuted, quiet hours end): :class:`~notifier.core.preferences.Preferences`,
+lifted, the project is unmuted, quiet hours end): :class:`Preferences`,
 handed in.
 
 Durations run on the caller's monotonic clock, ``now`` (the notifier's runs on while the machine
@@ -16,25 +19,387 @@ sleeps, so a snooze until 08:00 ends then): a question's age is read from its
 wall-clock time once, when it is fed (``wall``: the wall clock then), and from then on it ages
 with ``now`` only, so a wall clock set back or forward (by hand, NTP, a suspended VM) neither
 delays nor hastens a reminder; the snoozes handed in are on that clock too
-(:meth:`~notifier.core.preferences.Preferences.shifted`).
-"""
+(:meth:`Preferences.shifted`).
+
+
+**Reminders** of a question that waits: when each is due and how many it has had.
+
+Each reminder comes at its time after the question was *asked* (``after_s``), so a restart in
+between neither delays nor repeats one: the counts sent before it are handed in (``before``), and
+every count that changes is collected for the caller to persist (:meth:`Reminders.drain`).
+Reminders whose time passed unsent (the app not running, the machine asleep, the question first
+seen at start-up, or muted, snoozed, in quiet hours) count as sent: only the latest comes, once.
+The last one is critical. What a reminder replaces on screen is the planner's.
+
+
+**Preferences**: what the user chose to hear: snoozes (all, a session, a project) and muted
+projects.
+
+One immutable value. The app owns the current one (``app/runtime.py``, changed on one thread
+and persisted in the store); the planner, the tray and the window only ever read the value they
+were handed. Times are absolute and passed in.
+
+**Quiet hours**: a daily window without notifications (the tray icon still changes); and the next
+morning, when a snooze "until tomorrow" ends.
+
+The time is passed in (epoch seconds); only the conversion to the local time of day uses
+the machine's time zone.
+
+**Silences, said**: what the user has silenced (snoozes and mutes), said for ``status``: one line
+of text, and the fields ``status --json`` adds."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
+from types import MappingProxyType
+from typing import Any, NamedTuple
 
+from notifier.core.codec import iso
+from notifier.core.commands import short_id
 from notifier.core.model import (
     GENERIC_QUESTION,
+    Action,
+    Item,
+    Key,
+    Kind,
+    Notice,
     Question,
     QuestionItem,
+    Snapshot,
     State,
     Transition,
     TurnChange,
+    Withdraw,
+    key_of,
 )
-from notifier.core.notices import Action, Item, Key, Kind, Notice, Withdraw, key_of
-from notifier.core.preferences import Preferences
-from notifier.core.reminders import Reminders
+from notifier.core.text import clean, duration, project_name
+
+# ---- preferences ----
+
+def _frozen(values: Mapping[str, float] | None = None) -> Mapping[str, float]:
+    return MappingProxyType(dict(values or {}))
+
+
+@dataclass(frozen=True)
+class Preferences:
+    snooze_all_until: float = 0.0
+    sessions: Mapping[str, float] = field(default_factory=_frozen)  # session key → until
+    projects: Mapping[str, float] = field(default_factory=_frozen)  # project name → until
+    muted: frozenset[str] = frozenset()  # project names (see core.text.project_name)
+
+    def silenced_until(self, session: str, project: str) -> float:
+        """Until when a question of this session and project raises nothing (0: not silenced)."""
+        return max(self.snooze_all_until, self.sessions.get(session, 0.0), self.projects.get(project, 0.0))
+
+    def is_muted(self, project: str) -> bool:
+        return project in self.muted
+
+    def snoozed(self, until: float, now: float, session: str | None = None, project: str | None = None) -> Preferences:
+        """Snooze one session, one project, or (both None) everything until ``until``. Snoozing
+        everything with ``until`` ≤ ``now`` resumes: every snooze is lifted."""
+        if session is not None:
+            return replace(self, sessions=_frozen({**self.sessions, session: until}))
+        if project is not None:
+            return replace(self, projects=_frozen({**self.projects, project: until}))
+        if until <= now:
+            return replace(self, snooze_all_until=0.0, sessions=_frozen(), projects=_frozen())
+        return replace(self, snooze_all_until=until)
+
+    def with_mute(self, project: str, on: bool) -> Preferences:
+        muted = self.muted | {project} if on else self.muted - {project}
+        return replace(self, muted=frozenset(muted))
+
+    def shifted(self, offset: float) -> Preferences:
+        """The same choices with every snooze's end moved by ``offset`` (from the wall clock they
+        are kept in to a monotonic clock: ``monotonic now - wall now``, taken once)."""
+        return Preferences(
+            self.snooze_all_until + offset if self.snooze_all_until else 0.0,
+            _frozen({k: v + offset for k, v in self.sessions.items()}),
+            _frozen({k: v + offset for k, v in self.projects.items()}),
+            self.muted,
+        )
+
+    def expired(self, now: float) -> Preferences:
+        """The same choices without the snoozes that have ended."""
+        return Preferences(
+            self.snooze_all_until if self.snooze_all_until > now else 0.0,
+            _frozen({k: v for k, v in self.sessions.items() if v > now}),
+            _frozen({k: v for k, v in self.projects.items() if v > now}),
+            self.muted,
+        )
+
+
+# ---- quiet hours ----
+
+QUIET_HOURS_FORMAT = "'HH:MM-HH:MM' such as '22:00-07:30' (start and end differ), or '' for none"
+
+_HHMM = r"([01]?\d|2[0-3]):([0-5]\d)-([01]?\d|2[0-3]):([0-5]\d)"  # (compiled when quiet hours are set)
+
+
+def parse_quiet_hours(value: str) -> tuple[int, int] | None:
+    """'22:00-07:00' → (start minute, end minute) of the day; '' → None. ValueError (saying
+    :data:`QUIET_HOURS_FORMAT`) for anything else."""
+    if not value:
+        return None
+    m = re.fullmatch(_HHMM, value.strip())
+    if not m:
+        raise ValueError(QUIET_HOURS_FORMAT)
+    a, b, c, d = (int(x) for x in m.groups())
+    if (a, b) == (c, d):
+        raise ValueError(QUIET_HOURS_FORMAT)
+    return a * 60 + b, c * 60 + d
+
+
+def _window(value: str) -> tuple[int, int] | None:
+    """:func:`parse_quiet_hours`, with None (no quiet hours) for a value that does not parse."""
+    try:
+        return parse_quiet_hours(value)
+    except ValueError:
+        return None
+
+
+def in_quiet_hours(window: tuple[int, int] | None, now: float) -> bool:
+    """Whether ``now`` falls in ``window`` (minutes of the local day; it may span midnight)."""
+    if window is None:
+        return False
+
+    local = datetime.fromtimestamp(now)
+    minute = local.hour * 60 + local.minute
+    start, end = window
+    if start == end:
+        return False
+    return start <= minute < end if start < end else (minute >= start or minute < end)
+
+
+def next_quiet_change(window: tuple[int, int] | None, now: float) -> float | None:
+    """The next moment after ``now`` when quiet hours start or end (None: no quiet hours)."""
+    if window is None:
+        return None
+
+    day = datetime.fromtimestamp(now).replace(hour=0, minute=0, second=0, microsecond=0)
+    times = [
+        (day + timedelta(days=d)).replace(hour=m // 60, minute=m % 60).timestamp()
+        for d in (0, 1, 2)
+        for m in window
+    ]
+    return min(t for t in times if t > now)
+
+
+def tomorrow_morning(now: float) -> float:
+    """8:00 tomorrow, local time ("Until tomorrow")."""
+    local = datetime.fromtimestamp(now)
+    return (local + timedelta(days=1)).replace(hour=8, minute=0, second=0, microsecond=0).timestamp()
+
+
+def quiet_hours_obj(value: str, now: float) -> dict[str, Any]:
+    """``status --json``'s ``quiet_hours`` (docs/contract.md §3): while the quiet hours of
+    ``value`` (the config's text) are in effect at ``now``, ``{"hours": "22:00-07:30", "until":
+    <ISO-8601 UTC>}``; else null (also for a value that does not parse)."""
+    window = _window(value)
+    end = next_quiet_change(window, now)
+    if end is None or not in_quiet_hours(window, now):
+        return {"quiet_hours": None}
+
+    return {"quiet_hours": {"hours": value.strip(), "until": iso(end)}}
+
+
+def quiet_hours_line(obj: object) -> str:
+    """`status`'s line while quiet hours are in effect (with its newline), from the status
+    object's ``quiet_hours`` (:func:`quiet_hours_obj`, the app's or our own); "" otherwise."""
+    if not isinstance(obj, dict) or not isinstance(obj.get("hours"), str):
+        return ""
+    hours = clean(obj["hours"], 20)
+    window = _window(hours)
+    until = f" until {_hhmm(window[1])}" if window else ""
+    return f"Quiet hours{until} ({hours}): no notifications; the tray still counts.\n"
+
+
+def _hhmm(minute: int) -> str:
+    return f"{minute // 60:02d}:{minute % 60:02d}"
+
+
+def quiet_hours_note(value: str, now: float) -> str:
+    """"quiet hours until 07:30" while the quiet hours of ``value`` (the config's text) are in
+    effect at ``now``; "" otherwise (also for a value that does not parse)."""
+    window = _window(value)
+    if window is None or not in_quiet_hours(window, now):
+        return ""
+    return f"quiet hours until {_hhmm(window[1])}"
+
+
+# ---- silences, said ----
+
+class Silences(NamedTuple):
+    """The snoozes and mutes as ``status`` reads them from the store. (The same choices as
+    :class:`Preferences`, kept apart once for a one-shot command's start-up; now that both live
+    here, the callers could take :class:`Preferences` and this tuple go.)"""
+
+    all_until: float = 0.0
+    sessions: Mapping[str, float] = {}
+    projects: Mapping[str, float] = {}
+    muted: frozenset[str] = frozenset()
+
+    @classmethod
+    def of(cls, prefs: Preferences) -> Silences:
+        return cls(prefs.snooze_all_until, prefs.sessions, prefs.projects, prefs.muted)
+
+    def running(self, now: float) -> Silences:
+        """Without the snoozes that have ended by ``now``."""
+        return Silences(
+            self.all_until if self.all_until > now else 0.0,
+            {k: v for k, v in self.sessions.items() if v > now},
+            {k: v for k, v in self.projects.items() if v > now},
+            self.muted,
+        )
+
+
+def silenced_obj(silences: Silences, now: float) -> dict[str, Any]:
+    """``{"snoozed": {"all": ISO|null, "sessions": {file: ISO}, "projects": {name: ISO}},
+    "muted": [project…]}``: the snoozes still running at ``now`` and the muted projects."""
+    from notifier.core.codec import iso
+
+    p = silences.running(now)
+    return {
+        "snoozed": {
+            "all": iso(p.all_until) if p.all_until else None,
+            "sessions": {k: iso(v) for k, v in sorted(p.sessions.items())},
+            "projects": {k: iso(v) for k, v in sorted(p.projects.items())},
+        },
+        "muted": sorted(p.muted),
+    }
+
+
+def silenced_line(silences: Silences, snapshot: Snapshot, now: float) -> str:
+    """"snoozed: everything for 14 min, session blog 1d2e3a4b for 1 h 00 min; muted: shop", or
+    "" when nothing is silenced."""
+    p = silences.running(now)
+    names = {v.ref.key: v for v in snapshot.sessions}
+    snoozes = []
+    if p.all_until:
+        snoozes.append(f"everything for {duration(p.all_until - now)}")
+    for key, until in sorted(p.sessions.items()):
+        v = names.get(key)
+        what = (
+            f"{project_name(v.ref.name, v.ref.cwd, v.ref.host)} {short_id(v.ref.id) or ''}".strip() if v
+            else clean(key, 80)
+        )
+        snoozes.append(f"session {what} for {duration(until - now)}")
+    for project, until in sorted(p.projects.items()):
+        snoozes.append(f"project {clean(project, 80)} for {duration(until - now)}")
+    parts = []
+    if snoozes:
+        parts.append("snoozed: " + ", ".join(snoozes))
+    if p.muted:
+        parts.append("muted: " + ", ".join(clean(m, 80) for m in sorted(p.muted)))
+    return "; ".join(parts)
+
+
+_UNITS = {"s": 1, "sec": 1, "m": 60, "min": 60, "h": 3600, "d": 86400}
+_PART = re.compile(r"(\d+(?:\.\d+)?)\s*(d|h|min|m|sec|s)")
+MAX_SNOOZE_S = 7 * 86400.0
+
+
+def parse_duration(text: str, limit: float | None = MAX_SNOOZE_S) -> float | None:
+    """Seconds in "90s", "15m", "15min", "1h", "2h30m", "1d" or a bare number of minutes; "off"
+    or none at all ("0", "0m"): 0 (resume). None for anything else (or more than ``limit``, a week)."""
+    t = text.strip().lower()
+    if t in ("off", "0"):
+        return 0.0
+    if re.fullmatch(r"\d+(?:\.\d+)?", t):
+        seconds = float(t) * 60
+    else:
+        parts = _PART.findall(t)
+        if not parts or _PART.sub("", t).strip():
+            return None
+        seconds = sum(float(n) * _UNITS[u] for n, u in parts)
+    if seconds == 0:
+        return 0.0  # ("0m", "0s": as "0")
+    return seconds if seconds > 0 and (limit is None or seconds <= limit) else None
+
+
+DEFAULT_SNOOZE_S = 15 * 60.0  # as the notification's "Snooze 15 min"
+DURATIONS = "90s, 15m, 1h, 2h30m, 1d, a number of minutes (up to a week), tomorrow, or off"
+
+
+def snooze_words(words: list[str], now: float) -> tuple[str | None, float]:
+    """``snooze [WHAT] [DURATION]``'s words → (WHAT, None for everything; seconds, 0 resumes).
+    DURATION is what :func:`parse_duration` reads or "tomorrow" (until 08:00 the next morning,
+    local time); none: 15 min. ValueError (one line, saying what is wrong) for anything else."""
+    words = list(words)
+    seconds = DEFAULT_SNOOZE_S
+    last = words[-1].strip().lower() if words else ""
+    if last == "tomorrow":
+        words.pop()
+        seconds = tomorrow_morning(now) - now
+    elif words and (found := parse_duration(last)) is not None:
+        words.pop()
+        seconds = found
+    elif words and parse_duration(last, limit=None) is not None:
+        raise ValueError(f"a snooze lasts at most {duration(MAX_SNOOZE_S)}: for longer, 'mute' the project")
+    second = words[-1].strip().lower() if len(words) == 2 else ""
+    if second and second != "tomorrow" and parse_duration(second, limit=None) is None:
+        raise ValueError(not_duration(words[-1]))
+    if len(words) > 1:
+        raise ValueError("snooze takes [WHAT] [DURATION]: e.g. 'snooze blog 1h', 'snooze all tomorrow', 'snooze off'")
+    return (words[0] if words else None), seconds
+
+
+def not_duration(word: str) -> str:
+    return f"{clean(word, 40)!r} is not a DURATION ({DURATIONS})"
+
+
+# ---- reminders ----
+
+class Reminders:
+    """The schedule and the counts to persist, by question (session file, toolCallId)."""
+
+    def __init__(self, after_s: Sequence[float], before: Mapping[tuple[str, str], int]) -> None:
+        self.after_s = tuple(after_s)
+        self._before = before
+        self._changed: dict[tuple[str, str], int] = {}
+
+    def passed(self, key: tuple[str, str], waited: float) -> int:
+        """The reminders whose time is already past when a question that has waited ``waited``
+        is first shown (counted as sent)."""
+        passed = sum(1 for after in self.after_s if waited >= after)
+        if passed:
+            self._changed[key] = passed
+        return passed
+
+    def before(self, key: tuple[str, str]) -> int:
+        """The reminders a question notified before a restart had then."""
+        return self._before.get(key, 0)
+
+    def due(self, key: tuple[str, str], sent: int, waited: float) -> int | None:
+        """The count once the reminder due now is sent, for a question that has waited ``waited``
+        and had ``sent``; ``None``: none is due."""
+        after = self.after_s
+        if sent >= len(after) or waited < after[sent]:
+            return None
+        while sent < len(after) and waited >= after[sent]:
+            sent += 1  # skip reminders missed while asleep or silenced
+        self._changed[key] = sent
+        return sent
+
+    def last(self, sent: int) -> bool:
+        """Whether the reminder that made the count ``sent`` is the last one (critical)."""
+        return sent >= len(self.after_s)
+
+    def next_at(self, since: float, sent: int) -> float | None:
+        """When the next reminder of a question asked at ``since`` is due (``None``: no more)."""
+        return since + self.after_s[sent] if sent < len(self.after_s) else None
+
+    def drain(self) -> dict[tuple[str, str], int]:
+        """Counts changed since the last call, for the caller to persist (so a restart neither
+        repeats a reminder nor loses the next one)."""
+        out, self._changed = self._changed, {}
+        return out
+
+
+# ---- the planner ----
 
 GROUP_S = 0.05  # questions due this close together are raised together (so a burst groups)
 
@@ -139,7 +504,7 @@ class Planner:
             return []
         placeholder = Question(f"turn-{change.at}", "", (QuestionItem(GENERIC_QUESTION),), change.at)
         item = Item((change.session.key, placeholder.tool_call_id), change.session, placeholder)
-        if self._muted(item) or self._silenced_until(item) > now:
+        if self._held_back(item, now):
             return []
         kind: Kind = "failed" if change.state == "failed" else "idle"
         return [Notice(self._new_handle(), kind, (item,))]
@@ -222,7 +587,7 @@ class Planner:
         question's own (saying how long it has waited), or one summary for several. Muted,
         snoozed or inside quiet hours: left off screen (their reminders come as before)."""
         restoring, self._restoring = self._restoring, []
-        items = [i for i in restoring if self._off_screen(i) and not self._muted(i) and self._silenced_until(i) <= now]
+        items = [i for i in restoring if self._off_screen(i) and not self._held_back(i, now)]
         if quiet or not items:
             return []
         handle = self._new_handle()
@@ -268,7 +633,7 @@ class Planner:
             if sent is None:
                 continue
             shown.reminders_sent = sent
-            if quiet or self._muted(shown.item) or self._silenced_until(shown.item) > now:
+            if quiet or self._held_back(shown.item, now):
                 continue
             if shown.handle == 0 or shown.handle == self._summary or shown.handle in self._groups:
                 out += self._leave(shown.handle, shown.item.key)  # (one of a summary: its own now)

@@ -1,8 +1,10 @@
-"""The per-session reducer (pure): events in, state and question changes out.
+"""One session's state from pi's events (pure): the per-session reducer, its summaries for the
+scan cache, and the replay of a file's last entries at start-up.
 
-The rules (docs/pi-sessions.md §4–§5): a question tool start moves the session to
-``needs_input`` with ``pending`` keyed by toolCallId; its end removes that entry and returns to
-``working``; other tool activity never hides a pending question. A later user message, a new
+**The reducer**: events in, state and question changes out. The rules (docs/pi-sessions.md
+§4–§5): a question tool start moves the session to ``needs_input`` with ``pending`` keyed by
+toolCallId; its end removes that entry and returns to ``working``; other tool activity never
+hides a pending question. A later user message, a new
 assistant message, a compaction or a branch summary supersedes calls that never got a result.
 
 One question waits at a time (docs/detection.md, "Parallel questions"): every question call
@@ -10,7 +12,23 @@ without a result belongs to the same assistant message (a new one supersedes the
 shows one dialog at a time; so the first is ``pending`` (asked, listed, counted) and the others
 are queued behind it, silently: each is asked when the ones before it have ended. A call the
 tool refused at once (its result is written after the first question's) is never listed.
-"""
+
+
+**The start-up replay** (:class:`Suffix`): a session file's last entries decide its state, so the
+start-up read replays only those, not the whole file.
+
+Why this is exact (the reducer says which events clear and which set the base, beside
+:meth:`SessionReducer.apply`):
+
+- ``pending``, ``running`` and ``current_tool`` are emptied by every *clearing* event (``Input``,
+  ``Supersede``); only the entries from the last one on decide them.
+- ``base`` is the value set by the last *base-setting* event (everything but ``Header``,
+  ``Renamed`` and a ``Supersede`` without a state).
+
+So once the last entries of a file hold a clearing event and a base-setting event, replaying
+them oldest first through a fresh reducer gives the state of replaying the whole file.
+``name`` and ``updated_at`` come from the entries read (the engine looks a name up further back
+for sessions that ask something). tests/hostile/test_scan.py checks this against the reducer."""
 
 from __future__ import annotations
 
@@ -18,9 +36,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
+from notifier.core.codec import decode, encode
 from notifier.core.model import Outcome, Question, State
-from notifier.core.question_obj import from_obj, to_obj
 
+# ---- the reducer ----
 
 class Header(NamedTuple):
     session_id: str | None
@@ -91,7 +110,7 @@ class Ended(NamedTuple):
 Change = Asked | Ended
 
 
-# What SessionReducer.apply does, as the start-up read needs it (core/settle.py): which events
+# What SessionReducer.apply does, as the start-up read needs it (notifier/core/reducer.py): which events
 # empty ``pending``, ``running`` and ``current_tool``, and which set ``base``. A new event type
 # is added here and in ``apply`` together (tests/hostile/test_scan.py replays files both ways).
 def clears(event: Event) -> bool:
@@ -131,54 +150,61 @@ class SessionReducer:
 
     def apply(self, event: Event) -> list[Change]:
         # (``type(event) is``: the event types are final, and this runs for every entry read)
-        changes: list[Change] = []
-        if type(event) is Header:
+        if isinstance(event, Header):
             if not self.has_header:  # only a file's first header counts
                 self.session_id, self.cwd, self.has_header = event.session_id, event.cwd, True
-            return changes
-        if type(event) is Renamed:
+            return []
+        if isinstance(event, Renamed):
             self.name = event.name or None
-            return changes
-        at = getattr(event, "at", None)
+            return []
+        at = event.at
         if type(at) is float and at > self.updated_at:
             self.updated_at = at
-        if type(event) is Supersede:
-            if self.calls or self.running or self.current_tool is not None:
-                changes += self._supersede(event.at)
-            if event.state is not None:
-                self.base = event.state
-        elif type(event) is Input:
-            if self.calls or self.running or self.current_tool is not None:
-                changes += self._supersede(event.at)
-            self.base = "working"
-        elif type(event) is Activity:
-            self.base = "working"
-        elif type(event) is ToolStart:
-            if event.question is not None:
-                if event.tool_call_id not in self.calls:
-                    self.calls[event.tool_call_id] = event.question
-                    if len(self.calls) == 1:  # (else queued behind the one asked)
-                        changes.append(Asked(event.question))
-            else:
-                self.running[event.tool_call_id] = event.tool
-                self.current_tool = event.tool
-            self.base = "working"
-        elif type(event) is ToolEnd:
-            first = next(iter(self.calls), None)
-            question = self.calls.pop(event.tool_call_id, None)
-            if question is not None and event.tool_call_id == first:
-                outcome, answer = event.outcome, event.answer
-                if outcome is None and event.judge is not None:
-                    outcome, answer = event.judge()
-                changes.append(Ended(question, outcome or "answered", answer, event.at))
-                changes += self._next(event.at)
-            if self.running.pop(event.tool_call_id, None) is not None:
-                self.current_tool = next(reversed(self.running.values()), None)
-            self.base = "working"
-        elif type(event) is TurnEnd:
+        if type(event) is ToolStart:
+            return self._tool_start(event)
+        if type(event) is ToolEnd:
+            return self._tool_end(event)
+        if type(event) is TurnEnd:
             self.running.clear()
             self.current_tool = None
             self.base = event.state
+            return []
+        changes = self._supersede(at) if type(event) is not Activity and self._busy else []
+        if type(event) is not Supersede:  # (a user message or other activity: a run is under way)
+            self.base = "working"
+        elif event.state is not None:
+            self.base = event.state
+        return changes
+
+    @property
+    def _busy(self) -> bool:
+        """Whether a question, a tool or a queued call is in progress (what superseding ends)."""
+        return bool(self.calls or self.running) or self.current_tool is not None
+
+    def _tool_start(self, event: ToolStart) -> list[Change]:
+        self.base = "working"
+        if event.question is None:
+            self.running[event.tool_call_id] = event.tool
+            self.current_tool = event.tool
+            return []
+        if event.tool_call_id in self.calls:
+            return []
+        self.calls[event.tool_call_id] = event.question
+        return [Asked(event.question)] if len(self.calls) == 1 else []  # (else queued behind the one asked)
+
+    def _tool_end(self, event: ToolEnd) -> list[Change]:
+        self.base = "working"
+        changes: list[Change] = []
+        first = next(iter(self.calls), None)
+        question = self.calls.pop(event.tool_call_id, None)
+        if question is not None and event.tool_call_id == first:
+            outcome, answer = event.outcome, event.answer
+            if outcome is None and event.judge is not None:
+                outcome, answer = event.judge()
+            changes.append(Ended(question, outcome or "answered", answer, event.at))
+            changes += self._next(event.at)
+        if self.running.pop(event.tool_call_id, None) is not None:
+            self.current_tool = next(reversed(self.running.values()), None)
         return changes
 
     def drop(self, tool_call_id: str) -> None:
@@ -212,32 +238,92 @@ class SessionReducer:
 # ---- summaries (for the scan cache): plain JSON-able dicts, pure ----
 
 
+@dataclass(slots=True)
+class Summary:
+    """Everything a session's state needs to be rebuilt without reading its file again (the
+    scan cache's shape: :func:`notifier.core.codec.encode` writes it, ``decode`` checks it).
+    (Not frozen: one is made for every file the cache holds, and a frozen init costs twice.)"""
+
+    sid: str | None
+    cwd: str | None
+    name: str | None
+    base: State
+    pending: tuple[Question, ...]
+    running: dict[str, str]
+    tool: str | None
+    at: float
+    header: bool
+
+
 def summarize(r: SessionReducer) -> dict[str, Any]:
-    """Everything a session's state needs to be rebuilt without reading its file again."""
+    """The :class:`Summary` of ``r``, as :func:`~notifier.core.codec.encode` writes it (spelled
+    out: this runs for every file the scan cache keeps, and the round trip tests hold the two equal)."""
     return {
         "sid": r.session_id,
         "cwd": r.cwd,
         "name": r.name,
         "base": r.base,
-        "pending": [to_obj(q) for q in r.calls.values()],
-        "running": r.running,
+        "pending": [encode(q) for q in r.calls.values()],
+        "running": dict(r.running),
         "tool": r.current_tool,
         "at": r.updated_at,
         "header": r.has_header,
     }
 
 
-def restore(d: dict[str, Any]) -> SessionReducer:
-    """The inverse of :func:`summarize` (raises KeyError/TypeError/ValueError on a bad summary)."""
-    pending = [from_obj(q) for q in d["pending"]]
+def restore(d: object, max_text: int | None = None, max_list: int | None = None) -> SessionReducer:
+    """The inverse of :func:`summarize`: raises ValueError on anything it never writes (a field
+    missing or added, of a wrong type, strings and lists past ``max_text`` and ``max_list``)."""
+    s = decode(Summary, d, max_text, max_list)
     return SessionReducer(
-        session_id=d["sid"],
-        cwd=d["cwd"],
-        name=d["name"],
-        base=d["base"],
-        calls={q.tool_call_id: q for q in pending},
-        running=dict(d["running"]),
-        current_tool=d["tool"],
-        updated_at=float(d["at"]),
-        has_header=bool(d["header"]),
+        session_id=s.sid,
+        cwd=s.cwd,
+        name=s.name,
+        base=s.base,
+        calls={q.tool_call_id: q for q in s.pending},
+        running=dict(s.running),
+        current_tool=s.tool,
+        updated_at=s.at,
+        has_header=s.header,
     )
+
+
+# ---- the start-up replay ----
+
+class Suffix:
+    """The events of a file's last entries, fed newest entry first (:meth:`add`)."""
+
+    def __init__(self) -> None:
+        self._entries: list[list[Event]] = []  # newest first
+        self.cleared = False
+        self.based = False
+        self.renamed = False  # a session_info was read: the name is known, none to look up
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    @property
+    def settled(self) -> bool:
+        """Older entries can no longer change the state a replay of these gives."""
+        return self.cleared and self.based
+
+    def add(self, events: list[Event]) -> None:
+        """One entry's events (in file order), older than those added before."""
+        if not events:
+            return
+        self._entries.append(events)
+        for event in events:
+            self.renamed = self.renamed or type(event) is Renamed
+            self.cleared = self.cleared or clears(event)
+            self.based = self.based or sets_base(event)
+
+    def events(self) -> list[Event]:
+        """The events added, oldest first."""
+        return [event for entry in reversed(self._entries) for event in entry]
+
+    def replay(self, head: list[Event]) -> SessionReducer:
+        """A reducer fed ``head`` (the header line's events), then the events added."""
+        reducer = SessionReducer()
+        for event in head + self.events():
+            reducer.apply(event)
+        return reducer

@@ -1,6 +1,7 @@
-"""The one sanitizer for untrusted strings (model output, tool arguments, file names, cwd).
+"""Text for people (pure): the one sanitizer for untrusted strings, the masking of secrets in
+push URLs, and commands for people to paste into a shell.
 
-Every string that came from a session file goes through :func:`clean` before it reaches a
+**The sanitizer.** Every string that came from a session file goes through :func:`clean` before it reaches a
 notification, a menu, a window, a log line or JSON output. Sinks that render markup use
 :func:`markup` on top of it (entities, or look-alike characters where markup should not render);
 sinks with little room use ``limit``.
@@ -15,17 +16,55 @@ non-joiner, variation selectors and emoji tag sequences, so 👩‍💻, ❤️,
 An escape sequence goes whole only when it is well-formed; a lone ESC goes alone and the text
 after it stays. :func:`clean` is for prose: a command for people to paste is never passed
 through it (collapsing spaces or dropping a character inside quotes changes what it runs); it
-is built by :mod:`notifier.core.shellcmd`, whose lines :func:`clean` leaves as they are.
-"""
+is built by :func:`join`, whose lines :func:`clean` leaves as they are.
+
+
+**Secrets** in push URLs are masked wherever the app prints or logs them (issue 22, "Secrets").
+
+An apprise URL carries its secret anywhere: a password (``mailto://user:pass@host``), a token as
+the "host" (``tgram://123456:ABCDEF/987``), a topic as the path (``ntfys://ntfy.example/topic``:
+whoever knows the topic reads the pushes). So a URL keeps only its scheme and a host that is
+plainly a host name (dotted, or an address); everything else becomes ``…``. In free text (log
+records, apprise's own included) every URL is masked so, and so is each secret part of the
+configured URLs wherever it appears alone (a topic in a JSON payload, a path in an error).
+
+**Commands to paste** (:func:`join`): an argv made into one line that parses back to it
+(``shlex.split(line) == argv``), or refused with a reason.
+
+Every argument is checked before anything is quoted. One that holds a character which would make
+the line shown differ from the line run is refused, with a one-line reason naming the argument
+(and the character's code point, never the untrusted text): the caller then says why no command
+is offered. Refused are:
+
+- control characters: C0 (NUL, ESC, TAB, line feed …), DEL and C1: a terminal acts on them, a
+  paste can end or inject lines, a bracketed-paste end (ESC [ 201 ~) lets the rest run;
+- format characters (category Cf): bidi embeddings, overrides, isolates and marks (they reorder
+  what is seen, Trojan-source style), zero-width spaces and joiners, the BOM, tag characters;
+- line and paragraph separators, and every space but U+0020 (NBSP, em space, ideographic space …
+  look like a plain space but are not one, and :func:`clean` makes them one);
+- surrogates (a file name that is not UTF-8 cannot be typed back), private-use, unassigned
+  and noncharacter code points (shown as a box, an icon or nothing), and the invisible fillers
+  :func:`clean` removes (Hangul fillers, Khmer inherent vowels).
+
+That is: every character :meth:`str.isprintable` accepts, but those fillers. A name that fails
+is no mistake to work around (a folder or tmux session named with an escape sequence is an
+attack or an accident): nothing is offered to paste, and the user is told which name and why.
+
+What passes is quoted with :func:`shlex.quote`, with one refinement: a run of spaces inside
+quotes is written ``'a '' b'`` (the quote closed and reopened between the spaces), so no line
+holds two spaces in a row. ``clean(line) == line`` therefore holds for every line made here:
+a message that carries a command may go through the sanitizer, as all prose does, unchanged."""
 
 from __future__ import annotations
 
 import math
 import re
+import shlex
 import unicodedata
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
-# The patterns only rare text needs stay strings: compiled (and then kept by ``re``) the first
-# time such text comes, not by every command's start-up.
+# ---- the sanitizer ----
 
 # Only well-formed sequences go whole (ECMA-48 §5.3–5.6, ECMA-35 §13), as a terminal would
 # consume them; an ESC that starts none goes alone, and what follows it stays as text. So
@@ -192,11 +231,13 @@ def project_name(name: str | None, cwd: str | None, host: str | None = None) -> 
         cleaned = clean(name, 80)
         if cleaned:
             return cleaned
-    if cwd:
-        parts = [p for p in re.split(r"[/\\]", cwd) if p]
-        if parts:
-            return clean(parts[-1], 80) or "pi"
-    return "pi"
+    return clean(last_folder(cwd), 80) or "pi"
+
+
+def last_folder(path: str | None) -> str | None:
+    """The last folder of a path, / or \\ separated (None: none)."""
+    parts = [p for p in re.split(r"[/\\]", path or "") if p]
+    return parts[-1] if parts else None
 
 
 def duration(seconds: float) -> str:
@@ -232,3 +273,179 @@ def number(text: str) -> int | None:
     """``text`` as a non-negative integer when it is ASCII digits only, else ``None``. (``str.isdigit``
     also takes "¹" and "٣", which ``int`` refuses or reads as another number.)"""
     return int(text) if text.isascii() and text.isdigit() else None
+
+
+# ---- secrets ----
+
+MASK = "…"
+MIN_PART = 6  # shorter parts are masked inside URLs only (alone, "push" or "987" would hide words)
+
+_URL = re.compile(r"\b[A-Za-z][A-Za-z0-9+.-]*://(?:\[[^\]\s]*\])?[^\s'\"<>()\[\]{},]*")
+_SPLIT = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*)://([^/?#]*)(.*)", re.DOTALL)
+_HOST = re.compile(r"(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+|localhost)(?::[0-9]{1,5})?")
+_SEPARATORS = re.compile(r"[/:@?&=#;,+]+")
+
+
+def _plain_host(hostport: str) -> str | None:
+    """``host[:port]`` when it is plainly a host name or address, not a token posing as one."""
+    return hostport if _HOST.fullmatch(hostport) else None
+
+
+def mask_url(url: str) -> str:
+    """``url`` with only its scheme and a plain host name kept: ``ntfys://ntfy.example/…``,
+    ``tgram://…``, ``mailto://…@smtp.example``."""
+    split = _SPLIT.fullmatch(url.strip())
+    if split is None:
+        return MASK
+    scheme, netloc, tail = split.groups()
+    _userinfo, at, hostport = netloc.rpartition("@")
+    host = _plain_host(hostport)
+    if host is None:
+        return f"{scheme}://{MASK}"
+    return f"{scheme}://" + (f"{MASK}@" if at else "") + host + (f"/{MASK}" if tail.strip("/") else "")
+
+
+def secret_parts(url: str) -> set[str]:
+    """What of ``url`` may be secret on its own: the URL, all of it after the scheme, and each
+    part of that but a plain host name, when long enough to be told from words (:data:`MIN_PART`)."""
+    split = _SPLIT.fullmatch(url.strip())
+    if split is None:
+        return {url.strip()} - {""}
+    _scheme, netloc, tail = split.groups()
+    host = _plain_host(netloc.rpartition("@")[2]) or ""
+    name = re.sub(r":[0-9]{1,5}$", "", host)
+    rest = netloc + tail
+    parts = {url.strip(), rest}
+    parts |= {p for p in _SEPARATORS.split(rest) if len(p) >= MIN_PART and p not in (host, name)}
+    return parts - {"", host}
+
+
+class Masker:
+    """Masks URLs and the known secret parts in text (thread-safe to read once built)."""
+
+    def __init__(self, urls: Iterable[str] = ()) -> None:
+        self._parts: set[str] = set()
+        self._pattern: re.Pattern[str] | None = None
+        self.add(urls)
+
+    def add(self, urls: Iterable[str]) -> None:
+        parts = set(self._parts)
+        for url in urls:
+            parts |= secret_parts(url)
+        if parts != self._parts:
+            self._parts = parts
+            alternatives = "|".join(re.escape(p) for p in sorted(parts, key=len, reverse=True))
+            self._pattern = re.compile(rf"(?<![A-Za-z0-9_-])(?:{alternatives})(?![A-Za-z0-9_-])")
+
+    def __call__(self, text: str) -> str:
+        if "://" in text:
+            text = _URL.sub(lambda m: mask_url(m.group(0)), text)
+        pattern = self._pattern
+        if pattern is not None:
+            text = pattern.sub(MASK, text)
+        return text
+
+
+# ---- commands to paste ----
+
+# Not Cc/Cf but removed by clean(): Hangul fillers, Khmer inherent vowels, Mongolian vowel separator.
+_INVISIBLE = frozenset("\u115f\u1160\u17b4\u17b5\u180e\u3164\uffa0")
+_BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+_SPACE_RUN = re.compile(" (?= )")
+
+
+class Unsafe(ValueError):
+    """An argument that cannot be shown in a command to paste. ``str()``: one line saying which
+    argument and what it holds (a code point, never the untrusted text itself)."""
+
+    def __init__(self, what: str, why: str) -> None:
+        self.what = what
+        self.why = why
+        super().__init__(f"{what} holds {why}")
+
+
+@dataclass(frozen=True)
+class Arg:
+    """An argument with a name for the reason, should it be refused ("the session's folder")."""
+
+    what: str
+    value: str
+
+
+Word = str | Arg
+
+
+def why_unsafe(text: str) -> str | None:
+    """What in ``text`` keeps it out of a command to paste ("an escape character (U+001B)"), or
+    None. Safe is what :meth:`str.isprintable` calls printable (no category C or Z but the
+    ASCII space), less the invisible fillers."""
+    if text.isprintable() and (text.isascii() or _INVISIBLE.isdisjoint(text)):
+        return None
+    for ch in text:
+        if not ch.isprintable() or ch in _INVISIBLE:
+            return f"{_what(ch)} (U+{ord(ch):04X})"
+    return None  # pragma: no cover - (the test above said one is there)
+
+
+def _what(ch: str) -> str:
+    cat = unicodedata.category(ch)
+    if cat == "Cc":
+        if ch == "\x1b":
+            return "an escape character"
+        if ch == "\x00":
+            return "a NUL character"
+        if ch in "\n\r\x0b\x0c\x85":
+            return "a line break"
+        return "a tab" if ch == "\t" else "a control character"
+    if cat == "Cf":
+        return "a bidirectional control" if ch in _BIDI else "an invisible format character"
+    if cat in ("Zl", "Zp"):
+        return "a line break"
+    if cat == "Zs":
+        return "a space that is not a plain space"
+    if cat == "Cs":
+        return "a byte that is not UTF-8"
+    if cat == "Co":
+        return "a private-use character"
+    if cat == "Cn":
+        return "an unassigned code point or noncharacter"
+    return "an invisible character"
+
+
+def check(word: Word, position: int = 0) -> str:
+    """The argument's text, once it is known to be safe; else :class:`Unsafe`. A plain ``str``
+    is named by its ``position`` (1-based) in the command."""
+    what, value = (word.what, word.value) if isinstance(word, Arg) else (f"argument {position}", word)
+    if not isinstance(value, str):
+        raise Unsafe(what, "no text")
+    why = why_unsafe(value)
+    if why is not None:
+        raise Unsafe(what, why)
+    return value
+
+
+def quote(word: Word, position: int = 0) -> str:
+    """One argument, checked and quoted for a POSIX shell (no two spaces in a row)."""
+    quoted = shlex.quote(check(word, position))
+    return _SPACE_RUN.sub(" ''", quoted) if "  " in quoted else quoted
+
+
+def join(argv: Sequence[Word]) -> str:
+    """The command line for ``argv``: ``shlex.split(join(argv))`` is ``argv``. Raises
+    :class:`Unsafe` for the first argument that cannot be shown (or :class:`ValueError` for
+    no argument at all)."""
+    if not argv:
+        raise ValueError("a command needs at least one argument")
+    return " ".join(quote(word, n) for n, word in enumerate(argv, 1))
+
+
+def chain(*argvs: Sequence[Word]) -> str:
+    """Commands run one after the other while each succeeds: ``A && B``."""
+    return " && ".join(join(argv) for argv in argvs)
+
+
+def remote_words(argv: Sequence[Word]) -> list[str]:
+    """``argv`` for a remote shell behind ssh, which joins its arguments with spaces and hands
+    them to that shell: each argument quoted once for it. Put these after ``ssh HOST`` in an
+    argv for :func:`join` (which quotes them again, for the local shell)."""
+    return [quote(word, n) for n, word in enumerate(argv, 1)]

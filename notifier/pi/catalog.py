@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping
 from fnmatch import translate
 from typing import Any, Literal
 
-from notifier.core.jsonbound import loads
+from notifier.core.codec import loads
 
 # Every tool of category "question" in the research catalog, plus `plan_mode` (PizzaPi), which
 # blocks until the user picks an action. Look-alikes that consult another model (AskCodex, ask_jeff)

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from functools import partial
 from typing import Any
 
-from notifier.core.jsonbound import Budget, loads, shrink
+from notifier.core.codec import Budget, loads, parse_iso, sane_time, shrink
 from notifier.core.model import Outcome, Question, State
 from notifier.core.reducer import (
     Activity,
@@ -24,7 +24,6 @@ from notifier.core.reducer import (
     TurnEnd,
 )
 from notifier.core.text import clean
-from notifier.core.times import parse_iso, sane_time
 from notifier.pi.catalog import QuestionCatalog
 from notifier.pi.extraction import extract
 from notifier.pi.outcomes import classify, result_text
@@ -63,7 +62,7 @@ def parse_time(value: Any, default: float) -> float:
 
 def to_events(entry: Mapping[str, Any], catalog: QuestionCatalog, seen_at: float) -> list[Event]:
     """pi's events in one entry. What a question's call and result hold is read through a
-    bounded copy (:func:`notifier.core.jsonbound.shrink`)."""
+    bounded copy (:func:`notifier.core.codec.shrink`)."""
     kind = entry.get("type")
     if not isinstance(kind, str):
         raise EntryError("entry without a type")

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
-from notifier.core.jsonbound import loads
+from notifier.core.codec import loads
 from notifier.core.model import GENERIC_QUESTION, Option, Question, QuestionItem
 from notifier.core.text import clean
 

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from notifier.core.model import Snapshot, Transition, TurnChange
-from notifier.state.store import Store
+from notifier.store import Store
 
 
 class HistorySink:

@@ -1,5 +1,5 @@
 """The ``run --json`` sink: one JSON object per line on stdout (docs/contract.md §2). The objects
-themselves (and ``status --json``) are built by :mod:`notifier.core.formats`."""
+themselves (and ``status --json``) are built by :mod:`notifier.core.codec`."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from time import time
 from typing import IO, Any
 
-from notifier.core.formats import (
+from notifier.core.codec import (
     dumps,
     event_obj,
     iso,
@@ -19,7 +19,7 @@ from notifier.core.model import Snapshot, Transition
 
 class JsonSink:
     """Prints one JSON object per line, flushed at once. Stops the app if stdout goes away. One
-    of the engine's ``lines`` (:class:`notifier.engine.sinks.Lines`), not of its sinks."""
+    of the engine's ``lines`` (:class:`notifier.engine.Lines`), not of its sinks."""
 
     def __init__(self, stream: IO[str] | None = None, on_broken: Callable[[], None] | None = None) -> None:
         self.stream = stream or sys.stdout
@@ -52,6 +52,6 @@ class JsonSink:
         )
 
     def changed(self, items: Sequence[Transition]) -> None:
-        """Called before the engine builds the snapshot (``notifier.engine.sinks.Lines``): this
+        """Called before the engine builds the snapshot (``notifier.engine.Lines``): this
         output never reads the board."""
         self._write([event_obj(t) for t in items])

@@ -29,12 +29,11 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from notifier.config.load import Config
+from notifier.config import Config
 from notifier.core.model import Snapshot, Transition, TurnChange
 from notifier.core.text import clean, project_name
-from notifier.state.store import Store
-from notifier.system.log_filter import SECRETS
-from notifier.system.logonce import LogOnce
+from notifier.store import Store
+from notifier.system.log import SECRETS, LogOnce
 
 # Lazy imports here: jeepney is a Linux-only dependency and this module loads on every OS;
 # apprise (about 120 ms) only once a push is sent, not at every start of the app.

@@ -1,6 +1,6 @@
-"""The machine around the app: its folders (:mod:`.paths`), the process table (:mod:`.processes`),
-outside programs (:mod:`.programs`), tmux (:mod:`.tmux`), where a pi runs (:mod:`.locate`; as
-``status`` shows it, :mod:`.status_locations`), the desktop's window managers and focus
-(:mod:`.desktop`, :mod:`.focus`, :mod:`.x11`, :mod:`.swayipc`, :mod:`.kwin`, :mod:`.hyprland`),
-autostart entries (:mod:`.autostart`), saying each problem once (:mod:`.logonce`), secrets kept out
-of the log (:mod:`.log_filter`), and keeping a part running (:mod:`.supervisor`)."""
+"""The machine around the app: its folders (:mod:`.paths`), processes and outside programs
+(:mod:`.processes`), tmux (:mod:`.tmux`), where a pi runs (:mod:`.locate`, also as ``status``
+shows it), the desktop's window managers, one table of backends (:mod:`.desktop`), what the user
+looks at (:mod:`.focus`), autostart entries (:mod:`.autostart`), the logging set-up
+(:mod:`.log`: log arguments sanitised, secrets masked, each problem said once), and keeping a
+part running (:mod:`.supervisor`)."""

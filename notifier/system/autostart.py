@@ -15,9 +15,9 @@ from pathlib import Path
 import platformdirs
 
 from notifier import resources
-from notifier.core import shellcmd
+from notifier.core import text as shellcmd
 from notifier.core.text import clean
-from notifier.system import programs
+from notifier.system import processes as programs
 
 UNIT = "pi-notifier.service"
 SYSTEMD_ASK_TIMEOUT_S = 10.0  # is a systemd user instance running (asked before each install)
@@ -58,13 +58,18 @@ def _install_icon() -> str:
         return "utilities-terminal"
     target = icon_file()
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_suffix(".png.tmp")
-        tmp.write_bytes(Path(source).read_bytes())
-        os.replace(tmp, target)
+        _write(target, Path(source).read_bytes())
     except OSError:
         return source
     return ICON_NAME
+
+
+def _write(path: Path, data: bytes) -> None:
+    """Write a file whole or not at all (its folders made): a copy beside it, then renamed."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
 
 
 @dataclass(frozen=True)
@@ -146,10 +151,7 @@ def _systemctl(*args: str) -> tuple[bool, str]:
 def install(method: str | None = None) -> str:
     t = target(method)
     exe = executable()
-    t.path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = t.path.with_suffix(t.path.suffix + ".tmp")
-    tmp.write_text(render(t, exe, _install_icon() if t.method == "xdg" else ICON_NAME))
-    os.replace(tmp, t.path)
+    _write(t.path, render(t, exe, _install_icon() if t.method == "xdg" else ICON_NAME).encode())
     if t.method == "systemd":
         _systemctl("daemon-reload")
         ok, err = _systemctl("enable", UNIT)

@@ -1,27 +1,69 @@
-"""The focus method here: what can list the desktop's windows by process, tell which one is
-focused and focus one. The compositor where it offers an interface (sway IPC), X11 EWMH where
-there is an X display; elsewhere :class:`Missing` says in one line what is missing (GNOME Shell
-on Wayland offers no public interface for it; KWin's scripting is not used yet). Hyprland's IPC
-is used where its socket is found (not tried against a running Hyprland here); KWin on Wayland
-through its scripting interface on the session bus (:mod:`notifier.system.kwin`)."""
+"""The desktop's window managers: which window each process has, which one is focused, focusing
+one, and the focus events; and where a window of ours can open (the X display, XWayland's).
+
+One way to go to a window. A window manager is spoken to through one of a few interfaces, each
+a :class:`Backend`: data (its name, where it is spoken to, three calls and, where it sends
+them, its focus events) in the table :data:`BACKENDS`. :func:`focus_method` picks the one that
+works here (a :class:`Method`: a backend at its socket, display or bus) or says in one line
+what is missing (:class:`Missing`); :meth:`Method.activate` is the one way to focus a window:
+ask, then wait until the backend says it is in front. The backends:
+
+- **sway** through its IPC (sway-ipc(7), i3's "IPC interface": over the unix socket
+  ``$SWAYSOCK`` each message is the magic ``i3-ipc``, a payload length and a type, two
+  native-endian uint32, and a JSON payload; replies have the same header, events the type's
+  high bit set; written here rather than taken from the unreleased-since-2020 ``i3ipc``: three
+  message types, a timeout on every call, events read by a watcher that must stop). A view
+  names its client's process (``pid``, the X11 client's too under XWayland) and ``focused``;
+  ``[con_id=N] focus`` focuses it whatever ``focus_on_window_activation`` says. i3 speaks the
+  same protocol but its tree names no processes: under i3 the method is X11 EWMH.
+- **Hyprland** through its request socket (what ``hyprctl`` uses): one request per connection
+  on ``$XDG_RUNTIME_DIR/hypr/$HYPRLAND_INSTANCE_SIGNATURE/.socket.sock`` (``/tmp/hypr/…``
+  before 0.40); ``j/clients`` and ``j/activewindow`` answer JSON (``address`` a hex string),
+  ``dispatch focuswindow address:0x…`` answers ``ok``. Not tried against a running Hyprland
+  here (not in Debian 12): parsed on literal data shaped as its documentation shows.
+- **KWin** (Plasma on Wayland) through scripts it runs, handed over its scripting interface on
+  the session bus: ``loadScript(path, name)`` answers an id, ``run`` on ``/<id>`` (5.27) or
+  ``/Scripting/Script<id>`` (KWin 6) starts it, ``unloadScript(name)`` drops it. The script
+  reads the window list (``clientList()`` / ``windowList()``), sets ``activeClient`` /
+  ``activeWindow`` to focus one, and reports with ``callDBus`` to our own connection one JSON
+  string: the windows' pids and which is active. A window is named by its process's pid; only
+  ints come back. Tried against a real KWin 5.27 (tests/desktop/test_kwin_focus.py).
+- **X11** EWMH: ``_NET_CLIENT_LIST`` / ``_NET_WM_PID``, ``_NET_ACTIVE_WINDOW`` (its
+  ``PropertyNotify`` as the focus event). ``WINDOWID`` is not trusted (tmux copies it into
+  panes, so it can name a long-gone window). Without ``DISPLAY`` or python-xlib there is no
+  display. Where a Wayland desktop runs XWayland but this process was started without
+  ``DISPLAY``, :func:`xwayland_display` finds it (the window is Tk: X only).
+
+GNOME Shell on Wayland offers no public interface for any of it."""
 
 from __future__ import annotations
 
+import glob
+import itertools
+import json
 import logging
 import os
+import socket
+import struct
+import tempfile
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, Protocol
 
-from notifier.core.text import clean
-from notifier.system import x11
+from notifier.core.text import clean, number
+from notifier.system.paths import session_address
+from notifier.system.processes import ancestors
 
-# (swayipc, which imports socket, hyprland and kwin are imported where they are used: `status`
-# locates sessions through this module and imports no more than it needs, about 3 ms less;
-# tests/processes/test_imports.py)
+# Lazy imports here: Xlib and jeepney are Linux-only dependencies and this module loads on every OS.
 
 log = logging.getLogger(__name__)
+
+Front = tuple[int, int]  # (window id, pid) of the focused window
+ASK: Literal["ask"] = "ask"  # an event that says the focus may have moved, not where: ask the backend
+Seen = Front | None | Literal["ask"]
+TIMEOUT_S = 2.0  # a compositor's IPC socket
+ACTIVATE_TIMEOUT_S = 3.0  # how long a window may take to come to the front
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +83,80 @@ class Window:
         return f"{self.via} window {self.id}" if self.via != "x11" else f"window 0x{self.id:x}"
 
 
+class Events(Protocol):
+    """A backend's focus events, read by :class:`notifier.system.focus.FocusWatcher` when its
+    ``fileno`` is readable: each read says the window now in front, or :data:`ASK`."""
+
+    def fileno(self) -> int: ...
+    def read(self) -> list[Seen]: ...
+    def close(self) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Backend:
+    """One interface to a window manager, as data: each call is given where it is spoken to
+    (``Method.path``: a socket, a display, nothing for the session bus). ``windows``: pid → its
+    first window; ``focused``: (window, pid) in front, None for none; ``ask``: request the
+    focus of a window (True: the request was taken); ``events``: its focus events (None: it is
+    asked at each check); ``place``: where it is, in words (``{}``: the path)."""
+
+    via: str
+    name: str
+    place: str
+    windows: Callable[[str], dict[int, int]]
+    focused: Callable[[str], Front | None]
+    ask: Callable[[str, int, float], bool]
+    events: Callable[[str], Events] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Method:
+    """A backend where it works here; ``limits``: what it cannot see (a Wayland desktop's own
+    windows, for X11 under XWayland)."""
+
+    backend: Backend
+    path: str = ""
+    limits: str | None = None
+
+    @property
+    def via(self) -> str:
+        return self.backend.via
+
+    @property
+    def name(self) -> str:
+        return self.backend.name
+
+    def where(self) -> str:
+        return self.backend.place.format(clean(self.path, 120))
+
+    def windows(self) -> dict[int, int]:
+        return self.backend.windows(self.path)
+
+    def focused(self) -> Front | None:
+        return self.backend.focused(self.path)
+
+    def activate(self, wid: int, timeout: float = ACTIVATE_TIMEOUT_S) -> bool:
+        """Focus window ``wid``: ask, then wait (at most ``timeout``) until it is in front. False
+        when it did not come to the front, or the window manager failed meanwhile."""
+        deadline = time.monotonic() + timeout
+        try:
+            if not self.backend.ask(self.path, wid, timeout):
+                return False
+            delay = 0.005
+            while True:
+                now = self.focused()
+                if now is not None and now[0] == wid:
+                    return True
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                time.sleep(min(delay, left))
+                delay = min(delay * 2, 0.1)
+        except Exception as exc:
+            log.debug("%s did not focus window %s: %s", self.name, wid, exc)
+            return False
+
+
 class Missing:
     """No focus method: ``reason`` says what is missing, in a clause ("GNOME Shell on Wayland
     offers no public interface to focus a window")."""
@@ -51,149 +167,7 @@ class Missing:
         self.reason = reason
 
 
-class Sway:
-    """sway through its IPC socket."""
-
-    via = "sway"
-    name = "sway IPC"
-
-    def __init__(self, path: str) -> None:
-        self.path = path
-        self.limits: str | None = None
-
-    def _tree(self) -> dict[str, Any]:
-        from notifier.system import swayipc
-
-        with swayipc.Connection(self.path) as conn:
-            return conn.tree()
-
-    def windows(self) -> dict[int, int]:
-        from notifier.system import swayipc
-
-        return swayipc.views_by_pid(self._tree())
-
-    def focused(self) -> tuple[int, int] | None:
-        from notifier.system import swayipc
-
-        return swayipc.focused_view(self._tree())
-
-    def activate(self, wid: int, timeout: float = x11.ACTIVATE_TIMEOUT_S) -> bool:
-        """``[con_id=N] focus`` (a command: unlike an X11 client's request, never only "urgent"),
-        then checked in the tree."""
-        from notifier.system import swayipc
-
-        with swayipc.Connection(self.path, timeout) as conn:
-            if not conn.command(f"[con_id={int(wid)}] focus"):
-                return False
-            now = swayipc.focused_view(conn.tree())
-        return now is not None and now[0] == wid
-
-
-class Hyprland:
-    """Hyprland through its request socket (:mod:`notifier.system.hyprland`)."""
-
-    via = "hyprland"
-    name = "Hyprland IPC"
-
-    def __init__(self, path: str) -> None:
-        self.path = path
-        self.limits: str | None = None
-
-    def windows(self) -> dict[int, int]:
-        from notifier.system import hyprland
-
-        return hyprland.clients_by_pid(hyprland.request(self.path, "j/clients"))
-
-    def focused(self) -> tuple[int, int] | None:
-        from notifier.system import hyprland
-
-        return hyprland.active_window(hyprland.request(self.path, "j/activewindow"))
-
-    def activate(self, wid: int, timeout: float = x11.ACTIVATE_TIMEOUT_S) -> bool:
-        from notifier.system import hyprland
-
-        if hyprland.request(self.path, hyprland.focus_command(wid), timeout).strip() != "ok":
-            return False
-        now = self.focused()
-        return now is not None and now[0] == wid
-
-
-class KWin:
-    """KWin through scripts it runs (:mod:`notifier.system.kwin`): a window is named by its pid."""
-
-    via = "kwin"
-    name = "KWin scripting"
-    path = "org.kde.KWin on the session bus"
-
-    def __init__(self) -> None:
-        self.limits: str | None = None
-
-    def windows(self) -> dict[int, int]:
-        from notifier.system import kwin
-
-        return kwin.windows_by_pid(kwin.run_script())
-
-    def focused(self) -> tuple[int, int] | None:
-        from notifier.system import kwin
-
-        return kwin.active_window(kwin.run_script())
-
-    def activate(self, wid: int, timeout: float = x11.ACTIVATE_TIMEOUT_S) -> bool:
-        """``workspace.activeClient = …`` in a script, then checked until ``timeout``."""
-
-        from notifier.system import kwin
-
-        deadline = time.monotonic() + timeout
-        if not kwin.run_script(int(wid), timeout)["asked"]:
-            return False  # (no window of that process)
-        while True:
-            now = kwin.active_window(kwin.run_script(timeout=max(0.5, deadline - time.monotonic())))
-            if now == (wid, wid):
-                return True
-            if time.monotonic() >= deadline:
-                return False
-            time.sleep(0.05)
-
-
-class X11:
-    """EWMH: ``_NET_CLIENT_LIST`` / ``_NET_WM_PID``, ``_NET_ACTIVE_WINDOW``."""
-
-    via = "x11"
-    name = "X11 EWMH"
-
-    def __init__(self, limits: str | None = None) -> None:
-        self.limits = limits  # what it cannot see (a Wayland desktop's own windows)
-
-    def _with(self, fn: Callable[[Any], Any]) -> Any:
-        disp = x11.open_display()
-        if disp is None:
-            raise OSError("cannot open the X display")
-        try:
-            return fn(disp)
-        finally:
-            disp.close()
-
-    def windows(self) -> dict[int, int]:
-        found: dict[int, int] = self._with(x11.x_windows_by_pid)
-        return found
-
-    def focused(self) -> tuple[int, int] | None:
-        def get(disp: Any) -> tuple[int, int] | None:
-            wid = x11.active_window(disp)
-            pid = x11.window_pid(disp, wid) if wid else None
-            return (wid, pid) if wid and pid else None
-
-        found: tuple[int, int] | None = self._with(get)
-        return found
-
-    def activate(self, wid: int, timeout: float = x11.ACTIVATE_TIMEOUT_S) -> bool:
-        return x11.activate_window(wid, timeout)
-
-
-Method = Sway | Hyprland | KWin | X11
-
-
-def _wayland_desktop(env: dict[str, str]) -> str:
+def _wayland_desktop(env: Mapping[str, str]) -> str:
     desktops = (env.get("XDG_CURRENT_DESKTOP") or "").lower()
     if env.get("HYPRLAND_INSTANCE_SIGNATURE") or "hyprland" in desktops:
         return "Hyprland's IPC socket was not found"
@@ -203,7 +177,7 @@ def _wayland_desktop(env: dict[str, str]) -> str:
     return f"{name} offers no interface pi-notifier knows to focus a window (it knows sway's IPC)"
 
 
-def _is_kde(env: dict[str, str]) -> bool:
+def _is_kde(env: Mapping[str, str]) -> bool:
     desktops = (env.get("XDG_CURRENT_DESKTOP") or "").lower().split(":")
     return "kde" in desktops or bool(env.get("KDE_FULL_SESSION"))
 
@@ -215,24 +189,16 @@ def has_display(env: Mapping[str, str] | None = None) -> bool:
     return bool(env.get("DISPLAY") or env.get("WAYLAND_DISPLAY"))
 
 
-def focus_method(env: dict[str, str] | None = None) -> Method | Missing:
-    """The best focus method here (cheap: an environment look-up and a glob)."""
-    from notifier.system import swayipc
-
+def focus_method(env: Mapping[str, str] | None = None) -> Method | Missing:
+    """The best focus method here, in the order of :data:`BACKENDS` (cheap: an environment
+    look-up and a glob)."""
     env = dict(os.environ) if env is None else env
-    path = swayipc.socket_path(env)
-    if path is not None:
-        return Sway(path)
-    from notifier.system import hyprland
-
-    hypr = hyprland.socket_path(env)
-    if hypr is not None:
-        return Hyprland(hypr)
     wayland = bool(env.get("WAYLAND_DISPLAY"))
-    if wayland and _is_kde(env):
-        return KWin()
-    if env.get("DISPLAY"):
-        return X11(f"{_wayland_desktop(env)}: only X11 windows (XWayland) can be" if wayland else None)
+    for backend, found in BACKENDS:
+        path = found(env)
+        if path is not None:
+            only_x = f"{_wayland_desktop(env)}: only X11 windows (XWayland) can be"
+            return Method(backend, path, only_x if backend is X11 and wayland else None)
     if wayland:
         return Missing(_wayland_desktop(env))
     return Missing("no display here to raise a terminal on (DISPLAY and WAYLAND_DISPLAY are unset)")
@@ -248,12 +214,691 @@ def describe(method: Method | Missing) -> tuple[bool | None, str]:
         windows = method.windows()
     except Exception as exc:
         return False, f"{method.name} did not answer ({clean(exc, 120)})"
-    if isinstance(method, X11):
-        where = f"display {clean(os.environ.get('DISPLAY'), 20)}"
-    else:
-        where = method.path if isinstance(method, KWin) else f"socket {clean(method.path, 120)}"
-    said = f"{method.name} ({where}): {len(windows)} window(s) by process, "
+    said = f"{method.name} ({method.where()}): {len(windows)} window(s) by process, "
     said += f"focused: pid {front[1]}" if front else "focused: none"
     if method.limits:
         said += f"; {method.limits}"
     return True, said
+
+
+def activate_window(wid: int, timeout: float = ACTIVATE_TIMEOUT_S) -> bool:
+    """Raise and focus X11 window ``wid`` (EWMH); True once it is the active window."""
+    return Method(X11, os.environ.get("DISPLAY", "")).activate(wid, timeout)
+
+
+# ---- X11 ----
+def open_display() -> Any:
+    """A python-xlib ``Display`` (the caller closes it), or ``None``."""
+    if not os.environ.get("DISPLAY"):
+        return None
+    try:
+        from Xlib import display
+
+        return display.Display()
+    except Exception as exc:
+        log.debug("cannot open the X display: %s", exc)
+        return None
+
+
+def x_windows_by_pid(disp: Any) -> dict[int, int]:
+    """pid → top-level window (the window manager's client list; without one, the root's children)."""
+    from Xlib import X
+
+    root = disp.screen().root
+    client_list = root.get_full_property(disp.intern_atom("_NET_CLIENT_LIST"), X.AnyPropertyType)
+    windows = (
+        list(client_list.value) if client_list is not None else [c.id for c in root.query_tree().children]
+    )
+    found: dict[int, int] = {}
+    for wid in windows:
+        pid = window_pid(disp, wid)
+        if pid is not None:
+            found.setdefault(pid, int(wid))
+    return found
+
+
+def window_for(pids: Iterable[int], windows: dict[int, int]) -> int | None:
+    """The window of the first of ``pids`` (or of an ancestor of it) that has one."""
+    for pid in pids:
+        for p in ancestors(pid):
+            if p in windows:
+                return windows[p]
+    return None
+
+
+def active_window(disp: Any) -> int | None:
+    from Xlib import X
+
+    prop = disp.screen().root.get_full_property(disp.intern_atom("_NET_ACTIVE_WINDOW"), X.AnyPropertyType)
+    if prop is None or not len(prop.value):
+        return None
+    return int(prop.value[0]) or None
+
+
+def window_pid(disp: Any, wid: int) -> int | None:
+    """The ``_NET_WM_PID`` of a window (``None`` when it has none)."""
+    from Xlib import X
+
+    try:
+        prop = disp.create_resource_object("window", wid).get_full_property(
+            disp.intern_atom("_NET_WM_PID"), X.AnyPropertyType
+        )
+    except Exception:
+        return None
+    return int(prop.value[0]) if prop is not None and len(prop.value) else None
+
+
+
+def _ewmh_activate(d: Any, wid: int) -> None:
+    from Xlib import X
+    from Xlib.protocol import event
+
+    root = d.screen().root
+    window = d.create_resource_object("window", wid)
+    mask = X.SubstructureRedirectMask | X.SubstructureNotifyMask
+
+    def send(win: Any, atom: str, data: list[int]) -> None:
+        msg = event.ClientMessage(
+            window=win, client_type=d.intern_atom(atom), data=(32, data + [0] * (5 - len(data)))
+        )
+        root.send_event(msg, event_mask=mask)
+
+    try:
+        desktop = window.get_full_property(d.intern_atom("_NET_WM_DESKTOP"), X.AnyPropertyType)
+        if desktop is not None and len(desktop.value) and int(desktop.value[0]) != 0xFFFFFFFF:
+            send(root, "_NET_CURRENT_DESKTOP", [int(desktop.value[0]), X.CurrentTime])
+    except Exception:
+        pass
+    send(window, "_NET_ACTIVE_WINDOW", [2, X.CurrentTime, active_window(d) or 0])  # 2 = a pager asks
+    d.flush()
+
+
+def _on_display(fn: Callable[[Any], Any]) -> Any:
+    disp = open_display()
+    if disp is None:
+        raise OSError("cannot open the X display")
+    try:
+        return fn(disp)
+    finally:
+        disp.close()
+
+
+def _x11_focused(disp: Any) -> Front | None:
+    wid = active_window(disp)
+    pid = window_pid(disp, wid) if wid else None
+    return (wid, pid) if wid and pid else None
+
+
+def _x11_ask(wid: int) -> bool:
+    try:
+        _on_display(lambda disp: _ewmh_activate(disp, wid))
+    except Exception as exc:
+        log.debug("activating window 0x%x failed: %s", wid, exc)
+        return False
+    return True
+
+
+class _X11Events:
+    """``PropertyNotify`` of the root's ``_NET_ACTIVE_WINDOW``: the focus may have moved."""
+
+    def __init__(self, _: str) -> None:
+        from Xlib import X
+
+        self._disp = open_display()
+        if self._disp is None:
+            raise OSError("cannot open the X display")
+        self._disp.screen().root.change_attributes(event_mask=X.PropertyChangeMask)
+        self._disp.sync()
+        self._active = self._disp.intern_atom("_NET_ACTIVE_WINDOW")
+
+    def fileno(self) -> int:
+        return int(self._disp.fileno())
+
+    def read(self) -> list[Seen]:
+        from Xlib import X
+
+        changed = False
+        while self._disp.pending_events():
+            e = self._disp.next_event()
+            changed = changed or (e.type == X.PropertyNotify and e.atom == self._active)
+        return [ASK] if changed else []
+
+    def close(self) -> None:
+        self._disp.close()
+
+
+# ---- the X display for the window (Tk) ----
+
+
+def lock_pid(text: str) -> int | None:
+    """The pid an X server's lock file (``/tmp/.X<N>-lock``) holds: ten digits, space padded
+    (wlroots writes a NUL after them)."""
+    text = text.strip(" \n\x00")
+    return number(text)
+
+
+def xwayland_display(compositor: int | None, tmp: str = "/tmp") -> str | None:
+    """The X display (":N") the Wayland compositor ``compositor`` (a pid) serves through
+    XWayland: the lock file of a display held by it (wlroots starts XWayland on demand and holds
+    the display itself; mutter writes its own pid too) or by an Xwayland it started (KWin)."""
+    if compositor is None:
+        return None
+    for path in sorted(glob.glob(os.path.join(tmp, ".X*-lock"))):
+        display = os.path.basename(path)[2:-5]
+        try:
+            with open(path) as fh:
+                pid = lock_pid(fh.read(64))
+        except OSError:
+            continue
+        if number(display) is None or pid is None:
+            continue
+        held = compositor in ancestors(pid)[:2]  # (the compositor, or an Xwayland it started)
+        if held and os.path.exists(os.path.join(tmp, ".X11-unix", f"X{display}")):
+            return f":{display}"
+    return None
+
+
+def window_display(env: dict[str, str] | None = None) -> tuple[dict[str, str] | None, str]:
+    """Where the Tk window can open: (the environment variables to give it, what they are, in
+    words), or (``None``, why it cannot, in one line)."""
+    env = dict(os.environ) if env is None else env
+    if env.get("DISPLAY"):
+        return {}, f"X display {clean(env['DISPLAY'], 40)}"
+    if not env.get("WAYLAND_DISPLAY"):
+        return None, "no display to show the window on (DISPLAY and WAYLAND_DISPLAY are unset)"
+    found = xwayland_display(wayland_server_pid(env))
+    if found is None:
+        return None, (
+            "the window needs X (Tk) and this Wayland desktop offers no XWayland"
+            " (sway: 'xwayland enable'); notifications and the tray still work"
+        )
+    extra = {"DISPLAY": found}
+    runtime = glob.escape(env.get("XDG_RUNTIME_DIR") or "/nonexistent")
+    auth = sorted(glob.glob(os.path.join(runtime, ".mutter-Xwaylandauth.*")))
+    if auth and not env.get("XAUTHORITY"):
+        extra["XAUTHORITY"] = auth[-1]  # GNOME's XWayland asks for its cookie
+    return extra, f"XWayland display {found} of the Wayland compositor (DISPLAY was unset)"
+
+
+# ---- sway ----
+MAGIC = b"i3-ipc"
+HEADER = struct.Struct("=6sII")
+RUN_COMMAND, SUBSCRIBE, GET_TREE, GET_VERSION = 0, 2, 4, 7
+EVENT_BIT = 0x80000000
+EVENT_WORKSPACE, EVENT_WINDOW = EVENT_BIT | 0, EVENT_BIT | 3
+MAX_PAYLOAD = 64 << 20  # a tree of thousands of windows is a few MB
+
+
+class IpcError(OSError):
+    """The socket failed or answered something that is not the protocol."""
+
+
+def sway_socket_path(env: Mapping[str, str] | None = None) -> str | None:
+    """sway's IPC socket: ``$SWAYSOCK``; without it (an app started
+    outside sway's environment, by systemd say), sway's own ``sway-ipc.UID.PID.sock`` in
+    ``$XDG_RUNTIME_DIR`` of a sway that still runs (the one serving ``$WAYLAND_DISPLAY`` first)."""
+    env = dict(os.environ) if env is None else env
+    path = env.get("SWAYSOCK")
+    if path and os.path.exists(path):
+        return path
+    runtime = env.get("XDG_RUNTIME_DIR")
+    if not runtime:
+        return None
+    alive = []
+    for path in sorted(glob.glob(os.path.join(glob.escape(runtime), f"sway-ipc.{os.getuid()}.*.sock"))):
+        pid = _sock_pid(path)
+        if pid is not None and os.path.exists(f"/proc/{pid}"):
+            alive.append((pid, path))
+    if not alive:
+        return None
+    compositor = wayland_server_pid(env)
+    return next((p for pid, p in alive if pid == compositor), alive[0][1])
+
+
+def _sock_pid(path: str) -> int | None:
+    parts = os.path.basename(path).split(".")
+    return number(parts[2]) if len(parts) == 4 else None
+
+
+def wayland_server_pid(env: Mapping[str, str] | None = None) -> int | None:
+    """The pid of the compositor serving ``$WAYLAND_DISPLAY`` (the socket peer's credentials)."""
+    env = dict(os.environ) if env is None else env
+    name = env.get("WAYLAND_DISPLAY")
+    if not name:
+        return None
+    path = name if os.path.isabs(name) else os.path.join(env.get("XDG_RUNTIME_DIR") or "/nonexistent", name)
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+            s.settimeout(TIMEOUT_S)
+            s.connect(path)
+            creds = s.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    except OSError:
+        return None
+    pid = struct.unpack("3i", creds)[0]
+    return pid or None
+
+
+def encode(kind: int, payload: str = "") -> bytes:
+    data = payload.encode()
+    return HEADER.pack(MAGIC, len(data), kind) + data
+
+
+def decode_header(head: bytes) -> tuple[int, int]:
+    """(payload length, message type) of a 14-byte header; :class:`IpcError` if it is not one."""
+    magic, length, kind = HEADER.unpack(head)
+    if magic != MAGIC or length > MAX_PAYLOAD:
+        raise IpcError("not an i3-ipc message")
+    return length, kind
+
+
+class Connection:
+    """One connection to the compositor (the caller closes it: a context manager)."""
+
+    def __init__(self, path: str, timeout: float = TIMEOUT_S) -> None:
+        self.path = path
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(timeout)
+        try:
+            self.sock.connect(path)
+        except OSError:
+            self.sock.close()
+            raise
+
+    def __enter__(self) -> Connection:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.sock.close()
+
+    def _read(self, n: int) -> bytes:
+        data = b""
+        while len(data) < n:
+            chunk = self.sock.recv(n - len(data))
+            if not chunk:
+                raise IpcError("the compositor closed its IPC socket")
+            data += chunk
+        return data
+
+    def receive(self) -> tuple[int, Any]:
+        """The next message: (type, its JSON)."""
+        length, kind = decode_header(self._read(HEADER.size))
+        try:
+            return kind, json.loads(self._read(length))
+        except ValueError as exc:
+            raise IpcError(f"not JSON: {exc}") from None
+
+    def ask(self, kind: int, payload: str = "") -> Any:
+        """Send one message and return its reply (events that come first are passed over)."""
+        self.sock.sendall(encode(kind, payload))
+        while True:
+            got, body = self.receive()
+            if got == kind:
+                return body
+            if not got & EVENT_BIT:
+                raise IpcError(f"reply of type {got} to a message of type {kind}")
+
+    def tree(self) -> dict[str, Any]:
+        tree = self.ask(GET_TREE)
+        if not isinstance(tree, dict):
+            raise IpcError("the tree is not an object")
+        return tree
+
+    def command(self, command: str) -> bool:
+        """Run a sway command; True when every part of it succeeded."""
+        replies = self.ask(RUN_COMMAND, command)
+        return isinstance(replies, list) and bool(replies) and all(
+            isinstance(r, dict) and r.get("success") is True for r in replies
+        )
+
+    def subscribe(self, *events: str) -> None:
+        reply = self.ask(SUBSCRIBE, json.dumps(list(events)))
+        if not (isinstance(reply, dict) and reply.get("success") is True):
+            raise IpcError(f"the compositor refused to send {', '.join(events)} events")
+
+
+# ---- the tree (pure: literal data in the unit tests) ----
+
+
+def nodes(tree: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """Every node of the tree, tiled and floating, depth first."""
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        yield node
+        for key in ("floating_nodes", "nodes"):
+            children = node.get(key)
+            if isinstance(children, list):
+                stack.extend(reversed([c for c in children if isinstance(c, dict)]))
+
+
+def is_view(node: dict[str, Any]) -> bool:
+    """A window of a client (not a workspace, an output or a split)."""
+    return (
+        node.get("type") in ("con", "floating_con")
+        and isinstance(node.get("id"), int)
+        and isinstance(node.get("pid"), int)
+        and node["pid"] > 0
+        and (node.get("app_id") is not None or node.get("window") is not None or "shell" in node)
+    )
+
+
+def views_by_pid(tree: dict[str, Any]) -> dict[int, int]:
+    """pid → the con id of that process's first window."""
+    found: dict[int, int] = {}
+    for node in nodes(tree):
+        if is_view(node):
+            found.setdefault(int(node["pid"]), int(node["id"]))
+    return found
+
+
+def focused_view(tree: dict[str, Any]) -> tuple[int, int] | None:
+    """(con id, pid) of the focused window; ``None`` when the focus is on no window (an empty
+    workspace, a layer such as a bar)."""
+    for node in nodes(tree):
+        if node.get("focused") is True:
+            return (int(node["id"]), int(node["pid"])) if is_view(node) else None
+    return None
+
+
+def view_of_event(event: Any) -> tuple[int, int] | None:
+    """A ``window`` event's focused window ("change": "focus"), as (con id, pid)."""
+    if not isinstance(event, dict) or event.get("change") != "focus":
+        return None
+    con = event.get("container")
+    return (int(con["id"]), int(con["pid"])) if isinstance(con, dict) and is_view(con) else None
+
+
+def _sway_tree(path: str) -> dict[str, Any]:
+    with Connection(path) as conn:
+        return conn.tree()
+
+
+def _sway_ask(path: str, wid: int, timeout: float) -> bool:
+    """``[con_id=N] focus`` (a command: unlike an X11 client's request, never only "urgent")."""
+    with Connection(path, timeout) as conn:
+        return conn.command(f"[con_id={int(wid)}] focus")
+
+
+class _SwayEvents:
+    """A ``window`` / ``workspace`` subscription: a focus event names the window in front."""
+
+    def __init__(self, path: str) -> None:
+        self._conn = Connection(path)
+        self._conn.subscribe("window", "workspace")
+        self._conn.sock.settimeout(None)
+
+    def fileno(self) -> int:
+        return self._conn.sock.fileno()
+
+    def read(self) -> list[Seen]:
+        kind, event = self._conn.receive()
+        if kind == EVENT_WINDOW and isinstance(event, dict) and event.get("change") == "focus":
+            return [view_of_event(event)]
+        return [ASK] if kind in (EVENT_WINDOW, EVENT_WORKSPACE) else []  # (a close, a move, a workspace)
+
+    def close(self) -> None:
+        self._conn.close()
+
+
+# ---- Hyprland ----
+MAX_ANSWER = 16 << 20
+
+
+def hypr_socket_path(env: Mapping[str, str]) -> str | None:
+    sig = env.get("HYPRLAND_INSTANCE_SIGNATURE")
+    if not sig or "/" in sig:
+        return None
+    bases = [os.path.join(env["XDG_RUNTIME_DIR"], "hypr")] if env.get("XDG_RUNTIME_DIR") else []
+    for base in [*bases, "/tmp/hypr"]:
+        path = os.path.join(base, sig, ".socket.sock")
+        if os.path.exists(path):
+            return path
+    return None
+
+
+def request(path: str, command: str, timeout: float = TIMEOUT_S) -> str:
+    """Hyprland's answer to one command (``OSError`` when the socket fails)."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        s.settimeout(timeout)
+        s.connect(path)
+        s.sendall(command.encode())
+        data = b""
+        while len(data) <= MAX_ANSWER:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+    return data.decode(errors="replace")
+
+
+def _address(client: Any) -> int | None:
+    addr = client.get("address") if isinstance(client, dict) else None
+    try:
+        return int(addr, 16) if isinstance(addr, str) and addr.startswith("0x") else None
+    except ValueError:
+        return None
+
+
+def clients_by_pid(answer: str) -> dict[int, int]:
+    """``j/clients`` → pid → the window address (as an int) of that process's first window."""
+    try:
+        clients = json.loads(answer)
+    except ValueError:
+        return {}
+    found: dict[int, int] = {}
+    for c in clients if isinstance(clients, list) else ():
+        addr, pid = _address(c), c.get("pid") if isinstance(c, dict) else None
+        if addr is not None and isinstance(pid, int) and pid > 0:
+            found.setdefault(pid, addr)
+    return found
+
+
+def hypr_active_window(answer: str) -> tuple[int, int] | None:
+    """``j/activewindow`` → (address, pid); ``None`` for ``{}`` (nothing focused)."""
+    try:
+        client = json.loads(answer)
+    except ValueError:
+        return None
+    addr = _address(client)
+    pid = client.get("pid") if isinstance(client, dict) else None
+    return (addr, pid) if addr is not None and isinstance(pid, int) and pid > 0 else None
+
+
+def focus_command(address: int) -> str:
+    return f"dispatch focuswindow address:0x{address:x}"
+
+
+# ---- KWin ----
+SERVICE = "org.kde.KWin"
+SCRIPTING_PATH = "/Scripting"
+SCRIPTING = "org.kde.kwin.Scripting"
+SCRIPT = "org.kde.kwin.Script"
+REPLY_PATH = "/pi_notifier/KWinReport"
+REPLY_INTERFACE = "org.pi_notifier.KWinReport"
+REPLY_METHOD = "Report"
+KWIN_TIMEOUT_S = 3.0
+
+_names = itertools.count(1)
+
+# {dest}, {path}, {iface}, {method}: where to report; {token}: which run this is; {pid}: the
+# window to focus (0: none). Every value put in is an int or a D-Bus name checked below.
+SCRIPT_TEXT = """\
+(function () {{
+    var list = workspace.windowList ? workspace.windowList() : workspace.clientList();
+    var active = workspace.activeWindow !== undefined ? workspace.activeWindow : workspace.activeClient;
+    var want = {pid};
+    var asked = false;
+    var shown = [];
+    for (var i = 0; i < list.length; i++) {{
+        var w = list[i];
+        if (!w || !(w.normalWindow || w.dialog) || !(w.pid > 0)) continue;
+        if (want > 0 && !asked && w.pid === want) {{
+            if (workspace.activeWindow !== undefined) workspace.activeWindow = w;
+            else workspace.activeClient = w;
+            asked = true;
+        }}
+        shown.push({{pid: w.pid, active: w === active}});
+    }}
+    callDBus("{dest}", "{path}", "{iface}", "{method}",
+             JSON.stringify({{token: {token}, asked: asked, windows: shown}}));
+}})();
+"""
+
+
+class KWinError(OSError):
+    """KWin is not on the bus, refused the script, or did not report in time."""
+
+
+def script_text(dest: str, token: int, pid: int = 0) -> str:
+    """The script that reports the windows to ``dest`` (a unique bus name) and, with ``pid``,
+    first focuses that process's window."""
+    if not (dest.startswith(":") and all(c.isalnum() or c in ":._-" for c in dest)):
+        raise ValueError(f"not a unique bus name: {dest!r}")
+    return SCRIPT_TEXT.format(
+        dest=dest, path=REPLY_PATH, iface=REPLY_INTERFACE, method=REPLY_METHOD, token=int(token), pid=int(pid)
+    )
+
+
+def parse_report(text: str, token: int) -> dict[str, Any] | None:
+    """The script's report: ``{"asked": bool, "windows": [(pid, active), …]}``; ``None`` when it
+    is not the report of run ``token`` (another run's, or not one)."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(data, dict) or data.get("token") != token or not isinstance(data.get("windows"), list):
+        return None
+    windows = []
+    for w in data["windows"]:
+        pid = w.get("pid") if isinstance(w, dict) else None
+        if isinstance(pid, int) and not isinstance(pid, bool) and pid > 0:
+            windows.append((pid, w.get("active") is True))
+    return {"asked": data.get("asked") is True, "windows": windows}
+
+
+def windows_by_pid(report: dict[str, Any]) -> dict[int, int]:
+    """pid → the window's id here (its pid)."""
+    return {pid: pid for pid, _ in report["windows"]}
+
+
+def kwin_active_window(report: dict[str, Any]) -> tuple[int, int] | None:
+    return next(((pid, pid) for pid, active in report["windows"] if active), None)
+
+
+def run_script(pid: int = 0, timeout: float = KWIN_TIMEOUT_S, address: str | None = None) -> dict[str, Any]:
+    """Load, run and unload the script on KWin of the session bus (``address``: another bus);
+    its report (:func:`parse_report`). Raises :class:`KWinError`."""
+    from jeepney import DBusAddress, HeaderFields, MatchRule, MessageType, new_method_call, new_method_return
+    from jeepney.io.blocking import open_dbus_connection
+
+    address = address or session_address()
+    if address is None:
+        raise KWinError("no session bus (DBUS_SESSION_BUS_ADDRESS is not set)")
+    deadline = time.monotonic() + timeout
+    try:
+        conn = open_dbus_connection(bus=address, auth_timeout=timeout)
+    except Exception as exc:
+        raise KWinError(f"no session bus ({exc})") from exc
+    scripting = DBusAddress(SCRIPTING_PATH, bus_name=SERVICE, interface=SCRIPTING)
+    token = int.from_bytes(os.urandom(4), "big")
+    name = f"pi-notifier-{os.getpid()}-{next(_names)}"
+
+    def call(msg: Any) -> Any:
+        reply = conn.send_and_get_reply(msg, timeout=max(0.05, deadline - time.monotonic()))
+        if reply.header.message_type is MessageType.error:
+            error = reply.header.fields.get(HeaderFields.error_name, "an error")
+            raise KWinError(f"KWin answered {error}")
+        return reply.body
+
+    fd, path = tempfile.mkstemp(prefix="pi-notifier-kwin-", suffix=".js")
+    try:
+        with os.fdopen(fd, "w") as fh:
+            fh.write(script_text(str(conn.unique_name), token, pid))
+        rule = MatchRule(type="method_call", path=REPLY_PATH, interface=REPLY_INTERFACE, member=REPLY_METHOD)
+        with conn.filter(rule, bufsize=8) as calls:
+            (sid,) = call(new_method_call(scripting, "loadScript", "ss", (path, name)))
+            if not isinstance(sid, int) or sid < 0:
+                raise KWinError("KWin refused to load the script")
+            try:
+                _start(call, sid)
+                while True:
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        raise KWinError(f"KWin's script did not report within {timeout:g} s")
+                    try:
+                        msg = conn.recv_until_filtered(calls, timeout=left)
+                    except TimeoutError:
+                        continue
+                    if msg.header.fields.get(HeaderFields.signature) == "s":
+                        conn.send(new_method_return(msg))
+                        report = parse_report(msg.body[0], token)
+                        if report is not None:
+                            return report
+            finally:
+                try:
+                    call(new_method_call(scripting, "unloadScript", "s", (name,)))
+                except Exception:
+                    pass
+    except KWinError:
+        raise
+    except (OSError, TimeoutError) as exc:
+        raise KWinError(f"KWin did not answer ({exc})") from exc
+    finally:
+        os.unlink(path)
+        conn.close()
+
+
+def _start(call: Any, sid: int) -> None:
+    """``run`` on the script's object: ``/<id>`` (5.27), else ``/Scripting/Script<id>`` (KWin 6)."""
+    from jeepney import DBusAddress, new_method_call
+
+    first: KWinError | None = None
+    for path in (f"/{sid}", f"{SCRIPTING_PATH}/Script{sid}"):
+        try:
+            call(new_method_call(DBusAddress(path, bus_name=SERVICE, interface=SCRIPT), "run"))
+            return
+        except KWinError as exc:
+            first = first or exc
+    assert first is not None
+    raise first
+
+
+# ---- the table ----
+
+SWAY = Backend(
+    "sway", "sway IPC", "socket {}",
+    windows=lambda path: views_by_pid(_sway_tree(path)),
+    focused=lambda path: focused_view(_sway_tree(path)),
+    ask=_sway_ask,
+    events=_SwayEvents,
+)  # fmt: skip
+HYPRLAND = Backend(
+    "hyprland", "Hyprland IPC", "socket {}",
+    windows=lambda path: clients_by_pid(request(path, "j/clients")),
+    focused=lambda path: hypr_active_window(request(path, "j/activewindow")),
+    ask=lambda path, wid, timeout: request(path, focus_command(wid), timeout).strip() == "ok",
+)  # fmt: skip
+KWIN = Backend(
+    "kwin", "KWin scripting", "org.kde.KWin on the session bus",
+    windows=lambda _: windows_by_pid(run_script()),
+    focused=lambda _: kwin_active_window(run_script()),
+    ask=lambda _, wid, timeout: bool(run_script(int(wid), timeout)["asked"]),  # (False: no window of that pid)
+)  # fmt: skip
+X11 = Backend(
+    "x11", "X11 EWMH", "display {}",
+    windows=lambda _: dict(_on_display(x_windows_by_pid)),
+    focused=lambda _: _on_display(_x11_focused),
+    ask=lambda _, wid, timeout: _x11_ask(wid),
+    events=_X11Events,
+)  # fmt: skip
+
+# Each backend, and where it is found in an environment (None: not here), in the order tried.
+BACKENDS: tuple[tuple[Backend, Callable[[Mapping[str, str]], str | None]], ...] = (
+    (SWAY, sway_socket_path),
+    (HYPRLAND, hypr_socket_path),
+    (KWIN, lambda env: "" if env.get("WAYLAND_DISPLAY") and _is_kde(env) else None),
+    (X11, lambda env: env.get("DISPLAY") or None),
+)

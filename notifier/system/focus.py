@@ -22,28 +22,17 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-import psutil
-
 from notifier.core.owners import Wanted
-from notifier.core.text import clean
-from notifier.system import swayipc
-from notifier.system.desktop import Hyprland, KWin, Method, Missing, Sway, focus_method
+from notifier.system.desktop import ASK, Events, Front, Method, Missing, focus_method, window_for
 from notifier.system.locate import Location, locate_sessions
-from notifier.system.processes import looks_like_pi
-from notifier.system.tmux import TmuxClient, tmux, tmux_clients
-from notifier.system.x11 import open_display, window_for
+from notifier.system.processes import folder, folders_of, looks_like_pi
+from notifier.system.tmux import client_pane, tmux_clients
 
-# Lazy imports here: Xlib is a Linux-only dependency and this module loads on every OS.
+# Lazy imports here: psutil only where a focused window's processes are looked at.
 
 log = logging.getLogger(__name__)
 
-Front = tuple[int, int]  # (window id, pid) of the focused window
 UNKNOWN = (-1, -1)  # nothing watches: ask the focus method
-
-
-def client_pane(client: TmuxClient, socket: str) -> str | None:
-    out = tmux(socket, "display-message", "-c", client.tty, "-p", "#{pane_id}")
-    return out.strip() if out else None
 
 
 def is_focused(
@@ -64,7 +53,7 @@ def is_focused(
             return False
         windows = method.windows()
     except Exception as exc:
-        log.debug("cannot ask %s what is focused: %s", method.name, clean(exc, 200))
+        log.debug("cannot ask %s what is focused: %s", method.name, exc)
         return False
     pane = location.tmux
     if pane is None:
@@ -78,6 +67,8 @@ def is_focused(
 def may_show(pid: int, folders: set[str]) -> bool:
     """Whether the window of process ``pid`` could show a session of one of ``folders``: a tmux
     client runs under it, or a pi in one of those folders (a look at its own processes only)."""
+    import psutil
+
     try:
         below = psutil.Process(pid).children(recursive=True)
     except psutil.Error:
@@ -87,10 +78,8 @@ def may_show(pid: int, folders: set[str]) -> bool:
             name = p.name()
             if name == "tmux" or name.startswith("tmux:"):
                 return True
-            if looks_like_pi(name, p.cmdline()):
-                cwd = p.cwd()
-                if {cwd.rstrip("/") or "/", os.path.realpath(cwd)} & folders:
-                    return True
+            if looks_like_pi(name, p.cmdline()) and {folder(c) for c in folders_of(p.cwd())} & folders:
+                return True
         except psutil.Error:
             continue
     return False
@@ -108,84 +97,41 @@ class FocusWatcher:
         self.front: Front | None = None
         self.alive = False
         self._wake_r, self._wake_w = os.pipe()
-        self._conn: swayipc.Connection | None = None
-        self._disp: Any = None
+        self._events: Events | None = None
         self._thread: threading.Thread | None = None
 
     def start(self) -> None:
         """Subscribe, read the focused window, start the thread (raises when it cannot)."""
-        if isinstance(self.method, Sway):
-            self._conn = swayipc.Connection(self.method.path, timeout=swayipc.TIMEOUT_S)
-            self._conn.subscribe("window", "workspace")
-            self._conn.sock.settimeout(None)
-            target = self._sway_loop
-        elif isinstance(self.method, Hyprland):
-            raise NotImplementedError("Hyprland's event socket is not watched")
-        elif isinstance(self.method, KWin):
-            raise NotImplementedError("KWin's focus is not watched")
-        else:
-            from Xlib import X
-
-            self._disp = open_display()
-            if self._disp is None:
-                raise OSError("cannot open the X display")
-            self._disp.screen().root.change_attributes(event_mask=X.PropertyChangeMask)
-            self._disp.sync()
-            self._active_atom = self._disp.intern_atom("_NET_ACTIVE_WINDOW")
-            target = self._x11_loop
+        if self.method.backend.events is None:
+            raise NotImplementedError(f"{self.method.name} sends no focus events")
+        self._events = self.method.backend.events(self.method.path)
         self.front = self.method.focused()
         self.alive = True
-        self._thread = threading.Thread(target=self._run, args=(target,), name="pi-notifier-focus", daemon=True)
+        self._thread = threading.Thread(target=self._run, name="pi-notifier-focus", daemon=True)
         self._thread.start()
 
-    def _run(self, loop: Any) -> None:
+    def _run(self) -> None:
+        events = self._events
+        assert events is not None
         try:
-            loop()
+            while True:
+                ready, _, _ = select.select([events.fileno(), self._wake_r], [], [])
+                if self._wake_r in ready:
+                    return
+                for seen in events.read():
+                    self.front = self.method.focused() if seen == ASK else seen
         except Exception as exc:
-            log.debug("the focus watcher stopped: %s", clean(exc, 200))
+            log.debug("the focus watcher stopped: %s", exc)
         finally:
             self.alive = False
 
-    def _sway_loop(self) -> None:
-        conn = self._conn
-        assert conn is not None
-        while True:
-            kind, event = conn.receive()
-            if kind == swayipc.EVENT_WINDOW and isinstance(event, dict) and event.get("change") == "focus":
-                self.front = swayipc.view_of_event(event)
-            elif kind in (swayipc.EVENT_WINDOW, swayipc.EVENT_WORKSPACE):
-                self.front = self.method.focused()  # (a close, a move, another workspace)
-
-    def _x11_loop(self) -> None:
-        from Xlib import X
-
-        disp = self._disp
-        while True:
-            ready, _, _ = select.select([disp.fileno(), self._wake_r], [], [])
-            if self._wake_r in ready:
-                return
-            changed = False
-            while disp.pending_events():
-                e = disp.next_event()
-                if e.type == X.PropertyNotify and e.atom == self._active_atom:
-                    changed = True
-            if changed:
-                self.front = self.method.focused()
-
     def stop(self) -> None:
         self.alive = False
-        if self._conn is not None:
-            try:
-                self._conn.sock.shutdown(2)
-            except OSError:
-                pass
         os.write(self._wake_w, b"x")
         if self._thread is not None:
             self._thread.join(2)
-        if self._conn is not None:
-            self._conn.close()
-        if self._disp is not None:
-            self._disp.close()
+        if self._events is not None:
+            self._events.close()
         os.close(self._wake_r)
         os.close(self._wake_w)
 
@@ -209,13 +155,13 @@ def current_front() -> Front | None:
             if isinstance(method, Missing):
                 _watcher[:] = [method]
                 return None
-            if isinstance(method, (Hyprland, KWin)):
+            if method.backend.events is None:
                 return UNKNOWN  # (not watched: asked at each check; KWin: a script run, ~5 ms)
             w = FocusWatcher(method)
             try:
                 w.start()
             except Exception as exc:
-                log.debug("cannot watch the focus through %s: %s", method.name, clean(exc, 200))
+                log.debug("cannot watch the focus through %s: %s", method.name, exc)
                 w.stop()
                 return UNKNOWN
             log.debug("watching what is focused through %s", method.name)
@@ -245,7 +191,7 @@ def items_focused(
         if seen is None:
             return False  # nothing focused, or nothing here can tell
         if seen != UNKNOWN:
-            folders = {(i.ref.cwd or "").rstrip("/") or "/" for i in items if i.ref.cwd}
+            folders = {folder(i.ref.cwd) for i in items if i.ref.cwd}
             if not shows(seen[1], folders):
                 return False  # the focused window runs neither tmux nor a pi of these folders
         # It may be one of them. Skipping loses a notification, so the watcher's word is not
@@ -256,5 +202,5 @@ def items_focused(
         found = locate(wanted)
         return all(is_focused(found.get(i.ref.key), UNKNOWN, asked) for i in items)
     except Exception as exc:
-        log.debug("focus check failed: %s", clean(exc, 200))
+        log.debug("focus check failed: %s", exc)
         return False

@@ -6,9 +6,9 @@ creation, readable ``--session`` arguments, the tmux pane showing its question e
 session file the companion extension announced). Where two pis remain, the session has no
 location and :func:`locate_one` says why. Inside tmux pi's terminal window is
 the one running a tmux client of its session (:mod:`notifier.system.tmux`); outside tmux it
-belongs to one of pi's ancestors (:mod:`notifier.system.x11`). The pi processes themselves are
-found by :mod:`notifier.system.processes`; the locations of ``status --json``:
-:mod:`notifier.system.status_locations`. Checked with the real pi 0.73.1 and 1.6.0 in tmux under
+belongs to one of pi's ancestors (:mod:`notifier.system.focus`). The pi processes themselves are
+found by :mod:`notifier.system.processes`. The locations of ``status --json`` are filled in
+here too (:func:`add_locations`). Checked with the real pi 0.73.1 and 1.6.0 in tmux under
 Xvfb + openbox + xterm.
 
 Every call to an outside program has an argument list and a timeout; nothing here raises for an
@@ -21,15 +21,20 @@ import logging
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from notifier.core.codec import parse_iso
 from notifier.core.model import SessionView
 from notifier.core.owners import Owners, Proc, Wanted, bind
 from notifier.core.text import clean
-from notifier.system.desktop import Missing, Window, focus_method
-from notifier.system.processes import PiProcess, pi_processes
-from notifier.system.tmux import TmuxClient, TmuxPane, capture, tmux_clients, tmux_pane_of
-from notifier.system.x11 import open_display, window_for, x_windows_by_pid
+from notifier.system.processes import PiProcess, evidence, folder, folders_of, maybe_pi, pi_processes
+from notifier.system.tmux import TmuxClient, TmuxPane, tmux_clients, tmux_pane_of
+
+if TYPE_CHECKING:
+    from notifier.system.desktop import Window
+
+# Lazy imports here: the desktop's window managers only where windows are asked for (``status``
+# locates sessions without them).
 
 log = logging.getLogger(__name__)
 
@@ -74,6 +79,8 @@ Windows = tuple[dict[int, int] | None, tuple[str, dict[int, int]] | None]  # X11
 
 def locate(proc: PiProcess, windows: Windows | None) -> Location:
     """Where ``proc`` is; ``windows``: :func:`list_windows`."""
+    from notifier.system.desktop import Window, window_for
+
     x_windows, desk = windows or (None, None)
     pane = tmux_pane_of(proc.env, proc.pid)
     client: TmuxClient | None = None
@@ -108,29 +115,18 @@ class Unmatched:
         return bool(self.pids)
 
 
-def _evidence(wanted: Sequence[Wanted], procs: Sequence[PiProcess], announced: dict[int, str]) -> list[Proc]:
-    """The pure pairing's view of each process: its tmux pane captured where a session of its
-    folder asks something (only a question can be seen on screen)."""
-    asking = {(w.cwd or "").rstrip("/") or "/" for w in wanted if w.question and w.cwd}
-    out = []
-    for p in procs:
-        cwds = {p.cwd, os.path.realpath(p.cwd)}
-        screen = pane_id = None
-        if any((c.rstrip("/") or "/") in asking for c in cwds):
-            pane = tmux_pane_of(p.env, p.pid)
-            if pane is not None:
-                screen, pane_id = capture(pane), pane.pane
-        out += [Proc(c, p.started, p.pid, p.argv, screen, announced.get(p.pid), pane_id) for c in sorted(cwds)]
-    return out
-
-
 def match_all(
     wanted: Sequence[Wanted], procs: Sequence[PiProcess], announced: dict[int, str] | None = None
 ) -> tuple[dict[str, PiProcess], Owners]:
     """Which live pi process has each session (session file → process), and the whole pairing
     (for the sessions it cannot tell: :meth:`Owners.candidates`). ``announced``: pid → the
     session file that pi announced (the companion extension's hello), exact where given."""
-    owners = bind(wanted, _evidence(wanted, procs, announced or {}))
+    asking = {folder(w.cwd) for w in wanted if w.question and w.cwd}
+    announced = announced or {}
+    owners = bind(wanted, [
+        e for p in procs
+        for e in evidence(p.pid, p.cwd, p.started, p.argv, p.env.copy, asking, announced.get(p.pid))
+    ])
     by_pid = {p.pid: p for p in procs}
     return {k: by_pid[o.pid] for k, o in owners.owners.items() if o.pid in by_pid}, owners
 
@@ -142,13 +138,15 @@ def match(wanted: Sequence[Wanted], procs: Sequence[PiProcess]) -> dict[str, PiP
 
 
 def _x_windows() -> dict[int, int] | None:
+    from notifier.system.desktop import open_display, x_windows_by_pid
+
     disp = open_display()
     if disp is None:
         return None
     try:
         return x_windows_by_pid(disp)
     except Exception as exc:
-        log.debug("cannot list the X windows: %s", clean(exc, 200))
+        log.debug("cannot list the X windows: %s", exc)
         return None
     finally:
         disp.close()
@@ -159,13 +157,15 @@ def list_windows(with_windows: bool = True) -> Windows | None:
     windows by process too."""
     if not with_windows:
         return None
+    from notifier.system.desktop import Missing, focus_method
+
     method = focus_method()
     desk = None
     if not isinstance(method, Missing) and method.via != "x11":
         try:
             desk = (method.via, method.windows())
         except Exception as exc:
-            log.debug("cannot list the windows through %s: %s", method.name, clean(exc, 200))
+            log.debug("cannot list the windows through %s: %s", method.name, exc)
     return _x_windows(), desk
 
 
@@ -203,11 +203,10 @@ def locate_one(
     its own is not taken for this one's (only those of the same folder are looked at).
     ``announced``: pid → session file, as the companion extension announced them (exact)."""
     w = view if isinstance(view, Wanted) else Wanted.of(view)
-    folder = clean(w.cwd or "?", 120)
     if w.alive is False:
         return Unmatched("no running pi has this session (its pi is gone)")
     procs = pi_processes() if w.cwd else []
-    here = {(w.cwd or "").rstrip("/") or "/"}
+    here = {folder(w.cwd or "")}
     others = [
         n if isinstance(n, Wanted) else Wanted.of(n)
         for n in neighbours
@@ -217,24 +216,29 @@ def locate_one(
     proc = pairs.get(w.key)
     if proc is not None:
         return locate(proc, list_windows(with_windows))
-    cands = owners.candidates(w.key)
+    return _unmatched(w, owners.candidates(w.key), procs)
+
+
+def _unmatched(w: Wanted, cands: Sequence[Proc], procs: Sequence[PiProcess]) -> Unmatched:
+    """Why no single pi has session ``w`` (``cands``: the pis it could be), in one line."""
+    shown = clean(w.cwd or "?", 120)
     if len(cands) >= 2:
         pids = tuple(sorted({p.pid for p in cands}))
         panes = sorted({p.pane for p in cands if p.pane})
         where = f", tmux panes {' and '.join(clean(x, 20) for x in panes)}" if panes else ""
         return Unmatched(
-            f"{len(pids)} pi processes in {folder} could be this session's (pids "
+            f"{len(pids)} pi processes in {shown} could be this session's (pids "
             f"{' and '.join(map(str, pids))}{where}) and nothing tells which: nothing was typed; "
             "answer it in its terminal",
             pids,
         )
     if cands:
         return Unmatched(
-            f"the pi in {folder} (pid {cands[0].pid}) may be on another session: answer it in its terminal"
+            f"the pi in {shown} (pid {cands[0].pid}) may be on another session: answer it in its terminal"
         )
-    if any(w.cwd and (p.cwd.rstrip("/") or "/") in {*here, os.path.realpath(w.cwd)} for p in procs):
+    if w.cwd and any(folder(p.cwd) in {folder(w.cwd), os.path.realpath(w.cwd)} for p in procs):
         return Unmatched(
-            f"no running pi has this session (the pi processes in {folder} are on other sessions)"
+            f"no running pi has this session (the pi processes in {shown} are on other sessions)"
         )
     return Unmatched("no running pi has this session")
 
@@ -247,8 +251,79 @@ def _folder_of(view: SessionView | Wanted) -> str | None:
         cwd = view.ref.cwd
     else:
         return None
-    return (cwd.rstrip("/") or "/") if cwd else None
+    return folder(cwd) if cwd else None
 
 
 def _key_of(view: SessionView | Wanted) -> str:
     return view.key if isinstance(view, Wanted) else view.ref.key
+
+
+# ---- the locations of ``status --json``: only a session in a folder where a pi runs can be
+# matched, so the others are not even looked at: with thousands of sessions and a few pi
+# processes (or none) this costs the process listing, not a parse of every session ----
+
+Listed = tuple[list[PiProcess] | None, set[str]]  # (pi_folders)
+
+
+def pi_folders(needed: bool = True) -> Listed:
+    """The live pi processes and the folders they run in (as written and resolved, without a
+    trailing slash); nothing is listed unless ``needed`` (no session could be matched)."""
+    if not needed:
+        return None, set()
+    procs = pi_processes(maybe_pi() if os.path.isdir("/proc/self") else None)
+    folders: set[str] = set()
+    for p in procs or ():
+        folders.update(folder(cwd) for cwd in folders_of(p.cwd))
+    return procs, folders
+
+
+def in_folders(cwd: object, folders: set[str]) -> bool:
+    """Whether a session in ``cwd`` can be matched: a pi runs in that folder (:func:`pi_folders`)."""
+    return isinstance(cwd, str) and folder(cwd) in folders
+
+
+def may_match(session: dict[str, Any]) -> bool:
+    """Whether a ``status --json`` session could have a live pi at all (worth listing processes)."""
+    return session.get("alive") is not False and bool(session.get("cwd"))
+
+
+def add_locations(status: dict[str, Any], listed: Listed | None = None) -> dict[str, Any]:
+    """Fill ``"location"`` into each session of a ``status --json`` object (``null``: no live pi
+    or unknown). Additive: nothing else changes. ``listed``: :func:`pi_folders`, if the caller
+    listed them already."""
+    sessions = status.get("sessions")
+    if not isinstance(sessions, list):
+        return status
+    found: dict[str, Location] = {}
+    try:
+        if listed is None:
+            listed = pi_folders(any(isinstance(s, dict) and may_match(s) for s in sessions))
+        procs, folders = listed
+        wanted = [
+            _wanted(s)
+            for s in sessions
+            if isinstance(s, dict) and isinstance(s.get("file"), str) and in_folders(s.get("cwd"), folders)
+        ]
+        if wanted:
+            found = locate_sessions(wanted, procs=procs)
+    except Exception as exc:  # locating is a bonus: status still works
+        log.debug("cannot locate sessions: %s", exc)
+        found = {}
+    for s in sessions:
+        if isinstance(s, dict):
+            loc = found.get(s.get("file"))  # type: ignore[arg-type]
+            s["location"] = loc.obj() if loc is not None else None
+    return status
+
+
+def _wanted(s: dict[str, Any]) -> Wanted:
+    """What the pairing needs of one ``status --json`` session: its file, folder, last change, the
+    first question pending (text and labels) and whether it is alive."""
+    updated = parse_iso(s.get("updated_at")) or 0.0
+    pending = s.get("pending") or []
+    first = pending[0] if pending and isinstance(pending[0], dict) else {}
+    text = first.get("text") if isinstance(first.get("text"), str) else None
+    labels = tuple(o for o in first.get("options") or () if isinstance(o, str))
+    alive = s.get("alive")
+    sid = s.get("id") if isinstance(s.get("id"), str) else None
+    return Wanted(s["file"], s.get("cwd"), updated, alive if isinstance(alive, bool) else None, text, labels, sid)

@@ -12,7 +12,7 @@ import platformdirs
 
 from notifier import APP_NAME
 from notifier.core.text import clean
-from notifier.system.logonce import LogOnce
+from notifier.system.log import LogOnce
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +59,7 @@ def default_sessions_dir(env: Mapping[str, str] = os.environ) -> str:
     except FileNotFoundError:
         pass
     except (OSError, ValueError) as exc:
-        log.warning("cannot read %s (%s); using the default sessions folder", clean(settings), exc)
+        log.warning("cannot read %s (%s); using the default sessions folder", settings, exc)
     return os.path.join(base, "sessions")
 
 
@@ -112,7 +112,7 @@ def runtime_dir(announce: bool = False) -> str:
         if why or refused:
             message = "; ".join([*refused, *([why] if why else [])]) + f": using {path}"
             level = logging.WARNING if refused else logging.INFO if announce else logging.DEBUG
-            _explained("runtime folder", message, "%s", clean(message, 600), level=level)
+            _explained("runtime folder", message, "%s", message, level=level)
         return path
     raise NotOurs("no runtime folder of our own: " + clean("; ".join(refused), 600))
 
@@ -216,7 +216,7 @@ def _restrict(path: str, mode: int) -> None:
         try:
             os.chmod(path, mode)
         except OSError as exc:
-            log.warning("cannot make %s private (%s)", clean(path), exc)
+            log.warning("cannot make %s private (%s)", path, exc)
 
 
 def session_address() -> str | None:

@@ -1,4 +1,8 @@
-"""Find running pi processes (the one impure module of pi/: it reads the process table).
+"""Processes: running outside programs (:func:`run`: the one way here to run one and wait for it)
+and a process's parents, and finding the running pi processes.
+
+Every program runs from an argument list, without a shell, with a timeout; nothing here raises
+for an odd system but :class:`CannotRun`, where it is asked for.
 
 A pi process is ``pi`` / ``omp`` itself, or a node process running pi's CLI
 (``node …/pi-coding-agent/dist/cli.js``, ``node /usr/local/bin/pi``).
@@ -12,26 +16,89 @@ and, for the folders asked about, its tmux pane's text.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
+import subprocess
 import time
-from collections.abc import Collection, Iterator
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from importlib.util import find_spec
 from typing import Any
 
 from notifier.core.owners import Proc
 from notifier.core.text import clean, number
-from notifier.system.logonce import LogOnce
-from notifier.system.tmux import capture, tmux_pane_of
+from notifier.system.log import LogOnce
 
 # Lazy imports here: psutil only once /proc says a pi may run (status's path: without a pi it is
-# never imported, tests/processes/test_locate.py); termios is POSIX only.
+# never imported, tests/processes/test_locate.py); termios is POSIX only; tmux (which runs its
+# programs through this module) only for a pi whose pane is looked at.
 
 log = logging.getLogger(__name__)
 _NAMES = frozenset({"pi", "omp", "pi.exe", "omp.exe"})
 _MARKERS = ("pi-coding-agent", "oh-my-pi")
 _once = LogOnce(log)  # the process table is read every few seconds: say a problem once
+
+
+# ---- outside programs and the process tree ----
+
+TIMEOUT_S = 5.0
+
+
+class CannotRun(Exception):
+    """The program could not be started or did not finish in time (the message says which)."""
+
+
+def run_or_raise(
+    cmd: Sequence[str], timeout: float = TIMEOUT_S, input: str | None = None, new_session: bool = False
+) -> subprocess.CompletedProcess[str]:
+    """Run a program (argument list, no shell) and return its result: ``input`` on its standard
+    input (else none), its output and errors as text. The one decoding: UTF-8, bytes that are not
+    UTF-8 kept as lone surrogates both ways (PEP 383: a name goes back byte for byte, and
+    :func:`notifier.core.text.clean` shows them as U+FFFD). ``new_session``: without our
+    controlling terminal (ssh cannot ask for a password there). Raises :class:`CannotRun`."""
+    try:
+        return subprocess.run(
+            list(cmd),
+            capture_output=True,
+            encoding="utf-8",
+            errors="surrogateescape",
+            timeout=timeout,
+            input=input,
+            stdin=subprocess.DEVNULL if input is None else None,
+            start_new_session=new_session,
+        )
+    except subprocess.TimeoutExpired:
+        raise CannotRun(f"no answer within {timeout:g} s") from None
+    except (OSError, ValueError, subprocess.SubprocessError) as exc:  # (ValueError: a NUL in an argument)
+        raise CannotRun(clean(exc, 200)) from None
+
+
+def run(
+    cmd: Sequence[str], timeout: float = TIMEOUT_S, input: str | None = None
+) -> subprocess.CompletedProcess[str] | None:
+    """:func:`run_or_raise`, but ``None`` if the program cannot run (said at debug level)."""
+    try:
+        return run_or_raise(cmd, timeout, input)
+    except CannotRun as exc:
+        log.debug("%s failed: %s", cmd[0], exc)
+        return None
+
+
+def ancestors(pid: int) -> list[int]:
+    """``pid`` and its parents up to init (just ``[pid]`` when they cannot be read)."""
+    try:
+        import psutil
+
+        chain = [pid]
+        for parent in psutil.Process(pid).parents():
+            chain.append(parent.pid)
+        return chain
+    except Exception:
+        return [pid]
+
+
+# ---- pi processes ----
 
 
 def looks_like_pi(name: str, cmdline: list[str]) -> bool:
@@ -108,12 +175,87 @@ def raw_terminal(pid: int, proc_dir: str = "/proc") -> bool | None:
         os.close(fd)
 
 
-def pane_screen(environ: dict[str, str], pid: int) -> tuple[str | None, str | None]:
+def folder(path: str) -> str:
+    """A folder as sessions and processes are compared by it: without a trailing slash."""
+    return path.rstrip("/") or "/"
+
+
+def folders_of(cwd: str) -> list[str]:
+    """A process's folder as written and, where it differs, resolved (a pi started in a link)."""
+    try:
+        real = os.path.realpath(cwd)
+    except OSError:
+        return [cwd]
+    return [cwd] if real == cwd else [cwd, real]
+
+
+def pane_screen(environ: Mapping[str, str], pid: int) -> tuple[str | None, str | None]:
     """(what the tmux pane process ``pid`` runs in shows, the pane's id); Nones outside tmux."""
+    from notifier.system.tmux import capture, tmux_pane_of
+
     pane = tmux_pane_of(environ, pid)
     if pane is None:
         return None, None
     return capture(pane), pane.pane
+
+
+def evidence(
+    pid: int, cwd: str, started: float, argv: tuple[str, ...] | None, environ: Callable[[], Mapping[str, str]],
+    asking: Collection[str], session: str | None = None, raw: bool | None = None,
+) -> list[Proc]:
+    """What tells this pi apart from its neighbours (:class:`Proc`, one per folder it is seen in):
+    its tmux pane is captured only where a session of its folder asks something (``asking``,
+    folders as :func:`folder` writes them): only a question can be seen on screen."""
+    cwds = folders_of(cwd)
+    screen = pane = None
+    if asking and any(folder(c) in asking for c in cwds):
+        try:
+            screen, pane = pane_screen(environ(), pid)
+        except Exception:  # (psutil's errors: a process gone meanwhile, or not ours to read)
+            pass
+    return [Proc(c, started, pid, argv, screen, session, pane, raw) for c in cwds]
+
+
+def _psutil() -> Any:
+    try:
+        import psutil
+    except ImportError:
+        _once("", "psutil", "psutil is not installed: cannot tell whether pi is still running")
+        return None
+    return psutil
+
+
+def _scan(psutil: Any, pids: list[int] | None, mine: bool, where: bool) -> Iterator[tuple[PiProcess, Any]]:
+    """The pi processes (among ``pids``, else all; ``mine``: only our own user's), each with
+    psutil's process; ``where``: its terminal and the environment that says where it runs are
+    read too. A process gone meanwhile (or not ours to read) is left out; what fails for the
+    whole table is raised."""
+    me = os.getuid() if mine and hasattr(os, "getuid") else None
+    attrs = ["name", "cmdline", "create_time", "uids"]
+    for proc in psutil.process_iter(attrs) if pids is None else _of(psutil, pids, attrs):
+        info = proc.info
+        cmdline = info.get("cmdline") or []
+        if not looks_like_pi(info.get("name") or "", cmdline):
+            continue
+        try:
+            if me is not None and info.get("uids") is not None and info["uids"].real != me:
+                continue
+            cwd = proc.cwd()
+            env = _environ(proc) if where else {}
+            tty = proc.terminal() if where else None
+        except (psutil.Error, OSError):
+            continue
+        started = start_time(proc.pid, float(info.get("create_time") or 0.0))
+        yield PiProcess(proc.pid, cwd, started, tty, env, pi_args(cmdline)), proc
+
+
+def _environ(proc: Any) -> dict[str, str]:
+    """What of a process's environment says where it runs (:data:`_ENV_KEYS`); none if unreadable."""
+    try:
+        environ = proc.environ()
+    except Exception:  # (psutil's errors: a process gone meanwhile, or not ours to read)
+        return {}
+    return {k: environ[k] for k in _ENV_KEYS if k in environ}
 
 
 def running_pi(folders: Collection[str] = ()) -> list[Proc] | None:
@@ -127,48 +269,23 @@ def running_pi(folders: Collection[str] = ()) -> list[Proc] | None:
     pids = maybe_pi()
     if pids == [] and find_spec("psutil") is not None:
         return []
-    try:
-        import psutil
-    except ImportError:
-        _once("", "psutil", "psutil is not installed: cannot tell whether pi is still running")
+    psutil = _psutil()
+    if psutil is None:
         return None
     found: list[Proc] = []
-    attrs = ["name", "cmdline", "create_time"]
-    wanted = {f.rstrip("/") or "/" for f in folders}
+    asking = {folder(f) for f in folders}
     try:
-        for proc in psutil.process_iter(attrs) if pids is None else _of(psutil, pids, attrs):
-            info = proc.info
-            try:
-                cmdline = info.get("cmdline") or []
-                if not looks_like_pi(info.get("name") or "", cmdline):
-                    continue
-                cwd = proc.cwd()
-            except (psutil.Error, OSError):
-                continue
-            started = start_time(proc.pid, float(info.get("create_time") or 0.0))
-            cwds = [cwd]
-            try:
-                real = os.path.realpath(cwd)
-                if real != cwd:
-                    cwds.append(real)
-            except OSError:
-                pass
-            screen = pane = None
-            if wanted and any((c.rstrip("/") or "/") in wanted for c in cwds):
-                try:
-                    screen, pane = pane_screen(proc.environ(), proc.pid)
-                except (psutil.Error, OSError):
-                    pass
-            args = pi_args(cmdline)
-            raw = raw_terminal(proc.pid)
-            found += [Proc(c, started, proc.pid, args, screen, None, pane, raw) for c in cwds]
+        for p, proc in _scan(psutil, pids, mine=False, where=False):
+            env = functools.partial(_environ, proc)  # (read only where its pane is looked at)
+            found += evidence(p.pid, p.cwd, p.started, p.argv, env, asking, raw=raw_terminal(p.pid))
     except Exception as exc:  # psutil can fail in odd sandboxes; liveness then stays unknown
-        _once("", "read", "cannot read the process list (%s): liveness is unknown", clean(exc, 200))
+        _once("", "read", "cannot read the process list (%s): liveness is unknown", exc)
         return None
     return found
 
 
 # ---- pi processes with where they run (to find a session's pi: notifier.system.locate) ----
+
 
 _ENV_KEYS = (
     "TMUX",
@@ -238,33 +355,8 @@ def pi_processes(pids: list[int] | None = None) -> list[PiProcess]:
     """Every running pi process we may look at (our own user's); ``pids``: only among these."""
     if pids is not None and not pids:
         return []
-    try:
-        import psutil
-    except ImportError:
-        return []
-    found = []
-    me = os.getuid() if hasattr(os, "getuid") else None
-    attrs = ["name", "cmdline", "create_time", "uids"]
-    procs: list[Any] | Iterator[Any] = psutil.process_iter(attrs) if pids is None else _of(psutil, pids, attrs)
-    for proc in procs:
-        info = proc.info
-        try:
-            if not looks_like_pi(info.get("name") or "", info.get("cmdline") or []):
-                continue
-            if me is not None and info.get("uids") is not None and info["uids"].real != me:
-                continue
-            cwd = proc.cwd()
-            try:
-                environ = proc.environ()
-            except (psutil.Error, OSError):
-                environ = {}
-            tty = proc.terminal()
-        except (psutil.Error, OSError):
-            continue
-        env = {k: environ[k] for k in _ENV_KEYS if k in environ}
-        started = start_time(proc.pid, float(info.get("create_time") or 0.0))
-        found.append(PiProcess(proc.pid, cwd, started, tty, env, pi_args(info.get("cmdline") or [])))
-    return found
+    psutil = _psutil()
+    return [p for p, _ in _scan(psutil, pids, mine=True, where=True)] if psutil is not None else []
 
 
 def _of(psutil: Any, pids: list[int], attrs: list[str]) -> list[Any]:

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from notifier.core.text import clean
-from notifier.system.logonce import LogOnce
+from notifier.system.log import LogOnce
 
 log = logging.getLogger(__name__)
 

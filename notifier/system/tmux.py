@@ -10,12 +10,13 @@ process is one of its ancestors; a pane's terminal window is the one running a t
 from __future__ import annotations
 
 import functools
+import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from notifier.system.programs import ancestors, run
+from notifier.system.processes import ancestors, run
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,8 +131,6 @@ def send_if(pane: TmuxPane, condition: str, keys: tuple[str, ...] = (), buffer: 
 def load_buffer(pane: TmuxPane, text: str) -> str | None:
     """``text`` into a paste buffer of ours (read from standard input, never from tmux's command
     line): its name, or None when tmux failed."""
-    import os
-
     buffer = f"pi-notifier-{os.getpid()}"
     return buffer if tmux(pane.socket, "load-buffer", "-b", buffer, "-", input=text) is not None else None
 
@@ -140,8 +139,7 @@ def unread_input(tty: str) -> int | None:
     """How many bytes typed into the terminal ``tty`` (a pane's) its program has not read yet;
     None: not known. The terminal is only looked at (opened without becoming anyone's
     controlling terminal, never read)."""
-    import fcntl
-    import os
+    import fcntl  # (POSIX only, as tmux is)
     import struct
     import termios
 
@@ -200,6 +198,12 @@ def tmux_clients(socket: str) -> list[TmuxClient]:
     return clients
 
 
+def client_pane(client: TmuxClient, socket: str) -> str | None:
+    """The id of the pane the client shows."""
+    out = tmux(socket, "display-message", "-c", client.tty, "-p", "#{pane_id}")
+    return out.strip() if out else None
+
+
 def capture(pane: TmuxPane) -> str | None:
     """The visible text of the pane (no escapes)."""
     return tmux(pane.socket, "capture-pane", "-p", "-t", pane.pane)
@@ -209,8 +213,6 @@ def invoking_client(socket: str, env: Mapping[str, str]) -> str | None:
     """The tty of the client of the tmux server at ``socket`` that this command was run from (a
     shell in one of its panes, or a key binding's ``run-shell``: ``TMUX`` names the server), the
     one the user typed in; None when the command runs outside that server."""
-    import os
-
     inside = env.get("TMUX", "").split(",")[0]
     if not inside or os.path.realpath(inside) != os.path.realpath(socket):
         return None

@@ -312,7 +312,7 @@ def _red_spot(desk: Desktop, box: tuple[int, int, int, int]) -> tuple[int, int] 
 
     from PIL import Image
 
-    from notifier.ui.icons import COLORS
+    from notifier.outputs.tray import COLORS
 
     from .test_tray import pixels
 
@@ -499,7 +499,7 @@ def _image(name: str) -> Any:
 
 def _red(img: Any, box: tuple[int, int, int, int] | None = None) -> int:
     """Pixels of the needs-answer red (in ``box``) of an RGB image."""
-    from notifier.ui.icons import COLORS
+    from notifier.outputs.tray import COLORS
 
     from .test_tray import count
 

@@ -108,8 +108,8 @@ def test_the_window_answers_a_real_pi_question(tmp_path: Path, desktop: dict[str
     from tkinter import ttk
 
     from notifier.app.runtime import LocalSource
-    from notifier.config.load import Config
-    from notifier.ui.window import Window
+    from notifier.config import Config
+    from notifier.window.window import Window
 
     version = need("1.6.0")
     server = Tmux()
@@ -176,9 +176,7 @@ def test_the_window_opens_inside_the_work_area_with_nothing_clipped(
     """Under a panel (a dock reserving the top 40 px): the window is placed below it, and each
     column is as wide as its widest cell ("ask_user_question", "1 s (abandoned)")."""
     require("tkinter")
-    from notifier.ui.placement import placement, work_area
-    from notifier.ui.question_list import COLUMNS
-    from notifier.ui.window import Window
+    from notifier.window.window import COLUMNS, Window, placement, work_area
 
     from .test_tray import FakeSource, snapshot_data
 

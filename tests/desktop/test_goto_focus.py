@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from notifier.actions.goto import activate_window
-from notifier.core.formats import status_obj
-from notifier.core.notices import Item
+from notifier.core.codec import status_obj
+from notifier.core.model import Item
 from notifier.system.focus import is_focused, items_focused
 from notifier.system.locate import Location, locate_sessions
 
@@ -55,7 +55,7 @@ def active() -> int | None:
 
 
 def window_of(pid: int) -> int | None:
-    from notifier.system.x11 import open_display, x_windows_by_pid
+    from notifier.system.desktop import open_display, x_windows_by_pid
 
     d = open_display()
     try:
@@ -176,9 +176,8 @@ def test_goto_focuses_the_xterm_of_the_tmux_client(
 
 
 def _location(sessions: Path) -> Location | None:
-    from notifier.config.load import Config
-    from notifier.engine.options import engine_options
-    from notifier.engine.scan import scan_once
+    from notifier.config import Config
+    from notifier.sessions import engine_options, scan_once
 
     config = Config()
     config.values["sessions_dirs"] = [str(sessions)]
@@ -198,9 +197,8 @@ def _remote_twin(item: Item) -> Item:
 
 
 def _items(sessions: Path) -> list[Item]:
-    from notifier.config.load import Config
-    from notifier.engine.options import engine_options
-    from notifier.engine.scan import scan_once
+    from notifier.config import Config
+    from notifier.sessions import engine_options, scan_once
 
     config = Config()
     config.values["sessions_dirs"] = [str(sessions)]

@@ -588,7 +588,7 @@ def test_the_notifier_runs_again_by_itself_after_its_worker_failed(
     by itself (said once, in the health record), the engine keeps the very sinks it was built
     with, and the next question is notified."""
     from notifier.app.runtime import App
-    from notifier.config.load import Config
+    from notifier.config import Config
 
     config = Config()
     config.values["sessions_dirs"] = [str(tmp_path)]

@@ -378,8 +378,7 @@ def test_a_server_that_answered_oddly_is_asked_again_and_then_shows_what_waits(
 ) -> None:
     """A server that owns the name but answers no use (still starting, say) is asked again after
     a while (the screen's clock here), and what waits is shown once it answers."""
-    from notifier.core.model import Option, Question, QuestionItem, SessionRef
-    from notifier.core.notices import Item, Notice
+    from notifier.core.model import Item, Notice, Option, Question, QuestionItem, SessionRef
     from notifier.sinks.notify.choose import choose_backend
     from notifier.sinks.notify.screen import RECONNECT_S, Screen
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import psutil
 
-from notifier.ui.icons import COLORS
+from notifier.outputs.tray import COLORS
 
 from ..app_process import AppProcess
 from ..conftest import cli, wait_for

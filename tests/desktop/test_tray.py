@@ -18,10 +18,9 @@ from notifier.core.board import Board
 from notifier.core.commands import Clear, Command, Focus, Mute, Show, Snooze
 from notifier.core.owners import Proc
 from notifier.core.reducer import Header, ToolStart
+from notifier.outputs.tray import COLORS, UiState, render
 from notifier.pi.extraction import extract
-from notifier.ui.icons import COLORS, render
-from notifier.ui.state import UiState
-from notifier.ui.view import window_obj
+from notifier.window.view import window_obj
 
 from ..app_process import AppProcess
 from ..conftest import cli, wait_for
@@ -155,7 +154,7 @@ class FakeSource:
     def ask(self, command: Command) -> dict[str, Any]:
         from notifier.actions.answer import answer_line
         from notifier.actions.goto import go
-        from notifier.config.load import Config
+        from notifier.config import Config
         from notifier.core.commands import Answer, Goto
 
         self.commands.append(command)
@@ -217,7 +216,7 @@ def snapshot_data() -> dict[str, Any]:
 
 def test_window_lists_questions_through_tk(desktop: dict[str, str]) -> None:
     require("tkinter")
-    from notifier.ui.window import TITLE, Window
+    from notifier.window.window import TITLE, Window
 
     source = FakeSource(snapshot_data())
     window = Window(source, focus=["/s/b.jsonl", "c2"])
@@ -266,8 +265,8 @@ def test_copy_resume_command_offers_only_what_parses_back(desktop: dict[str, str
     import shlex
 
     from notifier.core.model import Question, QuestionItem, SessionRef, SessionView, remote_key
-    from notifier.ui.view import question_obj
-    from notifier.ui.window import Window
+    from notifier.window.view import question_obj
+    from notifier.window.window import Window
 
     now = time.time()
     q = Question("c", "question", (QuestionItem("Go?"),), now - 60)
@@ -309,7 +308,7 @@ def test_copy_resume_command_offers_only_what_parses_back(desktop: dict[str, str
 
 def test_menu_action_fires_from_code(desktop: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
     """The same pystray objects the backend renders: find 'Snooze all → 1 hour' and fire it."""
-    from notifier.ui.tray import ICON_SIZE, Tray, tray_backend
+    from notifier.outputs.tray import ICON_SIZE, Tray, tray_backend
 
     backend, _ = tray_backend("auto")
     assert backend is not None
@@ -324,7 +323,8 @@ def test_menu_action_fires_from_code(desktop: dict[str, str], monkeypatch: pytes
         1.0,
     )
     fired: list[Command] = []
-    tray = Tray(backend, fired.append, lambda: UiState(data.snapshot(2.0)))
+    tray = Tray(backend, fired.append)
+    tray.update(UiState(data.snapshot(2.0)))  # (the state it is handed: it asks for none)
     assert "PYSTRAY_BACKEND" not in os.environ  # (the processes the app starts do not inherit it)
     items = list(tray.icon.menu.items)
     assert items[0].text.startswith("x — Q?")
@@ -464,7 +464,7 @@ def test_window_answers_a_gate_with_no_first(desktop: dict[str, str]) -> None:
     from tkinter import ttk
 
     from notifier.companion import dialog_from, question_of, ref_of
-    from notifier.ui.window import Window
+    from notifier.window.window import Window
 
     command = "rm -rf build \\\n  && echo done"
     gate = dialog_from(
@@ -507,7 +507,7 @@ def test_the_demo_window_offers_no_answer_buttons(desktop: dict[str, str]) -> No
     (answers, Go to session, Copy resume command); a real question gets them."""
     require("tkinter")
     from notifier.resources import DEMO_SESSION_ID
-    from notifier.ui.window import Window
+    from notifier.window.window import Window
 
     now = time.time()
     b = Board(liveness=False)
@@ -703,8 +703,7 @@ def test_host_follower_sees_trays_come_and_go(desktop: dict[str, str]) -> None:
     from jeepney import DBusAddress, new_method_call
     from jeepney.io.blocking import open_dbus_connection
 
-    from notifier.app.tray_follower import HostFollower
-    from notifier.app.tray_hosts import WATCHER, Hosts, look
+    from notifier.outputs.tray_hosts import WATCHER, HostFollower, Hosts, look
 
     from .services import start_trayer, stop
 

@@ -11,7 +11,7 @@ import threading
 from pathlib import Path
 
 from notifier.actions.answer_session import tool_result
-from notifier.sessions.names import find_name
+from notifier.tail import find_name
 
 DEEP = 200_000  # far past the interpreter's recursion limit: json.loads raises RecursionError
 

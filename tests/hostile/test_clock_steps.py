@@ -15,10 +15,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from notifier.core.model import Question, QuestionItem, SessionRef, Transition
-from notifier.core.notices import Action, Notice
-from notifier.core.planner import Planner
-from notifier.core.preferences import Preferences
+from notifier.core.model import Action, Notice, Question, QuestionItem, SessionRef, Transition
+from notifier.core.planner import Planner, Preferences
 
 from ..app_process import AppProcess
 from ..conftest import wait_for

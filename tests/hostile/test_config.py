@@ -14,9 +14,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from notifier.config.keys import KEYS, SCHEMA
-from notifier.config.load import ConfigError, load
-from notifier.core.quiet import parse_quiet_hours
+from notifier.config import (  # (in parentheses: the codemod leaves it whole)
+    KEYS,
+    SCHEMA,
+    ConfigError,
+    load,
+)
+from notifier.core.planner import parse_quiet_hours
 
 from ..conftest import cli
 

@@ -13,7 +13,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from notifier.core.formats import dumps, status_obj
+from notifier.core.codec import dumps, status_obj
 from notifier.core.model import Question, QuestionItem, SessionRef, SessionView, Snapshot, remote_key
 from tests.writer import answer, ask, user
 
@@ -118,7 +118,7 @@ _names = st.text(alphabet=st.characters() | st.sampled_from("\x00\x1b\"\\\u2028\
     ),
 )
 def test_status_json_of_any_names_is_valid_json_that_gives_them_back(rows: list[Any]) -> None:
-    """status --json (core/formats.status_obj, then dumps) for names, paths and times of any
+    """status --json (core/codec.status_obj, then dumps) for names, paths and times of any
     shape: valid UTF-8 JSON, one session per view, each file given back exactly (also when not
     UTF-8), names plain text."""
     views = []

@@ -13,10 +13,9 @@ from typing import Any
 
 import pytest
 
-from notifier.core.formats import iso
-from notifier.core.times import MAX_TIME, MIN_TIME, parse_iso
+from notifier.core.codec import MAX_TIME, MIN_TIME, iso, parse_iso
 from notifier.pi.entries import parse_time
-from notifier.state.store import Store
+from notifier.store import Store
 from tests.writer import ask, header, user
 
 from ..app_process import AppProcess

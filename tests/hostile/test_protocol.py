@@ -21,7 +21,7 @@ from notifier import control as control_client
 from notifier.app.runtime import App
 from notifier.app.window_process import WindowProcess
 from notifier.channel import BadRequest
-from notifier.config.load import Config
+from notifier.config import Config
 from notifier.control import MAX_REQUEST_DEPTH, Connection, Server, answer, encode, parse_request
 from notifier.core.commands import Focus
 

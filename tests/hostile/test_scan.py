@@ -12,10 +12,9 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from notifier.core.settle import Suffix
-from notifier.engine.files import SessionFiles
-from notifier.engine.loop import Engine
-from notifier.engine.options import EngineOptions
+from notifier.core.reducer import Suffix
+from notifier.engine import Engine
+from notifier.sessions import EngineOptions, SessionFiles
 
 from ..scan_check import assert_same
 
@@ -145,7 +144,7 @@ def test_any_windows_and_cap_give_the_full_read(
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.lists(st.sampled_from(["assistant", "user", "result", "call", "stop"]), max_size=4), max_size=40))
 def test_settled_suffix_replays_to_the_whole(lines: list[list[str]]) -> None:
-    """core/settle's rule against the reducer: the events of any suffix that it calls settled,
+    """core/reducer's rule against the reducer: the events of any suffix that it calls settled,
     replayed alone, give the state the whole sequence gives."""
     from notifier.core.reducer import Input, SessionReducer, Supersede, ToolEnd, ToolStart, TurnEnd
 
@@ -190,7 +189,7 @@ def test_the_marked_lines_are_those_holding_a_marker(pieces: list[bytes]) -> Non
     """The search for the lines that hold a marker (each marker searched once per byte) takes
     exactly those, newest first, whatever the order of common and rare markers."""
     from notifier.pi.lines import MARKERS
-    from notifier.sessions.startup_read import _take
+    from notifier.tail import _take
 
     data = b"".join(p + (b"\n" if i % 3 else b"") for i, p in enumerate(pieces)) + b"\n"
     taken: list[bytes] = []
@@ -213,8 +212,7 @@ def test_what_a_rewrite_is_compared_with_replays_to_the_full_read(
     import os
 
     from notifier.core.reducer import Event, SessionReducer
-    from notifier.sessions.startup_read import settle_file
-    from notifier.sessions.tail import Tailer
+    from notifier.tail import Tailer, settle_file
 
     from ..scan_check import NOW, files, full_read
 

@@ -20,7 +20,7 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from notifier.core.secrets import MIN_PART, Masker, mask_url, secret_parts
+from notifier.core.text import MIN_PART, Masker, mask_url, secret_parts
 
 from ..app_process import AppProcess
 from ..conftest import cli

@@ -1,4 +1,4 @@
-"""Commands for people to paste (core/shellcmd) against hostile names: a line shown parses back
+"""Commands for people to paste (core/text) against hostile names: a line shown parses back
 to its argv (shlex and a real shell agree), or no command is offered and the reason says which
 argument and why."""
 
@@ -15,9 +15,8 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from notifier.core import shellcmd
-from notifier.core.shellcmd import Arg, Unsafe
-from notifier.core.text import clean
+from notifier.core import text as shellcmd
+from notifier.core.text import Arg, Unsafe, clean
 
 from .test_text import HOSTILE_CHARS
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from notifier.core.model import Question, QuestionItem, SessionRef, Transition
-from notifier.state.store import Store
+from notifier.store import Store
 
 from ..app_process import AppProcess
 from ..conftest import wait_for
@@ -49,7 +49,7 @@ def file_rows(path: Path, sql: str) -> list[tuple[object, ...]]:
 def test_a_locked_store_blocks_no_caller_and_is_written_once_free(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.WARNING, "notifier.state.store")
+    caplog.set_level(logging.WARNING, "notifier.store")
     path = tmp_path / "state.sqlite3"
     store = Store(str(path), write_wait_s=1.0)
     store.mark_notified([("/s/before.jsonl", "c0")], now=1.0)
@@ -92,7 +92,7 @@ def test_a_locked_store_blocks_no_caller_and_is_written_once_free(
 def test_an_unreadable_store_is_set_aside_once_and_a_fresh_one_made(
     tmp_path: Path, caplog: pytest.LogCaptureFixture, damage: str
 ) -> None:
-    caplog.set_level(logging.WARNING, "notifier.state.store")
+    caplog.set_level(logging.WARNING, "notifier.store")
     path = tmp_path / "state.sqlite3"
     store = Store(str(path))
     for n in range(300):
@@ -131,7 +131,7 @@ def test_an_unreadable_store_is_set_aside_once_and_a_fresh_one_made(
 def test_a_store_gone_bad_while_running_is_replaced_with_what_the_run_knew(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.WARNING, "notifier.state.store")
+    caplog.set_level(logging.WARNING, "notifier.store")
     path = tmp_path / "state.sqlite3"
     store = Store(str(path))
     store.mark_notified([("/s/a.jsonl", "c1")], now=1.0)
@@ -216,7 +216,7 @@ def test_a_full_store_keeps_changes_in_memory_until_there_is_room(
 ) -> None:
     """SQLite's own "database or disk is full" (SQLITE_FULL, what a full disk gives), made by
     capping the file's pages on the store's connection."""
-    caplog.set_level(logging.WARNING, "notifier.state.store")
+    caplog.set_level(logging.WARNING, "notifier.store")
     path = tmp_path / "state.sqlite3"
     store = Store(str(path))
     store.mark_notified([("/s/0.jsonl", "c0")], now=1.0)

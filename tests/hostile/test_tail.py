@@ -19,17 +19,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from notifier.core import jsonbound
+from notifier.core import codec as jsonbound
 from notifier.core.board import Board
 from notifier.core.reducer import SessionReducer
-from notifier.engine.files import SessionFiles
-from notifier.engine.options import EngineOptions
-from notifier.engine.scan import scan_once
 from notifier.pi.catalog import QuestionCatalog
 from notifier.pi.entries import to_events
 from notifier.pi.lines import TOO_ODD
-from notifier.sessions.cache import KEEP_ROWS, StartupCache
-from notifier.sessions.tail import Tailer
+from notifier.scan_cache import KEEP_ROWS, StartupCache
+from notifier.sessions import EngineOptions, SessionFiles, scan_once
+from notifier.tail import Tailer
 
 from ..conftest import FIXTURES, wait_for
 from ..harness import Harness
@@ -355,8 +353,8 @@ def _corrupt_all(cache: Path, sql: str, *args: Any) -> None:
 
 def _edit(change: Callable[[dict[str, Any]], Any]) -> Callable[[Path], None]:
     """A corruption of every row's summary, as parsed JSON (``change`` edits it in place, by the
-    names of its values, :data:`notifier.sessions.cache.FIELDS`; a value it adds comes last)."""
-    from notifier.sessions.cache import FIELDS
+    names of its values, :data:`notifier.scan_cache.FIELDS`; a value it adds comes last)."""
+    from notifier.scan_cache import FIELDS
 
     def corrupt(cache: Path) -> None:
         db = sqlite3.connect(cache)
@@ -449,7 +447,7 @@ def _summaries(draw: st.DrawFn) -> tuple[Tailer, SessionReducer]:
 def test_every_value_a_summary_holds_comes_back_as_written(summary: tuple[Tailer, SessionReducer]) -> None:
     """None, empty and binary bytes, strings that are not UTF-8, pending questions: what is
     saved is what is loaded, through the bounded parse and every check."""
-    from notifier.sessions.cache import _pack, _unpack
+    from notifier.scan_cache import _pack, _unpack
 
     tailer, reducer = summary
     raw = _pack(tailer, reducer)

@@ -19,8 +19,7 @@ from typing import Any
 
 import pytest
 
-from notifier.engine.options import EngineOptions
-from notifier.engine.scan import scan_once
+from notifier.sessions import EngineOptions, scan_once
 from notifier.system.locate import Location, Unmatched, locate_one
 
 from ..app_process import AppProcess
@@ -31,7 +30,7 @@ from .pi_harness import EXTENSION, PiSession, Tmux, need, start_pi
 def no_x() -> dict[str, str]:
     """This test's environment (its own HOME and XDG folders) without a display."""
     return {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
-LIVENESS_INTERVAL_S = 3.0  # (the default: notifier.engine.options)
+LIVENESS_INTERVAL_S = 3.0  # (the default: notifier.sessions)
 
 # The same first 40 characters and the same first option: a 40-character prefix and the first
 # label (what the screen check before typing looks at) cannot tell these dialogs apart.

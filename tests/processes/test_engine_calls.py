@@ -12,7 +12,7 @@ from pathlib import Path
 
 from notifier.actions.over_ssh import configured
 from notifier.companion import DialogFeed, dialog_from
-from notifier.config.load import Config
+from notifier.config import Config
 from notifier.core.model import (
     Question,
     QuestionItem,
@@ -22,8 +22,7 @@ from notifier.core.model import (
     TurnChange,
     remote_key,
 )
-from notifier.engine.loop import Engine
-from notifier.engine.sinks import ReadyInfo
+from notifier.engine import Engine, ReadyInfo
 from notifier.remote import RemoteAsked, Remotes
 
 from ..conftest import wait_for

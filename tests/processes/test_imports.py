@@ -33,10 +33,10 @@ with open(out, "w") as fh:
 # no engine thread, no socket server, no watcher.
 NOT_FOR_STATUS = [
     "notifier.app.runtime",
-    "notifier.app.tray_choice",
+    "notifier.outputs.tray",
     "notifier.app.window_process",
-    "notifier.engine.loop",
-    "notifier.ui",
+    "notifier.engine",
+    "notifier.window",
     "notifier.sinks.notify",
     "notifier.cli.run",
     "tkinter",
@@ -88,7 +88,7 @@ def test_status_imports_only_what_it_needs(tmp_path: Path, json_out: bool) -> No
             assert json.loads(r.stdout)["pending"] == 1, run
         else:
             assert "1 pending question" in r.stdout, run
-        assert {"notifier.engine.scan", "notifier.sessions.cache"} <= modules  # (it did read them)
+        assert {"notifier.sessions", "notifier.scan_cache"} <= modules  # (it did read them)
         assert _unwanted(modules, NOT_FOR_STATUS) == [], run
 
 

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from notifier.app.runtime import LocalSource
-from notifier.config.load import Config
+from notifier.config import Config
 from notifier.system import paths
 
 from ..conftest import wait_for

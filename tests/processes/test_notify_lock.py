@@ -36,7 +36,7 @@ def test_a_headless_run_leaves_notifying_to_an_app_of_the_same_folders_only(tmp_
     """``run --no-tray`` / ``run --json`` beside an app (another process holding the claim): it
     notifies only when that app watches other folders, and never keeps the app waiting."""
     from notifier.cli.run import _headless_notifies
-    from notifier.config.load import Config
+    from notifier.config import Config
 
     path = str(tmp_path / "notify.lock")
     claim = f"from notifier.app.instance import NotifyLock; NotifyLock({path!r}).claim(['/s']); print(1, flush=True); input()"
@@ -143,7 +143,7 @@ def test_one_headless_run_of_the_same_folders_holds_the_peer_lock(tmp_path: Path
     lock is held by it); let go when the process ends, the next run takes it."""
     from notifier.app.instance import PeerLock
     from notifier.cli.run import _headless_notifies
-    from notifier.config.load import Config
+    from notifier.config import Config
 
     code = (
         "import sys; from notifier.app.instance import PeerLock; lock = PeerLock(sys.argv[1], ['/s']);"

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from notifier.core import shellcmd
+from notifier.core import text as shellcmd
 from notifier.core.text import clean
 
 from ..app_process import AppProcess
@@ -313,8 +313,7 @@ def test_offline_questions_are_listed_but_not_counted() -> None:
     """The board side of 'offline': listed with the time, not pending, not in the badge."""
     from notifier.core.board import Board
     from notifier.core.model import Question, QuestionItem, SessionRef, remote_key
-    from notifier.ui.menu import menu
-    from notifier.ui.state import UiState
+    from notifier.outputs.tray import UiState, menu
 
     board = Board()
     ref = SessionRef(remote_key("devbox", "/s.jsonl"), "id", "/home/dev/webshop", None, "devbox")

@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from notifier.core import shellcmd
+from notifier.core import text as shellcmd
 from notifier.core.text import clean
-from notifier.ui.view import resume_command
+from notifier.window.view import resume_command
 
 
 def test_resume_command_of_a_remote_session_runs_there(tmp_path: Path) -> None:
@@ -161,7 +161,9 @@ def test_goto_print_never_prints_a_remote_name_raw(tmp_path: Path, tmux: dict[st
 def test_goto_from_the_window_says_why_instead_of_a_command(tmp_path: Path, tmux: dict[str, Any],
                                                             monkeypatch: pytest.MonkeyPatch) -> None:
     from notifier.actions import goto
-    from notifier.config.load import load
+    from notifier.config import (  # (in parentheses: the codemod leaves it whole)
+        load,
+    )
 
     cfg = _remote_says(tmp_path, tmux)
     for k, v in _cli_env(tmp_path).items():
@@ -193,7 +195,9 @@ def test_goto_print_of_a_tricky_printable_name_parses_back_and_runs_as_meant(tmp
 
 def test_no_terminal_here_the_window_is_told_the_same_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from notifier.actions import goto
-    from notifier.config.load import load
+    from notifier.config import (  # (in parentheses: the codemod leaves it whole)
+        load,
+    )
 
     cfg = _remote_says(tmp_path, {"session": "a  b", "window": "2"})
     monkeypatch.setenv("PATH", _cli_env(tmp_path)["PATH"])

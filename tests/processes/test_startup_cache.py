@@ -10,10 +10,9 @@ import time
 from pathlib import Path
 
 from notifier.core.board import Board
-from notifier.engine.files import SessionFiles
-from notifier.engine.options import EngineOptions
 from notifier.pi.catalog import QuestionCatalog
-from notifier.sessions.cache import StartupCache
+from notifier.scan_cache import StartupCache
+from notifier.sessions import EngineOptions, SessionFiles
 
 from ..conftest import FIXTURES, cli
 

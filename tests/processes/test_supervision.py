@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from notifier.app.runtime import App
-from notifier.config.load import Config
+from notifier.config import Config
 from notifier.control import request
 from notifier.core.model import Snapshot, Transition, TurnChange
 from notifier.core.reducer import Event

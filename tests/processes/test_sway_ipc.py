@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from notifier.system import desktop, swayipc, x11
+from notifier.system import desktop
 
 
 def test_a_reply_after_an_event_over_a_real_socket(tmp_path: Path) -> None:
@@ -27,18 +27,18 @@ def test_a_reply_after_an_event_over_a_real_socket(tmp_path: Path) -> None:
         conn, _ = server.accept()
         with conn:
             head = conn.recv(14)
-            length, kind = swayipc.decode_header(head)
+            length, kind = desktop.decode_header(head)
             got.append(conn.recv(length))
-            conn.sendall(swayipc.encode(swayipc.EVENT_WINDOW, json.dumps({"change": "focus"})))
-            conn.sendall(swayipc.encode(kind, json.dumps([{"success": True}])))
+            conn.sendall(desktop.encode(desktop.EVENT_WINDOW, json.dumps({"change": "focus"})))
+            conn.sendall(desktop.encode(kind, json.dumps([{"success": True}])))
             conn.recv(14 + 2)  # GET_TREE, empty payload
-            conn.sendall(swayipc.encode(swayipc.RUN_COMMAND, "[]"))
+            conn.sendall(desktop.encode(desktop.RUN_COMMAND, "[]"))
 
     t = threading.Thread(target=serve, daemon=True)
     t.start()
-    with swayipc.Connection(path) as conn:
+    with desktop.Connection(path) as conn:
         assert conn.command("[con_id=5] focus")
-        with pytest.raises(swayipc.IpcError):
+        with pytest.raises(desktop.IpcError):
             conn.tree()
     t.join(5)
     server.close()
@@ -46,10 +46,10 @@ def test_a_reply_after_an_event_over_a_real_socket(tmp_path: Path) -> None:
 
 
 def test_the_window_display_in_words() -> None:
-    assert x11.window_display({"DISPLAY": ":5"}) == ({}, "X display :5")
-    none, why = x11.window_display({})
+    assert desktop.window_display({"DISPLAY": ":5"}) == ({}, "X display :5")
+    none, why = desktop.window_display({})
     assert none is None and "DISPLAY and WAYLAND_DISPLAY are unset" in why
-    none, why = x11.window_display({"WAYLAND_DISPLAY": "wayland-9", "XDG_RUNTIME_DIR": "/nonexistent"})
+    none, why = desktop.window_display({"WAYLAND_DISPLAY": "wayland-9", "XDG_RUNTIME_DIR": "/nonexistent"})
     assert none is None and "offers no XWayland" in why
 
 
@@ -97,7 +97,7 @@ def test_hyprland_method_over_a_stand_in_socket(tmp_path: Path) -> None:
     threading.Thread(target=serve, daemon=True).start()
     env = {"HYPRLAND_INSTANCE_SIGNATURE": sig, "XDG_RUNTIME_DIR": str(tmp_path), "WAYLAND_DISPLAY": "wayland-1"}
     method = desktop.focus_method(env)
-    assert isinstance(method, desktop.Hyprland)
+    assert isinstance(method, desktop.Method) and method.backend is desktop.HYPRLAND
     assert method.windows()[2201] == 0x55D5A8E2C0B0
     assert method.focused() == (0x55D5A8F01A40, 2310)
     assert method.activate(0x55D5A8E2C0B0)

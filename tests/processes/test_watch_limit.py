@@ -72,8 +72,7 @@ def test_folders_made_past_the_limit_while_running_are_said_once_and_polled(tmp_
 
 
 def test_below_the_limit_no_folder_is_said_unwatched(tmp_path: Path) -> None:
-    from notifier.watch.observer import Watcher
-    from notifier.watch.watchlimit import watch_refused
+    from notifier.watch import Watcher, watch_refused
 
     for name in ("a", "b", "b/c"):
         (tmp_path / name).mkdir()

@@ -8,8 +8,7 @@ from typing import Any, NoReturn
 
 import pytest
 
-from notifier.watch.events import FileChanged
-from notifier.watch.observer import Watcher
+from notifier.watch import FileChanged, Watcher
 
 from ..app_process import AppProcess
 from ..conftest import wait_for

@@ -152,9 +152,8 @@ def test_a_desktop_answer_for_what_no_longer_waits_is_refused_before_anything() 
     """A click carries the token of what its notification or window showed: once the question
     waiting under that call is not that (or nothing waits), nothing goes anywhere."""
     from notifier.actions.answer import answer_line
-    from notifier.config.load import Config
-    from notifier.core.model import SessionRef, SessionView, Snapshot
-    from notifier.core.question_token import question_token
+    from notifier.config import Config
+    from notifier.core.model import SessionRef, SessionView, Snapshot, question_token
 
     view = SessionView(SessionRef("/s/a.jsonl", "sid", "/p", None), "needs_input", (A,), (), True, 1.0)
     shown = question_token(A)
@@ -169,8 +168,8 @@ def test_the_file_says_when_pi_has_moved_on(tmp_path: Path) -> None:
     import json
 
     from notifier.actions.answer_session import SessionFile
-    from notifier.engine.options import EngineOptions
     from notifier.pi.catalog import QuestionCatalog
+    from notifier.sessions import EngineOptions
 
     def line(message: dict[str, object]) -> str:
         return json.dumps({"type": "message", "id": "x", "parentId": None, "timestamp": "2026-12-06T18:00:00.000Z", "message": message}) + "\n"

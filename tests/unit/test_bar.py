@@ -9,9 +9,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from notifier.core import bar, silenced
+from notifier.core import codec as bar
+from notifier.core import planner as silenced
 from notifier.core.model import Question, QuestionItem, SessionRef, SessionView, Snapshot
-from notifier.core.preferences import Preferences
+from notifier.core.planner import Preferences
 
 NOW = 1_800_000_000.0
 
@@ -118,8 +119,7 @@ def test_the_saved_choices_read_back_as_the_store_wrote_them(tmp_path: Path) -> 
     store's own reading (the app's), for every kind of scope."""
     import time
 
-    from notifier.state.saved_choices import saved_silences
-    from notifier.state.store import Store
+    from notifier.store import Store, saved_silences
 
     now = time.time()
     assert saved_silences(str(tmp_path), now) == silenced.Silences()  # nothing saved: none, nothing made

@@ -34,7 +34,7 @@ def test_default_sessions_dir_precedence(tmp_path: Path) -> None:
 
 def test_every_config_key_has_a_did_you_mean() -> None:
     """A typo of any key (a letter dropped, two swapped, one doubled) is answered with that key."""
-    from notifier.config.keys import KEYS, suggest
+    from notifier.config import KEYS, suggest
 
     for key in KEYS:
         name = key.rsplit(".", 1)[-1]
@@ -51,7 +51,10 @@ def test_config_errors_of_tables_say_where_a_key_belongs(tmp_path: Path) -> None
     saying what was meant."""
     import pytest
 
-    from notifier.config.load import ConfigError, load
+    from notifier.config import (  # (in parentheses: the codemod leaves it whole)
+        ConfigError,
+        load,
+    )
 
     cases = {
         "notifications = 5\n": "'notifications' must be a table: [notifications] with keys such as backend",
@@ -80,9 +83,9 @@ def test_status_text_is_rendered_from_the_status_object() -> None:
     sessions idle for over a day left out (unless --all), a snoozed session named by its project
     (a remote one too), and any string in it sanitized."""
     from notifier.cli.status import render_status
-    from notifier.core.formats import status_obj
+    from notifier.core.codec import status_obj
     from notifier.core.model import Question, QuestionItem, SessionRef, SessionView, Snapshot, remote_key
-    from notifier.core.silenced import Silences
+    from notifier.core.planner import Silences
 
     now = 1_700_000_000.0
     q = Question("c1", "question", (QuestionItem("Pick \x1b[31mone?", options=()),), now - 125)
@@ -103,13 +106,11 @@ def test_status_text_is_rendered_from_the_status_object() -> None:
 
 
 def test_every_command_is_carried_out_by_the_function_named_for_it() -> None:
-    from notifier.cli.arguments import COMMANDS
-    from notifier.cli.parser import HANDLERS, handler
+    from notifier.cli.parser import COMMANDS, handler
 
-    assert list(HANDLERS) == list(COMMANDS)
-    for command, where in HANDLERS.items():
+    for command, each in COMMANDS.items():
         found = handler(command)
-        assert callable(found) and f"{found.__module__}:{found.__name__}" == where
+        assert callable(found) and f"{found.__module__}:{found.__name__}" == each.handler
 
 
 def test_doctor_never_says_the_tray_icon_shows_what_its_tray_line_says_it_cannot(monkeypatch: object) -> None:
@@ -118,9 +119,9 @@ def test_doctor_never_says_the_tray_icon_shows_what_its_tray_line_says_it_cannot
     tray running yet) or no tray at all, the other ways."""
     import pytest
 
-    from notifier.app import tray_choice
     from notifier.cli import doctor
-    from notifier.config.load import Config
+    from notifier.config import Config
+    from notifier.outputs import tray as tray_choice
     from notifier.sinks.notify import choose
 
     mp = pytest.MonkeyPatch()
@@ -143,7 +144,7 @@ def test_doctor_never_says_the_tray_icon_shows_what_its_tray_line_says_it_cannot
 
 
 def test_a_tray_host_missing_for_want_of_a_bus_is_said_once() -> None:
-    from notifier.app import tray_hosts
+    from notifier.outputs import tray_hosts
     from notifier.sinks.notify.bus import BusError
 
     said = tray_hosts.no_bus(BusError("no session bus (DBUS_SESSION_BUS_ADDRESS is not set)"))
@@ -156,7 +157,10 @@ def test_a_misspelled_value_says_what_it_probably_meant(tmp_path: Path) -> None:
     in quotes says to drop them."""
     import pytest
 
-    from notifier.config.load import ConfigError, load
+    from notifier.config import (  # (in parentheses: the codemod leaves it whole)
+        ConfigError,
+        load,
+    )
 
     cases = {
         "[tray]\nbackend = 'gkt'\n": "'tray.backend' must be one of 'auto', 'gtk', 'appindicator', 'xorg', 'none' (did you mean 'gtk'?)",
@@ -182,8 +186,7 @@ def test_a_misspelled_value_says_what_it_probably_meant(tmp_path: Path) -> None:
 def test_quit_takes_no_arguments_and_has_its_handler(capsys: pytest.CaptureFixture[str]) -> None:
     """``quit`` is parsed as a command of its own (``--config`` and ``-v`` as every command),
     carried out by its handler; anything more is bad usage: one line, exit 2."""
-    from notifier.cli.arguments import build_parser
-    from notifier.cli.parser import handler, main
+    from notifier.cli.parser import build_parser, handler, main
     from notifier.cli.quit import cmd_quit
 
     args = build_parser("quit").parse_args(["quit", "-v"])
@@ -196,3 +199,27 @@ def test_quit_takes_no_arguments_and_has_its_handler(capsys: pytest.CaptureFixtu
         assert info.value.code == 2
         err = capsys.readouterr().err
         assert err.startswith("pi-notifier: unrecognized arguments") and err.count("\n") == 1, err
+
+
+def test_each_key_row_holds_its_default_and_reads_values_its_one_way() -> None:
+    """Every key's range is a row of data read by one checker: each default is in its range, and
+    the same rules hold for every key of a shape (a single value of the file is a list of one; a
+    glob's brackets must close; lists are deduplicated or sorted as the row says)."""
+    from notifier.config import KEYS, SCHEMA, Invalid
+
+    for key in SCHEMA:
+        assert key.check(key.default) == key.default, key.name
+    tools = KEYS["question_tools"]
+    assert tools.check("ask") == ["ask"] and tools.check(["a", "b", "a"]) == ["a", "b"]
+    for good in ("mcp__*__ask*", "[!a]x", "a]", "[]", "ask?"):
+        assert tools.check([good]) == [good], good
+    for bad in ("[x", "[[x]]", "a b", "", "x" * 129, "a\x1b"):
+        with pytest.raises(Invalid):
+            tools.check([bad])
+    assert KEYS["remind_after"].check([30, 10, 10.0]) == [10.0, 30.0]
+    assert KEYS["notify_on"].check(["idle"]) == ["idle", "needs_input"]
+    remote = {"name": "dev", "command": "ssh dev"}  # (inside a table, a list is a list)
+    with pytest.raises(Invalid, match="'command' in \\[\\[remotes\\]\\] 1 must be"):
+        KEYS["remotes"].check([remote])
+    with pytest.raises(Invalid, match="relative"):
+        KEYS["sessions_dirs"].check(["here"])

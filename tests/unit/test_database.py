@@ -1,4 +1,4 @@
-"""The write-behind SQLite database under the state store (notifier.state.database), on a small
+"""The write-behind SQLite database under the state store (notifier.store), on a small
 schema of its own: what the hostile store tests do not reach (a lock held at start, a file gone
 bad in place while running, a queue that outgrows its bound)."""
 
@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from notifier.state import database
-from notifier.state.database import Database
+from notifier import store as database
+from notifier.store import Database
 
 from ..conftest import wait_for
 
@@ -40,7 +40,7 @@ def file_rows(path: Path, sql: str) -> list[tuple[object, ...]]:
 def test_a_file_locked_at_start_is_read_in_and_written_once_free(
     tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    caplog.set_level(logging.WARNING, "notifier.state.database")
+    caplog.set_level(logging.WARNING, "notifier.store")
     monkeypatch.setattr(database, "OPEN_WAIT_S", 0.05)
     path = tmp_path / "state.sqlite3"
     first = opened(path)
@@ -68,7 +68,7 @@ def test_a_file_gone_bad_in_place_is_set_aside_and_gets_the_copy(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     """Only the pages of a table not kept are damaged: the file still opens, and fails when written."""
-    caplog.set_level(logging.WARNING, "notifier.state.database")
+    caplog.set_level(logging.WARNING, "notifier.store")
     path = tmp_path / "state.sqlite3"
     db = opened(path)
     for n in range(50):
@@ -97,7 +97,7 @@ def test_a_file_gone_bad_in_place_is_set_aside_and_gets_the_copy(
 def test_changes_beyond_the_bound_keep_the_kept_tables_and_drop_the_oldest_others(
     tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    caplog.set_level(logging.WARNING, "notifier.state.database")
+    caplog.set_level(logging.WARNING, "notifier.store")
     monkeypatch.setattr(database, "MAX_PENDING", 10)
     path = tmp_path / "state.sqlite3"
     db = opened(path, write_wait_s=0.05)

@@ -10,28 +10,36 @@ from typing import Any
 
 import pytest
 
-from notifier.config.load import Config
+from notifier.config import Config
 from notifier.core.board import Board
 from notifier.core.commands import Answer, Command, Focus, Goto, Show, Snooze
-from notifier.core.model import Option, Question, QuestionItem, QuestionKind, SessionRef, Snapshot, Transition
-from notifier.core.notices import Item, Notice
+from notifier.core.model import (
+    Item,
+    Notice,
+    Option,
+    Question,
+    QuestionItem,
+    QuestionKind,
+    SessionRef,
+    Snapshot,
+    Transition,
+    question_token,
+)
 from notifier.core.owners import Proc
-from notifier.core.preferences import Preferences
-from notifier.core.question_token import question_token
+from notifier.core.planner import Preferences
 from notifier.core.reducer import Header, ToolStart
+from notifier.outputs.tray import UiState, menu
 from notifier.pi.extraction import extract
 from notifier.sinks.notify.backend import Plain
 from notifier.sinks.notify.hints import sound_hints
 from notifier.sinks.notify.render import Message, option_actions, render, who
 from notifier.sinks.notify.sink import AlertSink
-from notifier.ui.menu import menu
-from notifier.ui.state import UiState
-from notifier.ui.view import (
+from notifier.window.view import (
+    Shown,
+    Where,
     details_text,
-    live,
     mark_snoozes,
     shorten_middle,
-    unsnooze,
     where_text,
     window_obj,
 )
@@ -92,11 +100,10 @@ def test_sound_hints() -> None:
 
 @pytest.mark.parametrize("value", ["", "a b", "../x", 5, "x" * 65, "/a\nb"])
 def test_sound_key_range(value: Any) -> None:
-    from notifier.config.checks import Invalid
-    from notifier.config.checks import sound as _sound
+    from notifier.config import KEYS, Invalid
 
     with pytest.raises(Invalid):
-        _sound(value)
+        KEYS["notifications.sound"].check(value)
 
 
 class Server(Plain):
@@ -206,38 +213,38 @@ def test_menu_has_a_go_to_session_entry_per_waiting_question() -> None:
 def test_resume_only_when_no_live_pi_holds_the_session() -> None:
     data = window_obj(board().snapshot(300.0))
     by_file = {q["file"]: q for q in data["questions"]}
-    running, stopped = by_file["/s/a.jsonl"], by_file["/s/b.jsonl"]
-    assert live(running) and "Resume:" not in details_text(running, 400.0)
-    assert not live(stopped) and "Resume:  cd /home/u/api && pi --session /s/b.jsonl" in details_text(
+    running, stopped = Shown.from_obj(by_file["/s/a.jsonl"]), Shown.from_obj(by_file["/s/b.jsonl"])
+    assert running.live and "Resume:" not in details_text(running, 400.0)
+    assert not stopped.live and "Resume:  cd /home/u/api && pi --session /s/b.jsonl" in details_text(
         stopped, 400.0
     )
-    unknown = dict(running, alive=None)
-    assert not live(unknown) and "Resume:" in details_text(unknown, 400.0)
-    located = dict(
-        unknown, location={"pid": 7, "tty": "/dev/pts/1", "tmux": {"session": "w", "window": 1, "pane": "%2"}}
+    unknown = dict(by_file["/s/a.jsonl"], alive=None)
+    assert not Shown.from_obj(unknown).live and "Resume:" in details_text(Shown.from_obj(unknown), 400.0)
+    located = Shown.from_obj(
+        dict(unknown, location={"pid": 7, "tty": "/dev/pts/1", "tmux": {"session": "w", "window": 1, "pane": "%2"}})
     )
-    assert live(located) and where_text(located) == "tmux w:1 %2"
+    assert located.live and where_text(located) == "tmux w:1 %2"
     assert "Where:   pid 7 · tmux w:1 %2" in details_text(located, 400.0)
-    assert where_text(dict(unknown, location={"pid": 7, "tty": "/dev/pts/1", "tmux": None})) == "/dev/pts/1"
+    assert where_text(dataclasses.replace(located, location=Where(7, "/dev/pts/1"))) == "/dev/pts/1"
 
 
 def test_snoozed_questions_are_marked_and_can_be_unsnoozed() -> None:
     data = window_obj(board().snapshot(300.0))
     prefs = Preferences(sessions={"/s/a.jsonl": 900.0}, projects={"api": 5000.0})
     marked = mark_snoozes(data, prefs, 400.0)["questions"]
-    by_file = {q["file"]: q for q in marked}
-    assert by_file["/s/a.jsonl"]["snoozed_until"] == 900.0 and unsnooze(by_file["/s/a.jsonl"]) == Snooze(
+    by_file = {q["file"]: Shown.from_obj(q) for q in marked}
+    assert by_file["/s/a.jsonl"].snoozed_until == 900.0 and by_file["/s/a.jsonl"].unsnooze() == Snooze(
         0.0, "/s/a.jsonl"
     )
-    assert unsnooze(by_file["/s/b.jsonl"]) == Snooze(0.0, project="api")
+    assert by_file["/s/b.jsonl"].unsnooze() == Snooze(0.0, project="api")
     assert "Snoozed: for 8 min more (session)" in details_text(by_file["/s/a.jsonl"], 420.0)
     everything = mark_snoozes(
         window_obj(board().snapshot(300.0)), dataclasses.replace(Preferences(), snooze_all_until=800.0), 400.0
     )
-    assert {unsnooze(q) for q in everything["questions"]} == {Snooze(0.0)}
+    assert {Shown.from_obj(q).unsnooze() for q in everything["questions"]} == {Snooze(0.0)}
     assert everything["snoozed_until"] == 800.0  # the window's heading says so
     over = mark_snoozes(window_obj(board().snapshot(300.0)), prefs, 6000.0)
-    assert all(q["snoozed_until"] is None and unsnooze(q) is None for q in over["questions"])
+    assert all(q["snoozed_until"] is None and Shown.from_obj(q).unsnooze() is None for q in over["questions"])
     assert over["snoozed_until"] is None
 
 
@@ -246,8 +253,7 @@ def test_long_paths_are_shortened_in_the_middle() -> None:
     short = shorten_middle(path, 30)
     assert len(short) == 30 and short.startswith("/home/develope") and short.endswith("billing-webshop")
     assert "…" in short and shorten_middle(path, 0) == path and shorten_middle("/a/b", 30) == "/a/b"
-    q = window_obj(board().snapshot(300.0))["questions"][0]
-    q = dict(q, cwd=path)
+    q = Shown.from_obj(dict(window_obj(board().snapshot(300.0))["questions"][0], cwd=path))
     assert f"Folder:  {shorten_middle(path, 40)}" in details_text(q, 400.0, width=49)
     # a narrow pane (or one not laid out yet) still shows a useful path
     assert f"Folder:  {shorten_middle(path, 32)}" in details_text(q, 400.0, width=10)

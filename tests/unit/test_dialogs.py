@@ -3,21 +3,21 @@ details, and the exact values ``pi-notifier answer`` gives each kind of dialog."
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
 
 from notifier.actions.answer_channel import dialog_value
 from notifier.companion import Dialog, DialogFeed, dialog_from, is_own_dialog, question_of, ref_of
-from notifier.core.board import Board
-from notifier.core.dialogs import add_dialogs
-from notifier.core.formats import event_obj, question_obj, status_obj
+from notifier.core.board import Board, add_dialogs
+from notifier.core.codec import event_obj, question_obj, status_obj
 from notifier.core.model import Snapshot, Transition
 from notifier.core.reducer import Header, ToolStart
 from notifier.pi.catalog import QuestionCatalog
 from notifier.pi.extraction import extract
 from notifier.pi.keymaps import UsageError
-from notifier.ui.view import details_text, is_gate, window_obj
+from notifier.window.view import Shown, details_text, window_obj
 
 COMMAND = "rm -rf build \\\n  && echo \x1b[31mdone"
 
@@ -120,14 +120,15 @@ def test_the_window_shows_a_gates_whole_command_before_yes() -> None:
     ref = ref_of(gate(), ["/s"])
     assert ref is not None
     b.dialogs.open(("/run/x.sock", "ab12cd34-1"), ref, question_of(gate(), 2.0), 2.0)
-    (row,) = window_obj(b.snapshot(3.0))["questions"]
-    assert row["kind"] == "dialog" and row["dialog"] == "select" and is_gate(row)
+    (obj,) = window_obj(b.snapshot(3.0))["questions"]
+    row = Shown.from_obj(obj)  # (as the window reads it)
+    assert obj["kind"] == "dialog" and obj["dialog"] == "select" and row.gate
     text = details_text(row, 1_700_000_010.0)
     assert "bash asks (select) — read all of it before answering:" in text
     assert "   rm -rf build \\\n   && echo done\n" in text and "\x1b" not in text
     confirm = question_of(gate(kind="confirm", tool=None, tool_call_id=None, options=None), 2.0)
-    assert is_gate({"kind": "dialog", "dialog": confirm.dialog, "tool": confirm.tool})
-    assert not is_gate({"kind": "dialog", "dialog": "input", "tool": "dialog"})
+    assert Shown(ref, confirm).gate
+    assert not Shown(ref, dataclasses.replace(confirm, dialog="input", tool="dialog")).gate
 
 
 def test_answer_values_are_exact_per_kind() -> None:
@@ -151,7 +152,7 @@ def test_answer_values_are_exact_per_kind() -> None:
 def test_a_gate_is_never_approved_from_a_notification(monkeypatch: pytest.MonkeyPatch) -> None:
     """A gate's notification offers going to the session, "Show" and "Snooze" only: its options
     are never actions (the window, after the whole command, is where it is answered)."""
-    from notifier.core.notices import Item, Notice
+    from notifier.core.model import Item, Notice
     from notifier.sinks.notify.dbus import DBusBackend
     from notifier.sinks.notify.render import render
 
@@ -181,7 +182,7 @@ class _Engine:
     feed's calls returned, which the engine would hand to every sink)."""
 
     def __init__(self, roots: list[str]) -> None:
-        from notifier.engine.options import EngineOptions
+        from notifier.sessions import EngineOptions
 
         self.board = Board(liveness=False)
         self.options = EngineOptions(roots=roots)
@@ -243,7 +244,7 @@ def test_closed_dialogs_keep_their_answer_and_a_timed_out_one_is_cancelled() -> 
 
 
 def test_a_start_up_dialog_belongs_to_its_pi_until_it_has_a_session() -> None:
-    from notifier.core.dialogs import startup_key
+    from notifier.core.board import startup_key
 
     early = gate(session_file=None, session_dir="/s", tool=None, tool_call_id=None, title="Project trust for:\n/p")
     ref = ref_of(early, ["/s"])
@@ -256,7 +257,7 @@ def test_a_start_up_dialog_belongs_to_its_pi_until_it_has_a_session() -> None:
     (view,) = b.snapshot(2.0).sessions
     assert view.state == "needs_input" and view.pending[0].text == "Project trust for: /p"
     # notified like any question: titled by its folder
-    from notifier.core.notices import Notice
+    from notifier.core.model import Notice
     from notifier.core.planner import Planner
 
     planner = Planner(settle_s=0.25)
@@ -268,7 +269,7 @@ def test_a_start_up_dialog_belongs_to_its_pi_until_it_has_a_session() -> None:
 
 
 def test_a_working_session_whose_pi_is_gone_is_stopped() -> None:
-    from notifier.core.formats import status_obj as status_of
+    from notifier.core.codec import status_obj as status_of
     from notifier.core.owners import Proc
 
     b = Board(liveness=True)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from notifier.cli.arguments import build_parser
+from notifier.cli.parser import build_parser
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -103,7 +103,7 @@ def test_the_readme_shows_the_commands_it_promises() -> None:
 PACKAGE = ROOT / "notifier"
 SUBPACKAGES = sorted(p.name for p in PACKAGE.iterdir() if (p / "__init__.py").exists())
 # ``notifier/…`` or ``tests/…`` (a file or folder of the repository), and ``core/board.py`` or
-# `core/jsonbound` (in backticks) as the docs write a module of a package
+# `core/codec` (in backticks) as the docs write a module of a package
 TOP = r"(?:\.\./)?(?:notifier|tests|bench|packaging|assets|\.ci)"
 SHORT = "|".join(SUBPACKAGES)
 CITED_PATH = re.compile(
@@ -230,36 +230,36 @@ def stale_citations(file: Path, text: str | None = None) -> list[str]:
 def test_a_stale_citation_is_found() -> None:
     page = ROOT / "docs" / "probe.md"
     text = (
-        "`notifier/core/board.py` `core/reducer.py` `core/jsonbound` `core/text.clean`\n"
+        "`notifier/core/board.py` `core/reducer.py` `core/codec` `core/text.clean`\n"
         "`notifier.core.board.Board.snapshot`\n"
         "are there; so are `notifier/resources/pi-extension/` and `notifier.core.text.clean`, and\n"
-        "`notifier/core/boards.py`, `ui/traymenu.py`, `app/tray`, `core/text.scrub`,\n"
+        "`notifier/core/boards.py`, `window/traymenu.py`, `app/tray`, `core/text.scrub`,\n"
         "`notifier.core.board.Board.set_processes`, `notifier.engine.supervise`,\n"
         "[a test](../tests/unit/test_boards.py) are not.\n"
     )
     assert stale_citations(page, text) == [
         "1: notifier/core/boards.py (no such file)",
-        "1: ui/traymenu.py (no such file)",
+        "1: window/traymenu.py (no such file)",
         "1: app/tray (no such file)",
         "1: tests/unit/test_boards.py (no such file)",
         "1: core/text.scrub (notifier.core.text has no scrub)",
         "1: notifier.core.board.Board.set_processes (notifier.core.board.Board has no set_processes)",
         "1: notifier.engine.supervise (notifier.engine has no supervise)",
     ]
-    module = ROOT / "notifier" / "watch" / "probe.py"
+    module = ROOT / "notifier" / "pi" / "probe.py"
     code = (
-        '"""Relative to its package: :mod:`.observer` is there, :mod:`.tail` is not; a name of its\n'
+        '"""Relative to its package: :mod:`.catalog` is there, :mod:`.tail` is not; a name of its\n'
         'own: :func:`here`, :meth:`Probe.there`, :class:`str`; not :func:`gone`."""\n'
         "def here(): ...\n"
         "class Probe:\n"
         "    def there(self): ...\n"
-        "notifier_sessions_tail = 'notifier/sessions/tail.py'  # (code itself is not read, its strings are)\n"
-        "# a comment is: notifier.watch.gone\n"
+        "notifier_tail = 'notifier/tail.py'  # (code itself is not read, its strings are)\n"
+        "# a comment is: notifier.pi.gone\n"
     )
     assert stale_citations(module, code) == [
-        "1: :mod:`notifier.watch.tail` (no such module)",
-        "1: :func:`gone` (notifier.watch.probe has no gone)",
-        "7: notifier.watch.gone (notifier.watch has no gone)",
+        "1: :mod:`notifier.pi.tail` (no such module)",
+        "1: :func:`gone` (notifier.pi.probe has no gone)",
+        "7: notifier.pi.gone (notifier.pi has no gone)",
     ]
 
 

@@ -12,12 +12,12 @@ from notifier.core.board import Board
 from notifier.core.model import Transition
 from notifier.core.owners import Proc
 from notifier.core.reducer import Header, ToolStart
-from notifier.engine.follow import FollowedFile
-from notifier.engine.liveness import LIVENESS_SOON_S, RECHECK_MAX_S, Liveness, ProcessList
+from notifier.engine import LIVENESS_SOON_S, RECHECK_MAX_S, Liveness, ProcessList
 from notifier.pi.catalog import QuestionCatalog
 from notifier.pi.extraction import extract
+from notifier.sessions import FollowedFile
 from notifier.system.supervisor import FailureLog, Supervisor
-from notifier.watch.watchlimit import WatchLimit
+from notifier.watch import WatchLimit
 
 from ..writer import answer, append, ask, header, user
 

@@ -1,4 +1,4 @@
-"""The one serialisation of a session and a question (notifier/core/formats.py): every output
+"""The one serialisation of a session and a question (notifier/core/codec.py): every output
 (run --json, status --json, history --json through the real state store, the window) carries
 the same session and question objects, with the fields docs/contract.md §2–§4 lists."""
 
@@ -9,11 +9,19 @@ import os
 from dataclasses import replace
 from typing import Any
 
-from notifier.core import formats
-from notifier.core.model import Option, Question, QuestionItem, SessionRef, SessionView, Snapshot, Transition
-from notifier.core.question_token import question_token
-from notifier.state.store import Store
-from notifier.ui.view import window_obj
+from notifier.core import codec as formats
+from notifier.core.model import (
+    Option,
+    Question,
+    QuestionItem,
+    SessionRef,
+    SessionView,
+    Snapshot,
+    Transition,
+    question_token,
+)
+from notifier.store import Store
+from notifier.window.view import window_obj
 
 SESSION_KEYS = ["id", "file", "cwd", "name", "host"]
 QUESTION_KEYS = ["tool_call_id", "tool", "text", "header", "options", "count"]

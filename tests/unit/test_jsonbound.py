@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from notifier.core.jsonbound import BoundedJSONError, Budget, loads, shrink
+from notifier.core.codec import BoundedJSONError, Budget, loads, shrink
 
 
 def test_ordinary_json_parses() -> None:

@@ -3,14 +3,16 @@ against the real process table: tests/processes/test_locate.py)."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
+from notifier.core.model import Question, SessionRef
 from notifier.core.owners import Wanted
 from notifier.system.desktop import Window
 from notifier.system.locate import Location, match
 from notifier.system.processes import PiProcess
 from notifier.system.tmux import TmuxPane
-from notifier.ui.view import details_text
+from notifier.window.view import Shown, Where, details_text
 
 
 def proc(pid: int, cwd: str, started: float) -> PiProcess:
@@ -55,13 +57,10 @@ def test_location_json_and_the_details_pane() -> None:
     on_sway = Location(42, None, window=Window("sway", 7))  # (additive: "window_id" stays X11's)
     assert on_sway.obj()["window"] == {"via": "sway", "id": 7} and on_sway.obj()["window_id"] is None
     assert on_sway.describe() == "pid 42 · sway window 7"
-    q = {
-        "folder": "proj", "tool": "question", "abandoned": False, "asked_at": 0.0, "items": [],
-        "cwd": "/p", "file": "/s.jsonl", "resume": "pi", "location": loc.obj(),
-    }  # fmt: skip
+    where = Where.from_obj(loc.obj())  # (as the window reads it)
+    q = Shown(SessionRef("/s.jsonl", None, "/p", None), Question("c", "question", (), 0.0), location=where)
     assert "Where:   pid 42 · tmux work:2 %5" in details_text(q, 10.0)
-    q["location"] = None
-    assert "Where:" not in details_text(q, 10.0)
+    assert "Where:" not in details_text(dataclasses.replace(q, location=None), 10.0)
 
 
 def test_the_proc_prefilter_reads_comm_and_the_first_arguments(tmp_path: Path) -> None:

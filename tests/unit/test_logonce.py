@@ -1,4 +1,5 @@
-"""One log line per (subject, problem), sanitized; forgotten subjects are said again."""
+"""The logging set-up: one log line per (subject, problem), sanitized, forgotten subjects said again;
+the handlers' filter sanitises every record's arguments."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import logging
 
 import pytest
 
-from notifier.system.logonce import LogOnce
+from notifier.system.log import LogOnce, MaskSecrets
 
 
 def test_said_once_per_subject_and_kind(caplog: pytest.LogCaptureFixture) -> None:
@@ -34,3 +35,31 @@ def test_first_shares_the_memory_of_what_was_said() -> None:
     assert once.first("engine", "ValueError") and not once.first("engine", "ValueError")
     assert not once("engine", "ValueError", "said already")
     assert once.first("engine", "KeyError")
+
+
+def test_the_filter_sanitises_every_argument_and_keeps_numbers() -> None:
+    """A handler with the filter writes no escape sequence or line break that came as an argument;
+    numbers keep their formats; the message itself (ours) is left as it is."""
+    import io
+
+    out = io.StringIO()
+    handler = logging.StreamHandler(out)
+    handler.addFilter(MaskSecrets())
+    logger = logging.getLogger("t.filter")
+    logger.addHandler(handler)
+    logger.propagate = False
+    try:
+        logger.warning("cannot read %s (%s): %d lines, %.1f s, %x", "/s/a\x1b[31m\nb.jsonl",
+                       OSError("bad\x07 \x1b]0;title\x07name"), 3, 1.25, 255)
+        logger.warning("as a map: %(name)s", {"name": "x\x1b[2Jy"})
+        logger.warning("100% sure, no arguments")
+        logger.warning("long: %s", "x" * 5000)
+    finally:
+        logger.removeHandler(handler)
+    lines = out.getvalue().splitlines()
+    assert lines == [
+        "cannot read /s/a b.jsonl (bad name): 3 lines, 1.2 s, ff",
+        "as a map: xy",
+        "100% sure, no arguments",
+        "long: " + "x" * 1999 + "…",  # (cut to a bound)
+    ]

@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-from notifier.core.model import Question, QuestionItem, SessionRef, Transition, TransitionKind
-from notifier.core.notices import Action, Notice, Withdraw
-from notifier.core.planner import Planner
-from notifier.core.preferences import Preferences
-from notifier.core.quiet import in_quiet_hours
+from notifier.core.model import Action, Notice, Question, QuestionItem, SessionRef, Transition, TransitionKind, Withdraw
+from notifier.core.planner import Planner, Preferences, in_quiet_hours
 from notifier.sinks.notify.render import render
 
 
@@ -223,7 +220,7 @@ def test_quiet_hours_window() -> None:
 
 def test_render_question_markup_and_privacy() -> None:
     item_t = t("needs_input", "a", "s1")
-    from notifier.core.notices import Item
+    from notifier.core.model import Item
 
     question = Question(
         "a", "ask", (QuestionItem('<b>x</b> & "y"', "Hdr", None, (), False), QuestionItem("2")), 0.0

@@ -4,12 +4,11 @@ server (another bus, or the server restarted: ids start again at 1) are never to
 
 from __future__ import annotations
 
-from notifier.core.model import Option, Question, QuestionItem, SessionRef
-from notifier.core.notices import Item, Key, Notice
+from notifier.core.model import Item, Key, Notice, Option, Question, QuestionItem, SessionRef
 from notifier.sinks.notify.backend import Plain
 from notifier.sinks.notify.render import Message
 from notifier.sinks.notify.screen import Screen
-from notifier.state.store import Store
+from notifier.store import Store
 
 
 class FakeServer(Plain):

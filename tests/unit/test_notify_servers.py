@@ -10,9 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from notifier.core.commands import Answer
-from notifier.core.model import Option, Question, QuestionItem, SessionRef
-from notifier.core.notices import Item, Notice
-from notifier.core.question_token import question_token
+from notifier.core.model import Item, Notice, Option, Question, QuestionItem, SessionRef, question_token
 from notifier.sinks.notify.render import render, takes_text
 from notifier.sinks.notify.server_signals import Once
 from notifier.sinks.notify.servers import REPLY, Server, choose, shows, summary

@@ -9,8 +9,7 @@ import random
 from hypothesis import given
 from hypothesis import strategies as st
 
-from notifier.core.evidence import created_at, idle_editor, shows
-from notifier.core.owners import START_SLACK_S, Owners, Proc, Wanted, bind
+from notifier.core.owners import START_SLACK_S, Owners, Proc, Wanted, bind, created_at, idle_editor, shows
 
 RULE = "─" * 60
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from notifier.core.preferences import Preferences
+from notifier.core.planner import Preferences
 
 NOW = 1000.0
 
@@ -41,8 +41,7 @@ def test_snooze_words_take_every_form_the_readme_promises() -> None:
 
     import pytest
 
-    from notifier.core.quiet import tomorrow_morning
-    from notifier.core.silenced import DEFAULT_SNOOZE_S, snooze_words
+    from notifier.core.planner import DEFAULT_SNOOZE_S, snooze_words, tomorrow_morning
 
     now = datetime(2026, 12, 6, 18, 30).timestamp()
     morning = tomorrow_morning(now) - now

@@ -11,10 +11,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from notifier.core import formats, jsonbound
+from notifier.core import codec
+from notifier.core import codec as formats
+from notifier.core import codec as jsonbound
+from notifier.core.codec import from_obj, to_obj
 from notifier.core.model import Option, Question, QuestionItem
-from notifier.core.question_obj import from_obj, to_obj
-from notifier.core.reducer import SessionReducer, restore, summarize
+from notifier.core.reducer import SessionReducer, Summary, restore, summarize
 
 from ..strategies import questions
 
@@ -122,3 +124,43 @@ def test_strings_and_lists_past_the_limits_are_refused() -> None:
         from_obj(to_obj(q), max_text=9)
     with pytest.raises(ValueError):
         from_obj(to_obj(q), max_list=1)
+
+
+@given(st.lists(questions, max_size=2, unique_by=lambda q: q.tool_call_id), st.data())
+def test_anything_but_what_summarize_writes_is_refused_by_restore(pending: list[Question], data: st.DataObject) -> None:
+    """The scan cache's summary is read through the same codec: a field dropped, added, or of
+    another type anywhere inside it is a ValueError, never another exception or a reducer."""
+    r = SessionReducer("s", "/p", None, base="idle", calls={q.tool_call_id: q for q in pending}, running={"t1": "bash"})
+    obj = json.loads(json.dumps(summarize(r)))
+    path = data.draw(st.sampled_from(_paths(obj)))
+    parent: Any = obj
+    for k in path[:-1]:
+        parent = parent[k]
+    if isinstance(parent, dict) and parent is not obj["running"] and data.draw(st.booleans()):
+        del parent[path[-1]]  # (a tool of ``running`` may be dropped: that dict has no fixed fields)
+    else:
+        parent[path[-1]] = _wrong(parent[path[-1]])
+    with pytest.raises(ValueError):
+        restore(obj)
+
+
+def test_a_summary_past_the_limits_or_of_an_unknown_state_is_refused() -> None:
+    r = SessionReducer("s" * 10, None, None, base="idle", running={"t1": "bash", "t2": "read"})
+    assert restore(summarize(r), max_text=10, max_list=2) == r
+    for limits in ({"max_text": 9}, {"max_list": 1}):
+        with pytest.raises(ValueError):
+            restore(summarize(r), **limits)
+    with pytest.raises(ValueError):
+        restore({**summarize(r), "base": "asleep"})
+    with pytest.raises(ValueError):
+        restore({**summarize(r), "at": float("nan")})
+
+
+def test_every_model_value_is_written_with_every_field() -> None:
+    """encode/decode are one way for any frozen dataclass of the model, not for questions only."""
+    option = Option("A", "first", True, "a")
+    assert codec.encode(option) == {"label": "A", "description": "first", "recommended": True, "value": "a"}
+    assert codec.decode(Option, codec.encode(option)) == option
+    assert codec.encode("plain") == "plain"
+    r = SessionReducer("s", "/p", None, base="idle", running={"t1": "bash"}, updated_at=2.0, has_header=True)
+    assert summarize(r) == codec.encode(Summary("s", "/p", None, "idle", (), {"t1": "bash"}, None, 2.0, True))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from datetime import datetime, timedelta
 
-from notifier.config.load import Config
+from notifier.config import Config
 from notifier.core.model import Option, Question, QuestionItem, SessionRef, Snapshot, Transition
 from notifier.sinks.notify.sink import AlertSink
 

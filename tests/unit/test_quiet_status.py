@@ -10,13 +10,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from notifier.app.runtime import status_reply
-from notifier.config.load import Config
+from notifier.config import Config
+from notifier.core.codec import iso
 from notifier.core.commands import Status
-from notifier.core.formats import iso
 from notifier.core.model import Snapshot
-from notifier.core.quiet import quiet_hours_line, quiet_hours_note, quiet_hours_obj
-from notifier.ui.menu import title
-from notifier.ui.state import UiState
+from notifier.core.planner import quiet_hours_line, quiet_hours_note, quiet_hours_obj
+from notifier.outputs.tray import UiState, title
 
 
 def _hhmm(minute: int) -> str:

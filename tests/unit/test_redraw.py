@@ -1,21 +1,20 @@
-"""The UI thread (app/redraw.py) on its own: it draws what the app's UiState says, and a drawing
-that fails is the supervisor's (recorded, said once) — the next change draws again."""
+"""The UI thread (outputs/tray.Redraw) on its own: it draws the snapshot the engine sent it with the
+app's preferences and health, and a drawing that fails is the supervisor's (recorded, said once) —
+the next change draws again."""
 
 from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from notifier.app.redraw import Redraw
 from notifier.app.window_process import WindowProcess
-from notifier.config.load import Config
+from notifier.config import Config
 from notifier.core.model import Snapshot
-from notifier.core.preferences import Preferences
+from notifier.core.planner import Preferences
+from notifier.outputs.tray import Redraw, UiState
 from notifier.system.supervisor import FailureLog
-from notifier.ui.state import UiState
 
 from ..conftest import wait_for
 
@@ -40,18 +39,18 @@ def test_a_failed_drawing_is_recorded_and_the_next_change_draws_again(
     stop, health, tray = threading.Event(), FailureLog(), Tray()
     config = Config()
     config.values["quiet_hours"] = "22:00-07:00"
-    state = UiState(Snapshot(), Preferences(muted=frozenset({"shop"})), ("engine failed once (Boom); restarted 1×",))
-    states: list[Any] = [state]
-    redraw = Redraw(lambda: states[-1], WindowProcess(str(tmp_path / "unused.sock")), lambda: tray, config, health, stop)
+    prefs = [Preferences(muted=frozenset({"shop"}))]
+    redraw = Redraw(lambda: prefs[-1], WindowProcess(str(tmp_path / "unused.sock")), lambda: tray, config, health, stop)
     redraw.start()
     try:
         redraw.changed()
         wait_for(lambda: health.report().get("tray and window", {}).get("recovered"), 10, "the UI thread again")
         assert tray.drawn == []  # (nothing changed since: nothing drawn)
-        later = UiState(Snapshot(taken_at=5.0), Preferences(snooze_all_until=1e12))
-        states.append(later)
-        redraw.changed()
+        sent = Snapshot(taken_at=5.0)
+        prefs.append(Preferences(snooze_all_until=1e12))
+        redraw.transitions([], sent)  # the engine hands it the snapshot: drawn as it was sent
         wait_for(lambda: tray.drawn, 10, "drawn again")
+        later = UiState(sent, prefs[-1], tuple(health.lines()))
         assert tray.drawn == [(later, "22:00-07:00")]  # the state the app built, as it is now
         report = health.report()["tray and window"]
         assert report["count"] == 1 and "drawing broke" in report["error"]
@@ -62,19 +61,19 @@ def test_a_failed_drawing_is_recorded_and_the_next_change_draws_again(
 
 
 def test_the_menu_is_re_sent_only_when_it_reads_differently() -> None:
-    """ui/tray.Tray on pystray's dummy backend: drawn 100 times with nothing new (as the UI thread
+    """outputs/tray.Tray on pystray's dummy backend: drawn 100 times with nothing new (as the UI thread
     did once a second before), the menu is re-sent to the icon once; a question turning its
     first minute and a new question each re-send it once, and the menu then says so."""
     import time
 
-    from notifier.ui.tray import Tray
+    from notifier.outputs.tray import Tray
 
     from .test_view_icons import board_with
 
     now = time.time()
     young = board_with(("s1", "/home/u/p", "Deploy?", now - 58.0))  # a minute old in two seconds
     state = UiState(young.snapshot(now))
-    tray = Tray("dummy", lambda command: None, lambda: state)
+    tray = Tray("dummy", lambda command: None)
     sent: list[float] = []
     tray.icon.update_menu = lambda: sent.append(time.time())  # (the dummy backend draws nothing)
 

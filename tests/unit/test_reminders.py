@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from notifier.core.reminders import Reminders
+from notifier.core.planner import Reminders
 
 MIN = 60.0
 KEY = ("/s/a.jsonl", "c1")

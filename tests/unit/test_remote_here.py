@@ -6,10 +6,9 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from notifier.core.model import Question, QuestionItem, SessionRef, remote_key
-from notifier.core.notices import Item
+from notifier.core.model import Item, Question, QuestionItem, SessionRef, remote_key
 from notifier.system import focus
-from notifier.system.desktop import X11
+from notifier.system.desktop import X11, Backend, Method
 from notifier.system.locate import Location
 
 Q = Question("c1", "question", (QuestionItem("Deploy?"),), 100.0)
@@ -17,21 +16,13 @@ LOCAL = SessionRef("/home/dev/.pi/s.jsonl", "abc", "/home/dev/webshop", None)
 REMOTE = SessionRef(remote_key("devbox", "/home/dev/.pi/s.jsonl"), "abc", "/home/dev/webshop", None, "devbox")
 
 
-class InFront(X11):
+def InFront(now: list[tuple[int, int]]) -> Method:  # noqa: N802 (a stand-in focus method)
     """The focus method, asked afresh: window ``now[0]`` is in front (pid 1's window is 7, pid 2's 8);
     no display is opened."""
-
-    name = "stand-in"
-
-    def __init__(self, now: list[tuple[int, int]]) -> None:
-        super().__init__()
-        self.now = now
-
-    def focused(self) -> tuple[int, int]:
-        return self.now[0]
-
-    def windows(self) -> dict[int, int]:
-        return {1: 7, 2: 8}  # pid → window
+    backend = Backend(
+        "x11", "stand-in", "{}", windows=lambda _: {1: 7, 2: 8}, focused=lambda _: now[0], ask=X11.ask
+    )
+    return Method(backend)
 
 
 def found_in_window_7(wanted: Any) -> dict[str, Location]:

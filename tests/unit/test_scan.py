@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from notifier.sessions.readers import forward_lines, last_line_end
-from notifier.sessions.tail import LongLine, Tailer
+from notifier.tail import LongLine, Tailer, forward_lines, last_line_end
 
 from ..conftest import FIXTURES
 from ..scan_check import assert_same, files, jline, startup_read
@@ -152,7 +151,7 @@ def test_a_line_that_matters_begun_before_the_last_block_is_still_read(tmp_path:
     """The last 16 KB hold no line that can matter, but the line they begin inside does (a
     compaction, its type marker before, across or after the block's start, ``shift`` bytes
     from it): the start-up read goes on before the block and finds it, as a full read does."""
-    from notifier.sessions.startup_read import FIRST_WINDOW
+    from notifier.tail import FIRST_WINDOW
 
     header = jline({"type": "session", "id": "s", "cwd": "/p"})
     ask = _message(

@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from notifier.actions import goto
-from notifier.core import session_spec
+from notifier.core import commands as session_spec
 from notifier.core.model import Question, QuestionItem, SessionRef, SessionView, Snapshot
 
 
@@ -94,10 +94,11 @@ def test_no_such_session() -> None:
 def test_the_window_shows_the_short_id_too() -> None:
     """The window's Session column (a session without a name) showed the id's first 8 digits,
     the same for two pis started a minute apart."""
-    from notifier.ui.view import question_obj
+    from notifier.window.view import Shown, question_obj
+    from notifier.window.window import QuestionList
 
     a, b = view(A, "/p/blog", pending=True), view(B, "/p/blog", pending=True)
-    shown = {question_obj(v, v.pending[0], False)["short_id"] for v in (a, b)}
+    shown = {QuestionList.values(Shown.from_obj(question_obj(v, v.pending[0], False)))[1] for v in (a, b)}
     assert shown == {"1d2e3a4b", "2c3d4e5f"}
 
 

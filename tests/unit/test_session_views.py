@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from notifier.core import session_views
+from notifier.core import board as session_views
+from notifier.core.board import SessionViews
 from notifier.core.model import SessionRef, SessionView, Snapshot, Views
-from notifier.core.session_views import SessionViews
 
 
 def _view(key: str, at: float) -> SessionView:

@@ -13,12 +13,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from notifier.core import jsonbound
+from notifier.core import codec as jsonbound
 from notifier.core.reducer import Ended, SessionReducer, ToolEnd, ToolStart
-from notifier.engine.follow import FollowedFile
 from notifier.pi.catalog import BUILTIN_QUESTION_TOOLS, QuestionCatalog, is_pattern, is_question_shaped
 from notifier.pi.entries import to_events
 from notifier.pi.lines import TOO_ODD, odd_line_events
+from notifier.sessions import FollowedFile
 
 from ..conftest import ROOT
 from ..writer import answer, append, ask, header, line, ts, user

@@ -15,7 +15,7 @@ from notifier.actions import goto
 from notifier.core.model import Question, QuestionItem, SessionRef, SessionView, remote_key
 from notifier.core.text import clean
 from notifier.system.tmux import TmuxPane
-from notifier.ui.view import details_text, question_obj, resume_command
+from notifier.window.view import Shown, details_text, question_obj, resume_command
 
 Q = Question("c1", "question", (QuestionItem("Deploy?"),), 100.0)
 # A folder name no shell may run: ESC before a quote made clean() eat the quote shlex.quote put
@@ -35,8 +35,8 @@ def test_a_folder_with_control_characters_gets_no_resume_command() -> None:
     advice = goto.resume_advice(v)
     assert advice == "no resume command is offered: the folder of the session holds an escape character (U+001B)"
     q = question_obj(v, Q, True)
-    assert q["resume"] is None and q["resume_refused"] == advice
-    text = details_text(q, 200.0)
+    assert Shown.from_obj(q).resume() == (None, advice)
+    text = details_text(Shown.from_obj(q), 200.0)
     assert f"Resume:  {advice}" in text and "\x1b" not in text
     with pytest.raises(ValueError, match="escape character"):
         resume_command(HOSTILE, "/s/a.jsonl")
@@ -63,19 +63,20 @@ def test_a_printable_folder_is_offered_and_parses_back() -> None:
     assert advice == f"resume it with: {line}"
     assert clean(line) == line  # callers that sanitize the message keep it whole
     q = question_obj(v, Q, True)
-    assert q["resume"] == line and q["resume_refused"] is None
-    assert f"Resume:  {line}" in details_text(q, 200.0)
+    assert Shown.from_obj(q).resume() == (line, None)
+    assert f"Resume:  {line}" in details_text(Shown.from_obj(q), 200.0)
     plain = goto.resume_advice(view(None, "/s/x y.jsonl"))
     assert shlex.split(plain) == ["resume", "it", "with:", "pi", "--session", "/s/x y.jsonl"]
 
 
 def test_a_remote_session_is_resumed_through_ssh_with_both_shells_in_mind() -> None:
     q = question_obj(view(TRICKY, "/s/a.jsonl", "devbox"), Q, False)
-    ssh, flag, host, remote = shlex.split(q["resume"])
+    ssh, flag, host, remote = shlex.split(str(Shown.from_obj(q).resume()[0]))
     assert (ssh, flag, host) == ("ssh", "-t", "devbox")
     assert shlex.split(remote) == ["cd", TRICKY, "&&", "pi", "--session", "/s/a.jsonl"]
     refused = question_obj(view("/w\x1b]52;c;cHduZWQ=\x07", "/s/a.jsonl", "devbox"), Q, False)
-    assert refused["resume"] is None and "folder of the session holds an escape" in refused["resume_refused"]
+    resume, why = Shown.from_obj(refused).resume()
+    assert resume is None and "folder of the session holds an escape" in str(why)
 
 
 def test_the_tmux_attach_hint() -> None:

@@ -13,10 +13,9 @@ import pytest
 
 from notifier.core.board import Board
 from notifier.core.model import Question
-from notifier.engine.files import SessionFiles
-from notifier.engine.options import EngineOptions
 from notifier.pi.catalog import QuestionCatalog
-from notifier.sessions.cache import StartupCache, version
+from notifier.scan_cache import StartupCache, version
+from notifier.sessions import EngineOptions, SessionFiles
 
 from ..writer import answer, append, ask, header, user
 
@@ -68,7 +67,7 @@ def test_a_warm_scan_gives_every_field_of_a_question_as_the_cold_one(tmp_path: P
     """What a question's dialog needs comes back from the cache as it was read: a questionnaire
     without a free-text row gets no reply field in its notification after a warm restart either,
     and a pi-ask form keeps its ids, optional questions, conditions and option values."""
-    from notifier.core.question_obj import to_obj
+    from notifier.core.codec import to_obj
     from notifier.pi.keymaps import Unsupported, plan
     from notifier.sinks.notify.render import option_actions, takes_text
 

@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from notifier.core.preferences import Preferences
-from notifier.state.store import Store
+from notifier.core.planner import Preferences
+from notifier.store import Store
 
 
 def test_snoozes_round_trip_by_scope() -> None:
@@ -28,7 +28,7 @@ def test_the_standalone_window_snoozes_projects_too(monkeypatch: pytest.MonkeyPa
     """`pi-notifier show` without a running app stores what its buttons ask for."""
     from notifier.app import runtime as choices
     from notifier.app import runtime as local
-    from notifier.config.load import Config
+    from notifier.config import Config
     from notifier.core.commands import Mute, Snooze
 
     monkeypatch.setattr(choices, "open_store", lambda: Store(str(tmp_path / "state.sqlite3")))

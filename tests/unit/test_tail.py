@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from notifier.sessions.tail import LongLine, Tailer
+from notifier.tail import LongLine, Tailer
 
 
 def test_partial_line_is_held_back(tmp_path: Path) -> None:
@@ -59,7 +59,7 @@ def test_overlong_line_is_skipped_without_holding_it(tmp_path: Path) -> None:
     with p.open("ab") as fh:
         fh.write(b"y" * 3000)
     r = t.read()
-    assert r.skipped_long == 1 and len(t._partial) == 0
+    assert r.skipped_long == 1 and t.partial == b""
     assert r.lines == [b"x" * 600 + b"y" * 400] and type(r.lines[0]) is LongLine  # (its first bytes)
     with p.open("ab") as fh:
         fh.write(b"zzz\nok\n")
@@ -69,7 +69,7 @@ def test_overlong_line_is_skipped_without_holding_it(tmp_path: Path) -> None:
 def test_find_name_latest_bounded_and_in_the_head(tmp_path: Path) -> None:
     import json
 
-    from notifier.sessions.names import find_name
+    from notifier.tail import find_name
 
     def info(name: str) -> bytes:
         return (
@@ -195,7 +195,7 @@ def test_a_fifo_is_never_opened_blocking(tmp_path: Path) -> None:
 
 
 def test_a_huge_append_is_read_in_budgeted_steps(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from notifier.sessions import tail
+    from notifier import tail
 
     monkeypatch.setattr(tail, "READ_BUDGET", 1000)
     monkeypatch.setattr(tail, "CHUNK", 300)

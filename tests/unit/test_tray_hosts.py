@@ -6,13 +6,13 @@ import logging
 
 import pytest
 
-from notifier.app.tray_hosts import HostLog, Hosts
+from notifier.outputs.tray_hosts import HostLog, Hosts
 
 
 def said(caplog: pytest.LogCaptureFixture, *seen: Hosts) -> list[str]:
     caplog.clear()
     say = HostLog()
-    with caplog.at_level(logging.INFO, logger="notifier.app.tray_hosts"):
+    with caplog.at_level(logging.INFO, logger="notifier.outputs.tray_hosts"):
         for hosts in seen:
             say(hosts)
     return [r.getMessage() for r in caplog.records]
@@ -44,7 +44,7 @@ def test_a_host_that_holds_both_trays_gets_the_backend_whose_click_opens_the_win
     XEmbed icon itself and gives it the left click, so auto picks gtk there. A watcher beside
     another XEmbed holder (KDE's xembedsniproxy relays into kded5's watcher) keeps the watcher's
     kind; the user's choice always wins."""
-    from notifier.ui import tray
+    from notifier.outputs import tray
 
     assert Hosts("xfce4-panel", "xfce4-panel").one
     assert not Hosts("xembedsniproxy", "kded5").one and not Hosts().one and not Hosts(None, "kded5").one

@@ -6,14 +6,12 @@ import pytest
 
 from notifier.core.board import Board
 from notifier.core.commands import Focus, Mute, Quit, Show, Snooze
-from notifier.core.preferences import Preferences
-from notifier.core.quiet import tomorrow_morning
+from notifier.core.planner import Preferences, tomorrow_morning
 from notifier.core.reducer import Header, ToolStart
+from notifier.outputs import tray as icons
+from notifier.outputs.tray import UiState, menu, title
 from notifier.pi.extraction import extract
-from notifier.ui import icons
-from notifier.ui.menu import menu, title
-from notifier.ui.state import UiState
-from notifier.ui.view import details_text, resume_command, window_obj
+from notifier.window.view import Shown, WindowView, details_text, resume_command, window_obj
 
 
 def board_with(*questions: tuple[str, str, str, float]) -> Board:
@@ -101,11 +99,26 @@ def test_window_details() -> None:
     b = board_with(("/s/x.jsonl", "/home/u/it's here", "Pick one?", 100.0))
     data = window_obj(b.snapshot(0))
     (q,) = data["questions"]
-    text = details_text(q, 160.0)
+    text = details_text(Shown.from_obj(q), 160.0)
     assert "[Hdr] Pick one?" in text and "(several answers allowed)" in text
     assert "• A (recommended)" in text and "• B — bee" in text
-    assert q["resume"] == "cd '/home/u/it'\"'\"'s here' && pi --session /s/x.jsonl"
+    assert Shown.from_obj(q).resume()[0] == "cd '/home/u/it'\"'\"'s here' && pi --session /s/x.jsonl"
     assert resume_command(None, "/a b") == "pi --session '/a b'"
+
+
+def test_the_window_reads_the_apps_json_once_into_model_values() -> None:
+    """What the app sends the window (JSON) reads back into the snapshot's own Question and
+    SessionRef; what cannot be read is left out, never a crash."""
+    b = board_with(("/s/x.jsonl", "/home/u/shop", "Pick one?", 100.0), ("/s/y.jsonl", "/home/u/blog", "Ship?", 90.0))
+    snapshot = b.snapshot(0)
+    data = window_obj(snapshot)
+    data["questions"] += [{"key": ["/s/z.jsonl"]}, "nonsense", dict(data["questions"][0], items="no"), None]
+    read = WindowView.from_obj(data)
+    assert [(q.session, q.question) for q in read.questions] == [(v.ref, q) for v, q in snapshot.pending]
+    first = read.questions[0]
+    assert first.token and not first.abandoned and first.project == "shop" and first.key == ["/s/x.jsonl", first.question.tool_call_id]
+    assert Shown.from_obj(first.to_obj()) == first  # (the channel loses nothing the window uses)
+    assert WindowView.from_obj("garbage") == WindowView() and WindowView.from_obj({"questions": 3}) == WindowView()
 
 
 def test_window_details_show_a_forms_title_and_instructions() -> None:
@@ -114,7 +127,7 @@ def test_window_details_show_a_forms_title_and_instructions() -> None:
     b.local.apply("/s/f.jsonl", [Header("s", "/p"), ToolStart(1.0, "f1", "form", extract("form", args, "f1", 1.0))], 1.0)
     (q,) = window_obj(b.snapshot(0))["questions"]
     assert (q["title"], q["instructions"]) == ("Release", "Answer before the release.")
-    lines = details_text(q, 2.0).split("\n")
+    lines = details_text(Shown.from_obj(q), 2.0).split("\n")
     assert lines[lines.index("Release") + 1] == "Answer before the release."
 
 

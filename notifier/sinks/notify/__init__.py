@@ -4,7 +4,7 @@ Linux talks to ``org.freedesktop.Notifications`` directly through jeepney (ids, 
 actions, urgency). Without a session bus or server it falls back to plyer, then to nothing (the
 tray alone); macOS and Windows use plyer; WSL shows a Windows toast through powershell.exe. Which
 notifications to raise, when, and when to withdraw them is decided by the pure
-:class:`notifier.core.planner.Planner` (quiet hours: :mod:`notifier.core.quiet`); this package
+:class:`notifier.core.planner.Planner` (quiet hours: :mod:`notifier.core.planner`); this package
 only renders and delivers:
 
 - :mod:`.render`: title and body of a notice (the one sanitizer and its escaping)

@@ -10,13 +10,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from notifier.core.model import split_key
-from notifier.core.notices import Key
+from notifier.core.model import Key, split_key
 
 
 class Bubbles:
     def __init__(self, store: Any = None) -> None:
-        """``store``: :class:`~notifier.state.store.Store`'s bubbles, or None (nothing recorded,
+        """``store``: :class:`~notifier.store.Store`'s bubbles, or None (nothing recorded,
         nothing left over)."""
         self.store = store
         self.orphans: dict[int, set[Key]] = {}  # a run before ours showed these (id → questions)

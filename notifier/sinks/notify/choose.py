@@ -7,7 +7,7 @@ import shutil
 import sys
 from collections.abc import Callable, Sequence
 
-from notifier.config.load import Config
+from notifier.config import Config
 from notifier.core.text import clean
 from notifier.sinks.notify.backend import Backend, BackendError, NullBackend, is_wsl
 from notifier.sinks.notify.dbus import DBusBackend

@@ -14,7 +14,7 @@ from notifier.core.text import clean
 from notifier.resources import app_icon
 from notifier.sinks.notify.backend import BackendError, Plain, expire_ms
 from notifier.sinks.notify.render import Message
-from notifier.system import programs
+from notifier.system import processes as programs
 
 TOAST_TIMEOUT_S = 20.0  # how long showing one toast through powershell.exe may take
 

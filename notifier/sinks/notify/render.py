@@ -10,8 +10,7 @@ import re
 from dataclasses import dataclass
 
 from notifier.core.commands import ANSWERABLE_TOOLS
-from notifier.core.model import Question, SessionRef
-from notifier.core.notices import Notice
+from notifier.core.model import Notice, Question, SessionRef
 from notifier.core.text import clean, duration, markup
 from notifier.sinks.notify.servers import Actions
 

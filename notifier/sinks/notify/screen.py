@@ -10,13 +10,13 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from notifier.core.notices import Item, Key, Notice
+from notifier.core.model import Item, Key, Notice
 from notifier.core.text import markup
 from notifier.sinks.notify.backend import Backend, BackendError, NullBackend, ServerGone
 from notifier.sinks.notify.bubbles import Bubbles
 from notifier.sinks.notify.choose import TRAY_ALONE
 from notifier.sinks.notify.render import Message, render
-from notifier.system.logonce import LogOnce
+from notifier.system.log import LogOnce
 from notifier.system.paths import session_address
 
 log = logging.getLogger(__name__)
@@ -36,7 +36,7 @@ class Screen:
         store: Any = None,
         instead: str = TRAY_ALONE,
     ) -> None:
-        """``store``: where the notifications on screen are recorded (:class:`~notifier.state.store.Store`'s
+        """``store``: where the notifications on screen are recorded (:class:`~notifier.store.Store`'s
         bubbles), so that the run after a crash closes those whose question was answered."""
         self._choose = choose
         self.store = store

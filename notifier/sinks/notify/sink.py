@@ -15,14 +15,10 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from notifier.config.load import Config
+from notifier.config import Config
 from notifier.core.commands import Answer, Command, Focus, Goto, Show, Snooze
-from notifier.core.model import Snapshot, Transition, TurnChange
-from notifier.core.notices import Notice, Withdraw, key_of
-from notifier.core.planner import Planner
-from notifier.core.preferences import Preferences
-from notifier.core.question_token import question_token
-from notifier.core.quiet import in_quiet_hours, next_quiet_change, parse_quiet_hours
+from notifier.core.model import Notice, Snapshot, Transition, TurnChange, Withdraw, key_of, question_token
+from notifier.core.planner import Planner, Preferences, in_quiet_hours, next_quiet_change, parse_quiet_hours
 from notifier.core.text import clean
 from notifier.sinks.notify.backend import Backend
 from notifier.sinks.notify.choose import TRAY_ALONE, choose_backend

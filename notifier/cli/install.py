@@ -1,0 +1,224 @@
+"""What runs beside pi-notifier, installed, removed and checked from here: ``pi-notifier autostart
+install | remove | status`` (start with the desktop session: :mod:`notifier.system.autostart`)
+and ``pi-notifier pi-extension install | remove | status``, the optional companion pi extension.
+
+install copies the shipped extension, a folder (``index.ts``, pi's entry point, and the modules
+it imports beside it), into pi's extensions folder (``$PI_CODING_AGENT_DIR/extensions``,
+default ``~/.pi/agent/extensions``) as ``pi-notifier/``, where every pi started afterwards loads it
+(a running pi: ``/reload``); a single-file ``pi-notifier.ts`` of an earlier version is removed, or
+pi would load both. status says whether it is installed, whether the installed copy is this
+version's, and which running pi processes have it loaded (their sockets answer ``hello``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import sys
+import tempfile
+from dataclasses import asdict, dataclass, field
+
+from notifier import APP_NAME, resources
+from notifier.cli.parser import fail
+from notifier.companion import ChannelError, list_sockets, open_dialogs
+from notifier.config import Config
+from notifier.core.text import clean
+from notifier.system import autostart, paths
+
+DIR_NAME = "pi-notifier"
+LEGACY_FILE = "pi-notifier.ts"  # (versions before the extension was a folder)
+RESOURCE = "pi-extension/pi-notifier"
+# index.ts last: a pi starting while install writes never finds an index.ts newer than a module it imports
+FILES = ("protocol.ts", "components.ts", "places.ts", "dialogs.ts", "server.ts", "wrap.ts", "index.ts")
+ENTRY = "index.ts"
+MARKER = "pi-notifier companion extension"
+
+
+def shipped() -> dict[str, bytes]:
+    return {name: resources.read_bytes(f"{RESOURCE}/{name}") for name in FILES}
+
+
+def is_ours(path: str) -> bool:
+    """Whether a path names this extension as pi loads it: the folder, its index.ts, or the single
+    file of an earlier version."""
+    base = os.path.basename(path.rstrip("/"))
+    if base in ("index.ts", "index.js"):
+        base = os.path.basename(os.path.dirname(path))
+    return base in (DIR_NAME, LEGACY_FILE)
+
+
+def target(env: dict[str, str] | None = None) -> str:
+    return os.path.join(paths.agent_dir(os.environ if env is None else env), "extensions", DIR_NAME)
+
+
+def _legacy(folder: str) -> str:
+    return os.path.join(os.path.dirname(folder), LEGACY_FILE)
+
+
+def _read(path: str, limit: int = -1) -> bytes | None:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(limit)
+    except OSError:
+        return None
+
+
+def _write(path: str, data: bytes) -> None:
+    """``path`` becomes ``data`` at once (0644)."""
+    folder = os.path.dirname(path)
+    fd, tmp = tempfile.mkstemp(prefix=".pi-notifier-", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def _remove_legacy(folder: str) -> bool:
+    old = _legacy(folder)
+    head = _read(old, 4096)
+    if head is None or MARKER.encode() not in head:
+        return False
+    os.unlink(old)
+    return True
+
+
+def install(path: str | None = None) -> tuple[bool, str]:
+    """(changed, folder): write the shipped files that differ, each atomically (0644), and remove
+    an earlier version's single file; anything else in the extensions folder is left untouched."""
+    folder = path or target()
+    os.makedirs(folder, exist_ok=True)
+    changed = False
+    for name, data in shipped().items():
+        file = os.path.join(folder, name)
+        if _read(file) != data:
+            _write(file, data)
+            changed = True
+    return _remove_legacy(folder) or changed, folder
+
+
+def remove(path: str | None = None) -> tuple[bool, str]:
+    """(removed, folder). A folder of that name that is not ours is left alone (ValueError)."""
+    folder = path or target()
+    if not os.path.lexists(folder):
+        return _remove_legacy(folder), folder
+    head = _read(os.path.join(folder, ENTRY), 4096)
+    if not os.path.isdir(folder) or os.path.islink(folder) or head is None or MARKER.encode() not in head:
+        raise ValueError(f"{folder} is not pi-notifier's extension; left alone")
+    _remove_legacy(folder)
+    for name in FILES:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(os.path.join(folder, name))
+    with contextlib.suppress(OSError):
+        os.rmdir(folder)  # (kept when something else was put in it)
+    return True, folder
+
+
+@dataclass
+class Loaded:
+    socket: str
+    pid: int | None
+    pi_version: str | None
+    session_file: str | None
+    mode: str
+    dialogs: int
+
+
+@dataclass
+class Status:
+    path: str
+    installed: bool
+    current: bool
+    loaded: list[Loaded] = field(default_factory=list)
+    unreachable: list[str] = field(default_factory=list)
+
+
+def status(path: str | None = None, timeout: float = 1.0) -> Status:
+    folder = path or target()
+    installed = {name: _read(os.path.join(folder, name)) for name in FILES}
+    legacy = _read(_legacy(folder), 4096)
+    ours_legacy = legacy is not None and MARKER.encode() in legacy
+    result = Status(
+        folder,
+        installed[ENTRY] is not None or ours_legacy,
+        installed == shipped() and not ours_legacy,
+    )
+    for sock in list_sockets():
+        try:
+            hello, dialogs = open_dialogs(sock, timeout=timeout)
+        except (ChannelError, OSError):
+            result.unreachable.append(sock)
+            continue
+        result.loaded.append(
+            Loaded(sock, hello.pid, hello.pi_version, hello.session_file, hello.mode, len(dialogs))
+        )
+    return result
+
+
+def _status_text(st: Status) -> str:
+    if not st.installed:
+        lines = [f"not installed (would go to {clean(st.path)}); install: {APP_NAME} pi-extension install"]
+    elif st.current:
+        lines = [f"installed and current: {clean(st.path)}"]
+    else:
+        lines = [
+            f"installed but not this version's copy: {clean(st.path)} (update: {APP_NAME} pi-extension install)"
+        ]
+    if st.loaded:
+        lines.append(f"loaded by {len(st.loaded)} running pi process(es):")
+        for item in st.loaded:
+            how = "answerable" if item.mode == "wrap" else "announce-only"
+            lines.append(
+                f"  pid {item.pid} (pi {clean(item.pi_version) or '?'}, {how}, {item.dialogs} open dialog(s))"
+                f" {clean(item.session_file)}"
+            )
+    else:
+        lines.append("no running pi has it loaded")
+    return "\n".join(lines)
+
+
+def cmd_pi_extension(args: argparse.Namespace, config: Config) -> int:
+    action = args.action
+    if action == "install":
+        changed, path = install()
+        if changed:
+            print(
+                f"installed {clean(path)}; pi processes started from now on load it (a running pi: /reload)"
+            )
+        else:
+            print(f"already installed and current: {clean(path)}")
+        return 0
+    if action == "remove":
+        try:
+            removed, path = remove()
+        except ValueError as exc:
+            return fail(1, exc)
+        print(
+            f"removed {clean(path)}; running pi processes keep it until they restart"
+            if removed
+            else f"not installed ({clean(path)})"
+        )
+        return 0
+    st = status()
+    if getattr(args, "json", False):
+        print(json.dumps(asdict(st), ensure_ascii=False))
+    else:
+        print(_status_text(st))
+    return 0
+
+
+def cmd_autostart(args: argparse.Namespace, config: Config) -> int:
+    action = {"install": autostart.install, "remove": autostart.remove, "status": autostart.status}[
+        args.action
+    ]
+    try:
+        sys.stdout.write(action() + "\n")
+    except OSError as exc:
+        return fail(1, f"autostart {args.action} failed: {clean(exc, 200)}")
+    return 0

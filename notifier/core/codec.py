@@ -1,0 +1,707 @@
+"""The one JSON codec (pure): every model type to and from JSON, bounded.
+
+**Reading foreign JSON.** Every untrusted source (session lines, control requests, cache rows,
+remote streams) is parsed by :func:`loads`: a size cap and a nesting-depth cap, checked before
+the decoder runs, so no input can exhaust memory or the interpreter's recursion limit;
+:func:`shrink` bounds what a parsed value may carry further (string lengths, list lengths, a
+total budget). Times from untrusted sources are kept inside a sane window (:func:`sane_time`,
+:func:`parse_iso`); no clock is read here.
+
+**A question in full.** :func:`to_obj` / :func:`from_obj`: a question as a plain JSON-able object
+and back, every field (what the start-up scan cache keeps of a pending question,
+:func:`notifier.core.reducer.summarize`, and what the window is handed of its items).
+``from_obj(to_obj(q)) == q`` for every question; :func:`from_obj` takes only what :func:`to_obj`
+writes (exactly its fields, each of its type) and raises :class:`ValueError` on anything else,
+so a summary read back from disk is checked by the same code that writes it.
+
+**The outputs of the contract** (docs/contract.md §2–§5): ``run --json`` events, ``status
+--json``, ``history --json``, the history record the store keeps, and the base of the window's
+view model. A session is ``{"id", "file", "cwd", "name"}``; a question is ``{"tool_call_id",
+"tool", "text", "header", "options", "count"}`` (:func:`session_fields`,
+:func:`question_fields`). Other outputs add fields to these objects, never change them.
+
+**Status bars.** A small summary of the board that the running app sends for each refresh (a
+status bar asks every second), and what a bar shows of it: a tmux status-line segment ("π 2", or
+nothing) and one JSON line for waybar, polybar or i3blocks (``text``, ``tooltip``, ``class``)."""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import is_dataclass
+from datetime import datetime, timezone
+from types import UnionType
+from typing import Any, Literal, NamedTuple, TypeVar, Union, get_args, get_origin, get_type_hints
+
+from notifier.core.commands import short_id
+from notifier.core.model import (
+    Question,
+    QuestionItem,
+    SessionRef,
+    SessionView,
+    Snapshot,
+    Transition,
+    question_token,
+    split_key,
+)
+from notifier.core.text import clean, duration, markup, project_name
+
+# ---- the outputs of the contract ----
+
+def iso(ts: object) -> str:
+    """ISO-8601 UTC with milliseconds, for any value: times outside [2000, 2200) (history rows
+    written by older versions, broken clocks) are clamped to that range; a value that is not a
+    number at all (NaN, a string) shows as the start of the range."""
+    if isinstance(ts, bool) or not isinstance(ts, (int, float)):
+        seconds = MIN_TIME
+    elif isinstance(ts, int):
+        seconds = float(min(max(ts, int(MIN_TIME)), int(MAX_TIME)))
+    else:
+        seconds = min(max(ts, MIN_TIME), MAX_TIME) if ts == ts else MIN_TIME
+    return (
+        datetime.fromtimestamp(seconds, timezone.utc)
+        .isoformat(timespec="milliseconds")
+        .replace("+00:00", "Z")
+    )
+
+
+def dumps(obj: Any) -> str:
+    """One line of valid UTF-8 JSON for anything our outputs hold. A name that is not UTF-8 (a
+    str with lone surrogates, PEP 383) is written as ``\\udcXX`` escapes: ``json.loads`` gives
+    back the same str, and ``os.fsencode`` of that the same bytes. NaN and infinities (which
+    JSON cannot say) become ``null``."""
+    try:
+        text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    except ValueError:
+        text = json.dumps(_finite(obj), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    # Surrogates only occur inside JSON strings, where "\udcff" is their own escape.
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _finite(obj: Any) -> Any:
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: _finite(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_finite(v) for v in obj]
+    return obj
+
+
+# ---- a session and a question ----
+
+
+def session_fields(
+    id: str | None, file: str | None, cwd: str | None, name: str | None, host: str | None = None
+) -> dict[str, Any]:
+    """The session object. The name is a user's label (plain text, null when empty); the file
+    and cwd are paths, kept exactly (also when not UTF-8); ``host`` names the remote machine the
+    session runs on (null: this one)."""
+    return {"id": id, "file": file, "cwd": cwd, "name": clean(name) or None if name else None, "host": host}
+
+
+def question_fields(
+    tool_call_id: str | None,
+    tool: str | None,
+    text: str | None,
+    header: str | None,
+    options: Sequence[str],
+    count: int | None,
+) -> dict[str, Any]:
+    """The question object (contract §5: text, header and options are plain text, sanitized
+    when extracted, not truncated)."""
+    return {
+        "tool_call_id": tool_call_id,
+        "tool": tool,
+        "text": text,
+        "header": header,
+        "options": list(options),
+        "count": count,
+    }
+
+
+def session_obj(ref: SessionRef) -> dict[str, Any]:
+    return session_fields(ref.id, ref.file, ref.cwd, ref.name, ref.host)
+
+
+def question_obj(q: Question) -> dict[str, Any]:
+    obj = question_fields(q.tool_call_id, q.tool, q.text, q.header, q.options, q.count)
+    obj["kind"] = q.kind  # additive (docs/contract.md §3): "question" | "dialog"
+    if q.kind == "dialog":
+        obj["dialog"] = q.dialog  # "select" | "confirm" | "input" | "editor" | "custom"
+    obj["token"] = question_token(q)  # additive (§3): what was shown of it, for answer --token
+    return obj
+
+
+def items_obj(q: Question) -> list[dict[str, Any]]:
+    """Every item of a question in full, every field (the window shows them all; the contract's
+    question object describes the first): :func:`item_obj`."""
+    return [item_obj(it) for it in q.items]
+
+
+# ---- run --json (§2) and status --json (§3) ----
+
+def event_obj(t: Transition) -> dict[str, Any]:
+    obj: dict[str, Any] = {"event": t.kind, "at": iso(t.at)}
+    if t.kind == "needs_input":
+        obj["initial"] = t.initial
+    obj["session"] = session_obj(t.session)
+    obj["question"] = question_obj(t.question)
+    if t.kind == "resolved":
+        obj["outcome"] = t.outcome
+        obj["answer"] = t.answer
+        obj["waited_s"] = round(t.waited_s or 0.0, 3)
+    return obj
+
+
+def newest_first(sessions: Iterable[SessionView]) -> list[SessionView]:
+    """The order of ``status``: newest first, then by file (two stable sorts)."""
+    out = sorted(sessions, key=lambda v: v.ref.key)
+    out.sort(key=lambda v: v.updated_at, reverse=True)
+    return out
+
+
+def status_obj(snapshot: Snapshot) -> dict[str, Any]:
+    """``status --json`` of a snapshot (before the command adds locations, silences and quiet
+    hours)."""
+    return {
+        "sessions": [session_status_obj(v) for v in newest_first(snapshot.sessions)],
+        "pending": snapshot.pending_count,
+    }
+
+
+def session_status_obj(v: SessionView) -> dict[str, Any]:
+    """One session of ``status --json`` (the running app's reply and a scan of our own alike):
+    :func:`session_obj`, its state, and ``"location": null`` (filled in by the command where
+    a pi is found). Additive fields: each question's ``asked_at`` and the session's
+    ``current_tool``, so that the text of ``status`` is rendered from this object too."""
+    return {
+        **session_obj(v.ref),
+        "state": v.state,
+        "alive": v.alive,
+        "pending": [_waiting_obj(q) for q in v.pending],
+        "abandoned": [_waiting_obj(q) for q in v.abandoned],
+        "updated_at": iso(v.updated_at) if v.updated_at else None,
+        "current_tool": clean(v.current_tool) or None if v.current_tool else None,
+        "location": None,
+    }
+
+
+def _waiting_obj(q: Question) -> dict[str, Any]:
+    """A question of ``status --json``: :func:`question_obj` and since when it waits."""
+    return {**question_obj(q), "asked_at": iso(q.asked_at)}
+
+
+# ---- history: the stored record (one flat row per question) and history --json (§4) ----
+
+OPTION_SEPARATOR = "\x1f"  # between option labels in a history row (sanitized labels hold none)
+HISTORY_COLUMNS = (
+    "file",
+    "call_id",
+    "session_id",
+    "cwd",
+    "name",
+    "tool",
+    "text",
+    "header",
+    "options",
+    "count",
+    "asked_at",
+    "resolved_at",
+    "outcome",
+    "waited_s",
+    "answer",
+)
+
+
+def history_row(t: Transition) -> dict[str, Any]:
+    """The history record of the question of ``t`` as it is asked (the first ten of
+    :data:`HISTORY_COLUMNS`; the store adds the times and the outcome)."""
+    s, q = session_obj(t.session), question_obj(t.question)
+    return {
+        "file": t.session.key,  # the board's key: a remote session's names its host (split_key)
+        "call_id": q["tool_call_id"],
+        "session_id": s["id"],
+        "cwd": s["cwd"],
+        "name": s["name"],
+        "tool": q["tool"],
+        "text": q["text"],
+        "header": q["header"],
+        "options": OPTION_SEPARATOR.join(q["options"]),
+        "count": q["count"],
+    }
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def finite_number(value: object) -> float | None:
+    """A stored number that JSON can say (rows of older versions may hold NaN, inf or junk)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
+
+
+def history_entry(r: Mapping[str, object]) -> dict[str, Any]:
+    """One question of ``history --json`` from a history row. Any stored row renders: times out
+    of range are clamped, numbers that are not finite are null, names that are not UTF-8 come
+    back as they were, a field of the wrong type is null."""
+    waited = finite_number(r.get("waited_s"))
+    waited = waited if waited is not None and 0 <= waited < 1e10 else None
+    count = r.get("count")
+    resolved_at = r.get("resolved_at")
+    host, file = split_key(_text(r.get("file")) or "")  # a remote session's key names its host
+    return {
+        "session": session_fields(
+            _text(r.get("session_id")), file or None, _text(r.get("cwd")), _text(r.get("name")), host
+        ),
+        "question": question_fields(
+            _text(r.get("call_id")),
+            _text(r.get("tool")),
+            _text(r.get("text")),
+            _text(r.get("header")),
+            [o for o in (_text(r.get("options")) or "").split(OPTION_SEPARATOR) if o],
+            count if isinstance(count, int) and not isinstance(count, bool) else None,
+        ),
+        "asked_at": iso(r.get("asked_at")),
+        "resolved_at": iso(resolved_at) if resolved_at is not None else None,
+        "outcome": _text(r.get("outcome")),
+        "waited_s": round(waited, 3) if waited is not None else None,
+        "answer": _text(r.get("answer")),
+    }
+
+
+def history_obj(rows: Iterable[Mapping[str, object]]) -> dict[str, Any]:
+    """``history --json``: the questions of ``rows`` (history rows) and a summary of the waits."""
+    questions = [history_entry(r) for r in rows]
+    waits: list[float] = sorted(q["waited_s"] for q in questions if q["waited_s"] is not None)
+    median = None
+    if waits:
+        mid = len(waits) // 2
+        median = waits[mid] if len(waits) % 2 else round((waits[mid - 1] + waits[mid]) / 2, 3)
+    return {
+        "questions": questions,
+        "summary": {
+            "count": len(questions),
+            "median_wait_s": median,
+            "longest_wait_s": waits[-1] if waits else None,
+        },
+    }
+
+
+# ---- model values, in full ----
+#
+# One way for every frozen dataclass of the model: its fields are the table. A value is written
+# as an object of every field (tuples as lists); it is read back only from exactly that shape,
+# each field of the type its annotation says (str, bool, a finite float, a Literal, an optional,
+# a tuple of values or of a fixed length, a dict, a nested dataclass), strings and lists bounded.
+# Each type's reader and writer is made once from its annotations (``_reader``, ``_writer``), so
+# the scan cache's thousands of rows are read at the speed of hand-written checks.
+
+T = TypeVar("T")
+
+
+class _Limit(NamedTuple):
+    text: int | None
+    list: int | None
+
+
+Reader = Callable[[Any, _Limit], Any]
+Writer = Callable[[Any], Any]
+
+
+def encode(value: Any) -> Any:
+    """A model value as JSON can say it: a dataclass as an object of every field, a tuple as a list."""
+    kind: Any = type(value)
+    writer = _writer(kind) if is_dataclass(value) else None
+    return writer(value) if writer is not None else value
+
+
+def decode(cls: type[T], obj: object, max_text: int | None = None, max_list: int | None = None) -> T:
+    """The ``cls`` value :func:`encode` made ``obj`` of. ``max_text``, ``max_list``: the most
+    characters of any string and entries of any list taken. Raises :class:`ValueError` on
+    anything :func:`encode` never writes (a missing or extra field, a wrong type, a number that
+    is not finite, a value its Literal does not list, a string or list past the limits)."""
+    kind: Any = cls
+    value: T = _reader(kind)(obj, _Limit(max_text, max_list))
+    return value
+
+
+@functools.cache
+def _writer(hint: Any) -> Writer | None:
+    """How to write a value of type ``hint`` (None: as it is)."""
+    origin, args = get_origin(hint), get_args(hint)
+    if origin is Union or origin is UnionType:
+        inner = _writer(_non_none(args))
+        return None if inner is None else (lambda v: None if v is None else inner(v))
+    if origin is tuple:
+        parts = [_writer(a) for a in args if a is not Ellipsis]
+        if len(args) == 2 and args[1] is Ellipsis and parts[0] is not None:
+            each = parts[0]
+            return lambda v: [each(x) for x in v]
+        return list
+    if origin is dict:
+        return dict
+    if isinstance(hint, type) and is_dataclass(hint):
+        table = [(name, _writer(h)) for name, h in get_type_hints(hint).items()]
+        return lambda v: {n: getattr(v, n) if w is None else w(getattr(v, n)) for n, w in table}
+    return None
+
+
+@functools.cache
+def _reader(hint: Any) -> Reader:
+    """How to read (and check) a value of type ``hint``."""
+    origin, args = get_origin(hint), get_args(hint)
+    if origin is Union or origin is UnionType:  # (the model's unions are optionals)
+        inner = _non_none(args)
+        return _opt_str if inner is str else functools.partial(_optional, _reader(inner))
+    if origin is Literal:
+        return functools.partial(_one_of, frozenset(args))
+    if origin is tuple:
+        if len(args) == 2 and args[1] is Ellipsis:
+            return functools.partial(_tuple_of, _reader(args[0]))
+        return functools.partial(_fixed, tuple(_reader(a) for a in args))
+    if origin is dict:
+        return functools.partial(_dict_of, _reader(args[0]), _reader(args[1]))
+    if isinstance(hint, type) and is_dataclass(hint):
+        table = tuple((name, _reader(h)) for name, h in get_type_hints(hint).items())
+        return functools.partial(_object, hint, frozenset(get_type_hints(hint)), table)
+    scalar = _SCALARS.get(hint)
+    if scalar is None:
+        raise TypeError(f"no JSON for {hint}")
+    return scalar
+
+
+def _non_none(args: tuple[Any, ...]) -> Any:
+    return next(a for a in args if a is not type(None))
+
+
+def _str(value: Any, limit: _Limit) -> str:
+    if type(value) is not str or (limit.text is not None and len(value) > limit.text):
+        raise ValueError("a wrong or oversized string")
+    return value
+
+
+def _opt_str(value: Any, limit: _Limit) -> str | None:
+    if value is None:
+        return None
+    if type(value) is not str or (limit.text is not None and len(value) > limit.text):
+        raise ValueError("a wrong or oversized string")
+    return value
+
+
+def _optional(inner: Reader, value: Any, limit: _Limit) -> Any:
+    return None if value is None else inner(value, limit)
+
+
+def _bool(value: Any, limit: _Limit) -> bool:
+    if type(value) is not bool:
+        raise ValueError("a wrong flag")
+    return value
+
+
+def _float(value: Any, limit: _Limit) -> float:
+    if type(value) not in (int, float) or not math.isfinite(value):
+        raise ValueError("a wrong number")
+    return float(value)
+
+
+_SCALARS: dict[Any, Reader] = {str: _str, bool: _bool, float: _float}
+
+
+def _one_of(allowed: frozenset[str], value: Any, limit: _Limit) -> str:
+    if type(value) is not str or value not in allowed:
+        raise ValueError("a value of an unknown kind")
+    return value
+
+
+def _list(value: Any, limit: _Limit) -> list[Any]:
+    if type(value) is not list or (limit.list is not None and len(value) > limit.list):
+        raise ValueError("a wrong or oversized list")
+    return value
+
+
+def _tuple_of(each: Reader, value: Any, limit: _Limit) -> tuple[Any, ...]:
+    return tuple([each(v, limit) for v in _list(value, limit)]) if value != [] else ()
+
+
+def _fixed(readers: tuple[Reader, ...], value: Any, limit: _Limit) -> tuple[Any, ...]:
+    if type(value) is not list or len(value) != len(readers):
+        raise ValueError("a list of the wrong length")
+    return tuple([r(v, limit) for r, v in zip(readers, value, strict=True)])
+
+
+def _dict_of(key: Reader, each: Reader, value: Any, limit: _Limit) -> dict[Any, Any]:
+    if type(value) is not dict or (limit.list is not None and len(value) > limit.list):
+        raise ValueError("a wrong or oversized object")
+    if key is _str and each is _str:  # (the common case: names to names, checked in one pass)
+        for k, v in value.items():
+            _str(k, limit)
+            _str(v, limit)
+        return dict(value)
+    return {key(k, limit): each(v, limit) for k, v in value.items()}
+
+
+def _object(cls: type, keys: frozenset[str], table: tuple[tuple[str, Reader], ...], value: Any, limit: _Limit) -> Any:
+    if type(value) is not dict or value.keys() != keys:
+        raise ValueError(f"an object of the wrong fields for {cls.__name__}")
+    return cls(*[read(value[name], limit) for name, read in table])
+
+
+def to_obj(q: Question) -> dict[str, Any]:
+    """Every field of ``q``, as JSON can say it (:func:`encode`: ``show_when`` as a two-string list)."""
+    obj: dict[str, Any] = encode(q)
+    return obj
+
+
+def item_obj(it: QuestionItem) -> dict[str, Any]:
+    """One item of a question, every field (its options as objects)."""
+    obj: dict[str, Any] = encode(it)
+    return obj
+
+
+def from_obj(obj: object, max_text: int | None = None, max_list: int | None = None) -> Question:
+    """The question :func:`to_obj` made ``obj`` of (:func:`decode`)."""
+    return decode(Question, obj, max_text, max_list)
+
+
+# ---- bounded parsing ----
+
+MAX_DEPTH = 64  # pi's own entries nest < 12 levels; tool arguments a few more
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+_NOT_OPENERS = bytes(b for b in range(256) if b not in b"[{")
+_PAIR = re.compile(rb"\[\]|\{\}")
+
+
+class BoundedJSONError(ValueError):
+    """The input is not JSON, too large or too deeply nested (the message says which)."""
+
+
+def _too_deep(raw: bytes, max_depth: int) -> str | None:
+    """Why ``raw`` must not reach the decoder (too deep, or brackets that cannot be JSON), else
+    ``None``. Only C-speed bytes operations, linear in ``len(raw)``:
+
+    1. drop escape pairs (``\\\\`` then ``\\"``), so the only quotes left delimit strings;
+    2. keep what lies outside strings (every other piece between quotes), then only its brackets;
+    3. strip innermost ``[]``/``{}`` pairs: a balanced sequence of depth d is gone after d passes.
+
+    Exact for valid JSON; for invalid JSON the brackets the decoder would see before failing are
+    a prefix of what is checked here, so the decoder never recurses deeper than ``max_depth``
+    (tests/hostile/test_tail.py checks it against a plain loop over the bytes).
+
+    First the common case in one pass: no more opening brackets in all of ``raw`` (inside
+    strings or not) than ``max_depth``, so it cannot nest deeper (what does not balance, the
+    decoder refuses). Most lines and rows are that: about 0.2 µs instead of 2.4 µs for a line of
+    pi's, 85 µs instead of 620 µs for a tool result of 300 KB."""
+    if len(raw.translate(None, _NOT_OPENERS)) <= max_depth:
+        return None
+    outside = b"".join(raw.replace(b"\\\\", b"").replace(b'\\"', b"").split(b'"')[::2])
+    brackets = outside.translate(None, _NOT_BRACKETS)
+    for _ in range(max_depth):
+        if not brackets:
+            return None
+        shorter = _PAIR.sub(b"", brackets)
+        if len(shorter) == len(brackets):
+            return "brackets do not balance (not JSON)"
+        brackets = shorter
+    return None if not brackets else f"nested deeper than {max_depth} levels"
+
+
+def loads(data: bytes | str, max_bytes: int | None = None, max_depth: int = MAX_DEPTH) -> Any:
+    """``json.loads`` with bounds. Raises :class:`BoundedJSONError` (a ``ValueError``) for
+    anything that is not acceptable JSON, and ``UnicodeDecodeError`` for bytes that are not UTF-8."""
+    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
+    if max_bytes is not None and len(raw) > max_bytes:
+        raise BoundedJSONError(f"longer than {max_bytes} bytes")
+    reason = _too_deep(raw, max_depth)
+    if reason is not None:
+        raise BoundedJSONError(reason)
+    text = raw.decode("utf-8")
+    try:
+        return json.loads(text)
+    except RecursionError as exc:  # pragma: no cover - excluded by the depth check above
+        raise BoundedJSONError("nested too deeply") from exc
+    except ValueError as exc:  # includes integers longer than sys.get_int_max_str_digits()
+        raise BoundedJSONError(f"not JSON ({exc.args[0] if exc.args else exc})") from exc
+
+
+# ---- bounding a parsed value ----
+
+MAX_STR = 16_384  # characters in one string
+MAX_ITEMS = 1_000  # entries in one list or object
+BUDGET_CHARS = 512 << 10  # characters in all strings together
+BUDGET_NODES = 20_000  # values in all
+
+
+class Budget:
+    """What :func:`shrink` may still copy; share one between calls to bound their sum."""
+
+    __slots__ = ("chars", "nodes")
+
+    def __init__(self, chars: int = BUDGET_CHARS, nodes: int = BUDGET_NODES) -> None:
+        self.chars = chars
+        self.nodes = nodes
+
+
+def shrink(
+    value: Any,
+    budget: Budget | None = None,
+    max_str: int = MAX_STR,
+    max_items: int = MAX_ITEMS,
+    max_depth: int = MAX_DEPTH,
+) -> Any:
+    """A copy of a parsed JSON value that is bounded whatever the input: strings cut to
+    ``max_str`` characters, lists and objects to ``max_items`` entries, nothing deeper than
+    ``max_depth`` (replaced by ``None``), and no more characters and values in all than
+    ``budget`` allows (what does not fit is left out). The work done is bounded the same way,
+    so it is safe on any value. Numbers, booleans and ``None`` are kept."""
+    return _shrink(value, budget or Budget(), max_str, max_items, max_depth)
+
+
+def _shrink(value: Any, budget: Budget, max_str: int, max_items: int, depth: int) -> Any:
+    budget.nodes -= 1
+    if isinstance(value, str):
+        keep = max(0, min(len(value), max_str, budget.chars))
+        budget.chars -= keep
+        return value if keep == len(value) else value[:keep]
+    if value is None or isinstance(value, (bool, int, float)):
+        return value
+    if depth <= 0:
+        return None
+    if isinstance(value, list):
+        out: list[Any] = []
+        for item in value[:max_items]:
+            if budget.nodes <= 0:
+                break
+            out.append(_shrink(item, budget, max_str, max_items, depth - 1))
+        return out
+    if isinstance(value, Mapping):
+        obj: dict[str, Any] = {}
+        for count, (key, item) in enumerate(value.items()):
+            if count >= max_items or budget.nodes <= 0:
+                break
+            if not isinstance(key, str) or len(key) > max_str:
+                continue
+            budget.chars -= len(key)
+            obj[key] = _shrink(item, budget, max_str, max_items, depth - 1)
+        return obj
+    return None
+
+
+# ---- times from untrusted sources ----
+
+# Times outside this window come from a broken clock or a hostile file: they are ignored (the
+# time the entry was seen is used instead), so no later arithmetic, storage or rendering breaks.
+MIN_TIME = 946684800.0  # 2000-01-01T00:00:00Z
+MAX_TIME = 7258118400.0  # 2200-01-01T00:00:00Z
+
+
+def sane_time(value: object) -> float | None:
+    """``value`` as epoch seconds if it is a real number inside [MIN_TIME, MAX_TIME], else None."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    if isinstance(value, int) and not MIN_TIME <= value <= MAX_TIME:
+        return None  # also ints too large for a float
+    seconds = float(value)
+    return seconds if MIN_TIME <= seconds <= MAX_TIME else None  # NaN compares False
+
+
+def parse_iso(text: object) -> float | None:
+    """An ISO-8601 time (ours: :func:`iso`; pi's entries) as epoch
+    seconds, or None when it is not one or lies outside [MIN_TIME, MAX_TIME]. ``Z`` is UTC, and
+    so is a time without a zone."""
+    if not isinstance(text, str) or not 0 < len(text) <= 64:
+        return None
+    if text[-1] in ("Z", "z"):
+        text = text[:-1] + "+00:00"  # (Python 3.10's fromisoformat does not take Z)
+    try:
+        parsed = datetime.fromisoformat(text)
+        if parsed.tzinfo is None:
+            parsed = parsed.replace(tzinfo=timezone.utc)
+        return sane_time(parsed.timestamp())
+    except (ValueError, OverflowError, OSError):
+        return None
+
+
+# ---- status bars ----
+
+MARK = "π"
+LISTED = 8  # questions a tooltip lists
+
+
+def summary(snapshot: Snapshot, now: float, snoozed_until: float | None = None, quiet: str = "") -> dict[str, Any]:
+    """``{"pending", "abandoned", "snoozed_until", "quiet", "questions": [{"project", "id",
+    "text", "waited_s"}…]}``: the questions waiting longest first, at most :data:`LISTED` of
+    them. ``snoozed_until``: when the snooze of everything ends (the user's choice, not the
+    board's); ``quiet``: the quiet hours in effect ("quiet hours until 07:30", or "")."""
+    waiting = sorted(snapshot.pending, key=lambda sq: sq[1].asked_at)
+    snoozed = snoozed_until if snoozed_until and snoozed_until > now else None
+    return {
+        "pending": snapshot.pending_count,
+        "abandoned": len(snapshot.abandoned),
+        "snoozed_until": snoozed,
+        "quiet": quiet,
+        "questions": [
+            {
+                "project": project_name(v.ref.name, v.ref.cwd, v.ref.host),
+                "id": short_id(v.ref.id),
+                "text": clean(q.text, 80),
+                "waited_s": max(0.0, now - q.asked_at),
+            }
+            for v, q in waiting[:LISTED]
+        ],
+    }
+
+
+def _count(s: dict[str, Any]) -> int:
+    n = s.get("pending")
+    return n if isinstance(n, int) and not isinstance(n, bool) and n > 0 else 0
+
+
+def tmux_segment(s: dict[str, Any]) -> str:
+    """"π 2" while questions wait ("π 2 z" while snoozed), else nothing (the segment vanishes)."""
+    n = _count(s)
+    if not n:
+        return ""
+    return f"{MARK} {n}" + (" z" if s.get("snoozed_until") else "")
+
+
+def bar_obj(s: dict[str, Any], now: float) -> dict[str, str]:
+    """waybar's custom module JSON (polybar and i3blocks read ``text``): ``class`` is
+    ``needs``, ``snoozed``, ``abandoned`` or ``idle``, for the bar's CSS; the ``tooltip`` is
+    markup-escaped (waybar renders it as Pango markup). (The summary crossed a socket: a field of
+    the wrong type counts as missing.)"""
+    n = _count(s)
+    questions = s.get("questions")
+    lines = []
+    for q in questions if isinstance(questions, list) else ():
+        if isinstance(q, dict):
+            sid = f" {markup(q.get('id'), 8)}" if q.get("id") else ""
+            waited = duration(finite_number(q.get("waited_s")) or 0.0)
+            lines.append(f"{markup(q.get('project'), 40)}{sid}: {markup(q.get('text'), 80)} ({waited})")
+    if n > len(lines):
+        lines.append(f"… {n - len(lines)} more")
+    snoozed = finite_number(s.get("snoozed_until"))
+    snoozed = snoozed if snoozed is not None and snoozed > now else None
+    if snoozed is not None:
+        lines.append(f"snoozed for {duration(snoozed - now)}")
+    abandoned = finite_number(s.get("abandoned")) or 0
+    if abandoned > 0:
+        lines.append(f"{int(abandoned)} abandoned (their pi stopped)")
+    klass = "snoozed" if snoozed and n else "needs" if n else "abandoned" if abandoned > 0 else "idle"
+    lines = lines or ["no pi is waiting for an answer"]
+    if isinstance(s.get("quiet"), str) and s["quiet"]:
+        lines.append(f"{markup(s['quiet'], 60)}: no notifications")
+    return {
+        "text": tmux_segment({"pending": n, "snoozed_until": snoozed}),
+        "tooltip": "\n".join(lines),
+        "class": klass,
+    }

@@ -1,0 +1,475 @@
+"""The engine: one thread that owns the session files and the board, and turns file changes into
+transitions.
+
+One line: watchdog → the engine's queue (typed messages: :mod:`notifier.watch`'s, the liveness
+probe's :class:`ProcessList`, a :class:`_Call` from the tray, window, companion or remotes) →
+:class:`~notifier.sessions.SessionFiles` (tail → pi's events → board) → the transitions and one
+immutable snapshot, handed to each output once (:class:`Lines` first, then each :class:`Sink`),
+every hand-over contained (:func:`deliver`). Nothing else mutates engine state.
+
+Liveness: is the pi that asked still running? Reading the process table takes tens of ms on a busy
+desktop, so it never happens on the engine thread: the engine says when (:meth:`Liveness.due`),
+the probe thread reads and puts a :class:`ProcessList` on the queue, stamped with the board's
+update count taken before the read (only questions seen by then can be judged on it). The engine
+also says which folders have a question pending: the tmux panes of the pis there are captured with
+the list, as the evidence that tells two pis in one folder apart (:mod:`notifier.core.owners`). The
+board alone judges what the list means. Abandoned questions are looked at again, less and less
+often. Both threads are kept running by :class:`notifier.system.supervisor.Supervisor`."""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable, Collection, Iterable, Sequence
+from dataclasses import dataclass
+from functools import partial
+from typing import Protocol
+
+from notifier.core.board import Board
+from notifier.core.model import Snapshot, Transition, TurnChange
+from notifier.core.owners import Proc
+from notifier.core.text import clean
+from notifier.sessions import EngineOptions, Probe, SessionFiles, open_cache, read_processes
+from notifier.system.supervisor import FailureLog, Supervisor
+from notifier.watch import (
+    EventsLost,
+    FileChanged,
+    FolderAppeared,
+    PathGone,
+    RootBack,
+    RootGone,
+    RootRelinked,
+    Watcher,
+    WatchEvent,
+    WatchLimit,
+)
+
+log = logging.getLogger(__name__)
+
+LIVENESS_SOON_S = 0.1
+RECHECK_MAX_S = 30.0  # abandoned questions are looked at again, backing off up to this
+
+
+# ---- the messages on the engine's queue (the watcher's are notifier.watch's) ----
+
+
+@dataclass(frozen=True)
+class ProcessList:
+    """A process list from the probe; ``mark``: the board's update count before the read."""
+
+    mark: int
+    procs: Sequence[Proc] | None
+
+
+@dataclass(frozen=True)
+class _Stop:
+    pass
+
+
+@dataclass(frozen=True)
+class _Call:
+    """Run ``fn`` on the engine thread (how the tray, the window, the companion extension's
+    dialogs and the remotes change the board); it returns the transitions it made."""
+
+    fn: Callable[[], list[Transition]]
+
+
+Message = WatchEvent | _Stop | _Call | ProcessList
+
+
+# ---- what the engine hands its outputs ----
+
+
+@dataclass(frozen=True, slots=True)
+class ReadyInfo:
+    sessions: int
+    pending: int
+    scan_s: float
+
+
+class Sink(Protocol):
+    """An output of the engine: called on the engine thread, it hands over and never blocks."""
+
+    def ready(self, info: ReadyInfo, snapshot: Snapshot) -> None:
+        """Once, after the start-up scan (its questions came as ``initial`` transitions before)."""
+
+    def transitions(self, items: Sequence[Transition], snapshot: Snapshot) -> None:
+        """What changed (possibly nothing) and the board as it is now."""
+
+    def turns(self, items: Sequence[TurnChange]) -> None:
+        """Live sessions that finished their turn or failed (a no-op for outputs that only
+        follow questions)."""
+
+
+class Lines(Protocol):
+    """An output that prints what changed and never reads the board (run --json's). The engine
+    hands it each batch's transitions before it builds the snapshot, so the line other tools wait
+    for waits for nothing else (the snapshot was about 0.04 ms of the way from an appended line to
+    its run --json line: bench/latency.py)."""
+
+    def ready(self, info: ReadyInfo, snapshot: Snapshot) -> None:
+        """Once, after the start-up scan, before the sinks get theirs."""
+
+    def changed(self, items: Sequence[Transition]) -> None:
+        """What changed (possibly nothing), before the sinks get it."""
+
+
+def deliver(health: FailureLog, sink: object, what: str, call: Callable[[], None]) -> None:
+    """Hand something to one sink; whatever Exception it raises stays there (recorded in
+    ``health``, logged once per kind), the other sinks still get theirs. A BaseException that is
+    not an Exception (KeyboardInterrupt, SystemExit) is no output's bug but a request to stop:
+    it goes on to the engine's supervisor, which records it as the engine's failure."""
+    try:
+        call()
+    except Exception as exc:
+        name = type(sink).__name__
+        if health.failed(f"sink {name}", exc, "the other outputs carry on"):
+            log.error("the %s output failed (in %s); carrying on without it this time", name, what, exc_info=exc)
+
+
+# ---- liveness ----
+
+
+class Liveness:
+    def __init__(
+        self,
+        enabled: bool,
+        interval: float,
+        stop: threading.Event,
+        health: FailureLog,
+        processes: Probe | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.enabled = enabled
+        self.interval = interval
+        self.next_due: float | None = None  # clock() of the next look, if any
+        self._clock = clock
+        self._stop = stop
+        self._health = health
+        self._processes = processes
+        self._wanted = threading.Event()
+        self._mark = 0
+        self._folders: frozenset[str] = frozenset()  # where a question is pending (see due)
+        self._recheck_s = interval
+
+    # ---- the probe thread ----
+
+    def start(self, put: Callable[[ProcessList], None]) -> None:
+        """The probe thread, kept running by a supervisor (a failed read is only "unknown")."""
+        if self.enabled:
+            run = Supervisor("liveness probe", self._stop, self._health).run
+            probe = partial(self._probe_loop, put)
+            threading.Thread(target=run, args=(probe,), name="pi-notifier-liveness", daemon=True).start()
+
+    def wake(self) -> None:
+        """Let the probe thread see that ``stop`` was set."""
+        self._wanted.set()
+
+    def _probe_loop(self, put: Callable[[ProcessList], None]) -> None:
+        while not self._stop.is_set():
+            self._wanted.wait()
+            self._wanted.clear()
+            if self._stop.is_set():
+                return
+            mark, folders = self._mark, self._folders  # read before the table is: see due()
+            put(ProcessList(mark, self.read(folders)))
+
+    def read(self, folders: Collection[str] = ()) -> Sequence[Proc] | None:
+        """The process list, the panes of the pis in ``folders`` captured."""
+        return read_processes(self._processes, self._health, folders)
+
+    # ---- scheduling (engine thread) ----
+
+    def first_look(self, board: Board, found: list[Transition], now: float) -> list[Transition]:
+        """At start-up, on the engine thread: the questions ``found`` whose pi is gone are
+        abandoned before any sink hears of them; the rest, as found."""
+        if not board.local.needs_liveness():
+            return found
+        abandoned = board.local.set_processes(self.read(board.local.asking_folders()), now)
+        gone = {(t.session.key, t.question.tool_call_id) for t in abandoned}
+        self.schedule(self.interval)
+        return [t for t in found if (t.session.key, t.question.tool_call_id) not in gone]
+
+    def schedule(self, delay: float) -> None:
+        when = self._clock() + delay
+        if self.next_due is None or when < self.next_due:
+            self.next_due = when
+
+    def asked(self, items: Sequence[Transition]) -> None:
+        """New questions: look soon whether their pi is still there; at once for one whose pi is
+        not known yet (its terminal's mode tells whether it waits for a human: notified at once)."""
+        asked = [t for t in items if t.kind == "needs_input"]
+        if self.enabled and asked:
+            unknown = any(t.asker is None and not t.initial for t in asked)
+            self.schedule(0.0 if unknown else LIVENESS_SOON_S)
+            self._recheck_s = self.interval
+
+    def resumed(self, board: Board) -> None:
+        """After a restart: look soon if anything depends on it."""
+        if self.enabled and (board.local.needs_liveness() or board.local.has_abandoned()):
+            self.schedule(LIVENESS_SOON_S)
+
+    def due(self, board: Board, mono: float) -> None:
+        """Called by the engine's timers: ask the probe thread to read, if it is time."""
+        if self.next_due is not None and mono >= self.next_due:
+            self.next_due = None
+            if board.local.needs_liveness() or board.local.has_abandoned():
+                # The mark is taken now, before the probe reads: only questions seen by now can
+                # be judged on what it reads.
+                self._mark = board.local.mark()
+                self._folders = board.local.asking_folders()
+                self._wanted.set()
+
+    def apply(self, board: Board, found: ProcessList, now: float) -> list[Transition]:
+        """A list the probe read: questions whose pi is gone are abandoned (or come back)."""
+        out = board.local.set_processes(found.procs, now, as_of=found.mark)
+        if out:
+            self._recheck_s = self.interval
+        if board.local.needs_liveness():
+            self.schedule(self.interval)
+        elif board.local.has_abandoned():
+            # its pi may be seen again: look now and then, less and less often
+            self.schedule(self._recheck_s)
+            self._recheck_s = min(self._recheck_s * 2, RECHECK_MAX_S)
+        return out
+
+
+# ---- the engine ----
+
+
+class Engine:
+    def __init__(
+        self,
+        options: EngineOptions,
+        sinks: Iterable[Sink] = (),
+        processes: Probe | None = None,
+        wall: Callable[[], float] = time.time,
+        health: FailureLog | None = None,
+        on_failure: Callable[[], None] | None = None,
+        lines: Iterable[Lines] = (),
+    ) -> None:
+        """``sinks``: who gets the transitions, fixed from now on (``lines`` first: outputs that
+        only print them); ``health``: where failures are recorded (shared with the app);
+        ``on_failure``: called after the thread failed, before it runs again (the tray shows it)."""
+        self.options = options
+        self.sinks: tuple[Sink, ...] = tuple(sinks)
+        self.lines: tuple[Lines, ...] = tuple(lines)
+        # A SimpleQueue (C): putting and taking a message is one lock each, no Python-level
+        # condition, so the watcher's wake-up reaches this thread sooner.
+        self.queue: queue.SimpleQueue[Message] = queue.SimpleQueue()
+        self.files = SessionFiles(options, Board(liveness=options.liveness), wall, self._more)
+        self.snapshot = Snapshot()
+        self.ready_info: ReadyInfo | None = None
+        self.ready_event = threading.Event()
+        self._wall = wall
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.watcher = Watcher(self.queue)
+        self._supervisor = Supervisor("engine", self._stop, health)
+        self.health = self._supervisor.health
+        self._on_failure = on_failure
+        interval = options.liveness_interval
+        self._liveness = Liveness(options.liveness, interval, self._stop, self.health, processes)
+        self._limit = WatchLimit(options.roots)
+        self._cache = open_cache(options)
+        self._started = False  # the start-up scan finished and ``ready`` was handed out
+
+    @property
+    def board(self) -> Board:
+        return self.files.board
+
+    @property
+    def failed(self) -> BaseException | None:
+        """The last failure, while the engine is being restarted after it."""
+        return self._supervisor.failed
+
+    @property
+    def restarts(self) -> int:
+        return self._supervisor.restarts
+
+    # ---- lifecycle ----
+
+    def start(self) -> None:
+        run, work = self._supervisor.run, (self._run, self._recover)
+        self._thread = threading.Thread(target=run, args=work, name="pi-notifier-engine", daemon=True)
+        self._thread.start()
+        self._liveness.start(self.queue.put)
+
+    def stop(self, timeout: float = 2.0) -> None:
+        self._stop.set()
+        self._liveness.wake()
+        self.queue.put(_Stop())
+        if self._thread is not None:
+            self._thread.join(timeout)
+        self.watcher.stop()
+
+    def call(self, fn: Callable[[], list[Transition]]) -> None:
+        """Run ``fn`` on the engine thread, where it alone may change the board; the transitions
+        it returns go to every sink with the next snapshot (one per batch of messages, which
+        is made after a call even when it returns none: the board may have changed)."""
+        self.queue.put(_Call(fn))
+
+    def _more(self, path: str) -> None:
+        self.queue.put(FileChanged(path))  # a huge append: the rest after what is queued already
+
+    # ---- kept running by the supervisor ----
+
+    def _run(self) -> None:
+        """Start up (or resume after a failure), then work until stopped."""
+        if not self._started:
+            self._startup()
+        else:
+            out = self.files.resync()
+            self._liveness.resumed(self.board)
+            self._emit(out)
+        self._loop()
+
+    def _recover(self) -> None:
+        """``_run`` just failed: the file it was reading is blamed (one that keeps failing is
+        dropped); during the start-up scan, it starts again from nothing (no sink saw anything)."""
+        self.files.blame()
+        if not self._started:
+            try:
+                self.watcher.stop()
+            except Exception:
+                log.debug("stopping the half-started watcher failed", exc_info=True)
+            self.watcher = Watcher(self.queue)
+            self.files = SessionFiles(self.options, Board(liveness=self.options.liveness), self._wall, self._more)
+            self._cache = open_cache(self.options)
+        if self._on_failure is not None:
+            self._on_failure()
+
+    # ---- start-up ----
+
+    def _startup(self) -> None:
+        began = time.perf_counter()
+        self.watcher.start()
+        roots = [root for root in self.options.roots if self.watcher.watch(root)]
+        collected: list[Transition] = []
+        for root in roots:
+            collected += self.files.scan(root, initial=True, cache=self._cache)
+        collected = self._liveness.first_look(self.board, collected, self._wall())
+        if self._cache is not None:
+            self._cache.save(self.files.tailers, self.board)
+            log.debug("start-up scan: %d session files, %d unchanged", len(self.board.local), self._cache.hits)
+        now = self._wall()
+        self.snapshot = self.board.snapshot(now)
+        info = ReadyInfo(len(self.board.local), self.snapshot.pending_count, time.perf_counter() - began)
+        self.ready_info = info
+        if collected:
+            self._emit(collected)
+        outputs: list[Lines | Sink] = [*self.lines, *self.sinks]
+        for out in outputs:
+            deliver(self.health, out, "ready", partial(out.ready, info, self.snapshot))
+        self._started = True
+        self.ready_event.set()
+        for root in roots:
+            self._limit.check(root, self.watcher)
+
+    # ---- the loop ----
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            timeout = self._timeout()
+            batch: list[Message] = []
+            try:
+                batch.append(self.queue.get(timeout=timeout))
+            except queue.Empty:
+                pass
+            while True:
+                try:
+                    batch.append(self.queue.get_nowait())
+                except queue.Empty:
+                    break
+            out: list[Transition] = []
+            files: dict[str, None] = {}  # changed files, read once each, in order
+            called = False  # a call may change the board without a transition (a dismissal)
+            for item in batch:
+                if isinstance(item, _Stop):
+                    return
+                if isinstance(item, FileChanged):
+                    files[item.path] = None
+                    continue
+                for path in files:
+                    out += self.files.read(path)
+                files.clear()
+                called |= isinstance(item, _Call)
+                out += self._handle(item)
+            for path in files:
+                out += self.files.read(path)
+            out += self._timers()
+            relived = self.board.local.take_relived()  # (who is alive changed: a new snapshot)
+            if out or called or relived or self.board.local.has_turns():
+                self._emit(out)
+
+    def _handle(self, item: Message) -> list[Transition]:
+        """Any message but a file change (those are coalesced) or the stop."""
+        if isinstance(item, _Call):
+            try:
+                return item.fn()
+            except Exception:
+                log.exception("a call on the engine thread failed (tray, window, dialogs, remotes); carrying on")
+        elif isinstance(item, PathGone):
+            return self.files.gone(item.path)
+        elif isinstance(item, FolderAppeared):
+            out = self.files.scan(item.path, initial=False)
+            self._limit.check_folder(item.path, self.watcher)
+            return out
+        elif isinstance(item, RootGone):
+            log.warning("sessions folder %s was removed; waiting for it to come back", clean(item.path))
+            self.watcher.root_gone(item.path)
+            return self.files.gone(item.path)
+        elif isinstance(item, ProcessList):
+            return self._liveness.apply(self.board, item, self._wall())
+        elif isinstance(item, RootBack) and self.watcher.watch(item.path):
+            log.info("watching %s", clean(item.path))
+            return self.files.scan(item.path, initial=False)
+        elif isinstance(item, RootRelinked) and self.watcher.retarget(item.path):
+            log.warning("sessions folder %s points elsewhere now; reading it anew", clean(item.path))
+            out = self.files.gone(item.path, everything=True)
+            return out + (self.files.scan(item.path, initial=False) if self.watcher.watch(item.path) else [])
+        elif isinstance(item, EventsLost):
+            # A waiting pi writes nothing more: what was written while events were dropped is read now.
+            log.warning("inotify queue overflowed: events were lost; reading %s again", clean(item.path))
+            return self.files.gone(item.path) + self.files.scan(item.path, initial=False)
+        return []
+
+    def _timeout(self) -> float | None:
+        due = [t for t in (self._liveness.next_due, self._limit.next_poll) if t is not None]
+        if not due:
+            return None  # nothing to do until a file changes: no polling
+        return max(0.0, min(due) - time.monotonic())
+
+    def _timers(self) -> list[Transition]:
+        out: list[Transition] = []
+        mono = time.monotonic()
+        for path in self._limit.due(mono):
+            out += self.files.read(path)
+        self._liveness.due(self.board, mono)
+        return out
+
+    def _emit(self, items: list[Transition]) -> None:
+        """Hand transitions to every sink with a new snapshot: those of the engine's own reading
+        and those its calls returned (remote hosts, the companion extension's dialogs)."""
+        self._liveness.asked(items)
+        if log.isEnabledFor(logging.DEBUG):
+            _log_each(items)
+        # The snapshot replaced is let go after the sinks had theirs (freeing costs as much as building).
+        for lines in self.lines:
+            deliver(self.health, lines, "transitions", partial(lines.changed, items))
+        previous, self.snapshot = self.snapshot, self.board.snapshot(self._wall())
+        turns = self.board.local.drain_turns()
+        for sink in self.sinks:
+            deliver(self.health, sink, "transitions", partial(sink.transitions, items, self.snapshot))
+            if turns:
+                deliver(self.health, sink, "turns", partial(sink.turns, turns))
+        del previous
+
+
+def _log_each(items: list[Transition]) -> None:
+    for t in items:
+        initial, outcome = " (initial)" if t.initial else "", f" → {t.outcome}" if t.outcome else ""
+        key, call, tool = clean(t.session.key), clean(t.question.tool_call_id, 80), clean(t.question.tool, 60)
+        log.debug("%s%s: %s call %s (%s)%s", t.kind, initial, key, call, tool, outcome)

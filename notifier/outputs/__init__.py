@@ -1,0 +1,1 @@
+"""Outputs: each is handed immutable snapshots and transitions and never reaches back."""

@@ -1,0 +1,691 @@
+"""The tray output: the icon (pystray), its menu and tooltip, drawn from the immutable snapshot
+the engine SENT it (:class:`Redraw`, one of the engine's sinks: it keeps the last snapshot it was
+handed and never asks the app for it again), with the user's choices (snoozes, mutes) and what
+failed. Clicks and menu entries become commands (``core/commands.py``) for the app to carry out.
+
+- :class:`UiState`: what is drawn (snapshot, preferences, health).
+- Icons: drawn with Pillow from the shipped artwork (resources/glyph.png, the π mark), at the size
+  asked (crisp at 16–64 px). States: idle, working, needs (count badge 1–9, 9+), snoozed, abandoned.
+- Menu and tooltip (pure): the entries and the command each gives, and when either next reads
+  differently. Ages are in whole minutes, so the menu is re-sent to the tray host at most once a
+  minute (a host re-reads the whole menu at each change, and an open menu closes); each update
+  changes only what reads differently (icon, tooltip, menu).
+- Backends (:func:`tray_backend`): `gtk` on X11 when PyGObject imports (menu + left-click action),
+  `appindicator` where a StatusNotifierItem host runs (KDE, GNOME with the AppIndicator extension,
+  Wayland; no left-click action, so the menu carries everything) unless that host also draws XEmbed
+  icons itself (XFCE's panel: `gtk`, so a click opens the window), `xorg` as the last resort (no
+  menu: a click opens the window; it runs only while an XEmbed tray host is there, followed by
+  ``tray_hosts.HostFollower``), native on macOS and Windows. No display at all: no tray. Whatever
+  needs pystray's private parts is in ``notifier/compat/pystray.py``.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import io
+import logging
+import math
+import os
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from PIL import Image, ImageDraw, ImageFont
+
+from notifier import resources
+from notifier.compat import pystray as compat
+from notifier.config import Config
+from notifier.core.commands import Clear, Command, Focus, Goto, Mute, Quit, Show, Snooze
+from notifier.core.model import Question, SessionView, Snapshot, Transition, TurnChange
+from notifier.core.planner import Preferences, next_quiet_change, parse_quiet_hours, quiet_hours_note, tomorrow_morning
+from notifier.core.text import clean, duration_changes_in, project_name
+from notifier.core.text import duration as waited
+from notifier.outputs.tray_hosts import NO_HOST_WHY, HostFollower, HostLog, Hosts, look
+from notifier.system.desktop import has_display
+from notifier.system.supervisor import FailureLog, Supervisor
+from notifier.window.view import offline_note
+
+# Lazy imports here: gi is optional (PyGObject), pystray only once PYSTRAY_BACKEND is chosen.
+
+log = logging.getLogger(__name__)
+ICON_SIZE = 64
+XORG_STOP_GRACE_S = 1.0  # then the window is destroyed from outside (compat.destroy_window)
+
+
+@dataclass(frozen=True, slots=True)
+class UiState:
+    snapshot: Snapshot = field(default_factory=Snapshot)
+    preferences: Preferences = field(default_factory=Preferences)
+    health: tuple[str, ...] = ()  # one line per part that failed (``FailureLog.lines``)
+
+    def snoozed_until(self, now: float) -> float | None:
+        """When the snooze of everything ends, while it lasts (None: not snoozed)."""
+        until = self.preferences.snooze_all_until
+        return until if until > now else None
+
+
+# ---- icons ----
+
+IconState = Literal["idle", "working", "needs", "snoozed", "abandoned"]
+
+COLORS: dict[str, tuple[int, int, int, int]] = {
+    "idle": (74, 85, 104, 255),  # slate
+    "working": (38, 110, 200, 255),  # blue
+    "needs": (214, 48, 49, 255),  # red
+    "snoozed": (120, 120, 120, 255),  # grey
+    "abandoned": (176, 122, 28, 255),  # amber
+}
+BADGE = (255, 255, 255, 255)
+BADGE_TEXT = (190, 30, 30, 255)
+
+
+@functools.lru_cache(maxsize=4)
+def _glyph(size: int) -> Image.Image:
+    with Image.open(io.BytesIO(resources.read_bytes("glyph.png"))) as img:
+        base: Image.Image = img.convert("RGBA")
+    lanczos = getattr(Image, "Resampling", Image).LANCZOS  # Image.Resampling: Pillow ≥ 9.1
+    return base.resize((size, size), lanczos)
+
+
+@functools.lru_cache(maxsize=16)
+def _font(px: int) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
+    for name in ("DejaVuSans-Bold.ttf", "Arial Bold.ttf", "arialbd.ttf", "Helvetica-Bold.ttf"):
+        try:
+            return ImageFont.truetype(name, px)
+        except OSError:
+            continue
+    try:
+        return ImageFont.load_default(size=px)
+    except TypeError:  # Pillow < 10.1
+        return ImageFont.load_default()
+
+
+def badge_text(count: int) -> str:
+    return "9+" if count > 9 else str(max(count, 0))
+
+
+@functools.lru_cache(maxsize=64)
+def render(state: IconState, count: int = 0, size: int = 64) -> Image.Image:
+    """The tray image for ``state``; ``count`` is shown as a badge in the ``needs`` state."""
+    img = Image.new("RGBA", (size, size), (0, 0, 0, 0))
+    d = ImageDraw.Draw(img)
+    pad = max(1, size // 32)
+    d.rounded_rectangle((pad, pad, size - 1 - pad, size - 1 - pad), radius=max(2, size // 5), fill=COLORS[state])
+    if state == "needs" and count > 0 and size < 24:
+        # Too small for mark and badge: the count alone, as large as it fits.
+        text = badge_text(count)
+        font = _font(max(7, int(size * (0.85 if len(text) == 1 else 0.62))))
+        d.text((size / 2, size / 2 + 0.5), text, fill=BADGE, font=font, anchor="mm")
+        return img
+    mark = int(size * 0.78)
+    offset = (size - mark) // 2
+    img.alpha_composite(_glyph(mark), (offset - (size // 10 if state == "needs" else 0), offset + size // 16))
+    if state == "needs" and count > 0:
+        text = badge_text(count)
+        r = max(5, int(size * (0.26 if len(text) == 1 else 0.30)))
+        cx, cy = size - r - 1, r + 1
+        d.ellipse((cx - r, cy - r, cx + r, cy + r), fill=BADGE, outline=COLORS["needs"], width=max(1, size // 32))
+        font = _font(max(7, int(r * (1.45 if len(text) == 1 else 1.1))))
+        d.text((cx, cy + 1), text, fill=BADGE_TEXT, font=font, anchor="mm")
+    elif state == "snoozed":
+        r = max(4, size // 5)
+        cx, cy = size - r - 1, r + 1
+        d.ellipse((cx - r, cy - r, cx + r, cy + r), fill=BADGE)
+        d.text((cx, cy + 1), "z", fill=COLORS["snoozed"], font=_font(max(7, int(r * 1.5))), anchor="mm")
+    elif state == "abandoned":
+        w = max(1, size // 16)
+        d.rounded_rectangle(
+            (pad, pad, size - 1 - pad, size - 1 - pad),
+            radius=max(2, size // 5),
+            outline=(255, 214, 102, 255),
+            width=w,
+        )
+    return img
+
+
+WORKING_RECENT_S = 600.0  # "working": a session in that state that changed within this (10 minutes)
+
+
+def state_for(pending: int, abandoned: int, working: bool, snoozed: bool) -> IconState:
+    """Which icon the tray shows: while everything is snoozed, the snooze (grey, "z"; the count
+    is in the tooltip): a red icon would ask for what the user chose not to hear yet. Otherwise
+    needs-answer wins until every live question is resolved."""
+    if snoozed:
+        return "snoozed"
+    if pending:
+        return "needs"
+    if abandoned:
+        return "abandoned"
+    return "working" if working else "idle"
+
+
+# ---- menu and tooltip ----
+
+MENU_TEXT = 48
+MENU_MAX = 12
+
+Action = Callable[[float], Command]  # the command a menu entry gives when clicked at a time
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One menu line. ``action(now)``: the command it gives when clicked at ``now`` (a menu is
+    built before it is clicked, so times are taken at the click), None = disabled."""
+
+    label: str
+    action: Action | None = None
+    default: bool = False
+    children: tuple[Entry, ...] = field(default_factory=tuple)
+    separator: bool = False
+
+
+SEPARATOR = Entry("", separator=True)
+
+
+def always(command: Command) -> Action:
+    return lambda now: command
+
+
+def snooze_all_for(seconds: float) -> Action:
+    """Snooze every session for ``seconds`` from the click (0: resume)."""
+    return lambda now: Snooze(now + seconds if seconds > 0 else 0.0)
+
+
+def _show(view: SessionView, q: Question) -> Action:
+    return always(Show(Focus(view.ref.key, q.tool_call_id)))
+
+
+def age(seconds: float) -> str:
+    """A question's age in the menu, in whole minutes ("<1 min", "4 min", "2 h 05 min"): a
+    label changes at most once a minute, so the menu is re-sent to the tray host at most that
+    often (a host re-reads the whole menu at each change, and an open menu closes)."""
+    return "<1 min" if isinstance(seconds, (int, float)) and seconds < 60 else waited(seconds)
+
+
+def age_changes_in(seconds: float) -> float | None:
+    """How long until :func:`age` of an age of ``seconds`` (growing with the clock) says
+    something else (None: never, for what it calls nonsense)."""
+    if isinstance(seconds, (int, float)) and seconds < 60:  # (NaN is not)
+        return 60 - seconds
+    return duration_changes_in(seconds)
+
+
+def question_label(view: SessionView, q: Question, now: float) -> str:
+    project = project_name(view.ref.name, view.ref.cwd, view.ref.host)
+    label = f"{clean(project, 40)} — {clean(q.text, MENU_TEXT)} ({age(now - q.asked_at)})"
+    return label + offline_note(view)
+
+
+Shape = tuple[tuple[str, "Command | None", bool, bool, "Shape"], ...]
+
+
+def shape(entries: tuple[Entry, ...]) -> Shape:
+    """What a menu shows and does (labels, the command each gives, default, separators,
+    submenus), to tell whether it differs from the one drawn. (Commands are taken at one fixed
+    time: those that depend on the click's time compare equal.)"""
+    return tuple(
+        (e.label, None if e.action is None else e.action(0.0), e.default, e.separator, shape(e.children))
+        for e in entries
+    )
+
+
+def next_redraw(state: UiState, now: float) -> float | None:
+    """When the menu or the tooltip next reads differently with nothing else changed: an age of a
+    waiting question ticking over ("<1 min" → "1 min", "4 min" → "5 min"), or the snooze's time
+    left (the tooltip's, by the second in its last two minutes). None while no question waits
+    (nothing ticks: no timer)."""
+    snapshot, snoozed_until = state.snapshot, state.snoozed_until(now)
+    waiting = [q for _, q in snapshot.pending] + [q for v in snapshot.sessions for q in v.offline]
+    if not waiting:
+        return None
+    changes = [d for d in (age_changes_in(now - q.asked_at) for q in waiting) if d is not None]
+    if snoozed_until is not None:  # a time left, counting down
+        left = snoozed_until - now
+        step = 1 if left < 120 else 60 if left < 86400 else 86400
+        changes.append(left - math.floor(left / step) * step or step)
+    return now + min(changes) if changes else None
+
+
+def title(state: UiState, now: float, quiet_hours: str = "") -> str:
+    """``quiet_hours``: the config's quiet hours (said while in effect)."""
+    pending, snoozed_until = state.snapshot.pending, state.snoozed_until(now)
+    sessions = len({v.ref.key for v, _ in pending})
+    if not pending:
+        text = "pi-notifier: no questions waiting"
+    elif sessions == 1:
+        n = len(pending)
+        ref = pending[0][0].ref
+        text = f"{project_name(ref.name, ref.cwd, ref.host)} needs an answer" + (f" ({n} questions)" if n > 1 else "")
+    else:
+        text = f"{sessions} pi sessions need answers"
+    if snoozed_until is not None:
+        text += f" — snoozed for {waited(snoozed_until - now)}"
+    quiet = quiet_hours_note(quiet_hours, now)
+    if quiet:
+        text += f" — {quiet}"
+    if state.health:
+        return clean(text, 120) + " — ⚠ " + clean(state.health[0], 120)
+    return clean(text, 120)
+
+
+def menu(state: UiState, now: float) -> tuple[Entry, ...]:
+    snapshot, muted = state.snapshot, state.preferences.muted
+    entries: list[Entry] = []
+    pending = snapshot.pending
+    if not pending:
+        entries.append(Entry("No questions waiting"))
+    for view, q in pending[:MENU_MAX]:
+        entries.append(Entry(question_label(view, q, now), _show(view, q)))
+    if len(pending) > MENU_MAX:
+        entries.append(Entry(f"… {len(pending) - MENU_MAX} more", always(Show())))
+    if pending:  # the terminal (tmux pane) of each waiting pi, one click away
+        entries.append(
+            Entry(
+                "Go to session",
+                None,
+                children=tuple(
+                    Entry(question_label(view, q, now), always(Goto(view.ref.key, q.tool_call_id)))
+                    for view, q in pending[:MENU_MAX]
+                ),
+            )
+        )
+    offline = [(v, q) for v in snapshot.sessions for q in v.offline]
+    for view, q in offline[:MENU_MAX]:
+        entries.append(Entry(question_label(view, q, now), always(Show(Focus(view.ref.key, q.tool_call_id)))))
+    abandoned = snapshot.abandoned
+    if abandoned:
+        entries.append(SEPARATOR)
+        entries.append(Entry("Abandoned (the pi that asked has stopped)"))
+        for view, q in abandoned[:MENU_MAX]:
+            entries.append(Entry(question_label(view, q, now), _show(view, q)))
+        entries.append(Entry("Clear abandoned", always(Clear())))
+    entries.append(SEPARATOR)
+    snooze_items = [
+        Entry("15 minutes", snooze_all_for(15 * 60)),
+        Entry("1 hour", snooze_all_for(3600)),
+        Entry("Until tomorrow", lambda at: Snooze(tomorrow_morning(at))),
+    ]
+    if state.snoozed_until(now) is not None:
+        snooze_items.append(Entry("Resume notifications now", snooze_all_for(0)))
+    entries.append(Entry("Snooze all", None, children=tuple(snooze_items)))
+    if muted:
+        entries.append(
+            Entry(
+                "Unmute",
+                None,
+                children=tuple(Entry(clean(p, 40), always(Mute(p, on=False))) for p in sorted(muted)),
+            )
+        )
+    entries.append(Entry("Open window", always(Show()), default=True))
+    entries.append(Entry("Quit", always(Quit())))
+    return tuple(entries)
+
+
+# ---- backend ----
+
+
+def _gi_gtk() -> bool:
+    if importlib.util.find_spec("gi") is None:
+        return False
+    try:
+        import gi
+
+        gi.require_version("Gtk", "3.0")
+        return True
+    except (ImportError, ValueError):
+        return False
+
+
+def _ayatana() -> bool:
+    try:
+        import gi
+
+        for name in ("AyatanaAppIndicator3", "AppIndicator3"):
+            try:
+                gi.require_version(name, "0.1")
+                return True
+            except ValueError:
+                continue
+    except ImportError:
+        pass
+    return False
+
+
+def tray_backend(preference: str, sni_host: bool = False, one_host: bool = False) -> tuple[str | None, str]:
+    """(pystray backend or None for no tray, the reason in one line). ``sni_host``: a
+    StatusNotifierItem watcher is on the session bus now; ``one_host``: one program holds both
+    that watcher and the XEmbed tray (``tray_hosts.py`` looks). Such a host (XFCE's panel)
+    draws an XEmbed icon itself and gives it the left click, which its StatusNotifierItems never
+    get there: gtk. An XEmbed tray held by another program beside a watcher (KDE's
+    xembedsniproxy) only relays into it: the watcher's own kind, appindicator."""
+    if preference == "none":
+        return None, "the tray is turned off (tray.backend = 'none')"
+    if sys.platform == "darwin" or sys.platform.startswith("win"):
+        return "native", "the native tray of this system"
+    if not has_display():
+        return None, "no display (DISPLAY and WAYLAND_DISPLAY are unset)"
+    if preference != "auto":
+        return preference, f"tray.backend = '{preference}'"
+    gtk = _gi_gtk()
+    has_x = bool(os.environ.get("DISPLAY"))
+    if gtk and has_x and one_host:
+        return "gtk", "X11 with PyGObject, and the tray host draws XEmbed icons itself: menu and left-click action"
+    if gtk and sni_host and _ayatana():
+        return "appindicator", "a StatusNotifierItem host is running (menu; no left-click action)"
+    if gtk and has_x:
+        return "gtk", "X11 with PyGObject: menu and left-click action"
+    if has_x:
+        why = "PyGObject is not installed (install the 'gtk' extra for a menu)" if not gtk else "no GTK"
+        return "xorg", f"plain X11 tray ({why}); a click opens the window"
+    return None, "Wayland without a StatusNotifierItem host"
+
+
+def _import_pystray(backend: str) -> Any:
+    """pystray, with ``backend`` (pystray reads PYSTRAY_BACKEND once, at its first import). The
+    variable is set for that import only: the processes the app starts (the window, a terminal
+    goto opens) must not inherit it."""
+    before = os.environ.get("PYSTRAY_BACKEND")
+    if backend != "native":
+        os.environ["PYSTRAY_BACKEND"] = backend
+    try:
+        import pystray
+    finally:
+        if before is None:
+            os.environ.pop("PYSTRAY_BACKEND", None)
+        else:
+            os.environ["PYSTRAY_BACKEND"] = before
+    return pystray
+
+
+class Tray:
+    """The icon, on the UI thread's states. The xorg backend runs only while an XEmbed tray
+    host is there (``hosts``): without one it would log a traceback at every change; when a host
+    comes, a new icon docks in it, and when it goes, that icon's loop is ended. The GTK backends
+    follow hosts themselves."""
+
+    def __init__(self, backend: str, execute: Callable[[Command], object], hosts: HostFollower | None = None) -> None:
+        pystray = _import_pystray(backend)
+        compat.keep_sigint()
+        compat.quiet_dock_failures()
+        self.backend = backend
+        self.pystray = pystray
+        self.execute = execute
+        self.hosts = hosts
+        self._shown: tuple[IconState, int] = ("idle", 0)
+        self._title = "pi-notifier"
+        self._drawn: tuple[tuple[IconState, int], str] = (self._shown, self._title)  # by the icon
+        self._entries = menu(UiState(), time.time())  # the menu now (until the first update: nothing waits)
+        self._menu_drawn: Shape | None = None  # what the icon's menu shows (None: not known)
+        self._lock = threading.Lock()
+        self._live = backend != "xorg"  # may the icon be changed now (an xorg one: only while it runs)
+        self.icon = self._new_icon()
+
+    def _new_icon(self) -> Any:
+        """(With the lock held, or before the loop runs.)"""
+        self._drawn = (self._shown, self._title)
+        self._menu_drawn = shape(self._entries)
+        icon = self.pystray.Icon(
+            "pi-notifier",
+            icon=render(self._shown[0], self._shown[1], ICON_SIZE),
+            title=self._title,
+            menu=self.pystray.Menu(self._items),
+        )
+        if self.backend == "xorg":
+            compat.dock_once(icon)
+            compat.accept_clicks(icon)  # (before the loop runs: only its thread uses its connection)
+            compat.calls_over_own_connection(icon)
+        return icon
+
+    # ---- menu ----
+
+    def _items(self) -> Any:
+        """(pystray calls it when it builds the menu: at the start, and at each update_menu.)"""
+        return [self._item(e) for e in self._entries]
+
+    def _item(self, entry: Entry) -> Any:
+        p = self.pystray
+        if entry.separator:
+            return p.Menu.SEPARATOR
+        if entry.children:
+            return p.MenuItem(entry.label, p.Menu(*[self._item(c) for c in entry.children]))
+        action = entry.action
+        if action is None:
+            return p.MenuItem(entry.label, None, enabled=False)
+        return p.MenuItem(entry.label, lambda icon, item: self.execute(action(time.time())), default=entry.default)
+
+    # ---- state ----
+
+    def update(self, ui: UiState, quiet_hours: str = "") -> None:
+        """Called from the UI thread with each new state (and when an age in the menu ticks
+        over). An xorg icon whose loop does not run (no tray host) is not touched: the next one
+        starts with what is shown now. ``quiet_hours``: the config's, said while in effect."""
+        now, snapshot = time.time(), ui.snapshot
+        pending = snapshot.pending_count
+        snoozed = ui.snoozed_until(now) is not None
+        recent = now - WORKING_RECENT_S
+        working = any(s.state == "working" and s.updated_at > recent for s in snapshot.sessions)
+        state = state_for(pending, len(snapshot.abandoned), working, snoozed)
+        shown = (state, pending if state == "needs" else 0)
+        new_title = title(ui, now, quiet_hours)
+        entries = menu(ui, now)
+        with self._lock:
+            self._shown, self._title, self._entries = shown, new_title, entries
+            if not self._live:
+                return
+            drawn, drawn_title = self._drawn
+            self._drawn = (shown, new_title)
+            if shown != drawn:
+                self.icon.icon = render(shown[0], shown[1], ICON_SIZE)
+            if new_title != drawn_title:
+                self.icon.title = new_title
+            # The menu only when it reads differently: a host re-reads it whole (XFCE's panel
+            # closes it if open), so an update with nothing new in it is never sent.
+            if self.icon.HAS_MENU and shape(entries) != self._menu_drawn:
+                self._menu_drawn = shape(entries)
+                self.icon.update_menu()
+
+    # ---- loop ----
+
+    def run(self, on_ready: Callable[[], None], stop_event: threading.Event) -> None:
+        """The icon's loop, on the main thread, until ``stop_event`` is set; then the hosts are
+        no longer followed. Every backend but xorg docks by itself: one loop. An xorg icon runs
+        while an XEmbed tray host is there: a new icon (and loop) each time one comes."""
+        hosts = self.hosts
+        try:
+            if self.backend != "xorg" or hosts is None:
+                self._run_icon(self.icon, on_ready, stop_event.wait)
+                return
+
+            def wake_on_stop() -> None:
+                stop_event.wait()
+                hosts.wake()
+
+            threading.Thread(target=wake_on_stop, name="pi-notifier-tray-stop", daemon=True).start()
+            first = True
+            while hosts.wait_xembed(True, stop_event):
+                if not first:
+                    with self._lock:
+                        self.icon = self._new_icon()
+                first = False
+                self._run_icon(self.icon, on_ready, lambda: hosts.wait_xembed(False, stop_event))
+        finally:
+            if hosts is not None:
+                hosts.close()
+
+    def _run_icon(self, icon: Any, on_ready: Callable[[], None], until: Callable[[], object]) -> None:
+        """One icon's loop, until ``until()`` returns (the app stops, or its tray host goes).
+        pystray runs ``setup`` on a thread of its own once the loop runs: that thread waits for
+        the end and stops the loop (no thread of ours, and no stop before the loop runs)."""
+        ended = threading.Event()
+
+        def setup(icon: Any) -> None:
+            icon.visible = True
+            with self._lock:
+                self._live = True
+            on_ready()  # (draws what changed before this icon ran)
+            until()
+            with self._lock:  # no change is sent to a loop that is ending (it would wait forever)
+                self._live = False
+            wid = compat.window_id(icon)  # (an xorg icon's: destroyed when its loop does not end)
+            threading.Thread(target=self.stop, args=(icon,), name="pi-notifier-tray-stopping", daemon=True).start()
+            if not ended.wait(XORG_STOP_GRACE_S) and wid is not None:
+                log.debug(
+                    "the xorg tray loop did not end %.0f s after stop: its window is destroyed", XORG_STOP_GRACE_S
+                )
+                compat.destroy_window(wid)
+
+        try:
+            icon.run(setup=setup)
+        finally:
+            ended.set()
+            with self._lock:
+                self._live = False
+
+    def stop(self, icon: Any = None) -> None:
+        try:
+            (icon or self.icon).stop()
+        except Exception:  # (pystray's GTK backends may fail on the way out: nothing to do then)
+            pass
+
+
+# ---- the output: the engine's sink that draws ----
+
+
+class Window(Protocol):
+    """The open windows (``app/window_process.WindowProcess``): each is pushed the snapshot."""
+
+    def push(self, snapshot: Snapshot) -> None: ...
+
+
+class Redraw:
+    """The UI thread: the tray and the window are drawn from here, never from the engine thread.
+
+    One of the engine's sinks: it keeps the snapshot each call hands it (and never asks for one),
+    marks the UI as changed, and this thread then builds one :class:`UiState` of that snapshot, the
+    preferences and the health, draws the tray and pushes the snapshot to the window (coalesced). A
+    change that is no snapshot (a preference, the health, quiet hours) is :meth:`changed`. It wakes
+    by itself when the tray's ages or quiet hours next read differently. A failure is the
+    supervisor's: said once, drawn again at the next change."""
+
+    def __init__(
+        self,
+        preferences: Callable[[], Preferences],
+        window: Window,
+        tray: Callable[[], Any],
+        config: Config,
+        health: FailureLog,
+        stop: threading.Event,
+    ) -> None:
+        """``tray()``: the icon now (None: none); ``config``: its quiet hours follow the file."""
+        self.preferences = preferences
+        self.window = window
+        self.tray = tray
+        self.config = config
+        self.health = health
+        self.snapshot = Snapshot()  # the last one the engine sent
+        self._stop = stop
+        self._dirty = threading.Event()
+        run = Supervisor("tray and window", stop, health).run
+        self._thread = threading.Thread(target=run, args=(self._loop,), name="pi-notifier-ui", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def changed(self) -> None:
+        """Something the tray or window shows changed (any thread): drawn soon, never waited for."""
+        self._dirty.set()
+
+    # The engine's sink protocol: each new snapshot is kept, and is something changed.
+    def ready(self, info: object, snapshot: Snapshot) -> None:
+        self.snapshot = snapshot
+        self._dirty.set()
+
+    def transitions(self, items: Sequence[Transition], snapshot: Snapshot) -> None:
+        self.snapshot = snapshot
+        self._dirty.set()
+
+    def turns(self, items: Sequence[TurnChange]) -> None:
+        pass  # (finished turns are not this output's business)
+
+    def _loop(self) -> None:
+        wake_in: float | None = None  # until the tray next reads differently by itself (an age)
+        while True:
+            changed = self._dirty.wait(wake_in)  # (a delay: a wall clock set back changes no wait)
+            self._dirty.clear()
+            if self._stop.is_set():
+                return
+            wake_in = self.draw(window=changed)
+
+    def draw(self, window: bool = True) -> float | None:
+        """Draw the tray (and, ``window``: push to the window); returns how long until the tray's
+        ages or quiet hours next read differently (None: not before the next change)."""
+        state = UiState(self.snapshot, self.preferences(), self.health.lines())
+        if window:
+            self.window.push(state.snapshot)
+        tray = self.tray()
+        if tray is None:
+            return None
+        quiet = self.config["quiet_hours"]
+        tray.update(state, quiet)
+        now = time.time()
+        times = [next_redraw(state, now), next_quiet_change(parse_quiet_hours(quiet), now)]
+        due = min((t for t in times if t is not None), default=None)
+        return None if due is None else max(0.0, due - now)
+
+
+# ---- the app's tray, and doctor's line ----
+
+
+def make_tray(config: Config, act: Callable[[Command], object]) -> Tray | None:
+    """A tray icon whose menu calls ``act`` (drawn by :class:`Redraw`); ``None`` when no
+    tray can be shown here (said in the log). A backend that fails to start never raises. With
+    no tray host the icon waits for one: the app carries on with notifications and the window."""
+    follower: HostFollower | None = None
+    hosts = Hosts()
+    if config["tray.backend"] != "none" and has_display() and os.name == "posix" and not _apple():
+        follower = HostFollower(HostLog())
+        hosts = follower.start()
+    backend, why = tray_backend(config["tray.backend"], sni_host=hosts.sni is not None, one_host=hosts.one)
+    if backend is None:
+        log.info("no tray icon: %s", why)
+        if follower is not None:
+            follower.close()
+        return None
+    try:
+        tray = Tray(backend, act, hosts=follower)
+    except Exception as exc:  # pystray or its toolkit cannot start here
+        log.warning("no tray icon (%s backend failed: %s)", backend, clean(exc, 200))
+        if follower is not None:
+            follower.close()
+        return None
+    log.debug("tray: %s — %s", backend, why)
+    return tray
+
+
+def _apple() -> bool:
+    return sys.platform == "darwin"
+
+
+def doctor_line(config: Config) -> str:
+    """``doctor``'s tray line: the backend, and the tray host really found (the X selection's
+    owner, the StatusNotifierWatcher's owner, both asked now). OK only when a host that backend
+    can show in answered."""
+    hosts, unasked = (Hosts(), []) if not has_display() or _apple() else look()
+    backend, why = tray_backend(config["tray.backend"], sni_host=hosts.sni is not None, one_host=hosts.one)
+    head = f"tray: {backend or 'none'} — {why}"
+    if backend is None or backend == "native":
+        return f"[{'ok  ' if backend else 'note'}] {head}"
+    usable = hosts.xembed if backend in ("xorg", "gtk") else hosts.xembed or hosts.sni
+    if usable:
+        return f"[ok  ] {head}; tray host: {hosts.describe()}"
+    if hosts.sni:  # an SNI watcher only, and a backend that cannot talk to it
+        return (
+            f"[FAIL] {head}; tray host: {hosts.describe()} only, which the {backend} backend cannot"
+            " use (install the 'gtk' extra and the Ayatana AppIndicator typelib)"
+        )
+    detail = "; ".join(unasked) if unasked else NO_HOST_WHY
+    return f"[note] {head}; tray host: none ({detail}): the icon appears when one starts"

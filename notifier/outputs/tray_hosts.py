@@ -1,0 +1,349 @@
+"""Which tray hosts run on this desktop: an XEmbed system tray (the owner of the X selection
+``_NET_SYSTEM_TRAY_S<screen>``: trayer, tint2, xfce4-panel, …) and a StatusNotifierItem watcher (the
+owner of ``org.kde.StatusNotifierWatcher`` on the session bus: KDE, GNOME's AppIndicator extension,
+waybar, …): asked once (:func:`look`, for ``doctor`` and the choice of backend), followed while the
+app runs (:class:`HostFollower`: XFixes tells when the tray selection's owner changes, with no
+wake-ups while nothing happens, a 2 s poll where the server lacks XFixes; the bus's
+``NameOwnerChanged`` through the app's one bus client), and each change said once in the log
+(:class:`HostLog`)."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import select
+import threading
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+from notifier.core.text import clean
+from notifier.sinks.notify.bus import Bus, BusError
+from notifier.system.desktop import open_display
+
+log = logging.getLogger(__name__)
+
+WATCHER = "org.kde.StatusNotifierWatcher"
+
+
+class Hosts(NamedTuple):
+    """What runs now: the program holding each kind of tray (its name), or None."""
+
+    xembed: str | None = None
+    sni: str | None = None
+
+    @property
+    def one(self) -> bool:
+        """One program holds both trays (it draws XEmbed icons itself, e.g. XFCE's panel), not a
+        relay of one into the other."""
+        return self.xembed is not None and self.xembed == self.sni
+
+    def describe(self) -> str:
+        said = []
+        if self.xembed:
+            said.append(f"{self.xembed} (XEmbed system tray)")
+        if self.sni:
+            said.append(f"{self.sni} (StatusNotifierItem watcher)")
+        return " and ".join(said) if said else "none"
+
+
+NO_HOST_WHY = "no program owns the XEmbed tray selection and no StatusNotifierWatcher is on the session bus"
+
+
+def _program(pid: int) -> str | None:
+    """The program name of ``pid`` (argv[0]'s base name, which comm may cut at 15 characters)."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            argv0 = fh.read().split(b"\0", 1)[0].decode(errors="replace")
+        if argv0:
+            return clean(os.path.basename(argv0), 60)
+        with open(f"/proc/{pid}/comm") as fh:
+            return clean(fh.read().strip(), 60) or None
+    except OSError:
+        return None
+
+
+# ---- XEmbed: the X selection ----
+
+
+def tray_selection(disp: Any) -> Any:
+    return disp.intern_atom(f"_NET_SYSTEM_TRAY_S{disp.get_default_screen()}")
+
+
+def xembed_owner(disp: Any) -> str | None:
+    """The program that owns this screen's system tray selection (its name, else its window's
+    name, else the window id), or None when nothing owns it."""
+    from Xlib import X
+
+    owner = disp.get_selection_owner(tray_selection(disp))
+    if owner is None or owner == X.NONE or not getattr(owner, "id", 0):
+        return None
+    try:
+        prop = owner.get_full_property(disp.intern_atom("_NET_WM_PID"), X.AnyPropertyType)
+        if prop is not None and len(prop.value):
+            name = _program(int(prop.value[0]))
+            if name:
+                return name
+        wm_name = owner.get_wm_name()
+        if wm_name:
+            return clean(str(wm_name), 60)
+    except Exception:  # the owner went away while we looked: still "a tray", unnamed
+        pass
+    return f"window {owner.id:#x}"
+
+
+# ---- StatusNotifierItem: the session bus ----
+
+
+def _ask(bus: Any, message: Any, timeout: float = 2.0) -> Any:
+    """A call to the bus itself (jeepney's ``message_bus`` messages) through the app's bus
+    client: the reply's body, or None for an error reply."""
+    from jeepney import MessageType
+
+    reply = bus.call(message, timeout)
+    return None if reply.header.message_type == MessageType.error else reply.body
+
+
+def sni_owner(bus: Any) -> str | None:
+    """The program that owns the StatusNotifierWatcher name, or None."""
+    from jeepney.bus_messages import message_bus
+
+    body = _ask(bus, message_bus.GetNameOwner(WATCHER))
+    if not body:
+        return None
+    unique = clean(str(body[0]), 60)
+    pid = _ask(bus, message_bus.GetConnectionUnixProcessID(unique))
+    return (_program(int(pid[0])) if pid else None) or unique
+
+
+# ---- one look, for doctor and the choice of backend ----
+
+
+def look() -> tuple[Hosts, list[str]]:
+    """What runs now, and what could not be asked (each one phrase), e.g. for ``doctor``."""
+    unasked: list[str] = []
+    xembed = sni = None
+    disp = open_display()
+    if disp is None:
+        unasked.append("no X display (the XEmbed tray was not asked)")
+    else:
+        try:
+            xembed = xembed_owner(disp)
+        except Exception as exc:
+            unasked.append(f"the X server did not answer ({clean(exc, 100)})")
+        finally:
+            disp.close()
+    try:
+        bus = Bus()
+    except (BusError, ImportError) as exc:
+        unasked.append(no_bus(exc))
+    else:
+        try:
+            sni = sni_owner(bus)
+        except Exception as exc:
+            unasked.append(f"the session bus did not answer ({clean(exc, 100)})")
+        finally:
+            bus.close()
+    return Hosts(xembed, sni), unasked
+
+
+class HostLog:
+    """Says what tray host there is once at start, then once per change."""
+
+    def __init__(self) -> None:
+        self.last: Hosts | None = None
+        self._lock = threading.Lock()
+
+    def __call__(self, hosts: Hosts) -> None:
+        with self._lock:
+            last, self.last = self.last, hosts
+        if hosts == last:
+            return
+        if last is None:
+            if hosts.xembed or hosts.sni:
+                log.info("tray host: %s", hosts.describe())
+            else:
+                log.warning(
+                    "no tray host (%s): the icon appears when one starts; notifications and the window work without it",
+                    NO_HOST_WHY,
+                )
+            return
+        for kind, was, now in (
+            ("XEmbed system tray", last.xembed, hosts.xembed),
+            ("StatusNotifierItem watcher", last.sni, hosts.sni),
+        ):
+            if was == now:
+                continue
+            if now and was:
+                log.info("tray host: %s (%s) took over from %s", now, kind, was)
+            elif now:
+                log.info("tray host appeared: %s (%s)", now, kind)
+            else:
+                log.warning(
+                    "tray host gone: %s (%s)%s",
+                    was,
+                    kind,
+                    "" if hosts.xembed or hosts.sni else "; the icon comes back when a tray host starts",
+                )
+
+
+def no_bus(exc: Exception) -> str:
+    """Why the StatusNotifierWatcher was not asked: no session bus (said once, whether or not the
+    bus's own error says so already)."""
+    said = clean(exc, 100)
+    return said if said.startswith("no session bus") else f"no session bus ({said})"
+
+
+# ---- followed while the app runs ----
+
+POLL_WITHOUT_XFIXES_S = 2.0
+
+
+class HostFollower:
+    """Follows both kinds of tray host. :meth:`wait` blocks until a condition on :attr:`hosts`
+    holds; ``on_change(hosts)`` runs after each change."""
+
+    def __init__(self, on_change: Callable[[Hosts], None] | None = None) -> None:
+        self.on_change = on_change
+        self._cond = threading.Condition()
+        self._hosts = Hosts()
+        self._stopped = False
+        self._wake_r, self._wake_w = os.pipe()  # (ends the X thread's select)
+        self._bus: Any = None
+        self._disp: Any = None
+        self._x_thread: threading.Thread | None = None
+
+    @property
+    def hosts(self) -> Hosts:
+        with self._cond:
+            return self._hosts
+
+    def start(self) -> Hosts:
+        """Look once (both, before returning; ``on_change`` is told), then follow. Returns what
+        runs now."""
+        xembed = sni = None
+        self._disp = open_display()
+        if self._disp is not None:
+            try:
+                xembed = xembed_owner(self._disp)
+            except Exception as exc:
+                log.debug("cannot follow the XEmbed tray: %s", clean(exc, 200))
+                self._close_display()
+        try:
+            self._bus = Bus(self._on_signal, self._on_bus_lost)
+            from jeepney.bus_messages import MatchRule, message_bus
+
+            bus = "org.freedesktop.DBus"
+            rule = MatchRule(type="signal", sender=bus, interface=bus, member="NameOwnerChanged")
+            rule.add_arg_condition(0, WATCHER)
+            _ask(self._bus, message_bus.AddMatch(rule))
+            sni = sni_owner(self._bus)
+        except (BusError, ImportError, TimeoutError) as exc:
+            log.debug("cannot follow StatusNotifierItem watchers: %s", clean(exc, 200))
+        with self._cond:
+            self._hosts = Hosts(xembed, sni)
+        if self.on_change is not None:
+            self.on_change(self.hosts)
+        if self._disp is not None:
+            self._x_thread = threading.Thread(target=self._follow_x, name="pi-notifier-tray-hosts", daemon=True)
+            self._x_thread.start()
+        return self.hosts
+
+    def wait(self, until: Callable[[Hosts], bool], stop: threading.Event) -> bool:
+        """Block until ``until(hosts)`` holds (True) or ``stop`` is set and :meth:`wake` called
+        (False)."""
+        with self._cond:
+            while not stop.is_set() and not self._stopped:
+                if until(self._hosts):
+                    return True
+                self._cond.wait()
+            return False
+
+    def wait_xembed(self, there: bool, stop: threading.Event) -> bool:
+        return self.wait(lambda hosts: (hosts.xembed is not None) == there, stop)
+
+    def wake(self) -> None:
+        """Let every :meth:`wait` look at its stop event again."""
+        with self._cond:
+            self._cond.notify_all()
+
+    def close(self) -> None:
+        with self._cond:
+            self._stopped = True
+            self._cond.notify_all()
+        with contextlib.suppress(OSError):
+            os.write(self._wake_w, b"x")
+        if self._x_thread is not None:
+            self._x_thread.join(2)
+        if self._bus is not None:
+            self._bus.close()
+        if self._x_thread is None or not self._x_thread.is_alive():
+            self._close_display()
+        for fd in (self._wake_r, self._wake_w):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+    def _close_display(self) -> None:
+        if self._disp is not None:
+            with contextlib.suppress(Exception):
+                self._disp.close()
+            self._disp = None
+
+    def _set(self, **change: str | None) -> None:
+        with self._cond:
+            new = self._hosts._replace(**change)
+            if new == self._hosts or self._stopped:
+                return
+            self._hosts = new
+            self._cond.notify_all()
+        if self.on_change is not None:
+            try:
+                self.on_change(new)
+            except Exception:
+                log.exception("reacting to a tray host change failed")
+
+    def _follow_x(self) -> None:
+        disp = self._disp
+        timeout: float | None = None
+        try:
+            if disp.has_extension("XFIXES"):
+                from Xlib.ext import xfixes  # (here: Xlib is Linux only)
+
+                disp.xfixes_query_version()
+                mask = (
+                    xfixes.XFixesSetSelectionOwnerNotifyMask
+                    | xfixes.XFixesSelectionWindowDestroyNotifyMask
+                    | xfixes.XFixesSelectionClientCloseNotifyMask
+                )
+                disp.xfixes_select_selection_input(disp.screen().root, tray_selection(disp), mask)
+                disp.flush()
+            else:
+                timeout = POLL_WITHOUT_XFIXES_S
+            self._set(xembed=xembed_owner(disp))  # a change between start() and the selection
+            while not self._stopped:
+                ready, _, _ = select.select([disp.fileno(), self._wake_r], [], [], timeout)
+                if self._wake_r in ready or self._stopped:
+                    return
+                while disp.pending_events():
+                    disp.next_event()  # which event does not matter: the owner is asked again
+                self._set(xembed=xembed_owner(disp))
+        except Exception as exc:  # the X server went away
+            if not self._stopped:
+                log.debug("stopped following the XEmbed tray: %s", clean(exc, 200))
+                self._set(xembed=None)
+
+    def _on_signal(self, message: Any) -> None:
+        body = message.body
+        if len(body) == 3 and body[0] == WATCHER:
+            new_owner = clean(str(body[2]), 60)
+            if not new_owner:
+                self._set(sni=None)
+                return
+            try:
+                self._set(sni=sni_owner(self._bus) or new_owner)
+            except Exception:
+                self._set(sni=new_owner)
+
+    def _on_bus_lost(self) -> None:
+        log.debug("the session bus went away: StatusNotifierItem watchers are no longer followed")
+        self._set(sni=None)

@@ -1,0 +1,594 @@
+"""What the app remembers across runs, in one SQLite file in the per-OS state folder (the one way
+anything here reads or writes it): which questions were already notified (and how often
+reminded) and pushed, the notifications on screen, snoozes and mutes, and the question history.
+
+The file no caller waits for: its ``kept`` tables are copied in memory, read and changed at once;
+the file is written by a thread of its own in one transaction per batch of changes (the other
+table, the history, is only written, and read from the file). ``status`` and ``snooze`` read
+the saved snoozes and mutes without opening the store (:func:`saved_silences`: read only,
+nothing created).
+
+One fault policy. Every fault of the file is said once each way and loses nothing the run knew:
+while it cannot be written (another process holds its lock, the disk is full, the folder may not
+be written) the changes wait in memory and the writer keeps trying; a file deleted (with its
+folder) or replaced is made again; one that is not a database any more (corrupt, truncated) is
+set aside, kept for the user, and a fresh one made. Each time the writer opens the file it reads
+the file's rows into the copy (what a lock hid at start), then writes the copy back whole. A read
+that fails answers nothing (no rows), said once until a read succeeds again.
+
+Any str is stored, also names that are not UTF-8: a file name with bytes that are not UTF-8 is a
+str with lone surrogates (PEP 383), and so is a JSON ``"\\udXXX"`` escape. SQLite text must be
+UTF-8: such a str is stored as a BLOB of its "surrogatepass" bytes instead, which reads back to
+the very same str (:func:`to_db`, :func:`from_db`)."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from notifier.core.codec import HISTORY_COLUMNS, history_row, sane_time
+from notifier.core.model import Transition
+from notifier.core.planner import Silences
+from notifier.core.text import clean
+from notifier.system.log import LogOnce
+from notifier.system.paths import private_file
+
+if TYPE_CHECKING:
+    from notifier.core.planner import Preferences
+
+# (Preferences is imported where it is used: ``status`` reads saved snoozes through this module.)
+
+log = logging.getLogger(__name__)
+_once = LogOnce(log)  # (path, "read"): a read that fails, said once until one succeeds
+
+FILE_NAME = "state.sqlite3"  # in the state folder
+
+
+# ---- any str as SQLite text ----
+
+
+def to_db(value: object) -> object:
+    """A value for an SQL parameter: any str is accepted (see above)."""
+    if isinstance(value, str) and not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return value.encode("utf-8", "surrogatepass")
+    return value
+
+
+def from_db(value: object) -> object:
+    """A column value back: BLOBs written by :func:`to_db` are str again."""
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "surrogatepass")
+    return value
+
+
+OPEN_WAIT_S = 1.0  # at open: how long another process's lock is waited for before going on in memory
+WRITE_WAIT_S = 5.0  # the writer thread: SQLite's busy timeout (it gets the lock once it is free)
+RETRY_MIN_S, RETRY_MAX_S = 0.25, 5.0  # the writer's pause after a failed write, doubling
+MAX_PENDING = 50_000  # changes waiting for the file; beyond this the oldest unkept ones are dropped
+
+Row = tuple[Any, ...]
+GONE = {
+    "deleted": "the state store %s was deleted while running; recreated it with what this run knew",
+    "replaced": "the state store %s was replaced while running; wrote what this run knew into it",
+}
+
+
+def _corrupt(exc: BaseException) -> bool:
+    """The file is not a (sound) database: it cannot be used again as it is."""
+    if not isinstance(exc, sqlite3.Error):
+        return False
+    if name := getattr(exc, "sqlite_errorname", ""):  # (Python 3.11+)
+        return bool(name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")))
+    return "malformed" in str(exc) or "not a database" in str(exc)
+
+
+def select(db: sqlite3.Connection | None, sql: str, args: Iterable[Any] = (), path: str = "") -> list[Row]:
+    """The rows of a query, every value as it was stored (:func:`from_db`): the one way rows are
+    read. A file (``path``) that cannot be read answers no rows, said once until it can."""
+    try:
+        if db is None:
+            return []
+        rows = [tuple(from_db(v) for v in row) for row in db.execute(sql, tuple(to_db(a) for a in args))]
+    except sqlite3.Error as exc:
+        _once(path or "the state store", "read", "cannot read the state store (%s)", exc)
+        return []
+    _once.forget(path or "the state store", "read")
+    return rows
+
+
+def _copy_rows(db: sqlite3.Connection, table: str, rows: list[Row]) -> None:
+    if rows:
+        marks = ",".join("?" * len(rows[0]))
+        db.executemany(f"INSERT OR IGNORE INTO {table} VALUES ({marks})", rows)  # noqa: S608
+
+
+def _set_aside(path: str, exc: BaseException) -> None:
+    """Keep the unusable file for the user under another name (with its -wal, which holds its last
+    changes), never over one set aside before; a fresh one takes its place."""
+    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
+    aside, n = f"{path}.corrupt-{stamp}", 1
+    while os.path.lexists(aside):
+        n += 1
+        aside = f"{path}.corrupt-{stamp}-{n}"
+    os.replace(path, aside)
+    with contextlib.suppress(FileNotFoundError):
+        os.replace(path + "-wal", aside + "-wal")
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path + "-shm")
+    log.warning("the state store %s could not be read (%s); set it aside as %s and started a fresh one",
+                path, exc, os.path.basename(aside))
+
+
+class Database:
+    """``schema``: the tables (``CREATE ... IF NOT EXISTS``); ``added``: ``(table, column
+    definition)`` of columns newer than some files; ``kept``: the tables copied in memory.
+    ``path`` None: memory only, for this run. ``write_wait_s``: how long the writer waits for
+    another process's lock before it says the file cannot be written (it then keeps trying)."""
+
+    def __init__(self, path: str | None, schema: str, kept: tuple[str, ...],
+                 added: tuple[tuple[str, str], ...] = (), write_wait_s: float = WRITE_WAIT_S) -> None:
+        self.path = path
+        self.schema, self.kept, self.added, self.write_wait_s = schema, kept, added, write_wait_s
+        self.persistent = False  # a file holds the state (else: memory only, for this run)
+        self._lock = threading.Condition()  # the memory copy, the queue of changes and the flags
+        self._file_lock = threading.Lock()  # the file's connection
+        self._memory = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
+        self._memory.executescript(schema)
+        self._file: sqlite3.Connection | None = None
+        self._ident: tuple[int, int] | None = None  # (device, inode) of the file opened
+        self._pending: list[tuple[str, str, Row]] = []  # (table, sql, arguments) for the file
+        self._resync = False  # the file must get the kept tables whole from memory
+        self._failing = self._closed = False
+        if path is None:
+            return
+        try:
+            with self._file_lock:
+                self._open(OPEN_WAIT_S)
+        except (OSError, sqlite3.Error) as exc:  # locked, a full disk, a folder we may not write
+            self._fail(str(exc))  # (the writer opens it once it can)
+        threading.Thread(target=self._write_loop, name="pi-notifier-store", daemon=True).start()
+
+    # ---- reading and changing (any thread, never waiting for the file) ----
+
+    def _read(self, sql: str, args: Iterable[Any] = ()) -> list[Row]:
+        """Rows of the memory copy."""
+        with self._lock:
+            return select(self._memory, sql, args)
+
+    def _query(self, sql: str, args: Iterable[Any] = ()) -> list[Row]:
+        """Rows of the file once what waits is written (up to 2 s), or of memory without a file;
+        none while the file cannot be read."""
+        if self.path is None:
+            return self._read(sql, args)
+        self.flush(2.0)
+        with self._file_lock:
+            return select(self._file, sql, args, self.path)
+
+    def _run(self, table: str, sql: str, args: Iterable[Any] = ()) -> None:
+        """Apply a change: to the memory copy at once (kept tables), to the file by the writer."""
+        values = tuple(to_db(a) for a in args)  # any str, also names that are not UTF-8
+        with self._lock:
+            if table in self.kept or self.path is None:
+                try:
+                    self._memory.execute(sql, values)
+                except sqlite3.Error as exc:  # (memory: a bug, not a fault of the disk)
+                    log.warning("the state store refused a change (%s)", exc)
+                    return
+            if self.path is not None:
+                self._pending.append((table, sql, values))
+                self._lock.notify_all()
+
+    @property
+    def unwritten(self) -> int:
+        """Changes still waiting for the file."""
+        return len(self._pending)
+
+    def flush(self, timeout: float = 5.0) -> bool:
+        """Wait (at most ``timeout`` s) until every change is in the file: True if it is."""
+        deadline = time.monotonic() + timeout
+        with self._lock:
+            while self._due():
+                left = deadline - time.monotonic()
+                if left <= 0 or self._closed:
+                    return False
+                self._lock.wait(left)
+        return True
+
+    def close(self, timeout: float = -1) -> None:
+        """Write what waits and close the file; with a ``timeout``, give up after that many
+        seconds (a write stuck on another process's lock, a full disk) and say what is lost."""
+        if self.path is not None:
+            with self._lock:  # deleted since the last write: keep what it knew for next time
+                self._resync = self._resync or self._gone() is not None
+                self._lock.notify_all()
+            written = self.flush(10.0 if timeout < 0 else timeout)
+            with self._lock:
+                self._closed = True
+                self._lock.notify_all()
+                left = len(self._pending)
+            if not written:
+                log.warning("the state store %s could not be written before quitting: %d changes lost",
+                            self.path, left)
+        if self._file_lock.acquire(timeout=0.5):  # (not while a write is stuck on a lock)
+            self._close_file()
+            self._file_lock.release()
+
+    # ---- the file (the writer thread; at start, ``__init__``) ----
+
+    def _due(self) -> bool:  # changes wait for the file (lock held)
+        return bool(self._pending) or self._resync
+
+    def _write_loop(self) -> None:
+        delay = RETRY_MIN_S
+        while True:
+            with self._lock:
+                while not (self._closed or self._due() or self._file is None):  # (None: to be read in)
+                    self._lock.wait()
+                if self._closed and not self._due():
+                    return  # closed, and everything written
+            if self._write():
+                delay = RETRY_MIN_S
+                continue
+            with self._lock:
+                if self._closed:
+                    return  # close() gave up waiting: what is left stays unwritten
+                self._shed()
+                self._lock.wait(delay)
+            delay = min(delay * 2, RETRY_MAX_S)
+
+    def _write(self) -> bool:
+        """Write what waits to the file in one transaction: True if it was written."""
+        assert self.path is not None
+        with self._file_lock:
+            try:
+                if gone := self._gone():
+                    self._close_file()
+                if self._file is None:  # (at start it could not be opened, or it went bad or away)
+                    self._open(self.write_wait_s)
+                    with self._lock:
+                        self._resync = True
+                    if gone:
+                        log.warning(GONE[gone], self.path)
+                with self._lock:
+                    batch, resync = list(self._pending), self._resync
+                    kept = {t: self._memory.execute(f"SELECT * FROM {t}").fetchall() for t in self.kept if resync}  # noqa: S608
+                db = self._file
+                assert db is not None
+                db.execute("BEGIN IMMEDIATE")
+                with db:  # (committed, or rolled back on an error)
+                    for table, rows in kept.items():
+                        db.execute(f"DELETE FROM {table}")  # noqa: S608
+                        _copy_rows(db, table, rows)
+                    for table, sql, args in batch:
+                        if not (resync and table in self.kept):  # (else in the copy already)
+                            db.execute(sql, args)
+            except (OSError, sqlite3.Error) as exc:
+                if _corrupt(exc) and self._file is not None:  # gone bad while running: set aside, and
+                    self._close_file()  # the next try makes a fresh one and writes the copy into it
+                    with contextlib.suppress(OSError):
+                        _set_aside(self.path, exc)
+                self._fail(str(exc))
+                return False
+        if self._failing:  # (said before flush() can return)
+            self._failing = False
+            log.warning("the state store %s can be written again: %d kept changes written",
+                        self.path, len(batch))
+        with self._lock:
+            del self._pending[: len(batch)]
+            self._resync = self._resync and not resync
+            self._lock.notify_all()
+        return True
+
+    def _open(self, wait_s: float, fresh: bool = False) -> None:
+        """Open the file (a fresh one in place of one that is not a database) and read its kept
+        rows into the memory copy. File lock held."""
+        assert self.path is not None
+        private_file(self.path)  # 0600 in a 0700 folder; SQLite's side files inherit the mode
+        db = sqlite3.connect(self.path, timeout=wait_s, check_same_thread=False, isolation_level=None)
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.executescript(self.schema)
+            for table, column in self.added:
+                if column.split()[0] not in {row[1] for row in db.execute(f"PRAGMA table_info({table})")}:
+                    db.execute(f"ALTER TABLE {table} ADD COLUMN {column}")
+            # (read here: a truncated file may open and fail only when read)
+            rows = {t: db.execute(f"SELECT * FROM {t}").fetchall() for t in self.kept}  # noqa: S608
+        except BaseException as exc:
+            db.close()
+            if fresh or not _corrupt(exc):
+                raise
+            _set_aside(self.path, exc)
+            return self._open(wait_s, fresh=True)
+        with self._lock:
+            for table, found in rows.items():  # what the file knew, and what this run added
+                _copy_rows(self._memory, table, found)
+        st = os.stat(self.path)
+        self._ident, self._file, self.persistent = (st.st_dev, st.st_ino), db, True
+
+    def _gone(self) -> str | None:
+        """'deleted' or 'replaced': the file open is no longer the one at ``path``."""
+        if self._file is None or self.path is None:
+            return None
+        try:
+            st = os.stat(self.path)
+        except FileNotFoundError:
+            return "deleted"
+        except OSError:
+            return None
+        return None if (st.st_dev, st.st_ino) == self._ident else "replaced"
+
+    def _close_file(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+    def _fail(self, why: str) -> None:
+        if not self._failing:
+            log.warning("cannot write the state store %s (%s); keeping state in memory and writing it there"
+                        " once it can be written", self.path or "", why)
+        self._failing = True
+
+    def _shed(self) -> None:
+        """Too many changes wait for the file: the kept tables will be written whole from memory
+        instead, and the oldest other changes go. Lock held."""
+        if len(self._pending) > MAX_PENDING:
+            self._resync = True
+            self._pending = [c for c in self._pending if c[0] not in self.kept]
+            if len(self._pending) > MAX_PENDING // 2:  # (said once per MAX_PENDING // 2 dropped)
+                log.warning("the state store %s has been unusable too long; dropping the oldest history",
+                            self.path or "")
+                del self._pending[: -MAX_PENDING // 2]
+
+
+# ---- what the app remembers ----
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS notified (file TEXT NOT NULL, call_id TEXT NOT NULL, at REAL NOT NULL,
+                                     reminders INTEGER NOT NULL DEFAULT 0,
+                                     PRIMARY KEY (file, call_id));
+CREATE TABLE IF NOT EXISTS pushed (file TEXT NOT NULL, call_id TEXT NOT NULL, at REAL NOT NULL,
+                                   PRIMARY KEY (file, call_id));
+CREATE TABLE IF NOT EXISTS snoozes (scope TEXT PRIMARY KEY, until REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS mutes (project TEXT PRIMARY KEY, at REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS history (
+  file TEXT NOT NULL, call_id TEXT NOT NULL, session_id TEXT, cwd TEXT, name TEXT,
+  tool TEXT, text TEXT, header TEXT, options TEXT, count INTEGER,
+  asked_at REAL NOT NULL, resolved_at REAL, outcome TEXT, waited_s REAL, answer TEXT,
+  PRIMARY KEY (file, call_id));
+CREATE INDEX IF NOT EXISTS history_asked ON history (asked_at);
+CREATE TABLE IF NOT EXISTS bubbles (owner TEXT NOT NULL, id INTEGER NOT NULL, file TEXT NOT NULL,
+                                    call_id TEXT NOT NULL, PRIMARY KEY (owner, id, file, call_id));
+"""
+# Columns that stores of older versions lack: reminders were not kept across restarts, answers
+# were not recorded. (Tables they lack, such as pushed, are made by the schema.)
+ADDED = (("notified", "reminders INTEGER NOT NULL DEFAULT 0"), ("history", "answer TEXT"))
+# The tables the running app reads back, kept in memory. History is only written (``pi-notifier
+# history`` reads the file).
+KEPT = ("notified", "pushed", "snoozes", "mutes", "bubbles")
+# Bounds of one history row (a question's text is not cut in run --json, but the store keeps a
+# record, not a copy: a hostile or huge question must not make the state folder grow by its size).
+ROW_LIMITS = {"text": 4000, "options": 2000, "header": 500, "name": 500, "cwd": 2000, "session_id": 200, "tool": 128}
+
+
+ALL = "*"  # a snooze's scope: one session (its file), one project ("project:<name>"), or all
+PROJECT = "project:"
+
+
+def _scope(scope: str) -> tuple[str | None, str | None]:
+    """(session, project) a snooze's scope names; both None: all."""
+    if scope == ALL:
+        return None, None
+    if scope.startswith(PROJECT):
+        return None, scope[len(PROJECT) :]
+    return scope, None
+
+
+def saved_silences(state_dir: str, now: float) -> Silences:
+    """The snoozes and mutes saved in the store of ``state_dir``, still running at ``now``, read
+    without opening the store (``status`` and ``snooze`` read them beside the app, or without
+    it): read only, nothing created. None: nothing saved yet, or a store that cannot be read."""
+    path = os.path.join(state_dir, FILE_NAME)
+    if not os.path.isfile(path):
+        return Silences()
+    try:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=2)
+    except sqlite3.Error:
+        return Silences()
+    try:
+        snoozes = select(db, "SELECT scope, until FROM snoozes WHERE until > ?", (now,), path)
+        muted = frozenset(p for (p,) in select(db, "SELECT project FROM mutes", (), path))
+    finally:
+        db.close()
+    all_until, sessions, projects = 0.0, {}, {}
+    for scope, until in snoozes:
+        session, project = _scope(scope)
+        if project is not None:
+            projects[project] = until
+        elif session is not None:
+            sessions[session] = until
+        else:
+            all_until = max(all_until, until)
+    return Silences(all_until, sessions, projects, muted)
+
+
+def _time(at: float) -> float:
+    """A question's time as stored: one from a broken clock or another source is 'now'."""
+    sane = sane_time(at)
+    return time.time() if sane is None else sane
+
+
+def _wait(seconds: float | None) -> float:
+    return seconds if isinstance(seconds, (int, float)) and 0 <= seconds < 1e10 else 0.0
+
+
+class Store(Database):
+    """The app's state (the tables above); ``path`` None: in memory, for this run."""
+
+    def __init__(self, path: str | None, write_wait_s: float = WRITE_WAIT_S) -> None:
+        super().__init__(path, SCHEMA, KEPT, ADDED, write_wait_s)
+
+    # ---- notified ----
+
+    def notified(self) -> set[tuple[str, str]]:
+        return {(f, c) for f, c in self._read("SELECT file, call_id FROM notified")}
+
+    def mark_notified(self, keys: Iterable[tuple[str, str]], now: float | None = None) -> None:
+        at = time.time() if now is None else now
+        for file, call_id in keys:
+            self._run(
+                "notified",
+                "INSERT OR IGNORE INTO notified (file, call_id, at) VALUES (?, ?, ?)",
+                (file, call_id, at),
+            )
+
+    def reminders(self) -> dict[tuple[str, str], int]:
+        """How many reminders each notified question already had (only those with some)."""
+        rows = self._read("SELECT file, call_id, reminders FROM notified WHERE reminders > 0")
+        return {(f, c): int(n) for f, c, n in rows}
+
+    def mark_reminded(self, counts: Mapping[tuple[str, str], int]) -> None:
+        """Record reminder counts of questions already notified (never lowers one)."""
+        for (file, call_id), n in counts.items():
+            self._run(
+                "notified",
+                "UPDATE notified SET reminders = MAX(reminders, ?) WHERE file = ? AND call_id = ?",
+                (n, file, call_id),
+            )
+
+    # ---- bubbles: the notifications on screen, by server, so that after a crash the next run
+    # can re-use or close them ----
+
+    def bubbles(self) -> dict[tuple[str, int], set[tuple[str, str]]]:
+        """``{(server owner, notification id): the questions it shows}``."""
+        out: dict[tuple[str, int], set[tuple[str, str]]] = {}
+        for owner, nid, file, call_id in self._read("SELECT owner, id, file, call_id FROM bubbles"):
+            if isinstance(owner, str) and isinstance(nid, int) and isinstance(file, str) and isinstance(call_id, str):
+                out.setdefault((owner, nid), set()).add((file, call_id))
+        return out
+
+    def put_bubble(self, owner: str, nid: int, keys: Iterable[tuple[str, str]]) -> None:
+        self._run("bubbles", "DELETE FROM bubbles WHERE owner = ? AND id = ?", (owner, nid))
+        for file, call_id in keys:
+            self._run(
+                "bubbles",
+                "INSERT OR IGNORE INTO bubbles (owner, id, file, call_id) VALUES (?, ?, ?, ?)",
+                (owner, nid, file, call_id),
+            )
+
+    def drop_bubbles(self, owner: str, nid: int | None = None) -> None:
+        """Forget one notification of server ``owner`` (``nid``), or all of them."""
+        if nid is None:
+            self._run("bubbles", "DELETE FROM bubbles WHERE owner = ?", (owner,))
+        else:
+            self._run("bubbles", "DELETE FROM bubbles WHERE owner = ? AND id = ?", (owner, nid))
+
+    def keep_bubbles_of(self, owner: str) -> None:
+        """Forget the notifications of every server but ``owner`` (gone with their server)."""
+        self._run("bubbles", "DELETE FROM bubbles WHERE owner != ?", (owner,))
+
+    # ---- pushed (sinks/push.py): a question is pushed once, also across restarts ----
+
+    def pushed(self) -> set[tuple[str, str]]:
+        return {(f, c) for f, c in self._read("SELECT file, call_id FROM pushed")}
+
+    def mark_pushed(self, file: str, call_id: str, now: float | None = None) -> None:
+        at = time.time() if now is None else now
+        self._run("pushed", "INSERT OR IGNORE INTO pushed (file, call_id, at) VALUES (?, ?, ?)", (file, call_id, at))
+
+    # ---- snoozes and mutes ----
+
+    def snoozes(self, now: float) -> list[tuple[str | None, str | None, float]]:
+        """The snoozes still running at ``now``: (session, project, until); both None = all."""
+        rows = self._read("SELECT scope, until FROM snoozes WHERE until > ?", (now,))
+        return [(*_scope(scope), until) for scope, until in rows]
+
+    def snooze(self, until: float, session: str | None = None, project: str | None = None) -> None:
+        """Snooze a session, a project, or (neither given) everything until ``until``."""
+        scope = PROJECT + project if project else session or ALL
+        self._run("snoozes", "INSERT OR REPLACE INTO snoozes VALUES (?, ?)", (scope, until))
+
+    def clear_snoozes(self) -> None:
+        self._run("snoozes", "DELETE FROM snoozes")
+
+    def preferences(self, now: float) -> Preferences:
+        """The snoozes still running at ``now`` and the muted projects, as one value."""
+        from notifier.core.planner import Preferences
+
+        prefs = Preferences(muted=frozenset(self.mutes()))
+        for session, project, until in self.snoozes(now):
+            prefs = prefs.snoozed(until, now, session, project)
+        return prefs
+
+    def mutes(self) -> set[str]:
+        return {p for (p,) in self._read("SELECT project FROM mutes")}
+
+    def mute(self, project: str, on: bool) -> None:
+        if on:
+            self._run("mutes", "INSERT OR REPLACE INTO mutes VALUES (?, ?)", (project, time.time()))
+        else:
+            self._run("mutes", "DELETE FROM mutes WHERE project = ?", (project,))
+
+    # ---- history ----
+
+    def _asked(self, t: Transition) -> None:
+        row = history_row(t)  # the one serialisation of a question (core/codec.py)
+        for column, limit in ROW_LIMITS.items():
+            if isinstance(row.get(column), str):
+                row[column] = row[column][:limit]
+        row["asked_at"] = _time(t.question.asked_at)
+        self._run(
+            "history",
+            f"INSERT OR IGNORE INTO history ({', '.join(row)}) VALUES ({','.join('?' * len(row))})",  # noqa: S608
+            row.values(),
+        )
+
+    def record(self, transitions: Iterable[Transition]) -> None:
+        for t in transitions:
+            q, s = t.question, t.session
+            if t.kind == "needs_input":
+                self._asked(t)
+            elif t.kind == "resolved":
+                self._asked(t)  # asked before we were watching: record it now
+                self._run(
+                    "history",
+                    "UPDATE history SET resolved_at = ?, outcome = ?, waited_s = ?, answer = ?"
+                    " WHERE file = ? AND call_id = ? AND resolved_at IS NULL",
+                    (
+                        _time(q.asked_at) + _wait(t.waited_s),
+                        t.outcome,
+                        _wait(t.waited_s),
+                        clean(t.answer) if t.answer is not None else None,
+                        s.key,
+                        q.tool_call_id,
+                    ),
+                )
+            elif t.kind == "abandoned":
+                self._run(
+                    "history",
+                    "UPDATE history SET outcome = 'abandoned' WHERE file = ? AND call_id = ? AND resolved_at IS NULL",
+                    (s.key, q.tool_call_id),
+                )
+
+    def history(self, since: float | None = None) -> list[dict[str, Any]]:
+        """History rows (:data:`~notifier.core.codec.HISTORY_COLUMNS`), oldest first, for
+        :func:`~notifier.core.codec.history_obj`."""
+        sql = f"SELECT {', '.join(HISTORY_COLUMNS)} FROM history WHERE asked_at >= ? ORDER BY asked_at"  # noqa: S608
+        args = (float("-inf") if since is None else since,)  # all rows, also those of broken clocks
+        rows = self._query(sql, args)
+        return [dict(zip(HISTORY_COLUMNS, row, strict=True)) for row in rows]
+
+    def prune(self, older_than: float) -> None:
+        self._run("history", "DELETE FROM history WHERE asked_at < ?", (older_than,))
+        self._run("notified", "DELETE FROM notified WHERE at < ?", (older_than,))
+        self._run("pushed", "DELETE FROM pushed WHERE at < ?", (older_than,))
+        self._run("snoozes", "DELETE FROM snoozes WHERE until < ?", (time.time(),))

@@ -1,0 +1,715 @@
+"""Watching: one watchdog ``Observer`` for every folder the app watches — the sessions folders
+(:class:`Watcher`), the config file and the instance lock (:class:`FileFollower`), the companion
+extension's socket folder (:func:`watch_folder`) — plus the poll fallback for what inotify refuses,
+the folders past the watch limit (:class:`WatchLimit`), lost events (read again) and symlinked
+sessions folders.
+
+One Observer (:func:`observer`): one dispatcher thread and one emitter per folder watched, however
+many parts of the app watch; each part schedules and unschedules its own watches on it
+(:func:`schedule`, :func:`unschedule`: a folder two parts watch is one watch with two handlers, and
+one part letting it go leaves the other's). A handler only puts a message or starts a timer: it
+never schedules (that is done on the thread that handles the message), and it never raises into
+watchdog's thread (one that raised would end it, and the watching with it).
+
+Only created / modified / moved / deleted events are reacted to (watchdog 7 also reports opens and
+closes, and a handler that reads on those wakes itself up forever). The sessions watch turns each
+event into a typed message on the engine's queue (:data:`WatchEvent`; the engine coalesces them per
+file and does all reading).
+
+watchdog is used through its public face only: ``Observer.schedule``/``unschedule``,
+``add``/``remove_handler_for_watch``, event handlers (run on the observer's thread), the
+``OSError`` that ``schedule`` raises when inotify refuses a watch, the emitter's ``DirDeletedEvent``
+for a watched folder that is removed, and ``EventsLostEvent`` (watchdog 7.1.1: the kernel's queue
+overflowed, the folder is read again; :mod:`notifier.compat.watchdog`).
+
+A sessions folder that is a symlink (a dotfile manager's, a moved home folder) is watched where it
+points: inotify on the link itself sees only its sub-folders. Events are reported under the
+folder's own name, as the start-up scan read it, and the link's folder is watched for the link
+being re-pointed or removed.
+
+The watch limit. At the limit watchdog's recursive watch leaves each sub-folder it cannot watch
+unwatched (without a word before 7.1.1; 7.1.1 logs each one): only a failure while the watch of the
+root is being set up raises, and from 7.1.1 that includes its sub-folders, so the whole tree is
+then polled (:meth:`Watcher.watch`). The folders that appear later are :class:`WatchLimit`'s
+concern. No watchdog issue reports this that we found; the same gap was closed upstream elsewhere
+(https://github.com/notify-rs/notify/pull/970, https://github.com/oven-sh/bun/pull/36415), and
+https://github.com/gorakhargosh/watchdog/issues/790 asks for a say in which folders are watched.
+So the kernel is asked which folders are watched (:func:`watched_inodes`), and whether it really
+refuses one more watch (:func:`watch_refused`)."""
+
+from __future__ import annotations
+
+import errno
+import logging
+import os
+import threading
+import time
+import warnings
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from functools import partial
+from typing import Any, Protocol
+
+from watchdog.events import (
+    DirCreatedEvent,
+    DirDeletedEvent,
+    DirMovedEvent,
+    FileCreatedEvent,
+    FileDeletedEvent,
+    FileModifiedEvent,
+    FileMovedEvent,
+    FileSystemEvent,
+    FileSystemEventHandler,
+)
+from watchdog.observers import Observer
+from watchdog.observers.api import BaseObserver, ObservedWatch
+from watchdog.observers.polling import PollingObserver
+
+from notifier.compat.watchdog import events_lost
+from notifier.config import Config, ConfigError, load
+from notifier.core.text import clean
+from notifier.sessions import is_session_name, walk_tree
+from notifier.system import paths
+from notifier.system.log import LogOnce
+
+log = logging.getLogger(__name__)
+EVENTS_LOST = events_lost()
+# watchdog warns when a folder created inside a new folder is registered twice (a harmless race).
+warnings.filterwarnings("ignore", message="Callback with id", category=RuntimeWarning)
+
+EVENTS: list[type[FileSystemEvent]] = [
+    FileCreatedEvent,
+    FileModifiedEvent,
+    FileMovedEvent,
+    FileDeletedEvent,
+    DirCreatedEvent,
+    DirMovedEvent,
+    DirDeletedEvent,
+    *([EVENTS_LOST] if EVENTS_LOST is not None else []),
+]
+UNWATCHED_POLL_S = 2.0
+# What inotify ran out of, by the errno it refused a watch with: (what, the setting to raise).
+LIMITS = {
+    errno.ENOSPC: ("watch", "fs.inotify.max_user_watches"),
+    errno.EMFILE: ("instance", "fs.inotify.max_user_instances"),
+}
+
+
+# ---- what the sessions watch tells the engine (typed messages on its queue) ----
+
+
+@dataclass(frozen=True)
+class FileChanged:
+    """A file was created, written or moved here: read what is new."""
+
+    path: str
+
+
+@dataclass(frozen=True)
+class PathGone:
+    """A file or folder was deleted or moved away: forget the sessions under it."""
+
+    path: str
+
+
+@dataclass(frozen=True)
+class FolderAppeared:
+    """A folder was created or moved in: scan it (files can be written before its watch exists)."""
+
+    path: str
+
+
+@dataclass(frozen=True)
+class RootGone:
+    """A watched sessions folder itself was removed: wait for it to come back."""
+
+    path: str
+
+
+@dataclass(frozen=True)
+class RootBack:
+    """A removed (or not yet created) sessions folder exists now: watch and scan it."""
+
+    path: str
+
+
+@dataclass(frozen=True)
+class RootRelinked:
+    """A sessions folder that is a symlink was re-pointed or removed: watch what it points to now."""
+
+    path: str
+
+
+@dataclass(frozen=True)
+class EventsLost:
+    """The kernel dropped events under this sessions folder (its queue overflowed): read it again."""
+
+    path: str
+
+
+WatchEvent = FileChanged | PathGone | FolderAppeared | RootGone | RootBack | RootRelinked | EventsLost
+
+
+# ---- the one Observer ----
+
+_lock = threading.RLock()
+_observers: dict[bool, BaseObserver] = {}  # polled? → the Observer (True: the poll fallback's)
+_users: dict[tuple[bool, ObservedWatch], int] = {}  # how many handlers each watch serves
+
+
+_once = LogOnce(log)
+React = Callable[[FileSystemEvent], None]
+
+
+class _Handler(FileSystemEventHandler):
+    """Hands each event to ``react`` (on the Observer's thread): whatever that raises costs this
+    event only, never watchdog's thread (one that raised would end it, and the watching)."""
+
+    def __init__(self, react: React) -> None:
+        self.react = react
+
+    def on_any_event(self, event: FileSystemEvent) -> None:
+        try:
+            self.react(event)
+        except Exception as exc:
+            _once("handler", type(exc).__name__, "a watch event could not be handled (%s)", clean(exc))
+
+
+@dataclass(frozen=True)
+class Watch:
+    """One part's watch of one folder (:func:`schedule`)."""
+
+    handler: _Handler
+    watch: ObservedWatch
+    polled: bool
+
+
+def observer(polled: bool = False) -> BaseObserver:
+    """The process's one Observer (``polled``: the poll fallback's ``PollingObserver``, made when
+    inotify first refuses a folder), started on first use. A daemon: it lasts as long as the
+    process; what a part of the app stops is its watches."""
+    with _lock:
+        found = _observers.get(polled)
+        if found is None:
+            found = PollingObserver(timeout=UNWATCHED_POLL_S) if polled else Observer()
+            found.daemon = True
+            found.start()
+            _observers[polled] = found
+        return found
+
+
+def schedule(react: React, path: str, recursive: bool = False, polled: bool = False) -> Watch:
+    """Watch ``path``: ``react(event)`` for each of its events, on the Observer's thread (raises
+    ``OSError`` where inotify refuses it). Never called from a reaction: the caller holds this
+    module's lock while watchdog takes its own."""
+    handler = _Handler(react)
+    with _lock:
+        watch = observer(polled).schedule(handler, path, recursive=recursive, event_filter=EVENTS)
+        _users[(polled, watch)] = _users.get((polled, watch), 0) + 1
+        return Watch(handler, watch, polled)
+
+
+def unschedule(watch: Watch | None) -> None:
+    """Let ``watch`` go: the folder's watch itself once no other handler uses it."""
+    if watch is None:
+        return
+    with _lock:
+        key = (watch.polled, watch.watch)
+        left = _users.pop(key, 1) - 1
+        obs = observer(watch.polled)
+        try:
+            if left > 0:
+                _users[key] = left
+                obs.remove_handler_for_watch(watch.handler, watch.watch)
+            else:
+                obs.unschedule(watch.watch)
+        except (KeyError, ValueError, OSError):
+            pass  # (watchdog dropped it already: its folder was removed)
+
+
+def lost(event: FileSystemEvent) -> bool:
+    """The kernel dropped events (watchdog 7.1.1 says so): whatever was watched is looked at anew."""
+    return EVENTS_LOST is not None and isinstance(event, EVENTS_LOST)
+
+
+def nearest_folder(path: str) -> str:
+    """``path`` if it is a folder, else the nearest folder above it that exists."""
+    while not os.path.isdir(path) and os.path.dirname(path) != path:
+        path = os.path.dirname(path)
+    return path
+
+
+# ---- the sessions folders ----
+
+
+class Outbox(Protocol):
+    """Where watch events go (the engine's queue)."""
+
+    def put(self, item: Any) -> None: ...
+
+
+def _messages(root: str, target: str, event: FileSystemEvent) -> list[WatchEvent]:
+    """The engine's messages for an event of the watch of ``root`` (watched at ``target``, the
+    root resolved; paths are reported under ``root``, as the start-up scan read them)."""
+
+    def under_root(path: Any) -> str:
+        path = os.fsdecode(path)
+        prefix = target.rstrip(os.sep) + os.sep
+        if target == root or not (path == target or path.startswith(prefix)):
+            return str(path)
+        return root if path == target else os.path.join(root, path[len(prefix) :])
+
+    kind, src = event.event_type, under_root(event.src_path)
+    if lost(event):
+        return [EventsLost(root)]  # (its path is the watched folder's: read all of it again)
+    if event.is_directory:
+        if kind == "created":
+            return [FolderAppeared(src)]
+        if kind == "moved":
+            return [PathGone(src), FolderAppeared(under_root(event.dest_path))]
+        if kind == "deleted":
+            return [RootGone(src) if src == root else PathGone(src)]
+        return []
+    if kind == "moved":
+        dest = under_root(event.dest_path)
+        out: list[WatchEvent] = [PathGone(src)] if is_session_name(src) else []
+        return out + ([FileChanged(dest)] if is_session_name(dest) else [])
+    if is_session_name(src):
+        return [PathGone(src) if kind == "deleted" else FileChanged(src)]
+    return []
+
+
+def _appeared(root: str, event: FileSystemEvent) -> list[WatchEvent]:
+    """An event where the missing ``root`` waits: something appeared (or events were lost)."""
+    return [RootBack(root)] if event.event_type in ("created", "moved") or lost(event) else []
+
+
+def _relinked(root: str, event: FileSystemEvent) -> list[WatchEvent]:
+    """An event in the folder of the symlinked ``root``: the link itself re-pointed or removed?"""
+    name = os.path.basename(root.rstrip(os.sep))
+    paths = (os.fsdecode(event.src_path), os.fsdecode(getattr(event, "dest_path", "") or ""))
+    return [RootRelinked(root)] if lost(event) or name in {os.path.basename(p) for p in paths} else []
+
+
+class Watcher:
+    """The sessions folders (the roots): each watched recursively where it points, a missing one
+    waited for, one inotify refuses polled. Its messages go to ``out`` (the engine's queue)."""
+
+    def __init__(self, out: Outbox) -> None:
+        self.out = out
+        self._lock = threading.Lock()
+        self._watches: dict[str, Watch] = {}  # root → its watch (``polled``: inotify refused it)
+        self._targets: dict[str, str] = {}  # root → the folder watched (the root, resolved)
+        self._links: dict[str, Watch] = {}  # symlinked root → the watch of the link's folder
+        self._waiting: dict[str, tuple[str, Watch]] = {}  # missing root → (the folder it waits on, its watch)
+        self._once = LogOnce(log)
+
+    @property
+    def observer(self) -> BaseObserver:
+        return observer()
+
+    def start(self) -> None:
+        observer()
+
+    def stop(self) -> None:
+        """Let every watch of this watcher go (the Observer stays, for the rest of the app)."""
+        with self._lock:
+            for root in list(self._watches):
+                self._drop(root)
+            for root in list(self._waiting):
+                self._unwatch_parent(root)
+
+    def watch(self, root: str) -> bool:
+        """Watch ``root`` recursively; if it does not exist yet, wait for it. True if watching."""
+        with self._lock:
+            if root in self._watches:
+                return True
+            if not os.path.isdir(root):
+                self._watch_parent(root)
+                return False
+            self._unwatch_parent(root)
+            target = os.path.realpath(root)
+            react = partial(self._put, _messages, root, target)
+            try:
+                self._watches[root] = schedule(react, target, recursive=True)
+            except OSError as exc:
+                self._watches[root] = self._poll(root, react, target, exc)
+            self._targets[root] = target
+            if os.path.islink(root.rstrip(os.sep)):
+                self._watch_link(root)
+            return True
+
+    def _put(self, messages: Callable[..., list[WatchEvent]], *args: Any) -> None:
+        """(The Observer's thread.) Hand the engine the messages of an event."""
+        for message in messages(*args):
+            self.out.put(message)
+
+    def _poll(self, root: str, react: React, target: str, exc: OSError) -> Watch:
+        """inotify refused the folder: poll it. At the watch limit watchdog 7.1.1 refuses the
+        whole tree (older releases left the sub-folders past the limit unwatched instead:
+        :mod:`notifier.watch`)."""
+        limit = LIMITS.get(exc.errno or 0)
+        if limit is not None:
+            folders = len(walk_tree(root).dirs)
+            self._once(
+                root,
+                "limit",
+                "inotify %s limit reached: none of the %d folders in %s are watched; polling them every %.0f s "
+                "(raise %s to fix)",
+                limit[0],
+                folders,
+                clean(root),
+                UNWATCHED_POLL_S,
+                limit[1],
+            )
+        else:
+            self._once(
+                root,
+                "limit",
+                "cannot watch %s with inotify (%s); polling it every %.0f s instead",
+                clean(root),
+                clean(exc.strerror or exc),
+                UNWATCHED_POLL_S,
+            )
+        return schedule(react, target, recursive=True, polled=True)
+
+    def _watch_link(self, root: str) -> None:
+        """The root is a symlink: watch the folder it is in for the link changing."""
+        folder = os.path.realpath(os.path.dirname(root.rstrip(os.sep)))
+        try:
+            self._links[root] = schedule(partial(self._put, _relinked, root), folder)
+        except OSError as exc:
+            self._once(root, "link", "cannot watch %s for the link being re-pointed (%s)", clean(folder), clean(exc))
+
+    def retarget(self, root: str) -> bool:
+        """The link ``root`` may point elsewhere now: if so (or it is gone), stop watching what it
+        pointed to and return True (the caller forgets what was read there and calls
+        :meth:`watch` again)."""
+        with self._lock:
+            if root not in self._watches:
+                return False
+            target = os.path.realpath(root) if os.path.isdir(root) else None
+            if target == self._targets.get(root):
+                return False
+            self._drop(root)
+            return True
+
+    def _drop(self, root: str) -> None:
+        self._targets.pop(root, None)
+        unschedule(self._watches.pop(root, None))
+        unschedule(self._links.pop(root, None))
+
+    def root_gone(self, root: str) -> None:
+        """The root folder was removed: drop its watch and wait for it to come back."""
+        with self._lock:
+            self._drop(root)
+            self._watch_parent(root)
+        if os.path.isdir(root):  # re-created before the parent watch existed
+            self.out.put(RootBack(root))
+
+    def _watch_parent(self, root: str) -> None:
+        """Wait for a missing root: watch the nearest folder above it that exists (a root, or a
+        folder on the way to it, appearing there: the engine checks the root again, and the wait
+        moves one level closer while it is still missing)."""
+        parent = nearest_folder(os.path.dirname(root))
+        if root in self._waiting and self._waiting[root][0] == parent:
+            return
+        self._unwatch_parent(root)
+        self._once(root, "missing", "sessions folder does not exist yet; waiting for it")
+        try:
+            self._waiting[root] = (parent, schedule(partial(self._put, _appeared, root), parent))
+        except OSError as exc:
+            self._once(root, "parent", "cannot watch %s (%s)", clean(parent), clean(exc))
+        # A folder may have appeared between looking and watching: look again.
+        if nearest_folder(os.path.dirname(root)) != parent or os.path.isdir(root):
+            self.out.put(RootBack(root))
+
+    def _unwatch_parent(self, root: str) -> None:
+        unschedule(self._waiting.pop(root, (None, None))[1])
+
+    def unwatched(self, root: str, dirs: list[str]) -> list[str]:
+        """Folders below ``root`` that no inotify watch covers (the watch limit was reached).
+
+        At the limit watchdog leaves a sub-folder unwatched without a word (only the root's own
+        watch raises), so the kernel is asked instead: the folders whose inode none of this
+        process's inotify watches is on. Returns [] for a root the poller watches (inotify refused
+        it whole) and where the kernel cannot be asked."""
+        if root not in self._watches or self._watches[root].polled:
+            return []
+        watched = watched_inodes()
+        if watched is None:
+            return []
+        missing = []
+        for folder in dirs:
+            try:
+                inode = os.stat(folder).st_ino
+            except OSError:
+                continue  # gone meanwhile: nothing to watch
+            if inode not in watched:
+                missing.append(folder)
+        return missing
+
+    def limit_reached(self, missing: list[str]) -> bool:
+        """True if the kernel refuses one more inotify watch on a folder found unwatched: the
+        folders are then really unwatched. A folder missing for another reason (its watch is
+        being added right now, after a ``mkdir -p``) is not a limit."""
+        return watch_refused(missing[:3])
+
+
+# ---- folders past the watch limit ----
+
+
+class Watches(Protocol):
+    """What :class:`WatchLimit` needs of :class:`Watcher`."""
+
+    def unwatched(self, root: str, dirs: list[str]) -> list[str]: ...
+
+    def limit_reached(self, missing: list[str]) -> bool: ...
+
+
+class WatchLimit:
+    """The folders below the roots that inotify ran out of watches for: said once, then polled
+    (the engine reads their session files every ``UNWATCHED_POLL_S``)."""
+
+    def __init__(self, roots: list[str]) -> None:
+        self.roots = roots
+        self.next_poll: float | None = None  # time.monotonic() of the next poll, if any
+        self._unwatched: dict[str, list[str]] = {}
+
+    def check(self, root: str, watcher: Watches) -> None:
+        """Say once, and poll, when inotify really ran out of watches under ``root``. A folder
+        without a watch is not enough (watchdog may be adding it right now, after a
+        ``mkdir -p``): the limit is confirmed by the kernel refusing one more watch."""
+        dirs = walk_tree(root).dirs
+        missing = watcher.unwatched(root, dirs)
+        if missing and not watcher.limit_reached(missing):
+            missing = []
+        if missing:
+            if root not in self._unwatched:
+                log.warning(
+                    "inotify watch limit reached: %d of %d folders in %s are not watched; polling them every %.0f s "
+                    "(raise fs.inotify.max_user_watches to fix)",
+                    len(missing),
+                    len(dirs),
+                    clean(root),
+                    UNWATCHED_POLL_S,
+                )
+            self._unwatched[root] = missing
+            self.next_poll = time.monotonic() + UNWATCHED_POLL_S
+        else:
+            self._unwatched.pop(root, None)
+
+    def check_folder(self, folder: str, watcher: Watches) -> None:
+        """A folder appeared: check the root it is in."""
+        for root in self.roots:
+            if folder == root or folder.startswith(root.rstrip(os.sep) + os.sep):
+                self.check(root, watcher)
+                return
+
+    def due(self, mono: float) -> list[str]:
+        """The session files in unwatched folders, if it is time to poll them (else none)."""
+        if self.next_poll is None or mono < self.next_poll:
+            return []
+        files = []
+        for folders in list(self._unwatched.values()):
+            for folder in folders:
+                try:
+                    names = os.listdir(folder)
+                except OSError:
+                    continue
+                files += [os.path.join(folder, name) for name in names if is_session_name(name)]
+        self.next_poll = mono + UNWATCHED_POLL_S if self._unwatched else None
+        return files
+
+
+def watched_inodes() -> set[int] | None:
+    """The inodes this process has an inotify watch on, as the kernel lists them: one
+    ``inotify wd:… ino:<hex> sdev:… mask:…`` line per watch in ``/proc/self/fdinfo/<fd>`` of each
+    inotify descriptor (proc(5)). None where that cannot be read (not Linux, no /proc).
+
+    Inode numbers alone are compared: ``sdev`` is the superblock's device, which is not always the
+    ``st_dev`` that stat reports (btrfs subvolumes, overlayfs), and a root's folders share one
+    file system anyway."""
+    try:
+        fds = os.listdir("/proc/self/fd")
+    except OSError:
+        return None
+    inodes: set[int] = set()
+    for fd in fds:
+        try:
+            if os.readlink(f"/proc/self/fd/{fd}") != "anon_inode:inotify":
+                continue
+            with open(f"/proc/self/fdinfo/{fd}", encoding="ascii") as fh:
+                lines = [line.split() for line in fh if line.startswith("inotify ")]
+        except (OSError, ValueError):
+            continue  # closed meanwhile (the listing's own descriptor, a watcher stopping)
+        for fields in lines:
+            for field in fields:
+                if field.startswith("ino:"):
+                    try:
+                        inodes.add(int(field[4:], 16))
+                    except ValueError:
+                        pass
+    return inodes
+
+
+def watch_refused(paths: Iterable[str]) -> bool:
+    """Does inotify refuse one more watch? A fresh observer (an inotify instance of its own, so
+    a folder already watched here still costs a new watch) is asked to watch the first of
+    ``paths`` that still exists: ``schedule`` raises ``OSError`` ENOSPC at the per-user watch
+    limit; EMFILE if no inotify instance is left at all."""
+    try:
+        probe = Observer()
+    except OSError as exc:
+        return exc.errno in (errno.EMFILE, errno.ENOSPC)
+    probe.start()
+    try:
+        for path in paths:
+            try:
+                probe.schedule(FileSystemEventHandler(), path, event_filter=[DirCreatedEvent])
+            except OSError as exc:
+                if exc.errno == errno.ENOSPC:
+                    return True
+                continue  # (removed meanwhile, or not readable: the next one)
+            return False
+        return False
+    finally:
+        probe.stop()
+        probe.join(timeout=2)
+
+
+# ---- one file (the config file, the instance lock) ----
+
+
+class FileFollower:
+    """A call when one file is created, written, replaced or removed: its folder watched (or,
+    while that folder does not exist, the nearest folder that does), so nothing wakes while the
+    file is left alone; a burst of events (an editor writing, renaming, touching) becomes one call
+    ``settle_s`` after the last of them, on a timer's thread, which first moves the watch if a
+    folder on the way to the file appeared or went."""
+
+    def __init__(self, path: str, on_change: Callable[[], None], settle_s: float = 0.2) -> None:
+        self.path = os.path.abspath(path)
+        self.folder = os.path.dirname(self.path)
+        self.on_change = on_change
+        self.settle_s = settle_s
+        self._lock = threading.Lock()
+        self._watched: tuple[str, Watch] | None = None
+        self._timer: threading.Timer | None = None
+        self._stopped = False
+
+    def start(self) -> None:
+        self._arm()
+
+    def stop(self) -> None:
+        with self._lock:
+            self._stopped = True
+            if self._timer is not None:
+                self._timer.cancel()
+            watched, self._watched = self._watched, None
+        if watched is not None:
+            unschedule(watched[1])
+
+    def _arm(self) -> None:
+        """Watch the file's folder, or the nearest one there while it is not."""
+        target = nearest_folder(self.folder)
+        with self._lock:
+            if self._stopped or (self._watched is not None and self._watched[0] == target):
+                return
+            before, self._watched = self._watched, None
+        if before is not None:
+            unschedule(before[1])
+        try:
+            watch = schedule(self._event, target)
+        except OSError as exc:
+            log.warning("cannot follow %s (%s): changes apply at the next start", clean(self.path), exc.strerror or exc)
+            return
+        with self._lock:
+            self._watched = (target, watch)
+
+    def _event(self, event: FileSystemEvent) -> None:
+        """(The Observer's thread.) An event for the file, or a folder on the way to it?"""
+        paths = {os.fsdecode(event.src_path), os.fsdecode(getattr(event, "dest_path", "") or "")}
+        if any(p and (p == self.path or p == self.folder or self.folder.startswith(p + "/")) for p in paths):
+            with self._lock:
+                if self._stopped:
+                    return
+                if self._timer is not None:
+                    self._timer.cancel()
+                self._timer = threading.Timer(self.settle_s, self._fire)
+                self._timer.daemon = True
+                self._timer.start()
+
+    def _fire(self) -> None:
+        try:
+            self._arm()  # (a folder on the way to the file appeared or went: watch the nearest)
+            self.on_change()
+        except Exception:
+            log.exception("following %s failed; carrying on", clean(self.path))
+
+
+class ConfigFollower:
+    """The config file, followed while the app runs: quiet hours follow the file at once, other
+    keys apply at the next start (said in the log); a bad edit keeps the last good config (said
+    once)."""
+
+    def __init__(self, config: Config, on_quiet_hours: Callable[[str], None]) -> None:
+        """``on_quiet_hours(value)``: the quiet hours changed (``config`` holds the new value)."""
+        self.config = config
+        self.on_quiet_hours = on_quiet_hours
+        self._values: dict[str, Any] = {}  # what the file said when last read well
+        self._error = ""  # the last bad edit's reason (said once)
+        self._follower: FileFollower | None = None
+
+    def start(self) -> None:
+        path = self.config.file or paths.config_file()
+        self._values = self._read(path) or {}
+        self._follower = FileFollower(path, lambda: self._changed(path))
+        self._follower.start()
+
+    def stop(self) -> None:
+        if self._follower is not None:
+            self._follower.stop()
+
+    def _read(self, path: str) -> dict[str, Any] | None:
+        """The file's settings (a missing file: the defaults); None for a bad edit."""
+        try:
+            values = load(path, explicit=False).values
+        except ConfigError as exc:
+            if str(exc) != self._error:
+                self._error = str(exc)
+                log.warning("%s; keeping the last good config", exc)
+            return None
+        self._error = ""
+        return values
+
+    def _changed(self, path: str) -> None:
+        """(The follower's timer thread.)"""
+        values = self._read(path)
+        if values is None:
+            return
+        before, self._values = self._values, values
+        changed = sorted(k for k in values if values[k] != before.get(k))
+        if "quiet_hours" in changed:
+            quiet = values["quiet_hours"]
+            self.config.set("quiet_hours", quiet, clean(path))
+            log.info("config: quiet hours %s", quiet or "off")
+            self.on_quiet_hours(quiet)
+        later = [k for k in changed if k != "quiet_hours"]
+        if later:
+            log.info("config: %s changed; applies at the next start", ", ".join(later))
+
+
+# ---- one folder's new entries (the companion extension's sockets) ----
+
+
+def watch_folder(folder: str, found: Callable[[str], None]) -> Watch:
+    """Call ``found(path)`` (on the Observer's thread) for each entry created or moved into
+    ``folder`` (not below it); :func:`unschedule` the result to stop. Raises ``OSError`` where
+    the folder cannot be watched."""
+
+    def react(event: FileSystemEvent) -> None:
+        if not event.is_directory and event.event_type in ("created", "moved"):
+            found(os.fsdecode(event.dest_path if event.event_type == "moved" else event.src_path))
+
+    return schedule(react, folder)

@@ -1,0 +1,723 @@
+"""The pending-questions window (Tk), a process of its own (`pi-notifier show`): the list of
+questions on the left (:class:`QuestionList`), everything about the selected one on the right
+(:class:`DetailsPane`), its answers below (:class:`AnswerBar`, through the same path as
+``pi-notifier answer``), and the actions. It reads window objects from a :class:`Source` (the
+running app over the local channel, :class:`RemoteSource`, or an engine of its own) and turns each
+into the typed view model (``view.py``) at its door. It opens in the desktop's work area."""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
+
+from notifier import control as control_client
+from notifier.control import request
+from notifier.core import commands
+from notifier.core.commands import ANSWERABLE_TOOLS, Answer, Clear, Command, Goto, Mute, Snooze, short_id
+from notifier.core.model import QuestionItem
+from notifier.core.text import clean
+from notifier.core.text import duration as waited
+from notifier.resources import app_icon
+from notifier.system.desktop import open_display
+from notifier.window.view import Shown, WindowView, details_text, heading_text, row_id, where_text
+
+# Lazy imports here: tkinter is optional (python3-tk), Xlib is Linux only.
+
+log = logging.getLogger(__name__)
+ASK_TIMEOUT_S = 60.0  # an answer is confirmed from the session file within its own deadline
+
+
+COLUMNS = ("project", "session", "tool", "waited", "where")
+HEADINGS = ("Project", "Session", "Tool", "Waiting", "Where")
+COLUMN_MAX = {"project": 220, "session": 220, "tool": 200, "waited": 200, "where": 240}
+
+
+MAX_BUTTONS = 8  # options shown as buttons (the details pane lists them all)
+
+# answer(q, choices, text): carries the answer out (and says so)
+AnswerFn = Callable[[Shown, tuple[str, ...], "str | None"], None]
+
+
+NOTHING = "Nothing is waiting for you. Questions appear here the moment a pi session asks."
+
+
+# ---- where the data comes from ----
+
+
+class Source(Protocol):
+    """Where the window gets its data and sends its commands: :class:`RemoteSource`, or an engine
+    of the window's own (``app/runtime.py``)."""
+
+    def start(self, push: Callable[[dict[str, Any]], None]) -> None: ...
+
+    def command(self, command: Command) -> None: ...
+
+    def ask(self, command: Command) -> dict[str, Any] | None:
+        """Carry out a Goto or Answer and return the reply (``{"ok", "said"}``; None: nobody
+        answered); blocking, called off the Tk thread."""
+        ...
+
+    def close(self) -> None: ...
+
+
+def ask_reply(source: Source, command: Command, failed: str) -> dict[str, Any]:
+    """Carry out a Goto or Answer through ``source`` (blocking) and say what came of it: the window's
+    inbox message (``said``; ``answered`` for an Answer). ``failed`` starts the line when it failed."""
+    reply = source.ask(command)
+    if reply is None:
+        said = f"{failed}: pi-notifier does not answer"
+    elif reply.get("ok"):
+        said = str(reply.get("said") or "done")
+        said = said[:1].upper() + said[1:]
+    else:
+        said = f"{failed}: {reply.get('said') or reply.get('error') or 'no reason given'}"
+    reply_msg: dict[str, Any] = {"said": said}
+    if isinstance(command, Answer):
+        reply_msg["answered"] = bool(reply and reply.get("ok"))
+    return reply_msg
+
+
+class RemoteSource:
+    """The running app, over the local channel."""
+
+    def __init__(self) -> None:
+        self._stop = threading.Event()
+
+    def start(self, push: Callable[[dict[str, Any]], None]) -> None:
+        def listen() -> None:
+            for msg in control_client.subscribe({"cmd": "subscribe"}):
+                if self._stop.is_set():
+                    return
+                push(msg)
+            push({"gone": True})
+
+        threading.Thread(target=listen, name="pi-notifier-window-feed", daemon=True).start()
+
+    def command(self, command: Command) -> None:
+        threading.Thread(target=request, args=(commands.to_obj(command),), daemon=True).start()
+
+    def ask(self, command: Command) -> dict[str, Any] | None:
+        """A Goto or Answer carried out by the app; its reply (None: the app did not answer)."""
+        return request(commands.to_obj(command), timeout=ASK_TIMEOUT_S)
+
+    def close(self) -> None:
+        self._stop.set()
+
+
+# ---- where it opens ----
+
+
+def work_area() -> tuple[int, int, int, int] | None:
+    """The desktop's work area (x, y, width, height: the screen without its panels), from the
+    window manager's ``_NET_WORKAREA`` for the current desktop; None where none says."""
+    disp = open_display()
+    if disp is None:
+        return None
+    try:
+        from Xlib import X
+
+        root = disp.screen().root
+        prop = root.get_full_property(disp.intern_atom("_NET_WORKAREA"), X.AnyPropertyType)
+        if prop is None or len(prop.value) < 4:
+            return None
+        current = root.get_full_property(disp.intern_atom("_NET_CURRENT_DESKTOP"), X.AnyPropertyType)
+        n = int(current.value[0]) if current is not None and len(current.value) else 0
+        values = [int(v) for v in prop.value]
+        at = n * 4 if len(values) >= n * 4 + 4 else 0
+        x, y, w, h = values[at : at + 4]
+        return (x, y, w, h) if w > 0 and h > 0 else None
+    except Exception as exc:
+        log.debug("no work area: %s", clean(exc, 200))
+        return None
+    finally:
+        disp.close()
+
+
+def placement(root: Any) -> str:
+    """The window's geometry: a comfortable size, centred in the work area (never under a panel)."""
+    area = work_area() or (0, 0, int(root.winfo_screenwidth()), int(root.winfo_screenheight()))
+    x, y, w, h = area
+    width = max(min(1100, int(w * 0.9)), min(640, w))
+    height = max(min(620, int(h * 0.8)), min(360, h))
+    return f"{width}x{height}+{x + max(0, (w - width) // 2)}+{y + max(0, (h - height) // 3)}"
+
+
+# ---- the window ----
+
+
+TITLE = "pi-notifier — pending questions"
+
+
+class Window:
+    def __init__(self, source: Source, focus: list[str] | None = None, root: Any = None) -> None:
+        import tkinter as tk
+        from tkinter import font as tkfont
+        from tkinter import ttk
+
+        self.tk = tk
+        self.source = source
+        self.inbox: queue.Queue[dict[str, Any]] = queue.Queue()
+        self.rows: dict[str, Shown] = {}
+        self.focus_key = focus
+        self.root = root or tk.Tk(className="pi-notifier")
+        self.root.title(TITLE)
+        self.root.geometry(placement(self.root))
+        self.root.minsize(640, 360)
+        self._set_icon()
+        self.root.protocol("WM_DELETE_WINDOW", self.close)
+        self._font = tkfont.nametofont("TkDefaultFont")
+        self._heading_font = tkfont.nametofont("TkHeadingFont")
+
+        top = ttk.Frame(self.root, padding=(10, 8, 10, 4))
+        top.pack(fill="x")
+        self.heading = ttk.Label(top, text="Waiting for the first snapshot…", font=("TkDefaultFont", 11, "bold"))
+        self.heading.pack(side="left")
+
+        # the status line (what the last action did, or what to do instead): its own full row
+        self.status = ttk.Label(self.root, text="", padding=(10, 0, 10, 8), anchor="w", justify="left")
+        self.status.pack(side="bottom", fill="x")
+        self.status.bind("<Configure>", lambda e: self.status.configure(wraplength=max(200, e.width - 20)))
+        buttons = ttk.Frame(self.root, padding=(10, 6, 10, 4))
+        buttons.pack(side="bottom", fill="x")
+        self.answer_bar = ttk.Frame(self.root, padding=(10, 4, 10, 0))  # the selected question's answers
+        self.answer_bar.pack(side="bottom", fill="x")
+        self.answers = AnswerBar(self.answer_bar, self.root, self.answer, self.say)
+
+        panes = ttk.PanedWindow(self.root, orient="horizontal")
+        panes.pack(fill="both", expand=True, padx=10)
+        left = ttk.Frame(panes)
+        self.list = QuestionList(left, self._font, self._heading_font)
+        self.tree = self.list.tree
+        panes.add(left, weight=1)
+        right = ttk.Frame(panes)
+        self.pane = DetailsPane(right, self.root, self.say)
+        self.pane.text.bind("<Configure>", lambda e: self._show_selected(keep_scroll=True))
+        panes.add(right, weight=1)
+
+        def button(label: str, underline: int, command: Callable[[], None], key: str) -> ttk.Button:
+            """A button along the bottom, also on Alt+``key``."""
+            made = ttk.Button(buttons, text=label, underline=underline, command=command)
+            made.pack(side="left", padx=(0, 6))
+            self.root.bind(f"<Alt-{key}>", lambda e: command())
+            return made
+
+        self.goto_button = button("Go to session", 0, self.goto, "g")
+        self.copy_button = button("Copy resume command", 0, self.copy_resume, "c")
+        self.snooze_button = button("Snooze session 15 min", 0, self.snooze, "s")
+        self.project_button = button("Snooze project 1 h", 8, self.snooze_project, "p")
+        self.mute_button = button("Mute project", 0, self.mute, "m")
+        self.clear_button = button("Clear", 1, self.clear, "l")
+        self.goto_button.configure(default="active")
+        ttk.Button(buttons, text="Close", command=self.close).pack(side="right")
+
+        self.tree.bind("<<TreeviewSelect>>", lambda e: self._show_selected())
+        self.tree.bind("<Return>", lambda e: self.goto())
+        self.tree.bind("<Double-1>", lambda e: self.goto())
+        self.root.bind("<Control-c>", lambda e: self.copy_resume())
+        self.root.bind("<Delete>", lambda e: self.clear())
+        self.root.bind("<Escape>", lambda e: self.close())
+        self.tree.focus_set()
+        self._update_buttons(None)
+        self.source.start(self.inbox.put)
+        self.root.after(50, self._pump)
+        self._panes = panes
+        self.root.after(30, self._place_sash)
+        self.root.after(1000, self._tick)
+
+    def _place_sash(self, tries: int = 40) -> None:
+        """Give the list the width its columns need (up to 60 % of the window), once the panes
+        have a size."""
+        width = self._panes.winfo_width()
+        if width > 100:
+            need = self.list.width_needed()
+            self._panes.sashpos(0, max(int(width * 0.4), min(need, int(width * 0.65))))  # type: ignore[no-untyped-call]
+        elif tries:
+            self.root.after(30, lambda: self._place_sash(tries - 1))
+
+    def _set_icon(self) -> None:
+        path = app_icon()
+        if path:
+            try:
+                icon = self.tk.PhotoImage(file=path)
+                self.root.iconphoto(True, icon)
+            except self.tk.TclError:
+                return
+            # Tk takes a copy of the image's data ("wm iconphoto"): it is deleted here, on Tk's
+            # thread. Kept, it would be deleted whenever this object is collected, maybe on
+            # another thread after the main loop ended ("main thread is not in main loop").
+            del icon
+
+    # ---- data ----
+
+    def _pump(self) -> None:
+        try:
+            while True:
+                msg = self.inbox.get_nowait()
+                if "window" in msg:
+                    self.apply(WindowView.from_obj(msg["window"]))  # (typed once, here)
+                if "focus" in msg:
+                    self.raise_(msg.get("focus"))
+                if "said" in msg:
+                    self.say(msg["said"])
+                if msg.get("answered") is not None:  # an answer came back: a fresh answer bar
+                    self.answers.forget()
+                    self.answers.update(self.selected())
+                if msg.get("gone"):
+                    self.say("pi-notifier stopped: this list no longer updates")
+        except queue.Empty:
+            pass
+        self.root.after(100, self._pump)
+
+    def say(self, text: str) -> None:
+        self.status.configure(text=clean(text, 600))
+
+    def _tick(self) -> None:
+        self.list.refresh(self.rows)
+        self._show_selected(keep_scroll=True)
+        self.root.after(1000, self._tick)
+
+    def apply(self, data: WindowView) -> None:
+        questions = data.questions
+        selected = self.selected_key()
+        want = self.focus_key or selected
+        self.rows = {row_id(q.key): q for q in questions}
+        if self.list.fill(questions):
+            self._place_sash()
+        self.heading.configure(text=heading_text(questions, data.snoozed_until, time.time()))
+        if want and row_id(want) in self.rows:
+            self.select(row_id(want))
+            self.focus_key = None
+        elif questions:
+            self.select(self.tree.get_children()[0])
+        else:
+            self._show_selected()
+
+    def select(self, iid: str) -> None:
+        self.tree.selection_set(iid)
+        self.tree.focus(iid)
+        self.tree.see(iid)
+        self._show_selected()
+
+    def selected_key(self) -> list[str] | None:
+        sel = self.tree.selection()
+        return sel[0].split("\x1f") if sel else None
+
+    def selected(self) -> Shown | None:
+        sel = self.tree.selection()
+        return self.rows.get(sel[0]) if sel else None
+
+    def _show_selected(self, keep_scroll: bool = False) -> None:
+        q = self.selected()
+        self.pane.show(q, keep_scroll)
+        self._update_buttons(q)
+
+    def details_text(self) -> str:
+        return self.pane.current()
+
+    def _update_buttons(self, q: Shown | None) -> None:
+        for b in (self.snooze_button, self.project_button, self.mute_button):
+            b.state(["!disabled"] if q else ["disabled"])
+        self.goto_button.state(["!disabled"] if q and not q.offline and not q.is_demo else ["disabled"])
+        self.copy_button.state(["!disabled"] if q and not q.live and not q.is_demo else ["disabled"])
+        self.clear_button.state(["!disabled"] if q and q.abandoned else ["disabled"])
+        self.snooze_button.configure(text="Unsnooze" if q and q.unsnooze() else "Snooze session 15 min")
+        self.answers.update(q)
+
+    # ---- actions ----
+
+    def answer(self, q: Shown, choices: tuple[str, ...], text: str | None) -> None:
+        """Answer ``q`` as ``pi-notifier answer`` does (off the Tk thread); the outcome, or why
+        not, in the status line."""
+        command = Answer(
+            q.session.key, q.question.tool_call_id, choices, text, q.token
+        )  # (as shown: refused if changed)
+        self.answers.disable()
+        self.say("Answering…")
+        self._ask(command, "Not answered")
+
+    def _ask(self, command: Command, failed: str) -> None:
+        """Carry out a Goto or Answer off the Tk thread; what came of it goes to the status line."""
+
+        def go() -> None:
+            self.inbox.put(ask_reply(self.source, command, failed))
+
+        threading.Thread(target=go, name="pi-notifier-window-act", daemon=True).start()
+
+    def goto(self) -> None:
+        """Go to the selected question's session (its terminal, its tmux pane)."""
+        q = self.selected()
+        if not q or q.offline:
+            return
+        self.say(f"Going to {clean(q.project, 60)}…")
+        self._ask(Goto(q.session.key, q.question.tool_call_id), "Cannot go to the session")
+
+    def copy_resume(self) -> None:
+        """The selected session's resume command to the clipboard; where its names cannot be
+        shown in a command (control characters…), the clipboard is left alone and the status
+        line says why."""
+        q = self.selected()
+        if not q:
+            return
+        resume, refused = q.resume()
+        if not resume:
+            self.say(refused or "no resume command is offered for this session")
+            return
+        self.root.clipboard_clear()
+        self.root.clipboard_append(resume)
+        self.say("Resume command copied")
+
+    def snooze(self) -> None:
+        q = self.selected()
+        if not q:
+            return
+        lift = q.unsnooze()
+        if lift is not None:
+            self.source.command(lift)
+            self.say(f"{clean(q.project, 40)}: notifications resumed")
+            return
+        self.source.command(Snooze(time.time() + 15 * 60, session=q.session.key))
+        self.say(f"{clean(q.project, 40)} snoozed for 15 min")
+
+    def snooze_project(self) -> None:
+        q = self.selected()
+        if q:
+            self.source.command(Snooze(time.time() + 3600, project=q.project))
+            self.say(f"{clean(q.project, 40)} snoozed for 1 hour")
+
+    def mute(self) -> None:
+        q = self.selected()
+        if q:
+            self.source.command(Mute(q.project, on=True))
+            self.say(f"{clean(q.project, 40)} muted (unmute it from the tray menu)")
+
+    def clear(self) -> None:
+        q = self.selected()
+        if q and q.abandoned:
+            self.source.command(Clear(q.session.file, q.question.tool_call_id))
+
+    def raise_(self, focus: list[str] | None) -> None:
+        if focus:
+            self.focus_key = focus
+            iid = row_id(focus)
+            if iid in self.rows:
+                self.select(iid)
+                self.focus_key = None
+        self.root.deiconify()
+        self.root.lift()
+        self.root.attributes("-topmost", True)
+        self.root.after(200, lambda: self.root.attributes("-topmost", False))
+        self.root.focus_force()
+
+    def close(self) -> None:
+        try:
+            self.source.close()
+        finally:
+            self.root.destroy()
+
+    def run(self) -> None:
+        self.root.mainloop()
+
+
+# ---- its parts ----
+
+
+class QuestionList:
+    def __init__(self, parent: Any, font: Any, heading_font: Any) -> None:
+        from tkinter import ttk
+
+        self._font = font
+        self._heading_font = heading_font
+        self.tree = ttk.Treeview(parent, columns=COLUMNS, show="headings", selectmode="browse", height=14)
+        for col, label in zip(COLUMNS, HEADINGS, strict=True):
+            self.tree.heading(col, text=label)
+            self.tree.column(col, width=heading_font.measure(label) + 24, stretch=False, anchor="w")
+        self.tree.column(COLUMNS[-1], stretch=True)
+        self.tree.tag_configure("abandoned", foreground="#8a6d1d")
+        self.tree.tag_configure("snoozed", foreground="#6b6b6b")
+        scroll_x = ttk.Scrollbar(parent, orient="horizontal", command=self.tree.xview)
+        self.tree.configure(xscrollcommand=scroll_x.set)
+        scroll_x.pack(side="bottom", fill="x")
+        self.tree.pack(fill="both", expand=True)
+
+    def fill(self, questions: Sequence[Shown]) -> bool:
+        """Show these questions (in order); True when a column's width changed."""
+        self.tree.delete(*self.tree.get_children())
+        for q in questions:
+            self.tree.insert("", "end", iid=row_id(q.key), values=self.values(q), tags=self.tags(q))
+        return self.size_columns()
+
+    def refresh(self, rows: dict[str, Shown]) -> None:
+        """The rows' cells again (how long each has waited)."""
+        for iid, q in rows.items():
+            if self.tree.exists(iid):
+                self.tree.item(iid, values=self.values(q))
+
+    def width_needed(self) -> int:
+        return sum(int(self.tree.column(c, "width")) for c in COLUMNS) + 4
+
+    @staticmethod
+    def tags(q: Shown) -> tuple[str, ...]:
+        if q.abandoned:
+            return ("abandoned",)
+        return ("snoozed",) if q.snoozed_until else ()
+
+    @staticmethod
+    def values(q: Shown) -> tuple[str, ...]:
+        now = time.time()
+        state = " (abandoned)" if q.abandoned else " (offline)" if q.offline else ""
+        if not state and q.snoozed_until and q.snoozed_until > now:
+            state = " · snoozed"
+        return (
+            clean(q.project if q.session.host else q.folder, 40),
+            clean(q.session.name, 30) or clean(short_id(q.session.id), 8) or "—",
+            clean(q.tool, 30),
+            waited(now - q.question.asked_at) + state,
+            where_text(q) or "—",
+        )
+
+    def size_columns(self) -> bool:
+        """Each column as wide as its widest cell (within limits), so nothing is clipped; True
+        when a width changed."""
+        changed = False
+        for n, (col, label) in enumerate(zip(COLUMNS, HEADINGS, strict=True)):
+            cells = [self.tree.item(i, "values")[n] for i in self.tree.get_children()]
+            widest = max([self._font.measure(str(c)) for c in cells] + [self._heading_font.measure(label)])
+            width = min(COLUMN_MAX[col], widest + 24)
+            if int(self.tree.column(col, "width")) != width:
+                self.tree.column(col, width=width, minwidth=40)
+                changed = True
+        return changed
+
+
+class DetailsPane:
+    def __init__(self, parent: Any, root: Any, say: Callable[[str], None]) -> None:
+        import tkinter as tk
+        from tkinter import font as tkfont
+
+        self.root = root
+        self.say = say
+        self.text = tk.Text(parent, wrap="word", height=14, relief="flat", padx=8, pady=6, font=("TkDefaultFont", 10))
+        self.text.tag_configure("title", font=("TkDefaultFont", 12, "bold"))
+        self._font = tkfont.Font(root=root, font=self.text.cget("font"))
+        self.text.tag_configure("path", foreground="#1d4f8a")
+        self.text.tag_bind("path", "<Enter>", lambda e: self._path_event(e, copy=False))
+        self.text.tag_bind("path", "<Button-1>", lambda e: self._path_event(e, copy=True))
+        self.text.pack(fill="both", expand=True)
+        self.text.configure(state="disabled")
+        self._paths: dict[str, str] = {}  # details line prefix ("Folder:", "Session:") → full path
+
+    def _chars(self) -> int:
+        """How many characters a line of the details pane holds (0 before it has a size)."""
+        width = self.text.winfo_width()
+        return (width - 24) // max(1, self._font.measure("0")) if width > 50 else 0
+
+    def current(self) -> str:
+        return str(self.text.get("1.0", "end-1c"))
+
+    def show(self, q: Shown | None, keep_scroll: bool = False) -> None:
+        """Show ``q`` (or that nothing waits); nothing is redrawn when the text is the same."""
+        text = details_text(q, time.time(), self._chars()) if q else NOTHING
+        if self.current() == text:
+            return
+        top = self.text.yview()[0]
+        self.text.configure(state="normal")
+        self.text.delete("1.0", "end")
+        self.text.insert("1.0", text)
+        self._paths = {}
+        if q:
+            self.text.tag_add("title", "1.0", "1.end")
+            for prefix, path in (("Folder:  ", q.session.cwd), ("Session: ", q.session.file)):
+                at = self.text.search(prefix, "1.0", stopindex="end")
+                if at and path:
+                    line = at.split(".")[0]
+                    self.text.tag_add("path", f"{line}.{len(prefix)}", f"{line}.end")
+                    self._paths[line] = clean(path)
+        self.text.configure(state="disabled")
+        if keep_scroll:
+            self.text.yview_moveto(top)
+
+    def _path_event(self, event: Any, copy: bool) -> None:
+        """Hover over a (shortened) path: the whole path in the status line; a click copies it."""
+        line = self.text.index(f"@{event.x},{event.y}").split(".")[0]
+        path = self._paths.get(line)
+        if not path:
+            return
+        if copy:
+            self.root.clipboard_clear()
+            self.root.clipboard_append(path)
+            self.say(f"Copied: {path}")
+        else:
+            self.say(path)
+
+
+class AnswerBar:
+    def __init__(self, frame: Any, root: Any, answer: AnswerFn, say: Callable[[str], None]) -> None:
+        self.frame = frame
+        self.root = root
+        self.answer = answer
+        self.say = say
+        self.key: list[str] | None = None  # whose answers are shown
+        self.widgets: list[Any] = []
+
+    def disable(self) -> None:
+        """While an answer is on its way: nothing more to click."""
+        import tkinter as tk
+
+        for w in self.widgets:
+            try:
+                w.state(["disabled"])
+            except tk.TclError:
+                pass
+
+    def forget(self) -> None:
+        """An answer came back: the next ``update`` builds the bar afresh."""
+        self.key = None
+
+    def update(self, q: Shown | None) -> None:
+        """The answers of ``q`` (kept as they are while the same live question stays selected)."""
+        key = q.key if q and not q.abandoned and not q.offline else None
+        if key == self.key:
+            return
+        self.key = key
+        for child in self.frame.winfo_children():
+            child.destroy()
+        self.widgets = []
+        if q is None or key is None:
+            return
+        if q.is_demo:
+            self._label("The demo's recorded question: no pi runs it, so it answers itself (answer real ones here).")
+        elif q.question.kind == "dialog":
+            self._dialog_answers(q)
+        else:
+            self._question_answers(q)
+
+    def _label(self, text: str) -> None:
+        from tkinter import ttk
+
+        ttk.Label(self.frame, text=text).pack(side="left", padx=(0, 6))
+
+    def _button(self, parent: Any, text: str, command: Callable[[], None], **pack: Any) -> Any:
+        from tkinter import ttk
+
+        button = ttk.Button(parent, text=clean(text, 40), command=command)
+        button.pack(side="left", padx=(0, 6), **pack)
+        self.widgets.append(button)
+        return button
+
+    def _text_field(self, parent: Any, q: Shown, label: str) -> None:
+        from tkinter import ttk
+
+        ttk.Label(parent, text=label).pack(side="left", padx=(0, 6))
+        entry = ttk.Entry(parent, width=36)
+        entry.pack(side="left", padx=(0, 6))
+        entry.bind("<Return>", lambda e: self._send_text(q, entry.get()))
+        self.widgets.append(entry)
+        self._button(parent, "Send", lambda: self._send_text(q, entry.get()))
+
+    def _send_text(self, q: Shown, text: str) -> None:
+        if not text.strip():
+            self.say("Type the answer first")
+            return
+        self.answer(q, (), text)
+
+    def _answers(self, q: Shown, choice: str) -> Callable[[], None]:
+        """A button's action: answer ``q`` with ``choice``."""
+        return lambda: self.answer(q, (choice,), None)
+
+    def _dialog_answers(self, q: Shown) -> None:
+        kind, items = q.question.dialog, q.question.items
+        options = [o.label for o in items[0].options] if items else []
+        if kind == "confirm":
+            choices = [("Yes", "yes"), ("No", "no")]
+        else:
+            choices = [(label, f"#{n}") for n, label in enumerate(options, 1)]
+        if kind in ("select", "confirm") and choices:
+            self._label("Answer:")
+            gate = q.gate
+            if gate:
+                choices = [c for c in choices if c[0] == "No"] + [c for c in choices if c[0] != "No"]
+            for label, choice in choices[:MAX_BUTTONS]:
+                button = self._button(self.frame, label, self._answers(q, choice))
+                if gate and label == "No":
+                    button.configure(default="active")
+        elif kind == "input":
+            self._text_field(self.frame, q, "Answer:")
+        else:
+            self._label("Answer this dialog in the terminal (Go to session).")
+
+    def _question_answers(self, q: Shown) -> None:
+        from tkinter import ttk
+
+        items = q.question.items
+        if q.tool not in ANSWERABLE_TOOLS:
+            self._label(f"{clean(q.tool, 40)} is answered in the terminal (Go to session).")
+            return
+        if len(items) == 1:
+            item = items[0]
+            labels = [o.label for o in item.options]
+            if labels and item.multi:
+                self._multi(q, labels)
+            elif labels:
+                self._label("Answer:")
+                for n, label in enumerate(labels[:MAX_BUTTONS], 1):
+                    self._button(self.frame, label or f"({n})", self._answers(q, f"#{n}"))
+            row = ttk.Frame(self.frame)
+            row.pack(side="left", padx=(12, 0))
+            self._text_field(row, q, "Other:" if labels else "Answer:")
+            return
+        # a form of several questions: one answer each, in order
+        if any(it.multi or not it.options for it in items):
+            self._label("A form with multi-select or free-text questions: answer it in the terminal (Go to session).")
+            return
+        self._form(q, items)
+
+    def _multi(self, q: Shown, labels: list[str]) -> None:
+        import tkinter as tk
+        from tkinter import ttk
+
+        self._label("Pick:")
+        picked: list[Any] = []
+        for label in labels[:MAX_BUTTONS]:
+            var = tk.BooleanVar(master=self.root, value=False)
+            box = ttk.Checkbutton(self.frame, text=clean(label, 40), variable=var)
+            box.pack(side="left", padx=(0, 6))
+            self.widgets.append(box)
+            picked.append(var)
+
+        def chosen() -> None:
+            choices = tuple(f"#{n}" for n, v in enumerate(picked, 1) if v.get())
+            if not choices:
+                self.say("Pick at least one answer first")
+                return
+            self.answer(q, choices, None)
+
+        self._button(self.frame, "Answer", chosen)
+
+    def _form(self, q: Shown, items: Sequence[QuestionItem]) -> None:
+        from tkinter import ttk
+
+        self._label("Answers, in order:")
+        combos: list[Any] = []
+        for item in items:
+            values = [clean(o.label, 40) for o in item.options]
+            combo = ttk.Combobox(
+                self.frame,
+                values=values,
+                state="readonly",
+                width=min(24, max(len(v) for v in values) + 2),
+            )
+            combo.pack(side="left", padx=(0, 6))
+            self.widgets.append(combo)
+            combos.append(combo)
+
+        def form() -> None:
+            if any(c.current() < 0 for c in combos):
+                self.say("Choose an answer for every question first")
+                return
+            self.answer(q, tuple(f"#{c.current() + 1}" for c in combos), None)
+
+        self._button(self.frame, "Answer all", form)
