@@ -18,7 +18,7 @@ import psutil
 
 from notifier import APP_NAME
 from notifier.actions import over_ssh
-from notifier.app.window_process import window_display
+from notifier.app import window_display
 from notifier.cli import install as pi_extension
 from notifier.compat.watchdog import events_lost
 from notifier.config import Config

@@ -71,10 +71,9 @@ def _goto_remote(remote: Remote, spec: str, only_print: bool) -> int:
 
 def cmd_show(args: argparse.Namespace, config: Config) -> int:
     """show [--focus FILE CALL_ID]: 0 shown, 1 no window could open (one line why)."""
-    from notifier.app.instance import window_said
-    from notifier.app.runtime import LocalSource
-    from notifier.app.window_process import window_display
+    from notifier.app import LocalSource, window_display
     from notifier.control import request
+    from notifier.instance import window_said
     from notifier.window.window import RemoteSource, Window
 
     focus = list(args.focus) if args.focus else None

@@ -59,7 +59,7 @@ def deliver(command: Command) -> str:
         if not reply.get("ok"):
             raise RuntimeError(f"the running app refused it: {clean(reply.get('error'), 200)}")
         return ""
-    from notifier.app.runtime import open_store
+    from notifier.app import open_store
 
     store = open_store()
     try:

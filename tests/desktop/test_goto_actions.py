@@ -107,7 +107,7 @@ def test_the_window_answers_a_real_pi_question(tmp_path: Path, desktop: dict[str
     require("tkinter", "tmux")
     from tkinter import ttk
 
-    from notifier.app.runtime import LocalSource
+    from notifier.app import LocalSource
     from notifier.config import Config
     from notifier.window.window import Window
 

@@ -18,8 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from notifier import control as control_client
-from notifier.app.runtime import App
-from notifier.app.window_process import WindowProcess
+from notifier.app import App, WindowProcess
 from notifier.channel import BadRequest
 from notifier.config import Config
 from notifier.control import MAX_REQUEST_DEPTH, Connection, Server, answer, encode, parse_request

@@ -265,7 +265,7 @@ def test_a_planted_runtime_folder_is_never_used_nor_touched(
         with pytest.raises(paths.NotOurs):
             server.start()
         server.stop()  # (what an app that could not serve does on its way out)
-        from notifier.app.instance import InstanceLock
+        from notifier.instance import InstanceLock
 
         with pytest.raises(paths.NotOurs):
             InstanceLock(str(usual / "app.lock")).acquire()

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from notifier.app.runtime import LocalSource
+from notifier.app import LocalSource
 from notifier.config import Config
 from notifier.system import paths
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from notifier.app.runtime import App
+from notifier.app import App
 from notifier.config import Config
 from notifier.control import request
 from notifier.core.model import Snapshot, Transition, TurnChange
