@@ -12,14 +12,15 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from notifier.companion.channel import Channel, ChannelError, connect
-from notifier.companion.protocol import Event
-from notifier.companion.sockets import is_socket_name, list_sockets, socket_folder
+from notifier.channel import MAX_PEERS
+from notifier.companion import Channel, ChannelError, Event, connect, is_socket_name, list_sockets, socket_folder
 from notifier.core.text import clean
 from notifier.system import paths
+from notifier.system.log import LogOnce
 from notifier.watch import Watch, unschedule, watch_folder
 
 log = logging.getLogger(__name__)
+say_once = LogOnce(log)
 
 
 @dataclass(frozen=True)
@@ -63,6 +64,9 @@ class CompanionWatcher:
             return
         with self._lock:
             if path in self._channels:
+                return
+            if len(self._channels) >= MAX_PEERS:  # (one thread each: bounded)
+                say_once("companion", "peers", "more than %d companion sockets; ignoring the rest", MAX_PEERS)
                 return
             self._channels[path] = None
         threading.Thread(target=self._serve, args=(path,), name="pi-notifier-companion", daemon=True).start()

@@ -160,7 +160,7 @@ def test_what_the_companion_announces_tells_identical_neighbours_apart(
 ) -> None:
     """The same two indistinguishable pis, with the companion extension: each announces its pid and
     session file, which is exact."""
-    from notifier.companion.channel import announced_sessions
+    from notifier.companion import announced_sessions
 
     a, b = two_pis(tmp_path, server, model, True, EXTENSION)
     ask(a, tmp_path, STAGING, "a")
