@@ -15,8 +15,7 @@ from pathlib import Path
 import pytest
 
 from notifier import companion as protocol
-from notifier.companion import Closed, Dialog, Hello, answer_dialog, list_sockets, open_dialogs
-from notifier.companion.watcher import Disconnected
+from notifier.companion import Closed, Dialog, Disconnected, Hello, answer_dialog, list_sockets, open_dialogs
 
 from ..conftest import cli, wait_for
 from .pi_harness import (

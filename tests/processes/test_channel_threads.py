@@ -59,7 +59,7 @@ def test_a_signal_wakes_the_channel_thread_and_no_relay_thread_is_started(tmp_pa
 
 
 def test_companion_sockets_followed_at_once_are_capped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import notifier.companion.watcher as watcher
+    import notifier.companion as watcher
 
     monkeypatch.setattr(watcher, "MAX_PEERS", 3)
     folder = tmp_path / "run"

@@ -1,6 +1,6 @@
 """The companion extension's protocol (notifier/resources/pi-extension/pi-notifier/protocol.ts):
 its own unit tests (tests/extension/protocol.test.ts, node's test runner), and both sides of the
-socket agreeing: what protocol.ts writes, notifier/companion/__init__.py reads as meant, and the
+socket agreeing: what protocol.ts writes, notifier/companion.py reads as meant, and the
 requests the Python side writes, protocol.ts takes as meant.
 
 They need a Node >= 22.6 (it strips the types): pi 1.6's (``.cache/pi16``, see

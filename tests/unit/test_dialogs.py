@@ -302,8 +302,7 @@ def test_a_question_tools_select_fallback_is_that_question_too() -> None:
 def test_a_pi_lost_without_a_goodbye_died_in_its_session() -> None:
     """The companion's connection lost without ``bye``: the pi was killed; its working session
     is stopped at once (no process table needed). With ``bye`` (quit, /new, /reload) it is not."""
-    from notifier.companion import Bye, Hello, parse
-    from notifier.companion.watcher import Disconnected
+    from notifier.companion import Bye, Disconnected, Hello, parse
 
     assert parse(b'{"event":"bye","reason":"quit"}') == Bye("quit")
     for said_bye, state in ((False, "stopped"), (True, "working")):

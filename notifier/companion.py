@@ -6,7 +6,7 @@ put on the board (:class:`DialogFeed`, on the engine thread).
 The extension itself ships as the folder ``notifier/resources/pi-extension/pi-notifier/``
 (``index.ts``, pi's entry point, and the modules it imports; docs/companion-extension.md);
 installing it is :mod:`notifier.cli.install`. Finding sockets as pis start:
-:mod:`notifier.companion.watcher`.
+:class:`CompanionWatcher`.
 
 Strings are kept as the extension sent them (bounded); whoever shows or logs them passes them
 through :func:`notifier.core.text.clean`. A dialog the extension announces becomes a pending
@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from notifier.channel import (
     MAX_DIALOGS,
     MAX_LINE,
+    MAX_PEERS,
     BadLine,
     LineReader,
     NotOurs,
@@ -67,6 +68,7 @@ if TYPE_CHECKING:
     import socket
 
     from notifier.core.board import Board
+    from notifier.watch import Watch
 
 log = logging.getLogger(__name__)
 say_once = LogOnce(log)
@@ -142,7 +144,7 @@ KEYS: dict[str, str] = {
 
 
 class ProtocolError(ValueError):
-    """A line that is not a well-formed message of this """
+    """A line that is not a well-formed message of this"""
 
 
 @dataclass(frozen=True)
@@ -345,9 +347,7 @@ def key_sequence(keys: list[str]) -> list[str]:
     return [KEYS.get(k.lower(), k) if len(k) > 1 else k for k in keys]
 
 
-def check_answer(
-    dialog: Dialog, value: str | bool | None = None, keys: list[str] | None = None
-) -> str | None:
+def check_answer(dialog: Dialog, value: str | bool | None = None, keys: list[str] | None = None) -> str | None:
     """Why this answer cannot be given to this dialog (``None``: it can). The extension checks the
     same again; this lets a caller refuse without a round trip and say why."""
     if dialog.kind == "editor":
@@ -361,9 +361,7 @@ def check_answer(
     if dialog.remote != "value":
         return f"a {dialog.kind} dialog is answered with keys"
     if dialog.kind == "select":
-        if value is None or (
-            isinstance(value, str) and dialog.options is not None and value in dialog.options
-        ):
+        if value is None or (isinstance(value, str) and dialog.options is not None and value in dialog.options):
             return None
         return "not one of the options"
     if dialog.kind == "confirm":
@@ -372,6 +370,7 @@ def check_answer(
 
 
 # ---- one connection ----
+
 
 class ChannelError(OSError):
     """The socket cannot be used: missing, not ours, refused, closed, or speaking nonsense."""
@@ -618,20 +617,10 @@ def counts(d: Dialog, catalog: QuestionCatalog) -> bool:
     return d.waits and not is_own_dialog(d, catalog)
 
 
-def _watcher() -> Any:
-    """The sockets' watcher module: imported (and watchdog with it) only where sockets are
-    followed, never on the path of ``status``."""
-    import notifier.companion.watcher as watcher
-
-    return watcher
-
-
 class DialogFeed:
     """The companion extension's events → the board, on the engine thread."""
 
-    def __init__(
-        self, engine: BoardOwner, folder: str | None = None, wall: Callable[[], float] = time.time
-    ) -> None:
+    def __init__(self, engine: BoardOwner, folder: str | None = None, wall: Callable[[], float] = time.time) -> None:
         self.engine = engine
         self.wall = wall
         self.started = wall()
@@ -639,7 +628,7 @@ class DialogFeed:
         self._bye: set[str] = set()  # sockets whose pi said it closes its session
         self._paces: dict[str, Pace] = {}  # (reader threads) each pi is read at the channel's pace
         self._stop = threading.Event()
-        self.watcher = _watcher().CompanionWatcher(self._event, folder)
+        self.watcher = CompanionWatcher(self._event, folder)
 
     @classmethod
     def attach(cls, engine: BoardOwner, folder: str | None = None) -> DialogFeed | None:
@@ -648,9 +637,7 @@ class DialogFeed:
         try:
             feed.watcher.start()
         except Exception as exc:  # no runtime folder, no inotify left: everything else still works
-            log.warning(
-                "cannot follow the companion pi extension (%s); dialogs are not shown", clean(exc, 200)
-            )
+            log.warning("cannot follow the companion pi extension (%s); dialogs are not shown", clean(exc, 200))
             return None
         return feed
 
@@ -661,7 +648,7 @@ class DialogFeed:
     def _event(self, path: str, event: object) -> None:
         """On the socket's reader thread: at the channel's pace (a pi that floods waits, its
         own output in its socket), to the engine thread."""
-        if isinstance(event, _watcher().Disconnected):
+        if isinstance(event, Disconnected):
             self._paces.pop(path, None)
         else:
             pace = self._paces.setdefault(path, Pace())
@@ -669,13 +656,12 @@ class DialogFeed:
             pace.spend(0, self._stop)
             if pace.waited > waited:
                 say_once(path, "pace", "a pi sends dialogs faster than %d a second; reading it no faster", pace.rate)
-        if isinstance(event, (Hello, Dialog, Closed, _watcher().Disconnected, Bye)):
+        if isinstance(event, (Hello, Dialog, Closed, Disconnected, Bye)):
             self.engine.call(lambda: self.apply(path, event))
 
     def apply(self, path: str, event: object) -> list[Transition]:
         """On the engine thread: change the board; the transitions (the engine hands them to
         every sink)."""
-        Disconnected = _watcher().Disconnected
         board, now = self.engine.board, self.wall()
         out: list[Transition] = []
         if isinstance(event, Bye):
@@ -726,3 +712,93 @@ def with_open_dialogs(snapshot: Snapshot, options: Options, folder: str | None =
         if ref is not None and counts(d, options.catalog):
             found.append((ref, question_of(d, now)))
     return add_dialogs(snapshot, found) if found else snapshot
+
+
+@dataclass(frozen=True)
+class Disconnected:
+    """A companion socket's pi went away (quit or reloaded): forget its dialogs."""
+
+    path: str
+
+
+Callback = Callable[[str, "Event | Disconnected"], None]
+
+
+class CompanionWatcher:
+    """Finds companion extension sockets as they appear in the runtime folder (the app's one
+    watchdog Observer, :func:`notifier.watch.watch_folder`, imported only here: ``status`` never
+    loads watchdog), keeps one connection per pi, and hands every event to a callback:
+    ``(socket_path, event)`` where event is a protocol event or :class:`Disconnected` (that pi quit
+    or reloaded: forget its dialogs)."""
+
+    def __init__(self, callback: Callback, folder: str | None = None) -> None:
+        self.callback = callback
+        self.folder = folder or socket_folder()
+        self._lock = threading.Lock()
+        self._channels: dict[str, Channel | None] = {}  # None: connecting
+        self._watch: Watch | None = None
+        self._stopped = False
+
+    def start(self) -> None:
+        paths.own_folder(self.folder, parents=True)  # (NotOurs: no watch in another user's folder)
+        from notifier.watch import watch_folder  # (watchdog: only where sockets are followed)
+
+        self._watch = watch_folder(self.folder, self._found)
+        for path in list_sockets(self.folder):  # after the watch starts: nothing falls between
+            self._found(path)
+
+    def stop(self) -> None:
+        self._stopped = True
+        watch, self._watch = self._watch, None
+        from notifier.watch import unschedule
+
+        unschedule(watch)
+        with self._lock:
+            channels = [c for c in self._channels.values() if c is not None]
+        for chan in channels:
+            chan.close()
+
+    def connected(self) -> list[str]:
+        with self._lock:
+            return sorted(p for p, c in self._channels.items() if c is not None)
+
+    def _found(self, path: str) -> None:
+        if self._stopped or not is_socket_name(os.path.basename(path)):
+            return
+        with self._lock:
+            if path in self._channels:
+                return
+            if len(self._channels) >= MAX_PEERS:  # (one thread each: bounded)
+                say_once("companion", "peers", "more than %d companion sockets; ignoring the rest", MAX_PEERS)
+                return
+            self._channels[path] = None
+        threading.Thread(target=self._serve, args=(path,), name="pi-notifier-companion", daemon=True).start()
+
+    def _serve(self, path: str) -> None:
+        chan: Channel | None = None
+        try:
+            try:
+                chan = connect(path)
+            except ChannelError as exc:
+                log.debug("companion socket %s: %s", clean(path), exc)
+                return
+            chan.settimeout(None)
+            with self._lock:
+                if self._stopped:
+                    return
+                self._channels[path] = chan
+            for event in chan.events():
+                if self._stopped:
+                    return
+                try:
+                    self.callback(path, event)
+                except Exception:  # a sink's bug must not end the connection
+                    log.exception("companion event handler failed")
+        finally:
+            if chan is not None:
+                chan.close()
+            with self._lock:
+                known = self._channels.pop(path, None) is not None
+            if known and not self._stopped:
+                with contextlib.suppress(Exception):
+                    self.callback(path, Disconnected(path))
