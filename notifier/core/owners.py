@@ -358,7 +358,9 @@ def names(argv: Sequence[str], cwd: str, file: str, session_id: str | None) -> b
 
 # ---- what a pane shows ----
 
-_RULE = re.compile(r"^[─━═-]{20,}$")
+# A rule at column 0; pi 1.6 draws its working indicator inside the rule above the editor
+# ("── ⠙ Working ───…"): a short run, a label, a long run.
+_RULE = re.compile(r"^(?:[─━═-]{20,}|[─━═-]{2,} [^─━═]{1,60} [─━═-]{20,})$")
 
 
 def _rules(raw: list[str]) -> list[int]:

@@ -78,6 +78,10 @@ def test_the_pane_shows_a_question_only_exactly() -> None:
     # only an empty input box says no dialog is open
     assert idle_editor(idle(f" question {PROD}")) and not idle_editor(screen) and not idle_editor("no rules")
     assert not idle_editor(idle().replace(f"{RULE}\n\n{RULE}", f"{RULE}\n a prompt being typed\n{RULE}"))
+    # pi 1.6 at work (a tool running): its indicator sits in the rule above the empty input box
+    working = idle(" bash: sleep 300\n $ sleep 300\n Elapsed 14.0s").replace(RULE, "── ⠙ Working " + RULE, 1)
+    assert idle_editor(working)
+    assert not idle_editor(working.replace(f"{RULE}\n\n", f"{RULE}\n a prompt being typed\n", 1))
 
 
 def test_look_alike_dialogs_are_told_apart_by_their_panes() -> None:
