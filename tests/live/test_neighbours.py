@@ -270,7 +270,7 @@ def test_a_killed_asker_among_two_working_neighbours_is_abandoned_within_seconds
 
         wait_for(abandoned, LIVENESS_INTERVAL_S + 10, "A's question abandoned")
         took = time.monotonic() - killed
-        print(f"abandoned {took:.2f} s after the kill")
+        print(f"[neighbours] abandoned {took:.2f} s after the kill")
         (gone,) = app.of("abandoned")
         assert gone["session"]["file"] == str(fa) and gone["question"]["text"] == STAGING["question"]
         assert took < LIVENESS_INTERVAL_S + 3, took
