@@ -410,6 +410,7 @@ class Tray:
     def __init__(self, backend: str, execute: Callable[[Command], object], hosts: HostFollower | None = None) -> None:
         pystray = _import_pystray(backend)
         compat.keep_sigint()
+        compat.no_notifier_connection()
         compat.quiet_dock_failures()
         self.backend = backend
         self.pystray = pystray
