@@ -21,12 +21,14 @@ failed. Clicks and menu entries become commands (``core/commands.py``) for the a
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib.util
 import io
 import logging
 import math
 import os
+import select
 import sys
 import threading
 import time
@@ -590,6 +592,9 @@ class Redraw:
         self.snapshot = Snapshot()  # the last one the engine sent
         self._stop = stop
         self._dirty = threading.Event()
+        self._wake_r, self._wake_w = os.pipe()  # (wakes :meth:`_loop` while it selects)
+        for fd in (self._wake_r, self._wake_w):
+            os.set_blocking(fd, False)
         run = Supervisor("tray and window", stop, health).run
         self._thread = threading.Thread(target=run, args=(self._loop,), name="pi-notifier-ui", daemon=True)
 
@@ -599,27 +604,51 @@ class Redraw:
     def changed(self) -> None:
         """Something the tray or window shows changed (any thread): drawn soon, never waited for."""
         self._dirty.set()
+        with contextlib.suppress(OSError):  # (full: a wake is on its way already)
+            os.write(self._wake_w, b"\0")
 
     # The engine's sink protocol: each new snapshot is kept, and is something changed.
     def ready(self, info: object, snapshot: Snapshot) -> None:
         self.snapshot = snapshot
-        self._dirty.set()
+        self.changed()
 
     def transitions(self, items: Sequence[Transition], snapshot: Snapshot) -> None:
         self.snapshot = snapshot
-        self._dirty.set()
+        self.changed()
 
     def turns(self, items: Sequence[TurnChange]) -> None:
         pass  # (finished turns are not this output's business)
 
     def _loop(self) -> None:
-        wake_in: float | None = None  # until the tray next reads differently by itself (an age)
+        """Wait for a change, the tray's next age tick, or the tray host follower's X display
+        (read here: no thread of its own)."""
+        due: float | None = None  # time.monotonic() the tray next reads differently by itself
         while True:
-            changed = self._dirty.wait(wake_in)  # (a delay: a wall clock set back changes no wait)
-            self._dirty.clear()
+            wait_s = None if due is None else max(0.0, due - time.monotonic())
+            hosts = getattr(self.tray(), "hosts", None)
+            if isinstance(hosts, HostFollower) and hosts.fds():
+                self._wait_or_follow(hosts, wait_s)
+            else:
+                self._dirty.wait(wait_s)
             if self._stop.is_set():
                 return
-            wake_in = self.draw(window=changed)
+            changed = self._dirty.is_set()
+            if changed or (due is not None and time.monotonic() >= due):
+                self._dirty.clear()
+                wake_in = self.draw(window=changed)  # (a delay: a wall clock set back changes no wait)
+                due = None if wake_in is None else time.monotonic() + wake_in
+
+    def _wait_or_follow(self, hosts: HostFollower, wait_s: float | None) -> None:
+        """Wait up to ``wait_s`` for a change, reading the tray host follower's X display
+        meanwhile (an X display: posix, where a pipe can be selected on)."""
+        x_fds, poll_s = hosts.fds(), hosts.timeout()
+        timeout = min((t for t in (wait_s, poll_s) if t is not None), default=None)
+        ready, _, _ = select.select([self._wake_r, *x_fds], [], [], timeout)
+        if self._wake_r in ready:
+            with contextlib.suppress(OSError):
+                os.read(self._wake_r, 4096)
+        if set(x_fds) & set(ready) or (not ready and poll_s is not None):
+            hosts.follow_x()
 
     def draw(self, window: bool = True) -> float | None:
         """Draw the tray (and, ``window``: push to the window); returns how long until the tray's
@@ -649,7 +678,7 @@ def make_tray(config: Config, act: Callable[[Command], object]) -> Tray | None:
     hosts = Hosts()
     if config["tray.backend"] != "none" and has_display() and os.name == "posix" and not _apple():
         follower = HostFollower(HostLog())
-        hosts = follower.start()
+        hosts = follower.start(driven=True)  # (its X display is read on the UI thread: Redraw)
     backend, why = tray_backend(config["tray.backend"], sni_host=hosts.sni is not None, one_host=hosts.one)
     if backend is None:
         log.info("no tray icon: %s", why)
