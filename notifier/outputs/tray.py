@@ -425,6 +425,7 @@ class Tray:
         self._menu_drawn: Shape | None = None  # what the icon's menu shows (None: not known)
         self._lock = threading.Lock()
         self._live = backend != "xorg"  # may the icon be changed now (an xorg one: only while it runs)
+        self._running: tuple[Any, threading.Event] | None = None  # the icon whose loop runs, its end
         self.icon = self._new_icon()
 
     def _new_icon(self) -> Any:
@@ -496,50 +497,60 @@ class Tray:
     def run(self, on_ready: Callable[[], None], stop_event: threading.Event) -> None:
         """The icon's loop, on the main thread, until ``stop_event`` is set; then the hosts are
         no longer followed. Every backend but xorg docks by itself: one loop. An xorg icon runs
-        while an XEmbed tray host is there: a new icon (and loop) each time one comes."""
+        while an XEmbed tray host is there: a new icon (and loop) each time one comes; its loop
+        is ended by the tray host going (seen where the follower is read: the UI thread) or by
+        the app stopping (one thread waits for that, for the whole run)."""
         hosts = self.hosts
         try:
             if self.backend != "xorg" or hosts is None:
                 self._run_icon(self.icon, on_ready, stop_event.wait)
                 return
 
-            def wake_on_stop() -> None:
+            def end_on_stop() -> None:
                 stop_event.wait()
                 hosts.wake()
+                self._end()
 
-            threading.Thread(target=wake_on_stop, name="pi-notifier-tray-stop", daemon=True).start()
+            threading.Thread(target=end_on_stop, name="pi-notifier-tray-stop", daemon=True).start()
+            hosts.listen(lambda now: self._end() if now.xembed is None else None)
+
+            def over() -> bool:
+                return stop_event.is_set() or hosts.hosts.xembed is None
+
             first = True
             while hosts.wait_xembed(True, stop_event):
                 if not first:
                     with self._lock:
                         self.icon = self._new_icon()
                 first = False
-                self._run_icon(self.icon, on_ready, lambda: hosts.wait_xembed(False, stop_event))
+                self._run_icon(self.icon, on_ready, None, over)
         finally:
             if hosts is not None:
                 hosts.close()
 
-    def _run_icon(self, icon: Any, on_ready: Callable[[], None], until: Callable[[], object]) -> None:
-        """One icon's loop, until ``until()`` returns (the app stops, or its tray host goes).
-        pystray runs ``setup`` on a thread of its own once the loop runs: that thread waits for
-        the end and stops the loop (no thread of ours, and no stop before the loop runs)."""
+    def _run_icon(
+        self,
+        icon: Any,
+        on_ready: Callable[[], None],
+        until: Callable[[], object] | None,
+        over: Callable[[], bool] = lambda: False,
+    ) -> None:
+        """One icon's loop, until it is ended (:meth:`_end`). pystray runs ``setup`` on a thread
+        of its own once the loop runs (so no stop comes before the loop runs): with ``until``
+        that thread waits for it to return and ends the loop; without, it returns at once (the
+        loop is ended from elsewhere, or here if it is ``over()`` already)."""
         ended = threading.Event()
 
         def setup(icon: Any) -> None:
             icon.visible = True
             with self._lock:
                 self._live = True
+                self._running = (icon, ended)
             on_ready()  # (draws what changed before this icon ran)
-            until()
-            with self._lock:  # no change is sent to a loop that is ending (it would wait forever)
-                self._live = False
-            wid = compat.window_id(icon)  # (an xorg icon's: destroyed when its loop does not end)
-            threading.Thread(target=self.stop, args=(icon,), name="pi-notifier-tray-stopping", daemon=True).start()
-            if not ended.wait(XORG_STOP_GRACE_S) and wid is not None:
-                log.debug(
-                    "the xorg tray loop did not end %.0f s after stop: its window is destroyed", XORG_STOP_GRACE_S
-                )
-                compat.destroy_window(wid)
+            if until is not None:
+                until()
+            if until is not None or over():
+                self._end()
 
         try:
             icon.run(setup=setup)
@@ -547,6 +558,23 @@ class Tray:
             ended.set()
             with self._lock:
                 self._live = False
+                self._running = None
+
+    def _end(self) -> None:
+        """End the running icon's loop, once (any thread; nothing when none runs): no change is
+        sent to a loop that is ending (it would wait forever); an xorg loop that does not end
+        within the grace has its window destroyed."""
+        with self._lock:
+            running, self._running = self._running, None
+            self._live = False
+        if running is None:
+            return
+        icon, ended = running
+        wid = compat.window_id(icon)
+        threading.Thread(target=self.stop, args=(icon,), name="pi-notifier-tray-stopping", daemon=True).start()
+        if not ended.wait(XORG_STOP_GRACE_S) and wid is not None:
+            log.debug("the xorg tray loop did not end %.0f s after stop: its window is destroyed", XORG_STOP_GRACE_S)
+            compat.destroy_window(wid)
 
     def stop(self, icon: Any = None) -> None:
         try:

@@ -211,6 +211,7 @@ class HostFollower:
 
     def __init__(self, on_change: Callable[[Hosts], None] | None = None) -> None:
         self.on_change = on_change
+        self._listeners: list[Callable[[Hosts], None]] = []
         self._cond = threading.Condition()
         self._hosts = Hosts()
         self._stopped = False
@@ -274,6 +275,10 @@ class HostFollower:
         else:
             self._poll_s = POLL_WITHOUT_XFIXES_S
         return xembed_owner(disp)
+
+    def listen(self, on_change: Callable[[Hosts], None]) -> None:
+        """Also call ``on_change(hosts)`` after each change (where the change is seen)."""
+        self._listeners.append(on_change)
 
     def wait(self, until: Callable[[Hosts], bool], stop: threading.Event) -> bool:
         """Block until ``until(hosts)`` holds (True) or ``stop`` is set and :meth:`wake` called
@@ -365,9 +370,11 @@ class HostFollower:
                 return
             self._hosts = new
             self._cond.notify_all()
-        if self.on_change is not None:
+        for react in [self.on_change, *self._listeners]:
+            if react is None:
+                continue
             try:
-                self.on_change(new)
+                react(new)
             except Exception:
                 log.exception("reacting to a tray host change failed")
 
