@@ -5,7 +5,7 @@ notification server) and trayer (an XEmbed tray host) — in folders of its own 
 Python's thread names are not the kernel's (``/proc/PID/task/*/comm`` says ``python``), so the app
 runs through its own entry point under a small preamble (as bench/trace.py does; nothing is added to
 the app): it notes, for each thread started, the innermost frame of ours that started it (its
-owner), and on a word through a FIFO writes every thread — its Python name, native id, class,
+owner; past the one Observer and the Supervisor, for whom), and on a word through a FIFO writes every thread — its Python name, native id, class,
 owner and where it waits now — then its own thread ends. The OS threads are counted from
 ``/proc/PID/task`` once that thread is gone (a thread without a Python face, e.g. one a C library
 starts, is listed by its kernel name).
@@ -46,16 +46,19 @@ DUMPING_APP = textwrap.dedent(
     sys.argv = ["pi-notifier", *sys.argv[3:]]
     ours = os.sep + "notifier" + os.sep
     owners = {}  # id(thread) → the innermost frame of ours that started it
+    users = {}  # id(thread) → the same past the one Observer and the Supervisor
     start = threading.Thread.start
 
-    def where(frames):
-        mine = [f for f in frames if ours in f.filename]
+    def where(frames, past=()):
+        mine = [f for f in frames if ours in f.filename and not f.filename.endswith(past)]
         f = (mine or frames)[-1]
         path = f.filename.split(ours, 1)[-1] if ours in f.filename else os.path.basename(f.filename)
         return f"{'notifier/' if ours in f.filename else ''}{path}:{f.lineno} {f.name}"
 
     def noted_start(self, *args, **kwargs):
-        owners[id(self)] = where(traceback.extract_stack()[:-1])
+        stack = traceback.extract_stack()[:-1]
+        owners[id(self)] = where(stack)
+        users[id(self)] = where(stack, ("watch.py", "supervisor.py"))  # (for whom a shared part started it)
         return start(self, *args, **kwargs)
 
     threading.Thread.start = noted_start
@@ -76,6 +79,7 @@ DUMPING_APP = textwrap.dedent(
                 "class": f"{type(t).__module__}.{type(t).__qualname__}",
                 "owner": "the interpreter (main)" if t is threading.main_thread() else owners.get(id(t), "?"),
                 "waits": where(stack) if stack else "?",
+                "for": users.get(id(t), "?"),
                 "watches": getattr(getattr(t, "watch", None), "path", None),
                 "waits_in": f"{os.path.basename(stack[-1].filename)}:{stack[-1].name}" if stack else "?",
             })
@@ -169,7 +173,8 @@ def main() -> None:
     figures = run(ap.parse_args().extra)
     for r in figures["threads"]:
         watches = f" (watches {r['watches']})" if r.get("watches") else ""
-        print(f"{r['name']:<26} {r['class']:<52} {r['owner']:<44} in {r.get('waits_in', '?')}{watches}")
+        whom = f" for {r['for']}" if r.get("for") not in (None, "?", r["owner"]) else ""
+        print(f"{r['name']:<26} {r['class']:<44} {r['owner']}{whom} — in {r.get('waits_in', '?')}{watches}")
     print(f"{figures['os_threads']} OS threads ({figures['python_threads']} with a Python name)")
     save("threads", figures)
 
