@@ -221,6 +221,7 @@ class HostFollower:
         self._disp: Any = None
         self._poll_s: float | None = None  # the X server lacks XFIXES: ask every so often
         self._x_thread: threading.Thread | None = None
+        self._driver = False  # a driver read fds() (until then, close() closes the display itself)
 
     @property
     def hosts(self) -> Hosts:
@@ -305,8 +306,9 @@ class HostFollower:
             if self._pipe:
                 with contextlib.suppress(OSError):
                     os.write(self._wake_w, b"x")  # (the driver closes the display and the pipe)
-        if self._disp is None:
-            self._close_pipe()  # (no display followed: no driver)
+            undriven = self._x_thread is None and not self._driver
+        if undriven or self._disp is None:  # (no driver came, e.g. no tray after all; or none needed)
+            self._close_display()
         if self._x_thread is not None:
             self._x_thread.join(2)
         if self._bus is not None:
@@ -316,7 +318,9 @@ class HostFollower:
 
     def fds(self) -> list[int]:
         """What the driver selects on while the X display is followed ([]: nothing any more)."""
-        return [] if self._disp is None else [self._wake_r, self._disp.fileno()]
+        with self._cond:
+            self._driver = True
+            return [] if self._disp is None else [self._wake_r, self._disp.fileno()]
 
     def timeout(self) -> float | None:
         """How long the driver may wait before calling :meth:`follow_x` with nothing to read."""
