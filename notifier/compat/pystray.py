@@ -24,6 +24,14 @@ version it does nothing (said once, at debug level) and pystray behaves as upstr
   in 8 here: "tray host appeared", the window embedded and mapped, never painted). So another
   thread's message goes over a connection of our own and its flush of the loop's connection is
   dropped: only the loop thread uses its connection.
+- :func:`no_notifier_connection`: the GTK backends open a D-Bus connection of their own to the
+  notification server as the loop starts (``pystray/_util/gtk.py``: ``notify_dbus.Notifier()`` in
+  ``_initialize``), used only by ``Icon.notify`` — which the app never calls (its notifications
+  are its own, over its one bus client) — and by the ``hide()`` at the loop's end. That connection
+  costs a second session-bus client and GLib's ``gdbus`` and ``gmain`` threads in every idle app
+  with a GTK tray; the app's own D-Bus client is the one. So the GTK helper is handed a notifier
+  that connects to nothing (its ``notify`` says it is not used, its ``hide`` does nothing). The
+  AppIndicator backend still talks D-Bus through libappindicator (its host is on the bus).
 - :func:`quiet_dock_failures`: the xorg backend logs "Failed to dock icon" with a traceback at every
   change while no tray host runs (https://github.com/moses-palmer/pystray/issues/186); the app
   follows the tray host itself and says once when it comes or goes, so these records are dropped.
@@ -87,6 +95,29 @@ def keep_sigint() -> None:
         return
     if getattr(pystray_gtk, "signal", None) is signal:
         pystray_gtk.signal = _SignalWithoutSigintReset
+
+
+class _NoNotifier:
+    """Stands in for pystray's ``notify_dbus.Notifier``: no connection (the app never calls
+    ``Icon.notify``; its notifications go through its own bus client)."""
+
+    def notify(self, title: str, message: str, icon: str) -> None:
+        log.debug("pystray's own notifications are not used by the app")
+
+    def hide(self) -> None:
+        pass
+
+
+def no_notifier_connection() -> None:
+    if not checked():
+        return _skip("no_notifier_connection")
+    try:
+        from pystray._util import gtk as pystray_gtk  # only present with the GTK backends
+    except Exception:
+        return
+    helper = getattr(pystray_gtk, "notify_dbus", None)
+    if helper is not None and hasattr(helper, "Notifier"):
+        pystray_gtk.notify_dbus = type("notify_dbus", (), {"Notifier": _NoNotifier})
 
 
 def _xorg_window(icon: Any) -> Any:

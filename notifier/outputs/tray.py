@@ -21,12 +21,14 @@ failed. Clicks and menu entries become commands (``core/commands.py``) for the a
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib.util
 import io
 import logging
 import math
 import os
+import select
 import sys
 import threading
 import time
@@ -410,6 +412,7 @@ class Tray:
     def __init__(self, backend: str, execute: Callable[[Command], object], hosts: HostFollower | None = None) -> None:
         pystray = _import_pystray(backend)
         compat.keep_sigint()
+        compat.no_notifier_connection()
         compat.quiet_dock_failures()
         self.backend = backend
         self.pystray = pystray
@@ -422,6 +425,7 @@ class Tray:
         self._menu_drawn: Shape | None = None  # what the icon's menu shows (None: not known)
         self._lock = threading.Lock()
         self._live = backend != "xorg"  # may the icon be changed now (an xorg one: only while it runs)
+        self._running: tuple[Any, threading.Event] | None = None  # the icon whose loop runs, its end
         self.icon = self._new_icon()
 
     def _new_icon(self) -> Any:
@@ -493,50 +497,60 @@ class Tray:
     def run(self, on_ready: Callable[[], None], stop_event: threading.Event) -> None:
         """The icon's loop, on the main thread, until ``stop_event`` is set; then the hosts are
         no longer followed. Every backend but xorg docks by itself: one loop. An xorg icon runs
-        while an XEmbed tray host is there: a new icon (and loop) each time one comes."""
+        while an XEmbed tray host is there: a new icon (and loop) each time one comes; its loop
+        is ended by the tray host going (seen where the follower is read: the UI thread) or by
+        the app stopping (one thread waits for that, for the whole run)."""
         hosts = self.hosts
         try:
             if self.backend != "xorg" or hosts is None:
                 self._run_icon(self.icon, on_ready, stop_event.wait)
                 return
 
-            def wake_on_stop() -> None:
+            def end_on_stop() -> None:
                 stop_event.wait()
                 hosts.wake()
+                self._end()
 
-            threading.Thread(target=wake_on_stop, name="pi-notifier-tray-stop", daemon=True).start()
+            threading.Thread(target=end_on_stop, name="pi-notifier-tray-stop", daemon=True).start()
+            hosts.listen(lambda now: self._end() if now.xembed is None else None)
+
+            def over() -> bool:
+                return stop_event.is_set() or hosts.hosts.xembed is None
+
             first = True
             while hosts.wait_xembed(True, stop_event):
                 if not first:
                     with self._lock:
                         self.icon = self._new_icon()
                 first = False
-                self._run_icon(self.icon, on_ready, lambda: hosts.wait_xembed(False, stop_event))
+                self._run_icon(self.icon, on_ready, None, over)
         finally:
             if hosts is not None:
                 hosts.close()
 
-    def _run_icon(self, icon: Any, on_ready: Callable[[], None], until: Callable[[], object]) -> None:
-        """One icon's loop, until ``until()`` returns (the app stops, or its tray host goes).
-        pystray runs ``setup`` on a thread of its own once the loop runs: that thread waits for
-        the end and stops the loop (no thread of ours, and no stop before the loop runs)."""
+    def _run_icon(
+        self,
+        icon: Any,
+        on_ready: Callable[[], None],
+        until: Callable[[], object] | None,
+        over: Callable[[], bool] = lambda: False,
+    ) -> None:
+        """One icon's loop, until it is ended (:meth:`_end`). pystray runs ``setup`` on a thread
+        of its own once the loop runs (so no stop comes before the loop runs): with ``until``
+        that thread waits for it to return and ends the loop; without, it returns at once (the
+        loop is ended from elsewhere, or here if it is ``over()`` already)."""
         ended = threading.Event()
 
         def setup(icon: Any) -> None:
             icon.visible = True
             with self._lock:
                 self._live = True
+                self._running = (icon, ended)
             on_ready()  # (draws what changed before this icon ran)
-            until()
-            with self._lock:  # no change is sent to a loop that is ending (it would wait forever)
-                self._live = False
-            wid = compat.window_id(icon)  # (an xorg icon's: destroyed when its loop does not end)
-            threading.Thread(target=self.stop, args=(icon,), name="pi-notifier-tray-stopping", daemon=True).start()
-            if not ended.wait(XORG_STOP_GRACE_S) and wid is not None:
-                log.debug(
-                    "the xorg tray loop did not end %.0f s after stop: its window is destroyed", XORG_STOP_GRACE_S
-                )
-                compat.destroy_window(wid)
+            if until is not None:
+                until()
+            if until is not None or over():
+                self._end()
 
         try:
             icon.run(setup=setup)
@@ -544,6 +558,23 @@ class Tray:
             ended.set()
             with self._lock:
                 self._live = False
+                self._running = None
+
+    def _end(self) -> None:
+        """End the running icon's loop, once (any thread; nothing when none runs): no change is
+        sent to a loop that is ending (it would wait forever); an xorg loop that does not end
+        within the grace has its window destroyed."""
+        with self._lock:
+            running, self._running = self._running, None
+            self._live = False
+        if running is None:
+            return
+        icon, ended = running
+        wid = compat.window_id(icon)
+        threading.Thread(target=self.stop, args=(icon,), name="pi-notifier-tray-stopping", daemon=True).start()
+        if not ended.wait(XORG_STOP_GRACE_S) and wid is not None:
+            log.debug("the xorg tray loop did not end %.0f s after stop: its window is destroyed", XORG_STOP_GRACE_S)
+            compat.destroy_window(wid)
 
     def stop(self, icon: Any = None) -> None:
         try:
@@ -589,6 +620,9 @@ class Redraw:
         self.snapshot = Snapshot()  # the last one the engine sent
         self._stop = stop
         self._dirty = threading.Event()
+        self._wake_r, self._wake_w = os.pipe()  # (wakes :meth:`_loop` while it selects)
+        for fd in (self._wake_r, self._wake_w):
+            os.set_blocking(fd, False)
         run = Supervisor("tray and window", stop, health).run
         self._thread = threading.Thread(target=run, args=(self._loop,), name="pi-notifier-ui", daemon=True)
 
@@ -598,27 +632,51 @@ class Redraw:
     def changed(self) -> None:
         """Something the tray or window shows changed (any thread): drawn soon, never waited for."""
         self._dirty.set()
+        with contextlib.suppress(OSError):  # (full: a wake is on its way already)
+            os.write(self._wake_w, b"\0")
 
     # The engine's sink protocol: each new snapshot is kept, and is something changed.
     def ready(self, info: object, snapshot: Snapshot) -> None:
         self.snapshot = snapshot
-        self._dirty.set()
+        self.changed()
 
     def transitions(self, items: Sequence[Transition], snapshot: Snapshot) -> None:
         self.snapshot = snapshot
-        self._dirty.set()
+        self.changed()
 
     def turns(self, items: Sequence[TurnChange]) -> None:
         pass  # (finished turns are not this output's business)
 
     def _loop(self) -> None:
-        wake_in: float | None = None  # until the tray next reads differently by itself (an age)
+        """Wait for a change, the tray's next age tick, or the tray host follower's X display
+        (read here: no thread of its own)."""
+        due: float | None = None  # time.monotonic() the tray next reads differently by itself
         while True:
-            changed = self._dirty.wait(wake_in)  # (a delay: a wall clock set back changes no wait)
-            self._dirty.clear()
+            wait_s = None if due is None else max(0.0, due - time.monotonic())
+            hosts = getattr(self.tray(), "hosts", None)
+            if isinstance(hosts, HostFollower) and hosts.fds():
+                self._wait_or_follow(hosts, wait_s)
+            else:
+                self._dirty.wait(wait_s)
             if self._stop.is_set():
                 return
-            wake_in = self.draw(window=changed)
+            changed = self._dirty.is_set()
+            if changed or (due is not None and time.monotonic() >= due):
+                self._dirty.clear()
+                wake_in = self.draw(window=changed)  # (a delay: a wall clock set back changes no wait)
+                due = None if wake_in is None else time.monotonic() + wake_in
+
+    def _wait_or_follow(self, hosts: HostFollower, wait_s: float | None) -> None:
+        """Wait up to ``wait_s`` for a change, reading the tray host follower's X display
+        meanwhile (an X display: posix, where a pipe can be selected on)."""
+        x_fds, poll_s = hosts.fds(), hosts.timeout()
+        timeout = min((t for t in (wait_s, poll_s) if t is not None), default=None)
+        ready, _, _ = select.select([self._wake_r, *x_fds], [], [], timeout)
+        if self._wake_r in ready:
+            with contextlib.suppress(OSError):
+                os.read(self._wake_r, 4096)
+        if set(x_fds) & set(ready) or (not ready and poll_s is not None):
+            hosts.follow_x()
 
     def draw(self, window: bool = True) -> float | None:
         """Draw the tray (and, ``window``: push to the window); returns how long until the tray's
@@ -648,7 +706,7 @@ def make_tray(config: Config, act: Callable[[Command], object]) -> Tray | None:
     hosts = Hosts()
     if config["tray.backend"] != "none" and has_display() and os.name == "posix" and not _apple():
         follower = HostFollower(HostLog())
-        hosts = follower.start()
+        hosts = follower.start(driven=True)  # (its X display is read on the UI thread: Redraw)
     backend, why = tray_backend(config["tray.backend"], sni_host=hosts.sni is not None, one_host=hosts.one)
     if backend is None:
         log.info("no tray icon: %s", why)

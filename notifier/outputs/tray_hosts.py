@@ -3,8 +3,8 @@
 owner of ``org.kde.StatusNotifierWatcher`` on the session bus: KDE, GNOME's AppIndicator extension,
 waybar, …): asked once (:func:`look`, for ``doctor`` and the choice of backend), followed while the
 app runs (:class:`HostFollower`: XFixes tells when the tray selection's owner changes, with no
-wake-ups while nothing happens, a 2 s poll where the server lacks XFixes; the bus's
-``NameOwnerChanged`` through the app's one bus client), and each change said once in the log
+wake-ups while nothing happens, a 2 s poll where the server lacks XFixes, read on the app's UI
+thread; the bus's ``NameOwnerChanged`` through the app's one bus client), and each change said once in the log
 (:class:`HostLog`)."""
 
 from __future__ import annotations
@@ -201,31 +201,41 @@ POLL_WITHOUT_XFIXES_S = 2.0
 
 class HostFollower:
     """Follows both kinds of tray host. :meth:`wait` blocks until a condition on :attr:`hosts`
-    holds; ``on_change(hosts)`` runs after each change."""
+    holds; ``on_change(hosts)`` runs after each change.
+
+    The bus's signals arrive on the one bus client's reader. The X display is read by whoever
+    drives the follower: the UI thread (``start(driven=True)``: it selects on :meth:`fds` with
+    :meth:`timeout` and calls :meth:`follow_x`, so no thread of its own), else a thread of its
+    own. Only the driver touches the display after :meth:`start`; it closes it once
+    :meth:`close` was called."""
 
     def __init__(self, on_change: Callable[[Hosts], None] | None = None) -> None:
         self.on_change = on_change
+        self._listeners: list[Callable[[Hosts], None]] = []
         self._cond = threading.Condition()
         self._hosts = Hosts()
         self._stopped = False
-        self._wake_r, self._wake_w = os.pipe()  # (ends the X thread's select)
+        self._wake_r, self._wake_w = os.pipe()  # (wakes the driver at close)
+        self._pipe: tuple[int, ...] = (self._wake_r, self._wake_w)  # (until closed, once)
         self._bus: Any = None
         self._disp: Any = None
+        self._poll_s: float | None = None  # the X server lacks XFIXES: ask every so often
         self._x_thread: threading.Thread | None = None
+        self._driver = False  # a driver read fds() (until then, close() closes the display itself)
 
     @property
     def hosts(self) -> Hosts:
         with self._cond:
             return self._hosts
 
-    def start(self) -> Hosts:
-        """Look once (both, before returning; ``on_change`` is told), then follow. Returns what
-        runs now."""
+    def start(self, driven: bool = False) -> Hosts:
+        """Look once (both, before returning; ``on_change`` is told), then follow (``driven``:
+        the X display is read by the caller's loop, see :meth:`fds`). Returns what runs now."""
         xembed = sni = None
         self._disp = open_display()
         if self._disp is not None:
             try:
-                xembed = xembed_owner(self._disp)
+                xembed = self._select_x()
             except Exception as exc:
                 log.debug("cannot follow the XEmbed tray: %s", clean(exc, 200))
                 self._close_display()
@@ -244,10 +254,32 @@ class HostFollower:
             self._hosts = Hosts(xembed, sni)
         if self.on_change is not None:
             self.on_change(self.hosts)
-        if self._disp is not None:
+        if self._disp is not None and not driven:
             self._x_thread = threading.Thread(target=self._follow_x, name="pi-notifier-tray-hosts", daemon=True)
             self._x_thread.start()
         return self.hosts
+
+    def _select_x(self) -> str | None:
+        """Ask XFIXES to tell when the tray selection's owner changes (else poll); the owner now."""
+        disp = self._disp
+        if disp.has_extension("XFIXES"):
+            from Xlib.ext import xfixes  # (here: Xlib is Linux only)
+
+            disp.xfixes_query_version()
+            mask = (
+                xfixes.XFixesSetSelectionOwnerNotifyMask
+                | xfixes.XFixesSelectionWindowDestroyNotifyMask
+                | xfixes.XFixesSelectionClientCloseNotifyMask
+            )
+            disp.xfixes_select_selection_input(disp.screen().root, tray_selection(disp), mask)
+            disp.flush()
+        else:
+            self._poll_s = POLL_WITHOUT_XFIXES_S
+        return xembed_owner(disp)
+
+    def listen(self, on_change: Callable[[Hosts], None]) -> None:
+        """Also call ``on_change(hosts)`` after each change (where the change is seen)."""
+        self._listeners.append(on_change)
 
     def wait(self, until: Callable[[Hosts], bool], stop: threading.Event) -> bool:
         """Block until ``until(hosts)`` holds (True) or ``stop`` is set and :meth:`wake` called
@@ -271,23 +303,69 @@ class HostFollower:
         with self._cond:
             self._stopped = True
             self._cond.notify_all()
-        with contextlib.suppress(OSError):
-            os.write(self._wake_w, b"x")
+            if self._pipe:
+                with contextlib.suppress(OSError):
+                    os.write(self._wake_w, b"x")  # (the driver closes the display and the pipe)
+            undriven = self._x_thread is None and not self._driver
+        if undriven or self._disp is None:  # (no driver came, e.g. no tray after all; or none needed)
+            self._close_display()
         if self._x_thread is not None:
             self._x_thread.join(2)
         if self._bus is not None:
             self._bus.close()
-        if self._x_thread is None or not self._x_thread.is_alive():
+
+    # ---- the X display, read by the driver ----
+
+    def fds(self) -> list[int]:
+        """What the driver selects on while the X display is followed ([]: nothing any more)."""
+        with self._cond:
+            self._driver = True
+            return [] if self._disp is None else [self._wake_r, self._disp.fileno()]
+
+    def timeout(self) -> float | None:
+        """How long the driver may wait before calling :meth:`follow_x` with nothing to read."""
+        return None if self._disp is None else self._poll_s
+
+    def follow_x(self) -> None:
+        """(The driver, after its select: something to read, or :meth:`timeout` passed.) Read
+        what the X server said and ask who owns the tray now; after :meth:`close`, close the
+        display."""
+        disp = self._disp
+        if disp is None:
+            return
+        if self._stopped:
             self._close_display()
-        for fd in (self._wake_r, self._wake_w):
-            with contextlib.suppress(OSError):
-                os.close(fd)
+            return
+        try:
+            while disp.pending_events():
+                disp.next_event()  # which event does not matter: the owner is asked again
+            self._set(xembed=xembed_owner(disp))
+        except Exception as exc:  # the X server went away
+            if not self._stopped:
+                log.debug("stopped following the XEmbed tray: %s", clean(exc, 200))
+                self._set(xembed=None)
+            self._close_display()
+
+    def _follow_x(self) -> None:
+        """The driver where none is given: a thread of its own."""
+        while self._disp is not None:
+            select.select(self.fds(), [], [], self.timeout())
+            self.follow_x()
 
     def _close_display(self) -> None:
+        """(The driver, or :meth:`start` before there is one.) The display, then the wake pipe."""
         if self._disp is not None:
             with contextlib.suppress(Exception):
                 self._disp.close()
             self._disp = None
+        self._close_pipe()
+
+    def _close_pipe(self) -> None:
+        with self._cond:
+            fds, self._pipe = self._pipe, ()
+        for fd in fds:
+            with contextlib.suppress(OSError):
+                os.close(fd)
 
     def _set(self, **change: str | None) -> None:
         with self._cond:
@@ -296,41 +374,13 @@ class HostFollower:
                 return
             self._hosts = new
             self._cond.notify_all()
-        if self.on_change is not None:
+        for react in [self.on_change, *self._listeners]:
+            if react is None:
+                continue
             try:
-                self.on_change(new)
+                react(new)
             except Exception:
                 log.exception("reacting to a tray host change failed")
-
-    def _follow_x(self) -> None:
-        disp = self._disp
-        timeout: float | None = None
-        try:
-            if disp.has_extension("XFIXES"):
-                from Xlib.ext import xfixes  # (here: Xlib is Linux only)
-
-                disp.xfixes_query_version()
-                mask = (
-                    xfixes.XFixesSetSelectionOwnerNotifyMask
-                    | xfixes.XFixesSelectionWindowDestroyNotifyMask
-                    | xfixes.XFixesSelectionClientCloseNotifyMask
-                )
-                disp.xfixes_select_selection_input(disp.screen().root, tray_selection(disp), mask)
-                disp.flush()
-            else:
-                timeout = POLL_WITHOUT_XFIXES_S
-            self._set(xembed=xembed_owner(disp))  # a change between start() and the selection
-            while not self._stopped:
-                ready, _, _ = select.select([disp.fileno(), self._wake_r], [], [], timeout)
-                if self._wake_r in ready or self._stopped:
-                    return
-                while disp.pending_events():
-                    disp.next_event()  # which event does not matter: the owner is asked again
-                self._set(xembed=xembed_owner(disp))
-        except Exception as exc:  # the X server went away
-            if not self._stopped:
-                log.debug("stopped following the XEmbed tray: %s", clean(exc, 200))
-                self._set(xembed=None)
 
     def _on_signal(self, message: Any) -> None:
         body = message.body
