@@ -20,7 +20,7 @@ watchdog is used through its public face only: ``Observer.schedule``/``unschedul
 ``add``/``remove_handler_for_watch``, event handlers (run on the observer's thread), the
 ``OSError`` that ``schedule`` raises when inotify refuses a watch, the emitter's ``DirDeletedEvent``
 for a watched folder that is removed, and ``EventsLostEvent`` (watchdog 7.1.1: the kernel's queue
-overflowed, the folder is read again; :mod:`notifier.compat.watchdog`).
+overflowed, the folder is read again; :mod:`notifier.compat`).
 
 A sessions folder that is a symlink (a dotfile manager's, a moved home folder) is watched where it
 points: inotify on the link itself sees only its sub-folders. Events are reported under the
@@ -65,7 +65,7 @@ from watchdog.observers import Observer
 from watchdog.observers.api import BaseObserver, ObservedWatch
 from watchdog.observers.polling import PollingObserver
 
-from notifier.compat.watchdog import events_lost
+from notifier.compat import events_lost
 from notifier.config import Config, ConfigError, load
 from notifier.core.text import clean
 from notifier.sessions import is_session_name, walk_tree

@@ -20,7 +20,7 @@ from notifier import APP_NAME
 from notifier.actions import goto as over_ssh
 from notifier.app import window_display
 from notifier.cli import install as pi_extension
-from notifier.compat.watchdog import events_lost
+from notifier.compat import events_lost
 from notifier.config import Config
 from notifier.control import request
 from notifier.core.planner import quiet_hours_note

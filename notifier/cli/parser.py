@@ -369,9 +369,9 @@ def setup_logging(verbose: bool, log_file: bool = False) -> None:
             )
     logging.getLogger("watchdog").setLevel(logging.WARNING)
     logging.getLogger("PIL").setLevel(logging.WARNING)
-    from notifier.compat.watchdog import quiet_stop_race
+    from notifier.compat import quiet_stop_race
 
-    quiet_stop_race()  # (a harmless record of watchdog's as a watch stops: notifier/compat/watchdog.py)
+    quiet_stop_race()  # (a harmless record of watchdog's as a watch stops: notifier/compat.py)
 
 
 BACKUPS = 3

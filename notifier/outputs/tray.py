@@ -16,7 +16,7 @@ failed. Clicks and menu entries become commands (``core/commands.py``) for the a
   icons itself (XFCE's panel: `gtk`, so a click opens the window), `xorg` as the last resort (no
   menu: a click opens the window; it runs only while an XEmbed tray host is there, followed by
   ``tray_hosts.HostFollower``), native on macOS and Windows. No display at all: no tray. Whatever
-  needs pystray's private parts is in ``notifier/compat/pystray.py``.
+  needs pystray's private parts is in ``notifier/compat.py``.
 """
 
 from __future__ import annotations
@@ -38,8 +38,7 @@ from typing import Any, Literal, Protocol
 
 from PIL import Image, ImageDraw, ImageFont
 
-from notifier import resources
-from notifier.compat import pystray as compat
+from notifier import compat, resources
 from notifier.config import Config
 from notifier.core.commands import Clear, Command, Focus, Goto, Mute, Quit, Show, Snooze
 from notifier.core.model import Question, SessionView, Snapshot, Transition, TurnChange

@@ -662,8 +662,8 @@ def test_xorg_tray_without_a_host_stops_at_once(tmp_path: Path, dunst: Dunst, pr
 
 def test_a_stuck_xorg_loop_ends_when_its_window_is_destroyed(tmp_path: Path, desktop: dict[str, str]) -> None:
     """The way out when pystray's stop does not end its xorg loop: the window destroyed over a
-    connection of our own (notifier/compat/pystray.py)."""
-    from notifier.compat import pystray as compat
+    connection of our own (notifier/compat.py)."""
+    from notifier import compat
 
     script = tmp_path / "icon.py"
     script.write_text(
@@ -671,7 +671,7 @@ def test_a_stuck_xorg_loop_ends_when_its_window_is_destroyed(tmp_path: Path, des
         "os.environ['PYSTRAY_BACKEND'] = 'xorg'\n"
         "import pystray\n"
         "from PIL import Image\n"
-        "from notifier.compat import pystray as compat\n"
+        "from notifier import compat\n"
         "icon = pystray.Icon('pi-notifier', icon=Image.new('RGBA', (8, 8), (255, 0, 0, 255)))\n"
         "def setup(icon):\n"
         "    print(compat.window_id(icon), flush=True)\n"
@@ -823,7 +823,7 @@ def test_xorg_icon_changes_from_other_threads_leave_the_loop_connection_alone(de
     import pystray._xorg as xorg  # noqa: SLF001
     from Xlib import display
 
-    from notifier.compat import pystray as compat
+    from notifier import compat
 
     if not compat.checked():
         pytest.skip(f"pystray {compat.version()}: the workaround is not applied")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from notifier.compat.watchdog import events_lost
+from notifier.compat import events_lost
 
 from ..app_process import AppProcess
 from ..harness import Harness

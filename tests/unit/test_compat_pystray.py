@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from notifier.compat import pystray as compat
+from notifier import compat
 
 
 def test_only_checked_versions() -> None:

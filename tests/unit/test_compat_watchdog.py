@@ -1,4 +1,4 @@
-"""watchdog's records the app drops (notifier/compat/watchdog.py): those, and nothing else."""
+"""watchdog's records the app drops (notifier/compat.py): those, and nothing else."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import logging
 import pytest
 from watchdog.observers import inotify
 
-from notifier.compat.watchdog import STOP_RACE, UNABLE_TO_WATCH, events_lost, quiet_stop_race
+from notifier.compat import STOP_RACE, UNABLE_TO_WATCH, events_lost, quiet_stop_race
 
 
 def test_the_records_said_elsewhere_are_dropped_and_nothing_else(caplog: pytest.LogCaptureFixture) -> None:

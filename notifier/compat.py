@@ -1,4 +1,8 @@
-"""pystray 0.19 workarounds. Each touches a private attribute, so each is applied only to the
+"""The one place a dependency's private parts, or the way its pieces fit in one version, are
+relied on. Each workaround is guarded by the versions it was checked against and linked to the
+upstream issue; nothing else in the app touches a dependency's private attributes.
+
+**pystray** 0.19 workarounds. Each touches a private attribute, so each is applied only to the
 versions it was checked against (``CHECKED``) and only where that attribute is there; on any other
 version it does nothing (said once, at debug level) and pystray behaves as upstream made it.
 
@@ -35,6 +39,23 @@ version it does nothing (said once, at debug level) and pystray behaves as upstr
 - :func:`quiet_dock_failures`: the xorg backend logs "Failed to dock icon" with a traceback at every
   change while no tray host runs (https://github.com/moses-palmer/pystray/issues/186); the app
   follows the tray host itself and says once when it comes or goes, so these records are dropped.
+
+**watchdog** across the releases the project accepts (``pyproject.toml``: 7.1.1 and newer on Python
+3.11+, 4.0 and newer on 3.10, where 7.1 is not published).
+
+- **Events lost.** watchdog 7.1.1 reports an inotify queue overflow as ``EventsLostEvent`` (its
+  path is the watched folder: rescan it). Older releases drop the overflow without a word, so
+  :func:`events_lost` is ``None`` there and nothing can be caught up (``doctor`` says so).
+- **Stop race.** watchdog 7.0 and 7.1.0's inotify emitter can log "InotifyEmitter.queue_events()
+  called when the thread is inactive" at ERROR as a watch stops (``on_thread_stop`` drops the
+  watch group while the emitter thread is between ``should_keep_running()`` and
+  ``queue_events()``). Nothing is lost: the emitter is stopping. Measured: 1 Ctrl-C of
+  ``pi-notifier run`` in 15 printed it. 7.1.1 logs it at DEBUG.
+- **A folder past the watch limit.** watchdog 7.1.1 logs "Unable to watch %r: %s" for each
+  sub-folder it cannot watch; the app says it once for the whole folder
+  (:mod:`notifier.watch`), so those records are dropped.
+
+The records are dropped with a logging filter (public logging API; the messages are watchdog's).
 """
 
 from __future__ import annotations
@@ -43,9 +64,12 @@ import logging
 import signal
 import threading
 from importlib import metadata
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from notifier.system.log import LogOnce
+
+if TYPE_CHECKING:
+    from watchdog.events import FileSystemEvent
 
 # Lazy imports here: Xlib is a Linux-only dependency and this module loads on every OS;
 # pystray._util.gtk exists only with pystray's GTK backends.
@@ -230,9 +254,34 @@ class _DropDockFailures(logging.Filter):
         return record.msg != "Failed to dock icon"
 
 
-_DROP = _DropDockFailures()
+_DROP_DOCK = _DropDockFailures()
 
 
 def quiet_dock_failures() -> None:
     """pystray's own logger (public logging API; the message is pystray 0.19's)."""
-    logging.getLogger("pystray._base").addFilter(_DROP)
+    logging.getLogger("pystray._base").addFilter(_DROP_DOCK)
+
+
+# watchdog
+def events_lost() -> type[FileSystemEvent] | None:
+    """watchdog's ``EventsLostEvent``, or None where this watchdog has none."""
+    import watchdog.events  # (here, not at the top: the logging filter below is for every command)
+
+    found: type[FileSystemEvent] | None = getattr(watchdog.events, "EventsLostEvent", None)
+    return found
+
+STOP_RACE = "InotifyEmitter.queue_events() called when the thread is inactive"
+UNABLE_TO_WATCH = "Unable to watch %r: %s"
+
+
+class _DropSaidElsewhere(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.msg not in (STOP_RACE, UNABLE_TO_WATCH)
+
+
+_DROP_SAID = _DropSaidElsewhere()
+
+
+def quiet_stop_race() -> None:
+    """Drop watchdog's records that are harmless or said by the app in its own words."""
+    logging.getLogger("watchdog.observers.inotify").addFilter(_DROP_SAID)
