@@ -418,21 +418,21 @@ class Engine:
             self._limit.check_folder(item.path, self.watcher)
             return out
         elif isinstance(item, RootGone):
-            log.warning("sessions folder %s was removed; waiting for it to come back", clean(item.path))
+            log.warning("sessions folder %s was removed; waiting for it to come back", item.path)
             self.watcher.root_gone(item.path)
             return self.files.gone(item.path)
         elif isinstance(item, ProcessList):
             return self._liveness.apply(self.board, item, self._wall())
         elif isinstance(item, RootBack) and self.watcher.watch(item.path):
-            log.info("watching %s", clean(item.path))
+            log.info("watching %s", item.path)
             return self.files.scan(item.path, initial=False)
         elif isinstance(item, RootRelinked) and self.watcher.retarget(item.path):
-            log.warning("sessions folder %s points elsewhere now; reading it anew", clean(item.path))
+            log.warning("sessions folder %s points elsewhere now; reading it anew", item.path)
             out = self.files.gone(item.path, everything=True)
             return out + (self.files.scan(item.path, initial=False) if self.watcher.watch(item.path) else [])
         elif isinstance(item, EventsLost):
             # A waiting pi writes nothing more: what was written while events were dropped is read now.
-            log.warning("inotify queue overflowed: events were lost; reading %s again", clean(item.path))
+            log.warning("inotify queue overflowed: events were lost; reading %s again", item.path)
             return self.files.gone(item.path) + self.files.scan(item.path, initial=False)
         return []
 

@@ -491,7 +491,7 @@ class WatchLimit:
                     "(raise fs.inotify.max_user_watches to fix)",
                     len(missing),
                     len(dirs),
-                    clean(root),
+                    root,
                     UNWATCHED_POLL_S,
                 )
             self._unwatched[root] = missing
@@ -622,7 +622,7 @@ class FileFollower:
         try:
             watch = schedule(self._event, target)
         except OSError as exc:
-            log.warning("cannot follow %s (%s): changes apply at the next start", clean(self.path), exc.strerror or exc)
+            log.warning("cannot follow %s (%s): changes apply at the next start", self.path, exc.strerror or exc)
             return
         with self._lock:
             self._watched = (target, watch)
@@ -645,7 +645,7 @@ class FileFollower:
             self._arm()  # (a folder on the way to the file appeared or went: watch the nearest)
             self.on_change()
         except Exception:
-            log.exception("following %s failed; carrying on", clean(self.path))
+            log.exception("following %s failed; carrying on", self.path)
 
 
 class ConfigFollower:

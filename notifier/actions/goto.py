@@ -221,7 +221,7 @@ def window_locations(window: dict[str, Any]) -> dict[str, Any]:
     try:
         found = locate_sessions(wanted, with_windows=False)
     except Exception as exc:
-        log.debug("cannot locate sessions: %s", clean(exc, 200))
+        log.debug("cannot locate sessions: %s", exc)
         found = {}
     for q in questions:
         loc = found.get(q["file"])
@@ -253,7 +253,7 @@ def go(config: Any, snapshot: Snapshot, session: str | None) -> tuple[int, str]:
     except Refused as exc:
         return 1, clean(exc)
     except Exception as exc:  # a tmux or X11 failure nobody foresaw: said, never raised into the UI
-        log.warning("goto failed: %s", clean(repr(exc), 200))
+        log.warning("goto failed: %s", repr(exc))
         return 1, f"could not go to the session ({clean(exc, 160)}); switch to it yourself"
 
 

@@ -442,7 +442,7 @@ class Signals:
             # us again. Ids are the owner's.
             sender = fields.get(HeaderFields.sender)
             if not owner or sender != owner.rsplit("/", 1)[-1]:
-                log.debug("ignored %s from %s (not the server)", clean(member, 40), clean(sender, 40))
+                log.debug("ignored %s from %s (not the server)", member, sender)
                 return
             then = {"ActionInvoked": self.on_action, "NotificationReplied": self.on_reply}.get(member)
             if then is not None and len(body) >= 2 and self.once.first((member, body[0], body[1])):

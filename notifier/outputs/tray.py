@@ -715,7 +715,7 @@ def make_tray(config: Config, act: Callable[[Command], object]) -> Tray | None:
     try:
         tray = Tray(backend, act, hosts=follower)
     except Exception as exc:  # pystray or its toolkit cannot start here
-        log.warning("no tray icon (%s backend failed: %s)", backend, clean(exc, 200))
+        log.warning("no tray icon (%s backend failed: %s)", backend, exc)
         if follower is not None:
             follower.close()
         return None

@@ -237,7 +237,7 @@ class HostFollower:
             try:
                 xembed = self._select_x()
             except Exception as exc:
-                log.debug("cannot follow the XEmbed tray: %s", clean(exc, 200))
+                log.debug("cannot follow the XEmbed tray: %s", exc)
                 self._close_display()
         try:
             self._bus = Bus(self._on_signal, self._on_bus_lost)
@@ -249,7 +249,7 @@ class HostFollower:
             _ask(self._bus, message_bus.AddMatch(rule))
             sni = sni_owner(self._bus)
         except (BusError, ImportError, TimeoutError) as exc:
-            log.debug("cannot follow StatusNotifierItem watchers: %s", clean(exc, 200))
+            log.debug("cannot follow StatusNotifierItem watchers: %s", exc)
         with self._cond:
             self._hosts = Hosts(xembed, sni)
         if self.on_change is not None:
@@ -342,7 +342,7 @@ class HostFollower:
             self._set(xembed=xembed_owner(disp))
         except Exception as exc:  # the X server went away
             if not self._stopped:
-                log.debug("stopped following the XEmbed tray: %s", clean(exc, 200))
+                log.debug("stopped following the XEmbed tray: %s", exc)
                 self._set(xembed=None)
             self._close_display()
 
