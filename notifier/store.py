@@ -4,7 +4,9 @@ reminded) and pushed, the notifications on screen, snoozes and mutes, and the qu
 
 The file no caller waits for: its ``kept`` tables are copied in memory, read and changed at once;
 the file is written by a thread of its own in one transaction per batch of changes (the other
-table, the history, is only written, and read from the file). ``status`` and ``snooze`` read
+table, the history, is only written, and read from the file). A caller that must not lose a
+change to a crash the next moment (what is on screen, recorded around a Notify) writes what waits
+itself, at once (:meth:`Database.commit`, a WAL commit: well under a millisecond). ``status`` and ``snooze`` read
 the saved snoozes and mutes without opening the store (:func:`saved_silences`: read only,
 nothing created).
 
@@ -72,6 +74,7 @@ def from_db(value: object) -> object:
 
 OPEN_WAIT_S = 1.0  # at open: how long another process's lock is waited for before going on in memory
 WRITE_WAIT_S = 5.0  # the writer thread: SQLite's busy timeout (it gets the lock once it is free)
+COMMIT_WAIT_S = 0.5  # a caller writing now (commit): how long it waits for the file before leaving it to the writer
 RETRY_MIN_S, RETRY_MAX_S = 0.25, 5.0  # the writer's pause after a failed write, doubling
 MAX_PENDING = 50_000  # changes waiting for the file; beyond this the oldest unkept ones are dropped
 
@@ -203,6 +206,26 @@ class Database:
                 self._lock.wait(left)
         return True
 
+    def commit(self, wait_s: float = COMMIT_WAIT_S) -> bool:
+        """Write what waits to the file now, in the calling thread (not the writer's): True once
+        it is in the file, where a process killed the next moment cannot lose it (WAL: a commit
+        survives the process). Waits at most about ``wait_s`` for the file (the writer at work,
+        another process's lock); while it cannot be written the changes stay waiting and the
+        writer keeps trying, as for any change (the one fault policy)."""
+        if self.path is None:
+            return True
+        with self._lock:
+            if not self._due():
+                return True
+        if not self._file_lock.acquire(timeout=wait_s):
+            return False
+        try:
+            if self._file is None:  # (not opened yet, or gone bad: the writer's retries handle it)
+                return False
+            return self._write_locked(max(wait_s, 0.0))
+        finally:
+            self._file_lock.release()
+
     def close(self, timeout: float = -1) -> None:
         """Write what waits and close the file; with a ``timeout``, give up after that many
         seconds (a write stuck on another process's lock, a full disk) and say what is lost."""
@@ -246,23 +269,32 @@ class Database:
             delay = min(delay * 2, RETRY_MAX_S)
 
     def _write(self) -> bool:
-        """Write what waits to the file in one transaction: True if it was written."""
-        assert self.path is not None
+        """Write what waits to the file in one transaction (the writer thread): True if it was
+        written."""
         with self._file_lock:
-            try:
-                if gone := self._gone():
-                    self._close_file()
-                if self._file is None:  # (at start it could not be opened, or it went bad or away)
-                    self._open(self.write_wait_s)
-                    with self._lock:
-                        self._resync = True
-                    if gone:
-                        log.warning(GONE[gone], self.path)
+            return self._write_locked(None)
+
+    def _write_locked(self, busy_s: float | None) -> bool:
+        """:meth:`_write` with the file lock held; ``busy_s``: how long to wait for another
+        process's lock this time (None: :attr:`write_wait_s`)."""
+        assert self.path is not None
+        try:
+            if gone := self._gone():
+                self._close_file()
+            if self._file is None:  # (at start it could not be opened, or it went bad or away)
+                self._open(self.write_wait_s)
                 with self._lock:
-                    batch, resync = list(self._pending), self._resync
-                    kept = {t: self._memory.execute(f"SELECT * FROM {t}").fetchall() for t in self.kept if resync}  # noqa: S608
-                db = self._file
-                assert db is not None
+                    self._resync = True
+                if gone:
+                    log.warning(GONE[gone], self.path)
+            with self._lock:
+                batch, resync = list(self._pending), self._resync
+                kept = {t: self._memory.execute(f"SELECT * FROM {t}").fetchall() for t in self.kept if resync}  # noqa: S608
+            db = self._file
+            assert db is not None
+            if busy_s is not None:
+                db.execute(f"PRAGMA busy_timeout = {int(max(busy_s, 0) * 1000)}")
+            try:
                 db.execute("BEGIN IMMEDIATE")
                 with db:  # (committed, or rolled back on an error)
                     for table, rows in kept.items():
@@ -271,18 +303,21 @@ class Database:
                     for table, sql, args in batch:
                         if not (resync and table in self.kept):  # (else in the copy already)
                             db.execute(sql, args)
-            except (OSError, sqlite3.Error) as exc:
-                if _corrupt(exc) and self._file is not None:  # gone bad while running: set aside, and
-                    self._close_file()  # the next try makes a fresh one and writes the copy into it
-                    with contextlib.suppress(OSError):
-                        _set_aside(self.path, exc)
-                self._fail(str(exc))
-                return False
+            finally:
+                if busy_s is not None:
+                    db.execute(f"PRAGMA busy_timeout = {int(self.write_wait_s * 1000)}")
+        except (OSError, sqlite3.Error) as exc:
+            if _corrupt(exc) and self._file is not None:  # gone bad while running: set aside, and
+                self._close_file()  # the next try makes a fresh one and writes the copy into it
+                with contextlib.suppress(OSError):
+                    _set_aside(self.path, exc)
+            self._fail(str(exc))
+            return False
         if self._failing:  # (said before flush() can return)
             self._failing = False
             log.warning("the state store %s can be written again: %d kept changes written",
                         self.path, len(batch))
-        with self._lock:
+        with self._lock:  # (file lock still held: no other write took the same batch)
             del self._pending[: len(batch)]
             self._resync = self._resync and not resync
             self._lock.notify_all()
