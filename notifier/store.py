@@ -288,6 +288,8 @@ class Database:
                 if gone:
                     log.warning(GONE[gone], self.path)
             with self._lock:
+                if not self._due():  # (another write took it meanwhile)
+                    return True
                 batch, resync = list(self._pending), self._resync
                 kept = {t: self._memory.execute(f"SELECT * FROM {t}").fetchall() for t in self.kept if resync}  # noqa: S608
             db = self._file
