@@ -319,7 +319,9 @@ class Screen:
         if not replaces and self._owner():  # a bubble a run before ours left with these questions:
             replaces = self.bubbles.take(keys) or 0  # re-used, not a second one popping up
         # what may be on screen is in the file before the call (the bubble replaced, or an intent
-        # whose id the reply brings), and the id right after: a crash at any point loses nothing
+        # whose id the reply brings) and the id right after, both written now, in this thread: a
+        # kill before or after the call leaves the next run what it needs to re-use or close the
+        # bubble (a kill inside the call, while the server picks the id, leaves only the intent)
         self._recorded(replaces or INTENT, keys)
         self.bubbles.commit()
         server_id = self.safe(lambda: backend.show(message, replaces))
