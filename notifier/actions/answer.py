@@ -34,8 +34,8 @@ from typing import Any, Protocol
 
 from notifier.actions import goto
 from notifier.actions.goto import Refused, go, pick, resume_advice
-from notifier.companion.channel import all_open_dialogs, announced_sessions, answer_dialog
-from notifier.companion.protocol import Dialog as ExtDialog
+from notifier.companion import Dialog as ExtDialog
+from notifier.companion import all_open_dialogs, announced_sessions, answer_dialog
 from notifier.config import Config
 from notifier.core import codec as jsonbound
 from notifier.core.board import startup_key

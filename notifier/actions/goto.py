@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from notifier.companion.channel import announced_sessions
+from notifier.companion import announced_sessions
 from notifier.config import Config
 from notifier.core import codec as jsonbound
 from notifier.core import commands as session_spec
@@ -31,7 +31,7 @@ from notifier.core import text as shellcmd
 from notifier.core.model import Question, SessionView, Snapshot
 from notifier.core.owners import Wanted
 from notifier.core.text import clean
-from notifier.remote.link import Remote, remote_from_config, ssh_argv
+from notifier.remote import Remote, remote_from_config, ssh_argv
 from notifier.system import processes as programs
 from notifier.system.desktop import ACTIVATE_TIMEOUT_S as ACTIVATE_TIMEOUT_S
 from notifier.system.desktop import Missing, Window, focus_method, has_display, window_for

@@ -11,7 +11,7 @@ from notifier.cli.parser import fail, say, sessions_of
 from notifier.config import Config
 from notifier.core.model import Snapshot, question_token
 from notifier.core.text import clean, number
-from notifier.remote.link import Remote
+from notifier.remote import Remote
 
 
 def _split_answer_words(words: list[str], snapshot: Snapshot, text: bool) -> tuple[str | None, list[str]]:

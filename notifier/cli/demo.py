@@ -18,7 +18,7 @@ from notifier.config import Config
 from notifier.core.codec import iso
 
 if TYPE_CHECKING:
-    from notifier.app.runtime import App
+    from notifier.app import App
 
 ASK_AFTER_S = 2.0
 ANSWER_AFTER_S = 45.0
@@ -47,8 +47,7 @@ def _write(path: str, lines: list[str], cwd: str, now: float) -> None:
 
 
 def run(config: Config, tray: bool = True) -> int:
-    from notifier.app.runtime import App
-    from notifier.app.signals import install_signals
+    from notifier.app import App, install_signals
     from notifier.outputs.tray import make_tray
 
     work = tempfile.mkdtemp(prefix="pi-notifier-demo-")
@@ -124,7 +123,7 @@ def _where_to_read(app: App, tray: bool, session_file: str, asked: list[str]) ->
     if app.tray is not None:
         return "Open the window from the icon (a click, or its menu → Open window) to read and answer it."
     call = next(c for c in json.loads(asked[0])["message"]["content"] if c.get("type") == "toolCall")
-    from notifier.app.window_process import has_display
+    from notifier.app import has_display
 
     if has_display():
         from notifier.core.commands import Focus, Show

@@ -18,11 +18,11 @@ import psutil
 
 from notifier import APP_NAME
 from notifier.actions import goto as over_ssh
-from notifier.app.window_process import window_display
+from notifier.app import window_display
 from notifier.cli import install as pi_extension
 from notifier.compat.watchdog import events_lost
 from notifier.config import Config
-from notifier.control.client import request
+from notifier.control import request
 from notifier.core.planner import quiet_hours_note
 from notifier.core.text import clean
 from notifier.outputs.push import desktop_away

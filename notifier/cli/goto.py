@@ -17,7 +17,7 @@ from notifier.config import Config
 from notifier.core import text as shellcmd
 from notifier.core.codec import dumps
 from notifier.core.text import clean
-from notifier.remote.link import Remote
+from notifier.remote import Remote
 from notifier.system.desktop import has_display
 
 # Inside JSON strings, what a terminal would act on or that reorders what is seen: C1 controls,
@@ -72,10 +72,9 @@ def _goto_remote(remote: Remote, spec: str, only_print: bool) -> int:
 
 def cmd_show(args: argparse.Namespace, config: Config) -> int:
     """show [--focus FILE CALL_ID]: 0 shown, 1 no window could open (one line why)."""
-    from notifier.app.instance import window_said
-    from notifier.app.local import LocalSource
-    from notifier.app.window_process import window_display
-    from notifier.control.client import request
+    from notifier.app import LocalSource, window_display
+    from notifier.control import request
+    from notifier.instance import window_said
     from notifier.window.window import RemoteSource, Window
 
     focus = list(args.focus) if args.focus else None

@@ -40,7 +40,7 @@ def _days(given: str | None) -> float | None:
 
 
 def cmd_history(args: argparse.Namespace, config: Config) -> int:
-    from notifier.app.choices import open_store
+    from notifier.app import open_store
 
     days = _days(args.since)
     store = open_store()

@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass, field
 
 from notifier import APP_NAME, resources
 from notifier.cli.parser import fail
-from notifier.companion.channel import ChannelError, list_sockets, open_dialogs
+from notifier.companion import ChannelError, list_sockets, open_dialogs
 from notifier.config import Config
 from notifier.core.text import clean
 from notifier.system import autostart, paths

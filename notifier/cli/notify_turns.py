@@ -1,5 +1,5 @@
 """A headless run that notifies (``run --no-tray``), beside the app: one of them notifies each
-question (:class:`notifier.app.instance.NotifyLock`).
+question (:class:`notifier.instance.NotifyLock`).
 
 When an app that watches the same folders claims notifying, the run stops notifying, leaves what
 it showed on screen for the app to adopt, writes what it notified to the store the app reads
@@ -11,7 +11,7 @@ left it on screen, else put back; a question nobody notified yet is notified now
 other folders leaves this run notifying.
 
 Of two or more headless runs of the same folders, the one holding their
-:class:`notifier.app.peers.PeerLock` notifies; the others follow it, and one of them takes
+:class:`notifier.instance.PeerLock` notifies; the others follow it, and one of them takes
 over when it ends, the same way."""
 
 from __future__ import annotations
@@ -23,14 +23,13 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from notifier import APP_NAME
-from notifier.app.choices import PreferencesOwner, open_store
-from notifier.app.instance import EndWatch, NotifyLock, Turn
-from notifier.app.peers import PeerLock
+from notifier.app import PreferencesOwner, open_store
 from notifier.core.model import Snapshot, Transition, TurnChange
 from notifier.engine import ReadyInfo
+from notifier.instance import EndWatch, NotifyLock, PeerLock, Turn
 
 if TYPE_CHECKING:
-    from notifier.app.runtime import App
+    from notifier.app import App
     from notifier.store import Store
     from notifier.watch import FileFollower
 

@@ -58,7 +58,7 @@ def sessions_of(config: Config, spec: str | None, dialogs: bool = False) -> tupl
     options = engine_options(config)
     snapshot = scan_once(options)
     if dialogs:
-        from notifier.app.dialog_feed import with_open_dialogs
+        from notifier.companion import with_open_dialogs
 
         snapshot = with_open_dialogs(snapshot, options)
     path = os.path.realpath(os.path.expanduser(spec)) if spec and spec != "next" else ""

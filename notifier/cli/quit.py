@@ -14,11 +14,11 @@ import time
 from typing import Any
 
 from notifier import APP_NAME
-from notifier.app.instance import APP_LOCK, HAND_OVER_S, EndWatch, InstanceLock
 from notifier.cli.parser import fail
 from notifier.config import Config
-from notifier.control.client import request
+from notifier.control import request
 from notifier.core.text import clean
+from notifier.instance import APP_LOCK, HAND_OVER_S, EndWatch, InstanceLock
 from notifier.system import paths
 
 EXIT_WAIT_S = 10.0  # how long quit waits for the app's process to end (its shutdown takes < 2 s)

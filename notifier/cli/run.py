@@ -5,7 +5,7 @@ notifications to the app, as ``run --no-tray`` beside it does. One of them notif
 question, also when the app starts after a headless run that notifies: that run hands
 notifying over to it, and takes it back when the app ends (:mod:`notifier.cli.notify_turns`).
 An app that does not notify (``--no-notify``, ``notifications.backend = "none"``) claims
-nothing: a headless run beside it notifies (:class:`notifier.app.instance.NotifyLock`)."""
+nothing: a headless run beside it notifies (:class:`notifier.instance.NotifyLock`)."""
 
 from __future__ import annotations
 
@@ -20,20 +20,18 @@ from notifier.core.text import clean
 from notifier.system import paths
 
 if TYPE_CHECKING:
-    from notifier.app.instance import NotifyLock
-    from notifier.app.peers import PeerLock
-    from notifier.app.runtime import App
+    from notifier.app import App
     from notifier.cli.notify_turns import NotifyTurns
+    from notifier.instance import NotifyLock, PeerLock
 
 HAND_OVER_SAID = "the app is running and watches the same folders: it notifies, this run does not"
 LATER_SAID = " (until the app ends)"
 
 
 def cmd_run(args: argparse.Namespace, config: Config) -> int:
-    from notifier.app.instance import APP_LOCK, InstanceLock, NotifyLock, hand_over
-    from notifier.app.peers import PeerLock
-    from notifier.app.runtime import App
+    from notifier.app import App
     from notifier.cli.notify_turns import NotifyTurns
+    from notifier.instance import APP_LOCK, InstanceLock, NotifyLock, PeerLock, hand_over
 
     tray = not args.no_tray
     try:
@@ -78,7 +76,7 @@ def _claims(notifying: NotifyLock, peer: PeerLock, config: Config, tray: bool, l
 def _serve(app: App, config: Config, tray: bool, turns: NotifyTurns | None, eof_stops: bool) -> int:
     """Start ``app`` (its tray icon if ``tray``; ``turns``: a headless run's notifier of the
     moment; ``eof_stops``: :func:`stop_on_eof`), serve it until it stops, and shut it down."""
-    from notifier.app.signals import install_signals
+    from notifier.app import install_signals
     from notifier.outputs.tray import make_tray
 
     icon = make_tray(config, app.execute) if tray else None

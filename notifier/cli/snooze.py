@@ -52,14 +52,14 @@ def target(snapshot: Snapshot, what: str | None) -> tuple[str | None, str | None
 
 def deliver(command: Command) -> str:
     """To the running app, else into the state store. How it went, in a few words."""
-    from notifier.control.client import request
+    from notifier.control import request
 
     reply = request(to_obj(command))
     if reply is not None:
         if not reply.get("ok"):
             raise RuntimeError(f"the running app refused it: {clean(reply.get('error'), 200)}")
         return ""
-    from notifier.app.choices import open_store
+    from notifier.app import open_store
 
     store = open_store()
     try:

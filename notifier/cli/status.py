@@ -150,7 +150,7 @@ def cmd_status(args: argparse.Namespace, config: Config) -> int:
     if status is not None:
         _print(status, args, prefs, liveness, status.pop("quiet_hours", quiet))
         return 0
-    from notifier.app.dialog_feed import with_open_dialogs
+    from notifier.companion import with_open_dialogs
     from notifier.core.codec import status_obj
     from notifier.sessions import engine_options, scanned
 
@@ -164,7 +164,7 @@ def cmd_status(args: argparse.Namespace, config: Config) -> int:
 def _ask_app(config: Config, brief: bool = False) -> dict[str, Any] | None:
     """The running app's status object (``brief``: its summary, asked for with a short timeout,
     fit for a 1-second refresh) when one answers for these folders and settings; else None."""
-    from notifier.control.client import request
+    from notifier.control import request
 
     ask = {
         "cmd": "status",

@@ -358,7 +358,9 @@ def names(argv: Sequence[str], cwd: str, file: str, session_id: str | None) -> b
 
 # ---- what a pane shows ----
 
-_RULE = re.compile(r"^[─━═-]{20,}$")
+# A rule at column 0; pi 1.6 draws its working indicator inside the rule above the editor
+# ("── ⠙ Working ───…"): a short run, a label, a long run.
+_RULE = re.compile(r"^(?:[─━═-]{20,}|[─━═-]{2,} [^─━═]{1,60} [─━═-]{20,})$")
 
 
 def _rules(raw: list[str]) -> list[int]:
@@ -413,9 +415,10 @@ def shows(screen: str, text: str, options: Sequence[str] = ()) -> bool:
 
 
 def idle_editor(screen: str) -> bool:
-    """Whether the pane shows pi's input box empty: no dialog is open there (a dialog, whatever
-    its tool, is drawn in that box). Only this counts against a pi asking a question: a dialog
-    that shows its question otherwise (a later tab, a free-text editor) is not judged by its text."""
+    """Whether the pane shows pi's input box empty, idle or at work (pi 1.6 labels the rule above
+    it while it works): no dialog is open there (a dialog, whatever its tool, is drawn in that
+    box). Only this counts against a pi asking a question: a dialog that shows its question
+    otherwise (a later tab, a free-text editor) is not judged by its text."""
     raw = screen.splitlines()
     rules = _rules(raw)
     if len(rules) < 2:

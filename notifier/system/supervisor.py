@@ -1,5 +1,6 @@
 """Keeping a part running: the one way the app restarts what fails (the engine, the notifier's
-worker, the liveness probe, the UI thread).
+worker, the liveness probe, the UI thread, each remote's link), with the one back-off
+(:class:`Backoff`: doubling from a least to a most wait, started over by a healthy run).
 
 A part's work runs on its own thread inside :meth:`Supervisor.run`; when it fails (any exception,
 even a BaseException raised by a bug) the failure goes into the shared :class:`FailureLog` record, is
@@ -23,6 +24,32 @@ log = logging.getLogger(__name__)
 RESTART_MIN_S = 0.2  # a failed part runs again after this, doubling …
 RESTART_MAX_S = 30.0  # … up to this
 HEALTHY_S = 60.0  # a run this long resets the back-off
+
+
+class Backoff:
+    """The one back-off: :meth:`next` is the wait before the next try, doubling from ``least_s``
+    up to ``most_s``; a try that ran ``healthy_s`` or longer (from :meth:`began`) starts it over."""
+
+    def __init__(
+        self, least_s: float = RESTART_MIN_S, most_s: float = RESTART_MAX_S, healthy_s: float = HEALTHY_S
+    ) -> None:
+        self.least_s = least_s
+        self.most_s = most_s
+        self.healthy_s = healthy_s
+        self._delay = least_s
+        self._began = time.monotonic()
+
+    def began(self) -> None:
+        """A try starts now."""
+        self._began = time.monotonic()
+
+    def next(self) -> float:
+        """The wait before the next try (the try that began last has ended)."""
+        if time.monotonic() - self._began >= self.healthy_s:
+            self._delay = self.least_s
+        wait = self._delay
+        self._delay = min(self._delay * 2, self.most_s)
+        return wait
 
 
 class FailureLog:
@@ -79,9 +106,9 @@ class Supervisor:
     def run(self, work: Callable[[], None], recover: Callable[[], None] | None = None) -> None:
         """``recover``: called after each failure, before the back-off (what ``work`` was doing
         is put right there; what it raises is logged)."""
-        delay = RESTART_MIN_S
+        backoff = Backoff()
         while not self._stop.is_set():
-            began = time.monotonic()
+            backoff.began()
             try:
                 work()
                 return
@@ -89,8 +116,7 @@ class Supervisor:
                 if self._stop.is_set():
                     return
                 self.failed = exc
-                if time.monotonic() - began > HEALTHY_S:
-                    delay = RESTART_MIN_S
+                delay = backoff.next()
                 if self.health.failed(self.part, exc, f"restarted {self.restarts + 1}×"):
                     log.error("the %s failed; restarting it in %.1f s", self.part, delay, exc_info=exc)
                 else:
@@ -103,7 +129,6 @@ class Supervisor:
                     log.exception("putting the %s right after its failure failed", self.part)
             if self._stop.wait(delay):
                 return
-            delay = min(delay * 2, RESTART_MAX_S)
             self.restarts += 1
             self.failed = None
             self.health.recovered(self.part)

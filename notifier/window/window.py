@@ -14,8 +14,8 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
-from notifier.control import client as control_client
-from notifier.control.client import request
+from notifier import control as control_client
+from notifier.control import request
 from notifier.core import commands
 from notifier.core.commands import ANSWERABLE_TOOLS, Answer, Clear, Command, Goto, Mute, Snooze, short_id
 from notifier.core.model import QuestionItem
@@ -50,7 +50,7 @@ NOTHING = "Nothing is waiting for you. Questions appear here the moment a pi ses
 
 class Source(Protocol):
     """Where the window gets its data and sends its commands: :class:`RemoteSource`, or an engine
-    of the window's own (``app/local.py``)."""
+    of the window's own (``app/runtime.py``)."""
 
     def start(self, push: Callable[[dict[str, Any]], None]) -> None: ...
 

@@ -65,8 +65,8 @@ def test_when_it_cannot_go_there_the_window_says_what_to_do(
     a subscribed stand-in) to the question, its status line saying how to attach. The window's
     snapshots say where the pi runs (its tmux pane)."""
     require("tmux")
-    from notifier.control import client as control_client
-    from notifier.control.client import request
+    from notifier import control as control_client
+    from notifier.control import request
 
     server = Tmux()
     try:
@@ -107,7 +107,7 @@ def test_the_window_answers_a_real_pi_question(tmp_path: Path, desktop: dict[str
     require("tkinter", "tmux")
     from tkinter import ttk
 
-    from notifier.app.local import LocalSource
+    from notifier.app import LocalSource
     from notifier.config import Config
     from notifier.window.window import Window
 

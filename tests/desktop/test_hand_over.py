@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from notifier.cli.notify_turns import HANDED_OVER, TAKEN_BACK
-from notifier.control.client import request
+from notifier.control import request
 
 from ..app_process import AppProcess
 from ..conftest import wait_for

@@ -15,7 +15,7 @@ import psutil
 import pytest
 
 from notifier import __version__
-from notifier.control.client import request
+from notifier.control import request
 
 from ..conftest import ROOT, USER_ENV, wait_for
 from .services import Dunst, Monitor

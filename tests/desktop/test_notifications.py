@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from notifier.control.client import request
+from notifier.control import request
 
 from ..app_process import AppProcess
 from ..conftest import cli, wait_for
@@ -413,7 +413,7 @@ def test_quiet_hours_and_hidden_text(tmp_path: Path, dunst: Dunst, monitor: Moni
 
 
 def test_snooze_and_mute_survive_a_restart(tmp_path: Path, dunst: Dunst, monitor: Monitor) -> None:
-    from notifier.control import client as control_client
+    from notifier import control as control_client
 
     nap, hush, loud = (new_session(tmp_path, p) for p in ("napping", "hushed", "loud"))
     args = ("run", "--liveness", "off", "--sessions-dir", str(tmp_path))
@@ -587,7 +587,7 @@ def test_the_notifier_runs_again_by_itself_after_its_worker_failed(
     """In-process app: the notifier's worker fails (a BaseException while it plans); it runs again
     by itself (said once, in the health record), the engine keeps the very sinks it was built
     with, and the next question is notified."""
-    from notifier.app.runtime import App
+    from notifier.app import App
     from notifier.config import Config
 
     config = Config()

@@ -8,7 +8,7 @@ import signal
 import time
 from pathlib import Path
 
-from notifier.control.client import request
+from notifier.control import request
 
 from ..app_process import AppProcess
 from ..conftest import wait_for

@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from notifier.control import client as control_client
+from notifier import control as control_client
 
 from ..app_process import AppProcess
 from ..conftest import cli, wait_for

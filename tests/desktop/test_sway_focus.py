@@ -207,7 +207,7 @@ def test_the_window_opens_on_xwayland_without_display(tmp_path: Path, sway: Sway
 
     # the running app's own window (as the tray's "Open window" and the goto fallback open it)
     args = ("run", "--liveness", "off", "--sessions-dir", str(tmp_path))
-    ping = "from notifier.control.client import request; print(request({'cmd': 'ping'}) is not None)"
+    ping = "from notifier.control import request; print(request({'cmd': 'ping'}) is not None)"
     with AppProcess(argv=sway.argv(sys.executable, "-m", "notifier", *args), env=env) as app:
         wait_for(
             lambda: subprocess.run(sway.argv(sys.executable, "-c", ping), env=env, capture_output=True, text=True,

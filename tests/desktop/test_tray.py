@@ -447,7 +447,7 @@ def test_a_signal_right_at_start_stops_the_gtk_tray(tmp_path: Path, dunst: Dunst
     signal arrived just before its tray loop began."""
     import signal
 
-    from notifier.control.client import request
+    from notifier.control import request
 
 
     for i in range(6):
@@ -463,8 +463,7 @@ def test_window_answers_a_gate_with_no_first(desktop: dict[str, str]) -> None:
     require("tkinter")
     from tkinter import ttk
 
-    from notifier.app.dialog_feed import question_of, ref_of
-    from notifier.companion.protocol import dialog_from
+    from notifier.companion import dialog_from, question_of, ref_of
     from notifier.window.window import Window
 
     command = "rm -rf build \\\n  && echo done"
@@ -650,7 +649,7 @@ def test_xorg_tray_without_a_host_stops_at_once(tmp_path: Path, dunst: Dunst, pr
     loop (about 1 start in 3): the app hung on SIGTERM until killed."""
     import signal
 
-    from notifier.control.client import request
+    from notifier.control import request
 
     cfg = _config(tmp_path, "xorg")
     for i in range(6):

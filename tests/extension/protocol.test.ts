@@ -2,7 +2,7 @@
 // protocol.ts), on node's own test runner with pi's Node 22, which strips the types:
 //   node --experimental-strip-types --test tests/extension/
 // tests/processes/test_extension_protocol.py runs them from pytest, and checks that the Python side
-// (notifier/companion/protocol.py) reads what this side writes, and the other way round.
+// (notifier/companion.py) reads what this side writes, and the other way round.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import {

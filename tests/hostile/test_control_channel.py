@@ -21,13 +21,9 @@ from typing import Any
 
 import pytest
 
-from notifier.control import client as control_client
-from notifier.control.connection import Connection
-from notifier.control.fields import BadRequest
-from notifier.control.limits import MAX_CONNECTIONS
-from notifier.control.server import Server
-from notifier.control.wire import encode, socket_path
-from notifier.control.workers import WORKERS
+from notifier import control as control_client
+from notifier.channel import MAX_CONNECTIONS, BadRequest
+from notifier.control import WORKERS, Connection, Server, encode, socket_path
 
 from ..app_process import AppProcess
 from ..conftest import wait_for

@@ -17,15 +17,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from notifier.app.runtime import App
-from notifier.app.window_process import WindowProcess
+from notifier import control as control_client
+from notifier.app import App, WindowProcess
+from notifier.channel import BadRequest
 from notifier.config import Config
-from notifier.control import client as control_client
-from notifier.control.connection import Connection
-from notifier.control.fields import BadRequest
-from notifier.control.server import Server
-from notifier.control.wire import MAX_REQUEST_DEPTH, encode, parse_request
-from notifier.control.workers import answer
+from notifier.control import MAX_REQUEST_DEPTH, Connection, Server, answer, encode, parse_request
 from notifier.core.commands import Focus
 
 FIELDS = [

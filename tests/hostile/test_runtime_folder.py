@@ -27,9 +27,8 @@ from pathlib import Path
 
 import pytest
 
-from notifier.companion.channel import Channel, ChannelError, list_sockets
-from notifier.control.client import request, subscribe
-from notifier.control.server import Server
+from notifier.companion import Channel, ChannelError, list_sockets
+from notifier.control import Server, request, subscribe
 from notifier.system import paths
 
 from ..app_process import AppProcess
@@ -266,7 +265,7 @@ def test_a_planted_runtime_folder_is_never_used_nor_touched(
         with pytest.raises(paths.NotOurs):
             server.start()
         server.stop()  # (what an app that could not serve does on its way out)
-        from notifier.app.instance import InstanceLock
+        from notifier.instance import InstanceLock
 
         with pytest.raises(paths.NotOurs):
             InstanceLock(str(usual / "app.lock")).acquire()
@@ -449,7 +448,7 @@ def test_a_companion_socket_of_another_user_is_refused(
     assert str(path) in list_sockets()
     with pytest.raises(ChannelError, match=match):
         Channel(str(path), timeout=2)
-    from notifier.companion.channel import answer_dialog
+    from notifier.companion import answer_dialog
 
     assert not answer_dialog(str(path), "x", "Yes").ok
     assert fakes[0].requests() == []

@@ -28,7 +28,7 @@ from typing import Any
 
 import pytest
 
-from notifier.companion.watcher import CompanionWatcher
+from notifier.companion import CompanionWatcher
 
 from ..conftest import ROOT, wait_for
 

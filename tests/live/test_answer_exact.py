@@ -9,8 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from notifier.companion.channel import open_dialogs
-from notifier.companion.sockets import list_sockets
+from notifier.companion import list_sockets, open_dialogs
 
 from ..conftest import wait_for
 from .pi_harness import EXTENSION, PiSession, Tmux, need, scripted_model, start_pi

@@ -26,8 +26,7 @@ from typing import Any
 
 import pytest
 
-from notifier.companion.channel import open_dialogs
-from notifier.companion.sockets import list_sockets
+from notifier.companion import list_sockets, open_dialogs
 
 from ..conftest import ROOT, wait_for
 from .pi_harness import EXTENSION, Tmux, need, scripted_model, start_pi

@@ -14,11 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from notifier.companion import protocol
-from notifier.companion.channel import answer_dialog, open_dialogs
-from notifier.companion.protocol import Closed, Dialog, Hello
-from notifier.companion.sockets import list_sockets
-from notifier.companion.watcher import Disconnected
+from notifier import companion as protocol
+from notifier.companion import Closed, Dialog, Disconnected, Hello, answer_dialog, list_sockets, open_dialogs
 
 from ..conftest import cli, wait_for
 from .pi_harness import (

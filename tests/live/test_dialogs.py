@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from notifier.companion.protocol import Closed, Dialog, Hello
-from notifier.control.client import request
+from notifier.companion import Closed, Dialog, Hello
+from notifier.control import request
 
 from ..app_process import AppProcess
 from ..conftest import cli, wait_for

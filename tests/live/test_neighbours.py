@@ -160,7 +160,7 @@ def test_what_the_companion_announces_tells_identical_neighbours_apart(
 ) -> None:
     """The same two indistinguishable pis, with the companion extension: each announces its pid and
     session file, which is exact."""
-    from notifier.companion.channel import announced_sessions
+    from notifier.companion import announced_sessions
 
     a, b = two_pis(tmp_path, server, model, True, EXTENSION)
     ask(a, tmp_path, STAGING, "a")
@@ -224,3 +224,59 @@ def test_a_killed_asker_is_abandoned_while_its_neighbour_runs(
         assert r.returncode == 1 and r.stderr.count("\n") == 1, r.stderr
         if neighbour == "asking":
             assert results(fb) == [] and untouched(b, "Keep everything")
+
+
+def test_a_killed_asker_among_two_working_neighbours_is_abandoned_within_seconds(
+    tmp_path: Path, server: Tmux, model: int
+) -> None:
+    """Three pis in one folder: A asks; B (started with A) and C (started after A's question) run
+    a long tool. A is killed: its question is abandoned within seconds (B's and C's panes show no
+    dialog, C started after the question), and ``status`` never places it at B's or C's pid."""
+    a, b = two_pis(tmp_path, server, model, together=True)
+    with AppProcess("run", "--no-tray", "--json", "--no-notify", "--sessions-dir", str(a.sessions)) as app:
+        app.wait("ready")
+        b.prompt("bash: sleep 300")
+        fb = session_of(b, [])
+        ask(a, tmp_path, STAGING, "a")
+        fa = session_of(a, [fb])
+        app.wait("needs_input")
+        c = start_pi(tmp_path, need("1.6.0"), model, need("1.6.0").example("question.ts"), server=server, session="c")
+        c.prompt("bash: sleep 300")
+        fc = session_of(c, [fa, fb])
+        neighbours = {pid_of(b), pid_of(c)}
+
+        def everyone_placed() -> bool:  # each session alive, A's question at A's pid
+            now = status(a.sessions)
+            where = now[str(fa)].get("location") or {}
+            assert where.get("pid") not in neighbours, where
+            return all(now[str(f)]["alive"] for f in (fa, fb, fc)) and where.get("pid") == pid_of(a)
+
+        wait_for(everyone_placed, 20, "every session alive, A's question located at A")
+
+        def located_at_a_neighbour() -> bool:
+            where = status(a.sessions)[str(fa)].get("location") or {}
+            return where.get("pid") in neighbours
+
+        assert not located_at_a_neighbour()
+        assert app.of("abandoned") == []
+
+        os.kill(pid_of(a), signal.SIGKILL)
+        killed = time.monotonic()
+        seen: list[bool] = []
+
+        def abandoned() -> bool:
+            seen.append(located_at_a_neighbour())
+            return bool(app.of("abandoned"))
+
+        wait_for(abandoned, LIVENESS_INTERVAL_S + 10, "A's question abandoned")
+        took = time.monotonic() - killed
+        print(f"[neighbours] abandoned {took:.2f} s after the kill")
+        (gone,) = app.of("abandoned")
+        assert gone["session"]["file"] == str(fa) and gone["question"]["text"] == STAGING["question"]
+        assert took < LIVENESS_INTERVAL_S + 3, took
+        assert not any(seen), "status placed A's question at a neighbour's pid"
+        after = status(a.sessions)
+        assert after[str(fa)]["alive"] is False and after[str(fa)]["pending"] == []
+        assert after[str(fa)].get("location") is None
+        assert after[str(fb)]["alive"] is True and after[str(fc)]["alive"] is True
+        assert after[str(fb)]["abandoned"] == after[str(fc)]["abandoned"] == []

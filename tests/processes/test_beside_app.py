@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from notifier.control.client import request
+from notifier.control import request
 
 from ..app_process import AppProcess
 from ..conftest import ROOT, cli, wait_for

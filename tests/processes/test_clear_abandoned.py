@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from notifier.app.local import clear_abandoned
+from notifier.app import clear_abandoned
 from notifier.core.commands import Clear
 
 from ..conftest import wait_for

@@ -336,7 +336,7 @@ def test_history_since_0_does_not_say_nothing_was_recorded(private_dirs: Path) -
     import os
     import time
 
-    from notifier.app.choices import open_store
+    from notifier.app import open_store
     from notifier.core.model import Question, QuestionItem, SessionRef, Transition
 
     store = open_store(os.path.join(os.environ["XDG_STATE_HOME"], "pi-notifier"))

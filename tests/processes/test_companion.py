@@ -14,8 +14,7 @@ from typing import Any
 
 import pytest
 
-from notifier.companion.channel import ChannelError, answer_dialog, check_owner
-from notifier.companion.sockets import list_sockets
+from notifier.companion import ChannelError, answer_dialog, check_owner, list_sockets
 from notifier.system import paths
 
 from ..conftest import cli

@@ -10,9 +10,8 @@ from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
 
-from notifier.app.dialog_feed import DialogFeed
-from notifier.app.remotes import Hub
-from notifier.companion.protocol import dialog_from
+from notifier.actions.goto import configured
+from notifier.companion import DialogFeed, dialog_from
 from notifier.config import Config
 from notifier.core.model import (
     Question,
@@ -24,8 +23,7 @@ from notifier.core.model import (
     remote_key,
 )
 from notifier.engine import Engine, ReadyInfo
-from notifier.remote.inbox import Inbox
-from notifier.remote.stream import RemoteAsked
+from notifier.remote import RemoteAsked, Remotes
 
 from ..conftest import wait_for
 from ..harness import Harness
@@ -98,8 +96,8 @@ def test_one_remote_batch_reaches_each_output_once(tmp_path: Path) -> None:
     config.values["remotes"] = [{"name": "devbox", "ssh": "me@devbox"}]
     out = Counting()
     with Harness([sessions], sinks=[out]) as h:
-        hub = Hub(config)
-        hub.engine, hub.boxes = h.engine, {"devbox": Inbox()}  # (what start() does, its links not started)
+        hub = Remotes(configured(config))
+        hub.attach(h.engine)  # (its links not started: the harness's engine has it as no sink)
         ref = SessionRef(remote_key("devbox", "/r/a.jsonl"), "sid", "/r", None, "devbox")
         asked = [Question(f"c{n}", "question", (QuestionItem(f"Q{n}?"),), time.time()) for n in range(3)]
         # what the link's thread does for each event, all three in before the engine takes any

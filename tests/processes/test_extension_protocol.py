@@ -1,6 +1,6 @@
 """The companion extension's protocol (notifier/resources/pi-extension/pi-notifier/protocol.ts):
 its own unit tests (tests/extension/protocol.test.ts, node's test runner), and both sides of the
-socket agreeing: what protocol.ts writes, notifier/companion/protocol.py reads as meant, and the
+socket agreeing: what protocol.ts writes, notifier/companion.py reads as meant, and the
 requests the Python side writes, protocol.ts takes as meant.
 
 They need a Node >= 22.6 (it strips the types): pi 1.6's (``.cache/pi16``, see
@@ -19,8 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from notifier.companion import protocol
-from notifier.companion.protocol import Bye, Closed, Dialog, Hello, Result, Screen
+from notifier import channel
+from notifier import companion as protocol
+from notifier.companion import Bye, Closed, Dialog, Hello, Result, Screen
 
 ROOT = Path(__file__).resolve().parents[2]
 PROTOCOL_TS = ROOT / "notifier" / "resources" / "pi-extension" / "pi-notifier" / "protocol.ts"
@@ -139,7 +140,7 @@ for (const o of out) console.log(JSON.stringify(o));
     assert result == Result("keys", "t-2", False, "keys must be a list of strings")
     assert isinstance(limits, dict)
     # one line the extension takes is one line the Python side reads, and the other way round
-    assert limits == {"max_in": protocol.MAX_LINE, "protocol": protocol.PROTOCOL}
+    assert limits == {"max_in": channel.MAX_LINE, "protocol": protocol.PROTOCOL}
 
 
 def test_the_extension_reads_what_python_writes(node: str) -> None:

@@ -32,13 +32,12 @@ with open(out, "w") as fh:
 # The app's own machinery, never on the path of a one-shot ``status``: no UI, no notifications,
 # no engine thread, no socket server, no watcher.
 NOT_FOR_STATUS = [
-    "notifier.app.runtime",
+    "notifier.app",
     "notifier.outputs.tray",
-    "notifier.app.window_process",
+    "notifier.app",
     "notifier.engine",
     "notifier.window",
     "notifier.outputs.desktop",
-    "notifier.control.server",
     "notifier.cli.run",
     "tkinter",
     "pystray",

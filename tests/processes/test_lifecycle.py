@@ -16,8 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from notifier.control.client import request
-from notifier.control.wire import socket_path
+from notifier.control import request, socket_path
 from notifier.system import autostart
 
 from ..app_process import AppProcess

@@ -192,7 +192,7 @@ def test_a_pi_started_after_an_earlier_question_is_alive_in_the_apps_snapshot_wh
     read, then asks. The app's snapshot never says B's session is without a pi (``alive``
     false: the window's answer and "Go to session" would refuse), and says it is alive within
     a moment, with no other change in any session file to carry it."""
-    from notifier.control.client import request
+    from notifier.control import request
 
     from .test_lifecycle import headless_env
 

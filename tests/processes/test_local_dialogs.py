@@ -1,4 +1,4 @@
-"""`pi-notifier show` without a running app (app/local.py `LocalSource`) follows the companion
+"""`pi-notifier show` without a running app (app/runtime.py `LocalSource`) follows the companion
 extension's dialogs like the app does: a stand-in extension socket (a real Unix socket speaking the
 extension's protocol) announces a permission gate, the window's snapshot shows it, ``closed`` takes
 it away, and closing the window lets go of the socket."""
@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from notifier.app.local import LocalSource
+from notifier.app import LocalSource
 from notifier.config import Config
 from notifier.system import paths
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from notifier.app.instance import EndWatch, NotifyLock, Turn
+from notifier.instance import EndWatch, NotifyLock, Turn
 
 
 def test_a_claim_names_a_running_app_only(tmp_path: Path) -> None:
@@ -39,7 +39,7 @@ def test_a_headless_run_leaves_notifying_to_an_app_of_the_same_folders_only(tmp_
     from notifier.config import Config
 
     path = str(tmp_path / "notify.lock")
-    claim = f"from notifier.app.instance import NotifyLock; NotifyLock({path!r}).claim(['/s']); print(1, flush=True); input()"
+    claim = f"from notifier.instance import NotifyLock; NotifyLock({path!r}).claim(['/s']); print(1, flush=True); input()"
     app = subprocess.Popen([sys.executable, "-c", claim], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         assert app.stdout is not None and app.stdout.readline() == "1\n"  # it holds the claim
@@ -60,7 +60,7 @@ def _claimant(path: str, roots: list[str]) -> subprocess.Popen[str]:
     """Another process that claims the lock (as the app does) until its stdin closes, then lets
     it go (as the app does when it quits)."""
     code = (
-        "import sys; from notifier.app.instance import NotifyLock; lock = NotifyLock(sys.argv[1]); "
+        "import sys; from notifier.instance import NotifyLock; lock = NotifyLock(sys.argv[1]); "
         "assert lock.claim(sys.argv[2:], wait_s=5); print(1, flush=True); sys.stdin.read(); lock.release()"
     )
     proc = subprocess.Popen(
@@ -141,12 +141,12 @@ def test_an_end_watch_says_when_a_process_ends_and_only_then(tmp_path: Path, mon
 def test_one_headless_run_of_the_same_folders_holds_the_peer_lock(tmp_path: Path) -> None:
     """``PeerLock``: held by another process, it names that process's pid (and no other folders'
     lock is held by it); let go when the process ends, the next run takes it."""
-    from notifier.app.peers import PeerLock
     from notifier.cli.run import _headless_notifies
     from notifier.config import Config
+    from notifier.instance import PeerLock
 
     code = (
-        "import sys; from notifier.app.peers import PeerLock; lock = PeerLock(sys.argv[1], ['/s']);"
+        "import sys; from notifier.instance import PeerLock; lock = PeerLock(sys.argv[1], ['/s']);"
         " assert lock.take() is None; print(1, flush=True); sys.stdin.read()"
     )
     other = subprocess.Popen(

@@ -11,7 +11,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from notifier.control.client import request
+from notifier.control import request
 
 from ..app_process import AppProcess
 from ..conftest import cli, wait_for

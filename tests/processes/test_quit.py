@@ -17,13 +17,10 @@ from typing import Any
 
 import pytest
 
-from notifier.app.instance import APP_LOCK, InstanceLock
 from notifier.cli import quit as quit_cmd
 from notifier.cli.parser import effective_config
-from notifier.control.client import request
-from notifier.control.connection import Connection
-from notifier.control.server import Server
-from notifier.control.wire import socket_path
+from notifier.control import Connection, Server, request, socket_path
+from notifier.instance import APP_LOCK, InstanceLock
 from notifier.system import paths
 
 from ..app_process import AppProcess

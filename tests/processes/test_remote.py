@@ -500,7 +500,7 @@ def test_goto_print_through_real_ssh_and_tmux_parses_back_and_runs_as_meant(tmp_
 def test_goto_command_from_the_remote_location(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """What goto prints once the remote says where its pi runs (a stand-in ssh prints the JSON)."""
     from notifier.actions.goto import goto_argv
-    from notifier.remote.link import Remote
+    from notifier.remote import Remote
 
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()

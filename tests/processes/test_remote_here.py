@@ -35,7 +35,7 @@ def test_remote_goto_quotes_the_tmux_target_for_the_remote_shell(tmp_path: Path,
     """The remote says where its pi runs; the ssh line we print must reach tmux with the session
     name intact (spaces, quotes, shell syntax) through the local and the remote shell."""
     from notifier.actions import goto as over_ssh
-    from notifier.remote.link import Remote
+    from notifier.remote import Remote
 
     name = "my work $(touch pwned) 'x'"
     bin_dir = _fake_bin(tmp_path)
@@ -63,7 +63,7 @@ def test_a_remote_answering_hostile_json_is_refused_not_a_crash(tmp_path: Path, 
     """What the remote prints is read through the one bounded parse: a line nested deeper than
     the interpreter can recurse is a refusal with a reason, never a RecursionError."""
     from notifier.actions import goto as over_ssh
-    from notifier.remote.link import Remote
+    from notifier.remote import Remote
 
     bin_dir = _fake_bin(tmp_path)
     nested = tmp_path / "nested.json"

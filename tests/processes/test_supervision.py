@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from notifier.app.runtime import App
+from notifier.app import App
 from notifier.config import Config
-from notifier.control.client import request
+from notifier.control import request
 from notifier.core.model import Snapshot, Transition, TurnChange
 from notifier.core.reducer import Event
 from notifier.outputs.history import HistorySink

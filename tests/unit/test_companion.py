@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from notifier.companion import protocol
-from notifier.companion.channel import answer_dialog
-from notifier.companion.protocol import Closed, Dialog, Hello, ProtocolError, Result, Screen
+from notifier import channel
+from notifier import companion as protocol
+from notifier.companion import Closed, Dialog, Hello, ProtocolError, Result, Screen, answer_dialog
 
 GATE: dict[str, Any] = {
     "event": "dialog",
@@ -75,7 +75,7 @@ def test_parse_the_other_events() -> None:
         b'{"event":"dialog","id":"x","kind":"select","options":[1,2]}',
         b'{"event":"dialog","id":5,"kind":"select"}',
         b"[" * 100 + b"]" * 100,
-        b'{"event":"closed","id":"' + b"x" * (protocol.MAX_LINE + 1) + b'"}',
+        b'{"event":"closed","id":"' + b"x" * (channel.MAX_LINE + 1) + b'"}',
         b"\xff\xfe",
     ],
 )

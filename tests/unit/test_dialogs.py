@@ -9,8 +9,7 @@ from typing import Any
 import pytest
 
 from notifier.actions.answer import dialog_value
-from notifier.app.dialog_feed import DialogFeed, is_own_dialog, question_of, ref_of
-from notifier.companion.protocol import Dialog, dialog_from
+from notifier.companion import Dialog, DialogFeed, dialog_from, is_own_dialog, question_of, ref_of
 from notifier.core.board import Board, add_dialogs
 from notifier.core.codec import event_obj, question_obj, status_obj
 from notifier.core.model import Snapshot, Transition
@@ -211,7 +210,7 @@ def _feed(engine: _Engine) -> _Feed:
 
 
 def test_a_dialog_that_does_not_wait_for_a_human_is_never_on_the_board() -> None:
-    from notifier.companion.protocol import Closed
+    from notifier.companion import Closed
 
     engine = _Engine(["/s"])
     feed = _feed(engine)
@@ -226,7 +225,7 @@ def test_a_dialog_that_does_not_wait_for_a_human_is_never_on_the_board() -> None
 
 
 def test_closed_dialogs_keep_their_answer_and_a_timed_out_one_is_cancelled() -> None:
-    from notifier.companion.protocol import Closed
+    from notifier.companion import Closed
 
     engine = _Engine(["/s"])
     feed = _feed(engine)
@@ -303,8 +302,7 @@ def test_a_question_tools_select_fallback_is_that_question_too() -> None:
 def test_a_pi_lost_without_a_goodbye_died_in_its_session() -> None:
     """The companion's connection lost without ``bye``: the pi was killed; its working session
     is stopped at once (no process table needed). With ``bye`` (quit, /new, /reload) it is not."""
-    from notifier.companion.protocol import Bye, Hello, parse
-    from notifier.companion.watcher import Disconnected
+    from notifier.companion import Bye, Disconnected, Hello, parse
 
     assert parse(b'{"event":"bye","reason":"quit"}') == Bye("quit")
     for said_bye, state in ((False, "stopped"), (True, "working")):
@@ -318,3 +316,21 @@ def test_a_pi_lost_without_a_goodbye_died_in_its_session() -> None:
         feed.apply("/run/x.sock", Disconnected("/run/x.sock"))
         (view,) = engine.board.snapshot(2.0).sessions
         assert (view.state, view.alive, view.pending) == (state, False if not said_bye else None, ())
+
+
+def test_one_pi_keeps_at_most_max_dialogs_on_the_board_and_another_pi_is_not_held_up() -> None:
+    """One extension cannot flood the board (it could put 20,000 dialogs there): the channel's
+    limit per peer holds; a dialog it already has is still updated, and another pi's dialog counts."""
+    from notifier.channel import MAX_DIALOGS
+    from notifier.companion import Closed
+
+    engine = _Engine(["/s"])
+    feed = _feed(engine)
+    for n in range(MAX_DIALOGS + 50):
+        feed.apply("/run/x.sock", gate(id=f"d{n}", kind="confirm", options=None, tool=None, tool_call_id=None))
+    assert engine.board.snapshot(1.0).pending_count == MAX_DIALOGS
+    feed.apply("/run/x.sock", Closed("d0", "answered", "Yes"))  # room again: the next one is taken
+    feed.apply("/run/x.sock", gate(id="late", kind="confirm", options=None, tool=None, tool_call_id=None))
+    feed.apply("/run/y.sock", gate(id="other", kind="confirm", options=None, tool=None, tool_call_id=None))
+    pending = {q.tool_call_id for _, q in engine.board.snapshot(1.0).pending}
+    assert len(pending) == MAX_DIALOGS + 1 and {"late", "other"} <= pending and "d0" not in pending

@@ -233,14 +233,14 @@ def test_a_stale_citation_is_found() -> None:
         "`notifier/core/board.py` `core/reducer.py` `core/codec` `core/text.clean`\n"
         "`notifier.core.board.Board.snapshot`\n"
         "are there; so are `notifier/resources/pi-extension/` and `notifier.core.text.clean`, and\n"
-        "`notifier/core/boards.py`, `window/traymenu.py`, `app/tray`, `core/text.scrub`,\n"
+        "`notifier/core/boards.py`, `window/traymenu.py`, `cli/tray`, `core/text.scrub`,\n"
         "`notifier.core.board.Board.set_processes`, `notifier.engine.supervise`,\n"
         "[a test](../tests/unit/test_boards.py) are not.\n"
     )
     assert stale_citations(page, text) == [
         "1: notifier/core/boards.py (no such file)",
         "1: window/traymenu.py (no such file)",
-        "1: app/tray (no such file)",
+        "1: cli/tray (no such file)",
         "1: tests/unit/test_boards.py (no such file)",
         "1: core/text.scrub (notifier.core.text has no scrub)",
         "1: notifier.core.board.Board.set_processes (notifier.core.board.Board has no set_processes)",

@@ -8,7 +8,7 @@ import json
 import os
 from pathlib import Path
 
-from notifier.app.instance import NotifyLock
+from notifier.instance import NotifyLock
 
 
 def test_headless_runs_share_it_and_the_app_waits_for_them(tmp_path: Path) -> None:

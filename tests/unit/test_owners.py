@@ -78,6 +78,10 @@ def test_the_pane_shows_a_question_only_exactly() -> None:
     # only an empty input box says no dialog is open
     assert idle_editor(idle(f" question {PROD}")) and not idle_editor(screen) and not idle_editor("no rules")
     assert not idle_editor(idle().replace(f"{RULE}\n\n{RULE}", f"{RULE}\n a prompt being typed\n{RULE}"))
+    # pi 1.6 at work (a tool running): its indicator sits in the rule above the empty input box
+    working = idle(" bash: sleep 300\n $ sleep 300\n Elapsed 14.0s").replace(RULE, "── ⠙ Working " + RULE, 1)
+    assert idle_editor(working)
+    assert not idle_editor(working.replace(f"{RULE}\n\n", f"{RULE}\n a prompt being typed\n", 1))
 
 
 def test_look_alike_dialogs_are_told_apart_by_their_panes() -> None:
@@ -131,6 +135,29 @@ def test_a_killed_asker_is_not_kept_alive_by_its_neighbour() -> None:
     # ... not in tmux: nothing tells, and the question is kept (no missed question)
     o = bind([sa, sb_idle], [b(None)])
     assert o.alive("A.jsonl")
+
+
+def working(history: str = "") -> str:
+    """A pane as pi 1.6.0 draws it while a tool runs: its indicator in the rule above the empty box."""
+    return idle(history).replace(RULE, f"── ⠙ Working {RULE}", 1)
+
+
+def test_a_killed_asker_among_two_working_neighbours_is_nobodys() -> None:
+    """A asked; B (started with A) and C (started just after the question, within the start-time
+    slack) run a tool on sessions of their own, written since. A killed: its question is nobody's,
+    and B's and C's sessions are theirs."""
+    sa = asking("A.jsonl", PROD, ["Yes", "No"], A_START + 0.3, at=1100.0)
+    sb = Wanted("B.jsonl", "/p", 1130.0, None, None, (), None, B_START + 0.3)
+    c_start = 1100.0 + START_SLACK_S / 2
+    sc = Wanted("C.jsonl", "/p", 1130.0, None, None, (), None, c_start + 0.3)
+    pc = Proc("/p", c_start, 33, None, working(" $ sleep 300"))
+    pb = b(working(" $ sleep 300"))
+    o = bind([sa, sb, sc], [pb, pc])
+    assert not o.alive("A.jsonl") and o.candidates("A.jsonl") == ()
+    assert owners_of(o) == {"B.jsonl": 22, "C.jsonl": 33}
+    # A alive, its dialog on screen: its question is A's, never a neighbour's
+    o = bind([sa, sb, sc], [a(dialog(PROD, ["Yes", "No"])), pb, pc])
+    assert owners_of(o) == {"A.jsonl": 11, "B.jsonl": 22, "C.jsonl": 33}
 
 
 def test_a_pending_session_with_one_candidate_stays_alive_whatever_its_pane_shows() -> None:

@@ -9,7 +9,7 @@ from datetime import datetime
 from hypothesis import given
 from hypothesis import strategies as st
 
-from notifier.app.requests import status_reply
+from notifier.app import status_reply
 from notifier.config import Config
 from notifier.core.codec import iso
 from notifier.core.commands import Status

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from notifier.app.window_process import WindowProcess
+from notifier.app import WindowProcess
 from notifier.config import Config
 from notifier.core.model import Snapshot
 from notifier.core.planner import Preferences

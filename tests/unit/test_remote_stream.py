@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 
+from notifier.channel import read_lines
 from notifier.config import Config, ConfigError
 from notifier.core.board import Board
 from notifier.core.codec import event_obj
 from notifier.core.model import Question, QuestionItem, SessionRef, Snapshot, Transition, remote_key
-from notifier.remote.link import read_lines
-from notifier.remote.stream import Ready, RemoteAsked, RemoteEnded, StreamError, parse_line
+from notifier.remote import Ready, RemoteAsked, RemoteEnded, StreamError, parse_line
 
 from ..conftest import wait_for
 
@@ -265,7 +265,7 @@ def ended_event(n: int, cid: str = "c") -> RemoteEnded:
 
 
 def test_the_inbox_folds_a_question_asked_and_ended_before_the_engine_looked() -> None:
-    from notifier.remote.inbox import Down, Inbox
+    from notifier.remote import Down, Inbox
 
     box = Inbox()
     assert box.put(asked_event(1)) is True  # the first asks the engine to take
@@ -282,7 +282,7 @@ def test_the_inbox_folds_a_question_asked_and_ended_before_the_engine_looked() -
 
 
 def test_the_inbox_is_bounded_and_taken_in_batches(tmp_path: Any) -> None:
-    from notifier.remote.inbox import Inbox
+    from notifier.remote import Inbox
 
     box = Inbox(size=10)
     put: list[int] = []
@@ -309,7 +309,7 @@ def test_the_inbox_is_bounded_and_taken_in_batches(tmp_path: Any) -> None:
 
 
 def test_the_pace_lets_a_burst_through_then_holds_to_its_rate() -> None:
-    from notifier.remote.inbox import Pace
+    from notifier.channel import Pace
 
     now = [100.0]
     slept: list[float] = []

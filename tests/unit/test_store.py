@@ -26,7 +26,8 @@ def test_snoozes_round_trip_by_scope() -> None:
 
 def test_the_standalone_window_snoozes_projects_too(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """`pi-notifier show` without a running app stores what its buttons ask for."""
-    from notifier.app import choices, local
+    from notifier import app as choices
+    from notifier import app as local
     from notifier.config import Config
     from notifier.core.commands import Mute, Snooze
 
@@ -45,7 +46,7 @@ def test_the_standalone_window_snoozes_projects_too(monkeypatch: pytest.MonkeyPa
 
 
 def test_preferences_have_one_owner_that_persists_and_hands_them_out(tmp_path: Path) -> None:
-    from notifier.app.choices import PreferencesOwner
+    from notifier.app import PreferencesOwner
     from notifier.core.commands import Mute, Snooze
 
     store = Store(str(tmp_path / "state.sqlite3"))
@@ -146,7 +147,7 @@ def test_preferences_changed_from_many_threads_lose_nothing(tmp_path: Path) -> N
     """The tray, the control channel and the notifier change them at once: one lock, no lost update."""
     import threading
 
-    from notifier.app.choices import PreferencesOwner
+    from notifier.app import PreferencesOwner
     from notifier.core.commands import Mute, Snooze
 
     store = Store(str(tmp_path / "state.sqlite3"))

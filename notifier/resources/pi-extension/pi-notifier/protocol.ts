@@ -1,6 +1,6 @@
 /**
  * pi-notifier companion extension: its wire protocol, pure (no pi, no sockets, no files, no clock).
- * The messages are described in index.ts's header; notifier/companion/protocol.py reads them.
+ * The messages are described in index.ts's header; notifier/companion.py reads them.
  * Unit tests: tests/extension/protocol.test.ts (node --test).
  */
 

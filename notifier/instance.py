@@ -1,8 +1,13 @@
 """One tray app per user: a lock file held for its life; a second one hands over to the first
-(asks it to open its window) and leaves. And one notifier per question: :class:`NotifyLock`."""
+(asks it to open its window) and leaves. And one notifier per question: :class:`NotifyLock`
+(the app and headless runs) and :class:`PeerLock` (two ``run --no-tray`` of the same folders side
+by side, no app: the one that holds it notifies; the others stream and follow it, and the first of
+them to take the lock once it ended notifies from then on, :mod:`notifier.cli.notify_turns`).
+Runs of other folders have other locks (nobody else notifies their questions)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import select
@@ -11,10 +16,10 @@ import threading
 import time
 from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass
-from typing import IO, Any
+from typing import Any
 
 from notifier import APP_NAME
-from notifier.control.client import request
+from notifier.control import request
 from notifier.core.text import clean
 from notifier.system import paths
 
@@ -24,34 +29,48 @@ CLAIM_S = 5.0  # how long the app waits for headless runs to stop notifying
 _FLAGS = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
+def _open(path: str) -> int:
+    """The lock file at ``path`` (made 0600, never through a link), in a folder of ours. Raises
+    OSError (:class:`~notifier.system.paths.NotOurs`) when the folder is not ours: nothing is
+    created in it."""
+    paths.own_folder(os.path.dirname(path) or ".", parents=True)
+    return os.open(path, _FLAGS, 0o600)
+
+
+def _flock(fd: int, exclusive: bool = True) -> bool:
+    """Take the lock of ``fd`` without waiting: False while it is held the other way. (No flock:
+    Windows, where one app and one notifier are not enforced: True.)"""
+    try:
+        import fcntl
+    except ImportError:
+        return True
+    try:
+        fcntl.flock(fd, (fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH) | fcntl.LOCK_NB)
+        return True
+    except OSError:
+        return False
+
+
 class InstanceLock:
     """Held for the life of the tray app: a second one knows the first is there."""
 
     def __init__(self, path: str) -> None:
         self.path = path
-        self.fh: IO[str] | None = None
+        self.fd: int | None = None
 
     def acquire(self) -> bool:
-        """True: this is the app. Raises OSError (:class:`~notifier.system.paths.NotOurs`) when
-        the lock's folder is not ours: nothing is created in it."""
-        paths.own_folder(os.path.dirname(self.path) or ".", parents=True)
-        self.fh = os.fdopen(os.open(self.path, _FLAGS, 0o600), "a+")
-        try:
-            import fcntl
-
-            fcntl.flock(self.fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        """True: this is the app. Raises OSError when the lock's folder is not ours."""
+        fd = _open(self.path)
+        if _flock(fd):
+            self.fd = fd
             return True
-        except ImportError:  # no flock (Windows): the socket alone decides
-            return True
-        except OSError:
-            self.fh.close()
-            self.fh = None
-            return False
+        os.close(fd)
+        return False
 
     def release(self) -> None:
-        if self.fh is not None:
-            self.fh.close()
-            self.fh = None
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
 
     def held(self) -> bool:
         """Whether an app holds the lock now: taken for a moment and let go where it is free (no
@@ -90,19 +109,9 @@ class NotifyLock:
 
     def _lock(self, exclusive: bool) -> bool:
         """Take the lock (not waiting). False: it is held the other way."""
-        try:
-            import fcntl
-        except ImportError:  # no flock (Windows): one notifier is not enforced there
-            return True
-        how = fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH
         if self.fd is None:
-            paths.own_folder(os.path.dirname(self.path) or ".", parents=True)
-            self.fd = os.open(self.path, _FLAGS, 0o600)
-        try:
-            fcntl.flock(self.fd, how | fcntl.LOCK_NB)
-            return True
-        except OSError:
-            return False
+            self.fd = _open(self.path)
+        return _flock(self.fd, exclusive)
 
     def share(self) -> bool:
         """A headless run that notifies: True while no app holds the lock."""
@@ -111,8 +120,7 @@ class NotifyLock:
     def claim(self, roots: Sequence[str], wait_s: float = CLAIM_S) -> bool:
         """The app: say who wants to notify, then take the lock once the headless runs that
         notify let it go (False: some did not within ``wait_s``; the app notifies anyway)."""
-        paths.own_folder(os.path.dirname(self.path) or ".", parents=True)
-        self.fd = os.open(self.path, _FLAGS, 0o600)
+        self.fd = _open(self.path)
         said = json.dumps({"pid": os.getpid(), "roots": sorted(roots)}).encode()
         os.ftruncate(self.fd, 0)
         os.pwrite(self.fd, said, 0)  # (a change the headless runs follow)
@@ -267,3 +275,49 @@ def window_said(reply: dict[str, Any]) -> str:
     if not reply.get("ok"):
         return f"it refused to open its window ({clean(reply.get('error'), 100)})"
     return "it was asked to open its window"
+
+
+class PeerLock:
+    """Held exclusively, for its life, by the headless run that notifies ``roots``; the file
+    names its pid for the others to follow."""
+
+    def __init__(self, folder: str, roots: Sequence[str]) -> None:
+        digest = hashlib.sha256(json.dumps(sorted(roots)).encode()).hexdigest()[:16]
+        self.path = os.path.join(folder, f"notify-headless-{digest}.lock")
+        self.fd: int | None = None
+
+    @property
+    def held(self) -> bool:
+        return self.fd is not None
+
+    def take(self) -> int | None:
+        """Take the lock (not waiting): None when this run holds it now, else the pid of the
+        run that does (0: it does not say)."""
+        if self.fd is not None:
+            return None
+        fd = _open(self.path)
+        if not _flock(fd):
+            try:
+                return _holder(fd)
+            finally:
+                os.close(fd)
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, str(os.getpid()).encode(), 0)
+        self.fd = fd
+        return None
+
+    def release(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+
+def _holder(fd: int) -> int:
+    """The pid the lock's holder wrote (0: none). A holder writes it just after it took the lock:
+    read again for a moment while the file is still empty."""
+    deadline = time.monotonic() + 0.5
+    while True:
+        said = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+        if said or time.monotonic() >= deadline:
+            return int(said) if said.isdigit() and int(said) != os.getpid() else 0
+        time.sleep(0.01)

@@ -1,0 +1,748 @@
+"""The running app: wiring and lifecycle of the engine, its outputs, the tray, the control channel
+and the window process; every command, whoever sends it, is carried out in :meth:`App.execute`.
+
+- the user's choices (snoozes and mutes) have one owner, :class:`PreferencesOwner`;
+- control requests are parsed once into commands (:func:`handle`) and answered;
+- every long-lived part is kept running by the one supervisor and back-off
+  (:mod:`notifier.system.supervisor`): the engine, the notifier, the UI thread, each remote link;
+- SIGINT, SIGTERM and SIGHUP end the app cleanly (:func:`install_signals`), and stopping is
+  bounded (:func:`stop_side_by_side`);
+- without an app, ``pi-notifier show`` has a source of its own (:class:`LocalSource`);
+- the window process (``pi-notifier show --attach``): opened one at a time, raised and focused
+  over the control channel, fed snapshots as it subscribes (:class:`WindowProcess`), with what
+  it shows beyond the snapshot (:class:`WindowDecoration`: where each pi runs, looked up on a
+  thread of its own, and what is snoozed).
+
+One instance per user for the tray app, and who notifies: :mod:`notifier.instance`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from types import FrameType
+from typing import Any
+
+from notifier.actions.answer import carry_out
+from notifier.actions.goto import configured, window_locations
+from notifier.companion import DialogFeed
+from notifier.config import Config
+from notifier.control import SOCKET_ENV, Connection, Server, encode, socket_path
+from notifier.core import commands
+from notifier.core.codec import status_obj, summary
+from notifier.core.commands import (
+    Answer,
+    Clear,
+    Command,
+    Focus,
+    Goto,
+    Health,
+    Mute,
+    Ping,
+    Quit,
+    Show,
+    Snooze,
+    Status,
+    Subscribe,
+)
+from notifier.core.model import Snapshot, Transition, TurnChange
+from notifier.core.planner import Preferences, quiet_hours_note, quiet_hours_obj, tomorrow_morning
+from notifier.core.text import clean
+from notifier.engine import Engine, ReadyInfo, Sink
+from notifier.instance import InstanceLock
+from notifier.outputs.desktop import AlertSink
+from notifier.outputs.history import HistorySink
+from notifier.outputs.jsonout import JsonSink
+from notifier.outputs.push import PushSink
+from notifier.outputs.tray import Redraw, Tray, UiState
+from notifier.remote import Remotes
+from notifier.sessions import engine_options
+from notifier.store import Store
+from notifier.system import desktop as x11
+from notifier.system import paths
+from notifier.system.supervisor import FailureLog
+from notifier.watch import ConfigFollower
+from notifier.window.view import mark_snoozes, window_obj
+
+log = logging.getLogger(__name__)
+SHUTDOWN_BUDGET_S = 0.8  # a signal ends the app well inside 2 s, whatever hangs
+Reply = dict[str, Any]
+Execute = Callable[[Command, Connection], "Reply | None"]
+Listener = Callable[[Preferences], None]
+
+
+# ---- the window process ----
+
+def window_display() -> tuple[dict[str, str] | None, str]:
+    """Where the window (Tk: X only) can open: (environment variables to add for it, what that
+    display is), or (``None``, why none can, in one line). On Wayland without ``DISPLAY``, the
+    compositor's XWayland display (:func:`notifier.system.desktop.window_display`)."""
+    if not sys.platform.startswith("linux"):
+        return {}, "the desktop"
+    return x11.window_display()
+
+
+def has_display() -> bool:
+    return window_display()[0] is not None
+
+
+def _focus_message(focus: list[str] | None, said: str | None) -> dict[str, Any]:
+    """What tells an open window where to look (and, ``said``, a line for its status line)."""
+    return {"focus": focus, **({"said": said} if said else {})}
+
+
+def _focus_obj(focus: Focus | None) -> list[str] | None:
+    return [focus.file, focus.call] if focus is not None else None
+
+
+class WindowProcess:
+    """Every open window is a subscribed connection; at most one is started by this app."""
+
+    def __init__(
+        self, socket: str, decorate: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+    ) -> None:
+        self.socket = socket  # the channel the window connects back to
+        self.decorate = decorate  # adds to each window object what the snapshot does not hold
+        self._subscribers: list[Connection] = []
+        self._sub_lock = threading.Lock()
+        self._show_lock = threading.Lock()
+        self._process: subprocess.Popen[bytes] | None = None
+        self._pending_focus: list[str] | None = None
+        self._pending_said: str | None = None
+        self._subscribed = threading.Event()  # a window subscribed since the last one was started
+
+    @property
+    def subscribers(self) -> list[Connection]:
+        with self._sub_lock:
+            return list(self._subscribers)
+
+    def show(self, focus: Focus | None = None, wait: float = 0.0, said: str | None = None) -> str:
+        """Open the window (one at a time), or raise the open one at ``focus``; ``said``: a line
+        for its status line. Says what really happened: "raised", "opened" (a new window
+        subscribed within ``wait`` s), "starting" (not confirmed yet), "no-display" or "failed"."""
+        with self._show_lock:
+            self._pending_said = said
+            result = self._show(_focus_obj(focus))
+            process = self._process
+        deadline = time.monotonic() + wait
+        while result == "starting" and process is not None and time.monotonic() < deadline:
+            if self._subscribed.wait(0.05):
+                return "opened"
+            if process.poll() is not None:
+                return "failed"
+        return result
+
+    def _show(self, focus: list[str] | None) -> str:
+        with self._sub_lock:
+            self._subscribers = [c for c in self._subscribers if not c.closed]
+            subs = list(self._subscribers)
+        message = _focus_message(focus, self._pending_said)
+        delivered = [conn.send(message) for conn in subs]
+        if any(delivered):
+            self._pending_said = None
+            return "raised"
+        if self._process is not None and self._process.poll() is None:
+            self._pending_focus = focus  # starting: it gets the focus when it subscribes
+            return "starting"
+        extra, said = window_display()
+        if extra is None:
+            log.warning("cannot open the window: %s", said)
+            return "no-display"
+        cmd = [sys.executable, "-m", "notifier", "show", "--attach"]
+        if focus:
+            cmd += ["--focus", focus[0], focus[1]]
+        self._pending_focus = focus
+        env = dict(os.environ, **extra, **{SOCKET_ENV: self.socket})
+        self._subscribed.clear()
+        try:
+            self._process = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, env=env)
+        except OSError as exc:
+            log.warning("cannot open the window: %s", exc)
+            return "failed"
+        return "starting"
+
+    def subscribe(self, conn: Connection, snapshot: Snapshot) -> None:
+        """A window connected: it gets every snapshot from now on, and the focus it was opened for."""
+        with self._sub_lock:
+            self._subscribers = [c for c in self._subscribers if not c.closed]
+            self._subscribers.append(conn)
+        self._subscribed.set()
+        conn.send({"window": self._obj(snapshot)}, kind="window")
+        if self._pending_focus or self._pending_said:
+            conn.send(_focus_message(self._pending_focus, self._pending_said))
+            self._pending_focus = self._pending_said = None
+
+    def _obj(self, snapshot: Snapshot) -> dict[str, Any]:
+        obj = window_obj(snapshot)
+        if self.decorate is not None:
+            try:
+                obj = self.decorate(obj)
+            except Exception as exc:  # what it adds is a nicety: the list is shown regardless
+                log.debug("window object not decorated: %s", exc)
+        return obj
+
+    def push(self, snapshot: Snapshot) -> None:
+        """A new snapshot to every open window (from the UI thread)."""
+        subs = self.subscribers
+        if not subs:
+            return
+        # Encoded once; send() only queues (a newer snapshot replaces an unsent one), so a
+        # window that stops reading never holds up this thread; the channel drops it.
+        message = encode({"window": self._obj(snapshot)})
+        gone = [conn for conn in subs if not conn.send(message, kind="window")]
+        if gone:
+            with self._sub_lock:
+                self._subscribers = [c for c in self._subscribers if c not in gone]
+
+    def close(self) -> None:
+        with self._sub_lock:
+            for conn in self._subscribers:
+                conn.close()
+            self._subscribers.clear()
+        if self._process is not None and self._process.poll() is None:
+            self._process.terminate()
+
+
+LOCATE_AGAIN_S = 5.0  # the window's "Where" of unchanged questions is looked up again this often
+
+
+class WindowDecoration:
+    def __init__(
+        self,
+        preferences: Callable[[], Preferences],
+        on_found: Callable[[], None],
+        stop_event: threading.Event,
+    ) -> None:
+        self.preferences = preferences
+        self.on_found = on_found
+        self.stop_event = stop_event
+        self._locations: tuple[tuple[Any, ...], float, dict[Any, Any]] | None = None  # the window's "Where"
+        self._lock = threading.Lock()
+        self._wanted: tuple[tuple[Any, ...], list[dict[str, Any]]] | None = None
+        self._locating = False
+
+    def __call__(self, obj: dict[str, Any]) -> dict[str, Any]:
+        """The window's object with each question's last known location and the snooze marks."""
+        now = time.time()
+        questions = obj.get("questions", [])
+        keys = tuple(tuple(q["key"]) for q in questions)
+        with self._lock:
+            cached = self._locations
+            if cached is None or cached[0] != keys or now - cached[1] >= LOCATE_AGAIN_S:
+                self._wanted = (keys, [dict(q) for q in questions])
+                if not self._locating:
+                    self._locating = True
+                    threading.Thread(target=self._locate, name="pi-notifier-locate", daemon=True).start()
+        found = cached[2] if cached is not None else {}
+        for q in questions:
+            q["location"] = found.get(tuple(q["key"]))
+        return mark_snoozes(obj, self.preferences(), now)
+
+    def _locate(self) -> None:
+        while True:
+            with self._lock:
+                wanted, self._wanted = self._wanted, None
+                if wanted is None or self.stop_event.is_set():
+                    self._locating = False
+                    return
+            keys, questions = wanted
+            try:
+                window_locations({"questions": questions})
+            except Exception as exc:  # the window shows no "Where" then, nothing worse
+                log.debug("cannot locate the sessions: %s", clean(exc, 200))
+            with self._lock:
+                self._locations = (keys, time.time(), {tuple(q["key"]): q.get("location") for q in questions})
+            self.on_found()  # pushed again, now with where each pi runs
+
+
+# ---- the user's choices ----
+
+
+
+def open_store(state_dir: str | None = None) -> Store:
+    """The state store: in ``state_dir`` if given, else in the user's state folder."""
+    if state_dir is None:
+        state_dir = paths.state_dir()
+    return Store(os.path.join(state_dir, "state.sqlite3"))
+
+
+class PreferencesOwner:
+    def __init__(self, store: Store, now: float) -> None:
+        self._store = store
+        self._lock = threading.Lock()
+        self._value = store.preferences(now)
+        self._listeners: list[Listener] = []
+
+    @property
+    def value(self) -> Preferences:
+        """The current choices (immutable: read it as often as you like)."""
+        return self._value
+
+    def listen(self, listener: Listener, current: bool = True) -> None:
+        """Call ``listener`` with every new value and (``current``) with the current one now;
+        under the lock, so none is missed or comes out of order: keep it short."""
+        with self._lock:
+            self._listeners.append(listener)
+            if current:
+                listener(self._value)
+
+    def apply(self, command: Snooze | Mute, now: float) -> Preferences:
+        """Carry out a snooze or mute: the new value, persisted, handed to every listener."""
+        with self._lock:
+            if isinstance(command, Snooze):
+                value = self._value.snoozed(command.until, now, command.session, command.project)
+                if command.session is None and command.project is None and command.until <= now:
+                    self._store.clear_snoozes()  # resume: every snooze is lifted
+                else:
+                    self._store.snooze(command.until, command.session, command.project)
+            else:
+                value = self._value.with_mute(command.project, command.on)
+                self._store.mute(command.project, command.on)
+            self._value = value
+            for listener in self._listeners:
+                listener(value)
+            return value
+
+
+# ---- control requests ----
+
+
+
+def handle(execute: Execute, request: dict[str, Any], conn: Connection) -> Reply | None:
+    """One request (on an ipc worker thread) → the reply (None: ``conn`` is kept, a subscription)."""
+    now = time.time()
+    try:
+        command = commands.parse(request, now, morning=tomorrow_morning(now))
+    except commands.CommandError as exc:
+        name = request.get("cmd")
+        detail = f" {clean(name, 40)}" if str(exc) == "unknown command" and isinstance(name, str) else ""
+        return {"ok": False, "error": clean(exc, 200) + detail}
+    return execute(command, conn)
+
+
+def health_reply(app: App) -> Reply:
+    engine = app.engine
+    return {
+        "ok": True,
+        "pid": os.getpid(),
+        "ready": engine is not None and engine.ready_event.is_set(),
+        "engine_restarts": engine.restarts if engine is not None else 0,
+        "problems": app.health.report(),
+        "display": has_display(),
+        "tray": app.tray is not None,
+        "store": "persistent" if app.store.persistent else "in memory",
+    }
+
+
+def status_reply(config: Config, command: Status, state: UiState) -> Reply:
+    """The status, if the app watches the folders, with the settings, the client asks about
+    (``{"ok": false}`` otherwise: the client reads the sessions itself)."""
+    liveness = command.liveness or config["liveness"]
+    same = sorted(command.roots) == sorted(config["sessions_dirs"])
+    same = same and liveness == config["liveness"]
+    same = same and sorted(command.question_tools) == sorted(config["question_tools"])
+    if not same:
+        return {"ok": False}
+    now = time.time()
+    if command.brief:  # a status bar, every second: the summary only, not every session
+        quiet_now = quiet_hours_note(config["quiet_hours"], now)
+        return {"ok": True, "summary": summary(state.snapshot, now, state.snoozed_until(now), quiet_now)}
+    quiet = quiet_hours_obj(config["quiet_hours"], now)  # (the app follows its config file)
+    return {"ok": True, "status": {**status_obj(state.snapshot), **quiet}}
+
+
+# ---- signals and stopping ----
+
+_signals: list[tuple[int, threading.Event]] = []  # installed, not yet watched by a thread
+
+
+def install_signals(stop: threading.Event) -> None:
+    """SIGINT, SIGTERM and SIGHUP set ``stop``.
+
+    A signal may be delivered to any thread, while Python runs handlers only in the main thread,
+    which sleeps in an untimed wait or the tray's loop (no polling). So the interpreter's own
+    wakeup fd carries the signal: its C-level handler writes to a pipe whichever thread was hit,
+    and the control channel's thread (:meth:`App.serve`), or where there is none a relay thread
+    (:meth:`App.run_loop`), sets ``stop``. (Setting the event inside a Python handler could also
+    deadlock on its lock.)"""
+    r, w = os.pipe()
+    os.set_blocking(w, False)
+    _signals.append((r, stop))
+    try:
+        signal.set_wakeup_fd(w, warn_on_full_buffer=False)
+    except (ValueError, OSError):  # not the main thread: Python handlers still work there
+        pass
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        with contextlib.suppress(OSError):
+            os.write(w, b"s")
+
+    for sig in (signal.SIGINT, signal.SIGTERM, getattr(signal, "SIGHUP", None)):
+        if sig is not None:
+            with contextlib.suppress(ValueError, OSError):
+                signal.signal(sig, handler)
+
+
+def _take_signals() -> list[tuple[int, threading.Event]]:
+    """The signals installed and not yet watched by any thread (each pipe, its stop event)."""
+    taken = list(_signals)
+    _signals.clear()
+    return taken
+
+
+def _relay_signals(signals: Sequence[tuple[int, threading.Event]]) -> None:
+    """A relay thread for each of ``signals`` (where no control channel's thread carries them)."""
+    for r, stop in signals:
+
+        def relay(r: int = r, stop: threading.Event = stop) -> None:
+            try:
+                os.read(r, 1)
+            except OSError:
+                return
+            stop.set()
+
+        threading.Thread(target=relay, name="pi-notifier-signals", daemon=True).start()
+
+
+def stop_side_by_side(stoppers: Sequence[tuple[str, Callable[[], object]]], deadline: float) -> list[str]:
+    """Run each ``(name, stop)`` on a thread of its own; wait for them until ``deadline`` (monotonic).
+    Returns the names still busy then."""
+    threads = []
+    for name, fn in stoppers:
+        t = threading.Thread(target=_quietly(name, fn), name=f"pi-notifier-stop {name}", daemon=True)
+        t.start()
+        threads.append((name, t))
+    for _, t in threads:
+        t.join(max(0.0, deadline - time.monotonic()))
+    return [name for name, t in threads if t.is_alive()]
+
+
+def _quietly(name: str, fn: Callable[[], object]) -> Callable[[], None]:
+    def run() -> None:
+        try:
+            fn()
+        except BaseException as exc:  # on the way out: say it, never hang or trace back
+            log.warning("stopping %s failed: %s", name, clean(exc, 200))
+
+    return run
+
+
+# ---- without an app: the window's own source ----
+
+def clear_abandoned(engine: Engine, command: Clear) -> None:
+    """Forget abandoned questions (one, a session's, or all), on the engine thread."""
+
+    def do() -> list[Transition]:  # (the engine's last snapshot: a new one here would be a change of its own)
+        keys = [command.session] if command.session else [v.ref.key for v in engine.snapshot.sessions if v.abandoned]
+        for key in keys:
+            engine.board.clear_abandoned(key, command.call)
+        return []  # (no transition: the next snapshot no longer lists them)
+
+    engine.call(do)
+
+
+class LocalSource:
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self.engine: Engine | None = None
+        self.dialogs: DialogFeed | None = None  # the companion extension's dialogs, if any
+        self._push: Callable[[dict[str, Any]], None] | None = None
+
+    def start(self, push: Callable[[dict[str, Any]], None]) -> None:
+        self._push = push
+        self.engine = Engine(engine_options(self.config), [self])
+        self.engine.start()
+        self.dialogs = DialogFeed.attach(self.engine)
+
+    def ready(self, info: ReadyInfo, snapshot: Snapshot) -> None:
+        self._send(snapshot)
+
+    def transitions(self, items: Sequence[Transition], snapshot: Snapshot) -> None:
+        self._send(snapshot)
+
+    def turns(self, items: Sequence[TurnChange]) -> None:
+        pass  # (finished turns are not this output's business)
+
+    def _send(self, snapshot: Snapshot) -> None:
+        if self._push is not None:
+            self._push({"window": window_obj(snapshot)})
+
+    def command(self, command: Command) -> None:
+        engine = self.engine
+        if engine is None:
+            return
+        if isinstance(command, Clear):
+            clear_abandoned(engine, command)
+        elif isinstance(command, (Snooze, Mute)):
+            store = open_store()
+            try:
+                PreferencesOwner(store, time.time()).apply(command, time.time())
+            finally:
+                store.close()
+
+    def ask(self, command: Command) -> dict[str, Any] | None:
+        """A Goto or Answer from the window, carried out here as the CLI would (no app runs)."""
+        engine = self.engine
+        if engine is None or not isinstance(command, (Goto, Answer)):
+            return None
+
+        code, said = carry_out(self.config, engine.snapshot, command)
+        return {"ok": code == 0, "code": code, "said": said}
+
+    def close(self) -> None:
+        if self.dialogs is not None:
+            self.dialogs.stop()
+            self.dialogs = None
+        if self.engine is not None:
+            self.engine.stop()
+
+
+# ---- the app ----
+
+
+
+class App:
+    def __init__(
+        self,
+        config: Config,
+        json_out: bool,
+        notify: bool,
+        socket: str | None = None,
+        state_dir: str | None = None,
+        lock: InstanceLock | None = None,
+    ) -> None:
+        """``state_dir``: keep the store and scan cache there instead of the user's state folder
+        (the demo must not write into the real history). ``lock``: the one app's lock, held,
+        released at shutdown. The tray and a headless run's notifier turns are given to
+        :meth:`start` (they are built on the app: its commands, its state)."""
+        self.config = config
+        self.state_dir = state_dir
+        self.socket = socket or socket_path()
+        self.json_out = json_out
+        self.want_notify = notify and config["notifications.backend"] != "none"
+        self.stop_event = threading.Event()
+        self.store = open_store(state_dir)
+        self.preferences = PreferencesOwner(self.store, time.time())  # restored from the store
+        self.engine: Engine | None = None  # built in start(), with its sinks fixed
+        self.alerts: AlertSink | None = None  # the notifier (it keeps itself running)
+        self.tray: Tray | None = None  # (given to start(); None once it stopped)
+        self.server: Server | None = None
+        self.lock = lock
+        self.health = FailureLog()  # shared with the engine and the notifier: what failed and was recovered
+        decorate = WindowDecoration(lambda: self.preferences.value, self._changed, self.stop_event)
+        self.window = WindowProcess(self.socket, decorate=decorate)
+        self.redraw = Redraw(
+            lambda: self.preferences.value, self.window, lambda: self.tray, config, self.health, self.stop_event
+        )
+        self.remotes: Remotes | None = None  # remote hosts (their links: notifier/remote.py)
+        self.push: PushSink | None = None
+        self.dialogs: DialogFeed | None = None  # the companion extension's dialogs (notifier.companion)
+        self.preferences.listen(lambda _: self._changed(), current=False)  # the tray shows snoozes, mutes
+        self.follower = ConfigFollower(config, self._quiet_hours_changed)  # the file, while the app runs
+
+    # ---- commands (tray, window, notifications, control channel: any thread) ----
+
+    def execute(self, command: Command, conn: Connection | None = None) -> dict[str, Any] | None:
+        """Carry out one command, whoever sent it, on the caller's thread: each part it touches
+        guards its own state (preferences: their owner's lock; the board: the engine thread; the
+        window: its lock). Returns the control channel's reply (None: ``conn`` was kept)."""
+        if isinstance(command, (Snooze, Mute)):
+            self.preferences.apply(command, time.time())
+        elif isinstance(command, Clear):
+            if self.engine is not None:
+                clear_abandoned(self.engine, command)
+        elif isinstance(command, (Goto, Answer)):
+            if conn is None:  # the tray, a notification: never on their thread; what fails is said
+                threading.Thread(
+                    target=self._act, args=(command,), name="pi-notifier-act", daemon=True
+                ).start()
+                return {"ok": True}
+            code, said = self._carry_out(command)  # an ipc worker thread: the reply says what happened
+            return {"ok": code == 0, "code": code, "said": said, **({"error": said} if code else {})}
+        elif isinstance(command, Show):
+            window = self.window.show(command.focus, command.wait)
+            return {"ok": True, "window": window, "display": has_display()}
+        elif isinstance(command, Subscribe):
+            if conn is not None:
+                self.window.subscribe(conn, self.snapshot())
+            return None
+        elif isinstance(command, Quit):
+            self.stop_event.set()
+        elif isinstance(command, Ping):
+            return {"ok": True, "pid": os.getpid(), "roots": self.config["sessions_dirs"]}
+        elif isinstance(command, Health):
+            return health_reply(self)
+        elif isinstance(command, Status):
+            return status_reply(self.config, command, self.ui_state())
+        return {"ok": True}
+
+    def _carry_out(self, command: Goto | Answer) -> tuple[int, str]:
+        """goto / answer on the app's own snapshot: (the CLI's exit code, one line to show)."""
+        return carry_out(self.config, self.snapshot(), command)
+
+    def _act(self, command: Goto | Answer) -> None:
+        """Carry out a goto or answer from the tray or a notification; when it cannot be done, the
+        user is told what to do instead: in the window, opened at the question (its status line),
+        or where there is no window, in a notification."""
+        try:
+            code, said = self._carry_out(command)
+        except Exception as exc:  # never silently nothing
+            code, said = 1, f"failed: {clean(exc, 200)}"
+        log.info("%s: %s", "goto" if isinstance(command, Goto) else "answer", clean(said, 300))
+        if code == 0:
+            return
+        what = "Cannot go to the session" if isinstance(command, Goto) else "Not answered"
+        focus = Focus(command.session, command.call) if command.session and command.call else None
+        shown = self.window.show(focus, said=f"{what}: {said}")
+        if shown in ("no-display", "failed") and self.alerts is not None:
+            self.alerts.tell(what, said)
+
+    def handle(self, req: dict[str, Any], conn: Connection) -> dict[str, Any] | None:
+        """One control request (on an ipc worker thread)."""
+        return handle(self.execute, req, conn)
+
+    # ---- what the sinks and the UI get ----
+
+    def snapshot(self) -> Snapshot:
+        """The engine's snapshot, as every sink got it."""
+        return self.engine.snapshot if self.engine is not None else Snapshot()
+
+    def ui_state(self) -> UiState:
+        """What the tray, the window and the control replies show: the snapshot and the user's choices."""
+        return UiState(self.snapshot(), self.preferences.value, self.health.lines())
+
+    def _changed(self) -> None:
+        self.redraw.changed()
+
+    def _quiet_hours_changed(self, quiet: str) -> None:
+        if self.alerts is not None:
+            self.alerts.set_quiet_hours(quiet)
+        self._changed()  # the tooltip says so
+
+    # ---- lifecycle ----
+
+    def start(self, tray: Tray | None = None, turns: Sink | None = None) -> None:
+        """Everything but the main-thread loop. ``tray``: the icon :meth:`run_loop` runs (None:
+        none). ``turns``: a headless run that hands notifying to the app and takes it back: its
+        sink passes the engine's calls to ``alerts`` of the moment (cli/notify_turns.py)."""
+        self.tray = tray
+        self.store.prune(time.time() - self.config["history.retention_days"] * 86400)
+        sinks: list[Sink] = []
+        lines = [JsonSink(on_broken=self.stop_event.set)] if self.json_out else []
+        sinks.append(HistorySink(self.store))
+        if self.want_notify:
+            self.alerts = self.new_notifier(self.store, self.preferences)
+        if turns is not None:  # (a headless run: the notifier of the moment, or none)
+            sinks.append(turns)
+        elif self.alerts is not None:
+            sinks.append(self.alerts)
+        sinks.append(self.redraw)
+
+        self.remotes = Remotes(configured(self.config))
+        sinks.append(self.remotes)  # (its links start once the engine is ready)
+        if self.config["push.urls"]:
+            self.push = PushSink(self.config, self.store)
+            sinks.append(self.push)
+        self.redraw.start()
+        options = engine_options(self.config)
+        if self.state_dir:
+            options.cache_path = os.path.join(self.state_dir, "scan-cache.sqlite3")
+        # (on_failure: the tray shows that the engine is being restarted)
+        self.engine = Engine(options, sinks, health=self.health, on_failure=self._changed, lines=lines)
+        self.remotes.attach(self.engine)
+        if not self.state_dir:  # (followed from before "ready"; the demo keeps to its own settings)
+            self.follower.start()
+        self.engine.start()
+        if self.push is not None:
+            self.push.start()
+        self.dialogs = DialogFeed.attach(self.engine)  # the companion extension's dialogs, if any
+
+    def new_notifier(self, store: Store, preferences: PreferencesOwner) -> AlertSink:
+        """The notifier, started, recording in ``store``, following the user's snoozes and mutes
+        (``preferences``); what the user asks of a notification is a command for the app."""
+        alerts = AlertSink(self.config, store, execute=self.execute, instead=self._instead(), health=self.health)
+        preferences.listen(alerts.set_preferences)  # handed the current value before start
+        alerts.start()
+        return alerts
+
+    def _instead(self) -> str | None:
+        """What shows questions while notifications cannot (for the log; None: the tray)."""
+        if self.tray is not None:
+            return None
+        if self.json_out:
+            return "with no tray icon either, only the run --json stream shows questions"
+        return (
+            "with no tray icon either, nothing on this desktop shows questions"
+            " (pi-notifier status and pi-notifier show list them)"
+        )
+
+    def serve(self) -> None:
+        self.server = Server(self.socket, self.handle)
+        signals = _take_signals()  # (woken by the channel's thread, not one more)
+        for r, stop in signals:
+            self.server.watch_pipe(r, stop.set)
+        try:
+            self.server.start()
+        except OSError as exc:
+            log.warning(
+                "cannot open the control channel (%s); a second pi-notifier will not find this one", exc
+            )
+            _signals.extend(signals)  # (run_loop relays them)
+            self.server = None
+
+    def run_loop(self) -> int:
+        """Block in the main thread until asked to stop."""
+        _relay_signals(_take_signals())  # (the signals no control channel carries)
+        if self.tray is not None and not self.stop_event.is_set():
+            try:
+                self.tray.run(self._changed, self.stop_event)
+            except Exception as exc:
+                if self.stop_event.is_set():
+                    # pystray's GTK backends close their own notification on the way out, which
+                    # fails where no notification server runs: harmless then.
+                    log.debug("tray stopped with: %s", clean(exc, 200))
+                else:
+                    log.warning("the tray stopped (%s); carrying on without it", clean(exc, 200))
+                self.tray = None
+        self.stop_event.wait()  # no polling: a signal, Quit or a closed --json pipe sets it
+        return 0
+
+    def shutdown(self) -> None:
+        """Stop everything within SHUTDOWN_BUDGET_S, whatever hangs: the engine (perhaps in the
+        middle of a long start-up scan or a blocked write) and the notifier (perhaps waiting on
+        a slow notification server) are stopped side by side, each waited for only until the
+        deadline; what is still busy then is left to end with the process (daemon threads)."""
+        deadline = time.monotonic() + SHUTDOWN_BUDGET_S
+        self.stop_event.set()
+        self.redraw.changed()  # lets the UI thread finish
+        if self.server is not None:
+            self.server.stop()
+        if self.dialogs is not None:
+            self.dialogs.stop()
+        self.follower.stop()
+        self.window.close()
+        if self.remotes is not None:
+            self.remotes.stop()
+        if self.push is not None:
+            self.push.stop()
+        stoppers: list[tuple[str, Callable[[], object]]] = []
+        engine, alerts = self.engine, self.alerts
+        if engine is not None:
+            stoppers.append(("the engine", lambda: engine.stop(timeout=SHUTDOWN_BUDGET_S)))
+        if alerts is not None:
+            stoppers.append(("the notifier", alerts.stop))
+        late = stop_side_by_side(stoppers, deadline)
+        if late:
+            log.warning(
+                "%s did not stop within %.1f s; exiting anyway", " and ".join(late), SHUTDOWN_BUDGET_S
+            )
+        self.store.close(timeout=max(0.05, deadline - time.monotonic()))
+        if self.lock is not None:
+            self.lock.release()

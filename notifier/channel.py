@@ -1,0 +1,256 @@
+"""The one JSON-lines channel: one JSON object per line, over a user-only Unix socket (the control
+socket, each companion extension's socket) or a child's pipe (a remote's ssh stream), with ONE set
+of limits that every door shares.
+
+- :func:`encode`: one message on the wire (ASCII: a lone surrogate from a badly encoded file name
+  still travels, as an escape);
+- :class:`LineReader`: complete lines off a socket, bounded in size, with an optional deadline;
+  :func:`read_lines`: the same off a pipe (a longer line is skipped to its end);
+- :func:`parse_object`: one foreign line → a dict, parsed with bounds (size and nesting), or
+  :class:`BadLine`;
+- :class:`Pace`: how many lines a second one peer may make us read (a token bucket);
+- who may talk: :func:`listen_private`, :func:`peer_uid`, :func:`socket_not_ours`,
+  :func:`server_not_ours` (only this user, checked both ways on every connection).
+
+No ``socket`` or ``struct`` import at the top: ``status`` checks a socket file before it knows
+there is an app to talk to."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import stat
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import IO, TYPE_CHECKING, Any
+
+from notifier.core import codec as jsonbound
+from notifier.core.text import clean
+from notifier.system import paths
+
+if TYPE_CHECKING:
+    import socket
+
+# ---- the limits, one set for every door ----
+MAX_LINE = 1 << 20  # one line in: a control request, a companion event, a remote event
+MAX_DEPTH = 16  # nesting of a control request (requests nest two or three levels)
+MAX_REPLY = 64 << 20  # one reply or pushed message, as a client reads it (status of many sessions)
+RATE = 1000.0  # cost units a second one peer may make us read: a line costs 1 + its bytes / BYTES_PER_UNIT
+BURST = 4000.0  # (the start-up re-sync of a remote, a hello with every open dialog)
+BYTES_PER_UNIT = 1024
+MAX_CONNECTIONS = 64  # open control connections
+MAX_PEERS = 64  # companion sockets followed at once (one pi each)
+MAX_DIALOGS = 64  # open dialogs one pi may have on the board
+MAX_OUTPUT = 4 << 20  # bytes queued for one control connection (beyond the message being written)
+READ_PAUSE = 256 << 10  # with this much of its answers unread, a client's next requests wait
+IDLE_TIMEOUT = 10.0  # seconds a control connection that is not subscribed may sit without a request
+STALL_TIMEOUT = 5.0  # seconds queued output may wait for a peer that reads nothing at all
+EVICT_GRACE = 0.5  # a connection this young is never evicted (its request is on the way)
+
+
+class BadLine(ValueError):
+    """A line that cannot be read (too long, too deep, not JSON, not an object), or a request
+    field of the wrong type or shape; the peer gets the message as its error."""
+
+
+BadRequest = BadLine  # (what a control handler raises for a request it cannot read)
+
+
+def encode(obj: dict[str, Any]) -> bytes:
+    """One message on the wire."""
+    return (json.dumps(obj, separators=(",", ":"), allow_nan=False) + "\n").encode("ascii")
+
+
+def parse_object(line: bytes | str, max_bytes: int = MAX_LINE, max_depth: int = jsonbound.MAX_DEPTH) -> dict[str, Any]:
+    """One foreign line (without its newline) → the object it holds, or :class:`BadLine`."""
+    try:
+        obj = jsonbound.loads(line, max_bytes=max_bytes, max_depth=max_depth)
+    except UnicodeDecodeError:
+        raise BadLine("not UTF-8") from None
+    except ValueError as exc:  # BoundedJSONError
+        raise BadLine(clean(exc, 120)) from None
+    if not isinstance(obj, dict):
+        raise BadLine("not a JSON object")
+    return obj
+
+
+class LineReader:
+    """The lines a socket sends, each at most ``limit`` bytes. Iterating ends at EOF; raises
+    OSError (TimeoutError once ``deadline`` passes) and :class:`BadLine` for a longer line."""
+
+    def __init__(self, sock: socket.socket, deadline: float | None = None, limit: int = MAX_LINE) -> None:
+        self.sock = sock
+        self.deadline = deadline  # None: wait as long as it takes
+        self.limit = limit
+        self.buf = bytearray()
+
+    def __iter__(self) -> Iterator[bytes]:
+        while True:
+            end = self.buf.find(b"\n")
+            while end >= 0:
+                line = bytes(self.buf[:end])
+                del self.buf[: end + 1]
+                yield line
+                end = self.buf.find(b"\n")
+            if len(self.buf) > self.limit:
+                raise BadLine(f"a line longer than {self.limit} bytes")
+            if self.deadline is None:
+                self.sock.settimeout(None)
+            else:
+                left = self.deadline - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError("timed out")
+                self.sock.settimeout(left)
+            chunk = self.sock.recv(1 << 16)
+            if not chunk:
+                return
+            self.buf += chunk
+
+    def objects(self) -> Iterator[dict[str, Any]]:
+        """The well-formed objects among the lines (a malformed line is skipped)."""
+        for line in self:
+            with contextlib.suppress(BadLine):
+                yield parse_object(line, self.limit)
+
+
+def read_lines(stream: IO[bytes], limit: int = MAX_LINE) -> Iterator[bytes | None]:
+    """Complete lines of a pipe, of at most ``limit`` bytes; ``None`` for a longer one (skipped to
+    its end, bounded chunks at a time)."""
+    while True:
+        line = stream.readline(limit + 1)
+        if not line:
+            return
+        if len(line) > limit and not line.endswith(b"\n"):
+            while True:
+                rest = stream.readline(limit + 1)
+                if not rest or rest.endswith(b"\n"):
+                    break
+            yield None
+            continue
+        yield line
+
+
+class Pace:
+    """A token bucket: :meth:`spend` waits (on ``stop``) until the cost of one more line fits, so
+    a peer that floods is read no faster (its own output waits in its socket or pipe)."""
+
+    def __init__(self, rate: float = RATE, burst: float = BURST, clock: Callable[[], float] = time.monotonic) -> None:
+        self.rate = rate
+        self.burst = burst
+        self.clock = clock
+        self._tokens = burst
+        self._at = clock()
+        self.waited = 0  # how many lines had to wait
+
+    def _fill(self) -> None:
+        now = self.clock()
+        self._tokens = min(self.burst, self._tokens + (now - self._at) * self.rate)
+        self._at = now
+
+    def spend(self, size: int, stop: threading.Event) -> None:
+        cost = min(self.burst, 1.0 + size / BYTES_PER_UNIT)
+        self._fill()
+        if self._tokens < cost:
+            self.waited += 1
+            stop.wait((cost - self._tokens) / self.rate)
+            self._fill()
+        self._tokens -= cost
+
+
+# ---- who may talk: only this user ----
+
+
+def listen_private(path: str) -> socket.socket:
+    """A non-blocking listening Unix socket at ``path`` that only this user can connect to
+    (its folder must be ours and not a link, and is made 0700; the socket 0600; a stale socket
+    there is replaced). Raises :class:`~notifier.system.paths.NotOurs` for a folder that is not
+    ours: nothing is created, changed or removed in it."""
+    import socket
+
+    paths.own_folder(os.path.dirname(path) or ".", parents=True)
+    with contextlib.suppress(FileNotFoundError):
+        if stat.S_ISSOCK(os.lstat(path).st_mode):  # (anything else there makes bind fail)
+            os.unlink(path)
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    old = os.umask(0o177)
+    try:
+        sock.bind(path)
+    except OSError:
+        sock.close()
+        raise
+    finally:
+        os.umask(old)
+    os.chmod(path, 0o600)
+    sock.listen(socket.SOMAXCONN)
+    sock.setblocking(False)
+    return sock
+
+
+def peer_uid(sock: socket.socket) -> int | None:
+    """The uid of the process at the other end of a Unix socket; None where it cannot be known."""
+    import socket
+    import struct
+
+    try:
+        if hasattr(socket, "SO_PEERCRED"):  # Linux: struct ucred {pid, uid, gid}
+            creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+            return int(struct.unpack("3i", creds)[1])
+        if sys.platform == "darwin" or "bsd" in sys.platform:
+            # getpeereid(3) is LOCAL_PEERCRED at SOL_LOCAL: struct xucred {u_int version; uid_t uid; …}
+            data = sock.getsockopt(0, 0x001, 76)
+            return int(struct.unpack_from("2I", data)[1])
+    except (OSError, struct.error):
+        return None
+    return None
+
+
+def socket_not_ours(path: str) -> str | None:
+    """Why the socket file at ``path`` cannot have been made by this user (None: it can): a link,
+    something other than a socket, or a socket another user owns. Checked without following
+    links; raises OSError (FileNotFoundError) when there is nothing there."""
+    st = os.lstat(path)
+    if not stat.S_ISSOCK(st.st_mode):
+        return "it is a symbolic link" if stat.S_ISLNK(st.st_mode) else "it is not a socket"
+    if hasattr(os, "getuid") and st.st_uid != os.getuid():
+        return f"it belongs to uid {st.st_uid}"
+    return None
+
+
+def server_not_ours(sock: socket.socket) -> str | None:
+    """Why the process serving a connected ``sock`` is not one of this user's (None: it is, or
+    the system does not tell)."""
+    uid = peer_uid(sock)
+    if uid is not None and hasattr(os, "getuid") and uid != os.getuid():
+        return f"it is served by uid {uid}"
+    return None
+
+
+def connect_private(path: str, timeout: float) -> socket.socket:
+    """A blocking socket connected to this user's socket file at ``path``, served by a process
+    of this user. Raises OSError: ``FileNotFoundError`` (nothing there), :class:`NotOurs` (the
+    file or the serving process is another user's, said why), ``BlockingIOError`` (a full
+    backlog), ``TimeoutError``, or any other connect failure."""
+    import socket
+
+    why = socket_not_ours(path)
+    if why is not None:
+        raise NotOurs(why)
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(timeout)
+    try:
+        sock.connect(path)
+    except OSError:
+        sock.close()
+        raise
+    why = server_not_ours(sock)
+    if why is not None:
+        sock.close()
+        raise NotOurs(why)
+    return sock
+
+
+class NotOurs(PermissionError):
+    """A socket file, or the process serving it, that is not this user's."""

@@ -1,0 +1,804 @@
+"""The optional companion pi extension, seen from pi-notifier (issue 11): its sockets, its
+protocol (typed events from its JSON lines, requests that answer a dialog), a connection to one
+socket (same user only, over the one channel: :mod:`notifier.channel`), and what it announces
+put on the board (:class:`DialogFeed`, on the engine thread).
+
+The extension itself ships as the folder ``notifier/resources/pi-extension/pi-notifier/``
+(``index.ts``, pi's entry point, and the modules it imports; docs/companion-extension.md);
+installing it is :mod:`notifier.cli.install`. Finding sockets as pis start:
+:class:`CompanionWatcher`.
+
+Strings are kept as the extension sent them (bounded); whoever shows or logs them passes them
+through :func:`notifier.core.text.clean`. A dialog the extension announces becomes a pending
+question of its session, ``kind: "dialog"``: ``dialog`` adds it (keyed by socket and dialog id),
+``closed`` resolves it, a lost connection (pi gone) abandons its dialogs, and a ``hello`` (on every
+(re)connect) brings the board in line with what pi shows now. A question tool's own ``custom``
+dialog is that question (already read from the session file): it is not shown twice. A dialog not
+known to wait for a human (a loader while an extension calls the model) is not on the board. A
+dialog pi shows before it has a session file (project trust at start-up) belongs to that pi, known
+by its process and folder (:func:`notifier.core.board.startup_key`), until its session starts.
+One pi may keep at most :data:`~notifier.channel.MAX_DIALOGS` dialogs on the board and is read at
+most at the channel's pace.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import math
+import os
+import stat
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+from notifier.channel import (
+    MAX_DIALOGS,
+    MAX_LINE,
+    MAX_PEERS,
+    BadLine,
+    LineReader,
+    NotOurs,
+    Pace,
+    connect_private,
+    encode,
+    parse_object,
+    socket_not_ours,
+)
+from notifier.core.board import add_dialogs, startup_key
+from notifier.core.model import (
+    GENERIC_QUESTION,
+    Option,
+    Outcome,
+    Question,
+    QuestionItem,
+    SessionRef,
+    Snapshot,
+    Transition,
+)
+from notifier.core.text import clean
+from notifier.pi.catalog import QuestionCatalog
+from notifier.system import paths
+from notifier.system.log import LogOnce
+from notifier.system.supervisor import Backoff
+
+if TYPE_CHECKING:
+    import socket
+
+    from notifier.core.board import Board
+    from notifier.watch import Watch
+
+log = logging.getLogger(__name__)
+say_once = LogOnce(log)
+
+
+class Options(Protocol):
+    """What of the engine's options a dialog is judged by."""
+
+    @property
+    def roots(self) -> list[str]: ...
+
+    @property
+    def catalog(self) -> QuestionCatalog: ...
+
+
+class BoardOwner(Protocol):
+    """The engine, as a feed of its board sees it (:class:`notifier.engine.Engine`)."""
+
+    @property
+    def board(self) -> Board: ...
+
+    @property
+    def options(self) -> Options: ...
+
+    def call(self, fn: Callable[[], list[Transition]]) -> None: ...
+
+
+# ---- the sockets ----
+
+SOCKET_PREFIX = "ext-"
+SOCKET_SUFFIX = ".sock"
+
+
+def is_socket_name(name: str) -> bool:
+    return name.startswith(SOCKET_PREFIX) and name.endswith(SOCKET_SUFFIX) and "/" not in name
+
+
+def socket_folder() -> str:
+    """Where the extension puts its sockets: pi-notifier's runtime folder (checked to be ours;
+    the extension makes the same choice and the same checks)."""
+    return paths.runtime_dir()
+
+
+def list_sockets(folder: str | None = None) -> list[str]:
+    try:
+        folder = folder or socket_folder()  # (OSError: no runtime folder of our own)
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return []
+    return [os.path.join(folder, n) for n in names if is_socket_name(n)]
+
+
+# ---- the protocol ----
+
+PROTOCOL = 1
+
+KINDS = ("select", "confirm", "input", "editor", "custom")
+Kind = Literal["select", "confirm", "input", "editor", "custom"]
+HOW = ("answered", "cancelled", "remote")
+
+# Key names a caller may use instead of raw terminal input (what a terminal sends for the key).
+KEYS: dict[str, str] = {
+    "up": "\x1b[A",
+    "down": "\x1b[B",
+    "right": "\x1b[C",
+    "left": "\x1b[D",
+    "enter": "\r",
+    "escape": "\x1b",
+    "tab": "\t",
+    "backspace": "\x7f",
+    "space": " ",
+}
+
+
+class ProtocolError(ValueError):
+    """A line that is not a well-formed message of this"""
+
+
+@dataclass(frozen=True)
+class Dialog:
+    """A dialog pi shows. ``remote`` says how it can be answered from here: ``"value"`` (select,
+    confirm, input: exactly), ``"keys"`` (custom: keys forwarded to its component) or ``None``.
+    ``waits``: known to wait for a human (False: a loader shown while an extension calls the model,
+    a custom dialog that takes no input, or one announced only by pi's prompt events).
+    ``session_file`` is ``None`` before pi has a session (a start-up dialog: project trust); the
+    pi is known by ``pid`` and ``cwd`` then, and ``session_dir`` says where its sessions go."""
+
+    id: str
+    kind: Kind
+    title: str | None
+    options: tuple[str, ...] | None
+    tool: str | None
+    tool_call_id: str | None
+    tool_input: Any
+    session_file: str | None
+    cwd: str | None
+    pid: int | None
+    at: float | None  # seconds since the epoch, when pi opened it
+    remote: Literal["value", "keys"] | None
+    screen: tuple[str, ...] | None  # a custom dialog's text, as the terminal shows it
+    waits: bool = True
+    session_dir: str | None = None
+
+    @property
+    def command(self) -> str | None:
+        """The shell command a gate asks about, when the gated tool call is a bash call."""
+        if isinstance(self.tool_input, dict):
+            value = self.tool_input.get("command")
+            if isinstance(value, str):
+                return value
+        return None
+
+
+@dataclass(frozen=True)
+class Hello:
+    protocol: int
+    pi_version: str | None
+    pid: int | None
+    session_file: str | None
+    session_id: str | None
+    cwd: str | None
+    mode: str  # "wrap": every dialog, answerable; "events": announced from pi's prompt events only
+    dialogs: tuple[Dialog, ...]
+
+
+@dataclass(frozen=True)
+class Closed:
+    """``answer``: what the dialog returned (a choice, a text; a confirm's "Yes" / "No"), ``None``
+    for nothing; ``timed_out``: closed by its timeout or abort signal (then ``how`` is cancelled)."""
+
+    id: str
+    how: str  # answered | cancelled | remote
+    answer: str | None = None
+    timed_out: bool = False
+
+    @property
+    def outcome(self) -> Literal["answered", "cancelled"]:
+        return "cancelled" if self.how == "cancelled" or self.timed_out else "answered"
+
+
+@dataclass(frozen=True)
+class Bye:
+    """pi closes its session (quit, ``/new``, ``/resume``, ``/reload``): a connection lost without
+    it means pi died (killed, crashed) in the middle of its session."""
+
+    reason: str | None
+
+
+@dataclass(frozen=True)
+class Screen:
+    id: str
+    lines: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Result:
+    request: str | None
+    id: str | None
+    ok: bool
+    error: str | None = None
+    closed: bool = False
+    screen: tuple[str, ...] | None = None
+
+
+Event = Hello | Dialog | Closed | Screen | Result | Bye
+
+
+def _str(obj: dict[str, Any], key: str, required: bool = False) -> str | None:
+    value = obj.get(key)
+    if isinstance(value, str):
+        return value
+    if value is None and not required:
+        return None
+    raise ProtocolError(f"{key} is not a string")
+
+
+def _int(obj: dict[str, Any], key: str) -> int | None:
+    value = obj.get(key)
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _lines(value: Any) -> tuple[str, ...] | None:
+    if isinstance(value, list):
+        return tuple(v for v in value if isinstance(v, str))
+    return None
+
+
+def dialog_from(obj: dict[str, Any]) -> Dialog:
+    kind = obj.get("kind")
+    if kind not in KINDS:
+        raise ProtocolError("unknown dialog kind")
+    options = obj.get("options")
+    if options is None and kind == "confirm":
+        options = ["Yes", "No"]  # (an older extension's confirm: pi shows these two)
+    if options is not None and not (isinstance(options, list) and all(isinstance(o, str) for o in options)):
+        raise ProtocolError("options is not a list of strings")
+    at = obj.get("at")
+    remote = obj.get("remote")
+    return Dialog(
+        id=_str(obj, "id", required=True) or "",
+        kind=kind,
+        title=_str(obj, "title"),
+        options=tuple(options) if options is not None else None,
+        tool=_str(obj, "tool"),
+        tool_call_id=_str(obj, "tool_call_id"),
+        tool_input=obj.get("tool_input"),
+        session_file=_str(obj, "session_file"),
+        cwd=_str(obj, "cwd"),
+        pid=_int(obj, "pid"),
+        at=at / 1000.0 if isinstance(at, (int, float)) and not isinstance(at, bool) else None,
+        remote=remote if remote in ("value", "keys") else None,
+        screen=_lines(obj.get("screen")),
+        waits=obj.get("waits") is not False,
+        session_dir=_str(obj, "session_dir"),
+    )
+
+
+def parse(line: bytes | str) -> Event | None:
+    """One line from the extension as a typed event; ``None`` for an event this version does not
+    know (new events are additive). Raises :class:`ProtocolError` for a malformed line."""
+    try:
+        obj = parse_object(line, MAX_LINE)
+    except BadLine as exc:
+        raise ProtocolError(str(exc)) from exc
+    event = obj.get("event")
+    if event == "dialog":
+        return dialog_from(obj)
+    if event == "closed":
+        return Closed(
+            id=_str(obj, "id", required=True) or "",
+            how=_str(obj, "how") or "answered",
+            answer=obj.get("answer") if isinstance(obj.get("answer"), str) else None,
+            timed_out=obj.get("timed_out") is True,
+        )
+    if event == "bye":
+        return Bye(reason=_str(obj, "reason"))
+    if event == "screen":
+        return Screen(id=_str(obj, "id", required=True) or "", lines=_lines(obj.get("lines")) or ())
+    if event == "result":
+        error = obj.get("error")
+        return Result(
+            request=_str(obj, "request"),
+            id=_str(obj, "id"),
+            ok=obj.get("ok") is True,
+            error=error if isinstance(error, str) else None,
+            closed=obj.get("closed") is True,
+            screen=_lines(obj.get("screen")),
+        )
+    if event == "hello":
+        protocol = _int(obj, "protocol")
+        raw = obj.get("dialogs")
+        dialogs = tuple(dialog_from(d) for d in raw if isinstance(d, dict)) if isinstance(raw, list) else ()
+        return Hello(
+            protocol=protocol if protocol is not None else 0,
+            pi_version=_str(obj, "pi_version"),
+            pid=_int(obj, "pid"),
+            session_file=_str(obj, "session_file"),
+            session_id=_str(obj, "session_id"),
+            cwd=_str(obj, "cwd"),
+            mode=_str(obj, "mode") or "events",
+            dialogs=dialogs,
+        )
+    return None
+
+
+def answer_request(dialog_id: str, value: str | bool | None) -> bytes:
+    return encode({"answer": {"id": dialog_id, "value": value}})
+
+
+def keys_request(dialog_id: str, keys: list[str]) -> bytes:
+    return encode({"keys": {"id": dialog_id, "keys": keys}})
+
+
+def key_sequence(keys: list[str]) -> list[str]:
+    """Key names (``"down"``, ``"enter"``…) as terminal input; anything else is typed as text."""
+    return [KEYS.get(k.lower(), k) if len(k) > 1 else k for k in keys]
+
+
+def check_answer(dialog: Dialog, value: str | bool | None = None, keys: list[str] | None = None) -> str | None:
+    """Why this answer cannot be given to this dialog (``None``: it can). The extension checks the
+    same again; this lets a caller refuse without a round trip and say why."""
+    if dialog.kind == "editor":
+        return "an editor dialog cannot be answered from here; answer it in the terminal"
+    if dialog.remote is None:
+        return "this pi announces dialogs only (its companion extension could not take them over)"
+    if keys is not None:
+        if dialog.remote != "keys":
+            return f"a {dialog.kind} dialog is answered with a value, not keys"
+        return None if keys else "no keys"
+    if dialog.remote != "value":
+        return f"a {dialog.kind} dialog is answered with keys"
+    if dialog.kind == "select":
+        if value is None or (isinstance(value, str) and dialog.options is not None and value in dialog.options):
+            return None
+        return "not one of the options"
+    if dialog.kind == "confirm":
+        return None if isinstance(value, bool) else "a confirm dialog takes yes or no"
+    return None if value is None or isinstance(value, str) else "an input dialog takes a text"
+
+
+# ---- one connection ----
+
+
+class ChannelError(OSError):
+    """The socket cannot be used: missing, not ours, refused, closed, or speaking nonsense."""
+
+
+def check_owner(path: str) -> None:
+    """The socket and its folder must belong to this user, the folder private (0700) and not a
+    link, all checked without following links: nobody else can have put it there, so a dialog
+    answered through it goes to our own pi."""
+    uid = os.getuid() if hasattr(os, "getuid") else None
+    try:
+        folder = os.lstat(os.path.dirname(path) or ".")
+        why = socket_not_ours(path)
+    except OSError as exc:
+        raise ChannelError(f"cannot reach the socket ({exc.strerror or exc})") from exc
+    if why is not None:
+        raise ChannelError(why)
+    if stat.S_ISLNK(folder.st_mode) or not stat.S_ISDIR(folder.st_mode):
+        raise ChannelError("the socket's folder is a link or not a folder")
+    if uid is not None and folder.st_uid != uid:
+        raise ChannelError("the socket's folder belongs to another user")
+    if stat.S_IMODE(folder.st_mode) & 0o077:
+        raise ChannelError("the socket's folder is open to other users")
+
+
+class Channel:
+    """One connection to one pi's companion extension. ``events()`` yields what it announces
+    (first a :class:`Hello`); ``send`` writes one request."""
+
+    def __init__(self, path: str, timeout: float = 2.0) -> None:
+        self.path = path
+        check_owner(path)
+        try:
+            self.sock: socket.socket = connect_private(path, timeout)
+        except NotOurs as exc:
+            raise ChannelError(f"not this user's pi: {exc}") from exc
+        except OSError as exc:
+            raise ChannelError(f"cannot connect ({exc.strerror or exc})") from exc
+        self._reader = LineReader(self.sock, time.monotonic() + timeout, MAX_LINE)
+        self._lines = iter(self._reader)
+
+    def __enter__(self) -> Channel:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        import socket
+
+        with contextlib.suppress(OSError):  # wakes a reader blocked in recv; pi sees the end at once
+            self.sock.shutdown(socket.SHUT_RDWR)
+        with contextlib.suppress(OSError):
+            self.sock.close()
+
+    def settimeout(self, timeout: float | None) -> None:
+        """How long the next reads may wait in all (None: as long as it takes)."""
+        self._reader.deadline = None if timeout is None else time.monotonic() + timeout
+
+    def send(self, data: bytes) -> None:
+        try:
+            self.sock.sendall(data)
+        except OSError as exc:
+            raise ChannelError(f"cannot send ({exc.strerror or exc})") from exc
+
+    def read_event(self) -> Event | None:
+        """The next event (``None`` for one this version does not know). Raises
+        :class:`ChannelError` when the connection ends or times out."""
+        try:
+            line = next(self._lines)
+        except StopIteration:
+            raise ChannelError("pi closed the connection") from None
+        except BadLine:
+            raise ChannelError("a line longer than the protocol allows") from None
+        except OSError as exc:  # TimeoutError is an OSError
+            raise ChannelError(f"no answer ({exc.strerror or exc or 'timed out'})") from exc
+        try:
+            return parse(line)
+        except ProtocolError as exc:
+            raise ChannelError(f"a malformed message ({exc})") from exc
+
+    def events(self) -> Iterator[Event]:
+        """Every event until the connection ends (no timeout: for reader threads)."""
+        self.settimeout(None)
+        while True:
+            try:
+                event = self.read_event()
+            except ChannelError:
+                return
+            if event is not None:
+                yield event
+
+    def hello(self) -> Hello:
+        event = self.read_event()
+        if not isinstance(event, Hello):
+            raise ChannelError("no hello from the extension")
+        if event.protocol != PROTOCOL:
+            raise ChannelError(f"protocol {event.protocol} (this pi-notifier speaks {PROTOCOL})")
+        return event
+
+
+def connect(path: str, attempts: int = 5, timeout: float = 2.0) -> Channel:
+    """Connect, retrying briefly: a socket seen the moment it is bound may not listen yet."""
+    backoff = Backoff(0.03, 0.5, healthy_s=math.inf)
+    for _ in range(attempts - 1):
+        try:
+            return Channel(path, timeout)
+        except ChannelError:
+            time.sleep(backoff.next())
+    return Channel(path, timeout)
+
+
+@dataclass(frozen=True)
+class AnswerResult:
+    ok: bool
+    error: str | None = None
+    closed: bool = False
+    screen: tuple[str, ...] | None = None
+
+
+def answer_dialog(
+    socket_path: str,
+    dialog_id: str,
+    value: str | bool | None = None,
+    keys: list[str] | None = None,
+    timeout: float = 5.0,
+) -> AnswerResult:
+    """Answer one dialog of one pi: exactly for select / confirm / input (``value``; ``None``
+    cancels a select or input), by forwarding ``keys`` (key names or raw input) to a custom
+    dialog; refused for editor. A dialog that is no longer open is refused, nothing is done."""
+    try:
+        with connect(socket_path, timeout=timeout) as chan:
+            hello = chan.hello()
+            dialog = next((d for d in hello.dialogs if d.id == dialog_id), None)
+            if dialog is None:
+                return AnswerResult(False, "that dialog is no longer open")
+            why = check_answer(dialog, value, keys)
+            if why:
+                return AnswerResult(False, why)
+            if keys is not None:
+                chan.send(keys_request(dialog_id, key_sequence(keys)))
+                request = "keys"
+            else:
+                chan.send(answer_request(dialog_id, value))
+                request = "answer"
+            deadline = time.monotonic() + timeout
+            while True:
+                chan.settimeout(max(deadline - time.monotonic(), 0.001))
+                event = chan.read_event()
+                if isinstance(event, Result) and event.request == request and event.id == dialog_id:
+                    return AnswerResult(event.ok, event.error, event.closed, event.screen)
+    except ChannelError as exc:
+        return AnswerResult(False, f"pi cannot be reached: {exc}")
+
+
+def open_dialogs(socket_path: str, timeout: float = 2.0) -> tuple[Hello, tuple[Dialog, ...]]:
+    """What one pi says on connect: who it is and the dialogs it waits on."""
+    with connect(socket_path, timeout=timeout) as chan:
+        hello = chan.hello()
+        return hello, hello.dialogs
+
+
+def _hellos(folder: str | None, timeout: float) -> Iterator[tuple[str, Hello]]:
+    """What every reachable pi says on connect now, with its socket (unreachable ones skipped)."""
+    for path in list_sockets(folder):
+        try:
+            hello, _dialogs = open_dialogs(path, timeout)
+        except (ChannelError, OSError):
+            continue
+        yield path, hello
+
+
+def all_open_dialogs(folder: str | None = None, timeout: float = 1.0) -> list[tuple[str, Dialog]]:
+    """Every dialog every reachable pi waits on now, with its socket."""
+    return [(path, d) for path, hello in _hellos(folder, timeout) for d in hello.dialogs]
+
+
+def announced_sessions(folder: str | None = None, timeout: float = 1.0) -> dict[int, str]:
+    """pid → session file, as each reachable pi's extension announces itself now: exact evidence
+    of which pi has which session (``notifier.system.locate.locate_one(announced=…)``)."""
+    return {h.pid: h.session_file for _, h in _hellos(folder, timeout) if h.pid and h.session_file}
+
+
+# ---- the board side ----
+
+
+def lines_of(text: str) -> list[str]:
+    """Multi-line text for the window: every line sanitized, the lines kept."""
+    return [clean(line) for line in text.splitlines()]
+
+
+def question_of(d: Dialog, now: float) -> Question:
+    """The pending question a dialog is: ``text`` = its title (one line, as every JSON text), the
+    full title (and a gate's whole command) line by line in ``detail``, for the window."""
+    title = d.title or ""
+    lines = lines_of(title)
+    command = d.command
+    if command and clean(command) not in clean(title):  # the gate's title does not show it all
+        lines += ["", "Command:", *lines_of(command)]
+    text = clean(title) or clean(command) or GENERIC_QUESTION
+    detail = "\n".join(lines).strip("\n") or None
+    item = QuestionItem(text=text, detail=detail, options=tuple(Option(clean(o)) for o in d.options or ()))
+    return Question(
+        tool_call_id=d.tool_call_id or d.id,
+        tool=clean(d.tool, 60) or "dialog",
+        items=(item,),
+        asked_at=d.at if d.at is not None else now,
+        kind="dialog",
+        dialog=d.kind,
+    )
+
+
+def is_own_dialog(d: Dialog, catalog: QuestionCatalog) -> bool:
+    """A question tool's own dialog (its custom component, or the select / input it falls back
+    to): the question itself, read from the session file (a question tool by its name, or by its
+    arguments' shape, as the file's call is judged)."""
+    if d.tool_call_id is None or d.tool is None:
+        return False
+    return d.tool in catalog or catalog.kind(d.tool, d.tool_input) is not None
+
+
+def _inside(path: str, roots: Sequence[str], itself: bool = False) -> bool:
+    real = os.path.realpath(path)
+    for root in roots:
+        top = os.path.realpath(root).rstrip(os.sep)
+        if real.startswith(top + os.sep) or (itself and real == top):
+            return True
+    return False
+
+
+def ref_of(d: Dialog, roots: Sequence[str]) -> SessionRef | None:
+    """The session a dialog belongs to, when its file is in one of the watched folders; before pi
+    has a session, its pi (by process and folder), when its sessions will go to a watched folder."""
+    if d.session_file:
+        return SessionRef(d.session_file, None, d.cwd, None) if _inside(d.session_file, roots) else None
+    if d.pid is not None and d.session_dir and _inside(d.session_dir, roots, itself=True):
+        return SessionRef(startup_key(d.pid), None, d.cwd, None)
+    return None
+
+
+def counts(d: Dialog, catalog: QuestionCatalog) -> bool:
+    """Whether a dialog is a pending question on the board: it waits for a human, and it is not
+    a question tool's own dialog (that question is read from the session file)."""
+    return d.waits and not is_own_dialog(d, catalog)
+
+
+class DialogFeed:
+    """The companion extension's events → the board, on the engine thread."""
+
+    def __init__(self, engine: BoardOwner, folder: str | None = None, wall: Callable[[], float] = time.time) -> None:
+        self.engine = engine
+        self.wall = wall
+        self.started = wall()
+        self._files: dict[str, str | None] = {}  # socket → the session file its pi said it writes
+        self._bye: set[str] = set()  # sockets whose pi said it closes its session
+        self._paces: dict[str, Pace] = {}  # (reader threads) each pi is read at the channel's pace
+        self._stop = threading.Event()
+        self.watcher = CompanionWatcher(self._event, folder)
+
+    @classmethod
+    def attach(cls, engine: BoardOwner, folder: str | None = None) -> DialogFeed | None:
+        """Start following the extension's sockets for ``engine``; ``None`` if it cannot here."""
+        feed = cls(engine, folder)
+        try:
+            feed.watcher.start()
+        except Exception as exc:  # no runtime folder, no inotify left: everything else still works
+            log.warning("cannot follow the companion pi extension (%s); dialogs are not shown", clean(exc, 200))
+            return None
+        return feed
+
+    def stop(self) -> None:
+        self._stop.set()
+        self.watcher.stop()
+
+    def _event(self, path: str, event: object) -> None:
+        """On the socket's reader thread: at the channel's pace (a pi that floods waits, its
+        own output in its socket), to the engine thread."""
+        if isinstance(event, Disconnected):
+            self._paces.pop(path, None)
+        else:
+            pace = self._paces.setdefault(path, Pace())
+            waited = pace.waited
+            pace.spend(0, self._stop)
+            if pace.waited > waited:
+                say_once(path, "pace", "a pi sends dialogs faster than %d a second; reading it no faster", pace.rate)
+        if isinstance(event, (Hello, Dialog, Closed, Disconnected, Bye)):
+            self.engine.call(lambda: self.apply(path, event))
+
+    def apply(self, path: str, event: object) -> list[Transition]:
+        """On the engine thread: change the board; the transitions (the engine hands them to
+        every sink)."""
+        board, now = self.engine.board, self.wall()
+        out: list[Transition] = []
+        if isinstance(event, Bye):
+            self._bye.add(path)
+        if isinstance(event, Hello):
+            self._files[path] = event.session_file
+            self._bye.discard(path)
+            open_ids = {d.id for d in event.dialogs if d.waits}
+            for src in board.dialogs.sources(path):
+                if src[1] not in open_ids:  # closed while we were not connected: how, we cannot know
+                    out += board.dialogs.close(src, "superseded", now)
+            for d in event.dialogs:
+                out += self._add(path, d, now, initial=d.at is not None and d.at < self.started)
+        elif isinstance(event, Dialog):
+            out += self._add(path, event, now, initial=False)
+        elif isinstance(event, Closed):
+            outcome: Outcome = event.outcome
+            answer = clean(event.answer) if outcome == "answered" and event.answer is not None else None
+            out += board.dialogs.close((path, event.id), outcome, now, answer)
+        elif isinstance(event, Disconnected):  # pi quit (or reloaded: its new socket says hello)
+            for src in board.dialogs.sources(path):
+                out += board.dialogs.close(src, None, now)
+            file = self._files.pop(path, None)
+            if path not in self._bye and file:  # it died in the middle of its session
+                board.local.pi_gone(file)
+            self._bye.discard(path)
+        return out
+
+    def _add(self, path: str, d: Dialog, now: float, initial: bool) -> list[Transition]:
+        ref = ref_of(d, self.engine.options.roots)
+        if ref is None or not counts(d, self.engine.options.catalog):
+            return []
+        held = self.engine.board.dialogs.sources(path)
+        if len(held) >= MAX_DIALOGS and (path, d.id) not in held:
+            say_once(path, "dialogs", "a pi has more than %d dialogs open; ignoring the rest", MAX_DIALOGS)
+            return []
+        return self.engine.board.dialogs.open((path, d.id), ref, question_of(d, now), now, initial)
+
+
+def with_open_dialogs(snapshot: Snapshot, options: Options, folder: str | None = None) -> Snapshot:
+    """``snapshot`` (a one-shot scan: ``status``, ``answer``) with the dialogs pi shows right now."""
+    if not list_sockets(folder):
+        return snapshot  # no pi has the extension loaded (nothing to connect to)
+    now = time.time()
+    found = []
+    for _path, d in all_open_dialogs(folder):
+        ref = ref_of(d, options.roots)
+        if ref is not None and counts(d, options.catalog):
+            found.append((ref, question_of(d, now)))
+    return add_dialogs(snapshot, found) if found else snapshot
+
+
+@dataclass(frozen=True)
+class Disconnected:
+    """A companion socket's pi went away (quit or reloaded): forget its dialogs."""
+
+    path: str
+
+
+Callback = Callable[[str, "Event | Disconnected"], None]
+
+
+class CompanionWatcher:
+    """Finds companion extension sockets as they appear in the runtime folder (the app's one
+    watchdog Observer, :func:`notifier.watch.watch_folder`, imported only here: ``status`` never
+    loads watchdog), keeps one connection per pi, and hands every event to a callback:
+    ``(socket_path, event)`` where event is a protocol event or :class:`Disconnected` (that pi quit
+    or reloaded: forget its dialogs)."""
+
+    def __init__(self, callback: Callback, folder: str | None = None) -> None:
+        self.callback = callback
+        self.folder = folder or socket_folder()
+        self._lock = threading.Lock()
+        self._channels: dict[str, Channel | None] = {}  # None: connecting
+        self._watch: Watch | None = None
+        self._stopped = False
+
+    def start(self) -> None:
+        paths.own_folder(self.folder, parents=True)  # (NotOurs: no watch in another user's folder)
+        from notifier.watch import watch_folder  # (watchdog: only where sockets are followed)
+
+        self._watch = watch_folder(self.folder, self._found)
+        for path in list_sockets(self.folder):  # after the watch starts: nothing falls between
+            self._found(path)
+
+    def stop(self) -> None:
+        self._stopped = True
+        watch, self._watch = self._watch, None
+        from notifier.watch import unschedule
+
+        unschedule(watch)
+        with self._lock:
+            channels = [c for c in self._channels.values() if c is not None]
+        for chan in channels:
+            chan.close()
+
+    def connected(self) -> list[str]:
+        with self._lock:
+            return sorted(p for p, c in self._channels.items() if c is not None)
+
+    def _found(self, path: str) -> None:
+        if self._stopped or not is_socket_name(os.path.basename(path)):
+            return
+        with self._lock:
+            if path in self._channels:
+                return
+            if len(self._channels) >= MAX_PEERS:  # (one thread each: bounded)
+                say_once("companion", "peers", "more than %d companion sockets; ignoring the rest", MAX_PEERS)
+                return
+            self._channels[path] = None
+        threading.Thread(target=self._serve, args=(path,), name="pi-notifier-companion", daemon=True).start()
+
+    def _serve(self, path: str) -> None:
+        chan: Channel | None = None
+        try:
+            try:
+                chan = connect(path)
+            except ChannelError as exc:
+                log.debug("companion socket %s: %s", clean(path), exc)
+                return
+            chan.settimeout(None)
+            with self._lock:
+                if self._stopped:
+                    return
+                self._channels[path] = chan
+            for event in chan.events():
+                if self._stopped:
+                    return
+                try:
+                    self.callback(path, event)
+                except Exception:  # a sink's bug must not end the connection
+                    log.exception("companion event handler failed")
+        finally:
+            if chan is not None:
+                chan.close()
+            with self._lock:
+                known = self._channels.pop(path, None) is not None
+            if known and not self._stopped:
+                with contextlib.suppress(Exception):
+                    self.callback(path, Disconnected(path))

@@ -1,0 +1,747 @@
+"""The control channel of the running app (server and client), over the one JSON-lines
+channel (:mod:`notifier.channel`: framing, bounds, limits, who may talk).
+
+A second ``pi-notifier``, ``pi-notifier show`` and ``pi-notifier status`` use it to reach the
+running app (:func:`request`); the window subscribes to live snapshots (:func:`subscribe`).
+Nothing a client does may stop the app from telling (the tray, notifications, other clients):
+one server thread multiplexes every connection with :mod:`selectors` (non-blocking sockets,
+bounded output buffers, caps and timeouts); a request line is parsed with bounds, a bad one is
+answered with an error and the connection carries on; handlers run on a few worker threads,
+started as requests come and ended once idle, so an idle app keeps none."""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import errno
+import logging
+import math
+import os
+import queue
+import selectors
+import threading
+import time
+from collections.abc import Callable, Collection, Generator, Iterator
+from typing import TYPE_CHECKING, Any, Literal
+
+from notifier.channel import (
+    EVICT_GRACE,
+    IDLE_TIMEOUT,
+    MAX_CONNECTIONS,
+    MAX_DEPTH,
+    MAX_LINE,
+    MAX_OUTPUT,
+    MAX_REPLY,
+    READ_PAUSE,
+    STALL_TIMEOUT,
+    BadLine,
+    BadRequest,
+    LineReader,
+    NotOurs,
+    connect_private,
+    encode,
+    listen_private,
+    parse_object,
+    peer_uid,
+)
+from notifier.core.text import clean
+from notifier.system import paths
+from notifier.system.log import LogOnce
+from notifier.system.supervisor import Backoff
+
+if TYPE_CHECKING:
+    import socket
+
+log = logging.getLogger(__name__)
+_distrusted = LogOnce(log)  # (socket, why): each said once
+
+MAX_REQUEST = MAX_LINE  # one request line (requests are a few hundred bytes)
+MAX_REQUEST_DEPTH = MAX_DEPTH
+BUSY = "busy"  # the error a connection over the cap gets before it is closed
+WORKERS = 4  # threads running handlers
+WORKER_IDLE_S = 5.0  # a worker with nothing to do for this long ends
+SOCKET_ENV = "PI_NOTIFIER_SOCKET"  # set for a window spawned by an app on another channel (demo)
+
+__all__ = ["BadRequest", "Connection", "Server", "encode", "request", "subscribe", "socket_path"]
+
+
+def socket_path() -> str:
+    return os.environ.get(SOCKET_ENV) or os.path.join(paths.runtime_dir(), "control.sock")
+
+
+def parse_request(line: bytes) -> dict[str, Any]:
+    """One request line (without its newline) → the request object, or :class:`BadRequest`."""
+    try:
+        return parse_object(line, MAX_REQUEST, MAX_REQUEST_DEPTH)
+    except BadLine as exc:
+        raise BadRequest(f"bad request: {exc}") from None
+
+
+# ---- one client connection (server side) ----
+
+
+class Connection:
+    """One client. :meth:`send` never blocks any thread: it queues (bounded) and the server
+    thread writes. ``closed`` turns true for good when the peer hangs up or is dropped."""
+
+    def __init__(self, sock: socket.socket, server: Server | None = None) -> None:
+        self.sock = sock
+        self.fd = sock.fileno()
+        self._server = server
+        self._lock = threading.Lock()
+        self.closed = False
+        self.kept = False  # the handler keeps it for pushing (a subscribed window)
+        now = time.monotonic()
+        self.opened = now
+        self.active = now  # the last request (or its answer): for the idle timeout and eviction
+        self.busy = False  # a request is with a handler (the next one waits)
+        self.eof = False  # the peer will send nothing more (or is being finished off)
+        self.inbuf = bytearray()
+        self.events = 0  # what the server's selector watches for
+        self._queue: collections.deque[tuple[str | None, bytes]] = collections.deque()
+        self._queued = 0
+        self._head = memoryview(b"")  # the message being written
+        self._waiting_since: float | None = None  # output pending with no progress since
+
+    def send(self, obj: dict[str, Any] | bytes, kind: str | None = None) -> bool:
+        """Queue one message; False if the connection is gone (or just got dropped for not
+        reading). A message with a ``kind`` replaces an unsent one of the same kind (a newer
+        snapshot supersedes the older)."""
+        data = obj if isinstance(obj, bytes) else encode(obj)
+        reason = None
+        with self._lock:
+            if self.closed:
+                return False
+            if kind is not None:
+                for i, (k, old) in enumerate(self._queue):
+                    if k == kind:
+                        del self._queue[i]
+                        self._queued -= len(old)
+                        break
+            if self._queued and self._queued + len(data) > MAX_OUTPUT:
+                reason = "its output buffer is full"
+            else:
+                self._queue.append((kind, data))
+                self._queued += len(data)
+                if self._waiting_since is None:
+                    self._waiting_since = time.monotonic()
+        if reason is not None:
+            self.drop(reason)
+            return False
+        if self._server is not None:
+            self._server._notify(self)
+        return True
+
+    @property
+    def queued_bytes(self) -> int:
+        """Bytes waiting for the socket (not counting the message being written)."""
+        with self._lock:
+            return self._queued
+
+    def pending(self) -> bool:
+        """Output not yet written to the socket."""
+        with self._lock:
+            return bool(self._head) or bool(self._queue)
+
+    def flush(self) -> bool:
+        """Write what the socket takes now (server thread). False: the peer is gone."""
+        with self._lock:
+            if self.closed:
+                return False
+            progress = False
+            try:
+                while True:
+                    if not self._head:
+                        if not self._queue:
+                            break
+                        _, data = self._queue.popleft()
+                        self._queued -= len(data)
+                        self._head = memoryview(data)
+                    sent = self.sock.send(self._head)
+                    self._head = self._head[sent:]
+                    progress = progress or sent > 0
+            except (BlockingIOError, InterruptedError):
+                pass
+            except OSError:
+                return False
+            if progress:
+                self._waiting_since = time.monotonic()
+            if not self._head and not self._queue:
+                self._waiting_since = None
+            return True
+
+    def stalled_since(self) -> float | None:
+        with self._lock:
+            return self._waiting_since
+
+    def drop(self, reason: str) -> None:
+        log.info("dropped a control client: %s", clean(reason, 200))
+        self.close()
+
+    def close(self) -> None:
+        """Forget everything queued; the server thread closes the socket."""
+        with self._lock:
+            if self.closed:
+                return
+            self.closed = True
+            self._queue.clear()
+            self._queued = 0
+            self._head = memoryview(b"")
+        if self._server is not None:
+            self._server._notify(self)
+        else:
+            with contextlib.suppress(OSError):
+                self.sock.close()
+
+
+# ---- the caps and timeouts: who is evicted or timed out ----
+
+
+def eviction_victim(conns: Collection[Connection], now: float, max_connections: int) -> Connection | None:
+    """Who makes room for a new connection: the longest idle one that is neither subscribed nor
+    being answered, or, when subscriptions hold over half the places, the oldest of them; None
+    when nobody should."""
+    idle = [
+        c
+        for c in conns
+        if not c.kept and not c.busy and not c.inbuf and now - c.active >= EVICT_GRACE and not c.pending()
+    ]
+    if not idle:
+        kept = [c for c in conns if c.kept]
+        if len(kept) <= max_connections // 2:
+            return None
+        idle = kept
+    return min(idle, key=lambda c: c.active)
+
+
+def timed_out(
+    conn: Connection, now: float, idle_timeout: float, stall_timeout: float = STALL_TIMEOUT
+) -> Literal["stalled", "idle"] | None:
+    """``stalled``: its output waited over ``stall_timeout`` with nothing read; ``idle``: not
+    subscribed, nothing asked for over ``idle_timeout``."""
+    waiting = conn.stalled_since()
+    if waiting is not None and now - waiting > stall_timeout:
+        return "stalled"
+    if not conn.kept and not conn.busy and waiting is None and now - conn.active > idle_timeout:
+        return "idle"
+    return None
+
+
+def next_deadline(
+    conns: Collection[Connection],
+    now: float,
+    idle_timeout: float,
+    also: float = 0.0,
+    stall_timeout: float = STALL_TIMEOUT,
+) -> float | None:
+    """Seconds until a timeout could fire (or the time ``also``, when set, comes); None (sleep
+    until something happens) when none can."""
+    deadlines = [also] if also else []
+    for conn in conns:
+        waiting = conn.stalled_since()
+        if waiting is not None:
+            deadlines.append(waiting + stall_timeout)
+        elif not conn.kept and not conn.busy:
+            deadlines.append(conn.active + idle_timeout)
+    if not deadlines:
+        return None
+    return max(min(deadlines) - now, 0.0) + 0.01
+
+
+def wanted_events(conn: Connection) -> int:
+    """What to watch ``conn`` for: reading unless a request is being answered, the peer is done
+    or too much of its answers is unread; writing while output is queued."""
+    events = 0
+    if not conn.busy and not conn.eof and conn.queued_bytes < READ_PAUSE:
+        events |= selectors.EVENT_READ
+    if conn.pending():
+        events |= selectors.EVENT_WRITE
+    return events
+
+
+# ---- the handler threads ----
+
+# Answers one request; returns the reply, or None to keep the connection for pushing to it.
+Handler = Callable[[dict[str, Any], Connection], "dict[str, Any] | None"]
+
+
+def answer(handler: Handler, request: dict[str, Any], conn: Connection) -> dict[str, Any] | None:
+    """The reply to send for ``request``: what ``handler`` returns (None: it keeps ``conn``), or
+    ``{"ok": false, "error": …}`` whatever it raised."""
+    try:
+        reply = handler(request, conn)
+    except BadRequest as exc:
+        return {"ok": False, "error": clean(exc, 200)}
+    except Exception as exc:  # a bad request never takes the app down
+        log.warning("control request failed: %s", clean(repr(exc), 200))
+        return {"ok": False, "error": clean(exc, 200) or type(exc).__name__}
+    return reply
+
+
+class WorkerPool:
+    """Up to ``size`` threads, started as requests come; ``done(conn)`` is called (on the
+    worker) once a request of ``conn`` is answered and its reply queued."""
+
+    def __init__(self, handler: Handler, size: int, done: Callable[[Connection], None]) -> None:
+        self.handler = handler
+        self.size = size
+        self._done = done
+        self._jobs: queue.SimpleQueue[tuple[Connection, dict[str, Any]] | None] = queue.SimpleQueue()
+        self._threads: list[threading.Thread] = []
+        self._idle = 0
+        self._lock = threading.Lock()
+
+    def submit(self, conn: Connection, request: dict[str, Any]) -> None:
+        self._jobs.put((conn, request))
+        with self._lock:
+            if self._jobs.qsize() <= self._idle or len(self._threads) >= self.size:
+                return
+            t = threading.Thread(target=self._work, name="pi-notifier-ipc-worker", daemon=True)
+            self._threads.append(t)
+        t.start()
+
+    def stop(self) -> None:
+        """Each worker ends after the request it is answering (none wait for them)."""
+        for _ in self._threads:
+            self._jobs.put(None)
+
+    def _work(self) -> None:
+        me = threading.current_thread()
+        while True:
+            with self._lock:
+                self._idle += 1
+            try:
+                job = self._jobs.get(timeout=WORKER_IDLE_S)
+            except queue.Empty:
+                with self._lock:
+                    if self._jobs.qsize():  # (submitted as it timed out, counting on this one)
+                        self._idle -= 1
+                        continue
+                    self._idle -= 1
+                    self._threads.remove(me)
+                return  # nothing to do: an idle app keeps no worker
+            with self._lock:
+                self._idle -= 1
+            if job is None:
+                return
+            conn, request = job
+            try:
+                self._answer(conn, request)
+            finally:
+                conn.active = time.monotonic()
+                conn.busy = False
+                self._done(conn)
+
+    def _answer(self, conn: Connection, request: dict[str, Any]) -> None:
+        reply = answer(self.handler, request, conn)
+        if reply is None:  # the handler keeps the connection to push to it
+            conn.kept = True
+            return
+        try:
+            data = encode(reply)
+        except (TypeError, ValueError) as exc:
+            log.warning("control reply not serializable: %s", clean(exc, 200))
+            data = encode({"ok": False, "error": "internal error"})
+        conn.send(data)
+
+
+# ---- the server thread ----
+
+class Server:
+    """Serves the control channel on one thread; each request is answered by ``handler`` (on a
+    worker thread), which may keep the connection for pushing (return None: a subscribed window)."""
+
+    def __init__(self, path: str, handler: Handler, max_connections: int = MAX_CONNECTIONS,
+                 idle_timeout: float = IDLE_TIMEOUT, workers: int = WORKERS,
+                 stall_timeout: float = STALL_TIMEOUT) -> None:
+        self.path = path
+        self.max_connections = max_connections
+        self.idle_timeout = idle_timeout
+        self.stall_timeout = stall_timeout
+        self.sock: socket.socket | None = None
+        self._thread: threading.Thread | None = None
+        self._selector = selectors.DefaultSelector()
+        import socket
+
+        self._wake_r, self._wake_w = socket.socketpair()  # (wakes the server thread)
+        for end in (self._wake_r, self._wake_w):
+            end.setblocking(False)
+        self._conns: dict[int, Connection] = {}  # by file descriptor
+        self._pending: set[Connection] = set()
+        self._plock = threading.Lock()
+        self._pool = WorkerPool(handler, workers, self._notify)
+        self._stopping = False
+        self._accept_paused_until = 0.0
+        self._once = LogOnce(log)
+        self._bound: tuple[int, int] | None = None  # the socket file this server made
+        self.pipes: list[tuple[int, Callable[[], None]]] = []  # (watch_pipe)
+
+    # ---- lifecycle ----
+
+    def start(self) -> None:
+        try:
+            sock = listen_private(self.path)
+        except BaseException:
+            self._close_selector()
+            raise
+        self.sock = sock
+        st = os.lstat(self.path)
+        self._bound = (st.st_dev, st.st_ino)
+        self._selector.register(sock, selectors.EVENT_READ, "listen")
+        self._selector.register(self._wake_r, selectors.EVENT_READ, "wake")
+        for fd, on_readable in self.pipes:
+            self._selector.register(fd, selectors.EVENT_READ, (fd, on_readable))
+        self._thread = threading.Thread(target=self._loop, name="pi-notifier-ipc", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stopping = True
+        self._wake()
+        if self._thread is None:
+            self._close_selector()
+        elif self._thread is not threading.current_thread():
+            self._thread.join(0.5)  # it stops at once when woken
+        self._pool.stop()
+        if self.sock is not None:
+            with contextlib.suppress(OSError):
+                self.sock.close()
+            self.sock = None
+        with contextlib.suppress(OSError):  # only the socket it made (never what replaced it)
+            st = os.lstat(self.path)
+            if self._bound == (st.st_dev, st.st_ino):
+                os.unlink(self.path)
+
+    def watch_pipe(self, fd: int, on_readable: Callable[[], None]) -> None:
+        """Call ``on_readable`` on the server thread when the pipe ``fd`` has something to read
+        (what is there is read and dropped): the app's signals wake this thread, not one more.
+        Before :meth:`start` (which registers it)."""
+        self.pipes.append((fd, on_readable))
+
+    @property
+    def connections(self) -> int:
+        return len(self._conns)
+
+    def _wake(self) -> None:
+        with contextlib.suppress(OSError):  # full: a wake-up is already pending
+            self._wake_w.send(b"x")
+
+    def _notify(self, conn: Connection) -> None:
+        """``conn`` has output to write, was closed, or finished a request. Only the first of a
+        batch wakes the server thread (the others find it flagged already), and on the server
+        thread itself nothing does: so the loop must not sleep while anything is flagged."""
+        with self._plock:
+            first = not self._pending
+            self._pending.add(conn)
+        if first and threading.current_thread() is not self._thread:
+            self._wake()
+
+    # ---- the server thread ----
+
+    def _loop(self) -> None:
+        try:
+            while not self._stopping:
+                with self._plock:
+                    flagged = bool(self._pending)
+                # Flagged and not served yet (what _expire just closed: that flagged it with no
+                # wake-up): serve it first, or a push from another thread, finding it flagged,
+                # would wake nobody and wait unsent until some client happened to connect.
+                timeout = 0.0 if flagged else next_deadline(
+                    self._conns.values(), time.monotonic(), self.idle_timeout,
+                    self._accept_paused_until, self.stall_timeout,
+                )
+                try:
+                    ready = self._selector.select(timeout)
+                except InterruptedError:
+                    continue
+                for key, mask in ready:
+                    try:
+                        self._event(key.data, mask)
+                    except Exception:  # a bug in here must not end the channel for everyone
+                        log.exception("control channel: an event failed")
+                        if isinstance(key.data, Connection):
+                            self._close(key.data)
+                self._service()
+                self._expire(time.monotonic())
+        except Exception:
+            log.exception("the control channel stopped")
+        finally:
+            for conn in list(self._conns.values()):
+                self._close(conn)
+            self._close_selector()
+
+    def _close_selector(self) -> None:
+        self._selector.close()
+        for s in (self._wake_r, self._wake_w):
+            with contextlib.suppress(OSError):
+                s.close()
+
+    def _event(self, what: Any, mask: int) -> None:
+        if what == "listen":
+            self._accept()
+        elif what == "wake":
+            with contextlib.suppress(OSError):
+                while self._wake_r.recv(4096):
+                    pass
+        elif isinstance(what, tuple):  # a pipe of the app's own (watch_pipe)
+            fd, on_readable = what
+            with contextlib.suppress(OSError):
+                os.read(fd, 4096)
+            on_readable()
+        elif isinstance(what, Connection):
+            if mask & selectors.EVENT_READ:
+                self._read(what)
+            if mask & selectors.EVENT_WRITE and not what.closed:
+                self._notify(what)
+
+    def _accept(self) -> None:
+        assert self.sock is not None
+        for _ in range(64):  # then give the connections a turn
+            try:
+                client, _ = self.sock.accept()
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError as exc:
+                if exc.errno in (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM):
+                    # Out of descriptors: stop watching the socket for a moment instead of
+                    # spinning on a connection that cannot be taken.
+                    self._once("control channel", "fds", "cannot accept (%s)", clean(exc, 100))
+                    self._selector.unregister(self.sock)
+                    self._accept_paused_until = time.monotonic() + 0.2
+                return
+            uid = peer_uid(client)
+            if uid is not None and uid != os.getuid():
+                self._once("control channel", f"uid{uid}", "refused a connection from uid %d", uid)
+                with contextlib.suppress(OSError):
+                    client.close()
+                continue
+            client.setblocking(False)
+            if len(self._conns) >= self.max_connections:
+                victim = eviction_victim(self._conns.values(), time.monotonic(), self.max_connections)
+                if victim is None:  # (the client retries)
+                    with contextlib.suppress(OSError):
+                        client.send(encode({"ok": False, "error": BUSY}))
+                    with contextlib.suppress(OSError):
+                        client.close()
+                    continue
+                log.info("control channel: %d connections, closing the longest idle", len(self._conns))
+                self._close(victim)
+            conn = Connection(client, self)
+            self._conns[conn.fd] = conn
+            self._watch(conn)
+
+    def _watch(self, conn: Connection) -> None:
+        """Watch for what ``conn`` can do next: read unless a request is being answered or the
+        peer is done; write while output is queued."""
+        events = wanted_events(conn)
+        if events == conn.events:
+            return
+        if conn.events == 0:
+            self._selector.register(conn.sock, events, conn)
+        elif events == 0:
+            self._selector.unregister(conn.sock)
+        else:
+            self._selector.modify(conn.sock, events, conn)
+        conn.events = events
+
+    def _close(self, conn: Connection) -> None:
+        conn.close()
+        if self._conns.get(conn.fd) is conn:
+            del self._conns[conn.fd]
+        if conn.events:
+            with contextlib.suppress(KeyError, ValueError, OSError):
+                self._selector.unregister(conn.sock)
+            conn.events = 0
+        with contextlib.suppress(OSError):
+            conn.sock.close()
+
+    def _read(self, conn: Connection) -> None:
+        try:
+            chunk = conn.sock.recv(65536)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            self._close(conn)
+            return
+        conn.inbuf += chunk
+        if not chunk:
+            conn.eof = True
+            if conn.inbuf and len(conn.inbuf) <= MAX_REQUEST:
+                conn.inbuf += b"\n"  # the end of the stream ends the last request too
+        self._notify(conn)
+
+    def _dispatch(self, conn: Connection) -> None:
+        """Hand the next complete request line to a worker (one at a time per connection; none
+        while the client leaves its earlier answers unread)."""
+        while not conn.busy and not conn.closed and conn.queued_bytes < READ_PAUSE:
+            end = conn.inbuf.find(b"\n")
+            if end < 0:
+                if len(conn.inbuf) > MAX_REQUEST:
+                    conn.inbuf.clear()
+                    conn.eof = True  # answered, then closed: what follows is the same request
+                    conn.send({"ok": False, "error": f"request longer than {MAX_REQUEST} bytes"})
+                return
+            line = bytes(conn.inbuf[:end])
+            del conn.inbuf[: end + 1]
+            if not line.strip():
+                continue
+            try:
+                request = parse_request(line)
+            except BadRequest as exc:
+                conn.send({"ok": False, "error": clean(exc, 160)})
+                continue
+            conn.busy = True
+            conn.active = time.monotonic()
+            self._pool.submit(conn, request)
+
+    def _service(self) -> None:
+        """Act on what other threads (and this one) flagged: output, closes, finished requests."""
+        while True:
+            with self._plock:
+                todo, self._pending = self._pending, set()
+            if not todo:
+                return
+            for conn in todo:
+                try:
+                    self._serve_one(conn)
+                except Exception:
+                    log.exception("control channel: a connection failed")
+                    self._close(conn)
+
+    def _serve_one(self, conn: Connection) -> None:
+        ours = self._conns.get(conn.fd) is conn  # (else gone already)
+        if ours and not conn.closed:
+            self._dispatch(conn)
+            if conn.flush() and not (conn.eof and not conn.busy and not conn.pending()):  # (else done)
+                self._watch(conn)
+                return
+        if ours or conn.closed:
+            self._close(conn)
+
+    def _expire(self, now: float) -> None:
+        if self._accept_paused_until and now >= self._accept_paused_until and self.sock is not None:
+            self._accept_paused_until = 0.0
+            self._selector.register(self.sock, selectors.EVENT_READ, "listen")
+        for conn in list(self._conns.values()):
+            why = timed_out(conn, now, self.idle_timeout, self.stall_timeout)
+            if why == "stalled":
+                conn.drop(f"it read nothing for {self.stall_timeout:g} s")
+            elif why == "idle":
+                log.debug("control channel: closing a connection idle for %.0f s", now - conn.active)
+            if why is not None:
+                self._close(conn)
+
+
+
+# ---- the client side ----
+
+
+class _Busy(Exception):
+    """The app's listen queue is full (its connection limit, or a burst): try again shortly."""
+
+
+class _Failure(dict):  # type: ignore[type-arg]
+    """The app is there but the request did not go through (said here, not by the app)."""
+
+
+def _connect(target: str, deadline: float) -> socket.socket | None:
+    """A socket connected to this user's app, or None when no app of ours listens there (none
+    at all, or one of another user: the socket file must be ours, and so must the process that
+    accepted the connection). Raises TimeoutError when the app does not accept in time,
+    :class:`_Busy` when its queue is full."""
+    try:
+        return connect_private(target, max(deadline - time.monotonic(), 0.001))
+    except BlockingIOError:  # EAGAIN: a Unix socket's full backlog (not "nobody listens")
+        raise _Busy() from None
+    except NotOurs as exc:
+        _distrusted(f"control socket {target}", str(exc), "not used: %s (not this user's app)", exc)
+        return None
+    except TimeoutError:
+        raise
+    except OSError:  # no such file, refused (a stale socket), not a socket
+        return None
+
+
+def _conversation(obj: dict[str, Any], path: str | None, timeout: float) -> Iterator[dict[str, Any]]:
+    """Send ``obj`` and yield what the app sends back, retrying while it says it is busy (at its
+    connection limit) until ``timeout``. The first message must come by then; later ones may
+    take as long as they take. Yields nothing when no app listens; an app that is there but
+    does not answer gives one ``{"ok": False, "error": …}``."""
+    try:
+        target = path or socket_path()
+    except OSError:  # no runtime folder of our own (said where it was looked for): no app
+        return
+    if not os.path.exists(target):
+        return
+    deadline = time.monotonic() + timeout
+    backoff = Backoff(0.01, 0.25, healthy_s=math.inf)
+    while True:
+        first: dict[str, Any] | None
+        try:
+            sock = _connect(target, deadline)
+        except _Busy:
+            sock, first = None, _Failure(ok=False, error=BUSY)
+        except TimeoutError:
+            yield _Failure(ok=False, error="the app does not accept connections (timed out)")
+            return
+        else:
+            if sock is None:
+                return  # no app of ours
+        if sock is not None:
+            try:
+                first = yield from _exchange(sock, obj, deadline)
+            finally:
+                sock.close()
+        if first is None:
+            return
+        if first.get("error") != BUSY:
+            yield first
+            return
+        delay = backoff.next()
+        if time.monotonic() + delay >= deadline:
+            yield _Failure(first)
+            return
+        time.sleep(delay)  # the app is at its connection limit: try again in a moment
+
+
+def _exchange(
+    sock: socket.socket, obj: dict[str, Any], deadline: float
+) -> Generator[dict[str, Any], None, dict[str, Any] | None]:
+    """One connection's conversation; returns its first message when that is ``busy`` or a
+    failure (for the caller to retry or yield), None once everything was yielded."""
+    with contextlib.suppress(OSError):  # it may have answered (busy) and hung up already
+        sock.sendall(encode(obj))
+    reader = LineReader(sock, deadline, MAX_REPLY)
+    try:
+        for message in reader.objects():
+            if reader.deadline is not None:
+                if message.get("error") == BUSY:
+                    return _Failure(message)
+                reader.deadline = None  # the first message came: the rest may take their time
+            yield message
+    except TimeoutError:
+        return _Failure(ok=False, error="the app did not answer in time")
+    except (OSError, BadLine) as exc:
+        if reader.deadline is None:
+            return None  # (a subscription the app ended)
+        return _Failure(ok=False, error=f"the connection failed: {clean(exc, 100)}")
+    if reader.deadline is not None:
+        return _Failure(ok=False, error="the app closed the connection without answering")
+    return None
+
+
+def request(obj: dict[str, Any], path: str | None = None, timeout: float = 3.0) -> dict[str, Any] | None:
+    """Send one request to the running app and return its reply.
+
+    ``None`` means no app is listening. An app that is there but cannot answer (busy past
+    ``timeout``, hung up, too slow) gives ``{"ok": False, "error": …}``."""
+    for reply in _conversation(obj, path, timeout):
+        return reply
+    return None
+
+
+def subscribe(obj: dict[str, Any], path: str | None = None, timeout: float = 10.0) -> Iterator[dict[str, Any]]:
+    """Open a subscription; yields pushed objects until the app goes away (or drops us)."""
+    for message in _conversation(obj, path, timeout):
+        if isinstance(message, _Failure):
+            return
+        yield message

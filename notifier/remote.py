@@ -1,0 +1,594 @@
+"""Remote hosts: another machine's ``run --json`` stream (usually OpenSSH running ``pi-notifier
+run --json`` there) merged into the board.
+
+- the stream (docs/contract.md §2) read back: one line → one typed event (:func:`parse_line`);
+  every line is untrusted, parsed with the channel's bounds (:mod:`notifier.channel`), strings
+  bounded and cleaned, anything else a :class:`StreamError` (skipped with one log line);
+- :class:`Link`: one remote's command, kept running by the one back-off
+  (:class:`notifier.system.supervisor.Backoff`); one that fails before its stream ever said
+  ``ready`` (no pi-notifier there, authentication refused, host unreachable) is reported once and
+  retried slowly. Lines are read with a bounded length and at the channel's pace, stderr keeps
+  only its last bytes, so memory and CPU are bounded whatever the remote prints;
+- :class:`Inbox`: what a link read and the engine has not applied yet: bounded, folded and paced.
+  A remote that floods must neither hold up the engine nor make memory grow: at most
+  :data:`MAX_ITEMS` wait (a full inbox makes the link wait too), the engine takes at most
+  :data:`TAKE_MAX` per call (its own messages come between two batches), and a question asked
+  and ended again before the engine took it is *folded*: only its end is kept, and counted;
+- :class:`Remotes`: every link of the app, applied to the board on the engine thread.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import logging
+import os
+import shlex
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import partial
+from typing import IO, Any
+
+from notifier.channel import MAX_LINE, BadLine, Pace, parse_object, read_lines
+from notifier.core import codec as jsonbound
+from notifier.core.codec import parse_iso
+from notifier.core.model import (
+    GENERIC_QUESTION,
+    Option,
+    Outcome,
+    Question,
+    QuestionItem,
+    SessionRef,
+    Transition,
+    remote_key,
+)
+from notifier.core.text import clean
+from notifier.system.log import LogOnce
+from notifier.system.supervisor import Backoff
+
+log = logging.getLogger(__name__)
+say_once = LogOnce(log)
+
+
+# ---- the stream ----
+
+MAX_PATH = 4096
+# A question from another machine is bounded in bytes (a host that floods with huge questions
+# must not make this app grow by their size): its text, header and options are cut to these.
+MAX_TEXT = 4000
+MAX_HEADER = 300
+MAX_OPTIONS = 20
+MAX_OPTION = 200
+MAX_COUNT = 100  # questions of one questionnaire
+OUTCOMES: tuple[Outcome, ...] = ("answered", "cancelled", "aborted", "unavailable", "error", "superseded")
+MORE = "(one more question: see the session)"
+
+
+class StreamError(ValueError):
+    """A line that is not a usable event (the message says why, briefly)."""
+
+
+@dataclass(frozen=True)
+class Ready:
+    """The remote finished its start-up scan: every question pending there has been sent."""
+
+
+@dataclass(frozen=True)
+class RemoteAsked:
+    session: SessionRef
+    question: Question
+    initial: bool
+    at: float
+
+
+@dataclass(frozen=True)
+class RemoteEnded:
+    """Resolved (``outcome`` set) or abandoned (``outcome`` None) on the remote."""
+
+    session: SessionRef
+    question: Question
+    at: float
+    outcome: Outcome | None = None
+    answer: str | None = None
+    waited_s: float | None = None
+
+
+StreamEvent = Ready | RemoteAsked | RemoteEnded
+
+
+def parse_line(line: bytes, host: str, now: float) -> StreamEvent | None:
+    """One line of a remote's stream → an event (``None`` for a blank line or an event kind this
+    version does not know: the stream may grow, see contract.md). ``now`` bounds the times the
+    remote reports (its clock may be wrong)."""
+    if not line.strip():
+        return None
+    try:
+        obj = parse_object(line, MAX_LINE)
+    except BadLine as exc:
+        raise StreamError(str(exc)) from None
+    obj = jsonbound.shrink(obj)
+    kind = obj.get("event")
+    if kind == "ready":
+        return Ready()
+    if kind not in ("needs_input", "resolved", "abandoned"):
+        if isinstance(kind, str):
+            return None
+        raise StreamError("no event name")
+    at = _time(obj.get("at"), now)
+    session = _session(obj.get("session"), host)
+    question = _question(obj.get("question"), at)
+    if kind == "needs_input":
+        return RemoteAsked(session, question, obj.get("initial") is True, at)
+    if kind == "abandoned":
+        return RemoteEnded(session, question, at)
+    outcome = obj.get("outcome")
+    if outcome not in OUTCOMES:
+        raise StreamError("unknown outcome")
+    answer = obj.get("answer")
+    waited = obj.get("waited_s")
+    return RemoteEnded(
+        session,
+        question,
+        at,
+        outcome,
+        clean(answer, 2000) if isinstance(answer, str) else None,
+        float(waited) if _number(waited) and 0 <= waited <= 1e9 else None,
+    )
+
+
+def _number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and v == v  # NaN is not
+
+
+def _time(value: Any, now: float) -> float:
+    ts = parse_iso(value)
+    return now if ts is None else min(ts, now)
+
+
+def _opt_str(value: Any, limit: int) -> str | None:
+    if isinstance(value, str) and value and len(value) <= limit:
+        return value
+    return None
+
+
+def _session(value: Any, host: str) -> SessionRef:
+    if not isinstance(value, dict):
+        raise StreamError("no session")
+    file = _opt_str(value.get("file"), MAX_PATH)
+    if file is None:
+        raise StreamError("no session file")
+    return SessionRef(
+        remote_key(host, file),
+        _opt_str(value.get("id"), 200),
+        _opt_str(value.get("cwd"), MAX_PATH),
+        clean(value.get("name"), 200) or None if isinstance(value.get("name"), str) else None,
+        host,
+    )
+
+
+def _question(value: Any, at: float) -> Question:
+    if not isinstance(value, dict):
+        raise StreamError("no question")
+    cid = _opt_str(value.get("tool_call_id"), 512)
+    tool = _opt_str(value.get("tool"), 128)
+    if cid is None or tool is None:
+        raise StreamError("no question id or tool")
+    text = clean(value.get("text"), MAX_TEXT) if isinstance(value.get("text"), str) else ""
+    header = clean(value.get("header"), MAX_HEADER) if isinstance(value.get("header"), str) else ""
+    raw_options = value.get("options")
+    labels = raw_options if isinstance(raw_options, list) else []
+    options = tuple(
+        Option(clean(o, MAX_OPTION)) for o in labels[:MAX_OPTIONS] if isinstance(o, str) and clean(o, MAX_OPTION)
+    )
+    raw_count: Any = value.get("count")
+    count = min(int(raw_count), MAX_COUNT) if _number(raw_count) and 1 <= raw_count <= 1e15 else 1
+    first = QuestionItem(text or GENERIC_QUESTION, header or None, options=options)
+    items = (first,) + tuple(QuestionItem(MORE) for _ in range(count - 1))
+    return Question(clean(cid, 512), clean(tool, 128) or "?", items, at)
+
+
+# ---- what waits for the engine ----
+
+MAX_ITEMS = 2000  # events waiting for the engine, per remote
+TAKE_MAX = 500  # events applied in one engine call
+
+
+@dataclass(frozen=True)
+class Down:
+    """The link went down (after the events read before it)."""
+
+
+Item = StreamEvent | Down
+Key = tuple[str, str]  # (session key, tool call id)
+
+
+class Inbox:
+    def __init__(self, size: int = MAX_ITEMS) -> None:
+        self.size = size
+        self._cond = threading.Condition()
+        self._items: dict[object, Item] = {}  # in order; a question's slot is (key, n)
+        self._latest: dict[Key, object] = {}  # a question's newest slot
+        self._n = 0
+        self._scheduled = False  # the engine has been asked to take (and has not emptied it yet)
+        self._closed = False
+        self.folded = 0  # questions asked and ended before the engine saw them (all time)
+
+    def __len__(self) -> int:
+        with self._cond:
+            return len(self._items)
+
+    def put(self, item: Item) -> bool:
+        """Add what the link read (waits while the inbox is full). True: the caller must ask the
+        engine to :meth:`take` (no such call is outstanding)."""
+        with self._cond:
+            while len(self._items) >= self.size and not self._closed:
+                self._cond.wait(0.5)
+            if self._closed:
+                return False
+            key: Key | None = None
+            if isinstance(item, (RemoteAsked, RemoteEnded)):
+                key = (item.session.key, item.question.tool_call_id)
+                slot = self._latest.get(key)
+                waiting = self._items.get(slot) if slot is not None else None
+                if isinstance(item, RemoteEnded) and isinstance(waiting, RemoteAsked) and not waiting.initial:
+                    self._items[slot] = item  # asked and ended between two looks: only the end
+                    self.folded += 1
+                    return self._schedule()
+                if waiting is not None and type(waiting) is type(item):
+                    self._items[slot] = item  # the newer word on it, in the older one's place
+                    return self._schedule()
+            self._n += 1
+            new_slot: object = (key, self._n) if key is not None else self._n
+            self._items[new_slot] = item
+            if key is not None:
+                self._latest[key] = new_slot
+            return self._schedule()
+
+    def _schedule(self) -> bool:
+        if self._scheduled:
+            return False
+        self._scheduled = True
+        return True
+
+    def take(self, limit: int = TAKE_MAX) -> tuple[list[Item], bool]:
+        """Up to ``limit`` events, oldest first, and whether more wait (then the caller asks the
+        engine again; else the next :meth:`put` does)."""
+        with self._cond:
+            out: list[Item] = []
+            for slot in list(self._items)[:limit]:
+                item = self._items.pop(slot)
+                if isinstance(slot, tuple) and slot[0] is not None and self._latest.get(slot[0]) is slot:
+                    del self._latest[slot[0]]
+                out.append(item)
+            more = bool(self._items)
+            self._scheduled = more
+            self._cond.notify_all()
+            return out, more
+
+    def close(self) -> None:
+        """Stop: a link waiting on a full inbox goes on (and what it adds is dropped)."""
+        with self._cond:
+            self._closed = True
+            self._cond.notify_all()
+
+
+
+
+# ---- one link ----
+
+BACKOFF_MIN_S = 1.0
+BACKOFF_MAX_S = 60.0
+SLOW_RETRY_S = 60.0  # after a failure before the stream ever said ready
+STDERR_KEEP = 2048
+SSH_BASE = ("ssh", "-T", "-o", "BatchMode=yes", "-o", "ServerAliveInterval=15", "-o", "ServerAliveCountMax=3")
+# --stop-on-eof: the remote run ends when its standard input closes, i.e. when this link's ssh
+# ends (the app stops, the link restarts, the machine goes away); without it, it would live on
+# until it next writes. A remote too old to know the option is run without it.
+STOP_ON_EOF = "--stop-on-eof"
+REMOTE_RUN = ("pi-notifier", "run", "--json", "--no-tray", "--no-notify", STOP_ON_EOF)
+
+
+@dataclass(frozen=True)
+class Remote:
+    """A configured remote: its name and either an ssh destination or a command."""
+
+    name: str
+    ssh: str | None = None
+    command: tuple[str, ...] = ()
+    ssh_options: tuple[str, ...] = ()
+
+    def argv(self, stop_on_eof: bool = True) -> list[str]:
+        if self.ssh is not None:
+            return ssh_argv(self, [a for a in REMOTE_RUN if stop_on_eof or a != STOP_ON_EOF])
+        return list(self.command)
+
+
+def ssh_argv(remote: Remote, remote_args: Sequence[str], tty: bool = False) -> list[str]:
+    """``ssh … HOST ARGS`` for ``remote`` (which must have an ssh destination). ssh joins the
+    remote arguments with spaces for the remote shell, so each is quoted here."""
+    assert remote.ssh is not None
+    base = list(SSH_BASE)
+    if tty:
+        base = ["ssh", "-t"] + base[2:]
+    return base + list(remote.ssh_options) + ["--", remote.ssh, " ".join(shlex.quote(a) for a in remote_args)]
+
+
+def remote_from_config(item: dict[str, object]) -> Remote:
+    ssh = item.get("ssh")
+    command = item.get("command") or []
+    options = item.get("ssh_options") or []
+    return Remote(
+        str(item["name"]),
+        ssh if isinstance(ssh, str) else None,
+        tuple(str(c) for c in command) if isinstance(command, list) else (),
+        tuple(str(o) for o in options) if isinstance(options, list) else (),
+    )
+
+
+class Link:
+    """Runs one remote's command over and over; hands events to ``on_event`` and says when the
+    link went down (``on_down``). Both are called on this link's thread."""
+
+    def __init__(
+        self,
+        remote: Remote,
+        on_event: Callable[[str, StreamEvent], None],
+        on_down: Callable[[str], None],
+        on_up: Callable[[str], None] | None = None,
+        pace: Pace | None = None,
+    ) -> None:
+        self.remote = remote
+        self.pace = Pace() if pace is None else pace
+        self.on_event = on_event
+        self.on_down = on_down
+        self.on_up = on_up
+        self._stop = threading.Event()
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._thread = threading.Thread(target=self._run, name=f"pi-notifier-remote {remote.name}", daemon=True)
+        self.connections = 0  # how many times its stream reached ready
+        self._stop_on_eof = True  # (False once the remote said it does not know the option)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        proc = self._proc
+        if proc is not None and proc.poll() is None:
+            _close(proc.stdin)  # (the remote run sees its input end: it stops too)
+            with contextlib.suppress(OSError):
+                proc.terminate()
+
+    def join(self, timeout: float) -> None:
+        self._thread.join(timeout)
+
+    def _run(self) -> None:
+        backoff = Backoff(BACKOFF_MIN_S, BACKOFF_MAX_S, healthy_s=BACKOFF_MAX_S)
+        while not self._stop.is_set():
+            backoff.began()
+            try:
+                ready, why = self._once()
+            except Exception as exc:  # a bug here must cost one try, not the link
+                log.exception("remote %s: the link failed", clean(self.remote.name))
+                ready, why = False, clean(exc, 200)
+            if self._stop.is_set():
+                return
+            if not ready and self._stop_on_eof and self.remote.ssh is not None and STOP_ON_EOF in why:
+                # an older pi-notifier there: "unrecognized arguments: --stop-on-eof"
+                log.info(
+                    "remote %s: its pi-notifier has no %s; running it without", clean(self.remote.name), STOP_ON_EOF
+                )
+                self._stop_on_eof = False
+                continue
+            name = self.remote.name
+            if ready:  # (one that stayed up a while starts again at once-a-second)
+                say_once.forget(name)
+                log.warning("remote %s: the link ended (%s); reconnecting", clean(name), why)
+                wait = backoff.next()
+            elif self.connections == 0:
+                say_once(name, "fails", "remote %s cannot be reached: %s; retrying every %d s",
+                         clean(name), why, int(SLOW_RETRY_S))
+                wait = SLOW_RETRY_S
+            else:
+                say_once(name, "down", "remote %s: reconnecting failed (%s); retrying", clean(name), why)
+                wait = backoff.next()
+            if self._stop.wait(wait):
+                return
+
+    def _once(self) -> tuple[bool, str]:
+        """Runs the command until its stream ends: (did it reach ready, why it ended)."""
+        argv = self.remote.argv(self._stop_on_eof)
+        try:
+            proc = subprocess.Popen(
+                argv,
+                stdin=subprocess.PIPE,  # never written: closed when the link ends (STOP_ON_EOF)
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,  # a Ctrl-C in our terminal is ours to handle, not ssh's
+            )
+        except OSError as exc:
+            return False, f"cannot run {clean(argv[0], 80)}: {clean(exc.strerror or exc, 120)}"
+        self._proc = proc
+        if self._stop.is_set():
+            proc.terminate()
+        err: collections.deque[bytes] = collections.deque()
+        drain = threading.Thread(target=_drain, args=(proc.stderr, err), daemon=True)
+        drain.start()
+        ready = False
+        name = self.remote.name
+        assert proc.stdout is not None
+        try:
+            for line in read_lines(proc.stdout):
+                waited = self.pace.waited
+                self.pace.spend(MAX_LINE if line is None else len(line), self._stop)
+                if self.pace.waited > waited:
+                    say_once(name, "pace", "remote %s sends faster than %d events a second; reading it no faster",
+                             clean(name), int(self.pace.rate))
+                if self._stop.is_set():
+                    break
+                if line is None:
+                    say_once(name, "long", "remote %s: skipped a line longer than %d bytes", clean(name), MAX_LINE)
+                    continue
+                try:
+                    event = parse_line(line, name, time.time())
+                except StreamError as exc:
+                    say_once(name, "garbage", "remote %s: skipped a line that is not an event (%s)", clean(name), exc)
+                    continue
+                if event is None:
+                    continue
+                if isinstance(event, Ready) and not ready:
+                    ready = True
+                    self.connections += 1
+                    log.info("remote %s: connected", clean(name))
+                    if self.on_up is not None:
+                        self.on_up(name)
+                self.on_event(name, event)
+        finally:
+            _close(proc.stdin)
+            with contextlib.suppress(OSError):
+                proc.stdout.close()
+            if proc.poll() is None:
+                with contextlib.suppress(OSError):
+                    proc.terminate()
+            try:
+                code = proc.wait(5)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                code = proc.wait()
+            drain.join(1)
+            self._proc = None
+            self.on_down(name)
+        tail = clean(b"".join(err)[-300:].decode("utf-8", "replace"), 300)
+        why = f"exit code {code}" + (f": {tail}" if tail else "")
+        return ready, why
+
+
+def _close(stream: IO[bytes] | None) -> None:
+    if stream is not None:
+        with contextlib.suppress(OSError, ValueError):
+            stream.close()
+
+
+def _drain(stream: IO[bytes] | None, keep: collections.deque[bytes]) -> None:
+    """Reads stderr to its end, keeping only the last STDERR_KEEP bytes."""
+    if stream is None:
+        return
+    size = 0
+    try:
+        while True:
+            chunk = stream.read1(4096) if hasattr(stream, "read1") else os.read(stream.fileno(), 4096)
+            if not chunk:
+                return
+            keep.append(chunk)
+            size += len(chunk)
+            while size > STDERR_KEEP and len(keep) > 1:
+                size -= len(keep.popleft())
+    except (OSError, ValueError):
+        return
+    finally:
+        with contextlib.suppress(OSError):
+            stream.close()
+
+
+# ---- every link of the app, on the board ----
+
+MAX_STILL = 20_000  # questions re-sent since connecting that are remembered (bounded like the board)
+
+
+class Remotes:
+    """The links of one app's remotes. What a link reads waits in its host's :class:`Inbox` and
+    is applied to the board on the engine thread (``engine.call``), so remote questions become
+    the same transitions as local ones and every output just works. An output of the engine: the
+    links start once it is ready (its board is the one that stays)."""
+
+    def __init__(self, remotes: Sequence[Remote]) -> None:
+        self.remotes = list(remotes)
+        self.engine: Any = None
+        self.boxes = {r.name: Inbox() for r in self.remotes}
+        self.links = [Link(r, self._on_event, self._on_down) for r in self.remotes]
+        self._still: dict[str, set[tuple[str, str]]] = {}  # engine thread: re-sent since connecting
+        self._started = False
+        self._stopped = False
+
+    def attach(self, engine: Any) -> None:
+        self.engine = engine
+
+    # (the engine's sink: the links start on its ready)
+    def ready(self, info: object, snapshot: object) -> None:
+        if self._started or self._stopped:
+            return
+        self._started = True
+        for link in self.links:
+            link.start()
+
+    def transitions(self, items: object, snapshot: object) -> None:
+        pass
+
+    def turns(self, items: object) -> None:
+        pass
+
+    def stop(self) -> None:
+        self._stopped = True
+        for link in self.links:
+            link.stop()
+        for box in self.boxes.values():
+            box.close()
+
+    # ---- link threads → engine thread ----
+
+    def _on_event(self, host: str, event: StreamEvent) -> None:
+        self._put(host, event)
+
+    def _on_down(self, host: str) -> None:
+        self._put(host, Down())
+
+    def _put(self, host: str, item: Item) -> None:
+        """Into the host's inbox; the engine is asked to take it when no such call is out."""
+        if self.boxes[host].put(item):
+            self.engine.call(partial(self._take, host))
+
+    # ---- engine thread ----
+
+    def _take(self, host: str) -> list[Transition]:
+        """Apply a batch of what the host sent: one set of transitions (the engine hands them to
+        every sink); ask for the next batch behind whatever else the engine has to do."""
+        box = self.boxes[host]
+        items, more = box.take()
+        try:
+            out: list[Transition] = []
+            for item in items:
+                out += self._apply(host, item)
+            for (who, why), count in self.engine.board.remote.take_refused().items():
+                limit = "sessions" if why == "sessions" else "questions in one session"
+                say_once(who, why, "remote %s has more %s than are kept; ignoring the rest (%d so far)",
+                         clean(who), limit, count)
+            if box.folded:
+                say_once(host, "folded", "remote %s sends faster than it is looked at: questions asked "
+                         "and ended in between are folded (%d so far)", clean(host), box.folded)
+            return out
+        finally:
+            if more:  # (also after a failure: the rest must not wait for the next event)
+                self.engine.call(partial(self._take, host))
+
+    def _apply(self, host: str, event: Item) -> list[Transition]:
+        board, now = self.engine.board, time.time()
+        if isinstance(event, Down):
+            self._still.pop(host, None)
+            board.remote.offline(host, now)
+            return []
+        if isinstance(event, Ready):
+            out: list[Transition] = board.remote.synced(host, self._still.pop(host, set()), now)
+            return out
+        if isinstance(event, RemoteAsked):
+            still = self._still.setdefault(host, set())
+            if len(still) < MAX_STILL:
+                still.add((event.session.key, event.question.tool_call_id))
+            return list(board.remote.asked(event.session, event.question, now, event.initial))
+        if isinstance(event, RemoteEnded):
+            return list(board.remote.ended(
+                event.session, event.question, now, event.outcome, event.answer, event.waited_s
+            ))
+        return []
