@@ -4,12 +4,18 @@ reminded) and pushed, the notifications on screen, snoozes and mutes, and the qu
 
 The file no caller waits for: its ``kept`` tables are copied in memory, read and changed at once;
 the file is written by a thread of its own in one transaction per batch of changes (the other
-table, the history, is only written, and read from the file). ``status`` and ``snooze`` read
+table, the history, is only written, and read from the file). A caller that must not lose a
+change to a crash the next moment (what is on screen, recorded around a Notify) writes what waits
+itself, at once (:meth:`Database.commit`, a WAL commit: ~0.1 ms). ``status`` and ``snooze`` read
 the saved snoozes and mutes without opening the store (:func:`saved_silences`: read only,
 nothing created).
 
-One fault policy. Every fault of the file is said once each way and loses nothing the run knew:
-while it cannot be written (another process holds its lock, the disk is full, the folder may not
+One fault policy, for every SQLite file of the app (this store, and the scan cache of
+:mod:`notifier.sessions`), all opened by :func:`connect`: a lock, a full disk, a folder that may
+not be written are no damage (:func:`is_damage`) and discard nothing; a file that is not a
+database any more is replaced by a fresh one, said once (:func:`replace_damaged`). For the
+store: every fault of the file is said once each way and loses nothing the run knew: while it
+cannot be written (another process holds its lock, the disk is full, the folder may not
 be written) the changes wait in memory and the writer keeps trying; a file deleted (with its
 folder) or replaced is made again; one that is not a database any more (corrupt, truncated) is
 set aside, kept for the user, and a fresh one made. Each time the writer opens the file it reads
@@ -72,6 +78,7 @@ def from_db(value: object) -> object:
 
 OPEN_WAIT_S = 1.0  # at open: how long another process's lock is waited for before going on in memory
 WRITE_WAIT_S = 5.0  # the writer thread: SQLite's busy timeout (it gets the lock once it is free)
+COMMIT_WAIT_S = 0.5  # a caller writing now (commit): how long it waits for the file before leaving it to the writer
 RETRY_MIN_S, RETRY_MAX_S = 0.25, 5.0  # the writer's pause after a failed write, doubling
 MAX_PENDING = 50_000  # changes waiting for the file; beyond this the oldest unkept ones are dropped
 
@@ -82,13 +89,52 @@ GONE = {
 }
 
 
-def _corrupt(exc: BaseException) -> bool:
-    """The file is not a (sound) database: it cannot be used again as it is."""
+def is_damage(exc: BaseException) -> bool:
+    """The fault of a file that is not a (sound) database: it cannot be used again as it is.
+    Anything else (another process's lock, a full disk, a folder we may not write) is no damage:
+    nothing is discarded for it."""
     if not isinstance(exc, sqlite3.Error):
         return False
     if name := getattr(exc, "sqlite_errorname", ""):  # (Python 3.11+)
         return bool(name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")))
     return "malformed" in str(exc) or "not a database" in str(exc)
+
+
+def connect(path: str, wait_s: float, read_only: bool = False) -> sqlite3.Connection:
+    """Open one of the app's SQLite files (the state store, the scan cache): the one way any is
+    opened. Private (0600 in a 0700 folder; SQLite's side files inherit the mode), autocommit
+    (each transaction is said), for any thread (each use under its owner's lock); ``wait_s``:
+    how long another process's lock is waited for. ``read_only``: nothing is created or changed."""
+    if read_only:
+        return sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=wait_s, check_same_thread=False,
+                               isolation_level=None)
+    private_file(path)
+    return sqlite3.connect(path, timeout=wait_s, check_same_thread=False, isolation_level=None)
+
+
+def replace_damaged(path: str, why: str, what: str = "the state store", keep: bool = True) -> None:
+    """A file that is damage (:func:`is_damage`, or holds what this program never writes) goes out
+    of the way for a fresh one, said in one line. ``keep``: set aside for the user under another
+    name (with its -wal, which holds its last changes), never over one set aside before; else
+    deleted (a cache: what it holds is read again from the files it summarises)."""
+    if not keep:
+        for suffix in ("", "-journal", "-wal", "-shm"):
+            with contextlib.suppress(OSError):
+                os.unlink(path + suffix)
+        log.warning("%s %s could not be read (%s); deleted it: it is rebuilt", what, clean(path), clean(why, 200))
+        return
+    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
+    aside, n = f"{path}.corrupt-{stamp}", 1
+    while os.path.lexists(aside):
+        n += 1
+        aside = f"{path}.corrupt-{stamp}-{n}"
+    os.replace(path, aside)
+    with contextlib.suppress(FileNotFoundError):
+        os.replace(path + "-wal", aside + "-wal")
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path + "-shm")
+    log.warning("%s %s could not be read (%s); set it aside as %s and started a fresh one",
+                what, clean(path), clean(why, 200), clean(os.path.basename(aside)))
 
 
 def select(db: sqlite3.Connection | None, sql: str, args: Iterable[Any] = (), path: str = "") -> list[Row]:
@@ -109,23 +155,6 @@ def _copy_rows(db: sqlite3.Connection, table: str, rows: list[Row]) -> None:
     if rows:
         marks = ",".join("?" * len(rows[0]))
         db.executemany(f"INSERT OR IGNORE INTO {table} VALUES ({marks})", rows)  # noqa: S608
-
-
-def _set_aside(path: str, exc: BaseException) -> None:
-    """Keep the unusable file for the user under another name (with its -wal, which holds its last
-    changes), never over one set aside before; a fresh one takes its place."""
-    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
-    aside, n = f"{path}.corrupt-{stamp}", 1
-    while os.path.lexists(aside):
-        n += 1
-        aside = f"{path}.corrupt-{stamp}-{n}"
-    os.replace(path, aside)
-    with contextlib.suppress(FileNotFoundError):
-        os.replace(path + "-wal", aside + "-wal")
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(path + "-shm")
-    log.warning("the state store %s could not be read (%s); set it aside as %s and started a fresh one",
-                path, exc, os.path.basename(aside))
 
 
 class Database:
@@ -203,6 +232,26 @@ class Database:
                 self._lock.wait(left)
         return True
 
+    def commit(self, wait_s: float = COMMIT_WAIT_S) -> bool:
+        """Write what waits to the file now, in the calling thread (not the writer's): True once
+        it is in the file, where a process killed the next moment cannot lose it (WAL: a commit
+        survives the process). Waits at most about ``wait_s`` for the file (the writer at work,
+        another process's lock); while it cannot be written the changes stay waiting and the
+        writer keeps trying, as for any change (the one fault policy)."""
+        if self.path is None:
+            return True
+        with self._lock:
+            if not self._due():
+                return True
+        if not self._file_lock.acquire(timeout=wait_s):
+            return False
+        try:
+            if self._file is None:  # (not opened yet, or gone bad: the writer's retries handle it)
+                return False
+            return self._write_locked(max(wait_s, 0.0))
+        finally:
+            self._file_lock.release()
+
     def close(self, timeout: float = -1) -> None:
         """Write what waits and close the file; with a ``timeout``, give up after that many
         seconds (a write stuck on another process's lock, a full disk) and say what is lost."""
@@ -246,23 +295,34 @@ class Database:
             delay = min(delay * 2, RETRY_MAX_S)
 
     def _write(self) -> bool:
-        """Write what waits to the file in one transaction: True if it was written."""
-        assert self.path is not None
+        """Write what waits to the file in one transaction (the writer thread): True if it was
+        written."""
         with self._file_lock:
-            try:
-                if gone := self._gone():
-                    self._close_file()
-                if self._file is None:  # (at start it could not be opened, or it went bad or away)
-                    self._open(self.write_wait_s)
-                    with self._lock:
-                        self._resync = True
-                    if gone:
-                        log.warning(GONE[gone], self.path)
+            return self._write_locked(None)
+
+    def _write_locked(self, busy_s: float | None) -> bool:
+        """:meth:`_write` with the file lock held; ``busy_s``: how long to wait for another
+        process's lock this time (None: :attr:`write_wait_s`)."""
+        assert self.path is not None
+        try:
+            if gone := self._gone():
+                self._close_file()
+            if self._file is None:  # (at start it could not be opened, or it went bad or away)
+                self._open(self.write_wait_s)
                 with self._lock:
-                    batch, resync = list(self._pending), self._resync
-                    kept = {t: self._memory.execute(f"SELECT * FROM {t}").fetchall() for t in self.kept if resync}  # noqa: S608
-                db = self._file
-                assert db is not None
+                    self._resync = True
+                if gone:
+                    log.warning(GONE[gone], self.path)
+            with self._lock:
+                if not self._due():  # (another write took it meanwhile)
+                    return True
+                batch, resync = list(self._pending), self._resync
+                kept = {t: self._memory.execute(f"SELECT * FROM {t}").fetchall() for t in self.kept if resync}  # noqa: S608
+            db = self._file
+            assert db is not None
+            if busy_s is not None:
+                db.execute(f"PRAGMA busy_timeout = {int(max(busy_s, 0) * 1000)}")
+            try:
                 db.execute("BEGIN IMMEDIATE")
                 with db:  # (committed, or rolled back on an error)
                     for table, rows in kept.items():
@@ -271,18 +331,21 @@ class Database:
                     for table, sql, args in batch:
                         if not (resync and table in self.kept):  # (else in the copy already)
                             db.execute(sql, args)
-            except (OSError, sqlite3.Error) as exc:
-                if _corrupt(exc) and self._file is not None:  # gone bad while running: set aside, and
-                    self._close_file()  # the next try makes a fresh one and writes the copy into it
-                    with contextlib.suppress(OSError):
-                        _set_aside(self.path, exc)
-                self._fail(str(exc))
-                return False
+            finally:
+                if busy_s is not None:
+                    db.execute(f"PRAGMA busy_timeout = {int(self.write_wait_s * 1000)}")
+        except (OSError, sqlite3.Error) as exc:
+            if is_damage(exc) and self._file is not None:  # gone bad while running: set aside, and
+                self._close_file()  # the next try makes a fresh one and writes the copy into it
+                with contextlib.suppress(OSError):
+                    replace_damaged(self.path, str(exc))
+            self._fail(str(exc))
+            return False
         if self._failing:  # (said before flush() can return)
             self._failing = False
             log.warning("the state store %s can be written again: %d kept changes written",
                         self.path, len(batch))
-        with self._lock:
+        with self._lock:  # (file lock still held: no other write took the same batch)
             del self._pending[: len(batch)]
             self._resync = self._resync and not resync
             self._lock.notify_all()
@@ -292,8 +355,7 @@ class Database:
         """Open the file (a fresh one in place of one that is not a database) and read its kept
         rows into the memory copy. File lock held."""
         assert self.path is not None
-        private_file(self.path)  # 0600 in a 0700 folder; SQLite's side files inherit the mode
-        db = sqlite3.connect(self.path, timeout=wait_s, check_same_thread=False, isolation_level=None)
+        db = connect(self.path, wait_s)
         try:
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")
@@ -305,9 +367,9 @@ class Database:
             rows = {t: db.execute(f"SELECT * FROM {t}").fetchall() for t in self.kept}  # noqa: S608
         except BaseException as exc:
             db.close()
-            if fresh or not _corrupt(exc):
+            if fresh or not is_damage(exc):
                 raise
-            _set_aside(self.path, exc)
+            replace_damaged(self.path, str(exc))
             return self._open(wait_s, fresh=True)
         with self._lock:
             for table, found in rows.items():  # what the file knew, and what this run added
@@ -401,7 +463,7 @@ def saved_silences(state_dir: str, now: float) -> Silences:
     if not os.path.isfile(path):
         return Silences()
     try:
-        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=2)
+        db = connect(path, 2.0, read_only=True)
     except sqlite3.Error:
         return Silences()
     try:

@@ -54,7 +54,7 @@ log = logging.getLogger(__name__)
 SNOOZE_S = 15 * 60
 MAX_WAIT_S = 60.0
 RECONNECT_S = 30.0  # after the session bus itself went away, look for it again this often
-FLUSH_S = 0.5  # how long a shown notification waits for its record to be written (a crash right after)
+INTENT = -1  # the id recorded for a notification asked for whose id the server has not said yet
 
 _BOOTTIME = getattr(time, "CLOCK_BOOTTIME", None)  # (Linux)
 
@@ -74,12 +74,22 @@ class Bubbles:
         if self.store is None or not owner:
             return
         for (server, nid), keys in self.store.bubbles().items():
-            if server == owner:
+            if server == owner and nid != INTENT:
                 self.orphans[nid] = set(keys)
+            elif server == owner:  # (killed inside the Notify call: that bubble, if any, has no known id)
+                log.warning("a run before this one stopped while showing a notification for %d questions;"
+                            " if it is on screen, it cannot be closed from here", len(keys))
         self.store.keep_bubbles_of(owner)
+        self.store.drop_bubbles(owner, INTENT)
+
+    def commit(self) -> None:
+        """Put what was recorded into the file now (:meth:`notifier.store.Database.commit`)."""
+        if self.store is not None:
+            self.store.commit()
 
     def record(self, owner: str, server_id: int, keys: list[Key] | None) -> None:
-        """Record (``keys``) or forget (None) one notification on ``owner``'s screen."""
+        """Record (``keys``) or forget (None) one notification on ``owner``'s screen
+        (``server_id`` :data:`INTENT`: one asked for, its id not known yet)."""
         if self.store is None or not owner or not server_id:
             return
         if keys is None:
@@ -308,10 +318,17 @@ class Screen:
         replaces = self.handles.get(notice.handle, 0)
         if not replaces and self._owner():  # a bubble a run before ours left with these questions:
             replaces = self.bubbles.take(keys) or 0  # re-used, not a second one popping up
-        if replaces:  # (its id known: recorded before the call, so a crash in it loses nothing)
-            self._recorded(replaces, keys)
+        # what may be on screen is in the file before the call (the bubble replaced, or an intent
+        # whose id the reply brings) and the id right after, both written now, in this thread: a
+        # kill before or after the call leaves the next run what it needs to re-use or close the
+        # bubble (a kill inside the call, while the server picks the id, leaves only the intent)
+        self._recorded(replaces or INTENT, keys)
+        self.bubbles.commit()
         server_id = self.safe(lambda: backend.show(message, replaces))
+        if not replaces:
+            self._recorded(INTENT, None)
         if server_id is None:
+            self.bubbles.commit()
             return
         self.handles[notice.handle] = server_id
         if server_id != replaces:  # (a new bubble: the one replaced was closed meanwhile)
@@ -320,8 +337,7 @@ class Screen:
             self._recorded(server_id, keys)
         if self.on_shown is not None:
             self.on_shown(keys)
-        if self.store is not None:  # (what is on screen is in the file before anything else)
-            self.store.flush(FLUSH_S)
+        self.bubbles.commit()  # (in the file before anything else)
         for nid in self.bubbles.sharing(keys):  # (this one shows them now)
             self._close_orphan(nid)
 

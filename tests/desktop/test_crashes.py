@@ -14,7 +14,7 @@ import pytest
 
 from ..app_process import AppProcess
 from ..conftest import wait_for
-from ..writer import append, ask
+from ..writer import answer, append, ask
 from .services import Dunst, Monitor
 from .test_notifications import new_session, run_app
 
@@ -59,3 +59,44 @@ def test_a_killed_app_restarted_re_uses_the_bubbles_on_screen(
     calls = [(x["replaces"], x["summary"]) for x in monitor.notifies()]
     assert popups == [1, 1, 1], calls  # each question popped up once, over three crashes
     assert 1 <= shown <= len(texts), calls  # and nothing is doubled on screen
+
+
+def test_killed_at_many_points_around_the_notify_never_doubles_or_orphans(
+    tmp_path: Path, dunst: Dunst, monitor: Monitor
+) -> None:
+    """The app SIGKILLed at points spread over the time from a question's line to a while past
+    its Notify (before the call, during it, around the reply and its record), then started
+    again: the question has one bubble on screen (the one left re-used, or a first one), never a
+    second pop-up; once answered, nothing of ours is left on screen (no orphan)."""
+    cfg = tmp_path / "config.toml"
+    cfg.write_text("settle_ms = 0\n")
+    delays = [n * 0.005 for n in range(24)]  # 0–115 ms after the write: the Notify lands in there (~40–70 ms)
+    random.Random(30).shuffle(delays)
+    landed = {"before": 0, "after": 0}  # where the kills landed (the monitor saw the Notify or not)
+    for n, delay in enumerate(delays):
+        f = new_session(tmp_path, f"kill{n}")
+        text = f"Kill point {n}?"
+        with run_app(tmp_path, "--config", str(cfg)) as app:
+            app.wait("ready")
+            written = time.monotonic()
+            append(f, ask(f"k{n}", text))
+            # the kill point is the trial's parameter (not a wait for something)
+            time.sleep(max(0.0, written + delay - time.monotonic()))
+            app.proc.send_signal(signal.SIGKILL)
+            killed = time.monotonic()
+            app.proc.wait(5)
+        seen = [t for t, x in zip(monitor.stamps("Notify"), monitor.of("Notify"), strict=True)
+                if x[0] == "pi-notifier" and text in x[4] and t >= written]
+        landed["after" if seen and seen[0] <= killed else "before"] += 1
+        marker = new_session(tmp_path, f"mark{n}")
+        with run_app(tmp_path, "--config", str(cfg)) as app:
+            app.wait("ready")
+            append(marker, ask(f"m{n}", f"Marker {n}?"))  # raised after what the start-up put back
+            wait_for(lambda: _popups(monitor, f"Marker {n}?"), 10, "the marker")  # noqa: B023
+            calls = [(x["replaces"], x["summary"], x["body"][:40]) for x in monitor.notifies()]
+            assert dunst.displayed() == 2, (n, delay, calls)  # the question's one bubble and the marker's
+            assert _popups(monitor, text) == 1, (n, delay, calls)  # never popped up twice
+            append(f, answer(f"k{n}"))
+            append(marker, answer(f"m{n}"))
+            wait_for(lambda: dunst.displayed() == 0, 10, "every bubble closed once answered")
+    assert landed["before"] and landed["after"], landed  # (the kills fell on both sides of the Notify)

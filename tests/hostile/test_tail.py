@@ -24,8 +24,7 @@ from notifier.core.board import Board
 from notifier.core.reducer import SessionReducer
 from notifier.pi.catalog import QuestionCatalog
 from notifier.pi.parse import TOO_ODD, to_events
-from notifier.scan_cache import KEEP_ROWS, StartupCache
-from notifier.sessions import EngineOptions, SessionFiles, scan_once
+from notifier.sessions import KEEP_ROWS, EngineOptions, SessionFiles, StartupCache, scan_once
 from notifier.tail import Tailer
 
 from ..conftest import FIXTURES, wait_for
@@ -352,8 +351,8 @@ def _corrupt_all(cache: Path, sql: str, *args: Any) -> None:
 
 def _edit(change: Callable[[dict[str, Any]], Any]) -> Callable[[Path], None]:
     """A corruption of every row's summary, as parsed JSON (``change`` edits it in place, by the
-    names of its values, :data:`notifier.scan_cache.FIELDS`; a value it adds comes last)."""
-    from notifier.scan_cache import FIELDS
+    names of its values, :data:`notifier.sessions.FIELDS`; a value it adds comes last)."""
+    from notifier.sessions import FIELDS
 
     def corrupt(cache: Path) -> None:
         db = sqlite3.connect(cache)
@@ -446,7 +445,7 @@ def _summaries(draw: st.DrawFn) -> tuple[Tailer, SessionReducer]:
 def test_every_value_a_summary_holds_comes_back_as_written(summary: tuple[Tailer, SessionReducer]) -> None:
     """None, empty and binary bytes, strings that are not UTF-8, pending questions: what is
     saved is what is loaded, through the bounded parse and every check."""
-    from notifier.scan_cache import _pack, _unpack
+    from notifier.sessions import _pack, _unpack
 
     tailer, reducer = summary
     raw = _pack(tailer, reducer)

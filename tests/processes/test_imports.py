@@ -88,7 +88,7 @@ def test_status_imports_only_what_it_needs(tmp_path: Path, json_out: bool) -> No
             assert json.loads(r.stdout)["pending"] == 1, run
         else:
             assert "1 pending question" in r.stdout, run
-        assert {"notifier.sessions", "notifier.scan_cache"} <= modules  # (it did read them)
+        assert "notifier.sessions" in modules  # (it did read them: the scan and its cache)
         assert _unwanted(modules, NOT_FOR_STATUS) == [], run
 
 

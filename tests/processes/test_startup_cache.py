@@ -11,8 +11,7 @@ from pathlib import Path
 
 from notifier.core.board import Board
 from notifier.pi.catalog import QuestionCatalog
-from notifier.scan_cache import StartupCache
-from notifier.sessions import EngineOptions, SessionFiles
+from notifier.sessions import EngineOptions, SessionFiles, StartupCache
 
 from ..conftest import FIXTURES, cli
 

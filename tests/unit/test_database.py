@@ -114,3 +114,32 @@ def test_changes_beyond_the_bound_keep_the_kept_tables_and_drop_the_oldest_other
     assert len(file_rows(path, "SELECT key FROM seen")) == 30  # written whole from memory
     assert file_rows(path, "SELECT n FROM log ORDER BY n") == [(n,) for n in range(25, 30)]  # the newest
     db.close()
+
+
+def test_commit_puts_a_change_in_the_file_at_once_and_leaves_it_waiting_under_a_lock(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """commit() writes what waits in the caller's thread: another connection reads it the moment
+    it returns (a process killed then loses nothing). Under another process's lock it gives up
+    within its wait, nothing lost: the writer writes it once the lock is gone (one fault policy)."""
+    import time
+
+    caplog.set_level(logging.WARNING, "notifier.store")
+    path = tmp_path / "state.sqlite3"
+    db = opened(path)
+    for n in range(20):  # (the writer, woken by the same change, may have written it first)
+        db._run("seen", "INSERT INTO seen VALUES (?)", (f"now {n}",))
+        assert db.commit()
+        assert file_rows(path, f"SELECT key FROM seen WHERE key = 'now {n}'") == [(f"now {n}",)]
+    locker = sqlite3.connect(path, isolation_level=None)
+    locker.execute("BEGIN IMMEDIATE")  # (another process writing: readers go on, writers wait)
+    db._run("seen", "INSERT INTO seen VALUES (?)", ("later",))
+    started = time.monotonic()
+    assert not db.commit(0.2)
+    assert time.monotonic() - started < 3  # (bounded: not the writer's 5 s busy timeout)
+    assert "later" in seen(db) and db.unwritten > 0  # (in memory, waiting for the file)
+    locker.execute("COMMIT")
+    locker.close()
+    assert db.flush(10)
+    assert file_rows(path, "SELECT key FROM seen WHERE key = 'later'") == [("later",)]
+    db.close()

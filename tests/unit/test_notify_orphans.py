@@ -4,6 +4,8 @@ server (another bus, or the server restarted: ids start again at 1) are never to
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from notifier.core.model import Item, Key, Notice, Option, Question, QuestionItem, SessionRef
 from notifier.outputs.backends import Plain
 from notifier.outputs.desktop import Screen
@@ -154,3 +156,52 @@ def test_a_replacement_is_recorded_before_the_server_is_called() -> None:
     a, b = _notice(0, "a", "q1").items[0], _notice(0, "b", "q2").items[0]
     after.put(Notice(4, "startup", (a, b)))  # re-uses bubble 1 for both
     assert seen[-1] == {("bus-1/:1.7", 1): {A, B}}
+
+
+class WatchedServer(FakeServer):
+    """A server that, at each Notify, reads what the store's file says is on screen (what a run
+    killed at that moment would leave to the next)."""
+
+    def __init__(self, owner: str, path: str) -> None:
+        super().__init__(owner)
+        self.path = path
+        self.seen_at_call: list[set[tuple[int, str]]] = []
+
+    def show(self, message: Message, replaces: int) -> int:
+        import sqlite3
+
+        con = sqlite3.connect(self.path)
+        try:
+            self.seen_at_call.append({(n, c) for n, c in con.execute("SELECT id, call_id FROM bubbles")})
+        finally:
+            con.close()
+        return super().show(message, replaces)
+
+
+def test_what_may_be_on_screen_is_in_the_file_before_the_call_and_its_id_right_after(tmp_path: Path) -> None:
+    """In the file (not queued for the writer thread): the intent before a new bubble's Notify,
+    the bubble replaced before a re-use, and the id the server gave the moment the call returns;
+    a next run takes an intent whose id never came for no bubble of its own to close."""
+    import sqlite3
+
+    from notifier.outputs.desktop import INTENT
+
+    path = str(tmp_path / "state.sqlite3")
+    store = Store(path)
+    server = WatchedServer("bus-1/:1.7", path)
+    screen = _screen(server, store)
+    screen.put(_notice(1, "a", "q1"))
+    assert server.seen_at_call == [{(INTENT, "q1")}]  # before the call: the intent
+    con = sqlite3.connect(path)
+    assert con.execute("SELECT id, call_id FROM bubbles").fetchall() == [(1, "q1")]  # right after
+    screen.put(_notice(1, "a", "q1"))  # (shown again: replaces its own bubble)
+    assert server.seen_at_call[-1] == {(1, "q1")} and server.replaced == [0, 1]
+    con.execute("INSERT INTO bubbles VALUES (?, ?, ?, ?)", ("bus-1/:1.7", INTENT, "/s/b.jsonl", "q2"))
+    con.commit()
+    con.close()
+    store.close()
+    again = Store(path)
+    nxt = _screen(FakeServer("bus-1/:1.7"), again)
+    assert set(nxt.bubbles.orphans) == {1}  # (the intent is no bubble to close)
+    assert ("bus-1/:1.7", INTENT) not in again.bubbles()
+    again.close()

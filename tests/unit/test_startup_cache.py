@@ -14,8 +14,8 @@ import pytest
 from notifier.core.board import Board
 from notifier.core.model import Question
 from notifier.pi.catalog import QuestionCatalog
-from notifier.scan_cache import StartupCache, version
-from notifier.sessions import EngineOptions, SessionFiles
+from notifier.sessions import EngineOptions, SessionFiles, StartupCache
+from notifier.sessions import cache_version as version
 
 from ..writer import answer, append, ask, header, user
 
