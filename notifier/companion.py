@@ -127,7 +127,6 @@ PROTOCOL = 1
 
 KINDS = ("select", "confirm", "input", "editor", "custom")
 Kind = Literal["select", "confirm", "input", "editor", "custom"]
-HOW = ("answered", "cancelled", "remote")
 
 # Key names a caller may use instead of raw terminal input (what a terminal sends for the key).
 KEYS: dict[str, str] = {
@@ -483,21 +482,13 @@ def connect(path: str, attempts: int = 5, timeout: float = 2.0) -> Channel:
     return Channel(path, timeout)
 
 
-@dataclass(frozen=True)
-class AnswerResult:
-    ok: bool
-    error: str | None = None
-    closed: bool = False
-    screen: tuple[str, ...] | None = None
-
-
 def answer_dialog(
     socket_path: str,
     dialog_id: str,
     value: str | bool | None = None,
     keys: list[str] | None = None,
     timeout: float = 5.0,
-) -> AnswerResult:
+) -> Result:
     """Answer one dialog of one pi: exactly for select / confirm / input (``value``; ``None``
     cancels a select or input), by forwarding ``keys`` (key names or raw input) to a custom
     dialog; refused for editor. A dialog that is no longer open is refused, nothing is done."""
@@ -506,10 +497,10 @@ def answer_dialog(
             hello = chan.hello()
             dialog = next((d for d in hello.dialogs if d.id == dialog_id), None)
             if dialog is None:
-                return AnswerResult(False, "that dialog is no longer open")
+                return Result(None, dialog_id, False, "that dialog is no longer open")
             why = check_answer(dialog, value, keys)
             if why:
-                return AnswerResult(False, why)
+                return Result(None, dialog_id, False, why)
             if keys is not None:
                 chan.send(keys_request(dialog_id, key_sequence(keys)))
                 request = "keys"
@@ -521,9 +512,9 @@ def answer_dialog(
                 chan.settimeout(max(deadline - time.monotonic(), 0.001))
                 event = chan.read_event()
                 if isinstance(event, Result) and event.request == request and event.id == dialog_id:
-                    return AnswerResult(event.ok, event.error, event.closed, event.screen)
+                    return event
     except ChannelError as exc:
-        return AnswerResult(False, f"pi cannot be reached: {exc}")
+        return Result(None, dialog_id, False, f"pi cannot be reached: {exc}")
 
 
 def open_dialogs(socket_path: str, timeout: float = 2.0) -> tuple[Hello, tuple[Dialog, ...]]:

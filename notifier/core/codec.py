@@ -39,7 +39,6 @@ from typing import Any, Literal, NamedTuple, TypeVar, Union, get_args, get_origi
 from notifier.core.commands import short_id
 from notifier.core.model import (
     Question,
-    QuestionItem,
     SessionRef,
     SessionView,
     Snapshot,
@@ -138,8 +137,8 @@ def question_obj(q: Question) -> dict[str, Any]:
 
 def items_obj(q: Question) -> list[dict[str, Any]]:
     """Every item of a question in full, every field (the window shows them all; the contract's
-    question object describes the first): :func:`item_obj`."""
-    return [item_obj(it) for it in q.items]
+    question object describes the first): :func:`encode`."""
+    return [encode(it) for it in q.items]
 
 
 # ---- run --json (§2) and status --json (§3) ----
@@ -459,12 +458,6 @@ def _object(cls: type, keys: frozenset[str], table: tuple[tuple[str, Reader], ..
 def to_obj(q: Question) -> dict[str, Any]:
     """Every field of ``q``, as JSON can say it (:func:`encode`: ``show_when`` as a two-string list)."""
     obj: dict[str, Any] = encode(q)
-    return obj
-
-
-def item_obj(it: QuestionItem) -> dict[str, Any]:
-    """One item of a question, every field (its options as objects)."""
-    obj: dict[str, Any] = encode(it)
     return obj
 
 

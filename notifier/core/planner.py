@@ -122,15 +122,6 @@ class Preferences:
             self.muted,
         )
 
-    def expired(self, now: float) -> Preferences:
-        """The same choices without the snoozes that have ended."""
-        return Preferences(
-            self.snooze_all_until if self.snooze_all_until > now else 0.0,
-            _frozen({k: v for k, v in self.sessions.items() if v > now}),
-            _frozen({k: v for k, v in self.projects.items() if v > now}),
-            self.muted,
-        )
-
 
 # ---- quiet hours ----
 
