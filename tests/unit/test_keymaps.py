@@ -144,7 +144,7 @@ def test_a_choice_resolves_to_the_row_it_names_or_is_refused(labels: list[str], 
     if not choice.startswith("#"):
         # a number is never taken when another row has that label, nor a label when that number is another row
         assert not any(j != i and (shown[j] == choice) for j in range(len(shown))) or by_number is False
-        if choice.isdigit() and 1 <= int(choice) <= len(shown):
+        if choice.isascii() and choice.isdigit() and 1 <= int(choice) <= len(shown):
             assert int(choice) - 1 == i
 
 
