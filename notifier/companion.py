@@ -628,7 +628,7 @@ class DialogFeed:
         try:
             feed.watcher.start()
         except Exception as exc:  # no runtime folder, no inotify left: everything else still works
-            log.warning("cannot follow the companion pi extension (%s); dialogs are not shown", clean(exc, 200))
+            log.warning("cannot follow the companion pi extension (%s); dialogs are not shown", exc)
             return None
         return feed
 
@@ -771,7 +771,7 @@ class CompanionWatcher:
             try:
                 chan = connect(path)
             except ChannelError as exc:
-                log.debug("companion socket %s: %s", clean(path), exc)
+                log.debug("companion socket %s: %s", path, exc)
                 return
             chan.settimeout(None)
             with self._lock:

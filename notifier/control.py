@@ -175,7 +175,7 @@ class Connection:
             return self._waiting_since
 
     def drop(self, reason: str) -> None:
-        log.info("dropped a control client: %s", clean(reason, 200))
+        log.info("dropped a control client: %s", reason)
         self.close()
 
     def close(self) -> None:
@@ -273,7 +273,7 @@ def answer(handler: Handler, request: dict[str, Any], conn: Connection) -> dict[
     except BadRequest as exc:
         return {"ok": False, "error": clean(exc, 200)}
     except Exception as exc:  # a bad request never takes the app down
-        log.warning("control request failed: %s", clean(repr(exc), 200))
+        log.warning("control request failed: %s", repr(exc))
         return {"ok": False, "error": clean(exc, 200) or type(exc).__name__}
     return reply
 
@@ -340,7 +340,7 @@ class WorkerPool:
         try:
             data = encode(reply)
         except (TypeError, ValueError) as exc:
-            log.warning("control reply not serializable: %s", clean(exc, 200))
+            log.warning("control reply not serializable: %s", exc)
             data = encode({"ok": False, "error": "internal error"})
         conn.send(data)
 

@@ -372,28 +372,28 @@ class Link:
             try:
                 ready, why = self._once()
             except Exception as exc:  # a bug here must cost one try, not the link
-                log.exception("remote %s: the link failed", clean(self.remote.name))
+                log.exception("remote %s: the link failed", self.remote.name)
                 ready, why = False, clean(exc, 200)
             if self._stop.is_set():
                 return
             if not ready and self._stop_on_eof and self.remote.ssh is not None and STOP_ON_EOF in why:
                 # an older pi-notifier there: "unrecognized arguments: --stop-on-eof"
                 log.info(
-                    "remote %s: its pi-notifier has no %s; running it without", clean(self.remote.name), STOP_ON_EOF
+                    "remote %s: its pi-notifier has no %s; running it without", self.remote.name, STOP_ON_EOF
                 )
                 self._stop_on_eof = False
                 continue
             name = self.remote.name
             if ready:  # (one that stayed up a while starts again at once-a-second)
                 say_once.forget(name)
-                log.warning("remote %s: the link ended (%s); reconnecting", clean(name), why)
+                log.warning("remote %s: the link ended (%s); reconnecting", name, why)
                 wait = backoff.next()
             elif self.connections == 0:
                 say_once(name, "fails", "remote %s cannot be reached: %s; retrying every %d s",
-                         clean(name), why, int(SLOW_RETRY_S))
+                         name, why, int(SLOW_RETRY_S))
                 wait = SLOW_RETRY_S
             else:
-                say_once(name, "down", "remote %s: reconnecting failed (%s); retrying", clean(name), why)
+                say_once(name, "down", "remote %s: reconnecting failed (%s); retrying", name, why)
                 wait = backoff.next()
             if self._stop.wait(wait):
                 return
@@ -426,23 +426,23 @@ class Link:
                 self.pace.spend(MAX_LINE if line is None else len(line), self._stop)
                 if self.pace.waited > waited:
                     say_once(name, "pace", "remote %s sends faster than %d events a second; reading it no faster",
-                             clean(name), int(self.pace.rate))
+                             name, int(self.pace.rate))
                 if self._stop.is_set():
                     break
                 if line is None:
-                    say_once(name, "long", "remote %s: skipped a line longer than %d bytes", clean(name), MAX_LINE)
+                    say_once(name, "long", "remote %s: skipped a line longer than %d bytes", name, MAX_LINE)
                     continue
                 try:
                     event = parse_line(line, name, time.time())
                 except StreamError as exc:
-                    say_once(name, "garbage", "remote %s: skipped a line that is not an event (%s)", clean(name), exc)
+                    say_once(name, "garbage", "remote %s: skipped a line that is not an event (%s)", name, exc)
                     continue
                 if event is None:
                     continue
                 if isinstance(event, Ready) and not ready:
                     ready = True
                     self.connections += 1
-                    log.info("remote %s: connected", clean(name))
+                    log.info("remote %s: connected", name)
                     if self.on_up is not None:
                         self.on_up(name)
                 self.on_event(name, event)
@@ -564,10 +564,10 @@ class Remotes:
             for (who, why), count in self.engine.board.remote.take_refused().items():
                 limit = "sessions" if why == "sessions" else "questions in one session"
                 say_once(who, why, "remote %s has more %s than are kept; ignoring the rest (%d so far)",
-                         clean(who), limit, count)
+                         who, limit, count)
             if box.folded:
                 say_once(host, "folded", "remote %s sends faster than it is looked at: questions asked "
-                         "and ended in between are folded (%d so far)", clean(host), box.folded)
+                         "and ended in between are folded (%d so far)", host, box.folded)
             return out
         finally:
             if more:  # (also after a failure: the rest must not wait for the next event)

@@ -301,7 +301,7 @@ class SessionFiles:
             if result.more:
                 self._more(path)
             if result.rewritten:
-                log.info("%s was rewritten; reading it again from the start", clean(path))
+                log.info("%s was rewritten; reading it again from the start", path)
                 events = self._read_bounded(tailer, fd)
                 if events is None:
                     return self.forget(path)
@@ -429,7 +429,7 @@ class SessionFiles:
                 self.ignored.add(culprit)
                 log.error(
                     "ignoring %s from now on: reading it made the engine fail %d times",
-                    clean(culprit),
+                    culprit,
                     blamed,
                 )
                 out += self.board.local.forget(culprit, self._wall())
@@ -460,7 +460,7 @@ def read_processes(processes: Probe | None, health: FailureLog, folders: Collect
         return processes()
     except Exception as exc:
         if health.failed("process check", exc, "liveness unknown until it works again"):
-            log.warning("reading the process list failed (%s)", clean(exc, 200), exc_info=exc)
+            log.warning("reading the process list failed (%s)", exc, exc_info=exc)
         return None
 
 

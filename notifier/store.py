@@ -121,7 +121,7 @@ def replace_damaged(path: str, why: str, what: str = "the state store", keep: bo
         for suffix in ("", "-journal", "-wal", "-shm"):
             with contextlib.suppress(OSError):
                 os.unlink(path + suffix)
-        log.warning("%s %s could not be read (%s); deleted it: it is rebuilt", what, clean(path), clean(why, 200))
+        log.warning("%s %s could not be read (%s); deleted it: it is rebuilt", what, path, why)
         return
     stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
     aside, n = f"{path}.corrupt-{stamp}", 1
@@ -134,7 +134,7 @@ def replace_damaged(path: str, why: str, what: str = "the state store", keep: bo
     with contextlib.suppress(FileNotFoundError):
         os.unlink(path + "-shm")
     log.warning("%s %s could not be read (%s); set it aside as %s and started a fresh one",
-                what, clean(path), clean(why, 200), clean(os.path.basename(aside)))
+                what, path, why, os.path.basename(aside))
 
 
 def select(db: sqlite3.Connection | None, sql: str, args: Iterable[Any] = (), path: str = "") -> list[Row]:

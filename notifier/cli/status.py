@@ -242,7 +242,7 @@ def _located(status: dict[str, Any], liveness: bool) -> dict[str, Any]:
     try:
         listed = pi_folders(bool(unknown) or any(may_match(s) for s in sessions))
     except Exception as exc:  # as in add_locations: status still works
-        log.debug("cannot list pi processes: %s", clean(exc, 200))
+        log.debug("cannot list pi processes: %s", exc)
     if listed is not None and listed[0] is not None:
         for s in unknown:
             s["alive"] = in_folders(s.get("cwd"), listed[1])

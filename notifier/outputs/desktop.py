@@ -39,7 +39,7 @@ from notifier.core.model import (
     split_key,
 )
 from notifier.core.planner import Planner, Preferences, in_quiet_hours, next_quiet_change, parse_quiet_hours
-from notifier.core.text import clean, markup
+from notifier.core.text import markup
 from notifier.outputs.backends import TRAY_ALONE, Backend, NullBackend, choose_backend
 from notifier.outputs.dbus import BackendError, ServerGone
 from notifier.outputs.render import ANSWER_PREFIX, Message, option_actions, render, takes_text
@@ -669,7 +669,7 @@ class AlertSink:
             choice = "#" + action[len(ANSWER_PREFIX) :]  # the row's number, never taken for a label
             # only what this very notification offered: never a dialog's (a gate's) options
             if item is None or action not in {a for a, _ in option_actions(item.question, self.show_text)}:
-                log.warning("ignored the notification action %r: not one it offered", clean(action, 40))
+                log.warning("ignored the notification action %r: not one it offered", action)
                 return
             self.execute(Answer(item.key[0], item.key[1], (choice,), token=question_token(item.question)))
             return

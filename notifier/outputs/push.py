@@ -274,7 +274,7 @@ class PushSink:
             ok = self.send([url], title, body)
         except Exception as exc:
             ok = False
-            say_once("push", type(exc).__name__, "pushing a question failed (%s)", clean(exc, 200))
+            say_once("push", type(exc).__name__, "pushing a question failed (%s)", exc)
         if ok:
             self.sent += 1
             say_once.forget("push", "failed")

@@ -131,7 +131,7 @@ def work_area() -> tuple[int, int, int, int] | None:
         x, y, w, h = values[at : at + 4]
         return (x, y, w, h) if w > 0 and h > 0 else None
     except Exception as exc:
-        log.debug("no work area: %s", clean(exc, 200))
+        log.debug("no work area: %s", exc)
         return None
     finally:
         disp.close()
