@@ -11,6 +11,9 @@ tool's own rendering, checked against the real tool:
   spaces; the rows follow the line "Choose one", "Choose any that apply" or "Optional — press
   Enter to skip" and end with "Other — add your own answer". Its last tab is "Review your answers".
 - ``questionnaire`` (dreki-gg): ``> [ ] label`` / ``  [x] label`` rows, "Other" last.
+
+These are data (:data:`_SIGNATURES`: the help lines; :class:`Drawn`: how rows are drawn) for one
+reader; any other dialog drawn as a list is read by its labels (:func:`find_list`).
 """
 
 from __future__ import annotations
