@@ -219,7 +219,9 @@ def plan_list(
     row; ``submits``, Enter submits; ``review``: a form's tab bar names a review step. A form's
     later questions are expected with their options in order, the first highlighted, no box ticked."""
     items = question.items or (question.first,)
-    layout = Layout(toggle=toggle, ticks=toggles, submits=submits or review, saves=toggles, review_reads=review)
+    # (a review step submits a form; a question alone is submitted where its help says Enter does)
+    submitted = submits or (review and len(items) > 1)
+    layout = Layout(toggle=toggle, ticks=toggles, submits=submitted, saves=toggles, review_reads=review)
 
     def rows_of(k: int, first: bool) -> Rows:
         if first:

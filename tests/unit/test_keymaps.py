@@ -283,3 +283,8 @@ def test_every_layout_is_data_for_the_one_driver() -> None:
     # the known layouts differ only by their data
     assert {name: layout.name for name, layout in LAYOUTS.items()} == {n: n for n in LAYOUTS}
     assert keys(plan("dreki", form, ["Y"])) == ["Down", "Space", "r", "Enter"]
+    # a tab bar naming a review submits a form, never a question alone whose help does not say Enter submits
+    multi = pi_ask({"id": "m", "header": "M", "question": "Which?", "options": opts("X", "Y", "Z"), "multiSelect": True})
+    with pytest.raises(Unsupported, match="Enter submits"):
+        plan_list(multi, ["1"], None, read, True, "Space", False, review=True)
+    assert keys(plan_list(multi, ["1"], None, read, True, "Space", True, review=True)) == ["Up", "Space", "Enter"]
