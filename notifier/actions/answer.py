@@ -307,7 +307,9 @@ def usage(question: Question, choices: list[str], text: str | None) -> None:
 
 
 def plan_for(dialog: Dialog, question: Question, choices: list[str], text: str | None) -> Plan:
-    """The keys for the dialog as read: its tool's key map, or the list driver's."""
+    """The keys for the dialog as read, from the one driver (:func:`notifier.pi.keys.plan_rows`):
+    with its tool's layout facts where its help line names the tool, else with what a list's help
+    line and tab bar say."""
     if dialog.variant == "review":
         raise Unsupported("the form is at its review step: answer it in the terminal (pi-notifier goto)")
     if dialog.variant == "list":

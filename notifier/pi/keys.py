@@ -6,39 +6,33 @@ step the driver (:mod:`notifier.actions.answer`) checks the screen read by
 is the one the step expects, a review shows the answers chosen; afterwards, that the tool result
 pi recorded is the answer the plan gave (:func:`result_mismatch`).
 
-One driver for any dialog drawn as a list (:func:`plan_list`): read off the screen, the
-highlighted row known by its cursor mark, the keys move the highlight one row at a time to the
-chosen row and confirm it there (ticks, a free-text row, a form's tabs and its review step).
+One driver (:func:`plan_rows`) for every dialog drawn as a list: from the highlighted row, the
+keys move the highlight one row at a time to the chosen row, each bound to the row it leaves, and
+confirm it there (ticks, a free-text row, a form's questions in turn and its review step). What
+the screen does not show is data for it, one :class:`Layout` per kind of dialog:
 
-The layouts whose tool is known are planned by what that tool does with each key, checked
-against the real tool (:func:`plan`):
-
-- ``question`` (pi's example): Down×k moves to row k, Enter answers; the last row "Type
-  something." opens an editor, Enter submits what was pasted there.
-- ``questionnaire`` (pi's example): one question = like ``question`` (its free-text row only
-  with ``allowOther``). Several: each Enter answers the current tab and moves to the next; after
-  the last comes "Ready to submit", where Enter submits.
-- ``ask_user_question`` (pi-ask): the rows are drawn recommended first. Enter on a single-choice
-  row selects and confirms it, Space toggles a multi-choice row and Enter confirms; an optional
-  single-choice question is skipped with Enter (a multi-choice one cannot be: Enter chooses the
-  highlighted row there), and answered with Space then Enter; a question with
-  ``showWhen`` is asked only when its parent was answered so. Confirming moves to the next
-  question shown, then to "Review your answers", where Enter submits.
-- ``questionnaire`` (dreki-gg): Space selects, ``r`` opens the review, Enter submits.
+- any list read off the screen (:func:`plan_list`): what its help line and its tab bar say (the
+  key that ticks, that Enter submits, a review step), each option's row found by its label;
+- a tool's own dialog known by its help line (:data:`LAYOUTS`, :func:`plan`): how its rows read
+  (pi's ``question`` draws ``N. label``, blank labels and labels that are numbers included, so
+  option k is row k), its free-text row and input, whether a single choice is ticked first
+  (dreki-gg's ``questionnaire``; pi-ask's optional questions, which Enter alone skips), the key
+  that opens its review (dreki's ``r``) and what that review shows. A question's ``showWhen``
+  and ``required`` come from the tool's arguments (:class:`notifier.core.model.QuestionItem`).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from notifier.core.model import Question, QuestionItem
 from notifier.core.text import clean, number
 from notifier.pi.screens import PI_ASK_OTHER, Dialog, Rows, names_line, rows, same_row, shows_text, squash
 
-# ---- the layouts whose tool is known ----
+# ---- the steps of a plan, and what the user chose ----
 
 SKIP = "-"  # the answer that skips an optional question
 
@@ -72,15 +66,6 @@ class Step:
     # "list": a form's review (``item`` None): it shows each question's options at these rows chosen,
     # and the highlighted row of its list is the one that submits
     answers: tuple[tuple[int, ...], ...] | None = None
-
-
-def moves(start: int, end: int, rows: tuple[str, ...], item: int, marked: frozenset[int] = frozenset()) -> list[Step]:
-    """Down one row at a time from row ``start`` to row ``end``, each key bound to the row it
-    leaves (its text unchecked where ``marked``: a row toggled, which the dialog redraws)."""
-    return [
-        Step(keys=("Down",), cursor=i, cursor_text=None if i in marked else rows[i], item=item)
-        for i in range(start, end)
-    ]
 
 
 @dataclass(frozen=True)
@@ -125,204 +110,97 @@ def resolve(item: QuestionItem, choice: str) -> int:
     raise UsageError(f"no option is called {clean(choice, 60)!r} (options: {shown})")
 
 
+
+# ---- the facts a screen does not show: data for the one driver ----
+
+
+@dataclass(frozen=True)
+class Layout:
+    """What a dialog does with keys where its screen does not say it: data for the one driver
+    (:func:`plan_rows`). A list read off the screen (:func:`plan_list`) has only what its help
+    line and its tab bar say; a tool's own layout (:data:`LAYOUTS`, known by its help line) has
+    the facts checked against the real tool."""
+
+    name: str = "list"
+    row: str = "{label}"  # an option's row as drawn ({n}: its number, {note}: " (Recommended)" where so)
+    other: str | None = None  # the free-text row as drawn after the options ({n}: its number)
+    other_if_asked: bool = False  # that row is drawn only where the question allows another answer
+    in_order: bool = False  # option k is drawn on row k (else each option's row is found by its label)
+    boxes: bool = True  # a row ticked is read back in its box (False: the tool's ticks are known, not read)
+    toggle: str | None = None  # the key that ticks a row
+    ticks: bool = False  # a chosen row is ticked, then confirmed (a single choice too)
+    submits: bool = False  # Enter submits what is ticked, and a form at its last question
+    confirms: bool = True  # Enter confirms each question (False: ticks only, then the review key)
+    skips: bool = False  # an optional question is skipped with Enter on it untouched (a pick is ticked first)
+    multi: bool = True  # it draws multi-select questions
+    forms: bool = True  # it draws forms of several questions
+    texts: bool = True  # its free-text row takes a typed answer
+    editor: str | None = None  # what its free-text input shows ("Your answer:"); None: read by its help line
+    saves: bool = False  # Enter in that input saves the text into the list, where Enter then answers it
+    lines: bool = False  # that input takes line breaks
+    text_max: tuple[int, int] | None = None  # (characters, lines) past which the tool keeps no typed text
+    box_in_text: bool = False  # a row's text shows its box (so a ticked row reads otherwise)
+    review_key: str | None = None  # the key that opens the review after the last question ("r")
+    review: str | None = None  # what the dialog shows once at its review ("Ready to submit")
+    review_alone: bool = False  # a question asked alone ends on the review too
+    review_prompt: str | None = None  # the review's line that says Enter submits
+    review_says: tuple[str, ...] = ()  # what it shows of each question answered: {head}{labels} {label} {start}
+    review_reads: bool = False  # a form's review read as a list's (:func:`review_mismatch`)
+
+
+_EDITOR = "Your answer:"
+_SUBMIT = "Press Enter to submit"
+# The layouts of the tools whose dialog pi-notifier knows by its help line (notifier.pi.screens):
+# pi's ``question`` and ``questionnaire`` examples, pi-ask (``ask_user_question``: the recommended
+# options drawn first, optional questions, ``showWhen``), dreki-gg's ``questionnaire``.
+LAYOUTS: dict[str, Layout] = {
+    "question": Layout(
+        "question", "{n}. {label}", "{n}. Type something.", in_order=True, boxes=False, multi=False,
+        forms=False, editor=_EDITOR, lines=True,
+    ),
+    "questionnaire": Layout(
+        "questionnaire", "{n}. {label}", "{n}. Type something.", other_if_asked=True, in_order=True, boxes=False,
+        submits=True, multi=False, editor=_EDITOR, lines=True, review="Ready to submit", review_prompt=_SUBMIT,
+        review_says=("{head}{labels}",),
+    ),
+    "pi-ask": Layout(
+        "pi-ask", "{label}{note}", PI_ASK_OTHER, in_order=True, boxes=False, toggle="Space", submits=True,
+        skips=True, editor=_EDITOR, saves=True, lines=True, text_max=(1000, 10), review="Review your answers",
+        review_alone=True, review_prompt=_SUBMIT, review_says=("{labels}", "{start}"),
+    ),
+    "dreki": Layout(
+        "dreki", "[ ] {label}", "[ ] Other", in_order=True, boxes=False, toggle="Space", ticks=True, submits=True,
+        confirms=False, forms=False, texts=False, box_in_text=True, review_key="r", review_alone=True,
+        review_says=("{label}",),
+    ),
+}  # fmt: skip
+
+
+def drawn(layout: Layout, item: QuestionItem) -> Rows:
+    """The rows a tool's own dialog draws for ``item`` as they read on screen, the first highlighted."""
+    texts = [
+        layout.row.format(n=n, label=o.label, note=" (Recommended)" if o.recommended else "").rstrip()
+        for n, o in enumerate(item.options, 1)
+    ]
+    other = None
+    if layout.other is not None and (item.other or not layout.other_if_asked):
+        other = len(texts)
+        texts.append(layout.other.format(n=other + 1))
+    return Rows(tuple(texts), 0, other=other)
+
+
 def drawn_rows(variant: str, item: QuestionItem) -> tuple[str, ...]:
     """The rows a dialog of ``variant`` draws for ``item``, as they read on screen."""
-    if variant in ("question", "questionnaire"):
-        texts = [f"{i}. {o.label}".rstrip() for i, o in enumerate(item.options, 1)]
-        if variant == "question" or item.other:
-            texts.append(f"{len(texts) + 1}. Type something.")
-        return tuple(texts)
-    if variant == "pi-ask":
-        texts = [o.label + (" (Recommended)" if o.recommended else "") for o in item.options]
-        return (*texts, PI_ASK_OTHER)
-    return (*(f"[ ] {o.label}" for o in item.options), "[ ] Other")
+    return drawn(LAYOUTS[variant], item).texts
 
 
-def plan(
-    variant: str, question: Question, choices: list[str] | None = None, text: str | None = None
-) -> Plan:
-    """The steps that answer ``question`` in a dialog of ``variant`` with ``choices`` (or ``text``)."""
+def plan(variant: str, question: Question, choices: list[str] | None = None, text: str | None = None) -> Plan:
+    """The steps that answer ``question`` in a tool's own dialog of ``variant``: the one driver
+    with that layout's facts."""
+    layout = LAYOUTS[variant]
     items = question.items or (question.first,)
-    if text is not None:
-        return Plan(_plan_text(variant, items, text), {}, text)
-    if not choices:
-        raise UsageError("give the answer: an option number or label, or --text TEXT")
-    if variant == "pi-ask":
-        return _plan_pi_ask(items, choices)
-    if any(not it.options for it in items):
-        raise UsageError("this question has no options to choose from: answer it with --text TEXT")
-    per_question = _per_question(items, choices)
-    if variant == "dreki":
-        return Plan(_plan_dreki(items, per_question), dict(enumerate(per_question)))
-    if any(len(p) > 1 for p in per_question) or any(it.multi for it in items):
-        raise Unsupported(f"the {variant} dialog has no multi-select")
-    if variant == "question" and len(items) > 1:
-        raise Unsupported("the question dialog asks one question")
-    return Plan(_plan_numbered(variant, items, [p for (p,) in per_question]), dict(enumerate(per_question)))
+    return plan_rows(layout, question, choices, text, lambda k, first: drawn(layout, items[k]))
 
-
-def _per_question(items: tuple[QuestionItem, ...], choices: list[str]) -> list[list[int]]:
-    """The rows chosen for each question: every choice for a question alone (several only where
-    it is multi-select), one choice for each question of a form, in order."""
-    if len(items) != 1:
-        if len(choices) != len(items):
-            raise UsageError(f"this form has {len(items)} questions: give one answer for each, in order")
-        return [[resolve(it, c)] for it, c in zip(items, choices, strict=True)]
-    picks = [resolve(items[0], c) for c in choices]
-    if len(set(picks)) != len(picks):
-        raise UsageError("the same option was given twice")
-    if len(picks) > 1 and not items[0].multi:
-        raise UsageError("this question takes one answer (it is not multi-select)")
-    return [picks]
-
-
-def _plan_numbered(variant: str, items: tuple[QuestionItem, ...], picks: list[int]) -> list[Step]:
-    """pi's question / questionnaire: Down to each question's row, Enter; a form then shows
-    "Ready to submit" with each question's label and answer, where Enter submits."""
-    steps: list[Step] = []
-    for i, pick in enumerate(picks):
-        rows = drawn_rows(variant, items[i])
-        if len(items) == 1:
-            expect = None
-        else:
-            expect = items[i + 1].text if i + 1 < len(items) else "Ready to submit"
-        steps += moves(0, pick, rows, i)
-        steps.append(Step(keys=("Enter",), cursor=pick, cursor_text=rows[pick], expect=expect, item=i))
-    if len(items) > 1:
-        # the review lists each question's label and the answer chosen for it
-        chosen = tuple(
-            f"{it.header}: {it.options[p].label}" if it.header else it.options[p].label
-            for it, p in zip(items, picks, strict=True)
-        )
-        steps.append(Step(keys=("Enter",), shows=("Press Enter to submit", *chosen), item=None))
-    return steps
-
-
-def _plan_text(variant: str, items: tuple[QuestionItem, ...], text: str) -> list[Step]:
-    if not text.strip():
-        raise UsageError("--text needs some text")
-    if any(ord(c) < 32 and c != "\n" or c == "\x7f" for c in text):
-        raise UsageError("--text has control characters that pi's editor would drop: give plain text")
-    if len(items) != 1 or variant == "dreki":
-        raise Unsupported("a typed answer is supported for a dialog of one question only")
-    item = items[0]
-    rows = drawn_rows(variant, item)
-    n = len(item.options)
-    if variant == "pi-ask":
-        if len(text) > 1000 or text.count("\n") >= 10:
-            raise Unsupported("pi-ask keeps a text of over 1,000 characters or 10 lines as a marker: type it there")
-        return [
-            *moves(0, n, rows, 0),
-            Step(keys=("Enter",), cursor=n, cursor_text=rows[n], expect="Your answer:"),
-            Step(paste=text, shows=("Your answer:",)),
-            Step(keys=("Enter",), shows=("Your answer:",), expect=f"{PI_ASK_OTHER}:"),
-            Step(keys=("Enter",), cursor=n, cursor_text=f"{PI_ASK_OTHER}: {clean(text)}", expect="Review your answers"),
-            Step(keys=("Enter",), shows=("Press Enter to submit", item.text[:24]), item=None),
-        ]
-    if variant == "questionnaire" and not item.other:
-        raise Unsupported("this question has no free-text row")
-    return [
-        *moves(0, n, rows, 0),
-        Step(keys=("Enter",), cursor=n, cursor_text=rows[n], expect="Your answer:"),
-        Step(paste=text, shows=("Your answer:",)),
-        Step(keys=("Enter",), shows=("Your answer:",)),
-    ]
-
-
-def _plan_dreki(items: tuple[QuestionItem, ...], per_question: list[list[int]]) -> list[Step]:
-    if len(items) > 1:
-        raise Unsupported("a dreki questionnaire of several questions: answer it in the terminal")
-    rows = drawn_rows("dreki", items[0])
-    steps: list[Step] = []
-    at, marked = 0, frozenset[int]()
-    for p in sorted(per_question[0]):
-        steps += moves(at, p, rows, 0, marked)
-        steps.append(Step(keys=("Space",), cursor=p, cursor_text=rows[p]))
-        at, marked = p, marked | {p}
-    chosen = tuple(items[0].options[p].label for p in per_question[0])
-    return [*steps, Step(keys=("r",)), Step(keys=("Enter",), shows=chosen, item=None)]
-
-
-def _plan_pi_ask(items: tuple[QuestionItem, ...], choices: list[str]) -> Plan:
-    """pi-ask's form, walked as pi-ask walks it: the questions shown, given the answers so far."""
-    keys = [it.key for it in items]
-    answered: dict[int, list[int]] = {}
-
-    def shown(i: int) -> bool:
-        cond = items[i].show_when
-        if cond is None:
-            return True
-        parent = keys.index(cond[0]) if cond[0] in keys else -1
-        if parent < 0 or parent not in answered:
-            return False
-        values = [o.value for o in items[parent].options]
-        return cond[1] in values and values.index(cond[1]) in answered[parent]
-
-    steps: list[Step] = []
-    # One question: every choice is for it. A form: one choice per question asked, a
-    # multi-choice one's picks joined with commas ("1,3").
-    given = [list(choices)] if len(items) == 1 else [[c] for c in choices]
-    tab = next((i for i in range(len(items)) if shown(i)), len(items))
-    while tab < len(items):
-        item = items[tab]
-        if not given:
-            raise UsageError("too few answers: this form also asks " + repr(clean(item.text, 60)))
-        picks = _pi_ask_picks(item, given.pop(0))
-        answered[tab] = picks
-        nxt = next((i for i in range(tab + 1, len(items)) if shown(i)), len(items))
-        expect = items[nxt].text if nxt < len(items) else "Review your answers"
-        steps += _pi_ask_steps(item, tab, picks, expect)
-        tab = nxt
-    if given:
-        raise UsageError(f"too many answers: with these answers the form asks {len(answered)} questions")
-    chosen = [", ".join(items[i].options[p].label for p in sorted(ps)) for i, ps in answered.items() if ps]
-    # the review lists every question asked (its text) and the answers chosen
-    asked = [items[i].text[:24] for i in answered]  # (its start: a long one is cut to the width)
-    steps.append(Step(keys=("Enter",), shows=("Press Enter to submit", *chosen, *asked), item=None))
-    return Plan(steps, answered)
-
-
-def _pi_ask_picks(item: QuestionItem, group: list[str]) -> list[int]:
-    """The rows chosen for one pi-ask question (none: an optional one skipped with ``-``; a
-    multi-choice one's picks given as ``1,3``)."""
-    if group == [SKIP] and SKIP not in [o.label for o in item.options]:
-        if item.required:
-            raise UsageError(f"{clean(item.text, 60)!r} is not optional: it cannot be skipped")
-        if item.multi:  # pi-ask takes Enter there as a choice of the highlighted row
-            raise Unsupported(f"pi-ask cannot skip the multi-choice {clean(item.text, 60)!r} by keys: answer it there")
-        return []
-    if item.multi and len(group) == 1 and "," in group[0] and group[0] not in [o.label for o in item.options]:
-        group = group[0].split(",")
-    picks = [resolve(item, c) for c in group]
-    if len(picks) > 1 and not item.multi:
-        raise UsageError(f"{clean(item.text, 60)!r} takes one answer (it is not multi-select)")
-    if len(set(picks)) != len(picks):
-        raise UsageError("the same option was given twice")
-    return picks
-
-
-def _pi_ask_steps(item: QuestionItem, tab: int, picks: list[int], expect: str) -> list[Step]:
-    """The keys of one pi-ask question: Enter alone skips it; Space ticks each pick of a
-    multi-choice one, then Enter; Down to the pick of a single-choice one (Space first where
-    it is optional: Enter alone would skip it), then Enter."""
-    rows = drawn_rows("pi-ask", item)
-    if not picks:
-        return [Step(keys=("Enter",), cursor=0, cursor_text=rows[0], expect=expect, item=tab)]
-    steps: list[Step] = []
-    if item.multi:
-        at = 0
-        for p in sorted(picks):
-            steps += moves(at, p, rows, tab)
-            steps.append(Step(keys=("Space",), cursor=p, cursor_text=rows[p], item=tab))
-            at = p
-        return [*steps, Step(keys=("Enter",), cursor=at, cursor_text=rows[at], expect=expect, item=tab)]
-    steps += moves(0, picks[0], rows, tab)
-    if not item.required:
-        steps.append(Step(keys=("Space",), cursor=picks[0], cursor_text=rows[picks[0]], item=tab))
-    return [*steps, Step(keys=("Enter",), cursor=picks[0], cursor_text=rows[picks[0]], expect=expect, item=tab)]
-
-
-# ---- any dialog drawn as a list ----
 
 def plan_list(
     question: Question,
@@ -335,44 +213,229 @@ def plan_list(
     usage_only: bool = False,
     review: bool = False,
 ) -> Plan:
-    """The keys that answer a question of one item in a dialog drawn as a list, read off the
-    screen (``shown``: its rows in screen order, the highlighted one): Up or Down one row at a
-    time from the highlighted row to the chosen one, each bound to the row it leaves, then Enter
-    on the chosen row. ``toggles``: the dialog says Space selects (Enter submits what is ticked):
-    Space on the chosen row while no box is ticked, then Enter once its box alone reads ticked.
-    A multi-select question: ``toggle`` is the key its help line says ticks a row, ``submits``
-    that Enter submits; each chosen row is ticked in screen order, every box read back after each
-    key, then Enter once exactly the chosen boxes read ticked. ``review``: a form says it ends in a
-    review step of its own (its tab bar names it)."""
+    """The steps that answer a question in any dialog drawn as a list, read off the screen
+    (``shown``: its rows in screen order, the highlighted one), with what its help line says:
+    ``toggles``, Space selects (Enter submits what is ticked); ``toggle``, the key that ticks a
+    row; ``submits``, Enter submits; ``review``: a form's tab bar names a review step. A form's
+    later questions are expected with their options in order, the first highlighted, no box ticked."""
+    items = question.items or (question.first,)
+    # (a review step submits a form; a question alone is submitted where its help says Enter does)
+    submitted = submits or (review and len(items) > 1)
+    layout = Layout(toggle=toggle, ticks=toggles, submits=submitted, saves=toggles, review_reads=review)
+
+    def rows_of(k: int, first: bool) -> Rows:
+        if first:
+            return shown
+        labels = tuple(o.label for o in items[k].options)
+        return Rows(labels, 0, (False,) * len(labels) if any(c is not None for c in shown.checked) else ())
+
+    return plan_rows(layout, question, choices, text, rows_of, usage_only)
+
+
+RowsOf = Callable[[int, bool], Rows]  # (question k, the first asked) → its rows as they read when it opens
+
+
+def plan_rows(
+    layout: Layout,
+    question: Question,
+    choices: list[str] | None,
+    text: str | None,
+    rows_of: RowsOf,
+    usage_only: bool = False,
+) -> Plan:
+    """The one driver's plan: each question asked (a form's, in turn: one answer each, ``1,3``
+    for a multi-select one; a question whose ``showWhen`` is not met is not asked) answered on
+    its rows (:func:`_question`): Up or Down one row at a time from the highlighted row to each
+    chosen one, each key bound to the row it leaves; a chosen row ticked where the layout ticks;
+    Enter on it, which moves to the next question; then the review, where the layout has one.
+    ``text``: the free-text row (:func:`_typed`). ``usage_only``: the choices checked alone."""
     items = question.items or (question.first,)
     if text is not None:
-        if len(items) != 1:
+        if len(items) != 1 or not layout.texts:
             raise Unsupported("a typed answer is supported for a dialog of one question only")
-        return _plan_list_text(text, shown, toggles, toggle)
+        return _typed(layout, items[0], text, rows_of(0, True))
     if not choices:
-        raise UsageError("give the answer: an option number or label")
-    if len(items) != 1:
-        return _plan_form(question, choices, shown, toggles, toggle, submits or review, usage_only, review)
-    item = items[0]
-    if item.multi:
-        return _plan_ticks(question, choices, shown, toggle, submits)
-    if len(choices) != 1:
-        raise UsageError("this question takes one answer (it is not multi-select)")
-    label = item.options[resolve(item, choices[0])].label
-    if shown.cursor is None:
-        raise Unsupported(_NO_CURSOR)
-    at, chosen = shown.cursor, shown.texts.index(label)
-    steps = _walk(shown, at, chosen)
-    if toggles:
-        if not boxes_readable(shown):
+        raise UsageError("give the answer: an option number or label, or --text TEXT")
+    if any(not it.options for it in items):
+        raise UsageError("this question has no options to choose from: answer it with --text TEXT")
+    if len(items) > 1:
+        if not any(it.show_when for it in items) and len(choices) != len(items):
+            raise UsageError(f"this form has {len(items)} questions: give one answer for each, in order")
+        if not layout.forms:
+            raise Unsupported(f"the {layout.name} dialog asks one question: answer this form in the terminal")
+        if not usage_only and not layout.submits:
             raise Unsupported(
-                "this dialog says Space selects, but its rows show no check box to read back: answer it in the terminal"
+                f"a form of {len(items)} questions whose help line does not say that Enter submits it, nor its tab"
+                " bar that a review step submits it: answer it in the terminal; nothing was typed"
             )
-        steps.append(Step(keys=(toggle or "Space",), cursor=chosen, cursor_text=label, checked=()))
-        steps.append(Step(keys=("Enter",), cursor=chosen, cursor_text=label, checked=(chosen,)))
-    else:
-        steps.append(Step(keys=("Enter",), cursor=chosen, cursor_text=label))
-    return Plan(steps, {0: [resolve(item, choices[0])]})
+    keys = [it.key for it in items]
+    picks: dict[int, list[int]] = {}
+
+    def asked(i: int) -> bool:
+        cond = items[i].show_when
+        if cond is None:
+            return True
+        parent = keys.index(cond[0]) if cond[0] in keys else -1
+        if parent not in picks:
+            return False
+        values = [o.value for o in items[parent].options]
+        return cond[1] in values and values.index(cond[1]) in picks[parent]
+
+    groups = [list(choices)] if len(items) == 1 else [[c] for c in choices]
+    steps: list[Step] = []
+    k = next((i for i in range(len(items)) if asked(i)), len(items))
+    while k < len(items):
+        item = items[k]
+        if not groups:
+            raise UsageError("too few answers: this form also asks " + repr(clean(item.text, 60)))
+        first = not picks
+        picks[k] = _picks(layout, item, groups.pop(0))
+        if item.multi and not layout.multi:
+            raise Unsupported(f"the {layout.name} dialog has no multi-select")
+        nxt = next((i for i in range(k + 1, len(items)) if asked(i)), len(items))
+        ends = len(items) > 1 or layout.review_alone
+        expect = items[nxt].text if nxt < len(items) else (layout.review if ends else None)
+        steps += _question(layout, item, k, picks[k], rows_of(k, first), expect)
+        k = nxt
+    if groups:
+        raise UsageError(f"too many answers: with these answers the form asks {len(picks)} questions")
+    return Plan(steps + _review(layout, items, picks, usage_only), picks)
+
+
+def _picks(layout: Layout, item: QuestionItem, group: list[str]) -> list[int]:
+    """The rows chosen for one question (none: an optional one skipped with ``-`` where the
+    layout skips; a multi-choice one's picks given as ``1,3`` too)."""
+    labels = [o.label for o in item.options]
+    if layout.skips and group == [SKIP] and SKIP not in labels:
+        if item.required:
+            raise UsageError(f"{clean(item.text, 60)!r} is not optional: it cannot be skipped")
+        if item.multi:  # (Enter there chooses the highlighted row)
+            raise Unsupported(f"the multi-choice {clean(item.text, 60)!r} cannot skip by keys: answer it there")
+        return []
+    if item.multi and len(group) == 1 and "," in group[0] and group[0] not in labels:
+        group = [c.strip() for c in group[0].split(",")]
+    picks = [resolve(item, c) for c in group]
+    if len(set(picks)) != len(picks):
+        raise UsageError("the same option was given twice")
+    if len(picks) > 1 and not item.multi:
+        raise UsageError(f"{clean(item.text, 60)!r} takes one answer (it is not multi-select)")
+    return picks
+
+
+def _question(
+    layout: Layout, item: QuestionItem, k: int, picks: list[int], rows: Rows, expect: str | None
+) -> list[Step]:
+    """The keys of one question on its ``rows``: to each chosen row in screen order, ticked
+    where the layout ticks (a multi-select question; an optional one where Enter alone skips
+    it), every box read back where the layout draws them; then Enter, expecting ``expect``.
+    No pick: Enter on the untouched question (an optional one skipped)."""
+    ticking = item.multi or layout.ticks or (bool(picks) and layout.skips and not item.required)
+    key = layout.toggle if item.multi else (layout.toggle or "Space")
+    if item.multi and layout.toggle is None:
+        raise Unsupported(
+            "this multi-select dialog's help line does not say which key ticks a row: answer it in the terminal"
+        )
+    if item.multi and not layout.submits:
+        raise Unsupported(
+            "this multi-select dialog's help line does not say that Enter submits: answer it in the terminal"
+        )
+    if rows.cursor is None:
+        raise Unsupported(_NO_CURSOR)
+    read = ticking and layout.boxes
+    if read and not boxes_readable(rows):
+        raise Unsupported(
+            "this dialog ticks the rows chosen, but its rows show no check box to read back: answer it in the terminal"
+        )
+    at = rows.cursor
+    if not picks:
+        return [Step(keys=("Enter",), cursor=at, cursor_text=rows.texts[at], expect=expect, item=k)]
+    targets = sorted(p if layout.in_order else rows.texts.index(item.options[p].label) for p in picks)
+    steps: list[Step] = []
+    ticked: tuple[int, ...] = ()
+    for row in targets:
+        steps += _walk(rows, at, row, ticked if read else None, k, ticked if layout.box_in_text else ())
+        if ticking and key is not None:
+            box = ticked if read else None
+            steps.append(Step(keys=(key,), cursor=row, cursor_text=rows.texts[row], checked=box, item=k))
+            ticked = (*ticked, row)
+        at = row
+    if layout.confirms:
+        text = None if layout.box_in_text and at in ticked else rows.texts[at]
+        box = ticked if read else None
+        steps.append(Step(("Enter",), cursor=at, cursor_text=text, checked=box, expect=expect, item=k))
+    return steps
+
+
+def _review(layout: Layout, items: Items, picks: dict[int, list[int]], usage_only: bool) -> list[Step]:
+    """The form's last steps: its review opened (where a key opens it), then Enter once the
+    review shows every answer chosen (by the layout's words, or read as a list's review)."""
+    if len(items) == 1 and not layout.review_alone:
+        return []
+    steps = [Step(keys=(layout.review_key,), item=max(picks, default=0))] if layout.review_key else []
+    if layout.review_reads:
+        if not usage_only:
+            answers = tuple(tuple(picks.get(k, ())) for k in range(len(items)))
+            steps.append(Step(keys=("Enter",), item=None, answers=answers))
+        return steps
+    if layout.review is None and layout.review_key is None:
+        return steps
+    said = [layout.review_prompt] if layout.review_prompt else []
+    for k, ps in picks.items():
+        it = items[k]
+        labels = [it.options[p].label for p in sorted(ps)]
+        for words in layout.review_says:
+            if "{label}" in words:
+                said += [words.format(label=x) for x in labels]
+            elif labels or "{labels}" not in words:
+                head = f"{it.header}: " if it.header else ""
+                said.append(words.format(head=head, labels=", ".join(labels), start=it.text[:24]))
+    return [*steps, Step(keys=("Enter",), shows=tuple(said), item=None)]
+
+
+def _typed(layout: Layout, item: QuestionItem, text: str, rows: Rows) -> Plan:
+    """A typed answer: to the free-text row ("Other", "Type something"), open its input (Enter,
+    or the key that ticks where the layout ticks), paste the text once the input is open, Enter
+    once it reads back there. Where the input saves the text into the list, Enter on that row
+    then answers it (and the review, where the layout has one, submits it)."""
+    if not text.strip():
+        raise UsageError("--text needs some text")
+    if any((ord(c) < 32 and not (layout.lines and c == "\n")) or c == "\x7f" for c in text):
+        if layout.lines:
+            raise UsageError("--text has control characters that pi's editor would drop: give plain text")
+        raise UsageError("--text has line breaks or control characters: a list's input takes one line of plain text")
+    if layout.text_max is not None and (len(text) > layout.text_max[0] or text.count("\n") >= layout.text_max[1]):
+        chars, lines = layout.text_max
+        raise Unsupported(
+            f"{layout.name} keeps a text of over {chars:,} characters or {lines} lines as a marker: type it there"
+        )
+    if rows.other is None:
+        raise Unsupported(
+            "this dialog shows no row for a typed answer (no free-text row such as 'Other' or 'Type something'):"
+            " answer it there"
+        )
+    if rows.cursor is None:
+        raise Unsupported(_NO_CURSOR)
+    row, label = rows.other, rows.texts[rows.other]
+    opens = (layout.toggle or "Space") if layout.ticks else "Enter"
+    steps = _walk(rows, rows.cursor, row, item=0)
+    if layout.editor is not None:  # (the input known by what it shows)
+        steps += [
+            Step(keys=(opens,), cursor=row, cursor_text=label, expect=layout.editor),
+            Step(paste=text, shows=(layout.editor,)),
+            Step(keys=("Enter",), shows=(layout.editor,), expect=f"{label}:" if layout.saves else None),
+        ]
+        if layout.saves:
+            expect = layout.review if layout.review_alone else None
+            steps.append(Step(keys=("Enter",), cursor=row, cursor_text=f"{label}: {clean(text)}", expect=expect))
+    else:  # (the input known by the help line below the rows)
+        steps += [
+            Step(keys=(opens,), cursor=row, cursor_text=label, typing=False),
+            Step(paste=text, typing=True),
+            Step(keys=("Enter",), typing=True, typed=text),
+        ]
+        if layout.saves:
+            steps.append(Step(keys=("Enter",), typing=False, typed=text))
+    return Plan(steps + _review(layout, (item,), {0: []}, False), {}, text)
 
 
 _NO_CURSOR = (
@@ -386,120 +449,20 @@ def boxes_readable(shown: Rows) -> bool:
     return None not in boxes and len(shown.checked) == len(shown.texts)
 
 
-def _walk(shown: Rows, at: int, to: int, ticked: tuple[int, ...] | None = None) -> list[Step]:
+def _walk(
+    shown: Rows, at: int, to: int, ticked: tuple[int, ...] | None = None, item: int = 0, unread: tuple[int, ...] = ()
+) -> list[Step]:
     """Up or Down one row at a time from row ``at`` to row ``to``, each key bound to the row it
-    leaves (and, ``ticked``, to the boxes read ticked)."""
+    leaves (its text not read where ``unread``: a row toggled whose box is in its text), and,
+    ``ticked``, to the boxes read ticked."""
     step = 1 if to > at else -1
     return [
-        Step(keys=("Down" if step > 0 else "Up",), cursor=i, cursor_text=shown.texts[i], checked=ticked)
+        Step(
+            keys=("Down" if step > 0 else "Up",), cursor=i, cursor_text=None if i in unread else shown.texts[i],
+            checked=ticked, item=item,
+        )
         for i in range(at, to, step)
-    ]
-
-
-def _plan_ticks(question: Question, choices: list[str], shown: Rows, toggle: str | None, submits: bool) -> Plan:
-    """A multi-select list: tick each chosen row, every box read back, then Enter."""
-    item = question.first
-    if len(choices) == 1 and "," in choices[0] and choices[0] not in [o.label for o in item.options]:
-        choices = choices[0].split(",")  # ("1,3", as for a form's multi-select question)
-    picks = [resolve(item, c.strip()) for c in choices]
-    if len(set(picks)) != len(picks):
-        raise UsageError("the same option was given twice")
-    if toggle is None:
-        raise Unsupported(
-            "this multi-select dialog's help line does not say which key ticks a row: answer it in the terminal"
-        )
-    if not submits:
-        raise Unsupported(
-            "this multi-select dialog's help line does not say that Enter submits: answer it in the terminal"
-        )
-    if not boxes_readable(shown):
-        raise Unsupported("this multi-select dialog's rows show no check box to read back: answer it in the terminal")
-    if shown.cursor is None:
-        raise Unsupported(_NO_CURSOR)
-    rows = sorted(shown.texts.index(item.options[p].label) for p in picks)
-    steps: list[Step] = []
-    at, ticked = shown.cursor, tuple[int, ...]()
-    for row in rows:
-        steps += _walk(shown, at, row, ticked)
-        steps.append(Step(keys=(toggle,), cursor=row, cursor_text=shown.texts[row], checked=ticked))
-        at, ticked = row, (*ticked, row)
-    steps.append(Step(keys=("Enter",), cursor=at, cursor_text=shown.texts[at], checked=ticked))
-    return Plan(steps, {0: picks})
-
-
-def _plan_list_text(text: str, shown: Rows, toggles: bool, toggle: str | None) -> Plan:
-    """A typed answer: to the free-text row ("Other", "Type something"), confirm it (Enter, or the
-    key that ticks where the help says so), paste the text once an input is open, and Enter once
-    the text reads back on screen. Where Enter on the list submits (a layout that ticks rows), the
-    input saves the text back into the list: then Enter once more, the input closed, the text shown."""
-    if not text.strip():
-        raise UsageError("--text needs some text")
-    if any(ord(c) < 32 or c == "\x7f" for c in text):
-        raise UsageError("--text has line breaks or control characters: a list's input takes one line of plain text")
-    if shown.other is None:
-        raise Unsupported(
-            "this dialog shows no row for a typed answer (such as 'Other' or 'Type something'): answer it there"
-        )
-    if shown.cursor is None:
-        raise Unsupported(_NO_CURSOR)
-    row, label = shown.other, shown.texts[shown.other]
-    opens = (toggle or "Space") if toggles else "Enter"
-    steps = [
-        *_walk(shown, shown.cursor, row),
-        Step(keys=(opens,), cursor=row, cursor_text=label, typing=False),
-        Step(paste=text, typing=True),
-        Step(keys=("Enter",), typing=True, typed=text),
-    ]
-    if toggles:  # (the text saved into the list; Enter there submits it)
-        steps.append(Step(keys=("Enter",), typing=False, typed=text))
-    return Plan(steps, {}, text)
-
-
-def _plan_form(
-    question: Question,
-    choices: list[str],
-    shown: Rows,
-    toggles: bool,
-    toggle: str | None,
-    submits: bool,
-    usage_only: bool,
-    review: bool = False,
-) -> Plan:
-    """A form of several questions drawn one at a time as lists (tabs): each question answered in
-    turn as a list of its own (one choice per question, in order; ``1,3`` for a multi-select one),
-    its confirming key moving to the next question; the last one submits the form, where the
-    dialog's help line says Enter submits ("Enter next/submit"), or opens its review, where its
-    tab bar names one ("✓ Submit"): Enter there once the review shows every answer chosen (each
-    question's chosen options alone) and its highlighted row is the one that submits. The first
-    question's rows are the ones read; each later one is expected with its options in order, the
-    highlight on the first and no box ticked, and every key is checked against that before it is
-    sent (else it stops)."""
-    items = question.items
-    if len(choices) != len(items):
-        raise UsageError(f"this form has {len(items)} questions: give one answer for each, in order")
-    if not usage_only and not submits:
-        raise Unsupported(
-            f"a form of {len(items)} questions whose help line does not say that Enter submits it, nor its tab bar"
-            " that a review step submits it: answer it in the terminal; nothing was typed"
-        )
-    steps: list[Step] = []
-    picks: dict[int, list[int]] = {}
-    for k, (item, choice) in enumerate(zip(items, choices, strict=True)):
-        one = replace(question, items=(item,))
-        if k == 0:
-            rows_k = shown
-        else:  # (as it is expected when its tab opens)
-            labels = tuple(o.label for o in item.options)
-            boxes = (False,) * len(labels) if any(c is not None for c in shown.checked) else ()
-            rows_k = Rows(labels, 0, boxes)
-        done = plan_list(one, [choice], None, rows_k, toggles, toggle, submits)
-        steps += [replace(st, item=k) for st in done.steps]
-        picks[k] = done.picks[0]
-    if review and not usage_only:
-        answers = tuple(tuple(picks[k]) for k in range(len(items)))
-        steps.append(Step(keys=("Enter",), item=None, answers=answers))
-    return Plan(steps, picks)
-
+    ]  # fmt: skip
 
 # ---- the checks: the dialog is the question's, the record is the answer ----
 
@@ -700,3 +663,4 @@ _RECORDS = {
     "pi-ask": _pi_ask_record,
     "dreki": _dreki_record,
 }
+

@@ -11,6 +11,9 @@ tool's own rendering, checked against the real tool:
   spaces; the rows follow the line "Choose one", "Choose any that apply" or "Optional — press
   Enter to skip" and end with "Other — add your own answer". Its last tab is "Review your answers".
 - ``questionnaire`` (dreki-gg): ``> [ ] label`` / ``  [x] label`` rows, "Other" last.
+
+These are data (:data:`_SIGNATURES`: the help lines; :class:`Drawn`: how rows are drawn) for one
+reader; any other dialog drawn as a list is read by its labels (:func:`find_list`).
 """
 
 from __future__ import annotations
@@ -47,7 +50,6 @@ _SIGNATURES: tuple[tuple[str, re.Pattern[str], frozenset[str]], ...] = (
 )
 _BORDER = re.compile(r"^─{8,}$")
 _MAX_DIALOG_LINES = 80
-_NUMBERED = re.compile(r"^(> |  )(\d+)\.(?: (.*))?$")
 _PI_ASK_HEAD = ("Choose one", "Choose any that apply", "Optional — press Enter to skip")
 PI_ASK_OTHER = "Other — add your own answer"
 
@@ -122,63 +124,53 @@ def rows(dialog: Dialog) -> Rows:
         return _listed(dialog.raw, dialog.labels)
     if dialog.variant == "review":  # (its list of steps is its last lines)
         return _listed(dialog.raw[len(dialog.raw) - len(dialog.labels) :], dialog.labels)
-    if dialog.variant in ("question", "questionnaire"):
-        return _numbered(dialog.raw)
-    if dialog.variant == "pi-ask":
-        return _pi_ask(dialog.raw)
-    return _boxed(dialog.raw)
+    return _own_rows(dialog.raw, _DRAWN[dialog.variant])
 
 
-def _numbered(raw: tuple[str, ...]) -> Rows:
+@dataclass(frozen=True)
+class Drawn:
+    """How a tool's own dialog draws its option rows: data for the one reader (:func:`_own_rows`)."""
+
+    row: re.Pattern[str]  # a row: its ``mark`` ("> " on the highlighted one), its ``text``
+    numbered: bool = False  # rows read "N. label" numbered 1, 2, … (a line out of that order is no row,
+    # and a "> " at its start makes the highlighted row unknown)
+    after: tuple[str, ...] = ()  # the rows follow one of these lines, and end at a blank line below them
+    last: str | None = None  # the row that ends the list (its start)
+
+
+_DRAWN: dict[str, Drawn] = {
+    "question": Drawn(re.compile(r"^(?P<mark>> |  )(?P<n>\d+)\.(?: (?P<text>.*))?$"), numbered=True),
+    "pi-ask": Drawn(re.compile(r"^(?:(?P<mark>> )|  (?!  ))(?P<text>.*)$"), after=_PI_ASK_HEAD, last=PI_ASK_OTHER),
+    "dreki": Drawn(re.compile(r"^(?P<mark>> |  )(?P<text>\[.*)$")),
+}
+_DRAWN["questionnaire"] = _DRAWN["question"]
+
+
+def _own_rows(raw: tuple[str, ...], drawn: Drawn) -> Rows:
+    """The rows of a tool's own dialog, read as ``drawn`` says it draws them."""
     texts: list[str] = []
     cursor: int | None = None
     cursors = 0
+    inside = not drawn.after
     for line in raw:
-        m = _NUMBERED.match(line.rstrip())
-        if m is None or int(m.group(2)) != len(texts) + 1:
-            cursors += line.startswith("> ")
-            continue
-        if m.group(1) == "> ":
-            cursor = len(texts)
-            cursors += 1
-        texts.append(f"{m.group(2)}. {clean(m.group(3))}".rstrip())
-    return Rows(tuple(texts), cursor if cursors == 1 else None)
-
-
-def _pi_ask(raw: tuple[str, ...]) -> Rows:
-    texts: list[str] = []
-    cursor: int | None = None
-    cursors = 0
-    inside = False
-    for line in raw:
-        text = clean(line)
         if not inside:
-            inside = text in _PI_ASK_HEAD
+            inside = clean(line) in drawn.after
             continue
-        if not line.strip():
+        if drawn.after and not line.strip():
             if texts:
                 break
             continue
-        if line.startswith("> ") or (line.startswith("  ") and not line.startswith("    ")):
-            if line.startswith("> "):
-                cursor = len(texts)
-                cursors += 1
-            texts.append(clean(line[2:]))
-            if text.startswith(PI_ASK_OTHER):
-                break
-    return Rows(tuple(texts), cursor if cursors == 1 else None)
-
-
-def _boxed(raw: tuple[str, ...]) -> Rows:
-    texts: list[str] = []
-    cursor: int | None = None
-    cursors = 0
-    for line in raw:
-        if line.startswith(("> [", "  [")):
-            if line.startswith("> "):
-                cursor = len(texts)
-                cursors += 1
-            texts.append(clean(line[2:]))
+        m = drawn.row.match(line.rstrip() if drawn.numbered else line)
+        if m is None or (drawn.numbered and int(m.group("n")) != len(texts) + 1):
+            cursors += drawn.numbered and line.startswith("> ")
+            continue
+        if m.group("mark") == "> ":
+            cursor = len(texts)
+            cursors += 1
+        text = clean(m.group("text") or "")
+        texts.append(f"{m.group('n')}. {text}".rstrip() if drawn.numbered else text)
+        if drawn.last is not None and text.startswith(drawn.last):
+            break
     return Rows(tuple(texts), cursor if cursors == 1 else None)
 
 

@@ -251,3 +251,40 @@ def test_forms_and_multi_select() -> None:
     assert keys(plan("pi-ask", multi, ["3", "1"])) == ["Space", "Down", "Down", "Space", "Enter", "Enter"]
     with pytest.raises(Unsupported):
         plan("question", multi, ["1", "2"])
+
+
+def test_every_layout_is_data_for_the_one_driver() -> None:
+    """A tool's facts (a review key, optional questions skipped, ticks before Enter, a free-text
+    input that saves into the list) are fields of a Layout: the same driver plans them for rows
+    read off any screen, by label, as for a tool's own dialog."""
+    from notifier.pi.keys import LAYOUTS, Layout, plan_list, plan_rows
+    from notifier.pi.screens import Rows
+
+    form = pi_ask(
+        {"id": "a", "header": "A", "question": "Which?", "options": opts("X", "Y", "Z"), "required": False},
+    )
+    labels = ("X", "Y", "Z")
+    # the rows as read off a screen (highlight on the second row), found by label: Up from there
+    read = Rows(labels, 1, (False,) * 3)
+    dreki_like = Layout(toggle="Space", ticks=True, submits=True, confirms=False, review_key="r", review_alone=True,
+                        review_says=("{label}",))  # fmt: skip
+    done = plan_rows(dreki_like, form, ["X"], None, lambda k, first: read)
+    assert keys(done) == ["Up", "Space", "r", "Enter"] and done.steps[-1].shows == ("X",)
+    assert [s.checked for s in done.steps[:2]] == [(), ()]  # (its boxes read back before each key)
+    skipping = Layout(skips=True, toggle="Space", submits=True)
+    assert keys(plan_rows(skipping, form, ["-"], None, lambda k, first: read)) == ["Enter"]
+    assert keys(plan_rows(skipping, form, ["Z"], None, lambda k, first: read)) == ["Down", "Space", "Enter"]
+    with pytest.raises(UsageError, match="no option"):  # (a layout that does not skip: "-" is no label)
+        plan_rows(Layout(), form, ["-"], None, lambda k, first: read)
+    # a list read off the screen is the same driver with what its help line says
+    assert plan_list(form, ["Z"], None, read, True, "Space", True) == plan_rows(
+        Layout(toggle="Space", ticks=True, submits=True, saves=True), form, ["Z"], None, lambda k, first: read
+    )
+    # the known layouts differ only by their data
+    assert {name: layout.name for name, layout in LAYOUTS.items()} == {n: n for n in LAYOUTS}
+    assert keys(plan("dreki", form, ["Y"])) == ["Down", "Space", "r", "Enter"]
+    # a tab bar naming a review submits a form, never a question alone whose help does not say Enter submits
+    multi = pi_ask({"id": "m", "header": "M", "question": "Which?", "options": opts("X", "Y", "Z"), "multiSelect": True})
+    with pytest.raises(Unsupported, match="Enter submits"):
+        plan_list(multi, ["1"], None, read, True, "Space", False, review=True)
+    assert keys(plan_list(multi, ["1"], None, read, True, "Space", True, review=True)) == ["Up", "Space", "Enter"]

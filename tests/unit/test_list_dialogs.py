@@ -155,7 +155,7 @@ def test_a_list_whose_help_says_space_selects_is_ticked_then_submitted() -> None
     dialog = found[1]
     assert dialog.toggles and rows(dialog).checked == (False, False, False, False) and check_screen(dialog, Q) is None
     steps = plan_list(Q, ["Memcached"], None, rows(dialog), dialog.toggles).steps
-    assert [(st.keys, st.cursor, st.checked) for st in steps] == [(("Down",), 0, None), (("Space",), 1, ()), (("Enter",), 1, (1,))]
+    assert [(st.keys, st.cursor, st.checked) for st in steps] == [(("Down",), 0, ()), (("Space",), 1, ()), (("Enter",), 1, (1,))]
     # driven: Enter only once the chosen box alone reads ticked
     from notifier.actions.answer import Seen, unready
 
