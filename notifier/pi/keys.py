@@ -259,27 +259,19 @@ def plan_rows(
     if any(not it.options for it in items):
         raise UsageError("this question has no options to choose from: answer it with --text TEXT")
     if len(items) > 1:
-        if not any(it.show_when for it in items) and len(choices) != len(items):
-            raise UsageError(f"this form has {len(items)} questions: give one answer for each, in order")
-        if not layout.forms:
-            raise Unsupported(f"the {layout.name} dialog asks one question: answer this form in the terminal")
-        if not usage_only and not layout.submits:
-            raise Unsupported(
-                f"a form of {len(items)} questions whose help line does not say that Enter submits it, nor its tab"
-                " bar that a review step submits it: answer it in the terminal; nothing was typed"
-            )
-    keys = [it.key for it in items]
+        _form_answerable(layout, items, choices, usage_only)
+    steps, picks = _questions(layout, items, choices, rows_of)
+    return Plan(steps + _review(layout, items, picks, usage_only), picks)
+
+
+def _questions(
+    layout: Layout, items: Items, choices: list[str], rows_of: RowsOf
+) -> tuple[list[Step], dict[int, list[int]]]:
+    """The keys of every question asked, in turn (one answer group each), and the rows picked."""
     picks: dict[int, list[int]] = {}
 
     def asked(i: int) -> bool:
-        cond = items[i].show_when
-        if cond is None:
-            return True
-        parent = keys.index(cond[0]) if cond[0] in keys else -1
-        if parent not in picks:
-            return False
-        values = [o.value for o in items[parent].options]
-        return cond[1] in values and values.index(cond[1]) in picks[parent]
+        return _asked(items, picks, i)
 
     groups = [list(choices)] if len(items) == 1 else [[c] for c in choices]
     steps: list[Step] = []
@@ -299,7 +291,33 @@ def plan_rows(
         k = nxt
     if groups:
         raise UsageError(f"too many answers: with these answers the form asks {len(picks)} questions")
-    return Plan(steps + _review(layout, items, picks, usage_only), picks)
+    return steps, picks
+
+
+def _form_answerable(layout: Layout, items: Items, choices: list[str], usage_only: bool) -> None:
+    """Refuse a form of several questions this layout cannot answer, or answers not one a question."""
+    if not any(it.show_when for it in items) and len(choices) != len(items):
+        raise UsageError(f"this form has {len(items)} questions: give one answer for each, in order")
+    if not layout.forms:
+        raise Unsupported(f"the {layout.name} dialog asks one question: answer this form in the terminal")
+    if not usage_only and not layout.submits:
+        raise Unsupported(
+            f"a form of {len(items)} questions whose help line does not say that Enter submits it, nor its tab"
+            " bar that a review step submits it: answer it in the terminal; nothing was typed"
+        )
+
+
+def _asked(items: Items, picks: dict[int, list[int]], i: int) -> bool:
+    """Is question ``i`` asked, given the rows picked so far (its ``showWhen`` met, or none)?"""
+    cond = items[i].show_when
+    if cond is None:
+        return True
+    keys = [it.key for it in items]
+    parent = keys.index(cond[0]) if cond[0] in keys else -1
+    if parent not in picks:
+        return False
+    values = [o.value for o in items[parent].options]
+    return cond[1] in values and values.index(cond[1]) in picks[parent]
 
 
 def _picks(layout: Layout, item: QuestionItem, group: list[str]) -> list[int]:
@@ -331,22 +349,8 @@ def _question(
     No pick: Enter on the untouched question (an optional one skipped)."""
     ticking = item.multi or layout.ticks or (bool(picks) and layout.skips and not item.required)
     key = layout.toggle if item.multi else (layout.toggle or "Space")
-    if item.multi and layout.toggle is None:
-        raise Unsupported(
-            "this multi-select dialog's help line does not say which key ticks a row: answer it in the terminal"
-        )
-    if item.multi and not layout.submits:
-        raise Unsupported(
-            "this multi-select dialog's help line does not say that Enter submits: answer it in the terminal"
-        )
-    if rows.cursor is None:
-        raise Unsupported(_NO_CURSOR)
     read = ticking and layout.boxes
-    if read and not boxes_readable(rows):
-        raise Unsupported(
-            "this dialog ticks the rows chosen, but its rows show no check box to read back: answer it in the terminal"
-        )
-    at = rows.cursor
+    at = _question_answerable(layout, item, rows, read)
     if not picks:
         return [Step(keys=("Enter",), cursor=at, cursor_text=rows.texts[at], expect=expect, item=k)]
     targets = sorted(p if layout.in_order else rows.texts.index(item.options[p].label) for p in picks)
@@ -360,10 +364,38 @@ def _question(
             ticked = (*ticked, row)
         at = row
     if layout.confirms:
-        text = None if layout.box_in_text and at in ticked else rows.texts[at]
-        box = ticked if read else None
-        steps.append(Step(("Enter",), cursor=at, cursor_text=text, checked=box, expect=expect, item=k))
+        steps.append(_enter(layout, rows, at, ticked, read, expect, k))
     return steps
+
+
+def _enter(
+    layout: Layout, rows: Rows, at: int, ticked: tuple[int, ...], read: bool, expect: str | None, k: int
+) -> Step:
+    """Enter on the row reached, its text and boxes read back first (a row whose text shows its
+    own box, ticked: by its boxes alone)."""
+    text = None if layout.box_in_text and at in ticked else rows.texts[at]
+    return Step(("Enter",), cursor=at, cursor_text=text, checked=ticked if read else None, expect=expect, item=k)
+
+
+def _question_answerable(layout: Layout, item: QuestionItem, rows: Rows, read: bool) -> int:
+    """Refuse a question whose keys this layout's dialog does not say (which key ticks, that
+    Enter submits), with no highlighted row, or with boxes to read back that its rows do not
+    show; else the highlighted row."""
+    if item.multi and layout.toggle is None:
+        raise Unsupported(
+            "this multi-select dialog's help line does not say which key ticks a row: answer it in the terminal"
+        )
+    if item.multi and not layout.submits:
+        raise Unsupported(
+            "this multi-select dialog's help line does not say that Enter submits: answer it in the terminal"
+        )
+    if rows.cursor is None:
+        raise Unsupported(_NO_CURSOR)
+    if read and not boxes_readable(rows):
+        raise Unsupported(
+            "this dialog ticks the rows chosen, but its rows show no check box to read back: answer it in the terminal"
+        )
+    return rows.cursor
 
 
 def _review(layout: Layout, items: Items, picks: dict[int, list[int]], usage_only: bool) -> list[Step]:
