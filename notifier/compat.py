@@ -63,7 +63,6 @@ from __future__ import annotations
 import logging
 import signal
 import threading
-from importlib import metadata
 from typing import TYPE_CHECKING, Any
 
 from notifier.system.log import LogOnce
@@ -80,6 +79,8 @@ _skipped = LogOnce(log, logging.DEBUG)
 
 
 def version() -> str | None:
+    from importlib import metadata  # (here: importlib.metadata costs ~15 ms, and status loads this module)
+
     try:
         return metadata.version("pystray")
     except metadata.PackageNotFoundError:
