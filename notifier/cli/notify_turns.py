@@ -1,18 +1,13 @@
-"""A headless run that notifies (``run --no-tray``), beside the app: one of them notifies each
-question (:class:`notifier.instance.NotifyLock`).
+"""A headless run that notifies (``run --no-tray``), beside the app and other headless runs of the
+same folders: one of them notifies each question (:class:`notifier.instance.Notifying`).
 
-When an app that watches the same folders claims notifying, the run stops notifying, leaves what
-it showed on screen for the app to adopt, writes what it notified to the store the app reads
-next, and lets the lock go. When that app lets the claim go (it quit, or it was killed: the pid
-it names ended), the run notifies again, as the app does after a restart: it reads what was
-notified, reminded and left on screen, and the user's snoozes and mutes, from the store again
-(a question the app notified is not notified a second time: its bubble is adopted where the app
-left it on screen, else put back; a question nobody notified yet is notified now). An app of
-other folders leaves this run notifying.
-
-Of two or more headless runs of the same folders, the one holding their
-:class:`notifier.instance.PeerLock` notifies; the others follow it, and one of them takes
-over when it ends, the same way."""
+When an app of the same folders starts, the run stops notifying, leaves what it showed on screen
+for the app to adopt, writes what it notified to the store the app reads next, and lets the lock
+go. When its turn comes again (that app, or the headless run that notified, ended: quit or
+killed), the run notifies again, as the app does after a restart: it reads what was notified,
+reminded and left on screen, and the user's snoozes and mutes, from the store again (a question
+notified already is not notified a second time: its bubble is adopted where it was left on
+screen, else put back; a question nobody notified yet is notified now)."""
 
 from __future__ import annotations
 
@@ -25,8 +20,9 @@ from typing import TYPE_CHECKING
 from notifier import APP_NAME
 from notifier.app import PreferencesOwner, open_store
 from notifier.core.model import Snapshot, Transition, TurnChange
+from notifier.core.text import clean
 from notifier.engine import ReadyInfo
-from notifier.instance import EndWatch, NotifyLock, PeerLock, Turn
+from notifier.instance import Notifying
 
 if TYPE_CHECKING:
     from notifier.app import App
@@ -35,29 +31,23 @@ if TYPE_CHECKING:
 
 HANDED_OVER = "the app started and watches the same folders: it notifies from now on"
 TAKEN_BACK = "the app that notified ended: this run notifies from now on"
-PEER_SAID = "another headless run notifies the same folders (pid {pid}): this one does not"
 PEER_ENDED = "the headless run that notified ended: this run notifies from now on"
 
 
 class NotifyTurns:
     """The sink that stands for the notifier in the engine of a headless run (``App.start(turns=…)``):
     it passes the engine's calls to ``app.alerts`` of the moment, and switches that between a
-    notifier of this run's and none as the lock's claim changes."""
+    notifier of this run's and none as its turn comes and goes."""
 
-    def __init__(self, app: App, lock: NotifyLock, peer: PeerLock) -> None:
+    def __init__(self, app: App, lock: Notifying) -> None:
         self.app = app
         self.lock = lock
-        self.peer = peer
-        self.roots = sorted(app.config["sessions_dirs"])
         self.store: Store = app.store  # where the notifier of the moment records what it shows
-        self._lock = threading.Lock()  # switching (the follower, the end watch, the engine thread)
+        self._lock = threading.Lock()  # switching (the follower, the waiting thread, the engine thread)
         self._wanted = False  # whose turn it is, as last decided: this run's
-        self._taking = False  # a take-over is queued for the engine thread
+        self._waiting = False  # a thread waits for this run's turn
         self._stopped = False
         self._follower: FileFollower | None = None
-        self._watch: EndWatch | None = None
-        self._peer: EndWatch | None = None  # the headless run that notifies these folders
-        self._said = TAKEN_BACK
 
     # ---- the engine's sink (engine thread) ----
 
@@ -79,25 +69,23 @@ class NotifyTurns:
     # ---- following the lock ----
 
     def start(self) -> None:
-        """Follow the lock's file (after ``app.start()``: the run notifies now if ``app.alerts``)."""
+        """Follow the app's lock file (after ``app.start()``: the run notifies now if ``app.alerts``)."""
         from notifier.watch import FileFollower
 
         self._wanted = self.app.alerts is not None
-        self._follower = FileFollower(self.lock.path, self.check, settle_s=0.05)
+        self._follower = FileFollower(self.lock.app_path, self.check, settle_s=0.05)
         self._follower.start()
-        self.check()  # (an app that claimed it before this run followed the file)
+        if self._wanted:
+            self.check()  # (an app that claimed it before this run followed the file)
+        else:
+            self._wait()
 
     def stop(self) -> None:
         """Before the app shuts down (which stops the notifier of the moment)."""
         with self._lock:
             self._stopped = True
-            watch, self._watch = self._watch, None
-            peer, self._peer = self._peer, None
         if self._follower is not None:
             self._follower.stop()
-        for each in (watch, peer):
-            if each is not None:
-                each.stop()
 
     def close(self) -> None:
         """After the app shut down: the store of a notifier made since is closed too."""
@@ -105,46 +93,39 @@ class NotifyTurns:
             self.store.close(timeout=0.5)
 
     def check(self) -> None:
-        """The lock's file changed, or the app it named ended: whose turn it is now."""
+        """The app's lock file changed: if an app of these folders started, hand notifying over."""
         with self._lock:
-            if self._stopped:
+            if self._stopped or self._waiting or not self.lock.app_runs():
                 return
-            watch = self._watch
-            turn = self.lock.turn(self.roots, ended=(watch.pid,) if watch is not None and watch.ended else ())
-            if turn.app is not None and (self._watch is None or self._watch.pid != turn.app):
-                if self._watch is not None:
-                    self._watch.stop()
-                self._watch = EndWatch(turn.app, self.check)  # (checked again when it ends)
-            if turn.notify and not self._peer_free():
-                turn = Turn(False, turn.app)  # another headless run notifies these folders
-                self.lock.release()  # (so an app that starts does not wait for this run)
-            if turn.notify:
-                self._wanted = True
-                engine = self.app.engine
-                if self.app.alerts is None and not self._taking and engine is not None:
-                    self._taking = True
-                    engine.call(self._take_over)  # (there: no transition is missed or seen twice)
-            elif turn.app is not None:  # an app of the same folders claims it
-                self._wanted = False
-                self._hand_over()
-            # (else: an app that let its claim go still holds the lock; its end is waited for)
-            if turn.app is not None:
-                self.lock.release()  # (after the store was written: the app reads it next)
+            self._wanted = False
+            self._hand_over()
+            self.lock.let_go()  # (after the store was written: the app reads it next)
+            self._wait()
 
-    def _peer_free(self) -> bool:
-        """Whether this run holds its folders' :class:`PeerLock` (taken now if it is free); if
-        another run holds it, that run's end is followed (checked again then)."""
-        holder = self.peer.take()
-        if holder is None:
-            if self._peer is not None:
-                self._peer.stop()
-                self._peer, self._said = None, PEER_ENDED
-            return True
-        if holder and (self._peer is None or self._peer.pid != holder):
-            if self._peer is not None:
-                self._peer.stop()
-            self._peer = EndWatch(holder, self.check)
-        return False
+    def _wait(self) -> None:
+        self._waiting = True
+        threading.Thread(target=self._turn, name="pi-notifier turn", daemon=True).start()
+
+    def _turn(self) -> None:
+        """(Its own thread.) Wait for this run's turn, then notify (on the engine thread)."""
+        while True:
+            try:
+                self.lock.wait()
+            except OSError as exc:  # (its runtime folder is not ours any more, say)
+                _say(f"cannot wait for a turn to notify ({clean(exc, 300)}): this run does not notify")
+                return
+            with self._lock:
+                if self._stopped:
+                    self.lock.let_go()
+                    return
+                if self.lock.app_runs():  # (an app that started meanwhile)
+                    self.lock.let_go()
+                    continue
+                self._waiting, self._wanted = False, True
+                engine = self.app.engine
+                if engine is not None:
+                    engine.call(self._take_over)  # (there: no transition is missed or seen twice)
+                return
 
     def _hand_over(self) -> None:
         alerts, self.app.alerts = self.app.alerts, None
@@ -161,7 +142,6 @@ class NotifyTurns:
         """On the engine thread: a notifier of this run's, given what waits now (no transition:
         the board is as it was)."""
         with self._lock:
-            self._taking = False
             app, engine = self.app, self.app.engine
             if self._stopped or not self._wanted or app.alerts is not None or engine is None:
                 return []
@@ -179,8 +159,7 @@ class NotifyTurns:
             if engine.ready_info is not None:
                 alerts.ready(engine.ready_info, snapshot)
             app.alerts = alerts
-            said, self._said = self._said, TAKEN_BACK
-        _say(said)
+        _say(TAKEN_BACK if self.lock.after_app else PEER_ENDED)
         return []
 
 

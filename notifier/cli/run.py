@@ -2,10 +2,10 @@
 (``--no-tray``, ``--json``). A second app hands over to the first one and exits 0; ``run
 --json`` beside the app streams the events (reading the sessions itself) and leaves the
 notifications to the app, as ``run --no-tray`` beside it does. One of them notifies each
-question, also when the app starts after a headless run that notifies: that run hands
-notifying over to it, and takes it back when the app ends (:mod:`notifier.cli.notify_turns`).
-An app that does not notify (``--no-notify``, ``notifications.backend = "none"``) claims
-nothing: a headless run beside it notifies (:class:`notifier.instance.NotifyLock`)."""
+question (:class:`notifier.instance.Notifying`): the app of those folders, else one headless
+run of them, which hands notifying over to an app that starts, and takes it back when its turn
+comes again (:mod:`notifier.cli.notify_turns`). An app that does not notify (``--no-notify``,
+``notifications.backend = "none"``) claims nothing: a headless run beside it notifies."""
 
 from __future__ import annotations
 
@@ -22,16 +22,17 @@ from notifier.system import paths
 if TYPE_CHECKING:
     from notifier.app import App
     from notifier.cli.notify_turns import NotifyTurns
-    from notifier.instance import NotifyLock, PeerLock
+    from notifier.instance import Notifying
 
 HAND_OVER_SAID = "the app is running and watches the same folders: it notifies, this run does not"
 LATER_SAID = " (until the app ends)"
+PEER_SAID = "another headless run notifies the same folders (pid {pid}): this one does not"
 
 
 def cmd_run(args: argparse.Namespace, config: Config) -> int:
     from notifier.app import App
     from notifier.cli.notify_turns import NotifyTurns
-    from notifier.instance import APP_LOCK, InstanceLock, NotifyLock, PeerLock, hand_over
+    from notifier.instance import APP_LOCK, InstanceLock, Notifying, hand_over
 
     tray = not args.no_tray
     try:
@@ -45,32 +46,39 @@ def cmd_run(args: argparse.Namespace, config: Config) -> int:
             return hand_over()
         tray = False  # run --json beside the app: the stream is what was asked for; the app notifies
     wants = not args.no_notify and config["notifications.backend"] != "none"
-    notifying = NotifyLock(os.path.join(folder, "notify.lock"))
-    peer = PeerLock(folder, config["sessions_dirs"])  # (one headless run notifies these folders)
+    notifying = Notifying(folder, config["sessions_dirs"])
     try:
-        notify = wants and _claims(notifying, peer, config, tray, later=args.no_tray)
+        notify = wants and _claims(notifying, tray, later=args.no_tray)
         app = App(config, json_out=args.json, notify=notify, lock=lock if tray else None)
     except OSError as exc:  # no runtime folder of our own at all (said why): one line, no traceback
         return fail(1, f"cannot start: {clean(exc, 600)}")
     # A headless run that notifies hands notifying to the app and takes it back; `run --json`
     # beside the app is its stream only: it leaves notifying to the app, also once that ends.
-    turns = NotifyTurns(app, notifying, peer) if not tray and wants and (notify or args.no_tray) else None
+    turns = NotifyTurns(app, notifying) if not tray and wants and (notify or args.no_tray) else None
     try:
         return _serve(app, config, tray, turns, args.stop_on_eof)
     finally:
         notifying.release()
-        peer.release()
 
 
-def _claims(notifying: NotifyLock, peer: PeerLock, config: Config, tray: bool, later: bool) -> bool:
+def _claims(notifying: Notifying, tray: bool, later: bool) -> bool:
     """Whether this run notifies as it starts: the app claims notifying (an app that does not
-    notify claims nothing: a headless run does); a headless run notifies unless another does
-    (:func:`_headless_notifies`)."""
-    if not tray:
-        return _headless_notifies(notifying, config, later=later, peer=peer)
-    if not notifying.claim(config["sessions_dirs"]):
-        say("a headless run still notifies too; it did not hand over")
-    return True
+    notify claims nothing: a headless run does); a headless run does unless the app of its
+    folders or another headless run of them does (``later``: it takes over when they end)."""
+    if tray:
+        if not notifying.claim():
+            say("a headless run still notifies too; it did not hand over")
+        return True
+    holder = notifying.take()
+    if holder is None and not notifying.app_runs():
+        return True  # (it hands over to an app that starts: NotifyTurns)
+    notifying.let_go()
+    if notifying.app_runs():
+        say(f"{HAND_OVER_SAID}{LATER_SAID if later else ''}")
+    else:
+        said = PEER_SAID.format(pid=holder or "?")
+        say(f"{said}{' (until it ends)' if later else ''}")
+    return False
 
 
 def _serve(app: App, config: Config, tray: bool, turns: NotifyTurns | None, eof_stops: bool) -> int:
@@ -96,30 +104,6 @@ def _serve(app: App, config: Config, tray: bool, turns: NotifyTurns | None, eof_
         app.shutdown()
         if turns is not None:
             turns.close()
-
-
-def _headless_notifies(
-    notifying: NotifyLock, config: Config, later: bool = False, peer: PeerLock | None = None
-) -> bool:
-    """Whether a headless run notifies as it starts: not while an app that watches the same
-    folders claims notifying (then it notifies each question, and this run must not a second
-    time; ``later``: this run takes over when that app ends), nor while another headless run
-    notifies them (``peer``: their lock; this run takes over when that run ends)."""
-    turn = notifying.turn(config["sessions_dirs"])
-    if turn.app is not None:
-        notifying.release()
-        if not turn.notify:
-            say(f"{HAND_OVER_SAID}{LATER_SAID if later else ''}")
-            return False
-    holder = peer.take() if peer is not None else None
-    if holder is not None:
-        from notifier.cli.notify_turns import PEER_SAID
-
-        notifying.release()
-        said = PEER_SAID.format(pid=holder or "?")
-        say(f"{said}{' (until it ends)' if later else ''}")
-        return False
-    return True  # no app, or one of other folders: this run notifies (and hands over: NotifyTurns)
 
 
 def stop_on_eof(stop: threading.Event) -> None:
