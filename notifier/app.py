@@ -631,7 +631,7 @@ class App:
     def start(self, tray: Tray | None = None, turns: Sink | None = None) -> None:
         """Everything but the main-thread loop. ``tray``: the icon :meth:`run_loop` runs (None:
         none). ``turns``: a headless run that hands notifying to the app and takes it back: its
-        sink passes the engine's calls to ``alerts`` of the moment (cli/notify_turns.py)."""
+        sink passes the engine's calls to ``alerts`` of the moment (cli/run.py)."""
         self.tray = tray
         self.store.prune(time.time() - self.config["history.retention_days"] * 86400)
         sinks: list[Sink] = []
