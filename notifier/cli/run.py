@@ -192,24 +192,22 @@ class NotifyTurns:
 
     def _turn(self) -> None:
         """(Its own thread.) Wait for this run's turn, then notify (on the engine thread)."""
-        while True:
-            try:
+        try:
+            while True:
                 self.lock.wait()
-            except OSError as exc:  # (its runtime folder is not ours any more, say)
-                say(f"cannot wait for a turn to notify ({clean(exc, 300)}): this run does not notify")
-                return
-            with self._lock:
-                if self._stopped:
-                    self.lock.let_go()
+                with self._lock:
+                    if self._stopped:
+                        self.lock.let_go()
+                        return
+                    if self.lock.app_runs():  # (an app that started meanwhile)
+                        self.lock.let_go()
+                        continue
+                    self._waiting = False
+                    if self.app.engine is not None:
+                        self.app.engine.call(self._take_over)  # (there: nothing is missed or seen twice)
                     return
-                if self.lock.app_runs():  # (an app that started meanwhile)
-                    self.lock.let_go()
-                    continue
-                self._waiting = False
-                engine = self.app.engine
-                if engine is not None:
-                    engine.call(self._take_over)  # (there: no transition is missed or seen twice)
-                return
+        except OSError as exc:  # (its runtime folder is not ours any more, say)
+            say(f"cannot wait for a turn to notify ({clean(exc, 300)}): this run does not notify")
 
     def _hand_over(self) -> None:
         alerts, self.app.alerts = self.app.alerts, None
