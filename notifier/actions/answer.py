@@ -50,6 +50,7 @@ from notifier.pi.keys import (
     bound,
     boxes_readable,
     check_screen,
+    check_usage,
     plan,
     plan_list,
     resolve,
@@ -64,7 +65,6 @@ from notifier.pi.screens import (
     find_list,
     find_review,
     input_open,
-    own_layout,
     readable_help,
     reviews,
     rows,
@@ -251,59 +251,79 @@ Find = Callable[[str], "Dialog | None"]
 
 
 def finder(question: Question, screen: str) -> tuple[Find, Dialog] | None:
-    """How to read this question's dialog off a screen, and the dialog on ``screen``: its tool's
-    own layout where pi-notifier knows it, else any list that shows the question's text and its
-    options on rows of their own (:func:`notifier.pi.screens.find_list`). ``None``: neither."""
-    own = find_dialog(screen, question.tool)
-    if own is not None:
-        return (lambda s: find_dialog(s, question.tool)), own
+    """How to read this question's dialog off a screen, and the dialog on ``screen``: a layout
+    known by its help line (:func:`notifier.pi.screens.find_dialog`, whatever the tool is called)
+    where it shows this question as that layout draws it; else any list that shows the question's
+    text and its options on rows of their own (:func:`notifier.pi.screens.find_list`), inside
+    that known layout's block where its help line ends the screen (the live dialog is that one);
+    else that known layout (refused with what it shows otherwise). ``None``: neither."""
+    own = find_dialog(screen)
+    if own is not None and (check_screen(own, question) is None or own.shows("Your answer:")):
+        return find_dialog, own  # (its editor open: refused as such, never read as a list)
+    listed = _list_finder(question)
+    if listed is None:
+        return None if own is None else (find_dialog, own)
+    find = listed if own is None else _inside_own(listed)
+    first = find(screen)
+    if first is None:
+        return None if own is None else (find_dialog, own)
+    return find, first
+
+
+def _list_finder(question: Question) -> Find | None:
+    """The question read as a list of its options (a form: whichever of its questions is shown,
+    or its review); ``None`` for a question without options."""
     items = question.items or (question.first,)
     if any(not it.options for it in items):
         return None
-
     names = tuple(tuple(n for n in (it.header, it.text) if n) for it in items)
 
-    def find(s: str) -> Dialog | None:  # (a form: the list of whichever of its questions is shown, or its review)
+    def find(s: str) -> Dialog | None:
         for it in items:
             listed = find_list(s, it.text, tuple(o.label for o in it.options))
             if listed is not None:
                 return listed
         return find_review(s, names) if len(items) > 1 else None
 
-    first = find(screen)
-    return None if first is None else (find, first)
+    return find
+
+
+def _inside_own(find: Find) -> Find:
+    """``find`` within the block of the layout whose help line ends the screen (its lines where
+    they are on screen), never in the lines above it."""
+
+    def inside(s: str) -> Dialog | None:
+        own = find_dialog(s)
+        found = find("\n".join(own.raw)) if own is not None else None
+        return None if found is None or own is None else replace(found, top=found.top + own.top)
+
+    return inside
 
 
 def unreadable(question: Question, where: str) -> Refused:
     """Why no dialog of the question could be read (``finder`` found none), and what to do."""
-    if len(question.items) > 1:
+    items = question.items or (question.first,)
+    if any(not it.options for it in items):
         return Refused(
-            f"the form of {len(question.items)} questions {where} is not drawn in a layout pi-notifier knows"
+            f"the question has no options and its dialog {where} is not one pi-notifier can read (a layout"
+            " it knows by its help line): answer it in the terminal (pi-notifier goto); nothing was typed"
+        )
+    if len(items) > 1:
+        return Refused(
+            f"the form of {len(items)} questions {where} is not drawn in a layout pi-notifier knows"
             " (its first question as a list of its options): answer it in the terminal (pi-notifier goto);"
             " nothing was typed"
         )
     return Refused(
-        f"the question's dialog is not on screen {where} as its tool's layout or as a list of its options;"
-        " nothing was typed"
+        f"the question's dialog is not on screen {where} as a layout pi-notifier knows or as a list of its"
+        " options; nothing was typed"
     )
 
 
 def usage(question: Question, choices: list[str], text: str | None) -> None:
-    """Bad usage (UsageError) or an answer no screen can take (Unsupported), before any look."""
-    guess = own_layout(question.tool)  # (the layout its dialog most likely is)
-    if guess is not None:
-        plan(guess, question, choices or None, text)
-        return
-    items = question.items or (question.first,)
-    if any(not it.options for it in items):
-        raise Unsupported(
-            f"the {clean(question.tool, 40)} tool's dialog is not one pi-notifier can read (a question"
-            " without options, in a layout it does not know): answer it in the terminal (pi-notifier goto)"
-        )
-    labels = tuple(o.label for o in items[0].options)
-    # (the usage alone: as if the dialog drew boxes and said how to tick and submit)
-    drawn = Rows((*labels, "Other"), 0, (False,) * (len(labels) + 1), len(labels))
-    plan_list(question, choices or None, text, drawn, toggle="Space", submits=True, usage_only=True)
+    """Bad usage (UsageError) or an answer no screen can take (Unsupported), before any look:
+    by the question's shape, whatever its tool is called (:func:`notifier.pi.keys.check_usage`)."""
+    check_usage(question, choices or None, text)
 
 
 def plan_for(dialog: Dialog, question: Question, choices: list[str], text: str | None) -> Plan:
@@ -324,7 +344,7 @@ def plan_for(dialog: Dialog, question: Question, choices: list[str], text: str |
             question, choices or None, text, rows(dialog), dialog.toggles, dialog.toggle_key, dialog.submits,
             review=reviews(dialog),
         )  # fmt: skip
-    return plan(dialog.variant, question, choices or None, text)
+    return plan(dialog.variant, question, choices or None, text, rows(dialog))
 
 
 def unready(dialog: Dialog, step: Step) -> str | None:

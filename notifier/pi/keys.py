@@ -110,6 +110,23 @@ def resolve(item: QuestionItem, choice: str) -> int:
     raise UsageError(f"no option is called {clean(choice, 60)!r} (options: {shown})")
 
 
+def answerable(question: Question) -> bool:
+    """Whether the one driver (:func:`plan_rows`) can plan an answer to ``question`` by its shape
+    alone, whatever its tool is called: a tool's question (an extension's select / confirm /
+    input dialog is answered exactly, apart) whose every question has options to choose from (a
+    form's in turn, a multi-select's ticked). Whether the dialog on screen can be read, and how it
+    takes its keys, is decided on the screen, before any key (``answer`` refuses with the reason)."""
+    items = question.items or (question.first,)
+    return question.kind == "question" and all(it.options for it in items)
+
+
+def answerable_by_text(question: Question) -> bool:
+    """Whether a typed answer can be planned for ``question`` by its shape (:func:`_typed`): a
+    tool's question asked alone, one pick, with a free-text row (found on screen: below a list's
+    options, or the one row of a known layout that draws a question without options so)."""
+    items = question.items or (question.first,)
+    return question.kind == "question" and len(items) == 1 and not items[0].multi and items[0].other
+
 
 # ---- the facts a screen does not show: data for the one driver ----
 
@@ -194,12 +211,46 @@ def drawn_rows(variant: str, item: QuestionItem) -> tuple[str, ...]:
     return drawn(LAYOUTS[variant], item).texts
 
 
-def plan(variant: str, question: Question, choices: list[str] | None = None, text: str | None = None) -> Plan:
+def plan(
+    variant: str,
+    question: Question,
+    choices: list[str] | None = None,
+    text: str | None = None,
+    shown: Rows | None = None,
+) -> Plan:
     """The steps that answer ``question`` in a tool's own dialog of ``variant``: the one driver
-    with that layout's facts."""
+    with that layout's facts, from the row highlighted in ``shown`` (the rows read on screen for
+    the first question asked; ``None``: its first row). A form's later questions open on their
+    first row."""
     layout = LAYOUTS[variant]
     items = question.items or (question.first,)
-    return plan_rows(layout, question, choices, text, lambda k, first: drawn(layout, items[k]))
+
+    def rows_of(k: int, first: bool) -> Rows:
+        own = drawn(layout, items[k])
+        return own if not first or shown is None else Rows(own.texts, shown.cursor, other=own.other)
+
+    return plan_rows(layout, question, choices, text, rows_of)
+
+
+# What any dialog drawn as a list may take, as far as a question's shape says (the usage alone:
+# which key ticks, whether Enter submits, whether a typed text may have lines is read on screen).
+_ANY_LIST = Layout(toggle="Space", submits=True, skips=True, lines=True)
+
+
+def check_usage(question: Question, choices: list[str] | None, text: str | None) -> None:
+    """Bad usage (:class:`UsageError`) or an answer no dialog drawn as a list can take
+    (:class:`Unsupported`), by the question's shape alone, whatever its tool is called: how many
+    questions it asks, their options, multi-select, an optional one skipped, a typed text for a
+    question asked alone. What the dialog on screen takes is checked on it, before any key."""
+    items = question.items or (question.first,)
+    if text is not None and not items[0].options and len(items) == 1:
+        return  # (a typed answer alone: the screen shows whether there is an input for it)
+
+    def rows_of(k: int, first: bool) -> Rows:
+        labels = tuple(o.label for o in items[k].options)
+        return Rows((*labels, "Other"), 0, (False,) * (len(labels) + 1), len(labels))
+
+    plan_rows(_ANY_LIST, question, choices, text, rows_of, usage_only=True)
 
 
 def plan_list(

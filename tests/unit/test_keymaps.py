@@ -5,6 +5,7 @@ that question's untouched dialog, and no answered screen shows a dialog."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -49,7 +50,7 @@ def test_recorded_keys_and_screens(fixtures: Path, name: str, variant: str) -> N
     sc = scenario(name)
     folder = fixtures / name
     question = pending_question(folder, sc["tool"])
-    dialog = find_dialog((folder / "screen-A-pending.txt").read_text(), sc["tool"])
+    dialog = find_dialog((folder / "screen-A-pending.txt").read_text())
     assert dialog is not None and dialog.variant == variant
     assert check_screen(dialog, question) is None
     assert unready(dialog, plan(dialog.variant, question, ["1"]).steps[0]) is None
@@ -61,7 +62,7 @@ def test_recorded_keys_and_screens(fixtures: Path, name: str, variant: str) -> N
     recorded = tool_result(str(folder / "B-answered.jsonl"), question.tool_call_id)
     assert recorded is not None and result_mismatch(dialog.variant, question, steps, *recorded) is None
     assert result_mismatch(dialog.variant, question, plan(dialog.variant, question, ["1"]), *recorded)
-    assert find_dialog((folder / "screen-B-answered.txt").read_text(), sc["tool"]) is None
+    assert find_dialog((folder / "screen-B-answered.txt").read_text()) is None
 
 
 def test_a_moved_cursor_or_another_question_is_refused(fixtures: Path) -> None:
@@ -69,7 +70,7 @@ def test_a_moved_cursor_or_another_question_is_refused(fixtures: Path) -> None:
     screen = (folder / "screen-A-pending.txt").read_text()
     question = pending_question(folder, "question")
     moved = screen.replace("> 1. PostgreSQL", "  1. PostgreSQL").replace("  2. SQLite", "> 2. SQLite")
-    dialog = find_dialog(moved, "question")
+    dialog = find_dialog(moved)
     assert dialog is not None and check_screen(dialog, question) is None
     first = plan("question", question, ["1"]).steps
     assert "highlighted row is '2. SQLite'" in (unready(dialog, first[0]) or "")
@@ -77,15 +78,17 @@ def test_a_moved_cursor_or_another_question_is_refused(fixtures: Path) -> None:
     assert unready(dialog, plan("question", question, ["2"]).steps[1]) is None
     assert "highlighted row is '2. SQLite', not '1. PostgreSQL'" in (unready(dialog, first[0]) or "")
     other = screen.replace("Which database should the harness use?", "Delete the repository?")
-    dialog = find_dialog(other, "question")
+    dialog = find_dialog(other)
     assert dialog is not None and "does not show this question" in (check_screen(dialog, question) or "")
     fewer = screen.replace("  2. SQLite", "  2. MySQL")
-    dialog = find_dialog(fewer, "question")
+    dialog = find_dialog(fewer)
     assert dialog is not None and "options" in (check_screen(dialog, question) or "")
     # the help line is history when more was drawn below it
-    assert find_dialog(screen + "\nmore\noutput\nbelow\nthe\ndialog\n", "question") is None
-    # a tool's dialog is only recognised for that tool
-    assert find_dialog(screen, "ask_user_question") is None
+    assert find_dialog(screen + "\nmore\noutput\nbelow\nthe\ndialog\n") is None
+    # a layout is known by its help line, whatever the tool is called (a copy of pi's example)
+    copy = replace(question, tool="ask_the_user")
+    dialog = find_dialog(screen)
+    assert dialog is not None and dialog.variant == "question" and check_screen(dialog, copy) is None
 
 
 def q(args: object, tool: str) -> Question:
@@ -104,7 +107,7 @@ def test_a_blank_option_is_a_row_as_pi_draws_it() -> None:
     labels = ["Cancel", "\u200b", "Delete everything", "Keep everything"]
     question = q({"question": "Pick one", "options": [{"label": x} for x in labels]}, "question")
     assert question.options == ("Cancel", "", "Delete everything", "Keep everything")
-    dialog = find_dialog(question_screen(labels), "question")
+    dialog = find_dialog(question_screen(labels))
     assert dialog is not None and check_screen(dialog, question) is None
     assert rows(dialog).texts == drawn_rows("question", question.first)
     done = plan("question", question, ["Keep everything"])
@@ -151,7 +154,7 @@ def test_a_choice_resolves_to_the_row_it_names_or_is_refused(labels: list[str], 
 @given(st.lists(st.text(alphabet=st.characters(blacklist_categories=("Cc", "Cs", "Zl", "Zp", "Cf")), max_size=12), min_size=1, max_size=6))
 def test_the_rows_read_off_the_screen_are_the_rows_drawn(labels: list[str]) -> None:
     question = q({"question": "Pick one", "options": [{"label": x} for x in labels]}, "question")
-    dialog = find_dialog(question_screen(labels), "question")
+    dialog = find_dialog(question_screen(labels))
     assert dialog is not None
     assert rows(dialog).texts == drawn_rows("question", question.first)
     assert rows(dialog).cursor == 0

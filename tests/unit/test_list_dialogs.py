@@ -198,8 +198,10 @@ def test_a_form_of_one_question_with_a_note_after_its_text_and_values_in_its_rec
     assert result_mismatch("list", q, done, "Q1: ref", None) is None
     assert result_mismatch("list", q, done, "Q1: fix", None)
     assert result_mismatch("list", q, done, "Q1: prefix", None)  # (a word that holds the value is not it)
-    # a note after the text is one in brackets: more words are another question
-    assert finder(q, screen.replace("[single-select]", "or not?")) is None
+    # a note after the text is one in brackets: more words are another question (its help line is
+    # that of pi's questionnaire: refused as that layout, which does not show this question either)
+    other = finder(q, screen.replace("[single-select]", "or not?"))
+    assert other is None or "does not show this question" in (check_screen(other[1], q) or "")
 
 
 MULTI = Question("m1", "ask_user", (QuestionItem("Which caches?", options=tuple(Option(x) for x in LABELS), multi=True),), 1.0)
