@@ -418,8 +418,11 @@ def drive(look: Look, send: Send, question: Question, plan: Plan, session: Waits
     """Type the plan's keys, each bound to ``question`` (see the module's docstring); Refused,
     saying what was typed, as soon as a look or the file shows that a key may not be typed."""
     typed = Typed()
+    steps = list(plan.steps)
     seen = look()
-    for i, step in enumerate(plan.steps):
+    i = 0
+    while i < len(steps):
+        step = steps[i]
         for _ in range(3):  # (a look the carrier found changed by the time of the key: look again)
             gone = _not_ours(seen, question, step)
             if gone is not None:
@@ -439,16 +442,45 @@ def drive(look: Look, send: Send, question: Question, plan: Plan, session: Waits
         if step.keys or step.paste is not None:
             typed.keys.append(_name(step))
             typed.windows.append(time.monotonic() - seen.at)
-        if i + 1 < len(plan.steps):
-            seen = _after(look, question, step, plan.steps[i + 1], typed)
+        if i + 1 < len(steps):
+            seen, again = _after(look, question, step, steps[i + 1], typed, _reroute(plan, steps, i + 1))
+            if again is not None and plan.from_row is not None:
+                # (a later question opened with its highlight elsewhere: its keys from there)
+                nxt = steps[i + 1]
+                assert nxt.item is not None and nxt.cursor is not None
+                steps[i + 1 : i + 1 + len(plan.from_row(nxt.item, nxt.cursor))] = again
+        i += 1
     return typed
 
 
-def _after(look: Look, question: Question, step: Step, following: Step, typed: Typed) -> Seen:
+def _reroute(plan: Plan, steps: list[Step], i: int) -> Callable[[Dialog], list[Step] | None]:
+    """For a look at the dialog where step ``i`` opens a form's later question: that question's
+    keys from the row highlighted on it, where that is not the row the plan expected (else None)."""
+    nxt, before = steps[i], steps[i - 1]
+    opens = nxt.item is not None and nxt.cursor is not None and before.item not in (None, nxt.item)
+
+    def again(dialog: Dialog) -> list[Step] | None:
+        row = rows(dialog).cursor if opens and plan.from_row is not None else None
+        if row is None or row == nxt.cursor or nxt.item is None or plan.from_row is None:
+            return None
+        return plan.from_row(nxt.item, row)
+
+    return again
+
+
+def _after(
+    look: Look,
+    question: Question,
+    step: Step,
+    following: Step,
+    typed: Typed,
+    reroute: Callable[[Dialog], list[Step] | None] = lambda d: None,
+) -> tuple[Seen, list[Step] | None]:
     """The first look after ``step``'s key that shows its effect (``step.expect``, and the state
-    ``following`` needs). A look that still shows the question as it was before the key (pi has
-    not drawn it yet) is looked again; Refused at once when a look shows the question's dialog
-    gone or another's, or after a few seconds without the key's effect."""
+    ``following`` needs, or a form's next question with its highlight on another row: then its
+    keys from there, by ``reroute``). A look that still shows the question as it was before the
+    key (pi has not drawn it yet) is looked again; Refused at once when a look shows the
+    question's dialog gone or another's, or after a few seconds without the key's effect."""
     deadline = time.monotonic() + STEP_TIMEOUT_S
     delay = 0.001
     while True:
@@ -458,7 +490,10 @@ def _after(look: Look, question: Question, step: Step, following: Step, typed: T
             assert seen.dialog is not None
             moved = step.expect is None or seen.dialog.shows(step.expect)
             if moved and unready(seen.dialog, following) is None:
-                return seen
+                return seen, None
+            again = reroute(seen.dialog) if moved else None
+            if again and unready(seen.dialog, again[0]) is None:
+                return seen, again
         elif _not_ours(seen, question, step) is not None:  # neither as before the key nor after it
             log.debug("after %s: %s; the dialog seen: %s", typed.said(), gone, seen.dialog and seen.dialog.lines)
             raise _stopped(gone, typed, gone=True)
@@ -471,7 +506,6 @@ def _after(look: Look, question: Question, step: Step, following: Step, typed: T
 def confirm(
     session: SessionFile,
     question: Question,
-    variant: str,
     plan: Plan,
     typed: Typed,
     timeout: float,
@@ -503,7 +537,7 @@ def confirm(
         return replace(done, note=note)
     result = tool_result(session.path, question.tool_call_id)
     why = "pi's record of the answer could not be read back" if result is None else None
-    why = why or result_mismatch(variant, question, plan, *result)  # type: ignore[misc]
+    why = why or result_mismatch(question, plan, *result)  # type: ignore[misc]
     if why:
         raise Refused(f"{why} (typed: {typed.said()})" + (f"; {note}" if note else ": check the terminal"))
     log.debug("answered %s: keys %s, look-to-key %s s", question.tool_call_id, typed.keys, typed.windows)
@@ -628,7 +662,7 @@ def _by_keys(
         return True
 
     typed = drive(look, send, question, steps, session)
-    return confirm(session, question, dialog.variant, steps, typed, result_timeout)
+    return confirm(session, question, steps, typed, result_timeout)
 
 
 def _screen(sock: str, dialog_id: str) -> tuple[str, ...] | None:
@@ -710,7 +744,7 @@ def by_tmux(
     typed = drive(lambda: look(pane, find), lambda step, seen: send(pane, step, seen), question, steps, session)
     tty = location.tty
     return confirm(
-        session, question, dialog.variant, steps, typed, result_timeout,
+        session, question, steps, typed, result_timeout,
         settled=lambda: tty is None or unread_input(tty) in (0, None),
     )  # fmt: skip
 

@@ -5,6 +5,7 @@ highlight is when the dialog is first read."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 
 import pytest
@@ -12,7 +13,18 @@ import pytest
 from notifier.actions.answer import Seen, drive, finder, plan_for, usage
 from notifier.actions.goto import Refused
 from notifier.core.model import Option, Question, QuestionItem
-from notifier.pi.keys import Step, Unsupported, UsageError, answerable, answerable_by_text, check_screen
+from notifier.pi.keys import (
+    Plan,
+    Step,
+    Unsupported,
+    UsageError,
+    answerable,
+    answerable_by_text,
+    check_screen,
+    plan_list,
+    result_mismatch,
+)
+from notifier.pi.screens import Rows
 
 OPTIONS = ("Keep", "Delete", "Archive")
 
@@ -149,3 +161,145 @@ def test_a_highlight_moved_after_the_first_look_still_stops_the_answer() -> None
     with pytest.raises(Refused, match="nothing was typed"):
         drive(lambda: Seen(found[0](pi.screen()), pi.screen()), pi.send, q, steps, pi)
     assert pi.sent == [] and pi.recorded is None
+
+
+# ---- what pi recorded, read back by the record's shape (not by which tool wrote it) ----
+
+TASKS = ("Bug fix", "New feature", "Refactor")
+ONE = asked("any_tool", QuestionItem("Which task?", options=tuple(Option(x, value=x[:3].lower()) for x in TASKS), key="t"))
+FORM = asked(
+    "any_tool",
+    QuestionItem("Which task?", options=tuple(Option(x) for x in TASKS), key="t"),
+    QuestionItem("Which release?", options=(Option("Next"), Option("Later")), key="r"),
+)
+
+
+def chose(q: Question, *choices: str) -> Plan:
+    return plan_list(q, list(choices), None, Rows(tuple(o.label for o in q.first.options), 0), submits=True)
+
+
+# (the answer's record as tools in the wild write it: {picked} and {other} stand for the chosen
+# option's label and another's)
+SHAPES = [
+    {"answer": "{picked}", "wasCustom": False, "options": ["{other}", "{picked}"]},  # pi's question
+    {"answers": [{"id": "t", "label": "{picked}", "wasCustom": False}]},  # pi's questionnaire
+    {"answers": [{"question": "Which task?", "header": "Task", "answer": "{picked}"}]},  # rpiv
+    {"answers": [{"questionId": "t", "choice": {"label": "{picked}", "wasCustom": False}}]},  # pi-ask-user
+    {"answers": [{"questionId": "t", "selectedOptions": [{"value": "{picked}", "label": "{picked}"}], "otherText": None}]},
+    {"status": "submitted", "answers": [{"questionId": "t", "selectedValues": ["{picked}"]}]},
+    {"answers": {"Which task?": "{picked}"}},  # keyed by the question
+    {"answers": ["{picked}"]},
+]
+
+
+def filled(shape: object, picked: str, other: str) -> object:
+    return json.loads(json.dumps(shape).replace("{picked}", picked).replace("{other}", other))
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_the_record_is_read_by_its_shape(shape: dict[str, object]) -> None:
+    done = chose(ONE, "Refactor")
+    assert result_mismatch(ONE, done, "", filled(shape, "Refactor", "Bug fix")) is None
+    assert result_mismatch(ONE, done, "", filled(shape, "ref", "Bug fix")) is None  # (its value)
+    assert result_mismatch(ONE, done, "", filled(shape, "Bug fix", "Refactor"))  # another option
+    assert result_mismatch(ONE, done, "", filled(shape, "Refactor cleanup", "Bug fix"))  # not it either
+    assert result_mismatch(ONE, chose(ONE, "New feature"), "", filled(shape, "Refactor", "Bug fix"))
+
+
+def test_a_form_record_names_each_answer_in_order_or_by_its_question() -> None:
+    done = chose(FORM, "Refactor", "Later")
+    assert result_mismatch(FORM, done, "", {"answers": [{"answer": "Refactor"}, {"answer": "Later"}]}) is None
+    assert result_mismatch(FORM, done, "", {"answers": [{"answer": "Later"}, {"answer": "Refactor"}]})
+    by_id = {"answers": [{"questionId": "r", "selectedValues": ["Later"]}, {"questionId": "t", "selectedValues": ["Refactor"]}]}
+    assert result_mismatch(FORM, done, "", by_id) is None
+    assert "1 answers" in (result_mismatch(FORM, done, "", {"answers": [{"answer": "Refactor"}]}) or "")
+
+
+def test_a_typed_text_is_recorded_as_typed() -> None:
+    typed = plan_list(ONE, None, "Docs first", Rows((*TASKS, "Other"), 0, other=3), submits=True)
+    for details in (
+        {"answer": "Docs first", "wasCustom": True},
+        {"answers": [{"label": "Docs first", "wasCustom": True, "index": 4}]},
+        {"answers": [{"questionId": "t", "selectedValues": [], "customText": "Docs first"}]},
+        {"answers": [{"choice": {"label": "Docs first", "wasCustom": True}}]},
+    ):
+        assert result_mismatch(ONE, typed, "", details) is None, details
+        assert result_mismatch(ONE, typed, "", json.loads(json.dumps(details).replace("Docs first", "Docs"))), details
+    assert result_mismatch(ONE, typed, "", {"answer": "Refactor", "wasCustom": False})
+    assert result_mismatch(ONE, typed, "", {"answers": [{"label": "Docs first", "wasCustom": False}]})
+    # a record that does not say, read as text
+    assert result_mismatch(ONE, typed, "User wrote: Docs first", {"version": 1}) is None
+    assert result_mismatch(ONE, typed, "User wrote: Docs", {"version": 1})
+
+
+def test_two_options_of_one_name_are_told_apart_by_number_only() -> None:
+    twins = asked("any_tool", QuestionItem("Keep which copy?", options=(Option("Keep"), Option("Keep"), Option("Drop"))))
+    done = plan_list(twins, ["#2"], None, Rows(("Keep", "Keep", "Drop"), 0))
+    assert result_mismatch(twins, done, "", {"answers": [{"label": "Keep", "index": 2}]}) is None
+    assert result_mismatch(twins, done, "", {"answers": [{"label": "Keep", "index": 1}]})
+    assert result_mismatch(twins, done, "", {"answer": "Keep"})  # which one cannot be told
+
+
+def test_a_record_with_no_answer_in_its_details_is_read_as_text() -> None:
+    done = chose(ONE, "Refactor")
+    assert result_mismatch(ONE, done, "User selected: Refactor", {"version": 2, "question": "Which task?"}) is None
+    assert result_mismatch(ONE, done, "User selected: Bug fix", {"version": 2})
+
+
+# ---- a form whose later question opens with its highlight on another row ----
+
+
+@dataclass
+class ListForm:
+    """A stand-in of a form drawn one question at a time as a numbered list (the layout class of
+    several third-party tools): ``❯`` on the highlighted row, "Enter next/submit"; each question
+    opens with its highlight where ``opens`` says (a tool that remembers or recommends a row)."""
+
+    items: tuple[QuestionItem, ...]
+    opens: tuple[int, ...]
+    at: int = 0
+    cursor: int = 0
+    answers: list[str] = field(default_factory=list)
+    sent: list[tuple[str, ...]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.cursor = self.opens[0]
+
+    def screen(self) -> str:
+        if self.at >= len(self.items):
+            return "\n".join([" Answers: " + ", ".join(self.answers), "", "/project"])
+        it = self.items[self.at]
+        rows = [f" {'❯' if i == self.cursor else ' '} {i + 1}. {o.label}" for i, o in enumerate(it.options)]
+        return "\n".join(["─" * 50, f" {it.text}", "", *rows, "", " ↑↓ move • Enter next/submit", "─" * 50, "/project"])
+
+    def send(self, step: Step, seen: Seen) -> bool:
+        assert seen.proof == self.screen()
+        self.sent.append(step.keys)
+        n = len(self.items[self.at].options)
+        for key in step.keys:
+            if key in ("Up", "Down"):
+                self.cursor = max(0, min(n - 1, self.cursor + (1 if key == "Down" else -1)))
+            elif key == "Enter":
+                self.answers.append(self.items[self.at].options[self.cursor].label)
+                self.at += 1
+                self.cursor = self.opens[self.at] if self.at < len(self.items) else 0
+        return True
+
+    def waits_alone(self, call_id: str) -> str | None:
+        return None if self.at < len(self.items) else "pi has recorded an end of this question"
+
+
+@pytest.mark.parametrize("opens", [(0, 0), (2, 1), (1, 2), (0, 1)])
+def test_each_question_of_a_form_is_answered_from_where_its_highlight_opens(opens: tuple[int, ...]) -> None:
+    form = (
+        item("Which task?", ("Bug fix", "New feature", "Refactor")),
+        item("Which release?", ("Now", "Next", "Later")),
+    )
+    q = asked("ask_user", *form)
+    pi = ListForm(form, opens)
+    found = finder(q, pi.screen())
+    assert found is not None and found[1].variant == "list"
+    steps = plan_for(found[1], q, ["3", "1"], None)
+    drive(lambda: Seen(found[0](pi.screen()), pi.screen()), pi.send, q, steps, pi)
+    assert pi.answers == ["Refactor", "Now"]
+    assert pi.sent.count(("Enter",)) == 2  # (Enter only on the chosen rows)

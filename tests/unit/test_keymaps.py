@@ -60,8 +60,8 @@ def test_recorded_keys_and_screens(fixtures: Path, name: str, variant: str) -> N
     assert keys(plan(dialog.variant, question, [question.options[1]])) == keys(steps)
     # what the tool recorded in the capture is the answer this plan gives
     recorded = tool_result(str(folder / "B-answered.jsonl"), question.tool_call_id)
-    assert recorded is not None and result_mismatch(dialog.variant, question, steps, *recorded) is None
-    assert result_mismatch(dialog.variant, question, plan(dialog.variant, question, ["1"]), *recorded)
+    assert recorded is not None and result_mismatch(question, steps, *recorded) is None
+    assert result_mismatch(question, plan(dialog.variant, question, ["1"]), *recorded)
     assert find_dialog((folder / "screen-B-answered.txt").read_text()) is None
 
 
@@ -116,8 +116,8 @@ def test_a_blank_option_is_a_row_as_pi_draws_it() -> None:
     assert [(s.cursor, s.cursor_text) for s in done.steps[:3]] == [(0, "1. Cancel"), (1, "2."), (2, "3. Delete everything")]
     assert resolve(question.first, "4") == 3
     # the tool's record is checked: "3. Delete everything" is not the answer given
-    assert result_mismatch("question", question, done, "User selected: 3. Delete everything", {"answer": "Delete everything"})
-    assert result_mismatch("question", question, done, "User selected: 4. Keep everything", {"answer": "Keep everything"}) is None
+    assert result_mismatch(question, done, "User selected: 3. Delete everything", {"answer": "Delete everything"})
+    assert result_mismatch(question, done, "User selected: 4. Keep everything", {"answer": "Keep everything"}) is None
 
 
 def test_a_number_that_is_another_rows_label_is_refused() -> None:
@@ -194,8 +194,8 @@ def test_pi_ask_rows_put_the_recommended_first() -> None:
     done = plan("pi-ask", question, ["2"])  # the second row drawn: A
     assert keys(done) == ["Down", "Enter", "Enter"] and done.picks == {0: [1]}
     assert done.steps[1].expect == "Review your answers" and "Press Enter to submit" in done.steps[2].shows
-    assert result_mismatch("pi-ask", question, done, "", {"status": "submitted", "answers": [{"questionId": "db", "selectedValues": ["a"]}]}) is None
-    assert result_mismatch("pi-ask", question, done, "", {"status": "submitted", "answers": [{"questionId": "db", "selectedValues": ["c"]}]})
+    assert result_mismatch(question, done, "", {"status": "submitted", "answers": [{"questionId": "db", "selectedValues": ["a"]}]}) is None
+    assert result_mismatch(question, done, "", {"status": "submitted", "answers": [{"questionId": "db", "selectedValues": ["c"]}]})
 
 
 def test_pi_ask_forms_follow_show_when_and_skip_optional_questions() -> None:
@@ -246,8 +246,8 @@ def test_forms_and_multi_select() -> None:
     assert [s.keys for s in done.steps] == [("Down",), ("Enter",), ("Enter",), ("Enter",)]
     assert [s.expect for s in done.steps] == [None, "Second?", "Ready to submit", None]
     assert [s.item for s in done.steps] == [0, 0, 1, None]
-    assert result_mismatch("questionnaire", form, done, "", {"answers": [{"index": 2}, {"index": 1}]}) is None
-    assert result_mismatch("questionnaire", form, done, "", {"answers": [{"index": 1}, {"index": 1}]})
+    assert result_mismatch(form, done, "", {"answers": [{"index": 2}, {"index": 1}]}) is None
+    assert result_mismatch(form, done, "", {"answers": [{"index": 1}, {"index": 1}]})
     with pytest.raises(UsageError):
         plan("questionnaire", form, ["1"])
     multi = pi_ask({"id": "w", "header": "W", "question": "Which?", "multiSelect": True, "options": opts("A", "B", "C")})
