@@ -213,7 +213,8 @@ def who(ref: SessionRef) -> str:
 
 
 def option_actions(q: Question, show_text: bool) -> Actions:
-    """Each option of a question as a button, where that answer can be given from here: never for
+    """Each option of a question as a button, where that answer can be given from here (by the
+    question's shape, whatever its tool: :func:`notifier.pi.keys.answerable`): never for
     an extension dialog (a permission gate is answered in the window, after its whole command was
     shown), a form of several questions, a multi-select, or with the text hidden (privacy)."""
     if not show_text or not answerable(q) or len(q.items) != 1:
@@ -225,9 +226,9 @@ def option_actions(q: Question, show_text: bool) -> Actions:
 
 
 def takes_text(q: Question, show_text: bool) -> bool:
-    """The question can be answered with free text from here, as ``answer --text`` does: one
-    question of a tool with a key map, one pick, with a free-text row; never an extension dialog
-    (a permission gate), nor with the text hidden (privacy)."""
+    """The question can be answered with free text from here, as ``answer --text`` does: by its
+    shape, whatever its tool (one question, one pick, with a free-text row); never an extension
+    dialog (a permission gate), nor with the text hidden (privacy)."""
     return show_text and answerable_by_text(q)
 
 

@@ -4,7 +4,9 @@
 step the driver (:mod:`notifier.actions.answer`) checks the screen read by
 :mod:`notifier.pi.screens`: the dialog is the question's own (:func:`bound`), the highlighted row
 is the one the step expects, a review shows the answers chosen; afterwards, that the tool result
-pi recorded is the answer the plan gave (:func:`result_mismatch`).
+pi recorded is the answer the plan gave (:func:`result_mismatch`, by the record's shape, whatever
+tool wrote it). Whether a question can be answered from here at all is decided by its shape
+(:func:`answerable`, :func:`answerable_by_text`, :func:`check_usage`), never by its tool's name.
 
 One driver (:func:`plan_rows`) for every dialog drawn as a list: from the highlighted row, the
 keys move the highlight one row at a time to the chosen row, each bound to the row it leaves, and
@@ -13,7 +15,7 @@ the screen does not show is data for it, one :class:`Layout` per kind of dialog:
 
 - any list read off the screen (:func:`plan_list`): what its help line and its tab bar say (the
   key that ticks, that Enter submits, a review step), each option's row found by its label;
-- a tool's own dialog known by its help line (:data:`LAYOUTS`, :func:`plan`): how its rows read
+- a layout known by its help line, whichever tool draws it (:data:`LAYOUTS`, :func:`plan`): how its rows read
   (pi's ``question`` draws ``N. label``, blank labels and labels that are numbers included, so
   option k is row k), its free-text row and input, whether a single choice is ticked first
   (dreki-gg's ``questionnaire``; pi-ask's optional questions, which Enter alone skips), the key
@@ -28,7 +30,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from notifier.core.model import Question, QuestionItem
+from notifier.core.model import Option, Question, QuestionItem
 from notifier.core.text import clean, number
 from notifier.pi.screens import PI_ASK_OTHER, Dialog, Rows, names_line, rows, same_row, shows_text, squash
 
@@ -788,13 +790,21 @@ def _records(details: object) -> list[_Record] | None:
         if isinstance(listed, list):
             records = [_record(v) for v in listed]
             return [r for r in records if r is not None] if all(records) else None
-        if isinstance(listed, dict) and listed and all(isinstance(v, (str, list, dict)) for v in listed.values()):
-            keyed = [(q, _record(v)) for q, v in listed.items()]  # (records keyed by their question)
-            if all(r is not None for _, r in keyed):
-                return [replace(r, key=r.key or q) for q, r in keyed if r is not None]
-            return None
+        if isinstance(listed, dict) and listed:
+            return _keyed(listed)
     one = _record({k: v for k, v in details.items() if k not in _RECORD_IDS})
     return [one] if one is not None else None
+
+
+def _keyed(listed: dict[str, object]) -> list[_Record] | None:
+    """Records keyed by their question (its id or its text): each one's key is its question."""
+    records = []
+    for question, value in listed.items():
+        record = _record(value)
+        if record is None:
+            return None
+        records.append(replace(record, key=record.key or question))
+    return records
 
 
 def _matched(items: Items, done: Plan, typed: str | None, records: list[_Record]) -> dict[int, _Record] | str:
@@ -841,20 +851,30 @@ def _names_mismatch(item: QuestionItem, picks: list[int], got: _Record) -> str |
     """Why one question's record does not name exactly the options ``picks`` (``None``: it does)."""
     if got.custom:
         return "a text typed"
-    chosen = [item.options[p] for p in picks]
     if not got.names:
-        if got.index is not None and len(picks) == 1:
-            return None if got.index == picks[0] + 1 else f"option {got.index}, not option {picks[0] + 1}"
-        return None if not picks else "no option named"
+        return _number_mismatch(picks, got.index)
     if not picks:
         return "an option, for a question skipped"
-    mine = {n for o in chosen for n in (o.label, o.value) if n is not None}
-    theirs = {n for i, o in enumerate(item.options) if i not in picks for n in (o.label, o.value) if n is not None}
+    chosen = [item.options[p] for p in picks]
     names = set(got.names)
-    if not names <= mine or not all({o.label, o.value} & names for o in chosen):
+    if not names <= _names_of(chosen) or not all({o.label, o.value} & names for o in chosen):
         shown = ", ".join(repr(clean(n, 40)) for n in got.names[:4])
         return f"{shown}, not {', '.join(repr(clean(o.label, 40)) for o in chosen)}"
-    told = got.index is not None and len(picks) == 1 and got.index == picks[0] + 1
-    if names & theirs and not told:  # (a name two options share: told apart only by the option's number)
+    others = [o for i, o in enumerate(item.options) if i not in picks]
+    if names & _names_of(others) and _number_mismatch(picks, got.index) is not None:
         return "a name that another option has too, and no number that tells them apart"
     return None
+
+
+def _names_of(options: Sequence[Option]) -> set[str]:
+    """The names a record may give these options by: their labels and values."""
+    return {n for o in options for n in (o.label, o.value) if n is not None}
+
+
+def _number_mismatch(picks: list[int], index: int | None) -> str | None:
+    """Why a record's option number is not the one option picked (``None``: it is)."""
+    if not picks:
+        return None if index is None else "an option, for a question skipped"
+    if index is None or len(picks) != 1:
+        return "no option named"
+    return None if index == picks[0] + 1 else f"option {index}, not option {picks[0] + 1}"
