@@ -97,15 +97,12 @@ class Board:
         views = self._views
         # Only this machine's sessions (the common case): nothing to merge in.
         view_of = self.view if self.dialogs or self.remote else self.local.view
-        if not views:  # the first snapshot, after the start-up scan: all new, in bulk
-            views.add_new([(key, view) for key in changed if (view := view_of(key)) is not None])
-        else:
-            for key in changed:
-                view = view_of(key)
-                if view is not None:
-                    views.set(key, view)
-                else:
-                    views.remove(key)
+        for key in changed:
+            view = view_of(key)
+            if view is not None:
+                views.set(key, view)
+            else:
+                views.remove(key)
         return Snapshot(views.snapshot(), now)
 
 
@@ -125,13 +122,6 @@ def resolved(
 
 
 # ---- one local session ----
-
-def live_state(base: State, alive: bool | None) -> State:
-    """A session's state with its liveness applied: a turn under way whose pi is gone (killed while
-    it ran a tool or waited on an extension dialog) is ``stopped``; the file says ``working``
-    forever."""
-    return "stopped" if alive is False and base == "working" else base
-
 
 @dataclass(frozen=True, slots=True)
 class Seen:
@@ -239,19 +229,15 @@ class LocalSession:
         return removed
 
     def view(self, liveness: bool) -> SessionView:
-        r, ref = self.reducer, self.ref
+        r, abandoned = self.reducer, self.abandoned
         alive = self.alive if liveness else None
-        if not r.pending and not self.abandoned:  # (most sessions: built at once)
-            return SessionView(ref, live_state(r.base, alive), (), (), alive, r.updated_at, r.current_tool)
-        abandoned = self.abandoned
-        if abandoned:
-            pending = tuple(q for cid, q in r.pending.items() if cid not in abandoned)
-        else:
-            pending = tuple(r.pending.values())
-        # Every question abandoned: the pi that asked is gone.
-        state = r.state if pending or not abandoned else "stopped"
-        abandoned_now = tuple(abandoned.values())
-        return SessionView(ref, state, pending, abandoned_now, alive, r.updated_at, r.current_tool)
+        pending = tuple(q for cid, q in r.pending.items() if cid not in abandoned)
+        state = r.state
+        # Every question abandoned, or a turn under way whose pi is gone (killed while it ran a
+        # tool or waited on an extension dialog; the file says working forever): stopped.
+        if (abandoned and not pending) or (alive is False and state == "working"):
+            state = "stopped"
+        return SessionView(self.ref, state, pending, tuple(abandoned.values()), alive, r.updated_at, r.current_tool)
 
 
 # ---- pairing a process list ----
@@ -528,20 +514,6 @@ class LocalSessions:
         session = self._sessions.get(ref.key)
         return session.ref if session is not None and session.reducer.has_header else ref
 
-    def unnamed_askers(self, keys: Iterable[str] | None = None) -> list[str]:
-        """Sessions (of ``keys``, or all) that ask something but whose name is not known yet."""
-        sessions = self._sessions
-        if keys is None:
-            candidates: Iterable[LocalSession] = sessions.values()
-        else:
-            candidates = [sessions[k] for k in keys if k in sessions]
-        out = []
-        for session in candidates:
-            r = session.reducer
-            if r.name is None and (r.pending or session.abandoned) and r.has_header:
-                out.append(session.key)
-        return out
-
     def view(self, key: str) -> SessionView | None:
         """The session's view (``None``: not known, or its header not read)."""
         session = self._sessions.get(key)
@@ -587,7 +559,6 @@ class RemoteSessions:
         self.max_questions = max_questions
         self._by_key: dict[str, _Remote] = {}
         self._changed: set[str] = set()
-        self._per_host: dict[str, int] = {}  # sessions of each host
         self._refused: dict[tuple[str, str], int] = {}  # (host, "sessions" | "questions") → count
 
     def take_refused(self) -> dict[tuple[str, str], int]:
@@ -617,10 +588,9 @@ class RemoteSessions:
         remote = self._by_key.get(ref.key)
         host = ref.host or ""
         if remote is None:
-            if self._per_host.get(host, 0) >= self.max_sessions:
+            if sum(1 for r in self._by_key.values() if r.ref.host == ref.host) >= self.max_sessions:
                 return self._refuse(host, "sessions")
             remote = self._by_key[ref.key] = _Remote(ref)
-            self._per_host[host] = self._per_host.get(host, 0) + 1
         elif (
             q.tool_call_id not in remote.pending
             and q.tool_call_id not in remote.abandoned
@@ -732,12 +702,6 @@ class RemoteSessions:
         self._changed.add(remote.ref.key)
         if not remote.pending and not remote.abandoned:
             del self._by_key[remote.ref.key]
-            host = remote.ref.host or ""
-            left = self._per_host.get(host, 1) - 1
-            if left > 0:
-                self._per_host[host] = left
-            else:
-                self._per_host.pop(host, None)
 
 
 # ---- dialogs ----
@@ -847,76 +811,58 @@ class SessionViews:
     def __init__(self) -> None:
         self._slot: dict[str, tuple[int, int]] = {}  # key → (chunk, place in it)
         self._keys: list[list[str]] = []  # the keys of each chunk, in order
-        self._chunks: list[tuple[SessionView, ...]] = []
-        self._last: Views | None = None  # the last snapshot, while nothing changed
+        self._views: list[list[SessionView]] = []  # their views, changed in place
+        self._chunks: list[tuple[SessionView, ...]] = []  # the same, as the last snapshot shares them
+        self._dirty: set[int] = set()  # the chunks changed since
+        self._last: Views | None = None  # the last snapshot
 
     def __len__(self) -> int:
         return len(self._slot)
 
     def set(self, key: str, view: SessionView) -> None:
-        self._last = None
         at = self._slot.get(key)
-        if at is not None:
-            c, i = at
-            chunk = self._chunks[c]
-            self._chunks[c] = (*chunk[:i], view, *chunk[i + 1 :])
-            return
-        if not self._chunks or len(self._keys[-1]) >= CHUNK:
-            self._chunks.append(())
-            self._keys.append([])
-        c = len(self._chunks) - 1
-        self._slot[key] = (c, len(self._keys[c]))
-        self._keys[c].append(key)
-        self._chunks[c] += (view,)
-
-    def add_new(self, items: list[tuple[str, SessionView]]) -> None:
-        """:meth:`set` for keys not here yet, in bulk (the first snapshot after the start-up
-        scan: thousands of them), each chunk built once."""
-        if not items:
-            return
-        self._last = None
-        slot, keys, chunks = self._slot, self._keys, self._chunks
-        start = 0
-        if chunks and len(keys[-1]) < CHUNK:  # fill the last chunk first
-            start = CHUNK - len(keys[-1])
-            c = len(chunks) - 1
-            for key, _ in items[:start]:
-                slot[key] = (c, len(keys[c]))
-                keys[c].append(key)
-            chunks[c] += tuple(view for _, view in items[:start])
-        for begin in range(start, len(items), CHUNK):
-            part = items[begin : begin + CHUNK]
-            c = len(chunks)
-            keys.append([key for key, _ in part])
-            chunks.append(tuple(view for _, view in part))
-            for i, (key, _) in enumerate(part):
-                slot[key] = (c, i)
+        if at is None:  # a new key: at the end
+            if not self._keys or len(self._keys[-1]) >= CHUNK:
+                self._keys.append([])
+                self._views.append([])
+                self._chunks.append(())
+            at = self._slot[key] = (len(self._keys) - 1, len(self._keys[-1]))
+            self._keys[-1].append(key)
+            self._views[-1].append(view)
+        else:
+            self._views[at[0]][at[1]] = view
+        self._dirty.add(at[0])
 
     def remove(self, key: str) -> None:
         at = self._slot.pop(key, None)
         if at is None:
             return
-        self._last = None
         c, i = at
-        chunk, keys = self._chunks[c], self._keys[c]
-        self._chunks[c] = chunk[:i] + chunk[i + 1 :]
-        del keys[i]
+        keys = self._keys[c]
+        del keys[i], self._views[c][i]
         for j in range(i, len(keys)):
             self._slot[keys[j]] = (c, j)
+        self._dirty.add(c)
         if not keys:  # chunks emptied by removals are dropped once they are many
             empty = sum(1 for ks in self._keys if not ks)
             if empty > 8 and empty * 2 > len(self._keys):
                 self._compact()
 
     def snapshot(self) -> Views:
-        """Every view, in order (immutable; shares its chunks with the board)."""
-        if self._last is None:
+        """Every view, in order (immutable; shares its unchanged chunks with the last one)."""
+        if self._dirty or self._last is None:
+            for c in self._dirty:
+                self._chunks[c] = tuple(self._views[c])
+            self._dirty.clear()
             self._last = Views(self._chunks, len(self._slot))
         return self._last
 
     def _compact(self) -> None:
         keys = [k for ks in self._keys for k in ks]
-        views = [v for chunk in self._chunks for v in chunk]
+        views = [v for vs in self._views for v in vs]
         self._keys = [keys[i : i + CHUNK] for i in range(0, len(keys), CHUNK)]
-        self._chunks = [tuple(views[i : i + CHUNK]) for i in range(0, len(views), CHUNK)]
+        self._views = [views[i : i + CHUNK] for i in range(0, len(views), CHUNK)]
+        self._chunks = [tuple(vs) for vs in self._views]
         self._slot = {k: (c, i) for c, ks in enumerate(self._keys) for i, k in enumerate(ks)}
+        self._dirty.clear()
+        self._last = None

@@ -136,16 +136,6 @@ class QuestionCatalog:
         return "question" if is_question_shaped(arguments) else None
 
 
-def _loads(value: Any) -> Any:
-    """A list sent as a JSON string, parsed (bounded); else ``value``."""
-    if isinstance(value, str) and value.lstrip()[:1] == "[" and len(value) <= 64 << 10:
-        try:
-            return loads(value, max_depth=8)
-        except ValueError:
-            return value
-    return value
-
-
 def _text(value: Any) -> bool:
     """A short human-facing text: a non-empty string of at most :data:`MAX_TEXT` characters."""
     return isinstance(value, str) and 0 < len(value) <= MAX_TEXT and not value.isspace()
@@ -174,7 +164,7 @@ def _has_options(q: Mapping[str, Any]) -> bool:
     """``q`` offers a list of options to pick from: 2–20 short labels (strings or objects)."""
     for key in OPTION_KEYS:
         if key in q:
-            raw = _loads(q[key])
+            raw = _maybe_json(q[key])
             return (
                 isinstance(raw, list)
                 and MIN_SHAPED_OPTIONS <= len(raw) <= MAX_SHAPED_OPTIONS
@@ -197,7 +187,7 @@ def is_question_shaped(args: Mapping[str, Any]) -> bool:
     if "questions" in args:
         if not _NOT_ASKING.isdisjoint(args.keys()):
             return False
-        questions = _loads(args["questions"])
+        questions = _maybe_json(args["questions"])
         if not isinstance(questions, list) or not 0 < len(questions) <= MAX_QUESTIONS:
             return False
         if not all(
@@ -218,7 +208,6 @@ def _asks_human(args: Mapping[str, Any]) -> bool:
 # ---- what a question asks: its arguments read into a Question ----
 
 _TEXT_KEYS = ("question", "title", "prompt", "text", "message", "header", "label")
-_LABEL_KEYS = ("label", "title", "text", "value", "name", "option")
 _DESC_KEYS = ("description", "detail", "details")
 # A chip beside the question; `title` only when the question is under another key (a short title
 # beside it, never the question itself).
@@ -298,7 +287,7 @@ def _read_option(item: Any) -> Option | None:
     value and its own ``recommended`` flag); ``None``: not an option."""
     if isinstance(item, Mapping):
         value = item.get("value", item.get("id"))
-        label = _first_text(item, _LABEL_KEYS)[0] or ""
+        label = _first_text(item, LABEL_KEYS)[0] or ""
         description = _first_text(item, _DESC_KEYS)[0]
         return Option(label, description, item.get("recommended") is True, value if isinstance(value, str) else None)
     if isinstance(item, str) or (isinstance(item, (int, float)) and not isinstance(item, bool)):
