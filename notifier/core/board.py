@@ -10,7 +10,7 @@ that changed since the last one; the others are the same objects as before
 (:class:`SessionViews`).
 
 **Liveness, judged once, here.** Liveness is per session, never per folder: the pis running in a
-folder are paired with that folder's sessions, one session each (:class:`Pairing`, by the
+folder are paired with that folder's sessions, one session each (:meth:`LocalSessions.set_processes`, by the
 evidence :func:`notifier.core.owners.bind` weighs, never by the folder alone). A session left
 without a pi is not alive, though another pi runs beside it. It is judged only on fresh data:
 every feeding is counted (a logical clock, immune to wall-clock jumps), each question remembers
@@ -179,12 +179,11 @@ class LocalSession:
         """What pairing needs of this session: for one asking something, when it asked (its pi
         ran by then) and what (its pane may show it)."""
         r = self.reducer
-        if not r.pending:
+        q = next(iter(r.pending.values()), None)
+        if q is None:
             return Wanted(self.key, r.cwd, r.updated_at, None, None, (), r.session_id)
-        first = next(iter(r.pending.values()))
-        asked = min(self.asked_at(q) for q in r.pending.values())
-        labels = tuple(o.label for o in first.first.options)
-        return Wanted(self.key, r.cwd, asked, None, first.first.text, labels, r.session_id)
+        labels = tuple(o.label for o in q.first.options)
+        return Wanted(self.key, r.cwd, self.asked_at(q), None, q.first.text, labels, r.session_id)
 
     def check(self, owned: bool, tick: int, read_tick: int, now: float) -> tuple[bool, list[Transition]]:
         """Judge the pending questions by a process list read from feeding count ``read_tick``
@@ -218,15 +217,12 @@ class LocalSession:
 
     def clear_abandoned(self, tool_call_id: str | None = None) -> bool:
         """The user dismissed an abandoned question (or all of them): stop listing it."""
-        ids = [tool_call_id] if tool_call_id else list(self.abandoned)
-        removed = False
+        ids = [cid for cid in self.abandoned if tool_call_id in (None, "", cid)]
         for cid in ids:
-            if cid in self.abandoned:
-                self.reducer.drop(cid)
-                self.abandoned.pop(cid, None)
-                self.seen.pop(cid, None)
-                removed = True
-        return removed
+            self.reducer.drop(cid)
+            del self.abandoned[cid]
+            self.seen.pop(cid, None)
+        return bool(ids)
 
     def view(self, liveness: bool) -> SessionView:
         r, abandoned = self.reducer, self.abandoned
@@ -240,66 +236,6 @@ class LocalSession:
         return SessionView(self.ref, state, pending, tuple(abandoned.values()), alive, r.updated_at, r.current_tool)
 
 
-# ---- pairing a process list ----
-
-class Pairing:
-    def __init__(self) -> None:
-        self._procs: dict[str, list[Proc]] | None = None  # the last process list, by folder
-        self.read_tick = -1  # the feeding count at which it began to be read
-        self._askers: dict[str, tuple[int, float]] = {}  # session → its pi, where that waits for a human
-
-    @property
-    def known(self) -> bool:
-        """Whether a process list was taken yet."""
-        return self._procs is not None
-
-    def take(self, procs: Sequence[Proc], read_tick: int) -> bool:
-        """A fresh process list, read from feeding count ``read_tick``; False (nothing changes)
-        if a newer read was taken already."""
-        if read_tick < self.read_tick:
-            return False
-        self.read_tick = read_tick
-        self._procs = {}
-        for p in procs:
-            folder = norm_folder(p.cwd)
-            if folder:
-                self._procs.setdefault(folder, []).append(p)
-        return True
-
-    def runs_in(self, folder: str | None) -> bool:
-        """Whether the last list has pis in ``folder``."""
-        return bool(folder) and self._procs is not None and folder in self._procs
-
-    def asker(self, key: str) -> tuple[int, float] | None:
-        """The pi (pid, start time) that has session ``key`` and waits for a human, as last seen
-        (see :attr:`Transition.asker <notifier.core.model.Transition.asker>`)."""
-        return self._askers.get(key)
-
-    def owned(self, sessions: Iterable[LocalSession]) -> set[str]:
-        """Pair ``sessions`` with the pis of their folders: the keys of those a pi has."""
-        assert self._procs is not None
-        by_folder: dict[str, list[tuple[LocalSession, Wanted]]] = {}
-        for session in sessions:
-            cwd = norm_folder(session.reducer.cwd)
-            procs = self._procs.get(cwd) if cwd else None
-            if not procs or not session.reducer.has_header:
-                continue
-            w = session.wanted()
-            if w.updated_at + START_SLACK_S >= min(p.started for p in procs):  # (else no pi can have it)
-                by_folder.setdefault(cwd or "", []).append((session, w))
-        owned: set[str] = set()
-        for folder, items in by_folder.items():
-            owners = bind([w for _, w in items], self._procs[folder])
-            owned.update(s.key for s, _ in items if owners.alive(s.key))
-            for s, _ in items:
-                owner = owners.owner(s.key)
-                if owner is not None and owner.interactive and owner.pid:
-                    self._askers[s.key] = (owner.pid, owner.started)
-                else:
-                    self._askers.pop(s.key, None)
-        return owned
-
-
 # ---- this machine's sessions ----
 
 class LocalSessions:
@@ -309,7 +245,9 @@ class LocalSessions:
     def __init__(self, liveness: bool = True) -> None:
         self.liveness = liveness
         self._sessions: dict[str, LocalSession] = {}
-        self._pairing = Pairing()
+        self._procs: dict[str, list[Proc]] | None = None  # the last process list, by folder
+        self._read_tick = -1  # the feeding count at which it began to be read
+        self._askers: dict[str, tuple[int, float]] = {}  # session → its pi, where that waits for a human
         self._tick = 0  # counts feedings: the order in which questions were seen
         self._turns: list[TurnChange] = []
         self._changed: set[str] = set()
@@ -409,7 +347,7 @@ class LocalSessions:
         self, session: LocalSession, changes: Sequence[Asked | Ended], now: float, initial: bool
     ) -> list[Transition]:
         out = session.transitions(changes, self._tick, now, initial)
-        asker = self._pairing.asker(session.key)
+        asker = self._askers.get(session.key)
         if asker is not None:  # its pi, as last seen, waits for a human (see Transition.asker)
             out = [replace(t, asker=asker) if t.kind == "needs_input" else t for t in out]
         if out and self.liveness and any(isinstance(c, Asked) for c in changes):
@@ -428,10 +366,15 @@ class LocalSessions:
     ) -> list[Transition]:
         """A fresh process list (``None`` = could not be read: change nothing). ``as_of`` is
         :meth:`mark` taken before the read began; ``None`` means the read began just now."""
-        if not self.liveness or procs is None:
-            return []
-        if not self._pairing.take(procs, self._tick if as_of is None else as_of):
-            return []  # an older read overtaken by a newer one: it knows less
+        read_tick = self._tick if as_of is None else as_of
+        if not self.liveness or procs is None or read_tick < self._read_tick:
+            return []  # (an older read overtaken by a newer one knows less)
+        self._read_tick = read_tick
+        self._procs = {}
+        for p in procs:
+            folder = norm_folder(p.cwd)
+            if folder:
+                self._procs.setdefault(folder, []).append(p)
         return self._judge(list(self._sessions.values()), now)
 
     def take_relived(self) -> bool:
@@ -453,30 +396,55 @@ class LocalSessions:
         """Apply the last process list to one session (none read yet: nothing). Its folder's
         sessions are paired again, but only this one is judged: the list was read before this
         session changed, so it says nothing new of the others."""
-        if not self._pairing.known:
+        if self._procs is None:
             return []
         cwd = norm_folder(session.reducer.cwd)
-        if not self._pairing.runs_in(cwd):
+        if not cwd or cwd not in self._procs:
             return self._judge([session], now)
         folder = [s for s in self._sessions.values() if norm_folder(s.reducer.cwd) == cwd]
         return self._judge(folder, now, only=session)
 
     def _judge(self, sessions: list[LocalSession], now: float, only: LocalSession | None = None) -> list[Transition]:
         """Pair ``sessions`` with the pis of their folders and judge each (or ``only`` that one)."""
-        askers = {s.key: self._pairing.asker(s.key) for s in sessions if s.reducer.pending}
-        owned = self._pairing.owned(sessions)
+        askers = {s.key: self._askers.get(s.key) for s in sessions if s.reducer.pending}
+        owned = self._owned(sessions)
         for key, asker in askers.items():
-            if self._pairing.asker(key) != asker:  # (its view says who waits for a human)
+            if self._askers.get(key) != asker:  # (its view says who waits for a human)
                 self._changed.add(key)
                 self.relived = True
         out: list[Transition] = []
         for session in sessions if only is None else [only]:
-            changed, trans = session.check(session.key in owned, self._tick, self._pairing.read_tick, now)
+            changed, trans = session.check(session.key in owned, self._tick, self._read_tick, now)
             if changed:
                 self._changed.add(session.key)
                 self.relived = True
             out += trans
         return out
+
+    def _owned(self, sessions: Iterable[LocalSession]) -> set[str]:
+        """Pair ``sessions`` with the pis of their folders (the last process list's): the keys of
+        those a pi has; and whose pi waits for a human (the askers)."""
+        assert self._procs is not None
+        by_folder: dict[str, list[tuple[LocalSession, Wanted]]] = {}
+        for session in sessions:
+            cwd = norm_folder(session.reducer.cwd)
+            procs = self._procs.get(cwd) if cwd else None
+            if not procs or not session.reducer.has_header:
+                continue
+            w = session.wanted()
+            if w.updated_at + START_SLACK_S >= min(p.started for p in procs):  # (else no pi can have it)
+                by_folder.setdefault(cwd or "", []).append((session, w))
+        owned: set[str] = set()
+        for folder, items in by_folder.items():
+            owners = bind([w for _, w in items], self._procs[folder])
+            owned.update(s.key for s, _ in items if owners.alive(s.key))
+            for s, _ in items:
+                owner = owners.owner(s.key)
+                if owner is not None and owner.interactive and owner.pid:
+                    self._askers[s.key] = (owner.pid, owner.started)
+                else:
+                    self._askers.pop(s.key, None)
+        return owned
 
     def needs_liveness(self) -> bool:
         """True while some question is pending and not yet known to be abandoned."""
@@ -520,7 +488,7 @@ class LocalSessions:
         if session is None or not session.reducer.has_header:
             return None
         view = session.view(self.liveness)
-        asker = self._pairing.asker(key) if view.pending else None
+        asker = self._askers.get(key) if view.pending else None
         return replace(view, asker=asker) if asker is not None else view
 
     def take_changed(self) -> set[str]:
@@ -663,12 +631,6 @@ class RemoteSessions:
                 del remote.abandoned[cid]
             self._drop_if_empty(remote)
         return out
-
-    def offline_since(self, host: str) -> float | None:
-        return next(
-            (r.offline_since for r in self._by_key.values() if r.ref.host == host and r.offline_since),
-            None,
-        )
 
     def clear_abandoned(self, key: str, tool_call_id: str | None = None) -> bool:
         """The user dismissed an abandoned remote question (or all of a session's)."""

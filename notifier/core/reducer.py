@@ -17,8 +17,8 @@ tool refused at once (its result is written after the first question's) is never
 **The start-up replay** (:class:`Suffix`): a session file's last entries decide its state, so the
 start-up read replays only those, not the whole file.
 
-Why this is exact (the reducer says which events clear and which set the base, beside
-:meth:`SessionReducer.apply`):
+Why this is exact (:meth:`Suffix.add` says which events clear and which set the base, as
+:meth:`SessionReducer.apply` does):
 
 - ``pending``, ``running`` and ``current_tool`` are emptied by every *clearing* event (``Input``,
   ``Supersede``); only the entries from the last one on decide them.
@@ -34,6 +34,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from itertools import islice
 from typing import Any, NamedTuple
 
 from notifier.core.codec import decode, encode
@@ -110,19 +111,6 @@ class Ended(NamedTuple):
 Change = Asked | Ended
 
 
-# What SessionReducer.apply does, as the start-up read needs it (notifier/core/reducer.py): which events
-# empty ``pending``, ``running`` and ``current_tool``, and which set ``base``. A new event type
-# is added here and in ``apply`` together (tests/hostile/test_scan.py replays files both ways).
-def clears(event: Event) -> bool:
-    return type(event) is Input or type(event) is Supersede
-
-
-def sets_base(event: Event) -> bool:
-    if type(event) is Supersede:
-        return event.state is not None
-    return type(event) is not Header and type(event) is not Renamed
-
-
 @dataclass(slots=True)
 class SessionReducer:
     """Mutable state of one session, owned by the engine thread. No I/O, no clock."""
@@ -140,9 +128,7 @@ class SessionReducer:
     @property
     def pending(self) -> dict[str, Question]:
         """The question waiting now: the first question call without a result (a new dict)."""
-        for cid, q in self.calls.items():
-            return {cid: q}
-        return {}
+        return dict(islice(self.calls.items(), 1))
 
     @property
     def state(self) -> State:
@@ -229,11 +215,6 @@ class SessionReducer:
         self.current_tool = None
         return ended
 
-    @property
-    def displayed(self) -> Question | None:
-        """The first pending question is the one displayed."""
-        return next(iter(self.calls.values()), None)
-
 
 # ---- summaries (for the scan cache): plain JSON-able dicts, pure ----
 
@@ -312,10 +293,18 @@ class Suffix:
         if not events:
             return
         self._entries.append(events)
+        # What SessionReducer.apply does, as the replay needs it: which events empty
+        # ``pending``, ``running`` and ``current_tool`` (cleared), and which set ``base`` (based).
+        # A new event type is added here and in ``apply`` together (tests/hostile/test_scan.py
+        # replays files both ways).
         for event in events:
-            self.renamed = self.renamed or type(event) is Renamed
-            self.cleared = self.cleared or clears(event)
-            self.based = self.based or sets_base(event)
+            kind = type(event)
+            self.renamed = self.renamed or kind is Renamed
+            self.cleared = self.cleared or kind is Input or kind is Supersede
+            if type(event) is Supersede:
+                self.based = self.based or event.state is not None
+            else:
+                self.based = self.based or (kind is not Header and kind is not Renamed)
 
     def events(self) -> list[Event]:
         """The events added, oldest first."""
