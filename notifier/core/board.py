@@ -303,15 +303,11 @@ class LocalSessions:
                     ended[change.question.tool_call_id] = change
         if old is None:
             return self.restore(key, fresh, now, initial=False)
-        gone: list[Asked | Ended] = []
-        for cid, q in old.reducer.pending.items():
-            if cid not in fresh.pending:
-                known = ended.get(cid)
-                gone.append(
-                    Ended(q, known.outcome, known.answer, known.at)
-                    if known
-                    else Ended(q, "superseded", None, now)
-                )
+        gone: list[Asked | Ended] = [  # (what the rewrite says of how it ended, if it does)
+            ended[cid]._replace(question=q) if cid in ended else Ended(q, "superseded", None, now)
+            for cid, q in old.reducer.pending.items()
+            if cid not in fresh.pending
+        ]
         asked: list[Asked | Ended] = [
             Asked(q) for cid, q in fresh.pending.items() if cid not in old.reducer.pending
         ]

@@ -94,9 +94,6 @@ class Preferences:
         """Until when a question of this session and project raises nothing (0: not silenced)."""
         return max(self.snooze_all_until, self.sessions.get(session, 0.0), self.projects.get(project, 0.0))
 
-    def is_muted(self, project: str) -> bool:
-        return project in self.muted
-
     def snoozed(self, until: float, now: float, session: str | None = None, project: str | None = None) -> Preferences:
         """Snooze one session, one project, or (both None) everything until ``until``. Snoozing
         everything with ``until`` ≤ ``now`` resumes: every snooze is lifted."""
@@ -484,19 +481,14 @@ class Planner:
         self._handles += 1
         return self._handles
 
-    def _silenced_until(self, item: Item) -> float:
-        return self.preferences.silenced_until(item.ref.key, item.project)
-
-    def _muted(self, item: Item) -> bool:
-        return self.preferences.is_muted(item.project)
-
     def _off_screen(self, item: Item) -> bool:
         """Notified (or held) but not on screen: muted, in quiet hours, or notified before a restart."""
         return item.key in self._shown and self._shown[item.key].handle == 0
 
     def _held_back(self, item: Item, now: float) -> bool:
         """Snoozed, or its project muted: it waits, unannounced, until that ends."""
-        return self._muted(item) or self._silenced_until(item) > now
+        prefs = self.preferences
+        return item.project in prefs.muted or prefs.silenced_until(item.ref.key, item.project) > now
 
     def _due(self, now: float) -> tuple[list[Item], list[Item]]:
         """The questions found at start-up and those settled, to be raised now. One asked while
@@ -616,9 +608,12 @@ class Planner:
         """The next moment :meth:`tick` has something to do (``None``: nothing until new input).
         A snoozed question is due when its snooze ends, as the preferences say now; a muted one
         when it is unmuted (new preferences, new input)."""
-        times = [
-            max(when, self._silenced_until(item)) for item, when in self._waiting.values() if not self._muted(item)
-        ]  # (a muted one: when the preferences change, which is new input)
+        prefs = self.preferences
+        times = [  # (a muted one: when the preferences change, which is new input)
+            max(when, prefs.silenced_until(item.ref.key, item.project))
+            for item, when in self._waiting.values()
+            if item.project not in prefs.muted
+        ]
         if self._startup or self._restoring:
             times.append(0.0)
         for shown in self._shown.values():

@@ -215,6 +215,7 @@ _HEADER_KEYS = ("header", "label", "questionTopic", "tab", "topic", "title", "id
 _INSTRUCTION_KEYS = ("instructions", "description", "intro", "context")  # a form's, under its title
 ELSEWHERE = "Waits for a reply outside pi, not in its terminal ({tool})"
 _MULTI_KEYS = ("multiSelect", "multi", "allowMultiple", "multiple", "multipleSelect")
+_MULTI_TYPES = ("multi", "multiselect", "checkbox")
 _PLAN_ACTIONS = ("Execute", "Keep context", "Edit", "Cancel")
 MAX_ITEMS = 50
 MAX_OPTIONS = 50
@@ -248,15 +249,12 @@ def _is_true(value: Any) -> bool:
 
 
 def _multi(q: Mapping[str, Any]) -> bool | None:
-    for key in _MULTI_KEYS:
-        if key in q and q[key] is not None:
-            return _is_true(q[key])
-    if q.get("selectionMode") == "multiple":
-        return True
+    flag = next((q[key] for key in _MULTI_KEYS if q.get(key) is not None), None)
+    if flag is not None:
+        return _is_true(flag)
     kind = q.get("type")
-    if isinstance(kind, str) and kind.lower() in ("multi", "multiselect", "checkbox"):
-        return True
-    if q.get("kind") == "multi":
+    kind = kind.lower() if isinstance(kind, str) else None
+    if q.get("selectionMode") == "multiple" or q.get("kind") == "multi" or kind in _MULTI_TYPES:
         return True
     return None
 
