@@ -236,9 +236,24 @@ class LocalSession:
         return SessionView(self.ref, state, pending, tuple(abandoned.values()), alive, r.updated_at, r.current_tool)
 
 
+# ---- what every source of the board does ----
+
+class Changes:
+    """A part of the board: it collects the keys whose view may have changed until
+    :meth:`take_changed`."""
+
+    def __init__(self) -> None:
+        self._changed: set[str] = set()
+
+    def take_changed(self) -> set[str]:
+        """The keys whose view may have changed since the last call."""
+        changed, self._changed = self._changed, set()
+        return changed
+
+
 # ---- this machine's sessions ----
 
-class LocalSessions:
+class LocalSessions(Changes):
     """Every session file read, by path. Every key whose view may have changed is collected
     until :meth:`take_changed`."""
 
@@ -250,35 +265,24 @@ class LocalSessions:
         self._askers: dict[str, tuple[int, float]] = {}  # session → its pi, where that waits for a human
         self._tick = 0  # counts feedings: the order in which questions were seen
         self._turns: list[TurnChange] = []
-        self._changed: set[str] = set()
+        super().__init__()
         self.relived = False  # who is alive changed (see take_relived)
 
     # ---- feeding ----
 
-    def _session(self, key: str) -> LocalSession:
-        """The session for ``key`` (created if new), marked as changed."""
+    def apply(self, key: str, events: Iterable[Event], now: float, initial: bool = False) -> list[Transition]:
+        self._tick += 1
         self._changed.add(key)
         session = self._sessions.get(key)
         if session is None:
-            session = LocalSession(key, SessionReducer())
-            self._sessions[key] = session
-        return session
-
-    def apply(self, key: str, events: Iterable[Event], now: float, initial: bool = False) -> list[Transition]:
-        self._tick += 1
-        session = self._session(key)
+            session = self._sessions[key] = LocalSession(key, SessionReducer())
         before = session.reducer.state
         changes = []
         for event in events:
             changes += session.reducer.apply(event)
         after = session.reducer.state
-        if (
-            not initial
-            and after != before
-            and after in ("idle", "failed")
-            and before in ("working", "needs_input")
-            and session.reducer.has_header
-        ):
+        turned = before in ("working", "needs_input") and after in ("idle", "failed")
+        if turned and not initial and session.reducer.has_header:
             self._turns.append(TurnChange(session.ref, after, now))
         return self._transitions(session, changes, now, initial)
 
@@ -487,11 +491,6 @@ class LocalSessions:
         asker = self._askers.get(key) if view.pending else None
         return replace(view, asker=asker) if asker is not None else view
 
-    def take_changed(self) -> set[str]:
-        """The keys whose view may have changed since the last call."""
-        changed, self._changed = self._changed, set()
-        return changed
-
     def __len__(self) -> int:
         """The sessions whose header was read."""
         return sum(1 for s in self._sessions.values() if s.reducer.has_header)
@@ -514,7 +513,7 @@ class _Remote:
     offline_since: float | None = None
 
 
-class RemoteSessions:
+class RemoteSessions(Changes):
     """All remote sessions, by ``remote_key(host, file)``. Every key whose view may have changed
     is collected until :meth:`take_changed`."""
 
@@ -522,7 +521,7 @@ class RemoteSessions:
         self.max_sessions = max_sessions
         self.max_questions = max_questions
         self._by_key: dict[str, _Remote] = {}
-        self._changed: set[str] = set()
+        super().__init__()
         self._refused: dict[tuple[str, str], int] = {}  # (host, "sessions" | "questions") → count
 
     def take_refused(self) -> dict[tuple[str, str], int]:
@@ -539,11 +538,6 @@ class RemoteSessions:
 
     def __len__(self) -> int:
         return len(self._by_key)
-
-    def take_changed(self) -> set[str]:
-        """The keys whose view may have changed since the last call."""
-        changed, self._changed = self._changed, set()
-        return changed
 
     def asked(self, ref: SessionRef, q: Question, now: float, initial: bool) -> list[Transition]:
         """A remote question is pending. One already known (host + file + call id, e.g. re-sent
@@ -676,7 +670,7 @@ def startup_key(pid: int) -> str:
     return f"{STARTUP_PREFIX}{pid}"
 
 
-class Dialogs:
+class Dialogs(Changes):
     """The dialogs open right now, by source, each with the session (file) it belongs to. Every
     session whose dialogs changed is collected until :meth:`take_changed`.
 
@@ -685,7 +679,7 @@ class Dialogs:
 
     def __init__(self, ref_of: Callable[[SessionRef], SessionRef] = lambda ref: ref) -> None:
         self._open: dict[Source, tuple[SessionRef, Question]] = {}
-        self._changed: set[str] = set()
+        super().__init__()
         self._ref_of = ref_of
 
     def open(
@@ -725,11 +719,6 @@ class Dialogs:
         if not self._open:
             return []
         return [(ref, q) for ref, q in self._open.values() if ref.key == key]
-
-    def take_changed(self) -> set[str]:
-        """The sessions whose dialogs changed since the last call."""
-        changed, self._changed = self._changed, set()
-        return changed
 
 
 def with_dialogs(view: SessionView, dialogs: Sequence[Question]) -> SessionView:
