@@ -227,7 +227,7 @@ class LocalSession:
     def view(self, liveness: bool) -> SessionView:
         r, abandoned = self.reducer, self.abandoned
         alive = self.alive if liveness else None
-        pending = tuple(q for cid, q in r.pending.items() if cid not in abandoned)
+        pending = tuple(q for cid, q in r.pending.items() if cid not in abandoned) if r.calls else ()
         state = r.state
         # Every question abandoned, or a turn under way whose pi is gone (killed while it ran a
         # tool or waited on an extension dialog; the file says working forever): stopped.

@@ -34,7 +34,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from itertools import islice
 from typing import Any, NamedTuple
 
 from notifier.core.codec import decode, encode
@@ -128,7 +127,9 @@ class SessionReducer:
     @property
     def pending(self) -> dict[str, Question]:
         """The question waiting now: the first question call without a result (a new dict)."""
-        return dict(islice(self.calls.items(), 1))
+        for cid, q in self.calls.items():
+            return {cid: q}
+        return {}
 
     @property
     def state(self) -> State:
