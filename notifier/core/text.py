@@ -222,11 +222,7 @@ def project_name(name: str | None, cwd: str | None, host: str | None = None) -> 
     the remote's name before it for a session on another machine ("devbox · webshop")."""
     if host:
         return f"{clean(host, 64)} · {project_name(name, cwd)}"
-    if name:
-        cleaned = clean(name, 80)
-        if cleaned:
-            return cleaned
-    return clean(last_folder(cwd), 80) or "pi"
+    return clean(name, 80) or clean(last_folder(cwd), 80) or "pi"
 
 
 def last_folder(path: str | None) -> str | None:

@@ -368,7 +368,7 @@ def _item(q: Mapping[str, Any], form: Mapping[str, Any] | None = None, tool: str
         multi = _multi(form)
     if text is None and not options:
         return None
-    if header is not None and (not header or header == text):
+    if not header or header == text:
         header = None
     key = q.get("id") if isinstance(q.get("id"), str) else None
     return QuestionItem(
@@ -399,7 +399,7 @@ def _plan_item(args: Mapping[str, Any]) -> QuestionItem:
             clean(s.get("title")) if isinstance(s, Mapping) else clean(s) for s in steps[:MAX_OPTIONS]
         ]
         joined = "; ".join(t for t in step_titles if t)
-        detail = f"{detail} — {joined}" if detail and joined else (detail or joined or None)
+        detail = " — ".join(filter(None, (detail, joined))) or None
     return QuestionItem(text or "Approve the plan", None, detail, tuple(Option(a) for a in _PLAN_ACTIONS))
 
 
@@ -417,17 +417,13 @@ def _items(tool: str, args: Mapping[str, Any]) -> list[QuestionItem]:
         if tool == "interview":
             return [QuestionItem(f"Interview form: {clean(questions, 200)}")]
         return [QuestionItem(clean(questions))]
-    items: list[QuestionItem] = []
+    items: list[QuestionItem | None] = []
     for q in questions[:MAX_ITEMS] if isinstance(questions, list) else []:
         if isinstance(q, Mapping):
-            item = _item(q, args if len(questions) == 1 else None, tool)
+            items.append(_item(q, args if len(questions) == 1 else None, tool))
         elif isinstance(q, str) and q.strip():
-            item = QuestionItem(clean(q))
-        else:
-            item = None
-        if item is not None:
-            items.append(item)
-    return items
+            items.append(QuestionItem(clean(q)))
+    return [item for item in items if item is not None]
 
 
 def extract(tool: str, arguments: Any, call_id: str, asked_at: float, elsewhere: bool = False) -> Question:
