@@ -556,7 +556,7 @@ class RemoteSessions(Changes):
         ):
             return self._refuse(host, "questions")
         self._changed.add(ref.key)
-        if ref != remote.ref and (ref.name or ref.cwd or ref.id):
+        if ref.name or ref.cwd or ref.id:  # (what the host says of it now)
             remote.ref = ref
         remote.updated_at = max(remote.updated_at, q.asked_at)
         cid = q.tool_call_id
@@ -724,13 +724,9 @@ class Dialogs(Changes):
 def with_dialogs(view: SessionView, dialogs: Sequence[Question]) -> SessionView:
     """``view`` with extension dialogs added to its pending questions. A question tool's own
     dialog (same tool call as a pending question) is that question: not added twice."""
-    if not dialogs:
-        return view
     asked = {q.tool_call_id for q in view.pending}
     extra = tuple(q for q in dialogs if q.tool_call_id not in asked)
-    if not extra:
-        return view
-    return replace(view, pending=view.pending + extra, state="needs_input")
+    return replace(view, pending=view.pending + extra, state="needs_input") if extra else view
 
 
 def dialog_view(ref: SessionRef, dialogs: Sequence[Question]) -> SessionView:

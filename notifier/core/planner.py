@@ -526,7 +526,7 @@ class Planner:
         self.notified.update(i.key for i in startup + due)
         out: list[Action] = []
         if len(startup) == 1:
-            out += self._show_single(startup[0], now, "question", late=True)
+            out += self._show_single(startup[0], now, late=True)
         elif startup:
             handle = self._new_handle()
             for item in startup:
@@ -539,7 +539,7 @@ class Planner:
                 out += self._burst(due, now)
             else:
                 for item in due:
-                    out += self._show_single(item, now, "question")
+                    out += self._show_single(item, now)
         # (the reminders first: one due now puts a restored question back on screen itself)
         return out + self._reminders(now, quiet) + self._restore(now, quiet)
 
@@ -560,13 +560,13 @@ class Planner:
         self._groups[handle] = {i.key for i in items}
         return [Notice(handle, "startup", tuple(sorted(items, key=lambda i: i.since)), restored=True)]
 
-    def _show_single(self, item: Item, now: float, kind: Kind, late: bool = False) -> list[Action]:
+    def _show_single(self, item: Item, now: float, late: bool = False) -> list[Action]:
         """``late``: found at start-up, so the notice says how long it has waited."""
         handle = self._new_handle()
         self._shown[item.key] = _Shown(item, handle, self.reminders.passed(item.key, now - item.since))
         self._recent.append((now, item.key))
         waited = max(0.0, now - item.since) if late else 0.0
-        return [Notice(handle, kind, (item,), waited_s=waited)]
+        return [Notice(handle, "question", (item,), waited_s=waited)]
 
     def _burst(self, items: list[Item], now: float) -> list[Action]:
         out: list[Action] = []
