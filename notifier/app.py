@@ -53,7 +53,7 @@ from notifier.core.commands import (
     Subscribe,
 )
 from notifier.core.model import Snapshot, Transition, TurnChange
-from notifier.core.planner import Preferences, quiet_hours_note, quiet_hours_obj, tomorrow_morning
+from notifier.core.planner import Preferences, quiet_hours_note, quiet_hours_obj
 from notifier.core.text import clean
 from notifier.engine import Engine, ReadyInfo, Sink
 from notifier.instance import InstanceLock
@@ -319,7 +319,7 @@ def handle(execute: Execute, request: dict[str, Any], conn: Connection) -> Reply
     """One request (on an ipc worker thread) → the reply (None: ``conn`` is kept, a subscription)."""
     now = time.time()
     try:
-        command = commands.parse(request, now, morning=tomorrow_morning(now))
+        command = commands.parse(request, now)
     except commands.CommandError as exc:
         name = request.get("cmd")
         detail = f" {clean(name, 40)}" if str(exc) == "unknown command" and isinstance(name, str) else ""

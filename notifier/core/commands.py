@@ -212,17 +212,14 @@ _BY_TYPE: dict[str, Reader] = {
 }
 
 
-def parse(obj: Any, now: float, morning: float | None = None) -> Command:
+def parse(obj: Any, now: float) -> Command:
     """A command from a decoded JSON object: ``{"cmd": NAME}`` and the fields of its class (a
     tuple as a list, a focus as ``[file, call]``, a field left out takes its default). Snooze
-    takes ``until`` (absolute) or ``seconds`` (from ``now``; 0 or less resumes). ``morning``:
-    when "until tomorrow" ends (the caller knows the local calendar). Raises
+    takes ``until`` (absolute) or ``seconds`` (from ``now``; 0 or less resumes). Raises
     :class:`CommandError` for anything else."""
     if not isinstance(obj, Mapping):
         raise CommandError("a request is a JSON object")
     name = obj.get("cmd")
-    if name == "act":
-        return _act(obj.get("verb"), obj.get("arg"), now, morning)
     cls = _TYPES.get(name) if isinstance(name, str) else None
     if cls is None:
         raise CommandError("unknown command")
@@ -245,29 +242,6 @@ def parse(obj: Any, now: float, morning: float | None = None) -> Command:
 
 def _from_now(seconds: float, now: float) -> float:
     return now + seconds if seconds > 0 else 0.0
-
-
-def _act(verb: Any, arg: Any, now: float, morning: float | None) -> Command:
-    """The tray's verbs, sent over the socket: ``{"cmd": "act", "verb": …, "arg": …}``."""
-    if verb == "show":
-        return Show(_focus("arg", arg))
-    if verb == "clear":
-        if arg is None:
-            return Clear()
-        if not (isinstance(arg, list) and len(arg) == 2):
-            raise CommandError("arg must be [session, call] or null")
-        return Clear(_text("session", arg[0]), _text("call", arg[1]))
-    if verb == "snooze":  # every session: seconds (0 resumes) or "tomorrow"
-        if arg != "tomorrow":
-            return Snooze(_from_now(_number("arg", arg), now))
-        if morning is None:
-            raise CommandError("no time for 'tomorrow'")
-        return Snooze(morning)
-    if verb == "unmute":
-        return Mute(_required("arg", arg), on=False)
-    if verb == "quit":
-        return Quit()
-    raise CommandError("unknown verb")
 
 
 def to_obj(command: Command) -> dict[str, Any]:
