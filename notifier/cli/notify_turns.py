@@ -19,17 +19,18 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from functools import partial
 from typing import TYPE_CHECKING
 
 from notifier import APP_NAME
 from notifier.app import PreferencesOwner, open_store
-from notifier.core.model import Snapshot, Transition, TurnChange
-from notifier.engine import ReadyInfo
+from notifier.core.model import Transition
+from notifier.engine import Batch, Engine
 from notifier.instance import EndWatch, NotifyLock, PeerLock, Turn
 
 if TYPE_CHECKING:
     from notifier.app import App
+    from notifier.outputs.desktop import AlertSink
     from notifier.store import Store
     from notifier.watch import FileFollower
 
@@ -40,9 +41,10 @@ PEER_ENDED = "the headless run that notified ended: this run notifies from now o
 
 
 class NotifyTurns:
-    """The sink that stands for the notifier in the engine of a headless run (``App.start(turns=…)``):
-    it passes the engine's calls to ``app.alerts`` of the moment, and switches that between a
-    notifier of this run's and none as the lock's claim changes."""
+    """Whose turn it is to notify, for a headless run: it switches ``app.alerts`` between a
+    notifier of this run's and none as the lock's claim changes. The notifier is one of the
+    engine's outputs while it is this run's turn (added and removed on the engine thread: no
+    batch is missed or seen twice); this is none."""
 
     def __init__(self, app: App, lock: NotifyLock, peer: PeerLock) -> None:
         self.app = app
@@ -58,23 +60,6 @@ class NotifyTurns:
         self._watch: EndWatch | None = None
         self._peer: EndWatch | None = None  # the headless run that notifies these folders
         self._said = TAKEN_BACK
-
-    # ---- the engine's sink (engine thread) ----
-
-    def ready(self, info: ReadyInfo, snapshot: Snapshot) -> None:
-        alerts = self.app.alerts
-        if alerts is not None:
-            alerts.ready(info, snapshot)
-
-    def transitions(self, items: Sequence[Transition], snapshot: Snapshot) -> None:
-        alerts = self.app.alerts
-        if alerts is not None:
-            alerts.transitions(items, snapshot)
-
-    def turns(self, items: Sequence[TurnChange]) -> None:
-        alerts = self.app.alerts
-        if alerts is not None:
-            alerts.turns(items)
 
     # ---- following the lock ----
 
@@ -150,6 +135,9 @@ class NotifyTurns:
         alerts, self.app.alerts = self.app.alerts, None
         if alerts is None:
             return
+        engine = self.app.engine
+        if engine is not None:
+            engine.call(partial(_removed, engine, alerts))
         alerts.stop(close=False)  # (stopped for good: what it showed stays on screen)
         self.store.flush(2.0)
         if self.store is not self.app.store:
@@ -169,19 +157,27 @@ class NotifyTurns:
                 return []
             store = open_store(app.state_dir)  # (read again: what the app wrote since this run began)
             app.preferences = PreferencesOwner(store, time.time())  # as the app left them
+            app.preferences.listen(app.redraw.set_preferences)
             alerts = app.new_notifier(store, app.preferences)
             self.store = store
             snapshot = engine.snapshot
             waiting = [
                 Transition("needs_input", view.ref, q, q.asked_at, initial=True) for view, q in snapshot.pending
             ]
-            alerts.transitions(waiting, snapshot)  # (as the engine starts: its questions, then ready)
+            alerts.publish(Batch(tuple(waiting), snapshot))  # (as the engine starts: its questions, then ready)
             if engine.ready_info is not None:
                 alerts.ready(engine.ready_info, snapshot)
+            engine.add_output(alerts)  # (every batch from the next on)
             app.alerts = alerts
             said, self._said = self._said, TAKEN_BACK
         _say(said)
         return []
+
+
+def _removed(engine: Engine, alerts: AlertSink) -> list[Transition]:
+    """On the engine thread: the notifier handed over gets no batch any more."""
+    engine.remove_output(alerts)
+    return []
 
 
 def _say(line: str) -> None:

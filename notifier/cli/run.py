@@ -84,7 +84,7 @@ def _serve(app: App, config: Config, tray: bool, turns: NotifyTurns | None, eof_
     if eof_stops:
         stop_on_eof(app.stop_event)
     try:
-        app.start(tray=icon, turns=turns)
+        app.start(tray=icon, windows=tray)  # (only the tray app serves windows)
         if turns is not None:
             turns.start()
         if tray:

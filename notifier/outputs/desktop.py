@@ -22,7 +22,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from notifier.config import Config
 from notifier.core.commands import Answer, Command, Focus, Goto, Show, Snooze
@@ -43,11 +43,14 @@ from notifier.core.text import markup
 from notifier.outputs.backends import TRAY_ALONE, Backend, NullBackend, choose_backend
 from notifier.outputs.dbus import BackendError, ServerGone
 from notifier.outputs.render import ANSWER_PREFIX, Message, option_actions, render, takes_text
-from notifier.system.focus import items_focused
+from notifier.system.focus import follow_focus, items_focused
 from notifier.system.log import LogOnce
 from notifier.system.paths import session_address
 from notifier.system.processes import still_running
 from notifier.system.supervisor import FailureLog, Supervisor
+
+if TYPE_CHECKING:
+    from notifier.engine import Batch
 
 log = logging.getLogger(__name__)
 
@@ -515,6 +518,8 @@ class AlertSink:
 
     def start(self) -> None:
         self._screen.start()
+        if self.skip_focused:  # (on the worker: what is focused is followed from now on)
+            self._put(lambda now: follow_focus())
         self._thread.start()
 
     def stop(self, close: bool = True) -> None:
@@ -529,22 +534,23 @@ class AlertSink:
         elif self._screen.backend is not None:
             self._screen.backend.shutdown()
 
-    # Sink protocol (engine thread): hand over, never block.
+    # The engine's output protocol (engine thread): hand over, never block.
     def ready(self, info: Any, snapshot: Snapshot) -> None:
         pending = {key_of(view.ref, q) for view, q in snapshot.pending}
         self._put(lambda now: self._screen.settle_orphans(pending))  # what a run before ours left
 
-    def transitions(self, items: Sequence[Transition], snapshot: Snapshot) -> None:
+    def publish(self, batch: Batch) -> None:
         if self._stop.is_set():  # (stopped: nobody would read them)
             return
-        if items:
-            self._put(partial(self._transitions, list(items)))
+        if batch.transitions:
+            self._put(partial(self._transitions, list(batch.transitions)))
         else:  # the board changed without a transition: a pi found to wait for a human, maybe
-            self._put(partial(self._askers, snapshot))
+            self._put(partial(self._askers, batch.snapshot))
+        if batch.turns:
+            self._put(partial(self._turns, batch.turns))
 
-    def turns(self, items: Sequence[TurnChange]) -> None:
-        if not self._stop.is_set():
-            self._put(lambda now: [a for change in items for a in self.planner.turn(change, now)])
+    def _turns(self, items: Sequence[TurnChange], now: float) -> list[Notice | Withdraw]:
+        return [a for change in items for a in self.planner.turn(change, now)]
 
     # Control (any thread): the user's snoozes and mutes, from their owner (the app).
     def set_preferences(self, preferences: Preferences) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 import subprocess
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
@@ -14,8 +14,9 @@ import pytest
 from notifier.app import App
 from notifier.config import Config
 from notifier.control import request
-from notifier.core.model import Snapshot, Transition, TurnChange
+from notifier.core.model import Snapshot, Transition
 from notifier.core.reducer import Event
+from notifier.engine import Batch
 from notifier.outputs.history import HistorySink
 
 from ..conftest import wait_for
@@ -38,12 +39,9 @@ class Raising:
     def ready(self, info: object, snapshot: Snapshot) -> None:
         raise RuntimeError("ready broke")
 
-    def transitions(self, items: Sequence[Transition], snapshot: Snapshot) -> None:
+    def publish(self, batch: Batch) -> None:
         self.calls += 1
         raise (RuntimeError("output broke") if self.calls % 2 else LookupError("output broke harder"))
-
-    def turns(self, items: Sequence[TurnChange]) -> None:
-        raise RuntimeError("turns broke")
 
 
 def test_a_failing_output_is_contained_logged_once_per_kind_and_the_others_go_on(
@@ -78,13 +76,10 @@ class Stopping:
     def ready(self, info: object, snapshot: Snapshot) -> None:
         pass
 
-    def transitions(self, items: Sequence[Transition], snapshot: Snapshot) -> None:
-        if items and not self.raised:
+    def publish(self, batch: Batch) -> None:
+        if batch.transitions and not self.raised:
             self.raised = True
             raise SystemExit("an output asked to stop")
-
-    def turns(self, items: Sequence[TurnChange]) -> None:
-        pass
 
 
 def test_an_output_raising_system_exit_is_not_swallowed_but_the_supervisor_records_it(tmp_path: Path) -> None:
@@ -179,7 +174,7 @@ def test_the_running_app_reports_its_health_and_doctor_shows_it(
     config.values["liveness"] = "off"
     app = App(config, json_out=False, notify=False)
     bad = Raising()
-    monkeypatch.setattr(HistorySink, "transitions", lambda self, items, snapshot: bad.transitions(items, snapshot))
+    monkeypatch.setattr(HistorySink, "publish", lambda self, batch: bad.publish(batch))
     try:
         app.start()
         app.serve()
