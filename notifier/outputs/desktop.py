@@ -46,7 +46,6 @@ from notifier.outputs.render import ANSWER_PREFIX, Message, option_actions, rend
 from notifier.system.focus import follow_focus, items_focused
 from notifier.system.log import LogOnce
 from notifier.system.paths import session_address
-from notifier.system.processes import still_running
 from notifier.system.supervisor import FailureLog, Supervisor
 
 if TYPE_CHECKING:
@@ -616,16 +615,16 @@ class AlertSink:
         self._deliver(actions)
 
     def _transitions(self, items: list[Transition], now: float) -> list[Notice | Withdraw]:
-        actions = self.planner.feed([_checked(t) for t in items], now, self.wall())
+        actions = self.planner.feed(items, now, self.wall())
         ended = {key_of(t.session, t.question) for t in items if t.kind != "needs_input"}
         if ended:
             self._screen.ended(ended)
         return actions
 
     def _askers(self, snapshot: Snapshot, now: float) -> None:
-        """The pis of pending questions found to wait for a human: no settle window for them."""
-        askers = [(key_of(v.ref, q), v.asker) for v, q in snapshot.pending if v.asker is not None]
-        self.planner.known_askers((k for k, asker in askers if still_running(*asker)), now)
+        """The pis of pending questions the board found to wait for a human: no settle window
+        for them (the board's judgement, not made again here)."""
+        self.planner.known_askers((key_of(v.ref, q) for v, q in snapshot.pending if v.asker is not None), now)
 
     def _preferences(self, preferences: Preferences, now: float) -> None:
         self.planner.preferences = preferences.shifted(now - self.wall())  # (snoozes end on our clock)
@@ -700,11 +699,3 @@ class AlertSink:
 
 def _tick(now: float) -> None:
     """The worker's job when nothing came: what is due (settle, reminders, quiet hours' end)."""
-
-
-def _checked(t: Transition) -> Transition:
-    """``t``, its ``asker`` kept only while that very pi still runs (else the settle window holds:
-    whatever asks now is not known to wait for a human)."""
-    if t.asker is None or still_running(*t.asker):
-        return t
-    return Transition(t.kind, t.session, t.question, t.at, t.initial)
