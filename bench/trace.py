@@ -12,9 +12,9 @@ thread: the settle window's timer, the tray's redraw and anything else that ran 
 included, so the figures are an upper bound of the path itself. ``--headless`` measures
 `run --json --no-tray` instead (no tray; the run --json line printed on the way).
 
-Prints the modules in the order they were first entered, the calls in each, the threads that
-took part, and the totals (``--calls``: each function, with its thread); saves them as
-bench/out/trace.json (or trace-headless.json).
+Saves the figures as bench/out/trace.json (or trace-headless.json), then prints the modules in the
+order they were first entered, the calls in each, the threads that took part, and the totals
+(``--calls``: each function first, with its thread).
 """
 
 from __future__ import annotations
@@ -143,6 +143,7 @@ def main() -> None:
     parser.add_argument("--calls", action="store_true", help="print each function called, with its thread")
     args = parser.parse_args()
     figures = run(args.headless)
+    save("trace-headless" if args.headless else "trace", figures)
     if args.calls:
         for where, count in figures["functions"].items():
             print(f"{count:5d}  {where}")
@@ -153,7 +154,6 @@ def main() -> None:
         f"{figures['app']}: {figures['modules_count']} modules, {figures['calls']} calls,"
         f" threads: {', '.join(figures['threads'])}"
     )
-    save("trace-headless" if args.headless else "trace", figures)
 
 
 if __name__ == "__main__":
