@@ -43,7 +43,7 @@ from notifier.core.text import markup
 from notifier.outputs.backends import TRAY_ALONE, Backend, NullBackend, choose_backend
 from notifier.outputs.dbus import BackendError, ServerGone
 from notifier.outputs.render import ANSWER_PREFIX, Message, option_actions, render, takes_text
-from notifier.system.focus import follow_focus, items_focused
+from notifier.system.focus import items_focused
 from notifier.system.log import LogOnce
 from notifier.system.paths import session_address
 from notifier.system.supervisor import FailureLog, Supervisor
@@ -517,8 +517,6 @@ class AlertSink:
 
     def start(self) -> None:
         self._screen.start()
-        if self.skip_focused:  # (on the worker: what is focused is followed from now on)
-            self._put(lambda now: follow_focus())
         self._thread.start()
 
     def stop(self, close: bool = True) -> None:

@@ -140,16 +140,10 @@ _watch_lock = threading.Lock()
 _watcher: list[FocusWatcher | Missing] = []
 
 
-def follow_focus() -> None:
-    """Start the watcher now (the notifier's start), so that the check before the first
-    notification only reads what it saw (:func:`current_front`)."""
-    current_front()
-
-
 def current_front() -> Front | None:
-    """The focused window, from the watcher (started at the first call, if :func:`follow_focus`
-    did not; started again if its compositor went away); ``UNKNOWN`` when it cannot watch,
-    ``None`` when nothing is focused or nothing here can tell."""
+    """The focused window, from the watcher (started at the first call; started again if its
+    compositor went away); ``UNKNOWN`` when it cannot watch, ``None`` when nothing is focused or
+    nothing here can tell."""
     with _watch_lock:
         w = _watcher[0] if _watcher else None
         if isinstance(w, Missing):
