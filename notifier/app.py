@@ -621,7 +621,7 @@ class App:
         none); ``windows``: windows may attach (:meth:`serve` follows). With neither, nothing is
         drawn (no UI thread). The engine's outputs are wired here, once: each is handed every
         batch directly (a headless run that hands notifying to the app and takes it back adds
-        and removes its notifier on the engine thread: cli/notify_turns.py)."""
+        and removes its notifier on the engine thread: cli/run.py)."""
         self.tray = tray
         self.redraw.tray = tray
         self.store.prune(time.time() - self.config["history.retention_days"] * 86400)

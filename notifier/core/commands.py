@@ -92,9 +92,6 @@ class Goto:
 
 
 MAX_CHOICES = 16  # a questionnaire's answers, or a multi-select's picks
-# The question tools whose dialogs an Answer can answer by keys (pi/keys.py has their maps);
-# an extension's select / confirm / input dialog is answered exactly, whatever its tool.
-ANSWERABLE_TOOLS = frozenset({"question", "questionnaire", "ask_user_question"})
 
 
 @dataclass(frozen=True)
