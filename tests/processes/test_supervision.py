@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import subprocess
 import sys
+import threading
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -197,3 +198,23 @@ def test_the_running_app_reports_its_health_and_doctor_shows_it(
         [sys.executable, "-m", "notifier", "doctor"], capture_output=True, text=True, timeout=60
     )
     assert "running app: none is running" in out.stdout
+
+
+def test_a_run_without_tray_or_windows_draws_nothing(tmp_path: Path) -> None:
+    """A headless run (no tray icon, no window can attach) has no UI thread: its questions reach
+    the outputs that are there, and nothing is drawn for nobody."""
+    config = Config()
+    config.values["sessions_dirs"] = [str(tmp_path)]
+    config.values["liveness"] = "off"
+    app = App(config, json_out=False, notify=False)
+    before = {t for t in threading.enumerate() if t.name == "pi-notifier-ui"}  # (other tests' ending)
+    try:
+        app.start(tray=None, windows=False)
+        wait_for(lambda: app.engine is not None and app.engine.ready_event.is_set(), 20, "ready")
+        append(tmp_path / "s.jsonl", header(), user(), ask("q1", "Anyone drawing?"))
+        wait_for(lambda: app.snapshot().pending_count == 1, 10, "the question")
+        wait_for(lambda: app.store.history(), 10, "the question in the history (its output had it)")
+        assert app.engine is not None and app.redraw not in app.engine.outputs
+        assert {t for t in threading.enumerate() if t.name == "pi-notifier-ui"} <= before
+    finally:
+        app.shutdown()
