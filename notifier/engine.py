@@ -4,7 +4,7 @@ transitions.
 One line: watchdog → the engine's queue (typed messages: :mod:`notifier.watch`'s, the liveness
 probe's :class:`ProcessList`, a :class:`_Call` from the tray, window, companion or remotes) →
 :class:`~notifier.sessions.SessionFiles` (tail → pi's events → board) → the transitions and one
-immutable snapshot, handed to each output once (:class:`Lines` first, then each :class:`Sink`),
+immutable snapshot, handed to each output once as one :class:`Batch` (:meth:`Output.publish`),
 every hand-over contained (:func:`deliver`). Nothing else mutates engine state.
 
 Liveness: is the pi that asked still running? Reading the process table takes tens of ms on a busy
@@ -89,36 +89,30 @@ class ReadyInfo:
     scan_s: float
 
 
-class Sink(Protocol):
+@dataclass(frozen=True, slots=True)
+class Batch:
+    """What one batch of the engine's work hands every output, once: the transitions it made
+    (possibly none: the board may have changed without one, e.g. who is alive), the board as it
+    is now, and the live sessions that finished their turn or failed."""
+
+    transitions: tuple[Transition, ...]
+    snapshot: Snapshot
+    turns: tuple[TurnChange, ...] = ()
+
+
+class Output(Protocol):
     """An output of the engine: called on the engine thread, it hands over and never blocks."""
 
     def ready(self, info: ReadyInfo, snapshot: Snapshot) -> None:
         """Once, after the start-up scan (its questions came as ``initial`` transitions before)."""
 
-    def transitions(self, items: Sequence[Transition], snapshot: Snapshot) -> None:
-        """What changed (possibly nothing) and the board as it is now."""
-
-    def turns(self, items: Sequence[TurnChange]) -> None:
-        """Live sessions that finished their turn or failed (a no-op for outputs that only
-        follow questions)."""
-
-
-class Lines(Protocol):
-    """An output that prints what changed and never reads the board (run --json's). The engine
-    hands it each batch's transitions before it builds the snapshot, so the line other tools wait
-    for waits for nothing else (the snapshot was about 0.04 ms of the way from an appended line to
-    its run --json line: bench/latency.py)."""
-
-    def ready(self, info: ReadyInfo, snapshot: Snapshot) -> None:
-        """Once, after the start-up scan, before the sinks get theirs."""
-
-    def changed(self, items: Sequence[Transition]) -> None:
-        """What changed (possibly nothing), before the sinks get it."""
+    def publish(self, batch: Batch) -> None:
+        """Each batch, in order: what changed and the board as it is now."""
 
 
 def deliver(health: FailureLog, sink: object, what: str, call: Callable[[], None]) -> None:
     """Hand something to one sink; whatever Exception it raises stays there (recorded in
-    ``health``, logged once per kind), the other sinks still get theirs. A BaseException that is
+    ``health``, logged once per kind), the other outputs still get theirs. A BaseException that is
     not an Exception (KeyboardInterrupt, SystemExit) is no output's bug but a request to stop:
     it goes on to the engine's supervisor, which records it as the engine's failure."""
     try:
@@ -243,19 +237,18 @@ class Engine:
     def __init__(
         self,
         options: EngineOptions,
-        sinks: Iterable[Sink] = (),
+        outputs: Iterable[Output] = (),
         processes: Probe | None = None,
         wall: Callable[[], float] = time.time,
         health: FailureLog | None = None,
         on_failure: Callable[[], None] | None = None,
-        lines: Iterable[Lines] = (),
     ) -> None:
-        """``sinks``: who gets the transitions, fixed from now on (``lines`` first: outputs that
-        only print them); ``health``: where failures are recorded (shared with the app);
-        ``on_failure``: called after the thread failed, before it runs again (the tray shows it)."""
+        """``outputs``: who gets each batch, in this order (changed only on the engine thread:
+        :meth:`add_output`, :meth:`remove_output`); ``health``: where failures are recorded
+        (shared with the app); ``on_failure``: called after the thread failed, before it runs
+        again (the tray shows it)."""
         self.options = options
-        self.sinks: tuple[Sink, ...] = tuple(sinks)
-        self.lines: tuple[Lines, ...] = tuple(lines)
+        self.outputs: tuple[Output, ...] = tuple(outputs)
         # A SimpleQueue (C): putting and taking a message is one lock each, no Python-level
         # condition, so the watcher's wake-up reaches this thread sooner.
         self.queue: queue.SimpleQueue[Message] = queue.SimpleQueue()
@@ -311,6 +304,14 @@ class Engine:
         is made after a call even when it returns none: the board may have changed)."""
         self.queue.put(_Call(fn))
 
+    def add_output(self, output: Output) -> None:
+        """On the engine thread (in a :meth:`call`): ``output`` gets every batch from the next on."""
+        self.outputs = (*self.outputs, output)
+
+    def remove_output(self, output: Output) -> None:
+        """On the engine thread (in a :meth:`call`): ``output`` gets no batch any more."""
+        self.outputs = tuple(o for o in self.outputs if o is not output)
+
     def _more(self, path: str) -> None:
         self.queue.put(FileChanged(path))  # a huge append: the rest after what is queued already
 
@@ -360,8 +361,7 @@ class Engine:
         self.ready_info = info
         if collected:
             self._emit(collected)
-        outputs: list[Lines | Sink] = [*self.lines, *self.sinks]
-        for out in outputs:
+        for out in self.outputs:
             deliver(self.health, out, "ready", partial(out.ready, info, self.snapshot))
         self._started = True
         self.ready_event.set()
@@ -451,20 +451,17 @@ class Engine:
         return out
 
     def _emit(self, items: list[Transition]) -> None:
-        """Hand transitions to every sink with a new snapshot: those of the engine's own reading
-        and those its calls returned (remote hosts, the companion extension's dialogs)."""
+        """Hand every output one batch: the transitions (those of the engine's own reading and
+        those its calls returned: remote hosts, the companion extension's dialogs), a new
+        snapshot, and the turns finished since the last batch."""
         self._liveness.asked(items)
         if log.isEnabledFor(logging.DEBUG):
             _log_each(items)
-        # The snapshot replaced is let go after the sinks had theirs (freeing costs as much as building).
-        for lines in self.lines:
-            deliver(self.health, lines, "transitions", partial(lines.changed, items))
+        # The snapshot replaced is let go after the outputs had theirs (freeing costs as much as building).
         previous, self.snapshot = self.snapshot, self.board.snapshot(self._wall())
-        turns = self.board.local.drain_turns()
-        for sink in self.sinks:
-            deliver(self.health, sink, "transitions", partial(sink.transitions, items, self.snapshot))
-            if turns:
-                deliver(self.health, sink, "turns", partial(sink.turns, turns))
+        batch = Batch(tuple(items), self.snapshot, tuple(self.board.local.drain_turns()))
+        for output in self.outputs:
+            deliver(self.health, output, "publish", partial(output.publish, batch))
         del previous
 
 

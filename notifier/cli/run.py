@@ -20,6 +20,7 @@ import argparse
 import os
 import threading
 import time
+from functools import partial
 from typing import TYPE_CHECKING
 
 from notifier.cli.parser import fail, say
@@ -28,12 +29,11 @@ from notifier.core.text import clean
 from notifier.system import paths
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-
     from notifier.app import App
-    from notifier.core.model import Snapshot, Transition, TurnChange
-    from notifier.engine import ReadyInfo
+    from notifier.core.model import Transition
+    from notifier.engine import Engine
     from notifier.instance import Notifying
+    from notifier.outputs.desktop import AlertSink
     from notifier.store import Store
     from notifier.watch import FileFollower
 
@@ -107,7 +107,7 @@ def _serve(app: App, config: Config, tray: bool, turns: NotifyTurns | None, eof_
     if eof_stops:
         stop_on_eof(app.stop_event)
     try:
-        app.start(tray=icon, turns=turns)
+        app.start(tray=icon, windows=tray)  # (only the tray app serves windows)
         if turns is not None:
             turns.start()
         if tray:
@@ -122,9 +122,10 @@ def _serve(app: App, config: Config, tray: bool, turns: NotifyTurns | None, eof_
 
 
 class NotifyTurns:
-    """The sink that stands for the notifier in the engine of a headless run (``App.start(turns=…)``):
-    it passes the engine's calls to ``app.alerts`` of the moment, and switches that between a
-    notifier of this run's and none as its turn comes and goes."""
+    """Whose turn it is to notify, for a headless run: it switches ``app.alerts`` between a
+    notifier of this run's and none as its turn comes and goes. The notifier is one of the
+    engine's outputs while it is this run's turn (added and removed on the engine thread: no
+    batch is missed or seen twice); this is none."""
 
     def __init__(self, app: App, lock: Notifying) -> None:
         self.app = app
@@ -134,23 +135,6 @@ class NotifyTurns:
         self._waiting = False  # a thread waits for this run's turn
         self._stopped = False
         self._follower: FileFollower | None = None
-
-    # ---- the engine's sink (engine thread) ----
-
-    def ready(self, info: ReadyInfo, snapshot: Snapshot) -> None:
-        alerts = self.app.alerts
-        if alerts is not None:
-            alerts.ready(info, snapshot)
-
-    def transitions(self, items: Sequence[Transition], snapshot: Snapshot) -> None:
-        alerts = self.app.alerts
-        if alerts is not None:
-            alerts.transitions(items, snapshot)
-
-    def turns(self, items: Sequence[TurnChange]) -> None:
-        alerts = self.app.alerts
-        if alerts is not None:
-            alerts.turns(items)
 
     # ---- following the lock ----
 
@@ -213,6 +197,9 @@ class NotifyTurns:
         alerts, self.app.alerts = self.app.alerts, None
         if alerts is None:
             return
+        engine = self.app.engine
+        if engine is not None:
+            engine.call(partial(_removed, engine, alerts))
         alerts.stop(close=False)  # (stopped for good: what it showed stays on screen)
         self.store.flush(2.0)
         if self.store is not self.app.store:
@@ -225,6 +212,7 @@ class NotifyTurns:
         the board is as it was)."""
         from notifier.app import PreferencesOwner, open_store
         from notifier.core.model import Transition
+        from notifier.engine import Batch
 
         with self._lock:
             app, engine = self.app, self.app.engine
@@ -234,18 +222,26 @@ class NotifyTurns:
                 return []
             store = open_store(app.state_dir)  # (read again: what the app wrote since this run began)
             app.preferences = PreferencesOwner(store, time.time())  # as the app left them
+            app.preferences.listen(app.redraw.set_preferences)
             alerts = app.new_notifier(store, app.preferences)
             self.store = store
             snapshot = engine.snapshot
             pending = [
                 Transition("needs_input", view.ref, q, q.asked_at, initial=True) for view, q in snapshot.pending
             ]
-            alerts.transitions(pending, snapshot)  # (as the engine starts: its questions, then ready)
+            alerts.publish(Batch(tuple(pending), snapshot))  # (as the engine starts: its questions, then ready)
             if engine.ready_info is not None:
                 alerts.ready(engine.ready_info, snapshot)
+            engine.add_output(alerts)  # (every batch from the next on)
             app.alerts = alerts
         say(TAKEN_BACK if self.lock.after_app else PEER_ENDED)
         return []
+
+
+def _removed(engine: Engine, alerts: AlertSink) -> list[Transition]:
+    """On the engine thread: the notifier handed over gets no batch any more."""
+    engine.remove_output(alerts)
+    return []
 
 
 def stop_on_eof(stop: threading.Event) -> None:

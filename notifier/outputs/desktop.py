@@ -22,7 +22,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from notifier.config import Config
 from notifier.core.commands import Answer, Command, Focus, Goto, Show, Snooze
@@ -46,8 +46,10 @@ from notifier.outputs.render import ANSWER_PREFIX, Message, option_actions, rend
 from notifier.system.focus import items_focused
 from notifier.system.log import LogOnce
 from notifier.system.paths import session_address
-from notifier.system.processes import still_running
 from notifier.system.supervisor import FailureLog, Supervisor
+
+if TYPE_CHECKING:
+    from notifier.engine import Batch
 
 log = logging.getLogger(__name__)
 
@@ -529,22 +531,23 @@ class AlertSink:
         elif self._screen.backend is not None:
             self._screen.backend.shutdown()
 
-    # Sink protocol (engine thread): hand over, never block.
+    # The engine's output protocol (engine thread): hand over, never block.
     def ready(self, info: Any, snapshot: Snapshot) -> None:
         pending = {key_of(view.ref, q) for view, q in snapshot.pending}
         self._put(lambda now: self._screen.settle_orphans(pending))  # what a run before ours left
 
-    def transitions(self, items: Sequence[Transition], snapshot: Snapshot) -> None:
+    def publish(self, batch: Batch) -> None:
         if self._stop.is_set():  # (stopped: nobody would read them)
             return
-        if items:
-            self._put(partial(self._transitions, list(items)))
+        if batch.transitions:
+            self._put(partial(self._transitions, list(batch.transitions)))
         else:  # the board changed without a transition: a pi found to wait for a human, maybe
-            self._put(partial(self._askers, snapshot))
+            self._put(partial(self._askers, batch.snapshot))
+        if batch.turns:
+            self._put(partial(self._turns, batch.turns))
 
-    def turns(self, items: Sequence[TurnChange]) -> None:
-        if not self._stop.is_set():
-            self._put(lambda now: [a for change in items for a in self.planner.turn(change, now)])
+    def _turns(self, items: Sequence[TurnChange], now: float) -> list[Notice | Withdraw]:
+        return [a for change in items for a in self.planner.turn(change, now)]
 
     # Control (any thread): the user's snoozes and mutes, from their owner (the app).
     def set_preferences(self, preferences: Preferences) -> None:
@@ -610,16 +613,16 @@ class AlertSink:
         self._deliver(actions)
 
     def _transitions(self, items: list[Transition], now: float) -> list[Notice | Withdraw]:
-        actions = self.planner.feed([_checked(t) for t in items], now, self.wall())
+        actions = self.planner.feed(items, now, self.wall())
         ended = {key_of(t.session, t.question) for t in items if t.kind != "needs_input"}
         if ended:
             self._screen.ended(ended)
         return actions
 
     def _askers(self, snapshot: Snapshot, now: float) -> None:
-        """The pis of pending questions found to wait for a human: no settle window for them."""
-        askers = [(key_of(v.ref, q), v.asker) for v, q in snapshot.pending if v.asker is not None]
-        self.planner.known_askers((k for k, asker in askers if still_running(*asker)), now)
+        """The pis of pending questions the board found to wait for a human: no settle window
+        for them (the board's judgement, not made again here)."""
+        self.planner.known_askers((key_of(v.ref, q) for v, q in snapshot.pending if v.asker is not None), now)
 
     def _preferences(self, preferences: Preferences, now: float) -> None:
         self.planner.preferences = preferences.shifted(now - self.wall())  # (snoozes end on our clock)
@@ -694,11 +697,3 @@ class AlertSink:
 
 def _tick(now: float) -> None:
     """The worker's job when nothing came: what is due (settle, reminders, quiet hours' end)."""
-
-
-def _checked(t: Transition) -> Transition:
-    """``t``, its ``asker`` kept only while that very pi still runs (else the settle window holds:
-    whatever asks now is not known to wait for a human)."""
-    if t.asker is None or still_running(*t.asker):
-        return t
-    return Transition(t.kind, t.session, t.question, t.at, t.initial)

@@ -34,14 +34,14 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from PIL import Image, ImageDraw, ImageFont
 
 from notifier import compat, resources
 from notifier.config import Config
 from notifier.core.commands import Clear, Command, Focus, Goto, Mute, Quit, Show, Snooze
-from notifier.core.model import Question, SessionView, Snapshot, Transition, TurnChange
+from notifier.core.model import Question, SessionView, Snapshot
 from notifier.core.planner import Preferences, next_quiet_change, parse_quiet_hours, quiet_hours_note, tomorrow_morning
 from notifier.core.text import clean, duration_changes_in, project_name
 from notifier.core.text import duration as waited
@@ -49,6 +49,9 @@ from notifier.outputs.tray_hosts import NO_HOST_WHY, HostFollower, HostLog, Host
 from notifier.system.desktop import has_display
 from notifier.system.supervisor import FailureLog, Supervisor
 from notifier.window.view import offline_note
+
+if TYPE_CHECKING:
+    from notifier.engine import Batch
 
 # Lazy imports here: gi is optional (PyGObject), pystray only once PYSTRAY_BACKEND is chosen.
 
@@ -586,7 +589,11 @@ class Tray:
 
 
 class Window(Protocol):
-    """The open windows (``app/window_process.WindowProcess``): each is pushed the snapshot."""
+    """The open windows (``app.WindowProcess``): each is pushed the snapshot."""
+
+    @property
+    def subscribers(self) -> Sequence[object]:
+        """The open windows now (none: nothing to push)."""
 
     def push(self, snapshot: Snapshot) -> None: ...
 
@@ -601,21 +608,15 @@ class Redraw:
     by itself when the tray's ages or quiet hours next read differently. A failure is the
     supervisor's: said once, drawn again at the next change."""
 
-    def __init__(
-        self,
-        preferences: Callable[[], Preferences],
-        window: Window,
-        tray: Callable[[], Any],
-        config: Config,
-        health: FailureLog,
-        stop: threading.Event,
-    ) -> None:
-        """``tray()``: the icon now (None: none); ``config``: its quiet hours follow the file."""
-        self.preferences = preferences
+    def __init__(self, window: Window, config: Config, health: FailureLog, stop: threading.Event) -> None:
+        """Wired once: ``tray``, the icon (set before :meth:`start`; None: none, or it stopped),
+        the user's choices (:meth:`set_preferences`), the quiet hours (:meth:`set_quiet_hours`)
+        and what failed (``health``'s listener) are handed to it, as the snapshots are."""
         self.window = window
-        self.tray = tray
-        self.config = config
-        self.health = health
+        self.tray: Any = None
+        self.preferences = Preferences()
+        self.health: tuple[str, ...] = ()
+        self.quiet_hours: str = config["quiet_hours"]  # (:meth:`set_quiet_hours` as the file changes)
         self.snapshot = Snapshot()  # the last one the engine sent
         self._stop = stop
         self._dirty = threading.Event()
@@ -624,6 +625,7 @@ class Redraw:
             os.set_blocking(fd, False)
         run = Supervisor("tray and window", stop, health).run
         self._thread = threading.Thread(target=run, args=(self._loop,), name="pi-notifier-ui", daemon=True)
+        health.listen(self.set_health)
 
     def start(self) -> None:
         self._thread.start()
@@ -634,17 +636,29 @@ class Redraw:
         with contextlib.suppress(OSError):  # (full: a wake is on its way already)
             os.write(self._wake_w, b"\0")
 
-    # The engine's sink protocol: each new snapshot is kept, and is something changed.
+    def set_preferences(self, preferences: Preferences) -> None:
+        """The user's choices changed (their owner's listener)."""
+        self.preferences = preferences
+        self.changed()
+
+    def set_quiet_hours(self, value: str) -> None:
+        """New quiet hours (the config file changed; a value the config accepted)."""
+        self.quiet_hours = value
+        self.changed()
+
+    def set_health(self, lines: tuple[str, ...]) -> None:
+        """What failed changed (``FailureLog``'s listener, any thread)."""
+        self.health = lines
+        self.changed()
+
+    # The engine's output protocol: each new snapshot is kept, and is something changed.
     def ready(self, info: object, snapshot: Snapshot) -> None:
         self.snapshot = snapshot
         self.changed()
 
-    def transitions(self, items: Sequence[Transition], snapshot: Snapshot) -> None:
-        self.snapshot = snapshot
+    def publish(self, batch: Batch) -> None:
+        self.snapshot = batch.snapshot
         self.changed()
-
-    def turns(self, items: Sequence[TurnChange]) -> None:
-        pass  # (finished turns are not this output's business)
 
     def _loop(self) -> None:
         """Wait for a change, the tray's next age tick, or the tray host follower's X display
@@ -652,7 +666,7 @@ class Redraw:
         due: float | None = None  # time.monotonic() the tray next reads differently by itself
         while True:
             wait_s = None if due is None else max(0.0, due - time.monotonic())
-            hosts = getattr(self.tray(), "hosts", None)
+            hosts = getattr(self.tray, "hosts", None)
             if isinstance(hosts, HostFollower) and hosts.fds():
                 self._wait_or_follow(hosts, wait_s)
             else:
@@ -680,13 +694,13 @@ class Redraw:
     def draw(self, window: bool = True) -> float | None:
         """Draw the tray (and, ``window``: push to the window); returns how long until the tray's
         ages or quiet hours next read differently (None: not before the next change)."""
-        state = UiState(self.snapshot, self.preferences(), self.health.lines())
-        if window:
+        state = UiState(self.snapshot, self.preferences, self.health)
+        if window and self.window.subscribers:
             self.window.push(state.snapshot)
-        tray = self.tray()
+        tray = self.tray
         if tray is None:
             return None
-        quiet = self.config["quiet_hours"]
+        quiet = self.quiet_hours
         tray.update(state, quiet)
         now = time.time()
         times = [next_redraw(state, now), next_quiet_change(parse_quiet_hours(quiet), now)]

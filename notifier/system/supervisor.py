@@ -53,14 +53,27 @@ class Backoff:
 
 
 class FailureLog:
-    """What went wrong and was recovered from (any thread): the engine restarted, a sink failed.
-    The tray shows it, ``doctor`` asks for it; each kind of failure is logged with its traceback
-    once, later ones of the same kind only counted."""
+    """What went wrong and was recovered from (any thread): the engine restarted, an output
+    failed. The tray is handed its lines as they change (:meth:`listen`), ``doctor`` asks for
+    it; each kind of failure is logged with its traceback once, later ones of the same kind
+    only counted."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._problems: dict[str, dict[str, Any]] = {}
         self._seen = LogOnce(log)  # (part, kind): the first failure of each is logged in full
+        self._listeners: list[Callable[[tuple[str, ...]], None]] = []
+
+    def listen(self, listener: Callable[[tuple[str, ...]], None]) -> None:
+        """Hand ``listener`` the :meth:`lines` after each change (on the thread that failed or
+        recovered: keep it short)."""
+        self._listeners.append(listener)
+
+    def _changed(self) -> None:
+        if self._listeners:
+            lines = self.lines()
+            for listener in self._listeners:
+                listener(lines)
 
     def failed(self, part: str, exc: BaseException, doing: str) -> bool:
         """Record a failure of ``part``; True the first time this kind is seen (log it fully)."""
@@ -72,12 +85,14 @@ class FailureLog:
             p["doing"] = doing
             p["at"] = time.time()
             p.pop("recovered", None)
+        self._changed()
         return self._seen.first(part, kind)
 
     def recovered(self, part: str) -> None:
         with self._lock:
             if part in self._problems:
                 self._problems[part]["recovered"] = True
+        self._changed()
 
     def report(self) -> dict[str, dict[str, Any]]:
         with self._lock:

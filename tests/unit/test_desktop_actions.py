@@ -28,6 +28,7 @@ from notifier.core.model import (
 from notifier.core.owners import Proc
 from notifier.core.planner import Preferences
 from notifier.core.reducer import Header, ToolStart
+from notifier.engine import Batch
 from notifier.outputs.backends import Plain
 from notifier.outputs.desktop import AlertSink
 from notifier.outputs.render import Message, option_actions, render, sound_hints, who
@@ -150,7 +151,7 @@ def signalled(
     ref = SessionRef("/s/a.jsonl", "id", "/home/me/webshop", "billing refactor")
     sink.start()
     try:
-        sink.transitions([Transition("needs_input", ref, q, time.time())], Snapshot())
+        sink.publish(Batch((Transition("needs_input", ref, q, time.time()),), Snapshot()))
         wait_for(lambda: server.shown, 5, "the question's notification")
         for kind, server_id, arg in signals:
             (sink.on_server_action if kind == "action" else sink.on_server_reply)(server_id, arg)

@@ -195,3 +195,16 @@ def test_a_followed_file_tells_what_changed_and_what_waits(tmp_path: Path) -> No
     assert view is not None and view.pending == ()
     f.unlink()
     assert followed.read() == [] and followed.view() is None
+
+
+def test_what_failed_is_handed_to_listeners_as_it_changes() -> None:
+    """The tray is handed the health's lines when a part fails and when it runs again (it never
+    asks for them while drawing)."""
+    health, seen = FailureLog(), list[tuple[str, ...]]()
+    health.listen(seen.append)
+    assert seen == []  # (nothing failed: nothing to hand)
+    health.failed("engine", RuntimeError("disk gone"), "restarted 1×")
+    assert seen == [("engine failed once (RuntimeError: disk gone); restarted 1×",)]
+    health.recovered("engine")
+    health.failed("engine", RuntimeError("disk gone"), "restarted 2×")
+    assert len(seen) == 3 and seen[-1] == health.lines() == ("engine failed 2× (RuntimeError: disk gone); restarted 2×",)
