@@ -118,6 +118,12 @@ def test_a_question_asked_from_a_codemode_script_is_that_sessions_question(
         )
 
         wait_for(lambda: "Enter to select" in pi.screen(), 20, "the dialog on pi's screen")
+        # pi-notifier answer: no answer to it is recorded anywhere it could check before the script
+        # ends, so it refuses, saying why, and types nothing (the dialog still shows PostgreSQL)
+        for call_args in (["--call", dialog.tool_call_id or ""], []):
+            refused = cli("answer", "--sessions-dir", str(sessions), *call_args, "SQLite")
+            assert refused.returncode == 1 and "inside a running tool call" in refused.stderr, refused.stderr
+        assert "> 1. PostgreSQL" in pi.screen() and result_of(pi, call) is None
         pi.keys("Down")
         pi.keys("Enter")
         (resolved,) = app.wait("resolved")
