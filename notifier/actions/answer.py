@@ -637,6 +637,11 @@ def _by_keys(
     """A question tool's own dialog: the same checked plan as in tmux, its keys forwarded to the
     component, its mirrored screen checked instead of the pane's."""
     usage(question, choices, text)  # bad usage shows before anything else
+    if d.outer_tool_call_id is not None:  # (the file has only the call it runs under, until it ends)
+        raise Unsupported(
+            "this question was asked from inside a running tool call (a script's), and pi records its answer"
+            " only when that call ends, so it cannot be checked: answer it in the terminal (pi-notifier goto)"
+        )
     session = SessionFile(options, view.ref.key)
     if not session.pending(question.tool_call_id):
         raise Refused("the question is no longer waiting (answered or cancelled meanwhile); nothing was typed")
