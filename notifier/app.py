@@ -67,7 +67,7 @@ from notifier.sessions import engine_options
 from notifier.store import Store
 from notifier.system import desktop as x11
 from notifier.system import paths
-from notifier.system.supervisor import FailureLog
+from notifier.system.supervisor import FailureLog, Stop
 from notifier.watch import ConfigFollower
 from notifier.window.view import mark_snoozes, window_obj
 
@@ -527,7 +527,7 @@ class App:
         self.socket = socket or socket_path()
         self.json_out = json_out
         self.want_notify = notify and config["notifications.backend"] != "none"
-        self.stop_event = threading.Event()
+        self.stop_event = Stop()  # (ends the tray's loop too: Tray.run)
         self.store = open_store(state_dir)
         self.preferences = PreferencesOwner(self.store, time.time())  # restored from the store
         self.engine: Engine | None = None  # built in start(), with its sinks fixed

@@ -47,7 +47,7 @@ from notifier.core.text import clean, duration_changes_in, project_name
 from notifier.core.text import duration as waited
 from notifier.outputs.tray_hosts import NO_HOST_WHY, HostFollower, HostLog, Hosts, look
 from notifier.system.desktop import has_display
-from notifier.system.supervisor import FailureLog, Supervisor
+from notifier.system.supervisor import FailureLog, Stop, Supervisor
 from notifier.window.view import offline_note
 
 # Lazy imports here: gi is optional (PyGObject), pystray only once PYSTRAY_BACKEND is chosen.
@@ -493,51 +493,45 @@ class Tray:
 
     # ---- loop ----
 
-    def run(self, on_ready: Callable[[], None], stop_event: threading.Event) -> None:
-        """The icon's loop, on the main thread, until ``stop_event`` is set; then the hosts are
-        no longer followed. Every backend but xorg docks by itself: one loop. An xorg icon runs
-        while an XEmbed tray host is there: a new icon (and loop) each time one comes; its loop
-        is ended by the tray host going (seen where the follower is read: the UI thread) or by
-        the app stopping (one thread waits for that, for the whole run)."""
+    def run(self, on_ready: Callable[[], None], stop: Stop) -> None:
+        """The icon's loop, on the main thread, until ``stop`` is set (whoever sets it ends the
+        loop: :meth:`Stop.then`); then the hosts are no longer followed. Every backend but xorg
+        docks by itself: one loop. An xorg icon runs while an XEmbed tray host is there: a new icon
+        (and loop) each time one comes; its loop is ended by the tray host going (seen where the
+        follower is read: the UI thread) or by the app stopping."""
         hosts = self.hosts
         try:
             if self.backend != "xorg" or hosts is None:
-                self._run_icon(self.icon, on_ready, stop_event.wait)
+                stop.then(self._end)
+                self._run_icon(self.icon, on_ready, stop.is_set)
                 return
 
             def end_on_stop() -> None:
-                stop_event.wait()
                 hosts.wake()
                 self._end()
 
-            threading.Thread(target=end_on_stop, name="pi-notifier-tray-stop", daemon=True).start()
+            stop.then(end_on_stop)
             hosts.listen(lambda now: self._end() if now.xembed is None else None)
 
             def over() -> bool:
-                return stop_event.is_set() or hosts.hosts.xembed is None
+                return stop.is_set() or hosts.hosts.xembed is None
 
             first = True
-            while hosts.wait_xembed(True, stop_event):
+            while hosts.wait_xembed(True, stop):
                 if not first:
                     with self._lock:
                         self.icon = self._new_icon()
                 first = False
-                self._run_icon(self.icon, on_ready, None, over)
+                self._run_icon(self.icon, on_ready, over)
         finally:
             if hosts is not None:
                 hosts.close()
 
-    def _run_icon(
-        self,
-        icon: Any,
-        on_ready: Callable[[], None],
-        until: Callable[[], object] | None,
-        over: Callable[[], bool] = lambda: False,
-    ) -> None:
-        """One icon's loop, until it is ended (:meth:`_end`). pystray runs ``setup`` on a thread
-        of its own once the loop runs (so no stop comes before the loop runs): with ``until``
-        that thread waits for it to return and ends the loop; without, it returns at once (the
-        loop is ended from elsewhere, or here if it is ``over()`` already)."""
+    def _run_icon(self, icon: Any, on_ready: Callable[[], None], over: Callable[[], bool]) -> None:
+        """One icon's loop, until it is ended (:meth:`_end`, from whoever stops it). pystray runs
+        ``setup`` on a thread of its own once the loop runs; it returns at once (that thread
+        ends), ending the loop itself only if it is ``over()`` already (a stop that came before
+        this icon was running, so :meth:`_end` found nothing to end)."""
         ended = threading.Event()
 
         def setup(icon: Any) -> None:
@@ -546,9 +540,7 @@ class Tray:
                 self._live = True
                 self._running = (icon, ended)
             on_ready()  # (draws what changed before this icon ran)
-            if until is not None:
-                until()
-            if until is not None or over():
+            if over():
                 self._end()
 
         try:
@@ -571,7 +563,7 @@ class Tray:
         icon, ended = running
         wid = compat.window_id(icon)
         threading.Thread(target=self.stop, args=(icon,), name="pi-notifier-tray-stopping", daemon=True).start()
-        if not ended.wait(XORG_STOP_GRACE_S) and wid is not None:
+        if wid is not None and not ended.wait(XORG_STOP_GRACE_S):  # (only xorg's is waited for)
             log.debug("the xorg tray loop did not end %.0f s after stop: its window is destroyed", XORG_STOP_GRACE_S)
             compat.destroy_window(wid)
 

@@ -92,6 +92,35 @@ class FailureLog:
         return tuple(out)
 
 
+class Stop(threading.Event):
+    """The app's stop: an Event (set from anywhere: a signal, Quit, a closed pipe) that also runs,
+    once, on the thread that sets it, what :meth:`then` was given. A loop that cannot wait on an
+    Event (the tray's, on the main thread) is ended from there, with no thread kept waiting for it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._then: list[Callable[[], object]] = []
+        self._then_lock = threading.Lock()
+
+    def then(self, fn: Callable[[], object]) -> None:
+        """Run ``fn`` when set (now, on this thread, if it is set already)."""
+        with self._then_lock:
+            if not self.is_set():
+                self._then.append(fn)
+                return
+        fn()
+
+    def set(self) -> None:
+        super().set()
+        with self._then_lock:
+            due, self._then = self._then, []
+        for fn in due:
+            try:
+                fn()
+            except Exception:
+                log.exception("stopping: a part failed to stop; carrying on")
+
+
 class Supervisor:
     """Runs one part's work on the calling thread until it returns or ``stop`` is set, running it
     again after each failure. ``failed``: the last failure while the part waits to run again."""
