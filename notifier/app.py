@@ -667,7 +667,8 @@ class App:
     def new_notifier(self, store: Store, preferences: PreferencesOwner) -> AlertSink:
         """The notifier, started, recording in ``store``, following the user's snoozes and mutes
         (``preferences``); what the user asks of a notification is a command for the app."""
-        alerts = AlertSink(self.config, store, execute=self.execute, instead=self._instead(), health=self.health)
+        alerts = AlertSink(self.config, store, execute=self.execute, instead=self._instead(), health=self.health,
+                           worker=self.redraw.worker)  # (the one outputs thread)
         preferences.listen(alerts.set_preferences)  # handed the current value before start
         alerts.start()
         return alerts

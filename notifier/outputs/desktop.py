@@ -1,7 +1,8 @@
 """Desktop notifications: the output fed by the engine's transitions and turn changes. It asks the
 pure :class:`notifier.core.planner.Planner` what to raise and withdraw (quiet hours:
-:mod:`notifier.core.planner`), and delivers that on its own worker thread (D-Bus replies never hold
-up the engine), kept running by a :class:`~notifier.system.supervisor.Supervisor`: if it fails it
+:mod:`notifier.core.planner`), and delivers that on a worker thread (D-Bus replies never hold up the
+engine): the app's one outputs thread (:class:`~notifier.system.supervisor.Worker`, shared
+with the tray and the window), kept running by its supervisor: if it fails it
 runs again (back-off, said once) with what is queued and what the planner knows (already notified
 questions stay quiet); only the message it was handling then is dropped.
 
@@ -17,7 +18,6 @@ questions stay quiet); only the message it was handling then is dropped.
 from __future__ import annotations
 
 import logging
-import queue
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -47,7 +47,7 @@ from notifier.system.focus import items_focused
 from notifier.system.log import LogOnce
 from notifier.system.paths import session_address
 from notifier.system.processes import still_running
-from notifier.system.supervisor import FailureLog, Supervisor
+from notifier.system.supervisor import FailureLog, Worker
 
 log = logging.getLogger(__name__)
 
@@ -461,6 +461,7 @@ class AlertSink:
         wall: Callable[[], float] = time.time,
         instead: str | None = None,
         health: FailureLog | None = None,
+        worker: Worker | None = None,
     ) -> None:
         """``execute``: carries out what the user asks of a notification, as the app's commands:
         ``Goto`` (the default action, "Go to session"), ``Answer`` (an option's button, a text
@@ -469,7 +470,8 @@ class AlertSink:
         reconnecting: by default a clock that runs on while the machine sleeps); ``wall`` only tells a question's age
         from its time, the time of day (quiet hours) and when a snooze ends in the store.
         ``instead``: what shows questions while notifications cannot (said in the log; None: the
-        tray icon). ``health``: where the worker's failures are recorded (shared with the app)."""
+        tray icon). ``health``: where the worker's failures are recorded (shared with the app).
+        ``worker``: the thread it runs on (the app's one outputs thread; else one of its own)."""
         self.instead = TRAY_ALONE if instead is None else instead
         self.execute = execute
         self.config = config
@@ -486,7 +488,6 @@ class AlertSink:
             reminded=store.reminders() if store is not None else {},
             notify_on=frozenset(s for s in config["notify_on"] if s in ("idle", "failed")),
         )
-        self._inbox: queue.Queue[Callable[[float], Any] | None] = queue.Queue()
         self._screen = Screen(
             self._choose,
             clock,
@@ -497,10 +498,8 @@ class AlertSink:
             self.instead,
         )
         self._stop = threading.Event()
-        self._supervisor = Supervisor("notifier", self._stop, health)
-        self._thread = threading.Thread(
-            target=self._supervisor.run, args=(self._run,), name="pi-notifier-alerts", daemon=True
-        )
+        self._tick_at: float | None = None  # clock() the worker was asked to wake for the timers
+        self._worker = Worker("notifier", self._stop, health) if worker is None else worker
 
     def _choose(self) -> tuple[Backend, str]:
         return choose_backend(
@@ -515,15 +514,16 @@ class AlertSink:
 
     def start(self) -> None:
         self._screen.start()
-        self._thread.start()
+        self._worker.add(self)
+        self._worker.start()
 
     def stop(self, close: bool = True) -> None:
         """Once. ``close``: False leaves what is on screen (the app that notifies now adopts it)."""
         if self._stop.is_set():
             return
-        self._stop.set()
-        self._inbox.put(None)
-        self._thread.join(2)
+        self._stop.set()  # (what is handed over from now on is dropped)
+        self._worker.remove(self)
+        self._worker.sync(2.0)  # (what it was doing ends first; its own thread ends)
         if close:
             self._screen.stop()
         elif self._screen.backend is not None:
@@ -572,28 +572,35 @@ class AlertSink:
 
     def _put(self, job: Callable[[float], Any]) -> None:
         """Have the worker run ``job(now)``; the notices and withdrawals it returns are delivered."""
-        self._inbox.put(job)
+        self._worker.put(partial(self._run_job, job))
 
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            due = self.planner.next_due()
-            reconnect_at = self._screen.reconnect_at
-            if reconnect_at is not None:
-                due = reconnect_at if due is None else min(due, reconnect_at)
-            # (Capped: quiet hours end at a time of day, on the wall clock.)
-            timeout = None if due is None else min(MAX_WAIT_S, max(0.0, due - self.clock()))
-            if self.planner.held:  # what quiet hours hold is announced when they end, on time
-                wall = self.wall()
-                ends = next_quiet_change(self.quiet_window, wall)
-                until_end = MAX_WAIT_S if ends is None else min(MAX_WAIT_S, max(0.0, ends - wall) + 0.01)
-                timeout = until_end if timeout is None else min(timeout, until_end)
-            try:
-                job = self._inbox.get(timeout=timeout)
-            except queue.Empty:
-                job = _tick
-            if job is None:
-                return
-            self._handle(job)  # (what fails here is the supervisor's: the worker runs again)
+    def _run_job(self, job: Callable[[float], Any]) -> None:
+        if not self._stop.is_set():
+            self._handle(job)  # (what fails here is the worker's supervisor's: its loop runs again)
+
+    # The worker's part: its timers (settle, reminders, quiet hours' end, reconnecting).
+    def due_in(self) -> float | None:
+        due = self.planner.next_due()
+        reconnect_at = self._screen.reconnect_at
+        if reconnect_at is not None:
+            due = reconnect_at if due is None else min(due, reconnect_at)
+        # (Capped: quiet hours end at a time of day, on the wall clock.)
+        timeout = None if due is None else min(MAX_WAIT_S, max(0.0, due - self.clock()))
+        if self.planner.held:  # what quiet hours hold is announced when they end, on time
+            wall = self.wall()
+            ends = next_quiet_change(self.quiet_window, wall)
+            until_end = MAX_WAIT_S if ends is None else min(MAX_WAIT_S, max(0.0, ends - wall) + 0.01)
+            timeout = until_end if timeout is None else min(timeout, until_end)
+        self._tick_at = None if timeout is None else self.clock() + timeout
+        return timeout
+
+    def fds(self) -> list[int]:
+        return []
+
+    def wake(self, ready: set[int]) -> None:
+        """(After the worker's wait: what is due now, if the wait was for it.)"""
+        if self._tick_at is not None and self.clock() >= self._tick_at and not self._stop.is_set():
+            self._handle(_tick)
 
     def _handle(self, job: Callable[[float], Any]) -> None:
         now, wall = self.clock(), self.wall()

@@ -21,14 +21,12 @@ failed. Clicks and menu entries become commands (``core/commands.py``) for the a
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import importlib.util
 import io
 import logging
 import math
 import os
-import select
 import sys
 import threading
 import time
@@ -47,7 +45,7 @@ from notifier.core.text import clean, duration_changes_in, project_name
 from notifier.core.text import duration as waited
 from notifier.outputs.tray_hosts import NO_HOST_WHY, HostFollower, HostLog, Hosts, look
 from notifier.system.desktop import has_display
-from notifier.system.supervisor import FailureLog, Stop, Supervisor
+from notifier.system.supervisor import FailureLog, Stop, Worker
 from notifier.window.view import offline_note
 
 # Lazy imports here: gi is optional (PyGObject), pystray only once PYSTRAY_BACKEND is chosen.
@@ -584,14 +582,16 @@ class Window(Protocol):
 
 
 class Redraw:
-    """The UI thread: the tray and the window are drawn from here, never from the engine thread.
+    """The tray and the window are drawn from the app's one outputs thread (:attr:`worker`, which
+    the notifier runs on too), never from the engine thread.
 
     One of the engine's sinks: it keeps the snapshot each call hands it (and never asks for one),
-    marks the UI as changed, and this thread then builds one :class:`UiState` of that snapshot, the
+    marks the UI as changed, and the worker then builds one :class:`UiState` of that snapshot, the
     preferences and the health, draws the tray and pushes the snapshot to the window (coalesced). A
     change that is no snapshot (a preference, the health, quiet hours) is :meth:`changed`. It wakes
-    by itself when the tray's ages or quiet hours next read differently. A failure is the
-    supervisor's: said once, drawn again at the next change."""
+    by itself when the tray's ages or quiet hours next read differently, and reads the tray host
+    follower's X display (no thread of its own). A failure is the worker's supervisor's: said
+    once, drawn again at the next change."""
 
     def __init__(
         self,
@@ -611,20 +611,18 @@ class Redraw:
         self.snapshot = Snapshot()  # the last one the engine sent
         self._stop = stop
         self._dirty = threading.Event()
-        self._wake_r, self._wake_w = os.pipe()  # (wakes :meth:`_loop` while it selects)
-        for fd in (self._wake_r, self._wake_w):
-            os.set_blocking(fd, False)
-        run = Supervisor("tray and window", stop, health).run
-        self._thread = threading.Thread(target=run, args=(self._loop,), name="pi-notifier-ui", daemon=True)
+        self._due: float | None = None  # time.monotonic() the tray next reads differently by itself
+        self._poll_at: float | None = None  # time.monotonic() the tray host follower is next read
+        self.worker = Worker("outputs", stop, health)
+        self.worker.add(self)
 
     def start(self) -> None:
-        self._thread.start()
+        self.worker.start()
 
     def changed(self) -> None:
         """Something the tray or window shows changed (any thread): drawn soon, never waited for."""
         self._dirty.set()
-        with contextlib.suppress(OSError):  # (full: a wake is on its way already)
-            os.write(self._wake_w, b"\0")
+        self.worker.wake()
 
     # The engine's sink protocol: each new snapshot is kept, and is something changed.
     def ready(self, info: object, snapshot: Snapshot) -> None:
@@ -638,36 +636,33 @@ class Redraw:
     def turns(self, items: Sequence[TurnChange]) -> None:
         pass  # (finished turns are not this output's business)
 
-    def _loop(self) -> None:
-        """Wait for a change, the tray's next age tick, or the tray host follower's X display
-        (read here: no thread of its own)."""
-        due: float | None = None  # time.monotonic() the tray next reads differently by itself
-        while True:
-            wait_s = None if due is None else max(0.0, due - time.monotonic())
-            hosts = getattr(self.tray(), "hosts", None)
-            if isinstance(hosts, HostFollower) and hosts.fds():
-                self._wait_or_follow(hosts, wait_s)
-            else:
-                self._dirty.wait(wait_s)
-            if self._stop.is_set():
-                return
-            changed = self._dirty.is_set()
-            if changed or (due is not None and time.monotonic() >= due):
-                self._dirty.clear()
-                wake_in = self.draw(window=changed)  # (a delay: a wall clock set back changes no wait)
-                due = None if wake_in is None else time.monotonic() + wake_in
+    # The worker's part: a change, the tray's next age tick, the tray host follower's X display.
+    def _hosts(self) -> HostFollower | None:
+        hosts = getattr(self.tray(), "hosts", None)
+        return hosts if isinstance(hosts, HostFollower) and hosts.fds() else None
 
-    def _wait_or_follow(self, hosts: HostFollower, wait_s: float | None) -> None:
-        """Wait up to ``wait_s`` for a change, reading the tray host follower's X display
-        meanwhile (an X display: posix, where a pipe can be selected on)."""
-        x_fds, poll_s = hosts.fds(), hosts.timeout()
-        timeout = min((t for t in (wait_s, poll_s) if t is not None), default=None)
-        ready, _, _ = select.select([self._wake_r, *x_fds], [], [], timeout)
-        if self._wake_r in ready:
-            with contextlib.suppress(OSError):
-                os.read(self._wake_r, 4096)
-        if set(x_fds) & set(ready) or (not ready and poll_s is not None):
+    def due_in(self) -> float | None:
+        hosts, now = self._hosts(), time.monotonic()
+        poll_s = hosts.timeout() if hosts is not None else None
+        self._poll_at = None if poll_s is None else now + poll_s
+        due = [t - now for t in (self._due, self._poll_at) if t is not None]
+        return min(due) if due else None
+
+    def fds(self) -> list[int]:
+        hosts = self._hosts()
+        return hosts.fds() if hosts is not None else []
+
+    def wake(self, ready: set[int]) -> None:
+        if self._stop.is_set():
+            return
+        hosts, now = self._hosts(), time.monotonic()
+        if hosts is not None and (set(hosts.fds()) & ready or (self._poll_at is not None and now >= self._poll_at)):
             hosts.follow_x()
+        changed = self._dirty.is_set()
+        if changed or (self._due is not None and now >= self._due):
+            self._dirty.clear()
+            wake_in = self.draw(window=changed)  # (a delay: a wall clock set back changes no wait)
+            self._due = None if wake_in is None else time.monotonic() + wake_in
 
     def draw(self, window: bool = True) -> float | None:
         """Draw the tray (and, ``window``: push to the window); returns how long until the tray's

@@ -10,11 +10,15 @@ RESTART_MAX_S (a run of HEALTHY_S starts it over)."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
+import queue
+import select
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from notifier.core.text import clean
 from notifier.system.log import LogOnce
@@ -161,3 +165,103 @@ class Supervisor:
             self.restarts += 1
             self.failed = None
             self.health.recovered(self.part)
+
+
+class Part(Protocol):
+    """What runs on a :class:`Worker` besides the jobs handed to it: its own timers and files."""
+
+    def due_in(self) -> float | None:
+        """Seconds until it wants :meth:`wake` by itself (None: not before a job or a change)."""
+
+    def fds(self) -> list[int]:
+        """Files to read when they are ready (an X display), if any."""
+
+    def wake(self, ready: set[int]) -> None:
+        """After each round of jobs, on a timer, or when one of its ``fds`` is ready: do what is due."""
+
+
+class Worker:
+    """One thread, kept running by a :class:`Supervisor`, for the parts that deliver what the
+    engine hands out (the notifier, the tray and the window): each hands it jobs (:meth:`put`, any
+    thread, run in order) and it wakes for the jobs, the nearest time one of its :class:`Part`
+    asks for, or a file one reads. What a job raises is the supervisor's (the loop runs again, the
+    job is dropped)."""
+
+    def __init__(self, part: str, stop: threading.Event, health: FailureLog | None = None) -> None:
+        self.part = part
+        self._stop = stop
+        self._supervisor = Supervisor(part, stop, health)
+        self._jobs: queue.SimpleQueue[Callable[[], object]] = queue.SimpleQueue()
+        self._parts: list[Part] = []
+        self._lock = threading.Lock()
+        self._wake_r, self._wake_w = os.pipe()  # (wakes the loop while it selects)
+        for fd in (self._wake_r, self._wake_w):
+            os.set_blocking(fd, False)
+        self._thread = threading.Thread(target=self._supervisor.run, args=(self._loop,), name=f"pi-notifier-{part}",
+                                        daemon=True)
+        self._started = False
+
+    @property
+    def health(self) -> FailureLog:
+        return self._supervisor.health
+
+    def start(self) -> None:
+        """Start the thread (once; later calls do nothing)."""
+        with self._lock:
+            started, self._started = self._started, True
+        if not started:
+            self._thread.start()
+
+    def add(self, part: Part) -> None:
+        with self._lock:
+            self._parts.append(part)
+        self.wake()
+
+    def remove(self, part: Part) -> None:
+        with self._lock:
+            if part in self._parts:
+                self._parts.remove(part)
+
+    def put(self, job: Callable[[], object]) -> None:
+        """Run ``job`` on the worker's thread, after those handed before it."""
+        self._jobs.put(job)
+        self.wake()
+
+    def wake(self) -> None:
+        """Let the loop look at its parts again (any thread)."""
+        with contextlib.suppress(OSError):  # (full: a wake is on its way already)
+            os.write(self._wake_w, b"\0")
+
+    def sync(self, timeout: float) -> bool:
+        """Wait until what was handed before now has run (at most ``timeout`` s; at once when the
+        thread does not run, or the loop's end once it is stopping): True if it has."""
+        if not self._thread.is_alive():
+            return False
+        if self._stop.is_set():
+            self.wake()
+            self._thread.join(timeout)
+            return not self._thread.is_alive()
+        done = threading.Event()
+        self.put(done.set)
+        return done.wait(timeout)
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            with self._lock:
+                parts = list(self._parts)
+            waits = [d for d in (p.due_in() for p in parts) if d is not None]
+            fds = [fd for p in parts for fd in p.fds()]
+            ready, _, _ = select.select([self._wake_r, *fds], [], [], max(0.0, min(waits)) if waits else None)
+            if self._wake_r in ready:
+                with contextlib.suppress(OSError):
+                    os.read(self._wake_r, 4096)
+            while True:
+                try:
+                    job = self._jobs.get_nowait()
+                except queue.Empty:
+                    break
+                job()
+            if self._stop.is_set():
+                return
+            for p in parts:
+                p.wake(set(ready))

@@ -44,7 +44,7 @@ def test_a_failed_drawing_is_recorded_and_the_next_change_draws_again(
     redraw.start()
     try:
         redraw.changed()
-        wait_for(lambda: health.report().get("tray and window", {}).get("recovered"), 10, "the UI thread again")
+        wait_for(lambda: health.report().get("outputs", {}).get("recovered"), 10, "the UI thread again")
         assert tray.drawn == []  # (nothing changed since: nothing drawn)
         sent = Snapshot(taken_at=5.0)
         prefs.append(Preferences(snooze_all_until=1e12))
@@ -52,9 +52,9 @@ def test_a_failed_drawing_is_recorded_and_the_next_change_draws_again(
         wait_for(lambda: tray.drawn, 10, "drawn again")
         later = UiState(sent, prefs[-1], tuple(health.lines()))
         assert tray.drawn == [(later, "22:00-07:00")]  # the state the app built, as it is now
-        report = health.report()["tray and window"]
+        report = health.report()["outputs"]
         assert report["count"] == 1 and "drawing broke" in report["error"]
-        assert len([r for r in caplog.records if "the tray and window failed" in r.getMessage()]) == 1
+        assert len([r for r in caplog.records if "the outputs failed" in r.getMessage()]) == 1
     finally:
         stop.set()
         redraw.changed()
