@@ -36,7 +36,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from notifier.core.codec import HISTORY_COLUMNS, history_row, sane_time
@@ -179,6 +179,7 @@ class Database:
         self._resync = False  # the file must get the kept tables whole from memory
         self._failing = self._closed = False
         self._retry: threading.Timer | None = None  # while the file cannot be written
+        self._held = threading.local()  # ``changes``: those of :meth:`together`, on this thread
         self._retry_s = RETRY_MIN_S
         if path is None:
             return
@@ -205,9 +206,27 @@ class Database:
         with self._file_lock:
             return select(self._file, sql, args, self.path)
 
+    @contextlib.contextmanager
+    def together(self) -> Iterator[None]:
+        """The changes this thread makes inside reach the file in one transaction, as it ends (a
+        process killed meanwhile leaves all of them or none). The memory copy has each at once."""
+        if getattr(self._held, "changes", None) is not None:
+            yield  # (inside one already: it writes them)
+            return
+        held: list[tuple[str, str, Row]] = []
+        self._held.changes = held
+        try:
+            yield
+        finally:
+            self._held.changes = None
+            if held:
+                with self._lock:
+                    self._pending.extend(held)
+                self._save()
+
     def _run(self, table: str, sql: str, args: Iterable[Any] = ()) -> None:
         """Apply a change: to the memory copy (kept tables) and to the file, at once, on this thread
-        (:meth:`_save`)."""
+        (:meth:`_save`; with the others of :meth:`together`)."""
         values = tuple(to_db(a) for a in args)  # any str, also names that are not UTF-8
         with self._lock:
             if table in self.kept or self.path is None:
@@ -218,8 +237,10 @@ class Database:
                     return
             if self.path is None:
                 return
-            self._pending.append((table, sql, values))
-        self._save()
+            held = getattr(self._held, "changes", None)
+            (self._pending if held is None else held).append((table, sql, values))
+        if held is None:
+            self._save()
 
     def _save(self) -> None:
         """Write what waits, on this thread, never waiting for another process's lock: while the
@@ -530,12 +551,13 @@ class Store(Database):
 
     def mark_notified(self, keys: Iterable[tuple[str, str]], now: float | None = None) -> None:
         at = time.time() if now is None else now
-        for file, call_id in keys:
-            self._run(
-                "notified",
-                "INSERT OR IGNORE INTO notified (file, call_id, at) VALUES (?, ?, ?)",
-                (file, call_id, at),
-            )
+        with self.together():
+            for file, call_id in keys:
+                self._run(
+                    "notified",
+                    "INSERT OR IGNORE INTO notified (file, call_id, at) VALUES (?, ?, ?)",
+                    (file, call_id, at),
+                )
 
     def reminders(self) -> dict[tuple[str, str], int]:
         """How many reminders each notified question already had (only those with some)."""
@@ -544,12 +566,13 @@ class Store(Database):
 
     def mark_reminded(self, counts: Mapping[tuple[str, str], int]) -> None:
         """Record reminder counts of questions already notified (never lowers one)."""
-        for (file, call_id), n in counts.items():
-            self._run(
-                "notified",
-                "UPDATE notified SET reminders = MAX(reminders, ?) WHERE file = ? AND call_id = ?",
-                (n, file, call_id),
-            )
+        with self.together():
+            for (file, call_id), n in counts.items():
+                self._run(
+                    "notified",
+                    "UPDATE notified SET reminders = MAX(reminders, ?) WHERE file = ? AND call_id = ?",
+                    (n, file, call_id),
+                )
 
     # ---- bubbles: the notifications on screen, by server, so that after a crash the next run
     # can re-use or close them ----
@@ -563,13 +586,14 @@ class Store(Database):
         return out
 
     def put_bubble(self, owner: str, nid: int, keys: Iterable[tuple[str, str]]) -> None:
-        self._run("bubbles", "DELETE FROM bubbles WHERE owner = ? AND id = ?", (owner, nid))
-        for file, call_id in keys:
-            self._run(
-                "bubbles",
-                "INSERT OR IGNORE INTO bubbles (owner, id, file, call_id) VALUES (?, ?, ?, ?)",
-                (owner, nid, file, call_id),
-            )
+        with self.together():
+            self._run("bubbles", "DELETE FROM bubbles WHERE owner = ? AND id = ?", (owner, nid))
+            for file, call_id in keys:
+                self._run(
+                    "bubbles",
+                    "INSERT OR IGNORE INTO bubbles (owner, id, file, call_id) VALUES (?, ?, ?, ?)",
+                    (owner, nid, file, call_id),
+                )
 
     def drop_bubbles(self, owner: str, nid: int | None = None) -> None:
         """Forget one notification of server ``owner`` (``nid``), or all of them."""
@@ -639,31 +663,35 @@ class Store(Database):
         )
 
     def record(self, transitions: Iterable[Transition]) -> None:
-        for t in transitions:
-            q, s = t.question, t.session
-            if t.kind == "needs_input":
-                self._asked(t)
-            elif t.kind == "resolved":
-                self._asked(t)  # asked before we were watching: record it now
-                self._run(
-                    "history",
-                    "UPDATE history SET resolved_at = ?, outcome = ?, waited_s = ?, answer = ?"
-                    " WHERE file = ? AND call_id = ? AND resolved_at IS NULL",
-                    (
-                        _time(q.asked_at) + _wait(t.waited_s),
-                        t.outcome,
-                        _wait(t.waited_s),
-                        clean(t.answer) if t.answer is not None else None,
-                        s.key,
-                        q.tool_call_id,
-                    ),
-                )
-            elif t.kind == "abandoned":
-                self._run(
-                    "history",
-                    "UPDATE history SET outcome = 'abandoned' WHERE file = ? AND call_id = ? AND resolved_at IS NULL",
-                    (s.key, q.tool_call_id),
-                )
+        with self.together():
+            for t in transitions:
+                self._record(t)
+
+    def _record(self, t: Transition) -> None:
+        q, s = t.question, t.session
+        if t.kind == "needs_input":
+            self._asked(t)
+        elif t.kind == "resolved":
+            self._asked(t)  # asked before we were watching: record it now
+            self._run(
+                "history",
+                "UPDATE history SET resolved_at = ?, outcome = ?, waited_s = ?, answer = ?"
+                " WHERE file = ? AND call_id = ? AND resolved_at IS NULL",
+                (
+                    _time(q.asked_at) + _wait(t.waited_s),
+                    t.outcome,
+                    _wait(t.waited_s),
+                    clean(t.answer) if t.answer is not None else None,
+                    s.key,
+                    q.tool_call_id,
+                ),
+            )
+        elif t.kind == "abandoned":
+            self._run(
+                "history",
+                "UPDATE history SET outcome = 'abandoned' WHERE file = ? AND call_id = ? AND resolved_at IS NULL",
+                (s.key, q.tool_call_id),
+            )
 
     def history(self, since: float | None = None) -> list[dict[str, Any]]:
         """History rows (:data:`~notifier.core.codec.HISTORY_COLUMNS`), oldest first, for
@@ -674,7 +702,8 @@ class Store(Database):
         return [dict(zip(HISTORY_COLUMNS, row, strict=True)) for row in rows]
 
     def prune(self, older_than: float) -> None:
-        self._run("history", "DELETE FROM history WHERE asked_at < ?", (older_than,))
-        self._run("notified", "DELETE FROM notified WHERE at < ?", (older_than,))
-        self._run("pushed", "DELETE FROM pushed WHERE at < ?", (older_than,))
-        self._run("snoozes", "DELETE FROM snoozes WHERE until < ?", (time.time(),))
+        with self.together():
+            self._run("history", "DELETE FROM history WHERE asked_at < ?", (older_than,))
+            self._run("notified", "DELETE FROM notified WHERE at < ?", (older_than,))
+            self._run("pushed", "DELETE FROM pushed WHERE at < ?", (older_than,))
+            self._run("snoozes", "DELETE FROM snoozes WHERE until < ?", (time.time(),))

@@ -17,6 +17,7 @@ questions stay quiet); only the message it was handling then is dropped.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
@@ -87,6 +88,10 @@ class Bubbles:
         if self.store is not None:
             self.store.commit()
 
+    def together(self) -> contextlib.AbstractContextManager[None]:
+        """What is recorded inside reaches the file in one transaction (:meth:`notifier.store.Database.together`)."""
+        return self.store.together() if self.store is not None else contextlib.nullcontext()
+
     def record(self, owner: str, server_id: int, keys: list[Key] | None) -> None:
         """Record (``keys``) or forget (None) one notification on ``owner``'s screen
         (``server_id`` :data:`INTENT`: one asked for, its id not known yet)."""
@@ -155,9 +160,10 @@ class Bubbles:
         """Ours are closed; those a run before ours left, still asked, stay on screen (recorded):
         the next run closes them."""
         if owner and self.store is not None:
-            self.store.drop_bubbles(owner)
-            for nid, keys in self.orphans.items():
-                self.store.put_bubble(owner, nid, keys)
+            with self.store.together():
+                self.store.drop_bubbles(owner)
+                for nid, keys in self.orphans.items():
+                    self.store.put_bubble(owner, nid, keys)
 
 
 class Screen:
@@ -325,19 +331,20 @@ class Screen:
         self._recorded(replaces or INTENT, keys)
         self.bubbles.commit()
         server_id = self.safe(lambda: backend.show(message, replaces))
-        if not replaces:
-            self._recorded(INTENT, None)
-        if server_id is None:
-            self.bubbles.commit()
-            return
-        self.handles[notice.handle] = server_id
-        if server_id != replaces:  # (a new bubble: the one replaced was closed meanwhile)
-            if replaces:
-                self._recorded(replaces, None)
-            self._recorded(server_id, keys)
-        if self.on_shown is not None:
-            self.on_shown(keys)
+        with self.bubbles.together():  # (the intent gives way to the id in one transaction)
+            if not replaces:
+                self._recorded(INTENT, None)
+            if server_id is not None:
+                self.handles[notice.handle] = server_id
+                if server_id != replaces:  # (a new bubble: the one replaced was closed meanwhile)
+                    if replaces:
+                        self._recorded(replaces, None)
+                    self._recorded(server_id, keys)
+                if self.on_shown is not None:
+                    self.on_shown(keys)
         self.bubbles.commit()  # (in the file before anything else)
+        if server_id is None:
+            return
         for nid in self.bubbles.sharing(keys):  # (this one shows them now)
             self._close_orphan(nid)
 

@@ -160,3 +160,23 @@ def test_a_change_is_in_the_file_when_the_call_returns_and_no_thread_waits(tmp_p
     assert db.unwritten == 0
     assert set(threading.enumerate()) - before == set()
     db.close()
+
+
+def test_changes_made_together_reach_the_file_in_one_transaction(tmp_path: Path) -> None:
+    """What a thread changes inside ``together()`` is read at once from memory, and reaches the
+    file when it ends, all of it (a process killed inside leaves none of it); what another
+    thread writes meanwhile does not take it along half made."""
+    import threading
+
+    path = tmp_path / "state.sqlite3"
+    db = opened(path)
+    with db.together():
+        db._run("seen", "INSERT INTO seen VALUES (?)", ("first",))
+        other = threading.Thread(target=db._run, args=("log", "INSERT INTO log VALUES (?)", (7,)))
+        other.start()
+        other.join()
+        assert file_rows(path, "SELECT n FROM log") == [(7,)]  # (the other thread's own change)
+        db._run("seen", "INSERT INTO seen VALUES (?)", ("second",))
+        assert seen(db) == {"first", "second"} and file_rows(path, "SELECT key FROM seen") == []
+    assert sorted(file_rows(path, "SELECT key FROM seen")) == [("first",), ("second",)]
+    db.close()
