@@ -346,8 +346,9 @@ class Database:
             self._try_later()
 
     def _write_locked(self, busy_s: float | None) -> bool:
-        """:meth:`_write` with the file lock held; ``busy_s``: how long to wait for another
-        process's lock this time (None: :attr:`write_wait_s`)."""
+        """Write what waits to the file in one transaction, the file lock held: True if it was
+        written. ``busy_s``: how long to wait for another process's lock this time (None:
+        :attr:`write_wait_s`)."""
         assert self.path is not None
         try:
             if gone := self._gone():

@@ -401,7 +401,7 @@ def _import_pystray(backend: str) -> Any:
 
 
 class Tray:
-    """The icon, on the UI thread's states. The xorg backend runs only while an XEmbed tray
+    """The icon, on the outputs thread's states. The xorg backend runs only while an XEmbed tray
     host is there (``hosts``): without one it would log a traceback at every change; when a host
     comes, a new icon docks in it, and when it goes, that icon's loop is ended. The GTK backends
     follow hosts themselves."""
@@ -461,7 +461,7 @@ class Tray:
     # ---- state ----
 
     def update(self, ui: UiState, quiet_hours: str = "") -> None:
-        """Called from the UI thread with each new state (and when an age in the menu ticks
+        """Called from the outputs thread with each new state (and when an age in the menu ticks
         over). An xorg icon whose loop does not run (no tray host) is not touched: the next one
         starts with what is shown now. ``quiet_hours``: the config's, said while in effect."""
         now, snapshot = time.time(), ui.snapshot
@@ -496,7 +496,7 @@ class Tray:
         loop: :meth:`Stop.then`); then the hosts are no longer followed. Every backend but xorg
         docks by itself: one loop. An xorg icon runs while an XEmbed tray host is there: a new icon
         (and loop) each time one comes; its loop is ended by the tray host going (seen where the
-        follower is read: the UI thread) or by the app stopping."""
+        follower is read: the outputs thread) or by the app stopping."""
         hosts = self.hosts
         try:
             if self.backend != "xorg" or hosts is None:
@@ -692,7 +692,7 @@ def make_tray(config: Config, act: Callable[[Command], object]) -> Tray | None:
     hosts = Hosts()
     if config["tray.backend"] != "none" and has_display() and os.name == "posix" and not _apple():
         follower = HostFollower(HostLog())
-        hosts = follower.start(driven=True)  # (its X display is read on the UI thread: Redraw)
+        hosts = follower.start(driven=True)  # (its X display is read on the outputs thread: Redraw)
     backend, why = tray_backend(config["tray.backend"], sni_host=hosts.sni is not None, one_host=hosts.one)
     if backend is None:
         log.info("no tray icon: %s", why)

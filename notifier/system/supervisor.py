@@ -1,6 +1,8 @@
-"""Keeping a part running: the one way the app restarts what fails (the engine, the notifier's
-worker, the liveness probe, the UI thread, each remote's link), with the one back-off
-(:class:`Backoff`: doubling from a least to a most wait, started over by a healthy run).
+"""Keeping a part running: the one way the app restarts what fails (the engine, the outputs thread,
+each remote's link), with the one back-off (:class:`Backoff`: doubling from a least to a most wait,
+started over by a healthy run). Also the outputs thread itself (:class:`Worker`: the notifier, the
+tray and the window on one thread) and the app's stop (:class:`Stop`: an Event that ends what
+cannot wait on one, such as the tray's loop).
 
 A part's work runs on its own thread inside :meth:`Supervisor.run`; when it fails (any exception,
 even a BaseException raised by a bug) the failure goes into the shared :class:`FailureLog` record, is
