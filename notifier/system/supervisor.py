@@ -237,6 +237,8 @@ class Worker:
     def sync(self, timeout: float) -> bool:
         """Wait until what was handed before now has run (at most ``timeout`` s; at once when the
         thread does not run, or the loop's end once it is stopping): True if it has."""
+        if threading.current_thread() is self._thread:
+            return True  # (called from a job: what was handed before it has run)
         if not self._thread.is_alive():
             return False
         if self._stop.is_set():
