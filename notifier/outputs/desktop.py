@@ -586,7 +586,7 @@ class AlertSink:
             self._handle(job)  # (what fails here is the worker's supervisor's: its loop runs again)
 
     # The worker's part: its timers (settle, reminders, quiet hours' end, reconnecting).
-    def due_in(self) -> float | None:
+    def wait(self) -> tuple[float | None, list[int]]:
         due = self.planner.next_due()
         reconnect_at = self._screen.reconnect_at
         if reconnect_at is not None:
@@ -599,10 +599,7 @@ class AlertSink:
             until_end = MAX_WAIT_S if ends is None else min(MAX_WAIT_S, max(0.0, ends - wall) + 0.01)
             timeout = until_end if timeout is None else min(timeout, until_end)
         self._tick_at = None if timeout is None else self.clock() + timeout
-        return timeout
-
-    def fds(self) -> list[int]:
-        return []
+        return timeout, []
 
     def wake(self, ready: set[int]) -> None:
         """(After the worker's wait: what is due now, if the wait was for it.)"""

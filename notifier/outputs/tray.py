@@ -613,6 +613,7 @@ class Redraw:
         self._dirty = threading.Event()
         self._due: float | None = None  # time.monotonic() the tray next reads differently by itself
         self._poll_at: float | None = None  # time.monotonic() the tray host follower is next read
+        self._following: HostFollower | None = None  # the tray host follower read this round
         self.worker = Worker("outputs", stop, health)
         self.worker.add(self)
 
@@ -641,21 +642,18 @@ class Redraw:
         hosts = getattr(self.tray(), "hosts", None)
         return hosts if isinstance(hosts, HostFollower) and hosts.fds() else None
 
-    def due_in(self) -> float | None:
-        hosts, now = self._hosts(), time.monotonic()
+    def wait(self) -> tuple[float | None, list[int]]:
+        self._following = hosts = self._hosts()
+        now = time.monotonic()
         poll_s = hosts.timeout() if hosts is not None else None
         self._poll_at = None if poll_s is None else now + poll_s
         due = [t - now for t in (self._due, self._poll_at) if t is not None]
-        return min(due) if due else None
-
-    def fds(self) -> list[int]:
-        hosts = self._hosts()
-        return hosts.fds() if hosts is not None else []
+        return (min(due) if due else None), (hosts.fds() if hosts is not None else [])
 
     def wake(self, ready: set[int]) -> None:
         if self._stop.is_set():
             return
-        hosts, now = self._hosts(), time.monotonic()
+        hosts, now = self._following, time.monotonic()
         if hosts is not None and (set(hosts.fds()) & ready or (self._poll_at is not None and now >= self._poll_at)):
             hosts.follow_x()
         changed = self._dirty.is_set()

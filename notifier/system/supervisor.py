@@ -172,14 +172,12 @@ class Supervisor:
 class Part(Protocol):
     """What runs on a :class:`Worker` besides the jobs handed to it: its own timers and files."""
 
-    def due_in(self) -> float | None:
-        """Seconds until it wants :meth:`wake` by itself (None: not before a job or a change)."""
-
-    def fds(self) -> list[int]:
-        """Files to read when they are ready (an X display), if any."""
+    def wait(self) -> tuple[float | None, list[int]]:
+        """Before the worker waits: seconds until it wants :meth:`wake` by itself (None: not
+        before a job or a change), and the files to read when they are ready (an X display)."""
 
     def wake(self, ready: set[int]) -> None:
-        """After each round of jobs, on a timer, or when one of its ``fds`` is ready: do what is due."""
+        """After each round of jobs, on a timer, or when one of its files is ready: do what is due."""
 
 
 class Worker:
@@ -253,8 +251,12 @@ class Worker:
         while not self._stop.is_set():
             with self._lock:
                 parts = list(self._parts)
-            waits = [d for d in (p.due_in() for p in parts) if d is not None]
-            fds = [fd for p in parts for fd in p.fds()]
+            waits: list[float] = []
+            fds: list[int] = []
+            for p in parts:
+                due, files = p.wait()
+                waits += [] if due is None else [due]
+                fds += files
             ready, _, _ = select.select([self._wake_r, *fds], [], [], max(0.0, min(waits)) if waits else None)
             if self._wake_r in ready:
                 with contextlib.suppress(OSError):
