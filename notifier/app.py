@@ -53,7 +53,7 @@ from notifier.core.commands import (
     Subscribe,
 )
 from notifier.core.model import Snapshot, Transition, TurnChange
-from notifier.core.planner import Preferences, quiet_hours_note, quiet_hours_obj, tomorrow_morning
+from notifier.core.planner import Preferences, quiet_hours_note, quiet_hours_obj
 from notifier.core.text import clean
 from notifier.engine import Engine, ReadyInfo, Sink
 from notifier.instance import InstanceLock
@@ -319,7 +319,7 @@ def handle(execute: Execute, request: dict[str, Any], conn: Connection) -> Reply
     """One request (on an ipc worker thread) → the reply (None: ``conn`` is kept, a subscription)."""
     now = time.time()
     try:
-        command = commands.parse(request, now, morning=tomorrow_morning(now))
+        command = commands.parse(request, now)
     except commands.CommandError as exc:
         name = request.get("cmd")
         detail = f" {clean(name, 40)}" if str(exc) == "unknown command" and isinstance(name, str) else ""
@@ -631,7 +631,7 @@ class App:
     def start(self, tray: Tray | None = None, turns: Sink | None = None) -> None:
         """Everything but the main-thread loop. ``tray``: the icon :meth:`run_loop` runs (None:
         none). ``turns``: a headless run that hands notifying to the app and takes it back: its
-        sink passes the engine's calls to ``alerts`` of the moment (cli/notify_turns.py)."""
+        sink passes the engine's calls to ``alerts`` of the moment (cli/run.py)."""
         self.tray = tray
         self.store.prune(time.time() - self.config["history.retention_days"] * 86400)
         sinks: list[Sink] = []

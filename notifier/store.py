@@ -37,19 +37,14 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from notifier.core.codec import HISTORY_COLUMNS, history_row, sane_time
 from notifier.core.model import Transition
-from notifier.core.planner import Silences
+from notifier.core.planner import Preferences
 from notifier.core.text import clean
 from notifier.system.log import LogOnce
 from notifier.system.paths import private_file
-
-if TYPE_CHECKING:
-    from notifier.core.planner import Preferences
-
-# (Preferences is imported where it is used: ``status`` reads saved snoozes through this module.)
 
 log = logging.getLogger(__name__)
 _once = LogOnce(log)  # (path, "read"): a read that fails, said once until one succeeds
@@ -501,17 +496,17 @@ def _scope(scope: str) -> tuple[str | None, str | None]:
     return scope, None
 
 
-def saved_silences(state_dir: str, now: float) -> Silences:
+def saved_silences(state_dir: str, now: float) -> Preferences:
     """The snoozes and mutes saved in the store of ``state_dir``, still running at ``now``, read
     without opening the store (``status`` and ``snooze`` read them beside the app, or without
     it): read only, nothing created. None: nothing saved yet, or a store that cannot be read."""
     path = os.path.join(state_dir, FILE_NAME)
     if not os.path.isfile(path):
-        return Silences()
+        return Preferences()
     try:
         db = connect(path, 2.0, read_only=True)
     except sqlite3.Error:
-        return Silences()
+        return Preferences()
     try:
         snoozes = select(db, "SELECT scope, until FROM snoozes WHERE until > ?", (now,), path)
         muted = frozenset(p for (p,) in select(db, "SELECT project FROM mutes", (), path))
@@ -526,7 +521,7 @@ def saved_silences(state_dir: str, now: float) -> Silences:
             sessions[session] = until
         else:
             all_until = max(all_until, until)
-    return Silences(all_until, sessions, projects, muted)
+    return Preferences(all_until, sessions, projects, muted)
 
 
 def _time(at: float) -> float:
@@ -633,8 +628,6 @@ class Store(Database):
 
     def preferences(self, now: float) -> Preferences:
         """The snoozes still running at ``now`` and the muted projects, as one value."""
-        from notifier.core.planner import Preferences
-
         prefs = Preferences(muted=frozenset(self.mutes()))
         for session, project, until in self.snoozes(now):
             prefs = prefs.snoozed(until, now, session, project)

@@ -82,12 +82,15 @@ def test_option_actions_only_where_an_answer_can_be_given() -> None:
         (question(("a", "b", "c", "d")), True),  # more than 3 options
         (question(multi=True), True),
         (question(items=2), True),  # a form
-        (question(tool="my_ask"), True),  # no key map
         (question(), False),  # text hidden: its options too
         (question(()), True),
+        (question((), tool="ask_user"), True),  # no options: nothing to press
     ):
         assert option_actions(q, show_text) == ()
         assert not [a for a, _ in render(notice(q), show_text, False).actions if a.startswith("answer:")]
+    # whatever the tool is called: its question's shape decides (options, one question, one pick)
+    for tool in ("my_ask", "ask_user", "clarify_prompt", "mcp__server__ask"):
+        assert option_actions(question(tool=tool), True) == (("answer:1", "Yes"), ("answer:2", "No"))
 
 
 def test_sound_hints() -> None:

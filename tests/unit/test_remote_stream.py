@@ -94,7 +94,8 @@ def test_board_remote_lifecycle() -> None:
     assert board.remote.asked(ref, q("a"), NOW, False) == []  # known: no second notice
     board.remote.offline("devbox", NOW + 1)
     assert board.snapshot(NOW).pending_count == 0
-    assert board.remote.offline_since("devbox") == NOW + 1
+    view = board.view(ref.key)
+    assert view is not None and view.offline_since == NOW + 1 and [q.tool_call_id for q in view.offline] == ["a", "b"]
     out = board.remote.synced("devbox", {(ref.key, "a")}, NOW + 2)  # b ended while away
     assert [(t.kind, t.question.tool_call_id, t.outcome) for t in out] == [("resolved", "b", "superseded")]
     assert board.snapshot(NOW).pending_count == 1
