@@ -67,7 +67,7 @@ from notifier.sessions import engine_options
 from notifier.store import Store
 from notifier.system import desktop as x11
 from notifier.system import paths
-from notifier.system.supervisor import FailureLog
+from notifier.system.supervisor import FailureLog, Stop
 from notifier.watch import ConfigFollower
 from notifier.window.view import mark_snoozes, window_obj
 
@@ -517,7 +517,7 @@ class App:
         self.socket = socket or socket_path()
         self.json_out = json_out
         self.want_notify = notify and config["notifications.backend"] != "none"
-        self.stop_event = threading.Event()
+        self.stop_event = Stop()  # (ends the tray's loop too: Tray.run)
         self.store = open_store(state_dir)
         self.preferences = PreferencesOwner(self.store, time.time())  # restored from the store
         self.engine: Engine | None = None  # built in start(), with its sinks fixed
@@ -654,7 +654,8 @@ class App:
     def new_notifier(self, store: Store, preferences: PreferencesOwner) -> AlertSink:
         """The notifier, started, recording in ``store``, following the user's snoozes and mutes
         (``preferences``); what the user asks of a notification is a command for the app."""
-        alerts = AlertSink(self.config, store, execute=self.execute, instead=self._instead(), health=self.health)
+        alerts = AlertSink(self.config, store, execute=self.execute, instead=self._instead(), health=self.health,
+                           worker=self.redraw.worker)  # (the one outputs thread)
         preferences.listen(alerts.set_preferences)  # handed the current value before start
         alerts.start()
         return alerts

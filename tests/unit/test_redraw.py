@@ -45,18 +45,18 @@ def test_a_failed_drawing_is_recorded_and_the_next_change_draws_again(
     redraw.set_preferences(Preferences(muted=frozenset({"shop"})))  # (handed, as their owner does)
     redraw.start()
     try:
-        wait_for(lambda: health.report().get("tray and window", {}).get("recovered"), 10, "the UI thread again")
+        wait_for(lambda: health.report().get("outputs", {}).get("recovered"), 10, "the UI thread again")
         # the failure is a change of what the tray shows: drawn again, saying so
         wait_for(lambda: tray.drawn and tray.drawn[-1][0].health == health.lines(), 10, "the failure shown")
-        assert "tray and window failed once" in tray.drawn[-1][0].health[0]
+        assert "outputs failed once" in tray.drawn[-1][0].health[0]
         sent, prefs = Snapshot(taken_at=5.0), Preferences(snooze_all_until=1e12)
         redraw.set_preferences(prefs)
         redraw.publish(Batch((), sent))  # the engine hands it the snapshot: drawn as it was sent
         wait_for(lambda: tray.drawn[-1][0].snapshot is sent and tray.drawn[-1][0].preferences is prefs, 10, "drawn")
         assert tray.drawn[-1] == (UiState(sent, prefs, health.lines()), "22:00-07:00")  # as handed, nothing pulled
-        report = health.report()["tray and window"]
+        report = health.report()["outputs"]
         assert report["count"] == 1 and "drawing broke" in report["error"]
-        assert len([r for r in caplog.records if "the tray and window failed" in r.getMessage()]) == 1
+        assert len([r for r in caplog.records if "the outputs failed" in r.getMessage()]) == 1
     finally:
         stop.set()
         redraw.changed()
