@@ -58,7 +58,6 @@ from notifier.core.text import clean
 from notifier.engine import Batch, Engine, Output, ReadyInfo
 from notifier.instance import InstanceLock
 from notifier.outputs.desktop import AlertSink
-from notifier.outputs.history import HistorySink
 from notifier.outputs.jsonout import JsonSink
 from notifier.outputs.push import PushSink
 from notifier.outputs.tray import Redraw, Tray, UiState
@@ -626,7 +625,7 @@ class App:
         self.redraw.tray = tray
         self.store.prune(time.time() - self.config["history.retention_days"] * 86400)
         outputs: list[Output] = [JsonSink(on_broken=self.stop_event.set)] if self.json_out else []
-        outputs.append(HistorySink(self.store))
+        outputs.append(self.store)  # (the question history)
         if self.want_notify:
             self.alerts = self.new_notifier(self.store, self.preferences)
             outputs.append(self.alerts)

@@ -37,10 +37,10 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any
+from typing import Any, Protocol
 
 from notifier.core.codec import HISTORY_COLUMNS, history_row, sane_time
-from notifier.core.model import Transition
+from notifier.core.model import Snapshot, Transition
 from notifier.core.planner import Preferences
 from notifier.core.text import clean
 from notifier.system.log import LogOnce
@@ -534,6 +534,13 @@ def _wait(seconds: float | None) -> float:
     return seconds if isinstance(seconds, (int, float)) and 0 <= seconds < 1e10 else 0.0
 
 
+class Changes(Protocol):
+    """What the engine hands its outputs (``engine.Batch``), as far as the history reads it."""
+
+    @property
+    def transitions(self) -> tuple[Transition, ...]: ...
+
+
 class Store(Database):
     """The app's state (the tables above); ``path`` None: in memory, for this run."""
 
@@ -655,6 +662,15 @@ class Store(Database):
             f"INSERT OR IGNORE INTO history ({', '.join(row)}) VALUES ({','.join('?' * len(row))})",  # noqa: S608
             row.values(),
         )
+
+    # The history is one of the engine's outputs: every batch's transitions, recorded on the
+    # engine thread (a change is written by the thread that makes it).
+    def ready(self, info: object, snapshot: Snapshot) -> None:
+        pass
+
+    def publish(self, batch: Changes) -> None:
+        if batch.transitions:
+            self.record(batch.transitions)
 
     def record(self, transitions: Iterable[Transition]) -> None:
         with self.together():

@@ -18,7 +18,7 @@ from notifier.control import request
 from notifier.core.model import Snapshot, Transition
 from notifier.core.reducer import Event
 from notifier.engine import Batch
-from notifier.outputs.history import HistorySink
+from notifier.store import Store
 
 from ..conftest import wait_for
 from ..harness import Harness
@@ -175,7 +175,7 @@ def test_the_running_app_reports_its_health_and_doctor_shows_it(
     config.values["liveness"] = "off"
     app = App(config, json_out=False, notify=False)
     bad = Raising()
-    monkeypatch.setattr(HistorySink, "publish", lambda self, batch: bad.publish(batch))
+    monkeypatch.setattr(Store, "publish", lambda self, batch: bad.publish(batch))
     try:
         app.start()
         app.serve()
@@ -184,14 +184,14 @@ def test_the_running_app_reports_its_health_and_doctor_shows_it(
         wait_for(lambda: app.snapshot().pending_count == 1, 10, "the question")
         wait_for(lambda: bad.calls >= 1, 10, "the broken output to be called")
         reply = request({"cmd": "health"})
-        assert reply and reply["ok"] and "sink HistorySink" in reply["problems"]
-        assert reply["problems"]["sink HistorySink"]["count"] >= 1
-        assert any("sink HistorySink failed" in line for line in app.ui_state().health)
+        assert reply and reply["ok"] and "sink Store" in reply["problems"]
+        assert reply["problems"]["sink Store"]["count"] >= 1
+        assert any("sink Store failed" in line for line in app.ui_state().health)
         out = subprocess.run(
             [sys.executable, "-m", "notifier", "doctor"], capture_output=True, text=True, timeout=60
         )
         assert out.returncode == 1, out.stderr  # a [FAIL] line: doctor exits 1
-        assert "[FAIL] running app: sink HistorySink: failed" in out.stdout, out.stdout
+        assert "[FAIL] running app: sink Store: failed" in out.stdout, out.stdout
     finally:
         app.shutdown()
     out = subprocess.run(
