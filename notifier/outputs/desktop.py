@@ -44,7 +44,7 @@ from notifier.core.text import markup
 from notifier.outputs.backends import TRAY_ALONE, Backend, NullBackend, choose_backend
 from notifier.outputs.dbus import BackendError, ServerGone
 from notifier.outputs.render import ANSWER_PREFIX, Message, option_actions, render, takes_text
-from notifier.system.focus import items_focused
+from notifier.system.focus import FocusFollower, items_focused
 from notifier.system.log import LogOnce
 from notifier.system.paths import session_address
 from notifier.system.supervisor import FailureLog, Worker
@@ -509,6 +509,7 @@ class AlertSink:
         self._stop = threading.Event()
         self._tick_at: float | None = None  # clock() the worker was asked to wake for the timers
         self._worker = Worker("notifier", self._stop, health) if worker is None else worker
+        self._focus = FocusFollower(self._worker) if self.skip_focused else None
 
     def _choose(self) -> tuple[Backend, str]:
         return choose_backend(
@@ -524,6 +525,8 @@ class AlertSink:
     def start(self) -> None:
         self._screen.start()
         self._worker.add(self)
+        if self._focus is not None:  # (what is focused, followed from now on: its events read here)
+            self._worker.put(self._focus.start)
         self._worker.start()
 
     def stop(self, close: bool = True) -> None:
@@ -532,7 +535,10 @@ class AlertSink:
             return
         self._stop.set()  # (what is handed over from now on is dropped)
         self._worker.remove(self)
-        self._worker.sync(2.0)  # (what it was doing ends first; its own thread ends)
+        if self._focus is not None:
+            self._worker.put(self._focus.stop)
+        if not self._worker.sync(2.0) and self._focus is not None:  # (what it was doing ends first)
+            self._focus.stop()  # (the worker's thread does not run: nothing reads the events)
         if close:
             self._screen.stop()
         elif self._screen.backend is not None:
@@ -644,7 +650,7 @@ class AlertSink:
         for action in actions:
             if isinstance(action, Withdraw):
                 self._screen.withdraw(action.handle)
-            elif self.skip_focused and items_focused(action.items):
+            elif self._focus is not None and items_focused(action.items, self._focus.front):
                 continue  # the user is looking at that session (the tray still counts it)
             else:
                 self._screen.put(action)

@@ -64,6 +64,7 @@ ASK: Literal["ask"] = "ask"  # an event that says the focus may have moved, not 
 Seen = Front | None | Literal["ask"]
 TIMEOUT_S = 2.0  # a compositor's IPC socket
 ACTIVATE_TIMEOUT_S = 3.0  # how long a window may take to come to the front
+EVENT_READ_S = 1.0  # the rest of a focus event whose first bytes came
 
 
 @dataclass(frozen=True, slots=True)
@@ -628,7 +629,7 @@ class _SwayEvents:
     def __init__(self, path: str) -> None:
         self._conn = Connection(path)
         self._conn.subscribe("window", "workspace")
-        self._conn.sock.settimeout(None)
+        self._conn.sock.settimeout(EVENT_READ_S)  # (read when ready, on the notifier's thread: never held up long)
 
     def fileno(self) -> int:
         return self._conn.sock.fileno()

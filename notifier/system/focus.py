@@ -7,7 +7,8 @@ local pi runs in a folder of the same path).
 
 The check runs before every notification, so what is focused is not asked for then: a
 :class:`FocusWatcher` keeps it current from the compositor's focus events (sway: a ``window`` /
-``workspace`` subscription; X11: ``PropertyNotify`` of ``_NET_ACTIVE_WINDOW``), read in
+``workspace`` subscription; X11: ``PropertyNotify`` of ``_NET_ACTIVE_WINDOW``), read by the
+notifier's thread as they come (it starts with the notifier: :class:`FocusFollower`), looked up in
 microseconds (Hyprland and KWin are asked at each check instead). Only when the focused
 window's processes include a tmux client or a pi in the folder of the session asking is the
 focus method asked afresh (a notification is skipped only on what is true now, not on an event
@@ -15,18 +16,19 @@ still on its way) and the session located (process list, tmux) and compared."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
-import os
-import select
-import threading
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from notifier.core.owners import Wanted
 from notifier.system.desktop import ASK, Events, Front, Method, Missing, focus_method, window_for
 from notifier.system.locate import Location, locate_sessions
 from notifier.system.processes import folder, folders_of, looks_like_pi
 from notifier.system.tmux import client_pane, tmux_clients
+
+if TYPE_CHECKING:
+    from notifier.system.supervisor import Worker
 
 # Lazy imports here: psutil only where a focused window's processes are looked at.
 
@@ -89,84 +91,94 @@ def may_show(pid: int, folders: set[str]) -> bool:
 
 
 class FocusWatcher:
-    """The focused window (``front``: (window id, pid) or ``None``), kept current on a thread
-    of its own from the focus method's events. ``start`` reads it once before it returns."""
+    """The focused window (``front``: (window id, pid) or ``None``), kept current from the focus
+    method's events: a part of the app's outputs thread (:class:`notifier.system.supervisor.Worker`),
+    which reads them when their file is ready (no thread of its own). ``start`` subscribes and
+    reads it once (raises when it cannot); ``alive`` is False once the events stopped coming."""
 
     def __init__(self, method: Method) -> None:
         self.method = method
         self.front: Front | None = None
         self.alive = False
-        self._wake_r, self._wake_w = os.pipe()
         self._events: Events | None = None
-        self._thread: threading.Thread | None = None
+        self._fd = -1
 
     def start(self) -> None:
-        """Subscribe, read the focused window, start the thread (raises when it cannot)."""
+        """Subscribe and read the focused window (raises when it cannot)."""
         if self.method.backend.events is None:
             raise NotImplementedError(f"{self.method.name} sends no focus events")
         self._events = self.method.backend.events(self.method.path)
+        self._fd = self._events.fileno()  # (the subscription's connection: one file while it lasts)
         self.front = self.method.focused()
         self.alive = True
-        self._thread = threading.Thread(target=self._run, name="pi-notifier-focus", daemon=True)
-        self._thread.start()
 
-    def _run(self) -> None:
+    # The worker's part: the events' file, read when ready.
+    def wait(self) -> tuple[float | None, list[int]]:
+        return None, [self._fd] if self.alive else []
+
+    def wake(self, ready: set[int]) -> None:
         events = self._events
-        assert events is not None
+        if not self.alive or events is None or self._fd not in ready:
+            return
         try:
-            while True:
-                ready, _, _ = select.select([events.fileno(), self._wake_r], [], [])
-                if self._wake_r in ready:
-                    return
-                for seen in events.read():
-                    self.front = self.method.focused() if seen == ASK else seen
+            for seen in events.read():
+                self.front = self.method.focused() if seen == ASK else seen
         except Exception as exc:
             log.debug("the focus watcher stopped: %s", exc)
-        finally:
             self.alive = False
 
     def stop(self) -> None:
         self.alive = False
-        os.write(self._wake_w, b"x")
-        if self._thread is not None:
-            self._thread.join(2)
-        if self._events is not None:
-            self._events.close()
-        os.close(self._wake_r)
-        os.close(self._wake_w)
+        events, self._events = self._events, None
+        if events is not None:
+            with contextlib.suppress(Exception):
+                events.close()
 
 
-_watch_lock = threading.Lock()
-_watcher: list[FocusWatcher | Missing] = []
+class FocusFollower:
+    """What is focused, for the check before a notification (:func:`items_focused`'s ``front``),
+    on the worker's thread only: a :class:`FocusWatcher` that is a part of ``worker``, started
+    with the notifier (:meth:`start`) and again at a check once its compositor went away.
+    ``UNKNOWN`` where nothing can watch (ask the focus method), ``None`` where nothing here can
+    tell what is focused."""
 
+    def __init__(self, worker: Worker) -> None:
+        self._worker = worker
+        self._watcher: FocusWatcher | Missing | None = None
 
-def current_front() -> Front | None:
-    """The focused window, from the watcher (started at the first call; started again if its
-    compositor went away); ``UNKNOWN`` when it cannot watch, ``None`` when nothing is focused or
-    nothing here can tell."""
-    with _watch_lock:
-        w = _watcher[0] if _watcher else None
+    def start(self) -> None:
+        self.front()
+
+    def front(self) -> Front | None:
+        w = self._watcher
         if isinstance(w, Missing):
             return None
-        if w is None or not w.alive:
-            if w is not None:
-                w.stop()
-            method = focus_method()
-            if isinstance(method, Missing):
-                _watcher[:] = [method]
-                return None
-            if method.backend.events is None:
-                return UNKNOWN  # (not watched: asked at each check; KWin: a script run, ~5 ms)
-            w = FocusWatcher(method)
-            try:
-                w.start()
-            except Exception as exc:
-                log.debug("cannot watch the focus through %s: %s", method.name, exc)
-                w.stop()
-                return UNKNOWN
-            log.debug("watching what is focused through %s", method.name)
-            _watcher[:] = [w]
+        if isinstance(w, FocusWatcher) and w.alive:
+            return w.front
+        self.stop()
+        method = focus_method()
+        if isinstance(method, Missing):
+            self._watcher = method
+            return None
+        if method.backend.events is None:
+            return UNKNOWN  # (not watched: asked at each check; KWin: a script run, ~5 ms)
+        w = FocusWatcher(method)
+        try:
+            w.start()
+        except Exception as exc:
+            log.debug("cannot watch the focus through %s: %s", method.name, exc)
+            w.stop()
+            return UNKNOWN
+        log.debug("watching what is focused through %s", method.name)
+        self._watcher = w
+        self._worker.add(w)
         return w.front
+
+    def stop(self) -> None:
+        w, self._watcher = self._watcher, None
+        if isinstance(w, FocusWatcher):
+            self._worker.remove(w)
+            w.stop()
 
 
 # ---- the check before a notification ----
@@ -174,16 +186,16 @@ def current_front() -> Front | None:
 
 def items_focused(
     items: Sequence[Any],
-    front: Callable[[], Front | None] = current_front,
+    front: Callable[[], Front | None] = lambda: UNKNOWN,
     method: Callable[[], Method | Missing] = focus_method,
     shows: Callable[[int, set[str]], bool] = may_show,
     locate: Callable[[list[Wanted]], Mapping[str, Location]] = locate_sessions,
 ) -> bool:
     """For notifications (``notifications.skip_when_focused``): True when every question of a
     notice (items with ``ref`` and ``question``) is in a session the user is looking at.
-    ``front``: what the watcher last saw in front; ``method``: the focus method, asked afresh;
-    ``shows``: whether a window's process may show one of these folders (:func:`may_show`);
-    ``locate``: where the sessions' pis run."""
+    ``front``: what the watcher last saw in front (:meth:`FocusFollower.front`; by default
+    nothing watches); ``method``: the focus method, asked afresh; ``shows``: whether a window's
+    process may show one of these folders (:func:`may_show`); ``locate``: where the sessions' pis run."""
     if not items or any(i.ref.host is not None for i in items):
         return False  # (a remote session: its folder path says nothing about this machine)
     try:

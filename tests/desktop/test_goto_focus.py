@@ -9,21 +9,34 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
 from notifier.actions.goto import activate_window
 from notifier.core.codec import status_obj
 from notifier.core.model import Item
-from notifier.system.focus import is_focused, items_focused
+from notifier.system.focus import UNKNOWN, FocusFollower, is_focused, items_focused
 from notifier.system.locate import Location, locate_sessions
+from notifier.system.supervisor import Worker
 
 from ..conftest import FIXTURES, cli, wait_for
 from ..live.pi_harness import Tmux
 from .conftest import require
 from .services import _wrap, stop
+
+T = TypeVar("T")
+
+
+def on_thread(worker: Worker, fn: Callable[[], T]) -> T:
+    """``fn`` run on the worker's thread (as the notifier runs its focus check), its result."""
+    out: list[T] = []
+    worker.put(lambda: out.append(fn()))
+    assert worker.sync(10)
+    return out[0]
 
 
 def _root_prop(name: str) -> list[int]:
@@ -161,14 +174,34 @@ def test_goto_focuses_the_xterm_of_the_tmux_client(
         assert active() == client_win
         assert cli("goto", *d).returncode == 0
         assert is_focused(_location(sessions))
-        # the notification hook (notifications.skip_when_focused) sees the same
-        assert items_focused(_items(sessions))
+        # the notification hook (notifications.skip_when_focused) sees the same, with what is
+        # focused followed by the notifier's thread (the X display's PropertyNotify read there)
+        ending = threading.Event()
+        worker = Worker("focus-test", ending)
+        follower = FocusFollower(worker)
+        worker.start()
+
+        def on_worker(items: list[Item]) -> bool:
+            return on_thread(worker, lambda: items_focused(items, follower.front))
+
+        assert on_worker(_items(sessions))
+
+        def front_window() -> int | None:
+            front = on_thread(worker, follower.front)
+            return None if front is None or front == UNKNOWN else front[0]
+
+        assert front_window() == client_win  # (watched: read from its events, not asked)
         # a remote session with the same folder path is never "in front of you" on this machine
-        assert not items_focused([_remote_twin(i) for i in _items(sessions)])
+        assert not on_worker([_remote_twin(i) for i in _items(sessions)])
         assert activate_window(other_win)
         # at once, though the watcher's PropertyNotify comes a moment later: a skip is never taken
         # on what the watcher last heard alone
-        assert not items_focused(_items(sessions))
+        assert not on_worker(_items(sessions))
+        # and the watcher follows the change by itself, on the worker's thread
+        wait_for(lambda: front_window() == other_win, 10, "the focus change followed")
+        on_thread(worker, follower.stop)
+        ending.set()
+        assert worker.sync(5)  # (its thread ends)
     finally:
         for t in terms:
             stop(t)
