@@ -28,24 +28,53 @@ is no header, the file is replayed forward instead. Memory stays bounded either 
 equals a full read.
 
 Names (:func:`look_up_name`). A session's name, looked up further back than the start-up read went
-(bounded): the newest ``session_info`` entry before a given offset, however it is spelled."""
+(bounded): the newest ``session_info`` entry before a given offset, however it is spelled.
+
+Which files are sessions. One rule, for the start-up scan, ``status`` and live watching alike
+(:func:`is_session_name`, :func:`walk_tree`): a ``*.jsonl`` regular file (or a symlink to one)
+anywhere below a sessions root, reached through real folders (watchdog does not follow symlinked
+folders, so neither does the walk). A file reached by two names (hard links, a symlink next to its
+target, an overlapping root) is one session, read once: the walk keeps the first name in sorted
+order.
+
+The files, into a board (:class:`SessionFiles`): a tailer per file, every line through the one
+bounded parse and pi's adapter (:mod:`notifier.pi.parse`), the events applied to the board; a bad
+line, file or folder is said once (per file and kind of problem) and skipped. The engine thread
+owns one; ``status``, ``goto`` and ``answer`` without the app read through one too
+(:mod:`notifier.sessions`)."""
 
 from __future__ import annotations
 
 import errno
 import hashlib
+import logging
 import os
 import stat
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+from functools import partial
+from typing import Any, Protocol
 
 from notifier.core import codec as jsonbound
+from notifier.core.board import Board
+from notifier.core.model import Transition
 from notifier.core.reducer import Event, Header, Renamed, SessionReducer, Suffix
 from notifier.core.text import clean
-from notifier.pi.parse import ESCAPE, MARKERS, may_have_events
+from notifier.pi.catalog import QuestionCatalog
+from notifier.pi.parse import (
+    ESCAPE,
+    MARKERS,
+    EntryError,
+    may_have_events,
+    odd_line_events,
+    to_events,
+    too_large_events,
+)
+from notifier.system.log import LogOnce
+
+log = logging.getLogger(__name__)
 
 CHUNK = 1 << 20  # bytes per read while following
 BLOCK = 64 << 10  # bytes per read of the start-up read: below glibc's mmap threshold, blocks are reused
@@ -53,6 +82,9 @@ WINDOW = 4096  # bytes before the offset checked for a rewrite on every change
 HEAD = 1024  # the first bytes of the file (pi's header line), checked likewise
 HEADER_LIMIT = 1 << 20  # a first line longer than this is no pi header
 DEFAULT_MAX_LINE = 32 << 20
+SESSION_SUFFIX = ".jsonl"
+BLAME_LIMIT = 3  # a file that made the engine fail this often is ignored
+LIVE_FULL_READ = 4 << 20  # a file appearing while we run is read whole up to this size
 READ_BUDGET = 64 << 20  # bytes read per call; the rest on the next call (``more``)
 SLACK = 16 << 10  # read beyond the size fstat gave: what was appended since comes in the same pread
 LONG_HEAD = 64 << 10  # the first bytes of a line too long to read, kept for what they say
@@ -627,3 +659,362 @@ def look_up_name(tailer: Tailer, fd: int) -> str | None:
     tailer.name_checked = True
     name = name_before(fd, tailer.window_start)
     return clean(name, 200) if name else None
+
+
+# ---- which files are sessions ----
+
+
+def is_session_name(path: str) -> bool:
+    """The name part of the rule (live events are filtered with it before any ``stat``)."""
+    return path.endswith(SESSION_SUFFIX)
+
+
+@dataclass(slots=True)
+class Tree:
+    """What a walk found below a folder (:func:`walk_tree`)."""
+
+    files: list[str] = field(default_factory=list)  # session files, one name per (device, inode)
+    dirs: list[str] = field(default_factory=list)  # real folders, the root first
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, kind): session names not read
+    idents: dict[tuple[int, int], str] = field(default_factory=dict)  # (device, inode) → the name kept
+    stats: dict[str, os.stat_result] = field(default_factory=dict)  # each file's stat, by the walk
+
+
+def walk_tree(root: str) -> Tree:
+    """Every session file below ``root`` (any depth; iterative, so no recursion limit)."""
+    tree = Tree()
+    seen_dirs: set[tuple[int, int]] = set()
+    try:
+        st = os.stat(root)
+    except OSError:
+        return tree
+    if not stat.S_ISDIR(st.st_mode):
+        return tree
+    seen_dirs.add((st.st_dev, st.st_ino))
+    stack = [root]
+    while stack:
+        folder = stack.pop()
+        tree.dirs.append(folder)
+        try:
+            with os.scandir(folder) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError:
+            continue
+        subdirs: list[str] = []
+        for entry in entries:
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    est = entry.stat(follow_symlinks=False)
+                    key = (est.st_dev, est.st_ino)
+                    if key not in seen_dirs:
+                        seen_dirs.add(key)
+                        subdirs.append(entry.path)
+                    continue
+                if not is_session_name(entry.name):
+                    continue
+                if entry.is_file(follow_symlinks=False):
+                    # st_dev is not in the directory entry: a stat per file (cheap, cached inode)
+                    fst = entry.stat(follow_symlinks=False)
+                elif entry.is_symlink():
+                    fst = os.stat(entry.path)  # where it points decides
+                    if not stat.S_ISREG(fst.st_mode):
+                        if not stat.S_ISDIR(fst.st_mode):
+                            tree.skipped.append((entry.path, kind_of(fst.st_mode)))
+                        continue
+                else:
+                    tree.skipped.append((entry.path, kind_of(entry.stat(follow_symlinks=False).st_mode)))
+                    continue
+            except OSError:
+                continue  # vanished or unreadable: the live watcher sees it if it comes back
+            ident = (fst.st_dev, fst.st_ino)
+            if ident in tree.idents:
+                continue  # another name of a file already found
+            tree.idents[ident] = entry.path
+            tree.stats[entry.path] = fst
+            tree.files.append(entry.path)
+        stack.extend(reversed(subdirs))  # depth first, in name order
+    return tree
+
+
+# ---- the files, into the board ----
+
+
+class Reading(Protocol):
+    """What reading the files is told (``notifier.sessions.EngineOptions``)."""
+
+    catalog: QuestionCatalog
+    max_line: int
+
+
+class Cache(Protocol):
+    """What the start-up scan remembered of each file (``notifier.sessions.StartupCache``)."""
+
+    def lookup(self, path: str, st: os.stat_result) -> tuple[Tailer, SessionReducer] | None:
+        """An unchanged file: its tailer (at its end) and its state; None: read it."""
+
+
+class SessionFiles:
+    """Owned by one thread (the engine's): every tailer, and the board they feed."""
+
+    def __init__(
+        self,
+        options: Reading,
+        board: Board,
+        wall: Callable[[], float],
+        more: Callable[[str], None] = lambda path: None,
+    ) -> None:
+        self.options = options
+        self.board = board
+        self.tailers: dict[str, Tailer] = {}
+        self.ignored: set[str] = set()  # files that made the engine fail again and again
+        self.reading: str | None = None  # the file being read (blamed if the engine fails)
+        self._wall = wall
+        self._more = more  # a huge append: read the rest of this file after what is queued
+        self._once = LogOnce(log)
+        self._idents: dict[tuple[int, int], str] = {}  # (device, inode) → the one name read
+        self._blame: dict[str, int] = {}  # failures that happened while reading each file
+
+    # ---- folders ----
+
+    def scan(self, folder: str, initial: bool, cache: Cache | None = None) -> list[Transition]:
+        """Every session file under ``folder``: known ones read on, new ones added (at start-up,
+        ``initial``, unchanged ones restored from ``cache``)."""
+        tree = walk_tree(folder)
+        for path, kind in tree.skipped:
+            self._once(path, "kind", "skipped: %s, not a regular file", kind)
+        out: list[Transition] = []
+        names = {path: ident for ident, path in tree.idents.items()}
+        for path in tree.files:
+            ident = names[path]
+            known = self._idents.get(ident)
+            if known is not None and known != path and known in self.tailers:
+                continue  # a second name of a file already read (a hard link, another root)
+            if path in self.tailers:
+                out += self.read(path)
+                continue
+            self._idents[ident] = path
+            found = cache.lookup(path, tree.stats[path]) if initial and cache is not None else None
+            if found is not None:
+                self.tailers[path], restored = found
+                out += self.board.local.restore(path, restored, self._wall(), initial=True)
+            else:
+                out += self.add(path, initial)
+        return out
+
+    def gone(self, path: str, everything: bool = False) -> list[Transition]:
+        """A file or folder was removed or moved away: forget the sessions that no longer exist
+        (``everything``: all under ``path``, a symlinked folder that points elsewhere now)."""
+        prefix = path.rstrip(os.sep) + os.sep
+        out: list[Transition] = []
+        for key in [k for k in self.tailers if k == path or k.startswith(prefix)]:
+            if everything or not os.path.exists(key):
+                out += self.forget(key)
+        return out
+
+    # ---- files ----
+
+    def add(self, path: str, initial: bool) -> list[Transition]:
+        """Follow a file not followed yet. At start-up (``initial``) only the state it ends in is
+        reported; a file that appears while we run is new, so read whole when small."""
+        if not initial:
+            try:
+                st = os.stat(path)
+            except OSError:
+                return []
+            if not stat.S_ISREG(st.st_mode):
+                self._once(path, "kind", "skipped: %s, not a regular file", kind_of(st.st_mode))
+                return []
+            ident = (st.st_dev, st.st_ino)
+            known = self._idents.get(ident)
+            if known is not None and known != path:
+                other = self.tailers.get(known)
+                if other is not None and other.ident == ident:
+                    return self.read(known)  # another name of a file we follow: read it once
+            self._idents[ident] = path
+            if st.st_size <= LIVE_FULL_READ:
+                # Every question in it is reported, even one asked and answered before we looked.
+                self.tailers[path] = Tailer(path, self.options.max_line)
+                return self.read(path)
+        tailer = Tailer(path, self.options.max_line)
+        reducer = self.load(tailer, name=True)
+        if reducer is None:
+            return []
+        self.tailers[path] = tailer
+        if tailer.ident is not None:
+            self._idents[tailer.ident] = path
+        # Only the state the file ends in is reported: a question asked and answered before we
+        # looked is history, not news (no needs_input + resolved pair at start-up).
+        return self.board.local.restore(path, reducer, self._wall(), initial=initial)
+
+    def read(self, path: str) -> list[Transition]:
+        """What changed in ``path`` (a file not followed yet is added)."""
+        if path in self.ignored:
+            return []
+        self.reading = path
+        out = self._read(path)
+        self.reading = None
+        return out
+
+    def _read(self, path: str) -> list[Transition]:
+        tailer = self.tailers.get(path)
+        if tailer is None:
+            return self.add(path, initial=False)
+        with tailer.reading() as (result, fd):
+            now = self._wall()
+            if result.missing:
+                return self.forget(path)
+            if result.special:
+                # A FIFO, device or folder named *.jsonl: never opened in a way that blocks, never
+                # read. The tailer stays, so the next event costs one fstat and no log line.
+                self._once(path, "special", "not a regular file; ignored")
+                return self.board.local.forget(path, now) if self.board.local.reducer(path) is not None else []
+            if result.error is not None or fd is None:
+                self._once(
+                    path, "read", "cannot read (%s)", clean(getattr(result.error, "strerror", None) or result.error)
+                )
+                return []
+            if result.more:
+                self._more(path)
+            if result.rewritten:
+                log.info("%s was rewritten; reading it again from the start", path)
+                events = self._read_bounded(tailer, fd)
+                if events is None:
+                    return self.forget(path)
+                return self.board.local.replace(path, events, now)
+            if not result.lines:
+                return []
+            out = self.board.local.apply(path, self.events(path, result.lines, now), now)
+            if not any(t.kind == "needs_input" and t.session.name is None for t in out):
+                return out
+            # A session that asks deserves its name, even one set before the part of the file
+            # read so far: looked up once (bounded), in the file still open.
+            name = look_up_name(tailer, fd)
+            if not name:
+                return out
+            self.board.local.apply(path, [Renamed(name)], now)
+            return self.renamed(out)
+
+    def forget(self, path: str) -> list[Transition]:
+        self.tailers.pop(path, None)
+        self._once.forget(path)
+        return self.board.local.forget(path, self._wall())
+
+    def _read_bounded(self, tailer: Tailer, fd: int | None = None) -> list[Event] | None:
+        """The events that settle the file's state (see :meth:`load`), ``None`` if unreadable."""
+        keep: list[Event] = []
+        return keep if self.load(tailer, keep, fd, name=True) is not None else None
+
+    def load(
+        self, tailer: Tailer, keep: list[Event] | None = None, fd: int | None = None, name: bool = False
+    ) -> SessionReducer | None:
+        """The state a full read of the tailer's file would give, read from its end only as far
+        as needed; the tailer continues at the end. ``None`` if it cannot be read (said once).
+        ``keep`` receives the events that state was built from (header first); ``fd``: the file,
+        open already. ``name``: a session that asks gets its name, even one set before what was
+        read (looked up in the same open file: a bounded read more)."""
+        path = tailer.path
+        if fd is None:
+            try:
+                fd, _ = open_regular(path)
+            except NotRegularFile as exc:
+                self._once(path, "kind", "skipped: %s, not a regular file", exc.kind)
+                return None
+            except OSError as exc:
+                if not isinstance(exc, FileNotFoundError):
+                    self._once(path, "open", "cannot read (%s)", exc.strerror or exc)
+                return None
+            try:
+                return self.load(tailer, keep, fd, name)
+            finally:
+                os.close(fd)
+        try:
+            events = partial(self.line_events, path, now=self._wall())
+            reducer = settle_file(fd, os.fstat(fd), tailer, self.options.max_line, events, keep)
+        except OSError as exc:
+            self._once(path, "read", "cannot read (%s)", exc.strerror or exc)
+            return None
+        found = name and reducer.pending and reducer.name is None and reducer.has_header and look_up_name(tailer, fd)
+        if found:
+            reducer.apply(Renamed(found))
+            if keep is not None:
+                keep.append(Renamed(found))
+        return reducer
+
+    def events(self, path: str, lines: Iterable[bytes], now: float) -> list[Event]:
+        """pi's events in ``lines`` (the one bounded parse each); a bad line is skipped, said once."""
+        events: list[Event] = []
+        for line in lines:
+            events += self.line_events(path, line, now)
+        return events
+
+    def line_events(self, path: str, line: bytes, now: float) -> list[Event]:
+        """pi's events in one line (see :meth:`events`)."""
+        if not line or line.isspace():
+            return []
+        if type(line) is LongLine:  # too long to read: what its first bytes say
+            self._once(path, "long", "skipped a line longer than %d MB", self.options.max_line >> 20)
+            return too_large_events(line, self.options.catalog, now)
+        try:
+            entry = jsonbound.loads(line)  # size: the tailer's max_line; depth: capped
+        except UnicodeDecodeError:  # (what its bytes still say: a question tool's call, a result)
+            self._once(path, "utf8", "read only the calls of a line that is not UTF-8")
+            return odd_line_events(line, self.options.catalog, now)
+        except ValueError as exc:
+            self._once(path, "json", "read only the calls of a line that is not usable JSON (%s)", clean(exc, 80))
+            return odd_line_events(line, self.options.catalog, now)
+        if not isinstance(entry, dict):
+            self._once(path, "object", "skipped a JSON line that is not an object")
+            return []
+        try:
+            return to_events(entry, self.options.catalog, now)
+        except EntryError as exc:
+            self._once(path, "shape", "skipped an entry with an unexpected shape (%s)", exc)
+        except Exception as exc:  # a bug meeting odd data must cost this entry, not the engine
+            self._once(path, "shape", "skipped an entry with an unexpected shape (%s)", type(exc).__name__)
+        return []
+
+    # ---- names ----
+
+    def renamed(self, items: list[Transition]) -> list[Transition]:
+        """The same transitions, carrying the sessions' current names."""
+        out = []
+        for t in items:
+            view = self.board.view(t.session.key)
+            out.append(replace(t, session=view.ref) if view is not None else t)
+        return out
+
+    # ---- after a failure ----
+
+    def blame(self) -> None:
+        """The engine failed: count it against the file it was reading, if any."""
+        if self.reading is not None:
+            self._blame[self.reading] = self._blame.get(self.reading, 0) + 1
+
+    def resync(self) -> list[Transition]:
+        """After a restart: read what every file gained meanwhile (a lost wake-up loses nothing).
+        The file being read when it failed is read again from its tail (what the failed read
+        took is not lost); if it makes the engine fail again, it is skipped past, and after
+        BLAME_LIMIT failures ignored, so one file cannot stop the app telling about the others."""
+        out: list[Transition] = []
+        culprit, self.reading = self.reading, None
+        if culprit is not None:
+            blamed = self._blame.get(culprit, 0)
+            tailer = self.tailers.get(culprit)
+            if blamed >= BLAME_LIMIT:
+                self.ignored.add(culprit)
+                log.error(
+                    "ignoring %s from now on: reading it made the engine fail %d times",
+                    culprit,
+                    blamed,
+                )
+                out += self.board.local.forget(culprit, self._wall())
+                self.tailers.pop(culprit, None)
+            elif blamed == 1 and tailer is not None:
+                self.reading = culprit
+                events = self._read_bounded(tailer)
+                if events is not None:
+                    out += self.board.local.replace(culprit, events, self._wall())
+                self.reading = None
+        for path in list(self.tailers):
+            out += self.read(path)
+        return out

@@ -68,9 +68,9 @@ from watchdog.observers.polling import PollingObserver
 from notifier.compat import events_lost
 from notifier.config import Config, ConfigError, load
 from notifier.core.text import clean
-from notifier.sessions import is_session_name, walk_tree
 from notifier.system import paths
 from notifier.system.log import LogOnce
+from notifier.tail import is_session_name, walk_tree
 
 log = logging.getLogger(__name__)
 EVENTS_LOST = events_lost()

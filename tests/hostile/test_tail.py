@@ -24,8 +24,8 @@ from notifier.core.board import Board
 from notifier.core.reducer import SessionReducer
 from notifier.pi.catalog import QuestionCatalog
 from notifier.pi.parse import TOO_ODD, to_events
-from notifier.sessions import KEEP_ROWS, EngineOptions, SessionFiles, StartupCache, scan_once
-from notifier.tail import Tailer
+from notifier.sessions import KEEP_ROWS, EngineOptions, StartupCache, scan_once
+from notifier.tail import SessionFiles, Tailer
 
 from ..conftest import FIXTURES, wait_for
 from ..harness import Harness

@@ -14,8 +14,9 @@ import pytest
 from notifier.core.board import Board
 from notifier.core.model import Question
 from notifier.pi.catalog import QuestionCatalog
-from notifier.sessions import EngineOptions, SessionFiles, StartupCache
+from notifier.sessions import EngineOptions, StartupCache
 from notifier.sessions import cache_version as version
+from notifier.tail import SessionFiles
 
 from ..writer import answer, append, ask, header, user
 
