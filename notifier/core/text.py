@@ -63,6 +63,7 @@ import shlex
 import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
 # ---- the sanitizer ----
 
@@ -223,6 +224,14 @@ def project_name(name: str | None, cwd: str | None, host: str | None = None) -> 
     if host:
         return f"{clean(host, 64)} · {project_name(name, cwd)}"
     return clean(name, 80) or clean(last_folder(cwd), 80) or "pi"
+
+
+def offline_note(host: str | None, since: float | None) -> str:
+    """" — devbox offline since 10:02" for a remote session whose link is down since ``since``
+    ("" while it is up: ``since`` None)."""
+    if since is None:
+        return ""
+    return f" — {clean(host, 40)} offline since {datetime.fromtimestamp(since).strftime('%H:%M')}"
 
 
 def last_folder(path: str | None) -> str | None:

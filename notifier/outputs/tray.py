@@ -41,12 +41,11 @@ from notifier.config import Config
 from notifier.core.commands import Clear, Command, Focus, Goto, Mute, Quit, Show, Snooze
 from notifier.core.model import Question, SessionView, Snapshot
 from notifier.core.planner import Preferences, next_quiet_change, parse_quiet_hours, quiet_hours_note, tomorrow_morning
-from notifier.core.text import clean, duration_changes_in, project_name
+from notifier.core.text import clean, duration_changes_in, offline_note, project_name
 from notifier.core.text import duration as waited
 from notifier.outputs.tray_hosts import NO_HOST_WHY, HostFollower, HostLog, Hosts, look
 from notifier.system.desktop import has_display
 from notifier.system.supervisor import FailureLog, Stop, Worker
-from notifier.window.view import offline_note
 
 if TYPE_CHECKING:
     from notifier.engine import Batch
@@ -219,7 +218,7 @@ def age_changes_in(seconds: float) -> float | None:
 def question_label(view: SessionView, q: Question, now: float) -> str:
     project = project_name(view.ref.name, view.ref.cwd, view.ref.host)
     label = f"{clean(project, 40)} — {clean(q.text, MENU_TEXT)} ({age(now - q.asked_at)})"
-    return label + offline_note(view)
+    return label + offline_note(view.ref.host, view.offline_since)
 
 
 Shape = tuple[tuple[str, "Command | None", bool, bool, "Shape"], ...]

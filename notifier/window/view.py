@@ -14,7 +14,6 @@ import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any, Literal
 
 from notifier.core import codec as formats
@@ -23,24 +22,13 @@ from notifier.core.codec import from_obj as question_from_obj
 from notifier.core.commands import Snooze
 from notifier.core.model import Question, QuestionItem, SessionRef, SessionView, Snapshot
 from notifier.core.planner import Preferences
-from notifier.core.text import clean, project_name
+from notifier.core.text import clean, offline_note, project_name
 from notifier.core.text import duration as waited
 from notifier.resources import DEMO_SESSION_ID
 
 MIN_PATH = 32  # a path in the details pane is never shortened below this many characters
 SnoozedBy = Literal["session", "project", "all"]
 _SNOOZED_BY: tuple[SnoozedBy, ...] = ("session", "project", "all")
-
-
-def offline_note(view: SessionView) -> str:
-    """ " — devbox offline since 10:02" for a remote session whose link is down."""
-    return _offline(view.ref.host, view.offline_since)
-
-
-def _offline(host: str | None, since: float | None) -> str:
-    if since is None:
-        return ""
-    return f" — {clean(host, 40)} offline since {datetime.fromtimestamp(since).strftime('%H:%M')}"
 
 
 def resume_command(cwd: str | None, file: str, host: str | None = None) -> str:
@@ -125,7 +113,7 @@ class Shown:
 
     @property
     def offline(self) -> str | None:
-        return _offline(self.session.host, self.offline_since).lstrip(" —") or None
+        return offline_note(self.session.host, self.offline_since).lstrip(" —") or None
 
     @property
     def is_demo(self) -> bool:
