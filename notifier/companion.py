@@ -106,15 +106,11 @@ def is_socket_name(name: str) -> bool:
     return name.startswith(SOCKET_PREFIX) and name.endswith(SOCKET_SUFFIX) and "/" not in name
 
 
-def socket_folder() -> str:
-    """Where the extension puts its sockets: pi-notifier's runtime folder (checked to be ours;
-    the extension makes the same choice and the same checks)."""
-    return paths.runtime_dir()
-
-
 def list_sockets(folder: str | None = None) -> list[str]:
+    """The extension's sockets: in pi-notifier's runtime folder (the extension makes the same
+    choice and the same checks), unless ``folder`` is given."""
     try:
-        folder = folder or socket_folder()  # (OSError: no runtime folder of our own)
+        folder = folder or paths.runtime_dir()  # (OSError: no runtime folder of our own)
         names = sorted(os.listdir(folder))
     except OSError:
         return []
@@ -517,21 +513,19 @@ def answer_dialog(
         return Result(None, dialog_id, False, f"pi cannot be reached: {exc}")
 
 
-def open_dialogs(socket_path: str, timeout: float = 2.0) -> tuple[Hello, tuple[Dialog, ...]]:
+def hello_of(socket_path: str, timeout: float = 2.0) -> Hello:
     """What one pi says on connect: who it is and the dialogs it waits on."""
     with connect(socket_path, timeout=timeout) as chan:
-        hello = chan.hello()
-        return hello, hello.dialogs
+        return chan.hello()
 
 
 def _hellos(folder: str | None, timeout: float) -> Iterator[tuple[str, Hello]]:
     """What every reachable pi says on connect now, with its socket (unreachable ones skipped)."""
     for path in list_sockets(folder):
         try:
-            hello, _dialogs = open_dialogs(path, timeout)
+            yield path, hello_of(path, timeout)
         except (ChannelError, OSError):
             continue
-        yield path, hello
 
 
 def all_open_dialogs(folder: str | None = None, timeout: float = 1.0) -> list[tuple[str, Dialog]]:
@@ -574,15 +568,6 @@ def question_of(d: Dialog, now: float) -> Question:
     )
 
 
-def is_own_dialog(d: Dialog, catalog: QuestionCatalog) -> bool:
-    """A question tool's own dialog (its custom component, or the select / input it falls back
-    to): the question itself, read from the session file (a question tool by its name, or by its
-    arguments' shape, as the file's call is judged)."""
-    if d.tool_call_id is None or d.tool is None:
-        return False
-    return d.tool in catalog or catalog.kind(d.tool, d.tool_input) is not None
-
-
 def _inside(path: str, roots: Sequence[str], itself: bool = False) -> bool:
     real = os.path.realpath(path)
     for root in roots:
@@ -604,8 +589,14 @@ def ref_of(d: Dialog, roots: Sequence[str]) -> SessionRef | None:
 
 def counts(d: Dialog, catalog: QuestionCatalog) -> bool:
     """Whether a dialog is a pending question on the board: it waits for a human, and it is not
-    a question tool's own dialog (that question is read from the session file)."""
-    return d.waits and not is_own_dialog(d, catalog)
+    a question tool's own dialog (its custom component, or the select / input it falls back to:
+    the question itself, read from the session file; a question tool by its name, or by its
+    arguments' shape, as the file's call is judged)."""
+    if not d.waits:
+        return False
+    if d.tool_call_id is None or d.tool is None:
+        return True
+    return d.tool not in catalog and catalog.kind(d.tool, d.tool_input) is None
 
 
 class DialogFeed:
@@ -724,7 +715,7 @@ class CompanionWatcher:
 
     def __init__(self, callback: Callback, folder: str | None = None) -> None:
         self.callback = callback
-        self.folder = folder or socket_folder()
+        self.folder = folder or paths.runtime_dir()
         self._lock = threading.Lock()
         self._channels: dict[str, Channel | None] = {}  # None: connecting
         self._watch: Watch | None = None

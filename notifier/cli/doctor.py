@@ -232,16 +232,10 @@ _QUESTION_ONLY = frozenset({"question.ts", "questionnaire.ts"})
 def companion(st: pi_extension.Status) -> tuple[bool | None, str]:
     """The optional companion pi extension, as ``pi-extension status`` sees it. Never a FAIL: pi
     and pi-notifier work without it (dialogs such as permission gates are then not shown)."""
-    if not st.installed:
-        state = f"not installed (optional; install: {APP_NAME} pi-extension install)"
-    elif st.current:
-        state = f"installed and current ({clean(st.path)})"
-    else:
-        state = f"installed but not this version's copy (update: {APP_NAME} pi-extension install)"
     loaded = f"loaded by {len(st.loaded)} running pi process(es)"
     if st.unreachable:
         loaded += f", {len(st.unreachable)} socket(s) not answering"
-    return (True if st.installed and st.current else None), f"{state}; {loaded}"
+    return (True if st.installed and st.current else None), f"{st.said()} (optional); {loaded}"
 
 
 def unseen_dialogs(config: Config, st: pi_extension.Status) -> tuple[bool | None, str]:

@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass, field
 
 from notifier import APP_NAME, resources
 from notifier.cli.parser import fail
-from notifier.companion import ChannelError, list_sockets, open_dialogs
+from notifier.companion import ChannelError, hello_of, list_sockets
 from notifier.config import Config
 from notifier.core.text import clean
 from notifier.system import autostart, paths
@@ -138,87 +138,68 @@ class Status:
     loaded: list[Loaded] = field(default_factory=list)
     unreachable: list[str] = field(default_factory=list)
 
+    def said(self) -> str:
+        """Whether it is installed and this version's copy, in a few words with what to do."""
+        if not self.installed:
+            return f"not installed (would go to {clean(self.path)}); install: {APP_NAME} pi-extension install"
+        if self.current:
+            return f"installed and current: {clean(self.path)}"
+        return f"installed but not this version's copy: {clean(self.path)} (update: {APP_NAME} pi-extension install)"
+
 
 def status(path: str | None = None, timeout: float = 1.0) -> Status:
     folder = path or target()
     installed = {name: _read(os.path.join(folder, name)) for name in FILES}
     legacy = _read(_legacy(folder), 4096)
     ours_legacy = legacy is not None and MARKER.encode() in legacy
-    result = Status(
-        folder,
-        installed[ENTRY] is not None or ours_legacy,
-        installed == shipped() and not ours_legacy,
-    )
+    result = Status(folder, installed[ENTRY] is not None or ours_legacy, installed == shipped() and not ours_legacy)
     for sock in list_sockets():
         try:
-            hello, dialogs = open_dialogs(sock, timeout=timeout)
+            hello = hello_of(sock, timeout=timeout)
         except (ChannelError, OSError):
             result.unreachable.append(sock)
             continue
         result.loaded.append(
-            Loaded(sock, hello.pid, hello.pi_version, hello.session_file, hello.mode, len(dialogs))
+            Loaded(sock, hello.pid, hello.pi_version, hello.session_file, hello.mode, len(hello.dialogs))
         )
     return result
 
 
-def _status_text(st: Status) -> str:
-    if not st.installed:
-        lines = [f"not installed (would go to {clean(st.path)}); install: {APP_NAME} pi-extension install"]
-    elif st.current:
-        lines = [f"installed and current: {clean(st.path)}"]
-    else:
-        lines = [
-            f"installed but not this version's copy: {clean(st.path)} (update: {APP_NAME} pi-extension install)"
-        ]
-    if st.loaded:
-        lines.append(f"loaded by {len(st.loaded)} running pi process(es):")
-        for item in st.loaded:
-            how = "answerable" if item.mode == "wrap" else "announce-only"
-            lines.append(
-                f"  pid {item.pid} (pi {clean(item.pi_version) or '?'}, {how}, {item.dialogs} open dialog(s))"
-                f" {clean(item.session_file)}"
-            )
-    else:
-        lines.append("no running pi has it loaded")
-    return "\n".join(lines)
-
-
 def cmd_pi_extension(args: argparse.Namespace, config: Config) -> int:
-    action = args.action
-    if action == "install":
+    if args.action == "install":
         changed, path = install()
         if changed:
-            print(
-                f"installed {clean(path)}; pi processes started from now on load it (a running pi: /reload)"
-            )
+            print(f"installed {clean(path)}; pi processes started from now on load it (a running pi: /reload)")
         else:
             print(f"already installed and current: {clean(path)}")
         return 0
-    if action == "remove":
+    if args.action == "remove":
         try:
             removed, path = remove()
         except ValueError as exc:
             return fail(1, exc)
-        print(
-            f"removed {clean(path)}; running pi processes keep it until they restart"
-            if removed
-            else f"not installed ({clean(path)})"
-        )
+        done = f"removed {clean(path)}; running pi processes keep it until they restart"
+        print(done if removed else f"not installed ({clean(path)})")
         return 0
     st = status()
-    if getattr(args, "json", False):
+    if args.json:
         print(json.dumps(asdict(st), ensure_ascii=False))
-    else:
-        print(_status_text(st))
+        return 0
+    print(st.said())
+    if not st.loaded:
+        print("no running pi has it loaded")
+        return 0
+    print(f"loaded by {len(st.loaded)} running pi process(es):")
+    for item in st.loaded:
+        how = "answerable" if item.mode == "wrap" else "announce-only"
+        print(f"  pid {item.pid} (pi {clean(item.pi_version) or '?'}, {how}, {item.dialogs} open dialog(s))"
+              f" {clean(item.session_file)}")
     return 0
 
 
 def cmd_autostart(args: argparse.Namespace, config: Config) -> int:
-    action = {"install": autostart.install, "remove": autostart.remove, "status": autostart.status}[
-        args.action
-    ]
     try:
-        sys.stdout.write(action() + "\n")
+        sys.stdout.write(getattr(autostart, args.action)() + "\n")
     except OSError as exc:
         return fail(1, f"autostart {args.action} failed: {clean(exc, 200)}")
     return 0
