@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -102,20 +103,13 @@ def target(method: str | None = None) -> Target:
 
 def render(t: Target, exe: list[str], icon: str = ICON_NAME) -> str:
     """The entry's text (``icon``: the desktop entry's ``Icon=``, see :func:`_install_icon`)."""
-    if t.method == "systemd":
-        template = resources.read_text("autostart/pi-notifier.service")
-        return template.replace("{exec}", " ".join(_systemd_word(w) for w in exe))
-    if t.method == "xdg":
-        template = resources.read_text("autostart/pi-notifier.desktop")
-        return template.replace("{exec}", " ".join(_desktop_word(w) for w in exe)).replace("{icon}", icon)
     if t.method == "launchagent":
         from xml.sax.saxutils import escape
 
-        template = resources.read_text("autostart/dev.pi-notifier.plist")
         args = "\n".join(f"    <string>{escape(w)}</string>" for w in [*exe, "run"])
-        return template.replace("{args}", args)
-    template = resources.read_text("autostart/pi-notifier.cmd")
-    return template.replace("{exec}", " ".join(f'"{w}"' for w in exe))
+        return resources.read_text("autostart/dev.pi-notifier.plist").replace("{args}", args)
+    template, word = _ENTRIES[t.method]
+    return resources.read_text(template).replace("{icon}", icon).replace("{exec}", " ".join(map(word, exe)))
 
 
 def _systemd_word(word: str) -> str:
@@ -138,6 +132,13 @@ def _desktop_word(word: str) -> str:
     if any(c in _RESERVED for c in word):
         word = '"' + "".join("\\" + c if c in '"`$\\' else c for c in word) + '"'
     return word.replace("\\", "\\\\")
+
+
+_ENTRIES: dict[str, tuple[str, Callable[[str], str]]] = {  # method → its template, how it writes one word
+    "systemd": ("autostart/pi-notifier.service", _systemd_word),
+    "xdg": ("autostart/pi-notifier.desktop", _desktop_word),
+    "startup": ("autostart/pi-notifier.cmd", lambda word: f'"{word}"'),
+}
 
 
 def _systemctl(*args: str) -> tuple[bool, str]:

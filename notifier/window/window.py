@@ -630,24 +630,22 @@ class AnswerBar:
 
     def _dialog_answers(self, q: Shown) -> None:
         kind, items = q.question.dialog, q.question.items
-        options = [o.label for o in items[0].options] if items else []
-        if kind == "confirm":
-            choices = [("Yes", "yes"), ("No", "no")]
-        else:
-            choices = [(label, f"#{n}") for n, label in enumerate(options, 1)]
-        if kind in ("select", "confirm") and choices:
-            self._label("Answer:")
-            gate = q.gate
-            if gate:
-                choices = [c for c in choices if c[0] == "No"] + [c for c in choices if c[0] != "No"]
-            for label, choice in choices[:MAX_BUTTONS]:
-                button = self._button(self.frame, label, self._answers(q, choice))
-                if gate and label == "No":
-                    button.configure(default="active")
-        elif kind == "input":
+        if kind == "input":
             self._text_field(self.frame, q, "Answer:")
-        else:
+            return
+        choices = [("Yes", "yes"), ("No", "no")] if kind == "confirm" else []
+        if kind == "select" and items:
+            choices = [(o.label, f"#{n}") for n, o in enumerate(items[0].options, 1)]
+        if not choices:
             self._label("Answer this dialog in the terminal (Go to session).")
+            return
+        if q.gate:  # "No" first, and the default
+            choices.sort(key=lambda c: c[0] != "No")
+        self._label("Answer:")
+        for label, choice in choices[:MAX_BUTTONS]:
+            button = self._button(self.frame, label, self._answers(q, choice))
+            if q.gate and label == "No":
+                button.configure(default="active")
 
     def _question_answers(self, q: Shown) -> None:
         from tkinter import ttk
