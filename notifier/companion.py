@@ -170,11 +170,8 @@ class Dialog:
     @property
     def command(self) -> str | None:
         """The shell command a gate asks about, when the gated tool call is a bash call."""
-        if isinstance(self.tool_input, dict):
-            value = self.tool_input.get("command")
-            if isinstance(value, str):
-                return value
-        return None
+        value = self.tool_input.get("command") if isinstance(self.tool_input, dict) else None
+        return value if isinstance(value, str) else None
 
 
 @dataclass(frozen=True)
@@ -329,17 +326,16 @@ def parse(line: bytes | str) -> Event | None:
     return None
 
 
-def answer_request(dialog_id: str, value: str | bool | None) -> bytes:
-    return encode({"answer": {"id": dialog_id, "value": value}})
-
-
-def keys_request(dialog_id: str, keys: list[str]) -> bytes:
-    return encode({"keys": {"id": dialog_id, "keys": keys}})
-
-
 def key_sequence(keys: list[str]) -> list[str]:
     """Key names (``"down"``, ``"enter"``…) as terminal input; anything else is typed as text."""
     return [KEYS.get(k.lower(), k) if len(k) > 1 else k for k in keys]
+
+
+def request(dialog_id: str, value: str | bool | None = None, keys: list[str] | None = None) -> bytes:
+    """The line that answers a dialog: with ``value``, or (``keys`` given) by forwarding keys."""
+    if keys is not None:
+        return encode({"keys": {"id": dialog_id, "keys": key_sequence(keys)}})
+    return encode({"answer": {"id": dialog_id, "value": value}})
 
 
 def check_answer(dialog: Dialog, value: str | bool | None = None, keys: list[str] | None = None) -> str | None:
@@ -497,17 +493,13 @@ def answer_dialog(
             why = check_answer(dialog, value, keys)
             if why:
                 return Result(None, dialog_id, False, why)
-            if keys is not None:
-                chan.send(keys_request(dialog_id, key_sequence(keys)))
-                request = "keys"
-            else:
-                chan.send(answer_request(dialog_id, value))
-                request = "answer"
+            chan.send(request(dialog_id, value, keys))
+            kind = "keys" if keys is not None else "answer"
             deadline = time.monotonic() + timeout
             while True:
                 chan.settimeout(max(deadline - time.monotonic(), 0.001))
                 event = chan.read_event()
-                if isinstance(event, Result) and event.request == request and event.id == dialog_id:
+                if isinstance(event, Result) and event.request == kind and event.id == dialog_id:
                     return event
     except ChannelError as exc:
         return Result(None, dialog_id, False, f"pi cannot be reached: {exc}")

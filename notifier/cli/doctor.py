@@ -126,29 +126,24 @@ def _liveness(config: Config) -> str:
 def _extras(config: Config) -> list[str]:
     """The notifications line and the tray line. With no tray icon either, the notifications
     line says what is left instead of "the tray icon alone will show questions"."""
-    lines: list[str] = []
     try:
         from notifier.outputs import tray as tray_choice  # (here: a missing UI library is a line)
 
         tray_line: str | None = tray_choice.doctor_line(config)
     except ImportError:
         tray_line = None
-    # no icon on screen now: no tray at all, or none of the hosts its backend shows in
-    no_tray = tray_line is not None and ("] tray: none" in tray_line or "; tray host: none" in tray_line)
     try:
         from notifier.outputs.backends import TRAY_ALONE, doctor_line
 
         line = doctor_line(config)
-        if no_tray:
-            window = ", the window" if has_display() else ""
-            instead = f"{NO_TRAY_EITHER}{window} and a status bar (status --tmux / --bar) show questions"
-            line = line.replace(TRAY_ALONE, instead).replace("the tray icon shows questions", instead)
-        lines.append(line)
     except ImportError:
-        pass
-    if tray_line is not None:
-        lines.append(tray_line)
-    return lines
+        return [tray_line] if tray_line is not None else []
+    # no icon on screen now: no tray at all, or none of the hosts its backend shows in
+    if tray_line is not None and ("] tray: none" in tray_line or "; tray host: none" in tray_line):
+        window = ", the window" if has_display() else ""
+        instead = f"{NO_TRAY_EITHER}{window} and a status bar (status --tmux / --bar) show questions"
+        line = line.replace(TRAY_ALONE, instead).replace("the tray icon shows questions", instead)
+    return [line] if tray_line is None else [line, tray_line]
 
 
 NO_TRAY_EITHER = "with no tray icon either, pi-notifier status, run --json"

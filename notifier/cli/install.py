@@ -17,7 +17,6 @@ import contextlib
 import json
 import os
 import sys
-import tempfile
 from dataclasses import asdict, dataclass, field
 
 from notifier import APP_NAME, resources
@@ -65,21 +64,6 @@ def _read(path: str, limit: int = -1) -> bytes | None:
         return None
 
 
-def _write(path: str, data: bytes) -> None:
-    """``path`` becomes ``data`` at once (0644)."""
-    folder = os.path.dirname(path)
-    fd, tmp = tempfile.mkstemp(prefix=".pi-notifier-", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-
-
 def _remove_legacy(folder: str) -> bool:
     old = _legacy(folder)
     head = _read(old, 4096)
@@ -98,7 +82,7 @@ def install(path: str | None = None) -> tuple[bool, str]:
     for name, data in shipped().items():
         file = os.path.join(folder, name)
         if _read(file) != data:
-            _write(file, data)
+            paths.write_whole(file, data)
             changed = True
     return _remove_legacy(folder) or changed, folder
 

@@ -18,6 +18,7 @@ import platformdirs
 from notifier import resources
 from notifier.core import text as shellcmd
 from notifier.core.text import clean
+from notifier.system import paths
 from notifier.system import processes as programs
 
 UNIT = "pi-notifier.service"
@@ -59,18 +60,10 @@ def _install_icon() -> str:
         return "utilities-terminal"
     target = icon_file()
     try:
-        _write(target, Path(source).read_bytes())
+        paths.write_whole(str(target), Path(source).read_bytes())
     except OSError:
         return source
     return ICON_NAME
-
-
-def _write(path: Path, data: bytes) -> None:
-    """Write a file whole or not at all (its folders made): a copy beside it, then renamed."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
 
 
 @dataclass(frozen=True)
@@ -152,7 +145,7 @@ def _systemctl(*args: str) -> tuple[bool, str]:
 def install(method: str | None = None) -> str:
     t = target(method)
     exe = executable()
-    _write(t.path, render(t, exe, _install_icon() if t.method == "xdg" else ICON_NAME).encode())
+    paths.write_whole(str(t.path), render(t, exe, _install_icon() if t.method == "xdg" else ICON_NAME).encode())
     if t.method == "systemd":
         _systemctl("daemon-reload")
         ok, err = _systemctl("enable", UNIT)
