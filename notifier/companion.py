@@ -68,20 +68,11 @@ if TYPE_CHECKING:
     import socket
 
     from notifier.core.board import Board
+    from notifier.sessions import EngineOptions
     from notifier.watch import Watch
 
 log = logging.getLogger(__name__)
 say_once = LogOnce(log)
-
-
-class Options(Protocol):
-    """What of the engine's options a dialog is judged by."""
-
-    @property
-    def roots(self) -> list[str]: ...
-
-    @property
-    def catalog(self) -> QuestionCatalog: ...
 
 
 class BoardOwner(Protocol):
@@ -91,7 +82,7 @@ class BoardOwner(Protocol):
     def board(self) -> Board: ...
 
     @property
-    def options(self) -> Options: ...
+    def options(self) -> EngineOptions: ...
 
     def call(self, fn: Callable[[], list[Transition]]) -> None: ...
 
@@ -675,7 +666,7 @@ class DialogFeed:
         return self.engine.board.dialogs.open((path, d.id), ref, question_of(d, now), now, initial)
 
 
-def with_open_dialogs(snapshot: Snapshot, options: Options, folder: str | None = None) -> Snapshot:
+def with_open_dialogs(snapshot: Snapshot, options: EngineOptions, folder: str | None = None) -> Snapshot:
     """``snapshot`` (a one-shot scan: ``status``, ``answer``) with the dialogs pi shows right now."""
     if not list_sockets(folder):
         return snapshot  # no pi has the extension loaded (nothing to connect to)

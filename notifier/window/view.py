@@ -11,7 +11,6 @@ place allows."""
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -19,6 +18,7 @@ from typing import Any, Literal
 
 from notifier.core import codec as formats
 from notifier.core import text as shellcmd
+from notifier.core.codec import finite_number
 from notifier.core.codec import from_obj as question_from_obj
 from notifier.core.commands import Snooze
 from notifier.core.model import Question, QuestionItem, SessionRef, SessionView, Snapshot
@@ -206,22 +206,16 @@ class Shown:
             question,
             abandoned=obj.get("abandoned") is True,
             alive=obj.get("alive") if isinstance(obj.get("alive"), bool) else None,
-            offline_since=_opt_time(obj.get("offline_since")),
+            offline_since=finite_number(obj.get("offline_since")),
             token=_opt_str(obj.get("token")),
             location=Where.from_obj(obj.get("location")),
-            snoozed_until=_opt_time(obj.get("snoozed_until")),
+            snoozed_until=finite_number(obj.get("snoozed_until")),
             snoozed_by=by if by in _SNOOZED_BY else None,
         )
 
 
 def _opt_str(value: object) -> str | None:
     return value if isinstance(value, str) else None
-
-
-def _opt_time(value: object) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        return None
-    return float(value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -245,7 +239,8 @@ class WindowView:
                 questions.append(Shown.from_obj(q))
             except (ValueError, KeyError, TypeError):
                 continue
-        return WindowView(tuple(questions), _opt_time(obj.get("snoozed_until")), _opt_time(obj.get("taken_at")) or 0.0)
+        until, taken = finite_number(obj.get("snoozed_until")), finite_number(obj.get("taken_at"))
+        return WindowView(tuple(questions), until, taken or 0.0)
 
 
 def question_obj(view: SessionView, q: Question, abandoned: bool) -> dict[str, Any]:
