@@ -747,7 +747,6 @@ class CompanionWatcher:
             except ChannelError as exc:
                 log.debug("companion socket %s: %s", path, exc)
                 return
-            chan.settimeout(None)
             with self._lock:
                 if self._stopped:
                     return

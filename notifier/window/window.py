@@ -64,23 +64,6 @@ class Source(Protocol):
     def close(self) -> None: ...
 
 
-def ask_reply(source: Source, command: Command, failed: str) -> dict[str, Any]:
-    """Carry out a Goto or Answer through ``source`` (blocking) and say what came of it: the window's
-    inbox message (``said``; ``answered`` for an Answer). ``failed`` starts the line when it failed."""
-    reply = source.ask(command)
-    if reply is None:
-        said = f"{failed}: pi-notifier does not answer"
-    elif reply.get("ok"):
-        said = str(reply.get("said") or "done")
-        said = said[:1].upper() + said[1:]
-    else:
-        said = f"{failed}: {reply.get('said') or reply.get('error') or 'no reason given'}"
-    reply_msg: dict[str, Any] = {"said": said}
-    if isinstance(command, Answer):
-        reply_msg["answered"] = bool(reply and reply.get("ok"))
-    return reply_msg
-
-
 class RemoteSource:
     """The running app, over the local channel."""
 
@@ -155,7 +138,6 @@ TITLE = "pi-notifier — pending questions"
 class Window:
     def __init__(self, source: Source, focus: list[str] | None = None, root: Any = None) -> None:
         import tkinter as tk
-        from tkinter import font as tkfont
         from tkinter import ttk
 
         self.tk = tk
@@ -169,8 +151,6 @@ class Window:
         self.root.minsize(640, 360)
         self._set_icon()
         self.root.protocol("WM_DELETE_WINDOW", self.close)
-        self._font = tkfont.nametofont("TkDefaultFont")
-        self._heading_font = tkfont.nametofont("TkHeadingFont")
 
         top = ttk.Frame(self.root, padding=(10, 8, 10, 4))
         top.pack(fill="x")
@@ -190,7 +170,7 @@ class Window:
         panes = ttk.PanedWindow(self.root, orient="horizontal")
         panes.pack(fill="both", expand=True, padx=10)
         left = ttk.Frame(panes)
-        self.list = QuestionList(left, self._font, self._heading_font)
+        self.list = QuestionList(left)
         self.tree = self.list.tree
         panes.add(left, weight=1)
         right = ttk.Frame(panes)
@@ -340,10 +320,23 @@ class Window:
         self._ask(command, "Not answered")
 
     def _ask(self, command: Command, failed: str) -> None:
-        """Carry out a Goto or Answer off the Tk thread; what came of it goes to the status line."""
+        """Carry out a Goto or Answer through the source, off the Tk thread; what came of it goes
+        to the status line (``failed`` starts the line when it failed; ``answered`` for an Answer:
+        a fresh answer bar)."""
 
         def go() -> None:
-            self.inbox.put(ask_reply(self.source, command, failed))
+            reply = self.source.ask(command)
+            if reply is None:
+                said = f"{failed}: pi-notifier does not answer"
+            elif reply.get("ok"):
+                said = str(reply.get("said") or "done")
+                said = said[:1].upper() + said[1:]
+            else:
+                said = f"{failed}: {reply.get('said') or reply.get('error') or 'no reason given'}"
+            message: dict[str, Any] = {"said": said}
+            if isinstance(command, Answer):
+                message["answered"] = bool(reply and reply.get("ok"))
+            self.inbox.put(message)
 
         threading.Thread(target=go, name="pi-notifier-window-act", daemon=True).start()
 
@@ -426,15 +419,16 @@ class Window:
 
 
 class QuestionList:
-    def __init__(self, parent: Any, font: Any, heading_font: Any) -> None:
+    def __init__(self, parent: Any) -> None:
+        from tkinter import font as tkfont
         from tkinter import ttk
 
-        self._font = font
-        self._heading_font = heading_font
+        self._font = tkfont.nametofont("TkDefaultFont")
+        self._heading_font = tkfont.nametofont("TkHeadingFont")
         self.tree = ttk.Treeview(parent, columns=COLUMNS, show="headings", selectmode="browse", height=14)
         for col, label in zip(COLUMNS, HEADINGS, strict=True):
             self.tree.heading(col, text=label)
-            self.tree.column(col, width=heading_font.measure(label) + 24, stretch=False, anchor="w")
+            self.tree.column(col, width=self._heading_font.measure(label) + 24, stretch=False, anchor="w")
         self.tree.column(COLUMNS[-1], stretch=True)
         self.tree.tag_configure("abandoned", foreground="#8a6d1d")
         self.tree.tag_configure("snoozed", foreground="#6b6b6b")
@@ -600,11 +594,11 @@ class AnswerBar:
 
         ttk.Label(self.frame, text=text).pack(side="left", padx=(0, 6))
 
-    def _button(self, parent: Any, text: str, command: Callable[[], None], **pack: Any) -> Any:
+    def _button(self, parent: Any, text: str, command: Callable[[], None]) -> Any:
         from tkinter import ttk
 
         button = ttk.Button(parent, text=clean(text, 40), command=command)
-        button.pack(side="left", padx=(0, 6), **pack)
+        button.pack(side="left", padx=(0, 6))
         self.widgets.append(button)
         return button
 
