@@ -262,19 +262,25 @@ class Window:
 
     def apply(self, data: WindowView) -> None:
         questions = data.questions
-        selected = self.selected_key()
-        want = self.focus_key or selected
+        want = self.focus_key or self.selected_key()
         self.rows = {row_id(q.key): q for q in questions}
         if self.list.fill(questions):
             self._place_sash()
         self.heading.configure(text=heading_text(questions, data.snoozed_until, time.time()))
-        if want and row_id(want) in self.rows:
-            self.select(row_id(want))
-            self.focus_key = None
-        elif questions:
+        if self._select(want):
+            return
+        if questions:
             self.select(self.tree.get_children()[0])
         else:
             self._show_selected()
+
+    def _select(self, key: list[str] | None) -> bool:
+        """Select the question of ``key`` if it is listed (then no focus is wanted any more)."""
+        if not key or row_id(key) not in self.rows:
+            return False
+        self.select(row_id(key))
+        self.focus_key = None
+        return True
 
     def select(self, iid: str) -> None:
         self.tree.selection_set(iid)
@@ -283,8 +289,8 @@ class Window:
         self._show_selected()
 
     def selected_key(self) -> list[str] | None:
-        sel = self.tree.selection()
-        return sel[0].split("\x1f") if sel else None
+        q = self.selected()
+        return q.key if q else None
 
     def selected(self) -> Shown | None:
         sel = self.tree.selection()
@@ -393,12 +399,8 @@ class Window:
             self.source.command(Clear(q.session.file, q.question.tool_call_id))
 
     def raise_(self, focus: list[str] | None) -> None:
-        if focus:
-            self.focus_key = focus
-            iid = row_id(focus)
-            if iid in self.rows:
-                self.select(iid)
-                self.focus_key = None
+        if focus and not self._select(focus):
+            self.focus_key = focus  # (selected when it is listed)
         self.root.deiconify()
         self.root.lift()
         self.root.attributes("-topmost", True)
