@@ -64,10 +64,15 @@ def _read(path: str, limit: int = -1) -> bytes | None:
         return None
 
 
+def _marked(path: str) -> bool:
+    """Whether the file at ``path`` is one of ours (its head carries the extension's marker)."""
+    head = _read(path, 4096)
+    return head is not None and MARKER.encode() in head
+
+
 def _remove_legacy(folder: str) -> bool:
     old = _legacy(folder)
-    head = _read(old, 4096)
-    if head is None or MARKER.encode() not in head:
+    if not _marked(old):
         return False
     os.unlink(old)
     return True
@@ -92,8 +97,7 @@ def remove(path: str | None = None) -> tuple[bool, str]:
     folder = path or target()
     if not os.path.lexists(folder):
         return _remove_legacy(folder), folder
-    head = _read(os.path.join(folder, ENTRY), 4096)
-    if not os.path.isdir(folder) or os.path.islink(folder) or head is None or MARKER.encode() not in head:
+    if not os.path.isdir(folder) or os.path.islink(folder) or not _marked(os.path.join(folder, ENTRY)):
         raise ValueError(f"{folder} is not pi-notifier's extension; left alone")
     _remove_legacy(folder)
     for name in FILES:
@@ -134,8 +138,7 @@ class Status:
 def status(path: str | None = None, timeout: float = 1.0) -> Status:
     folder = path or target()
     installed = {name: _read(os.path.join(folder, name)) for name in FILES}
-    legacy = _read(_legacy(folder), 4096)
-    ours_legacy = legacy is not None and MARKER.encode() in legacy
+    ours_legacy = _marked(_legacy(folder))
     result = Status(folder, installed[ENTRY] is not None or ours_legacy, installed == shipped() and not ours_legacy)
     for sock in list_sockets():
         try:
