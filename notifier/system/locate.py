@@ -244,29 +244,36 @@ def _unmatched(w: Wanted, cands: Sequence[Proc], procs: Sequence[PiProcess]) -> 
 def add_locations(status: dict[str, Any], look: bool = True) -> dict[str, Any]:
     """Fill ``"location"`` into each session of a ``status --json`` object (``null``: no live pi,
     unknown, or ``look`` False: liveness off, no process is looked at). Additive: nothing else
-    changes, but ``alive`` where the app left it unjudged (it judges only where a question waits),
-    as a scan of our own says it: a pi runs in the session's folder. Processes are listed only
-    when some session could have a live pi, and only a session in a folder where a pi runs is
-    matched: with thousands of sessions and a few pi processes (or none) this costs the process
-    listing, not a pairing of every session. Locating is a bonus: status works without it."""
+    changes but ``alive`` where the app left it unjudged (:func:`_locations`). Locating is a
+    bonus: status works without it."""
     sessions = [s for s in status.get("sessions") or () if isinstance(s, dict)]
-    unknown = [s for s in sessions if s.get("alive") is None and s.get("host") is None]
     found: dict[str, Location] = {}
     try:
-        if look and (unknown or any(s.get("alive") is not False and s.get("cwd") for s in sessions)):
-            procs = pi_processes(maybe_pi() if os.path.isdir("/proc/self") else None)
-            folders = {folder(cwd) for p in procs for cwd in folders_of(p.cwd)}
-            for s in unknown:
-                s["alive"] = _in_folders(s.get("cwd"), folders)
-            matched = [s for s in sessions if isinstance(s.get("file"), str) and _in_folders(s.get("cwd"), folders)]
-            if matched:
-                found = locate_sessions([_wanted(s) for s in matched], procs=procs)
+        found = _locations(sessions) if look else {}
     except Exception as exc:
         log.debug("cannot locate sessions: %s", exc)
     for s in sessions:
         loc = found.get(s["file"]) if isinstance(s.get("file"), str) else None
         s["location"] = loc.obj() if loc is not None else None
     return status
+
+
+def _locations(sessions: list[dict[str, Any]]) -> dict[str, Location]:
+    """Where the live pi of each of these ``status --json`` sessions runs; ``alive`` filled in
+    where the app left it unjudged (it judges only where a question waits), as a scan of our own
+    says it: a pi runs in the session's folder. Processes are listed only when some session could
+    have a live pi, and only a session in a folder where a pi runs is matched: with thousands of
+    sessions and a few pi processes (or none) this costs the process listing, not a pairing of
+    every session."""
+    unknown = [s for s in sessions if s.get("alive") is None and s.get("host") is None]
+    if not unknown and not any(s.get("alive") is not False and s.get("cwd") for s in sessions):
+        return {}
+    procs = pi_processes(maybe_pi() if os.path.isdir("/proc/self") else None)
+    folders = {folder(cwd) for p in procs for cwd in folders_of(p.cwd)}
+    for s in unknown:
+        s["alive"] = _in_folders(s.get("cwd"), folders)
+    matched = [s for s in sessions if isinstance(s.get("file"), str) and _in_folders(s.get("cwd"), folders)]
+    return locate_sessions([_wanted(s) for s in matched], procs=procs) if matched else {}
 
 
 def _in_folders(cwd: object, folders: set[str]) -> bool:
