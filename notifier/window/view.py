@@ -21,7 +21,7 @@ from notifier.core import text as shellcmd
 from notifier.core.codec import finite_number
 from notifier.core.codec import from_obj as question_from_obj
 from notifier.core.commands import Snooze
-from notifier.core.model import Question, QuestionItem, SessionRef, SessionView, Snapshot
+from notifier.core.model import Question, QuestionItem, SessionRef, SessionView, Snapshot, question_token
 from notifier.core.planner import Preferences
 from notifier.core.text import clean, project_name
 from notifier.core.text import duration as waited
@@ -102,10 +102,14 @@ class Shown:
     abandoned: bool = False
     alive: bool | None = None  # None: not known (liveness off, remote)
     offline_since: float | None = None  # a remote session whose link is down, since then
-    token: str | None = None  # what was shown of it (an answer is refused if it changed)
     location: Where | None = None
     snoozed_until: float | None = None
     snoozed_by: SnoozedBy | None = None
+
+    @property
+    def token(self) -> str:
+        """What was shown of it (an answer is refused if what waits has changed)."""
+        return question_token(self.question)
 
     @property
     def key(self) -> list[str]:
@@ -207,7 +211,6 @@ class Shown:
             abandoned=obj.get("abandoned") is True,
             alive=obj.get("alive") if isinstance(obj.get("alive"), bool) else None,
             offline_since=finite_number(obj.get("offline_since")),
-            token=_opt_str(obj.get("token")),
             location=Where.from_obj(obj.get("location")),
             snoozed_until=finite_number(obj.get("snoozed_until")),
             snoozed_by=by if by in _SNOOZED_BY else None,
