@@ -121,7 +121,7 @@ def test_the_window_shows_a_gates_whole_command_before_yes() -> None:
     b.dialogs.open(("/run/x.sock", "ab12cd34-1"), ref, question_of(gate(), 2.0), 2.0)
     (obj,) = window_obj(b.snapshot(3.0))["questions"]
     row = Shown.from_obj(obj)  # (as the window reads it)
-    assert obj["kind"] == "dialog" and obj["dialog"] == "select" and row.gate
+    assert obj["question"]["kind"] == "dialog" and obj["question"]["dialog"] == "select" and row.gate
     text = details_text(row, 1_700_000_010.0)
     assert "bash asks (select) — read all of it before answering:" in text
     assert "   rm -rf build \\\n   && echo done\n" in text and "\x1b" not in text
