@@ -1,18 +1,20 @@
 """What a reader must follow: the calls and modules of ours between one appended question line and
 the `Notify` call on a real notification server.
 
-The app (`pi-notifier run --json --no-tray --liveness off`, with its notifications on, through
-dunst on a private bus under Xvfb; no pi runs here, so liveness is off and the question waits the
+The real app (`pi-notifier run`: its tray icon docked in trayer, its notifications through dunst,
+on a private bus under Xvfb; no pi runs here, so liveness is off and the question waits the
 settle window) runs under a profiler that every thread of its inherits (`threading.setprofile`).
-It starts counting when watchdog hands our watcher the file's event (`on_any_event` in
-`notifier.watch`) and stops when `show` in `notifier.outputs.dbus` (the `Notify`
-call) returns. Every call into a `notifier` module in between is counted, in every thread: the
-settle window's timer and anything else that ran meanwhile included, so the figures are an upper
-bound of the path itself. The tray is not drawn (no tray host here); issue 30's count includes
-its redraw.
+The question is written once the app is idle (started, and no call of ours for a while: what
+start-up still did is not counted). Counting starts when watchdog hands our watcher the file's
+event (`on_any_event` in `notifier.watch`) and stops when `show` in `notifier.outputs.dbus` (the
+`Notify` call) returns. Every call into a `notifier` module in between is counted, in every
+thread: the settle window's timer, the tray's redraw and anything else that ran meanwhile
+included, so the figures are an upper bound of the path itself. ``--headless`` measures
+`run --json --no-tray` instead (no tray; the run --json line printed on the way).
 
-Prints the modules in the order they were first entered, the calls in each, the threads that
-took part, and the totals; saves them as bench/out/trace.json.
+Saves the figures as bench/out/trace.json (or trace-headless.json), then prints the modules in the
+order they were first entered, the calls in each, the threads that took part, and the totals
+(``--calls``: each function first, with its thread).
 """
 
 from __future__ import annotations
@@ -32,18 +34,30 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import ROOT, fresh_env, save, stop  # noqa: E402
 
 from tests.conftest import wait_for  # noqa: E402
-from tests.desktop.services import Dunst, start_bus, start_xvfb  # noqa: E402
+from tests.desktop.services import Dunst, start_bus, start_trayer, start_xvfb  # noqa: E402
 from tests.desktop.services import stop as end  # noqa: E402
 from tests.writer import ask, header, user  # noqa: E402
 
-# Runs as the app's process: the profiler first, then the app's own entry point.
+QUIET_S = 0.5  # the app is idle once no call of ours ran this long after its engine's loop began
+
+# Runs as the app's process: the profiler first, then the app's own entry point. A thread started
+# before the profiler (so not profiled) writes ``<out>.idle`` once the app is idle.
 TRACED_APP = textwrap.dedent(
     r"""
-    import json, sys, threading
-    out = sys.argv[1]
-    sys.argv = ["pi-notifier", *sys.argv[2:]]
-    armed, done = [False], [False]
-    modules, threads, calls = {}, [], [0]
+    import json, sys, threading, time
+    out, quiet_s = sys.argv[1], float(sys.argv[2])
+    sys.argv = ["pi-notifier", *sys.argv[3:]]
+    armed, done, looping, quiet, last = [False], [False], [False], [False], [time.monotonic()]
+    modules, threads, calls, functions = {}, [], [0], {}
+
+    def idle():
+        while not (looping[0] and time.monotonic() - last[0] >= quiet_s):
+            time.sleep(0.05)
+        quiet[0] = True  # (from now on, a watcher's event arms the count)
+        with open(out + ".idle", "w") as fh:
+            fh.write("idle")
+
+    threading.Thread(target=idle, daemon=True).start()
 
     def profile(frame, event, arg):
         if done[0] or event not in ("call", "return"):
@@ -53,10 +67,13 @@ TRACED_APP = textwrap.dedent(
             if armed[0] and frame.f_code.co_name == "show" and name == "notifier.outputs.dbus":
                 done[0] = True
                 with open(out, "w") as fh:
-                    json.dump({"modules": modules, "threads": threads, "calls": calls[0]}, fh)
+                    json.dump({"modules": modules, "threads": threads, "calls": calls[0], "functions": functions}, fh)
             return
         if not armed[0]:
-            if name != "notifier.watch" or frame.f_code.co_name != "on_any_event":
+            if name.startswith("notifier"):
+                last[0] = time.monotonic()
+                looping[0] = looping[0] or (name == "notifier.engine" and frame.f_code.co_name == "_loop")
+            if not quiet[0] or name != "notifier.watch" or frame.f_code.co_name != "on_any_event":
                 return
             armed[0] = True
         if name.startswith("notifier"):
@@ -65,6 +82,8 @@ TRACED_APP = textwrap.dedent(
             thread = threading.current_thread().name
             if thread not in threads:
                 threads.append(thread)
+            where = f"{name}:{frame.f_code.co_qualname if hasattr(frame.f_code, 'co_qualname') else frame.f_code.co_name} [{thread}]"
+            functions[where] = functions.get(where, 0) + 1
 
     sys.setprofile(profile)
     threading.setprofile(profile)
@@ -74,26 +93,28 @@ TRACED_APP = textwrap.dedent(
 )
 
 
-def run() -> dict[str, Any]:
+def run(headless: bool = False) -> dict[str, Any]:
     tmp = Path(tempfile.mkdtemp(prefix="pi-notifier-bench-trace-"))
     xvfb, display = start_xvfb()
     bus, address = start_bus(tmp)
     env = dict(fresh_env(), DISPLAY=display, DBUS_SESSION_BUS_ADDRESS=address, NO_AT_BRIDGE="1")
     dunst = Dunst(env, tmp)
+    trayer = None if headless else start_trayer(env)
     session = tmp / "sessions" / "--home-dev-trace--" / "s.jsonl"
     session.parent.mkdir(parents=True)
     session.write_bytes(header("/home/dev/trace") + user())  # written before: only the question is traced
     out = tmp / "trace.json"
-    args = ["run", "--json", "--no-tray", "--liveness", "off", "--sessions-dir", str(session.parent.parent)]
+    args = ["run", "--liveness", "off", "--sessions-dir", str(session.parent.parent)]
+    if headless:
+        args += ["--json", "--no-tray"]
     app = subprocess.Popen(
-        [sys.executable, "-c", TRACED_APP, str(out), *args],
-        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+        [sys.executable, "-c", TRACED_APP, str(out), str(QUIET_S), *args],
+        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True,
     )  # fmt: skip
     try:
-        assert app.stdout is not None
-        for line in app.stdout:
-            if json.loads(line).get("event") == "ready":
-                break
+        idle = Path(f"{out}.idle")
+        wait_for(lambda: idle.exists() or app.poll() is not None, 30, "the app to be idle")
+        assert app.poll() is None, "the app ended"
         with session.open("ab") as fh:
             fh.write(ask("q1", "Traced?"))
         wait_for(lambda: out.exists() and out.stat().st_size > 0, 20, "the Notify call")
@@ -101,25 +122,38 @@ def run() -> dict[str, Any]:
         traced: dict[str, Any] = json.loads(out.read_text())
     finally:
         stop(app)
+        end(trayer)
         dunst.stop()
         end(bus)
         end(xvfb)
     modules: dict[str, int] = traced["modules"]
     return {
+        "app": "run --json --no-tray" if headless else "run (tray)",
         "modules_count": len(modules),
         "calls": traced["calls"],
         "threads": traced["threads"],
         "modules": modules,
+        "functions": traced["functions"],
     }
 
 
 def main() -> None:
-    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()
-    figures = run()
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--headless", action="store_true", help="trace run --json --no-tray instead")
+    parser.add_argument("--calls", action="store_true", help="print each function called, with its thread")
+    args = parser.parse_args()
+    figures = run(args.headless)
+    save("trace-headless" if args.headless else "trace", figures)
+    if args.calls:
+        for where, count in figures["functions"].items():
+            print(f"{count:5d}  {where}")
+        print()
     for name, count in figures["modules"].items():
         print(f"{count:5d}  {name}")
-    print(f"{figures['modules_count']} modules, {figures['calls']} calls, threads: {', '.join(figures['threads'])}")
-    save("trace", figures)
+    print(
+        f"{figures['app']}: {figures['modules_count']} modules, {figures['calls']} calls,"
+        f" threads: {', '.join(figures['threads'])}"
+    )
 
 
 if __name__ == "__main__":

@@ -52,10 +52,10 @@ from notifier.core.commands import (
     Status,
     Subscribe,
 )
-from notifier.core.model import Snapshot, Transition, TurnChange
-from notifier.core.planner import Preferences, quiet_hours_note, quiet_hours_obj, tomorrow_morning
+from notifier.core.model import Snapshot, Transition
+from notifier.core.planner import Preferences, quiet_hours_note, quiet_hours_obj
 from notifier.core.text import clean
-from notifier.engine import Engine, ReadyInfo, Sink
+from notifier.engine import Batch, Engine, Output, ReadyInfo
 from notifier.instance import InstanceLock
 from notifier.outputs.desktop import AlertSink
 from notifier.outputs.history import HistorySink
@@ -67,7 +67,7 @@ from notifier.sessions import engine_options
 from notifier.store import Store
 from notifier.system import desktop as x11
 from notifier.system import paths
-from notifier.system.supervisor import FailureLog
+from notifier.system.supervisor import FailureLog, Stop
 from notifier.watch import ConfigFollower
 from notifier.window.view import mark_snoozes, window_obj
 
@@ -110,18 +110,13 @@ class WindowProcess:
     ) -> None:
         self.socket = socket  # the channel the window connects back to
         self.decorate = decorate  # adds to each window object what the snapshot does not hold
-        self._subscribers: list[Connection] = []
+        self.subscribers: tuple[Connection, ...] = ()  # the open windows (replaced whole, under _sub_lock)
         self._sub_lock = threading.Lock()
         self._show_lock = threading.Lock()
         self._process: subprocess.Popen[bytes] | None = None
         self._pending_focus: list[str] | None = None
         self._pending_said: str | None = None
         self._subscribed = threading.Event()  # a window subscribed since the last one was started
-
-    @property
-    def subscribers(self) -> list[Connection]:
-        with self._sub_lock:
-            return list(self._subscribers)
 
     def show(self, focus: Focus | None = None, wait: float = 0.0, said: str | None = None) -> str:
         """Open the window (one at a time), or raise the open one at ``focus``; ``said``: a line
@@ -141,8 +136,7 @@ class WindowProcess:
 
     def _show(self, focus: list[str] | None) -> str:
         with self._sub_lock:
-            self._subscribers = [c for c in self._subscribers if not c.closed]
-            subs = list(self._subscribers)
+            self.subscribers = subs = tuple(c for c in self.subscribers if not c.closed)
         message = _focus_message(focus, self._pending_said)
         delivered = [conn.send(message) for conn in subs]
         if any(delivered):
@@ -171,8 +165,7 @@ class WindowProcess:
     def subscribe(self, conn: Connection, snapshot: Snapshot) -> None:
         """A window connected: it gets every snapshot from now on, and the focus it was opened for."""
         with self._sub_lock:
-            self._subscribers = [c for c in self._subscribers if not c.closed]
-            self._subscribers.append(conn)
+            self.subscribers = (*(c for c in self.subscribers if not c.closed), conn)
         self._subscribed.set()
         conn.send({"window": self._obj(snapshot)}, kind="window")
         if self._pending_focus or self._pending_said:
@@ -199,13 +192,13 @@ class WindowProcess:
         gone = [conn for conn in subs if not conn.send(message, kind="window")]
         if gone:
             with self._sub_lock:
-                self._subscribers = [c for c in self._subscribers if c not in gone]
+                self.subscribers = tuple(c for c in self.subscribers if c not in gone)
 
     def close(self) -> None:
         with self._sub_lock:
-            for conn in self._subscribers:
+            for conn in self.subscribers:
                 conn.close()
-            self._subscribers.clear()
+            self.subscribers = ()
         if self._process is not None and self._process.poll() is None:
             self._process.terminate()
 
@@ -319,7 +312,7 @@ def handle(execute: Execute, request: dict[str, Any], conn: Connection) -> Reply
     """One request (on an ipc worker thread) → the reply (None: ``conn`` is kept, a subscription)."""
     now = time.time()
     try:
-        command = commands.parse(request, now, morning=tomorrow_morning(now))
+        command = commands.parse(request, now)
     except commands.CommandError as exc:
         name = request.get("cmd")
         detail = f" {clean(name, 40)}" if str(exc) == "unknown command" and isinstance(name, str) else ""
@@ -464,11 +457,8 @@ class LocalSource:
     def ready(self, info: ReadyInfo, snapshot: Snapshot) -> None:
         self._send(snapshot)
 
-    def transitions(self, items: Sequence[Transition], snapshot: Snapshot) -> None:
-        self._send(snapshot)
-
-    def turns(self, items: Sequence[TurnChange]) -> None:
-        pass  # (finished turns are not this output's business)
+    def publish(self, batch: Batch) -> None:
+        self._send(batch.snapshot)
 
     def _send(self, snapshot: Snapshot) -> None:
         if self._push is not None:
@@ -527,7 +517,7 @@ class App:
         self.socket = socket or socket_path()
         self.json_out = json_out
         self.want_notify = notify and config["notifications.backend"] != "none"
-        self.stop_event = threading.Event()
+        self.stop_event = Stop()  # (ends the tray's loop too: Tray.run)
         self.store = open_store(state_dir)
         self.preferences = PreferencesOwner(self.store, time.time())  # restored from the store
         self.engine: Engine | None = None  # built in start(), with its sinks fixed
@@ -538,13 +528,11 @@ class App:
         self.health = FailureLog()  # shared with the engine and the notifier: what failed and was recovered
         decorate = WindowDecoration(lambda: self.preferences.value, self._changed, self.stop_event)
         self.window = WindowProcess(self.socket, decorate=decorate)
-        self.redraw = Redraw(
-            lambda: self.preferences.value, self.window, lambda: self.tray, config, self.health, self.stop_event
-        )
+        self.redraw = Redraw(self.window, config, self.health, self.stop_event)
         self.remotes: Remotes | None = None  # remote hosts (their links: notifier/remote.py)
         self.push: PushSink | None = None
         self.dialogs: DialogFeed | None = None  # the companion extension's dialogs (notifier.companion)
-        self.preferences.listen(lambda _: self._changed(), current=False)  # the tray shows snoozes, mutes
+        self.preferences.listen(self.redraw.set_preferences)  # the tray shows snoozes, mutes
         self.follower = ConfigFollower(config, self._quiet_hours_changed)  # the file, while the app runs
 
     # ---- commands (tray, window, notifications, control channel: any thread) ----
@@ -624,42 +612,41 @@ class App:
     def _quiet_hours_changed(self, quiet: str) -> None:
         if self.alerts is not None:
             self.alerts.set_quiet_hours(quiet)
-        self._changed()  # the tooltip says so
+        self.redraw.set_quiet_hours(quiet)  # the tooltip says so
 
     # ---- lifecycle ----
 
-    def start(self, tray: Tray | None = None, turns: Sink | None = None) -> None:
+    def start(self, tray: Tray | None = None, windows: bool = True) -> None:
         """Everything but the main-thread loop. ``tray``: the icon :meth:`run_loop` runs (None:
-        none). ``turns``: a headless run that hands notifying to the app and takes it back: its
-        sink passes the engine's calls to ``alerts`` of the moment (cli/notify_turns.py)."""
+        none); ``windows``: windows may attach (:meth:`serve` follows). With neither, nothing is
+        drawn (no UI thread). The engine's outputs are wired here, once: each is handed every
+        batch directly (a headless run that hands notifying to the app and takes it back adds
+        and removes its notifier on the engine thread: cli/run.py)."""
         self.tray = tray
+        self.redraw.tray = tray
         self.store.prune(time.time() - self.config["history.retention_days"] * 86400)
-        sinks: list[Sink] = []
-        lines = [JsonSink(on_broken=self.stop_event.set)] if self.json_out else []
-        sinks.append(HistorySink(self.store))
+        outputs: list[Output] = [JsonSink(on_broken=self.stop_event.set)] if self.json_out else []
+        outputs.append(HistorySink(self.store))
         if self.want_notify:
             self.alerts = self.new_notifier(self.store, self.preferences)
-        if turns is not None:  # (a headless run: the notifier of the moment, or none)
-            sinks.append(turns)
-        elif self.alerts is not None:
-            sinks.append(self.alerts)
-        sinks.append(self.redraw)
-
-        self.remotes = Remotes(configured(self.config))
-        sinks.append(self.remotes)  # (its links start once the engine is ready)
+            outputs.append(self.alerts)
+        if tray is not None or windows:
+            outputs.append(self.redraw)
+            self.redraw.start()
         if self.config["push.urls"]:
             self.push = PushSink(self.config, self.store)
-            sinks.append(self.push)
-        self.redraw.start()
+            outputs.append(self.push)
         options = engine_options(self.config)
         if self.state_dir:
             options.cache_path = os.path.join(self.state_dir, "scan-cache.sqlite3")
         # (on_failure: the tray shows that the engine is being restarted)
-        self.engine = Engine(options, sinks, health=self.health, on_failure=self._changed, lines=lines)
+        self.engine = Engine(options, outputs, health=self.health, on_failure=self._changed)
+        self.remotes = Remotes(configured(self.config))
         self.remotes.attach(self.engine)
         if not self.state_dir:  # (followed from before "ready"; the demo keeps to its own settings)
             self.follower.start()
         self.engine.start()
+        self.remotes.start()  # (its links start once the engine is ready)
         if self.push is not None:
             self.push.start()
         self.dialogs = DialogFeed.attach(self.engine)  # the companion extension's dialogs, if any
@@ -667,7 +654,8 @@ class App:
     def new_notifier(self, store: Store, preferences: PreferencesOwner) -> AlertSink:
         """The notifier, started, recording in ``store``, following the user's snoozes and mutes
         (``preferences``); what the user asks of a notification is a command for the app."""
-        alerts = AlertSink(self.config, store, execute=self.execute, instead=self._instead(), health=self.health)
+        alerts = AlertSink(self.config, store, execute=self.execute, instead=self._instead(), health=self.health,
+                           worker=self.redraw.worker)  # (the one outputs thread)
         preferences.listen(alerts.set_preferences)  # handed the current value before start
         alerts.start()
         return alerts

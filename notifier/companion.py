@@ -31,7 +31,7 @@ import stat
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from notifier.channel import (
@@ -59,7 +59,7 @@ from notifier.core.model import (
     Transition,
 )
 from notifier.core.text import clean
-from notifier.pi.catalog import QuestionCatalog
+from notifier.pi.catalog import QuestionCatalog, extract
 from notifier.system import paths
 from notifier.system.log import LogOnce
 from notifier.system.supervisor import Backoff
@@ -157,6 +157,9 @@ class Dialog:
     screen: tuple[str, ...] | None  # a custom dialog's text, as the terminal shows it
     waits: bool = True
     session_dir: str | None = None
+    # a nested tool call's dialog (a codemode script's tool call): the model's own call it runs
+    # under, the only one the session file has while it runs
+    outer_tool_call_id: str | None = None
 
     @property
     def command(self) -> str | None:
@@ -266,6 +269,7 @@ def dialog_from(obj: dict[str, Any]) -> Dialog:
         screen=_lines(obj.get("screen")),
         waits=obj.get("waits") is not False,
         session_dir=_str(obj, "session_dir"),
+        outer_tool_call_id=_str(obj, "outer_tool_call_id"),
     )
 
 
@@ -530,9 +534,18 @@ def lines_of(text: str) -> list[str]:
     return [clean(line) for line in text.splitlines()]
 
 
-def question_of(d: Dialog, now: float) -> Question:
+def question_of(d: Dialog, now: float, catalog: QuestionCatalog | None = None) -> Question:
     """The pending question a dialog is: ``text`` = its title (one line, as every JSON text), the
-    full title (and a gate's whole command) line by line in ``detail``, for the window."""
+    full title (and a gate's whole command) line by line in ``detail``, for the window. A dialog
+    with no title of its own (a custom component) that a question tool's call opened (by name or
+    by its arguments' shape, as the file's calls are judged: a codemode script's question) asks
+    what that call's arguments ask."""
+    at = d.at if d.at is not None else now
+    if d.title is None and catalog is not None and d.tool is not None and d.tool_call_id is not None:
+        kind = "question" if d.tool in catalog else catalog.kind(d.tool, d.tool_input)
+        if kind is not None:
+            asked = extract(d.tool, d.tool_input, d.tool_call_id, at, elsewhere=kind == "elsewhere")
+            return replace(asked, kind="dialog", dialog=d.kind)
     title = d.title or ""
     lines = lines_of(title)
     command = d.command
@@ -577,7 +590,9 @@ def counts(d: Dialog, catalog: QuestionCatalog) -> bool:
     arguments' shape, as the file's call is judged)."""
     if not d.waits:
         return False
-    if d.tool_call_id is None or d.tool is None:
+    # (a nested call's dialog, a codemode script's question tool, is the question: the file has
+    # only the call it runs under)
+    if d.tool_call_id is None or d.tool is None or d.outer_tool_call_id is not None:
         return True
     return d.tool not in catalog and catalog.kind(d.tool, d.tool_input) is None
 
@@ -663,7 +678,9 @@ class DialogFeed:
         if len(held) >= MAX_DIALOGS and (path, d.id) not in held:
             say_once(path, "dialogs", "a pi has more than %d dialogs open; ignoring the rest", MAX_DIALOGS)
             return []
-        return self.engine.board.dialogs.open((path, d.id), ref, question_of(d, now), now, initial)
+        return self.engine.board.dialogs.open(
+            (path, d.id), ref, question_of(d, now, self.engine.options.catalog), now, initial
+        )
 
 
 def with_open_dialogs(snapshot: Snapshot, options: EngineOptions, folder: str | None = None) -> Snapshot:
@@ -675,7 +692,7 @@ def with_open_dialogs(snapshot: Snapshot, options: EngineOptions, folder: str | 
     for _path, d in all_open_dialogs(folder):
         ref = ref_of(d, options.roots)
         if ref is not None and counts(d, options.catalog):
-            found.append((ref, question_of(d, now)))
+            found.append((ref, question_of(d, now, options.catalog)))
     return add_dialogs(snapshot, found) if found else snapshot
 
 

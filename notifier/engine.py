@@ -1,20 +1,21 @@
 """The engine: one thread that owns the session files and the board, and turns file changes into
 transitions.
 
-One line: watchdog → the engine's queue (typed messages: :mod:`notifier.watch`'s, the liveness
-probe's :class:`ProcessList`, a :class:`_Call` from the tray, window, companion or remotes) →
+One line: watchdog → the engine's queue (typed messages: :mod:`notifier.watch`'s, a
+:class:`_Call` from the tray, window, companion or remotes) →
 :class:`~notifier.sessions.SessionFiles` (tail → pi's events → board) → the transitions and one
-immutable snapshot, handed to each output once (:class:`Lines` first, then each :class:`Sink`),
+immutable snapshot, handed to each output once as one :class:`Batch` (:meth:`Output.publish`),
 every hand-over contained (:func:`deliver`). Nothing else mutates engine state.
 
-Liveness: is the pi that asked still running? Reading the process table takes tens of ms on a busy
-desktop, so it never happens on the engine thread: the engine says when (:meth:`Liveness.due`),
-the probe thread reads and puts a :class:`ProcessList` on the queue, stamped with the board's
-update count taken before the read (only questions seen by then can be judged on it). The engine
-also says which folders have a question pending: the tmux panes of the pis there are captured with
-the list, as the evidence that tells two pis in one folder apart (:mod:`notifier.core.owners`). The
-board alone judges what the list means. Abandoned questions are looked at again, less and less
-often. Both threads are kept running by :class:`notifier.system.supervisor.Supervisor`."""
+Liveness: is the pi that asked still running? The engine thread reads the process table itself
+when it is due (:class:`Liveness`: a due time in the loop's wait, like the watch-limit poll), after
+the batch that made it due was handed out, so a read (a few ms: /proc, and tmux's panes where a
+question is pending) never holds up what is already read. The list is stamped with the board's
+update count taken before the read (only questions seen by then can be judged on it); the panes of
+the pis where a question is pending are the evidence that tells two pis in one folder apart
+(:mod:`notifier.core.owners`). The board alone judges what the list means, and a change of who is
+alive is a change of the snapshot. Abandoned questions are looked at again, less and less often.
+The thread is kept running by :class:`notifier.system.supervisor.Supervisor`."""
 
 from __future__ import annotations
 
@@ -57,7 +58,7 @@ RECHECK_MAX_S = 30.0  # abandoned questions are looked at again, backing off up 
 
 @dataclass(frozen=True)
 class ProcessList:
-    """A process list from the probe; ``mark``: the board's update count before the read."""
+    """A process list read; ``mark``: the board's update count before the read."""
 
     mark: int
     procs: Sequence[Proc] | None
@@ -76,7 +77,7 @@ class _Call:
     fn: Callable[[], list[Transition]]
 
 
-Message = WatchEvent | _Stop | _Call | ProcessList
+Message = WatchEvent | _Stop | _Call
 
 
 # ---- what the engine hands its outputs ----
@@ -89,36 +90,30 @@ class ReadyInfo:
     scan_s: float
 
 
-class Sink(Protocol):
+@dataclass(frozen=True, slots=True)
+class Batch:
+    """What one batch of the engine's work hands every output, once: the transitions it made
+    (possibly none: the board may have changed without one, e.g. who is alive), the board as it
+    is now, and the live sessions that finished their turn or failed."""
+
+    transitions: tuple[Transition, ...]
+    snapshot: Snapshot
+    turns: tuple[TurnChange, ...] = ()
+
+
+class Output(Protocol):
     """An output of the engine: called on the engine thread, it hands over and never blocks."""
 
     def ready(self, info: ReadyInfo, snapshot: Snapshot) -> None:
         """Once, after the start-up scan (its questions came as ``initial`` transitions before)."""
 
-    def transitions(self, items: Sequence[Transition], snapshot: Snapshot) -> None:
-        """What changed (possibly nothing) and the board as it is now."""
-
-    def turns(self, items: Sequence[TurnChange]) -> None:
-        """Live sessions that finished their turn or failed (a no-op for outputs that only
-        follow questions)."""
-
-
-class Lines(Protocol):
-    """An output that prints what changed and never reads the board (run --json's). The engine
-    hands it each batch's transitions before it builds the snapshot, so the line other tools wait
-    for waits for nothing else (the snapshot was about 0.04 ms of the way from an appended line to
-    its run --json line: bench/latency.py)."""
-
-    def ready(self, info: ReadyInfo, snapshot: Snapshot) -> None:
-        """Once, after the start-up scan, before the sinks get theirs."""
-
-    def changed(self, items: Sequence[Transition]) -> None:
-        """What changed (possibly nothing), before the sinks get it."""
+    def publish(self, batch: Batch) -> None:
+        """Each batch, in order: what changed and the board as it is now."""
 
 
 def deliver(health: FailureLog, sink: object, what: str, call: Callable[[], None]) -> None:
     """Hand something to one sink; whatever Exception it raises stays there (recorded in
-    ``health``, logged once per kind), the other sinks still get theirs. A BaseException that is
+    ``health``, logged once per kind), the other outputs still get theirs. A BaseException that is
     not an Exception (KeyboardInterrupt, SystemExit) is no output's bug but a request to stop:
     it goes on to the engine's supervisor, which records it as the engine's failure."""
     try:
@@ -133,11 +128,15 @@ def deliver(health: FailureLog, sink: object, what: str, call: Callable[[], None
 
 
 class Liveness:
+    """When the engine thread reads the process table (:meth:`due`), and what it makes of it: a
+    question's pi is looked for soon after it asks, at once when that pi is not known yet (its
+    terminal's mode tells whether it waits for a human), then at ``interval`` while a question
+    depends on it; an abandoned question is looked at again less and less often."""
+
     def __init__(
         self,
         enabled: bool,
         interval: float,
-        stop: threading.Event,
         health: FailureLog,
         processes: Probe | None = None,
         clock: Callable[[], float] = time.monotonic,
@@ -146,45 +145,17 @@ class Liveness:
         self.interval = interval
         self.next_due: float | None = None  # clock() of the next look, if any
         self._clock = clock
-        self._stop = stop
         self._health = health
         self._processes = processes
-        self._wanted = threading.Event()
-        self._mark = 0
-        self._folders: frozenset[str] = frozenset()  # where a question is pending (see due)
         self._recheck_s = interval
-
-    # ---- the probe thread ----
-
-    def start(self, put: Callable[[ProcessList], None]) -> None:
-        """The probe thread, kept running by a supervisor (a failed read is only "unknown")."""
-        if self.enabled:
-            run = Supervisor("liveness probe", self._stop, self._health).run
-            probe = partial(self._probe_loop, put)
-            threading.Thread(target=run, args=(probe,), name="pi-notifier-liveness", daemon=True).start()
-
-    def wake(self) -> None:
-        """Let the probe thread see that ``stop`` was set."""
-        self._wanted.set()
-
-    def _probe_loop(self, put: Callable[[ProcessList], None]) -> None:
-        while not self._stop.is_set():
-            self._wanted.wait()
-            self._wanted.clear()
-            if self._stop.is_set():
-                return
-            mark, folders = self._mark, self._folders  # read before the table is: see due()
-            put(ProcessList(mark, self.read(folders)))
 
     def read(self, folders: Collection[str] = ()) -> Sequence[Proc] | None:
         """The process list, the panes of the pis in ``folders`` captured."""
         return read_processes(self._processes, self._health, folders)
 
-    # ---- scheduling (engine thread) ----
-
     def first_look(self, board: Board, found: list[Transition], now: float) -> list[Transition]:
-        """At start-up, on the engine thread: the questions ``found`` whose pi is gone are
-        abandoned before any sink hears of them; the rest, as found."""
+        """At start-up: the questions ``found`` whose pi is gone are abandoned before any sink
+        hears of them; the rest, as found."""
         if not board.local.needs_liveness():
             return found
         abandoned = board.local.set_processes(self.read(board.local.asking_folders()), now)
@@ -211,19 +182,20 @@ class Liveness:
         if self.enabled and (board.local.needs_liveness() or board.local.has_abandoned()):
             self.schedule(LIVENESS_SOON_S)
 
-    def due(self, board: Board, mono: float) -> None:
-        """Called by the engine's timers: ask the probe thread to read, if it is time."""
-        if self.next_due is not None and mono >= self.next_due:
-            self.next_due = None
-            if board.local.needs_liveness() or board.local.has_abandoned():
-                # The mark is taken now, before the probe reads: only questions seen by now can
-                # be judged on what it reads.
-                self._mark = board.local.mark()
-                self._folders = board.local.asking_folders()
-                self._wanted.set()
+    def due(self, board: Board, mono: float, now: float) -> list[Transition]:
+        """The engine's timer: if it is time, read the process table (the panes of the pis where a
+        question is pending captured: the evidence that tells two pis in one folder apart) and
+        apply it. The mark is taken before the read: only questions seen by then are judged on it."""
+        if self.next_due is None or mono < self.next_due:
+            return []
+        self.next_due = None
+        if not (board.local.needs_liveness() or board.local.has_abandoned()):
+            return []
+        mark = board.local.mark()
+        return self.apply(board, ProcessList(mark, self.read(board.local.asking_folders())), now)
 
     def apply(self, board: Board, found: ProcessList, now: float) -> list[Transition]:
-        """A list the probe read: questions whose pi is gone are abandoned (or come back)."""
+        """A list read: questions whose pi is gone are abandoned (or come back)."""
         out = board.local.set_processes(found.procs, now, as_of=found.mark)
         if out:
             self._recheck_s = self.interval
@@ -243,19 +215,18 @@ class Engine:
     def __init__(
         self,
         options: EngineOptions,
-        sinks: Iterable[Sink] = (),
+        outputs: Iterable[Output] = (),
         processes: Probe | None = None,
         wall: Callable[[], float] = time.time,
         health: FailureLog | None = None,
         on_failure: Callable[[], None] | None = None,
-        lines: Iterable[Lines] = (),
     ) -> None:
-        """``sinks``: who gets the transitions, fixed from now on (``lines`` first: outputs that
-        only print them); ``health``: where failures are recorded (shared with the app);
-        ``on_failure``: called after the thread failed, before it runs again (the tray shows it)."""
+        """``outputs``: who gets each batch, in this order (changed only on the engine thread:
+        :meth:`add_output`, :meth:`remove_output`); ``health``: where failures are recorded
+        (shared with the app); ``on_failure``: called after the thread failed, before it runs
+        again (the tray shows it)."""
         self.options = options
-        self.sinks: tuple[Sink, ...] = tuple(sinks)
-        self.lines: tuple[Lines, ...] = tuple(lines)
+        self.outputs: tuple[Output, ...] = tuple(outputs)
         # A SimpleQueue (C): putting and taking a message is one lock each, no Python-level
         # condition, so the watcher's wake-up reaches this thread sooner.
         self.queue: queue.SimpleQueue[Message] = queue.SimpleQueue()
@@ -271,7 +242,7 @@ class Engine:
         self.health = self._supervisor.health
         self._on_failure = on_failure
         interval = options.liveness_interval
-        self._liveness = Liveness(options.liveness, interval, self._stop, self.health, processes)
+        self._liveness = Liveness(options.liveness, interval, self.health, processes)
         self._limit = WatchLimit(options.roots)
         self._cache = open_cache(options)
         self._started = False  # the start-up scan finished and ``ready`` was handed out
@@ -295,11 +266,9 @@ class Engine:
         run, work = self._supervisor.run, (self._run, self._recover)
         self._thread = threading.Thread(target=run, args=work, name="pi-notifier-engine", daemon=True)
         self._thread.start()
-        self._liveness.start(self.queue.put)
 
     def stop(self, timeout: float = 2.0) -> None:
         self._stop.set()
-        self._liveness.wake()
         self.queue.put(_Stop())
         if self._thread is not None:
             self._thread.join(timeout)
@@ -310,6 +279,14 @@ class Engine:
         it returns go to every sink with the next snapshot (one per batch of messages, which
         is made after a call even when it returns none: the board may have changed)."""
         self.queue.put(_Call(fn))
+
+    def add_output(self, output: Output) -> None:
+        """On the engine thread (in a :meth:`call`): ``output`` gets every batch from the next on."""
+        self.outputs = (*self.outputs, output)
+
+    def remove_output(self, output: Output) -> None:
+        """On the engine thread (in a :meth:`call`): ``output`` gets no batch any more."""
+        self.outputs = tuple(o for o in self.outputs if o is not output)
 
     def _more(self, path: str) -> None:
         self.queue.put(FileChanged(path))  # a huge append: the rest after what is queued already
@@ -360,8 +337,7 @@ class Engine:
         self.ready_info = info
         if collected:
             self._emit(collected)
-        outputs: list[Lines | Sink] = [*self.lines, *self.sinks]
-        for out in outputs:
+        for out in self.outputs:
             deliver(self.health, out, "ready", partial(out.ready, info, self.snapshot))
         self._started = True
         self.ready_event.set()
@@ -399,10 +375,18 @@ class Engine:
                 out += self._handle(item)
             for path in files:
                 out += self.files.read(path)
-            out += self._timers()
-            relived = self.board.local.take_relived()  # (who is alive changed: a new snapshot)
-            if out or called or relived or self.board.local.has_turns():
-                self._emit(out)
+            for path in self._limit.due(time.monotonic()):  # (folders past the watch limit)
+                out += self.files.read(path)
+            self._publish(out, called)
+            # The process table last: what was read above is out already, never held up by it.
+            self._publish(self._liveness.due(self.board, time.monotonic(), self._wall()), False)
+
+    def _publish(self, out: list[Transition], called: bool) -> None:
+        """Hand out what changed, if anything did (a call may change the board without a
+        transition, and so may who is alive)."""
+        relived = self.board.local.take_relived()  # (who is alive changed: a new snapshot)
+        if out or called or relived or self.board.local.has_turns():
+            self._emit(out)
 
     def _handle(self, item: Message) -> list[Transition]:
         """Any message but a file change (those are coalesced) or the stop."""
@@ -421,8 +405,6 @@ class Engine:
             log.warning("sessions folder %s was removed; waiting for it to come back", item.path)
             self.watcher.root_gone(item.path)
             return self.files.gone(item.path)
-        elif isinstance(item, ProcessList):
-            return self._liveness.apply(self.board, item, self._wall())
         elif isinstance(item, RootBack) and self.watcher.watch(item.path):
             log.info("watching %s", item.path)
             return self.files.scan(item.path, initial=False)
@@ -442,29 +424,18 @@ class Engine:
             return None  # nothing to do until a file changes: no polling
         return max(0.0, min(due) - time.monotonic())
 
-    def _timers(self) -> list[Transition]:
-        out: list[Transition] = []
-        mono = time.monotonic()
-        for path in self._limit.due(mono):
-            out += self.files.read(path)
-        self._liveness.due(self.board, mono)
-        return out
-
     def _emit(self, items: list[Transition]) -> None:
-        """Hand transitions to every sink with a new snapshot: those of the engine's own reading
-        and those its calls returned (remote hosts, the companion extension's dialogs)."""
+        """Hand every output one batch: the transitions (those of the engine's own reading and
+        those its calls returned: remote hosts, the companion extension's dialogs), a new
+        snapshot, and the turns finished since the last batch."""
         self._liveness.asked(items)
         if log.isEnabledFor(logging.DEBUG):
             _log_each(items)
-        # The snapshot replaced is let go after the sinks had theirs (freeing costs as much as building).
-        for lines in self.lines:
-            deliver(self.health, lines, "transitions", partial(lines.changed, items))
+        # The snapshot replaced is let go after the outputs had theirs (freeing costs as much as building).
         previous, self.snapshot = self.snapshot, self.board.snapshot(self._wall())
-        turns = self.board.local.drain_turns()
-        for sink in self.sinks:
-            deliver(self.health, sink, "transitions", partial(sink.transitions, items, self.snapshot))
-            if turns:
-                deliver(self.health, sink, "turns", partial(sink.turns, turns))
+        batch = Batch(tuple(items), self.snapshot, tuple(self.board.local.drain_turns()))
+        for output in self.outputs:
+            deliver(self.health, output, "publish", partial(output.publish, batch))
         del previous
 
 

@@ -1,21 +1,16 @@
 """One tray app per user: a lock file held for its life; a second one hands over to the first
-(asks it to open its window) and leaves. And one notifier per question: :class:`NotifyLock`
-(the app and headless runs) and :class:`PeerLock` (two ``run --no-tray`` of the same folders side
-by side, no app: the one that holds it notifies; the others stream and follow it, and the first of
-them to take the lock once it ended notifies from then on, :mod:`notifier.cli.notify_turns`).
-Runs of other folders have other locks (nobody else notifies their questions)."""
+(asks it to open its window) and leaves. And one notifier per question: :class:`Notifying`
+(for a set of folders, the app that watches them, else one headless run of them). Runs of
+other folders have other locks: nobody else notifies their questions."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import os
-import select
 import sys
-import threading
 import time
-from collections.abc import Callable, Container, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import Any
 
 from notifier import APP_NAME
@@ -25,7 +20,7 @@ from notifier.system import paths
 
 HAND_OVER_S = 5.0  # how long a second app waits for the first one's channel to answer
 APP_LOCK = "app.lock"  # the one app's lock file, in the runtime folder
-CLAIM_S = 5.0  # how long the app waits for headless runs to stop notifying
+CLAIM_S = 5.0  # how long the app waits for a headless run to stop notifying
 _FLAGS = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
@@ -37,17 +32,19 @@ def _open(path: str) -> int:
     return os.open(path, _FLAGS, 0o600)
 
 
-def _flock(fd: int, exclusive: bool = True) -> bool:
-    """Take the lock of ``fd`` without waiting: False while it is held the other way. (No flock:
-    Windows, where one app and one notifier are not enforced: True.)"""
+def _flock(fd: int, exclusive: bool = True, wait: bool = False) -> bool:
+    """Take the lock of ``fd``: False while it is held the other way (``wait``: once it is not).
+    (No flock: Windows, where one app and one notifier are not enforced: True.)"""
     try:
         import fcntl
     except ImportError:
         return True
     try:
-        fcntl.flock(fd, (fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH) | fcntl.LOCK_NB)
+        fcntl.flock(fd, (fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH) | (0 if wait else fcntl.LOCK_NB))
         return True
     except OSError:
+        if wait:
+            raise
         return False
 
 
@@ -85,165 +82,94 @@ class InstanceLock:
         return not free
 
 
-@dataclass(frozen=True)
-class Turn:
-    """What :meth:`NotifyLock.turn` decided: ``notify``, and the app to follow (``app``: the pid
-    of the running app that claims notifying; None: none does)."""
+class Notifying:
+    """Who notifies the sessions of a set of folders: the app, when it watches them and notifies;
+    else one headless run of them. Two lock files per set say it, each held with ``flock`` for
+    its holder's life, so the kernel lets go when the holder ends, crash included (nothing stale
+    to judge, no process to follow): ``app-….lock``, held by the app of these folders, and
+    ``notify-….lock``, held by whoever notifies them. A headless run notifies while it holds the
+    second and nobody holds the first. The app takes the first and writes its pid there (a
+    headless run that notifies follows that file: it hands over and lets go of the second), then
+    takes the second (:meth:`claim`). A headless run waiting for its turn blocks in ``flock``
+    (:meth:`wait`)."""
 
-    notify: bool
-    app: int | None
+    def __init__(self, folder: str, roots: Sequence[str]) -> None:
+        digest = hashlib.sha256(json.dumps(sorted(roots)).encode()).hexdigest()[:16]
+        self.app_path = os.path.join(folder, f"app-{digest}.lock")
+        self.path = os.path.join(folder, f"notify-{digest}.lock")
+        self.app_fd: int | None = None  # (the app's: held for its life)
+        self.fd: int | None = None  # (held while this process notifies)
+        self.after_app = False  # whether the app held the notifier's lock before this process
 
-
-class NotifyLock:
-    """Who notifies the questions: the app holds this file's lock exclusively for its life, each
-    headless run that notifies holds it shared. The app, as it starts, first writes its pid and
-    folders into the file (:meth:`claim`): a headless run that notifies follows the file, and
-    when an app that watches its folders claims it, stops notifying and lets go (run.py), so
-    that each question is notified by one of them. The app waits for that (at most
-    ``CLAIM_S``) before it reads what was notified already from the state store."""
-
-    def __init__(self, path: str) -> None:
-        self.path = path
-        self.fd: int | None = None
-        self.exclusive = False
-
-    def _lock(self, exclusive: bool) -> bool:
-        """Take the lock (not waiting). False: it is held the other way."""
-        if self.fd is None:
-            self.fd = _open(self.path)
-        return _flock(self.fd, exclusive)
-
-    def share(self) -> bool:
-        """A headless run that notifies: True while no app holds the lock."""
-        return self._lock(exclusive=False)
-
-    def claim(self, roots: Sequence[str], wait_s: float = CLAIM_S) -> bool:
-        """The app: say who wants to notify, then take the lock once the headless runs that
-        notify let it go (False: some did not within ``wait_s``; the app notifies anyway)."""
-        self.fd = _open(self.path)
-        said = json.dumps({"pid": os.getpid(), "roots": sorted(roots)}).encode()
-        os.ftruncate(self.fd, 0)
-        os.pwrite(self.fd, said, 0)  # (a change the headless runs follow)
+    def claim(self, wait_s: float = CLAIM_S) -> bool:
+        """The app: take both locks, the second once the headless run that notifies let it go
+        (False: it did not within ``wait_s``; the app notifies anyway)."""
+        self.app_fd = _open(self.app_path)
+        _flock(self.app_fd, wait=True)  # (headless runs hold it only for a look)
+        _say(self.app_fd, "app")  # (the change a headless run that notifies follows)
         deadline = time.monotonic() + wait_s
-        while not self._lock(exclusive=True):
+        while not self._take(wait=False):
             if time.monotonic() >= deadline:
                 return False
             time.sleep(0.05)  # (only at start-up, while a headless run hands over)
-        self.exclusive = True
         return True
 
-    def claim_of(self, ended: Container[int] = ()) -> tuple[int, list[str]] | None:
-        """The pid and folders of the app that claimed the lock, while it runs (None: no app
-        claims it: nobody did, it let the claim go, or it ended without a word; ``ended``: pids
-        known to have ended, which ``kill(pid, 0)`` still finds until their parent reaps them)."""
+    def app_runs(self) -> bool:
+        """Whether the app of these folders runs (its lock is held; looked at, never kept)."""
+        fd = _open(self.app_path)
         try:
-            with open(self.path, "rb") as fh:
-                said = json.loads(fh.read(1 << 16) or b"null")
-            pid, roots = said["pid"], said["roots"]
-        except (OSError, ValueError, TypeError, KeyError):
+            return not _flock(fd, exclusive=False)
+        finally:
+            os.close(fd)
+
+    def take(self) -> int | None:
+        """A headless run: take the notifier's lock without waiting. None: this run holds it now;
+        else the pid of the one that does (0: it does not say)."""
+        if self._take(wait=False):
             return None
-        if not isinstance(pid, int) or pid <= 0 or pid == os.getpid() or not isinstance(roots, list):
-            return None
-        if pid in ended:
-            return None
+        fd = _open(self.path)
         try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return None  # (an app that ended without a word: killed, or it crashed)
-        except PermissionError:
-            pass
-        return pid, [str(r) for r in roots]
+            return _holder(fd)
+        finally:
+            os.close(fd)
 
-    def claimant(self) -> list[str] | None:
-        """The folders of the app that claimed the lock, while it runs (None: no app claims it)."""
-        claim = self.claim_of()
-        return None if claim is None else claim[1]
+    def wait(self) -> None:
+        """A headless run: block until it may notify (the notifier's lock held, no app of these
+        folders); ``after_app`` says then whether an app notified last."""
+        while not self._take(wait=True) or self.app_runs():
+            self.let_go()
+            fd = _open(self.app_path)
+            _flock(fd, exclusive=False, wait=True)  # (until that app ends)
+            os.close(fd)
 
-    def turn(self, roots: Sequence[str], ended: Container[int] = ()) -> Turn:
-        """For a run of ``roots`` that would notify: whether it does now. Not while a running app
-        of the same folders claims notifying; beside an app of other folders it does (nobody
-        else notifies its questions); either way the caller lets the lock go (:meth:`release`)
-        once it stopped notifying, so that app is not kept waiting. With no app, it does,
-        holding the lock shared, unless an app that just let its claim go still holds it
-        (``Turn.notify`` False, ``Turn.app`` None: wait for that app's end). ``ended``: as for
-        :meth:`claim_of`."""
-        claim = self.claim_of(ended)
-        if claim is not None:
-            return Turn(sorted(claim[1]) != sorted(roots), claim[0])
-        return Turn(self.share(), None)
+    def _take(self, wait: bool) -> bool:
+        if self.fd is None:
+            fd = _open(self.path)
+            if not _flock(fd, wait=wait):
+                os.close(fd)
+                return False
+            self.after_app = os.pread(fd, 32, 0).endswith(b" app")  # (what the last holder said)
+            _say(fd, "app" if self.app_fd is not None else "")  # (for the runs that wait: who notifies)
+            self.fd = fd
+        return True
 
-    def release(self) -> None:
+    def let_go(self) -> None:
+        """Stop holding the notifier's lock (a headless run that handed over)."""
         if self.fd is not None:
-            if self.exclusive:
-                os.ftruncate(self.fd, 0)  # no app claims it any more
             os.close(self.fd)
             self.fd = None
-            self.exclusive = False
+
+    def release(self) -> None:
+        self.let_go()
+        if self.app_fd is not None:
+            os.close(self.app_fd)
+            self.app_fd = None
 
 
-class EndWatch:
-    """Calls ``on_end`` once process ``pid`` has ended, on a thread of its own: woken by the
-    kernel (a pidfd: Linux 5.3 and later), elsewhere by a look every ``POLL_S``. ``stop``: not
-    called any more. ``ended``: set before ``on_end`` is called (the process may still be a
-    zombie then, which ``kill(pid, 0)`` finds)."""
-
-    POLL_S = 1.0
-
-    def __init__(self, pid: int, on_end: Callable[[], None]) -> None:
-        self.pid = pid
-        self.on_end = on_end
-        self.ended = False
-        self._stop = threading.Event()
-        self._wake_r, self._wake_w = os.pipe()
-        self._thread = threading.Thread(target=self._wait, name="pi-notifier app end", daemon=True)
-        self._thread.start()
-
-    def _wait(self) -> None:
-        try:
-            self._until_ended()
-        finally:
-            os.close(self._wake_r)
-        if not self._stop.is_set():
-            self.ended = True
-            self.on_end()
-
-    def _until_ended(self) -> None:
-        try:
-            pidfd = os.pidfd_open(self.pid)  # type: ignore[attr-defined,unused-ignore]
-        except ProcessLookupError:
-            return  # ended already
-        except (AttributeError, OSError):  # no pidfds here: look now and then
-            while not self._stop.wait(self.POLL_S) and _running(self.pid):
-                pass
-            return
-        try:
-            select.select([pidfd, self._wake_r], [], [])  # (readable once it ended, or stopped)
-        finally:
-            os.close(pidfd)
-
-    def join(self, timeout: float) -> bool:
-        """Wait for the watch to end (the process ended, or :meth:`stop`): True if it did."""
-        self._thread.join(timeout)
-        return not self._thread.is_alive()
-
-    def stop(self) -> None:
-        if not self._stop.is_set():
-            self._stop.set()
-            try:
-                os.write(self._wake_w, b"x")
-            except OSError:  # (it ended already: nobody reads the pipe)
-                pass
-            os.close(self._wake_w)
-
-
-def _running(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        pass
-    return True
+def _say(fd: int, who: str) -> None:
+    """Write this process's pid in the lock file ``fd`` (``who``: "app", or "" for a headless run)."""
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, f"{os.getpid()} {who}".strip().encode(), 0)
 
 
 def hand_over() -> int:
@@ -277,47 +203,12 @@ def window_said(reply: dict[str, Any]) -> str:
     return "it was asked to open its window"
 
 
-class PeerLock:
-    """Held exclusively, for its life, by the headless run that notifies ``roots``; the file
-    names its pid for the others to follow."""
-
-    def __init__(self, folder: str, roots: Sequence[str]) -> None:
-        digest = hashlib.sha256(json.dumps(sorted(roots)).encode()).hexdigest()[:16]
-        self.path = os.path.join(folder, f"notify-headless-{digest}.lock")
-        self.fd: int | None = None
-
-    @property
-    def held(self) -> bool:
-        return self.fd is not None
-
-    def take(self) -> int | None:
-        """Take the lock (not waiting): None when this run holds it now, else the pid of the
-        run that does (0: it does not say)."""
-        if self.fd is not None:
-            return None
-        fd = _open(self.path)
-        if not _flock(fd):
-            try:
-                return _holder(fd)
-            finally:
-                os.close(fd)
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, str(os.getpid()).encode(), 0)
-        self.fd = fd
-        return None
-
-    def release(self) -> None:
-        if self.fd is not None:
-            os.close(self.fd)
-            self.fd = None
-
-
 def _holder(fd: int) -> int:
     """The pid the lock's holder wrote (0: none). A holder writes it just after it took the lock:
     read again for a moment while the file is still empty."""
     deadline = time.monotonic() + 0.5
     while True:
-        said = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+        said = os.pread(fd, 32, 0).decode("ascii", "replace").split()
         if said or time.monotonic() >= deadline:
-            return int(said) if said.isdigit() and int(said) != os.getpid() else 0
+            return int(said[0]) if said and said[0].isdigit() and int(said[0]) != os.getpid() else 0
         time.sleep(0.01)

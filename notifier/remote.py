@@ -501,8 +501,8 @@ MAX_STILL = 20_000  # questions re-sent since connecting that are remembered (bo
 class Remotes:
     """The links of one app's remotes. What a link reads waits in its host's :class:`Inbox` and
     is applied to the board on the engine thread (``engine.call``), so remote questions become
-    the same transitions as local ones and every output just works. An output of the engine: the
-    links start once it is ready (its board is the one that stays)."""
+    the same transitions as local ones and every output just works. No output of the engine:
+    :meth:`start` has the links start once the engine is ready (its board is the one that stays)."""
 
     def __init__(self, remotes: Sequence[Remote]) -> None:
         self.remotes = list(remotes)
@@ -516,19 +516,18 @@ class Remotes:
     def attach(self, engine: Any) -> None:
         self.engine = engine
 
-    # (the engine's sink: the links start on its ready)
-    def ready(self, info: object, snapshot: object) -> None:
-        if self._started or self._stopped:
-            return
-        self._started = True
-        for link in self.links:
-            link.start()
+    def start(self) -> None:
+        """After the engine started: the links start on its thread, after its start-up scan
+        (the calls queued before it are taken once it is ready)."""
+        if self.links:
+            self.engine.call(self._start_links)
 
-    def transitions(self, items: object, snapshot: object) -> None:
-        pass
-
-    def turns(self, items: object) -> None:
-        pass
+    def _start_links(self) -> list[Transition]:
+        if not (self._started or self._stopped):
+            self._started = True
+            for link in self.links:
+                link.start()
+        return []
 
     def stop(self) -> None:
         self._stopped = True

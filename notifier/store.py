@@ -2,13 +2,12 @@
 anything here reads or writes it): which questions were already notified (and how often
 reminded) and pushed, the notifications on screen, snoozes and mutes, and the question history.
 
-The file no caller waits for: its ``kept`` tables are copied in memory, read and changed at once;
-the file is written by a thread of its own in one transaction per batch of changes (the other
-table, the history, is only written, and read from the file). A caller that must not lose a
-change to a crash the next moment (what is on screen, recorded around a Notify) writes what waits
-itself, at once (:meth:`Database.commit`, a WAL commit: ~0.1 ms). ``status`` and ``snooze`` read
-the saved snoozes and mutes without opening the store (:func:`saved_silences`: read only,
-nothing created).
+One connection, one lock, WAL: a change is written on the thread that makes it, at once (one
+WAL commit, ~0.06 ms), never waiting for another process's lock; its ``kept`` tables are also
+copied in memory, read at once (the other table, the history, is only written, and read from the
+file). So what is on screen, recorded around a Notify, is in the file before or with the call
+(:meth:`Database.commit` says whether it is). ``status`` and ``snooze`` read the saved snoozes and
+mutes without opening the store (:func:`saved_silences`: read only, nothing created).
 
 One fault policy, for every SQLite file of the app (this store, and the scan cache of
 :mod:`notifier.sessions`), all opened by :func:`connect`: a lock, a full disk, a folder that may
@@ -16,11 +15,13 @@ not be written are no damage (:func:`is_damage`) and discard nothing; a file tha
 database any more is replaced by a fresh one, said once (:func:`replace_damaged`). For the
 store: every fault of the file is said once each way and loses nothing the run knew: while it
 cannot be written (another process holds its lock, the disk is full, the folder may not
-be written) the changes wait in memory and the writer keeps trying; a file deleted (with its
-folder) or replaced is made again; one that is not a database any more (corrupt, truncated) is
-set aside, kept for the user, and a fresh one made. Each time the writer opens the file it reads
-the file's rows into the copy (what a lock hid at start), then writes the copy back whole. A read
-that fails answers nothing (no rows), said once until a read succeeds again.
+be written) the changes wait in memory and are tried again after the one back-off (a timer,
+only while the file cannot be written: no thread waits on a healthy store) and with the next
+change; a file deleted (with its folder) or replaced is made again; one that is not a database
+any more (corrupt, truncated) is set aside, kept for the user, and a fresh one made. Each time the
+file is opened its rows are read into the copy (what a lock hid at start), then the copy is
+written back whole. A read that fails answers nothing (no rows), said once until a read succeeds
+again.
 
 Any str is stored, also names that are not UTF-8: a file name with bytes that are not UTF-8 is a
 str with lone surrogates (PEP 383), and so is a JSON ``"\\udXXX"`` escape. SQLite text must be
@@ -35,20 +36,15 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
 
 from notifier.core.codec import HISTORY_COLUMNS, history_row, sane_time
 from notifier.core.model import Transition
-from notifier.core.planner import Silences
+from notifier.core.planner import Preferences
 from notifier.core.text import clean
 from notifier.system.log import LogOnce
 from notifier.system.paths import private_file
-
-if TYPE_CHECKING:
-    from notifier.core.planner import Preferences
-
-# (Preferences is imported where it is used: ``status`` reads saved snoozes through this module.)
 
 log = logging.getLogger(__name__)
 _once = LogOnce(log)  # (path, "read"): a read that fails, said once until one succeeds
@@ -77,9 +73,9 @@ def from_db(value: object) -> object:
 
 
 OPEN_WAIT_S = 1.0  # at open: how long another process's lock is waited for before going on in memory
-WRITE_WAIT_S = 5.0  # the writer thread: SQLite's busy timeout (it gets the lock once it is free)
-COMMIT_WAIT_S = 0.5  # a caller writing now (commit): how long it waits for the file before leaving it to the writer
-RETRY_MIN_S, RETRY_MAX_S = 0.25, 5.0  # the writer's pause after a failed write, doubling
+WRITE_WAIT_S = 5.0  # a retry (on its timer): SQLite's busy timeout (it gets the lock once it is free)
+COMMIT_WAIT_S = 0.5  # a caller that must know it is written (commit): how long it waits for the file
+RETRY_MIN_S, RETRY_MAX_S = 0.25, 5.0  # the pause before retrying a failed write, doubling
 MAX_PENDING = 50_000  # changes waiting for the file; beyond this the oldest unkept ones are dropped
 
 Row = tuple[Any, ...]
@@ -160,7 +156,7 @@ def _copy_rows(db: sqlite3.Connection, table: str, rows: list[Row]) -> None:
 class Database:
     """``schema``: the tables (``CREATE ... IF NOT EXISTS``); ``added``: ``(table, column
     definition)`` of columns newer than some files; ``kept``: the tables copied in memory.
-    ``path`` None: memory only, for this run. ``write_wait_s``: how long the writer waits for
+    ``path`` None: memory only, for this run. ``write_wait_s``: how long a retry waits for
     another process's lock before it says the file cannot be written (it then keeps trying)."""
 
     def __init__(self, path: str | None, schema: str, kept: tuple[str, ...],
@@ -177,14 +173,17 @@ class Database:
         self._pending: list[tuple[str, str, Row]] = []  # (table, sql, arguments) for the file
         self._resync = False  # the file must get the kept tables whole from memory
         self._failing = self._closed = False
+        self._retry: threading.Timer | None = None  # while the file cannot be written
+        self._held = threading.local()  # ``changes``: those of :meth:`together`, on this thread
+        self._retry_s = RETRY_MIN_S
         if path is None:
             return
         try:
             with self._file_lock:
                 self._open(OPEN_WAIT_S)
         except (OSError, sqlite3.Error) as exc:  # locked, a full disk, a folder we may not write
-            self._fail(str(exc))  # (the writer opens it once it can)
-        threading.Thread(target=self._write_loop, name="pi-notifier-store", daemon=True).start()
+            self._fail(str(exc))
+            self._try_later()  # (opened once it can be)
 
     # ---- reading and changing (any thread, never waiting for the file) ----
 
@@ -202,8 +201,27 @@ class Database:
         with self._file_lock:
             return select(self._file, sql, args, self.path)
 
+    @contextlib.contextmanager
+    def together(self) -> Iterator[None]:
+        """The changes this thread makes inside reach the file in one transaction, as it ends (a
+        process killed meanwhile leaves all of them or none). The memory copy has each at once."""
+        if getattr(self._held, "changes", None) is not None:
+            yield  # (inside one already: it writes them)
+            return
+        held: list[tuple[str, str, Row]] = []
+        self._held.changes = held
+        try:
+            yield
+        finally:
+            self._held.changes = None
+            if held:
+                with self._lock:
+                    self._pending.extend(held)
+                self._save()
+
     def _run(self, table: str, sql: str, args: Iterable[Any] = ()) -> None:
-        """Apply a change: to the memory copy at once (kept tables), to the file by the writer."""
+        """Apply a change: to the memory copy (kept tables) and to the file, at once, on this thread
+        (:meth:`_save`; with the others of :meth:`together`)."""
         values = tuple(to_db(a) for a in args)  # any str, also names that are not UTF-8
         with self._lock:
             if table in self.kept or self.path is None:
@@ -212,9 +230,30 @@ class Database:
                 except sqlite3.Error as exc:  # (memory: a bug, not a fault of the disk)
                     log.warning("the state store refused a change (%s)", exc)
                     return
-            if self.path is not None:
-                self._pending.append((table, sql, values))
-                self._lock.notify_all()
+            if self.path is None:
+                return
+            held = getattr(self._held, "changes", None)
+            (self._pending if held is None else held).append((table, sql, values))
+        if held is None:
+            self._save()
+
+    def _save(self) -> None:
+        """Write what waits, on this thread, never waiting for another process's lock: while the
+        file cannot be written it waits for the retry (and the next change). Another thread
+        writing now takes it along (it looks again once done)."""
+        while self._file_lock.acquire(blocking=False):
+            try:
+                if self._file is None or self._retry is not None:
+                    return  # (not opened yet, or failing: the retry's)
+                written = self._write_locked(0.0)
+            finally:
+                self._file_lock.release()
+            if not written:
+                self._try_later()
+                return
+            with self._lock:
+                if not self._due():
+                    return
 
     @property
     def unwritten(self) -> int:
@@ -222,35 +261,34 @@ class Database:
         return len(self._pending)
 
     def flush(self, timeout: float = 5.0) -> bool:
-        """Wait (at most ``timeout`` s) until every change is in the file: True if it is."""
-        deadline = time.monotonic() + timeout
-        with self._lock:
-            while self._due():
-                left = deadline - time.monotonic()
-                if left <= 0 or self._closed:
-                    return False
-                self._lock.wait(left)
-        return True
-
-    def commit(self, wait_s: float = COMMIT_WAIT_S) -> bool:
-        """Write what waits to the file now, in the calling thread (not the writer's): True once
-        it is in the file, where a process killed the next moment cannot lose it (WAL: a commit
-        survives the process). Waits at most about ``wait_s`` for the file (the writer at work,
-        another process's lock); while it cannot be written the changes stay waiting and the
-        writer keeps trying, as for any change (the one fault policy)."""
+        """Write every change that waits, waiting (at most ``timeout`` s) for the file: True once
+        it is all in the file."""
         if self.path is None:
             return True
-        with self._lock:
-            if not self._due():
-                return True
-        if not self._file_lock.acquire(timeout=wait_s):
-            return False
-        try:
-            if self._file is None:  # (not opened yet, or gone bad: the writer's retries handle it)
+        deadline = time.monotonic() + timeout
+        while True:
+            with self._lock:
+                if not self._due():
+                    return True
+            left = deadline - time.monotonic()
+            if left <= 0 or not self._file_lock.acquire(timeout=left):
                 return False
-            return self._write_locked(max(wait_s, 0.0))
-        finally:
-            self._file_lock.release()
+            try:
+                written = self._write_locked(max(0.0, deadline - time.monotonic()))
+            finally:
+                self._file_lock.release()
+            if not written:
+                self._try_later()
+                with self._lock:
+                    self._lock.wait(min(RETRY_MIN_S, max(0.0, deadline - time.monotonic())))
+
+    def commit(self, wait_s: float = COMMIT_WAIT_S) -> bool:
+        """Whether what was changed is in the file, where a process killed the next moment cannot
+        lose it (WAL: a commit survives the process): what still waits is written now, waiting
+        at most about ``wait_s`` for the file (another thread writing, another process's lock);
+        while it cannot be written the changes stay waiting for the retry, as for any change
+        (the one fault policy)."""
+        return self.flush(wait_s)
 
     def close(self, timeout: float = -1) -> None:
         """Write what waits and close the file; with a ``timeout``, give up after that many
@@ -258,12 +296,13 @@ class Database:
         if self.path is not None:
             with self._lock:  # deleted since the last write: keep what it knew for next time
                 self._resync = self._resync or self._gone() is not None
-                self._lock.notify_all()
             written = self.flush(10.0 if timeout < 0 else timeout)
             with self._lock:
                 self._closed = True
-                self._lock.notify_all()
+                retry, self._retry = self._retry, None
                 left = len(self._pending)
+            if retry is not None:
+                retry.cancel()
             if not written:
                 log.warning("the state store %s could not be written before quitting: %d changes lost",
                             self.path, left)
@@ -271,44 +310,46 @@ class Database:
             self._close_file()
             self._file_lock.release()
 
-    # ---- the file (the writer thread; at start, ``__init__``) ----
+    # ---- the file ----
 
     def _due(self) -> bool:  # changes wait for the file (lock held)
         return bool(self._pending) or self._resync
 
-    def _write_loop(self) -> None:
-        delay = RETRY_MIN_S
-        while True:
-            with self._lock:
-                while not (self._closed or self._due() or self._file is None):  # (None: to be read in)
-                    self._lock.wait()
-                if self._closed and not self._due():
-                    return  # closed, and everything written
-            if self._write():
-                delay = RETRY_MIN_S
-                continue
-            with self._lock:
-                if self._closed:
-                    return  # close() gave up waiting: what is left stays unwritten
-                self._shed()
-                self._lock.wait(delay)
-            delay = min(delay * 2, RETRY_MAX_S)
+    def _try_later(self) -> None:
+        """The file could not be written (or opened): try again after the one back-off, doubling,
+        on a timer (a thread only while the file cannot be written)."""
+        with self._lock:
+            if self._retry is not None or self._closed:
+                return
+            self._shed()
+            delay, self._retry_s = self._retry_s, min(self._retry_s * 2, RETRY_MAX_S)
+            self._retry = threading.Timer(delay, self._retry_now)
+            self._retry.name, self._retry.daemon = "pi-notifier-store-retry", True
+            self._retry.start()
 
-    def _write(self) -> bool:
-        """Write what waits to the file in one transaction (the writer thread): True if it was
-        written."""
+    def _retry_now(self) -> None:
+        """(The retry's timer.) This one may wait for another process's lock (``write_wait_s``)."""
         with self._file_lock:
-            return self._write_locked(None)
+            written = self._write_locked(None)
+        with self._lock:
+            self._retry = None
+            if written:
+                self._retry_s = RETRY_MIN_S
+        if written:
+            self._save()  # (what came meanwhile)
+        else:
+            self._try_later()
 
     def _write_locked(self, busy_s: float | None) -> bool:
-        """:meth:`_write` with the file lock held; ``busy_s``: how long to wait for another
-        process's lock this time (None: :attr:`write_wait_s`)."""
+        """Write what waits to the file in one transaction, the file lock held: True if it was
+        written. ``busy_s``: how long to wait for another process's lock this time (None:
+        :attr:`write_wait_s`)."""
         assert self.path is not None
         try:
             if gone := self._gone():
                 self._close_file()
             if self._file is None:  # (at start it could not be opened, or it went bad or away)
-                self._open(self.write_wait_s)
+                self._open(self.write_wait_s if busy_s is None else busy_s)
                 with self._lock:
                     self._resync = True
                 if gone:
@@ -455,17 +496,17 @@ def _scope(scope: str) -> tuple[str | None, str | None]:
     return scope, None
 
 
-def saved_silences(state_dir: str, now: float) -> Silences:
+def saved_silences(state_dir: str, now: float) -> Preferences:
     """The snoozes and mutes saved in the store of ``state_dir``, still running at ``now``, read
     without opening the store (``status`` and ``snooze`` read them beside the app, or without
     it): read only, nothing created. None: nothing saved yet, or a store that cannot be read."""
     path = os.path.join(state_dir, FILE_NAME)
     if not os.path.isfile(path):
-        return Silences()
+        return Preferences()
     try:
         db = connect(path, 2.0, read_only=True)
     except sqlite3.Error:
-        return Silences()
+        return Preferences()
     try:
         snoozes = select(db, "SELECT scope, until FROM snoozes WHERE until > ?", (now,), path)
         muted = frozenset(p for (p,) in select(db, "SELECT project FROM mutes", (), path))
@@ -480,7 +521,7 @@ def saved_silences(state_dir: str, now: float) -> Silences:
             sessions[session] = until
         else:
             all_until = max(all_until, until)
-    return Silences(all_until, sessions, projects, muted)
+    return Preferences(all_until, sessions, projects, muted)
 
 
 def _time(at: float) -> float:
@@ -506,12 +547,13 @@ class Store(Database):
 
     def mark_notified(self, keys: Iterable[tuple[str, str]], now: float | None = None) -> None:
         at = time.time() if now is None else now
-        for file, call_id in keys:
-            self._run(
-                "notified",
-                "INSERT OR IGNORE INTO notified (file, call_id, at) VALUES (?, ?, ?)",
-                (file, call_id, at),
-            )
+        with self.together():
+            for file, call_id in keys:
+                self._run(
+                    "notified",
+                    "INSERT OR IGNORE INTO notified (file, call_id, at) VALUES (?, ?, ?)",
+                    (file, call_id, at),
+                )
 
     def reminders(self) -> dict[tuple[str, str], int]:
         """How many reminders each notified question already had (only those with some)."""
@@ -520,12 +562,13 @@ class Store(Database):
 
     def mark_reminded(self, counts: Mapping[tuple[str, str], int]) -> None:
         """Record reminder counts of questions already notified (never lowers one)."""
-        for (file, call_id), n in counts.items():
-            self._run(
-                "notified",
-                "UPDATE notified SET reminders = MAX(reminders, ?) WHERE file = ? AND call_id = ?",
-                (n, file, call_id),
-            )
+        with self.together():
+            for (file, call_id), n in counts.items():
+                self._run(
+                    "notified",
+                    "UPDATE notified SET reminders = MAX(reminders, ?) WHERE file = ? AND call_id = ?",
+                    (n, file, call_id),
+                )
 
     # ---- bubbles: the notifications on screen, by server, so that after a crash the next run
     # can re-use or close them ----
@@ -539,13 +582,14 @@ class Store(Database):
         return out
 
     def put_bubble(self, owner: str, nid: int, keys: Iterable[tuple[str, str]]) -> None:
-        self._run("bubbles", "DELETE FROM bubbles WHERE owner = ? AND id = ?", (owner, nid))
-        for file, call_id in keys:
-            self._run(
-                "bubbles",
-                "INSERT OR IGNORE INTO bubbles (owner, id, file, call_id) VALUES (?, ?, ?, ?)",
-                (owner, nid, file, call_id),
-            )
+        with self.together():
+            self._run("bubbles", "DELETE FROM bubbles WHERE owner = ? AND id = ?", (owner, nid))
+            for file, call_id in keys:
+                self._run(
+                    "bubbles",
+                    "INSERT OR IGNORE INTO bubbles (owner, id, file, call_id) VALUES (?, ?, ?, ?)",
+                    (owner, nid, file, call_id),
+                )
 
     def drop_bubbles(self, owner: str, nid: int | None = None) -> None:
         """Forget one notification of server ``owner`` (``nid``), or all of them."""
@@ -584,8 +628,6 @@ class Store(Database):
 
     def preferences(self, now: float) -> Preferences:
         """The snoozes still running at ``now`` and the muted projects, as one value."""
-        from notifier.core.planner import Preferences
-
         prefs = Preferences(muted=frozenset(self.mutes()))
         for session, project, until in self.snoozes(now):
             prefs = prefs.snoozed(until, now, session, project)
@@ -615,31 +657,35 @@ class Store(Database):
         )
 
     def record(self, transitions: Iterable[Transition]) -> None:
-        for t in transitions:
-            q, s = t.question, t.session
-            if t.kind == "needs_input":
-                self._asked(t)
-            elif t.kind == "resolved":
-                self._asked(t)  # asked before we were watching: record it now
-                self._run(
-                    "history",
-                    "UPDATE history SET resolved_at = ?, outcome = ?, waited_s = ?, answer = ?"
-                    " WHERE file = ? AND call_id = ? AND resolved_at IS NULL",
-                    (
-                        _time(q.asked_at) + _wait(t.waited_s),
-                        t.outcome,
-                        _wait(t.waited_s),
-                        clean(t.answer) if t.answer is not None else None,
-                        s.key,
-                        q.tool_call_id,
-                    ),
-                )
-            elif t.kind == "abandoned":
-                self._run(
-                    "history",
-                    "UPDATE history SET outcome = 'abandoned' WHERE file = ? AND call_id = ? AND resolved_at IS NULL",
-                    (s.key, q.tool_call_id),
-                )
+        with self.together():
+            for t in transitions:
+                self._record(t)
+
+    def _record(self, t: Transition) -> None:
+        q, s = t.question, t.session
+        if t.kind == "needs_input":
+            self._asked(t)
+        elif t.kind == "resolved":
+            self._asked(t)  # asked before we were watching: record it now
+            self._run(
+                "history",
+                "UPDATE history SET resolved_at = ?, outcome = ?, waited_s = ?, answer = ?"
+                " WHERE file = ? AND call_id = ? AND resolved_at IS NULL",
+                (
+                    _time(q.asked_at) + _wait(t.waited_s),
+                    t.outcome,
+                    _wait(t.waited_s),
+                    clean(t.answer) if t.answer is not None else None,
+                    s.key,
+                    q.tool_call_id,
+                ),
+            )
+        elif t.kind == "abandoned":
+            self._run(
+                "history",
+                "UPDATE history SET outcome = 'abandoned' WHERE file = ? AND call_id = ? AND resolved_at IS NULL",
+                (s.key, q.tool_call_id),
+            )
 
     def history(self, since: float | None = None) -> list[dict[str, Any]]:
         """History rows (:data:`~notifier.core.codec.HISTORY_COLUMNS`), oldest first, for
@@ -650,7 +696,8 @@ class Store(Database):
         return [dict(zip(HISTORY_COLUMNS, row, strict=True)) for row in rows]
 
     def prune(self, older_than: float) -> None:
-        self._run("history", "DELETE FROM history WHERE asked_at < ?", (older_than,))
-        self._run("notified", "DELETE FROM notified WHERE at < ?", (older_than,))
-        self._run("pushed", "DELETE FROM pushed WHERE at < ?", (older_than,))
-        self._run("snoozes", "DELETE FROM snoozes WHERE until < ?", (time.time(),))
+        with self.together():
+            self._run("history", "DELETE FROM history WHERE asked_at < ?", (older_than,))
+            self._run("notified", "DELETE FROM notified WHERE at < ?", (older_than,))
+            self._run("pushed", "DELETE FROM pushed WHERE at < ?", (older_than,))
+            self._run("snoozes", "DELETE FROM snoozes WHERE until < ?", (time.time(),))

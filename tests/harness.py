@@ -1,4 +1,4 @@
-"""An in-process engine with a real watcher on a real folder, collecting what sinks would get."""
+"""An in-process engine with a real watcher on a real folder, collecting what outputs would get."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from notifier.core.model import Snapshot, Transition, TurnChange
+from notifier.core.model import Snapshot, Transition
 from notifier.core.owners import Proc
-from notifier.engine import Engine, Lines, ReadyInfo, Sink
+from notifier.engine import Batch, Engine, Output, ReadyInfo
 from notifier.pi.catalog import QuestionCatalog
 from notifier.sessions import EngineOptions
 
@@ -27,13 +27,10 @@ class Collect:
         self.info = info
         self.snapshot = snapshot
 
-    def transitions(self, items: Sequence[Transition], snapshot: Snapshot) -> None:
+    def publish(self, batch: Batch) -> None:
         with self.lock:
-            self.items.extend(items)
-            self.snapshot = snapshot
-
-    def turns(self, items: Sequence[TurnChange]) -> None:
-        pass
+            self.items.extend(batch.transitions)
+            self.snapshot = batch.snapshot
 
     def of(self, kind: str) -> list[Transition]:
         with self.lock:
@@ -47,15 +44,13 @@ class Harness:
         liveness: bool = False,
         processes: Callable[[], Sequence[Proc] | None] | None = None,
         extra_tools: Sequence[str] = (),
-        sinks: Sequence[Sink] = (),
-        lines: Sequence[Lines] = (),
+        sinks: Sequence[Output] = (),
         **kw: Any,
     ) -> None:
-        """``sinks``: outputs of the engine's before the one that collects (``self.sink``);
-        ``lines``: the engine's outputs that only print what changed."""
+        """``sinks``: outputs of the engine's before the one that collects (``self.sink``)."""
         self.sink = Collect()
         opts = EngineOptions([str(r) for r in roots], QuestionCatalog(extra_tools), liveness=liveness, **kw)
-        self.engine = Engine(opts, [*sinks, self.sink], processes=processes, lines=lines)
+        self.engine = Engine(opts, [*sinks, self.sink], processes=processes)
 
     def __enter__(self) -> Harness:
         self.engine.start()

@@ -50,6 +50,7 @@ from notifier.pi.keys import (
     bound,
     boxes_readable,
     check_screen,
+    check_usage,
     plan,
     plan_list,
     resolve,
@@ -64,7 +65,6 @@ from notifier.pi.screens import (
     find_list,
     find_review,
     input_open,
-    own_layout,
     readable_help,
     reviews,
     rows,
@@ -251,59 +251,79 @@ Find = Callable[[str], "Dialog | None"]
 
 
 def finder(question: Question, screen: str) -> tuple[Find, Dialog] | None:
-    """How to read this question's dialog off a screen, and the dialog on ``screen``: its tool's
-    own layout where pi-notifier knows it, else any list that shows the question's text and its
-    options on rows of their own (:func:`notifier.pi.screens.find_list`). ``None``: neither."""
-    own = find_dialog(screen, question.tool)
-    if own is not None:
-        return (lambda s: find_dialog(s, question.tool)), own
+    """How to read this question's dialog off a screen, and the dialog on ``screen``: a layout
+    known by its help line (:func:`notifier.pi.screens.find_dialog`, whatever the tool is called)
+    where it shows this question as that layout draws it; else any list that shows the question's
+    text and its options on rows of their own (:func:`notifier.pi.screens.find_list`), inside
+    that known layout's block where its help line ends the screen (the live dialog is that one);
+    else that known layout (refused with what it shows otherwise). ``None``: neither."""
+    own = find_dialog(screen)
+    if own is not None and (check_screen(own, question) is None or own.shows("Your answer:")):
+        return find_dialog, own  # (its editor open: refused as such, never read as a list)
+    listed = _list_finder(question)
+    if listed is None:
+        return None if own is None else (find_dialog, own)
+    find = listed if own is None else _inside_own(listed)
+    first = find(screen)
+    if first is None:
+        return None if own is None else (find_dialog, own)
+    return find, first
+
+
+def _list_finder(question: Question) -> Find | None:
+    """The question read as a list of its options (a form: whichever of its questions is shown,
+    or its review); ``None`` for a question without options."""
     items = question.items or (question.first,)
     if any(not it.options for it in items):
         return None
-
     names = tuple(tuple(n for n in (it.header, it.text) if n) for it in items)
 
-    def find(s: str) -> Dialog | None:  # (a form: the list of whichever of its questions is shown, or its review)
+    def find(s: str) -> Dialog | None:
         for it in items:
             listed = find_list(s, it.text, tuple(o.label for o in it.options))
             if listed is not None:
                 return listed
         return find_review(s, names) if len(items) > 1 else None
 
-    first = find(screen)
-    return None if first is None else (find, first)
+    return find
+
+
+def _inside_own(find: Find) -> Find:
+    """``find`` within the block of the layout whose help line ends the screen (its lines where
+    they are on screen), never in the lines above it."""
+
+    def inside(s: str) -> Dialog | None:
+        own = find_dialog(s)
+        found = find("\n".join(own.raw)) if own is not None else None
+        return None if found is None or own is None else replace(found, top=found.top + own.top)
+
+    return inside
 
 
 def unreadable(question: Question, where: str) -> Refused:
     """Why no dialog of the question could be read (``finder`` found none), and what to do."""
-    if len(question.items) > 1:
+    items = question.items or (question.first,)
+    if any(not it.options for it in items):
         return Refused(
-            f"the form of {len(question.items)} questions {where} is not drawn in a layout pi-notifier knows"
+            f"the question has no options and its dialog {where} is not one pi-notifier can read (a layout"
+            " it knows by its help line): answer it in the terminal (pi-notifier goto); nothing was typed"
+        )
+    if len(items) > 1:
+        return Refused(
+            f"the form of {len(items)} questions {where} is not drawn in a layout pi-notifier knows"
             " (its first question as a list of its options): answer it in the terminal (pi-notifier goto);"
             " nothing was typed"
         )
     return Refused(
-        f"the question's dialog is not on screen {where} as its tool's layout or as a list of its options;"
-        " nothing was typed"
+        f"the question's dialog is not on screen {where} as a layout pi-notifier knows or as a list of its"
+        " options; nothing was typed"
     )
 
 
 def usage(question: Question, choices: list[str], text: str | None) -> None:
-    """Bad usage (UsageError) or an answer no screen can take (Unsupported), before any look."""
-    guess = own_layout(question.tool)  # (the layout its dialog most likely is)
-    if guess is not None:
-        plan(guess, question, choices or None, text)
-        return
-    items = question.items or (question.first,)
-    if any(not it.options for it in items):
-        raise Unsupported(
-            f"the {clean(question.tool, 40)} tool's dialog is not one pi-notifier can read (a question"
-            " without options, in a layout it does not know): answer it in the terminal (pi-notifier goto)"
-        )
-    labels = tuple(o.label for o in items[0].options)
-    # (the usage alone: as if the dialog drew boxes and said how to tick and submit)
-    drawn = Rows((*labels, "Other"), 0, (False,) * (len(labels) + 1), len(labels))
-    plan_list(question, choices or None, text, drawn, toggle="Space", submits=True, usage_only=True)
+    """Bad usage (UsageError) or an answer no screen can take (Unsupported), before any look:
+    by the question's shape, whatever its tool is called (:func:`notifier.pi.keys.check_usage`)."""
+    check_usage(question, choices or None, text)
 
 
 def plan_for(dialog: Dialog, question: Question, choices: list[str], text: str | None) -> Plan:
@@ -324,7 +344,7 @@ def plan_for(dialog: Dialog, question: Question, choices: list[str], text: str |
             question, choices or None, text, rows(dialog), dialog.toggles, dialog.toggle_key, dialog.submits,
             review=reviews(dialog),
         )  # fmt: skip
-    return plan(dialog.variant, question, choices or None, text)
+    return plan(dialog.variant, question, choices or None, text, rows(dialog))
 
 
 def unready(dialog: Dialog, step: Step) -> str | None:
@@ -398,8 +418,11 @@ def drive(look: Look, send: Send, question: Question, plan: Plan, session: Waits
     """Type the plan's keys, each bound to ``question`` (see the module's docstring); Refused,
     saying what was typed, as soon as a look or the file shows that a key may not be typed."""
     typed = Typed()
+    steps = list(plan.steps)
     seen = look()
-    for i, step in enumerate(plan.steps):
+    i = 0
+    while i < len(steps):
+        step = steps[i]
         for _ in range(3):  # (a look the carrier found changed by the time of the key: look again)
             gone = _not_ours(seen, question, step)
             if gone is not None:
@@ -419,16 +442,45 @@ def drive(look: Look, send: Send, question: Question, plan: Plan, session: Waits
         if step.keys or step.paste is not None:
             typed.keys.append(_name(step))
             typed.windows.append(time.monotonic() - seen.at)
-        if i + 1 < len(plan.steps):
-            seen = _after(look, question, step, plan.steps[i + 1], typed)
+        if i + 1 < len(steps):
+            seen, again = _after(look, question, step, steps[i + 1], typed, _reroute(plan, steps, i + 1))
+            if again is not None and plan.from_row is not None:
+                # (a later question opened with its highlight elsewhere: its keys from there)
+                nxt = steps[i + 1]
+                assert nxt.item is not None and nxt.cursor is not None
+                steps[i + 1 : i + 1 + len(plan.from_row(nxt.item, nxt.cursor))] = again
+        i += 1
     return typed
 
 
-def _after(look: Look, question: Question, step: Step, following: Step, typed: Typed) -> Seen:
+def _reroute(plan: Plan, steps: list[Step], i: int) -> Callable[[Dialog], list[Step] | None]:
+    """For a look at the dialog where step ``i`` opens a form's later question: that question's
+    keys from the row highlighted on it, where that is not the row the plan expected (else None)."""
+    nxt, before = steps[i], steps[i - 1]
+    opens = nxt.item is not None and nxt.cursor is not None and before.item not in (None, nxt.item)
+
+    def again(dialog: Dialog) -> list[Step] | None:
+        row = rows(dialog).cursor if opens and plan.from_row is not None else None
+        if row is None or row == nxt.cursor or nxt.item is None or plan.from_row is None:
+            return None
+        return plan.from_row(nxt.item, row)
+
+    return again
+
+
+def _after(
+    look: Look,
+    question: Question,
+    step: Step,
+    following: Step,
+    typed: Typed,
+    reroute: Callable[[Dialog], list[Step] | None] = lambda d: None,
+) -> tuple[Seen, list[Step] | None]:
     """The first look after ``step``'s key that shows its effect (``step.expect``, and the state
-    ``following`` needs). A look that still shows the question as it was before the key (pi has
-    not drawn it yet) is looked again; Refused at once when a look shows the question's dialog
-    gone or another's, or after a few seconds without the key's effect."""
+    ``following`` needs, or a form's next question with its highlight on another row: then its
+    keys from there, by ``reroute``). A look that still shows the question as it was before the
+    key (pi has not drawn it yet) is looked again; Refused at once when a look shows the
+    question's dialog gone or another's, or after a few seconds without the key's effect."""
     deadline = time.monotonic() + STEP_TIMEOUT_S
     delay = 0.001
     while True:
@@ -438,7 +490,10 @@ def _after(look: Look, question: Question, step: Step, following: Step, typed: T
             assert seen.dialog is not None
             moved = step.expect is None or seen.dialog.shows(step.expect)
             if moved and unready(seen.dialog, following) is None:
-                return seen
+                return seen, None
+            again = reroute(seen.dialog) if moved else None
+            if again and unready(seen.dialog, again[0]) is None:
+                return seen, again
         elif _not_ours(seen, question, step) is not None:  # neither as before the key nor after it
             log.debug("after %s: %s; the dialog seen: %s", typed.said(), gone, seen.dialog and seen.dialog.lines)
             raise _stopped(gone, typed, gone=True)
@@ -451,7 +506,6 @@ def _after(look: Look, question: Question, step: Step, following: Step, typed: T
 def confirm(
     session: SessionFile,
     question: Question,
-    variant: str,
     plan: Plan,
     typed: Typed,
     timeout: float,
@@ -483,7 +537,7 @@ def confirm(
         return replace(done, note=note)
     result = tool_result(session.path, question.tool_call_id)
     why = "pi's record of the answer could not be read back" if result is None else None
-    why = why or result_mismatch(variant, question, plan, *result)  # type: ignore[misc]
+    why = why or result_mismatch(question, plan, *result)  # type: ignore[misc]
     if why:
         raise Refused(f"{why} (typed: {typed.said()})" + (f"; {note}" if note else ": check the terminal"))
     log.debug("answered %s: keys %s, look-to-key %s s", question.tool_call_id, typed.keys, typed.windows)
@@ -583,6 +637,11 @@ def _by_keys(
     """A question tool's own dialog: the same checked plan as in tmux, its keys forwarded to the
     component, its mirrored screen checked instead of the pane's."""
     usage(question, choices, text)  # bad usage shows before anything else
+    if d.outer_tool_call_id is not None:  # (the file has only the call it runs under, until it ends)
+        raise Unsupported(
+            "this question was asked from inside a running tool call (a script's), and pi records its answer"
+            " only when that call ends, so it cannot be checked: answer it in the terminal (pi-notifier goto)"
+        )
     session = SessionFile(options, view.ref.key)
     if not session.pending(question.tool_call_id):
         raise Refused("the question is no longer waiting (answered or cancelled meanwhile); nothing was typed")
@@ -608,7 +667,7 @@ def _by_keys(
         return True
 
     typed = drive(look, send, question, steps, session)
-    return confirm(session, question, dialog.variant, steps, typed, result_timeout)
+    return confirm(session, question, steps, typed, result_timeout)
 
 
 def _screen(sock: str, dialog_id: str) -> tuple[str, ...] | None:
@@ -690,7 +749,7 @@ def by_tmux(
     typed = drive(lambda: look(pane, find), lambda step, seen: send(pane, step, seen), question, steps, session)
     tty = location.tty
     return confirm(
-        session, question, dialog.variant, steps, typed, result_timeout,
+        session, question, steps, typed, result_timeout,
         settled=lambda: tty is None or unread_input(tty) in (0, None),
     )  # fmt: skip
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import select
 import time
 from typing import Any
 
@@ -18,7 +19,7 @@ from notifier.cli.parser import fail
 from notifier.config import Config
 from notifier.control import request
 from notifier.core.text import clean
-from notifier.instance import APP_LOCK, HAND_OVER_S, EndWatch, InstanceLock
+from notifier.instance import APP_LOCK, HAND_OVER_S, InstanceLock
 from notifier.system import paths
 
 EXIT_WAIT_S = 10.0  # how long quit waits for the app's process to end (its shutdown takes < 2 s)
@@ -34,21 +35,51 @@ def cmd_quit(args: argparse.Namespace, config: Config) -> int:
     if not reply.get("ok") or isinstance(pid, bool) or not isinstance(pid, int) or pid <= 0:
         why = clean(reply.get("error"), 100) or "its reply names no process"
         return fail(1, f"the running app does not answer ({why}); quit it from its tray menu")
-    watch = EndWatch(pid, lambda: None)
-    try:
-        # (its reply may be lost as the app closes its channel: the process ending is the answer)
-        said = request({"cmd": "quit"})
-        if not watch.join(EXIT_WAIT_S):
-            why = f" (it said: {clean(said.get('error'), 100)})" if said and not said.get("ok") else ""
-            return fail(
-                1,
-                f"the app (pid {pid}) was asked to quit but still runs after {EXIT_WAIT_S:g} s{why};"
-                f" stop it with: kill {pid}",
-            )
-    finally:
-        watch.stop()
+    ended, said = _ask_to_quit(pid)
+    if not ended:
+        why = f" (it said: {clean(said.get('error'), 100)})" if said and not said.get("ok") else ""
+        return fail(
+            1,
+            f"the app (pid {pid}) was asked to quit but still runs after {EXIT_WAIT_S:g} s{why};"
+            f" stop it with: kill {pid}",
+        )
     print(f"the app (pid {pid}) has quit")
     return 0
+
+
+def _ask_to_quit(pid: int) -> tuple[bool, dict[str, Any] | None]:
+    """Ask the app to quit: whether its process ``pid`` then ended within ``EXIT_WAIT_S``, and
+    what it said (its reply may be lost as it closes its channel: its end is the answer). The
+    process is followed from before it is asked: by a pidfd (Linux 5.3 and later; woken by the
+    kernel, a zombie not reaped yet counts as ended), elsewhere by a look every 0.05 s."""
+    try:
+        pidfd: int | None = os.pidfd_open(pid)  # type: ignore[attr-defined,unused-ignore]
+    except ProcessLookupError:
+        return True, None
+    except (AttributeError, OSError):
+        pidfd = None
+    said = request({"cmd": "quit"})
+    if pidfd is not None:
+        try:
+            return bool(select.select([pidfd], [], [], EXIT_WAIT_S)[0]), said
+        finally:
+            os.close(pidfd)
+    deadline = time.monotonic() + EXIT_WAIT_S
+    while _running(pid):
+        if time.monotonic() >= deadline:
+            return False, said
+        time.sleep(0.05)
+    return True, said
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    return True
 
 
 def _ping() -> dict[str, Any] | None:

@@ -1,17 +1,26 @@
 """``pi-notifier run``: the app (tray, notifications, control channel), or a headless watcher
 (``--no-tray``, ``--json``). A second app hands over to the first one and exits 0; ``run
 --json`` beside the app streams the events (reading the sessions itself) and leaves the
-notifications to the app, as ``run --no-tray`` beside it does. One of them notifies each
-question, also when the app starts after a headless run that notifies: that run hands
-notifying over to it, and takes it back when the app ends (:mod:`notifier.cli.notify_turns`).
-An app that does not notify (``--no-notify``, ``notifications.backend = "none"``) claims
-nothing: a headless run beside it notifies (:class:`notifier.instance.NotifyLock`)."""
+notifications to the app, as ``run --no-tray`` beside it does.
+
+One of them notifies each question (:class:`notifier.instance.Notifying`): the app of those
+folders, else one headless run of them. When an app of the same folders starts, a headless run
+that notifies stops, leaves what it showed on screen for the app to adopt, writes what it
+notified to the store the app reads next, and lets the lock go. When its turn comes again (that
+app, or the headless run that notified, ended: quit or killed), it notifies again as the app
+does after a restart: it reads what was notified, reminded and left on screen, and the user's
+snoozes and mutes, from the store (a question notified already is not notified a second time:
+its bubble is adopted where it was left, else put back). An app that does not notify
+(``--no-notify``, ``notifications.backend = "none"``) claims nothing: a headless run beside it
+notifies."""
 
 from __future__ import annotations
 
 import argparse
 import os
 import threading
+import time
+from functools import partial
 from typing import TYPE_CHECKING
 
 from notifier.cli.parser import fail, say
@@ -21,17 +30,24 @@ from notifier.system import paths
 
 if TYPE_CHECKING:
     from notifier.app import App
-    from notifier.cli.notify_turns import NotifyTurns
-    from notifier.instance import NotifyLock, PeerLock
+    from notifier.core.model import Transition
+    from notifier.engine import Engine
+    from notifier.instance import Notifying
+    from notifier.outputs.desktop import AlertSink
+    from notifier.store import Store
+    from notifier.watch import FileFollower
 
 HAND_OVER_SAID = "the app is running and watches the same folders: it notifies, this run does not"
 LATER_SAID = " (until the app ends)"
+PEER_SAID = "another headless run notifies the same folders (pid {pid}): this one does not"
+HANDED_OVER = "the app started and watches the same folders: it notifies from now on"
+TAKEN_BACK = "the app that notified ended: this run notifies from now on"
+PEER_ENDED = "the headless run that notified ended: this run notifies from now on"
 
 
 def cmd_run(args: argparse.Namespace, config: Config) -> int:
     from notifier.app import App
-    from notifier.cli.notify_turns import NotifyTurns
-    from notifier.instance import APP_LOCK, InstanceLock, NotifyLock, PeerLock, hand_over
+    from notifier.instance import APP_LOCK, InstanceLock, Notifying, hand_over
 
     tray = not args.no_tray
     try:
@@ -45,32 +61,39 @@ def cmd_run(args: argparse.Namespace, config: Config) -> int:
             return hand_over()
         tray = False  # run --json beside the app: the stream is what was asked for; the app notifies
     wants = not args.no_notify and config["notifications.backend"] != "none"
-    notifying = NotifyLock(os.path.join(folder, "notify.lock"))
-    peer = PeerLock(folder, config["sessions_dirs"])  # (one headless run notifies these folders)
+    notifying = Notifying(folder, config["sessions_dirs"])
     try:
-        notify = wants and _claims(notifying, peer, config, tray, later=args.no_tray)
+        notify = wants and _claims(notifying, tray, later=args.no_tray)
         app = App(config, json_out=args.json, notify=notify, lock=lock if tray else None)
     except OSError as exc:  # no runtime folder of our own at all (said why): one line, no traceback
         return fail(1, f"cannot start: {clean(exc, 600)}")
     # A headless run that notifies hands notifying to the app and takes it back; `run --json`
     # beside the app is its stream only: it leaves notifying to the app, also once that ends.
-    turns = NotifyTurns(app, notifying, peer) if not tray and wants and (notify or args.no_tray) else None
+    turns = NotifyTurns(app, notifying) if not tray and wants and (notify or args.no_tray) else None
     try:
         return _serve(app, config, tray, turns, args.stop_on_eof)
     finally:
         notifying.release()
-        peer.release()
 
 
-def _claims(notifying: NotifyLock, peer: PeerLock, config: Config, tray: bool, later: bool) -> bool:
+def _claims(notifying: Notifying, tray: bool, later: bool) -> bool:
     """Whether this run notifies as it starts: the app claims notifying (an app that does not
-    notify claims nothing: a headless run does); a headless run notifies unless another does
-    (:func:`_headless_notifies`)."""
-    if not tray:
-        return _headless_notifies(notifying, config, later=later, peer=peer)
-    if not notifying.claim(config["sessions_dirs"]):
-        say("a headless run still notifies too; it did not hand over")
-    return True
+    notify claims nothing: a headless run does); a headless run does unless the app of its
+    folders or another headless run of them does (``later``: it takes over when they end)."""
+    if tray:
+        if not notifying.claim():
+            say("a headless run still notifies too; it did not hand over")
+        return True
+    holder = notifying.take()
+    if holder is None and not notifying.app_runs():
+        return True  # (it hands over to an app that starts: NotifyTurns)
+    notifying.let_go()
+    if notifying.app_runs():
+        say(f"{HAND_OVER_SAID}{LATER_SAID if later else ''}")
+    else:
+        said = PEER_SAID.format(pid=holder or "?")
+        say(f"{said}{' (until it ends)' if later else ''}")
+    return False
 
 
 def _serve(app: App, config: Config, tray: bool, turns: NotifyTurns | None, eof_stops: bool) -> int:
@@ -84,7 +107,7 @@ def _serve(app: App, config: Config, tray: bool, turns: NotifyTurns | None, eof_
     if eof_stops:
         stop_on_eof(app.stop_event)
     try:
-        app.start(tray=icon, turns=turns)
+        app.start(tray=icon, windows=tray)  # (only the tray app serves windows)
         if turns is not None:
             turns.start()
         if tray:
@@ -98,28 +121,127 @@ def _serve(app: App, config: Config, tray: bool, turns: NotifyTurns | None, eof_
             turns.close()
 
 
-def _headless_notifies(
-    notifying: NotifyLock, config: Config, later: bool = False, peer: PeerLock | None = None
-) -> bool:
-    """Whether a headless run notifies as it starts: not while an app that watches the same
-    folders claims notifying (then it notifies each question, and this run must not a second
-    time; ``later``: this run takes over when that app ends), nor while another headless run
-    notifies them (``peer``: their lock; this run takes over when that run ends)."""
-    turn = notifying.turn(config["sessions_dirs"])
-    if turn.app is not None:
-        notifying.release()
-        if not turn.notify:
-            say(f"{HAND_OVER_SAID}{LATER_SAID if later else ''}")
-            return False
-    holder = peer.take() if peer is not None else None
-    if holder is not None:
-        from notifier.cli.notify_turns import PEER_SAID
+class NotifyTurns:
+    """Whose turn it is to notify, for a headless run: it switches ``app.alerts`` between a
+    notifier of this run's and none as its turn comes and goes. The notifier is one of the
+    engine's outputs while it is this run's turn (added and removed on the engine thread: no
+    batch is missed or seen twice); this is none."""
 
-        notifying.release()
-        said = PEER_SAID.format(pid=holder or "?")
-        say(f"{said}{' (until it ends)' if later else ''}")
-        return False
-    return True  # no app, or one of other folders: this run notifies (and hands over: NotifyTurns)
+    def __init__(self, app: App, lock: Notifying) -> None:
+        self.app = app
+        self.lock = lock
+        self.store: Store = app.store  # where the notifier of the moment records what it shows
+        self._lock = threading.Lock()  # switching (the follower, the waiting thread, the engine thread)
+        self._waiting = False  # a thread waits for this run's turn
+        self._stopped = False
+        self._follower: FileFollower | None = None
+
+    # ---- following the lock ----
+
+    def start(self) -> None:
+        """Follow the app's lock file (after ``app.start()``: the run notifies now if ``app.alerts``)."""
+        from notifier.watch import FileFollower
+
+        self._follower = FileFollower(self.lock.app_path, self.check, settle_s=0.05)
+        self._follower.start()
+        if self.app.alerts is not None:
+            self.check()  # (an app that claimed it before this run followed the file)
+        else:
+            self._wait()
+
+    def stop(self) -> None:
+        """Before the app shuts down (which stops the notifier of the moment)."""
+        with self._lock:
+            self._stopped = True
+        if self._follower is not None:
+            self._follower.stop()
+
+    def close(self) -> None:
+        """After the app shut down: the store of a notifier made since is closed too."""
+        if self.store is not self.app.store:
+            self.store.close(timeout=0.5)
+
+    def check(self) -> None:
+        """The app's lock file changed: if an app of these folders started, hand notifying over."""
+        with self._lock:
+            if self._stopped or self._waiting or not self.lock.app_runs():
+                return
+            self._hand_over()
+            self.lock.let_go()  # (after the store was written: the app reads it next)
+            self._wait()
+
+    def _wait(self) -> None:
+        self._waiting = True
+        threading.Thread(target=self._turn, name="pi-notifier turn", daemon=True).start()
+
+    def _turn(self) -> None:
+        """(Its own thread.) Wait for this run's turn, then notify (on the engine thread)."""
+        try:
+            while True:
+                self.lock.wait()
+                with self._lock:
+                    if self._stopped:
+                        self.lock.let_go()
+                        return
+                    if self.lock.app_runs():  # (an app that started meanwhile)
+                        self.lock.let_go()
+                        continue
+                    self._waiting = False
+                    if self.app.engine is not None:
+                        self.app.engine.call(self._take_over)  # (there: nothing is missed or seen twice)
+                    return
+        except OSError as exc:  # (its runtime folder is not ours any more, say)
+            say(f"cannot wait for a turn to notify ({clean(exc, 300)}): this run does not notify")
+
+    def _hand_over(self) -> None:
+        alerts, self.app.alerts = self.app.alerts, None
+        if alerts is None:
+            return
+        engine = self.app.engine
+        if engine is not None:
+            engine.call(partial(_removed, engine, alerts))
+        alerts.stop(close=False)  # (stopped for good: what it showed stays on screen)
+        self.store.flush(2.0)
+        if self.store is not self.app.store:
+            self.store.close(timeout=2.0)
+            self.store = self.app.store
+        say(HANDED_OVER)
+
+    def _take_over(self) -> list[Transition]:
+        """On the engine thread: a notifier of this run's, given what waits now (no transition:
+        the board is as it was)."""
+        from notifier.app import PreferencesOwner, open_store
+        from notifier.core.model import Transition
+        from notifier.engine import Batch
+
+        with self._lock:
+            app, engine = self.app, self.app.engine
+            if self._stopped or self._waiting or app.alerts is not None or engine is None:
+                return []
+            if app.stop_event.is_set():
+                return []
+            store = open_store(app.state_dir)  # (read again: what the app wrote since this run began)
+            app.preferences = PreferencesOwner(store, time.time())  # as the app left them
+            app.preferences.listen(app.redraw.set_preferences)
+            alerts = app.new_notifier(store, app.preferences)
+            self.store = store
+            snapshot = engine.snapshot
+            pending = [
+                Transition("needs_input", view.ref, q, q.asked_at, initial=True) for view, q in snapshot.pending
+            ]
+            alerts.publish(Batch(tuple(pending), snapshot))  # (as the engine starts: its questions, then ready)
+            if engine.ready_info is not None:
+                alerts.ready(engine.ready_info, snapshot)
+            engine.add_output(alerts)  # (every batch from the next on)
+            app.alerts = alerts
+        say(TAKEN_BACK if self.lock.after_app else PEER_ENDED)
+        return []
+
+
+def _removed(engine: Engine, alerts: AlertSink) -> list[Transition]:
+    """On the engine thread: the notifier handed over gets no batch any more."""
+    engine.remove_output(alerts)
+    return []
 
 
 def stop_on_eof(stop: threading.Event) -> None:

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     import argparse
 
     from notifier.config import Config
-    from notifier.core.planner import Silences
+    from notifier.core.planner import Preferences
 
 def _questions(session: dict[str, Any], key: str) -> list[dict[str, Any]]:
     return [q for q in session.get(key) or () if isinstance(q, dict)]
@@ -36,7 +36,7 @@ HEADS: Row = ("STATE", "PROJECT", "ID", "WAITING", "QUESTION")
 DAY_S = 86400
 
 
-def render_status(status: dict[str, Any], now: float, show_all: bool, silences: Silences | None = None) -> str:
+def render_status(status: dict[str, Any], now: float, show_all: bool, silences: Preferences | None = None) -> str:
     """The table ``status`` prints from the status object (:func:`notifier.core.codec.status_obj`,
     the app's or our own): one row per question (or per session that asks nothing), with the
     session's short id (what SESSION takes), then a summary line and, when anything is snoozed or
@@ -111,7 +111,7 @@ def _summary(total: int, pending: object, hidden: int) -> str:
     return summary
 
 
-def _silenced_line(silences: Silences, sessions: list[dict[str, Any]], now: float) -> str:
+def _silenced_line(silences: Preferences, sessions: list[dict[str, Any]], now: float) -> str:
     """:func:`notifier.core.planner.silenced_line`, the snoozed sessions named as the status
     object names them."""
     from notifier.core.model import SessionRef, SessionView, Snapshot, remote_key
@@ -173,7 +173,7 @@ def _ask_app(config: Config, brief: bool = False) -> dict[str, Any] | None:
     return found if isinstance(found, dict) else None
 
 
-def _print(status: dict[str, Any], args: argparse.Namespace, prefs: Silences, liveness: bool, quiet: object) -> None:
+def _print(status: dict[str, Any], args: argparse.Namespace, prefs: Preferences, liveness: bool, quiet: object) -> None:
     """The status object as ``status`` prints it: ``--json`` with where each live pi runs, the
     silences and ``quiet`` (the quiet hours in effect: :func:`notifier.core.planner.quiet_hours_obj`),
     else the table and the same three said in words."""
@@ -205,7 +205,7 @@ def _status_bar(config: Config, as_json: bool) -> int:
         from notifier.system import paths
 
         snapshot = scan_once(engine_options(config))
-        until = saved_silences(paths.state_dir(), now).all_until
+        until = saved_silences(paths.state_dir(), now).snooze_all_until
         from notifier.core.planner import quiet_hours_note
 
         brief = summary(snapshot, now, until or None, quiet_hours_note(config["quiet_hours"], now))

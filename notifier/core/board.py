@@ -10,7 +10,7 @@ that changed since the last one; the others are the same objects as before
 (:class:`SessionViews`).
 
 **Liveness, judged once, here.** Liveness is per session, never per folder: the pis running in a
-folder are paired with that folder's sessions, one session each (:class:`Pairing`, by the
+folder are paired with that folder's sessions, one session each (:meth:`LocalSessions.set_processes`, by the
 evidence :func:`notifier.core.owners.bind` weighs, never by the folder alone). A session left
 without a pi is not alive, though another pi runs beside it. It is judged only on fresh data:
 every feeding is counted (a logical clock, immune to wall-clock jumps), each question remembers
@@ -97,15 +97,12 @@ class Board:
         views = self._views
         # Only this machine's sessions (the common case): nothing to merge in.
         view_of = self.view if self.dialogs or self.remote else self.local.view
-        if not views:  # the first snapshot, after the start-up scan: all new, in bulk
-            views.add_new([(key, view) for key in changed if (view := view_of(key)) is not None])
-        else:
-            for key in changed:
-                view = view_of(key)
-                if view is not None:
-                    views.set(key, view)
-                else:
-                    views.remove(key)
+        for key in changed:
+            view = view_of(key)
+            if view is not None:
+                views.set(key, view)
+            else:
+                views.remove(key)
         return Snapshot(views.snapshot(), now)
 
 
@@ -125,13 +122,6 @@ def resolved(
 
 
 # ---- one local session ----
-
-def live_state(base: State, alive: bool | None) -> State:
-    """A session's state with its liveness applied: a turn under way whose pi is gone (killed while
-    it ran a tool or waited on an extension dialog) is ``stopped``; the file says ``working``
-    forever."""
-    return "stopped" if alive is False and base == "working" else base
-
 
 @dataclass(frozen=True, slots=True)
 class Seen:
@@ -189,12 +179,11 @@ class LocalSession:
         """What pairing needs of this session: for one asking something, when it asked (its pi
         ran by then) and what (its pane may show it)."""
         r = self.reducer
-        if not r.pending:
+        q = next(iter(r.pending.values()), None)
+        if q is None:
             return Wanted(self.key, r.cwd, r.updated_at, None, None, (), r.session_id)
-        first = next(iter(r.pending.values()))
-        asked = min(self.asked_at(q) for q in r.pending.values())
-        labels = tuple(o.label for o in first.first.options)
-        return Wanted(self.key, r.cwd, asked, None, first.first.text, labels, r.session_id)
+        labels = tuple(o.label for o in q.first.options)
+        return Wanted(self.key, r.cwd, self.asked_at(q), None, q.first.text, labels, r.session_id)
 
     def check(self, owned: bool, tick: int, read_tick: int, now: float) -> tuple[bool, list[Transition]]:
         """Judge the pending questions by a process list read from feeding count ``read_tick``
@@ -228,133 +217,72 @@ class LocalSession:
 
     def clear_abandoned(self, tool_call_id: str | None = None) -> bool:
         """The user dismissed an abandoned question (or all of them): stop listing it."""
-        ids = [tool_call_id] if tool_call_id else list(self.abandoned)
-        removed = False
+        ids = [cid for cid in self.abandoned if tool_call_id in (None, "", cid)]
         for cid in ids:
-            if cid in self.abandoned:
-                self.reducer.drop(cid)
-                self.abandoned.pop(cid, None)
-                self.seen.pop(cid, None)
-                removed = True
-        return removed
+            self.reducer.drop(cid)
+            del self.abandoned[cid]
+            self.seen.pop(cid, None)
+        return bool(ids)
 
     def view(self, liveness: bool) -> SessionView:
-        r, ref = self.reducer, self.ref
+        r, abandoned = self.reducer, self.abandoned
         alive = self.alive if liveness else None
-        if not r.pending and not self.abandoned:  # (most sessions: built at once)
-            return SessionView(ref, live_state(r.base, alive), (), (), alive, r.updated_at, r.current_tool)
-        abandoned = self.abandoned
-        if abandoned:
-            pending = tuple(q for cid, q in r.pending.items() if cid not in abandoned)
-        else:
-            pending = tuple(r.pending.values())
-        # Every question abandoned: the pi that asked is gone.
-        state = r.state if pending or not abandoned else "stopped"
-        abandoned_now = tuple(abandoned.values())
-        return SessionView(ref, state, pending, abandoned_now, alive, r.updated_at, r.current_tool)
+        pending = tuple(q for cid, q in r.pending.items() if cid not in abandoned) if r.calls else ()
+        state = r.state
+        # Every question abandoned, or a turn under way whose pi is gone (killed while it ran a
+        # tool or waited on an extension dialog; the file says working forever): stopped.
+        if (abandoned and not pending) or (alive is False and state == "working"):
+            state = "stopped"
+        return SessionView(self.ref, state, pending, tuple(abandoned.values()), alive, r.updated_at, r.current_tool)
 
 
-# ---- pairing a process list ----
+# ---- what every source of the board does ----
 
-class Pairing:
+class Changes:
+    """A part of the board: it collects the keys whose view may have changed until
+    :meth:`take_changed`."""
+
     def __init__(self) -> None:
-        self._procs: dict[str, list[Proc]] | None = None  # the last process list, by folder
-        self.read_tick = -1  # the feeding count at which it began to be read
-        self._askers: dict[str, tuple[int, float]] = {}  # session → its pi, where that waits for a human
+        self._changed: set[str] = set()
 
-    @property
-    def known(self) -> bool:
-        """Whether a process list was taken yet."""
-        return self._procs is not None
-
-    def take(self, procs: Sequence[Proc], read_tick: int) -> bool:
-        """A fresh process list, read from feeding count ``read_tick``; False (nothing changes)
-        if a newer read was taken already."""
-        if read_tick < self.read_tick:
-            return False
-        self.read_tick = read_tick
-        self._procs = {}
-        for p in procs:
-            folder = norm_folder(p.cwd)
-            if folder:
-                self._procs.setdefault(folder, []).append(p)
-        return True
-
-    def runs_in(self, folder: str | None) -> bool:
-        """Whether the last list has pis in ``folder``."""
-        return bool(folder) and self._procs is not None and folder in self._procs
-
-    def asker(self, key: str) -> tuple[int, float] | None:
-        """The pi (pid, start time) that has session ``key`` and waits for a human, as last seen
-        (see :attr:`Transition.asker <notifier.core.model.Transition.asker>`)."""
-        return self._askers.get(key)
-
-    def owned(self, sessions: Iterable[LocalSession]) -> set[str]:
-        """Pair ``sessions`` with the pis of their folders: the keys of those a pi has."""
-        assert self._procs is not None
-        by_folder: dict[str, list[tuple[LocalSession, Wanted]]] = {}
-        for session in sessions:
-            cwd = norm_folder(session.reducer.cwd)
-            procs = self._procs.get(cwd) if cwd else None
-            if not procs or not session.reducer.has_header:
-                continue
-            w = session.wanted()
-            if w.updated_at + START_SLACK_S >= min(p.started for p in procs):  # (else no pi can have it)
-                by_folder.setdefault(cwd or "", []).append((session, w))
-        owned: set[str] = set()
-        for folder, items in by_folder.items():
-            owners = bind([w for _, w in items], self._procs[folder])
-            owned.update(s.key for s, _ in items if owners.alive(s.key))
-            for s, _ in items:
-                owner = owners.owner(s.key)
-                if owner is not None and owner.interactive and owner.pid:
-                    self._askers[s.key] = (owner.pid, owner.started)
-                else:
-                    self._askers.pop(s.key, None)
-        return owned
+    def take_changed(self) -> set[str]:
+        """The keys whose view may have changed since the last call."""
+        changed, self._changed = self._changed, set()
+        return changed
 
 
 # ---- this machine's sessions ----
 
-class LocalSessions:
+class LocalSessions(Changes):
     """Every session file read, by path. Every key whose view may have changed is collected
     until :meth:`take_changed`."""
 
     def __init__(self, liveness: bool = True) -> None:
         self.liveness = liveness
         self._sessions: dict[str, LocalSession] = {}
-        self._pairing = Pairing()
+        self._procs: dict[str, list[Proc]] | None = None  # the last process list, by folder
+        self._read_tick = -1  # the feeding count at which it began to be read
+        self._askers: dict[str, tuple[int, float]] = {}  # session → its pi, where that waits for a human
         self._tick = 0  # counts feedings: the order in which questions were seen
         self._turns: list[TurnChange] = []
-        self._changed: set[str] = set()
+        super().__init__()
         self.relived = False  # who is alive changed (see take_relived)
 
     # ---- feeding ----
 
-    def _session(self, key: str) -> LocalSession:
-        """The session for ``key`` (created if new), marked as changed."""
+    def apply(self, key: str, events: Iterable[Event], now: float, initial: bool = False) -> list[Transition]:
+        self._tick += 1
         self._changed.add(key)
         session = self._sessions.get(key)
         if session is None:
-            session = LocalSession(key, SessionReducer())
-            self._sessions[key] = session
-        return session
-
-    def apply(self, key: str, events: Iterable[Event], now: float, initial: bool = False) -> list[Transition]:
-        self._tick += 1
-        session = self._session(key)
+            session = self._sessions[key] = LocalSession(key, SessionReducer())
         before = session.reducer.state
         changes = []
         for event in events:
             changes += session.reducer.apply(event)
         after = session.reducer.state
-        if (
-            not initial
-            and after != before
-            and after in ("idle", "failed")
-            and before in ("working", "needs_input")
-            and session.reducer.has_header
-        ):
+        turned = before in ("working", "needs_input") and after in ("idle", "failed")
+        if turned and not initial and session.reducer.has_header:
             self._turns.append(TurnChange(session.ref, after, now))
         return self._transitions(session, changes, now, initial)
 
@@ -379,15 +307,11 @@ class LocalSessions:
                     ended[change.question.tool_call_id] = change
         if old is None:
             return self.restore(key, fresh, now, initial=False)
-        gone: list[Asked | Ended] = []
-        for cid, q in old.reducer.pending.items():
-            if cid not in fresh.pending:
-                known = ended.get(cid)
-                gone.append(
-                    Ended(q, known.outcome, known.answer, known.at)
-                    if known
-                    else Ended(q, "superseded", None, now)
-                )
+        gone: list[Asked | Ended] = [  # (what the rewrite says of how it ended, if it does)
+            ended[cid]._replace(question=q) if cid in ended else Ended(q, "superseded", None, now)
+            for cid, q in old.reducer.pending.items()
+            if cid not in fresh.pending
+        ]
         asked: list[Asked | Ended] = [
             Asked(q) for cid, q in fresh.pending.items() if cid not in old.reducer.pending
         ]
@@ -423,7 +347,7 @@ class LocalSessions:
         self, session: LocalSession, changes: Sequence[Asked | Ended], now: float, initial: bool
     ) -> list[Transition]:
         out = session.transitions(changes, self._tick, now, initial)
-        asker = self._pairing.asker(session.key)
+        asker = self._askers.get(session.key)
         if asker is not None:  # its pi, as last seen, waits for a human (see Transition.asker)
             out = [replace(t, asker=asker) if t.kind == "needs_input" else t for t in out]
         if out and self.liveness and any(isinstance(c, Asked) for c in changes):
@@ -442,10 +366,15 @@ class LocalSessions:
     ) -> list[Transition]:
         """A fresh process list (``None`` = could not be read: change nothing). ``as_of`` is
         :meth:`mark` taken before the read began; ``None`` means the read began just now."""
-        if not self.liveness or procs is None:
-            return []
-        if not self._pairing.take(procs, self._tick if as_of is None else as_of):
-            return []  # an older read overtaken by a newer one: it knows less
+        read_tick = self._tick if as_of is None else as_of
+        if not self.liveness or procs is None or read_tick < self._read_tick:
+            return []  # (an older read overtaken by a newer one knows less)
+        self._read_tick = read_tick
+        self._procs = {}
+        for p in procs:
+            folder = norm_folder(p.cwd)
+            if folder:
+                self._procs.setdefault(folder, []).append(p)
         return self._judge(list(self._sessions.values()), now)
 
     def take_relived(self) -> bool:
@@ -467,30 +396,55 @@ class LocalSessions:
         """Apply the last process list to one session (none read yet: nothing). Its folder's
         sessions are paired again, but only this one is judged: the list was read before this
         session changed, so it says nothing new of the others."""
-        if not self._pairing.known:
+        if self._procs is None:
             return []
         cwd = norm_folder(session.reducer.cwd)
-        if not self._pairing.runs_in(cwd):
+        if not cwd or cwd not in self._procs:
             return self._judge([session], now)
         folder = [s for s in self._sessions.values() if norm_folder(s.reducer.cwd) == cwd]
         return self._judge(folder, now, only=session)
 
     def _judge(self, sessions: list[LocalSession], now: float, only: LocalSession | None = None) -> list[Transition]:
         """Pair ``sessions`` with the pis of their folders and judge each (or ``only`` that one)."""
-        askers = {s.key: self._pairing.asker(s.key) for s in sessions if s.reducer.pending}
-        owned = self._pairing.owned(sessions)
+        askers = {s.key: self._askers.get(s.key) for s in sessions if s.reducer.pending}
+        owned = self._owned(sessions)
         for key, asker in askers.items():
-            if self._pairing.asker(key) != asker:  # (its view says who waits for a human)
+            if self._askers.get(key) != asker:  # (its view says who waits for a human)
                 self._changed.add(key)
                 self.relived = True
         out: list[Transition] = []
         for session in sessions if only is None else [only]:
-            changed, trans = session.check(session.key in owned, self._tick, self._pairing.read_tick, now)
+            changed, trans = session.check(session.key in owned, self._tick, self._read_tick, now)
             if changed:
                 self._changed.add(session.key)
                 self.relived = True
             out += trans
         return out
+
+    def _owned(self, sessions: Iterable[LocalSession]) -> set[str]:
+        """Pair ``sessions`` with the pis of their folders (the last process list's): the keys of
+        those a pi has; and whose pi waits for a human (the askers)."""
+        assert self._procs is not None
+        by_folder: dict[str, list[tuple[LocalSession, Wanted]]] = {}
+        for session in sessions:
+            cwd = norm_folder(session.reducer.cwd)
+            procs = self._procs.get(cwd) if cwd else None
+            if not procs or not session.reducer.has_header:
+                continue
+            w = session.wanted()
+            if w.updated_at + START_SLACK_S >= min(p.started for p in procs):  # (else no pi can have it)
+                by_folder.setdefault(cwd or "", []).append((session, w))
+        owned: set[str] = set()
+        for folder, items in by_folder.items():
+            owners = bind([w for _, w in items], self._procs[folder])
+            owned.update(s.key for s, _ in items if owners.alive(s.key))
+            for s, _ in items:
+                owner = owners.owner(s.key)
+                if owner is not None and owner.interactive and owner.pid:
+                    self._askers[s.key] = (owner.pid, owner.started)
+                else:
+                    self._askers.pop(s.key, None)
+        return owned
 
     def needs_liveness(self) -> bool:
         """True while some question is pending and not yet known to be abandoned."""
@@ -528,33 +482,14 @@ class LocalSessions:
         session = self._sessions.get(ref.key)
         return session.ref if session is not None and session.reducer.has_header else ref
 
-    def unnamed_askers(self, keys: Iterable[str] | None = None) -> list[str]:
-        """Sessions (of ``keys``, or all) that ask something but whose name is not known yet."""
-        sessions = self._sessions
-        if keys is None:
-            candidates: Iterable[LocalSession] = sessions.values()
-        else:
-            candidates = [sessions[k] for k in keys if k in sessions]
-        out = []
-        for session in candidates:
-            r = session.reducer
-            if r.name is None and (r.pending or session.abandoned) and r.has_header:
-                out.append(session.key)
-        return out
-
     def view(self, key: str) -> SessionView | None:
         """The session's view (``None``: not known, or its header not read)."""
         session = self._sessions.get(key)
         if session is None or not session.reducer.has_header:
             return None
         view = session.view(self.liveness)
-        asker = self._pairing.asker(key) if view.pending else None
+        asker = self._askers.get(key) if view.pending else None
         return replace(view, asker=asker) if asker is not None else view
-
-    def take_changed(self) -> set[str]:
-        """The keys whose view may have changed since the last call."""
-        changed, self._changed = self._changed, set()
-        return changed
 
     def __len__(self) -> int:
         """The sessions whose header was read."""
@@ -578,7 +513,7 @@ class _Remote:
     offline_since: float | None = None
 
 
-class RemoteSessions:
+class RemoteSessions(Changes):
     """All remote sessions, by ``remote_key(host, file)``. Every key whose view may have changed
     is collected until :meth:`take_changed`."""
 
@@ -586,8 +521,7 @@ class RemoteSessions:
         self.max_sessions = max_sessions
         self.max_questions = max_questions
         self._by_key: dict[str, _Remote] = {}
-        self._changed: set[str] = set()
-        self._per_host: dict[str, int] = {}  # sessions of each host
+        super().__init__()
         self._refused: dict[tuple[str, str], int] = {}  # (host, "sessions" | "questions") → count
 
     def take_refused(self) -> dict[tuple[str, str], int]:
@@ -605,11 +539,6 @@ class RemoteSessions:
     def __len__(self) -> int:
         return len(self._by_key)
 
-    def take_changed(self) -> set[str]:
-        """The keys whose view may have changed since the last call."""
-        changed, self._changed = self._changed, set()
-        return changed
-
     def asked(self, ref: SessionRef, q: Question, now: float, initial: bool) -> list[Transition]:
         """A remote question is pending. One already known (host + file + call id, e.g. re-sent
         as an initial event after a reconnect) raises nothing again; an abandoned one whose pi
@@ -617,10 +546,9 @@ class RemoteSessions:
         remote = self._by_key.get(ref.key)
         host = ref.host or ""
         if remote is None:
-            if self._per_host.get(host, 0) >= self.max_sessions:
+            if sum(1 for r in self._by_key.values() if r.ref.host == ref.host) >= self.max_sessions:
                 return self._refuse(host, "sessions")
             remote = self._by_key[ref.key] = _Remote(ref)
-            self._per_host[host] = self._per_host.get(host, 0) + 1
         elif (
             q.tool_call_id not in remote.pending
             and q.tool_call_id not in remote.abandoned
@@ -628,7 +556,7 @@ class RemoteSessions:
         ):
             return self._refuse(host, "questions")
         self._changed.add(ref.key)
-        if ref != remote.ref and (ref.name or ref.cwd or ref.id):
+        if ref.name or ref.cwd or ref.id:  # (what the host says of it now)
             remote.ref = ref
         remote.updated_at = max(remote.updated_at, q.asked_at)
         cid = q.tool_call_id
@@ -694,12 +622,6 @@ class RemoteSessions:
             self._drop_if_empty(remote)
         return out
 
-    def offline_since(self, host: str) -> float | None:
-        return next(
-            (r.offline_since for r in self._by_key.values() if r.ref.host == host and r.offline_since),
-            None,
-        )
-
     def clear_abandoned(self, key: str, tool_call_id: str | None = None) -> bool:
         """The user dismissed an abandoned remote question (or all of a session's)."""
         remote = self._by_key.get(key)
@@ -732,12 +654,6 @@ class RemoteSessions:
         self._changed.add(remote.ref.key)
         if not remote.pending and not remote.abandoned:
             del self._by_key[remote.ref.key]
-            host = remote.ref.host or ""
-            left = self._per_host.get(host, 1) - 1
-            if left > 0:
-                self._per_host[host] = left
-            else:
-                self._per_host.pop(host, None)
 
 
 # ---- dialogs ----
@@ -754,7 +670,7 @@ def startup_key(pid: int) -> str:
     return f"{STARTUP_PREFIX}{pid}"
 
 
-class Dialogs:
+class Dialogs(Changes):
     """The dialogs open right now, by source, each with the session (file) it belongs to. Every
     session whose dialogs changed is collected until :meth:`take_changed`.
 
@@ -763,7 +679,7 @@ class Dialogs:
 
     def __init__(self, ref_of: Callable[[SessionRef], SessionRef] = lambda ref: ref) -> None:
         self._open: dict[Source, tuple[SessionRef, Question]] = {}
-        self._changed: set[str] = set()
+        super().__init__()
         self._ref_of = ref_of
 
     def open(
@@ -804,22 +720,13 @@ class Dialogs:
             return []
         return [(ref, q) for ref, q in self._open.values() if ref.key == key]
 
-    def take_changed(self) -> set[str]:
-        """The sessions whose dialogs changed since the last call."""
-        changed, self._changed = self._changed, set()
-        return changed
-
 
 def with_dialogs(view: SessionView, dialogs: Sequence[Question]) -> SessionView:
     """``view`` with extension dialogs added to its pending questions. A question tool's own
     dialog (same tool call as a pending question) is that question: not added twice."""
-    if not dialogs:
-        return view
     asked = {q.tool_call_id for q in view.pending}
     extra = tuple(q for q in dialogs if q.tool_call_id not in asked)
-    if not extra:
-        return view
-    return replace(view, pending=view.pending + extra, state="needs_input")
+    return replace(view, pending=view.pending + extra, state="needs_input") if extra else view
 
 
 def dialog_view(ref: SessionRef, dialogs: Sequence[Question]) -> SessionView:
@@ -847,76 +754,58 @@ class SessionViews:
     def __init__(self) -> None:
         self._slot: dict[str, tuple[int, int]] = {}  # key → (chunk, place in it)
         self._keys: list[list[str]] = []  # the keys of each chunk, in order
-        self._chunks: list[tuple[SessionView, ...]] = []
-        self._last: Views | None = None  # the last snapshot, while nothing changed
+        self._views: list[list[SessionView]] = []  # their views, changed in place
+        self._chunks: list[tuple[SessionView, ...]] = []  # the same, as the last snapshot shares them
+        self._dirty: set[int] = set()  # the chunks changed since
+        self._last: Views | None = None  # the last snapshot
 
     def __len__(self) -> int:
         return len(self._slot)
 
     def set(self, key: str, view: SessionView) -> None:
-        self._last = None
         at = self._slot.get(key)
-        if at is not None:
-            c, i = at
-            chunk = self._chunks[c]
-            self._chunks[c] = (*chunk[:i], view, *chunk[i + 1 :])
-            return
-        if not self._chunks or len(self._keys[-1]) >= CHUNK:
-            self._chunks.append(())
-            self._keys.append([])
-        c = len(self._chunks) - 1
-        self._slot[key] = (c, len(self._keys[c]))
-        self._keys[c].append(key)
-        self._chunks[c] += (view,)
-
-    def add_new(self, items: list[tuple[str, SessionView]]) -> None:
-        """:meth:`set` for keys not here yet, in bulk (the first snapshot after the start-up
-        scan: thousands of them), each chunk built once."""
-        if not items:
-            return
-        self._last = None
-        slot, keys, chunks = self._slot, self._keys, self._chunks
-        start = 0
-        if chunks and len(keys[-1]) < CHUNK:  # fill the last chunk first
-            start = CHUNK - len(keys[-1])
-            c = len(chunks) - 1
-            for key, _ in items[:start]:
-                slot[key] = (c, len(keys[c]))
-                keys[c].append(key)
-            chunks[c] += tuple(view for _, view in items[:start])
-        for begin in range(start, len(items), CHUNK):
-            part = items[begin : begin + CHUNK]
-            c = len(chunks)
-            keys.append([key for key, _ in part])
-            chunks.append(tuple(view for _, view in part))
-            for i, (key, _) in enumerate(part):
-                slot[key] = (c, i)
+        if at is None:  # a new key: at the end
+            if not self._keys or len(self._keys[-1]) >= CHUNK:
+                self._keys.append([])
+                self._views.append([])
+                self._chunks.append(())
+            at = self._slot[key] = (len(self._keys) - 1, len(self._keys[-1]))
+            self._keys[-1].append(key)
+            self._views[-1].append(view)
+        else:
+            self._views[at[0]][at[1]] = view
+        self._dirty.add(at[0])
 
     def remove(self, key: str) -> None:
         at = self._slot.pop(key, None)
         if at is None:
             return
-        self._last = None
         c, i = at
-        chunk, keys = self._chunks[c], self._keys[c]
-        self._chunks[c] = chunk[:i] + chunk[i + 1 :]
-        del keys[i]
+        keys = self._keys[c]
+        del keys[i], self._views[c][i]
         for j in range(i, len(keys)):
             self._slot[keys[j]] = (c, j)
+        self._dirty.add(c)
         if not keys:  # chunks emptied by removals are dropped once they are many
             empty = sum(1 for ks in self._keys if not ks)
             if empty > 8 and empty * 2 > len(self._keys):
                 self._compact()
 
     def snapshot(self) -> Views:
-        """Every view, in order (immutable; shares its chunks with the board)."""
-        if self._last is None:
+        """Every view, in order (immutable; shares its unchanged chunks with the last one)."""
+        if self._dirty or self._last is None:
+            for c in self._dirty:
+                self._chunks[c] = tuple(self._views[c])
+            self._dirty.clear()
             self._last = Views(self._chunks, len(self._slot))
         return self._last
 
     def _compact(self) -> None:
         keys = [k for ks in self._keys for k in ks]
-        views = [v for chunk in self._chunks for v in chunk]
+        views = [v for vs in self._views for v in vs]
         self._keys = [keys[i : i + CHUNK] for i in range(0, len(keys), CHUNK)]
-        self._chunks = [tuple(views[i : i + CHUNK]) for i in range(0, len(views), CHUNK)]
+        self._views = [views[i : i + CHUNK] for i in range(0, len(views), CHUNK)]
+        self._chunks = [tuple(vs) for vs in self._views]
         self._slot = {k: (c, i) for c, ks in enumerate(self._keys) for i, k in enumerate(ks)}
+        self._dirty.clear()
+        self._last = None

@@ -18,8 +18,8 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import MISSING, dataclass, fields, replace
+from typing import Any, get_args
 
 from notifier.core.model import SessionView
 from notifier.core.text import clean, last_folder, project_name
@@ -92,9 +92,6 @@ class Goto:
 
 
 MAX_CHOICES = 16  # a questionnaire's answers, or a multi-select's picks
-# The question tools whose dialogs an Answer can answer by keys (pi/keys.py has their maps);
-# an extension's select / confirm / input dialog is answered exactly, whatever its tool.
-ANSWERABLE_TOOLS = frozenset({"question", "questionnaire", "ask_user_question"})
 
 
 @dataclass(frozen=True)
@@ -137,43 +134,33 @@ class Quit:
 
 
 Command = Ping | Show | Snooze | Mute | Clear | Goto | Answer | Status | Subscribe | Health | Quit
-
-_NAMES: dict[type, str] = {
-    Ping: "ping",
-    Show: "show",
-    Snooze: "snooze",
-    Mute: "mute",
-    Clear: "clear",
-    Goto: "goto",
-    Answer: "answer",
-    Status: "status",
-    Subscribe: "subscribe",
-    Health: "health",
-    Quit: "quit",
-}
+# Each command by its name on the wire: its class's name in lower case.
+_TYPES: dict[str, type[Command]] = {cls.__name__.lower(): cls for cls in get_args(Command)}
 
 
-def _text(obj: Mapping[str, Any], key: str, required: bool = False) -> str | None:
-    value = obj.get(key)
+def _text(key: str, value: Any) -> str | None:
     if value is None or value == "":
-        if required:
-            raise CommandError(f"{key} is missing")
         return None
-    if not isinstance(value, str):
-        raise CommandError(f"{key} must be a string")
-    if len(value) > MAX_FIELD:
-        raise CommandError(f"{key} is too long")
+    if not isinstance(value, str) or len(value) > MAX_FIELD:
+        raise CommandError(f"{key} must be a string of at most {MAX_FIELD} characters")
     return value
 
 
-def _required(obj: Mapping[str, Any], key: str) -> str:
-    value = _text(obj, key, required=True)
-    assert value is not None
+def _required(key: str, value: Any) -> str:
+    text = _text(key, value)
+    if text is None:
+        raise CommandError(f"{key} is missing")
+    return text
+
+
+def _answer_text(key: str, value: Any) -> str | None:
+    """An answer's free text: any string ("" too: an input dialog may be answered empty)."""
+    if value is not None and (not isinstance(value, str) or len(value) > MAX_FIELD):
+        raise CommandError(f"{key} must be a string of at most {MAX_FIELD} characters")
     return value
 
 
-def _number(obj: Mapping[str, Any], key: str) -> float:
-    value = obj.get(key)
+def _number(key: str, value: Any) -> float:
     if value is None:
         return 0.0
     if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -183,16 +170,22 @@ def _number(obj: Mapping[str, Any], key: str) -> float:
     return float(value) if abs(value) < 1e15 else (1e15 if value > 0 else -1e15)
 
 
-def _strings(obj: Mapping[str, Any], key: str) -> tuple[str, ...]:
-    value = obj.get(key) or []
-    if not isinstance(value, list) or len(value) > MAX_LIST:
+def _flag(key: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise CommandError(f"{key} must be true or false")
+    return value
+
+
+def _strings(key: str, value: Any) -> tuple[str, ...]:
+    value = value or []
+    if not isinstance(value, (list, tuple)) or len(value) > MAX_LIST:
         raise CommandError(f"{key} must be a list of at most {MAX_LIST} strings")
     if not all(isinstance(v, str) and len(v) <= MAX_FIELD for v in value):
         raise CommandError(f"{key} must be a list of strings")
     return tuple(value)
 
 
-def _focus(value: Any) -> Focus | None:
+def _focus(key: str, value: Any) -> Focus | None:
     if value is None:
         return None
     if isinstance(value, Mapping):
@@ -203,128 +196,64 @@ def _focus(value: Any) -> Focus | None:
         and all(isinstance(v, str) and 0 < len(v) <= MAX_FIELD for v in value)
     ):
         return Focus(value[0], value[1])
-    raise CommandError("focus must be [file, call id]")
+    raise CommandError(f"{key} must be [file, call id]")
+
+
+# How each field is read: by its name where that is special, else by its type (as annotated).
+Reader = Callable[[str, Any], Any]
+_BY_NAME: dict[str, Reader] = {"text": _answer_text}
+_BY_TYPE: dict[str, Reader] = {
+    "str": _required,
+    "str | None": _text,
+    "float": _number,
+    "bool": _flag,
+    "tuple[str, ...]": _strings,
+    "Focus | None": _focus,
+}
+
+
+def parse(obj: Any, now: float) -> Command:
+    """A command from a decoded JSON object: ``{"cmd": NAME}`` and the fields of its class (a
+    tuple as a list, a focus as ``[file, call]``, a field left out takes its default). Snooze
+    takes ``until`` (absolute) or ``seconds`` (from ``now``; 0 or less resumes). Raises
+    :class:`CommandError` for anything else."""
+    if not isinstance(obj, Mapping):
+        raise CommandError("a request is a JSON object")
+    name = obj.get("cmd")
+    cls = _TYPES.get(name) if isinstance(name, str) else None
+    if cls is None:
+        raise CommandError("unknown command")
+    if cls is Snooze and "until" not in obj:
+        obj = {**obj, "until": _from_now(_number("seconds", obj.get("seconds")), now)}
+    values: dict[str, Any] = {}
+    for f in fields(cls):
+        read = _BY_NAME.get(f.name) or _BY_TYPE[str(f.type)]
+        values[f.name] = read(f.name, obj.get(f.name, None if f.default is MISSING else f.default))
+    command = cls(**values)
+    if isinstance(command, Show):
+        return replace(command, wait=min(MAX_WAIT_S, max(0.0, command.wait)))
+    if isinstance(command, Answer):
+        if len(command.choices) > MAX_CHOICES or not all(command.choices):
+            raise CommandError(f"choices must be at most {MAX_CHOICES} non-empty strings")
+        if (command.text is None) == (not command.choices):
+            raise CommandError("give choices or text, not both and not neither")
+    return command
 
 
 def _from_now(seconds: float, now: float) -> float:
     return now + seconds if seconds > 0 else 0.0
 
 
-def _act(obj: Mapping[str, Any], now: float, morning: float | None) -> Command:
-    """The tray's verbs, sent over the socket: ``{"cmd": "act", "verb": …, "arg": …}``."""
-    verb, arg = obj.get("verb"), obj.get("arg")
-    if verb == "show":
-        return Show(_focus(arg))
-    if verb == "clear":
-        if arg is None:
-            return Clear()
-        if not (isinstance(arg, list) and len(arg) == 2):
-            raise CommandError("arg must be [session, call] or null")
-        pair = {"session": arg[0], "call": arg[1]}
-        return Clear(_text(pair, "session"), _text(pair, "call"))
-    if verb == "snooze":  # every session: seconds (0 resumes) or "tomorrow"
-        if arg == "tomorrow":
-            if morning is None:
-                raise CommandError("no time for 'tomorrow'")
-            return Snooze(morning)
-        return Snooze(_from_now(_number(obj, "arg"), now))
-    if verb == "unmute":
-        return Mute(_required(obj, "arg"), on=False)
-    if verb == "quit":
-        return Quit()
-    raise CommandError("unknown verb")
-
-
-def _show(obj: Mapping[str, Any], now: float, morning: float | None) -> Command:
-    wait = min(MAX_WAIT_S, max(0.0, _number(obj, "wait")))
-    return Show(_focus(obj.get("focus")), wait)
-
-
-def _snooze(obj: Mapping[str, Any], now: float, morning: float | None) -> Command:
-    until = _number(obj, "until") if "until" in obj else _from_now(_number(obj, "seconds"), now)
-    return Snooze(until, _text(obj, "session"), _text(obj, "project"))
-
-
-def _mute(obj: Mapping[str, Any], now: float, morning: float | None) -> Command:
-    on = obj.get("on", True)
-    if not isinstance(on, bool):
-        raise CommandError("on must be true or false")
-    return Mute(_required(obj, "project"), on)
-
-
-def _answer(obj: Mapping[str, Any], now: float, morning: float | None) -> Command:
-    session, call = _required(obj, "session"), _required(obj, "call")
-    choices = _strings(obj, "choices")
-    if len(choices) > MAX_CHOICES or not all(choices):
-        raise CommandError(f"choices must be at most {MAX_CHOICES} non-empty strings")
-    text = obj.get("text")
-    if text is not None and (not isinstance(text, str) or len(text) > MAX_FIELD):
-        raise CommandError("text must be a string")
-    if (text is None) == (not choices):
-        raise CommandError("give choices or text, not both and not neither")
-    return Answer(session, call, choices, text, _text(obj, "token"))
-
-
-def _status(obj: Mapping[str, Any], now: float, morning: float | None) -> Command:
-    brief = obj.get("brief", False)
-    if not isinstance(brief, bool):
-        raise CommandError("brief must be true or false")
-    return Status(_strings(obj, "roots"), _text(obj, "liveness"), _strings(obj, "question_tools"), brief)
-
-
-Parser = Callable[[Mapping[str, Any], float, float | None], Command]
-# Each command's reader, by its name on the wire; a command without fields is made as it is.
-_PARSERS: dict[str, Parser] = {
-    "show": _show,
-    "snooze": _snooze,
-    "mute": _mute,
-    "clear": lambda obj, now, morning: Clear(_text(obj, "session"), _text(obj, "call")),
-    "goto": lambda obj, now, morning: Goto(_text(obj, "session"), _text(obj, "call")),
-    "answer": _answer,
-    "status": _status,
-    "act": _act,
-}
-_BARE: dict[str, Command] = {"ping": Ping(), "subscribe": Subscribe(), "health": Health(), "quit": Quit()}
-
-
-def parse(obj: Any, now: float, morning: float | None = None) -> Command:
-    """A command from a decoded JSON object. Snooze takes ``until`` (absolute) or ``seconds``
-    (from ``now``; 0 or less resumes). ``morning``: when "until tomorrow" ends (the caller knows
-    the local calendar). Raises :class:`CommandError` for anything else."""
-    if not isinstance(obj, Mapping):
-        raise CommandError("a request is a JSON object")
-    name = obj.get("cmd")
-    if not isinstance(name, str):
-        raise CommandError("unknown command")
-    bare = _BARE.get(name)
-    if bare is not None:
-        return bare
-    parser = _PARSERS.get(name)
-    if parser is None:
-        raise CommandError("unknown command")
-    return parser(obj, now, morning)
-
-
 def to_obj(command: Command) -> dict[str, Any]:
     """The JSON object :func:`parse` reads back as ``command``."""
-    obj: dict[str, Any] = {"cmd": _NAMES[type(command)]}
-    if isinstance(command, Show):
-        obj["focus"] = [command.focus.file, command.focus.call] if command.focus else None
-        if command.wait:
-            obj["wait"] = command.wait
-    elif isinstance(command, Snooze):
-        obj.update(until=command.until, session=command.session, project=command.project)
-    elif isinstance(command, Mute):
-        obj.update(project=command.project, on=command.on)
-    elif isinstance(command, (Clear, Goto)):
-        obj.update(session=command.session, call=command.call)
-    elif isinstance(command, Answer):
-        obj.update(session=command.session, call=command.call, choices=list(command.choices), text=command.text)
-        obj.update({"token": command.token} if command.token is not None else {})
-    elif isinstance(command, Status):
-        obj.update(roots=list(command.roots), liveness=command.liveness, question_tools=list(command.question_tools))
-        if command.brief:
-            obj["brief"] = True
+    obj: dict[str, Any] = {"cmd": type(command).__name__.lower()}
+    for f in fields(command):
+        value = getattr(command, f.name)
+        if isinstance(value, Focus):
+            value = [value.file, value.call]
+        elif isinstance(value, tuple):
+            value = list(value)
+        obj[f.name] = value
     return obj
 
 
@@ -343,11 +272,6 @@ def short_id(session_id: str | None) -> str | None:
     return (plain[-SHORT:] or session_id[-SHORT:]).lower()
 
 
-def folder_name(view: SessionView) -> str | None:
-    """The last folder of the session's cwd (what "project" means on the command line)."""
-    return last_folder(view.ref.cwd)
-
-
 def label(view: SessionView) -> str:
     """How a candidate is named in a message: project and short id ("blog 9f2c1d3e")."""
     sid = short_id(view.ref.id)
@@ -355,52 +279,32 @@ def label(view: SessionView) -> str:
     return f"{name} {sid}" if sid else f"{name} ({clean(view.ref.file, 80)})"
 
 
-# Each rule, tried in order: the first that matches any session decides (an id beats a name).
-# (A session file is matched by the caller first: resolving paths is not pure.)
-Rule = Callable[[SessionView, str], bool]
+def _said(name: str | None, spec: str, fold: bool = False) -> bool:
+    """Whether ``spec`` is ``name``, as it is or as it is shown (cleaned); in any case if ``fold``."""
+    if not name:
+        return False
+    if fold:
+        return spec.casefold() in (name.casefold(), clean(name, 200).casefold())
+    return spec in (name, clean(name, 200))
 
 
-def _by_id(v: SessionView, spec: str) -> bool:
-    return bool(v.ref.id) and v.ref.id == spec
-
-
-def _by_short_id(v: SessionView, spec: str) -> bool:
-    return len(spec) >= 4 and short_id(v.ref.id) == spec.lower()
-
-
-def _by_id_prefix(v: SessionView, spec: str) -> bool:
-    return bool(v.ref.id) and v.ref.id.startswith(spec)  # type: ignore[union-attr]
-
-
-def _by_short_prefix(v: SessionView, spec: str) -> bool:
-    sid = short_id(v.ref.id)
-    return len(spec) >= 4 and sid is not None and sid.startswith(spec.lower())
-
-
-def _by_name(v: SessionView, spec: str) -> bool:
-    return v.ref.name is not None and (v.ref.name == spec or clean(v.ref.name, 200) == spec)
-
-
-def _by_project(v: SessionView, spec: str) -> bool:
-    folder = folder_name(v)
-    return folder is not None and (folder == spec or clean(folder, 200) == spec)  # (as it is shown too)
-
-
-def _by_name_any_case(v: SessionView, spec: str) -> bool:
-    low = spec.casefold()
-    names = (v.ref.name or "", folder_name(v) or "")
-    return any(n.casefold() == low or clean(n, 200).casefold() == low for n in names)
-
-
-RULES: tuple[Rule, ...] = (
-    _by_id,
-    _by_short_id,
-    _by_id_prefix,
-    _by_short_prefix,
-    _by_name,
-    _by_project,
-    _by_name_any_case,
-)
+def _rule(v: SessionView, spec: str) -> int | None:
+    """The first rule that names ``v`` by ``spec``, in order (an id beats a name): its id, its
+    short id, a prefix of its id, a prefix of its short id (both short: 4 characters or more), its
+    name, its folder (what "project" means on the command line), either of those in any case.
+    (A session file is matched by the caller first: resolving paths is not pure.)"""
+    vid, sid, low = v.ref.id or "", short_id(v.ref.id) or "", spec.lower()
+    folder = last_folder(v.ref.cwd)
+    hits = (
+        bool(vid) and vid == spec,
+        len(spec) >= 4 and sid == low,
+        bool(vid) and vid.startswith(spec),
+        len(spec) >= 4 and sid.startswith(low),
+        _said(v.ref.name, spec),
+        _said(folder, spec),
+        _said(v.ref.name, spec, fold=True) or _said(folder, spec, fold=True),
+    )
+    return next((i for i, hit in enumerate(hits) if hit), None)
 
 
 def matches(views: Sequence[SessionView], spec: str) -> list[SessionView]:
@@ -408,12 +312,9 @@ def matches(views: Sequence[SessionView], spec: str) -> list[SessionView]:
     the ones waiting for an answer if any do, else the ones with a live pi if any have one
     (``blog`` is the blog session that waits, not its forty old files). Several left: ambiguous;
     none: no such session."""
-    for rule in RULES:
-        found = [v for v in views if rule(v, spec)]
-        if found:
-            break
-    else:
-        return []
+    ranked = [(rule, v) for v in views if (rule := _rule(v, spec)) is not None]
+    first = min((rule for rule, _ in ranked), default=None)
+    found = [v for rule, v in ranked if rule == first]
     if len(found) > 1:
         waiting = [v for v in found if v.pending]
         live = [v for v in found if v.alive]

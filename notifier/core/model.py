@@ -146,7 +146,7 @@ class Transition:
     waited_s: float | None = None
     # needs_input: the pi the evidence gives this question to, as (pid, start time), when that pi
     # is known to wait for a human (its TUI): its question is notified at once, without the
-    # settle window (the notifier checks that very process still runs). None: not known.
+    # settle window (the board's judgement: the notifier takes it as it is). None: not known.
     asker: tuple[int, float] | None = None
 
 

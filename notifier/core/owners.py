@@ -223,10 +223,7 @@ def bind(wanted: Sequence[Wanted], procs: Sequence[Proc]) -> Owners:
     ``alive`` is False are left out."""
     processes = _processes(procs)
     sessions = [w for w in wanted if w.alive is not False and norm_folder(w.cwd)]
-    announced: dict[str, int] = {}
-    for p, _ in processes:
-        if p.session is not None:
-            announced[p.session] = id(p)
+    announced = {p.session: id(p) for p, _ in processes if p.session is not None}
     # the pairs the evidence allows
     edges: dict[int, dict[int, int]] = {}  # session index → process index → weight
     for si, w in enumerate(sessions):

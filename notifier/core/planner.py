@@ -55,7 +55,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from types import MappingProxyType
-from typing import Any, NamedTuple
+from typing import Any
 
 from notifier.core.codec import iso
 from notifier.core.commands import short_id
@@ -94,9 +94,6 @@ class Preferences:
         """Until when a question of this session and project raises nothing (0: not silenced)."""
         return max(self.snooze_all_until, self.sessions.get(session, 0.0), self.projects.get(project, 0.0))
 
-    def is_muted(self, project: str) -> bool:
-        return project in self.muted
-
     def snoozed(self, until: float, now: float, session: str | None = None, project: str | None = None) -> Preferences:
         """Snooze one session, one project, or (both None) everything until ``until``. Snoozing
         everything with ``until`` ≤ ``now`` resumes: every snooze is lifted."""
@@ -111,6 +108,15 @@ class Preferences:
     def with_mute(self, project: str, on: bool) -> Preferences:
         muted = self.muted | {project} if on else self.muted - {project}
         return replace(self, muted=frozenset(muted))
+
+    def running(self, now: float) -> Preferences:
+        """Without the snoozes that have ended by ``now``."""
+        return Preferences(
+            self.snooze_all_until if self.snooze_all_until > now else 0.0,
+            _frozen({k: v for k, v in self.sessions.items() if v > now}),
+            _frozen({k: v for k, v in self.projects.items() if v > now}),
+            self.muted,
+        )
 
     def shifted(self, offset: float) -> Preferences:
         """The same choices with every snooze's end moved by ``offset`` (from the wall clock they
@@ -156,12 +162,9 @@ def in_quiet_hours(window: tuple[int, int] | None, now: float) -> bool:
     """Whether ``now`` falls in ``window`` (minutes of the local day; it may span midnight)."""
     if window is None:
         return False
-
     local = datetime.fromtimestamp(now)
     minute = local.hour * 60 + local.minute
     start, end = window
-    if start == end:
-        return False
     return start <= minute < end if start < end else (minute >= start or minute < end)
 
 
@@ -223,39 +226,13 @@ def quiet_hours_note(value: str, now: float) -> str:
 
 # ---- silences, said ----
 
-class Silences(NamedTuple):
-    """The snoozes and mutes as ``status`` reads them from the store. (The same choices as
-    :class:`Preferences`, kept apart once for a one-shot command's start-up; now that both live
-    here, the callers could take :class:`Preferences` and this tuple go.)"""
-
-    all_until: float = 0.0
-    sessions: Mapping[str, float] = {}
-    projects: Mapping[str, float] = {}
-    muted: frozenset[str] = frozenset()
-
-    @classmethod
-    def of(cls, prefs: Preferences) -> Silences:
-        return cls(prefs.snooze_all_until, prefs.sessions, prefs.projects, prefs.muted)
-
-    def running(self, now: float) -> Silences:
-        """Without the snoozes that have ended by ``now``."""
-        return Silences(
-            self.all_until if self.all_until > now else 0.0,
-            {k: v for k, v in self.sessions.items() if v > now},
-            {k: v for k, v in self.projects.items() if v > now},
-            self.muted,
-        )
-
-
-def silenced_obj(silences: Silences, now: float) -> dict[str, Any]:
+def silenced_obj(prefs: Preferences, now: float) -> dict[str, Any]:
     """``{"snoozed": {"all": ISO|null, "sessions": {file: ISO}, "projects": {name: ISO}},
     "muted": [project…]}``: the snoozes still running at ``now`` and the muted projects."""
-    from notifier.core.codec import iso
-
-    p = silences.running(now)
+    p = prefs.running(now)
     return {
         "snoozed": {
-            "all": iso(p.all_until) if p.all_until else None,
+            "all": iso(p.snooze_all_until) if p.snooze_all_until else None,
             "sessions": {k: iso(v) for k, v in sorted(p.sessions.items())},
             "projects": {k: iso(v) for k, v in sorted(p.projects.items())},
         },
@@ -263,14 +240,14 @@ def silenced_obj(silences: Silences, now: float) -> dict[str, Any]:
     }
 
 
-def silenced_line(silences: Silences, snapshot: Snapshot, now: float) -> str:
+def silenced_line(prefs: Preferences, snapshot: Snapshot, now: float) -> str:
     """"snoozed: everything for 14 min, session blog 1d2e3a4b for 1 h 00 min; muted: shop", or
     "" when nothing is silenced."""
-    p = silences.running(now)
+    p = prefs.running(now)
     names = {v.ref.key: v for v in snapshot.sessions}
     snoozes = []
-    if p.all_until:
-        snoozes.append(f"everything for {duration(p.all_until - now)}")
+    if p.snooze_all_until:
+        snoozes.append(f"everything for {duration(p.snooze_all_until - now)}")
     for key, until in sorted(p.sessions.items()):
         v = names.get(key)
         what = (
@@ -420,9 +397,8 @@ class Planner:
         self._shown: dict[Key, _Shown] = {}
         self._recent: list[tuple[float, Key]] = []
         self._handles = 0
-        self._summary: int | None = None
-        self._summary_keys: set[Key] = set()
-        self._groups: dict[int, set[Key]] = {}  # the start-up summaries on screen: their questions
+        self._summary: int | None = None  # the burst's summary on screen (one of the groups)
+        self._groups: dict[int, set[Key]] = {}  # the summaries on screen: their questions
         self._held: list[Item] = []
         self._restored = set(self.notified)  # notified before a restart: reminders carry on
         self._restoring: list[Item] = []  # of those, still waiting: their bubbles go back on screen
@@ -477,17 +453,16 @@ class Planner:
     def _leave(self, handle: int, key: Key, always: bool = False) -> list[Action]:
         """``key`` no longer on the bubble ``handle``: a summary stays on screen while other
         questions of it wait; the bubble of one question (``always``) goes with it."""
-        if handle == self._summary or handle in self._groups:
-            members = self._summary_keys if handle == self._summary else self._groups[handle]
-            members.discard(key)
-            if members:
-                return []
-            if handle == self._summary:
-                self._summary = None
-            else:
-                del self._groups[handle]
-            return [Withdraw(handle)]
-        return [Withdraw(handle)] if always else []
+        members = self._groups.get(handle)
+        if members is None:
+            return [Withdraw(handle)] if always else []
+        members.discard(key)
+        if members:
+            return []
+        del self._groups[handle]
+        if handle == self._summary:
+            self._summary = None
+        return [Withdraw(handle)]
 
     def turn(self, change: TurnChange, now: float) -> list[Action]:
         """A live session finished its turn or failed (only if asked for with notify_on)."""
@@ -506,19 +481,14 @@ class Planner:
         self._handles += 1
         return self._handles
 
-    def _silenced_until(self, item: Item) -> float:
-        return self.preferences.silenced_until(item.ref.key, item.project)
-
-    def _muted(self, item: Item) -> bool:
-        return self.preferences.is_muted(item.project)
-
     def _off_screen(self, item: Item) -> bool:
         """Notified (or held) but not on screen: muted, in quiet hours, or notified before a restart."""
         return item.key in self._shown and self._shown[item.key].handle == 0
 
     def _held_back(self, item: Item, now: float) -> bool:
         """Snoozed, or its project muted: it waits, unannounced, until that ends."""
-        return self._muted(item) or self._silenced_until(item) > now
+        prefs = self.preferences
+        return item.project in prefs.muted or prefs.silenced_until(item.ref.key, item.project) > now
 
     def _due(self, now: float) -> tuple[list[Item], list[Item]]:
         """The questions found at start-up and those settled, to be raised now. One asked while
@@ -556,7 +526,7 @@ class Planner:
         self.notified.update(i.key for i in startup + due)
         out: list[Action] = []
         if len(startup) == 1:
-            out += self._show_single(startup[0], now, "question", late=True)
+            out += self._show_single(startup[0], now, late=True)
         elif startup:
             handle = self._new_handle()
             for item in startup:
@@ -569,7 +539,7 @@ class Planner:
                 out += self._burst(due, now)
             else:
                 for item in due:
-                    out += self._show_single(item, now, "question")
+                    out += self._show_single(item, now)
         # (the reminders first: one due now puts a restored question back on screen itself)
         return out + self._reminders(now, quiet) + self._restore(now, quiet)
 
@@ -590,29 +560,30 @@ class Planner:
         self._groups[handle] = {i.key for i in items}
         return [Notice(handle, "startup", tuple(sorted(items, key=lambda i: i.since)), restored=True)]
 
-    def _show_single(self, item: Item, now: float, kind: Kind, late: bool = False) -> list[Action]:
+    def _show_single(self, item: Item, now: float, late: bool = False) -> list[Action]:
         """``late``: found at start-up, so the notice says how long it has waited."""
         handle = self._new_handle()
         self._shown[item.key] = _Shown(item, handle, self.reminders.passed(item.key, now - item.since))
         self._recent.append((now, item.key))
         waited = max(0.0, now - item.since) if late else 0.0
-        return [Notice(handle, kind, (item,), waited_s=waited)]
+        return [Notice(handle, "question", (item,), waited_s=waited)]
 
     def _burst(self, items: list[Item], now: float) -> list[Action]:
         out: list[Action] = []
-        if self._summary is None:  # (its keys are empty then: see _drop)
+        if self._summary is None:
             self._summary = self._new_handle()
+        summary = self._groups.setdefault(self._summary, set())
         for _, key in self._recent:  # fold the singles of this burst into the summary
             shown = self._shown.get(key)
             if shown is not None and shown.handle != self._summary and shown.handle:
                 out.append(Withdraw(shown.handle))
                 shown.handle = self._summary
-                self._summary_keys.add(key)
+                summary.add(key)
         for item in items:
             self._shown[item.key] = _Shown(item, self._summary)
-            self._summary_keys.add(item.key)
+            summary.add(item.key)
             self._recent.append((now, item.key))
-        members = tuple(self._shown[k].item for k in self._summary_keys if k in self._shown)
+        members = tuple(self._shown[k].item for k in summary if k in self._shown)
         out.append(Notice(self._summary, "burst", tuple(sorted(members, key=lambda i: i.since))))
         return out
 
@@ -626,7 +597,7 @@ class Planner:
             shown.reminders_sent = sent
             if quiet or self._held_back(shown.item, now):
                 continue
-            if shown.handle == 0 or shown.handle == self._summary or shown.handle in self._groups:
+            if shown.handle == 0 or shown.handle in self._groups:
                 out += self._leave(shown.handle, shown.item.key)  # (one of a summary: its own now)
                 shown.handle = self._new_handle()
             last = self.reminders.last(sent)
@@ -637,9 +608,12 @@ class Planner:
         """The next moment :meth:`tick` has something to do (``None``: nothing until new input).
         A snoozed question is due when its snooze ends, as the preferences say now; a muted one
         when it is unmuted (new preferences, new input)."""
-        times = [
-            max(when, self._silenced_until(item)) for item, when in self._waiting.values() if not self._muted(item)
-        ]  # (a muted one: when the preferences change, which is new input)
+        prefs = self.preferences
+        times = [  # (a muted one: when the preferences change, which is new input)
+            max(when, prefs.silenced_until(item.ref.key, item.project))
+            for item, when in self._waiting.values()
+            if item.project not in prefs.muted
+        ]
         if self._startup or self._restoring:
             times.append(0.0)
         for shown in self._shown.values():

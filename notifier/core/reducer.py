@@ -17,8 +17,8 @@ tool refused at once (its result is written after the first question's) is never
 **The start-up replay** (:class:`Suffix`): a session file's last entries decide its state, so the
 start-up read replays only those, not the whole file.
 
-Why this is exact (the reducer says which events clear and which set the base, beside
-:meth:`SessionReducer.apply`):
+Why this is exact (:meth:`Suffix.add` says which events clear and which set the base, as
+:meth:`SessionReducer.apply` does):
 
 - ``pending``, ``running`` and ``current_tool`` are emptied by every *clearing* event (``Input``,
   ``Supersede``); only the entries from the last one on decide them.
@@ -108,19 +108,6 @@ class Ended(NamedTuple):
 
 
 Change = Asked | Ended
-
-
-# What SessionReducer.apply does, as the start-up read needs it (notifier/core/reducer.py): which events
-# empty ``pending``, ``running`` and ``current_tool``, and which set ``base``. A new event type
-# is added here and in ``apply`` together (tests/hostile/test_scan.py replays files both ways).
-def clears(event: Event) -> bool:
-    return type(event) is Input or type(event) is Supersede
-
-
-def sets_base(event: Event) -> bool:
-    if type(event) is Supersede:
-        return event.state is not None
-    return type(event) is not Header and type(event) is not Renamed
 
 
 @dataclass(slots=True)
@@ -229,11 +216,6 @@ class SessionReducer:
         self.current_tool = None
         return ended
 
-    @property
-    def displayed(self) -> Question | None:
-        """The first pending question is the one displayed."""
-        return next(iter(self.calls.values()), None)
-
 
 # ---- summaries (for the scan cache): plain JSON-able dicts, pure ----
 
@@ -312,10 +294,18 @@ class Suffix:
         if not events:
             return
         self._entries.append(events)
+        # What SessionReducer.apply does, as the replay needs it: which events empty
+        # ``pending``, ``running`` and ``current_tool`` (cleared), and which set ``base`` (based).
+        # A new event type is added here and in ``apply`` together (tests/hostile/test_scan.py
+        # replays files both ways).
         for event in events:
-            self.renamed = self.renamed or type(event) is Renamed
-            self.cleared = self.cleared or clears(event)
-            self.based = self.based or sets_base(event)
+            kind = type(event)
+            self.renamed = self.renamed or kind is Renamed
+            self.cleared = self.cleared or kind is Input or kind is Supersede
+            if type(event) is Supersede:
+                self.based = self.based or event.state is not None
+            else:
+                self.based = self.based or (kind is not Header and kind is not Renamed)
 
     def events(self) -> list[Event]:
         """The events added, oldest first."""

@@ -210,16 +210,11 @@ def markup(value: object, limit: int | None = None, *, entities: bool = True) ->
     ``entities=False`` is for targets that should show text as it is but might render markup
     anyway (notification servers that do not advertise it): ``& < >`` become the look-alikes
     ``＆ ‹ ›``, so no tag, entity or link can form and the text still reads naturally."""
-    text = clean(value, limit)
-    if not entities:
-        return text.replace("&", "＆").replace("<", "‹").replace(">", "›")
-    return (
-        text.replace("&", "&amp;")
-        .replace("<", "&lt;")
-        .replace(">", "&gt;")
-        .replace('"', "&quot;")
-        .replace("'", "&#39;")
-    )
+    return clean(value, limit).translate(_ENTITIES if entities else _LOOK_ALIKES)
+
+
+_ENTITIES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;"})
+_LOOK_ALIKES = str.maketrans({"&": "＆", "<": "‹", ">": "›"})
 
 
 def project_name(name: str | None, cwd: str | None, host: str | None = None) -> str:
@@ -227,11 +222,7 @@ def project_name(name: str | None, cwd: str | None, host: str | None = None) -> 
     the remote's name before it for a session on another machine ("devbox · webshop")."""
     if host:
         return f"{clean(host, 64)} · {project_name(name, cwd)}"
-    if name:
-        cleaned = clean(name, 80)
-        if cleaned:
-            return cleaned
-    return clean(last_folder(cwd), 80) or "pi"
+    return clean(name, 80) or clean(last_folder(cwd), 80) or "pi"
 
 
 def last_folder(path: str | None) -> str | None:
@@ -379,37 +370,29 @@ def why_unsafe(text: str) -> str | None:
     """What in ``text`` keeps it out of a command to paste ("an escape character (U+001B)"), or
     None. Safe is what :meth:`str.isprintable` calls printable (no category C or Z but the
     ASCII space), less the invisible fillers."""
-    if text.isprintable() and (text.isascii() or _INVISIBLE.isdisjoint(text)):
-        return None
-    for ch in text:
-        if not ch.isprintable() or ch in _INVISIBLE:
-            return f"{_what(ch)} (U+{ord(ch):04X})"
-    return None  # pragma: no cover - (the test above said one is there)
+    bad = next((ch for ch in text if not ch.isprintable() or ch in _INVISIBLE), None)
+    return None if bad is None else f"{_what(bad)} (U+{ord(bad):04X})"
+
+
+_CONTROLS = {"\x1b": "an escape character", "\x00": "a NUL character", "\t": "a tab"}
+_CONTROLS.update(dict.fromkeys("\n\r\x0b\x0c\x85", "a line break"))
+_CATEGORIES = {
+    "Zl": "a line break",
+    "Zp": "a line break",
+    "Zs": "a space that is not a plain space",
+    "Cs": "a byte that is not UTF-8",
+    "Co": "a private-use character",
+    "Cn": "an unassigned code point or noncharacter",
+}
 
 
 def _what(ch: str) -> str:
     cat = unicodedata.category(ch)
     if cat == "Cc":
-        if ch == "\x1b":
-            return "an escape character"
-        if ch == "\x00":
-            return "a NUL character"
-        if ch in "\n\r\x0b\x0c\x85":
-            return "a line break"
-        return "a tab" if ch == "\t" else "a control character"
+        return _CONTROLS.get(ch, "a control character")
     if cat == "Cf":
         return "a bidirectional control" if ch in _BIDI else "an invisible format character"
-    if cat in ("Zl", "Zp"):
-        return "a line break"
-    if cat == "Zs":
-        return "a space that is not a plain space"
-    if cat == "Cs":
-        return "a byte that is not UTF-8"
-    if cat == "Co":
-        return "a private-use character"
-    if cat == "Cn":
-        return "an unassigned code point or noncharacter"
-    return "an invisible character"
+    return _CATEGORIES.get(cat, "an invisible character")
 
 
 def check(word: Word, position: int = 0) -> str:

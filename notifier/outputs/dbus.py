@@ -486,6 +486,7 @@ class DBusBackend:
         self.signals = Signals(on_action=on_action, on_reply=on_reply, on_server=on_server)
         self.sound = sound
         self.expire = expire
+        self.icon = app_icon()  # (its path, found once: every Notify sends it)
         self.server: tuple[str, ...] = ()
         # The server's unique bus name (":1.42"), after the bus's own id (a new one each time a
         # bus starts): never given to another connection, so a notification id recorded with it
@@ -646,7 +647,7 @@ class DBusBackend:
         (server_id,) = self._request(
             "Notify",
             "susssasa{sv}i",
-            (APP_NAME, replaces, app_icon(), message.title, message.body, actions, hints, timeout),
+            (APP_NAME, replaces, self.icon, message.title, message.body, actions, hints, timeout),
         )
         return int(server_id)
 

@@ -1,7 +1,8 @@
 """Desktop notifications: the output fed by the engine's transitions and turn changes. It asks the
 pure :class:`notifier.core.planner.Planner` what to raise and withdraw (quiet hours:
-:mod:`notifier.core.planner`), and delivers that on its own worker thread (D-Bus replies never hold
-up the engine), kept running by a :class:`~notifier.system.supervisor.Supervisor`: if it fails it
+:mod:`notifier.core.planner`), and delivers that on a worker thread (D-Bus replies never hold up the
+engine): the app's one outputs thread (:class:`~notifier.system.supervisor.Worker`, shared
+with the tray and the window), kept running by its supervisor: if it fails it
 runs again (back-off, said once) with what is queued and what the planner knows (already notified
 questions stay quiet); only the message it was handling then is dropped.
 
@@ -16,13 +17,13 @@ questions stay quiet); only the message it was handling then is dropped.
 
 from __future__ import annotations
 
+import contextlib
 import logging
-import queue
 import threading
 import time
 from collections.abc import Callable, Sequence
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from notifier.config import Config
 from notifier.core.commands import Answer, Command, Focus, Goto, Show, Snooze
@@ -46,8 +47,10 @@ from notifier.outputs.render import ANSWER_PREFIX, Message, option_actions, rend
 from notifier.system.focus import items_focused
 from notifier.system.log import LogOnce
 from notifier.system.paths import session_address
-from notifier.system.processes import still_running
-from notifier.system.supervisor import FailureLog, Supervisor
+from notifier.system.supervisor import FailureLog, Worker
+
+if TYPE_CHECKING:
+    from notifier.engine import Batch
 
 log = logging.getLogger(__name__)
 
@@ -86,6 +89,10 @@ class Bubbles:
         """Put what was recorded into the file now (:meth:`notifier.store.Database.commit`)."""
         if self.store is not None:
             self.store.commit()
+
+    def together(self) -> contextlib.AbstractContextManager[None]:
+        """What is recorded inside reaches the file in one transaction (:meth:`notifier.store.Database.together`)."""
+        return self.store.together() if self.store is not None else contextlib.nullcontext()
 
     def record(self, owner: str, server_id: int, keys: list[Key] | None) -> None:
         """Record (``keys``) or forget (None) one notification on ``owner``'s screen
@@ -155,9 +162,10 @@ class Bubbles:
         """Ours are closed; those a run before ours left, still asked, stay on screen (recorded):
         the next run closes them."""
         if owner and self.store is not None:
-            self.store.drop_bubbles(owner)
-            for nid, keys in self.orphans.items():
-                self.store.put_bubble(owner, nid, keys)
+            with self.store.together():
+                self.store.drop_bubbles(owner)
+                for nid, keys in self.orphans.items():
+                    self.store.put_bubble(owner, nid, keys)
 
 
 class Screen:
@@ -325,19 +333,20 @@ class Screen:
         self._recorded(replaces or INTENT, keys)
         self.bubbles.commit()
         server_id = self.safe(lambda: backend.show(message, replaces))
-        if not replaces:
-            self._recorded(INTENT, None)
-        if server_id is None:
-            self.bubbles.commit()
-            return
-        self.handles[notice.handle] = server_id
-        if server_id != replaces:  # (a new bubble: the one replaced was closed meanwhile)
-            if replaces:
-                self._recorded(replaces, None)
-            self._recorded(server_id, keys)
-        if self.on_shown is not None:
-            self.on_shown(keys)
+        with self.bubbles.together():  # (the intent gives way to the id in one transaction)
+            if not replaces:
+                self._recorded(INTENT, None)
+            if server_id is not None:
+                self.handles[notice.handle] = server_id
+                if server_id != replaces:  # (a new bubble: the one replaced was closed meanwhile)
+                    if replaces:
+                        self._recorded(replaces, None)
+                    self._recorded(server_id, keys)
+                if self.on_shown is not None:
+                    self.on_shown(keys)
         self.bubbles.commit()  # (in the file before anything else)
+        if server_id is None:
+            return
         for nid in self.bubbles.sharing(keys):  # (this one shows them now)
             self._close_orphan(nid)
 
@@ -461,6 +470,7 @@ class AlertSink:
         wall: Callable[[], float] = time.time,
         instead: str | None = None,
         health: FailureLog | None = None,
+        worker: Worker | None = None,
     ) -> None:
         """``execute``: carries out what the user asks of a notification, as the app's commands:
         ``Goto`` (the default action, "Go to session"), ``Answer`` (an option's button, a text
@@ -469,7 +479,8 @@ class AlertSink:
         reconnecting: by default a clock that runs on while the machine sleeps); ``wall`` only tells a question's age
         from its time, the time of day (quiet hours) and when a snooze ends in the store.
         ``instead``: what shows questions while notifications cannot (said in the log; None: the
-        tray icon). ``health``: where the worker's failures are recorded (shared with the app)."""
+        tray icon). ``health``: where the worker's failures are recorded (shared with the app).
+        ``worker``: the thread it runs on (the app's one outputs thread; else one of its own)."""
         self.instead = TRAY_ALONE if instead is None else instead
         self.execute = execute
         self.config = config
@@ -486,7 +497,6 @@ class AlertSink:
             reminded=store.reminders() if store is not None else {},
             notify_on=frozenset(s for s in config["notify_on"] if s in ("idle", "failed")),
         )
-        self._inbox: queue.Queue[Callable[[float], Any] | None] = queue.Queue()
         self._screen = Screen(
             self._choose,
             clock,
@@ -497,10 +507,8 @@ class AlertSink:
             self.instead,
         )
         self._stop = threading.Event()
-        self._supervisor = Supervisor("notifier", self._stop, health)
-        self._thread = threading.Thread(
-            target=self._supervisor.run, args=(self._run,), name="pi-notifier-alerts", daemon=True
-        )
+        self._tick_at: float | None = None  # clock() the worker was asked to wake for the timers
+        self._worker = Worker("notifier", self._stop, health) if worker is None else worker
 
     def _choose(self) -> tuple[Backend, str]:
         return choose_backend(
@@ -515,36 +523,38 @@ class AlertSink:
 
     def start(self) -> None:
         self._screen.start()
-        self._thread.start()
+        self._worker.add(self)
+        self._worker.start()
 
     def stop(self, close: bool = True) -> None:
         """Once. ``close``: False leaves what is on screen (the app that notifies now adopts it)."""
         if self._stop.is_set():
             return
-        self._stop.set()
-        self._inbox.put(None)
-        self._thread.join(2)
+        self._stop.set()  # (what is handed over from now on is dropped)
+        self._worker.remove(self)
+        self._worker.sync(2.0)  # (what it was doing ends first; its own thread ends)
         if close:
             self._screen.stop()
         elif self._screen.backend is not None:
             self._screen.backend.shutdown()
 
-    # Sink protocol (engine thread): hand over, never block.
+    # The engine's output protocol (engine thread): hand over, never block.
     def ready(self, info: Any, snapshot: Snapshot) -> None:
         pending = {key_of(view.ref, q) for view, q in snapshot.pending}
         self._put(lambda now: self._screen.settle_orphans(pending))  # what a run before ours left
 
-    def transitions(self, items: Sequence[Transition], snapshot: Snapshot) -> None:
+    def publish(self, batch: Batch) -> None:
         if self._stop.is_set():  # (stopped: nobody would read them)
             return
-        if items:
-            self._put(partial(self._transitions, list(items)))
+        if batch.transitions:
+            self._put(partial(self._transitions, list(batch.transitions)))
         else:  # the board changed without a transition: a pi found to wait for a human, maybe
-            self._put(partial(self._askers, snapshot))
+            self._put(partial(self._askers, batch.snapshot))
+        if batch.turns:
+            self._put(partial(self._turns, batch.turns))
 
-    def turns(self, items: Sequence[TurnChange]) -> None:
-        if not self._stop.is_set():
-            self._put(lambda now: [a for change in items for a in self.planner.turn(change, now)])
+    def _turns(self, items: Sequence[TurnChange], now: float) -> list[Notice | Withdraw]:
+        return [a for change in items for a in self.planner.turn(change, now)]
 
     # Control (any thread): the user's snoozes and mutes, from their owner (the app).
     def set_preferences(self, preferences: Preferences) -> None:
@@ -572,28 +582,32 @@ class AlertSink:
 
     def _put(self, job: Callable[[float], Any]) -> None:
         """Have the worker run ``job(now)``; the notices and withdrawals it returns are delivered."""
-        self._inbox.put(job)
+        self._worker.put(partial(self._run_job, job))
 
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            due = self.planner.next_due()
-            reconnect_at = self._screen.reconnect_at
-            if reconnect_at is not None:
-                due = reconnect_at if due is None else min(due, reconnect_at)
-            # (Capped: quiet hours end at a time of day, on the wall clock.)
-            timeout = None if due is None else min(MAX_WAIT_S, max(0.0, due - self.clock()))
-            if self.planner.held:  # what quiet hours hold is announced when they end, on time
-                wall = self.wall()
-                ends = next_quiet_change(self.quiet_window, wall)
-                until_end = MAX_WAIT_S if ends is None else min(MAX_WAIT_S, max(0.0, ends - wall) + 0.01)
-                timeout = until_end if timeout is None else min(timeout, until_end)
-            try:
-                job = self._inbox.get(timeout=timeout)
-            except queue.Empty:
-                job = _tick
-            if job is None:
-                return
-            self._handle(job)  # (what fails here is the supervisor's: the worker runs again)
+    def _run_job(self, job: Callable[[float], Any]) -> None:
+        if not self._stop.is_set():
+            self._handle(job)  # (what fails here is the worker's supervisor's: its loop runs again)
+
+    # The worker's part: its timers (settle, reminders, quiet hours' end, reconnecting).
+    def wait(self) -> tuple[float | None, list[int]]:
+        due = self.planner.next_due()
+        reconnect_at = self._screen.reconnect_at
+        if reconnect_at is not None:
+            due = reconnect_at if due is None else min(due, reconnect_at)
+        # (Capped: quiet hours end at a time of day, on the wall clock.)
+        timeout = None if due is None else min(MAX_WAIT_S, max(0.0, due - self.clock()))
+        if self.planner.held:  # what quiet hours hold is announced when they end, on time
+            wall = self.wall()
+            ends = next_quiet_change(self.quiet_window, wall)
+            until_end = MAX_WAIT_S if ends is None else min(MAX_WAIT_S, max(0.0, ends - wall) + 0.01)
+            timeout = until_end if timeout is None else min(timeout, until_end)
+        self._tick_at = None if timeout is None else self.clock() + timeout
+        return timeout, []
+
+    def wake(self, ready: set[int]) -> None:
+        """(After the worker's wait: what is due now, if the wait was for it.)"""
+        if self._tick_at is not None and self.clock() >= self._tick_at and not self._stop.is_set():
+            self._handle(_tick)
 
     def _handle(self, job: Callable[[float], Any]) -> None:
         now, wall = self.clock(), self.wall()
@@ -610,16 +624,16 @@ class AlertSink:
         self._deliver(actions)
 
     def _transitions(self, items: list[Transition], now: float) -> list[Notice | Withdraw]:
-        actions = self.planner.feed([_checked(t) for t in items], now, self.wall())
+        actions = self.planner.feed(items, now, self.wall())
         ended = {key_of(t.session, t.question) for t in items if t.kind != "needs_input"}
         if ended:
             self._screen.ended(ended)
         return actions
 
     def _askers(self, snapshot: Snapshot, now: float) -> None:
-        """The pis of pending questions found to wait for a human: no settle window for them."""
-        askers = [(key_of(v.ref, q), v.asker) for v, q in snapshot.pending if v.asker is not None]
-        self.planner.known_askers((k for k, asker in askers if still_running(*asker)), now)
+        """The pis of pending questions the board found to wait for a human: no settle window
+        for them (the board's judgement, not made again here)."""
+        self.planner.known_askers((key_of(v.ref, q) for v, q in snapshot.pending if v.asker is not None), now)
 
     def _preferences(self, preferences: Preferences, now: float) -> None:
         self.planner.preferences = preferences.shifted(now - self.wall())  # (snoozes end on our clock)
@@ -694,11 +708,3 @@ class AlertSink:
 
 def _tick(now: float) -> None:
     """The worker's job when nothing came: what is due (settle, reminders, quiet hours' end)."""
-
-
-def _checked(t: Transition) -> Transition:
-    """``t``, its ``asker`` kept only while that very pi still runs (else the settle window holds:
-    whatever asks now is not known to wait for a human)."""
-    if t.asker is None or still_running(*t.asker):
-        return t
-    return Transition(t.kind, t.session, t.question, t.at, t.initial)

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from notifier.core.model import Snapshot, Transition, TurnChange
+from notifier.core.model import Snapshot
 from notifier.store import Store
+
+if TYPE_CHECKING:
+    from notifier.engine import Batch
 
 
 class HistorySink:
@@ -16,9 +18,6 @@ class HistorySink:
     def ready(self, info: Any, snapshot: Snapshot) -> None:
         pass
 
-    def transitions(self, items: Sequence[Transition], snapshot: Snapshot) -> None:
-        if items:
-            self.store.record(items)
-
-    def turns(self, items: Sequence[TurnChange]) -> None:
-        pass  # (finished turns are not this output's business)
+    def publish(self, batch: Batch) -> None:
+        if batch.transitions:
+            self.store.record(batch.transitions)

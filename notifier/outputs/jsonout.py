@@ -7,19 +7,22 @@ import sys
 import threading
 from collections.abc import Callable, Sequence
 from time import time
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from notifier.core.codec import (
     dumps,
     event_obj,
     iso,
 )
-from notifier.core.model import Snapshot, Transition
+from notifier.core.model import Snapshot
+
+if TYPE_CHECKING:
+    from notifier.engine import Batch
 
 
 class JsonSink:
-    """Prints one JSON object per line, flushed at once. Stops the app if stdout goes away. One
-    of the engine's ``lines`` (:class:`notifier.engine.Lines`), not of its sinks."""
+    """Prints one JSON object per line, flushed at once. Stops the app if stdout goes away. The
+    engine's first output (:class:`notifier.engine.Output`): it reads only the transitions."""
 
     def __init__(self, stream: IO[str] | None = None, on_broken: Callable[[], None] | None = None) -> None:
         self.stream = stream or sys.stdout
@@ -51,7 +54,5 @@ class JsonSink:
             ]
         )
 
-    def changed(self, items: Sequence[Transition]) -> None:
-        """Called before the engine builds the snapshot (``notifier.engine.Lines``): this
-        output never reads the board."""
-        self._write([event_obj(t) for t in items])
+    def publish(self, batch: Batch) -> None:
+        self._write([event_obj(t) for t in batch.transitions])

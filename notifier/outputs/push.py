@@ -26,14 +26,17 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from notifier.config import Config
-from notifier.core.model import Snapshot, Transition, TurnChange
+from notifier.core.model import Snapshot, Transition
 from notifier.core.text import clean, project_name
 from notifier.outputs.dbus import ask
 from notifier.store import Store
 from notifier.system.log import SECRETS, LogOnce
+
+if TYPE_CHECKING:
+    from notifier.engine import Batch
 
 # Lazy imports here: jeepney is a Linux-only dependency and this module loads on every OS;
 # apprise (about 120 ms) only once a push is sent, not at every start of the app.
@@ -165,7 +168,8 @@ class PushSink:
     def ready(self, info: Any, snapshot: Snapshot) -> None:
         pass
 
-    def transitions(self, items: Sequence[Transition], snapshot: Snapshot) -> None:
+    def publish(self, batch: Batch) -> None:
+        items = batch.transitions
         if not items:
             return
         now = self.clock()
@@ -181,9 +185,6 @@ class PushSink:
                 else:
                     self._waiting.pop(key, None)
             self._lock.notify_all()
-
-    def turns(self, items: Sequence[TurnChange]) -> None:
-        pass  # (only questions are pushed)
 
     # ---- the push thread ----
 

@@ -21,34 +21,35 @@ failed. Clicks and menu entries become commands (``core/commands.py``) for the a
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import importlib.util
 import io
 import logging
 import math
 import os
-import select
 import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from PIL import Image, ImageDraw, ImageFont
 
 from notifier import compat, resources
 from notifier.config import Config
 from notifier.core.commands import Clear, Command, Focus, Goto, Mute, Quit, Show, Snooze
-from notifier.core.model import Question, SessionView, Snapshot, Transition, TurnChange
+from notifier.core.model import Question, SessionView, Snapshot
 from notifier.core.planner import Preferences, next_quiet_change, parse_quiet_hours, quiet_hours_note, tomorrow_morning
 from notifier.core.text import clean, duration_changes_in, project_name
 from notifier.core.text import duration as waited
 from notifier.outputs.tray_hosts import NO_HOST_WHY, HostFollower, HostLog, Hosts, look
 from notifier.system.desktop import has_display
-from notifier.system.supervisor import FailureLog, Supervisor
+from notifier.system.supervisor import FailureLog, Stop, Worker
 from notifier.window.view import offline_note
+
+if TYPE_CHECKING:
+    from notifier.engine import Batch
 
 # Lazy imports here: gi is optional (PyGObject), pystray only once PYSTRAY_BACKEND is chosen.
 
@@ -403,7 +404,7 @@ def _import_pystray(backend: str) -> Any:
 
 
 class Tray:
-    """The icon, on the UI thread's states. The xorg backend runs only while an XEmbed tray
+    """The icon, on the outputs thread's states. The xorg backend runs only while an XEmbed tray
     host is there (``hosts``): without one it would log a traceback at every change; when a host
     comes, a new icon docks in it, and when it goes, that icon's loop is ended. The GTK backends
     follow hosts themselves."""
@@ -463,7 +464,7 @@ class Tray:
     # ---- state ----
 
     def update(self, ui: UiState, quiet_hours: str = "") -> None:
-        """Called from the UI thread with each new state (and when an age in the menu ticks
+        """Called from the outputs thread with each new state (and when an age in the menu ticks
         over). An xorg icon whose loop does not run (no tray host) is not touched: the next one
         starts with what is shown now. ``quiet_hours``: the config's, said while in effect."""
         now, snapshot = time.time(), ui.snapshot
@@ -493,51 +494,45 @@ class Tray:
 
     # ---- loop ----
 
-    def run(self, on_ready: Callable[[], None], stop_event: threading.Event) -> None:
-        """The icon's loop, on the main thread, until ``stop_event`` is set; then the hosts are
-        no longer followed. Every backend but xorg docks by itself: one loop. An xorg icon runs
-        while an XEmbed tray host is there: a new icon (and loop) each time one comes; its loop
-        is ended by the tray host going (seen where the follower is read: the UI thread) or by
-        the app stopping (one thread waits for that, for the whole run)."""
+    def run(self, on_ready: Callable[[], None], stop: Stop) -> None:
+        """The icon's loop, on the main thread, until ``stop`` is set (whoever sets it ends the
+        loop: :meth:`Stop.then`); then the hosts are no longer followed. Every backend but xorg
+        docks by itself: one loop. An xorg icon runs while an XEmbed tray host is there: a new icon
+        (and loop) each time one comes; its loop is ended by the tray host going (seen where the
+        follower is read: the outputs thread) or by the app stopping."""
         hosts = self.hosts
         try:
             if self.backend != "xorg" or hosts is None:
-                self._run_icon(self.icon, on_ready, stop_event.wait)
+                stop.then(self._end)
+                self._run_icon(self.icon, on_ready, stop.is_set)
                 return
 
             def end_on_stop() -> None:
-                stop_event.wait()
                 hosts.wake()
                 self._end()
 
-            threading.Thread(target=end_on_stop, name="pi-notifier-tray-stop", daemon=True).start()
+            stop.then(end_on_stop)
             hosts.listen(lambda now: self._end() if now.xembed is None else None)
 
             def over() -> bool:
-                return stop_event.is_set() or hosts.hosts.xembed is None
+                return stop.is_set() or hosts.hosts.xembed is None
 
             first = True
-            while hosts.wait_xembed(True, stop_event):
+            while hosts.wait_xembed(True, stop):
                 if not first:
                     with self._lock:
                         self.icon = self._new_icon()
                 first = False
-                self._run_icon(self.icon, on_ready, None, over)
+                self._run_icon(self.icon, on_ready, over)
         finally:
             if hosts is not None:
                 hosts.close()
 
-    def _run_icon(
-        self,
-        icon: Any,
-        on_ready: Callable[[], None],
-        until: Callable[[], object] | None,
-        over: Callable[[], bool] = lambda: False,
-    ) -> None:
-        """One icon's loop, until it is ended (:meth:`_end`). pystray runs ``setup`` on a thread
-        of its own once the loop runs (so no stop comes before the loop runs): with ``until``
-        that thread waits for it to return and ends the loop; without, it returns at once (the
-        loop is ended from elsewhere, or here if it is ``over()`` already)."""
+    def _run_icon(self, icon: Any, on_ready: Callable[[], None], over: Callable[[], bool]) -> None:
+        """One icon's loop, until it is ended (:meth:`_end`, from whoever stops it). pystray runs
+        ``setup`` on a thread of its own once the loop runs; it returns at once (that thread
+        ends), ending the loop itself only if it is ``over()`` already (a stop that came before
+        this icon was running, so :meth:`_end` found nothing to end)."""
         ended = threading.Event()
 
         def setup(icon: Any) -> None:
@@ -546,9 +541,7 @@ class Tray:
                 self._live = True
                 self._running = (icon, ended)
             on_ready()  # (draws what changed before this icon ran)
-            if until is not None:
-                until()
-            if until is not None or over():
+            if over():
                 self._end()
 
         try:
@@ -571,7 +564,7 @@ class Tray:
         icon, ended = running
         wid = compat.window_id(icon)
         threading.Thread(target=self.stop, args=(icon,), name="pi-notifier-tray-stopping", daemon=True).start()
-        if not ended.wait(XORG_STOP_GRACE_S) and wid is not None:
+        if wid is not None and not ended.wait(XORG_STOP_GRACE_S):  # (only xorg's is waited for)
             log.debug("the xorg tray loop did not end %.0f s after stop: its window is destroyed", XORG_STOP_GRACE_S)
             compat.destroy_window(wid)
 
@@ -586,107 +579,113 @@ class Tray:
 
 
 class Window(Protocol):
-    """The open windows (``app/window_process.WindowProcess``): each is pushed the snapshot."""
+    """The open windows (``app.WindowProcess``): each is pushed the snapshot."""
+
+    @property
+    def subscribers(self) -> Sequence[object]:
+        """The open windows now (none: nothing to push)."""
 
     def push(self, snapshot: Snapshot) -> None: ...
 
 
 class Redraw:
-    """The UI thread: the tray and the window are drawn from here, never from the engine thread.
+    """The tray and the window are drawn from the app's one outputs thread (:attr:`worker`, which
+    the notifier runs on too), never from the engine thread.
 
     One of the engine's sinks: it keeps the snapshot each call hands it (and never asks for one),
-    marks the UI as changed, and this thread then builds one :class:`UiState` of that snapshot, the
+    marks the UI as changed, and the worker then builds one :class:`UiState` of that snapshot, the
     preferences and the health, draws the tray and pushes the snapshot to the window (coalesced). A
     change that is no snapshot (a preference, the health, quiet hours) is :meth:`changed`. It wakes
-    by itself when the tray's ages or quiet hours next read differently. A failure is the
-    supervisor's: said once, drawn again at the next change."""
+    by itself when the tray's ages or quiet hours next read differently, and reads the tray host
+    follower's X display (no thread of its own). A failure is the worker's supervisor's: said
+    once, drawn again at the next change."""
 
-    def __init__(
-        self,
-        preferences: Callable[[], Preferences],
-        window: Window,
-        tray: Callable[[], Any],
-        config: Config,
-        health: FailureLog,
-        stop: threading.Event,
-    ) -> None:
-        """``tray()``: the icon now (None: none); ``config``: its quiet hours follow the file."""
-        self.preferences = preferences
+    def __init__(self, window: Window, config: Config, health: FailureLog, stop: threading.Event) -> None:
+        """Wired once: ``tray``, the icon (set before :meth:`start`; None: none, or it stopped),
+        the user's choices (:meth:`set_preferences`), the quiet hours (:meth:`set_quiet_hours`)
+        and what failed (``health``'s listener) are handed to it, as the snapshots are."""
         self.window = window
-        self.tray = tray
-        self.config = config
-        self.health = health
+        self.tray: Any = None
+        self.preferences = Preferences()
+        self.health: tuple[str, ...] = ()
+        self.quiet_hours: str = config["quiet_hours"]  # (:meth:`set_quiet_hours` as the file changes)
         self.snapshot = Snapshot()  # the last one the engine sent
         self._stop = stop
         self._dirty = threading.Event()
-        self._wake_r, self._wake_w = os.pipe()  # (wakes :meth:`_loop` while it selects)
-        for fd in (self._wake_r, self._wake_w):
-            os.set_blocking(fd, False)
-        run = Supervisor("tray and window", stop, health).run
-        self._thread = threading.Thread(target=run, args=(self._loop,), name="pi-notifier-ui", daemon=True)
+        self._due: float | None = None  # time.monotonic() the tray next reads differently by itself
+        self._poll_at: float | None = None  # time.monotonic() the tray host follower is next read
+        self._following: HostFollower | None = None  # the tray host follower read this round
+        self.worker = Worker("outputs", stop, health)
+        self.worker.add(self)
+        health.listen(self.set_health)
 
     def start(self) -> None:
-        self._thread.start()
+        self.worker.start()
 
     def changed(self) -> None:
         """Something the tray or window shows changed (any thread): drawn soon, never waited for."""
         self._dirty.set()
-        with contextlib.suppress(OSError):  # (full: a wake is on its way already)
-            os.write(self._wake_w, b"\0")
+        self.worker.wake()
 
-    # The engine's sink protocol: each new snapshot is kept, and is something changed.
+    def set_preferences(self, preferences: Preferences) -> None:
+        """The user's choices changed (their owner's listener)."""
+        self.preferences = preferences
+        self.changed()
+
+    def set_quiet_hours(self, value: str) -> None:
+        """New quiet hours (the config file changed; a value the config accepted)."""
+        self.quiet_hours = value
+        self.changed()
+
+    def set_health(self, lines: tuple[str, ...]) -> None:
+        """What failed changed (``FailureLog``'s listener, any thread)."""
+        self.health = lines
+        self.changed()
+
+    # The engine's output protocol: each new snapshot is kept, and is something changed.
     def ready(self, info: object, snapshot: Snapshot) -> None:
         self.snapshot = snapshot
         self.changed()
 
-    def transitions(self, items: Sequence[Transition], snapshot: Snapshot) -> None:
-        self.snapshot = snapshot
+    def publish(self, batch: Batch) -> None:
+        self.snapshot = batch.snapshot
         self.changed()
 
-    def turns(self, items: Sequence[TurnChange]) -> None:
-        pass  # (finished turns are not this output's business)
+    # The worker's part: a change, the tray's next age tick, the tray host follower's X display.
+    def _hosts(self) -> HostFollower | None:
+        hosts = getattr(self.tray, "hosts", None)
+        return hosts if isinstance(hosts, HostFollower) and hosts.fds() else None
 
-    def _loop(self) -> None:
-        """Wait for a change, the tray's next age tick, or the tray host follower's X display
-        (read here: no thread of its own)."""
-        due: float | None = None  # time.monotonic() the tray next reads differently by itself
-        while True:
-            wait_s = None if due is None else max(0.0, due - time.monotonic())
-            hosts = getattr(self.tray(), "hosts", None)
-            if isinstance(hosts, HostFollower) and hosts.fds():
-                self._wait_or_follow(hosts, wait_s)
-            else:
-                self._dirty.wait(wait_s)
-            if self._stop.is_set():
-                return
-            changed = self._dirty.is_set()
-            if changed or (due is not None and time.monotonic() >= due):
-                self._dirty.clear()
-                wake_in = self.draw(window=changed)  # (a delay: a wall clock set back changes no wait)
-                due = None if wake_in is None else time.monotonic() + wake_in
+    def wait(self) -> tuple[float | None, list[int]]:
+        self._following = hosts = self._hosts()
+        now = time.monotonic()
+        poll_s = hosts.timeout() if hosts is not None else None
+        self._poll_at = None if poll_s is None else now + poll_s
+        due = [t - now for t in (self._due, self._poll_at) if t is not None]
+        return (min(due) if due else None), (hosts.fds() if hosts is not None else [])
 
-    def _wait_or_follow(self, hosts: HostFollower, wait_s: float | None) -> None:
-        """Wait up to ``wait_s`` for a change, reading the tray host follower's X display
-        meanwhile (an X display: posix, where a pipe can be selected on)."""
-        x_fds, poll_s = hosts.fds(), hosts.timeout()
-        timeout = min((t for t in (wait_s, poll_s) if t is not None), default=None)
-        ready, _, _ = select.select([self._wake_r, *x_fds], [], [], timeout)
-        if self._wake_r in ready:
-            with contextlib.suppress(OSError):
-                os.read(self._wake_r, 4096)
-        if set(x_fds) & set(ready) or (not ready and poll_s is not None):
+    def wake(self, ready: set[int]) -> None:
+        if self._stop.is_set():
+            return
+        hosts, now = self._following, time.monotonic()
+        if hosts is not None and (set(hosts.fds()) & ready or (self._poll_at is not None and now >= self._poll_at)):
             hosts.follow_x()
+        changed = self._dirty.is_set()
+        if changed or (self._due is not None and now >= self._due):
+            self._dirty.clear()
+            wake_in = self.draw(window=changed)  # (a delay: a wall clock set back changes no wait)
+            self._due = None if wake_in is None else time.monotonic() + wake_in
 
     def draw(self, window: bool = True) -> float | None:
         """Draw the tray (and, ``window``: push to the window); returns how long until the tray's
         ages or quiet hours next read differently (None: not before the next change)."""
-        state = UiState(self.snapshot, self.preferences(), self.health.lines())
-        if window:
+        state = UiState(self.snapshot, self.preferences, self.health)
+        if window and self.window.subscribers:
             self.window.push(state.snapshot)
-        tray = self.tray()
+        tray = self.tray
         if tray is None:
             return None
-        quiet = self.config["quiet_hours"]
+        quiet = self.quiet_hours
         tray.update(state, quiet)
         now = time.time()
         times = [next_redraw(state, now), next_quiet_change(parse_quiet_hours(quiet), now)]
@@ -705,7 +704,7 @@ def make_tray(config: Config, act: Callable[[Command], object]) -> Tray | None:
     hosts = Hosts()
     if config["tray.backend"] != "none" and has_display() and os.name == "posix" and not _apple():
         follower = HostFollower(HostLog())
-        hosts = follower.start(driven=True)  # (its X display is read on the UI thread: Redraw)
+        hosts = follower.start(driven=True)  # (its X display is read on the outputs thread: Redraw)
     backend, why = tray_backend(config["tray.backend"], sni_host=hosts.sni is not None, one_host=hosts.one)
     if backend is None:
         log.info("no tray icon: %s", why)

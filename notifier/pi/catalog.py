@@ -136,16 +136,6 @@ class QuestionCatalog:
         return "question" if is_question_shaped(arguments) else None
 
 
-def _loads(value: Any) -> Any:
-    """A list sent as a JSON string, parsed (bounded); else ``value``."""
-    if isinstance(value, str) and value.lstrip()[:1] == "[" and len(value) <= 64 << 10:
-        try:
-            return loads(value, max_depth=8)
-        except ValueError:
-            return value
-    return value
-
-
 def _text(value: Any) -> bool:
     """A short human-facing text: a non-empty string of at most :data:`MAX_TEXT` characters."""
     return isinstance(value, str) and 0 < len(value) <= MAX_TEXT and not value.isspace()
@@ -174,7 +164,7 @@ def _has_options(q: Mapping[str, Any]) -> bool:
     """``q`` offers a list of options to pick from: 2–20 short labels (strings or objects)."""
     for key in OPTION_KEYS:
         if key in q:
-            raw = _loads(q[key])
+            raw = _maybe_json(q[key])
             return (
                 isinstance(raw, list)
                 and MIN_SHAPED_OPTIONS <= len(raw) <= MAX_SHAPED_OPTIONS
@@ -197,7 +187,7 @@ def is_question_shaped(args: Mapping[str, Any]) -> bool:
     if "questions" in args:
         if not _NOT_ASKING.isdisjoint(args.keys()):
             return False
-        questions = _loads(args["questions"])
+        questions = _maybe_json(args["questions"])
         if not isinstance(questions, list) or not 0 < len(questions) <= MAX_QUESTIONS:
             return False
         if not all(
@@ -218,7 +208,6 @@ def _asks_human(args: Mapping[str, Any]) -> bool:
 # ---- what a question asks: its arguments read into a Question ----
 
 _TEXT_KEYS = ("question", "title", "prompt", "text", "message", "header", "label")
-_LABEL_KEYS = ("label", "title", "text", "value", "name", "option")
 _DESC_KEYS = ("description", "detail", "details")
 # A chip beside the question; `title` only when the question is under another key (a short title
 # beside it, never the question itself).
@@ -226,6 +215,7 @@ _HEADER_KEYS = ("header", "label", "questionTopic", "tab", "topic", "title", "id
 _INSTRUCTION_KEYS = ("instructions", "description", "intro", "context")  # a form's, under its title
 ELSEWHERE = "Waits for a reply outside pi, not in its terminal ({tool})"
 _MULTI_KEYS = ("multiSelect", "multi", "allowMultiple", "multiple", "multipleSelect")
+_MULTI_TYPES = ("multi", "multiselect", "checkbox")
 _PLAN_ACTIONS = ("Execute", "Keep context", "Edit", "Cancel")
 MAX_ITEMS = 50
 MAX_OPTIONS = 50
@@ -259,15 +249,12 @@ def _is_true(value: Any) -> bool:
 
 
 def _multi(q: Mapping[str, Any]) -> bool | None:
-    for key in _MULTI_KEYS:
-        if key in q and q[key] is not None:
-            return _is_true(q[key])
-    if q.get("selectionMode") == "multiple":
-        return True
+    flag = next((q[key] for key in _MULTI_KEYS if q.get(key) is not None), None)
+    if flag is not None:
+        return _is_true(flag)
     kind = q.get("type")
-    if isinstance(kind, str) and kind.lower() in ("multi", "multiselect", "checkbox"):
-        return True
-    if q.get("kind") == "multi":
+    kind = kind.lower() if isinstance(kind, str) else None
+    if q.get("selectionMode") == "multiple" or q.get("kind") == "multi" or kind in _MULTI_TYPES:
         return True
     return None
 
@@ -298,7 +285,7 @@ def _read_option(item: Any) -> Option | None:
     value and its own ``recommended`` flag); ``None``: not an option."""
     if isinstance(item, Mapping):
         value = item.get("value", item.get("id"))
-        label = _first_text(item, _LABEL_KEYS)[0] or ""
+        label = _first_text(item, LABEL_KEYS)[0] or ""
         description = _first_text(item, _DESC_KEYS)[0]
         return Option(label, description, item.get("recommended") is True, value if isinstance(value, str) else None)
     if isinstance(item, str) or (isinstance(item, (int, float)) and not isinstance(item, bool)):
@@ -381,7 +368,7 @@ def _item(q: Mapping[str, Any], form: Mapping[str, Any] | None = None, tool: str
         multi = _multi(form)
     if text is None and not options:
         return None
-    if header is not None and (not header or header == text):
+    if not header or header == text:
         header = None
     key = q.get("id") if isinstance(q.get("id"), str) else None
     return QuestionItem(
@@ -412,7 +399,7 @@ def _plan_item(args: Mapping[str, Any]) -> QuestionItem:
             clean(s.get("title")) if isinstance(s, Mapping) else clean(s) for s in steps[:MAX_OPTIONS]
         ]
         joined = "; ".join(t for t in step_titles if t)
-        detail = f"{detail} — {joined}" if detail and joined else (detail or joined or None)
+        detail = " — ".join(filter(None, (detail, joined))) or None
     return QuestionItem(text or "Approve the plan", None, detail, tuple(Option(a) for a in _PLAN_ACTIONS))
 
 
@@ -430,17 +417,13 @@ def _items(tool: str, args: Mapping[str, Any]) -> list[QuestionItem]:
         if tool == "interview":
             return [QuestionItem(f"Interview form: {clean(questions, 200)}")]
         return [QuestionItem(clean(questions))]
-    items: list[QuestionItem] = []
+    items: list[QuestionItem | None] = []
     for q in questions[:MAX_ITEMS] if isinstance(questions, list) else []:
         if isinstance(q, Mapping):
-            item = _item(q, args if len(questions) == 1 else None, tool)
+            items.append(_item(q, args if len(questions) == 1 else None, tool))
         elif isinstance(q, str) and q.strip():
-            item = QuestionItem(clean(q))
-        else:
-            item = None
-        if item is not None:
-            items.append(item)
-    return items
+            items.append(QuestionItem(clean(q)))
+    return [item for item in items if item is not None]
 
 
 def extract(tool: str, arguments: Any, call_id: str, asked_at: float, elsewhere: bool = False) -> Question:

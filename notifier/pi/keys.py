@@ -4,7 +4,9 @@
 step the driver (:mod:`notifier.actions.answer`) checks the screen read by
 :mod:`notifier.pi.screens`: the dialog is the question's own (:func:`bound`), the highlighted row
 is the one the step expects, a review shows the answers chosen; afterwards, that the tool result
-pi recorded is the answer the plan gave (:func:`result_mismatch`).
+pi recorded is the answer the plan gave (:func:`result_mismatch`, by the record's shape, whatever
+tool wrote it). Whether a question can be answered from here at all is decided by its shape
+(:func:`answerable`, :func:`answerable_by_text`, :func:`check_usage`), never by its tool's name.
 
 One driver (:func:`plan_rows`) for every dialog drawn as a list: from the highlighted row, the
 keys move the highlight one row at a time to the chosen row, each bound to the row it leaves, and
@@ -13,7 +15,7 @@ the screen does not show is data for it, one :class:`Layout` per kind of dialog:
 
 - any list read off the screen (:func:`plan_list`): what its help line and its tab bar say (the
   key that ticks, that Enter submits, a review step), each option's row found by its label;
-- a tool's own dialog known by its help line (:data:`LAYOUTS`, :func:`plan`): how its rows read
+- a layout known by its help line, whichever tool draws it (:data:`LAYOUTS`, :func:`plan`): how its rows read
   (pi's ``question`` draws ``N. label``, blank labels and labels that are numbers included, so
   option k is row k), its free-text row and input, whether a single choice is ticked first
   (dreki-gg's ``questionnaire``; pi-ask's optional questions, which Enter alone skips), the key
@@ -25,10 +27,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from notifier.core.model import Question, QuestionItem
+from notifier.core.model import Option, Question, QuestionItem
 from notifier.core.text import clean, number
 from notifier.pi.screens import PI_ASK_OTHER, Dialog, Rows, names_line, rows, same_row, shows_text, squash
 
@@ -75,6 +77,9 @@ class Plan:
     steps: list[Step]
     picks: dict[int, list[int]]
     text: str | None = None
+    # The keys of a form's later question ``k`` from the row highlighted when it opens (``row``),
+    # where that is not the row the plan expected (None: no such question).
+    from_row: Callable[[int, int], list[Step]] | None = field(default=None, compare=False, repr=False)
 
 
 def resolve(item: QuestionItem, choice: str) -> int:
@@ -109,6 +114,23 @@ def resolve(item: QuestionItem, choice: str) -> int:
     shown = ", ".join(f"{i + 1}. {clean(label, 40)}" for i, label in enumerate(labels[:9]))
     raise UsageError(f"no option is called {clean(choice, 60)!r} (options: {shown})")
 
+
+def answerable(question: Question) -> bool:
+    """Whether the one driver (:func:`plan_rows`) can plan an answer to ``question`` by its shape
+    alone, whatever its tool is called: a tool's question (an extension's select / confirm /
+    input dialog is answered exactly, apart) whose every question has options to choose from (a
+    form's in turn, a multi-select's ticked). Whether the dialog on screen can be read, and how it
+    takes its keys, is decided on the screen, before any key (``answer`` refuses with the reason)."""
+    items = question.items or (question.first,)
+    return question.kind == "question" and all(it.options for it in items)
+
+
+def answerable_by_text(question: Question) -> bool:
+    """Whether a typed answer can be planned for ``question`` by its shape (:func:`_typed`): a
+    tool's question asked alone, one pick, with a free-text row (found on screen: below a list's
+    options, or the one row of a known layout that draws a question without options so)."""
+    items = question.items or (question.first,)
+    return question.kind == "question" and len(items) == 1 and not items[0].multi and items[0].other
 
 
 # ---- the facts a screen does not show: data for the one driver ----
@@ -194,12 +216,46 @@ def drawn_rows(variant: str, item: QuestionItem) -> tuple[str, ...]:
     return drawn(LAYOUTS[variant], item).texts
 
 
-def plan(variant: str, question: Question, choices: list[str] | None = None, text: str | None = None) -> Plan:
+def plan(
+    variant: str,
+    question: Question,
+    choices: list[str] | None = None,
+    text: str | None = None,
+    shown: Rows | None = None,
+) -> Plan:
     """The steps that answer ``question`` in a tool's own dialog of ``variant``: the one driver
-    with that layout's facts."""
+    with that layout's facts, from the row highlighted in ``shown`` (the rows read on screen for
+    the first question asked; ``None``: its first row). A form's later questions open on their
+    first row."""
     layout = LAYOUTS[variant]
     items = question.items or (question.first,)
-    return plan_rows(layout, question, choices, text, lambda k, first: drawn(layout, items[k]))
+
+    def rows_of(k: int, first: bool) -> Rows:
+        own = drawn(layout, items[k])
+        return own if not first or shown is None else Rows(own.texts, shown.cursor, other=own.other)
+
+    return plan_rows(layout, question, choices, text, rows_of)
+
+
+# What any dialog drawn as a list may take, as far as a question's shape says (the usage alone:
+# which key ticks, whether Enter submits, whether a typed text may have lines is read on screen).
+_ANY_LIST = Layout(toggle="Space", submits=True, skips=True, lines=True)
+
+
+def check_usage(question: Question, choices: list[str] | None, text: str | None) -> None:
+    """Bad usage (:class:`UsageError`) or an answer no dialog drawn as a list can take
+    (:class:`Unsupported`), by the question's shape alone, whatever its tool is called: how many
+    questions it asks, their options, multi-select, an optional one skipped, a typed text for a
+    question asked alone. What the dialog on screen takes is checked on it, before any key."""
+    items = question.items or (question.first,)
+    if text is not None and not items[0].options and len(items) == 1:
+        return  # (a typed answer alone: the screen shows whether there is an input for it)
+
+    def rows_of(k: int, first: bool) -> Rows:
+        labels = tuple(o.label for o in items[k].options)
+        return Rows((*labels, "Other"), 0, (False,) * (len(labels) + 1), len(labels))
+
+    plan_rows(_ANY_LIST, question, choices, text, rows_of, usage_only=True)
 
 
 def plan_list(
@@ -217,7 +273,8 @@ def plan_list(
     (``shown``: its rows in screen order, the highlighted one), with what its help line says:
     ``toggles``, Space selects (Enter submits what is ticked); ``toggle``, the key that ticks a
     row; ``submits``, Enter submits; ``review``: a form's tab bar names a review step. A form's
-    later questions are expected with their options in order, the first highlighted, no box ticked."""
+    later questions are expected with their options in order, no box ticked, the first highlighted
+    (where another row is when one opens, the driver takes its keys from there: ``Plan.from_row``)."""
     items = question.items or (question.first,)
     # (a review step submits a form; a question alone is submitted where its help says Enter does)
     submitted = submits or (review and len(items) > 1)
@@ -260,15 +317,25 @@ def plan_rows(
         raise UsageError("this question has no options to choose from: answer it with --text TEXT")
     if len(items) > 1:
         _form_answerable(layout, items, choices, usage_only)
-    steps, picks = _questions(layout, items, choices, rows_of)
-    return Plan(steps + _review(layout, items, picks, usage_only), picks)
+    steps, picks, opened = _questions(layout, items, choices, rows_of)
+
+    def from_row(k: int, row: int) -> list[Step]:
+        item, shown, expect = opened[k]
+        return _question(layout, item, k, picks[k], replace(shown, cursor=row), expect)
+
+    return Plan(steps + _review(layout, items, picks, usage_only), picks, from_row=from_row)
+
+
+Opened = dict[int, tuple[QuestionItem, Rows, "str | None"]]  # each question asked: its rows, what follows it
 
 
 def _questions(
     layout: Layout, items: Items, choices: list[str], rows_of: RowsOf
-) -> tuple[list[Step], dict[int, list[int]]]:
-    """The keys of every question asked, in turn (one answer group each), and the rows picked."""
+) -> tuple[list[Step], dict[int, list[int]], Opened]:
+    """The keys of every question asked, in turn (one answer group each), the rows picked, and
+    each question's rows as expected when it opens and what its last key is expected to show."""
     picks: dict[int, list[int]] = {}
+    opened: Opened = {}
 
     def asked(i: int) -> bool:
         return _asked(items, picks, i)
@@ -287,11 +354,12 @@ def _questions(
         nxt = next((i for i in range(k + 1, len(items)) if asked(i)), len(items))
         ends = len(items) > 1 or layout.review_alone
         expect = items[nxt].text if nxt < len(items) else (layout.review if ends else None)
-        steps += _question(layout, item, k, picks[k], rows_of(k, first), expect)
+        opened[k] = (item, rows_of(k, first), expect)
+        steps += _question(layout, item, k, picks[k], opened[k][1], expect)
         k = nxt
     if groups:
         raise UsageError(f"too many answers: with these answers the form asks {len(picks)} questions")
-    return steps, picks
+    return steps, picks, opened
 
 
 def _form_answerable(layout: Layout, items: Items, choices: list[str], usage_only: bool) -> None:
@@ -615,19 +683,27 @@ Items = tuple[QuestionItem, ...]
 Got = dict[str, Any]  # a tool result's details (empty: none, or not an object)
 
 
-def result_mismatch(variant: str, question: Question, done: Plan, text: str, details: object) -> str | None:
+def result_mismatch(question: Question, done: Plan, text: str, details: object) -> str | None:
     """Why the tool result pi recorded is not the answer ``done`` gave (``None``: it is):
-    ``text`` is the result's text, ``details`` its ``details``; read as the tool of ``variant``
-    records an answer (:data:`_RECORDS`), else as any tool's text."""
+    ``text`` is the result's text, ``details`` its ``details``. By the shape of the record, not by
+    which tool wrote it: where the details hold answer records (:func:`_records`), each question's
+    names exactly the options chosen for it (or the text typed); else the text does."""
     items = question.items or (question.first,)
-    got = details if isinstance(details, dict) else {}
     typed = done.text.strip() if done.text is not None else None
-    return _RECORDS.get(variant, _list_record)(items, done, typed, text, got)
+    records = _records(details)
+    if records is None or not any(_says(r, typed is not None) for r in records):
+        return _text_record(items, done, typed, text)  # (no such record in the details: the text is)
+    return _records_mismatch(items, done, typed, records)
 
 
-def _list_record(items: Items, done: Plan, typed: str | None, text: str, got: Got) -> str | None:
-    """A tool whose record is not known: its text holds the text typed, or names the options
-    chosen alone (the questions' own words taken out: they may name options themselves)."""
+def _says(record: _Record, typed: bool) -> bool:
+    """Whether a record holds an answer of the kind given (a text typed, or options picked)."""
+    return bool(record.typed or record.names) if typed else bool(record.names) or record.index is not None
+
+
+def _text_record(items: Items, done: Plan, typed: str | None, text: str) -> str | None:
+    """A record with no answer records in its details: its text holds the text typed, or names
+    the options chosen alone (the questions' own words taken out: they may name options themselves)."""
     if typed is not None:
         if squash(typed) in squash(text):
             return None
@@ -643,56 +719,162 @@ def _list_record(items: Items, done: Plan, typed: str | None, text: str, got: Go
     return f"pi recorded {clean(text, 80)!r}, which does not name {names} alone"
 
 
-def _question_record(items: Items, done: Plan, typed: str | None, text: str, got: Got) -> str | None:
+# The shapes of an answer record in a tool result's details, as data (the tools that write them:
+# docs/question-tools.md; how a result ended is decided apart, notifier.pi.outcomes):
+# - a list of per-question records under one of these keys (pi's questionnaire, pi-ask, dreki-gg):
+_RECORD_LISTS = ("answers", "responses", "results", "selections")
+# - else the details themselves are the one question's record (pi's question: ``answer``).
+# In a record: which question it answers, the options it names (their labels or values: a text,
+# a list of texts, or records with a value and a label), their number from 1, a text typed, and
+# a flag that says the answer is a text typed.
+_RECORD_IDS = ("questionId", "question_id", "id", "key")
+_RECORD_NAMES = (
+    "selectedValues", "selectedOptions", "selectedLabel", "selected", "selection", "values", "labels", "value",
+    "label", "answer", "choice", "choices",
+)  # fmt: skip
+_RECORD_INDEX = "index"
+_RECORD_TYPED = ("customText", "otherText", "freeText", "customInput", "custom", "text")
+_RECORD_CUSTOM = ("wasCustom", "wasOtherSelected", "isCustom", "isOther")
+_OPTION_NAMES = ("value", "label")
+
+
+@dataclass(frozen=True)
+class _Record:
+    """One question's answer as a result's details record it."""
+
+    key: str | None
+    names: tuple[str, ...]  # the options named (labels or values)
+    index: int | None  # the option's number from 1, where recorded
+    typed: tuple[str, ...]  # texts recorded as typed
+    custom: bool | None  # the record says the answer is a text typed (None: it does not say)
+
+
+def _texts(value: object, depth: int = 0) -> list[str]:
+    """The option names a record's value holds: a text, a list of them, records of an option."""
+    if isinstance(value, str):
+        return [value]
+    if depth < 2 and isinstance(value, list):
+        return [t for v in value for t in _texts(v, depth + 1)]
+    if depth < 2 and isinstance(value, dict):
+        return [t for k in _OPTION_NAMES for t in _texts(value.get(k), 2)]
+    return []
+
+
+def _record(value: object) -> _Record | None:
+    """A record read by its shape (``None``: it records no answer there is a key for)."""
+    if isinstance(value, (str, list)):
+        return _Record(None, tuple(_texts(value)), None, (), None)
+    if not isinstance(value, dict):
+        return None
+    named = [k for k in (*_RECORD_NAMES, _RECORD_INDEX, *_RECORD_TYPED, *_RECORD_CUSTOM) if k in value]
+    if not named:
+        return None
+    key = next((value[k] for k in _RECORD_IDS if isinstance(value.get(k), str)), None)
+    index = value.get(_RECORD_INDEX)
+    custom = next((value[k] for k in _RECORD_CUSTOM if isinstance(value.get(k), bool)), None)
+    return _Record(
+        key,
+        tuple(t for k in _RECORD_NAMES for t in _texts(value.get(k))),
+        index if isinstance(index, int) and not isinstance(index, bool) else None,
+        tuple(value[k] for k in _RECORD_TYPED if isinstance(value.get(k), str)),
+        custom,
+    )
+
+
+def _records(details: object) -> list[_Record] | None:
+    """The answer records in a result's details: one per question answered (``None``: none)."""
+    if not isinstance(details, dict):
+        return None
+    for k in _RECORD_LISTS:
+        listed = details.get(k)
+        if isinstance(listed, list):
+            records = [_record(v) for v in listed]
+            return [r for r in records if r is not None] if all(records) else None
+        if isinstance(listed, dict) and listed:
+            return _keyed(listed)
+    one = _record({k: v for k, v in details.items() if k not in _RECORD_IDS})
+    return [one] if one is not None else None
+
+
+def _keyed(listed: dict[str, object]) -> list[_Record] | None:
+    """Records keyed by their question (its id or its text): each one's key is its question."""
+    records = []
+    for question, value in listed.items():
+        record = _record(value)
+        if record is None:
+            return None
+        records.append(replace(record, key=record.key or question))
+    return records
+
+
+def _matched(items: Items, done: Plan, typed: str | None, records: list[_Record]) -> dict[int, _Record] | str:
+    """Each question's record: by its id where the records name the questions, else in order
+    (one per question, or one per question answered); a reason when they cannot be matched."""
+    keys = {it.key: k for k, it in enumerate(items) if it.key} | {it.text: k for k, it in enumerate(items)}
+    if records and all(r.key is not None and r.key in keys for r in records):
+        return {keys[r.key]: r for r in records if r.key is not None}
+    answered = [0] if typed is not None else [k for k in sorted(done.picks) if done.picks[k]]
+    if len(records) == len(items):
+        return dict(enumerate(records))
+    if len(records) == len(answered):
+        return dict(zip(answered, records, strict=True))
+    return f"pi recorded {len(records)} answers, for {len(answered)} questions answered"
+
+
+def _records_mismatch(items: Items, done: Plan, typed: str | None, records: list[_Record]) -> str | None:
+    """Why the records are not the answer given: each question answered names exactly the
+    options chosen (an option named under one name that another option has too, by its
+    number), a question skipped names none, a text typed is recorded as typed."""
+    matched = _matched(items, done, typed, records)
+    if isinstance(matched, str):
+        return matched
     if typed is not None:
-        return None if got.get("answer") == typed else "pi recorded another text than the one sent"
-    (pick,) = done.picks[0]
-    ok = text.startswith(f"User selected: {pick + 1}. ") and clean(got.get("answer")) == items[0].options[pick].label
-    return None if ok else f"pi recorded {clean(text, 80)!r}, not option {pick + 1}"
-
-
-def _questionnaire_record(items: Items, done: Plan, typed: str | None, text: str, got: Got) -> str | None:
-    answers: list[object] = got["answers"] if isinstance(got.get("answers"), list) else []
-    if len(answers) != len(items):
-        return "pi recorded another number of answers than were given"
-    for i, entry in enumerate(answers):
-        a = entry if isinstance(entry, dict) else {}
-        if typed is not None:
-            if not a.get("wasCustom") or a.get("label") != typed:
-                return "pi recorded another text than the one sent"
-        elif a.get("wasCustom") or a.get("index") != done.picks[i][0] + 1:
-            return f"pi recorded another answer for question {i + 1} than option {done.picks[i][0] + 1}"
+        got = matched.get(0)
+        texts = (*got.typed, *(got.names if got.custom is not False else ())) if got is not None else ()
+        if got is None or got.custom is False or not any(squash(t) == squash(typed) for t in texts):
+            return "pi recorded another text than the one sent"
+        return None
+    for k, it in enumerate(items):
+        picks = done.picks.get(k, [])
+        got = matched.get(k)
+        if got is None:
+            if picks:
+                return f"pi recorded no answer for question {k + 1}"
+            continue
+        why = _names_mismatch(it, picks, got)
+        if why:
+            return f"pi recorded another answer for question {k + 1} ({why})"
     return None
 
 
-def _pi_ask_record(items: Items, done: Plan, typed: str | None, text: str, got: Got) -> str | None:
-    if got.get("status") != "submitted":
-        return "pi-ask did not record the form as submitted"
-    want: list[dict[str, object]] = [
-        {"questionId": items[i].key, "selectedValues": [items[i].options[p].value for p in sorted(picks)]}
-        for i, picks in sorted(done.picks.items())
-        if picks
-    ]
-    if typed is not None:
-        want = [{"questionId": items[0].key, "selectedValues": [], "customText": typed}]
-    return None if got.get("answers") == want else "pi-ask recorded other answers than the ones given"
+def _names_mismatch(item: QuestionItem, picks: list[int], got: _Record) -> str | None:
+    """Why one question's record does not name exactly the options ``picks`` (``None``: it does)."""
+    if got.custom:
+        return "a text typed"
+    if not got.names:
+        return _number_mismatch(picks, got.index)
+    if not picks:
+        return "an option, for a question skipped"
+    chosen = [item.options[p] for p in picks]
+    names = set(got.names)
+    if not names <= _names_of(chosen) or not all({o.label, o.value} & names for o in chosen):
+        shown = ", ".join(repr(clean(n, 40)) for n in got.names[:4])
+        return f"{shown}, not {', '.join(repr(clean(o.label, 40)) for o in chosen)}"
+    others = [o for i, o in enumerate(item.options) if i not in picks]
+    if names & _names_of(others) and _number_mismatch(picks, got.index) is not None:
+        return "a name that another option has too, and no number that tells them apart"
+    return None
 
 
-def _dreki_record(items: Items, done: Plan, typed: str | None, text: str, got: Got) -> str | None:
-    answers = got["answers"] if isinstance(got.get("answers"), list) else []
-    chosen = [[items[i].options[p].value for p in sorted(ps)] for i, ps in sorted(done.picks.items())]
-    seen = [
-        [o.get("value") for o in a.get("selectedOptions") or [] if isinstance(o, dict)] if isinstance(a, dict) else None
-        for a in answers
-    ]
-    return None if seen == chosen else "the questionnaire recorded other answers than the ones given"
+def _names_of(options: Sequence[Option]) -> set[str]:
+    """The names a record may give these options by: their labels and values."""
+    return {n for o in options for n in (o.label, o.value) if n is not None}
 
 
-# How each known tool records an answer (by the layout read); any other: :func:`_list_record`.
-_RECORDS = {
-    "question": _question_record,
-    "questionnaire": _questionnaire_record,
-    "pi-ask": _pi_ask_record,
-    "dreki": _dreki_record,
-}
-
+def _number_mismatch(picks: list[int], index: int | None) -> str | None:
+    """Why a record's option number is not the one option picked (``None``: it is)."""
+    if not picks:
+        return None if index is None else "an option, for a question skipped"
+    if index is None or len(picks) != 1:
+        return "no option named"
+    return None if index == picks[0] + 1 else f"option {index}, not option {picks[0] + 1}"

@@ -23,20 +23,16 @@ from dataclasses import dataclass
 
 from notifier.core.text import clean
 
-# The help lines that identify each dialog (every tab and editor of it), and its tool names.
-_SIGNATURES: tuple[tuple[str, re.Pattern[str], frozenset[str]], ...] = (
-    (
-        "question",
-        re.compile(r"↑↓ navigate • Enter to select • Esc to cancel|Enter to submit • Esc to go back"),
-        frozenset({"question"}),
-    ),
+# The help lines that identify each layout (every tab and editor of it), whatever the tool that
+# draws it is called (a copy of pi's example under another name draws the same dialog).
+_SIGNATURES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("question", re.compile(r"↑↓ navigate • Enter to select • Esc to cancel|Enter to submit • Esc to go back")),
     (
         "questionnaire",
         re.compile(
             r"↑↓ navigate • Enter select • Esc cancel|Tab/←→ navigate • ↑↓ select • Enter confirm"
             r"|Enter to submit • Esc to cancel"
         ),
-        frozenset({"questionnaire"}),
     ),
     (
         "pi-ask",
@@ -44,9 +40,8 @@ _SIGNATURES: tuple[tuple[str, re.Pattern[str], frozenset[str]], ...] = (
             r"Space select/toggle\s+•\s+Enter confirm|←→/Tab tabs\s+•\s+Enter submit\s+•\s+Esc dismiss"
             r"|Enter to save\s+•\s+Esc to cancel"
         ),
-        frozenset({"ask_user_question"}),
     ),
-    ("dreki", re.compile(r"Space select/edit • r review"), frozenset({"questionnaire"})),
+    ("dreki", re.compile(r"Space select/edit • r review")),
 )
 _BORDER = re.compile(r"^─{8,}$")
 _MAX_DIALOG_LINES = 80
@@ -86,13 +81,10 @@ class Rows:
     other: int | None = None  # "list": the row that opens a typed answer ("Other", "Type something"), if drawn
 
 
-def own_layout(tool: str) -> str | None:
-    """The layout a known tool's own dialog most likely is (the first one drawn for that name)."""
-    return next((variant for variant, _, tools in _SIGNATURES if tool in tools), None)
-
-
-def find_dialog(screen: str, tool: str) -> Dialog | None:
-    """The question dialog of ``tool`` at the bottom of a captured screen, or ``None``.
+def find_dialog(screen: str) -> Dialog | None:
+    """The dialog of a layout known by its help line (:data:`_SIGNATURES`) at the bottom of a
+    captured screen, or ``None``; whichever tool draws it (which question it shows is checked
+    apart: :func:`notifier.pi.keys.check_screen`).
 
     The dialog is the block that ends with its help line, up to the border line above it (or
     at most 80 lines). Only the last help line on screen counts, and it must be among the last
@@ -101,21 +93,21 @@ def find_dialog(screen: str, tool: str) -> Dialog | None:
     lines = [clean(line) for line in raw]
     # pi's own rules start at column 0; an editor inside a dialog draws its rules indented
     border = [bool(_BORDER.match(line.rstrip())) for line in raw]
-    for variant, pattern, tools in _SIGNATURES:
-        if tool not in tools:
-            continue
+    found: tuple[int, str] | None = None  # (the line of the lowest help line, its layout)
+    for variant, pattern in _SIGNATURES:
         hits = [i for i, line in enumerate(lines) if pattern.search(line)]
-        if not hits:
-            continue
-        end = hits[-1]
-        below = [line for i, line in enumerate(lines[end + 1 :], end + 1) if line and not border[i]]
-        if len(below) > 3:
-            continue  # something was drawn below it: that help line is history, not the live dialog
-        start = end
-        while start > 0 and end - start < _MAX_DIALOG_LINES and not border[start - 1]:
-            start -= 1
-        return Dialog(variant, tuple(lines[start : end + 1]), tuple(raw[start : end + 1]), start)
-    return None
+        if hits and (found is None or hits[-1] > found[0]):
+            found = (hits[-1], variant)
+    if found is None:
+        return None
+    end, variant = found
+    below = [line for i, line in enumerate(lines[end + 1 :], end + 1) if line and not border[i]]
+    if len(below) > 3:
+        return None  # something was drawn below it: that help line is history, not the live dialog
+    start = end
+    while start > 0 and end - start < _MAX_DIALOG_LINES and not border[start - 1]:
+        start -= 1
+    return Dialog(variant, tuple(lines[start : end + 1]), tuple(raw[start : end + 1]), start)
 
 
 def rows(dialog: Dialog) -> Rows:

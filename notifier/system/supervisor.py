@@ -1,6 +1,8 @@
-"""Keeping a part running: the one way the app restarts what fails (the engine, the notifier's
-worker, the liveness probe, the UI thread, each remote's link), with the one back-off
-(:class:`Backoff`: doubling from a least to a most wait, started over by a healthy run).
+"""Keeping a part running: the one way the app restarts what fails (the engine, the outputs thread,
+each remote's link), with the one back-off (:class:`Backoff`: doubling from a least to a most wait,
+started over by a healthy run). Also the outputs thread itself (:class:`Worker`: the notifier, the
+tray and the window on one thread) and the app's stop (:class:`Stop`: an Event that ends what
+cannot wait on one, such as the tray's loop).
 
 A part's work runs on its own thread inside :meth:`Supervisor.run`; when it fails (any exception,
 even a BaseException raised by a bug) the failure goes into the shared :class:`FailureLog` record, is
@@ -10,11 +12,15 @@ RESTART_MAX_S (a run of HEALTHY_S starts it over)."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
+import queue
+import select
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from notifier.core.text import clean
 from notifier.system.log import LogOnce
@@ -53,14 +59,27 @@ class Backoff:
 
 
 class FailureLog:
-    """What went wrong and was recovered from (any thread): the engine restarted, a sink failed.
-    The tray shows it, ``doctor`` asks for it; each kind of failure is logged with its traceback
-    once, later ones of the same kind only counted."""
+    """What went wrong and was recovered from (any thread): the engine restarted, an output
+    failed. The tray is handed its lines as they change (:meth:`listen`), ``doctor`` asks for
+    it; each kind of failure is logged with its traceback once, later ones of the same kind
+    only counted."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._problems: dict[str, dict[str, Any]] = {}
         self._seen = LogOnce(log)  # (part, kind): the first failure of each is logged in full
+        self._listeners: list[Callable[[tuple[str, ...]], None]] = []
+
+    def listen(self, listener: Callable[[tuple[str, ...]], None]) -> None:
+        """Hand ``listener`` the :meth:`lines` after each change (on the thread that failed or
+        recovered: keep it short)."""
+        self._listeners.append(listener)
+
+    def _changed(self) -> None:
+        if self._listeners:
+            lines = self.lines()
+            for listener in self._listeners:
+                listener(lines)
 
     def failed(self, part: str, exc: BaseException, doing: str) -> bool:
         """Record a failure of ``part``; True the first time this kind is seen (log it fully)."""
@@ -72,12 +91,14 @@ class FailureLog:
             p["doing"] = doing
             p["at"] = time.time()
             p.pop("recovered", None)
+        self._changed()
         return self._seen.first(part, kind)
 
     def recovered(self, part: str) -> None:
         with self._lock:
             if part in self._problems:
                 self._problems[part]["recovered"] = True
+        self._changed()
 
     def report(self) -> dict[str, dict[str, Any]]:
         with self._lock:
@@ -90,6 +111,35 @@ class FailureLog:
             times = f"{p['count']}×" if p["count"] > 1 else "once"
             out.append(f"{part} failed {times} ({p['error']}); {p['doing']}")
         return tuple(out)
+
+
+class Stop(threading.Event):
+    """The app's stop: an Event (set from anywhere: a signal, Quit, a closed pipe) that also runs,
+    once, on the thread that sets it, what :meth:`then` was given. A loop that cannot wait on an
+    Event (the tray's, on the main thread) is ended from there, with no thread kept waiting for it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._then: list[Callable[[], object]] = []
+        self._then_lock = threading.Lock()
+
+    def then(self, fn: Callable[[], object]) -> None:
+        """Run ``fn`` when set (now, on this thread, if it is set already)."""
+        with self._then_lock:
+            if not self.is_set():
+                self._then.append(fn)
+                return
+        fn()
+
+    def set(self) -> None:
+        super().set()
+        with self._then_lock:
+            due, self._then = self._then, []
+        for fn in due:
+            try:
+                fn()
+            except Exception:
+                log.exception("stopping: a part failed to stop; carrying on")
 
 
 class Supervisor:
@@ -132,3 +182,107 @@ class Supervisor:
             self.restarts += 1
             self.failed = None
             self.health.recovered(self.part)
+
+
+class Part(Protocol):
+    """What runs on a :class:`Worker` besides the jobs handed to it: its own timers and files."""
+
+    def wait(self) -> tuple[float | None, list[int]]:
+        """Before the worker waits: seconds until it wants :meth:`wake` by itself (None: not
+        before a job or a change), and the files to read when they are ready (an X display)."""
+
+    def wake(self, ready: set[int]) -> None:
+        """After each round of jobs, on a timer, or when one of its files is ready: do what is due."""
+
+
+class Worker:
+    """One thread, kept running by a :class:`Supervisor`, for the parts that deliver what the
+    engine hands out (the notifier, the tray and the window): each hands it jobs (:meth:`put`, any
+    thread, run in order) and it wakes for the jobs, the nearest time one of its :class:`Part`
+    asks for, or a file one reads. What a job raises is the supervisor's (the loop runs again, the
+    job is dropped)."""
+
+    def __init__(self, part: str, stop: threading.Event, health: FailureLog | None = None) -> None:
+        self.part = part
+        self._stop = stop
+        self._supervisor = Supervisor(part, stop, health)
+        self._jobs: queue.SimpleQueue[Callable[[], object]] = queue.SimpleQueue()
+        self._parts: list[Part] = []
+        self._lock = threading.Lock()
+        self._wake_r, self._wake_w = os.pipe()  # (wakes the loop while it selects)
+        for fd in (self._wake_r, self._wake_w):
+            os.set_blocking(fd, False)
+        self._thread = threading.Thread(target=self._supervisor.run, args=(self._loop,), name=f"pi-notifier-{part}",
+                                        daemon=True)
+        self._started = False
+
+    @property
+    def health(self) -> FailureLog:
+        return self._supervisor.health
+
+    def start(self) -> None:
+        """Start the thread (once; later calls do nothing)."""
+        with self._lock:
+            started, self._started = self._started, True
+        if not started:
+            self._thread.start()
+
+    def add(self, part: Part) -> None:
+        with self._lock:
+            self._parts.append(part)
+        self.wake()
+
+    def remove(self, part: Part) -> None:
+        with self._lock:
+            if part in self._parts:
+                self._parts.remove(part)
+
+    def put(self, job: Callable[[], object]) -> None:
+        """Run ``job`` on the worker's thread, after those handed before it."""
+        self._jobs.put(job)
+        self.wake()
+
+    def wake(self) -> None:
+        """Let the loop look at its parts again (any thread)."""
+        with contextlib.suppress(OSError):  # (full: a wake is on its way already)
+            os.write(self._wake_w, b"\0")
+
+    def sync(self, timeout: float) -> bool:
+        """Wait until what was handed before now has run (at most ``timeout`` s; at once when the
+        thread does not run, or the loop's end once it is stopping): True if it has."""
+        if threading.current_thread() is self._thread:
+            return True  # (called from a job: what was handed before it has run)
+        if not self._thread.is_alive():
+            return False
+        if self._stop.is_set():
+            self.wake()
+            self._thread.join(timeout)
+            return not self._thread.is_alive()
+        done = threading.Event()
+        self.put(done.set)
+        return done.wait(timeout)
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            with self._lock:
+                parts = list(self._parts)
+            waits: list[float] = []
+            fds: list[int] = []
+            for p in parts:
+                due, files = p.wait()
+                waits += [] if due is None else [due]
+                fds += files
+            ready, _, _ = select.select([self._wake_r, *fds], [], [], max(0.0, min(waits)) if waits else None)
+            if self._wake_r in ready:
+                with contextlib.suppress(OSError):
+                    os.read(self._wake_r, 4096)
+            while True:
+                try:
+                    job = self._jobs.get_nowait()
+                except queue.Empty:
+                    break
+                job()
+            if self._stop.is_set():
+                return
+            for p in parts:
+                p.wake(set(ready))

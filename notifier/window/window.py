@@ -17,10 +17,11 @@ from typing import Any, Protocol
 from notifier import control as control_client
 from notifier.control import request
 from notifier.core import commands
-from notifier.core.commands import ANSWERABLE_TOOLS, Answer, Clear, Command, Goto, Mute, Snooze, short_id
+from notifier.core.commands import Answer, Clear, Command, Goto, Mute, Snooze, short_id
 from notifier.core.model import QuestionItem
 from notifier.core.text import clean
 from notifier.core.text import duration as waited
+from notifier.pi.keys import answerable, answerable_by_text
 from notifier.resources import app_icon
 from notifier.system.desktop import open_display
 from notifier.window.view import Shown, WindowView, details_text, heading_text, row_id, where_text
@@ -647,7 +648,7 @@ class AnswerBar:
         from tkinter import ttk
 
         items = q.question.items
-        if q.tool not in ANSWERABLE_TOOLS:
+        if not answerable(q.question) and not answerable_by_text(q.question):  # (by its shape, whatever the tool)
             self._label(f"{clean(q.tool, 40)} is answered in the terminal (Go to session).")
             return
         if len(items) == 1:

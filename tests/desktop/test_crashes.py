@@ -78,6 +78,9 @@ def test_a_killed_app_restarted_re_uses_the_bubbles_on_screen(
     assert 1 <= shown <= len(texts), calls  # and nothing is doubled on screen
 
 
+KILLED_RUN_CALL_S = 0.05  # a Notify stamped this soon after the kill was sent by the killed run
+
+
 def test_killed_at_many_points_around_the_notify_never_doubles_or_orphans(
     tmp_path: Path, dunst: Dunst, monitor: Monitor
 ) -> None:
@@ -111,8 +114,12 @@ def test_killed_at_many_points_around_the_notify_never_doubles_or_orphans(
         # Killed inside the Notify call itself (sent, its id not yet returned): the server may show
         # a bubble whose id no run ever learned, and the notification protocol has no way to find
         # it. The one documented gap (a D-Bus round trip): counted, and held to its own bound.
-        inside = bool(seen) and seen[0] <= killed and _intent_left(f"k{n}")
-        landed["inside" if inside else "after" if seen and seen[0] <= killed else "before"] += 1
+        # The monitor stamps a call as it reads it, a little after the killed run sent it (0.3 ms
+        # after the kill was seen under load); the next run cannot call within 50 ms of the kill
+        # (it starts after it and takes ~0.4 s to be ready), so a call stamped by then is the killed run's.
+        sent = bool(seen) and seen[0] <= killed + KILLED_RUN_CALL_S
+        inside = sent and _intent_left(f"k{n}")
+        landed["inside" if inside else "after" if sent else "before"] += 1
         marker = new_session(tmp_path, f"mark{n}")
         with run_app(tmp_path, "--config", str(cfg)) as app:
             app.wait("ready")
@@ -122,7 +129,7 @@ def test_killed_at_many_points_around_the_notify_never_doubles_or_orphans(
             popups = _popups(monitor, text)
             # never more than one extra pop-up; none at all unless the kill fell in the window
             # from the Notify call to the id's record (the killed run's bubble, id unknown)
-            assert popups == 1 or (popups == 2 and seen and seen[0] <= killed), (n, delay, calls)
+            assert popups == 1 or (popups == 2 and sent), (n, delay, calls)
             assert dunst.displayed() <= 1 + popups, (n, delay, calls)
             doubled += popups - 1
             append(f, answer(f"k{n}"))

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from notifier.cli.notify_turns import HANDED_OVER, TAKEN_BACK
+from notifier.cli.run import HANDED_OVER, TAKEN_BACK
 from notifier.control import request
 
 from ..app_process import AppProcess
@@ -206,7 +206,7 @@ def test_two_headless_runs_of_the_same_folders_notify_each_question_once(tmp_pat
     """Two `run --no-tray` side by side (no app): the first notifies, the second only streams
     and says so; when the first ends (stopped, or killed) the second notifies from then on, as
     after the app: what the first notified is put back on screen, not notified anew."""
-    from notifier.cli.notify_turns import PEER_ENDED
+    from notifier.cli.run import PEER_ENDED
 
     (one, two, three), common = _projects(tmp_path, "one", "two", "three")
     with ExitStack() as stack:

@@ -598,7 +598,7 @@ def test_the_notifier_runs_again_by_itself_after_its_worker_failed(
         app.start()
         wait_for(lambda: app.engine is not None and app.engine.ready_event.is_set(), 20, "ready")
         assert app.engine is not None and app.alerts is not None
-        alerts, sinks = app.alerts, app.engine.sinks
+        alerts, outputs = app.alerts, app.engine.outputs
         planner = alerts.planner
         real_feed = planner.feed
         armed = {"left": 1}
@@ -611,14 +611,14 @@ def test_the_notifier_runs_again_by_itself_after_its_worker_failed(
 
         monkeypatch.setattr(planner, "feed", feed)
         append(new_session(tmp_path, "alpha"), ask("q1", "Asked while it broke?"))
-        wait_for(lambda: app.health.report().get("notifier", {}).get("recovered"), 10, "the notifier again")
+        wait_for(lambda: app.health.report().get("outputs", {}).get("recovered"), 10, "the notifier again")
         append(new_session(tmp_path, "beta"), ask("q2", "And after?"))
         wait_for(lambda: [n for n in monitor.notifies() if n["summary"] == "beta needs an answer"], 10, "beta")
-        report = app.health.report()["notifier"]
+        report = app.health.report()["outputs"]  # (the one outputs thread: the notifier's)
         assert report["count"] == 1 and "Boom: injected" in report["error"] and report["doing"] == "restarted 1×"
-        assert app.alerts is alerts and app.engine.sinks is sinks  # nothing outside swapped a sink
-        assert any(line.startswith("notifier failed once (Boom: injected)") for line in app.ui_state().health)
-        said = [r for r in caplog.records if "the notifier failed" in r.getMessage()]
+        assert app.alerts is alerts and app.engine.outputs is outputs  # nothing outside swapped an output
+        assert any(line.startswith("outputs failed once (Boom: injected)") for line in app.ui_state().health)
+        said = [r for r in caplog.records if "the outputs failed" in r.getMessage()]
         assert len(said) == 1 and said[0].exc_info is not None and said[0].exc_info[0] is Boom
     finally:
         app.shutdown()

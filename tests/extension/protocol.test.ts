@@ -88,6 +88,10 @@ describe("dialogs", () => {
 		assert.equal(d.tool, "bash");
 		assert.deepEqual(d.toolInput, { command: "ls" });
 		assert.equal(d.waits, true);
+		assert.equal(d.outerToolCallId, null); // the model's own call
+		// a nested call (a codemode script's): the model's own call it runs under, bounded
+		const nested = newDialog("t-3", "custom", null, null, "keys", { ...tool, outer: "o".repeat(MAX_NAME + 1) }, 1000);
+		assert.equal(nested.outerToolCallId, "o".repeat(MAX_NAME));
 		const custom = newDialog("t-2", "custom", 5, "not a list", "keys", null, 1000);
 		assert.deepEqual(
 			[custom.title, custom.options, custom.tool, custom.toolCallId, custom.toolInput, custom.waits],
@@ -106,6 +110,7 @@ describe("dialogs", () => {
 			tool: null,
 			tool_call_id: null,
 			tool_input: null,
+			outer_tool_call_id: null,
 			session_file: "/s/a.jsonl",
 			session_dir: "/s",
 			cwd: "/w",

@@ -294,7 +294,7 @@ def test_with_the_real_pi_the_next_question_never_records_a_choice_of_answer(tmp
 def _asks(screen: str, text: str) -> bool:
     from notifier.pi.screens import find_dialog
 
-    dialog = find_dialog(screen, "question")
+    dialog = find_dialog(screen)
     return dialog is not None and f" {text}" in dialog.raw
 
 

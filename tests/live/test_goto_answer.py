@@ -71,14 +71,10 @@ def test_locate_goto_and_answer_question(
     assert run("goto", "zzzz", *d).returncode == 2
     assert still(pi) == before
 
-    # the dialog was touched (cursor moved): refused, nothing typed
+    # the highlight was moved in the terminal before (to row 2): the keys go from where it is,
+    # here Enter alone (the driver reads the highlight on its first look, and after every key)
     tmux_server("send-keys", "-t", pi.pane(), "Down")
     wait_for(lambda: "> 2. SQLite" in pi.screen(), 10, "the moved cursor")
-    moved = run("answer", "1", *d)
-    assert moved.returncode == 1 and "moved" in moved.stderr
-    tmux_server("send-keys", "-t", pi.pane(), "Up")
-    wait_for(lambda: "> 1. PostgreSQL" in pi.screen(), 10, "the cursor back")
-
     done = run("answer", session["id"], "SQLite", *d)
     assert done.returncode == 0, done.stderr
     # without --call it names the question it answered (and its token: status --json's)

@@ -22,7 +22,7 @@ from notifier.core.model import (
     TurnChange,
     remote_key,
 )
-from notifier.engine import Engine, ReadyInfo
+from notifier.engine import Batch, ReadyInfo
 from notifier.remote import RemoteAsked, Remotes
 
 from ..conftest import wait_for
@@ -35,17 +35,16 @@ class Counting:
 
     def __init__(self) -> None:
         self.calls: list[tuple[list[Transition], Snapshot]] = []
+        self.batches: list[Batch] = []
         self.lock = threading.Lock()
 
     def ready(self, info: ReadyInfo, snapshot: Snapshot) -> None:
         pass
 
-    def transitions(self, items: Sequence[Transition], snapshot: Snapshot) -> None:
+    def publish(self, batch: Batch) -> None:
         with self.lock:
-            self.calls.append((list(items), snapshot))
-
-    def turns(self, items: Sequence[TurnChange]) -> None:
-        pass
+            self.calls.append((list(batch.transitions), batch.snapshot))
+            self.batches.append(batch)
 
     def count(self) -> int:
         with self.lock:
@@ -97,7 +96,7 @@ def test_one_remote_batch_reaches_each_output_once(tmp_path: Path) -> None:
     out = Counting()
     with Harness([sessions], sinks=[out]) as h:
         hub = Remotes(configured(config))
-        hub.attach(h.engine)  # (its links not started: the harness's engine has it as no sink)
+        hub.attach(h.engine)  # (its links not started: start() is not called)
         ref = SessionRef(remote_key("devbox", "/r/a.jsonl"), "sid", "/r", None, "devbox")
         asked = [Question(f"c{n}", "question", (QuestionItem(f"Q{n}?"),), time.time()) for n in range(3)]
         # what the link's thread does for each event, all three in before the engine takes any
@@ -127,14 +126,15 @@ class Turns(Counting):
         super().__init__()
         self.turned: list[TurnChange] = []
 
-    def turns(self, items: Sequence[TurnChange]) -> None:
+    def publish(self, batch: Batch) -> None:
+        super().publish(batch)
         with self.lock:
-            self.turned.extend(items)
+            self.turned.extend(batch.turns)
 
 
-def test_a_finished_turn_goes_to_every_output_through_the_protocol(tmp_path: Path) -> None:
-    """``turns`` is part of every output's protocol: each gets it (no output is asked whether it
-    has the method)."""
+def test_a_finished_turn_goes_to_every_output_in_its_batch(tmp_path: Path) -> None:
+    """The turns finished are part of the one batch every output is handed (no output is asked
+    whether it wants them)."""
     first, second = Turns(), Turns()
     f = tmp_path / "a.jsonl"
     with Harness([tmp_path], sinks=[first, second]) as h:
@@ -150,36 +150,31 @@ def test_a_finished_turn_goes_to_every_output_through_the_protocol(tmp_path: Pat
 
 
 
-class Printing:
-    """An output that only prints what changed (as run --json's does: ``engine.sinks.Lines``),
-    noting whether the engine's snapshot already showed it when it was handed the change."""
-
-    def __init__(self, engine: list[Engine]) -> None:
-        self.engine = engine
-        self.readied = False
-        self.changes: list[tuple[list[Transition], int]] = []
-
-    def ready(self, info: ReadyInfo, snapshot: Snapshot) -> None:
-        self.readied = True
-
-    def changed(self, items: Sequence[Transition]) -> None:
-        self.changes.append((list(items), self.engine[0].snapshot.pending_count))
-
-
-def test_an_output_that_only_prints_gets_the_change_before_the_snapshot(tmp_path: Path) -> None:
+def test_every_output_is_handed_the_same_one_batch_in_order(tmp_path: Path) -> None:
+    """One typed publish per batch: each output gets the same immutable :class:`Batch` (the
+    transitions and the snapshot that shows them), once, in the order the outputs were given."""
     sessions = tmp_path / "sessions"
     sessions.mkdir()
     f = sessions / "a.jsonl"
     append(f, header())
-    engines: list[Engine] = []
-    printing = Printing(engines)
-    h = Harness([sessions], lines=[printing])
-    engines.append(h.engine)
-    with h:
-        assert printing.readied
+    order: list[str] = []
+
+    class Named(Counting):
+        def __init__(self, name: str) -> None:
+            super().__init__()
+            self.name = name
+
+        def publish(self, batch: Batch) -> None:
+            order.append(self.name)
+            super().publish(batch)
+
+    first, second = Named("first"), Named("second")
+    with Harness([sessions], sinks=[first, second]) as h:
         append(f, ask("call_1", "Ship it?"))
         h.wait("needs_input")
-        [(items, pending_then)] = [c for c in printing.changes if c[0]]
-        assert [t.kind for t in items] == ["needs_input"]
-        assert pending_then == 0  # handed over before the snapshot that shows it was built
-        assert h.sink.snapshot.pending_count == 1  # the sinks get that snapshot
+        assert _calls_when_done(h, [first, second]) == [1, 1]
+        assert order[:2] == ["first", "second"]  # (then the counting call's own batch, in the same order)
+        batch = first.batches[0]
+        assert second.batches[0] is batch
+        assert [t.kind for t in batch.transitions] == ["needs_input"]
+        assert batch.snapshot.pending_count == 1  # the snapshot that shows it

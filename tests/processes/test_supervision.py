@@ -6,7 +6,8 @@ from __future__ import annotations
 import logging
 import subprocess
 import sys
-from collections.abc import Iterable, Sequence
+import threading
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
@@ -14,8 +15,9 @@ import pytest
 from notifier.app import App
 from notifier.config import Config
 from notifier.control import request
-from notifier.core.model import Snapshot, Transition, TurnChange
+from notifier.core.model import Snapshot, Transition
 from notifier.core.reducer import Event
+from notifier.engine import Batch
 from notifier.outputs.history import HistorySink
 
 from ..conftest import wait_for
@@ -38,12 +40,9 @@ class Raising:
     def ready(self, info: object, snapshot: Snapshot) -> None:
         raise RuntimeError("ready broke")
 
-    def transitions(self, items: Sequence[Transition], snapshot: Snapshot) -> None:
+    def publish(self, batch: Batch) -> None:
         self.calls += 1
         raise (RuntimeError("output broke") if self.calls % 2 else LookupError("output broke harder"))
-
-    def turns(self, items: Sequence[TurnChange]) -> None:
-        raise RuntimeError("turns broke")
 
 
 def test_a_failing_output_is_contained_logged_once_per_kind_and_the_others_go_on(
@@ -78,13 +77,10 @@ class Stopping:
     def ready(self, info: object, snapshot: Snapshot) -> None:
         pass
 
-    def transitions(self, items: Sequence[Transition], snapshot: Snapshot) -> None:
-        if items and not self.raised:
+    def publish(self, batch: Batch) -> None:
+        if batch.transitions and not self.raised:
             self.raised = True
             raise SystemExit("an output asked to stop")
-
-    def turns(self, items: Sequence[TurnChange]) -> None:
-        pass
 
 
 def test_an_output_raising_system_exit_is_not_swallowed_but_the_supervisor_records_it(tmp_path: Path) -> None:
@@ -179,7 +175,7 @@ def test_the_running_app_reports_its_health_and_doctor_shows_it(
     config.values["liveness"] = "off"
     app = App(config, json_out=False, notify=False)
     bad = Raising()
-    monkeypatch.setattr(HistorySink, "transitions", lambda self, items, snapshot: bad.transitions(items, snapshot))
+    monkeypatch.setattr(HistorySink, "publish", lambda self, batch: bad.publish(batch))
     try:
         app.start()
         app.serve()
@@ -202,3 +198,23 @@ def test_the_running_app_reports_its_health_and_doctor_shows_it(
         [sys.executable, "-m", "notifier", "doctor"], capture_output=True, text=True, timeout=60
     )
     assert "running app: none is running" in out.stdout
+
+
+def test_a_run_without_tray_or_windows_draws_nothing(tmp_path: Path) -> None:
+    """A headless run (no tray icon, no window can attach) has no UI thread: its questions reach
+    the outputs that are there, and nothing is drawn for nobody."""
+    config = Config()
+    config.values["sessions_dirs"] = [str(tmp_path)]
+    config.values["liveness"] = "off"
+    app = App(config, json_out=False, notify=False)
+    before = {t for t in threading.enumerate() if t.name == "pi-notifier-ui"}  # (other tests' ending)
+    try:
+        app.start(tray=None, windows=False)
+        wait_for(lambda: app.engine is not None and app.engine.ready_event.is_set(), 20, "ready")
+        append(tmp_path / "s.jsonl", header(), user(), ask("q1", "Anyone drawing?"))
+        wait_for(lambda: app.snapshot().pending_count == 1, 10, "the question")
+        wait_for(lambda: app.store.history(), 10, "the question in the history (its output had it)")
+        assert app.engine is not None and app.redraw not in app.engine.outputs
+        assert {t for t in threading.enumerate() if t.name == "pi-notifier-ui"} <= before
+    finally:
+        app.shutdown()

@@ -46,7 +46,7 @@ class Pi:
 
     def look(self) -> Seen:
         self.last = next(self.screens, self.last)
-        return Seen(find_dialog(self.last, "question"), self.last)
+        return Seen(find_dialog(self.last), self.last)
 
     def send(self, step: Step, seen: Seen) -> bool:
         assert seen.proof == self.last  # (a key goes onto the very look it was checked against)
@@ -122,7 +122,7 @@ def test_a_cursor_moved_by_someone_else_stops_the_answer() -> None:
 
 def test_bound_is_this_question_in_every_state_answering_puts_it_in() -> None:
     def dialog(s: str):  # type: ignore[no-untyped-def]
-        found = find_dialog(s, "question")
+        found = find_dialog(s)
         assert found is not None
         return found
 

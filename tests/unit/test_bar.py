@@ -104,14 +104,14 @@ def test_what_status_says_is_silenced() -> None:
         .snoozed(NOW - 1, NOW, project="old")  # (over: not said)
         .with_mute("blog", True)
     )
-    line = silenced.silenced_line(silenced.Silences.of(prefs), Snapshot((view,)), NOW)
+    line = silenced.silenced_line(prefs, Snapshot((view,)), NOW)
     assert line == (
         "snoozed: everything for 10 min, session blog 1d2e3a4b for 1 h 00 min, project shop for 1 min; muted: blog"
     )
-    obj = silenced.silenced_obj(silenced.Silences.of(prefs), NOW)
+    obj = silenced.silenced_obj(prefs, NOW)
     assert obj["muted"] == ["blog"] and list(obj["snoozed"]["projects"]) == ["shop"]
     assert obj["snoozed"]["all"] and obj["snoozed"]["sessions"] == {view.ref.key: obj["snoozed"]["sessions"][view.ref.key]}
-    assert silenced.silenced_line(silenced.Silences(), Snapshot(), NOW) == ""
+    assert silenced.silenced_line(silenced.Preferences(), Snapshot(), NOW) == ""
 
 
 def test_the_saved_choices_read_back_as_the_store_wrote_them(tmp_path: Path) -> None:
@@ -122,7 +122,7 @@ def test_the_saved_choices_read_back_as_the_store_wrote_them(tmp_path: Path) -> 
     from notifier.store import Store, saved_silences
 
     now = time.time()
-    assert saved_silences(str(tmp_path), now) == silenced.Silences()  # nothing saved: none, nothing made
+    assert saved_silences(str(tmp_path), now) == silenced.Preferences()  # nothing saved: none, nothing made
     assert not list(tmp_path.iterdir())
     store = Store(str(tmp_path / "state.sqlite3"))
     store.snooze(now + 600)
@@ -130,7 +130,7 @@ def test_the_saved_choices_read_back_as_the_store_wrote_them(tmp_path: Path) -> 
     store.snooze(now + 120, project="blog")
     store.snooze(now - 5, project="over")
     store.mute("shop", True)
-    expected = silenced.Silences.of(store.preferences(now))
+    expected = store.preferences(now)
     store.close()
     got = saved_silences(str(tmp_path), now)
     assert got == expected and got.projects == {"blog": now + 120} and got.muted == {"shop"}

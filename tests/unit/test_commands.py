@@ -123,29 +123,3 @@ def test_absent_and_null_numbers_are_zero() -> None:
 def test_show_waits_at_most_two_seconds() -> None:
     assert parse({"cmd": "show", "wait": 60}, NOW) == Show(wait=2.0)
     assert parse({"cmd": "show", "wait": -1}, NOW) == Show()
-
-
-MORNING = NOW + 12 * 3600
-
-
-@pytest.mark.parametrize(
-    ("obj", "command"),
-    [
-        ({"verb": "show", "arg": None}, Show()),
-        ({"verb": "show", "arg": ["/s/a.jsonl", "c1"]}, Show(Focus("/s/a.jsonl", "c1"))),
-        ({"verb": "clear", "arg": None}, Clear()),
-        ({"verb": "clear", "arg": ["/s/a.jsonl", None]}, Clear("/s/a.jsonl")),
-        ({"verb": "snooze", "arg": 900}, Snooze(NOW + 900)),
-        ({"verb": "snooze", "arg": 0}, Snooze(0.0)),
-        ({"verb": "snooze", "arg": "tomorrow"}, Snooze(MORNING)),
-        ({"verb": "unmute", "arg": "shop"}, Mute("shop", on=False)),
-        ({"verb": "quit"}, Quit()),
-    ],
-)
-def test_the_tray_verbs_over_the_socket_are_the_same_commands(obj: dict[str, object], command: object) -> None:
-    assert parse({"cmd": "act", **obj}, NOW, morning=MORNING) == command
-
-
-def test_tomorrow_needs_the_callers_calendar() -> None:
-    with pytest.raises(CommandError):
-        parse({"cmd": "act", "verb": "snooze", "arg": "tomorrow"}, NOW)

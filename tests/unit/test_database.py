@@ -1,4 +1,4 @@
-"""The write-behind SQLite database under the state store (notifier.store), on a small
+"""The SQLite database under the state store (notifier.store), written by the thread that changes it, on a small
 schema of its own: what the hostile store tests do not reach (a lock held at start, a file gone
 bad in place while running, a queue that outgrows its bound)."""
 
@@ -121,13 +121,13 @@ def test_commit_puts_a_change_in_the_file_at_once_and_leaves_it_waiting_under_a_
 ) -> None:
     """commit() writes what waits in the caller's thread: another connection reads it the moment
     it returns (a process killed then loses nothing). Under another process's lock it gives up
-    within its wait, nothing lost: the writer writes it once the lock is gone (one fault policy)."""
+    within its wait, nothing lost: it is written once the lock is gone (one fault policy)."""
     import time
 
     caplog.set_level(logging.WARNING, "notifier.store")
     path = tmp_path / "state.sqlite3"
     db = opened(path)
-    for n in range(20):  # (the writer, woken by the same change, may have written it first)
+    for n in range(20):  # (written by the change itself already: commit says it is in the file)
         db._run("seen", "INSERT INTO seen VALUES (?)", (f"now {n}",))
         assert db.commit()
         assert file_rows(path, f"SELECT key FROM seen WHERE key = 'now {n}'") == [(f"now {n}",)]
@@ -142,4 +142,41 @@ def test_commit_puts_a_change_in_the_file_at_once_and_leaves_it_waiting_under_a_
     locker.close()
     assert db.flush(10)
     assert file_rows(path, "SELECT key FROM seen WHERE key = 'later'") == [("later",)]
+    db.close()
+
+
+def test_a_change_is_in_the_file_when_the_call_returns_and_no_thread_waits(tmp_path: Path) -> None:
+    """No writer thread: the thread that changes the store writes it (one WAL commit), so
+    another connection reads it the moment the call returns; a retry's timer exists only while
+    the file cannot be written."""
+    import threading
+
+    path = tmp_path / "state.sqlite3"
+    before = set(threading.enumerate())
+    db = opened(path)
+    for n in range(5):
+        db._run("log", "INSERT INTO log VALUES (?)", (n,))
+        assert file_rows(path, f"SELECT n FROM log WHERE n = {n}") == [(n,)]
+    assert db.unwritten == 0
+    assert set(threading.enumerate()) - before == set()
+    db.close()
+
+
+def test_changes_made_together_reach_the_file_in_one_transaction(tmp_path: Path) -> None:
+    """What a thread changes inside ``together()`` is read at once from memory, and reaches the
+    file when it ends, all of it (a process killed inside leaves none of it); what another
+    thread writes meanwhile does not take it along half made."""
+    import threading
+
+    path = tmp_path / "state.sqlite3"
+    db = opened(path)
+    with db.together():
+        db._run("seen", "INSERT INTO seen VALUES (?)", ("first",))
+        other = threading.Thread(target=db._run, args=("log", "INSERT INTO log VALUES (?)", (7,)))
+        other.start()
+        other.join()
+        assert file_rows(path, "SELECT n FROM log") == [(7,)]  # (the other thread's own change)
+        db._run("seen", "INSERT INTO seen VALUES (?)", ("second",))
+        assert seen(db) == {"first", "second"} and file_rows(path, "SELECT key FROM seen") == []
+    assert sorted(file_rows(path, "SELECT key FROM seen")) == [("first",), ("second",)]
     db.close()

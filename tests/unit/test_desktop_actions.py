@@ -28,6 +28,7 @@ from notifier.core.model import (
 from notifier.core.owners import Proc
 from notifier.core.planner import Preferences
 from notifier.core.reducer import Header, ToolStart
+from notifier.engine import Batch
 from notifier.outputs.backends import Plain
 from notifier.outputs.desktop import AlertSink
 from notifier.outputs.render import Message, option_actions, render, sound_hints, who
@@ -82,12 +83,15 @@ def test_option_actions_only_where_an_answer_can_be_given() -> None:
         (question(("a", "b", "c", "d")), True),  # more than 3 options
         (question(multi=True), True),
         (question(items=2), True),  # a form
-        (question(tool="my_ask"), True),  # no key map
         (question(), False),  # text hidden: its options too
         (question(()), True),
+        (question((), tool="ask_user"), True),  # no options: nothing to press
     ):
         assert option_actions(q, show_text) == ()
         assert not [a for a, _ in render(notice(q), show_text, False).actions if a.startswith("answer:")]
+    # whatever the tool is called: its question's shape decides (options, one question, one pick)
+    for tool in ("my_ask", "ask_user", "clarify_prompt", "mcp__server__ask"):
+        assert option_actions(question(tool=tool), True) == (("answer:1", "Yes"), ("answer:2", "No"))
 
 
 def test_sound_hints() -> None:
@@ -147,7 +151,7 @@ def signalled(
     ref = SessionRef("/s/a.jsonl", "id", "/home/me/webshop", "billing refactor")
     sink.start()
     try:
-        sink.transitions([Transition("needs_input", ref, q, time.time())], Snapshot())
+        sink.publish(Batch((Transition("needs_input", ref, q, time.time()),), Snapshot()))
         wait_for(lambda: server.shown, 5, "the question's notification")
         for kind, server_id, arg in signals:
             (sink.on_server_action if kind == "action" else sink.on_server_reply)(server_id, arg)

@@ -334,3 +334,31 @@ def test_one_pi_keeps_at_most_max_dialogs_on_the_board_and_another_pi_is_not_hel
     feed.apply("/run/y.sock", gate(id="other", kind="confirm", options=None, tool=None, tool_call_id=None))
     pending = {q.tool_call_id for _, q in engine.board.snapshot(1.0).pending}
     assert len(pending) == MAX_DIALOGS + 1 and {"late", "other"} <= pending and "d0" not in pending
+
+
+def test_a_question_tools_dialog_inside_another_call_is_that_sessions_question() -> None:
+    """A codemode script's question (issue 29, 2c): the session file has only the codemode call,
+    so the nested question tool's custom dialog is listed, asking what its arguments ask; the
+    same tool's dialog as the model's own call is not (its question is read from the file)."""
+    catalog = QuestionCatalog()
+    args = {"question": "Which database?", "options": [{"label": "PostgreSQL"}, {"label": "SQLite"}]}
+    fields: dict[str, Any] = {"kind": "custom", "title": None, "options": None, "remote": "keys", "waits": True}
+    own = gate(**fields, tool="question", tool_call_id="call_q1", tool_input=args)
+    nested = gate(**fields, tool="question", tool_call_id="call_c1/1", tool_input=args, outer_tool_call_id="call_c1")
+    assert nested.outer_tool_call_id == "call_c1" and own.outer_tool_call_id is None
+    assert not counts(own, catalog) and counts(nested, catalog)
+    engine = _Engine(["/s"])
+    feed = _feed(engine)
+    feed.apply("/run/x.sock", own)
+    assert engine.emitted == []
+    feed.apply("/run/x.sock", nested)
+    (t,) = engine.emitted
+    q = t.question
+    assert (t.kind, q.kind, q.dialog, q.tool) == ("needs_input", "dialog", "custom", "question")
+    assert q.tool_call_id == "call_c1/1"  # (pi's id for the nested call: unique, under call_c1)
+    assert (q.text, q.options) == ("Which database?", ("PostgreSQL", "SQLite"))
+    # a nested call's dialog that is not a question tool's (a gate on a script's bash): its title
+    gated = gate(tool_call_id="call_c1/2", outer_tool_call_id="call_c1")
+    assert question_of(gated, 0.0, catalog).options == ("Yes", "No")
+    # a custom dialog with nothing to read its question from: the generic text, as before
+    assert question_of(gate(**fields, tool="run_script", tool_input={"code": "x"}), 0.0, catalog).options == ()

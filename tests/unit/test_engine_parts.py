@@ -29,8 +29,10 @@ class Clock:
         return self.now
 
 
-def _liveness(clock: Clock, interval: float = 3.0) -> Liveness:
-    return Liveness(True, interval, threading.Event(), FailureLog(), processes=lambda: [], clock=clock)
+def _liveness(clock: Clock, interval: float = 3.0, found: list[list[Proc]] | None = None) -> Liveness:
+    """``found``: what each read of the process table finds (the first, then the next; default: no pi)."""
+    lists = found if found is not None else []
+    return Liveness(True, interval, FailureLog(), processes=lambda: lists.pop(0) if lists else [], clock=clock)
 
 
 def _asked(board: Board, key: str, cid: str) -> list[Transition]:
@@ -38,13 +40,11 @@ def _asked(board: Board, key: str, cid: str) -> list[Transition]:
     return board.local.apply(key, [Header("s-" + key, "/p/" + key), ToolStart(100.0, cid, "question", q)], 100.0)
 
 
-def _looked(live: Liveness, board: Board, clock: Clock, found: list[Proc]) -> list[Transition]:
-    """The probe's turn: the engine's timer fires when due, the list read comes back."""
+def _looked(live: Liveness, board: Board, clock: Clock) -> list[Transition]:
+    """The engine's timer fires when due: the process table is read and applied."""
     assert live.next_due is not None
     clock.now = live.next_due
-    live.due(board, clock.now)
-    assert live.next_due is None
-    return live.apply(board, ProcessList(board.local.mark(), found), clock.now)
+    return live.due(board, clock.now, clock.now)
 
 
 def test_an_abandoned_question_is_looked_at_again_less_and_less_often() -> None:
@@ -52,20 +52,20 @@ def test_an_abandoned_question_is_looked_at_again_less_and_less_often() -> None:
     live = _liveness(clock)
     live.asked(_asked(board, "f", "q1"))
     assert live.next_due == pytest.approx(clock.now)  # its pi not known yet: looked for at once
-    assert [t.kind for t in _looked(live, board, clock, [])] == ["abandoned"]
+    assert [t.kind for t in _looked(live, board, clock)] == ["abandoned"]
     delays = []
     for _ in range(6):
         assert live.next_due is not None
         delays.append(live.next_due - clock.now)
-        assert _looked(live, board, clock, []) == []
+        assert _looked(live, board, clock) == []
     assert delays == pytest.approx([3.0, 6.0, 12.0, 24.0, RECHECK_MAX_S, RECHECK_MAX_S])
     # A new question: looked at soon, and the back-off starts again.
     asked = _asked(board, "g", "q2")
     live.asked([replace(t, asker=(7, 50.0)) for t in asked])  # (a pi known to wait for a human)
     assert live.next_due == pytest.approx(clock.now + LIVENESS_SOON_S)
-    assert [t.kind for t in _looked(live, board, clock, [])] == ["abandoned"]
+    assert [t.kind for t in _looked(live, board, clock)] == ["abandoned"]
     assert live.next_due == pytest.approx(clock.now + 3.0)
-    assert _looked(live, board, clock, []) == []
+    assert _looked(live, board, clock) == []
     assert live.next_due == pytest.approx(clock.now + 6.0)
 
 
@@ -77,29 +77,39 @@ def test_a_question_whose_pi_runs_keeps_being_checked_at_the_interval() -> None:
     assert live.next_due == pytest.approx(clock.now + 3.0)
 
 
-def test_the_probe_is_asked_only_when_due_and_only_if_anything_depends_on_it() -> None:
+def test_the_process_table_is_read_only_when_due_and_only_if_anything_depends_on_it() -> None:
     clock, board = Clock(), Board(liveness=True)
-    live = _liveness(clock)
-    got: list[ProcessList] = []
-    done = threading.Event()
+    reads: list[str] = []
 
-    def put(found: ProcessList) -> None:
-        got.append(found)
-        done.set()
+    def processes() -> list[Proc]:
+        reads.append("read")
+        return []
 
-    live.start(put)
+    live = Liveness(True, 3.0, FailureLog(), processes=processes, clock=clock)
     live.schedule(1.0)
-    live.due(board, clock.now + 1.0)  # due, but no question waits: no read
+    assert live.due(board, clock.now + 1.0, clock.now) == [] and reads == []  # due, but no question waits
     _asked(board, "f", "q1")
     live.schedule(1.0)
-    live.due(board, clock.now)  # not due yet
+    assert live.due(board, clock.now, clock.now) == [] and reads == []  # not due yet
     assert live.next_due is not None
-    mark = board.local.mark()
-    live.due(board, clock.now + 1.0)
-    assert done.wait(10), "the probe thread did not read"
-    assert got == [ProcessList(mark, [])]
-    live._stop.set()
-    live.wake()
+    assert [t.kind for t in live.due(board, clock.now + 1.0, clock.now + 1.0)] == ["abandoned"]
+    assert reads == ["read"]
+
+
+def test_a_question_asked_while_the_table_is_read_is_not_judged_on_that_read() -> None:
+    """The mark is taken before the read: a question the board saw after it stays pending."""
+    clock, board = Clock(), Board(liveness=True)
+    _asked(board, "f", "q1")
+
+    def processes() -> list[Proc]:
+        _asked(board, "g", "q2")  # (seen while the table is read: its pi may have started after)
+        return []
+
+    live = Liveness(True, 3.0, FailureLog(), processes=processes, clock=clock)
+    live.schedule(0.0)
+    gone = live.due(board, clock.now, clock.now)
+    assert [(t.kind, t.question.tool_call_id) for t in gone] == [("abandoned", "q1")]
+    assert [q.tool_call_id for _, q in board.snapshot(clock.now).pending] == ["q2"]
 
 
 class Boom(BaseException):
@@ -195,3 +205,16 @@ def test_a_followed_file_tells_what_changed_and_what_waits(tmp_path: Path) -> No
     assert view is not None and view.pending == ()
     f.unlink()
     assert followed.read() == [] and followed.view() is None
+
+
+def test_what_failed_is_handed_to_listeners_as_it_changes() -> None:
+    """The tray is handed the health's lines when a part fails and when it runs again (it never
+    asks for them while drawing)."""
+    health, seen = FailureLog(), list[tuple[str, ...]]()
+    health.listen(seen.append)
+    assert seen == []  # (nothing failed: nothing to hand)
+    health.failed("engine", RuntimeError("disk gone"), "restarted 1×")
+    assert seen == [("engine failed once (RuntimeError: disk gone); restarted 1×",)]
+    health.recovered("engine")
+    health.failed("engine", RuntimeError("disk gone"), "restarted 2×")
+    assert len(seen) == 3 and seen[-1] == health.lines() == ("engine failed 2× (RuntimeError: disk gone); restarted 2×",)

@@ -1,34 +1,43 @@
-"""The lock that says who notifies (app/instance.py ``NotifyLock``): headless runs share it, the
-app claims it. Real files and real flock (two descriptors in one process are two holders).
-(A claim of another, running process: tests/processes/test_notify_lock.py.)"""
+"""Who notifies a set of folders (:class:`notifier.instance.Notifying`): the app of those folders,
+else one headless run of them. Real files and real flock (two descriptors in one process are
+two holders). (Held by other processes, killed ones too: tests/processes/test_notify_lock.py.)"""
 
 from __future__ import annotations
 
-import json
 import os
+import threading
 from pathlib import Path
 
-from notifier.instance import NotifyLock
+from notifier.instance import Notifying
 
 
-def test_headless_runs_share_it_and_the_app_waits_for_them(tmp_path: Path) -> None:
-    path = str(tmp_path / "run" / "notify.lock")
-    one, two, app = NotifyLock(path), NotifyLock(path), NotifyLock(path)
-    assert one.share() and two.share()  # two headless runs that notify
-    assert one.claimant() is None  # nobody claims it yet
-    assert not app.claim(["/s"], wait_s=0.1)  # they did not let go: the app goes on without it
-    assert one.claimant() is None  # (the claim names this very process: never its own claimant)
-    one.release()
-    two.release()
+def test_the_app_of_the_folders_or_one_headless_run_notifies(tmp_path: Path) -> None:
+    folder = str(tmp_path / "run")
+    one, two, app = Notifying(folder, ["/s"]), Notifying(folder, ["/s"]), Notifying(folder, ["/s"])
+    assert one.take() is None and one.take() is None  # a headless run: it notifies (taken once, kept)
+    assert two.take() == 0  # another one does not (0: the holder is this very process)
+    assert not one.app_runs() and not one.after_app
+    assert not app.claim(wait_s=0.1)  # one did not hand over: the app goes on without it
+    assert one.app_runs() and two.app_runs()
+    both = Notifying(folder, ["/b", "/a"])
+    assert both.claim(wait_s=0.1) and not Notifying(folder, ["/t"]).app_runs()  # (an app of other folders)
+    assert Notifying(folder, ["/a", "/b"]).app_runs() and not Notifying(folder, ["/a"]).app_runs()
+    both.release()
+    assert Path(app.app_path).read_text() == f"{os.getpid()} app"
+    one.let_go()
     app.release()
-    assert app.claim(["/b", "/a"], wait_s=1.0) and app.exclusive  # nobody shares it: at once
-    said = json.loads(Path(path).read_text())
-    assert said == {"pid": os.getpid(), "roots": ["/a", "/b"]}
-    late = NotifyLock(path)
-    assert not late.share()  # a headless run started after the app: the app notifies
+    assert app.claim(wait_s=1.0)  # nobody notifies: at once
+    assert Path(app.path).read_text() == f"{os.getpid()} app" and not app.after_app
+    elsewhere = Notifying(folder, ["/t"])
+    assert elsewhere.take() is None and not elsewhere.app_runs()  # (nobody else notifies those)
+
+    late = Notifying(folder, ["/s"])
+    waiting = threading.Thread(target=late.wait, daemon=True)
+    waiting.start()
+    waiting.join(0.2)
+    assert waiting.is_alive() and late.fd is None  # (the app notifies)
     app.release()
-    assert Path(path).read_text() == ""  # the app that ended claims nothing any more
-    assert late.share()
-    late.release()
-
-
+    waiting.join(10)
+    assert not waiting.is_alive() and late.fd is not None and late.after_app  # its turn, after the app
+    for each in (late, elsewhere, two):
+        each.release()

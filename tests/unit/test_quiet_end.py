@@ -8,6 +8,7 @@ from datetime import datetime, timedelta
 
 from notifier.config import Config
 from notifier.core.model import Option, Question, QuestionItem, SessionRef, Snapshot, Transition
+from notifier.engine import Batch
 from notifier.outputs.desktop import AlertSink
 
 from ..conftest import wait_for
@@ -27,7 +28,7 @@ def test_a_question_held_by_quiet_hours_is_announced_as_they_end() -> None:
     try:
         ref = SessionRef("/s/a.jsonl", "id", "/home/me/webshop", None)
         q = Question("c1", "question", (QuestionItem("Ship it?", options=(Option("Yes"),)),), time.time() + offset)
-        sink.transitions([Transition("needs_input", ref, q, time.time() + offset)], Snapshot())
+        sink.publish(Batch((Transition("needs_input", ref, q, time.time() + offset),), Snapshot()))
         wait_for(lambda: sink.planner.held, 5, "held by the quiet hours")
         assert server.shown == []
         wait_for(lambda: server.shown, 5, "announced as the quiet hours end")

@@ -1,5 +1,5 @@
 """The UI thread (outputs/tray.Redraw) on its own: it draws the snapshot the engine sent it with the
-app's preferences and health, and a drawing that fails is the supervisor's (recorded, said once) —
+preferences and health it was handed, and a drawing that fails is the supervisor's (recorded, said once) —
 the next change draws again."""
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from notifier.app import WindowProcess
 from notifier.config import Config
 from notifier.core.model import Snapshot
 from notifier.core.planner import Preferences
+from notifier.engine import Batch
 from notifier.outputs.tray import Redraw, UiState
 from notifier.system.supervisor import FailureLog
 
@@ -39,22 +40,23 @@ def test_a_failed_drawing_is_recorded_and_the_next_change_draws_again(
     stop, health, tray = threading.Event(), FailureLog(), Tray()
     config = Config()
     config.values["quiet_hours"] = "22:00-07:00"
-    prefs = [Preferences(muted=frozenset({"shop"}))]
-    redraw = Redraw(lambda: prefs[-1], WindowProcess(str(tmp_path / "unused.sock")), lambda: tray, config, health, stop)
+    redraw = Redraw(WindowProcess(str(tmp_path / "unused.sock")), config, health, stop)
+    redraw.tray = tray  # (wired once, before it starts)
+    redraw.set_preferences(Preferences(muted=frozenset({"shop"})))  # (handed, as their owner does)
     redraw.start()
     try:
-        redraw.changed()
-        wait_for(lambda: health.report().get("tray and window", {}).get("recovered"), 10, "the UI thread again")
-        assert tray.drawn == []  # (nothing changed since: nothing drawn)
-        sent = Snapshot(taken_at=5.0)
-        prefs.append(Preferences(snooze_all_until=1e12))
-        redraw.transitions([], sent)  # the engine hands it the snapshot: drawn as it was sent
-        wait_for(lambda: tray.drawn, 10, "drawn again")
-        later = UiState(sent, prefs[-1], tuple(health.lines()))
-        assert tray.drawn == [(later, "22:00-07:00")]  # the state the app built, as it is now
-        report = health.report()["tray and window"]
+        wait_for(lambda: health.report().get("outputs", {}).get("recovered"), 10, "the UI thread again")
+        # the failure is a change of what the tray shows: drawn again, saying so
+        wait_for(lambda: tray.drawn and tray.drawn[-1][0].health == health.lines(), 10, "the failure shown")
+        assert "outputs failed once" in tray.drawn[-1][0].health[0]
+        sent, prefs = Snapshot(taken_at=5.0), Preferences(snooze_all_until=1e12)
+        redraw.set_preferences(prefs)
+        redraw.publish(Batch((), sent))  # the engine hands it the snapshot: drawn as it was sent
+        wait_for(lambda: tray.drawn[-1][0].snapshot is sent and tray.drawn[-1][0].preferences is prefs, 10, "drawn")
+        assert tray.drawn[-1] == (UiState(sent, prefs, health.lines()), "22:00-07:00")  # as handed, nothing pulled
+        report = health.report()["outputs"]
         assert report["count"] == 1 and "drawing broke" in report["error"]
-        assert len([r for r in caplog.records if "the tray and window failed" in r.getMessage()]) == 1
+        assert len([r for r in caplog.records if "the outputs failed" in r.getMessage()]) == 1
     finally:
         stop.set()
         redraw.changed()

@@ -14,6 +14,7 @@ from notifier.config import Config, ConfigError
 from notifier.core.board import Board
 from notifier.core.codec import event_obj
 from notifier.core.model import Question, QuestionItem, SessionRef, Snapshot, Transition, remote_key
+from notifier.engine import Batch
 from notifier.remote import Ready, RemoteAsked, RemoteEnded, StreamError, parse_line
 
 from ..conftest import wait_for
@@ -94,7 +95,8 @@ def test_board_remote_lifecycle() -> None:
     assert board.remote.asked(ref, q("a"), NOW, False) == []  # known: no second notice
     board.remote.offline("devbox", NOW + 1)
     assert board.snapshot(NOW).pending_count == 0
-    assert board.remote.offline_since("devbox") == NOW + 1
+    view = board.view(ref.key)
+    assert view is not None and view.offline_since == NOW + 1 and [q.tool_call_id for q in view.offline] == ["a", "b"]
     out = board.remote.synced("devbox", {(ref.key, "a")}, NOW + 2)  # b ended while away
     assert [(t.kind, t.question.tool_call_id, t.outcome) for t in out] == [("resolved", "b", "superseded")]
     assert board.snapshot(NOW).pending_count == 1
@@ -168,19 +170,19 @@ def test_push_sink_timing_and_away() -> None:
     sink = PushSink(config, send=send, away=look, clock=clock)
     sink.start()
     try:
-        sink.transitions([Transition("needs_input", a, q("a"), NOW)], Snapshot())
+        sink.publish(Batch((Transition("needs_input", a, q("a"), NOW),), Snapshot()))
         wait_for(lambda: looks, 5, "a look at the desktop")
         assert looks == [(0.0, None)]
         # Away now, earlier than a's next look: a new question b is due at once (push.after 0)
         # and goes out alone; a, looked at again only in AWAY_RECHECK_S, is not in its group.
         away[0] = True
         clock.t = AWAY_RECHECK_S - GROUP_S - 1.0
-        sink.transitions([Transition("needs_input", b, q("b"), NOW)], Snapshot())
+        sink.publish(Batch((Transition("needs_input", b, q("b"), NOW),), Snapshot()))
         assert pushed.acquire(timeout=10), "b was not pushed"
         assert sent == [("devbox · shop needs an answer", [(0.0, None), (clock.t, True)])]
         # a's time comes: any handover wakes the timer (here b resolved), which looks and pushes a.
         clock.t = AWAY_RECHECK_S
-        sink.transitions([Transition("resolved", b, q("b"), NOW)], Snapshot())
+        sink.publish(Batch((Transition("resolved", b, q("b"), NOW),), Snapshot()))
         assert pushed.acquire(timeout=10), "a was not pushed at its next look"
         assert sent[1] == ("devbox · webshop needs an answer", [*sent[0][1], (AWAY_RECHECK_S, True)])
         wait_for(lambda: sink.sent == 2, 5, "both pushes counted as sent")
@@ -211,16 +213,16 @@ def test_push_sink_never_pushes_a_question_twice(tmp_path: Any) -> None:
         old = Question("old", "question", (QuestionItem("Pushed before?"),), NOW)
         new = Question("new", "question", (QuestionItem("New?"),), NOW)
         # in this order: were "old" pushed again, it would be sent before "new"
-        sink.transitions([Transition("needs_input", ref, old, NOW, initial=True)], Snapshot())
-        sink.transitions([Transition("needs_input", ref, new, NOW)], Snapshot())
+        sink.publish(Batch((Transition("needs_input", ref, old, NOW, initial=True),), Snapshot()))
+        sink.publish(Batch((Transition("needs_input", ref, new, NOW),), Snapshot()))
         wait_for(lambda: sent, 10, "the push of the new question")
         assert sent == ["New?"]
         assert store.pushed() == {(ref.key, "old"), (ref.key, "new")}
         # resolved, then seen pending again (its pi came back): still not pushed a second time
-        sink.transitions([Transition("abandoned", ref, new, NOW)], Snapshot())
-        sink.transitions([Transition("needs_input", ref, new, NOW)], Snapshot())
+        sink.publish(Batch((Transition("abandoned", ref, new, NOW),), Snapshot()))
+        sink.publish(Batch((Transition("needs_input", ref, new, NOW),), Snapshot()))
         third = Question("third", "question", (QuestionItem("Third?"),), NOW)
-        sink.transitions([Transition("needs_input", ref, third, NOW)], Snapshot())
+        sink.publish(Batch((Transition("needs_input", ref, third, NOW),), Snapshot()))
         wait_for(lambda: len(sent) >= 2, 10, "the push of the third question")
         assert sent == ["New?", "Third?"]
     finally:
@@ -364,8 +366,8 @@ def test_a_push_storm_collapses_per_destination_and_says_how_many_it_folds() -> 
     try:
         for m in range(10):
             ref = SessionRef(f"/s/{m}.jsonl", None, f"/w/p{m}", None)
-            sink.transitions(
-                [Transition("needs_input", ref, q(f"m{m}-c{c}"), NOW) for c in range(100)], Snapshot()
+            sink.publish(
+                Batch(tuple(Transition("needs_input", ref, q(f"m{m}-c{c}"), NOW) for c in range(100)), Snapshot())
             )
             # one message after the other (as pi writes them): each its own group, due at once
             wait_for(lambda: not sink._waiting, 5, "the message's questions taken")

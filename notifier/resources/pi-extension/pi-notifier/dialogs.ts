@@ -50,8 +50,9 @@ export interface Clients {
 export class Dialogs {
 	private readonly shown = new Map<string, Dialog>();
 	private counter = 0;
-	/** The tool calls under way (the most recent one is the tool a dialog opened for). */
-	readonly running = new Map<string, { name: string; input: unknown }>();
+	/** The tool calls under way (the most recent one is the tool a dialog opened for); ``parent``:
+	 * the call that made a nested one (pi's parentToolCallId). */
+	readonly running = new Map<string, { name: string; input: unknown; parent?: string }>();
 	/** > 0 while keys from a client are being fed to a component. */
 	remoteDepth = 0;
 	/** How many of pi's selectors were cancelled (Escape, or their countdown): a confirm whose
@@ -99,7 +100,16 @@ export class Dialogs {
 
 	open(kind: Kind, title: unknown, options: unknown, remote: Remote): Dialog {
 		let tool: ToolCall | null = null;
-		for (const [id, t] of this.running) tool = { id, ...t }; // the most recently started tool call
+		for (const [id, t] of this.running) tool = { id, name: t.name, input: t.input }; // the most recently started
+		// A nested call (a codemode script's): the dialog is also the question of the model's own call
+		// it runs under, the only one in the session file while it runs.
+		let outer = tool ? this.running.get(tool.id)?.parent : undefined;
+		for (let i = 0; outer !== undefined && i < 16; i++) {
+			const up = this.running.get(outer)?.parent;
+			if (up === undefined) break;
+			outer = up;
+		}
+		if (tool && outer !== undefined) tool.outer = outer;
 		const d: Dialog = newDialog(`${this.token}-${++this.counter}`, kind, title, options, remote, tool, Date.now());
 		this.shown.set(d.id, d);
 		return d;

@@ -8,10 +8,12 @@
  * Protocol: one JSON object per line. On connect the server sends
  *   {"event":"hello","protocol":1,"pi_version","pid","session_file","session_id","session_dir","cwd","mode","dialogs":[dialog...]}
  * then, while connected,
- *   {"event":"dialog","id","kind","title","options","tool","tool_call_id","tool_input","session_file","session_dir","cwd","pid","at","remote","screen","waits"}
+ *   {"event":"dialog","id","kind","title","options","tool","tool_call_id","tool_input","outer_tool_call_id","session_file","session_dir","cwd","pid","at","remote","screen","waits"}
  *   {"event":"screen","id","lines"}              (a custom dialog's text changed)
  *   {"event":"closed","id","how":"answered|cancelled|remote","answer","timed_out"}
  *   {"event":"bye","reason"}                    (pi closes its session: quit, /new, /resume, /reload)
+ * outer_tool_call_id: when the tool call the dialog opened for is a nested one (a codemode script's
+ * tool call), the model's own call it runs under (the one in the session file); else null.
  * session_file is null before pi has a session (a start-up dialog such as project trust); waits is
  * false for a dialog not known to wait for a human (a loader shown while an extension calls the
  * model); it is announced again when that changes. answer: the choice or text the dialog returned
@@ -112,15 +114,18 @@ export default async function piNotifier(pi: ExtensionAPI): Promise<void> {
 	});
 
 	const running = dialogs.running;
+	// (parent: the call that made a nested one, as a codemode script makes its tools' calls)
+	const parentOf = (event: { parentToolCallId?: unknown }): string | undefined =>
+		typeof event.parentToolCallId === "string" ? event.parentToolCallId : undefined;
 	pi.on("tool_execution_start", async (event) => {
 		if (event && typeof event.toolCallId === "string")
-			running.set(event.toolCallId, { name: String(event.toolName), input: event.args });
+			running.set(event.toolCallId, { name: String(event.toolName), input: event.args, parent: parentOf(event) });
 	});
 	pi.on("tool_call", async (event) => {
 		const t = event && running.get(event.toolCallId);
 		if (t) t.input = event.input;
 		else if (event && typeof event.toolCallId === "string")
-			running.set(event.toolCallId, { name: String(event.toolName), input: event.input });
+			running.set(event.toolCallId, { name: String(event.toolName), input: event.input, parent: parentOf(event) });
 	});
 	pi.on("tool_execution_end", async (event) => {
 		if (event) running.delete(event.toolCallId);

@@ -34,6 +34,7 @@ export interface DialogInfo {
 	tool: string | null;
 	toolCallId: string | null;
 	toolInput: unknown;
+	outerToolCallId: string | null; // a nested call's: the model's own call it runs under
 	at: number;
 	remote: Remote;
 	waits: boolean; // known to wait for a human (select, confirm, input, editor; custom: decided later)
@@ -51,6 +52,9 @@ export interface ToolCall {
 	id: string;
 	name: string;
 	input: unknown;
+	/** A nested call (one another tool made, such as a codemode script's): the model's own call it
+	 * runs under, the one in the session file. Absent for the model's own calls. */
+	outer?: string;
 }
 
 export function socketName(pid: number, token: string): string {
@@ -97,6 +101,7 @@ export function newDialog(
 		tool: tool ? bound(tool.name, MAX_NAME) : null,
 		toolCallId: tool ? bound(tool.id, MAX_NAME) : null,
 		toolInput: tool ? boundJson(tool.input) : null,
+		outerToolCallId: tool?.outer ? bound(tool.outer, MAX_NAME) : null,
 		at,
 		remote,
 		waits: kind !== "custom",
@@ -113,6 +118,7 @@ export function dialogEvent(d: DialogInfo, where: Where, screen: string[] | null
 		tool: d.tool,
 		tool_call_id: d.toolCallId,
 		tool_input: d.toolInput,
+		outer_tool_call_id: d.outerToolCallId,
 		session_file: where.sessionFile,
 		session_dir: where.sessionDir,
 		cwd: where.cwd,
