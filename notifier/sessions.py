@@ -746,8 +746,10 @@ def _unpack(row: tuple[Any, ...], path: str, size: int, max_line: int, ident: tu
     if type(data) is not list or len(data) != len(FIELDS):
         raise Damaged("a summary has the wrong fields")
     offset, head_len, tail_start, ws, nc = data[:5]
-    offset = _int(offset, size)
-    head_len, tail_start, ws = _int(head_len, HEAD), _int(tail_start, offset), _int(ws, offset)
+    if not (type(offset) is type(head_len) is type(tail_start) is type(ws) is int and 0 <= offset <= size):
+        raise Damaged("a summary holds a wrong number")
+    if not (0 <= head_len <= HEAD and 0 <= tail_start <= offset and 0 <= ws <= offset):
+        raise Damaged("a summary holds a wrong number")
     if type(head) is not bytes or type(tail) is not bytes or len(head) != 16 or len(tail) != 16:
         raise Damaged("a summary holds wrong digests")  # (sessions.tail.digest: 16 bytes)
     if type(partial) is not bytes or len(partial) > min(offset, MAX_PARTIAL) or type(nc) is not bool:
@@ -802,8 +804,3 @@ def _listed(pending: Any, running: Any) -> bool:
         return False
     return not running or all(_str(k) and _str(v) for k, v in running.items())
 
-
-def _int(value: Any, high: int) -> int:
-    if type(value) is not int or not 0 <= value <= high:
-        raise Damaged("a summary holds a wrong number")
-    return value
