@@ -68,20 +68,11 @@ if TYPE_CHECKING:
     import socket
 
     from notifier.core.board import Board
+    from notifier.sessions import EngineOptions
     from notifier.watch import Watch
 
 log = logging.getLogger(__name__)
 say_once = LogOnce(log)
-
-
-class Options(Protocol):
-    """What of the engine's options a dialog is judged by."""
-
-    @property
-    def roots(self) -> list[str]: ...
-
-    @property
-    def catalog(self) -> QuestionCatalog: ...
 
 
 class BoardOwner(Protocol):
@@ -91,7 +82,7 @@ class BoardOwner(Protocol):
     def board(self) -> Board: ...
 
     @property
-    def options(self) -> Options: ...
+    def options(self) -> EngineOptions: ...
 
     def call(self, fn: Callable[[], list[Transition]]) -> None: ...
 
@@ -106,15 +97,11 @@ def is_socket_name(name: str) -> bool:
     return name.startswith(SOCKET_PREFIX) and name.endswith(SOCKET_SUFFIX) and "/" not in name
 
 
-def socket_folder() -> str:
-    """Where the extension puts its sockets: pi-notifier's runtime folder (checked to be ours;
-    the extension makes the same choice and the same checks)."""
-    return paths.runtime_dir()
-
-
 def list_sockets(folder: str | None = None) -> list[str]:
+    """The extension's sockets: in pi-notifier's runtime folder (the extension makes the same
+    choice and the same checks), unless ``folder`` is given."""
     try:
-        folder = folder or socket_folder()  # (OSError: no runtime folder of our own)
+        folder = folder or paths.runtime_dir()  # (OSError: no runtime folder of our own)
         names = sorted(os.listdir(folder))
     except OSError:
         return []
@@ -177,11 +164,8 @@ class Dialog:
     @property
     def command(self) -> str | None:
         """The shell command a gate asks about, when the gated tool call is a bash call."""
-        if isinstance(self.tool_input, dict):
-            value = self.tool_input.get("command")
-            if isinstance(value, str):
-                return value
-        return None
+        value = self.tool_input.get("command") if isinstance(self.tool_input, dict) else None
+        return value if isinstance(value, str) else None
 
 
 @dataclass(frozen=True)
@@ -337,17 +321,16 @@ def parse(line: bytes | str) -> Event | None:
     return None
 
 
-def answer_request(dialog_id: str, value: str | bool | None) -> bytes:
-    return encode({"answer": {"id": dialog_id, "value": value}})
-
-
-def keys_request(dialog_id: str, keys: list[str]) -> bytes:
-    return encode({"keys": {"id": dialog_id, "keys": keys}})
-
-
 def key_sequence(keys: list[str]) -> list[str]:
     """Key names (``"down"``, ``"enter"``…) as terminal input; anything else is typed as text."""
     return [KEYS.get(k.lower(), k) if len(k) > 1 else k for k in keys]
+
+
+def request(dialog_id: str, value: str | bool | None = None, keys: list[str] | None = None) -> bytes:
+    """The line that answers a dialog: with ``value``, or (``keys`` given) by forwarding keys."""
+    if keys is not None:
+        return encode({"keys": {"id": dialog_id, "keys": key_sequence(keys)}})
+    return encode({"answer": {"id": dialog_id, "value": value}})
 
 
 def check_answer(dialog: Dialog, value: str | bool | None = None, keys: list[str] | None = None) -> str | None:
@@ -505,37 +488,31 @@ def answer_dialog(
             why = check_answer(dialog, value, keys)
             if why:
                 return Result(None, dialog_id, False, why)
-            if keys is not None:
-                chan.send(keys_request(dialog_id, key_sequence(keys)))
-                request = "keys"
-            else:
-                chan.send(answer_request(dialog_id, value))
-                request = "answer"
+            chan.send(request(dialog_id, value, keys))
+            kind = "keys" if keys is not None else "answer"
             deadline = time.monotonic() + timeout
             while True:
                 chan.settimeout(max(deadline - time.monotonic(), 0.001))
                 event = chan.read_event()
-                if isinstance(event, Result) and event.request == request and event.id == dialog_id:
+                if isinstance(event, Result) and event.request == kind and event.id == dialog_id:
                     return event
     except ChannelError as exc:
         return Result(None, dialog_id, False, f"pi cannot be reached: {exc}")
 
 
-def open_dialogs(socket_path: str, timeout: float = 2.0) -> tuple[Hello, tuple[Dialog, ...]]:
+def hello_of(socket_path: str, timeout: float = 2.0) -> Hello:
     """What one pi says on connect: who it is and the dialogs it waits on."""
     with connect(socket_path, timeout=timeout) as chan:
-        hello = chan.hello()
-        return hello, hello.dialogs
+        return chan.hello()
 
 
 def _hellos(folder: str | None, timeout: float) -> Iterator[tuple[str, Hello]]:
     """What every reachable pi says on connect now, with its socket (unreachable ones skipped)."""
     for path in list_sockets(folder):
         try:
-            hello, _dialogs = open_dialogs(path, timeout)
+            yield path, hello_of(path, timeout)
         except (ChannelError, OSError):
             continue
-        yield path, hello
 
 
 def all_open_dialogs(folder: str | None = None, timeout: float = 1.0) -> list[tuple[str, Dialog]]:
@@ -587,16 +564,6 @@ def question_of(d: Dialog, now: float, catalog: QuestionCatalog | None = None) -
     )
 
 
-def is_own_dialog(d: Dialog, catalog: QuestionCatalog) -> bool:
-    """A question tool's own dialog (its custom component, or the select / input it falls back
-    to): the question itself, read from the session file (a question tool by its name, or by its
-    arguments' shape, as the file's call is judged). Not a nested call's (a codemode script's
-    question tool): the file has only the call it runs under, so the dialog is the question."""
-    if d.tool_call_id is None or d.tool is None or d.outer_tool_call_id is not None:
-        return False
-    return d.tool in catalog or catalog.kind(d.tool, d.tool_input) is not None
-
-
 def _inside(path: str, roots: Sequence[str], itself: bool = False) -> bool:
     real = os.path.realpath(path)
     for root in roots:
@@ -618,8 +585,16 @@ def ref_of(d: Dialog, roots: Sequence[str]) -> SessionRef | None:
 
 def counts(d: Dialog, catalog: QuestionCatalog) -> bool:
     """Whether a dialog is a pending question on the board: it waits for a human, and it is not
-    a question tool's own dialog (that question is read from the session file)."""
-    return d.waits and not is_own_dialog(d, catalog)
+    a question tool's own dialog (its custom component, or the select / input it falls back to:
+    the question itself, read from the session file; a question tool by its name, or by its
+    arguments' shape, as the file's call is judged)."""
+    if not d.waits:
+        return False
+    # (a nested call's dialog, a codemode script's question tool, is the question: the file has
+    # only the call it runs under)
+    if d.tool_call_id is None or d.tool is None or d.outer_tool_call_id is not None:
+        return True
+    return d.tool not in catalog and catalog.kind(d.tool, d.tool_input) is None
 
 
 class DialogFeed:
@@ -708,7 +683,7 @@ class DialogFeed:
         )
 
 
-def with_open_dialogs(snapshot: Snapshot, options: Options, folder: str | None = None) -> Snapshot:
+def with_open_dialogs(snapshot: Snapshot, options: EngineOptions, folder: str | None = None) -> Snapshot:
     """``snapshot`` (a one-shot scan: ``status``, ``answer``) with the dialogs pi shows right now."""
     if not list_sockets(folder):
         return snapshot  # no pi has the extension loaded (nothing to connect to)
@@ -740,7 +715,7 @@ class CompanionWatcher:
 
     def __init__(self, callback: Callback, folder: str | None = None) -> None:
         self.callback = callback
-        self.folder = folder or socket_folder()
+        self.folder = folder or paths.runtime_dir()
         self._lock = threading.Lock()
         self._channels: dict[str, Channel | None] = {}  # None: connecting
         self._watch: Watch | None = None
@@ -789,7 +764,6 @@ class CompanionWatcher:
             except ChannelError as exc:
                 log.debug("companion socket %s: %s", path, exc)
                 return
-            chan.settimeout(None)
             with self._lock:
                 if self._stopped:
                     return

@@ -250,17 +250,13 @@ def destroy_window(wid: int) -> bool:
     return True
 
 
-class _DropDockFailures(logging.Filter):
-    def filter(self, record: logging.LogRecord) -> bool:
-        return record.msg != "Failed to dock icon"
-
-
-_DROP_DOCK = _DropDockFailures()
+def _not_a_dock_failure(record: logging.LogRecord) -> bool:
+    return record.msg != "Failed to dock icon"
 
 
 def quiet_dock_failures() -> None:
     """pystray's own logger (public logging API; the message is pystray 0.19's)."""
-    logging.getLogger("pystray._base").addFilter(_DROP_DOCK)
+    logging.getLogger("pystray._base").addFilter(_not_a_dock_failure)
 
 
 # watchdog
@@ -275,14 +271,10 @@ STOP_RACE = "InotifyEmitter.queue_events() called when the thread is inactive"
 UNABLE_TO_WATCH = "Unable to watch %r: %s"
 
 
-class _DropSaidElsewhere(logging.Filter):
-    def filter(self, record: logging.LogRecord) -> bool:
-        return record.msg not in (STOP_RACE, UNABLE_TO_WATCH)
-
-
-_DROP_SAID = _DropSaidElsewhere()
+def _not_said_elsewhere(record: logging.LogRecord) -> bool:
+    return record.msg not in (STOP_RACE, UNABLE_TO_WATCH)
 
 
 def quiet_stop_race() -> None:
     """Drop watchdog's records that are harmless or said by the app in its own words."""
-    logging.getLogger("watchdog.observers.inotify").addFilter(_DROP_SAID)
+    logging.getLogger("watchdog.observers.inotify").addFilter(_not_said_elsewhere)

@@ -1,5 +1,5 @@
 """The configuration: every key with its default, documentation and range (:data:`SCHEMA`), one
-checker that holds any value to its key's row (:func:`check`), and loading, merging and rendering
+checker that holds any value to its key's row (:meth:`Key.check`), and loading, merging and rendering
 the TOML file. Where each value came from is kept (default, config file, command line).
 
 Each key's range is data in its row: a type, a numeric range or a length, the words it takes
@@ -75,7 +75,7 @@ def _one_way_each(table: dict[str, Any], before: list[dict[str, Any]]) -> str | 
 @dataclass(frozen=True, slots=True)
 class Key:
     """One configuration key (or one key of its tables): its documentation, and its range as
-    data that :func:`check` reads. ``kind`` is the type of one value (``float``: any number,
+    data that :meth:`check` reads. ``kind`` is the type of one value (``float``: any number,
     kept as a float; ``dict``: a table of ``fields``); ``low``–``high`` the range of a number;
     ``length`` the longest string (a string is never empty, nor holds control characters);
     ``choices`` the strings taken as they are (alone: the only ones, with a did-you-mean);
@@ -106,9 +106,26 @@ class Key:
     fields: tuple[Key, ...] = ()
     rule: Callable[[Any, list[Any]], str | None] | None = None
 
-    def check(self, value: Any) -> Any:
-        """``value`` as the app uses it, or :class:`Invalid` saying what the key takes."""
-        return check(self, value)
+    def check(self, value: Any, top: bool = True) -> Any:
+        """``value`` held to this row: as the app uses it (lists deduplicated or sorted, a single
+        value of the file taken as a list of one; ``top``: a value of the file, not of one of its
+        tables), or :class:`Invalid` saying what the key takes."""
+        if not self.many:
+            return _one(self, value)
+        if top and isinstance(value, (str, int, float)) and not isinstance(value, bool):
+            value = [value]
+        if not isinstance(value, list) or len(value) > self.many:
+            raise Invalid(self.said)
+        items: list[Any] = []
+        for n, v in enumerate(value, 1):
+            item = _one(self, v, n)
+            wrong = self.rule(item, items) if self.rule is not None else None
+            if wrong is not None:
+                raise Invalid(self.said + wrong)
+            items.append(item)
+        if self.keep == "sorted":
+            return sorted(set(items) | set(self.always))
+        return list(dict.fromkeys(items)) if self.keep == "unique" else items
 
 
 def _choice(name: str, default: str, doc: str, *choices: str) -> Key:
@@ -195,27 +212,6 @@ SCHEMA: tuple[Key, ...] = (
 KEYS = {k.name: k for k in SCHEMA}
 
 
-def check(key: Key, value: Any, top: bool = True) -> Any:
-    """``value`` held to ``key``'s row: as the app uses it (lists deduplicated or sorted, a single
-    value of the file taken as a list of one), or :class:`Invalid` saying what the key takes."""
-    if not key.many:
-        return _one(key, value)
-    if top and isinstance(value, (str, int, float)) and not isinstance(value, bool):
-        value = [value]
-    if not isinstance(value, list) or len(value) > key.many:
-        raise Invalid(key.said)
-    items: list[Any] = []
-    for n, v in enumerate(value, 1):
-        item = _one(key, v, n)
-        wrong = key.rule(item, items) if key.rule is not None else None
-        if wrong is not None:
-            raise Invalid(key.said + wrong)
-        items.append(item)
-    if key.keep == "sorted":
-        return sorted(set(items) | set(key.always))
-    return list(dict.fromkeys(items)) if key.keep == "unique" else items
-
-
 def _one(key: Key, value: Any, where: int = 1) -> Any:
     if isinstance(value, str) and value in key.choices:
         return value
@@ -268,7 +264,7 @@ def _table(key: Key, value: Any, where: int) -> dict[str, Any]:
     out = {}
     for f in key.fields:
         try:
-            out[f.name] = f.default if value.get(f.name) is None else check(f, value[f.name], top=False)
+            out[f.name] = f.default if value.get(f.name) is None else f.check(value[f.name], top=False)
         except Invalid as exc:
             said = str(exc)
             raise Invalid(said if said == key.said else f"{key.said}; '{f.name}' in [[{key.name}]] {where}"
@@ -306,20 +302,12 @@ def suggest(key: str, known: Iterable[str]) -> str | None:
     return by_name[close[0]] if close else None
 
 
-def _defaults() -> dict[str, Any]:
-    return {k.name: k.default for k in SCHEMA}
-
-
-def _default_sources() -> dict[str, str]:
-    return {k.name: "default" for k in SCHEMA}
-
-
 @dataclass(slots=True)
 class Config:
     """The settings in effect, and where each came from ("default", the file, or "command line")."""
 
-    values: dict[str, Any] = field(default_factory=_defaults)
-    sources: dict[str, str] = field(default_factory=_default_sources)
+    values: dict[str, Any] = field(default_factory=lambda: {k.name: k.default for k in SCHEMA})
+    sources: dict[str, str] = field(default_factory=lambda: dict.fromkeys(KEYS, "default"))
     file: str | None = None
 
     def __getitem__(self, key: str) -> Any:
@@ -341,9 +329,8 @@ class Config:
 
 
 TABLES: dict[str, list[str]] = {}  # the tables ([notifications], …) and their keys
-for _key in KEYS:
-    if "." in _key:
-        TABLES.setdefault(_key.split(".", 1)[0], []).append(_key.split(".", 1)[1])
+for _head, _, _name in (k.partition(".") for k in KEYS if "." in k):
+    TABLES.setdefault(_head, []).append(_name)
 _AFTER = "a key after [{table}] is read as part of it: put top-level keys before the first [table]"
 
 

@@ -12,6 +12,7 @@ thread (a one-shot command starts fast)."""
 from __future__ import annotations
 
 import contextlib
+import gc
 import json
 import logging
 import os
@@ -21,15 +22,16 @@ import zlib
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, get_args
 
 from notifier import __version__
 from notifier.config import Config
 from notifier.core import codec as jsonbound
 from notifier.core.board import Board
-from notifier.core.model import SessionView, Snapshot, Transition
+from notifier.core.codec import MAX_FLOAT, from_obj
+from notifier.core.model import SessionView, Snapshot, State, Transition
 from notifier.core.owners import Proc
-from notifier.core.reducer import SessionReducer, restore, summarize
+from notifier.core.reducer import SessionReducer, summarize
 from notifier.pi.catalog import QuestionCatalog
 from notifier.store import connect, is_damage, replace_damaged
 from notifier.system import paths
@@ -110,25 +112,35 @@ def scan_once(options: EngineOptions, processes: Probe | None = None) -> Snapsho
 @contextmanager
 def scanned(options: EngineOptions, processes: Probe | None = None) -> Iterator[Board]:
     """The board after one read of every session (a snapshot of it is :func:`scan_once`). The
-    scan cache is written once the caller is done with it (after ``status`` printed it)."""
-    wall = time.time
-    files = SessionFiles(options, Board(liveness=options.liveness), wall)
-    cache = open_cache(options)
-    for root in options.roots:
-        if os.path.isdir(root):
-            files.scan(root, initial=True, cache=cache)
-    if options.liveness:
-        from notifier.system.supervisor import FailureLog
+    scan cache is written once the caller is done with it (after ``status`` printed it).
 
-        board = files.board
-        board.local.set_processes(read_processes(processes, FailureLog(), board.local.asking_folders()), wall())
-    if cache is not None:
-        log.debug("scanned %d session files, %d unchanged since the last scan", len(files.board.local), cache.hits)
+    The cyclic garbage collector waits meanwhile: a scan makes objects for every session that
+    live as long as the board, which it would walk again and again (a tenth of a warm
+    ``status``); what it would find is collected once the caller is done."""
+    collecting = gc.isenabled()
+    gc.disable()
     try:
-        yield files.board
-    finally:
+        wall = time.time
+        files = SessionFiles(options, Board(liveness=options.liveness), wall)
+        cache = open_cache(options)
+        for root in options.roots:
+            if os.path.isdir(root):
+                files.scan(root, initial=True, cache=cache)
+        if options.liveness:
+            from notifier.system.supervisor import FailureLog
+
+            board = files.board
+            board.local.set_processes(read_processes(processes, FailureLog(), board.local.asking_folders()), wall())
         if cache is not None:
-            cache.save(files.tailers, files.board)
+            log.debug("scanned %d session files, %d unchanged since the last scan", len(files.board.local), cache.hits)
+        try:
+            yield files.board
+        finally:
+            if cache is not None:
+                cache.save(files.tailers, files.board)
+    finally:
+        if collecting:
+            gc.enable()
 
 
 class FollowedFile:
@@ -338,12 +350,13 @@ def _pack(tailer: Tailer, reducer: SessionReducer) -> tuple[bytes, bytes, bytes,
     """``(head, tail, partial, summary)`` of a file read (``None`` if it cannot be cached: that
     file is read next time)."""
     t, state = tailer.state(), summarize(reducer)
+    values = [state[name] for name in _STATE_FIELDS]
     try:
         if reducer.pending or reducer.running:  # (what could not be read back is not written;
-            _restored(state)  # the other strings are bounded by pi/entries already)
+            _reducer(values)  # the other strings are bounded by pi/entries already)
         data = [t["offset"], t["head_len"], t["tail_start"], tailer.window_start, tailer.name_checked]
-        raw = _encode(data + [state[name] for name in _STATE_FIELDS]).encode("ascii")
-    except (ValueError, KeyError, Damaged):
+        raw = _encode(data + values).encode("ascii")
+    except (ValueError, Damaged):
         return None
     if len(raw) > MAX_SUMMARY or len(t["partial"]) > MAX_PARTIAL:
         return None
@@ -362,9 +375,11 @@ def _unpack(row: tuple[Any, ...], path: str, size: int, max_line: int, ident: tu
         raise Damaged(f"a summary is not valid JSON ({type(exc).__name__})") from exc
     if type(data) is not list or len(data) != len(FIELDS):
         raise Damaged("a summary has the wrong fields")
-    offset, head_len, tail_start, ws, nc, sid, cwd, name, base, pending, running, tool, at, header = data  # (FIELDS)
-    offset = _int(offset, size)
-    head_len, tail_start, ws = _int(head_len, HEAD), _int(tail_start, offset), _int(ws, offset)
+    offset, head_len, tail_start, ws, nc = data[:5]
+    if not (type(offset) is type(head_len) is type(tail_start) is type(ws) is int and 0 <= offset <= size):
+        raise Damaged("a summary holds a wrong number")
+    if not (0 <= head_len <= HEAD and 0 <= tail_start <= offset and 0 <= ws <= offset):
+        raise Damaged("a summary holds a wrong number")
     if type(head) is not bytes or type(tail) is not bytes or len(head) != 16 or len(tail) != 16:
         raise Damaged("a summary holds wrong digests")  # (sessions.tail.digest: 16 bytes)
     if type(partial) is not bytes or len(partial) > min(offset, MAX_PARTIAL) or type(nc) is not bool:
@@ -373,22 +388,49 @@ def _unpack(row: tuple[Any, ...], path: str, size: int, max_line: int, ident: tu
     position = dict(offset=offset, partial=partial, head_len=head_len, head=head, tail_start=tail_start, tail=tail)
     tailer.restore(position, ident)
     tailer.window_start, tailer.name_checked = ws, nc
-    state = {
-        "sid": sid, "cwd": cwd, "name": name, "base": base, "pending": pending, "running": running, "tool": tool,
-        "at": at, "header": header,
-    }  # fmt: skip
-    return Restored(tailer, _restored(state))
+    return Restored(tailer, _reducer(data[5:]))
 
 
-def _restored(state: dict[str, Any]) -> SessionReducer:
-    """The reducer of a summary (:func:`notifier.core.reducer.restore` checks every field)."""
+_STATES: dict[str, State] = {state: state for state in get_args(State)}  # (each by its name)
+
+
+def _reducer(values: list[Any]) -> SessionReducer:
+    """The reducer of a summary's state values (:data:`_STATE_FIELDS`, as :func:`summarize`
+    writes them). Our own rows, versioned: a structural check of each value (its type, strings
+    and lists bounded) is enough to never crash or mislead on a damaged one, and costs a fraction
+    of the generic decoder; only a pending question (rare) is read by the codec, whose writer
+    wrote it (:func:`notifier.core.codec.from_obj`). Raises :class:`Damaged`."""
+    sid, cwd, name, base, pending, running, tool, at, header = values
+    if not (_text(sid) and _text(cwd) and _text(name) and _text(tool) and type(header) is bool):
+        raise Damaged("a summary holds a wrong name or flag")
+    state = _STATES.get(base) if type(base) is str else None
+    if state is None or type(at) not in (int, float) or not -MAX_FLOAT <= at <= MAX_FLOAT:  # (NaN, inf too)
+        raise Damaged("a summary holds a wrong state or time")
+    if not _listed(pending, running):
+        raise Damaged("a summary holds a wrong list")
     try:
-        return restore(state, MAX_TEXT, MAX_LIST)
+        asked = [from_obj(q, MAX_TEXT, MAX_LIST) for q in pending] if pending else []
     except ValueError as exc:
         raise Damaged(f"a summary holds {exc}") from None
+    return SessionReducer(
+        session_id=sid, cwd=cwd, name=name, base=state, calls={q.tool_call_id: q for q in asked},
+        running=running, current_tool=tool, updated_at=float(at), has_header=header,
+    )  # fmt: skip
 
 
-def _int(value: Any, high: int) -> int:
-    if type(value) is not int or not 0 <= value <= high:
-        raise Damaged("a summary holds a wrong number")
-    return value
+def _text(value: Any) -> bool:
+    """``value`` may be a summary's optional string."""
+    return value is None or (type(value) is str and len(value) <= MAX_TEXT)
+
+
+def _str(value: Any) -> bool:
+    return type(value) is str and len(value) <= MAX_TEXT
+
+
+def _listed(pending: Any, running: Any) -> bool:
+    """A summary's pending questions (a list; each checked by the codec) and tools running (names
+    to names) may be what it holds."""
+    if type(pending) is not list or type(running) is not dict or max(len(pending), len(running)) > MAX_LIST:
+        return False
+    return not running or all(_str(k) and _str(v) for k, v in running.items())
+

@@ -359,22 +359,7 @@ class Database:
                     return True
                 batch, resync = list(self._pending), self._resync
                 kept = {t: self._memory.execute(f"SELECT * FROM {t}").fetchall() for t in self.kept if resync}  # noqa: S608
-            db = self._file
-            assert db is not None
-            if busy_s is not None:
-                db.execute(f"PRAGMA busy_timeout = {int(max(busy_s, 0) * 1000)}")
-            try:
-                db.execute("BEGIN IMMEDIATE")
-                with db:  # (committed, or rolled back on an error)
-                    for table, rows in kept.items():
-                        db.execute(f"DELETE FROM {table}")  # noqa: S608
-                        _copy_rows(db, table, rows)
-                    for table, sql, args in batch:
-                        if not (resync and table in self.kept):  # (else in the copy already)
-                            db.execute(sql, args)
-            finally:
-                if busy_s is not None:
-                    db.execute(f"PRAGMA busy_timeout = {int(self.write_wait_s * 1000)}")
+            self._transaction(busy_s, kept, batch, resync)
         except (OSError, sqlite3.Error) as exc:
             if is_damage(exc) and self._file is not None:  # gone bad while running: set aside, and
                 self._close_file()  # the next try makes a fresh one and writes the copy into it
@@ -391,6 +376,26 @@ class Database:
             self._resync = self._resync and not resync
             self._lock.notify_all()
         return True
+
+    def _transaction(self, busy_s: float | None, kept: dict[str, list[Any]], batch: list[Any], resync: bool) -> None:
+        """One transaction on the file: the kept tables copied whole (``resync``: the file was
+        opened again), then the batch's statements. File lock held."""
+        db = self._file
+        assert db is not None
+        if busy_s is not None:
+            db.execute(f"PRAGMA busy_timeout = {int(max(busy_s, 0) * 1000)}")
+        try:
+            db.execute("BEGIN IMMEDIATE")
+            with db:  # (committed, or rolled back on an error)
+                for table, rows in kept.items():
+                    db.execute(f"DELETE FROM {table}")  # noqa: S608
+                    _copy_rows(db, table, rows)
+                for table, sql, args in batch:
+                    if not (resync and table in self.kept):  # (else in the copy already)
+                        db.execute(sql, args)
+        finally:
+            if busy_s is not None:
+                db.execute(f"PRAGMA busy_timeout = {int(self.write_wait_s * 1000)}")
 
     def _open(self, wait_s: float, fresh: bool = False) -> None:
         """Open the file (a fresh one in place of one that is not a database) and read its kept

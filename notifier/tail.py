@@ -280,11 +280,11 @@ class Tailer:
     def restore(self, state: dict[str, Any], ident: tuple[int, int] | None) -> None:
         """The inverse of :meth:`state` (the caller validated the types): what was read is
         known by its digests only."""
-        self.offset = int(state["offset"])
+        self.offset = state["offset"]
         self.ident = ident
         self._lines.reset(state["partial"])
-        self._head_len, self._head = int(state["head_len"]), bytes(state["head"])
-        self._tail_start, self._tail = int(state["tail_start"]), bytes(state["tail"])
+        self._head_len, self._head = state["head_len"], state["head"]
+        self._tail_start, self._tail = state["tail_start"], state["tail"]
         self._head_bytes = self._tail_bytes = None
         self._stamp = None
 

@@ -46,10 +46,11 @@ def _write(path: str, lines: list[str], cwd: str, now: float) -> None:
             fh.write(text + "\n")
 
 
-def run(config: Config, tray: bool = True) -> int:
+def cmd_demo(args: argparse.Namespace, config: Config) -> int:
     from notifier.app import App, install_signals
     from notifier.outputs.tray import make_tray
 
+    tray = not args.no_tray
     work = tempfile.mkdtemp(prefix="pi-notifier-demo-")
     project = os.path.join(work, "demo-project")
     os.makedirs(project)
@@ -132,7 +133,3 @@ def _where_to_read(app: App, tray: bool, session_file: str, asked: list[str]) ->
         return "Its window opened at the question (the window lists every question that waits)."
     labels = " / ".join(o["label"] for o in call["arguments"]["options"])
     return f"No display here for the window either. The question: {call['arguments']['question']} [{labels}]"
-
-
-def cmd_demo(args: argparse.Namespace, config: Config) -> int:
-    return run(config, tray=not args.no_tray)

@@ -55,12 +55,7 @@ def cmd_doctor(args: argparse.Namespace, config: Config) -> int:
             )
     out += [_liveness(config), *_quiet_hours(config), _window(), _focus(), *_extras(config)]
     extension = pi_extension.status()  # (asks each running pi's companion socket: once)
-    for label, (ok, detail) in (
-        ("companion extension", companion(extension)),
-        ("extension dialogs", unseen_dialogs(config, extension)),
-    ):
-        out.append(_line(ok, label, detail))
-    out += [*_remotes(config), *_health()]
+    out += [companion(extension), unseen_dialogs(config, extension), *_remotes(config), *_health()]
     sys.stdout.write("\n".join(out) + "\n")
     return 1 if any(line.startswith("[FAIL]") for line in out) else 0  # documented in the README
 
@@ -131,29 +126,24 @@ def _liveness(config: Config) -> str:
 def _extras(config: Config) -> list[str]:
     """The notifications line and the tray line. With no tray icon either, the notifications
     line says what is left instead of "the tray icon alone will show questions"."""
-    lines: list[str] = []
     try:
         from notifier.outputs import tray as tray_choice  # (here: a missing UI library is a line)
 
         tray_line: str | None = tray_choice.doctor_line(config)
     except ImportError:
         tray_line = None
-    # no icon on screen now: no tray at all, or none of the hosts its backend shows in
-    no_tray = tray_line is not None and ("] tray: none" in tray_line or "; tray host: none" in tray_line)
     try:
         from notifier.outputs.backends import TRAY_ALONE, doctor_line
 
         line = doctor_line(config)
-        if no_tray:
-            window = ", the window" if has_display() else ""
-            instead = f"{NO_TRAY_EITHER}{window} and a status bar (status --tmux / --bar) show questions"
-            line = line.replace(TRAY_ALONE, instead).replace("the tray icon shows questions", instead)
-        lines.append(line)
     except ImportError:
-        pass
-    if tray_line is not None:
-        lines.append(tray_line)
-    return lines
+        return [tray_line] if tray_line is not None else []
+    # no icon on screen now: no tray at all, or none of the hosts its backend shows in
+    if tray_line is not None and ("] tray: none" in tray_line or "; tray host: none" in tray_line):
+        window = ", the window" if has_display() else ""
+        instead = f"{NO_TRAY_EITHER}{window} and a status bar (status --tmux / --bar) show questions"
+        line = line.replace(TRAY_ALONE, instead).replace("the tray icon shows questions", instead)
+    return [line] if tray_line is None else [line, tray_line]
 
 
 NO_TRAY_EITHER = "with no tray icon either, pi-notifier status, run --json"
@@ -169,7 +159,7 @@ def _remotes(config: Config) -> list[str]:
         lines.append(_line(ok, f"remote {clean(remote.name, 64)}", detail if not ok else f"reachable, {detail}"))
     for n, url in enumerate(config["push.urls"], 1):
         scheme = clean(url.split("://", 1)[0], 20)  # the rest may hold a token: not shown
-        ok = _push_url_usable(url)
+        ok = bool(apprise.Apprise().add(url))
         lines.append(_line(ok, f"push URL {n} ({scheme}://…)", "ok" if ok else "apprise cannot use this URL"))
     if config["push.urls"] and config["push.when"] == "away":
         away = desktop_away()
@@ -181,10 +171,6 @@ def _remotes(config: Config) -> list[str]:
                        "the desktop is idle or locked now" if away else "you are at the desktop now")
         )
     return lines
-
-
-def _push_url_usable(url: str) -> bool:
-    return bool(apprise.Apprise().add(url))
 
 
 def _health() -> list[str]:
@@ -229,22 +215,17 @@ def _health() -> list[str]:
 _QUESTION_ONLY = frozenset({"question.ts", "questionnaire.ts"})
 
 
-def companion(st: pi_extension.Status) -> tuple[bool | None, str]:
+def companion(st: pi_extension.Status) -> str:
     """The optional companion pi extension, as ``pi-extension status`` sees it. Never a FAIL: pi
     and pi-notifier work without it (dialogs such as permission gates are then not shown)."""
-    if not st.installed:
-        state = f"not installed (optional; install: {APP_NAME} pi-extension install)"
-    elif st.current:
-        state = f"installed and current ({clean(st.path)})"
-    else:
-        state = f"installed but not this version's copy (update: {APP_NAME} pi-extension install)"
     loaded = f"loaded by {len(st.loaded)} running pi process(es)"
     if st.unreachable:
         loaded += f", {len(st.unreachable)} socket(s) not answering"
-    return (True if st.installed and st.current else None), f"{state}; {loaded}"
+    ok = True if st.installed and st.current else None
+    return _line(ok, "companion extension", f"{st.said()} (optional); {loaded}")
 
 
-def unseen_dialogs(config: Config, st: pi_extension.Status) -> tuple[bool | None, str]:
+def unseen_dialogs(config: Config, st: pi_extension.Status) -> str:
     """Each running pi that loads an extension with dialogs (``ctx.ui.select`` questions,
     permission gates) but not the companion: those dialogs leave nothing in the session file."""
     with_companion = {item.pid for item in st.loaded}
@@ -261,15 +242,15 @@ def unseen_dialogs(config: Config, st: pi_extension.Status) -> tuple[bool | None
         if names:  # (None: it loads the companion, its socket not up yet or not answering)
             blind.append(f"pi {proc.pid} in {clean(proc.cwd, 80)} ({clean(', '.join(names), 160)})")
     if not blind:
-        return True, (
+        return _line(True, "extension dialogs", (
             "no running pi is known to load an extension with dialogs without the companion extension "
             "(such dialogs leave nothing in the session file; only the companion shows them)"
-        )
-    return None, (
+        ))
+    return _line(None, "extension dialogs", (
         f"not shown for {'; '.join(blind)}: dialogs of extensions (ctx.ui.select, confirm, input, custom; "
         f"a name with ? may open some) leave nothing in the session file; install the companion "
         f"({APP_NAME} pi-extension install) and /reload"
-    )
+    ))
 
 
 def _dialog_extensions(proc: Any, argv: list[str], catalog: Any) -> list[str] | None:

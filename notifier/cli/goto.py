@@ -11,7 +11,6 @@ import re
 import sys
 
 from notifier.actions import goto
-from notifier.actions import goto as over_ssh
 from notifier.cli.parser import fail, sessions_of
 from notifier.config import Config
 from notifier.core import text as shellcmd
@@ -34,7 +33,7 @@ def terminal_json(obj: object) -> str:
 
 def cmd_goto(args: argparse.Namespace, config: Config) -> int:
     """goto [SESSION] [--print]: 0 focused (or printed), 1 not possible (what to do instead), 2 bad usage."""
-    remote = over_ssh.split(config, args.session)
+    remote = goto.split(config, args.session)
     if remote is not None:  # devbox:SESSION — a session on a remote (docs/usage.md "Remote machines and pushes")
         return _goto_remote(*remote, only_print=args.print)
     snapshot = sessions_of(config, args.session)[1]
@@ -61,12 +60,12 @@ def _goto_remote(remote: Remote, spec: str, only_print: bool) -> int:
     """Prints ``ssh -t HOST tmux attach -t SESSION``; opens it in a terminal unless ``only_print``
     (and where a terminal and a display are found). 0 done, 1 not possible."""
     try:
-        argv = over_ssh.goto_argv(remote, spec)
-    except over_ssh.RemoteRefused as exc:
+        argv = goto.goto_argv(remote, spec)
+    except goto.RemoteRefused as exc:
         return fail(1, exc)
     sys.stdout.write(shellcmd.join(argv) + "\n")  # (built from checked names: nothing raw)
     if not only_print and has_display():
-        over_ssh.open_in_terminal(argv)
+        goto.open_in_terminal(argv)
     return 0
 
 

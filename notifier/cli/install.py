@@ -17,12 +17,11 @@ import contextlib
 import json
 import os
 import sys
-import tempfile
 from dataclasses import asdict, dataclass, field
 
 from notifier import APP_NAME, resources
 from notifier.cli.parser import fail
-from notifier.companion import ChannelError, list_sockets, open_dialogs
+from notifier.companion import ChannelError, hello_of, list_sockets
 from notifier.config import Config
 from notifier.core.text import clean
 from notifier.system import autostart, paths
@@ -65,25 +64,15 @@ def _read(path: str, limit: int = -1) -> bytes | None:
         return None
 
 
-def _write(path: str, data: bytes) -> None:
-    """``path`` becomes ``data`` at once (0644)."""
-    folder = os.path.dirname(path)
-    fd, tmp = tempfile.mkstemp(prefix=".pi-notifier-", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+def _marked(path: str) -> bool:
+    """Whether the file at ``path`` is one of ours (its head carries the extension's marker)."""
+    head = _read(path, 4096)
+    return head is not None and MARKER.encode() in head
 
 
 def _remove_legacy(folder: str) -> bool:
     old = _legacy(folder)
-    head = _read(old, 4096)
-    if head is None or MARKER.encode() not in head:
+    if not _marked(old):
         return False
     os.unlink(old)
     return True
@@ -98,7 +87,7 @@ def install(path: str | None = None) -> tuple[bool, str]:
     for name, data in shipped().items():
         file = os.path.join(folder, name)
         if _read(file) != data:
-            _write(file, data)
+            paths.write_whole(file, data)
             changed = True
     return _remove_legacy(folder) or changed, folder
 
@@ -108,8 +97,7 @@ def remove(path: str | None = None) -> tuple[bool, str]:
     folder = path or target()
     if not os.path.lexists(folder):
         return _remove_legacy(folder), folder
-    head = _read(os.path.join(folder, ENTRY), 4096)
-    if not os.path.isdir(folder) or os.path.islink(folder) or head is None or MARKER.encode() not in head:
+    if not os.path.isdir(folder) or os.path.islink(folder) or not _marked(os.path.join(folder, ENTRY)):
         raise ValueError(f"{folder} is not pi-notifier's extension; left alone")
     _remove_legacy(folder)
     for name in FILES:
@@ -138,87 +126,67 @@ class Status:
     loaded: list[Loaded] = field(default_factory=list)
     unreachable: list[str] = field(default_factory=list)
 
+    def said(self) -> str:
+        """Whether it is installed and this version's copy, in a few words with what to do."""
+        if not self.installed:
+            return f"not installed (would go to {clean(self.path)}); install: {APP_NAME} pi-extension install"
+        if self.current:
+            return f"installed and current: {clean(self.path)}"
+        return f"installed but not this version's copy: {clean(self.path)} (update: {APP_NAME} pi-extension install)"
+
 
 def status(path: str | None = None, timeout: float = 1.0) -> Status:
     folder = path or target()
     installed = {name: _read(os.path.join(folder, name)) for name in FILES}
-    legacy = _read(_legacy(folder), 4096)
-    ours_legacy = legacy is not None and MARKER.encode() in legacy
-    result = Status(
-        folder,
-        installed[ENTRY] is not None or ours_legacy,
-        installed == shipped() and not ours_legacy,
-    )
+    ours_legacy = _marked(_legacy(folder))
+    result = Status(folder, installed[ENTRY] is not None or ours_legacy, installed == shipped() and not ours_legacy)
     for sock in list_sockets():
         try:
-            hello, dialogs = open_dialogs(sock, timeout=timeout)
+            hello = hello_of(sock, timeout=timeout)
         except (ChannelError, OSError):
             result.unreachable.append(sock)
             continue
         result.loaded.append(
-            Loaded(sock, hello.pid, hello.pi_version, hello.session_file, hello.mode, len(dialogs))
+            Loaded(sock, hello.pid, hello.pi_version, hello.session_file, hello.mode, len(hello.dialogs))
         )
     return result
 
 
-def _status_text(st: Status) -> str:
-    if not st.installed:
-        lines = [f"not installed (would go to {clean(st.path)}); install: {APP_NAME} pi-extension install"]
-    elif st.current:
-        lines = [f"installed and current: {clean(st.path)}"]
-    else:
-        lines = [
-            f"installed but not this version's copy: {clean(st.path)} (update: {APP_NAME} pi-extension install)"
-        ]
-    if st.loaded:
-        lines.append(f"loaded by {len(st.loaded)} running pi process(es):")
-        for item in st.loaded:
-            how = "answerable" if item.mode == "wrap" else "announce-only"
-            lines.append(
-                f"  pid {item.pid} (pi {clean(item.pi_version) or '?'}, {how}, {item.dialogs} open dialog(s))"
-                f" {clean(item.session_file)}"
-            )
-    else:
-        lines.append("no running pi has it loaded")
-    return "\n".join(lines)
-
-
 def cmd_pi_extension(args: argparse.Namespace, config: Config) -> int:
-    action = args.action
-    if action == "install":
+    if args.action == "install":
         changed, path = install()
         if changed:
-            print(
-                f"installed {clean(path)}; pi processes started from now on load it (a running pi: /reload)"
-            )
+            print(f"installed {clean(path)}; pi processes started from now on load it (a running pi: /reload)")
         else:
             print(f"already installed and current: {clean(path)}")
         return 0
-    if action == "remove":
+    if args.action == "remove":
         try:
             removed, path = remove()
         except ValueError as exc:
             return fail(1, exc)
-        print(
-            f"removed {clean(path)}; running pi processes keep it until they restart"
-            if removed
-            else f"not installed ({clean(path)})"
-        )
+        done = f"removed {clean(path)}; running pi processes keep it until they restart"
+        print(done if removed else f"not installed ({clean(path)})")
         return 0
     st = status()
-    if getattr(args, "json", False):
+    if args.json:
         print(json.dumps(asdict(st), ensure_ascii=False))
-    else:
-        print(_status_text(st))
+        return 0
+    print(st.said())
+    if not st.loaded:
+        print("no running pi has it loaded")
+        return 0
+    print(f"loaded by {len(st.loaded)} running pi process(es):")
+    for item in st.loaded:
+        how = "answerable" if item.mode == "wrap" else "announce-only"
+        print(f"  pid {item.pid} (pi {clean(item.pi_version) or '?'}, {how}, {item.dialogs} open dialog(s))"
+              f" {clean(item.session_file)}")
     return 0
 
 
 def cmd_autostart(args: argparse.Namespace, config: Config) -> int:
-    action = {"install": autostart.install, "remove": autostart.remove, "status": autostart.status}[
-        args.action
-    ]
     try:
-        sys.stdout.write(action() + "\n")
+        sys.stdout.write(getattr(autostart, args.action)() + "\n")
     except OSError as exc:
         return fail(1, f"autostart {args.action} failed: {clean(exc, 200)}")
     return 0

@@ -103,137 +103,24 @@ class _Formatter(argparse.HelpFormatter):
         super().__init__(prog, **kwargs)
 
 
-def _common(p: argparse.ArgumentParser, watch: bool = True) -> None:
-    p.add_argument("--config", metavar="FILE", help="configuration file (default: the per-user config.toml)")
-    p.add_argument("-v", "--verbose", action="store_true", help="log more detail")
-    if watch:
-        p.add_argument(
-            "--sessions-dir",
-            metavar="DIR",
-            action="append",
-            dest="sessions_dirs",
-            help="pi sessions folder to watch (repeatable; replaces the default)",
-        )
-        p.add_argument(
-            "--liveness",
-            choices=("auto", "off"),
-            help="mark questions of pi processes that died as abandoned",
-        )
-        p.add_argument(
-            "--question-tool",
-            metavar="NAME",
-            action="append",
-            dest="question_tools",
-            help="treat tool NAME as a question tool too; a glob pattern such as 'mcp__*__ask*' (quoted)"
-            " matches names (repeatable)",
-        )
+Arg = tuple[tuple[str, ...], dict[str, Any]]  # add_argument's names and keywords
 
 
-def _run(p: argparse.ArgumentParser) -> None:
-    _common(p)
-    p.add_argument("--no-tray", action="store_true", help="no tray icon (headless)")
-    p.add_argument("--no-notify", action="store_true", help="no desktop notifications")
-    p.add_argument("--json", action="store_true", help="print one JSON event per line on stdout")
-    p.add_argument(
-        "--stop-on-eof",
-        action="store_true",
-        help="stop when standard input is closed (how a remote link ends its run --json)",
-    )
+def _flag(name: str, help: str) -> Arg:
+    return (name,), {"action": "store_true", "help": help}
 
 
-def _status(p: argparse.ArgumentParser) -> None:
-    _common(p)
-    output = p.add_mutually_exclusive_group()  # (one output: --json, --tmux or --bar)
-    output.add_argument("--json", action="store_true", help="print one JSON object")
-    p.add_argument("--all", action="store_true", help="list every session, not only recent ones")
-    output.add_argument(
-        "--tmux", action="store_true", help="a tmux status-line segment: 'π 2' while questions wait, else nothing"
-    )
-    output.add_argument(
-        "--bar", action="store_true", help="one JSON line for waybar / polybar / i3blocks (text, tooltip, class)"
-    )
-
-
-def _show(p: argparse.ArgumentParser) -> None:
-    _common(p)
-    p.add_argument("--focus", nargs=2, metavar=("FILE", "CALL_ID"), help="select this question")
-    p.add_argument("--attach", action="store_true", help=argparse.SUPPRESS)
-
-
-def _history(p: argparse.ArgumentParser) -> None:
-    _common(p, watch=False)
-    p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.add_argument("--since", metavar="DAYS", help="only the last DAYS days (7, 0.5, 30d)")
-
-
-def _autostart(p: argparse.ArgumentParser) -> None:
-    _common(p, watch=False)
-    p.add_argument("action", choices=("install", "remove", "status"))
-
-
-def _quit(p: argparse.ArgumentParser) -> None:
-    _common(p, watch=False)
-
-
-def _goto(p: argparse.ArgumentParser) -> None:
-    _common(p)
-    p.add_argument(
-        "session",
-        nargs="?",
-        metavar="SESSION",
-        help="a project or session name, a short id (see status), an id or unique id prefix, a session"
-        " file, or next (the default: the longest-waiting question)",
-    )
-    p.add_argument("--print", action="store_true", help="only print where it is (JSON), change nothing")
-
-
-def _answer(p: argparse.ArgumentParser) -> None:
-    _common(p)
-    p.add_argument("words", nargs="*", metavar="[SESSION] CHOICE", help="the session, then the answer")
-    p.add_argument("--call", metavar="TOOL_CALL_ID", help="the question's tool call (default: the oldest)")
-    p.add_argument(
-        "--token",
-        metavar="TOKEN",
-        help="only the question with this token (status --json): refused when what waits is not what was shown",
-    )
-    p.add_argument("--text", metavar="TEXT", help="type this free-text answer instead of choosing")
-    p.add_argument(
-        "--timeout", type=float, default=15.0, metavar="S", help="how long to wait for pi to record it"
-    )
-
-
-def _pi_extension(p: argparse.ArgumentParser) -> None:
-    _common(p, watch=False)
-    p.add_argument("action", choices=("install", "remove", "status"))
-    p.add_argument("--json", action="store_true", help="status: print one JSON object")
-
-
-def _snooze(p: argparse.ArgumentParser) -> None:
-    _common(p)
-    p.add_argument(
-        "words",
-        nargs="*",
-        metavar="[WHAT] [DURATION]",
-        help="WHAT: all (default), a project or a SESSION; DURATION: 15m (default), 1h, 2h30m, 1d,"
-        " tomorrow (08:00), or off to resume",
-    )
-
-
-def _mute(p: argparse.ArgumentParser) -> None:
-    _common(p)
-    p.add_argument("what", metavar="WHAT", help="a project, or a SESSION (its project)")
-
-
-def _unmute(p: argparse.ArgumentParser) -> None:
-    _common(p)
-    p.add_argument("what", metavar="WHAT", help="a muted project, a SESSION (its project), or all")
-
-
-def _demo(p: argparse.ArgumentParser) -> None:
-    _common(p, watch=False)
-    p.add_argument("--no-tray", action="store_true", help=argparse.SUPPRESS)
-
-
+JSON = _flag("--json", "print one JSON object")
+_WATCH: tuple[Arg, ...] = (  # the options of every command that reads the sessions folders
+    (("--sessions-dir",), {"metavar": "DIR", "action": "append", "dest": "sessions_dirs",
+                           "help": "pi sessions folder to watch (repeatable; replaces the default)"}),
+    (("--liveness",), {"choices": ("auto", "off"), "help": "mark questions of pi processes that died as abandoned"}),
+    (("--question-tool",), {"metavar": "NAME", "action": "append", "dest": "question_tools",
+                            "help": "treat tool NAME as a question tool too; a glob pattern such as"
+                            " 'mcp__*__ask*' (quoted) matches names (repeatable)"}),
+)
+_SESSION = {"nargs": "?", "metavar": "SESSION", "help": "a project or session name, a short id (see status), an id"
+            " or unique id prefix, a session file, or next (the default: the longest-waiting question)"}
 _ANSWER_DESCRIPTION = (
     "CHOICE is a 1-based option number or an exact option label (several for a multi-select "
     "question, or one per question of a form). With two or more words the first is taken as "
@@ -241,66 +128,106 @@ _ANSWER_DESCRIPTION = (
     "or next)."
 )
 
+
 class Command(NamedTuple):
-    """A command: its help, its arguments, the function that carries it out (``(args, config) ->
-    exit code``, named in full so that a search finds it, imported only when its command runs:
-    each command's start-up pays for its own modules only), and its description."""
+    """A command: its help, the function that carries it out (``(args, config) -> exit code``, a
+    module of ``notifier.cli`` and its name, imported only when its command runs: each command's
+    start-up pays for its own modules only), its own arguments (``one_of``: of which at most one
+    is given), whether it takes the sessions folders' options (``watch``) and its description."""
 
     help: str
-    arguments: Callable[[argparse.ArgumentParser], None]
     handler: str
+    arguments: tuple[Arg, ...] = ()
+    one_of: tuple[Arg, ...] = ()
+    watch: bool = True
     description: str | None = None
 
 
 # Each command, in the order --help lists them.
 COMMANDS: dict[str, Command] = {
-    "run": Command(
-        "tray + notifications, watching the sessions folder (the default command)", _run, "notifier.cli.run:cmd_run",
-    ),
-    "status": Command(
-        "print every session and its pending questions, then exit", _status, "notifier.cli.status:cmd_status",
-    ),
+    "run": Command("tray + notifications, watching the sessions folder (the default command)", "run:cmd_run", (
+        _flag("--no-tray", "no tray icon (headless)"),
+        _flag("--no-notify", "no desktop notifications"),
+        _flag("--json", "print one JSON event per line on stdout"),
+        _flag("--stop-on-eof", "stop when standard input is closed (how a remote link ends its run --json)"),
+    )),
+    "status": Command("print every session and its pending questions, then exit", "status:cmd_status", (
+        _flag("--all", "list every session, not only recent ones"),
+    ), one_of=(
+        JSON,
+        _flag("--tmux", "a tmux status-line segment: 'π 2' while questions wait, else nothing"),
+        _flag("--bar", "one JSON line for waybar / polybar / i3blocks (text, tooltip, class)"),
+    )),
     "doctor": Command(
-        "what works here: sessions folder, watcher limits, tray, notifications",
-        _common,
-        "notifier.cli.doctor:cmd_doctor",
+        "what works here: sessions folder, watcher limits, tray, notifications", "doctor:cmd_doctor"
     ),
-    "show": Command("open the pending-questions window", _show, "notifier.cli.goto:cmd_show"),
+    "show": Command("open the pending-questions window", "goto:cmd_show", (
+        (("--focus",), {"nargs": 2, "metavar": ("FILE", "CALL_ID"), "help": "select this question"}),
+        (("--attach",), {"action": "store_true", "help": argparse.SUPPRESS}),
+    )),
     "quit": Command(
-        "stop the running app (the tray app; headless runs are left alone)", _quit, "notifier.cli.quit:cmd_quit",
+        "stop the running app (the tray app; headless runs are left alone)", "quit:cmd_quit", watch=False
     ),
-    "history": Command(
-        "questions asked, how long each waited, how it ended", _history, "notifier.cli.history:cmd_history",
-    ),
-    "autostart": Command(
-        "start pi-notifier with your desktop session", _autostart, "notifier.cli.install:cmd_autostart",
-    ),
+    "history": Command("questions asked, how long each waited, how it ended", "history:cmd_history", (
+        JSON,
+        (("--since",), {"metavar": "DAYS", "help": "only the last DAYS days (7, 0.5, 30d)"}),
+    ), watch=False),
+    "autostart": Command("start pi-notifier with your desktop session", "install:cmd_autostart", (
+        (("action",), {"choices": ("install", "remove", "status")}),
+    ), watch=False),
     "config": Command(
-        "print the effective configuration and where each value came from", _common, "notifier.cli.parser:cmd_config",
+        "print the effective configuration and where each value came from", "parser:cmd_config"
     ),
-    "goto": Command("bring you to the terminal / tmux pane of a waiting pi", _goto, "notifier.cli.goto:cmd_goto"),
+    "goto": Command("bring you to the terminal / tmux pane of a waiting pi", "goto:cmd_goto", (
+        (("session",), _SESSION),
+        _flag("--print", "only print where it is (JSON), change nothing"),
+    )),
     "answer": Command(
         "answer a waiting pi from here (keys into its tmux pane, checked on screen first)",
-        _answer,
-        "notifier.cli.answer:cmd_answer",
-        _ANSWER_DESCRIPTION,
+        "answer:cmd_answer",
+        (
+            (("words",), {"nargs": "*", "metavar": "[SESSION] CHOICE", "help": "the session, then the answer"}),
+            (("--call",), {"metavar": "TOOL_CALL_ID", "help": "the question's tool call (default: the oldest)"}),
+            (("--token",), {"metavar": "TOKEN", "help": "only the question with this token (status --json):"
+                            " refused when what waits is not what was shown"}),
+            (("--text",), {"metavar": "TEXT", "help": "type this free-text answer instead of choosing"}),
+            (("--timeout",), {"type": float, "default": 15.0, "metavar": "S",
+                              "help": "how long to wait for pi to record it"}),
+        ),
+        description=_ANSWER_DESCRIPTION,
     ),
-    "snooze": Command(
-        "hold back notifications for a while: all, a project or a session", _snooze, "notifier.cli.snooze:cmd_snooze",
-    ),
-    "mute": Command("no notifications from a project until unmute", _mute, "notifier.cli.snooze:cmd_mute"),
-    "unmute": Command("notifications from a muted project again", _unmute, "notifier.cli.snooze:cmd_unmute"),
+    "snooze": Command("hold back notifications for a while: all, a project or a session", "snooze:cmd_snooze", (
+        (("words",), {"nargs": "*", "metavar": "[WHAT] [DURATION]", "help": "WHAT: all (default), a project or a"
+                      " SESSION; DURATION: 15m (default), 1h, 2h30m, 1d, tomorrow (08:00), or off to resume"}),
+    )),
+    "mute": Command("no notifications from a project until unmute", "snooze:cmd_mute", (
+        (("what",), {"metavar": "WHAT", "help": "a project, or a SESSION (its project)"}),
+    )),
+    "unmute": Command("notifications from a muted project again", "snooze:cmd_unmute", (
+        (("what",), {"metavar": "WHAT", "help": "a muted project, a SESSION (its project), or all"}),
+    )),
     "pi-extension": Command(
-        "the optional companion pi extension (exact dialogs, answers)",
-        _pi_extension,
-        "notifier.cli.install:cmd_pi_extension",
+        "the optional companion pi extension (exact dialogs, answers)", "install:cmd_pi_extension", (
+            (("action",), {"choices": ("install", "remove", "status")}),
+            _flag("--json", "status: print one JSON object"),
+        ), watch=False,
     ),
     "demo": Command(
-        "replay a recorded pi session so you can see the notification, icon and window",
-        _demo,
-        "notifier.cli.demo:cmd_demo",
+        "replay a recorded pi session so you can see the notification, icon and window", "demo:cmd_demo",
+        ((("--no-tray",), {"action": "store_true", "help": argparse.SUPPRESS}),), watch=False,
     ),
 }
+
+
+def _add_arguments(p: argparse.ArgumentParser, command: Command) -> None:
+    p.add_argument("--config", metavar="FILE", help="configuration file (default: the per-user config.toml)")
+    p.add_argument("-v", "--verbose", action="store_true", help="log more detail")
+    for names, options in (*(_WATCH if command.watch else ()), *command.arguments):
+        p.add_argument(*names, **options)
+    if command.one_of:
+        group = p.add_mutually_exclusive_group()
+        for names, options in command.one_of:
+            group.add_argument(*names, **options)
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
@@ -313,7 +240,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", parser_class=_Parser, metavar="COMMAND")
     for name, each in COMMANDS.items():
         if command is None or name == command:
-            each.arguments(sub.add_parser(name, help=each.help, description=each.description))
+            _add_arguments(sub.add_parser(name, help=each.help, description=each.description), each)
     return parser
 
 
@@ -492,12 +419,15 @@ def _output_closed() -> int:
     return 1
 
 
-def handler(command: str) -> Callable[[argparse.Namespace, Config], int]:
+Handler = Callable[[argparse.Namespace, "Config"], int]
+
+
+def handler(command: str) -> Handler:
     """The function of ``command`` (:data:`COMMANDS`), its module imported now."""
     import importlib
 
     module, _, name = COMMANDS[command].handler.partition(":")
-    found: Callable[[argparse.Namespace, Config], int] = getattr(importlib.import_module(module), name)
+    found: Handler = getattr(importlib.import_module(f"notifier.cli.{module}"), name)
     return found
 
 

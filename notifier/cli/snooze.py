@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 
 from notifier.cli.parser import fail, sessions_of
-from notifier.config import Config
+from notifier.config import Config, ConfigError
 from notifier.core.commands import Command, Mute, Snooze, to_obj
 from notifier.core.model import Snapshot
 from notifier.core.planner import not_duration, snooze_words
@@ -20,10 +20,6 @@ from notifier.core.text import clean, duration, project_name
 
 # A word meant as a DURATION (it is none): said so, rather than taken for a project nobody has
 _LIKE_DURATION = re.compile(r"[+-]?\.?\d|(forever|never|always|inf|infinity|nan)$", re.IGNORECASE)
-
-
-class _Usage(Exception):
-    pass
 
 
 def target(snapshot: Snapshot, what: str | None) -> tuple[str | None, str | None, str]:
@@ -40,13 +36,14 @@ def target(snapshot: Snapshot, what: str | None) -> tuple[str | None, str | None
     try:
         view, _ = goto.pick(snapshot, what)
     except goto.Refused as exc:  # "next" with nothing waiting
-        raise _Usage(str(exc)) from None
+        raise ConfigError(str(exc)) from None
     except goto.Ambiguous:
         raise
     except goto.BadSession:
         if _LIKE_DURATION.match(what):
-            raise _Usage(f"{not_duration(what)}, nor a project or session") from None
-        raise _Usage(f"no project or session is called {clean(what, 80)!r} (pi-notifier status lists them)") from None
+            raise ConfigError(f"{not_duration(what)}, nor a project or session") from None
+        named = f"no project or session is called {clean(what, 80)!r}"
+        raise ConfigError(f"{named} (pi-notifier status lists them)") from None
     return view.ref.key, None, f"session {label(view)}"
 
 
@@ -95,13 +92,13 @@ def cmd_unmute(args: argparse.Namespace, config: Config) -> int:
 
 
 def _carried(do: Callable[[], int]) -> int:
-    """``do()``, its failures as one line: exit 2 for bad usage (WHAT names nothing, or several
-    sessions), 1 for what could not be delivered."""
+    """``do()``, its failures as one line: exit 2 for bad usage (WHAT names several sessions; one
+    that names nothing is a ConfigError, said by main), 1 for what could not be delivered."""
     from notifier.actions import goto
 
     try:
         return do()
-    except (goto.Ambiguous, _Usage) as exc:
+    except goto.Ambiguous as exc:
         return fail(2, exc)
     except (RuntimeError, OSError) as exc:
         return fail(1, exc)
@@ -128,7 +125,7 @@ def _mute(config: Config, what: str | None, on: bool, now: float) -> int:
     muted = saved_silences(paths.state_dir(), now).muted
     if what in (None, "all"):
         if on:
-            raise _Usage("mute takes a project or a session (to hold back everything for a while: snooze)")
+            raise ConfigError("mute takes a project or a session (to hold back everything for a while: snooze)")
         return _unmute_all(sorted(muted))
     assert what is not None
     project: str | None = what

@@ -7,7 +7,6 @@ imported when it is needed: the app's answer needs no session reader, a scan no 
 
 from __future__ import annotations
 
-import logging
 import os
 import sys
 import time
@@ -23,9 +22,6 @@ if TYPE_CHECKING:
 
     from notifier.config import Config
     from notifier.core.planner import Preferences
-
-log = logging.getLogger(__name__)
-
 
 def _questions(session: dict[str, Any], key: str) -> list[dict[str, Any]]:
     return [q for q in session.get(key) or () if isinstance(q, dict)]
@@ -186,8 +182,9 @@ def _print(status: dict[str, Any], args: argparse.Namespace, prefs: Preferences,
     now = time.time()
     if args.json:
         from notifier.core.codec import dumps
+        from notifier.system.locate import add_locations
 
-        _out(dumps({**_located(status, liveness), **silenced_obj(prefs, now), "quiet_hours": quiet}))
+        _out(dumps({**add_locations(status, look=liveness), **silenced_obj(prefs, now), "quiet_hours": quiet}))
         _out("\n")  # (not appended: a copy of megabytes)
     else:
         _out(render_status(status, now, args.all, prefs) + "\n" + quiet_hours_line(quiet))
@@ -222,31 +219,6 @@ def _status_bar(config: Config, as_json: bool) -> int:
         _out(segment + "\n" if segment else "")
     _out(None)
     return 0
-
-
-def _located(status: dict[str, Any], liveness: bool) -> dict[str, Any]:
-    """``status`` with where each live pi runs (``location``). With liveness off no process is
-    looked at (every location null: "do not look at processes"); else processes are listed only
-    when some session could have a live pi. The app judges liveness only where a question waits:
-    ``alive`` is filled in here for the others from the same process list (as a scan of our own
-    says it: a pi runs in the session's folder)."""
-    sessions = [s for s in status.get("sessions") or () if isinstance(s, dict)]
-    if not liveness:
-        for s in sessions:
-            s["location"] = None
-        return status
-    from notifier.system.locate import add_locations, in_folders, may_match, pi_folders
-
-    unknown = [s for s in sessions if s.get("alive") is None and s.get("host") is None]
-    listed = None
-    try:
-        listed = pi_folders(bool(unknown) or any(may_match(s) for s in sessions))
-    except Exception as exc:  # as in add_locations: status still works
-        log.debug("cannot list pi processes: %s", exc)
-    if listed is not None and listed[0] is not None:
-        for s in unknown:
-            s["alive"] = in_folders(s.get("cwd"), listed[1])
-    return add_locations(status, listed)
 
 
 def _out(text: str | None) -> None:

@@ -30,6 +30,7 @@ import functools
 import json
 import math
 import re
+import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import is_dataclass
 from datetime import datetime, timezone
@@ -177,16 +178,15 @@ def session_status_obj(v: SessionView) -> dict[str, Any]:
     :func:`session_obj`, its state, and ``"location": null`` (filled in by the command where
     a pi is found). Additive fields: each question's ``asked_at`` and the session's
     ``current_tool``, so that the text of ``status`` is rendered from this object too."""
-    return {
-        **session_obj(v.ref),
-        "state": v.state,
-        "alive": v.alive,
-        "pending": [_waiting_obj(q) for q in v.pending],
-        "abandoned": [_waiting_obj(q) for q in v.abandoned],
-        "updated_at": iso(v.updated_at) if v.updated_at else None,
-        "current_tool": clean(v.current_tool) or None if v.current_tool else None,
-        "location": None,
-    }
+    obj = session_obj(v.ref)  # (filled in place, in the order of the contract: one per session)
+    obj["state"] = v.state
+    obj["alive"] = v.alive
+    obj["pending"] = [_waiting_obj(q) for q in v.pending] if v.pending else []
+    obj["abandoned"] = [_waiting_obj(q) for q in v.abandoned] if v.abandoned else []
+    obj["updated_at"] = iso(v.updated_at) if v.updated_at else None
+    obj["current_tool"] = clean(v.current_tool) or None if v.current_tool else None
+    obj["location"] = None
+    return obj
 
 
 def _waiting_obj(q: Question) -> dict[str, Any]:
@@ -306,6 +306,7 @@ def history_obj(rows: Iterable[Mapping[str, object]]) -> dict[str, Any]:
 # the scan cache's thousands of rows are read at the speed of hand-written checks.
 
 T = TypeVar("T")
+MAX_FLOAT = sys.float_info.max
 
 
 class _Limit(NamedTuple):
@@ -408,7 +409,7 @@ def _bool(value: Any, limit: _Limit) -> bool:
 
 
 def _float(value: Any, limit: _Limit) -> float:
-    if type(value) not in (int, float) or not math.isfinite(value):
+    if type(value) not in (int, float) or not -MAX_FLOAT <= value <= MAX_FLOAT:  # (NaN, inf, an int past floats)
         raise ValueError("a wrong number")
     return float(value)
 
@@ -469,9 +470,14 @@ def from_obj(obj: object, max_text: int | None = None, max_list: int | None = No
 # ---- bounded parsing ----
 
 MAX_DEPTH = 64  # pi's own entries nest < 12 levels; tool arguments a few more
-_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
 _NOT_OPENERS = bytes(b for b in range(256) if b not in b"[{")
+# What may matter for the nesting: brackets, quotes, backslashes and the letters that follow a
+# backslash in an escape (so a backslash is next to its escape's letter still); and then only
+# brackets and quotes.
+_NOT_SKELETON = bytes(b for b in range(256) if b not in b'[]{}"\\/bfnrtu')
+_NOT_BRACKETS_QUOTES = bytes(b for b in range(256) if b not in b'[]{}"')
 _PAIR = re.compile(rb"\[\]|\{\}")
+_raw_decode = json.JSONDecoder().raw_decode  # (json.loads's decoder, without its whitespace scans)
 
 
 class BoundedJSONError(ValueError):
@@ -482,9 +488,12 @@ def _too_deep(raw: bytes, max_depth: int) -> str | None:
     """Why ``raw`` must not reach the decoder (too deep, or brackets that cannot be JSON), else
     ``None``. Only C-speed bytes operations, linear in ``len(raw)``:
 
-    1. drop escape pairs (``\\\\`` then ``\\"``), so the only quotes left delimit strings;
-    2. keep what lies outside strings (every other piece between quotes), then only its brackets;
-    3. strip innermost ``[]``/``{}`` pairs: a balanced sequence of depth d is gone after d passes.
+    1. keep only the bytes that can matter: brackets, quotes, backslashes and the letters of
+       escapes (``\\n``, ``\\u00e9``…: a backslash stays next to what it escapes), a third of a
+       line of text or less;
+    2. drop escape pairs (``\\\\`` then ``\\"``), so the only quotes left delimit strings;
+    3. keep what lies outside strings (every other piece between quotes), then only its brackets;
+    4. strip innermost ``[]``/``{}`` pairs: a balanced sequence of depth d is gone after d passes.
 
     Exact for valid JSON; for invalid JSON the brackets the decoder would see before failing are
     a prefix of what is checked here, so the decoder never recurses deeper than ``max_depth``
@@ -496,8 +505,8 @@ def _too_deep(raw: bytes, max_depth: int) -> str | None:
     pi's, 85 µs instead of 620 µs for a tool result of 300 KB."""
     if len(raw.translate(None, _NOT_OPENERS)) <= max_depth:
         return None
-    outside = b"".join(raw.replace(b"\\\\", b"").replace(b'\\"', b"").split(b'"')[::2])
-    brackets = outside.translate(None, _NOT_BRACKETS)
+    skeleton = raw.translate(None, _NOT_SKELETON).replace(b"\\\\", b"").replace(b'\\"', b"")
+    brackets = b"".join(skeleton.translate(None, _NOT_BRACKETS_QUOTES).split(b'"')[::2])
     for _ in range(max_depth):
         if not brackets:
             return None
@@ -518,6 +527,16 @@ def loads(data: bytes | str, max_bytes: int | None = None, max_depth: int = MAX_
     if reason is not None:
         raise BoundedJSONError(reason)
     text = raw.decode("utf-8")
+    try:
+        # The common case, a value that fills the text, straight to the decoder; anything else
+        # (whitespace around it, not JSON) through json.loads, which says why.
+        value, end = _raw_decode(text)
+        if end == len(text):
+            return value
+    except ValueError:
+        pass
+    except RecursionError as exc:  # pragma: no cover - excluded by the depth check above
+        raise BoundedJSONError("nested too deeply") from exc
     try:
         return json.loads(text)
     except RecursionError as exc:  # pragma: no cover - excluded by the depth check above

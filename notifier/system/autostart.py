@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,6 +18,7 @@ import platformdirs
 from notifier import resources
 from notifier.core import text as shellcmd
 from notifier.core.text import clean
+from notifier.system import paths
 from notifier.system import processes as programs
 
 UNIT = "pi-notifier.service"
@@ -58,18 +60,10 @@ def _install_icon() -> str:
         return "utilities-terminal"
     target = icon_file()
     try:
-        _write(target, Path(source).read_bytes())
+        paths.write_whole(str(target), Path(source).read_bytes())
     except OSError:
         return source
     return ICON_NAME
-
-
-def _write(path: Path, data: bytes) -> None:
-    """Write a file whole or not at all (its folders made): a copy beside it, then renamed."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
 
 
 @dataclass(frozen=True)
@@ -102,20 +96,13 @@ def target(method: str | None = None) -> Target:
 
 def render(t: Target, exe: list[str], icon: str = ICON_NAME) -> str:
     """The entry's text (``icon``: the desktop entry's ``Icon=``, see :func:`_install_icon`)."""
-    if t.method == "systemd":
-        template = resources.read_text("autostart/pi-notifier.service")
-        return template.replace("{exec}", " ".join(_systemd_word(w) for w in exe))
-    if t.method == "xdg":
-        template = resources.read_text("autostart/pi-notifier.desktop")
-        return template.replace("{exec}", " ".join(_desktop_word(w) for w in exe)).replace("{icon}", icon)
     if t.method == "launchagent":
         from xml.sax.saxutils import escape
 
-        template = resources.read_text("autostart/dev.pi-notifier.plist")
         args = "\n".join(f"    <string>{escape(w)}</string>" for w in [*exe, "run"])
-        return template.replace("{args}", args)
-    template = resources.read_text("autostart/pi-notifier.cmd")
-    return template.replace("{exec}", " ".join(f'"{w}"' for w in exe))
+        return resources.read_text("autostart/dev.pi-notifier.plist").replace("{args}", args)
+    template, word = _ENTRIES[t.method]
+    return resources.read_text(template).replace("{icon}", icon).replace("{exec}", " ".join(map(word, exe)))
 
 
 def _systemd_word(word: str) -> str:
@@ -140,6 +127,13 @@ def _desktop_word(word: str) -> str:
     return word.replace("\\", "\\\\")
 
 
+_ENTRIES: dict[str, tuple[str, Callable[[str], str]]] = {  # method → its template, how it writes one word
+    "systemd": ("autostart/pi-notifier.service", _systemd_word),
+    "xdg": ("autostart/pi-notifier.desktop", _desktop_word),
+    "startup": ("autostart/pi-notifier.cmd", lambda word: f'"{word}"'),
+}
+
+
 def _systemctl(*args: str) -> tuple[bool, str]:
     try:
         out = programs.run_or_raise(["systemctl", "--user", *args], SYSTEMCTL_TIMEOUT_S)
@@ -151,7 +145,7 @@ def _systemctl(*args: str) -> tuple[bool, str]:
 def install(method: str | None = None) -> str:
     t = target(method)
     exe = executable()
-    _write(t.path, render(t, exe, _install_icon() if t.method == "xdg" else ICON_NAME).encode())
+    paths.write_whole(str(t.path), render(t, exe, _install_icon() if t.method == "xdg" else ICON_NAME).encode())
     if t.method == "systemd":
         _systemctl("daemon-reload")
         ok, err = _systemctl("enable", UNIT)

@@ -115,11 +115,12 @@ class Unmatched:
         return bool(self.pids)
 
 
-def match_all(
+def match(
     wanted: Sequence[Wanted], procs: Sequence[PiProcess], announced: dict[int, str] | None = None
 ) -> tuple[dict[str, PiProcess], Owners]:
     """Which live pi process has each session (session file → process), and the whole pairing
-    (for the sessions it cannot tell: :meth:`Owners.candidates`). ``announced``: pid → the
+    (for the sessions it cannot tell: :meth:`Owners.candidates`; a session the evidence cannot
+    give to one pi is not in the first, see :func:`locate_one` for why). ``announced``: pid → the
     session file that pi announced (the companion extension's hello), exact where given."""
     asking = {folder(w.cwd) for w in wanted if w.question and w.cwd}
     announced = announced or {}
@@ -129,12 +130,6 @@ def match_all(
     ])
     by_pid = {p.pid: p for p in procs}
     return {k: by_pid[o.pid] for k, o in owners.owners.items() if o.pid in by_pid}, owners
-
-
-def match(wanted: Sequence[Wanted], procs: Sequence[PiProcess]) -> dict[str, PiProcess]:
-    """Which live pi process has each session (session file → process); a session the evidence
-    cannot give to one pi is left out (see :func:`locate_one` for why)."""
-    return match_all(wanted, procs)[0]
 
 
 def _x_windows() -> dict[int, int] | None:
@@ -183,15 +178,15 @@ def locate_sessions(
         procs = pi_processes()
     if not procs:
         return {}
-    pairs = match(wanted, procs)
+    pairs = match(wanted, procs)[0]
     windows = list_windows(with_windows and bool(pairs))
     return {key: locate(proc, windows) for key, proc in pairs.items()}
 
 
 def locate_one(
-    view: SessionView | Wanted,
+    view: SessionView,
     *,
-    neighbours: Sequence[SessionView | Wanted] = (),
+    neighbours: Sequence[SessionView] = (),
     with_windows: bool = False,
     announced: dict[int, str] | None = None,
 ) -> Location | Unmatched:
@@ -202,17 +197,17 @@ def locate_one(
     ``neighbours``: the other sessions known (a snapshot's), so that a pi that has a session of
     its own is not taken for this one's (only those of the same folder are looked at).
     ``announced``: pid → session file, as the companion extension announced them (exact)."""
-    w = view if isinstance(view, Wanted) else Wanted.of(view)
+    w = Wanted.of(view)
     if w.alive is False:
         return Unmatched("no running pi has this session (its pi is gone)")
     procs = pi_processes() if w.cwd else []
-    here = {folder(w.cwd or "")}
+    here = folder(w.cwd or "")
     others = [
-        n if isinstance(n, Wanted) else Wanted.of(n)
+        Wanted.of(n)
         for n in neighbours
-        if _folder_of(n) in here and _key_of(n) != w.key
+        if n.ref.host is None and n.ref.cwd and folder(n.ref.cwd) == here and n.ref.key != w.key
     ]
-    pairs, owners = match_all([w, *others], procs, announced)
+    pairs, owners = match([w, *others], procs, announced)
     proc = pairs.get(w.key)
     if proc is not None:
         return locate(proc, list_windows(with_windows))
@@ -243,77 +238,46 @@ def _unmatched(w: Wanted, cands: Sequence[Proc], procs: Sequence[PiProcess]) -> 
     return Unmatched("no running pi has this session")
 
 
-def _folder_of(view: SessionView | Wanted) -> str | None:
-    """A local session's folder (no trailing slash); ``None`` for a remote one or none known."""
-    if isinstance(view, Wanted):
-        cwd = view.cwd
-    elif view.ref.host is None:
-        cwd = view.ref.cwd
-    else:
-        return None
-    return folder(cwd) if cwd else None
+# ---- the locations of ``status --json`` ----
 
 
-def _key_of(view: SessionView | Wanted) -> str:
-    return view.key if isinstance(view, Wanted) else view.ref.key
-
-
-# ---- the locations of ``status --json``: only a session in a folder where a pi runs can be
-# matched, so the others are not even looked at: with thousands of sessions and a few pi
-# processes (or none) this costs the process listing, not a parse of every session ----
-
-Listed = tuple[list[PiProcess] | None, set[str]]  # (pi_folders)
-
-
-def pi_folders(needed: bool = True) -> Listed:
-    """The live pi processes and the folders they run in (as written and resolved, without a
-    trailing slash); nothing is listed unless ``needed`` (no session could be matched)."""
-    if not needed:
-        return None, set()
-    procs = pi_processes(maybe_pi() if os.path.isdir("/proc/self") else None)
-    folders: set[str] = set()
-    for p in procs or ():
-        folders.update(folder(cwd) for cwd in folders_of(p.cwd))
-    return procs, folders
-
-
-def in_folders(cwd: object, folders: set[str]) -> bool:
-    """Whether a session in ``cwd`` can be matched: a pi runs in that folder (:func:`pi_folders`)."""
-    return isinstance(cwd, str) and folder(cwd) in folders
-
-
-def may_match(session: dict[str, Any]) -> bool:
-    """Whether a ``status --json`` session could have a live pi at all (worth listing processes)."""
-    return session.get("alive") is not False and bool(session.get("cwd"))
-
-
-def add_locations(status: dict[str, Any], listed: Listed | None = None) -> dict[str, Any]:
-    """Fill ``"location"`` into each session of a ``status --json`` object (``null``: no live pi
-    or unknown). Additive: nothing else changes. ``listed``: :func:`pi_folders`, if the caller
-    listed them already."""
-    sessions = status.get("sessions")
-    if not isinstance(sessions, list):
-        return status
+def add_locations(status: dict[str, Any], look: bool = True) -> dict[str, Any]:
+    """Fill ``"location"`` into each session of a ``status --json`` object (``null``: no live pi,
+    unknown, or ``look`` False: liveness off, no process is looked at). Additive: nothing else
+    changes but ``alive`` where the app left it unjudged (:func:`_locations`). Locating is a
+    bonus: status works without it."""
+    sessions = [s for s in status.get("sessions") or () if isinstance(s, dict)]
     found: dict[str, Location] = {}
     try:
-        if listed is None:
-            listed = pi_folders(any(isinstance(s, dict) and may_match(s) for s in sessions))
-        procs, folders = listed
-        wanted = [
-            _wanted(s)
-            for s in sessions
-            if isinstance(s, dict) and isinstance(s.get("file"), str) and in_folders(s.get("cwd"), folders)
-        ]
-        if wanted:
-            found = locate_sessions(wanted, procs=procs)
-    except Exception as exc:  # locating is a bonus: status still works
+        found = _locations(sessions) if look else {}
+    except Exception as exc:
         log.debug("cannot locate sessions: %s", exc)
-        found = {}
     for s in sessions:
-        if isinstance(s, dict):
-            loc = found.get(s.get("file"))  # type: ignore[arg-type]
-            s["location"] = loc.obj() if loc is not None else None
+        loc = found.get(s["file"]) if isinstance(s.get("file"), str) else None
+        s["location"] = loc.obj() if loc is not None else None
     return status
+
+
+def _locations(sessions: list[dict[str, Any]]) -> dict[str, Location]:
+    """Where the live pi of each of these ``status --json`` sessions runs; ``alive`` filled in
+    where the app left it unjudged (it judges only where a question waits), as a scan of our own
+    says it: a pi runs in the session's folder. Processes are listed only when some session could
+    have a live pi, and only a session in a folder where a pi runs is matched: with thousands of
+    sessions and a few pi processes (or none) this costs the process listing, not a pairing of
+    every session."""
+    unknown = [s for s in sessions if s.get("alive") is None and s.get("host") is None]
+    if not unknown and not any(s.get("alive") is not False and s.get("cwd") for s in sessions):
+        return {}
+    procs = pi_processes(maybe_pi() if os.path.isdir("/proc/self") else None)
+    folders = {folder(cwd) for p in procs for cwd in folders_of(p.cwd)}
+    for s in unknown:
+        s["alive"] = _in_folders(s.get("cwd"), folders)
+    matched = [s for s in sessions if isinstance(s.get("file"), str) and _in_folders(s.get("cwd"), folders)]
+    return locate_sessions([_wanted(s) for s in matched], procs=procs) if matched else {}
+
+
+def _in_folders(cwd: object, folders: set[str]) -> bool:
+    return isinstance(cwd, str) and folder(cwd) in folders
 
 
 def _wanted(s: dict[str, Any]) -> Wanted:

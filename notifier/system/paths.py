@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
 import stat
+import tempfile
 from collections.abc import Mapping
 
 import platformdirs
@@ -199,6 +201,23 @@ def private_file(path: str) -> str:
     for p in (path, path + "-wal", path + "-shm", path + "-journal"):
         _restrict(p, 0o600)
     return path
+
+
+def write_whole(path: str, data: bytes) -> None:
+    """``path`` becomes ``data`` at once (0644, its folders made): written beside it under a name
+    of its own, then renamed over it, so nothing half-written is ever read there."""
+    folder = os.path.dirname(path) or "."
+    os.makedirs(folder, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{APP_NAME}-", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 def _restrict(path: str, mode: int) -> None:

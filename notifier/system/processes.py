@@ -189,16 +189,6 @@ def folders_of(cwd: str) -> list[str]:
     return [cwd] if real == cwd else [cwd, real]
 
 
-def pane_screen(environ: Mapping[str, str], pid: int) -> tuple[str | None, str | None]:
-    """(what the tmux pane process ``pid`` runs in shows, the pane's id); Nones outside tmux."""
-    from notifier.system.tmux import capture, tmux_pane_of
-
-    pane = tmux_pane_of(environ, pid)
-    if pane is None:
-        return None, None
-    return capture(pane), pane.pane
-
-
 def evidence(
     pid: int, cwd: str, started: float, argv: tuple[str, ...] | None, environ: Callable[[], Mapping[str, str]],
     asking: Collection[str], session: str | None = None, raw: bool | None = None,
@@ -206,13 +196,17 @@ def evidence(
     """What tells this pi apart from its neighbours (:class:`Proc`, one per folder it is seen in):
     its tmux pane is captured only where a session of its folder asks something (``asking``,
     folders as :func:`folder` writes them): only a question can be seen on screen."""
+    from notifier.system.tmux import capture, tmux_pane_of
+
     cwds = folders_of(cwd)
     screen = pane = None
     if asking and any(folder(c) in asking for c in cwds):
         try:
-            screen, pane = pane_screen(environ(), pid)
+            found = tmux_pane_of(environ(), pid)
         except Exception:  # (psutil's errors: a process gone meanwhile, or not ours to read)
-            pass
+            found = None
+        if found is not None:
+            screen, pane = capture(found), found.pane
     return [Proc(c, started, pid, argv, screen, session, pane, raw) for c in cwds]
 
 

@@ -44,13 +44,9 @@ class TmuxClient:
     activity: int
 
 
-def tmux_cmd(socket: str, *args: str) -> list[str]:
-    return ["tmux", "-S", socket, *args]
-
-
 def tmux(socket: str, *args: str, input: str | None = None) -> str | None:
     """What ``tmux -S socket args…`` printed; ``None`` when it failed or could not run."""
-    result = run(tmux_cmd(socket, *args), input=input)
+    result = run(["tmux", "-S", socket, *args], input=input)
     if result is None or result.returncode != 0:
         return None
     return result.stdout

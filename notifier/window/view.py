@@ -10,17 +10,14 @@ place allows."""
 
 from __future__ import annotations
 
-import dataclasses
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from notifier.core import codec as formats
 from notifier.core import text as shellcmd
-from notifier.core.codec import from_obj as question_from_obj
+from notifier.core.codec import decode, encode, finite_number
 from notifier.core.commands import Snooze
-from notifier.core.model import Question, QuestionItem, SessionRef, SessionView, Snapshot
+from notifier.core.model import Question, QuestionItem, SessionRef, SessionView, Snapshot, question_token
 from notifier.core.planner import Preferences
 from notifier.core.text import clean, offline_note, project_name
 from notifier.core.text import duration as waited
@@ -90,10 +87,14 @@ class Shown:
     abandoned: bool = False
     alive: bool | None = None  # None: not known (liveness off, remote)
     offline_since: float | None = None  # a remote session whose link is down, since then
-    token: str | None = None  # what was shown of it (an answer is refused if it changed)
     location: Where | None = None
     snoozed_until: float | None = None
     snoozed_by: SnoozedBy | None = None
+
+    @property
+    def token(self) -> str:
+        """What was shown of it (an answer is refused if what waits has changed)."""
+        return question_token(self.question)
 
     @property
     def key(self) -> list[str]:
@@ -147,33 +148,26 @@ class Shown:
         return Snooze(0.0)
 
     def to_obj(self) -> dict[str, Any]:
-        """As the channel carries it: the question and its session as every JSON output has
-        them (:mod:`notifier.core.codec`), every item in full, and what the app knows beside
-        them. What is derived from these (the resume command, names to show) is derived by the
-        reader, from :meth:`from_obj`'s typed values."""
+        """As the channel carries it: the session and the question in full, as the one codec writes
+        them (:func:`notifier.core.codec.encode`), and what the app knows beside them; on top, what
+        the app itself reads of it (where its pi may run, what a project snooze names). What is
+        derived from these (the resume command, names to show) is derived by the reader, from
+        :meth:`from_obj`'s typed values."""
         ref, q = self.session, self.question
-        obj = formats.question_obj(q)
-        obj.update(
-            {
-                "session": formats.session_obj(ref),
-                "items": formats.items_obj(q),
-                "key": self.key,
-                "project": self.project,  # (what a project snooze names: mark_snoozes)
-                "host": ref.host,
-                "session_id": ref.id,
-                "cwd": ref.cwd,
-                "file": ref.file,
-                "asked_at": q.asked_at,
-                "title": q.title,
-                "instructions": q.instructions,
-                "dialog": q.dialog,
-                "abandoned": self.abandoned,
-                "alive": self.alive,
-                "offline_since": self.offline_since,
-                "snoozed_until": None,  # filled in by mark_snoozes (the app knows the preferences)
-            }
-        )
-        return obj
+        return {
+            "key": self.key,
+            "project": self.project,
+            "file": ref.file,
+            "cwd": ref.cwd,
+            "host": ref.host,
+            "asked_at": q.asked_at,
+            "session": encode(ref),
+            "question": encode(q),
+            "abandoned": self.abandoned,
+            "alive": self.alive,
+            "offline_since": self.offline_since,
+            "snoozed_until": None,  # filled in by mark_snoozes (the app knows the preferences)
+        }
 
     @staticmethod
     def from_obj(obj: object) -> Shown:
@@ -181,35 +175,17 @@ class Shown:
         :class:`ValueError` (or KeyError, TypeError) on anything else."""
         if not isinstance(obj, dict):
             raise ValueError("a window question is not an object")
-        file, call = obj["key"]
-        host = _opt_str(obj.get("host"))
-        session = obj.get("session")
-        name = _opt_str(session.get("name")) if isinstance(session, dict) else None
-        ref = SessionRef(str(file), _opt_str(obj.get("session_id")), _opt_str(obj.get("cwd")), name, host)
-        fields = {f.name: obj.get(f.name) for f in dataclasses.fields(Question)}
-        question = question_from_obj(fields | {"tool_call_id": call})
         by = obj.get("snoozed_by")
         return Shown(
-            ref,
-            question,
+            decode(SessionRef, obj["session"]),
+            decode(Question, obj["question"]),
             abandoned=obj.get("abandoned") is True,
             alive=obj.get("alive") if isinstance(obj.get("alive"), bool) else None,
-            offline_since=_opt_time(obj.get("offline_since")),
-            token=_opt_str(obj.get("token")),
+            offline_since=finite_number(obj.get("offline_since")),
             location=Where.from_obj(obj.get("location")),
-            snoozed_until=_opt_time(obj.get("snoozed_until")),
+            snoozed_until=finite_number(obj.get("snoozed_until")),
             snoozed_by=by if by in _SNOOZED_BY else None,
         )
-
-
-def _opt_str(value: object) -> str | None:
-    return value if isinstance(value, str) else None
-
-
-def _opt_time(value: object) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        return None
-    return float(value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -233,7 +209,8 @@ class WindowView:
                 questions.append(Shown.from_obj(q))
             except (ValueError, KeyError, TypeError):
                 continue
-        return WindowView(tuple(questions), _opt_time(obj.get("snoozed_until")), _opt_time(obj.get("taken_at")) or 0.0)
+        until, taken = finite_number(obj.get("snoozed_until")), finite_number(obj.get("taken_at"))
+        return WindowView(tuple(questions), until, taken or 0.0)
 
 
 def question_obj(view: SessionView, q: Question, abandoned: bool) -> dict[str, Any]:

@@ -65,23 +65,6 @@ class Source(Protocol):
     def close(self) -> None: ...
 
 
-def ask_reply(source: Source, command: Command, failed: str) -> dict[str, Any]:
-    """Carry out a Goto or Answer through ``source`` (blocking) and say what came of it: the window's
-    inbox message (``said``; ``answered`` for an Answer). ``failed`` starts the line when it failed."""
-    reply = source.ask(command)
-    if reply is None:
-        said = f"{failed}: pi-notifier does not answer"
-    elif reply.get("ok"):
-        said = str(reply.get("said") or "done")
-        said = said[:1].upper() + said[1:]
-    else:
-        said = f"{failed}: {reply.get('said') or reply.get('error') or 'no reason given'}"
-    reply_msg: dict[str, Any] = {"said": said}
-    if isinstance(command, Answer):
-        reply_msg["answered"] = bool(reply and reply.get("ok"))
-    return reply_msg
-
-
 class RemoteSource:
     """The running app, over the local channel."""
 
@@ -156,7 +139,6 @@ TITLE = "pi-notifier — pending questions"
 class Window:
     def __init__(self, source: Source, focus: list[str] | None = None, root: Any = None) -> None:
         import tkinter as tk
-        from tkinter import font as tkfont
         from tkinter import ttk
 
         self.tk = tk
@@ -170,8 +152,6 @@ class Window:
         self.root.minsize(640, 360)
         self._set_icon()
         self.root.protocol("WM_DELETE_WINDOW", self.close)
-        self._font = tkfont.nametofont("TkDefaultFont")
-        self._heading_font = tkfont.nametofont("TkHeadingFont")
 
         top = ttk.Frame(self.root, padding=(10, 8, 10, 4))
         top.pack(fill="x")
@@ -191,7 +171,7 @@ class Window:
         panes = ttk.PanedWindow(self.root, orient="horizontal")
         panes.pack(fill="both", expand=True, padx=10)
         left = ttk.Frame(panes)
-        self.list = QuestionList(left, self._font, self._heading_font)
+        self.list = QuestionList(left)
         self.tree = self.list.tree
         panes.add(left, weight=1)
         right = ttk.Frame(panes)
@@ -283,19 +263,25 @@ class Window:
 
     def apply(self, data: WindowView) -> None:
         questions = data.questions
-        selected = self.selected_key()
-        want = self.focus_key or selected
+        want = self.focus_key or self.selected_key()
         self.rows = {row_id(q.key): q for q in questions}
         if self.list.fill(questions):
             self._place_sash()
         self.heading.configure(text=heading_text(questions, data.snoozed_until, time.time()))
-        if want and row_id(want) in self.rows:
-            self.select(row_id(want))
-            self.focus_key = None
-        elif questions:
+        if self._select(want):
+            return
+        if questions:
             self.select(self.tree.get_children()[0])
         else:
             self._show_selected()
+
+    def _select(self, key: list[str] | None) -> bool:
+        """Select the question of ``key`` if it is listed (then no focus is wanted any more)."""
+        if not key or row_id(key) not in self.rows:
+            return False
+        self.select(row_id(key))
+        self.focus_key = None
+        return True
 
     def select(self, iid: str) -> None:
         self.tree.selection_set(iid)
@@ -304,8 +290,8 @@ class Window:
         self._show_selected()
 
     def selected_key(self) -> list[str] | None:
-        sel = self.tree.selection()
-        return sel[0].split("\x1f") if sel else None
+        q = self.selected()
+        return q.key if q else None
 
     def selected(self) -> Shown | None:
         sel = self.tree.selection()
@@ -341,10 +327,23 @@ class Window:
         self._ask(command, "Not answered")
 
     def _ask(self, command: Command, failed: str) -> None:
-        """Carry out a Goto or Answer off the Tk thread; what came of it goes to the status line."""
+        """Carry out a Goto or Answer through the source, off the Tk thread; what came of it goes
+        to the status line (``failed`` starts the line when it failed; ``answered`` for an Answer:
+        a fresh answer bar)."""
 
         def go() -> None:
-            self.inbox.put(ask_reply(self.source, command, failed))
+            reply = self.source.ask(command)
+            if reply is None:
+                said = f"{failed}: pi-notifier does not answer"
+            elif reply.get("ok"):
+                said = str(reply.get("said") or "done")
+                said = said[:1].upper() + said[1:]
+            else:
+                said = f"{failed}: {reply.get('said') or reply.get('error') or 'no reason given'}"
+            message: dict[str, Any] = {"said": said}
+            if isinstance(command, Answer):
+                message["answered"] = bool(reply and reply.get("ok"))
+            self.inbox.put(message)
 
         threading.Thread(target=go, name="pi-notifier-window-act", daemon=True).start()
 
@@ -401,12 +400,8 @@ class Window:
             self.source.command(Clear(q.session.file, q.question.tool_call_id))
 
     def raise_(self, focus: list[str] | None) -> None:
-        if focus:
-            self.focus_key = focus
-            iid = row_id(focus)
-            if iid in self.rows:
-                self.select(iid)
-                self.focus_key = None
+        if focus and not self._select(focus):
+            self.focus_key = focus  # (selected when it is listed)
         self.root.deiconify()
         self.root.lift()
         self.root.attributes("-topmost", True)
@@ -427,15 +422,16 @@ class Window:
 
 
 class QuestionList:
-    def __init__(self, parent: Any, font: Any, heading_font: Any) -> None:
+    def __init__(self, parent: Any) -> None:
+        from tkinter import font as tkfont
         from tkinter import ttk
 
-        self._font = font
-        self._heading_font = heading_font
+        self._font = tkfont.nametofont("TkDefaultFont")
+        self._heading_font = tkfont.nametofont("TkHeadingFont")
         self.tree = ttk.Treeview(parent, columns=COLUMNS, show="headings", selectmode="browse", height=14)
         for col, label in zip(COLUMNS, HEADINGS, strict=True):
             self.tree.heading(col, text=label)
-            self.tree.column(col, width=heading_font.measure(label) + 24, stretch=False, anchor="w")
+            self.tree.column(col, width=self._heading_font.measure(label) + 24, stretch=False, anchor="w")
         self.tree.column(COLUMNS[-1], stretch=True)
         self.tree.tag_configure("abandoned", foreground="#8a6d1d")
         self.tree.tag_configure("snoozed", foreground="#6b6b6b")
@@ -601,11 +597,11 @@ class AnswerBar:
 
         ttk.Label(self.frame, text=text).pack(side="left", padx=(0, 6))
 
-    def _button(self, parent: Any, text: str, command: Callable[[], None], **pack: Any) -> Any:
+    def _button(self, parent: Any, text: str, command: Callable[[], None]) -> Any:
         from tkinter import ttk
 
         button = ttk.Button(parent, text=clean(text, 40), command=command)
-        button.pack(side="left", padx=(0, 6), **pack)
+        button.pack(side="left", padx=(0, 6))
         self.widgets.append(button)
         return button
 
@@ -631,24 +627,22 @@ class AnswerBar:
 
     def _dialog_answers(self, q: Shown) -> None:
         kind, items = q.question.dialog, q.question.items
-        options = [o.label for o in items[0].options] if items else []
-        if kind == "confirm":
-            choices = [("Yes", "yes"), ("No", "no")]
-        else:
-            choices = [(label, f"#{n}") for n, label in enumerate(options, 1)]
-        if kind in ("select", "confirm") and choices:
-            self._label("Answer:")
-            gate = q.gate
-            if gate:
-                choices = [c for c in choices if c[0] == "No"] + [c for c in choices if c[0] != "No"]
-            for label, choice in choices[:MAX_BUTTONS]:
-                button = self._button(self.frame, label, self._answers(q, choice))
-                if gate and label == "No":
-                    button.configure(default="active")
-        elif kind == "input":
+        if kind == "input":
             self._text_field(self.frame, q, "Answer:")
-        else:
+            return
+        choices = [("Yes", "yes"), ("No", "no")] if kind == "confirm" else []
+        if kind == "select" and items:
+            choices = [(o.label, f"#{n}") for n, o in enumerate(items[0].options, 1)]
+        if not choices:
             self._label("Answer this dialog in the terminal (Go to session).")
+            return
+        if q.gate:  # "No" first, and the default
+            choices.sort(key=lambda c: c[0] != "No")
+        self._label("Answer:")
+        for label, choice in choices[:MAX_BUTTONS]:
+            button = self._button(self.frame, label, self._answers(q, choice))
+            if q.gate and label == "No":
+                button.configure(default="active")
 
     def _question_answers(self, q: Shown) -> None:
         from tkinter import ttk

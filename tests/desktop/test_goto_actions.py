@@ -208,7 +208,7 @@ def test_the_window_opens_inside_the_work_area_with_nothing_clipped(
             width = int(window.tree.column(col, "width"))
             for iid in window.tree.get_children():
                 cell = str(window.tree.item(iid, "values")[n])
-                assert window._font.measure(cell) < width, (col, cell, width)
+                assert window.list._font.measure(cell) < width, (col, cell, width)
     finally:
         if window is not None:
             window.root.destroy()

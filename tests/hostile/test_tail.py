@@ -269,6 +269,26 @@ def test_bounded_parse_agrees_with_the_reference_depth() -> None:
     check()
 
 
+# Strings dense with what the depth check must see through: brackets, quotes and backslashes as
+# text, the escape letters (``\\n``, ``\\u00e9``, ``\\/``…), and other letters between them.
+_ESCAPY = st.text(st.sampled_from('[]{}"\\/bfnrtuxé\n\t'), max_size=30)
+
+
+def test_bounded_parse_sees_through_escapes_as_the_reference_does() -> None:
+    @given(st.recursive(_ESCAPY | st.none(), lambda c: st.lists(c, max_size=4) | st.dictionaries(_ESCAPY, c, max_size=4)))
+    @settings(max_examples=300)
+    def check(value: Any) -> None:
+        for ascii_only in (True, False):
+            raw = json.dumps(value, ensure_ascii=ascii_only).encode()
+            depth = _nesting_depth(raw)
+            assert jsonbound.loads(raw, max_depth=depth) == value
+            if depth:
+                with pytest.raises(jsonbound.BoundedJSONError, match="deeper"):
+                    jsonbound.loads(raw, max_depth=depth - 1)
+
+    check()
+
+
 # ---- fault tests, one per class ----
 
 
@@ -396,6 +416,14 @@ CORRUPTIONS: dict[str, Callable[[Path], None]] = {
     "a digest of the wrong length": _sql("UPDATE scan SET head = x'00'"),
     "text instead of bytes": _sql("UPDATE scan SET partial = 'abc'"),
     "a field of another version": _edit(lambda d: d.update(head="00" * 16)),
+    "a number for a folder": _edit(lambda d: d.update(cwd=5)),
+    "a word for a flag": _edit(lambda d: d.update(header="yes")),
+    "a list for the tools running": _edit(lambda d: d.update(running=["bash"])),
+    "a number for a tool running": _edit(lambda d: d.update(running={"c1": 5})),
+    "an oversized tool name": _edit(lambda d: d.update(running={"c1": "x" * 300_000})),
+    "an object for the questions": _edit(lambda d: d.update(pending={})),
+    "a word for a time": _edit(lambda d: d.update(at="now")),
+    "a list for a state": _edit(lambda d: d.update(base=["idle"])),
 }
 
 

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from notifier.companion import list_sockets, open_dialogs
+from notifier.companion import hello_of, list_sockets
 
 from ..conftest import wait_for
 from .pi_harness import EXTENSION, PiSession, Tmux, need, scripted_model, start_pi
@@ -89,7 +89,7 @@ def test_through_the_companion_the_same_rows_and_checks(tmp_path: Path, tmux_ser
         wait_for(lambda: pending(pi), 20, "the pending question")
         # the extension announces the dialog, so `answer` goes through it, not through tmux
         (sock,) = list_sockets()
-        _, dialogs = open_dialogs(sock, 2.0)
+        dialogs = hello_of(sock, 2.0).dialogs
         assert [(x.kind, x.remote, x.tool) for x in dialogs] == [("custom", "keys", "question")]
         bad = run("answer", "--text=a\x07b", *d)
         assert bad.returncode == 2 and results(pi) == []

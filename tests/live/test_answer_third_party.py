@@ -26,7 +26,7 @@ from typing import Any
 
 import pytest
 
-from notifier.companion import list_sockets, open_dialogs
+from notifier.companion import hello_of, list_sockets
 
 from ..conftest import ROOT, wait_for
 from .pi_harness import EXTENSION, Tmux, need, scripted_model, start_pi
@@ -140,7 +140,7 @@ def test_a_question_tool_of_another_shape_is_read_as_a_list(tmp_path: Path, tmux
         wait_for(lambda: pending(pi) and "● 1. Bug fix" in pi.screen(), 30, "the tool's dialog")
         if companion:
             (sock,) = list_sockets()
-            assert [(x.kind, x.remote) for x in open_dialogs(sock, 2.0)[1]] == [("custom", "keys")]
+            assert [(x.kind, x.remote) for x in hello_of(sock, 2.0).dialogs] == [("custom", "keys")]
         done = run("answer", "--call", pending(pi)[0]["tool_call_id"], "New feature", *d)
         assert done.returncode == 0, done.stderr
         (result,) = wait_for(lambda: results(pi.session_text()), 20, "the tool's result")

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from notifier import companion as protocol
-from notifier.companion import Closed, Dialog, Disconnected, Hello, answer_dialog, list_sockets, open_dialogs
+from notifier.companion import Closed, Dialog, Disconnected, Hello, answer_dialog, hello_of, list_sockets
 
 from ..conftest import cli, wait_for
 from .pi_harness import (
@@ -241,7 +241,7 @@ def test_a_late_client_sees_open_dialogs_and_bad_clients_change_nothing() -> Non
                 rest = b""
             assert rest == b""
         # an app connecting now sees the open dialog in the hello, and answers it exactly
-        hello, dialogs = open_dialogs(sock)
+        dialogs = hello_of(sock).dialogs
         assert [d.title for d in dialogs] == ["Again"] and dialogs[0].options == ("A", "B")
         assert answer_dialog(sock, dialogs[0].id, "B").ok
         wait_for(lambda: pi.selected == ["A", "B"], 5, "the remote answer")

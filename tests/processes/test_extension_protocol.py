@@ -145,11 +145,11 @@ for (const o of out) console.log(JSON.stringify(o));
 
 def test_the_extension_reads_what_python_writes(node: str) -> None:
     requests = [
-        protocol.answer_request("t-1", "Yes"),
-        protocol.answer_request("t-1", True),
-        protocol.answer_request("t-1", None),
-        protocol.keys_request("t-2", protocol.key_sequence(["down", "enter", "hi"])),
-        protocol.keys_request("t-2", [protocol.KEYS[k] for k in protocol.KEYS]),
+        protocol.request("t-1", "Yes"),
+        protocol.request("t-1", True),
+        protocol.request("t-1", None),
+        protocol.request("t-2", keys=["down", "enter", "hi"]),
+        protocol.request("t-2", keys=list(protocol.KEYS.values())),
     ]
     stdin = b"".join(requests).decode()
     got = _script(

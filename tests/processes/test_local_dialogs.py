@@ -84,8 +84,10 @@ def test_the_window_without_the_app_shows_extension_dialogs(
         wait_for(lambda: questions() == [], 10, "the first (empty) window snapshot")
         extension.send({**GATE, "session_file": str(session_file), "pid": os.getpid()})
         (shown,) = wait_for(questions, 10, "the gate in the window")
-        assert shown["kind"] == "dialog" and shown["tool"] == "bash" and shown["file"] == str(session_file)
-        assert shown["options"] == ["Yes", "No"] and "rm -rf build" in shown["items"][0]["detail"]
+        question = shown["question"]
+        assert question["kind"] == "dialog" and question["tool"] == "bash" and shown["file"] == str(session_file)
+        assert [o["label"] for o in question["items"][0]["options"]] == ["Yes", "No"]
+        assert "rm -rf build" in question["items"][0]["detail"]
         extension.send({"event": "closed", "id": GATE["id"], "how": "answered"})
         wait_for(lambda: questions() == [], 10, "the gate to leave the window")
     finally:

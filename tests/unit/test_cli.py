@@ -110,7 +110,7 @@ def test_every_command_is_carried_out_by_the_function_named_for_it() -> None:
 
     for command, each in COMMANDS.items():
         found = handler(command)
-        assert callable(found) and f"{found.__module__}:{found.__name__}" == each.handler
+        assert callable(found) and f"{found.__module__}:{found.__name__}" == f"notifier.cli.{each.handler}"
 
 
 def test_doctor_never_says_the_tray_icon_shows_what_its_tray_line_says_it_cannot(monkeypatch: object) -> None:

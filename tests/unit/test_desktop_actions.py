@@ -256,7 +256,8 @@ def test_long_paths_are_shortened_in_the_middle() -> None:
     short = shorten_middle(path, 30)
     assert len(short) == 30 and short.startswith("/home/develope") and short.endswith("billing-webshop")
     assert "…" in short and shorten_middle(path, 0) == path and shorten_middle("/a/b", 30) == "/a/b"
-    q = Shown.from_obj(dict(window_obj(board().snapshot(300.0))["questions"][0], cwd=path))
+    obj = window_obj(board().snapshot(300.0))["questions"][0]
+    q = Shown.from_obj(dict(obj, session={**obj["session"], "cwd": path}))
     assert f"Folder:  {shorten_middle(path, 40)}" in details_text(q, 400.0, width=49)
     # a narrow pane (or one not laid out yet) still shows a useful path
     assert f"Folder:  {shorten_middle(path, 32)}" in details_text(q, 400.0, width=10)

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from notifier.actions.answer import dialog_value
-from notifier.companion import Dialog, DialogFeed, dialog_from, is_own_dialog, question_of, ref_of
+from notifier.companion import Dialog, DialogFeed, counts, dialog_from, question_of, ref_of
 from notifier.core.board import Board, add_dialogs
 from notifier.core.codec import event_obj, question_obj, status_obj
 from notifier.core.model import Snapshot, Transition
@@ -87,12 +87,12 @@ def test_board_adds_resolves_and_abandons_dialogs_by_socket_and_id() -> None:
 def test_a_question_tools_own_dialog_is_not_shown_twice() -> None:
     catalog = QuestionCatalog()
     own = gate(kind="custom", tool="question", tool_call_id="call_q1", options=None, remote="keys")
-    assert is_own_dialog(own, catalog) and not is_own_dialog(gate(), catalog)
+    assert not counts(own, catalog) and counts(gate(), catalog)
     # a question tool nobody named: its own dialog too, by its arguments' shape (as its file call)
     clarify = {"question": "Which part?", "options": ["Parser", "Lexer", "Both"]}
     unnamed = gate(tool="clarify_prompt", tool_call_id="call_c1", tool_input=clarify, title="Which part?")
-    assert is_own_dialog(unnamed, catalog)
-    assert not is_own_dialog(gate(tool="clarify_prompt", tool_input={"command": "ls"}), catalog)
+    assert not counts(unnamed, catalog)
+    assert counts(gate(tool="clarify_prompt", tool_input={"command": "ls"}), catalog)
     b = Board(liveness=False)
     args = {"question": "Which database?", "options": [{"label": "SQLite"}]}
     b.local.apply(
@@ -121,7 +121,7 @@ def test_the_window_shows_a_gates_whole_command_before_yes() -> None:
     b.dialogs.open(("/run/x.sock", "ab12cd34-1"), ref, question_of(gate(), 2.0), 2.0)
     (obj,) = window_obj(b.snapshot(3.0))["questions"]
     row = Shown.from_obj(obj)  # (as the window reads it)
-    assert obj["kind"] == "dialog" and obj["dialog"] == "select" and row.gate
+    assert obj["question"]["kind"] == "dialog" and obj["question"]["dialog"] == "select" and row.gate
     text = details_text(row, 1_700_000_010.0)
     assert "bash asks (select) — read all of it before answering:" in text
     assert "   rm -rf build \\\n   && echo done\n" in text and "\x1b" not in text
@@ -286,7 +286,7 @@ def test_a_question_tools_select_fallback_is_that_question_too() -> None:
     dialog of the same tool call: one question on the board, not two."""
     catalog = QuestionCatalog()
     fallback = gate(kind="select", tool="ask_user", tool_call_id="call_q1", options=["SQLite", "PostgreSQL"])
-    assert is_own_dialog(fallback, catalog)
+    assert not counts(fallback, catalog)
     engine = _Engine(["/s"])
     _feed(engine).apply("/run/x.sock", fallback)
     assert engine.emitted == []
@@ -346,7 +346,7 @@ def test_a_question_tools_dialog_inside_another_call_is_that_sessions_question()
     own = gate(**fields, tool="question", tool_call_id="call_q1", tool_input=args)
     nested = gate(**fields, tool="question", tool_call_id="call_c1/1", tool_input=args, outer_tool_call_id="call_c1")
     assert nested.outer_tool_call_id == "call_c1" and own.outer_tool_call_id is None
-    assert is_own_dialog(own, catalog) and not is_own_dialog(nested, catalog)
+    assert not counts(own, catalog) and counts(nested, catalog)
     engine = _Engine(["/s"])
     feed = _feed(engine)
     feed.apply("/run/x.sock", own)

@@ -146,14 +146,17 @@ def test_history_rows_of_any_shape_render() -> None:
 
 
 def test_the_window_builds_on_the_same_objects() -> None:
+    """The window is sent the session and the question in full, as the one codec writes every
+    model value (and reads it back exactly)."""
     view = SessionView(REF, "needs_input", (Q,), (), True, 1_700_000_000.0)
     (q,) = window_obj(Snapshot((view,)))["questions"]
-    assert {k: q[k] for k in LIVE_QUESTION_KEYS} == formats.question_obj(Q)
-    assert q["session"] == formats.session_obj(REF)
-    assert q["key"] == [REF.key, "call-1"] and q["abandoned"] is False and q["title"] == "Two questions"
-    assert [i["text"] for i in q["items"]] == ["Pick one?", "And this?"]
-    assert q["items"][0]["options"][0] == {"label": "A", "description": "aye", "recommended": True, "value": None}
-    assert q["items"][0]["other"] is True and q["items"][0]["show_when"] is None  # (every field: question_obj.py)
+    assert q["question"] == formats.to_obj(Q) and formats.from_obj(q["question"]) == Q
+    assert q["session"] == formats.encode(REF) and formats.decode(SessionRef, q["session"]) == REF
+    assert q["key"] == [REF.key, "call-1"] and q["abandoned"] is False and q["question"]["title"] == "Two questions"
+    items = q["question"]["items"]
+    assert [i["text"] for i in items] == ["Pick one?", "And this?"]
+    assert items[0]["options"][0] == {"label": "A", "description": "aye", "recommended": True, "value": None}
+    assert items[0]["other"] is True and items[0]["show_when"] is None  # (every field)
 
 
 def test_dumps_says_nan_as_null() -> None:

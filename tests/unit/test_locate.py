@@ -26,21 +26,21 @@ def test_each_process_goes_to_the_newest_session_it_could_have_written() -> None
         Wanted("dead.jsonl", "/p", 600.0, False),  # liveness says no pi asked it
         Wanted("other.jsonl", "/q", 500.0, True),
     ]
-    found = match(wanted, [proc(7, "/p", 400.0), proc(8, "/q", 450.0)])
+    found = match(wanted, [proc(7, "/p", 400.0), proc(8, "/q", 450.0)])[0]
     assert {k: p.pid for k, p in found.items()} == {"live.jsonl": 7, "other.jsonl": 8}
     # two sessions, one process: only the newest gets it (a pi writes one session at a time)
-    two = match([Wanted("a", "/p", 500.0, True), Wanted("b", "/p", 450.0, True)], [proc(7, "/p", 400.0)])
+    two = match([Wanted("a", "/p", 500.0, True), Wanted("b", "/p", 450.0, True)], [proc(7, "/p", 400.0)])[0]
     assert list(two) == ["a"]
     # two processes that both could have either session: the folder alone never decides
     both = [Wanted("a", "/p", 500.0, True), Wanted("b", "/p", 450.0, True)]
-    assert match(both, [proc(7, "/p", 100.0), proc(9, "/p", 300.0)]) == {}
+    assert match(both, [proc(7, "/p", 100.0), proc(9, "/p", 300.0)])[0] == {}
     # ... their arguments do
     named = [
         PiProcess(7, "/p", 100.0, None, {}, ("--session", "/s/b.jsonl")),
         PiProcess(9, "/p", 300.0, None, {}, ()),
     ]
     both = [Wanted("/s/a.jsonl", "/p", 500.0, True), Wanted("/s/b.jsonl", "/p", 450.0, True)]
-    assert {k: p.pid for k, p in match(both, named).items()} == {"/s/a.jsonl": 9, "/s/b.jsonl": 7}
+    assert {k: p.pid for k, p in match(both, named)[0].items()} == {"/s/a.jsonl": 9, "/s/b.jsonl": 7}
 
 
 def test_location_json_and_the_details_pane() -> None:

@@ -104,8 +104,11 @@ def test_anything_but_what_to_obj_writes_is_refused_with_a_value_error(q: Questi
 
 @pytest.mark.parametrize(
     "change",
-    [{"kind": "form"}, {"dialog": "popup"}, {"asked_at": float("nan")}, {"asked_at": float("inf")}, {"items": None}],
-)
+    [
+        {"kind": "form"}, {"dialog": "popup"}, {"asked_at": float("nan")}, {"asked_at": float("inf")}, {"items": None},
+        {"asked_at": 10**400},  # (an integer past floats: a ValueError too, not an OverflowError)
+    ],
+)  # fmt: skip
 def test_unknown_kinds_and_times_that_are_not_finite_are_refused(change: dict[str, Any]) -> None:
     with pytest.raises(ValueError):
         from_obj({**to_obj(Question("c1", "question", (QuestionItem("Q?"),), 1.0)), **change})

@@ -4,7 +4,9 @@ the next change draws again."""
 
 from __future__ import annotations
 
+import sys
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -62,6 +64,21 @@ def test_a_failed_drawing_is_recorded_and_the_next_change_draws_again(
         redraw.changed()
 
 
+@pytest.fixture
+def own_pystray() -> Iterator[None]:
+    """pystray picks its backend once, at its first import: the dummy one loaded here is dropped
+    afterwards, so a later test in this process gets the backend it asks for."""
+    mine = ("pystray", "pystray.")
+    saved = {name: module for name, module in sys.modules.items() if name.startswith(mine)}
+    for name in saved:
+        del sys.modules[name]
+    yield
+    for name in [name for name in sys.modules if name.startswith(mine)]:
+        del sys.modules[name]
+    sys.modules.update(saved)
+
+
+@pytest.mark.usefixtures("own_pystray")
 def test_the_menu_is_re_sent_only_when_it_reads_differently() -> None:
     """outputs/tray.Tray on pystray's dummy backend: drawn 100 times with nothing new (as the UI thread
     did once a second before), the menu is re-sent to the icon once; a question turning its

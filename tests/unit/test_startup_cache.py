@@ -4,20 +4,36 @@ again, gone ones forgotten; another version of the program or catalog starts it 
 
 from __future__ import annotations
 
+import json
 import logging
 import sqlite3
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from notifier.core.board import Board
 from notifier.core.model import Question
+from notifier.core.reducer import SessionReducer
 from notifier.pi.catalog import QuestionCatalog
-from notifier.sessions import EngineOptions, StartupCache
+from notifier.sessions import (
+    FIELDS,
+    MAX_LIST,
+    MAX_TEXT,
+    Damaged,
+    EngineOptions,
+    Restored,
+    StartupCache,
+    _pack,
+    _unpack,
+)
 from notifier.sessions import cache_version as version
-from notifier.tail import SessionFiles
+from notifier.tail import SessionFiles, Tailer
 
+from ..strategies import questions
 from ..writer import answer, append, ask, header, user
 
 
@@ -98,3 +114,87 @@ def test_a_warm_scan_gives_every_field_of_a_question_as_the_cold_one(tmp_path: P
     why = questions(warm)["q2"].items[1]
     assert (why.key, why.required, why.show_when) == ("why", False, ("db", "pg"))
     assert [o.value for o in questions(warm)["q2"].items[0].options] == ["pg"]
+
+
+# ---- one summary: what the cache reads back is checked, field by field ----
+
+
+def _packed(reducer: SessionReducer) -> tuple[Tailer, tuple[bytes, bytes, bytes, bytes]]:
+    tailer = Tailer("/s/a.jsonl", 1 << 20)
+    tailer.seek(100, (1, 2), b"", b"x" * 100, b"h" * 50)
+    packed = _pack(tailer, reducer)
+    assert packed is not None
+    return tailer, packed
+
+
+def _unpacked(tailer: Tailer, packed: tuple[bytes, ...], summary: object) -> Restored:
+    raw = json.dumps(summary).encode()
+    return _unpack((*packed[:3], raw), tailer.path, tailer.offset, tailer.max_line, (1, 2))
+
+
+def _paths(obj: Any, at: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Where every value inside ``obj`` is (dict keys and list indexes)."""
+    inner = obj.items() if isinstance(obj, dict) else enumerate(obj) if isinstance(obj, list) else ()
+    return [p for k, v in inner for p in [(*at, k), *_paths(v, (*at, k))]]
+
+
+def _wrong(value: Any) -> Any:
+    """A JSON value of a type the cache never writes where ``value`` is."""
+    if isinstance(value, list):
+        return {}
+    if isinstance(value, dict):
+        return []
+    return "x" if isinstance(value, (bool, int, float)) else 7  # (7 for a string or a null)
+
+
+@settings(max_examples=200)
+@given(st.lists(questions, min_size=1, max_size=2, unique_by=lambda q: q.tool_call_id), st.data())
+def test_anything_the_cache_never_writes_in_a_summary_is_damage(pending: list[Question], data: st.DataObject) -> None:
+    """Our own rows get a structural check, not the generic decoder, yet a value of another type
+    anywhere in a summary (its position, its state, a pending question, a tool running), a value
+    dropped or added, is :class:`Damaged` (the cache is rebuilt on it), never another exception
+    and never a reducer."""
+    r = SessionReducer("s", "/p", None, base="idle", calls={q.tool_call_id: q for q in pending}, running={"t1": "bash"})
+    tailer, packed = _packed(r)
+    summary = json.loads(packed[3])
+    assert _unpacked(tailer, packed, summary).reducer == r
+    path = data.draw(st.sampled_from(_paths(summary)))
+    parent: Any = summary
+    for k in path[:-1]:
+        parent = parent[k]
+    # (fields are dropped or added: an object's, the summary's own; not the entries of a list of
+    # options or of the tools running, where one less is what the cache may well write)
+    fixed = parent is summary or (isinstance(parent, dict) and parent is not summary[FIELDS.index("running")])
+    change = data.draw(st.sampled_from(["drop", "add", "wrong type"] if fixed else ["wrong type"]))
+    if change == "drop":
+        del parent[path[-1]]
+    elif change == "add":
+        parent.append(None) if parent is summary else parent.update(extra=None)
+    else:
+        parent[path[-1]] = _wrong(parent[path[-1]])
+    with pytest.raises(Damaged):
+        _unpacked(tailer, packed, summary)
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("base", "asleep"), ("base", None), ("at", float("nan")), ("at", float("inf")), ("at", 10**400),
+        ("cwd", "x" * (MAX_TEXT + 1)), ("running", {f"t{i}": "bash" for i in range(MAX_LIST + 1)}),
+        ("running", {"t1": "x" * (MAX_TEXT + 1)}), ("pending", [{}] * (MAX_LIST + 1)), ("header", 1),
+    ],
+)  # fmt: skip
+def test_a_summary_past_the_limits_or_of_an_unknown_state_is_damage(name: str, value: Any) -> None:
+    tailer, packed = _packed(SessionReducer("s", "/p", None, base="idle", running={"t1": "bash"}, updated_at=5.0))
+    summary = json.loads(packed[3])
+    summary[FIELDS.index(name)] = value
+    with pytest.raises(Damaged):
+        _unpacked(tailer, packed, summary)
+
+
+def test_a_time_past_floats_in_a_pending_question_is_damage() -> None:
+    tailer, packed = _packed(SessionReducer("s", "/p", None, calls={"c1": Question("c1", "question", (), 1.0)}))
+    raw = packed[3].replace(b'"asked_at":1.0', b'"asked_at":1' + b"0" * 400)
+    assert raw != packed[3]
+    with pytest.raises(Damaged):
+        _unpack((*packed[:3], raw), tailer.path, tailer.offset, tailer.max_line, (1, 2))

@@ -112,7 +112,7 @@ def test_the_window_reads_the_apps_json_once_into_model_values() -> None:
     b = board_with(("/s/x.jsonl", "/home/u/shop", "Pick one?", 100.0), ("/s/y.jsonl", "/home/u/blog", "Ship?", 90.0))
     snapshot = b.snapshot(0)
     data = window_obj(snapshot)
-    data["questions"] += [{"key": ["/s/z.jsonl"]}, "nonsense", dict(data["questions"][0], items="no"), None]
+    data["questions"] += [{"key": ["/s/z.jsonl"]}, "nonsense", dict(data["questions"][0], question="no"), None]
     read = WindowView.from_obj(data)
     assert [(q.session, q.question) for q in read.questions] == [(v.ref, q) for v, q in snapshot.pending]
     first = read.questions[0]
@@ -126,7 +126,7 @@ def test_window_details_show_a_forms_title_and_instructions() -> None:
     args = {"title": "Release", "description": "Answer before the release.", "questions": [{"prompt": "Which?", "options": ["1", "2"]}]}
     b.local.apply("/s/f.jsonl", [Header("s", "/p"), ToolStart(1.0, "f1", "form", extract("form", args, "f1", 1.0))], 1.0)
     (q,) = window_obj(b.snapshot(0))["questions"]
-    assert (q["title"], q["instructions"]) == ("Release", "Answer before the release.")
+    assert (q["question"]["title"], q["question"]["instructions"]) == ("Release", "Answer before the release.")
     lines = details_text(Shown.from_obj(q), 2.0).split("\n")
     assert lines[lines.index("Release") + 1] == "Answer before the release."
 
