@@ -64,8 +64,7 @@ from notifier.outputs.tray import Redraw, Tray, UiState
 from notifier.remote import Remotes
 from notifier.sessions import engine_options
 from notifier.store import Store
-from notifier.system import desktop as x11
-from notifier.system import paths
+from notifier.system import desktop, paths
 from notifier.system.supervisor import FailureLog, Stop
 from notifier.watch import ConfigFollower
 from notifier.window.view import mark_snoozes, window_obj
@@ -85,7 +84,7 @@ def window_display() -> tuple[dict[str, str] | None, str]:
     compositor's XWayland display (:func:`notifier.system.desktop.window_display`)."""
     if not sys.platform.startswith("linux"):
         return {}, "the desktop"
-    return x11.window_display()
+    return desktop.window_display()
 
 
 def has_display() -> bool:

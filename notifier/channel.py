@@ -27,7 +27,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import IO, TYPE_CHECKING, Any
 
-from notifier.core import codec as jsonbound
+from notifier.core import codec
 from notifier.core.text import clean
 from notifier.system import paths
 
@@ -64,10 +64,10 @@ def encode(obj: dict[str, Any]) -> bytes:
     return (json.dumps(obj, separators=(",", ":"), allow_nan=False) + "\n").encode("ascii")
 
 
-def parse_object(line: bytes | str, max_bytes: int = MAX_LINE, max_depth: int = jsonbound.MAX_DEPTH) -> dict[str, Any]:
+def parse_object(line: bytes | str, max_bytes: int = MAX_LINE, max_depth: int = codec.MAX_DEPTH) -> dict[str, Any]:
     """One foreign line (without its newline) → the object it holds, or :class:`BadLine`."""
     try:
-        obj = jsonbound.loads(line, max_bytes=max_bytes, max_depth=max_depth)
+        obj = codec.loads(line, max_bytes=max_bytes, max_depth=max_depth)
     except UnicodeDecodeError:
         raise BadLine("not UTF-8") from None
     except ValueError as exc:  # BoundedJSONError

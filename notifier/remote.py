@@ -33,7 +33,7 @@ from functools import partial
 from typing import IO, Any
 
 from notifier.channel import MAX_LINE, BadLine, Pace, parse_object, read_lines
-from notifier.core import codec as jsonbound
+from notifier.core import codec
 from notifier.core.codec import parse_iso
 from notifier.core.model import (
     GENERIC_QUESTION,
@@ -109,7 +109,7 @@ def parse_line(line: bytes, host: str, now: float) -> StreamEvent | None:
         obj = parse_object(line, MAX_LINE)
     except BadLine as exc:
         raise StreamError(str(exc)) from None
-    obj = jsonbound.shrink(obj)
+    obj = codec.shrink(obj)
     kind = obj.get("event")
     if kind == "ready":
         return Ready()

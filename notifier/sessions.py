@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, get_args
 
 from notifier import __version__
 from notifier.config import Config
-from notifier.core import codec as jsonbound
+from notifier.core import codec
 from notifier.core.board import Board
 from notifier.core.codec import MAX_FLOAT, from_obj
 from notifier.core.model import SessionView, Snapshot, State, Transition
@@ -370,7 +370,7 @@ def _unpack(row: tuple[Any, ...], path: str, size: int, max_line: int, ident: tu
     if type(raw) is not bytes:
         raise Damaged("a summary is not a blob")
     try:
-        data = jsonbound.loads(raw, MAX_SUMMARY, max_depth=10)
+        data = codec.loads(raw, MAX_SUMMARY, max_depth=10)
     except ValueError as exc:  # (not JSON, not UTF-8, too large or too deep)
         raise Damaged(f"a summary is not valid JSON ({type(exc).__name__})") from exc
     if type(data) is not list or len(data) != len(FIELDS):

@@ -57,7 +57,7 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any, Protocol
 
-from notifier.core import codec as jsonbound
+from notifier.core import codec
 from notifier.core.board import Board
 from notifier.core.model import Transition
 from notifier.core.reducer import Event, Header, Renamed, SessionReducer, Suffix
@@ -616,7 +616,7 @@ def _last_name(block: bytes, cut_at_start: bool) -> tuple[bool, str | None]:
         if start == 0 and cut_at_start:
             return False, None  # the line began before this block
         try:
-            entry = jsonbound.loads(block[start : stop if stop >= 0 else len(block)])
+            entry = codec.loads(block[start : stop if stop >= 0 else len(block)])
         except ValueError:  # (BoundedJSONError, and bytes that are not UTF-8)
             continue
         if isinstance(entry, dict) and entry.get("type") == "session_info":
@@ -955,7 +955,7 @@ class SessionFiles:
             self._once(path, "long", "skipped a line longer than %d MB", self.options.max_line >> 20)
             return too_large_events(line, self.options.catalog, now)
         try:
-            entry = jsonbound.loads(line)  # size: the tailer's max_line; depth: capped
+            entry = codec.loads(line)  # size: the tailer's max_line; depth: capped
         except UnicodeDecodeError:  # (what its bytes still say: a question tool's call, a result)
             self._once(path, "utf8", "read only the calls of a line that is not UTF-8")
             return odd_line_events(line, self.options.catalog, now)

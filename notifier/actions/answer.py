@@ -37,7 +37,7 @@ from notifier.actions.goto import Refused, go, pick, resume_advice
 from notifier.companion import Dialog as ExtDialog
 from notifier.companion import all_open_dialogs, announced_sessions, answer_dialog
 from notifier.config import Config
-from notifier.core import codec as jsonbound
+from notifier.core import codec
 from notifier.core.board import startup_key
 from notifier.core.commands import Answer, Goto
 from notifier.core.model import Option, Question, QuestionItem, SessionView, Snapshot, Transition, question_token
@@ -197,7 +197,7 @@ def tool_result(path: str, call_id: str) -> tuple[str, Any] | None:
         if needle not in line or b'"toolResult"' not in line:
             continue
         try:
-            entry = jsonbound.loads(line)
+            entry = codec.loads(line)
         except ValueError:  # (BoundedJSONError, and bytes that are not UTF-8)
             continue
         message = entry.get("message") if isinstance(entry, dict) else None

@@ -25,14 +25,13 @@ from typing import Any
 
 from notifier.companion import announced_sessions
 from notifier.config import Config
-from notifier.core import codec as jsonbound
-from notifier.core import commands as session_spec
+from notifier.core import codec, commands
 from notifier.core import text as shellcmd
 from notifier.core.model import Question, SessionView, Snapshot
 from notifier.core.owners import Wanted
 from notifier.core.text import clean
 from notifier.remote import Remote, remote_from_config, ssh_argv
-from notifier.system import processes as programs
+from notifier.system import processes
 from notifier.system.desktop import ACTIVATE_TIMEOUT_S as ACTIVATE_TIMEOUT_S
 from notifier.system.desktop import Missing, Window, focus_method, has_display, window_for
 from notifier.system.desktop import activate_window as activate_window
@@ -69,7 +68,7 @@ def pick(snapshot: Snapshot, spec: str | None) -> tuple[SessionView, Question | 
     the session of a file outside the watched folders to ``snapshot``), an id, a short id, a
     unique id prefix, or a session or project name (:mod:`notifier.core.commands`). Raises
     :class:`BadSession` for a name that fits no session, :class:`Ambiguous` for several."""
-    if spec is None or spec == session_spec.NEXT:
+    if spec is None or spec == commands.NEXT:
         if not snapshot.pending:
             left = len(snapshot.abandoned)
             raise Refused(
@@ -83,14 +82,14 @@ def pick(snapshot: Snapshot, spec: str | None) -> tuple[SessionView, Question | 
     real = os.path.realpath(os.path.expanduser(spec))
     views = [v for v in snapshot.sessions if os.path.realpath(v.ref.key) == real]
     if not views:
-        views = session_spec.matches(snapshot.sessions, spec)
+        views = commands.matches(snapshot.sessions, spec)
     if not views:
         raise BadSession(
             f"no session has the file, id, short id or project name {clean(spec, 80)!r}"
             " (pi-notifier status lists them)"
         )
     if len(views) > 1:
-        raise Ambiguous(session_spec.candidates_line(spec, views))
+        raise Ambiguous(commands.candidates_line(spec, views))
     view = views[0]
     question = min(view.pending, key=lambda q: q.asked_at) if view.pending else None
     return view, question
@@ -294,8 +293,8 @@ def _ssh(remote: Remote, words: list[str], timeout: float) -> subprocess.Complet
     """``words`` run by the remote's ssh; :class:`RemoteRefused` when it cannot be reached."""
     _need_ssh(remote)
     try:
-        return programs.run_or_raise(ssh_argv(remote, words), timeout)
-    except programs.CannotRun as exc:
+        return processes.run_or_raise(ssh_argv(remote, words), timeout)
+    except processes.CannotRun as exc:
         raise RemoteRefused(f"cannot reach {clean(remote.name)}: {exc}") from None
 
 
@@ -307,7 +306,7 @@ def goto_argv(remote: Remote, spec: str) -> list[str]:
     characters…) is :class:`RemoteRefused`, with the reason."""
     done = _ssh(remote, ["pi-notifier", "goto", spec, "--print"], SSH_TIMEOUT_S)
     try:
-        where = jsonbound.loads(done.stdout.strip().splitlines()[-1], max_bytes=PRINT_LIMIT)
+        where = codec.loads(done.stdout.strip().splitlines()[-1], max_bytes=PRINT_LIMIT)
     except (ValueError, IndexError):
         where = None
     tm = where.get("tmux") if isinstance(where, dict) else None
@@ -357,8 +356,8 @@ def check_remote(remote: Remote, timeout: float = SSH_TIMEOUT_S) -> tuple[bool, 
     if remote.ssh is None and "run" in remote.command:  # a command remote: its program, asked for its version
         argv = [*remote.command[: remote.command.index("run")], "--version"]
     try:
-        done = programs.run_or_raise(argv, timeout, new_session=bool(remote.ssh))
-    except programs.CannotRun as exc:
+        done = processes.run_or_raise(argv, timeout, new_session=bool(remote.ssh))
+    except processes.CannotRun as exc:
         return False, str(exc)
     out = clean(done.stdout, 120)
     if done.returncode == 0 and out:

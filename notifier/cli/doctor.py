@@ -17,9 +17,9 @@ import apprise
 import psutil
 
 from notifier import APP_NAME
-from notifier.actions import goto as over_ssh
+from notifier.actions import goto
 from notifier.app import window_display
-from notifier.cli import install as pi_extension
+from notifier.cli import install
 from notifier.compat import events_lost
 from notifier.config import Config
 from notifier.control import request
@@ -54,7 +54,7 @@ def cmd_doctor(args: argparse.Namespace, config: Config) -> int:
                 _line(None, "sessions folder", f"{clean(root)} does not exist yet; it will be watched once it does")
             )
     out += [_liveness(config), *_quiet_hours(config), _window(), _focus(), *_extras(config)]
-    extension = pi_extension.status()  # (asks each running pi's companion socket: once)
+    extension = install.status()  # (asks each running pi's companion socket: once)
     out += [companion(extension), unseen_dialogs(config, extension), *_remotes(config), *_health()]
     sys.stdout.write("\n".join(out) + "\n")
     return 1 if any(line.startswith("[FAIL]") for line in out) else 0  # documented in the README
@@ -127,9 +127,9 @@ def _extras(config: Config) -> list[str]:
     """The notifications line and the tray line. With no tray icon either, the notifications
     line says what is left instead of "the tray icon alone will show questions"."""
     try:
-        from notifier.outputs import tray as tray_choice  # (here: a missing UI library is a line)
+        from notifier.outputs import tray  # (here: a missing UI library is a line)
 
-        tray_line: str | None = tray_choice.doctor_line(config)
+        tray_line: str | None = tray.doctor_line(config)
     except ImportError:
         tray_line = None
     try:
@@ -152,9 +152,9 @@ NO_TRAY_EITHER = "with no tray icon either, pi-notifier status, run --json"
 def _remotes(config: Config) -> list[str]:
     """Each remote (reached through its own ssh, with a timeout, in parallel) and push URL."""
     lines = []
-    configured = over_ssh.configured(config)
+    configured = goto.configured(config)
     with ThreadPoolExecutor(max_workers=max(1, min(8, len(configured)))) as pool:
-        results = list(pool.map(over_ssh.check_remote, configured))
+        results = list(pool.map(goto.check_remote, configured))
     for remote, (ok, detail) in zip(configured, results, strict=True):
         lines.append(_line(ok, f"remote {clean(remote.name, 64)}", detail if not ok else f"reachable, {detail}"))
     for n, url in enumerate(config["push.urls"], 1):
@@ -215,7 +215,7 @@ def _health() -> list[str]:
 _QUESTION_ONLY = frozenset({"question.ts", "questionnaire.ts"})
 
 
-def companion(st: pi_extension.Status) -> str:
+def companion(st: install.Status) -> str:
     """The optional companion pi extension, as ``pi-extension status`` sees it. Never a FAIL: pi
     and pi-notifier work without it (dialogs such as permission gates are then not shown)."""
     loaded = f"loaded by {len(st.loaded)} running pi process(es)"
@@ -225,7 +225,7 @@ def companion(st: pi_extension.Status) -> str:
     return _line(ok, "companion extension", f"{st.said()} (optional); {loaded}")
 
 
-def unseen_dialogs(config: Config, st: pi_extension.Status) -> str:
+def unseen_dialogs(config: Config, st: install.Status) -> str:
     """Each running pi that loads an extension with dialogs (``ctx.ui.select`` questions,
     permission gates) but not the companion: those dialogs leave nothing in the session file."""
     with_companion = {item.pid for item in st.loaded}
@@ -238,7 +238,7 @@ def unseen_dialogs(config: Config, st: pi_extension.Status) -> str:
             argv = psutil.Process(proc.pid).cmdline()
         except (psutil.Error, OSError):
             continue
-        names = None if any(pi_extension.is_ours(a) for a in argv) else _dialog_extensions(proc, argv, catalog)
+        names = None if any(install.is_ours(a) for a in argv) else _dialog_extensions(proc, argv, catalog)
         if names:  # (None: it loads the companion, its socket not up yet or not answering)
             blind.append(f"pi {proc.pid} in {clean(proc.cwd, 80)} ({clean(', '.join(names), 160)})")
     if not blind:
@@ -268,9 +268,9 @@ def _dialog_extensions(proc: Any, argv: list[str], catalog: Any) -> list[str] | 
         except OSError:
             continue
         read.add(name)
-        if not pi_extension.is_ours(path) and dialog_kinds(source, catalog):
+        if not install.is_ours(path) and dialog_kinds(source, catalog):
             names.append(name)
-    if any(pi_extension.is_ours(n) for n in [*listed, *read]):
+    if any(install.is_ours(n) for n in [*listed, *read]):
         return None
     # pi rewrites its command line (-e paths are gone): the rest of its banner's list is by name
     # only; their sources cannot be read, so whether they open dialogs is not known

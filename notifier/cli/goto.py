@@ -13,7 +13,7 @@ import sys
 from notifier.actions import goto
 from notifier.cli.parser import fail, sessions_of
 from notifier.config import Config
-from notifier.core import text as shellcmd
+from notifier.core import text
 from notifier.core.codec import dumps
 from notifier.core.text import clean
 from notifier.remote import Remote
@@ -63,7 +63,7 @@ def _goto_remote(remote: Remote, spec: str, only_print: bool) -> int:
         argv = goto.goto_argv(remote, spec)
     except goto.RemoteRefused as exc:
         return fail(1, exc)
-    sys.stdout.write(shellcmd.join(argv) + "\n")  # (built from checked names: nothing raw)
+    sys.stdout.write(text.join(argv) + "\n")  # (built from checked names: nothing raw)
     if not only_print and has_display():
         goto.open_in_terminal(argv)
     return 0

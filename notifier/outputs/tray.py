@@ -41,8 +41,7 @@ from notifier.config import Config
 from notifier.core.commands import Clear, Command, Focus, Goto, Mute, Quit, Show, Snooze
 from notifier.core.model import Question, SessionView, Snapshot
 from notifier.core.planner import Preferences, next_quiet_change, parse_quiet_hours, quiet_hours_note, tomorrow_morning
-from notifier.core.text import clean, duration_changes_in, offline_note, project_name
-from notifier.core.text import duration as waited
+from notifier.core.text import clean, duration, duration_changes_in, offline_note, project_name
 from notifier.outputs.tray_hosts import NO_HOST_WHY, HostFollower, HostLog, Hosts, look
 from notifier.system.desktop import has_display
 from notifier.system.supervisor import FailureLog, Stop, Worker
@@ -204,7 +203,7 @@ def age(seconds: float) -> str:
     """A question's age in the menu, in whole minutes ("<1 min", "4 min", "2 h 05 min"): a
     label changes at most once a minute, so the menu is re-sent to the tray host at most that
     often (a host re-reads the whole menu at each change, and an open menu closes)."""
-    return "<1 min" if isinstance(seconds, (int, float)) and seconds < 60 else waited(seconds)
+    return "<1 min" if isinstance(seconds, (int, float)) and seconds < 60 else duration(seconds)
 
 
 def age_changes_in(seconds: float) -> float | None:
@@ -264,7 +263,7 @@ def title(state: UiState, now: float, quiet_hours: str = "") -> str:
     else:
         text = f"{sessions} pi sessions need answers"
     if snoozed_until is not None:
-        text += f" — snoozed for {waited(snoozed_until - now)}"
+        text += f" — snoozed for {duration(snoozed_until - now)}"
     quiet = quiet_hours_note(quiet_hours, now)
     if quiet:
         text += f" — {quiet}"

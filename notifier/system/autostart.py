@@ -18,8 +18,7 @@ import platformdirs
 from notifier import resources
 from notifier.core import text as shellcmd
 from notifier.core.text import clean
-from notifier.system import paths
-from notifier.system import processes as programs
+from notifier.system import paths, processes
 
 UNIT = "pi-notifier.service"
 SYSTEMD_ASK_TIMEOUT_S = 10.0  # is a systemd user instance running (asked before each install)
@@ -75,7 +74,7 @@ class Target:
 def systemd_user_running() -> bool:
     if not shutil.which("systemctl"):
         return False
-    out = programs.run(["systemctl", "--user", "is-system-running"], SYSTEMD_ASK_TIMEOUT_S)
+    out = processes.run(["systemctl", "--user", "is-system-running"], SYSTEMD_ASK_TIMEOUT_S)
     return out is not None and out.stdout.strip() in ("running", "degraded", "starting", "initializing")
 
 
@@ -136,8 +135,8 @@ _ENTRIES: dict[str, tuple[str, Callable[[str], str]]] = {  # method → its temp
 
 def _systemctl(*args: str) -> tuple[bool, str]:
     try:
-        out = programs.run_or_raise(["systemctl", "--user", *args], SYSTEMCTL_TIMEOUT_S)
-    except programs.CannotRun as exc:
+        out = processes.run_or_raise(["systemctl", "--user", *args], SYSTEMCTL_TIMEOUT_S)
+    except processes.CannotRun as exc:
         return False, str(exc)
     return out.returncode == 0, (out.stderr or out.stdout).strip()
 

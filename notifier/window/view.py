@@ -19,8 +19,7 @@ from notifier.core.codec import decode, encode, finite_number
 from notifier.core.commands import Snooze
 from notifier.core.model import Question, QuestionItem, SessionRef, SessionView, Snapshot, question_token
 from notifier.core.planner import Preferences
-from notifier.core.text import clean, offline_note, project_name
-from notifier.core.text import duration as waited
+from notifier.core.text import clean, duration, offline_note, project_name
 from notifier.resources import DEMO_SESSION_ID
 
 MIN_PATH = 32  # a path in the details pane is never shortened below this many characters
@@ -274,7 +273,7 @@ def heading_text(questions: Sequence[Shown], snoozed_until: float | None, now: f
     if gone:
         text += f" · {gone} abandoned"
     if snoozed_until and snoozed_until > now:
-        text += f" · all snoozed for {waited(snoozed_until - now)}"
+        text += f" · all snoozed for {duration(snoozed_until - now)}"
     return text
 
 
@@ -293,7 +292,7 @@ def details_text(q: Shown, now: float, width: int = 0) -> str:
 def _heading(q: Shown, now: float) -> list[str]:
     name = clean(q.session.name, 120)
     state = "abandoned: the pi that asked has stopped" if q.abandoned else q.offline or "waiting"
-    lines = [q.folder + (f" — {name}" if name else ""), f"{q.tool} · {state} · {waited(now - q.question.asked_at)}"]
+    lines = [q.folder + (f" — {name}" if name else ""), f"{q.tool} · {state} · {duration(now - q.question.asked_at)}"]
     title, instructions = clean(q.question.title), clean(q.question.instructions)
     if title:
         lines += ["", title]
@@ -350,7 +349,7 @@ def _paths(q: Shown, now: float, width: int) -> list[str]:
         spot = q.location.text()
         lines.append(f"Where:   pid {q.location.pid}" + (f" · {spot}" if not spot.startswith("pid") else ""))
     if q.snoozed_until:
-        lines.append(f"Snoozed: for {waited(q.snoozed_until - now)} more ({q.snoozed_by or 'session'})")
+        lines.append(f"Snoozed: for {duration(q.snoozed_until - now)} more ({q.snoozed_by or 'session'})")
     return lines
 
 

@@ -14,13 +14,12 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
-from notifier import control as control_client
+from notifier import control
 from notifier.control import request
 from notifier.core import commands
 from notifier.core.commands import Answer, Clear, Command, Goto, Mute, Snooze, short_id
 from notifier.core.model import QuestionItem
-from notifier.core.text import clean
-from notifier.core.text import duration as waited
+from notifier.core.text import clean, duration
 from notifier.pi.keys import answerable, answerable_by_text
 from notifier.resources import app_icon
 from notifier.system.desktop import open_display
@@ -73,7 +72,7 @@ class RemoteSource:
 
     def start(self, push: Callable[[dict[str, Any]], None]) -> None:
         def listen() -> None:
-            for msg in control_client.subscribe({"cmd": "subscribe"}):
+            for msg in control.subscribe({"cmd": "subscribe"}):
                 if self._stop.is_set():
                     return
                 push(msg)
@@ -472,7 +471,7 @@ class QuestionList:
             clean(q.project if q.session.host else q.folder, 40),
             clean(q.session.name, 30) or clean(short_id(q.session.id), 8) or "—",
             clean(q.tool, 30),
-            waited(now - q.question.asked_at) + state,
+            duration(now - q.question.asked_at) + state,
             where_text(q) or "—",
         )
 

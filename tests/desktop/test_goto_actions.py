@@ -65,7 +65,7 @@ def test_when_it_cannot_go_there_the_window_says_what_to_do(
     a subscribed stand-in) to the question, its status line saying how to attach. The window's
     snapshots say where the pi runs (its tmux pane)."""
     require("tmux")
-    from notifier import control as control_client
+    from notifier import control
     from notifier.control import request
 
     server = Tmux()
@@ -76,7 +76,7 @@ def test_when_it_cannot_go_there_the_window_says_what_to_do(
             messages: list[dict[str, Any]] = []
 
             def feed() -> None:  # what an open window gets
-                for message in control_client.subscribe({"cmd": "subscribe"}):
+                for message in control.subscribe({"cmd": "subscribe"}):
                     messages.append(message)
 
             threading.Thread(target=feed, daemon=True).start()

@@ -413,17 +413,17 @@ def test_quiet_hours_and_hidden_text(tmp_path: Path, dunst: Dunst, monitor: Moni
 
 
 def test_snooze_and_mute_survive_a_restart(tmp_path: Path, dunst: Dunst, monitor: Monitor) -> None:
-    from notifier import control as control_client
+    from notifier import control
 
     nap, hush, loud = (new_session(tmp_path, p) for p in ("napping", "hushed", "loud"))
     args = ("run", "--liveness", "off", "--sessions-dir", str(tmp_path))
     with AppProcess(*args) as app:
-        wait_for(lambda: control_client.request({"cmd": "ping"}), 20, "app")
-        assert control_client.request({"cmd": "snooze", "project": "napping", "seconds": 3600}) == {"ok": True}
-        assert control_client.request({"cmd": "mute", "project": "hushed", "on": True}) == {"ok": True}
+        wait_for(lambda: control.request({"cmd": "ping"}), 20, "app")
+        assert control.request({"cmd": "snooze", "project": "napping", "seconds": 3600}) == {"ok": True}
+        assert control.request({"cmd": "mute", "project": "hushed", "on": True}) == {"ok": True}
         assert app.stop() == 0
     with AppProcess(*args) as app:
-        wait_for(lambda: control_client.request({"cmd": "ping"}), 20, "app after the restart")
+        wait_for(lambda: control.request({"cmd": "ping"}), 20, "app after the restart")
         append(nap, ask("q1", "Snoozed project?"))
         append(hush, ask("q2", "Muted project?"))
         append(loud, ask("q3", "Marker?"))

@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from notifier import control as control_client
+from notifier import control
 
 from ..app_process import AppProcess
 from ..conftest import cli, wait_for
@@ -19,7 +19,7 @@ from .test_notifications import new_session
 def _app(sessions: Path) -> AppProcess:
     """The app as a user runs it (the tray, so the CLI's commands reach it)."""
     app = AppProcess("run", "--json", "--liveness", "off", "--sessions-dir", str(sessions))
-    wait_for(lambda: control_client.request({"cmd": "ping"}), 20, "the app's control channel")
+    wait_for(lambda: control.request({"cmd": "ping"}), 20, "the app's control channel")
     return app
 
 

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from notifier import control as control_client
+from notifier import control
 from notifier.channel import MAX_CONNECTIONS, BadRequest
 from notifier.control import WORKERS, Connection, Server, encode, socket_path
 
@@ -125,7 +125,7 @@ def harness(tmp_path: Path) -> Iterator[Harness]:
 
 
 def ping(path: str, timeout: float = 10) -> dict[str, Any] | None:
-    return control_client.request({"cmd": "ping"}, path=path, timeout=timeout)
+    return control.request({"cmd": "ping"}, path=path, timeout=timeout)
 
 
 # ---- a real server ----
@@ -139,7 +139,7 @@ def test_a_subscriber_that_never_reads_is_dropped_and_holds_up_nobody(harness: H
     seen: list[int] = []
 
     def window() -> None:
-        for message in control_client.subscribe({"cmd": "subscribe"}, path=path):
+        for message in control.subscribe({"cmd": "subscribe"}, path=path):
             seen.append(message["window"]["seq"])
 
     threading.Thread(target=window, daemon=True).start()
@@ -189,7 +189,7 @@ def test_a_snapshot_pushed_after_the_server_closed_a_connection_by_itself_is_del
         seen: list[int] = []
 
         def window() -> None:
-            for message in control_client.subscribe({"cmd": "subscribe"}, path=path):
+            for message in control.subscribe({"cmd": "subscribe"}, path=path):
                 seen.append(message["window"]["seq"])
 
         threading.Thread(target=window, daemon=True).start()
@@ -381,7 +381,7 @@ def headless_env() -> dict[str, str]:
 
 def start_app(sessions: Path) -> AppProcess:
     app = AppProcess("run", "--liveness", "off", "--sessions-dir", str(sessions), env=headless_env())
-    wait_for(lambda: control_client.request({"cmd": "ping"}), 20, "control channel")
+    wait_for(lambda: control.request({"cmd": "ping"}), 20, "control channel")
     return app
 
 
@@ -413,7 +413,7 @@ def test_app_a_window_that_stops_reading_holds_up_neither_the_app_nor_another_wi
         latest: list[dict[str, Any]] = []
 
         def window() -> None:
-            for message in control_client.subscribe({"cmd": "subscribe"}):
+            for message in control.subscribe({"cmd": "subscribe"}):
                 if "window" in message:
                     latest.append(message["window"])
 
@@ -438,7 +438,7 @@ def test_app_a_window_that_stops_reading_holds_up_neither_the_app_nor_another_wi
                 return c not in calls()
 
             wait_for(shown, 20, f"the window to see {call}")
-            assert (control_client.request({"cmd": "ping"}) or {}).get("ok") is True
+            assert (control.request({"cmd": "ping"}) or {}).get("ok") is True
             append(session, answer(call))
             wait_for(gone, 20, f"the window to see {call} answered")
             if hung_up(stuck):
@@ -448,7 +448,7 @@ def test_app_a_window_that_stops_reading_holds_up_neither_the_app_nor_another_wi
         # its socket filled up within the first questions and the app held the rest back
         assert hung_up(stuck) or (held[-1] == held[len(held) // 2] > 100_000), held
         stuck.close()
-        assert (control_client.request({"cmd": "ping"}) or {}).get("ok") is True
+        assert (control.request({"cmd": "ping"}) or {}).get("ok") is True
         no_traceback(app)
 
 
@@ -458,7 +458,7 @@ def test_app_500_idle_connections_keep_threads_bounded_and_ping_answered(tmp_pat
         threads_before = proc_status(pid, "Threads")
         fds_before = len(os.listdir(f"/proc/{pid}/fd"))
         idle = [connect(socket_path()) for _ in range(500)]
-        reply = control_client.request({"cmd": "ping"}, timeout=15)
+        reply = control.request({"cmd": "ping"}, timeout=15)
         assert reply is not None and reply.get("ok") is True, reply
         threads_after = proc_status(pid, "Threads")
         fds_after = len(os.listdir(f"/proc/{pid}/fd"))
@@ -481,7 +481,7 @@ def test_app_a_burst_of_200_connects_is_answered_never_mistaken_for_no_app(tmp_p
 
         def client(i: int) -> None:
             gate.wait()
-            results[i] = control_client.request({"cmd": "ping"}, timeout=20)
+            results[i] = control.request({"cmd": "ping"}, timeout=20)
 
         workers = [threading.Thread(target=client, args=(i,)) for i in range(200)]
         for t in workers:
@@ -532,7 +532,7 @@ def test_app_hostile_requests_never_stop_it(tmp_path: Path) -> None:
 
         # the half request still open (the app closes it after its 10 s idle timeout: that close
         # is the real server's test above, in 0.3 s), the app answers as before
-        assert (control_client.request({"cmd": "ping"}) or {}).get("ok") is True
+        assert (control.request({"cmd": "ping"}) or {}).get("ok") is True
         half.close()
         no_traceback(app)
 
@@ -561,7 +561,7 @@ def test_app_request_fields_are_type_checked(tmp_path: Path) -> None:
     ]
     with start_app(tmp_path) as app:
         for req in bad:
-            reply = control_client.request(req)
+            reply = control.request(req)
             assert reply is not None and reply.get("ok") is False and reply.get("error"), (req, reply)
         path = socket_path()
         for raw in (b'{"cmd":"snooze","seconds":NaN}\n', b'{"cmd":"snooze","seconds":1e999}\n'):
@@ -570,9 +570,9 @@ def test_app_request_fields_are_type_checked(tmp_path: Path) -> None:
             assert replies(s, 1)[0]["ok"] is False
             s.close()
         # and the well-formed ones still work
-        assert control_client.request({"cmd": "snooze", "seconds": 0}) == {"ok": True}
-        assert control_client.request({"cmd": "mute", "project": "p", "on": False}) == {"ok": True}
-        status = control_client.request(
+        assert control.request({"cmd": "snooze", "seconds": 0}) == {"ok": True}
+        assert control.request({"cmd": "mute", "project": "p", "on": False}) == {"ok": True}
+        status = control.request(
             {"cmd": "status", "roots": [str(tmp_path)], "liveness": "off", "question_tools": []}
         )
         assert status is not None and status["ok"] is True

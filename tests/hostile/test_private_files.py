@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from notifier.cli import parser as cli_module
+from notifier.cli import parser
 from notifier.system import paths
 from tests.writer import append, ask, header, user
 
@@ -61,7 +61,7 @@ def test_state_folder_and_files_are_private(tmp_path: Path, open_umask: None) ->
 
 def test_rotated_logs_stay_private(tmp_path: Path, open_umask: None) -> None:
     path = tmp_path / "state" / "x.log"
-    handler = cli_module._private_log(str(path))
+    handler = parser._private_log(str(path))
     assert isinstance(handler, logging.handlers.RotatingFileHandler)
     handler.maxBytes = 200
     logger = logging.getLogger("test-rotation")
@@ -74,7 +74,7 @@ def test_rotated_logs_stay_private(tmp_path: Path, open_umask: None) -> None:
         logger.removeHandler(handler)
         handler.close()
     logs = sorted(path.parent.iterdir())
-    assert len(logs) == 1 + cli_module.BACKUPS
+    assert len(logs) == 1 + parser.BACKUPS
     assert all(mode(p) == 0o600 for p in logs), {p.name: oct(mode(p)) for p in logs}
     assert mode(path.parent) == 0o700
     assert "\\udcff" in path.read_text(encoding="utf-8")

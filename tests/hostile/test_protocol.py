@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from notifier import control as control_client
+from notifier import control
 from notifier.app import App, WindowProcess
 from notifier.channel import BadRequest
 from notifier.config import Config
@@ -237,5 +237,5 @@ def test_the_real_server_answers_or_drops_cleanly_and_keeps_serving(
         finally:
             sock.close()
         assert failures.messages == []
-    reply = control_client.request({"cmd": "ping"}, path=server.path, timeout=20)
+    reply = control.request({"cmd": "ping"}, path=server.path, timeout=20)
     assert reply == {"ok": True, "pid": os.getpid(), "roots": app.config["sessions_dirs"]}

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from notifier.core import text as shellcmd
+from notifier.core import text
 from notifier.core.text import Arg, Unsafe, clean
 
 from .test_text import HOSTILE_CHARS
@@ -29,7 +29,7 @@ printable = st.text(
     alphabet=st.sampled_from("'\"\\$`!;&|<>(){}*?~#=%^ -ab/é日👩\u0301\ufe0f")
     | st.characters(blacklist_categories=("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp", "Zs")),
     max_size=30,
-).filter(lambda s: shellcmd.why_unsafe(s) is None)
+).filter(lambda s: text.why_unsafe(s) is None)
 
 HOSTILE_CWD = "/tmp/x\x1b'\x1b';touch /tmp/PWNED;#"
 
@@ -42,9 +42,9 @@ HOSTILE_CWD = "/tmp/x\x1b'\x1b';touch /tmp/PWNED;#"
 @example(["pay\u202epal", "\u00a0", "a\u2028b", "\udcff", "\ue000", "\u3164"])
 def test_a_command_is_refused_or_parses_back_to_its_argv(argv: list[str]) -> None:
     try:
-        line = shellcmd.join(argv)
+        line = text.join(argv)
     except Unsafe as exc:
-        assert any(shellcmd.why_unsafe(a) for a in argv)
+        assert any(text.why_unsafe(a) for a in argv)
         reason = str(exc)
         assert reason.startswith("argument ") and " holds " in reason
         assert clean(reason) == reason and reason.isascii()  # one plain line, no untrusted text
@@ -57,13 +57,13 @@ def test_a_command_is_refused_or_parses_back_to_its_argv(argv: list[str]) -> Non
 @settings(max_examples=400)
 @given(st.lists(printable, min_size=1, max_size=6))
 def test_printable_names_are_never_refused(argv: list[str]) -> None:
-    line = shellcmd.join(argv)
+    line = text.join(argv)
     assert shlex.split(line) == argv and clean(line) == line
 
 
 @given(st.lists(printable, min_size=1, max_size=4), st.lists(printable, min_size=1, max_size=4))
 def test_chained_commands_split_at_their_and(first: list[str], second: list[str]) -> None:
-    line = shellcmd.chain(first, second)
+    line = text.chain(first, second)
     assert shlex.split(line) == [*first, "&&", *second]
 
 
@@ -71,7 +71,7 @@ def test_chained_commands_split_at_their_and(first: list[str], second: list[str]
 @given(st.lists(printable, min_size=1, max_size=5))
 def test_words_for_a_remote_shell_survive_both_shells(argv: list[str]) -> None:
     """ssh joins the words after HOST with spaces for the remote shell: unquoted once here, once there."""
-    line = shellcmd.join(["ssh", "-t", "me@devbox", *shellcmd.remote_words(argv)])
+    line = text.join(["ssh", "-t", "me@devbox", *text.remote_words(argv)])
     local = shlex.split(line)
     assert local[:3] == ["ssh", "-t", "me@devbox"]
     assert shlex.split(" ".join(local[3:])) == argv
@@ -98,21 +98,21 @@ def test_words_for_a_remote_shell_survive_both_shells(argv: list[str]) -> None:
 )
 def test_the_reason_names_the_argument_and_the_character(value: str, why: str) -> None:
     with pytest.raises(Unsafe) as raised:
-        shellcmd.join(["cd", Arg("the folder of the session", value), "&&", "pi"])
+        text.join(["cd", Arg("the folder of the session", value), "&&", "pi"])
     assert str(raised.value) == f"the folder of the session holds {why}"
     assert raised.value.what == "the folder of the session"
     with pytest.raises(Unsafe, match=r"^argument 2 holds "):
-        shellcmd.join(["cd", value])
+        text.join(["cd", value])
 
 
 def test_literal_lines() -> None:
-    assert shellcmd.join(["cd", "/home/u/it's here"]) == "cd '/home/u/it'\"'\"'s here'"
-    assert shellcmd.join(["a  b"]) == "'a '' b'"
-    assert shellcmd.join(["x   y"]) == "'x '' '' y'"
-    assert shellcmd.chain(["cd", "/w"], ["pi", "--session", "/s.jsonl"]) == "cd /w && pi --session /s.jsonl"
-    assert shellcmd.remote_words(["tmux", "attach", "-t", "my work:1"]) == ["tmux", "attach", "-t", "'my work:1'"]
+    assert text.join(["cd", "/home/u/it's here"]) == "cd '/home/u/it'\"'\"'s here'"
+    assert text.join(["a  b"]) == "'a '' b'"
+    assert text.join(["x   y"]) == "'x '' '' y'"
+    assert text.chain(["cd", "/w"], ["pi", "--session", "/s.jsonl"]) == "cd /w && pi --session /s.jsonl"
+    assert text.remote_words(["tmux", "attach", "-t", "my work:1"]) == ["tmux", "attach", "-t", "'my work:1'"]
     with pytest.raises(ValueError):
-        shellcmd.join([])
+        text.join([])
 
 
 # ---- a real shell agrees ----
@@ -146,7 +146,7 @@ def _run_pasted(bash: str, line: str, folder: Path) -> list[str]:
 def test_bash_runs_what_the_line_says(bash: str, words: list[str]) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        line = shellcmd.join(["printf", "%s\\0", *words])
+        line = text.join(["printf", "%s\\0", *words])
         assert _run_pasted(bash, line, folder) == words
         assert not (folder / "PWNED").exists()
 
@@ -160,6 +160,6 @@ def test_bash_behind_a_stand_in_ssh_runs_what_the_line_says(bash: str, words: li
         folder = Path(tmp)
         (folder / "ssh").write_text('#!/bin/sh\nshift 2\nexec /bin/sh -c "$*"\n')
         (folder / "ssh").chmod(0o755)
-        line = shellcmd.join(["./ssh", "-t", "devbox", *shellcmd.remote_words(["printf", "%s\\0", *words])])
+        line = text.join(["./ssh", "-t", "devbox", *text.remote_words(["printf", "%s\\0", *words])])
         assert _run_pasted(bash, line, folder) == words
         assert not (folder / "PWNED").exists()

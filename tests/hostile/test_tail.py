@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from notifier.core import codec as jsonbound
+from notifier.core import codec
 from notifier.core.board import Board
 from notifier.core.reducer import SessionReducer
 from notifier.pi.catalog import QuestionCatalog
@@ -54,7 +54,7 @@ def _events(lines: list[bytes]) -> list[Any]:
     out: list[Any] = []
     for raw in lines:
         try:
-            entry = jsonbound.loads(raw)
+            entry = codec.loads(raw)
         except ValueError:
             continue
         if isinstance(entry, dict):
@@ -222,8 +222,8 @@ def test_hostile_lines_then_a_good_question_is_still_seen(
     view = h.engine.board.view(str(f))
     assert view is not None
     for q in view.pending:  # everything that reached the board is bounded
-        assert len(q.text) <= jsonbound.MAX_STR and len(q.items) <= 50
-        assert all(len(o.label) <= jsonbound.MAX_STR for o in q.first.options)
+        assert len(q.text) <= codec.MAX_STR and len(q.items) <= 50
+        assert all(len(o.label) <= codec.MAX_STR for o in q.first.options)
     assert len(view.pending) <= 256 + 1
 
 
@@ -261,10 +261,10 @@ def test_bounded_parse_agrees_with_the_reference_depth() -> None:
         depth = _nesting_depth(raw)
         for limit in (max(depth - 1, 0), depth, depth + 1):
             if depth <= limit:
-                assert jsonbound.loads(raw, max_depth=limit) == value
+                assert codec.loads(raw, max_depth=limit) == value
             else:
-                with pytest.raises(jsonbound.BoundedJSONError):
-                    jsonbound.loads(raw, max_depth=limit)
+                with pytest.raises(codec.BoundedJSONError):
+                    codec.loads(raw, max_depth=limit)
 
     check()
 
@@ -281,10 +281,10 @@ def test_bounded_parse_sees_through_escapes_as_the_reference_does() -> None:
         for ascii_only in (True, False):
             raw = json.dumps(value, ensure_ascii=ascii_only).encode()
             depth = _nesting_depth(raw)
-            assert jsonbound.loads(raw, max_depth=depth) == value
+            assert codec.loads(raw, max_depth=depth) == value
             if depth:
-                with pytest.raises(jsonbound.BoundedJSONError, match="deeper"):
-                    jsonbound.loads(raw, max_depth=depth - 1)
+                with pytest.raises(codec.BoundedJSONError, match="deeper"):
+                    codec.loads(raw, max_depth=depth - 1)
 
     check()
 

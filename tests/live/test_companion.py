@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from notifier import companion as protocol
+from notifier import companion
 from notifier.companion import Closed, Dialog, Disconnected, Hello, answer_dialog, hello_of, list_sockets
 
 from ..conftest import cli, wait_for
@@ -230,7 +230,7 @@ def test_a_late_client_sees_open_dialogs_and_bad_clients_change_nothing() -> Non
             bad.connect(sock)
             bad.sendall(b'nonsense\n{"answer":{"id":"zz","value":"A"}}\n')
             replies = bad.makefile("rb")
-            assert isinstance(protocol.parse(replies.readline()), Hello)
+            assert isinstance(companion.parse(replies.readline()), Hello)
             assert json.loads(replies.readline())["error"] == "not JSON"
             assert json.loads(replies.readline())["error"] == "unknown or closed dialog"
             with contextlib.suppress(OSError):  # dropped part way: a line longer than it buffers

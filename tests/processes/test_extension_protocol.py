@@ -19,8 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from notifier import channel
-from notifier import companion as protocol
+from notifier import channel, companion
 from notifier.companion import Bye, Closed, Dialog, Hello, Result, Screen
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -108,7 +107,7 @@ for (const o of out) console.log(JSON.stringify(o));
 """,
     )
     *events, limits = lines
-    parsed = [protocol.parse(json.dumps(e)) for e in events]
+    parsed = [companion.parse(json.dumps(e)) for e in events]
     gate, loader, hello, answered, timed, screen, bye, result = parsed
     assert gate == Dialog(
         id="t-1",
@@ -130,7 +129,7 @@ for (const o of out) console.log(JSON.stringify(o));
     assert isinstance(gate, Dialog) and gate.command == "rm -rf x"
     assert isinstance(loader, Dialog) and loader.waits is False and loader.remote == "keys"
     assert loader.options is None and loader.session_file == "/s/a.jsonl"
-    assert isinstance(hello, Hello) and hello.protocol == protocol.PROTOCOL and hello.mode == "wrap"
+    assert isinstance(hello, Hello) and hello.protocol == companion.PROTOCOL and hello.mode == "wrap"
     assert hello.dialogs == (gate,) and hello.pid == 42 and hello.session_id == "sid"
     assert answered == Closed("t-1", "remote", "Yes", False) and isinstance(answered, Closed)
     assert answered.outcome == "answered"
@@ -140,16 +139,16 @@ for (const o of out) console.log(JSON.stringify(o));
     assert result == Result("keys", "t-2", False, "keys must be a list of strings")
     assert isinstance(limits, dict)
     # one line the extension takes is one line the Python side reads, and the other way round
-    assert limits == {"max_in": channel.MAX_LINE, "protocol": protocol.PROTOCOL}
+    assert limits == {"max_in": channel.MAX_LINE, "protocol": companion.PROTOCOL}
 
 
 def test_the_extension_reads_what_python_writes(node: str) -> None:
     requests = [
-        protocol.request("t-1", "Yes"),
-        protocol.request("t-1", True),
-        protocol.request("t-1", None),
-        protocol.request("t-2", keys=["down", "enter", "hi"]),
-        protocol.request("t-2", keys=list(protocol.KEYS.values())),
+        companion.request("t-1", "Yes"),
+        companion.request("t-1", True),
+        companion.request("t-1", None),
+        companion.request("t-2", keys=["down", "enter", "hi"]),
+        companion.request("t-2", keys=list(companion.KEYS.values())),
     ]
     stdin = b"".join(requests).decode()
     got = _script(
@@ -171,5 +170,5 @@ for (const line of r.push(all)) {
         {"kind": "answer", "id": "t-1", "hasValue": True, "value": True},
         {"kind": "answer", "id": "t-1", "hasValue": True, "value": None},
         {"kind": "keys", "id": "t-2", "keys": ["\x1b[B", "\r", "hi"]},
-        {"kind": "keys", "id": "t-2", "keys": list(protocol.KEYS.values())},
+        {"kind": "keys", "id": "t-2", "keys": list(companion.KEYS.values())},
     ]

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from notifier.cli import quit as quit_cmd
+from notifier.cli import quit
 from notifier.cli.parser import effective_config
 from notifier.control import Connection, Server, request, socket_path
 from notifier.instance import APP_LOCK, InstanceLock
@@ -54,7 +54,7 @@ def test_quit_ends_the_app_and_leaves_headless_runs_alone(tmp_path: Path) -> Non
         assert not [line for line in app.stderr if "Traceback" in line]
         # a headless run serves no control channel: quit leaves it running, and says no app runs
         again = cli("quit")
-        assert again.returncode == 0 and again.stdout == quit_cmd.NONE_SAID + "\n" and again.stderr == ""
+        assert again.returncode == 0 and again.stdout == quit.NONE_SAID + "\n" and again.stderr == ""
         assert side.proc.poll() is None
 
 
@@ -110,7 +110,7 @@ def stubborn(tmp_path: Path) -> Iterator[int]:
 
 def _quit_here(capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
     args = argparse.Namespace(command="quit", config=None, verbose=False)
-    code = quit_cmd.cmd_quit(args, effective_config(args))
+    code = quit.cmd_quit(args, effective_config(args))
     out, err = capsys.readouterr()
     return code, out, err
 
@@ -118,7 +118,7 @@ def _quit_here(capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
 def test_an_app_that_does_not_end_is_said_within_the_deadline(
     stubborn: int, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr(quit_cmd, "EXIT_WAIT_S", 0.3)
+    monkeypatch.setattr(quit, "EXIT_WAIT_S", 0.3)
     code, out, err = _quit_here(capsys)
     assert (code, out) == (1, "")
     assert err == (
@@ -133,7 +133,7 @@ def test_an_app_whose_channel_is_closed_is_not_called_absent(
 ) -> None:
     """The one-app lock is held but nothing answers on the control channel (the app is starting,
     or could not open its channel): quit asks again for a while, then says so; exit 1."""
-    monkeypatch.setattr(quit_cmd, "HAND_OVER_S", 0.3)
+    monkeypatch.setattr(quit, "HAND_OVER_S", 0.3)
     lock = InstanceLock(os.path.join(paths.runtime_dir(), APP_LOCK))
     assert lock.acquire()
     try:
@@ -142,7 +142,7 @@ def test_an_app_whose_channel_is_closed_is_not_called_absent(
         lock.release()
     assert (code, out) == (1, "")
     assert "an app holds the lock, but its control channel is closed" in err and err.count("\n") == 1
-    assert _quit_here(capsys) == (0, quit_cmd.NONE_SAID + "\n", "")
+    assert _quit_here(capsys) == (0, quit.NONE_SAID + "\n", "")
 
 
 def test_autostart_says_how_to_start_the_app_now_for_every_entry(tmp_path: Path) -> None:

@@ -9,8 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from notifier.core import codec as bar
-from notifier.core import planner as silenced
+from notifier.core import codec, planner
 from notifier.core.model import Question, QuestionItem, SessionRef, SessionView, Snapshot
 from notifier.core.planner import Preferences
 
@@ -23,19 +22,19 @@ def waiting(sid: str, cwd: str, asked: float, text: str = "Which?") -> SessionVi
 
 
 def test_tmux_segment_is_the_count_or_nothing() -> None:
-    assert bar.tmux_segment(bar.summary(Snapshot(), NOW)) == ""
+    assert codec.tmux_segment(codec.summary(Snapshot(), NOW)) == ""
     two = Snapshot((waiting("a-11111111", "/p/blog", NOW - 60), waiting("b-22222222", "/p/shop", NOW - 5)))
-    assert bar.tmux_segment(bar.summary(two, NOW)) == "π 2"
-    assert bar.tmux_segment(bar.summary(two, NOW, snoozed_until=NOW + 600)) == "π 2 z"
-    assert bar.tmux_segment(bar.summary(two, NOW, snoozed_until=NOW - 1)) == "π 2"
+    assert codec.tmux_segment(codec.summary(two, NOW)) == "π 2"
+    assert codec.tmux_segment(codec.summary(two, NOW, snoozed_until=NOW + 600)) == "π 2 z"
+    assert codec.tmux_segment(codec.summary(two, NOW, snoozed_until=NOW - 1)) == "π 2"
 
 
 def test_bar_json_lists_the_longest_waiting_first() -> None:
     snap = Snapshot((waiting("b-22222222", "/p/shop", NOW - 5, "Ship \x1b[31mit\x1b[0m?"), waiting("a-11111111", "/p/blog", NOW - 240)))
-    obj = bar.bar_obj(json.loads(json.dumps(bar.summary(snap, NOW))), NOW)  # (as it crosses the socket)
+    obj = codec.bar_obj(json.loads(json.dumps(codec.summary(snap, NOW))), NOW)  # (as it crosses the socket)
     assert obj["text"] == "π 2" and obj["class"] == "needs"
     assert obj["tooltip"].splitlines() == ["blog 11111111: Which? (4 min)", "shop 22222222: Ship it? (5 s)"]
-    idle = bar.bar_obj(bar.summary(Snapshot(), NOW), NOW)
+    idle = codec.bar_obj(codec.summary(Snapshot(), NOW), NOW)
     assert idle == {"text": "", "tooltip": "no pi is waiting for an answer", "class": "idle"}
 
 
@@ -48,12 +47,12 @@ _JSON = st.recursive(
 
 def test_the_bar_tooltip_says_quiet_hours_in_effect() -> None:
     snap = Snapshot((waiting("a-11111111", "/p/blog", NOW - 60),))
-    quiet = bar.bar_obj(json.loads(json.dumps(bar.summary(snap, NOW, quiet="quiet hours until 07:30"))), NOW)
+    quiet = codec.bar_obj(json.loads(json.dumps(codec.summary(snap, NOW, quiet="quiet hours until 07:30"))), NOW)
     assert quiet["tooltip"].splitlines()[-1] == "quiet hours until 07:30: no notifications"
     assert quiet["class"] == "needs" and quiet["text"] == "π 1"
-    idle = bar.bar_obj(bar.summary(Snapshot(), NOW, quiet="quiet hours until 07:30"), NOW)
+    idle = codec.bar_obj(codec.summary(Snapshot(), NOW, quiet="quiet hours until 07:30"), NOW)
     assert idle["tooltip"] == "no pi is waiting for an answer\nquiet hours until 07:30: no notifications"
-    assert "quiet" not in bar.bar_obj(bar.summary(snap, NOW), NOW)["tooltip"]
+    assert "quiet" not in codec.bar_obj(codec.summary(snap, NOW), NOW)["tooltip"]
 
 
 def test_the_bar_tooltip_is_markup_escaped() -> None:
@@ -61,7 +60,7 @@ def test_the_bar_tooltip_is_markup_escaped() -> None:
     tags or entities is shown as written, never as markup (nor as broken markup, which waybar
     shows as nothing)."""
     snap = Snapshot((waiting("a-11111111", "/p/<i> & y", NOW - 60, "Use <span size='99999'>big</span> &amp; AT&T?"),))
-    tooltip = bar.bar_obj(json.loads(json.dumps(bar.summary(snap, NOW))), NOW)["tooltip"]
+    tooltip = codec.bar_obj(json.loads(json.dumps(codec.summary(snap, NOW))), NOW)["tooltip"]
     assert "<" not in tooltip and ">" not in tooltip
     assert tooltip == (
         "&lt;i&gt; &amp; y 11111111: Use &lt;span size=&#39;99999&#39;&gt;big&lt;/span&gt;"
@@ -72,9 +71,9 @@ def test_the_bar_tooltip_is_markup_escaped() -> None:
 @given(st.dictionaries(st.sampled_from(["pending", "abandoned", "snoozed_until", "quiet", "questions"]), _JSON))
 def test_a_broken_summary_never_raises(s: dict[str, object]) -> None:
     """The summary comes over the socket: whatever it holds, the bar prints something."""
-    assert isinstance(bar.tmux_segment(s), str)
+    assert isinstance(codec.tmux_segment(s), str)
     try:
-        obj = bar.bar_obj(s, NOW)
+        obj = codec.bar_obj(s, NOW)
     except (TypeError, ValueError):
         pytest.fail("bar_obj raised")
     assert set(obj) == {"text", "tooltip", "class"}
@@ -86,12 +85,12 @@ def test_a_broken_summary_never_raises(s: dict[str, object]) -> None:
     + [("0m", 0), ("0s", 0), ("0h0m", 0), ("1H", 3600), ("1h30m", 5400), ("1.5h", 5400)],
 )
 def test_durations(text: str, seconds: float) -> None:
-    assert silenced.parse_duration(text) == seconds
+    assert planner.parse_duration(text) == seconds
 
 
 @pytest.mark.parametrize("text", ["blog", "1x", "-5m", "8d", "h", "", "1h blog"])
 def test_not_durations(text: str) -> None:
-    assert silenced.parse_duration(text) is None
+    assert planner.parse_duration(text) is None
 
 
 def test_what_status_says_is_silenced() -> None:
@@ -104,14 +103,14 @@ def test_what_status_says_is_silenced() -> None:
         .snoozed(NOW - 1, NOW, project="old")  # (over: not said)
         .with_mute("blog", True)
     )
-    line = silenced.silenced_line(prefs, Snapshot((view,)), NOW)
+    line = planner.silenced_line(prefs, Snapshot((view,)), NOW)
     assert line == (
         "snoozed: everything for 10 min, session blog 1d2e3a4b for 1 h 00 min, project shop for 1 min; muted: blog"
     )
-    obj = silenced.silenced_obj(prefs, NOW)
+    obj = planner.silenced_obj(prefs, NOW)
     assert obj["muted"] == ["blog"] and list(obj["snoozed"]["projects"]) == ["shop"]
     assert obj["snoozed"]["all"] and obj["snoozed"]["sessions"] == {view.ref.key: obj["snoozed"]["sessions"][view.ref.key]}
-    assert silenced.silenced_line(silenced.Preferences(), Snapshot(), NOW) == ""
+    assert planner.silenced_line(planner.Preferences(), Snapshot(), NOW) == ""
 
 
 def test_the_saved_choices_read_back_as_the_store_wrote_them(tmp_path: Path) -> None:
@@ -122,7 +121,7 @@ def test_the_saved_choices_read_back_as_the_store_wrote_them(tmp_path: Path) -> 
     from notifier.store import Store, saved_silences
 
     now = time.time()
-    assert saved_silences(str(tmp_path), now) == silenced.Preferences()  # nothing saved: none, nothing made
+    assert saved_silences(str(tmp_path), now) == planner.Preferences()  # nothing saved: none, nothing made
     assert not list(tmp_path.iterdir())
     store = Store(str(tmp_path / "state.sqlite3"))
     store.snooze(now + 600)

@@ -121,13 +121,13 @@ def test_doctor_never_says_the_tray_icon_shows_what_its_tray_line_says_it_cannot
 
     from notifier.cli import doctor
     from notifier.config import Config
-    from notifier.outputs import backends as choose
+    from notifier.outputs import backends
     from notifier.outputs import tray as tray_choice
 
     mp = pytest.MonkeyPatch()
     try:
         mp.setenv("DISPLAY", ":5")
-        mp.setattr(choose, "doctor_line", lambda config: f"[FAIL] notifications: no notification server — {choose.TRAY_ALONE}")
+        mp.setattr(backends, "doctor_line", lambda config: f"[FAIL] notifications: no notification server — {backends.TRAY_ALONE}")
         for tray, alone in (
             ("[ok  ] tray: gtk — X11; tray host: XEmbed tray (trayer)", True),
             ("[note] tray: gtk — X11; tray host: none (no session bus): the icon appears when one starts", False),
@@ -136,7 +136,7 @@ def test_doctor_never_says_the_tray_icon_shows_what_its_tray_line_says_it_cannot
             mp.setattr(tray_choice, "doctor_line", lambda config, line=tray: line)
             notifications, shown_tray = doctor._extras(Config())
             assert shown_tray == tray
-            assert (choose.TRAY_ALONE in notifications) is alone, notifications
+            assert (backends.TRAY_ALONE in notifications) is alone, notifications
             if not alone:
                 assert "with no tray icon either, pi-notifier status, run --json, the window" in notifications
     finally:

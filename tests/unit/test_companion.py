@@ -11,8 +11,7 @@ from typing import Any
 
 import pytest
 
-from notifier import channel
-from notifier import companion as protocol
+from notifier import channel, companion
 from notifier.companion import Closed, Dialog, Hello, ProtocolError, Result, Screen, answer_dialog
 
 GATE: dict[str, Any] = {
@@ -38,14 +37,14 @@ def line(obj: dict[str, Any]) -> bytes:
 
 
 def test_parse_a_gate_dialog() -> None:
-    d = protocol.parse(line(GATE))
+    d = companion.parse(line(GATE))
     assert isinstance(d, Dialog)
     assert d.kind == "select" and d.options == ("Yes", "No") and d.command == "rm -rf build"
     assert d.at == pytest.approx(1700000000.123) and d.remote == "value" and d.pid == 42
 
 
 def test_parse_the_other_events() -> None:
-    hello = protocol.parse(
+    hello = companion.parse(
         line(
             {
                 "event": "hello",
@@ -58,12 +57,12 @@ def test_parse_the_other_events() -> None:
         )
     )
     assert isinstance(hello, Hello) and hello.dialogs[0].id == "ab12-1" and hello.mode == "wrap"
-    assert protocol.parse(b'{"event":"closed","id":"x","how":"remote"}') == Closed("x", "remote")
-    assert protocol.parse(b'{"event":"screen","id":"x","lines":["a","b"]}') == Screen("x", ("a", "b"))
-    assert protocol.parse(
+    assert companion.parse(b'{"event":"closed","id":"x","how":"remote"}') == Closed("x", "remote")
+    assert companion.parse(b'{"event":"screen","id":"x","lines":["a","b"]}') == Screen("x", ("a", "b"))
+    assert companion.parse(
         b'{"event":"result","request":"answer","id":"x","ok":false,"error":"no"}'
     ) == Result("answer", "x", False, "no")
-    assert protocol.parse(b'{"event":"something-new"}') is None
+    assert companion.parse(b'{"event":"something-new"}') is None
 
 
 @pytest.mark.parametrize(
@@ -81,33 +80,33 @@ def test_parse_the_other_events() -> None:
 )
 def test_malformed_lines_are_refused(raw: bytes) -> None:
     with pytest.raises(ProtocolError):
-        protocol.parse(raw)
+        companion.parse(raw)
 
 
 def _dialog(**changes: Any) -> Dialog:
-    d = protocol.parse(line({**GATE, **changes}))
+    d = companion.parse(line({**GATE, **changes}))
     assert isinstance(d, Dialog)
     return d
 
 
 def test_check_answer() -> None:
     gate = _dialog()
-    assert protocol.check_answer(gate, "No") is None
-    assert protocol.check_answer(gate, None) is None  # cancel
-    assert protocol.check_answer(gate, "no") == "not one of the options"
-    assert protocol.check_answer(gate, keys=["enter"]) == "a select dialog is answered with a value, not keys"
+    assert companion.check_answer(gate, "No") is None
+    assert companion.check_answer(gate, None) is None  # cancel
+    assert companion.check_answer(gate, "no") == "not one of the options"
+    assert companion.check_answer(gate, keys=["enter"]) == "a select dialog is answered with a value, not keys"
     confirm = _dialog(kind="confirm", options=None)
-    assert protocol.check_answer(confirm, True) is None and protocol.check_answer(confirm, "yes")
-    assert protocol.check_answer(_dialog(kind="input", options=None), "text") is None
+    assert companion.check_answer(confirm, True) is None and companion.check_answer(confirm, "yes")
+    assert companion.check_answer(_dialog(kind="input", options=None), "text") is None
     custom = _dialog(kind="custom", options=None, remote="keys")
-    assert protocol.check_answer(custom, keys=["down", "enter"]) is None
-    assert protocol.check_answer(custom, "x") == "a custom dialog is answered with keys"
-    assert "editor" in (protocol.check_answer(_dialog(kind="editor", remote=None), "x") or "")
-    assert "announces" in (protocol.check_answer(_dialog(remote=None), "No") or "")
+    assert companion.check_answer(custom, keys=["down", "enter"]) is None
+    assert companion.check_answer(custom, "x") == "a custom dialog is answered with keys"
+    assert "editor" in (companion.check_answer(_dialog(kind="editor", remote=None), "x") or "")
+    assert "announces" in (companion.check_answer(_dialog(remote=None), "No") or "")
 
 
 def test_key_names_become_terminal_input() -> None:
-    assert protocol.key_sequence(["down", "Enter", "x", "hello", "\x1b[A"]) == [
+    assert companion.key_sequence(["down", "Enter", "x", "hello", "\x1b[A"]) == [
         "\x1b[B",
         "\r",
         "x",
@@ -122,14 +121,14 @@ def test_unreachable_pi_is_a_plain_error(tmp_path: Path) -> None:
 
 
 def test_parse_what_a_dialog_returned_and_whether_it_waits() -> None:
-    closed = protocol.parse(b'{"event":"closed","id":"x","how":"answered","answer":"No","timed_out":false}')
+    closed = companion.parse(b'{"event":"closed","id":"x","how":"answered","answer":"No","timed_out":false}')
     assert closed == Closed("x", "answered", "No") and isinstance(closed, Closed) and closed.outcome == "answered"
-    timed = protocol.parse(b'{"event":"closed","id":"x","how":"cancelled","answer":null,"timed_out":true}')
+    timed = companion.parse(b'{"event":"closed","id":"x","how":"cancelled","answer":null,"timed_out":true}')
     assert isinstance(timed, Closed) and timed.timed_out and timed.outcome == "cancelled"
     # an older extension: no answer, no flag; a remote cancel was "remote" then
-    old = protocol.parse(b'{"event":"closed","id":"x","how":"remote"}')
+    old = companion.parse(b'{"event":"closed","id":"x","how":"remote"}')
     assert old == Closed("x", "remote", None, False)
-    assert protocol.parse(b'{"event":"closed","id":"x","how":"answered","answer":5}') == Closed("x", "answered")
+    assert companion.parse(b'{"event":"closed","id":"x","how":"answered","answer":5}') == Closed("x", "answered")
     assert _dialog().waits is True  # (absent: an older extension announced only dialogs that wait)
     loader = _dialog(kind="custom", options=None, remote="keys", waits=False)
     assert loader.waits is False

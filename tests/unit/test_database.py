@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from notifier import store as database
+from notifier import store
 from notifier.store import Database
 
 from ..conftest import wait_for
@@ -21,7 +21,7 @@ CREATE TABLE IF NOT EXISTS log (n INTEGER PRIMARY KEY);
 """
 
 
-def opened(path: Path, write_wait_s: float = database.WRITE_WAIT_S) -> Database:
+def opened(path: Path, write_wait_s: float = store.WRITE_WAIT_S) -> Database:
     return Database(str(path), SCHEMA, ("seen",), write_wait_s=write_wait_s)
 
 
@@ -41,7 +41,7 @@ def test_a_file_locked_at_start_is_read_in_and_written_once_free(
     tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     caplog.set_level(logging.WARNING, "notifier.store")
-    monkeypatch.setattr(database, "OPEN_WAIT_S", 0.05)
+    monkeypatch.setattr(store, "OPEN_WAIT_S", 0.05)
     path = tmp_path / "state.sqlite3"
     first = opened(path)
     first._run("seen", "INSERT INTO seen VALUES (?)", ("from the last run",))
@@ -98,7 +98,7 @@ def test_changes_beyond_the_bound_keep_the_kept_tables_and_drop_the_oldest_other
     tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     caplog.set_level(logging.WARNING, "notifier.store")
-    monkeypatch.setattr(database, "MAX_PENDING", 10)
+    monkeypatch.setattr(store, "MAX_PENDING", 10)
     path = tmp_path / "state.sqlite3"
     db = opened(path, write_wait_s=0.05)
     locker = sqlite3.connect(path, isolation_level=None)

@@ -9,7 +9,7 @@ import os
 from dataclasses import replace
 from typing import Any
 
-from notifier.core import codec as formats
+from notifier.core import codec
 from notifier.core.model import (
     Option,
     Question,
@@ -48,7 +48,7 @@ def no_constant(name: str) -> None:
 
 
 def test_session_and_question_objects_have_the_contract_fields() -> None:
-    s, q = formats.session_obj(REF), formats.question_obj(Q)
+    s, q = codec.session_obj(REF), codec.question_obj(Q)
     assert list(s) == SESSION_KEYS and list(q) == LIVE_QUESTION_KEYS
     assert s == {"id": "sid-1", "file": REF.key, "cwd": CWD, "name": "my name here", "host": None}  # the label cleaned
     assert q == {
@@ -61,7 +61,7 @@ def test_session_and_question_objects_have_the_contract_fields() -> None:
         "kind": "question",
         "token": question_token(Q),
     }
-    assert formats.session_obj(SessionRef("/f", None, None, "\x1b[0m"))["name"] is None
+    assert codec.session_obj(SessionRef("/f", None, None, "\x1b[0m"))["name"] is None
 
 
 def test_a_token_is_what_was_shown_of_a_question() -> None:
@@ -79,46 +79,46 @@ def test_a_token_is_what_was_shown_of_a_question() -> None:
 
 
 def test_run_json_events_carry_them() -> None:
-    asked, done = formats.event_obj(ASKED), formats.event_obj(RESOLVED)
+    asked, done = codec.event_obj(ASKED), codec.event_obj(RESOLVED)
     assert list(asked) == ["event", "at", "initial", "session", "question"]
     assert list(done) == ["event", "at", "session", "question", "outcome", "answer", "waited_s"]
     assert asked["at"] == "2023-11-14T22:13:20.500Z" and asked["initial"] is True
-    assert done["session"] == asked["session"] == formats.session_obj(REF)
-    assert done["question"] == asked["question"] == formats.question_obj(Q)
+    assert done["session"] == asked["session"] == codec.session_obj(REF)
+    assert done["question"] == asked["question"] == codec.question_obj(Q)
     assert (done["outcome"], done["answer"], done["waited_s"]) == ("answered", "A", 41.5)
-    gone = formats.event_obj(Transition("abandoned", REF, Q, 1_700_000_100.0))
+    gone = codec.event_obj(Transition("abandoned", REF, Q, 1_700_000_100.0))
     assert list(gone) == ["event", "at", "session", "question"]
 
 
 def test_status_json_sessions_are_session_objects_with_state() -> None:
     view = SessionView(REF, "needs_input", (Q,), (), True, 1_700_000_000.0)
-    status = formats.status_obj(Snapshot((view,)))
+    status = codec.status_obj(Snapshot((view,)))
     (s,) = status["sessions"]
     assert status["pending"] == 1
     # (the contract's fields in their order, then the additive ones: docs/contract.md §3)
     assert list(s) == [*SESSION_KEYS, "state", "alive", "pending", "abandoned", "updated_at", "current_tool", "location"]
-    assert {k: s[k] for k in SESSION_KEYS} == formats.session_obj(REF)
-    assert s["pending"] == [{**formats.question_obj(Q), "asked_at": formats.iso(Q.asked_at)}] and s["abandoned"] == []
+    assert {k: s[k] for k in SESSION_KEYS} == codec.session_obj(REF)
+    assert s["pending"] == [{**codec.question_obj(Q), "asked_at": codec.iso(Q.asked_at)}] and s["abandoned"] == []
 
 
 def test_history_through_the_real_store_gives_back_the_same_objects() -> None:
     store = Store(None)  # a real SQLite database, in memory
     try:
         store.record([ASKED, RESOLVED])
-        history = formats.history_obj(store.history())
+        history = codec.history_obj(store.history())
     finally:
         store.close()
     (entry,) = history["questions"]
     assert list(entry) == ["session", "question", "asked_at", "resolved_at", "outcome", "waited_s", "answer"]
-    assert entry["session"] == formats.event_obj(RESOLVED)["session"]
-    live = formats.event_obj(RESOLVED)["question"]
+    assert entry["session"] == codec.event_obj(RESOLVED)["session"]
+    live = codec.event_obj(RESOLVED)["question"]
     assert entry["question"] == {k: live[k] for k in QUESTION_KEYS}  # history has no "kind"
     assert entry["asked_at"] == "2023-11-14T22:13:20.000Z"
     assert entry["resolved_at"] == "2023-11-14T22:14:01.500Z"
     assert (entry["outcome"], entry["waited_s"], entry["answer"]) == ("answered", 41.5, "A")
     assert history["summary"] == {"count": 1, "median_wait_s": 41.5, "longest_wait_s": 41.5}
     # a name that is not UTF-8 is written as \udcXX escapes and comes back as the same bytes
-    line = formats.dumps(history)
+    line = codec.dumps(history)
     line.encode("utf-8")
     assert "\\udcff" in line
     assert os.fsencode(json.loads(line)["questions"][0]["session"]["cwd"]) == b"/home/u/pr\xffoj"
@@ -130,7 +130,7 @@ def test_history_rows_of_any_shape_render() -> None:
         {"file": "/f", "call_id": "c", "asked_at": 1e300, "resolved_at": -5, "waited_s": 3, "count": True},
         {"asked_at": "yesterday", "waited_s": 1.0, "options": "x\x1f\x1fy"},
     ]
-    history = formats.history_obj(rows)
+    history = codec.history_obj(rows)
     first, second, third = history["questions"]
     assert first["session"] == {"id": None, "file": None, "cwd": None, "name": None, "host": None}
     assert first["question"]["options"] == [] and first["question"]["count"] is None
@@ -142,7 +142,7 @@ def test_history_rows_of_any_shape_render() -> None:
     assert second["question"]["count"] is None
     assert third["question"]["options"] == ["x", "y"]
     assert history["summary"] == {"count": 3, "median_wait_s": 2.0, "longest_wait_s": 3.0}
-    json.loads(formats.dumps(history), parse_constant=no_constant)  # strict JSON
+    json.loads(codec.dumps(history), parse_constant=no_constant)  # strict JSON
 
 
 def test_the_window_builds_on_the_same_objects() -> None:
@@ -150,8 +150,8 @@ def test_the_window_builds_on_the_same_objects() -> None:
     model value (and reads it back exactly)."""
     view = SessionView(REF, "needs_input", (Q,), (), True, 1_700_000_000.0)
     (q,) = window_obj(Snapshot((view,)))["questions"]
-    assert q["question"] == formats.to_obj(Q) and formats.from_obj(q["question"]) == Q
-    assert q["session"] == formats.encode(REF) and formats.decode(SessionRef, q["session"]) == REF
+    assert q["question"] == codec.to_obj(Q) and codec.from_obj(q["question"]) == Q
+    assert q["session"] == codec.encode(REF) and codec.decode(SessionRef, q["session"]) == REF
     assert q["key"] == [REF.key, "call-1"] and q["abandoned"] is False and q["question"]["title"] == "Two questions"
     items = q["question"]["items"]
     assert [i["text"] for i in items] == ["Pick one?", "And this?"]
@@ -160,7 +160,7 @@ def test_the_window_builds_on_the_same_objects() -> None:
 
 
 def test_dumps_says_nan_as_null() -> None:
-    assert formats.dumps({"a": [float("nan"), 1.5, float("-inf")]}) == '{"a":[null,1.5,null]}'
+    assert codec.dumps({"a": [float("nan"), 1.5, float("-inf")]}) == '{"a":[null,1.5,null]}'
 
 
 def test_status_builds_each_session_as_the_one_session_object() -> None:
@@ -172,14 +172,14 @@ def test_status_builds_each_session_as_the_one_session_object() -> None:
         SessionView(other, "idle", (), (Q,), None, 1_700_000_001.25),
         SessionView(SessionRef("/s/c.jsonl", "c", "/c", None), "starting", (), (), False, 0.0),
     ]
-    out = formats.status_obj(Snapshot(sessions=tuple(views)))
+    out = codec.status_obj(Snapshot(sessions=tuple(views)))
     assert [s["file"] for s in out["sessions"]] == ["/s/a\udcff.jsonl", "/s/b.jsonl", "/s/c.jsonl"]
     for view, obj in zip(views, out["sessions"], strict=True):
         assert list(obj)[:5] == SESSION_KEYS
-        assert {k: obj[k] for k in SESSION_KEYS} == formats.session_obj(view.ref)
-        assert obj["pending"] == [{**formats.question_obj(q), "asked_at": formats.iso(q.asked_at)} for q in view.pending]
-        assert obj["abandoned"] == [{**formats.question_obj(q), "asked_at": formats.iso(q.asked_at)} for q in view.abandoned]
-        assert obj["updated_at"] == (formats.iso(view.updated_at) if view.updated_at else None)
+        assert {k: obj[k] for k in SESSION_KEYS} == codec.session_obj(view.ref)
+        assert obj["pending"] == [{**codec.question_obj(q), "asked_at": codec.iso(q.asked_at)} for q in view.pending]
+        assert obj["abandoned"] == [{**codec.question_obj(q), "asked_at": codec.iso(q.asked_at)} for q in view.abandoned]
+        assert obj["updated_at"] == (codec.iso(view.updated_at) if view.updated_at else None)
     assert out["sessions"][0]["name"] == "my name here"
     assert out["pending"] == 1
 
@@ -198,7 +198,7 @@ def test_status_object_of_odd_views_is_valid_json_with_what_the_text_needs() -> 
         SessionView(other, "idle", (), (), None, 1e300),
         SessionView(odd, "stopped", (), (), False, -5.0),
     ]
-    text = formats.dumps(formats.status_obj(Snapshot(tuple(views))))
+    text = codec.dumps(codec.status_obj(Snapshot(tuple(views))))
     text.encode("utf-8")  # valid UTF-8, whatever the names held
     out = json.loads(text)
     assert out["pending"] == 1
@@ -206,6 +206,6 @@ def test_status_object_of_odd_views_is_valid_json_with_what_the_text_needs() -> 
     assert set(by_file) == {"/s/\"q\"\\\x00\u2028\udcff.jsonl", "/s/b.jsonl", "/s/c.jsonl", REF.file}
     assert all(s["location"] is None for s in out["sessions"])
     asking = [s for s in out["sessions"] if s["pending"]]
-    assert [q["asked_at"] for q in asking[0]["pending"]] == [formats.iso(Q.asked_at)]
+    assert [q["asked_at"] for q in asking[0]["pending"]] == [codec.iso(Q.asked_at)]
     assert [s["current_tool"] for s in out["sessions"] if s["current_tool"]] == ["bash"]
-    assert by_file["/s/b.jsonl"]["abandoned"][0]["asked_at"] == formats.iso(Q.asked_at)
+    assert by_file["/s/b.jsonl"]["abandoned"][0]["asked_at"] == codec.iso(Q.asked_at)

@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from notifier.actions import goto
-from notifier.core import commands as session_spec
+from notifier.core import commands
 from notifier.core.model import Question, QuestionItem, SessionRef, SessionView, Snapshot
 
 
@@ -26,14 +26,14 @@ B = "01a232c1-9d70-7f21-8b3c-0a1b2c3d4e5f"
 
 def test_short_ids_of_sessions_started_a_minute_apart_differ() -> None:
     assert A[:8] == B[:8]
-    assert session_spec.short_id(A) == "1d2e3a4b" and session_spec.short_id(B) == "2c3d4e5f"
-    assert session_spec.short_id(None) is None
+    assert commands.short_id(A) == "1d2e3a4b" and commands.short_id(B) == "2c3d4e5f"
+    assert commands.short_id(None) is None
 
 
 @given(st.uuids(version=4))
 def test_a_short_id_is_eight_hex_digits_ending_the_id(u: object) -> None:
     sid = str(u)
-    short = session_spec.short_id(sid)
+    short = commands.short_id(sid)
     assert short is not None and len(short) == 8 and sid.replace("-", "").endswith(short)
 
 
@@ -108,7 +108,7 @@ def test_a_project_is_named_as_status_shows_it() -> None:
     odd = view(A, "/home/me/blog\u202e", pending=True)
     esc = view(B, "/home/me/my\x1b[31mshop", pending=True)
     snap = Snapshot((odd, esc))
-    assert session_spec.label(odd) == "blog 1d2e3a4b"
+    assert commands.label(odd) == "blog 1d2e3a4b"
     assert goto.pick(snap, "blog")[0] is odd
-    assert goto.pick(snap, session_spec.label(esc).split()[0])[0] is esc
+    assert goto.pick(snap, commands.label(esc).split()[0])[0] is esc
     assert goto.pick(snap, "BLOG")[0] is odd

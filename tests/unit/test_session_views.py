@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from notifier.core import board as session_views
+from notifier.core import board
 from notifier.core.board import SessionViews
 from notifier.core.model import SessionRef, SessionView, Snapshot, Views
 
@@ -27,7 +27,7 @@ def test_the_order_and_content_are_a_dicts_and_snapshots_never_change(
     ops: list[tuple[str, int, int]], chunk: int
 ) -> None:
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(session_views, "CHUNK", chunk)
+        mp.setattr(board, "CHUNK", chunk)
         views, plain = SessionViews(), dict[str, SessionView]()
         taken: list[tuple[Views, tuple[SessionView, ...]]] = []
         for step, (op, n, at) in enumerate(ops):

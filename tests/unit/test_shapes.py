@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from notifier.core import codec as jsonbound
+from notifier.core import codec
 from notifier.core.reducer import Ended, SessionReducer, ToolEnd, ToolStart
 from notifier.pi.catalog import BUILTIN_QUESTION_TOOLS, QuestionCatalog, is_pattern, is_question_shaped
 from notifier.pi.parse import TOO_ODD, odd_line_events, to_events
@@ -365,7 +365,7 @@ def _deep_question(call_id: str, tool: str = "ask_user") -> bytes:
 def test_a_question_line_that_cannot_be_parsed_whole_is_still_asked(make: Any) -> None:
     raw = make("c1").rstrip(b"\n")
     with pytest.raises(ValueError):  # (UnicodeDecodeError is one)
-        jsonbound.loads(raw)  # the engine's bounded parse refuses it whole
+        codec.loads(raw)  # the engine's bounded parse refuses it whole
     events = odd_line_events(raw, CATALOG, 5.0)
     starts = [e for e in events if isinstance(e, ToolStart)]
     assert [(s.tool_call_id, s.question.text if s.question else None) for s in starts] == [("c1", TOO_ODD)]

@@ -29,8 +29,8 @@ from notifier.sessions import (
     StartupCache,
     _pack,
     _unpack,
+    cache_version,
 )
-from notifier.sessions import cache_version as version
 from notifier.tail import SessionFiles, Tailer
 
 from ..strategies import questions
@@ -77,7 +77,7 @@ def test_another_version_starts_afresh_quietly(tmp_path: Path, caplog: pytest.Lo
     assert cache.hits == 0 and files.board.snapshot(time.time()).pending_count == 1
     assert "scan cache" not in caplog.text  # (another version is no damage)
     with sqlite3.connect(db) as c:
-        assert c.execute("PRAGMA user_version").fetchone()[0] == version(files.options.catalog.key)
+        assert c.execute("PRAGMA user_version").fetchone()[0] == cache_version(files.options.catalog.key)
 
 
 def test_a_warm_scan_gives_every_field_of_a_question_as_the_cold_one(tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ from notifier.core.board import Board
 from notifier.core.commands import Focus, Mute, Quit, Show, Snooze
 from notifier.core.planner import Preferences, tomorrow_morning
 from notifier.core.reducer import Header, ToolStart
-from notifier.outputs import tray as icons
+from notifier.outputs import tray
 from notifier.outputs.tray import UiState, menu, title
 from notifier.pi.catalog import extract
 from notifier.window.view import Shown, WindowView, details_text, resume_command, window_obj
@@ -136,17 +136,17 @@ def test_window_details_show_a_forms_title_and_instructions() -> None:
     ("state", "count"),
     [("idle", 0), ("working", 0), ("needs", 1), ("needs", 12), ("snoozed", 0), ("abandoned", 0)],
 )
-def test_icons_render_at_every_size(size: int, state: icons.IconState, count: int) -> None:
-    img = icons.render(state, count, size)
+def test_icons_render_at_every_size(size: int, state: tray.IconState, count: int) -> None:
+    img = tray.render(state, count, size)
     assert img.size == (size, size) and img.mode == "RGBA"
     assert img.getbbox() is not None
 
 
 def test_badge_changes_the_pixels_and_caps_at_9plus() -> None:
-    assert icons.badge_text(3) == "3" and icons.badge_text(10) == "9+"
-    assert icons.render("needs", 1).tobytes() != icons.render("needs", 2).tobytes()
-    assert icons.render("needs", 10).tobytes() == icons.render("needs", 99).tobytes()
-    assert icons.state_for(1, 3, True, False) == "needs"
-    assert icons.state_for(1, 3, True, True) == "snoozed"  # the snooze shows, even with questions waiting
-    assert icons.state_for(0, 1, False, False) == "abandoned"
-    assert icons.state_for(0, 0, False, True) == "snoozed"
+    assert tray.badge_text(3) == "3" and tray.badge_text(10) == "9+"
+    assert tray.render("needs", 1).tobytes() != tray.render("needs", 2).tobytes()
+    assert tray.render("needs", 10).tobytes() == tray.render("needs", 99).tobytes()
+    assert tray.state_for(1, 3, True, False) == "needs"
+    assert tray.state_for(1, 3, True, True) == "snoozed"  # the snooze shows, even with questions waiting
+    assert tray.state_for(0, 1, False, False) == "abandoned"
+    assert tray.state_for(0, 0, False, True) == "snoozed"
