@@ -201,13 +201,13 @@ def test_the_running_app_reports_its_health_and_doctor_shows_it(
 
 
 def test_a_run_without_tray_or_windows_draws_nothing(tmp_path: Path) -> None:
-    """A headless run (no tray icon, no window can attach) has no UI thread: its questions reach
+    """A headless run (no tray icon, no window can attach) has no outputs thread (nothing to draw, no notifier): its questions reach
     the outputs that are there, and nothing is drawn for nobody."""
     config = Config()
     config.values["sessions_dirs"] = [str(tmp_path)]
     config.values["liveness"] = "off"
     app = App(config, json_out=False, notify=False)
-    before = {t for t in threading.enumerate() if t.name == "pi-notifier-ui"}  # (other tests' ending)
+    before = {t for t in threading.enumerate() if t.name == "pi-notifier-outputs"}  # (other tests' ending)
     try:
         app.start(tray=None, windows=False)
         wait_for(lambda: app.engine is not None and app.engine.ready_event.is_set(), 20, "ready")
@@ -215,6 +215,6 @@ def test_a_run_without_tray_or_windows_draws_nothing(tmp_path: Path) -> None:
         wait_for(lambda: app.snapshot().pending_count == 1, 10, "the question")
         wait_for(lambda: app.store.history(), 10, "the question in the history (its output had it)")
         assert app.engine is not None and app.redraw not in app.engine.outputs
-        assert {t for t in threading.enumerate() if t.name == "pi-notifier-ui"} <= before
+        assert {t for t in threading.enumerate() if t.name == "pi-notifier-outputs"} <= before
     finally:
         app.shutdown()
