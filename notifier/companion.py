@@ -62,6 +62,7 @@ from notifier.core.text import clean
 from notifier.pi.catalog import QuestionCatalog, extract
 from notifier.system import paths
 from notifier.system.log import LogOnce
+from notifier.system.paths import is_socket_name, list_sockets
 from notifier.system.supervisor import Backoff
 
 if TYPE_CHECKING:
@@ -88,25 +89,6 @@ class BoardOwner(Protocol):
 
 
 # ---- the sockets ----
-
-SOCKET_PREFIX = "ext-"
-SOCKET_SUFFIX = ".sock"
-
-
-def is_socket_name(name: str) -> bool:
-    return name.startswith(SOCKET_PREFIX) and name.endswith(SOCKET_SUFFIX) and "/" not in name
-
-
-def list_sockets(folder: str | None = None) -> list[str]:
-    """The extension's sockets: in pi-notifier's runtime folder (the extension makes the same
-    choice and the same checks), unless ``folder`` is given."""
-    try:
-        folder = folder or paths.runtime_dir()  # (OSError: no runtime folder of our own)
-        names = sorted(os.listdir(folder))
-    except OSError:
-        return []
-    return [os.path.join(folder, n) for n in names if is_socket_name(n)]
-
 
 # ---- the protocol ----
 

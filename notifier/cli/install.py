@@ -21,10 +21,11 @@ from dataclasses import asdict, dataclass, field
 
 from notifier import APP_NAME, resources
 from notifier.cli.parser import fail
-from notifier.companion import ChannelError, hello_of, list_sockets
+from notifier.companion import ChannelError, hello_of
 from notifier.config import Config
 from notifier.core.text import clean
 from notifier.system import autostart, paths
+from notifier.system.paths import list_sockets
 
 DIR_NAME = "pi-notifier"
 LEGACY_FILE = "pi-notifier.ts"  # (versions before the extension was a folder)

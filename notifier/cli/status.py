@@ -146,13 +146,17 @@ def cmd_status(args: argparse.Namespace, config: Config) -> int:
     if status is not None:
         _print(status, args, prefs, liveness, status.pop("quiet_hours", quiet))
         return 0
-    from notifier.companion import with_open_dialogs
     from notifier.core.codec import status_obj
     from notifier.sessions import engine_options, scanned
+    from notifier.system.paths import list_sockets
 
     options = engine_options(config)
     with scanned(options) as board:  # (the scan cache is written on leaving: after the output)
-        snapshot = with_open_dialogs(board.snapshot(time.time()), options)  # + the dialogs pi shows now
+        snapshot = board.snapshot(time.time())
+        if list_sockets():  # + the dialogs pi shows now (the companion loads only where one runs)
+            from notifier.companion import with_open_dialogs
+
+            snapshot = with_open_dialogs(snapshot, options)
         _print(status_obj(snapshot), args, prefs, liveness, quiet)
     return 0
 

@@ -247,3 +247,24 @@ def session_address() -> str | None:
     runtime = os.environ.get("XDG_RUNTIME_DIR")
     path = os.path.join(runtime, "bus") if runtime else ""
     return f"unix:path={path}" if path and os.path.exists(path) else None
+
+
+# ---- the companion extension's sockets (named here: `status` lists them without loading the companion) ----
+
+SOCKET_PREFIX = "ext-"
+SOCKET_SUFFIX = ".sock"
+
+
+def is_socket_name(name: str) -> bool:
+    return name.startswith(SOCKET_PREFIX) and name.endswith(SOCKET_SUFFIX) and "/" not in name
+
+
+def list_sockets(folder: str | None = None) -> list[str]:
+    """The extension's sockets: in pi-notifier's runtime folder (the extension makes the same
+    choice and the same checks), unless ``folder`` is given."""
+    try:
+        folder = folder or runtime_dir()  # (OSError: no runtime folder of our own)
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return []
+    return [os.path.join(folder, n) for n in names if is_socket_name(n)]

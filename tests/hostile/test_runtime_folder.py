@@ -27,9 +27,10 @@ from pathlib import Path
 
 import pytest
 
-from notifier.companion import Channel, ChannelError, list_sockets
+from notifier.companion import Channel, ChannelError
 from notifier.control import Server, request, subscribe
 from notifier.system import paths
+from notifier.system.paths import list_sockets
 
 from ..app_process import AppProcess
 from ..conftest import cli, wait_for

@@ -9,7 +9,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from notifier.companion import hello_of, list_sockets
+from notifier.companion import hello_of
+from notifier.system.paths import list_sockets
 
 from ..conftest import wait_for
 from .pi_harness import EXTENSION, PiSession, Tmux, need, scripted_model, start_pi

@@ -26,7 +26,8 @@ from typing import Any
 
 import pytest
 
-from notifier.companion import hello_of, list_sockets
+from notifier.companion import hello_of
+from notifier.system.paths import list_sockets
 
 from ..conftest import ROOT, wait_for
 from .pi_harness import EXTENSION, Tmux, need, scripted_model, start_pi

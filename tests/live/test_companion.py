@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from notifier import companion
-from notifier.companion import Closed, Dialog, Disconnected, Hello, answer_dialog, hello_of, list_sockets
+from notifier.companion import Closed, Dialog, Disconnected, Hello, answer_dialog, hello_of
+from notifier.system.paths import list_sockets
 
 from ..conftest import cli, wait_for
 from .pi_harness import (

@@ -14,8 +14,9 @@ from typing import Any
 
 import pytest
 
-from notifier.companion import ChannelError, answer_dialog, check_owner, list_sockets
+from notifier.companion import ChannelError, answer_dialog, check_owner
 from notifier.system import paths
+from notifier.system.paths import list_sockets
 
 from ..conftest import cli
 

@@ -34,7 +34,7 @@ with open(out, "w") as fh:
 NOT_FOR_STATUS = [
     "notifier.app",
     "notifier.outputs.tray",
-    "notifier.app",
+    "notifier.companion",  # (loaded only where a pi with the companion has its socket)
     "notifier.engine",
     "notifier.window",
     "notifier.outputs.desktop",
