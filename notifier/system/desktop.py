@@ -64,6 +64,7 @@ ASK: Literal["ask"] = "ask"  # an event that says the focus may have moved, not 
 Seen = Front | None | Literal["ask"]
 TIMEOUT_S = 2.0  # a compositor's IPC socket
 ACTIVATE_TIMEOUT_S = 3.0  # how long a window may take to come to the front
+REASK_S = 0.5  # asked again this long after, while another window is in front
 EVENT_READ_S = 1.0  # the rest of a focus event whose first bytes came
 
 
@@ -143,7 +144,7 @@ class Method:
         try:
             if not self.backend.ask(self.path, wid, timeout):
                 return False
-            delay = 0.005
+            asked, delay = time.monotonic(), 0.005
             while True:
                 now = self.focused()
                 if now is not None and now[0] == wid:
@@ -151,6 +152,9 @@ class Method:
                 left = deadline - time.monotonic()
                 if left <= 0:
                     return False
+                if time.monotonic() - asked >= REASK_S:  # (a window manager may drop a request, or a
+                    self.backend.ask(self.path, wid, left)  # window just mapped take the focus back)
+                    asked = time.monotonic()
                 time.sleep(min(delay, left))
                 delay = min(delay * 2, 0.1)
         except Exception as exc:
