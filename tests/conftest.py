@@ -186,3 +186,18 @@ def cli(*args: str, env: dict[str, str] | None = None, timeout: float = 60) -> s
         env=env,
         cwd=ROOT,
     )
+
+
+def json_paths(obj: Any, at: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Where every value inside the JSON value ``obj`` is (dict keys and list indexes)."""
+    inner = obj.items() if isinstance(obj, dict) else enumerate(obj) if isinstance(obj, list) else ()
+    return [p for k, v in inner for p in [(*at, k), *json_paths(v, (*at, k))]]
+
+
+def wrong_type(value: Any) -> Any:
+    """A JSON value of another type than ``value`` (what a writer of typed values never writes there)."""
+    if isinstance(value, list):
+        return {}
+    if isinstance(value, dict):
+        return []
+    return "x" if isinstance(value, (bool, int, float)) else 7  # (7 for a string or a null)

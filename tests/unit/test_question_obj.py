@@ -12,12 +12,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from notifier.core import codec
-from notifier.core import codec as formats
-from notifier.core import codec as jsonbound
 from notifier.core.codec import from_obj, to_obj
 from notifier.core.model import Option, Question, QuestionItem
 from notifier.core.reducer import SessionReducer, Summary, restore, summarize
 
+from ..conftest import json_paths, wrong_type
 from ..strategies import questions
 
 _encode = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode  # (as the scan cache writes)
@@ -30,13 +29,13 @@ def test_a_question_comes_back_equal(q: Question) -> None:
 
 @given(questions)
 def test_a_question_comes_back_equal_through_json_and_the_bounded_parse(q: Question) -> None:
-    assert from_obj(jsonbound.loads(_encode(to_obj(q)).encode("ascii"))) == q
+    assert from_obj(codec.loads(_encode(to_obj(q)).encode("ascii"))) == q
 
 
 @given(st.lists(questions, max_size=3, unique_by=lambda q: q.tool_call_id))
 def test_a_summary_of_pending_questions_restores_them_equal(pending: list[Question]) -> None:
     r = SessionReducer("s", "/p", "name", base="working", calls={q.tool_call_id: q for q in pending})
-    again = restore(jsonbound.loads(_encode(summarize(r))))
+    again = restore(codec.loads(_encode(summarize(r))))
     assert again == r and list(again.calls.values()) == pending
 
 
@@ -64,22 +63,7 @@ def test_every_field_of_a_question_is_in_its_object() -> None:
         "options": [{"label": "A", "description": None, "recommended": False, "value": "a"}],
         "key": "k", "required": False, "show_when": ["p", "v"], "other": False,
     }  # fmt: skip
-    assert formats.items_obj(q) == obj["items"]  # (the window gets every field of every item)
-
-
-def _paths(obj: Any, at: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    """Where every value inside ``obj`` is (dict keys and list indexes)."""
-    inner = obj.items() if isinstance(obj, dict) else enumerate(obj) if isinstance(obj, list) else ()
-    return [p for k, v in inner for p in [(*at, k), *_paths(v, (*at, k))]]
-
-
-def _wrong(value: Any) -> Any:
-    """A JSON value of a type :func:`to_obj` never writes where ``value`` is."""
-    if isinstance(value, list):
-        return {}
-    if isinstance(value, dict):
-        return []
-    return "x" if isinstance(value, (bool, int, float)) else 7  # (7 for a string or a null)
+    assert codec.items_obj(q) == obj["items"]  # (the window gets every field of every item)
 
 
 @given(questions, st.data())
@@ -87,7 +71,7 @@ def test_anything_but_what_to_obj_writes_is_refused_with_a_value_error(q: Questi
     """A field dropped, a field added, a value of another type: a ValueError (a damaged scan
     cache is rebuilt on it), never another exception."""
     obj = json.loads(json.dumps(to_obj(q)))
-    path = data.draw(st.sampled_from(_paths(obj)))
+    path = data.draw(st.sampled_from(json_paths(obj)))
     parent: Any = obj
     for k in path[:-1]:
         parent = parent[k]
@@ -97,7 +81,7 @@ def test_anything_but_what_to_obj_writes_is_refused_with_a_value_error(q: Questi
     elif change == "add":
         parent["extra"] = None
     else:
-        parent[path[-1]] = _wrong(parent[path[-1]])
+        parent[path[-1]] = wrong_type(parent[path[-1]])
     with pytest.raises(ValueError):
         from_obj(obj)
 
@@ -135,14 +119,14 @@ def test_anything_but_what_summarize_writes_is_refused_by_restore(pending: list[
     another type anywhere inside it is a ValueError, never another exception or a reducer."""
     r = SessionReducer("s", "/p", None, base="idle", calls={q.tool_call_id: q for q in pending}, running={"t1": "bash"})
     obj = json.loads(json.dumps(summarize(r)))
-    path = data.draw(st.sampled_from(_paths(obj)))
+    path = data.draw(st.sampled_from(json_paths(obj)))
     parent: Any = obj
     for k in path[:-1]:
         parent = parent[k]
     if isinstance(parent, dict) and parent is not obj["running"] and data.draw(st.booleans()):
         del parent[path[-1]]  # (a tool of ``running`` may be dropped: that dict has no fixed fields)
     else:
-        parent[path[-1]] = _wrong(parent[path[-1]])
+        parent[path[-1]] = wrong_type(parent[path[-1]])
     with pytest.raises(ValueError):
         restore(obj)
 

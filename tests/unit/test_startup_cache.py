@@ -33,6 +33,7 @@ from notifier.sessions import (
 )
 from notifier.tail import SessionFiles, Tailer
 
+from ..conftest import json_paths, wrong_type
 from ..strategies import questions
 from ..writer import answer, append, ask, header, user
 
@@ -132,21 +133,6 @@ def _unpacked(tailer: Tailer, packed: tuple[bytes, ...], summary: object) -> Res
     return _unpack((*packed[:3], raw), tailer.path, tailer.offset, tailer.max_line, (1, 2))
 
 
-def _paths(obj: Any, at: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    """Where every value inside ``obj`` is (dict keys and list indexes)."""
-    inner = obj.items() if isinstance(obj, dict) else enumerate(obj) if isinstance(obj, list) else ()
-    return [p for k, v in inner for p in [(*at, k), *_paths(v, (*at, k))]]
-
-
-def _wrong(value: Any) -> Any:
-    """A JSON value of a type the cache never writes where ``value`` is."""
-    if isinstance(value, list):
-        return {}
-    if isinstance(value, dict):
-        return []
-    return "x" if isinstance(value, (bool, int, float)) else 7  # (7 for a string or a null)
-
-
 @settings(max_examples=200)
 @given(st.lists(questions, min_size=1, max_size=2, unique_by=lambda q: q.tool_call_id), st.data())
 def test_anything_the_cache_never_writes_in_a_summary_is_damage(pending: list[Question], data: st.DataObject) -> None:
@@ -158,7 +144,7 @@ def test_anything_the_cache_never_writes_in_a_summary_is_damage(pending: list[Qu
     tailer, packed = _packed(r)
     summary = json.loads(packed[3])
     assert _unpacked(tailer, packed, summary).reducer == r
-    path = data.draw(st.sampled_from(_paths(summary)))
+    path = data.draw(st.sampled_from(json_paths(summary)))
     parent: Any = summary
     for k in path[:-1]:
         parent = parent[k]
@@ -171,7 +157,7 @@ def test_anything_the_cache_never_writes_in_a_summary_is_damage(pending: list[Qu
     elif change == "add":
         parent.append(None) if parent is summary else parent.update(extra=None)
     else:
-        parent[path[-1]] = _wrong(parent[path[-1]])
+        parent[path[-1]] = wrong_type(parent[path[-1]])
     with pytest.raises(Damaged):
         _unpacked(tailer, packed, summary)
 
