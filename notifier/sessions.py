@@ -50,7 +50,7 @@ Probe = Callable[[], Sequence[Proc] | None]
 def walk(root: str) -> tuple[list[str], list[str]]:
     """``(session files, folders)`` below ``root`` (see :func:`walk_tree`)."""
     tree = walk_tree(root)
-    return tree.files, tree.dirs
+    return list(tree.files), tree.dirs
 
 
 # ---- what the reading is told ----

@@ -51,7 +51,7 @@ import logging
 import os
 import stat
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from functools import partial
@@ -106,17 +106,18 @@ Events = Callable[[bytes], list[Event]]
 # ---- opening ----
 
 
+_KINDS = {
+    stat.S_IFIFO: "a FIFO",
+    stat.S_IFSOCK: "a socket",
+    stat.S_IFCHR: "a device",
+    stat.S_IFBLK: "a device",
+    stat.S_IFDIR: "a folder",
+}
+
+
 def kind_of(mode: int) -> str:
     """What a non-regular file is, for the one log line that says it was skipped."""
-    if stat.S_ISFIFO(mode):
-        return "a FIFO"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    if stat.S_ISDIR(mode):
-        return "a folder"
-    return "not a regular file"
+    return _KINDS.get(stat.S_IFMT(mode), "not a regular file")
 
 
 class NotRegularFile(OSError):
@@ -158,6 +159,7 @@ def digest(data: bytes | memoryview) -> bytes:
 
 
 _EMPTY = digest(b"")
+AT_START: dict[str, Any] = {"offset": 0, "partial": b"", "head_len": 0, "head": _EMPTY, "tail_start": 0, "tail": _EMPTY}
 
 
 class LongLine(bytes):
@@ -227,23 +229,16 @@ class ReadResult:
 
 
 class Tailer:
+    """Follows one file from ``offset``. What was read is known by two digests, of the file's
+    first ``head_len`` bytes and of its bytes ``[tail_start, offset)``, checked on every change."""
+
     def __init__(self, path: str, max_line: int = DEFAULT_MAX_LINE) -> None:
         self.path = path
         self.max_line = max_line
-        self.offset = 0
         self.window_start = 0  # where the startup scan began reading (older bytes were never read)
         self.name_checked = False  # the session name was looked for in the unread part
-        self.ident: tuple[int, int] | None = None
         self._lines = Lines(max_line)
-        # What was read, to notice a rewrite: file[0:head_len] and file[tail_start:offset], each
-        # as the bytes themselves (``*_bytes``, once read here) or else as their digest.
-        self._head_len = 0
-        self._head = b""
-        self._head_bytes: bytes | None = None
-        self._tail_start = 0
-        self._tail = _EMPTY
-        self._tail_bytes: bytes | None = b""
-        self._stamp: tuple[int, int, int] | None = None  # (size, mtime_ns, ctime_ns) at the last read
+        self.restore(AT_START, None)
 
     def seek(
         self,
@@ -253,7 +248,7 @@ class Tailer:
         sig: bytes = b"",
         head: bytes | None = None,
     ) -> None:
-        """Continue from ``offset`` (used after the startup scan read a bounded tail). ``sig`` are
+        """Continue from ``offset`` (after the startup scan read a bounded tail). ``sig`` are
         the bytes just before ``offset`` and ``head`` the file's first bytes, as they were read:
         the longer they are (up to ``WINDOW`` and ``HEAD``), the surer the rewrite check."""
         window = sig[-WINDOW:] if offset >= len(sig) else b""
@@ -268,32 +263,19 @@ class Tailer:
 
     def state(self) -> dict[str, Any]:
         """What :meth:`restore` needs to continue exactly here (for the scan cache): plain data."""
-        return {
-            "offset": self.offset,
-            "partial": self.partial,
-            "head_len": self._head_len,
-            "head": self._head if self._head_bytes is None else digest(self._head_bytes),
-            "tail_start": self._tail_start,
-            "tail": self._tail if self._tail_bytes is None else digest(self._tail_bytes),
-        }
+        names = ("offset", "head_len", "head", "tail_start", "tail")
+        return {"partial": self.partial, **{name: getattr(self, name) for name in names}}
 
     def restore(self, state: dict[str, Any], ident: tuple[int, int] | None) -> None:
-        """The inverse of :meth:`state` (the caller validated the types): what was read is
-        known by its digests only."""
-        self.offset = state["offset"]
+        """The inverse of :meth:`state` (the caller validated the types)."""
+        self.offset: int = state["offset"]
         self.ident = ident
         self._lines.reset(state["partial"])
-        self._head_len, self._head = state["head_len"], state["head"]
-        self._tail_start, self._tail = state["tail_start"], state["tail"]
-        self._head_bytes = self._tail_bytes = None
-        self._stamp = None
-
-    def reset(self) -> None:
-        self.offset = 0
-        self._lines.reset()
-        self._head_len, self._head, self._head_bytes = 0, _EMPTY, None
-        self._tail_start, self._tail, self._tail_bytes = 0, _EMPTY, b""
-        self._stamp = None
+        self.head_len: int = state["head_len"]
+        self.head: bytes = state["head"]
+        self.tail_start: int = state["tail_start"]
+        self.tail: bytes = state["tail"]
+        self._stamp: tuple[int, int, int] | None = None  # (size, mtime_ns, ctime_ns) at the last read
 
     def read(self) -> ReadResult:
         """What was appended since the last call (see :meth:`reading`)."""
@@ -326,83 +308,53 @@ class Tailer:
         yield result, None
 
     def _read_open(self, fd: int, st: os.stat_result, result: ReadResult) -> None:
-        try:
-            ident = (st.st_dev, st.st_ino)
-            stamp = (st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-            if (self.ident is not None and ident != self.ident) or st.st_size < self.offset:
-                self._rewritten(result, ident)
-                return
+        ident = (st.st_dev, st.st_ino)
+        stamp = (st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+        if self.ident in (None, ident) and st.st_size >= self.offset:
             self.ident = ident
             if st.st_size == self.offset and stamp == self._stamp:
                 return  # nothing changed since the last look
-            if not self._read_on(fd, st.st_size, result):
-                self._rewritten(result, ident)
+            try:
+                if self._read_on(fd, st.st_size, result):
+                    self._stamp = stamp if self.offset == st.st_size else None
+                    return
+            except OSError as exc:
+                result.error = exc
                 return
-            self._stamp = stamp if self.offset == st.st_size else None
-        except OSError as exc:
-            result.error = exc
-
-    def _rewritten(self, result: ReadResult, ident: tuple[int, int]) -> None:
         result.rewritten = True
-        self.reset()
-        self.ident = ident
+        self.restore(AT_START, ident)
 
     def _read_on(self, fd: int, size: int, result: ReadResult) -> bool:
         """Check that the head and the window before the offset are as they were read (else
-        ``False``: a rewrite), and read on from the offset. The window and what was appended
-        come in one ``pread`` (``size``: the file's size at the ``fstat``; ``SLACK`` more catches
-        what was appended since), the head in a second one when the window does not hold it.
-        The new window is the bytes actually consumed, so a rewrite racing this read is noticed
-        on the next one."""
-        kept = self.offset - self._tail_start
+        ``False``: a rewrite), and read on from the offset, in chunks, up to the end of the file
+        or of the read budget (``more``). The window and what was appended come in one ``pread``
+        (``size``: the file's size at the ``fstat``; ``SLACK`` more catches what was appended
+        since). The new window is the bytes actually consumed, so a rewrite racing this read is
+        noticed on the next one."""
+        kept = self.offset - self.tail_start
         want = min(max(size - self.offset, 0) + SLACK, CHUNK, READ_BUDGET)
-        data = os.pread(fd, kept + want, self._tail_start)
-        if len(data) < kept:
+        data = os.pread(fd, kept + want, self.tail_start)
+        if len(data) < kept or digest(memoryview(data)[:kept]) != self.tail:
             return False
-        if self._tail_bytes is not None:  # (as long as the window: kept bytes)
-            if not data.startswith(self._tail_bytes):
-                return False
-        elif digest(memoryview(data)[:kept]) != self._tail:
+        if self.head_len and self.tail_start > 0 and digest(os.pread(fd, self.head_len, 0)) != self.head:
             return False
-        if self._head_len and self._tail_start > 0:  # (else the window covers the head)
-            head = os.pread(fd, self._head_len, 0)
-            if self._head_bytes is not None:
-                if head != self._head_bytes:
-                    return False
-            elif digest(head) == self._head:
-                self._head_bytes = head  # the same bytes: compared exactly from now on
-            else:
-                return False
-        got = len(data) - kept
-        if not got:
-            return True
-        if self._tail_start == 0 and self.offset < HEAD:  # read from 0: the head is known
-            self._head_bytes = data[:HEAD]
-            self._head_len = len(self._head_bytes)
-        self.offset += got
-        result.skipped_long += self._lines.feed(data, result.lines, kept)
-        window = data[-WINDOW:] if len(data) > WINDOW else data
-        self._tail_start, self._tail_bytes = self.offset - len(window), window
-        if got == want or self.offset < size:  # (a short read ends the file)
-            self._read_more(fd, window, READ_BUDGET - got, result)
-        return True
-
-    def _read_more(self, fd: int, window: bytes, budget: int, result: ReadResult) -> None:
-        """Read on in chunks until the end of the file or of the read budget (``more``)."""
-        while budget > 0:
-            chunk = os.pread(fd, min(CHUNK, budget), self.offset)
-            if not chunk:
+        budget = READ_BUDGET
+        while len(data) > kept:  # data: the file's bytes from tail_start, the first ``kept`` read already
+            got = len(data) - kept
+            if self.tail_start == 0 and self.offset < HEAD:  # read from 0: the head is known
+                self.head_len, self.head = min(len(data), HEAD), digest(data[:HEAD])
+            self.offset += got
+            result.skipped_long += self._lines.feed(data, result.lines, kept)
+            window = data[-WINDOW:]
+            self.tail_start, self.tail = self.offset - len(window), digest(window)
+            budget -= got
+            if budget <= 0:
+                result.more = True
+            if budget <= 0 or (got < want and self.offset >= size):  # (a short read ends the file)
                 break
-            budget -= len(chunk)
-            if self._tail_start == 0 and self.offset < HEAD:
-                self._head_bytes = (window + chunk)[:HEAD]
-                self._head_len = len(self._head_bytes)
-            self.offset += len(chunk)
-            result.skipped_long += self._lines.feed(chunk, result.lines)
-            window = chunk[-WINDOW:] if len(chunk) >= WINDOW else (window + chunk)[-WINDOW:]
-            self._tail_start, self._tail_bytes = self.offset - len(window), window
-        else:
-            result.more = True
+            want = min(CHUNK, budget)
+            data, kept = window + os.pread(fd, want, self.offset), len(window)
+        return True
 
 
 # ---- the start-up read ----
@@ -673,25 +625,20 @@ def is_session_name(path: str) -> bool:
 class Tree:
     """What a walk found below a folder (:func:`walk_tree`)."""
 
-    files: list[str] = field(default_factory=list)  # session files, one name per (device, inode)
+    files: dict[str, os.stat_result] = field(default_factory=dict)  # session file → its stat, one per inode
     dirs: list[str] = field(default_factory=list)  # real folders, the root first
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, kind): session names not read
-    idents: dict[tuple[int, int], str] = field(default_factory=dict)  # (device, inode) → the name kept
-    stats: dict[str, os.stat_result] = field(default_factory=dict)  # each file's stat, by the walk
 
 
 def walk_tree(root: str) -> Tree:
     """Every session file below ``root`` (any depth; iterative, so no recursion limit)."""
     tree = Tree()
-    seen_dirs: set[tuple[int, int]] = set()
     try:
         st = os.stat(root)
     except OSError:
         return tree
-    if not stat.S_ISDIR(st.st_mode):
-        return tree
-    seen_dirs.add((st.st_dev, st.st_ino))
-    stack = [root]
+    seen = {(st.st_dev, st.st_ino)}  # the folders and files found (inodes: a folder is no file)
+    stack = [root] if stat.S_ISDIR(st.st_mode) else []
     while stack:
         folder = stack.pop()
         tree.dirs.append(folder)
@@ -703,35 +650,21 @@ def walk_tree(root: str) -> Tree:
         subdirs: list[str] = []
         for entry in entries:
             try:
-                if entry.is_dir(follow_symlinks=False):
-                    est = entry.stat(follow_symlinks=False)
-                    key = (est.st_dev, est.st_ino)
-                    if key not in seen_dirs:
-                        seen_dirs.add(key)
-                        subdirs.append(entry.path)
+                real_dir = entry.is_dir(follow_symlinks=False)
+                if not real_dir and not is_session_name(entry.name):
                     continue
-                if not is_session_name(entry.name):
-                    continue
-                if entry.is_file(follow_symlinks=False):
-                    # st_dev is not in the directory entry: a stat per file (cheap, cached inode)
-                    fst = entry.stat(follow_symlinks=False)
-                elif entry.is_symlink():
-                    fst = os.stat(entry.path)  # where it points decides
-                    if not stat.S_ISREG(fst.st_mode):
-                        if not stat.S_ISDIR(fst.st_mode):
-                            tree.skipped.append((entry.path, kind_of(fst.st_mode)))
-                        continue
-                else:
-                    tree.skipped.append((entry.path, kind_of(entry.stat(follow_symlinks=False).st_mode)))
-                    continue
+                found = entry.stat(follow_symlinks=not real_dir)  # (a symlink: where it points decides)
             except OSError:
                 continue  # vanished or unreadable: the live watcher sees it if it comes back
-            ident = (fst.st_dev, fst.st_ino)
-            if ident in tree.idents:
-                continue  # another name of a file already found
-            tree.idents[ident] = entry.path
-            tree.stats[entry.path] = fst
-            tree.files.append(entry.path)
+            ident, mode = (found.st_dev, found.st_ino), found.st_mode
+            if not (real_dir or stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+                tree.skipped.append((entry.path, kind_of(mode)))
+            elif ident not in seen and (real_dir or stat.S_ISREG(mode)):
+                seen.add(ident)  # (another name of a file or folder found already is left out)
+                if real_dir:
+                    subdirs.append(entry.path)
+                else:
+                    tree.files[entry.path] = found
         stack.extend(reversed(subdirs))  # depth first, in name order
     return tree
 
@@ -783,9 +716,8 @@ class SessionFiles:
         for path, kind in tree.skipped:
             self._once(path, "kind", "skipped: %s, not a regular file", kind)
         out: list[Transition] = []
-        names = {path: ident for ident, path in tree.idents.items()}
-        for path in tree.files:
-            ident = names[path]
+        for path, st in tree.files.items():
+            ident = (st.st_dev, st.st_ino)
             known = self._idents.get(ident)
             if known is not None and known != path and known in self.tailers:
                 continue  # a second name of a file already read (a hard link, another root)
@@ -793,7 +725,7 @@ class SessionFiles:
                 out += self.read(path)
                 continue
             self._idents[ident] = path
-            found = cache.lookup(path, tree.stats[path]) if initial and cache is not None else None
+            found = cache.lookup(path, st) if initial and cache is not None else None
             if found is not None:
                 self.tailers[path], restored = found
                 out += self.board.local.restore(path, restored, self._wall(), initial=True)
@@ -870,7 +802,7 @@ class SessionFiles:
                 return self.board.local.forget(path, now) if self.board.local.reducer(path) is not None else []
             if result.error is not None or fd is None:
                 self._once(
-                    path, "read", "cannot read (%s)", clean(getattr(result.error, "strerror", None) or result.error)
+                    path, "read", "cannot read (%s)", clean(getattr(result.error, "strerror", "") or result.error)
                 )
                 return []
             if result.more:
@@ -883,7 +815,8 @@ class SessionFiles:
                 return self.board.local.replace(path, events, now)
             if not result.lines:
                 return []
-            out = self.board.local.apply(path, self.events(path, result.lines, now), now)
+            events = [event for line in result.lines for event in self.line_events(path, line, now)]
+            out = self.board.local.apply(path, events, now)
             if not any(t.kind == "needs_input" and t.session.name is None for t in out):
                 return out
             # A session that asks deserves its name, even one set before the part of the file
@@ -940,15 +873,8 @@ class SessionFiles:
                 keep.append(Renamed(found))
         return reducer
 
-    def events(self, path: str, lines: Iterable[bytes], now: float) -> list[Event]:
-        """pi's events in ``lines`` (the one bounded parse each); a bad line is skipped, said once."""
-        events: list[Event] = []
-        for line in lines:
-            events += self.line_events(path, line, now)
-        return events
-
     def line_events(self, path: str, line: bytes, now: float) -> list[Event]:
-        """pi's events in one line (see :meth:`events`)."""
+        """pi's events in one line (the one bounded parse); a bad line is skipped, said once."""
         if not line or line.isspace():
             return []
         if type(line) is LongLine:  # too long to read: what its first bytes say
@@ -967,21 +893,16 @@ class SessionFiles:
             return []
         try:
             return to_events(entry, self.options.catalog, now)
-        except EntryError as exc:
-            self._once(path, "shape", "skipped an entry with an unexpected shape (%s)", exc)
-        except Exception as exc:  # a bug meeting odd data must cost this entry, not the engine
-            self._once(path, "shape", "skipped an entry with an unexpected shape (%s)", type(exc).__name__)
+        except Exception as exc:  # (EntryError; a bug meeting odd data must cost this entry, not the engine)
+            why = exc if isinstance(exc, EntryError) else type(exc).__name__
+            self._once(path, "shape", "skipped an entry with an unexpected shape (%s)", why)
         return []
 
     # ---- names ----
 
     def renamed(self, items: list[Transition]) -> list[Transition]:
         """The same transitions, carrying the sessions' current names."""
-        out = []
-        for t in items:
-            view = self.board.view(t.session.key)
-            out.append(replace(t, session=view.ref) if view is not None else t)
-        return out
+        return [t if (view := self.board.view(t.session.key)) is None else replace(t, session=view.ref) for t in items]
 
     # ---- after a failure ----
 

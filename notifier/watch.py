@@ -42,6 +42,7 @@ from __future__ import annotations
 import errno
 import logging
 import os
+import re
 import threading
 import time
 import warnings
@@ -99,55 +100,38 @@ LIMITS = {
 
 
 @dataclass(frozen=True)
-class FileChanged:
+class WatchEvent:
+    """A message of the sessions watch: what happened at ``path``, by its type."""
+
+    path: str
+
+
+class FileChanged(WatchEvent):
     """A file was created, written or moved here: read what is new."""
 
-    path: str
 
-
-@dataclass(frozen=True)
-class PathGone:
+class PathGone(WatchEvent):
     """A file or folder was deleted or moved away: forget the sessions under it."""
 
-    path: str
 
-
-@dataclass(frozen=True)
-class FolderAppeared:
+class FolderAppeared(WatchEvent):
     """A folder was created or moved in: scan it (files can be written before its watch exists)."""
 
-    path: str
 
-
-@dataclass(frozen=True)
-class RootGone:
+class RootGone(WatchEvent):
     """A watched sessions folder itself was removed: wait for it to come back."""
 
-    path: str
 
-
-@dataclass(frozen=True)
-class RootBack:
+class RootBack(WatchEvent):
     """A removed (or not yet created) sessions folder exists now: watch and scan it."""
 
-    path: str
 
-
-@dataclass(frozen=True)
-class RootRelinked:
+class RootRelinked(WatchEvent):
     """A sessions folder that is a symlink was re-pointed or removed: watch what it points to now."""
 
-    path: str
 
-
-@dataclass(frozen=True)
-class EventsLost:
+class EventsLost(WatchEvent):
     """The kernel dropped events under this sessions folder (its queue overflowed): read it again."""
-
-    path: str
-
-
-WatchEvent = FileChanged | PathGone | FolderAppeared | RootGone | RootBack | RootRelinked | EventsLost
 
 
 # ---- the one Observer ----
@@ -350,27 +334,13 @@ class Watcher:
         :mod:`notifier.watch`)."""
         limit = LIMITS.get(exc.errno or 0)
         if limit is not None:
-            folders = len(walk_tree(root).dirs)
-            self._once(
-                root,
-                "limit",
-                "inotify %s limit reached: none of the %d folders in %s are watched; polling them every %.0f s "
-                "(raise %s to fix)",
-                limit[0],
-                folders,
-                clean(root),
-                UNWATCHED_POLL_S,
-                limit[1],
-            )
+            what, setting, folders = *limit, len(walk_tree(root).dirs)
+            said = "inotify %s limit reached: none of the %d folders in %s are watched; polling them every %.0f s"
+            said += " (raise %s to fix)"
+            self._once(root, "limit", said, what, folders, clean(root), UNWATCHED_POLL_S, setting)
         else:
-            self._once(
-                root,
-                "limit",
-                "cannot watch %s with inotify (%s); polling it every %.0f s instead",
-                clean(root),
-                clean(exc.strerror or exc),
-                UNWATCHED_POLL_S,
-            )
+            said = "cannot watch %s with inotify (%s); polling it every %.0f s instead"
+            self._once(root, "limit", said, clean(root), clean(exc.strerror or exc), UNWATCHED_POLL_S)
         return schedule(react, target, recursive=True, polled=True)
 
     def _watch_link(self, root: str) -> None:
@@ -439,21 +409,21 @@ class Watcher:
         watched = watched_inodes()
         if watched is None:
             return []
-        missing = []
-        for folder in dirs:
-            try:
-                inode = os.stat(folder).st_ino
-            except OSError:
-                continue  # gone meanwhile: nothing to watch
-            if inode not in watched:
-                missing.append(folder)
-        return missing
+        return [folder for folder in dirs if (inode := _inode(folder)) is not None and inode not in watched]
 
     def limit_reached(self, missing: list[str]) -> bool:
         """True if the kernel refuses one more inotify watch on a folder found unwatched: the
         folders are then really unwatched. A folder missing for another reason (its watch is
         being added right now, after a ``mkdir -p``) is not a limit."""
         return watch_refused(missing[:3])
+
+
+def _inode(folder: str) -> int | None:
+    """The folder's inode; ``None`` if it is gone meanwhile (nothing to watch)."""
+    try:
+        return os.stat(folder).st_ino
+    except OSError:
+        return None
 
 
 # ---- folders past the watch limit ----
@@ -482,18 +452,11 @@ class WatchLimit:
         ``mkdir -p``): the limit is confirmed by the kernel refusing one more watch."""
         dirs = walk_tree(root).dirs
         missing = watcher.unwatched(root, dirs)
-        if missing and not watcher.limit_reached(missing):
-            missing = []
-        if missing:
+        if missing and watcher.limit_reached(missing):
             if root not in self._unwatched:
-                log.warning(
-                    "inotify watch limit reached: %d of %d folders in %s are not watched; polling them every %.0f s "
-                    "(raise fs.inotify.max_user_watches to fix)",
-                    len(missing),
-                    len(dirs),
-                    root,
-                    UNWATCHED_POLL_S,
-                )
+                said = "inotify watch limit reached: %d of %d folders in %s are not watched; polling them every %.0f s"
+                fix = " (raise fs.inotify.max_user_watches to fix)"
+                log.warning(said + fix, len(missing), len(dirs), root, UNWATCHED_POLL_S)
             self._unwatched[root] = missing
             self.next_poll = time.monotonic() + UNWATCHED_POLL_S
         else:
@@ -537,19 +500,11 @@ def watched_inodes() -> set[int] | None:
     inodes: set[int] = set()
     for fd in fds:
         try:
-            if os.readlink(f"/proc/self/fd/{fd}") != "anon_inode:inotify":
-                continue
-            with open(f"/proc/self/fdinfo/{fd}", encoding="ascii") as fh:
-                lines = [line.split() for line in fh if line.startswith("inotify ")]
+            if os.readlink(f"/proc/self/fd/{fd}") == "anon_inode:inotify":
+                with open(f"/proc/self/fdinfo/{fd}", encoding="ascii") as fh:
+                    inodes.update(int(ino, 16) for ino in re.findall(r"^inotify .*?\bino:([0-9a-f]+)", fh.read(), re.M))
         except (OSError, ValueError):
             continue  # closed meanwhile (the listing's own descriptor, a watcher stopping)
-        for fields in lines:
-            for field in fields:
-                if field.startswith("ino:"):
-                    try:
-                        inodes.add(int(field[4:], 16))
-                    except ValueError:
-                        pass
     return inodes
 
 

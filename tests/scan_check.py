@@ -30,7 +30,7 @@ def full_read(path: Path, tools: tuple[str, ...] = ()) -> SessionReducer:
     reducer = SessionReducer()
     data = path.read_bytes()
     lines = data.split(b"\n")[:-1]  # an unfinished last line is not read yet
-    for event in e.events(str(path), lines, NOW):
+    for event in [x for line in lines for x in e.line_events(str(path), line, NOW)]:
         reducer.apply(event)
     return reducer
 
@@ -76,9 +76,7 @@ def state(r: SessionReducer) -> dict[str, Any]:
     }
 
 
-def assert_same(
-    path: Path, tools: tuple[str, ...] = (), first: int | None = None, cap: int | None = None
-) -> Tailer:
+def assert_same(path: Path, tools: tuple[str, ...] = (), first: int | None = None, cap: int | None = None) -> Tailer:
     fast, tailer = startup_read(path, tools, first, cap)
     assert state(fast) == state(full_read(path, tools))
     size = path.stat().st_size

@@ -135,13 +135,6 @@ def test_a_file_that_keeps_breaking_the_engine_is_ignored_and_the_others_still_t
     poison = tmp_path / "poison.jsonl"
     with Harness([tmp_path]) as h:
         engine = h.engine
-        real_events = engine.files.events
-
-        def events(path: str, lines: Iterable[bytes], now: float) -> list[Event]:
-            if path == str(poison):
-                raise Boom("always")
-            return real_events(path, lines, now)
-
         real_line_events = engine.files.line_events
 
         def line_events(path: str, line: bytes, now: float) -> list[Event]:
@@ -149,8 +142,7 @@ def test_a_file_that_keeps_breaking_the_engine_is_ignored_and_the_others_still_t
                 raise Boom("always")
             return real_line_events(path, line, now)
 
-        # (a file new to the engine is read from its end line by line, a followed one in batches)
-        monkeypatch.setattr(engine.files, "events", events)
+        # (every line, whether a new file is read from its end or a followed one goes on, is read here)
         monkeypatch.setattr(engine.files, "line_events", line_events)
         append(poison, header(), user(), ask("qp", "Poison?"))
         # fails reading it, fails again reading it again from its tail, then skips past it
