@@ -19,6 +19,7 @@ The thread is kept running by :class:`notifier.system.supervisor.Supervisor`."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import queue
 import threading
@@ -231,21 +232,19 @@ class Engine:
         # A SimpleQueue (C): putting and taking a message is one lock each, no Python-level
         # condition, so the watcher's wake-up reaches this thread sooner.
         self.queue: queue.SimpleQueue[Message] = queue.SimpleQueue()
-        self.files = SessionFiles(options, Board(liveness=options.liveness), wall, self._more)
         self.snapshot = Snapshot()
         self.ready_info: ReadyInfo | None = None
         self.ready_event = threading.Event()
         self._wall = wall
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self.watcher = Watcher(self.queue)
+        self._fresh()
         self._supervisor = Supervisor("engine", self._stop, health)
         self.health = self._supervisor.health
         self._on_failure = on_failure
         interval = options.liveness_interval
         self._liveness = Liveness(options.liveness, interval, self.health, processes)
         self._limit = WatchLimit(options.roots)
-        self._cache = open_cache(options)
         self._started = False  # the start-up scan finished and ``ready`` was handed out
 
     @property
@@ -313,11 +312,15 @@ class Engine:
                 self.watcher.stop()
             except Exception:
                 log.debug("stopping the half-started watcher failed", exc_info=True)
-            self.watcher = Watcher(self.queue)
-            self.files = SessionFiles(self.options, Board(liveness=self.options.liveness), self._wall, self._more)
-            self._cache = open_cache(self.options)
+            self._fresh()
         if self._on_failure is not None:
             self._on_failure()
+
+    def _fresh(self) -> None:
+        """The watcher, the files and the scan cache, from nothing."""
+        self.watcher = Watcher(self.queue)
+        self.files = SessionFiles(self.options, Board(liveness=self.options.liveness), self._wall, self._more)
+        self._cache = open_cache(self.options)
 
     # ---- start-up ----
 
@@ -351,15 +354,10 @@ class Engine:
         while not self._stop.is_set():
             timeout = self._timeout()
             batch: list[Message] = []
-            try:
+            with contextlib.suppress(queue.Empty):  # (what came, and what else is queued already)
                 batch.append(self.queue.get(timeout=timeout))
-            except queue.Empty:
-                pass
-            while True:
-                try:
+                while True:
                     batch.append(self.queue.get_nowait())
-                except queue.Empty:
-                    break
             out: list[Transition] = []
             files: dict[str, None] = {}  # changed files, read once each, in order
             called = False  # a call may change the board without a transition (a dismissal)

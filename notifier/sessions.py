@@ -418,13 +418,9 @@ def _reducer(values: list[Any]) -> SessionReducer:
     )  # fmt: skip
 
 
-def _text(value: Any) -> bool:
-    """``value`` may be a summary's optional string."""
-    return value is None or (type(value) is str and len(value) <= MAX_TEXT)
-
-
-def _str(value: Any) -> bool:
-    return type(value) is str and len(value) <= MAX_TEXT
+def _text(value: Any, optional: bool = True) -> bool:
+    """``value`` may be a summary's string (``optional``: or None)."""
+    return (optional and value is None) or (type(value) is str and len(value) <= MAX_TEXT)
 
 
 def _listed(pending: Any, running: Any) -> bool:
@@ -432,5 +428,4 @@ def _listed(pending: Any, running: Any) -> bool:
     to names) may be what it holds."""
     if type(pending) is not list or type(running) is not dict or max(len(pending), len(running)) > MAX_LIST:
         return False
-    return not running or all(_str(k) and _str(v) for k, v in running.items())
-
+    return not running or all(_text(k, False) and _text(v, False) for k, v in running.items())

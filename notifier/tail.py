@@ -1,47 +1,26 @@
 """The one way to read a pi session file, in bounded memory whatever it holds.
 
-Opening. Only regular files are opened, and never in a way that can block
-(:func:`open_regular`): a FIFO, a device or a folder named ``*.jsonl`` is reported and left alone.
+Only regular files are opened, never in a way that can block (:func:`open_regular`). Lines are
+split on b"\\n" only (pi does not escape U+2028), by one splitter (:class:`Lines`): an unfinished
+last line waits for its newline; a line longer than ``max_line`` comes as a :class:`LongLine` of
+its first bytes and is never held whole.
 
-Lines. Split on b"\\n" only (pi does not escape U+2028 inside strings), by one splitter
-(:class:`Lines`) for every reader: an unterminated tail is held back until its newline arrives; a
-line longer than ``max_line`` is skipped without being held in memory, only its first bytes come,
-as a :class:`LongLine`.
+Following (:class:`Tailer`): an offset, the partial line, and digests of the file's first bytes
+and of the ``WINDOW`` bytes before the offset. pi appends, but rewrites old files on open,
+gives an empty file a header, and ``/resume`` can replace one: a new inode, a shrink or a digest
+that differs is a rewrite, and the tailer starts again from 0 and says so.
 
-Following (:class:`Tailer`). A byte offset and the splitter's partial line. pi appends, except that
-it rewrites old files on open (v1/v2 migration, the size can drop or grow), gives an empty file a
-header, and ``/resume`` can delete or replace a file. The tailer remembers a digest of the file's
-first bytes (the header) and of the last ``WINDOW`` bytes before its offset, both as they were when
-read, and checks them whenever the file changed (the window comes in the same ``pread`` as what was
-appended). A new inode, a shrink, or either differing means a rewrite: the tailer starts again from
-0 and says so, so the caller rebuilds its state. Once the tailer has read them itself it keeps
-those bytes (at most ``HEAD`` + ``WINDOW`` per file that changed while we ran) and compares them
-exactly; what the start-up read or the scan cache handed over is kept as the digest only.
+The start-up read (:func:`settle_file`): from the file's end, in a window that doubles, the lines
+with a marker (:data:`notifier.pi.parse.MARKERS`) newest first until they settle the state
+(:mod:`notifier.core.reducer`), replayed forward; past a cap, or without a header, the file is
+read forward. Either way memory is bounded and the result equals a full read. A session's name
+set before that is looked up further back, bounded (:func:`look_up_name`).
 
-The start-up read (:func:`settle_file`). The state of a file at start-up (and after a rewrite),
-read from its end only as far as needed: read the file's end window; going back from the newest
-line, skip the lines without a marker (:data:`notifier.pi.parse.MARKERS`) and take the events of
-the others until they settle the state (:mod:`notifier.core.reducer`); replay those forward through
-the reducer. Not settled yet: double the window and go on where the last one stopped. Past a cap
-(too many entries that do not settle it, a line too long to hold) and for a file whose first line
-is no header, the file is replayed forward instead. Memory stays bounded either way, and the result
-equals a full read.
-
-Names (:func:`look_up_name`). A session's name, looked up further back than the start-up read went
-(bounded): the newest ``session_info`` entry before a given offset, however it is spelled.
-
-Which files are sessions. One rule, for the start-up scan, ``status`` and live watching alike
-(:func:`is_session_name`, :func:`walk_tree`): a ``*.jsonl`` regular file (or a symlink to one)
-anywhere below a sessions root, reached through real folders (watchdog does not follow symlinked
-folders, so neither does the walk). A file reached by two names (hard links, a symlink next to its
-target, an overlapping root) is one session, read once: the walk keeps the first name in sorted
-order.
-
-The files, into a board (:class:`SessionFiles`): a tailer per file, every line through the one
-bounded parse and pi's adapter (:mod:`notifier.pi.parse`), the events applied to the board; a bad
-line, file or folder is said once (per file and kind of problem) and skipped. The engine thread
-owns one; ``status``, ``goto`` and ``answer`` without the app read through one too
-(:mod:`notifier.sessions`)."""
+Which files are sessions (:func:`walk_tree`): a ``*.jsonl`` regular file, or a symlink to one,
+below a sessions root through real folders (as watchdog watches them); a file with two names is
+one session, by its first name in sorted order. :class:`SessionFiles` follows them into a board
+(every line through the one bounded parse and :mod:`notifier.pi.parse`), a bad line, file or
+folder said once: the engine thread owns one, and one-shot reads use one (:mod:`notifier.sessions`)."""
 
 from __future__ import annotations
 
@@ -52,7 +31,7 @@ import os
 import stat
 from collections import deque
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any, Protocol
@@ -142,12 +121,11 @@ def open_regular(path: str) -> tuple[int, os.stat_result]:
         raise
     try:
         st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise NotRegularFile(kind_of(st.st_mode))
     except OSError:
         os.close(fd)
         raise
-    if not stat.S_ISREG(st.st_mode):
-        os.close(fd)
-        raise NotRegularFile(kind_of(st.st_mode))
     return fd, st
 
 
@@ -188,9 +166,8 @@ class Lines:
         self.partial = bytearray(partial)
         self.skipping = False
 
-    def feed(self, chunk: bytes, out: list[bytes], start: int = 0) -> int:
-        """Append the complete lines of ``chunk[start:]`` to ``out``; the number of them too long."""
-        long = 0
+    def feed(self, chunk: bytes, out: list[bytes], start: int = 0) -> None:
+        """Append the complete lines of ``chunk[start:]`` to ``out``."""
         while True:
             nl = chunk.find(b"\n", start)
             piece = chunk[start:] if nl < 0 else chunk[start:nl]
@@ -198,7 +175,6 @@ class Lines:
                 pass
             elif len(self.partial) + len(piece) > self.max_line:
                 out.append(LongLine(long_head(bytes(self.partial[:LONG_HEAD]) + piece[:LONG_HEAD], self.max_line)))
-                long += 1
                 self.partial.clear()
                 self.skipping = True
             elif nl < 0:
@@ -210,7 +186,7 @@ class Lines:
             else:
                 out.append(piece)
             if nl < 0:
-                return long
+                return
             self.skipping = False
             start = nl + 1
 
@@ -224,7 +200,6 @@ class ReadResult:
     missing: bool = False  # the file does not exist (any more)
     special: bool = False  # not a regular file (FIFO, device, folder…): not read
     more: bool = False  # the read budget ran out before the end of the file: read again
-    skipped_long: int = 0  # lines longer than max_line (each in ``lines`` as its LongLine)
     error: OSError | None = None
 
 
@@ -344,7 +319,7 @@ class Tailer:
             if self.tail_start == 0 and self.offset < HEAD:  # read from 0: the head is known
                 self.head_len, self.head = min(len(data), HEAD), digest(data[:HEAD])
             self.offset += got
-            result.skipped_long += self._lines.feed(data, result.lines, kept)
+            self._lines.feed(data, result.lines, kept)
             window = data[-WINDOW:]
             self.tail_start, self.tail = self.offset - len(window), digest(window)
             budget -= got
@@ -590,18 +565,6 @@ def name_before(fd: int, before: int, limit: int = NAME_SEARCH_LIMIT, head: int 
         return None
 
 
-def find_name(path: str, before: int, limit: int = NAME_SEARCH_LIMIT, head: int = 64 << 10) -> str | None:
-    """:func:`name_before` in the file at ``path`` (``None`` if it cannot be read)."""
-    try:
-        fd, _ = open_regular(path)
-    except OSError:
-        return None
-    try:
-        return name_before(fd, before, limit, head)
-    finally:
-        os.close(fd)
-
-
 def look_up_name(tailer: Tailer, fd: int) -> str | None:
     """The name of the session ``tailer`` follows (``fd``: its file, open), set before the part
     of its file that was read (looked for once: bounded read); ``None`` if there is none or it was
@@ -824,8 +787,8 @@ class SessionFiles:
             name = look_up_name(tailer, fd)
             if not name:
                 return out
-            self.board.local.apply(path, [Renamed(name)], now)
-            return self.renamed(out)
+            self.board.local.apply(path, [Renamed(name)], now)  # (the transitions carry it too)
+            return [replace(t, session=named.ref) if (named := self.board.view(t.session.key)) else t for t in out]
 
     def forget(self, path: str) -> list[Transition]:
         self.tailers.pop(path, None)
@@ -846,27 +809,23 @@ class SessionFiles:
         open already. ``name``: a session that asks gets its name, even one set before what was
         read (looked up in the same open file: a bounded read more)."""
         path = tailer.path
-        if fd is None:
-            try:
-                fd, _ = open_regular(path)
-            except NotRegularFile as exc:
-                self._once(path, "kind", "skipped: %s, not a regular file", exc.kind)
-                return None
-            except OSError as exc:
-                if not isinstance(exc, FileNotFoundError):
-                    self._once(path, "open", "cannot read (%s)", exc.strerror or exc)
-                return None
-            try:
-                return self.load(tailer, keep, fd, name)
-            finally:
-                os.close(fd)
         try:
-            events = partial(self.line_events, path, now=self._wall())
-            reducer = settle_file(fd, os.fstat(fd), tailer, self.options.max_line, events, keep)
+            with ExitStack() as opened:
+                if fd is None:
+                    fd, _ = open_regular(path)
+                    opened.callback(os.close, fd)
+                events = partial(self.line_events, path, now=self._wall())
+                reducer = settle_file(fd, os.fstat(fd), tailer, self.options.max_line, events, keep)
+                asks = name and reducer.pending and reducer.name is None and reducer.has_header
+                found = asks and look_up_name(tailer, fd)
+        except NotRegularFile as exc:
+            self._once(path, "kind", "skipped: %s, not a regular file", exc.kind)
+            return None
+        except FileNotFoundError:
+            return None
         except OSError as exc:
             self._once(path, "read", "cannot read (%s)", exc.strerror or exc)
             return None
-        found = name and reducer.pending and reducer.name is None and reducer.has_header and look_up_name(tailer, fd)
         if found:
             reducer.apply(Renamed(found))
             if keep is not None:
@@ -897,12 +856,6 @@ class SessionFiles:
             why = exc if isinstance(exc, EntryError) else type(exc).__name__
             self._once(path, "shape", "skipped an entry with an unexpected shape (%s)", why)
         return []
-
-    # ---- names ----
-
-    def renamed(self, items: list[Transition]) -> list[Transition]:
-        """The same transitions, carrying the sessions' current names."""
-        return [t if (view := self.board.view(t.session.key)) is None else replace(t, session=view.ref) for t in items]
 
     # ---- after a failure ----
 

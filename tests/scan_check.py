@@ -13,7 +13,7 @@ from notifier.core.reducer import SessionReducer
 from notifier.core.text import clean
 from notifier.pi.catalog import QuestionCatalog
 from notifier.sessions import EngineOptions
-from notifier.tail import CAP, FIRST_WINDOW, SessionFiles, Tailer, find_name, settle_file
+from notifier.tail import CAP, FIRST_WINDOW, SessionFiles, Tailer, name_before, settle_file
 
 NOW = 1_900_000_000.0
 
@@ -55,7 +55,8 @@ def startup_read(
         finally:
             os.close(fd)
     if reducer.name is None and not tailer.name_checked and tailer.window_start > 0:  # as for askers
-        name = find_name(str(path), tailer.window_start)
+        with path.open("rb") as fh:
+            name = name_before(fh.fileno(), tailer.window_start)
         if name:
             reducer.name = clean(name, 200) or None
     return reducer, tailer

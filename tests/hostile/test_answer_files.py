@@ -11,7 +11,7 @@ import threading
 from pathlib import Path
 
 from notifier.actions.answer import tool_result
-from notifier.tail import find_name
+from notifier.tail import name_before
 
 DEEP = 200_000  # far past the interpreter's recursion limit: json.loads raises RecursionError
 
@@ -45,13 +45,13 @@ def test_a_fifo_in_the_session_files_place_does_not_block(tmp_path: Path) -> Non
     got: list[object] = []
 
     def read() -> None:
-        got.extend([tool_result(str(fifo), "call_1"), find_name(str(fifo), 1 << 20)])
+        got.append(tool_result(str(fifo), "call_1"))
 
     reader = threading.Thread(target=read, daemon=True)  # (a hang fails the test, not the run)
     reader.start()
     reader.join(10)
     assert not reader.is_alive(), "reading a FIFO blocked"
-    assert got == [None, None]
+    assert got == [None]
 
 
 def test_a_hostile_session_info_line_is_passed_over_for_the_name(tmp_path: Path) -> None:
@@ -59,4 +59,5 @@ def test_a_hostile_session_info_line_is_passed_over_for_the_name(tmp_path: Path)
     deep = b'{"type":"session_info","name":' + b"[" * DEEP + b"]" * DEEP + b"}\n"
     path = tmp_path / "s.jsonl"
     path.write_bytes(info + deep + b'{"type":"session_info","name":"\xff"}\n')
-    assert find_name(str(path), path.stat().st_size) == "real name"
+    with path.open("rb") as fh:
+        assert name_before(fh.fileno(), path.stat().st_size) == "real name"
