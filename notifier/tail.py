@@ -1,39 +1,36 @@
 """The one way to read a pi session file, in bounded memory whatever it holds.
 
-Only regular files are opened, never in a way that can block (:func:`open_regular`). Lines are
-split on b"\\n" only (pi does not escape U+2028), by one splitter (:class:`Lines`): an unfinished
-last line waits for its newline; a line longer than ``max_line`` comes as a :class:`LongLine` of
-its first bytes and is never held whole.
+Only regular files are opened, never in a way that can block (:func:`open_regular`). One splitter
+(:class:`Lines`) splits on b"\\n" only (pi does not escape U+2028), holds an unfinished last line
+back, and gives a line longer than ``max_line`` as a :class:`LongLine` of its first bytes.
 
 Following (:class:`Tailer`): an offset, the partial line, and digests of the file's first bytes
-and of the ``WINDOW`` bytes before the offset. pi appends, but rewrites old files on open,
-gives an empty file a header, and ``/resume`` can replace one: a new inode, a shrink or a digest
-that differs is a rewrite, and the tailer starts again from 0 and says so.
+and of the ``WINDOW`` bytes before the offset. pi appends, but rewrites old files on open and
+``/resume`` can replace one: a new inode, a shrink or another digest is a rewrite (read again).
 
-The start-up read (:func:`settle_file`): from the file's end, in a window that doubles, the lines
-with a marker (:data:`notifier.pi.parse.MARKERS`) newest first until they settle the state
-(:mod:`notifier.core.reducer`), replayed forward; past a cap, or without a header, the file is
-read forward. Either way memory is bounded and the result equals a full read. A session's name
-set before that is looked up further back, bounded (:func:`look_up_name`).
+The start-up read (:func:`settle_file`): from the end, in a window that doubles, the lines with a
+marker (:data:`notifier.pi.parse.MARKERS`) newest first until they settle the state, replayed
+forward; past a cap, or without a header, the file read forward. Bounded either way, and equal
+to a full read. A name set before that is looked up further back, bounded (:func:`look_up_name`).
 
 Which files are sessions (:func:`walk_tree`): a ``*.jsonl`` regular file, or a symlink to one,
-below a sessions root through real folders (as watchdog watches them); a file with two names is
-one session, by its first name in sorted order. :class:`SessionFiles` follows them into a board
-(every line through the one bounded parse and :mod:`notifier.pi.parse`), a bad line, file or
-folder said once: the engine thread owns one, and one-shot reads use one (:mod:`notifier.sessions`)."""
+below a root through real folders (as watchdog watches); a file with two names is one session.
+:class:`SessionFiles` follows them into a board, every line through the one bounded parse; a bad
+line, file or folder said once. The engine thread owns one; one-shot reads use one too."""
 
 from __future__ import annotations
 
 import errno
 import hashlib
 import logging
+import operator
 import os
 import stat
 from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
-from functools import partial
+from functools import partial, reduce
 from typing import Any, Protocol
 
 from notifier.core import codec
@@ -42,15 +39,7 @@ from notifier.core.model import Transition
 from notifier.core.reducer import Event, Header, Renamed, SessionReducer, Suffix
 from notifier.core.text import clean
 from notifier.pi.catalog import QuestionCatalog
-from notifier.pi.parse import (
-    ESCAPE,
-    MARKERS,
-    EntryError,
-    may_have_events,
-    odd_line_events,
-    to_events,
-    too_large_events,
-)
+from notifier.pi.parse import ESCAPE, MARKERS, EntryError, may_have_events, odd_line_events, to_events, too_large_events
 from notifier.system.log import LogOnce
 
 log = logging.getLogger(__name__)
@@ -72,17 +61,10 @@ STEP = 1 << 20  # bytes the start-up window grows by at most at a time
 CAP = 20_000  # entries taken from the end that do not settle the state: past them, read forward
 KEEP_LINES = 10_000  # a rewrite of a file replayed forward: the newest lines' events kept at most
 NAME_SEARCH_LIMIT = 1 << 20
-_OPEN_FLAGS = (
-    os.O_RDONLY
-    | getattr(os, "O_NONBLOCK", 0)
-    | getattr(os, "O_NOCTTY", 0)
-    | getattr(os, "O_CLOEXEC", 0)
-    | getattr(os, "O_BINARY", 0)
-)
+_FLAGS = ("O_NONBLOCK", "O_NOCTTY", "O_CLOEXEC", "O_BINARY")  # (where this system has them)
+_OPEN_FLAGS = reduce(operator.or_, (getattr(os, name, 0) for name in _FLAGS), os.O_RDONLY)
 Events = Callable[[bytes], list[Event]]
-
-
-# ---- opening ----
+Ident = tuple[int, int]  # (device, inode)
 
 
 _KINDS = {
@@ -108,8 +90,7 @@ class NotRegularFile(OSError):
 
 
 def open_regular(path: str) -> tuple[int, os.stat_result]:
-    """``(fd, stat)`` of a regular file, opened without blocking. Raises :class:`NotRegularFile`
-    for anything else (after closing it) and ``OSError`` when it cannot be opened."""
+    """``(fd, stat)`` of a regular file, opened without blocking (else :class:`NotRegularFile`)."""
     try:
         fd = os.open(path, _OPEN_FLAGS)
     except OSError as exc:
@@ -129,9 +110,6 @@ def open_regular(path: str) -> tuple[int, os.stat_result]:
     return fd, st
 
 
-# ---- lines ----
-
-
 def digest(data: bytes | memoryview) -> bytes:
     return hashlib.sha256(data).digest()[:16]  # (OpenSSL: about twice as fast as blake2b here)
 
@@ -141,8 +119,7 @@ AT_START: dict[str, Any] = {"offset": 0, "partial": b"", "head_len": 0, "head": 
 
 
 class LongLine(bytes):
-    """The first bytes of a line longer than ``max_line``: the line itself is skipped unread
-    (see :func:`notifier.pi.parse.too_large_events` for what they can still say)."""
+    """The first bytes of a line longer than ``max_line`` (:func:`~notifier.pi.parse.too_large_events`)."""
 
 
 def long_head(data: bytes, max_line: int) -> bytes:
@@ -151,20 +128,18 @@ def long_head(data: bytes, max_line: int) -> bytes:
 
 
 class Lines:
-    """Splits bytes into lines as they come: the unfinished last line held back (``partial``); a
-    line longer than ``max_line`` comes as the :class:`LongLine` of its first bytes as soon as it
-    is known to be too long, and the rest of it is dropped up to its newline."""
+    """Splits bytes into lines as they come (the unfinished last one held back); a line longer
+    than ``max_line`` comes as its :class:`LongLine` and the rest of it is dropped."""
 
     __slots__ = ("max_line", "partial", "skipping")
 
     def __init__(self, max_line: int) -> None:
         self.max_line = max_line
-        self.partial = bytearray()
-        self.skipping = False  # inside a line that is too long, dropping bytes up to its newline
+        self.reset()
 
     def reset(self, partial: bytes = b"") -> None:
         self.partial = bytearray(partial)
-        self.skipping = False
+        self.skipping = False  # inside a line that is too long, dropping bytes up to its newline
 
     def feed(self, chunk: bytes, out: list[bytes], start: int = 0) -> None:
         """Append the complete lines of ``chunk[start:]`` to ``out``."""
@@ -204,8 +179,8 @@ class ReadResult:
 
 
 class Tailer:
-    """Follows one file from ``offset``. What was read is known by two digests, of the file's
-    first ``head_len`` bytes and of its bytes ``[tail_start, offset)``, checked on every change."""
+    """Follows one file from ``offset``; digests of its first ``head_len`` bytes and of
+    ``[tail_start, offset)`` tell a rewrite."""
 
     def __init__(self, path: str, max_line: int = DEFAULT_MAX_LINE) -> None:
         self.path = path
@@ -215,19 +190,12 @@ class Tailer:
         self._lines = Lines(max_line)
         self.restore(AT_START, None)
 
-    def seek(
-        self,
-        offset: int,
-        ident: tuple[int, int] | None,
-        partial: bytes = b"",
-        sig: bytes = b"",
-        head: bytes | None = None,
-    ) -> None:
+    def seek(self, offset: int, ident: Ident | None, partial: bytes = b"", sig: bytes = b"", head: bytes = b"") -> None:
         """Continue from ``offset`` (after the startup scan read a bounded tail). ``sig`` are
         the bytes just before ``offset`` and ``head`` the file's first bytes, as they were read:
         the longer they are (up to ``WINDOW`` and ``HEAD``), the surer the rewrite check."""
         window = sig[-WINDOW:] if offset >= len(sig) else b""
-        head = (head or b"")[:HEAD]
+        head = head[:HEAD]
         position = {"offset": offset, "partial": partial, "head_len": len(head), "head": digest(head)}
         self.restore({**position, "tail_start": offset - len(window), "tail": digest(window)}, ident)
 
@@ -241,7 +209,7 @@ class Tailer:
         names = ("offset", "head_len", "head", "tail_start", "tail")
         return {"partial": self.partial, **{name: getattr(self, name) for name in names}}
 
-    def restore(self, state: dict[str, Any], ident: tuple[int, int] | None) -> None:
+    def restore(self, state: dict[str, Any], ident: Ident | None) -> None:
         """The inverse of :meth:`state` (the caller validated the types)."""
         self.offset: int = state["offset"]
         self.ident = ident
@@ -259,11 +227,8 @@ class Tailer:
 
     @contextmanager
     def reading(self) -> Iterator[tuple[ReadResult, int | None]]:
-        """What was appended since the last call, and the file still open (its descriptor, until
-        the block ends; ``None`` where it could not be opened): what the caller makes of the
-        lines may need more of the file (a name, a rewrite read again), without opening it again.
-        After a rewrite only ``rewritten`` is set (and the tailer is back at 0): the caller
-        decides how much of the new content to read."""
+        """What was appended since the last call, and the file still open for more of it (``None``
+        if not opened). After a rewrite only ``rewritten`` is set, the tailer back at 0."""
         result = ReadResult()
         try:
             fd, st = open_regular(self.path)
@@ -300,12 +265,9 @@ class Tailer:
         self.restore(AT_START, ident)
 
     def _read_on(self, fd: int, size: int, result: ReadResult) -> bool:
-        """Check that the head and the window before the offset are as they were read (else
-        ``False``: a rewrite), and read on from the offset, in chunks, up to the end of the file
-        or of the read budget (``more``). The window and what was appended come in one ``pread``
-        (``size``: the file's size at the ``fstat``; ``SLACK`` more catches what was appended
-        since). The new window is the bytes actually consumed, so a rewrite racing this read is
-        noticed on the next one."""
+        """``False`` if the head or the window differ (a rewrite); else read on, in chunks, to the
+        end or the read budget (``more``). The window and what was appended (``SLACK`` past
+        ``size``) come in one ``pread``; the new window is what was consumed."""
         kept = self.offset - self.tail_start
         want = min(max(size - self.offset, 0) + SLACK, CHUNK, READ_BUDGET)
         data = os.pread(fd, kept + want, self.tail_start)
@@ -332,12 +294,8 @@ class Tailer:
         return True
 
 
-# ---- the start-up read ----
-
-
 def read_head(fd: int, size: int) -> tuple[bytes, int]:
-    """``(first line without its newline, where the next line starts)``; ``(head, -1)`` if the
-    first ``HEADER_LIMIT`` bytes hold no newline (``head``: what was read, for an unfinished line)."""
+    """``(first line, where the next starts)``; ``(what was read, -1)`` without a newline."""
     head = b""
     for limit in (1 << 10, 64 << 10, HEADER_LIMIT):  # (pi's first line: about 200 bytes)
         head = os.pread(fd, min(size, limit), 0)
@@ -362,8 +320,7 @@ def last_line_end(fd: int, lo: int, hi: int) -> int:
 
 
 def forward_lines(fd: int, lo: int, hi: int, max_line: int) -> Iterator[bytes]:
-    """Each line of ``[lo, hi)`` (``hi`` just after a newline), oldest first, in bounded memory,
-    split as the tailer splits them (:class:`Lines`)."""
+    """Each line of ``[lo, hi)`` (``hi`` just after a newline), oldest first, as :class:`Lines` splits."""
     splitter = Lines(max_line)
     pos = lo
     while pos < hi:
@@ -386,25 +343,20 @@ def settle_file(
     first: int = FIRST_WINDOW,
     cap: int = CAP,
 ) -> SessionReducer:
-    """The state of the open file ``fd`` (``st``: its fstat); ``tailer`` is set to continue at its
-    end. ``events``: one line's events. ``keep`` receives the events that state was built from
-    (the header's first): what a rewrite is compared with. ``first``: the first window's size;
-    ``cap``: the entries taken from the end at most before the file is read forward instead."""
-    size = st.st_size
-    ident = (st.st_dev, st.st_ino)
+    """The state of the open file ``fd``; ``tailer`` is set to continue at its end. ``keep``
+    receives the events that state was built from (the header's first); ``first``: the first
+    window's size; ``cap``: the entries taken from the end before reading forward instead."""
+    size, ident = st.st_size, (st.st_dev, st.st_ino)
     tailer.name_checked = False
     head, body = read_head(fd, size)
-    if body < 0:
-        # No complete first line yet: the tailer picks it up when its newline arrives
-        # (an absurdly long first line is not a pi session: follow new data only).
+    if body < 0:  # no first line yet: read when its newline comes (one past HEADER_LIMIT is no header)
         partial = head if size <= HEADER_LIMIT else b""
         tailer.seek(size, ident, partial, partial[-WINDOW:], head=partial)
         tailer.window_start = 0
         return SessionReducer()
     head_events = events(head)
-    found = None
-    if Header in map(type, head_events):  # (event types are final)
-        found = _from_the_end(fd, body, size, max_line, events, first, cap)
+    has_header = Header in map(type, head_events)  # (event types are final)
+    found = _from_the_end(fd, body, size, max_line, events, first, cap) if has_header else None
     if found is None:  # not settled within the cap, or no header: the whole file, forward
         end = last_line_end(fd, body, size)
         reducer, start, renamed = _forward(fd, body, end, max_line, events, head_events, keep), body, True
@@ -428,11 +380,8 @@ def _from_the_end(
     fd: int, body: int, size: int, max_line: int, events: Events, first: int, cap: int
 ) -> tuple[Suffix, int, int, bytes] | None:
     """``(the settling suffix, where its oldest line starts, where complete lines end, the
-    file's last bytes)`` read
-    from the file's end (``body``: where its lines after the header start) in a window that
-    doubles, or ``None`` past the cap: more than ``cap`` entries that do not settle it, or a line
-    too long to hold (see :func:`settle_file`). Only what the window gained is read each time
-    (at most STEP bytes), and only the line it begins inside is kept from before."""
+    file's last bytes)``, read from the end in a window that doubles (what it gained, at most
+    STEP bytes at a time); ``None`` past ``cap`` entries or a line too long to hold."""
     suffix = Suffix()
     lo, carry, tail = size, b"", b""  # carry: the file's bytes [lo, top), a line begun before lo
     end = top = -1  # where complete lines end; where the lines still to look at end
@@ -462,11 +411,9 @@ def _from_the_end(
 
 
 def _take(data: bytes, lo: int, start: int, top: int, max_line: int, events: Events, suffix: Suffix) -> int:
-    """Add to ``suffix`` the events of the lines in the file's ``[start, top)`` (``data`` holds
-    its bytes from ``lo``) that hold a marker, newest first, until it is settled. Where the
-    last line taken starts (``start`` if none settled it). The main marker (the common one) is
-    searched for once per byte; the others only in the lines above the next line that holds it,
-    which is taken whatever else it holds (a tool result of megabytes is not searched five times)."""
+    """Add to ``suffix`` the events of the lines in ``[start, top)`` (``data``: the bytes from
+    ``lo``) that hold a marker, newest first, until settled; where the last line taken starts.
+    The main marker is searched once per byte, the others only above the next line holding it."""
     a, hi = start - lo, top - lo
     floor = hi  # the markers were searched for in [floor, hi), a line start: last[i] the newest
     last = [-1] * len(MARKERS)
@@ -499,8 +446,7 @@ def _forward(
     fd: int, body: int, end: int, max_line: int, events: Events, head: list[Event], keep: list[Event] | None
 ) -> SessionReducer:
     """The header's events, then every line of ``[body, end)`` that can matter, through a fresh
-    reducer. ``keep`` receives the events from the newest line that settles the state by itself
-    on (at most KEEP_LINES lines of them)."""
+    reducer; ``keep``: the events from the newest line that settles the state alone on."""
     reducer = SessionReducer()
     for event in head:
         reducer.apply(event)
@@ -520,9 +466,6 @@ def _forward(
     if keep is not None:
         keep += head + [event for entry in kept for event in entry]
     return reducer
-
-
-# ---- names ----
 
 
 _NAME_NEEDLES = (b'"session_info"', b"\\u00")
@@ -551,32 +494,26 @@ def _last_name(block: bytes, cut_at_start: bool) -> tuple[bool, str | None]:
             return True, name if isinstance(name, str) and name else None
 
 
-def name_before(fd: int, before: int, limit: int = NAME_SEARCH_LIMIT, head: int = 64 << 10) -> str | None:
-    """The latest ``session_info`` name written before byte ``before`` of the open file ``fd``:
-    searched in the last ``limit`` bytes before it, then near the start (pi writes ``--name`` in
-    its first flush). Bounded, so the cost does not grow with the file."""
+def name_before(fd: int, before: int, limit: int = NAME_SEARCH_LIMIT) -> str | None:
+    """The latest ``session_info`` name before byte ``before`` of ``fd``: in the ``limit`` bytes
+    before it, else near the start (pi writes ``--name`` in its first flush)."""
     try:
         start = max(0, before - limit)
         found, name = _last_name(os.pread(fd, before - start, start), cut_at_start=start > 0)
         if found or start == 0:
             return name
-        return _last_name(os.pread(fd, min(head, start), 0), cut_at_start=False)[1]
+        return _last_name(os.pread(fd, min(64 << 10, start), 0), cut_at_start=False)[1]
     except OSError:
         return None
 
 
 def look_up_name(tailer: Tailer, fd: int) -> str | None:
-    """The name of the session ``tailer`` follows (``fd``: its file, open), set before the part
-    of its file that was read (looked for once: bounded read); ``None`` if there is none or it was
-    looked for already."""
+    """The session's name set before the part of its file that was read (looked for once)."""
     if tailer.name_checked or tailer.window_start == 0:
         return None
     tailer.name_checked = True
     name = name_before(fd, tailer.window_start)
     return clean(name, 200) if name else None
-
-
-# ---- which files are sessions ----
 
 
 def is_session_name(path: str) -> bool:
@@ -632,9 +569,6 @@ def walk_tree(root: str) -> Tree:
     return tree
 
 
-# ---- the files, into the board ----
-
-
 class Reading(Protocol):
     """What reading the files is told (``notifier.sessions.EngineOptions``)."""
 
@@ -643,21 +577,16 @@ class Reading(Protocol):
 
 
 class Cache(Protocol):
-    """What the start-up scan remembered of each file (``notifier.sessions.StartupCache``)."""
+    """What the start-up scan remembered: an unchanged file's tailer and state (``StartupCache``)."""
 
-    def lookup(self, path: str, st: os.stat_result) -> tuple[Tailer, SessionReducer] | None:
-        """An unchanged file: its tailer (at its end) and its state; None: read it."""
+    def lookup(self, path: str, st: os.stat_result) -> tuple[Tailer, SessionReducer] | None: ...
 
 
 class SessionFiles:
     """Owned by one thread (the engine's): every tailer, and the board they feed."""
 
     def __init__(
-        self,
-        options: Reading,
-        board: Board,
-        wall: Callable[[], float],
-        more: Callable[[str], None] = lambda path: None,
+        self, options: Reading, board: Board, wall: Callable[[], float], more: Callable[[str], None] = lambda path: None
     ) -> None:
         self.options = options
         self.board = board
@@ -667,14 +596,11 @@ class SessionFiles:
         self._wall = wall
         self._more = more  # a huge append: read the rest of this file after what is queued
         self._once = LogOnce(log)
-        self._idents: dict[tuple[int, int], str] = {}  # (device, inode) → the one name read
+        self._idents: dict[Ident, str] = {}  # (device, inode) → the one name read
         self._blame: dict[str, int] = {}  # failures that happened while reading each file
 
-    # ---- folders ----
-
     def scan(self, folder: str, initial: bool, cache: Cache | None = None) -> list[Transition]:
-        """Every session file under ``folder``: known ones read on, new ones added (at start-up,
-        ``initial``, unchanged ones restored from ``cache``)."""
+        """Every session file under ``folder``: read on, added, or restored from ``cache``."""
         tree = walk_tree(folder)
         for path, kind in tree.skipped:
             self._once(path, "kind", "skipped: %s, not a regular file", kind)
@@ -697,8 +623,7 @@ class SessionFiles:
         return out
 
     def gone(self, path: str, everything: bool = False) -> list[Transition]:
-        """A file or folder was removed or moved away: forget the sessions that no longer exist
-        (``everything``: all under ``path``, a symlinked folder that points elsewhere now)."""
+        """Forget the sessions under ``path`` that no longer exist (``everything``: all of them)."""
         prefix = path.rstrip(os.sep) + os.sep
         out: list[Transition] = []
         for key in [k for k in self.tailers if k == path or k.startswith(prefix)]:
@@ -706,11 +631,10 @@ class SessionFiles:
                 out += self.forget(key)
         return out
 
-    # ---- files ----
-
     def add(self, path: str, initial: bool) -> list[Transition]:
-        """Follow a file not followed yet. At start-up (``initial``) only the state it ends in is
-        reported; a file that appears while we run is new, so read whole when small."""
+        """Follow a file not followed yet: at start-up (``initial``), or when large, only the state
+        it ends in is reported (what was asked and answered before is history); a new small file
+        is read whole."""
         if not initial:
             try:
                 st = os.stat(path)
@@ -726,8 +650,7 @@ class SessionFiles:
                 if other is not None and other.ident == ident:
                     return self.read(known)  # another name of a file we follow: read it once
             self._idents[ident] = path
-            if st.st_size <= LIVE_FULL_READ:
-                # Every question in it is reported, even one asked and answered before we looked.
+            if st.st_size <= LIVE_FULL_READ:  # (every question in it is news)
                 self.tailers[path] = Tailer(path, self.options.max_line)
                 return self.read(path)
         tailer = Tailer(path, self.options.max_line)
@@ -737,8 +660,6 @@ class SessionFiles:
         self.tailers[path] = tailer
         if tailer.ident is not None:
             self._idents[tailer.ident] = path
-        # Only the state the file ends in is reported: a question asked and answered before we
-        # looked is history, not news (no needs_input + resolved pair at start-up).
         return self.board.local.restore(path, reducer, self._wall(), initial=initial)
 
     def read(self, path: str) -> list[Transition]:
@@ -758,9 +679,7 @@ class SessionFiles:
             now = self._wall()
             if result.missing:
                 return self.forget(path)
-            if result.special:
-                # A FIFO, device or folder named *.jsonl: never opened in a way that blocks, never
-                # read. The tailer stays, so the next event costs one fstat and no log line.
+            if result.special:  # (never read; the tailer stays: the next event costs one fstat, no line)
                 self._once(path, "special", "not a regular file; ignored")
                 return self.board.local.forget(path, now) if self.board.local.reducer(path) is not None else []
             if result.error is not None or fd is None:
@@ -782,9 +701,7 @@ class SessionFiles:
             out = self.board.local.apply(path, events, now)
             if not any(t.kind == "needs_input" and t.session.name is None for t in out):
                 return out
-            # A session that asks deserves its name, even one set before the part of the file
-            # read so far: looked up once (bounded), in the file still open.
-            name = look_up_name(tailer, fd)
+            name = look_up_name(tailer, fd)  # (a session that asks deserves its name: once, bounded)
             if not name:
                 return out
             self.board.local.apply(path, [Renamed(name)], now)  # (the transitions carry it too)
@@ -803,11 +720,9 @@ class SessionFiles:
     def load(
         self, tailer: Tailer, keep: list[Event] | None = None, fd: int | None = None, name: bool = False
     ) -> SessionReducer | None:
-        """The state a full read of the tailer's file would give, read from its end only as far
-        as needed; the tailer continues at the end. ``None`` if it cannot be read (said once).
-        ``keep`` receives the events that state was built from (header first); ``fd``: the file,
-        open already. ``name``: a session that asks gets its name, even one set before what was
-        read (looked up in the same open file: a bounded read more)."""
+        """The state a full read of the tailer's file would give (:func:`settle_file`); ``None`` if
+        it cannot be read (said once). ``fd``: the file, if open already; ``name``: a session that
+        asks gets its name, even one set before what was read."""
         path = tailer.path
         try:
             with ExitStack() as opened:
@@ -857,18 +772,14 @@ class SessionFiles:
             self._once(path, "shape", "skipped an entry with an unexpected shape (%s)", why)
         return []
 
-    # ---- after a failure ----
-
     def blame(self) -> None:
         """The engine failed: count it against the file it was reading, if any."""
         if self.reading is not None:
             self._blame[self.reading] = self._blame.get(self.reading, 0) + 1
 
     def resync(self) -> list[Transition]:
-        """After a restart: read what every file gained meanwhile (a lost wake-up loses nothing).
-        The file being read when it failed is read again from its tail (what the failed read
-        took is not lost); if it makes the engine fail again, it is skipped past, and after
-        BLAME_LIMIT failures ignored, so one file cannot stop the app telling about the others."""
+        """After a restart: every file read on. The one being read when it failed: read again from
+        its tail; failing again, skipped past; after BLAME_LIMIT failures, ignored."""
         out: list[Transition] = []
         culprit, self.reading = self.reading, None
         if culprit is not None:
@@ -876,13 +787,8 @@ class SessionFiles:
             tailer = self.tailers.get(culprit)
             if blamed >= BLAME_LIMIT:
                 self.ignored.add(culprit)
-                log.error(
-                    "ignoring %s from now on: reading it made the engine fail %d times",
-                    culprit,
-                    blamed,
-                )
-                out += self.board.local.forget(culprit, self._wall())
-                self.tailers.pop(culprit, None)
+                log.error("ignoring %s from now on: reading it made the engine fail %d times", culprit, blamed)
+                out += self.forget(culprit)
             elif blamed == 1 and tailer is not None:
                 self.reading = culprit
                 events = self._read_bounded(tailer)
