@@ -39,6 +39,7 @@ refuses one more watch (:func:`watch_refused`)."""
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import logging
 import os
@@ -201,14 +202,12 @@ def unschedule(watch: Watch | None) -> None:
         key = (watch.polled, watch.watch)
         left = _users.pop(key, 1) - 1
         obs = observer(watch.polled)
-        try:
+        with contextlib.suppress(KeyError, ValueError, OSError):  # (dropped already: its folder was removed)
             if left > 0:
                 _users[key] = left
                 obs.remove_handler_for_watch(watch.handler, watch.watch)
             else:
                 obs.unschedule(watch.watch)
-        except (KeyError, ValueError, OSError):
-            pass  # (watchdog dropped it already: its folder was removed)
 
 
 def lost(event: FileSystemEvent) -> bool:
@@ -549,7 +548,8 @@ class FileFollower:
         self.on_change = on_change
         self.settle_s = settle_s
         self._lock = threading.Lock()
-        self._watched: tuple[str, Watch] | None = None
+        self._target: str | None = None  # the folder watched
+        self._watch: Watch | None = None
         self._timer: threading.Timer | None = None
         self._stopped = False
 
@@ -561,26 +561,24 @@ class FileFollower:
             self._stopped = True
             if self._timer is not None:
                 self._timer.cancel()
-            watched, self._watched = self._watched, None
-        if watched is not None:
-            unschedule(watched[1])
+            watch, self._watch, self._target = self._watch, None, None
+        unschedule(watch)
 
     def _arm(self) -> None:
         """Watch the file's folder, or the nearest one there while it is not."""
         target = nearest_folder(self.folder)
         with self._lock:
-            if self._stopped or (self._watched is not None and self._watched[0] == target):
+            if self._stopped or self._target == target:
                 return
-            before, self._watched = self._watched, None
-        if before is not None:
-            unschedule(before[1])
+            before, self._watch, self._target = self._watch, None, None
+        unschedule(before)
         try:
             watch = schedule(self._event, target)
         except OSError as exc:
             log.warning("cannot follow %s (%s): changes apply at the next start", self.path, exc.strerror or exc)
             return
         with self._lock:
-            self._watched = (target, watch)
+            self._target, self._watch = target, watch
 
     def _event(self, event: FileSystemEvent) -> None:
         """(The Observer's thread.) An event for the file, or a folder on the way to it?"""
