@@ -28,7 +28,7 @@ import os
 import stat
 from collections import deque
 from collections.abc import Callable, Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from functools import partial, reduce
 from typing import Any, Protocol
@@ -194,8 +194,7 @@ class Tailer:
         """Continue from ``offset`` (after the startup scan read a bounded tail). ``sig`` are
         the bytes just before ``offset`` and ``head`` the file's first bytes, as they were read:
         the longer they are (up to ``WINDOW`` and ``HEAD``), the surer the rewrite check."""
-        window = sig[-WINDOW:] if offset >= len(sig) else b""
-        head = head[:HEAD]
+        window, head = sig[-WINDOW:] if offset >= len(sig) else b"", head[:HEAD]
         position = {"offset": offset, "partial": partial, "head_len": len(head), "head": digest(head)}
         self.restore({**position, "tail_start": offset - len(window), "tail": digest(window)}, ident)
 
@@ -625,11 +624,8 @@ class SessionFiles:
     def gone(self, path: str, everything: bool = False) -> list[Transition]:
         """Forget the sessions under ``path`` that no longer exist (``everything``: all of them)."""
         prefix = path.rstrip(os.sep) + os.sep
-        out: list[Transition] = []
-        for key in [k for k in self.tailers if k == path or k.startswith(prefix)]:
-            if everything or not os.path.exists(key):
-                out += self.forget(key)
-        return out
+        under = [key for key in self.tailers if key == path or key.startswith(prefix)]
+        return [t for key in under if everything or not os.path.exists(key) for t in self.forget(key)]
 
     def add(self, path: str, initial: bool) -> list[Transition]:
         """Follow a file not followed yet: at start-up (``initial``), or when large, only the state
@@ -724,15 +720,18 @@ class SessionFiles:
         it cannot be read (said once). ``fd``: the file, if open already; ``name``: a session that
         asks gets its name, even one set before what was read."""
         path = tailer.path
+        opened = fd is None
         try:
-            with ExitStack() as opened:
-                if fd is None:
-                    fd, _ = open_regular(path)
-                    opened.callback(os.close, fd)
+            if fd is None:
+                fd, _ = open_regular(path)
+            try:
                 events = partial(self.line_events, path, now=self._wall())
                 reducer = settle_file(fd, os.fstat(fd), tailer, self.options.max_line, events, keep)
                 asks = name and reducer.pending and reducer.name is None and reducer.has_header
                 found = asks and look_up_name(tailer, fd)
+            finally:
+                if opened:
+                    os.close(fd)
         except NotRegularFile as exc:
             self._once(path, "kind", "skipped: %s, not a regular file", exc.kind)
             return None
