@@ -80,9 +80,7 @@ from notifier.system.tmux import (
     TmuxPane,
     capture,
     load_buffer,
-    paste,
     send_if,
-    send_keys,
     showing,
     tmux,
     unread_input,
@@ -155,24 +153,16 @@ class SessionFile:
         return [t for c, t in self.resolved.items() if c != call_id]
 
 
-def wait_until(predicate: object, timeout: float) -> bool:
+def wait_until(predicate: Callable[[], bool], timeout: float) -> bool:
     deadline = time.monotonic() + timeout
     delay = 0.01
     while True:
-        if predicate():  # type: ignore[operator]
+        if predicate():
             return True
         if time.monotonic() > deadline:
             return False
         time.sleep(delay)
         delay = min(delay * 2, 0.1)
-
-
-def recorded(session: SessionFile, question: Question, result_timeout: float) -> Answered:
-    """Wait for the session file to record the answer; how it ended (Refused past the deadline)."""
-    if not wait_until(lambda: not session.pending(question.tool_call_id), result_timeout):
-        raise Refused(f"keys were sent but the session file recorded no answer within {result_timeout:g}s")
-    done = session.resolved.get(question.tool_call_id)
-    return Answered(question, done.outcome if done else None, done.answer if done else None)
 
 
 TAIL_BYTES = 8 << 20  # the toolResult is among the last lines; past 8 MB of later lines it is not looked for
@@ -215,13 +205,12 @@ LATER_S = 0.5  # how long the next question may take to show that a key reached 
 
 @dataclass(frozen=True)
 class Seen:
-    """One look at the screen: the dialog found on it (``None``: none), what the carrier needs to
-    send a key only onto this very screen (tmux: the lines to check; the companion: nothing, its
-    keys go to the dialog's id), and when the look began (``time.monotonic()``)."""
+    """One look at the screen: the dialog found on it (``None``: none), and the tmux condition
+    that holds while a pane still shows that dialog's every line where it was (the companion's
+    keys go to the dialog's id instead)."""
 
     dialog: Dialog | None
-    proof: object = None
-    at: float = 0.0
+    proof: str = ""
 
 
 class Waits(Protocol):
@@ -238,10 +227,9 @@ Send = Callable[[Step, Seen], bool]
 
 @dataclass
 class Typed:
-    """What was typed for a question, and how long each key's look was before the key (seconds)."""
+    """What was typed for a question."""
 
     keys: list[str] = field(default_factory=list)
-    windows: list[float] = field(default_factory=list)
 
     def said(self) -> str:
         return ", ".join(self.keys) if self.keys else "nothing"
@@ -318,12 +306,6 @@ def unreadable(question: Question, where: str) -> Refused:
         f"the question's dialog is not on screen {where} as a layout pi-notifier knows or as a list of its"
         " options; nothing was typed"
     )
-
-
-def usage(question: Question, choices: list[str], text: str | None) -> None:
-    """Bad usage (UsageError) or an answer no screen can take (Unsupported), before any look:
-    by the question's shape, whatever its tool is called (:func:`notifier.pi.keys.check_usage`)."""
-    check_usage(question, choices or None, text)
 
 
 def plan_for(dialog: Dialog, question: Question, choices: list[str], text: str | None) -> Plan:
@@ -441,7 +423,6 @@ def drive(look: Look, send: Send, question: Question, plan: Plan, session: Waits
             raise _stopped("the screen kept changing between the look and the key", typed, gone=False)
         if step.keys or step.paste is not None:
             typed.keys.append(_name(step))
-            typed.windows.append(time.monotonic() - seen.at)
         if i + 1 < len(steps):
             seen, again = _after(look, question, step, steps[i + 1], typed, _reroute(plan, steps, i + 1))
             if again is not None and plan.from_row is not None:
@@ -515,10 +496,12 @@ def confirm(
     if not), and that it recorded nothing for another question meanwhile (else a note says so).
     ``settled``: keys that could reach another dialog (tmux's) were typed; true once pi has read
     them all."""
-    try:
-        done = recorded(session, question, timeout)
-    except Refused as exc:
-        raise Refused(f"{exc} (typed: {typed.said()})") from None
+    if not wait_until(lambda: not session.pending(question.tool_call_id), timeout):
+        raise Refused(
+            f"keys were sent but the session file recorded no answer within {timeout:g}s (typed: {typed.said()})"
+        )
+    ended = session.resolved.get(question.tool_call_id)
+    done = Answered(question, ended.outcome if ended else None, ended.answer if ended else None)
     if settled is not None:
         # A key read after pi moved on answers (or moves) the next question: once pi has read
         # every key typed, the next question is given a moment to show whether one reached it.
@@ -540,11 +523,12 @@ def confirm(
     why = why or result_mismatch(question, plan, *result)  # type: ignore[misc]
     if why:
         raise Refused(f"{why} (typed: {typed.said()})" + (f"; {note}" if note else ": check the terminal"))
-    log.debug("answered %s: keys %s, look-to-key %s s", question.tool_call_id, typed.keys, typed.windows)
+    log.debug("answered %s: keys %s", question.tool_call_id, typed.keys)
     return replace(done, note=note)
 
 
 # ---- through the companion extension ----
+
 
 def channel_dialog(session_file: str, question: Question) -> tuple[str, ExtDialog] | None:
     """The open extension dialog that is this question (its socket too), if its pi has one."""
@@ -584,7 +568,7 @@ def dialog_value(d: ExtDialog, choices: list[str], text: str | None) -> str | bo
     # pi's select draws every option as a row, in order: the same numbering and the same
     # refusal of a number that is also another row's label as for a question tool
     item = QuestionItem("", options=tuple(Option(clean(o)) for o in options))
-    return options[resolve(item, choice if choice.startswith('#') else clean(choice))]
+    return options[resolve(item, choice if choice.startswith("#") else clean(choice))]
 
 
 def by_channel(
@@ -603,13 +587,11 @@ def by_channel(
         return None
     sock, d = found
     if d.kind == "editor":
-        raise Unsupported(
-            "an editor dialog cannot be answered from here: answer it in the terminal (pi-notifier goto)"
-        )
+        raise Unsupported("an editor dialog cannot be answered from here: answer it in the terminal (pi-notifier goto)")
     if d.remote is None:
         raise Unsupported("this pi only announces its dialogs: answer it in the terminal (pi-notifier goto)")
     if d.kind == "custom":
-        return _by_keys(options, view, question, sock, d, choices, text, result_timeout)
+        return _by_channel_keys(options, view, question, sock, d, choices, text, result_timeout)
     value = dialog_value(d, choices, text)
     result = answer_dialog(sock, d.id, value)
     if not result.ok:
@@ -618,13 +600,7 @@ def by_channel(
     return Answered(question, "answered", said)
 
 
-def _keys_of(step: Step) -> list[str]:
-    if step.paste is not None:  # pasted whole, as a terminal pastes: never taken for key names
-        return [f"\x1b[200~{step.paste}\x1b[201~"]
-    return list(step.keys)
-
-
-def _by_keys(
+def _by_channel_keys(
     options: EngineOptions,
     view: SessionView,
     question: Question,
@@ -635,19 +611,57 @@ def _by_keys(
     result_timeout: float,
 ) -> Answered:
     """A question tool's own dialog: the same checked plan as in tmux, its keys forwarded to the
-    component, its mirrored screen checked instead of the pane's."""
-    usage(question, choices, text)  # bad usage shows before anything else
+    component (to this dialog's id: never another's, whatever pi shows), its mirrored screen
+    checked instead of the pane's."""
+    check_usage(question, choices or None, text)  # bad usage shows before anything else
     if d.outer_tool_call_id is not None:  # (the file has only the call it runs under, until it ends)
         raise Unsupported(
             "this question was asked from inside a running tool call (a script's), and pi records its answer"
             " only when that call ends, so it cannot be checked: answer it in the terminal (pi-notifier goto)"
         )
+
+    def mirrored() -> str | None:
+        return next(("\n".join(o.screen or ()) for path, o in all_open_dialogs() if (path, o.id) == (sock, d.id)), None)
+
+    def send(step: Step, seen: Seen) -> bool:
+        # (pasted whole, as a terminal pastes: never taken for key names)
+        keys = [f"\x1b[200~{step.paste}\x1b[201~"] if step.paste is not None else list(step.keys)
+        result = answer_dialog(sock, d.id, keys=keys)
+        if not result.ok:
+            raise Refused(f"pi did not take the keys: {clean(result.error, 200)}")
+        return True
+
+    return by_keys(
+        waiting_file(options, view, question), question, choices, text, result_timeout, mirrored, send, "in pi's dialog"
+    )
+
+
+def waiting_file(options: EngineOptions, view: SessionView, question: Question) -> SessionFile:
+    """The session file followed from now, where it still has ``question`` unanswered (else Refused)."""
     session = SessionFile(options, view.ref.key)
     if not session.pending(question.tool_call_id):
         raise Refused("the question is no longer waiting (answered or cancelled meanwhile); nothing was typed")
-    found = finder(question, "\n".join(d.screen or ()))
+    return session
+
+
+def by_keys(
+    session: SessionFile,
+    question: Question,
+    choices: list[str],
+    text: str | None,
+    result_timeout: float,
+    screen: Callable[[], str | None],
+    send: Send,
+    where: str,
+    settled: Callable[[], bool] | None = None,
+) -> Answered:
+    """The one way keys answer: the question's dialog read off ``screen`` (a tmux pane's, or the
+    companion's mirror of pi's dialog), its plan, each key sent by ``send`` onto a fresh look of
+    it (:func:`drive`), then pi's record checked (:func:`confirm`)."""
+    first = screen()
+    found = finder(question, first) if first is not None else None
     if found is None:
-        raise unreadable(question, "in pi's dialog")
+        raise unreadable(question, where)
     find, dialog = found
     reason = check_screen(dialog, question)
     if reason:
@@ -655,56 +669,28 @@ def _by_keys(
     steps = plan_for(dialog, question, choices, text)
 
     def look() -> Seen:
-        at = time.monotonic()
-        screen = _screen(sock, d.id)
-        return Seen(find("\n".join(screen)) if screen is not None else None, None, at)
-
-    def send(step: Step, seen: Seen) -> bool:
-        # (to this dialog's id: keys never reach another dialog, whatever pi shows)
-        result = answer_dialog(sock, d.id, keys=_keys_of(step))
-        if not result.ok:
-            raise Refused(f"pi did not take the keys: {clean(result.error, 200)}")
-        return True
+        now = screen()
+        seen = find(now) if now is not None else None
+        if seen is None or now is None:
+            return Seen(None)
+        return Seen(seen, showing(now.splitlines(), range(seen.top, seen.top + len(seen.raw))))
 
     typed = drive(look, send, question, steps, session)
-    return confirm(session, question, steps, typed, result_timeout)
-
-
-def _screen(sock: str, dialog_id: str) -> tuple[str, ...] | None:
-    for path, d in all_open_dialogs():
-        if path == sock and d.id == dialog_id:
-            return d.screen
-    return None
+    return confirm(session, question, steps, typed, result_timeout, settled)
 
 
 # ---- by keys into the tmux pane ----
 
-def look(pane: TmuxPane, find: Find) -> Seen:
-    """A fresh capture of the pane: the question's dialog on it, and the tmux condition that
-    holds while the pane still shows that dialog's every line where it was."""
-    at = time.monotonic()
-    screen = capture(pane)
-    dialog = find(screen) if screen is not None else None
-    if dialog is None:
-        return Seen(None, None, at)
-    assert screen is not None
-    return Seen(dialog, showing(screen.splitlines(), range(dialog.top, dialog.top + len(dialog.raw))), at)
-
 
 def send(pane: TmuxPane, step: Step, seen: Seen) -> bool:
-    """The step's key (or paste) into the pane, only onto the screen ``seen`` (False: the pane
-    no longer shows it; nothing was sent). Refused when tmux failed."""
-    checked = (version() or (0, 0)) >= SHOWING_SINCE and isinstance(seen.proof, str)
-    if not checked:  # an older tmux: sent right after the look, unchecked in between
-        ok = paste(pane, step.paste) if step.paste is not None else send_keys(pane, step.keys)
-        if not ok:
-            raise Refused(f"could not send keys to tmux pane {clean(pane.pane)}")
-        return True
-    assert isinstance(seen.proof, str)
+    """The step's key (or paste) into the pane, only while it still shows the look ``seen``
+    (False: it no longer does; nothing was sent). Refused when tmux failed. An older tmux
+    cannot read the pane in a format: there the key is sent right after the look, unchecked."""
+    checked = (version() or (0, 0)) >= SHOWING_SINCE and seen.proof
     buffer = load_buffer(pane, step.paste) if step.paste is not None else None
     if step.paste is not None and buffer is None:
         raise Refused(f"could not paste into tmux pane {clean(pane.pane)}")
-    sent = send_if(pane, seen.proof, step.keys, buffer)
+    sent = send_if(pane, seen.proof if checked else "1", step.keys, buffer)
     if sent is not True and buffer is not None:
         tmux(pane.socket, "delete-buffer", "-b", buffer)
     if sent is None:
@@ -723,11 +709,8 @@ def by_tmux(
 ) -> Answered:
     """Type the answer into the pane of the pi that has this session (Refused / Unsupported /
     UsageError); ``neighbours``: the other sessions known (a snapshot's)."""
-    usage(question, choices, text)  # bad usage shows before anything else
-    session = SessionFile(options, view.ref.key)
-    if not session.pending(question.tool_call_id):
-        raise Refused("the question is no longer waiting (answered or cancelled meanwhile); nothing was typed")
-
+    check_usage(question, choices or None, text)  # bad usage shows before anything else
+    session = waiting_file(options, view, question)
     # Keys go only to the one pi the evidence gives this session to: never to a neighbour in
     # the same folder (its own session among ``neighbours``), never when two could be it.
     location = locate_one(view, neighbours=neighbours, announced=announced_sessions())
@@ -735,21 +718,10 @@ def by_tmux(
         raise Refused(location.reason if location.ambiguous else f"{location.reason}; {resume_advice(view)}")
     if location.tmux is None:
         raise Refused("this pi does not run in tmux, so keys cannot be delivered: use pi-notifier goto")
-    pane = location.tmux
-
-    screen = capture(pane)
-    found = finder(question, screen) if screen is not None else None
-    if found is None:
-        raise unreadable(question, f"in tmux pane {clean(pane.pane)}")
-    find, dialog = found
-    reason = check_screen(dialog, question)
-    if reason:
-        raise Refused(f"{reason}; nothing was typed")
-    steps = plan_for(dialog, question, choices, text)
-    typed = drive(lambda: look(pane, find), lambda step, seen: send(pane, step, seen), question, steps, session)
-    tty = location.tty
-    return confirm(
-        session, question, steps, typed, result_timeout,
+    pane, tty = location.tmux, location.tty
+    return by_keys(
+        session, question, choices, text, result_timeout, lambda: capture(pane),
+        lambda step, seen: send(pane, step, seen), f"in tmux pane {clean(pane.pane)}",
         settled=lambda: tty is None or unread_input(tty) in (0, None),
     )  # fmt: skip
 
@@ -874,6 +846,7 @@ def answer_line(
 
 
 # ---- a Goto or an Answer from the tray, a notification or the window ----
+
 
 def carry_out(config: Config, snapshot: Snapshot, command: Goto | Answer) -> tuple[int, str]:
     if isinstance(command, Goto):
