@@ -1,25 +1,17 @@
 """``pi-notifier answer``: answer a waiting pi's question from here, one way: the keys of a plan
 (:mod:`notifier.pi.keys`), each bound to the question it is for, carried by the companion
-extension when that pi has it, else typed into its tmux pane; the session file is the judge of
-whether the question still waits and of what pi recorded.
+extension when that pi has it (exact values for select / confirm / input dialogs; keys to a
+custom dialog's id, checked against its mirrored screen), else typed into its tmux pane.
 
-- The companion channel (preferred: bound to its dialog's id): exact for select / confirm / input
-  dialogs, keys forwarded to a custom dialog such as a question tool's (checked against its
-  mirrored screen as the tmux path checks the pane), never an editor.
-- tmux: nothing is typed unless, just before, the session file still has this tool call
-  unanswered, exactly one running pi is this session's and it runs in tmux, and its pane shows
-  this very dialog, untouched. Each key is sent by tmux only if the pane still shows, line for
-  line, the dialog of the look it was checked against, in the same step of the tmux server as the
-  key (``if-shell -F`` on the pane's own lines, tmux >= 3.2). What no tool can close is a key pi
-  has already read but not yet drawn the effect of: that is why the companion is preferred.
-- The driver (:func:`drive`): keys are blind, so before each key, on a fresh look, the dialog must
-  still be this question's (its text and its rows) in the state the plan expects, and the session
-  file must still have this call unanswered with no question asked nor tool started after it.
-  Nothing waits for a dialog to come back; any look that shows something else ends the answer,
-  saying what was typed. :func:`confirm` then checks that what pi recorded is that question's
-  answer, and that nothing was recorded for a question asked after it.
-- :func:`carry_out`: a Goto or an Answer from the tray, a notification or the window, on a
-  snapshot the caller already has (the app and the window without an app both come here).
+tmux: nothing is typed unless the session file still has this call unanswered, exactly one
+running pi is this session's, in tmux, and its pane shows this very dialog, untouched. Each key
+is sent only if the pane still shows, line for line, the dialog of the look it was checked
+against, in the same step of the tmux server (``if-shell -F``, tmux >= 3.2).
+
+The driver (:func:`drive`): before each key, on a fresh look, the dialog must still be this
+question's in the state the plan expects, and the session file must have nothing asked or
+started after it; any other look ends the answer, saying what was typed. :func:`confirm` then
+checks that what pi recorded is that answer.
 """
 
 from __future__ import annotations
@@ -590,29 +582,14 @@ def by_channel(
         raise Unsupported("an editor dialog cannot be answered from here: answer it in the terminal (pi-notifier goto)")
     if d.remote is None:
         raise Unsupported("this pi only announces its dialogs: answer it in the terminal (pi-notifier goto)")
-    if d.kind == "custom":
-        return _by_channel_keys(options, view, question, sock, d, choices, text, result_timeout)
-    value = dialog_value(d, choices, text)
-    result = answer_dialog(sock, d.id, value)
-    if not result.ok:
-        raise Refused(clean(result.error or "pi did not take the answer", 200))
-    said = ("Yes" if value else "No") if isinstance(value, bool) else value
-    return Answered(question, "answered", said)
-
-
-def _by_channel_keys(
-    options: EngineOptions,
-    view: SessionView,
-    question: Question,
-    sock: str,
-    d: ExtDialog,
-    choices: list[str],
-    text: str | None,
-    result_timeout: float,
-) -> Answered:
-    """A question tool's own dialog: the same checked plan as in tmux, its keys forwarded to the
-    component (to this dialog's id: never another's, whatever pi shows), its mirrored screen
-    checked instead of the pane's."""
+    if d.kind != "custom":
+        value = dialog_value(d, choices, text)
+        result = answer_dialog(sock, d.id, value)
+        if not result.ok:
+            raise Refused(clean(result.error or "pi did not take the answer", 200))
+        return Answered(question, "answered", ("Yes" if value else "No") if isinstance(value, bool) else value)
+    # A question tool's own dialog: the plan checked as in tmux, its keys forwarded to this
+    # dialog's id (never another's, whatever pi shows), its mirrored screen checked.
     check_usage(question, choices or None, text)  # bad usage shows before anything else
     if d.outer_tool_call_id is not None:  # (the file has only the call it runs under, until it ends)
         raise Unsupported(
@@ -631,9 +608,8 @@ def _by_channel_keys(
             raise Refused(f"pi did not take the keys: {clean(result.error, 200)}")
         return True
 
-    return by_keys(
-        waiting_file(options, view, question), question, choices, text, result_timeout, mirrored, send, "in pi's dialog"
-    )
+    session = waiting_file(options, view, question)
+    return by_keys(session, question, choices, text, result_timeout, mirrored, send, "in pi's dialog")
 
 
 def waiting_file(options: EngineOptions, view: SessionView, question: Question) -> SessionFile:
@@ -823,9 +799,8 @@ def answer_line(
             return 1, f"not answered: the question waiting is no longer the one shown ({_named(shown[0])})"
     remote = goto.split(config, session)
     if remote is not None:
-        args = ["--call", call, *(["--text", text] if text is not None else []), *choices]
         try:
-            code, out, err = goto.answer_remote(*remote, [*args, "--timeout", f"{timeout:g}"], timeout)
+            code, out, err = goto.answer_remote(*remote, choices, timeout, call=call, text=text)
         except goto.RemoteRefused as exc:
             return 1, clean(exc)
         said = (out if code == 0 else err).strip().splitlines()

@@ -149,23 +149,13 @@ def _terminal_remote(loc: Location) -> bool:
     """kitty / wezterm remote control, where pi's environment names a window or pane."""
     env = loc.env
     if env.get("KITTY_WINDOW_ID") and env.get("KITTY_LISTEN_ON"):
-        r = run(
-            [
-                "kitty",
-                "@",
-                "--to",
-                env["KITTY_LISTEN_ON"],
-                "focus-window",
-                "--match",
-                f"id:{env['KITTY_WINDOW_ID']}",
-            ]
-        )
-        return r is not None and r.returncode == 0
-    if env.get("WEZTERM_PANE"):
-        cmd = ["wezterm", "cli", "activate-pane", "--pane-id", env["WEZTERM_PANE"]]
-        r = run(cmd)
-        return r is not None and r.returncode == 0
-    return False
+        argv = ["kitty", "@", "--to", env["KITTY_LISTEN_ON"], "focus-window", "--match", f"id:{env['KITTY_WINDOW_ID']}"]
+    elif env.get("WEZTERM_PANE"):
+        argv = ["wezterm", "cli", "activate-pane", "--pane-id", env["WEZTERM_PANE"]]
+    else:
+        return False
+    r = run(argv)
+    return r is not None and r.returncode == 0
 
 
 def focus(view: SessionView, loc: Location | None) -> str:
@@ -340,9 +330,14 @@ def open_in_terminal(argv: Sequence[str]) -> bool:
     return False
 
 
-def answer_remote(remote: Remote, spec: str, args: Sequence[str], timeout: float) -> tuple[int, str, str]:
-    """Runs ``pi-notifier answer SPEC ARGS…`` on the remote: (exit code, stdout, stderr)."""
-    done = _ssh(remote, ["pi-notifier", "answer", spec, *args], timeout + SSH_TIMEOUT_S)
+def answer_remote(
+    remote: Remote, spec: str, choices: Sequence[str], timeout: float, **flags: str | None
+) -> tuple[int, str, str]:
+    """Runs ``pi-notifier answer SPEC [--FLAG VALUE…] CHOICE…`` on the remote (``flags``: call,
+    token, text; ``None``: not given): (exit code, stdout, stderr)."""
+    given = [w for flag, value in flags.items() if value is not None for w in (f"--{flag}", value)]
+    argv = ["pi-notifier", "answer", spec, *given, *choices, "--timeout", f"{timeout:g}"]
+    done = _ssh(remote, argv, timeout + SSH_TIMEOUT_S)
     code = done.returncode if done.returncode in (0, 1, 2) else 1
     return code, done.stdout, done.stderr
 

@@ -1,26 +1,17 @@
 """The keys that answer a question dialog from outside pi, and the checks around them (pure).
 
-``answer`` types into pi's terminal only what a plan here says, one step at a time; before each
-step the driver (:mod:`notifier.actions.answer`) checks the screen read by
-:mod:`notifier.pi.screens`: the dialog is the question's own (:func:`bound`), the highlighted row
-is the one the step expects, a review shows the answers chosen; afterwards, that the tool result
-pi recorded is the answer the plan gave (:func:`result_mismatch`, by the record's shape, whatever
-tool wrote it). Whether a question can be answered from here at all is decided by its shape
-(:func:`answerable`, :func:`answerable_by_text`, :func:`check_usage`), never by its tool's name.
+The driver (:mod:`notifier.actions.answer`) types a plan from here one step at a time, checking
+before each that the dialog read by :mod:`notifier.pi.screens` is the question's own
+(:func:`bound`) in the state the step expects; afterwards, that the tool result pi recorded is
+the answer given (:func:`result_mismatch`, by the record's shape). All by shape, never by a
+tool's name.
 
-One driver (:func:`plan_rows`) for every dialog drawn as a list: from the highlighted row, the
-keys move the highlight one row at a time to the chosen row, each bound to the row it leaves, and
-confirm it there (ticks, a free-text row, a form's questions in turn and its review step). What
-the screen does not show is data for it, one :class:`Layout` per kind of dialog:
-
-- any list read off the screen (:func:`plan_list`): what its help line and its tab bar say (the
-  key that ticks, that Enter submits, a review step), each option's row found by its label;
-- a layout known by its help line, whichever tool draws it (:data:`LAYOUTS`, :func:`plan`): how its rows read
-  (pi's ``question`` draws ``N. label``, blank labels and labels that are numbers included, so
-  option k is row k), its free-text row and input, whether a single choice is ticked first
-  (dreki-gg's ``questionnaire``; pi-ask's optional questions, which Enter alone skips), the key
-  that opens its review (dreki's ``r``) and what that review shows. A question's ``showWhen``
-  and ``required`` come from the tool's arguments (:class:`notifier.core.model.QuestionItem`).
+One driver (:func:`plan_rows`) for every dialog drawn as a list: from the highlighted row, one
+key per row to each chosen row, each bound to the row it leaves, ticked where the dialog ticks,
+confirmed (a free-text row, a form's questions in turn, its review step). What the screen does
+not show is data, one :class:`Layout` per kind of dialog: a list read off the screen
+(:func:`plan_list`: what its help line and tab bar say), or a layout known by its help line
+(:data:`LAYOUTS`, :func:`plan`).
 """
 
 from __future__ import annotations
@@ -49,11 +40,9 @@ class Unsupported(ValueError):
 
 @dataclass(frozen=True)
 class Step:
-    """One key of a plan (or one paste). Before it: the dialog shows question ``item`` of the
-    form (its text and rows; ``None``: the form's review), shows ``shows``, and row ``cursor``
-    is the highlighted one (showing ``cursor_text``). Then the ``keys`` (one tmux key name) are
-    sent, or ``paste`` is pasted whole. After it, before the next step: the dialog shows
-    ``expect``."""
+    """One key (tmux key names) or paste of a plan, and the state it needs: the dialog shows
+    question ``item`` (``None``: the form's review) and ``shows``, row ``cursor`` highlighted
+    (reading ``cursor_text``); after it the dialog shows ``expect``."""
 
     keys: tuple[str, ...] = ()
     paste: str | None = None
@@ -211,11 +200,6 @@ def drawn(layout: Layout, item: QuestionItem) -> Rows:
     return Rows(tuple(texts), 0, other=other)
 
 
-def drawn_rows(variant: str, item: QuestionItem) -> tuple[str, ...]:
-    """The rows a dialog of ``variant`` draws for ``item``, as they read on screen."""
-    return drawn(LAYOUTS[variant], item).texts
-
-
 def plan(
     variant: str,
     question: Question,
@@ -266,7 +250,6 @@ def plan_list(
     toggles: bool = False,
     toggle: str | None = None,
     submits: bool = False,
-    usage_only: bool = False,
     review: bool = False,
 ) -> Plan:
     """The steps that answer a question in any dialog drawn as a list, read off the screen
@@ -286,7 +269,7 @@ def plan_list(
         labels = tuple(o.label for o in items[k].options)
         return Rows(labels, 0, (False,) * len(labels) if any(c is not None for c in shown.checked) else ())
 
-    return plan_rows(layout, question, choices, text, rows_of, usage_only)
+    return plan_rows(layout, question, choices, text, rows_of)
 
 
 RowsOf = Callable[[int, bool], Rows]  # (question k, the first asked) → its rows as they read when it opens
@@ -431,18 +414,11 @@ def _question(
             steps.append(Step(keys=(key,), cursor=row, cursor_text=rows.texts[row], checked=box, item=k))
             ticked = (*ticked, row)
         at = row
-    if layout.confirms:
-        steps.append(_enter(layout, rows, at, ticked, read, expect, k))
+    if layout.confirms:  # (Enter on the row reached; a row whose text shows its own box, ticked: by its boxes)
+        text = None if layout.box_in_text and at in ticked else rows.texts[at]
+        box = ticked if read else None
+        steps.append(Step(("Enter",), cursor=at, cursor_text=text, checked=box, expect=expect, item=k))
     return steps
-
-
-def _enter(
-    layout: Layout, rows: Rows, at: int, ticked: tuple[int, ...], read: bool, expect: str | None, k: int
-) -> Step:
-    """Enter on the row reached, its text and boxes read back first (a row whose text shows its
-    own box, ticked: by its boxes alone)."""
-    text = None if layout.box_in_text and at in ticked else rows.texts[at]
-    return Step(("Enter",), cursor=at, cursor_text=text, checked=ticked if read else None, expect=expect, item=k)
 
 
 def _question_answerable(layout: Layout, item: QuestionItem, rows: Rows, read: bool) -> int:
@@ -604,8 +580,8 @@ def bound(dialog: Dialog, question: Question, item: int | None, shows: tuple[str
             labels = [t for i, t in enumerate(shown) if i != now.other]  # (not its free-text row)
             ok = sorted(labels) == sorted(o.label for o in it.options)
         else:
-            drawn = drawn_rows(dialog.variant, it)
-            ok = len(shown) == len(drawn) and all(_drawn_as(a, b) for a, b in zip(shown, drawn, strict=True))
+            own = drawn(LAYOUTS[dialog.variant], it).texts
+            ok = len(shown) == len(own) and all(_drawn_as(a, b) for a, b in zip(shown, own, strict=True))
         if not ok:
             return "the dialog on screen does not show this question's options"
     return None
@@ -673,8 +649,8 @@ def check_screen(dialog: Dialog, question: Question) -> str | None:
     if any("Your answer:" in line for line in dialog.lines):
         return "the dialog is in its text editor (answer it in the terminal)"
     if item.options:
-        shown, drawn = rows(dialog).texts, drawn_rows(dialog.variant, item)
-        if len(shown) != len(drawn) or not all(same_row(a, b) for a, b in zip(shown, drawn, strict=True)):
+        shown, own = rows(dialog).texts, drawn(LAYOUTS[dialog.variant], item).texts
+        if len(shown) != len(own) or not all(same_row(a, b) for a, b in zip(shown, own, strict=True)):
             return "the dialog on screen does not show this question's options as pi-notifier knows them"
     return None
 
@@ -691,14 +667,10 @@ def result_mismatch(question: Question, done: Plan, text: str, details: object) 
     items = question.items or (question.first,)
     typed = done.text.strip() if done.text is not None else None
     records = _records(details)
-    if records is None or not any(_says(r, typed is not None) for r in records):
-        return _text_record(items, done, typed, text)  # (no such record in the details: the text is)
+    # (a record of the kind given: a text typed, or options picked; none in the details: the text is)
+    if records is None or not any((r.typed or r.names) if typed else (r.names or r.index is not None) for r in records):
+        return _text_record(items, done, typed, text)
     return _records_mismatch(items, done, typed, records)
-
-
-def _says(record: _Record, typed: bool) -> bool:
-    """Whether a record holds an answer of the kind given (a text typed, or options picked)."""
-    return bool(record.typed or record.names) if typed else bool(record.names) or record.index is not None
 
 
 def _text_record(items: Items, done: Plan, typed: str | None, text: str) -> str | None:
@@ -790,21 +762,11 @@ def _records(details: object) -> list[_Record] | None:
         if isinstance(listed, list):
             records = [_record(v) for v in listed]
             return [r for r in records if r is not None] if all(records) else None
-        if isinstance(listed, dict) and listed:
-            return _keyed(listed)
+        if isinstance(listed, dict) and listed:  # (keyed by their question: its id or its text)
+            keyed = [(question, _record(value)) for question, value in listed.items()]
+            return [replace(r, key=r.key or q) for q, r in keyed if r] if all(r for _, r in keyed) else None
     one = _record({k: v for k, v in details.items() if k not in _RECORD_IDS})
     return [one] if one is not None else None
-
-
-def _keyed(listed: dict[str, object]) -> list[_Record] | None:
-    """Records keyed by their question (its id or its text): each one's key is its question."""
-    records = []
-    for question, value in listed.items():
-        record = _record(value)
-        if record is None:
-            return None
-        records.append(replace(record, key=record.key or question))
-    return records
 
 
 def _matched(items: Items, done: Plan, typed: str | None, records: list[_Record]) -> dict[int, _Record] | str:

@@ -432,25 +432,13 @@ def submits(help_text: str) -> bool:
 def _listed(raw: tuple[str, ...], labels: tuple[str, ...]) -> Rows:
     """The rows of a list dialog in screen order; the highlighted one is the one row whose prefix
     has a cursor mark (none or several: not known)."""
-    texts: list[str] = []
-    marked: list[int] = []
-    checked: list[bool | None] = []
-    for line in raw:
-        row = _row_of(line, labels)
-        if row is None:
-            continue
-        if any(c in row[1] for c in CURSOR_MARKS):
-            marked.append(len(texts))
-        texts.append(labels[row[0]])
-        checked.append(True if _CHECKED.search(row[1]) else False if _UNCHECKED.search(row[1]) else None)
+    found = [(labels[row[0]], row[1]) for row in (_row_of(line, labels) for line in raw) if row is not None]
     other = None
     last = raw[-1] if raw else ""
-    if texts and _row_of(last, labels) is None:  # (the dialog's lines end at its free-text row, if any)
+    if found and _row_of(last, labels) is None:  # (the dialog's lines end at its free-text row, if any)
         m = _ROW.match(last)
-        prefix = m.group("prefix") if m is not None else ""
-        if any(c in prefix for c in CURSOR_MARKS):
-            marked.append(len(texts))
-        other = len(texts)
-        texts.append(other_text(last))
-        checked.append(True if _CHECKED.search(prefix) else False if _UNCHECKED.search(prefix) else None)
-    return Rows(tuple(texts), marked[0] if len(marked) == 1 else None, tuple(checked), other)
+        other = len(found)
+        found.append((other_text(last), m.group("prefix") if m is not None else ""))
+    marked = [i for i, (_, prefix) in enumerate(found) if any(c in prefix for c in CURSOR_MARKS)]
+    checked = tuple(True if _CHECKED.search(p) else False if _UNCHECKED.search(p) else None for _, p in found)
+    return Rows(tuple(t for t, _ in found), marked[0] if len(marked) == 1 else None, checked, other)
