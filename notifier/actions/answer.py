@@ -46,10 +46,10 @@ from notifier.pi.keys import (
     plan,
     plan_list,
     resolve,
-    result_mismatch,
     review_mismatch,
 )
 from notifier.pi.outcomes import result_text
+from notifier.pi.records import result_mismatch
 from notifier.pi.screens import (
     Dialog,
     Rows,

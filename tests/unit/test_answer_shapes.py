@@ -23,8 +23,8 @@ from notifier.pi.keys import (
     check_screen,
     check_usage,
     plan_list,
-    result_mismatch,
 )
+from notifier.pi.records import result_mismatch
 from notifier.pi.screens import Rows
 
 OPTIONS = ("Keep", "Delete", "Archive")

@@ -9,7 +9,8 @@ import pytest
 
 from notifier.actions.answer import drive, finder
 from notifier.core.model import Option, Question, QuestionItem
-from notifier.pi.keys import Step, Unsupported, UsageError, bound, check_screen, plan_list, result_mismatch
+from notifier.pi.keys import Step, Unsupported, UsageError, bound, check_screen, plan_list
+from notifier.pi.records import result_mismatch
 from notifier.pi.screens import Rows, find_list, rows
 
 LABELS = ("Redis", "Memcached", "None")
