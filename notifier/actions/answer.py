@@ -21,7 +21,7 @@ import logging
 import os
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from notifier.actions import goto
@@ -103,27 +103,22 @@ class SessionFile:
         self.file = FollowedFile(path, options.catalog)
         self.resolved: dict[str, Transition] = {}
         self.later: dict[str, Question] = {}  # questions asked after the first look
-        self._known: set[str] | None = None  # the questions of the first look
-        self._tool: str | None = None  # the other tool running at the first look, if any
         self.started: str | None = None  # another tool started after the first look
+        self._known = {t.question.tool_call_id for t in self.file.read()}  # the questions of the first look
+        view = self.file.view()
+        self._tool = view.current_tool if view is not None else None  # the other tool running then, if any
 
     def pending(self, call_id: str) -> bool:
         """Whether the file, with what it gained since the last look, still has ``call_id``
         unanswered (how each question it resolved ended is kept in ``resolved``)."""
-        changes = self.file.read()
-        first = self._known is None
-        if first:
-            self._known = {t.question.tool_call_id for t in changes}
-        for t in changes:
-            if t.kind == "resolved" and not first:
+        for t in self.file.read():
+            if t.kind == "resolved":
                 self.resolved[t.question.tool_call_id] = t
-            elif t.kind == "needs_input" and t.question.tool_call_id not in (self._known or ()):
+            elif t.kind == "needs_input" and t.question.tool_call_id not in self._known:
                 self.later[t.question.tool_call_id] = t.question
         view = self.file.view()
         tool = view.current_tool if view is not None else None
-        if first:
-            self._tool = tool
-        elif tool is not None and tool != self._tool:
+        if tool is not None and tool != self._tool:
             self.started = tool
         return view is not None and any(q.tool_call_id == call_id for q in view.pending)
 
@@ -148,13 +143,12 @@ class SessionFile:
 def wait_until(predicate: Callable[[], bool], timeout: float) -> bool:
     deadline = time.monotonic() + timeout
     delay = 0.01
-    while True:
-        if predicate():
-            return True
+    while not predicate():
         if time.monotonic() > deadline:
             return False
         time.sleep(delay)
         delay = min(delay * 2, 0.1)
+    return True
 
 
 TAIL_BYTES = 8 << 20  # the toolResult is among the last lines; past 8 MB of later lines it is not looked for
@@ -167,14 +161,12 @@ def tool_result(path: str, call_id: str) -> tuple[str, Any] | None:
     needle = json.dumps(call_id).encode()
     try:
         fd, st = open_regular(path)
+        try:
+            data = os.pread(fd, min(st.st_size, TAIL_BYTES), max(0, st.st_size - TAIL_BYTES))
+        finally:
+            os.close(fd)
     except OSError:
         return None
-    try:
-        data = os.pread(fd, min(st.st_size, TAIL_BYTES), max(0, st.st_size - TAIL_BYTES))
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
     for line in reversed(data.split(b"\n")):
         if needle not in line or b'"toolResult"' not in line:
             continue
@@ -217,14 +209,8 @@ Look = Callable[[], Seen]
 Send = Callable[[Step, Seen], bool]
 
 
-@dataclass
-class Typed:
-    """What was typed for a question."""
-
-    keys: list[str] = field(default_factory=list)
-
-    def said(self) -> str:
-        return ", ".join(self.keys) if self.keys else "nothing"
+def _said(typed: list[str]) -> str:
+    return ", ".join(typed) if typed else "nothing"
 
 
 Find = Callable[[str], "Dialog | None"]
@@ -232,22 +218,18 @@ Find = Callable[[str], "Dialog | None"]
 
 def finder(question: Question, screen: str) -> tuple[Find, Dialog] | None:
     """How to read this question's dialog off a screen, and the dialog on ``screen``: a layout
-    known by its help line (:func:`notifier.pi.screens.find_dialog`, whatever the tool is called)
-    where it shows this question as that layout draws it; else any list that shows the question's
-    text and its options on rows of their own (:func:`notifier.pi.screens.find_list`), inside
-    that known layout's block where its help line ends the screen (the live dialog is that one);
-    else that known layout (refused with what it shows otherwise). ``None``: neither."""
+    known by its help line (:func:`notifier.pi.screens.find_dialog`) showing this question as it
+    draws it; else a list of the question's options (:func:`notifier.pi.screens.find_list`),
+    inside that known layout's block if there is one; else that known layout (refused with what
+    it shows). ``None``: neither."""
     own = find_dialog(screen)
+    known = None if own is None else (find_dialog, own)
     if own is not None and (check_screen(own, question) is None or own.shows("Your answer:")):
-        return find_dialog, own  # (its editor open: refused as such, never read as a list)
+        return known  # (its editor open: refused as such, never read as a list)
     listed = _list_finder(question)
-    if listed is None:
-        return None if own is None else (find_dialog, own)
-    find = listed if own is None else _inside_own(listed)
-    first = find(screen)
-    if first is None:
-        return None if own is None else (find_dialog, own)
-    return find, first
+    find = listed if own is None or listed is None else _inside_own(listed)
+    first = find(screen) if find is not None else None
+    return known if find is None or first is None else (find, first)
 
 
 def _list_finder(question: Question) -> Find | None:
@@ -283,17 +265,13 @@ def _inside_own(find: Find) -> Find:
 def unreadable(question: Question, where: str) -> Refused:
     """Why no dialog of the question could be read (``finder`` found none), and what to do."""
     items = question.items or (question.first,)
+    terminal = ": answer it in the terminal (pi-notifier goto); nothing was typed"
     if any(not it.options for it in items):
-        return Refused(
-            f"the question has no options and its dialog {where} is not one pi-notifier can read (a layout"
-            " it knows by its help line): answer it in the terminal (pi-notifier goto); nothing was typed"
-        )
+        why = f"the question has no options and its dialog {where} is not one pi-notifier can read (a layout"
+        return Refused(f"{why} it knows by its help line){terminal}")
     if len(items) > 1:
-        return Refused(
-            f"the form of {len(items)} questions {where} is not drawn in a layout pi-notifier knows"
-            " (its first question as a list of its options): answer it in the terminal (pi-notifier goto);"
-            " nothing was typed"
-        )
+        why = f"the form of {len(items)} questions {where} is not drawn in a layout pi-notifier knows"
+        return Refused(f"{why} (its first question as a list of its options){terminal}")
     return Refused(
         f"the question's dialog is not on screen {where} as a layout pi-notifier knows or as a list of its"
         " options; nothing was typed"
@@ -301,9 +279,8 @@ def unreadable(question: Question, where: str) -> Refused:
 
 
 def plan_for(dialog: Dialog, question: Question, choices: list[str], text: str | None) -> Plan:
-    """The keys for the dialog as read, from the one driver (:func:`notifier.pi.keys.plan_rows`):
-    with its tool's layout facts where its help line names the tool, else with what a list's help
-    line and tab bar say."""
+    """The keys for the dialog as read: by its layout's facts where its help line is known, else by
+    what a list's help line and tab bar say (:func:`notifier.pi.keys.plan_rows`)."""
     if dialog.variant == "review":
         raise Unsupported("the form is at its review step: answer it in the terminal (pi-notifier goto)")
     if dialog.variant == "list":
@@ -370,28 +347,22 @@ def _not_ours(seen: Seen, question: Question, step: Step) -> str | None:
     return bound(seen.dialog, question, step.item, step.shows if step.item is None else ())
 
 
-def _name(step: Step) -> str:
-    if step.paste is not None:
-        return f"the text ({len(step.paste)} characters, pasted)"
-    return "+".join(step.keys)
-
-
-def _stopped(reason: str, typed: Typed, gone: bool) -> Refused:
+def _stopped(reason: str, typed: list[str], gone: bool) -> Refused:
     """The one line when an answer stops: why, and exactly what was typed for it."""
-    if not typed.keys:
+    if not typed:
         return Refused(f"{reason}; nothing was typed")
     if gone:
         return Refused(
-            f"{reason}; typed for this question before: {typed.said()}. The last of those keys may have"
+            f"{reason}; typed for this question before: {_said(typed)}. The last of those keys may have"
             " gone to what pi shows now: check the terminal"
         )
-    return Refused(f"{reason}; typed for this question: {typed.said()}, then stopped: finish it in the terminal")
+    return Refused(f"{reason}; typed for this question: {_said(typed)}, then stopped: finish it in the terminal")
 
 
-def drive(look: Look, send: Send, question: Question, plan: Plan, session: Waits) -> Typed:
+def drive(look: Look, send: Send, question: Question, plan: Plan, session: Waits) -> list[str]:
     """Type the plan's keys, each bound to ``question`` (see the module's docstring); Refused,
     saying what was typed, as soon as a look or the file shows that a key may not be typed."""
-    typed = Typed()
+    typed: list[str] = []
     steps = list(plan.steps)
     seen = look()
     i = 0
@@ -400,7 +371,7 @@ def drive(look: Look, send: Send, question: Question, plan: Plan, session: Waits
         for _ in range(3):  # (a look the carrier found changed by the time of the key: look again)
             gone = _not_ours(seen, question, step)
             if gone is not None:
-                raise _stopped(gone, typed, gone=bool(typed.keys))
+                raise _stopped(gone, typed, gone=bool(typed))
             assert seen.dialog is not None
             reason = unready(seen.dialog, step) or session.waits_alone(question.tool_call_id)
             if reason is not None:
@@ -413,8 +384,10 @@ def drive(look: Look, send: Send, question: Question, plan: Plan, session: Waits
             seen = look()
         else:
             raise _stopped("the screen kept changing between the look and the key", typed, gone=False)
-        if step.keys or step.paste is not None:
-            typed.keys.append(_name(step))
+        if step.paste is not None:
+            typed.append(f"the text ({len(step.paste)} characters, pasted)")
+        elif step.keys:
+            typed.append("+".join(step.keys))
         if i + 1 < len(steps):
             seen, again = _after(look, question, step, steps[i + 1], typed, _reroute(plan, steps, i + 1))
             if again is not None and plan.from_row is not None:
@@ -430,11 +403,11 @@ def _reroute(plan: Plan, steps: list[Step], i: int) -> Callable[[Dialog], list[S
     """For a look at the dialog where step ``i`` opens a form's later question: that question's
     keys from the row highlighted on it, where that is not the row the plan expected (else None)."""
     nxt, before = steps[i], steps[i - 1]
-    opens = nxt.item is not None and nxt.cursor is not None and before.item not in (None, nxt.item)
+    opens = nxt.cursor is not None and before.item not in (None, nxt.item)
 
     def again(dialog: Dialog) -> list[Step] | None:
-        row = rows(dialog).cursor if opens and plan.from_row is not None else None
-        if row is None or row == nxt.cursor or nxt.item is None or plan.from_row is None:
+        row = rows(dialog).cursor
+        if not opens or nxt.item is None or plan.from_row is None or row in (None, nxt.cursor):
             return None
         return plan.from_row(nxt.item, row)
 
@@ -446,14 +419,13 @@ def _after(
     question: Question,
     step: Step,
     following: Step,
-    typed: Typed,
+    typed: list[str],
     reroute: Callable[[Dialog], list[Step] | None] = lambda d: None,
 ) -> tuple[Seen, list[Step] | None]:
-    """The first look after ``step``'s key that shows its effect (``step.expect``, and the state
-    ``following`` needs, or a form's next question with its highlight on another row: then its
-    keys from there, by ``reroute``). A look that still shows the question as it was before the
-    key (pi has not drawn it yet) is looked again; Refused at once when a look shows the
-    question's dialog gone or another's, or after a few seconds without the key's effect."""
+    """The first look after ``step``'s key that shows its effect (``step.expect`` and the state
+    ``following`` needs, or a form's next question highlighted elsewhere: then its keys by
+    ``reroute``). A look as before the key is looked again; Refused at once when the question's
+    dialog is gone or another's, or after a few seconds without the key's effect."""
     deadline = time.monotonic() + STEP_TIMEOUT_S
     delay = 0.001
     while True:
@@ -468,7 +440,7 @@ def _after(
             if again and unready(seen.dialog, again[0]) is None:
                 return seen, again
         elif _not_ours(seen, question, step) is not None:  # neither as before the key nor after it
-            log.debug("after %s: %s; the dialog seen: %s", typed.said(), gone, seen.dialog and seen.dialog.lines)
+            log.debug("after %s: %s; the dialog seen: %s", _said(typed), gone, seen.dialog and seen.dialog.lines)
             raise _stopped(gone, typed, gone=True)
         if time.monotonic() > deadline:
             raise _stopped("the dialog did not move on as expected", typed, gone=False)
@@ -480,7 +452,7 @@ def confirm(
     session: SessionFile,
     question: Question,
     plan: Plan,
-    typed: Typed,
+    typed: list[str],
     timeout: float,
     settled: Callable[[], bool] | None = None,
 ) -> Answered:
@@ -490,7 +462,7 @@ def confirm(
     them all."""
     if not wait_until(lambda: not session.pending(question.tool_call_id), timeout):
         raise Refused(
-            f"keys were sent but the session file recorded no answer within {timeout:g}s (typed: {typed.said()})"
+            f"keys were sent but the session file recorded no answer within {timeout:g}s (typed: {_said(typed)})"
         )
     ended = session.resolved.get(question.tool_call_id)
     done = Answered(question, ended.outcome if ended else None, ended.answer if ended else None)
@@ -502,20 +474,19 @@ def confirm(
     # A question that ended meanwhile may have had a key of this answer: said plainly.
     others = session.others_ended(question.tool_call_id)
     names = ", ".join(repr(clean(t.question.text, 60)) for t in others[:2])
-    note = (
-        f"pi also recorded an answer to {names} while this one was typed ({typed.said()}): unless that was"
-        " answered in the terminal, a key meant for this question may have gone there: check the terminal"
-        if others
-        else None
-    )
+    note = None
+    if others:
+        note = (
+            f"pi also recorded an answer to {names} while this one was typed ({_said(typed)}): unless that was"
+            " answered in the terminal, a key meant for this question may have gone there: check the terminal"
+        )
     if done.outcome != "answered":
         return replace(done, note=note)
     result = tool_result(session.path, question.tool_call_id)
-    why = "pi's record of the answer could not be read back" if result is None else None
-    why = why or result_mismatch(question, plan, *result)  # type: ignore[misc]
+    why = result_mismatch(question, plan, *result) if result else "pi's record of the answer could not be read back"
     if why:
-        raise Refused(f"{why} (typed: {typed.said()})" + (f"; {note}" if note else ": check the terminal"))
-    log.debug("answered %s: keys %s", question.tool_call_id, typed.keys)
+        raise Refused(f"{why} (typed: {_said(typed)})" + (f"; {note}" if note else ": check the terminal"))
+    log.debug("answered %s: keys %s", question.tool_call_id, typed)
     return replace(done, note=note)
 
 
@@ -531,14 +502,12 @@ def channel_dialog(session_file: str, question: Question) -> tuple[str, ExtDialo
                 continue
         elif not d.session_file or os.path.realpath(d.session_file) != real:
             continue
-        if (
-            question.kind == "dialog"
-            and d.kind == question.dialog
-            and (d.tool_call_id or d.id) == question.tool_call_id
-        ):
+        if question.kind == "dialog":
+            ours = d.kind == question.dialog and (d.tool_call_id or d.id) == question.tool_call_id
+        else:  # (its own dialog: a custom component, or the select / input it falls back to)
+            ours = question.kind == "question" and d.kind != "editor" and d.tool_call_id == question.tool_call_id
+        if ours:
             return sock, d
-        if question.kind == "question" and d.kind != "editor" and d.tool_call_id == question.tool_call_id:
-            return sock, d  # (its own dialog: a custom component, or the select / input it falls back to)
     return None
 
 
