@@ -192,14 +192,10 @@ def focus(view: SessionView, loc: Location | None) -> str:
     if loc.tmux is None and _terminal_remote(loc):
         return f"focused {loc.describe()} through its terminal's remote control"
     if loc.tmux is not None:
-        raise Refused(
-            f"selected tmux pane {clean(loc.tmux.pane)}, but its terminal was not focused: {missing};"
-            " switch to it yourself"
-        )
-    raise Refused(
-        f"the terminal of pi (pid {loc.pid}, {clean(loc.tty or 'no tty')}) was not focused: {missing};"
-        " switch to it yourself"
-    )
+        where = f"selected tmux pane {clean(loc.tmux.pane)}, but its terminal"
+    else:
+        where = f"the terminal of pi (pid {loc.pid}, {clean(loc.tty or 'no tty')})"
+    raise Refused(f"{where} was not focused: {missing}; switch to it yourself")
 
 
 def window_locations(window: dict[str, Any]) -> dict[str, Any]:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 
 from notifier.core.model import Question, QuestionItem
 from notifier.core.text import clean, number
-from notifier.pi.screens import PI_ASK_OTHER, Dialog, Rows, names_line, rows, same_row, shows_text, squash
+from notifier.pi.screens import PI_ASK_OTHER, Dialog, Rows, named_in_order, rows, same_row, shows_text, squash
 
 # ---- the steps of a plan, and what the user chose ----
 
@@ -605,14 +605,9 @@ def names_alone(said: str, chosen: Sequence[tuple[str | None, ...]], others: Seq
 def _review_sections(lines: list[str], items: tuple[QuestionItem, ...]) -> list[str] | None:
     """What a review says of each question: its lines from the one naming it (header or text)
     to the next one's, those names taken out (``None``: a question is not named, in order)."""
-    at: list[int] = []
-    for it in items:
-        want = {squash(n) for n in (it.header, it.text) if n}
-        start = at[-1] + 1 if at else 0
-        found = next((n for n in range(start, len(lines)) if names_line(lines[n], want)), None)
-        if found is None:
-            return None
-        at.append(found)
+    at = named_in_order(lines, [{squash(n) for n in (it.header, it.text) if n} for it in items], 0, len(lines))
+    if at is None:
+        return None
     sections = []
     for k, it in enumerate(items):
         said = " ".join(lines[at[k] : at[k + 1] if k + 1 < len(at) else len(lines)])

@@ -308,16 +308,9 @@ def find_review(screen: str, names: tuple[tuple[str, ...], ...]) -> Dialog | Non
     if not wanted or not all(wanted):
         return None
     for start in range(len(raw) - 1, -1, -1):
-        if not names_line(raw[start], wanted[0]):
-            continue
-        at = [start]
         end = min(len(raw), start + _MAX_LIST_LINES)
-        for want in wanted[1:]:
-            nxt = next((n for n in range(at[-1] + 1, end) if names_line(raw[n], want)), None)
-            if nxt is None:
-                break
-            at.append(nxt)
-        if len(at) != len(wanted):
+        at = named_in_order(raw, wanted, start, end) if names_line(raw[start], wanted[0]) else None
+        if at is None:
             continue
         steps = _review_rows(raw, at[-1] + 1, end)
         if steps is None:
@@ -340,6 +333,18 @@ def _review_without_list(raw: list[str], start: int, begin: int, end: int) -> Di
             lines = tuple(raw[start : n + 1])
             return Dialog("review", tuple(clean(line) for line in lines), lines, start, submits=True)
     return None
+
+
+def named_in_order(lines: list[str], wanted: list[set[str]], begin: int, end: int) -> list[int] | None:
+    """The lines from ``begin`` to ``end`` that name each question in turn (``wanted``: each one's
+    names, squashed), each below the one before; ``None``: a question is not named so."""
+    at: list[int] = []
+    for want in wanted:
+        found = next((n for n in range(at[-1] + 1 if at else begin, end) if names_line(lines[n], want)), None)
+        if found is None:
+            return None
+        at.append(found)
+    return at
 
 
 def names_line(line: str, want: set[str]) -> bool:
