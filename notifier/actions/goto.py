@@ -75,14 +75,12 @@ def pick(snapshot: Snapshot, spec: str | None) -> tuple[SessionView, Question | 
                 "no pi session is waiting for an answer"
                 + (f" ({left} abandoned: their pi stopped; 'goto SESSION' says how to resume one)" if left else "")
             )
-        view, first = min(snapshot.pending, key=lambda sq: sq[1].asked_at)
-        return view, first
+        return min(snapshot.pending, key=lambda sq: sq[1].asked_at)
     if not spec.strip():
         raise BadSession("SESSION is empty: give a session file, id, short id or project name")
     real = os.path.realpath(os.path.expanduser(spec))
     views = [v for v in snapshot.sessions if os.path.realpath(v.ref.key) == real]
-    if not views:
-        views = commands.matches(snapshot.sessions, spec)
+    views = views or commands.matches(snapshot.sessions, spec)
     if not views:
         raise BadSession(
             f"no session has the file, id, short id or project name {clean(spec, 80)!r}"
@@ -90,9 +88,7 @@ def pick(snapshot: Snapshot, spec: str | None) -> tuple[SessionView, Question | 
         )
     if len(views) > 1:
         raise Ambiguous(commands.candidates_line(spec, views))
-    view = views[0]
-    question = min(view.pending, key=lambda q: q.asked_at) if view.pending else None
-    return view, question
+    return views[0], min(views[0].pending, key=lambda q: q.asked_at, default=None)
 
 
 def resume_advice(view: SessionView) -> str:
@@ -266,18 +262,14 @@ def split(config: Config, spec: str | None) -> tuple[Remote, str] | None:
     return None
 
 
-def _need_ssh(remote: Remote) -> None:
-    if remote.ssh is None:
-        raise RemoteRefused(f"remote {remote.name} is a command, not ssh: go to that machine to do this")
-
-
 class RemoteRefused(Exception):
     """Cannot be done on the remote; the message says why (exit code 1)."""
 
 
 def _ssh(remote: Remote, words: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
     """``words`` run by the remote's ssh; :class:`RemoteRefused` when it cannot be reached."""
-    _need_ssh(remote)
+    if remote.ssh is None:
+        raise RemoteRefused(f"remote {remote.name} is a command, not ssh: go to that machine to do this")
     try:
         return processes.run_or_raise(ssh_argv(remote, words), timeout)
     except processes.CannotRun as exc:
