@@ -699,9 +699,7 @@ def answer(
     if token is not None and question_token(question) != token:
         raise Refused(f"the question waiting is no longer the one shown: it asks {_named(question)}; nothing was typed")
     through = by_channel(options, view, question, choices, text, result_timeout)
-    if through is not None:
-        return through
-    return by_tmux(options, view, question, choices, text, result_timeout, snapshot.sessions)
+    return through or by_tmux(options, view, question, choices, text, result_timeout, snapshot.sessions)
 
 
 def _waiting(snapshot: Snapshot, spec: str | None, call: str | None) -> tuple[SessionView, Question]:
