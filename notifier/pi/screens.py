@@ -279,14 +279,12 @@ def find_list(screen: str, text: str, labels: tuple[str, ...]) -> Dialog | None:
                 seen[row[0]] = n
         if len(seen) != len(labels):
             return None
-        last = max(seen.values())
-        other = _other_row(raw, last)
-        last = last if other is None else other
+        last = _other_row(raw, max(seen.values())) or max(seen.values())  # (ending at its free-text row, if any)
         lines = tuple(raw[start : last + 1])
         below = " ".join(clean(line) for line in _to_border(raw[last + 1 : last + 1 + _MAX_LIST_LINES]))
+        above = " ".join(clean(line) for line in reversed(_to_border(raw[max(0, start - 8) : start][::-1])))
         toggles = bool(_SPACE_SELECTS.search(below))
         shown = tuple(clean(line) for line in lines)
-        above = " ".join(clean(line) for line in reversed(_to_border(raw[max(0, start - 8) : start][::-1])))
         return Dialog("list", shown, lines, start, labels, toggles, toggle_key(below), submits(below), below, above)
     return None
 
