@@ -615,10 +615,10 @@ def by_keys(
 
     def look() -> Seen:
         now = screen()
-        seen = find(now) if now is not None else None
-        if seen is None or now is None:
+        shown = find(now) if now is not None else None
+        if shown is None or now is None:
             return Seen(None)
-        return Seen(seen, showing(now.splitlines(), range(seen.top, seen.top + len(seen.raw))))
+        return Seen(shown, showing(now.splitlines(), range(shown.top, shown.top + len(shown.raw))))
 
     typed = drive(look, send, question, steps, session)
     return confirm(session, question, steps, typed, result_timeout, settled)
