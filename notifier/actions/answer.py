@@ -1,25 +1,17 @@
 """``pi-notifier answer``: answer a waiting pi's question from here, one way: the keys of a plan
 (:mod:`notifier.pi.keys`), each bound to the question it is for, carried by the companion
-extension when that pi has it, else typed into its tmux pane; the session file is the judge of
-whether the question still waits and of what pi recorded.
+extension when that pi has it (exact values for select / confirm / input dialogs; keys to a
+custom dialog's id, checked against its mirrored screen), else typed into its tmux pane.
 
-- The companion channel (preferred: bound to its dialog's id): exact for select / confirm / input
-  dialogs, keys forwarded to a custom dialog such as a question tool's (checked against its
-  mirrored screen as the tmux path checks the pane), never an editor.
-- tmux: nothing is typed unless, just before, the session file still has this tool call
-  unanswered, exactly one running pi is this session's and it runs in tmux, and its pane shows
-  this very dialog, untouched. Each key is sent by tmux only if the pane still shows, line for
-  line, the dialog of the look it was checked against, in the same step of the tmux server as the
-  key (``if-shell -F`` on the pane's own lines, tmux >= 3.2). What no tool can close is a key pi
-  has already read but not yet drawn the effect of: that is why the companion is preferred.
-- The driver (:func:`drive`): keys are blind, so before each key, on a fresh look, the dialog must
-  still be this question's (its text and its rows) in the state the plan expects, and the session
-  file must still have this call unanswered with no question asked nor tool started after it.
-  Nothing waits for a dialog to come back; any look that shows something else ends the answer,
-  saying what was typed. :func:`confirm` then checks that what pi recorded is that question's
-  answer, and that nothing was recorded for a question asked after it.
-- :func:`carry_out`: a Goto or an Answer from the tray, a notification or the window, on a
-  snapshot the caller already has (the app and the window without an app both come here).
+tmux: nothing is typed unless the session file still has this call unanswered, exactly one
+running pi is this session's, in tmux, and its pane shows this very dialog, untouched. Each key
+is sent only if the pane still shows, line for line, the dialog of the look it was checked
+against, in the same step of the tmux server (``if-shell -F``, tmux >= 3.2).
+
+The driver (:func:`drive`): before each key, on a fresh look, the dialog must still be this
+question's in the state the plan expects, and the session file must have nothing asked or
+started after it; any other look ends the answer, saying what was typed. :func:`confirm` then
+checks that what pi recorded is that answer.
 """
 
 from __future__ import annotations
@@ -29,7 +21,7 @@ import logging
 import os
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from notifier.actions import goto
@@ -54,10 +46,10 @@ from notifier.pi.keys import (
     plan,
     plan_list,
     resolve,
-    result_mismatch,
     review_mismatch,
 )
 from notifier.pi.outcomes import result_text
+from notifier.pi.records import result_mismatch
 from notifier.pi.screens import (
     Dialog,
     Rows,
@@ -80,9 +72,7 @@ from notifier.system.tmux import (
     TmuxPane,
     capture,
     load_buffer,
-    paste,
     send_if,
-    send_keys,
     showing,
     tmux,
     unread_input,
@@ -113,27 +103,22 @@ class SessionFile:
         self.file = FollowedFile(path, options.catalog)
         self.resolved: dict[str, Transition] = {}
         self.later: dict[str, Question] = {}  # questions asked after the first look
-        self._known: set[str] | None = None  # the questions of the first look
-        self._tool: str | None = None  # the other tool running at the first look, if any
         self.started: str | None = None  # another tool started after the first look
+        self._known = {t.question.tool_call_id for t in self.file.read()}  # the questions of the first look
+        view = self.file.view()
+        self._tool = view.current_tool if view is not None else None  # the other tool running then, if any
 
     def pending(self, call_id: str) -> bool:
         """Whether the file, with what it gained since the last look, still has ``call_id``
         unanswered (how each question it resolved ended is kept in ``resolved``)."""
-        changes = self.file.read()
-        first = self._known is None
-        if first:
-            self._known = {t.question.tool_call_id for t in changes}
-        for t in changes:
-            if t.kind == "resolved" and not first:
+        for t in self.file.read():
+            if t.kind == "resolved":
                 self.resolved[t.question.tool_call_id] = t
-            elif t.kind == "needs_input" and t.question.tool_call_id not in (self._known or ()):
+            elif t.kind == "needs_input" and t.question.tool_call_id not in self._known:
                 self.later[t.question.tool_call_id] = t.question
         view = self.file.view()
         tool = view.current_tool if view is not None else None
-        if first:
-            self._tool = tool
-        elif tool is not None and tool != self._tool:
+        if tool is not None and tool != self._tool:
             self.started = tool
         return view is not None and any(q.tool_call_id == call_id for q in view.pending)
 
@@ -155,24 +140,15 @@ class SessionFile:
         return [t for c, t in self.resolved.items() if c != call_id]
 
 
-def wait_until(predicate: object, timeout: float) -> bool:
+def wait_until(predicate: Callable[[], bool], timeout: float) -> bool:
     deadline = time.monotonic() + timeout
     delay = 0.01
-    while True:
-        if predicate():  # type: ignore[operator]
-            return True
+    while not predicate():
         if time.monotonic() > deadline:
             return False
         time.sleep(delay)
         delay = min(delay * 2, 0.1)
-
-
-def recorded(session: SessionFile, question: Question, result_timeout: float) -> Answered:
-    """Wait for the session file to record the answer; how it ended (Refused past the deadline)."""
-    if not wait_until(lambda: not session.pending(question.tool_call_id), result_timeout):
-        raise Refused(f"keys were sent but the session file recorded no answer within {result_timeout:g}s")
-    done = session.resolved.get(question.tool_call_id)
-    return Answered(question, done.outcome if done else None, done.answer if done else None)
+    return True
 
 
 TAIL_BYTES = 8 << 20  # the toolResult is among the last lines; past 8 MB of later lines it is not looked for
@@ -185,14 +161,12 @@ def tool_result(path: str, call_id: str) -> tuple[str, Any] | None:
     needle = json.dumps(call_id).encode()
     try:
         fd, st = open_regular(path)
+        try:
+            data = os.pread(fd, min(st.st_size, TAIL_BYTES), max(0, st.st_size - TAIL_BYTES))
+        finally:
+            os.close(fd)
     except OSError:
         return None
-    try:
-        data = os.pread(fd, min(st.st_size, TAIL_BYTES), max(0, st.st_size - TAIL_BYTES))
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
     for line in reversed(data.split(b"\n")):
         if needle not in line or b'"toolResult"' not in line:
             continue
@@ -215,13 +189,12 @@ LATER_S = 0.5  # how long the next question may take to show that a key reached 
 
 @dataclass(frozen=True)
 class Seen:
-    """One look at the screen: the dialog found on it (``None``: none), what the carrier needs to
-    send a key only onto this very screen (tmux: the lines to check; the companion: nothing, its
-    keys go to the dialog's id), and when the look began (``time.monotonic()``)."""
+    """One look at the screen: the dialog found on it (``None``: none), and the tmux condition
+    that holds while a pane still shows that dialog's every line where it was (the companion's
+    keys go to the dialog's id instead)."""
 
     dialog: Dialog | None
-    proof: object = None
-    at: float = 0.0
+    proof: str = ""
 
 
 class Waits(Protocol):
@@ -236,15 +209,8 @@ Look = Callable[[], Seen]
 Send = Callable[[Step, Seen], bool]
 
 
-@dataclass
-class Typed:
-    """What was typed for a question, and how long each key's look was before the key (seconds)."""
-
-    keys: list[str] = field(default_factory=list)
-    windows: list[float] = field(default_factory=list)
-
-    def said(self) -> str:
-        return ", ".join(self.keys) if self.keys else "nothing"
+def _said(typed: list[str]) -> str:
+    return ", ".join(typed) if typed else "nothing"
 
 
 Find = Callable[[str], "Dialog | None"]
@@ -252,22 +218,18 @@ Find = Callable[[str], "Dialog | None"]
 
 def finder(question: Question, screen: str) -> tuple[Find, Dialog] | None:
     """How to read this question's dialog off a screen, and the dialog on ``screen``: a layout
-    known by its help line (:func:`notifier.pi.screens.find_dialog`, whatever the tool is called)
-    where it shows this question as that layout draws it; else any list that shows the question's
-    text and its options on rows of their own (:func:`notifier.pi.screens.find_list`), inside
-    that known layout's block where its help line ends the screen (the live dialog is that one);
-    else that known layout (refused with what it shows otherwise). ``None``: neither."""
+    known by its help line (:func:`notifier.pi.screens.find_dialog`) showing this question as it
+    draws it; else a list of the question's options (:func:`notifier.pi.screens.find_list`),
+    inside that known layout's block if there is one; else that known layout (refused with what
+    it shows). ``None``: neither."""
     own = find_dialog(screen)
+    known = None if own is None else (find_dialog, own)
     if own is not None and (check_screen(own, question) is None or own.shows("Your answer:")):
-        return find_dialog, own  # (its editor open: refused as such, never read as a list)
+        return known  # (its editor open: refused as such, never read as a list)
     listed = _list_finder(question)
-    if listed is None:
-        return None if own is None else (find_dialog, own)
-    find = listed if own is None else _inside_own(listed)
-    first = find(screen)
-    if first is None:
-        return None if own is None else (find_dialog, own)
-    return find, first
+    find = listed if own is None or listed is None else _inside_own(listed)
+    first = find(screen) if find is not None else None
+    return known if find is None or first is None else (find, first)
 
 
 def _list_finder(question: Question) -> Find | None:
@@ -303,33 +265,22 @@ def _inside_own(find: Find) -> Find:
 def unreadable(question: Question, where: str) -> Refused:
     """Why no dialog of the question could be read (``finder`` found none), and what to do."""
     items = question.items or (question.first,)
+    terminal = ": answer it in the terminal (pi-notifier goto); nothing was typed"
     if any(not it.options for it in items):
-        return Refused(
-            f"the question has no options and its dialog {where} is not one pi-notifier can read (a layout"
-            " it knows by its help line): answer it in the terminal (pi-notifier goto); nothing was typed"
-        )
+        why = f"the question has no options and its dialog {where} is not one pi-notifier can read (a layout"
+        return Refused(f"{why} it knows by its help line){terminal}")
     if len(items) > 1:
-        return Refused(
-            f"the form of {len(items)} questions {where} is not drawn in a layout pi-notifier knows"
-            " (its first question as a list of its options): answer it in the terminal (pi-notifier goto);"
-            " nothing was typed"
-        )
+        why = f"the form of {len(items)} questions {where} is not drawn in a layout pi-notifier knows"
+        return Refused(f"{why} (its first question as a list of its options){terminal}")
     return Refused(
         f"the question's dialog is not on screen {where} as a layout pi-notifier knows or as a list of its"
         " options; nothing was typed"
     )
 
 
-def usage(question: Question, choices: list[str], text: str | None) -> None:
-    """Bad usage (UsageError) or an answer no screen can take (Unsupported), before any look:
-    by the question's shape, whatever its tool is called (:func:`notifier.pi.keys.check_usage`)."""
-    check_usage(question, choices or None, text)
-
-
 def plan_for(dialog: Dialog, question: Question, choices: list[str], text: str | None) -> Plan:
-    """The keys for the dialog as read, from the one driver (:func:`notifier.pi.keys.plan_rows`):
-    with its tool's layout facts where its help line names the tool, else with what a list's help
-    line and tab bar say."""
+    """The keys for the dialog as read: by its layout's facts where its help line is known, else by
+    what a list's help line and tab bar say (:func:`notifier.pi.keys.plan_rows`)."""
     if dialog.variant == "review":
         raise Unsupported("the form is at its review step: answer it in the terminal (pi-notifier goto)")
     if dialog.variant == "list":
@@ -396,28 +347,22 @@ def _not_ours(seen: Seen, question: Question, step: Step) -> str | None:
     return bound(seen.dialog, question, step.item, step.shows if step.item is None else ())
 
 
-def _name(step: Step) -> str:
-    if step.paste is not None:
-        return f"the text ({len(step.paste)} characters, pasted)"
-    return "+".join(step.keys)
-
-
-def _stopped(reason: str, typed: Typed, gone: bool) -> Refused:
+def _stopped(reason: str, typed: list[str], gone: bool) -> Refused:
     """The one line when an answer stops: why, and exactly what was typed for it."""
-    if not typed.keys:
+    if not typed:
         return Refused(f"{reason}; nothing was typed")
     if gone:
         return Refused(
-            f"{reason}; typed for this question before: {typed.said()}. The last of those keys may have"
+            f"{reason}; typed for this question before: {_said(typed)}. The last of those keys may have"
             " gone to what pi shows now: check the terminal"
         )
-    return Refused(f"{reason}; typed for this question: {typed.said()}, then stopped: finish it in the terminal")
+    return Refused(f"{reason}; typed for this question: {_said(typed)}, then stopped: finish it in the terminal")
 
 
-def drive(look: Look, send: Send, question: Question, plan: Plan, session: Waits) -> Typed:
+def drive(look: Look, send: Send, question: Question, plan: Plan, session: Waits) -> list[str]:
     """Type the plan's keys, each bound to ``question`` (see the module's docstring); Refused,
     saying what was typed, as soon as a look or the file shows that a key may not be typed."""
-    typed = Typed()
+    typed: list[str] = []
     steps = list(plan.steps)
     seen = look()
     i = 0
@@ -426,7 +371,7 @@ def drive(look: Look, send: Send, question: Question, plan: Plan, session: Waits
         for _ in range(3):  # (a look the carrier found changed by the time of the key: look again)
             gone = _not_ours(seen, question, step)
             if gone is not None:
-                raise _stopped(gone, typed, gone=bool(typed.keys))
+                raise _stopped(gone, typed, gone=bool(typed))
             assert seen.dialog is not None
             reason = unready(seen.dialog, step) or session.waits_alone(question.tool_call_id)
             if reason is not None:
@@ -439,9 +384,10 @@ def drive(look: Look, send: Send, question: Question, plan: Plan, session: Waits
             seen = look()
         else:
             raise _stopped("the screen kept changing between the look and the key", typed, gone=False)
-        if step.keys or step.paste is not None:
-            typed.keys.append(_name(step))
-            typed.windows.append(time.monotonic() - seen.at)
+        if step.paste is not None:
+            typed.append(f"the text ({len(step.paste)} characters, pasted)")
+        elif step.keys:
+            typed.append("+".join(step.keys))
         if i + 1 < len(steps):
             seen, again = _after(look, question, step, steps[i + 1], typed, _reroute(plan, steps, i + 1))
             if again is not None and plan.from_row is not None:
@@ -457,11 +403,11 @@ def _reroute(plan: Plan, steps: list[Step], i: int) -> Callable[[Dialog], list[S
     """For a look at the dialog where step ``i`` opens a form's later question: that question's
     keys from the row highlighted on it, where that is not the row the plan expected (else None)."""
     nxt, before = steps[i], steps[i - 1]
-    opens = nxt.item is not None and nxt.cursor is not None and before.item not in (None, nxt.item)
+    opens = nxt.cursor is not None and before.item not in (None, nxt.item)
 
     def again(dialog: Dialog) -> list[Step] | None:
-        row = rows(dialog).cursor if opens and plan.from_row is not None else None
-        if row is None or row == nxt.cursor or nxt.item is None or plan.from_row is None:
+        row = rows(dialog).cursor
+        if not opens or nxt.item is None or plan.from_row is None or row in (None, nxt.cursor):
             return None
         return plan.from_row(nxt.item, row)
 
@@ -473,14 +419,13 @@ def _after(
     question: Question,
     step: Step,
     following: Step,
-    typed: Typed,
+    typed: list[str],
     reroute: Callable[[Dialog], list[Step] | None] = lambda d: None,
 ) -> tuple[Seen, list[Step] | None]:
-    """The first look after ``step``'s key that shows its effect (``step.expect``, and the state
-    ``following`` needs, or a form's next question with its highlight on another row: then its
-    keys from there, by ``reroute``). A look that still shows the question as it was before the
-    key (pi has not drawn it yet) is looked again; Refused at once when a look shows the
-    question's dialog gone or another's, or after a few seconds without the key's effect."""
+    """The first look after ``step``'s key that shows its effect (``step.expect`` and the state
+    ``following`` needs, or a form's next question highlighted elsewhere: then its keys by
+    ``reroute``). A look as before the key is looked again; Refused at once when the question's
+    dialog is gone or another's, or after a few seconds without the key's effect."""
     deadline = time.monotonic() + STEP_TIMEOUT_S
     delay = 0.001
     while True:
@@ -495,7 +440,7 @@ def _after(
             if again and unready(seen.dialog, again[0]) is None:
                 return seen, again
         elif _not_ours(seen, question, step) is not None:  # neither as before the key nor after it
-            log.debug("after %s: %s; the dialog seen: %s", typed.said(), gone, seen.dialog and seen.dialog.lines)
+            log.debug("after %s: %s; the dialog seen: %s", _said(typed), gone, seen.dialog and seen.dialog.lines)
             raise _stopped(gone, typed, gone=True)
         if time.monotonic() > deadline:
             raise _stopped("the dialog did not move on as expected", typed, gone=False)
@@ -507,7 +452,7 @@ def confirm(
     session: SessionFile,
     question: Question,
     plan: Plan,
-    typed: Typed,
+    typed: list[str],
     timeout: float,
     settled: Callable[[], bool] | None = None,
 ) -> Answered:
@@ -515,10 +460,12 @@ def confirm(
     if not), and that it recorded nothing for another question meanwhile (else a note says so).
     ``settled``: keys that could reach another dialog (tmux's) were typed; true once pi has read
     them all."""
-    try:
-        done = recorded(session, question, timeout)
-    except Refused as exc:
-        raise Refused(f"{exc} (typed: {typed.said()})") from None
+    if not wait_until(lambda: not session.pending(question.tool_call_id), timeout):
+        raise Refused(
+            f"keys were sent but the session file recorded no answer within {timeout:g}s (typed: {_said(typed)})"
+        )
+    ended = session.resolved.get(question.tool_call_id)
+    done = Answered(question, ended.outcome if ended else None, ended.answer if ended else None)
     if settled is not None:
         # A key read after pi moved on answers (or moves) the next question: once pi has read
         # every key typed, the next question is given a moment to show whether one reached it.
@@ -527,24 +474,24 @@ def confirm(
     # A question that ended meanwhile may have had a key of this answer: said plainly.
     others = session.others_ended(question.tool_call_id)
     names = ", ".join(repr(clean(t.question.text, 60)) for t in others[:2])
-    note = (
-        f"pi also recorded an answer to {names} while this one was typed ({typed.said()}): unless that was"
-        " answered in the terminal, a key meant for this question may have gone there: check the terminal"
-        if others
-        else None
-    )
+    note = None
+    if others:
+        note = (
+            f"pi also recorded an answer to {names} while this one was typed ({_said(typed)}): unless that was"
+            " answered in the terminal, a key meant for this question may have gone there: check the terminal"
+        )
     if done.outcome != "answered":
         return replace(done, note=note)
     result = tool_result(session.path, question.tool_call_id)
-    why = "pi's record of the answer could not be read back" if result is None else None
-    why = why or result_mismatch(question, plan, *result)  # type: ignore[misc]
+    why = result_mismatch(question, plan, *result) if result else "pi's record of the answer could not be read back"
     if why:
-        raise Refused(f"{why} (typed: {typed.said()})" + (f"; {note}" if note else ": check the terminal"))
-    log.debug("answered %s: keys %s, look-to-key %s s", question.tool_call_id, typed.keys, typed.windows)
+        raise Refused(f"{why} (typed: {_said(typed)})" + (f"; {note}" if note else ": check the terminal"))
+    log.debug("answered %s: keys %s", question.tool_call_id, typed)
     return replace(done, note=note)
 
 
 # ---- through the companion extension ----
+
 
 def channel_dialog(session_file: str, question: Question) -> tuple[str, ExtDialog] | None:
     """The open extension dialog that is this question (its socket too), if its pi has one."""
@@ -555,14 +502,12 @@ def channel_dialog(session_file: str, question: Question) -> tuple[str, ExtDialo
                 continue
         elif not d.session_file or os.path.realpath(d.session_file) != real:
             continue
-        if (
-            question.kind == "dialog"
-            and d.kind == question.dialog
-            and (d.tool_call_id or d.id) == question.tool_call_id
-        ):
+        if question.kind == "dialog":
+            ours = d.kind == question.dialog and (d.tool_call_id or d.id) == question.tool_call_id
+        else:  # (its own dialog: a custom component, or the select / input it falls back to)
+            ours = question.kind == "question" and d.kind != "editor" and d.tool_call_id == question.tool_call_id
+        if ours:
             return sock, d
-        if question.kind == "question" and d.kind != "editor" and d.tool_call_id == question.tool_call_id:
-            return sock, d  # (its own dialog: a custom component, or the select / input it falls back to)
     return None
 
 
@@ -584,7 +529,7 @@ def dialog_value(d: ExtDialog, choices: list[str], text: str | None) -> str | bo
     # pi's select draws every option as a row, in order: the same numbering and the same
     # refusal of a number that is also another row's label as for a question tool
     item = QuestionItem("", options=tuple(Option(clean(o)) for o in options))
-    return options[resolve(item, choice if choice.startswith('#') else clean(choice))]
+    return options[resolve(item, choice if choice.startswith("#") else clean(choice))]
 
 
 def by_channel(
@@ -603,51 +548,65 @@ def by_channel(
         return None
     sock, d = found
     if d.kind == "editor":
-        raise Unsupported(
-            "an editor dialog cannot be answered from here: answer it in the terminal (pi-notifier goto)"
-        )
+        raise Unsupported("an editor dialog cannot be answered from here: answer it in the terminal (pi-notifier goto)")
     if d.remote is None:
         raise Unsupported("this pi only announces its dialogs: answer it in the terminal (pi-notifier goto)")
-    if d.kind == "custom":
-        return _by_keys(options, view, question, sock, d, choices, text, result_timeout)
-    value = dialog_value(d, choices, text)
-    result = answer_dialog(sock, d.id, value)
-    if not result.ok:
-        raise Refused(clean(result.error or "pi did not take the answer", 200))
-    said = ("Yes" if value else "No") if isinstance(value, bool) else value
-    return Answered(question, "answered", said)
-
-
-def _keys_of(step: Step) -> list[str]:
-    if step.paste is not None:  # pasted whole, as a terminal pastes: never taken for key names
-        return [f"\x1b[200~{step.paste}\x1b[201~"]
-    return list(step.keys)
-
-
-def _by_keys(
-    options: EngineOptions,
-    view: SessionView,
-    question: Question,
-    sock: str,
-    d: ExtDialog,
-    choices: list[str],
-    text: str | None,
-    result_timeout: float,
-) -> Answered:
-    """A question tool's own dialog: the same checked plan as in tmux, its keys forwarded to the
-    component, its mirrored screen checked instead of the pane's."""
-    usage(question, choices, text)  # bad usage shows before anything else
+    if d.kind != "custom":
+        value = dialog_value(d, choices, text)
+        result = answer_dialog(sock, d.id, value)
+        if not result.ok:
+            raise Refused(clean(result.error or "pi did not take the answer", 200))
+        return Answered(question, "answered", ("Yes" if value else "No") if isinstance(value, bool) else value)
+    # A question tool's own dialog: the plan checked as in tmux, its keys forwarded to this
+    # dialog's id (never another's, whatever pi shows), its mirrored screen checked.
+    check_usage(question, choices or None, text)  # bad usage shows before anything else
     if d.outer_tool_call_id is not None:  # (the file has only the call it runs under, until it ends)
         raise Unsupported(
             "this question was asked from inside a running tool call (a script's), and pi records its answer"
             " only when that call ends, so it cannot be checked: answer it in the terminal (pi-notifier goto)"
         )
+
+    def mirrored() -> str | None:
+        return next(("\n".join(o.screen or ()) for path, o in all_open_dialogs() if (path, o.id) == (sock, d.id)), None)
+
+    def send(step: Step, seen: Seen) -> bool:
+        # (pasted whole, as a terminal pastes: never taken for key names)
+        keys = [f"\x1b[200~{step.paste}\x1b[201~"] if step.paste is not None else list(step.keys)
+        result = answer_dialog(sock, d.id, keys=keys)
+        if not result.ok:
+            raise Refused(f"pi did not take the keys: {clean(result.error, 200)}")
+        return True
+
+    session = waiting_file(options, view, question)
+    return by_keys(session, question, choices, text, result_timeout, mirrored, send, "in pi's dialog")
+
+
+def waiting_file(options: EngineOptions, view: SessionView, question: Question) -> SessionFile:
+    """The session file followed from now, where it still has ``question`` unanswered (else Refused)."""
     session = SessionFile(options, view.ref.key)
     if not session.pending(question.tool_call_id):
         raise Refused("the question is no longer waiting (answered or cancelled meanwhile); nothing was typed")
-    found = finder(question, "\n".join(d.screen or ()))
+    return session
+
+
+def by_keys(
+    session: SessionFile,
+    question: Question,
+    choices: list[str],
+    text: str | None,
+    result_timeout: float,
+    screen: Callable[[], str | None],
+    send: Send,
+    where: str,
+    settled: Callable[[], bool] | None = None,
+) -> Answered:
+    """The one way keys answer: the question's dialog read off ``screen`` (a tmux pane's, or the
+    companion's mirror of pi's dialog), its plan, each key sent by ``send`` onto a fresh look of
+    it (:func:`drive`), then pi's record checked (:func:`confirm`)."""
+    first = screen()
+    found = finder(question, first) if first is not None else None
     if found is None:
-        raise unreadable(question, "in pi's dialog")
+        raise unreadable(question, where)
     find, dialog = found
     reason = check_screen(dialog, question)
     if reason:
@@ -655,56 +614,28 @@ def _by_keys(
     steps = plan_for(dialog, question, choices, text)
 
     def look() -> Seen:
-        at = time.monotonic()
-        screen = _screen(sock, d.id)
-        return Seen(find("\n".join(screen)) if screen is not None else None, None, at)
-
-    def send(step: Step, seen: Seen) -> bool:
-        # (to this dialog's id: keys never reach another dialog, whatever pi shows)
-        result = answer_dialog(sock, d.id, keys=_keys_of(step))
-        if not result.ok:
-            raise Refused(f"pi did not take the keys: {clean(result.error, 200)}")
-        return True
+        now = screen()
+        shown = find(now) if now is not None else None
+        if shown is None or now is None:
+            return Seen(None)
+        return Seen(shown, showing(now.splitlines(), range(shown.top, shown.top + len(shown.raw))))
 
     typed = drive(look, send, question, steps, session)
-    return confirm(session, question, steps, typed, result_timeout)
-
-
-def _screen(sock: str, dialog_id: str) -> tuple[str, ...] | None:
-    for path, d in all_open_dialogs():
-        if path == sock and d.id == dialog_id:
-            return d.screen
-    return None
+    return confirm(session, question, steps, typed, result_timeout, settled)
 
 
 # ---- by keys into the tmux pane ----
 
-def look(pane: TmuxPane, find: Find) -> Seen:
-    """A fresh capture of the pane: the question's dialog on it, and the tmux condition that
-    holds while the pane still shows that dialog's every line where it was."""
-    at = time.monotonic()
-    screen = capture(pane)
-    dialog = find(screen) if screen is not None else None
-    if dialog is None:
-        return Seen(None, None, at)
-    assert screen is not None
-    return Seen(dialog, showing(screen.splitlines(), range(dialog.top, dialog.top + len(dialog.raw))), at)
-
 
 def send(pane: TmuxPane, step: Step, seen: Seen) -> bool:
-    """The step's key (or paste) into the pane, only onto the screen ``seen`` (False: the pane
-    no longer shows it; nothing was sent). Refused when tmux failed."""
-    checked = (version() or (0, 0)) >= SHOWING_SINCE and isinstance(seen.proof, str)
-    if not checked:  # an older tmux: sent right after the look, unchecked in between
-        ok = paste(pane, step.paste) if step.paste is not None else send_keys(pane, step.keys)
-        if not ok:
-            raise Refused(f"could not send keys to tmux pane {clean(pane.pane)}")
-        return True
-    assert isinstance(seen.proof, str)
+    """The step's key (or paste) into the pane, only while it still shows the look ``seen``
+    (False: it no longer does; nothing was sent). Refused when tmux failed. An older tmux
+    cannot read the pane in a format: there the key is sent right after the look, unchecked."""
+    checked = (version() or (0, 0)) >= SHOWING_SINCE and seen.proof
     buffer = load_buffer(pane, step.paste) if step.paste is not None else None
     if step.paste is not None and buffer is None:
         raise Refused(f"could not paste into tmux pane {clean(pane.pane)}")
-    sent = send_if(pane, seen.proof, step.keys, buffer)
+    sent = send_if(pane, seen.proof if checked else "1", step.keys, buffer)
     if sent is not True and buffer is not None:
         tmux(pane.socket, "delete-buffer", "-b", buffer)
     if sent is None:
@@ -723,11 +654,8 @@ def by_tmux(
 ) -> Answered:
     """Type the answer into the pane of the pi that has this session (Refused / Unsupported /
     UsageError); ``neighbours``: the other sessions known (a snapshot's)."""
-    usage(question, choices, text)  # bad usage shows before anything else
-    session = SessionFile(options, view.ref.key)
-    if not session.pending(question.tool_call_id):
-        raise Refused("the question is no longer waiting (answered or cancelled meanwhile); nothing was typed")
-
+    check_usage(question, choices or None, text)  # bad usage shows before anything else
+    session = waiting_file(options, view, question)
     # Keys go only to the one pi the evidence gives this session to: never to a neighbour in
     # the same folder (its own session among ``neighbours``), never when two could be it.
     location = locate_one(view, neighbours=neighbours, announced=announced_sessions())
@@ -735,21 +663,10 @@ def by_tmux(
         raise Refused(location.reason if location.ambiguous else f"{location.reason}; {resume_advice(view)}")
     if location.tmux is None:
         raise Refused("this pi does not run in tmux, so keys cannot be delivered: use pi-notifier goto")
-    pane = location.tmux
-
-    screen = capture(pane)
-    found = finder(question, screen) if screen is not None else None
-    if found is None:
-        raise unreadable(question, f"in tmux pane {clean(pane.pane)}")
-    find, dialog = found
-    reason = check_screen(dialog, question)
-    if reason:
-        raise Refused(f"{reason}; nothing was typed")
-    steps = plan_for(dialog, question, choices, text)
-    typed = drive(lambda: look(pane, find), lambda step, seen: send(pane, step, seen), question, steps, session)
-    tty = location.tty
-    return confirm(
-        session, question, steps, typed, result_timeout,
+    pane, tty = location.tmux, location.tty
+    return by_keys(
+        session, question, choices, text, result_timeout, lambda: capture(pane),
+        lambda step, seen: send(pane, step, seen), f"in tmux pane {clean(pane.pane)}",
         settled=lambda: tty is None or unread_input(tty) in (0, None),
     )  # fmt: skip
 
@@ -782,9 +699,7 @@ def answer(
     if token is not None and question_token(question) != token:
         raise Refused(f"the question waiting is no longer the one shown: it asks {_named(question)}; nothing was typed")
     through = by_channel(options, view, question, choices, text, result_timeout)
-    if through is not None:
-        return through
-    return by_tmux(options, view, question, choices, text, result_timeout, snapshot.sessions)
+    return through or by_tmux(options, view, question, choices, text, result_timeout, snapshot.sessions)
 
 
 def _waiting(snapshot: Snapshot, spec: str | None, call: str | None) -> tuple[SessionView, Question]:
@@ -851,9 +766,8 @@ def answer_line(
             return 1, f"not answered: the question waiting is no longer the one shown ({_named(shown[0])})"
     remote = goto.split(config, session)
     if remote is not None:
-        args = ["--call", call, *(["--text", text] if text is not None else []), *choices]
         try:
-            code, out, err = goto.answer_remote(*remote, [*args, "--timeout", f"{timeout:g}"], timeout)
+            code, out, err = goto.answer_remote(*remote, choices, timeout, call=call, text=text)
         except goto.RemoteRefused as exc:
             return 1, clean(exc)
         said = (out if code == 0 else err).strip().splitlines()
@@ -874,6 +788,7 @@ def answer_line(
 
 
 # ---- a Goto or an Answer from the tray, a notification or the window ----
+
 
 def carry_out(config: Config, snapshot: Snapshot, command: Goto | Answer) -> tuple[int, str]:
     if isinstance(command, Goto):

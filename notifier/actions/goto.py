@@ -75,14 +75,12 @@ def pick(snapshot: Snapshot, spec: str | None) -> tuple[SessionView, Question | 
                 "no pi session is waiting for an answer"
                 + (f" ({left} abandoned: their pi stopped; 'goto SESSION' says how to resume one)" if left else "")
             )
-        view, first = min(snapshot.pending, key=lambda sq: sq[1].asked_at)
-        return view, first
+        return min(snapshot.pending, key=lambda sq: sq[1].asked_at)
     if not spec.strip():
         raise BadSession("SESSION is empty: give a session file, id, short id or project name")
     real = os.path.realpath(os.path.expanduser(spec))
     views = [v for v in snapshot.sessions if os.path.realpath(v.ref.key) == real]
-    if not views:
-        views = commands.matches(snapshot.sessions, spec)
+    views = views or commands.matches(snapshot.sessions, spec)
     if not views:
         raise BadSession(
             f"no session has the file, id, short id or project name {clean(spec, 80)!r}"
@@ -90,9 +88,7 @@ def pick(snapshot: Snapshot, spec: str | None) -> tuple[SessionView, Question | 
         )
     if len(views) > 1:
         raise Ambiguous(commands.candidates_line(spec, views))
-    view = views[0]
-    question = min(view.pending, key=lambda q: q.asked_at) if view.pending else None
-    return view, question
+    return views[0], min(views[0].pending, key=lambda q: q.asked_at, default=None)
 
 
 def resume_advice(view: SessionView) -> str:
@@ -149,23 +145,13 @@ def _terminal_remote(loc: Location) -> bool:
     """kitty / wezterm remote control, where pi's environment names a window or pane."""
     env = loc.env
     if env.get("KITTY_WINDOW_ID") and env.get("KITTY_LISTEN_ON"):
-        r = run(
-            [
-                "kitty",
-                "@",
-                "--to",
-                env["KITTY_LISTEN_ON"],
-                "focus-window",
-                "--match",
-                f"id:{env['KITTY_WINDOW_ID']}",
-            ]
-        )
-        return r is not None and r.returncode == 0
-    if env.get("WEZTERM_PANE"):
-        cmd = ["wezterm", "cli", "activate-pane", "--pane-id", env["WEZTERM_PANE"]]
-        r = run(cmd)
-        return r is not None and r.returncode == 0
-    return False
+        argv = ["kitty", "@", "--to", env["KITTY_LISTEN_ON"], "focus-window", "--match", f"id:{env['KITTY_WINDOW_ID']}"]
+    elif env.get("WEZTERM_PANE"):
+        argv = ["wezterm", "cli", "activate-pane", "--pane-id", env["WEZTERM_PANE"]]
+    else:
+        return False
+    r = run(argv)
+    return r is not None and r.returncode == 0
 
 
 def focus(view: SessionView, loc: Location | None) -> str:
@@ -202,14 +188,10 @@ def focus(view: SessionView, loc: Location | None) -> str:
     if loc.tmux is None and _terminal_remote(loc):
         return f"focused {loc.describe()} through its terminal's remote control"
     if loc.tmux is not None:
-        raise Refused(
-            f"selected tmux pane {clean(loc.tmux.pane)}, but its terminal was not focused: {missing};"
-            " switch to it yourself"
-        )
-    raise Refused(
-        f"the terminal of pi (pid {loc.pid}, {clean(loc.tty or 'no tty')}) was not focused: {missing};"
-        " switch to it yourself"
-    )
+        where = f"selected tmux pane {clean(loc.tmux.pane)}, but its terminal"
+    else:
+        where = f"the terminal of pi (pid {loc.pid}, {clean(loc.tty or 'no tty')})"
+    raise Refused(f"{where} was not focused: {missing}; switch to it yourself")
 
 
 def window_locations(window: dict[str, Any]) -> dict[str, Any]:
@@ -280,18 +262,14 @@ def split(config: Config, spec: str | None) -> tuple[Remote, str] | None:
     return None
 
 
-def _need_ssh(remote: Remote) -> None:
-    if remote.ssh is None:
-        raise RemoteRefused(f"remote {remote.name} is a command, not ssh: go to that machine to do this")
-
-
 class RemoteRefused(Exception):
     """Cannot be done on the remote; the message says why (exit code 1)."""
 
 
 def _ssh(remote: Remote, words: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
     """``words`` run by the remote's ssh; :class:`RemoteRefused` when it cannot be reached."""
-    _need_ssh(remote)
+    if remote.ssh is None:
+        raise RemoteRefused(f"remote {remote.name} is a command, not ssh: go to that machine to do this")
     try:
         return processes.run_or_raise(ssh_argv(remote, words), timeout)
     except processes.CannotRun as exc:
@@ -340,9 +318,14 @@ def open_in_terminal(argv: Sequence[str]) -> bool:
     return False
 
 
-def answer_remote(remote: Remote, spec: str, args: Sequence[str], timeout: float) -> tuple[int, str, str]:
-    """Runs ``pi-notifier answer SPEC ARGS…`` on the remote: (exit code, stdout, stderr)."""
-    done = _ssh(remote, ["pi-notifier", "answer", spec, *args], timeout + SSH_TIMEOUT_S)
+def answer_remote(
+    remote: Remote, spec: str, choices: Sequence[str], timeout: float, **flags: str | None
+) -> tuple[int, str, str]:
+    """Runs ``pi-notifier answer SPEC [--FLAG VALUE…] CHOICE…`` on the remote (``flags``: call,
+    token, text; ``None``: not given): (exit code, stdout, stderr)."""
+    given = [w for flag, value in flags.items() if value is not None for w in (f"--{flag}", value)]
+    argv = ["pi-notifier", "answer", spec, *given, *choices, "--timeout", f"{timeout:g}"]
+    done = _ssh(remote, argv, timeout + SSH_TIMEOUT_S)
     code = done.returncode if done.returncode in (0, 1, 2) else 1
     return code, done.stdout, done.stderr
 

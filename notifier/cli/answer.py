@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from notifier.actions import goto as over_ssh
+from notifier.actions import goto
 from notifier.cli.parser import fail, say, sessions_of
 from notifier.config import Config
 from notifier.core.model import Snapshot, question_token
@@ -17,22 +17,18 @@ from notifier.remote import Remote
 def _split_answer_words(words: list[str], snapshot: Snapshot, text: bool) -> tuple[str | None, list[str]]:
     """[SESSION] CHOICE...: the first word is the session when it names one and more follow (or
     with --text, when it is the only word)."""
-    from notifier.actions import goto
-
     if not words:
         return None, []
     if text or len(words) >= 2:
         try:
             goto.pick(snapshot, words[0])
             return words[0], words[1:]
-        except goto.Ambiguous:
-            if text or not _option_number(words[0]):
-                raise  # (one line naming the sessions it could be)
+        except goto.Ambiguous:  # (one line naming the sessions it could be)
+            if text or not (number(words[0]) is not None and len(words[0]) <= 3):  # (not an option number)
+                raise
         except goto.BadSession:
             if text:
                 raise
-        except goto.Refused:  # "next" with nothing waiting
-            raise
     return None, words
 
 
@@ -42,7 +38,6 @@ def _said_of_words(exc: Exception, words: list[str], snapshot: Snapshot, text: b
     said = str(exc)
     if text or not words or not said.startswith(f"no option is called {clean(words[0], 60)!r}"):
         return said
-    from notifier.actions import goto
     from notifier.core.commands import label
 
     try:
@@ -60,20 +55,14 @@ def _said_of_words(exc: Exception, words: list[str], snapshot: Snapshot, text: b
     )
 
 
-def _option_number(word: str) -> bool:
-    """Whether ``word`` reads as an option number (1, 2, …) rather than a session."""
-    return number(word) is not None and len(word) <= 3
-
-
 def cmd_answer(args: argparse.Namespace, config: Config) -> int:
     """answer [SESSION] [--call ID] CHOICE... | --text TEXT: 0 answered, 1 not delivered, 2 bad usage."""
-    from notifier.actions import goto
     from notifier.actions.answer import answer
     from notifier.pi.keys import Unsupported, UsageError
 
     if args.timeout <= 0:
         return fail(2, "--timeout takes a number of seconds > 0")
-    remote = over_ssh.split(config, args.words[0] if args.words else None)
+    remote = goto.split(config, args.words[0] if args.words else None)
     if remote is not None:  # devbox:SESSION CHOICE… — answered by pi-notifier on the remote
         return _answer_remote(*remote, args)
     options, snapshot = sessions_of(config, args.words[0] if args.words else None, dialogs=True)
@@ -104,17 +93,11 @@ def cmd_answer(args: argparse.Namespace, config: Config) -> int:
 def _answer_remote(remote: Remote, spec: str, args: argparse.Namespace) -> int:
     """``pi-notifier answer`` run by pi-notifier on the remote: its exit code, its output here
     (each line sanitized; its errors named after the remote)."""
-    extra = [*args.words[1:]]
-    if args.call:
-        extra = ["--call", args.call, *extra]
-    if args.token:
-        extra = ["--token", args.token, *extra]
-    if args.text is not None:
-        extra = ["--text", args.text, *extra]
-    extra += ["--timeout", f"{args.timeout:g}"]
     try:
-        code, out, err = over_ssh.answer_remote(remote, spec, extra, args.timeout)
-    except over_ssh.RemoteRefused as exc:
+        code, out, err = goto.answer_remote(
+            remote, spec, args.words[1:], args.timeout, call=args.call, token=args.token, text=args.text
+        )
+    except goto.RemoteRefused as exc:
         return fail(1, exc)
     if out:
         sys.stdout.write("".join(clean(line) + "\n" for line in out.splitlines()))

@@ -1,26 +1,17 @@
 """The keys that answer a question dialog from outside pi, and the checks around them (pure).
 
-``answer`` types into pi's terminal only what a plan here says, one step at a time; before each
-step the driver (:mod:`notifier.actions.answer`) checks the screen read by
-:mod:`notifier.pi.screens`: the dialog is the question's own (:func:`bound`), the highlighted row
-is the one the step expects, a review shows the answers chosen; afterwards, that the tool result
-pi recorded is the answer the plan gave (:func:`result_mismatch`, by the record's shape, whatever
-tool wrote it). Whether a question can be answered from here at all is decided by its shape
-(:func:`answerable`, :func:`answerable_by_text`, :func:`check_usage`), never by its tool's name.
+The driver (:mod:`notifier.actions.answer`) types a plan from here one step at a time, checking
+before each that the dialog read by :mod:`notifier.pi.screens` is the question's own
+(:func:`bound`) in the state the step expects; afterwards, that the tool result pi recorded is
+the answer given (:func:`notifier.pi.records.result_mismatch`, by the record's shape). All by shape, never by a
+tool's name.
 
-One driver (:func:`plan_rows`) for every dialog drawn as a list: from the highlighted row, the
-keys move the highlight one row at a time to the chosen row, each bound to the row it leaves, and
-confirm it there (ticks, a free-text row, a form's questions in turn and its review step). What
-the screen does not show is data for it, one :class:`Layout` per kind of dialog:
-
-- any list read off the screen (:func:`plan_list`): what its help line and its tab bar say (the
-  key that ticks, that Enter submits, a review step), each option's row found by its label;
-- a layout known by its help line, whichever tool draws it (:data:`LAYOUTS`, :func:`plan`): how its rows read
-  (pi's ``question`` draws ``N. label``, blank labels and labels that are numbers included, so
-  option k is row k), its free-text row and input, whether a single choice is ticked first
-  (dreki-gg's ``questionnaire``; pi-ask's optional questions, which Enter alone skips), the key
-  that opens its review (dreki's ``r``) and what that review shows. A question's ``showWhen``
-  and ``required`` come from the tool's arguments (:class:`notifier.core.model.QuestionItem`).
+One driver (:func:`plan_rows`) for every dialog drawn as a list: from the highlighted row, one
+key per row to each chosen row, each bound to the row it leaves, ticked where the dialog ticks,
+confirmed (a free-text row, a form's questions in turn, its review step). What the screen does
+not show is data, one :class:`Layout` per kind of dialog: a list read off the screen
+(:func:`plan_list`: what its help line and tab bar say), or a layout known by its help line
+(:data:`LAYOUTS`, :func:`plan`).
 """
 
 from __future__ import annotations
@@ -28,11 +19,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
 
-from notifier.core.model import Option, Question, QuestionItem
+from notifier.core.model import Question, QuestionItem
 from notifier.core.text import clean, number
-from notifier.pi.screens import PI_ASK_OTHER, Dialog, Rows, names_line, rows, same_row, shows_text, squash
+from notifier.pi.screens import PI_ASK_OTHER, Dialog, Rows, named_in_order, rows, same_row, shows_text, squash
 
 # ---- the steps of a plan, and what the user chose ----
 
@@ -49,11 +39,9 @@ class Unsupported(ValueError):
 
 @dataclass(frozen=True)
 class Step:
-    """One key of a plan (or one paste). Before it: the dialog shows question ``item`` of the
-    form (its text and rows; ``None``: the form's review), shows ``shows``, and row ``cursor``
-    is the highlighted one (showing ``cursor_text``). Then the ``keys`` (one tmux key name) are
-    sent, or ``paste`` is pasted whole. After it, before the next step: the dialog shows
-    ``expect``."""
+    """One key (tmux key names) or paste of a plan, and the state it needs: the dialog shows
+    question ``item`` (``None``: the form's review) and ``shows``, row ``cursor`` highlighted
+    (reading ``cursor_text``); after it the dialog shows ``expect``."""
 
     keys: tuple[str, ...] = ()
     paste: str | None = None
@@ -211,11 +199,6 @@ def drawn(layout: Layout, item: QuestionItem) -> Rows:
     return Rows(tuple(texts), 0, other=other)
 
 
-def drawn_rows(variant: str, item: QuestionItem) -> tuple[str, ...]:
-    """The rows a dialog of ``variant`` draws for ``item``, as they read on screen."""
-    return drawn(LAYOUTS[variant], item).texts
-
-
 def plan(
     variant: str,
     question: Question,
@@ -266,7 +249,6 @@ def plan_list(
     toggles: bool = False,
     toggle: str | None = None,
     submits: bool = False,
-    usage_only: bool = False,
     review: bool = False,
 ) -> Plan:
     """The steps that answer a question in any dialog drawn as a list, read off the screen
@@ -286,7 +268,7 @@ def plan_list(
         labels = tuple(o.label for o in items[k].options)
         return Rows(labels, 0, (False,) * len(labels) if any(c is not None for c in shown.checked) else ())
 
-    return plan_rows(layout, question, choices, text, rows_of, usage_only)
+    return plan_rows(layout, question, choices, text, rows_of)
 
 
 RowsOf = Callable[[int, bool], Rows]  # (question k, the first asked) → its rows as they read when it opens
@@ -604,8 +586,8 @@ def bound(dialog: Dialog, question: Question, item: int | None, shows: tuple[str
             labels = [t for i, t in enumerate(shown) if i != now.other]  # (not its free-text row)
             ok = sorted(labels) == sorted(o.label for o in it.options)
         else:
-            drawn = drawn_rows(dialog.variant, it)
-            ok = len(shown) == len(drawn) and all(_drawn_as(a, b) for a, b in zip(shown, drawn, strict=True))
+            own = drawn(LAYOUTS[dialog.variant], it).texts
+            ok = len(shown) == len(own) and all(_drawn_as(a, b) for a, b in zip(shown, own, strict=True))
         if not ok:
             return "the dialog on screen does not show this question's options"
     return None
@@ -623,14 +605,9 @@ def names_alone(said: str, chosen: Sequence[tuple[str | None, ...]], others: Seq
 def _review_sections(lines: list[str], items: tuple[QuestionItem, ...]) -> list[str] | None:
     """What a review says of each question: its lines from the one naming it (header or text)
     to the next one's, those names taken out (``None``: a question is not named, in order)."""
-    at: list[int] = []
-    for it in items:
-        want = {squash(n) for n in (it.header, it.text) if n}
-        start = at[-1] + 1 if at else 0
-        found = next((n for n in range(start, len(lines)) if names_line(lines[n], want)), None)
-        if found is None:
-            return None
-        at.append(found)
+    at = named_in_order(lines, [{squash(n) for n in (it.header, it.text) if n} for it in items], 0, len(lines))
+    if at is None:
+        return None
     sections = []
     for k, it in enumerate(items):
         said = " ".join(lines[at[k] : at[k + 1] if k + 1 < len(at) else len(lines)])
@@ -673,208 +650,10 @@ def check_screen(dialog: Dialog, question: Question) -> str | None:
     if any("Your answer:" in line for line in dialog.lines):
         return "the dialog is in its text editor (answer it in the terminal)"
     if item.options:
-        shown, drawn = rows(dialog).texts, drawn_rows(dialog.variant, item)
-        if len(shown) != len(drawn) or not all(same_row(a, b) for a, b in zip(shown, drawn, strict=True)):
+        shown, own = rows(dialog).texts, drawn(LAYOUTS[dialog.variant], item).texts
+        if len(shown) != len(own) or not all(same_row(a, b) for a, b in zip(shown, own, strict=True)):
             return "the dialog on screen does not show this question's options as pi-notifier knows them"
     return None
 
 
 Items = tuple[QuestionItem, ...]
-Got = dict[str, Any]  # a tool result's details (empty: none, or not an object)
-
-
-def result_mismatch(question: Question, done: Plan, text: str, details: object) -> str | None:
-    """Why the tool result pi recorded is not the answer ``done`` gave (``None``: it is):
-    ``text`` is the result's text, ``details`` its ``details``. By the shape of the record, not by
-    which tool wrote it: where the details hold answer records (:func:`_records`), each question's
-    names exactly the options chosen for it (or the text typed); else the text does."""
-    items = question.items or (question.first,)
-    typed = done.text.strip() if done.text is not None else None
-    records = _records(details)
-    if records is None or not any(_says(r, typed is not None) for r in records):
-        return _text_record(items, done, typed, text)  # (no such record in the details: the text is)
-    return _records_mismatch(items, done, typed, records)
-
-
-def _says(record: _Record, typed: bool) -> bool:
-    """Whether a record holds an answer of the kind given (a text typed, or options picked)."""
-    return bool(record.typed or record.names) if typed else bool(record.names) or record.index is not None
-
-
-def _text_record(items: Items, done: Plan, typed: str | None, text: str) -> str | None:
-    """A record with no answer records in its details: its text holds the text typed, or names
-    the options chosen alone (the questions' own words taken out: they may name options themselves)."""
-    if typed is not None:
-        if squash(typed) in squash(text):
-            return None
-        return f"pi recorded {clean(text, 80)!r}, which does not hold the text typed"
-    said = clean(text)
-    for it in items:
-        said = said.replace(it.text, " ")
-    picked = [it.options[p] for k, it in enumerate(items) for p in done.picks.get(k, [])]
-    others = [(o.label, o.value) for it in items for o in it.options if o not in picked]
-    if names_alone(said, [(o.label, o.value) for o in picked], others):
-        return None
-    names = ", ".join(repr(clean(o.label, 40)) for o in picked)
-    return f"pi recorded {clean(text, 80)!r}, which does not name {names} alone"
-
-
-# The shapes of an answer record in a tool result's details, as data (the tools that write them:
-# docs/question-tools.md; how a result ended is decided apart, notifier.pi.outcomes):
-# - a list of per-question records under one of these keys (pi's questionnaire, pi-ask, dreki-gg):
-_RECORD_LISTS = ("answers", "responses", "results", "selections")
-# - else the details themselves are the one question's record (pi's question: ``answer``).
-# In a record: which question it answers, the options it names (their labels or values: a text,
-# a list of texts, or records with a value and a label), their number from 1, a text typed, and
-# a flag that says the answer is a text typed.
-_RECORD_IDS = ("questionId", "question_id", "id", "key")
-_RECORD_NAMES = (
-    "selectedValues", "selectedOptions", "selectedLabel", "selected", "selection", "values", "labels", "value",
-    "label", "answer", "choice", "choices",
-)  # fmt: skip
-_RECORD_INDEX = "index"
-_RECORD_TYPED = ("customText", "otherText", "freeText", "customInput", "custom", "text")
-_RECORD_CUSTOM = ("wasCustom", "wasOtherSelected", "isCustom", "isOther")
-_OPTION_NAMES = ("value", "label")
-
-
-@dataclass(frozen=True)
-class _Record:
-    """One question's answer as a result's details record it."""
-
-    key: str | None
-    names: tuple[str, ...]  # the options named (labels or values)
-    index: int | None  # the option's number from 1, where recorded
-    typed: tuple[str, ...]  # texts recorded as typed
-    custom: bool | None  # the record says the answer is a text typed (None: it does not say)
-
-
-def _texts(value: object, depth: int = 0) -> list[str]:
-    """The option names a record's value holds: a text, a list of them, records of an option."""
-    if isinstance(value, str):
-        return [value]
-    if depth < 2 and isinstance(value, list):
-        return [t for v in value for t in _texts(v, depth + 1)]
-    if depth < 2 and isinstance(value, dict):
-        return [t for k in _OPTION_NAMES for t in _texts(value.get(k), 2)]
-    return []
-
-
-def _record(value: object) -> _Record | None:
-    """A record read by its shape (``None``: it records no answer there is a key for)."""
-    if isinstance(value, (str, list)):
-        return _Record(None, tuple(_texts(value)), None, (), None)
-    if not isinstance(value, dict):
-        return None
-    named = [k for k in (*_RECORD_NAMES, _RECORD_INDEX, *_RECORD_TYPED, *_RECORD_CUSTOM) if k in value]
-    if not named:
-        return None
-    key = next((value[k] for k in _RECORD_IDS if isinstance(value.get(k), str)), None)
-    index = value.get(_RECORD_INDEX)
-    custom = next((value[k] for k in _RECORD_CUSTOM if isinstance(value.get(k), bool)), None)
-    return _Record(
-        key,
-        tuple(t for k in _RECORD_NAMES for t in _texts(value.get(k))),
-        index if isinstance(index, int) and not isinstance(index, bool) else None,
-        tuple(value[k] for k in _RECORD_TYPED if isinstance(value.get(k), str)),
-        custom,
-    )
-
-
-def _records(details: object) -> list[_Record] | None:
-    """The answer records in a result's details: one per question answered (``None``: none)."""
-    if not isinstance(details, dict):
-        return None
-    for k in _RECORD_LISTS:
-        listed = details.get(k)
-        if isinstance(listed, list):
-            records = [_record(v) for v in listed]
-            return [r for r in records if r is not None] if all(records) else None
-        if isinstance(listed, dict) and listed:
-            return _keyed(listed)
-    one = _record({k: v for k, v in details.items() if k not in _RECORD_IDS})
-    return [one] if one is not None else None
-
-
-def _keyed(listed: dict[str, object]) -> list[_Record] | None:
-    """Records keyed by their question (its id or its text): each one's key is its question."""
-    records = []
-    for question, value in listed.items():
-        record = _record(value)
-        if record is None:
-            return None
-        records.append(replace(record, key=record.key or question))
-    return records
-
-
-def _matched(items: Items, done: Plan, typed: str | None, records: list[_Record]) -> dict[int, _Record] | str:
-    """Each question's record: by its id where the records name the questions, else in order
-    (one per question, or one per question answered); a reason when they cannot be matched."""
-    keys = {it.key: k for k, it in enumerate(items) if it.key} | {it.text: k for k, it in enumerate(items)}
-    if records and all(r.key is not None and r.key in keys for r in records):
-        return {keys[r.key]: r for r in records if r.key is not None}
-    answered = [0] if typed is not None else [k for k in sorted(done.picks) if done.picks[k]]
-    if len(records) == len(items):
-        return dict(enumerate(records))
-    if len(records) == len(answered):
-        return dict(zip(answered, records, strict=True))
-    return f"pi recorded {len(records)} answers, for {len(answered)} questions answered"
-
-
-def _records_mismatch(items: Items, done: Plan, typed: str | None, records: list[_Record]) -> str | None:
-    """Why the records are not the answer given: each question answered names exactly the
-    options chosen (an option named under one name that another option has too, by its
-    number), a question skipped names none, a text typed is recorded as typed."""
-    matched = _matched(items, done, typed, records)
-    if isinstance(matched, str):
-        return matched
-    if typed is not None:
-        got = matched.get(0)
-        texts = (*got.typed, *(got.names if got.custom is not False else ())) if got is not None else ()
-        if got is None or got.custom is False or not any(squash(t) == squash(typed) for t in texts):
-            return "pi recorded another text than the one sent"
-        return None
-    for k, it in enumerate(items):
-        picks = done.picks.get(k, [])
-        got = matched.get(k)
-        if got is None:
-            if picks:
-                return f"pi recorded no answer for question {k + 1}"
-            continue
-        why = _names_mismatch(it, picks, got)
-        if why:
-            return f"pi recorded another answer for question {k + 1} ({why})"
-    return None
-
-
-def _names_mismatch(item: QuestionItem, picks: list[int], got: _Record) -> str | None:
-    """Why one question's record does not name exactly the options ``picks`` (``None``: it does)."""
-    if got.custom:
-        return "a text typed"
-    if not got.names:
-        return _number_mismatch(picks, got.index)
-    if not picks:
-        return "an option, for a question skipped"
-    chosen = [item.options[p] for p in picks]
-    names = set(got.names)
-    if not names <= _names_of(chosen) or not all({o.label, o.value} & names for o in chosen):
-        shown = ", ".join(repr(clean(n, 40)) for n in got.names[:4])
-        return f"{shown}, not {', '.join(repr(clean(o.label, 40)) for o in chosen)}"
-    others = [o for i, o in enumerate(item.options) if i not in picks]
-    if names & _names_of(others) and _number_mismatch(picks, got.index) is not None:
-        return "a name that another option has too, and no number that tells them apart"
-    return None
-
-
-def _names_of(options: Sequence[Option]) -> set[str]:
-    """The names a record may give these options by: their labels and values."""
-    return {n for o in options for n in (o.label, o.value) if n is not None}
-
-
-def _number_mismatch(picks: list[int], index: int | None) -> str | None:
-    """Why a record's option number is not the one option picked (``None``: it is)."""
-    if not picks:
-        return None if index is None else "an option, for a question skipped"
-    if index is None or len(picks) != 1:
-        return "no option named"
-    return None if index == picks[0] + 1 else f"option {index}, not option {picks[0] + 1}"

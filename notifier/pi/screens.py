@@ -279,14 +279,12 @@ def find_list(screen: str, text: str, labels: tuple[str, ...]) -> Dialog | None:
                 seen[row[0]] = n
         if len(seen) != len(labels):
             return None
-        last = max(seen.values())
-        other = _other_row(raw, last)
-        last = last if other is None else other
+        last = _other_row(raw, max(seen.values())) or max(seen.values())  # (ending at its free-text row, if any)
         lines = tuple(raw[start : last + 1])
         below = " ".join(clean(line) for line in _to_border(raw[last + 1 : last + 1 + _MAX_LIST_LINES]))
+        above = " ".join(clean(line) for line in reversed(_to_border(raw[max(0, start - 8) : start][::-1])))
         toggles = bool(_SPACE_SELECTS.search(below))
         shown = tuple(clean(line) for line in lines)
-        above = " ".join(clean(line) for line in reversed(_to_border(raw[max(0, start - 8) : start][::-1])))
         return Dialog("list", shown, lines, start, labels, toggles, toggle_key(below), submits(below), below, above)
     return None
 
@@ -308,16 +306,9 @@ def find_review(screen: str, names: tuple[tuple[str, ...], ...]) -> Dialog | Non
     if not wanted or not all(wanted):
         return None
     for start in range(len(raw) - 1, -1, -1):
-        if not names_line(raw[start], wanted[0]):
-            continue
-        at = [start]
         end = min(len(raw), start + _MAX_LIST_LINES)
-        for want in wanted[1:]:
-            nxt = next((n for n in range(at[-1] + 1, end) if names_line(raw[n], want)), None)
-            if nxt is None:
-                break
-            at.append(nxt)
-        if len(at) != len(wanted):
+        at = named_in_order(raw, wanted, start, end) if names_line(raw[start], wanted[0]) else None
+        if at is None:
             continue
         steps = _review_rows(raw, at[-1] + 1, end)
         if steps is None:
@@ -340,6 +331,18 @@ def _review_without_list(raw: list[str], start: int, begin: int, end: int) -> Di
             lines = tuple(raw[start : n + 1])
             return Dialog("review", tuple(clean(line) for line in lines), lines, start, submits=True)
     return None
+
+
+def named_in_order(lines: list[str], wanted: list[set[str]], begin: int, end: int) -> list[int] | None:
+    """The lines from ``begin`` to ``end`` that name each question in turn (``wanted``: each one's
+    names, squashed), each below the one before; ``None``: a question is not named so."""
+    at: list[int] = []
+    for want in wanted:
+        found = next((n for n in range(at[-1] + 1 if at else begin, end) if names_line(lines[n], want)), None)
+        if found is None:
+            return None
+        at.append(found)
+    return at
 
 
 def names_line(line: str, want: set[str]) -> bool:
@@ -432,25 +435,13 @@ def submits(help_text: str) -> bool:
 def _listed(raw: tuple[str, ...], labels: tuple[str, ...]) -> Rows:
     """The rows of a list dialog in screen order; the highlighted one is the one row whose prefix
     has a cursor mark (none or several: not known)."""
-    texts: list[str] = []
-    marked: list[int] = []
-    checked: list[bool | None] = []
-    for line in raw:
-        row = _row_of(line, labels)
-        if row is None:
-            continue
-        if any(c in row[1] for c in CURSOR_MARKS):
-            marked.append(len(texts))
-        texts.append(labels[row[0]])
-        checked.append(True if _CHECKED.search(row[1]) else False if _UNCHECKED.search(row[1]) else None)
+    found = [(labels[row[0]], row[1]) for row in (_row_of(line, labels) for line in raw) if row is not None]
     other = None
     last = raw[-1] if raw else ""
-    if texts and _row_of(last, labels) is None:  # (the dialog's lines end at its free-text row, if any)
+    if found and _row_of(last, labels) is None:  # (the dialog's lines end at its free-text row, if any)
         m = _ROW.match(last)
-        prefix = m.group("prefix") if m is not None else ""
-        if any(c in prefix for c in CURSOR_MARKS):
-            marked.append(len(texts))
-        other = len(texts)
-        texts.append(other_text(last))
-        checked.append(True if _CHECKED.search(prefix) else False if _UNCHECKED.search(prefix) else None)
-    return Rows(tuple(texts), marked[0] if len(marked) == 1 else None, tuple(checked), other)
+        other = len(found)
+        found.append((other_text(last), m.group("prefix") if m is not None else ""))
+    marked = [i for i, (_, prefix) in enumerate(found) if any(c in prefix for c in CURSOR_MARKS)]
+    checked = tuple(True if _CHECKED.search(p) else False if _UNCHECKED.search(p) else None for _, p in found)
+    return Rows(tuple(t for t, _ in found), marked[0] if len(marked) == 1 else None, checked, other)

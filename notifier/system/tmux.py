@@ -52,22 +52,6 @@ def tmux(socket: str, *args: str, input: str | None = None) -> str | None:
     return result.stdout
 
 
-def send_keys(pane: TmuxPane, keys: tuple[str, ...]) -> bool:
-    """Press these keys (tmux key names) in the pane."""
-    return not keys or tmux(pane.socket, "send-keys", "-t", pane.pane, "--", *keys) is not None
-
-
-def paste(pane: TmuxPane, text: str) -> bool:
-    """Paste ``text`` into the pane byte for byte, as a terminal pastes (bracketed, where the
-    program asked for that, as pi does). The text goes through a buffer read from standard
-    input, never through tmux's command line: no argument of it can be taken for an option, a
-    key name or a command separator (a trailing ``;``)."""
-    buffer = load_buffer(pane, text)
-    if buffer is None:
-        return False
-    return tmux(pane.socket, "paste-buffer", "-d", "-p", "-r", "-b", buffer, "-t", pane.pane) is not None
-
-
 # The pane's lines as tmux holds them, checked by tmux itself in the instant it sends a key:
 # ``#{C/r:REGEX}`` (tmux >= 3.2) is the number of the first line of the pane that matches.
 _ERE_SPECIAL = re.compile(r"([.\[\]()*+?{}|^$\\])")

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from notifier.actions.answer import Seen, drive, finder, plan_for, usage
+from notifier.actions.answer import Seen, drive, finder, plan_for
 from notifier.actions.goto import Refused
 from notifier.core.model import Option, Question, QuestionItem
 from notifier.pi.keys import (
@@ -21,9 +21,10 @@ from notifier.pi.keys import (
     answerable,
     answerable_by_text,
     check_screen,
+    check_usage,
     plan_list,
-    result_mismatch,
 )
+from notifier.pi.records import result_mismatch
 from notifier.pi.screens import Rows
 
 OPTIONS = ("Keep", "Delete", "Archive")
@@ -61,25 +62,25 @@ def test_a_question_with_options_is_answerable_whatever_its_tool(tool: str) -> N
 
 @pytest.mark.parametrize("tool", ("question", "questionnaire", "ask_user_question", *THIRD_PARTY))
 def test_usage_is_checked_by_the_shape_not_by_the_name(tool: str) -> None:
-    usage(asked(tool, item()), ["2"], None)
-    usage(asked(tool, item()), ["Archive"], None)
-    usage(asked(tool, item()), [], "my own words\non two lines")  # (whether lines are kept: on screen)
-    usage(asked(tool, item(multi=True)), ["1,3"], None)  # (a tool named "question" once refused this)
-    usage(asked(tool, item(), item("And the tags?", ("Keep", "Drop"))), ["1", "Drop"], None)  # (and this)
-    usage(asked(tool, item(required=False), item("And the tags?")), ["-", "2"], None)  # an optional one skipped
-    usage(asked(tool, item(options=())), [], "a typed answer")  # (the screen shows whether it has an input)
+    check_usage(asked(tool, item()), ["2"], None)
+    check_usage(asked(tool, item()), ["Archive"], None)
+    check_usage(asked(tool, item()), None, "my own words\non two lines")  # (whether lines are kept: on screen)
+    check_usage(asked(tool, item(multi=True)), ["1,3"], None)  # (a tool named "question" once refused this)
+    check_usage(asked(tool, item(), item("And the tags?", ("Keep", "Drop"))), ["1", "Drop"], None)  # (and this)
+    check_usage(asked(tool, item(required=False), item("And the tags?")), ["-", "2"], None)  # an optional one skipped
+    check_usage(asked(tool, item(options=())), None, "a typed answer")  # (the screen shows whether it has an input)
     with pytest.raises(UsageError, match="no option is called"):
-        usage(asked(tool, item()), ["Rename"], None)
+        check_usage(asked(tool, item()), ["Rename"], None)
     with pytest.raises(UsageError, match="no options to choose from"):
-        usage(asked(tool, item(options=())), ["1"], None)
+        check_usage(asked(tool, item(options=())), ["1"], None)
     with pytest.raises(UsageError, match="give one answer for each"):
-        usage(asked(tool, item(), item("And the tags?")), ["1"], None)
+        check_usage(asked(tool, item(), item("And the tags?")), ["1"], None)
     with pytest.raises(UsageError, match="takes one answer"):
-        usage(asked(tool, item()), ["1", "2"], None)
+        check_usage(asked(tool, item()), ["1", "2"], None)
     with pytest.raises(UsageError, match="not optional"):
-        usage(asked(tool, item(), item("And the tags?")), ["-", "2"], None)
+        check_usage(asked(tool, item(), item("And the tags?")), ["-", "2"], None)
     with pytest.raises(Unsupported, match="one question only"):
-        usage(asked(tool, item(), item("And the tags?")), [], "words")
+        check_usage(asked(tool, item(), item("And the tags?")), None, "words")
 
 
 # ---- a dialog drawn as pi's question tool draws it (a stand-in that takes the keys) ----

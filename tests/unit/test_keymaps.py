@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from notifier.actions.answer import tool_result, unready
 from notifier.core.model import Question
 from notifier.pi.catalog import extract
-from notifier.pi.keys import Plan, Unsupported, UsageError, check_screen, drawn_rows, plan, resolve, result_mismatch
+from notifier.pi.keys import LAYOUTS, Plan, Unsupported, UsageError, check_screen, drawn, plan, resolve
+from notifier.pi.records import result_mismatch
 from notifier.pi.screens import find_dialog, rows
 
 from ..conftest import scenario
@@ -109,7 +110,7 @@ def test_a_blank_option_is_a_row_as_pi_draws_it() -> None:
     assert question.options == ("Cancel", "", "Delete everything", "Keep everything")
     dialog = find_dialog(question_screen(labels))
     assert dialog is not None and check_screen(dialog, question) is None
-    assert rows(dialog).texts == drawn_rows("question", question.first)
+    assert rows(dialog).texts == drawn(LAYOUTS["question"], question.first).texts
     done = plan("question", question, ["Keep everything"])
     assert keys(done) == ["Down", "Down", "Down", "Enter"] and done.steps[3].cursor == 3
     # one key a step, each bound to the row it leaves
@@ -156,7 +157,7 @@ def test_the_rows_read_off_the_screen_are_the_rows_drawn(labels: list[str]) -> N
     question = q({"question": "Pick one", "options": [{"label": x} for x in labels]}, "question")
     dialog = find_dialog(question_screen(labels))
     assert dialog is not None
-    assert rows(dialog).texts == drawn_rows("question", question.first)
+    assert rows(dialog).texts == drawn(LAYOUTS["question"], question.first).texts
     assert rows(dialog).cursor == 0
 
 
@@ -190,7 +191,7 @@ def opts(*labels: str, recommended: str | None = None) -> list[dict[str, object]
 def test_pi_ask_rows_put_the_recommended_first() -> None:
     question = pi_ask({"id": "db", "header": "DB", "question": "Which?", "options": opts("A", "B", "C", recommended="C")})
     assert question.options == ("C", "A", "B")
-    assert drawn_rows("pi-ask", question.first) == ("C (Recommended)", "A", "B", "Other — add your own answer")
+    assert drawn(LAYOUTS["pi-ask"], question.first).texts == ("C (Recommended)", "A", "B", "Other — add your own answer")
     done = plan("pi-ask", question, ["2"])  # the second row drawn: A
     assert keys(done) == ["Down", "Enter", "Enter"] and done.picks == {0: [1]}
     assert done.steps[1].expect == "Review your answers" and "Press Enter to submit" in done.steps[2].shows

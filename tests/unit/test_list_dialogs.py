@@ -9,7 +9,8 @@ import pytest
 
 from notifier.actions.answer import drive, finder
 from notifier.core.model import Option, Question, QuestionItem
-from notifier.pi.keys import Step, Unsupported, UsageError, bound, check_screen, plan_list, result_mismatch
+from notifier.pi.keys import Step, Unsupported, UsageError, bound, check_screen, plan_list
+from notifier.pi.records import result_mismatch
 from notifier.pi.screens import Rows, find_list, rows
 
 LABELS = ("Redis", "Memcached", "None")
@@ -463,7 +464,8 @@ class NoLater:
 def test_a_form_of_lists_is_answered_question_by_question() -> None:
     """`answer CALL 2 1`: question 1 → option 2, question 2 → option 1, each key bound to the
     question whose list is on screen; the last Enter submits (the help says so)."""
-    from notifier.actions.answer import plan_for, usage
+    from notifier.actions.answer import plan_for
+    from notifier.pi.keys import check_usage
 
     tool = FormStandIn()
     look = form_look(tool)
@@ -479,7 +481,7 @@ def test_a_form_of_lists_is_answered_question_by_question() -> None:
     assert result_mismatch(FORM, done, "Cache: Memcached; Release: Next", None) is None
     assert result_mismatch(FORM, done, "Cache: Memcached; Release: Later", None)
     with pytest.raises(UsageError, match="one answer for each"):
-        usage(FORM, ["2"], None)
+        check_usage(FORM, ["2"], None)
 
 
 def test_a_form_is_refused_where_its_help_does_not_say_enter_submits_or_not_at_its_first_question(
