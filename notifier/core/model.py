@@ -100,6 +100,20 @@ class Question:
     def count(self) -> int:
         return max(len(self.items), 1)
 
+    @property
+    def answerable(self) -> bool:
+        """Whether an answer can be picked from here by the question's shape alone, whatever its
+        tool: a tool's question (an extension's dialog is answered apart) whose every question has
+        options (a form's in turn, a multi-select's ticked). The screen decides the rest."""
+        return self.kind == "question" and all(it.options for it in self.items or (self.first,))
+
+    @property
+    def answerable_by_text(self) -> bool:
+        """Whether a typed answer fits the question's shape: a tool's question asked alone, one
+        pick, with a free-text row."""
+        items = self.items or (self.first,)
+        return self.kind == "question" and len(items) == 1 and not items[0].multi and items[0].other
+
 
 @dataclass(frozen=True, slots=True)
 class SessionRef:

@@ -41,7 +41,6 @@ from typing import Any
 from notifier import APP_NAME
 from notifier.core.model import Notice, Question, SessionRef
 from notifier.core.text import clean, duration, markup
-from notifier.pi.keys import answerable, answerable_by_text
 
 Actions = tuple[tuple[str, str], ...]  # (action id, label), in the order the server shows them
 
@@ -214,10 +213,10 @@ def who(ref: SessionRef) -> str:
 
 def option_actions(q: Question, show_text: bool) -> Actions:
     """Each option of a question as a button, where that answer can be given from here (by the
-    question's shape, whatever its tool: :func:`notifier.pi.keys.answerable`): never for
+    question's shape, whatever its tool: :attr:`Question.answerable`): never for
     an extension dialog (a permission gate is answered in the window, after its whole command was
     shown), a form of several questions, a multi-select, or with the text hidden (privacy)."""
-    if not show_text or not answerable(q) or len(q.items) != 1:
+    if not show_text or not q.answerable or len(q.items) != 1:
         return ()
     item = q.items[0]
     if item.multi or not item.options or len(item.options) > OPTION_ACTIONS:
@@ -229,7 +228,7 @@ def takes_text(q: Question, show_text: bool) -> bool:
     """The question can be answered with free text from here, as ``answer --text`` does: by its
     shape, whatever its tool (one question, one pick, with a free-text row); never an extension
     dialog (a permission gate), nor with the text hidden (privacy)."""
-    return show_text and answerable_by_text(q)
+    return show_text and q.answerable_by_text
 
 
 def session_actions(q: Question | None, show_text: bool) -> Actions:
