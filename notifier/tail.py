@@ -62,11 +62,11 @@ from notifier.core.board import Board
 from notifier.core.model import Transition
 from notifier.core.reducer import Event, Header, Renamed, SessionReducer, Suffix
 from notifier.core.text import clean
-from notifier.pi.catalog import QuestionCatalog
 from notifier.pi.parse import (
     ESCAPE,
     MARKERS,
     EntryError,
+    QuestionCatalog,
     may_have_events,
     odd_line_events,
     to_events,

@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 
 from notifier.actions.answer import tool_result, unready
 from notifier.core.model import Question
-from notifier.pi.catalog import extract
 from notifier.pi.keys import Plan, Unsupported, UsageError, check_screen, drawn_rows, plan, resolve, result_mismatch
+from notifier.pi.parse import extract
 from notifier.pi.screens import find_dialog, rows
 
 from ..conftest import scenario
