@@ -126,10 +126,6 @@ class Bubbles:
         del self.orphans[best]
         return best
 
-    def forget(self, nid: int) -> None:
-        """The left-over notification ``nid`` is closed: no longer left over."""
-        self.orphans.pop(nid, None)
-
     def sharing(self, keys: list[Key]) -> list[int]:
         """The left-over notifications that show one of ``keys`` (shown anew now)."""
         return [nid for nid, left in self.orphans.items() if left & set(keys)]
@@ -216,7 +212,7 @@ class Screen:
             self._close_orphan(nid)
 
     def _close_orphan(self, nid: int) -> None:
-        self.bubbles.forget(nid)
+        self.bubbles.orphans.pop(nid, None)  # (closed: no longer left over)
         self._close(nid)
 
     def _close(self, server_id: int) -> None:
@@ -558,18 +554,15 @@ class AlertSink:
 
     # The worker's part: its timers (settle, reminders, quiet hours' end, reconnecting).
     def wait(self) -> tuple[float | None, list[int]]:
-        due = self.planner.next_due()
-        reconnect_at = self._screen.reconnect_at
-        if reconnect_at is not None:
-            due = reconnect_at if due is None else min(due, reconnect_at)
-        # (Capped: quiet hours end at a time of day, on the wall clock.)
-        timeout = None if due is None else min(MAX_WAIT_S, max(0.0, due - self.clock()))
+        now = self.clock()
+        waits = [due - now for due in (self.planner.next_due(), self._screen.reconnect_at) if due is not None]
         if self.planner.held:  # what quiet hours hold is announced when they end, on time
             wall = self.wall()
             ends = next_quiet_change(self.quiet_window, wall)
-            until_end = MAX_WAIT_S if ends is None else min(MAX_WAIT_S, max(0.0, ends - wall) + 0.01)
-            timeout = until_end if timeout is None else min(timeout, until_end)
-        self._tick_at = None if timeout is None else self.clock() + timeout
+            waits.append(MAX_WAIT_S if ends is None else max(0.0, ends - wall) + 0.01)
+        # (Capped: quiet hours end at a time of day, on the wall clock.)
+        timeout = min(MAX_WAIT_S, max(0.0, min(waits))) if waits else None
+        self._tick_at = None if timeout is None else now + timeout
         return timeout, []
 
     def wake(self, ready: set[int]) -> None:

@@ -81,10 +81,13 @@ def is_pattern(name: str) -> bool:
     return not set("*?[").isdisjoint(name)
 
 
-def _matcher(patterns: Iterable[str]) -> re.Pattern[str] | None:
-    """One regular expression for glob ``patterns`` (fnmatch's, case-sensitive), or ``None``."""
-    parts = [f"(?:{translate(p)})" for p in patterns]
-    return re.compile("|".join(parts)) if parts else None
+def _matcher(patterns: Iterable[str]) -> re.Pattern[str]:
+    """One regular expression for glob ``patterns`` (fnmatch's, case-sensitive: a name that is no
+    pattern matches itself alone; no patterns: it matches nothing)."""
+    return re.compile("|".join(f"(?:{translate(p)})" for p in patterns) or "(?!)")
+
+
+_HUMAN = _matcher(HUMAN_WAIT_PATTERNS)
 
 
 class QuestionCatalog:
@@ -96,36 +99,29 @@ class QuestionCatalog:
         self, extra: Iterable[str] = (), ignore: Iterable[str] = (), builtin: Iterable[str] = BUILTIN_QUESTION_TOOLS
     ) -> None:
         extra, ignore = list(extra), list(ignore)
-        self._ignored = frozenset(n for n in ignore if not is_pattern(n))
-        self._ignore_match = _matcher(n for n in ignore if is_pattern(n))
+        self._ignore = _matcher(ignore)
         named = frozenset(builtin) | frozenset(n for n in extra if not is_pattern(n))
-        self.names = frozenset(n for n in named if not self._ignores(n))
+        self.names = frozenset(n for n in named if not self._ignore.match(n))
         self.patterns = tuple(dict.fromkeys(n for n in extra if is_pattern(n)))
         self._match = _matcher(self.patterns)
-        self._human = _matcher(HUMAN_WAIT_PATTERNS)
         # What the start-up cache is valid for: the names, the patterns, and these rules' version.
         self.key = frozenset(
             {*self.names, *(f"+{p}" for p in self.patterns), *(f"-{n}" for n in ignore), "#shape-1"}
         )
 
-    def _ignores(self, name: str) -> bool:
-        return name in self._ignored or (self._ignore_match is not None and self._ignore_match.match(name) is not None)
-
     def __contains__(self, name: object) -> bool:
         """A question tool by its name (a name of the set, or matching a pattern, not ignored)."""
         if not isinstance(name, str):
             return False
-        if name in self.names:
-            return True
-        return self._match is not None and self._match.match(name) is not None and not self._ignores(name)
+        return name in self.names or (self._match.match(name) is not None and not self._ignore.match(name))
 
     def kind(self, name: str, arguments: Any) -> Kind | None:
         """For a tool not in the catalog by name: ``"question"`` if its ``arguments`` have a
         question's shape, ``"elsewhere"`` if its name says it waits for a human elsewhere and its
         arguments hold a question text, else ``None``. Cheap for ordinary tools: one look at their keys."""
-        if not isinstance(arguments, Mapping) or not arguments or self._ignores(name):
+        if not isinstance(arguments, Mapping) or not arguments or self._ignore.match(name):
             return None
-        if self._human is not None and self._human.match(name.lower()) and _asks_human(arguments):
+        if _HUMAN.match(name.lower()) and _asks_human(arguments):
             return "elsewhere"  # (even with options: they are picked where it was sent)
         return "question" if is_question_shaped(arguments) else None
 
