@@ -59,7 +59,7 @@ from notifier.core.model import (
     Transition,
 )
 from notifier.core.text import clean
-from notifier.pi.catalog import QuestionCatalog, extract
+from notifier.pi.parse import QuestionCatalog, extract
 from notifier.system import paths
 from notifier.system.log import LogOnce
 from notifier.system.paths import is_socket_name, list_sockets

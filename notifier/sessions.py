@@ -32,7 +32,7 @@ from notifier.core.codec import MAX_FLOAT, from_obj
 from notifier.core.model import SessionView, Snapshot, State, Transition
 from notifier.core.owners import Proc
 from notifier.core.reducer import SessionReducer, summarize
-from notifier.pi.catalog import QuestionCatalog
+from notifier.pi.parse import QuestionCatalog
 from notifier.store import connect, is_damage, replace_damaged
 from notifier.system import paths
 from notifier.tail import DEFAULT_MAX_LINE, HEAD, SessionFiles, Tailer, walk_tree

@@ -38,8 +38,16 @@ from notifier.core.board import Board
 from notifier.core.model import Transition
 from notifier.core.reducer import Event, Header, Renamed, SessionReducer, Suffix
 from notifier.core.text import clean
-from notifier.pi.catalog import QuestionCatalog
-from notifier.pi.parse import ESCAPE, MARKERS, EntryError, may_have_events, odd_line_events, to_events, too_large_events
+from notifier.pi.parse import (
+    ESCAPE,
+    MARKERS,
+    EntryError,
+    QuestionCatalog,
+    may_have_events,
+    odd_line_events,
+    to_events,
+    too_large_events,
+)
 from notifier.system.log import LogOnce
 
 log = logging.getLogger(__name__)

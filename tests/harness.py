@@ -10,7 +10,7 @@ from typing import Any
 from notifier.core.model import Snapshot, Transition
 from notifier.core.owners import Proc
 from notifier.engine import Batch, Engine, Output, ReadyInfo
-from notifier.pi.catalog import QuestionCatalog
+from notifier.pi.parse import QuestionCatalog
 from notifier.sessions import EngineOptions
 
 from .conftest import wait_for

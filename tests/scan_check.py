@@ -11,7 +11,7 @@ from typing import Any
 from notifier.core.board import Board
 from notifier.core.reducer import SessionReducer
 from notifier.core.text import clean
-from notifier.pi.catalog import QuestionCatalog
+from notifier.pi.parse import QuestionCatalog
 from notifier.sessions import EngineOptions
 from notifier.tail import CAP, FIRST_WINDOW, SessionFiles, Tailer, name_before, settle_file
 

@@ -26,8 +26,7 @@ from notifier.control import request
 from notifier.core.planner import quiet_hours_note
 from notifier.core.text import clean
 from notifier.outputs.push import desktop_away
-from notifier.pi.catalog import QuestionCatalog
-from notifier.pi.parse import dialog_kinds, extension_args, listed_extensions
+from notifier.pi.parse import QuestionCatalog, dialog_kinds, extension_args, listed_extensions
 from notifier.sessions import walk
 from notifier.system import paths
 from notifier.system.desktop import describe, focus_method, has_display

@@ -138,12 +138,15 @@ Command = Ping | Show | Snooze | Mute | Clear | Goto | Answer | Status | Subscri
 _TYPES: dict[str, type[Command]] = {cls.__name__.lower(): cls for cls in get_args(Command)}
 
 
-def _text(key: str, value: Any) -> str | None:
-    if value is None or value == "":
-        return None
-    if not isinstance(value, str) or len(value) > MAX_FIELD:
+def _answer_text(key: str, value: Any) -> str | None:
+    """A string, or None; an answer's free text is any string ("" too: an input dialog may be answered empty)."""
+    if value is not None and (not isinstance(value, str) or len(value) > MAX_FIELD):
         raise CommandError(f"{key} must be a string of at most {MAX_FIELD} characters")
     return value
+
+
+def _text(key: str, value: Any) -> str | None:
+    return _answer_text(key, value) or None
 
 
 def _required(key: str, value: Any) -> str:
@@ -151,13 +154,6 @@ def _required(key: str, value: Any) -> str:
     if text is None:
         raise CommandError(f"{key} is missing")
     return text
-
-
-def _answer_text(key: str, value: Any) -> str | None:
-    """An answer's free text: any string ("" too: an input dialog may be answered empty)."""
-    if value is not None and (not isinstance(value, str) or len(value) > MAX_FIELD):
-        raise CommandError(f"{key} must be a string of at most {MAX_FIELD} characters")
-    return value
 
 
 def _number(key: str, value: Any) -> float:
@@ -224,7 +220,8 @@ def parse(obj: Any, now: float) -> Command:
     if cls is None:
         raise CommandError("unknown command")
     if cls is Snooze and "until" not in obj:
-        obj = {**obj, "until": _from_now(_number("seconds", obj.get("seconds")), now)}
+        seconds = _number("seconds", obj.get("seconds"))
+        obj = {**obj, "until": now + seconds if seconds > 0 else 0.0}
     values: dict[str, Any] = {}
     for f in fields(cls):
         read = _BY_NAME.get(f.name) or _BY_TYPE[str(f.type)]
@@ -238,10 +235,6 @@ def parse(obj: Any, now: float) -> Command:
         if (command.text is None) == (not command.choices):
             raise CommandError("give choices or text, not both and not neither")
     return command
-
-
-def _from_now(seconds: float, now: float) -> float:
-    return now + seconds if seconds > 0 else 0.0
 
 
 def to_obj(command: Command) -> dict[str, Any]:
@@ -281,11 +274,8 @@ def label(view: SessionView) -> str:
 
 def _said(name: str | None, spec: str, fold: bool = False) -> bool:
     """Whether ``spec`` is ``name``, as it is or as it is shown (cleaned); in any case if ``fold``."""
-    if not name:
-        return False
-    if fold:
-        return spec.casefold() in (name.casefold(), clean(name, 200).casefold())
-    return spec in (name, clean(name, 200))
+    said = (name, clean(name, 200)) if name else ()
+    return spec.casefold() in [s.casefold() for s in said] if fold else spec in said
 
 
 def _rule(v: SessionView, spec: str) -> int | None:

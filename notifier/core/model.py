@@ -18,7 +18,7 @@ questions (:class:`Item`), or withdraw one (:class:`Withdraw`). The planner
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from itertools import chain
@@ -99,6 +99,20 @@ class Question:
     @property
     def count(self) -> int:
         return max(len(self.items), 1)
+
+    @property
+    def answerable(self) -> bool:
+        """Whether an answer can be picked from here by the question's shape alone, whatever its
+        tool: a tool's question (an extension's dialog is answered apart) whose every question has
+        options (a form's in turn, a multi-select's ticked). The screen decides the rest."""
+        return self.kind == "question" and all(it.options for it in self.items or (self.first,))
+
+    @property
+    def answerable_by_text(self) -> bool:
+        """Whether a typed answer fits the question's shape: a tool's question asked alone, one
+        pick, with a free-text row."""
+        items = self.items or (self.first,)
+        return self.kind == "question" and len(items) == 1 and not items[0].multi and items[0].other
 
 
 @dataclass(frozen=True, slots=True)
@@ -237,19 +251,19 @@ class Snapshot:
     @cached_property
     def pending(self) -> tuple[tuple[SessionView, Question], ...]:
         """Every non-abandoned pending question, newest first."""
-        rows = [(s, q) for s in self.sessions for q in s.pending]
-        rows.sort(key=lambda sq: sq[1].asked_at, reverse=True)
-        return tuple(rows)
+        return _newest_first((s, q) for s in self.sessions for q in s.pending)
 
     @cached_property
     def abandoned(self) -> tuple[tuple[SessionView, Question], ...]:
-        rows = [(s, q) for s in self.sessions for q in s.abandoned]
-        rows.sort(key=lambda sq: sq[1].asked_at, reverse=True)
-        return tuple(rows)
+        return _newest_first((s, q) for s in self.sessions for q in s.abandoned)
 
     @cached_property
     def pending_count(self) -> int:
         return sum(len(s.pending) for s in self.sessions)
+
+
+def _newest_first(rows: Iterable[tuple[SessionView, Question]]) -> tuple[tuple[SessionView, Question], ...]:
+    return tuple(sorted(rows, key=lambda sq: sq[1].asked_at, reverse=True))
 
 
 # ---- a question's token ----
@@ -298,6 +312,10 @@ class Notice:
     waited_s: float = 0.0
     critical: bool = False
     restored: bool = False  # put back on screen after a restart: notified before, not a new one
+
+    @property
+    def keys(self) -> list[Key]:
+        return [item.key for item in self.items]
 
 
 @dataclass(frozen=True)

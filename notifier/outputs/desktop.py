@@ -17,7 +17,6 @@ questions stay quiet); only the message it was handling then is dropped.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import threading
 import time
@@ -28,12 +27,10 @@ from typing import TYPE_CHECKING, Any
 from notifier.config import Config
 from notifier.core.commands import Answer, Command, Focus, Goto, Show, Snooze
 from notifier.core.model import (
-    Item,
     Key,
     Notice,
     Snapshot,
     Transition,
-    TurnChange,
     Withdraw,
     key_of,
     question_token,
@@ -43,7 +40,8 @@ from notifier.core.planner import Planner, Preferences, in_quiet_hours, next_qui
 from notifier.core.text import markup
 from notifier.outputs.backends import TRAY_ALONE, Backend, NullBackend, choose_backend
 from notifier.outputs.dbus import BackendError, ServerGone
-from notifier.outputs.render import ANSWER_PREFIX, Message, option_actions, render, takes_text
+from notifier.outputs.render import ANSWER_PREFIX, REPLY, Message, option_actions, render, takes_text
+from notifier.store import Store
 from notifier.system.focus import FocusFollower, items_focused
 from notifier.system.log import LogOnce
 from notifier.system.paths import session_address
@@ -57,6 +55,7 @@ log = logging.getLogger(__name__)
 SNOOZE_S = 15 * 60
 MAX_WAIT_S = 60.0
 RECONNECT_S = 30.0  # after the session bus itself went away, look for it again this often
+TURNS = ("idle", "failed")  # a turn's notices: nothing to answer, not shown again
 INTENT = -1  # the id recorded for a notification asked for whose id the server has not said yet
 
 _BOOTTIME = getattr(time, "CLOCK_BOOTTIME", None)  # (Linux)
@@ -65,16 +64,15 @@ _BOOTTIME = getattr(time, "CLOCK_BOOTTIME", None)  # (Linux)
 # ---- what is on screen ----
 
 class Bubbles:
-    def __init__(self, store: Any = None) -> None:
-        """``store``: :class:`~notifier.store.Store`'s bubbles, or None (nothing recorded,
-        nothing left over)."""
+    def __init__(self, store: Store) -> None:
+        """``store``: where the bubbles are recorded (in memory only: nothing left over)."""
         self.store = store
         self.orphans: dict[int, set[Key]] = {}  # a run before ours showed these (id → questions)
 
     def adopt(self, owner: str) -> None:
         """The notifications a run before ours showed on this very server (``owner``) become ours
         to close; the records of other servers went with them."""
-        if self.store is None or not owner:
+        if not owner:
             return
         for (server, nid), keys in self.store.bubbles().items():
             if server == owner and nid != INTENT:
@@ -85,19 +83,10 @@ class Bubbles:
         self.store.keep_bubbles_of(owner)
         self.store.drop_bubbles(owner, INTENT)
 
-    def commit(self) -> None:
-        """Put what was recorded into the file now (:meth:`notifier.store.Database.commit`)."""
-        if self.store is not None:
-            self.store.commit()
-
-    def together(self) -> contextlib.AbstractContextManager[None]:
-        """What is recorded inside reaches the file in one transaction (:meth:`notifier.store.Database.together`)."""
-        return self.store.together() if self.store is not None else contextlib.nullcontext()
-
     def record(self, owner: str, server_id: int, keys: list[Key] | None) -> None:
         """Record (``keys``) or forget (None) one notification on ``owner``'s screen
         (``server_id`` :data:`INTENT`: one asked for, its id not known yet)."""
-        if self.store is None or not owner or not server_id:
+        if not owner or not server_id:
             return
         if keys is None:
             self.store.drop_bubbles(owner, server_id)
@@ -108,9 +97,8 @@ class Bubbles:
         """The left-over notifications none of whose questions is pending now (the engine's first
         snapshot). A remote host's questions are not known yet then (its link is still
         connecting): they stay until those questions end."""
-        for keys in self.orphans.values():
-            keys -= {k for k in keys if k not in pending and split_key(k[0])[0] is None}
-        return [nid for nid, keys in self.orphans.items() if not keys]
+        shown = {k for keys in self.orphans.values() for k in keys}
+        return self.ended({k for k in shown if k not in pending and split_key(k[0])[0] is None})
 
     def ended(self, keys: set[Key]) -> list[int]:
         """These questions ended: the left-over notifications with none of their questions left."""
@@ -138,30 +126,26 @@ class Bubbles:
         del self.orphans[best]
         return best
 
-    def forget(self, nid: int) -> None:
-        """The left-over notification ``nid`` is closed: no longer left over."""
-        self.orphans.pop(nid, None)
-
     def sharing(self, keys: list[Key]) -> list[int]:
         """The left-over notifications that show one of ``keys`` (shown anew now)."""
         return [nid for nid, left in self.orphans.items() if left & set(keys)]
 
     def server_gone(self, owner: str) -> None:
         """The server went away (or another took over): what it showed went with it."""
-        if owner and self.store is not None:
+        if owner:
             self.store.drop_bubbles(owner)
         self.orphans.clear()
 
     def new_server(self, owner: str) -> None:
         """A new server owns the name: only its records are kept."""
         self.orphans.clear()
-        if self.store is not None and owner:
+        if owner:
             self.store.keep_bubbles_of(owner)
 
     def stopped(self, owner: str) -> None:
         """Ours are closed; those a run before ours left, still asked, stay on screen (recorded):
         the next run closes them."""
-        if owner and self.store is not None:
+        if owner:
             with self.store.together():
                 self.store.drop_bubbles(owner)
                 for nid, keys in self.orphans.items():
@@ -174,25 +158,22 @@ class Screen:
         choose: Callable[[], tuple[Backend, str]],
         clock: Callable[[], float],
         show_text: bool,
-        on_shown: Callable[[list[Key]], None] | None = None,
         backend: Backend | None = None,
-        store: Any = None,
+        store: Store | None = None,
         instead: str = TRAY_ALONE,
     ) -> None:
-        """``store``: where the notifications on screen are recorded (:class:`~notifier.store.Store`'s
-        bubbles), so that the run after a crash closes those whose question was answered."""
+        """``store``: where the notifications on screen are recorded, so that the run after a
+        crash closes those whose question was answered, and the questions shown (None: memory)."""
         self._choose = choose
-        self.store = store
-        self.bubbles = Bubbles(store)
+        self.store = Store(None) if store is None else store
+        self.bubbles = Bubbles(self.store)
         self.instead = instead  # what shows questions while notifications cannot (for the log)
         self.clock = clock
         self.show_text = show_text
-        self.on_shown = on_shown  # a server took these questions: remember them as notified
         self.backend = backend
         self.why = ""
         self.handles: dict[int, int] = {}  # planner handle → server id (0: not on screen)
-        self.keys: dict[int, list[Key]] = {}  # planner handle → question keys
-        self.notices: dict[int, Notice] = {}  # planner handle → the question notice it shows now
+        self.notices: dict[int, Notice] = {}  # planner handle → the notice it shows now
         self.reconnect_at: float | None = None
         self._say_once = LogOnce(log)  # a backend that failed, by name
         self._ever_online = False
@@ -231,7 +212,7 @@ class Screen:
             self._close_orphan(nid)
 
     def _close_orphan(self, nid: int) -> None:
-        self.bubbles.forget(nid)
+        self.bubbles.orphans.pop(nid, None)  # (closed: no longer left over)
         self._close(nid)
 
     def _close(self, server_id: int) -> None:
@@ -261,16 +242,13 @@ class Screen:
 
     def withdraw(self, handle: int) -> None:
         server_id = self.handles.pop(handle, 0)
-        self.keys.pop(handle, None)
         self.notices.pop(handle, None)
         self._close(server_id)
 
     def put(self, notice: Notice) -> None:
         """Show a notice for its handle (replacing what that shows); what waits for an answer is
         shown again when the server comes back."""
-        if notice.kind not in ("idle", "failed"):
-            self.notices[notice.handle] = notice
-        self.keys[notice.handle] = [i.key for i in notice.items]
+        self.notices[notice.handle] = notice
         self.handles.setdefault(notice.handle, 0)
         if notice.restored and self._adopted(notice):
             return
@@ -279,7 +257,7 @@ class Screen:
     def _adopted(self, notice: Notice) -> bool:
         """A bubble put back after a restart that a run before ours (which crashed) left on screen
         already: that one is the handle's, not a second one."""
-        nid = self.bubbles.claim(self._owner(), {i.key for i in notice.items})
+        nid = self.bubbles.claim(self._owner(), set(notice.keys))
         if nid is not None:
             self.handles[notice.handle] = nid
         return nid is not None
@@ -300,20 +278,10 @@ class Screen:
             )
             self.safe(lambda: backend.show(message, 0))
 
-    def handle_for(self, server_id: int) -> int | None:
-        for handle, sid in list(self.handles.items()):
-            if sid == server_id:
-                return handle
-        return None
-
-    def keys_of(self, handle: int) -> list[Key]:
-        """The questions the handle's notification shows (none: not one of ours)."""
-        return self.keys.get(handle, [])
-
-    def question_of(self, handle: int) -> Item | None:
-        """The one question the handle's notification asks (None: a group, a turn's, not ours)."""
-        notice = self.notices.get(handle)
-        return notice.items[0] if notice is not None and len(notice.items) == 1 else None
+    def showing(self, server_id: int) -> Notice | None:
+        """The notice the server's notification ``server_id`` shows (None: not one of ours)."""
+        handle = next((h for h, sid in self.handles.items() if sid == server_id), None)
+        return None if handle is None else self.notices.get(handle)
 
     def show(self, notice: Notice) -> None:
         """Put one notice on screen (replacing what its handle shows); remembered as notified only
@@ -322,7 +290,7 @@ class Screen:
         if backend is None or not backend.online:
             return
         message = render(notice, self.show_text, backend.markup)
-        keys = [i.key for i in notice.items]
+        keys = notice.keys
         replaces = self.handles.get(notice.handle, 0)
         if not replaces and self._owner():  # a bubble a run before ours left with these questions:
             replaces = self.bubbles.take(keys) or 0  # re-used, not a second one popping up
@@ -331,9 +299,9 @@ class Screen:
         # kill before or after the call leaves the next run what it needs to re-use or close the
         # bubble (a kill inside the call, while the server picks the id, leaves only the intent)
         self._recorded(replaces or INTENT, keys)
-        self.bubbles.commit()
+        self.store.commit()
         server_id = self.safe(lambda: backend.show(message, replaces))
-        with self.bubbles.together():  # (the intent gives way to the id in one transaction)
+        with self.store.together():  # (the intent gives way to the id in one transaction)
             if not replaces:
                 self._recorded(INTENT, None)
             if server_id is not None:
@@ -342,9 +310,8 @@ class Screen:
                     if replaces:
                         self._recorded(replaces, None)
                     self._recorded(server_id, keys)
-                if self.on_shown is not None:
-                    self.on_shown(keys)
-        self.bubbles.commit()  # (in the file before anything else)
+                self.store.mark_notified(keys)  # a server took these questions
+        self.store.commit()  # (in the file before anything else)
         if server_id is None:
             return
         for nid in self.bubbles.sharing(keys):  # (this one shows them now)
@@ -440,7 +407,8 @@ class Screen:
 
     def show_again(self) -> None:
         for notice in list(self.notices.values()):
-            self.show(notice)
+            if notice.kind not in TURNS:  # (what waits for an answer)
+                self.show(notice)
 
 
 # ---- the output ----
@@ -462,7 +430,7 @@ class AlertSink:
     def __init__(
         self,
         config: Config,
-        store: Any = None,
+        store: Store | None = None,
         *,
         execute: Callable[[Command], object] = lambda command: None,
         backend: Backend | None = None,
@@ -484,7 +452,7 @@ class AlertSink:
         self.instead = TRAY_ALONE if instead is None else instead
         self.execute = execute
         self.config = config
-        self.store = store
+        self.store = Store(None) if store is None else store  # (None: memory, for this run)
         self.clock = clock
         self.wall = wall
         self.show_text = bool(config["notifications.show_text"])
@@ -493,19 +461,11 @@ class AlertSink:
         self.planner = Planner(
             settle_s=config["settle_ms"] / 1000.0,
             remind_after_s=tuple(m * 60.0 for m in config["remind_after"]),
-            notified=store.notified() if store is not None else set(),
-            reminded=store.reminders() if store is not None else {},
+            notified=self.store.notified(),
+            reminded=self.store.reminders(),
             notify_on=frozenset(s for s in config["notify_on"] if s in ("idle", "failed")),
         )
-        self._screen = Screen(
-            self._choose,
-            clock,
-            self.show_text,
-            store.mark_notified if store is not None else None,
-            backend,
-            store,
-            self.instead,
-        )
+        self._screen = Screen(self._choose, clock, self.show_text, backend, self.store, self.instead)
         self._stop = threading.Event()
         self._tick_at: float | None = None  # clock() the worker was asked to wake for the timers
         self._worker = Worker("notifier", self._stop, health) if worker is None else worker
@@ -557,10 +517,8 @@ class AlertSink:
         else:  # the board changed without a transition: a pi found to wait for a human, maybe
             self._put(partial(self._askers, batch.snapshot))
         if batch.turns:
-            self._put(partial(self._turns, batch.turns))
-
-    def _turns(self, items: Sequence[TurnChange], now: float) -> list[Notice | Withdraw]:
-        return [a for change in items for a in self.planner.turn(change, now)]
+            turns = batch.turns
+            self._put(lambda now: [a for change in turns for a in self.planner.turn(change, now)])
 
     # Control (any thread): the user's snoozes and mutes, from their owner (the app).
     def set_preferences(self, preferences: Preferences) -> None:
@@ -596,18 +554,15 @@ class AlertSink:
 
     # The worker's part: its timers (settle, reminders, quiet hours' end, reconnecting).
     def wait(self) -> tuple[float | None, list[int]]:
-        due = self.planner.next_due()
-        reconnect_at = self._screen.reconnect_at
-        if reconnect_at is not None:
-            due = reconnect_at if due is None else min(due, reconnect_at)
-        # (Capped: quiet hours end at a time of day, on the wall clock.)
-        timeout = None if due is None else min(MAX_WAIT_S, max(0.0, due - self.clock()))
+        now = self.clock()
+        waits = [due - now for due in (self.planner.next_due(), self._screen.reconnect_at) if due is not None]
         if self.planner.held:  # what quiet hours hold is announced when they end, on time
             wall = self.wall()
             ends = next_quiet_change(self.quiet_window, wall)
-            until_end = MAX_WAIT_S if ends is None else min(MAX_WAIT_S, max(0.0, ends - wall) + 0.01)
-            timeout = until_end if timeout is None else min(timeout, until_end)
-        self._tick_at = None if timeout is None else self.clock() + timeout
+            waits.append(MAX_WAIT_S if ends is None else max(0.0, ends - wall) + 0.01)
+        # (Capped: quiet hours end at a time of day, on the wall clock.)
+        timeout = min(MAX_WAIT_S, max(0.0, min(waits))) if waits else None
+        self._tick_at = None if timeout is None else now + timeout
         return timeout, []
 
     def wake(self, ready: set[int]) -> None:
@@ -623,7 +578,7 @@ class AlertSink:
         actions: list[Notice | Withdraw] = list(job(now) or ())
         quiet = in_quiet_hours(self.quiet_window, wall)
         if quiet:  # quiet hours: turn notices are dropped (questions wait for their reminders)
-            actions = [a for a in actions if not (isinstance(a, Notice) and a.kind in ("idle", "failed"))]
+            actions = [a for a in actions if not (isinstance(a, Notice) and a.kind in TURNS)]
         held, actions = self.planner.held, actions + self.planner.tick(now, quiet)
         if self.planner.held > held:
             log.debug("quiet hours: %d question(s) held until they end", self.planner.held)
@@ -655,7 +610,7 @@ class AlertSink:
             else:
                 self._screen.put(action)
         reminded = self.planner.reminders.drain()
-        if reminded and self.store is not None:
+        if reminded:
             self.store.mark_reminded(reminded)
 
     # ---- server signals (the bus reader thread; carried out on the worker) ----
@@ -665,51 +620,43 @@ class AlertSink:
 
     def on_server_action(self, server_id: int, action: str) -> None:
         """The user chose ``action`` on the server's notification ``server_id`` (any thread)."""
-        self._put(lambda now: self._on_action(server_id, action))
+        self._put(lambda now: self._clicked(server_id, action))
 
     def on_server_reply(self, server_id: int, text: str) -> None:
         """The user typed ``text`` into the server's notification ``server_id`` (any thread)."""
-        self._put(lambda now: self._on_reply(server_id, text))
+        self._put(lambda now: self._clicked(server_id, REPLY, text))
 
-    def _on_action(self, server_id: int, action: str) -> None:
-        handle = self._screen.handle_for(server_id)
-        if handle is None:
+    def _clicked(self, server_id: int, action: str, text: str | None = None) -> None:
+        """What the user chose on a notification (``text``: typed into it), as the app's command,
+        built now from the notice it shows."""
+        notice = self._screen.showing(server_id)
+        if notice is None:
             return  # another application's notification
-        keys = self._screen.keys_of(handle)
-        sessions = sorted({k[0] for k in keys})
+        sessions = sorted({key[0] for key in notice.keys})
         if action == "snooze":
             until = self.wall() + SNOOZE_S  # (kept in the store: wall time)
             for session_key in sessions:
                 self.execute(Snooze(until, session_key))  # the app's preferences: set_preferences() back
             log.info("snoozed %d session(s) for 15 min", len(sessions))
-            self._screen.dismiss(handle, server_id)
-            return
-        item = self._screen.question_of(handle)
-        if action.startswith(ANSWER_PREFIX):
-            choice = "#" + action[len(ANSWER_PREFIX) :]  # the row's number, never taken for a label
-            # only what this very notification offered: never a dialog's (a gate's) options
-            if item is None or action not in {a for a, _ in option_actions(item.question, self.show_text)}:
-                log.warning("ignored the notification action %r: not one it offered", action)
+            self._screen.dismiss(notice.handle, server_id)
+        elif text is not None or action.startswith(ANSWER_PREFIX):
+            # an answer as ``answer`` gives it (an option by its row's number, never taken for a
+            # label; or the text), only where this very notification offered it: never a dialog's
+            item = notice.items[0] if len(notice.items) == 1 and notice.kind not in TURNS else None
+            if item is None or not (
+                takes_text(item.question, self.show_text)
+                if text is not None
+                else action in dict(option_actions(item.question, self.show_text))
+            ):
+                log.warning("ignored the notification's %r: not what it offered", action)
                 return
-            self.execute(Answer(item.key[0], item.key[1], (choice,), token=question_token(item.question)))
-            return
-        session, call = keys[0] if keys else (None, None)
-        if action in ("default", "goto") and len(sessions) == 1 and session is not None:
-            self.execute(Goto(session, call))
+            choices = () if text is not None else ("#" + action[len(ANSWER_PREFIX) :],)
+            self.execute(Answer(*item.key, choices, text, token=question_token(item.question)))
+        elif action in ("default", "goto") and len(sessions) == 1:
+            self.execute(Goto(*notice.keys[0]))
         else:
+            session, call = notice.keys[0] if notice.keys else (None, None)
             self.execute(Show(Focus(session, call) if session and call else None))
-
-    def _on_reply(self, server_id: int, text: str) -> None:
-        """A text typed into the notification: the answer to its question, as ``answer --text``
-        gives it; only where this very notification asked for one (never a dialog's, a gate's)."""
-        handle = self._screen.handle_for(server_id)
-        if handle is None:
-            return  # another application's notification
-        item = self._screen.question_of(handle)
-        if item is None or not takes_text(item.question, self.show_text):
-            log.warning("ignored a reply typed into a notification that asked for none")
-            return
-        self.execute(Answer(item.key[0], item.key[1], text=text, token=question_token(item.question)))
 
 
 def _tick(now: float) -> None:

@@ -34,14 +34,13 @@ button can, the window, snooze), never more buttons than the server shows, no la
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass
+from itertools import accumulate
 from typing import Any
 
 from notifier import APP_NAME
 from notifier.core.model import Notice, Question, SessionRef
-from notifier.core.text import clean, duration, markup
-from notifier.pi.keys import answerable, answerable_by_text
+from notifier.core.text import clean, duration, last_folder, markup
 
 Actions = tuple[tuple[str, str], ...]  # (action id, label), in the order the server shows them
 
@@ -102,18 +101,10 @@ def summary(server: Server) -> str:
     if "actions" not in server.capabilities:
         return "no buttons (it has no actions): the tray and the window answer"
     what = shows(server)
-    if what.default_button:
-        said = "'Go to session' is a button (a click on the bubble only dismisses it)"
-    else:
-        said = "a click goes to the session"
-    said += (
-        "; "
-        + (f"at most {what.buttons} buttons" if what.buttons else "every button")
-        + ", the most useful first"
-    )
-    if what.reply:
-        said += "; free-text answers typed into the notification"
-    return said
+    click = "'Go to session' is a button (a click on the bubble only dismisses it)"
+    buttons = f"at most {what.buttons} buttons" if what.buttons else "every button"
+    said = f"{click if what.default_button else 'a click goes to the session'}; {buttons}, the most useful first"
+    return said + ("; free-text answers typed into the notification" if what.reply else "")
 
 
 def choose(actions: Actions, server: Server, takes_text: bool = False) -> Actions:
@@ -124,18 +115,14 @@ def choose(actions: Actions, server: Server, takes_text: bool = False) -> Action
     if "actions" not in server.capabilities:
         return ()
     what = shows(server)
-    offered = list(actions)
-    if takes_text and what.reply:
-        offered.append((REPLY, REPLY_LABEL))
+    offered = [*actions, *([(REPLY, REPLY_LABEL)] if takes_text and what.reply else [])]
     default = [a for a in offered if a[0] == DEFAULT][:1]
     buttons = [a for a in offered if a[0] != DEFAULT and not (a[0] == "goto" and default)]
     if what.default_button:
         buttons += default  # it is a button there: ranked with the others
     buttons.sort(key=lambda a: _RANK.get(a[0].split(":", 1)[0], len(_RANK)))  # (stable: order kept)
     chosen = _fit(_distinct(buttons, what.default_button), what)
-    if what.default_button:
-        return chosen
-    return (*default, *chosen)
+    return chosen if what.default_button else (*default, *chosen)
 
 
 def _distinct(buttons: list[tuple[str, str]], default_button: bool) -> list[tuple[str, str]]:
@@ -154,14 +141,11 @@ def _distinct(buttons: list[tuple[str, str]], default_button: bool) -> list[tupl
 
 def _fit(chosen: list[tuple[str, str]], what: Shows) -> Actions:
     """As many of the buttons as the server shows (and as fit its one row)."""
-    if what.buttons is not None:
-        chosen = chosen[: what.buttons]
+    chosen = chosen[: what.buttons]
     if what.row_px is not None:
-        row = 0
-        for n, (_, label) in enumerate(chosen):
-            row += width(label)
-            if n and row > what.row_px:  # (the first always: alone it cannot wrap)
-                return tuple(chosen[:n])
+        rows = accumulate(width(label) for _, label in chosen)
+        # (the first always: alone it cannot wrap)
+        chosen = chosen[: next((n for n, row in enumerate(rows) if n and row > what.row_px), len(chosen))]
     return tuple(chosen)
 
 
@@ -200,24 +184,16 @@ class Message:
 def who(ref: SessionRef) -> str:
     """Names a session in a title: its project folder and its name, after the remote's
     ("devbox · webshop · billing refactor"; "webshop" when it has no name)."""
-    folder = ""
-    if ref.cwd:
-        parts = [p for p in re.split(r"[/\\]", ref.cwd) if p]
-        folder = clean(parts[-1], 60) if parts else ""
-    name = clean(ref.name, 80)
-    names = [n for n in (folder, name) if n]
-    if len(names) == 2 and names[0] == names[1]:
-        names = names[:1]
-    text = " · ".join(names) or "pi"
+    text = " · ".join(dict.fromkeys(n for n in (clean(last_folder(ref.cwd), 60), clean(ref.name, 80)) if n)) or "pi"
     return f"{clean(ref.host, 64)} · {text}" if ref.host else text
 
 
 def option_actions(q: Question, show_text: bool) -> Actions:
     """Each option of a question as a button, where that answer can be given from here (by the
-    question's shape, whatever its tool: :func:`notifier.pi.keys.answerable`): never for
+    question's shape, whatever its tool: :attr:`Question.answerable`): never for
     an extension dialog (a permission gate is answered in the window, after its whole command was
     shown), a form of several questions, a multi-select, or with the text hidden (privacy)."""
-    if not show_text or not answerable(q) or len(q.items) != 1:
+    if not show_text or not q.answerable or len(q.items) != 1:
         return ()
     item = q.items[0]
     if item.multi or not item.options or len(item.options) > OPTION_ACTIONS:
@@ -229,14 +205,19 @@ def takes_text(q: Question, show_text: bool) -> bool:
     """The question can be answered with free text from here, as ``answer --text`` does: by its
     shape, whatever its tool (one question, one pick, with a free-text row); never an extension
     dialog (a permission gate), nor with the text hidden (privacy)."""
-    return show_text and answerable_by_text(q)
+    return show_text and q.answerable_by_text
 
 
-def session_actions(q: Question | None, show_text: bool) -> Actions:
+def session_actions(options: Actions = ()) -> Actions:
     """A notification about one session: a click goes to it (labelled for servers that draw it
-    as a button); buttons: answer it (each option, where allowed), show the window, snooze."""
-    options = option_actions(q, show_text) if q is not None else ()
+    as a button); buttons: its question's ``options``, show the window, snooze."""
     return (("default", "Go to session"), *options, ("show", "Show"), ("snooze", "Snooze 15 min"))
+
+
+_TURNS = {  # a turn's notice: (the title after the session's name, the body)
+    "idle": ("finished its turn", "pi is waiting for your next instruction"),
+    "failed": ("stopped with an error", "The run ended with an error"),
+}
 
 
 def render(notice: Notice, show_text: bool, markup_ok: bool) -> Message:
@@ -244,16 +225,9 @@ def render(notice: Notice, show_text: bool, markup_ok: bool) -> Message:
     if notice.kind in ("burst", "startup"):
         return _several(notice, show_text, markup_ok)
     item = notice.items[0]
-    if notice.kind in ("idle", "failed"):
-        what = "finished its turn" if notice.kind == "idle" else "stopped with an error"
-        body = (
-            "pi is waiting for your next instruction"
-            if notice.kind == "idle"
-            else "The run ended with an error"
-        )
-        return Message(
-            markup(f"{who(item.ref)} {what}", entities=False), body, actions=session_actions(None, show_text)
-        )
+    if notice.kind in _TURNS:
+        what, body = _TURNS[notice.kind]
+        return Message(markup(f"{who(item.ref)} {what}", entities=False), body, actions=session_actions())
     q = item.question
     lines = []
     if notice.kind == "reminder" or notice.waited_s >= 60:  # reminders, and questions first seen late
@@ -266,7 +240,7 @@ def render(notice: Notice, show_text: bool, markup_ok: bool) -> Message:
         "\n".join(lines),
         notice.critical,
         sticky=True,
-        actions=session_actions(q, show_text),
+        actions=session_actions(option_actions(q, show_text)),
         takes_text=takes_text(q, show_text),
     )
 
@@ -283,7 +257,7 @@ def _several(notice: Notice, show_text: bool, markup_ok: bool) -> Message:
     if len(items) > 5:
         lines.append(f"+{len(items) - 5} more")
     # one session: a click goes to it (as for a single question); several: the window
-    actions = session_actions(None, show_text) if sessions == 1 else Message.actions
+    actions = session_actions() if sessions == 1 else Message.actions
     return Message(markup(title, 120, entities=False), "\n".join(lines), sticky=True, actions=actions)
 
 
@@ -309,23 +283,21 @@ def notify_args(message: Message, shows: Server, expire: str | int, sound: str) 
     default) of ``message`` on a server that ``shows`` so, with ``notifications.expire`` and
     ``notifications.sound``."""
     chosen = choose(message.actions, shows, message.takes_text)
-    actions = [x for pair in chosen for x in pair]
     timeout = -1  # the server's default for what needs no answer
     hints: Hints = {"category": ("s", "im.received"), "desktop-entry": ("s", APP_NAME)}
-    if any(a == REPLY for a, _ in chosen):
+    if any(action == REPLY for action, _ in chosen):
         hints.update({k: ("s", v) for k, v in REPLY_HINTS.items()})
     critical = message.critical
-    if message.sticky:
+    if message.sticky:  # needs an answer: its own sound (notifications.sound)
         timeout = expire_ms(expire)
+        hints.update(sound_hints(sound))
         if timeout == 0:
             # stays until answered: servers that ignore expire_timeout (GNOME) keep only critical
             # notifications on screen, and 'resident' keeps it there after an action
             hints["resident"] = ("b", True)
             critical = True
     hints["urgency"] = ("y", 2 if critical else 1)
-    if message.sticky:  # needs an answer: its own sound (notifications.sound)
-        hints.update(sound_hints(sound))
-    return actions, hints, timeout
+    return [x for pair in chosen for x in pair], hints, timeout
 
 
 def sound_hints(sound: str) -> Hints:

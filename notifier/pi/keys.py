@@ -3,8 +3,9 @@
 The driver (:mod:`notifier.actions.answer`) types a plan from here one step at a time, checking
 before each that the dialog read by :mod:`notifier.pi.screens` is the question's own
 (:func:`bound`) in the state the step expects; afterwards, that the tool result pi recorded is
-the answer given (:func:`notifier.pi.records.result_mismatch`, by the record's shape). All by shape, never by a
-tool's name.
+the answer given (:func:`notifier.pi.records.result_mismatch`, by the record's shape). Whether a question can be
+answered from here at all is decided by its shape (:attr:`notifier.core.model.Question.answerable`,
+:func:`check_usage`), never by its tool's name.
 
 One driver (:func:`plan_rows`) for every dialog drawn as a list: from the highlighted row, one
 key per row to each chosen row, each bound to the row it leaves, ticked where the dialog ticks,
@@ -101,24 +102,6 @@ def resolve(item: QuestionItem, choice: str) -> int:
         raise UsageError(f"option {choice} does not exist (the question has {n} options)")
     shown = ", ".join(f"{i + 1}. {clean(label, 40)}" for i, label in enumerate(labels[:9]))
     raise UsageError(f"no option is called {clean(choice, 60)!r} (options: {shown})")
-
-
-def answerable(question: Question) -> bool:
-    """Whether the one driver (:func:`plan_rows`) can plan an answer to ``question`` by its shape
-    alone, whatever its tool is called: a tool's question (an extension's select / confirm /
-    input dialog is answered exactly, apart) whose every question has options to choose from (a
-    form's in turn, a multi-select's ticked). Whether the dialog on screen can be read, and how it
-    takes its keys, is decided on the screen, before any key (``answer`` refuses with the reason)."""
-    items = question.items or (question.first,)
-    return question.kind == "question" and all(it.options for it in items)
-
-
-def answerable_by_text(question: Question) -> bool:
-    """Whether a typed answer can be planned for ``question`` by its shape (:func:`_typed`): a
-    tool's question asked alone, one pick, with a free-text row (found on screen: below a list's
-    options, or the one row of a known layout that draws a question without options so)."""
-    items = question.items or (question.first,)
-    return question.kind == "question" and len(items) == 1 and not items[0].multi and items[0].other
 
 
 # ---- the facts a screen does not show: data for the one driver ----

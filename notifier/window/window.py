@@ -20,7 +20,6 @@ from notifier.core import commands
 from notifier.core.commands import Answer, Clear, Command, Goto, Mute, Snooze, short_id
 from notifier.core.model import QuestionItem
 from notifier.core.text import clean, duration
-from notifier.pi.keys import answerable, answerable_by_text
 from notifier.resources import app_icon
 from notifier.system.desktop import open_display
 from notifier.window.view import Shown, WindowView, details_text, heading_text, row_id, where_text
@@ -647,7 +646,7 @@ class AnswerBar:
         from tkinter import ttk
 
         items = q.question.items
-        if not answerable(q.question) and not answerable_by_text(q.question):  # (by its shape, whatever the tool)
+        if not q.question.answerable and not q.question.answerable_by_text:  # (by its shape, whatever the tool)
             self._label(f"{clean(q.tool, 40)} is answered in the terminal (Go to session).")
             return
         if len(items) == 1:

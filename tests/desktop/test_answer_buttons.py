@@ -11,7 +11,7 @@ from notifier.core.board import Board
 from notifier.core.commands import Answer, Command
 from notifier.core.model import question_token
 from notifier.core.reducer import Header, ToolStart
-from notifier.pi.catalog import extract
+from notifier.pi.parse import extract
 from notifier.window.view import row_id, window_obj
 
 from ..conftest import wait_for

@@ -19,7 +19,7 @@ from notifier.core.commands import Clear, Command, Focus, Mute, Show, Snooze
 from notifier.core.owners import Proc
 from notifier.core.reducer import Header, ToolStart
 from notifier.outputs.tray import COLORS, UiState, render
-from notifier.pi.catalog import extract
+from notifier.pi.parse import extract
 from notifier.window.view import window_obj
 
 from ..app_process import AppProcess

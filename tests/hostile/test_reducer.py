@@ -16,7 +16,7 @@ from notifier.core.board import Board
 from notifier.core.model import Transition
 from notifier.core.owners import Proc
 from notifier.core.reducer import Event, Header, Input, Renamed, Supersede, ToolEnd, ToolStart, TurnEnd
-from notifier.pi.catalog import extract
+from notifier.pi.parse import extract
 
 KEYS = {"a": "/a", "b": "/b"}
 IDS = [f"c{i}" for i in range(6)]

@@ -22,8 +22,7 @@ from hypothesis import strategies as st
 from notifier.core import codec
 from notifier.core.board import Board
 from notifier.core.reducer import SessionReducer
-from notifier.pi.catalog import QuestionCatalog
-from notifier.pi.parse import TOO_ODD, to_events
+from notifier.pi.parse import TOO_ODD, QuestionCatalog, to_events
 from notifier.sessions import KEEP_ROWS, EngineOptions, StartupCache, scan_once
 from notifier.tail import SessionFiles, Tailer
 

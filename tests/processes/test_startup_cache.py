@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from notifier.core.board import Board
-from notifier.pi.catalog import QuestionCatalog
+from notifier.pi.parse import QuestionCatalog
 from notifier.sessions import EngineOptions, StartupCache
 from notifier.tail import SessionFiles
 

@@ -167,7 +167,7 @@ def test_the_file_says_when_pi_has_moved_on(tmp_path: Path) -> None:
     import json
 
     from notifier.actions.answer import SessionFile
-    from notifier.pi.catalog import QuestionCatalog
+    from notifier.pi.parse import QuestionCatalog
     from notifier.sessions import EngineOptions
 
     def line(message: dict[str, object]) -> str:

@@ -18,8 +18,6 @@ from notifier.pi.keys import (
     Step,
     Unsupported,
     UsageError,
-    answerable,
-    answerable_by_text,
     check_screen,
     check_usage,
     plan_list,
@@ -43,21 +41,21 @@ THIRD_PARTY = ("ask_user", "clarify_prompt", "mcp__server__ask", "AskUserQuestio
 
 @pytest.mark.parametrize("tool", ("question", "questionnaire", "ask_user_question", *THIRD_PARTY))
 def test_a_question_with_options_is_answerable_whatever_its_tool(tool: str) -> None:
-    assert answerable(asked(tool, item()))
-    assert answerable(asked(tool, item(), item("And the tags?", ("Keep", "Drop"))))  # a form, in turn
-    assert answerable(asked(tool, item(multi=True)))
-    assert answerable_by_text(asked(tool, item()))
+    assert asked(tool, item()).answerable
+    assert asked(tool, item(), item("And the tags?", ("Keep", "Drop"))).answerable  # a form, in turn
+    assert asked(tool, item(multi=True)).answerable
+    assert asked(tool, item()).answerable_by_text
     # no options: nothing to press (a typed answer where its dialog draws a free-text row)
-    assert not answerable(asked(tool, item(options=())))
-    assert answerable_by_text(asked(tool, item(options=())))
-    assert not answerable_by_text(asked(tool, item(options=(), other=False)))
-    assert not answerable(asked(tool, item(), item("Why?", ())))
-    assert not answerable_by_text(asked(tool, item(other=False)))
-    assert not answerable_by_text(asked(tool, item(multi=True)))
-    assert not answerable_by_text(asked(tool, item(), item("Why?")))
+    assert not asked(tool, item(options=())).answerable
+    assert asked(tool, item(options=())).answerable_by_text
+    assert not asked(tool, item(options=(), other=False)).answerable_by_text
+    assert not asked(tool, item(), item("Why?", ())).answerable
+    assert not asked(tool, item(other=False)).answerable_by_text
+    assert not asked(tool, item(multi=True)).answerable_by_text
+    assert not asked(tool, item(), item("Why?")).answerable_by_text
     # an extension's dialog is answered exactly, apart (a permission gate never from a bubble)
     gate = Question("c", tool, (item(),), 1.0, kind="dialog", dialog="select")
-    assert not answerable(gate) and not answerable_by_text(gate)
+    assert not gate.answerable and not gate.answerable_by_text
 
 
 @pytest.mark.parametrize("tool", ("question", "questionnaire", "ask_user_question", *THIRD_PARTY))

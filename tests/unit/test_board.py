@@ -4,7 +4,7 @@ from notifier.core.board import Board
 from notifier.core.model import Question, QuestionItem, SessionRef, remote_key
 from notifier.core.owners import Proc
 from notifier.core.reducer import Header, Input, SessionReducer, ToolEnd, ToolStart
-from notifier.pi.catalog import extract
+from notifier.pi.parse import extract
 
 
 def asked(cid: str, at: float = 100.0) -> ToolStart:
@@ -111,8 +111,7 @@ def test_live_turn_changes_are_reported_once() -> None:
 def test_only_a_real_first_header_makes_a_session() -> None:
     import pytest
 
-    from notifier.pi.catalog import QuestionCatalog
-    from notifier.pi.parse import EntryError, to_events
+    from notifier.pi.parse import EntryError, QuestionCatalog, to_events
 
     with pytest.raises(EntryError):
         to_events({"type": "session", "cwd": "/x"}, QuestionCatalog(), 0.0)

@@ -139,8 +139,7 @@ def test_parse_what_a_dialog_returned_and_whether_it_waits() -> None:
 
 
 def test_which_extensions_open_dialogs_only_the_companion_shows() -> None:
-    from notifier.pi.catalog import QuestionCatalog
-    from notifier.pi.parse import dialog_kinds, extension_args
+    from notifier.pi.parse import QuestionCatalog, dialog_kinds, extension_args
 
     catalog = QuestionCatalog()
     gate = 'pi.on("tool_call", async (event, ctx) => {\n const choice = await ctx.ui.select(`Allow?`, ["Yes", "No"]);'

@@ -33,7 +33,7 @@ from notifier.outputs.backends import Plain
 from notifier.outputs.desktop import AlertSink
 from notifier.outputs.render import Message, option_actions, render, sound_hints, who
 from notifier.outputs.tray import UiState, menu
-from notifier.pi.catalog import extract
+from notifier.pi.parse import extract
 from notifier.window.view import (
     Shown,
     Where,

@@ -14,8 +14,8 @@ from notifier.core.board import Board, add_dialogs
 from notifier.core.codec import event_obj, question_obj, status_obj
 from notifier.core.model import Snapshot, Transition
 from notifier.core.reducer import Header, ToolStart
-from notifier.pi.catalog import QuestionCatalog, extract
 from notifier.pi.keys import UsageError
+from notifier.pi.parse import QuestionCatalog, extract
 from notifier.window.view import Shown, details_text, window_obj
 
 COMMAND = "rm -rf build \\\n  && echo \x1b[31mdone"

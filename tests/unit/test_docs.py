@@ -248,7 +248,7 @@ def test_a_stale_citation_is_found() -> None:
     ]
     module = ROOT / "notifier" / "pi" / "probe.py"
     code = (
-        '"""Relative to its package: :mod:`.catalog` is there, :mod:`.tail` is not; a name of its\n'
+        '"""Relative to its package: :mod:`.outcomes` is there, :mod:`.tail` is not; a name of its\n'
         'own: :func:`here`, :meth:`Probe.there`, :class:`str`; not :func:`gone`."""\n'
         "def here(): ...\n"
         "class Probe:\n"

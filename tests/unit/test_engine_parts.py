@@ -13,7 +13,7 @@ from notifier.core.model import Transition
 from notifier.core.owners import Proc
 from notifier.core.reducer import Header, ToolStart
 from notifier.engine import LIVENESS_SOON_S, RECHECK_MAX_S, Liveness, ProcessList
-from notifier.pi.catalog import QuestionCatalog, extract
+from notifier.pi.parse import QuestionCatalog, extract
 from notifier.sessions import FollowedFile
 from notifier.system.supervisor import FailureLog, Supervisor
 from notifier.watch import WatchLimit

@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 
 from notifier.actions.answer import tool_result, unready
 from notifier.core.model import Question
-from notifier.pi.catalog import extract
 from notifier.pi.keys import LAYOUTS, Plan, Unsupported, UsageError, check_screen, drawn, plan, resolve
+from notifier.pi.parse import extract
 from notifier.pi.records import result_mismatch
 from notifier.pi.screens import find_dialog, rows
 

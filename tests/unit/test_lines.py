@@ -13,8 +13,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from notifier.core.reducer import SessionReducer, Supersede, ToolEnd, ToolStart, summarize
-from notifier.pi.catalog import QuestionCatalog
-from notifier.pi.parse import EVENT_TYPES, MARKERS, TOO_LARGE, EntryError, may_have_events, to_events, too_large_events
+from notifier.pi.parse import (
+    EVENT_TYPES,
+    MARKERS,
+    TOO_LARGE,
+    EntryError,
+    QuestionCatalog,
+    may_have_events,
+    to_events,
+    too_large_events,
+)
 
 from ..conftest import ROOT
 

@@ -47,7 +47,7 @@ def _notice(handle: int, session: str, call: str) -> Notice:
 
 
 def _screen(server: FakeServer, store: Store) -> Screen:
-    screen = Screen(lambda: (server, "fake"), lambda: 0.0, True, None, server, store)
+    screen = Screen(lambda: (server, "fake"), lambda: 0.0, True, server, store)
     screen.start()
     return screen
 

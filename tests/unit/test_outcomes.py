@@ -20,9 +20,8 @@ from hypothesis import strategies as st
 from notifier.core.model import Outcome
 from notifier.core.reducer import ToolEnd
 from notifier.core.text import clean
-from notifier.pi.catalog import QuestionCatalog
 from notifier.pi.outcomes import PI_MESSAGES, REASONS, STATES, TOOL_MESSAGES, classify, known_message
-from notifier.pi.parse import to_events
+from notifier.pi.parse import QuestionCatalog, to_events
 
 from ..conftest import ROOT
 

@@ -7,8 +7,8 @@ import json
 import pytest
 
 from notifier.core.model import GENERIC_QUESTION, Question
-from notifier.pi.catalog import BUILTIN_QUESTION_TOOLS, QuestionCatalog, extract
 from notifier.pi.outcomes import classify
+from notifier.pi.parse import BUILTIN_QUESTION_TOOLS, QuestionCatalog, extract
 
 from ..conftest import ROOT
 

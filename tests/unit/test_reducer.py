@@ -16,7 +16,7 @@ from notifier.core.reducer import (
     ToolStart,
     TurnEnd,
 )
-from notifier.pi.catalog import extract
+from notifier.pi.parse import extract
 
 
 def q_start(tool: str, args: object, call_id: str = "c1", at: float = 1.0) -> ToolStart:

@@ -15,8 +15,15 @@ from hypothesis import strategies as st
 
 from notifier.core import codec
 from notifier.core.reducer import Ended, SessionReducer, ToolEnd, ToolStart
-from notifier.pi.catalog import BUILTIN_QUESTION_TOOLS, QuestionCatalog, is_pattern, is_question_shaped
-from notifier.pi.parse import TOO_ODD, odd_line_events, to_events
+from notifier.pi.parse import (
+    BUILTIN_QUESTION_TOOLS,
+    TOO_ODD,
+    QuestionCatalog,
+    is_pattern,
+    is_question_shaped,
+    odd_line_events,
+    to_events,
+)
 from notifier.sessions import FollowedFile
 
 from ..conftest import ROOT

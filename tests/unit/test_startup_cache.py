@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from notifier.core.board import Board
 from notifier.core.model import Question
 from notifier.core.reducer import SessionReducer
-from notifier.pi.catalog import QuestionCatalog
+from notifier.pi.parse import QuestionCatalog
 from notifier.sessions import (
     FIELDS,
     MAX_LIST,

@@ -10,7 +10,7 @@ from notifier.core.planner import Preferences, tomorrow_morning
 from notifier.core.reducer import Header, ToolStart
 from notifier.outputs import tray
 from notifier.outputs.tray import UiState, menu, title
-from notifier.pi.catalog import extract
+from notifier.pi.parse import extract
 from notifier.window.view import Shown, WindowView, details_text, resume_command, window_obj
 
 
