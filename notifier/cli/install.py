@@ -16,11 +16,10 @@ import argparse
 import contextlib
 import json
 import os
-import sys
 from dataclasses import asdict, dataclass, field
 
 from notifier import APP_NAME, resources
-from notifier.cli.parser import fail
+from notifier.cli.parser import fail, out
 from notifier.companion import ChannelError, hello_of
 from notifier.config import Config
 from notifier.core.text import clean
@@ -156,10 +155,8 @@ def status(path: str | None = None, timeout: float = 1.0) -> Status:
 def cmd_pi_extension(args: argparse.Namespace, config: Config) -> int:
     if args.action == "install":
         changed, path = install()
-        if changed:
-            print(f"installed {clean(path)}; pi processes started from now on load it (a running pi: /reload)")
-        else:
-            print(f"already installed and current: {clean(path)}")
+        out(f"installed {clean(path)}; pi processes started from now on load it (a running pi: /reload)\n"
+            if changed else f"already installed and current: {clean(path)}\n")
         return 0
     if args.action == "remove":
         try:
@@ -167,27 +164,26 @@ def cmd_pi_extension(args: argparse.Namespace, config: Config) -> int:
         except ValueError as exc:
             return fail(1, exc)
         done = f"removed {clean(path)}; running pi processes keep it until they restart"
-        print(done if removed else f"not installed ({clean(path)})")
+        out(f"{done if removed else f'not installed ({clean(path)})'}\n")
         return 0
     st = status()
     if args.json:
-        print(json.dumps(asdict(st), ensure_ascii=False))
+        out(json.dumps(asdict(st), ensure_ascii=False), "\n")
         return 0
-    print(st.said())
-    if not st.loaded:
-        print("no running pi has it loaded")
-        return 0
-    print(f"loaded by {len(st.loaded)} running pi process(es):")
+    loaded = f"loaded by {len(st.loaded)} running pi process(es):" if st.loaded else "no running pi has it loaded"
+    lines = [st.said(), loaded]
     for item in st.loaded:
         how = "answerable" if item.mode == "wrap" else "announce-only"
-        print(f"  pid {item.pid} (pi {clean(item.pi_version) or '?'}, {how}, {item.dialogs} open dialog(s))"
-              f" {clean(item.session_file)}")
+        lines.append(f"  pid {item.pid} (pi {clean(item.pi_version) or '?'}, {how}, {item.dialogs} open dialog(s))"
+                     f" {clean(item.session_file)}")
+    out("\n".join(lines), "\n")
     return 0
 
 
 def cmd_autostart(args: argparse.Namespace, config: Config) -> int:
     try:
-        sys.stdout.write(getattr(autostart, args.action)() + "\n")
+        said = getattr(autostart, args.action)()
     except OSError as exc:
         return fail(1, f"autostart {args.action} failed: {clean(exc, 200)}")
+    out(said, "\n")
     return 0

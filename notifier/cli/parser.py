@@ -10,6 +10,7 @@ each command's function; it is imported when its command runs)."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -38,6 +39,22 @@ def say(message: object) -> None:
             sys.stderr.write(f"{APP_NAME}: {clean(message)}\n")
     except (OSError, ValueError):
         pass
+
+
+def out(*texts: str, flush: bool = False) -> None:
+    """``texts`` to standard output (``flush``: then flushed). An output that cannot be written is
+    :class:`OutputError`, one line; a reader that went away stays a BrokenPipeError (see main)."""
+    try:
+        for text in texts:
+            sys.stdout.write(text)
+        if flush:
+            sys.stdout.flush()
+    except BrokenPipeError:
+        raise
+    except AttributeError:  # (started with its output closed)
+        raise OutputError("there is no standard output") from None
+    except OSError as exc:
+        raise OutputError(exc.strerror or str(exc)) from None
 
 
 def fail(code: int, message: object) -> int:
@@ -72,35 +89,9 @@ def sessions_of(config: Config, spec: str | None, dialogs: bool = False) -> tupl
 
 
 class _Parser(argparse.ArgumentParser):
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        kwargs.setdefault("formatter_class", _Formatter)
-        super().__init__(*args, **kwargs)
-
     def error(self, message: str) -> NoReturn:
         # (argparse quotes the arguments it names as typed: an escape sequence would reach the terminal)
         raise SystemExit(fail(2, f"{clean(message, 600)} (see '{self.prog} --help')"))
-
-
-def _columns() -> int:
-    """``shutil.get_terminal_size().columns``, without importing shutil (and with it zlib, bz2 and
-    lzma) for each parser that argparse's help formatter is made for."""
-    try:
-        columns = int(os.environ["COLUMNS"])
-    except (KeyError, ValueError):
-        columns = 0
-    if columns <= 0:
-        try:
-            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
-        except (AttributeError, ValueError, OSError):
-            columns = 0
-    return columns or 80
-
-
-class _Formatter(argparse.HelpFormatter):
-    def __init__(self, prog: str, **kwargs: Any) -> None:
-        if kwargs.get("width") is None:
-            kwargs["width"] = _columns() - 2  # as argparse's own default
-        super().__init__(prog, **kwargs)
 
 
 Arg = tuple[tuple[str, ...], dict[str, Any]]  # add_argument's names and keywords
@@ -341,17 +332,10 @@ def _private_log(path: str) -> logging.Handler:
 def _reconfigure_streams(json_out: bool) -> None:
     """Text output never fails on a character the terminal's encoding lacks; JSON is UTF-8
     whatever the locale (RFC 8259), and :func:`notifier.outputs.jsonout.dumps` keeps it valid."""
-    for stream, errors in ((sys.stdout, "replace"), (sys.stderr, "backslashreplace")):
-        reconfigure = getattr(stream, "reconfigure", None)
-        if reconfigure is None:
-            continue
-        try:
-            if json_out and stream is sys.stdout:
-                reconfigure(encoding="utf-8", errors="backslashreplace")
-            else:
-                reconfigure(errors=errors)
-        except (ValueError, OSError):
-            pass
+    stdout = {"encoding": "utf-8", "errors": "backslashreplace"} if json_out else {"errors": "replace"}
+    for stream, how in ((sys.stdout, stdout), (sys.stderr, {"errors": "backslashreplace"})):
+        with contextlib.suppress(AttributeError, ValueError, OSError):
+            stream.reconfigure(**how)  # type: ignore[union-attr]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

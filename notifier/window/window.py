@@ -305,11 +305,15 @@ class Window:
         return self.pane.current()
 
     def _update_buttons(self, q: Shown | None) -> None:
-        for b in (self.snooze_button, self.project_button, self.mute_button):
-            b.state(["!disabled"] if q else ["disabled"])
-        self.goto_button.state(["!disabled"] if q and not q.offline and not q.is_demo else ["disabled"])
-        self.copy_button.state(["!disabled"] if q and not q.live and not q.is_demo else ["disabled"])
-        self.clear_button.state(["!disabled"] if q and q.abandoned else ["disabled"])
+        for button, usable in (
+            (self.snooze_button, q),
+            (self.project_button, q),
+            (self.mute_button, q),
+            (self.goto_button, q and not q.offline and not q.is_demo),
+            (self.copy_button, q and not q.live and not q.is_demo),
+            (self.clear_button, q and q.abandoned),
+        ):
+            button.state(["!disabled" if usable else "disabled"])
         self.snooze_button.configure(text="Unsnooze" if q and q.unsnooze() else "Snooze session 15 min")
         self.answers.update(q)
 
@@ -369,29 +373,27 @@ class Window:
         self.root.clipboard_append(resume)
         self.say("Resume command copied")
 
+    def _command(self, make: Callable[[Shown], Command | None], said: str) -> None:
+        """Send the command ``make`` makes of the selected question (if any); the status line
+        says ``said`` of its project."""
+        q = self.selected()
+        command = make(q) if q else None
+        if q and command is not None:
+            self.source.command(command)
+            self.say(said.format(clean(q.project, 40)))
+
     def snooze(self) -> None:
         q = self.selected()
-        if not q:
-            return
-        lift = q.unsnooze()
-        if lift is not None:
-            self.source.command(lift)
-            self.say(f"{clean(q.project, 40)}: notifications resumed")
-            return
-        self.source.command(Snooze(time.time() + 15 * 60, session=q.session.key))
-        self.say(f"{clean(q.project, 40)} snoozed for 15 min")
+        if q and q.unsnooze():
+            self._command(Shown.unsnooze, "{}: notifications resumed")
+        else:
+            self._command(lambda q: Snooze(time.time() + 15 * 60, session=q.session.key), "{} snoozed for 15 min")
 
     def snooze_project(self) -> None:
-        q = self.selected()
-        if q:
-            self.source.command(Snooze(time.time() + 3600, project=q.project))
-            self.say(f"{clean(q.project, 40)} snoozed for 1 hour")
+        self._command(lambda q: Snooze(time.time() + 3600, project=q.project), "{} snoozed for 1 hour")
 
     def mute(self) -> None:
-        q = self.selected()
-        if q:
-            self.source.command(Mute(q.project, on=True))
-            self.say(f"{clean(q.project, 40)} muted (unmute it from the tray menu)")
+        self._command(lambda q: Mute(q.project, on=True), "{} muted (unmute it from the tray menu)")
 
     def clear(self) -> None:
         q = self.selected()
