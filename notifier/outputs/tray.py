@@ -371,11 +371,11 @@ class Tray:
         self.pystray = pystray
         self.execute = execute
         self.hosts = hosts
+        # what is to be shown now (until the first update: nothing waits), and what the icon shows
         self._shown: tuple[IconState, int] = ("idle", 0)
         self._title = "pi-notifier"
-        self._drawn: tuple[tuple[IconState, int], str] = (self._shown, self._title)  # by the icon
-        self._entries = menu(UiState(), time.time())  # the menu now (until the first update: nothing waits)
-        self._menu_drawn: Shape | None = None  # what the icon's menu shows (None: not known)
+        self._entries = menu(UiState(), time.time())
+        self._drawn: tuple[tuple[IconState, int], str, Shape] = (self._shown, self._title, shape(self._entries))
         self._lock = threading.Lock()
         self._live = backend != "xorg"  # may the icon be changed now (an xorg one: only while it runs)
         self._running: tuple[Any, threading.Event] | None = None  # the icon whose loop runs, its end
@@ -383,11 +383,10 @@ class Tray:
 
     def _new_icon(self) -> Any:
         """(With the lock held, or before the loop runs.)"""
-        self._drawn = (self._shown, self._title)
-        self._menu_drawn = shape(self._entries)
+        self._drawn = (self._shown, self._title, shape(self._entries))
         icon = self.pystray.Icon(
             "pi-notifier",
-            icon=render(self._shown[0], self._shown[1], ICON_SIZE),
+            icon=render(*self._shown, ICON_SIZE),
             title=self._title,
             menu=self.pystray.Menu(self._items),
         )
@@ -422,27 +421,23 @@ class Tray:
         starts with what is shown now. ``quiet_hours``: the config's, said while in effect."""
         now, snapshot = time.time(), ui.snapshot
         pending = snapshot.pending_count
-        snoozed = ui.snoozed_until(now) is not None
         recent = now - WORKING_RECENT_S
         working = any(s.state == "working" and s.updated_at > recent for s in snapshot.sessions)
-        state = state_for(pending, len(snapshot.abandoned), working, snoozed)
-        shown = (state, pending if state == "needs" else 0)
-        new_title = title(ui, now, quiet_hours)
-        entries = menu(ui, now)
+        state = state_for(pending, len(snapshot.abandoned), working, ui.snoozed_until(now) is not None)
+        shown: tuple[IconState, int] = (state, pending if state == "needs" else 0)
+        new_title, entries = title(ui, now, quiet_hours), menu(ui, now)
         with self._lock:
             self._shown, self._title, self._entries = shown, new_title, entries
             if not self._live:
                 return
-            drawn, drawn_title = self._drawn
-            self._drawn = (shown, new_title)
-            if shown != drawn:
-                self.icon.icon = render(shown[0], shown[1], ICON_SIZE)
-            if new_title != drawn_title:
+            was, self._drawn = self._drawn, (shown, new_title, shape(entries))
+            if shown != was[0]:
+                self.icon.icon = render(*shown, ICON_SIZE)
+            if new_title != was[1]:
                 self.icon.title = new_title
             # The menu only when it reads differently: a host re-reads it whole (XFCE's panel
             # closes it if open), so an update with nothing new in it is never sent.
-            if self.icon.HAS_MENU and shape(entries) != self._menu_drawn:
-                self._menu_drawn = shape(entries)
+            if self.icon.HAS_MENU and self._drawn[2] != was[2]:
                 self.icon.update_menu()
 
     # ---- loop ----
