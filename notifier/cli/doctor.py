@@ -230,7 +230,10 @@ def _dialog_extensions(proc: Any, argv: list[str], catalog: Any) -> list[str] | 
     banner, its source not found, so it may); None when it loads the companion."""
     names: list[str] = []
     read: set[str] = set()  # the names of the extensions whose source was read
-    listed = _banner_extensions(proc)
+    # the extensions the pi's terminal listed at start-up, when it runs in tmux (whose history keeps pi's banner)
+    pane = tmux_pane_of(proc.env, proc.pid)
+    banner = tmux(pane.socket, "capture-pane", "-p", "-J", "-S", "-", "-t", pane.pane) if pane else None
+    listed = listed_extensions(banner or "")
     for path in _extension_files(proc.cwd, argv, proc.env):
         index = os.path.basename(path) in ("index.ts", "index.js")
         name = os.path.basename(os.path.dirname(path) if index else path)
@@ -262,21 +265,7 @@ def _extension_files(cwd: str, argv: list[str], env: dict[str, str]) -> list[str
             except OSError:
                 continue
             found += [e for e in entries if e.endswith((".ts", ".js")) or os.path.isdir(e)]
-    out: list[str] = []
-    for path in found:  # a folder is its index.ts or index.js
-        if os.path.isdir(path):
-            index_files = [os.path.join(path, f"index.{x}") for x in ("ts", "js")]
-            path = next((i for i in index_files if os.path.isfile(i)), path)
-        if os.path.isfile(path) and path not in out:
-            out.append(path)
-    return out
-
-
-def _banner_extensions(proc: Any) -> list[str]:
-    """The extensions the pi's terminal listed at start-up, when it runs in tmux (whose history
-    keeps pi's banner)."""
-    pane = tmux_pane_of(proc.env, proc.pid)
-    if pane is None:
-        return []
-    text = tmux(pane.socket, "capture-pane", "-p", "-J", "-S", "-", "-t", pane.pane)
-    return listed_extensions(text or "")
+    # a folder is its index.ts or index.js
+    indexes = [(os.path.join(p, "index.ts"), os.path.join(p, "index.js")) for p in found]
+    files = [next((i for i in index if os.path.isfile(i)), p) for p, index in zip(found, indexes, strict=True)]
+    return list(dict.fromkeys(f for f in files if os.path.isfile(f)))

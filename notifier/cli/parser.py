@@ -149,12 +149,10 @@ COMMANDS: dict[str, Command] = {
         _flag("--tmux", "a tmux status-line segment: 'π 2' while questions wait, else nothing"),
         _flag("--bar", "one JSON line for waybar / polybar / i3blocks (text, tooltip, class)"),
     )),
-    "doctor": Command(
-        "what works here: sessions folder, watcher limits, tray, notifications", "doctor:cmd_doctor"
-    ),
+    "doctor": Command("what works here: sessions folder, watcher limits, tray, notifications", "doctor:cmd_doctor"),
     "show": Command("open the pending-questions window", "goto:cmd_show", (
         (("--focus",), {"nargs": 2, "metavar": ("FILE", "CALL_ID"), "help": "select this question"}),
-        (("--attach",), {"action": "store_true", "help": argparse.SUPPRESS}),
+        _flag("--attach", argparse.SUPPRESS),
     )),
     "quit": Command(
         "stop the running app (the tray app; headless runs are left alone)", "quit:cmd_quit", watch=False
@@ -166,17 +164,13 @@ COMMANDS: dict[str, Command] = {
     "autostart": Command("start pi-notifier with your desktop session", "install:cmd_autostart", (
         (("action",), {"choices": ("install", "remove", "status")}),
     ), watch=False),
-    "config": Command(
-        "print the effective configuration and where each value came from", "parser:cmd_config"
-    ),
+    "config": Command("print the effective configuration and where each value came from", "parser:cmd_config"),
     "goto": Command("bring you to the terminal / tmux pane of a waiting pi", "goto:cmd_goto", (
         (("session",), _SESSION),
         _flag("--print", "only print where it is (JSON), change nothing"),
     )),
     "answer": Command(
-        "answer a waiting pi from here (keys into its tmux pane, checked on screen first)",
-        "answer:cmd_answer",
-        (
+        "answer a waiting pi from here (keys into its tmux pane, checked on screen first)", "answer:cmd_answer", (
             (("words",), {"nargs": "*", "metavar": "[SESSION] CHOICE", "help": "the session, then the answer"}),
             (("--call",), {"metavar": "TOOL_CALL_ID", "help": "the question's tool call (default: the oldest)"}),
             (("--token",), {"metavar": "TOKEN", "help": "only the question with this token (status --json):"
@@ -184,8 +178,7 @@ COMMANDS: dict[str, Command] = {
             (("--text",), {"metavar": "TEXT", "help": "type this free-text answer instead of choosing"}),
             (("--timeout",), {"type": float, "default": 15.0, "metavar": "S",
                               "help": "how long to wait for pi to record it"}),
-        ),
-        description=_ANSWER_DESCRIPTION,
+        ), description=_ANSWER_DESCRIPTION,
     ),
     "snooze": Command("hold back notifications for a while: all, a project or a session", "snooze:cmd_snooze", (
         (("words",), {"nargs": "*", "metavar": "[WHAT] [DURATION]", "help": "WHAT: all (default), a project or a"
@@ -203,10 +196,8 @@ COMMANDS: dict[str, Command] = {
             _flag("--json", "status: print one JSON object"),
         ), watch=False,
     ),
-    "demo": Command(
-        "replay a recorded pi session so you can see the notification, icon and window", "demo:cmd_demo",
-        ((("--no-tray",), {"action": "store_true", "help": argparse.SUPPRESS}),), watch=False,
-    ),
+    "demo": Command("replay a recorded pi session so you can see the notification, icon and window",
+                    "demo:cmd_demo", (_flag("--no-tray", argparse.SUPPRESS),), watch=False),
 }
 
 
@@ -277,16 +268,15 @@ def setup_logging(verbose: bool, log_file: bool = False) -> None:
 
         path = os.path.join(paths.state_dir(), f"{APP_NAME}.log")
         try:
-            fh = _private_log(path)
+            root.addHandler(fh := _private_log(path))
             fh.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
             fh.addFilter(SECRETS)
-            root.addHandler(fh)
         except OSError as exc:
             logging.getLogger("notifier").warning(
                 "cannot write the log file %s (%s); logging to stderr only", clean(path), exc
             )
-    logging.getLogger("watchdog").setLevel(logging.WARNING)
-    logging.getLogger("PIL").setLevel(logging.WARNING)
+    for quiet in ("watchdog", "PIL"):
+        logging.getLogger(quiet).setLevel(logging.WARNING)
     from notifier.compat import quiet_stop_race
 
     quiet_stop_race()  # (a harmless record of watchdog's as a watch stops: notifier/compat.py)
@@ -309,14 +299,12 @@ def _private_log(path: str) -> logging.Handler:
 
         def emit(self, record: logging.LogRecord) -> None:
             # The state folder deleted while running and made again (by the state store): a new
-            # file there, not the unlinked one.
-            stream = self.stream
-            folder = os.path.dirname(self.baseFilename)
-            if not os.path.exists(self.baseFilename) and os.path.isdir(folder):
-                if stream is not None:
-                    stream.close()
+            # file there (made 0600 first), not the unlinked one.
+            if not os.path.exists(self.baseFilename) and os.path.isdir(os.path.dirname(self.baseFilename)):
+                if self.stream is not None:
+                    self.stream.close()
                     self.stream = None  # (opened again by the write)
-                paths.private_file(self.baseFilename)  # (made 0600 first)
+                paths.private_file(self.baseFilename)
             super().emit(record)
 
     paths.private_file(path)

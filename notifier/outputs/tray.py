@@ -247,8 +247,7 @@ def title(state: UiState, now: float, quiet_hours: str = "") -> str:
     if not pending:
         text = "pi-notifier: no questions waiting"
     elif sessions == 1:
-        n = len(pending)
-        ref = pending[0][0].ref
+        ref, n = pending[0][0].ref, len(pending)
         text = f"{project_name(ref.name, ref.cwd, ref.host)} needs an answer" + (f" ({n} questions)" if n > 1 else "")
     else:
         text = f"{sessions} pi sessions need answers"
@@ -257,9 +256,7 @@ def title(state: UiState, now: float, quiet_hours: str = "") -> str:
     quiet = quiet_hours_note(quiet_hours, now)
     if quiet:
         text += f" — {quiet}"
-    if state.health:
-        return clean(text, 120) + " — ⚠ " + clean(state.health[0], 120)
-    return clean(text, 120)
+    return clean(text, 120) + (f" — ⚠ {clean(state.health[0], 120)}" if state.health else "")
 
 
 def menu(state: UiState, now: float) -> tuple[Entry, ...]:
@@ -600,12 +597,9 @@ class Redraw:
         self.changed()
 
     # The worker's part: a change, the tray's next age tick, the tray host follower's X display.
-    def _hosts(self) -> HostFollower | None:
-        hosts = getattr(self.tray, "hosts", None)
-        return hosts if isinstance(hosts, HostFollower) and hosts.fds() else None
-
     def wait(self) -> tuple[float | None, list[int]]:
-        self._following = hosts = self._hosts()
+        hosts = getattr(self.tray, "hosts", None)
+        self._following = hosts = hosts if isinstance(hosts, HostFollower) and hosts.fds() else None
         now = time.monotonic()
         poll_s = hosts.timeout() if hosts is not None else None
         self._poll_at = None if poll_s is None else now + poll_s
