@@ -48,8 +48,8 @@ def is_ours(path: str) -> bool:
     return base in (DIR_NAME, LEGACY_FILE)
 
 
-def target(env: dict[str, str] | None = None) -> str:
-    return os.path.join(paths.agent_dir(os.environ if env is None else env), "extensions", DIR_NAME)
+def target() -> str:
+    return os.path.join(paths.agent_dir(os.environ), "extensions", DIR_NAME)
 
 
 def _legacy(folder: str) -> str:
@@ -72,16 +72,16 @@ def _marked(path: str) -> bool:
 
 def _remove_legacy(folder: str) -> bool:
     old = _legacy(folder)
-    if not _marked(old):
-        return False
-    os.unlink(old)
-    return True
+    if _marked(old):
+        os.unlink(old)
+        return True
+    return False
 
 
-def install(path: str | None = None) -> tuple[bool, str]:
+def install() -> tuple[bool, str]:
     """(changed, folder): write the shipped files that differ, each atomically (0644), and remove
     an earlier version's single file; anything else in the extensions folder is left untouched."""
-    folder = path or target()
+    folder = target()
     os.makedirs(folder, exist_ok=True)
     changed = False
     for name, data in shipped().items():
@@ -92,9 +92,9 @@ def install(path: str | None = None) -> tuple[bool, str]:
     return _remove_legacy(folder) or changed, folder
 
 
-def remove(path: str | None = None) -> tuple[bool, str]:
+def remove() -> tuple[bool, str]:
     """(removed, folder). A folder of that name that is not ours is left alone (ValueError)."""
-    folder = path or target()
+    folder = target()
     if not os.path.lexists(folder):
         return _remove_legacy(folder), folder
     if not os.path.isdir(folder) or os.path.islink(folder) or not _marked(os.path.join(folder, ENTRY)):
@@ -135,14 +135,14 @@ class Status:
         return f"installed but not this version's copy: {clean(self.path)} (update: {APP_NAME} pi-extension install)"
 
 
-def status(path: str | None = None, timeout: float = 1.0) -> Status:
-    folder = path or target()
+def status() -> Status:
+    folder = target()
     installed = {name: _read(os.path.join(folder, name)) for name in FILES}
     ours_legacy = _marked(_legacy(folder))
     result = Status(folder, installed[ENTRY] is not None or ours_legacy, installed == shipped() and not ours_legacy)
     for sock in list_sockets():
         try:
-            hello = hello_of(sock, timeout=timeout)
+            hello = hello_of(sock, timeout=1.0)
         except (ChannelError, OSError):
             result.unreachable.append(sock)
             continue

@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from notifier.cli.parser import fail, out, sessions_of
 from notifier.config import Config, ConfigError
-from notifier.core.commands import Command, Mute, Snooze, to_obj
+from notifier.core.commands import Mute, Snooze, to_obj
 from notifier.core.model import Snapshot
 from notifier.core.planner import not_duration, snooze_words
 from notifier.core.text import clean, duration, project_name
@@ -46,7 +46,7 @@ def target(snapshot: Snapshot, what: str | None) -> tuple[str | None, str | None
     return view.ref.key, None, f"session {label(view)}"
 
 
-def deliver(command: Command) -> str:
+def deliver(command: Snooze | Mute) -> str:
     """To the running app, else into the state store. How it went, in a few words."""
     from notifier.control import request
 
@@ -55,17 +55,11 @@ def deliver(command: Command) -> str:
         if not reply.get("ok"):
             raise RuntimeError(f"the running app refused it: {clean(reply.get('error'), 200)}")
         return ""
-    from notifier.app import open_store
+    from notifier.app import PreferencesOwner, open_store
 
     store = open_store()
-    try:
-        if isinstance(command, Snooze):
-            if command.session is None and command.project is None and command.until <= time.time():
-                store.clear_snoozes()
-            else:
-                store.snooze(command.until, command.session, command.project)
-        elif isinstance(command, Mute):
-            store.mute(command.project, command.on)
+    try:  # (as the app carries it out: the one way a snooze or mute is kept)
+        PreferencesOwner(store, time.time()).apply(command, time.time())
     finally:
         store.close()
     return " (saved: pi-notifier is not running; it applies when it starts)"

@@ -508,16 +508,15 @@ class Tray:
             return
         icon, ended = running
         wid = compat.window_id(icon)
-        threading.Thread(target=self.stop, args=(icon,), name="pi-notifier-tray-stopping", daemon=True).start()
+        threading.Thread(target=self._stop, args=(icon,), name="pi-notifier-tray-stopping", daemon=True).start()
         if wid is not None and not ended.wait(XORG_STOP_GRACE_S):  # (only xorg's is waited for)
             log.debug("the xorg tray loop did not end %.0f s after stop: its window is destroyed", XORG_STOP_GRACE_S)
             compat.destroy_window(wid)
 
-    def stop(self, icon: Any = None) -> None:
-        try:
-            (icon or self.icon).stop()
-        except Exception:  # (pystray's GTK backends may fail on the way out: nothing to do then)
-            pass
+    @staticmethod
+    def _stop(icon: Any) -> None:
+        with contextlib.suppress(Exception):  # (pystray's GTK backends may fail on the way out: nothing to do then)
+            icon.stop()
 
 
 # ---- the output: the engine's sink that draws ----
