@@ -79,9 +79,8 @@ def sessions_of(config: Config, spec: str | None, dialogs: bool = False) -> tupl
 
         snapshot = with_open_dialogs(snapshot, options)
     path = os.path.realpath(os.path.expanduser(spec)) if spec and spec != "next" else ""
-    if not path.endswith(".jsonl") or not os.path.isfile(path):
-        return options, snapshot
-    if any(os.path.realpath(v.ref.key) == path for v in snapshot.sessions):
+    session_file = path.endswith(".jsonl") and os.path.isfile(path)
+    if not session_file or any(os.path.realpath(v.ref.key) == path for v in snapshot.sessions):
         return options, snapshot
     folder = EngineOptions([os.path.dirname(path)], options.catalog, options.liveness, options.max_line)
     extra = [v for v in scan_once(folder).sessions if os.path.realpath(v.ref.key) == path]
