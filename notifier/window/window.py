@@ -453,9 +453,7 @@ class QuestionList:
 
     @staticmethod
     def tags(q: Shown) -> tuple[str, ...]:
-        if q.abandoned:
-            return ("abandoned",)
-        return ("snoozed",) if q.snoozed_until else ()
+        return ("abandoned",) if q.abandoned else ("snoozed",) if q.snoozed_until else ()
 
     @staticmethod
     def values(q: Shown) -> tuple[str, ...]:
