@@ -64,7 +64,7 @@ def cmd_history(args: argparse.Namespace, config: Config) -> int:
         lines.append(f"{_local_minute(q['asked_at'])}  {clean(project, 24):<24}  {waited:>7}  {outcome:<11}  "
                      f"{clean(q['question']['text'], 60)}")
     count, median, longest = (data["summary"][k] for k in ("count", "median_wait_s", "longest_wait_s"))
-    lines.append(f"{count} question{'s' * (count != 1)}")
+    lines.append(f"{count} question{'s' if count != 1 else ''}")
     if median is not None:
         lines[-1] += f" · median wait {duration(median)} · longest {duration(longest)}"
     out("\n".join(lines), "\n")

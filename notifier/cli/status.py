@@ -50,9 +50,9 @@ def render_status(status: dict[str, Any], now: float, show_all: bool, silences: 
         f"  {r[3]:>{widths[3]}}  {r[4]}".rstrip()
         for r in ((HEADS, *rows) if rows else ())
     ]
-    given = status.get("pending")
+    given, total = status.get("pending"), len(sessions)
     n = given if isinstance(given, int) else 0
-    lines.append(f"{len(sessions)} session{'s' * (len(sessions) != 1)}, {n} pending question{'s' * (n != 1)}")
+    lines.append(f"{total} session{'s' if total != 1 else ''}, {n} pending question{'s' if n != 1 else ''}")
     if hidden:
         lines[-1] += f" ({hidden} sessions idle for over a day not shown; --all lists them)"
     said = _silenced_line(silences, sessions, now) if silences is not None else ""

@@ -263,7 +263,7 @@ def heading_text(questions: Sequence[Shown], snoozed_until: float | None, now: f
     """The line above the list: how many questions wait, how many were abandoned, the snooze."""
     live_n = sum(1 for q in questions if not q.abandoned)
     gone = len(questions) - live_n
-    text = f"{live_n} question{'s' * (live_n != 1)} waiting" if live_n else "No questions waiting"
+    text = f"{live_n} question{'s' if live_n != 1 else ''} waiting" if live_n else "No questions waiting"
     if gone:
         text += f" · {gone} abandoned"
     if snoozed_until and snoozed_until > now:
