@@ -5,15 +5,17 @@ without having pi. Lines starting with '#' in the recording mark the pauses."""
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import re
 import shutil
-import sys
 import tempfile
 import threading
 import time
 from typing import TYPE_CHECKING
 
 from notifier import resources
+from notifier.cli.parser import out
 from notifier.config import Config
 from notifier.core.codec import iso
 
@@ -25,25 +27,16 @@ ANSWER_AFTER_S = 45.0
 
 
 def _chunks() -> list[list[str]]:
-    raw = resources.read_text("demo/session.jsonl").splitlines()
-    parts: list[list[str]] = [[]]
-    for line in raw:
-        if line.startswith("#"):
-            parts.append([])
-        elif line.strip():
-            parts[-1].append(line)
-    return parts
+    """The recording's lines, in the parts its '#' lines part."""
+    parts = re.split(r"^#.*$", resources.read_text("demo/session.jsonl"), flags=re.MULTILINE)
+    return [[line for line in part.splitlines() if line.strip()] for part in parts]
 
 
 def _write(path: str, lines: list[str], cwd: str, now: float) -> None:
-    import json
-
+    """Append ``lines``, their folder ``cwd`` and their times ``now``."""
     with open(path, "a", encoding="utf-8") as fh:
         for line in lines:
-            text = line.replace("{CWD}", json.dumps(cwd)[1:-1])
-            for marker in ("{T0}", "{T1}", "{T2}"):
-                text = text.replace(marker, iso(now))
-            fh.write(text + "\n")
+            fh.write(re.sub(r"\{T\d\}", iso(now), line.replace("{CWD}", json.dumps(cwd)[1:-1])) + "\n")
 
 
 def cmd_demo(args: argparse.Namespace, config: Config) -> int:
@@ -61,41 +54,29 @@ def cmd_demo(args: argparse.Namespace, config: Config) -> int:
     parts = _chunks()
     _write(session_file, parts[0], project, time.time())
 
-    config.values["sessions_dirs"] = [sessions]
-    config.values["liveness"] = "off"
-    config.values["settle_ms"] = 0
+    config.values.update(sessions_dirs=[sessions], liveness="off", settle_ms=0)
     # Its own state folder: the demo's question must not enter the real history or notified list.
-    app = App(
-        config,
-        json_out=False,
-        notify=True,
-        socket=os.path.join(work, "control.sock"),
-        state_dir=os.path.join(work, "state"),
-    )
+    app = App(config, json_out=False, notify=True, socket=os.path.join(work, "control.sock"),
+              state_dir=os.path.join(work, "state"))
     icon = make_tray(config, app.execute) if tray else None
     install_signals(app.stop_event)
 
     def say(text: str) -> None:
-        sys.stdout.write(text + "\n")
-        sys.stdout.flush()
+        out(text, "\n", flush=True)
 
     def script() -> None:
         if app.stop_event.wait(ASK_AFTER_S):
             return
         _write(session_file, parts[1], project, time.time())
         shown = app.alerts is not None and app.alerts.shows
-        if app.tray is not None:
-            icon = "the tray icon turned red"
-        else:
-            icon = "no tray icon (--no-tray)" if not tray else "no tray icon here (see 'pi-notifier doctor')"
+        icon = "the tray icon turned red" if app.tray is not None else "no tray icon here (see 'pi-notifier doctor')"
+        icon = icon if tray else "no tray icon (--no-tray)"
         if shown:
             say(f"→ The demo agent asked a question: a notification appeared and {icon}.")
         else:
-            say(
-                f"→ The demo agent asked a question: {icon}; no notification server shows it here"
-                " (see 'pi-notifier doctor')."
-            )
-        say("  " + _where_to_read(app, tray, session_file, parts[1]))
+            say(f"→ The demo agent asked a question: {icon}; no notification server shows it here"
+                " (see 'pi-notifier doctor').")
+        say("  " + _where_to_read(app, session_file, parts[1]))
         then = "; then the notification is withdrawn" if shown else ""
         say(f"  The answer arrives in {ANSWER_AFTER_S:.0f} s{then} (Ctrl+C to end sooner).")
         if app.stop_event.wait(ANSWER_AFTER_S):
@@ -116,11 +97,9 @@ def cmd_demo(args: argparse.Namespace, config: Config) -> int:
         shutil.rmtree(work, ignore_errors=True)
 
 
-def _where_to_read(app: App, tray: bool, session_file: str, asked: list[str]) -> str:
+def _where_to_read(app: App, session_file: str, asked: list[str]) -> str:
     """Where the demo's question can be read here (its folder is the demo's own: no other
     command sees it): the icon's window; else the window, opened now; else the terminal."""
-    import json
-
     if app.tray is not None:
         return "Open the window from the icon (a click, or its menu → Open window) to read and answer it."
     call = next(c for c in json.loads(asked[0])["message"]["content"] if c.get("type") == "toolCall")

@@ -20,6 +20,7 @@ from notifier import APP_NAME
 from notifier.actions import goto
 from notifier.app import window_display
 from notifier.cli import install
+from notifier.cli.parser import out
 from notifier.compat import events_lost
 from notifier.config import Config
 from notifier.control import request
@@ -40,23 +41,27 @@ def _line(ok: bool | None, label: str, detail: str) -> str:
 
 
 def cmd_doctor(args: argparse.Namespace, config: Config) -> int:
-    out: list[str] = []
+    lines: list[str] = []
     for root in config["sessions_dirs"]:
-        if os.path.isdir(root):
-            files, dirs = walk(root)
-            out.append(
-                _line(True, "sessions folder", f"{clean(root)} ({len(files)} session files in {len(dirs)} folders)")
-            )
-            out.append(_watch_limit(len(dirs)))
-        else:
-            out.append(
-                _line(None, "sessions folder", f"{clean(root)} does not exist yet; it will be watched once it does")
-            )
-    out += [_liveness(config), *_quiet_hours(config), _window(), _focus(), *_extras(config)]
+        if not os.path.isdir(root):
+            said = f"{clean(root)} does not exist yet; it will be watched once it does"
+            lines.append(_line(None, "sessions folder", said))
+            continue
+        files, dirs = walk(root)
+        said = f"{clean(root)} ({len(files)} session files in {len(dirs)} folders)"
+        lines += [_line(True, "sessions folder", said), _watch_limit(len(dirs))]
+    lines.append(_liveness(config))
+    hours = config["quiet_hours"]
+    if hours:
+        now = quiet_hours_note(hours, time.time())
+        said = f"in effect now ({now})" if now else "not now"
+        lines.append(_line(True, "quiet hours", f"{clean(hours, 20)}: {said}"))
+    focus_ok, focus = describe(focus_method())  # (the focus method goto and skip_when_focused use)
+    lines += [_window(), _line(focus_ok, "focus", focus)]
     extension = install.status()  # (asks each running pi's companion socket: once)
-    out += [companion(extension), unseen_dialogs(config, extension), *_remotes(config), *_health()]
-    sys.stdout.write("\n".join(out) + "\n")
-    return 1 if any(line.startswith("[FAIL]") for line in out) else 0  # documented in the README
+    lines += [*_extras(config), companion(extension), unseen_dialogs(config, extension), *_remotes(config), *_health()]
+    out("\n".join(lines), "\n")
+    return 1 if any(line.startswith("[FAIL]") for line in lines) else 0  # documented in the README
 
 
 def _watch_limit(dirs: int) -> str:
@@ -65,32 +70,18 @@ def _watch_limit(dirs: int) -> str:
             limit = int(fh.read().strip())
     except (OSError, ValueError):
         return _line(None, "file watcher", "native file events (no inotify limit to check here)")
-    ok = dirs < limit // 2
     detail = f"{dirs} folders to watch, limit {limit} watches per user"
     if events_lost() is None:  # (watchdog before 7.1.1: a queue overflow goes unseen)
         return _line(None, "inotify", detail + "; this watchdog cannot report lost events (7.1.1 on Python 3.11+ can)")
-    return _line(ok, "inotify", detail)
-
-
-def _quiet_hours(config: Config) -> list[str]:
-    """Quiet hours, when set: whether they are in effect now."""
-    hours = config["quiet_hours"]
-    if not hours:
-        return []
-    now = quiet_hours_note(hours, time.time())
-    return [_line(True, "quiet hours", f"{clean(hours, 20)}: " + (f"in effect now ({now})" if now else "not now"))]
+    return _line(dirs < limit // 2, "inotify", detail)
 
 
 def _window() -> str:
     try:
         import tkinter  # (here: Tk is optional, its absence is a line)
     except ImportError:
-        return _line(
-            False,
-            "window",
-            "Tk is not available (Debian/Ubuntu: install python3-tk); the tray and notifications still work",
-        )
-
+        why = "Tk is not available (Debian/Ubuntu: install python3-tk); the tray and notifications still work"
+        return _line(False, "window", why)
     extra, said = window_display()
     if extra is None:
         # a machine without any display is not a fault; a Wayland desktop without XWayland is
@@ -98,77 +89,69 @@ def _window() -> str:
     if not sys.platform.startswith("linux"):
         return _line(True, "window", "Tk is available")
     try:  # opened for real, on the display the window would use, and closed
-        root = tkinter.Tk(screenName=extra.get("DISPLAY") or os.environ.get("DISPLAY"), className="pi-notifier")
-        root.destroy()
+        tkinter.Tk(screenName=extra.get("DISPLAY") or os.environ.get("DISPLAY"), className="pi-notifier").destroy()
     except tkinter.TclError as exc:
         return _line(False, "window", f"Tk cannot open {said}: {clean(exc, 160)}")
     return _line(True, "window", f"Tk opened a window on {said}")
 
 
-def _focus() -> str:
-    """The focus method goto and skip_when_focused use here, OK only when it answered."""
-    ok, detail = describe(focus_method())
-    return _line(ok, "focus", detail)
-
-
 def _liveness(config: Config) -> str:
     if config["liveness"] != "auto":
         return _line(None, "liveness", "off: questions of pi processes that died stay pending")
-
     procs = running_pi()
     if procs is None:
         return _line(False, "liveness", "cannot read the process list")
-    cwds = sorted({p.cwd for p in procs})
-    return _line(True, "liveness", f"{len(cwds)} running pi process folder(s) visible")
-
-
-def _extras(config: Config) -> list[str]:
-    """The notifications line and the tray line. With no tray icon either, the notifications
-    line says what is left instead of "the tray icon alone will show questions"."""
-    try:
-        from notifier.outputs import tray  # (here: a missing UI library is a line)
-
-        tray_line: str | None = tray.doctor_line(config)
-    except ImportError:
-        tray_line = None
-    try:
-        from notifier.outputs.backends import TRAY_ALONE, doctor_line
-
-        line = doctor_line(config)
-    except ImportError:
-        return [tray_line] if tray_line is not None else []
-    # no icon on screen now: no tray at all, or none of the hosts its backend shows in
-    if tray_line is not None and ("] tray: none" in tray_line or "; tray host: none" in tray_line):
-        window = ", the window" if has_display() else ""
-        instead = f"{NO_TRAY_EITHER}{window} and a status bar (status --tmux / --bar) show questions"
-        line = line.replace(TRAY_ALONE, instead).replace("the tray icon shows questions", instead)
-    return [line] if tray_line is None else [line, tray_line]
+    return _line(True, "liveness", f"{len({p.cwd for p in procs})} running pi process folder(s) visible")
 
 
 NO_TRAY_EITHER = "with no tray icon either, pi-notifier status, run --json"
 
 
+def _extras(config: Config) -> list[str]:
+    """The notifications line and the tray line. With no tray icon either, the notifications
+    line says what is left instead of "the tray icon alone will show questions"."""
+    lines: list[str] = []
+    try:
+        from notifier.outputs import tray  # (here: a missing UI library is a line)
+
+        lines.append(tray.doctor_line(config))
+    except ImportError:
+        pass
+    try:
+        from notifier.outputs.backends import TRAY_ALONE, doctor_line
+
+        line = doctor_line(config)
+    except ImportError:
+        return lines
+    # no icon on screen now: no tray at all, or none of the hosts its backend shows in
+    if lines and ("] tray: none" in lines[0] or "; tray host: none" in lines[0]):
+        window = ", the window" if has_display() else ""
+        instead = f"{NO_TRAY_EITHER}{window} and a status bar (status --tmux / --bar) show questions"
+        line = line.replace(TRAY_ALONE, instead).replace("the tray icon shows questions", instead)
+    return [line, *lines]
+
+
 def _remotes(config: Config) -> list[str]:
     """Each remote (reached through its own ssh, with a timeout, in parallel) and push URL."""
-    lines = []
     configured = goto.configured(config)
     with ThreadPoolExecutor(max_workers=max(1, min(8, len(configured)))) as pool:
         results = list(pool.map(goto.check_remote, configured))
-    for remote, (ok, detail) in zip(configured, results, strict=True):
-        lines.append(_line(ok, f"remote {clean(remote.name, 64)}", detail if not ok else f"reachable, {detail}"))
+    lines = [
+        _line(ok, f"remote {clean(remote.name, 64)}", f"reachable, {detail}" if ok else detail)
+        for remote, (ok, detail) in zip(configured, results, strict=True)
+    ]
     for n, url in enumerate(config["push.urls"], 1):
         scheme = clean(url.split("://", 1)[0], 20)  # the rest may hold a token: not shown
         ok = bool(apprise.Apprise().add(url))
         lines.append(_line(ok, f"push URL {n} ({scheme}://…)", "ok" if ok else "apprise cannot use this URL"))
     if config["push.urls"] and config["push.when"] == "away":
         away = desktop_away()
-        lines.append(
-            _line(None, "push when away", "cannot tell whether the desktop is idle or locked: pushes treat you as"
-                  " present (logind and the screensaver did not answer)")
-            if away is None
-            else _line(True, "push when away",
-                       "the desktop is idle or locked now" if away else "you are at the desktop now")
-        )
+        lines.append(_line(None if away is None else True, "push when away", {
+            None: "cannot tell whether the desktop is idle or locked: pushes treat you as present (logind and the"
+                  " screensaver did not answer)",
+            True: "the desktop is idle or locked now",
+            False: "you are at the desktop now",
+        }[away]))
     return lines
 
 
@@ -179,34 +162,23 @@ def _health() -> list[str]:
         return [_line(None, "running app", "none is running (start it with 'pi-notifier run')")]
     if not reply.get("ok"):
         return [_line(None, "running app", "it answers but cannot report its health (an older version?)")]
-    pid = reply.get("pid")
     said = reply.get("problems")
     problems: dict[str, Any] = said if isinstance(said, dict) else {}
-    extra = []
-    if not reply.get("ready"):
-        extra.append("still starting")
-    if reply.get("display") is False:
-        extra.append("no display (no window can open)")
-    if reply.get("store") == "in memory":
-        extra.append("state store in memory only")
-    lines = []
-    for part, p in sorted(problems.items()):
-        if not isinstance(p, dict):
-            continue
-        count = p.get("count", 1)
-        state = "recovered" if p.get("recovered") else "recovering"
-        lines.append(
-            _line(
-                False,
-                f"running app: {clean(part, 40)}",
-                f"failed {count}× (last: {clean(p.get('error'), 160)}); {state}, {clean(p.get('doing'), 80)}",
-            )
-        )
+    lines = [
+        _line(False, f"running app: {clean(part, 40)}", f"failed {p.get('count', 1)}×"
+              f" (last: {clean(p.get('error'), 160)}); {'recovered' if p.get('recovered') else 'recovering'},"
+              f" {clean(p.get('doing'), 80)}")
+        for part, p in sorted(problems.items())
+        if isinstance(p, dict)
+    ]
     restarts = reply.get("engine_restarts") or 0
-    summary = f"pid {pid}, " + (f"engine restarted {restarts}×" if restarts else "no failures" if not lines else "")
-    summary = summary.rstrip(", ")
-    if extra:
-        summary += "; " + ", ".join(extra)
+    failures = f", engine restarted {restarts}×" if restarts else "" if lines else ", no failures"
+    extra = [said for said, shown in (
+        ("still starting", not reply.get("ready")),
+        ("no display (no window can open)", reply.get("display") is False),
+        ("state store in memory only", reply.get("store") == "in memory"),
+    ) if shown]
+    summary = f"pid {reply.get('pid')}{failures}" + ("; " + ", ".join(extra) if extra else "")
     return [_line(not lines, "running app", summary), *lines]
 
 
@@ -257,7 +229,10 @@ def _dialog_extensions(proc: Any, argv: list[str], catalog: Any) -> list[str] | 
     banner, its source not found, so it may); None when it loads the companion."""
     names: list[str] = []
     read: set[str] = set()  # the names of the extensions whose source was read
-    listed = _banner_extensions(proc)
+    # the extensions the pi's terminal listed at start-up, when it runs in tmux (whose history keeps pi's banner)
+    pane = tmux_pane_of(proc.env, proc.pid)
+    banner = tmux(pane.socket, "capture-pane", "-p", "-J", "-S", "-", "-t", pane.pane) if pane else None
+    listed = listed_extensions(banner or "")
     for path in _extension_files(proc.cwd, argv, proc.env):
         index = os.path.basename(path) in ("index.ts", "index.js")
         name = os.path.basename(os.path.dirname(path) if index else path)
@@ -289,21 +264,7 @@ def _extension_files(cwd: str, argv: list[str], env: dict[str, str]) -> list[str
             except OSError:
                 continue
             found += [e for e in entries if e.endswith((".ts", ".js")) or os.path.isdir(e)]
-    out: list[str] = []
-    for path in found:  # a folder is its index.ts or index.js
-        if os.path.isdir(path):
-            index_files = [os.path.join(path, f"index.{x}") for x in ("ts", "js")]
-            path = next((i for i in index_files if os.path.isfile(i)), path)
-        if os.path.isfile(path) and path not in out:
-            out.append(path)
-    return out
-
-
-def _banner_extensions(proc: Any) -> list[str]:
-    """The extensions the pi's terminal listed at start-up, when it runs in tmux (whose history
-    keeps pi's banner)."""
-    pane = tmux_pane_of(proc.env, proc.pid)
-    if pane is None:
-        return []
-    text = tmux(pane.socket, "capture-pane", "-p", "-J", "-S", "-", "-t", pane.pane)
-    return listed_extensions(text or "")
+    # a folder is its index.ts or index.js
+    indexes = [(os.path.join(p, "index.ts"), os.path.join(p, "index.js")) for p in found]
+    files = [next((i for i in index if os.path.isfile(i)), p) for p, index in zip(found, indexes, strict=True)]
+    return list(dict.fromkeys(f for f in files if os.path.isfile(f)))

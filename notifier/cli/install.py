@@ -16,11 +16,10 @@ import argparse
 import contextlib
 import json
 import os
-import sys
 from dataclasses import asdict, dataclass, field
 
 from notifier import APP_NAME, resources
-from notifier.cli.parser import fail
+from notifier.cli.parser import fail, out
 from notifier.companion import ChannelError, hello_of
 from notifier.config import Config
 from notifier.core.text import clean
@@ -49,8 +48,8 @@ def is_ours(path: str) -> bool:
     return base in (DIR_NAME, LEGACY_FILE)
 
 
-def target(env: dict[str, str] | None = None) -> str:
-    return os.path.join(paths.agent_dir(os.environ if env is None else env), "extensions", DIR_NAME)
+def target() -> str:
+    return os.path.join(paths.agent_dir(os.environ), "extensions", DIR_NAME)
 
 
 def _legacy(folder: str) -> str:
@@ -73,16 +72,16 @@ def _marked(path: str) -> bool:
 
 def _remove_legacy(folder: str) -> bool:
     old = _legacy(folder)
-    if not _marked(old):
-        return False
-    os.unlink(old)
-    return True
+    if _marked(old):
+        os.unlink(old)
+        return True
+    return False
 
 
-def install(path: str | None = None) -> tuple[bool, str]:
+def install() -> tuple[bool, str]:
     """(changed, folder): write the shipped files that differ, each atomically (0644), and remove
     an earlier version's single file; anything else in the extensions folder is left untouched."""
-    folder = path or target()
+    folder = target()
     os.makedirs(folder, exist_ok=True)
     changed = False
     for name, data in shipped().items():
@@ -93,9 +92,9 @@ def install(path: str | None = None) -> tuple[bool, str]:
     return _remove_legacy(folder) or changed, folder
 
 
-def remove(path: str | None = None) -> tuple[bool, str]:
+def remove() -> tuple[bool, str]:
     """(removed, folder). A folder of that name that is not ours is left alone (ValueError)."""
-    folder = path or target()
+    folder = target()
     if not os.path.lexists(folder):
         return _remove_legacy(folder), folder
     if not os.path.isdir(folder) or os.path.islink(folder) or not _marked(os.path.join(folder, ENTRY)):
@@ -136,14 +135,14 @@ class Status:
         return f"installed but not this version's copy: {clean(self.path)} (update: {APP_NAME} pi-extension install)"
 
 
-def status(path: str | None = None, timeout: float = 1.0) -> Status:
-    folder = path or target()
+def status() -> Status:
+    folder = target()
     installed = {name: _read(os.path.join(folder, name)) for name in FILES}
     ours_legacy = _marked(_legacy(folder))
     result = Status(folder, installed[ENTRY] is not None or ours_legacy, installed == shipped() and not ours_legacy)
     for sock in list_sockets():
         try:
-            hello = hello_of(sock, timeout=timeout)
+            hello = hello_of(sock, timeout=1.0)
         except (ChannelError, OSError):
             result.unreachable.append(sock)
             continue
@@ -156,10 +155,8 @@ def status(path: str | None = None, timeout: float = 1.0) -> Status:
 def cmd_pi_extension(args: argparse.Namespace, config: Config) -> int:
     if args.action == "install":
         changed, path = install()
-        if changed:
-            print(f"installed {clean(path)}; pi processes started from now on load it (a running pi: /reload)")
-        else:
-            print(f"already installed and current: {clean(path)}")
+        out(f"installed {clean(path)}; pi processes started from now on load it (a running pi: /reload)\n"
+            if changed else f"already installed and current: {clean(path)}\n")
         return 0
     if args.action == "remove":
         try:
@@ -167,27 +164,26 @@ def cmd_pi_extension(args: argparse.Namespace, config: Config) -> int:
         except ValueError as exc:
             return fail(1, exc)
         done = f"removed {clean(path)}; running pi processes keep it until they restart"
-        print(done if removed else f"not installed ({clean(path)})")
+        out(f"{done if removed else f'not installed ({clean(path)})'}\n")
         return 0
     st = status()
     if args.json:
-        print(json.dumps(asdict(st), ensure_ascii=False))
+        out(json.dumps(asdict(st), ensure_ascii=False), "\n")
         return 0
-    print(st.said())
-    if not st.loaded:
-        print("no running pi has it loaded")
-        return 0
-    print(f"loaded by {len(st.loaded)} running pi process(es):")
+    loaded = f"loaded by {len(st.loaded)} running pi process(es):" if st.loaded else "no running pi has it loaded"
+    lines = [st.said(), loaded]
     for item in st.loaded:
         how = "answerable" if item.mode == "wrap" else "announce-only"
-        print(f"  pid {item.pid} (pi {clean(item.pi_version) or '?'}, {how}, {item.dialogs} open dialog(s))"
-              f" {clean(item.session_file)}")
+        lines.append(f"  pid {item.pid} (pi {clean(item.pi_version) or '?'}, {how}, {item.dialogs} open dialog(s))"
+                     f" {clean(item.session_file)}")
+    out("\n".join(lines), "\n")
     return 0
 
 
 def cmd_autostart(args: argparse.Namespace, config: Config) -> int:
     try:
-        sys.stdout.write(getattr(autostart, args.action)() + "\n")
+        said = getattr(autostart, args.action)()
     except OSError as exc:
         return fail(1, f"autostart {args.action} failed: {clean(exc, 200)}")
+    out(said, "\n")
     return 0

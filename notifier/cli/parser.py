@@ -10,6 +10,7 @@ each command's function; it is imported when its command runs)."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -40,6 +41,22 @@ def say(message: object) -> None:
         pass
 
 
+def out(*texts: str, flush: bool = False) -> None:
+    """``texts`` to standard output (``flush``: then flushed). An output that cannot be written is
+    :class:`OutputError`, one line; a reader that went away stays a BrokenPipeError (see main)."""
+    try:
+        for text in texts:
+            sys.stdout.write(text)
+        if flush:
+            sys.stdout.flush()
+    except BrokenPipeError:
+        raise
+    except AttributeError:  # (started with its output closed)
+        raise OutputError("there is no standard output") from None
+    except OSError as exc:
+        raise OutputError(exc.strerror or str(exc)) from None
+
+
 def fail(code: int, message: object) -> int:
     """:func:`say` ``message``; return the exit ``code``. Every one-line failure of a command goes
     through here: bad usage and config (2) and what could not be done (1)."""
@@ -62,9 +79,8 @@ def sessions_of(config: Config, spec: str | None, dialogs: bool = False) -> tupl
 
         snapshot = with_open_dialogs(snapshot, options)
     path = os.path.realpath(os.path.expanduser(spec)) if spec and spec != "next" else ""
-    if not path.endswith(".jsonl") or not os.path.isfile(path):
-        return options, snapshot
-    if any(os.path.realpath(v.ref.key) == path for v in snapshot.sessions):
+    session_file = path.endswith(".jsonl") and os.path.isfile(path)
+    if not session_file or any(os.path.realpath(v.ref.key) == path for v in snapshot.sessions):
         return options, snapshot
     folder = EngineOptions([os.path.dirname(path)], options.catalog, options.liveness, options.max_line)
     extra = [v for v in scan_once(folder).sessions if os.path.realpath(v.ref.key) == path]
@@ -72,35 +88,9 @@ def sessions_of(config: Config, spec: str | None, dialogs: bool = False) -> tupl
 
 
 class _Parser(argparse.ArgumentParser):
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        kwargs.setdefault("formatter_class", _Formatter)
-        super().__init__(*args, **kwargs)
-
     def error(self, message: str) -> NoReturn:
         # (argparse quotes the arguments it names as typed: an escape sequence would reach the terminal)
         raise SystemExit(fail(2, f"{clean(message, 600)} (see '{self.prog} --help')"))
-
-
-def _columns() -> int:
-    """``shutil.get_terminal_size().columns``, without importing shutil (and with it zlib, bz2 and
-    lzma) for each parser that argparse's help formatter is made for."""
-    try:
-        columns = int(os.environ["COLUMNS"])
-    except (KeyError, ValueError):
-        columns = 0
-    if columns <= 0:
-        try:
-            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
-        except (AttributeError, ValueError, OSError):
-            columns = 0
-    return columns or 80
-
-
-class _Formatter(argparse.HelpFormatter):
-    def __init__(self, prog: str, **kwargs: Any) -> None:
-        if kwargs.get("width") is None:
-            kwargs["width"] = _columns() - 2  # as argparse's own default
-        super().__init__(prog, **kwargs)
 
 
 Arg = tuple[tuple[str, ...], dict[str, Any]]  # add_argument's names and keywords
@@ -158,12 +148,10 @@ COMMANDS: dict[str, Command] = {
         _flag("--tmux", "a tmux status-line segment: 'π 2' while questions wait, else nothing"),
         _flag("--bar", "one JSON line for waybar / polybar / i3blocks (text, tooltip, class)"),
     )),
-    "doctor": Command(
-        "what works here: sessions folder, watcher limits, tray, notifications", "doctor:cmd_doctor"
-    ),
+    "doctor": Command("what works here: sessions folder, watcher limits, tray, notifications", "doctor:cmd_doctor"),
     "show": Command("open the pending-questions window", "goto:cmd_show", (
         (("--focus",), {"nargs": 2, "metavar": ("FILE", "CALL_ID"), "help": "select this question"}),
-        (("--attach",), {"action": "store_true", "help": argparse.SUPPRESS}),
+        _flag("--attach", argparse.SUPPRESS),
     )),
     "quit": Command(
         "stop the running app (the tray app; headless runs are left alone)", "quit:cmd_quit", watch=False
@@ -175,17 +163,13 @@ COMMANDS: dict[str, Command] = {
     "autostart": Command("start pi-notifier with your desktop session", "install:cmd_autostart", (
         (("action",), {"choices": ("install", "remove", "status")}),
     ), watch=False),
-    "config": Command(
-        "print the effective configuration and where each value came from", "parser:cmd_config"
-    ),
+    "config": Command("print the effective configuration and where each value came from", "parser:cmd_config"),
     "goto": Command("bring you to the terminal / tmux pane of a waiting pi", "goto:cmd_goto", (
         (("session",), _SESSION),
         _flag("--print", "only print where it is (JSON), change nothing"),
     )),
     "answer": Command(
-        "answer a waiting pi from here (keys into its tmux pane, checked on screen first)",
-        "answer:cmd_answer",
-        (
+        "answer a waiting pi from here (keys into its tmux pane, checked on screen first)", "answer:cmd_answer", (
             (("words",), {"nargs": "*", "metavar": "[SESSION] CHOICE", "help": "the session, then the answer"}),
             (("--call",), {"metavar": "TOOL_CALL_ID", "help": "the question's tool call (default: the oldest)"}),
             (("--token",), {"metavar": "TOKEN", "help": "only the question with this token (status --json):"
@@ -193,8 +177,7 @@ COMMANDS: dict[str, Command] = {
             (("--text",), {"metavar": "TEXT", "help": "type this free-text answer instead of choosing"}),
             (("--timeout",), {"type": float, "default": 15.0, "metavar": "S",
                               "help": "how long to wait for pi to record it"}),
-        ),
-        description=_ANSWER_DESCRIPTION,
+        ), description=_ANSWER_DESCRIPTION,
     ),
     "snooze": Command("hold back notifications for a while: all, a project or a session", "snooze:cmd_snooze", (
         (("words",), {"nargs": "*", "metavar": "[WHAT] [DURATION]", "help": "WHAT: all (default), a project or a"
@@ -212,10 +195,8 @@ COMMANDS: dict[str, Command] = {
             _flag("--json", "status: print one JSON object"),
         ), watch=False,
     ),
-    "demo": Command(
-        "replay a recorded pi session so you can see the notification, icon and window", "demo:cmd_demo",
-        ((("--no-tray",), {"action": "store_true", "help": argparse.SUPPRESS}),), watch=False,
-    ),
+    "demo": Command("replay a recorded pi session so you can see the notification, icon and window",
+                    "demo:cmd_demo", (_flag("--no-tray", argparse.SUPPRESS),), watch=False),
 }
 
 
@@ -286,16 +267,15 @@ def setup_logging(verbose: bool, log_file: bool = False) -> None:
 
         path = os.path.join(paths.state_dir(), f"{APP_NAME}.log")
         try:
-            fh = _private_log(path)
+            root.addHandler(fh := _private_log(path))
             fh.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
             fh.addFilter(SECRETS)
-            root.addHandler(fh)
         except OSError as exc:
             logging.getLogger("notifier").warning(
                 "cannot write the log file %s (%s); logging to stderr only", clean(path), exc
             )
-    logging.getLogger("watchdog").setLevel(logging.WARNING)
-    logging.getLogger("PIL").setLevel(logging.WARNING)
+    for quiet in ("watchdog", "PIL"):
+        logging.getLogger(quiet).setLevel(logging.WARNING)
     from notifier.compat import quiet_stop_race
 
     quiet_stop_race()  # (a harmless record of watchdog's as a watch stops: notifier/compat.py)
@@ -318,14 +298,12 @@ def _private_log(path: str) -> logging.Handler:
 
         def emit(self, record: logging.LogRecord) -> None:
             # The state folder deleted while running and made again (by the state store): a new
-            # file there, not the unlinked one.
-            stream = self.stream
-            folder = os.path.dirname(self.baseFilename)
-            if not os.path.exists(self.baseFilename) and os.path.isdir(folder):
-                if stream is not None:
-                    stream.close()
+            # file there (made 0600 first), not the unlinked one.
+            if not os.path.exists(self.baseFilename) and os.path.isdir(os.path.dirname(self.baseFilename)):
+                if self.stream is not None:
+                    self.stream.close()
                     self.stream = None  # (opened again by the write)
-                paths.private_file(self.baseFilename)  # (made 0600 first)
+                paths.private_file(self.baseFilename)
             super().emit(record)
 
     paths.private_file(path)
@@ -341,17 +319,10 @@ def _private_log(path: str) -> logging.Handler:
 def _reconfigure_streams(json_out: bool) -> None:
     """Text output never fails on a character the terminal's encoding lacks; JSON is UTF-8
     whatever the locale (RFC 8259), and :func:`notifier.outputs.jsonout.dumps` keeps it valid."""
-    for stream, errors in ((sys.stdout, "replace"), (sys.stderr, "backslashreplace")):
-        reconfigure = getattr(stream, "reconfigure", None)
-        if reconfigure is None:
-            continue
-        try:
-            if json_out and stream is sys.stdout:
-                reconfigure(encoding="utf-8", errors="backslashreplace")
-            else:
-                reconfigure(errors=errors)
-        except (ValueError, OSError):
-            pass
+    stdout = {"encoding": "utf-8", "errors": "backslashreplace"} if json_out else {"errors": "replace"}
+    for stream, how in ((sys.stdout, stdout), (sys.stderr, {"errors": "backslashreplace"})):
+        with contextlib.suppress(AttributeError, ValueError, OSError):
+            stream.reconfigure(**how)  # type: ignore[union-attr]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -14,8 +14,10 @@ import select
 import time
 from typing import Any
 
+import psutil
+
 from notifier import APP_NAME
-from notifier.cli.parser import fail
+from notifier.cli.parser import fail, out
 from notifier.config import Config
 from notifier.control import request
 from notifier.core.text import clean
@@ -29,7 +31,7 @@ NONE_SAID = f"no {APP_NAME} app is running: nothing to quit"
 def cmd_quit(args: argparse.Namespace, config: Config) -> int:
     reply = _ping()
     if reply is None:
-        print(NONE_SAID)
+        out(NONE_SAID, "\n")
         return 0
     pid = reply.get("pid")
     if not reply.get("ok") or isinstance(pid, bool) or not isinstance(pid, int) or pid <= 0:
@@ -38,12 +40,9 @@ def cmd_quit(args: argparse.Namespace, config: Config) -> int:
     ended, said = _ask_to_quit(pid)
     if not ended:
         why = f" (it said: {clean(said.get('error'), 100)})" if said and not said.get("ok") else ""
-        return fail(
-            1,
-            f"the app (pid {pid}) was asked to quit but still runs after {EXIT_WAIT_S:g} s{why};"
-            f" stop it with: kill {pid}",
-        )
-    print(f"the app (pid {pid}) has quit")
+        return fail(1, f"the app (pid {pid}) was asked to quit but still runs after {EXIT_WAIT_S:g} s{why};"
+                    f" stop it with: kill {pid}")
+    out(f"the app (pid {pid}) has quit\n")
     return 0
 
 
@@ -65,21 +64,11 @@ def _ask_to_quit(pid: int) -> tuple[bool, dict[str, Any] | None]:
         finally:
             os.close(pidfd)
     deadline = time.monotonic() + EXIT_WAIT_S
-    while _running(pid):
+    while psutil.pid_exists(pid):
         if time.monotonic() >= deadline:
             return False, said
         time.sleep(0.05)
     return True, said
-
-
-def _running(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        pass
-    return True
 
 
 def _ping() -> dict[str, Any] | None:

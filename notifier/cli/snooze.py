@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import argparse
 import re
-import sys
 import time
 from collections.abc import Callable
 
-from notifier.cli.parser import fail, sessions_of
+from notifier.cli.parser import fail, out, sessions_of
 from notifier.config import Config, ConfigError
-from notifier.core.commands import Command, Mute, Snooze, to_obj
+from notifier.core.commands import Mute, Snooze, to_obj
 from notifier.core.model import Snapshot
 from notifier.core.planner import not_duration, snooze_words
 from notifier.core.text import clean, duration, project_name
@@ -47,7 +46,7 @@ def target(snapshot: Snapshot, what: str | None) -> tuple[str | None, str | None
     return view.ref.key, None, f"session {label(view)}"
 
 
-def deliver(command: Command) -> str:
+def deliver(command: Snooze | Mute) -> str:
     """To the running app, else into the state store. How it went, in a few words."""
     from notifier.control import request
 
@@ -56,17 +55,11 @@ def deliver(command: Command) -> str:
         if not reply.get("ok"):
             raise RuntimeError(f"the running app refused it: {clean(reply.get('error'), 200)}")
         return ""
-    from notifier.app import open_store
+    from notifier.app import PreferencesOwner, open_store
 
     store = open_store()
-    try:
-        if isinstance(command, Snooze):
-            if command.session is None and command.project is None and command.until <= time.time():
-                store.clear_snoozes()
-            else:
-                store.snooze(command.until, command.session, command.project)
-        elif isinstance(command, Mute):
-            store.mute(command.project, command.on)
+    try:  # (as the app carries it out: the one way a snooze or mute is kept)
+        PreferencesOwner(store, time.time()).apply(command, time.time())
     finally:
         store.close()
     return " (saved: pi-notifier is not running; it applies when it starts)"
@@ -83,70 +76,59 @@ def cmd_snooze(args: argparse.Namespace, config: Config) -> int:
 
 def cmd_mute(args: argparse.Namespace, config: Config) -> int:
     """mute WHAT: no notification from a project (or a session's project) until ``unmute``."""
-    return _carried(lambda: _mute(config, args.what, True, time.time()))
+    return _carried(lambda: _mute(config, args.what, True))
 
 
 def cmd_unmute(args: argparse.Namespace, config: Config) -> int:
     """unmute WHAT|all: a muted project notifies again."""
-    return _carried(lambda: _mute(config, args.what, False, time.time()))
+    return _carried(lambda: _mute(config, args.what, False))
 
 
-def _carried(do: Callable[[], int]) -> int:
-    """``do()``, its failures as one line: exit 2 for bad usage (WHAT names several sessions; one
-    that names nothing is a ConfigError, said by main), 1 for what could not be delivered."""
+def _carried(do: Callable[[], str]) -> int:
+    """``do()``, what it says printed; its failures as one line: exit 2 for bad usage (WHAT names
+    several sessions; one that names nothing is a ConfigError, said by main), 1 for what could not
+    be delivered."""
     from notifier.actions import goto
 
     try:
-        return do()
+        said = do()
     except goto.Ambiguous as exc:
         return fail(2, exc)
     except (RuntimeError, OSError) as exc:
         return fail(1, exc)
+    out(said, "\n")
+    return 0
 
 
-def _snooze(config: Config, what: str | None, seconds: float, now: float) -> int:
+def _snooze(config: Config, what: str | None, seconds: float, now: float) -> str:
     """Snooze WHAT for ``seconds`` (0: resume)."""
     session, project, said = target(sessions_of(config, what)[1], what)
     note = deliver(Snooze(now + seconds if seconds > 0 else 0.0, session, project))
-    if seconds > 0:
-        ends = time.localtime(now + seconds)
-        same_day = ends[:3] == time.localtime(now)[:3]
-        until = time.strftime("%H:%M" if same_day else "%a %d %b %H:%M", ends)
-        sys.stdout.write(f"snoozed {said} for {duration(seconds)} (until {until}){note}\n")
-    else:
-        sys.stdout.write(f"{'resumed every session' if what in (None, 'all') else 'resumed ' + said}{note}\n")
-    return 0
+    if seconds <= 0:
+        return f"{'resumed every session' if what in (None, 'all') else 'resumed ' + said}{note}"
+    ends = time.localtime(now + seconds)
+    until = time.strftime("%H:%M" if ends[:3] == time.localtime(now)[:3] else "%a %d %b %H:%M", ends)
+    return f"snoozed {said} for {duration(seconds)} (until {until}){note}"
 
 
-def _mute(config: Config, what: str | None, on: bool, now: float) -> int:
+def _mute(config: Config, what: str, on: bool) -> str:
     from notifier.store import saved_silences
     from notifier.system import paths
 
-    muted = saved_silences(paths.state_dir(), now).muted
-    if what in (None, "all"):
+    muted = saved_silences(paths.state_dir(), time.time()).muted
+    if what == "all":
         if on:
             raise ConfigError("mute takes a project or a session (to hold back everything for a while: snooze)")
-        return _unmute_all(sorted(muted))
-    assert what is not None
-    project: str | None = what
+        notes = [deliver(Mute(project, False)) for project in sorted(muted)]
+        names = ", ".join(clean(p, 80) for p in sorted(muted)) or "nothing (no project was muted)"
+        return f"unmuted {names}{notes[-1] if notes else ''}"
+    project = what
     if what not in muted:
         snapshot = sessions_of(config, what)[1]
-        session, project, _ = target(snapshot, what)
-        if session is not None:  # a session's project: what the window's Mute project mutes
-            view = next(v for v in snapshot.sessions if v.ref.key == session)
-            project = project_name(view.ref.name, view.ref.cwd, view.ref.host)
-    assert project is not None
+        session, named, _ = target(snapshot, what)
+        # a session's project: what the window's Mute project mutes
+        view = next((v for v in snapshot.sessions if v.ref.key == session), None)
+        project = project_name(view.ref.name, view.ref.cwd, view.ref.host) if view else named or what
     if not on and project not in muted:
-        sys.stdout.write(f"project {clean(project, 80)} is not muted\n")
-        return 0
-    note = deliver(Mute(project, on))
-    sys.stdout.write(f"{'muted' if on else 'unmuted'} project {clean(project, 80)}{note}\n")
-    return 0
-
-
-def _unmute_all(muted: list[str]) -> int:
-    note = ""
-    for project in muted:
-        note = deliver(Mute(project, False))
-    sys.stdout.write(f"unmuted {', '.join(clean(p, 80) for p in muted) or 'nothing (no project was muted)'}{note}\n")
-    return 0
+        return f"project {clean(project, 80)} is not muted"
+    return f"{'muted' if on else 'unmuted'} project {clean(project, 80)}{deliver(Mute(project, on))}"

@@ -8,11 +8,10 @@ imported when it is needed: the app's answer needs no session reader, a scan no 
 from __future__ import annotations
 
 import os
-import sys
 import time
 from typing import TYPE_CHECKING, Any
 
-from notifier.cli.parser import OutputError, say
+from notifier.cli.parser import out, say
 from notifier.core.codec import parse_iso
 from notifier.core.planner import quiet_hours_line, quiet_hours_obj
 from notifier.core.text import clean, duration, project_name
@@ -23,16 +22,12 @@ if TYPE_CHECKING:
     from notifier.config import Config
     from notifier.core.planner import Preferences
 
-def _questions(session: dict[str, Any], key: str) -> list[dict[str, Any]]:
-    return [q for q in session.get(key) or () if isinstance(q, dict)]
-
 
 def _str(value: object) -> str | None:
     return value if isinstance(value, str) else None
 
 
-Row = tuple[str, str, str, str, str]  # STATE, PROJECT, ID, WAITING, QUESTION
-HEADS: Row = ("STATE", "PROJECT", "ID", "WAITING", "QUESTION")
+HEADS = ("STATE", "PROJECT", "ID", "WAITING", "QUESTION")
 DAY_S = 86400
 
 
@@ -42,43 +37,53 @@ def render_status(status: dict[str, Any], now: float, show_all: bool, silences: 
     session's short id (what SESSION takes), then a summary line and, when anything is snoozed or
     muted, one line saying so."""
     sessions = [s for s in status.get("sessions") or () if isinstance(s, dict)]
-    ordered = sorted(  # (stable: newest first within each group, as the object lists them)
-        sessions, key=lambda s: (not _questions(s, "pending"), not _questions(s, "abandoned"))
-    )
-    rows: list[Row] = []
+    rows: list[tuple[str, ...]] = []
     hidden = 0
-    for s in ordered:
-        shown = _session_rows(s, now, show_all)
+    for s in sorted(sessions, key=lambda s: (not _questions(s, "pending"), not _questions(s, "abandoned"))):
+        shown = _session_rows(s, now, show_all)  # (sorted stably: newest first in each group)
         rows += shown
         hidden += not shown
-    lines = _table(rows)
-    lines.append(_summary(len(sessions), status.get("pending"), hidden))
+    widths = [max(len(r[i]) for r in (HEADS, *rows)) for i in range(5)]
+    widths[1] = min(widths[1], 28)
+    lines = [
+        f"{r[0]:<{widths[0]}}  {clean(r[1], 28):<{widths[1]}}  {r[2]:<{widths[2]}}"
+        f"  {r[3]:>{widths[3]}}  {r[4]}".rstrip()
+        for r in ((HEADS, *rows) if rows else ())
+    ]
+    given, total = status.get("pending"), len(sessions)
+    n = given if isinstance(given, int) else 0
+    lines.append(f"{total} session{'s' if total != 1 else ''}, {n} pending question{'s' if n != 1 else ''}")
+    if hidden:
+        lines[-1] += f" ({hidden} sessions idle for over a day not shown; --all lists them)"
     said = _silenced_line(silences, sessions, now) if silences is not None else ""
     return "\n".join([*lines, said] if said else lines)
 
 
-def _session_rows(s: dict[str, Any], now: float, show_all: bool) -> list[Row]:
+def _questions(session: dict[str, Any], key: str) -> list[dict[str, Any]]:
+    return [q for q in session.get(key) or () if isinstance(q, dict)]
+
+
+def _session_rows(s: dict[str, Any], now: float, show_all: bool) -> list[tuple[str, ...]]:
     """The rows of one session: one per pending question, else one per abandoned question, else
     one saying its state (none for a session idle for over a day, unless ``show_all``)."""
     from notifier.core.commands import short_id
 
-    project = project_name(_str(s.get("name")), _str(s.get("cwd")))
-    sid = short_id(_str(s.get("id"))) or "-"
     pending, abandoned = _questions(s, "pending"), _questions(s, "abandoned")
-    if pending:
-        return [("needs_input", project, sid, _waited(q, now), _asked(q)) for q in pending]
-    if abandoned:
-        said = "  (the pi that asked has stopped)"
-        return [("abandoned", project, sid, _waited(q, now), clean(q.get("text"), 60) + said) for q in abandoned]
+    head = (project_name(_str(s.get("name")), _str(s.get("cwd"))), short_id(_str(s.get("id"))) or "-")
+    if pending or abandoned:
+        return [
+            ("needs_input" if pending else "abandoned", *head, _waited(q, now),
+             _asked(q) if pending else clean(q.get("text"), 60) + "  (the pi that asked has stopped)")
+            for q in pending or abandoned
+        ]
     if show_all or now - (parse_iso(s.get("updated_at")) or 0.0) < DAY_S:
-        return [(clean(s.get("state"), 20), project, sid, "-", clean(s.get("current_tool") or "", 40))]
+        return [(clean(s.get("state"), 20), *head, "-", clean(s.get("current_tool") or "", 40))]
     return []
 
 
 def _asked(q: dict[str, Any]) -> str:
     """A pending question as its row says it: its text, how many more it asks, its options."""
-    labels = [o for o in q.get("options") or () if isinstance(o, str)]
-    opts = " / ".join(labels[:6])
+    opts = " / ".join([o for o in q.get("options") or () if isinstance(o, str)][:6])
     given = q.get("count")
     count = given if isinstance(given, int) else 1
     more = f" (+{count - 1} more)" if count > 1 else ""
@@ -88,27 +93,6 @@ def _asked(q: dict[str, Any]) -> str:
 def _waited(q: dict[str, Any], now: float) -> str:
     asked = parse_iso(q.get("asked_at"))
     return duration(now - asked) if asked is not None else "-"
-
-
-def _table(rows: list[Row]) -> list[str]:
-    """The rows under their heads, in columns (none at all without rows)."""
-    if not rows:
-        return []
-    widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(HEADS)]
-    widths[1] = min(widths[1], 28)
-    return [
-        f"{row[0]:<{widths[0]}}  {clean(row[1], 28):<{widths[1]}}  {row[2]:<{widths[2]}}"
-        f"  {row[3]:>{widths[3]}}  {row[4]}".rstrip()
-        for row in (HEADS, *rows)
-    ]
-
-
-def _summary(total: int, pending: object, hidden: int) -> str:
-    n = pending if isinstance(pending, int) else 0
-    summary = f"{total} session{'s' if total != 1 else ''}, {n} pending question{'s' if n != 1 else ''}"
-    if hidden:
-        summary += f" ({hidden} sessions idle for over a day not shown; --all lists them)"
-    return summary
 
 
 def _silenced_line(silences: Preferences, sessions: list[dict[str, Any]], now: float) -> str:
@@ -131,20 +115,36 @@ def _silenced_line(silences: Preferences, sessions: list[dict[str, Any]], now: f
 def cmd_status(args: argparse.Namespace, config: Config) -> int:
     if args.tmux or args.bar:
         return _status_bar(config, args.bar)
+    from notifier.core.planner import silenced_obj
     from notifier.store import saved_silences
     from notifier.system import paths
 
-    prefs = saved_silences(paths.state_dir(), time.time())
-    liveness = config["liveness"] == "auto"
-    status = _ask_app(config)
+    now = time.time()
+    prefs = saved_silences(paths.state_dir(), now)
     if not args.json:
         for d in config["sessions_dirs"]:
             if not os.path.isdir(d):
                 say(f"sessions folder {clean(d)} does not exist (yet)")
+
+    def show(status: dict[str, Any], quiet: object) -> None:
+        """``--json`` with where each live pi runs, the silences and the quiet hours in effect
+        (:func:`notifier.core.planner.quiet_hours_obj`), else the table and the same in words."""
+        now = time.time()
+        if args.json:
+            from notifier.core.codec import dumps
+            from notifier.system.locate import add_locations
+
+            located = add_locations(status, look=config["liveness"] == "auto")
+            out(dumps({**located, **silenced_obj(prefs, now), "quiet_hours": quiet}), "\n", flush=True)
+        else:  # (the newline not appended to the JSON: a copy of megabytes)
+            out(render_status(status, now, args.all, prefs), "\n", quiet_hours_line(quiet), flush=True)
+        # (flushed before the scan cache is written: what was asked for comes first)
+
     # quiet hours in effect: the app's (it follows its config file), else our own config's
-    quiet = quiet_hours_obj(config["quiet_hours"], time.time())["quiet_hours"]
+    quiet = quiet_hours_obj(config["quiet_hours"], now)["quiet_hours"]
+    status = _ask_app(config)
     if status is not None:
-        _print(status, args, prefs, liveness, status.pop("quiet_hours", quiet))
+        show(status, status.pop("quiet_hours", quiet))
         return 0
     from notifier.core.codec import status_obj
     from notifier.sessions import engine_options, scanned
@@ -157,7 +157,7 @@ def cmd_status(args: argparse.Namespace, config: Config) -> int:
             from notifier.companion import with_open_dialogs
 
             snapshot = with_open_dialogs(snapshot, options)
-        _print(status_obj(snapshot), args, prefs, liveness, quiet)
+        show(status_obj(snapshot), quiet)
     return 0
 
 
@@ -166,76 +166,34 @@ def _ask_app(config: Config, brief: bool = False) -> dict[str, Any] | None:
     fit for a 1-second refresh) when one answers for these folders and settings; else None."""
     from notifier.control import request
 
-    ask = {
-        "cmd": "status",
-        "roots": config["sessions_dirs"],
-        "liveness": config["liveness"],
-        "question_tools": config["question_tools"],
-    }
-    live = request({**ask, "brief": True}, timeout=0.8) if brief else request(ask)
+    ask = {"cmd": "status", "roots": config["sessions_dirs"], "liveness": config["liveness"],
+           "question_tools": config["question_tools"], **({"brief": True} if brief else {})}
+    live = request(ask, timeout=0.8) if brief else request(ask)
     found = live.get("summary" if brief else "status") if live and live.get("ok") else None
     return found if isinstance(found, dict) else None
-
-
-def _print(status: dict[str, Any], args: argparse.Namespace, prefs: Preferences, liveness: bool, quiet: object) -> None:
-    """The status object as ``status`` prints it: ``--json`` with where each live pi runs, the
-    silences and ``quiet`` (the quiet hours in effect: :func:`notifier.core.planner.quiet_hours_obj`),
-    else the table and the same three said in words."""
-    from notifier.core.planner import silenced_obj
-
-    now = time.time()
-    if args.json:
-        from notifier.core.codec import dumps
-        from notifier.system.locate import add_locations
-
-        _out(dumps({**add_locations(status, look=liveness), **silenced_obj(prefs, now), "quiet_hours": quiet}))
-        _out("\n")  # (not appended: a copy of megabytes)
-    else:
-        _out(render_status(status, now, args.all, prefs) + "\n" + quiet_hours_line(quiet))
-    _out(None)  # (flushed before the scan cache is written: what was asked for comes first)
 
 
 def _status_bar(config: Config, as_json: bool) -> int:
     """``status --tmux`` ("π 2", or nothing) / ``status --bar`` (one JSON line for waybar,
     polybar, i3blocks): the running app's summary (one small request: fit for a 1-second
     refresh), else a scan of our own."""
-    from notifier.core.codec import bar_obj, summary, tmux_segment
+    from notifier.core.codec import bar_obj, dumps, summary, tmux_segment
 
     brief = _ask_app(config, brief=True)
     now = time.time()
     if brief is None:
+        from notifier.core.planner import quiet_hours_note
         from notifier.sessions import engine_options, scan_once
         from notifier.store import saved_silences
         from notifier.system import paths
 
-        snapshot = scan_once(engine_options(config))
         until = saved_silences(paths.state_dir(), now).snooze_all_until
-        from notifier.core.planner import quiet_hours_note
-
-        brief = summary(snapshot, now, until or None, quiet_hours_note(config["quiet_hours"], now))
+        quiet = quiet_hours_note(config["quiet_hours"], now)
+        brief = summary(scan_once(engine_options(config)), now, until or None, quiet)
     if as_json:
-        from notifier.core.codec import dumps
-
         obj = bar_obj(brief, now)
-        _out(dumps({**obj, "full_text": obj["text"]}) + "\n")  # (full_text: i3blocks' name for it)
+        out(dumps({**obj, "full_text": obj["text"]}), "\n", flush=True)  # (full_text: i3blocks' name for it)
     else:
         segment = tmux_segment(brief)
-        _out(segment + "\n" if segment else "")
-    _out(None)
+        out(segment + "\n" if segment else "", flush=True)
     return 0
-
-
-def _out(text: str | None) -> None:
-    """``text`` to standard output (None: flush it). An output that cannot be written is
-    :class:`OutputError`, one line; a reader that went away stays a BrokenPipeError (see main)."""
-    try:
-        if text is None:
-            sys.stdout.flush()
-        else:
-            sys.stdout.write(text)
-    except BrokenPipeError:
-        raise
-    except AttributeError:  # (started with its output closed)
-        raise OutputError("there is no standard output") from None
-    except OSError as exc:
-        raise OutputError(exc.strerror or str(exc)) from None

@@ -9,11 +9,7 @@ from collections.abc import Callable, Sequence
 from time import time
 from typing import IO, TYPE_CHECKING, Any
 
-from notifier.core.codec import (
-    dumps,
-    event_obj,
-    iso,
-)
+from notifier.core.codec import dumps, event_obj, iso
 from notifier.core.model import Snapshot
 
 if TYPE_CHECKING:
@@ -42,17 +38,8 @@ class JsonSink:
                     self.on_broken()
 
     def ready(self, info: Any, snapshot: Snapshot) -> None:
-        self._write(
-            [
-                {
-                    "event": "ready",
-                    "at": iso(time()),
-                    "sessions": info.sessions,
-                    "pending": info.pending,
-                    "scan_s": round(info.scan_s, 4),
-                }
-            ]
-        )
+        self._write([{"event": "ready", "at": iso(time()), "sessions": info.sessions, "pending": info.pending,
+                      "scan_s": round(info.scan_s, 4)}])
 
     def publish(self, batch: Batch) -> None:
         self._write([event_obj(t) for t in batch.transitions])

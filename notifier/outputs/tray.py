@@ -21,8 +21,8 @@ failed. Clicks and menu entries become commands (``core/commands.py``) for the a
 
 from __future__ import annotations
 
+import contextlib
 import functools
-import importlib.util
 import io
 import logging
 import math
@@ -114,36 +114,26 @@ def render(state: IconState, count: int = 0, size: int = 64) -> Image.Image:
     img = Image.new("RGBA", (size, size), (0, 0, 0, 0))
     d = ImageDraw.Draw(img)
     pad = max(1, size // 32)
-    d.rounded_rectangle((pad, pad, size - 1 - pad, size - 1 - pad), radius=max(2, size // 5), fill=COLORS[state])
-    if state == "needs" and count > 0 and size < 24:
-        # Too small for mark and badge: the count alone, as large as it fits.
-        text = badge_text(count)
+    box, radius = (pad, pad, size - 1 - pad, size - 1 - pad), max(2, size // 5)
+    d.rounded_rectangle(box, radius=radius, fill=COLORS[state])
+    text = badge_text(count) if state == "needs" and count > 0 else ""
+    if text and size < 24:  # too small for mark and badge: the count alone, as large as it fits
         font = _font(max(7, int(size * (0.85 if len(text) == 1 else 0.62))))
         d.text((size / 2, size / 2 + 0.5), text, fill=BADGE, font=font, anchor="mm")
         return img
     mark = int(size * 0.78)
     offset = (size - mark) // 2
     img.alpha_composite(_glyph(mark), (offset - (size // 10 if state == "needs" else 0), offset + size // 16))
-    if state == "needs" and count > 0:
-        text = badge_text(count)
-        r = max(5, int(size * (0.26 if len(text) == 1 else 0.30)))
+    if state == "abandoned":
+        d.rounded_rectangle(box, radius=radius, outline=(255, 214, 102, 255), width=max(1, size // 16))
+    elif text or state == "snoozed":  # a white disc in the corner: the count ringed in red, or a grey "z"
+        one = len(text) == 1
+        r = max(5, int(size * (0.26 if one else 0.30))) if text else max(4, size // 5)
         cx, cy = size - r - 1, r + 1
-        d.ellipse((cx - r, cy - r, cx + r, cy + r), fill=BADGE, outline=COLORS["needs"], width=max(1, size // 32))
-        font = _font(max(7, int(r * (1.45 if len(text) == 1 else 1.1))))
-        d.text((cx, cy + 1), text, fill=BADGE_TEXT, font=font, anchor="mm")
-    elif state == "snoozed":
-        r = max(4, size // 5)
-        cx, cy = size - r - 1, r + 1
-        d.ellipse((cx - r, cy - r, cx + r, cy + r), fill=BADGE)
-        d.text((cx, cy + 1), "z", fill=COLORS["snoozed"], font=_font(max(7, int(r * 1.5))), anchor="mm")
-    elif state == "abandoned":
-        w = max(1, size // 16)
-        d.rounded_rectangle(
-            (pad, pad, size - 1 - pad, size - 1 - pad),
-            radius=max(2, size // 5),
-            outline=(255, 214, 102, 255),
-            width=w,
-        )
+        ring = COLORS["needs"] if text else None
+        d.ellipse((cx - r, cy - r, cx + r, cy + r), fill=BADGE, outline=ring, width=max(1, size // 32))
+        font = _font(max(7, int(r * (1.5 if not text else 1.45 if one else 1.1))))
+        d.text((cx, cy + 1), text or "z", fill=BADGE_TEXT if text else COLORS["snoozed"], font=font, anchor="mm")
     return img
 
 
@@ -257,8 +247,7 @@ def title(state: UiState, now: float, quiet_hours: str = "") -> str:
     if not pending:
         text = "pi-notifier: no questions waiting"
     elif sessions == 1:
-        n = len(pending)
-        ref = pending[0][0].ref
+        ref, n = pending[0][0].ref, len(pending)
         text = f"{project_name(ref.name, ref.cwd, ref.host)} needs an answer" + (f" ({n} questions)" if n > 1 else "")
     else:
         text = f"{sessions} pi sessions need answers"
@@ -267,91 +256,54 @@ def title(state: UiState, now: float, quiet_hours: str = "") -> str:
     quiet = quiet_hours_note(quiet_hours, now)
     if quiet:
         text += f" — {quiet}"
-    if state.health:
-        return clean(text, 120) + " — ⚠ " + clean(state.health[0], 120)
-    return clean(text, 120)
+    return clean(text, 120) + (f" — ⚠ {clean(state.health[0], 120)}" if state.health else "")
 
 
 def menu(state: UiState, now: float) -> tuple[Entry, ...]:
-    snapshot, muted = state.snapshot, state.preferences.muted
-    entries: list[Entry] = []
-    pending = snapshot.pending
-    if not pending:
-        entries.append(Entry("No questions waiting"))
-    for view, q in pending[:MENU_MAX]:
-        entries.append(Entry(question_label(view, q, now), _show(view, q)))
+    snapshot, pending = state.snapshot, state.snapshot.pending
+    entries = [Entry(question_label(v, q, now), _show(v, q)) for v, q in pending[:MENU_MAX]] or [
+        Entry("No questions waiting")
+    ]
     if len(pending) > MENU_MAX:
         entries.append(Entry(f"… {len(pending) - MENU_MAX} more", always(Show())))
     if pending:  # the terminal (tmux pane) of each waiting pi, one click away
-        entries.append(
-            Entry(
-                "Go to session",
-                None,
-                children=tuple(
-                    Entry(question_label(view, q, now), always(Goto(view.ref.key, q.tool_call_id)))
-                    for view, q in pending[:MENU_MAX]
-                ),
-            )
-        )
+        goto = [
+            Entry(question_label(v, q, now), always(Goto(v.ref.key, q.tool_call_id))) for v, q in pending[:MENU_MAX]
+        ]
+        entries.append(Entry("Go to session", children=tuple(goto)))
     offline = [(v, q) for v in snapshot.sessions for q in v.offline]
-    for view, q in offline[:MENU_MAX]:
-        entries.append(Entry(question_label(view, q, now), always(Show(Focus(view.ref.key, q.tool_call_id)))))
-    abandoned = snapshot.abandoned
-    if abandoned:
-        entries.append(SEPARATOR)
-        entries.append(Entry("Abandoned (the pi that asked has stopped)"))
-        for view, q in abandoned[:MENU_MAX]:
-            entries.append(Entry(question_label(view, q, now), _show(view, q)))
+    entries += [Entry(question_label(v, q, now), _show(v, q)) for v, q in offline[:MENU_MAX]]
+    if snapshot.abandoned:
+        entries += [SEPARATOR, Entry("Abandoned (the pi that asked has stopped)")]
+        entries += [Entry(question_label(v, q, now), _show(v, q)) for v, q in snapshot.abandoned[:MENU_MAX]]
         entries.append(Entry("Clear abandoned", always(Clear())))
-    entries.append(SEPARATOR)
-    snooze_items = [
+    snooze = [
         Entry("15 minutes", snooze_all_for(15 * 60)),
         Entry("1 hour", snooze_all_for(3600)),
         Entry("Until tomorrow", lambda at: Snooze(tomorrow_morning(at))),
     ]
     if state.snoozed_until(now) is not None:
-        snooze_items.append(Entry("Resume notifications now", snooze_all_for(0)))
-    entries.append(Entry("Snooze all", None, children=tuple(snooze_items)))
-    if muted:
-        entries.append(
-            Entry(
-                "Unmute",
-                None,
-                children=tuple(Entry(clean(p, 40), always(Mute(p, on=False))) for p in sorted(muted)),
-            )
-        )
-    entries.append(Entry("Open window", always(Show()), default=True))
-    entries.append(Entry("Quit", always(Quit())))
-    return tuple(entries)
+        snooze.append(Entry("Resume notifications now", snooze_all_for(0)))
+    entries += [SEPARATOR, Entry("Snooze all", children=tuple(snooze))]
+    if state.preferences.muted:
+        unmute = [Entry(clean(p, 40), always(Mute(p, on=False))) for p in sorted(state.preferences.muted)]
+        entries.append(Entry("Unmute", children=tuple(unmute)))
+    return (*entries, Entry("Open window", always(Show()), default=True), Entry("Quit", always(Quit())))
 
 
 # ---- backend ----
 
 
-def _gi_gtk() -> bool:
-    if importlib.util.find_spec("gi") is None:
-        return False
+def _gi(version: str, *names: str) -> bool:
+    """Whether PyGObject imports and has one of the typelibs ``names`` at ``version``."""
     try:
         import gi
-
-        gi.require_version("Gtk", "3.0")
-        return True
-    except (ImportError, ValueError):
-        return False
-
-
-def _ayatana() -> bool:
-    try:
-        import gi
-
-        for name in ("AyatanaAppIndicator3", "AppIndicator3"):
-            try:
-                gi.require_version(name, "0.1")
-                return True
-            except ValueError:
-                continue
     except ImportError:
-        pass
+        return False
+    for name in names:
+        with contextlib.suppress(ValueError):
+            gi.require_version(name, version)
+            return True
     return False
 
 
@@ -370,11 +322,11 @@ def tray_backend(preference: str, sni_host: bool = False, one_host: bool = False
         return None, "no display (DISPLAY and WAYLAND_DISPLAY are unset)"
     if preference != "auto":
         return preference, f"tray.backend = '{preference}'"
-    gtk = _gi_gtk()
+    gtk = _gi("3.0", "Gtk")
     has_x = bool(os.environ.get("DISPLAY"))
     if gtk and has_x and one_host:
         return "gtk", "X11 with PyGObject, and the tray host draws XEmbed icons itself: menu and left-click action"
-    if gtk and sni_host and _ayatana():
+    if gtk and sni_host and _gi("0.1", "AyatanaAppIndicator3", "AppIndicator3"):
         return "appindicator", "a StatusNotifierItem host is running (menu; no left-click action)"
     if gtk and has_x:
         return "gtk", "X11 with PyGObject: menu and left-click action"
@@ -416,11 +368,11 @@ class Tray:
         self.pystray = pystray
         self.execute = execute
         self.hosts = hosts
+        # what is to be shown now (until the first update: nothing waits), and what the icon shows
         self._shown: tuple[IconState, int] = ("idle", 0)
         self._title = "pi-notifier"
-        self._drawn: tuple[tuple[IconState, int], str] = (self._shown, self._title)  # by the icon
-        self._entries = menu(UiState(), time.time())  # the menu now (until the first update: nothing waits)
-        self._menu_drawn: Shape | None = None  # what the icon's menu shows (None: not known)
+        self._entries = menu(UiState(), time.time())
+        self._drawn: tuple[tuple[IconState, int], str, Shape] = (self._shown, self._title, shape(self._entries))
         self._lock = threading.Lock()
         self._live = backend != "xorg"  # may the icon be changed now (an xorg one: only while it runs)
         self._running: tuple[Any, threading.Event] | None = None  # the icon whose loop runs, its end
@@ -428,11 +380,10 @@ class Tray:
 
     def _new_icon(self) -> Any:
         """(With the lock held, or before the loop runs.)"""
-        self._drawn = (self._shown, self._title)
-        self._menu_drawn = shape(self._entries)
+        self._drawn = (self._shown, self._title, shape(self._entries))
         icon = self.pystray.Icon(
             "pi-notifier",
-            icon=render(self._shown[0], self._shown[1], ICON_SIZE),
+            icon=render(*self._shown, ICON_SIZE),
             title=self._title,
             menu=self.pystray.Menu(self._items),
         )
@@ -467,27 +418,23 @@ class Tray:
         starts with what is shown now. ``quiet_hours``: the config's, said while in effect."""
         now, snapshot = time.time(), ui.snapshot
         pending = snapshot.pending_count
-        snoozed = ui.snoozed_until(now) is not None
         recent = now - WORKING_RECENT_S
         working = any(s.state == "working" and s.updated_at > recent for s in snapshot.sessions)
-        state = state_for(pending, len(snapshot.abandoned), working, snoozed)
-        shown = (state, pending if state == "needs" else 0)
-        new_title = title(ui, now, quiet_hours)
-        entries = menu(ui, now)
+        state = state_for(pending, len(snapshot.abandoned), working, ui.snoozed_until(now) is not None)
+        shown: tuple[IconState, int] = (state, pending if state == "needs" else 0)
+        new_title, entries = title(ui, now, quiet_hours), menu(ui, now)
         with self._lock:
             self._shown, self._title, self._entries = shown, new_title, entries
             if not self._live:
                 return
-            drawn, drawn_title = self._drawn
-            self._drawn = (shown, new_title)
-            if shown != drawn:
-                self.icon.icon = render(shown[0], shown[1], ICON_SIZE)
-            if new_title != drawn_title:
+            was, self._drawn = self._drawn, (shown, new_title, shape(entries))
+            if shown != was[0]:
+                self.icon.icon = render(*shown, ICON_SIZE)
+            if new_title != was[1]:
                 self.icon.title = new_title
             # The menu only when it reads differently: a host re-reads it whole (XFCE's panel
             # closes it if open), so an update with nothing new in it is never sent.
-            if self.icon.HAS_MENU and shape(entries) != self._menu_drawn:
-                self._menu_drawn = shape(entries)
+            if self.icon.HAS_MENU and self._drawn[2] != was[2]:
                 self.icon.update_menu()
 
     # ---- loop ----
@@ -561,16 +508,15 @@ class Tray:
             return
         icon, ended = running
         wid = compat.window_id(icon)
-        threading.Thread(target=self.stop, args=(icon,), name="pi-notifier-tray-stopping", daemon=True).start()
+        threading.Thread(target=self._stop, args=(icon,), name="pi-notifier-tray-stopping", daemon=True).start()
         if wid is not None and not ended.wait(XORG_STOP_GRACE_S):  # (only xorg's is waited for)
             log.debug("the xorg tray loop did not end %.0f s after stop: its window is destroyed", XORG_STOP_GRACE_S)
             compat.destroy_window(wid)
 
-    def stop(self, icon: Any = None) -> None:
-        try:
-            (icon or self.icon).stop()
-        except Exception:  # (pystray's GTK backends may fail on the way out: nothing to do then)
-            pass
+    @staticmethod
+    def _stop(icon: Any) -> None:
+        with contextlib.suppress(Exception):  # (pystray's GTK backends may fail on the way out: nothing to do then)
+            icon.stop()
 
 
 # ---- the output: the engine's sink that draws ----
@@ -650,12 +596,9 @@ class Redraw:
         self.changed()
 
     # The worker's part: a change, the tray's next age tick, the tray host follower's X display.
-    def _hosts(self) -> HostFollower | None:
-        hosts = getattr(self.tray, "hosts", None)
-        return hosts if isinstance(hosts, HostFollower) and hosts.fds() else None
-
     def wait(self) -> tuple[float | None, list[int]]:
-        self._following = hosts = self._hosts()
+        hosts = getattr(self.tray, "hosts", None)
+        self._following = hosts = hosts if isinstance(hosts, HostFollower) and hosts.fds() else None
         now = time.monotonic()
         poll_s = hosts.timeout() if hosts is not None else None
         self._poll_at = None if poll_s is None else now + poll_s
@@ -700,35 +643,29 @@ def make_tray(config: Config, act: Callable[[Command], object]) -> Tray | None:
     no tray host the icon waits for one: the app carries on with notifications and the window."""
     follower: HostFollower | None = None
     hosts = Hosts()
-    if config["tray.backend"] != "none" and has_display() and os.name == "posix" and not _apple():
+    if config["tray.backend"] != "none" and has_display() and os.name == "posix" and sys.platform != "darwin":
         follower = HostFollower(HostLog())
         hosts = follower.start(driven=True)  # (its X display is read on the outputs thread: Redraw)
     backend, why = tray_backend(config["tray.backend"], sni_host=hosts.sni is not None, one_host=hosts.one)
-    if backend is None:
-        log.info("no tray icon: %s", why)
-        if follower is not None:
-            follower.close()
-        return None
     try:
-        tray = Tray(backend, act, hosts=follower)
+        if backend is None:
+            log.info("no tray icon: %s", why)
+        else:
+            tray = Tray(backend, act, hosts=follower)
+            log.debug("tray: %s — %s", backend, why)
+            return tray
     except Exception as exc:  # pystray or its toolkit cannot start here
         log.warning("no tray icon (%s backend failed: %s)", backend, exc)
-        if follower is not None:
-            follower.close()
-        return None
-    log.debug("tray: %s — %s", backend, why)
-    return tray
-
-
-def _apple() -> bool:
-    return sys.platform == "darwin"
+    if follower is not None:
+        follower.close()
+    return None
 
 
 def doctor_line(config: Config) -> str:
     """``doctor``'s tray line: the backend, and the tray host really found (the X selection's
     owner, the StatusNotifierWatcher's owner, both asked now). OK only when a host that backend
     can show in answered."""
-    hosts, unasked = (Hosts(), []) if not has_display() or _apple() else look()
+    hosts, unasked = (Hosts(), []) if not has_display() or sys.platform == "darwin" else look()
     backend, why = tray_backend(config["tray.backend"], sni_host=hosts.sni is not None, one_host=hosts.one)
     head = f"tray: {backend or 'none'} — {why}"
     if backend is None or backend == "native":

@@ -10,6 +10,7 @@ place allows."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -138,13 +139,10 @@ class Shown:
 
     def unsnooze(self) -> Snooze | None:
         """The command that lifts the snooze it is under (None: not snoozed)."""
-        if not self.snoozed_until or self.snoozed_by is None:
+        by = self.snoozed_by if self.snoozed_until else None
+        if by is None:
             return None
-        if self.snoozed_by == "session":
-            return Snooze(0.0, session=self.session.key)
-        if self.snoozed_by == "project":
-            return Snooze(0.0, project=self.project)
-        return Snooze(0.0)
+        return Snooze(0.0, self.session.key if by == "session" else None, self.project if by == "project" else None)
 
     def to_obj(self) -> dict[str, Any]:
         """As the channel carries it: the session and the question in full, as the one codec writes
@@ -204,10 +202,8 @@ class WindowView:
         questions = []
         listed = obj.get("questions")
         for q in listed if isinstance(listed, list) else ():
-            try:
+            with contextlib.suppress(ValueError, KeyError, TypeError):
                 questions.append(Shown.from_obj(q))
-            except (ValueError, KeyError, TypeError):
-                continue
         until, taken = finite_number(obj.get("snoozed_until")), finite_number(obj.get("taken_at"))
         return WindowView(tuple(questions), until, taken or 0.0)
 
@@ -233,13 +229,11 @@ def mark_snoozes(window: dict[str, Any], preferences: Preferences, now: float) -
     what ("session", "project" or "all", the one that ends last), so the window can lift it; and
     the window itself while everything is snoozed."""
     for q in window.get("questions", []):
-        session, project = q["key"][0], q["project"]
-        spans = [
-            (preferences.sessions.get(session, 0.0), "session"),
-            (preferences.projects.get(project, 0.0), "project"),
+        until, by = max(
+            (preferences.sessions.get(q["key"][0], 0.0), "session"),
+            (preferences.projects.get(q["project"], 0.0), "project"),
             (preferences.snooze_all_until, "all"),
-        ]
-        until, by = max(spans)
+        )
         q["snoozed_until"], q["snoozed_by"] = (until, by) if until > now else (None, None)
     window["snoozed_until"] = preferences.snooze_all_until if preferences.snooze_all_until > now else None
     return window
@@ -269,7 +263,7 @@ def heading_text(questions: Sequence[Shown], snoozed_until: float | None, now: f
     """The line above the list: how many questions wait, how many were abandoned, the snooze."""
     live_n = sum(1 for q in questions if not q.abandoned)
     gone = len(questions) - live_n
-    text = "No questions waiting" if not live_n else f"{live_n} question{'s' if live_n != 1 else ''} waiting"
+    text = f"{live_n} question{'s' if live_n != 1 else ''} waiting" if live_n else "No questions waiting"
     if gone:
         text += f" · {gone} abandoned"
     if snoozed_until and snoozed_until > now:
@@ -347,7 +341,7 @@ def _paths(q: Shown, now: float, width: int) -> list[str]:
     ]
     if q.location is not None:
         spot = q.location.text()
-        lines.append(f"Where:   pid {q.location.pid}" + (f" · {spot}" if not spot.startswith("pid") else ""))
+        lines.append(f"Where:   pid {q.location.pid}" + ("" if spot.startswith("pid") else f" · {spot}"))
     if q.snoozed_until:
         lines.append(f"Snoozed: for {duration(q.snoozed_until - now)} more ({q.snoozed_by or 'session'})")
     return lines

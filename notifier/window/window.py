@@ -7,6 +7,8 @@ into the typed view model (``view.py``) at its door. It opens in the desktop's w
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import logging
 import queue
 import threading
@@ -39,6 +41,7 @@ MAX_BUTTONS = 8  # options shown as buttons (the details pane lists them all)
 
 # answer(q, choices, text): carries the answer out (and says so)
 AnswerFn = Callable[[Shown, tuple[str, ...], "str | None"], None]
+Given = tuple[tuple[str, ...], "str | None"]  # what the answer bar reads: choices, text
 
 
 NOTHING = "Nothing is waiting for you. Questions appear here the moment a pi session asks."
@@ -221,8 +224,7 @@ class Window:
         path = app_icon()
         if path:
             try:
-                icon = self.tk.PhotoImage(file=path)
-                self.root.iconphoto(True, icon)
+                self.root.iconphoto(True, icon := self.tk.PhotoImage(file=path))
             except self.tk.TclError:
                 return
             # Tk takes a copy of the image's data ("wm iconphoto"): it is deleted here, on Tk's
@@ -288,8 +290,7 @@ class Window:
         self._show_selected()
 
     def selected_key(self) -> list[str] | None:
-        q = self.selected()
-        return q.key if q else None
+        return q.key if (q := self.selected()) else None
 
     def selected(self) -> Shown | None:
         sel = self.tree.selection()
@@ -304,25 +305,26 @@ class Window:
         return self.pane.current()
 
     def _update_buttons(self, q: Shown | None) -> None:
-        for b in (self.snooze_button, self.project_button, self.mute_button):
-            b.state(["!disabled"] if q else ["disabled"])
-        self.goto_button.state(["!disabled"] if q and not q.offline and not q.is_demo else ["disabled"])
-        self.copy_button.state(["!disabled"] if q and not q.live and not q.is_demo else ["disabled"])
-        self.clear_button.state(["!disabled"] if q and q.abandoned else ["disabled"])
+        for button, usable in (
+            (self.snooze_button, q),
+            (self.project_button, q),
+            (self.mute_button, q),
+            (self.goto_button, q and not q.offline and not q.is_demo),
+            (self.copy_button, q and not q.live and not q.is_demo),
+            (self.clear_button, q and q.abandoned),
+        ):
+            button.state(["!disabled" if usable else "disabled"])
         self.snooze_button.configure(text="Unsnooze" if q and q.unsnooze() else "Snooze session 15 min")
         self.answers.update(q)
 
     # ---- actions ----
 
     def answer(self, q: Shown, choices: tuple[str, ...], text: str | None) -> None:
-        """Answer ``q`` as ``pi-notifier answer`` does (off the Tk thread); the outcome, or why
-        not, in the status line."""
-        command = Answer(
-            q.session.key, q.question.tool_call_id, choices, text, q.token
-        )  # (as shown: refused if changed)
+        """Answer ``q`` as ``pi-notifier answer`` does (off the Tk thread), as shown (its token:
+        refused if what waits changed); the outcome, or why not, in the status line."""
         self.answers.disable()
         self.say("Answering…")
-        self._ask(command, "Not answered")
+        self._ask(Answer(q.session.key, q.question.tool_call_id, choices, text, q.token), "Not answered")
 
     def _ask(self, command: Command, failed: str) -> None:
         """Carry out a Goto or Answer through the source, off the Tk thread; what came of it goes
@@ -330,18 +332,14 @@ class Window:
         a fresh answer bar)."""
 
         def go() -> None:
-            reply = self.source.ask(command)
-            if reply is None:
-                said = f"{failed}: pi-notifier does not answer"
-            elif reply.get("ok"):
+            reply = self.source.ask(command) or {"said": "pi-notifier does not answer"}
+            if reply.get("ok"):
                 said = str(reply.get("said") or "done")
                 said = said[:1].upper() + said[1:]
             else:
                 said = f"{failed}: {reply.get('said') or reply.get('error') or 'no reason given'}"
-            message: dict[str, Any] = {"said": said}
-            if isinstance(command, Answer):
-                message["answered"] = bool(reply and reply.get("ok"))
-            self.inbox.put(message)
+            answered = {"answered": bool(reply.get("ok"))} if isinstance(command, Answer) else {}
+            self.inbox.put({"said": said, **answered})
 
         threading.Thread(target=go, name="pi-notifier-window-act", daemon=True).start()
 
@@ -368,29 +366,27 @@ class Window:
         self.root.clipboard_append(resume)
         self.say("Resume command copied")
 
+    def _command(self, make: Callable[[Shown], Command | None], said: str) -> None:
+        """Send the command ``make`` makes of the selected question (if any); the status line
+        says ``said`` of its project."""
+        q = self.selected()
+        command = make(q) if q else None
+        if q and command is not None:
+            self.source.command(command)
+            self.say(said.format(clean(q.project, 40)))
+
     def snooze(self) -> None:
         q = self.selected()
-        if not q:
-            return
-        lift = q.unsnooze()
-        if lift is not None:
-            self.source.command(lift)
-            self.say(f"{clean(q.project, 40)}: notifications resumed")
-            return
-        self.source.command(Snooze(time.time() + 15 * 60, session=q.session.key))
-        self.say(f"{clean(q.project, 40)} snoozed for 15 min")
+        if q and q.unsnooze():
+            self._command(Shown.unsnooze, "{}: notifications resumed")
+        else:
+            self._command(lambda q: Snooze(time.time() + 15 * 60, session=q.session.key), "{} snoozed for 15 min")
 
     def snooze_project(self) -> None:
-        q = self.selected()
-        if q:
-            self.source.command(Snooze(time.time() + 3600, project=q.project))
-            self.say(f"{clean(q.project, 40)} snoozed for 1 hour")
+        self._command(lambda q: Snooze(time.time() + 3600, project=q.project), "{} snoozed for 1 hour")
 
     def mute(self) -> None:
-        q = self.selected()
-        if q:
-            self.source.command(Mute(q.project, on=True))
-            self.say(f"{clean(q.project, 40)} muted (unmute it from the tray menu)")
+        self._command(lambda q: Mute(q.project, on=True), "{} muted (unmute it from the tray menu)")
 
     def clear(self) -> None:
         q = self.selected()
@@ -456,9 +452,7 @@ class QuestionList:
 
     @staticmethod
     def tags(q: Shown) -> tuple[str, ...]:
-        if q.abandoned:
-            return ("abandoned",)
-        return ("snoozed",) if q.snoozed_until else ()
+        return ("abandoned",) if q.abandoned else ("snoozed",) if q.snoozed_until else ()
 
     @staticmethod
     def values(q: Shown) -> tuple[str, ...]:
@@ -563,10 +557,8 @@ class AnswerBar:
         import tkinter as tk
 
         for w in self.widgets:
-            try:
+            with contextlib.suppress(tk.TclError):
                 w.state(["disabled"])
-            except tk.TclError:
-                pass
 
     def forget(self) -> None:
         """An answer came back: the next ``update`` builds the bar afresh."""
@@ -590,38 +582,51 @@ class AnswerBar:
         else:
             self._question_answers(q)
 
-    def _label(self, text: str) -> None:
+    def _label(self, text: str, parent: Any = None) -> None:
         from tkinter import ttk
 
-        ttk.Label(self.frame, text=text).pack(side="left", padx=(0, 6))
+        ttk.Label(parent or self.frame, text=text).pack(side="left", padx=(0, 6))
+
+    def _add(self, widget: Any) -> Any:
+        """``widget``, packed along the bar; disabled while an answer is on its way."""
+        widget.pack(side="left", padx=(0, 6))
+        self.widgets.append(widget)
+        return widget
 
     def _button(self, parent: Any, text: str, command: Callable[[], None]) -> Any:
         from tkinter import ttk
 
-        button = ttk.Button(parent, text=clean(text, 40), command=command)
-        button.pack(side="left", padx=(0, 6))
-        self.widgets.append(button)
-        return button
+        return self._add(ttk.Button(parent, text=clean(text, 40), command=command))
+
+    def _submit(self, parent: Any, label: str, q: Shown, given: Callable[[], Given], missing: str) -> Callable[[], Any]:
+        """A button that answers ``q`` with what ``given()`` reads off the bar (choices, text), or
+        says ``missing`` when that is nothing. Returns its action."""
+
+        def send() -> None:
+            choices, text = given()
+            if choices or (text or "").strip():
+                self.answer(q, choices, text)
+            else:
+                self.say(missing)
+
+        self._button(parent, label, send)
+        return send
 
     def _text_field(self, parent: Any, q: Shown, label: str) -> None:
         from tkinter import ttk
 
-        ttk.Label(parent, text=label).pack(side="left", padx=(0, 6))
-        entry = ttk.Entry(parent, width=36)
-        entry.pack(side="left", padx=(0, 6))
-        entry.bind("<Return>", lambda e: self._send_text(q, entry.get()))
-        self.widgets.append(entry)
-        self._button(parent, "Send", lambda: self._send_text(q, entry.get()))
+        self._label(label, parent)
+        entry = self._add(ttk.Entry(parent, width=36))
+        send = self._submit(parent, "Send", q, lambda: ((), entry.get()), "Type the answer first")
+        entry.bind("<Return>", lambda e: send())
 
-    def _send_text(self, q: Shown, text: str) -> None:
-        if not text.strip():
-            self.say("Type the answer first")
-            return
-        self.answer(q, (), text)
-
-    def _answers(self, q: Shown, choice: str) -> Callable[[], None]:
-        """A button's action: answer ``q`` with ``choice``."""
-        return lambda: self.answer(q, (choice,), None)
+    def _choices(self, q: Shown, choices: list[tuple[str, str]], default: str | None = None) -> None:
+        """A button per (label, choice) answering ``q`` with that choice; ``default``'s is the default."""
+        self._label("Answer:")
+        for n, (label, choice) in enumerate(choices[:MAX_BUTTONS], 1):
+            button = self._button(self.frame, label or f"({n})", functools.partial(self.answer, q, (choice,), None))
+            if label == default:
+                button.configure(default="active")
 
     def _dialog_answers(self, q: Shown) -> None:
         kind, items = q.question.dialog, q.question.items
@@ -636,11 +641,7 @@ class AnswerBar:
             return
         if q.gate:  # "No" first, and the default
             choices.sort(key=lambda c: c[0] != "No")
-        self._label("Answer:")
-        for label, choice in choices[:MAX_BUTTONS]:
-            button = self._button(self.frame, label, self._answers(q, choice))
-            if q.gate and label == "No":
-                button.configure(default="active")
+        self._choices(q, choices, "No" if q.gate else None)
 
     def _question_answers(self, q: Shown) -> None:
         from tkinter import ttk
@@ -655,9 +656,7 @@ class AnswerBar:
             if labels and item.multi:
                 self._multi(q, labels)
             elif labels:
-                self._label("Answer:")
-                for n, label in enumerate(labels[:MAX_BUTTONS], 1):
-                    self._button(self.frame, label or f"({n})", self._answers(q, f"#{n}"))
+                self._choices(q, [(label, f"#{n}") for n, label in enumerate(labels, 1)])
             row = ttk.Frame(self.frame)
             row.pack(side="left", padx=(12, 0))
             self._text_field(row, q, "Other:" if labels else "Answer:")
@@ -673,22 +672,14 @@ class AnswerBar:
         from tkinter import ttk
 
         self._label("Pick:")
-        picked: list[Any] = []
-        for label in labels[:MAX_BUTTONS]:
-            var = tk.BooleanVar(master=self.root, value=False)
-            box = ttk.Checkbutton(self.frame, text=clean(label, 40), variable=var)
-            box.pack(side="left", padx=(0, 6))
-            self.widgets.append(box)
-            picked.append(var)
+        picked = [tk.BooleanVar(master=self.root, value=False) for _ in labels[:MAX_BUTTONS]]
+        for label, var in zip(labels, picked, strict=False):
+            self._add(ttk.Checkbutton(self.frame, text=clean(label, 40), variable=var))
 
-        def chosen() -> None:
-            choices = tuple(f"#{n}" for n, v in enumerate(picked, 1) if v.get())
-            if not choices:
-                self.say("Pick at least one answer first")
-                return
-            self.answer(q, choices, None)
+        def chosen() -> Given:
+            return tuple(f"#{n}" for n, v in enumerate(picked, 1) if v.get()), None
 
-        self._button(self.frame, "Answer", chosen)
+        self._submit(self.frame, "Answer", q, chosen, "Pick at least one answer first")
 
     def _form(self, q: Shown, items: Sequence[QuestionItem]) -> None:
         from tkinter import ttk
@@ -697,20 +688,11 @@ class AnswerBar:
         combos: list[Any] = []
         for item in items:
             values = [clean(o.label, 40) for o in item.options]
-            combo = ttk.Combobox(
-                self.frame,
-                values=values,
-                state="readonly",
-                width=min(24, max(len(v) for v in values) + 2),
-            )
-            combo.pack(side="left", padx=(0, 6))
-            self.widgets.append(combo)
-            combos.append(combo)
+            width = min(24, max(len(v) for v in values) + 2)
+            combos.append(self._add(ttk.Combobox(self.frame, values=values, state="readonly", width=width)))
 
-        def form() -> None:
-            if any(c.current() < 0 for c in combos):
-                self.say("Choose an answer for every question first")
-                return
-            self.answer(q, tuple(f"#{c.current() + 1}" for c in combos), None)
+        def chosen() -> Given:
+            picks = [c.current() for c in combos]
+            return (tuple(f"#{p + 1}" for p in picks) if min(picks) >= 0 else ()), None
 
-        self._button(self.frame, "Answer all", form)
+        self._submit(self.frame, "Answer all", q, chosen, "Choose an answer for every question first")

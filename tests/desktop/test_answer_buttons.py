@@ -89,3 +89,75 @@ def test_a_third_party_question_with_options_gets_answer_buttons(desktop: dict[s
         assert any("answered in the terminal" in text for text in bar("TLabel"))
     finally:
         window.root.destroy()
+
+
+def test_a_multi_select_a_form_and_a_text_answer_are_sent_only_once_something_is_chosen(
+    desktop: dict[str, str],
+) -> None:
+    """A multi-select question gets boxes and one Answer button, a form of several questions one
+    list each and Answer all, a free-text answer a field and Send: pressed with nothing chosen
+    or typed, each says so in the status line and sends nothing; then the answer as chosen."""
+    require("tkinter")
+    from notifier.core.model import Option, Question, QuestionItem
+    from notifier.window.window import Window
+
+    now = time.time()
+    opts = (Option("red"), Option("green"), Option("blue"))
+    asks = {
+        "c1": (QuestionItem("Which colours?", options=opts, multi=True),),
+        "c2": (QuestionItem("Size?", options=(Option("S"), Option("M"))), QuestionItem("Colour?", options=opts)),
+    }
+    b = Board(liveness=False)
+    for call, items in asks.items():
+        q = Question(call, "question" if len(items) == 1 else "questionnaire", items, now - 5)
+        b.local.apply(f"/s/{call}.jsonl", [Header(f"id-{call}", "/home/dev/shop"), ToolStart(now - 5, call, q.tool, q)], now)
+    source = Source(window_obj(b.snapshot(now)))
+    window = Window(source, focus=["/s/c1.jsonl", "c1"])
+    try:
+        wait_for(lambda: (window.root.update(), window.tree.get_children())[1], 10, "rows")
+
+        def widgets(kind: str) -> list[Any]:
+            window.root.update()
+            found = list(window.answer_bar.winfo_children())
+            found += [c for w in found for c in w.winfo_children()]  # (the text field's row)
+            return [w for w in found if w.winfo_class() == kind]
+
+        def press(label: str) -> None:
+            (button,) = [w for w in widgets("TButton") if str(w.cget("text")) == label]
+            button.invoke()
+            window.root.update()
+
+        def answers() -> list[Answer]:
+            return [c for c in source.commands if isinstance(c, Answer)]
+
+        assert [str(w.cget("text")) for w in widgets("TCheckbutton")] == ["red", "green", "blue"]
+        press("Answer")
+        assert window.status.cget("text") == "Pick at least one answer first" and not answers()
+        press("Send")
+        assert window.status.cget("text") == "Type the answer first" and not answers()
+        boxes = widgets("TCheckbutton")
+        boxes[0].invoke()
+        boxes[2].invoke()
+        press("Answer")
+        sent = wait_for(answers, 10, "the multi-select answer")
+        assert (sent[0].call, sent[0].choices, sent[0].text) == ("c1", ("#1", "#3"), None)
+
+        window.answers.forget()
+        window.select(row_id(["/s/c1.jsonl", "c1"]))
+        (entry,) = widgets("TEntry")
+        entry.insert(0, "teal")
+        press("Send")
+        sent = wait_for(lambda: answers()[1:], 10, "the typed answer")
+        assert (sent[0].choices, sent[0].text) == ((), "teal")
+
+        window.select(row_id(["/s/c2.jsonl", "c2"]))
+        size, colour = widgets("TCombobox")
+        size.current(1)
+        press("Answer all")
+        assert window.status.cget("text") == "Choose an answer for every question first" and len(answers()) == 2
+        colour.current(2)
+        press("Answer all")
+        sent = wait_for(lambda: answers()[2:], 10, "the form's answers")
+        assert (sent[0].call, sent[0].choices) == ("c2", ("#2", "#3"))
+    finally:
+        window.root.destroy()

@@ -49,10 +49,9 @@ def test_a_host_that_holds_both_trays_gets_the_backend_whose_click_opens_the_win
     assert Hosts("xfce4-panel", "xfce4-panel").one
     assert not Hosts("xembedsniproxy", "kded5").one and not Hosts().one and not Hosts(None, "kded5").one
     monkeypatch.setenv("DISPLAY", ":0")
-    monkeypatch.setattr(tray, "_gi_gtk", lambda: True)  # (PyGObject and Ayatana: as where both are installed)
-    monkeypatch.setattr(tray, "_ayatana", lambda: True)
+    monkeypatch.setattr(tray, "_gi", lambda version, *names: True)  # (PyGObject and Ayatana: as where both are)
     assert tray.tray_backend("auto", sni_host=True, one_host=True)[0] == "gtk"
     assert tray.tray_backend("auto", sni_host=True, one_host=False)[0] == "appindicator"
     assert tray.tray_backend("appindicator", sni_host=True, one_host=True)[0] == "appindicator"
-    monkeypatch.setattr(tray, "_gi_gtk", lambda: False)  # no PyGObject: no gtk backend to choose
+    monkeypatch.setattr(tray, "_gi", lambda version, *names: False)  # no PyGObject: no gtk backend to choose
     assert tray.tray_backend("auto", sni_host=True, one_host=True)[0] == "xorg"
