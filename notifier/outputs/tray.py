@@ -158,16 +158,26 @@ def state_for(pending: int, abandoned: int, working: bool, snoozed: bool) -> Ico
 MENU_TEXT = 48
 MENU_MAX = 12
 
-Action = Callable[[float], Command]  # the command a menu entry gives when clicked at a time
+@dataclass(frozen=True)
+class Click:
+    """What a menu entry gives when clicked at ``now``: ``make(*args)``, or ``make(now, *args)``
+    for a command that depends on the click's time (``timed``). Plain data, so a menu is told
+    apart from the one drawn without building a command: commands are built at the click."""
+
+    make: Callable[..., Command]
+    args: tuple[Any, ...] = ()
+    timed: bool = False
+
+    def __call__(self, now: float) -> Command:
+        return self.make(now, *self.args) if self.timed else self.make(*self.args)
 
 
 @dataclass(frozen=True)
 class Entry:
-    """One menu line. ``action(now)``: the command it gives when clicked at ``now`` (a menu is
-    built before it is clicked, so times are taken at the click), None = disabled."""
+    """One menu line. ``action``: what it gives when clicked (None = disabled)."""
 
     label: str
-    action: Action | None = None
+    action: Click | None = None
     default: bool = False
     children: tuple[Entry, ...] = field(default_factory=tuple)
     separator: bool = False
@@ -176,17 +186,25 @@ class Entry:
 SEPARATOR = Entry("", separator=True)
 
 
-def always(command: Command) -> Action:
-    return lambda now: command
-
-
-def snooze_all_for(seconds: float) -> Action:
+def _snooze_for(now: float, seconds: float) -> Command:
     """Snooze every session for ``seconds`` from the click (0: resume)."""
-    return lambda now: Snooze(now + seconds if seconds > 0 else 0.0)
+    return Snooze(now + seconds if seconds > 0 else 0.0)
 
 
-def _show(view: SessionView, q: Question) -> Action:
-    return always(Show(Focus(view.ref.key, q.tool_call_id)))
+def _until_tomorrow(now: float) -> Command:
+    return Snooze(tomorrow_morning(now))
+
+
+def _show_question(key: str, call: str) -> Command:
+    return Show(Focus(key, call))
+
+
+def _unmute(project: str) -> Command:
+    return Mute(project, on=False)
+
+
+def _show(view: SessionView, q: Question) -> Click:
+    return Click(_show_question, (view.ref.key, q.tool_call_id))
 
 
 def age(seconds: float) -> str:
@@ -210,17 +228,13 @@ def question_label(view: SessionView, q: Question, now: float) -> str:
     return label + offline_note(view.ref.host, view.offline_since)
 
 
-Shape = tuple[tuple[str, "Command | None", bool, bool, "Shape"], ...]
+Shape = tuple[tuple[str, "Click | None", bool, bool, "Shape"], ...]
 
 
 def shape(entries: tuple[Entry, ...]) -> Shape:
-    """What a menu shows and does (labels, the command each gives, default, separators,
-    submenus), to tell whether it differs from the one drawn. (Commands are taken at one fixed
-    time: those that depend on the click's time compare equal.)"""
-    return tuple(
-        (e.label, None if e.action is None else e.action(0.0), e.default, e.separator, shape(e.children))
-        for e in entries
-    )
+    """What a menu shows and does (labels, what each click gives, default, separators,
+    submenus), to tell whether it differs from the one drawn."""
+    return tuple((e.label, e.action, e.default, e.separator, shape(e.children)) for e in entries)
 
 
 def next_redraw(state: UiState, now: float) -> float | None:
@@ -265,10 +279,10 @@ def menu(state: UiState, now: float) -> tuple[Entry, ...]:
         Entry("No questions waiting")
     ]
     if len(pending) > MENU_MAX:
-        entries.append(Entry(f"… {len(pending) - MENU_MAX} more", always(Show())))
+        entries.append(Entry(f"… {len(pending) - MENU_MAX} more", Click(Show)))
     if pending:  # the terminal (tmux pane) of each waiting pi, one click away
         goto = [
-            Entry(question_label(v, q, now), always(Goto(v.ref.key, q.tool_call_id))) for v, q in pending[:MENU_MAX]
+            Entry(question_label(v, q, now), Click(Goto, (v.ref.key, q.tool_call_id))) for v, q in pending[:MENU_MAX]
         ]
         entries.append(Entry("Go to session", children=tuple(goto)))
     offline = [(v, q) for v in snapshot.sessions for q in v.offline]
@@ -276,19 +290,19 @@ def menu(state: UiState, now: float) -> tuple[Entry, ...]:
     if snapshot.abandoned:
         entries += [SEPARATOR, Entry("Abandoned (the pi that asked has stopped)")]
         entries += [Entry(question_label(v, q, now), _show(v, q)) for v, q in snapshot.abandoned[:MENU_MAX]]
-        entries.append(Entry("Clear abandoned", always(Clear())))
+        entries.append(Entry("Clear abandoned", Click(Clear)))
     snooze = [
-        Entry("15 minutes", snooze_all_for(15 * 60)),
-        Entry("1 hour", snooze_all_for(3600)),
-        Entry("Until tomorrow", lambda at: Snooze(tomorrow_morning(at))),
+        Entry("15 minutes", Click(_snooze_for, (15 * 60,), timed=True)),
+        Entry("1 hour", Click(_snooze_for, (3600,), timed=True)),
+        Entry("Until tomorrow", Click(_until_tomorrow, timed=True)),
     ]
     if state.snoozed_until(now) is not None:
-        snooze.append(Entry("Resume notifications now", snooze_all_for(0)))
+        snooze.append(Entry("Resume notifications now", Click(_snooze_for, (0,), timed=True)))
     entries += [SEPARATOR, Entry("Snooze all", children=tuple(snooze))]
     if state.preferences.muted:
-        unmute = [Entry(clean(p, 40), always(Mute(p, on=False))) for p in sorted(state.preferences.muted)]
+        unmute = [Entry(clean(p, 40), Click(_unmute, (p,))) for p in sorted(state.preferences.muted)]
         entries.append(Entry("Unmute", children=tuple(unmute)))
-    return (*entries, Entry("Open window", always(Show()), default=True), Entry("Quit", always(Quit())))
+    return (*entries, Entry("Open window", Click(Show), default=True), Entry("Quit", Click(Quit)))
 
 
 # ---- backend ----
