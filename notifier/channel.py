@@ -109,6 +109,15 @@ class LineReader:
                 return
             self.buf += chunk
 
+    def close(self) -> None:
+        """Hang up (a reader blocked in recv wakes; the peer sees the end at once)."""
+        import socket
+
+        with contextlib.suppress(OSError):
+            self.sock.shutdown(socket.SHUT_RDWR)
+        with contextlib.suppress(OSError):
+            self.sock.close()
+
     def objects(self) -> Iterator[dict[str, Any]]:
         """The well-formed objects among the lines (a malformed line is skipped)."""
         for line in self:
@@ -150,14 +159,17 @@ class Pace:
         self._tokens = min(self.burst, self._tokens + (now - self._at) * self.rate)
         self._at = now
 
-    def spend(self, size: int, stop: threading.Event) -> None:
+    def spend(self, size: int, stop: threading.Event) -> bool:
+        """Read a line of ``size`` bytes; True when it had to wait (the peer floods)."""
         cost = min(self.burst, 1.0 + size / BYTES_PER_UNIT)
         self._fill()
-        if self._tokens < cost:
+        late = self._tokens < cost
+        if late:
             self.waited += 1
             stop.wait((cost - self._tokens) / self.rate)
             self._fill()
         self._tokens -= cost
+        return late
 
 
 # ---- who may talk: only this user ----

@@ -19,7 +19,6 @@ run --json`` there) merged into the board.
 
 from __future__ import annotations
 
-import collections
 import contextlib
 import logging
 import os
@@ -67,8 +66,7 @@ OUTCOMES: tuple[Outcome, ...] = ("answered", "cancelled", "aborted", "unavailabl
 MORE = "(one more question: see the session)"
 
 
-class StreamError(ValueError):
-    """A line that is not a usable event (the message says why, briefly)."""
+StreamError = BadLine  # a line that is not a usable event (the message says why, briefly)
 
 
 @dataclass(frozen=True)
@@ -105,11 +103,7 @@ def parse_line(line: bytes, host: str, now: float) -> StreamEvent | None:
     remote reports (its clock may be wrong)."""
     if not line.strip():
         return None
-    try:
-        obj = parse_object(line, MAX_LINE)
-    except BadLine as exc:
-        raise StreamError(str(exc)) from None
-    obj = codec.shrink(obj)
+    obj = codec.shrink(parse_object(line, MAX_LINE))
     kind = obj.get("event")
     if kind == "ready":
         return Ready()
@@ -337,14 +331,11 @@ class Link:
         remote: Remote,
         on_event: Callable[[str, StreamEvent], None],
         on_down: Callable[[str], None],
-        on_up: Callable[[str], None] | None = None,
-        pace: Pace | None = None,
     ) -> None:
         self.remote = remote
-        self.pace = Pace() if pace is None else pace
+        self.pace = Pace()
         self.on_event = on_event
         self.on_down = on_down
-        self.on_up = on_up
         self._stop = threading.Event()
         self._proc: subprocess.Popen[bytes] | None = None
         self._thread = threading.Thread(target=self._run, name=f"pi-notifier-remote {remote.name}", daemon=True)
@@ -356,11 +347,8 @@ class Link:
 
     def stop(self) -> None:
         self._stop.set()
-        proc = self._proc
-        if proc is not None and proc.poll() is None:
-            _close(proc.stdin)  # (the remote run sees its input end: it stops too)
-            with contextlib.suppress(OSError):
-                proc.terminate()
+        if self._proc is not None:
+            _hang_up(self._proc)
 
     def join(self, timeout: float) -> None:
         self._thread.join(timeout)
@@ -413,8 +401,8 @@ class Link:
             return False, f"cannot run {clean(argv[0], 80)}: {clean(exc.strerror or exc, 120)}"
         self._proc = proc
         if self._stop.is_set():
-            proc.terminate()
-        err: collections.deque[bytes] = collections.deque()
+            _hang_up(proc)
+        err = [b""]
         drain = threading.Thread(target=_drain, args=(proc.stderr, err), daemon=True)
         drain.start()
         ready = False
@@ -422,9 +410,7 @@ class Link:
         assert proc.stdout is not None
         try:
             for line in read_lines(proc.stdout):
-                waited = self.pace.waited
-                self.pace.spend(MAX_LINE if line is None else len(line), self._stop)
-                if self.pace.waited > waited:
+                if self.pace.spend(MAX_LINE if line is None else len(line), self._stop):
                     say_once(name, "pace", "remote %s sends faster than %d events a second; reading it no faster",
                              name, int(self.pace.rate))
                 if self._stop.is_set():
@@ -443,16 +429,11 @@ class Link:
                     ready = True
                     self.connections += 1
                     log.info("remote %s: connected", name)
-                    if self.on_up is not None:
-                        self.on_up(name)
                 self.on_event(name, event)
         finally:
-            _close(proc.stdin)
+            _hang_up(proc)
             with contextlib.suppress(OSError):
                 proc.stdout.close()
-            if proc.poll() is None:
-                with contextlib.suppress(OSError):
-                    proc.terminate()
             try:
                 code = proc.wait(5)
             except subprocess.TimeoutExpired:
@@ -461,36 +442,25 @@ class Link:
             drain.join(1)
             self._proc = None
             self.on_down(name)
-        tail = clean(b"".join(err)[-300:].decode("utf-8", "replace"), 300)
+        tail = clean(err[0][-300:].decode("utf-8", "replace"), 300)
         why = f"exit code {code}" + (f": {tail}" if tail else "")
         return ready, why
 
 
-def _close(stream: IO[bytes] | None) -> None:
-    if stream is not None:
-        with contextlib.suppress(OSError, ValueError):
-            stream.close()
-
-
-def _drain(stream: IO[bytes] | None, keep: collections.deque[bytes]) -> None:
-    """Reads stderr to its end, keeping only the last STDERR_KEEP bytes."""
-    if stream is None:
-        return
-    size = 0
-    try:
-        while True:
-            chunk = stream.read1(4096) if hasattr(stream, "read1") else os.read(stream.fileno(), 4096)
-            if not chunk:
-                return
-            keep.append(chunk)
-            size += len(chunk)
-            while size > STDERR_KEEP and len(keep) > 1:
-                size -= len(keep.popleft())
-    except (OSError, ValueError):
-        return
-    finally:
+def _hang_up(proc: subprocess.Popen[bytes]) -> None:
+    """Close its input (the remote run sees it end: it stops too) and end it."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        proc.stdin.close()  # type: ignore[union-attr]
+    if proc.poll() is None:
         with contextlib.suppress(OSError):
-            stream.close()
+            proc.terminate()
+
+
+def _drain(stream: IO[bytes], keep: list[bytes]) -> None:
+    """Reads stderr to its end, keeping only its last STDERR_KEEP bytes in ``keep[0]``."""
+    with contextlib.suppress(OSError, ValueError), stream:
+        while chunk := os.read(stream.fileno(), 4096):
+            keep[0] = (keep[0] + chunk)[-STDERR_KEEP:]
 
 
 # ---- every link of the app, on the board ----
@@ -508,7 +478,7 @@ class Remotes:
         self.remotes = list(remotes)
         self.engine: Any = None
         self.boxes = {r.name: Inbox() for r in self.remotes}
-        self.links = [Link(r, self._on_event, self._on_down) for r in self.remotes]
+        self.links = [Link(r, self._put, lambda host: self._put(host, Down())) for r in self.remotes]
         self._still: dict[str, set[tuple[str, str]]] = {}  # engine thread: re-sent since connecting
         self._started = False
         self._stopped = False
@@ -537,12 +507,6 @@ class Remotes:
             box.close()
 
     # ---- link threads → engine thread ----
-
-    def _on_event(self, host: str, event: StreamEvent) -> None:
-        self._put(host, event)
-
-    def _on_down(self, host: str) -> None:
-        self._put(host, Down())
 
     def _put(self, host: str, item: Item) -> None:
         """Into the host's inbox; the engine is asked to take it when no such call is out."""
