@@ -24,8 +24,8 @@ import stat
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
-from typing import IO, TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable, Iterator
+from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 from notifier.core import codec
 from notifier.core.text import clean
@@ -33,6 +33,10 @@ from notifier.system import paths
 
 if TYPE_CHECKING:
     import socket
+
+    from notifier.system.log import LogOnce
+
+T = TypeVar("T")
 
 # ---- the limits, one set for every door ----
 MAX_LINE = 1 << 20  # one line in: a control request, a companion event, a remote event
@@ -159,17 +163,50 @@ class Pace:
         self._tokens = min(self.burst, self._tokens + (now - self._at) * self.rate)
         self._at = now
 
-    def spend(self, size: int, stop: threading.Event) -> bool:
-        """Read a line of ``size`` bytes; True when it had to wait (the peer floods)."""
-        cost = min(self.burst, 1.0 + size / BYTES_PER_UNIT)
+    def due(self, cost: float = 1.0) -> float:
+        """Seconds until ``cost`` fits (0: it does now)."""
         self._fill()
-        late = self._tokens < cost
-        if late:
+        return max(0.0, (cost - self._tokens) / self.rate)
+
+    def spend(self, size: int, stop: threading.Event | None = None) -> bool:
+        """Take one line of ``size`` bytes (waiting on ``stop`` until it fits); True when it had
+        to wait (the peer floods)."""
+        cost = min(self.burst, 1.0 + size / BYTES_PER_UNIT)
+        wait = self.due(cost)
+        if wait and stop is not None:
             self.waited += 1
-            stop.wait((cost - self._tokens) / self.rate)
+            stop.wait(wait)
             self._fill()
         self._tokens -= cost
-        return late
+        return wait > 0
+
+
+def follow(
+    lines: Iterable[bytes | None],
+    parse: Callable[[bytes], T | None],
+    stop: threading.Event,
+    say: LogOnce,
+    subject: str,
+    peer: str,
+) -> Iterator[T]:
+    """The events a peer's ``lines`` hold (``None``: a line too long), read at the channel's pace
+    until ``stop``: a line too long or one ``parse`` refuses (:class:`BadLine`) is skipped, each
+    kind of trouble said once (``say``, about ``subject``; ``peer`` names it in words)."""
+    pace = Pace()
+    for line in lines:
+        if pace.spend(MAX_LINE if line is None else len(line), stop):
+            say(subject, "pace", "%s sends faster than %d lines a second; reading it no faster", peer, int(RATE))
+        if stop.is_set():
+            return
+        try:
+            event = parse(line) if line is not None else None
+        except BadLine as exc:
+            say(subject, "garbage", "%s: skipped a line that is not an event (%s)", peer, exc)
+            continue
+        if line is None:
+            say(subject, "long", "%s: skipped a line longer than %d bytes", peer, MAX_LINE)
+        elif event is not None:
+            yield event
 
 
 # ---- who may talk: only this user ----

@@ -38,12 +38,11 @@ from notifier.channel import (
     MAX_DIALOGS,
     MAX_LINE,
     MAX_PEERS,
-    RATE,
     BadLine,
     LineReader,
-    Pace,
     connect_private,
     encode,
+    follow,
     parse_object,
     socket_not_ours,
 )
@@ -365,15 +364,6 @@ class Channel:
         except OSError as exc:  # TimeoutError is an OSError
             raise ChannelError(f"no answer ({exc.strerror or exc or 'timed out'})") from exc
 
-    def events(self) -> Iterator[Event]:
-        """Every event until the connection ends (no timeout: for reader threads)."""
-        self.reader.deadline = None
-        with contextlib.suppress(ChannelError):
-            while True:
-                event = self.read_event()
-                if event is not None:
-                    yield event
-
     def hello(self) -> Hello:
         event = self.read_event()
         if not isinstance(event, Hello):
@@ -527,8 +517,6 @@ class DialogFeed:
         self.started = wall()
         self._files: dict[str, str | None] = {}  # socket → the session file its pi said it writes
         self._bye: set[str] = set()  # sockets whose pi said it closes its session
-        self._paces: dict[str, Pace] = {}  # (reader threads) each pi is read at the channel's pace
-        self._stop = threading.Event()
         self.watcher = CompanionWatcher(self._event, folder)
 
     @classmethod
@@ -543,16 +531,10 @@ class DialogFeed:
         return feed
 
     def stop(self) -> None:
-        self._stop.set()
         self.watcher.stop()
 
     def _event(self, path: str, event: object) -> None:
-        """On the socket's reader thread: at the channel's pace (a pi that floods waits, its
-        own output in its socket), to the engine thread."""
-        if isinstance(event, Disconnected):
-            self._paces.pop(path, None)
-        elif self._paces.setdefault(path, Pace()).spend(0, self._stop):
-            say_once(path, "pace", "a pi sends dialogs faster than %d a second; reading it no faster", RATE)
+        """On the socket's reader thread: to the engine thread."""
         if isinstance(event, (Hello, Dialog, Closed, Disconnected, Bye)):
             self.engine.call(lambda: self.apply(path, event))
 
@@ -629,7 +611,7 @@ class CompanionWatcher:
         self._lock = threading.Lock()
         self._channels: dict[str, Channel | None] = {}  # None: connecting
         self._watch: Watch | None = None
-        self._stopped = False
+        self._stop = threading.Event()
 
     def start(self) -> None:
         paths.own_folder(self.folder, parents=True)  # (NotOurs: no watch in another user's folder)
@@ -640,7 +622,7 @@ class CompanionWatcher:
             self._found(path)
 
     def stop(self) -> None:
-        self._stopped = True
+        self._stop.set()
         watch, self._watch = self._watch, None
         from notifier.watch import unschedule
 
@@ -655,7 +637,7 @@ class CompanionWatcher:
             return sorted(p for p, c in self._channels.items() if c is not None)
 
     def _found(self, path: str) -> None:
-        if self._stopped or not is_socket_name(os.path.basename(path)):
+        if self._stop.is_set() or not is_socket_name(os.path.basename(path)):
             return
         with self._lock:
             if path in self._channels:
@@ -671,23 +653,23 @@ class CompanionWatcher:
         try:
             chan = connect(path)
             with self._lock:
-                if self._stopped:
+                if self._stop.is_set():
                     return
                 self._channels[path] = chan
-            for event in chan.events():
-                if self._stopped:
-                    return
+            chan.reader.deadline = None  # (as long as pi runs)
+            events: Iterator[Event] = follow(chan.reader, parse, self._stop, say_once, path, "a pi")
+            for event in events:
                 try:
                     self.callback(path, event)
                 except Exception:  # a sink's bug must not end the connection
                     log.exception("companion event handler failed")
-        except ChannelError as exc:
+        except (OSError, BadLine) as exc:  # (ChannelError: it could not connect)
             log.debug("companion socket %s: %s", path, exc)
         finally:
             if chan is not None:
                 chan.close()
             with self._lock:
                 known = self._channels.pop(path, None) is not None
-            if known and not self._stopped:
+            if known and not self._stop.is_set():
                 with contextlib.suppress(Exception):
                     self.callback(path, Disconnected(path))

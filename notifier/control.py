@@ -17,7 +17,6 @@ import errno
 import logging
 import math
 import os
-import queue
 import selectors
 import threading
 import time
@@ -58,7 +57,6 @@ say_once = LogOnce(log)
 
 BUSY = "busy"  # the error a connection over the cap gets before it is closed
 WORKERS = 4  # threads running handlers
-WORKER_IDLE_S = 5.0  # a worker with nothing to do for this long ends
 SOCKET_ENV = "PI_NOTIFIER_SOCKET"  # set for a window spawned by an app on another channel (demo)
 
 __all__ = ["BadRequest", "Connection", "Server", "encode", "request", "subscribe", "socket_path"]
@@ -191,46 +189,37 @@ def answer(handler: Handler, request: dict[str, Any], conn: Connection) -> dict[
 
 
 class WorkerPool:
-    """Up to ``size`` threads, started as requests come and ended once idle; ``done(conn)`` is
-    called (on the worker) once a request of ``conn`` is answered and its reply queued."""
+    """Up to :data:`WORKERS` threads answering requests, each started as requests come and
+    ended once none waits (an idle app keeps none); ``done(conn)`` is called (on the worker) once
+    a request of ``conn`` is answered and its reply queued."""
 
     def __init__(self, handler: Handler, done: Callable[[Connection], None]) -> None:
         self.handler = handler
         self._done = done
-        self._jobs: queue.SimpleQueue[tuple[Connection, dict[str, Any]] | None] = queue.SimpleQueue()
+        self._jobs: collections.deque[tuple[Connection, dict[str, Any]]] = collections.deque()
         self._threads = 0
-        self._idle = 0
         self._lock = threading.Lock()
 
     def submit(self, conn: Connection, request: dict[str, Any]) -> None:
-        self._jobs.put((conn, request))
         with self._lock:
-            if self._jobs.qsize() <= self._idle or self._threads >= WORKERS:
+            self._jobs.append((conn, request))
+            if self._threads >= WORKERS:
                 return
             self._threads += 1
         threading.Thread(target=self._work, name="pi-notifier-ipc-worker", daemon=True).start()
 
     def stop(self) -> None:
-        """Each worker ends after the request it is answering (none wait for them)."""
-        for _ in range(self._threads):
-            self._jobs.put(None)
+        """Each worker ends after the request it is answering."""
+        with self._lock:
+            self._jobs.clear()
 
     def _work(self) -> None:
         while True:
             with self._lock:
-                self._idle += 1
-            try:
-                job = self._jobs.get(timeout=WORKER_IDLE_S)
-            except queue.Empty:
-                job = None
-            with self._lock:
-                self._idle -= 1
-                if job is None and not self._jobs.qsize():  # stopped, or idle: an idle app keeps none
+                if not self._jobs:
                     self._threads -= 1
                     return
-            if job is None:
-                continue  # (submitted as it timed out, counting on this one)
-            conn, request = job
+                conn, request = self._jobs.popleft()
             try:
                 reply = answer(self.handler, request, conn)
                 if reply is None:  # the handler keeps the connection to push to it

@@ -185,22 +185,21 @@ def hand_over() -> int:
     return 0
 
 
+WINDOW_SAID = {
+    "opened": "its window was opened",
+    "raised": "its window (already open) was raised",
+    "starting": "its window is starting (not confirmed yet)",
+    "no-display": "it runs without a display, so no window was opened",
+    "failed": "its window could not be opened (see its log)",
+}
+
+
 def window_said(reply: dict[str, Any]) -> str:
     """What the running app's answer to a show request means, in words."""
-    window = reply.get("window")
-    if window == "opened":
-        return "its window was opened"
-    if window == "raised":
-        return "its window (already open) was raised"
-    if window == "starting":
-        return "its window is starting (not confirmed yet)"
-    if window == "no-display":
-        return "it runs without a display, so no window was opened"
-    if window == "failed":
-        return "its window could not be opened (see its log)"
-    if not reply.get("ok"):
+    said = WINDOW_SAID.get(str(reply.get("window")))
+    if said is None and not reply.get("ok"):
         return f"it refused to open its window ({clean(reply.get('error'), 100)})"
-    return "it was asked to open its window"
+    return said or "it was asked to open its window"
 
 
 def _holder(fd: int) -> int:

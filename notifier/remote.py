@@ -26,12 +26,12 @@ import shlex
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import IO, Any
 
-from notifier.channel import MAX_LINE, BadLine, Pace, parse_object, read_lines
+from notifier.channel import MAX_LINE, BadLine, follow, parse_object, read_lines
 from notifier.core import codec
 from notifier.core.codec import parse_iso
 from notifier.core.model import (
@@ -97,12 +97,13 @@ class RemoteEnded:
 StreamEvent = Ready | RemoteAsked | RemoteEnded
 
 
-def parse_line(line: bytes, host: str, now: float) -> StreamEvent | None:
+def parse_line(line: bytes, host: str, now: float | None = None) -> StreamEvent | None:
     """One line of a remote's stream → an event (``None`` for a blank line or an event kind this
     version does not know: the stream may grow, see contract.md). ``now`` bounds the times the
     remote reports (its clock may be wrong)."""
     if not line.strip():
         return None
+    now = time.time() if now is None else now
     obj = codec.shrink(parse_object(line, MAX_LINE))
     kind = obj.get("event")
     if kind == "ready":
@@ -333,7 +334,6 @@ class Link:
         on_down: Callable[[str], None],
     ) -> None:
         self.remote = remote
-        self.pace = Pace()
         self.on_event = on_event
         self.on_down = on_down
         self._stop = threading.Event()
@@ -409,22 +409,10 @@ class Link:
         name = self.remote.name
         assert proc.stdout is not None
         try:
-            for line in read_lines(proc.stdout):
-                if self.pace.spend(MAX_LINE if line is None else len(line), self._stop):
-                    say_once(name, "pace", "remote %s sends faster than %d events a second; reading it no faster",
-                             name, int(self.pace.rate))
-                if self._stop.is_set():
-                    break
-                if line is None:
-                    say_once(name, "long", "remote %s: skipped a line longer than %d bytes", name, MAX_LINE)
-                    continue
-                try:
-                    event = parse_line(line, name, time.time())
-                except StreamError as exc:
-                    say_once(name, "garbage", "remote %s: skipped a line that is not an event (%s)", name, exc)
-                    continue
-                if event is None:
-                    continue
+            events: Iterator[StreamEvent] = follow(
+                read_lines(proc.stdout), partial(parse_line, host=name), self._stop, say_once, name, f"remote {name}"
+            )
+            for event in events:
                 if isinstance(event, Ready) and not ready:
                     ready = True
                     self.connections += 1

@@ -28,6 +28,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from notifier.channel import Pace
 from notifier.config import Config
 from notifier.core.model import Snapshot, Transition
 from notifier.core.text import clean, project_name
@@ -190,34 +191,23 @@ class PushSink:
 
     def _run(self) -> None:
         held: dict[str, list[Transition]] = {url: [] for url in self.urls}  # folded into the next push
-        tokens = {url: float(self.rate_burst) for url in self.urls}
-        at = {url: self.clock() for url in self.urls}
-
-        def refill(url: str) -> float:
-            """Tokens of ``url`` now; the seconds until it has one (0: it has)."""
-            now = self.clock()
-            tokens[url] = min(float(self.rate_burst), tokens[url] + (now - at[url]) / self.rate_every_s)
-            at[url] = now
-            return 0.0 if tokens[url] >= 1.0 else (1.0 - tokens[url]) * self.rate_every_s
-
+        paces = {url: Pace(1.0 / self.rate_every_s, float(self.rate_burst), self.clock) for url in self.urls}
         while True:
-            waits = [refill(url) for url in self.urls if held[url]]
+            waits = [paces[url].due() for url in self.urls if held[url]]
             keys = self._next_due(min(waits) if waits else None)
             if keys is None:
                 return
             batch = self._take(keys) if keys else []
             for url in self.urls:
-                if batch:
-                    held[url] = (held[url] + batch)[-MAX_HELD:]
-                if not held[url] or refill(url) > 0:
+                held[url] = (held[url] + batch)[-MAX_HELD:]
+                if not held[url] or paces[url].due() > 0:
                     if batch and held[url]:
                         say_once("push", "rate", "pushes come faster than one every %d s; the next push "
                                  "folds them", int(self.rate_every_s), level=logging.INFO)
                     continue
-                tokens[url] -= 1.0
+                paces[url].spend(0)
                 items, held[url] = held[url], []
-                if len(items) > 1:
-                    self.folded += len(items)
+                self.folded += len(items) if len(items) > 1 else 0
                 self._deliver(url, *summary(items, self.show_text))
 
     def _next_due(self, limit: float | None) -> list[tuple[str, str]] | None:
