@@ -9,8 +9,9 @@ of limits that every door shares.
 - :func:`parse_object`: one foreign line → a dict, parsed with bounds (size and nesting), or
   :class:`BadLine`;
 - :class:`Pace`: how many lines a second one peer may make us read (a token bucket);
+  :func:`follow`: a peer's events read at that pace, bad lines skipped and said once;
 - who may talk: :func:`listen_private`, :func:`peer_uid`, :func:`socket_not_ours`,
-  :func:`server_not_ours` (only this user, checked both ways on every connection).
+  :func:`connect_private` (only this user, checked both ways on every connection).
 
 No ``socket`` or ``struct`` import at the top: ``status`` checks a socket file before it knows
 there is an app to talk to."""
@@ -268,25 +269,17 @@ def socket_not_ours(path: str) -> str | None:
     return None
 
 
-def server_not_ours(sock: socket.socket) -> str | None:
-    """Why the process serving a connected ``sock`` is not one of this user's (None: it is, or
-    the system does not tell)."""
-    uid = peer_uid(sock)
-    if uid is not None and hasattr(os, "getuid") and uid != os.getuid():
-        return f"it is served by uid {uid}"
-    return None
-
-
 def connect_private(path: str, timeout: float) -> socket.socket:
     """A blocking socket connected to this user's socket file at ``path``, served by a process
-    of this user. Raises OSError: ``FileNotFoundError`` (nothing there), :class:`NotOurs` (the
-    file or the serving process is another user's, said why), ``BlockingIOError`` (a full
-    backlog), ``TimeoutError``, or any other connect failure."""
+    of this user (or the system does not tell). Raises OSError: ``FileNotFoundError`` (nothing
+    there), :class:`~notifier.system.paths.NotOurs` (the file or the serving process is another
+    user's, said why), ``BlockingIOError`` (a full backlog), ``TimeoutError``, or any other
+    connect failure."""
     import socket
 
     why = socket_not_ours(path)
     if why is not None:
-        raise NotOurs(why)
+        raise paths.NotOurs(why)
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.settimeout(timeout)
     try:
@@ -294,12 +287,8 @@ def connect_private(path: str, timeout: float) -> socket.socket:
     except OSError:
         sock.close()
         raise
-    why = server_not_ours(sock)
-    if why is not None:
+    uid = peer_uid(sock)
+    if uid is not None and uid != os.getuid():
         sock.close()
-        raise NotOurs(why)
+        raise paths.NotOurs(f"it is served by uid {uid}")
     return sock
-
-
-class NotOurs(PermissionError):
-    """A socket file, or the process serving it, that is not this user's."""

@@ -20,7 +20,7 @@ import os
 import selectors
 import threading
 import time
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Callable, Iterator
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -37,7 +37,6 @@ from notifier.channel import (
     BadLine,
     BadRequest,
     LineReader,
-    NotOurs,
     connect_private,
     encode,
     listen_private,
@@ -47,6 +46,7 @@ from notifier.channel import (
 from notifier.core.text import clean
 from notifier.system import paths
 from notifier.system.log import LogOnce
+from notifier.system.paths import NotOurs
 from notifier.system.supervisor import Backoff
 
 if TYPE_CHECKING:
@@ -268,7 +268,7 @@ class Server:
         self._stopping = False
         self._accept_paused_until = 0.0
         self._bound: tuple[int, int] | None = None  # the socket file this server made
-        self.pipes: list[tuple[int, Callable[[], None]]] = []  # (watch_pipe)
+        self.watch_pipe(self._wake_r.fileno(), lambda: None)
 
     # ---- lifecycle ----
 
@@ -281,9 +281,6 @@ class Server:
         st = os.lstat(self.path)
         self._bound = (st.st_dev, st.st_ino)
         self._selector.register(self.sock, selectors.EVENT_READ, self._accept)
-        self._selector.register(self._wake_r, selectors.EVENT_READ, self._drain_wake)
-        for fd, on_readable in self.pipes:
-            self._selector.register(fd, selectors.EVENT_READ, partial(_drain, fd, on_readable))
         self._thread = threading.Thread(target=self._loop, name="pi-notifier-ipc", daemon=True)
         self._thread.start()
 
@@ -306,9 +303,8 @@ class Server:
 
     def watch_pipe(self, fd: int, on_readable: Callable[[], None]) -> None:
         """Call ``on_readable`` on the server thread when the pipe ``fd`` has something to read
-        (what is there is read and dropped): the app's signals wake this thread, not one more.
-        Before :meth:`start` (which registers it)."""
-        self.pipes.append((fd, on_readable))
+        (what is there is read and dropped): the app's signals wake this thread, not one more."""
+        self._selector.register(fd, selectors.EVENT_READ, partial(_drain, fd, on_readable))
 
     @property
     def connections(self) -> int:
@@ -317,11 +313,6 @@ class Server:
     def _wake(self) -> None:
         with contextlib.suppress(OSError):  # full: a wake-up is already pending
             self._wake_w.send(b"x")
-
-    def _drain_wake(self) -> None:
-        with contextlib.suppress(OSError):
-            while self._wake_r.recv(4096):
-                pass
 
     def _notify(self, conn: Connection) -> None:
         """``conn`` has output to write, was closed, or finished a request. Only the first of a
@@ -540,7 +531,7 @@ class Server:
 
 
 def _drain(fd: int, then: Callable[[], None]) -> None:
-    """A pipe of the app's own (:meth:`Server.watch_pipe`): read what is there, then act."""
+    """A pipe (:meth:`Server.watch_pipe`, the wake-up socket): read what is there, then act."""
     with contextlib.suppress(OSError):
         os.read(fd, 4096)
     then()
@@ -558,18 +549,18 @@ def _conversation(obj: dict[str, Any], path: str | None, timeout: float) -> Iter
     connection limit) until ``timeout``. The first message must come by then; later ones may
     take as long as they take. Yields nothing when no app of ours listens (none at all, or one
     of another user: the socket file must be ours, and so must the process that accepted the
-    connection); an app that is there but does not answer gives one ``{"ok": False, …}``."""
-    deadline = time.monotonic() + timeout
-    backoff = Backoff(0.01, 0.25, healthy_s=math.inf)
+    connection); an app that is there but does not answer gives one :class:`_Failure`."""
     try:
         target = path or socket_path()
     except OSError:  # no runtime folder of our own (said where it was looked for): no app
         return
+    deadline = time.monotonic() + timeout
+    backoff = Backoff(0.01, 0.25, healthy_s=math.inf)
     while True:
         try:
             sock = connect_private(target, max(deadline - time.monotonic(), 0.001))
         except BlockingIOError:  # EAGAIN: a Unix socket's full backlog (not "nobody listens")
-            first: dict[str, Any] | None = _Failure(ok=False, error=BUSY)
+            first: dict[str, Any] = _Failure(ok=False, error=BUSY)
         except NotOurs as exc:
             say_once(f"control socket {target}", str(exc), "not used: %s (not this user's app)", exc)
             return
@@ -580,40 +571,27 @@ def _conversation(obj: dict[str, Any], path: str | None, timeout: float) -> Iter
             return
         else:
             with sock:
-                first = yield from _exchange(sock, obj, deadline)
-        if first is None:
-            return
+                with contextlib.suppress(OSError):  # it may have answered (busy) and hung up already
+                    sock.sendall(encode(obj))
+                reader = LineReader(sock, deadline, MAX_REPLY)
+                messages = reader.objects()
+                try:
+                    first = next(messages, _Failure(ok=False, error="the app closed the connection without answering"))
+                except TimeoutError:
+                    first = _Failure(ok=False, error="the app did not answer in time")
+                except (OSError, BadLine) as exc:
+                    first = _Failure(ok=False, error=f"the connection failed: {clean(exc, 100)}")
+                if first.get("error") != BUSY:
+                    yield first
+                    reader.deadline = None  # the first message came: the rest may take their time
+                    with contextlib.suppress(OSError, BadLine):  # (a subscription the app ended)
+                        yield from messages
+                    return
         delay = backoff.next()
-        if first.get("error") != BUSY or time.monotonic() + delay >= deadline:
-            yield first
+        if time.monotonic() + delay >= deadline:
+            yield _Failure(first)
             return
         time.sleep(delay)  # the app is at its connection limit: try again in a moment
-
-
-def _exchange(
-    sock: socket.socket, obj: dict[str, Any], deadline: float
-) -> Generator[dict[str, Any], None, dict[str, Any] | None]:
-    """One connection's conversation; returns its first message when that is ``busy`` or a
-    failure (for the caller to retry or yield), None once everything was yielded."""
-    with contextlib.suppress(OSError):  # it may have answered (busy) and hung up already
-        sock.sendall(encode(obj))
-    reader = LineReader(sock, deadline, MAX_REPLY)
-    try:
-        for message in reader.objects():
-            if reader.deadline is not None:
-                if message.get("error") == BUSY:
-                    return _Failure(message)
-                reader.deadline = None  # the first message came: the rest may take their time
-            yield message
-    except TimeoutError:
-        return _Failure(ok=False, error="the app did not answer in time")
-    except (OSError, BadLine) as exc:
-        if reader.deadline is None:
-            return None  # (a subscription the app ended)
-        return _Failure(ok=False, error=f"the connection failed: {clean(exc, 100)}")
-    if reader.deadline is not None:
-        return _Failure(ok=False, error="the app closed the connection without answering")
-    return None
 
 
 def request(obj: dict[str, Any], path: str | None = None, timeout: float = 3.0) -> dict[str, Any] | None:

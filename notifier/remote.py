@@ -204,8 +204,8 @@ class Inbox:
     def __init__(self, size: int = MAX_ITEMS) -> None:
         self.size = size
         self._cond = threading.Condition()
-        self._items: dict[object, Item] = {}  # in order; a question's slot is (key, n)
-        self._latest: dict[Key, object] = {}  # a question's newest slot
+        self._items: dict[tuple[Key | None, int], Item] = {}  # in order, by (question, n)
+        self._latest: dict[Key, tuple[Key | None, int]] = {}  # a question's newest slot
         self._n = 0
         self._scheduled = False  # the engine has been asked to take (and has not emptied it yet)
         self._closed = False
@@ -223,45 +223,36 @@ class Inbox:
                 self._cond.wait(0.5)
             if self._closed:
                 return False
-            key: Key | None = None
-            if isinstance(item, (RemoteAsked, RemoteEnded)):
-                key = (item.session.key, item.question.tool_call_id)
-                slot = self._latest.get(key)
-                waiting = self._items.get(slot) if slot is not None else None
-                if isinstance(item, RemoteEnded) and isinstance(waiting, RemoteAsked) and not waiting.initial:
-                    self._items[slot] = item  # asked and ended between two looks: only the end
-                    self.folded += 1
-                    return self._schedule()
-                if waiting is not None and type(waiting) is type(item):
-                    self._items[slot] = item  # the newer word on it, in the older one's place
-                    return self._schedule()
-            self._n += 1
-            new_slot: object = (key, self._n) if key is not None else self._n
-            self._items[new_slot] = item
-            if key is not None:
-                self._latest[key] = new_slot
-            return self._schedule()
-
-    def _schedule(self) -> bool:
-        if self._scheduled:
-            return False
-        self._scheduled = True
-        return True
+            question = isinstance(item, (RemoteAsked, RemoteEnded))
+            key = (item.session.key, item.question.tool_call_id) if question else None  # type: ignore[union-attr]
+            slot = self._latest.get(key, (None, 0)) if key is not None else (None, 0)  # ((None, 0): none)
+            waiting = self._items.get(slot)
+            if isinstance(item, RemoteEnded) and isinstance(waiting, RemoteAsked) and not waiting.initial:
+                self._items[slot] = item  # asked and ended between two looks: only the end
+                self.folded += 1
+            elif waiting is not None and type(waiting) is type(item):
+                self._items[slot] = item  # the newer word on it, in the older one's place
+            else:
+                self._n += 1
+                self._items[(key, self._n)] = item
+                if key is not None:
+                    self._latest[key] = (key, self._n)
+            scheduled, self._scheduled = self._scheduled, True
+            return not scheduled
 
     def take(self, limit: int = TAKE_MAX) -> tuple[list[Item], bool]:
         """Up to ``limit`` events, oldest first, and whether more wait (then the caller asks the
         engine again; else the next :meth:`put` does)."""
         with self._cond:
-            out: list[Item] = []
-            for slot in list(self._items)[:limit]:
-                item = self._items.pop(slot)
-                if isinstance(slot, tuple) and slot[0] is not None and self._latest.get(slot[0]) is slot:
-                    del self._latest[slot[0]]
-                out.append(item)
-            more = bool(self._items)
-            self._scheduled = more
+            slots = list(self._items)[:limit]
+            taken = set(slots)
+            for key, _ in slots:
+                if key is not None and self._latest.get(key) in taken:
+                    del self._latest[key]
+            out = [self._items.pop(slot) for slot in slots]
+            self._scheduled = bool(self._items)
             self._cond.notify_all()
-            return out, more
+            return out, self._scheduled
 
     def close(self) -> None:
         """Stop: a link waiting on a full inbox goes on (and what it adds is dropped)."""

@@ -20,7 +20,9 @@ pushes, which it folds). One log line per kind of failure.
 
 from __future__ import annotations
 
+import contextlib
 import heapq
+import itertools
 import logging
 import sys
 import threading
@@ -150,7 +152,7 @@ class PushSink:
         self._due: list[tuple[float, int, tuple[str, str]]] = []  # (when, order, key)
         self._waiting: dict[tuple[str, str], Transition] = {}
         self._pushed: set[tuple[str, str]] = store.pushed() if store is not None else set()
-        self._order = 0
+        self._order = itertools.count()  # (a tie-break: first due, first pushed)
         self._stopped = False
         self.sent = 0  # pushes the services accepted (for doctor and tests)
         self.folded = 0  # questions that went out inside a push of several
@@ -181,8 +183,7 @@ class PushSink:
                     if key in self._waiting or key in self._pushed:
                         continue
                     self._waiting[key] = t
-                    self._order += 1
-                    heapq.heappush(self._due, (now + self.after_s, self._order, key))
+                    heapq.heappush(self._due, (now + self.after_s, next(self._order), key))
                 else:
                     self._waiting.pop(key, None)
             self._lock.notify_all()
@@ -239,8 +240,7 @@ class PushSink:
         if self.only_away and not self._is_away():
             with self._lock:
                 for key in keys:
-                    self._order += 1
-                    heapq.heappush(self._due, (self.clock() + AWAY_RECHECK_S, self._order, key))
+                    heapq.heappush(self._due, (self.clock() + AWAY_RECHECK_S, next(self._order), key))
             return []
         with self._lock:
             batch = [t for t in (self._waiting.pop(key, None) for key in keys) if t is not None]
@@ -251,10 +251,9 @@ class PushSink:
         return batch
 
     def _is_away(self) -> bool:
-        try:
+        away = None
+        with contextlib.suppress(Exception):
             away = self.away()
-        except Exception:
-            away = None
         if away is None:
             say_once("push", "away", "cannot tell whether the desktop is idle or locked; treating it as present")
             return False
