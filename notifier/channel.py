@@ -95,20 +95,17 @@ class LineReader:
     def __iter__(self) -> Iterator[bytes]:
         while True:
             end = self.buf.find(b"\n")
-            while end >= 0:
+            if end >= 0:
                 line = bytes(self.buf[:end])
                 del self.buf[: end + 1]
                 yield line
-                end = self.buf.find(b"\n")
+                continue
             if len(self.buf) > self.limit:
                 raise BadLine(f"a line longer than {self.limit} bytes")
-            if self.deadline is None:
-                self.sock.settimeout(None)
-            else:
-                left = self.deadline - time.monotonic()
-                if left <= 0:
-                    raise TimeoutError("timed out")
-                self.sock.settimeout(left)
+            left = None if self.deadline is None else self.deadline - time.monotonic()
+            if left is not None and left <= 0:
+                raise TimeoutError("timed out")
+            self.sock.settimeout(left)
             chunk = self.sock.recv(1 << 16)
             if not chunk:
                 return
@@ -133,18 +130,13 @@ class LineReader:
 def read_lines(stream: IO[bytes], limit: int = MAX_LINE) -> Iterator[bytes | None]:
     """Complete lines of a pipe, of at most ``limit`` bytes; ``None`` for a longer one (skipped to
     its end, bounded chunks at a time)."""
-    while True:
-        line = stream.readline(limit + 1)
-        if not line:
-            return
+    while line := stream.readline(limit + 1):
         if len(line) > limit and not line.endswith(b"\n"):
-            while True:
-                rest = stream.readline(limit + 1)
-                if not rest or rest.endswith(b"\n"):
-                    break
+            while (rest := stream.readline(limit + 1)) and not rest.endswith(b"\n"):
+                pass
             yield None
-            continue
-        yield line
+        else:
+            yield line
 
 
 class Pace:

@@ -251,7 +251,7 @@ def parse(line: bytes | str) -> Event | None:
     """One line from the extension as a typed event; ``None`` for an event this version does not
     know (new events are additive). Raises :class:`ProtocolError` for a malformed line."""
     obj = parse_object(line, MAX_LINE)
-    cls = EVENTS.get(obj.get("event"))  # type: ignore[arg-type]
+    cls = EVENTS.get(str(obj.get("event")))
     if cls is Dialog:
         return dialog_from(obj)
     if cls is Hello:
@@ -398,9 +398,7 @@ def answer_dialog(
         with connect(socket_path, timeout=timeout) as chan:
             hello = chan.hello()
             dialog = next((d for d in hello.dialogs if d.id == dialog_id), None)
-            if dialog is None:
-                return Result(None, dialog_id, False, "that dialog is no longer open")
-            why = check_answer(dialog, value, keys)
+            why = "that dialog is no longer open" if dialog is None else check_answer(dialog, value, keys)
             if why:
                 return Result(None, dialog_id, False, why)
             chan.send(request(dialog_id, value, keys))

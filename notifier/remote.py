@@ -296,9 +296,7 @@ def ssh_argv(remote: Remote, remote_args: Sequence[str], tty: bool = False) -> l
     """``ssh … HOST ARGS`` for ``remote`` (which must have an ssh destination). ssh joins the
     remote arguments with spaces for the remote shell, so each is quoted here."""
     assert remote.ssh is not None
-    base = list(SSH_BASE)
-    if tty:
-        base = ["ssh", "-t"] + base[2:]
+    base = ["ssh", "-t" if tty else "-T", *SSH_BASE[2:]]
     return base + list(remote.ssh_options) + ["--", remote.ssh, " ".join(shlex.quote(a) for a in remote_args)]
 
 
@@ -345,24 +343,22 @@ class Link:
         self._thread.join(timeout)
 
     def _run(self) -> None:
+        name = self.remote.name
         backoff = Backoff(BACKOFF_MIN_S, BACKOFF_MAX_S, healthy_s=BACKOFF_MAX_S)
         while not self._stop.is_set():
             backoff.began()
             try:
                 ready, why = self._once()
             except Exception as exc:  # a bug here must cost one try, not the link
-                log.exception("remote %s: the link failed", self.remote.name)
+                log.exception("remote %s: the link failed", name)
                 ready, why = False, clean(exc, 200)
             if self._stop.is_set():
                 return
             if not ready and self._stop_on_eof and self.remote.ssh is not None and STOP_ON_EOF in why:
                 # an older pi-notifier there: "unrecognized arguments: --stop-on-eof"
-                log.info(
-                    "remote %s: its pi-notifier has no %s; running it without", self.remote.name, STOP_ON_EOF
-                )
+                log.info("remote %s: its pi-notifier has no %s; running it without", name, STOP_ON_EOF)
                 self._stop_on_eof = False
                 continue
-            name = self.remote.name
             if ready:  # (one that stayed up a while starts again at once-a-second)
                 say_once.forget(name)
                 log.warning("remote %s: the link ended (%s); reconnecting", name, why)
