@@ -4,7 +4,8 @@ of limits that every door shares.
 
 - :func:`encode`: one message on the wire (ASCII: a lone surrogate from a badly encoded file name
   still travels, as an escape);
-- :class:`LineReader`: complete lines off a socket, bounded in size, with an optional deadline;
+- :func:`next_line`: the one way a complete line is cut from what came, bounded in size;
+  :class:`LineReader`: the lines off a blocking socket, with an optional deadline;
   :func:`read_lines`: the same off a pipe (a longer line is skipped to its end);
 - :func:`parse_object`: one foreign line → a dict, parsed with bounds (size and nesting), or
   :class:`BadLine`;
@@ -82,6 +83,19 @@ def parse_object(line: bytes | str, max_bytes: int = MAX_LINE, max_depth: int = 
     return obj
 
 
+def next_line(buf: bytearray, limit: int = MAX_LINE) -> bytes | None:
+    """The first complete line in ``buf`` (without its newline), taken out of it; None while
+    there is none yet, :class:`BadLine` once more than ``limit`` bytes came without one."""
+    end = buf.find(b"\n")
+    if end < 0 and len(buf) > limit:
+        raise BadLine(f"a line longer than {limit} bytes")
+    if end < 0:
+        return None
+    line = bytes(buf[:end])
+    del buf[: end + 1]
+    return line
+
+
 class LineReader:
     """The lines a socket sends, each at most ``limit`` bytes. Iterating ends at EOF; raises
     OSError (TimeoutError once ``deadline`` passes) and :class:`BadLine` for a longer line."""
@@ -94,14 +108,10 @@ class LineReader:
 
     def __iter__(self) -> Iterator[bytes]:
         while True:
-            end = self.buf.find(b"\n")
-            if end >= 0:
-                line = bytes(self.buf[:end])
-                del self.buf[: end + 1]
+            line = next_line(self.buf, self.limit)
+            if line is not None:
                 yield line
                 continue
-            if len(self.buf) > self.limit:
-                raise BadLine(f"a line longer than {self.limit} bytes")
             left = None if self.deadline is None else self.deadline - time.monotonic()
             if left is not None and left <= 0:
                 raise TimeoutError("timed out")

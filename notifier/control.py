@@ -40,6 +40,7 @@ from notifier.channel import (
     connect_private,
     encode,
     listen_private,
+    next_line,
     parse_object,
     peer_uid,
 )
@@ -459,15 +460,15 @@ class Server:
         """Hand the next complete request line to a worker (one at a time per connection; none
         while the client leaves its earlier answers unread)."""
         while not conn.busy and not conn.closed and conn.queued_bytes < READ_PAUSE:
-            end = conn.inbuf.find(b"\n")
-            if end < 0:
-                if len(conn.inbuf) > MAX_LINE:
-                    conn.inbuf.clear()
-                    conn.eof = True  # answered, then closed: what follows is the same request
-                    conn.send({"ok": False, "error": f"request longer than {MAX_LINE} bytes"})
+            try:
+                line = next_line(conn.inbuf)
+            except BadLine as exc:
+                conn.inbuf.clear()
+                conn.eof = True  # answered, then closed: what follows is the same request
+                conn.send({"ok": False, "error": f"bad request: {exc}"})
                 return
-            line = bytes(conn.inbuf[:end])
-            del conn.inbuf[: end + 1]
+            if line is None:
+                return
             if not line.strip():
                 continue
             try:
