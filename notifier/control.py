@@ -119,7 +119,7 @@ class Connection:
             self.close("its output buffer is full")
             return False
         if self._server is not None:
-            self._server._notify(self)
+            self._server.wake()
         return True
 
     def pending(self) -> bool:
@@ -161,7 +161,7 @@ class Connection:
             self.queued_bytes = 0
             self._head = memoryview(b"")
         if self._server is not None:
-            self._server._notify(self)
+            self._server.wake()
         else:
             with contextlib.suppress(OSError):
                 self.sock.close()
@@ -191,10 +191,10 @@ def answer(handler: Handler, request: dict[str, Any], conn: Connection) -> dict[
 
 class WorkerPool:
     """Up to :data:`WORKERS` threads answering requests, each started as requests come and
-    ended once none waits (an idle app keeps none); ``done(conn)`` is called (on the worker) once
-    a request of ``conn`` is answered and its reply queued."""
+    ended once none waits (an idle app keeps none); ``done()`` is called (on the worker) once a
+    request is answered and its reply queued."""
 
-    def __init__(self, handler: Handler, done: Callable[[Connection], None]) -> None:
+    def __init__(self, handler: Handler, done: Callable[[], None]) -> None:
         self.handler = handler
         self._done = done
         self._jobs: collections.deque[tuple[Connection, dict[str, Any]]] = collections.deque()
@@ -230,7 +230,7 @@ class WorkerPool:
             finally:
                 conn.active = time.monotonic()
                 conn.busy = False
-                self._done(conn)
+                self._done()
 
 
 def _encoded(reply: dict[str, Any]) -> bytes:
@@ -263,9 +263,7 @@ class Server:
         for end in (self._wake_r, self._wake_w):
             end.setblocking(False)
         self._conns: dict[int, Connection] = {}  # by file descriptor
-        self._pending: set[Connection] = set()
-        self._plock = threading.Lock()
-        self._pool = WorkerPool(handler, self._notify)
+        self._pool = WorkerPool(handler, self.wake)
         self._stopping = False
         self._accept_paused_until = 0.0
         self._bound: tuple[int, int] | None = None  # the socket file this server made
@@ -287,7 +285,7 @@ class Server:
 
     def stop(self) -> None:
         self._stopping = True
-        self._wake()
+        self.wake()
         if self._thread is None:
             self._close_selector()
         elif self._thread is not threading.current_thread():
@@ -311,45 +309,37 @@ class Server:
     def connections(self) -> int:
         return len(self._conns)
 
-    def _wake(self) -> None:
+    def wake(self) -> None:
+        """Have the server thread look at every connection (output queued, one closed, a request
+        answered)."""
         with contextlib.suppress(OSError):  # full: a wake-up is already pending
             self._wake_w.send(b"x")
-
-    def _notify(self, conn: Connection) -> None:
-        """``conn`` has output to write, was closed, or finished a request. Only the first of a
-        batch wakes the server thread (the others find it flagged already), and on the server
-        thread itself nothing does: so the loop must not sleep while anything is flagged."""
-        with self._plock:
-            first = not self._pending
-            self._pending.add(conn)
-        if first and threading.current_thread() is not self._thread:
-            self._wake()
 
     # ---- the server thread ----
 
     def _loop(self) -> None:
         try:
             while not self._stopping:
-                with self._plock:
-                    flagged = bool(self._pending)
-                # Flagged and not served yet (what _expire just closed: that flagged it with no
-                # wake-up): serve it first, or a push from another thread, finding it flagged,
-                # would wake nobody and wait unsent until some client happened to connect.
                 try:
-                    ready = self._selector.select(0.0 if flagged else self._next_deadline(time.monotonic()))
+                    ready = self._selector.select(self._next_deadline(time.monotonic()))
                 except InterruptedError:
                     continue
                 for key, mask in ready:
                     try:
-                        if isinstance(key.data, Connection):
-                            self._event(key.data, mask)
-                        else:
+                        if not isinstance(key.data, Connection):
                             key.data()
+                        elif mask & selectors.EVENT_READ:
+                            self._read(key.data)
                     except Exception:  # a bug in here must not end the channel for everyone
                         log.exception("control channel: an event failed")
                         if isinstance(key.data, Connection):
                             self._close(key.data)
-                self._service()
+                for conn in list(self._conns.values()):  # (output, closes, requests answered)
+                    try:
+                        self._serve(conn)
+                    except Exception:
+                        log.exception("control channel: a connection failed")
+                        self._close(conn)
                 self._expire(time.monotonic())
         except Exception:
             log.exception("the control channel stopped")
@@ -363,12 +353,6 @@ class Server:
         for s in (self._wake_r, self._wake_w):
             with contextlib.suppress(OSError):
                 s.close()
-
-    def _event(self, conn: Connection, mask: int) -> None:
-        if mask & selectors.EVENT_READ:
-            self._read(conn)
-        if mask & selectors.EVENT_WRITE and not conn.closed:
-            self._notify(conn)
 
     def _accept(self) -> None:
         assert self.sock is not None
@@ -454,7 +438,6 @@ class Server:
             conn.eof = True
             if conn.inbuf and len(conn.inbuf) <= MAX_LINE:
                 conn.inbuf += b"\n"  # the end of the stream ends the last request too
-        self._notify(conn)
 
     def _dispatch(self, conn: Connection) -> None:
         """Hand the next complete request line to a worker (one at a time per connection; none
@@ -480,29 +463,14 @@ class Server:
             conn.active = time.monotonic()
             self._pool.submit(conn, request)
 
-    def _service(self) -> None:
-        """Act on what other threads (and this one) flagged: output, closes, finished requests."""
-        while True:
-            with self._plock:
-                todo, self._pending = self._pending, set()
-            if not todo:
-                return
-            for conn in todo:
-                try:
-                    self._serve_one(conn)
-                except Exception:
-                    log.exception("control channel: a connection failed")
-                    self._close(conn)
-
-    def _serve_one(self, conn: Connection) -> None:
-        ours = self._conns.get(conn.fd) is conn  # (else gone already)
-        if ours and not conn.closed:
+    def _serve(self, conn: Connection) -> None:
+        """Hand it its next request, write what it can take; close it when it is done."""
+        if not conn.closed:
             self._dispatch(conn)
             if conn.flush() and not (conn.eof and not conn.busy and not conn.pending()):  # (else done)
                 self._watch(conn)
                 return
-        if ours or conn.closed:
-            self._close(conn)
+        self._close(conn)
 
     def _next_deadline(self, now: float) -> float | None:
         """Seconds until a timeout could fire (or accepting resumes); None (sleep until something
