@@ -321,9 +321,9 @@ def check_owner(path: str) -> None:
         raise ChannelError(why)
 
 
-class Channel:
-    """One connection to one pi's companion extension. ``events()`` yields what it announces
-    (first a :class:`Hello`); ``send`` writes one request."""
+class Channel(LineReader):
+    """One connection to one pi's companion extension (its lines: a :class:`LineReader`):
+    :meth:`hello` first, then :meth:`read_event`; :meth:`send` writes one request."""
 
     def __init__(self, path: str, timeout: float = 2.0) -> None:
         self.path = path
@@ -332,20 +332,17 @@ class Channel:
             sock = connect_private(path, timeout)
         except OSError as exc:  # (NotOurs: another user's pi)
             raise ChannelError(f"cannot connect ({exc.strerror or exc})") from exc
-        self.reader = LineReader(sock, time.monotonic() + timeout, MAX_LINE)
+        super().__init__(sock, time.monotonic() + timeout, MAX_LINE)
 
     def __enter__(self) -> Channel:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.reader.close()
-
-    def close(self) -> None:
-        self.reader.close()
+        self.close()
 
     def send(self, data: bytes) -> None:
         try:
-            self.reader.sock.sendall(data)
+            self.sock.sendall(data)
         except OSError as exc:
             raise ChannelError(f"cannot send ({exc.strerror or exc})") from exc
 
@@ -354,9 +351,9 @@ class Channel:
         given. Raises :class:`ChannelError` when the connection ends, times out or speaks
         nonsense."""
         if timeout is not None:
-            self.reader.deadline = time.monotonic() + timeout
+            self.deadline = time.monotonic() + timeout
         try:
-            return parse(next(iter(self.reader)))
+            return parse(next(iter(self)))
         except StopIteration:
             raise ChannelError("pi closed the connection") from None
         except BadLine as exc:  # (ProtocolError)
@@ -654,8 +651,8 @@ class CompanionWatcher:
                 if self._stop.is_set():
                     return
                 self._channels[path] = chan
-            chan.reader.deadline = None  # (as long as pi runs)
-            events: Iterator[Event] = follow(chan.reader, parse, self._stop, say_once, path, "a pi")
+            chan.deadline = None  # (as long as pi runs)
+            events: Iterator[Event] = follow(chan, parse, self._stop, say_once, path, "a pi")
             for event in events:
                 try:
                     self.callback(path, event)
