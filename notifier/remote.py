@@ -112,7 +112,7 @@ def parse_line(line: bytes, host: str, now: float | None = None) -> StreamEvent 
         if isinstance(kind, str):
             return None
         raise StreamError("no event name")
-    at = _time(obj.get("at"), now)
+    at = now if (ts := parse_iso(obj.get("at"))) is None else min(ts, now)
     session = _session(obj.get("session"), host)
     question = _question(obj.get("question"), at)
     if kind == "needs_input":
@@ -138,15 +138,8 @@ def _number(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool) and v == v  # NaN is not
 
 
-def _time(value: Any, now: float) -> float:
-    ts = parse_iso(value)
-    return now if ts is None else min(ts, now)
-
-
 def _opt_str(value: Any, limit: int) -> str | None:
-    if isinstance(value, str) and value and len(value) <= limit:
-        return value
-    return None
+    return value if isinstance(value, str) and 0 < len(value) <= limit else None
 
 
 def _session(value: Any, host: str) -> SessionRef:
@@ -450,10 +443,9 @@ class Remotes:
     :meth:`start` has the links start once the engine is ready (its board is the one that stays)."""
 
     def __init__(self, remotes: Sequence[Remote]) -> None:
-        self.remotes = list(remotes)
         self.engine: Any = None
-        self.boxes = {r.name: Inbox() for r in self.remotes}
-        self.links = [Link(r, self._put, lambda host: self._put(host, Down())) for r in self.remotes]
+        self.boxes = {r.name: Inbox() for r in remotes}
+        self.links = [Link(r, self._put, lambda host: self._put(host, Down())) for r in remotes]
         self._still: dict[str, set[tuple[str, str]]] = {}  # engine thread: re-sent since connecting
         self._started = False
         self._stopped = False
@@ -518,8 +510,7 @@ class Remotes:
             board.remote.offline(host, now)
             return []
         if isinstance(event, Ready):
-            out: list[Transition] = board.remote.synced(host, self._still.pop(host, set()), now)
-            return out
+            return list(board.remote.synced(host, self._still.pop(host, set()), now))
         if isinstance(event, RemoteAsked):
             still = self._still.setdefault(host, set())
             if len(still) < MAX_STILL:
