@@ -420,7 +420,7 @@ def _hellos(folder: str | None, timeout: float) -> Iterator[tuple[str, Hello]]:
     for path in list_sockets(folder):
         try:
             yield path, hello_of(path, timeout)
-        except (ChannelError, OSError):
+        except OSError:  # (ChannelError too)
             continue
 
 
