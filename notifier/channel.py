@@ -172,8 +172,8 @@ class Pace:
         return max(0.0, (cost - self._tokens) / self.rate)
 
     def spend(self, size: int, stop: threading.Event | None = None) -> bool:
-        """Take one line of ``size`` bytes (waiting on ``stop`` until it fits); True when it had
-        to wait (the peer floods)."""
+        """Take one line of ``size`` bytes, waiting on ``stop`` until it fits (without ``stop``:
+        at once, in debt); True when it did not fit at once (the peer floods)."""
         cost = min(self.burst, 1.0 + size / BYTES_PER_UNIT)
         wait = self.due(cost)
         if wait and stop is not None:
