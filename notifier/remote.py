@@ -306,18 +306,12 @@ def remote_from_config(item: dict[str, object]) -> Remote:
 
 
 class Link:
-    """Runs one remote's command over and over; hands events to ``on_event`` and says when the
-    link went down (``on_down``). Both are called on this link's thread."""
+    """Runs one remote's command over and over; hands ``put`` (on this link's thread) every
+    event it reads, and :class:`Down` when the link went down."""
 
-    def __init__(
-        self,
-        remote: Remote,
-        on_event: Callable[[str, StreamEvent], None],
-        on_down: Callable[[str], None],
-    ) -> None:
+    def __init__(self, remote: Remote, put: Callable[[str, Item], None]) -> None:
         self.remote = remote
-        self.on_event = on_event
-        self.on_down = on_down
+        self.put = put
         self._stop = threading.Event()
         self._proc: subprocess.Popen[bytes] | None = None
         self._thread = threading.Thread(target=self._run, name=f"pi-notifier-remote {remote.name}", daemon=True)
@@ -397,7 +391,7 @@ class Link:
                     ready = True
                     self.connections += 1
                     log.info("remote %s: connected", name)
-                self.on_event(name, event)
+                self.put(name, event)
         finally:
             _hang_up(proc)
             with contextlib.suppress(OSError):
@@ -409,7 +403,7 @@ class Link:
                 code = proc.wait()
             drain.join(1)
             self._proc = None
-            self.on_down(name)
+            self.put(name, Down())
         tail = clean(err[0][-300:].decode("utf-8", "replace"), 300)
         why = f"exit code {code}" + (f": {tail}" if tail else "")
         return ready, why
@@ -445,7 +439,7 @@ class Remotes:
     def __init__(self, remotes: Sequence[Remote]) -> None:
         self.engine: Any = None
         self.boxes = {r.name: Inbox() for r in remotes}
-        self.links = [Link(r, self._put, lambda host: self._put(host, Down())) for r in remotes]
+        self.links = [Link(r, self._put) for r in remotes]
         self._still: dict[str, set[tuple[str, str]]] = {}  # engine thread: re-sent since connecting
         self._started = False
         self._stopped = False
