@@ -4,13 +4,15 @@ of limits that every door shares.
 
 - :func:`encode`: one message on the wire (ASCII: a lone surrogate from a badly encoded file name
   still travels, as an escape);
-- :class:`LineReader`: complete lines off a socket, bounded in size, with an optional deadline;
+- :func:`next_line`: the one way a complete line is cut from what came, bounded in size;
+  :class:`LineReader`: the lines off a blocking socket, with an optional deadline;
   :func:`read_lines`: the same off a pipe (a longer line is skipped to its end);
 - :func:`parse_object`: one foreign line → a dict, parsed with bounds (size and nesting), or
   :class:`BadLine`;
 - :class:`Pace`: how many lines a second one peer may make us read (a token bucket);
+  :func:`follow`: a peer's events read at that pace, bad lines skipped and said once;
 - who may talk: :func:`listen_private`, :func:`peer_uid`, :func:`socket_not_ours`,
-  :func:`server_not_ours` (only this user, checked both ways on every connection).
+  :func:`connect_private` (only this user, checked both ways on every connection).
 
 No ``socket`` or ``struct`` import at the top: ``status`` checks a socket file before it knows
 there is an app to talk to."""
@@ -24,8 +26,8 @@ import stat
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
-from typing import IO, TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable, Iterator
+from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 from notifier.core import codec
 from notifier.core.text import clean
@@ -33,6 +35,10 @@ from notifier.system import paths
 
 if TYPE_CHECKING:
     import socket
+
+    from notifier.system.log import LogOnce
+
+T = TypeVar("T")
 
 # ---- the limits, one set for every door ----
 MAX_LINE = 1 << 20  # one line in: a control request, a companion event, a remote event
@@ -77,6 +83,19 @@ def parse_object(line: bytes | str, max_bytes: int = MAX_LINE, max_depth: int = 
     return obj
 
 
+def next_line(buf: bytearray, limit: int = MAX_LINE) -> bytes | None:
+    """The first complete line in ``buf`` (without its newline), taken out of it; None while
+    there is none yet, :class:`BadLine` once more than ``limit`` bytes came without one."""
+    end = buf.find(b"\n")
+    if end < 0 and len(buf) > limit:
+        raise BadLine(f"a line longer than {limit} bytes")
+    if end < 0:
+        return None
+    line = bytes(buf[:end])
+    del buf[: end + 1]
+    return line
+
+
 class LineReader:
     """The lines a socket sends, each at most ``limit`` bytes. Iterating ends at EOF; raises
     OSError (TimeoutError once ``deadline`` passes) and :class:`BadLine` for a longer line."""
@@ -89,25 +108,27 @@ class LineReader:
 
     def __iter__(self) -> Iterator[bytes]:
         while True:
-            end = self.buf.find(b"\n")
-            while end >= 0:
-                line = bytes(self.buf[:end])
-                del self.buf[: end + 1]
+            line = next_line(self.buf, self.limit)
+            if line is not None:
                 yield line
-                end = self.buf.find(b"\n")
-            if len(self.buf) > self.limit:
-                raise BadLine(f"a line longer than {self.limit} bytes")
-            if self.deadline is None:
-                self.sock.settimeout(None)
-            else:
-                left = self.deadline - time.monotonic()
-                if left <= 0:
-                    raise TimeoutError("timed out")
-                self.sock.settimeout(left)
+                continue
+            left = None if self.deadline is None else self.deadline - time.monotonic()
+            if left is not None and left <= 0:
+                raise TimeoutError("timed out")
+            self.sock.settimeout(left)
             chunk = self.sock.recv(1 << 16)
             if not chunk:
                 return
             self.buf += chunk
+
+    def close(self) -> None:
+        """Hang up (a reader blocked in recv wakes; the peer sees the end at once)."""
+        import socket
+
+        with contextlib.suppress(OSError):
+            self.sock.shutdown(socket.SHUT_RDWR)
+        with contextlib.suppress(OSError):
+            self.sock.close()
 
     def objects(self) -> Iterator[dict[str, Any]]:
         """The well-formed objects among the lines (a malformed line is skipped)."""
@@ -119,18 +140,13 @@ class LineReader:
 def read_lines(stream: IO[bytes], limit: int = MAX_LINE) -> Iterator[bytes | None]:
     """Complete lines of a pipe, of at most ``limit`` bytes; ``None`` for a longer one (skipped to
     its end, bounded chunks at a time)."""
-    while True:
-        line = stream.readline(limit + 1)
-        if not line:
-            return
+    while line := stream.readline(limit + 1):
         if len(line) > limit and not line.endswith(b"\n"):
-            while True:
-                rest = stream.readline(limit + 1)
-                if not rest or rest.endswith(b"\n"):
-                    break
+            while (rest := stream.readline(limit + 1)) and not rest.endswith(b"\n"):
+                pass
             yield None
-            continue
-        yield line
+        else:
+            yield line
 
 
 class Pace:
@@ -150,14 +166,50 @@ class Pace:
         self._tokens = min(self.burst, self._tokens + (now - self._at) * self.rate)
         self._at = now
 
-    def spend(self, size: int, stop: threading.Event) -> None:
-        cost = min(self.burst, 1.0 + size / BYTES_PER_UNIT)
+    def due(self, cost: float = 1.0) -> float:
+        """Seconds until ``cost`` fits (0: it does now)."""
         self._fill()
-        if self._tokens < cost:
+        return max(0.0, (cost - self._tokens) / self.rate)
+
+    def spend(self, size: int, stop: threading.Event | None = None) -> bool:
+        """Take one line of ``size`` bytes, waiting on ``stop`` until it fits (without ``stop``:
+        at once, in debt); True when it did not fit at once (the peer floods)."""
+        cost = min(self.burst, 1.0 + size / BYTES_PER_UNIT)
+        wait = self.due(cost)
+        if wait and stop is not None:
             self.waited += 1
-            stop.wait((cost - self._tokens) / self.rate)
+            stop.wait(wait)
             self._fill()
         self._tokens -= cost
+        return wait > 0
+
+
+def follow(
+    lines: Iterable[bytes | None],
+    parse: Callable[[bytes], T | None],
+    stop: threading.Event,
+    say: LogOnce,
+    subject: str,
+    peer: str,
+) -> Iterator[T]:
+    """The events a peer's ``lines`` hold (``None``: a line too long), read at the channel's pace
+    until ``stop``: a line too long or one ``parse`` refuses (:class:`BadLine`) is skipped, each
+    kind of trouble said once (``say``, about ``subject``; ``peer`` names it in words)."""
+    pace = Pace()
+    for line in lines:
+        if pace.spend(MAX_LINE if line is None else len(line), stop):
+            say(subject, "pace", "%s sends faster than %d lines a second; reading it no faster", peer, int(RATE))
+        if stop.is_set():
+            return
+        try:
+            event = parse(line) if line is not None else None
+        except BadLine as exc:
+            say(subject, "garbage", "%s: skipped a line that is not an event (%s)", peer, exc)
+            continue
+        if line is None:
+            say(subject, "long", "%s: skipped a line longer than %d bytes", peer, MAX_LINE)
+        elif event is not None:
+            yield event
 
 
 # ---- who may talk: only this user ----
@@ -219,25 +271,17 @@ def socket_not_ours(path: str) -> str | None:
     return None
 
 
-def server_not_ours(sock: socket.socket) -> str | None:
-    """Why the process serving a connected ``sock`` is not one of this user's (None: it is, or
-    the system does not tell)."""
-    uid = peer_uid(sock)
-    if uid is not None and hasattr(os, "getuid") and uid != os.getuid():
-        return f"it is served by uid {uid}"
-    return None
-
-
 def connect_private(path: str, timeout: float) -> socket.socket:
     """A blocking socket connected to this user's socket file at ``path``, served by a process
-    of this user. Raises OSError: ``FileNotFoundError`` (nothing there), :class:`NotOurs` (the
-    file or the serving process is another user's, said why), ``BlockingIOError`` (a full
-    backlog), ``TimeoutError``, or any other connect failure."""
+    of this user (or the system does not tell). Raises OSError: ``FileNotFoundError`` (nothing
+    there), :class:`~notifier.system.paths.NotOurs` (the file or the serving process is another
+    user's, said why), ``BlockingIOError`` (a full backlog), ``TimeoutError``, or any other
+    connect failure."""
     import socket
 
     why = socket_not_ours(path)
     if why is not None:
-        raise NotOurs(why)
+        raise paths.NotOurs(why)
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.settimeout(timeout)
     try:
@@ -245,12 +289,8 @@ def connect_private(path: str, timeout: float) -> socket.socket:
     except OSError:
         sock.close()
         raise
-    why = server_not_ours(sock)
-    if why is not None:
+    uid = peer_uid(sock)
+    if uid is not None and uid != os.getuid():
         sock.close()
-        raise NotOurs(why)
+        raise paths.NotOurs(f"it is served by uid {uid}")
     return sock
-
-
-class NotOurs(PermissionError):
-    """A socket file, or the process serving it, that is not this user's."""

@@ -31,8 +31,8 @@ import stat
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from dataclasses import MISSING, dataclass, fields, replace
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
 from notifier.channel import (
     MAX_DIALOGS,
@@ -40,10 +40,9 @@ from notifier.channel import (
     MAX_PEERS,
     BadLine,
     LineReader,
-    NotOurs,
-    Pace,
     connect_private,
     encode,
+    follow,
     parse_object,
     socket_not_ours,
 )
@@ -66,8 +65,6 @@ from notifier.system.paths import is_socket_name, list_sockets
 from notifier.system.supervisor import Backoff
 
 if TYPE_CHECKING:
-    import socket
-
     from notifier.core.board import Board
     from notifier.sessions import EngineOptions
     from notifier.watch import Watch
@@ -87,8 +84,6 @@ class BoardOwner(Protocol):
 
     def call(self, fn: Callable[[], list[Transition]]) -> None: ...
 
-
-# ---- the sockets ----
 
 # ---- the protocol ----
 
@@ -111,8 +106,7 @@ KEYS: dict[str, str] = {
 }
 
 
-class ProtocolError(ValueError):
-    """A line that is not a well-formed message of this"""
+ProtocolError = BadLine  # a line that is not a well-formed message of this protocol
 
 
 @dataclass(frozen=True)
@@ -152,14 +146,14 @@ class Dialog:
 
 @dataclass(frozen=True)
 class Hello:
-    protocol: int
-    pi_version: str | None
-    pid: int | None
-    session_file: str | None
-    session_id: str | None
-    cwd: str | None
-    mode: str  # "wrap": every dialog, answerable; "events": announced from pi's prompt events only
-    dialogs: tuple[Dialog, ...]
+    protocol: int = 0
+    pi_version: str | None = None
+    pid: int | None = None
+    session_file: str | None = None
+    session_id: str | None = None
+    cwd: str | None = None
+    mode: str = "events"  # "wrap": every dialog, answerable; "events": from pi's prompt events only
+    dialogs: tuple[Dialog, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -168,7 +162,7 @@ class Closed:
     for nothing; ``timed_out``: closed by its timeout or abort signal (then ``how`` is cancelled)."""
 
     id: str
-    how: str  # answered | cancelled | remote
+    how: str = "answered"  # answered | cancelled | remote
     answer: str | None = None
     timed_out: bool = False
 
@@ -188,119 +182,83 @@ class Bye:
 @dataclass(frozen=True)
 class Screen:
     id: str
-    lines: tuple[str, ...]
+    lines: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
 class Result:
     request: str | None
     id: str | None
-    ok: bool
+    ok: bool = False
     error: str | None = None
     closed: bool = False
     screen: tuple[str, ...] | None = None
 
 
+@dataclass(frozen=True)
+class Disconnected:
+    """A companion socket's pi went away (quit or reloaded): forget its dialogs."""
+
+    path: str
+
+
 Event = Hello | Dialog | Closed | Screen | Result | Bye
+EVENTS: dict[str, type[Event]] = {"dialog": Dialog, "closed": Closed, "bye": Bye, "screen": Screen,
+                                  "result": Result, "hello": Hello}
+_TYPES = {"str": str, "int": int, "bool": bool, "tuple[str, ...]": tuple}
+E = TypeVar("E", bound=Event)
 
 
-def _str(obj: dict[str, Any], key: str, required: bool = False) -> str | None:
-    value = obj.get(key)
-    if isinstance(value, str):
-        return value
-    if value is None and not required:
-        return None
-    raise ProtocolError(f"{key} is not a string")
-
-
-def _int(obj: dict[str, Any], key: str) -> int | None:
-    value = obj.get(key)
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _lines(value: Any) -> tuple[str, ...] | None:
-    if isinstance(value, list):
-        return tuple(v for v in value if isinstance(v, str))
-    return None
+def _typed(cls: type[E], obj: dict[str, Any], **known: Any) -> E:
+    """``cls`` from a message: each field (but those ``known``) read by its declared type: lines
+    of text keep their strings; a missing field, or one of the wrong type, is its default (None
+    where it may be), and the message is malformed (:class:`ProtocolError`) without one."""
+    for f in fields(cls):
+        want = str(f.type).removesuffix(" | None")
+        value = known[f.name] if f.name in known else obj.get(f.name)
+        if want.startswith("tuple[str") and isinstance(value, list):
+            value = tuple(v for v in value if isinstance(v, str))
+        if f.name in known or want == "Any" or (
+            isinstance(value, _TYPES[want]) and not (want == "int" and isinstance(value, bool))
+        ):
+            known[f.name] = value
+        elif f.default is not MISSING:
+            known[f.name] = f.default
+        elif str(f.type).endswith(" | None"):
+            known[f.name] = None
+        else:
+            raise ProtocolError(f"{f.name} is not a {want}")
+    return cls(**known)
 
 
 def dialog_from(obj: dict[str, Any]) -> Dialog:
-    kind = obj.get("kind")
+    kind, options, at, remote = obj.get("kind"), obj.get("options"), obj.get("at"), obj.get("remote")
     if kind not in KINDS:
         raise ProtocolError("unknown dialog kind")
-    options = obj.get("options")
     if options is None and kind == "confirm":
         options = ["Yes", "No"]  # (an older extension's confirm: pi shows these two)
     if options is not None and not (isinstance(options, list) and all(isinstance(o, str) for o in options)):
         raise ProtocolError("options is not a list of strings")
-    at = obj.get("at")
-    remote = obj.get("remote")
-    return Dialog(
-        id=_str(obj, "id", required=True) or "",
-        kind=kind,
-        title=_str(obj, "title"),
+    return _typed(
+        Dialog, obj, kind=kind,
         options=tuple(options) if options is not None else None,
-        tool=_str(obj, "tool"),
-        tool_call_id=_str(obj, "tool_call_id"),
-        tool_input=obj.get("tool_input"),
-        session_file=_str(obj, "session_file"),
-        cwd=_str(obj, "cwd"),
-        pid=_int(obj, "pid"),
         at=at / 1000.0 if isinstance(at, (int, float)) and not isinstance(at, bool) else None,
         remote=remote if remote in ("value", "keys") else None,
-        screen=_lines(obj.get("screen")),
-        waits=obj.get("waits") is not False,
-        session_dir=_str(obj, "session_dir"),
-        outer_tool_call_id=_str(obj, "outer_tool_call_id"),
     )
 
 
 def parse(line: bytes | str) -> Event | None:
     """One line from the extension as a typed event; ``None`` for an event this version does not
     know (new events are additive). Raises :class:`ProtocolError` for a malformed line."""
-    try:
-        obj = parse_object(line, MAX_LINE)
-    except BadLine as exc:
-        raise ProtocolError(str(exc)) from exc
-    event = obj.get("event")
-    if event == "dialog":
+    obj = parse_object(line, MAX_LINE)
+    cls = EVENTS.get(str(obj.get("event")))
+    if cls is Dialog:
         return dialog_from(obj)
-    if event == "closed":
-        return Closed(
-            id=_str(obj, "id", required=True) or "",
-            how=_str(obj, "how") or "answered",
-            answer=obj.get("answer") if isinstance(obj.get("answer"), str) else None,
-            timed_out=obj.get("timed_out") is True,
-        )
-    if event == "bye":
-        return Bye(reason=_str(obj, "reason"))
-    if event == "screen":
-        return Screen(id=_str(obj, "id", required=True) or "", lines=_lines(obj.get("lines")) or ())
-    if event == "result":
-        error = obj.get("error")
-        return Result(
-            request=_str(obj, "request"),
-            id=_str(obj, "id"),
-            ok=obj.get("ok") is True,
-            error=error if isinstance(error, str) else None,
-            closed=obj.get("closed") is True,
-            screen=_lines(obj.get("screen")),
-        )
-    if event == "hello":
-        protocol = _int(obj, "protocol")
+    if cls is Hello:
         raw = obj.get("dialogs")
-        dialogs = tuple(dialog_from(d) for d in raw if isinstance(d, dict)) if isinstance(raw, list) else ()
-        return Hello(
-            protocol=protocol if protocol is not None else 0,
-            pi_version=_str(obj, "pi_version"),
-            pid=_int(obj, "pid"),
-            session_file=_str(obj, "session_file"),
-            session_id=_str(obj, "session_id"),
-            cwd=_str(obj, "cwd"),
-            mode=_str(obj, "mode") or "events",
-            dialogs=dialogs,
-        )
-    return None
+        return _typed(Hello, obj, dialogs=tuple(dialog_from(d) for d in raw if isinstance(d, dict))
+                      if isinstance(raw, list) else ())
+    return None if cls is None else _typed(cls, obj)
 
 
 def key_sequence(keys: list[str]) -> list[str]:
@@ -348,37 +306,33 @@ def check_owner(path: str) -> None:
     """The socket and its folder must belong to this user, the folder private (0700) and not a
     link, all checked without following links: nobody else can have put it there, so a dialog
     answered through it goes to our own pi."""
-    uid = os.getuid() if hasattr(os, "getuid") else None
     try:
         folder = os.lstat(os.path.dirname(path) or ".")
         why = socket_not_ours(path)
     except OSError as exc:
         raise ChannelError(f"cannot reach the socket ({exc.strerror or exc})") from exc
+    if why is None and (stat.S_ISLNK(folder.st_mode) or not stat.S_ISDIR(folder.st_mode)):
+        why = "the socket's folder is a link or not a folder"
+    elif why is None and hasattr(os, "getuid") and folder.st_uid != os.getuid():
+        why = "the socket's folder belongs to another user"
+    elif why is None and stat.S_IMODE(folder.st_mode) & 0o077:
+        why = "the socket's folder is open to other users"
     if why is not None:
         raise ChannelError(why)
-    if stat.S_ISLNK(folder.st_mode) or not stat.S_ISDIR(folder.st_mode):
-        raise ChannelError("the socket's folder is a link or not a folder")
-    if uid is not None and folder.st_uid != uid:
-        raise ChannelError("the socket's folder belongs to another user")
-    if stat.S_IMODE(folder.st_mode) & 0o077:
-        raise ChannelError("the socket's folder is open to other users")
 
 
-class Channel:
-    """One connection to one pi's companion extension. ``events()`` yields what it announces
-    (first a :class:`Hello`); ``send`` writes one request."""
+class Channel(LineReader):
+    """One connection to one pi's companion extension (its lines: a :class:`LineReader`):
+    :meth:`hello` first, then :meth:`read_event`; :meth:`send` writes one request."""
 
     def __init__(self, path: str, timeout: float = 2.0) -> None:
         self.path = path
         check_owner(path)
         try:
-            self.sock: socket.socket = connect_private(path, timeout)
-        except NotOurs as exc:
-            raise ChannelError(f"not this user's pi: {exc}") from exc
-        except OSError as exc:
+            sock = connect_private(path, timeout)
+        except OSError as exc:  # (NotOurs: another user's pi)
             raise ChannelError(f"cannot connect ({exc.strerror or exc})") from exc
-        self._reader = LineReader(self.sock, time.monotonic() + timeout, MAX_LINE)
-        self._lines = iter(self._reader)
+        super().__init__(sock, time.monotonic() + timeout, MAX_LINE)
 
     def __enter__(self) -> Channel:
         return self
@@ -386,50 +340,26 @@ class Channel:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def close(self) -> None:
-        import socket
-
-        with contextlib.suppress(OSError):  # wakes a reader blocked in recv; pi sees the end at once
-            self.sock.shutdown(socket.SHUT_RDWR)
-        with contextlib.suppress(OSError):
-            self.sock.close()
-
-    def settimeout(self, timeout: float | None) -> None:
-        """How long the next reads may wait in all (None: as long as it takes)."""
-        self._reader.deadline = None if timeout is None else time.monotonic() + timeout
-
     def send(self, data: bytes) -> None:
         try:
             self.sock.sendall(data)
         except OSError as exc:
             raise ChannelError(f"cannot send ({exc.strerror or exc})") from exc
 
-    def read_event(self) -> Event | None:
-        """The next event (``None`` for one this version does not know). Raises
-        :class:`ChannelError` when the connection ends or times out."""
+    def read_event(self, timeout: float | None = None) -> Event | None:
+        """The next event (``None`` for one this version does not know), within ``timeout`` s if
+        given. Raises :class:`ChannelError` when the connection ends, times out or speaks
+        nonsense."""
+        if timeout is not None:
+            self.deadline = time.monotonic() + timeout
         try:
-            line = next(self._lines)
+            return parse(next(iter(self)))
         except StopIteration:
             raise ChannelError("pi closed the connection") from None
-        except BadLine:
-            raise ChannelError("a line longer than the protocol allows") from None
+        except BadLine as exc:  # (ProtocolError)
+            raise ChannelError(f"a malformed message ({exc})") from exc
         except OSError as exc:  # TimeoutError is an OSError
             raise ChannelError(f"no answer ({exc.strerror or exc or 'timed out'})") from exc
-        try:
-            return parse(line)
-        except ProtocolError as exc:
-            raise ChannelError(f"a malformed message ({exc})") from exc
-
-    def events(self) -> Iterator[Event]:
-        """Every event until the connection ends (no timeout: for reader threads)."""
-        self.settimeout(None)
-        while True:
-            try:
-                event = self.read_event()
-            except ChannelError:
-                return
-            if event is not None:
-                yield event
 
     def hello(self) -> Hello:
         event = self.read_event()
@@ -465,17 +395,14 @@ def answer_dialog(
         with connect(socket_path, timeout=timeout) as chan:
             hello = chan.hello()
             dialog = next((d for d in hello.dialogs if d.id == dialog_id), None)
-            if dialog is None:
-                return Result(None, dialog_id, False, "that dialog is no longer open")
-            why = check_answer(dialog, value, keys)
+            why = "that dialog is no longer open" if dialog is None else check_answer(dialog, value, keys)
             if why:
                 return Result(None, dialog_id, False, why)
             chan.send(request(dialog_id, value, keys))
             kind = "keys" if keys is not None else "answer"
             deadline = time.monotonic() + timeout
             while True:
-                chan.settimeout(max(deadline - time.monotonic(), 0.001))
-                event = chan.read_event()
+                event = chan.read_event(max(deadline - time.monotonic(), 0.001))
                 if isinstance(event, Result) and event.request == kind and event.id == dialog_id:
                     return event
     except ChannelError as exc:
@@ -493,7 +420,7 @@ def _hellos(folder: str | None, timeout: float) -> Iterator[tuple[str, Hello]]:
     for path in list_sockets(folder):
         try:
             yield path, hello_of(path, timeout)
-        except (ChannelError, OSError):
+        except OSError:  # (ChannelError too)
             continue
 
 
@@ -540,7 +467,7 @@ def question_of(d: Dialog, now: float, catalog: QuestionCatalog | None = None) -
         tool_call_id=d.tool_call_id or d.id,
         tool=clean(d.tool, 60) or "dialog",
         items=(item,),
-        asked_at=d.at if d.at is not None else now,
+        asked_at=at,
         kind="dialog",
         dialog=d.kind,
     )
@@ -548,11 +475,8 @@ def question_of(d: Dialog, now: float, catalog: QuestionCatalog | None = None) -
 
 def _inside(path: str, roots: Sequence[str], itself: bool = False) -> bool:
     real = os.path.realpath(path)
-    for root in roots:
-        top = os.path.realpath(root).rstrip(os.sep)
-        if real.startswith(top + os.sep) or (itself and real == top):
-            return True
-    return False
+    tops = [os.path.realpath(root).rstrip(os.sep) for root in roots]
+    return any(real.startswith(top + os.sep) or (itself and real == top) for top in tops)
 
 
 def ref_of(d: Dialog, roots: Sequence[str]) -> SessionRef | None:
@@ -588,8 +512,6 @@ class DialogFeed:
         self.started = wall()
         self._files: dict[str, str | None] = {}  # socket → the session file its pi said it writes
         self._bye: set[str] = set()  # sockets whose pi said it closes its session
-        self._paces: dict[str, Pace] = {}  # (reader threads) each pi is read at the channel's pace
-        self._stop = threading.Event()
         self.watcher = CompanionWatcher(self._event, folder)
 
     @classmethod
@@ -604,20 +526,10 @@ class DialogFeed:
         return feed
 
     def stop(self) -> None:
-        self._stop.set()
         self.watcher.stop()
 
     def _event(self, path: str, event: object) -> None:
-        """On the socket's reader thread: at the channel's pace (a pi that floods waits, its
-        own output in its socket), to the engine thread."""
-        if isinstance(event, Disconnected):
-            self._paces.pop(path, None)
-        else:
-            pace = self._paces.setdefault(path, Pace())
-            waited = pace.waited
-            pace.spend(0, self._stop)
-            if pace.waited > waited:
-                say_once(path, "pace", "a pi sends dialogs faster than %d a second; reading it no faster", pace.rate)
+        """On the socket's reader thread: to the engine thread."""
         if isinstance(event, (Hello, Dialog, Closed, Disconnected, Bye)):
             self.engine.call(lambda: self.apply(path, event))
 
@@ -653,16 +565,20 @@ class DialogFeed:
         return out
 
     def _add(self, path: str, d: Dialog, now: float, initial: bool) -> list[Transition]:
-        ref = ref_of(d, self.engine.options.roots)
-        if ref is None or not counts(d, self.engine.options.catalog):
+        asked = on_board(d, self.engine.options, now)
+        if asked is None:
             return []
         held = self.engine.board.dialogs.sources(path)
         if len(held) >= MAX_DIALOGS and (path, d.id) not in held:
             say_once(path, "dialogs", "a pi has more than %d dialogs open; ignoring the rest", MAX_DIALOGS)
             return []
-        return self.engine.board.dialogs.open(
-            (path, d.id), ref, question_of(d, now, self.engine.options.catalog), now, initial
-        )
+        return self.engine.board.dialogs.open((path, d.id), *asked, now, initial)
+
+
+def on_board(d: Dialog, options: EngineOptions, now: float) -> tuple[SessionRef, Question] | None:
+    """The session and the pending question a dialog is on the board (None: it is not there)."""
+    ref = ref_of(d, options.roots)
+    return None if ref is None or not counts(d, options.catalog) else (ref, question_of(d, now, options.catalog))
 
 
 def with_open_dialogs(snapshot: Snapshot, options: EngineOptions, folder: str | None = None) -> Snapshot:
@@ -670,19 +586,8 @@ def with_open_dialogs(snapshot: Snapshot, options: EngineOptions, folder: str | 
     if not list_sockets(folder):
         return snapshot  # no pi has the extension loaded (nothing to connect to)
     now = time.time()
-    found = []
-    for _path, d in all_open_dialogs(folder):
-        ref = ref_of(d, options.roots)
-        if ref is not None and counts(d, options.catalog):
-            found.append((ref, question_of(d, now, options.catalog)))
+    found = [asked for _, d in all_open_dialogs(folder) if (asked := on_board(d, options, now)) is not None]
     return add_dialogs(snapshot, found) if found else snapshot
-
-
-@dataclass(frozen=True)
-class Disconnected:
-    """A companion socket's pi went away (quit or reloaded): forget its dialogs."""
-
-    path: str
 
 
 Callback = Callable[[str, "Event | Disconnected"], None]
@@ -701,7 +606,7 @@ class CompanionWatcher:
         self._lock = threading.Lock()
         self._channels: dict[str, Channel | None] = {}  # None: connecting
         self._watch: Watch | None = None
-        self._stopped = False
+        self._stop = threading.Event()
 
     def start(self) -> None:
         paths.own_folder(self.folder, parents=True)  # (NotOurs: no watch in another user's folder)
@@ -712,7 +617,7 @@ class CompanionWatcher:
             self._found(path)
 
     def stop(self) -> None:
-        self._stopped = True
+        self._stop.set()
         watch, self._watch = self._watch, None
         from notifier.watch import unschedule
 
@@ -727,7 +632,7 @@ class CompanionWatcher:
             return sorted(p for p, c in self._channels.items() if c is not None)
 
     def _found(self, path: str) -> None:
-        if self._stopped or not is_socket_name(os.path.basename(path)):
+        if self._stop.is_set() or not is_socket_name(os.path.basename(path)):
             return
         with self._lock:
             if path in self._channels:
@@ -741,27 +646,25 @@ class CompanionWatcher:
     def _serve(self, path: str) -> None:
         chan: Channel | None = None
         try:
-            try:
-                chan = connect(path)
-            except ChannelError as exc:
-                log.debug("companion socket %s: %s", path, exc)
-                return
+            chan = connect(path)
             with self._lock:
-                if self._stopped:
+                if self._stop.is_set():
                     return
                 self._channels[path] = chan
-            for event in chan.events():
-                if self._stopped:
-                    return
+            chan.deadline = None  # (as long as pi runs)
+            events: Iterator[Event] = follow(chan, parse, self._stop, say_once, path, "a pi")
+            for event in events:
                 try:
                     self.callback(path, event)
                 except Exception:  # a sink's bug must not end the connection
                     log.exception("companion event handler failed")
+        except (OSError, BadLine) as exc:  # (ChannelError: it could not connect)
+            log.debug("companion socket %s: %s", path, exc)
         finally:
             if chan is not None:
                 chan.close()
             with self._lock:
                 known = self._channels.pop(path, None) is not None
-            if known and not self._stopped:
+            if known and not self._stop.is_set():
                 with contextlib.suppress(Exception):
                     self.callback(path, Disconnected(path))

@@ -17,12 +17,12 @@ import errno
 import logging
 import math
 import os
-import queue
 import selectors
 import threading
 import time
-from collections.abc import Callable, Collection, Generator, Iterator
-from typing import TYPE_CHECKING, Any, Literal
+from collections.abc import Callable, Iterator
+from functools import partial
+from typing import TYPE_CHECKING, Any
 
 from notifier.channel import (
     EVICT_GRACE,
@@ -37,29 +37,27 @@ from notifier.channel import (
     BadLine,
     BadRequest,
     LineReader,
-    NotOurs,
     connect_private,
     encode,
     listen_private,
+    next_line,
     parse_object,
     peer_uid,
 )
 from notifier.core.text import clean
 from notifier.system import paths
 from notifier.system.log import LogOnce
+from notifier.system.paths import NotOurs
 from notifier.system.supervisor import Backoff
 
 if TYPE_CHECKING:
     import socket
 
 log = logging.getLogger(__name__)
-_distrusted = LogOnce(log)  # (socket, why): each said once
+say_once = LogOnce(log)
 
-MAX_REQUEST = MAX_LINE  # one request line (requests are a few hundred bytes)
-MAX_REQUEST_DEPTH = MAX_DEPTH
 BUSY = "busy"  # the error a connection over the cap gets before it is closed
 WORKERS = 4  # threads running handlers
-WORKER_IDLE_S = 5.0  # a worker with nothing to do for this long ends
 SOCKET_ENV = "PI_NOTIFIER_SOCKET"  # set for a window spawned by an app on another channel (demo)
 
 __all__ = ["BadRequest", "Connection", "Server", "encode", "request", "subscribe", "socket_path"]
@@ -72,7 +70,7 @@ def socket_path() -> str:
 def parse_request(line: bytes) -> dict[str, Any]:
     """One request line (without its newline) → the request object, or :class:`BadRequest`."""
     try:
-        return parse_object(line, MAX_REQUEST, MAX_REQUEST_DEPTH)
+        return parse_object(line, MAX_LINE, MAX_DEPTH)
     except BadLine as exc:
         raise BadRequest(f"bad request: {exc}") from None
 
@@ -91,172 +89,86 @@ class Connection:
         self._lock = threading.Lock()
         self.closed = False
         self.kept = False  # the handler keeps it for pushing (a subscribed window)
-        now = time.monotonic()
-        self.opened = now
-        self.active = now  # the last request (or its answer): for the idle timeout and eviction
+        self.active = time.monotonic()  # the last request (or its answer): idle timeout, eviction
         self.busy = False  # a request is with a handler (the next one waits)
         self.eof = False  # the peer will send nothing more (or is being finished off)
         self.inbuf = bytearray()
         self.events = 0  # what the server's selector watches for
         self._queue: collections.deque[tuple[str | None, bytes]] = collections.deque()
-        self._queued = 0
+        self.queued_bytes = 0  # waiting for the socket (not counting the message being written)
         self._head = memoryview(b"")  # the message being written
-        self._waiting_since: float | None = None  # output pending with no progress since
+        self.waiting_since: float | None = None  # output pending with no progress since
 
     def send(self, obj: dict[str, Any] | bytes, kind: str | None = None) -> bool:
         """Queue one message; False if the connection is gone (or just got dropped for not
         reading). A message with a ``kind`` replaces an unsent one of the same kind (a newer
         snapshot supersedes the older)."""
         data = obj if isinstance(obj, bytes) else encode(obj)
-        reason = None
         with self._lock:
             if self.closed:
                 return False
-            if kind is not None:
-                for i, (k, old) in enumerate(self._queue):
-                    if k == kind:
-                        del self._queue[i]
-                        self._queued -= len(old)
-                        break
-            if self._queued and self._queued + len(data) > MAX_OUTPUT:
-                reason = "its output buffer is full"
-            else:
+            for old in [m for m in self._queue if kind is not None and m[0] == kind]:
+                self._queue.remove(old)
+                self.queued_bytes -= len(old[1])
+            full = self.queued_bytes > 0 and self.queued_bytes + len(data) > MAX_OUTPUT
+            if not full:
                 self._queue.append((kind, data))
-                self._queued += len(data)
-                if self._waiting_since is None:
-                    self._waiting_since = time.monotonic()
-        if reason is not None:
-            self.drop(reason)
+                self.queued_bytes += len(data)
+                self.waiting_since = self.waiting_since or time.monotonic()
+        if full:
+            self.close("its output buffer is full")
             return False
         if self._server is not None:
-            self._server._notify(self)
+            self._server.wake()
         return True
-
-    @property
-    def queued_bytes(self) -> int:
-        """Bytes waiting for the socket (not counting the message being written)."""
-        with self._lock:
-            return self._queued
 
     def pending(self) -> bool:
         """Output not yet written to the socket."""
-        with self._lock:
-            return bool(self._head) or bool(self._queue)
+        return bool(self._head or self._queue)
 
     def flush(self) -> bool:
         """Write what the socket takes now (server thread). False: the peer is gone."""
         with self._lock:
             if self.closed:
                 return False
-            progress = False
             try:
-                while True:
+                while self._head or self._queue:
                     if not self._head:
-                        if not self._queue:
-                            break
-                        _, data = self._queue.popleft()
-                        self._queued -= len(data)
+                        data = self._queue.popleft()[1]
+                        self.queued_bytes -= len(data)
                         self._head = memoryview(data)
                     sent = self.sock.send(self._head)
                     self._head = self._head[sent:]
-                    progress = progress or sent > 0
+                    self.waiting_since = time.monotonic() if sent else self.waiting_since
             except (BlockingIOError, InterruptedError):
                 pass
             except OSError:
                 return False
-            if progress:
-                self._waiting_since = time.monotonic()
-            if not self._head and not self._queue:
-                self._waiting_since = None
+            if not self.pending():
+                self.waiting_since = None
             return True
 
-    def stalled_since(self) -> float | None:
-        with self._lock:
-            return self._waiting_since
-
-    def drop(self, reason: str) -> None:
-        log.info("dropped a control client: %s", reason)
-        self.close()
-
-    def close(self) -> None:
-        """Forget everything queued; the server thread closes the socket."""
+    def close(self, reason: str | None = None) -> None:
+        """Forget everything queued (``reason``: it is dropped); the server thread closes the
+        socket."""
+        if reason is not None:
+            log.info("dropped a control client: %s", reason)
         with self._lock:
             if self.closed:
                 return
             self.closed = True
             self._queue.clear()
-            self._queued = 0
+            self.queued_bytes = 0
             self._head = memoryview(b"")
         if self._server is not None:
-            self._server._notify(self)
+            self._server.wake()
         else:
             with contextlib.suppress(OSError):
                 self.sock.close()
 
-
-# ---- the caps and timeouts: who is evicted or timed out ----
-
-
-def eviction_victim(conns: Collection[Connection], now: float, max_connections: int) -> Connection | None:
-    """Who makes room for a new connection: the longest idle one that is neither subscribed nor
-    being answered, or, when subscriptions hold over half the places, the oldest of them; None
-    when nobody should."""
-    idle = [
-        c
-        for c in conns
-        if not c.kept and not c.busy and not c.inbuf and now - c.active >= EVICT_GRACE and not c.pending()
-    ]
-    if not idle:
-        kept = [c for c in conns if c.kept]
-        if len(kept) <= max_connections // 2:
-            return None
-        idle = kept
-    return min(idle, key=lambda c: c.active)
-
-
-def timed_out(
-    conn: Connection, now: float, idle_timeout: float, stall_timeout: float = STALL_TIMEOUT
-) -> Literal["stalled", "idle"] | None:
-    """``stalled``: its output waited over ``stall_timeout`` with nothing read; ``idle``: not
-    subscribed, nothing asked for over ``idle_timeout``."""
-    waiting = conn.stalled_since()
-    if waiting is not None and now - waiting > stall_timeout:
-        return "stalled"
-    if not conn.kept and not conn.busy and waiting is None and now - conn.active > idle_timeout:
-        return "idle"
-    return None
-
-
-def next_deadline(
-    conns: Collection[Connection],
-    now: float,
-    idle_timeout: float,
-    also: float = 0.0,
-    stall_timeout: float = STALL_TIMEOUT,
-) -> float | None:
-    """Seconds until a timeout could fire (or the time ``also``, when set, comes); None (sleep
-    until something happens) when none can."""
-    deadlines = [also] if also else []
-    for conn in conns:
-        waiting = conn.stalled_since()
-        if waiting is not None:
-            deadlines.append(waiting + stall_timeout)
-        elif not conn.kept and not conn.busy:
-            deadlines.append(conn.active + idle_timeout)
-    if not deadlines:
-        return None
-    return max(min(deadlines) - now, 0.0) + 0.01
-
-
-def wanted_events(conn: Connection) -> int:
-    """What to watch ``conn`` for: reading unless a request is being answered, the peer is done
-    or too much of its answers is unread; writing while output is queued."""
-    events = 0
-    if not conn.busy and not conn.eof and conn.queued_bytes < READ_PAUSE:
-        events |= selectors.EVENT_READ
-    if conn.pending():
-        events |= selectors.EVENT_WRITE
-    return events
+    def idle_for(self, now: float) -> float | None:
+        """How long it sat unsubscribed, unanswered, with nothing to write (None: it does not)."""
+        return None if self.kept or self.busy or self.waiting_since is not None else now - self.active
 
 
 # ---- the handler threads ----
@@ -269,91 +181,77 @@ def answer(handler: Handler, request: dict[str, Any], conn: Connection) -> dict[
     """The reply to send for ``request``: what ``handler`` returns (None: it keeps ``conn``), or
     ``{"ok": false, "error": …}`` whatever it raised."""
     try:
-        reply = handler(request, conn)
+        return handler(request, conn)
     except BadRequest as exc:
         return {"ok": False, "error": clean(exc, 200)}
     except Exception as exc:  # a bad request never takes the app down
         log.warning("control request failed: %s", repr(exc))
         return {"ok": False, "error": clean(exc, 200) or type(exc).__name__}
-    return reply
 
 
 class WorkerPool:
-    """Up to ``size`` threads, started as requests come; ``done(conn)`` is called (on the
-    worker) once a request of ``conn`` is answered and its reply queued."""
+    """Up to :data:`WORKERS` threads answering requests, each started as requests come and
+    ended once none waits (an idle app keeps none); ``done()`` is called (on the worker) once a
+    request is answered and its reply queued."""
 
-    def __init__(self, handler: Handler, size: int, done: Callable[[Connection], None]) -> None:
+    def __init__(self, handler: Handler, done: Callable[[], None]) -> None:
         self.handler = handler
-        self.size = size
         self._done = done
-        self._jobs: queue.SimpleQueue[tuple[Connection, dict[str, Any]] | None] = queue.SimpleQueue()
-        self._threads: list[threading.Thread] = []
-        self._idle = 0
+        self._jobs: collections.deque[tuple[Connection, dict[str, Any]]] = collections.deque()
+        self._threads = 0
         self._lock = threading.Lock()
 
     def submit(self, conn: Connection, request: dict[str, Any]) -> None:
-        self._jobs.put((conn, request))
         with self._lock:
-            if self._jobs.qsize() <= self._idle or len(self._threads) >= self.size:
+            self._jobs.append((conn, request))
+            if self._threads >= WORKERS:
                 return
-            t = threading.Thread(target=self._work, name="pi-notifier-ipc-worker", daemon=True)
-            self._threads.append(t)
-        t.start()
+            self._threads += 1
+        threading.Thread(target=self._work, name="pi-notifier-ipc-worker", daemon=True).start()
 
     def stop(self) -> None:
-        """Each worker ends after the request it is answering (none wait for them)."""
-        for _ in self._threads:
-            self._jobs.put(None)
+        """Each worker ends after the request it is answering."""
+        with self._lock:
+            self._jobs.clear()
 
     def _work(self) -> None:
-        me = threading.current_thread()
         while True:
             with self._lock:
-                self._idle += 1
+                if not self._jobs:
+                    self._threads -= 1
+                    return
+                conn, request = self._jobs.popleft()
             try:
-                job = self._jobs.get(timeout=WORKER_IDLE_S)
-            except queue.Empty:
-                with self._lock:
-                    if self._jobs.qsize():  # (submitted as it timed out, counting on this one)
-                        self._idle -= 1
-                        continue
-                    self._idle -= 1
-                    self._threads.remove(me)
-                return  # nothing to do: an idle app keeps no worker
-            with self._lock:
-                self._idle -= 1
-            if job is None:
-                return
-            conn, request = job
-            try:
-                self._answer(conn, request)
+                reply = answer(self.handler, request, conn)
+                if reply is None:  # the handler keeps the connection to push to it
+                    conn.kept = True
+                else:
+                    conn.send(_encoded(reply))
             finally:
                 conn.active = time.monotonic()
                 conn.busy = False
-                self._done(conn)
+                self._done()
 
-    def _answer(self, conn: Connection, request: dict[str, Any]) -> None:
-        reply = answer(self.handler, request, conn)
-        if reply is None:  # the handler keeps the connection to push to it
-            conn.kept = True
-            return
-        try:
-            data = encode(reply)
-        except (TypeError, ValueError) as exc:
-            log.warning("control reply not serializable: %s", exc)
-            data = encode({"ok": False, "error": "internal error"})
-        conn.send(data)
+
+def _encoded(reply: dict[str, Any]) -> bytes:
+    try:
+        return encode(reply)
+    except (TypeError, ValueError) as exc:
+        log.warning("control reply not serializable: %s", exc)
+        return encode({"ok": False, "error": "internal error"})
 
 
 # ---- the server thread ----
+
 
 class Server:
     """Serves the control channel on one thread; each request is answered by ``handler`` (on a
     worker thread), which may keep the connection for pushing (return None: a subscribed window)."""
 
     def __init__(self, path: str, handler: Handler, max_connections: int = MAX_CONNECTIONS,
-                 idle_timeout: float = IDLE_TIMEOUT, workers: int = WORKERS,
-                 stall_timeout: float = STALL_TIMEOUT) -> None:
+                 idle_timeout: float = IDLE_TIMEOUT, stall_timeout: float = STALL_TIMEOUT) -> None:
+        import socket
+
         self.path = path
         self.max_connections = max_connections
         self.idle_timeout = idle_timeout
@@ -361,42 +259,33 @@ class Server:
         self.sock: socket.socket | None = None
         self._thread: threading.Thread | None = None
         self._selector = selectors.DefaultSelector()
-        import socket
-
         self._wake_r, self._wake_w = socket.socketpair()  # (wakes the server thread)
         for end in (self._wake_r, self._wake_w):
             end.setblocking(False)
         self._conns: dict[int, Connection] = {}  # by file descriptor
-        self._pending: set[Connection] = set()
-        self._plock = threading.Lock()
-        self._pool = WorkerPool(handler, workers, self._notify)
+        self._pool = WorkerPool(handler, self.wake)
         self._stopping = False
         self._accept_paused_until = 0.0
-        self._once = LogOnce(log)
         self._bound: tuple[int, int] | None = None  # the socket file this server made
-        self.pipes: list[tuple[int, Callable[[], None]]] = []  # (watch_pipe)
+        self.watch_pipe(self._wake_r.fileno(), lambda: None)
 
     # ---- lifecycle ----
 
     def start(self) -> None:
         try:
-            sock = listen_private(self.path)
+            self.sock = listen_private(self.path)
         except BaseException:
             self._close_selector()
             raise
-        self.sock = sock
         st = os.lstat(self.path)
         self._bound = (st.st_dev, st.st_ino)
-        self._selector.register(sock, selectors.EVENT_READ, "listen")
-        self._selector.register(self._wake_r, selectors.EVENT_READ, "wake")
-        for fd, on_readable in self.pipes:
-            self._selector.register(fd, selectors.EVENT_READ, (fd, on_readable))
+        self._selector.register(self.sock, selectors.EVENT_READ, self._accept)
         self._thread = threading.Thread(target=self._loop, name="pi-notifier-ipc", daemon=True)
         self._thread.start()
 
     def stop(self) -> None:
         self._stopping = True
-        self._wake()
+        self.wake()
         if self._thread is None:
             self._close_selector()
         elif self._thread is not threading.current_thread():
@@ -413,54 +302,44 @@ class Server:
 
     def watch_pipe(self, fd: int, on_readable: Callable[[], None]) -> None:
         """Call ``on_readable`` on the server thread when the pipe ``fd`` has something to read
-        (what is there is read and dropped): the app's signals wake this thread, not one more.
-        Before :meth:`start` (which registers it)."""
-        self.pipes.append((fd, on_readable))
+        (what is there is read and dropped): the app's signals wake this thread, not one more."""
+        self._selector.register(fd, selectors.EVENT_READ, partial(_drain, fd, on_readable))
 
     @property
     def connections(self) -> int:
         return len(self._conns)
 
-    def _wake(self) -> None:
+    def wake(self) -> None:
+        """Have the server thread look at every connection (output queued, one closed, a request
+        answered)."""
         with contextlib.suppress(OSError):  # full: a wake-up is already pending
             self._wake_w.send(b"x")
-
-    def _notify(self, conn: Connection) -> None:
-        """``conn`` has output to write, was closed, or finished a request. Only the first of a
-        batch wakes the server thread (the others find it flagged already), and on the server
-        thread itself nothing does: so the loop must not sleep while anything is flagged."""
-        with self._plock:
-            first = not self._pending
-            self._pending.add(conn)
-        if first and threading.current_thread() is not self._thread:
-            self._wake()
 
     # ---- the server thread ----
 
     def _loop(self) -> None:
         try:
             while not self._stopping:
-                with self._plock:
-                    flagged = bool(self._pending)
-                # Flagged and not served yet (what _expire just closed: that flagged it with no
-                # wake-up): serve it first, or a push from another thread, finding it flagged,
-                # would wake nobody and wait unsent until some client happened to connect.
-                timeout = 0.0 if flagged else next_deadline(
-                    self._conns.values(), time.monotonic(), self.idle_timeout,
-                    self._accept_paused_until, self.stall_timeout,
-                )
                 try:
-                    ready = self._selector.select(timeout)
+                    ready = self._selector.select(self._next_deadline(time.monotonic()))
                 except InterruptedError:
                     continue
                 for key, mask in ready:
                     try:
-                        self._event(key.data, mask)
+                        if not isinstance(key.data, Connection):
+                            key.data()
+                        elif mask & selectors.EVENT_READ:
+                            self._read(key.data)
                     except Exception:  # a bug in here must not end the channel for everyone
                         log.exception("control channel: an event failed")
                         if isinstance(key.data, Connection):
                             self._close(key.data)
-                self._service()
+                for conn in list(self._conns.values()):  # (output, closes, requests answered)
+                    try:
+                        self._serve(conn)
+                    except Exception:
+                        log.exception("control channel: a connection failed")
+                        self._close(conn)
                 self._expire(time.monotonic())
         except Exception:
             log.exception("the control channel stopped")
@@ -475,24 +354,6 @@ class Server:
             with contextlib.suppress(OSError):
                 s.close()
 
-    def _event(self, what: Any, mask: int) -> None:
-        if what == "listen":
-            self._accept()
-        elif what == "wake":
-            with contextlib.suppress(OSError):
-                while self._wake_r.recv(4096):
-                    pass
-        elif isinstance(what, tuple):  # a pipe of the app's own (watch_pipe)
-            fd, on_readable = what
-            with contextlib.suppress(OSError):
-                os.read(fd, 4096)
-            on_readable()
-        elif isinstance(what, Connection):
-            if mask & selectors.EVENT_READ:
-                self._read(what)
-            if mask & selectors.EVENT_WRITE and not what.closed:
-                self._notify(what)
-
     def _accept(self) -> None:
         assert self.sock is not None
         for _ in range(64):  # then give the connections a turn
@@ -504,35 +365,45 @@ class Server:
                 if exc.errno in (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM):
                     # Out of descriptors: stop watching the socket for a moment instead of
                     # spinning on a connection that cannot be taken.
-                    self._once("control channel", "fds", "cannot accept (%s)", clean(exc, 100))
+                    say_once("control channel", "fds", "cannot accept (%s)", clean(exc, 100))
                     self._selector.unregister(self.sock)
                     self._accept_paused_until = time.monotonic() + 0.2
                 return
             uid = peer_uid(client)
             if uid is not None and uid != os.getuid():
-                self._once("control channel", f"uid{uid}", "refused a connection from uid %d", uid)
-                with contextlib.suppress(OSError):
-                    client.close()
+                say_once("control channel", f"uid{uid}", "refused a connection from uid %d", uid)
+            elif len(self._conns) < self.max_connections or self._evict():
+                client.setblocking(False)
+                conn = Connection(client, self)
+                self._conns[conn.fd] = conn
+                self._watch(conn)
                 continue
-            client.setblocking(False)
-            if len(self._conns) >= self.max_connections:
-                victim = eviction_victim(self._conns.values(), time.monotonic(), self.max_connections)
-                if victim is None:  # (the client retries)
-                    with contextlib.suppress(OSError):
-                        client.send(encode({"ok": False, "error": BUSY}))
-                    with contextlib.suppress(OSError):
-                        client.close()
-                    continue
-                log.info("control channel: %d connections, closing the longest idle", len(self._conns))
-                self._close(victim)
-            conn = Connection(client, self)
-            self._conns[conn.fd] = conn
-            self._watch(conn)
+            else:  # (the client retries)
+                with contextlib.suppress(OSError):
+                    client.send(encode({"ok": False, "error": BUSY}))
+            with contextlib.suppress(OSError):
+                client.close()
+
+    def _evict(self) -> bool:
+        """Make room for a new connection: close the longest idle one that is neither subscribed
+        nor being answered, or, when subscriptions hold over half the places, the oldest of them;
+        False when nobody should go."""
+        now = time.monotonic()
+        conns = [c for c in self._conns.values() if not c.inbuf and (c.idle_for(now) or 0) >= EVICT_GRACE]
+        kept = [c for c in self._conns.values() if c.kept]
+        if not conns and len(kept) > self.max_connections // 2:
+            conns = kept
+        if not conns:
+            return False
+        log.info("control channel: %d connections, closing the longest idle", len(self._conns))
+        self._close(min(conns, key=lambda c: c.active))
+        return True
 
     def _watch(self, conn: Connection) -> None:
-        """Watch for what ``conn`` can do next: read unless a request is being answered or the
-        peer is done; write while output is queued."""
-        events = wanted_events(conn)
+        """Watch for what ``conn`` can do next: read unless a request is being answered, the peer
+        is done or too much of its answers is unread; write while output is queued."""
+        reading = not conn.busy and not conn.eof and conn.queued_bytes < READ_PAUSE
+        events = (selectors.EVENT_READ if reading else 0) | (selectors.EVENT_WRITE if conn.pending() else 0)
         if events == conn.events:
             return
         if conn.events == 0:
@@ -565,23 +436,22 @@ class Server:
         conn.inbuf += chunk
         if not chunk:
             conn.eof = True
-            if conn.inbuf and len(conn.inbuf) <= MAX_REQUEST:
+            if conn.inbuf and len(conn.inbuf) <= MAX_LINE:
                 conn.inbuf += b"\n"  # the end of the stream ends the last request too
-        self._notify(conn)
 
     def _dispatch(self, conn: Connection) -> None:
         """Hand the next complete request line to a worker (one at a time per connection; none
         while the client leaves its earlier answers unread)."""
         while not conn.busy and not conn.closed and conn.queued_bytes < READ_PAUSE:
-            end = conn.inbuf.find(b"\n")
-            if end < 0:
-                if len(conn.inbuf) > MAX_REQUEST:
-                    conn.inbuf.clear()
-                    conn.eof = True  # answered, then closed: what follows is the same request
-                    conn.send({"ok": False, "error": f"request longer than {MAX_REQUEST} bytes"})
+            try:
+                line = next_line(conn.inbuf)
+            except BadLine as exc:
+                conn.inbuf.clear()
+                conn.eof = True  # answered, then closed: what follows is the same request
+                conn.send({"ok": False, "error": f"bad request: {exc}"})
                 return
-            line = bytes(conn.inbuf[:end])
-            del conn.inbuf[: end + 1]
+            if line is None:
+                return
             if not line.strip():
                 continue
             try:
@@ -593,109 +463,99 @@ class Server:
             conn.active = time.monotonic()
             self._pool.submit(conn, request)
 
-    def _service(self) -> None:
-        """Act on what other threads (and this one) flagged: output, closes, finished requests."""
-        while True:
-            with self._plock:
-                todo, self._pending = self._pending, set()
-            if not todo:
-                return
-            for conn in todo:
-                try:
-                    self._serve_one(conn)
-                except Exception:
-                    log.exception("control channel: a connection failed")
-                    self._close(conn)
-
-    def _serve_one(self, conn: Connection) -> None:
-        ours = self._conns.get(conn.fd) is conn  # (else gone already)
-        if ours and not conn.closed:
+    def _serve(self, conn: Connection) -> None:
+        """Hand it its next request, write what it can take; close it when it is done."""
+        if not conn.closed:
             self._dispatch(conn)
             if conn.flush() and not (conn.eof and not conn.busy and not conn.pending()):  # (else done)
                 self._watch(conn)
                 return
-        if ours or conn.closed:
-            self._close(conn)
+        self._close(conn)
+
+    def _next_deadline(self, now: float) -> float | None:
+        """Seconds until a timeout could fire (or accepting resumes); None (sleep until something
+        happens) when none can."""
+        deadlines = [self._accept_paused_until] if self._accept_paused_until else []
+        for conn in self._conns.values():
+            if conn.waiting_since is not None:
+                deadlines.append(conn.waiting_since + self.stall_timeout)
+            elif not conn.kept and not conn.busy:
+                deadlines.append(conn.active + self.idle_timeout)
+        return max(min(deadlines) - now, 0.0) + 0.01 if deadlines else None
 
     def _expire(self, now: float) -> None:
+        """Resume accepting when due; close who stalled (its output waited over the stall timeout
+        with nothing read) or sat idle (not subscribed, nothing asked) over the idle timeout."""
         if self._accept_paused_until and now >= self._accept_paused_until and self.sock is not None:
             self._accept_paused_until = 0.0
-            self._selector.register(self.sock, selectors.EVENT_READ, "listen")
+            self._selector.register(self.sock, selectors.EVENT_READ, self._accept)
         for conn in list(self._conns.values()):
-            why = timed_out(conn, now, self.idle_timeout, self.stall_timeout)
-            if why == "stalled":
-                conn.drop(f"it read nothing for {self.stall_timeout:g} s")
-            elif why == "idle":
+            if conn.waiting_since is not None and now - conn.waiting_since > self.stall_timeout:
+                conn.close(f"it read nothing for {self.stall_timeout:g} s")
+            elif (conn.idle_for(now) or 0) > self.idle_timeout:
                 log.debug("control channel: closing a connection idle for %.0f s", now - conn.active)
-            if why is not None:
-                self._close(conn)
+            else:
+                continue
+            self._close(conn)
 
+
+def _drain(fd: int, then: Callable[[], None]) -> None:
+    """A pipe (:meth:`Server.watch_pipe`, the wake-up socket): read what is there, then act."""
+    with contextlib.suppress(OSError):
+        os.read(fd, 4096)
+    then()
 
 
 # ---- the client side ----
-
-
-class _Busy(Exception):
-    """The app's listen queue is full (its connection limit, or a burst): try again shortly."""
 
 
 class _Failure(dict):  # type: ignore[type-arg]
     """The app is there but the request did not go through (said here, not by the app)."""
 
 
-def _connect(target: str, deadline: float) -> socket.socket | None:
-    """A socket connected to this user's app, or None when no app of ours listens there (none
-    at all, or one of another user: the socket file must be ours, and so must the process that
-    accepted the connection). Raises TimeoutError when the app does not accept in time,
-    :class:`_Busy` when its queue is full."""
-    try:
-        return connect_private(target, max(deadline - time.monotonic(), 0.001))
-    except BlockingIOError:  # EAGAIN: a Unix socket's full backlog (not "nobody listens")
-        raise _Busy() from None
-    except NotOurs as exc:
-        _distrusted(f"control socket {target}", str(exc), "not used: %s (not this user's app)", exc)
-        return None
-    except TimeoutError:
-        raise
-    except OSError:  # no such file, refused (a stale socket), not a socket
-        return None
-
-
 def _conversation(obj: dict[str, Any], path: str | None, timeout: float) -> Iterator[dict[str, Any]]:
     """Send ``obj`` and yield what the app sends back, retrying while it says it is busy (at its
     connection limit) until ``timeout``. The first message must come by then; later ones may
-    take as long as they take. Yields nothing when no app listens; an app that is there but
-    does not answer gives one ``{"ok": False, "error": …}``."""
+    take as long as they take. Yields nothing when no app of ours listens (none at all, or one
+    of another user: the socket file must be ours, and so must the process that accepted the
+    connection); an app that is there but does not answer gives one :class:`_Failure`."""
     try:
         target = path or socket_path()
     except OSError:  # no runtime folder of our own (said where it was looked for): no app
         return
-    if not os.path.exists(target):
-        return
     deadline = time.monotonic() + timeout
     backoff = Backoff(0.01, 0.25, healthy_s=math.inf)
     while True:
-        first: dict[str, Any] | None
         try:
-            sock = _connect(target, deadline)
-        except _Busy:
-            sock, first = None, _Failure(ok=False, error=BUSY)
+            sock = connect_private(target, max(deadline - time.monotonic(), 0.001))
+        except BlockingIOError:  # EAGAIN: a Unix socket's full backlog (not "nobody listens")
+            first: dict[str, Any] = _Failure(ok=False, error=BUSY)
+        except NotOurs as exc:
+            say_once(f"control socket {target}", str(exc), "not used: %s (not this user's app)", exc)
+            return
         except TimeoutError:
             yield _Failure(ok=False, error="the app does not accept connections (timed out)")
             return
+        except OSError:  # no such file, refused (a stale socket), not a socket
+            return
         else:
-            if sock is None:
-                return  # no app of ours
-        if sock is not None:
-            try:
-                first = yield from _exchange(sock, obj, deadline)
-            finally:
-                sock.close()
-        if first is None:
-            return
-        if first.get("error") != BUSY:
-            yield first
-            return
+            with sock:
+                with contextlib.suppress(OSError):  # it may have answered (busy) and hung up already
+                    sock.sendall(encode(obj))
+                reader = LineReader(sock, deadline, MAX_REPLY)
+                messages = reader.objects()
+                try:
+                    first = next(messages, _Failure(ok=False, error="the app closed the connection without answering"))
+                except TimeoutError:
+                    first = _Failure(ok=False, error="the app did not answer in time")
+                except (OSError, BadLine) as exc:
+                    first = _Failure(ok=False, error=f"the connection failed: {clean(exc, 100)}")
+                if first.get("error") != BUSY:
+                    yield first
+                    reader.deadline = None  # the first message came: the rest may take their time
+                    with contextlib.suppress(OSError, BadLine):  # (a subscription the app ended)
+                        yield from messages
+                    return
         delay = backoff.next()
         if time.monotonic() + delay >= deadline:
             yield _Failure(first)
@@ -703,40 +563,12 @@ def _conversation(obj: dict[str, Any], path: str | None, timeout: float) -> Iter
         time.sleep(delay)  # the app is at its connection limit: try again in a moment
 
 
-def _exchange(
-    sock: socket.socket, obj: dict[str, Any], deadline: float
-) -> Generator[dict[str, Any], None, dict[str, Any] | None]:
-    """One connection's conversation; returns its first message when that is ``busy`` or a
-    failure (for the caller to retry or yield), None once everything was yielded."""
-    with contextlib.suppress(OSError):  # it may have answered (busy) and hung up already
-        sock.sendall(encode(obj))
-    reader = LineReader(sock, deadline, MAX_REPLY)
-    try:
-        for message in reader.objects():
-            if reader.deadline is not None:
-                if message.get("error") == BUSY:
-                    return _Failure(message)
-                reader.deadline = None  # the first message came: the rest may take their time
-            yield message
-    except TimeoutError:
-        return _Failure(ok=False, error="the app did not answer in time")
-    except (OSError, BadLine) as exc:
-        if reader.deadline is None:
-            return None  # (a subscription the app ended)
-        return _Failure(ok=False, error=f"the connection failed: {clean(exc, 100)}")
-    if reader.deadline is not None:
-        return _Failure(ok=False, error="the app closed the connection without answering")
-    return None
-
-
 def request(obj: dict[str, Any], path: str | None = None, timeout: float = 3.0) -> dict[str, Any] | None:
     """Send one request to the running app and return its reply.
 
     ``None`` means no app is listening. An app that is there but cannot answer (busy past
     ``timeout``, hung up, too slow) gives ``{"ok": False, "error": …}``."""
-    for reply in _conversation(obj, path, timeout):
-        return reply
-    return None
+    return next(_conversation(obj, path, timeout), None)
 
 
 def subscribe(obj: dict[str, Any], path: str | None = None, timeout: float = 10.0) -> Iterator[dict[str, Any]]:

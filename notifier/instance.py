@@ -32,20 +32,23 @@ def _open(path: str) -> int:
     return os.open(path, _FLAGS, 0o600)
 
 
-def _flock(fd: int, exclusive: bool = True, wait: bool = False) -> bool:
-    """Take the lock of ``fd``: False while it is held the other way (``wait``: once it is not).
-    (No flock: Windows, where one app and one notifier are not enforced: True.)"""
+def _locked(path: str, exclusive: bool = True, wait: bool = False) -> int | None:
+    """The lock file at ``path`` (:func:`_open`), locked: its descriptor, held until it is
+    closed; None while it is held the other way (``wait``: once it is not). (No flock: Windows,
+    where one app and one notifier are not enforced: always.)"""
+    fd = _open(path)
     try:
         import fcntl
-    except ImportError:
-        return True
-    try:
+
         fcntl.flock(fd, (fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH) | (0 if wait else fcntl.LOCK_NB))
-        return True
+    except ImportError:
+        pass
     except OSError:
+        os.close(fd)
         if wait:
             raise
-        return False
+        return None
+    return fd
 
 
 class InstanceLock:
@@ -57,12 +60,8 @@ class InstanceLock:
 
     def acquire(self) -> bool:
         """True: this is the app. Raises OSError when the lock's folder is not ours."""
-        fd = _open(self.path)
-        if _flock(fd):
-            self.fd = fd
-            return True
-        os.close(fd)
-        return False
+        self.fd = _locked(self.path)
+        return self.fd is not None
 
     def release(self) -> None:
         if self.fd is not None:
@@ -104,8 +103,8 @@ class Notifying:
     def claim(self, wait_s: float = CLAIM_S) -> bool:
         """The app: take both locks, the second once the headless run that notifies let it go
         (False: it did not within ``wait_s``; the app notifies anyway)."""
-        self.app_fd = _open(self.app_path)
-        _flock(self.app_fd, wait=True)  # (headless runs hold it only for a look)
+        self.app_fd = _locked(self.app_path, wait=True)  # (headless runs hold it only for a look)
+        assert self.app_fd is not None
         _say(self.app_fd, "app")  # (the change a headless run that notifies follows)
         deadline = time.monotonic() + wait_s
         while not self._take(wait=False):
@@ -116,11 +115,10 @@ class Notifying:
 
     def app_runs(self) -> bool:
         """Whether the app of these folders runs (its lock is held; looked at, never kept)."""
-        fd = _open(self.app_path)
-        try:
-            return not _flock(fd, exclusive=False)
-        finally:
+        fd = _locked(self.app_path, exclusive=False)
+        if fd is not None:
             os.close(fd)
+        return fd is None
 
     def take(self) -> int | None:
         """A headless run: take the notifier's lock without waiting. None: this run holds it now;
@@ -138,15 +136,14 @@ class Notifying:
         folders); ``after_app`` says then whether an app notified last."""
         while not self._take(wait=True) or self.app_runs():
             self.let_go()
-            fd = _open(self.app_path)
-            _flock(fd, exclusive=False, wait=True)  # (until that app ends)
-            os.close(fd)
+            fd = _locked(self.app_path, exclusive=False, wait=True)  # (until that app ends)
+            if fd is not None:
+                os.close(fd)
 
     def _take(self, wait: bool) -> bool:
         if self.fd is None:
-            fd = _open(self.path)
-            if not _flock(fd, wait=wait):
-                os.close(fd)
+            fd = _locked(self.path, wait=wait)
+            if fd is None:
                 return False
             self.after_app = os.pread(fd, 32, 0).endswith(b" app")  # (what the last holder said)
             _say(fd, "app" if self.app_fd is not None else "")  # (for the runs that wait: who notifies)
@@ -185,22 +182,21 @@ def hand_over() -> int:
     return 0
 
 
+WINDOW_SAID = {
+    "opened": "its window was opened",
+    "raised": "its window (already open) was raised",
+    "starting": "its window is starting (not confirmed yet)",
+    "no-display": "it runs without a display, so no window was opened",
+    "failed": "its window could not be opened (see its log)",
+}
+
+
 def window_said(reply: dict[str, Any]) -> str:
     """What the running app's answer to a show request means, in words."""
-    window = reply.get("window")
-    if window == "opened":
-        return "its window was opened"
-    if window == "raised":
-        return "its window (already open) was raised"
-    if window == "starting":
-        return "its window is starting (not confirmed yet)"
-    if window == "no-display":
-        return "it runs without a display, so no window was opened"
-    if window == "failed":
-        return "its window could not be opened (see its log)"
-    if not reply.get("ok"):
+    said = WINDOW_SAID.get(str(reply.get("window")))
+    if said is None and not reply.get("ok"):
         return f"it refused to open its window ({clean(reply.get('error'), 100)})"
-    return "it was asked to open its window"
+    return said or "it was asked to open its window"
 
 
 def _holder(fd: int) -> int:

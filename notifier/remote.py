@@ -19,7 +19,6 @@ run --json`` there) merged into the board.
 
 from __future__ import annotations
 
-import collections
 import contextlib
 import logging
 import os
@@ -27,12 +26,12 @@ import shlex
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import IO, Any
 
-from notifier.channel import MAX_LINE, BadLine, Pace, parse_object, read_lines
+from notifier.channel import MAX_LINE, BadLine, follow, parse_object, read_lines
 from notifier.core import codec
 from notifier.core.codec import parse_iso
 from notifier.core.model import (
@@ -67,8 +66,7 @@ OUTCOMES: tuple[Outcome, ...] = ("answered", "cancelled", "aborted", "unavailabl
 MORE = "(one more question: see the session)"
 
 
-class StreamError(ValueError):
-    """A line that is not a usable event (the message says why, briefly)."""
+StreamError = BadLine  # a line that is not a usable event (the message says why, briefly)
 
 
 @dataclass(frozen=True)
@@ -99,17 +97,14 @@ class RemoteEnded:
 StreamEvent = Ready | RemoteAsked | RemoteEnded
 
 
-def parse_line(line: bytes, host: str, now: float) -> StreamEvent | None:
+def parse_line(line: bytes, host: str, now: float | None = None) -> StreamEvent | None:
     """One line of a remote's stream → an event (``None`` for a blank line or an event kind this
     version does not know: the stream may grow, see contract.md). ``now`` bounds the times the
     remote reports (its clock may be wrong)."""
     if not line.strip():
         return None
-    try:
-        obj = parse_object(line, MAX_LINE)
-    except BadLine as exc:
-        raise StreamError(str(exc)) from None
-    obj = codec.shrink(obj)
+    now = time.time() if now is None else now
+    obj = codec.shrink(parse_object(line, MAX_LINE))
     kind = obj.get("event")
     if kind == "ready":
         return Ready()
@@ -117,7 +112,7 @@ def parse_line(line: bytes, host: str, now: float) -> StreamEvent | None:
         if isinstance(kind, str):
             return None
         raise StreamError("no event name")
-    at = _time(obj.get("at"), now)
+    at = now if (ts := parse_iso(obj.get("at"))) is None else min(ts, now)
     session = _session(obj.get("session"), host)
     question = _question(obj.get("question"), at)
     if kind == "needs_input":
@@ -143,15 +138,8 @@ def _number(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool) and v == v  # NaN is not
 
 
-def _time(value: Any, now: float) -> float:
-    ts = parse_iso(value)
-    return now if ts is None else min(ts, now)
-
-
 def _opt_str(value: Any, limit: int) -> str | None:
-    if isinstance(value, str) and value and len(value) <= limit:
-        return value
-    return None
+    return value if isinstance(value, str) and 0 < len(value) <= limit else None
 
 
 def _session(value: Any, host: str) -> SessionRef:
@@ -209,8 +197,8 @@ class Inbox:
     def __init__(self, size: int = MAX_ITEMS) -> None:
         self.size = size
         self._cond = threading.Condition()
-        self._items: dict[object, Item] = {}  # in order; a question's slot is (key, n)
-        self._latest: dict[Key, object] = {}  # a question's newest slot
+        self._items: dict[tuple[Key | None, int], Item] = {}  # in order, by (question, n)
+        self._latest: dict[Key, tuple[Key | None, int]] = {}  # a question's newest slot
         self._n = 0
         self._scheduled = False  # the engine has been asked to take (and has not emptied it yet)
         self._closed = False
@@ -228,45 +216,36 @@ class Inbox:
                 self._cond.wait(0.5)
             if self._closed:
                 return False
-            key: Key | None = None
-            if isinstance(item, (RemoteAsked, RemoteEnded)):
-                key = (item.session.key, item.question.tool_call_id)
-                slot = self._latest.get(key)
-                waiting = self._items.get(slot) if slot is not None else None
-                if isinstance(item, RemoteEnded) and isinstance(waiting, RemoteAsked) and not waiting.initial:
-                    self._items[slot] = item  # asked and ended between two looks: only the end
-                    self.folded += 1
-                    return self._schedule()
-                if waiting is not None and type(waiting) is type(item):
-                    self._items[slot] = item  # the newer word on it, in the older one's place
-                    return self._schedule()
-            self._n += 1
-            new_slot: object = (key, self._n) if key is not None else self._n
-            self._items[new_slot] = item
-            if key is not None:
-                self._latest[key] = new_slot
-            return self._schedule()
-
-    def _schedule(self) -> bool:
-        if self._scheduled:
-            return False
-        self._scheduled = True
-        return True
+            question = isinstance(item, (RemoteAsked, RemoteEnded))
+            key = (item.session.key, item.question.tool_call_id) if question else None  # type: ignore[union-attr]
+            slot = self._latest.get(key, (None, 0)) if key is not None else (None, 0)  # ((None, 0): none)
+            waiting = self._items.get(slot)
+            if isinstance(item, RemoteEnded) and isinstance(waiting, RemoteAsked) and not waiting.initial:
+                self._items[slot] = item  # asked and ended between two looks: only the end
+                self.folded += 1
+            elif waiting is not None and type(waiting) is type(item):
+                self._items[slot] = item  # the newer word on it, in the older one's place
+            else:
+                self._n += 1
+                self._items[(key, self._n)] = item
+                if key is not None:
+                    self._latest[key] = (key, self._n)
+            scheduled, self._scheduled = self._scheduled, True
+            return not scheduled
 
     def take(self, limit: int = TAKE_MAX) -> tuple[list[Item], bool]:
         """Up to ``limit`` events, oldest first, and whether more wait (then the caller asks the
         engine again; else the next :meth:`put` does)."""
         with self._cond:
-            out: list[Item] = []
-            for slot in list(self._items)[:limit]:
-                item = self._items.pop(slot)
-                if isinstance(slot, tuple) and slot[0] is not None and self._latest.get(slot[0]) is slot:
-                    del self._latest[slot[0]]
-                out.append(item)
-            more = bool(self._items)
-            self._scheduled = more
+            slots = list(self._items)[:limit]
+            taken = set(slots)
+            for key, _ in slots:
+                if key is not None and self._latest.get(key) in taken:
+                    del self._latest[key]
+            out = [self._items.pop(slot) for slot in slots]
+            self._scheduled = bool(self._items)
             self._cond.notify_all()
-            return out, more
+            return out, self._scheduled
 
     def close(self) -> None:
         """Stop: a link waiting on a full inbox goes on (and what it adds is dropped)."""
@@ -310,9 +289,7 @@ def ssh_argv(remote: Remote, remote_args: Sequence[str], tty: bool = False) -> l
     """``ssh … HOST ARGS`` for ``remote`` (which must have an ssh destination). ssh joins the
     remote arguments with spaces for the remote shell, so each is quoted here."""
     assert remote.ssh is not None
-    base = list(SSH_BASE)
-    if tty:
-        base = ["ssh", "-t"] + base[2:]
+    base = ["ssh", "-t" if tty else "-T", *SSH_BASE[2:]]
     return base + list(remote.ssh_options) + ["--", remote.ssh, " ".join(shlex.quote(a) for a in remote_args)]
 
 
@@ -329,22 +306,12 @@ def remote_from_config(item: dict[str, object]) -> Remote:
 
 
 class Link:
-    """Runs one remote's command over and over; hands events to ``on_event`` and says when the
-    link went down (``on_down``). Both are called on this link's thread."""
+    """Runs one remote's command over and over; hands ``put`` (on this link's thread) every
+    event it reads, and :class:`Down` when the link went down."""
 
-    def __init__(
-        self,
-        remote: Remote,
-        on_event: Callable[[str, StreamEvent], None],
-        on_down: Callable[[str], None],
-        on_up: Callable[[str], None] | None = None,
-        pace: Pace | None = None,
-    ) -> None:
+    def __init__(self, remote: Remote, put: Callable[[str, Item], None]) -> None:
         self.remote = remote
-        self.pace = Pace() if pace is None else pace
-        self.on_event = on_event
-        self.on_down = on_down
-        self.on_up = on_up
+        self.put = put
         self._stop = threading.Event()
         self._proc: subprocess.Popen[bytes] | None = None
         self._thread = threading.Thread(target=self._run, name=f"pi-notifier-remote {remote.name}", daemon=True)
@@ -356,34 +323,29 @@ class Link:
 
     def stop(self) -> None:
         self._stop.set()
-        proc = self._proc
-        if proc is not None and proc.poll() is None:
-            _close(proc.stdin)  # (the remote run sees its input end: it stops too)
-            with contextlib.suppress(OSError):
-                proc.terminate()
+        if self._proc is not None:
+            _hang_up(self._proc)
 
     def join(self, timeout: float) -> None:
         self._thread.join(timeout)
 
     def _run(self) -> None:
+        name = self.remote.name
         backoff = Backoff(BACKOFF_MIN_S, BACKOFF_MAX_S, healthy_s=BACKOFF_MAX_S)
         while not self._stop.is_set():
             backoff.began()
             try:
                 ready, why = self._once()
             except Exception as exc:  # a bug here must cost one try, not the link
-                log.exception("remote %s: the link failed", self.remote.name)
+                log.exception("remote %s: the link failed", name)
                 ready, why = False, clean(exc, 200)
             if self._stop.is_set():
                 return
             if not ready and self._stop_on_eof and self.remote.ssh is not None and STOP_ON_EOF in why:
                 # an older pi-notifier there: "unrecognized arguments: --stop-on-eof"
-                log.info(
-                    "remote %s: its pi-notifier has no %s; running it without", self.remote.name, STOP_ON_EOF
-                )
+                log.info("remote %s: its pi-notifier has no %s; running it without", name, STOP_ON_EOF)
                 self._stop_on_eof = False
                 continue
-            name = self.remote.name
             if ready:  # (one that stayed up a while starts again at once-a-second)
                 say_once.forget(name)
                 log.warning("remote %s: the link ended (%s); reconnecting", name, why)
@@ -413,46 +375,27 @@ class Link:
             return False, f"cannot run {clean(argv[0], 80)}: {clean(exc.strerror or exc, 120)}"
         self._proc = proc
         if self._stop.is_set():
-            proc.terminate()
-        err: collections.deque[bytes] = collections.deque()
+            _hang_up(proc)
+        err = [b""]
         drain = threading.Thread(target=_drain, args=(proc.stderr, err), daemon=True)
         drain.start()
         ready = False
         name = self.remote.name
         assert proc.stdout is not None
         try:
-            for line in read_lines(proc.stdout):
-                waited = self.pace.waited
-                self.pace.spend(MAX_LINE if line is None else len(line), self._stop)
-                if self.pace.waited > waited:
-                    say_once(name, "pace", "remote %s sends faster than %d events a second; reading it no faster",
-                             name, int(self.pace.rate))
-                if self._stop.is_set():
-                    break
-                if line is None:
-                    say_once(name, "long", "remote %s: skipped a line longer than %d bytes", name, MAX_LINE)
-                    continue
-                try:
-                    event = parse_line(line, name, time.time())
-                except StreamError as exc:
-                    say_once(name, "garbage", "remote %s: skipped a line that is not an event (%s)", name, exc)
-                    continue
-                if event is None:
-                    continue
+            events: Iterator[StreamEvent] = follow(
+                read_lines(proc.stdout), partial(parse_line, host=name), self._stop, say_once, name, f"remote {name}"
+            )
+            for event in events:
                 if isinstance(event, Ready) and not ready:
                     ready = True
                     self.connections += 1
                     log.info("remote %s: connected", name)
-                    if self.on_up is not None:
-                        self.on_up(name)
-                self.on_event(name, event)
+                self.put(name, event)
         finally:
-            _close(proc.stdin)
+            _hang_up(proc)
             with contextlib.suppress(OSError):
                 proc.stdout.close()
-            if proc.poll() is None:
-                with contextlib.suppress(OSError):
-                    proc.terminate()
             try:
                 code = proc.wait(5)
             except subprocess.TimeoutExpired:
@@ -460,37 +403,26 @@ class Link:
                 code = proc.wait()
             drain.join(1)
             self._proc = None
-            self.on_down(name)
-        tail = clean(b"".join(err)[-300:].decode("utf-8", "replace"), 300)
+            self.put(name, Down())
+        tail = clean(err[0][-300:].decode("utf-8", "replace"), 300)
         why = f"exit code {code}" + (f": {tail}" if tail else "")
         return ready, why
 
 
-def _close(stream: IO[bytes] | None) -> None:
-    if stream is not None:
-        with contextlib.suppress(OSError, ValueError):
-            stream.close()
-
-
-def _drain(stream: IO[bytes] | None, keep: collections.deque[bytes]) -> None:
-    """Reads stderr to its end, keeping only the last STDERR_KEEP bytes."""
-    if stream is None:
-        return
-    size = 0
-    try:
-        while True:
-            chunk = stream.read1(4096) if hasattr(stream, "read1") else os.read(stream.fileno(), 4096)
-            if not chunk:
-                return
-            keep.append(chunk)
-            size += len(chunk)
-            while size > STDERR_KEEP and len(keep) > 1:
-                size -= len(keep.popleft())
-    except (OSError, ValueError):
-        return
-    finally:
+def _hang_up(proc: subprocess.Popen[bytes]) -> None:
+    """Close its input (the remote run sees it end: it stops too) and end it."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        proc.stdin.close()  # type: ignore[union-attr]
+    if proc.poll() is None:
         with contextlib.suppress(OSError):
-            stream.close()
+            proc.terminate()
+
+
+def _drain(stream: IO[bytes], keep: list[bytes]) -> None:
+    """Reads stderr to its end, keeping only its last STDERR_KEEP bytes in ``keep[0]``."""
+    with contextlib.suppress(OSError, ValueError), stream:
+        while chunk := os.read(stream.fileno(), 4096):
+            keep[0] = (keep[0] + chunk)[-STDERR_KEEP:]
 
 
 # ---- every link of the app, on the board ----
@@ -505,10 +437,9 @@ class Remotes:
     :meth:`start` has the links start once the engine is ready (its board is the one that stays)."""
 
     def __init__(self, remotes: Sequence[Remote]) -> None:
-        self.remotes = list(remotes)
         self.engine: Any = None
-        self.boxes = {r.name: Inbox() for r in self.remotes}
-        self.links = [Link(r, self._on_event, self._on_down) for r in self.remotes]
+        self.boxes = {r.name: Inbox() for r in remotes}
+        self.links = [Link(r, self._put) for r in remotes]
         self._still: dict[str, set[tuple[str, str]]] = {}  # engine thread: re-sent since connecting
         self._started = False
         self._stopped = False
@@ -537,12 +468,6 @@ class Remotes:
             box.close()
 
     # ---- link threads → engine thread ----
-
-    def _on_event(self, host: str, event: StreamEvent) -> None:
-        self._put(host, event)
-
-    def _on_down(self, host: str) -> None:
-        self._put(host, Down())
 
     def _put(self, host: str, item: Item) -> None:
         """Into the host's inbox; the engine is asked to take it when no such call is out."""
@@ -579,8 +504,7 @@ class Remotes:
             board.remote.offline(host, now)
             return []
         if isinstance(event, Ready):
-            out: list[Transition] = board.remote.synced(host, self._still.pop(host, set()), now)
-            return out
+            return list(board.remote.synced(host, self._still.pop(host, set()), now))
         if isinstance(event, RemoteAsked):
             still = self._still.setdefault(host, set())
             if len(still) < MAX_STILL:

@@ -17,6 +17,7 @@ notifies."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import threading
 import time
@@ -38,7 +39,6 @@ if TYPE_CHECKING:
     from notifier.watch import FileFollower
 
 HAND_OVER_SAID = "the app is running and watches the same folders: it notifies, this run does not"
-LATER_SAID = " (until the app ends)"
 PEER_SAID = "another headless run notifies the same folders (pid {pid}): this one does not"
 HANDED_OVER = "the app started and watches the same folders: it notifies from now on"
 TAKEN_BACK = "the app that notified ended: this run notifies from now on"
@@ -89,10 +89,9 @@ def _claims(notifying: Notifying, tray: bool, later: bool) -> bool:
         return True  # (it hands over to an app that starts: NotifyTurns)
     notifying.let_go()
     if notifying.app_runs():
-        say(f"{HAND_OVER_SAID}{LATER_SAID if later else ''}")
+        say(HAND_OVER_SAID + (" (until the app ends)" if later else ""))
     else:
-        said = PEER_SAID.format(pid=holder or "?")
-        say(f"{said}{' (until it ends)' if later else ''}")
+        say(PEER_SAID.format(pid=holder or "?") + (" (until it ends)" if later else ""))
     return False
 
 
@@ -156,10 +155,12 @@ class NotifyTurns:
         if self._follower is not None:
             self._follower.stop()
 
-    def close(self) -> None:
-        """After the app shut down: the store of a notifier made since is closed too."""
+    def close(self, timeout: float = 0.5) -> None:
+        """The store of a notifier made since the app started is closed (after the app shut down,
+        or as the app takes over notifying)."""
         if self.store is not self.app.store:
-            self.store.close(timeout=0.5)
+            self.store.close(timeout=timeout)
+            self.store = self.app.store
 
     def check(self) -> None:
         """The app's lock file changed: if an app of these folders started, hand notifying over."""
@@ -202,9 +203,7 @@ class NotifyTurns:
             engine.call(partial(_removed, engine, alerts))
         alerts.stop(close=False)  # (stopped for good: what it showed stays on screen)
         self.store.flush(2.0)
-        if self.store is not self.app.store:
-            self.store.close(timeout=2.0)
-            self.store = self.app.store
+        self.close(timeout=2.0)
         say(HANDED_OVER)
 
     def _take_over(self) -> list[Transition]:
@@ -216,9 +215,7 @@ class NotifyTurns:
 
         with self._lock:
             app, engine = self.app, self.app.engine
-            if self._stopped or self._waiting or app.alerts is not None or engine is None:
-                return []
-            if app.stop_event.is_set():
+            if self._stopped or self._waiting or app.alerts is not None or engine is None or app.stop_event.is_set():
                 return []
             store = open_store(app.state_dir)  # (read again: what the app wrote since this run began)
             app.preferences = PreferencesOwner(store, time.time())  # as the app left them
@@ -250,11 +247,9 @@ def stop_on_eof(stop: threading.Event) -> None:
     closes it, and this run ends too instead of living on until it next writes."""
 
     def wait() -> None:
-        try:
+        with contextlib.suppress(OSError):
             while os.read(0, 1 << 16):
                 pass  # (nothing is expected: whatever comes is dropped)
-        except OSError:
-            pass
         stop.set()
 
     threading.Thread(target=wait, name="pi-notifier stdin", daemon=True).start()

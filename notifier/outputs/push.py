@@ -20,7 +20,9 @@ pushes, which it folds). One log line per kind of failure.
 
 from __future__ import annotations
 
+import contextlib
 import heapq
+import itertools
 import logging
 import sys
 import threading
@@ -28,6 +30,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from notifier.channel import Pace
 from notifier.config import Config
 from notifier.core.model import Snapshot, Transition
 from notifier.core.text import clean, project_name
@@ -149,7 +152,7 @@ class PushSink:
         self._due: list[tuple[float, int, tuple[str, str]]] = []  # (when, order, key)
         self._waiting: dict[tuple[str, str], Transition] = {}
         self._pushed: set[tuple[str, str]] = store.pushed() if store is not None else set()
-        self._order = 0
+        self._order = itertools.count()  # (a tie-break: first due, first pushed)
         self._stopped = False
         self.sent = 0  # pushes the services accepted (for doctor and tests)
         self.folded = 0  # questions that went out inside a push of several
@@ -180,8 +183,7 @@ class PushSink:
                     if key in self._waiting or key in self._pushed:
                         continue
                     self._waiting[key] = t
-                    self._order += 1
-                    heapq.heappush(self._due, (now + self.after_s, self._order, key))
+                    heapq.heappush(self._due, (now + self.after_s, next(self._order), key))
                 else:
                     self._waiting.pop(key, None)
             self._lock.notify_all()
@@ -190,34 +192,23 @@ class PushSink:
 
     def _run(self) -> None:
         held: dict[str, list[Transition]] = {url: [] for url in self.urls}  # folded into the next push
-        tokens = {url: float(self.rate_burst) for url in self.urls}
-        at = {url: self.clock() for url in self.urls}
-
-        def refill(url: str) -> float:
-            """Tokens of ``url`` now; the seconds until it has one (0: it has)."""
-            now = self.clock()
-            tokens[url] = min(float(self.rate_burst), tokens[url] + (now - at[url]) / self.rate_every_s)
-            at[url] = now
-            return 0.0 if tokens[url] >= 1.0 else (1.0 - tokens[url]) * self.rate_every_s
-
+        paces = {url: Pace(1.0 / self.rate_every_s, float(self.rate_burst), self.clock) for url in self.urls}
         while True:
-            waits = [refill(url) for url in self.urls if held[url]]
+            waits = [paces[url].due() for url in self.urls if held[url]]
             keys = self._next_due(min(waits) if waits else None)
             if keys is None:
                 return
             batch = self._take(keys) if keys else []
             for url in self.urls:
-                if batch:
-                    held[url] = (held[url] + batch)[-MAX_HELD:]
-                if not held[url] or refill(url) > 0:
+                held[url] = (held[url] + batch)[-MAX_HELD:]
+                if not held[url] or paces[url].due() > 0:
                     if batch and held[url]:
                         say_once("push", "rate", "pushes come faster than one every %d s; the next push "
                                  "folds them", int(self.rate_every_s), level=logging.INFO)
                     continue
-                tokens[url] -= 1.0
+                paces[url].spend(0)
                 items, held[url] = held[url], []
-                if len(items) > 1:
-                    self.folded += len(items)
+                self.folded += len(items) if len(items) > 1 else 0
                 self._deliver(url, *summary(items, self.show_text))
 
     def _next_due(self, limit: float | None) -> list[tuple[str, str]] | None:
@@ -249,8 +240,7 @@ class PushSink:
         if self.only_away and not self._is_away():
             with self._lock:
                 for key in keys:
-                    self._order += 1
-                    heapq.heappush(self._due, (self.clock() + AWAY_RECHECK_S, self._order, key))
+                    heapq.heappush(self._due, (self.clock() + AWAY_RECHECK_S, next(self._order), key))
             return []
         with self._lock:
             batch = [t for t in (self._waiting.pop(key, None) for key in keys) if t is not None]
@@ -261,10 +251,9 @@ class PushSink:
         return batch
 
     def _is_away(self) -> bool:
-        try:
+        away = None
+        with contextlib.suppress(Exception):
             away = self.away()
-        except Exception:
-            away = None
         if away is None:
             say_once("push", "away", "cannot tell whether the desktop is idle or locked; treating it as present")
             return False

@@ -19,9 +19,9 @@ from hypothesis import strategies as st
 
 from notifier import control
 from notifier.app import App, WindowProcess
-from notifier.channel import BadRequest
+from notifier.channel import MAX_DEPTH, BadRequest
 from notifier.config import Config
-from notifier.control import MAX_REQUEST_DEPTH, Connection, Server, answer, encode, parse_request
+from notifier.control import Connection, Server, answer, encode, parse_request
 from notifier.core.commands import Focus
 
 FIELDS = [
@@ -150,7 +150,7 @@ def test_any_bytes_parse_to_an_object_or_a_bad_request(data: bytes) -> None:
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.integers(min_value=MAX_REQUEST_DEPTH + 1, max_value=20_000), st.sampled_from(["[", '{"a":']))
+@given(st.integers(min_value=MAX_DEPTH + 1, max_value=20_000), st.sampled_from(["[", '{"a":']))
 def test_deep_nesting_is_a_bad_request_not_a_recursion_error(depth: int, opener: str) -> None:
     closer = "]" if opener == "[" else "}"
     line = ('{"cmd":"ping","x":' + opener * depth + "1" + closer * depth + "}").encode()

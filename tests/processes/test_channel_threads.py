@@ -12,7 +12,6 @@ from typing import Any
 
 import pytest
 
-from notifier import control
 from notifier.control import Connection, Server, request
 
 from ..conftest import wait_for
@@ -22,11 +21,7 @@ def _names() -> list[str]:
     return [t.name for t in threading.enumerate()]
 
 
-def test_handler_threads_end_once_idle_and_come_back_for_the_next_request(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(control, "WORKER_IDLE_S", 0.2)
-
+def test_handler_threads_end_once_idle_and_come_back_for_the_next_request(tmp_path: Path) -> None:
     def handle(req: dict[str, Any], conn: Connection) -> dict[str, Any]:
         return {"ok": True, "on": threading.current_thread().name}
 

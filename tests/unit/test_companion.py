@@ -169,3 +169,13 @@ def test_the_extensions_pis_banner_lists() -> None:
     assert listed_extensions(banner) == ["permission-gate.ts", "qna.ts", "handoff.ts"]
     assert listed_extensions("[Extensions]\n[Skills]\n  x\n") == []
     assert listed_extensions("no banner here") == []
+
+
+def test_an_optional_field_of_the_wrong_type_is_read_as_missing() -> None:
+    dialog = companion.parse(b'{"event":"dialog","id":"x","kind":"select","options":["a"],"title":5,"pid":true,'
+                             b'"waits":"no","tool_input":{"command":"ls"}}')
+    assert isinstance(dialog, Dialog)
+    assert (dialog.title, dialog.pid, dialog.waits, dialog.command) == (None, None, True, "ls")
+    assert companion.parse(b'{"event":["dialog"]}') is None  # (an event name that is no name: unknown)
+    hello = companion.parse(b'{"event":"hello","protocol":"1","mode":7}')
+    assert hello == Hello()  # every field at its default

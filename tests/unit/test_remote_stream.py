@@ -387,3 +387,26 @@ def test_a_push_storm_collapses_per_destination_and_says_how_many_it_folds() -> 
             assert folded == int(mine[-1][0].split()[0]) > 1
     finally:
         sink.stop()
+
+
+def test_follow_yields_the_events_and_says_each_kind_of_bad_line_once(caplog: pytest.LogCaptureFixture) -> None:
+    import logging
+
+    from notifier.channel import MAX_LINE, follow
+    from notifier.system.log import LogOnce
+
+    say = LogOnce(logging.getLogger("test.follow"))
+    host = "devbox"
+    ready = json.dumps({"event": "ready"}).encode()
+    stream = io.BytesIO(b"not json\n" + b"x" * (MAX_LINE + 10) + b"\n" + ready + b"\n[1]\n\n" + ready + b"\n")
+    with caplog.at_level(logging.INFO, logger="test.follow"):
+        events = list(follow(read_lines(stream), lambda line: parse_line(line, host), threading.Event(), say,
+                             host, f"remote {host}"))
+    assert events == [Ready(), Ready()]  # (the blank line is no event; the bad ones are skipped)
+    said = [r.getMessage() for r in caplog.records]
+    assert sum("skipped a line that is not an event" in m for m in said) == 1  # two bad lines, said once
+    assert sum("skipped a line longer than" in m for m in said) == 1
+    stop = threading.Event()
+    stop.set()  # stopped: nothing more is read
+    assert list(follow(read_lines(io.BytesIO(ready + b"\n")), lambda line: parse_line(line, host), stop, say,
+                       host, host)) == []
