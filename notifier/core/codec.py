@@ -7,12 +7,12 @@ the decoder runs, so no input can exhaust memory or the interpreter's recursion 
 total budget). Times from untrusted sources are kept inside a sane window (:func:`sane_time`,
 :func:`parse_iso`); no clock is read here.
 
-**A question in full.** :func:`to_obj` / :func:`from_obj`: a question as a plain JSON-able object
-and back, every field (what the start-up scan cache keeps of a pending question,
-:func:`notifier.core.reducer.summarize`, and what the window is handed of its items).
-``from_obj(to_obj(q)) == q`` for every question; :func:`from_obj` takes only what :func:`to_obj`
-writes (exactly its fields, each of its type) and raises :class:`ValueError` on anything else,
-so a summary read back from disk is checked by the same code that writes it.
+**Model values in full.** :func:`encode` / :func:`decode`: any frozen model value (a question,
+a session) as a plain JSON-able object and back, every field (what the start-up scan cache keeps
+of a pending question, what the window is handed). ``decode(Question, encode(q)) == q`` for
+every question; :func:`decode` takes only what :func:`encode` writes (exactly its fields, each of
+its type) and raises :class:`ValueError` on anything else, so what is read back from disk is
+checked by the same table that writes it.
 
 **The outputs of the contract** (docs/contract.md §2–§5): ``run --json`` events, ``status
 --json``, ``history --json``, the history record the store keeps, and the base of the window's
@@ -32,7 +32,7 @@ import math
 import re
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import is_dataclass
+from dataclasses import fields, is_dataclass
 from datetime import datetime, timezone
 from types import UnionType
 from typing import Any, Literal, NamedTuple, TypeVar, Union, get_args, get_origin, get_type_hints
@@ -134,12 +134,6 @@ def question_obj(q: Question) -> dict[str, Any]:
         obj["dialog"] = q.dialog  # "select" | "confirm" | "input" | "editor" | "custom"
     obj["token"] = question_token(q)  # additive (§3): what was shown of it, for answer --token
     return obj
-
-
-def items_obj(q: Question) -> list[dict[str, Any]]:
-    """Every item of a question in full, every field (the window shows them all; the contract's
-    question object describes the first): :func:`encode`."""
-    return [encode(it) for it in q.items]
 
 
 # ---- run --json (§2) and status --json (§3) ----
@@ -301,9 +295,8 @@ def history_obj(rows: Iterable[Mapping[str, object]]) -> dict[str, Any]:
 # One way for every frozen dataclass of the model: its fields are the table. A value is written
 # as an object of every field (tuples as lists); it is read back only from exactly that shape,
 # each field of the type its annotation says (str, bool, a finite float, a Literal, an optional,
-# a tuple of values or of a fixed length, a dict, a nested dataclass), strings and lists bounded.
-# Each type's reader and writer is made once from its annotations (``_reader``, ``_writer``), so
-# the scan cache's thousands of rows are read at the speed of hand-written checks.
+# a tuple of values or of a fixed length, a nested dataclass), strings and lists bounded. Each
+# type's reader is made once from its annotations (:func:`_reader`).
 
 T = TypeVar("T")
 MAX_FLOAT = sys.float_info.max
@@ -315,14 +308,26 @@ class _Limit(NamedTuple):
 
 
 Reader = Callable[[Any, _Limit], Any]
-Writer = Callable[[Any], Any]
 
 
 def encode(value: Any) -> Any:
     """A model value as JSON can say it: a dataclass as an object of every field, a tuple as a list."""
     kind: Any = type(value)
-    writer = _writer(kind) if is_dataclass(value) else None
-    return writer(value) if writer is not None else value
+    if kind in _PLAIN:
+        return value
+    if kind is tuple:
+        return [encode(v) for v in value]
+    names = _fields(kind)
+    return {name: encode(getattr(value, name)) for name in names} if names else value
+
+
+_PLAIN = frozenset({str, float, bool, int, type(None)})
+
+
+@functools.cache
+def _fields(cls: Any) -> tuple[str, ...]:
+    """The field names of a dataclass (else none)."""
+    return tuple(f.name for f in fields(cls)) if is_dataclass(cls) else ()
 
 
 def decode(cls: type[T], obj: object, max_text: int | None = None, max_list: int | None = None) -> T:
@@ -336,70 +341,33 @@ def decode(cls: type[T], obj: object, max_text: int | None = None, max_list: int
 
 
 @functools.cache
-def _writer(hint: Any) -> Writer | None:
-    """How to write a value of type ``hint`` (None: as it is)."""
-    origin, args = get_origin(hint), get_args(hint)
-    if origin is Union or origin is UnionType:
-        inner = _writer(_non_none(args))
-        return None if inner is None else (lambda v: None if v is None else inner(v))
-    if origin is tuple:
-        parts = [_writer(a) for a in args if a is not Ellipsis]
-        if len(args) == 2 and args[1] is Ellipsis and parts[0] is not None:
-            each = parts[0]
-            return lambda v: [each(x) for x in v]
-        return list
-    if origin is dict:
-        return dict
-    if isinstance(hint, type) and is_dataclass(hint):
-        table = [(name, _writer(h)) for name, h in get_type_hints(hint).items()]
-        return lambda v: {n: getattr(v, n) if w is None else w(getattr(v, n)) for n, w in table}
-    return None
-
-
-@functools.cache
 def _reader(hint: Any) -> Reader:
     """How to read (and check) a value of type ``hint``."""
     origin, args = get_origin(hint), get_args(hint)
     if origin is Union or origin is UnionType:  # (the model's unions are optionals)
-        inner = _non_none(args)
-        return _opt_str if inner is str else functools.partial(_optional, _reader(inner))
+        inner = _reader(next(a for a in args if a is not type(None)))
+        return lambda value, limit: None if value is None else inner(value, limit)
     if origin is Literal:
         return functools.partial(_one_of, frozenset(args))
     if origin is tuple:
-        if len(args) == 2 and args[1] is Ellipsis:
-            return functools.partial(_tuple_of, _reader(args[0]))
-        return functools.partial(_fixed, tuple(_reader(a) for a in args))
-    if origin is dict:
-        return functools.partial(_dict_of, _reader(args[0]), _reader(args[1]))
+        each = [_reader(a) for a in args if a is not Ellipsis]
+        if args[-1] is Ellipsis:
+            return lambda value, limit: tuple([each[0](v, limit) for v in _list(value, limit)])
+        fixed = len(each)
+        return lambda value, limit: tuple([r(v, limit) for r, v in zip(each, _list(value, limit, fixed), strict=True)])
     if isinstance(hint, type) and is_dataclass(hint):
         table = tuple((name, _reader(h)) for name, h in get_type_hints(hint).items())
-        return functools.partial(_object, hint, frozenset(get_type_hints(hint)), table)
+        return functools.partial(_object, hint, {name: None for name, _ in table}.keys(), table)
     scalar = _SCALARS.get(hint)
     if scalar is None:
         raise TypeError(f"no JSON for {hint}")
     return scalar
 
 
-def _non_none(args: tuple[Any, ...]) -> Any:
-    return next(a for a in args if a is not type(None))
-
-
 def _str(value: Any, limit: _Limit) -> str:
     if type(value) is not str or (limit.text is not None and len(value) > limit.text):
         raise ValueError("a wrong or oversized string")
     return value
-
-
-def _opt_str(value: Any, limit: _Limit) -> str | None:
-    if value is None:
-        return None
-    if type(value) is not str or (limit.text is not None and len(value) > limit.text):
-        raise ValueError("a wrong or oversized string")
-    return value
-
-
-def _optional(inner: Reader, value: Any, limit: _Limit) -> Any:
-    return None if value is None else inner(value, limit)
 
 
 def _bool(value: Any, limit: _Limit) -> bool:
@@ -423,48 +391,19 @@ def _one_of(allowed: frozenset[str], value: Any, limit: _Limit) -> str:
     return value
 
 
-def _list(value: Any, limit: _Limit) -> list[Any]:
+def _list(value: Any, limit: _Limit, length: int | None = None) -> list[Any]:
+    """``value`` if it is a list within the limit (of ``length`` entries, where that is fixed)."""
     if type(value) is not list or (limit.list is not None and len(value) > limit.list):
         raise ValueError("a wrong or oversized list")
+    if length is not None and len(value) != length:
+        raise ValueError("a list of the wrong length")
     return value
 
 
-def _tuple_of(each: Reader, value: Any, limit: _Limit) -> tuple[Any, ...]:
-    return tuple([each(v, limit) for v in _list(value, limit)]) if value != [] else ()
-
-
-def _fixed(readers: tuple[Reader, ...], value: Any, limit: _Limit) -> tuple[Any, ...]:
-    if type(value) is not list or len(value) != len(readers):
-        raise ValueError("a list of the wrong length")
-    return tuple([r(v, limit) for r, v in zip(readers, value, strict=True)])
-
-
-def _dict_of(key: Reader, each: Reader, value: Any, limit: _Limit) -> dict[Any, Any]:
-    if type(value) is not dict or (limit.list is not None and len(value) > limit.list):
-        raise ValueError("a wrong or oversized object")
-    if key is _str and each is _str:  # (the common case: names to names, checked in one pass)
-        for k, v in value.items():
-            _str(k, limit)
-            _str(v, limit)
-        return dict(value)
-    return {key(k, limit): each(v, limit) for k, v in value.items()}
-
-
-def _object(cls: type, keys: frozenset[str], table: tuple[tuple[str, Reader], ...], value: Any, limit: _Limit) -> Any:
+def _object(cls: type, keys: Any, table: tuple[tuple[str, Reader], ...], value: Any, limit: _Limit) -> Any:
     if type(value) is not dict or value.keys() != keys:
         raise ValueError(f"an object of the wrong fields for {cls.__name__}")
     return cls(*[read(value[name], limit) for name, read in table])
-
-
-def to_obj(q: Question) -> dict[str, Any]:
-    """Every field of ``q``, as JSON can say it (:func:`encode`: ``show_when`` as a two-string list)."""
-    obj: dict[str, Any] = encode(q)
-    return obj
-
-
-def from_obj(obj: object, max_text: int | None = None, max_list: int | None = None) -> Question:
-    """The question :func:`to_obj` made ``obj`` of (:func:`decode`)."""
-    return decode(Question, obj, max_text, max_list)
 
 
 # ---- bounded parsing ----
