@@ -107,14 +107,9 @@ class Board:
 
 
 def resolved(
-    ref: SessionRef,
-    q: Question,
-    now: float,
-    outcome: Outcome,
-    answer: str | None = None,
-    ended: float | None = None,
-    waited_s: float | None = None,
-) -> Transition:
+    ref: SessionRef, q: Question, now: float, outcome: Outcome, answer: str | None = None,
+    ended: float | None = None, waited_s: float | None = None,
+) -> Transition:  # fmt: skip
     """``q`` ended with ``outcome``: it waited from its asking until ``ended`` (default ``now``),
     unless the source says how long (``waited_s``, a remote host's)."""
     waited = max(0.0, (now if ended is None else ended) - q.asked_at) if waited_s is None else waited_s
@@ -148,9 +143,7 @@ class LocalSession:
         r = self.reducer
         return SessionRef(self.key, r.session_id, r.cwd, r.name)
 
-    def transitions(
-        self, changes: Sequence[Asked | Ended], tick: int, now: float, initial: bool
-    ) -> list[Transition]:
+    def transitions(self, changes: Sequence[Asked | Ended], tick: int, now: float, initial: bool) -> list[Transition]:
         """The reducer's changes as transitions (none before the header is read), remembering
         when each question was seen (at feeding count ``tick``)."""
         if not self.reducer.has_header or not changes:
@@ -361,9 +354,7 @@ class LocalSessions(Changes):
         :meth:`set_processes`: only questions seen by then can be judged on that list."""
         return self._tick
 
-    def set_processes(
-        self, procs: Sequence[Proc] | None, now: float, as_of: int | None = None
-    ) -> list[Transition]:
+    def set_processes(self, procs: Sequence[Proc] | None, now: float, as_of: int | None = None) -> list[Transition]:
         """A fresh process list (``None`` = could not be read: change nothing). ``as_of`` is
         :meth:`mark` taken before the read began; ``None`` means the read began just now."""
         read_tick = self._tick if as_of is None else as_of
@@ -570,14 +561,9 @@ class RemoteSessions(Changes):
         return [Transition("needs_input", remote.ref, q, now, initial=initial and not back)]
 
     def ended(
-        self,
-        ref: SessionRef,
-        q: Question,
-        now: float,
-        outcome: Outcome | None = None,
-        answer: str | None = None,
+        self, ref: SessionRef, q: Question, now: float, outcome: Outcome | None = None, answer: str | None = None,
         waited_s: float | None = None,
-    ) -> list[Transition]:
+    ) -> list[Transition]:  # fmt: skip
         """A remote question was resolved (``outcome`` given) or abandoned (``outcome`` None)."""
         remote = self._by_key.get(ref.key)
         if remote is None:
@@ -586,14 +572,14 @@ class RemoteSessions(Changes):
         cid = q.tool_call_id
         known = remote.pending.pop(cid, None)
         out: list[Transition] = []
-        if outcome is None:
-            if known is not None:
-                remote.abandoned[cid] = known
-                out.append(Transition("abandoned", remote.ref, known, now))
-        elif known is not None:
-            out.append(resolved(remote.ref, known, now, outcome, answer, waited_s=waited_s))
+        if known is None:
+            if outcome is not None:
+                remote.abandoned.pop(cid, None)  # one terminal transition per question
+        elif outcome is None:
+            remote.abandoned[cid] = known
+            out.append(Transition("abandoned", remote.ref, known, now))
         else:
-            remote.abandoned.pop(cid, None)  # one terminal transition per question
+            out.append(resolved(remote.ref, known, now, outcome, answer, waited_s=waited_s))
         self._drop_if_empty(remote)
         return out
 
@@ -639,16 +625,11 @@ class RemoteSessions(Changes):
         offline = remote.offline_since is not None
         questions = tuple(remote.pending.values())
         state: State = "needs_input" if questions else "stopped"
+        pending, abandoned = () if offline else questions, tuple(remote.abandoned.values())
         return SessionView(
-            ref=remote.ref,
-            state=state,
-            pending=() if offline else questions,
-            abandoned=tuple(remote.abandoned.values()),
-            alive=None,
-            updated_at=remote.updated_at,
-            offline_since=remote.offline_since,
-            offline=questions if offline else (),
-        )
+            remote.ref, state, pending, abandoned, None, remote.updated_at,
+            offline_since=remote.offline_since, offline=questions if offline else (),
+        )  # fmt: skip
 
     def _drop_if_empty(self, remote: _Remote) -> None:
         self._changed.add(remote.ref.key)
@@ -661,13 +642,10 @@ class RemoteSessions(Changes):
 # Where a dialog comes from: (the extension's socket, the dialog's id).
 Source = tuple[str, str]
 
-STARTUP_PREFIX = "pid:"
-
-
 def startup_key(pid: int) -> str:
     """The board key of a pi that shows a dialog before it has a session file (project trust at
     start-up): its process. No session file path (absolute) or remote key (``@``) starts so."""
-    return f"{STARTUP_PREFIX}{pid}"
+    return f"pid:{pid}"
 
 
 class Dialogs(Changes):
@@ -682,21 +660,17 @@ class Dialogs(Changes):
         super().__init__()
         self._ref_of = ref_of
 
-    def open(
-        self, source: Source, ref: SessionRef, question: Question, now: float, initial: bool = False
-    ) -> list[Transition]:
+    def open(self, source: Source, ref: SessionRef, q: Question, now: float, initial: bool = False) -> list[Transition]:
         """A dialog pi shows, from ``source`` = (socket, dialog id), in the session file ``ref.key``
         (one already known changes nothing)."""
         if source in self._open:
             return []
         ref = self._ref_of(ref)
-        self._open[source] = (ref, question)
+        self._open[source] = (ref, q)
         self._changed.add(ref.key)
-        return [Transition("needs_input", ref, question, now, initial=initial)]
+        return [Transition("needs_input", ref, q, now, initial=initial)]
 
-    def close(
-        self, source: Source, outcome: Outcome | None, now: float, answer: str | None = None
-    ) -> list[Transition]:
+    def close(self, source: Source, outcome: Outcome | None, now: float, answer: str | None = None) -> list[Transition]:
         """The dialog closed with ``outcome`` (``answer``: what was chosen or typed), or (``None``)
         its pi went away: abandoned, not listed."""
         found = self._open.pop(source, None)

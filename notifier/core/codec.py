@@ -26,13 +26,14 @@ nothing) and one JSON line for waybar, polybar or i3blocks (``text``, ``tooltip`
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import math
 import re
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import fields, is_dataclass
+from dataclasses import dataclass, fields, is_dataclass
 from datetime import datetime, timezone
 from types import UnionType
 from typing import Any, Literal, NamedTuple, TypeVar, Union, get_args, get_origin, get_type_hints
@@ -55,12 +56,9 @@ def iso(ts: object) -> str:
     """ISO-8601 UTC with milliseconds, for any value: times outside [2000, 2200) (history rows
     written by older versions, broken clocks) are clamped to that range; a value that is not a
     number at all (NaN, a string) shows as the start of the range."""
-    if isinstance(ts, bool) or not isinstance(ts, (int, float)):
-        seconds = MIN_TIME
-    elif isinstance(ts, int):
-        seconds = float(min(max(ts, int(MIN_TIME)), int(MAX_TIME)))
-    else:
-        seconds = min(max(ts, MIN_TIME), MAX_TIME) if ts == ts else MIN_TIME
+    seconds = MIN_TIME
+    if isinstance(ts, (int, float)) and not isinstance(ts, bool) and ts == ts:
+        seconds = float(min(max(ts, MIN_TIME), MAX_TIME))
     return (
         datetime.fromtimestamp(seconds, timezone.utc)
         .isoformat(timespec="milliseconds")
@@ -104,23 +102,13 @@ def session_fields(
 
 
 def question_fields(
-    tool_call_id: str | None,
-    tool: str | None,
-    text: str | None,
-    header: str | None,
-    options: Sequence[str],
+    tool_call_id: str | None, tool: str | None, text: str | None, header: str | None, options: Sequence[str],
     count: int | None,
 ) -> dict[str, Any]:
     """The question object (contract §5: text, header and options are plain text, sanitized
     when extracted, not truncated)."""
-    return {
-        "tool_call_id": tool_call_id,
-        "tool": tool,
-        "text": text,
-        "header": header,
-        "options": list(options),
-        "count": count,
-    }
+    return {"tool_call_id": tool_call_id, "tool": tool, "text": text, "header": header, "options": list(options),
+            "count": count}  # fmt: skip
 
 
 def session_obj(ref: SessionRef) -> dict[str, Any]:
@@ -175,8 +163,8 @@ def session_status_obj(v: SessionView) -> dict[str, Any]:
     obj = session_obj(v.ref)  # (filled in place, in the order of the contract: one per session)
     obj["state"] = v.state
     obj["alive"] = v.alive
-    obj["pending"] = [_waiting_obj(q) for q in v.pending] if v.pending else []
-    obj["abandoned"] = [_waiting_obj(q) for q in v.abandoned] if v.abandoned else []
+    obj["pending"] = [_waiting_obj(q) for q in v.pending]
+    obj["abandoned"] = [_waiting_obj(q) for q in v.abandoned]
     obj["updated_at"] = iso(v.updated_at) if v.updated_at else None
     obj["current_tool"] = clean(v.current_tool) or None if v.current_tool else None
     obj["location"] = None
@@ -192,22 +180,9 @@ def _waiting_obj(q: Question) -> dict[str, Any]:
 
 OPTION_SEPARATOR = "\x1f"  # between option labels in a history row (sanitized labels hold none)
 HISTORY_COLUMNS = (
-    "file",
-    "call_id",
-    "session_id",
-    "cwd",
-    "name",
-    "tool",
-    "text",
-    "header",
-    "options",
-    "count",
-    "asked_at",
-    "resolved_at",
-    "outcome",
-    "waited_s",
-    "answer",
-)
+    "file", "call_id", "session_id", "cwd", "name", "tool", "text", "header", "options", "count",  # (history_row's)
+    "asked_at", "resolved_at", "outcome", "waited_s", "answer",
+)  # fmt: skip
 
 
 def history_row(t: Transition) -> dict[str, Any]:
@@ -466,20 +441,15 @@ def loads(data: bytes | str, max_bytes: int | None = None, max_depth: int = MAX_
     if reason is not None:
         raise BoundedJSONError(reason)
     text = raw.decode("utf-8")
-    try:
-        # The common case, a value that fills the text, straight to the decoder; anything else
-        # (whitespace around it, not JSON) through json.loads, which says why.
+    # The common case, a value that fills the text, straight to the decoder; anything else
+    # (whitespace around it, not JSON) through json.loads, which says why. (No RecursionError:
+    # the depth check above excludes it.)
+    with contextlib.suppress(ValueError):
         value, end = _raw_decode(text)
         if end == len(text):
             return value
-    except ValueError:
-        pass
-    except RecursionError as exc:  # pragma: no cover - excluded by the depth check above
-        raise BoundedJSONError("nested too deeply") from exc
     try:
         return json.loads(text)
-    except RecursionError as exc:  # pragma: no cover - excluded by the depth check above
-        raise BoundedJSONError("nested too deeply") from exc
     except ValueError as exc:  # includes integers longer than sys.get_int_max_str_digits()
         raise BoundedJSONError(f"not JSON ({exc.args[0] if exc.args else exc})") from exc
 
@@ -492,14 +462,12 @@ BUDGET_CHARS = 512 << 10  # characters in all strings together
 BUDGET_NODES = 20_000  # values in all
 
 
+@dataclass(slots=True)
 class Budget:
     """What :func:`shrink` may still copy; share one between calls to bound their sum."""
 
-    __slots__ = ("chars", "nodes")
-
-    def __init__(self, chars: int = BUDGET_CHARS, nodes: int = BUDGET_NODES) -> None:
-        self.chars = chars
-        self.nodes = nodes
+    chars: int = BUDGET_CHARS
+    nodes: int = BUDGET_NODES
 
 
 def shrink(

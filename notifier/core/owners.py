@@ -156,20 +156,12 @@ def norm_folder(path: str | None) -> str | None:
 
 def _processes(procs: Iterable[Proc]) -> list[tuple[Proc, frozenset[str]]]:
     """One entry per process (Procs of one pid merged), with every folder it is seen in."""
-    by_pid: dict[int, tuple[Proc, set[str]]] = {}
-    out: list[tuple[Proc, set[str]]] = []
-    for p in procs:
+    merged: dict[object, tuple[Proc, set[str]]] = {}
+    for i, p in enumerate(procs):
         folder = norm_folder(p.cwd)
-        if folder is None:
-            continue
-        if p.pid and p.pid in by_pid:
-            by_pid[p.pid][1].add(folder)
-            continue
-        entry = (p, {folder})
-        out.append(entry)
-        if p.pid:
-            by_pid[p.pid] = entry
-    return [(p, frozenset(folders)) for p, folders in out]
+        if folder is not None:  # (pid 0: not known, a process of its own)
+            merged.setdefault(p.pid or ("unknown", i), (p, set()))[1].add(folder)
+    return [(p, frozenset(folders)) for p, folders in merged.values()]
 
 
 # The criteria, most important first, folded into one integer weight per pair (a pairing's
@@ -234,32 +226,24 @@ def bind(wanted: Sequence[Wanted], procs: Sequence[Proc]) -> Owners:
                 edges.setdefault(si, {})[pi] = weight
     owners: dict[str, Proc] = {}
     ambiguous: dict[str, tuple[Proc, ...]] = {}
-    living: set[str] = set()
     for comp_s, comp_p in components(edges):
-        _solve(
-            [sessions[i] for i in comp_s],
-            [processes[i][0] for i in comp_p],
-            [{comp_p.index(pi): wt for pi, wt in edges[si].items()} for si in comp_s],
-            owners,
-            ambiguous,
-            living,
-        )
-    return Owners(owners, ambiguous, frozenset(living))
+        group = [sessions[i] for i in comp_s]
+        weights = [{comp_p.index(pi): wt for pi, wt in edges[si].items()} for si in comp_s]
+        for w, (pis, sure) in zip(group, _solve(group, [processes[i][0] for i in comp_p], weights), strict=True):
+            if pis and sure:
+                owners[w.key] = pis[0]
+            elif pis:
+                ambiguous[w.key] = pis
+    return Owners(owners, ambiguous, frozenset(owners) | frozenset(ambiguous))
 
 
-def _solve(
-    sessions: list[Wanted],
-    procs: list[Proc],
-    weights: list[dict[int, int]],
-    owners: dict[str, Proc],
-    ambiguous: dict[str, tuple[Proc, ...]],
-    living: set[str],
-) -> None:
+Given = tuple[tuple[Proc, ...], bool]  # the pis a session may have; whether it is surely the one
+
+
+def _solve(sessions: list[Wanted], procs: list[Proc], weights: list[dict[int, int]]) -> list[Given]:
+    """Per session, the pis some best pairing gives it, and whether every best pairing gives it that one."""
     if len(procs) > MAX_PROCS:  # beyond telling apart: keep every question, locate nothing
-        for w in sessions:
-            living.add(w.key)
-            ambiguous[w.key] = tuple(procs)
-        return
+        return [(tuple(procs), False)] * len(sessions)
     first = choices(weights)
     # Among the best pairings, those giving pis the most recently written sessions: a newer
     # session weighs more than all older ones together (sessions written at the same time weigh
@@ -273,15 +257,8 @@ def _solve(
             for i, row in enumerate(weights)
         ]
     )
-    for i, w in enumerate(sessions):
-        got = first[i] if w.question else second[i]
-        pis = sorted(p for p in got if p is not None)
-        if pis:
-            living.add(w.key)
-        if len(got) == 1 and pis:
-            owners[w.key] = procs[pis[0]]
-        elif pis:
-            ambiguous[w.key] = tuple(procs[p] for p in pis)
+    got = [first[i] if w.question else second[i] for i, w in enumerate(sessions)]
+    return [(tuple(procs[p] for p in sorted(p for p in pis if p is not None)), len(pis) == 1) for pis in got]
 
 
 # ---- the evidence ----
@@ -317,20 +294,15 @@ def _session_args(argv: Sequence[str]) -> tuple[list[str], list[str], bool]:
     named: list[str] = []
     ids: list[str] = []
     resumes = False
-    i = 0
-    while i < len(argv):
-        arg = argv[i]
+    args = iter(argv)
+    for arg in args:
         key, eq, val = arg.partition("=")
         if key in ("--session", "--session-id"):
-            if not eq:
-                i += 1
-                val = argv[i] if i < len(argv) else ""
+            val = val if eq else next(args, "")
             if val:
                 (named if key == "--session" else ids).append(val)
                 resumes = resumes or key == "--session"
-        elif arg in _RESUME_FLAGS:
-            resumes = True
-        i += 1
+        resumes = resumes or arg in _RESUME_FLAGS
     return named, ids, resumes
 
 
