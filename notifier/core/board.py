@@ -428,9 +428,9 @@ class LocalSessions(Changes):
         owned: set[str] = set()
         for folder, items in by_folder.items():
             owners = bind([w for _, w in items], self._procs[folder])
-            owned.update(s.key for s, _ in items if owners.alive(s.key))
+            owned.update(s.key for s, _ in items if s.key in owners.living)
             for s, _ in items:
-                owner = owners.owner(s.key)
+                owner = owners.owners.get(s.key)
                 if owner is not None and owner.interactive and owner.pid:
                     self._askers[s.key] = (owner.pid, owner.started)
                 else:

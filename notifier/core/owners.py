@@ -19,10 +19,10 @@ pane shows the question; most live pis paired; fewest resumed pairs; fewest pend
 to a pi whose pane shows no dialog at all; then (for sessions asking nothing) the most
 recently written sessions (a pi writes one session at a time: its current one is its last).
 
-- A session paired with the same pi in every best pairing is that pi's (:meth:`Owners.owner`);
-  paired in some best pairing with different pis (or not in all): :meth:`Owners.candidates`
+- A session paired with the same pi in every best pairing is that pi's (``Owners.owners``);
+  paired in some best pairing with different pis (or not in all): ``Owners.ambiguous``
   names them, and nothing may be typed.
-- Liveness (:meth:`Owners.alive`): a session asking something is alive if some best pairing
+- Liveness (``Owners.living``): a session asking something is alive if some best pairing
   gives it a pi, so a question is kept while any reading of the evidence leaves its asker alive
   (no missed question: a pending session whose only candidate is one pi stays alive, whatever its
   pane shows). A session asking nothing is alive if the best pairings (recency included) give it
@@ -129,22 +129,13 @@ class Wanted:
 
 @dataclass(frozen=True, slots=True)
 class Owners:
-    """The result of :func:`bind`: per session file, its owner or its candidates, and liveness."""
+    """The result of :func:`bind`, per session file: ``owners``, the pi that has it in every
+    reading of the evidence; ``ambiguous``, the pis that may have it when the evidence cannot
+    tell which; ``living``, the sessions some pi has (see the module's docstring)."""
 
     owners: dict[str, Proc]
     ambiguous: dict[str, tuple[Proc, ...]]
     living: frozenset[str]
-
-    def owner(self, key: str) -> Proc | None:
-        """The pi that has this session in every reading of the evidence."""
-        return self.owners.get(key)
-
-    def candidates(self, key: str) -> tuple[Proc, ...]:
-        """The pis that may have this session when the evidence cannot tell which (else ``()``)."""
-        return self.ambiguous.get(key, ())
-
-    def alive(self, key: str) -> bool:
-        return key in self.living
 
 
 def norm_folder(path: str | None) -> str | None:

@@ -325,17 +325,14 @@ class Reminders:
     """The schedule and the counts to persist, by question (session file, toolCallId)."""
 
     def __init__(self, after_s: Sequence[float], before: Mapping[tuple[str, str], int]) -> None:
-        self.after_s = tuple(after_s)
+        self.after_s = tuple(sorted(after_s))
         self._before = before
         self._changed: dict[tuple[str, str], int] = {}
 
     def passed(self, key: tuple[str, str], waited: float) -> int:
         """The reminders whose time is already past when a question that has waited ``waited``
         is first shown (counted as sent)."""
-        passed = sum(1 for after in self.after_s if waited >= after)
-        if passed:
-            self._changed[key] = passed
-        return passed
+        return self.due(key, 0, waited) or 0
 
     def before(self, key: tuple[str, str]) -> int:
         """The reminders a question notified before a restart had then."""
@@ -344,13 +341,11 @@ class Reminders:
     def due(self, key: tuple[str, str], sent: int, waited: float) -> int | None:
         """The count once the reminder due now is sent, for a question that has waited ``waited``
         and had ``sent``; ``None``: none is due."""
-        after = self.after_s
-        if sent >= len(after) or waited < after[sent]:
+        passed = sum(1 for after in self.after_s if waited >= after)  # (those missed asleep or silenced too)
+        if passed <= sent:
             return None
-        while sent < len(after) and waited >= after[sent]:
-            sent += 1  # skip reminders missed while asleep or silenced
-        self._changed[key] = sent
-        return sent
+        self._changed[key] = passed
+        return passed
 
     def last(self, sent: int) -> bool:
         """Whether the reminder that made the count ``sent`` is the last one (critical)."""
@@ -370,6 +365,7 @@ class Reminders:
 # ---- the planner ----
 
 GROUP_S = 0.05  # questions due this close together are raised together (so a burst groups)
+BURST_N, BURST_WINDOW_S = 3, 2.0  # this many questions within this many seconds: one summary
 
 
 @dataclass
@@ -383,8 +379,6 @@ class _Shown:
 class Planner:
     settle_s: float = 0.25
     remind_after_s: Sequence[float] = (600.0, 1800.0)
-    burst_n: int = 3
-    burst_window_s: float = 2.0
     notified: set[Key] = field(default_factory=set)
     reminded: dict[Key, int] = field(default_factory=dict)  # reminders sent before a restart
     # The user's snoozes and mutes: handed in by their owner (the app), read here, never changed.
@@ -534,8 +528,8 @@ class Planner:
             self._groups[handle] = {i.key for i in startup}
             out.append(Notice(handle, "startup", tuple(startup)))
         if due:
-            self._recent = [(t, k) for t, k in self._recent if now - t <= self.burst_window_s and k in self._shown]
-            if len(self._recent) + len(due) >= self.burst_n:
+            self._recent = [(t, k) for t, k in self._recent if now - t <= BURST_WINDOW_S and k in self._shown]
+            if len(self._recent) + len(due) >= BURST_N:
                 out += self._burst(due, now)
             else:
                 for item in due:
