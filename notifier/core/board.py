@@ -72,16 +72,11 @@ class Board:
 
     def view(self, key: str) -> SessionView | None:
         """One session as a snapshot shows it (``None``: not on the board)."""
-        remote = self.remote.view(key)
-        if remote is not None:
-            return remote
+        view = self.remote.view(key) or self.local.view(key)
         dialogs = self.dialogs.of(key)
-        local = self.local.view(key)
-        if local is not None:
-            return with_dialogs(local, [q for _, q in dialogs])
-        if dialogs:  # a session whose file is not read (yet): its dialogs still show
+        if view is None and dialogs:  # a session whose file is not read (yet): its dialogs still show
             return dialog_view(dialogs[0][0], [q for _, q in dialogs])
-        return None
+        return with_dialogs(view, [q for _, q in dialogs]) if view is not None and dialogs else view
 
     def clear_abandoned(self, key: str, tool_call_id: str | None = None) -> bool:
         """The user dismissed an abandoned question (or all of a session's): stop listing it."""
@@ -599,12 +594,9 @@ class RemoteSessions(Changes):
                 continue
             self._changed.add(key)
             remote.offline_since = None
-            for cid, q in list(remote.pending.items()):
-                if (key, cid) not in still:
-                    del remote.pending[cid]
-                    out.append(resolved(remote.ref, q, now, "superseded"))
-            for cid in [c for c in remote.abandoned if (key, c) not in still]:
-                del remote.abandoned[cid]
+            gone = [cid for cid in remote.pending if (key, cid) not in still]
+            out += [resolved(remote.ref, remote.pending.pop(cid), now, "superseded") for cid in gone]
+            remote.abandoned = {cid: q for cid, q in remote.abandoned.items() if (key, cid) in still}
             self._drop_if_empty(remote)
         return out
 

@@ -222,28 +222,22 @@ def history_entry(r: Mapping[str, object]) -> dict[str, Any]:
     """One question of ``history --json`` from a history row. Any stored row renders: times out
     of range are clamped, numbers that are not finite are null, names that are not UTF-8 come
     back as they were, a field of the wrong type is null."""
+    t = {column: _text(r.get(column)) for column in HISTORY_COLUMNS}  # (the texts; None where not one)
     waited = finite_number(r.get("waited_s"))
-    waited = waited if waited is not None and 0 <= waited < 1e10 else None
     count = r.get("count")
-    resolved_at = r.get("resolved_at")
-    host, file = split_key(_text(r.get("file")) or "")  # a remote session's key names its host
+    host, file = split_key(t["file"] or "")  # a remote session's key names its host
+    options = [o for o in (t["options"] or "").split(OPTION_SEPARATOR) if o]
     return {
-        "session": session_fields(
-            _text(r.get("session_id")), file or None, _text(r.get("cwd")), _text(r.get("name")), host
-        ),
+        "session": session_fields(t["session_id"], file or None, t["cwd"], t["name"], host),
         "question": question_fields(
-            _text(r.get("call_id")),
-            _text(r.get("tool")),
-            _text(r.get("text")),
-            _text(r.get("header")),
-            [o for o in (_text(r.get("options")) or "").split(OPTION_SEPARATOR) if o],
+            t["call_id"], t["tool"], t["text"], t["header"], options,
             count if isinstance(count, int) and not isinstance(count, bool) else None,
-        ),
+        ),  # fmt: skip
         "asked_at": iso(r.get("asked_at")),
-        "resolved_at": iso(resolved_at) if resolved_at is not None else None,
-        "outcome": _text(r.get("outcome")),
-        "waited_s": round(waited, 3) if waited is not None else None,
-        "answer": _text(r.get("answer")),
+        "resolved_at": iso(r["resolved_at"]) if r.get("resolved_at") is not None else None,
+        "outcome": t["outcome"],
+        "waited_s": round(waited, 3) if waited is not None and 0 <= waited < 1e10 else None,
+        "answer": t["answer"],
     }
 
 

@@ -255,11 +255,8 @@ def silenced_line(prefs: Preferences, snapshot: Snapshot, now: float) -> str:
             else clean(key, 80)
         )
         snoozes.append(f"session {what} for {duration(until - now)}")
-    for project, until in sorted(p.projects.items()):
-        snoozes.append(f"project {clean(project, 80)} for {duration(until - now)}")
-    parts = []
-    if snoozes:
-        parts.append("snoozed: " + ", ".join(snoozes))
+    snoozes += [f"project {clean(name, 80)} for {duration(until - now)}" for name, until in sorted(p.projects.items())]
+    parts = ["snoozed: " + ", ".join(snoozes)] if snoozes else []
     if p.muted:
         parts.append("muted: " + ", ".join(clean(m, 80) for m in sorted(p.muted)))
     return "; ".join(parts)

@@ -329,9 +329,7 @@ class Masker:
         self.add(urls)
 
     def add(self, urls: Iterable[str]) -> None:
-        parts = set(self._parts)
-        for url in urls:
-            parts |= secret_parts(url)
+        parts = self._parts.union(*map(secret_parts, urls))
         if parts != self._parts:
             self._parts = parts
             alternatives = "|".join(re.escape(p) for p in sorted(parts, key=len, reverse=True))

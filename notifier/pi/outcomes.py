@@ -291,11 +291,8 @@ def _holds(value: Any, depth: int) -> bool:
         return True
     if isinstance(value, str):
         return bool(value.strip())
-    if isinstance(value, Mapping):
-        picked = [k for k in PICKED_KEYS if k in value]
-        if picked:
-            return any(_holds(value[k], depth + 1) for k in picked)
-        return any(_holds(v, depth + 1) for v in value.values())
+    if isinstance(value, Mapping):  # what was picked or typed, else anything in it
+        value = [value[k] for k in PICKED_KEYS if k in value] or list(value.values())
     if isinstance(value, list):
         return any(_holds(v, depth + 1) for v in value)
     return False
@@ -307,9 +304,6 @@ def _strings(value: Any, depth: int = 0) -> Iterable[str]:
         return
     if isinstance(value, str):
         yield value
-    elif isinstance(value, Mapping):
-        for v in value.values():
-            yield from _strings(v, depth + 1)
-    elif isinstance(value, list):
-        for v in value:
+    elif isinstance(value, (Mapping, list)):
+        for v in value.values() if isinstance(value, Mapping) else value:
             yield from _strings(v, depth + 1)
