@@ -187,21 +187,16 @@ class LocalSession:
         if not self.reducer.has_header:
             return changed, out
         for cid, q in self.reducer.pending.items():
-            seen = self.seen.get(cid)
-            if seen is None:  # (asked before the file's header was read) seen now
-                seen = self.seen[cid] = Seen(tick, now, False)
-            if seen.tick > read_tick:
+            # (one asked before the file's header was read is seen now)
+            if self.seen.setdefault(cid, Seen(tick, now, False)).tick > read_tick:
                 continue  # the list was read before we saw the question: it cannot judge it
-            if cid in self.abandoned:
-                if owned:  # its pi is seen again (the earlier read missed it): pending again
-                    del self.abandoned[cid]
-                    changed = True
-                    out.append(Transition("needs_input", self.ref, q, now))
-            elif not owned:
+            if cid in self.abandoned and owned:  # its pi is seen again (the earlier read missed it)
+                del self.abandoned[cid]
+                out.append(Transition("needs_input", self.ref, q, now))
+            elif cid not in self.abandoned and not owned:
                 self.abandoned[cid] = q
-                changed = True
                 out.append(Transition("abandoned", self.ref, q, now))
-        return changed, out
+        return changed or bool(out), out
 
     def clear_abandoned(self, tool_call_id: str | None = None) -> bool:
         """The user dismissed an abandoned question (or all of them): stop listing it."""
@@ -313,13 +308,8 @@ class LocalSessions(Changes):
         (Called for every file at start-up: a session asking nothing costs a dict entry.)"""
         self._tick += 1
         self._changed.add(key)
-        session = self._sessions.get(key)
-        if session is None:
-            session = self._sessions[key] = LocalSession(key, reducer)
-        else:
-            session.reducer = reducer
-        if not reducer.pending:
-            return []
+        session = self._sessions.setdefault(key, LocalSession(key, reducer))
+        session.reducer = reducer
         return self._transitions(session, [Asked(q) for q in reducer.pending.values()], now, initial)
 
     def forget(self, key: str, now: float) -> list[Transition]:
@@ -394,17 +384,16 @@ class LocalSessions(Changes):
         """Pair ``sessions`` with the pis of their folders and judge each (or ``only`` that one)."""
         askers = {s.key: self._askers.get(s.key) for s in sessions if s.reducer.pending}
         owned = self._owned(sessions)
-        for key, asker in askers.items():
-            if self._askers.get(key) != asker:  # (its view says who waits for a human)
-                self._changed.add(key)
-                self.relived = True
+        # the views that change: whose asker changed (a view says who waits for a human), whose liveness did
+        moved = {key for key, asker in askers.items() if self._askers.get(key) != asker}
         out: list[Transition] = []
         for session in sessions if only is None else [only]:
             changed, trans = session.check(session.key in owned, self._tick, self._read_tick, now)
             if changed:
-                self._changed.add(session.key)
-                self.relived = True
+                moved.add(session.key)
             out += trans
+        self._changed |= moved
+        self.relived = self.relived or bool(moved)
         return out
 
     def _owned(self, sessions: Iterable[LocalSession]) -> set[str]:

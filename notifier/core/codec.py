@@ -139,18 +139,13 @@ def event_obj(t: Transition) -> dict[str, Any]:
     return obj
 
 
-def newest_first(sessions: Iterable[SessionView]) -> list[SessionView]:
-    """The order of ``status``: newest first, then by file (two stable sorts)."""
-    out = sorted(sessions, key=lambda v: v.ref.key)
-    out.sort(key=lambda v: v.updated_at, reverse=True)
-    return out
-
-
 def status_obj(snapshot: Snapshot) -> dict[str, Any]:
     """``status --json`` of a snapshot (before the command adds locations, silences and quiet
-    hours)."""
+    hours), newest first, then by file (two stable sorts)."""
+    views = sorted(snapshot.sessions, key=lambda v: v.ref.key)
+    views.sort(key=lambda v: v.updated_at, reverse=True)
     return {
-        "sessions": [session_status_obj(v) for v in newest_first(snapshot.sessions)],
+        "sessions": [session_status_obj(v) for v in views],
         "pending": snapshot.pending_count,
     }
 
