@@ -62,8 +62,8 @@ import posixpath
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
 
+from notifier.core.codec import parse_iso
 from notifier.core.model import SessionView
 from notifier.core.text import clean
 
@@ -266,13 +266,7 @@ def created_at(file: str, session_id: str | None) -> float | None:
     if m is not None:
         return int(m.group(1) + m.group(2), 16) / 1000.0
     n = _NAME_TIME.match(posixpath.basename(file.replace("\\", "/")))
-    if n is not None:
-        try:
-            at = datetime.strptime(f"{n.group(1)}:{n.group(2)}:{n.group(3)}.{n.group(4)}", "%Y-%m-%dT%H:%M:%S.%f")
-        except ValueError:
-            return None
-        return at.replace(tzinfo=timezone.utc).timestamp()
-    return None
+    return None if n is None else parse_iso("{}:{}:{}.{}Z".format(*n.groups()))
 
 
 # ---- pi's arguments ----

@@ -50,6 +50,7 @@ of text, and the fields ``status --json`` adds."""
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -142,20 +143,17 @@ def parse_quiet_hours(value: str) -> tuple[int, int] | None:
     if not value:
         return None
     m = re.fullmatch(_HHMM, value.strip())
-    if not m:
+    window = (int(m[1]) * 60 + int(m[2]), int(m[3]) * 60 + int(m[4])) if m else None
+    if window is None or window[0] == window[1]:
         raise ValueError(QUIET_HOURS_FORMAT)
-    a, b, c, d = (int(x) for x in m.groups())
-    if (a, b) == (c, d):
-        raise ValueError(QUIET_HOURS_FORMAT)
-    return a * 60 + b, c * 60 + d
+    return window
 
 
 def _window(value: str) -> tuple[int, int] | None:
     """:func:`parse_quiet_hours`, with None (no quiet hours) for a value that does not parse."""
-    try:
+    with contextlib.suppress(ValueError):
         return parse_quiet_hours(value)
-    except ValueError:
-        return None
+    return None
 
 
 def in_quiet_hours(window: tuple[int, int] | None, now: float) -> bool:
@@ -172,14 +170,9 @@ def next_quiet_change(window: tuple[int, int] | None, now: float) -> float | Non
     """The next moment after ``now`` when quiet hours start or end (None: no quiet hours)."""
     if window is None:
         return None
-
     day = datetime.fromtimestamp(now).replace(hour=0, minute=0, second=0, microsecond=0)
-    times = [
-        (day + timedelta(days=d)).replace(hour=m // 60, minute=m % 60).timestamp()
-        for d in (0, 1, 2)
-        for m in window
-    ]
-    return min(t for t in times if t > now)
+    times = [(day + timedelta(days=d)).replace(hour=m // 60, minute=m % 60) for d in (0, 1, 2) for m in window]
+    return min(t.timestamp() for t in times if t.timestamp() > now)
 
 
 def tomorrow_morning(now: float) -> float:
@@ -196,7 +189,6 @@ def quiet_hours_obj(value: str, now: float) -> dict[str, Any]:
     end = next_quiet_change(window, now)
     if end is None or not in_quiet_hours(window, now):
         return {"quiet_hours": None}
-
     return {"quiet_hours": {"hours": value.strip(), "until": iso(end)}}
 
 
@@ -271,7 +263,7 @@ def parse_duration(text: str, limit: float | None = MAX_SNOOZE_S) -> float | Non
     """Seconds in "90s", "15m", "15min", "1h", "2h30m", "1d" or a bare number of minutes; "off"
     or none at all ("0", "0m"): 0 (resume). None for anything else (or more than ``limit``, a week)."""
     t = text.strip().lower()
-    if t in ("off", "0"):
+    if t == "off":
         return 0.0
     if re.fullmatch(r"\d+(?:\.\d+)?", t):
         seconds = float(t) * 60
@@ -280,9 +272,7 @@ def parse_duration(text: str, limit: float | None = MAX_SNOOZE_S) -> float | Non
         if not parts or _PART.sub("", t).strip():
             return None
         seconds = sum(float(n) * _UNITS[u] for n, u in parts)
-    if seconds == 0:
-        return 0.0  # ("0m", "0s": as "0")
-    return seconds if seconds > 0 and (limit is None or seconds <= limit) else None
+    return seconds if limit is None or seconds <= limit else None  # (0, "0m", "0s": 0, resume)
 
 
 DEFAULT_SNOOZE_S = 15 * 60.0  # as the notification's "Snooze 15 min"
