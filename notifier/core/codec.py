@@ -204,13 +204,9 @@ def _text(value: object) -> str | None:
 
 def finite_number(value: object) -> float | None:
     """A stored number that JSON can say (rows of older versions may hold NaN, inf or junk)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    try:
-        number = float(value)
-    except OverflowError:
-        return None
-    return number if math.isfinite(number) else None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not -MAX_FLOAT <= value <= MAX_FLOAT:
+        return None  # (NaN compares False; an int past floats is out of range)
+    return float(value)
 
 
 def history_entry(r: Mapping[str, object]) -> dict[str, Any]:
@@ -514,12 +510,9 @@ MAX_TIME = 7258118400.0  # 2200-01-01T00:00:00Z
 
 def sane_time(value: object) -> float | None:
     """``value`` as epoch seconds if it is a real number inside [MIN_TIME, MAX_TIME], else None."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    if isinstance(value, int) and not MIN_TIME <= value <= MAX_TIME:
-        return None  # also ints too large for a float
-    seconds = float(value)
-    return seconds if MIN_TIME <= seconds <= MAX_TIME else None  # NaN compares False
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not MIN_TIME <= value <= MAX_TIME:
+        return None  # (NaN compares False; ints are compared exactly, also those past floats)
+    return float(value)
 
 
 def parse_iso(text: object) -> float | None:

@@ -198,18 +198,14 @@ def classify(is_error: Any, content: Any, details: Any) -> Outcome:
     text = result_text(content)
     fields: Mapping[str, Any] = details if isinstance(details, Mapping) else {}
     stated = _stated(fields)
-    if stated == "answered":
-        return "answered"
     if stated is not None:
         return _why(stated, fields, text)
     if is_error is True:
         return _failure(text)
     known = known_message(text)
-    if known is not None:
-        return known
-    if _is_error_text(text):
+    if known is None and _is_error_text(text):
         return "unavailable" if _UNAVAILABLE.search(text) else "error"
-    return "answered"
+    return known or "answered"
 
 
 def known_message(text: str) -> Outcome | None:
@@ -254,10 +250,8 @@ def _why(stated: Outcome, fields: Mapping[str, Any], text: str) -> Outcome:
 
 def _failure(text: str) -> Outcome:
     """A result pi marked ``isError`` with no state of its own: the error text says which kind."""
-    known = known_message(text)
-    if known is not None:
-        return known
-    return next((outcome for pattern, outcome in _FAILURES if pattern.search(text)), "error")
+    worded: Outcome = next((outcome for pattern, outcome in _FAILURES if pattern.search(text)), "error")
+    return known_message(text) or worded
 
 
 def _is_error_text(text: str) -> bool:
