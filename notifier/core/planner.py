@@ -112,22 +112,20 @@ class Preferences:
 
     def running(self, now: float) -> Preferences:
         """Without the snoozes that have ended by ``now``."""
-        return Preferences(
-            self.snooze_all_until if self.snooze_all_until > now else 0.0,
-            _frozen({k: v for k, v in self.sessions.items() if v > now}),
-            _frozen({k: v for k, v in self.projects.items() if v > now}),
-            self.muted,
-        )
+        return replace(
+            self, snooze_all_until=self.snooze_all_until if self.snooze_all_until > now else 0.0,
+            sessions=_frozen({k: v for k, v in self.sessions.items() if v > now}),
+            projects=_frozen({k: v for k, v in self.projects.items() if v > now}),
+        )  # fmt: skip
 
     def shifted(self, offset: float) -> Preferences:
         """The same choices with every snooze's end moved by ``offset`` (from the wall clock they
         are kept in to a monotonic clock: ``monotonic now - wall now``, taken once)."""
-        return Preferences(
-            self.snooze_all_until + offset if self.snooze_all_until else 0.0,
-            _frozen({k: v + offset for k, v in self.sessions.items()}),
-            _frozen({k: v + offset for k, v in self.projects.items()}),
-            self.muted,
-        )
+        return replace(
+            self, snooze_all_until=self.snooze_all_until + offset if self.snooze_all_until else 0.0,
+            sessions=_frozen({k: v + offset for k, v in self.sessions.items()}),
+            projects=_frozen({k: v + offset for k, v in self.projects.items()}),
+        )  # fmt: skip
 
 
 # ---- quiet hours ----
