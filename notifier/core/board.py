@@ -168,10 +168,7 @@ class LocalSession:
         ran by then) and what (its pane may show it)."""
         r = self.reducer
         q = next(iter(r.pending.values()), None)
-        if q is None:
-            return Wanted(self.key, r.cwd, r.updated_at, None, None, (), r.session_id)
-        labels = tuple(o.label for o in q.first.options)
-        return Wanted(self.key, r.cwd, self.asked_at(q), None, q.first.text, labels, r.session_id)
+        return Wanted.asking(self.key, r.cwd, self.asked_at(q) if q else r.updated_at, None, q, r.session_id)
 
     def check(self, owned: bool, tick: int, read_tick: int, now: float) -> tuple[bool, list[Transition]]:
         """Judge the pending questions by a process list read from feeding count ``read_tick``

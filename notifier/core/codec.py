@@ -184,18 +184,12 @@ def history_row(t: Transition) -> dict[str, Any]:
     """The history record of the question of ``t`` as it is asked (the first ten of
     :data:`HISTORY_COLUMNS`; the store adds the times and the outcome)."""
     s, q = session_obj(t.session), question_obj(t.question)
-    return {
-        "file": t.session.key,  # the board's key: a remote session's names its host (split_key)
-        "call_id": q["tool_call_id"],
-        "session_id": s["id"],
-        "cwd": s["cwd"],
-        "name": s["name"],
-        "tool": q["tool"],
-        "text": q["text"],
-        "header": q["header"],
-        "options": OPTION_SEPARATOR.join(q["options"]),
-        "count": q["count"],
-    }
+    values = (
+        t.session.key,  # the board's key: a remote session's names its host (split_key)
+        q["tool_call_id"], s["id"], s["cwd"], s["name"], q["tool"], q["text"], q["header"],
+        OPTION_SEPARATOR.join(q["options"]), q["count"],
+    )  # fmt: skip
+    return dict(zip(HISTORY_COLUMNS, values, strict=False))
 
 
 def _text(value: object) -> str | None:

@@ -64,7 +64,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from notifier.core.codec import parse_iso
-from notifier.core.model import SessionView
+from notifier.core.model import Question, SessionView
 from notifier.core.text import clean
 
 # ---- owners ----
@@ -116,12 +116,18 @@ class Wanted:
     created: float | None = None
 
     @classmethod
+    def asking(
+        cls, key: str, cwd: str | None, at: float, alive: bool | None, q: Question | None, id: str | None
+    ) -> Wanted:
+        """A session asking ``q`` (``None``: nothing) whose owner ran by ``at``."""
+        if q is None:
+            return cls(key, cwd, at, alive, id=id)
+        return cls(key, cwd, at, alive, q.first.text, tuple(o.label for o in q.first.options), id)
+
+    @classmethod
     def of(cls, view: SessionView) -> Wanted:
-        if view.pending:
-            q = view.pending[0]
-            labels = tuple(o.label for o in q.first.options)
-            return cls(view.ref.key, view.ref.cwd, q.asked_at, view.alive, q.first.text, labels, view.ref.id)
-        return cls(view.ref.key, view.ref.cwd, view.updated_at, view.alive, None, (), view.ref.id)
+        q = view.pending[0] if view.pending else None
+        return cls.asking(view.ref.key, view.ref.cwd, q.asked_at if q else view.updated_at, view.alive, q, view.ref.id)
 
 
 # ---- pairing ----
