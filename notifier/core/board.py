@@ -305,8 +305,13 @@ class LocalSessions(Changes):
         (Called for every file at start-up: a session asking nothing costs a dict entry.)"""
         self._tick += 1
         self._changed.add(key)
-        session = self._sessions.setdefault(key, LocalSession(key, reducer))
-        session.reducer = reducer
+        session = self._sessions.get(key)
+        if session is None:
+            session = self._sessions[key] = LocalSession(key, reducer)
+        else:
+            session.reducer = reducer
+        if not reducer.calls:  # (the common case at start-up, kept cheap)
+            return []
         return self._transitions(session, [Asked(q) for q in reducer.pending.values()], now, initial)
 
     def forget(self, key: str, now: float) -> list[Transition]:

@@ -158,8 +158,8 @@ def session_status_obj(v: SessionView) -> dict[str, Any]:
     obj = session_obj(v.ref)  # (filled in place, in the order of the contract: one per session)
     obj["state"] = v.state
     obj["alive"] = v.alive
-    obj["pending"] = [_waiting_obj(q) for q in v.pending]
-    obj["abandoned"] = [_waiting_obj(q) for q in v.abandoned]
+    obj["pending"] = [_waiting_obj(q) for q in v.pending] if v.pending else []  # (most have none: no loop)
+    obj["abandoned"] = [_waiting_obj(q) for q in v.abandoned] if v.abandoned else []
     obj["updated_at"] = iso(v.updated_at) if v.updated_at else None
     obj["current_tool"] = clean(v.current_tool) or None if v.current_tool else None
     obj["location"] = None

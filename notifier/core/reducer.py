@@ -267,8 +267,10 @@ class Suffix:
             kind = type(event)
             self.renamed = self.renamed or kind is Renamed
             self.cleared = self.cleared or kind is Input or kind is Supersede
-            based = event.state is not None if isinstance(event, Supersede) else kind not in (Header, Renamed)
-            self.based = self.based or based
+            if type(event) is Supersede:
+                self.based = self.based or event.state is not None
+            else:
+                self.based = self.based or (kind is not Header and kind is not Renamed)
 
     def events(self) -> list[Event]:
         """The events added, oldest first."""
