@@ -28,8 +28,8 @@ from notifier import __version__
 from notifier.config import Config
 from notifier.core import codec
 from notifier.core.board import Board
-from notifier.core.codec import MAX_FLOAT, from_obj
-from notifier.core.model import SessionView, Snapshot, State, Transition
+from notifier.core.codec import MAX_FLOAT, decode
+from notifier.core.model import Question, SessionView, Snapshot, State, Transition
 from notifier.core.owners import Proc
 from notifier.core.reducer import SessionReducer, summarize
 from notifier.pi.parse import QuestionCatalog
@@ -399,7 +399,7 @@ def _reducer(values: list[Any]) -> SessionReducer:
     writes them). Our own rows, versioned: a structural check of each value (its type, strings
     and lists bounded) is enough to never crash or mislead on a damaged one, and costs a fraction
     of the generic decoder; only a pending question (rare) is read by the codec, whose writer
-    wrote it (:func:`notifier.core.codec.from_obj`). Raises :class:`Damaged`."""
+    wrote it (:func:`notifier.core.codec.decode`). Raises :class:`Damaged`."""
     sid, cwd, name, base, pending, running, tool, at, header = values
     if not (_text(sid) and _text(cwd) and _text(name) and _text(tool) and type(header) is bool):
         raise Damaged("a summary holds a wrong name or flag")
@@ -409,7 +409,7 @@ def _reducer(values: list[Any]) -> SessionReducer:
     if not _listed(pending, running):
         raise Damaged("a summary holds a wrong list")
     try:
-        asked = [from_obj(q, MAX_TEXT, MAX_LIST) for q in pending] if pending else []
+        asked = [decode(Question, q, MAX_TEXT, MAX_LIST) for q in pending] if pending else []
     except ValueError as exc:
         raise Damaged(f"a summary holds {exc}") from None
     return SessionReducer(

@@ -72,16 +72,11 @@ class Board:
 
     def view(self, key: str) -> SessionView | None:
         """One session as a snapshot shows it (``None``: not on the board)."""
-        remote = self.remote.view(key)
-        if remote is not None:
-            return remote
+        view = self.remote.view(key) or self.local.view(key)
         dialogs = self.dialogs.of(key)
-        local = self.local.view(key)
-        if local is not None:
-            return with_dialogs(local, [q for _, q in dialogs])
-        if dialogs:  # a session whose file is not read (yet): its dialogs still show
+        if view is None and dialogs:  # a session whose file is not read (yet): its dialogs still show
             return dialog_view(dialogs[0][0], [q for _, q in dialogs])
-        return None
+        return with_dialogs(view, [q for _, q in dialogs]) if view is not None and dialogs else view
 
     def clear_abandoned(self, key: str, tool_call_id: str | None = None) -> bool:
         """The user dismissed an abandoned question (or all of a session's): stop listing it."""
@@ -107,14 +102,9 @@ class Board:
 
 
 def resolved(
-    ref: SessionRef,
-    q: Question,
-    now: float,
-    outcome: Outcome,
-    answer: str | None = None,
-    ended: float | None = None,
-    waited_s: float | None = None,
-) -> Transition:
+    ref: SessionRef, q: Question, now: float, outcome: Outcome, answer: str | None = None,
+    ended: float | None = None, waited_s: float | None = None,
+) -> Transition:  # fmt: skip
     """``q`` ended with ``outcome``: it waited from its asking until ``ended`` (default ``now``),
     unless the source says how long (``waited_s``, a remote host's)."""
     waited = max(0.0, (now if ended is None else ended) - q.asked_at) if waited_s is None else waited_s
@@ -148,9 +138,7 @@ class LocalSession:
         r = self.reducer
         return SessionRef(self.key, r.session_id, r.cwd, r.name)
 
-    def transitions(
-        self, changes: Sequence[Asked | Ended], tick: int, now: float, initial: bool
-    ) -> list[Transition]:
+    def transitions(self, changes: Sequence[Asked | Ended], tick: int, now: float, initial: bool) -> list[Transition]:
         """The reducer's changes as transitions (none before the header is read), remembering
         when each question was seen (at feeding count ``tick``)."""
         if not self.reducer.has_header or not changes:
@@ -180,10 +168,7 @@ class LocalSession:
         ran by then) and what (its pane may show it)."""
         r = self.reducer
         q = next(iter(r.pending.values()), None)
-        if q is None:
-            return Wanted(self.key, r.cwd, r.updated_at, None, None, (), r.session_id)
-        labels = tuple(o.label for o in q.first.options)
-        return Wanted(self.key, r.cwd, self.asked_at(q), None, q.first.text, labels, r.session_id)
+        return Wanted.asking(self.key, r.cwd, self.asked_at(q) if q else r.updated_at, None, q, r.session_id)
 
     def check(self, owned: bool, tick: int, read_tick: int, now: float) -> tuple[bool, list[Transition]]:
         """Judge the pending questions by a process list read from feeding count ``read_tick``
@@ -199,21 +184,16 @@ class LocalSession:
         if not self.reducer.has_header:
             return changed, out
         for cid, q in self.reducer.pending.items():
-            seen = self.seen.get(cid)
-            if seen is None:  # (asked before the file's header was read) seen now
-                seen = self.seen[cid] = Seen(tick, now, False)
-            if seen.tick > read_tick:
+            # (one asked before the file's header was read is seen now)
+            if self.seen.setdefault(cid, Seen(tick, now, False)).tick > read_tick:
                 continue  # the list was read before we saw the question: it cannot judge it
-            if cid in self.abandoned:
-                if owned:  # its pi is seen again (the earlier read missed it): pending again
-                    del self.abandoned[cid]
-                    changed = True
-                    out.append(Transition("needs_input", self.ref, q, now))
-            elif not owned:
+            if cid in self.abandoned and owned:  # its pi is seen again (the earlier read missed it)
+                del self.abandoned[cid]
+                out.append(Transition("needs_input", self.ref, q, now))
+            elif cid not in self.abandoned and not owned:
                 self.abandoned[cid] = q
-                changed = True
                 out.append(Transition("abandoned", self.ref, q, now))
-        return changed, out
+        return changed or bool(out), out
 
     def clear_abandoned(self, tool_call_id: str | None = None) -> bool:
         """The user dismissed an abandoned question (or all of them): stop listing it."""
@@ -330,7 +310,7 @@ class LocalSessions(Changes):
             session = self._sessions[key] = LocalSession(key, reducer)
         else:
             session.reducer = reducer
-        if not reducer.pending:
+        if not reducer.calls:  # (the common case at start-up, kept cheap)
             return []
         return self._transitions(session, [Asked(q) for q in reducer.pending.values()], now, initial)
 
@@ -361,9 +341,7 @@ class LocalSessions(Changes):
         :meth:`set_processes`: only questions seen by then can be judged on that list."""
         return self._tick
 
-    def set_processes(
-        self, procs: Sequence[Proc] | None, now: float, as_of: int | None = None
-    ) -> list[Transition]:
+    def set_processes(self, procs: Sequence[Proc] | None, now: float, as_of: int | None = None) -> list[Transition]:
         """A fresh process list (``None`` = could not be read: change nothing). ``as_of`` is
         :meth:`mark` taken before the read began; ``None`` means the read began just now."""
         read_tick = self._tick if as_of is None else as_of
@@ -408,17 +386,16 @@ class LocalSessions(Changes):
         """Pair ``sessions`` with the pis of their folders and judge each (or ``only`` that one)."""
         askers = {s.key: self._askers.get(s.key) for s in sessions if s.reducer.pending}
         owned = self._owned(sessions)
-        for key, asker in askers.items():
-            if self._askers.get(key) != asker:  # (its view says who waits for a human)
-                self._changed.add(key)
-                self.relived = True
+        # the views that change: whose asker changed (a view says who waits for a human), whose liveness did
+        moved = {key for key, asker in askers.items() if self._askers.get(key) != asker}
         out: list[Transition] = []
         for session in sessions if only is None else [only]:
             changed, trans = session.check(session.key in owned, self._tick, self._read_tick, now)
             if changed:
-                self._changed.add(session.key)
-                self.relived = True
+                moved.add(session.key)
             out += trans
+        self._changed |= moved
+        self.relived = self.relived or bool(moved)
         return out
 
     def _owned(self, sessions: Iterable[LocalSession]) -> set[str]:
@@ -437,9 +414,9 @@ class LocalSessions(Changes):
         owned: set[str] = set()
         for folder, items in by_folder.items():
             owners = bind([w for _, w in items], self._procs[folder])
-            owned.update(s.key for s, _ in items if owners.alive(s.key))
+            owned.update(s.key for s, _ in items if s.key in owners.living)
             for s, _ in items:
-                owner = owners.owner(s.key)
+                owner = owners.owners.get(s.key)
                 if owner is not None and owner.interactive and owner.pid:
                     self._askers[s.key] = (owner.pid, owner.started)
                 else:
@@ -570,14 +547,9 @@ class RemoteSessions(Changes):
         return [Transition("needs_input", remote.ref, q, now, initial=initial and not back)]
 
     def ended(
-        self,
-        ref: SessionRef,
-        q: Question,
-        now: float,
-        outcome: Outcome | None = None,
-        answer: str | None = None,
+        self, ref: SessionRef, q: Question, now: float, outcome: Outcome | None = None, answer: str | None = None,
         waited_s: float | None = None,
-    ) -> list[Transition]:
+    ) -> list[Transition]:  # fmt: skip
         """A remote question was resolved (``outcome`` given) or abandoned (``outcome`` None)."""
         remote = self._by_key.get(ref.key)
         if remote is None:
@@ -586,14 +558,14 @@ class RemoteSessions(Changes):
         cid = q.tool_call_id
         known = remote.pending.pop(cid, None)
         out: list[Transition] = []
-        if outcome is None:
-            if known is not None:
-                remote.abandoned[cid] = known
-                out.append(Transition("abandoned", remote.ref, known, now))
-        elif known is not None:
-            out.append(resolved(remote.ref, known, now, outcome, answer, waited_s=waited_s))
+        if known is None:
+            if outcome is not None:
+                remote.abandoned.pop(cid, None)  # one terminal transition per question
+        elif outcome is None:
+            remote.abandoned[cid] = known
+            out.append(Transition("abandoned", remote.ref, known, now))
         else:
-            remote.abandoned.pop(cid, None)  # one terminal transition per question
+            out.append(resolved(remote.ref, known, now, outcome, answer, waited_s=waited_s))
         self._drop_if_empty(remote)
         return out
 
@@ -613,12 +585,9 @@ class RemoteSessions(Changes):
                 continue
             self._changed.add(key)
             remote.offline_since = None
-            for cid, q in list(remote.pending.items()):
-                if (key, cid) not in still:
-                    del remote.pending[cid]
-                    out.append(resolved(remote.ref, q, now, "superseded"))
-            for cid in [c for c in remote.abandoned if (key, c) not in still]:
-                del remote.abandoned[cid]
+            gone = [cid for cid in remote.pending if (key, cid) not in still]
+            out += [resolved(remote.ref, remote.pending.pop(cid), now, "superseded") for cid in gone]
+            remote.abandoned = {cid: q for cid, q in remote.abandoned.items() if (key, cid) in still}
             self._drop_if_empty(remote)
         return out
 
@@ -639,16 +608,11 @@ class RemoteSessions(Changes):
         offline = remote.offline_since is not None
         questions = tuple(remote.pending.values())
         state: State = "needs_input" if questions else "stopped"
+        pending, abandoned = () if offline else questions, tuple(remote.abandoned.values())
         return SessionView(
-            ref=remote.ref,
-            state=state,
-            pending=() if offline else questions,
-            abandoned=tuple(remote.abandoned.values()),
-            alive=None,
-            updated_at=remote.updated_at,
-            offline_since=remote.offline_since,
-            offline=questions if offline else (),
-        )
+            remote.ref, state, pending, abandoned, None, remote.updated_at,
+            offline_since=remote.offline_since, offline=questions if offline else (),
+        )  # fmt: skip
 
     def _drop_if_empty(self, remote: _Remote) -> None:
         self._changed.add(remote.ref.key)
@@ -661,13 +625,10 @@ class RemoteSessions(Changes):
 # Where a dialog comes from: (the extension's socket, the dialog's id).
 Source = tuple[str, str]
 
-STARTUP_PREFIX = "pid:"
-
-
 def startup_key(pid: int) -> str:
     """The board key of a pi that shows a dialog before it has a session file (project trust at
     start-up): its process. No session file path (absolute) or remote key (``@``) starts so."""
-    return f"{STARTUP_PREFIX}{pid}"
+    return f"pid:{pid}"
 
 
 class Dialogs(Changes):
@@ -682,21 +643,17 @@ class Dialogs(Changes):
         super().__init__()
         self._ref_of = ref_of
 
-    def open(
-        self, source: Source, ref: SessionRef, question: Question, now: float, initial: bool = False
-    ) -> list[Transition]:
+    def open(self, source: Source, ref: SessionRef, q: Question, now: float, initial: bool = False) -> list[Transition]:
         """A dialog pi shows, from ``source`` = (socket, dialog id), in the session file ``ref.key``
         (one already known changes nothing)."""
         if source in self._open:
             return []
         ref = self._ref_of(ref)
-        self._open[source] = (ref, question)
+        self._open[source] = (ref, q)
         self._changed.add(ref.key)
-        return [Transition("needs_input", ref, question, now, initial=initial)]
+        return [Transition("needs_input", ref, q, now, initial=initial)]
 
-    def close(
-        self, source: Source, outcome: Outcome | None, now: float, answer: str | None = None
-    ) -> list[Transition]:
+    def close(self, source: Source, outcome: Outcome | None, now: float, answer: str | None = None) -> list[Transition]:
         """The dialog closed with ``outcome`` (``answer``: what was chosen or typed), or (``None``)
         its pi went away: abandoned, not listed."""
         found = self._open.pop(source, None)

@@ -7,12 +7,12 @@ the decoder runs, so no input can exhaust memory or the interpreter's recursion 
 total budget). Times from untrusted sources are kept inside a sane window (:func:`sane_time`,
 :func:`parse_iso`); no clock is read here.
 
-**A question in full.** :func:`to_obj` / :func:`from_obj`: a question as a plain JSON-able object
-and back, every field (what the start-up scan cache keeps of a pending question,
-:func:`notifier.core.reducer.summarize`, and what the window is handed of its items).
-``from_obj(to_obj(q)) == q`` for every question; :func:`from_obj` takes only what :func:`to_obj`
-writes (exactly its fields, each of its type) and raises :class:`ValueError` on anything else,
-so a summary read back from disk is checked by the same code that writes it.
+**Model values in full.** :func:`encode` / :func:`decode`: any frozen model value (a question,
+a session) as a plain JSON-able object and back, every field (what the start-up scan cache keeps
+of a pending question, what the window is handed). ``decode(Question, encode(q)) == q`` for
+every question; :func:`decode` takes only what :func:`encode` writes (exactly its fields, each of
+its type) and raises :class:`ValueError` on anything else, so what is read back from disk is
+checked by the same table that writes it.
 
 **The outputs of the contract** (docs/contract.md §2–§5): ``run --json`` events, ``status
 --json``, ``history --json``, the history record the store keeps, and the base of the window's
@@ -26,13 +26,14 @@ nothing) and one JSON line for waybar, polybar or i3blocks (``text``, ``tooltip`
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import math
 import re
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import is_dataclass
+from dataclasses import dataclass, fields, is_dataclass
 from datetime import datetime, timezone
 from types import UnionType
 from typing import Any, Literal, NamedTuple, TypeVar, Union, get_args, get_origin, get_type_hints
@@ -55,12 +56,9 @@ def iso(ts: object) -> str:
     """ISO-8601 UTC with milliseconds, for any value: times outside [2000, 2200) (history rows
     written by older versions, broken clocks) are clamped to that range; a value that is not a
     number at all (NaN, a string) shows as the start of the range."""
-    if isinstance(ts, bool) or not isinstance(ts, (int, float)):
-        seconds = MIN_TIME
-    elif isinstance(ts, int):
-        seconds = float(min(max(ts, int(MIN_TIME)), int(MAX_TIME)))
-    else:
-        seconds = min(max(ts, MIN_TIME), MAX_TIME) if ts == ts else MIN_TIME
+    seconds = MIN_TIME
+    if isinstance(ts, (int, float)) and not isinstance(ts, bool) and ts == ts:
+        seconds = float(min(max(ts, MIN_TIME), MAX_TIME))
     return (
         datetime.fromtimestamp(seconds, timezone.utc)
         .isoformat(timespec="milliseconds")
@@ -104,23 +102,13 @@ def session_fields(
 
 
 def question_fields(
-    tool_call_id: str | None,
-    tool: str | None,
-    text: str | None,
-    header: str | None,
-    options: Sequence[str],
+    tool_call_id: str | None, tool: str | None, text: str | None, header: str | None, options: Sequence[str],
     count: int | None,
 ) -> dict[str, Any]:
     """The question object (contract §5: text, header and options are plain text, sanitized
     when extracted, not truncated)."""
-    return {
-        "tool_call_id": tool_call_id,
-        "tool": tool,
-        "text": text,
-        "header": header,
-        "options": list(options),
-        "count": count,
-    }
+    return {"tool_call_id": tool_call_id, "tool": tool, "text": text, "header": header, "options": list(options),
+            "count": count}  # fmt: skip
 
 
 def session_obj(ref: SessionRef) -> dict[str, Any]:
@@ -134,12 +122,6 @@ def question_obj(q: Question) -> dict[str, Any]:
         obj["dialog"] = q.dialog  # "select" | "confirm" | "input" | "editor" | "custom"
     obj["token"] = question_token(q)  # additive (§3): what was shown of it, for answer --token
     return obj
-
-
-def items_obj(q: Question) -> list[dict[str, Any]]:
-    """Every item of a question in full, every field (the window shows them all; the contract's
-    question object describes the first): :func:`encode`."""
-    return [encode(it) for it in q.items]
 
 
 # ---- run --json (§2) and status --json (§3) ----
@@ -157,18 +139,13 @@ def event_obj(t: Transition) -> dict[str, Any]:
     return obj
 
 
-def newest_first(sessions: Iterable[SessionView]) -> list[SessionView]:
-    """The order of ``status``: newest first, then by file (two stable sorts)."""
-    out = sorted(sessions, key=lambda v: v.ref.key)
-    out.sort(key=lambda v: v.updated_at, reverse=True)
-    return out
-
-
 def status_obj(snapshot: Snapshot) -> dict[str, Any]:
     """``status --json`` of a snapshot (before the command adds locations, silences and quiet
-    hours)."""
+    hours), newest first, then by file (two stable sorts)."""
+    views = sorted(snapshot.sessions, key=lambda v: v.ref.key)
+    views.sort(key=lambda v: v.updated_at, reverse=True)
     return {
-        "sessions": [session_status_obj(v) for v in newest_first(snapshot.sessions)],
+        "sessions": [session_status_obj(v) for v in views],
         "pending": snapshot.pending_count,
     }
 
@@ -181,7 +158,7 @@ def session_status_obj(v: SessionView) -> dict[str, Any]:
     obj = session_obj(v.ref)  # (filled in place, in the order of the contract: one per session)
     obj["state"] = v.state
     obj["alive"] = v.alive
-    obj["pending"] = [_waiting_obj(q) for q in v.pending] if v.pending else []
+    obj["pending"] = [_waiting_obj(q) for q in v.pending] if v.pending else []  # (most have none: no loop)
     obj["abandoned"] = [_waiting_obj(q) for q in v.abandoned] if v.abandoned else []
     obj["updated_at"] = iso(v.updated_at) if v.updated_at else None
     obj["current_tool"] = clean(v.current_tool) or None if v.current_tool else None
@@ -198,40 +175,21 @@ def _waiting_obj(q: Question) -> dict[str, Any]:
 
 OPTION_SEPARATOR = "\x1f"  # between option labels in a history row (sanitized labels hold none)
 HISTORY_COLUMNS = (
-    "file",
-    "call_id",
-    "session_id",
-    "cwd",
-    "name",
-    "tool",
-    "text",
-    "header",
-    "options",
-    "count",
-    "asked_at",
-    "resolved_at",
-    "outcome",
-    "waited_s",
-    "answer",
-)
+    "file", "call_id", "session_id", "cwd", "name", "tool", "text", "header", "options", "count",  # (history_row's)
+    "asked_at", "resolved_at", "outcome", "waited_s", "answer",
+)  # fmt: skip
 
 
 def history_row(t: Transition) -> dict[str, Any]:
     """The history record of the question of ``t`` as it is asked (the first ten of
     :data:`HISTORY_COLUMNS`; the store adds the times and the outcome)."""
     s, q = session_obj(t.session), question_obj(t.question)
-    return {
-        "file": t.session.key,  # the board's key: a remote session's names its host (split_key)
-        "call_id": q["tool_call_id"],
-        "session_id": s["id"],
-        "cwd": s["cwd"],
-        "name": s["name"],
-        "tool": q["tool"],
-        "text": q["text"],
-        "header": q["header"],
-        "options": OPTION_SEPARATOR.join(q["options"]),
-        "count": q["count"],
-    }
+    values = (
+        t.session.key,  # the board's key: a remote session's names its host (split_key)
+        q["tool_call_id"], s["id"], s["cwd"], s["name"], q["tool"], q["text"], q["header"],
+        OPTION_SEPARATOR.join(q["options"]), q["count"],
+    )  # fmt: skip
+    return dict(zip(HISTORY_COLUMNS, values, strict=False))
 
 
 def _text(value: object) -> str | None:
@@ -240,41 +198,31 @@ def _text(value: object) -> str | None:
 
 def finite_number(value: object) -> float | None:
     """A stored number that JSON can say (rows of older versions may hold NaN, inf or junk)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    try:
-        number = float(value)
-    except OverflowError:
-        return None
-    return number if math.isfinite(number) else None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not -MAX_FLOAT <= value <= MAX_FLOAT:
+        return None  # (NaN compares False; an int past floats is out of range)
+    return float(value)
 
 
 def history_entry(r: Mapping[str, object]) -> dict[str, Any]:
     """One question of ``history --json`` from a history row. Any stored row renders: times out
     of range are clamped, numbers that are not finite are null, names that are not UTF-8 come
     back as they were, a field of the wrong type is null."""
+    t = {column: _text(r.get(column)) for column in HISTORY_COLUMNS}  # (the texts; None where not one)
     waited = finite_number(r.get("waited_s"))
-    waited = waited if waited is not None and 0 <= waited < 1e10 else None
     count = r.get("count")
-    resolved_at = r.get("resolved_at")
-    host, file = split_key(_text(r.get("file")) or "")  # a remote session's key names its host
+    host, file = split_key(t["file"] or "")  # a remote session's key names its host
+    options = [o for o in (t["options"] or "").split(OPTION_SEPARATOR) if o]
     return {
-        "session": session_fields(
-            _text(r.get("session_id")), file or None, _text(r.get("cwd")), _text(r.get("name")), host
-        ),
+        "session": session_fields(t["session_id"], file or None, t["cwd"], t["name"], host),
         "question": question_fields(
-            _text(r.get("call_id")),
-            _text(r.get("tool")),
-            _text(r.get("text")),
-            _text(r.get("header")),
-            [o for o in (_text(r.get("options")) or "").split(OPTION_SEPARATOR) if o],
+            t["call_id"], t["tool"], t["text"], t["header"], options,
             count if isinstance(count, int) and not isinstance(count, bool) else None,
-        ),
+        ),  # fmt: skip
         "asked_at": iso(r.get("asked_at")),
-        "resolved_at": iso(resolved_at) if resolved_at is not None else None,
-        "outcome": _text(r.get("outcome")),
-        "waited_s": round(waited, 3) if waited is not None else None,
-        "answer": _text(r.get("answer")),
+        "resolved_at": iso(r["resolved_at"]) if r.get("resolved_at") is not None else None,
+        "outcome": t["outcome"],
+        "waited_s": round(waited, 3) if waited is not None and 0 <= waited < 1e10 else None,
+        "answer": t["answer"],
     }
 
 
@@ -301,9 +249,8 @@ def history_obj(rows: Iterable[Mapping[str, object]]) -> dict[str, Any]:
 # One way for every frozen dataclass of the model: its fields are the table. A value is written
 # as an object of every field (tuples as lists); it is read back only from exactly that shape,
 # each field of the type its annotation says (str, bool, a finite float, a Literal, an optional,
-# a tuple of values or of a fixed length, a dict, a nested dataclass), strings and lists bounded.
-# Each type's reader and writer is made once from its annotations (``_reader``, ``_writer``), so
-# the scan cache's thousands of rows are read at the speed of hand-written checks.
+# a tuple of values or of a fixed length, a nested dataclass), strings and lists bounded. Each
+# type's reader is made once from its annotations (:func:`_reader`).
 
 T = TypeVar("T")
 MAX_FLOAT = sys.float_info.max
@@ -315,14 +262,26 @@ class _Limit(NamedTuple):
 
 
 Reader = Callable[[Any, _Limit], Any]
-Writer = Callable[[Any], Any]
 
 
 def encode(value: Any) -> Any:
     """A model value as JSON can say it: a dataclass as an object of every field, a tuple as a list."""
     kind: Any = type(value)
-    writer = _writer(kind) if is_dataclass(value) else None
-    return writer(value) if writer is not None else value
+    if kind in _PLAIN:
+        return value
+    if kind is tuple:
+        return [encode(v) for v in value]
+    names = _fields(kind)
+    return {name: encode(getattr(value, name)) for name in names} if names else value
+
+
+_PLAIN = frozenset({str, float, bool, int, type(None)})
+
+
+@functools.cache
+def _fields(cls: Any) -> tuple[str, ...]:
+    """The field names of a dataclass (else none)."""
+    return tuple(f.name for f in fields(cls)) if is_dataclass(cls) else ()
 
 
 def decode(cls: type[T], obj: object, max_text: int | None = None, max_list: int | None = None) -> T:
@@ -336,70 +295,33 @@ def decode(cls: type[T], obj: object, max_text: int | None = None, max_list: int
 
 
 @functools.cache
-def _writer(hint: Any) -> Writer | None:
-    """How to write a value of type ``hint`` (None: as it is)."""
-    origin, args = get_origin(hint), get_args(hint)
-    if origin is Union or origin is UnionType:
-        inner = _writer(_non_none(args))
-        return None if inner is None else (lambda v: None if v is None else inner(v))
-    if origin is tuple:
-        parts = [_writer(a) for a in args if a is not Ellipsis]
-        if len(args) == 2 and args[1] is Ellipsis and parts[0] is not None:
-            each = parts[0]
-            return lambda v: [each(x) for x in v]
-        return list
-    if origin is dict:
-        return dict
-    if isinstance(hint, type) and is_dataclass(hint):
-        table = [(name, _writer(h)) for name, h in get_type_hints(hint).items()]
-        return lambda v: {n: getattr(v, n) if w is None else w(getattr(v, n)) for n, w in table}
-    return None
-
-
-@functools.cache
 def _reader(hint: Any) -> Reader:
     """How to read (and check) a value of type ``hint``."""
     origin, args = get_origin(hint), get_args(hint)
     if origin is Union or origin is UnionType:  # (the model's unions are optionals)
-        inner = _non_none(args)
-        return _opt_str if inner is str else functools.partial(_optional, _reader(inner))
+        inner = _reader(next(a for a in args if a is not type(None)))
+        return lambda value, limit: None if value is None else inner(value, limit)
     if origin is Literal:
         return functools.partial(_one_of, frozenset(args))
     if origin is tuple:
-        if len(args) == 2 and args[1] is Ellipsis:
-            return functools.partial(_tuple_of, _reader(args[0]))
-        return functools.partial(_fixed, tuple(_reader(a) for a in args))
-    if origin is dict:
-        return functools.partial(_dict_of, _reader(args[0]), _reader(args[1]))
+        each = [_reader(a) for a in args if a is not Ellipsis]
+        if args[-1] is Ellipsis:
+            return lambda value, limit: tuple([each[0](v, limit) for v in _list(value, limit)])
+        fixed = len(each)
+        return lambda value, limit: tuple([r(v, limit) for r, v in zip(each, _list(value, limit, fixed), strict=True)])
     if isinstance(hint, type) and is_dataclass(hint):
         table = tuple((name, _reader(h)) for name, h in get_type_hints(hint).items())
-        return functools.partial(_object, hint, frozenset(get_type_hints(hint)), table)
+        return functools.partial(_object, hint, {name: None for name, _ in table}.keys(), table)
     scalar = _SCALARS.get(hint)
     if scalar is None:
         raise TypeError(f"no JSON for {hint}")
     return scalar
 
 
-def _non_none(args: tuple[Any, ...]) -> Any:
-    return next(a for a in args if a is not type(None))
-
-
 def _str(value: Any, limit: _Limit) -> str:
     if type(value) is not str or (limit.text is not None and len(value) > limit.text):
         raise ValueError("a wrong or oversized string")
     return value
-
-
-def _opt_str(value: Any, limit: _Limit) -> str | None:
-    if value is None:
-        return None
-    if type(value) is not str or (limit.text is not None and len(value) > limit.text):
-        raise ValueError("a wrong or oversized string")
-    return value
-
-
-def _optional(inner: Reader, value: Any, limit: _Limit) -> Any:
-    return None if value is None else inner(value, limit)
 
 
 def _bool(value: Any, limit: _Limit) -> bool:
@@ -423,48 +345,19 @@ def _one_of(allowed: frozenset[str], value: Any, limit: _Limit) -> str:
     return value
 
 
-def _list(value: Any, limit: _Limit) -> list[Any]:
+def _list(value: Any, limit: _Limit, length: int | None = None) -> list[Any]:
+    """``value`` if it is a list within the limit (of ``length`` entries, where that is fixed)."""
     if type(value) is not list or (limit.list is not None and len(value) > limit.list):
         raise ValueError("a wrong or oversized list")
+    if length is not None and len(value) != length:
+        raise ValueError("a list of the wrong length")
     return value
 
 
-def _tuple_of(each: Reader, value: Any, limit: _Limit) -> tuple[Any, ...]:
-    return tuple([each(v, limit) for v in _list(value, limit)]) if value != [] else ()
-
-
-def _fixed(readers: tuple[Reader, ...], value: Any, limit: _Limit) -> tuple[Any, ...]:
-    if type(value) is not list or len(value) != len(readers):
-        raise ValueError("a list of the wrong length")
-    return tuple([r(v, limit) for r, v in zip(readers, value, strict=True)])
-
-
-def _dict_of(key: Reader, each: Reader, value: Any, limit: _Limit) -> dict[Any, Any]:
-    if type(value) is not dict or (limit.list is not None and len(value) > limit.list):
-        raise ValueError("a wrong or oversized object")
-    if key is _str and each is _str:  # (the common case: names to names, checked in one pass)
-        for k, v in value.items():
-            _str(k, limit)
-            _str(v, limit)
-        return dict(value)
-    return {key(k, limit): each(v, limit) for k, v in value.items()}
-
-
-def _object(cls: type, keys: frozenset[str], table: tuple[tuple[str, Reader], ...], value: Any, limit: _Limit) -> Any:
+def _object(cls: type, keys: Any, table: tuple[tuple[str, Reader], ...], value: Any, limit: _Limit) -> Any:
     if type(value) is not dict or value.keys() != keys:
         raise ValueError(f"an object of the wrong fields for {cls.__name__}")
     return cls(*[read(value[name], limit) for name, read in table])
-
-
-def to_obj(q: Question) -> dict[str, Any]:
-    """Every field of ``q``, as JSON can say it (:func:`encode`: ``show_when`` as a two-string list)."""
-    obj: dict[str, Any] = encode(q)
-    return obj
-
-
-def from_obj(obj: object, max_text: int | None = None, max_list: int | None = None) -> Question:
-    """The question :func:`to_obj` made ``obj`` of (:func:`decode`)."""
-    return decode(Question, obj, max_text, max_list)
 
 
 # ---- bounded parsing ----
@@ -527,20 +420,15 @@ def loads(data: bytes | str, max_bytes: int | None = None, max_depth: int = MAX_
     if reason is not None:
         raise BoundedJSONError(reason)
     text = raw.decode("utf-8")
-    try:
-        # The common case, a value that fills the text, straight to the decoder; anything else
-        # (whitespace around it, not JSON) through json.loads, which says why.
+    # The common case, a value that fills the text, straight to the decoder; anything else
+    # (whitespace around it, not JSON) through json.loads, which says why. (No RecursionError:
+    # the depth check above excludes it.)
+    with contextlib.suppress(ValueError):
         value, end = _raw_decode(text)
         if end == len(text):
             return value
-    except ValueError:
-        pass
-    except RecursionError as exc:  # pragma: no cover - excluded by the depth check above
-        raise BoundedJSONError("nested too deeply") from exc
     try:
         return json.loads(text)
-    except RecursionError as exc:  # pragma: no cover - excluded by the depth check above
-        raise BoundedJSONError("nested too deeply") from exc
     except ValueError as exc:  # includes integers longer than sys.get_int_max_str_digits()
         raise BoundedJSONError(f"not JSON ({exc.args[0] if exc.args else exc})") from exc
 
@@ -553,14 +441,12 @@ BUDGET_CHARS = 512 << 10  # characters in all strings together
 BUDGET_NODES = 20_000  # values in all
 
 
+@dataclass(slots=True)
 class Budget:
     """What :func:`shrink` may still copy; share one between calls to bound their sum."""
 
-    __slots__ = ("chars", "nodes")
-
-    def __init__(self, chars: int = BUDGET_CHARS, nodes: int = BUDGET_NODES) -> None:
-        self.chars = chars
-        self.nodes = nodes
+    chars: int = BUDGET_CHARS
+    nodes: int = BUDGET_NODES
 
 
 def shrink(
@@ -618,12 +504,9 @@ MAX_TIME = 7258118400.0  # 2200-01-01T00:00:00Z
 
 def sane_time(value: object) -> float | None:
     """``value`` as epoch seconds if it is a real number inside [MIN_TIME, MAX_TIME], else None."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    if isinstance(value, int) and not MIN_TIME <= value <= MAX_TIME:
-        return None  # also ints too large for a float
-    seconds = float(value)
-    return seconds if MIN_TIME <= seconds <= MAX_TIME else None  # NaN compares False
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not MIN_TIME <= value <= MAX_TIME:
+        return None  # (NaN compares False; ints are compared exactly, also those past floats)
+    return float(value)
 
 
 def parse_iso(text: object) -> float | None:

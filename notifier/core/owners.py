@@ -19,10 +19,10 @@ pane shows the question; most live pis paired; fewest resumed pairs; fewest pend
 to a pi whose pane shows no dialog at all; then (for sessions asking nothing) the most
 recently written sessions (a pi writes one session at a time: its current one is its last).
 
-- A session paired with the same pi in every best pairing is that pi's (:meth:`Owners.owner`);
-  paired in some best pairing with different pis (or not in all): :meth:`Owners.candidates`
+- A session paired with the same pi in every best pairing is that pi's (``Owners.owners``);
+  paired in some best pairing with different pis (or not in all): ``Owners.ambiguous``
   names them, and nothing may be typed.
-- Liveness (:meth:`Owners.alive`): a session asking something is alive if some best pairing
+- Liveness (``Owners.living``): a session asking something is alive if some best pairing
   gives it a pi, so a question is kept while any reading of the evidence leaves its asker alive
   (no missed question: a pending session whose only candidate is one pi stays alive, whatever its
   pane shows). A session asking nothing is alive if the best pairings (recency included) give it
@@ -62,9 +62,9 @@ import posixpath
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
 
-from notifier.core.model import SessionView
+from notifier.core.codec import parse_iso
+from notifier.core.model import Question, SessionView
 from notifier.core.text import clean
 
 # ---- owners ----
@@ -116,12 +116,18 @@ class Wanted:
     created: float | None = None
 
     @classmethod
+    def asking(
+        cls, key: str, cwd: str | None, at: float, alive: bool | None, q: Question | None, id: str | None
+    ) -> Wanted:
+        """A session asking ``q`` (``None``: nothing) whose owner ran by ``at``."""
+        if q is None:
+            return cls(key, cwd, at, alive, id=id)
+        return cls(key, cwd, at, alive, q.first.text, tuple(o.label for o in q.first.options), id)
+
+    @classmethod
     def of(cls, view: SessionView) -> Wanted:
-        if view.pending:
-            q = view.pending[0]
-            labels = tuple(o.label for o in q.first.options)
-            return cls(view.ref.key, view.ref.cwd, q.asked_at, view.alive, q.first.text, labels, view.ref.id)
-        return cls(view.ref.key, view.ref.cwd, view.updated_at, view.alive, None, (), view.ref.id)
+        q = view.pending[0] if view.pending else None
+        return cls.asking(view.ref.key, view.ref.cwd, q.asked_at if q else view.updated_at, view.alive, q, view.ref.id)
 
 
 # ---- pairing ----
@@ -129,22 +135,13 @@ class Wanted:
 
 @dataclass(frozen=True, slots=True)
 class Owners:
-    """The result of :func:`bind`: per session file, its owner or its candidates, and liveness."""
+    """The result of :func:`bind`, per session file: ``owners``, the pi that has it in every
+    reading of the evidence; ``ambiguous``, the pis that may have it when the evidence cannot
+    tell which; ``living``, the sessions some pi has (see the module's docstring)."""
 
     owners: dict[str, Proc]
     ambiguous: dict[str, tuple[Proc, ...]]
     living: frozenset[str]
-
-    def owner(self, key: str) -> Proc | None:
-        """The pi that has this session in every reading of the evidence."""
-        return self.owners.get(key)
-
-    def candidates(self, key: str) -> tuple[Proc, ...]:
-        """The pis that may have this session when the evidence cannot tell which (else ``()``)."""
-        return self.ambiguous.get(key, ())
-
-    def alive(self, key: str) -> bool:
-        return key in self.living
 
 
 def norm_folder(path: str | None) -> str | None:
@@ -156,20 +153,12 @@ def norm_folder(path: str | None) -> str | None:
 
 def _processes(procs: Iterable[Proc]) -> list[tuple[Proc, frozenset[str]]]:
     """One entry per process (Procs of one pid merged), with every folder it is seen in."""
-    by_pid: dict[int, tuple[Proc, set[str]]] = {}
-    out: list[tuple[Proc, set[str]]] = []
-    for p in procs:
+    merged: dict[object, tuple[Proc, set[str]]] = {}
+    for i, p in enumerate(procs):
         folder = norm_folder(p.cwd)
-        if folder is None:
-            continue
-        if p.pid and p.pid in by_pid:
-            by_pid[p.pid][1].add(folder)
-            continue
-        entry = (p, {folder})
-        out.append(entry)
-        if p.pid:
-            by_pid[p.pid] = entry
-    return [(p, frozenset(folders)) for p, folders in out]
+        if folder is not None:  # (pid 0: not known, a process of its own)
+            merged.setdefault(p.pid or ("unknown", i), (p, set()))[1].add(folder)
+    return [(p, frozenset(folders)) for p, folders in merged.values()]
 
 
 # The criteria, most important first, folded into one integer weight per pair (a pairing's
@@ -234,32 +223,24 @@ def bind(wanted: Sequence[Wanted], procs: Sequence[Proc]) -> Owners:
                 edges.setdefault(si, {})[pi] = weight
     owners: dict[str, Proc] = {}
     ambiguous: dict[str, tuple[Proc, ...]] = {}
-    living: set[str] = set()
     for comp_s, comp_p in components(edges):
-        _solve(
-            [sessions[i] for i in comp_s],
-            [processes[i][0] for i in comp_p],
-            [{comp_p.index(pi): wt for pi, wt in edges[si].items()} for si in comp_s],
-            owners,
-            ambiguous,
-            living,
-        )
-    return Owners(owners, ambiguous, frozenset(living))
+        group = [sessions[i] for i in comp_s]
+        weights = [{comp_p.index(pi): wt for pi, wt in edges[si].items()} for si in comp_s]
+        for w, (pis, sure) in zip(group, _solve(group, [processes[i][0] for i in comp_p], weights), strict=True):
+            if pis and sure:
+                owners[w.key] = pis[0]
+            elif pis:
+                ambiguous[w.key] = pis
+    return Owners(owners, ambiguous, frozenset(owners) | frozenset(ambiguous))
 
 
-def _solve(
-    sessions: list[Wanted],
-    procs: list[Proc],
-    weights: list[dict[int, int]],
-    owners: dict[str, Proc],
-    ambiguous: dict[str, tuple[Proc, ...]],
-    living: set[str],
-) -> None:
+Given = tuple[tuple[Proc, ...], bool]  # the pis a session may have; whether it is surely the one
+
+
+def _solve(sessions: list[Wanted], procs: list[Proc], weights: list[dict[int, int]]) -> list[Given]:
+    """Per session, the pis some best pairing gives it, and whether every best pairing gives it that one."""
     if len(procs) > MAX_PROCS:  # beyond telling apart: keep every question, locate nothing
-        for w in sessions:
-            living.add(w.key)
-            ambiguous[w.key] = tuple(procs)
-        return
+        return [(tuple(procs), False)] * len(sessions)
     first = choices(weights)
     # Among the best pairings, those giving pis the most recently written sessions: a newer
     # session weighs more than all older ones together (sessions written at the same time weigh
@@ -273,15 +254,8 @@ def _solve(
             for i, row in enumerate(weights)
         ]
     )
-    for i, w in enumerate(sessions):
-        got = first[i] if w.question else second[i]
-        pis = sorted(p for p in got if p is not None)
-        if pis:
-            living.add(w.key)
-        if len(got) == 1 and pis:
-            owners[w.key] = procs[pis[0]]
-        elif pis:
-            ambiguous[w.key] = tuple(procs[p] for p in pis)
+    got = [first[i] if w.question else second[i] for i, w in enumerate(sessions)]
+    return [(tuple(procs[p] for p in sorted(p for p in pis if p is not None)), len(pis) == 1) for pis in got]
 
 
 # ---- the evidence ----
@@ -298,13 +272,7 @@ def created_at(file: str, session_id: str | None) -> float | None:
     if m is not None:
         return int(m.group(1) + m.group(2), 16) / 1000.0
     n = _NAME_TIME.match(posixpath.basename(file.replace("\\", "/")))
-    if n is not None:
-        try:
-            at = datetime.strptime(f"{n.group(1)}:{n.group(2)}:{n.group(3)}.{n.group(4)}", "%Y-%m-%dT%H:%M:%S.%f")
-        except ValueError:
-            return None
-        return at.replace(tzinfo=timezone.utc).timestamp()
-    return None
+    return None if n is None else parse_iso("{}:{}:{}.{}Z".format(*n.groups()))
 
 
 # ---- pi's arguments ----
@@ -317,20 +285,15 @@ def _session_args(argv: Sequence[str]) -> tuple[list[str], list[str], bool]:
     named: list[str] = []
     ids: list[str] = []
     resumes = False
-    i = 0
-    while i < len(argv):
-        arg = argv[i]
+    args = iter(argv)
+    for arg in args:
         key, eq, val = arg.partition("=")
         if key in ("--session", "--session-id"):
-            if not eq:
-                i += 1
-                val = argv[i] if i < len(argv) else ""
+            val = val if eq else next(args, "")
             if val:
                 (named if key == "--session" else ids).append(val)
                 resumes = resumes or key == "--session"
-        elif arg in _RESUME_FLAGS:
-            resumes = True
-        i += 1
+        resumes = resumes or arg in _RESUME_FLAGS
     return named, ids, resumes
 
 

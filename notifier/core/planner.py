@@ -50,6 +50,7 @@ of text, and the fields ``status --json`` adds."""
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -111,22 +112,20 @@ class Preferences:
 
     def running(self, now: float) -> Preferences:
         """Without the snoozes that have ended by ``now``."""
-        return Preferences(
-            self.snooze_all_until if self.snooze_all_until > now else 0.0,
-            _frozen({k: v for k, v in self.sessions.items() if v > now}),
-            _frozen({k: v for k, v in self.projects.items() if v > now}),
-            self.muted,
-        )
+        return replace(
+            self, snooze_all_until=self.snooze_all_until if self.snooze_all_until > now else 0.0,
+            sessions=_frozen({k: v for k, v in self.sessions.items() if v > now}),
+            projects=_frozen({k: v for k, v in self.projects.items() if v > now}),
+        )  # fmt: skip
 
     def shifted(self, offset: float) -> Preferences:
         """The same choices with every snooze's end moved by ``offset`` (from the wall clock they
         are kept in to a monotonic clock: ``monotonic now - wall now``, taken once)."""
-        return Preferences(
-            self.snooze_all_until + offset if self.snooze_all_until else 0.0,
-            _frozen({k: v + offset for k, v in self.sessions.items()}),
-            _frozen({k: v + offset for k, v in self.projects.items()}),
-            self.muted,
-        )
+        return replace(
+            self, snooze_all_until=self.snooze_all_until + offset if self.snooze_all_until else 0.0,
+            sessions=_frozen({k: v + offset for k, v in self.sessions.items()}),
+            projects=_frozen({k: v + offset for k, v in self.projects.items()}),
+        )  # fmt: skip
 
 
 # ---- quiet hours ----
@@ -142,20 +141,17 @@ def parse_quiet_hours(value: str) -> tuple[int, int] | None:
     if not value:
         return None
     m = re.fullmatch(_HHMM, value.strip())
-    if not m:
+    window = (int(m[1]) * 60 + int(m[2]), int(m[3]) * 60 + int(m[4])) if m else None
+    if window is None or window[0] == window[1]:
         raise ValueError(QUIET_HOURS_FORMAT)
-    a, b, c, d = (int(x) for x in m.groups())
-    if (a, b) == (c, d):
-        raise ValueError(QUIET_HOURS_FORMAT)
-    return a * 60 + b, c * 60 + d
+    return window
 
 
 def _window(value: str) -> tuple[int, int] | None:
     """:func:`parse_quiet_hours`, with None (no quiet hours) for a value that does not parse."""
-    try:
+    with contextlib.suppress(ValueError):
         return parse_quiet_hours(value)
-    except ValueError:
-        return None
+    return None
 
 
 def in_quiet_hours(window: tuple[int, int] | None, now: float) -> bool:
@@ -172,14 +168,9 @@ def next_quiet_change(window: tuple[int, int] | None, now: float) -> float | Non
     """The next moment after ``now`` when quiet hours start or end (None: no quiet hours)."""
     if window is None:
         return None
-
     day = datetime.fromtimestamp(now).replace(hour=0, minute=0, second=0, microsecond=0)
-    times = [
-        (day + timedelta(days=d)).replace(hour=m // 60, minute=m % 60).timestamp()
-        for d in (0, 1, 2)
-        for m in window
-    ]
-    return min(t for t in times if t > now)
+    times = [(day + timedelta(days=d)).replace(hour=m // 60, minute=m % 60) for d in (0, 1, 2) for m in window]
+    return min(t.timestamp() for t in times if t.timestamp() > now)
 
 
 def tomorrow_morning(now: float) -> float:
@@ -196,7 +187,6 @@ def quiet_hours_obj(value: str, now: float) -> dict[str, Any]:
     end = next_quiet_change(window, now)
     if end is None or not in_quiet_hours(window, now):
         return {"quiet_hours": None}
-
     return {"quiet_hours": {"hours": value.strip(), "until": iso(end)}}
 
 
@@ -255,11 +245,8 @@ def silenced_line(prefs: Preferences, snapshot: Snapshot, now: float) -> str:
             else clean(key, 80)
         )
         snoozes.append(f"session {what} for {duration(until - now)}")
-    for project, until in sorted(p.projects.items()):
-        snoozes.append(f"project {clean(project, 80)} for {duration(until - now)}")
-    parts = []
-    if snoozes:
-        parts.append("snoozed: " + ", ".join(snoozes))
+    snoozes += [f"project {clean(name, 80)} for {duration(until - now)}" for name, until in sorted(p.projects.items())]
+    parts = ["snoozed: " + ", ".join(snoozes)] if snoozes else []
     if p.muted:
         parts.append("muted: " + ", ".join(clean(m, 80) for m in sorted(p.muted)))
     return "; ".join(parts)
@@ -274,7 +261,7 @@ def parse_duration(text: str, limit: float | None = MAX_SNOOZE_S) -> float | Non
     """Seconds in "90s", "15m", "15min", "1h", "2h30m", "1d" or a bare number of minutes; "off"
     or none at all ("0", "0m"): 0 (resume). None for anything else (or more than ``limit``, a week)."""
     t = text.strip().lower()
-    if t in ("off", "0"):
+    if t == "off":
         return 0.0
     if re.fullmatch(r"\d+(?:\.\d+)?", t):
         seconds = float(t) * 60
@@ -283,9 +270,7 @@ def parse_duration(text: str, limit: float | None = MAX_SNOOZE_S) -> float | Non
         if not parts or _PART.sub("", t).strip():
             return None
         seconds = sum(float(n) * _UNITS[u] for n, u in parts)
-    if seconds == 0:
-        return 0.0  # ("0m", "0s": as "0")
-    return seconds if seconds > 0 and (limit is None or seconds <= limit) else None
+    return seconds if limit is None or seconds <= limit else None  # (0, "0m", "0s": 0, resume)
 
 
 DEFAULT_SNOOZE_S = 15 * 60.0  # as the notification's "Snooze 15 min"
@@ -325,17 +310,14 @@ class Reminders:
     """The schedule and the counts to persist, by question (session file, toolCallId)."""
 
     def __init__(self, after_s: Sequence[float], before: Mapping[tuple[str, str], int]) -> None:
-        self.after_s = tuple(after_s)
+        self.after_s = tuple(sorted(after_s))
         self._before = before
         self._changed: dict[tuple[str, str], int] = {}
 
     def passed(self, key: tuple[str, str], waited: float) -> int:
         """The reminders whose time is already past when a question that has waited ``waited``
         is first shown (counted as sent)."""
-        passed = sum(1 for after in self.after_s if waited >= after)
-        if passed:
-            self._changed[key] = passed
-        return passed
+        return self.due(key, 0, waited) or 0
 
     def before(self, key: tuple[str, str]) -> int:
         """The reminders a question notified before a restart had then."""
@@ -344,13 +326,11 @@ class Reminders:
     def due(self, key: tuple[str, str], sent: int, waited: float) -> int | None:
         """The count once the reminder due now is sent, for a question that has waited ``waited``
         and had ``sent``; ``None``: none is due."""
-        after = self.after_s
-        if sent >= len(after) or waited < after[sent]:
+        passed = sum(1 for after in self.after_s if waited >= after)  # (those missed asleep or silenced too)
+        if passed <= sent:
             return None
-        while sent < len(after) and waited >= after[sent]:
-            sent += 1  # skip reminders missed while asleep or silenced
-        self._changed[key] = sent
-        return sent
+        self._changed[key] = passed
+        return passed
 
     def last(self, sent: int) -> bool:
         """Whether the reminder that made the count ``sent`` is the last one (critical)."""
@@ -370,6 +350,7 @@ class Reminders:
 # ---- the planner ----
 
 GROUP_S = 0.05  # questions due this close together are raised together (so a burst groups)
+BURST_N, BURST_WINDOW_S = 3, 2.0  # this many questions within this many seconds: one summary
 
 
 @dataclass
@@ -383,8 +364,6 @@ class _Shown:
 class Planner:
     settle_s: float = 0.25
     remind_after_s: Sequence[float] = (600.0, 1800.0)
-    burst_n: int = 3
-    burst_window_s: float = 2.0
     notified: set[Key] = field(default_factory=set)
     reminded: dict[Key, int] = field(default_factory=dict)  # reminders sent before a restart
     # The user's snoozes and mutes: handed in by their owner (the app), read here, never changed.
@@ -534,8 +513,8 @@ class Planner:
             self._groups[handle] = {i.key for i in startup}
             out.append(Notice(handle, "startup", tuple(startup)))
         if due:
-            self._recent = [(t, k) for t, k in self._recent if now - t <= self.burst_window_s and k in self._shown]
-            if len(self._recent) + len(due) >= self.burst_n:
+            self._recent = [(t, k) for t, k in self._recent if now - t <= BURST_WINDOW_S and k in self._shown]
+            if len(self._recent) + len(due) >= BURST_N:
                 out += self._burst(due, now)
             else:
                 for item in due:

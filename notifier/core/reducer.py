@@ -1,4 +1,4 @@
-"""One session's state from pi's events (pure): the per-session reducer, its summaries for the
+"""One session's state from pi's events (pure): the per-session reducer, its summary for the
 scan cache, and the replay of a file's last entries at start-up.
 
 **The reducer**: events in, state and question changes out. The rules (docs/pi-sessions.md
@@ -36,7 +36,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
-from notifier.core.codec import decode, encode
+from notifier.core.codec import encode
 from notifier.core.model import Outcome, Question, State
 
 # ---- the reducer ----
@@ -217,29 +217,11 @@ class SessionReducer:
         return ended
 
 
-# ---- summaries (for the scan cache): plain JSON-able dicts, pure ----
-
-
-@dataclass(slots=True)
-class Summary:
-    """Everything a session's state needs to be rebuilt without reading its file again (the
-    scan cache's shape: :func:`notifier.core.codec.encode` writes it, ``decode`` checks it).
-    (Not frozen: one is made for every file the cache holds, and a frozen init costs twice.)"""
-
-    sid: str | None
-    cwd: str | None
-    name: str | None
-    base: State
-    pending: tuple[Question, ...]
-    running: dict[str, str]
-    tool: str | None
-    at: float
-    header: bool
-
+# ---- its summary (for the scan cache) ----
 
 def summarize(r: SessionReducer) -> dict[str, Any]:
-    """The :class:`Summary` of ``r``, as :func:`~notifier.core.codec.encode` writes it (spelled
-    out: this runs for every file the scan cache keeps, and the round trip tests hold the two equal)."""
+    """Everything ``r``'s state needs to be rebuilt without reading its file again: plain JSON
+    (pending questions by :func:`~notifier.core.codec.encode`; read back by notifier/sessions.py)."""
     return {
         "sid": r.session_id,
         "cwd": r.cwd,
@@ -251,23 +233,6 @@ def summarize(r: SessionReducer) -> dict[str, Any]:
         "at": r.updated_at,
         "header": r.has_header,
     }
-
-
-def restore(d: object, max_text: int | None = None, max_list: int | None = None) -> SessionReducer:
-    """The inverse of :func:`summarize`: raises ValueError on anything it never writes (a field
-    missing or added, of a wrong type, strings and lists past ``max_text`` and ``max_list``)."""
-    s = decode(Summary, d, max_text, max_list)
-    return SessionReducer(
-        session_id=s.sid,
-        cwd=s.cwd,
-        name=s.name,
-        base=s.base,
-        calls={q.tool_call_id: q for q in s.pending},
-        running=dict(s.running),
-        current_tool=s.tool,
-        updated_at=s.at,
-        has_header=s.header,
-    )
 
 
 # ---- the start-up replay ----

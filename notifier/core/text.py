@@ -329,9 +329,7 @@ class Masker:
         self.add(urls)
 
     def add(self, urls: Iterable[str]) -> None:
-        parts = set(self._parts)
-        for url in urls:
-            parts |= secret_parts(url)
+        parts = self._parts.union(*map(secret_parts, urls))
         if parts != self._parts:
             self._parts = parts
             alternatives = "|".join(re.escape(p) for p in sorted(parts, key=len, reverse=True))
@@ -357,11 +355,6 @@ _SPACE_RUN = re.compile(" (?= )")
 class Unsafe(ValueError):
     """An argument that cannot be shown in a command to paste. ``str()``: one line saying which
     argument and what it holds (a code point, never the untrusted text itself)."""
-
-    def __init__(self, what: str, why: str) -> None:
-        self.what = what
-        self.why = why
-        super().__init__(f"{what} holds {why}")
 
 
 @dataclass(frozen=True)
@@ -408,11 +401,9 @@ def check(word: Word, position: int = 0) -> str:
     """The argument's text, once it is known to be safe; else :class:`Unsafe`. A plain ``str``
     is named by its ``position`` (1-based) in the command."""
     what, value = (word.what, word.value) if isinstance(word, Arg) else (f"argument {position}", word)
-    if not isinstance(value, str):
-        raise Unsafe(what, "no text")
-    why = why_unsafe(value)
+    why = why_unsafe(value) if isinstance(value, str) else "no text"
     if why is not None:
-        raise Unsafe(what, why)
+        raise Unsafe(f"{what} holds {why}")
     return value
 
 

@@ -24,73 +24,39 @@ from notifier.core.model import Outcome
 
 # ---- the markers, as data ----
 
-Path = tuple[str, ...]
+def _by_outcome(groups: Mapping[Outcome, str]) -> Mapping[str, Outcome]:
+    """A table of codes from the codes of each outcome (space-separated)."""
+    return {code: outcome for outcome, codes in groups.items() for code in codes.split()}
 
-# Keys (paths into ``details``) whose string value names how the question ended; the first one
+
+# Keys (dotted paths into ``details``) whose string value names how the question ended; the first one
 # holding a value of STATES decides. Values are compared lower-cased with "-" read as "_".
-STATE_PATHS: tuple[Path, ...] = (
-    ("status",),
-    ("lifecycle",),
-    ("outcome",),
-    ("kind",),
-    ("response", "kind"),
-    ("action",),
+STATE_PATHS = ("status", "lifecycle", "outcome", "kind", "response.kind", "action")
+STATES = _by_outcome(
+    {
+        # answered (a chat redirect or "needs discussion" is the user's answer too)
+        "answered": "answered submitted completed ok needs_discussion selection freeform batch execute "
+        "execute_keep_context edit",
+        # closed without an answer (the contract has no timeout outcome: a timeout is cancelled)
+        "cancelled": "cancelled canceled cancel dismissed timeout timed_out",
+        "aborted": "aborted",
+        "unavailable": "unavailable no_ui",
+        "error": "invalid error failed rejected",
+    }
 )
-STATES: Mapping[str, Outcome] = {
-    # answered (a chat redirect or "needs discussion" is the user's answer too)
-    "answered": "answered",
-    "submitted": "answered",
-    "completed": "answered",
-    "ok": "answered",
-    "needs_discussion": "answered",
-    "selection": "answered",
-    "freeform": "answered",
-    "batch": "answered",
-    "execute": "answered",
-    "execute_keep_context": "answered",
-    "edit": "answered",
-    # closed without an answer (the contract has no timeout outcome: a timeout is cancelled)
-    "cancelled": "cancelled",
-    "canceled": "cancelled",
-    "cancel": "cancelled",
-    "dismissed": "cancelled",
-    "timeout": "cancelled",
-    "timed_out": "cancelled",
-    "aborted": "aborted",
-    "unavailable": "unavailable",
-    "no_ui": "unavailable",
-    "invalid": "error",
-    "error": "error",
-    "failed": "error",
-    "rejected": "error",
-}
 
 # Keys whose code says why a question ended without an answer. They refine a ``cancelled`` or
 # ``error`` state (``status: failed`` + ``reason: interactive_ui_required`` is ``unavailable``).
-REASON_PATHS: tuple[Path, ...] = (
-    ("cancelReason",),
-    ("reason",),
-    ("error", "code"),
-    ("error", "kind"),
-    ("error",),
-    ("mode",),
+REASON_PATHS = ("cancelReason", "reason", "error.code", "error.kind", "error", "mode")
+REASONS = _by_outcome(
+    {
+        "cancelled": "user user_cancelled",
+        "aborted": "aborted",
+        # (``print``: questions written to a file for later, ``mode: print``)
+        "unavailable": "unavailable ui_unavailable no_ui no_custom_ui interactive_ui_required unsupported_mode print",
+        "error": "invalid invalid_input invalid_request questionnaire_already_active",
+    }
 )
-REASONS: Mapping[str, Outcome] = {
-    "user": "cancelled",
-    "user_cancelled": "cancelled",
-    "aborted": "aborted",
-    "unavailable": "unavailable",
-    "ui_unavailable": "unavailable",
-    "no_ui": "unavailable",
-    "no_custom_ui": "unavailable",
-    "interactive_ui_required": "unavailable",
-    "unsupported_mode": "unavailable",
-    "print": "unavailable",  # questions written to a file for later (``mode: print``)
-    "invalid": "error",
-    "invalid_input": "error",
-    "invalid_request": "error",
-    "questionnaire_already_active": "error",
-}
 
 
 class Flag(NamedTuple):
@@ -118,33 +84,14 @@ FLAGS: tuple[Flag, ...] = (
 # if one holds an answer (a non-empty text, a number, a non-empty record, a list with one such) and
 # not answered if none does (``answer: null``, ``answers: []``, empty ``selectedOptions``).
 ANSWER_KEYS: tuple[str, ...] = (
-    "answer",
-    "answers",
-    "responses",
-    "response",
-    "results",
-    "selectedOptions",
-    "selections",
-    "customInput",
+    "answer", "answers", "responses", "response", "results", "selectedOptions", "selections", "customInput",
 )
 # Inside one answer record, the keys that hold what was picked or typed; a record with none of
 # them counts as an answer when it is not empty (``{"<question>": "Label"}``).
 PICKED_KEYS: tuple[str, ...] = (
-    *ANSWER_KEYS,
-    "selected",
-    "selectedValues",
-    "selectedLabel",
-    "selection",
-    "values",
-    "labels",
-    "value",
-    "label",
-    "text",
-    "custom",
-    "customText",
-    "otherText",
-    "freeText",
-)
+    *ANSWER_KEYS, "selected", "selectedValues", "selectedLabel", "selection", "values", "labels", "value", "label",
+    "text", "custom", "customText", "otherText", "freeText",
+)  # fmt: skip
 
 # An error text (``isError``, a ``details.error``, or a text that starts with ``Error:``) that
 # matches this says the question could not be shown: ``unavailable``. Only error texts are read
@@ -176,10 +123,9 @@ PI_MESSAGES: tuple[Message, ...] = (
 TOOL_MESSAGES: tuple[Message, ...] = (
     Message("User cancelled the selection", "cancelled", "question (pi's example); ask (oh-my-pi v5)"),
     Message(
-        "User cancelled the questionnaire",
-        "cancelled",
+        "User cancelled the questionnaire", "cancelled",
         "questionnaire (pi's example, pi-vault, clankercode); ask (steve-goldberg)",
-    ),
+    ),  # fmt: skip
     Message("User cancelled the questions.", "cancelled", "ask_user (pi-agent-extensions)"),
     Message("User cancelled the question", "cancelled", "ask_user (pi-ask-user); question (rwese)"),
     Message("User cancelled the question.", "cancelled", "ask_question (fitchmultz)"),
@@ -202,10 +148,9 @@ TOOL_MESSAGES: tuple[Message, ...] = (
     Message("User did not respond (timed out)", "cancelled", "ask_user (seen in the wild)"),
     Message("Timed out after 5 minutes. …", "cancelled", "ask_question (fitchmultz)"),
     Message(
-        "No interactive UI is available, so the questions could not be shown. …",
-        "unavailable",
+        "No interactive UI is available, so the questions could not be shown. …", "unavailable",
         "ask_user (TianZuo555 pi-ask-user)",
-    ),
+    ),  # fmt: skip
     Message("Ask requires interactive mode. …", "unavailable", "ask_user (pi-ask-user)"),
     Message("ask_user can only be used in interactive TUI mode.", "unavailable", "ask_user (pi-ask-herdr)"),
     Message("User prompt seems unclear: …", "unavailable", "clarify_prompt (pi-clarify, no UI)"),
@@ -217,8 +162,11 @@ TOOL_MESSAGES: tuple[Message, ...] = (
 
 _UNAVAILABLE = re.compile(UNAVAILABLE, re.IGNORECASE)
 # Last resort for the text of an error (never an answer): which kind of failure it reports.
-_CANCEL_WORD = re.compile(r"cancel|declin|dismiss", re.IGNORECASE)
-_ABORT_WORD = re.compile(r"abort", re.IGNORECASE)
+_FAILURES: tuple[tuple[re.Pattern[str], Outcome], ...] = (
+    (_UNAVAILABLE, "unavailable"),
+    (re.compile(r"cancel|declin|dismiss", re.IGNORECASE), "cancelled"),
+    (re.compile(r"abort", re.IGNORECASE), "aborted"),
+)
 _NESTING = 8  # how deep an answer is looked for (the shapes nest 3 levels)
 
 
@@ -250,18 +198,14 @@ def classify(is_error: Any, content: Any, details: Any) -> Outcome:
     text = result_text(content)
     fields: Mapping[str, Any] = details if isinstance(details, Mapping) else {}
     stated = _stated(fields)
-    if stated == "answered":
-        return "answered"
     if stated is not None:
         return _why(stated, fields, text)
     if is_error is True:
         return _failure(text)
     known = known_message(text)
-    if known is not None:
-        return known
-    if _is_error_text(text):
+    if known is None and _is_error_text(text):
         return "unavailable" if _UNAVAILABLE.search(text) else "error"
-    return "answered"
+    return known or "answered"
 
 
 def known_message(text: str) -> Outcome | None:
@@ -306,25 +250,17 @@ def _why(stated: Outcome, fields: Mapping[str, Any], text: str) -> Outcome:
 
 def _failure(text: str) -> Outcome:
     """A result pi marked ``isError`` with no state of its own: the error text says which kind."""
-    known = known_message(text)
-    if known is not None:
-        return known
-    if _UNAVAILABLE.search(text):
-        return "unavailable"
-    if _CANCEL_WORD.search(text):
-        return "cancelled"
-    if _ABORT_WORD.search(text):
-        return "aborted"
-    return "error"
+    worded: Outcome = next((outcome for pattern, outcome in _FAILURES if pattern.search(text)), "error")
+    return known_message(text) or worded
 
 
 def _is_error_text(text: str) -> bool:
     return text.lstrip()[: len(ERROR_PREFIX)].lower() == ERROR_PREFIX.lower()
 
 
-def _at(fields: Mapping[str, Any], path: Path) -> Any:
+def _at(fields: Mapping[str, Any], path: str) -> Any:
     value: Any = fields
-    for key in path:
+    for key in path.split("."):
         if not isinstance(value, Mapping):
             return None
         value = value.get(key)
@@ -349,11 +285,8 @@ def _holds(value: Any, depth: int) -> bool:
         return True
     if isinstance(value, str):
         return bool(value.strip())
-    if isinstance(value, Mapping):
-        picked = [k for k in PICKED_KEYS if k in value]
-        if picked:
-            return any(_holds(value[k], depth + 1) for k in picked)
-        return any(_holds(v, depth + 1) for v in value.values())
+    if isinstance(value, Mapping):  # what was picked or typed, else anything in it
+        value = [value[k] for k in PICKED_KEYS if k in value] or list(value.values())
     if isinstance(value, list):
         return any(_holds(v, depth + 1) for v in value)
     return False
@@ -365,9 +298,6 @@ def _strings(value: Any, depth: int = 0) -> Iterable[str]:
         return
     if isinstance(value, str):
         yield value
-    elif isinstance(value, Mapping):
-        for v in value.values():
-            yield from _strings(v, depth + 1)
-    elif isinstance(value, list):
-        for v in value:
+    elif isinstance(value, (Mapping, list)):
+        for v in value.values() if isinstance(value, Mapping) else value:
             yield from _strings(v, depth + 1)

@@ -119,7 +119,7 @@ def match(
     wanted: Sequence[Wanted], procs: Sequence[PiProcess], announced: dict[int, str] | None = None
 ) -> tuple[dict[str, PiProcess], Owners]:
     """Which live pi process has each session (session file → process), and the whole pairing
-    (for the sessions it cannot tell: :meth:`Owners.candidates`; a session the evidence cannot
+    (for the sessions it cannot tell: ``Owners.ambiguous``; a session the evidence cannot
     give to one pi is not in the first, see :func:`locate_one` for why). ``announced``: pid → the
     session file that pi announced (the companion extension's hello), exact where given."""
     asking = {folder(w.cwd) for w in wanted if w.question and w.cwd}
@@ -211,7 +211,7 @@ def locate_one(
     proc = pairs.get(w.key)
     if proc is not None:
         return locate(proc, list_windows(with_windows))
-    return _unmatched(w, owners.candidates(w.key), procs)
+    return _unmatched(w, owners.ambiguous.get(w.key, ()), procs)
 
 
 def _unmatched(w: Wanted, cands: Sequence[Proc], procs: Sequence[PiProcess]) -> Unmatched:

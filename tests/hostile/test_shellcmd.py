@@ -100,7 +100,6 @@ def test_the_reason_names_the_argument_and_the_character(value: str, why: str) -
     with pytest.raises(Unsafe) as raised:
         text.join(["cd", Arg("the folder of the session", value), "&&", "pi"])
     assert str(raised.value) == f"the folder of the session holds {why}"
-    assert raised.value.what == "the folder of the session"
     with pytest.raises(Unsafe, match=r"^argument 2 holds "):
         text.join(["cd", value])
 

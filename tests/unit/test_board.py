@@ -121,39 +121,6 @@ def test_only_a_real_first_header_makes_a_session() -> None:
     assert view is not None and (view.ref.id, view.ref.cwd) == ("first", "/a")
 
 
-def test_summary_round_trip() -> None:
-    import marshal
-
-    from notifier.core.reducer import restore, summarize
-
-    b = Board(liveness=False)
-    args = {
-        "questions": [
-            {
-                "question": "Q?",
-                "header": "H",
-                "multiSelect": True,
-                "options": [{"label": "A", "description": "d", "recommended": True}, "B"],
-            },
-            {"prompt": "Two"},
-        ],
-        "title": "Form",
-    }
-    b.local.apply(
-        "f",
-        [
-            Header("s", "/p"),
-            ToolStart(5.0, "c1", "ask_user", extract("ask_user", args, "c1", 5.0)),
-            ToolStart(5.0, "b1", "bash"),
-        ],
-        6.0,
-    )
-    original = b.local.reducer("f")
-    assert original is not None
-    again = restore(marshal.loads(marshal.dumps(summarize(original))))
-    assert again == original
-
-
 def test_incremental_snapshots_follow_every_change() -> None:
     b = Board(liveness=True)
     b.local.apply("f", [Header("s", "/p"), asked("q1", 100.0)], 100.0)

@@ -150,7 +150,7 @@ def test_the_window_builds_on_the_same_objects() -> None:
     model value (and reads it back exactly)."""
     view = SessionView(REF, "needs_input", (Q,), (), True, 1_700_000_000.0)
     (q,) = window_obj(Snapshot((view,)))["questions"]
-    assert q["question"] == codec.to_obj(Q) and codec.from_obj(q["question"]) == Q
+    assert q["question"] == codec.encode(Q) and codec.decode(Question, q["question"]) == Q
     assert q["session"] == codec.encode(REF) and codec.decode(SessionRef, q["session"]) == REF
     assert q["key"] == [REF.key, "call-1"] and q["abandoned"] is False and q["question"]["title"] == "Two questions"
     items = q["question"]["items"]

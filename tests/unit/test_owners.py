@@ -89,7 +89,7 @@ def test_look_alike_dialogs_are_told_apart_by_their_panes() -> None:
     sb = asking("B.jsonl", STAGING, ["Yes", "No"], B_START + 0.3, at=1101.0)
     pa, pb = a(dialog(PROD, ["Yes", "No"])), b(dialog(STAGING, ["Yes", "No"]))
     o = bind([sa, sb], [pa, pb])
-    assert owners_of(o) == {"A.jsonl": 11, "B.jsonl": 22} and o.alive("A.jsonl") and o.alive("B.jsonl")
+    assert owners_of(o) == {"A.jsonl": 11, "B.jsonl": 22} and "A.jsonl" in o.living and "B.jsonl" in o.living
     # the same text with other options is a look-alike too
     sb2 = asking("B.jsonl", PROD, ["Drop it", "Keep it"], B_START + 0.3, at=1101.0)
     o = bind([sa, sb2], [pa, b(dialog(PROD, ["Drop it", "Keep it"]))])
@@ -106,8 +106,8 @@ def test_identical_dialogs_or_no_evidence_stay_ambiguous() -> None:
     for procs in ([a(same), b(same)], [a(None), b(None)]):
         o = bind([sa, sb], procs)
         assert o.owners == {}
-        assert {p.pid for p in o.candidates("A.jsonl")} == {11, 22} == {p.pid for p in o.candidates("B.jsonl")}
-        assert o.alive("A.jsonl") and o.alive("B.jsonl")  # both pis run: both questions are live
+        assert {p.pid for p in o.ambiguous.get("A.jsonl", ())} == {11, 22} == {p.pid for p in o.ambiguous.get("B.jsonl", ())}
+        assert "A.jsonl" in o.living and "B.jsonl" in o.living  # both pis run: both questions are live
 
 
 def test_start_times_tell_pis_started_seconds_apart() -> None:
@@ -119,7 +119,7 @@ def test_start_times_tell_pis_started_seconds_apart() -> None:
     assert owners_of(o) == {"A.jsonl": 11, "B.jsonl": 22}
     # A killed: B has its own session, A's question is nobody's
     o = bind([sa, sb], [later])
-    assert owners_of(o) == {"B.jsonl": 22} and not o.alive("A.jsonl")
+    assert owners_of(o) == {"B.jsonl": 22} and "A.jsonl" not in o.living
 
 
 def test_a_killed_asker_is_not_kept_alive_by_its_neighbour() -> None:
@@ -127,14 +127,14 @@ def test_a_killed_asker_is_not_kept_alive_by_its_neighbour() -> None:
     # the neighbour asks something else
     sb = asking("B.jsonl", "Which region?", ["eu", "us"], B_START + 0.3, at=1101.0)
     o = bind([sa, sb], [b(dialog("Which region?", ["eu", "us"]))])
-    assert not o.alive("A.jsonl") and owners_of(o) == {"B.jsonl": 22}
+    assert "A.jsonl" not in o.living and owners_of(o) == {"B.jsonl": 22}
     # the neighbour is idle on its own session (written before A asked), its pane shows no dialog
     sb_idle = Wanted("B.jsonl", "/p", 1050.0, None, None, (), None, B_START + 0.3)
     o = bind([sa, sb_idle], [b(idle())])
-    assert not o.alive("A.jsonl") and owners_of(o) == {"B.jsonl": 22}
+    assert "A.jsonl" not in o.living and owners_of(o) == {"B.jsonl": 22}
     # ... not in tmux: nothing tells, and the question is kept (no missed question)
     o = bind([sa, sb_idle], [b(None)])
-    assert o.alive("A.jsonl")
+    assert "A.jsonl" in o.living
 
 
 def working(history: str = "") -> str:
@@ -153,7 +153,7 @@ def test_a_killed_asker_among_two_working_neighbours_is_nobodys() -> None:
     pc = Proc("/p", c_start, 33, None, working(" $ sleep 300"))
     pb = b(working(" $ sleep 300"))
     o = bind([sa, sb, sc], [pb, pc])
-    assert not o.alive("A.jsonl") and o.candidates("A.jsonl") == ()
+    assert "A.jsonl" not in o.living and o.ambiguous.get("A.jsonl", ()) == ()
     assert owners_of(o) == {"B.jsonl": 22, "C.jsonl": 33}
     # A alive, its dialog on screen: its question is A's, never a neighbour's
     o = bind([sa, sb, sc], [a(dialog(PROD, ["Yes", "No"])), pb, pc])
@@ -164,27 +164,27 @@ def test_a_pending_session_with_one_candidate_stays_alive_whatever_its_pane_show
     s = asking("A.jsonl", PROD, ["Yes", "No"], A_START + 0.3)
     for screen in (None, idle(), "garbled", dialog(PROD, ["Yes", "No"])):
         o = bind([s], [a(screen)])
-        assert o.alive("A.jsonl") and owners_of(o) == {"A.jsonl": 11}, screen
+        assert "A.jsonl" in o.living and owners_of(o) == {"A.jsonl": 11}, screen
     # a pi started after the question was asked did not ask it
     o = bind([s], [Proc("/p", 1100.0 + START_SLACK_S + 1, 33)])
-    assert not o.alive("A.jsonl") and o.owners == {}
+    assert "A.jsonl" not in o.living and o.owners == {}
 
 
 def test_a_resumed_session_needs_evidence() -> None:
     old = asking("old.jsonl", PROD, ["Yes", "No"], 500.0)  # created long before the pi started
     shown = a(dialog(PROD, ["Yes", "No"]))
     assert owners_of(bind([old], [shown])) == {"old.jsonl": 11}  # its pane shows the question
-    assert not bind([old], [a(idle())]).alive("old.jsonl")  # its pane shows something else
-    assert not bind([old], [Proc("/p", A_START, 11, ("300",))]).alive("old.jsonl")  # its arguments
+    assert "old.jsonl" not in bind([old], [a(idle())]).living  # its pane shows something else
+    assert "old.jsonl" not in bind([old], [Proc("/p", A_START, 11, ("300",))]).living  # its arguments
     assert owners_of(bind([old], [Proc("/p", A_START, 11, ("-c",))])) == {"old.jsonl": 11}
     named = Proc("/p", A_START, 11, ("--session", "old.jsonl"))
     assert owners_of(bind([old], [named])) == {"old.jsonl": 11}
     # nothing can be seen of it (pi 1.6 outside tmux): it may have resumed it, the question is kept
-    assert bind([old], [a(None)]).alive("old.jsonl")
+    assert "old.jsonl" in bind([old], [a(None)]).living
     # ... but a pi with a session of its own is on that one
     own = Wanted("own.jsonl", "/p", 1050.0, None, None, (), None, A_START + 0.3)
     o = bind([old, own], [a(None)])
-    assert not o.alive("old.jsonl") and owners_of(o) == {"own.jsonl": 11}
+    assert "old.jsonl" not in o.living and owners_of(o) == {"own.jsonl": 11}
 
 
 def test_what_the_companion_announced_is_exact() -> None:
@@ -199,7 +199,7 @@ def test_a_process_seen_in_two_folders_is_one_process() -> None:
     s1 = Wanted("1.jsonl", "/real/p", 1050.0, None)
     s2 = Wanted("2.jsonl", "/link/p", 1040.0, None)
     o = bind([s1, s2], [Proc("/link/p", A_START, 5), Proc("/real/p", A_START, 5)])
-    assert owners_of(o) == {"1.jsonl": 5} and not o.alive("2.jsonl")
+    assert owners_of(o) == {"1.jsonl": 5} and "2.jsonl" not in o.living
 
 
 # ---- properties over any processes and sessions ----
@@ -275,7 +275,7 @@ def test_no_more_sessions_alive_than_pis_can_hold_unless_undecidable(
     procs, wanted = build(ps, ss)
     o = bind(wanted, procs)
     for folder in ("/p", "/q"):
-        idle_alive = [w for w in wanted if w.cwd == folder and not w.question and o.alive(w.key)]
+        idle_alive = [w for w in wanted if w.cwd == folder and not w.question and w.key in o.living]
         bound = [w for w in wanted if w.cwd == folder and w.key in o.owners]
         here = [p for p in procs if p.cwd == folder]
         assert len(bound) <= len(here)
@@ -314,10 +314,10 @@ def test_a_dialog_not_showing_its_question_text_is_not_held_against_its_pi() -> 
     now = asking("now.jsonl", "Which database?", ["pg", "sqlite"], 1060.0)
     tab2 = dialog("Which language for the scripts?", ["Python", "Shell"])
     o = bind([earlier, now], [a(tab2)])
-    assert o.alive("now.jsonl")
+    assert "now.jsonl" in o.living
     # its empty input box is another matter: no dialog is open, it is on its earlier session
     o = bind([earlier, now], [a(idle())])
-    assert not o.alive("now.jsonl") and owners_of(o) == {"earlier.jsonl": 11}
+    assert "now.jsonl" not in o.living and owners_of(o) == {"earlier.jsonl": 11}
 
 
 def test_a_neighbour_showing_the_same_question_is_not_taken_for_a_killed_asker() -> None:
@@ -326,5 +326,5 @@ def test_a_neighbour_showing_the_same_question_is_not_taken_for_a_killed_asker()
     sa = asking("A.jsonl", PROD, ["Yes", "No"], A_START + 0.3)
     sb = asking("B.jsonl", PROD, ["Yes", "No"], B_START + 0.3, at=1101.0)
     o = bind([sa, sb], [b(dialog(PROD, ["Yes", "No"]))])
-    assert o.owner("A.jsonl") is None and o.owner("B.jsonl") is None
-    assert [p.pid for p in o.candidates("A.jsonl")] == [22]
+    assert o.owners.get("A.jsonl") is None and o.owners.get("B.jsonl") is None
+    assert [p.pid for p in o.ambiguous.get("A.jsonl", ())] == [22]

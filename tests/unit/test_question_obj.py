@@ -1,5 +1,7 @@
-"""A question's plain object carries every field: what the scan cache keeps of a pending question
-comes back equal, whatever its fields hold; anything the object never holds is refused."""
+"""A question's plain object (codec.encode / codec.decode) carries every field: what the scan cache
+keeps of a pending question comes back equal, whatever its fields hold; anything the object never
+holds is refused. (The scan cache's whole summary, read back by notifier/sessions.py, is tested in
+tests/unit/test_startup_cache.py: round trip, damage, limits.)"""
 
 from __future__ import annotations
 
@@ -12,9 +14,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from notifier.core import codec
-from notifier.core.codec import from_obj, to_obj
+from notifier.core.codec import decode, encode
 from notifier.core.model import Option, Question, QuestionItem
-from notifier.core.reducer import SessionReducer, Summary, restore, summarize
+from notifier.core.reducer import SessionReducer, summarize
 
 from ..conftest import json_paths, wrong_type
 from ..strategies import questions
@@ -24,19 +26,12 @@ _encode = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode  # (as
 
 @given(questions)
 def test_a_question_comes_back_equal(q: Question) -> None:
-    assert from_obj(to_obj(q)) == q
+    assert decode(Question, encode(q)) == q
 
 
 @given(questions)
 def test_a_question_comes_back_equal_through_json_and_the_bounded_parse(q: Question) -> None:
-    assert from_obj(codec.loads(_encode(to_obj(q)).encode("ascii"))) == q
-
-
-@given(st.lists(questions, max_size=3, unique_by=lambda q: q.tool_call_id))
-def test_a_summary_of_pending_questions_restores_them_equal(pending: list[Question]) -> None:
-    r = SessionReducer("s", "/p", "name", base="working", calls={q.tool_call_id: q for q in pending})
-    again = restore(codec.loads(_encode(summarize(r))))
-    assert again == r and list(again.calls.values()) == pending
+    assert decode(Question, codec.loads(_encode(encode(q)).encode("ascii"))) == q
 
 
 def test_every_field_of_a_question_is_in_its_object() -> None:
@@ -54,7 +49,7 @@ def test_every_field_of_a_question_is_in_its_object() -> None:
         kind="dialog",
         dialog="select",
     )
-    obj = to_obj(q)
+    obj = encode(q)
     assert {f.name for f in fields(Question)} - {"asked_at"} <= obj.keys()
     assert {f.name for f in fields(QuestionItem)} == obj["items"][0].keys()
     assert {f.name for f in fields(Option)} == obj["items"][0]["options"][0].keys()
@@ -63,14 +58,13 @@ def test_every_field_of_a_question_is_in_its_object() -> None:
         "options": [{"label": "A", "description": None, "recommended": False, "value": "a"}],
         "key": "k", "required": False, "show_when": ["p", "v"], "other": False,
     }  # fmt: skip
-    assert codec.items_obj(q) == obj["items"]  # (the window gets every field of every item)
 
 
 @given(questions, st.data())
-def test_anything_but_what_to_obj_writes_is_refused_with_a_value_error(q: Question, data: st.DataObject) -> None:
+def test_anything_but_what_encode_writes_is_refused_with_a_value_error(q: Question, data: st.DataObject) -> None:
     """A field dropped, a field added, a value of another type: a ValueError (a damaged scan
     cache is rebuilt on it), never another exception."""
-    obj = json.loads(json.dumps(to_obj(q)))
+    obj = json.loads(json.dumps(encode(q)))
     path = data.draw(st.sampled_from(json_paths(obj)))
     parent: Any = obj
     for k in path[:-1]:
@@ -83,7 +77,7 @@ def test_anything_but_what_to_obj_writes_is_refused_with_a_value_error(q: Questi
     else:
         parent[path[-1]] = wrong_type(parent[path[-1]])
     with pytest.raises(ValueError):
-        from_obj(obj)
+        decode(Question, obj)
 
 
 @pytest.mark.parametrize(
@@ -95,52 +89,22 @@ def test_anything_but_what_to_obj_writes_is_refused_with_a_value_error(q: Questi
 )  # fmt: skip
 def test_unknown_kinds_and_times_that_are_not_finite_are_refused(change: dict[str, Any]) -> None:
     with pytest.raises(ValueError):
-        from_obj({**to_obj(Question("c1", "question", (QuestionItem("Q?"),), 1.0)), **change})
+        decode(Question, {**encode(Question("c1", "question", (QuestionItem("Q?"),), 1.0)), **change})
 
 
 @pytest.mark.parametrize("obj", [None, [], "question", 7, {"items": []}])
 def test_what_is_not_a_question_object_is_refused(obj: Any) -> None:
     with pytest.raises(ValueError):
-        from_obj(obj)
+        decode(Question, obj)
 
 
 def test_strings_and_lists_past_the_limits_are_refused() -> None:
     q = Question("c1", "question", (QuestionItem("x" * 10, options=(Option("A"), Option("B"))),), 1.0)
-    assert from_obj(to_obj(q), max_text=10, max_list=2) == q
+    assert decode(Question, encode(q), max_text=10, max_list=2) == q
     with pytest.raises(ValueError):
-        from_obj(to_obj(q), max_text=9)
+        decode(Question, encode(q), max_text=9)
     with pytest.raises(ValueError):
-        from_obj(to_obj(q), max_list=1)
-
-
-@given(st.lists(questions, max_size=2, unique_by=lambda q: q.tool_call_id), st.data())
-def test_anything_but_what_summarize_writes_is_refused_by_restore(pending: list[Question], data: st.DataObject) -> None:
-    """The scan cache's summary is read through the same codec: a field dropped, added, or of
-    another type anywhere inside it is a ValueError, never another exception or a reducer."""
-    r = SessionReducer("s", "/p", None, base="idle", calls={q.tool_call_id: q for q in pending}, running={"t1": "bash"})
-    obj = json.loads(json.dumps(summarize(r)))
-    path = data.draw(st.sampled_from(json_paths(obj)))
-    parent: Any = obj
-    for k in path[:-1]:
-        parent = parent[k]
-    if isinstance(parent, dict) and parent is not obj["running"] and data.draw(st.booleans()):
-        del parent[path[-1]]  # (a tool of ``running`` may be dropped: that dict has no fixed fields)
-    else:
-        parent[path[-1]] = wrong_type(parent[path[-1]])
-    with pytest.raises(ValueError):
-        restore(obj)
-
-
-def test_a_summary_past_the_limits_or_of_an_unknown_state_is_refused() -> None:
-    r = SessionReducer("s" * 10, None, None, base="idle", running={"t1": "bash", "t2": "read"})
-    assert restore(summarize(r), max_text=10, max_list=2) == r
-    for limits in ({"max_text": 9}, {"max_list": 1}):
-        with pytest.raises(ValueError):
-            restore(summarize(r), **limits)
-    with pytest.raises(ValueError):
-        restore({**summarize(r), "base": "asleep"})
-    with pytest.raises(ValueError):
-        restore({**summarize(r), "at": float("nan")})
+        decode(Question, encode(q), max_list=1)
 
 
 def test_every_model_value_is_written_with_every_field() -> None:
@@ -150,4 +114,7 @@ def test_every_model_value_is_written_with_every_field() -> None:
     assert codec.decode(Option, codec.encode(option)) == option
     assert codec.encode("plain") == "plain"
     r = SessionReducer("s", "/p", None, base="idle", running={"t1": "bash"}, updated_at=2.0, has_header=True)
-    assert summarize(r) == codec.encode(Summary("s", "/p", None, "idle", (), {"t1": "bash"}, None, 2.0, True))
+    assert summarize(r) == {
+        "sid": "s", "cwd": "/p", "name": None, "base": "idle", "pending": [], "running": {"t1": "bash"}, "tool": None,
+        "at": 2.0, "header": True,
+    }  # fmt: skip

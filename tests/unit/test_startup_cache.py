@@ -85,7 +85,7 @@ def test_a_warm_scan_gives_every_field_of_a_question_as_the_cold_one(tmp_path: P
     """What a question's dialog needs comes back from the cache as it was read: a questionnaire
     without a free-text row gets no reply field in its notification after a warm restart either,
     and a pi-ask form keeps its ids, optional questions, conditions and option values."""
-    from notifier.core.codec import to_obj
+    from notifier.core.codec import encode
     from notifier.outputs.render import option_actions, takes_text
     from notifier.pi.keys import Unsupported, plan
 
@@ -107,7 +107,7 @@ def test_a_warm_scan_gives_every_field_of_a_question_as_the_cold_one(tmp_path: P
     assert (cold_cache.hits, warm_cache.hits) == (0, 2)
     assert questions(warm) == questions(cold)  # every field, compared as values
     read = questions(cold)
-    assert [to_obj(q) for q in questions(warm).values()] == [to_obj(q) for q in read.values()]
+    assert [encode(q) for q in questions(warm).values()] == [encode(q) for q in read.values()]
     assert read["q1"].items[0].other is False and not takes_text(questions(warm)["q1"], True)
     assert option_actions(questions(warm)["q1"], True)  # (its options are still buttons)
     with pytest.raises(Unsupported, match="no free-text row"):  # (answer --text: refused up front)
@@ -184,3 +184,28 @@ def test_a_time_past_floats_in_a_pending_question_is_damage() -> None:
     assert raw != packed[3]
     with pytest.raises(Damaged):
         _unpack((*packed[:3], raw), tailer.path, tailer.offset, tailer.max_line, (1, 2))
+
+
+def test_a_form_and_a_tool_running_come_back_from_a_summary_equal() -> None:
+    from notifier.core.reducer import Event, Header, ToolStart
+    from notifier.pi.catalog import extract
+
+    args = {
+        "questions": [
+            {
+                "question": "Q?",
+                "header": "H",
+                "multiSelect": True,
+                "options": [{"label": "A", "description": "d", "recommended": True}, "B"],
+            },
+            {"prompt": "Two"},
+        ],
+        "title": "Form",
+    }
+    b = Board(liveness=False)
+    events: list[Event] = [Header("s", "/p"), ToolStart(5.0, "c1", "ask_user", extract("ask_user", args, "c1", 5.0)), ToolStart(5.0, "b1", "bash")]
+    b.local.apply("f", events, 6.0)
+    original = b.local.reducer("f")
+    assert original is not None and original.pending and original.running
+    tailer, packed = _packed(original)
+    assert _unpacked(tailer, packed, json.loads(packed[3])).reducer == original
