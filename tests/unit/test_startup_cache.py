@@ -188,7 +188,7 @@ def test_a_time_past_floats_in_a_pending_question_is_damage() -> None:
 
 def test_a_form_and_a_tool_running_come_back_from_a_summary_equal() -> None:
     from notifier.core.reducer import Event, Header, ToolStart
-    from notifier.pi.catalog import extract
+    from notifier.pi.parse import extract
 
     args = {
         "questions": [
