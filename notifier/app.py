@@ -96,10 +96,6 @@ def _focus_message(focus: list[str] | None, said: str | None) -> dict[str, Any]:
     return {"focus": focus, **({"said": said} if said else {})}
 
 
-def _focus_obj(focus: Focus | None) -> list[str] | None:
-    return [focus.file, focus.call] if focus is not None else None
-
-
 class WindowProcess:
     """Every open window is a subscribed connection; at most one is started by this app."""
 
@@ -122,7 +118,7 @@ class WindowProcess:
         subscribed within ``wait`` s), "starting" (not confirmed yet), "no-display" or "failed"."""
         with self._show_lock:
             self._pending_said = said
-            result = self._show(_focus_obj(focus))
+            result = self._show([focus.file, focus.call] if focus is not None else None)
             process = self._process
         deadline = time.monotonic() + wait
         while result == "starting" and process is not None and time.monotonic() < deadline:
@@ -268,13 +264,8 @@ class PreferencesOwner:
     def __init__(self, store: Store, now: float) -> None:
         self._store = store
         self._lock = threading.Lock()
-        self._value = store.preferences(now)
+        self.value = store.preferences(now)  # the current choices (immutable: read it as often as you like)
         self._listeners: list[Listener] = []
-
-    @property
-    def value(self) -> Preferences:
-        """The current choices (immutable: read it as often as you like)."""
-        return self._value
 
     def listen(self, listener: Listener, current: bool = True) -> None:
         """Call ``listener`` with every new value and (``current``) with the current one now;
@@ -282,21 +273,21 @@ class PreferencesOwner:
         with self._lock:
             self._listeners.append(listener)
             if current:
-                listener(self._value)
+                listener(self.value)
 
     def apply(self, command: Snooze | Mute, now: float) -> Preferences:
         """Carry out a snooze or mute: the new value, persisted, handed to every listener."""
         with self._lock:
             if isinstance(command, Snooze):
-                value = self._value.snoozed(command.until, now, command.session, command.project)
+                value = self.value.snoozed(command.until, now, command.session, command.project)
                 if command.session is None and command.project is None and command.until <= now:
                     self._store.clear_snoozes()  # resume: every snooze is lifted
                 else:
                     self._store.snooze(command.until, command.session, command.project)
             else:
-                value = self._value.with_mute(command.project, command.on)
+                value = self.value.with_mute(command.project, command.on)
                 self._store.mute(command.project, command.on)
-            self._value = value
+            self.value = value
             for listener in self._listeners:
                 listener(value)
             return value
@@ -405,24 +396,20 @@ def _relay_signals(signals: Sequence[tuple[int, threading.Event]]) -> None:
 def stop_side_by_side(stoppers: Sequence[tuple[str, Callable[[], object]]], deadline: float) -> list[str]:
     """Run each ``(name, stop)`` on a thread of its own; wait for them until ``deadline`` (monotonic).
     Returns the names still busy then."""
-    threads = []
-    for name, fn in stoppers:
-        t = threading.Thread(target=_quietly(name, fn), name=f"pi-notifier-stop {name}", daemon=True)
-        t.start()
-        threads.append((name, t))
-    for _, t in threads:
-        t.join(max(0.0, deadline - time.monotonic()))
-    return [name for name, t in threads if t.is_alive()]
 
-
-def _quietly(name: str, fn: Callable[[], object]) -> Callable[[], None]:
-    def run() -> None:
+    def quietly(name: str, fn: Callable[[], object]) -> None:
         try:
             fn()
         except BaseException as exc:  # on the way out: say it, never hang or trace back
             log.warning("stopping %s failed: %s", name, clean(exc, 200))
 
-    return run
+    threads = [threading.Thread(target=quietly, args=job, name=f"pi-notifier-stop {job[0]}", daemon=True)
+               for job in stoppers]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(max(0.0, deadline - time.monotonic()))
+    return [name for (name, _), t in zip(stoppers, threads, strict=True) if t.is_alive()]
 
 
 # ---- without an app: the window's own source ----
@@ -524,7 +511,7 @@ class App:
         self.server: Server | None = None
         self.lock = lock
         self.health = FailureLog()  # shared with the engine and the notifier: what failed and was recovered
-        decorate = WindowDecoration(lambda: self.preferences.value, self._changed, self.stop_event)
+        decorate = WindowDecoration(lambda: self.preferences.value, lambda: self.redraw.changed(), self.stop_event)
         self.window = WindowProcess(self.socket, decorate=decorate)
         self.redraw = Redraw(self.window, config, self.health, self.stop_event)
         self.remotes: Remotes | None = None  # remote hosts (their links: notifier/remote.py)
@@ -550,7 +537,8 @@ class App:
                     target=self._act, args=(command,), name="pi-notifier-act", daemon=True
                 ).start()
                 return {"ok": True}
-            code, said = self._carry_out(command)  # an ipc worker thread: the reply says what happened
+            # an ipc worker thread: the reply says what happened
+            code, said = carry_out(self.config, self.snapshot(), command)
             return {"ok": code == 0, "code": code, "said": said, **({"error": said} if code else {})}
         elif isinstance(command, Show):
             window = self.window.show(command.focus, command.wait)
@@ -569,16 +557,12 @@ class App:
             return status_reply(self.config, command, self.ui_state())
         return {"ok": True}
 
-    def _carry_out(self, command: Goto | Answer) -> tuple[int, str]:
-        """goto / answer on the app's own snapshot: (the CLI's exit code, one line to show)."""
-        return carry_out(self.config, self.snapshot(), command)
-
     def _act(self, command: Goto | Answer) -> None:
         """Carry out a goto or answer from the tray or a notification; when it cannot be done, the
         user is told what to do instead: in the window, opened at the question (its status line),
         or where there is no window, in a notification."""
         try:
-            code, said = self._carry_out(command)
+            code, said = carry_out(self.config, self.snapshot(), command)
         except Exception as exc:  # never silently nothing
             code, said = 1, f"failed: {clean(exc, 200)}"
         log.info("%s: %s", "goto" if isinstance(command, Goto) else "answer", clean(said, 300))
@@ -604,9 +588,6 @@ class App:
         """What the tray, the window and the control replies show: the snapshot and the user's choices."""
         return UiState(self.snapshot(), self.preferences.value, self.health.lines())
 
-    def _changed(self) -> None:
-        self.redraw.changed()
-
     def _quiet_hours_changed(self, quiet: str) -> None:
         if self.alerts is not None:
             self.alerts.set_quiet_hours(quiet)
@@ -622,6 +603,8 @@ class App:
         and removes its notifier on the engine thread: cli/run.py)."""
         self.tray = tray
         self.redraw.tray = tray
+        if tray is not None and tray.hosts is not None:  # (followed on the outputs thread)
+            tray.hosts.follow(self.redraw.worker)
         self.store.prune(time.time() - self.config["history.retention_days"] * 86400)
         outputs: list[Output] = [JsonSink(on_broken=self.stop_event.set)] if self.json_out else []
         outputs.append(self.store)  # (the question history)
@@ -638,7 +621,7 @@ class App:
         if self.state_dir:
             options.cache_path = os.path.join(self.state_dir, "scan-cache.sqlite3")
         # (on_failure: the tray shows that the engine is being restarted)
-        self.engine = Engine(options, outputs, health=self.health, on_failure=self._changed)
+        self.engine = Engine(options, outputs, health=self.health, on_failure=self.redraw.changed)
         self.remotes = Remotes(configured(self.config))
         self.remotes.attach(self.engine)
         if not self.state_dir:  # (followed from before "ready"; the demo keeps to its own settings)
@@ -688,7 +671,7 @@ class App:
         _relay_signals(_take_signals())  # (the signals no control channel carries)
         if self.tray is not None and not self.stop_event.is_set():
             try:
-                self.tray.run(self._changed, self.stop_event)
+                self.tray.run(self.redraw.changed, self.stop_event)
             except Exception as exc:
                 if self.stop_event.is_set():
                     # pystray's GTK backends close their own notification on the way out, which

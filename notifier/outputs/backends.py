@@ -22,6 +22,7 @@ from notifier.outputs.dbus import NOTIFICATIONS, BackendError, DBusBackend, serv
 from notifier.outputs.render import Message, expire_ms, summary
 from notifier.resources import app_icon
 from notifier.system import processes
+from notifier.system.supervisor import Worker
 
 TOAST_TIMEOUT_S = 20.0  # how long showing one toast through powershell.exe may take
 
@@ -203,6 +204,7 @@ def choose_backend(
     expire: str | int = "never",
     sound: str = "default",
     instead: str = TRAY_ALONE,
+    worker: Worker | None = None,
 ) -> tuple[Backend, str]:
     """The backend to use and one line saying why. A backend is chosen only where it can really
     deliver: for D-Bus a server must answer ``GetServerInformation`` and ``GetCapabilities``;
@@ -221,7 +223,8 @@ def choose_backend(
                 return NullBackend(), "notifications are off"
             if name == "dbus":
                 backend = DBusBackend(
-                    on_action=on_action, on_reply=on_reply, on_server=on_server, expire=expire, sound=sound
+                    on_action=on_action, on_reply=on_reply, on_server=on_server, expire=expire, sound=sound,
+                    worker=worker,
                 )
                 if backend.connect():
                     return backend, backend.describe()
