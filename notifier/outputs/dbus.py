@@ -344,6 +344,30 @@ def ask(address: str | None, message: Any, timeout: float = 2.0) -> tuple[Any, .
 
 # ---- who owns the notification server's name (asked of the bus, not of the server) ----
 
+def name_owner(bus: Bus, name: str, timeout: float) -> str | None:
+    """The unique name of the connection that owns ``name``, None when nothing does."""
+    from jeepney import message_bus
+    from jeepney.wrappers import DBusErrorResponse
+
+    try:
+        (owner,) = bus.ask(message_bus.GetNameOwner(name), timeout)
+    except (DBusErrorResponse, ValueError):
+        return None
+    return owner if isinstance(owner, str) and owner.startswith(":") else None
+
+
+def pid_of(bus: Bus, unique: str, timeout: float) -> int | None:
+    """The pid of the process behind a bus connection, None when the bus does not say."""
+    from jeepney import message_bus
+    from jeepney.wrappers import DBusErrorResponse
+
+    try:
+        (pid,) = bus.ask(message_bus.GetConnectionUnixProcessID(unique), timeout)
+    except (DBusErrorResponse, TimeoutError, ValueError, BusError):
+        return None
+    return pid if isinstance(pid, int) and pid > 0 else None
+
+
 def owner_of(bus: Bus, timeout: float) -> tuple[str, str]:
     """``BUS-ID/UNIQUE-NAME`` of the connection that owns the server's name ("" if none), and
     its process ("mako, pid 812"; "" if not known). Raises BusError when the bus is gone."""
@@ -352,25 +376,19 @@ def owner_of(bus: Bus, timeout: float) -> tuple[str, str]:
 
     try:
         (bus_id,) = bus.ask(message_bus.GetId(), timeout)
-        (owner,) = bus.ask(message_bus.GetNameOwner(NOTIFICATIONS), timeout)
+        owner = name_owner(bus, NOTIFICATIONS, timeout)
     except (DBusErrorResponse, TimeoutError, ValueError):
         return "", ""
-    if not (isinstance(bus_id, str) and isinstance(owner, str) and owner.startswith(":")):
+    if owner is None or not isinstance(bus_id, str):
         return "", ""
     return f"{clean(bus_id, 64)}/{clean(owner, 64)}", process_of(bus, owner, timeout)
 
 
 def process_of(bus: Bus, unique: str, timeout: float) -> str:
-    """The "NAME, pid N" of the process behind a bus connection (the bus knows its pid; its name is
-    read from /proc where there is one), "" when the bus does not say."""
-    from jeepney import message_bus
-    from jeepney.wrappers import DBusErrorResponse
-
-    try:
-        (pid,) = bus.ask(message_bus.GetConnectionUnixProcessID(unique), timeout)
-    except (DBusErrorResponse, TimeoutError, ValueError, BusError):
-        return ""
-    if not isinstance(pid, int) or pid <= 0:
+    """The "NAME, pid N" of the process behind a bus connection (its name read from /proc where
+    there is one), "" when the bus does not say."""
+    pid = pid_of(bus, unique, timeout)
+    if pid is None:
         return ""
     try:
         with open(f"/proc/{pid}/comm", encoding="utf-8", errors="replace") as fh:

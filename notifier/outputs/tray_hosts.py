@@ -17,13 +17,14 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from notifier.core.text import clean
-from notifier.outputs.dbus import BUS_NAME, Bus, BusError
+from notifier.outputs.dbus import BUS_NAME, Bus, BusError, name_owner, pid_of
 from notifier.system.desktop import open_display
 from notifier.system.supervisor import Worker
 
 log = logging.getLogger(__name__)
 
 WATCHER = "org.kde.StatusNotifierWatcher"
+KINDS = ("XEmbed system tray", "StatusNotifierItem watcher")  # (in the order of :class:`Hosts`)
 
 
 class Hosts(NamedTuple):
@@ -39,12 +40,8 @@ class Hosts(NamedTuple):
         return self.xembed is not None and self.xembed == self.sni
 
     def describe(self) -> str:
-        said = []
-        if self.xembed:
-            said.append(f"{self.xembed} (XEmbed system tray)")
-        if self.sni:
-            said.append(f"{self.sni} (StatusNotifierItem watcher)")
-        return " and ".join(said) if said else "none"
+        said = [f"{name} ({kind})" for name, kind in zip(self, KINDS, strict=True) if name]
+        return " and ".join(said) or "none"
 
 
 NO_HOST_WHY = "no program owns the XEmbed tray selection and no StatusNotifierWatcher is on the session bus"
@@ -95,25 +92,13 @@ def xembed_owner(disp: Any) -> str | None:
 # ---- StatusNotifierItem: the session bus ----
 
 
-def _ask(bus: Any, message: Any, timeout: float = 2.0) -> Any:
-    """A call to the bus itself (jeepney's ``message_bus`` messages) through the app's bus
-    client: the reply's body, or None for an error reply."""
-    from jeepney import MessageType
-
-    reply = bus.call(message, timeout)
-    return None if reply.header.message_type == MessageType.error else reply.body
-
-
-def sni_owner(bus: Any) -> str | None:
+def sni_owner(bus: Bus, timeout: float = 2.0) -> str | None:
     """The program that owns the StatusNotifierWatcher name, or None."""
-    from jeepney.bus_messages import message_bus
-
-    body = _ask(bus, message_bus.GetNameOwner(WATCHER))
-    if not body:
+    unique = name_owner(bus, WATCHER, timeout)
+    if unique is None:
         return None
-    unique = clean(str(body[0]), 60)
-    pid = _ask(bus, message_bus.GetConnectionUnixProcessID(unique))
-    return (_program(int(pid[0])) if pid else None) or unique
+    pid = pid_of(bus, unique, timeout)
+    return (_program(pid) if pid else None) or clean(unique, 60)
 
 
 # ---- one look, for doctor and the choice of backend ----
@@ -168,10 +153,7 @@ class HostLog:
                     NO_HOST_WHY,
                 )
             return
-        for kind, was, now in (
-            ("XEmbed system tray", last.xembed, hosts.xembed),
-            ("StatusNotifierItem watcher", last.sni, hosts.sni),
-        ):
+        for kind, was, now in zip(KINDS, last, hosts, strict=True):
             if was == now:
                 continue
             if now and was:
@@ -243,9 +225,9 @@ class HostFollower:
             self._bus = Bus(self._on_signal, self._on_bus_lost, worker=worker)
             rule = MatchRule(type="signal", sender=BUS_NAME, interface=BUS_NAME, member="NameOwnerChanged")
             rule.add_arg_condition(0, WATCHER)
-            _ask(self._bus, message_bus.AddMatch(rule))
+            self._bus.ask(message_bus.AddMatch(rule), 2.0)
             self._set(sni=sni_owner(self._bus))
-        except (BusError, ImportError, TimeoutError) as exc:
+        except Exception as exc:  # (no bus, or it does not answer)
             log.debug("cannot follow StatusNotifierItem watchers: %s", exc)
 
     @staticmethod
@@ -339,7 +321,7 @@ class HostFollower:
         body = message.body
         if len(body) == 3 and body[0] == WATCHER:
             new_owner = clean(str(body[2]), 60) or None
-            if new_owner:
+            if new_owner and self._bus is not None:
                 with contextlib.suppress(Exception):  # (named by its process where the bus says)
                     new_owner = sni_owner(self._bus) or new_owner
             self._set(sni=new_owner)
