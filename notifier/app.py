@@ -72,7 +72,6 @@ from notifier.window.view import mark_snoozes, window_obj
 log = logging.getLogger(__name__)
 SHUTDOWN_BUDGET_S = 0.8  # a signal ends the app well inside 2 s, whatever hangs
 Reply = dict[str, Any]
-Execute = Callable[[Command, Connection], "Reply | None"]
 Listener = Callable[[Preferences], None]
 
 
@@ -297,32 +296,6 @@ class PreferencesOwner:
 
 
 
-def handle(execute: Execute, request: dict[str, Any], conn: Connection) -> Reply | None:
-    """One request (on an ipc worker thread) → the reply (None: ``conn`` is kept, a subscription)."""
-    now = time.time()
-    try:
-        command = commands.parse(request, now)
-    except commands.CommandError as exc:
-        name = request.get("cmd")
-        detail = f" {clean(name, 40)}" if str(exc) == "unknown command" and isinstance(name, str) else ""
-        return {"ok": False, "error": clean(exc, 200) + detail}
-    return execute(command, conn)
-
-
-def health_reply(app: App) -> Reply:
-    engine = app.engine
-    return {
-        "ok": True,
-        "pid": os.getpid(),
-        "ready": engine is not None and engine.ready_event.is_set(),
-        "engine_restarts": engine.restarts if engine is not None else 0,
-        "problems": app.health.report(),
-        "display": has_display(),
-        "tray": app.tray is not None,
-        "store": "persistent" if app.store.persistent else "in memory",
-    }
-
-
 def status_reply(config: Config, command: Status, state: UiState) -> Reply:
     """The status, if the app watches the folders, with the settings, the client asks about
     (``{"ok": false}`` otherwise: the client reads the sessions itself)."""
@@ -439,15 +412,12 @@ class LocalSource:
         self.engine.start()
         self.dialogs = DialogFeed.attach(self.engine)
 
-    def ready(self, info: ReadyInfo, snapshot: Snapshot) -> None:
-        self._send(snapshot)
-
-    def publish(self, batch: Batch) -> None:
-        self._send(batch.snapshot)
-
-    def _send(self, snapshot: Snapshot) -> None:
+    def ready(self, info: ReadyInfo | None, snapshot: Snapshot) -> None:
         if self._push is not None:
             self._push({"window": window_obj(snapshot)})
+
+    def publish(self, batch: Batch) -> None:
+        self.ready(None, batch.snapshot)
 
     def command(self, command: Command) -> None:
         engine = self.engine
@@ -464,11 +434,9 @@ class LocalSource:
 
     def ask(self, command: Command) -> dict[str, Any] | None:
         """A Goto or Answer from the window, carried out here as the CLI would (no app runs)."""
-        engine = self.engine
-        if engine is None or not isinstance(command, (Goto, Answer)):
+        if self.engine is None or not isinstance(command, (Goto, Answer)):
             return None
-
-        code, said = carry_out(self.config, engine.snapshot, command)
+        code, said = carry_out(self.config, self.engine.snapshot, command)
         return {"ok": code == 0, "code": code, "said": said}
 
     def close(self) -> None:
@@ -552,7 +520,17 @@ class App:
         elif isinstance(command, Ping):
             return {"ok": True, "pid": os.getpid(), "roots": self.config["sessions_dirs"]}
         elif isinstance(command, Health):
-            return health_reply(self)
+            engine = self.engine
+            return {
+                "ok": True,
+                "pid": os.getpid(),
+                "ready": engine is not None and engine.ready_event.is_set(),
+                "engine_restarts": engine.restarts if engine is not None else 0,
+                "problems": self.health.report(),
+                "display": has_display(),
+                "tray": self.tray is not None,
+                "store": "persistent" if self.store.persistent else "in memory",
+            }
         elif isinstance(command, Status):
             return status_reply(self.config, command, self.ui_state())
         return {"ok": True}
@@ -574,9 +552,16 @@ class App:
         if shown in ("no-display", "failed") and self.alerts is not None:
             self.alerts.tell(what, said)
 
-    def handle(self, req: dict[str, Any], conn: Connection) -> dict[str, Any] | None:
-        """One control request (on an ipc worker thread)."""
-        return handle(self.execute, req, conn)
+    def handle(self, request: dict[str, Any], conn: Connection) -> Reply | None:
+        """One control request (on an ipc worker thread) → the reply (None: ``conn`` is kept, a
+        subscription)."""
+        try:
+            command = commands.parse(request, time.time())
+        except commands.CommandError as exc:
+            name = request.get("cmd")
+            detail = f" {clean(name, 40)}" if str(exc) == "unknown command" and isinstance(name, str) else ""
+            return {"ok": False, "error": clean(exc, 200) + detail}
+        return self.execute(command, conn)
 
     # ---- what the sinks and the UI get ----
 

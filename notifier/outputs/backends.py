@@ -97,7 +97,6 @@ def is_wsl() -> bool:
 
 class PlyerBackend(Plain):
     name = "plyer"
-    markup = False
     online = True
 
     def __init__(self, expire: str | int = "never") -> None:
@@ -145,7 +144,6 @@ class PowerShellBackend(Plain):
     and are XML-escaped on the Windows side: nothing from the model is ever parsed as script."""
 
     name = "powershell"
-    markup = False
     online = True
 
     def __init__(self) -> None:

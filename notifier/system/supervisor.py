@@ -216,10 +216,6 @@ class Worker:
         self._thread = threading.Thread(target=self._supervisor.run, args=(self._loop,), name=f"pi-notifier-{part}",
                                         daemon=True)
 
-    @property
-    def health(self) -> FailureLog:
-        return self._supervisor.health
-
     def start(self) -> None:
         """Start the thread (once; later calls do nothing)."""
         with self._lock, contextlib.suppress(RuntimeError):
