@@ -98,9 +98,7 @@ def _focus_message(focus: list[str] | None, said: str | None) -> dict[str, Any]:
 class WindowProcess:
     """Every open window is a subscribed connection; at most one is started by this app."""
 
-    def __init__(
-        self, socket: str, decorate: Callable[[dict[str, Any]], dict[str, Any]] | None = None
-    ) -> None:
+    def __init__(self, socket: str, decorate: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> None:
         self.socket = socket  # the channel the window connects back to
         self.decorate = decorate  # adds to each window object what the snapshot does not hold
         self.subscribers: tuple[Connection, ...] = ()  # the open windows (replaced whole, under _sub_lock)
@@ -200,15 +198,10 @@ LOCATE_AGAIN_S = 5.0  # the window's "Where" of unchanged questions is looked up
 
 
 class WindowDecoration:
-    def __init__(
-        self,
-        preferences: Callable[[], Preferences],
-        on_found: Callable[[], None],
-        stop_event: threading.Event,
-    ) -> None:
+    def __init__(self, preferences: Callable[[], Preferences], on_found: Callable[[], None], stop: threading.Event):
         self.preferences = preferences
         self.on_found = on_found
-        self.stop_event = stop_event
+        self.stop_event = stop
         self._locations: tuple[tuple[Any, ...], float, dict[Any, Any]] | None = None  # the window's "Where"
         self._lock = threading.Lock()
         self._wanted: tuple[tuple[Any, ...], list[dict[str, Any]]] | None = None
@@ -501,9 +494,7 @@ class App:
                 clear_abandoned(self.engine, command)
         elif isinstance(command, (Goto, Answer)):
             if conn is None:  # the tray, a notification: never on their thread; what fails is said
-                threading.Thread(
-                    target=self._act, args=(command,), name="pi-notifier-act", daemon=True
-                ).start()
+                threading.Thread(target=self._act, args=(command,), name="pi-notifier-act", daemon=True).start()
                 return {"ok": True}
             # an ipc worker thread: the reply says what happened
             code, said = carry_out(self.config, self.snapshot(), command)
@@ -645,9 +636,7 @@ class App:
         try:
             self.server.start()
         except OSError as exc:
-            log.warning(
-                "cannot open the control channel (%s); a second pi-notifier will not find this one", exc
-            )
+            log.warning("cannot open the control channel (%s); a second pi-notifier will not find this one", exc)
             _signals.extend(signals)  # (run_loop relays them)
             self.server = None
 
@@ -694,9 +683,7 @@ class App:
             stoppers.append(("the notifier", alerts.stop))
         late = stop_side_by_side(stoppers, deadline)
         if late:
-            log.warning(
-                "%s did not stop within %.1f s; exiting anyway", " and ".join(late), SHUTDOWN_BUDGET_S
-            )
+            log.warning("%s did not stop within %.1f s; exiting anyway", " and ".join(late), SHUTDOWN_BUDGET_S)
         self.store.close(timeout=max(0.05, deadline - time.monotonic()))
         if self.lock is not None:
             self.lock.release()

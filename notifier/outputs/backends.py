@@ -108,13 +108,9 @@ class PlyerBackend(Plain):
 
     def show(self, message: Message, replaces: int) -> int:
         try:
-            self._notify(
-                title=message.title,
-                message=message.body,
-                app_name=APP_NAME,
-                app_icon=app_icon(),
-                timeout=self._timeout if message.sticky else 10,
-            )
+            timeout = self._timeout if message.sticky else 10
+            self._notify(title=message.title, message=message.body, app_name=APP_NAME, app_icon=app_icon(),
+                         timeout=timeout)
         except Exception as exc:
             raise BackendError(clean(exc, 160)) from exc
         return 0
@@ -147,9 +143,7 @@ class PowerShellBackend(Plain):
     online = True
 
     def __init__(self) -> None:
-        self.exe = (
-            shutil.which("powershell.exe") or "/mnt/c/Windows/System32/WindowsPowerShell/v1.0/powershell.exe"
-        )
+        self.exe = shutil.which("powershell.exe") or "/mnt/c/Windows/System32/WindowsPowerShell/v1.0/powershell.exe"
         if not os.path.exists(self.exe):
             raise BackendError("powershell.exe not found")
 
@@ -220,10 +214,8 @@ def choose_backend(
             if name == "none":
                 return NullBackend(), "notifications are off"
             if name == "dbus":
-                backend = DBusBackend(
-                    on_action=on_action, on_reply=on_reply, on_server=on_server, expire=expire, sound=sound,
-                    worker=worker,
-                )
+                backend = DBusBackend(on_action=on_action, on_reply=on_reply, on_server=on_server, expire=expire,
+                                      sound=sound, worker=worker)
                 if backend.connect():
                     return backend, backend.describe()
                 reasons.append(backend.problem)

@@ -461,11 +461,7 @@ class Signals:
         from jeepney import HeaderFields
 
         fields = msg.header.fields
-        interface, member, body = (
-            fields.get(HeaderFields.interface),
-            fields.get(HeaderFields.member),
-            msg.body,
-        )
+        interface, member, body = fields.get(HeaderFields.interface), fields.get(HeaderFields.member), msg.body
         if interface == NOTIFICATIONS and fields.get(HeaderFields.path) == PATH:
             # Only the server's own: a signal sent to us directly passes every match rule, and
             # GNOME's shell broadcasts each click that its notification service (the owner) sends
@@ -477,14 +473,10 @@ class Signals:
             then = {"ActionInvoked": self.on_action, "NotificationReplied": self.on_reply}.get(member)
             if then is not None and len(body) >= 2 and self.once.first((member, body[0], body[1])):
                 then(int(body[0]), str(body[1]))
-        elif (
-            member == "NameOwnerChanged"
-            and fields.get(HeaderFields.sender) == BUS_NAME
-            and len(body) == 3
-            and body[0] == NOTIFICATIONS
-            and self.on_server
-        ):
-            self.on_server("up" if body[2] else "down")
+        elif member == "NameOwnerChanged" and fields.get(HeaderFields.sender) == BUS_NAME:
+            about_server = len(body) == 3 and body[0] == NOTIFICATIONS
+            if about_server and self.on_server:
+                self.on_server("up" if body[2] else "down")
 
 
 # ---- the notification server ----
@@ -562,13 +554,8 @@ class DBusBackend:
             raise BackendError(clean(exc, 160)) from exc
         # sender = the well-known name: the bus passes on only signals of its owner at the time
         ours = MatchRule(type="signal", sender=NOTIFICATIONS, interface=NOTIFICATIONS, path=PATH)
-        owner = MatchRule(
-            type="signal",
-            sender=BUS_NAME,
-            interface=BUS_NAME,
-            member="NameOwnerChanged",
-            path="/org/freedesktop/DBus",
-        )
+        owner = MatchRule(type="signal", sender=BUS_NAME, interface=BUS_NAME, member="NameOwnerChanged",
+                          path="/org/freedesktop/DBus")
         owner.add_arg_condition(0, NOTIFICATIONS)
         try:
             for rule in (ours, owner):
@@ -625,24 +612,16 @@ class DBusBackend:
         except BusError as exc:
             return self._failed("bus", f"the session bus went away ({clean(exc, 120)})")
         if not self.owner:
-            return self._failed(
-                "none",
-                f"nothing owns {NOTIFICATIONS} on the session bus (a server set up to start for it {what})",
-            )
-        return self._failed("odd", f"{self.who()} {what}")
-
-    def who(self) -> str:
-        """The server as people can find it: its process, else its bus name."""
-        unique = self.owner.rsplit("/", 1)[-1]
-        return f"the notification server ({self.process or unique}, owner of {NOTIFICATIONS})"
+            why = f"nothing owns {NOTIFICATIONS} on the session bus (a server set up to start for it {what})"
+            return self._failed("none", why)
+        who = self.process or self.owner.rsplit("/", 1)[-1]  # (as people can find it)
+        return self._failed("odd", f"the notification server ({who}, owner of {NOTIFICATIONS}) {what}")
 
     def describe(self) -> str:
         server = " ".join(self.server[:3]) or "unknown server"
         return f"D-Bus notification server {server} (capabilities: {', '.join(self.capabilities)})"
 
-    def _send(
-        self, method: str, signature: str, body: tuple[Any, ...], timeout: float = 3.0
-    ) -> tuple[Any, ...]:
+    def _send(self, method: str, signature: str, body: tuple[Any, ...], timeout: float = 3.0) -> tuple[Any, ...]:
         from jeepney import DBusAddress, new_method_call
 
         address = DBusAddress(PATH, bus_name=NOTIFICATIONS, interface=NOTIFICATIONS)
@@ -675,11 +654,8 @@ class DBusBackend:
 
     def show(self, message: Message, replaces: int) -> int:
         actions, hints, timeout = notify_args(message, self.shows, self.expire, self.sound)
-        (server_id,) = self._request(
-            "Notify",
-            "susssasa{sv}i",
-            (APP_NAME, replaces, self.icon, message.title, message.body, actions, hints, timeout),
-        )
+        body = (APP_NAME, replaces, self.icon, message.title, message.body, actions, hints, timeout)
+        (server_id,) = self._request("Notify", "susssasa{sv}i", body)
         return int(server_id)
 
     def close(self, server_id: int) -> None:

@@ -36,9 +36,7 @@ class Backoff:
     """The one back-off: :meth:`next` is the wait before the next try, doubling from ``least_s``
     up to ``most_s``; a try that ran ``healthy_s`` or longer (from :meth:`began`) starts it over."""
 
-    def __init__(
-        self, least_s: float = RESTART_MIN_S, most_s: float = RESTART_MAX_S, healthy_s: float = HEALTHY_S
-    ) -> None:
+    def __init__(self, least_s: float = RESTART_MIN_S, most_s: float = RESTART_MAX_S, healthy_s: float = HEALTHY_S):
         self.least_s = least_s
         self.most_s = most_s
         self.healthy_s = healthy_s
