@@ -292,11 +292,8 @@ class PreferencesOwner:
 def status_reply(config: Config, command: Status, state: UiState) -> Reply:
     """The status, if the app watches the folders, with the settings, the client asks about
     (``{"ok": false}`` otherwise: the client reads the sessions itself)."""
-    liveness = command.liveness or config["liveness"]
-    same = sorted(command.roots) == sorted(config["sessions_dirs"])
-    same = same and liveness == config["liveness"]
-    same = same and sorted(command.question_tools) == sorted(config["question_tools"])
-    if not same:
+    asked = (sorted(command.roots), command.liveness or config["liveness"], sorted(command.question_tools))
+    if asked != (sorted(config["sessions_dirs"]), config["liveness"], sorted(config["question_tools"])):
         return {"ok": False}
     now = time.time()
     if command.brief:  # a status bar, every second: the summary only, not every session

@@ -152,7 +152,7 @@ class _Link:
                 if not self._reading.acquire(timeout=max(0.0, deadline - time.monotonic())):
                     break
                 try:
-                    self._read(lambda: not slot.empty(), deadline)
+                    self._read(slot, deadline)
                 finally:
                     self._reading.release()
                 if time.monotonic() >= deadline:
@@ -167,12 +167,12 @@ class _Link:
             raise BusError("the session bus went away")
         return reply
 
-    def _read(self, done: Callable[[], bool], deadline: float) -> None:
-        """(Holding ``_reading``.) Route what comes until ``done()`` or the deadline; then what
-        the connection holds already, without waiting."""
+    def _read(self, slot: queue.SimpleQueue[Any] | None, deadline: float) -> None:
+        """(Holding ``_reading``.) Route what comes until ``slot`` has its reply or the deadline;
+        then what the connection holds already, without waiting."""
         try:
             while True:
-                left = 0.0 if done() else deadline - time.monotonic()
+                left = 0.0 if slot is None or not slot.empty() else deadline - time.monotonic()
                 try:
                     message = self._conn.receive(timeout=max(0.0, left))
                 except TimeoutError:
@@ -189,7 +189,7 @@ class _Link:
         """(The worker: the socket is ready.) Read what came, unless a caller reads it."""
         if self._reading.acquire(blocking=False):
             try:
-                self._read(lambda: True, 0.0)
+                self._read(None, 0.0)
             except BusError:
                 pass
             finally:
