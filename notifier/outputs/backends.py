@@ -126,7 +126,7 @@ $body = [System.Security.SecurityElement]::Escape((D '{body}'))
 $xml = New-Object Windows.Data.Xml.Dom.XmlDocument
 $text = "<text>$title</text><text>$body</text>"
 $xml.LoadXml("<toast><visual><binding template='ToastGeneric'>$text</binding></visual></toast>")
-$app = '{{1AC14E77-02E7-4E5D-B744-2EB1AE5198B7}}\WindowsPowerShell\v1.0\powershell.exe'
+$app = '{1AC14E77-02E7-4E5D-B744-2EB1AE5198B7}\WindowsPowerShell\v1.0\powershell.exe'
 [Windows.UI.Notifications.ToastNotificationManager]::CreateToastNotifier($app).Show([Windows.UI.Notifications.ToastNotification]::new($xml))
 """
 
@@ -149,7 +149,6 @@ class PowerShellBackend(Plain):
 
     def show(self, message: Message, replaces: int) -> int:
         script = _TOAST_PS.replace("{title}", _b64(message.title)).replace("{body}", _b64(message.body))
-        script = script.replace("{{", "{").replace("}}", "}")
         try:
             argv = [self.exe, "-NoProfile", "-NonInteractive", "-Command", script]
             done = processes.run_or_raise(argv, TOAST_TIMEOUT_S)
