@@ -3,9 +3,9 @@
 owner of ``org.kde.StatusNotifierWatcher`` on the session bus: KDE, GNOME's AppIndicator extension,
 waybar, …): asked once (:func:`look`, for ``doctor`` and the choice of backend), followed while the
 app runs (:class:`HostFollower`: XFixes tells when the tray selection's owner changes, with no
-wake-ups while nothing happens, a 2 s poll where the server lacks XFixes, read on the app's UI
-thread; the bus's ``NameOwnerChanged`` through the app's one bus client), and each change said once in the log
-(:class:`HostLog`)."""
+wake-ups while nothing happens, a 2 s poll where the server lacks XFixes, read on the app's outputs
+thread; the bus's ``NameOwnerChanged`` through the app's one bus client), and each change said
+once in the log (:class:`HostLog`)."""
 
 from __future__ import annotations
 
@@ -178,13 +178,16 @@ def no_bus(exc: Exception) -> str:
 
 # ---- followed while the app runs ----
 
+POLL_WITHOUT_XFIXES_S = 2.0
+
 
 class HostFollower:
     """Follows both kinds of tray host: :meth:`start` looks once, :meth:`follow` follows on a
     worker's thread (the app's outputs thread: XFIXES tells when the tray selection's owner
-    changes, read when the X display's file is ready; the bus's ``NameOwnerChanged`` through the
-    one bus client, read there too). :meth:`wait` blocks until a condition on :attr:`hosts` holds;
-    ``on_change(hosts)`` and each :meth:`listen`er run after each change."""
+    changes, read when the X display's file is ready, else it is asked every 2 s; the bus's
+    ``NameOwnerChanged`` through the one bus client, read there too). :meth:`wait` blocks until a
+    condition on :attr:`hosts` holds; ``on_change(hosts)`` and each :meth:`listen`er run after
+    each change."""
 
     def __init__(self, on_change: Callable[[Hosts], None] | None = None) -> None:
         self._listeners = [] if on_change is None else [on_change]
@@ -213,10 +216,11 @@ class HostFollower:
         disp = open_display()
         if disp is not None:
             try:
-                self._set(xembed=self._select_x(disp))
+                poll_s = None if self._select_x(disp) else POLL_WITHOUT_XFIXES_S
+                self._set(xembed=xembed_owner(disp))
                 self._disp = disp
-                worker.watch(disp.fileno(), self.follow_x)
-            except Exception as exc:  # (no XFIXES: the XEmbed tray is not followed)
+                worker.watch(disp.fileno(), self.follow_x, every=poll_s)
+            except Exception as exc:
                 log.debug("cannot follow the XEmbed tray: %s", exc)
                 disp.close()
         try:
@@ -231,8 +235,10 @@ class HostFollower:
             log.debug("cannot follow StatusNotifierItem watchers: %s", exc)
 
     @staticmethod
-    def _select_x(disp: Any) -> str | None:
-        """Ask XFIXES to tell when the tray selection's owner changes; the owner now."""
+    def _select_x(disp: Any) -> bool:
+        """Ask XFIXES to tell when the tray selection's owner changes (False: the server lacks it)."""
+        if not disp.has_extension("XFIXES"):
+            return False
         from Xlib.ext import xfixes  # (here: Xlib is Linux only)
 
         disp.xfixes_query_version()
@@ -243,7 +249,7 @@ class HostFollower:
         )
         disp.xfixes_select_selection_input(disp.screen().root, tray_selection(disp), mask)
         disp.flush()
-        return xembed_owner(disp)
+        return True
 
     def listen(self, on_change: Callable[[Hosts], None]) -> None:
         """Also call ``on_change(hosts)`` after each change (where the change is seen)."""

@@ -206,7 +206,8 @@ class Worker:
         self._supervisor = Supervisor(part, stop, health)
         self._jobs: queue.SimpleQueue[Callable[[], object]] = queue.SimpleQueue()
         self._parts: list[Part] = []
-        self._files: dict[int, Callable[[], None]] = {}
+        self._files: dict[int, tuple[Callable[[], None], float | None]] = {}  # a file's reader, how often
+        self._polls: dict[int, float] = {}  # time.monotonic() a file is read next, ready or not
         self._lock = threading.Lock()
         self._wake_r, self._wake_w = os.pipe()  # (wakes the loop while it selects)
         for fd in (self._wake_r, self._wake_w):
@@ -228,15 +229,17 @@ class Worker:
         with self._lock, contextlib.suppress(ValueError):
             self._parts.remove(part)
 
-    def watch(self, fd: int, read: Callable[[], None]) -> None:
-        """Call ``read()`` on the worker's thread whenever ``fd`` is ready (until :meth:`unwatch`)."""
+    def watch(self, fd: int, read: Callable[[], None], every: float | None = None) -> None:
+        """Call ``read()`` on the worker's thread whenever ``fd`` is ready, and (``every``) that
+        many seconds after the last time, ready or not (until :meth:`unwatch`)."""
         with self._lock:
-            self._files[fd] = read
+            self._files[fd] = (read, every)
         self.wake()
 
     def unwatch(self, fd: int) -> None:
         with self._lock:
             self._files.pop(fd, None)
+            self._polls.pop(fd, None)
         self.wake()
 
     def put(self, job: Callable[[], object]) -> None:
@@ -273,7 +276,10 @@ class Worker:
             with self._lock:
                 parts, files = list(self._parts), dict(self._files)
             plans = [p.wait() for p in parts]
-            waits = [due for due, _ in plans if due is not None]
+            now = time.monotonic()
+            with self._lock:
+                polls = {fd: self._polls.setdefault(fd, now + every) for fd, (_, every) in files.items() if every}
+            waits = [due for due, _ in plans if due is not None] + [at - now for at in polls.values()]
             fds = [self._wake_r, *files, *(fd for _, more in plans for fd in more)]
             try:
                 ready = set(select.select(fds, [], [], max(0.0, min(waits)) if waits else None)[0])
@@ -290,15 +296,18 @@ class Worker:
                 job()
             if self._stop.is_set():
                 return
-            for fd in ready & files.keys():
+            now = time.monotonic()
+            for fd in (ready | {fd for fd, at in polls.items() if at <= now}) & files.keys():
                 with self._lock:
-                    read = self._files.get(fd)
+                    read, every = self._files.get(fd, (None, None))
+                    if every:
+                        self._polls[fd] = now + every
                 if read is not None:
                     read()
             for p in parts:
                 p.wake(ready)
 
-    def _drop_closed(self, files: dict[int, Callable[[], None]]) -> None:
+    def _drop_closed(self, files: dict[int, Any]) -> None:
         for fd in files:
             try:
                 os.fstat(fd)
