@@ -298,14 +298,18 @@ class Worker:
                 return
             now = time.monotonic()
             for fd in (ready | {fd for fd, at in polls.items() if at <= now}) & files.keys():
-                with self._lock:
-                    read, every = self._files.get(fd, (None, None))
-                    if every:
-                        self._polls[fd] = now + every
-                if read is not None:
-                    read()
+                self._read(fd, now)
             for p in parts:
                 p.wake(ready)
+
+    def _read(self, fd: int, now: float) -> None:
+        """A watched file is ready, or due: its reader (unless it was unwatched meanwhile)."""
+        with self._lock:
+            read, every = self._files.get(fd, (None, None))
+            if every:
+                self._polls[fd] = now + every
+        if read is not None:
+            read()
 
     def _drop_closed(self, files: dict[int, Any]) -> None:
         for fd in files:
