@@ -72,7 +72,6 @@ from notifier.window.view import mark_snoozes, window_obj
 log = logging.getLogger(__name__)
 SHUTDOWN_BUDGET_S = 0.8  # a signal ends the app well inside 2 s, whatever hangs
 Reply = dict[str, Any]
-Execute = Callable[[Command, Connection], "Reply | None"]
 Listener = Callable[[Preferences], None]
 
 
@@ -96,16 +95,10 @@ def _focus_message(focus: list[str] | None, said: str | None) -> dict[str, Any]:
     return {"focus": focus, **({"said": said} if said else {})}
 
 
-def _focus_obj(focus: Focus | None) -> list[str] | None:
-    return [focus.file, focus.call] if focus is not None else None
-
-
 class WindowProcess:
     """Every open window is a subscribed connection; at most one is started by this app."""
 
-    def __init__(
-        self, socket: str, decorate: Callable[[dict[str, Any]], dict[str, Any]] | None = None
-    ) -> None:
+    def __init__(self, socket: str, decorate: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> None:
         self.socket = socket  # the channel the window connects back to
         self.decorate = decorate  # adds to each window object what the snapshot does not hold
         self.subscribers: tuple[Connection, ...] = ()  # the open windows (replaced whole, under _sub_lock)
@@ -122,7 +115,7 @@ class WindowProcess:
         subscribed within ``wait`` s), "starting" (not confirmed yet), "no-display" or "failed"."""
         with self._show_lock:
             self._pending_said = said
-            result = self._show(_focus_obj(focus))
+            result = self._show([focus.file, focus.call] if focus is not None else None)
             process = self._process
         deadline = time.monotonic() + wait
         while result == "starting" and process is not None and time.monotonic() < deadline:
@@ -205,15 +198,10 @@ LOCATE_AGAIN_S = 5.0  # the window's "Where" of unchanged questions is looked up
 
 
 class WindowDecoration:
-    def __init__(
-        self,
-        preferences: Callable[[], Preferences],
-        on_found: Callable[[], None],
-        stop_event: threading.Event,
-    ) -> None:
+    def __init__(self, preferences: Callable[[], Preferences], on_found: Callable[[], None], stop: threading.Event):
         self.preferences = preferences
         self.on_found = on_found
-        self.stop_event = stop_event
+        self.stop_event = stop
         self._locations: tuple[tuple[Any, ...], float, dict[Any, Any]] | None = None  # the window's "Where"
         self._lock = threading.Lock()
         self._wanted: tuple[tuple[Any, ...], list[dict[str, Any]]] | None = None
@@ -268,13 +256,8 @@ class PreferencesOwner:
     def __init__(self, store: Store, now: float) -> None:
         self._store = store
         self._lock = threading.Lock()
-        self._value = store.preferences(now)
+        self.value = store.preferences(now)  # the current choices (immutable: read it as often as you like)
         self._listeners: list[Listener] = []
-
-    @property
-    def value(self) -> Preferences:
-        """The current choices (immutable: read it as often as you like)."""
-        return self._value
 
     def listen(self, listener: Listener, current: bool = True) -> None:
         """Call ``listener`` with every new value and (``current``) with the current one now;
@@ -282,21 +265,21 @@ class PreferencesOwner:
         with self._lock:
             self._listeners.append(listener)
             if current:
-                listener(self._value)
+                listener(self.value)
 
     def apply(self, command: Snooze | Mute, now: float) -> Preferences:
         """Carry out a snooze or mute: the new value, persisted, handed to every listener."""
         with self._lock:
             if isinstance(command, Snooze):
-                value = self._value.snoozed(command.until, now, command.session, command.project)
+                value = self.value.snoozed(command.until, now, command.session, command.project)
                 if command.session is None and command.project is None and command.until <= now:
                     self._store.clear_snoozes()  # resume: every snooze is lifted
                 else:
                     self._store.snooze(command.until, command.session, command.project)
             else:
-                value = self._value.with_mute(command.project, command.on)
+                value = self.value.with_mute(command.project, command.on)
                 self._store.mute(command.project, command.on)
-            self._value = value
+            self.value = value
             for listener in self._listeners:
                 listener(value)
             return value
@@ -306,40 +289,11 @@ class PreferencesOwner:
 
 
 
-def handle(execute: Execute, request: dict[str, Any], conn: Connection) -> Reply | None:
-    """One request (on an ipc worker thread) → the reply (None: ``conn`` is kept, a subscription)."""
-    now = time.time()
-    try:
-        command = commands.parse(request, now)
-    except commands.CommandError as exc:
-        name = request.get("cmd")
-        detail = f" {clean(name, 40)}" if str(exc) == "unknown command" and isinstance(name, str) else ""
-        return {"ok": False, "error": clean(exc, 200) + detail}
-    return execute(command, conn)
-
-
-def health_reply(app: App) -> Reply:
-    engine = app.engine
-    return {
-        "ok": True,
-        "pid": os.getpid(),
-        "ready": engine is not None and engine.ready_event.is_set(),
-        "engine_restarts": engine.restarts if engine is not None else 0,
-        "problems": app.health.report(),
-        "display": has_display(),
-        "tray": app.tray is not None,
-        "store": "persistent" if app.store.persistent else "in memory",
-    }
-
-
 def status_reply(config: Config, command: Status, state: UiState) -> Reply:
     """The status, if the app watches the folders, with the settings, the client asks about
     (``{"ok": false}`` otherwise: the client reads the sessions itself)."""
-    liveness = command.liveness or config["liveness"]
-    same = sorted(command.roots) == sorted(config["sessions_dirs"])
-    same = same and liveness == config["liveness"]
-    same = same and sorted(command.question_tools) == sorted(config["question_tools"])
-    if not same:
+    asked = (sorted(command.roots), command.liveness or config["liveness"], sorted(command.question_tools))
+    if asked != (sorted(config["sessions_dirs"]), config["liveness"], sorted(config["question_tools"])):
         return {"ok": False}
     now = time.time()
     if command.brief:  # a status bar, every second: the summary only, not every session
@@ -405,24 +359,20 @@ def _relay_signals(signals: Sequence[tuple[int, threading.Event]]) -> None:
 def stop_side_by_side(stoppers: Sequence[tuple[str, Callable[[], object]]], deadline: float) -> list[str]:
     """Run each ``(name, stop)`` on a thread of its own; wait for them until ``deadline`` (monotonic).
     Returns the names still busy then."""
-    threads = []
-    for name, fn in stoppers:
-        t = threading.Thread(target=_quietly(name, fn), name=f"pi-notifier-stop {name}", daemon=True)
-        t.start()
-        threads.append((name, t))
-    for _, t in threads:
-        t.join(max(0.0, deadline - time.monotonic()))
-    return [name for name, t in threads if t.is_alive()]
 
-
-def _quietly(name: str, fn: Callable[[], object]) -> Callable[[], None]:
-    def run() -> None:
+    def quietly(name: str, fn: Callable[[], object]) -> None:
         try:
             fn()
         except BaseException as exc:  # on the way out: say it, never hang or trace back
             log.warning("stopping %s failed: %s", name, clean(exc, 200))
 
-    return run
+    threads = [threading.Thread(target=quietly, args=job, name=f"pi-notifier-stop {job[0]}", daemon=True)
+               for job in stoppers]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(max(0.0, deadline - time.monotonic()))
+    return [name for (name, _), t in zip(stoppers, threads, strict=True) if t.is_alive()]
 
 
 # ---- without an app: the window's own source ----
@@ -452,15 +402,12 @@ class LocalSource:
         self.engine.start()
         self.dialogs = DialogFeed.attach(self.engine)
 
-    def ready(self, info: ReadyInfo, snapshot: Snapshot) -> None:
-        self._send(snapshot)
-
-    def publish(self, batch: Batch) -> None:
-        self._send(batch.snapshot)
-
-    def _send(self, snapshot: Snapshot) -> None:
+    def ready(self, info: ReadyInfo | None, snapshot: Snapshot) -> None:
         if self._push is not None:
             self._push({"window": window_obj(snapshot)})
+
+    def publish(self, batch: Batch) -> None:
+        self.ready(None, batch.snapshot)
 
     def command(self, command: Command) -> None:
         engine = self.engine
@@ -477,11 +424,9 @@ class LocalSource:
 
     def ask(self, command: Command) -> dict[str, Any] | None:
         """A Goto or Answer from the window, carried out here as the CLI would (no app runs)."""
-        engine = self.engine
-        if engine is None or not isinstance(command, (Goto, Answer)):
+        if self.engine is None or not isinstance(command, (Goto, Answer)):
             return None
-
-        code, said = carry_out(self.config, engine.snapshot, command)
+        code, said = carry_out(self.config, self.engine.snapshot, command)
         return {"ok": code == 0, "code": code, "said": said}
 
     def close(self) -> None:
@@ -524,7 +469,7 @@ class App:
         self.server: Server | None = None
         self.lock = lock
         self.health = FailureLog()  # shared with the engine and the notifier: what failed and was recovered
-        decorate = WindowDecoration(lambda: self.preferences.value, self._changed, self.stop_event)
+        decorate = WindowDecoration(lambda: self.preferences.value, lambda: self.redraw.changed(), self.stop_event)
         self.window = WindowProcess(self.socket, decorate=decorate)
         self.redraw = Redraw(self.window, config, self.health, self.stop_event)
         self.remotes: Remotes | None = None  # remote hosts (their links: notifier/remote.py)
@@ -546,11 +491,10 @@ class App:
                 clear_abandoned(self.engine, command)
         elif isinstance(command, (Goto, Answer)):
             if conn is None:  # the tray, a notification: never on their thread; what fails is said
-                threading.Thread(
-                    target=self._act, args=(command,), name="pi-notifier-act", daemon=True
-                ).start()
+                threading.Thread(target=self._act, args=(command,), name="pi-notifier-act", daemon=True).start()
                 return {"ok": True}
-            code, said = self._carry_out(command)  # an ipc worker thread: the reply says what happened
+            # an ipc worker thread: the reply says what happened
+            code, said = carry_out(self.config, self.snapshot(), command)
             return {"ok": code == 0, "code": code, "said": said, **({"error": said} if code else {})}
         elif isinstance(command, Show):
             window = self.window.show(command.focus, command.wait)
@@ -564,21 +508,27 @@ class App:
         elif isinstance(command, Ping):
             return {"ok": True, "pid": os.getpid(), "roots": self.config["sessions_dirs"]}
         elif isinstance(command, Health):
-            return health_reply(self)
+            engine = self.engine
+            return {
+                "ok": True,
+                "pid": os.getpid(),
+                "ready": engine is not None and engine.ready_event.is_set(),
+                "engine_restarts": engine.restarts if engine is not None else 0,
+                "problems": self.health.report(),
+                "display": has_display(),
+                "tray": self.tray is not None,
+                "store": "persistent" if self.store.persistent else "in memory",
+            }
         elif isinstance(command, Status):
             return status_reply(self.config, command, self.ui_state())
         return {"ok": True}
-
-    def _carry_out(self, command: Goto | Answer) -> tuple[int, str]:
-        """goto / answer on the app's own snapshot: (the CLI's exit code, one line to show)."""
-        return carry_out(self.config, self.snapshot(), command)
 
     def _act(self, command: Goto | Answer) -> None:
         """Carry out a goto or answer from the tray or a notification; when it cannot be done, the
         user is told what to do instead: in the window, opened at the question (its status line),
         or where there is no window, in a notification."""
         try:
-            code, said = self._carry_out(command)
+            code, said = carry_out(self.config, self.snapshot(), command)
         except Exception as exc:  # never silently nothing
             code, said = 1, f"failed: {clean(exc, 200)}"
         log.info("%s: %s", "goto" if isinstance(command, Goto) else "answer", clean(said, 300))
@@ -590,9 +540,16 @@ class App:
         if shown in ("no-display", "failed") and self.alerts is not None:
             self.alerts.tell(what, said)
 
-    def handle(self, req: dict[str, Any], conn: Connection) -> dict[str, Any] | None:
-        """One control request (on an ipc worker thread)."""
-        return handle(self.execute, req, conn)
+    def handle(self, request: dict[str, Any], conn: Connection) -> Reply | None:
+        """One control request (on an ipc worker thread) → the reply (None: ``conn`` is kept, a
+        subscription)."""
+        try:
+            command = commands.parse(request, time.time())
+        except commands.CommandError as exc:
+            name = request.get("cmd")
+            detail = f" {clean(name, 40)}" if str(exc) == "unknown command" and isinstance(name, str) else ""
+            return {"ok": False, "error": clean(exc, 200) + detail}
+        return self.execute(command, conn)
 
     # ---- what the sinks and the UI get ----
 
@@ -603,9 +560,6 @@ class App:
     def ui_state(self) -> UiState:
         """What the tray, the window and the control replies show: the snapshot and the user's choices."""
         return UiState(self.snapshot(), self.preferences.value, self.health.lines())
-
-    def _changed(self) -> None:
-        self.redraw.changed()
 
     def _quiet_hours_changed(self, quiet: str) -> None:
         if self.alerts is not None:
@@ -622,6 +576,8 @@ class App:
         and removes its notifier on the engine thread: cli/run.py)."""
         self.tray = tray
         self.redraw.tray = tray
+        if tray is not None and tray.hosts is not None:  # (followed on the outputs thread)
+            tray.hosts.follow(self.redraw.worker)
         self.store.prune(time.time() - self.config["history.retention_days"] * 86400)
         outputs: list[Output] = [JsonSink(on_broken=self.stop_event.set)] if self.json_out else []
         outputs.append(self.store)  # (the question history)
@@ -638,7 +594,7 @@ class App:
         if self.state_dir:
             options.cache_path = os.path.join(self.state_dir, "scan-cache.sqlite3")
         # (on_failure: the tray shows that the engine is being restarted)
-        self.engine = Engine(options, outputs, health=self.health, on_failure=self._changed)
+        self.engine = Engine(options, outputs, health=self.health, on_failure=self.redraw.changed)
         self.remotes = Remotes(configured(self.config))
         self.remotes.attach(self.engine)
         if not self.state_dir:  # (followed from before "ready"; the demo keeps to its own settings)
@@ -677,9 +633,7 @@ class App:
         try:
             self.server.start()
         except OSError as exc:
-            log.warning(
-                "cannot open the control channel (%s); a second pi-notifier will not find this one", exc
-            )
+            log.warning("cannot open the control channel (%s); a second pi-notifier will not find this one", exc)
             _signals.extend(signals)  # (run_loop relays them)
             self.server = None
 
@@ -688,7 +642,7 @@ class App:
         _relay_signals(_take_signals())  # (the signals no control channel carries)
         if self.tray is not None and not self.stop_event.is_set():
             try:
-                self.tray.run(self._changed, self.stop_event)
+                self.tray.run(self.redraw.changed, self.stop_event)
             except Exception as exc:
                 if self.stop_event.is_set():
                     # pystray's GTK backends close their own notification on the way out, which
@@ -726,9 +680,7 @@ class App:
             stoppers.append(("the notifier", alerts.stop))
         late = stop_side_by_side(stoppers, deadline)
         if late:
-            log.warning(
-                "%s did not stop within %.1f s; exiting anyway", " and ".join(late), SHUTDOWN_BUDGET_S
-            )
+            log.warning("%s did not stop within %.1f s; exiting anyway", " and ".join(late), SHUTDOWN_BUDGET_S)
         self.store.close(timeout=max(0.05, deadline - time.monotonic()))
         if self.lock is not None:
             self.lock.release()

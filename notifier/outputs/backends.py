@@ -22,6 +22,7 @@ from notifier.outputs.dbus import NOTIFICATIONS, BackendError, DBusBackend, serv
 from notifier.outputs.render import Message, expire_ms, summary
 from notifier.resources import app_icon
 from notifier.system import processes
+from notifier.system.supervisor import Worker
 
 TOAST_TIMEOUT_S = 20.0  # how long showing one toast through powershell.exe may take
 
@@ -96,7 +97,6 @@ def is_wsl() -> bool:
 
 class PlyerBackend(Plain):
     name = "plyer"
-    markup = False
     online = True
 
     def __init__(self, expire: str | int = "never") -> None:
@@ -108,13 +108,9 @@ class PlyerBackend(Plain):
 
     def show(self, message: Message, replaces: int) -> int:
         try:
-            self._notify(
-                title=message.title,
-                message=message.body,
-                app_name=APP_NAME,
-                app_icon=app_icon(),
-                timeout=self._timeout if message.sticky else 10,
-            )
+            timeout = self._timeout if message.sticky else 10
+            self._notify(title=message.title, message=message.body, app_name=APP_NAME, app_icon=app_icon(),
+                         timeout=timeout)
         except Exception as exc:
             raise BackendError(clean(exc, 160)) from exc
         return 0
@@ -130,7 +126,7 @@ $body = [System.Security.SecurityElement]::Escape((D '{body}'))
 $xml = New-Object Windows.Data.Xml.Dom.XmlDocument
 $text = "<text>$title</text><text>$body</text>"
 $xml.LoadXml("<toast><visual><binding template='ToastGeneric'>$text</binding></visual></toast>")
-$app = '{{1AC14E77-02E7-4E5D-B744-2EB1AE5198B7}}\WindowsPowerShell\v1.0\powershell.exe'
+$app = '{1AC14E77-02E7-4E5D-B744-2EB1AE5198B7}\WindowsPowerShell\v1.0\powershell.exe'
 [Windows.UI.Notifications.ToastNotificationManager]::CreateToastNotifier($app).Show([Windows.UI.Notifications.ToastNotification]::new($xml))
 """
 
@@ -144,19 +140,15 @@ class PowerShellBackend(Plain):
     and are XML-escaped on the Windows side: nothing from the model is ever parsed as script."""
 
     name = "powershell"
-    markup = False
     online = True
 
     def __init__(self) -> None:
-        self.exe = (
-            shutil.which("powershell.exe") or "/mnt/c/Windows/System32/WindowsPowerShell/v1.0/powershell.exe"
-        )
+        self.exe = shutil.which("powershell.exe") or "/mnt/c/Windows/System32/WindowsPowerShell/v1.0/powershell.exe"
         if not os.path.exists(self.exe):
             raise BackendError("powershell.exe not found")
 
     def show(self, message: Message, replaces: int) -> int:
         script = _TOAST_PS.replace("{title}", _b64(message.title)).replace("{body}", _b64(message.body))
-        script = script.replace("{{", "{").replace("}}", "}")
         try:
             argv = [self.exe, "-NoProfile", "-NonInteractive", "-Command", script]
             done = processes.run_or_raise(argv, TOAST_TIMEOUT_S)
@@ -203,6 +195,7 @@ def choose_backend(
     expire: str | int = "never",
     sound: str = "default",
     instead: str = TRAY_ALONE,
+    worker: Worker | None = None,
 ) -> tuple[Backend, str]:
     """The backend to use and one line saying why. A backend is chosen only where it can really
     deliver: for D-Bus a server must answer ``GetServerInformation`` and ``GetCapabilities``;
@@ -220,9 +213,8 @@ def choose_backend(
             if name == "none":
                 return NullBackend(), "notifications are off"
             if name == "dbus":
-                backend = DBusBackend(
-                    on_action=on_action, on_reply=on_reply, on_server=on_server, expire=expire, sound=sound
-                )
+                backend = DBusBackend(on_action=on_action, on_reply=on_reply, on_server=on_server, expire=expire,
+                                      sound=sound, worker=worker)
                 if backend.connect():
                     return backend, backend.describe()
                 reasons.append(backend.problem)

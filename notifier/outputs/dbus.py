@@ -1,28 +1,29 @@
-"""The one D-Bus client: the process's one connection to the session bus, read by one thread, and
-the notification server's side of it (``org.freedesktop.Notifications``): Notify,
-CloseNotification, its signals (ActionInvoked, NotificationReplied, NameOwnerChanged), who owns
-its name, what it says it is and can do.
+"""The one D-Bus client: the process's one connection to the session bus, and the notification
+server's side of it (``org.freedesktop.Notifications``): Notify, CloseNotification, its signals
+(ActionInvoked, NotificationReplied, NameOwnerChanged), who owns its name, what it says it is and
+can do.
 
-One connection, one reader: every :class:`Bus` made in the process (the notifications, the tray
+One connection, no thread: every :class:`Bus` made in the process (the notifications, the tray
 host follower, one look for ``doctor``) is a handle on the same connection to the same bus
-address; it closes when the last handle does. A reply goes to the call that waits for its serial,
-and every other reply is dropped — a second reply to the same call, a reply to a serial never
-sent, a reply that comes after its call gave up. Signals are handed to every handle's callback on
-the reader thread; a callback that calls the bus itself is answered there (the reader reads on
-for it and keeps the signals that arrive meanwhile for after), so no second thread is needed.
+address; it closes when the last handle does. It is read on the worker a handle gives (the app's
+outputs thread, while nothing calls; signals are handed out there) and by a call on its own
+thread; one thread reads at a time. A reply goes to the call that waits for its serial, and every
+other reply is dropped — a second reply to the same call, a reply to a serial never sent, a reply
+that comes after its call gave up.
 
 Why not jeepney's ``DBusRouter``: in jeepney 0.9 its receiver thread dies on a second reply with
 the same reply serial (it sets the finished call's future again: ``InvalidStateError``, or
 ``KeyError`` when the call has just gone), and every later call then fails. mako 1.7 answers
 ``GetCapabilities`` with a method return and then an ``UnknownMethod`` error with the same reply
 serial; gdbus and libdbus drop the second one, as this does. Only jeepney's public API is used:
-``open_dbus_connection``, ``DBusConnection.send/receive/close`` and its message constructors.
+``open_dbus_connection``, ``DBusConnection.send/receive/close/sock`` and its message constructors.
 
 The server's name changing owner is followed, so a server that starts late, goes away or comes
 back (restarted: asked again) is reported instead of discovered by failing notifications."""
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import logging
 import queue
@@ -38,6 +39,7 @@ from notifier.core.text import clean
 from notifier.outputs.render import Message, Server, notify_args
 from notifier.resources import app_icon
 from notifier.system.paths import session_address
+from notifier.system.supervisor import Worker
 
 # Lazy imports here: jeepney is a Linux-only dependency and this module loads on every OS.
 
@@ -112,10 +114,12 @@ class Replies:
 
 
 class _Link:
-    """The connection to one bus address and its one reader thread, shared by the handles on it."""
+    """The connection to one bus address, shared by the handles on it. No thread of its own: it
+    is read by the :class:`Worker` one of its handles gave (when the socket is ready; signals are
+    handed out there), and a call reads on its caller's thread while no other thread reads; one
+    thread reads at a time, routing every reply to the call that waits for it."""
 
     def __init__(self, address: str, auth_timeout: float) -> None:
-        from jeepney import HeaderFields, MessageFlag, MessageType, new_error
         from jeepney.io.threading import open_dbus_connection
 
         try:
@@ -124,107 +128,127 @@ class _Link:
             raise BusError(f"no session bus ({exc})") from exc
         self.address = address
         self.unique_name = str(self._conn.unique_name)
-        self._fields = HeaderFields
-        self._types = MessageType
-        self._no_reply = MessageFlag.no_reply_expected
-        self._new_error = new_error
         # our own serials (the connection's Hello had 1): a reply is matched to its call by these
         self._serials = itertools.count(2)
         self.replies = Replies()
         self.handles: list[Bus] = []
-        self._closing = False
-        self._signals: list[Any] = []  # (reader thread only) signals not yet handed to the handles
-        self._reader = threading.Thread(target=self._read, name="pi-notifier-dbus", daemon=True)
-        self._reader.start()
+        self.worker: Worker | None = None  # reads while nobody calls; signals are handed out there
+        self._fd = self._conn.sock.fileno()
+        self._reading = threading.Lock()  # (held by the one thread that reads the socket now)
+        self._signals: queue.SimpleQueue[Any] = queue.SimpleQueue()  # read, not yet handed out
+
+    def read_on(self, worker: Worker) -> None:
+        if self.worker is None:
+            self.worker = worker
+            worker.watch(self._fd, self._ready)
 
     def call(self, message: Any, timeout: float) -> Any:
         serial = next(self._serials)
         slot = self.replies.expect(serial)
+        deadline = time.monotonic() + timeout
         try:
-            try:
-                self._conn.send(message, serial=serial)
-            except OSError as exc:
-                raise BusError(f"the session bus went away ({exc})") from exc
-            if threading.current_thread() is self._reader:
-                self._read_until(slot, time.monotonic() + timeout)
-            try:
-                reply = slot.get(timeout=timeout)
-            except queue.Empty:
-                raise TimeoutError(f"no reply within {timeout:g} s") from None
+            self.send(message, serial)
+            while slot.empty():  # read here, or wait while another thread reads (it routes ours)
+                if not self._reading.acquire(timeout=max(0.0, deadline - time.monotonic())):
+                    break
+                try:
+                    self._read(slot, deadline)
+                finally:
+                    self._reading.release()
+                if time.monotonic() >= deadline:
+                    break
         finally:
             self.replies.forget(serial)  # a reply after this is dropped as late
+            self._hand_out()
+        if slot.empty():
+            raise TimeoutError(f"no reply within {timeout:g} s")
+        reply = slot.get()
         if reply is None:
             raise BusError("the session bus went away")
         return reply
 
-    def _read_until(self, slot: queue.SimpleQueue[Any], deadline: float) -> None:
-        """A signal handler called the bus: read on here until its reply came (signals are kept)."""
-        while slot.empty():
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise TimeoutError("no reply in time")
-            try:
-                message = self._conn.receive(timeout=left)
-            except TimeoutError:
-                raise
-            except Exception as exc:  # closed, or the socket went away (the reader then ends)
-                raise BusError(f"the session bus went away ({exc})") from exc
-            self._route(message)
-
-    def close(self) -> None:
-        self._closing = True
-        try:
-            self._conn.close()
-        except Exception:
-            pass
-        if self._reader is not threading.current_thread():
-            self._reader.join(2)
-
-    def _read(self) -> None:
+    def _read(self, slot: queue.SimpleQueue[Any] | None, deadline: float) -> None:
+        """(Holding ``_reading``.) Route what comes until ``slot`` has its reply or the deadline;
+        then what the connection holds already, without waiting."""
         try:
             while True:
-                message = self._conn.receive()
+                left = 0.0 if slot is None or not slot.empty() else deadline - time.monotonic()
+                try:
+                    message = self._conn.receive(timeout=max(0.0, left))
+                except TimeoutError:
+                    return
                 try:
                     self._route(message)
-                except Exception:  # never lose the reader to one odd message
+                except Exception:  # never lose the connection to one odd message
                     log.debug("could not route a D-Bus message", exc_info=True)
-                while self._signals:
-                    self._hand_out(self._signals.pop(0))
-        except Exception as exc:  # ReceiveStopped (closed by us), or the socket went away
-            if not self._closing:
-                log.debug("the session bus connection ended: %r", exc)
-        finally:
-            self.replies.close()
-            if not self._closing:
-                for handle in list(self.handles):
-                    handle.lost()
+        except Exception as exc:  # closed, or the socket went away
+            self._lost(exc)
+            raise BusError(f"the session bus went away ({exc})") from exc
 
-    def _hand_out(self, message: Any) -> None:
+    def _ready(self) -> None:
+        """(The worker: the socket is ready.) Read what came, unless a caller reads it."""
+        if self._reading.acquire(blocking=False):
+            try:
+                self._read(None, 0.0)
+            except BusError:
+                pass
+            finally:
+                self._reading.release()
+            self._hand_out()
+
+    def _hand_out(self) -> None:
+        """The signals read so far, to every handle's callback: on the worker if there is one."""
+        if self._signals.empty():
+            return
+        if self.worker is not None and not self.worker.on_thread:
+            self.worker.put(self._hand_out)
+            return
+        while not self._signals.empty():
+            message = self._signals.get()
+            for handle in list(self.handles):
+                if handle.on_signal is not None:
+                    try:
+                        handle.on_signal(message)
+                    except Exception:
+                        log.exception("a D-Bus signal handler failed")
+
+    def _lost(self, exc: Exception) -> None:
+        if not self.replies.open:
+            return
+        self.replies.close()
+        if self.worker is not None:
+            self.worker.unwatch(self._fd)
+        log.debug("the session bus connection ended: %r", exc)
         for handle in list(self.handles):
-            if handle.on_signal is not None:
-                try:
-                    handle.on_signal(message)
-                except Exception:
-                    log.exception("a D-Bus signal handler failed")
+            handle.lost()
+
+    def close(self) -> None:
+        self.replies.close()
+        if self.worker is not None:
+            self.worker.unwatch(self._fd)
+        with contextlib.suppress(Exception):
+            self._conn.close()
 
     def _route(self, message: Any) -> None:
-        kind = message.header.message_type
-        if kind in (self._types.method_return, self._types.error):
-            serial = message.header.fields.get(self._fields.reply_serial)
+        from jeepney import HeaderFields, MessageFlag, MessageType, new_error
+
+        kind, fields = message.header.message_type, message.header.fields
+        if kind in (MessageType.method_return, MessageType.error):
+            serial = fields.get(HeaderFields.reply_serial)
             if not self.replies.deliver(serial, message):
                 log.debug("dropped a D-Bus reply to serial %r that nothing waits for", serial)
-        elif kind is self._types.signal:
-            self._signals.append(message)
-        elif kind is self._types.method_call:
-            if any(h.on_call is not None and h.on_call(message) for h in list(self.handles)):
-                return  # (a handle served it)
-            if not message.header.flags & self._no_reply:
-                # nothing is served here: say so at once rather than leave the caller waiting
-                member = message.header.fields.get(self._fields.member)
-                self.send(self._new_error(message, UNKNOWN_METHOD, "s", (f"{member} is not served here",)))
+        elif kind is MessageType.signal:
+            self._signals.put(message)
+        elif kind is MessageType.method_call and not message.header.flags & MessageFlag.no_reply_expected:
+            # nothing is served here: say so at once rather than leave the caller waiting
+            member = fields.get(HeaderFields.member)
+            self.send(new_error(message, UNKNOWN_METHOD, "s", (f"{member} is not served here",)))
 
-    def send(self, message: Any) -> None:
-        self._conn.send(message, serial=next(self._serials))
+    def send(self, message: Any, serial: int | None = None) -> None:
+        try:
+            self._conn.send(message, serial=serial or next(self._serials))
+        except OSError as exc:
+            raise BusError(f"the session bus went away ({exc})") from exc
 
 
 _links_lock = threading.Lock()
@@ -233,11 +257,11 @@ _links: dict[str, _Link] = {}  # the process's connection to each bus address
 
 class Bus:
     """A handle on the process's one connection to the session bus (``address``: another bus,
-    "SYSTEM" for the system bus). ``on_signal(message)`` runs on the reader thread for every signal
-    that arrives (each handle takes what is its own); ``on_lost()`` runs there once when the bus
-    goes away (not after :meth:`close`). ``on_call(message)``: a method call sent to this
-    connection, True if the handle served it (with :meth:`reply`; on the reader thread: quickly);
-    one nobody serves is answered ``UnknownMethod``."""
+    "SYSTEM" for the system bus). ``on_signal(message)``: every signal that arrives (each handle
+    takes what is its own), on ``worker``'s thread — the connection is read there while no call
+    reads it (without a worker, signals come only with the replies of calls, after them, on the
+    caller's thread); ``on_lost()`` once when the bus goes away (not after :meth:`close`). A
+    method call sent to this connection is answered ``UnknownMethod`` at once."""
 
     def __init__(
         self,
@@ -245,14 +269,13 @@ class Bus:
         on_lost: Callable[[], None] | None = None,
         auth_timeout: float = 3.0,
         address: str | None = None,
-        on_call: Callable[[Any], bool] | None = None,
+        worker: Worker | None = None,
     ) -> None:
         address = address or session_address()
         if address is None:
             raise BusError("no session bus (DBUS_SESSION_BUS_ADDRESS is not set)")
         self.on_signal = on_signal
         self.on_lost = on_lost
-        self.on_call = on_call
         self._closed = False
         with _links_lock:
             link = _links.get(address)
@@ -260,6 +283,8 @@ class Bus:
                 link = _links[address] = _Link(address, auth_timeout)
             self._link = link
             link.handles.append(self)
+            if worker is not None:
+                link.read_on(worker)
         self.unique_name = link.unique_name
 
     def call(self, message: Any, timeout: float = 3.0) -> Any:
@@ -268,15 +293,6 @@ class Bus:
         if self._closed:
             raise BusError("the session bus connection is closed")
         return self._link.call(message, timeout)
-
-    def reply(self, call: Any, signature: str | None = None, body: tuple[Any, ...] = ()) -> None:
-        """Answer a method call this handle serves (:attr:`on_call`)."""
-        from jeepney import new_method_return
-
-        try:
-            self._link.send(new_method_return(call, signature, body))
-        except OSError as exc:
-            raise BusError(f"the session bus went away ({exc})") from exc
 
     def ask(self, message: Any, timeout: float = 3.0) -> tuple[Any, ...]:
         """:meth:`call`, and the reply's body; an error reply raises jeepney's ``DBusErrorResponse``."""
@@ -308,8 +324,7 @@ class Bus:
                 return
             self._closed = True
             link = self._link
-            if self in link.handles:
-                link.handles.remove(self)
+            link.handles.remove(self)
             if link.handles:
                 return
             if _links.get(link.address) is link:
@@ -329,6 +344,30 @@ def ask(address: str | None, message: Any, timeout: float = 2.0) -> tuple[Any, .
 
 # ---- who owns the notification server's name (asked of the bus, not of the server) ----
 
+def name_owner(bus: Bus, name: str, timeout: float) -> str | None:
+    """The unique name of the connection that owns ``name``, None when nothing does."""
+    from jeepney import message_bus
+    from jeepney.wrappers import DBusErrorResponse
+
+    try:
+        (owner,) = bus.ask(message_bus.GetNameOwner(name), timeout)
+    except (DBusErrorResponse, ValueError):
+        return None
+    return owner if isinstance(owner, str) and owner.startswith(":") else None
+
+
+def pid_of(bus: Bus, unique: str, timeout: float) -> int | None:
+    """The pid of the process behind a bus connection, None when the bus does not say."""
+    from jeepney import message_bus
+    from jeepney.wrappers import DBusErrorResponse
+
+    try:
+        (pid,) = bus.ask(message_bus.GetConnectionUnixProcessID(unique), timeout)
+    except (DBusErrorResponse, TimeoutError, ValueError, BusError):
+        return None
+    return pid if isinstance(pid, int) and pid > 0 else None
+
+
 def owner_of(bus: Bus, timeout: float) -> tuple[str, str]:
     """``BUS-ID/UNIQUE-NAME`` of the connection that owns the server's name ("" if none), and
     its process ("mako, pid 812"; "" if not known). Raises BusError when the bus is gone."""
@@ -337,25 +376,19 @@ def owner_of(bus: Bus, timeout: float) -> tuple[str, str]:
 
     try:
         (bus_id,) = bus.ask(message_bus.GetId(), timeout)
-        (owner,) = bus.ask(message_bus.GetNameOwner(NOTIFICATIONS), timeout)
+        owner = name_owner(bus, NOTIFICATIONS, timeout)
     except (DBusErrorResponse, TimeoutError, ValueError):
         return "", ""
-    if not (isinstance(bus_id, str) and isinstance(owner, str) and owner.startswith(":")):
+    if owner is None or not isinstance(bus_id, str):
         return "", ""
     return f"{clean(bus_id, 64)}/{clean(owner, 64)}", process_of(bus, owner, timeout)
 
 
 def process_of(bus: Bus, unique: str, timeout: float) -> str:
-    """The "NAME, pid N" of the process behind a bus connection (the bus knows its pid; its name is
-    read from /proc where there is one), "" when the bus does not say."""
-    from jeepney import message_bus
-    from jeepney.wrappers import DBusErrorResponse
-
-    try:
-        (pid,) = bus.ask(message_bus.GetConnectionUnixProcessID(unique), timeout)
-    except (DBusErrorResponse, TimeoutError, ValueError, BusError):
-        return ""
-    if not isinstance(pid, int) or pid <= 0:
+    """The "NAME, pid N" of the process behind a bus connection (its name read from /proc where
+    there is one), "" when the bus does not say."""
+    pid = pid_of(bus, unique, timeout)
+    if pid is None:
         return ""
     try:
         with open(f"/proc/{pid}/comm", encoding="utf-8", errors="replace") as fh:
@@ -376,14 +409,11 @@ def server_owner(timeout: float = 3.0) -> tuple[bool, str]:
     except BusError as exc:
         return False, clean(exc, 160)
     try:
-        (owned,) = bus.ask(message_bus.NameHasOwner(NOTIFICATIONS), timeout)
-        if owned:
-            (unique,) = bus.ask(message_bus.GetNameOwner(NOTIFICATIONS), timeout)
-            return True, process_of(bus, str(unique), timeout)
+        owner, process = owner_of(bus, timeout)
+        if owner:
+            return True, process
         (names,) = bus.ask(message_bus.ListActivatableNames(), timeout)
-        if NOTIFICATIONS in names:
-            return True, "started by the bus on demand"
-        return False, NO_SERVER
+        return (True, "started by the bus on demand") if NOTIFICATIONS in names else (False, NO_SERVER)
     except Exception as exc:
         return False, f"the session bus does not answer ({clean(exc, 120)})"
     finally:
@@ -431,11 +461,7 @@ class Signals:
         from jeepney import HeaderFields
 
         fields = msg.header.fields
-        interface, member, body = (
-            fields.get(HeaderFields.interface),
-            fields.get(HeaderFields.member),
-            msg.body,
-        )
+        interface, member, body = fields.get(HeaderFields.interface), fields.get(HeaderFields.member), msg.body
         if interface == NOTIFICATIONS and fields.get(HeaderFields.path) == PATH:
             # Only the server's own: a signal sent to us directly passes every match rule, and
             # GNOME's shell broadcasts each click that its notification service (the owner) sends
@@ -447,14 +473,10 @@ class Signals:
             then = {"ActionInvoked": self.on_action, "NotificationReplied": self.on_reply}.get(member)
             if then is not None and len(body) >= 2 and self.once.first((member, body[0], body[1])):
                 then(int(body[0]), str(body[1]))
-        elif (
-            member == "NameOwnerChanged"
-            and fields.get(HeaderFields.sender) == BUS_NAME
-            and len(body) == 3
-            and body[0] == NOTIFICATIONS
-            and self.on_server
-        ):
-            self.on_server("up" if body[2] else "down")
+        elif member == "NameOwnerChanged" and fields.get(HeaderFields.sender) == BUS_NAME:
+            about_server = len(body) == 3 and body[0] == NOTIFICATIONS
+            if about_server and self.on_server:
+                self.on_server("up" if body[2] else "down")
 
 
 # ---- the notification server ----
@@ -481,8 +503,11 @@ class DBusBackend:
         on_server: Callable[[str], None] | None = None,
         expire: str | int = "never",
         sound: str = "default",
+        worker: Worker | None = None,
     ) -> None:
-        """``on_action``, ``on_reply``, ``on_server``: the server's signals (:class:`Signals`)."""
+        """``on_action``, ``on_reply``, ``on_server``: the server's signals (:class:`Signals`),
+        read on ``worker``'s thread."""
+        self.worker = worker
         self.signals = Signals(on_action=on_action, on_reply=on_reply, on_server=on_server)
         self.sound = sound
         self.expire = expire
@@ -506,6 +531,12 @@ class DBusBackend:
         return Server.of(self.server, self.capabilities)
 
     @property
+    def bus(self) -> Bus:
+        if self._bus is None:
+            raise BusError("not connected")
+        return self._bus
+
+    @property
     def connected(self) -> bool:
         """The session bus connection is up (the server may still be missing)."""
         return self._bus is not None and self._bus.alive
@@ -518,22 +549,17 @@ class DBusBackend:
         from jeepney import MatchRule, message_bus
 
         try:
-            self._bus = Bus(lambda msg: self.signals.take(msg, self.owner), self._on_lost)
+            self._bus = Bus(lambda msg: self.signals.take(msg, self.owner), self._on_lost, worker=self.worker)
         except BusError as exc:
             raise BackendError(clean(exc, 160)) from exc
         # sender = the well-known name: the bus passes on only signals of its owner at the time
         ours = MatchRule(type="signal", sender=NOTIFICATIONS, interface=NOTIFICATIONS, path=PATH)
-        owner = MatchRule(
-            type="signal",
-            sender=BUS_NAME,
-            interface=BUS_NAME,
-            member="NameOwnerChanged",
-            path="/org/freedesktop/DBus",
-        )
+        owner = MatchRule(type="signal", sender=BUS_NAME, interface=BUS_NAME, member="NameOwnerChanged",
+                          path="/org/freedesktop/DBus")
         owner.add_arg_condition(0, NOTIFICATIONS)
         try:
             for rule in (ours, owner):
-                self._bus.ask(message_bus.AddMatch(rule), timeout)
+                self.bus.ask(message_bus.AddMatch(rule), timeout)
         except Exception as exc:
             self.shutdown()
             raise BackendError(f"the session bus does not answer ({clean(exc, 120)})") from exc
@@ -565,7 +591,7 @@ class DBusBackend:
             return self._odd(f"did not answer {step} within {timeout:g} s", timeout)
         except (ValueError, TypeError) as exc:  # a reply of the wrong shape
             return self._odd(f"answered oddly: {clean(exc, 120)}", timeout)
-        self.owner, self.process = self._owner(timeout)
+        self.owner, self.process = owner_of(self.bus, timeout)
         # what the server says about itself is shown in logs and doctor: sanitize it here
         self.server = tuple(clean(x, 60) for x in info)
         self.capabilities = tuple(clean(c, 60) for c in caps)
@@ -582,40 +608,24 @@ class DBusBackend:
     def _odd(self, what: str, timeout: float) -> bool:
         """A call failed: tell a server that answered oddly from no server at all."""
         try:
-            self.owner, self.process = self._owner(timeout)
+            self.owner, self.process = owner_of(self.bus, timeout)
         except BusError as exc:
             return self._failed("bus", f"the session bus went away ({clean(exc, 120)})")
         if not self.owner:
-            return self._failed(
-                "none",
-                f"nothing owns {NOTIFICATIONS} on the session bus (a server set up to start for it {what})",
-            )
-        return self._failed("odd", f"{self.who()} {what}")
-
-    def who(self) -> str:
-        """The server as people can find it: its process, else its bus name."""
-        unique = self.owner.rsplit("/", 1)[-1]
-        return f"the notification server ({self.process or unique}, owner of {NOTIFICATIONS})"
-
-    def _owner(self, timeout: float) -> tuple[str, str]:
-        """Who owns the server's name, asked of the bus (:func:`owner_of`), not of the server."""
-        if self._bus is None:
-            raise BusError("not connected")
-        return owner_of(self._bus, timeout)
+            why = f"nothing owns {NOTIFICATIONS} on the session bus (a server set up to start for it {what})"
+            return self._failed("none", why)
+        who = self.process or self.owner.rsplit("/", 1)[-1]  # (as people can find it)
+        return self._failed("odd", f"the notification server ({who}, owner of {NOTIFICATIONS}) {what}")
 
     def describe(self) -> str:
         server = " ".join(self.server[:3]) or "unknown server"
         return f"D-Bus notification server {server} (capabilities: {', '.join(self.capabilities)})"
 
-    def _send(
-        self, method: str, signature: str, body: tuple[Any, ...], timeout: float = 3.0
-    ) -> tuple[Any, ...]:
+    def _send(self, method: str, signature: str, body: tuple[Any, ...], timeout: float = 3.0) -> tuple[Any, ...]:
         from jeepney import DBusAddress, new_method_call
 
-        if self._bus is None:
-            raise BusError("not connected")
         address = DBusAddress(PATH, bus_name=NOTIFICATIONS, interface=NOTIFICATIONS)
-        return self._bus.ask(new_method_call(address, method, signature, body), timeout)
+        return self.bus.ask(new_method_call(address, method, signature, body), timeout)
 
     def _request(self, method: str, signature: str, body: tuple[Any, ...]) -> tuple[Any, ...]:
         from jeepney.wrappers import DBusErrorResponse
@@ -644,11 +654,8 @@ class DBusBackend:
 
     def show(self, message: Message, replaces: int) -> int:
         actions, hints, timeout = notify_args(message, self.shows, self.expire, self.sound)
-        (server_id,) = self._request(
-            "Notify",
-            "susssasa{sv}i",
-            (APP_NAME, replaces, self.icon, message.title, message.body, actions, hints, timeout),
-        )
+        body = (APP_NAME, replaces, self.icon, message.title, message.body, actions, hints, timeout)
+        (server_id,) = self._request("Notify", "susssasa{sv}i", body)
         return int(server_id)
 
     def close(self, server_id: int) -> None:

@@ -480,6 +480,7 @@ class AlertSink:
             expire=self.config["notifications.expire"],
             sound=self.config["notifications.sound"],
             instead=self.instead,
+            worker=self._worker,  # (the bus is read there)
         )
 
     def start(self) -> None:
@@ -613,7 +614,7 @@ class AlertSink:
         if reminded:
             self.store.mark_reminded(reminded)
 
-    # ---- server signals (the bus reader thread; carried out on the worker) ----
+    # ---- server signals (read on the worker, or after a call on its thread; carried out on the worker) ----
 
     def _server_event(self, event: str) -> None:
         self._put(lambda now: self._screen.on_server(event, now))

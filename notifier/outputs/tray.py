@@ -554,9 +554,8 @@ class Redraw:
     marks the UI as changed, and the worker then builds one :class:`UiState` of that snapshot, the
     preferences and the health, draws the tray and pushes the snapshot to the window (coalesced). A
     change that is no snapshot (a preference, the health, quiet hours) is :meth:`changed`. It wakes
-    by itself when the tray's ages or quiet hours next read differently, and reads the tray host
-    follower's X display (no thread of its own). A failure is the worker's supervisor's: said
-    once, drawn again at the next change."""
+    by itself when the tray's ages or quiet hours next read differently. A failure is the worker's
+    supervisor's: said once, drawn again at the next change."""
 
     def __init__(self, window: Window, config: Config, health: FailureLog, stop: threading.Event) -> None:
         """Wired once: ``tray``, the icon (set before :meth:`start`; None: none, or it stopped),
@@ -571,8 +570,6 @@ class Redraw:
         self._stop = stop
         self._dirty = threading.Event()
         self._due: float | None = None  # time.monotonic() the tray next reads differently by itself
-        self._poll_at: float | None = None  # time.monotonic() the tray host follower is next read
-        self._following: HostFollower | None = None  # the tray host follower read this round
         self.worker = Worker("outputs", stop, health)
         self.worker.add(self)
         health.listen(self.set_health)
@@ -609,24 +606,15 @@ class Redraw:
         self.snapshot = batch.snapshot
         self.changed()
 
-    # The worker's part: a change, the tray's next age tick, the tray host follower's X display.
+    # The worker's part: a change, the tray's next age tick.
     def wait(self) -> tuple[float | None, list[int]]:
-        hosts = getattr(self.tray, "hosts", None)
-        self._following = hosts = hosts if isinstance(hosts, HostFollower) and hosts.fds() else None
-        now = time.monotonic()
-        poll_s = hosts.timeout() if hosts is not None else None
-        self._poll_at = None if poll_s is None else now + poll_s
-        due = [t - now for t in (self._due, self._poll_at) if t is not None]
-        return (min(due) if due else None), (hosts.fds() if hosts is not None else [])
+        return (None if self._due is None else self._due - time.monotonic()), []
 
     def wake(self, ready: set[int]) -> None:
         if self._stop.is_set():
             return
-        hosts, now = self._following, time.monotonic()
-        if hosts is not None and (set(hosts.fds()) & ready or (self._poll_at is not None and now >= self._poll_at)):
-            hosts.follow_x()
         changed = self._dirty.is_set()
-        if changed or (self._due is not None and now >= self._due):
+        if changed or (self._due is not None and time.monotonic() >= self._due):
             self._dirty.clear()
             wake_in = self.draw(window=changed)  # (a delay: a wall clock set back changes no wait)
             self._due = None if wake_in is None else time.monotonic() + wake_in
@@ -659,7 +647,7 @@ def make_tray(config: Config, act: Callable[[Command], object]) -> Tray | None:
     hosts = Hosts()
     if config["tray.backend"] != "none" and has_display() and os.name == "posix" and sys.platform != "darwin":
         follower = HostFollower(HostLog())
-        hosts = follower.start(driven=True)  # (its X display is read on the outputs thread: Redraw)
+        hosts = follower.start()  # (followed on the outputs thread from App.start)
     backend, why = tray_backend(config["tray.backend"], sni_host=hosts.sni is not None, one_host=hosts.one)
     try:
         if backend is None:

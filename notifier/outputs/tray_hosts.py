@@ -3,27 +3,28 @@
 owner of ``org.kde.StatusNotifierWatcher`` on the session bus: KDE, GNOME's AppIndicator extension,
 waybar, …): asked once (:func:`look`, for ``doctor`` and the choice of backend), followed while the
 app runs (:class:`HostFollower`: XFixes tells when the tray selection's owner changes, with no
-wake-ups while nothing happens, a 2 s poll where the server lacks XFixes, read on the app's UI
-thread; the bus's ``NameOwnerChanged`` through the app's one bus client), and each change said once in the log
-(:class:`HostLog`)."""
+wake-ups while nothing happens, a 2 s poll where the server lacks XFixes, read on the app's outputs
+thread; the bus's ``NameOwnerChanged`` through the app's one bus client), and each change said
+once in the log (:class:`HostLog`)."""
 
 from __future__ import annotations
 
 import contextlib
 import logging
 import os
-import select
 import threading
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from notifier.core.text import clean
-from notifier.outputs.dbus import Bus, BusError
+from notifier.outputs.dbus import BUS_NAME, Bus, BusError, name_owner, pid_of
 from notifier.system.desktop import open_display
+from notifier.system.supervisor import Worker
 
 log = logging.getLogger(__name__)
 
 WATCHER = "org.kde.StatusNotifierWatcher"
+KINDS = ("XEmbed system tray", "StatusNotifierItem watcher")  # (in the order of :class:`Hosts`)
 
 
 class Hosts(NamedTuple):
@@ -39,12 +40,8 @@ class Hosts(NamedTuple):
         return self.xembed is not None and self.xembed == self.sni
 
     def describe(self) -> str:
-        said = []
-        if self.xembed:
-            said.append(f"{self.xembed} (XEmbed system tray)")
-        if self.sni:
-            said.append(f"{self.sni} (StatusNotifierItem watcher)")
-        return " and ".join(said) if said else "none"
+        said = [f"{name} ({kind})" for name, kind in zip(self, KINDS, strict=True) if name]
+        return " and ".join(said) or "none"
 
 
 NO_HOST_WHY = "no program owns the XEmbed tray selection and no StatusNotifierWatcher is on the session bus"
@@ -95,25 +92,13 @@ def xembed_owner(disp: Any) -> str | None:
 # ---- StatusNotifierItem: the session bus ----
 
 
-def _ask(bus: Any, message: Any, timeout: float = 2.0) -> Any:
-    """A call to the bus itself (jeepney's ``message_bus`` messages) through the app's bus
-    client: the reply's body, or None for an error reply."""
-    from jeepney import MessageType
-
-    reply = bus.call(message, timeout)
-    return None if reply.header.message_type == MessageType.error else reply.body
-
-
-def sni_owner(bus: Any) -> str | None:
+def sni_owner(bus: Bus, timeout: float = 2.0) -> str | None:
     """The program that owns the StatusNotifierWatcher name, or None."""
-    from jeepney.bus_messages import message_bus
-
-    body = _ask(bus, message_bus.GetNameOwner(WATCHER))
-    if not body:
+    unique = name_owner(bus, WATCHER, timeout)
+    if unique is None:
         return None
-    unique = clean(str(body[0]), 60)
-    pid = _ask(bus, message_bus.GetConnectionUnixProcessID(unique))
-    return (_program(int(pid[0])) if pid else None) or unique
+    pid = pid_of(bus, unique, timeout)
+    return (_program(pid) if pid else None) or clean(unique, 60)
 
 
 # ---- one look, for doctor and the choice of backend ----
@@ -168,10 +153,7 @@ class HostLog:
                     NO_HOST_WHY,
                 )
             return
-        for kind, was, now in (
-            ("XEmbed system tray", last.xembed, hosts.xembed),
-            ("StatusNotifierItem watcher", last.sni, hosts.sni),
-        ):
+        for kind, was, now in zip(KINDS, last, hosts, strict=True):
             if was == now:
                 continue
             if now and was:
@@ -200,82 +182,74 @@ POLL_WITHOUT_XFIXES_S = 2.0
 
 
 class HostFollower:
-    """Follows both kinds of tray host. :meth:`wait` blocks until a condition on :attr:`hosts`
-    holds; ``on_change(hosts)`` runs after each change.
-
-    The bus's signals arrive on the one bus client's reader. The X display is read by whoever
-    drives the follower: the UI thread (``start(driven=True)``: it selects on :meth:`fds` with
-    :meth:`timeout` and calls :meth:`follow_x`, so no thread of its own), else a thread of its
-    own. Only the driver touches the display after :meth:`start`; it closes it once
-    :meth:`close` was called."""
+    """Follows both kinds of tray host: :meth:`start` looks once, :meth:`follow` follows on a
+    worker's thread (the app's outputs thread: XFIXES tells when the tray selection's owner
+    changes, read when the X display's file is ready, else it is asked every 2 s; the bus's
+    ``NameOwnerChanged`` through the one bus client, read there too). :meth:`wait` blocks until a
+    condition on :attr:`hosts` holds; ``on_change(hosts)`` and each :meth:`listen`er run after
+    each change."""
 
     def __init__(self, on_change: Callable[[Hosts], None] | None = None) -> None:
-        self.on_change = on_change
-        self._listeners: list[Callable[[Hosts], None]] = []
+        self._listeners = [] if on_change is None else [on_change]
         self._cond = threading.Condition()
         self._hosts = Hosts()
         self._stopped = False
-        self._wake_r, self._wake_w = os.pipe()  # (wakes the driver at close)
-        self._pipe: tuple[int, ...] = (self._wake_r, self._wake_w)  # (until closed, once)
-        self._bus: Any = None
+        self._bus: Bus | None = None
         self._disp: Any = None
-        self._poll_s: float | None = None  # the X server lacks XFIXES: ask every so often
-        self._x_thread: threading.Thread | None = None
-        self._driver = False  # a driver read fds() (until then, close() closes the display itself)
+        self._x_lock = threading.Lock()  # (the display: read on the worker, closed from anywhere)
+        self._worker: Worker | None = None
 
     @property
     def hosts(self) -> Hosts:
         with self._cond:
             return self._hosts
 
-    def start(self, driven: bool = False) -> Hosts:
-        """Look once (both, before returning; ``on_change`` is told), then follow (``driven``:
-        the X display is read by the caller's loop, see :meth:`fds`). Returns what runs now."""
-        xembed = sni = None
-        self._disp = open_display()
-        if self._disp is not None:
+    def start(self) -> Hosts:
+        """Look once (``on_change`` is told); what runs now."""
+        hosts, _ = look()
+        self._set(**hosts._asdict(), force=True)
+        return hosts
+
+    def follow(self, worker: Worker) -> None:
+        """Follow both from now on, read on ``worker``'s thread (the hosts are asked again)."""
+        self._worker = worker
+        disp = open_display()
+        if disp is not None:
             try:
-                xembed = self._select_x()
+                poll_s = None if self._select_x(disp) else POLL_WITHOUT_XFIXES_S
+                self._set(xembed=xembed_owner(disp))
+                self._disp = disp
+                worker.watch(disp.fileno(), self.follow_x, every=poll_s)
             except Exception as exc:
                 log.debug("cannot follow the XEmbed tray: %s", exc)
-                self._close_display()
+                disp.close()
         try:
-            self._bus = Bus(self._on_signal, self._on_bus_lost)
             from jeepney.bus_messages import MatchRule, message_bus
 
-            bus = "org.freedesktop.DBus"
-            rule = MatchRule(type="signal", sender=bus, interface=bus, member="NameOwnerChanged")
+            self._bus = Bus(self._on_signal, self._on_bus_lost, worker=worker)
+            rule = MatchRule(type="signal", sender=BUS_NAME, interface=BUS_NAME, member="NameOwnerChanged")
             rule.add_arg_condition(0, WATCHER)
-            _ask(self._bus, message_bus.AddMatch(rule))
-            sni = sni_owner(self._bus)
-        except (BusError, ImportError, TimeoutError) as exc:
+            self._bus.ask(message_bus.AddMatch(rule), 2.0)
+            self._set(sni=sni_owner(self._bus))
+        except Exception as exc:  # (no bus, or it does not answer)
             log.debug("cannot follow StatusNotifierItem watchers: %s", exc)
-        with self._cond:
-            self._hosts = Hosts(xembed, sni)
-        if self.on_change is not None:
-            self.on_change(self.hosts)
-        if self._disp is not None and not driven:
-            self._x_thread = threading.Thread(target=self._follow_x, name="pi-notifier-tray-hosts", daemon=True)
-            self._x_thread.start()
-        return self.hosts
 
-    def _select_x(self) -> str | None:
-        """Ask XFIXES to tell when the tray selection's owner changes (else poll); the owner now."""
-        disp = self._disp
-        if disp.has_extension("XFIXES"):
-            from Xlib.ext import xfixes  # (here: Xlib is Linux only)
+    @staticmethod
+    def _select_x(disp: Any) -> bool:
+        """Ask XFIXES to tell when the tray selection's owner changes (False: the server lacks it)."""
+        if not disp.has_extension("XFIXES"):
+            return False
+        from Xlib.ext import xfixes  # (here: Xlib is Linux only)
 
-            disp.xfixes_query_version()
-            mask = (
-                xfixes.XFixesSetSelectionOwnerNotifyMask
-                | xfixes.XFixesSelectionWindowDestroyNotifyMask
-                | xfixes.XFixesSelectionClientCloseNotifyMask
-            )
-            disp.xfixes_select_selection_input(disp.screen().root, tray_selection(disp), mask)
-            disp.flush()
-        else:
-            self._poll_s = POLL_WITHOUT_XFIXES_S
-        return xembed_owner(disp)
+        disp.xfixes_query_version()
+        mask = (
+            xfixes.XFixesSetSelectionOwnerNotifyMask
+            | xfixes.XFixesSelectionWindowDestroyNotifyMask
+            | xfixes.XFixesSelectionClientCloseNotifyMask
+        )
+        disp.xfixes_select_selection_input(disp.screen().root, tray_selection(disp), mask)
+        disp.flush()
+        return True
 
     def listen(self, on_change: Callable[[Hosts], None]) -> None:
         """Also call ``on_change(hosts)`` after each change (where the change is seen)."""
@@ -303,80 +277,47 @@ class HostFollower:
         with self._cond:
             self._stopped = True
             self._cond.notify_all()
-            if self._pipe:
-                with contextlib.suppress(OSError):
-                    os.write(self._wake_w, b"x")  # (the driver closes the display and the pipe)
-            undriven = self._x_thread is None and not self._driver
-        if undriven or self._disp is None:  # (no driver came, e.g. no tray after all; or none needed)
-            self._close_display()
-        if self._x_thread is not None:
-            self._x_thread.join(2)
+        self._close_display()
         if self._bus is not None:
             self._bus.close()
 
-    # ---- the X display, read by the driver ----
-
-    def fds(self) -> list[int]:
-        """What the driver selects on while the X display is followed ([]: nothing any more)."""
-        with self._cond:
-            self._driver = True
-            return [] if self._disp is None else [self._wake_r, self._disp.fileno()]
-
-    def timeout(self) -> float | None:
-        """How long the driver may wait before calling :meth:`follow_x` with nothing to read."""
-        return None if self._disp is None else self._poll_s
-
     def follow_x(self) -> None:
-        """(The driver, after its select: something to read, or :meth:`timeout` passed.) Read
-        what the X server said and ask who owns the tray now; after :meth:`close`, close the
-        display."""
-        disp = self._disp
-        if disp is None:
-            return
-        if self._stopped:
-            self._close_display()
-            return
-        try:
-            while disp.pending_events():
-                disp.next_event()  # which event does not matter: the owner is asked again
-            self._set(xembed=xembed_owner(disp))
-        except Exception as exc:  # the X server went away
-            if not self._stopped:
+        """(The worker: the X display's file is ready.) Read what the X server said and ask who
+        owns the tray now."""
+        with self._x_lock:
+            disp = self._disp
+            if disp is None:
+                return
+            try:
+                while disp.pending_events():
+                    disp.next_event()  # which event does not matter: the owner is asked again
+                owner = xembed_owner(disp)
+            except Exception as exc:  # the X server went away
                 log.debug("stopped following the XEmbed tray: %s", exc)
-                self._set(xembed=None)
+                owner = None
+                disp = None
+        if disp is None:
             self._close_display()
-
-    def _follow_x(self) -> None:
-        """The driver where none is given: a thread of its own."""
-        while self._disp is not None:
-            select.select(self.fds(), [], [], self.timeout())
-            self.follow_x()
+        self._set(xembed=owner)
 
     def _close_display(self) -> None:
-        """(The driver, or :meth:`start` before there is one.) The display, then the wake pipe."""
-        if self._disp is not None:
+        with self._x_lock:
+            disp, self._disp = self._disp, None
+            if disp is None:
+                return
+            if self._worker is not None:
+                self._worker.unwatch(disp.fileno())
             with contextlib.suppress(Exception):
-                self._disp.close()
-            self._disp = None
-        self._close_pipe()
+                disp.close()
 
-    def _close_pipe(self) -> None:
-        with self._cond:
-            fds, self._pipe = self._pipe, ()
-        for fd in fds:
-            with contextlib.suppress(OSError):
-                os.close(fd)
-
-    def _set(self, **change: str | None) -> None:
+    def _set(self, force: bool = False, **change: str | None) -> None:
         with self._cond:
             new = self._hosts._replace(**change)
-            if new == self._hosts or self._stopped:
+            if (new == self._hosts and not force) or self._stopped:
                 return
             self._hosts = new
             self._cond.notify_all()
-        for react in [self.on_change, *self._listeners]:
-            if react is None:
-                continue
+        for react in self._listeners:
             try:
                 react(new)
             except Exception:
@@ -385,14 +326,11 @@ class HostFollower:
     def _on_signal(self, message: Any) -> None:
         body = message.body
         if len(body) == 3 and body[0] == WATCHER:
-            new_owner = clean(str(body[2]), 60)
-            if not new_owner:
-                self._set(sni=None)
-                return
-            try:
-                self._set(sni=sni_owner(self._bus) or new_owner)
-            except Exception:
-                self._set(sni=new_owner)
+            new_owner = clean(str(body[2]), 60) or None
+            if new_owner and self._bus is not None:
+                with contextlib.suppress(Exception):  # (named by its process where the bus says)
+                    new_owner = sni_owner(self._bus) or new_owner
+            self._set(sni=new_owner)
 
     def _on_bus_lost(self) -> None:
         log.debug("the session bus went away: StatusNotifierItem watchers are no longer followed")

@@ -86,7 +86,7 @@ class Window:
 
 
 class Events(Protocol):
-    """A backend's focus events, read by :class:`notifier.system.focus.FocusWatcher` when its
+    """A backend's focus events, read by :class:`notifier.system.focus.FocusFollower` when its
     ``fileno`` is readable: each read says the window now in front, or :data:`ASK`."""
 
     def fileno(self) -> int: ...

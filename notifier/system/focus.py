@@ -6,13 +6,12 @@ session on another machine (a remote host's session is never in front of you her
 local pi runs in a folder of the same path).
 
 The check runs before every notification, so what is focused is not asked for then: a
-:class:`FocusWatcher` keeps it current from the compositor's focus events (sway: a ``window`` /
-``workspace`` subscription; X11: ``PropertyNotify`` of ``_NET_ACTIVE_WINDOW``), read by the
-notifier's thread as they come (it starts with the notifier: :class:`FocusFollower`), looked up in
-microseconds (Hyprland and KWin are asked at each check instead). Only when the focused
-window's processes include a tmux client or a pi in the folder of the session asking is the
-focus method asked afresh (a notification is skipped only on what is true now, not on an event
-still on its way) and the session located (process list, tmux) and compared."""
+:class:`FocusFollower` keeps it current from the compositor's focus events, read by the
+notifier's thread as they come (it starts with the notifier), looked up in microseconds (Hyprland
+and KWin are asked at each check instead). Only when the focused window's processes include a
+tmux client or a pi in the folder of the session asking is the focus method asked afresh (a
+notification is skipped only on what is true now, not on an event still on its way) and the
+session located (process list, tmux) and compared."""
 
 from __future__ import annotations
 
@@ -90,95 +89,62 @@ def may_show(pid: int, folders: set[str]) -> bool:
 # ---- what is focused, kept current ----
 
 
-class FocusWatcher:
-    """The focused window (``front``: (window id, pid) or ``None``), kept current from the focus
-    method's events: a part of the app's outputs thread (:class:`notifier.system.supervisor.Worker`),
-    which reads them when their file is ready (no thread of its own). ``start`` subscribes and
-    reads it once (raises when it cannot); ``alive`` is False once the events stopped coming."""
-
-    def __init__(self, method: Method) -> None:
-        self.method = method
-        self.front: Front | None = None
-        self.alive = False
-        self._events: Events | None = None
-        self._fd = -1
-
-    def start(self) -> None:
-        """Subscribe and read the focused window (raises when it cannot)."""
-        if self.method.backend.events is None:
-            raise NotImplementedError(f"{self.method.name} sends no focus events")
-        self._events = self.method.backend.events(self.method.path)
-        self._fd = self._events.fileno()  # (the subscription's connection: one file while it lasts)
-        self.front = self.method.focused()
-        self.alive = True
-
-    # The worker's part: the events' file, read when ready.
-    def wait(self) -> tuple[float | None, list[int]]:
-        return None, [self._fd] if self.alive else []
-
-    def wake(self, ready: set[int]) -> None:
-        events = self._events
-        if not self.alive or events is None or self._fd not in ready:
-            return
-        try:
-            for seen in events.read():
-                self.front = self.method.focused() if seen == ASK else seen
-        except Exception as exc:
-            log.debug("the focus watcher stopped: %s", exc)
-            self.alive = False
-
-    def stop(self) -> None:
-        self.alive = False
-        events, self._events = self._events, None
-        if events is not None:
-            with contextlib.suppress(Exception):
-                events.close()
-
-
 class FocusFollower:
     """What is focused, for the check before a notification (:func:`items_focused`'s ``front``),
-    on the worker's thread only: a :class:`FocusWatcher` that is a part of ``worker``, started
-    with the notifier (:meth:`start`) and again at a check once its compositor went away.
-    ``UNKNOWN`` where nothing can watch (ask the focus method), ``None`` where nothing here can
-    tell what is focused."""
+    on ``worker``'s thread only: kept current from the focus method's events (sway: a ``window`` /
+    ``workspace`` subscription; X11: ``PropertyNotify`` of ``_NET_ACTIVE_WINDOW``), read there
+    when their file is ready; subscribed at :meth:`start` and again at a check once the events
+    stopped. ``UNKNOWN`` where nothing can watch (ask the focus method), ``None`` where nothing
+    here can tell what is focused."""
 
     def __init__(self, worker: Worker) -> None:
         self._worker = worker
-        self._watcher: FocusWatcher | Missing | None = None
+        self._method: Method | Missing | None = None
+        self._events: Events | None = None
+        self._front: Front | None = None
 
     def start(self) -> None:
         self.front()
 
     def front(self) -> Front | None:
-        w = self._watcher
-        if isinstance(w, Missing):
+        if isinstance(self._method, Missing):
             return None
-        if isinstance(w, FocusWatcher) and w.alive:
-            return w.front
-        self.stop()
-        method = focus_method()
+        if self._events is not None:
+            return self._front
+        method = self._method = focus_method()
         if isinstance(method, Missing):
-            self._watcher = method
             return None
         if method.backend.events is None:
             return UNKNOWN  # (not watched: asked at each check; KWin: a script run, ~5 ms)
-        w = FocusWatcher(method)
         try:
-            w.start()
+            self._events = method.backend.events(method.path)
+            self._front = method.focused()
         except Exception as exc:
             log.debug("cannot watch the focus through %s: %s", method.name, exc)
-            w.stop()
+            self.stop()
             return UNKNOWN
         log.debug("watching what is focused through %s", method.name)
-        self._watcher = w
-        self._worker.add(w)
-        return w.front
+        self._worker.watch(self._events.fileno(), self._read)
+        return self._front
+
+    def _read(self) -> None:
+        events, method = self._events, self._method
+        if events is None or not isinstance(method, Method):
+            return
+        try:
+            for seen in events.read():
+                self._front = method.focused() if seen == ASK else seen
+        except Exception as exc:
+            log.debug("the focus watcher stopped: %s", exc)
+            self.stop()
 
     def stop(self) -> None:
-        w, self._watcher = self._watcher, None
-        if isinstance(w, FocusWatcher):
-            self._worker.remove(w)
-            w.stop()
+        events, self._events = self._events, None
+        if events is not None:
+            with contextlib.suppress(Exception):
+                self._worker.unwatch(events.fileno())
+            with contextlib.suppress(Exception):
+                events.close()
 
 
 # ---- the check before a notification ----

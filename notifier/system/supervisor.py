@@ -36,9 +36,7 @@ class Backoff:
     """The one back-off: :meth:`next` is the wait before the next try, doubling from ``least_s``
     up to ``most_s``; a try that ran ``healthy_s`` or longer (from :meth:`began`) starts it over."""
 
-    def __init__(
-        self, least_s: float = RESTART_MIN_S, most_s: float = RESTART_MAX_S, healthy_s: float = HEALTHY_S
-    ) -> None:
+    def __init__(self, least_s: float = RESTART_MIN_S, most_s: float = RESTART_MAX_S, healthy_s: float = HEALTHY_S):
         self.least_s = least_s
         self.most_s = most_s
         self.healthy_s = healthy_s
@@ -185,46 +183,41 @@ class Supervisor:
 
 
 class Part(Protocol):
-    """What runs on a :class:`Worker` besides the jobs handed to it: its own timers and files."""
+    """What runs on a :class:`Worker` besides the jobs handed to it: its own timers."""
 
     def wait(self) -> tuple[float | None, list[int]]:
         """Before the worker waits: seconds until it wants :meth:`wake` by itself (None: not
-        before a job or a change), and the files to read when they are ready (an X display)."""
+        before a job or a change), and files to wait on (none: a file is :meth:`Worker.watch`ed)."""
 
     def wake(self, ready: set[int]) -> None:
-        """After each round of jobs, on a timer, or when one of its files is ready: do what is due."""
+        """After each round of jobs or on its timer: do what is due."""
 
 
 class Worker:
     """One thread, kept running by a :class:`Supervisor`, for the parts that deliver what the
-    engine hands out (the notifier, the tray and the window): each hands it jobs (:meth:`put`, any
-    thread, run in order) and it wakes for the jobs, the nearest time one of its :class:`Part`
-    asks for, or a file one reads. What a job raises is the supervisor's (the loop runs again, the
-    job is dropped)."""
+    engine hands out (the notifier, the tray and the window, the bus connection): each hands it
+    jobs (:meth:`put`, any thread, run in order); it wakes for the jobs, the nearest time one of
+    its :class:`Part` asks for, or a file it :meth:`watch`es — whose reader alone is called then,
+    so a file that says nothing costs the other rounds nothing. What a job raises is the
+    supervisor's (the loop runs again, the job is dropped)."""
 
     def __init__(self, part: str, stop: threading.Event, health: FailureLog | None = None) -> None:
-        self.part = part
         self._stop = stop
         self._supervisor = Supervisor(part, stop, health)
         self._jobs: queue.SimpleQueue[Callable[[], object]] = queue.SimpleQueue()
         self._parts: list[Part] = []
+        self._files: dict[int, tuple[Callable[[], None], float | None]] = {}  # a file's reader, how often
+        self._polls: dict[int, float] = {}  # time.monotonic() a file is read next, ready or not
         self._lock = threading.Lock()
         self._wake_r, self._wake_w = os.pipe()  # (wakes the loop while it selects)
         for fd in (self._wake_r, self._wake_w):
             os.set_blocking(fd, False)
         self._thread = threading.Thread(target=self._supervisor.run, args=(self._loop,), name=f"pi-notifier-{part}",
                                         daemon=True)
-        self._started = False
-
-    @property
-    def health(self) -> FailureLog:
-        return self._supervisor.health
 
     def start(self) -> None:
         """Start the thread (once; later calls do nothing)."""
-        with self._lock:
-            started, self._started = self._started, True
-        if not started:
+        with self._lock, contextlib.suppress(RuntimeError):
             self._thread.start()
 
     def add(self, part: Part) -> None:
@@ -233,9 +226,21 @@ class Worker:
         self.wake()
 
     def remove(self, part: Part) -> None:
+        with self._lock, contextlib.suppress(ValueError):
+            self._parts.remove(part)
+
+    def watch(self, fd: int, read: Callable[[], None], every: float | None = None) -> None:
+        """Call ``read()`` on the worker's thread whenever ``fd`` is ready, and (``every``) that
+        many seconds after the last time, ready or not (until :meth:`unwatch`)."""
         with self._lock:
-            if part in self._parts:
-                self._parts.remove(part)
+            self._files[fd] = (read, every)
+        self.wake()
+
+    def unwatch(self, fd: int) -> None:
+        with self._lock:
+            self._files.pop(fd, None)
+            self._polls.pop(fd, None)
+        self.wake()
 
     def put(self, job: Callable[[], object]) -> None:
         """Run ``job`` on the worker's thread, after those handed before it."""
@@ -247,10 +252,14 @@ class Worker:
         with contextlib.suppress(OSError):  # (full: a wake is on its way already)
             os.write(self._wake_w, b"\0")
 
+    @property
+    def on_thread(self) -> bool:
+        return threading.current_thread() is self._thread
+
     def sync(self, timeout: float) -> bool:
         """Wait until what was handed before now has run (at most ``timeout`` s; at once when the
         thread does not run, or the loop's end once it is stopping): True if it has."""
-        if threading.current_thread() is self._thread:
+        if self.on_thread:
             return True  # (called from a job: what was handed before it has run)
         if not self._thread.is_alive():
             return False
@@ -265,17 +274,20 @@ class Worker:
     def _loop(self) -> None:
         while not self._stop.is_set():
             with self._lock:
-                parts = list(self._parts)
-            waits: list[float] = []
-            fds: list[int] = []
-            for p in parts:
-                due, files = p.wait()
-                waits += [] if due is None else [due]
-                fds += files
-            ready, _, _ = select.select([self._wake_r, *fds], [], [], max(0.0, min(waits)) if waits else None)
-            if self._wake_r in ready:
-                with contextlib.suppress(OSError):
-                    os.read(self._wake_r, 4096)
+                parts, files = list(self._parts), dict(self._files)
+            plans = [p.wait() for p in parts]
+            now = time.monotonic()
+            with self._lock:
+                polls = {fd: self._polls.setdefault(fd, now + every) for fd, (_, every) in files.items() if every}
+            waits = [due for due, _ in plans if due is not None] + [at - now for at in polls.values()]
+            fds = [self._wake_r, *files, *(fd for _, more in plans for fd in more)]
+            try:
+                ready = set(select.select(fds, [], [], max(0.0, min(waits)) if waits else None)[0])
+            except OSError:  # a file closed before it was unwatched: the next round goes without it
+                ready = set()
+                self._drop_closed(files)
+            with contextlib.suppress(OSError):
+                os.read(self._wake_r, 4096)
             while True:
                 try:
                     job = self._jobs.get_nowait()
@@ -284,5 +296,25 @@ class Worker:
                 job()
             if self._stop.is_set():
                 return
+            now = time.monotonic()
+            for fd in (ready | {fd for fd, at in polls.items() if at <= now}) & files.keys():
+                self._read(fd, now)
             for p in parts:
-                p.wake(set(ready))
+                p.wake(ready)
+
+    def _read(self, fd: int, now: float) -> None:
+        """A watched file is ready, or due: its reader (unless it was unwatched meanwhile)."""
+        with self._lock:
+            read, every = self._files.get(fd, (None, None))
+            if every:
+                self._polls[fd] = now + every
+        if read is not None:
+            read()
+
+    def _drop_closed(self, files: dict[int, Any]) -> None:
+        for fd in files:
+            try:
+                os.fstat(fd)
+            except OSError:
+                log.debug("file %d closed while watched: no longer watched", fd)
+                self.unwatch(fd)

@@ -14,6 +14,7 @@ import pytest
 
 from notifier.outputs.dbus import NOTIFICATIONS, DBusBackend
 from notifier.outputs.render import Message
+from notifier.system.supervisor import Worker
 
 from ..app_process import AppProcess
 from ..conftest import cli, wait_for
@@ -48,15 +49,17 @@ def servers(bus: str) -> Iterator[list[HostileServer]]:
 
 
 class Heard:
-    """What the client's callbacks received, on the bus reader thread."""
+    """What the client's callbacks received, on the worker that reads the bus (its own)."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.actions: list[tuple[int, str]] = []
         self.server: list[str] = []
+        self.worker = Worker("heard", threading.Event())
+        self.worker.start()
 
     def backend(self) -> DBusBackend:
-        return DBusBackend(on_action=self.action, on_server=self.on_server)
+        return DBusBackend(on_action=self.action, on_server=self.on_server, worker=self.worker)
 
     def action(self, nid: int, action: str) -> None:
         with self.lock:
@@ -146,7 +149,7 @@ def test_a_server_that_takes_the_name_over_is_asked_who_it_is(bus: str, servers:
 def test_a_reply_after_its_call_timed_out_is_dropped(bus: str, servers: list[HostileServer]) -> None:
     server = start(servers, bus, "slow")
     server.hold["GetServerInformation"] = 0.6
-    backend = DBusBackend()
+    backend = Heard().backend()  # (read on a worker: the late reply is read while nothing calls)
     try:
         assert not backend.connect(timeout=0.2)
         assert backend.found == "odd"  # a server is there: not "no server"
@@ -221,7 +224,10 @@ def test_a_click_sent_twice_or_by_another_connection_straight_to_us_is_one_actio
     heard = Heard()
     replies: list[tuple[int, str]] = []
     backend = DBusBackend(
-        on_action=heard.action, on_server=heard.on_server, on_reply=lambda n, t: replies.append((n, t))
+        on_action=heard.action,
+        on_server=heard.on_server,
+        on_reply=lambda n, t: replies.append((n, t)),
+        worker=heard.worker,
     )
     try:
         assert backend.connect()

@@ -1,7 +1,8 @@
 """The one D-Bus client on a real private dbus-daemon (no X needed): every handle in the process
-shares one connection and one reader thread, a signal handler that calls the bus is answered on
-that reader, the connection closes with its last handle, and the push output's "is the desktop
-away" check asks the screensaver through it."""
+shares one connection and no thread of its own; it is read on the worker a handle gives (signals
+handled there while nothing calls, a handler that calls the bus answered there), calls from other
+threads meanwhile get their own replies, the connection closes with its last handle, and the push
+output's "is the desktop away" check asks the screensaver through it."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import pytest
 from notifier.outputs import dbus
 from notifier.outputs.dbus import BUS_NAME, Bus, ask
 from notifier.outputs.push import desktop_away
+from notifier.system.supervisor import Worker
 
 from ..conftest import wait_for
 from .conftest import require
@@ -36,10 +38,6 @@ def bus(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
         stop(proc)
 
 
-def _readers() -> list[threading.Thread]:
-    return [t for t in threading.enumerate() if t.name == "pi-notifier-dbus"]
-
-
 def _owner_changed(name: str) -> str:
     return f"type='signal',sender='{BUS_NAME}',member='NameOwnerChanged',arg0='{name}'"
 
@@ -50,26 +48,38 @@ def _add_match(bus: Bus, rule: str) -> None:
     bus.ask(message_bus.AddMatch(rule))
 
 
-def test_handles_share_one_connection_and_one_reader(bus: str) -> None:
-    before = len(_readers())
+@pytest.fixture
+def worker() -> Iterator[Worker]:
+    stopping = threading.Event()
+    worker = Worker("bus-test", stopping)
+    worker.start()
+    yield worker
+    stopping.set()
+    assert worker.sync(5)
+
+
+def test_handles_share_one_connection_and_no_thread(bus: str) -> None:
+    from jeepney import message_bus
+
+    before = threading.active_count()
     first, second = Bus(), Bus()
     try:
         assert first.unique_name == second.unique_name  # one connection
-        assert len(_readers()) == before + 1  # one reader for both
+        assert first.ask(message_bus.GetId())  # (read on this thread)
+        assert threading.active_count() == before  # no reader thread
         first.close()
         assert second.alive and not first.alive
-        from jeepney import message_bus
-
         (bus_id,) = second.ask(message_bus.GetId())  # the other handle still calls
         assert isinstance(bus_id, str) and bus_id
     finally:
         first.close()
         second.close()
-    wait_for(lambda: len(_readers()) == before, 5, "the reader to end with the last handle")
+    assert dbus._links == {}  # (closed with its last handle)
 
 
-def test_a_signal_handler_that_calls_the_bus_is_answered_on_the_reader(bus: str) -> None:
-    """A handler runs on the reader thread; its own call must not wait for the reader (itself)."""
+def test_a_signal_is_handled_on_the_worker_and_its_handler_may_call_the_bus(bus: str, worker: Worker) -> None:
+    """Nothing calls: the worker reads the signal when it comes; the handler runs there and its own
+    call is answered there (it reads for itself)."""
     from jeepney import DBusAddress, message_bus, new_method_call
 
     answers: list[Any] = []
@@ -79,21 +89,67 @@ def test_a_signal_handler_that_calls_the_bus_is_answered_on_the_reader(bus: str)
     def on_signal(message: Any) -> None:
         if message.body[:1] != ("org.example.Probe",) or not message.body[2]:
             return
-        assert listener is not None
+        assert listener is not None and worker.on_thread
         answers.append(listener.ask(message_bus.GetNameOwner("org.example.Probe"), 2.0))
         done.set()
 
-    listener = Bus(on_signal)
+    listener = Bus(on_signal, worker=worker)
     owner = Bus(address=bus + ";")  # (another address string: a connection of its own, to own the name)
     try:
         assert owner.unique_name != listener.unique_name
         _add_match(listener, _owner_changed("org.example.Probe"))
         owner.ask(message_bus.RequestName("org.example.Probe"))
-        assert done.wait(5), "the handler's own call was never answered"
+        assert done.wait(5), "the signal was not handled, or the handler's own call was never answered"
         assert answers == [(owner.unique_name,)]
-        # and the reader still reads: a plain call after it
+        # and the connection is still read: a plain call after it
         peer = DBusAddress("/org/freedesktop/DBus", bus_name=BUS_NAME, interface="org.freedesktop.DBus.Peer")
         assert listener.ask(new_method_call(peer, "Ping")) == ()
+    finally:
+        listener.close()
+        owner.close()
+
+
+def test_calls_from_many_threads_each_get_their_own_reply_while_the_worker_reads(bus: str, worker: Worker) -> None:
+    from jeepney import message_bus
+
+    handle = Bus(lambda message: None, worker=worker)
+    got: list[tuple[Any, ...]] = []
+    lock = threading.Lock()
+
+    def calls() -> None:
+        for _ in range(30):
+            reply = handle.ask(message_bus.GetNameOwner(BUS_NAME), 5.0)
+            with lock:
+                got.append(reply)
+
+    threads = [threading.Thread(target=calls) for _ in range(4)]
+    try:
+        for t in threads:
+            t.start()
+        worker.put(calls)  # (and on the worker itself, between)
+        for t in threads:
+            t.join(30)
+        assert worker.sync(30)
+        assert got == [(BUS_NAME,)] * 150
+    finally:
+        handle.close()
+
+
+def test_without_a_worker_signals_come_after_a_call_on_its_thread(bus: str) -> None:
+    from jeepney import message_bus
+
+    seen: list[Any] = []
+    def on_signal(message: Any) -> None:
+        if message.body[0] == "org.example.Later":  # (not the bus's NameAcquired at the start)
+            seen.append((threading.current_thread(), message.body[0]))
+
+    listener = Bus(on_signal)
+    owner = Bus(address=bus + ";")
+    try:
+        _add_match(listener, _owner_changed("org.example.Later"))
+        owner.ask(message_bus.RequestName("org.example.Later"))
+        wait_for(lambda: listener.ask(message_bus.GetId()) and seen, 5, "the signal, with a call")
+        assert seen[0] == (threading.current_thread(), "org.example.Later")
     finally:
         listener.close()
         owner.close()
@@ -140,32 +196,19 @@ def test_desktop_away_is_unknown_without_either(bus: str) -> None:
         ask("unix:path=/nonexistent/bus", None)
 
 
-def test_a_method_call_is_served_by_the_handle_that_takes_it(bus: str) -> None:
-    """A call to our connection: the handle whose ``on_call`` takes it answers; one nobody takes
-    is answered UnknownMethod at once (never left waiting)."""
+def test_a_method_call_to_us_is_answered_unknown_method_at_once(bus: str, worker: Worker) -> None:
+    """Nothing is served here: a call to our connection is answered UnknownMethod (never left
+    waiting), read on the worker while nothing calls."""
     from jeepney import DBusAddress, new_method_call
     from jeepney.wrappers import DBusErrorResponse
 
-    served: list[tuple[Any, ...]] = []
-    server: Bus | None = None
-
-    def on_call(message: Any) -> bool:
-        if message.header.fields.get(3) != "Report":  # (3: the member header field)
-            return False
-        served.append(message.body)
-        assert server is not None
-        server.reply(message, "s", ("thanks",))
-        return True
-
-    server = Bus(on_call=on_call)
+    us = Bus(worker=worker)
     caller = Bus(address=bus + ";")  # (a connection of its own)
     try:
-        to_us = DBusAddress("/report", bus_name=server.unique_name, interface="org.example.Reports")
-        assert caller.ask(new_method_call(to_us, "Report", "s", ("done",))) == ("thanks",)
-        assert served == [("done",)]
+        to_us = DBusAddress("/report", bus_name=us.unique_name, interface="org.example.Reports")
         with pytest.raises(DBusErrorResponse) as error:
-            caller.ask(new_method_call(to_us, "Other"))
+            caller.ask(new_method_call(to_us, "Report", "s", ("done",)), 2.0)
         assert error.value.name == dbus.UNKNOWN_METHOD
     finally:
-        server.close()
+        us.close()
         caller.close()

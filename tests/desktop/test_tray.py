@@ -704,13 +704,18 @@ def test_host_follower_sees_trays_come_and_go(desktop: dict[str, str]) -> None:
     from jeepney.io.blocking import open_dbus_connection
 
     from notifier.outputs.tray_hosts import WATCHER, HostFollower, Hosts, look
+    from notifier.system.supervisor import Worker
 
     from .services import start_trayer, stop
 
     changes: list[Hosts] = []
     follower = HostFollower(changes.append)
+    ending = threading.Event()
+    worker = Worker("hosts-test", ending)  # (the app's outputs thread, where the follower is read)
+    worker.start()
     try:
         assert follower.start() == Hosts() and changes == [Hosts()]
+        follower.follow(worker)
         host = start_trayer(desktop)
         try:
             wait_for(lambda: follower.hosts.xembed == "trayer", 10, "trayer seen")
@@ -733,6 +738,8 @@ def test_host_follower_sees_trays_come_and_go(desktop: dict[str, str]) -> None:
         assert not follower.wait(lambda h: h.sni == "never", stopped)
     finally:
         follower.close()
+        ending.set()
+        assert worker.sync(5)
 
 
 def test_doctor_names_the_tray_host_it_found(tmp_path: Path, desktop: dict[str, str], private_dirs: Path) -> None:
