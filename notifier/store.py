@@ -283,11 +283,7 @@ class Database:
                     self._lock.wait(min(RETRY_MIN_S, max(0.0, deadline - time.monotonic())))
 
     def commit(self, wait_s: float = COMMIT_WAIT_S) -> bool:
-        """Whether what was changed is in the file, where a process killed the next moment cannot
-        lose it (WAL: a commit survives the process): what still waits is written now, waiting
-        at most about ``wait_s`` for the file (another thread writing, another process's lock);
-        while it cannot be written the changes stay waiting for the retry, as for any change
-        (the one fault policy)."""
+        """:meth:`flush` for a caller that must know a change is in the file before it goes on."""
         return self.flush(wait_s)
 
     def close(self, timeout: float = -1) -> None:
@@ -492,6 +488,10 @@ ALL = "*"  # a snooze's scope: one session (its file), one project ("project:<na
 PROJECT = "project:"
 
 
+SNOOZES = "SELECT scope, until FROM snoozes WHERE until > ?"
+MUTES = "SELECT project FROM mutes"
+
+
 def _scope(scope: str) -> tuple[str | None, str | None]:
     """(session, project) a snooze's scope names; both None: all."""
     if scope == ALL:
@@ -499,6 +499,14 @@ def _scope(scope: str) -> tuple[str | None, str | None]:
     if scope.startswith(PROJECT):
         return None, scope[len(PROJECT) :]
     return scope, None
+
+
+def _silences(snoozes: list[Row], mutes: list[Row], now: float) -> Preferences:
+    """The snoozes running at ``now`` and the muted projects (rows of :data:`SNOOZES`, :data:`MUTES`)."""
+    prefs = Preferences(muted=frozenset(p for (p,) in mutes))
+    for scope, until in snoozes:
+        prefs = prefs.snoozed(until, now, *_scope(scope))
+    return prefs
 
 
 def saved_silences(state_dir: str, now: float) -> Preferences:
@@ -513,20 +521,9 @@ def saved_silences(state_dir: str, now: float) -> Preferences:
     except sqlite3.Error:
         return Preferences()
     try:
-        snoozes = select(db, "SELECT scope, until FROM snoozes WHERE until > ?", (now,), path)
-        muted = frozenset(p for (p,) in select(db, "SELECT project FROM mutes", (), path))
+        return _silences(select(db, SNOOZES, (now,), path), select(db, MUTES, (), path), now)
     finally:
         db.close()
-    all_until, sessions, projects = 0.0, {}, {}
-    for scope, until in snoozes:
-        session, project = _scope(scope)
-        if project is not None:
-            projects[project] = until
-        elif session is not None:
-            sessions[session] = until
-        else:
-            all_until = max(all_until, until)
-    return Preferences(all_until, sessions, projects, muted)
 
 
 def _time(at: float) -> float:
@@ -559,13 +556,14 @@ class Store(Database):
 
     def mark_notified(self, keys: Iterable[tuple[str, str]], now: float | None = None) -> None:
         at = time.time() if now is None else now
+        sql = "INSERT OR IGNORE INTO notified (file, call_id, at) VALUES (?, ?, ?)"
+        self._each("notified", sql, [(file, call_id, at) for file, call_id in keys])
+
+    def _each(self, table: str, sql: str, rows: Iterable[Row]) -> None:
+        """``sql`` for each of ``rows``, in one transaction."""
         with self.together():
-            for file, call_id in keys:
-                self._run(
-                    "notified",
-                    "INSERT OR IGNORE INTO notified (file, call_id, at) VALUES (?, ?, ?)",
-                    (file, call_id, at),
-                )
+            for args in rows:
+                self._run(table, sql, args)
 
     def reminders(self) -> dict[tuple[str, str], int]:
         """How many reminders each notified question already had (only those with some)."""
@@ -574,13 +572,8 @@ class Store(Database):
 
     def mark_reminded(self, counts: Mapping[tuple[str, str], int]) -> None:
         """Record reminder counts of questions already notified (never lowers one)."""
-        with self.together():
-            for (file, call_id), n in counts.items():
-                self._run(
-                    "notified",
-                    "UPDATE notified SET reminders = MAX(reminders, ?) WHERE file = ? AND call_id = ?",
-                    (n, file, call_id),
-                )
+        sql = "UPDATE notified SET reminders = MAX(reminders, ?) WHERE file = ? AND call_id = ?"
+        self._each("notified", sql, [(n, file, call_id) for (file, call_id), n in counts.items()])
 
     # ---- bubbles: the notifications on screen, by server, so that after a crash the next run
     # can re-use or close them ----
@@ -595,13 +588,9 @@ class Store(Database):
 
     def put_bubble(self, owner: str, nid: int, keys: Iterable[tuple[str, str]]) -> None:
         with self.together():
-            self._run("bubbles", "DELETE FROM bubbles WHERE owner = ? AND id = ?", (owner, nid))
-            for file, call_id in keys:
-                self._run(
-                    "bubbles",
-                    "INSERT OR IGNORE INTO bubbles (owner, id, file, call_id) VALUES (?, ?, ?, ?)",
-                    (owner, nid, file, call_id),
-                )
+            self.drop_bubbles(owner, nid)
+            sql = "INSERT OR IGNORE INTO bubbles (owner, id, file, call_id) VALUES (?, ?, ?, ?)"
+            self._each("bubbles", sql, [(owner, nid, file, call_id) for file, call_id in keys])
 
     def drop_bubbles(self, owner: str, nid: int | None = None) -> None:
         """Forget one notification of server ``owner`` (``nid``), or all of them."""
@@ -627,8 +616,7 @@ class Store(Database):
 
     def snoozes(self, now: float) -> list[tuple[str | None, str | None, float]]:
         """The snoozes still running at ``now``: (session, project, until); both None = all."""
-        rows = self._read("SELECT scope, until FROM snoozes WHERE until > ?", (now,))
-        return [(*_scope(scope), until) for scope, until in rows]
+        return [(*_scope(scope), until) for scope, until in self._read(SNOOZES, (now,))]
 
     def snooze(self, until: float, session: str | None = None, project: str | None = None) -> None:
         """Snooze a session, a project, or (neither given) everything until ``until``."""
@@ -640,13 +628,10 @@ class Store(Database):
 
     def preferences(self, now: float) -> Preferences:
         """The snoozes still running at ``now`` and the muted projects, as one value."""
-        prefs = Preferences(muted=frozenset(self.mutes()))
-        for session, project, until in self.snoozes(now):
-            prefs = prefs.snoozed(until, now, session, project)
-        return prefs
+        return _silences(self._read(SNOOZES, (now,)), self._read(MUTES), now)
 
     def mutes(self) -> set[str]:
-        return {p for (p,) in self._read("SELECT project FROM mutes")}
+        return {p for (p,) in self._read(MUTES)}
 
     def mute(self, project: str, on: bool) -> None:
         if on:
@@ -718,7 +703,6 @@ class Store(Database):
 
     def prune(self, older_than: float) -> None:
         with self.together():
-            self._run("history", "DELETE FROM history WHERE asked_at < ?", (older_than,))
-            self._run("notified", "DELETE FROM notified WHERE at < ?", (older_than,))
-            self._run("pushed", "DELETE FROM pushed WHERE at < ?", (older_than,))
+            for table, column in (("history", "asked_at"), ("notified", "at"), ("pushed", "at")):
+                self._run(table, f"DELETE FROM {table} WHERE {column} < ?", (older_than,))  # noqa: S608
             self._run("snoozes", "DELETE FROM snoozes WHERE until < ?", (time.time(),))

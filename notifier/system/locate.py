@@ -133,18 +133,13 @@ def match(
 
 
 def _x_windows() -> dict[int, int] | None:
-    from notifier.system.desktop import open_display, x_windows_by_pid
+    from notifier.system.desktop import on_display, x_windows_by_pid
 
-    disp = open_display()
-    if disp is None:
-        return None
     try:
-        return x_windows_by_pid(disp)
+        return dict(on_display(x_windows_by_pid))
     except Exception as exc:
         log.debug("cannot list the X windows: %s", exc)
         return None
-    finally:
-        disp.close()
 
 
 def list_windows(with_windows: bool = True) -> Windows | None:
