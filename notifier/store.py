@@ -101,11 +101,10 @@ def connect(path: str, wait_s: float, read_only: bool = False) -> sqlite3.Connec
     opened. Private (0600 in a 0700 folder; SQLite's side files inherit the mode), autocommit
     (each transaction is said), for any thread (each use under its owner's lock); ``wait_s``:
     how long another process's lock is waited for. ``read_only``: nothing is created or changed."""
-    if read_only:
-        return sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=wait_s, check_same_thread=False,
-                               isolation_level=None)
-    private_file(path)
-    return sqlite3.connect(path, timeout=wait_s, check_same_thread=False, isolation_level=None)
+    if not read_only:
+        private_file(path)
+    target = f"file:{path}?mode=ro" if read_only else path
+    return sqlite3.connect(target, uri=read_only, timeout=wait_s, check_same_thread=False, isolation_level=None)
 
 
 def replace_damaged(path: str, why: str, what: str = "the state store", keep: bool = True) -> None:
@@ -223,19 +222,15 @@ class Database:
         """Apply a change: to the memory copy (kept tables) and to the file, at once, on this thread
         (:meth:`_save`; with the others of :meth:`together`)."""
         values = tuple(to_db(a) for a in args)  # any str, also names that are not UTF-8
-        with self._lock:
+        with self.together(), self._lock:
             if table in self.kept or self.path is None:
                 try:
                     self._memory.execute(sql, values)
                 except sqlite3.Error as exc:  # (memory: a bug, not a fault of the disk)
                     log.warning("the state store refused a change (%s)", exc)
                     return
-            if self.path is None:
-                return
-            held = getattr(self._held, "changes", None)
-            (self._pending if held is None else held).append((table, sql, values))
-        if held is None:
-            self._save()
+            if self.path is not None:
+                self._held.changes.append((table, sql, values))
 
     def _save(self) -> None:
         """Write what waits, on this thread, never waiting for another process's lock: while the
@@ -378,20 +373,15 @@ class Database:
         opened again), then the batch's statements. File lock held."""
         db = self._file
         assert db is not None
-        if busy_s is not None:
-            db.execute(f"PRAGMA busy_timeout = {int(max(busy_s, 0) * 1000)}")
-        try:
-            db.execute("BEGIN IMMEDIATE")
-            with db:  # (committed, or rolled back on an error)
-                for table, rows in kept.items():
-                    db.execute(f"DELETE FROM {table}")  # noqa: S608
-                    _copy_rows(db, table, rows)
-                for table, sql, args in batch:
-                    if not (resync and table in self.kept):  # (else in the copy already)
-                        db.execute(sql, args)
-        finally:
-            if busy_s is not None:
-                db.execute(f"PRAGMA busy_timeout = {int(self.write_wait_s * 1000)}")
+        db.execute(f"PRAGMA busy_timeout = {int(max(self.write_wait_s if busy_s is None else busy_s, 0) * 1000)}")
+        db.execute("BEGIN IMMEDIATE")
+        with db:  # (committed, or rolled back on an error)
+            for table, rows in kept.items():
+                db.execute(f"DELETE FROM {table}")  # noqa: S608
+                _copy_rows(db, table, rows)
+            for table, sql, args in batch:
+                if not (resync and table in self.kept):  # (else in the copy already)
+                    db.execute(sql, args)
 
     def _open(self, wait_s: float, fresh: bool = False) -> None:
         """Open the file (a fresh one in place of one that is not a database) and read its kept
@@ -673,19 +663,11 @@ class Store(Database):
             self._asked(t)
         elif t.kind == "resolved":
             self._asked(t)  # asked before we were watching: record it now
-            self._run(
-                "history",
-                "UPDATE history SET resolved_at = ?, outcome = ?, waited_s = ?, answer = ?"
-                " WHERE file = ? AND call_id = ? AND resolved_at IS NULL",
-                (
-                    _time(q.asked_at) + _wait(t.waited_s),
-                    t.outcome,
-                    _wait(t.waited_s),
-                    clean(t.answer) if t.answer is not None else None,
-                    s.key,
-                    q.tool_call_id,
-                ),
-            )
+            sql = ("UPDATE history SET resolved_at = ?, outcome = ?, waited_s = ?, answer = ?"
+                   " WHERE file = ? AND call_id = ? AND resolved_at IS NULL")
+            answer = clean(t.answer) if t.answer is not None else None
+            waited = _wait(t.waited_s)
+            self._run("history", sql, (_time(q.asked_at) + waited, t.outcome, waited, answer, s.key, q.tool_call_id))
         elif t.kind == "abandoned":
             self._run(
                 "history",
