@@ -10,6 +10,7 @@ file (or "command line"), exit code 2 — never a traceback. docs/configuration.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import stat
@@ -493,14 +494,10 @@ def render(config: Config) -> str:
 
 
 def _toml(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, str):
-        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     if isinstance(value, list):
         return "[" + ", ".join(_toml(v) for v in value) + "]"
     if isinstance(value, dict):
         return "{" + ", ".join(f"{k} = {_toml(v)}" for k, v in value.items() if v is not None) + "}"
-    return str(value)
+    return json.dumps(value, ensure_ascii=False)  # (true, false, numbers and strings are written alike)

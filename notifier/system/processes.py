@@ -308,10 +308,7 @@ def maybe_pi(proc_dir: str = "/proc") -> list[int] | None:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
         try:
             data = os.read(fd, 4096)
-            while data.count(b"\0") < enough:
-                more = os.read(fd, 1 << 16)
-                if not more:
-                    break
+            while data.count(b"\0") < enough and (more := os.read(fd, 1 << 16)):
                 data += more
             return data
         finally:
