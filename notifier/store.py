@@ -649,8 +649,7 @@ class Store(Database):
         pass
 
     def publish(self, batch: Changes) -> None:
-        if batch.transitions:
-            self.record(batch.transitions)
+        self.record(batch.transitions)
 
     def record(self, transitions: Iterable[Transition]) -> None:
         with self.together():
@@ -669,11 +668,8 @@ class Store(Database):
             waited = _wait(t.waited_s)
             self._run("history", sql, (_time(q.asked_at) + waited, t.outcome, waited, answer, s.key, q.tool_call_id))
         elif t.kind == "abandoned":
-            self._run(
-                "history",
-                "UPDATE history SET outcome = 'abandoned' WHERE file = ? AND call_id = ? AND resolved_at IS NULL",
-                (s.key, q.tool_call_id),
-            )
+            sql = "UPDATE history SET outcome = 'abandoned' WHERE file = ? AND call_id = ? AND resolved_at IS NULL"
+            self._run("history", sql, (s.key, q.tool_call_id))
 
     def history(self, since: float | None = None) -> list[dict[str, Any]]:
         """History rows (:data:`~notifier.core.codec.HISTORY_COLUMNS`), oldest first, for

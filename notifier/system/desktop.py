@@ -94,8 +94,7 @@ class Backend:
 
 @dataclass(frozen=True, slots=True)
 class Method:
-    """A backend where it works here; ``limits``: what it cannot see (a Wayland desktop's own
-    windows, for X11 under XWayland)."""
+    """A backend where it works here; ``limits``: what it cannot see (X11 under XWayland)."""
 
     backend: Backend
     path: str = ""
@@ -310,8 +309,7 @@ class _X11Events:
 
 
 def lock_pid(text: str) -> int | None:
-    """The pid an X server's lock file (``/tmp/.X<N>-lock``) holds: ten digits, space padded
-    (wlroots writes a NUL after them)."""
+    """The pid in an X server's lock file (``/tmp/.X<N>-lock``; wlroots writes a NUL after it)."""
     return number(text.strip(" \n\x00"))
 
 
@@ -334,8 +332,7 @@ def xwayland_display(compositor: int | None, tmp: str = "/tmp") -> str | None:
 
 
 def window_display(env: dict[str, str] | None = None) -> tuple[dict[str, str] | None, str]:
-    """Where the Tk window can open: (the environment variables to give it, what they are, in
-    words), or (``None``, why it cannot, in one line)."""
+    """Where the Tk window can open: (the variables to give it, in words), or (None, why not)."""
     env = dict(os.environ) if env is None else env
     if env.get("DISPLAY"):
         return {}, f"X display {clean(env['DISPLAY'], 40)}"
@@ -521,8 +518,7 @@ def views_by_pid(tree: dict[str, Any]) -> dict[int, int]:
 
 
 def focused_view(tree: dict[str, Any]) -> tuple[int, int] | None:
-    """(con id, pid) of the focused window; ``None`` when the focus is on no window (an empty
-    workspace, a layer such as a bar)."""
+    """(con id, pid) of the focused window; None for none (an empty workspace, a bar)."""
     for node in nodes(tree):
         if node.get("focused") is True:
             return (int(node["id"]), int(node["pid"])) if is_view(node) else None
@@ -676,8 +672,7 @@ def script_text(dest: str, token: int, pid: int = 0) -> str:
 
 
 def parse_report(text: str, token: int) -> dict[str, Any] | None:
-    """The script's report: ``{"asked": bool, "windows": [(pid, active), …]}``; ``None`` when it
-    is not the report of run ``token`` (another run's, or not one)."""
+    """The report of run ``token``: ``{"asked": bool, "windows": [(pid, active), …]}``, else None."""
     data = _json(text)
     if not isinstance(data, dict) or data.get("token") != token or not isinstance(data.get("windows"), list):
         return None
@@ -698,8 +693,7 @@ def kwin_active_window(report: dict[str, Any]) -> tuple[int, int] | None:
 
 
 def run_script(pid: int = 0, timeout: float = KWIN_TIMEOUT_S, address: str | None = None) -> dict[str, Any]:
-    """Load, run and unload the script on KWin of the session bus (``address``: another bus);
-    its report (:func:`parse_report`). Raises :class:`KWinError`."""
+    """Load, run and unload the script on KWin of the session bus (or ``address``); its report."""
     from jeepney import DBusAddress, HeaderFields, MatchRule, MessageType, new_method_call, new_method_return
     from jeepney.io.blocking import open_dbus_connection
 
