@@ -373,15 +373,20 @@ class Database:
         opened again), then the batch's statements. File lock held."""
         db = self._file
         assert db is not None
-        db.execute(f"PRAGMA busy_timeout = {int(max(self.write_wait_s if busy_s is None else busy_s, 0) * 1000)}")
-        db.execute("BEGIN IMMEDIATE")
-        with db:  # (committed, or rolled back on an error)
-            for table, rows in kept.items():
-                db.execute(f"DELETE FROM {table}")  # noqa: S608
-                _copy_rows(db, table, rows)
-            for table, sql, args in batch:
-                if not (resync and table in self.kept):  # (else in the copy already)
-                    db.execute(sql, args)
+        if busy_s is not None:
+            db.execute(f"PRAGMA busy_timeout = {int(max(busy_s, 0) * 1000)}")
+        try:
+            db.execute("BEGIN IMMEDIATE")
+            with db:  # (committed, or rolled back on an error)
+                for table, rows in kept.items():
+                    db.execute(f"DELETE FROM {table}")  # noqa: S608
+                    _copy_rows(db, table, rows)
+                for table, sql, args in batch:
+                    if not (resync and table in self.kept):  # (else in the copy already)
+                        db.execute(sql, args)
+        finally:
+            if busy_s is not None:
+                db.execute(f"PRAGMA busy_timeout = {int(self.write_wait_s * 1000)}")
 
     def _open(self, wait_s: float, fresh: bool = False) -> None:
         """Open the file (a fresh one in place of one that is not a database) and read its kept
