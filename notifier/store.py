@@ -101,11 +101,10 @@ def connect(path: str, wait_s: float, read_only: bool = False) -> sqlite3.Connec
     opened. Private (0600 in a 0700 folder; SQLite's side files inherit the mode), autocommit
     (each transaction is said), for any thread (each use under its owner's lock); ``wait_s``:
     how long another process's lock is waited for. ``read_only``: nothing is created or changed."""
-    if read_only:
-        return sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=wait_s, check_same_thread=False,
-                               isolation_level=None)
-    private_file(path)
-    return sqlite3.connect(path, timeout=wait_s, check_same_thread=False, isolation_level=None)
+    if not read_only:
+        private_file(path)
+    target = f"file:{path}?mode=ro" if read_only else path
+    return sqlite3.connect(target, uri=read_only, timeout=wait_s, check_same_thread=False, isolation_level=None)
 
 
 def replace_damaged(path: str, why: str, what: str = "the state store", keep: bool = True) -> None:
@@ -223,19 +222,15 @@ class Database:
         """Apply a change: to the memory copy (kept tables) and to the file, at once, on this thread
         (:meth:`_save`; with the others of :meth:`together`)."""
         values = tuple(to_db(a) for a in args)  # any str, also names that are not UTF-8
-        with self._lock:
+        with self.together(), self._lock:
             if table in self.kept or self.path is None:
                 try:
                     self._memory.execute(sql, values)
                 except sqlite3.Error as exc:  # (memory: a bug, not a fault of the disk)
                     log.warning("the state store refused a change (%s)", exc)
                     return
-            if self.path is None:
-                return
-            held = getattr(self._held, "changes", None)
-            (self._pending if held is None else held).append((table, sql, values))
-        if held is None:
-            self._save()
+            if self.path is not None:
+                self._held.changes.append((table, sql, values))
 
     def _save(self) -> None:
         """Write what waits, on this thread, never waiting for another process's lock: while the
@@ -283,11 +278,7 @@ class Database:
                     self._lock.wait(min(RETRY_MIN_S, max(0.0, deadline - time.monotonic())))
 
     def commit(self, wait_s: float = COMMIT_WAIT_S) -> bool:
-        """Whether what was changed is in the file, where a process killed the next moment cannot
-        lose it (WAL: a commit survives the process): what still waits is written now, waiting
-        at most about ``wait_s`` for the file (another thread writing, another process's lock);
-        while it cannot be written the changes stay waiting for the retry, as for any change
-        (the one fault policy)."""
+        """:meth:`flush` for a caller that must know a change is in the file before it goes on."""
         return self.flush(wait_s)
 
     def close(self, timeout: float = -1) -> None:
@@ -492,6 +483,10 @@ ALL = "*"  # a snooze's scope: one session (its file), one project ("project:<na
 PROJECT = "project:"
 
 
+SNOOZES = "SELECT scope, until FROM snoozes WHERE until > ?"
+MUTES = "SELECT project FROM mutes"
+
+
 def _scope(scope: str) -> tuple[str | None, str | None]:
     """(session, project) a snooze's scope names; both None: all."""
     if scope == ALL:
@@ -499,6 +494,14 @@ def _scope(scope: str) -> tuple[str | None, str | None]:
     if scope.startswith(PROJECT):
         return None, scope[len(PROJECT) :]
     return scope, None
+
+
+def _silences(snoozes: list[Row], mutes: list[Row], now: float) -> Preferences:
+    """The snoozes running at ``now`` and the muted projects (rows of :data:`SNOOZES`, :data:`MUTES`)."""
+    prefs = Preferences(muted=frozenset(p for (p,) in mutes))
+    for scope, until in snoozes:
+        prefs = prefs.snoozed(until, now, *_scope(scope))
+    return prefs
 
 
 def saved_silences(state_dir: str, now: float) -> Preferences:
@@ -513,20 +516,9 @@ def saved_silences(state_dir: str, now: float) -> Preferences:
     except sqlite3.Error:
         return Preferences()
     try:
-        snoozes = select(db, "SELECT scope, until FROM snoozes WHERE until > ?", (now,), path)
-        muted = frozenset(p for (p,) in select(db, "SELECT project FROM mutes", (), path))
+        return _silences(select(db, SNOOZES, (now,), path), select(db, MUTES, (), path), now)
     finally:
         db.close()
-    all_until, sessions, projects = 0.0, {}, {}
-    for scope, until in snoozes:
-        session, project = _scope(scope)
-        if project is not None:
-            projects[project] = until
-        elif session is not None:
-            sessions[session] = until
-        else:
-            all_until = max(all_until, until)
-    return Preferences(all_until, sessions, projects, muted)
 
 
 def _time(at: float) -> float:
@@ -559,13 +551,14 @@ class Store(Database):
 
     def mark_notified(self, keys: Iterable[tuple[str, str]], now: float | None = None) -> None:
         at = time.time() if now is None else now
+        sql = "INSERT OR IGNORE INTO notified (file, call_id, at) VALUES (?, ?, ?)"
+        self._each("notified", sql, [(file, call_id, at) for file, call_id in keys])
+
+    def _each(self, table: str, sql: str, rows: Iterable[Row]) -> None:
+        """``sql`` for each of ``rows``, in one transaction."""
         with self.together():
-            for file, call_id in keys:
-                self._run(
-                    "notified",
-                    "INSERT OR IGNORE INTO notified (file, call_id, at) VALUES (?, ?, ?)",
-                    (file, call_id, at),
-                )
+            for args in rows:
+                self._run(table, sql, args)
 
     def reminders(self) -> dict[tuple[str, str], int]:
         """How many reminders each notified question already had (only those with some)."""
@@ -574,13 +567,8 @@ class Store(Database):
 
     def mark_reminded(self, counts: Mapping[tuple[str, str], int]) -> None:
         """Record reminder counts of questions already notified (never lowers one)."""
-        with self.together():
-            for (file, call_id), n in counts.items():
-                self._run(
-                    "notified",
-                    "UPDATE notified SET reminders = MAX(reminders, ?) WHERE file = ? AND call_id = ?",
-                    (n, file, call_id),
-                )
+        sql = "UPDATE notified SET reminders = MAX(reminders, ?) WHERE file = ? AND call_id = ?"
+        self._each("notified", sql, [(n, file, call_id) for (file, call_id), n in counts.items()])
 
     # ---- bubbles: the notifications on screen, by server, so that after a crash the next run
     # can re-use or close them ----
@@ -595,13 +583,9 @@ class Store(Database):
 
     def put_bubble(self, owner: str, nid: int, keys: Iterable[tuple[str, str]]) -> None:
         with self.together():
-            self._run("bubbles", "DELETE FROM bubbles WHERE owner = ? AND id = ?", (owner, nid))
-            for file, call_id in keys:
-                self._run(
-                    "bubbles",
-                    "INSERT OR IGNORE INTO bubbles (owner, id, file, call_id) VALUES (?, ?, ?, ?)",
-                    (owner, nid, file, call_id),
-                )
+            self.drop_bubbles(owner, nid)
+            sql = "INSERT OR IGNORE INTO bubbles (owner, id, file, call_id) VALUES (?, ?, ?, ?)"
+            self._each("bubbles", sql, [(owner, nid, file, call_id) for file, call_id in keys])
 
     def drop_bubbles(self, owner: str, nid: int | None = None) -> None:
         """Forget one notification of server ``owner`` (``nid``), or all of them."""
@@ -627,8 +611,7 @@ class Store(Database):
 
     def snoozes(self, now: float) -> list[tuple[str | None, str | None, float]]:
         """The snoozes still running at ``now``: (session, project, until); both None = all."""
-        rows = self._read("SELECT scope, until FROM snoozes WHERE until > ?", (now,))
-        return [(*_scope(scope), until) for scope, until in rows]
+        return [(*_scope(scope), until) for scope, until in self._read(SNOOZES, (now,))]
 
     def snooze(self, until: float, session: str | None = None, project: str | None = None) -> None:
         """Snooze a session, a project, or (neither given) everything until ``until``."""
@@ -640,13 +623,10 @@ class Store(Database):
 
     def preferences(self, now: float) -> Preferences:
         """The snoozes still running at ``now`` and the muted projects, as one value."""
-        prefs = Preferences(muted=frozenset(self.mutes()))
-        for session, project, until in self.snoozes(now):
-            prefs = prefs.snoozed(until, now, session, project)
-        return prefs
+        return _silences(self._read(SNOOZES, (now,)), self._read(MUTES), now)
 
     def mutes(self) -> set[str]:
-        return {p for (p,) in self._read("SELECT project FROM mutes")}
+        return {p for (p,) in self._read(MUTES)}
 
     def mute(self, project: str, on: bool) -> None:
         if on:
@@ -674,8 +654,7 @@ class Store(Database):
         pass
 
     def publish(self, batch: Changes) -> None:
-        if batch.transitions:
-            self.record(batch.transitions)
+        self.record(batch.transitions)
 
     def record(self, transitions: Iterable[Transition]) -> None:
         with self.together():
@@ -688,25 +667,14 @@ class Store(Database):
             self._asked(t)
         elif t.kind == "resolved":
             self._asked(t)  # asked before we were watching: record it now
-            self._run(
-                "history",
-                "UPDATE history SET resolved_at = ?, outcome = ?, waited_s = ?, answer = ?"
-                " WHERE file = ? AND call_id = ? AND resolved_at IS NULL",
-                (
-                    _time(q.asked_at) + _wait(t.waited_s),
-                    t.outcome,
-                    _wait(t.waited_s),
-                    clean(t.answer) if t.answer is not None else None,
-                    s.key,
-                    q.tool_call_id,
-                ),
-            )
+            sql = ("UPDATE history SET resolved_at = ?, outcome = ?, waited_s = ?, answer = ?"
+                   " WHERE file = ? AND call_id = ? AND resolved_at IS NULL")
+            answer = clean(t.answer) if t.answer is not None else None
+            waited = _wait(t.waited_s)
+            self._run("history", sql, (_time(q.asked_at) + waited, t.outcome, waited, answer, s.key, q.tool_call_id))
         elif t.kind == "abandoned":
-            self._run(
-                "history",
-                "UPDATE history SET outcome = 'abandoned' WHERE file = ? AND call_id = ? AND resolved_at IS NULL",
-                (s.key, q.tool_call_id),
-            )
+            sql = "UPDATE history SET outcome = 'abandoned' WHERE file = ? AND call_id = ? AND resolved_at IS NULL"
+            self._run("history", sql, (s.key, q.tool_call_id))
 
     def history(self, since: float | None = None) -> list[dict[str, Any]]:
         """History rows (:data:`~notifier.core.codec.HISTORY_COLUMNS`), oldest first, for
@@ -718,7 +686,6 @@ class Store(Database):
 
     def prune(self, older_than: float) -> None:
         with self.together():
-            self._run("history", "DELETE FROM history WHERE asked_at < ?", (older_than,))
-            self._run("notified", "DELETE FROM notified WHERE at < ?", (older_than,))
-            self._run("pushed", "DELETE FROM pushed WHERE at < ?", (older_than,))
+            for table, column in (("history", "asked_at"), ("notified", "at"), ("pushed", "at")):
+                self._run(table, f"DELETE FROM {table} WHERE {column} < ?", (older_than,))  # noqa: S608
             self._run("snoozes", "DELETE FROM snoozes WHERE until < ?", (time.time(),))

@@ -44,10 +44,7 @@ def path(name: str) -> Path:
 
 
 def _locate(name: str) -> Traversable:
-    node = resources.files(__name__)
-    for part in name.split("/"):
-        node = node.joinpath(part)
-    return node
+    return resources.files(__name__).joinpath(*name.split("/"))
 
 
 def app_icon() -> str:

@@ -1,43 +1,28 @@
 """The desktop's window managers: which window each process has, which one is focused, focusing
 one, and the focus events; and where a window of ours can open (the X display, XWayland's).
 
-One way to go to a window. A window manager is spoken to through one of a few interfaces, each
-a :class:`Backend`: data (its name, where it is spoken to, three calls and, where it sends
-them, its focus events) in the table :data:`BACKENDS`. :func:`focus_method` picks the one that
-works here (a :class:`Method`: a backend at its socket, display or bus) or says in one line
-what is missing (:class:`Missing`); :meth:`Method.activate` is the one way to focus a window:
-ask, then wait until the backend says it is in front. The backends:
+A window manager is spoken to through a :class:`Backend`: data (its name, where it is spoken to,
+three calls, its focus events) in :data:`BACKENDS`. :func:`focus_method` picks the one that works
+here (a :class:`Method`) or says what is missing (:class:`Missing`); :meth:`Method.activate` is
+the one way to focus a window: ask, then wait until the backend says it is in front.
 
-- **sway** through its IPC (sway-ipc(7), i3's "IPC interface": over the unix socket
-  ``$SWAYSOCK`` each message is the magic ``i3-ipc``, a payload length and a type, two
-  native-endian uint32, and a JSON payload; replies have the same header, events the type's
-  high bit set; written here rather than taken from the unreleased-since-2020 ``i3ipc``: three
-  message types, a timeout on every call, events read by a watcher that must stop). A view
-  names its client's process (``pid``, the X11 client's too under XWayland) and ``focused``;
-  ``[con_id=N] focus`` focuses it whatever ``focus_on_window_activation`` says. i3 speaks the
-  same protocol but its tree names no processes: under i3 the method is X11 EWMH.
-- **Hyprland** through its request socket (what ``hyprctl`` uses): one request per connection
-  on ``$XDG_RUNTIME_DIR/hypr/$HYPRLAND_INSTANCE_SIGNATURE/.socket.sock`` (``/tmp/hypr/…``
-  before 0.40); ``j/clients`` and ``j/activewindow`` answer JSON (``address`` a hex string),
-  ``dispatch focuswindow address:0x…`` answers ``ok``. Not tried against a running Hyprland
-  here (not in Debian 12): parsed on literal data shaped as its documentation shows.
-- **KWin** (Plasma on Wayland) through scripts it runs, handed over its scripting interface on
-  the session bus: ``loadScript(path, name)`` answers an id, ``run`` on ``/<id>`` (5.27) or
-  ``/Scripting/Script<id>`` (KWin 6) starts it, ``unloadScript(name)`` drops it. The script
-  reads the window list (``clientList()`` / ``windowList()``), sets ``activeClient`` /
-  ``activeWindow`` to focus one, and reports with ``callDBus`` to our own connection one JSON
-  string: the windows' pids and which is active. A window is named by its process's pid; only
-  ints come back. Tried against a real KWin 5.27 (tests/desktop/test_kwin_focus.py).
-- **X11** EWMH: ``_NET_CLIENT_LIST`` / ``_NET_WM_PID``, ``_NET_ACTIVE_WINDOW`` (its
-  ``PropertyNotify`` as the focus event). ``WINDOWID`` is not trusted (tmux copies it into
-  panes, so it can name a long-gone window). Without ``DISPLAY`` or python-xlib there is no
-  display. Where a Wayland desktop runs XWayland but this process was started without
-  ``DISPLAY``, :func:`xwayland_display` finds it (the window is Tk: X only).
+- **sway** through its IPC (sway-ipc(7): the magic ``i3-ipc``, a payload length and a type as
+  native uint32, a JSON payload; events have the type's high bit set). A view names its
+  client's ``pid``; ``[con_id=N] focus`` focuses it. i3's tree names no processes: i3 is X11.
+- **Hyprland** through its request socket (what ``hyprctl`` uses: one request per connection;
+  ``j/clients``, ``j/activewindow``, ``dispatch focuswindow address:0x…``). Not tried against a
+  running Hyprland (not in Debian 12): parsed on data shaped as its documentation shows.
+- **KWin** (Plasma on Wayland) through a script loaded over its scripting interface on the
+  session bus; the script focuses a window by its process's pid and reports the windows' pids
+  and the active one back to our connection as one JSON string (tests/desktop/test_kwin_focus.py).
+- **X11** EWMH: ``_NET_CLIENT_LIST`` / ``_NET_WM_PID``, ``_NET_ACTIVE_WINDOW`` and its
+  ``PropertyNotify``. Under Wayland without ``DISPLAY``, :func:`xwayland_display` finds XWayland.
 
 GNOME Shell on Wayland offers no public interface for any of it."""
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import itertools
 import json
@@ -49,7 +34,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, ClassVar, Literal, Protocol
 
 from notifier.core.text import clean, number
 from notifier.system.paths import session_address
@@ -70,8 +55,7 @@ EVENT_READ_S = 1.0  # the rest of a focus event whose first bytes came
 
 @dataclass(frozen=True, slots=True)
 class Window:
-    """A window as a focus method knows it: ``via`` "sway" (a con id), "hyprland" (a window
-    address), "kwin" (the window's pid) or "x11" (an X11 window id)."""
+    """A window as a focus method (``via``) knows it: a con id, an address, a pid, an X11 id."""
 
     via: str
     id: int
@@ -80,9 +64,7 @@ class Window:
         return {"via": self.via, "id": self.id}
 
     def describe(self) -> str:
-        if self.via == "kwin":
-            return f"KWin window of pid {self.id}"
-        return f"{self.via} window {self.id}" if self.via != "x11" else f"window 0x{self.id:x}"
+        return next(b.shown for b, _ in BACKENDS if b.via == self.via).format(self.id)
 
 
 class Events(Protocol):
@@ -96,15 +78,15 @@ class Events(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class Backend:
-    """One interface to a window manager, as data: each call is given where it is spoken to
-    (``Method.path``: a socket, a display, nothing for the session bus). ``windows``: pid → its
-    first window; ``focused``: (window, pid) in front, None for none; ``ask``: request the
-    focus of a window (True: the request was taken); ``events``: its focus events (None: it is
-    asked at each check); ``place``: where it is, in words (``{}``: the path)."""
+    """One interface to a window manager, as data; each call is given ``Method.path`` (a socket,
+    a display, "" for the session bus). ``windows``: pid → its first window; ``focused``: (window,
+    pid) in front; ``ask``: request the focus of a window (True: taken); ``events``: its focus
+    events (None: asked at each check); ``place``, ``shown``: where it is, one of its windows."""
 
     via: str
     name: str
     place: str
+    shown: str
     windows: Callable[[str], dict[int, int]]
     focused: Callable[[str], Front | None]
     ask: Callable[[str, int, float], bool]
@@ -113,8 +95,7 @@ class Backend:
 
 @dataclass(frozen=True, slots=True)
 class Method:
-    """A backend where it works here; ``limits``: what it cannot see (a Wayland desktop's own
-    windows, for X11 under XWayland)."""
+    """A backend where it works here; ``limits``: what it cannot see (X11 under XWayland)."""
 
     backend: Backend
     path: str = ""
@@ -138,8 +119,7 @@ class Method:
         return self.backend.focused(self.path)
 
     def activate(self, wid: int, timeout: float = ACTIVATE_TIMEOUT_S) -> bool:
-        """Focus window ``wid``: ask, then wait (at most ``timeout``) until it is in front. False
-        when it did not come to the front, or the window manager failed meanwhile."""
+        """Focus window ``wid``: ask, then wait (at most ``timeout``) until it is in front."""
         deadline = time.monotonic() + timeout
         try:
             if not self.backend.ask(self.path, wid, timeout):
@@ -162,14 +142,12 @@ class Method:
             return False
 
 
+@dataclass(frozen=True, slots=True)
 class Missing:
-    """No focus method: ``reason`` says what is missing, in a clause ("GNOME Shell on Wayland
-    offers no public interface to focus a window")."""
+    """No focus method: ``reason`` says what is missing, in a clause."""
 
-    name = "none"
-
-    def __init__(self, reason: str) -> None:
-        self.reason = reason
+    reason: str
+    name: ClassVar[str] = "none"
 
 
 def _wayland_desktop(env: Mapping[str, str]) -> str:
@@ -188,15 +166,13 @@ def _is_kde(env: Mapping[str, str]) -> bool:
 
 
 def has_display(env: Mapping[str, str] | None = None) -> bool:
-    """Whether there is a display (X11 or Wayland) in ``env`` (default: ours) for a window, a tray
-    or a terminal to show on."""
+    """Whether ``env`` (default: ours) names a display (X11 or Wayland)."""
     env = os.environ if env is None else env
     return bool(env.get("DISPLAY") or env.get("WAYLAND_DISPLAY"))
 
 
 def focus_method(env: Mapping[str, str] | None = None) -> Method | Missing:
-    """The best focus method here, in the order of :data:`BACKENDS` (cheap: an environment
-    look-up and a glob)."""
+    """The first focus method of :data:`BACKENDS` found here (an environment look-up, a glob)."""
     env = dict(os.environ) if env is None else env
     wayland = bool(env.get("WAYLAND_DISPLAY"))
     for backend, found in BACKENDS:
@@ -210,8 +186,7 @@ def focus_method(env: Mapping[str, str] | None = None) -> Method | Missing:
 
 
 def describe(method: Method | Missing) -> tuple[bool | None, str]:
-    """For ``doctor``: (ok, detail) of the focus method, after asking it which window is focused
-    (OK only when it answered)."""
+    """For ``doctor``: (ok, detail) of the focus method, OK only when it answered."""
     if isinstance(method, Missing):
         return None, f"none: {method.reason}; goto selects the tmux pane and says so"
     try:
@@ -245,80 +220,8 @@ def open_display() -> Any:
         return None
 
 
-def x_windows_by_pid(disp: Any) -> dict[int, int]:
-    """pid → top-level window (the window manager's client list; without one, the root's children)."""
-    from Xlib import X
-
-    root = disp.screen().root
-    client_list = root.get_full_property(disp.intern_atom("_NET_CLIENT_LIST"), X.AnyPropertyType)
-    windows = (
-        list(client_list.value) if client_list is not None else [c.id for c in root.query_tree().children]
-    )
-    found: dict[int, int] = {}
-    for wid in windows:
-        pid = window_pid(disp, wid)
-        if pid is not None:
-            found.setdefault(pid, int(wid))
-    return found
-
-
-def window_for(pids: Iterable[int], windows: dict[int, int]) -> int | None:
-    """The window of the first of ``pids`` (or of an ancestor of it) that has one."""
-    for pid in pids:
-        for p in ancestors(pid):
-            if p in windows:
-                return windows[p]
-    return None
-
-
-def active_window(disp: Any) -> int | None:
-    from Xlib import X
-
-    prop = disp.screen().root.get_full_property(disp.intern_atom("_NET_ACTIVE_WINDOW"), X.AnyPropertyType)
-    if prop is None or not len(prop.value):
-        return None
-    return int(prop.value[0]) or None
-
-
-def window_pid(disp: Any, wid: int) -> int | None:
-    """The ``_NET_WM_PID`` of a window (``None`` when it has none)."""
-    from Xlib import X
-
-    try:
-        prop = disp.create_resource_object("window", wid).get_full_property(
-            disp.intern_atom("_NET_WM_PID"), X.AnyPropertyType
-        )
-    except Exception:
-        return None
-    return int(prop.value[0]) if prop is not None and len(prop.value) else None
-
-
-
-def _ewmh_activate(d: Any, wid: int) -> None:
-    from Xlib import X
-    from Xlib.protocol import event
-
-    root = d.screen().root
-    window = d.create_resource_object("window", wid)
-    mask = X.SubstructureRedirectMask | X.SubstructureNotifyMask
-
-    def send(win: Any, atom: str, data: list[int]) -> None:
-        msg = event.ClientMessage(
-            window=win, client_type=d.intern_atom(atom), data=(32, data + [0] * (5 - len(data)))
-        )
-        root.send_event(msg, event_mask=mask)
-
-    try:
-        desktop = window.get_full_property(d.intern_atom("_NET_WM_DESKTOP"), X.AnyPropertyType)
-        if desktop is not None and len(desktop.value) and int(desktop.value[0]) != 0xFFFFFFFF:
-            send(root, "_NET_CURRENT_DESKTOP", [int(desktop.value[0]), X.CurrentTime])
-    except Exception:
-        pass
-    send(window, "_NET_ACTIVE_WINDOW", [2, X.CurrentTime, active_window(d) or 0])  # 2 = a pager asks
-    d.flush()
-
-
-def _on_display(fn: Callable[[Any], Any]) -> Any:
+def on_display(fn: Callable[[Any], Any]) -> Any:
+    """``fn``'s answer, given the X display (OSError when there is none)."""
     disp = open_display()
     if disp is None:
         raise OSError("cannot open the X display")
@@ -328,24 +231,55 @@ def _on_display(fn: Callable[[Any], Any]) -> Any:
         disp.close()
 
 
+def _values(disp: Any, wid: int | None, atom: str) -> list[int]:
+    """The values of property ``atom`` of window ``wid`` (None: the root); none where it has none."""
+    from Xlib import X
+
+    window = disp.screen().root if wid is None else disp.create_resource_object("window", wid)
+    try:
+        prop = window.get_full_property(disp.intern_atom(atom), X.AnyPropertyType)
+    except Exception:
+        return []
+    return [int(v) for v in prop.value] if prop is not None else []
+
+
+def x_windows_by_pid(disp: Any) -> dict[int, int]:
+    """pid → top-level window (the window manager's client list; without one, the root's children)."""
+    windows = _values(disp, None, "_NET_CLIENT_LIST") or [c.id for c in disp.screen().root.query_tree().children]
+    return {pid: int(wid) for wid in reversed(windows) for pid in _values(disp, wid, "_NET_WM_PID")[:1]}
+
+
+def window_for(pids: Iterable[int], windows: dict[int, int]) -> int | None:
+    """The window of the first of ``pids`` (or of an ancestor of it) that has one."""
+    return next((windows[p] for pid in pids for p in ancestors(pid) if p in windows), None)
+
+
 def _x11_focused(disp: Any) -> Front | None:
-    wid = active_window(disp)
-    pid = window_pid(disp, wid) if wid else None
+    wid = next(iter(_values(disp, None, "_NET_ACTIVE_WINDOW")), 0)
+    pid = next(iter(_values(disp, wid, "_NET_WM_PID")), 0) if wid else 0
     return (wid, pid) if wid and pid else None
 
 
-def _x11_ask(wid: int) -> bool:
-    try:
-        _on_display(lambda disp: _ewmh_activate(disp, wid))
-    except Exception as exc:
-        log.debug("activating window 0x%x failed: %s", wid, exc)
-        return False
+def _ewmh_activate(d: Any, wid: int) -> bool:
+    from Xlib import X
+    from Xlib.protocol import event
+
+    root = d.screen().root
+
+    def send(win: Any, atom: str, data: list[int]) -> None:
+        msg = event.ClientMessage(window=win, client_type=d.intern_atom(atom), data=(32, data + [0] * (5 - len(data))))
+        root.send_event(msg, event_mask=X.SubstructureRedirectMask | X.SubstructureNotifyMask)
+
+    for desktop in _values(d, wid, "_NET_WM_DESKTOP")[:1]:
+        if desktop != 0xFFFFFFFF:  # (on every desktop)
+            send(root, "_NET_CURRENT_DESKTOP", [desktop, X.CurrentTime])
+    front = next(iter(_values(d, None, "_NET_ACTIVE_WINDOW")), 0)
+    send(d.create_resource_object("window", wid), "_NET_ACTIVE_WINDOW", [2, X.CurrentTime, front])  # 2: a pager asks
+    d.flush()
     return True
 
 
 class _X11Events:
-    """``PropertyNotify`` of the root's ``_NET_ACTIVE_WINDOW``: the focus may have moved."""
-
     def __init__(self, _: str) -> None:
         from Xlib import X
 
@@ -376,16 +310,13 @@ class _X11Events:
 
 
 def lock_pid(text: str) -> int | None:
-    """The pid an X server's lock file (``/tmp/.X<N>-lock``) holds: ten digits, space padded
-    (wlroots writes a NUL after them)."""
-    text = text.strip(" \n\x00")
-    return number(text)
+    """The pid in an X server's lock file (``/tmp/.X<N>-lock``; wlroots writes a NUL after it)."""
+    return number(text.strip(" \n\x00"))
 
 
 def xwayland_display(compositor: int | None, tmp: str = "/tmp") -> str | None:
-    """The X display (":N") the Wayland compositor ``compositor`` (a pid) serves through
-    XWayland: the lock file of a display held by it (wlroots starts XWayland on demand and holds
-    the display itself; mutter writes its own pid too) or by an Xwayland it started (KWin)."""
+    """The X display (":N") the Wayland compositor (a pid) serves through XWayland: one whose lock
+    file it holds (wlroots, mutter) or an Xwayland it started holds (KWin)."""
     if compositor is None:
         return None
     for path in sorted(glob.glob(os.path.join(tmp, ".X*-lock"))):
@@ -395,17 +326,14 @@ def xwayland_display(compositor: int | None, tmp: str = "/tmp") -> str | None:
                 pid = lock_pid(fh.read(64))
         except OSError:
             continue
-        if number(display) is None or pid is None:
-            continue
-        held = compositor in ancestors(pid)[:2]  # (the compositor, or an Xwayland it started)
-        if held and os.path.exists(os.path.join(tmp, ".X11-unix", f"X{display}")):
+        held = pid is not None and compositor in ancestors(pid)[:2]  # (it, or an Xwayland it started)
+        if held and number(display) is not None and os.path.exists(os.path.join(tmp, ".X11-unix", f"X{display}")):
             return f":{display}"
     return None
 
 
 def window_display(env: dict[str, str] | None = None) -> tuple[dict[str, str] | None, str]:
-    """Where the Tk window can open: (the environment variables to give it, what they are, in
-    words), or (``None``, why it cannot, in one line)."""
+    """Where the Tk window can open: (the variables to give it, in words), or (None, why not)."""
     env = dict(os.environ) if env is None else env
     if env.get("DISPLAY"):
         return {}, f"X display {clean(env['DISPLAY'], 40)}"
@@ -439,9 +367,8 @@ class IpcError(OSError):
 
 
 def sway_socket_path(env: Mapping[str, str] | None = None) -> str | None:
-    """sway's IPC socket: ``$SWAYSOCK``; without it (an app started
-    outside sway's environment, by systemd say), sway's own ``sway-ipc.UID.PID.sock`` in
-    ``$XDG_RUNTIME_DIR`` of a sway that still runs (the one serving ``$WAYLAND_DISPLAY`` first)."""
+    """``$SWAYSOCK``; else (started by systemd, say) the ``sway-ipc.UID.PID.sock`` of a running
+    sway in ``$XDG_RUNTIME_DIR``, the one serving ``$WAYLAND_DISPLAY`` first."""
     env = dict(os.environ) if env is None else env
     path = env.get("SWAYSOCK")
     if path and os.path.exists(path):
@@ -449,15 +376,10 @@ def sway_socket_path(env: Mapping[str, str] | None = None) -> str | None:
     runtime = env.get("XDG_RUNTIME_DIR")
     if not runtime:
         return None
-    alive = []
-    for path in sorted(glob.glob(os.path.join(glob.escape(runtime), f"sway-ipc.{os.getuid()}.*.sock"))):
-        pid = _sock_pid(path)
-        if pid is not None and os.path.exists(f"/proc/{pid}"):
-            alive.append((pid, path))
-    if not alive:
-        return None
-    compositor = wayland_server_pid(env)
-    return next((p for pid, p in alive if pid == compositor), alive[0][1])
+    socks = sorted(glob.glob(os.path.join(glob.escape(runtime), f"sway-ipc.{os.getuid()}.*.sock")))
+    alive = [(pid, p) for p in socks if (pid := _sock_pid(p)) is not None and os.path.exists(f"/proc/{pid}")]
+    compositor = wayland_server_pid(env) if alive else None
+    return next((p for pid, p in alive if pid == compositor), alive[0][1] if alive else None)
 
 
 def _sock_pid(path: str) -> int | None:
@@ -473,14 +395,23 @@ def wayland_server_pid(env: Mapping[str, str] | None = None) -> int | None:
         return None
     path = name if os.path.isabs(name) else os.path.join(env.get("XDG_RUNTIME_DIR") or "/nonexistent", name)
     try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-            s.settimeout(TIMEOUT_S)
-            s.connect(path)
+        with _unix(path) as s:
             creds = s.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
     except OSError:
         return None
-    pid = struct.unpack("3i", creds)[0]
-    return pid or None
+    return struct.unpack("3i", creds)[0] or None
+
+
+def _unix(path: str, timeout: float = TIMEOUT_S) -> socket.socket:
+    """A unix stream socket connected to ``path`` (the caller closes it)."""
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(timeout)
+    try:
+        sock.connect(path)
+    except OSError:
+        sock.close()
+        raise
+    return sock
 
 
 def encode(kind: int, payload: str = "") -> bytes:
@@ -500,14 +431,7 @@ class Connection:
     """One connection to the compositor (the caller closes it: a context manager)."""
 
     def __init__(self, path: str, timeout: float = TIMEOUT_S) -> None:
-        self.path = path
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.settimeout(timeout)
-        try:
-            self.sock.connect(path)
-        except OSError:
-            self.sock.close()
-            raise
+        self.sock = _unix(path, timeout)
 
     def __enter__(self) -> Connection:
         return self
@@ -528,7 +452,6 @@ class Connection:
         return data
 
     def receive(self) -> tuple[int, Any]:
-        """The next message: (type, its JSON)."""
         length, kind = decode_header(self._read(HEADER.size))
         try:
             return kind, json.loads(self._read(length))
@@ -592,16 +515,11 @@ def is_view(node: dict[str, Any]) -> bool:
 
 def views_by_pid(tree: dict[str, Any]) -> dict[int, int]:
     """pid → the con id of that process's first window."""
-    found: dict[int, int] = {}
-    for node in nodes(tree):
-        if is_view(node):
-            found.setdefault(int(node["pid"]), int(node["id"]))
-    return found
+    return {int(n["pid"]): int(n["id"]) for n in reversed(list(nodes(tree))) if is_view(n)}
 
 
 def focused_view(tree: dict[str, Any]) -> tuple[int, int] | None:
-    """(con id, pid) of the focused window; ``None`` when the focus is on no window (an empty
-    workspace, a layer such as a bar)."""
+    """(con id, pid) of the focused window; None for none (an empty workspace, a bar)."""
     for node in nodes(tree):
         if node.get("focused") is True:
             return (int(node["id"]), int(node["pid"])) if is_view(node) else None
@@ -628,8 +546,6 @@ def _sway_ask(path: str, wid: int, timeout: float) -> bool:
 
 
 class _SwayEvents:
-    """A ``window`` / ``workspace`` subscription: a focus event names the window in front."""
-
     def __init__(self, path: str) -> None:
         self._conn = Connection(path)
         self._conn.subscribe("window", "workspace")
@@ -666,50 +582,41 @@ def hypr_socket_path(env: Mapping[str, str]) -> str | None:
 
 def request(path: str, command: str, timeout: float = TIMEOUT_S) -> str:
     """Hyprland's answer to one command (``OSError`` when the socket fails)."""
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-        s.settimeout(timeout)
-        s.connect(path)
+    with _unix(path, timeout) as s, s.makefile("rb") as answer:
         s.sendall(command.encode())
-        data = b""
-        while len(data) <= MAX_ANSWER:
-            chunk = s.recv(65536)
-            if not chunk:
-                break
-            data += chunk
-    return data.decode(errors="replace")
+        return answer.read(MAX_ANSWER).decode(errors="replace")  # (until Hyprland closes it)
 
 
-def _address(client: Any) -> int | None:
-    addr = client.get("address") if isinstance(client, dict) else None
+def _json(text: str) -> Any:
+    """``text`` as JSON; None when it is not JSON."""
     try:
-        return int(addr, 16) if isinstance(addr, str) and addr.startswith("0x") else None
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
+def _client(client: Any) -> tuple[int, int] | None:
+    """(address, pid) of one of Hyprland's clients (``{"address": "0x…", "pid": N}``)."""
+    addr = client.get("address") if isinstance(client, dict) else None
+    pid = client.get("pid") if isinstance(client, dict) else None
+    if not (isinstance(addr, str) and addr.startswith("0x") and isinstance(pid, int) and pid > 0):
+        return None
+    try:
+        return int(addr, 16), pid
     except ValueError:
         return None
 
 
 def clients_by_pid(answer: str) -> dict[int, int]:
     """``j/clients`` → pid → the window address (as an int) of that process's first window."""
-    try:
-        clients = json.loads(answer)
-    except ValueError:
-        return {}
-    found: dict[int, int] = {}
-    for c in clients if isinstance(clients, list) else ():
-        addr, pid = _address(c), c.get("pid") if isinstance(c, dict) else None
-        if addr is not None and isinstance(pid, int) and pid > 0:
-            found.setdefault(pid, addr)
-    return found
+    clients = _json(answer)
+    found = filter(None, map(_client, clients if isinstance(clients, list) else ()))
+    return {pid: addr for addr, pid in reversed(list(found))}  # (reversed: the first one stays)
 
 
 def hypr_active_window(answer: str) -> tuple[int, int] | None:
     """``j/activewindow`` → (address, pid); ``None`` for ``{}`` (nothing focused)."""
-    try:
-        client = json.loads(answer)
-    except ValueError:
-        return None
-    addr = _address(client)
-    pid = client.get("pid") if isinstance(client, dict) else None
-    return (addr, pid) if addr is not None and isinstance(pid, int) and pid > 0 else None
+    return _client(_json(answer))
 
 
 def focus_command(address: int) -> str:
@@ -728,8 +635,7 @@ KWIN_TIMEOUT_S = 3.0
 
 _names = itertools.count(1)
 
-# {dest}, {path}, {iface}, {method}: where to report; {token}: which run this is; {pid}: the
-# window to focus (0: none). Every value put in is an int or a D-Bus name checked below.
+# Where to report ({dest} … {method}), which run ({token}), which pid's window to focus (0: none).
 SCRIPT_TEXT = """\
 (function () {{
     var list = workspace.windowList ? workspace.windowList() : workspace.clientList();
@@ -758,8 +664,7 @@ class KWinError(OSError):
 
 
 def script_text(dest: str, token: int, pid: int = 0) -> str:
-    """The script that reports the windows to ``dest`` (a unique bus name) and, with ``pid``,
-    first focuses that process's window."""
+    """The script that reports the windows to ``dest`` (a unique bus name), first focusing ``pid``'s."""
     if not (dest.startswith(":") and all(c.isalnum() or c in ":._-" for c in dest)):
         raise ValueError(f"not a unique bus name: {dest!r}")
     return SCRIPT_TEXT.format(
@@ -768,12 +673,8 @@ def script_text(dest: str, token: int, pid: int = 0) -> str:
 
 
 def parse_report(text: str, token: int) -> dict[str, Any] | None:
-    """The script's report: ``{"asked": bool, "windows": [(pid, active), …]}``; ``None`` when it
-    is not the report of run ``token`` (another run's, or not one)."""
-    try:
-        data = json.loads(text)
-    except ValueError:
-        return None
+    """The report of run ``token``: ``{"asked": bool, "windows": [(pid, active), …]}``, else None."""
+    data = _json(text)
     if not isinstance(data, dict) or data.get("token") != token or not isinstance(data.get("windows"), list):
         return None
     windows = []
@@ -785,7 +686,6 @@ def parse_report(text: str, token: int) -> dict[str, Any] | None:
 
 
 def windows_by_pid(report: dict[str, Any]) -> dict[int, int]:
-    """pid → the window's id here (its pid)."""
     return {pid: pid for pid, _ in report["windows"]}
 
 
@@ -794,8 +694,7 @@ def kwin_active_window(report: dict[str, Any]) -> tuple[int, int] | None:
 
 
 def run_script(pid: int = 0, timeout: float = KWIN_TIMEOUT_S, address: str | None = None) -> dict[str, Any]:
-    """Load, run and unload the script on KWin of the session bus (``address``: another bus);
-    its report (:func:`parse_report`). Raises :class:`KWinError`."""
+    """Load, run and unload the script on KWin of the session bus (or ``address``); its report."""
     from jeepney import DBusAddress, HeaderFields, MatchRule, MessageType, new_method_call, new_method_return
     from jeepney.io.blocking import open_dbus_connection
 
@@ -828,7 +727,11 @@ def run_script(pid: int = 0, timeout: float = KWIN_TIMEOUT_S, address: str | Non
             if not isinstance(sid, int) or sid < 0:
                 raise KWinError("KWin refused to load the script")
             try:
-                _start(call, sid)
+                objects = (f"/{sid}", f"{SCRIPTING_PATH}/Script{sid}")  # (KWin 5.27, KWin 6)
+                try:
+                    call(new_method_call(DBusAddress(objects[0], bus_name=SERVICE, interface=SCRIPT), "run"))
+                except KWinError:
+                    call(new_method_call(DBusAddress(objects[1], bus_name=SERVICE, interface=SCRIPT), "run"))
                 while True:
                     left = deadline - time.monotonic()
                     if left <= 0:
@@ -843,10 +746,8 @@ def run_script(pid: int = 0, timeout: float = KWIN_TIMEOUT_S, address: str | Non
                         if report is not None:
                             return report
             finally:
-                try:
+                with contextlib.suppress(Exception):
                     call(new_method_call(scripting, "unloadScript", "s", (name,)))
-                except Exception:
-                    pass
     except KWinError:
         raise
     except (OSError, TimeoutError) as exc:
@@ -856,47 +757,32 @@ def run_script(pid: int = 0, timeout: float = KWIN_TIMEOUT_S, address: str | Non
         conn.close()
 
 
-def _start(call: Any, sid: int) -> None:
-    """``run`` on the script's object: ``/<id>`` (5.27), else ``/Scripting/Script<id>`` (KWin 6)."""
-    from jeepney import DBusAddress, new_method_call
-
-    first: KWinError | None = None
-    for path in (f"/{sid}", f"{SCRIPTING_PATH}/Script{sid}"):
-        try:
-            call(new_method_call(DBusAddress(path, bus_name=SERVICE, interface=SCRIPT), "run"))
-            return
-        except KWinError as exc:
-            first = first or exc
-    assert first is not None
-    raise first
-
-
 # ---- the table ----
 
 SWAY = Backend(
-    "sway", "sway IPC", "socket {}",
+    "sway", "sway IPC", "socket {}", "sway window {}",
     windows=lambda path: views_by_pid(_sway_tree(path)),
     focused=lambda path: focused_view(_sway_tree(path)),
     ask=_sway_ask,
     events=_SwayEvents,
 )  # fmt: skip
 HYPRLAND = Backend(
-    "hyprland", "Hyprland IPC", "socket {}",
+    "hyprland", "Hyprland IPC", "socket {}", "hyprland window {}",
     windows=lambda path: clients_by_pid(request(path, "j/clients")),
     focused=lambda path: hypr_active_window(request(path, "j/activewindow")),
     ask=lambda path, wid, timeout: request(path, focus_command(wid), timeout).strip() == "ok",
 )  # fmt: skip
 KWIN = Backend(
-    "kwin", "KWin scripting", "org.kde.KWin on the session bus",
+    "kwin", "KWin scripting", "org.kde.KWin on the session bus", "KWin window of pid {}",
     windows=lambda _: windows_by_pid(run_script()),
     focused=lambda _: kwin_active_window(run_script()),
     ask=lambda _, wid, timeout: bool(run_script(int(wid), timeout)["asked"]),  # (False: no window of that pid)
 )  # fmt: skip
 X11 = Backend(
-    "x11", "X11 EWMH", "display {}",
-    windows=lambda _: dict(_on_display(x_windows_by_pid)),
-    focused=lambda _: _on_display(_x11_focused),
-    ask=lambda _, wid, timeout: _x11_ask(wid),
+    "x11", "X11 EWMH", "display {}", "window 0x{:x}",
+    windows=lambda _: dict(on_display(x_windows_by_pid)),
+    focused=lambda _: on_display(_x11_focused),
+    ask=lambda _, wid, timeout: bool(on_display(lambda disp: _ewmh_activate(disp, wid))),
     events=_X11Events,
 )  # fmt: skip
 

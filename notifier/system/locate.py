@@ -84,21 +84,16 @@ def locate(proc: PiProcess, windows: Windows | None) -> Location:
     x_windows, desk = windows or (None, None)
     pane = tmux_pane_of(proc.env, proc.pid)
     client: TmuxClient | None = None
-    window_id = None
-    owner = [proc.pid]
+    owner = [proc.pid]  # (in tmux: the pid of the client showing its session, whose window it is)
     if pane is not None:
         clients = tmux_clients(pane.socket)
-        ours = [c for c in clients if c.session == pane.session]
-        client = next(iter(ours or clients), None)
+        client = next(iter([c for c in clients if c.session == pane.session] or clients), None)
         owner = [client.pid] if client is not None else []
-    if x_windows and owner:
-        window_id = window_for(owner, x_windows)
-    window = None
-    if desk is not None and owner:
+    window_id = window_for(owner, x_windows) if x_windows else None
+    window = Window("x11", window_id) if window_id is not None else None
+    if desk is not None:
         wid = window_for(owner, desk[1])
         window = Window(desk[0], wid) if wid is not None else None
-    elif window_id is not None:
-        window = Window("x11", window_id)
     return Location(proc.pid, proc.tty, pane, window_id, client, proc.env, window)
 
 
@@ -133,18 +128,13 @@ def match(
 
 
 def _x_windows() -> dict[int, int] | None:
-    from notifier.system.desktop import open_display, x_windows_by_pid
+    from notifier.system.desktop import on_display, x_windows_by_pid
 
-    disp = open_display()
-    if disp is None:
-        return None
     try:
-        return x_windows_by_pid(disp)
+        return dict(on_display(x_windows_by_pid))
     except Exception as exc:
         log.debug("cannot list the X windows: %s", exc)
         return None
-    finally:
-        disp.close()
 
 
 def list_windows(with_windows: bool = True) -> Windows | None:

@@ -34,21 +34,22 @@ def _home(env: Mapping[str, str]) -> str:
     return env.get("HOME") or os.path.expanduser("~")  # (without HOME: the password database's)
 
 
+def _env_dir(env: Mapping[str, str], name: str) -> str | None:
+    """The folder pi's variable ``name`` sets, if set."""
+    value = env.get(name)
+    return os.path.abspath(_expand(value, _home(env))) if value else None
+
+
 def agent_dir(env: Mapping[str, str] = os.environ) -> str:
-    home = _home(env)
-    custom = env.get("PI_CODING_AGENT_DIR")
-    if custom:
-        return os.path.abspath(_expand(custom, home))
-    return os.path.join(home, ".pi", "agent")
+    return _env_dir(env, "PI_CODING_AGENT_DIR") or os.path.join(_home(env), ".pi", "agent")
 
 
 def default_sessions_dir(env: Mapping[str, str] = os.environ) -> str:
     """pi's own precedence: PI_CODING_AGENT_SESSION_DIR, then ``sessionDir`` in the agent dir's
     settings.json, then ``<agent dir>/sessions`` (``~/.pi/agent/sessions`` by default)."""
-    home = _home(env)
-    explicit = env.get("PI_CODING_AGENT_SESSION_DIR")
+    explicit = _env_dir(env, "PI_CODING_AGENT_SESSION_DIR")
     if explicit:
-        return os.path.abspath(_expand(explicit, home))
+        return explicit
     base = agent_dir(env)
     settings = os.path.join(base, "settings.json")
     try:
@@ -56,7 +57,7 @@ def default_sessions_dir(env: Mapping[str, str] = os.environ) -> str:
             data = json.load(fh)
         value = data.get("sessionDir") if isinstance(data, dict) else None
         if isinstance(value, str) and value.strip():
-            value = _expand(value.strip(), home)
+            value = _expand(value.strip(), _home(env))
             return value if os.path.isabs(value) else os.path.abspath(os.path.join(base, value))
     except FileNotFoundError:
         pass

@@ -90,10 +90,7 @@ def ancestors(pid: int) -> list[int]:
     try:
         import psutil
 
-        chain = [pid]
-        for parent in psutil.Process(pid).parents():
-            chain.append(parent.pid)
-        return chain
+        return [pid, *(parent.pid for parent in psutil.Process(pid).parents())]
     except Exception:
         return [pid]
 
@@ -101,27 +98,24 @@ def ancestors(pid: int) -> list[int]:
 # ---- pi processes ----
 
 
+def _pi_at(cmdline: list[str]) -> int | None:
+    """Which of the first three arguments is the pi program, if one is."""
+    is_pi = (os.path.basename(arg) in _NAMES or any(m in arg for m in _MARKERS) for arg in cmdline[:3])
+    return next((i for i, yes in enumerate(is_pi) if yes), None)
+
+
 def looks_like_pi(name: str, cmdline: list[str]) -> bool:
-    if name in _NAMES:
-        return True
-    for arg in cmdline[:3]:
-        base = os.path.basename(arg)
-        if base in _NAMES or any(m in arg for m in _MARKERS):
-            return True
-    return False
+    return name in _NAMES or _pi_at(cmdline) is not None
 
 
 def pi_args(cmdline: list[str]) -> tuple[str, ...] | None:
     """pi's own arguments (after the pi program), or ``None`` where they cannot be read: pi set
     its process title over them (``pi`` then NULs), or the program is not among the first three."""
-    for i, arg in enumerate(cmdline[:3]):
-        base = os.path.basename(arg)
-        if base in _NAMES or any(m in arg for m in _MARKERS):
-            rest = cmdline[i + 1 :]
-            if rest and not any(rest):
-                return None  # a process title padded with NULs
-            return tuple(rest)
-    return None
+    at = _pi_at(cmdline)
+    rest = cmdline[at + 1 :] if at is not None else []
+    if at is None or (rest and not any(rest)):
+        return None  # (not pi, or a process title padded with NULs)
+    return tuple(rest)
 
 
 _boot: list[float] = []  # the wall-clock time of boot, as last computed
@@ -281,16 +275,8 @@ def running_pi(folders: Collection[str] = ()) -> list[Proc] | None:
 # ---- pi processes with where they run (to find a session's pi: notifier.system.locate) ----
 
 
-_ENV_KEYS = (
-    "TMUX",
-    "TMUX_PANE",
-    "TERM_PROGRAM",
-    "KITTY_WINDOW_ID",
-    "KITTY_LISTEN_ON",
-    "WEZTERM_PANE",
-    "WEZTERM_UNIX_SOCKET",
-    "PI_CODING_AGENT_DIR",
-)
+_ENV_KEYS = ("TMUX", "TMUX_PANE", "TERM_PROGRAM", "KITTY_WINDOW_ID", "KITTY_LISTEN_ON", "WEZTERM_PANE",
+             "WEZTERM_UNIX_SOCKET", "PI_CODING_AGENT_DIR")
 
 
 @dataclass(frozen=True, slots=True)
@@ -322,10 +308,7 @@ def maybe_pi(proc_dir: str = "/proc") -> list[int] | None:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
         try:
             data = os.read(fd, 4096)
-            while data.count(b"\0") < enough:
-                more = os.read(fd, 1 << 16)
-                if not more:
-                    break
+            while data.count(b"\0") < enough and (more := os.read(fd, 1 << 16)):
                 data += more
             return data
         finally:

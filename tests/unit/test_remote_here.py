@@ -20,7 +20,7 @@ def InFront(now: list[tuple[int, int]]) -> Method:  # noqa: N802 (a stand-in foc
     """The focus method, asked afresh: window ``now[0]`` is in front (pid 1's window is 7, pid 2's 8);
     no display is opened."""
     backend = Backend(
-        "x11", "stand-in", "{}", windows=lambda _: {1: 7, 2: 8}, focused=lambda _: now[0], ask=X11.ask
+        "x11", "stand-in", "{}", "{}", windows=lambda _: {1: 7, 2: 8}, focused=lambda _: now[0], ask=X11.ask
     )
     return Method(backend)
 
