@@ -615,7 +615,8 @@ class SessionFiles:
         for path, st in tree.files.items():
             ident = (st.st_dev, st.st_ino)
             known = self._idents.get(ident)
-            if known is not None and known != path and known in self.tailers:
+            other = self.tailers.get(known) if known is not None and known != path else None
+            if other is not None and other.ident == ident:
                 continue  # a second name of a file already read (a hard link, another root)
             if path in self.tailers:
                 out += self.read(path)

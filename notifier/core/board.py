@@ -317,6 +317,7 @@ class LocalSessions(Changes):
     def forget(self, key: str, now: float) -> list[Transition]:
         """The file is gone: whatever it still asked will never be answered."""
         session = self._sessions.pop(key, None)
+        self._askers.pop(key, None)  # (a file made again at this path is another pi's, maybe)
         self._changed.add(key)
         if session is None:
             return []

@@ -515,8 +515,9 @@ class AlertSink:
             return
         if batch.transitions:
             self._put(partial(self._transitions, list(batch.transitions)))
-        else:  # the board changed without a transition: a pi found to wait for a human, maybe
-            self._put(partial(self._askers, batch.snapshot))
+        # A pi found to wait for a human, maybe only now (in this batch, after its question was
+        # stamped, or with no transition at all): a question of it still settling is due.
+        self._put(partial(self._askers, batch.snapshot))
         if batch.turns:
             turns = batch.turns
             self._put(lambda now: [a for change in turns for a in self.planner.turn(change, now)])

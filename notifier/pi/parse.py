@@ -18,6 +18,7 @@ questions and what they ask, a line judged on its bytes, and which extensions op
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from collections.abc import Container, Iterable, Mapping, Sequence
@@ -517,24 +518,26 @@ def _question(
     if name in catalog:
         return extract(name, _arguments(arguments, budget), call_id, at)
     if isinstance(arguments, str) and any(key in arguments for key in _SHAPE_HINTS):
-        arguments = _arguments(arguments, budget)  # (arguments saved as a JSON string: rare)
+        arguments = _decoded(arguments, budget.chars)  # (saved as a JSON string: rare; charged once, below)
     kind = catalog.kind(name, arguments)
     if kind is None:
         return None
     return extract(name, _arguments(arguments, budget), call_id, at, elsewhere=kind == "elsewhere")
 
 
+def _decoded(value: str, chars: int) -> Any:
+    """Arguments saved as a JSON string, parsed within ``chars``; what is not JSON (cut, too deep)
+    stays text, which extraction reads as text."""
+    value = value[:chars]
+    if value.lstrip()[:1] in ("{", "["):
+        with contextlib.suppress(ValueError):
+            return loads(value)
+    return value
+
+
 def _arguments(value: Any, budget: Budget) -> Any:
-    """A question's arguments, bounded (strings, list lengths, their sum) before extraction;
-    arguments saved as a JSON string are parsed here, with the same bounds."""
-    if isinstance(value, str):
-        value = value[: budget.chars]
-        if value.lstrip()[:1] in ("{", "["):
-            try:
-                value = loads(value)
-            except ValueError:  # not JSON, cut, too deep: extraction reads it as text
-                pass
-    return shrink(value, budget)
+    """A question's arguments, bounded (strings, list lengths, their sum) before extraction."""
+    return shrink(_decoded(value, budget.chars) if isinstance(value, str) else value, budget)
 
 
 # ---- a line judged on its bytes ----

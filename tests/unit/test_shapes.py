@@ -472,3 +472,20 @@ def test_a_topic_chip_is_the_header_and_a_forms_title_and_instructions_are_kept(
     assert (form.title, form.instructions) == ("Release", "Answer these before the release.")
     assert [i.header for i in form.items] == ["Version", "n"]
     assert asked("question", {"question": "Q?", "description": "not a form"}).instructions is None
+
+
+def test_ordinary_calls_with_json_string_arguments_leave_a_later_questions_bounds_whole() -> None:
+    """Arguments saved as a JSON string that mention "message" are parsed to judge their shape;
+    an ordinary call judged so costs nothing of the message's budget, so the question the
+    message asks last comes out whole however many such calls come first."""
+    note = json.dumps({"message": "x" * 20_000, "path": "notes.md"})
+    question = {"question": "Ship the release now?", "options": ["Yes", "No"]}
+    content: list[dict[str, Any]] = [
+        {"type": "toolCall", "id": f"w{i}", "name": "write", "arguments": note} for i in range(40)
+    ]
+    content.append({"type": "toolCall", "id": "q", "name": "clarify_prompt", "arguments": question})
+    entry = call("write", {})
+    entry["message"]["content"] = content
+    (start,) = [e for e in to_events(entry, CATALOG, 0.0) if isinstance(e, ToolStart) and e.question is not None]
+    assert start.question is not None and start.question.text == "Ship the release now?"
+    assert list(start.question.options) == ["Yes", "No"]
