@@ -598,7 +598,7 @@ class Store(Database):
         """Forget the notifications of every server but ``owner`` (gone with their server)."""
         self._run("bubbles", "DELETE FROM bubbles WHERE owner != ?", (owner,))
 
-    # ---- pushed (sinks/push.py): a question is pushed once, also across restarts ----
+    # ---- pushed (outputs/push.py): a question is pushed once, also across restarts ----
 
     def pushed(self) -> set[tuple[str, str]]:
         return {(f, c) for f, c in self._read("SELECT file, call_id FROM pushed")}

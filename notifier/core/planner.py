@@ -35,9 +35,9 @@ The last one is critical. What a reminder replaces on screen is the planner's.
 **Preferences**: what the user chose to hear: snoozes (all, a session, a project) and muted
 projects.
 
-One immutable value. The app owns the current one (``app/runtime.py``, changed on one thread
-and persisted in the store); the planner, the tray and the window only ever read the value they
-were handed. Times are absolute and passed in.
+One immutable value. The app owns the current one (``app.PreferencesOwner``: changed under its
+lock, from whichever thread asks, and persisted in the store); the planner, the tray and the
+window only ever read the value they were handed. Times are absolute and passed in.
 
 **Quiet hours**: a daily window without notifications (the tray icon still changes); and the next
 morning, when a snooze "until tomorrow" ends.

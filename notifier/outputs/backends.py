@@ -182,7 +182,7 @@ NO_PLYER_PATH_HINT = (
 
 
 # What still shows questions when notifications cannot (said with the reason): the app says
-# what it has instead (no tray icon either: see App._instead in app/runtime.py).
+# what it has instead (no tray icon either: see App._instead in app.py).
 TRAY_ALONE = "the tray icon alone will show questions"
 
 

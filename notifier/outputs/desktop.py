@@ -555,7 +555,7 @@ class AlertSink:
             self._handle(job)  # (what fails here is the worker's supervisor's: its loop runs again)
 
     # The worker's part: its timers (settle, reminders, quiet hours' end, reconnecting).
-    def wait(self) -> tuple[float | None, list[int]]:
+    def wait(self) -> float | None:
         now = self.clock()
         waits = [due - now for due in (self.planner.next_due(), self._screen.reconnect_at) if due is not None]
         if self.planner.held:  # what quiet hours hold is announced when they end, on time
@@ -565,9 +565,9 @@ class AlertSink:
         # (Capped: quiet hours end at a time of day, on the wall clock.)
         timeout = min(MAX_WAIT_S, max(0.0, min(waits))) if waits else None
         self._tick_at = None if timeout is None else now + timeout
-        return timeout, []
+        return timeout
 
-    def wake(self, ready: set[int]) -> None:
+    def wake(self) -> None:
         """(After the worker's wait: what is due now, if the wait was for it.)"""
         if self._tick_at is not None and self.clock() >= self._tick_at and not self._stop.is_set():
             self._handle(_tick)

@@ -607,10 +607,10 @@ class Redraw:
         self.changed()
 
     # The worker's part: a change, the tray's next age tick.
-    def wait(self) -> tuple[float | None, list[int]]:
-        return (None if self._due is None else self._due - time.monotonic()), []
+    def wait(self) -> float | None:
+        return None if self._due is None else self._due - time.monotonic()
 
-    def wake(self, ready: set[int]) -> None:
+    def wake(self) -> None:
         if self._stop.is_set():
             return
         changed = self._dirty.is_set()

@@ -185,11 +185,11 @@ class Supervisor:
 class Part(Protocol):
     """What runs on a :class:`Worker` besides the jobs handed to it: its own timers."""
 
-    def wait(self) -> tuple[float | None, list[int]]:
+    def wait(self) -> float | None:
         """Before the worker waits: seconds until it wants :meth:`wake` by itself (None: not
-        before a job or a change), and files to wait on (none: a file is :meth:`Worker.watch`ed)."""
+        before a job or a change). (A file is :meth:`Worker.watch`ed, not a part's.)"""
 
-    def wake(self, ready: set[int]) -> None:
+    def wake(self) -> None:
         """After each round of jobs or on its timer: do what is due."""
 
 
@@ -279,8 +279,8 @@ class Worker:
             now = time.monotonic()
             with self._lock:
                 polls = {fd: self._polls.setdefault(fd, now + every) for fd, (_, every) in files.items() if every}
-            waits = [due for due, _ in plans if due is not None] + [at - now for at in polls.values()]
-            fds = [self._wake_r, *files, *(fd for _, more in plans for fd in more)]
+            waits = [due for due in plans if due is not None] + [at - now for at in polls.values()]
+            fds = [self._wake_r, *files]
             try:
                 ready = set(select.select(fds, [], [], max(0.0, min(waits)) if waits else None)[0])
             except OSError:  # a file closed before it was unwatched: the next round goes without it
@@ -300,7 +300,7 @@ class Worker:
             for fd in (ready | {fd for fd, at in polls.items() if at <= now}) & files.keys():
                 self._read(fd, now)
             for p in parts:
-                p.wake(ready)
+                p.wake()
 
     def _read(self, fd: int, now: float) -> None:
         """A watched file is ready, or due: its reader (unless it was unwatched meanwhile)."""

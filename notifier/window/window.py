@@ -52,7 +52,7 @@ NOTHING = "Nothing is waiting for you. Questions appear here the moment a pi ses
 
 class Source(Protocol):
     """Where the window gets its data and sends its commands: :class:`RemoteSource`, or an engine
-    of the window's own (``app/runtime.py``)."""
+    of the window's own (``app.LocalSource``)."""
 
     def start(self, push: Callable[[dict[str, Any]], None]) -> None: ...
 
