@@ -42,7 +42,9 @@ T = TypeVar("T")
 
 # ---- the limits, one set for every door ----
 MAX_LINE = 1 << 20  # one line in: a control request, a companion event, a remote event
-MAX_DEPTH = 16  # nesting of a control request (requests nest two or three levels)
+# Nesting: a control request nests two or three levels (16 allowed); a peer's event carries a
+# question as the tool wrote it, held to the codec's bound (codec.MAX_DEPTH, 64) like a session line.
+MAX_DEPTH = 16
 MAX_REPLY = 64 << 20  # one reply or pushed message, as a client reads it (status of many sessions)
 RATE = 1000.0  # cost units a second one peer may make us read: a line costs 1 + its bytes / BYTES_PER_UNIT
 BURST = 4000.0  # (the start-up re-sync of a remote, a hello with every open dialog)
