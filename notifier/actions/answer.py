@@ -627,6 +627,11 @@ def by_keys(
 # ---- by keys into the tmux pane ----
 
 
+def _sent(out: str | None) -> bool | None:
+    """True: tmux did it; None: tmux failed."""
+    return None if out is None else True
+
+
 def send(pane: TmuxPane, step: Step, seen: Seen) -> bool:
     """The step's key (or paste) into the pane, only while it still shows the look ``seen``
     (False: it no longer does; nothing was sent). Refused when tmux failed. An older tmux
@@ -635,7 +640,14 @@ def send(pane: TmuxPane, step: Step, seen: Seen) -> bool:
     buffer = load_buffer(pane, step.paste) if step.paste is not None else None
     if step.paste is not None and buffer is None:
         raise Refused(f"could not paste into tmux pane {clean(pane.pane)}")
-    sent = send_if(pane, seen.proof if checked else "1", step.keys, buffer)
+    if checked:
+        sent = send_if(pane, seen.proof, step.keys, buffer)
+    elif buffer is not None:  # unchecked: plain arguments, never a tmux command string
+        sent = _sent(tmux(pane.socket, "paste-buffer", "-d", "-p", "-r", "-b", buffer, "-t", pane.pane))
+    elif step.keys:
+        sent = _sent(tmux(pane.socket, "send-keys", "-t", pane.pane, "--", *step.keys))
+    else:
+        sent = True
     if sent is not True and buffer is not None:
         tmux(pane.socket, "delete-buffer", "-b", buffer)
     if sent is None:

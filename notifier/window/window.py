@@ -621,7 +621,8 @@ class AnswerBar:
         entry.bind("<Return>", lambda e: send())
 
     def _choices(self, q: Shown, choices: list[tuple[str, str]], default: str | None = None) -> None:
-        """A button per (label, choice) answering ``q`` with that choice; ``default``'s is the default."""
+        """A button per (label, choice) answering ``q`` with that choice; ``default``'s is the default
+        (a blank label: its place, which is the option's number in a list not sorted)."""
         self._label("Answer:")
         for n, (label, choice) in enumerate(choices[:MAX_BUTTONS], 1):
             button = self._button(self.frame, label or f"({n})", functools.partial(self.answer, q, (choice,), None))
@@ -635,7 +636,7 @@ class AnswerBar:
             return
         choices = [("Yes", "yes"), ("No", "no")] if kind == "confirm" else []
         if kind == "select" and items:
-            choices = [(o.label, f"#{n}") for n, o in enumerate(items[0].options, 1)]
+            choices = [(o.label or f"({n})", f"#{n}") for n, o in enumerate(items[0].options, 1)]  # (its own number)
         if not choices:
             self._label("Answer this dialog in the terminal (Go to session).")
             return
