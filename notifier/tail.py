@@ -45,6 +45,7 @@ from notifier.pi.parse import (
     QuestionCatalog,
     may_have_events,
     odd_line_events,
+    result_events,
     to_events,
     too_large_events,
 )
@@ -761,6 +762,9 @@ class SessionFiles:
         if type(line) is LongLine:  # too long to read: what its first bytes say
             self._once(path, "long", "skipped a line longer than %d MB", self.options.max_line >> 20)
             return too_large_events(line, self.options.catalog, now)
+        fast = result_events(line, self.options.catalog, now)  # (a tool's result: its output unparsed)
+        if fast is not None:
+            return fast
         try:
             entry = codec.loads(line)  # size: the tailer's max_line; depth: capped
         except UnicodeDecodeError:  # (what its bytes still say: a question tool's call, a result)
