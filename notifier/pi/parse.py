@@ -567,11 +567,17 @@ _RESULT_ID = re.compile(rb'"toolCallId"\s*:\s*' + _S)
 _RESULT_TOOL = re.compile(rb'"toolName"\s*:\s*' + _S)
 
 
+_PLAIN = re.compile(rb"[^\\\x00-\x1f]*")  # the inside of a JSON string without escapes: its UTF-8 as is
+
+
 def _json_str(found: re.Match[bytes] | None, group: int = 1) -> str | None:
     """A JSON string a pattern found (its escapes decoded), bounded; None if none or not one."""
+    if found is None:
+        return None
+    raw = found.group(group)
     try:
-        value = json.loads(b'"' + found.group(group) + b'"') if found else None
-    except ValueError:
+        value = raw.decode("utf-8", "surrogatepass") if _PLAIN.fullmatch(raw) else json.loads(b'"' + raw + b'"')
+    except ValueError:  # (and UnicodeDecodeError)
         return None
     return value[:ID_LIMIT] if isinstance(value, str) else None
 
