@@ -5,8 +5,10 @@ agent runs tools: an assistant message calling ``bash`` and the tool's result, i
 (log and test output, 1–32 KB, brackets and escapes included), one write(2) per line on an
 ``O_APPEND`` descriptor, paced to ``--mb-per-s`` (4) in all for ``--seconds`` (10). Each ends with
 a question, so the app has caught up when it reported all ten; `tail -F -q -n 0` on the same files
-has caught up when it printed every byte appended. CPU seconds (user + system, /proc) of each
-over the same span. Target (docs/contract.md §7): the app within 10× of `tail -F`.
+has caught up when it printed every byte appended. CPU seconds of each (every thread, user and
+system) over the same span, as the scheduler counts them in ns (/proc/PID/task/*/schedstat); the
+clock-tick figure of /proc/PID/stat (10 ms samples) is reported beside it, and used instead if a
+thread ended during the span. Target (docs/contract.md §7): the app within 10× of `tail -F`.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import Reader, cpu_s, running, save, start_run, stop  # noqa: E402
+from common import Reader, cpu_between, cpu_s, running, save, start_run, stop, thread_cpu_ns  # noqa: E402
 
 WRITERS = 10
 
@@ -137,6 +139,7 @@ def main() -> None:
         running(proc)
         load = os.getloadavg()
         app0, tail0 = cpu_s(proc.pid), cpu_s(tail.pid)
+        app0_ns, tail0_ns = thread_cpu_ns(proc.pid), thread_cpu_ns(tail.pid)
         start = time.time() + 0.3
         writers = [
             subprocess.Popen(
@@ -158,10 +161,13 @@ def main() -> None:
         wait_until(asked, "the app to report every writer's question", 60)
         wait_until(lambda: counter.bytes >= written, "tail -F to print every byte", 60)
         running(proc)
-        app_cpu, tail_cpu = cpu_s(proc.pid) - app0, cpu_s(tail.pid) - tail0
+        app_ns, tail_ns = cpu_between(app0_ns, thread_cpu_ns(proc.pid)), cpu_between(tail0_ns, thread_cpu_ns(tail.pid))
+        app_ticks, tail_ticks = cpu_s(proc.pid) - app0, cpu_s(tail.pid) - tail0
         tail.terminate()
         tail.wait(5)
         stop(proc, reader)
+    exact = app_ns is not None and tail_ns is not None  # (else a thread ended meanwhile: the ticks)
+    app_cpu, tail_cpu = (app_ns, tail_ns) if app_ns is not None and tail_ns is not None else (app_ticks, tail_ticks)
     took = max(r["seconds"] for r in reports)
     behind = max(t for t, e in reader.events if e["event"] == "needs_input") - done
     save(
@@ -175,6 +181,8 @@ def main() -> None:
             "app_cpu_s": round(app_cpu, 3),
             "tail_cpu_s": round(tail_cpu, 3),
             "ratio": round(app_cpu / tail_cpu, 2) if tail_cpu > 0 else None,
+            "cpu_counted_by": "schedstat (ns)" if exact else "clock ticks",
+            "ratio_by_ticks": round(app_ticks / tail_ticks, 2) if tail_ticks > 0 else None,
             "app_cpu_percent": round(100 * app_cpu / took, 1),
             "tail_cpu_percent": round(100 * tail_cpu / took, 2),
             "app_behind_writers_s": round(max(behind, 0.0), 3),  # the last question, after the writers ended

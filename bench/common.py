@@ -128,6 +128,30 @@ def rss_mb(pid: int) -> float:
 
 
 def cpu_s(pid: int) -> float:
+    """CPU seconds (user + system) of the process and every thread it had, in clock ticks
+    (usually 10 ms): counted by sampling, so a figure of a few tenths of a second is coarse."""
     with open(f"/proc/{pid}/stat") as fh:
         fields = fh.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def thread_cpu_ns(pid: int) -> dict[int, int]:
+    """Each live thread of ``pid`` → the CPU time it ran, in ns: the scheduler's own account
+    (``/proc/PID/task/TID/schedstat``, its first field), exact where :func:`cpu_s` samples. A
+    thread that ended is no longer listed (compare the threads of two readings)."""
+    out: dict[int, int] = {}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/schedstat") as fh:
+                out[int(tid)] = int(fh.read().split()[0])
+        except (OSError, ValueError, IndexError):
+            continue  # (ended meanwhile)
+    return out
+
+
+def cpu_between(before: dict[int, int], after: dict[int, int]) -> float | None:
+    """CPU seconds the threads ran between two :func:`thread_cpu_ns` readings; ``None`` if a
+    thread of the first ended before the second (its time would be missing: use :func:`cpu_s`)."""
+    if not before.keys() <= after.keys():
+        return None
+    return sum(after[tid] - before.get(tid, 0) for tid in after) / 1e9

@@ -45,6 +45,7 @@ from notifier.pi.parse import (
     QuestionCatalog,
     may_have_events,
     odd_line_events,
+    result_events,
     to_events,
     too_large_events,
 )
@@ -69,6 +70,7 @@ STEP = 1 << 20  # bytes the start-up window grows by at most at a time
 CAP = 20_000  # entries taken from the end that do not settle the state: past them, read forward
 KEEP_LINES = 10_000  # a rewrite of a file replayed forward: the newest lines' events kept at most
 NAME_SEARCH_LIMIT = 1 << 20
+HOT = 64  # the files read last that keep the bytes before their offset as read (the others: a digest)
 _FLAGS = ("O_NONBLOCK", "O_NOCTTY", "O_CLOEXEC", "O_BINARY")  # (where this system has them)
 _OPEN_FLAGS = reduce(operator.or_, (getattr(os, name, 0) for name in _FLAGS), os.O_RDONLY)
 Events = Callable[[bytes], list[Event]]
@@ -196,6 +198,8 @@ class Tailer:
         self.window_start = 0  # where the startup scan began reading (older bytes were never read)
         self.name_checked = False  # the session name was looked for in the unread part
         self._lines = Lines(max_line)
+        self._tail: bytes = _EMPTY  # the digest of the bytes [tail_start, offset)
+        self._seen: bytes | None = None  # those bytes as read (then their digest is made when asked)
         self.restore(AT_START, None)
 
     def seek(self, offset: int, ident: Ident | None, partial: bytes = b"", sig: bytes = b"", head: bytes = b"") -> None:
@@ -211,6 +215,17 @@ class Tailer:
         """The unterminated tail held back (it waits for its newline)."""
         return bytes(self._lines.partial)
 
+    @property
+    def tail(self) -> bytes:
+        """The digest of the bytes ``[tail_start, offset)`` as they were read."""
+        return digest(self._seen) if self._seen is not None else self._tail
+
+    def settle_window(self) -> None:
+        """Keep only the digest of the bytes before the offset (:meth:`_read_on` keeps them as
+        they were read, to compare them without hashing on every read, until told so)."""
+        if self._seen is not None:
+            self._tail, self._seen = digest(self._seen), None
+
     def state(self) -> dict[str, Any]:
         """What :meth:`restore` needs to continue exactly here (for the scan cache): plain data."""
         names = ("offset", "head_len", "head", "tail_start", "tail")
@@ -224,7 +239,7 @@ class Tailer:
         self.head_len: int = state["head_len"]
         self.head: bytes = state["head"]
         self.tail_start: int = state["tail_start"]
-        self.tail: bytes = state["tail"]
+        self._tail, self._seen = state["tail"], None
         self._stamp: tuple[int, int, int] | None = None  # (size, mtime_ns, ctime_ns) at the last read
 
     def read(self) -> ReadResult:
@@ -274,11 +289,14 @@ class Tailer:
     def _read_on(self, fd: int, size: int, result: ReadResult) -> bool:
         """``False`` if the head or the window differ (a rewrite); else read on, in chunks, to the
         end or the read budget (``more``). The window and what was appended (``SLACK`` past
-        ``size``) come in one ``pread``; the new window is what was consumed."""
+        ``size``) come in one ``pread``; the new window is what was consumed, kept as read (its
+        digest made only when asked: :meth:`settle_window`)."""
         kept = self.offset - self.tail_start
         want = min(max(size - self.offset, 0) + SLACK, CHUNK, READ_BUDGET)
         data = os.pread(fd, kept + want, self.tail_start)
-        if len(data) < kept or digest(memoryview(data)[:kept]) != self.tail:
+        seen = self._seen  # (the ``kept`` bytes as read last time, or only their digest)
+        same = data.startswith(seen) if seen is not None else digest(memoryview(data)[:kept]) == self._tail
+        if len(data) < kept or not same:
             return False
         if self.head_len and self.tail_start > 0 and digest(os.pread(fd, self.head_len, 0)) != self.head:
             return False
@@ -290,7 +308,7 @@ class Tailer:
             self.offset += got
             self._lines.feed(data, result.lines, kept)
             window = data[-WINDOW:]
-            self.tail_start, self.tail = self.offset - len(window), digest(window)
+            self.tail_start, self._seen = self.offset - len(window), window
             budget -= got
             if budget <= 0:
                 result.more = True
@@ -605,6 +623,7 @@ class SessionFiles:
         self._once = LogOnce(log)
         self._idents: dict[Ident, str] = {}  # (device, inode) → the one name read
         self._blame: dict[str, int] = {}  # failures that happened while reading each file
+        self._hot: dict[str, Tailer] = {}  # the HOT tailers read last, oldest first
 
     def scan(self, folder: str, initial: bool, cache: Cache | None = None) -> list[Transition]:
         """Every session file under ``folder``: read on, added, or restored from ``cache``."""
@@ -700,6 +719,7 @@ class SessionFiles:
                 if events is None:
                     return self.forget(path)
                 return self.board.local.replace(path, events, now)
+            self._warm(path, tailer)
             if not result.lines:
                 return []
             events = [event for line in result.lines for event in self.line_events(path, line, now)]
@@ -712,7 +732,20 @@ class SessionFiles:
             self.board.local.apply(path, [Renamed(name)], now)  # (the transitions carry it too)
             return [replace(t, session=named.ref) if (named := self.board.view(t.session.key)) else t for t in out]
 
+    def _warm(self, path: str, tailer: Tailer) -> None:
+        """``tailer`` was just read: it keeps its window as read (compared on the next read
+        without hashing: the common case, a file that is being written); the tailer read longest
+        ago of more than :data:`HOT` keeps only its digest (memory bounded whatever the number
+        of files)."""
+        hot = self._hot
+        hot.pop(path, None)
+        hot[path] = tailer
+        if len(hot) > HOT:
+            cold = next(iter(hot))
+            hot.pop(cold).settle_window()
+
     def forget(self, path: str) -> list[Transition]:
+        self._hot.pop(path, None)
         self.tailers.pop(path, None)
         self._once.forget(path)
         return self.board.local.forget(path, self._wall())
@@ -762,6 +795,9 @@ class SessionFiles:
         if type(line) is LongLine:  # too long to read: what its first bytes say
             self._once(path, "long", "skipped a line longer than %d MB", self.options.max_line >> 20)
             return too_large_events(line, self.options.catalog, now)
+        fast = result_events(line, self.options.catalog, now)  # (a tool's result: its output unparsed)
+        if fast is not None:
+            return fast
         try:
             entry = codec.loads(line)  # size: the tailer's max_line; depth: capped
         except UnicodeDecodeError:  # (what its bytes still say: a question tool's call, a result)

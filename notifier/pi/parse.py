@@ -570,13 +570,60 @@ _RESULT_ID = re.compile(rb'"toolCallId"\s*:\s*' + _S)
 _RESULT_TOOL = re.compile(rb'"toolName"\s*:\s*' + _S)
 
 
+_PLAIN = re.compile(rb"[^\\\x00-\x1f]*")  # the inside of a JSON string without escapes: its UTF-8 as is
+
+
 def _json_str(found: re.Match[bytes] | None, group: int = 1) -> str | None:
     """A JSON string a pattern found (its escapes decoded), bounded; None if none or not one."""
+    if found is None:
+        return None
+    raw = found.group(group)
     try:
-        value = json.loads(b'"' + found.group(group) + b'"') if found else None
-    except ValueError:
+        value = raw.decode("utf-8", "surrogatepass") if _PLAIN.fullmatch(raw) else json.loads(b'"' + raw + b'"')
+    except ValueError:  # (and UnicodeDecodeError)
         return None
     return value[:ID_LIMIT] if isinstance(value, str) else None
+
+
+# The first keys of pi's line for a tool's result, as pi writes them (JSON.stringify: no spaces,
+# its keys in this order): up to the tool's name, before its output.
+_RESULT_LINE = re.compile(
+    rb'\{"type":"message",(?:"(?:id|parentId)":(?:"(?:[^"\\]|\\.){0,%d}"|null),)*"timestamp":' % ID_LIMIT
+    + _S
+    + rb',"message":\{"role":"toolResult","toolCallId":'
+    + _S
+    + rb',"toolName":'
+    + _S
+    + rb',"'
+)
+
+
+def result_events(line: bytes, catalog: QuestionCatalog, seen_at: float) -> list[Event] | None:
+    """The events of pi's line for the result of a tool that is no question by its name, read
+    from its first keys (:data:`_RESULT_LINE`) without parsing the tool's output, which only a
+    call seen as a question by its shape needs: the line is parsed (bounded) if the reducer asks
+    for its outcome. The same events as :func:`to_events` of the parsed line (JSON.stringify
+    writes each key once; a line that repeats one is read by its first); ``None`` for any other
+    line: parse it whole. Most of what agents write is such a line, and most of its bytes are
+    the tool's output."""
+    found = _RESULT_LINE.match(line)
+    if found is None:
+        return None
+    stamp, call_id, tool = _json_str(found, 1), _json_str(found, 2), _json_str(found, 3)
+    if stamp is None or call_id is None or tool is None or tool in catalog:
+        return None
+    return [ToolEnd(parse_time(stamp, seen_at), call_id, tool, judge=partial(_judge_line, line))]
+
+
+def _judge_line(line: bytes) -> tuple[Outcome, str | None]:
+    """:func:`judge_result` of a result line read by :func:`result_events`, parsed now (bounded);
+    one that cannot be parsed ended its call without a word, as :func:`odd_line_events` reads it."""
+    try:
+        entry = loads(line)
+    except ValueError:  # (BoundedJSONError, and bytes that are not UTF-8)
+        return "answered", None
+    message = entry.get("message") if isinstance(entry, dict) else None
+    return judge_result(message) if isinstance(message, Mapping) else ("answered", None)
 
 
 def too_large_events(head: bytes, catalog: QuestionCatalog, seen_at: float) -> list[Event]:
