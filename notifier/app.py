@@ -65,7 +65,7 @@ from notifier.remote import Remotes
 from notifier.sessions import engine_options
 from notifier.store import Store
 from notifier.system import desktop, paths
-from notifier.system.supervisor import FailureLog, Stop
+from notifier.system.supervisor import FailureLog, Stop, Worker
 from notifier.watch import ConfigFollower
 from notifier.window.view import mark_snoozes, window_obj
 
@@ -471,7 +471,9 @@ class App:
         self.health = FailureLog()  # shared with the engine and the notifier: what failed and was recovered
         decorate = WindowDecoration(lambda: self.preferences.value, lambda: self.redraw.changed(), self.stop_event)
         self.window = WindowProcess(self.socket, decorate=decorate)
-        self.redraw = Redraw(self.window, config, self.health, self.stop_event)
+        # the one outputs thread: the notifier, the tray and the window, the tray hosts (started by start())
+        self.outputs_thread = Worker("outputs", self.stop_event, self.health)
+        self.redraw = Redraw(self.window, config, self.health, self.stop_event, self.outputs_thread)
         self.remotes: Remotes | None = None  # remote hosts (their links: notifier/remote.py)
         self.push: PushSink | None = None
         self.dialogs: DialogFeed | None = None  # the companion extension's dialogs (notifier.companion)
@@ -577,7 +579,7 @@ class App:
         self.tray = tray
         self.redraw.tray = tray
         if tray is not None and tray.hosts is not None:  # (followed on the outputs thread)
-            tray.hosts.follow(self.redraw.worker)
+            tray.hosts.follow(self.outputs_thread)
         self.store.prune(time.time() - self.config["history.retention_days"] * 86400)
         outputs: list[Output] = [JsonSink(on_broken=self.stop_event.set)] if self.json_out else []
         outputs.append(self.store)  # (the question history)
@@ -586,7 +588,7 @@ class App:
             outputs.append(self.alerts)
         if tray is not None or windows:
             outputs.append(self.redraw)
-            self.redraw.start()
+            self.outputs_thread.start()
         if self.config["push.urls"]:
             self.push = PushSink(self.config, self.store)
             outputs.append(self.push)
@@ -609,9 +611,10 @@ class App:
         """The notifier, started, recording in ``store``, following the user's snoozes and mutes
         (``preferences``); what the user asks of a notification is a command for the app."""
         alerts = AlertSink(self.config, store, execute=self.execute, instead=self._instead(), health=self.health,
-                           worker=self.redraw.worker)  # (the one outputs thread)
+                           worker=self.outputs_thread)
         preferences.listen(alerts.set_preferences)  # handed the current value before start
         alerts.start()
+        self.outputs_thread.start()  # (the first of the notifier and the drawing starts it; a headless run: here)
         return alerts
 
     def _instead(self) -> str | None:
