@@ -68,7 +68,7 @@ def cmd_demo(args: argparse.Namespace, config: Config) -> int:
         if app.stop_event.wait(ASK_AFTER_S):
             return
         _write(session_file, parts[1], project, time.time())
-        shown = app.alerts is not None and app.alerts.shows
+        shown = app.alerts is not None and app.alerts.online
         icon = "the tray icon turned red" if app.tray is not None else "no tray icon here (see 'pi-notifier doctor')"
         icon = icon if tray else "no tray icon (--no-tray)"
         if shown:

@@ -538,7 +538,7 @@ class AlertSink:
         self.quiet_window = window  # (ended now: what they held is announced as the job ends)
 
     @property
-    def shows(self) -> bool:
+    def online(self) -> bool:
         """Whether a notification server shows what this sink raises, now."""
         return self._screen.backend is not None and self._screen.backend.online
 
