@@ -450,10 +450,12 @@ class App:
         socket: str | None = None,
         state_dir: str | None = None,
         lock: InstanceLock | None = None,
+        follow_config: bool = True,
     ) -> None:
         """``state_dir``: keep the store and scan cache there instead of the user's state folder
-        (the demo must not write into the real history). ``lock``: the one app's lock, held,
-        released at shutdown. The tray and a headless run's notifier turns are given to
+        (the demo must not write into the real history). ``follow_config``: the config file's
+        changes are followed while the app runs (the demo keeps to its own settings). ``lock``:
+        the one app's lock, held, released at shutdown. The tray and a headless run's notifier turns are given to
         :meth:`start` (they are built on the app: its commands, its state)."""
         self.config = config
         self.state_dir = state_dir
@@ -478,6 +480,7 @@ class App:
         self.push: PushSink | None = None
         self.dialogs: DialogFeed | None = None  # the companion extension's dialogs (notifier.companion)
         self.preferences.listen(self.redraw.set_preferences)  # the tray shows snoozes, mutes
+        self.follow_config = follow_config
         self.follower = ConfigFollower(config, self._quiet_hours_changed)  # the file, while the app runs
 
     # ---- commands (tray, window, notifications, control channel: any thread) ----
@@ -599,7 +602,7 @@ class App:
         self.engine = Engine(options, outputs, health=self.health, on_failure=self.redraw.changed)
         self.remotes = Remotes(configured(self.config))
         self.remotes.attach(self.engine)
-        if not self.state_dir:  # (followed from before "ready"; the demo keeps to its own settings)
+        if self.follow_config:  # (followed from before "ready")
             self.follower.start()
         self.engine.start()
         self.remotes.start()  # (its links start once the engine is ready)

@@ -57,7 +57,7 @@ def cmd_demo(args: argparse.Namespace, config: Config) -> int:
     config.values.update(sessions_dirs=[sessions], liveness="off", settle_ms=0)
     # Its own state folder: the demo's question must not enter the real history or notified list.
     app = App(config, json_out=False, notify=True, socket=os.path.join(work, "control.sock"),
-              state_dir=os.path.join(work, "state"))
+              state_dir=os.path.join(work, "state"), follow_config=False)
     icon = make_tray(config, app.execute) if tray else None
     install_signals(app.stop_event)
 
