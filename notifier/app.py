@@ -65,7 +65,7 @@ from notifier.remote import Remotes
 from notifier.sessions import engine_options
 from notifier.store import Store
 from notifier.system import desktop, paths
-from notifier.system.supervisor import FailureLog, Stop
+from notifier.system.supervisor import FailureLog, Stop, Worker
 from notifier.watch import ConfigFollower
 from notifier.window.view import mark_snoozes, window_obj
 
@@ -450,10 +450,12 @@ class App:
         socket: str | None = None,
         state_dir: str | None = None,
         lock: InstanceLock | None = None,
+        follow_config: bool = True,
     ) -> None:
         """``state_dir``: keep the store and scan cache there instead of the user's state folder
-        (the demo must not write into the real history). ``lock``: the one app's lock, held,
-        released at shutdown. The tray and a headless run's notifier turns are given to
+        (the demo must not write into the real history). ``follow_config``: the config file's
+        changes are followed while the app runs (the demo keeps to its own settings). ``lock``:
+        the one app's lock, held, released at shutdown. The tray and a headless run's notifier turns are given to
         :meth:`start` (they are built on the app: its commands, its state)."""
         self.config = config
         self.state_dir = state_dir
@@ -471,11 +473,14 @@ class App:
         self.health = FailureLog()  # shared with the engine and the notifier: what failed and was recovered
         decorate = WindowDecoration(lambda: self.preferences.value, lambda: self.redraw.changed(), self.stop_event)
         self.window = WindowProcess(self.socket, decorate=decorate)
-        self.redraw = Redraw(self.window, config, self.health, self.stop_event)
+        # the one outputs thread: the notifier, the tray and the window, the tray hosts (started by start())
+        self.outputs_thread = Worker("outputs", self.stop_event, self.health)
+        self.redraw = Redraw(self.window, config, self.health, self.stop_event, self.outputs_thread)
         self.remotes: Remotes | None = None  # remote hosts (their links: notifier/remote.py)
         self.push: PushSink | None = None
         self.dialogs: DialogFeed | None = None  # the companion extension's dialogs (notifier.companion)
         self.preferences.listen(self.redraw.set_preferences)  # the tray shows snoozes, mutes
+        self.follow_config = follow_config
         self.follower = ConfigFollower(config, self._quiet_hours_changed)  # the file, while the app runs
 
     # ---- commands (tray, window, notifications, control channel: any thread) ----
@@ -577,7 +582,7 @@ class App:
         self.tray = tray
         self.redraw.tray = tray
         if tray is not None and tray.hosts is not None:  # (followed on the outputs thread)
-            tray.hosts.follow(self.redraw.worker)
+            tray.hosts.follow(self.outputs_thread)
         self.store.prune(time.time() - self.config["history.retention_days"] * 86400)
         outputs: list[Output] = [JsonSink(on_broken=self.stop_event.set)] if self.json_out else []
         outputs.append(self.store)  # (the question history)
@@ -586,7 +591,7 @@ class App:
             outputs.append(self.alerts)
         if tray is not None or windows:
             outputs.append(self.redraw)
-            self.redraw.start()
+            self.outputs_thread.start()
         if self.config["push.urls"]:
             self.push = PushSink(self.config, self.store)
             outputs.append(self.push)
@@ -597,7 +602,7 @@ class App:
         self.engine = Engine(options, outputs, health=self.health, on_failure=self.redraw.changed)
         self.remotes = Remotes(configured(self.config))
         self.remotes.attach(self.engine)
-        if not self.state_dir:  # (followed from before "ready"; the demo keeps to its own settings)
+        if self.follow_config:  # (followed from before "ready")
             self.follower.start()
         self.engine.start()
         self.remotes.start()  # (its links start once the engine is ready)
@@ -609,9 +614,10 @@ class App:
         """The notifier, started, recording in ``store``, following the user's snoozes and mutes
         (``preferences``); what the user asks of a notification is a command for the app."""
         alerts = AlertSink(self.config, store, execute=self.execute, instead=self._instead(), health=self.health,
-                           worker=self.redraw.worker)  # (the one outputs thread)
+                           worker=self.outputs_thread)
         preferences.listen(alerts.set_preferences)  # handed the current value before start
         alerts.start()
+        self.outputs_thread.start()  # (the first of the notifier and the drawing starts it; a headless run: here)
         return alerts
 
     def _instead(self) -> str | None:

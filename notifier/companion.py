@@ -180,7 +180,9 @@ class Bye:
 
 
 @dataclass(frozen=True)
-class Screen:
+class DialogText:
+    """A custom dialog's text changed: its lines as the terminal shows them now."""
+
     id: str
     lines: tuple[str, ...] = ()
 
@@ -202,8 +204,8 @@ class Disconnected:
     path: str
 
 
-Event = Hello | Dialog | Closed | Screen | Result | Bye
-EVENTS: dict[str, type[Event]] = {"dialog": Dialog, "closed": Closed, "bye": Bye, "screen": Screen,
+Event = Hello | Dialog | Closed | DialogText | Result | Bye
+EVENTS: dict[str, type[Event]] = {"dialog": Dialog, "closed": Closed, "bye": Bye, "screen": DialogText,
                                   "result": Result, "hello": Hello}
 _TYPES = {"str": str, "int": int, "bool": bool, "tuple[str, ...]": tuple}
 E = TypeVar("E", bound=Event)

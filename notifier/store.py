@@ -531,7 +531,7 @@ def _wait(seconds: float | None) -> float:
     return seconds if isinstance(seconds, (int, float)) and 0 <= seconds < 1e10 else 0.0
 
 
-class Changes(Protocol):
+class Published(Protocol):
     """What the engine hands its outputs (``engine.Batch``), as far as the history reads it."""
 
     @property
@@ -653,7 +653,7 @@ class Store(Database):
     def ready(self, info: object, snapshot: Snapshot) -> None:
         pass
 
-    def publish(self, batch: Changes) -> None:
+    def publish(self, batch: Published) -> None:
         self.record(batch.transitions)
 
     def record(self, transitions: Iterable[Transition]) -> None:

@@ -95,8 +95,9 @@ class Answered:
 
 
 class SessionFile:
-    """One session file read like the engine reads it, then followed as it grows: which
-    questions were asked (``later``) and which ended (``resolved``) since the first look."""
+    """One session file read like the engine reads it, then followed as it grows (each
+    :meth:`refresh`): which questions were asked (``later``) and which ended (``resolved``) since
+    the first look, and which wait as of the last look (:meth:`pending`)."""
 
     def __init__(self, options: EngineOptions, path: str) -> None:
         self.path = path
@@ -107,10 +108,16 @@ class SessionFile:
         self._known = {t.question.tool_call_id for t in self.file.read()}  # the questions of the first look
         view = self.file.view()
         self._tool = view.current_tool if view is not None else None  # the other tool running then, if any
+        self._waiting = self._waiting_in(view)  # the questions unanswered as of the last look
 
-    def pending(self, call_id: str) -> bool:
-        """Whether the file, with what it gained since the last look, still has ``call_id``
-        unanswered (how each question it resolved ended is kept in ``resolved``)."""
+    @staticmethod
+    def _waiting_in(view: SessionView | None) -> frozenset[str]:
+        return frozenset() if view is None else frozenset(q.tool_call_id for q in view.pending)
+
+    def refresh(self) -> None:
+        """Read what the file gained since the last look: how each question it resolved ended
+        (``resolved``), the questions asked since the first look (``later``), another tool
+        started (``started``), and which questions wait now (:meth:`pending`)."""
         for t in self.file.read():
             if t.kind == "resolved":
                 self.resolved[t.question.tool_call_id] = t
@@ -120,12 +127,22 @@ class SessionFile:
         tool = view.current_tool if view is not None else None
         if tool is not None and tool != self._tool:
             self.started = tool
-        return view is not None and any(q.tool_call_id == call_id for q in view.pending)
+        self._waiting = self._waiting_in(view)
+
+    def pending(self, call_id: str) -> bool:
+        """Whether the file had ``call_id`` unanswered at the last look (nothing is read)."""
+        return call_id in self._waiting
+
+    def ended(self, call_id: str) -> bool:
+        """Whether the file, read again now, has recorded an end of ``call_id``."""
+        self.refresh()
+        return not self.pending(call_id)
 
     def waits_alone(self, call_id: str) -> str | None:
-        """Why a key may not be typed for ``call_id`` now (``None``: it may): the file must
-        still have it unanswered, and no question asked after it (pi has not moved on)."""
-        if not self.pending(call_id):
+        """Why a key may not be typed for ``call_id`` now (``None``: it may), the file read
+        again first: it must still have it unanswered, and no question asked after it (pi has
+        not moved on)."""
+        if self.ended(call_id):
             return "pi has recorded an end of this question"
         if self.later:
             asked = next(iter(self.later.values()))
@@ -135,8 +152,9 @@ class SessionFile:
         return None
 
     def others_ended(self, call_id: str) -> list[Transition]:
-        """The questions other than ``call_id`` that ended since the first look."""
-        self.pending(call_id)
+        """The questions other than ``call_id`` that ended since the first look, the file read
+        again first."""
+        self.refresh()
         return [t for c, t in self.resolved.items() if c != call_id]
 
 
@@ -460,7 +478,7 @@ def confirm(
     if not), and that it recorded nothing for another question meanwhile (else a note says so).
     ``settled``: keys that could reach another dialog (tmux's) were typed; true once pi has read
     them all."""
-    if not wait_until(lambda: not session.pending(question.tool_call_id), timeout):
+    if not wait_until(lambda: session.ended(question.tool_call_id), timeout):
         raise Refused(
             f"keys were sent but the session file recorded no answer within {timeout:g}s (typed: {_said(typed)})"
         )
@@ -584,7 +602,7 @@ def by_channel(
 def waiting_file(options: EngineOptions, view: SessionView, question: Question) -> SessionFile:
     """The session file followed from now, where it still has ``question`` unanswered (else Refused)."""
     session = SessionFile(options, view.ref.key)
-    if not session.pending(question.tool_call_id):
+    if session.ended(question.tool_call_id):
         raise Refused("the question is no longer waiting (answered or cancelled meanwhile); nothing was typed")
     return session
 

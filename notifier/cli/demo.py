@@ -57,7 +57,7 @@ def cmd_demo(args: argparse.Namespace, config: Config) -> int:
     config.values.update(sessions_dirs=[sessions], liveness="off", settle_ms=0)
     # Its own state folder: the demo's question must not enter the real history or notified list.
     app = App(config, json_out=False, notify=True, socket=os.path.join(work, "control.sock"),
-              state_dir=os.path.join(work, "state"))
+              state_dir=os.path.join(work, "state"), follow_config=False)
     icon = make_tray(config, app.execute) if tray else None
     install_signals(app.stop_event)
 
@@ -68,7 +68,7 @@ def cmd_demo(args: argparse.Namespace, config: Config) -> int:
         if app.stop_event.wait(ASK_AFTER_S):
             return
         _write(session_file, parts[1], project, time.time())
-        shown = app.alerts is not None and app.alerts.shows
+        shown = app.alerts is not None and app.alerts.online
         icon = "the tray icon turned red" if app.tray is not None else "no tray icon here (see 'pi-notifier doctor')"
         icon = icon if tray else "no tray icon (--no-tray)"
         if shown:

@@ -322,5 +322,5 @@ def tested(backend: DBusBackend) -> str:
         f"{name or 'a server with no name'} {version}".rstrip()
         + (f" ({about})" if about else "")
         + f" answered GetServerInformation and GetCapabilities: {caps}"
-        + f" — there: {summary(backend.shows)}"
+        + f" — there: {summary(backend.description)}"
     )

@@ -526,8 +526,8 @@ class DBusBackend:
         self._bus: Bus | None = None
 
     @property
-    def shows(self) -> Server:
-        """The server as it described itself: what it shows decides the actions sent."""
+    def description(self) -> Server:
+        """The server as it described itself: what it can show decides the actions sent."""
         return Server.of(self.server, self.capabilities)
 
     @property
@@ -653,7 +653,7 @@ class DBusBackend:
             self.signals.on_server("lost")
 
     def show(self, message: Message, replaces: int) -> int:
-        actions, hints, timeout = notify_args(message, self.shows, self.expire, self.sound)
+        actions, hints, timeout = notify_args(message, self.description, self.expire, self.sound)
         body = (APP_NAME, replaces, self.icon, message.title, message.body, actions, hints, timeout)
         (server_id,) = self._request("Notify", "susssasa{sv}i", body)
         return int(server_id)

@@ -448,7 +448,8 @@ class AlertSink:
         from its time, the time of day (quiet hours) and when a snooze ends in the store.
         ``instead``: what shows questions while notifications cannot (said in the log; None: the
         tray icon). ``health``: where the worker's failures are recorded (shared with the app).
-        ``worker``: the thread it runs on (the app's one outputs thread; else one of its own)."""
+        ``worker``: the thread it runs on (the app's one outputs thread, which the app starts;
+        else one of its own, started by :meth:`start`)."""
         self.instead = TRAY_ALONE if instead is None else instead
         self.execute = execute
         self.config = config
@@ -468,6 +469,7 @@ class AlertSink:
         self._screen = Screen(self._choose, clock, self.show_text, backend, self.store, self.instead)
         self._stop = threading.Event()
         self._tick_at: float | None = None  # clock() the worker was asked to wake for the timers
+        self._own_worker = worker is None
         self._worker = Worker("notifier", self._stop, health) if worker is None else worker
         self._focus = FocusFollower(self._worker) if self.skip_focused else None
 
@@ -488,7 +490,8 @@ class AlertSink:
         self._worker.add(self)
         if self._focus is not None:  # (what is focused, followed from now on: its events read here)
             self._worker.put(self._focus.start)
-        self._worker.start()
+        if self._own_worker:
+            self._worker.start()
 
     def stop(self, close: bool = True) -> None:
         """Once. ``close``: False leaves what is on screen (the app that notifies now adopts it)."""
@@ -535,7 +538,7 @@ class AlertSink:
         self.quiet_window = window  # (ended now: what they held is announced as the job ends)
 
     @property
-    def shows(self) -> bool:
+    def online(self) -> bool:
         """Whether a notification server shows what this sink raises, now."""
         return self._screen.backend is not None and self._screen.backend.online
 

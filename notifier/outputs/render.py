@@ -72,7 +72,7 @@ class Server:
 
 
 @dataclass(frozen=True)
-class Shows:
+class Abilities:
     """What a server draws of the actions: at most ``buttons`` buttons (None: as many as are sent);
     ``default_button``: the ``default`` action is a button (and no click on the bubble reaches it);
     ``reply``: an inline reply field; ``row_px``: they must fit one row of that width."""
@@ -83,28 +83,28 @@ class Shows:
     row_px: int | None = None  # the buttons must fit one row this wide (estimated: :func:`width`)
 
 
-def shows(server: Server) -> Shows:
-    """What ``server`` shows, from its name, version and capabilities."""
+def abilities(server: Server) -> Abilities:
+    """What ``server`` can show of the actions, from its name, version and capabilities."""
     name = server.name.casefold()
     reply = REPLY in server.capabilities
     if name == "gnome-shell":
-        return Shows(buttons=3)  # (js/ui/messageTray.js: MAX_NOTIFICATION_BUTTONS, 3.x to 43 at least)
+        return Abilities(buttons=3)  # (js/ui/messageTray.js: MAX_NOTIFICATION_BUTTONS, 3.x to 43 at least)
     if name == "plasma" or server.vendor.casefold() == "kde":
-        return Shows(buttons=3, reply=reply, row_px=PLASMA_ROW_PX)
+        return Abilities(buttons=3, reply=reply, row_px=PLASMA_ROW_PX)
     if name == "xfce notify daemon" or name.startswith("xfce4-notifyd"):
-        return Shows(default_button=True)
-    return Shows(reply=reply)
+        return Abilities(default_button=True)
+    return Abilities(reply=reply)
 
 
 def summary(server: Server) -> str:
     """What pi-notifier's notifications offer on ``server``, for ``doctor``."""
     if "actions" not in server.capabilities:
         return "no buttons (it has no actions): the tray and the window answer"
-    what = shows(server)
+    can = abilities(server)
     click = "'Go to session' is a button (a click on the bubble only dismisses it)"
-    buttons = f"at most {what.buttons} buttons" if what.buttons else "every button"
-    said = f"{click if what.default_button else 'a click goes to the session'}; {buttons}, the most useful first"
-    return said + ("; free-text answers typed into the notification" if what.reply else "")
+    buttons = f"at most {can.buttons} buttons" if can.buttons else "every button"
+    said = f"{click if can.default_button else 'a click goes to the session'}; {buttons}, the most useful first"
+    return said + ("; free-text answers typed into the notification" if can.reply else "")
 
 
 def choose(actions: Actions, server: Server, takes_text: bool = False) -> Actions:
@@ -114,15 +114,15 @@ def choose(actions: Actions, server: Server, takes_text: bool = False) -> Action
     Servers without the ``actions`` capability get none."""
     if "actions" not in server.capabilities:
         return ()
-    what = shows(server)
-    offered = [*actions, *([(REPLY, REPLY_LABEL)] if takes_text and what.reply else [])]
+    can = abilities(server)
+    offered = [*actions, *([(REPLY, REPLY_LABEL)] if takes_text and can.reply else [])]
     default = [a for a in offered if a[0] == DEFAULT][:1]
     buttons = [a for a in offered if a[0] != DEFAULT and not (a[0] == "goto" and default)]
-    if what.default_button:
+    if can.default_button:
         buttons += default  # it is a button there: ranked with the others
     buttons.sort(key=lambda a: _RANK.get(a[0].split(":", 1)[0], len(_RANK)))  # (stable: order kept)
-    chosen = _fit(_distinct(buttons, what.default_button), what)
-    return chosen if what.default_button else (*default, *chosen)
+    chosen = _fit(_distinct(buttons, can.default_button), can)
+    return chosen if can.default_button else (*default, *chosen)
 
 
 def _distinct(buttons: list[tuple[str, str]], default_button: bool) -> list[tuple[str, str]]:
@@ -139,13 +139,13 @@ def _distinct(buttons: list[tuple[str, str]], default_button: bool) -> list[tupl
     return chosen
 
 
-def _fit(chosen: list[tuple[str, str]], what: Shows) -> Actions:
+def _fit(chosen: list[tuple[str, str]], can: Abilities) -> Actions:
     """As many of the buttons as the server shows (and as fit its one row)."""
-    chosen = chosen[: what.buttons]
-    if what.row_px is not None:
+    chosen = chosen[: can.buttons]
+    if can.row_px is not None:
         rows = accumulate(width(label) for _, label in chosen)
         # (the first always: alone it cannot wrap)
-        chosen = chosen[: next((n for n, row in enumerate(rows) if n and row > what.row_px), len(chosen))]
+        chosen = chosen[: next((n for n, row in enumerate(rows) if n and row > can.row_px), len(chosen))]
     return tuple(chosen)
 
 
@@ -278,11 +278,11 @@ def _question_lines(q: Question, markup_ok: bool) -> list[str]:
 Hints = dict[str, tuple[str, Any]]  # name → (D-Bus signature, value)
 
 
-def notify_args(message: Message, shows: Server, expire: str | int, sound: str) -> tuple[list[str], Hints, int]:
+def notify_args(message: Message, server: Server, expire: str | int, sound: str) -> tuple[list[str], Hints, int]:
     """The actions (flat: key, label, key, label…), hints and expire timeout (ms; -1: the server's
-    default) of ``message`` on a server that ``shows`` so, with ``notifications.expire`` and
+    default) of ``message`` on ``server``, with ``notifications.expire`` and
     ``notifications.sound``."""
-    chosen = choose(message.actions, shows, message.takes_text)
+    chosen = choose(message.actions, server, message.takes_text)
     timeout = -1  # the server's default for what needs no answer
     hints: Hints = {"category": ("s", "im.received"), "desktop-entry": ("s", APP_NAME)}
     if any(action == REPLY for action, _ in chosen):

@@ -547,8 +547,8 @@ class Window(Protocol):
 
 
 class Redraw:
-    """The tray and the window are drawn from the app's one outputs thread (:attr:`worker`, which
-    the notifier runs on too), never from the engine thread.
+    """The tray and the window are drawn from the app's one outputs thread (``worker``, made by
+    the app, which the notifier runs on too, and started by it), never from the engine thread.
 
     One of the engine's sinks: it keeps the snapshot each call hands it (and never asks for one),
     marks the UI as changed, and the worker then builds one :class:`UiState` of that snapshot, the
@@ -557,8 +557,10 @@ class Redraw:
     by itself when the tray's ages or quiet hours next read differently. A failure is the worker's
     supervisor's: said once, drawn again at the next change."""
 
-    def __init__(self, window: Window, config: Config, health: FailureLog, stop: threading.Event) -> None:
-        """Wired once: ``tray``, the icon (set before :meth:`start`; None: none, or it stopped),
+    def __init__(
+        self, window: Window, config: Config, health: FailureLog, stop: threading.Event, worker: Worker
+    ) -> None:
+        """Wired once: ``tray``, the icon (set before ``worker`` starts; None: none, or it stopped),
         the user's choices (:meth:`set_preferences`), the quiet hours (:meth:`set_quiet_hours`)
         and what failed (``health``'s listener) are handed to it, as the snapshots are."""
         self.window = window
@@ -570,12 +572,9 @@ class Redraw:
         self._stop = stop
         self._dirty = threading.Event()
         self._due: float | None = None  # time.monotonic() the tray next reads differently by itself
-        self.worker = Worker("outputs", stop, health)
+        self.worker = worker
         self.worker.add(self)
         health.listen(self.set_health)
-
-    def start(self) -> None:
-        self.worker.start()
 
     def changed(self) -> None:
         """Something the tray or window shows changed (any thread): drawn soon, never waited for."""

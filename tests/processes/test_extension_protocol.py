@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from notifier import channel, companion
-from notifier.companion import Bye, Closed, Dialog, Hello, Result, Screen
+from notifier.companion import Bye, Closed, Dialog, DialogText, Hello, Result
 
 ROOT = Path(__file__).resolve().parents[2]
 PROTOCOL_TS = ROOT / "notifier" / "resources" / "pi-extension" / "pi-notifier" / "protocol.ts"
@@ -134,7 +134,7 @@ for (const o of out) console.log(JSON.stringify(o));
     assert answered == Closed("t-1", "remote", "Yes", False) and isinstance(answered, Closed)
     assert answered.outcome == "answered"
     assert isinstance(timed, Closed) and timed.timed_out and timed.outcome == "cancelled"
-    assert screen == Screen("t-2", ("> A",))
+    assert screen == DialogText("t-2", ("> A",))
     assert bye == Bye("quit")
     assert result == Result("keys", "t-2", False, "keys must be a list of strings")
     assert isinstance(limits, dict)

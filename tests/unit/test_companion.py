@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from notifier import channel, companion
-from notifier.companion import Closed, Dialog, Hello, ProtocolError, Result, Screen, answer_dialog
+from notifier.companion import Closed, Dialog, DialogText, Hello, ProtocolError, Result, answer_dialog
 
 GATE: dict[str, Any] = {
     "event": "dialog",
@@ -58,7 +58,7 @@ def test_parse_the_other_events() -> None:
     )
     assert isinstance(hello, Hello) and hello.dialogs[0].id == "ab12-1" and hello.mode == "wrap"
     assert companion.parse(b'{"event":"closed","id":"x","how":"remote"}') == Closed("x", "remote")
-    assert companion.parse(b'{"event":"screen","id":"x","lines":["a","b"]}') == Screen("x", ("a", "b"))
+    assert companion.parse(b'{"event":"screen","id":"x","lines":["a","b"]}') == DialogText("x", ("a", "b"))
     assert companion.parse(
         b'{"event":"result","request":"answer","id":"x","ok":false,"error":"no"}'
     ) == Result("answer", "x", False, "no")

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from notifier.core.commands import Answer
 from notifier.core.model import Item, Notice, Option, Question, QuestionItem, SessionRef, question_token
 from notifier.outputs.dbus import Once
-from notifier.outputs.render import REPLY, Server, choose, render, shows, summary, takes_text
+from notifier.outputs.render import REPLY, Server, abilities, choose, render, summary, takes_text
 
 from .test_desktop_actions import signalled
 
@@ -63,8 +63,8 @@ def labels(server: Server, q: Question) -> list[str]:
 
 
 def test_other_versions_of_a_server_are_read_the_same_until_measured() -> None:
-    assert shows(Server("gnome-shell", "GNOME", "46.0", GNOME.capabilities)) == shows(GNOME)
-    assert shows(Server("Plasma", "KDE", "6.0.2", PLASMA.capabilities)) == shows(PLASMA)
+    assert abilities(Server("gnome-shell", "GNOME", "46.0", GNOME.capabilities)) == abilities(GNOME)
+    assert abilities(Server("Plasma", "KDE", "6.0.2", PLASMA.capabilities)) == abilities(PLASMA)
 
 
 def test_gnome_gets_the_click_and_three_buttons_the_most_useful_first() -> None:
@@ -129,7 +129,7 @@ def test_never_more_buttons_than_shown_nor_a_label_twice(
     q = question(tuple(options))
     actions, _ = offered(q)
     chosen = choose(actions, server, text)
-    what = shows(server)
+    what = abilities(server)
     buttons = [a for a in chosen if what.default_button or a[0] != "default"]
     assert what.buttons is None or len(buttons) <= what.buttons
     keys = [" ".join(label.casefold().split()) for a, label in buttons]

@@ -17,7 +17,7 @@ from notifier.core.model import Snapshot
 from notifier.core.planner import Preferences
 from notifier.engine import Batch
 from notifier.outputs.tray import Redraw, UiState
-from notifier.system.supervisor import FailureLog
+from notifier.system.supervisor import FailureLog, Worker
 
 from ..conftest import wait_for
 
@@ -42,10 +42,11 @@ def test_a_failed_drawing_is_recorded_and_the_next_change_draws_again(
     stop, health, tray = threading.Event(), FailureLog(), Tray()
     config = Config()
     config.values["quiet_hours"] = "22:00-07:00"
-    redraw = Redraw(WindowProcess(str(tmp_path / "unused.sock")), config, health, stop)
+    worker = Worker("outputs", stop, health)  # (the app's one outputs thread)
+    redraw = Redraw(WindowProcess(str(tmp_path / "unused.sock")), config, health, stop, worker)
     redraw.tray = tray  # (wired once, before it starts)
     redraw.set_preferences(Preferences(muted=frozenset({"shop"})))  # (handed, as their owner does)
-    redraw.start()
+    worker.start()
     try:
         wait_for(lambda: health.report().get("outputs", {}).get("recovered"), 10, "the UI thread again")
         # the failure is a change of what the tray shows: drawn again, saying so
