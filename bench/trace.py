@@ -93,11 +93,15 @@ TRACED_APP = textwrap.dedent(
 )
 
 
-def run(headless: bool = False) -> dict[str, Any]:
+def run(headless: bool = False, focus_check: bool = True) -> dict[str, Any]:
     tmp = Path(tempfile.mkdtemp(prefix="pi-notifier-bench-trace-"))
     xvfb, display = start_xvfb()
     bus, address = start_bus(tmp)
     env = dict(fresh_env(), DISPLAY=display, DBUS_SESSION_BUS_ADDRESS=address, NO_AT_BRIDGE="1")
+    if not focus_check:  # (notifications.skip_when_focused off: no look at what the user sees)
+        config = Path(env["XDG_CONFIG_HOME"]) / "pi-notifier" / "config.toml"
+        config.parent.mkdir(parents=True, exist_ok=True)
+        config.write_text("[notifications]\nskip_when_focused = false\n")
     dunst = Dunst(env, tmp)
     trayer = None if headless else start_trayer(env)
     session = tmp / "sessions" / "--home-dev-trace--" / "s.jsonl"
@@ -141,9 +145,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--headless", action="store_true", help="trace run --json --no-tray instead")
     parser.add_argument("--calls", action="store_true", help="print each function called, with its thread")
+    parser.add_argument("--no-focus-check", action="store_true", help="with notifications.skip_when_focused = false")
     args = parser.parse_args()
-    figures = run(args.headless)
-    save("trace-headless" if args.headless else "trace", figures)
+    figures = run(args.headless, focus_check=not args.no_focus_check)
+    save("trace-headless" if args.headless else "trace" if not args.no_focus_check else "trace-no-focus-check", figures)
     if args.calls:
         for where, count in figures["functions"].items():
             print(f"{count:5d}  {where}")
