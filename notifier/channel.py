@@ -279,18 +279,10 @@ def connect_private(path: str, timeout: float) -> socket.socket:
     there), :class:`~notifier.system.paths.NotOurs` (the file or the serving process is another
     user's, said why), ``BlockingIOError`` (a full backlog), ``TimeoutError``, or any other
     connect failure."""
-    import socket
-
     why = socket_not_ours(path)
     if why is not None:
         raise paths.NotOurs(why)
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    sock.settimeout(timeout)
-    try:
-        sock.connect(path)
-    except OSError:
-        sock.close()
-        raise
+    sock = paths.connect_unix(path, timeout)
     uid = peer_uid(sock)
     if uid is not None and uid != os.getuid():
         sock.close()

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, Protocol
 
 from notifier.core.text import clean, number
-from notifier.system.paths import session_address
+from notifier.system.paths import connect_unix, session_address
 from notifier.system.processes import ancestors
 
 # Lazy imports here: Xlib and jeepney are Linux-only dependencies and this module loads on every OS.
@@ -395,23 +395,11 @@ def wayland_server_pid(env: Mapping[str, str] | None = None) -> int | None:
         return None
     path = name if os.path.isabs(name) else os.path.join(env.get("XDG_RUNTIME_DIR") or "/nonexistent", name)
     try:
-        with _unix(path) as s:
+        with connect_unix(path, TIMEOUT_S) as s:
             creds = s.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
     except OSError:
         return None
     return struct.unpack("3i", creds)[0] or None
-
-
-def _unix(path: str, timeout: float = TIMEOUT_S) -> socket.socket:
-    """A unix stream socket connected to ``path`` (the caller closes it)."""
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    sock.settimeout(timeout)
-    try:
-        sock.connect(path)
-    except OSError:
-        sock.close()
-        raise
-    return sock
 
 
 def encode(kind: int, payload: str = "") -> bytes:
@@ -431,7 +419,7 @@ class Connection:
     """One connection to the compositor (the caller closes it: a context manager)."""
 
     def __init__(self, path: str, timeout: float = TIMEOUT_S) -> None:
-        self.sock = _unix(path, timeout)
+        self.sock = connect_unix(path, timeout)
 
     def __enter__(self) -> Connection:
         return self
@@ -582,7 +570,7 @@ def hypr_socket_path(env: Mapping[str, str]) -> str | None:
 
 def request(path: str, command: str, timeout: float = TIMEOUT_S) -> str:
     """Hyprland's answer to one command (``OSError`` when the socket fails)."""
-    with _unix(path, timeout) as s, s.makefile("rb") as answer:
+    with connect_unix(path, timeout) as s, s.makefile("rb") as answer:
         s.sendall(command.encode())
         return answer.read(MAX_ANSWER).decode(errors="replace")  # (until Hyprland closes it)
 

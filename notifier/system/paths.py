@@ -9,10 +9,14 @@ import os
 import stat
 import tempfile
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 import platformdirs
 
 from notifier import APP_NAME
+
+if TYPE_CHECKING:
+    import socket
 from notifier.core.text import clean
 from notifier.system.log import LogOnce
 
@@ -269,3 +273,18 @@ def list_sockets(folder: str | None = None) -> list[str]:
     except OSError:
         return []
     return [os.path.join(folder, n) for n in names if is_socket_name(n)]
+
+
+def connect_unix(path: str, timeout: float) -> socket.socket:
+    """A unix stream socket connected to ``path``, closed again when the connect fails (OSError,
+    as ``connect`` raises it); the caller closes it."""
+    import socket  # (here: status imports this module and needs no sockets)
+
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(timeout)
+    try:
+        sock.connect(path)
+    except OSError:
+        sock.close()
+        raise
+    return sock
