@@ -8,15 +8,19 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import pytest
 from hypothesis import settings
 
 from .user_state import blamed, changes, held, listing, places
+
+if TYPE_CHECKING:
+    from notifier.system.supervisor import Worker
 
 # Property tests judge what comes out, never how fast: hypothesis's 200 ms per example would fail a
 # correct example on a loaded CI machine (speed is measured in bench/).
@@ -154,6 +158,19 @@ def fixtures() -> Path:
     if FIXTURES is None:
         pytest.fail("the real pi captures (tests/data/pi-sessions) are missing")
     return FIXTURES
+
+
+@pytest.fixture
+def worker() -> Iterator[Worker]:
+    """A started outputs-thread :class:`Worker`, stopped (and its end awaited) after the test."""
+    from notifier.system.supervisor import Worker
+
+    stopping = threading.Event()
+    started = Worker("test", stopping)
+    started.start()
+    yield started
+    stopping.set()
+    assert started.sync(5)
 
 
 def scenario(name: str) -> dict[str, Any]:

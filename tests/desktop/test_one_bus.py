@@ -48,16 +48,6 @@ def _add_match(bus: Bus, rule: str) -> None:
     bus.ask(message_bus.AddMatch(rule))
 
 
-@pytest.fixture
-def worker() -> Iterator[Worker]:
-    stopping = threading.Event()
-    worker = Worker("bus-test", stopping)
-    worker.start()
-    yield worker
-    stopping.set()
-    assert worker.sync(5)
-
-
 def test_handles_share_one_connection_and_no_thread(bus: str) -> None:
     from jeepney import message_bus
 

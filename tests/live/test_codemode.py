@@ -20,6 +20,7 @@ from notifier.companion import Closed, Dialog, Hello
 from ..app_process import AppProcess
 from ..conftest import cli, wait_for
 from .pi_harness import EXTENSION, PI16, Listener, PiSession, needs, pi16, scripted_model
+from .test_dialogs import status
 
 pytestmark = needs("1.6.0")
 
@@ -34,14 +35,6 @@ CODEMODE = Path("builtin:codemode")  # pi's built-in extension, loaded by name p
 def codemode_model() -> Iterator[int]:
     with scripted_model("codemode", {"code": SCRIPT}) as port:
         yield port
-
-
-@pytest.fixture
-def apps() -> Iterator[list[AppProcess]]:
-    started: list[AppProcess] = []
-    yield started
-    for app in started:
-        app.stop()
 
 
 def start(tmp_path: Path, port: int) -> PiSession:
@@ -69,13 +62,6 @@ def codemode_calls(pi: PiSession) -> list[str]:
 
 def result_of(pi: PiSession, call_id: str) -> dict[str, Any] | None:
     return next((m for m in records(pi) if m.get("role") == "toolResult" and m.get("toolCallId") == call_id), None)
-
-
-def status(sessions: Path) -> dict[str, Any]:
-    out = cli("status", "--json", "--sessions-dir", str(sessions))
-    assert out.returncode == 0, out.stderr
-    obj: dict[str, Any] = json.loads(out.stdout)
-    return obj
 
 
 def needs_input(app: AppProcess) -> list[dict[str, Any]]:

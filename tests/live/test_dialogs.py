@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -27,14 +26,6 @@ pytestmark = needs("1.6.0")
 
 def _at(event: dict[str, Any]) -> float:
     return datetime.fromisoformat(event["at"].replace("Z", "+00:00")).timestamp()
-
-
-@pytest.fixture
-def apps() -> Iterator[list[AppProcess]]:
-    started: list[AppProcess] = []
-    yield started
-    for app in started:
-        app.stop()
 
 
 def run_app(apps: list[AppProcess], sessions: Path) -> AppProcess:

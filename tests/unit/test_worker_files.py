@@ -5,24 +5,10 @@ other files), and, with ``every``, also that often when nothing comes; unwatched
 from __future__ import annotations
 
 import os
-import threading
-from collections.abc import Iterator
-
-import pytest
 
 from notifier.system.supervisor import Worker
 
 from ..conftest import wait_for
-
-
-@pytest.fixture
-def worker() -> Iterator[Worker]:
-    stopping = threading.Event()
-    worker = Worker("files-test", stopping)
-    worker.start()
-    yield worker
-    stopping.set()
-    assert worker.sync(5)
 
 
 def test_a_reader_runs_only_when_its_file_is_ready(worker: Worker) -> None:
