@@ -420,6 +420,9 @@ class Planner:
                 self._waiting[key] = (waiting[0], now)
 
     def _drop(self, key: Key) -> list[Action]:
+        # (a question judged abandoned can wait again when its pi is seen once more: it is then
+        # a question on no screen, and notified as any other)
+        self.notified.discard(key)
         self._waiting.pop(key, None)
         self._restored.discard(key)
         self._startup = [i for i in self._startup if i.key != key]

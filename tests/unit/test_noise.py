@@ -345,3 +345,16 @@ def test_a_question_whose_pi_is_found_to_wait_for_a_human_skips_the_rest_of_the_
     assert p.next_due() == 0.25  # the other one still waits its window
     p.known_askers([a], 0.1)  # already raised: nothing again
     assert notices(p.tick(0.1)) == []
+
+
+def test_a_question_abandoned_then_waiting_again_is_notified_again_with_its_reminders() -> None:
+    """Its pi missed by one look at the process table and seen again by the next: the bubble
+    withdrawn with the abandonment comes back, and so do the reminders."""
+    p = Planner(settle_s=0.25)
+    p.feed([t("needs_input", "a")], 0.0)
+    (first,) = notices(p.tick(0.25))
+    assert p.feed([t("abandoned", "a")], 5.0) == [Withdraw(first.handle)]
+    p.feed([t("needs_input", "a")], 6.0)
+    (again,) = notices(p.tick(6.25))
+    assert again.kind == "question" and again.handle != first.handle
+    assert p.next_due() is not None  # its reminders are due again
