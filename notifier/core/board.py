@@ -405,6 +405,7 @@ class LocalSessions(Changes):
         assert self._procs is not None
         by_folder: dict[str, list[tuple[LocalSession, Wanted]]] = {}
         for session in sessions:
+            self._askers.pop(session.key, None)  # (known again below, from this list, or not at all)
             cwd = norm_folder(session.reducer.cwd)
             procs = self._procs.get(cwd) if cwd else None
             if not procs or not session.reducer.has_header:
@@ -420,8 +421,6 @@ class LocalSessions(Changes):
                 owner = owners.owners.get(s.key)
                 if owner is not None and owner.interactive and owner.pid:
                     self._askers[s.key] = (owner.pid, owner.started)
-                else:
-                    self._askers.pop(s.key, None)
         return owned
 
     def needs_liveness(self) -> bool:
