@@ -41,7 +41,7 @@ from notifier.config import Config
 from notifier.core.commands import Clear, Command, Focus, Goto, Mute, Quit, Show, Snooze
 from notifier.core.model import Question, SessionView, Snapshot
 from notifier.core.planner import Preferences, next_quiet_change, parse_quiet_hours, quiet_hours_note, tomorrow_morning
-from notifier.core.text import clean, duration, duration_changes_in, offline_note, project_name
+from notifier.core.text import clean, duration, offline_note, project_name
 from notifier.outputs.tray_hosts import NO_HOST_WHY, HostFollower, HostLog, Hosts, look
 from notifier.system.desktop import has_display
 from notifier.system.supervisor import FailureLog, Stop, Worker
@@ -208,23 +208,33 @@ def _show(view: SessionView, q: Question) -> Click:
 
 
 def age(seconds: float) -> str:
-    """A question's age in the menu, in whole minutes ("<1 min", "4 min", "2 h 05 min"): a
-    label changes at most once a minute, so the menu is re-sent to the tray host at most that
-    often (a host re-reads the whole menu at each change, and an open menu closes)."""
+    """A question's age in the menu, in whole minutes ("<1 min", "4 min", "2 h 05 min")."""
     return "<1 min" if isinstance(seconds, (int, float)) and seconds < 60 else duration(seconds)
 
 
-def age_changes_in(seconds: float) -> float | None:
-    """How long until :func:`age` of an age of ``seconds`` (growing with the clock) says
-    something else (None: never, for what it calls nonsense)."""
-    if isinstance(seconds, (int, float)) and seconds < 60:  # (NaN is not)
-        return 60 - seconds
-    return duration_changes_in(seconds)
+def _listed(snapshot: Snapshot) -> list[Question]:
+    """The questions the menu lists with their ages."""
+    return [q for _, q in snapshot.pending] + [q for v in snapshot.sessions for q in v.offline] + [
+        q for _, q in snapshot.abandoned
+    ]
 
 
-def question_label(view: SessionView, q: Question, now: float) -> str:
+def menu_clock(snapshot: Snapshot, now: float) -> float:
+    """The moment every age in the menu is told at: the oldest listed question's last whole
+    minute. The ages all tick over together, when the oldest turns a minute (its age exact, the
+    others' behind by less than one), so the menu is re-sent to the tray host at most once a
+    minute however many questions wait (a host re-reads the whole menu at each change, and a
+    menu open on it closes)."""
+    oldest = min((q.asked_at for q in _listed(snapshot)), default=now)
+    if not math.isfinite(oldest) or oldest > now:
+        return now
+    return oldest + math.floor((now - oldest) / 60) * 60
+
+
+def question_label(view: SessionView, q: Question, told: float) -> str:
+    """``told``: the menu's clock (:func:`menu_clock`)."""
     project = project_name(view.ref.name, view.ref.cwd, view.ref.host)
-    label = f"{clean(project, 40)} — {clean(q.text, MENU_TEXT)} ({age(now - q.asked_at)})"
+    label = f"{clean(project, 40)} — {clean(q.text, MENU_TEXT)} ({age(told - q.asked_at)})"
     return label + offline_note(view.ref.host, view.offline_since)
 
 
@@ -238,20 +248,21 @@ def shape(entries: tuple[Entry, ...]) -> Shape:
 
 
 def next_redraw(state: UiState, now: float) -> float | None:
-    """When the menu or the tooltip next reads differently with nothing else changed: an age of a
-    waiting question ticking over ("<1 min" → "1 min", "4 min" → "5 min"), or the snooze's time
-    left (the tooltip's, by the second in its last two minutes). None while no question waits
-    (nothing ticks: no timer)."""
+    """When the icon, menu or tooltip next read differently with nothing else changed: the
+    menu clock's next minute while it lists a question (their ages); the snooze's time left (the tooltip's,
+    by the second in its last two minutes) and its end; a session's "working" going stale
+    (:data:`WORKING_RECENT_S`). None: nothing ticks (no timer)."""
     snapshot, snoozed_until = state.snapshot, state.snoozed_until(now)
-    waiting = [q for _, q in snapshot.pending] + [q for v in snapshot.sessions for q in v.offline]
-    if not waiting:
-        return None
-    changes = [d for d in (age_changes_in(now - q.asked_at) for q in waiting) if d is not None]
-    if snoozed_until is not None:  # a time left, counting down
+    times: list[float] = []
+    if _listed(snapshot):
+        times.append(menu_clock(snapshot, now) + 60)
+    if snoozed_until is not None:  # a time left, counting down to its end
         left = snoozed_until - now
         step = 1 if left < 120 else 60 if left < 86400 else 86400
-        changes.append(left - math.floor(left / step) * step or step)
-    return now + min(changes) if changes else None
+        times.append(now + (left - math.floor(left / step) * step or step))
+    stale = (v.updated_at + WORKING_RECENT_S for v in snapshot.sessions if v.state == "working")
+    times += [t for t in stale if t > now]
+    return min(times, default=None)
 
 
 def title(state: UiState, now: float, quiet_hours: str = "") -> str:
@@ -275,21 +286,22 @@ def title(state: UiState, now: float, quiet_hours: str = "") -> str:
 
 def menu(state: UiState, now: float) -> tuple[Entry, ...]:
     snapshot, pending = state.snapshot, state.snapshot.pending
-    entries = [Entry(question_label(v, q, now), _show(v, q)) for v, q in pending[:MENU_MAX]] or [
+    told = menu_clock(snapshot, now)
+    entries = [Entry(question_label(v, q, told), _show(v, q)) for v, q in pending[:MENU_MAX]] or [
         Entry("No questions waiting")
     ]
     if len(pending) > MENU_MAX:
         entries.append(Entry(f"… {len(pending) - MENU_MAX} more", Click(Show)))
     if pending:  # the terminal (tmux pane) of each waiting pi, one click away
         goto = [
-            Entry(question_label(v, q, now), Click(Goto, (v.ref.key, q.tool_call_id))) for v, q in pending[:MENU_MAX]
+            Entry(question_label(v, q, told), Click(Goto, (v.ref.key, q.tool_call_id))) for v, q in pending[:MENU_MAX]
         ]
         entries.append(Entry("Go to session", children=tuple(goto)))
     offline = [(v, q) for v in snapshot.sessions for q in v.offline]
-    entries += [Entry(question_label(v, q, now), _show(v, q)) for v, q in offline[:MENU_MAX]]
+    entries += [Entry(question_label(v, q, told), _show(v, q)) for v, q in offline[:MENU_MAX]]
     if snapshot.abandoned:
         entries += [SEPARATOR, Entry("Abandoned (the pi that asked has stopped)")]
-        entries += [Entry(question_label(v, q, now), _show(v, q)) for v, q in snapshot.abandoned[:MENU_MAX]]
+        entries += [Entry(question_label(v, q, told), _show(v, q)) for v, q in snapshot.abandoned[:MENU_MAX]]
         entries.append(Entry("Clear abandoned", Click(Clear)))
     snooze = [
         Entry("15 minutes", Click(_snooze_for, (15 * 60,), timed=True)),
