@@ -91,9 +91,15 @@ class Preferences:
     projects: Mapping[str, float] = field(default_factory=_frozen)  # project name → until
     muted: frozenset[str] = frozenset()  # project names (see core.text.project_name)
 
-    def silenced_until(self, session: str, project: str) -> float:
-        """Until when a question of this session and project raises nothing (0: not silenced)."""
-        return max(self.snooze_all_until, self.sessions.get(session, 0.0), self.projects.get(project, 0.0))
+    def silenced_until(self, item: Item) -> float:
+        """Until when a question raises nothing (0: not silenced): snoozed all, its session, or
+        its project by either of its names (:attr:`Item.projects`)."""
+        by_project = (self.projects.get(p, 0.0) for p in item.projects)
+        return max(self.snooze_all_until, self.sessions.get(item.ref.key, 0.0), *by_project)
+
+    def mutes(self, item: Item) -> bool:
+        """Whether its project is muted, by either of its names."""
+        return not self.muted.isdisjoint(item.projects)
 
     def snoozed(self, until: float, now: float, session: str | None = None, project: str | None = None) -> Preferences:
         """Snooze one session, one project, or (both None) everything until ``until``. Snoozing
@@ -470,7 +476,7 @@ class Planner:
     def _held_back(self, item: Item, now: float) -> bool:
         """Snoozed, or its project muted: it waits, unannounced, until that ends."""
         prefs = self.preferences
-        return item.project in prefs.muted or prefs.silenced_until(item.ref.key, item.project) > now
+        return prefs.mutes(item) or prefs.silenced_until(item) > now
 
     def _due(self, now: float) -> tuple[list[Item], list[Item]]:
         """The questions found at start-up and those settled, to be raised now. One asked while
@@ -592,9 +598,9 @@ class Planner:
         when it is unmuted (new preferences, new input)."""
         prefs = self.preferences
         times = [  # (a muted one: when the preferences change, which is new input)
-            max(when, prefs.silenced_until(item.ref.key, item.project))
+            max(when, prefs.silenced_until(item))
             for item, when in self._waiting.values()
-            if item.project not in prefs.muted
+            if not prefs.mutes(item)
         ]
         if self._startup or self._restoring:
             times.append(0.0)
