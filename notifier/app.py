@@ -569,6 +569,8 @@ class App:
     def _quiet_hours_changed(self, quiet: str) -> None:
         if self.alerts is not None:
             self.alerts.set_quiet_hours(quiet)
+        if self.push is not None:
+            self.push.set_quiet_hours(quiet)
         self.redraw.set_quiet_hours(quiet)  # the tooltip says so
 
     # ---- lifecycle ----
@@ -593,7 +595,8 @@ class App:
             outputs.append(self.redraw)
             self.outputs_thread.start()
         if self.config["push.urls"]:
-            self.push = PushSink(self.config, self.store)
+            self.push = PushSink(self.config, self.store, health=self.health)
+            self.preferences.listen(self.push.set_preferences)  # (muted, snoozed: not pushed either)
             outputs.append(self.push)
         options = engine_options(self.config)
         if self.state_dir:
