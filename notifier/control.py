@@ -35,9 +35,7 @@ from notifier.channel import (
     READ_PAUSE,
     STALL_TIMEOUT,
     BadLine,
-    BadRequest,
-    LineReader,
-    connect_private,
+    dial,
     encode,
     listen_private,
     next_line,
@@ -60,19 +58,11 @@ BUSY = "busy"  # the error a connection over the cap gets before it is closed
 WORKERS = 4  # threads running handlers
 SOCKET_ENV = "PI_NOTIFIER_SOCKET"  # set for a window spawned by an app on another channel (demo)
 
-__all__ = ["BadRequest", "Connection", "Server", "encode", "request", "subscribe", "socket_path"]
+__all__ = ["Connection", "Server", "encode", "request", "subscribe", "socket_path"]
 
 
 def socket_path() -> str:
     return os.environ.get(SOCKET_ENV) or os.path.join(paths.runtime_dir(), "control.sock")
-
-
-def parse_request(line: bytes) -> dict[str, Any]:
-    """One request line (without its newline) → the request object, or :class:`BadRequest`."""
-    try:
-        return parse_object(line, MAX_LINE, MAX_DEPTH)
-    except BadLine as exc:
-        raise BadRequest(f"bad request: {exc}") from None
 
 
 # ---- one client connection (server side) ----
@@ -182,7 +172,7 @@ def answer(handler: Handler, request: dict[str, Any], conn: Connection) -> dict[
     ``{"ok": false, "error": …}`` whatever it raised."""
     try:
         return handler(request, conn)
-    except BadRequest as exc:
+    except BadLine as exc:
         return {"ok": False, "error": clean(exc, 200)}
     except Exception as exc:  # a bad request never takes the app down
         log.warning("control request failed: %s", repr(exc))
@@ -455,9 +445,9 @@ class Server:
             if not line.strip():
                 continue
             try:
-                request = parse_request(line)
-            except BadRequest as exc:
-                conn.send({"ok": False, "error": clean(exc, 160)})
+                request = parse_object(line, MAX_LINE, MAX_DEPTH)
+            except BadLine as exc:
+                conn.send({"ok": False, "error": f"bad request: {clean(exc, 160)}"})
                 continue
             conn.busy = True
             conn.active = time.monotonic()
@@ -527,7 +517,7 @@ def _conversation(obj: dict[str, Any], path: str | None, timeout: float) -> Iter
     backoff = Backoff(0.01, 0.25, healthy_s=math.inf)
     while True:
         try:
-            sock = connect_private(target, max(deadline - time.monotonic(), 0.001))
+            peer = dial(target, max(deadline - time.monotonic(), 0.001), MAX_REPLY)
         except BlockingIOError:  # EAGAIN: a Unix socket's full backlog (not "nobody listens")
             first: dict[str, Any] = _Failure(ok=False, error=BUSY)
         except NotOurs as exc:
@@ -539,11 +529,10 @@ def _conversation(obj: dict[str, Any], path: str | None, timeout: float) -> Iter
         except OSError:  # no such file, refused (a stale socket), not a socket
             return
         else:
-            with sock:
+            with peer:
                 with contextlib.suppress(OSError):  # it may have answered (busy) and hung up already
-                    sock.sendall(encode(obj))
-                reader = LineReader(sock, deadline, MAX_REPLY)
-                messages = reader.objects()
+                    peer.send(obj)
+                messages = peer.objects()
                 try:
                     first = next(messages, _Failure(ok=False, error="the app closed the connection without answering"))
                 except TimeoutError:
@@ -552,7 +541,7 @@ def _conversation(obj: dict[str, Any], path: str | None, timeout: float) -> Iter
                     first = _Failure(ok=False, error=f"the connection failed: {clean(exc, 100)}")
                 if first.get("error") != BUSY:
                     yield first
-                    reader.deadline = None  # the first message came: the rest may take their time
+                    peer.deadline = None  # the first message came: the rest may take their time
                     with contextlib.suppress(OSError, BadLine):  # (a subscription the app ended)
                         yield from messages
                     return

@@ -3,7 +3,7 @@ run --json`` there) merged into the board.
 
 - the stream (docs/contract.md §2) read back: one line → one typed event (:func:`parse_line`);
   every line is untrusted, parsed with the channel's bounds (:mod:`notifier.channel`), strings
-  bounded and cleaned, anything else a :class:`StreamError` (skipped with one log line);
+  bounded and cleaned, anything else a :class:`~notifier.channel.BadLine` (skipped with one log line);
 - :class:`Link`: one remote's command, kept running by the one back-off
   (:class:`notifier.system.supervisor.Backoff`); one that fails before its stream ever said
   ``ready`` (no pi-notifier there, authentication refused, host unreachable) is reported once and
@@ -66,9 +66,6 @@ OUTCOMES: tuple[Outcome, ...] = ("answered", "cancelled", "aborted", "unavailabl
 MORE = "(one more question: see the session)"
 
 
-StreamError = BadLine  # a line that is not a usable event (the message says why, briefly)
-
-
 @dataclass(frozen=True)
 class Ready:
     """The remote finished its start-up scan: every question pending there has been sent."""
@@ -111,7 +108,7 @@ def parse_line(line: bytes, host: str, now: float | None = None) -> StreamEvent 
     if kind not in ("needs_input", "resolved", "abandoned"):
         if isinstance(kind, str):
             return None
-        raise StreamError("no event name")
+        raise BadLine("no event name")
     at = now if (ts := parse_iso(obj.get("at"))) is None else min(ts, now)
     session = _session(obj.get("session"), host)
     question = _question(obj.get("question"), at)
@@ -121,7 +118,7 @@ def parse_line(line: bytes, host: str, now: float | None = None) -> StreamEvent 
         return RemoteEnded(session, question, at)
     outcome = obj.get("outcome")
     if outcome not in OUTCOMES:
-        raise StreamError("unknown outcome")
+        raise BadLine("unknown outcome")
     answer = obj.get("answer")
     waited = obj.get("waited_s")
     return RemoteEnded(
@@ -144,10 +141,10 @@ def _opt_str(value: Any, limit: int) -> str | None:
 
 def _session(value: Any, host: str) -> SessionRef:
     if not isinstance(value, dict):
-        raise StreamError("no session")
+        raise BadLine("no session")
     file = _opt_str(value.get("file"), MAX_PATH)
     if file is None:
-        raise StreamError("no session file")
+        raise BadLine("no session file")
     return SessionRef(
         remote_key(host, file),
         _opt_str(value.get("id"), 200),
@@ -159,11 +156,11 @@ def _session(value: Any, host: str) -> SessionRef:
 
 def _question(value: Any, at: float) -> Question:
     if not isinstance(value, dict):
-        raise StreamError("no question")
+        raise BadLine("no question")
     cid = _opt_str(value.get("tool_call_id"), 512)
     tool = _opt_str(value.get("tool"), 128)
     if cid is None or tool is None:
-        raise StreamError("no question id or tool")
+        raise BadLine("no question id or tool")
     text = clean(value.get("text"), MAX_TEXT) if isinstance(value.get("text"), str) else ""
     header = clean(value.get("header"), MAX_HEADER) if isinstance(value.get("header"), str) else ""
     raw_options = value.get("options")

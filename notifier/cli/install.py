@@ -19,8 +19,9 @@ import os
 from dataclasses import asdict, dataclass, field
 
 from notifier import APP_NAME, resources
+from notifier.channel import BadLine
 from notifier.cli.parser import fail, out
-from notifier.companion import ChannelError, hello_of
+from notifier.companion import hello_of
 from notifier.config import Config
 from notifier.core.text import clean
 from notifier.system import autostart, paths
@@ -143,7 +144,7 @@ def status() -> Status:
     for sock in list_sockets():
         try:
             hello = hello_of(sock, timeout=1.0)
-        except (ChannelError, OSError):
+        except (OSError, BadLine):
             result.unreachable.append(sock)
             continue
         result.loaded.append(

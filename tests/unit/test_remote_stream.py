@@ -10,13 +10,13 @@ from typing import Any
 
 import pytest
 
-from notifier.channel import read_lines
+from notifier.channel import BadLine, read_lines
 from notifier.config import Config, ConfigError
 from notifier.core.board import Board
 from notifier.core.codec import event_obj
 from notifier.core.model import Question, QuestionItem, SessionRef, Snapshot, Transition, remote_key
 from notifier.engine import Batch
-from notifier.remote import Ready, RemoteAsked, RemoteEnded, StreamError, parse_line
+from notifier.remote import Ready, RemoteAsked, RemoteEnded, parse_line
 
 from ..conftest import wait_for
 
@@ -54,7 +54,7 @@ def test_round_trip_of_our_own_event_lines() -> None:
      b"[" * 100_000, b'{"event":"needs_input","session":{"file":"/x"},"question":{"tool_call_id":1,"tool":"q"}}'],
 )
 def test_garbage_is_a_stream_error(line: bytes) -> None:
-    with pytest.raises(StreamError):
+    with pytest.raises(BadLine):
         parse_line(line, "devbox", NOW)
 
 
