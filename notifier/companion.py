@@ -32,7 +32,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import MISSING, dataclass, fields, replace
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, get_args
 
 from notifier.channel import MAX_DIALOGS, MAX_LINE, MAX_PEERS, BadLine, LineReader, dial, encode, follow, parse_object
 from notifier.core.board import add_dialogs, startup_key
@@ -78,8 +78,8 @@ class BoardOwner(Protocol):
 
 PROTOCOL = 1
 
-KINDS = ("select", "confirm", "input", "editor", "custom")
 Kind = Literal["select", "confirm", "input", "editor", "custom"]
+KINDS = get_args(Kind)
 
 # Key names a caller may use instead of raw terminal input (what a terminal sends for the key).
 KEYS: dict[str, str] = {
@@ -367,24 +367,26 @@ def answer_dialog(
         return Result(None, dialog_id, False, f"pi cannot be reached: {clean(exc, 200) or 'timed out'}")
 
 
-def _hellos(folder: str | None, timeout: float) -> Iterator[tuple[str, Hello]]:
-    """What every reachable pi says on connect now, with its socket (unreachable ones skipped)."""
+def hellos(folder: str | None = None, timeout: float = 1.0) -> dict[str, Hello | None]:
+    """What every pi with the extension loaded says on connect now, by socket (None: no answer)."""
+    said: dict[str, Hello | None] = {}
     for path in list_sockets(folder):
         try:
-            yield path, hello_of(path, timeout)
+            said[path] = hello_of(path, timeout)
         except (OSError, BadLine):
-            continue
+            said[path] = None
+    return said
 
 
 def all_open_dialogs(folder: str | None = None, timeout: float = 1.0) -> list[tuple[str, Dialog]]:
     """Every dialog every reachable pi waits on now, with its socket."""
-    return [(path, d) for path, hello in _hellos(folder, timeout) for d in hello.dialogs]
+    return [(path, d) for path, hello in hellos(folder, timeout).items() if hello for d in hello.dialogs]
 
 
 def announced_sessions(folder: str | None = None, timeout: float = 1.0) -> dict[int, str]:
     """pid → session file, as each reachable pi's extension announces itself now: exact evidence
     of which pi has which session (``notifier.system.locate.locate_one(announced=…)``)."""
-    return {h.pid: h.session_file for _, h in _hellos(folder, timeout) if h.pid and h.session_file}
+    return {h.pid: h.session_file for h in hellos(folder, timeout).values() if h and h.pid and h.session_file}
 
 
 # ---- the board side ----

@@ -323,9 +323,6 @@ class Link:
         if self._proc is not None:
             _hang_up(self._proc)
 
-    def join(self, timeout: float) -> None:
-        self._thread.join(timeout)
-
     def _run(self) -> None:
         name = self.remote.name
         backoff = Backoff(BACKOFF_MIN_S, BACKOFF_MAX_S, healthy_s=BACKOFF_MAX_S)
