@@ -5,7 +5,7 @@ of limits that every door shares.
 - :func:`encode`: one message on the wire (ASCII: a lone surrogate from a badly encoded file name
   still travels, as an escape);
 - :func:`next_line`: the one way a complete line is cut from what came, bounded in size;
-  :class:`LineReader`: one client connection (:func:`dial`): messages sent, the lines read off
+  :class:`Client`: one client connection (:func:`dial`): messages sent, the lines read off
   it with an optional deadline; :func:`read_lines`: the lines off a pipe (a longer line is
   skipped to its end);
 - :func:`parse_object`: one foreign line → a dict, parsed with bounds (size and nesting), or
@@ -97,7 +97,7 @@ def next_line(buf: bytearray, limit: int = MAX_LINE) -> bytes | None:
     return line
 
 
-class LineReader:
+class Client:
     """One connection: :meth:`send` writes a message; iterating gives the lines the socket sends,
     each at most ``limit`` bytes, and ends at EOF; raises OSError (TimeoutError once ``deadline``
     passes) and :class:`BadLine` for a longer line. A context manager: it hangs up at the end."""
@@ -123,7 +123,7 @@ class LineReader:
                 return
             self.buf += chunk
 
-    def __enter__(self) -> LineReader:
+    def __enter__(self) -> Client:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -282,7 +282,7 @@ def socket_not_ours(path: str) -> str | None:
     return None
 
 
-def dial(path: str, timeout: float, limit: int = MAX_LINE) -> LineReader:
+def dial(path: str, timeout: float, limit: int = MAX_LINE) -> Client:
     """A connection to this user's socket file at ``path``, served by a process of this user (or
     the system does not tell), its lines due within ``timeout`` (``deadline`` None: as long as it
     takes). Raises OSError: ``FileNotFoundError`` (nothing there),
@@ -297,4 +297,4 @@ def dial(path: str, timeout: float, limit: int = MAX_LINE) -> LineReader:
     if uid is not None and uid != os.getuid():
         sock.close()
         raise paths.NotOurs(f"it is served by uid {uid}")
-    return LineReader(sock, time.monotonic() + timeout, limit)
+    return Client(sock, time.monotonic() + timeout, limit)

@@ -34,7 +34,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import MISSING, dataclass, fields, replace
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, get_args
 
-from notifier.channel import MAX_DIALOGS, MAX_LINE, MAX_PEERS, BadLine, LineReader, dial, encode, follow, parse_object
+from notifier.channel import MAX_DIALOGS, MAX_LINE, MAX_PEERS, BadLine, Client, dial, encode, follow, parse_object
 from notifier.core.board import add_dialogs, startup_key
 from notifier.core.model import (
     GENERIC_QUESTION,
@@ -300,7 +300,7 @@ def check_owner(path: str) -> None:
         raise NotOurs("the socket's folder is open to other users")
 
 
-def connect(path: str, attempts: int = 5, timeout: float = 2.0) -> LineReader:
+def connect(path: str, attempts: int = 5, timeout: float = 2.0) -> Client:
     """A connection to one pi's companion extension (only ours: :func:`check_owner`), retried
     briefly: a socket seen the moment it is bound may not listen yet. Raises OSError."""
     check_owner(path)
@@ -313,7 +313,7 @@ def connect(path: str, attempts: int = 5, timeout: float = 2.0) -> LineReader:
     return dial(path, timeout)
 
 
-def read_event(peer: LineReader, timeout: float | None = None) -> Event | None:
+def read_event(peer: Client, timeout: float | None = None) -> Event | None:
     """The next event (``None`` for one this version does not know), within ``timeout`` s if
     given. Raises OSError when the connection ends or times out, :class:`BadLine` for nonsense."""
     if timeout is not None:
@@ -330,7 +330,7 @@ def hello_of(socket_path: str, timeout: float = 2.0) -> Hello:
         return hello(peer)
 
 
-def hello(peer: LineReader) -> Hello:
+def hello(peer: Client) -> Hello:
     """The extension's first word on a new connection."""
     event = read_event(peer)
     if not isinstance(event, Hello):
@@ -380,7 +380,7 @@ def hellos(folder: str | None = None, timeout: float = 1.0) -> dict[str, Hello |
 
 def all_open_dialogs(folder: str | None = None, timeout: float = 1.0) -> list[tuple[str, Dialog]]:
     """Every dialog every reachable pi waits on now, with its socket."""
-    return [(path, d) for path, hello in hellos(folder, timeout).items() if hello for d in hello.dialogs]
+    return [(path, d) for path, said in hellos(folder, timeout).items() if said for d in said.dialogs]
 
 
 def announced_sessions(folder: str | None = None, timeout: float = 1.0) -> dict[int, str]:
@@ -558,7 +558,7 @@ class CompanionWatcher:
         self.callback = callback
         self.folder = folder or paths.runtime_dir()
         self._lock = threading.Lock()
-        self._channels: dict[str, LineReader | None] = {}  # None: connecting
+        self._channels: dict[str, Client | None] = {}  # None: connecting
         self._watch: Watch | None = None
         self._stop = threading.Event()
 
@@ -598,7 +598,7 @@ class CompanionWatcher:
         threading.Thread(target=self._serve, args=(path,), name="pi-notifier-companion", daemon=True).start()
 
     def _serve(self, path: str) -> None:
-        peer: LineReader | None = None
+        peer: Client | None = None
         try:
             peer = connect(path)
             with self._lock:

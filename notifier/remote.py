@@ -29,7 +29,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import IO, Any
+from typing import IO, Any, get_args
 
 from notifier.channel import MAX_LINE, BadLine, follow, parse_object, read_lines
 from notifier.core import codec
@@ -62,7 +62,7 @@ MAX_HEADER = 300
 MAX_OPTIONS = 20
 MAX_OPTION = 200
 MAX_COUNT = 100  # questions of one questionnaire
-OUTCOMES: tuple[Outcome, ...] = ("answered", "cancelled", "aborted", "unavailable", "error", "superseded")
+OUTCOMES = get_args(Outcome)
 MORE = "(one more question: see the session)"
 
 
@@ -139,6 +139,11 @@ def _opt_str(value: Any, limit: int) -> str | None:
     return value if isinstance(value, str) and 0 < len(value) <= limit else None
 
 
+def _text(value: Any, limit: int) -> str:
+    """A text to show, cleaned and cut to ``limit`` ("" for anything but a string)."""
+    return clean(value, limit) if isinstance(value, str) else ""
+
+
 def _session(value: Any, host: str) -> SessionRef:
     if not isinstance(value, dict):
         raise BadLine("no session")
@@ -149,7 +154,7 @@ def _session(value: Any, host: str) -> SessionRef:
         remote_key(host, file),
         _opt_str(value.get("id"), 200),
         _opt_str(value.get("cwd"), MAX_PATH),
-        clean(value.get("name"), 200) or None if isinstance(value.get("name"), str) else None,
+        _text(value.get("name"), 200) or None,
         host,
     )
 
@@ -161,13 +166,10 @@ def _question(value: Any, at: float) -> Question:
     tool = _opt_str(value.get("tool"), 128)
     if cid is None or tool is None:
         raise BadLine("no question id or tool")
-    text = clean(value.get("text"), MAX_TEXT) if isinstance(value.get("text"), str) else ""
-    header = clean(value.get("header"), MAX_HEADER) if isinstance(value.get("header"), str) else ""
-    raw_options = value.get("options")
-    labels = raw_options if isinstance(raw_options, list) else []
-    options = tuple(
-        Option(clean(o, MAX_OPTION)) for o in labels[:MAX_OPTIONS] if isinstance(o, str) and clean(o, MAX_OPTION)
-    )
+    text = _text(value.get("text"), MAX_TEXT)
+    header = _text(value.get("header"), MAX_HEADER)
+    labels: Any = value.get("options") if isinstance(value.get("options"), list) else []
+    options = tuple(Option(label) for o in labels[:MAX_OPTIONS] if (label := _text(o, MAX_OPTION)))
     raw_count: Any = value.get("count")
     count = min(int(raw_count), MAX_COUNT) if _number(raw_count) and 1 <= raw_count <= 1e15 else 1
     first = QuestionItem(text or GENERIC_QUESTION, header or None, options=options)
