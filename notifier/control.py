@@ -156,9 +156,9 @@ class Connection:
             with contextlib.suppress(OSError):
                 self.sock.close()
 
-    def idle_for(self, now: float) -> float | None:
-        """How long it sat unsubscribed, unanswered, with nothing to write (None: it does not)."""
-        return None if self.kept or self.busy or self.waiting_since is not None else now - self.active
+    def idle(self) -> bool:
+        """Unsubscribed, unanswered, with nothing to write (since ``active``)."""
+        return not (self.kept or self.busy or self.waiting_since is not None)
 
 
 # ---- the handler threads ----
@@ -379,7 +379,7 @@ class Server:
         nor being answered, or, when subscriptions hold over half the places, the oldest of them;
         False when nobody should go."""
         now = time.monotonic()
-        conns = [c for c in self._conns.values() if not c.inbuf and (c.idle_for(now) or 0) >= EVICT_GRACE]
+        conns = [c for c in self._conns.values() if not c.inbuf and c.idle() and now - c.active >= EVICT_GRACE]
         kept = [c for c in self._conns.values() if c.kept]
         if not conns and len(kept) > self.max_connections // 2:
             conns = kept
@@ -462,30 +462,33 @@ class Server:
                 return
         self._close(conn)
 
+    def _closing_at(self, conn: Connection) -> float | None:
+        """When ``conn`` is closed unless something happens first (None: not for that): its output
+        stalled (nothing read) past the stall timeout, or it sat idle past the idle timeout."""
+        if conn.waiting_since is not None:
+            return conn.waiting_since + self.stall_timeout
+        return conn.active + self.idle_timeout if conn.idle() else None
+
     def _next_deadline(self, now: float) -> float | None:
-        """Seconds until a timeout could fire (or accepting resumes); None (sleep until something
-        happens) when none can."""
+        """Seconds until a connection is due to close (or accepting resumes); None (sleep until
+        something happens) when none is."""
         deadlines = [self._accept_paused_until] if self._accept_paused_until else []
-        for conn in self._conns.values():
-            if conn.waiting_since is not None:
-                deadlines.append(conn.waiting_since + self.stall_timeout)
-            elif not conn.kept and not conn.busy:
-                deadlines.append(conn.active + self.idle_timeout)
+        deadlines += [at for conn in self._conns.values() if (at := self._closing_at(conn)) is not None]
         return max(min(deadlines) - now, 0.0) + 0.01 if deadlines else None
 
     def _expire(self, now: float) -> None:
-        """Resume accepting when due; close who stalled (its output waited over the stall timeout
-        with nothing read) or sat idle (not subscribed, nothing asked) over the idle timeout."""
+        """Resume accepting when due; close who is past its closing time."""
         if self._accept_paused_until and now >= self._accept_paused_until and self.sock is not None:
             self._accept_paused_until = 0.0
             self._selector.register(self.sock, selectors.EVENT_READ, self._accept)
         for conn in list(self._conns.values()):
-            if conn.waiting_since is not None and now - conn.waiting_since > self.stall_timeout:
-                conn.close(f"it read nothing for {self.stall_timeout:g} s")
-            elif (conn.idle_for(now) or 0) > self.idle_timeout:
-                log.debug("control channel: closing a connection idle for %.0f s", now - conn.active)
-            else:
+            at = self._closing_at(conn)
+            if at is None or now <= at:
                 continue
+            if conn.waiting_since is not None:
+                conn.close(f"it read nothing for {self.stall_timeout:g} s")
+            else:
+                log.debug("control channel: closing a connection idle for %.0f s", now - conn.active)
             self._close(conn)
 
 
