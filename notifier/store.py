@@ -609,10 +609,6 @@ class Store(Database):
 
     # ---- snoozes and mutes ----
 
-    def snoozes(self, now: float) -> list[tuple[str | None, str | None, float]]:
-        """The snoozes still running at ``now``: (session, project, until); both None = all."""
-        return [(*_scope(scope), until) for scope, until in self._read(SNOOZES, (now,))]
-
     def snooze(self, until: float, session: str | None = None, project: str | None = None) -> None:
         """Snooze a session, a project, or (neither given) everything until ``until``."""
         scope = PROJECT + project if project else session or ALL
@@ -624,9 +620,6 @@ class Store(Database):
     def preferences(self, now: float) -> Preferences:
         """The snoozes still running at ``now`` and the muted projects, as one value."""
         return _silences(self._read(SNOOZES, (now,)), self._read(MUTES), now)
-
-    def mutes(self) -> set[str]:
-        return {p for (p,) in self._read(MUTES)}
 
     def mute(self, project: str, on: bool) -> None:
         if on:
