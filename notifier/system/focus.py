@@ -43,8 +43,10 @@ def is_focused(
     showing its session), is the focused window and, in tmux, that client shows its pane.
     ``front``: the focused window if the caller knows it. Anything unknown counts as not focused."""
     window = location.window if location is not None else None
-    method = focus_method() if method is None and window is not None else method
-    if location is None or window is None or not isinstance(method, Method) or method.via != window.via:
+    if location is None or window is None:
+        return False
+    method = focus_method() if method is None else method
+    if isinstance(method, Missing) or method.via != window.via:
         return False
     try:
         front = method.focused() if front == UNKNOWN else front
