@@ -63,7 +63,7 @@ from notifier.outputs.push import PushSink
 from notifier.outputs.tray import Redraw, Tray, UiState
 from notifier.remote import Remotes
 from notifier.sessions import engine_options
-from notifier.store import Store
+from notifier.store import FILE_NAME, Store
 from notifier.system import desktop, paths
 from notifier.system.supervisor import FailureLog, Stop, Worker
 from notifier.watch import ConfigFollower
@@ -247,9 +247,7 @@ class WindowDecoration:
 
 def open_store(state_dir: str | None = None) -> Store:
     """The state store: in ``state_dir`` if given, else in the user's state folder."""
-    if state_dir is None:
-        state_dir = paths.state_dir()
-    return Store(os.path.join(state_dir, "state.sqlite3"))
+    return Store(os.path.join(state_dir or paths.state_dir(), FILE_NAME))
 
 
 class PreferencesOwner:
@@ -345,15 +343,13 @@ def _take_signals() -> list[tuple[int, threading.Event]]:
 def _relay_signals(signals: Sequence[tuple[int, threading.Event]]) -> None:
     """A relay thread for each of ``signals`` (where no control channel's thread carries them)."""
     for r, stop in signals:
+        threading.Thread(target=_relay, args=(r, stop), name="pi-notifier-signals", daemon=True).start()
 
-        def relay(r: int = r, stop: threading.Event = stop) -> None:
-            try:
-                os.read(r, 1)
-            except OSError:
-                return
-            stop.set()
 
-        threading.Thread(target=relay, name="pi-notifier-signals", daemon=True).start()
+def _relay(r: int, stop: threading.Event) -> None:
+    with contextlib.suppress(OSError):
+        os.read(r, 1)
+        stop.set()
 
 
 def stop_side_by_side(stoppers: Sequence[tuple[str, Callable[[], object]]], deadline: float) -> list[str]:
