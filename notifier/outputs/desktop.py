@@ -614,7 +614,7 @@ class AlertSink:
                 continue  # the user is looking at that session (the tray still counts it)
             else:
                 self._screen.put(action)
-        reminded = self.planner.reminders.drain()
+        reminded = self.planner.drain_reminded()
         if reminded:
             self.store.mark_reminded(reminded)
 
