@@ -381,20 +381,12 @@ def owner_of(bus: Bus, timeout: float) -> tuple[str, str]:
         return "", ""
     if owner is None or not isinstance(bus_id, str):
         return "", ""
-    return f"{clean(bus_id, 64)}/{clean(owner, 64)}", process_of(bus, owner, timeout)
-
-
-def process_of(bus: Bus, unique: str, timeout: float) -> str:
-    """The "NAME, pid N" of the process behind a bus connection (its name read from /proc where
-    there is one), "" when the bus does not say."""
-    pid = pid_of(bus, unique, timeout)
-    if pid is None:
-        return ""
-    try:
-        with open(f"/proc/{pid}/comm", encoding="utf-8", errors="replace") as fh:
-            return f"{clean(fh.read().strip(), 40)}, pid {pid}"
-    except OSError:
-        return f"pid {pid}"
+    pid = pid_of(bus, owner, timeout)
+    process = "" if pid is None else f"pid {pid}"
+    if pid is not None:  # (named from /proc where there is one)
+        with contextlib.suppress(OSError), open(f"/proc/{pid}/comm", encoding="utf-8", errors="replace") as fh:
+            process = f"{clean(fh.read().strip(), 40)}, pid {pid}"
+    return f"{clean(bus_id, 64)}/{clean(owner, 64)}", process
 
 
 def server_owner(timeout: float = 3.0) -> tuple[bool, str]:
@@ -642,10 +634,6 @@ class DBusBackend:
             raise ServerGone("bus", clean(exc, 160)) from exc
         except TimeoutError as exc:
             raise BackendError(f"{method}: {clean(exc, 120)}") from exc
-
-    def went_away(self) -> None:
-        """The server (or the bus) is gone: offline until :meth:`probe` finds one."""
-        self.online = False
 
     def _on_lost(self) -> None:
         self.online = False

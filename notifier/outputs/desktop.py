@@ -38,7 +38,7 @@ from notifier.core.model import (
 )
 from notifier.core.planner import Planner, Preferences, in_quiet_hours, next_quiet_change, parse_quiet_hours
 from notifier.core.text import markup
-from notifier.outputs.backends import TRAY_ALONE, Backend, NullBackend, choose_backend
+from notifier.outputs.backends import TRAY_ALONE, Backend, choose_backend
 from notifier.outputs.dbus import BackendError, ServerGone
 from notifier.outputs.render import ANSWER_PREFIX, REPLY, Message, option_actions, render, takes_text
 from notifier.store import Store
@@ -101,10 +101,16 @@ class Bubbles:
         return self.ended({k for k in shown if k not in pending and split_key(k[0])[0] is None})
 
     def ended(self, keys: set[Key]) -> list[int]:
-        """These questions ended: the left-over notifications with none of their questions left."""
+        """These questions ended: the left-over notifications with none of their questions left
+        (no longer left over: to be closed)."""
         for left in self.orphans.values():
             left -= keys
-        return [nid for nid, left in self.orphans.items() if not left]
+        return self._pop([nid for nid, left in self.orphans.items() if not left])
+
+    def _pop(self, nids: list[int]) -> list[int]:
+        for nid in nids:
+            del self.orphans[nid]
+        return nids
 
     def claim(self, owner: str, keys: set[Key]) -> int | None:
         """The left-over notification that shows all of ``keys`` (a question put back after a
@@ -127,8 +133,8 @@ class Bubbles:
         return best
 
     def sharing(self, keys: list[Key]) -> list[int]:
-        """The left-over notifications that show one of ``keys`` (shown anew now)."""
-        return [nid for nid, left in self.orphans.items() if left & set(keys)]
+        """The left-over notifications that show one of ``keys`` (shown anew now: to be closed)."""
+        return self._pop([nid for nid, left in self.orphans.items() if left & set(keys)])
 
     def server_gone(self, owner: str) -> None:
         """The server went away (or another took over): what it showed went with it."""
@@ -189,7 +195,7 @@ class Screen:
                 log.info("notifications: %s", self.why)
             else:
                 log.warning("%s", self.why)  # told once; the server appearing later is logged too
-                if isinstance(self.backend, NullBackend) and session_address() is not None:
+                if self.backend.name == "none" and session_address() is not None:
                     self.reconnect_at = self.clock() + RECONNECT_S  # a bus that is not up yet
                 self._ask_again(self.clock())
         # what a run before ours (which crashed: nobody closed it) left on this very server
@@ -203,17 +209,13 @@ class Screen:
         """The questions pending now (the engine's first snapshot): a notification left by a
         run before ours for questions no longer pending is closed (:meth:`Bubbles.over`)."""
         for nid in self.bubbles.over(pending):
-            self._close_orphan(nid)
+            self._close(nid)
 
     def ended(self, keys: set[Key]) -> None:
         """These questions ended (answered, abandoned, gone): a notification left by a run before
         ours closes when none of its questions is left."""
         for nid in self.bubbles.ended(keys):
-            self._close_orphan(nid)
-
-    def _close_orphan(self, nid: int) -> None:
-        self.bubbles.orphans.pop(nid, None)  # (closed: no longer left over)
-        self._close(nid)
+            self._close(nid)
 
     def _close(self, server_id: int) -> None:
         """Take one notification of the server's off screen, and out of the record."""
@@ -315,7 +317,7 @@ class Screen:
         if server_id is None:
             return
         for nid in self.bubbles.sharing(keys):  # (this one shows them now)
-            self._close_orphan(nid)
+            self._close(nid)
 
     def safe(self, fn: Callable[[], Any]) -> Any:
         try:
@@ -335,7 +337,7 @@ class Screen:
         was_online = backend is not None and backend.online
         self.bubbles.server_gone(self._owner())
         if backend is not None:
-            backend.went_away()
+            backend.online = False  # (until :meth:`Backend.probe` finds one)
         self.handles = dict.fromkeys(self.handles, 0)  # those bubbles went with the server
         if what == "bus":
             if self.reconnect_at is None or self._asking_again:
@@ -532,10 +534,7 @@ class AlertSink:
     def set_quiet_hours(self, value: str) -> None:
         """New quiet hours (the config file changed; a value the config accepted)."""
         window = parse_quiet_hours(value)
-        self._put(partial(self._quiet_hours, window))
-
-    def _quiet_hours(self, window: tuple[int, int] | None, now: float) -> None:
-        self.quiet_window = window  # (ended now: what they held is announced as the job ends)
+        self._put(lambda now: setattr(self, "quiet_window", window))  # (what they held: announced as the job ends)
 
     @property
     def online(self) -> bool:

@@ -186,25 +186,15 @@ class Entry:
 SEPARATOR = Entry("", separator=True)
 
 
-def _snooze_for(now: float, seconds: float) -> Command:
-    """Snooze every session for ``seconds`` from the click (0: resume)."""
+def _snooze_for(now: float, seconds: float | None) -> Command:
+    """Snooze every session for ``seconds`` from the click (0: resume; None: until tomorrow morning)."""
+    if seconds is None:
+        return Snooze(tomorrow_morning(now))
     return Snooze(now + seconds if seconds > 0 else 0.0)
 
 
-def _until_tomorrow(now: float) -> Command:
-    return Snooze(tomorrow_morning(now))
-
-
-def _show_question(key: str, call: str) -> Command:
-    return Show(Focus(key, call))
-
-
-def _unmute(project: str) -> Command:
-    return Mute(project, on=False)
-
-
 def _show(view: SessionView, q: Question) -> Click:
-    return Click(_show_question, (view.ref.key, q.tool_call_id))
+    return Click(Show, (Focus(view.ref.key, q.tool_call_id),))
 
 
 def age(seconds: float) -> str:
@@ -294,13 +284,13 @@ def menu(state: UiState, now: float) -> tuple[Entry, ...]:
     snooze = [
         Entry("15 minutes", Click(_snooze_for, (15 * 60,), timed=True)),
         Entry("1 hour", Click(_snooze_for, (3600,), timed=True)),
-        Entry("Until tomorrow", Click(_until_tomorrow, timed=True)),
+        Entry("Until tomorrow", Click(_snooze_for, (None,), timed=True)),
     ]
     if state.snoozed_until(now) is not None:
         snooze.append(Entry("Resume notifications now", Click(_snooze_for, (0,), timed=True)))
     entries += [SEPARATOR, Entry("Snooze all", children=tuple(snooze))]
     if state.preferences.muted:
-        unmute = [Entry(clean(p, 40), Click(_unmute, (p,))) for p in sorted(state.preferences.muted)]
+        unmute = [Entry(clean(p, 40), Click(Mute, (p, False))) for p in sorted(state.preferences.muted)]
         entries.append(Entry("Unmute", children=tuple(unmute)))
     return (*entries, Entry("Open window", Click(Show), default=True), Entry("Quit", Click(Quit)))
 
