@@ -31,7 +31,6 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass, field
 from typing import Any
 
 from notifier import APP_NAME
@@ -434,43 +433,6 @@ class Once:
             return True
 
 
-@dataclass
-class Signals:
-    """``on_action(id, action)``, ``on_reply(id, text)`` (an inline reply): the current server's
-    signals, each click once; ``on_server("up" | "down")``: the server's name changed owner.
-    ``NotificationClosed`` is not listened to: a dismissed bubble stays dismissed (a reminder
-    raises a new one), and its record stays so that a restart never pops it up again; on servers
-    where any button closes the bubble (xfce4-notifyd) the click's ``ActionInvoked`` still finds
-    its question."""
-
-    on_action: Callable[[int, str], None] | None = None
-    on_reply: Callable[[int, str], None] | None = None
-    on_server: Callable[[str], None] | None = None
-    once: Once = field(default_factory=Once)
-
-    def take(self, msg: Any, owner: str) -> None:
-        """One signal the bus passed on; ``owner``: the server's ``BUS-ID/UNIQUE-NAME`` now."""
-        from jeepney import HeaderFields
-
-        fields = msg.header.fields
-        interface, member, body = fields.get(HeaderFields.interface), fields.get(HeaderFields.member), msg.body
-        if interface == NOTIFICATIONS and fields.get(HeaderFields.path) == PATH:
-            # Only the server's own: a signal sent to us directly passes every match rule, and
-            # GNOME's shell broadcasts each click that its notification service (the owner) sends
-            # us again. Ids are the owner's.
-            sender = fields.get(HeaderFields.sender)
-            if not owner or sender != owner.rsplit("/", 1)[-1]:
-                log.debug("ignored %s from %s (not the server)", member, sender)
-                return
-            then = {"ActionInvoked": self.on_action, "NotificationReplied": self.on_reply}.get(member)
-            if then is not None and len(body) >= 2 and self.once.first((member, body[0], body[1])):
-                then(int(body[0]), str(body[1]))
-        elif member == "NameOwnerChanged" and fields.get(HeaderFields.sender) == BUS_NAME:
-            about_server = len(body) == 3 and body[0] == NOTIFICATIONS
-            if about_server and self.on_server:
-                self.on_server("up" if body[2] else "down")
-
-
 # ---- the notification server ----
 
 class DBusBackend:
@@ -483,7 +445,13 @@ class DBusBackend:
 
     After :meth:`probe`, :attr:`found` tells what it found: "server" (it answered), "none"
     (nothing owns the name, nothing is set up to start for it), "odd" (a server owns the name
-    but its answers were no use: :attr:`problem` says which) or "bus" (the bus went away)."""
+    but its answers were no use: :attr:`problem` says which) or "bus" (the bus went away).
+
+    ``on_action(id, action)``, ``on_reply(id, text)`` (an inline reply): the current server's
+    signals, each click once, read on ``worker``'s thread. ``NotificationClosed`` is not listened
+    to: a dismissed bubble stays dismissed (a reminder raises a new one), and its record stays so
+    that a restart never pops it up again; on servers where any button closes the bubble
+    (xfce4-notifyd) the click's ``ActionInvoked`` still finds its question."""
 
     name = "dbus"
 
@@ -497,10 +465,9 @@ class DBusBackend:
         sound: str = "default",
         worker: Worker | None = None,
     ) -> None:
-        """``on_action``, ``on_reply``, ``on_server``: the server's signals (:class:`Signals`),
-        read on ``worker``'s thread."""
         self.worker = worker
-        self.signals = Signals(on_action=on_action, on_reply=on_reply, on_server=on_server)
+        self.on_action, self.on_reply, self.on_server = on_action, on_reply, on_server
+        self._once = Once()
         self.sound = sound
         self.expire = expire
         self.icon = app_icon()  # (its path, found once: every Notify sends it)
@@ -541,7 +508,7 @@ class DBusBackend:
         from jeepney import MatchRule, message_bus
 
         try:
-            self._bus = Bus(lambda msg: self.signals.take(msg, self.owner), self._on_lost, worker=self.worker)
+            self._bus = Bus(self._signal, self._on_lost, worker=self.worker)
         except BusError as exc:
             raise BackendError(clean(exc, 160)) from exc
         # sender = the well-known name: the bus passes on only signals of its owner at the time
@@ -635,10 +602,32 @@ class DBusBackend:
         except TimeoutError as exc:
             raise BackendError(f"{method}: {clean(exc, 120)}") from exc
 
+    def _signal(self, msg: Any) -> None:
+        """One signal the bus passed on (read on the worker)."""
+        from jeepney import HeaderFields
+
+        fields = msg.header.fields
+        interface, member, body = fields.get(HeaderFields.interface), fields.get(HeaderFields.member), msg.body
+        if interface == NOTIFICATIONS and fields.get(HeaderFields.path) == PATH:
+            # Only the server's own: a signal sent to us directly passes every match rule, and
+            # GNOME's shell broadcasts each click that its notification service (the owner) sends
+            # us again. Ids are the owner's.
+            sender = fields.get(HeaderFields.sender)
+            if not self.owner or sender != self.owner.rsplit("/", 1)[-1]:
+                log.debug("ignored %s from %s (not the server)", member, sender)
+                return
+            then = {"ActionInvoked": self.on_action, "NotificationReplied": self.on_reply}.get(member)
+            if then is not None and len(body) >= 2 and self._once.first((member, body[0], body[1])):
+                then(int(body[0]), str(body[1]))
+        elif member == "NameOwnerChanged" and fields.get(HeaderFields.sender) == BUS_NAME:
+            about_server = len(body) == 3 and body[0] == NOTIFICATIONS
+            if about_server and self.on_server:
+                self.on_server("up" if body[2] else "down")
+
     def _on_lost(self) -> None:
         self.online = False
-        if self.signals.on_server:
-            self.signals.on_server("lost")
+        if self.on_server:
+            self.on_server("lost")
 
     def show(self, message: Message, replaces: int) -> int:
         actions, hints, timeout = notify_args(message, self.description, self.expire, self.sound)

@@ -32,7 +32,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol
 
 from PIL import Image, ImageDraw, ImageFont
 
@@ -218,15 +218,6 @@ def question_label(view: SessionView, q: Question, now: float) -> str:
     return label + offline_note(view.ref.host, view.offline_since)
 
 
-Shape = tuple[tuple[str, "Click | None", bool, bool, "Shape"], ...]
-
-
-def shape(entries: tuple[Entry, ...]) -> Shape:
-    """What a menu shows and does (labels, what each click gives, default, separators,
-    submenus), to tell whether it differs from the one drawn."""
-    return tuple((e.label, e.action, e.default, e.separator, shape(e.children)) for e in entries)
-
-
 def next_redraw(state: UiState, now: float) -> float | None:
     """When the menu or the tooltip next reads differently with nothing else changed: an age of a
     waiting question ticking over ("<1 min" → "1 min", "4 min" → "5 min"), or the snooze's time
@@ -357,6 +348,15 @@ def _import_pystray(backend: str) -> Any:
     return pystray
 
 
+class Look(NamedTuple):
+    """What the icon shows: its image (state, count), tooltip and menu (plain values: one told
+    apart from the one drawn by ``==``)."""
+
+    image: tuple[IconState, int]
+    title: str
+    entries: tuple[Entry, ...]
+
+
 class Tray:
     """The icon, on the outputs thread's states. The xorg backend runs only while an XEmbed tray
     host is there (``hosts``): without one it would log a traceback at every change; when a host
@@ -373,10 +373,7 @@ class Tray:
         self.execute = execute
         self.hosts = hosts
         # what is to be shown now (until the first update: nothing waits), and what the icon shows
-        self._shown: tuple[IconState, int] = ("idle", 0)
-        self._title = "pi-notifier"
-        self._entries = menu(UiState(), time.time())
-        self._drawn: tuple[tuple[IconState, int], str, Shape] = (self._shown, self._title, shape(self._entries))
+        self._want = self._drawn = Look(("idle", 0), "pi-notifier", menu(UiState(), time.time()))
         self._lock = threading.Lock()
         self._live = backend != "xorg"  # may the icon be changed now (an xorg one: only while it runs)
         self._running: tuple[Any, threading.Event] | None = None  # the icon whose loop runs, its end
@@ -384,11 +381,11 @@ class Tray:
 
     def _new_icon(self) -> Any:
         """(With the lock held, or before the loop runs.)"""
-        self._drawn = (self._shown, self._title, shape(self._entries))
+        self._drawn = self._want
         icon = self.pystray.Icon(
             "pi-notifier",
-            icon=render(*self._shown, ICON_SIZE),
-            title=self._title,
+            icon=render(*self._want.image, ICON_SIZE),
+            title=self._want.title,
             menu=self.pystray.Menu(self._items),
         )
         if self.backend == "xorg":
@@ -401,7 +398,7 @@ class Tray:
 
     def _items(self) -> Any:
         """(pystray calls it when it builds the menu: at the start, and at each update_menu.)"""
-        return [self._item(e) for e in self._entries]
+        return [self._item(e) for e in self._want.entries]
 
     def _item(self, entry: Entry) -> Any:
         p = self.pystray
@@ -425,20 +422,19 @@ class Tray:
         recent = now - WORKING_RECENT_S
         working = any(s.state == "working" and s.updated_at > recent for s in snapshot.sessions)
         state = state_for(pending, len(snapshot.abandoned), working, ui.snoozed_until(now) is not None)
-        shown: tuple[IconState, int] = (state, pending if state == "needs" else 0)
-        new_title, entries = title(ui, now, quiet_hours), menu(ui, now)
+        want = Look((state, pending if state == "needs" else 0), title(ui, now, quiet_hours), menu(ui, now))
         with self._lock:
-            self._shown, self._title, self._entries = shown, new_title, entries
+            self._want = want
             if not self._live:
                 return
-            was, self._drawn = self._drawn, (shown, new_title, shape(entries))
-            if shown != was[0]:
-                self.icon.icon = render(*shown, ICON_SIZE)
-            if new_title != was[1]:
-                self.icon.title = new_title
+            was, self._drawn = self._drawn, want
+            if want.image != was.image:
+                self.icon.icon = render(*want.image, ICON_SIZE)
+            if want.title != was.title:
+                self.icon.title = want.title
             # The menu only when it reads differently: a host re-reads it whole (XFCE's panel
             # closes it if open), so an update with nothing new in it is never sent.
-            if self.icon.HAS_MENU and self._drawn[2] != was[2]:
+            if self.icon.HAS_MENU and want.entries != was.entries:
                 self.icon.update_menu()
 
     # ---- loop ----

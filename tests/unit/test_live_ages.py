@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from notifier.core.planner import Preferences, next_quiet_change, parse_quiet_hours, quiet_hours_line, quiet_hours_note
 from notifier.core.text import duration, duration_changes_in
-from notifier.outputs.tray import UiState, age, age_changes_in, menu, next_redraw, shape, title
+from notifier.outputs.tray import UiState, age, age_changes_in, menu, next_redraw, title
 
 from .test_view_icons import board_with
 
@@ -58,8 +58,8 @@ def test_next_redraw_only_while_questions_wait() -> None:
 
 
 def test_over_an_hour_of_ticks_the_menu_reads_differently_once_a_minute() -> None:
-    """The UI thread wakes when next_redraw says; the menu is re-sent only when its shape differs
-    from the one drawn (outputs/tray.py). Ticked every second for an hour with a fresh question and a
+    """The UI thread wakes when next_redraw says; the menu is re-sent only when it differs
+    from the one drawn (its entries are plain values) (outputs/tray.py). Ticked every second for an hour with a fresh question and a
     second one asked 10 min 0.5 s later, the menu differs 110 times, not 3,600: its first drawing,
     each minute of the first question (59), the second question, each minute of it (49)."""
     start = 1000.0
@@ -74,8 +74,8 @@ def test_over_an_hour_of_ticks_the_menu_reads_differently_once_a_minute() -> Non
         elif due is not None and now >= due:
             wakes += 1
             due = next_redraw(state, now)
-        if shape(menu(state, now)) != drawn:
-            drawn, sent = shape(menu(state, now)), sent + 1
+        if menu(state, now) != drawn:
+            drawn, sent = menu(state, now), sent + 1
     assert sent == 1 + 59 + 1 + 49
     assert wakes == 59 + 49  # the UI thread's own wakes: each when the menu will differ
 
