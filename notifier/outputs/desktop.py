@@ -177,7 +177,6 @@ class Screen:
         self.clock = clock
         self.show_text = show_text
         self.backend = backend
-        self.why = ""
         self.handles: dict[int, int] = {}  # planner handle → server id (0: not on screen)
         self.notices: dict[int, Notice] = {}  # planner handle → the notice it shows now
         self.reconnect_at: float | None = None
@@ -189,12 +188,12 @@ class Screen:
     def start(self) -> None:
         """Choose the backend (unless one was given) and say once whether it can show anything."""
         if self.backend is None:
-            self.backend, self.why = self._choose()
+            self.backend, why = self._choose()
             if self.backend.online:
                 self._ever_online = True
-                log.info("notifications: %s", self.why)
+                log.info("notifications: %s", why)
             else:
-                log.warning("%s", self.why)  # told once; the server appearing later is logged too
+                log.warning("%s", why)  # told once; the server appearing later is logged too
                 if self.backend.name == "none" and session_address() is not None:
                     self.reconnect_at = self.clock() + RECONNECT_S  # a bus that is not up yet
                 self._ask_again(self.clock())
@@ -243,6 +242,9 @@ class Screen:
             backend.shutdown()
 
     def withdraw(self, handle: int) -> None:
+        """Take a handle's notification off screen for good (not shown again if the server comes
+        back): the question ended, or the user snoozed it from the bubble (a resident notification
+        stays after an action: snoozing is the user saying "not now")."""
         server_id = self.handles.pop(handle, 0)
         self.notices.pop(handle, None)
         self._close(server_id)
@@ -263,13 +265,6 @@ class Screen:
         if nid is not None:
             self.handles[notice.handle] = nid
         return nid is not None
-
-    def dismiss(self, handle: int, server_id: int) -> None:
-        """Take a handle's notification off screen for good (snoozed from the bubble)."""
-        # a resident notification stays after an action: snoozing is the user saying "not now"
-        self.handles[handle] = 0
-        self.notices.pop(handle, None)  # not shown again if the server comes back
-        self._close(server_id)
 
     def tell(self, title: str, body: str) -> None:
         """A passing notification of its own (not a question's: never shown again)."""
@@ -398,7 +393,7 @@ class Screen:
             backend.shutdown()
             self.reconnect_at = now + RECONNECT_S
             return
-        old, self.backend, self.why = self.backend, backend, why
+        old, self.backend = self.backend, backend
         if old is not None:
             old.shutdown()
         self.reconnect_at = None
@@ -459,7 +454,6 @@ class AlertSink:
         self.clock = clock
         self.wall = wall
         self.show_text = bool(config["notifications.show_text"])
-        self.skip_focused = bool(config["notifications.skip_when_focused"])
         self.quiet_window = parse_quiet_hours(config["quiet_hours"])
         self.planner = Planner(
             settle_s=config["settle_ms"] / 1000.0,
@@ -473,7 +467,7 @@ class AlertSink:
         self._tick_at: float | None = None  # clock() the worker was asked to wake for the timers
         self._own_worker = worker is None
         self._worker = Worker("notifier", self._stop, health) if worker is None else worker
-        self._focus = FocusFollower(self._worker) if self.skip_focused else None
+        self._focus = FocusFollower(self._worker) if config["notifications.skip_when_focused"] else None
 
     def _choose(self) -> tuple[Backend, str]:
         return choose_backend(
@@ -550,11 +544,7 @@ class AlertSink:
 
     def _put(self, job: Callable[[float], Any]) -> None:
         """Have the worker run ``job(now)``; the notices and withdrawals it returns are delivered."""
-        self._worker.put(partial(self._run_job, job))
-
-    def _run_job(self, job: Callable[[float], Any]) -> None:
-        if not self._stop.is_set():
-            self._handle(job)  # (what fails here is the worker's supervisor's: its loop runs again)
+        self._worker.put(partial(self._handle, job))  # (what fails there is the worker's supervisor's)
 
     # The worker's part: its timers (settle, reminders, quiet hours' end, reconnecting).
     def wait(self) -> float | None:
@@ -571,10 +561,12 @@ class AlertSink:
 
     def wake(self) -> None:
         """(After the worker's wait: what is due now, if the wait was for it.)"""
-        if self._tick_at is not None and self.clock() >= self._tick_at and not self._stop.is_set():
-            self._handle(_tick)
+        if self._tick_at is not None and self.clock() >= self._tick_at:
+            self._handle(lambda now: None)  # (what is due: settle, reminders, quiet hours' end)
 
     def _handle(self, job: Callable[[float], Any]) -> None:
+        if self._stop.is_set():  # (stopped: what is handed over is dropped)
+            return
         now, wall = self.clock(), self.wall()
         reconnect_at = self._screen.reconnect_at
         if reconnect_at is not None and now >= reconnect_at:
@@ -642,7 +634,7 @@ class AlertSink:
             for session_key in sessions:
                 self.execute(Snooze(until, session_key))  # the app's preferences: set_preferences() back
             log.info("snoozed %d session(s) for 15 min", len(sessions))
-            self._screen.dismiss(notice.handle, server_id)
+            self._screen.withdraw(notice.handle)
         elif text is not None or action.startswith(ANSWER_PREFIX):
             # an answer as ``answer`` gives it (an option by its row's number, never taken for a
             # label; or the text), only where this very notification offered it: never a dialog's
@@ -661,7 +653,3 @@ class AlertSink:
         else:
             session, call = notice.keys[0] if notice.keys else (None, None)
             self.execute(Show(Focus(session, call) if session and call else None))
-
-
-def _tick(now: float) -> None:
-    """The worker's job when nothing came: what is due (settle, reminders, quiet hours' end)."""

@@ -463,7 +463,7 @@ class Tray:
                 return stop.is_set() or hosts.hosts.xembed is None
 
             first = True
-            while hosts.wait_xembed(True, stop):
+            while hosts.wait(lambda now: now.xembed is not None, stop):
                 if not first:
                     with self._lock:
                         self.icon = self._new_icon()
