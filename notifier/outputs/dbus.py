@@ -214,9 +214,7 @@ class _Link:
     def _lost(self, exc: Exception) -> None:
         if not self.replies.open:
             return
-        self.replies.close()
-        if self.worker is not None:
-            self.worker.unwatch(self._fd)
+        self.close()
         log.debug("the session bus connection ended: %r", exc)
         for handle in list(self.handles):
             handle.lost()
