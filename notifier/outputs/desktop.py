@@ -21,6 +21,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -158,6 +159,15 @@ class Bubbles:
                     self.store.put_bubble(owner, nid, keys)
 
 
+@dataclass
+class Shown:
+    """What one of the planner's handles shows: its notice now, and the server's notification
+    (0: not on screen)."""
+
+    notice: Notice
+    server_id: int = 0
+
+
 class Screen:
     def __init__(
         self,
@@ -177,8 +187,7 @@ class Screen:
         self.clock = clock
         self.show_text = show_text
         self.backend = backend
-        self.handles: dict[int, int] = {}  # planner handle → server id (0: not on screen)
-        self.notices: dict[int, Notice] = {}  # planner handle → the notice it shows now
+        self.shown: dict[int, Shown] = {}  # by the planner's handle
         self.reconnect_at: float | None = None
         self._say_once = LogOnce(log)  # a backend that failed, by name
         self._ever_online = False
@@ -232,10 +241,10 @@ class Screen:
         if backend is not None:
             if backend.online:
                 owner = self._owner()
-                for server_id in list(self.handles.values()):
-                    if server_id:
+                for shown in list(self.shown.values()):
+                    if shown.server_id:
                         try:
-                            backend.close(server_id)
+                            backend.close(shown.server_id)
                         except BackendError:
                             break
                 self.bubbles.stopped(owner)
@@ -245,26 +254,22 @@ class Screen:
         """Take a handle's notification off screen for good (not shown again if the server comes
         back): the question ended, or the user snoozed it from the bubble (a resident notification
         stays after an action: snoozing is the user saying "not now")."""
-        server_id = self.handles.pop(handle, 0)
-        self.notices.pop(handle, None)
-        self._close(server_id)
+        shown = self.shown.pop(handle, None)
+        if shown is not None:
+            self._close(shown.server_id)
 
     def put(self, notice: Notice) -> None:
         """Show a notice for its handle (replacing what that shows); what waits for an answer is
         shown again when the server comes back."""
-        self.notices[notice.handle] = notice
-        self.handles.setdefault(notice.handle, 0)
-        if notice.restored and self._adopted(notice):
-            return
-        self.show(notice)
-
-    def _adopted(self, notice: Notice) -> bool:
-        """A bubble put back after a restart that a run before ours (which crashed) left on screen
-        already: that one is the handle's, not a second one."""
-        nid = self.bubbles.claim(self._owner(), set(notice.keys))
+        shown = self.shown.setdefault(notice.handle, Shown(notice))
+        shown.notice = notice
+        # put back after a restart: a bubble a run before ours (which crashed) left on screen
+        # already showing it is the handle's, not a second one
+        nid = self.bubbles.claim(self._owner(), set(notice.keys)) if notice.restored else None
         if nid is not None:
-            self.handles[notice.handle] = nid
-        return nid is not None
+            shown.server_id = nid
+        else:
+            self.show(shown)
 
     def tell(self, title: str, body: str) -> None:
         """A passing notification of its own (not a question's: never shown again)."""
@@ -277,18 +282,17 @@ class Screen:
 
     def showing(self, server_id: int) -> Notice | None:
         """The notice the server's notification ``server_id`` shows (None: not one of ours)."""
-        handle = next((h for h, sid in self.handles.items() if sid == server_id), None)
-        return None if handle is None else self.notices.get(handle)
+        return next((s.notice for s in self.shown.values() if s.server_id == server_id), None)
 
-    def show(self, notice: Notice) -> None:
+    def show(self, shown: Shown) -> None:
         """Put one notice on screen (replacing what its handle shows); remembered as notified only
         once a server took it, so a question nobody saw is announced again after a restart."""
         backend = self.backend
         if backend is None or not backend.online:
             return
-        message = render(notice, self.show_text, backend.markup)
-        keys = notice.keys
-        replaces = self.handles.get(notice.handle, 0)
+        message = render(shown.notice, self.show_text, backend.markup)
+        keys = shown.notice.keys
+        replaces = shown.server_id
         if not replaces and self._owner():  # a bubble a run before ours left with these questions:
             replaces = self.bubbles.take(keys) or 0  # re-used, not a second one popping up
         # what may be on screen is in the file before the call (the bubble replaced, or an intent
@@ -302,7 +306,7 @@ class Screen:
             if not replaces:
                 self._recorded(INTENT, None)
             if server_id is not None:
-                self.handles[notice.handle] = server_id
+                shown.server_id = server_id
                 if server_id != replaces:  # (a new bubble: the one replaced was closed meanwhile)
                     if replaces:
                         self._recorded(replaces, None)
@@ -333,7 +337,8 @@ class Screen:
         self.bubbles.server_gone(self._owner())
         if backend is not None:
             backend.online = False  # (until :meth:`Backend.probe` finds one)
-        self.handles = dict.fromkeys(self.handles, 0)  # those bubbles went with the server
+        for shown in self.shown.values():  # (those bubbles went with the server)
+            shown.server_id = 0
         if what == "bus":
             if self.reconnect_at is None or self._asking_again:
                 self._asking_again = False
@@ -358,7 +363,8 @@ class Screen:
         if not backend.probe():  # (a new owner that does not answer: asked again later)
             self._ask_again(now)
         else:  # a new owner: another server, or the same one restarted
-            self.handles = dict.fromkeys(self.handles, 0)
+            for shown in self.shown.values():
+                shown.server_id = 0
             self.bubbles.new_server(self._owner())  # (the old one's went with it)
             if was_online:
                 what = "another notification server took over"
@@ -403,9 +409,9 @@ class Screen:
             self.show_again()
 
     def show_again(self) -> None:
-        for notice in list(self.notices.values()):
-            if notice.kind not in TURNS:  # (what waits for an answer)
-                self.show(notice)
+        for shown in list(self.shown.values()):
+            if shown.notice.kind not in TURNS:  # (what waits for an answer)
+                self.show(shown)
 
 
 # ---- the output ----

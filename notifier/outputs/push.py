@@ -155,7 +155,6 @@ class PushSink:
         self._order = itertools.count()  # (a tie-break: first due, first pushed)
         self._stopped = False
         self.sent = 0  # pushes the services accepted (for doctor and tests)
-        self.folded = 0  # questions that went out inside a push of several
         self._thread = threading.Thread(target=self._run, name="pi-notifier-push", daemon=True)
 
     def start(self) -> None:
@@ -208,7 +207,6 @@ class PushSink:
                     continue
                 paces[url].spend(0)
                 items, held[url] = held[url], []
-                self.folded += len(items) if len(items) > 1 else 0
                 self._deliver(url, *summary(items, self.show_text))
 
     def _next_due(self, limit: float | None) -> list[tuple[str, str]] | None:
