@@ -193,8 +193,12 @@ def _snooze_for(now: float, seconds: float | None) -> Command:
     return Snooze(now + seconds if seconds > 0 else 0.0)
 
 
+def _show_question(key: str, call: str) -> Command:
+    return Show(Focus(key, call))
+
+
 def _show(view: SessionView, q: Question) -> Click:
-    return Click(Show, (Focus(view.ref.key, q.tool_call_id),))
+    return Click(_show_question, (view.ref.key, q.tool_call_id))  # (the command built at the click)
 
 
 def age(seconds: float) -> str:
@@ -325,9 +329,8 @@ def tray_backend(preference: str, sni_host: bool = False, one_host: bool = False
         return "appindicator", "a StatusNotifierItem host is running (menu; no left-click action)"
     if gtk and has_x:
         return "gtk", "X11 with PyGObject: menu and left-click action"
-    if has_x:
-        why = "PyGObject is not installed (install the 'gtk' extra for a menu)" if not gtk else "no GTK"
-        return "xorg", f"plain X11 tray ({why}); a click opens the window"
+    if has_x:  # (no PyGObject: with it, X11 is gtk's)
+        return "xorg", "plain X11 tray (no PyGObject: the 'gtk' extra gives a menu); a click opens the window"
     return None, "Wayland without a StatusNotifierItem host"
 
 
