@@ -118,11 +118,11 @@ class _Link:
     handed out there), and a call reads on its caller's thread while no other thread reads; one
     thread reads at a time, routing every reply to the call that waits for it."""
 
-    def __init__(self, address: str, auth_timeout: float) -> None:
+    def __init__(self, address: str) -> None:
         from jeepney.io.threading import open_dbus_connection
 
         try:
-            self._conn = open_dbus_connection(bus=address, auth_timeout=auth_timeout)
+            self._conn = open_dbus_connection(bus=address, auth_timeout=3.0)
         except Exception as exc:  # no socket, refused, authentication
             raise BusError(f"no session bus ({exc})") from exc
         self.address = address
@@ -264,7 +264,6 @@ class Bus:
         self,
         on_signal: Callable[[Any], None] | None = None,
         on_lost: Callable[[], None] | None = None,
-        auth_timeout: float = 3.0,
         address: str | None = None,
         worker: Worker | None = None,
     ) -> None:
@@ -277,25 +276,22 @@ class Bus:
         with _links_lock:
             link = _links.get(address)
             if link is None or not link.replies.open:
-                link = _links[address] = _Link(address, auth_timeout)
+                link = _links[address] = _Link(address)
             self._link = link
             link.handles.append(self)
             if worker is not None:
                 link.read_on(worker)
         self.unique_name = link.unique_name
 
-    def call(self, message: Any, timeout: float = 3.0) -> Any:
-        """Send a method call and return its reply (a method return or an error message).
-        Raises TimeoutError when none comes within ``timeout`` s, BusError when the bus is gone."""
-        if self._closed:
-            raise BusError("the session bus connection is closed")
-        return self._link.call(message, timeout)
-
     def ask(self, message: Any, timeout: float = 3.0) -> tuple[Any, ...]:
-        """:meth:`call`, and the reply's body; an error reply raises jeepney's ``DBusErrorResponse``."""
+        """Send a method call and return its reply's body. Raises TimeoutError when none comes
+        within ``timeout`` s, BusError when the bus is gone, jeepney's ``DBusErrorResponse`` for
+        an error reply."""
         from jeepney.wrappers import unwrap_msg
 
-        return tuple(unwrap_msg(self.call(message, timeout)))
+        if self._closed:
+            raise BusError("the session bus connection is closed")
+        return tuple(unwrap_msg(self._link.call(message, timeout)))
 
     @property
     def alive(self) -> bool:
