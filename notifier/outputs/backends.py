@@ -304,12 +304,12 @@ def doctor_line(config: Config) -> str:
 def tested(backend: DBusBackend) -> str:
     """What a D-Bus server that answered said about itself: "dunst 1.9.0 (knopwob; process dunst,
     pid 4) answered GetServerInformation and GetCapabilities: actions, body"."""
-    name, vendor, version = (list(backend.server) + ["", "", ""])[:3]
-    about = "; ".join(x for x in (vendor, f"process {backend.process}" if backend.process else "") if x)
+    server = backend.description
+    about = "; ".join(x for x in (server.vendor, f"process {backend.process}" if backend.process else "") if x)
     caps = ", ".join(backend.capabilities) or "none"
     return (
-        f"{name or 'a server with no name'} {version}".rstrip()
+        f"{server.name or 'a server with no name'} {server.version}".rstrip()
         + (f" ({about})" if about else "")
         + f" answered GetServerInformation and GetCapabilities: {caps}"
-        + f" — there: {summary(backend.description)}"
+        + f" — there: {summary(server)}"
     )
