@@ -205,13 +205,13 @@ def age(seconds: float) -> str:
     """A question's age in the menu, in whole minutes ("<1 min", "4 min", "2 h 05 min"): a
     label changes at most once a minute, so the menu is re-sent to the tray host at most that
     often (a host re-reads the whole menu at each change, and an open menu closes)."""
-    return "<1 min" if isinstance(seconds, (int, float)) and seconds < 60 else duration(seconds)
+    return "<1 min" if seconds < 60 else duration(seconds)  # (NaN is not: "?")
 
 
 def age_changes_in(seconds: float) -> float | None:
     """How long until :func:`age` of an age of ``seconds`` (growing with the clock) says
     something else (None: never, for what it calls nonsense)."""
-    if isinstance(seconds, (int, float)) and seconds < 60:  # (NaN is not)
+    if seconds < 60:  # (NaN is not)
         return 60 - seconds
     return duration_changes_in(seconds)
 
