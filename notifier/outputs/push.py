@@ -165,7 +165,6 @@ class PushSink:
         self._stopped = threading.Event()
         self._supervisor = Supervisor("push", self._stopped, health)  # (a failure: run again, said)
         self.sent = 0  # pushes the services accepted (for doctor and tests)
-        self.folded = 0  # questions that went out inside a push of several
         run = self._supervisor.run
         self._thread = threading.Thread(target=run, args=(self._run,), name="pi-notifier-push", daemon=True)
 
@@ -233,7 +232,6 @@ class PushSink:
                     items, held[url] = [t for t in held[url] if _key(t) in self._open], []
                 if not items:
                     continue
-                self.folded += len(items) if len(items) > 1 else 0
                 self._deliver(url, *summary(items, self.show_text))
 
     def _next_due(self, limit: float | None) -> list[tuple[str, str]] | None:

@@ -32,7 +32,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol
 
 from PIL import Image, ImageDraw, ImageFont
 
@@ -186,30 +186,24 @@ class Entry:
 SEPARATOR = Entry("", separator=True)
 
 
-def _snooze_for(now: float, seconds: float) -> Command:
-    """Snooze every session for ``seconds`` from the click (0: resume)."""
+def _snooze_for(now: float, seconds: float | None) -> Command:
+    """Snooze every session for ``seconds`` from the click (0: resume; None: until tomorrow morning)."""
+    if seconds is None:
+        return Snooze(tomorrow_morning(now))
     return Snooze(now + seconds if seconds > 0 else 0.0)
-
-
-def _until_tomorrow(now: float) -> Command:
-    return Snooze(tomorrow_morning(now))
 
 
 def _show_question(key: str, call: str) -> Command:
     return Show(Focus(key, call))
 
 
-def _unmute(project: str) -> Command:
-    return Mute(project, on=False)
-
-
 def _show(view: SessionView, q: Question) -> Click:
-    return Click(_show_question, (view.ref.key, q.tool_call_id))
+    return Click(_show_question, (view.ref.key, q.tool_call_id))  # (the command built at the click)
 
 
 def age(seconds: float) -> str:
     """A question's age in the menu, in whole minutes ("<1 min", "4 min", "2 h 05 min")."""
-    return "<1 min" if isinstance(seconds, (int, float)) and seconds < 60 else duration(seconds)
+    return "<1 min" if seconds < 60 else duration(seconds)  # (NaN is not: "?")
 
 
 def _listed(snapshot: Snapshot) -> list[Question]:
@@ -236,15 +230,6 @@ def question_label(view: SessionView, q: Question, told: float) -> str:
     project = project_name(view.ref.name, view.ref.cwd, view.ref.host)
     label = f"{clean(project, 40)} — {clean(q.text, MENU_TEXT)} ({age(told - q.asked_at)})"
     return label + offline_note(view.ref.host, view.offline_since)
-
-
-Shape = tuple[tuple[str, "Click | None", bool, bool, "Shape"], ...]
-
-
-def shape(entries: tuple[Entry, ...]) -> Shape:
-    """What a menu shows and does (labels, what each click gives, default, separators,
-    submenus), to tell whether it differs from the one drawn."""
-    return tuple((e.label, e.action, e.default, e.separator, shape(e.children)) for e in entries)
 
 
 def next_redraw(state: UiState, now: float) -> float | None:
@@ -306,13 +291,13 @@ def menu(state: UiState, now: float) -> tuple[Entry, ...]:
     snooze = [
         Entry("15 minutes", Click(_snooze_for, (15 * 60,), timed=True)),
         Entry("1 hour", Click(_snooze_for, (3600,), timed=True)),
-        Entry("Until tomorrow", Click(_until_tomorrow, timed=True)),
+        Entry("Until tomorrow", Click(_snooze_for, (None,), timed=True)),
     ]
     if state.snoozed_until(now) is not None:
         snooze.append(Entry("Resume notifications now", Click(_snooze_for, (0,), timed=True)))
     entries += [SEPARATOR, Entry("Snooze all", children=tuple(snooze))]
     if state.preferences.muted:
-        unmute = [Entry(clean(p, 40), Click(_unmute, (p,))) for p in sorted(state.preferences.muted)]
+        unmute = [Entry(clean(p, 40), Click(Mute, (p, False))) for p in sorted(state.preferences.muted)]
         entries.append(Entry("Unmute", children=tuple(unmute)))
     return (*entries, Entry("Open window", Click(Show), default=True), Entry("Quit", Click(Quit)))
 
@@ -356,9 +341,8 @@ def tray_backend(preference: str, sni_host: bool = False, one_host: bool = False
         return "appindicator", "a StatusNotifierItem host is running (menu; no left-click action)"
     if gtk and has_x:
         return "gtk", "X11 with PyGObject: menu and left-click action"
-    if has_x:
-        why = "PyGObject is not installed (install the 'gtk' extra for a menu)" if not gtk else "no GTK"
-        return "xorg", f"plain X11 tray ({why}); a click opens the window"
+    if has_x:  # (no PyGObject: with it, X11 is gtk's)
+        return "xorg", "plain X11 tray (no PyGObject: the 'gtk' extra gives a menu); a click opens the window"
     return None, "Wayland without a StatusNotifierItem host"
 
 
@@ -379,6 +363,15 @@ def _import_pystray(backend: str) -> Any:
     return pystray
 
 
+class Look(NamedTuple):
+    """What the icon shows: its image (state, count), tooltip and menu (plain values: one told
+    apart from the one drawn by ``==``)."""
+
+    image: tuple[IconState, int]
+    title: str
+    entries: tuple[Entry, ...]
+
+
 class Tray:
     """The icon, on the outputs thread's states. The xorg backend runs only while an XEmbed tray
     host is there (``hosts``): without one it would log a traceback at every change; when a host
@@ -395,10 +388,7 @@ class Tray:
         self.execute = execute
         self.hosts = hosts
         # what is to be shown now (until the first update: nothing waits), and what the icon shows
-        self._shown: tuple[IconState, int] = ("idle", 0)
-        self._title = "pi-notifier"
-        self._entries = menu(UiState(), time.time())
-        self._drawn: tuple[tuple[IconState, int], str, Shape] = (self._shown, self._title, shape(self._entries))
+        self._want = self._drawn = Look(("idle", 0), "pi-notifier", menu(UiState(), time.time()))
         self._lock = threading.Lock()
         self._live = backend != "xorg"  # may the icon be changed now (an xorg one: only while it runs)
         self._running: tuple[Any, threading.Event] | None = None  # the icon whose loop runs, its end
@@ -406,11 +396,11 @@ class Tray:
 
     def _new_icon(self) -> Any:
         """(With the lock held, or before the loop runs.)"""
-        self._drawn = (self._shown, self._title, shape(self._entries))
+        self._drawn = self._want
         icon = self.pystray.Icon(
             "pi-notifier",
-            icon=render(*self._shown, ICON_SIZE),
-            title=self._title,
+            icon=render(*self._want.image, ICON_SIZE),
+            title=self._want.title,
             menu=self.pystray.Menu(self._items),
         )
         if self.backend == "xorg":
@@ -423,7 +413,7 @@ class Tray:
 
     def _items(self) -> Any:
         """(pystray calls it when it builds the menu: at the start, and at each update_menu.)"""
-        return [self._item(e) for e in self._entries]
+        return [self._item(e) for e in self._want.entries]
 
     def _item(self, entry: Entry) -> Any:
         p = self.pystray
@@ -447,20 +437,19 @@ class Tray:
         recent = now - WORKING_RECENT_S
         working = any(s.state == "working" and s.updated_at > recent for s in snapshot.sessions)
         state = state_for(pending, len(snapshot.abandoned), working, ui.snoozed_until(now) is not None)
-        shown: tuple[IconState, int] = (state, pending if state == "needs" else 0)
-        new_title, entries = title(ui, now, quiet_hours), menu(ui, now)
+        want = Look((state, pending if state == "needs" else 0), title(ui, now, quiet_hours), menu(ui, now))
         with self._lock:
-            self._shown, self._title, self._entries = shown, new_title, entries
+            self._want = want
             if not self._live:
                 return
-            was, self._drawn = self._drawn, (shown, new_title, shape(entries))
-            if shown != was[0]:
-                self.icon.icon = render(*shown, ICON_SIZE)
-            if new_title != was[1]:
-                self.icon.title = new_title
+            was, self._drawn = self._drawn, want
+            if want.image != was.image:
+                self.icon.icon = render(*want.image, ICON_SIZE)
+            if want.title != was.title:
+                self.icon.title = want.title
             # The menu only when it reads differently: a host re-reads it whole (XFCE's panel
             # closes it if open), so an update with nothing new in it is never sent.
-            if self.icon.HAS_MENU and self._drawn[2] != was[2]:
+            if self.icon.HAS_MENU and want.entries != was.entries:
                 self.icon.update_menu()
 
     # ---- loop ----
@@ -489,7 +478,7 @@ class Tray:
                 return stop.is_set() or hosts.hosts.xembed is None
 
             first = True
-            while hosts.wait_xembed(True, stop):
+            while hosts.wait(lambda now: now.xembed is not None, stop):
                 if not first:
                     with self._lock:
                         self.icon = self._new_icon()

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from notifier.core.planner import Preferences, next_quiet_change, parse_quiet_hours, quiet_hours_line, quiet_hours_note
 from notifier.core.reducer import Header, Input
-from notifier.outputs.tray import WORKING_RECENT_S, UiState, age, menu, next_redraw, shape, title
+from notifier.outputs.tray import WORKING_RECENT_S, UiState, age, menu, next_redraw, title
 
 from .test_view_icons import board_with
 
@@ -29,12 +29,12 @@ def test_however_many_questions_wait_the_menu_changes_only_when_the_oldest_turns
     start = 100_000.0
     state = UiState(board_with(*((f"s{i}", f"/home/u/p{i}", "Q?", start - o) for i, o in enumerate(offsets))).snapshot(start))
     oldest = start - max(offsets)
-    drawn, before = shape(menu(state, start)), start
+    drawn, before = menu(state, start), start
     for tick in range(1, 300):
         now = start + tick / 2
-        if shape(menu(state, now)) != drawn:
+        if menu(state, now) != drawn:
             assert (now - oldest) // 60 > (before - oldest) // 60, now  # the oldest turned a minute
-            drawn = shape(menu(state, now))
+            drawn = menu(state, now)
         before = now
 
 
@@ -66,7 +66,7 @@ def test_next_redraw_while_questions_wait_a_snooze_counts_down_or_a_session_work
 
 
 def test_over_an_hour_of_ticks_the_menu_reads_differently_once_a_minute() -> None:
-    """The UI thread wakes when next_redraw says; the menu is re-sent only when its shape differs
+    """The UI thread wakes when next_redraw says; the menu is re-sent only when it differs
     from the one drawn (outputs/tray.py). Ticked every second for an hour with a fresh question and a
     second one asked 10 min 0.5 s later, the menu differs 61 times, not 3,600: its first drawing,
     each minute of the first question (59: the second's age ticks over with it), the second
@@ -83,8 +83,8 @@ def test_over_an_hour_of_ticks_the_menu_reads_differently_once_a_minute() -> Non
         elif due is not None and now >= due:
             wakes += 1
             due = next_redraw(state, now)
-        if shape(menu(state, now)) != drawn:
-            drawn, sent = shape(menu(state, now)), sent + 1
+        if menu(state, now) != drawn:
+            drawn, sent = menu(state, now), sent + 1
     assert sent == 1 + 59 + 1
     assert wakes == 59  # the UI thread's own wakes: each minute of the oldest question
 
