@@ -544,7 +544,7 @@ class Window(Protocol):
     def subscribers(self) -> Sequence[object]:
         """The open windows now (none: nothing to push)."""
 
-    def push(self, snapshot: Snapshot) -> None: ...
+    def push(self, snapshot: Snapshot, preferences: Preferences) -> None: ...
 
 
 class Redraw:
@@ -624,7 +624,7 @@ class Redraw:
         ages or quiet hours next read differently (None: not before the next change)."""
         state = UiState(self.snapshot, self.preferences, self.health)
         if window and self.window.subscribers:
-            self.window.push(state.snapshot)
+            self.window.push(state.snapshot, state.preferences)
         tray = self.tray
         if tray is None:
             return None
