@@ -39,32 +39,16 @@ from notifier.pi.keys import (
     Step,
     Unsupported,
     UsageError,
-    bound,
-    boxes_readable,
     check_screen,
     check_usage,
-    plan,
-    plan_list,
+    not_ours,
+    plan_for,
     resolve,
-    review_mismatch,
+    unready,
 )
 from notifier.pi.outcomes import result_text
 from notifier.pi.records import result_mismatch
-from notifier.pi.screens import (
-    Dialog,
-    Rows,
-    find_dialog,
-    find_list,
-    find_review,
-    input_open,
-    readable_help,
-    reviews,
-    rows,
-    same_row,
-    shows_text,
-    squash,
-    submit_row,
-)
+from notifier.pi.screens import Dialog, find_dialog, find_list, find_review, rows
 from notifier.sessions import EngineOptions, FollowedFile, engine_options
 from notifier.system.locate import Unmatched, locate_one
 from notifier.system.tmux import (
@@ -296,75 +280,6 @@ def unreadable(question: Question, where: str) -> Refused:
     )
 
 
-def plan_for(dialog: Dialog, question: Question, choices: list[str], text: str | None) -> Plan:
-    """The keys for the dialog as read: by its layout's facts where its help line is known, else by
-    what a list's help line and tab bar say (:func:`notifier.pi.keys.plan_rows`)."""
-    if dialog.variant == "review":
-        raise Unsupported("the form is at its review step: answer it in the terminal (pi-notifier goto)")
-    if dialog.variant == "list":
-        if len(question.items) > 1 and not shows_text(dialog.lines, question.items[0].text):
-            raise Unsupported("the form is not at its first question: answer it in the terminal (pi-notifier goto)")
-        if text is not None and not readable_help(dialog):
-            raise Unsupported(
-                "this dialog draws no help line below its rows that pi-notifier can read, so whether its"
-                " free-text row opens an input cannot be known: answer it in the terminal; nothing was typed"
-            )
-        return plan_list(
-            question, choices or None, text, rows(dialog), dialog.toggles, dialog.toggle_key, dialog.submits,
-            review=reviews(dialog),
-        )  # fmt: skip
-    return plan(dialog.variant, question, choices or None, text, rows(dialog))
-
-
-def unready(dialog: Dialog, step: Step) -> str | None:
-    """Why ``step`` may not be sent to ``dialog`` (this question's) in the state it is in
-    (``None``: it may)."""
-    for text in step.shows:
-        if not dialog.shows(text):
-            return f"the dialog does not show {clean(text, 60)!r}"
-    if step.typing is not None and input_open(dialog) != step.typing:
-        return "the dialog shows no open input for the text" if step.typing else "the dialog's input is still open"
-    # (the text read in the open input below the rows, else wherever the dialog shows it)
-    where = dialog.below if step.typing else f"{' '.join(dialog.lines)} {dialog.below}"
-    if step.typed is not None and squash(step.typed) not in squash(where):
-        return "the dialog does not show the text typed"
-    if step.answers is not None and not dialog.labels:  # (a review with no list: Enter where it says so)
-        return None if dialog.submits else "the form's review does not say that Enter submits it"
-    return _rows_unready(rows(dialog), step)
-
-
-def _rows_unready(now: Rows, step: Step) -> str | None:
-    """Why the rows as drawn now are not in the state ``step`` expects: the boxes ticked, the
-    highlighted row (on a form's review: the one that submits it)."""
-    if step.checked is not None:
-        if not boxes_readable(now):
-            return "the dialog's rows show no check box to read"
-        ticked = tuple(i for i, on in enumerate(now.checked) if on)
-        if ticked != step.checked:
-            shown = ", ".join(repr(clean(now.texts[i], 40)) for i in ticked) or "none"
-            return f"the dialog's selection is not what this answer expects (ticked: {shown})"
-    if step.answers is not None and (now.cursor is None or not submit_row(now.texts[now.cursor])):
-        return "the highlighted row of the form's review is not the one that submits it"
-    if step.cursor is None:
-        return None
-    if now.cursor is None:
-        return "no row of the dialog is highlighted"
-    shown = now.texts[now.cursor]
-    if now.cursor != step.cursor or (step.cursor_text is not None and not same_row(shown, step.cursor_text)):
-        want = clean(step.cursor_text, 60) if step.cursor_text is not None else f"row {step.cursor + 1}"
-        return f"the dialog's cursor was moved: the highlighted row is {clean(shown, 60)!r}, not {want!r}"
-    return None
-
-
-def _not_ours(seen: Seen, question: Question, step: Step) -> str | None:
-    """Why the dialog seen is not ``question``'s at ``step`` (gone, or another's)."""
-    if seen.dialog is None:
-        return "the question's dialog is no longer on screen"
-    if step.answers is not None:
-        return review_mismatch(seen.dialog, question, step.answers)
-    return bound(seen.dialog, question, step.item, step.shows if step.item is None else ())
-
-
 def _stopped(reason: str, typed: list[str], gone: bool) -> Refused:
     """The one line when an answer stops: why, and exactly what was typed for it."""
     if not typed:
@@ -387,7 +302,7 @@ def drive(look: Look, send: Send, question: Question, plan: Plan, session: Waits
     while i < len(steps):
         step = steps[i]
         for _ in range(3):  # (a look the carrier found changed by the time of the key: look again)
-            gone = _not_ours(seen, question, step)
+            gone = not_ours(seen.dialog, question, step)
             if gone is not None:
                 raise _stopped(gone, typed, gone=bool(typed))
             assert seen.dialog is not None
@@ -448,7 +363,7 @@ def _after(
     delay = 0.001
     while True:
         seen = look()
-        gone = _not_ours(seen, question, following)
+        gone = not_ours(seen.dialog, question, following)
         if gone is None:
             assert seen.dialog is not None
             moved = step.expect is None or seen.dialog.shows(step.expect)
@@ -457,7 +372,7 @@ def _after(
             again = reroute(seen.dialog) if moved else None
             if again and unready(seen.dialog, again[0]) is None:
                 return seen, again
-        elif _not_ours(seen, question, step) is not None:  # neither as before the key nor after it
+        elif not_ours(seen.dialog, question, step) is not None:  # neither as before the key nor after it
             log.debug("after %s: %s; the dialog seen: %s", _said(typed), gone, seen.dialog and seen.dialog.lines)
             raise _stopped(gone, typed, gone=True)
         if time.monotonic() > deadline:

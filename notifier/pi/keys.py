@@ -23,7 +23,17 @@ from dataclasses import dataclass, field, replace
 
 from notifier.core.model import Question, QuestionItem
 from notifier.core.text import clean, number
-from notifier.pi.screens import PI_ASK_OTHER, Dialog, Rows, named_in_order, rows, same_row, shows_text, squash
+from notifier.pi.screens import (
+    PI_ASK_OTHER,
+    Dialog,
+    Rows,
+    named_in_order,
+    rows,
+    same_row,
+    shows_text,
+    squash,
+    submit_row,
+)
 
 # ---- the steps of a plan, and what the user chose ----
 
@@ -549,12 +559,14 @@ def _drawn_as(shown: str, drawn: str) -> bool:
     return shown.startswith((drawn + " ", drawn + ":"))
 
 
-def bound(dialog: Dialog, question: Question, item: int | None, shows: tuple[str, ...] = ()) -> str | None:
+def bound(
+    dialog: Dialog, question: Question, item: int | None, shows: tuple[str, ...] = (), untouched: bool = False
+) -> str | None:
     """Why the dialog on screen is not (or no longer) ``question``'s, at its question ``item``
     (``None``: the form's review, known by what it ``shows``); ``None`` if it is: it shows that
-    question's text and exactly its rows, in order, in whatever state answering puts them.
-    This is what binds every key to the question it is for: a look-alike next question (the
-    same rows, another text) is not it."""
+    question's text and exactly its rows, in order, in whatever state answering puts them
+    (``untouched``: as drawn before any key). This is what binds every key to the question it
+    is for: a look-alike next question (the same rows, another text) is not it."""
     items = question.items or (question.first,)
     if item is None:
         missing = next((t for t in shows if not dialog.shows(t)), None)
@@ -570,10 +582,19 @@ def bound(dialog: Dialog, question: Question, item: int | None, shows: tuple[str
             ok = sorted(labels) == sorted(o.label for o in it.options)
         else:
             own = drawn(LAYOUTS[dialog.variant], it).texts
-            ok = len(shown) == len(own) and all(_drawn_as(a, b) for a, b in zip(shown, own, strict=True))
+            same = same_row if untouched else _drawn_as
+            ok = len(shown) == len(own) and all(same(a, b) for a, b in zip(shown, own, strict=True))
         if not ok:
             return "the dialog on screen does not show this question's options"
     return None
+
+
+def check_screen(dialog: Dialog, question: Question) -> str | None:
+    """Why this dialog is not (or no longer) the untouched dialog of ``question`` at its first
+    question (``None``: it is); a known layout's editor open is refused as such."""
+    if dialog.variant != "list" and dialog.shows("Your answer:"):
+        return "the dialog is in its text editor (answer it in the terminal)"
+    return bound(dialog, question, 0, untouched=True)
 
 
 def names_alone(said: str, chosen: Sequence[tuple[str | None, ...]], others: Sequence[tuple[str | None, ...]]) -> bool:
@@ -621,22 +642,76 @@ def review_mismatch(dialog: Dialog, question: Question, answers: tuple[tuple[int
     return None
 
 
-def check_screen(dialog: Dialog, question: Question) -> str | None:
-    """Why this dialog is not (or no longer) the untouched dialog of ``question``; ``None`` if it is:
-    it shows the question, and exactly the rows this tool draws for it, in its order."""
+# ---- the dialog read: its plan, and whether a step may be sent to it now ----
+
+
+def plan_for(dialog: Dialog, question: Question, choices: list[str], text: str | None) -> Plan:
+    """The keys for the dialog as read: by its layout's facts where its help line is known, else by
+    what a list's help line and tab bar say (:func:`plan_rows`)."""
+    if dialog.variant == "review":
+        raise Unsupported("the form is at its review step: answer it in the terminal (pi-notifier goto)")
     if dialog.variant == "list":
-        return bound(dialog, question, 0)
-    items = question.items or (question.first,)
-    item = next((it for it in items if it.show_when is None), items[0])
-    if not squash(item.text) or squash(item.text) not in squash(" ".join(dialog.lines)):
-        return "the dialog on screen does not show this question"
-    if any("Your answer:" in line for line in dialog.lines):
-        return "the dialog is in its text editor (answer it in the terminal)"
-    if item.options:
-        shown, own = rows(dialog).texts, drawn(LAYOUTS[dialog.variant], item).texts
-        if len(shown) != len(own) or not all(same_row(a, b) for a, b in zip(shown, own, strict=True)):
-            return "the dialog on screen does not show this question's options as pi-notifier knows them"
+        if len(question.items) > 1 and not shows_text(dialog.lines, question.items[0].text):
+            raise Unsupported("the form is not at its first question: answer it in the terminal (pi-notifier goto)")
+        if text is not None and not dialog.helps:
+            raise Unsupported(
+                "this dialog draws no help line below its rows that pi-notifier can read, so whether its"
+                " free-text row opens an input cannot be known: answer it in the terminal; nothing was typed"
+            )
+        return plan_list(
+            question, choices or None, text, rows(dialog), dialog.toggles, dialog.toggle_key, dialog.submits,
+            review=dialog.reviews,
+        )  # fmt: skip
+    return plan(dialog.variant, question, choices or None, text, rows(dialog))
+
+
+def unready(dialog: Dialog, step: Step) -> str | None:
+    """Why ``step`` may not be sent to ``dialog`` (this question's) in the state it is in
+    (``None``: it may)."""
+    for text in step.shows:
+        if not dialog.shows(text):
+            return f"the dialog does not show {clean(text, 60)!r}"
+    if step.typing is not None and dialog.typing != step.typing:
+        return "the dialog shows no open input for the text" if step.typing else "the dialog's input is still open"
+    # (the text read in the open input below the rows, else wherever the dialog shows it)
+    where = dialog.below if step.typing else f"{' '.join(dialog.lines)} {dialog.below}"
+    if step.typed is not None and squash(step.typed) not in squash(where):
+        return "the dialog does not show the text typed"
+    if step.answers is not None and not dialog.labels:  # (a review with no list: Enter where it says so)
+        return None if dialog.submits else "the form's review does not say that Enter submits it"
+    return _rows_unready(rows(dialog), step)
+
+
+def _rows_unready(now: Rows, step: Step) -> str | None:
+    """Why the rows as drawn now are not in the state ``step`` expects: the boxes ticked, the
+    highlighted row (on a form's review: the one that submits it)."""
+    if step.checked is not None:
+        if not boxes_readable(now):
+            return "the dialog's rows show no check box to read"
+        ticked = tuple(i for i, on in enumerate(now.checked) if on)
+        if ticked != step.checked:
+            shown = ", ".join(repr(clean(now.texts[i], 40)) for i in ticked) or "none"
+            return f"the dialog's selection is not what this answer expects (ticked: {shown})"
+    if step.answers is not None and (now.cursor is None or not submit_row(now.texts[now.cursor])):
+        return "the highlighted row of the form's review is not the one that submits it"
+    if step.cursor is None:
+        return None
+    if now.cursor is None:
+        return "no row of the dialog is highlighted"
+    shown = now.texts[now.cursor]
+    if now.cursor != step.cursor or (step.cursor_text is not None and not same_row(shown, step.cursor_text)):
+        want = clean(step.cursor_text, 60) if step.cursor_text is not None else f"row {step.cursor + 1}"
+        return f"the dialog's cursor was moved: the highlighted row is {clean(shown, 60)!r}, not {want!r}"
     return None
+
+
+def not_ours(dialog: Dialog | None, question: Question, step: Step) -> str | None:
+    """Why the dialog seen is not ``question``'s at ``step`` (gone, or another's)."""
+    if dialog is None:
+        return "the question's dialog is no longer on screen"
+    if step.answers is not None:
+        return review_mismatch(dialog, question, step.answers)
+    return bound(dialog, question, step.item, step.shows if step.item is None else ())
 
 
 Items = tuple[QuestionItem, ...]

@@ -51,14 +51,11 @@ PI_ASK_OTHER = "Other — add your own answer"
 
 @dataclass(frozen=True)
 class Dialog:
-    variant: str  # "question" | "questionnaire" | "pi-ask" | "dreki"
+    variant: str  # a layout known by its help line ("question", "questionnaire", "pi-ask", "dreki"), "list", "review"
     lines: tuple[str, ...]  # the dialog's own lines on screen, cleaned
     raw: tuple[str, ...] = ()  # the same lines as captured (their columns kept)
     top: int = 0  # the screen line (from 0) of its first line
-    labels: tuple[str, ...] = ()  # "list": the option labels its rows show (find_list)
-    toggles: bool = False  # "list": its help says Space selects (Enter alone does not choose)
-    toggle_key: str | None = None  # "list": the key its help says ticks a row ("Space", "x"; None: not said)
-    submits: bool = False  # "list": its help says Enter submits (or confirms, or is done)
+    labels: tuple[str, ...] = ()  # "list": the option labels its rows show (find_list); "review": its list's rows
     below: str = ""  # "list": what it draws below its rows (a help line, an open input), cleaned, on one line
     above: str = ""  # "list": what it draws above the question's text (a form's tab bar), cleaned, on one line
 
@@ -68,6 +65,41 @@ class Dialog:
 
     def shows(self, text: str) -> bool:
         return clean(text).casefold() in self.flat
+
+    # What a list's help line (``below``) and tab bar (``above``) say, as data for its keys:
+    @property
+    def toggles(self) -> bool:
+        """Its help says Space selects (Enter alone does not choose)."""
+        return bool(_SPACE_SELECTS.search(self.below))
+
+    @property
+    def toggle_key(self) -> str | None:
+        """The key its help says ticks a row ("Space select", "x to toggle"), as tmux names it
+        (``None``: the help names no such key, or two)."""
+        found = {"Space" if m.group(1).casefold() == "space" else m.group(1) for m in _TOGGLE_HELP.finditer(self.below)}
+        found.discard("Enter")
+        return found.pop() if len(found) == 1 else None
+
+    @property
+    def submits(self) -> bool:
+        """Its help says Enter submits what is chosen ("Enter submit", "Enter to confirm")."""
+        return bool(_SUBMIT_HELP.search(self.below))
+
+    @property
+    def reviews(self) -> bool:
+        """A form's tab bar names a step of its own that submits it ("□ Task  □ Release  ✓ Submit")."""
+        return bool(_REVIEW_TAB.search(self.above))
+
+    @property
+    def helps(self) -> bool:
+        """It draws a help line below its rows that speaks of them (moving, selecting)."""
+        return bool(_LIST_HELP.search(self.below))
+
+    @property
+    def typing(self) -> bool:
+        """It shows an open input: its help says Enter saves or submits the text, and no longer
+        speaks of moving between or selecting rows."""
+        return bool(_INPUT_HELP.search(self.below)) and not self.helps
 
 
 @dataclass(frozen=True)
@@ -283,16 +315,8 @@ def find_list(screen: str, text: str, labels: tuple[str, ...]) -> Dialog | None:
         lines = tuple(raw[start : last + 1])
         below = " ".join(clean(line) for line in _to_border(raw[last + 1 : last + 1 + _MAX_LIST_LINES]))
         above = " ".join(clean(line) for line in reversed(_to_border(raw[max(0, start - 8) : start][::-1])))
-        toggles = bool(_SPACE_SELECTS.search(below))
-        shown = tuple(clean(line) for line in lines)
-        return Dialog("list", shown, lines, start, labels, toggles, toggle_key(below), submits(below), below, above)
+        return Dialog("list", tuple(clean(line) for line in lines), lines, start, labels, below, above)
     return None
-
-
-def reviews(dialog: Dialog) -> bool:
-    """Whether a form says it ends in a step of its own that submits it: its tab bar (what it
-    draws above the question) names a Submit or Review step ("□ Task  □ Release  ✓ Submit")."""
-    return bool(_REVIEW_TAB.search(dialog.above))
 
 
 def find_review(screen: str, names: tuple[tuple[str, ...], ...]) -> Dialog | None:
@@ -329,7 +353,7 @@ def _review_without_list(raw: list[str], start: int, begin: int, end: int) -> Di
             return None
         if _SUBMIT_HELP.search(clean(raw[n])):
             lines = tuple(raw[start : n + 1])
-            return Dialog("review", tuple(clean(line) for line in lines), lines, start, submits=True)
+            return Dialog("review", tuple(clean(line) for line in lines), lines, start, below=clean(raw[n]))
     return None
 
 
@@ -406,30 +430,6 @@ def other_text(line: str) -> str:
     """The text of a row that opens a typed answer, as shown (its marks left out)."""
     m = _ROW.match(line)
     return clean(m.group("label")) if m is not None else clean(line)
-
-
-def input_open(dialog: Dialog) -> bool:
-    """Whether the dialog shows an open input: its help says Enter saves or submits the text,
-    and no longer speaks of moving between or selecting rows."""
-    return bool(_INPUT_HELP.search(dialog.below)) and not _LIST_HELP.search(dialog.below)
-
-
-def readable_help(dialog: Dialog) -> bool:
-    """Whether the dialog draws a help line below its rows that speaks of them (moving, selecting)."""
-    return bool(_LIST_HELP.search(dialog.below))
-
-
-def toggle_key(help_text: str) -> str | None:
-    """The key a help line says ticks a row ("Space select", "x to toggle"): its tmux name, or
-    ``None`` when the help names no such key, or names two."""
-    keys = {("Space" if m.group(1).casefold() == "space" else m.group(1)) for m in _TOGGLE_HELP.finditer(help_text)}
-    keys.discard("Enter")
-    return keys.pop() if len(keys) == 1 else None
-
-
-def submits(help_text: str) -> bool:
-    """Whether a help line says Enter submits what is chosen ("Enter submit", "Enter to confirm")."""
-    return bool(_SUBMIT_HELP.search(help_text))
 
 
 def _listed(raw: tuple[str, ...], labels: tuple[str, ...]) -> Rows:

@@ -12,9 +12,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from notifier.actions.answer import tool_result, unready
+from notifier.actions.answer import tool_result
 from notifier.core.model import Question
-from notifier.pi.keys import LAYOUTS, Plan, Unsupported, UsageError, check_screen, drawn, plan, resolve
+from notifier.pi.keys import LAYOUTS, Plan, Unsupported, UsageError, check_screen, drawn, plan, resolve, unready
 from notifier.pi.parse import extract
 from notifier.pi.records import result_mismatch
 from notifier.pi.screens import find_dialog, rows
