@@ -22,6 +22,7 @@ import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any, Protocol
 
 from notifier.actions import goto
@@ -322,29 +323,15 @@ def drive(look: Look, send: Send, question: Question, plan: Plan, session: Waits
         elif step.keys:
             typed.append("+".join(step.keys))
         if i + 1 < len(steps):
-            seen, again = _after(look, question, step, steps[i + 1], typed, _reroute(plan, steps, i + 1))
-            if again is not None and plan.from_row is not None:
-                # (a later question opened with its highlight elsewhere: its keys from there)
-                nxt = steps[i + 1]
-                assert nxt.item is not None and nxt.cursor is not None
-                steps[i + 1 : i + 1 + len(plan.from_row(nxt.item, nxt.cursor))] = again
+            nxt = steps[i + 1]
+            # (a form's later question may open with its highlight elsewhere: its keys from there)
+            opens = nxt.item is not None and nxt.cursor is not None and step.item not in (None, nxt.item)
+            reroute = partial(plan.from_row, nxt.item) if opens and plan.from_row and nxt.item is not None else None
+            seen, again = _after(look, question, step, nxt, typed, reroute)
+            if again is not None and reroute is not None and nxt.cursor is not None:
+                steps[i + 1 : i + 1 + len(reroute(nxt.cursor))] = again
         i += 1
     return typed
-
-
-def _reroute(plan: Plan, steps: list[Step], i: int) -> Callable[[Dialog], list[Step] | None]:
-    """For a look at the dialog where step ``i`` opens a form's later question: that question's
-    keys from the row highlighted on it, where that is not the row the plan expected (else None)."""
-    nxt, before = steps[i], steps[i - 1]
-    opens = nxt.cursor is not None and before.item not in (None, nxt.item)
-
-    def again(dialog: Dialog) -> list[Step] | None:
-        row = rows(dialog).cursor
-        if not opens or nxt.item is None or plan.from_row is None or row in (None, nxt.cursor):
-            return None
-        return plan.from_row(nxt.item, row)
-
-    return again
 
 
 def _after(
@@ -353,11 +340,11 @@ def _after(
     step: Step,
     following: Step,
     typed: list[str],
-    reroute: Callable[[Dialog], list[Step] | None] = lambda d: None,
+    reroute: Callable[[int], list[Step]] | None = None,
 ) -> tuple[Seen, list[Step] | None]:
     """The first look after ``step``'s key that shows its effect (``step.expect`` and the state
-    ``following`` needs, or a form's next question highlighted elsewhere: then its keys by
-    ``reroute``). A look as before the key is looked again; Refused at once when the question's
+    ``following`` needs, or a form's next question highlighted elsewhere: then its keys from
+    that row by ``reroute``). A look as before the key is looked again; Refused at once when the question's
     dialog is gone or another's, or after a few seconds without the key's effect."""
     deadline = time.monotonic() + STEP_TIMEOUT_S
     delay = 0.001
@@ -369,7 +356,8 @@ def _after(
             moved = step.expect is None or seen.dialog.shows(step.expect)
             if moved and unready(seen.dialog, following) is None:
                 return seen, None
-            again = reroute(seen.dialog) if moved else None
+            row = rows(seen.dialog).cursor
+            again = reroute(row) if moved and reroute and row not in (None, following.cursor) else None
             if again and unready(seen.dialog, again[0]) is None:
                 return seen, again
         elif not_ours(seen.dialog, question, step) is not None:  # neither as before the key nor after it
@@ -560,11 +548,6 @@ def by_keys(
 # ---- by keys into the tmux pane ----
 
 
-def _sent(out: str | None) -> bool | None:
-    """True: tmux did it; None: tmux failed."""
-    return None if out is None else True
-
-
 def send(pane: TmuxPane, step: Step, seen: Seen) -> bool:
     """The step's key (or paste) into the pane, only while it still shows the look ``seen``
     (False: it no longer does; nothing was sent). Refused when tmux failed. An older tmux
@@ -575,10 +558,10 @@ def send(pane: TmuxPane, step: Step, seen: Seen) -> bool:
         raise Refused(f"could not paste into tmux pane {clean(pane.pane)}")
     if checked:
         sent = send_if(pane, seen.proof, step.keys, buffer)
-    elif buffer is not None:  # unchecked: plain arguments, never a tmux command string
-        sent = _sent(tmux(pane.socket, "paste-buffer", "-d", "-p", "-r", "-b", buffer, "-t", pane.pane))
-    elif step.keys:
-        sent = _sent(tmux(pane.socket, "send-keys", "-t", pane.pane, "--", *step.keys))
+    elif buffer is not None or step.keys:  # unchecked: plain arguments, never a tmux command string
+        pasted = ("paste-buffer", "-d", "-p", "-r", "-b", buffer, "-t", pane.pane) if buffer is not None else None
+        args = pasted or ("send-keys", "-t", pane.pane, "--", *step.keys)
+        sent = True if tmux(pane.socket, *args) is not None else None
     else:
         sent = True
     if sent is not True and buffer is not None:

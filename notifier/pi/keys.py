@@ -406,18 +406,11 @@ def _question(
             steps.append(Step(keys=(key,), cursor=row, cursor_text=rows.texts[row], checked=box, item=k))
             ticked = (*ticked, row)
         at = row
-    if layout.confirms:
-        steps.append(_enter(layout, rows, at, ticked, read, expect, k))
+    if layout.confirms:  # (Enter on the row reached; a row whose text shows its own box, ticked: by its boxes)
+        text = None if layout.box_in_text and at in ticked else rows.texts[at]
+        box = ticked if read else None
+        steps.append(Step(("Enter",), cursor=at, cursor_text=text, checked=box, expect=expect, item=k))
     return steps
-
-
-def _enter(
-    layout: Layout, rows: Rows, at: int, ticked: tuple[int, ...], read: bool, expect: str | None, k: int
-) -> Step:
-    """Enter on the row reached, its text and boxes read back first (a row whose text shows its
-    own box, ticked: by its boxes alone)."""
-    text = None if layout.box_in_text and at in ticked else rows.texts[at]
-    return Step(("Enter",), cursor=at, cursor_text=text, checked=ticked if read else None, expect=expect, item=k)
 
 
 def _question_answerable(layout: Layout, item: QuestionItem, rows: Rows, read: bool) -> int:
