@@ -179,8 +179,9 @@ LAYOUTS: dict[str, Layout] = {
 }  # fmt: skip
 
 
-def drawn(layout: Layout, item: QuestionItem) -> Rows:
-    """The rows a tool's own dialog draws for ``item`` as they read on screen, the first highlighted."""
+def drawn(layout: Layout, item: QuestionItem, boxes: bool = False) -> Rows:
+    """The rows a dialog of ``layout`` draws for ``item`` when it opens, as they read on screen,
+    the first highlighted (``boxes``: each with its box unticked)."""
     texts = [
         layout.row.format(n=n, label=o.label, note=" (Recommended)" if o.recommended else "").rstrip()
         for n, o in enumerate(item.options, 1)
@@ -189,7 +190,7 @@ def drawn(layout: Layout, item: QuestionItem) -> Rows:
     if layout.other is not None and (item.other or not layout.other_if_asked):
         other = len(texts)
         texts.append(layout.other.format(n=other + 1))
-    return Rows(tuple(texts), 0, other=other)
+    return Rows(tuple(texts), 0, (False,) * len(texts) if boxes else (), other)
 
 
 def plan(
@@ -199,23 +200,14 @@ def plan(
     text: str | None = None,
     shown: Rows | None = None,
 ) -> Plan:
-    """The steps that answer ``question`` in a tool's own dialog of ``variant``: the one driver
-    with that layout's facts, from the row highlighted in ``shown`` (the rows read on screen for
-    the first question asked; ``None``: its first row). A form's later questions open on their
-    first row."""
-    layout = LAYOUTS[variant]
-    items = question.items or (question.first,)
-
-    def rows_of(k: int, first: bool) -> Rows:
-        own = drawn(layout, items[k])
-        return own if not first or shown is None else Rows(own.texts, shown.cursor, other=own.other)
-
-    return plan_rows(layout, question, choices, text, rows_of)
+    """The steps that answer ``question`` in a tool's own dialog of ``variant`` (:data:`LAYOUTS`),
+    from the row highlighted in ``shown`` (``None``: its first row)."""
+    return plan_rows(LAYOUTS[variant], question, choices, text, shown)
 
 
 # What any dialog drawn as a list may take, as far as a question's shape says (the usage alone:
 # which key ticks, whether Enter submits, whether a typed text may have lines is read on screen).
-_ANY_LIST = Layout(toggle="Space", submits=True, skips=True, lines=True)
+_ANY_LIST = Layout(other="Other", toggle="Space", submits=True, skips=True, lines=True)
 
 
 def check_usage(question: Question, choices: list[str] | None, text: str | None) -> None:
@@ -224,14 +216,8 @@ def check_usage(question: Question, choices: list[str] | None, text: str | None)
     questions it asks, their options, multi-select, an optional one skipped, a typed text for a
     question asked alone. What the dialog on screen takes is checked on it, before any key."""
     items = question.items or (question.first,)
-    if text is not None and not items[0].options and len(items) == 1:
-        return  # (a typed answer alone: the screen shows whether there is an input for it)
-
-    def rows_of(k: int, first: bool) -> Rows:
-        labels = tuple(o.label for o in items[k].options)
-        return Rows((*labels, "Other"), 0, (False,) * (len(labels) + 1), len(labels))
-
-    plan_rows(_ANY_LIST, question, choices, text, rows_of, usage_only=True)
+    if text is None or items[0].options or len(items) > 1:  # (a typed answer alone: the screen shows its input)
+        plan_rows(_ANY_LIST, question, choices, text, boxes=True, usage_only=True)
 
 
 def plan_list(
@@ -247,24 +233,12 @@ def plan_list(
     """The steps that answer a question in any dialog drawn as a list, read off the screen
     (``shown``: its rows in screen order, the highlighted one), with what its help line says:
     ``toggles``, Space selects (Enter submits what is ticked); ``toggle``, the key that ticks a
-    row; ``submits``, Enter submits; ``review``: a form's tab bar names a review step. A form's
-    later questions are expected with their options in order, no box ticked, the first highlighted
-    (where another row is when one opens, the driver takes its keys from there: ``Plan.from_row``)."""
-    items = question.items or (question.first,)
+    row; ``submits``, Enter submits; ``review``: a form's tab bar names a review step."""
     # (a review step submits a form; a question alone is submitted where its help says Enter does)
-    submitted = submits or (review and len(items) > 1)
+    submitted = submits or (review and len(question.items) > 1)
     layout = Layout(toggle=toggle, ticks=toggles, submits=submitted, saves=toggles, review_reads=review)
-
-    def rows_of(k: int, first: bool) -> Rows:
-        if first:
-            return shown
-        labels = tuple(o.label for o in items[k].options)
-        return Rows(labels, 0, (False,) * len(labels) if any(c is not None for c in shown.checked) else ())
-
-    return plan_rows(layout, question, choices, text, rows_of)
-
-
-RowsOf = Callable[[int, bool], Rows]  # (question k, the first asked) → its rows as they read when it opens
+    boxes = any(c is not None for c in shown.checked)
+    return plan_rows(layout, question, choices, text, shown, boxes)
 
 
 def plan_rows(
@@ -272,7 +246,8 @@ def plan_rows(
     question: Question,
     choices: list[str] | None,
     text: str | None,
-    rows_of: RowsOf,
+    shown: Rows | None = None,
+    boxes: bool = False,
     usage_only: bool = False,
 ) -> Plan:
     """The one driver's plan: each question asked (a form's, in turn: one answer each, ``1,3``
@@ -280,7 +255,19 @@ def plan_rows(
     its rows (:func:`_question`): Up or Down one row at a time from the highlighted row to each
     chosen one, each key bound to the row it leaves; a chosen row ticked where the layout ticks;
     Enter on it, which moves to the next question; then the review, where the layout has one.
-    ``text``: the free-text row (:func:`_typed`). ``usage_only``: the choices checked alone."""
+    ``text``: the free-text row (:func:`_typed`). ``usage_only``: the choices checked alone.
+
+    The first question asked is answered on the rows ``shown`` on screen (a layout that draws
+    option k on row k: its own rows, from the row highlighted there); a form's later questions
+    on the rows the layout draws when one opens (``boxes``: unticked), the first highlighted (where
+    another row is when one opens, the driver takes its keys from there: ``Plan.from_row``)."""
+
+    def rows_of(k: int, first: bool) -> Rows:
+        own = drawn(layout, items[k], boxes)
+        if not first or shown is None:
+            return own
+        return replace(own, cursor=shown.cursor) if layout.in_order else shown
+
     items = question.items or (question.first,)
     if text is not None:
         if len(items) != 1 or not layout.texts:
@@ -305,7 +292,7 @@ Opened = dict[int, tuple[QuestionItem, Rows, "str | None"]]  # each question ask
 
 
 def _questions(
-    layout: Layout, items: Items, choices: list[str], rows_of: RowsOf
+    layout: Layout, items: Items, choices: list[str], rows_of: Callable[[int, bool], Rows]
 ) -> tuple[list[Step], dict[int, list[int]], Opened]:
     """The keys of every question asked, in turn (one answer group each), the rows picked, and
     each question's rows as expected when it opens and what its last key is expected to show."""
