@@ -302,22 +302,7 @@ def drive(look: Look, send: Send, question: Question, plan: Plan, session: Waits
     i = 0
     while i < len(steps):
         step = steps[i]
-        for _ in range(3):  # (a look the carrier found changed by the time of the key: look again)
-            gone = not_ours(seen.dialog, question, step)
-            if gone is not None:
-                raise _stopped(gone, typed, gone=bool(typed))
-            assert seen.dialog is not None
-            reason = unready(seen.dialog, step) or session.waits_alone(question.tool_call_id)
-            if reason is not None:
-                raise _stopped(reason, typed, gone=False)
-            try:
-                if (not step.keys and step.paste is None) or send(step, seen):
-                    break
-            except Refused as exc:
-                raise _stopped(str(exc), typed, gone=False) from None
-            seen = look()
-        else:
-            raise _stopped("the screen kept changing between the look and the key", typed, gone=False)
+        seen = _send_checked(look, send, question, step, seen, session, typed)
         if step.paste is not None:
             typed.append(f"the text ({len(step.paste)} characters, pasted)")
         elif step.keys:
@@ -332,6 +317,29 @@ def drive(look: Look, send: Send, question: Question, plan: Plan, session: Waits
                 steps[i + 1 : i + 1 + len(reroute(nxt.cursor))] = again
         i += 1
     return typed
+
+
+def _send_checked(
+    look: Look, send: Send, question: Question, step: Step, seen: Seen, session: Waits, typed: list[str]
+) -> Seen:
+    """Send ``step`` onto the look ``seen`` once it is this question's dialog in the state the
+    step needs and the file has the question waiting alone (a look the carrier found changed by
+    the time of the key: looked at again, three times at most); the look it was sent onto."""
+    for _ in range(3):
+        gone = not_ours(seen.dialog, question, step)
+        if gone is not None:
+            raise _stopped(gone, typed, gone=bool(typed))
+        assert seen.dialog is not None
+        reason = unready(seen.dialog, step) or session.waits_alone(question.tool_call_id)
+        if reason is not None:
+            raise _stopped(reason, typed, gone=False)
+        try:
+            if (not step.keys and step.paste is None) or send(step, seen):
+                return seen
+        except Refused as exc:
+            raise _stopped(str(exc), typed, gone=False) from None
+        seen = look()
+    raise _stopped("the screen kept changing between the look and the key", typed, gone=False)
 
 
 def _after(

@@ -2,17 +2,17 @@
 
 The driver (:mod:`notifier.actions.answer`) types a plan from here one step at a time, checking
 before each that the dialog read by :mod:`notifier.pi.screens` is the question's own
-(:func:`bound`) in the state the step expects; afterwards, that the tool result pi recorded is
-the answer given (:func:`notifier.pi.records.result_mismatch`, by the record's shape). Whether a question can be
-answered from here at all is decided by its shape (:attr:`notifier.core.model.Question.answerable`,
-:func:`check_usage`), never by its tool's name.
+(:func:`not_ours`, :func:`bound`) in the state the step expects (:func:`unready`); afterwards,
+that the tool result pi recorded is the answer given (:mod:`notifier.pi.records`). Whether a
+question can be answered from here at all is decided by its shape (:func:`check_usage`), never
+by its tool's name.
 
 One driver (:func:`plan_rows`) for every dialog drawn as a list: from the highlighted row, one
 key per row to each chosen row, each bound to the row it leaves, ticked where the dialog ticks,
 confirmed (a free-text row, a form's questions in turn, its review step). What the screen does
 not show is data, one :class:`Layout` per kind of dialog: a list read off the screen
 (:func:`plan_list`: what its help line and tab bar say), or a layout known by its help line
-(:data:`LAYOUTS`, :func:`plan`).
+(:data:`LAYOUTS`, :func:`plan`); :func:`plan_for` picks by the dialog read.
 """
 
 from __future__ import annotations
@@ -381,8 +381,6 @@ def _question(
     key = layout.toggle if item.multi else (layout.toggle or "Space")
     read = ticking and layout.boxes
     at = _question_answerable(layout, item, rows, read)
-    if not picks:
-        return [Step(keys=("Enter",), cursor=at, cursor_text=rows.texts[at], expect=expect, item=k)]
     targets = sorted(p if layout.in_order else rows.texts.index(item.options[p].label) for p in picks)
     steps: list[Step] = []
     ticked: tuple[int, ...] = ()
