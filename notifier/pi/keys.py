@@ -110,8 +110,13 @@ def resolve(item: QuestionItem, choice: str) -> int:
         raise UsageError(f"several options are called {clean(choice, 60)!r}: give the option's number")
     if given is not None:
         raise UsageError(f"option {choice} does not exist (the question has {n} options)")
+    raise UsageError(f"no option is called {clean(choice, 60)!r}{options_said(labels)}")
+
+
+def options_said(labels: Sequence[str]) -> str:
+    """The first options, numbered, as a usage line names them (" (options: 1. A, 2. B)"; none: "")."""
     shown = ", ".join(f"{i + 1}. {clean(label, 40)}" for i, label in enumerate(labels[:9]))
-    raise UsageError(f"no option is called {clean(choice, 60)!r} (options: {shown})")
+    return f" (options: {shown})" if shown else ""
 
 
 # ---- the facts a screen does not show: data for the one driver ----
