@@ -426,12 +426,6 @@ def _other_row(raw: list[str], last: int) -> int | None:
     return None
 
 
-def other_text(line: str) -> str:
-    """The text of a row that opens a typed answer, as shown (its marks left out)."""
-    m = _ROW.match(line)
-    return clean(m.group("label")) if m is not None else clean(line)
-
-
 def _listed(raw: tuple[str, ...], labels: tuple[str, ...]) -> Rows:
     """The rows of a list dialog in screen order; the highlighted one is the one row whose prefix
     has a cursor mark (none or several: not known)."""
@@ -441,7 +435,7 @@ def _listed(raw: tuple[str, ...], labels: tuple[str, ...]) -> Rows:
     if found and _row_of(last, labels) is None:  # (the dialog's lines end at its free-text row, if any)
         m = _ROW.match(last)
         other = len(found)
-        found.append((other_text(last), m.group("prefix") if m is not None else ""))
+        found.append((clean(m.group("label")), m.group("prefix")) if m is not None else (clean(last), ""))
     marked = [i for i, (_, prefix) in enumerate(found) if any(c in prefix for c in CURSOR_MARKS)]
     checked = tuple(True if _CHECKED.search(p) else False if _UNCHECKED.search(p) else None for _, p in found)
     return Rows(tuple(t for t, _ in found), marked[0] if len(marked) == 1 else None, checked, other)
