@@ -12,8 +12,8 @@ tool's own rendering, checked against the real tool:
   Enter to skip" and end with "Other — add your own answer". Its last tab is "Review your answers".
 - ``questionnaire`` (dreki-gg): ``> [ ] label`` / ``  [x] label`` rows, "Other" last.
 
-These are data (:data:`_SIGNATURES`: the help lines; :class:`Drawn`: how rows are drawn) for one
-reader; any other dialog drawn as a list is read by its labels (:func:`find_list`).
+These are data (:data:`KNOWN`: one :class:`Drawn` a layout, its help lines and how its rows are
+drawn) for one reader; any other dialog drawn as a list is read by its labels (:func:`find_list`).
 """
 
 from __future__ import annotations
@@ -23,30 +23,50 @@ from dataclasses import dataclass
 
 from notifier.core.text import clean
 
-# The help lines that identify each layout (every tab and editor of it), whatever the tool that
-# draws it is called (a copy of pi's example under another name draws the same dialog).
-_SIGNATURES: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("question", re.compile(r"↑↓ navigate • Enter to select • Esc to cancel|Enter to submit • Esc to go back")),
-    (
-        "questionnaire",
+_BORDER = re.compile(r"^─{8,}$")
+_MAX_DIALOG_LINES = 80
+PI_ASK_OTHER = "Other — add your own answer"
+
+
+@dataclass(frozen=True)
+class Drawn:
+    """How a tool's own dialog is drawn: data for :func:`find_dialog` and the one reader of its
+    rows (:func:`_own_rows`)."""
+
+    help: re.Pattern[str]  # the help lines that identify it (every tab and editor of it)
+    row: re.Pattern[str]  # a row: its ``mark`` ("> " on the highlighted one), its ``text``
+    numbered: bool = False  # rows read "N. label" numbered 1, 2, … (a line out of that order is no row,
+    # and a "> " at its start makes the highlighted row unknown)
+    after: tuple[str, ...] = ()  # the rows follow one of these lines, and end at a blank line below them
+    last: str | None = None  # the row that ends the list (its start)
+
+
+_NUMBERED = re.compile(r"^(?P<mark>> |  )(?P<n>\d+)\.(?: (?P<text>.*))?$")
+# Each layout known by its help line, whatever the tool that draws it is called (a copy of pi's
+# example under another name draws the same dialog).
+KNOWN: dict[str, Drawn] = {
+    "question": Drawn(
+        re.compile(r"↑↓ navigate • Enter to select • Esc to cancel|Enter to submit • Esc to go back"), _NUMBERED, True
+    ),
+    "questionnaire": Drawn(
         re.compile(
             r"↑↓ navigate • Enter select • Esc cancel|Tab/←→ navigate • ↑↓ select • Enter confirm"
             r"|Enter to submit • Esc to cancel"
         ),
+        _NUMBERED,
+        True,
     ),
-    (
-        "pi-ask",
+    "pi-ask": Drawn(
         re.compile(
             r"Space select/toggle\s+•\s+Enter confirm|←→/Tab tabs\s+•\s+Enter submit\s+•\s+Esc dismiss"
             r"|Enter to save\s+•\s+Esc to cancel"
         ),
+        re.compile(r"^(?:(?P<mark>> )|  (?!  ))(?P<text>.*)$"),
+        after=("Choose one", "Choose any that apply", "Optional — press Enter to skip"),
+        last=PI_ASK_OTHER,
     ),
-    ("dreki", re.compile(r"Space select/edit • r review")),
-)
-_BORDER = re.compile(r"^─{8,}$")
-_MAX_DIALOG_LINES = 80
-_PI_ASK_HEAD = ("Choose one", "Choose any that apply", "Optional — press Enter to skip")
-PI_ASK_OTHER = "Other — add your own answer"
+    "dreki": Drawn(re.compile(r"Space select/edit • r review"), re.compile(r"^(?P<mark>> |  )(?P<text>\[.*)$")),
+}
 
 
 @dataclass(frozen=True)
@@ -114,7 +134,7 @@ class Rows:
 
 
 def find_dialog(screen: str) -> Dialog | None:
-    """The dialog of a layout known by its help line (:data:`_SIGNATURES`) at the bottom of a
+    """The dialog of a layout known by its help line (:data:`KNOWN`) at the bottom of a
     captured screen, or ``None``; whichever tool draws it (which question it shows is checked
     apart: :func:`notifier.pi.keys.check_screen`).
 
@@ -126,8 +146,8 @@ def find_dialog(screen: str) -> Dialog | None:
     # pi's own rules start at column 0; an editor inside a dialog draws its rules indented
     border = [bool(_BORDER.match(line.rstrip())) for line in raw]
     found: tuple[int, str] | None = None  # (the line of the lowest help line, its layout)
-    for variant, pattern in _SIGNATURES:
-        hits = [i for i, line in enumerate(lines) if pattern.search(line)]
+    for variant, drawn in KNOWN.items():
+        hits = [i for i, line in enumerate(lines) if drawn.help.search(line)]
         if hits and (found is None or hits[-1] > found[0]):
             found = (hits[-1], variant)
     if found is None:
@@ -148,26 +168,7 @@ def rows(dialog: Dialog) -> Rows:
         return _listed(dialog.raw, dialog.labels)
     if dialog.variant == "review":  # (its list of steps is its last lines)
         return _listed(dialog.raw[len(dialog.raw) - len(dialog.labels) :], dialog.labels)
-    return _own_rows(dialog.raw, _DRAWN[dialog.variant])
-
-
-@dataclass(frozen=True)
-class Drawn:
-    """How a tool's own dialog draws its option rows: data for the one reader (:func:`_own_rows`)."""
-
-    row: re.Pattern[str]  # a row: its ``mark`` ("> " on the highlighted one), its ``text``
-    numbered: bool = False  # rows read "N. label" numbered 1, 2, … (a line out of that order is no row,
-    # and a "> " at its start makes the highlighted row unknown)
-    after: tuple[str, ...] = ()  # the rows follow one of these lines, and end at a blank line below them
-    last: str | None = None  # the row that ends the list (its start)
-
-
-_DRAWN: dict[str, Drawn] = {
-    "question": Drawn(re.compile(r"^(?P<mark>> |  )(?P<n>\d+)\.(?: (?P<text>.*))?$"), numbered=True),
-    "pi-ask": Drawn(re.compile(r"^(?:(?P<mark>> )|  (?!  ))(?P<text>.*)$"), after=_PI_ASK_HEAD, last=PI_ASK_OTHER),
-    "dreki": Drawn(re.compile(r"^(?P<mark>> |  )(?P<text>\[.*)$")),
-}
-_DRAWN["questionnaire"] = _DRAWN["question"]
+    return _own_rows(dialog.raw, KNOWN[dialog.variant])
 
 
 def _own_rows(raw: tuple[str, ...], drawn: Drawn) -> Rows:
