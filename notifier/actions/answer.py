@@ -91,13 +91,14 @@ class SessionFile:
         self.later: dict[str, Question] = {}  # questions asked after the first look
         self.started: str | None = None  # another tool started after the first look
         self._known = {t.question.tool_call_id for t in self.file.read()}  # the questions of the first look
-        view = self.file.view()
-        self._tool = view.current_tool if view is not None else None  # the other tool running then, if any
-        self._waiting = self._waiting_in(view)  # the questions unanswered as of the last look
+        self._waiting: frozenset[str] = frozenset()  # the questions unanswered as of the last look
+        self._tool = self._look()  # the other tool running at the first look, if any
 
-    @staticmethod
-    def _waiting_in(view: SessionView | None) -> frozenset[str]:
-        return frozenset() if view is None else frozenset(q.tool_call_id for q in view.pending)
+    def _look(self) -> str | None:
+        """The questions unanswered now (:meth:`pending`); returns the other tool running now, if any."""
+        view = self.file.view()
+        self._waiting = frozenset(q.tool_call_id for q in view.pending) if view is not None else frozenset()
+        return view.current_tool if view is not None else None
 
     def refresh(self) -> None:
         """Read what the file gained since the last look: how each question it resolved ended
@@ -108,11 +109,9 @@ class SessionFile:
                 self.resolved[t.question.tool_call_id] = t
             elif t.kind == "needs_input" and t.question.tool_call_id not in self._known:
                 self.later[t.question.tool_call_id] = t.question
-        view = self.file.view()
-        tool = view.current_tool if view is not None else None
+        tool = self._look()
         if tool is not None and tool != self._tool:
             self.started = tool
-        self._waiting = self._waiting_in(view)
 
     def pending(self, call_id: str) -> bool:
         """Whether the file had ``call_id`` unanswered at the last look (nothing is read)."""
