@@ -304,12 +304,12 @@ def _questions(
     picks: dict[int, list[int]] = {}
     opened: Opened = {}
 
-    def asked(i: int) -> bool:
-        return _asked(items, picks, i)
+    def asked_after(k: int) -> int:  # (the next question asked, given the rows picked so far)
+        return next((i for i in range(k + 1, len(items)) if _asked(items, picks, i)), len(items))
 
     groups = [list(choices)] if len(items) == 1 else [[c] for c in choices]
     steps: list[Step] = []
-    k = next((i for i in range(len(items)) if asked(i)), len(items))
+    k = asked_after(-1)
     while k < len(items):
         item = items[k]
         if not groups:
@@ -318,7 +318,7 @@ def _questions(
         picks[k] = _picks(layout, item, groups.pop(0))
         if item.multi and not layout.multi:
             raise Unsupported(f"the {layout.name} dialog has no multi-select")
-        nxt = next((i for i in range(k + 1, len(items)) if asked(i)), len(items))
+        nxt = asked_after(k)
         ends = len(items) > 1 or layout.review_alone
         expect = items[nxt].text if nxt < len(items) else (layout.review if ends else None)
         opened[k] = (item, rows_of(k, first), expect)
