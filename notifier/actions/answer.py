@@ -22,6 +22,7 @@ import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any, Protocol
 
 from notifier.actions import goto
@@ -39,32 +40,16 @@ from notifier.pi.keys import (
     Step,
     Unsupported,
     UsageError,
-    bound,
-    boxes_readable,
     check_screen,
     check_usage,
-    plan,
-    plan_list,
+    not_ours,
+    plan_for,
     resolve,
-    review_mismatch,
+    unready,
 )
 from notifier.pi.outcomes import result_text
 from notifier.pi.records import result_mismatch
-from notifier.pi.screens import (
-    Dialog,
-    Rows,
-    find_dialog,
-    find_list,
-    find_review,
-    input_open,
-    readable_help,
-    reviews,
-    rows,
-    same_row,
-    shows_text,
-    squash,
-    submit_row,
-)
+from notifier.pi.screens import Dialog, find_dialog, find_list, find_review, rows
 from notifier.sessions import EngineOptions, FollowedFile, engine_options
 from notifier.system.locate import Unmatched, locate_one
 from notifier.system.tmux import (
@@ -106,13 +91,14 @@ class SessionFile:
         self.later: dict[str, Question] = {}  # questions asked after the first look
         self.started: str | None = None  # another tool started after the first look
         self._known = {t.question.tool_call_id for t in self.file.read()}  # the questions of the first look
-        view = self.file.view()
-        self._tool = view.current_tool if view is not None else None  # the other tool running then, if any
-        self._waiting = self._waiting_in(view)  # the questions unanswered as of the last look
+        self._waiting: frozenset[str] = frozenset()  # the questions unanswered as of the last look
+        self._tool = self._look()  # the other tool running at the first look, if any
 
-    @staticmethod
-    def _waiting_in(view: SessionView | None) -> frozenset[str]:
-        return frozenset() if view is None else frozenset(q.tool_call_id for q in view.pending)
+    def _look(self) -> str | None:
+        """The questions unanswered now (:meth:`pending`); returns the other tool running now, if any."""
+        view = self.file.view()
+        self._waiting = frozenset(q.tool_call_id for q in view.pending) if view is not None else frozenset()
+        return view.current_tool if view is not None else None
 
     def refresh(self) -> None:
         """Read what the file gained since the last look: how each question it resolved ended
@@ -123,11 +109,9 @@ class SessionFile:
                 self.resolved[t.question.tool_call_id] = t
             elif t.kind == "needs_input" and t.question.tool_call_id not in self._known:
                 self.later[t.question.tool_call_id] = t.question
-        view = self.file.view()
-        tool = view.current_tool if view is not None else None
+        tool = self._look()
         if tool is not None and tool != self._tool:
             self.started = tool
-        self._waiting = self._waiting_in(view)
 
     def pending(self, call_id: str) -> bool:
         """Whether the file had ``call_id`` unanswered at the last look (nothing is read)."""
@@ -296,75 +280,6 @@ def unreadable(question: Question, where: str) -> Refused:
     )
 
 
-def plan_for(dialog: Dialog, question: Question, choices: list[str], text: str | None) -> Plan:
-    """The keys for the dialog as read: by its layout's facts where its help line is known, else by
-    what a list's help line and tab bar say (:func:`notifier.pi.keys.plan_rows`)."""
-    if dialog.variant == "review":
-        raise Unsupported("the form is at its review step: answer it in the terminal (pi-notifier goto)")
-    if dialog.variant == "list":
-        if len(question.items) > 1 and not shows_text(dialog.lines, question.items[0].text):
-            raise Unsupported("the form is not at its first question: answer it in the terminal (pi-notifier goto)")
-        if text is not None and not readable_help(dialog):
-            raise Unsupported(
-                "this dialog draws no help line below its rows that pi-notifier can read, so whether its"
-                " free-text row opens an input cannot be known: answer it in the terminal; nothing was typed"
-            )
-        return plan_list(
-            question, choices or None, text, rows(dialog), dialog.toggles, dialog.toggle_key, dialog.submits,
-            review=reviews(dialog),
-        )  # fmt: skip
-    return plan(dialog.variant, question, choices or None, text, rows(dialog))
-
-
-def unready(dialog: Dialog, step: Step) -> str | None:
-    """Why ``step`` may not be sent to ``dialog`` (this question's) in the state it is in
-    (``None``: it may)."""
-    for text in step.shows:
-        if not dialog.shows(text):
-            return f"the dialog does not show {clean(text, 60)!r}"
-    if step.typing is not None and input_open(dialog) != step.typing:
-        return "the dialog shows no open input for the text" if step.typing else "the dialog's input is still open"
-    # (the text read in the open input below the rows, else wherever the dialog shows it)
-    where = dialog.below if step.typing else f"{' '.join(dialog.lines)} {dialog.below}"
-    if step.typed is not None and squash(step.typed) not in squash(where):
-        return "the dialog does not show the text typed"
-    if step.answers is not None and not dialog.labels:  # (a review with no list: Enter where it says so)
-        return None if dialog.submits else "the form's review does not say that Enter submits it"
-    return _rows_unready(rows(dialog), step)
-
-
-def _rows_unready(now: Rows, step: Step) -> str | None:
-    """Why the rows as drawn now are not in the state ``step`` expects: the boxes ticked, the
-    highlighted row (on a form's review: the one that submits it)."""
-    if step.checked is not None:
-        if not boxes_readable(now):
-            return "the dialog's rows show no check box to read"
-        ticked = tuple(i for i, on in enumerate(now.checked) if on)
-        if ticked != step.checked:
-            shown = ", ".join(repr(clean(now.texts[i], 40)) for i in ticked) or "none"
-            return f"the dialog's selection is not what this answer expects (ticked: {shown})"
-    if step.answers is not None and (now.cursor is None or not submit_row(now.texts[now.cursor])):
-        return "the highlighted row of the form's review is not the one that submits it"
-    if step.cursor is None:
-        return None
-    if now.cursor is None:
-        return "no row of the dialog is highlighted"
-    shown = now.texts[now.cursor]
-    if now.cursor != step.cursor or (step.cursor_text is not None and not same_row(shown, step.cursor_text)):
-        want = clean(step.cursor_text, 60) if step.cursor_text is not None else f"row {step.cursor + 1}"
-        return f"the dialog's cursor was moved: the highlighted row is {clean(shown, 60)!r}, not {want!r}"
-    return None
-
-
-def _not_ours(seen: Seen, question: Question, step: Step) -> str | None:
-    """Why the dialog seen is not ``question``'s at ``step`` (gone, or another's)."""
-    if seen.dialog is None:
-        return "the question's dialog is no longer on screen"
-    if step.answers is not None:
-        return review_mismatch(seen.dialog, question, step.answers)
-    return bound(seen.dialog, question, step.item, step.shows if step.item is None else ())
-
-
 def _stopped(reason: str, typed: list[str], gone: bool) -> Refused:
     """The one line when an answer stops: why, and exactly what was typed for it."""
     if not typed:
@@ -386,50 +301,44 @@ def drive(look: Look, send: Send, question: Question, plan: Plan, session: Waits
     i = 0
     while i < len(steps):
         step = steps[i]
-        for _ in range(3):  # (a look the carrier found changed by the time of the key: look again)
-            gone = _not_ours(seen, question, step)
-            if gone is not None:
-                raise _stopped(gone, typed, gone=bool(typed))
-            assert seen.dialog is not None
-            reason = unready(seen.dialog, step) or session.waits_alone(question.tool_call_id)
-            if reason is not None:
-                raise _stopped(reason, typed, gone=False)
-            try:
-                if (not step.keys and step.paste is None) or send(step, seen):
-                    break
-            except Refused as exc:
-                raise _stopped(str(exc), typed, gone=False) from None
-            seen = look()
-        else:
-            raise _stopped("the screen kept changing between the look and the key", typed, gone=False)
+        seen = _send_checked(look, send, question, step, seen, session, typed)
         if step.paste is not None:
             typed.append(f"the text ({len(step.paste)} characters, pasted)")
         elif step.keys:
             typed.append("+".join(step.keys))
         if i + 1 < len(steps):
-            seen, again = _after(look, question, step, steps[i + 1], typed, _reroute(plan, steps, i + 1))
-            if again is not None and plan.from_row is not None:
-                # (a later question opened with its highlight elsewhere: its keys from there)
-                nxt = steps[i + 1]
-                assert nxt.item is not None and nxt.cursor is not None
-                steps[i + 1 : i + 1 + len(plan.from_row(nxt.item, nxt.cursor))] = again
+            nxt = steps[i + 1]
+            # (a form's later question may open with its highlight elsewhere: its keys from there)
+            opens = nxt.item is not None and nxt.cursor is not None and step.item not in (None, nxt.item)
+            reroute = partial(plan.from_row, nxt.item) if opens and plan.from_row and nxt.item is not None else None
+            seen, again = _after(look, question, step, nxt, typed, reroute)
+            if again is not None and reroute is not None and nxt.cursor is not None:
+                steps[i + 1 : i + 1 + len(reroute(nxt.cursor))] = again
         i += 1
     return typed
 
 
-def _reroute(plan: Plan, steps: list[Step], i: int) -> Callable[[Dialog], list[Step] | None]:
-    """For a look at the dialog where step ``i`` opens a form's later question: that question's
-    keys from the row highlighted on it, where that is not the row the plan expected (else None)."""
-    nxt, before = steps[i], steps[i - 1]
-    opens = nxt.cursor is not None and before.item not in (None, nxt.item)
-
-    def again(dialog: Dialog) -> list[Step] | None:
-        row = rows(dialog).cursor
-        if not opens or nxt.item is None or plan.from_row is None or row in (None, nxt.cursor):
-            return None
-        return plan.from_row(nxt.item, row)
-
-    return again
+def _send_checked(
+    look: Look, send: Send, question: Question, step: Step, seen: Seen, session: Waits, typed: list[str]
+) -> Seen:
+    """Send ``step`` onto the look ``seen`` once it is this question's dialog in the state the
+    step needs and the file has the question waiting alone (a look the carrier found changed by
+    the time of the key: looked at again, three times at most); the look it was sent onto."""
+    for _ in range(3):
+        gone = not_ours(seen.dialog, question, step)
+        if gone is not None:
+            raise _stopped(gone, typed, gone=bool(typed))
+        assert seen.dialog is not None
+        reason = unready(seen.dialog, step) or session.waits_alone(question.tool_call_id)
+        if reason is not None:
+            raise _stopped(reason, typed, gone=False)
+        try:
+            if (not step.keys and step.paste is None) or send(step, seen):
+                return seen
+        except Refused as exc:
+            raise _stopped(str(exc), typed, gone=False) from None
+        seen = look()
+    raise _stopped("the screen kept changing between the look and the key", typed, gone=False)
 
 
 def _after(
@@ -438,26 +347,27 @@ def _after(
     step: Step,
     following: Step,
     typed: list[str],
-    reroute: Callable[[Dialog], list[Step] | None] = lambda d: None,
+    reroute: Callable[[int], list[Step]] | None = None,
 ) -> tuple[Seen, list[Step] | None]:
     """The first look after ``step``'s key that shows its effect (``step.expect`` and the state
-    ``following`` needs, or a form's next question highlighted elsewhere: then its keys by
-    ``reroute``). A look as before the key is looked again; Refused at once when the question's
+    ``following`` needs, or a form's next question highlighted elsewhere: then its keys from
+    that row by ``reroute``). A look as before the key is looked again; Refused at once when the question's
     dialog is gone or another's, or after a few seconds without the key's effect."""
     deadline = time.monotonic() + STEP_TIMEOUT_S
     delay = 0.001
     while True:
         seen = look()
-        gone = _not_ours(seen, question, following)
+        gone = not_ours(seen.dialog, question, following)
         if gone is None:
             assert seen.dialog is not None
             moved = step.expect is None or seen.dialog.shows(step.expect)
             if moved and unready(seen.dialog, following) is None:
                 return seen, None
-            again = reroute(seen.dialog) if moved else None
+            row = rows(seen.dialog).cursor
+            again = reroute(row) if moved and reroute and row not in (None, following.cursor) else None
             if again and unready(seen.dialog, again[0]) is None:
                 return seen, again
-        elif _not_ours(seen, question, step) is not None:  # neither as before the key nor after it
+        elif not_ours(seen.dialog, question, step) is not None:  # neither as before the key nor after it
             log.debug("after %s: %s; the dialog seen: %s", _said(typed), gone, seen.dialog and seen.dialog.lines)
             raise _stopped(gone, typed, gone=True)
         if time.monotonic() > deadline:
@@ -645,11 +555,6 @@ def by_keys(
 # ---- by keys into the tmux pane ----
 
 
-def _sent(out: str | None) -> bool | None:
-    """True: tmux did it; None: tmux failed."""
-    return None if out is None else True
-
-
 def send(pane: TmuxPane, step: Step, seen: Seen) -> bool:
     """The step's key (or paste) into the pane, only while it still shows the look ``seen``
     (False: it no longer does; nothing was sent). Refused when tmux failed. An older tmux
@@ -660,10 +565,10 @@ def send(pane: TmuxPane, step: Step, seen: Seen) -> bool:
         raise Refused(f"could not paste into tmux pane {clean(pane.pane)}")
     if checked:
         sent = send_if(pane, seen.proof, step.keys, buffer)
-    elif buffer is not None:  # unchecked: plain arguments, never a tmux command string
-        sent = _sent(tmux(pane.socket, "paste-buffer", "-d", "-p", "-r", "-b", buffer, "-t", pane.pane))
-    elif step.keys:
-        sent = _sent(tmux(pane.socket, "send-keys", "-t", pane.pane, "--", *step.keys))
+    elif buffer is not None or step.keys:  # unchecked: plain arguments, never a tmux command string
+        pasted = ("paste-buffer", "-d", "-p", "-r", "-b", buffer, "-t", pane.pane) if buffer is not None else None
+        args = pasted or ("send-keys", "-t", pane.pane, "--", *step.keys)
+        sent = True if tmux(pane.socket, *args) is not None else None
     else:
         sent = True
     if sent is not True and buffer is not None:

@@ -39,6 +39,7 @@ def _said_of_words(exc: Exception, words: list[str], snapshot: Snapshot, text: b
     if text or not words or not said.startswith(f"no option is called {clean(words[0], 60)!r}"):
         return said
     from notifier.core.commands import label
+    from notifier.pi.keys import options_said
 
     try:
         view, question = goto.pick(snapshot, words[0])
@@ -46,13 +47,8 @@ def _said_of_words(exc: Exception, words: list[str], snapshot: Snapshot, text: b
         return f"{said}; nor is any session called so" if len(words) > 1 else said
     if len(words) > 1:
         return said
-    labels = [o.label for o in question.items[0].options] if question is not None and question.items else []
-    shown = ", ".join(f"{i + 1}. {clean(o, 40)}" for i, o in enumerate(labels[:9]))
-    return (
-        f"{clean(words[0], 60)!r} is a session ({label(view)}): give a CHOICE after it"
-        + (f" (options: {shown})" if shown else "")
-        + " or --text"
-    )
+    shown = options_said(question.options if question is not None else ())
+    return f"{clean(words[0], 60)!r} is a session ({label(view)}): give a CHOICE after it{shown} or --text"
 
 
 def cmd_answer(args: argparse.Namespace, config: Config) -> int:

@@ -2,17 +2,17 @@
 
 The driver (:mod:`notifier.actions.answer`) types a plan from here one step at a time, checking
 before each that the dialog read by :mod:`notifier.pi.screens` is the question's own
-(:func:`bound`) in the state the step expects; afterwards, that the tool result pi recorded is
-the answer given (:func:`notifier.pi.records.result_mismatch`, by the record's shape). Whether a question can be
-answered from here at all is decided by its shape (:attr:`notifier.core.model.Question.answerable`,
-:func:`check_usage`), never by its tool's name.
+(:func:`not_ours`, :func:`bound`) in the state the step expects (:func:`unready`); afterwards,
+that the tool result pi recorded is the answer given (:mod:`notifier.pi.records`). Whether a
+question can be answered from here at all is decided by its shape (:func:`check_usage`), never
+by its tool's name.
 
 One driver (:func:`plan_rows`) for every dialog drawn as a list: from the highlighted row, one
 key per row to each chosen row, each bound to the row it leaves, ticked where the dialog ticks,
 confirmed (a free-text row, a form's questions in turn, its review step). What the screen does
 not show is data, one :class:`Layout` per kind of dialog: a list read off the screen
 (:func:`plan_list`: what its help line and tab bar say), or a layout known by its help line
-(:data:`LAYOUTS`, :func:`plan`).
+(:data:`LAYOUTS`, :func:`plan`); :func:`plan_for` picks by the dialog read.
 """
 
 from __future__ import annotations
@@ -23,7 +23,17 @@ from dataclasses import dataclass, field, replace
 
 from notifier.core.model import Question, QuestionItem
 from notifier.core.text import clean, number
-from notifier.pi.screens import PI_ASK_OTHER, Dialog, Rows, named_in_order, rows, same_row, shows_text, squash
+from notifier.pi.screens import (
+    PI_ASK_OTHER,
+    Dialog,
+    Rows,
+    named_in_order,
+    rows,
+    same_row,
+    shows_text,
+    squash,
+    submit_row,
+)
 
 # ---- the steps of a plan, and what the user chose ----
 
@@ -100,8 +110,13 @@ def resolve(item: QuestionItem, choice: str) -> int:
         raise UsageError(f"several options are called {clean(choice, 60)!r}: give the option's number")
     if given is not None:
         raise UsageError(f"option {choice} does not exist (the question has {n} options)")
+    raise UsageError(f"no option is called {clean(choice, 60)!r}{options_said(labels)}")
+
+
+def options_said(labels: Sequence[str]) -> str:
+    """The first options, numbered, as a usage line names them (" (options: 1. A, 2. B)"; none: "")."""
     shown = ", ".join(f"{i + 1}. {clean(label, 40)}" for i, label in enumerate(labels[:9]))
-    raise UsageError(f"no option is called {clean(choice, 60)!r} (options: {shown})")
+    return f" (options: {shown})" if shown else ""
 
 
 # ---- the facts a screen does not show: data for the one driver ----
@@ -169,8 +184,9 @@ LAYOUTS: dict[str, Layout] = {
 }  # fmt: skip
 
 
-def drawn(layout: Layout, item: QuestionItem) -> Rows:
-    """The rows a tool's own dialog draws for ``item`` as they read on screen, the first highlighted."""
+def drawn(layout: Layout, item: QuestionItem, boxes: bool = False) -> Rows:
+    """The rows a dialog of ``layout`` draws for ``item`` when it opens, as they read on screen,
+    the first highlighted (``boxes``: each with its box unticked)."""
     texts = [
         layout.row.format(n=n, label=o.label, note=" (Recommended)" if o.recommended else "").rstrip()
         for n, o in enumerate(item.options, 1)
@@ -179,7 +195,7 @@ def drawn(layout: Layout, item: QuestionItem) -> Rows:
     if layout.other is not None and (item.other or not layout.other_if_asked):
         other = len(texts)
         texts.append(layout.other.format(n=other + 1))
-    return Rows(tuple(texts), 0, other=other)
+    return Rows(tuple(texts), 0, (False,) * len(texts) if boxes else (), other)
 
 
 def plan(
@@ -189,23 +205,14 @@ def plan(
     text: str | None = None,
     shown: Rows | None = None,
 ) -> Plan:
-    """The steps that answer ``question`` in a tool's own dialog of ``variant``: the one driver
-    with that layout's facts, from the row highlighted in ``shown`` (the rows read on screen for
-    the first question asked; ``None``: its first row). A form's later questions open on their
-    first row."""
-    layout = LAYOUTS[variant]
-    items = question.items or (question.first,)
-
-    def rows_of(k: int, first: bool) -> Rows:
-        own = drawn(layout, items[k])
-        return own if not first or shown is None else Rows(own.texts, shown.cursor, other=own.other)
-
-    return plan_rows(layout, question, choices, text, rows_of)
+    """The steps that answer ``question`` in a tool's own dialog of ``variant`` (:data:`LAYOUTS`),
+    from the row highlighted in ``shown`` (``None``: its first row)."""
+    return plan_rows(LAYOUTS[variant], question, choices, text, shown)
 
 
 # What any dialog drawn as a list may take, as far as a question's shape says (the usage alone:
 # which key ticks, whether Enter submits, whether a typed text may have lines is read on screen).
-_ANY_LIST = Layout(toggle="Space", submits=True, skips=True, lines=True)
+_ANY_LIST = Layout(other="Other", toggle="Space", submits=True, skips=True, lines=True)
 
 
 def check_usage(question: Question, choices: list[str] | None, text: str | None) -> None:
@@ -214,14 +221,8 @@ def check_usage(question: Question, choices: list[str] | None, text: str | None)
     questions it asks, their options, multi-select, an optional one skipped, a typed text for a
     question asked alone. What the dialog on screen takes is checked on it, before any key."""
     items = question.items or (question.first,)
-    if text is not None and not items[0].options and len(items) == 1:
-        return  # (a typed answer alone: the screen shows whether there is an input for it)
-
-    def rows_of(k: int, first: bool) -> Rows:
-        labels = tuple(o.label for o in items[k].options)
-        return Rows((*labels, "Other"), 0, (False,) * (len(labels) + 1), len(labels))
-
-    plan_rows(_ANY_LIST, question, choices, text, rows_of, usage_only=True)
+    if text is None or items[0].options or len(items) > 1:  # (a typed answer alone: the screen shows its input)
+        plan_rows(_ANY_LIST, question, choices, text, boxes=True, usage_only=True)
 
 
 def plan_list(
@@ -237,24 +238,12 @@ def plan_list(
     """The steps that answer a question in any dialog drawn as a list, read off the screen
     (``shown``: its rows in screen order, the highlighted one), with what its help line says:
     ``toggles``, Space selects (Enter submits what is ticked); ``toggle``, the key that ticks a
-    row; ``submits``, Enter submits; ``review``: a form's tab bar names a review step. A form's
-    later questions are expected with their options in order, no box ticked, the first highlighted
-    (where another row is when one opens, the driver takes its keys from there: ``Plan.from_row``)."""
-    items = question.items or (question.first,)
+    row; ``submits``, Enter submits; ``review``: a form's tab bar names a review step."""
     # (a review step submits a form; a question alone is submitted where its help says Enter does)
-    submitted = submits or (review and len(items) > 1)
+    submitted = submits or (review and len(question.items) > 1)
     layout = Layout(toggle=toggle, ticks=toggles, submits=submitted, saves=toggles, review_reads=review)
-
-    def rows_of(k: int, first: bool) -> Rows:
-        if first:
-            return shown
-        labels = tuple(o.label for o in items[k].options)
-        return Rows(labels, 0, (False,) * len(labels) if any(c is not None for c in shown.checked) else ())
-
-    return plan_rows(layout, question, choices, text, rows_of)
-
-
-RowsOf = Callable[[int, bool], Rows]  # (question k, the first asked) → its rows as they read when it opens
+    boxes = any(c is not None for c in shown.checked)
+    return plan_rows(layout, question, choices, text, shown, boxes)
 
 
 def plan_rows(
@@ -262,7 +251,8 @@ def plan_rows(
     question: Question,
     choices: list[str] | None,
     text: str | None,
-    rows_of: RowsOf,
+    shown: Rows | None = None,
+    boxes: bool = False,
     usage_only: bool = False,
 ) -> Plan:
     """The one driver's plan: each question asked (a form's, in turn: one answer each, ``1,3``
@@ -270,7 +260,19 @@ def plan_rows(
     its rows (:func:`_question`): Up or Down one row at a time from the highlighted row to each
     chosen one, each key bound to the row it leaves; a chosen row ticked where the layout ticks;
     Enter on it, which moves to the next question; then the review, where the layout has one.
-    ``text``: the free-text row (:func:`_typed`). ``usage_only``: the choices checked alone."""
+    ``text``: the free-text row (:func:`_typed`). ``usage_only``: the choices checked alone.
+
+    The first question asked is answered on the rows ``shown`` on screen (a layout that draws
+    option k on row k: its own rows, from the row highlighted there); a form's later questions
+    on the rows the layout draws when one opens (``boxes``: unticked), the first highlighted (where
+    another row is when one opens, the driver takes its keys from there: ``Plan.from_row``)."""
+
+    def rows_of(k: int, first: bool) -> Rows:
+        own = drawn(layout, items[k], boxes)
+        if not first or shown is None:
+            return own
+        return replace(own, cursor=shown.cursor) if layout.in_order else shown
+
     items = question.items or (question.first,)
     if text is not None:
         if len(items) != 1 or not layout.texts:
@@ -295,19 +297,19 @@ Opened = dict[int, tuple[QuestionItem, Rows, "str | None"]]  # each question ask
 
 
 def _questions(
-    layout: Layout, items: Items, choices: list[str], rows_of: RowsOf
+    layout: Layout, items: Items, choices: list[str], rows_of: Callable[[int, bool], Rows]
 ) -> tuple[list[Step], dict[int, list[int]], Opened]:
     """The keys of every question asked, in turn (one answer group each), the rows picked, and
     each question's rows as expected when it opens and what its last key is expected to show."""
     picks: dict[int, list[int]] = {}
     opened: Opened = {}
 
-    def asked(i: int) -> bool:
-        return _asked(items, picks, i)
+    def asked_after(k: int) -> int:  # (the next question asked, given the rows picked so far)
+        return next((i for i in range(k + 1, len(items)) if _asked(items, picks, i)), len(items))
 
     groups = [list(choices)] if len(items) == 1 else [[c] for c in choices]
     steps: list[Step] = []
-    k = next((i for i in range(len(items)) if asked(i)), len(items))
+    k = asked_after(-1)
     while k < len(items):
         item = items[k]
         if not groups:
@@ -316,7 +318,7 @@ def _questions(
         picks[k] = _picks(layout, item, groups.pop(0))
         if item.multi and not layout.multi:
             raise Unsupported(f"the {layout.name} dialog has no multi-select")
-        nxt = next((i for i in range(k + 1, len(items)) if asked(i)), len(items))
+        nxt = asked_after(k)
         ends = len(items) > 1 or layout.review_alone
         expect = items[nxt].text if nxt < len(items) else (layout.review if ends else None)
         opened[k] = (item, rows_of(k, first), expect)
@@ -384,8 +386,6 @@ def _question(
     key = layout.toggle if item.multi else (layout.toggle or "Space")
     read = ticking and layout.boxes
     at = _question_answerable(layout, item, rows, read)
-    if not picks:
-        return [Step(keys=("Enter",), cursor=at, cursor_text=rows.texts[at], expect=expect, item=k)]
     targets = sorted(p if layout.in_order else rows.texts.index(item.options[p].label) for p in picks)
     steps: list[Step] = []
     ticked: tuple[int, ...] = ()
@@ -396,18 +396,11 @@ def _question(
             steps.append(Step(keys=(key,), cursor=row, cursor_text=rows.texts[row], checked=box, item=k))
             ticked = (*ticked, row)
         at = row
-    if layout.confirms:
-        steps.append(_enter(layout, rows, at, ticked, read, expect, k))
+    if layout.confirms:  # (Enter on the row reached; a row whose text shows its own box, ticked: by its boxes)
+        text = None if layout.box_in_text and at in ticked else rows.texts[at]
+        box = ticked if read else None
+        steps.append(Step(("Enter",), cursor=at, cursor_text=text, checked=box, expect=expect, item=k))
     return steps
-
-
-def _enter(
-    layout: Layout, rows: Rows, at: int, ticked: tuple[int, ...], read: bool, expect: str | None, k: int
-) -> Step:
-    """Enter on the row reached, its text and boxes read back first (a row whose text shows its
-    own box, ticked: by its boxes alone)."""
-    text = None if layout.box_in_text and at in ticked else rows.texts[at]
-    return Step(("Enter",), cursor=at, cursor_text=text, checked=ticked if read else None, expect=expect, item=k)
 
 
 def _question_answerable(layout: Layout, item: QuestionItem, rows: Rows, read: bool) -> int:
@@ -549,12 +542,14 @@ def _drawn_as(shown: str, drawn: str) -> bool:
     return shown.startswith((drawn + " ", drawn + ":"))
 
 
-def bound(dialog: Dialog, question: Question, item: int | None, shows: tuple[str, ...] = ()) -> str | None:
+def bound(
+    dialog: Dialog, question: Question, item: int | None, shows: tuple[str, ...] = (), untouched: bool = False
+) -> str | None:
     """Why the dialog on screen is not (or no longer) ``question``'s, at its question ``item``
     (``None``: the form's review, known by what it ``shows``); ``None`` if it is: it shows that
-    question's text and exactly its rows, in order, in whatever state answering puts them.
-    This is what binds every key to the question it is for: a look-alike next question (the
-    same rows, another text) is not it."""
+    question's text and exactly its rows, in order, in whatever state answering puts them
+    (``untouched``: as drawn before any key). This is what binds every key to the question it
+    is for: a look-alike next question (the same rows, another text) is not it."""
     items = question.items or (question.first,)
     if item is None:
         missing = next((t for t in shows if not dialog.shows(t)), None)
@@ -570,10 +565,19 @@ def bound(dialog: Dialog, question: Question, item: int | None, shows: tuple[str
             ok = sorted(labels) == sorted(o.label for o in it.options)
         else:
             own = drawn(LAYOUTS[dialog.variant], it).texts
-            ok = len(shown) == len(own) and all(_drawn_as(a, b) for a, b in zip(shown, own, strict=True))
+            same = same_row if untouched else _drawn_as
+            ok = len(shown) == len(own) and all(same(a, b) for a, b in zip(shown, own, strict=True))
         if not ok:
             return "the dialog on screen does not show this question's options"
     return None
+
+
+def check_screen(dialog: Dialog, question: Question) -> str | None:
+    """Why this dialog is not (or no longer) the untouched dialog of ``question`` at its first
+    question (``None``: it is); a known layout's editor open is refused as such."""
+    if dialog.variant != "list" and dialog.shows("Your answer:"):
+        return "the dialog is in its text editor (answer it in the terminal)"
+    return bound(dialog, question, 0, untouched=True)
 
 
 def names_alone(said: str, chosen: Sequence[tuple[str | None, ...]], others: Sequence[tuple[str | None, ...]]) -> bool:
@@ -621,22 +625,76 @@ def review_mismatch(dialog: Dialog, question: Question, answers: tuple[tuple[int
     return None
 
 
-def check_screen(dialog: Dialog, question: Question) -> str | None:
-    """Why this dialog is not (or no longer) the untouched dialog of ``question``; ``None`` if it is:
-    it shows the question, and exactly the rows this tool draws for it, in its order."""
+# ---- the dialog read: its plan, and whether a step may be sent to it now ----
+
+
+def plan_for(dialog: Dialog, question: Question, choices: list[str], text: str | None) -> Plan:
+    """The keys for the dialog as read: by its layout's facts where its help line is known, else by
+    what a list's help line and tab bar say (:func:`plan_rows`)."""
+    if dialog.variant == "review":
+        raise Unsupported("the form is at its review step: answer it in the terminal (pi-notifier goto)")
     if dialog.variant == "list":
-        return bound(dialog, question, 0)
-    items = question.items or (question.first,)
-    item = next((it for it in items if it.show_when is None), items[0])
-    if not squash(item.text) or squash(item.text) not in squash(" ".join(dialog.lines)):
-        return "the dialog on screen does not show this question"
-    if any("Your answer:" in line for line in dialog.lines):
-        return "the dialog is in its text editor (answer it in the terminal)"
-    if item.options:
-        shown, own = rows(dialog).texts, drawn(LAYOUTS[dialog.variant], item).texts
-        if len(shown) != len(own) or not all(same_row(a, b) for a, b in zip(shown, own, strict=True)):
-            return "the dialog on screen does not show this question's options as pi-notifier knows them"
+        if len(question.items) > 1 and not shows_text(dialog.lines, question.items[0].text):
+            raise Unsupported("the form is not at its first question: answer it in the terminal (pi-notifier goto)")
+        if text is not None and not dialog.helps:
+            raise Unsupported(
+                "this dialog draws no help line below its rows that pi-notifier can read, so whether its"
+                " free-text row opens an input cannot be known: answer it in the terminal; nothing was typed"
+            )
+        return plan_list(
+            question, choices or None, text, rows(dialog), dialog.toggles, dialog.toggle_key, dialog.submits,
+            review=dialog.reviews,
+        )  # fmt: skip
+    return plan(dialog.variant, question, choices or None, text, rows(dialog))
+
+
+def unready(dialog: Dialog, step: Step) -> str | None:
+    """Why ``step`` may not be sent to ``dialog`` (this question's) in the state it is in
+    (``None``: it may)."""
+    for text in step.shows:
+        if not dialog.shows(text):
+            return f"the dialog does not show {clean(text, 60)!r}"
+    if step.typing is not None and dialog.typing != step.typing:
+        return "the dialog shows no open input for the text" if step.typing else "the dialog's input is still open"
+    # (the text read in the open input below the rows, else wherever the dialog shows it)
+    where = dialog.below if step.typing else f"{' '.join(dialog.lines)} {dialog.below}"
+    if step.typed is not None and squash(step.typed) not in squash(where):
+        return "the dialog does not show the text typed"
+    if step.answers is not None and not dialog.labels:  # (a review with no list: Enter where it says so)
+        return None if dialog.submits else "the form's review does not say that Enter submits it"
+    return _rows_unready(rows(dialog), step)
+
+
+def _rows_unready(now: Rows, step: Step) -> str | None:
+    """Why the rows as drawn now are not in the state ``step`` expects: the boxes ticked, the
+    highlighted row (on a form's review: the one that submits it)."""
+    if step.checked is not None:
+        if not boxes_readable(now):
+            return "the dialog's rows show no check box to read"
+        ticked = tuple(i for i, on in enumerate(now.checked) if on)
+        if ticked != step.checked:
+            shown = ", ".join(repr(clean(now.texts[i], 40)) for i in ticked) or "none"
+            return f"the dialog's selection is not what this answer expects (ticked: {shown})"
+    if step.answers is not None and (now.cursor is None or not submit_row(now.texts[now.cursor])):
+        return "the highlighted row of the form's review is not the one that submits it"
+    if step.cursor is None:
+        return None
+    if now.cursor is None:
+        return "no row of the dialog is highlighted"
+    shown = now.texts[now.cursor]
+    if now.cursor != step.cursor or (step.cursor_text is not None and not same_row(shown, step.cursor_text)):
+        want = clean(step.cursor_text, 60) if step.cursor_text is not None else f"row {step.cursor + 1}"
+        return f"the dialog's cursor was moved: the highlighted row is {clean(shown, 60)!r}, not {want!r}"
     return None
+
+
+def not_ours(dialog: Dialog | None, question: Question, step: Step) -> str | None:
+    """Why the dialog seen is not ``question``'s at ``step`` (gone, or another's)."""
+    if dialog is None:
+        return "the question's dialog is no longer on screen"
+    if step.answers is not None:
+        return review_mismatch(dialog, question, step.answers)
+    return bound(dialog, question, step.item, step.shows if step.item is None else ())
 
 
 Items = tuple[QuestionItem, ...]

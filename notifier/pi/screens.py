@@ -12,8 +12,8 @@ tool's own rendering, checked against the real tool:
   Enter to skip" and end with "Other — add your own answer". Its last tab is "Review your answers".
 - ``questionnaire`` (dreki-gg): ``> [ ] label`` / ``  [x] label`` rows, "Other" last.
 
-These are data (:data:`_SIGNATURES`: the help lines; :class:`Drawn`: how rows are drawn) for one
-reader; any other dialog drawn as a list is read by its labels (:func:`find_list`).
+These are data (:data:`KNOWN`: one :class:`Drawn` a layout, its help lines and how its rows are
+drawn) for one reader; any other dialog drawn as a list is read by its labels (:func:`find_list`).
 """
 
 from __future__ import annotations
@@ -23,42 +23,59 @@ from dataclasses import dataclass
 
 from notifier.core.text import clean
 
-# The help lines that identify each layout (every tab and editor of it), whatever the tool that
-# draws it is called (a copy of pi's example under another name draws the same dialog).
-_SIGNATURES: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("question", re.compile(r"↑↓ navigate • Enter to select • Esc to cancel|Enter to submit • Esc to go back")),
-    (
-        "questionnaire",
-        re.compile(
-            r"↑↓ navigate • Enter select • Esc cancel|Tab/←→ navigate • ↑↓ select • Enter confirm"
-            r"|Enter to submit • Esc to cancel"
-        ),
-    ),
-    (
-        "pi-ask",
-        re.compile(
-            r"Space select/toggle\s+•\s+Enter confirm|←→/Tab tabs\s+•\s+Enter submit\s+•\s+Esc dismiss"
-            r"|Enter to save\s+•\s+Esc to cancel"
-        ),
-    ),
-    ("dreki", re.compile(r"Space select/edit • r review")),
-)
 _BORDER = re.compile(r"^─{8,}$")
 _MAX_DIALOG_LINES = 80
-_PI_ASK_HEAD = ("Choose one", "Choose any that apply", "Optional — press Enter to skip")
 PI_ASK_OTHER = "Other — add your own answer"
 
 
 @dataclass(frozen=True)
+class Drawn:
+    """How a tool's own dialog is drawn: data for :func:`find_dialog` and the one reader of its
+    rows (:func:`_own_rows`)."""
+
+    help: re.Pattern[str]  # the help lines that identify it (every tab and editor of it)
+    row: re.Pattern[str]  # a row: its ``mark`` ("> " on the highlighted one), its ``text``
+    numbered: bool = False  # rows read "N. label" numbered 1, 2, … (a line out of that order is no row,
+    # and a "> " at its start makes the highlighted row unknown)
+    after: tuple[str, ...] = ()  # the rows follow one of these lines, and end at a blank line below them
+    last: str | None = None  # the row that ends the list (its start)
+
+
+_NUMBERED = re.compile(r"^(?P<mark>> |  )(?P<n>\d+)\.(?: (?P<text>.*))?$")
+# Each layout known by its help line, whatever the tool that draws it is called (a copy of pi's
+# example under another name draws the same dialog).
+KNOWN: dict[str, Drawn] = {
+    "question": Drawn(
+        re.compile(r"↑↓ navigate • Enter to select • Esc to cancel|Enter to submit • Esc to go back"), _NUMBERED, True
+    ),
+    "questionnaire": Drawn(
+        re.compile(
+            r"↑↓ navigate • Enter select • Esc cancel|Tab/←→ navigate • ↑↓ select • Enter confirm"
+            r"|Enter to submit • Esc to cancel"
+        ),
+        _NUMBERED,
+        True,
+    ),
+    "pi-ask": Drawn(
+        re.compile(
+            r"Space select/toggle\s+•\s+Enter confirm|←→/Tab tabs\s+•\s+Enter submit\s+•\s+Esc dismiss"
+            r"|Enter to save\s+•\s+Esc to cancel"
+        ),
+        re.compile(r"^(?:(?P<mark>> )|  (?!  ))(?P<text>.*)$"),
+        after=("Choose one", "Choose any that apply", "Optional — press Enter to skip"),
+        last=PI_ASK_OTHER,
+    ),
+    "dreki": Drawn(re.compile(r"Space select/edit • r review"), re.compile(r"^(?P<mark>> |  )(?P<text>\[.*)$")),
+}
+
+
+@dataclass(frozen=True)
 class Dialog:
-    variant: str  # "question" | "questionnaire" | "pi-ask" | "dreki"
+    variant: str  # a layout known by its help line ("question", "questionnaire", "pi-ask", "dreki"), "list", "review"
     lines: tuple[str, ...]  # the dialog's own lines on screen, cleaned
     raw: tuple[str, ...] = ()  # the same lines as captured (their columns kept)
     top: int = 0  # the screen line (from 0) of its first line
-    labels: tuple[str, ...] = ()  # "list": the option labels its rows show (find_list)
-    toggles: bool = False  # "list": its help says Space selects (Enter alone does not choose)
-    toggle_key: str | None = None  # "list": the key its help says ticks a row ("Space", "x"; None: not said)
-    submits: bool = False  # "list": its help says Enter submits (or confirms, or is done)
+    labels: tuple[str, ...] = ()  # "list": the option labels its rows show (find_list); "review": its list's rows
     below: str = ""  # "list": what it draws below its rows (a help line, an open input), cleaned, on one line
     above: str = ""  # "list": what it draws above the question's text (a form's tab bar), cleaned, on one line
 
@@ -68,6 +85,41 @@ class Dialog:
 
     def shows(self, text: str) -> bool:
         return clean(text).casefold() in self.flat
+
+    # What a list's help line (``below``) and tab bar (``above``) say, as data for its keys:
+    @property
+    def toggles(self) -> bool:
+        """Its help says Space selects (Enter alone does not choose)."""
+        return bool(_SPACE_SELECTS.search(self.below))
+
+    @property
+    def toggle_key(self) -> str | None:
+        """The key its help says ticks a row ("Space select", "x to toggle"), as tmux names it
+        (``None``: the help names no such key, or two)."""
+        found = {"Space" if m.group(1).casefold() == "space" else m.group(1) for m in _TOGGLE_HELP.finditer(self.below)}
+        found.discard("Enter")
+        return found.pop() if len(found) == 1 else None
+
+    @property
+    def submits(self) -> bool:
+        """Its help says Enter submits what is chosen ("Enter submit", "Enter to confirm")."""
+        return bool(_SUBMIT_HELP.search(self.below))
+
+    @property
+    def reviews(self) -> bool:
+        """A form's tab bar names a step of its own that submits it ("□ Task  □ Release  ✓ Submit")."""
+        return bool(_REVIEW_TAB.search(self.above))
+
+    @property
+    def helps(self) -> bool:
+        """It draws a help line below its rows that speaks of them (moving, selecting)."""
+        return bool(_LIST_HELP.search(self.below))
+
+    @property
+    def typing(self) -> bool:
+        """It shows an open input: its help says Enter saves or submits the text, and no longer
+        speaks of moving between or selecting rows."""
+        return bool(_INPUT_HELP.search(self.below)) and not self.helps
 
 
 @dataclass(frozen=True)
@@ -82,7 +134,7 @@ class Rows:
 
 
 def find_dialog(screen: str) -> Dialog | None:
-    """The dialog of a layout known by its help line (:data:`_SIGNATURES`) at the bottom of a
+    """The dialog of a layout known by its help line (:data:`KNOWN`) at the bottom of a
     captured screen, or ``None``; whichever tool draws it (which question it shows is checked
     apart: :func:`notifier.pi.keys.check_screen`).
 
@@ -94,8 +146,8 @@ def find_dialog(screen: str) -> Dialog | None:
     # pi's own rules start at column 0; an editor inside a dialog draws its rules indented
     border = [bool(_BORDER.match(line.rstrip())) for line in raw]
     found: tuple[int, str] | None = None  # (the line of the lowest help line, its layout)
-    for variant, pattern in _SIGNATURES:
-        hits = [i for i, line in enumerate(lines) if pattern.search(line)]
+    for variant, drawn in KNOWN.items():
+        hits = [i for i, line in enumerate(lines) if drawn.help.search(line)]
         if hits and (found is None or hits[-1] > found[0]):
             found = (hits[-1], variant)
     if found is None:
@@ -116,26 +168,7 @@ def rows(dialog: Dialog) -> Rows:
         return _listed(dialog.raw, dialog.labels)
     if dialog.variant == "review":  # (its list of steps is its last lines)
         return _listed(dialog.raw[len(dialog.raw) - len(dialog.labels) :], dialog.labels)
-    return _own_rows(dialog.raw, _DRAWN[dialog.variant])
-
-
-@dataclass(frozen=True)
-class Drawn:
-    """How a tool's own dialog draws its option rows: data for the one reader (:func:`_own_rows`)."""
-
-    row: re.Pattern[str]  # a row: its ``mark`` ("> " on the highlighted one), its ``text``
-    numbered: bool = False  # rows read "N. label" numbered 1, 2, … (a line out of that order is no row,
-    # and a "> " at its start makes the highlighted row unknown)
-    after: tuple[str, ...] = ()  # the rows follow one of these lines, and end at a blank line below them
-    last: str | None = None  # the row that ends the list (its start)
-
-
-_DRAWN: dict[str, Drawn] = {
-    "question": Drawn(re.compile(r"^(?P<mark>> |  )(?P<n>\d+)\.(?: (?P<text>.*))?$"), numbered=True),
-    "pi-ask": Drawn(re.compile(r"^(?:(?P<mark>> )|  (?!  ))(?P<text>.*)$"), after=_PI_ASK_HEAD, last=PI_ASK_OTHER),
-    "dreki": Drawn(re.compile(r"^(?P<mark>> |  )(?P<text>\[.*)$")),
-}
-_DRAWN["questionnaire"] = _DRAWN["question"]
+    return _own_rows(dialog.raw, KNOWN[dialog.variant])
 
 
 def _own_rows(raw: tuple[str, ...], drawn: Drawn) -> Rows:
@@ -283,16 +316,8 @@ def find_list(screen: str, text: str, labels: tuple[str, ...]) -> Dialog | None:
         lines = tuple(raw[start : last + 1])
         below = " ".join(clean(line) for line in _to_border(raw[last + 1 : last + 1 + _MAX_LIST_LINES]))
         above = " ".join(clean(line) for line in reversed(_to_border(raw[max(0, start - 8) : start][::-1])))
-        toggles = bool(_SPACE_SELECTS.search(below))
-        shown = tuple(clean(line) for line in lines)
-        return Dialog("list", shown, lines, start, labels, toggles, toggle_key(below), submits(below), below, above)
+        return Dialog("list", tuple(clean(line) for line in lines), lines, start, labels, below, above)
     return None
-
-
-def reviews(dialog: Dialog) -> bool:
-    """Whether a form says it ends in a step of its own that submits it: its tab bar (what it
-    draws above the question) names a Submit or Review step ("□ Task  □ Release  ✓ Submit")."""
-    return bool(_REVIEW_TAB.search(dialog.above))
 
 
 def find_review(screen: str, names: tuple[tuple[str, ...], ...]) -> Dialog | None:
@@ -329,7 +354,7 @@ def _review_without_list(raw: list[str], start: int, begin: int, end: int) -> Di
             return None
         if _SUBMIT_HELP.search(clean(raw[n])):
             lines = tuple(raw[start : n + 1])
-            return Dialog("review", tuple(clean(line) for line in lines), lines, start, submits=True)
+            return Dialog("review", tuple(clean(line) for line in lines), lines, start, below=clean(raw[n]))
     return None
 
 
@@ -402,36 +427,6 @@ def _other_row(raw: list[str], last: int) -> int | None:
     return None
 
 
-def other_text(line: str) -> str:
-    """The text of a row that opens a typed answer, as shown (its marks left out)."""
-    m = _ROW.match(line)
-    return clean(m.group("label")) if m is not None else clean(line)
-
-
-def input_open(dialog: Dialog) -> bool:
-    """Whether the dialog shows an open input: its help says Enter saves or submits the text,
-    and no longer speaks of moving between or selecting rows."""
-    return bool(_INPUT_HELP.search(dialog.below)) and not _LIST_HELP.search(dialog.below)
-
-
-def readable_help(dialog: Dialog) -> bool:
-    """Whether the dialog draws a help line below its rows that speaks of them (moving, selecting)."""
-    return bool(_LIST_HELP.search(dialog.below))
-
-
-def toggle_key(help_text: str) -> str | None:
-    """The key a help line says ticks a row ("Space select", "x to toggle"): its tmux name, or
-    ``None`` when the help names no such key, or names two."""
-    keys = {("Space" if m.group(1).casefold() == "space" else m.group(1)) for m in _TOGGLE_HELP.finditer(help_text)}
-    keys.discard("Enter")
-    return keys.pop() if len(keys) == 1 else None
-
-
-def submits(help_text: str) -> bool:
-    """Whether a help line says Enter submits what is chosen ("Enter submit", "Enter to confirm")."""
-    return bool(_SUBMIT_HELP.search(help_text))
-
-
 def _listed(raw: tuple[str, ...], labels: tuple[str, ...]) -> Rows:
     """The rows of a list dialog in screen order; the highlighted one is the one row whose prefix
     has a cursor mark (none or several: not known)."""
@@ -441,7 +436,7 @@ def _listed(raw: tuple[str, ...], labels: tuple[str, ...]) -> Rows:
     if found and _row_of(last, labels) is None:  # (the dialog's lines end at its free-text row, if any)
         m = _ROW.match(last)
         other = len(found)
-        found.append((other_text(last), m.group("prefix") if m is not None else ""))
+        found.append((clean(m.group("label")), m.group("prefix")) if m is not None else (clean(last), ""))
     marked = [i for i, (_, prefix) in enumerate(found) if any(c in prefix for c in CURSOR_MARKS)]
     checked = tuple(True if _CHECKED.search(p) else False if _UNCHECKED.search(p) else None for _, p in found)
     return Rows(tuple(t for t, _ in found), marked[0] if len(marked) == 1 else None, checked, other)

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from notifier.actions.answer import Seen, drive, finder, plan_for
+from notifier.actions.answer import Seen, drive, finder
 from notifier.actions.goto import Refused
 from notifier.core.model import Option, Question, QuestionItem
 from notifier.pi.keys import (
@@ -20,6 +20,7 @@ from notifier.pi.keys import (
     UsageError,
     check_screen,
     check_usage,
+    plan_for,
     plan_list,
 )
 from notifier.pi.records import result_mismatch

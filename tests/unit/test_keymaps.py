@@ -12,9 +12,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from notifier.actions.answer import tool_result, unready
+from notifier.actions.answer import tool_result
 from notifier.core.model import Question
-from notifier.pi.keys import LAYOUTS, Plan, Unsupported, UsageError, check_screen, drawn, plan, resolve
+from notifier.pi.keys import LAYOUTS, Plan, Unsupported, UsageError, check_screen, drawn, plan, resolve, unready
 from notifier.pi.parse import extract
 from notifier.pi.records import result_mismatch
 from notifier.pi.screens import find_dialog, rows
@@ -272,17 +272,17 @@ def test_every_layout_is_data_for_the_one_driver() -> None:
     read = Rows(labels, 1, (False,) * 3)
     dreki_like = Layout(toggle="Space", ticks=True, submits=True, confirms=False, review_key="r", review_alone=True,
                         review_says=("{label}",))  # fmt: skip
-    done = plan_rows(dreki_like, form, ["X"], None, lambda k, first: read)
+    done = plan_rows(dreki_like, form, ["X"], None, read)
     assert keys(done) == ["Up", "Space", "r", "Enter"] and done.steps[-1].shows == ("X",)
     assert [s.checked for s in done.steps[:2]] == [(), ()]  # (its boxes read back before each key)
     skipping = Layout(skips=True, toggle="Space", submits=True)
-    assert keys(plan_rows(skipping, form, ["-"], None, lambda k, first: read)) == ["Enter"]
-    assert keys(plan_rows(skipping, form, ["Z"], None, lambda k, first: read)) == ["Down", "Space", "Enter"]
+    assert keys(plan_rows(skipping, form, ["-"], None, read)) == ["Enter"]
+    assert keys(plan_rows(skipping, form, ["Z"], None, read)) == ["Down", "Space", "Enter"]
     with pytest.raises(UsageError, match="no option"):  # (a layout that does not skip: "-" is no label)
-        plan_rows(Layout(), form, ["-"], None, lambda k, first: read)
+        plan_rows(Layout(), form, ["-"], None, read)
     # a list read off the screen is the same driver with what its help line says
     assert plan_list(form, ["Z"], None, read, True, "Space", True) == plan_rows(
-        Layout(toggle="Space", ticks=True, submits=True, saves=True), form, ["Z"], None, lambda k, first: read
+        Layout(toggle="Space", ticks=True, submits=True, saves=True), form, ["Z"], None, read, boxes=True
     )
     # the known layouts differ only by their data
     assert {name: layout.name for name, layout in LAYOUTS.items()} == {n: n for n in LAYOUTS}

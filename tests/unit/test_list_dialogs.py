@@ -158,7 +158,8 @@ def test_a_list_whose_help_says_space_selects_is_ticked_then_submitted() -> None
     steps = plan_list(Q, ["Memcached"], None, rows(dialog), dialog.toggles).steps
     assert [(st.keys, st.cursor, st.checked) for st in steps] == [(("Down",), 0, ()), (("Space",), 1, ()), (("Enter",), 1, (1,))]
     # driven: Enter only once the chosen box alone reads ticked
-    from notifier.actions.answer import Seen, unready
+    from notifier.actions.answer import Seen
+    from notifier.pi.keys import unready
 
     other = find_list(screen(1, 0), "Which cache?", LABELS)
     assert other is not None and unready(other, steps[1]) is not None  # (another box ticked)
@@ -226,7 +227,8 @@ def test_a_multi_select_list_ticks_each_chosen_row_then_submits(
 ) -> None:
     """`answer CALL 1 3`: rows 1 and 3 ticked with the key the help line names, every box read
     back after each key, Enter only once exactly those boxes read ticked."""
-    from notifier.actions.answer import Seen, plan_for, unready
+    from notifier.actions.answer import Seen
+    from notifier.pi.keys import plan_for, unready
 
     first = find_list(boxes(1, (), states, help_line), "Which caches?", LABELS)
     assert first is not None and (first.toggle_key, first.submits) == (key, True)
@@ -291,7 +293,7 @@ def test_a_multi_select_list_whose_help_does_not_say_how_is_refused() -> None:
     ]:
         dialog = find_list(boxes(0, (), BOXES[0], help_line), "Which caches?", LABELS)
         assert dialog is not None
-        from notifier.actions.answer import plan_for
+        from notifier.pi.keys import plan_for
 
         with pytest.raises(Unsupported, match=why):
             plan_for(dialog, MULTI, ["1", "3"], None)
@@ -348,7 +350,8 @@ class StandIn:
 def test_a_typed_answer_goes_through_the_free_text_row(ticks: bool, other: str) -> None:
     """`answer --text TEXT`: to the free-text row, open it, paste once the input is open, Enter once
     the text reads back in it (and, where the list's Enter submits, Enter again once it is saved)."""
-    from notifier.actions.answer import Seen, plan_for
+    from notifier.actions.answer import Seen
+    from notifier.pi.keys import plan_for
 
     tool = StandIn(ticks, other)
 
@@ -370,8 +373,9 @@ def test_a_typed_answer_goes_through_the_free_text_row(ticks: bool, other: str) 
 
 
 def test_a_typed_answer_is_refused_without_a_free_text_row_or_an_input_that_opens(monkeypatch: pytest.MonkeyPatch) -> None:
-    from notifier.actions.answer import Seen, plan_for
+    from notifier.actions.answer import Seen
     from notifier.actions.goto import Refused
+    from notifier.pi.keys import plan_for
 
     bare = find_list(drawn("> ", 0).replace("  Other (type your own)\n", ""), "Which cache?", LABELS)
     assert bare is not None and rows(bare).other is None
@@ -464,8 +468,7 @@ class NoLater:
 def test_a_form_of_lists_is_answered_question_by_question() -> None:
     """`answer CALL 2 1`: question 1 → option 2, question 2 → option 1, each key bound to the
     question whose list is on screen; the last Enter submits (the help says so)."""
-    from notifier.actions.answer import plan_for
-    from notifier.pi.keys import check_usage
+    from notifier.pi.keys import check_usage, plan_for
 
     tool = FormStandIn()
     look = form_look(tool)
@@ -487,8 +490,8 @@ def test_a_form_of_lists_is_answered_question_by_question() -> None:
 def test_a_form_is_refused_where_its_help_does_not_say_enter_submits_or_not_at_its_first_question(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from notifier.actions.answer import plan_for
     from notifier.actions.goto import Refused
+    from notifier.pi.keys import plan_for
 
     tool = FormStandIn("↑↓ navigate • Enter select • Esc cancel")
     first = form_look(tool)().dialog  # type: ignore[operator]
@@ -598,7 +601,7 @@ def test_a_form_that_ends_in_a_review_is_submitted_once_the_review_shows_the_ans
     """`answer CALL 2 1` on a form whose tab bar names a Submit step and whose help says Enter
     selects: each question answered in turn, then the review read (each header, the answer chosen
     for it alone) and Enter on its highlighted "Submit answers" row; what was recorded is read back."""
-    from notifier.actions.answer import plan_for
+    from notifier.pi.keys import plan_for
     from notifier.pi.screens import find_review
 
     tool = ReviewStandIn(numbered=numbered)
@@ -626,8 +629,8 @@ def test_a_review_that_does_not_show_the_answers_or_its_submit_row_is_not_confir
 ) -> None:
     """The review shows another answer than the one chosen (the tool took another row), or its
     highlight is on "Cancel": no key is sent to it; the answer stops saying what was typed."""
-    from notifier.actions.answer import plan_for
     from notifier.actions.goto import Refused
+    from notifier.pi.keys import plan_for
 
     tool = ReviewStandIn(**{fault: True})
     look = review_look(tool)
@@ -648,7 +651,7 @@ def test_a_review_that_does_not_show_the_answers_or_its_submit_row_is_not_confir
 def test_a_typed_answer_is_refused_before_any_key_where_no_help_line_can_be_read() -> None:
     """A list with a free-text row but no help line below it: whether that row opens an input,
     and how its text is saved, cannot be read; refused before any key, saying so."""
-    from notifier.actions.answer import plan_for
+    from notifier.pi.keys import plan_for
 
     screen = drawn("> ", 0).replace(" enter select", "")
     dialog = find_list(screen, "Which cache?", LABELS)
@@ -677,8 +680,8 @@ class ListlessReview(ReviewStandIn):
 
 @pytest.mark.parametrize("slips", [False, True])
 def test_a_review_without_a_list_is_confirmed_where_it_says_enter_submits(slips: bool, monkeypatch: pytest.MonkeyPatch) -> None:
-    from notifier.actions.answer import plan_for
     from notifier.actions.goto import Refused
+    from notifier.pi.keys import plan_for
 
     tool = ListlessReview(slips=slips)
     look = review_look(tool)
