@@ -555,8 +555,9 @@ class Tree:
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, kind): session names not read
 
 
-def walk_tree(root: str) -> Tree:
-    """Every session file below ``root`` (any depth; iterative, so no recursion limit)."""
+def walk_tree(root: str, files: bool = True) -> Tree:
+    """Every session file below ``root`` (any depth; iterative, so no recursion limit);
+    ``files=False``: its folders only (no file is looked at, so none is stat'ed)."""
     tree = Tree()
     try:
         st = os.stat(root)
@@ -576,7 +577,7 @@ def walk_tree(root: str) -> Tree:
         for entry in entries:
             try:
                 real_dir = entry.is_dir(follow_symlinks=False)
-                if not real_dir and not is_session_name(entry.name):
+                if not real_dir and not (files and is_session_name(entry.name)):
                     continue
                 found = entry.stat(follow_symlinks=not real_dir)  # (a symlink: where it points decides)
             except OSError:
