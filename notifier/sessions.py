@@ -384,9 +384,8 @@ def _unpack(row: tuple[Any, ...], path: str, size: int, max_line: int, ident: tu
         raise Damaged("a summary holds wrong digests")  # (sessions.tail.digest: 16 bytes)
     if type(partial) is not bytes or len(partial) > min(offset, MAX_PARTIAL) or type(nc) is not bool:
         raise Damaged("a summary holds a wrong position")
-    tailer = Tailer(path, max_line)
     position = dict(offset=offset, partial=partial, head_len=head_len, head=head, tail_start=tail_start, tail=tail)
-    tailer.restore(position, ident)
+    tailer = Tailer(path, max_line, position, ident)
     tailer.window_start, tailer.name_checked = ws, nc
     return Restored(tailer, _reducer(data[5:]))
 

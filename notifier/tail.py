@@ -192,7 +192,10 @@ class Tailer:
     """Follows one file from ``offset``; digests of its first ``head_len`` bytes and of
     ``[tail_start, offset)`` tell a rewrite."""
 
-    def __init__(self, path: str, max_line: int = DEFAULT_MAX_LINE) -> None:
+    def __init__(
+        self, path: str, max_line: int = DEFAULT_MAX_LINE, state: dict[str, Any] = AT_START, ident: Ident | None = None
+    ) -> None:
+        """A tailer at the start of the file, or at ``state`` (:meth:`restore`'s: the scan cache's)."""
         self.path = path
         self.max_line = max_line
         self.window_start = 0  # where the startup scan began reading (older bytes were never read)
@@ -200,7 +203,7 @@ class Tailer:
         self._lines = Lines(max_line)
         self._tail: bytes = _EMPTY  # the digest of the bytes [tail_start, offset)
         self._seen: bytes | None = None  # those bytes as read (then their digest is made when asked)
-        self.restore(AT_START, None)
+        self.restore(state, ident)
 
     def seek(self, offset: int, ident: Ident | None, partial: bytes = b"", sig: bytes = b"", head: bytes = b"") -> None:
         """Continue from ``offset`` (after the startup scan read a bounded tail). ``sig`` are
