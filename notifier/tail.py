@@ -34,11 +34,7 @@ from typing import Any
 from notifier.core import codec
 from notifier.core.reducer import Event, Header, Renamed, SessionReducer, Suffix
 from notifier.core.text import clean
-from notifier.pi.parse import (
-    ESCAPE,
-    MARKERS,
-    may_have_events,
-)
+from notifier.pi.parse import ESCAPE, MARKERS, may_have_events
 
 CHUNK = 1 << 20  # bytes per read while following
 BLOCK = 64 << 10  # bytes per read of the start-up read: below glibc's mmap threshold, blocks are reused
