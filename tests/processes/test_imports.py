@@ -86,6 +86,7 @@ def test_status_imports_only_what_it_needs(tmp_path: Path, json_out: bool) -> No
         assert r.returncode == 0, r.stderr
         if json_out:
             assert json.loads(r.stdout)["pending"] == 1, run
+            assert "notifier.core.commands" not in modules, run  # (the command vocabulary: commands only)
         else:
             assert "1 pending question" in r.stdout, run
         assert "notifier.sessions" in modules  # (it did read them: the scan and its cache)
