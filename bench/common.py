@@ -16,6 +16,14 @@ ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "bench" / "out"
 
 
+def compile_package() -> None:
+    """Byte-compile the package first, as an installed one is (pip compiles at install time):
+    otherwise every run would compile its sources again where PYTHONDONTWRITEBYTECODE is set."""
+    import compileall
+
+    compileall.compile_dir(str(ROOT / "notifier"), quiet=1)
+
+
 def fresh_env(state: str | None = None) -> dict[str, str]:
     """The environment of an app the bench starts: its own home, state folder (``state``, else a
     new empty one), config, data, cache and runtime folders, never the user's (whose scan cache,

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import OUT, Reader, cpu_s, rss_mb, running, save, start_run, stop  # noqa: E402
+from common import OUT, Reader, compile_package, cpu_s, rss_mb, running, save, start_run, stop  # noqa: E402
 
 
 def start_and_ready(root: Path, state: str, keep: bool = False) -> tuple[float, Any, Any]:
@@ -42,6 +42,7 @@ def main() -> None:
     root = Path(args.dir)
     if not root.exists():
         raise SystemExit(f"{root} is missing: run bench/scale.py first")
+    compile_package()  # (each start imports the package: never measure its compiling)
     state = tempfile.mkdtemp(prefix="pi-notifier-bench-state-")
     first_s, _, _ = start_and_ready(root, state)  # (builds the scan cache, then stops)
     ready_s, proc, reader = start_and_ready(root, state, keep=True)

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import OUT, ROOT, fresh_env, save  # noqa: E402
+from common import OUT, ROOT, compile_package, fresh_env, save  # noqa: E402
 from corpus import DENSE_TAILS, generate, generate_dense  # noqa: E402
 
 FLOOR = r"""
@@ -76,14 +76,6 @@ def timed(cmd: list[str], state: str | None = None) -> tuple[float, str]:
         raise SystemExit(f"{' '.join(cmd[:4])}… ended with {out.returncode}: {out.stderr[-2000:]}")
     CPU.setdefault(id(cmd), []).append(_children_cpu() - before)
     return wall, out.stdout
-
-
-def compile_package() -> None:
-    """Byte-compile the package first, as an installed one is (pip compiles at install time):
-    otherwise every run would compile its sources again where PYTHONDONTWRITEBYTECODE is set."""
-    import compileall
-
-    compileall.compile_dir(str(Path(__file__).resolve().parents[1] / "notifier"), quiet=1)
 
 
 def main() -> None:

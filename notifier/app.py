@@ -31,7 +31,6 @@ from collections.abc import Callable, Sequence
 from types import FrameType
 from typing import Any
 
-from notifier.actions.answer import carry_out
 from notifier.actions.goto import configured, window_locations
 from notifier.companion import DialogFeed
 from notifier.config import Config
@@ -425,6 +424,8 @@ class LocalSource:
         """A Goto or Answer from the window, carried out here as the CLI would (no app runs)."""
         if self.engine is None or not isinstance(command, (Goto, Answer)):
             return None
+        from notifier.actions.answer import carry_out
+
         code, said = carry_out(self.config, self.engine.snapshot, command)
         return {"ok": code == 0, "code": code, "said": said}
 
@@ -498,6 +499,8 @@ class App:
                 threading.Thread(target=self._act, args=(command,), name="pi-notifier-act", daemon=True).start()
                 return {"ok": True}
             # an ipc worker thread: the reply says what happened
+            from notifier.actions.answer import carry_out
+
             code, said = carry_out(self.config, self.snapshot(), command)
             return {"ok": code == 0, "code": code, "said": said, **({"error": said} if code else {})}
         elif isinstance(command, Show):
@@ -531,6 +534,8 @@ class App:
         """Carry out a goto or answer from the tray or a notification; when it cannot be done, the
         user is told what to do instead: in the window, opened at the question (its status line),
         or where there is no window, in a notification."""
+        from notifier.actions.answer import carry_out
+
         try:
             code, said = carry_out(self.config, self.snapshot(), command)
         except Exception as exc:  # never silently nothing

@@ -333,7 +333,7 @@ class Watcher:
         :mod:`notifier.watch`)."""
         limit = LIMITS.get(exc.errno or 0)
         if limit is not None:
-            what, setting, folders = *limit, len(walk_tree(root).dirs)
+            what, setting, folders = *limit, len(walk_tree(root, files=False).dirs)
             said = "inotify %s limit reached: none of the %d folders in %s are watched; polling them every %.0f s"
             said += " (raise %s to fix)"
             self._once(root, "limit", said, what, folders, clean(root), UNWATCHED_POLL_S, setting)
@@ -449,7 +449,7 @@ class WatchLimit:
         """Say once, and poll, when inotify really ran out of watches under ``root``. A folder
         without a watch is not enough (watchdog may be adding it right now, after a
         ``mkdir -p``): the limit is confirmed by the kernel refusing one more watch."""
-        dirs = walk_tree(root).dirs
+        dirs = walk_tree(root, files=False).dirs
         missing = watcher.unwatched(root, dirs)
         if missing and watcher.limit_reached(missing):
             if root not in self._unwatched:

@@ -38,7 +38,6 @@ from datetime import datetime, timezone
 from types import UnionType
 from typing import Any, Literal, NamedTuple, TypeVar, Union, get_args, get_origin, get_type_hints
 
-from notifier.core.commands import short_id
 from notifier.core.model import (
     Question,
     SessionRef,
@@ -537,6 +536,8 @@ def summary(snapshot: Snapshot, now: float, snoozed_until: float | None = None, 
     "text", "waited_s"}…]}``: the questions waiting longest first, at most :data:`LISTED` of
     them. ``snoozed_until``: when the snooze of everything ends (the user's choice, not the
     board's); ``quiet``: the quiet hours in effect ("quiet hours until 07:30", or "")."""
+    from notifier.core.commands import short_id  # (here: the command vocabulary is for commands)
+
     waiting = sorted(snapshot.pending, key=lambda sq: sq[1].asked_at)
     snoozed = snoozed_until if snoozed_until and snoozed_until > now else None
     return {

@@ -57,7 +57,6 @@ from types import MappingProxyType
 from typing import Any
 
 from notifier.core.codec import iso
-from notifier.core.commands import short_id
 from notifier.core.model import (
     GENERIC_QUESTION,
     Action,
@@ -237,6 +236,8 @@ def silenced_obj(prefs: Preferences, now: float) -> dict[str, Any]:
 def silenced_line(prefs: Preferences, snapshot: Snapshot, now: float) -> str:
     """"snoozed: everything for 14 min, session blog 1d2e3a4b for 1 h 00 min; muted: shop", or
     "" when nothing is silenced."""
+    from notifier.core.commands import short_id  # (here: the command vocabulary is for commands)
+
     p = prefs.running(now)
     names = {v.ref.key: v for v in snapshot.sessions}
     snoozes = []

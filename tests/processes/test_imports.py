@@ -86,9 +86,30 @@ def test_status_imports_only_what_it_needs(tmp_path: Path, json_out: bool) -> No
         assert r.returncode == 0, r.stderr
         if json_out:
             assert json.loads(r.stdout)["pending"] == 1, run
+            assert "notifier.core.commands" not in modules, run  # (the command vocabulary: commands only)
         else:
             assert "1 pending question" in r.stdout, run
         assert "notifier.sessions" in modules  # (it did read them: the scan and its cache)
         assert _unwanted(modules, NOT_FOR_STATUS) == [], run
 
 
+
+
+def test_the_app_imports_the_answer_machinery_only_to_answer(tmp_path: Path) -> None:
+    """Every `run` imports the app; answering (checked keys into a pi's terminal, what pi
+    recorded) is imported only when a goto or an answer is carried out."""
+    out = tmp_path / "modules.txt"
+    probe = "import sys\nimport notifier.app, notifier.cli.run\nopen(sys.argv[1], 'w').write('\\n'.join(sys.modules))"
+    r = subprocess.run(
+        [sys.executable, "-c", probe, str(out)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "HOME": str(tmp_path)},
+        cwd=tmp_path,
+        timeout=60,
+    )
+    assert r.returncode == 0, r.stderr
+    modules = set(out.read_text().split("\n"))
+    assert "notifier.app" in modules and "notifier.engine" in modules
+    answering = ["notifier.actions.answer", "notifier.pi.keys", "notifier.pi.screens", "notifier.pi.records"]
+    assert _unwanted(modules, answering) == []

@@ -217,3 +217,19 @@ def test_a_huge_append_is_read_in_budgeted_steps(tmp_path: Path, monkeypatch: py
         if not r.more:
             break
     assert got == lines and calls >= 5
+
+
+def test_a_walk_of_the_folders_only_looks_at_no_file(tmp_path: Path) -> None:
+    """What the watch limit asks for (the folders below a root) is the walk's folders, found
+    without looking at a file: no stat of each session file, none listed or skipped."""
+    from notifier.tail import walk_tree
+
+    for folder in ("--a--", "--b--/sub", "--c--"):
+        (tmp_path / folder).mkdir(parents=True)
+        (tmp_path / folder / "s.jsonl").write_text("{}\n")
+    os.mkfifo(tmp_path / "--c--" / "fifo.jsonl")
+    (tmp_path / "--a--" / "link").symlink_to(tmp_path / "--b--")  # (a symlinked folder is not walked)
+    whole, folders = walk_tree(str(tmp_path)), walk_tree(str(tmp_path), files=False)
+    assert len(whole.files) == 3 and whole.skipped  # (the FIFO, said by the full walk)
+    assert folders.dirs == whole.dirs == [str(tmp_path / f) for f in ("", "--a--", "--b--", "--b--/sub", "--c--")]
+    assert folders.files == {} and folders.skipped == []
