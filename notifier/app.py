@@ -32,9 +32,10 @@ from types import FrameType
 from typing import Any
 
 from notifier.actions.goto import configured, window_locations
+from notifier.channel import encode
 from notifier.companion import DialogFeed
 from notifier.config import Config
-from notifier.control import SOCKET_ENV, Connection, Server, encode, socket_path
+from notifier.control import SOCKET_ENV, Connection, Server, socket_path
 from notifier.core import commands
 from notifier.core.codec import status_obj, summary
 from notifier.core.commands import (

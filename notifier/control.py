@@ -58,7 +58,7 @@ BUSY = "busy"  # the error a connection over the cap gets before it is closed
 WORKERS = 4  # threads running handlers
 SOCKET_ENV = "PI_NOTIFIER_SOCKET"  # set for a window spawned by an app on another channel (demo)
 
-__all__ = ["Connection", "Server", "encode", "request", "subscribe", "socket_path"]
+__all__ = ["Connection", "Server", "request", "subscribe", "socket_path"]
 
 
 def socket_path() -> str:

@@ -22,8 +22,8 @@ from typing import Any
 import pytest
 
 from notifier import control
-from notifier.channel import MAX_CONNECTIONS, BadLine
-from notifier.control import WORKERS, Connection, Server, encode, socket_path
+from notifier.channel import MAX_CONNECTIONS, BadLine, encode
+from notifier.control import WORKERS, Connection, Server, socket_path
 
 from ..app_process import AppProcess
 from ..conftest import wait_for

@@ -19,9 +19,9 @@ from hypothesis import strategies as st
 
 from notifier import control
 from notifier.app import App, WindowProcess
-from notifier.channel import MAX_DEPTH, BadLine, parse_object
+from notifier.channel import MAX_DEPTH, BadLine, encode, parse_object
 from notifier.config import Config
-from notifier.control import Connection, Server, answer, encode
+from notifier.control import Connection, Server, answer
 from notifier.core.commands import Focus
 
 FIELDS = [
