@@ -132,6 +132,7 @@ class LocalSession:
     abandoned: dict[str, Question] = field(default_factory=dict)
     alive: bool | None = None
     seen: dict[str, Seen] = field(default_factory=dict)
+    asker: tuple[int, float] | None = None  # its pi, as last paired, where that waits for a human
 
     @property
     def ref(self) -> SessionRef:
@@ -213,7 +214,10 @@ class LocalSession:
         # tool or waited on an extension dialog; the file says working forever): stopped.
         if (abandoned and not pending) or (alive is False and state == "working"):
             state = "stopped"
-        return SessionView(self.ref, state, pending, tuple(abandoned.values()), alive, r.updated_at, r.current_tool)
+        return SessionView(
+            self.ref, state, pending, tuple(abandoned.values()), alive, r.updated_at, r.current_tool,
+            asker=self.asker if pending else None,
+        )  # fmt: skip
 
 
 # ---- what every source of the board does ----
@@ -242,7 +246,6 @@ class LocalSessions(Changes):
         self._sessions: dict[str, LocalSession] = {}
         self._procs: dict[str, list[Proc]] | None = None  # the last process list, by folder
         self._read_tick = -1  # the feeding count at which it began to be read
-        self._askers: dict[str, tuple[int, float]] = {}  # session → its pi, where that waits for a human
         self._tick = 0  # counts feedings: the order in which questions were seen
         self._turns: list[TurnChange] = []
         super().__init__()
@@ -317,7 +320,6 @@ class LocalSessions(Changes):
     def forget(self, key: str, now: float) -> list[Transition]:
         """The file is gone: whatever it still asked will never be answered."""
         session = self._sessions.pop(key, None)
-        self._askers.pop(key, None)  # (a file made again at this path is another pi's, maybe)
         self._changed.add(key)
         if session is None:
             return []
@@ -328,9 +330,8 @@ class LocalSessions(Changes):
         self, session: LocalSession, changes: Sequence[Asked | Ended], now: float, initial: bool
     ) -> list[Transition]:
         out = session.transitions(changes, self._tick, now, initial)
-        asker = self._askers.get(session.key)
-        if asker is not None:  # its pi, as last seen, waits for a human (see Transition.asker)
-            out = [replace(t, asker=asker) if t.kind == "needs_input" else t for t in out]
+        if session.asker is not None:  # its pi, as last seen, waits for a human (see Transition.asker)
+            out = [replace(t, asker=session.asker) if t.kind == "needs_input" else t for t in out]
         if out and self.liveness and any(isinstance(c, Asked) for c in changes):
             out += self._check(session, now)
         return out
@@ -385,10 +386,10 @@ class LocalSessions(Changes):
 
     def _judge(self, sessions: list[LocalSession], now: float, only: LocalSession | None = None) -> list[Transition]:
         """Pair ``sessions`` with the pis of their folders and judge each (or ``only`` that one)."""
-        askers = {s.key: self._askers.get(s.key) for s in sessions if s.reducer.pending}
+        askers = [(s, s.asker) for s in sessions if s.reducer.pending]
         owned = self._owned(sessions)
         # the views that change: whose asker changed (a view says who waits for a human), whose liveness did
-        moved = {key for key, asker in askers.items() if self._askers.get(key) != asker}
+        moved = {s.key for s, asker in askers if s.asker != asker}
         out: list[Transition] = []
         for session in sessions if only is None else [only]:
             changed, trans = session.check(session.key in owned, self._tick, self._read_tick, now)
@@ -418,10 +419,7 @@ class LocalSessions(Changes):
             owned.update(s.key for s, _ in items if s.key in owners.living)
             for s, _ in items:
                 owner = owners.owners.get(s.key)
-                if owner is not None and owner.interactive and owner.pid:
-                    self._askers[s.key] = (owner.pid, owner.started)
-                else:
-                    self._askers.pop(s.key, None)
+                s.asker = (owner.pid, owner.started) if owner is not None and owner.interactive and owner.pid else None
         return owned
 
     def needs_liveness(self) -> bool:
@@ -465,9 +463,7 @@ class LocalSessions(Changes):
         session = self._sessions.get(key)
         if session is None or not session.reducer.has_header:
             return None
-        view = session.view(self.liveness)
-        asker = self._askers.get(key) if view.pending else None
-        return replace(view, asker=asker) if asker is not None else view
+        return session.view(self.liveness)
 
     def __len__(self) -> int:
         """The sessions whose header was read."""
