@@ -143,17 +143,20 @@ def _is_option(item: Any) -> bool:
     return _is_label(item)
 
 
+def _listed(q: Mapping[str, Any]) -> Any:
+    """The options of a question as its tool gives them (the first of :data:`OPTION_KEYS` set;
+    a JSON string parsed); ``None``: none."""
+    return next((_maybe_json(q[key]) for key in OPTION_KEYS if q.get(key) is not None), None)
+
+
 def _has_options(q: Mapping[str, Any]) -> bool:
     """``q`` offers a list of options to pick from: 2–20 short labels (strings or objects)."""
-    for key in OPTION_KEYS:
-        if key in q:
-            raw = _maybe_json(q[key])
-            return (
-                isinstance(raw, list)
-                and MIN_SHAPED_OPTIONS <= len(raw) <= MAX_SHAPED_OPTIONS
-                and all(_is_option(item) for item in raw)
-            )
-    return False
+    raw = _listed(q)
+    return (
+        isinstance(raw, list)
+        and MIN_SHAPED_OPTIONS <= len(raw) <= MAX_SHAPED_OPTIONS
+        and all(_is_option(item) for item in raw)
+    )
 
 
 def _has_text(q: Mapping[str, Any]) -> bool:
@@ -232,9 +235,7 @@ def _multi(q: Mapping[str, Any]) -> bool | None:
 
 
 def _options(q: Mapping[str, Any]) -> tuple[Option, ...]:
-    raw = _maybe_json(q.get("options"))
-    if raw is None:
-        raw = _maybe_json(q.get("choices"))
+    raw = _listed(q)
     if isinstance(raw, Mapping):
         raw = [raw]
     if not isinstance(raw, list):
@@ -305,7 +306,7 @@ def _texts(q: Mapping[str, Any]) -> tuple[str | None, str | None, str | None]:
 def _item(q: Mapping[str, Any], form: Mapping[str, Any] | None = None, tool: str = "") -> QuestionItem | None:
     text, header, detail = _texts(q)
     options = _options(q)
-    listed = _maybe_json(q.get("options"))
+    listed = _listed(q)
     if tool == "ask_user_question" and isinstance(listed, list) and any(
         isinstance(o, Mapping) and "value" in o for o in listed
     ):

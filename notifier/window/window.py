@@ -301,9 +301,6 @@ class Window:
         self.pane.show(q, keep_scroll)
         self._update_buttons(q)
 
-    def details_text(self) -> str:
-        return self.pane.current()
-
     def _update_buttons(self, q: Shown | None) -> None:
         for button, usable in (
             (self.snooze_button, q),
