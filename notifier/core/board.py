@@ -705,61 +705,52 @@ CHUNK = 64
 
 
 class SessionViews:
+    """Every session's view in a dict's order, and the chunks of it the last snapshot shares: a
+    chunk's keys are a run of the dict's, so the chunks in order are the dict in order."""
+
     def __init__(self) -> None:
-        self._slot: dict[str, tuple[int, int]] = {}  # key → (chunk, place in it)
+        self._views: dict[str, SessionView] = {}
+        self._chunk_of: dict[str, int] = {}
         self._keys: list[list[str]] = []  # the keys of each chunk, in order
-        self._views: list[list[SessionView]] = []  # their views, changed in place
-        self._chunks: list[tuple[SessionView, ...]] = []  # the same, as the last snapshot shares them
+        self._chunks: list[tuple[SessionView, ...]] = []  # their views, as the last snapshot shares them
         self._dirty: set[int] = set()  # the chunks changed since
         self._last: Views | None = None  # the last snapshot
 
     def __len__(self) -> int:
-        return len(self._slot)
+        return len(self._views)
 
     def set(self, key: str, view: SessionView) -> None:
-        at = self._slot.get(key)
-        if at is None:  # a new key: at the end
+        c = self._chunk_of.get(key)
+        if c is None:  # a new key: at the end
             if not self._keys or len(self._keys[-1]) >= CHUNK:
                 self._keys.append([])
-                self._views.append([])
                 self._chunks.append(())
-            at = self._slot[key] = (len(self._keys) - 1, len(self._keys[-1]))
-            self._keys[-1].append(key)
-            self._views[-1].append(view)
-        else:
-            self._views[at[0]][at[1]] = view
-        self._dirty.add(at[0])
+            c = self._chunk_of[key] = len(self._keys) - 1
+            self._keys[c].append(key)
+        self._views[key] = view
+        self._dirty.add(c)
 
     def remove(self, key: str) -> None:
-        at = self._slot.pop(key, None)
-        if at is None:
+        c = self._chunk_of.pop(key, None)
+        if c is None:
             return
-        c, i = at
-        keys = self._keys[c]
-        del keys[i], self._views[c][i]
-        for j in range(i, len(keys)):
-            self._slot[keys[j]] = (c, j)
+        del self._views[key]
+        self._keys[c].remove(key)
         self._dirty.add(c)
-        if not keys:  # chunks emptied by removals are dropped once they are many
+        if not self._keys[c]:  # chunks emptied by removals are dropped once they are many
             empty = sum(1 for ks in self._keys if not ks)
             if empty > 8 and empty * 2 > len(self._keys):
-                self._compact()
+                keys = list(self._views)
+                self._keys = [keys[i : i + CHUNK] for i in range(0, len(keys), CHUNK)]
+                self._chunk_of = {k: c for c, ks in enumerate(self._keys) for k in ks}
+                self._chunks = [()] * len(self._keys)
+                self._dirty = set(range(len(self._keys)))
 
     def snapshot(self) -> Views:
         """Every view, in order (immutable; shares its unchanged chunks with the last one)."""
         if self._dirty or self._last is None:
             for c in self._dirty:
-                self._chunks[c] = tuple(self._views[c])
+                self._chunks[c] = tuple([self._views[k] for k in self._keys[c]])
             self._dirty.clear()
-            self._last = Views(self._chunks, len(self._slot))
+            self._last = Views(self._chunks, len(self._views))
         return self._last
-
-    def _compact(self) -> None:
-        keys = [k for ks in self._keys for k in ks]
-        views = [v for vs in self._views for v in vs]
-        self._keys = [keys[i : i + CHUNK] for i in range(0, len(keys), CHUNK)]
-        self._views = [views[i : i + CHUNK] for i in range(0, len(views), CHUNK)]
-        self._chunks = [tuple(vs) for vs in self._views]
-        self._slot = {k: (c, i) for c, ks in enumerate(self._keys) for i, k in enumerate(ks)}
-        self._dirty.clear()
-        self._last = None
