@@ -72,11 +72,7 @@ class Board:
 
     def view(self, key: str) -> SessionView | None:
         """One session as a snapshot shows it (``None``: not on the board)."""
-        view = self.remote.view(key) or self.local.view(key)
-        dialogs = self.dialogs.of(key)
-        if view is None and dialogs:  # a session whose file is not read (yet): its dialogs still show
-            return dialog_view(dialogs[0][0], [q for _, q in dialogs])
-        return with_dialogs(view, [q for _, q in dialogs]) if view is not None and dialogs else view
+        return with_dialogs(self.remote.view(key) or self.local.view(key), self.dialogs.of(key))
 
     def clear_abandoned(self, key: str, tool_call_id: str | None = None) -> bool:
         """The user dismissed an abandoned question (or all of a session's): stop listing it."""
@@ -675,28 +671,28 @@ class Dialogs(Changes):
         return [(ref, q) for ref, q in self._open.values() if ref.key == key]
 
 
-def with_dialogs(view: SessionView, dialogs: Sequence[Question]) -> SessionView:
+def with_dialogs(view: SessionView | None, dialogs: Sequence[tuple[SessionRef, Question]]) -> SessionView | None:
     """``view`` with extension dialogs added to its pending questions. A question tool's own
-    dialog (same tool call as a pending question) is that question: not added twice."""
+    dialog (same tool call as a pending question) is that question: not added twice. A session
+    whose file is not read (yet, ``view`` None): its dialogs still show."""
+    if not dialogs:
+        return view
+    if view is None:
+        ref, at = dialogs[0][0], max(q.asked_at for _, q in dialogs)
+        return SessionView(ref, "needs_input", tuple(q for _, q in dialogs), (), None, at)
     asked = {q.tool_call_id for q in view.pending}
-    extra = tuple(q for q in dialogs if q.tool_call_id not in asked)
+    extra = tuple(q for _, q in dialogs if q.tool_call_id not in asked)
     return replace(view, pending=view.pending + extra, state="needs_input") if extra else view
-
-
-def dialog_view(ref: SessionRef, dialogs: Sequence[Question]) -> SessionView:
-    """A session known only from its dialogs (its file not read)."""
-    at = max(q.asked_at for q in dialogs)
-    return SessionView(ref, "needs_input", tuple(dialogs), (), None, at)
 
 
 def add_dialogs(snapshot: Snapshot, dialogs: Iterable[tuple[SessionRef, Question]]) -> Snapshot:
     """A snapshot with the dialogs pi shows right now added (for one-shot readers: ``status``)."""
-    by_key: dict[str, tuple[SessionRef, list[Question]]] = {}
+    by_key: dict[str, list[tuple[SessionRef, Question]]] = {}
     for ref, q in dialogs:
-        by_key.setdefault(ref.key, (ref, []))[1].append(q)
-    views = [with_dialogs(v, by_key.pop(v.ref.key, (v.ref, []))[1]) for v in snapshot.sessions]
-    views += [dialog_view(ref, qs) for ref, qs in by_key.values()]
-    return replace(snapshot, sessions=tuple(views))
+        by_key.setdefault(ref.key, []).append((ref, q))
+    views = [with_dialogs(v, by_key.pop(v.ref.key, [])) for v in snapshot.sessions]
+    views += [with_dialogs(None, listed) for listed in by_key.values()]
+    return replace(snapshot, sessions=tuple(v for v in views if v is not None))
 
 
 # ---- session views ----
