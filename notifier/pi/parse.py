@@ -464,11 +464,9 @@ def _message(message: Mapping[str, Any], catalog: QuestionCatalog, at: float) ->
     if not isinstance(call_id, str):
         raise EntryError("toolResult without a toolCallId")
     tool = tool if isinstance(tool, str) else ""
-    if tool not in catalog:
-        # A question seen by its shape ends here too: judged only if it was one (the reducer
-        # asks), so an ordinary tool's result costs no classification.
-        return [ToolEnd(at, call_id[:ID_LIMIT], tool[:ID_LIMIT], judge=partial(judge_result, message))]
-    return [ToolEnd(at, call_id[:ID_LIMIT], tool, *judge_result(message))]
+    # Judged only if the call was the question asked (the reducer asks), so an ordinary tool's
+    # result costs no classification.
+    return [ToolEnd(at, call_id[:ID_LIMIT], tool[:ID_LIMIT], judge=partial(judge_result, message))]
 
 
 def judge_result(message: Mapping[str, Any]) -> tuple[Outcome, str | None]:
