@@ -199,16 +199,15 @@ _MULTI_TYPES = ("multi", "multiselect", "checkbox")
 _PLAN_ACTIONS = ("Execute", "Keep context", "Edit", "Cancel")
 MAX_ITEMS = 50
 MAX_OPTIONS = 50
-MAX_JSON_ARG = 1 << 20  # an argument saved as a JSON string
+MAX_JSON_ARG = 1 << 20  # characters of an argument saved as a JSON string
 
 
-def _maybe_json(value: Any) -> Any:
-    """A string holding a JSON object or list, parsed (bounded: size and depth); else ``value``."""
-    if isinstance(value, str) and value.strip()[:1] in ("[", "{"):
-        try:
-            return loads(value.strip(), max_bytes=MAX_JSON_ARG)
-        except ValueError:  # not JSON, too large or too deep (UnicodeDecodeError included)
-            return value
+def _maybe_json(value: Any, chars: int = MAX_JSON_ARG) -> Any:
+    """A string holding a JSON object or list in its first ``chars`` characters, parsed (bounded:
+    depth too); else ``value``: what is not JSON (cut, too deep) stays text, read as text."""
+    if isinstance(value, str) and value.lstrip()[:1] in ("[", "{"):
+        with contextlib.suppress(ValueError):  # (UnicodeDecodeError included)
+            return loads(value[:chars])
     return value
 
 
@@ -517,26 +516,16 @@ def _question(
     if name in catalog:
         return extract(name, _arguments(arguments, budget), call_id, at)
     if isinstance(arguments, str) and any(key in arguments for key in _SHAPE_HINTS):
-        arguments = _decoded(arguments, budget.chars)  # (saved as a JSON string: rare; charged once, below)
+        arguments = _maybe_json(arguments, budget.chars)  # (saved as a JSON string: rare; charged once, below)
     kind = catalog.kind(name, arguments)
     if kind is None:
         return None
     return extract(name, _arguments(arguments, budget), call_id, at, elsewhere=kind == "elsewhere")
 
 
-def _decoded(value: str, chars: int) -> Any:
-    """Arguments saved as a JSON string, parsed within ``chars``; what is not JSON (cut, too deep)
-    stays text, which extraction reads as text."""
-    value = value[:chars]
-    if value.lstrip()[:1] in ("{", "["):
-        with contextlib.suppress(ValueError):
-            return loads(value)
-    return value
-
-
 def _arguments(value: Any, budget: Budget) -> Any:
     """A question's arguments, bounded (strings, list lengths, their sum) before extraction."""
-    return shrink(_decoded(value, budget.chars) if isinstance(value, str) else value, budget)
+    return shrink(_maybe_json(value, budget.chars), budget)
 
 
 # ---- a line judged on its bytes ----
