@@ -10,8 +10,9 @@ markers below as data:
 3. the text, only as a whole known cancel, timeout or no-UI message of the known tools (``…``
    stands for the variable part of a message), or an ``Error:`` text; otherwise ``answered``.
 
-A word inside an answer never decides: a text is read for words only when the structure already
-says it is an error, not an answer.
+An error (``isError`` with no state of the tool's, a ``details.error``, an ``Error:`` text) says
+which failure it was by its words, one rule wherever it is (:data:`_FAILURES`). A word inside an
+answer never decides: a text is read for words only when it is an error's, not an answer.
 """
 
 from __future__ import annotations
@@ -160,7 +161,7 @@ TOOL_MESSAGES: tuple[Message, ...] = (
 
 # ---- the mechanism that reads them ----
 
-# Last resort for the text of an error (never an answer): which kind of failure it reports.
+# An error's words (never an answer's): which kind of failure it reports.
 _FAILURES: tuple[tuple[re.Pattern[str], Outcome], ...] = (
     (re.compile(UNAVAILABLE, re.IGNORECASE), "unavailable"),
     (re.compile(r"cancel|declin|dismiss", re.IGNORECASE), "cancelled"),

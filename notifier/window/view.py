@@ -67,7 +67,7 @@ class Where:
             else None
         )
         pid = obj.get("pid")
-        tty = obj.get("tty") or obj.get("terminal")
+        tty = obj.get("tty")
         return Where(pid if type(pid) is int else None, clean(tty, 40) if tty else None, pane)
 
     def text(self) -> str:
@@ -261,7 +261,7 @@ def details_text(q: Shown, now: float, width: int = 0) -> str:
     """The details pane: who asks, the question in full (headers, options, recommended marked,
     multi-select noted), where its session is, and how to carry it on when no pi holds it.
     ``width``: characters a line has (long paths are shortened in the middle to fit; 0: never)."""
-    return "\n".join([*_heading(q, now), *_body(q), *_paths(q, now, width), *_resume(q)])
+    return "\n".join([*_heading(q, now), *_body(q), *_paths(q, now, width)])
 
 
 def _heading(q: Shown, now: float) -> list[str]:
@@ -314,6 +314,7 @@ def _option_text(label: str, description: str | None, recommended: bool) -> str:
 
 
 def _paths(q: Shown, now: float, width: int) -> list[str]:
+    """Where its session is, and how to carry it on when no pi holds it (as far as is known)."""
     fit = max(MIN_PATH, width - 9) if width else 0  # never shorter than MIN_PATH
     lines = [
         "",
@@ -325,12 +326,7 @@ def _paths(q: Shown, now: float, width: int) -> list[str]:
         lines.append(f"Where:   pid {q.location.pid}" + ("" if spot.startswith("pid") else f" · {spot}"))
     if q.snoozed_until:
         lines.append(f"Snoozed: for {duration(q.snoozed_until - now)} more ({q.snoozed_by or 'session'})")
+    if not q.live:
+        resume, refused = q.resume()
+        lines += ["", f"Resume:  {resume or clean(refused)}"]
     return lines
-
-
-def _resume(q: Shown) -> list[str]:
-    """How to carry the session on when no pi holds it (as far as is known)."""
-    if q.live:
-        return []
-    resume, refused = q.resume()
-    return ["", f"Resume:  {resume or clean(refused)}"]
