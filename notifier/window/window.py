@@ -19,7 +19,7 @@ from typing import Any, Protocol
 from notifier import control
 from notifier.control import request
 from notifier.core import commands
-from notifier.core.commands import Answer, Clear, Command, Goto, Mute, Snooze, short_id
+from notifier.core.commands import Answer, Clear, Command, Goto, Mute, Snooze, Subscribe, short_id
 from notifier.core.model import QuestionItem
 from notifier.core.text import clean, duration
 from notifier.resources import app_icon
@@ -74,7 +74,7 @@ class RemoteSource:
 
     def start(self, push: Callable[[dict[str, Any]], None]) -> None:
         def listen() -> None:
-            for msg in control.subscribe({"cmd": "subscribe"}):
+            for msg in control.subscribe(commands.to_obj(Subscribe())):
                 if self._stop.is_set():
                     return
                 push(msg)
