@@ -4,14 +4,15 @@ and the window process; every command, whoever sends it, is carried out in :meth
 - the user's choices (snoozes and mutes) have one owner, :class:`PreferencesOwner`;
 - control requests are parsed once into commands (:func:`handle`) and answered;
 - every long-lived part is kept running by the one supervisor and back-off
-  (:mod:`notifier.system.supervisor`): the engine, the notifier, the UI thread, each remote link;
+  (:mod:`notifier.system.supervisor`): the engine, the outputs thread, push; each remote link
+  reconnects on that back-off;
 - SIGINT, SIGTERM and SIGHUP end the app cleanly (:func:`install_signals`), and stopping is
   bounded (:func:`stop_side_by_side`);
 - without an app, ``pi-notifier show`` has a source of its own (:class:`LocalSource`);
 - the window process (``pi-notifier show --attach``): opened one at a time, raised and focused
   over the control channel, fed snapshots as it subscribes (:class:`WindowProcess`), with what
   it shows beyond the snapshot (:class:`WindowDecoration`: where each pi runs, looked up on a
-  thread of its own, and what is snoozed).
+  thread of its own, and what is snoozed, as the outputs thread hands it the preferences).
 
 One instance per user for the tray app, and who notifies: :mod:`notifier.instance`.
 """
@@ -63,7 +64,7 @@ from notifier.outputs.push import PushSink
 from notifier.outputs.tray import Redraw, Tray, UiState
 from notifier.remote import Remotes
 from notifier.sessions import engine_options
-from notifier.store import Store
+from notifier.store import FILE_NAME, Store
 from notifier.system import desktop, paths
 from notifier.system.supervisor import FailureLog, Stop, Worker
 from notifier.watch import ConfigFollower
@@ -98,7 +99,9 @@ def _focus_message(focus: list[str] | None, said: str | None) -> dict[str, Any]:
 class WindowProcess:
     """Every open window is a subscribed connection; at most one is started by this app."""
 
-    def __init__(self, socket: str, decorate: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> None:
+    def __init__(
+        self, socket: str, decorate: Callable[[dict[str, Any], Preferences], dict[str, Any]] | None = None
+    ) -> None:
         self.socket = socket  # the channel the window connects back to
         self.decorate = decorate  # adds to each window object what the snapshot does not hold
         self.subscribers: tuple[Connection, ...] = ()  # the open windows (replaced whole, under _sub_lock)
@@ -153,33 +156,34 @@ class WindowProcess:
             return "failed"
         return "starting"
 
-    def subscribe(self, conn: Connection, snapshot: Snapshot) -> None:
+    def subscribe(self, conn: Connection, snapshot: Snapshot, preferences: Preferences) -> None:
         """A window connected: it gets every snapshot from now on, and the focus it was opened for."""
         with self._sub_lock:
             self.subscribers = (*(c for c in self.subscribers if not c.closed), conn)
         self._subscribed.set()
-        conn.send({"window": self._obj(snapshot)}, kind="window")
+        conn.send({"window": self._obj(snapshot, preferences)}, kind="window")
         if self._pending_focus or self._pending_said:
             conn.send(_focus_message(self._pending_focus, self._pending_said))
             self._pending_focus = self._pending_said = None
 
-    def _obj(self, snapshot: Snapshot) -> dict[str, Any]:
+    def _obj(self, snapshot: Snapshot, preferences: Preferences) -> dict[str, Any]:
         obj = window_obj(snapshot)
         if self.decorate is not None:
             try:
-                obj = self.decorate(obj)
+                obj = self.decorate(obj, preferences)
             except Exception as exc:  # what it adds is a nicety: the list is shown regardless
                 log.debug("window object not decorated: %s", exc)
         return obj
 
-    def push(self, snapshot: Snapshot) -> None:
-        """A new snapshot to every open window (from the UI thread)."""
+    def push(self, snapshot: Snapshot, preferences: Preferences) -> None:
+        """A new snapshot to every open window, with the user's snoozes and mutes (from the
+        outputs thread, as handed to the tray's drawing)."""
         subs = self.subscribers
         if not subs:
             return
         # Encoded once; send() only queues (a newer snapshot replaces an unsent one), so a
         # window that stops reading never holds up this thread; the channel drops it.
-        message = encode({"window": self._obj(snapshot)})
+        message = encode({"window": self._obj(snapshot, preferences)})
         gone = [conn for conn in subs if not conn.send(message, kind="window")]
         if gone:
             with self._sub_lock:
@@ -198,8 +202,7 @@ LOCATE_AGAIN_S = 5.0  # the window's "Where" of unchanged questions is looked up
 
 
 class WindowDecoration:
-    def __init__(self, preferences: Callable[[], Preferences], on_found: Callable[[], None], stop: threading.Event):
-        self.preferences = preferences
+    def __init__(self, on_found: Callable[[], None], stop: threading.Event):
         self.on_found = on_found
         self.stop_event = stop
         self._locations: tuple[tuple[Any, ...], float, dict[Any, Any]] | None = None  # the window's "Where"
@@ -207,7 +210,7 @@ class WindowDecoration:
         self._wanted: tuple[tuple[Any, ...], list[dict[str, Any]]] | None = None
         self._locating = False
 
-    def __call__(self, obj: dict[str, Any]) -> dict[str, Any]:
+    def __call__(self, obj: dict[str, Any], preferences: Preferences) -> dict[str, Any]:
         """The window's object with each question's last known location and the snooze marks."""
         now = time.time()
         questions = obj.get("questions", [])
@@ -222,7 +225,7 @@ class WindowDecoration:
         found = cached[2] if cached is not None else {}
         for q in questions:
             q["location"] = found.get(tuple(q["key"]))
-        return mark_snoozes(obj, self.preferences(), now)
+        return mark_snoozes(obj, preferences, now)
 
     def _locate(self) -> None:
         while True:
@@ -247,9 +250,7 @@ class WindowDecoration:
 
 def open_store(state_dir: str | None = None) -> Store:
     """The state store: in ``state_dir`` if given, else in the user's state folder."""
-    if state_dir is None:
-        state_dir = paths.state_dir()
-    return Store(os.path.join(state_dir, "state.sqlite3"))
+    return Store(os.path.join(state_dir or paths.state_dir(), FILE_NAME))
 
 
 class PreferencesOwner:
@@ -345,15 +346,13 @@ def _take_signals() -> list[tuple[int, threading.Event]]:
 def _relay_signals(signals: Sequence[tuple[int, threading.Event]]) -> None:
     """A relay thread for each of ``signals`` (where no control channel's thread carries them)."""
     for r, stop in signals:
+        threading.Thread(target=_relay, args=(r, stop), name="pi-notifier-signals", daemon=True).start()
 
-        def relay(r: int = r, stop: threading.Event = stop) -> None:
-            try:
-                os.read(r, 1)
-            except OSError:
-                return
-            stop.set()
 
-        threading.Thread(target=relay, name="pi-notifier-signals", daemon=True).start()
+def _relay(r: int, stop: threading.Event) -> None:
+    with contextlib.suppress(OSError):
+        os.read(r, 1)
+        stop.set()
 
 
 def stop_side_by_side(stoppers: Sequence[tuple[str, Callable[[], object]]], deadline: float) -> list[str]:
@@ -471,7 +470,7 @@ class App:
         self.server: Server | None = None
         self.lock = lock
         self.health = FailureLog()  # shared with the engine and the notifier: what failed and was recovered
-        decorate = WindowDecoration(lambda: self.preferences.value, lambda: self.redraw.changed(), self.stop_event)
+        decorate = WindowDecoration(lambda: self.redraw.changed(), self.stop_event)
         self.window = WindowProcess(self.socket, decorate=decorate)
         # the one outputs thread: the notifier, the tray and the window, the tray hosts (started by start())
         self.outputs_thread = Worker("outputs", self.stop_event, self.health)
@@ -506,7 +505,7 @@ class App:
             return {"ok": True, "window": window, "display": has_display()}
         elif isinstance(command, Subscribe):
             if conn is not None:
-                self.window.subscribe(conn, self.snapshot())
+                self.window.subscribe(conn, self.snapshot(), self.preferences.value)
             return None
         elif isinstance(command, Quit):
             self.stop_event.set()
@@ -569,6 +568,8 @@ class App:
     def _quiet_hours_changed(self, quiet: str) -> None:
         if self.alerts is not None:
             self.alerts.set_quiet_hours(quiet)
+        if self.push is not None:
+            self.push.set_quiet_hours(quiet)
         self.redraw.set_quiet_hours(quiet)  # the tooltip says so
 
     # ---- lifecycle ----
@@ -593,7 +594,8 @@ class App:
             outputs.append(self.redraw)
             self.outputs_thread.start()
         if self.config["push.urls"]:
-            self.push = PushSink(self.config, self.store)
+            self.push = PushSink(self.config, self.store, health=self.health)
+            self.preferences.listen(self.push.set_preferences)  # (muted, snoozed: not pushed either)
             outputs.append(self.push)
         options = engine_options(self.config)
         if self.state_dir:

@@ -5,14 +5,15 @@ of limits that every door shares.
 - :func:`encode`: one message on the wire (ASCII: a lone surrogate from a badly encoded file name
   still travels, as an escape);
 - :func:`next_line`: the one way a complete line is cut from what came, bounded in size;
-  :class:`LineReader`: the lines off a blocking socket, with an optional deadline;
-  :func:`read_lines`: the same off a pipe (a longer line is skipped to its end);
+  :class:`Client`: one client connection (:func:`dial`): messages sent, the lines read off
+  it with an optional deadline; :func:`read_lines`: the lines off a pipe (a longer line is
+  skipped to its end);
 - :func:`parse_object`: one foreign line → a dict, parsed with bounds (size and nesting), or
   :class:`BadLine`;
 - :class:`Pace`: how many lines a second one peer may make us read (a token bucket);
   :func:`follow`: a peer's events read at that pace, bad lines skipped and said once;
 - who may talk: :func:`listen_private`, :func:`peer_uid`, :func:`socket_not_ours`,
-  :func:`connect_private` (only this user, checked both ways on every connection).
+  :func:`dial` (only this user, checked both ways on every connection).
 
 No ``socket`` or ``struct`` import at the top: ``status`` checks a socket file before it knows
 there is an app to talk to."""
@@ -60,11 +61,9 @@ EVICT_GRACE = 0.5  # a connection this young is never evicted (its request is on
 
 
 class BadLine(ValueError):
-    """A line that cannot be read (too long, too deep, not JSON, not an object), or a request
-    field of the wrong type or shape; the peer gets the message as its error."""
-
-
-BadRequest = BadLine  # (what a control handler raises for a request it cannot read)
+    """A line that cannot be read (too long, too deep, not JSON, not an object, not an event of
+    its protocol), or a request field of the wrong type or shape; the peer gets the message as
+    its error."""
 
 
 def encode(obj: dict[str, Any]) -> bytes:
@@ -98,9 +97,10 @@ def next_line(buf: bytearray, limit: int = MAX_LINE) -> bytes | None:
     return line
 
 
-class LineReader:
-    """The lines a socket sends, each at most ``limit`` bytes. Iterating ends at EOF; raises
-    OSError (TimeoutError once ``deadline`` passes) and :class:`BadLine` for a longer line."""
+class Client:
+    """One connection: :meth:`send` writes a message; iterating gives the lines the socket sends,
+    each at most ``limit`` bytes, and ends at EOF; raises OSError (TimeoutError once ``deadline``
+    passes) and :class:`BadLine` for a longer line. A context manager: it hangs up at the end."""
 
     def __init__(self, sock: socket.socket, deadline: float | None = None, limit: int = MAX_LINE) -> None:
         self.sock = sock
@@ -122,6 +122,15 @@ class LineReader:
             if not chunk:
                 return
             self.buf += chunk
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def send(self, message: dict[str, Any] | bytes) -> None:
+        self.sock.sendall(message if isinstance(message, bytes) else encode(message))
 
     def close(self) -> None:
         """Hang up (a reader blocked in recv wakes; the peer sees the end at once)."""
@@ -273,12 +282,13 @@ def socket_not_ours(path: str) -> str | None:
     return None
 
 
-def connect_private(path: str, timeout: float) -> socket.socket:
-    """A blocking socket connected to this user's socket file at ``path``, served by a process
-    of this user (or the system does not tell). Raises OSError: ``FileNotFoundError`` (nothing
-    there), :class:`~notifier.system.paths.NotOurs` (the file or the serving process is another
-    user's, said why), ``BlockingIOError`` (a full backlog), ``TimeoutError``, or any other
-    connect failure."""
+def dial(path: str, timeout: float, limit: int = MAX_LINE) -> Client:
+    """A connection to this user's socket file at ``path``, served by a process of this user (or
+    the system does not tell), its lines due within ``timeout`` (``deadline`` None: as long as it
+    takes). Raises OSError: ``FileNotFoundError`` (nothing there),
+    :class:`~notifier.system.paths.NotOurs` (the file or the serving process is another user's,
+    said why), ``BlockingIOError`` (a full backlog), ``TimeoutError``, or any other connect
+    failure."""
     why = socket_not_ours(path)
     if why is not None:
         raise paths.NotOurs(why)
@@ -287,4 +297,4 @@ def connect_private(path: str, timeout: float) -> socket.socket:
     if uid is not None and uid != os.getuid():
         sock.close()
         raise paths.NotOurs(f"it is served by uid {uid}")
-    return sock
+    return Client(sock, time.monotonic() + timeout, limit)

@@ -32,20 +32,9 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import MISSING, dataclass, fields, replace
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, get_args
 
-from notifier.channel import (
-    MAX_DIALOGS,
-    MAX_LINE,
-    MAX_PEERS,
-    BadLine,
-    LineReader,
-    connect_private,
-    encode,
-    follow,
-    parse_object,
-    socket_not_ours,
-)
+from notifier.channel import MAX_DIALOGS, MAX_LINE, MAX_PEERS, BadLine, Client, dial, encode, follow, parse_object
 from notifier.core.board import add_dialogs, startup_key
 from notifier.core.model import (
     GENERIC_QUESTION,
@@ -61,7 +50,7 @@ from notifier.core.text import clean
 from notifier.pi.parse import QuestionCatalog, extract
 from notifier.system import paths
 from notifier.system.log import LogOnce
-from notifier.system.paths import is_socket_name, list_sockets
+from notifier.system.paths import NotOurs, is_socket_name, list_sockets
 from notifier.system.supervisor import Backoff
 
 if TYPE_CHECKING:
@@ -89,8 +78,8 @@ class BoardOwner(Protocol):
 
 PROTOCOL = 1
 
-KINDS = ("select", "confirm", "input", "editor", "custom")
 Kind = Literal["select", "confirm", "input", "editor", "custom"]
+KINDS = get_args(Kind)
 
 # Key names a caller may use instead of raw terminal input (what a terminal sends for the key).
 KEYS: dict[str, str] = {
@@ -104,9 +93,6 @@ KEYS: dict[str, str] = {
     "backspace": "\x7f",
     "space": " ",
 }
-
-
-ProtocolError = BadLine  # a line that is not a well-formed message of this protocol
 
 
 @dataclass(frozen=True)
@@ -214,7 +200,7 @@ E = TypeVar("E", bound=Event)
 def _typed(cls: type[E], obj: dict[str, Any], **known: Any) -> E:
     """``cls`` from a message: each field (but those ``known``) read by its declared type: lines
     of text keep their strings; a missing field, or one of the wrong type, is its default (None
-    where it may be), and the message is malformed (:class:`ProtocolError`) without one."""
+    where it may be), and the message is malformed (:class:`~notifier.channel.BadLine`) without one."""
     for f in fields(cls):
         want = str(f.type).removesuffix(" | None")
         value = known[f.name] if f.name in known else obj.get(f.name)
@@ -229,18 +215,18 @@ def _typed(cls: type[E], obj: dict[str, Any], **known: Any) -> E:
         elif str(f.type).endswith(" | None"):
             known[f.name] = None
         else:
-            raise ProtocolError(f"{f.name} is not a {want}")
+            raise BadLine(f"{f.name} is not a {want}")
     return cls(**known)
 
 
 def dialog_from(obj: dict[str, Any]) -> Dialog:
     kind, options, at, remote = obj.get("kind"), obj.get("options"), obj.get("at"), obj.get("remote")
     if kind not in KINDS:
-        raise ProtocolError("unknown dialog kind")
+        raise BadLine("unknown dialog kind")
     if options is None and kind == "confirm":
         options = ["Yes", "No"]  # (an older extension's confirm: pi shows these two)
     if options is not None and not (isinstance(options, list) and all(isinstance(o, str) for o in options)):
-        raise ProtocolError("options is not a list of strings")
+        raise BadLine("options is not a list of strings")
     return _typed(
         Dialog, obj, kind=kind,
         options=tuple(options) if options is not None else None,
@@ -251,7 +237,7 @@ def dialog_from(obj: dict[str, Any]) -> Dialog:
 
 def parse(line: bytes | str) -> Event | None:
     """One line from the extension as a typed event; ``None`` for an event this version does not
-    know (new events are additive). Raises :class:`ProtocolError` for a malformed line."""
+    know (new events are additive). Raises :class:`BadLine` for a malformed line."""
     obj = parse_object(line, MAX_LINE)
     cls = EVENTS.get(str(obj.get("event")))
     if cls is Dialog:
@@ -300,87 +286,58 @@ def check_answer(dialog: Dialog, value: str | bool | None = None, keys: list[str
 # ---- one connection ----
 
 
-class ChannelError(OSError):
-    """The socket cannot be used: missing, not ours, refused, closed, or speaking nonsense."""
-
-
 def check_owner(path: str) -> None:
-    """The socket and its folder must belong to this user, the folder private (0700) and not a
-    link, all checked without following links: nobody else can have put it there, so a dialog
-    answered through it goes to our own pi."""
-    try:
-        folder = os.lstat(os.path.dirname(path) or ".")
-        why = socket_not_ours(path)
-    except OSError as exc:
-        raise ChannelError(f"cannot reach the socket ({exc.strerror or exc})") from exc
-    if why is None and (stat.S_ISLNK(folder.st_mode) or not stat.S_ISDIR(folder.st_mode)):
-        why = "the socket's folder is a link or not a folder"
-    elif why is None and hasattr(os, "getuid") and folder.st_uid != os.getuid():
-        why = "the socket's folder belongs to another user"
-    elif why is None and stat.S_IMODE(folder.st_mode) & 0o077:
-        why = "the socket's folder is open to other users"
-    if why is not None:
-        raise ChannelError(why)
+    """The socket's folder must belong to this user, be private (0700) and not a link, checked
+    without following links (the socket itself: :func:`~notifier.channel.dial`): nobody else can
+    have put it there, so a dialog answered through it goes to our own pi. Raises OSError
+    (:class:`~notifier.system.paths.NotOurs`: said why)."""
+    folder = os.lstat(os.path.dirname(path) or ".")
+    if stat.S_ISLNK(folder.st_mode) or not stat.S_ISDIR(folder.st_mode):
+        raise NotOurs("the socket's folder is a link or not a folder")
+    if hasattr(os, "getuid") and folder.st_uid != os.getuid():
+        raise NotOurs("the socket's folder belongs to another user")
+    if stat.S_IMODE(folder.st_mode) & 0o077:
+        raise NotOurs("the socket's folder is open to other users")
 
 
-class Channel(LineReader):
-    """One connection to one pi's companion extension (its lines: a :class:`LineReader`):
-    :meth:`hello` first, then :meth:`read_event`; :meth:`send` writes one request."""
-
-    def __init__(self, path: str, timeout: float = 2.0) -> None:
-        self.path = path
-        check_owner(path)
-        try:
-            sock = connect_private(path, timeout)
-        except OSError as exc:  # (NotOurs: another user's pi)
-            raise ChannelError(f"cannot connect ({exc.strerror or exc})") from exc
-        super().__init__(sock, time.monotonic() + timeout, MAX_LINE)
-
-    def __enter__(self) -> Channel:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def send(self, data: bytes) -> None:
-        try:
-            self.sock.sendall(data)
-        except OSError as exc:
-            raise ChannelError(f"cannot send ({exc.strerror or exc})") from exc
-
-    def read_event(self, timeout: float | None = None) -> Event | None:
-        """The next event (``None`` for one this version does not know), within ``timeout`` s if
-        given. Raises :class:`ChannelError` when the connection ends, times out or speaks
-        nonsense."""
-        if timeout is not None:
-            self.deadline = time.monotonic() + timeout
-        try:
-            return parse(next(iter(self)))
-        except StopIteration:
-            raise ChannelError("pi closed the connection") from None
-        except BadLine as exc:  # (ProtocolError)
-            raise ChannelError(f"a malformed message ({exc})") from exc
-        except OSError as exc:  # TimeoutError is an OSError
-            raise ChannelError(f"no answer ({exc.strerror or exc or 'timed out'})") from exc
-
-    def hello(self) -> Hello:
-        event = self.read_event()
-        if not isinstance(event, Hello):
-            raise ChannelError("no hello from the extension")
-        if event.protocol != PROTOCOL:
-            raise ChannelError(f"protocol {event.protocol} (this pi-notifier speaks {PROTOCOL})")
-        return event
-
-
-def connect(path: str, attempts: int = 5, timeout: float = 2.0) -> Channel:
-    """Connect, retrying briefly: a socket seen the moment it is bound may not listen yet."""
+def connect(path: str, attempts: int = 5, timeout: float = 2.0) -> Client:
+    """A connection to one pi's companion extension (only ours: :func:`check_owner`), retried
+    briefly: a socket seen the moment it is bound may not listen yet. Raises OSError."""
+    check_owner(path)
     backoff = Backoff(0.03, 0.5, healthy_s=math.inf)
     for _ in range(attempts - 1):
         try:
-            return Channel(path, timeout)
-        except ChannelError:
+            return dial(path, timeout)
+        except OSError:
             time.sleep(backoff.next())
-    return Channel(path, timeout)
+    return dial(path, timeout)
+
+
+def read_event(peer: Client, timeout: float | None = None) -> Event | None:
+    """The next event (``None`` for one this version does not know), within ``timeout`` s if
+    given. Raises OSError when the connection ends or times out, :class:`BadLine` for nonsense."""
+    if timeout is not None:
+        peer.deadline = time.monotonic() + timeout
+    line = next(iter(peer), None)
+    if line is None:
+        raise ConnectionError("pi closed the connection")
+    return parse(line)
+
+
+def hello_of(socket_path: str, timeout: float = 2.0) -> Hello:
+    """What one pi says on connect: who it is and the dialogs it waits on."""
+    with connect(socket_path, timeout=timeout) as peer:
+        return hello(peer)
+
+
+def hello(peer: Client) -> Hello:
+    """The extension's first word on a new connection."""
+    event = read_event(peer)
+    if not isinstance(event, Hello):
+        raise BadLine("no hello from the extension")
+    if event.protocol != PROTOCOL:
+        raise BadLine(f"protocol {event.protocol} (this pi-notifier speaks {PROTOCOL})")
+    return event
 
 
 def answer_dialog(
@@ -394,47 +351,42 @@ def answer_dialog(
     cancels a select or input), by forwarding ``keys`` (key names or raw input) to a custom
     dialog; refused for editor. A dialog that is no longer open is refused, nothing is done."""
     try:
-        with connect(socket_path, timeout=timeout) as chan:
-            hello = chan.hello()
-            dialog = next((d for d in hello.dialogs if d.id == dialog_id), None)
+        with connect(socket_path, timeout=timeout) as peer:
+            dialog = next((d for d in hello(peer).dialogs if d.id == dialog_id), None)
             why = "that dialog is no longer open" if dialog is None else check_answer(dialog, value, keys)
             if why:
                 return Result(None, dialog_id, False, why)
-            chan.send(request(dialog_id, value, keys))
+            peer.send(request(dialog_id, value, keys))
             kind = "keys" if keys is not None else "answer"
             deadline = time.monotonic() + timeout
             while True:
-                event = chan.read_event(max(deadline - time.monotonic(), 0.001))
+                event = read_event(peer, max(deadline - time.monotonic(), 0.001))
                 if isinstance(event, Result) and event.request == kind and event.id == dialog_id:
                     return event
-    except ChannelError as exc:
-        return Result(None, dialog_id, False, f"pi cannot be reached: {exc}")
+    except (OSError, BadLine) as exc:
+        return Result(None, dialog_id, False, f"pi cannot be reached: {clean(exc, 200) or 'timed out'}")
 
 
-def hello_of(socket_path: str, timeout: float = 2.0) -> Hello:
-    """What one pi says on connect: who it is and the dialogs it waits on."""
-    with connect(socket_path, timeout=timeout) as chan:
-        return chan.hello()
-
-
-def _hellos(folder: str | None, timeout: float) -> Iterator[tuple[str, Hello]]:
-    """What every reachable pi says on connect now, with its socket (unreachable ones skipped)."""
+def hellos(folder: str | None = None, timeout: float = 1.0) -> dict[str, Hello | None]:
+    """What every pi with the extension loaded says on connect now, by socket (None: no answer)."""
+    said: dict[str, Hello | None] = {}
     for path in list_sockets(folder):
         try:
-            yield path, hello_of(path, timeout)
-        except OSError:  # (ChannelError too)
-            continue
+            said[path] = hello_of(path, timeout)
+        except (OSError, BadLine):
+            said[path] = None
+    return said
 
 
 def all_open_dialogs(folder: str | None = None, timeout: float = 1.0) -> list[tuple[str, Dialog]]:
     """Every dialog every reachable pi waits on now, with its socket."""
-    return [(path, d) for path, hello in _hellos(folder, timeout) for d in hello.dialogs]
+    return [(path, d) for path, said in hellos(folder, timeout).items() if said for d in said.dialogs]
 
 
 def announced_sessions(folder: str | None = None, timeout: float = 1.0) -> dict[int, str]:
     """pid → session file, as each reachable pi's extension announces itself now: exact evidence
     of which pi has which session (``notifier.system.locate.locate_one(announced=…)``)."""
-    return {h.pid: h.session_file for _, h in _hellos(folder, timeout) if h.pid and h.session_file}
+    return {h.pid: h.session_file for h in hellos(folder, timeout).values() if h and h.pid and h.session_file}
 
 
 # ---- the board side ----
@@ -606,7 +558,7 @@ class CompanionWatcher:
         self.callback = callback
         self.folder = folder or paths.runtime_dir()
         self._lock = threading.Lock()
-        self._channels: dict[str, Channel | None] = {}  # None: connecting
+        self._channels: dict[str, Client | None] = {}  # None: connecting
         self._watch: Watch | None = None
         self._stop = threading.Event()
 
@@ -626,8 +578,8 @@ class CompanionWatcher:
         unschedule(watch)
         with self._lock:
             channels = [c for c in self._channels.values() if c is not None]
-        for chan in channels:
-            chan.close()
+        for peer in channels:
+            peer.close()
 
     def connected(self) -> list[str]:
         with self._lock:
@@ -646,25 +598,25 @@ class CompanionWatcher:
         threading.Thread(target=self._serve, args=(path,), name="pi-notifier-companion", daemon=True).start()
 
     def _serve(self, path: str) -> None:
-        chan: Channel | None = None
+        peer: Client | None = None
         try:
-            chan = connect(path)
+            peer = connect(path)
             with self._lock:
                 if self._stop.is_set():
                     return
-                self._channels[path] = chan
-            chan.deadline = None  # (as long as pi runs)
-            events: Iterator[Event] = follow(chan, parse, self._stop, say_once, path, "a pi")
+                self._channels[path] = peer
+            peer.deadline = None  # (as long as pi runs)
+            events: Iterator[Event] = follow(peer, parse, self._stop, say_once, path, "a pi")
             for event in events:
                 try:
                     self.callback(path, event)
                 except Exception:  # a sink's bug must not end the connection
                     log.exception("companion event handler failed")
-        except (OSError, BadLine) as exc:  # (ChannelError: it could not connect)
+        except (OSError, BadLine) as exc:  # (it could not connect)
             log.debug("companion socket %s: %s", path, exc)
         finally:
-            if chan is not None:
-                chan.close()
+            if peer is not None:
+                peer.close()
             with self._lock:
                 known = self._channels.pop(path, None) is not None
             if known and not self._stop.is_set():

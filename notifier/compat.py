@@ -111,15 +111,22 @@ class _SignalWithoutSigintReset:
         return signal.signal(signum, handler)
 
 
-def keep_sigint() -> None:
+def _gtk_helper(what: str) -> Any:
+    """pystray's GTK helper module where ``what`` applies to it (a checked pystray with the GTK
+    backends), else None."""
     if not checked():
-        return _skip("keep_sigint")
+        return _skip(what)
     try:
         from pystray._util import gtk as pystray_gtk  # only present with the GTK backends
     except Exception:
-        return
-    if getattr(pystray_gtk, "signal", None) is signal:
-        pystray_gtk.signal = _SignalWithoutSigintReset
+        return None
+    return pystray_gtk
+
+
+def keep_sigint() -> None:
+    helper = _gtk_helper("keep_sigint")
+    if helper is not None and getattr(helper, "signal", None) is signal:
+        helper.signal = _SignalWithoutSigintReset
 
 
 class _NoNotifier:
@@ -134,15 +141,9 @@ class _NoNotifier:
 
 
 def no_notifier_connection() -> None:
-    if not checked():
-        return _skip("no_notifier_connection")
-    try:
-        from pystray._util import gtk as pystray_gtk  # only present with the GTK backends
-    except Exception:
-        return
-    helper = getattr(pystray_gtk, "notify_dbus", None)
-    if helper is not None and hasattr(helper, "Notifier"):
-        pystray_gtk.notify_dbus = type("notify_dbus", (), {"Notifier": _NoNotifier})
+    helper = _gtk_helper("no_notifier_connection")
+    if helper is not None and hasattr(getattr(helper, "notify_dbus", None), "Notifier"):
+        helper.notify_dbus = type("notify_dbus", (), {"Notifier": _NoNotifier})
 
 
 def _xorg_window(icon: Any) -> Any:

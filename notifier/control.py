@@ -35,9 +35,7 @@ from notifier.channel import (
     READ_PAUSE,
     STALL_TIMEOUT,
     BadLine,
-    BadRequest,
-    LineReader,
-    connect_private,
+    dial,
     encode,
     listen_private,
     next_line,
@@ -60,19 +58,11 @@ BUSY = "busy"  # the error a connection over the cap gets before it is closed
 WORKERS = 4  # threads running handlers
 SOCKET_ENV = "PI_NOTIFIER_SOCKET"  # set for a window spawned by an app on another channel (demo)
 
-__all__ = ["BadRequest", "Connection", "Server", "encode", "request", "subscribe", "socket_path"]
+__all__ = ["Connection", "Server", "encode", "request", "subscribe", "socket_path"]
 
 
 def socket_path() -> str:
     return os.environ.get(SOCKET_ENV) or os.path.join(paths.runtime_dir(), "control.sock")
-
-
-def parse_request(line: bytes) -> dict[str, Any]:
-    """One request line (without its newline) → the request object, or :class:`BadRequest`."""
-    try:
-        return parse_object(line, MAX_LINE, MAX_DEPTH)
-    except BadLine as exc:
-        raise BadRequest(f"bad request: {exc}") from None
 
 
 # ---- one client connection (server side) ----
@@ -166,9 +156,9 @@ class Connection:
             with contextlib.suppress(OSError):
                 self.sock.close()
 
-    def idle_for(self, now: float) -> float | None:
-        """How long it sat unsubscribed, unanswered, with nothing to write (None: it does not)."""
-        return None if self.kept or self.busy or self.waiting_since is not None else now - self.active
+    def idle(self) -> bool:
+        """Unsubscribed, unanswered, with nothing to write (since ``active``)."""
+        return not (self.kept or self.busy or self.waiting_since is not None)
 
 
 # ---- the handler threads ----
@@ -182,7 +172,7 @@ def answer(handler: Handler, request: dict[str, Any], conn: Connection) -> dict[
     ``{"ok": false, "error": …}`` whatever it raised."""
     try:
         return handler(request, conn)
-    except BadRequest as exc:
+    except BadLine as exc:
         return {"ok": False, "error": clean(exc, 200)}
     except Exception as exc:  # a bad request never takes the app down
         log.warning("control request failed: %s", repr(exc))
@@ -389,7 +379,7 @@ class Server:
         nor being answered, or, when subscriptions hold over half the places, the oldest of them;
         False when nobody should go."""
         now = time.monotonic()
-        conns = [c for c in self._conns.values() if not c.inbuf and (c.idle_for(now) or 0) >= EVICT_GRACE]
+        conns = [c for c in self._conns.values() if not c.inbuf and c.idle() and now - c.active >= EVICT_GRACE]
         kept = [c for c in self._conns.values() if c.kept]
         if not conns and len(kept) > self.max_connections // 2:
             conns = kept
@@ -455,9 +445,9 @@ class Server:
             if not line.strip():
                 continue
             try:
-                request = parse_request(line)
-            except BadRequest as exc:
-                conn.send({"ok": False, "error": clean(exc, 160)})
+                request = parse_object(line, MAX_LINE, MAX_DEPTH)
+            except BadLine as exc:
+                conn.send({"ok": False, "error": f"bad request: {clean(exc, 160)}"})
                 continue
             conn.busy = True
             conn.active = time.monotonic()
@@ -472,30 +462,33 @@ class Server:
                 return
         self._close(conn)
 
+    def _closing_at(self, conn: Connection) -> float | None:
+        """When ``conn`` is closed unless something happens first (None: not for that): its output
+        stalled (nothing read) past the stall timeout, or it sat idle past the idle timeout."""
+        if conn.waiting_since is not None:
+            return conn.waiting_since + self.stall_timeout
+        return conn.active + self.idle_timeout if conn.idle() else None
+
     def _next_deadline(self, now: float) -> float | None:
-        """Seconds until a timeout could fire (or accepting resumes); None (sleep until something
-        happens) when none can."""
+        """Seconds until a connection is due to close (or accepting resumes); None (sleep until
+        something happens) when none is."""
         deadlines = [self._accept_paused_until] if self._accept_paused_until else []
-        for conn in self._conns.values():
-            if conn.waiting_since is not None:
-                deadlines.append(conn.waiting_since + self.stall_timeout)
-            elif not conn.kept and not conn.busy:
-                deadlines.append(conn.active + self.idle_timeout)
+        deadlines += [at for conn in self._conns.values() if (at := self._closing_at(conn)) is not None]
         return max(min(deadlines) - now, 0.0) + 0.01 if deadlines else None
 
     def _expire(self, now: float) -> None:
-        """Resume accepting when due; close who stalled (its output waited over the stall timeout
-        with nothing read) or sat idle (not subscribed, nothing asked) over the idle timeout."""
+        """Resume accepting when due; close who is past its closing time."""
         if self._accept_paused_until and now >= self._accept_paused_until and self.sock is not None:
             self._accept_paused_until = 0.0
             self._selector.register(self.sock, selectors.EVENT_READ, self._accept)
         for conn in list(self._conns.values()):
-            if conn.waiting_since is not None and now - conn.waiting_since > self.stall_timeout:
-                conn.close(f"it read nothing for {self.stall_timeout:g} s")
-            elif (conn.idle_for(now) or 0) > self.idle_timeout:
-                log.debug("control channel: closing a connection idle for %.0f s", now - conn.active)
-            else:
+            at = self._closing_at(conn)
+            if at is None or now <= at:
                 continue
+            if conn.waiting_since is not None:
+                conn.close(f"it read nothing for {self.stall_timeout:g} s")
+            else:
+                log.debug("control channel: closing a connection idle for %.0f s", now - conn.active)
             self._close(conn)
 
 
@@ -527,7 +520,7 @@ def _conversation(obj: dict[str, Any], path: str | None, timeout: float) -> Iter
     backoff = Backoff(0.01, 0.25, healthy_s=math.inf)
     while True:
         try:
-            sock = connect_private(target, max(deadline - time.monotonic(), 0.001))
+            peer = dial(target, max(deadline - time.monotonic(), 0.001), MAX_REPLY)
         except BlockingIOError:  # EAGAIN: a Unix socket's full backlog (not "nobody listens")
             first: dict[str, Any] = _Failure(ok=False, error=BUSY)
         except NotOurs as exc:
@@ -539,11 +532,10 @@ def _conversation(obj: dict[str, Any], path: str | None, timeout: float) -> Iter
         except OSError:  # no such file, refused (a stale socket), not a socket
             return
         else:
-            with sock:
+            with peer:
                 with contextlib.suppress(OSError):  # it may have answered (busy) and hung up already
-                    sock.sendall(encode(obj))
-                reader = LineReader(sock, deadline, MAX_REPLY)
-                messages = reader.objects()
+                    peer.send(obj)
+                messages = peer.objects()
                 try:
                     first = next(messages, _Failure(ok=False, error="the app closed the connection without answering"))
                 except TimeoutError:
@@ -552,7 +544,7 @@ def _conversation(obj: dict[str, Any], path: str | None, timeout: float) -> Iter
                     first = _Failure(ok=False, error=f"the connection failed: {clean(exc, 100)}")
                 if first.get("error") != BUSY:
                     yield first
-                    reader.deadline = None  # the first message came: the rest may take their time
+                    peer.deadline = None  # the first message came: the rest may take their time
                     with contextlib.suppress(OSError, BadLine):  # (a subscription the app ended)
                         yield from messages
                     return

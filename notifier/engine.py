@@ -25,7 +25,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Collection, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import Protocol
 
@@ -34,6 +34,7 @@ from notifier.core.model import Snapshot, Transition, TurnChange
 from notifier.core.owners import Proc
 from notifier.core.text import clean
 from notifier.sessions import EngineOptions, Probe, open_cache, read_processes
+from notifier.system.processes import still_running
 from notifier.system.supervisor import FailureLog, Supervisor
 from notifier.tail import SessionFiles
 from notifier.watch import (
@@ -170,14 +171,20 @@ class Liveness:
         if self.next_due is None or when < self.next_due:
             self.next_due = when
 
-    def asked(self, items: Sequence[Transition]) -> None:
+    def asked(self, items: list[Transition]) -> list[Transition]:
         """New questions: look soon whether their pi is still there; at once for one whose pi is
-        not known yet (its terminal's mode tells whether it waits for a human: notified at once)."""
+        not known yet (its terminal's mode tells whether it waits for a human: notified at once).
+        A question's asker as last seen that no longer runs (it quit since the last process list;
+        another pi, maybe ``pi -p``, asks in its file now) is not known: the items, without it."""
+        items = [
+            replace(t, asker=None) if t.asker is not None and not still_running(*t.asker) else t for t in items
+        ]
         asked = [t for t in items if t.kind == "needs_input"]
         if self.enabled and asked:
             unknown = any(t.asker is None and not t.initial for t in asked)
             self.schedule(0.0 if unknown else LIVENESS_SOON_S)
             self._recheck_s = self.interval
+        return items
 
     def resumed(self, board: Board) -> None:
         """After a restart: look soon if anything depends on it."""
@@ -427,7 +434,7 @@ class Engine:
         """Hand every output one batch: the transitions (those of the engine's own reading and
         those its calls returned: remote hosts, the companion extension's dialogs), a new
         snapshot, and the turns finished since the last batch."""
-        self._liveness.asked(items)
+        items = self._liveness.asked(items)
         if log.isEnabledFor(logging.DEBUG):
             _log_each(items)
         # The snapshot replaced is let go after the outputs had theirs (freeing costs as much as building).

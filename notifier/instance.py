@@ -51,6 +51,14 @@ def _locked(path: str, exclusive: bool = True, wait: bool = False) -> int | None
     return fd
 
 
+def _held(path: str) -> bool:
+    """Whether another process holds the lock at ``path`` (looked at, never kept)."""
+    fd = _locked(path, exclusive=False)
+    if fd is not None:
+        os.close(fd)
+    return fd is None
+
+
 class InstanceLock:
     """Held for the life of the tray app: a second one knows the first is there."""
 
@@ -69,16 +77,11 @@ class InstanceLock:
             self.fd = None
 
     def held(self) -> bool:
-        """Whether an app holds the lock now: taken for a moment and let go where it is free (no
-        lock file: no app). Never raises."""
-        if not os.path.exists(self.path):
-            return False
+        """Whether an app holds the lock now (no lock file: no app). Never raises."""
         try:
-            free = self.acquire()
+            return os.path.exists(self.path) and _held(self.path)
         except OSError:
             return False
-        self.release()
-        return not free
 
 
 class Notifying:
@@ -114,11 +117,8 @@ class Notifying:
         return True
 
     def app_runs(self) -> bool:
-        """Whether the app of these folders runs (its lock is held; looked at, never kept)."""
-        fd = _locked(self.app_path, exclusive=False)
-        if fd is not None:
-            os.close(fd)
-        return fd is None
+        """Whether the app of these folders runs (its lock is held)."""
+        return _held(self.app_path)
 
     def take(self) -> int | None:
         """A headless run: take the notifier's lock without waiting. None: this run holds it now;

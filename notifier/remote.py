@@ -3,7 +3,7 @@ run --json`` there) merged into the board.
 
 - the stream (docs/contract.md §2) read back: one line → one typed event (:func:`parse_line`);
   every line is untrusted, parsed with the channel's bounds (:mod:`notifier.channel`), strings
-  bounded and cleaned, anything else a :class:`StreamError` (skipped with one log line);
+  bounded and cleaned, anything else a :class:`~notifier.channel.BadLine` (skipped with one log line);
 - :class:`Link`: one remote's command, kept running by the one back-off
   (:class:`notifier.system.supervisor.Backoff`); one that fails before its stream ever said
   ``ready`` (no pi-notifier there, authentication refused, host unreachable) is reported once and
@@ -29,7 +29,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import IO, Any
+from typing import IO, Any, get_args
 
 from notifier.channel import MAX_LINE, BadLine, follow, parse_object, read_lines
 from notifier.core import codec
@@ -62,11 +62,8 @@ MAX_HEADER = 300
 MAX_OPTIONS = 20
 MAX_OPTION = 200
 MAX_COUNT = 100  # questions of one questionnaire
-OUTCOMES: tuple[Outcome, ...] = ("answered", "cancelled", "aborted", "unavailable", "error", "superseded")
+OUTCOMES = get_args(Outcome)
 MORE = "(one more question: see the session)"
-
-
-StreamError = BadLine  # a line that is not a usable event (the message says why, briefly)
 
 
 @dataclass(frozen=True)
@@ -111,7 +108,7 @@ def parse_line(line: bytes, host: str, now: float | None = None) -> StreamEvent 
     if kind not in ("needs_input", "resolved", "abandoned"):
         if isinstance(kind, str):
             return None
-        raise StreamError("no event name")
+        raise BadLine("no event name")
     at = now if (ts := parse_iso(obj.get("at"))) is None else min(ts, now)
     session = _session(obj.get("session"), host)
     question = _question(obj.get("question"), at)
@@ -121,7 +118,7 @@ def parse_line(line: bytes, host: str, now: float | None = None) -> StreamEvent 
         return RemoteEnded(session, question, at)
     outcome = obj.get("outcome")
     if outcome not in OUTCOMES:
-        raise StreamError("unknown outcome")
+        raise BadLine("unknown outcome")
     answer = obj.get("answer")
     waited = obj.get("waited_s")
     return RemoteEnded(
@@ -142,35 +139,37 @@ def _opt_str(value: Any, limit: int) -> str | None:
     return value if isinstance(value, str) and 0 < len(value) <= limit else None
 
 
+def _text(value: Any, limit: int) -> str:
+    """A text to show, cleaned and cut to ``limit`` ("" for anything but a string)."""
+    return clean(value, limit) if isinstance(value, str) else ""
+
+
 def _session(value: Any, host: str) -> SessionRef:
     if not isinstance(value, dict):
-        raise StreamError("no session")
+        raise BadLine("no session")
     file = _opt_str(value.get("file"), MAX_PATH)
     if file is None:
-        raise StreamError("no session file")
+        raise BadLine("no session file")
     return SessionRef(
         remote_key(host, file),
         _opt_str(value.get("id"), 200),
         _opt_str(value.get("cwd"), MAX_PATH),
-        clean(value.get("name"), 200) or None if isinstance(value.get("name"), str) else None,
+        _text(value.get("name"), 200) or None,
         host,
     )
 
 
 def _question(value: Any, at: float) -> Question:
     if not isinstance(value, dict):
-        raise StreamError("no question")
+        raise BadLine("no question")
     cid = _opt_str(value.get("tool_call_id"), 512)
     tool = _opt_str(value.get("tool"), 128)
     if cid is None or tool is None:
-        raise StreamError("no question id or tool")
-    text = clean(value.get("text"), MAX_TEXT) if isinstance(value.get("text"), str) else ""
-    header = clean(value.get("header"), MAX_HEADER) if isinstance(value.get("header"), str) else ""
-    raw_options = value.get("options")
-    labels = raw_options if isinstance(raw_options, list) else []
-    options = tuple(
-        Option(clean(o, MAX_OPTION)) for o in labels[:MAX_OPTIONS] if isinstance(o, str) and clean(o, MAX_OPTION)
-    )
+        raise BadLine("no question id or tool")
+    text = _text(value.get("text"), MAX_TEXT)
+    header = _text(value.get("header"), MAX_HEADER)
+    labels: Any = value.get("options") if isinstance(value.get("options"), list) else []
+    options = tuple(Option(label) for o in labels[:MAX_OPTIONS] if (label := _text(o, MAX_OPTION)))
     raw_count: Any = value.get("count")
     count = min(int(raw_count), MAX_COUNT) if _number(raw_count) and 1 <= raw_count <= 1e15 else 1
     first = QuestionItem(text or GENERIC_QUESTION, header or None, options=options)
@@ -325,9 +324,6 @@ class Link:
         self._stop.set()
         if self._proc is not None:
             _hang_up(self._proc)
-
-    def join(self, timeout: float) -> None:
-        self._thread.join(timeout)
 
     def _run(self) -> None:
         name = self.remote.name

@@ -45,6 +45,7 @@ from notifier.core.planner import Preferences
 from notifier.core.text import clean
 from notifier.system.log import LogOnce
 from notifier.system.paths import private_file
+from notifier.system.supervisor import Backoff
 
 log = logging.getLogger(__name__)
 _once = LogOnce(log)  # (path, "read"): a read that fails, said once until one succeeds
@@ -174,7 +175,7 @@ class Database:
         self._failing = self._closed = False
         self._retry: threading.Timer | None = None  # while the file cannot be written
         self._held = threading.local()  # ``changes``: those of :meth:`together`, on this thread
-        self._retry_s = RETRY_MIN_S
+        self._backoff = Backoff(RETRY_MIN_S, RETRY_MAX_S)  # the pause before the next retry
         if path is None:
             return
         try:
@@ -313,8 +314,7 @@ class Database:
             if self._retry is not None or self._closed:
                 return
             self._shed()
-            delay, self._retry_s = self._retry_s, min(self._retry_s * 2, RETRY_MAX_S)
-            self._retry = threading.Timer(delay, self._retry_now)
+            self._retry = threading.Timer(self._backoff.next(), self._retry_now)
             self._retry.name, self._retry.daemon = "pi-notifier-store-retry", True
             self._retry.start()
 
@@ -325,7 +325,7 @@ class Database:
         with self._lock:
             self._retry = None
             if written:
-                self._retry_s = RETRY_MIN_S
+                self._backoff = Backoff(RETRY_MIN_S, RETRY_MAX_S)  # the pause before the next retry
         if written:
             self._save()  # (what came meanwhile)
         else:
@@ -609,10 +609,6 @@ class Store(Database):
 
     # ---- snoozes and mutes ----
 
-    def snoozes(self, now: float) -> list[tuple[str | None, str | None, float]]:
-        """The snoozes still running at ``now``: (session, project, until); both None = all."""
-        return [(*_scope(scope), until) for scope, until in self._read(SNOOZES, (now,))]
-
     def snooze(self, until: float, session: str | None = None, project: str | None = None) -> None:
         """Snooze a session, a project, or (neither given) everything until ``until``."""
         scope = PROJECT + project if project else session or ALL
@@ -624,9 +620,6 @@ class Store(Database):
     def preferences(self, now: float) -> Preferences:
         """The snoozes still running at ``now`` and the muted projects, as one value."""
         return _silences(self._read(SNOOZES, (now,)), self._read(MUTES), now)
-
-    def mutes(self) -> set[str]:
-        return {p for (p,) in self._read(MUTES)}
 
     def mute(self, project: str, on: bool) -> None:
         if on:

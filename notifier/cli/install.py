@@ -20,11 +20,10 @@ from dataclasses import asdict, dataclass, field
 
 from notifier import APP_NAME, resources
 from notifier.cli.parser import fail, out
-from notifier.companion import ChannelError, hello_of
+from notifier.companion import hellos
 from notifier.config import Config
 from notifier.core.text import clean
 from notifier.system import autostart, paths
-from notifier.system.paths import list_sockets
 
 DIR_NAME = "pi-notifier"
 LEGACY_FILE = "pi-notifier.ts"  # (versions before the extension was a folder)
@@ -140,15 +139,12 @@ def status() -> Status:
     installed = {name: _read(os.path.join(folder, name)) for name in FILES}
     ours_legacy = _marked(_legacy(folder))
     result = Status(folder, installed[ENTRY] is not None or ours_legacy, installed == shipped() and not ours_legacy)
-    for sock in list_sockets():
-        try:
-            hello = hello_of(sock, timeout=1.0)
-        except (ChannelError, OSError):
+    for sock, hello in hellos().items():
+        if hello is None:
             result.unreachable.append(sock)
-            continue
-        result.loaded.append(
-            Loaded(sock, hello.pid, hello.pi_version, hello.session_file, hello.mode, len(hello.dialogs))
-        )
+        else:
+            result.loaded.append(Loaded(sock, hello.pid, hello.pi_version, hello.session_file, hello.mode,
+                                        len(hello.dialogs)))
     return result
 
 

@@ -23,14 +23,14 @@ _LIKE_DURATION = re.compile(r"[+-]?\.?\d|(forever|never|always|inf|infinity|nan)
 
 def target(snapshot: Snapshot, what: str | None) -> tuple[str | None, str | None, str]:
     """WHAT → (session key, project, how to say it); both None: all. A project is a name the
-    window shows as one (a session's name, else its folder's); else WHAT is a SESSION."""
+    window shows as one (a session's name, else its folder's) or a session's folder's name; else
+    WHAT is a SESSION."""
     from notifier.actions import goto
     from notifier.core.commands import label
 
     if what is None or what == "all":
         return None, None, "every session"
-    projects = {project_name(v.ref.name, v.ref.cwd, v.ref.host) for v in snapshot.sessions}
-    if what in projects:
+    if what in projects_of(snapshot):
         return None, what, f"project {clean(what, 80)}"
     try:
         view, _ = goto.pick(snapshot, what)
@@ -44,6 +44,14 @@ def target(snapshot: Snapshot, what: str | None) -> tuple[str | None, str | None
         named = f"no project or session is called {clean(what, 80)!r}"
         raise ConfigError(f"{named} (pi-notifier status lists them)") from None
     return view.ref.key, None, f"session {label(view)}"
+
+
+def projects_of(snapshot: Snapshot) -> set[str]:
+    """Every name a project goes by (:attr:`notifier.core.model.Item.projects`)."""
+    views = snapshot.sessions
+    return {project_name(v.ref.name, v.ref.cwd, v.ref.host) for v in views} | {
+        project_name(None, v.ref.cwd, v.ref.host) for v in views
+    }
 
 
 def deliver(command: Snooze | Mute) -> str:
@@ -123,8 +131,8 @@ def _mute(config: Config, what: str, on: bool) -> str:
         names = ", ".join(clean(p, 80) for p in sorted(muted)) or "nothing (no project was muted)"
         return f"unmuted {names}{notes[-1] if notes else ''}"
     project = what
-    if what not in muted:
-        snapshot = sessions_of(config, what)[1]
+    snapshot = sessions_of(config, what)[1] if what not in muted else None
+    if snapshot is not None and what not in projects_of(snapshot):
         session, named, _ = target(snapshot, what)
         # a session's project: what the window's Mute project mutes
         view = next((v for v in snapshot.sessions if v.ref.key == session), None)

@@ -402,6 +402,7 @@ class LocalSessions(Changes):
         assert self._procs is not None
         by_folder: dict[str, list[tuple[LocalSession, Wanted]]] = {}
         for session in sessions:
+            session.asker = None  # (known again below, from this list, or not at all)
             cwd = norm_folder(session.reducer.cwd)
             procs = self._procs.get(cwd) if cwd else None
             if not procs or not session.reducer.has_header:
@@ -415,7 +416,8 @@ class LocalSessions(Changes):
             owned.update(s.key for s, _ in items if s.key in owners.living)
             for s, _ in items:
                 owner = owners.owners.get(s.key)
-                s.asker = (owner.pid, owner.started) if owner is not None and owner.interactive and owner.pid else None
+                if owner is not None and owner.interactive and owner.pid:
+                    s.asker = (owner.pid, owner.started)
         return owned
 
     def needs_liveness(self) -> bool:

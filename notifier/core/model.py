@@ -293,6 +293,12 @@ class Item:
     def project(self) -> str:
         return project_name(self.ref.name, self.ref.cwd, self.ref.host)
 
+    @property
+    def projects(self) -> tuple[str, str]:
+        """The names its project is muted or snoozed by: the one it is shown by (the session's
+        name, else its folder's) and its folder's ("webshop" mutes every session in it, named or not)."""
+        return self.project, project_name(None, self.ref.cwd, self.ref.host)
+
 
 @dataclass(frozen=True)
 class Notice:

@@ -8,7 +8,7 @@ resolved within the settle window is never shown (one of a pi known to wait for 
 session file + toolCallId, also across restarts (``notified``: one notified before and still
 waiting goes back on screen at start-up, ``restored``, not as a new one). A burst (≥ 3 within
 2 s) becomes one summary, and so do the questions pending at start-up, however old. Reminders
-(:class:`Reminders`) replace the same notification while the question waits.
+replace the same notification while the question waits.
 Snoozed sessions, muted projects and quiet hours raise nothing (the tray still shows
 everything); a question asked meanwhile is announced once when that ends (the snooze ends or is
 lifted, the project is unmuted, quiet hours end): :class:`Preferences`,
@@ -22,14 +22,12 @@ delays nor hastens a reminder; the snoozes handed in are on that clock too
 (:meth:`Preferences.shifted`).
 
 
-**Reminders** of a question that waits: when each is due and how many it has had.
-
-Each reminder comes at its time after the question was *asked* (``after_s``), so a restart in
-between neither delays nor repeats one: the counts sent before it are handed in (``before``), and
-every count that changes is collected for the caller to persist (:meth:`Reminders.drain`).
-Reminders whose time passed unsent (the app not running, the machine asleep, the question first
-seen at start-up, or muted, snoozed, in quiet hours) count as sent: only the latest comes, once.
-The last one is critical. What a reminder replaces on screen is the planner's.
+**Reminders** of a question that waits come at their times after it was *asked*
+(``remind_after_s``), so a restart in between neither delays nor repeats one: the counts sent
+before it are handed in (``reminded``), and every count that changes is collected for the caller
+to persist (:meth:`Planner.drain_reminded`). Reminders whose time passed unsent (the app not
+running, the machine asleep, the question first seen at start-up, or muted, snoozed, in quiet
+hours) count as sent: only the latest comes, once. The last one is critical.
 
 
 **Preferences**: what the user chose to hear: snoozes (all, a session, a project) and muted
@@ -91,9 +89,15 @@ class Preferences:
     projects: Mapping[str, float] = field(default_factory=_frozen)  # project name → until
     muted: frozenset[str] = frozenset()  # project names (see core.text.project_name)
 
-    def silenced_until(self, session: str, project: str) -> float:
-        """Until when a question of this session and project raises nothing (0: not silenced)."""
-        return max(self.snooze_all_until, self.sessions.get(session, 0.0), self.projects.get(project, 0.0))
+    def silenced_until(self, item: Item) -> float:
+        """Until when a question raises nothing (0: not silenced): snoozed all, its session, or
+        its project by either of its names (:attr:`Item.projects`)."""
+        by_project = (self.projects.get(p, 0.0) for p in item.projects)
+        return max(self.snooze_all_until, self.sessions.get(item.ref.key, 0.0), *by_project)
+
+    def mutes(self, item: Item) -> bool:
+        """Whether its project is muted, by either of its names."""
+        return not self.muted.isdisjoint(item.projects)
 
     def snoozed(self, until: float, now: float, session: str | None = None, project: str | None = None) -> Preferences:
         """Snooze one session, one project, or (both None) everything until ``until``. Snoozing
@@ -304,49 +308,6 @@ def not_duration(word: str) -> str:
     return f"{clean(word, 40)!r} is not a DURATION ({DURATIONS})"
 
 
-# ---- reminders ----
-
-class Reminders:
-    """The schedule and the counts to persist, by question (session file, toolCallId)."""
-
-    def __init__(self, after_s: Sequence[float], before: Mapping[tuple[str, str], int]) -> None:
-        self.after_s = tuple(sorted(after_s))
-        self._before = before
-        self._changed: dict[tuple[str, str], int] = {}
-
-    def passed(self, key: tuple[str, str], waited: float) -> int:
-        """The reminders whose time is already past when a question that has waited ``waited``
-        is first shown (counted as sent)."""
-        return self.due(key, 0, waited) or 0
-
-    def before(self, key: tuple[str, str]) -> int:
-        """The reminders a question notified before a restart had then."""
-        return self._before.get(key, 0)
-
-    def due(self, key: tuple[str, str], sent: int, waited: float) -> int | None:
-        """The count once the reminder due now is sent, for a question that has waited ``waited``
-        and had ``sent``; ``None``: none is due."""
-        passed = sum(1 for after in self.after_s if waited >= after)  # (those missed asleep or silenced too)
-        if passed <= sent:
-            return None
-        self._changed[key] = passed
-        return passed
-
-    def last(self, sent: int) -> bool:
-        """Whether the reminder that made the count ``sent`` is the last one (critical)."""
-        return sent >= len(self.after_s)
-
-    def next_at(self, since: float, sent: int) -> float | None:
-        """When the next reminder of a question asked at ``since`` is due (``None``: no more)."""
-        return since + self.after_s[sent] if sent < len(self.after_s) else None
-
-    def drain(self) -> dict[tuple[str, str], int]:
-        """Counts changed since the last call, for the caller to persist (so a restart neither
-        repeats a reminder nor loses the next one)."""
-        out, self._changed = self._changed, {}
-        return out
-
-
 # ---- the planner ----
 
 GROUP_S = 0.05  # questions due this close together are raised together (so a burst groups)
@@ -381,7 +342,23 @@ class Planner:
         self._held: list[Item] = []
         self._restored = set(self.notified)  # notified before a restart: reminders carry on
         self._restoring: list[Item] = []  # of those, still waiting: their bubbles go back on screen
-        self.reminders = Reminders(self.remind_after_s, self.reminded)
+        self.remind_after_s = tuple(sorted(self.remind_after_s))
+        self._reminded_now: dict[Key, int] = {}  # counts changed, not yet drained
+
+    def _reminders_passed(self, key: Key, sent: int, waited: float) -> int:
+        """The reminders counted as sent for a question that has waited ``waited`` and had
+        ``sent``: every one whose time has come (those missed asleep or silenced too)."""
+        passed = sum(1 for after in self.remind_after_s if waited >= after)
+        if passed <= sent:
+            return sent
+        self._reminded_now[key] = passed
+        return passed
+
+    def drain_reminded(self) -> dict[Key, int]:
+        """Reminder counts changed since the last call, for the caller to persist (so a restart
+        neither repeats a reminder nor loses the next one)."""
+        out, self._reminded_now = self._reminded_now, {}
+        return out
 
     # ---- input ----
 
@@ -396,7 +373,7 @@ class Planner:
                 if item.key in self._restored and item.key not in self._shown:
                     # notified before a restart: its bubble is put back, its reminders go on
                     self._restored.discard(item.key)
-                    self._shown[item.key] = _Shown(item, 0, self.reminders.before(item.key))
+                    self._shown[item.key] = _Shown(item, 0, self.reminded.get(item.key, 0))
                     self._restoring.append(item)
                     continue
                 if item.key in self.notified or item.key in self._shown:
@@ -420,6 +397,9 @@ class Planner:
                 self._waiting[key] = (waiting[0], now)
 
     def _drop(self, key: Key) -> list[Action]:
+        # (a question judged abandoned can wait again when its pi is seen once more: it is then
+        # a question on no screen, and notified as any other)
+        self.notified.discard(key)
         self._waiting.pop(key, None)
         self._restored.discard(key)
         self._startup = [i for i in self._startup if i.key != key]
@@ -467,7 +447,7 @@ class Planner:
     def _held_back(self, item: Item, now: float) -> bool:
         """Snoozed, or its project muted: it waits, unannounced, until that ends."""
         prefs = self.preferences
-        return item.project in prefs.muted or prefs.silenced_until(item.ref.key, item.project) > now
+        return prefs.mutes(item) or prefs.silenced_until(item) > now
 
     def _due(self, now: float) -> tuple[list[Item], list[Item]]:
         """The questions found at start-up and those settled, to be raised now. One asked while
@@ -494,7 +474,8 @@ class Planner:
             for item in startup + due:
                 self._shown[item.key] = _Shown(item, 0)
                 self._held.append(item)
-            return self._reminders(now, quiet) + self._restore(now, quiet)
+            self._restoring = []  # (left off screen: their reminders come as before)
+            return self._reminders(now, quiet)
         held, self._held = [i for i in self._held if self._off_screen(i)], []
         for item in held:  # quiet hours over: announced now, or when a snooze or mute of it ends
             if self._held_back(item, now):
@@ -503,15 +484,7 @@ class Planner:
             else:
                 startup.insert(0, item)
         self.notified.update(i.key for i in startup + due)
-        out: list[Action] = []
-        if len(startup) == 1:
-            out += self._show_single(startup[0], now, late=True)
-        elif startup:
-            handle = self._new_handle()
-            for item in startup:
-                self._shown[item.key] = _Shown(item, handle, self.reminders.passed(item.key, now - item.since))
-            self._groups[handle] = {i.key for i in startup}
-            out.append(Notice(handle, "startup", tuple(startup)))
+        out = self._announce(startup, now) if startup else []
         if due:
             self._recent = [(t, k) for t, k in self._recent if now - t <= BURST_WINDOW_S and k in self._shown]
             if len(self._recent) + len(due) >= BURST_N:
@@ -520,32 +493,32 @@ class Planner:
                 for item in due:
                     out += self._show_single(item, now)
         # (the reminders first: one due now puts a restored question back on screen itself)
-        return out + self._reminders(now, quiet) + self._restore(now, quiet)
-
-    def _restore(self, now: float, quiet: bool) -> list[Action]:
-        """The bubbles of questions notified before a restart, back on screen: one like the
-        question's own (saying how long it has waited), or one summary for several. Muted,
-        snoozed or inside quiet hours: left off screen (their reminders come as before)."""
+        out += self._reminders(now, quiet)
         restoring, self._restoring = self._restoring, []
-        items = [i for i in restoring if self._off_screen(i) and not self._held_back(i, now)]
-        if quiet or not items:
-            return []
+        restored = [i for i in restoring if self._off_screen(i) and not self._held_back(i, now)]
+        return out + self._announce(restored, now, restored=True) if restored else out
+
+    def _announce(self, items: list[Item], now: float, restored: bool = False) -> list[Action]:
+        """What start-up found, or the bubbles of questions notified before a restart (``restored``;
+        muted, snoozed or inside quiet hours: left off screen, their reminders come as before) back
+        on screen: one like the question's own (saying how long it has waited), or one summary."""
         handle = self._new_handle()
         for item in items:
-            self._shown[item.key].handle = handle
+            if restored:
+                self._shown[item.key].handle = handle
+            else:
+                self._shown[item.key] = _Shown(item, handle, self._reminders_passed(item.key, 0, now - item.since))
         if len(items) == 1:
             waited = max(0.0, now - items[0].since)
-            return [Notice(handle, "question", (items[0],), waited_s=waited, restored=True)]
+            return [Notice(handle, "question", (items[0],), waited_s=waited, restored=restored)]
         self._groups[handle] = {i.key for i in items}
-        return [Notice(handle, "startup", tuple(sorted(items, key=lambda i: i.since)), restored=True)]
+        return [Notice(handle, "startup", tuple(sorted(items, key=lambda i: i.since)), restored=restored)]
 
-    def _show_single(self, item: Item, now: float, late: bool = False) -> list[Action]:
-        """``late``: found at start-up, so the notice says how long it has waited."""
+    def _show_single(self, item: Item, now: float) -> list[Action]:
         handle = self._new_handle()
-        self._shown[item.key] = _Shown(item, handle, self.reminders.passed(item.key, now - item.since))
+        self._shown[item.key] = _Shown(item, handle, self._reminders_passed(item.key, 0, now - item.since))
         self._recent.append((now, item.key))
-        waited = max(0.0, now - item.since) if late else 0.0
-        return [Notice(handle, "question", (item,), waited_s=waited)]
+        return [Notice(handle, "question", (item,))]
 
     def _burst(self, items: list[Item], now: float) -> list[Action]:
         out: list[Action] = []
@@ -570,8 +543,8 @@ class Planner:
         out: list[Action] = []
         for shown in self._shown.values():
             waited = now - shown.item.since
-            sent = self.reminders.due(shown.item.key, shown.reminders_sent, waited)
-            if sent is None:
+            sent = self._reminders_passed(shown.item.key, shown.reminders_sent, waited)
+            if sent == shown.reminders_sent:
                 continue
             shown.reminders_sent = sent
             if quiet or self._held_back(shown.item, now):
@@ -579,7 +552,7 @@ class Planner:
             if shown.handle == 0 or shown.handle in self._groups:
                 out += self._leave(shown.handle, shown.item.key)  # (one of a summary: its own now)
                 shown.handle = self._new_handle()
-            last = self.reminders.last(sent)
+            last = sent >= len(self.remind_after_s)
             out.append(Notice(shown.handle, "reminder", (shown.item,), waited_s=waited, critical=last))
         return out
 
@@ -589,16 +562,14 @@ class Planner:
         when it is unmuted (new preferences, new input)."""
         prefs = self.preferences
         times = [  # (a muted one: when the preferences change, which is new input)
-            max(when, prefs.silenced_until(item.ref.key, item.project))
+            max(when, prefs.silenced_until(item))
             for item, when in self._waiting.values()
-            if item.project not in prefs.muted
+            if not prefs.mutes(item)
         ]
         if self._startup or self._restoring:
             times.append(0.0)
-        for shown in self._shown.values():
-            at = self.reminders.next_at(shown.item.since, shown.reminders_sent)
-            if at is not None:
-                times.append(at)
+        after = self.remind_after_s
+        times += [s.item.since + after[s.reminders_sent] for s in self._shown.values() if s.reminders_sent < len(after)]
         return min(times) if times else None
 
     @property

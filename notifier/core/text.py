@@ -257,18 +257,6 @@ def duration(seconds: float) -> str:
     return f"{s // 86400} d"
 
 
-def duration_changes_in(seconds: float) -> float | None:
-    """How long until :func:`duration` of an age of ``seconds`` (growing with the clock) says
-    something else: within a second for the first minute, then at the next whole minute, then at
-    the next whole day. None for what :func:`duration` calls nonsense ("?")."""
-    if not isinstance(seconds, (int, float)) or not math.isfinite(seconds) or seconds > 1e10:
-        return None
-    if seconds < 1:
-        return 1 - seconds  # "0 s" (also for an age below zero: a clock set back) until 1 s
-    step = 1 if seconds < 60 else 60 if seconds < 86400 else 86400
-    return (math.floor(seconds / step) + 1) * step - seconds
-
-
 def number(text: str) -> int | None:
     """``text`` as a non-negative integer when it is ASCII digits only, else ``None``. (``str.isdigit``
     also takes "¹" and "٣", which ``int`` refuses or reads as another number.)"""

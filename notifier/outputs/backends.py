@@ -46,10 +46,6 @@ class Backend(Protocol):
 
     def shutdown(self) -> None: ...
 
-    def went_away(self) -> None:
-        """The server (or the bus) is gone: offline until :meth:`probe` finds one."""
-        ...
-
     def probe(self) -> bool:
         """Ask the server who it is again (a new owner of its name); True if it answered."""
         ...
@@ -61,7 +57,7 @@ class Plain:
     """What a backend that does not follow a server answers (no bus name, nothing looked for, no
     ids: nothing can be withdrawn); as it is, the one that shows nothing."""
 
-    name = "plain"
+    name = "none"
     markup = False
     online = False
     owner = ""
@@ -77,18 +73,11 @@ class Plain:
     def shutdown(self) -> None:
         pass
 
-    def went_away(self) -> None:
-        self.online = False
-
     def probe(self) -> bool:
         return self.online
 
     def describe(self) -> str:
         return self.name
-
-
-class NullBackend(Plain):
-    name = "none"
 
 
 def is_wsl() -> bool:
@@ -211,7 +200,7 @@ def choose_backend(
     for name in _order(preference):
         try:
             if name == "none":
-                return NullBackend(), "notifications are off"
+                return Plain(), "notifications are off"
             if name == "dbus":
                 backend = DBusBackend(on_action=on_action, on_reply=on_reply, on_server=on_server, expire=expire,
                                       sound=sound, worker=worker)
@@ -234,7 +223,7 @@ def choose_backend(
         except (BackendError, ImportError) as exc:
             reasons.append(clean(exc, 160))
             server_there = server_there or isinstance(exc, _NoPlyerPath)
-    return (waiting or NullBackend()), _none_because(reasons, found, server_there, instead)
+    return (waiting or Plain()), _none_because(reasons, found, server_there, instead)
 
 
 def _order(preference: str) -> Sequence[str]:
@@ -315,12 +304,12 @@ def doctor_line(config: Config) -> str:
 def tested(backend: DBusBackend) -> str:
     """What a D-Bus server that answered said about itself: "dunst 1.9.0 (knopwob; process dunst,
     pid 4) answered GetServerInformation and GetCapabilities: actions, body"."""
-    name, vendor, version = (list(backend.server) + ["", "", ""])[:3]
-    about = "; ".join(x for x in (vendor, f"process {backend.process}" if backend.process else "") if x)
+    server = backend.description
+    about = "; ".join(x for x in (server.vendor, f"process {backend.process}" if backend.process else "") if x)
     caps = ", ".join(backend.capabilities) or "none"
     return (
-        f"{name or 'a server with no name'} {version}".rstrip()
+        f"{server.name or 'a server with no name'} {server.version}".rstrip()
         + (f" ({about})" if about else "")
         + f" answered GetServerInformation and GetCapabilities: {caps}"
-        + f" — there: {summary(backend.description)}"
+        + f" — there: {summary(server)}"
     )

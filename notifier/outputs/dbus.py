@@ -31,7 +31,6 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass, field
 from typing import Any
 
 from notifier import APP_NAME
@@ -119,11 +118,11 @@ class _Link:
     handed out there), and a call reads on its caller's thread while no other thread reads; one
     thread reads at a time, routing every reply to the call that waits for it."""
 
-    def __init__(self, address: str, auth_timeout: float) -> None:
+    def __init__(self, address: str) -> None:
         from jeepney.io.threading import open_dbus_connection
 
         try:
-            self._conn = open_dbus_connection(bus=address, auth_timeout=auth_timeout)
+            self._conn = open_dbus_connection(bus=address, auth_timeout=3.0)
         except Exception as exc:  # no socket, refused, authentication
             raise BusError(f"no session bus ({exc})") from exc
         self.address = address
@@ -215,9 +214,7 @@ class _Link:
     def _lost(self, exc: Exception) -> None:
         if not self.replies.open:
             return
-        self.replies.close()
-        if self.worker is not None:
-            self.worker.unwatch(self._fd)
+        self.close()
         log.debug("the session bus connection ended: %r", exc)
         for handle in list(self.handles):
             handle.lost()
@@ -267,7 +264,6 @@ class Bus:
         self,
         on_signal: Callable[[Any], None] | None = None,
         on_lost: Callable[[], None] | None = None,
-        auth_timeout: float = 3.0,
         address: str | None = None,
         worker: Worker | None = None,
     ) -> None:
@@ -280,25 +276,22 @@ class Bus:
         with _links_lock:
             link = _links.get(address)
             if link is None or not link.replies.open:
-                link = _links[address] = _Link(address, auth_timeout)
+                link = _links[address] = _Link(address)
             self._link = link
             link.handles.append(self)
             if worker is not None:
                 link.read_on(worker)
         self.unique_name = link.unique_name
 
-    def call(self, message: Any, timeout: float = 3.0) -> Any:
-        """Send a method call and return its reply (a method return or an error message).
-        Raises TimeoutError when none comes within ``timeout`` s, BusError when the bus is gone."""
-        if self._closed:
-            raise BusError("the session bus connection is closed")
-        return self._link.call(message, timeout)
-
     def ask(self, message: Any, timeout: float = 3.0) -> tuple[Any, ...]:
-        """:meth:`call`, and the reply's body; an error reply raises jeepney's ``DBusErrorResponse``."""
+        """Send a method call and return its reply's body. Raises TimeoutError when none comes
+        within ``timeout`` s, BusError when the bus is gone, jeepney's ``DBusErrorResponse`` for
+        an error reply."""
         from jeepney.wrappers import unwrap_msg
 
-        return tuple(unwrap_msg(self.call(message, timeout)))
+        if self._closed:
+            raise BusError("the session bus connection is closed")
+        return tuple(unwrap_msg(self._link.call(message, timeout)))
 
     @property
     def alive(self) -> bool:
@@ -381,20 +374,12 @@ def owner_of(bus: Bus, timeout: float) -> tuple[str, str]:
         return "", ""
     if owner is None or not isinstance(bus_id, str):
         return "", ""
-    return f"{clean(bus_id, 64)}/{clean(owner, 64)}", process_of(bus, owner, timeout)
-
-
-def process_of(bus: Bus, unique: str, timeout: float) -> str:
-    """The "NAME, pid N" of the process behind a bus connection (its name read from /proc where
-    there is one), "" when the bus does not say."""
-    pid = pid_of(bus, unique, timeout)
-    if pid is None:
-        return ""
-    try:
-        with open(f"/proc/{pid}/comm", encoding="utf-8", errors="replace") as fh:
-            return f"{clean(fh.read().strip(), 40)}, pid {pid}"
-    except OSError:
-        return f"pid {pid}"
+    pid = pid_of(bus, owner, timeout)
+    process = "" if pid is None else f"pid {pid}"
+    if pid is not None:  # (named from /proc where there is one)
+        with contextlib.suppress(OSError), open(f"/proc/{pid}/comm", encoding="utf-8", errors="replace") as fh:
+            process = f"{clean(fh.read().strip(), 40)}, pid {pid}"
+    return f"{clean(bus_id, 64)}/{clean(owner, 64)}", process
 
 
 def server_owner(timeout: float = 3.0) -> tuple[bool, str]:
@@ -442,43 +427,6 @@ class Once:
             return True
 
 
-@dataclass
-class Signals:
-    """``on_action(id, action)``, ``on_reply(id, text)`` (an inline reply): the current server's
-    signals, each click once; ``on_server("up" | "down")``: the server's name changed owner.
-    ``NotificationClosed`` is not listened to: a dismissed bubble stays dismissed (a reminder
-    raises a new one), and its record stays so that a restart never pops it up again; on servers
-    where any button closes the bubble (xfce4-notifyd) the click's ``ActionInvoked`` still finds
-    its question."""
-
-    on_action: Callable[[int, str], None] | None = None
-    on_reply: Callable[[int, str], None] | None = None
-    on_server: Callable[[str], None] | None = None
-    once: Once = field(default_factory=Once)
-
-    def take(self, msg: Any, owner: str) -> None:
-        """One signal the bus passed on; ``owner``: the server's ``BUS-ID/UNIQUE-NAME`` now."""
-        from jeepney import HeaderFields
-
-        fields = msg.header.fields
-        interface, member, body = fields.get(HeaderFields.interface), fields.get(HeaderFields.member), msg.body
-        if interface == NOTIFICATIONS and fields.get(HeaderFields.path) == PATH:
-            # Only the server's own: a signal sent to us directly passes every match rule, and
-            # GNOME's shell broadcasts each click that its notification service (the owner) sends
-            # us again. Ids are the owner's.
-            sender = fields.get(HeaderFields.sender)
-            if not owner or sender != owner.rsplit("/", 1)[-1]:
-                log.debug("ignored %s from %s (not the server)", member, sender)
-                return
-            then = {"ActionInvoked": self.on_action, "NotificationReplied": self.on_reply}.get(member)
-            if then is not None and len(body) >= 2 and self.once.first((member, body[0], body[1])):
-                then(int(body[0]), str(body[1]))
-        elif member == "NameOwnerChanged" and fields.get(HeaderFields.sender) == BUS_NAME:
-            about_server = len(body) == 3 and body[0] == NOTIFICATIONS
-            if about_server and self.on_server:
-                self.on_server("up" if body[2] else "down")
-
-
 # ---- the notification server ----
 
 class DBusBackend:
@@ -491,7 +439,13 @@ class DBusBackend:
 
     After :meth:`probe`, :attr:`found` tells what it found: "server" (it answered), "none"
     (nothing owns the name, nothing is set up to start for it), "odd" (a server owns the name
-    but its answers were no use: :attr:`problem` says which) or "bus" (the bus went away)."""
+    but its answers were no use: :attr:`problem` says which) or "bus" (the bus went away).
+
+    ``on_action(id, action)``, ``on_reply(id, text)`` (an inline reply): the current server's
+    signals, each click once, read on ``worker``'s thread. ``NotificationClosed`` is not listened
+    to: a dismissed bubble stays dismissed (a reminder raises a new one), and its record stays so
+    that a restart never pops it up again; on servers where any button closes the bubble
+    (xfce4-notifyd) the click's ``ActionInvoked`` still finds its question."""
 
     name = "dbus"
 
@@ -505,10 +459,9 @@ class DBusBackend:
         sound: str = "default",
         worker: Worker | None = None,
     ) -> None:
-        """``on_action``, ``on_reply``, ``on_server``: the server's signals (:class:`Signals`),
-        read on ``worker``'s thread."""
         self.worker = worker
-        self.signals = Signals(on_action=on_action, on_reply=on_reply, on_server=on_server)
+        self.on_action, self.on_reply, self.on_server = on_action, on_reply, on_server
+        self._once = Once()
         self.sound = sound
         self.expire = expire
         self.icon = app_icon()  # (its path, found once: every Notify sends it)
@@ -549,7 +502,7 @@ class DBusBackend:
         from jeepney import MatchRule, message_bus
 
         try:
-            self._bus = Bus(lambda msg: self.signals.take(msg, self.owner), self._on_lost, worker=self.worker)
+            self._bus = Bus(self._signal, self._on_lost, worker=self.worker)
         except BusError as exc:
             raise BackendError(clean(exc, 160)) from exc
         # sender = the well-known name: the bus passes on only signals of its owner at the time
@@ -643,14 +596,32 @@ class DBusBackend:
         except TimeoutError as exc:
             raise BackendError(f"{method}: {clean(exc, 120)}") from exc
 
-    def went_away(self) -> None:
-        """The server (or the bus) is gone: offline until :meth:`probe` finds one."""
-        self.online = False
+    def _signal(self, msg: Any) -> None:
+        """One signal the bus passed on (read on the worker)."""
+        from jeepney import HeaderFields
+
+        fields = msg.header.fields
+        interface, member, body = fields.get(HeaderFields.interface), fields.get(HeaderFields.member), msg.body
+        if interface == NOTIFICATIONS and fields.get(HeaderFields.path) == PATH:
+            # Only the server's own: a signal sent to us directly passes every match rule, and
+            # GNOME's shell broadcasts each click that its notification service (the owner) sends
+            # us again. Ids are the owner's.
+            sender = fields.get(HeaderFields.sender)
+            if not self.owner or sender != self.owner.rsplit("/", 1)[-1]:
+                log.debug("ignored %s from %s (not the server)", member, sender)
+                return
+            then = {"ActionInvoked": self.on_action, "NotificationReplied": self.on_reply}.get(member)
+            if then is not None and len(body) >= 2 and self._once.first((member, body[0], body[1])):
+                then(int(body[0]), str(body[1]))
+        elif member == "NameOwnerChanged" and fields.get(HeaderFields.sender) == BUS_NAME:
+            about_server = len(body) == 3 and body[0] == NOTIFICATIONS
+            if about_server and self.on_server:
+                self.on_server("up" if body[2] else "down")
 
     def _on_lost(self) -> None:
         self.online = False
-        if self.signals.on_server:
-            self.signals.on_server("lost")
+        if self.on_server:
+            self.on_server("lost")
 
     def show(self, message: Message, replaces: int) -> int:
         actions, hints, timeout = notify_args(message, self.description, self.expire, self.sound)

@@ -21,6 +21,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -38,7 +39,7 @@ from notifier.core.model import (
 )
 from notifier.core.planner import Planner, Preferences, in_quiet_hours, next_quiet_change, parse_quiet_hours
 from notifier.core.text import markup
-from notifier.outputs.backends import TRAY_ALONE, Backend, NullBackend, choose_backend
+from notifier.outputs.backends import TRAY_ALONE, Backend, choose_backend
 from notifier.outputs.dbus import BackendError, ServerGone
 from notifier.outputs.render import ANSWER_PREFIX, REPLY, Message, option_actions, render, takes_text
 from notifier.store import Store
@@ -101,10 +102,16 @@ class Bubbles:
         return self.ended({k for k in shown if k not in pending and split_key(k[0])[0] is None})
 
     def ended(self, keys: set[Key]) -> list[int]:
-        """These questions ended: the left-over notifications with none of their questions left."""
+        """These questions ended: the left-over notifications with none of their questions left
+        (no longer left over: to be closed)."""
         for left in self.orphans.values():
             left -= keys
-        return [nid for nid, left in self.orphans.items() if not left]
+        return self._pop([nid for nid, left in self.orphans.items() if not left])
+
+    def _pop(self, nids: list[int]) -> list[int]:
+        for nid in nids:
+            del self.orphans[nid]
+        return nids
 
     def claim(self, owner: str, keys: set[Key]) -> int | None:
         """The left-over notification that shows all of ``keys`` (a question put back after a
@@ -127,8 +134,8 @@ class Bubbles:
         return best
 
     def sharing(self, keys: list[Key]) -> list[int]:
-        """The left-over notifications that show one of ``keys`` (shown anew now)."""
-        return [nid for nid, left in self.orphans.items() if left & set(keys)]
+        """The left-over notifications that show one of ``keys`` (shown anew now: to be closed)."""
+        return self._pop([nid for nid, left in self.orphans.items() if left & set(keys)])
 
     def server_gone(self, owner: str) -> None:
         """The server went away (or another took over): what it showed went with it."""
@@ -152,6 +159,15 @@ class Bubbles:
                     self.store.put_bubble(owner, nid, keys)
 
 
+@dataclass
+class Shown:
+    """What one of the planner's handles shows: its notice now, and the server's notification
+    (0: not on screen)."""
+
+    notice: Notice
+    server_id: int = 0
+
+
 class Screen:
     def __init__(
         self,
@@ -171,9 +187,7 @@ class Screen:
         self.clock = clock
         self.show_text = show_text
         self.backend = backend
-        self.why = ""
-        self.handles: dict[int, int] = {}  # planner handle → server id (0: not on screen)
-        self.notices: dict[int, Notice] = {}  # planner handle → the notice it shows now
+        self.shown: dict[int, Shown] = {}  # by the planner's handle
         self.reconnect_at: float | None = None
         self._say_once = LogOnce(log)  # a backend that failed, by name
         self._ever_online = False
@@ -183,13 +197,13 @@ class Screen:
     def start(self) -> None:
         """Choose the backend (unless one was given) and say once whether it can show anything."""
         if self.backend is None:
-            self.backend, self.why = self._choose()
+            self.backend, why = self._choose()
             if self.backend.online:
                 self._ever_online = True
-                log.info("notifications: %s", self.why)
+                log.info("notifications: %s", why)
             else:
-                log.warning("%s", self.why)  # told once; the server appearing later is logged too
-                if isinstance(self.backend, NullBackend) and session_address() is not None:
+                log.warning("%s", why)  # told once; the server appearing later is logged too
+                if self.backend.name == "none" and session_address() is not None:
                     self.reconnect_at = self.clock() + RECONNECT_S  # a bus that is not up yet
                 self._ask_again(self.clock())
         # what a run before ours (which crashed: nobody closed it) left on this very server
@@ -203,17 +217,13 @@ class Screen:
         """The questions pending now (the engine's first snapshot): a notification left by a
         run before ours for questions no longer pending is closed (:meth:`Bubbles.over`)."""
         for nid in self.bubbles.over(pending):
-            self._close_orphan(nid)
+            self._close(nid)
 
     def ended(self, keys: set[Key]) -> None:
         """These questions ended (answered, abandoned, gone): a notification left by a run before
         ours closes when none of its questions is left."""
         for nid in self.bubbles.ended(keys):
-            self._close_orphan(nid)
-
-    def _close_orphan(self, nid: int) -> None:
-        self.bubbles.orphans.pop(nid, None)  # (closed: no longer left over)
-        self._close(nid)
+            self._close(nid)
 
     def _close(self, server_id: int) -> None:
         """Take one notification of the server's off screen, and out of the record."""
@@ -231,43 +241,35 @@ class Screen:
         if backend is not None:
             if backend.online:
                 owner = self._owner()
-                for server_id in list(self.handles.values()):
-                    if server_id:
+                for shown in list(self.shown.values()):
+                    if shown.server_id:
                         try:
-                            backend.close(server_id)
+                            backend.close(shown.server_id)
                         except BackendError:
                             break
                 self.bubbles.stopped(owner)
             backend.shutdown()
 
     def withdraw(self, handle: int) -> None:
-        server_id = self.handles.pop(handle, 0)
-        self.notices.pop(handle, None)
-        self._close(server_id)
+        """Take a handle's notification off screen for good (not shown again if the server comes
+        back): the question ended, or the user snoozed it from the bubble (a resident notification
+        stays after an action: snoozing is the user saying "not now")."""
+        shown = self.shown.pop(handle, None)
+        if shown is not None:
+            self._close(shown.server_id)
 
     def put(self, notice: Notice) -> None:
         """Show a notice for its handle (replacing what that shows); what waits for an answer is
         shown again when the server comes back."""
-        self.notices[notice.handle] = notice
-        self.handles.setdefault(notice.handle, 0)
-        if notice.restored and self._adopted(notice):
-            return
-        self.show(notice)
-
-    def _adopted(self, notice: Notice) -> bool:
-        """A bubble put back after a restart that a run before ours (which crashed) left on screen
-        already: that one is the handle's, not a second one."""
-        nid = self.bubbles.claim(self._owner(), set(notice.keys))
+        shown = self.shown.setdefault(notice.handle, Shown(notice))
+        shown.notice = notice
+        # put back after a restart: a bubble a run before ours (which crashed) left on screen
+        # already showing it is the handle's, not a second one
+        nid = self.bubbles.claim(self._owner(), set(notice.keys)) if notice.restored else None
         if nid is not None:
-            self.handles[notice.handle] = nid
-        return nid is not None
-
-    def dismiss(self, handle: int, server_id: int) -> None:
-        """Take a handle's notification off screen for good (snoozed from the bubble)."""
-        # a resident notification stays after an action: snoozing is the user saying "not now"
-        self.handles[handle] = 0
-        self.notices.pop(handle, None)  # not shown again if the server comes back
-        self._close(server_id)
+            shown.server_id = nid
+        else:
+            self.show(shown)
 
     def tell(self, title: str, body: str) -> None:
         """A passing notification of its own (not a question's: never shown again)."""
@@ -280,18 +282,17 @@ class Screen:
 
     def showing(self, server_id: int) -> Notice | None:
         """The notice the server's notification ``server_id`` shows (None: not one of ours)."""
-        handle = next((h for h, sid in self.handles.items() if sid == server_id), None)
-        return None if handle is None else self.notices.get(handle)
+        return next((s.notice for s in self.shown.values() if s.server_id == server_id), None)
 
-    def show(self, notice: Notice) -> None:
+    def show(self, shown: Shown) -> None:
         """Put one notice on screen (replacing what its handle shows); remembered as notified only
         once a server took it, so a question nobody saw is announced again after a restart."""
         backend = self.backend
         if backend is None or not backend.online:
             return
-        message = render(notice, self.show_text, backend.markup)
-        keys = notice.keys
-        replaces = self.handles.get(notice.handle, 0)
+        message = render(shown.notice, self.show_text, backend.markup)
+        keys = shown.notice.keys
+        replaces = shown.server_id
         if not replaces and self._owner():  # a bubble a run before ours left with these questions:
             replaces = self.bubbles.take(keys) or 0  # re-used, not a second one popping up
         # what may be on screen is in the file before the call (the bubble replaced, or an intent
@@ -305,7 +306,7 @@ class Screen:
             if not replaces:
                 self._recorded(INTENT, None)
             if server_id is not None:
-                self.handles[notice.handle] = server_id
+                shown.server_id = server_id
                 if server_id != replaces:  # (a new bubble: the one replaced was closed meanwhile)
                     if replaces:
                         self._recorded(replaces, None)
@@ -315,7 +316,7 @@ class Screen:
         if server_id is None:
             return
         for nid in self.bubbles.sharing(keys):  # (this one shows them now)
-            self._close_orphan(nid)
+            self._close(nid)
 
     def safe(self, fn: Callable[[], Any]) -> Any:
         try:
@@ -335,8 +336,9 @@ class Screen:
         was_online = backend is not None and backend.online
         self.bubbles.server_gone(self._owner())
         if backend is not None:
-            backend.went_away()
-        self.handles = dict.fromkeys(self.handles, 0)  # those bubbles went with the server
+            backend.online = False  # (until :meth:`Backend.probe` finds one)
+        for shown in self.shown.values():  # (those bubbles went with the server)
+            shown.server_id = 0
         if what == "bus":
             if self.reconnect_at is None or self._asking_again:
                 self._asking_again = False
@@ -361,7 +363,8 @@ class Screen:
         if not backend.probe():  # (a new owner that does not answer: asked again later)
             self._ask_again(now)
         else:  # a new owner: another server, or the same one restarted
-            self.handles = dict.fromkeys(self.handles, 0)
+            for shown in self.shown.values():
+                shown.server_id = 0
             self.bubbles.new_server(self._owner())  # (the old one's went with it)
             if was_online:
                 what = "another notification server took over"
@@ -396,7 +399,7 @@ class Screen:
             backend.shutdown()
             self.reconnect_at = now + RECONNECT_S
             return
-        old, self.backend, self.why = self.backend, backend, why
+        old, self.backend = self.backend, backend
         if old is not None:
             old.shutdown()
         self.reconnect_at = None
@@ -406,9 +409,9 @@ class Screen:
             self.show_again()
 
     def show_again(self) -> None:
-        for notice in list(self.notices.values()):
-            if notice.kind not in TURNS:  # (what waits for an answer)
-                self.show(notice)
+        for shown in list(self.shown.values()):
+            if shown.notice.kind not in TURNS:  # (what waits for an answer)
+                self.show(shown)
 
 
 # ---- the output ----
@@ -457,7 +460,6 @@ class AlertSink:
         self.clock = clock
         self.wall = wall
         self.show_text = bool(config["notifications.show_text"])
-        self.skip_focused = bool(config["notifications.skip_when_focused"])
         self.quiet_window = parse_quiet_hours(config["quiet_hours"])
         self.planner = Planner(
             settle_s=config["settle_ms"] / 1000.0,
@@ -471,7 +473,7 @@ class AlertSink:
         self._tick_at: float | None = None  # clock() the worker was asked to wake for the timers
         self._own_worker = worker is None
         self._worker = Worker("notifier", self._stop, health) if worker is None else worker
-        self._focus = FocusFollower(self._worker) if self.skip_focused else None
+        self._focus = FocusFollower(self._worker) if config["notifications.skip_when_focused"] else None
 
     def _choose(self) -> tuple[Backend, str]:
         return choose_backend(
@@ -532,10 +534,7 @@ class AlertSink:
     def set_quiet_hours(self, value: str) -> None:
         """New quiet hours (the config file changed; a value the config accepted)."""
         window = parse_quiet_hours(value)
-        self._put(partial(self._quiet_hours, window))
-
-    def _quiet_hours(self, window: tuple[int, int] | None, now: float) -> None:
-        self.quiet_window = window  # (ended now: what they held is announced as the job ends)
+        self._put(lambda now: setattr(self, "quiet_window", window))  # (what they held: announced as the job ends)
 
     @property
     def online(self) -> bool:
@@ -551,11 +550,7 @@ class AlertSink:
 
     def _put(self, job: Callable[[float], Any]) -> None:
         """Have the worker run ``job(now)``; the notices and withdrawals it returns are delivered."""
-        self._worker.put(partial(self._run_job, job))
-
-    def _run_job(self, job: Callable[[float], Any]) -> None:
-        if not self._stop.is_set():
-            self._handle(job)  # (what fails here is the worker's supervisor's: its loop runs again)
+        self._worker.put(partial(self._handle, job))  # (what fails there is the worker's supervisor's)
 
     # The worker's part: its timers (settle, reminders, quiet hours' end, reconnecting).
     def wait(self) -> float | None:
@@ -572,10 +567,12 @@ class AlertSink:
 
     def wake(self) -> None:
         """(After the worker's wait: what is due now, if the wait was for it.)"""
-        if self._tick_at is not None and self.clock() >= self._tick_at and not self._stop.is_set():
-            self._handle(_tick)
+        if self._tick_at is not None and self.clock() >= self._tick_at:
+            self._handle(lambda now: None)  # (what is due: settle, reminders, quiet hours' end)
 
     def _handle(self, job: Callable[[float], Any]) -> None:
+        if self._stop.is_set():  # (stopped: what is handed over is dropped)
+            return
         now, wall = self.clock(), self.wall()
         reconnect_at = self._screen.reconnect_at
         if reconnect_at is not None and now >= reconnect_at:
@@ -614,7 +611,7 @@ class AlertSink:
                 continue  # the user is looking at that session (the tray still counts it)
             else:
                 self._screen.put(action)
-        reminded = self.planner.reminders.drain()
+        reminded = self.planner.drain_reminded()
         if reminded:
             self.store.mark_reminded(reminded)
 
@@ -643,7 +640,7 @@ class AlertSink:
             for session_key in sessions:
                 self.execute(Snooze(until, session_key))  # the app's preferences: set_preferences() back
             log.info("snoozed %d session(s) for 15 min", len(sessions))
-            self._screen.dismiss(notice.handle, server_id)
+            self._screen.withdraw(notice.handle)
         elif text is not None or action.startswith(ANSWER_PREFIX):
             # an answer as ``answer`` gives it (an option by its row's number, never taken for a
             # label; or the text), only where this very notification offered it: never a dialog's
@@ -662,7 +659,3 @@ class AlertSink:
         else:
             session, call = notice.keys[0] if notice.keys else (None, None)
             self.execute(Show(Focus(session, call) if session and call else None))
-
-
-def _tick(now: float) -> None:
-    """The worker's job when nothing came: what is due (settle, reminders, quiet hours' end)."""

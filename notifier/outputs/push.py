@@ -5,7 +5,10 @@ project and question (the text only with ``notifications.show_text``); one answe
 gone before that is never pushed. Once means once: which questions were pushed is kept in the
 state store, so one still pending after a restart (or pending again) is not pushed a second time.
 With ``push.when = "away"`` a push waits until the desktop is idle or locked (logind's
-IdleHint/LockedHint, else the screensaver; unknown counts as present).
+IdleHint/LockedHint, else the screensaver; unknown counts as present). As on the desktop, a
+question of a muted project, a snoozed one, or one due in quiet hours waits until that ends (it is
+looked at again every :data:`AWAY_RECHECK_S`), and one answered while its push waited for its
+turn (below) is left out of it.
 
 Bursts collapse as on the desktop: questions due within :data:`GROUP_S` of each other go out as
 one push ("3 questions need answers"), and each destination gets at most :data:`RATE_BURST` pushes
@@ -32,11 +35,13 @@ from typing import TYPE_CHECKING, Any
 
 from notifier.channel import Pace
 from notifier.config import Config
-from notifier.core.model import Snapshot, Transition
+from notifier.core.model import Item, Snapshot, Transition
+from notifier.core.planner import Preferences, in_quiet_hours, parse_quiet_hours
 from notifier.core.text import clean, project_name
 from notifier.outputs.dbus import ask
 from notifier.store import Store
 from notifier.system.log import SECRETS, LogOnce
+from notifier.system.supervisor import FailureLog, Supervisor
 
 if TYPE_CHECKING:
     from notifier.engine import Batch
@@ -47,7 +52,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 say_once = LogOnce(log)
 
-AWAY_RECHECK_S = 30.0  # "away" pushes: how often a present user is looked at again
+AWAY_RECHECK_S = 30.0  # a push not to be sent now (someone there, muted, snoozed, quiet): looked at again
 TEXT_LIMIT = 300
 GROUP_S = 2.0  # questions due this close together are pushed as one (the desktop's burst window)
 RATE_BURST = 2  # pushes one destination may get at once ...
@@ -134,6 +139,7 @@ class PushSink:
         clock: Callable[[], float] = time.monotonic,
         rate_burst: int = RATE_BURST,
         rate_every_s: float = RATE_EVERY_S,
+        health: FailureLog | None = None,
     ) -> None:
         """``send(urls, title, body)`` is called with one destination at a time; each gets at
         most ``rate_burst`` pushes at once, then one every ``rate_every_s`` (monotonic ``clock``)."""
@@ -150,26 +156,39 @@ class PushSink:
         self.store = store  # where pushed questions are remembered (None: this run only)
         self._lock = threading.Condition()
         self._due: list[tuple[float, int, tuple[str, str]]] = []  # (when, order, key)
-        self._waiting: dict[tuple[str, str], Transition] = {}
+        self._waiting: dict[tuple[str, str], Transition] = {}  # due later
+        self._open: set[tuple[str, str]] = set()  # every question still waiting (held ones too)
+        self._preferences = Preferences()  # the user's snoozes and mutes (set_preferences)
+        self._quiet = parse_quiet_hours(config["quiet_hours"])
         self._pushed: set[tuple[str, str]] = store.pushed() if store is not None else set()
         self._order = itertools.count()  # (a tie-break: first due, first pushed)
-        self._stopped = False
+        self._stopped = threading.Event()
+        self._supervisor = Supervisor("push", self._stopped, health)  # (a failure: run again, said)
         self.sent = 0  # pushes the services accepted (for doctor and tests)
-        self.folded = 0  # questions that went out inside a push of several
-        self._thread = threading.Thread(target=self._run, name="pi-notifier-push", daemon=True)
+        run = self._supervisor.run
+        self._thread = threading.Thread(target=run, args=(self._run,), name="pi-notifier-push", daemon=True)
 
     def start(self) -> None:
         self._thread.start()
 
     def stop(self) -> None:
         with self._lock:
-            self._stopped = True
+            self._stopped.set()
             self._lock.notify_all()
 
     # ---- the engine thread: only bookkeeping ----
 
     def ready(self, info: Any, snapshot: Snapshot) -> None:
         pass
+
+    def set_preferences(self, preferences: Preferences) -> None:
+        with self._lock:
+            self._preferences = preferences
+
+    def set_quiet_hours(self, value: str) -> None:
+        """New quiet hours (the config file changed; a value the config accepted)."""
+        with self._lock:
+            self._quiet = parse_quiet_hours(value)
 
     def publish(self, batch: Batch) -> None:
         items = batch.transitions
@@ -180,11 +199,13 @@ class PushSink:
             for t in items:
                 key = (t.session.key, t.question.tool_call_id)
                 if t.kind == "needs_input":
+                    self._open.add(key)
                     if key in self._waiting or key in self._pushed:
                         continue
                     self._waiting[key] = t
                     heapq.heappush(self._due, (now + self.after_s, next(self._order), key))
                 else:
+                    self._open.discard(key)
                     self._waiting.pop(key, None)
             self._lock.notify_all()
 
@@ -207,8 +228,10 @@ class PushSink:
                                  "folds them", int(self.rate_every_s), level=logging.INFO)
                     continue
                 paces[url].spend(0)
-                items, held[url] = held[url], []
-                self.folded += len(items) if len(items) > 1 else 0
+                with self._lock:  # (those answered while they waited for their turn: left out)
+                    items, held[url] = [t for t in held[url] if _key(t) in self._open], []
+                if not items:
+                    continue
                 self._deliver(url, *summary(items, self.show_text))
 
     def _next_due(self, limit: float | None) -> list[tuple[str, str]] | None:
@@ -216,7 +239,7 @@ class PushSink:
         stopped). A burst: everything due within :data:`GROUP_S` of the first goes out as one."""
         end = None if limit is None else time.monotonic() + limit
         with self._lock:
-            while not self._stopped:
+            while not self._stopped.is_set():
                 now = self.clock()
                 if self._due and self._due[0][0] <= now:
                     keys: list[tuple[str, str]] = []
@@ -236,15 +259,24 @@ class PushSink:
 
     def _take(self, keys: list[tuple[str, str]]) -> list[Transition]:
         """The questions to push now, marked pushed before they are sent (never twice, even after
-        a crash); with ``push.when = "away"`` and someone there, none: looked at again later."""
-        if self.only_away and not self._is_away():
-            with self._lock:
-                for key in keys:
-                    heapq.heappush(self._due, (self.clock() + AWAY_RECHECK_S, next(self._order), key))
-            return []
+        a crash). Not now (looked at again later): all of them in quiet hours or, with
+        ``push.when = "away"``, while someone is there; those muted or snoozed."""
+        wall = time.time()
         with self._lock:
-            batch = [t for t in (self._waiting.pop(key, None) for key in keys) if t is not None]
-            self._pushed.update((t.session.key, t.question.tool_call_id) for t in batch)
+            prefs, quiet = self._preferences, in_quiet_hours(self._quiet, wall)
+        later = quiet or (self.only_away and not self._is_away())
+        with self._lock:
+            batch: list[Transition] = []
+            for key in keys:
+                t = self._waiting.get(key)
+                if t is None:
+                    continue
+                item = Item(key, t.session, t.question)
+                if later or prefs.mutes(item) or prefs.silenced_until(item) > wall:
+                    heapq.heappush(self._due, (self.clock() + AWAY_RECHECK_S, next(self._order), key))
+                else:
+                    batch.append(self._waiting.pop(key))
+            self._pushed.update(_key(t) for t in batch)
         if self.store is not None:
             for t in batch:
                 self.store.mark_pushed(t.session.key, t.question.tool_call_id)
@@ -270,3 +302,7 @@ class PushSink:
             say_once.forget("push", "failed")
         else:
             say_once("push", "failed", "a push service did not accept a question (see the apprise log line)")
+
+
+def _key(t: Transition) -> tuple[str, str]:
+    return t.session.key, t.question.tool_call_id

@@ -32,7 +32,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol
 
 from PIL import Image, ImageDraw, ImageFont
 
@@ -41,7 +41,7 @@ from notifier.config import Config
 from notifier.core.commands import Clear, Command, Focus, Goto, Mute, Quit, Show, Snooze
 from notifier.core.model import Question, SessionView, Snapshot
 from notifier.core.planner import Preferences, next_quiet_change, parse_quiet_hours, quiet_hours_note, tomorrow_morning
-from notifier.core.text import clean, duration, duration_changes_in, offline_note, project_name
+from notifier.core.text import clean, duration, offline_note, project_name
 from notifier.outputs.tray_hosts import NO_HOST_WHY, HostFollower, HostLog, Hosts, look
 from notifier.system.desktop import has_display
 from notifier.system.supervisor import FailureLog, Stop, Worker
@@ -186,72 +186,68 @@ class Entry:
 SEPARATOR = Entry("", separator=True)
 
 
-def _snooze_for(now: float, seconds: float) -> Command:
-    """Snooze every session for ``seconds`` from the click (0: resume)."""
+def _snooze_for(now: float, seconds: float | None) -> Command:
+    """Snooze every session for ``seconds`` from the click (0: resume; None: until tomorrow morning)."""
+    if seconds is None:
+        return Snooze(tomorrow_morning(now))
     return Snooze(now + seconds if seconds > 0 else 0.0)
-
-
-def _until_tomorrow(now: float) -> Command:
-    return Snooze(tomorrow_morning(now))
 
 
 def _show_question(key: str, call: str) -> Command:
     return Show(Focus(key, call))
 
 
-def _unmute(project: str) -> Command:
-    return Mute(project, on=False)
-
-
 def _show(view: SessionView, q: Question) -> Click:
-    return Click(_show_question, (view.ref.key, q.tool_call_id))
+    return Click(_show_question, (view.ref.key, q.tool_call_id))  # (the command built at the click)
 
 
 def age(seconds: float) -> str:
-    """A question's age in the menu, in whole minutes ("<1 min", "4 min", "2 h 05 min"): a
-    label changes at most once a minute, so the menu is re-sent to the tray host at most that
-    often (a host re-reads the whole menu at each change, and an open menu closes)."""
-    return "<1 min" if isinstance(seconds, (int, float)) and seconds < 60 else duration(seconds)
+    """A question's age in the menu, in whole minutes ("<1 min", "4 min", "2 h 05 min")."""
+    return "<1 min" if seconds < 60 else duration(seconds)  # (NaN is not: "?")
 
 
-def age_changes_in(seconds: float) -> float | None:
-    """How long until :func:`age` of an age of ``seconds`` (growing with the clock) says
-    something else (None: never, for what it calls nonsense)."""
-    if isinstance(seconds, (int, float)) and seconds < 60:  # (NaN is not)
-        return 60 - seconds
-    return duration_changes_in(seconds)
+def _listed(snapshot: Snapshot) -> list[Question]:
+    """The questions the menu lists with their ages."""
+    return [q for _, q in snapshot.pending] + [q for v in snapshot.sessions for q in v.offline] + [
+        q for _, q in snapshot.abandoned
+    ]
 
 
-def question_label(view: SessionView, q: Question, now: float) -> str:
+def menu_clock(snapshot: Snapshot, now: float) -> float:
+    """The moment every age in the menu is told at: the oldest listed question's last whole
+    minute. The ages all tick over together, when the oldest turns a minute (its age exact, the
+    others' behind by less than one), so the menu is re-sent to the tray host at most once a
+    minute however many questions wait (a host re-reads the whole menu at each change, and a
+    menu open on it closes)."""
+    oldest = min((q.asked_at for q in _listed(snapshot)), default=now)
+    if not math.isfinite(oldest) or oldest > now:
+        return now
+    return oldest + math.floor((now - oldest) / 60) * 60
+
+
+def question_label(view: SessionView, q: Question, told: float) -> str:
+    """``told``: the menu's clock (:func:`menu_clock`)."""
     project = project_name(view.ref.name, view.ref.cwd, view.ref.host)
-    label = f"{clean(project, 40)} — {clean(q.text, MENU_TEXT)} ({age(now - q.asked_at)})"
+    label = f"{clean(project, 40)} — {clean(q.text, MENU_TEXT)} ({age(told - q.asked_at)})"
     return label + offline_note(view.ref.host, view.offline_since)
 
 
-Shape = tuple[tuple[str, "Click | None", bool, bool, "Shape"], ...]
-
-
-def shape(entries: tuple[Entry, ...]) -> Shape:
-    """What a menu shows and does (labels, what each click gives, default, separators,
-    submenus), to tell whether it differs from the one drawn."""
-    return tuple((e.label, e.action, e.default, e.separator, shape(e.children)) for e in entries)
-
-
 def next_redraw(state: UiState, now: float) -> float | None:
-    """When the menu or the tooltip next reads differently with nothing else changed: an age of a
-    waiting question ticking over ("<1 min" → "1 min", "4 min" → "5 min"), or the snooze's time
-    left (the tooltip's, by the second in its last two minutes). None while no question waits
-    (nothing ticks: no timer)."""
+    """When the icon, menu or tooltip next read differently with nothing else changed: the
+    menu clock's next minute while it lists a question (their ages); the snooze's time left (the tooltip's,
+    by the second in its last two minutes) and its end; a session's "working" going stale
+    (:data:`WORKING_RECENT_S`). None: nothing ticks (no timer)."""
     snapshot, snoozed_until = state.snapshot, state.snoozed_until(now)
-    waiting = [q for _, q in snapshot.pending] + [q for v in snapshot.sessions for q in v.offline]
-    if not waiting:
-        return None
-    changes = [d for d in (age_changes_in(now - q.asked_at) for q in waiting) if d is not None]
-    if snoozed_until is not None:  # a time left, counting down
+    times: list[float] = []
+    if _listed(snapshot):
+        times.append(menu_clock(snapshot, now) + 60)
+    if snoozed_until is not None:  # a time left, counting down to its end
         left = snoozed_until - now
         step = 1 if left < 120 else 60 if left < 86400 else 86400
-        changes.append(left - math.floor(left / step) * step or step)
-    return now + min(changes) if changes else None
+        times.append(now + (left - math.floor(left / step) * step or step))
+    stale = (v.updated_at + WORKING_RECENT_S for v in snapshot.sessions if v.state == "working")
+    times += [t for t in stale if t > now]
+    return min(times, default=None)
 
 
 def title(state: UiState, now: float, quiet_hours: str = "") -> str:
@@ -275,32 +271,33 @@ def title(state: UiState, now: float, quiet_hours: str = "") -> str:
 
 def menu(state: UiState, now: float) -> tuple[Entry, ...]:
     snapshot, pending = state.snapshot, state.snapshot.pending
-    entries = [Entry(question_label(v, q, now), _show(v, q)) for v, q in pending[:MENU_MAX]] or [
+    told = menu_clock(snapshot, now)
+    entries = [Entry(question_label(v, q, told), _show(v, q)) for v, q in pending[:MENU_MAX]] or [
         Entry("No questions waiting")
     ]
     if len(pending) > MENU_MAX:
         entries.append(Entry(f"… {len(pending) - MENU_MAX} more", Click(Show)))
     if pending:  # the terminal (tmux pane) of each waiting pi, one click away
         goto = [
-            Entry(question_label(v, q, now), Click(Goto, (v.ref.key, q.tool_call_id))) for v, q in pending[:MENU_MAX]
+            Entry(question_label(v, q, told), Click(Goto, (v.ref.key, q.tool_call_id))) for v, q in pending[:MENU_MAX]
         ]
         entries.append(Entry("Go to session", children=tuple(goto)))
     offline = [(v, q) for v in snapshot.sessions for q in v.offline]
-    entries += [Entry(question_label(v, q, now), _show(v, q)) for v, q in offline[:MENU_MAX]]
+    entries += [Entry(question_label(v, q, told), _show(v, q)) for v, q in offline[:MENU_MAX]]
     if snapshot.abandoned:
         entries += [SEPARATOR, Entry("Abandoned (the pi that asked has stopped)")]
-        entries += [Entry(question_label(v, q, now), _show(v, q)) for v, q in snapshot.abandoned[:MENU_MAX]]
+        entries += [Entry(question_label(v, q, told), _show(v, q)) for v, q in snapshot.abandoned[:MENU_MAX]]
         entries.append(Entry("Clear abandoned", Click(Clear)))
     snooze = [
         Entry("15 minutes", Click(_snooze_for, (15 * 60,), timed=True)),
         Entry("1 hour", Click(_snooze_for, (3600,), timed=True)),
-        Entry("Until tomorrow", Click(_until_tomorrow, timed=True)),
+        Entry("Until tomorrow", Click(_snooze_for, (None,), timed=True)),
     ]
     if state.snoozed_until(now) is not None:
         snooze.append(Entry("Resume notifications now", Click(_snooze_for, (0,), timed=True)))
     entries += [SEPARATOR, Entry("Snooze all", children=tuple(snooze))]
     if state.preferences.muted:
-        unmute = [Entry(clean(p, 40), Click(_unmute, (p,))) for p in sorted(state.preferences.muted)]
+        unmute = [Entry(clean(p, 40), Click(Mute, (p, False))) for p in sorted(state.preferences.muted)]
         entries.append(Entry("Unmute", children=tuple(unmute)))
     return (*entries, Entry("Open window", Click(Show), default=True), Entry("Quit", Click(Quit)))
 
@@ -344,9 +341,8 @@ def tray_backend(preference: str, sni_host: bool = False, one_host: bool = False
         return "appindicator", "a StatusNotifierItem host is running (menu; no left-click action)"
     if gtk and has_x:
         return "gtk", "X11 with PyGObject: menu and left-click action"
-    if has_x:
-        why = "PyGObject is not installed (install the 'gtk' extra for a menu)" if not gtk else "no GTK"
-        return "xorg", f"plain X11 tray ({why}); a click opens the window"
+    if has_x:  # (no PyGObject: with it, X11 is gtk's)
+        return "xorg", "plain X11 tray (no PyGObject: the 'gtk' extra gives a menu); a click opens the window"
     return None, "Wayland without a StatusNotifierItem host"
 
 
@@ -367,6 +363,15 @@ def _import_pystray(backend: str) -> Any:
     return pystray
 
 
+class Look(NamedTuple):
+    """What the icon shows: its image (state, count), tooltip and menu (plain values: one told
+    apart from the one drawn by ``==``)."""
+
+    image: tuple[IconState, int]
+    title: str
+    entries: tuple[Entry, ...]
+
+
 class Tray:
     """The icon, on the outputs thread's states. The xorg backend runs only while an XEmbed tray
     host is there (``hosts``): without one it would log a traceback at every change; when a host
@@ -383,10 +388,7 @@ class Tray:
         self.execute = execute
         self.hosts = hosts
         # what is to be shown now (until the first update: nothing waits), and what the icon shows
-        self._shown: tuple[IconState, int] = ("idle", 0)
-        self._title = "pi-notifier"
-        self._entries = menu(UiState(), time.time())
-        self._drawn: tuple[tuple[IconState, int], str, Shape] = (self._shown, self._title, shape(self._entries))
+        self._want = self._drawn = Look(("idle", 0), "pi-notifier", menu(UiState(), time.time()))
         self._lock = threading.Lock()
         self._live = backend != "xorg"  # may the icon be changed now (an xorg one: only while it runs)
         self._running: tuple[Any, threading.Event] | None = None  # the icon whose loop runs, its end
@@ -394,11 +396,11 @@ class Tray:
 
     def _new_icon(self) -> Any:
         """(With the lock held, or before the loop runs.)"""
-        self._drawn = (self._shown, self._title, shape(self._entries))
+        self._drawn = self._want
         icon = self.pystray.Icon(
             "pi-notifier",
-            icon=render(*self._shown, ICON_SIZE),
-            title=self._title,
+            icon=render(*self._want.image, ICON_SIZE),
+            title=self._want.title,
             menu=self.pystray.Menu(self._items),
         )
         if self.backend == "xorg":
@@ -411,7 +413,7 @@ class Tray:
 
     def _items(self) -> Any:
         """(pystray calls it when it builds the menu: at the start, and at each update_menu.)"""
-        return [self._item(e) for e in self._entries]
+        return [self._item(e) for e in self._want.entries]
 
     def _item(self, entry: Entry) -> Any:
         p = self.pystray
@@ -435,20 +437,19 @@ class Tray:
         recent = now - WORKING_RECENT_S
         working = any(s.state == "working" and s.updated_at > recent for s in snapshot.sessions)
         state = state_for(pending, len(snapshot.abandoned), working, ui.snoozed_until(now) is not None)
-        shown: tuple[IconState, int] = (state, pending if state == "needs" else 0)
-        new_title, entries = title(ui, now, quiet_hours), menu(ui, now)
+        want = Look((state, pending if state == "needs" else 0), title(ui, now, quiet_hours), menu(ui, now))
         with self._lock:
-            self._shown, self._title, self._entries = shown, new_title, entries
+            self._want = want
             if not self._live:
                 return
-            was, self._drawn = self._drawn, (shown, new_title, shape(entries))
-            if shown != was[0]:
-                self.icon.icon = render(*shown, ICON_SIZE)
-            if new_title != was[1]:
-                self.icon.title = new_title
+            was, self._drawn = self._drawn, want
+            if want.image != was.image:
+                self.icon.icon = render(*want.image, ICON_SIZE)
+            if want.title != was.title:
+                self.icon.title = want.title
             # The menu only when it reads differently: a host re-reads it whole (XFCE's panel
             # closes it if open), so an update with nothing new in it is never sent.
-            if self.icon.HAS_MENU and self._drawn[2] != was[2]:
+            if self.icon.HAS_MENU and want.entries != was.entries:
                 self.icon.update_menu()
 
     # ---- loop ----
@@ -477,7 +478,7 @@ class Tray:
                 return stop.is_set() or hosts.hosts.xembed is None
 
             first = True
-            while hosts.wait_xembed(True, stop):
+            while hosts.wait(lambda now: now.xembed is not None, stop):
                 if not first:
                     with self._lock:
                         self.icon = self._new_icon()
@@ -543,7 +544,7 @@ class Window(Protocol):
     def subscribers(self) -> Sequence[object]:
         """The open windows now (none: nothing to push)."""
 
-    def push(self, snapshot: Snapshot) -> None: ...
+    def push(self, snapshot: Snapshot, preferences: Preferences) -> None: ...
 
 
 class Redraw:
@@ -623,7 +624,7 @@ class Redraw:
         ages or quiet hours next read differently (None: not before the next change)."""
         state = UiState(self.snapshot, self.preferences, self.health)
         if window and self.window.subscribers:
-            self.window.push(state.snapshot)
+            self.window.push(state.snapshot, state.preferences)
         tray = self.tray
         if tray is None:
             return None

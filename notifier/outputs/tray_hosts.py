@@ -265,9 +265,6 @@ class HostFollower:
                 self._cond.wait()
             return False
 
-    def wait_xembed(self, there: bool, stop: threading.Event) -> bool:
-        return self.wait(lambda hosts: (hosts.xembed is not None) == there, stop)
-
     def wake(self) -> None:
         """Let every :meth:`wait` look at its stop event again."""
         with self._cond:

@@ -27,7 +27,7 @@ from notifier.core.codec import parse_iso
 from notifier.core.model import SessionView
 from notifier.core.owners import Owners, Proc, Wanted, bind
 from notifier.core.text import clean
-from notifier.system.processes import PiProcess, evidence, folder, folders_of, maybe_pi, pi_processes
+from notifier.system.processes import PiProcess, evidence, folder, folders_of, pi_processes
 from notifier.system.tmux import TmuxClient, TmuxPane, tmux_clients, tmux_pane_of
 
 if TYPE_CHECKING:
@@ -74,14 +74,13 @@ class Location:
         return " · ".join(parts)
 
 
-Windows = tuple[dict[int, int] | None, tuple[str, dict[int, int]] | None]  # X11; (via, the focus method's)
+Windows = dict[str, dict[int, int]]  # focus method ("x11", "sway", …) → pid → its first window
 
 
 def locate(proc: PiProcess, windows: Windows | None) -> Location:
     """Where ``proc`` is; ``windows``: :func:`list_windows`."""
     from notifier.system.desktop import Window, window_for
 
-    x_windows, desk = windows or (None, None)
     pane = tmux_pane_of(proc.env, proc.pid)
     client: TmuxClient | None = None
     owner = [proc.pid]  # (in tmux: the pid of the client showing its session, whose window it is)
@@ -89,12 +88,10 @@ def locate(proc: PiProcess, windows: Windows | None) -> Location:
         clients = tmux_clients(pane.socket)
         client = next(iter([c for c in clients if c.session == pane.session] or clients), None)
         owner = [client.pid] if client is not None else []
-    window_id = window_for(owner, x_windows) if x_windows else None
-    window = Window("x11", window_id) if window_id is not None else None
-    if desk is not None:
-        wid = window_for(owner, desk[1])
-        window = Window(desk[0], wid) if wid is not None else None
-    return Location(proc.pid, proc.tty, pane, window_id, client, proc.env, window)
+    found = {via: wid for via, by_pid in (windows or {}).items() if (wid := window_for(owner, by_pid)) is not None}
+    method = next((via for via in windows or () if via != "x11"), "x11")  # (the compositor's, where listed)
+    window = Window(method, found[method]) if method in found else None
+    return Location(proc.pid, proc.tty, pane, found.get("x11"), client, proc.env, window)
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,32 +124,24 @@ def match(
     return {k: by_pid[o.pid] for k, o in owners.owners.items() if o.pid in by_pid}, owners
 
 
-def _x_windows() -> dict[int, int] | None:
-    from notifier.system.desktop import on_display, x_windows_by_pid
-
-    try:
-        return dict(on_display(x_windows_by_pid))
-    except Exception as exc:
-        log.debug("cannot list the X windows: %s", exc)
-        return None
-
-
 def list_windows(with_windows: bool = True) -> Windows | None:
     """The X11 windows by process and, where the focus method is another (the compositor's), its
-    windows by process too."""
+    windows by process too (a backend that cannot list them is left out)."""
     if not with_windows:
         return None
-    from notifier.system.desktop import Missing, focus_method
+    from notifier.system.desktop import X11, Method, Missing, focus_method
 
     method = focus_method()
-    desk = None
+    methods = [Method(X11, os.environ.get("DISPLAY", ""))]
     if not isinstance(method, Missing) and method.via != "x11":
+        methods.append(method)
+    windows: Windows = {}
+    for m in methods:
         try:
-            desk = (method.via, method.windows())
+            windows[m.via] = m.windows()
         except Exception as exc:
-            log.debug("cannot list the windows through %s: %s", method.name, exc)
-    return _x_windows(), desk
-
+            log.debug("cannot list the windows through %s: %s", m.name, exc)
+    return windows
 
 
 def locate_sessions(
@@ -258,7 +247,7 @@ def _locations(sessions: list[dict[str, Any]]) -> dict[str, Location]:
     unknown = [s for s in sessions if s.get("alive") is None and s.get("host") is None]
     if not unknown and not any(s.get("alive") is not False and s.get("cwd") for s in sessions):
         return {}
-    procs = pi_processes(maybe_pi() if os.path.isdir("/proc/self") else None)
+    procs = pi_processes()
     folders = {folder(cwd) for p in procs for cwd in folders_of(p.cwd)}
     for s in unknown:
         s["alive"] = _in_folders(s.get("cwd"), folders)

@@ -329,8 +329,10 @@ def maybe_pi(proc_dir: str = "/proc") -> list[int] | None:
 
 
 def pi_processes(pids: list[int] | None = None) -> list[PiProcess]:
-    """Every running pi process we may look at (our own user's); ``pids``: only among these."""
-    if pids is not None and not pids:
+    """Every running pi process we may look at (our own user's); ``pids``: only among these
+    (default: those ``/proc`` says may be pi, :func:`maybe_pi`)."""
+    pids = maybe_pi() if pids is None else pids
+    if pids == []:
         return []
     psutil = _psutil()
     return [p for p, _ in _scan(psutil, pids, mine=True, where=True)] if psutil is not None else []

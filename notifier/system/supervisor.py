@@ -47,6 +47,10 @@ class Backoff:
         """A try starts now."""
         self._began = time.monotonic()
 
+    def reset(self) -> None:
+        """A try succeeded: the next wait is the least again."""
+        self._delay = self.least_s
+
     def next(self) -> float:
         """The wait before the next try (the try that began last has ended)."""
         if time.monotonic() - self._began >= self.healthy_s:

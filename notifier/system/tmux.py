@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from notifier.core.text import number
 from notifier.system.processes import ancestors, run
 
 
@@ -136,6 +137,16 @@ def unread_input(tty: str) -> int | None:
         os.close(fd)
 
 
+def _rows(socket: str, fields: tuple[str, ...], *args: str) -> list[list[str]]:
+    """tmux's rows of ``fields`` (format variables, one row a line, tab-separated) for ``args``
+    (the format is the last argument); rows of another shape are left out."""
+    out = tmux(socket, *args, "\t".join(f"#{{{f}}}" for f in fields))
+    return [row for line in (out or "").splitlines() if len(row := line.split("\t")) == len(fields)]
+
+
+_PANE = ("session_name", "window_index", "window_id", "pane_id", "pane_pid", "session_attached")
+
+
 def tmux_pane_of(env: Mapping[str, str], pid: int) -> TmuxPane | None:
     """The tmux pane process ``pid`` (with environment ``env``) runs in, checked against the
     server: ``None`` outside tmux, or when the pane now runs something else."""
@@ -143,39 +154,24 @@ def tmux_pane_of(env: Mapping[str, str], pid: int) -> TmuxPane | None:
     if not value or not pane:
         return None
     socket = value.split(",")[0]
-    fmt = "#{session_name}\t#{window_index}\t#{window_id}\t#{pane_id}\t#{pane_pid}\t#{session_attached}"
-    out = tmux(socket, "display-message", "-p", "-t", pane, fmt)
-    if not out:
+    rows = _rows(socket, _PANE, "display-message", "-p", "-t", pane)
+    if not rows:
         return None
-    parts = out.rstrip("\n").split("\t")
-    if len(parts) != 6 or parts[3] != pane:
-        return None
-    try:
-        pane_pid = int(parts[4])
-        attached = int(parts[5] or 0)
-    except ValueError:
-        return None
-    if pane_pid not in ancestors(pid):
-        return None  # that pane now runs something else
-    return TmuxPane(socket, parts[0], parts[1], parts[2], parts[3], attached)
+    session, window, window_id, pane_id, pane_pid, attached = rows[0]
+    if pane_id != pane or number(pane_pid) not in ancestors(pid):
+        return None  # (a stale TMUX_PANE, or that pane now runs something else)
+    return TmuxPane(socket, session, window, window_id, pane_id, number(attached) or 0)
 
 
 def tmux_clients(socket: str) -> list[TmuxClient]:
     """The server's clients, most recently active first."""
-    out = tmux(
-        socket, "list-clients", "-F", "#{client_tty}\t#{client_pid}\t#{client_session}\t#{client_activity}"
-    )
-    clients = []
-    for line in (out or "").splitlines():
-        parts = line.split("\t")
-        if len(parts) != 4:
-            continue
-        try:
-            clients.append(TmuxClient(parts[0], int(parts[1]), parts[2], int(parts[3] or 0)))
-        except ValueError:
-            continue
-    clients.sort(key=lambda c: c.activity, reverse=True)
-    return clients
+    fields = ("client_tty", "client_pid", "client_session", "client_activity")
+    clients = [
+        TmuxClient(tty, pid, session, number(activity) or 0)
+        for tty, pid_text, session, activity in _rows(socket, fields, "list-clients", "-F")
+        if (pid := number(pid_text)) is not None
+    ]
+    return sorted(clients, key=lambda c: c.activity, reverse=True)
 
 
 def client_pane(client: TmuxClient, socket: str) -> str | None:

@@ -50,8 +50,11 @@ def test_a_killed_app_restarted_re_uses_the_bubbles_on_screen(
     tmp_path: Path, dunst: Dunst, monitor: Monitor, seed: int
 ) -> None:
     """Three questions, the app killed 0.2–1.0 s after each and started again: each question
-    popped up once (Notify with replaces_id 0), however its bubble is put back."""
+    popped up once (Notify with replaces_id 0), however its bubble is put back, except where the
+    kill fell inside the Notify call (under load the call can come that late): then once more at
+    most (the gap the next test measures)."""
     rng = random.Random(seed)
+    inside = [False] * 3  # a kill that fell inside the Notify call, as the store's file tells
     files = [new_session(tmp_path, f"crashy{n}") for n in range(3)]
     texts = [f"Question number {n}?" for n in range(3)]
     for n, text in enumerate(texts):
@@ -64,6 +67,7 @@ def test_a_killed_app_restarted_re_uses_the_bubbles_on_screen(
             time.sleep(max(0.0, asked + rng.uniform(0.2, 1.0) - time.monotonic()))
             app.proc.send_signal(signal.SIGKILL)
             app.proc.wait(5)
+        inside[n] = _intent_left(f"q{n}")
     marker = new_session(tmp_path, "marker")
     with run_app(tmp_path) as app:
         app.wait("ready")
@@ -74,7 +78,8 @@ def test_a_killed_app_restarted_re_uses_the_bubbles_on_screen(
         app.proc.wait(5)
     popups = [_popups(monitor, t) for t in texts]
     calls = [(x["replaces"], x["summary"]) for x in monitor.notifies()]
-    assert popups == [1, 1, 1], calls  # each question popped up once, over three crashes
+    # each question popped up once over three crashes (twice at most where the kill fell inside its Notify)
+    assert all(p == 1 or (p == 2 and i) for p, i in zip(popups, inside, strict=True)), (popups, inside, calls)
     assert 1 <= shown <= len(texts), calls  # and nothing is doubled on screen
 
 

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from notifier import control
-from notifier.channel import MAX_CONNECTIONS, BadRequest
+from notifier.channel import MAX_CONNECTIONS, BadLine
 from notifier.control import WORKERS, Connection, Server, encode, socket_path
 
 from ..app_process import AppProcess
@@ -105,7 +105,7 @@ class Harness:
         if cmd == "seconds":
             seconds = req.get("seconds")
             if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not math.isfinite(seconds):
-                raise BadRequest("seconds must be a number")
+                raise BadLine("seconds must be a number")
             return {"ok": True, "seconds": seconds}
         return {"ok": False, "error": "unknown"}
 

@@ -19,9 +19,9 @@ from hypothesis import strategies as st
 
 from notifier import control
 from notifier.app import App, WindowProcess
-from notifier.channel import MAX_DEPTH, BadRequest
+from notifier.channel import MAX_DEPTH, BadLine, parse_object
 from notifier.config import Config
-from notifier.control import Connection, Server, answer, encode, parse_request
+from notifier.control import Connection, Server, answer, encode
 from notifier.core.commands import Focus
 
 FIELDS = [
@@ -142,8 +142,8 @@ def served(app: QuietApp, tmp_path: Path) -> Iterator[tuple[QuietApp, Server]]:
 @given(st.binary(max_size=300) | st.text(max_size=200).map(lambda t: t.encode("utf-8", "surrogatepass")))
 def test_any_bytes_parse_to_an_object_or_a_bad_request(data: bytes) -> None:
     try:
-        parsed = parse_request(data)
-    except BadRequest as exc:
+        parsed = parse_object(data, max_depth=MAX_DEPTH)
+    except BadLine as exc:
         assert str(exc)
     else:
         assert isinstance(parsed, dict)
@@ -155,8 +155,8 @@ def test_deep_nesting_is_a_bad_request_not_a_recursion_error(depth: int, opener:
     closer = "]" if opener == "[" else "}"
     line = ('{"cmd":"ping","x":' + opener * depth + "1" + closer * depth + "}").encode()
     try:
-        parse_request(line)
-    except BadRequest as exc:
+        parse_object(line, max_depth=MAX_DEPTH)
+    except BadLine as exc:
         assert "nested" in str(exc)
     else:
         raise AssertionError("a request nested deeper than the limit was accepted")

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from notifier.companion import Channel, ChannelError
+from notifier.companion import connect
 from notifier.control import Server, request, subscribe
 from notifier.system import paths
 from notifier.system.paths import list_sockets
@@ -447,8 +447,8 @@ def test_a_companion_socket_of_another_user_is_refused(
         os.link(open_folder / "ext-2-abcd.sock", path)  # their socket inode, in our folder
         match = "belongs to uid 65534"
     assert str(path) in list_sockets()
-    with pytest.raises(ChannelError, match=match):
-        Channel(str(path), timeout=2)
+    with pytest.raises(paths.NotOurs, match=match):
+        connect(str(path), attempts=1, timeout=2)
     from notifier.companion import answer_dialog
 
     assert not answer_dialog(str(path), "x", "Yes").ok

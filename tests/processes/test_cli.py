@@ -290,6 +290,24 @@ def test_snooze_mute_without_the_app_are_saved_and_status_says_them(tmp_path: Pa
     assert json.loads(cli("status", "--json", *args).stdout)["snoozed"]["sessions"] == {}
 
 
+def test_mute_or_snooze_a_folder_holds_back_its_named_sessions_too(tmp_path: Path) -> None:
+    """Two named sessions in the folder webshop: `mute webshop` mutes the folder (every session in
+    it, named or not), not the project of whichever session the name picked."""
+    from tests.writer import ask, header, line, user
+
+    sessions = tmp_path / "s" / "--webshop--"
+    sessions.mkdir(parents=True)
+    for name, sid, call in (("billing refactor", A_ID, "c1"), ("checkout", B_ID, "c2")):
+        named = line({"type": "session_info", "name": name})
+        (sessions / f"{call}.jsonl").write_bytes(header("/home/u/webshop", sid) + named + user() + ask(call, "Which?"))
+    args = ("--liveness", "off", "--sessions-dir", str(tmp_path / "s"))
+    muted = cli("mute", "webshop", *args)
+    assert muted.returncode == 0 and muted.stdout.startswith("muted project webshop"), muted
+    assert json.loads(cli("status", "--json", *args).stdout)["muted"] == ["webshop"]
+    snoozed = cli("snooze", "webshop", "1h", *args)
+    assert snoozed.returncode == 0 and snoozed.stdout.startswith("snoozed project webshop for 1 h"), snoozed
+
+
 def test_answer_says_when_a_word_is_a_session_not_a_choice(tmp_path: Path) -> None:
     """`answer 1d2e3a4b` (a session, no CHOICE) and `answer nothing 1` (a first word that names
     neither a session nor an option) say so, in one line, rather than only "no option is

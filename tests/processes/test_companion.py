@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from notifier.companion import ChannelError, answer_dialog, check_owner
+from notifier.companion import answer_dialog, check_owner, connect
 from notifier.system import paths
 from notifier.system.paths import list_sockets
 
@@ -114,12 +114,12 @@ def test_sockets_outside_a_private_folder_are_refused(tmp_path: Path) -> None:
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.bind(str(folder / "ext-1-ab.sock"))
     try:
-        with pytest.raises(ChannelError, match="open to other users"):
+        with pytest.raises(paths.NotOurs, match="open to other users"):
             check_owner(str(folder / "ext-1-ab.sock"))
         (tmp_path / "ext-2-ab.sock").write_text("")
         os.chmod(tmp_path, 0o700)
-        with pytest.raises(ChannelError, match="not a socket"):
-            check_owner(str(tmp_path / "ext-2-ab.sock"))
+        with pytest.raises(paths.NotOurs, match="not a socket"):
+            connect(str(tmp_path / "ext-2-ab.sock"), attempts=1)
         assert not answer_dialog(str(folder / "ext-1-ab.sock"), "x", "No").ok
     finally:
         sock.close()

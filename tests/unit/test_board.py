@@ -411,3 +411,15 @@ def test_the_first_question_of_a_pi_not_seen_yet_gets_its_asker_from_the_next_li
     assert view.asker == (11, 50.0) and view.alive is True
     (r,) = b.local.apply("a", [ToolEnd(101.0, "q1", "question", judge=lambda: ("answered", "A"))], 101.0)
     assert r.kind == "resolved" and b.snapshot(101.0).sessions[0].asker is None  # (asking nothing)
+
+
+def test_an_asker_is_forgotten_once_a_list_no_longer_has_a_pi_in_its_folder() -> None:
+    """The pi that waited for a human quits; a list read then has no pi in that folder: the
+    session's next question names no asker (a ``pi -p`` appending to the file is not notified at once)."""
+    b = Board(liveness=True)
+    b.local.apply("a", [Header(uuid7(50.3), "/p"), asked_ab("q1", "First?", 100.0)], 100.0)
+    b.local.set_processes([Proc("/p", 50.0, 11, None, pane("First?"), None, None, True)], 100.1)
+    assert b.snapshot(100.1).sessions[0].asker == (11, 50.0)
+    b.local.set_processes([Proc("/elsewhere", 60.0, 12, None, None, None, None, True)], 101.0)
+    *_, t = b.local.apply("a", [ToolEnd(101.5, "q1", "question"), asked_ab("q2", "Second?", 102.0)], 102.0)
+    assert (t.kind, t.asker) == ("needs_input", None)

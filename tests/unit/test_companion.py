@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from notifier import channel, companion
-from notifier.companion import Closed, Dialog, DialogText, Hello, ProtocolError, Result, answer_dialog
+from notifier.companion import Closed, Dialog, DialogText, Hello, Result, answer_dialog
 
 GATE: dict[str, Any] = {
     "event": "dialog",
@@ -79,7 +79,7 @@ def test_parse_the_other_events() -> None:
     ],
 )
 def test_malformed_lines_are_refused(raw: bytes) -> None:
-    with pytest.raises(ProtocolError):
+    with pytest.raises(channel.BadLine):
         companion.parse(raw)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 from dataclasses import replace
 from pathlib import Path
@@ -15,6 +16,7 @@ from notifier.core.reducer import Header, ToolStart
 from notifier.engine import LIVENESS_SOON_S, RECHECK_MAX_S, Liveness, ProcessList
 from notifier.pi.parse import QuestionCatalog, extract
 from notifier.sessions import FollowedFile
+from notifier.system.processes import start_time
 from notifier.system.supervisor import FailureLog, Supervisor
 from notifier.watch import WatchLimit
 
@@ -61,12 +63,24 @@ def test_an_abandoned_question_is_looked_at_again_less_and_less_often() -> None:
     assert delays == pytest.approx([3.0, 6.0, 12.0, 24.0, RECHECK_MAX_S, RECHECK_MAX_S])
     # A new question: looked at soon, and the back-off starts again.
     asked = _asked(board, "g", "q2")
-    live.asked([replace(t, asker=(7, 50.0)) for t in asked])  # (a pi known to wait for a human)
+    me = (os.getpid(), start_time(os.getpid(), 0.0))  # (a running process: a pi known to wait for a human)
+    assert live.asked([replace(t, asker=me) for t in asked])[0].asker == me
     assert live.next_due == pytest.approx(clock.now + LIVENESS_SOON_S)
     assert [t.kind for t in _looked(live, board, clock)] == ["abandoned"]
     assert live.next_due == pytest.approx(clock.now + 3.0)
     assert _looked(live, board, clock) == []
     assert live.next_due == pytest.approx(clock.now + 6.0)
+
+
+def test_an_asker_that_quit_since_the_last_list_is_not_known() -> None:
+    """The pi last seen waiting for a human in this file is gone (another, maybe ``pi -p``, asks
+    in it now): the question goes out without an asker, and the process table is read at once."""
+    clock, board = Clock(), Board(liveness=True)
+    live = _liveness(clock)
+    asked = _asked(board, "f", "q1")
+    gone = (os.getpid(), start_time(os.getpid(), 0.0) - 60.0)  # (its pid now another process's)
+    (t,) = live.asked([replace(t, asker=gone) for t in asked])
+    assert t.asker is None and live.next_due == pytest.approx(clock.now)
 
 
 def test_a_question_whose_pi_runs_keeps_being_checked_at_the_interval() -> None:

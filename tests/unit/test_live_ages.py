@@ -4,64 +4,73 @@ from __future__ import annotations
 
 import time
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from notifier.core.planner import Preferences, next_quiet_change, parse_quiet_hours, quiet_hours_line, quiet_hours_note
-from notifier.core.text import duration, duration_changes_in
-from notifier.outputs.tray import UiState, age, age_changes_in, menu, next_redraw, shape, title
+from notifier.core.reducer import Header, Input
+from notifier.outputs.tray import WORKING_RECENT_S, UiState, age, menu, next_redraw, title
 
 from .test_view_icons import board_with
 
 
-@given(st.floats(min_value=-5, max_value=3 * 86400, allow_nan=False))
-def test_a_label_changes_exactly_when_said(age: float) -> None:
-    d = duration_changes_in(age)
-    assert d is not None and 0 < d <= 86400
-    if d > 1e-5:  # (float rounding below that)
-        assert duration(age + d - 1e-6) == duration(age)  # unchanged until then
-    assert duration(age + d + 1e-6) != duration(age)  # and changed from then on
+def test_a_menu_age_is_in_whole_minutes() -> None:
+    assert [age(s) for s in (-3.0, 0.0, 59.9, 60.0, 125.0, 7500.0)] == [
+        "<1 min", "<1 min", "<1 min", "1 min", "2 min", "2 h 05 min"
+    ]
+    assert age(float("nan")) == "?"
 
 
-def test_steps_are_a_second_then_a_minute_then_a_day() -> None:
-    assert duration_changes_in(12.25) == 0.75
-    assert duration_changes_in(60.0) == 60.0 and duration_changes_in(125.0) == 55.0
-    assert duration_changes_in(86400 + 10) == 86400 - 10
-    assert duration_changes_in(float("nan")) is None
+@settings(max_examples=30)
+@given(st.lists(st.floats(min_value=0, max_value=3600, allow_nan=False), min_size=1, max_size=8))
+def test_however_many_questions_wait_the_menu_changes_only_when_the_oldest_turns_a_minute(offsets: list[float]) -> None:
+    """Questions asked at any seconds: their ages all tick over together, when the oldest's age
+    turns a whole minute, so the menu reads differently at most once a minute."""
+    start = 100_000.0
+    state = UiState(board_with(*((f"s{i}", f"/home/u/p{i}", "Q?", start - o) for i, o in enumerate(offsets))).snapshot(start))
+    oldest = start - max(offsets)
+    drawn, before = menu(state, start), start
+    for tick in range(1, 300):
+        now = start + tick / 2
+        if menu(state, now) != drawn:
+            assert (now - oldest) // 60 > (before - oldest) // 60, now  # the oldest turned a minute
+            drawn = menu(state, now)
+        before = now
 
 
-@given(st.floats(min_value=-5, max_value=3 * 86400, allow_nan=False))
-def test_a_menu_age_changes_exactly_when_said_and_at_most_once_a_minute(seconds: float) -> None:
-    d = age_changes_in(seconds)
-    assert d is not None and 0 < d <= 86400 and (d >= 60 or seconds >= 0)
-    if d > 1e-5:
-        assert age(seconds + d - 1e-6) == age(seconds)
-    assert age(seconds + d + 1e-6) != age(seconds)
-    assert age(seconds).endswith((" min", " d"))  # never seconds in the menu
-    assert age(float("nan")) == "?" and age_changes_in(float("nan")) is None
-
-
-def test_next_redraw_only_while_questions_wait() -> None:
+def test_next_redraw_while_questions_wait_a_snooze_counts_down_or_a_session_works() -> None:
     now = 1000.0
     empty = UiState(board_with().snapshot(now))
-    assert next_redraw(empty, now) is None  # nothing waits: no timer
+    assert next_redraw(empty, now) is None  # nothing ticks: no timer
     snap = UiState(board_with(("s1", "/home/u/p", "Deploy?", now - 12.5)).snapshot(now))
     assert next_redraw(snap, now) == now + 47.5  # "<1 min" until the first minute is up
     (first,) = [e.label for e in menu(snap, now) if "Deploy" in e.label]
     (same,) = [e.label for e in menu(snap, now + 47) if "Deploy" in e.label]
     (later,) = [e.label for e in menu(snap, now + 47.5) if "Deploy" in e.label]
     assert first == same and first.endswith("(<1 min)") and later.endswith("(1 min)")
-    old = UiState(board_with(("s1", "/home/u/p", "Deploy?", now - 125)).snapshot(now))
-    assert next_redraw(old, now) == now + 55  # minutes: once a minute, not every second
-    snoozed = UiState(old.snapshot, Preferences(snooze_all_until=now + 90.5))
+    snoozed = UiState(snap.snapshot, Preferences(snooze_all_until=now + 90.5))
     assert next_redraw(snoozed, now) == now + 0.5  # the tooltip's "snoozed for 1 min" → "59 s"
+    # Nothing waits, snoozed: its end is drawn (the icon's "z", the tooltip, "Resume now" go).
+    idle = UiState(empty.snapshot, Preferences(snooze_all_until=now + 30.5))
+    assert next_redraw(idle, now) == now + 0.5
+    assert next_redraw(idle, now + 30.0) == now + 30.5
+    assert "snoozed" in title(idle, now + 30.0) and next_redraw(idle, now + 30.5) is None
+    assert "snoozed" not in title(idle, now + 30.5)
+    # A session that works: its blue "working" goes stale 10 minutes after its last change.
+    board = board_with()
+    board.local.apply("w", [Header("id-w", "/home/u/w"), Input(now)], now)
+    working = UiState(board.snapshot(now))
+    assert [v.state for v in working.snapshot.sessions] == ["working"]
+    assert next_redraw(working, now + 5) == now + WORKING_RECENT_S
+    assert next_redraw(working, now + WORKING_RECENT_S) is None
 
 
 def test_over_an_hour_of_ticks_the_menu_reads_differently_once_a_minute() -> None:
-    """The UI thread wakes when next_redraw says; the menu is re-sent only when its shape differs
+    """The UI thread wakes when next_redraw says; the menu is re-sent only when it differs
     from the one drawn (outputs/tray.py). Ticked every second for an hour with a fresh question and a
-    second one asked 10 min 0.5 s later, the menu differs 110 times, not 3,600: its first drawing,
-    each minute of the first question (59), the second question, each minute of it (49)."""
+    second one asked 10 min 0.5 s later, the menu differs 61 times, not 3,600: its first drawing,
+    each minute of the first question (59: the second's age ticks over with it), the second
+    question's arrival."""
     start = 1000.0
     one = UiState(board_with(("s1", "/home/u/p", "Deploy?", start)).snapshot(start))
     two = UiState(board_with(("s1", "/home/u/p", "Deploy?", start), ("s2", "/home/u/q", "Ship?", start + 600.5)).snapshot(start))
@@ -74,10 +83,10 @@ def test_over_an_hour_of_ticks_the_menu_reads_differently_once_a_minute() -> Non
         elif due is not None and now >= due:
             wakes += 1
             due = next_redraw(state, now)
-        if shape(menu(state, now)) != drawn:
-            drawn, sent = shape(menu(state, now)), sent + 1
-    assert sent == 1 + 59 + 1 + 49
-    assert wakes == 59 + 49  # the UI thread's own wakes: each when the menu will differ
+        if menu(state, now) != drawn:
+            drawn, sent = menu(state, now), sent + 1
+    assert sent == 1 + 59 + 1
+    assert wakes == 59  # the UI thread's own wakes: each minute of the oldest question
 
 
 def test_quiet_hours_are_said_while_in_effect_and_their_next_change_is_known() -> None:

@@ -47,7 +47,7 @@ def test_after_a_restart_the_bubble_is_restored_not_notified_again() -> None:
     p.feed([t("needs_input", "a", initial=True)], 0.0)
     (n,) = notices(p.tick(1.0))
     assert n.restored and n.kind == "question" and n.items[0].key == ("s1", "a")
-    assert p.reminders.drain() == {}  # no reminder counted for it
+    assert p.drain_reminded() == {}  # no reminder counted for it
     p.feed([t("needs_input", "a")], 2.0)
     assert p.tick(3.0) == [] and p.next_due() == 600.0  # never again (only its reminder)
     assert p.feed([t("resolved", "a")], 4.0) == [Withdraw(n.handle)]
@@ -245,12 +245,12 @@ def test_reminders_carry_on_from_when_asked_across_a_restart() -> None:
     p = Planner(remind_after_s=(10 * MIN, 30 * MIN), notified={("s1", "a")}, reminded={("s1", "a"): 1})
     p.feed([t("needs_input", "a", at=0.0, initial=True)], 12 * MIN)
     (back,) = notices(p.tick(12 * MIN))  # its bubble back on screen, not announced again
-    assert back.restored and back.waited_s == 12 * MIN and p.reminders.drain() == {}
+    assert back.restored and back.waited_s == 12 * MIN and p.drain_reminded() == {}
     assert p.next_due() == 30 * MIN  # from when it was asked, not 10 min after the restart
     assert notices(p.tick(29 * MIN)) == []
     (r,) = notices(p.tick(30 * MIN))
     assert r.kind == "reminder" and r.waited_s == 30 * MIN and r.critical
-    assert p.reminders.drain() == {("s1", "a"): 2} and p.reminders.drain() == {}
+    assert p.drain_reminded() == {("s1", "a"): 2} and p.drain_reminded() == {}
     assert notices(p.tick(45 * MIN)) == [] and p.next_due() is None  # nothing is repeated
 
 
@@ -279,7 +279,7 @@ def test_first_seen_at_start_up_15_min_late_is_announced_saying_so() -> None:
     (n,) = notices(p.tick(15 * MIN))
     assert n.kind == "question" and n.waited_s == 15 * MIN
     assert "Waiting for 15 min" in render(n, True, False).body
-    assert p.reminders.drain() == {("s1", "a"): 1}  # the 10-min one counts as sent
+    assert p.drain_reminded() == {("s1", "a"): 1}  # the 10-min one counts as sent
     assert p.next_due() == 30 * MIN
 
 
@@ -345,3 +345,16 @@ def test_a_question_whose_pi_is_found_to_wait_for_a_human_skips_the_rest_of_the_
     assert p.next_due() == 0.25  # the other one still waits its window
     p.known_askers([a], 0.1)  # already raised: nothing again
     assert notices(p.tick(0.1)) == []
+
+
+def test_a_question_abandoned_then_waiting_again_is_notified_again_with_its_reminders() -> None:
+    """Its pi missed by one look at the process table and seen again by the next: the bubble
+    withdrawn with the abandonment comes back, and so do the reminders."""
+    p = Planner(settle_s=0.25)
+    p.feed([t("needs_input", "a")], 0.0)
+    (first,) = notices(p.tick(0.25))
+    assert p.feed([t("abandoned", "a")], 5.0) == [Withdraw(first.handle)]
+    p.feed([t("needs_input", "a")], 6.0)
+    (again,) = notices(p.tick(6.25))
+    assert again.kind == "question" and again.handle != first.handle
+    assert p.next_due() is not None  # its reminders are due again

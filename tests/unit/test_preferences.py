@@ -2,23 +2,40 @@
 
 from __future__ import annotations
 
+from notifier.core.model import Item, Question, SessionRef
 from notifier.core.planner import Preferences
 
 NOW = 1000.0
 
 
+def item(key: str, folder: str, name: str | None = None) -> Item:
+    return Item((key, "c1"), SessionRef(key, "id", f"/home/u/{folder}", name), Question("c1", "question", (), 0.0))
+
+
 def test_snoozes_and_mutes() -> None:
     p = Preferences()
-    assert p.silenced_until("/s/a", "shop") == 0.0
+    assert p.silenced_until(item("/s/a", "shop")) == 0.0
     p = p.snoozed(NOW + 60, NOW, session="/s/a").snoozed(NOW + 600, NOW, project="shop")
-    assert p.silenced_until("/s/a", "other") == NOW + 60
-    assert p.silenced_until("/s/b", "shop") == NOW + 600
+    assert p.silenced_until(item("/s/a", "other")) == NOW + 60
+    assert p.silenced_until(item("/s/b", "shop")) == NOW + 600
     p = p.snoozed(NOW + 3600, NOW)
-    assert p.silenced_until("/s/c", "x") == NOW + 3600
+    assert p.silenced_until(item("/s/c", "x")) == NOW + 3600
     resumed = p.snoozed(0.0, NOW)
-    assert resumed.silenced_until("/s/a", "shop") == 0.0 and resumed.snooze_all_until == 0.0
+    assert resumed.silenced_until(item("/s/a", "shop")) == 0.0 and resumed.snooze_all_until == 0.0
     muted = resumed.with_mute("shop", True)
     assert "shop" in muted.muted and "shop" not in muted.with_mute("shop", False).muted
+
+
+def test_a_project_is_muted_or_snoozed_by_its_folder_also_for_named_sessions() -> None:
+    """A folder's name mutes every session in it, named or not; a session's name mutes only the
+    sessions shown by that name."""
+    named, other, plain = item("/s/a", "webshop", "billing refactor"), item("/s/b", "webshop", "checkout"), item("/s/c", "webshop")
+    by_folder = Preferences().with_mute("webshop", True)
+    assert all(by_folder.mutes(i) for i in (named, other, plain))
+    by_name = Preferences().with_mute("billing refactor", True)
+    assert [by_name.mutes(i) for i in (named, other, plain)] == [True, False, False]
+    snoozed = Preferences().snoozed(NOW + 600, NOW, project="webshop")
+    assert {snoozed.silenced_until(i) for i in (named, other, plain)} == {NOW + 600}
 
 
 def test_values_are_immutable() -> None:

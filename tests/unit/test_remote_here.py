@@ -8,7 +8,7 @@ from typing import Any
 
 from notifier.core.model import Item, Question, QuestionItem, SessionRef, remote_key
 from notifier.system import focus
-from notifier.system.desktop import X11, Backend, Method
+from notifier.system.desktop import X11, Backend, Method, Window
 from notifier.system.locate import Location
 
 Q = Question("c1", "question", (QuestionItem("Deploy?"),), 100.0)
@@ -26,8 +26,8 @@ def InFront(now: list[tuple[int, int]]) -> Method:  # noqa: N802 (a stand-in foc
 
 
 def found_in_window_7(wanted: Any) -> dict[str, Location]:
-    """Every session is found, its pi (pid 1) in window 7."""
-    return {w.key: Location(pid=1, tty=None, window_id=7) for w in wanted}
+    """Every session is found, its pi (pid 1) in window 7 (as the focus method knows it)."""
+    return {w.key: Location(pid=1, tty=None, window_id=7, window=Window("x11", 7)) for w in wanted}
 
 
 def test_a_remote_question_is_never_focused_here() -> None:

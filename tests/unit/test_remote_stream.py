@@ -5,17 +5,18 @@ from __future__ import annotations
 import io
 import json
 import threading
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
-from notifier.channel import read_lines
+from notifier.channel import BadLine, read_lines
 from notifier.config import Config, ConfigError
 from notifier.core.board import Board
 from notifier.core.codec import event_obj
 from notifier.core.model import Question, QuestionItem, SessionRef, Snapshot, Transition, remote_key
 from notifier.engine import Batch
-from notifier.remote import Ready, RemoteAsked, RemoteEnded, StreamError, parse_line
+from notifier.remote import Ready, RemoteAsked, RemoteEnded, parse_line
 
 from ..conftest import wait_for
 
@@ -53,7 +54,7 @@ def test_round_trip_of_our_own_event_lines() -> None:
      b"[" * 100_000, b'{"event":"needs_input","session":{"file":"/x"},"question":{"tool_call_id":1,"tool":"q"}}'],
 )
 def test_garbage_is_a_stream_error(line: bytes) -> None:
-    with pytest.raises(StreamError):
+    with pytest.raises(BadLine):
         parse_line(line, "devbox", NOW)
 
 
@@ -228,6 +229,97 @@ def test_push_sink_never_pushes_a_question_twice(tmp_path: Any) -> None:
     finally:
         sink.stop()
         store.close()
+
+
+def test_a_push_waits_out_mutes_snoozes_and_quiet_hours_and_leaves_out_what_was_answered() -> None:
+    """As on the desktop: a question of a muted project (by its folder, though its session has a
+    name) is not pushed while its neighbour is; unmuted, it is pushed when looked at again. One
+    answered while its push waited for its turn (the destination's pace) is left out of it. In
+    quiet hours nothing is pushed; once they end, the question is."""
+    import time
+
+    from notifier.core.planner import Preferences
+    from notifier.outputs.push import AWAY_RECHECK_S, PushSink
+
+    config = Config()
+    config.values.update({"push.urls": ["json://x"], "push.after": 0.0, "push.when": "always"})
+    clock, sent, pushed = Clock(), [], threading.Semaphore(0)
+
+    def send(urls: Any, title: str, body: str) -> bool:
+        sent.append(title)
+        pushed.release()
+        return True
+
+    def asked(key: str, folder: str, name: str | None = None) -> Transition:
+        return Transition("needs_input", SessionRef(key, "i", f"/w/{folder}", name), q(key), NOW)
+
+    muted, shop, other = asked("m", "webshop", "billing"), asked("x", "shop"), asked("y", "other")
+    sink = PushSink(config, send=send, clock=clock, rate_burst=1, rate_every_s=100.0)
+    sink.set_preferences(Preferences(muted=frozenset({"webshop"})))
+    sink.start()
+    try:
+        sink.publish(Batch((muted, shop), Snapshot()))
+        assert pushed.acquire(timeout=10) and sent == ["shop needs an answer"]
+        sink.publish(Batch((other,), Snapshot()))  # due at once, held: the pace allows one per 100 s
+        wait_for(lambda: "y" not in {k for _, k in sink._waiting}, 5, "the question taken, held for its turn")
+        sink.publish(Batch((replace(other, kind="resolved"),), Snapshot()))  # answered meanwhile
+        sink.set_preferences(Preferences())  # unmuted
+        clock.t = 100.0  # past the muted one's next look (AWAY_RECHECK_S) and the pace
+        sink.publish(Batch((replace(shop, kind="resolved"),), Snapshot()))  # (a batch: the thread wakes)
+        assert pushed.acquire(timeout=10) and sent[-1] == "billing needs an answer"  # alone: not "2 questions"
+    finally:
+        sink.stop()
+    # Quiet hours from an hour ago to an hour from now: nothing pushed until they end.
+    minute = time.localtime().tm_hour * 60 + time.localtime().tm_min
+    hours = f"{(minute - 60) % 1440 // 60:02d}:{(minute - 60) % 60:02d}-{(minute + 60) % 1440 // 60:02d}:{(minute + 60) % 60:02d}"
+    config.values["quiet_hours"] = hours
+    clock, sent = Clock(), []
+    sink = PushSink(config, send=send, clock=clock)
+    sink.start()
+    try:
+        sink.publish(Batch((shop,), Snapshot()))
+        wait_for(lambda: sink._due and sink._due[0][0] >= AWAY_RECHECK_S, 5, "the question looked at again later")
+        assert sent == []
+        sink.set_quiet_hours("")
+        clock.t = AWAY_RECHECK_S
+        sink.publish(Batch((replace(other, kind="resolved"),), Snapshot()))
+        assert pushed.acquire(timeout=10) and sent == ["shop needs an answer"]
+    finally:
+        sink.stop()
+
+
+def test_the_push_thread_runs_again_after_a_failure_and_says_so() -> None:
+    """A bug that escapes the push thread's work (here a BaseException from the sender) is recorded
+    in the app's failure log and the thread runs again: the next question is pushed."""
+    from notifier.outputs.push import PushSink
+    from notifier.system.supervisor import FailureLog
+
+    class Bug(BaseException):
+        pass
+
+    config = Config()
+    config.values.update({"push.urls": ["json://x"], "push.after": 0.0, "push.when": "always"})
+    sent: list[str] = []
+
+    def send(urls: Any, title: str, body: str) -> bool:
+        if not sent:
+            sent.append("failed")
+            raise Bug("a bug in a push")
+        sent.append(body)
+        return True
+
+    health = FailureLog()
+    sink = PushSink(config, send=send, health=health)
+    sink.start()
+    try:
+        ref = SessionRef("/s/a.jsonl", "i", "/w/webshop", None)
+        sink.publish(Batch((Transition("needs_input", ref, q("a"), NOW),), Snapshot()))
+        wait_for(lambda: "push" in health.report(), 5, "the failure recorded")
+        sink.publish(Batch((Transition("needs_input", ref, q("b"), NOW),), Snapshot()))
+        wait_for(lambda: len(sent) == 2, 10, "the next question pushed")
+        assert health.report()["push"]["recovered"] and "Bug: a bug in a push" in health.lines()[0]
+    finally:
+        sink.stop()
 
 
 # ---- a remote that floods: per-host bounds, the inbox (folded, bounded), the pace ----

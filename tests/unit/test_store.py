@@ -15,13 +15,9 @@ def test_snoozes_round_trip_by_scope() -> None:
     store.snooze(200.0, session="/s/a.jsonl")
     store.snooze(300.0, project="shop")
     store.snooze(5.0, project="old")
-    assert sorted(store.snoozes(50.0), key=lambda s: s[2]) == [
-        (None, None, 100.0),
-        ("/s/a.jsonl", None, 200.0),
-        (None, "shop", 300.0),
-    ]
+    assert store.preferences(50.0) == Preferences(100.0, sessions={"/s/a.jsonl": 200.0}, projects={"shop": 300.0})
     store.clear_snoozes()
-    assert store.snoozes(0.0) == []
+    assert store.preferences(0.0) == Preferences()
 
 
 def test_the_standalone_window_snoozes_projects_too(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -39,7 +35,6 @@ def test_the_standalone_window_snoozes_projects_too(monkeypatch: pytest.MonkeyPa
     source.command(Snooze(now + 900, session="/s/a.jsonl"))
     source.command(Mute("hushed"))
     check = Store(str(tmp_path / "state.sqlite3"))
-    assert {(s, p) for s, p, _ in check.snoozes(0.0)} == {(None, "shop"), ("/s/a.jsonl", None)}
     assert check.preferences(now) == Preferences(
         sessions={"/s/a.jsonl": now + 900}, projects={"shop": now + 3600}, muted=frozenset({"hushed"})
     )
@@ -65,7 +60,7 @@ def test_preferences_have_one_owner_that_persists_and_hands_them_out(tmp_path: P
     assert PreferencesOwner(store, 3000.0).value == Preferences(5000.0, muted=frozenset({"hushed"}))
     owner.apply(Snooze(0.0), 1500.0)  # resume: every snooze lifted, mutes stay
     assert owner.value == Preferences(muted=frozenset({"hushed"}))
-    assert store.snoozes(0.0) == [] and store.mutes() == {"hushed"}
+    assert store.preferences(0.0) == Preferences(muted=frozenset({"hushed"}))
     owner.apply(Mute("hushed", on=False), 1500.0)
     assert PreferencesOwner(store, 1500.0).value == Preferences()
 
@@ -139,7 +134,7 @@ def test_a_deleted_state_folder_is_recreated_and_keeps_what_it_knew(tmp_path: Pa
     store.close()
     again = Store(path)  # the next start
     assert again.notified() == {("/s/a.jsonl", "q1"), ("/s/b.jsonl", "q2")}
-    assert again.mutes() == {"shop"}
+    assert again.preferences(0.0).muted == {"shop"}
     again.close()
 
 

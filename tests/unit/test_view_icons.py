@@ -47,7 +47,7 @@ def test_menu_lists_pending_newest_first_then_actions() -> None:
     )
     entries = menu(UiState(b.snapshot(0)), 500.0)
     labels = [e.label for e in entries]
-    assert labels[0] == "newer — New question? (5 min)"
+    assert labels[0] == "newer — New question? (4 min)"  # (ages told at the oldest's last whole minute, 460)
     assert labels[1] == "older — Old question? (6 min)"
     assert entries[0].action is not None and entries[0].action(600.0) == Show(Focus("f2", "c-f2"))
     assert [e.label for e in entries if e.action or e.children][-3:] == ["Snooze all", "Open window", "Quit"]
