@@ -72,11 +72,7 @@ class Board:
 
     def view(self, key: str) -> SessionView | None:
         """One session as a snapshot shows it (``None``: not on the board)."""
-        view = self.remote.view(key) or self.local.view(key)
-        dialogs = self.dialogs.of(key)
-        if view is None and dialogs:  # a session whose file is not read (yet): its dialogs still show
-            return dialog_view(dialogs[0][0], [q for _, q in dialogs])
-        return with_dialogs(view, [q for _, q in dialogs]) if view is not None and dialogs else view
+        return with_dialogs(self.remote.view(key) or self.local.view(key), self.dialogs.of(key))
 
     def clear_abandoned(self, key: str, tool_call_id: str | None = None) -> bool:
         """The user dismissed an abandoned question (or all of a session's): stop listing it."""
@@ -132,6 +128,7 @@ class LocalSession:
     abandoned: dict[str, Question] = field(default_factory=dict)
     alive: bool | None = None
     seen: dict[str, Seen] = field(default_factory=dict)
+    asker: tuple[int, float] | None = None  # its pi, as last paired, where that waits for a human
 
     @property
     def ref(self) -> SessionRef:
@@ -213,7 +210,10 @@ class LocalSession:
         # tool or waited on an extension dialog; the file says working forever): stopped.
         if (abandoned and not pending) or (alive is False and state == "working"):
             state = "stopped"
-        return SessionView(self.ref, state, pending, tuple(abandoned.values()), alive, r.updated_at, r.current_tool)
+        return SessionView(
+            self.ref, state, pending, tuple(abandoned.values()), alive, r.updated_at, r.current_tool,
+            asker=self.asker if pending else None,
+        )  # fmt: skip
 
 
 # ---- what every source of the board does ----
@@ -242,7 +242,6 @@ class LocalSessions(Changes):
         self._sessions: dict[str, LocalSession] = {}
         self._procs: dict[str, list[Proc]] | None = None  # the last process list, by folder
         self._read_tick = -1  # the feeding count at which it began to be read
-        self._askers: dict[str, tuple[int, float]] = {}  # session → its pi, where that waits for a human
         self._tick = 0  # counts feedings: the order in which questions were seen
         self._turns: list[TurnChange] = []
         super().__init__()
@@ -317,7 +316,6 @@ class LocalSessions(Changes):
     def forget(self, key: str, now: float) -> list[Transition]:
         """The file is gone: whatever it still asked will never be answered."""
         session = self._sessions.pop(key, None)
-        self._askers.pop(key, None)  # (a file made again at this path is another pi's, maybe)
         self._changed.add(key)
         if session is None:
             return []
@@ -328,9 +326,8 @@ class LocalSessions(Changes):
         self, session: LocalSession, changes: Sequence[Asked | Ended], now: float, initial: bool
     ) -> list[Transition]:
         out = session.transitions(changes, self._tick, now, initial)
-        asker = self._askers.get(session.key)
-        if asker is not None:  # its pi, as last seen, waits for a human (see Transition.asker)
-            out = [replace(t, asker=asker) if t.kind == "needs_input" else t for t in out]
+        if session.asker is not None:  # its pi, as last seen, waits for a human (see Transition.asker)
+            out = [replace(t, asker=session.asker) if t.kind == "needs_input" else t for t in out]
         if out and self.liveness and any(isinstance(c, Asked) for c in changes):
             out += self._check(session, now)
         return out
@@ -385,10 +382,10 @@ class LocalSessions(Changes):
 
     def _judge(self, sessions: list[LocalSession], now: float, only: LocalSession | None = None) -> list[Transition]:
         """Pair ``sessions`` with the pis of their folders and judge each (or ``only`` that one)."""
-        askers = {s.key: self._askers.get(s.key) for s in sessions if s.reducer.pending}
+        askers = [(s, s.asker) for s in sessions if s.reducer.pending]
         owned = self._owned(sessions)
         # the views that change: whose asker changed (a view says who waits for a human), whose liveness did
-        moved = {key for key, asker in askers.items() if self._askers.get(key) != asker}
+        moved = {s.key for s, asker in askers if s.asker != asker}
         out: list[Transition] = []
         for session in sessions if only is None else [only]:
             changed, trans = session.check(session.key in owned, self._tick, self._read_tick, now)
@@ -405,7 +402,7 @@ class LocalSessions(Changes):
         assert self._procs is not None
         by_folder: dict[str, list[tuple[LocalSession, Wanted]]] = {}
         for session in sessions:
-            self._askers.pop(session.key, None)  # (known again below, from this list, or not at all)
+            session.asker = None  # (known again below, from this list, or not at all)
             cwd = norm_folder(session.reducer.cwd)
             procs = self._procs.get(cwd) if cwd else None
             if not procs or not session.reducer.has_header:
@@ -420,7 +417,7 @@ class LocalSessions(Changes):
             for s, _ in items:
                 owner = owners.owners.get(s.key)
                 if owner is not None and owner.interactive and owner.pid:
-                    self._askers[s.key] = (owner.pid, owner.started)
+                    s.asker = (owner.pid, owner.started)
         return owned
 
     def needs_liveness(self) -> bool:
@@ -464,9 +461,7 @@ class LocalSessions(Changes):
         session = self._sessions.get(key)
         if session is None or not session.reducer.has_header:
             return None
-        view = session.view(self.liveness)
-        asker = self._askers.get(key) if view.pending else None
-        return replace(view, asker=asker) if asker is not None else view
+        return session.view(self.liveness)
 
     def __len__(self) -> int:
         """The sessions whose header was read."""
@@ -678,28 +673,28 @@ class Dialogs(Changes):
         return [(ref, q) for ref, q in self._open.values() if ref.key == key]
 
 
-def with_dialogs(view: SessionView, dialogs: Sequence[Question]) -> SessionView:
+def with_dialogs(view: SessionView | None, dialogs: Sequence[tuple[SessionRef, Question]]) -> SessionView | None:
     """``view`` with extension dialogs added to its pending questions. A question tool's own
-    dialog (same tool call as a pending question) is that question: not added twice."""
+    dialog (same tool call as a pending question) is that question: not added twice. A session
+    whose file is not read (yet, ``view`` None): its dialogs still show."""
+    if not dialogs:
+        return view
+    if view is None:
+        ref, at = dialogs[0][0], max(q.asked_at for _, q in dialogs)
+        return SessionView(ref, "needs_input", tuple(q for _, q in dialogs), (), None, at)
     asked = {q.tool_call_id for q in view.pending}
-    extra = tuple(q for q in dialogs if q.tool_call_id not in asked)
+    extra = tuple(q for _, q in dialogs if q.tool_call_id not in asked)
     return replace(view, pending=view.pending + extra, state="needs_input") if extra else view
-
-
-def dialog_view(ref: SessionRef, dialogs: Sequence[Question]) -> SessionView:
-    """A session known only from its dialogs (its file not read)."""
-    at = max(q.asked_at for q in dialogs)
-    return SessionView(ref, "needs_input", tuple(dialogs), (), None, at)
 
 
 def add_dialogs(snapshot: Snapshot, dialogs: Iterable[tuple[SessionRef, Question]]) -> Snapshot:
     """A snapshot with the dialogs pi shows right now added (for one-shot readers: ``status``)."""
-    by_key: dict[str, tuple[SessionRef, list[Question]]] = {}
+    by_key: dict[str, list[tuple[SessionRef, Question]]] = {}
     for ref, q in dialogs:
-        by_key.setdefault(ref.key, (ref, []))[1].append(q)
-    views = [with_dialogs(v, by_key.pop(v.ref.key, (v.ref, []))[1]) for v in snapshot.sessions]
-    views += [dialog_view(ref, qs) for ref, qs in by_key.values()]
-    return replace(snapshot, sessions=tuple(views))
+        by_key.setdefault(ref.key, []).append((ref, q))
+    views = [with_dialogs(v, by_key.pop(v.ref.key, [])) for v in snapshot.sessions]
+    views += [with_dialogs(None, listed) for listed in by_key.values()]
+    return replace(snapshot, sessions=tuple(v for v in views if v is not None))
 
 
 # ---- session views ----
@@ -708,61 +703,52 @@ CHUNK = 64
 
 
 class SessionViews:
+    """Every session's view in a dict's order, and the chunks of it the last snapshot shares: a
+    chunk's keys are a run of the dict's, so the chunks in order are the dict in order."""
+
     def __init__(self) -> None:
-        self._slot: dict[str, tuple[int, int]] = {}  # key → (chunk, place in it)
+        self._views: dict[str, SessionView] = {}
+        self._chunk_of: dict[str, int] = {}
         self._keys: list[list[str]] = []  # the keys of each chunk, in order
-        self._views: list[list[SessionView]] = []  # their views, changed in place
-        self._chunks: list[tuple[SessionView, ...]] = []  # the same, as the last snapshot shares them
+        self._chunks: list[tuple[SessionView, ...]] = []  # their views, as the last snapshot shares them
         self._dirty: set[int] = set()  # the chunks changed since
         self._last: Views | None = None  # the last snapshot
 
     def __len__(self) -> int:
-        return len(self._slot)
+        return len(self._views)
 
     def set(self, key: str, view: SessionView) -> None:
-        at = self._slot.get(key)
-        if at is None:  # a new key: at the end
+        c = self._chunk_of.get(key)
+        if c is None:  # a new key: at the end
             if not self._keys or len(self._keys[-1]) >= CHUNK:
                 self._keys.append([])
-                self._views.append([])
                 self._chunks.append(())
-            at = self._slot[key] = (len(self._keys) - 1, len(self._keys[-1]))
-            self._keys[-1].append(key)
-            self._views[-1].append(view)
-        else:
-            self._views[at[0]][at[1]] = view
-        self._dirty.add(at[0])
+            c = self._chunk_of[key] = len(self._keys) - 1
+            self._keys[c].append(key)
+        self._views[key] = view
+        self._dirty.add(c)
 
     def remove(self, key: str) -> None:
-        at = self._slot.pop(key, None)
-        if at is None:
+        c = self._chunk_of.pop(key, None)
+        if c is None:
             return
-        c, i = at
-        keys = self._keys[c]
-        del keys[i], self._views[c][i]
-        for j in range(i, len(keys)):
-            self._slot[keys[j]] = (c, j)
+        del self._views[key]
+        self._keys[c].remove(key)
         self._dirty.add(c)
-        if not keys:  # chunks emptied by removals are dropped once they are many
+        if not self._keys[c]:  # chunks emptied by removals are dropped once they are many
             empty = sum(1 for ks in self._keys if not ks)
             if empty > 8 and empty * 2 > len(self._keys):
-                self._compact()
+                keys = list(self._views)
+                self._keys = [keys[i : i + CHUNK] for i in range(0, len(keys), CHUNK)]
+                self._chunk_of = {k: c for c, ks in enumerate(self._keys) for k in ks}
+                self._chunks = [()] * len(self._keys)
+                self._dirty = set(range(len(self._keys)))
 
     def snapshot(self) -> Views:
         """Every view, in order (immutable; shares its unchanged chunks with the last one)."""
         if self._dirty or self._last is None:
             for c in self._dirty:
-                self._chunks[c] = tuple(self._views[c])
+                self._chunks[c] = tuple([self._views[k] for k in self._keys[c]])
             self._dirty.clear()
-            self._last = Views(self._chunks, len(self._slot))
+            self._last = Views(self._chunks, len(self._views))
         return self._last
-
-    def _compact(self) -> None:
-        keys = [k for ks in self._keys for k in ks]
-        views = [v for vs in self._views for v in vs]
-        self._keys = [keys[i : i + CHUNK] for i in range(0, len(keys), CHUNK)]
-        self._views = [views[i : i + CHUNK] for i in range(0, len(views), CHUNK)]
-        self._chunks = [tuple(vs) for vs in self._views]
-        self._slot = {k: (c, i) for c, ks in enumerate(self._keys) for i, k in enumerate(ks)}
-        self._dirty.clear()
-        self._last = None

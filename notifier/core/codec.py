@@ -247,7 +247,7 @@ def history_obj(rows: Iterable[Mapping[str, object]]) -> dict[str, Any]:
 #
 # One way for every frozen dataclass of the model: its fields are the table. A value is written
 # as an object of every field (tuples as lists); it is read back only from exactly that shape,
-# each field of the type its annotation says (str, bool, a finite float, a Literal, an optional,
+# each field of the type its annotation says (str, bool, int, a finite float, a Literal, an optional,
 # a tuple of values or of a fixed length, a nested dataclass), strings and lists bounded. Each
 # type's reader is made once from its annotations (:func:`_reader`).
 
@@ -335,7 +335,13 @@ def _float(value: Any, limit: _Limit) -> float:
     return float(value)
 
 
-_SCALARS: dict[Any, Reader] = {str: _str, bool: _bool, float: _float}
+def _int(value: Any, limit: _Limit) -> int:
+    if type(value) is not int:
+        raise ValueError("a wrong whole number")
+    return value
+
+
+_SCALARS: dict[Any, Reader] = {str: _str, bool: _bool, float: _float, int: _int}
 
 
 def _one_of(allowed: frozenset[str], value: Any, limit: _Limit) -> str:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import MISSING, dataclass, fields, replace
+from dataclasses import MISSING, asdict, dataclass, fields, replace
 from typing import Any, get_args
 
 from notifier.core.model import SessionView
@@ -238,16 +238,8 @@ def parse(obj: Any, now: float) -> Command:
 
 
 def to_obj(command: Command) -> dict[str, Any]:
-    """The JSON object :func:`parse` reads back as ``command``."""
-    obj: dict[str, Any] = {"cmd": type(command).__name__.lower()}
-    for f in fields(command):
-        value = getattr(command, f.name)
-        if isinstance(value, Focus):
-            value = [value.file, value.call]
-        elif isinstance(value, tuple):
-            value = list(value)
-        obj[f.name] = value
-    return obj
+    """The JSON object :func:`parse` reads back as ``command`` (a focus as ``{"file", "call"}``)."""
+    return {"cmd": type(command).__name__.lower(), **asdict(command)}
 
 
 # ---- what SESSION names ----

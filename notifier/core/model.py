@@ -218,15 +218,7 @@ class Views(Sequence[SessionView]):
     def __getitem__(self, index: slice) -> tuple[SessionView, ...]: ...
 
     def __getitem__(self, index: int | slice) -> SessionView | tuple[SessionView, ...]:
-        if isinstance(index, slice):
-            return tuple(self)[index]
-        at = index + self._len if index < 0 else index
-        if 0 <= at < self._len:
-            for chunk in self._chunks:
-                if at < len(chunk):
-                    return chunk[at]
-                at -= len(chunk)
-        raise IndexError("Views index out of range")
+        return tuple(self)[index]  # (no code indexes a snapshot's views: only tests, on a few)
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, (Views, tuple)):

@@ -81,10 +81,8 @@ class ToolEnd(NamedTuple):
     at: float
     tool_call_id: str
     tool: str
-    outcome: Outcome | None = None
-    answer: str | None = None
-    # For a tool not in the catalog by name: its outcome and answer, worked out only if the call
-    # was a question (seen by its arguments' shape).
+    # How the call ended (its outcome and answer), worked out only if the call was the question
+    # asked; None: it ended without a word (answered).
     judge: Callable[[], tuple[Outcome, str | None]] | None = None
 
 
@@ -185,10 +183,8 @@ class SessionReducer:
         first = next(iter(self.calls), None)
         question = self.calls.pop(event.tool_call_id, None)
         if question is not None and event.tool_call_id == first:
-            outcome, answer = event.outcome, event.answer
-            if outcome is None and event.judge is not None:
-                outcome, answer = event.judge()
-            changes.append(Ended(question, outcome or "answered", answer, event.at))
+            outcome, answer = event.judge() if event.judge is not None else ("answered", None)
+            changes.append(Ended(question, outcome, answer, event.at))
             changes += self._next(event.at)
         if self.running.pop(event.tool_call_id, None) is not None:
             self.current_tool = next(reversed(self.running.values()), None)

@@ -10,8 +10,9 @@ markers below as data:
 3. the text, only as a whole known cancel, timeout or no-UI message of the known tools (``…``
    stands for the variable part of a message), or an ``Error:`` text; otherwise ``answered``.
 
-A word inside an answer never decides: a text is read for words only when the structure already
-says it is an error, not an answer.
+An error (``isError`` with no state of the tool's, a ``details.error``, an ``Error:`` text) says
+which failure it was by its words, one rule wherever it is (:data:`_FAILURES`). A word inside an
+answer never decides: a text is read for words only when it is an error's, not an answer.
 """
 
 from __future__ import annotations
@@ -160,10 +161,9 @@ TOOL_MESSAGES: tuple[Message, ...] = (
 
 # ---- the mechanism that reads them ----
 
-_UNAVAILABLE = re.compile(UNAVAILABLE, re.IGNORECASE)
-# Last resort for the text of an error (never an answer): which kind of failure it reports.
+# An error's words (never an answer's): which kind of failure it reports.
 _FAILURES: tuple[tuple[re.Pattern[str], Outcome], ...] = (
-    (_UNAVAILABLE, "unavailable"),
+    (re.compile(UNAVAILABLE, re.IGNORECASE), "unavailable"),
     (re.compile(r"cancel|declin|dismiss", re.IGNORECASE), "cancelled"),
     (re.compile(r"abort", re.IGNORECASE), "aborted"),
 )
@@ -194,18 +194,25 @@ def result_text(content: Any) -> str:
 
 
 def classify(is_error: Any, content: Any, details: Any) -> Outcome:
-    """How a question ended, from its toolResult."""
+    """How a question ended, from its toolResult: the tool's own details, then a whole known
+    message, then (for an error only: ``isError`` with no state of the tool's, a ``details.error``
+    or an ``Error:`` text) which kind of failure its words report; otherwise ``answered``."""
     text = result_text(content)
     fields: Mapping[str, Any] = details if isinstance(details, Mapping) else {}
     stated = _stated(fields)
-    if stated is not None:
-        return _why(stated, fields, text)
-    if is_error is True:
-        return _failure(text)
+    if stated not in (None, "cancelled", "error"):
+        return stated
+    reasons = (_named(REASONS, _at(fields, path)) for path in REASON_PATHS) if stated else ()
+    reason: Outcome | None = next(filter(None, reasons), None)
+    if reason is not None:
+        return reason
     known = known_message(text)
-    if known is None and _is_error_text(text):
-        return "unavailable" if _UNAVAILABLE.search(text) else "error"
-    return known or "answered"
+    error = fields.get("error") if stated else None
+    failed = (is_error is True and stated is None) or _is_error_text(text)  # (then its words are read)
+    if known is None and (failed or error):
+        described = " ".join(_strings(error)) + ("\n" + text if failed else "")
+        return next((outcome for pattern, outcome in _FAILURES if pattern.search(described)), "error")
+    return known or stated or "answered"
 
 
 def known_message(text: str) -> Outcome | None:
@@ -230,28 +237,6 @@ def _stated(fields: Mapping[str, Any]) -> Outcome | None:
     if present:
         return "answered" if any(_holds(fields[k], 0) for k in present) else "cancelled"
     return None
-
-
-def _why(stated: Outcome, fields: Mapping[str, Any], text: str) -> Outcome:
-    """Which kind of "no answer": a reason code, an error, a whole known message; else ``stated``."""
-    if stated not in ("cancelled", "error"):
-        return stated
-    for path in REASON_PATHS:
-        reason = _named(REASONS, _at(fields, path))
-        if reason is not None:
-            return reason
-    error = fields.get("error")
-    error_text = _is_error_text(text)
-    if error or error_text:
-        described = " ".join(_strings(error)) + ("\n" + text if error_text else "")
-        return "unavailable" if _UNAVAILABLE.search(described) else "error"
-    return known_message(text) or stated
-
-
-def _failure(text: str) -> Outcome:
-    """A result pi marked ``isError`` with no state of its own: the error text says which kind."""
-    worded: Outcome = next((outcome for pattern, outcome in _FAILURES if pattern.search(text)), "error")
-    return known_message(text) or worded
 
 
 def _is_error_text(text: str) -> bool:

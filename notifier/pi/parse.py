@@ -143,17 +143,20 @@ def _is_option(item: Any) -> bool:
     return _is_label(item)
 
 
+def _listed(q: Mapping[str, Any]) -> Any:
+    """The options of a question as its tool gives them (the first of :data:`OPTION_KEYS` set;
+    a JSON string parsed); ``None``: none."""
+    return next((_maybe_json(q[key]) for key in OPTION_KEYS if q.get(key) is not None), None)
+
+
 def _has_options(q: Mapping[str, Any]) -> bool:
     """``q`` offers a list of options to pick from: 2–20 short labels (strings or objects)."""
-    for key in OPTION_KEYS:
-        if key in q:
-            raw = _maybe_json(q[key])
-            return (
-                isinstance(raw, list)
-                and MIN_SHAPED_OPTIONS <= len(raw) <= MAX_SHAPED_OPTIONS
-                and all(_is_option(item) for item in raw)
-            )
-    return False
+    raw = _listed(q)
+    return (
+        isinstance(raw, list)
+        and MIN_SHAPED_OPTIONS <= len(raw) <= MAX_SHAPED_OPTIONS
+        and all(_is_option(item) for item in raw)
+    )
 
 
 def _has_text(q: Mapping[str, Any]) -> bool:
@@ -196,16 +199,15 @@ _MULTI_TYPES = ("multi", "multiselect", "checkbox")
 _PLAN_ACTIONS = ("Execute", "Keep context", "Edit", "Cancel")
 MAX_ITEMS = 50
 MAX_OPTIONS = 50
-MAX_JSON_ARG = 1 << 20  # an argument saved as a JSON string
+MAX_JSON_ARG = 1 << 20  # characters of an argument saved as a JSON string
 
 
-def _maybe_json(value: Any) -> Any:
-    """A string holding a JSON object or list, parsed (bounded: size and depth); else ``value``."""
-    if isinstance(value, str) and value.strip()[:1] in ("[", "{"):
-        try:
-            return loads(value.strip(), max_bytes=MAX_JSON_ARG)
-        except ValueError:  # not JSON, too large or too deep (UnicodeDecodeError included)
-            return value
+def _maybe_json(value: Any, chars: int = MAX_JSON_ARG) -> Any:
+    """A string holding a JSON object or list in its first ``chars`` characters, parsed (bounded:
+    depth too); else ``value``: what is not JSON (cut, too deep) stays text, read as text."""
+    if isinstance(value, str) and value.lstrip()[:1] in ("[", "{"):
+        with contextlib.suppress(ValueError):  # (UnicodeDecodeError included)
+            return loads(value[:chars])
     return value
 
 
@@ -232,9 +234,7 @@ def _multi(q: Mapping[str, Any]) -> bool | None:
 
 
 def _options(q: Mapping[str, Any]) -> tuple[Option, ...]:
-    raw = _maybe_json(q.get("options"))
-    if raw is None:
-        raw = _maybe_json(q.get("choices"))
+    raw = _listed(q)
     if isinstance(raw, Mapping):
         raw = [raw]
     if not isinstance(raw, list):
@@ -305,7 +305,7 @@ def _texts(q: Mapping[str, Any]) -> tuple[str | None, str | None, str | None]:
 def _item(q: Mapping[str, Any], form: Mapping[str, Any] | None = None, tool: str = "") -> QuestionItem | None:
     text, header, detail = _texts(q)
     options = _options(q)
-    listed = _maybe_json(q.get("options"))
+    listed = _listed(q)
     if tool == "ask_user_question" and isinstance(listed, list) and any(
         isinstance(o, Mapping) and "value" in o for o in listed
     ):
@@ -463,11 +463,9 @@ def _message(message: Mapping[str, Any], catalog: QuestionCatalog, at: float) ->
     if not isinstance(call_id, str):
         raise EntryError("toolResult without a toolCallId")
     tool = tool if isinstance(tool, str) else ""
-    if tool not in catalog:
-        # A question seen by its shape ends here too: judged only if it was one (the reducer
-        # asks), so an ordinary tool's result costs no classification.
-        return [ToolEnd(at, call_id[:ID_LIMIT], tool[:ID_LIMIT], judge=partial(judge_result, message))]
-    return [ToolEnd(at, call_id[:ID_LIMIT], tool, *judge_result(message))]
+    # Judged only if the call was the question asked (the reducer asks), so an ordinary tool's
+    # result costs no classification.
+    return [ToolEnd(at, call_id[:ID_LIMIT], tool[:ID_LIMIT], judge=partial(judge_result, message))]
 
 
 def judge_result(message: Mapping[str, Any]) -> tuple[Outcome, str | None]:
@@ -518,26 +516,16 @@ def _question(
     if name in catalog:
         return extract(name, _arguments(arguments, budget), call_id, at)
     if isinstance(arguments, str) and any(key in arguments for key in _SHAPE_HINTS):
-        arguments = _decoded(arguments, budget.chars)  # (saved as a JSON string: rare; charged once, below)
+        arguments = _maybe_json(arguments, budget.chars)  # (saved as a JSON string: rare; charged once, below)
     kind = catalog.kind(name, arguments)
     if kind is None:
         return None
     return extract(name, _arguments(arguments, budget), call_id, at, elsewhere=kind == "elsewhere")
 
 
-def _decoded(value: str, chars: int) -> Any:
-    """Arguments saved as a JSON string, parsed within ``chars``; what is not JSON (cut, too deep)
-    stays text, which extraction reads as text."""
-    value = value[:chars]
-    if value.lstrip()[:1] in ("{", "["):
-        with contextlib.suppress(ValueError):
-            return loads(value)
-    return value
-
-
 def _arguments(value: Any, budget: Budget) -> Any:
     """A question's arguments, bounded (strings, list lengths, their sum) before extraction."""
-    return shrink(_decoded(value, budget.chars) if isinstance(value, str) else value, budget)
+    return shrink(_maybe_json(value, budget.chars), budget)
 
 
 # ---- a line judged on its bytes ----

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 from typing import Any, Literal
 
 from notifier.core import text as shellcmd
@@ -25,7 +25,6 @@ from notifier.resources import DEMO_SESSION_ID
 
 MIN_PATH = 32  # a path in the details pane is never shortened below this many characters
 SnoozedBy = Literal["session", "project", "all"]
-_SNOOZED_BY: tuple[SnoozedBy, ...] = ("session", "project", "all")
 
 
 def resume_command(cwd: str | None, file: str, host: str | None = None) -> str:
@@ -68,7 +67,7 @@ class Where:
             else None
         )
         pid = obj.get("pid")
-        tty = obj.get("tty") or obj.get("terminal")
+        tty = obj.get("tty")
         return Where(pid if type(pid) is int else None, clean(tty, 40) if tty else None, pane)
 
     def text(self) -> str:
@@ -145,44 +144,26 @@ class Shown:
         return Snooze(0.0, self.session.key if by == "session" else None, self.project if by == "project" else None)
 
     def to_obj(self) -> dict[str, Any]:
-        """As the channel carries it: the session and the question in full, as the one codec writes
-        them (:func:`notifier.core.codec.encode`), and what the app knows beside them; on top, what
-        the app itself reads of it (where its pi may run, what a project snooze names). What is
-        derived from these (the resume command, names to show) is derived by the reader, from
-        :meth:`from_obj`'s typed values."""
-        ref, q = self.session, self.question
-        return {
-            "key": self.key,
-            "project": self.project,
-            "file": ref.file,
-            "cwd": ref.cwd,
-            "host": ref.host,
-            "asked_at": q.asked_at,
-            "session": encode(ref),
-            "question": encode(q),
-            "abandoned": self.abandoned,
-            "alive": self.alive,
-            "offline_since": self.offline_since,
-            "snoozed_until": None,  # filled in by mark_snoozes (the app knows the preferences)
-        }
+        """As the channel carries it: every field, as the one codec writes it
+        (:func:`notifier.core.codec.encode`); on top, what the app itself reads of it (where its pi
+        may run, what a project snooze names). What is derived from these (the resume command,
+        names to show) is derived by the reader, from :meth:`from_obj`'s typed values."""
+        ref = self.session
+        extra = {"key": self.key, "project": self.project, "file": ref.file, "cwd": ref.cwd, "host": ref.host}
+        return {**encode(self), **extra, "asked_at": self.question.asked_at}
 
     @staticmethod
     def from_obj(obj: object) -> Shown:
-        """The question :meth:`to_obj` (and the app's decoration) made ``obj`` of; raises
-        :class:`ValueError` (or KeyError, TypeError) on anything else."""
+        """The question :meth:`to_obj` (and the app's decoration: snoozes, where its pi runs) made
+        ``obj`` of, read by the one codec; raises :class:`ValueError` (or KeyError, TypeError) on
+        anything else."""
         if not isinstance(obj, dict):
             raise ValueError("a window question is not an object")
-        by = obj.get("snoozed_by")
-        return Shown(
-            decode(SessionRef, obj["session"]),
-            decode(Question, obj["question"]),
-            abandoned=obj.get("abandoned") is True,
-            alive=obj.get("alive") if isinstance(obj.get("alive"), bool) else None,
-            offline_since=finite_number(obj.get("offline_since")),
-            location=Where.from_obj(obj.get("location")),
-            snoozed_until=finite_number(obj.get("snoozed_until")),
-            snoozed_by=by if by in _SNOOZED_BY else None,
-        )
+        shown = decode(Shown, {name: obj.get(name) for name in _FIELDS} | {"location": None})
+        return replace(shown, location=Where.from_obj(obj.get("location")))
+
+
+_FIELDS = tuple(f.name for f in fields(Shown))
 
 
 @dataclass(frozen=True, slots=True)
@@ -280,7 +261,7 @@ def details_text(q: Shown, now: float, width: int = 0) -> str:
     """The details pane: who asks, the question in full (headers, options, recommended marked,
     multi-select noted), where its session is, and how to carry it on when no pi holds it.
     ``width``: characters a line has (long paths are shortened in the middle to fit; 0: never)."""
-    return "\n".join([*_heading(q, now), *_body(q), *_paths(q, now, width), *_resume(q)])
+    return "\n".join([*_heading(q, now), *_body(q), *_paths(q, now, width)])
 
 
 def _heading(q: Shown, now: float) -> list[str]:
@@ -333,6 +314,7 @@ def _option_text(label: str, description: str | None, recommended: bool) -> str:
 
 
 def _paths(q: Shown, now: float, width: int) -> list[str]:
+    """Where its session is, and how to carry it on when no pi holds it (as far as is known)."""
     fit = max(MIN_PATH, width - 9) if width else 0  # never shorter than MIN_PATH
     lines = [
         "",
@@ -344,12 +326,7 @@ def _paths(q: Shown, now: float, width: int) -> list[str]:
         lines.append(f"Where:   pid {q.location.pid}" + ("" if spot.startswith("pid") else f" · {spot}"))
     if q.snoozed_until:
         lines.append(f"Snoozed: for {duration(q.snoozed_until - now)} more ({q.snoozed_by or 'session'})")
+    if not q.live:
+        resume, refused = q.resume()
+        lines += ["", f"Resume:  {resume or clean(refused)}"]
     return lines
-
-
-def _resume(q: Shown) -> list[str]:
-    """How to carry the session on when no pi holds it (as far as is known)."""
-    if q.live:
-        return []
-    resume, refused = q.resume()
-    return ["", f"Resume:  {resume or clean(refused)}"]

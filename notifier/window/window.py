@@ -19,11 +19,11 @@ from typing import Any, Protocol
 from notifier import control
 from notifier.control import request
 from notifier.core import commands
-from notifier.core.commands import Answer, Clear, Command, Goto, Mute, Snooze, short_id
+from notifier.core.commands import Answer, Clear, Command, Goto, Mute, Snooze, Subscribe, short_id
 from notifier.core.model import QuestionItem
 from notifier.core.text import clean, duration
 from notifier.resources import app_icon
-from notifier.system.desktop import open_display
+from notifier.system.desktop import on_display
 from notifier.window.view import Shown, WindowView, details_text, heading_text, row_id, where_text
 
 # Lazy imports here: tkinter is optional (python3-tk), Xlib is Linux only.
@@ -74,7 +74,7 @@ class RemoteSource:
 
     def start(self, push: Callable[[dict[str, Any]], None]) -> None:
         def listen() -> None:
-            for msg in control.subscribe({"cmd": "subscribe"}):
+            for msg in control.subscribe(commands.to_obj(Subscribe())):
                 if self._stop.is_set():
                     return
                 push(msg)
@@ -99,27 +99,27 @@ class RemoteSource:
 def work_area() -> tuple[int, int, int, int] | None:
     """The desktop's work area (x, y, width, height: the screen without its panels), from the
     window manager's ``_NET_WORKAREA`` for the current desktop; None where none says."""
-    disp = open_display()
-    if disp is None:
-        return None
-    try:
+
+    def read(disp: Any) -> tuple[int, int, int, int] | None:
         from Xlib import X
 
         root = disp.screen().root
-        prop = root.get_full_property(disp.intern_atom("_NET_WORKAREA"), X.AnyPropertyType)
-        if prop is None or len(prop.value) < 4:
-            return None
-        current = root.get_full_property(disp.intern_atom("_NET_CURRENT_DESKTOP"), X.AnyPropertyType)
+        area, current = (
+            root.get_full_property(disp.intern_atom(name), X.AnyPropertyType)
+            for name in ("_NET_WORKAREA", "_NET_CURRENT_DESKTOP")
+        )
+        values = [int(v) for v in area.value] if area is not None else []
         n = int(current.value[0]) if current is not None and len(current.value) else 0
-        values = [int(v) for v in prop.value]
         at = n * 4 if len(values) >= n * 4 + 4 else 0
-        x, y, w, h = values[at : at + 4]
+        x, y, w, h = values[at : at + 4]  # (ValueError: fewer than four)
         return (x, y, w, h) if w > 0 and h > 0 else None
-    except Exception as exc:
+
+    try:
+        found: tuple[int, int, int, int] | None = on_display(read)
+    except Exception as exc:  # (no display, no Xlib, no work area)
         log.debug("no work area: %s", exc)
         return None
-    finally:
-        disp.close()
+    return found
 
 
 def placement(root: Any) -> str:
@@ -300,9 +300,6 @@ class Window:
         q = self.selected()
         self.pane.show(q, keep_scroll)
         self._update_buttons(q)
-
-    def details_text(self) -> str:
-        return self.pane.current()
 
     def _update_buttons(self, q: Shown | None) -> None:
         for button, usable in (

@@ -233,7 +233,7 @@ def test_window_lists_questions_through_tk(desktop: dict[str, str]) -> None:
         assert source.last() == Clear("/s/b.jsonl", "c2")
         window.tree.event_generate("<Up>")
         window.select(window.tree.get_children()[0])
-        text = window.details_text()
+        text = window.pane.current()
         assert "1. [DB] Pick a <b>database</b>?" in text and "2. And a cache?" in text
         assert (
             "• SQLite (recommended)" in text
@@ -293,7 +293,7 @@ def test_copy_resume_command_offers_only_what_parses_back(desktop: dict[str, str
         assert window.root.clipboard_get() == "before"
         why = "no resume command is offered: the folder of the session holds an escape character (U+001B)"
         assert window.status.cget("text") == why
-        assert "\x1b" not in window.details_text() and f"Resume:  {why}" in window.details_text()
+        assert "\x1b" not in window.pane.current() and f"Resume:  {why}" in window.pane.current()
         (other,) = [i for i in window.tree.get_children() if i not in window.tree.selection()]
         window.select(other)
         assert window.selected_key() == [remote.key, "c"]
@@ -489,7 +489,7 @@ def test_window_answers_a_gate_with_no_first(desktop: dict[str, str]) -> None:
     window = Window(FakeSource(window_obj(snap), snap))
     try:
         wait_for(lambda: (window.root.update(), window.tree.get_children())[1], 10, "rows")
-        assert "   rm -rf build \\\n   && echo done" in window.details_text()
+        assert "   rm -rf build \\\n   && echo done" in window.pane.current()
         buttons = [w for w in window.answer_bar.winfo_children() if w.winfo_class() == "TButton"]
         assert [w.cget("text") for w in buttons] == ["No", "Yes"]
         assert str(buttons[0].cget("default")) == "active"

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from notifier.core import codec
 from notifier.core.board import Board
-from notifier.core.reducer import SessionReducer
+from notifier.core.reducer import SessionReducer, ToolEnd
 from notifier.pi.parse import TOO_ODD, QuestionCatalog, to_events
 from notifier.sessions import KEEP_ROWS, EngineOptions, SessionFiles, StartupCache, scan_once
 from notifier.tail import Tailer
@@ -50,6 +50,7 @@ HOSTILE_SETTINGS = settings(
 
 
 def _events(lines: list[bytes]) -> list[Any]:
+    """The events of ``lines`` as values (a result's judge replaced by what it says)."""
     out: list[Any] = []
     for raw in lines:
         try:
@@ -57,7 +58,8 @@ def _events(lines: list[bytes]) -> list[Any]:
         except ValueError:
             continue
         if isinstance(entry, dict):
-            out += to_events(entry, CATALOG, 0.0)
+            events = to_events(entry, CATALOG, 0.0)
+            out += [e._replace(judge=None) + e.judge() if isinstance(e, ToolEnd) and e.judge else e for e in events]
     return out
 
 

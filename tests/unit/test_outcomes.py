@@ -877,8 +877,10 @@ def _recorded(shape: Shape, result: Result) -> str | None:
         },
     }
     (end,) = to_events(entry, QuestionCatalog(extra=[shape.tool]), 0.0)
-    assert isinstance(end, ToolEnd) and end.outcome == "answered"
-    return end.answer
+    assert isinstance(end, ToolEnd) and end.judge is not None
+    outcome, answer = end.judge()
+    assert outcome == "answered"
+    return answer
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

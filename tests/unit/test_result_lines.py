@@ -25,7 +25,7 @@ def _plain(events: list[Event]) -> list[Any]:
     out: list[Any] = []
     for event in events:
         if isinstance(event, ToolEnd) and event.judge is not None:
-            out.append(event._replace(judge=None, outcome=None, answer=None) + event.judge())
+            out.append(event._replace(judge=None) + event.judge())
         else:
             out.append(event)
     return out
@@ -91,7 +91,7 @@ def test_a_question_by_shape_is_judged_from_its_result_line() -> None:
                "content": [{"type": "text", "text": "User selected: SQLite"}], "details": {"answer": "SQLite"}}  # fmt: skip
     line = _pi_line(message)
     (end,) = fast = result_events(line, NO_NAMES, 7.0) or []
-    assert isinstance(end, ToolEnd) and end.judge is not None and end.outcome is None
+    assert isinstance(end, ToolEnd) and end.judge is not None
     assert _plain(fast) == _whole(line, NO_NAMES)
     assert end.judge()[0] == "answered" and end.judge()[1]
 
