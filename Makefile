@@ -61,7 +61,7 @@ test: venv typecheck-ts
 # `make test` runs every layer.
 check: venv
 	$(PY) -m ruff check notifier tests bench requirements
-	$(PY) -m pytest -q -x tests/unit tests/fixtures
+	$(PY) -m pytest -q -x --hypothesis-profile=check tests/unit tests/fixtures
 
 lint: venv
 	$(PY) -m ruff check notifier tests bench requirements
