@@ -57,11 +57,12 @@ test: venv typecheck-ts
 	$(PY) -m pytest -q
 
 # The fast inner loop: ruff, the pure layer (tests/unit: no process, no socket, no file outside the
-# temporary folders) and the captures (tests/fixtures; docs/testing.md §1), in seconds.
-# `make test` runs every layer.
+# temporary folders) and the captures (tests/fixtures; docs/testing.md §1), in seconds: the
+# property tests with a fifth of their examples (hypothesis profile "check", tests/conftest.py).
+# `make test` runs every layer, every example.
 check: venv
 	$(PY) -m ruff check notifier tests bench requirements
-	$(PY) -m pytest -q -x tests/unit tests/fixtures
+	$(PY) -m pytest -q -x --hypothesis-profile=check tests/unit tests/fixtures
 
 lint: venv
 	$(PY) -m ruff check notifier tests bench requirements

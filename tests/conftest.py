@@ -25,6 +25,10 @@ if TYPE_CHECKING:
 # Property tests judge what comes out, never how fast: hypothesis's 200 ms per example would fail a
 # correct example on a loaded CI machine (speed is measured in bench/).
 settings.register_profile("pi-notifier", deadline=None)
+# `make check`, the fast inner loop (pytest --hypothesis-profile=check): a fifth of the examples,
+# also of a test that asks for its own count (tests/strategies.py `examples`); `make test` and CI
+# run them all.
+settings.register_profile("check", settings.get_profile("pi-notifier"), max_examples=20)
 settings.load_profile("pi-notifier")
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -7,6 +7,7 @@ that needs one fails naming where it belongs, tests/processes/, instead of blurr
 from __future__ import annotations
 
 import os
+import re
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -21,6 +22,10 @@ WRITES = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
 WRITABLE = (os.path.realpath(tempfile.gettempdir()) + os.sep, "/dev/")
 # ...but never the checkout itself, wherever it is (a clone under /tmp too)
 CHECKOUT = os.path.realpath(os.path.join(os.path.dirname(__file__), os.pardir)) + os.sep
+# ...and anywhere, Python's cache of a module's compiled code (written as "NAME.pyc.NUMBER", then
+# renamed), which a module imported for the first time during a test writes: the import's, not
+# the test's (pytest's assertion rewriting writes its own there too)
+BYTECODE = re.compile(r"[^/]+\.pyc(\.\d+)?")
 
 
 class NotPure(RuntimeError):
@@ -52,9 +57,18 @@ def _audit(event: str, args: tuple[Any, ...]) -> None:
         _refuse("opened a socket")
     elif event == "open" and args[0] is not None and not isinstance(args[0], int) and _writes(args[1], args[2]):
         path = os.path.realpath(os.fsdecode(args[0]))
-        inside = path.startswith(WRITABLE) and not path.startswith(CHECKOUT)
-        if not inside and f"{os.sep}.hypothesis{os.sep}" not in path:
+        if not writable(path):
             _refuse(f"wrote outside the temporary folders ({path})")
+
+
+def writable(path: str) -> bool:
+    """May a pure test write the file ``path`` (real, absolute)?"""
+    if path.startswith(WRITABLE) and not path.startswith(CHECKOUT):
+        return True
+    folder, name = os.path.split(path)
+    return f"{os.sep}.hypothesis{os.sep}" in path or (
+        os.path.basename(folder) == "__pycache__" and BYTECODE.fullmatch(name) is not None
+    )
 
 
 sys.addaudithook(_audit)

@@ -1,9 +1,11 @@
-"""Hypothesis strategies shared by several layers' tests: questions with every field drawn."""
+"""Hypothesis strategies shared by several layers' tests: questions with every field drawn; and
+the example count of a property test that needs more than the profile's."""
 
 from __future__ import annotations
 
 from typing import get_args
 
+from hypothesis import settings
 from hypothesis import strategies as st
 
 from notifier.core.model import DialogKind, Option, Question, QuestionItem, QuestionKind
@@ -35,3 +37,10 @@ questions = st.builds(
     dialog=st.none() | st.sampled_from(get_args(DialogKind)),
     instructions=MAYBE,
 )
+
+
+def examples(n: int) -> int:
+    """``n`` examples where the profile loaded runs hypothesis's 100 (``make test``, CI), as many
+    fewer as it runs fewer (`make check`'s profile, tests/conftest.py): for ``@settings(max_examples=...)``,
+    which a profile does not change."""
+    return max(1, n * settings().max_examples // 100)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import builtins
 import contextlib
+import functools
 import io
 import re
 import shlex
@@ -162,13 +163,25 @@ def lookup(node: ast.AST | None, names: list[str], where: str) -> str | None:
     return None
 
 
+@functools.cache
+def parsed(text: str) -> ast.Module:
+    """``text`` parsed, once: a module is cited from many files (and a file cites many names)."""
+    return ast.parse(text)
+
+
+@functools.cache
+def methods(text: str) -> set[str]:
+    """The names the classes of the module ``text`` define."""
+    return {name for c in ast.walk(parsed(text)) if isinstance(c, ast.ClassDef) for name in members(c)}
+
+
 def missing(dotted: str) -> str | None:
     """What of ``notifier.x.y.Name.attr`` is not there (None: all of it is): the longest prefix
     that is a module, then each name defined in it (and in a class it names)."""
     parts = dotted.split(".")
     for n in range(len(parts), 0, -1):
         if file := module_file(".".join(parts[:n])):
-            return lookup(ast.parse(file.read_text(encoding="utf-8")), parts[n:], ".".join(parts[:n]))
+            return lookup(parsed(file.read_text(encoding="utf-8")), parts[n:], ".".join(parts[:n]))
     return "no such module"
 
 
@@ -211,11 +224,9 @@ def stale_citations(file: Path, text: str | None = None) -> list[str]:
             elif not name.startswith("notifier"):  # a name of the module itself (or of the standard library)
                 if role == "mod" or not own or name.split(".")[0] in dir(builtins):
                     continue
-                tree = ast.parse(text)
-                classes = [c for c in ast.walk(tree) if isinstance(c, ast.ClassDef)]
-                if "." not in name and any(name in members(c) for c in classes):
+                if "." not in name and name in methods(text):
                     continue  # (a method of one of its classes)
-                if why := lookup(tree, name.split("."), own):
+                if why := lookup(parsed(text), name.split("."), own):
                     bad.append(f"{line}: :{role}:`{name}` ({why})")
                 continue
             if role == "mod":

@@ -11,6 +11,8 @@ from hypothesis import strategies as st
 
 from notifier.core.codec import BoundedJSONError, Budget, loads, shrink
 
+from ..strategies import examples
+
 
 def test_ordinary_json_parses() -> None:
     assert loads(b'{"a":[1,{"b":"[[[[{{{{"}]}') == {"a": [1, {"b": "[[[[{{{{"}]}
@@ -110,7 +112,7 @@ def _measure(value: Any, depth: int = 0) -> tuple[int, int, int, int, int]:
     return 1, 0, 0, 0, 0
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(
     value=_JSON,
     chars=st.integers(0, 60),

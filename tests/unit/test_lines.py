@@ -25,6 +25,7 @@ from notifier.pi.parse import (
 )
 
 from ..conftest import ROOT
+from ..strategies import examples
 
 CATALOG = QuestionCatalog([])
 NAMES = sorted(EVENT_TYPES - {"session"})
@@ -53,7 +54,7 @@ def _events(line: bytes) -> list[Any]:
         return []
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(
     st.sampled_from(NAMES),
     st.lists(st.booleans(), max_size=16),
@@ -88,7 +89,7 @@ NEUTRAL = st.fixed_dictionaries(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     st.one_of(NEUTRAL, st.builds(lambda n: {"type": n, "message": {"role": "user"}}, st.sampled_from(NAMES)))
 )
@@ -132,7 +133,7 @@ ANY_LINE = st.one_of(
 )
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(st.data(), st.lists(ANY_LINE.filter(lambda line: not may_have_events(line)), min_size=1, max_size=4))
 def test_a_line_without_a_marker_never_changes_the_state(data: st.DataObject, skipped: list[bytes]) -> None:
     """The start-up read passes over lines without a marker, unread: so such a line, wherever in

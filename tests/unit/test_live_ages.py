@@ -11,6 +11,7 @@ from notifier.core.planner import Preferences, next_quiet_change, parse_quiet_ho
 from notifier.core.reducer import Header, Input
 from notifier.outputs.tray import WORKING_RECENT_S, UiState, age, menu, next_redraw, title
 
+from ..strategies import examples
 from .test_view_icons import board_with
 
 
@@ -21,7 +22,7 @@ def test_a_menu_age_is_in_whole_minutes() -> None:
     assert age(float("nan")) == "?"
 
 
-@settings(max_examples=30)
+@settings(max_examples=examples(30))
 @given(st.lists(st.floats(min_value=0, max_value=3600, allow_nan=False), min_size=1, max_size=8))
 def test_however_many_questions_wait_the_menu_changes_only_when_the_oldest_turns_a_minute(offsets: list[float]) -> None:
     """Questions asked at any seconds: their ages all tick over together, when the oldest's age

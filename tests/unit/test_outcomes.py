@@ -24,6 +24,7 @@ from notifier.pi.outcomes import PI_MESSAGES, REASONS, STATES, TOOL_MESSAGES, cl
 from notifier.pi.parse import QuestionCatalog, to_events
 
 from ..conftest import ROOT
+from ..strategies import examples
 
 Result = tuple[bool, str, Any]  # (isError, text, details)
 
@@ -883,7 +884,7 @@ def _recorded(shape: Shape, result: Result) -> str | None:
     return answer
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(answer=hostile)
 def test_an_answer_full_of_cancel_words_stays_answered(answer: str) -> None:
     assume(answer and clean(answer) == answer)
@@ -946,7 +947,7 @@ def test_the_captures_are_there() -> None:
     assert all(_tool_results(p) for p in ANSWERED)
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(30), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(answer=hostile)
 def test_a_captured_answer_full_of_cancel_words_stays_answered(answer: str) -> None:
     assume(answer and clean(answer) == answer)
@@ -972,7 +973,7 @@ _json = st.recursive(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(is_error=st.one_of(st.booleans(), st.none(), st.text(max_size=3)), content=_json, details=_json)
 def test_any_result_gets_an_outcome(is_error: object, content: object, details: object) -> None:
     assert classify(is_error, content, details) in OUTCOMES
@@ -995,7 +996,7 @@ def test_the_recorded_results(recorded: dict[str, Any]) -> None:
     assert classify(result["isError"], result["content"], result["details"]) == recorded["outcome"]
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(answer=hostile)
 def test_a_recorded_answer_full_of_cancel_words_stays_answered(answer: str) -> None:
     assume(answer and clean(answer) == answer)

@@ -15,6 +15,7 @@ from notifier.core.reducer import Event, ToolEnd
 from notifier.pi.parse import QuestionCatalog, odd_line_events, result_events, to_events
 
 from ..conftest import ROOT
+from ..strategies import examples
 
 CATALOG = QuestionCatalog([])
 NO_NAMES = QuestionCatalog(builtin=())  # every result is an ordinary tool's: read from its first keys
@@ -70,7 +71,7 @@ results = st.fixed_dictionaries(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(results, st.booleans(), st.sampled_from(["2026-12-07T02:00:00.000Z", "soon", "\u00e9"]), st.booleans())
 def test_a_result_line_reads_as_parsed_whole(message: dict[str, Any], ascii_only: bool, stamp: str, root: bool) -> None:
     extra = {"parentId": None} if root else {}

@@ -10,6 +10,8 @@ from notifier.core import board
 from notifier.core.board import SessionViews
 from notifier.core.model import SessionRef, SessionView, Snapshot, Views
 
+from ..strategies import examples
+
 
 def _view(key: str, at: float) -> SessionView:
     return SessionView(SessionRef(key, None, None, None), "idle", (), (), None, at)
@@ -21,7 +23,7 @@ _OPS = st.lists(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(ops=_OPS, chunk=st.integers(1, 5))
 def test_the_order_and_content_are_a_dicts_and_snapshots_never_change(
     ops: list[tuple[str, int, int]], chunk: int

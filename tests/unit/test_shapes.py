@@ -27,6 +27,7 @@ from notifier.pi.parse import (
 from notifier.sessions import FollowedFile
 
 from ..conftest import ROOT
+from ..strategies import examples
 from ..writer import answer, append, ask, header, line, ts, user
 
 CATALOG = QuestionCatalog()
@@ -247,7 +248,7 @@ def _ordinary() -> st.SearchStrategy[tuple[str, dict[str, Any]]]:
     )  # fmt: skip
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=examples(1500), deadline=None)
 @given(_ordinary())
 def test_no_ordinary_tool_call_is_ever_a_question(case: tuple[str, dict[str, Any]]) -> None:
     name, arguments = case

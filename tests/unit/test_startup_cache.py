@@ -35,7 +35,7 @@ from notifier.sessions import (
 from notifier.tail import Tailer
 
 from ..conftest import json_paths, wrong_type
-from ..strategies import questions
+from ..strategies import examples, questions
 from ..writer import answer, append, ask, header, user
 
 
@@ -134,7 +134,7 @@ def _unpacked(tailer: Tailer, packed: tuple[bytes, ...], summary: object) -> Res
     return _unpack((*packed[:3], raw), tailer.path, tailer.offset, tailer.max_line, (1, 2))
 
 
-@settings(max_examples=200)
+@settings(max_examples=examples(200))
 @given(st.lists(questions, min_size=1, max_size=2, unique_by=lambda q: q.tool_call_id), st.data())
 def test_anything_the_cache_never_writes_in_a_summary_is_damage(pending: list[Question], data: st.DataObject) -> None:
     """Our own rows get a structural check, not the generic decoder, yet a value of another type
