@@ -427,18 +427,28 @@ def question_of(d: Dialog, now: float, catalog: QuestionCatalog | None = None) -
     )
 
 
-def _inside(path: str, roots: Sequence[str], itself: bool = False) -> bool:
+def _under(path: str, roots: Sequence[str], itself: bool = False) -> str | None:
+    """``path`` spelled under the watched folder it is in, as the session files there are named
+    (a pi may give its file by another path to the same place: a symlink, a bind mount); None
+    when it is in none. ``itself``: the folder itself counts."""
     real = os.path.realpath(path)
-    tops = [os.path.realpath(root).rstrip(os.sep) for root in roots]
-    return any(real.startswith(top + os.sep) or (itself and real == top) for top in tops)
+    for root in roots:
+        top = os.path.realpath(root).rstrip(os.sep)
+        if real.startswith(top + os.sep):
+            return os.path.join(root, real[len(top) + 1 :])
+        if itself and real == top:
+            return root
+    return None
 
 
 def ref_of(d: Dialog, roots: Sequence[str]) -> SessionRef | None:
-    """The session a dialog belongs to, when its file is in one of the watched folders; before pi
-    has a session, its pi (by process and folder), when its sessions will go to a watched folder."""
+    """The session a dialog belongs to, when its file is in one of the watched folders (keyed as
+    the file is read there); before pi has a session, its pi (by process and folder), when its
+    sessions will go to a watched folder."""
     if d.session_file:
-        return SessionRef(d.session_file, None, d.cwd, None) if _inside(d.session_file, roots) else None
-    if d.pid is not None and d.session_dir and _inside(d.session_dir, roots, itself=True):
+        key = _under(d.session_file, roots)
+        return SessionRef(key, None, d.cwd, None) if key is not None else None
+    if d.pid is not None and d.session_dir and _under(d.session_dir, roots, itself=True) is not None:
         return SessionRef(startup_key(d.pid), None, d.cwd, None)
     return None
 
@@ -495,7 +505,8 @@ class DialogFeed:
         if isinstance(event, Bye):
             self._bye.add(path)
         if isinstance(event, Hello):
-            self._files[path] = event.session_file
+            file = event.session_file
+            self._files[path] = _under(file, self.engine.options.roots) if file else None  # (as the board keys it)
             self._bye.discard(path)
             open_ids = {d.id for d in event.dialogs if d.waits}
             for src in board.dialogs.sources(path):

@@ -179,3 +179,23 @@ def test_an_optional_field_of_the_wrong_type_is_read_as_missing() -> None:
     assert companion.parse(b'{"event":["dialog"]}') is None  # (an event name that is no name: unknown)
     hello = companion.parse(b'{"event":"hello","protocol":"1","mode":7}')
     assert hello == Hello()  # every field at its default
+
+
+def test_a_dialog_is_keyed_as_its_file_is_read_under_the_watched_folder(tmp_path: Path) -> None:
+    """pi gives its session file by another path to the same place (the sessions folder is
+    configured through a symlink): the dialog goes to the session the board reads under the
+    configured folder, not to a second session of the same file."""
+    real = tmp_path / "real" / "--p--"
+    real.mkdir(parents=True)
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    root = str(tmp_path / "link")
+
+    def dialog(session_file: str | None, session_dir: str | None = None) -> Dialog:
+        return Dialog("d1", "select", "Allow?", ("Yes", "No"), None, None, None, session_file, "/p", 7, None,
+                      "value", None, session_dir=session_dir)
+
+    ref = companion.ref_of(dialog(str(real / "s.jsonl")), [root])
+    assert ref is not None and ref.key == str(tmp_path / "link" / "--p--" / "s.jsonl")
+    assert companion.ref_of(dialog(str(tmp_path / "elsewhere.jsonl")), [root]) is None
+    early = companion.ref_of(dialog(None, str(tmp_path / "real")), [root])  # before pi has a session
+    assert early is not None and early.key.startswith("pid:")
