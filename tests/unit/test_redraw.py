@@ -80,37 +80,38 @@ def own_pystray() -> Iterator[None]:
 
 
 @pytest.mark.usefixtures("own_pystray")
-def test_the_menu_is_re_sent_only_when_it_reads_differently() -> None:
-    """outputs/tray.Tray on pystray's dummy backend: drawn 100 times with nothing new (as the UI thread
-    did once a second before), the menu is re-sent to the icon once; a question turning its
-    first minute and a new question each re-send it once, and the menu then says so."""
-    import time
+def test_the_menu_is_re_sent_only_when_it_reads_differently(monkeypatch: pytest.MonkeyPatch) -> None:
+    """outputs/tray.Tray on pystray's dummy backend, on a clock of the test's: drawn 100 times with
+    nothing new (as the UI thread did once a second before), the menu is re-sent to the icon once;
+    a question turning its first minute and a new question each re-send it once, and the menu
+    then says so."""
+    import types
 
+    from notifier.outputs import tray as tray_module
     from notifier.outputs.tray import Tray
 
     from .test_view_icons import board_with
 
-    now = time.time()
-    young = board_with(("s1", "/home/u/p", "Deploy?", now - 58.0))  # a minute old in two seconds
-    state = UiState(young.snapshot(now))
+    clock = [1_800_000_000.0]
+    monkeypatch.setattr(tray_module, "time", types.SimpleNamespace(time=lambda: clock[0], monotonic=lambda: clock[0]))
+    asked = clock[0] - 58.0  # a minute old in two seconds
+    state = UiState(board_with(("s1", "/home/u/p", "Deploy?", asked)).snapshot(clock[0]))
     tray = Tray("dummy", lambda command: None)
     sent: list[float] = []
-    tray.icon.update_menu = lambda: sent.append(time.time())  # (the dummy backend draws nothing)
+    tray.icon.update_menu = lambda: sent.append(clock[0])  # (the dummy backend draws nothing)
 
     def labels() -> list[str]:
         return [str(item.text) for item in tray.icon.menu.items]
 
-    asked = now - 58.0
     for _ in range(100):
         tray.update(state)
-        if time.time() - asked >= 60.0:  # (the minute is up: a second drawing would be right)
-            break
+        clock[0] += 0.019  # (1.9 s in all: still under a minute old)
     assert len(sent) == 1 and labels()[0] == "p — Deploy? (<1 min)"
-    wait_for(lambda: time.time() - asked > 60.0, 5, "the question's first minute")
+    clock[0] = asked + 60.0  # its first minute
     for _ in range(100):
         tray.update(state)
     assert len(sent) == 2 and labels()[0] == "p — Deploy? (1 min)"
-    state = UiState(board_with(("s1", "/home/u/p", "Deploy?", asked), ("s2", "/home/u/q", "Ship?", now)).snapshot(now))
+    state = UiState(board_with(("s1", "/home/u/p", "Deploy?", asked), ("s2", "/home/u/q", "Ship?", clock[0])).snapshot(clock[0]))
     for _ in range(100):
         tray.update(state)
     assert len(sent) == 3 and any("Ship?" in label for label in labels())
