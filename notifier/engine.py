@@ -170,14 +170,16 @@ class Liveness:
         if self.next_due is None or when < self.next_due:
             self.next_due = when
 
-    def asked(self, items: list[Transition]) -> list[Transition]:
+    def asked(self, items: list[Transition], board: Board) -> list[Transition]:
         """New questions: look soon whether their pi is still there; at once for one whose pi is
         not known yet (its terminal's mode tells whether it waits for a human: notified at once).
         A question's asker as last seen that no longer runs (it quit since the last process list;
-        another pi, maybe ``pi -p``, asks in its file now) is not known: the items, without it."""
-        items = [
-            replace(t, asker=None) if t.asker is not None and not still_running(*t.asker) else t for t in items
-        ]
+        another pi, maybe ``pi -p``, asks in its file now) is not known, on the board (its view)
+        as in the items returned."""
+        gone = {t.session.key for t in items if t.asker is not None and not still_running(*t.asker)}
+        for key in gone:
+            board.local.asker_gone(key)
+        items = [replace(t, asker=None) if t.session.key in gone else t for t in items]
         asked = [t for t in items if t.kind == "needs_input"]
         if self.enabled and asked:
             unknown = any(t.asker is None and not t.initial for t in asked)
@@ -433,7 +435,7 @@ class Engine:
         """Hand every output one batch: the transitions (those of the engine's own reading and
         those its calls returned: remote hosts, the companion extension's dialogs), a new
         snapshot, and the turns finished since the last batch."""
-        items = self._liveness.asked(items)
+        items = self._liveness.asked(items, self.board)
         if log.isEnabledFor(logging.DEBUG):
             _log_each(items)
         # The snapshot replaced is let go after the outputs had theirs (freeing costs as much as building).

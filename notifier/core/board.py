@@ -368,6 +368,14 @@ class LocalSessions(Changes):
             self._changed.add(key)
             self.relived = True
 
+    def asker_gone(self, key: str) -> None:
+        """The pi last seen waiting for a human in ``key`` no longer runs (found before the next
+        process list): the session's view names no asker until a list finds one again."""
+        session = self._sessions.get(key)
+        if session is not None and session.asker is not None:
+            session.asker = None
+            self._changed.add(key)
+
     def _check(self, session: LocalSession, now: float) -> list[Transition]:
         """Apply the last process list to one session (none read yet: nothing). Its folder's
         sessions are paired again, but only this one is judged: the list was read before this

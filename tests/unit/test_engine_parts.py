@@ -12,7 +12,7 @@ import pytest
 from notifier.core.board import Board
 from notifier.core.model import Transition
 from notifier.core.owners import Proc
-from notifier.core.reducer import Header, ToolStart
+from notifier.core.reducer import Header, ToolEnd, ToolStart
 from notifier.engine import LIVENESS_SOON_S, RECHECK_MAX_S, Liveness, ProcessList
 from notifier.pi.parse import QuestionCatalog, extract
 from notifier.sessions import FollowedFile
@@ -52,7 +52,7 @@ def _looked(live: Liveness, board: Board, clock: Clock) -> list[Transition]:
 def test_an_abandoned_question_is_looked_at_again_less_and_less_often() -> None:
     clock, board = Clock(), Board(liveness=True)
     live = _liveness(clock)
-    live.asked(_asked(board, "f", "q1"))
+    live.asked(_asked(board, "f", "q1"), board)
     assert live.next_due == pytest.approx(clock.now)  # its pi not known yet: looked for at once
     assert [t.kind for t in _looked(live, board, clock)] == ["abandoned"]
     delays = []
@@ -64,7 +64,7 @@ def test_an_abandoned_question_is_looked_at_again_less_and_less_often() -> None:
     # A new question: looked at soon, and the back-off starts again.
     asked = _asked(board, "g", "q2")
     me = (os.getpid(), start_time(os.getpid(), 0.0))  # (a running process: a pi known to wait for a human)
-    assert live.asked([replace(t, asker=me) for t in asked])[0].asker == me
+    assert live.asked([replace(t, asker=me) for t in asked], board)[0].asker == me
     assert live.next_due == pytest.approx(clock.now + LIVENESS_SOON_S)
     assert [t.kind for t in _looked(live, board, clock)] == ["abandoned"]
     assert live.next_due == pytest.approx(clock.now + 3.0)
@@ -74,13 +74,21 @@ def test_an_abandoned_question_is_looked_at_again_less_and_less_often() -> None:
 
 def test_an_asker_that_quit_since_the_last_list_is_not_known() -> None:
     """The pi last seen waiting for a human in this file is gone (another, maybe ``pi -p``, asks
-    in it now): the question goes out without an asker, and the process table is read at once."""
+    in it now): the question goes out without an asker, the session's view names none either
+    (the notifier reads askers from it), and the process table is read at once."""
+    from .test_board import asked_ab, pane, uuid7
+
     clock, board = Clock(), Board(liveness=True)
     live = _liveness(clock)
-    asked = _asked(board, "f", "q1")
-    gone = (os.getpid(), start_time(os.getpid(), 0.0) - 60.0)  # (its pid now another process's)
-    (t,) = live.asked([replace(t, asker=gone) for t in asked])
+    board.local.apply("f", [Header(uuid7(50.3), "/p"), asked_ab("q1", "First?", 100.0)], 100.0)
+    gone = (os.getpid(), 50.0)  # (its pid now another process's: started at another time)
+    board.local.set_processes([Proc("/p", gone[1], gone[0], None, pane("First?"), None, None, True)], 100.1)
+    assert board.snapshot(100.1).sessions[0].asker == gone
+    asked = board.local.apply("f", [ToolEnd(101.0, "q1", "question"), asked_ab("q2", "Second?", 102.0)], 102.0)
+    assert asked[-1].asker == gone  # (as the board last saw it)
+    *_, t = live.asked(asked, board)
     assert t.asker is None and live.next_due == pytest.approx(clock.now)
+    assert board.snapshot(102.0).sessions[0].asker is None
 
 
 def test_a_question_whose_pi_runs_keeps_being_checked_at_the_interval() -> None:
