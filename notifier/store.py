@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import math
 import os
 import sqlite3
 import threading
@@ -175,7 +176,8 @@ class Database:
         self._failing = self._closed = False
         self._retry: threading.Timer | None = None  # while the file cannot be written
         self._held = threading.local()  # ``changes``: those of :meth:`together`, on this thread
-        self._backoff = Backoff(RETRY_MIN_S, RETRY_MAX_S)  # the pause before the next retry
+        # the pause before the next retry: doubling while retries fail, the least again once one succeeds
+        self._backoff = Backoff(RETRY_MIN_S, RETRY_MAX_S, healthy_s=math.inf)
         if path is None:
             return
         try:
@@ -325,7 +327,7 @@ class Database:
         with self._lock:
             self._retry = None
             if written:
-                self._backoff = Backoff(RETRY_MIN_S, RETRY_MAX_S)  # the pause before the next retry
+                self._backoff.reset()
         if written:
             self._save()  # (what came meanwhile)
         else:
