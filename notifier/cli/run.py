@@ -220,6 +220,8 @@ class NotifyTurns:
             store = open_store(app.state_dir)  # (read again: what the app wrote since this run began)
             app.preferences = PreferencesOwner(store, time.time())  # as the app left them
             app.preferences.listen(app.redraw.set_preferences)
+            if app.push is not None:  # (it holds back what the desktop holds back)
+                app.preferences.listen(app.push.set_preferences)
             alerts = app.new_notifier(store, app.preferences)
             self.store = store
             snapshot = engine.snapshot

@@ -234,12 +234,13 @@ def question_label(view: SessionView, q: Question, told: float) -> str:
 
 def next_redraw(state: UiState, now: float) -> float | None:
     """When the icon, menu or tooltip next read differently with nothing else changed: the
-    menu clock's next minute while it lists a question (their ages); the snooze's time left (the tooltip's,
+    menu clock's next minute while a question waits (their ages; abandoned questions alone tick
+    nothing: the menu is not re-sent each minute for them); the snooze's time left (the tooltip's,
     by the second in its last two minutes) and its end; a session's "working" going stale
     (:data:`WORKING_RECENT_S`). None: nothing ticks (no timer)."""
     snapshot, snoozed_until = state.snapshot, state.snoozed_until(now)
     times: list[float] = []
-    if _listed(snapshot):
+    if snapshot.pending or any(v.offline for v in snapshot.sessions):  # (abandoned ones: aged as it is redrawn)
         times.append(menu_clock(snapshot, now) + 60)
     if snoozed_until is not None:  # a time left, counting down to its end
         left = snoozed_until - now

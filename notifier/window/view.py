@@ -89,6 +89,7 @@ class Shown:
     location: Where | None = None
     snoozed_until: float | None = None
     snoozed_by: SnoozedBy | None = None
+    snoozed_project: str | None = None  # the name a project snooze is under (its name or its folder's)
 
     @property
     def token(self) -> str:
@@ -141,7 +142,8 @@ class Shown:
         by = self.snoozed_by if self.snoozed_until else None
         if by is None:
             return None
-        return Snooze(0.0, self.session.key if by == "session" else None, self.project if by == "project" else None)
+        project = self.snoozed_project or self.project
+        return Snooze(0.0, self.session.key if by == "session" else None, project if by == "project" else None)
 
     def to_obj(self) -> dict[str, Any]:
         """As the channel carries it: every field, as the one codec writes it
@@ -210,12 +212,15 @@ def mark_snoozes(window: dict[str, Any], preferences: Preferences, now: float) -
     what ("session", "project" or "all", the one that ends last), so the window can lift it; and
     the window itself while everything is snoozed."""
     for q in window.get("questions", []):
+        names = (q["project"], project_name(None, q.get("cwd"), q.get("host")))  # (as Item.projects)
+        by_project = max((preferences.projects.get(name, 0.0), name) for name in names)
         until, by = max(
             (preferences.sessions.get(q["key"][0], 0.0), "session"),
-            (preferences.projects.get(q["project"], 0.0), "project"),
+            (by_project[0], "project"),
             (preferences.snooze_all_until, "all"),
         )
         q["snoozed_until"], q["snoozed_by"] = (until, by) if until > now else (None, None)
+        q["snoozed_project"] = by_project[1] if by == "project" and until > now else None
     window["snoozed_until"] = preferences.snooze_all_until if preferences.snooze_all_until > now else None
     return window
 

@@ -27,7 +27,7 @@ from notifier.core.model import (
 )
 from notifier.core.owners import Proc
 from notifier.core.planner import Preferences
-from notifier.core.reducer import Header, ToolStart
+from notifier.core.reducer import Header, Renamed, ToolStart
 from notifier.engine import Batch
 from notifier.outputs.backends import Plain
 from notifier.outputs.desktop import AlertSink
@@ -249,6 +249,22 @@ def test_snoozed_questions_are_marked_and_can_be_unsnoozed() -> None:
     over = mark_snoozes(window_obj(board().snapshot(300.0)), prefs, 6000.0)
     assert all(q["snoozed_until"] is None and Shown.from_obj(q).unsnooze() is None for q in over["questions"])
     assert over["snoozed_until"] is None
+
+
+def test_a_named_session_snoozed_by_its_folder_is_marked_and_lifted_by_that_name() -> None:
+    """`snooze webshop 1h` holds back a named session in ~/webshop (Item.projects): the window
+    says it is snoozed by its project, and lifting it lifts the folder's snooze."""
+    b = Board(liveness=False)
+    args = {"question": "Which?", "options": [{"label": "A"}, {"label": "B"}]}
+    b.local.apply(
+        "/s/n.jsonl",
+        [Header("id-n", "/home/u/webshop"), Renamed("feature-x"), ToolStart(100.0, "c", "question", extract("question", args, "c", 100.0))],
+        100.0,
+    )
+    (q,) = mark_snoozes(window_obj(b.snapshot(300.0)), Preferences(projects={"webshop": 5000.0}), 400.0)["questions"]
+    shown = Shown.from_obj(q)
+    assert shown.project == "feature-x" and (shown.snoozed_until, shown.snoozed_by) == (5000.0, "project")
+    assert shown.unsnooze() == Snooze(0.0, project="webshop")
 
 
 def test_long_paths_are_shortened_in_the_middle() -> None:
