@@ -21,10 +21,10 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from notifier.core.owners import Wanted
-from notifier.system.desktop import ASK, Events, Front, Method, Missing, focus_method
+from notifier.system.desktop import ASK, Events, Front, Method, Missing, focus_method, window_for
 from notifier.system.locate import Location, locate_sessions
 from notifier.system.processes import folder, folders_of, looks_like_pi
-from notifier.system.tmux import client_pane
+from notifier.system.tmux import client_pane, tmux_clients
 
 if TYPE_CHECKING:
     from notifier.system.supervisor import Worker
@@ -39,24 +39,31 @@ UNKNOWN = (-1, -1)  # nothing watches: ask the focus method
 def is_focused(
     location: Location | None, front: Front | None = UNKNOWN, method: Method | Missing | None = None
 ) -> bool:
-    """True when the session's terminal window, as located (in tmux: the window of the client
-    showing its session), is the focused window and, in tmux, that client shows its pane.
-    ``front``: the focused window if the caller knows it. Anything unknown counts as not focused."""
-    window = location.window if location is not None else None
-    if location is None or window is None:
+    """True when the session's terminal is the focused window and, in tmux, its pane is the
+    pane that terminal's client shows (whichever of the session's clients that is: two terminals
+    may show one tmux session). ``front``: the focused window if the caller knows it. Anything
+    unknown counts as not focused."""
+    if location is None:
         return False
     method = focus_method() if method is None else method
-    if isinstance(method, Missing) or method.via != window.via:
+    if isinstance(method, Missing):
         return False
     try:
-        front = method.focused() if front == UNKNOWN else front
+        if front == UNKNOWN:
+            front = method.focused()
+        if front is None:
+            return False
+        windows = method.windows()
     except Exception as exc:
         log.debug("cannot ask %s what is focused: %s", method.name, exc)
         return False
-    if front is None or front[0] != window.id:
-        return False
-    pane, client = location.tmux, location.client
-    return pane is None or (client is not None and client_pane(client, pane.socket) == pane.pane)
+    pane = location.tmux
+    if pane is None:
+        return window_for([location.pid], windows) == front[0]
+    for client in tmux_clients(pane.socket):
+        if window_for([client.pid], windows) == front[0]:
+            return client_pane(client, pane.socket) == pane.pane
+    return False
 
 
 def may_show(pid: int, folders: set[str]) -> bool:
