@@ -1,14 +1,13 @@
-"""pi's sessions on this machine: what the reading is told (:class:`EngineOptions`), the files
-followed into a board (:class:`SessionFiles`, the engine's and one-shot reads'), one read of
-them all without a thread or a watcher (:func:`scanned`, for ``status``, ``answer`` and ``goto``
-without the app; :class:`FollowedFile` for one file), and what a scan remembers of each file
-for the next (the start-up cache, :class:`StartupCache`, at the end, on the store's one SQLite
-path).
+"""pi's sessions on this machine without the engine thread: what the reading is told
+(:class:`EngineOptions`), one read of them all without a thread or a watcher (:func:`scanned`,
+for ``status``, ``answer`` and ``goto`` without the app; :class:`FollowedFile` for one file), and
+what a scan remembers of each file for the next (the start-up cache, :class:`StartupCache`, at
+the end, on the store's one SQLite path).
 
-The session files followed into a board (:class:`SessionFiles`) are the one way the engine and
-these reads alike follow them, line by line; which files are sessions and how one is read is
-:mod:`notifier.tail` (:func:`~notifier.tail.walk_tree`, :class:`~notifier.tail.Tailer`). Nothing
-here imports watchdog or the engine thread (a one-shot command starts fast)."""
+Which files are sessions and how they are read into a board is :mod:`notifier.tail`
+(:func:`~notifier.tail.walk_tree`, :class:`~notifier.tail.SessionFiles`): the one way the engine
+and these reads alike follow a file, line by line. Nothing here imports watchdog or the engine
+thread (a one-shot command starts fast)."""
 
 from __future__ import annotations
 
@@ -18,13 +17,11 @@ import json
 import logging
 import os
 import sqlite3
-import stat
 import time
 import zlib
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
-from functools import partial
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple, get_args
 
 from notifier import __version__
@@ -34,32 +31,11 @@ from notifier.core.board import Board
 from notifier.core.codec import MAX_FLOAT, decode
 from notifier.core.model import Question, SessionView, Snapshot, State, Transition
 from notifier.core.owners import Proc
-from notifier.core.reducer import Event, Renamed, SessionReducer, summarize
-from notifier.core.text import clean
-from notifier.pi.parse import (
-    EntryError,
-    QuestionCatalog,
-    odd_line_events,
-    result_events,
-    to_events,
-    too_large_events,
-)
+from notifier.core.reducer import SessionReducer, summarize
+from notifier.pi.parse import QuestionCatalog
 from notifier.store import connect, is_damage, replace_damaged
 from notifier.system import paths
-from notifier.system.log import LogOnce
-from notifier.tail import (
-    DEFAULT_MAX_LINE,
-    HEAD,
-    Ident,
-    LongLine,
-    NotRegularFile,
-    Tailer,
-    kind_of,
-    look_up_name,
-    open_regular,
-    settle_file,
-    walk_tree,
-)
+from notifier.tail import DEFAULT_MAX_LINE, HEAD, SessionFiles, Tailer, walk_tree
 
 if TYPE_CHECKING:
     from notifier.system.supervisor import FailureLog
@@ -99,256 +75,6 @@ def engine_options(config: Config) -> EngineOptions:
         liveness=config["liveness"] == "auto",
         cache_path=os.path.join(paths.state_dir(), "scan-cache.sqlite3"),
     )
-
-
-# ---- the files followed into a board ----
-
-BLAME_LIMIT = 3  # a file that made the engine fail this often is ignored
-LIVE_FULL_READ = 4 << 20  # a file appearing while we run is read whole up to this size
-HOT = 64  # the files read last that keep the bytes before their offset as read (the others: a digest)
-
-
-class SessionFiles:
-    """The session files followed into a board, line by line: every tailer, and the board they
-    feed, each line through the one bounded parse; a bad line, file or folder said once. Owned by
-    one thread: the engine's, or a one-shot read's (:func:`scanned`, :class:`FollowedFile`)."""
-
-    def __init__(
-        self,
-        options: EngineOptions,
-        board: Board,
-        wall: Callable[[], float],
-        more: Callable[[str], None] = lambda path: None,
-    ) -> None:
-        self.options = options
-        self.board = board
-        self.tailers: dict[str, Tailer] = {}
-        self.ignored: set[str] = set()  # files that made the engine fail again and again
-        self.reading: str | None = None  # the file being read (blamed if the engine fails)
-        self._wall = wall
-        self._more = more  # a huge append: read the rest of this file after what is queued
-        self._once = LogOnce(log)
-        self._idents: dict[Ident, str] = {}  # (device, inode) → the one name read
-        self._blame: dict[str, int] = {}  # failures that happened while reading each file
-        self._hot: dict[str, Tailer] = {}  # the HOT tailers read last, oldest first
-
-    def scan(self, folder: str, initial: bool, cache: StartupCache | None = None) -> list[Transition]:
-        """Every session file under ``folder``: read on, added, or restored from ``cache``."""
-        tree = walk_tree(folder)
-        for path, kind in tree.skipped:
-            self._once(path, "kind", "skipped: %s, not a regular file", kind)
-        out: list[Transition] = []
-        for path, st in tree.files.items():
-            ident = (st.st_dev, st.st_ino)
-            known = self._idents.get(ident)
-            other = self.tailers.get(known) if known is not None and known != path else None
-            if other is not None and other.ident == ident:
-                continue  # a second name of a file already read (a hard link, another root)
-            if path in self.tailers:
-                out += self.read(path)
-                continue
-            self._idents[ident] = path
-            found = cache.lookup(path, st) if initial and cache is not None else None
-            if found is not None:
-                self.tailers[path], restored = found
-                out += self.board.local.restore(path, restored, self._wall(), initial=True)
-            else:
-                out += self.add(path, initial)
-        return out
-
-    def gone(self, path: str, everything: bool = False) -> list[Transition]:
-        """Forget the sessions under ``path`` that no longer exist (``everything``: all of them)."""
-        prefix = path.rstrip(os.sep) + os.sep
-        under = [key for key in self.tailers if key == path or key.startswith(prefix)]
-        return [t for key in under if everything or not os.path.exists(key) for t in self.forget(key)]
-
-    def add(self, path: str, initial: bool) -> list[Transition]:
-        """Follow a file not followed yet: at start-up (``initial``), or when large, only the state
-        it ends in is reported (what was asked and answered before is history); a new small file
-        is read whole."""
-        if not initial:
-            try:
-                st = os.stat(path)
-            except OSError:
-                return []
-            if not stat.S_ISREG(st.st_mode):
-                self._once(path, "kind", "skipped: %s, not a regular file", kind_of(st.st_mode))
-                return []
-            ident = (st.st_dev, st.st_ino)
-            known = self._idents.get(ident)
-            if known is not None and known != path:
-                other = self.tailers.get(known)
-                if other is not None and other.ident == ident:
-                    return self.read(known)  # another name of a file we follow: read it once
-            self._idents[ident] = path
-            if st.st_size <= LIVE_FULL_READ:  # (every question in it is news)
-                self.tailers[path] = Tailer(path, self.options.max_line)
-                return self.read(path)
-        tailer = Tailer(path, self.options.max_line)
-        reducer = self.load(tailer, name=True)
-        if reducer is None:
-            return []
-        self.tailers[path] = tailer
-        if tailer.ident is not None:
-            self._idents[tailer.ident] = path
-        return self.board.local.restore(path, reducer, self._wall(), initial=initial)
-
-    def read(self, path: str) -> list[Transition]:
-        """What changed in ``path`` (a file not followed yet is added)."""
-        if path in self.ignored:
-            return []
-        self.reading = path
-        out = self._read(path)
-        self.reading = None
-        return out
-
-    def _read(self, path: str) -> list[Transition]:
-        tailer = self.tailers.get(path)
-        if tailer is None:
-            return self.add(path, initial=False)
-        with tailer.reading() as (result, fd):
-            now = self._wall()
-            if result.missing:
-                return self.forget(path)
-            if result.special:  # (never read; the tailer stays: the next event costs one fstat, no line)
-                self._once(path, "special", "not a regular file; ignored")
-                return self.board.local.forget(path, now) if self.board.local.reducer(path) is not None else []
-            if result.error is not None or fd is None:
-                self._once(
-                    path, "read", "cannot read (%s)", clean(getattr(result.error, "strerror", "") or result.error)
-                )
-                return []
-            if result.more:
-                self._more(path)
-            if result.rewritten:
-                log.info("%s was rewritten; reading it again from the start", path)
-                events = self._read_bounded(tailer, fd)
-                if events is None:
-                    return self.forget(path)
-                return self.board.local.replace(path, events, now)
-            self._warm(path, tailer)
-            if not result.lines:
-                return []
-            events = [event for line in result.lines for event in self.line_events(path, line, now)]
-            out = self.board.local.apply(path, events, now)
-            if not any(t.kind == "needs_input" and t.session.name is None for t in out):
-                return out
-            name = look_up_name(tailer, fd)  # (a session that asks deserves its name: once, bounded)
-            if not name:
-                return out
-            self.board.local.apply(path, [Renamed(name)], now)  # (the transitions carry it too)
-            return [replace(t, session=named.ref) if (named := self.board.view(t.session.key)) else t for t in out]
-
-    def _warm(self, path: str, tailer: Tailer) -> None:
-        """``tailer`` was just read: it keeps its window as read (compared on the next read
-        without hashing: the common case, a file that is being written); the tailer read longest
-        ago of more than :data:`HOT` keeps only its digest (memory bounded whatever the number
-        of files)."""
-        hot = self._hot
-        hot.pop(path, None)
-        hot[path] = tailer
-        if len(hot) > HOT:
-            cold = next(iter(hot))
-            hot.pop(cold).settle_window()
-
-    def forget(self, path: str) -> list[Transition]:
-        self._hot.pop(path, None)
-        self.tailers.pop(path, None)
-        self._once.forget(path)
-        return self.board.local.forget(path, self._wall())
-
-    def _read_bounded(self, tailer: Tailer, fd: int | None = None) -> list[Event] | None:
-        """The events that settle the file's state (see :meth:`load`), ``None`` if unreadable."""
-        keep: list[Event] = []
-        return keep if self.load(tailer, keep, fd, name=True) is not None else None
-
-    def load(
-        self, tailer: Tailer, keep: list[Event] | None = None, fd: int | None = None, name: bool = False
-    ) -> SessionReducer | None:
-        """The state a full read of the tailer's file would give (:func:`settle_file`); ``None`` if
-        it cannot be read (said once). ``fd``: the file, if open already; ``name``: a session that
-        asks gets its name, even one set before what was read."""
-        path = tailer.path
-        opened = fd is None
-        try:
-            if fd is None:
-                fd, _ = open_regular(path)
-            try:
-                events = partial(self.line_events, path, now=self._wall())
-                reducer = settle_file(fd, os.fstat(fd), tailer, self.options.max_line, events, keep)
-                asks = name and reducer.pending and reducer.name is None and reducer.has_header
-                found = asks and look_up_name(tailer, fd)
-            finally:
-                if opened:
-                    os.close(fd)
-        except NotRegularFile as exc:
-            self._once(path, "kind", "skipped: %s, not a regular file", exc.kind)
-            return None
-        except FileNotFoundError:
-            return None
-        except OSError as exc:
-            self._once(path, "read", "cannot read (%s)", exc.strerror or exc)
-            return None
-        if found:
-            reducer.apply(Renamed(found))
-            if keep is not None:
-                keep.append(Renamed(found))
-        return reducer
-
-    def line_events(self, path: str, line: bytes, now: float) -> list[Event]:
-        """pi's events in one line (the one bounded parse); a bad line is skipped, said once."""
-        if not line or line.isspace():
-            return []
-        if type(line) is LongLine:  # too long to read: what its first bytes say
-            self._once(path, "long", "skipped a line longer than %d MB", self.options.max_line >> 20)
-            return too_large_events(line, self.options.catalog, now)
-        fast = result_events(line, self.options.catalog, now)  # (a tool's result: its output unparsed)
-        if fast is not None:
-            return fast
-        try:
-            entry = codec.loads(line)  # size: the tailer's max_line; depth: capped
-        except UnicodeDecodeError:  # (what its bytes still say: a question tool's call, a result)
-            self._once(path, "utf8", "read only the calls of a line that is not UTF-8")
-            return odd_line_events(line, self.options.catalog, now)
-        except ValueError as exc:
-            self._once(path, "json", "read only the calls of a line that is not usable JSON (%s)", clean(exc, 80))
-            return odd_line_events(line, self.options.catalog, now)
-        if not isinstance(entry, dict):
-            self._once(path, "object", "skipped a JSON line that is not an object")
-            return []
-        try:
-            return to_events(entry, self.options.catalog, now)
-        except Exception as exc:  # (EntryError; a bug meeting odd data must cost this entry, not the engine)
-            why = exc if isinstance(exc, EntryError) else type(exc).__name__
-            self._once(path, "shape", "skipped an entry with an unexpected shape (%s)", why)
-        return []
-
-    def blame(self) -> None:
-        """The engine failed: count it against the file it was reading, if any."""
-        if self.reading is not None:
-            self._blame[self.reading] = self._blame.get(self.reading, 0) + 1
-
-    def resync(self) -> list[Transition]:
-        """After a restart: every file read on. The one being read when it failed: read again from
-        its tail; failing again, skipped past; after BLAME_LIMIT failures, ignored."""
-        out: list[Transition] = []
-        culprit, self.reading = self.reading, None
-        if culprit is not None:
-            blamed = self._blame.get(culprit, 0)
-            tailer = self.tailers.get(culprit)
-            if blamed >= BLAME_LIMIT:
-                self.ignored.add(culprit)
-                log.error("ignoring %s from now on: reading it made the engine fail %d times", culprit, blamed)
-                out += self.forget(culprit)
-            elif blamed == 1 and tailer is not None:
-                self.reading = culprit
-                events = self._read_bounded(tailer)
-                if events is not None:
-                    out += self.board.local.replace(culprit, events, self._wall())
-                self.reading = None
-        for path in list(self.tailers):
-            out += self.read(path)
-        return out
 
 
 # ---- one read, without the app ----

@@ -12,8 +12,8 @@ from notifier.core.board import Board
 from notifier.core.reducer import SessionReducer
 from notifier.core.text import clean
 from notifier.pi.parse import QuestionCatalog
-from notifier.sessions import EngineOptions, SessionFiles
-from notifier.tail import CAP, FIRST_WINDOW, Tailer, name_before, settle_file
+from notifier.sessions import EngineOptions
+from notifier.tail import CAP, FIRST_WINDOW, SessionFiles, Tailer, name_before, settle_file
 
 NOW = 1_900_000_000.0
 

@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 
 from notifier.core.reducer import Suffix
 from notifier.engine import Engine
-from notifier.sessions import EngineOptions, SessionFiles
+from notifier.sessions import EngineOptions
+from notifier.tail import SessionFiles
 
 from ..scan_check import assert_same
 

@@ -23,8 +23,8 @@ from notifier.core import codec
 from notifier.core.board import Board
 from notifier.core.reducer import SessionReducer, ToolEnd
 from notifier.pi.parse import TOO_ODD, QuestionCatalog, to_events
-from notifier.sessions import KEEP_ROWS, EngineOptions, SessionFiles, StartupCache, scan_once
-from notifier.tail import Tailer
+from notifier.sessions import KEEP_ROWS, EngineOptions, StartupCache, scan_once
+from notifier.tail import SessionFiles, Tailer
 
 from ..conftest import FIXTURES, wait_for
 from ..harness import Harness

@@ -11,7 +11,8 @@ from pathlib import Path
 
 from notifier.core.board import Board
 from notifier.pi.parse import QuestionCatalog
-from notifier.sessions import EngineOptions, SessionFiles, StartupCache
+from notifier.sessions import EngineOptions, StartupCache
+from notifier.tail import SessionFiles
 
 from ..conftest import FIXTURES, cli
 

@@ -26,13 +26,12 @@ from notifier.sessions import (
     Damaged,
     EngineOptions,
     Restored,
-    SessionFiles,
     StartupCache,
     _pack,
     _unpack,
     cache_version,
 )
-from notifier.tail import Tailer
+from notifier.tail import SessionFiles, Tailer
 
 from ..conftest import json_paths, wrong_type
 from ..strategies import examples, questions
