@@ -583,7 +583,7 @@ class App:
     def start(self, tray: Tray | None = None, windows: bool = True) -> None:
         """Everything but the main-thread loop. ``tray``: the icon :meth:`run_loop` runs (None:
         none); ``windows``: windows may attach (:meth:`serve` follows). With neither, nothing is
-        drawn (no UI thread). The engine's outputs are wired here, once: each is handed every
+        drawn (no outputs thread). The engine's outputs are wired here, once: each is handed every
         batch directly (a headless run that hands notifying to the app and takes it back adds
         and removes its notifier on the engine thread: cli/run.py)."""
         self.tray = tray
@@ -675,7 +675,7 @@ class App:
         deadline; what is still busy then is left to end with the process (daemon threads)."""
         deadline = time.monotonic() + SHUTDOWN_BUDGET_S
         self.stop_event.set()
-        self.redraw.changed()  # lets the UI thread finish
+        self.redraw.changed()  # lets the outputs thread finish
         if self.server is not None:
             self.server.stop()
         if self.dialogs is not None:

@@ -1,4 +1,4 @@
-"""The optional companion pi extension, seen from pi-notifier (issue 11): its sockets, its
+"""The optional companion pi extension, seen from pi-notifier: its sockets, its
 protocol (typed events from its JSON lines, requests that answer a dialog), a connection to one
 socket (same user only, over the one channel: :mod:`notifier.channel`), and what it announces
 put on the board (:class:`DialogFeed`, on the engine thread).

@@ -14,7 +14,9 @@ question is pending) never holds up what is already read. The list is stamped wi
 update count taken before the read (only questions seen by then can be judged on it); the panes of
 the pis where a question is pending are the evidence that tells two pis in one folder apart
 (:mod:`notifier.core.owners`). The board alone judges what the list means, and a change of who is
-alive is a change of the snapshot. Abandoned questions are looked at again, less and less often.
+alive is a change of the snapshot. Between lists the engine checks one pid itself: that the pi last
+seen waiting for a human in a session still runs, before its new question skips the settle window
+(:meth:`Liveness.asked`). Abandoned questions are looked at again, less and less often.
 The thread is kept running by :class:`notifier.system.supervisor.Supervisor`."""
 
 from __future__ import annotations
@@ -56,7 +58,7 @@ LIVENESS_SOON_S = 0.1
 RECHECK_MAX_S = 30.0  # abandoned questions are looked at again, backing off up to this
 
 
-# ---- the messages on the engine's queue (the watcher's are notifier.watch's) ----
+# ---- what the engine reads and is handed ----
 
 
 @dataclass(frozen=True)

@@ -32,9 +32,7 @@ from notifier.core.owners import Wanted
 from notifier.core.text import clean
 from notifier.remote import Remote, remote_from_config, ssh_argv
 from notifier.system import processes
-from notifier.system.desktop import ACTIVATE_TIMEOUT_S as ACTIVATE_TIMEOUT_S
 from notifier.system.desktop import Missing, Window, focus_method, has_display, window_for
-from notifier.system.desktop import activate_window as activate_window
 from notifier.system.locate import Location, Unmatched, locate_one, locate_sessions
 from notifier.system.processes import run
 from notifier.system.tmux import TmuxClient, TmuxPane, invoking_client, tmux, tmux_clients

@@ -38,9 +38,9 @@ they belong to until they close.
 **Session views** are kept in the order they first appeared (a dict's: a changed view keeps its
 place; a removed one leaves, and comes back at the end), in chunks of ``CHUNK`` (tuples, see
 :class:`~notifier.core.model.Views`) that successive snapshots share, so a snapshot costs the
-chunk that changed plus one reference per chunk, not one per session: with thousands of
-sessions, a tuple of them all was the largest part of the work between a line appended to a
-session file and its run --json line."""
+chunk that changed plus one reference per chunk, not one per session (with thousands of
+sessions, one tuple of them all would be the largest part of the work between a line appended to
+a session file and its run --json line)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""What to notify when (pure: time is passed in): the user's preferences (snoozes, mutes), quiet
-hours, what ``status`` says of them, reminders, and the planner that turns transitions into
-notices.
+"""What to notify when (pure: time is passed in): the user's preferences (snoozes, mutes) and
+the words that set them (durations: ``snooze 1h``), quiet hours, what ``status`` says of them,
+reminders, and the planner that turns transitions into notices.
 
 **The planner** says when to raise, update and withdraw desktop notifications. A question
 resolved within the settle window is never shown (one of a pi known to wait for a human,

@@ -1,6 +1,6 @@
 """The tray output: the icon (pystray), its menu and tooltip, drawn from the immutable snapshot
-the engine SENT it (:class:`Redraw`, one of the engine's sinks: it keeps the last snapshot it was
-handed and never asks the app for it again), with the user's choices (snoozes, mutes) and what
+the engine hands it (:class:`Redraw`, one of the engine's outputs: it keeps the last snapshot it
+was handed), with the user's choices (snoozes, mutes) and what
 failed. Clicks and menu entries become commands (``core/commands.py``) for the app to carry out.
 
 - :class:`UiState`: what is drawn (snapshot, preferences, health).

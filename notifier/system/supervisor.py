@@ -1,5 +1,5 @@
 """Keeping a part running: the one way the app restarts what fails (the engine, the outputs thread,
-each remote's link), with the one back-off (:class:`Backoff`: doubling from a least to a most wait,
+push), with the one back-off (:class:`Backoff`: doubling from a least to a most wait,
 started over by a healthy run). Also the outputs thread itself (:class:`Worker`: the notifier, the
 tray and the window on one thread) and the app's stop (:class:`Stop`: an Event that ends what
 cannot wait on one, such as the tray's loop).

@@ -16,9 +16,9 @@ from typing import TypeVar
 
 import pytest
 
-from notifier.actions.goto import activate_window
 from notifier.core.codec import status_obj
 from notifier.core.model import Item
+from notifier.system.desktop import activate_window
 from notifier.system.focus import UNKNOWN, FocusFollower, is_focused, items_focused
 from notifier.system.locate import Location, locate_sessions
 from notifier.system.supervisor import Worker
