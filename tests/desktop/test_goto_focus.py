@@ -208,6 +208,35 @@ def test_goto_focuses_the_xterm_of_the_tmux_client(
         server.kill()
 
 
+def test_either_of_two_terminals_on_one_tmux_session_can_be_the_one_looked_at(
+    tmp_path: Path, desktop: dict[str, str], openbox: None
+) -> None:
+    """Two xterms attached to the tmux session of pi's pane: whichever is focused, the user looks
+    at the session (the one attached first, less recently active, too); another window: not."""
+    server = Tmux()
+    terms: list[subprocess.Popen[bytes]] = []
+    try:
+        sessions, _ = fake_pi_in_tmux(tmp_path, server)
+        env = {k: v for k, v in desktop.items() if k not in ("TMUX", "TMUX_PANE")}
+        wins = []
+        for n in (1, 2):  # one after the other: the second is the more recently active client
+            term = xterm(env, "tmux", "-L", server.name, "attach", "-t", "work")
+            terms.append(term)
+            wins.append(wait_for(lambda t=term: window_of(t.pid), 20, "the xterm of a tmux client"))  # type: ignore[misc]
+            wait_for(lambda n=n: len(server("list-clients").split("\n")) >= n, 20, "the tmux client")  # type: ignore[misc]
+        other = xterm(env, "sleep", "3600")
+        terms.append(other)
+        other_win = wait_for(lambda: window_of(other.pid), 20, "the other xterm")
+        for win in wins:
+            assert activate_window(win) and active() == win
+            assert is_focused(_location(sessions)), win
+        assert activate_window(other_win) and not is_focused(_location(sessions))
+    finally:
+        for t in terms:
+            stop(t)
+        server.kill()
+
+
 def _location(sessions: Path) -> Location | None:
     from notifier.config import Config
     from notifier.sessions import engine_options, scan_once
