@@ -311,7 +311,7 @@ class Engine:
         else:
             out = self.files.resync()
             self._liveness.resumed(self.board)
-            self._emit(out)
+            self._publish(out)
         self._loop()
 
     def _recover(self) -> None:
@@ -351,7 +351,7 @@ class Engine:
         info = ReadyInfo(len(self.board.local), self.snapshot.pending_count, time.perf_counter() - began)
         self.ready_info = info
         if collected:
-            self._emit(collected)
+            self._publish(collected)
         for out in self.outputs:
             deliver(self.health, out, "ready", partial(out.ready, info, self.snapshot))
         self._started = True
@@ -387,16 +387,16 @@ class Engine:
                 out += self.files.read(path)
             for path in self._limit.due(time.monotonic()):  # (folders past the watch limit)
                 out += self.files.read(path)
-            self._publish(out, called)
+            self._publish_if_changed(out, called)
             # The process table last: what was read above is out already, never held up by it.
-            self._publish(self._liveness.due(self.board, time.monotonic(), self._wall()), False)
+            self._publish_if_changed(self._liveness.due(self.board, time.monotonic(), self._wall()), False)
 
-    def _publish(self, out: list[Transition], called: bool) -> None:
+    def _publish_if_changed(self, out: list[Transition], called: bool) -> None:
         """Hand out what changed, if anything did (a call may change the board without a
         transition, and so may who is alive)."""
         relived = self.board.local.take_relived()  # (who is alive changed: a new snapshot)
         if out or called or relived or self.board.local.has_turns():
-            self._emit(out)
+            self._publish(out)
 
     def _handle(self, item: Message) -> list[Transition]:
         """Any message but a file change (those are coalesced) or the stop."""
@@ -434,7 +434,7 @@ class Engine:
             return None  # nothing to do until a file changes: no polling
         return max(0.0, min(due) - time.monotonic())
 
-    def _emit(self, items: list[Transition]) -> None:
+    def _publish(self, items: list[Transition]) -> None:
         """Hand every output one batch: the transitions (those of the engine's own reading and
         those its calls returned: remote hosts, the companion extension's dialogs), a new
         snapshot, and the turns finished since the last batch."""
