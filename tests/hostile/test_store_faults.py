@@ -240,3 +240,55 @@ def test_a_full_store_keeps_changes_in_memory_until_there_is_room(
     again = Store(str(path))
     assert len(again.notified()) == 200 and len(again.history()) == 199
     again.close()
+
+
+def test_a_store_that_cannot_write_retries_later_each_time_however_long_it_has_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The store's retries use the one back-off: each failed retry waits longer (to its most),
+    also for a store made an hour ago (a back-off that a long run starts over would retry every
+    0.25 s for as long as the file stays locked), and a success starts it over."""
+    import threading
+    import types
+
+    from notifier.system import supervisor
+
+    waits: list[float] = []
+    retries: list[threading.Timer] = []
+
+    class Recorded(threading.Timer):  # the retry's timer: its wait recorded, fired by the test
+        def start(self) -> None:
+            waits.append(self.interval)
+            retries.append(self)
+
+    monkeypatch.setattr("notifier.store.threading.Timer", Recorded)
+    path = tmp_path / "state.sqlite3"
+    store = Store(str(path), write_wait_s=0.01)
+    store.mark_notified([("/s/a.jsonl", "c0")], now=1.0)
+    assert store.flush()
+    later = time.monotonic() + 3600.0  # the store was made an hour ago
+    monkeypatch.setattr(supervisor, "time", types.SimpleNamespace(monotonic=lambda: later))
+    locker = sqlite3.connect(path, isolation_level=None)
+    locker.execute("BEGIN EXCLUSIVE")
+    try:
+        store.mark_notified([("/s/b.jsonl", "c1")], now=2.0)  # cannot be written: retried later
+        wait_for(lambda: len(waits) == 1, 5, "the first retry set")
+        for n in range(2, 7):
+            retries[-1].function()  # (the timer fires: the file is still locked)
+            assert len(waits) == n
+        assert waits == [0.25, 0.5, 1.0, 2.0, 4.0, 5.0]
+    finally:
+        locker.execute("COMMIT")
+        locker.close()
+    retries[-1].function()  # written now
+    assert ("/s/b.jsonl", "c1") in {(f, c) for f, c in file_rows(path, "SELECT file, call_id FROM notified")}
+    locker = sqlite3.connect(path, isolation_level=None)
+    locker.execute("BEGIN EXCLUSIVE")
+    try:
+        store.mark_notified([("/s/c.jsonl", "c2")], now=3.0)
+        wait_for(lambda: len(waits) == 7, 5, "a retry after the next failure")
+        assert waits[-1] == 0.25  # (started over by the success)
+    finally:
+        locker.execute("COMMIT")
+        locker.close()
+    store.close()
