@@ -15,7 +15,7 @@ from notifier.config import Config, ConfigError
 from notifier.core.commands import Mute, Snooze, to_obj
 from notifier.core.model import Snapshot
 from notifier.core.planner import not_duration, snooze_words
-from notifier.core.text import clean, duration, project_name
+from notifier.core.text import clean, duration, project_name, project_names
 
 # A word meant as a DURATION (it is none): said so, rather than taken for a project nobody has
 _LIKE_DURATION = re.compile(r"[+-]?\.?\d|(forever|never|always|inf|infinity|nan)$", re.IGNORECASE)
@@ -48,10 +48,7 @@ def target(snapshot: Snapshot, what: str | None) -> tuple[str | None, str | None
 
 def projects_of(snapshot: Snapshot) -> set[str]:
     """Every name a project goes by (:attr:`notifier.core.model.Item.projects`)."""
-    views = snapshot.sessions
-    return {project_name(v.ref.name, v.ref.cwd, v.ref.host) for v in views} | {
-        project_name(None, v.ref.cwd, v.ref.host) for v in views
-    }
+    return {name for v in snapshot.sessions for name in project_names(v.ref.name, v.ref.cwd, v.ref.host)}
 
 
 def deliver(command: Snooze | Mute) -> str:

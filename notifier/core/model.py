@@ -24,7 +24,7 @@ from functools import cached_property
 from itertools import chain
 from typing import Literal, overload
 
-from notifier.core.text import project_name
+from notifier.core.text import project_name, project_names
 
 # ---- the values ----
 
@@ -295,9 +295,8 @@ class Item:
 
     @property
     def projects(self) -> tuple[str, str]:
-        """The names its project is muted or snoozed by: the one it is shown by (the session's
-        name, else its folder's) and its folder's ("webshop" mutes every session in it, named or not)."""
-        return self.project, project_name(None, self.ref.cwd, self.ref.host)
+        """The names its project is muted or snoozed by (:func:`~notifier.core.text.project_names`)."""
+        return project_names(self.ref.name, self.ref.cwd, self.ref.host)
 
 
 @dataclass(frozen=True)

@@ -226,6 +226,12 @@ def project_name(name: str | None, cwd: str | None, host: str | None = None) -> 
     return clean(name, 80) or clean(last_folder(cwd), 80) or "pi"
 
 
+def project_names(name: str | None, cwd: str | None, host: str | None = None) -> tuple[str, str]:
+    """The names a session's project is muted or snoozed by: the one it is shown by
+    (:func:`project_name`) and its folder's ("webshop" holds back every session in it, named or not)."""
+    return project_name(name, cwd, host), project_name(None, cwd, host)
+
+
 def offline_note(host: str | None, since: float | None) -> str:
     """" — devbox offline since 10:02" for a remote session whose link is down since ``since``
     ("" while it is up: ``since`` None)."""

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from notifier.channel import Pace
 from notifier.config import Config
-from notifier.core.model import Item, Snapshot, Transition
+from notifier.core.model import Item, Snapshot, Transition, key_of
 from notifier.core.planner import Preferences, in_quiet_hours, parse_quiet_hours
 from notifier.core.text import clean, project_name
 from notifier.outputs.dbus import ask
@@ -197,7 +197,7 @@ class PushSink:
         now = self.clock()
         with self._lock:
             for t in items:
-                key = (t.session.key, t.question.tool_call_id)
+                key = key_of(t.session, t.question)
                 if t.kind == "needs_input":
                     self._open.add(key)
                     if key in self._waiting or key in self._pushed:
@@ -229,7 +229,7 @@ class PushSink:
                     continue
                 paces[url].spend(0)
                 with self._lock:  # (those answered while they waited for their turn: left out)
-                    items, held[url] = [t for t in held[url] if _key(t) in self._open], []
+                    items, held[url] = [t for t in held[url] if key_of(t.session, t.question) in self._open], []
                 if not items:
                     continue
                 self._deliver(url, *summary(items, self.show_text))
@@ -276,7 +276,7 @@ class PushSink:
                     heapq.heappush(self._due, (self.clock() + AWAY_RECHECK_S, next(self._order), key))
                 else:
                     batch.append(self._waiting.pop(key))
-            self._pushed.update(_key(t) for t in batch)
+            self._pushed.update(key_of(t.session, t.question) for t in batch)
         if self.store is not None:
             for t in batch:
                 self.store.mark_pushed(t.session.key, t.question.tool_call_id)
@@ -302,7 +302,3 @@ class PushSink:
             say_once.forget("push", "failed")
         else:
             say_once("push", "failed", "a push service did not accept a question (see the apprise log line)")
-
-
-def _key(t: Transition) -> tuple[str, str]:
-    return t.session.key, t.question.tool_call_id

@@ -20,7 +20,7 @@ from notifier.core.codec import decode, encode, finite_number
 from notifier.core.commands import Snooze
 from notifier.core.model import Question, QuestionItem, SessionRef, SessionView, Snapshot, question_token
 from notifier.core.planner import Preferences
-from notifier.core.text import clean, duration, offline_note, project_name
+from notifier.core.text import clean, duration, offline_note, project_name, project_names
 from notifier.resources import DEMO_SESSION_ID
 
 MIN_PATH = 32  # a path in the details pane is never shortened below this many characters
@@ -212,7 +212,7 @@ def mark_snoozes(window: dict[str, Any], preferences: Preferences, now: float) -
     what ("session", "project" or "all", the one that ends last), so the window can lift it; and
     the window itself while everything is snoozed."""
     for q in window.get("questions", []):
-        names = (q["project"], project_name(None, q.get("cwd"), q.get("host")))  # (as Item.projects)
+        names = project_names(q["session"].get("name"), q.get("cwd"), q.get("host"))
         by_project = max((preferences.projects.get(name, 0.0), name) for name in names)
         until, by = max(
             (preferences.sessions.get(q["key"][0], 0.0), "session"),
