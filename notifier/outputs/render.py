@@ -34,6 +34,7 @@ button can, the window, snooze), never more buttons than the server shows, no la
 from __future__ import annotations
 
 import os
+from collections import Counter
 from dataclasses import dataclass
 from itertools import accumulate
 from typing import Any
@@ -121,17 +122,25 @@ def choose(actions: Actions, server: Server, takes_text: bool = False) -> Action
     if can.default_button:
         buttons += default  # it is a button there: ranked with the others
     buttons.sort(key=lambda a: _RANK.get(a[0].split(":", 1)[0], len(_RANK)))  # (stable: order kept)
-    chosen = _fit(_distinct(buttons, can.default_button), can)
+    chosen = _fit(_distinct(buttons, default, can.default_button), can)
     return chosen if can.default_button else (*default, *chosen)
 
 
-def _distinct(buttons: list[tuple[str, str]], default_button: bool) -> list[tuple[str, str]]:
-    """No label twice: the first kept, except that the default's button (the only way to the
-    session where it is a button) is kept over an option that reads the same."""
+def _distinct(
+    buttons: list[tuple[str, str]], default: list[tuple[str, str]], default_button: bool
+) -> list[tuple[str, str]]:
+    """No label twice. An answer that reads like another action (the ``default`` one included,
+    which some servers list by its label) is not offered: a click on it could mean either (the
+    window and the terminal still answer it). Of the others the first is kept, except that the
+    default's button (the only way to the session where it is a button) is kept over any that
+    reads the same."""
+    keys = Counter(_key(label) for _, label in {*buttons, *default})
     seen = {_key(label) for action, label in buttons if default_button and action == DEFAULT}
     chosen: list[tuple[str, str]] = []
     for action, label in buttons:
         key = _key(label)
+        if action.startswith(ANSWER_PREFIX) and keys[key] > 1:
+            continue
         if key in seen and not (default_button and action == DEFAULT):
             continue
         seen.add(key)
