@@ -273,8 +273,9 @@ def _said(name: str | None, spec: str, fold: bool = False) -> bool:
 def _rule(v: SessionView, spec: str) -> int | None:
     """The first rule that names ``v`` by ``spec``, in order (an id beats a name): its id, its
     short id, a prefix of its id, a prefix of its short id (both short: 4 characters or more), its
-    name, its folder (what "project" means on the command line), either of those in any case.
-    (A session file is matched by the caller first: resolving paths is not pure.)"""
+    name or its folder (either is what "project" means on the command line, as for ``mute``),
+    either in any case. (A session file is matched by the caller first: resolving paths is not
+    pure.)"""
     vid, sid, low = v.ref.id or "", short_id(v.ref.id) or "", spec.lower()
     folder = last_folder(v.ref.cwd)
     hits = (
@@ -282,8 +283,7 @@ def _rule(v: SessionView, spec: str) -> int | None:
         len(spec) >= 4 and sid == low,
         bool(vid) and vid.startswith(spec),
         len(spec) >= 4 and sid.startswith(low),
-        _said(v.ref.name, spec),
-        _said(folder, spec),
+        _said(v.ref.name, spec) or _said(folder, spec),
         _said(v.ref.name, spec, fold=True) or _said(folder, spec, fold=True),
     )
     return next((i for i, hit in enumerate(hits) if hit), None)

@@ -112,3 +112,20 @@ def test_a_project_is_named_as_status_shows_it() -> None:
     assert goto.pick(snap, "blog")[0] is odd
     assert goto.pick(snap, commands.label(esc).split()[0])[0] is esc
     assert goto.pick(snap, "BLOG")[0] is odd
+
+
+def test_a_name_and_a_folder_that_read_the_same_are_both_named() -> None:
+    """A session named "blog" in ~/webshop and a session in ~/blog: "blog" names both (status
+    shows both as blog; mute blog holds back both), so a word that fits two waiting sessions is
+    ambiguous, whichever way each is called it."""
+    named = view(A, "/home/me/webshop", name="blog", pending=True)
+    folder = view(B, "/home/me/blog", pending=True)
+    for spec in ("blog", "BLOG"):
+        with pytest.raises(goto.Ambiguous) as info:
+            goto.pick(Snapshot((named, folder)), spec)
+        assert "2 sessions" in str(info.value)
+    # only one of them waits: that one
+    assert goto.pick(Snapshot((named, view(B, "/home/me/blog"))), "blog")[0] is named
+    assert goto.pick(Snapshot((view(A, "/home/me/webshop", name="blog"), folder)), "blog")[0] is folder
+    # an exact spelling still beats another case
+    assert goto.pick(Snapshot((view(A, "/home/me/webshop", name="Blog", pending=True), folder)), "blog")[0] is folder
