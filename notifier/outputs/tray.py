@@ -615,8 +615,9 @@ class Redraw:
         if self._stop.is_set():
             return
         changed = self._dirty.is_set()
+        if changed:
+            self._dirty.clear()  # (before the draw reads the snapshot: a change after it is drawn next)
         if changed or (self._due is not None and time.monotonic() >= self._due):
-            self._dirty.clear()
             wake_in = self.draw(window=changed)  # (a delay: a wall clock set back changes no wait)
             self._due = None if wake_in is None else time.monotonic() + wake_in
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -63,6 +63,51 @@ def test_a_failed_drawing_is_recorded_and_the_next_change_draws_again(
     finally:
         stop.set()
         redraw.changed()
+
+
+class Window:
+    subscribers = 1
+
+    def __init__(self) -> None:
+        self.pushed: list[Snapshot] = []
+
+    def push(self, snapshot: Snapshot, preferences: Preferences) -> None:
+        self.pushed.append(snapshot)
+
+
+class Between(threading.Event):
+    """The redraw's "something changed" flag, with a snapshot published by another thread just
+    after the flag is looked at (the engine runs on its own thread: that moment can come)."""
+
+    def __init__(self, publish: Callable[[], None]) -> None:
+        super().__init__()
+        self.publish: Callable[[], None] | None = publish
+
+    def is_set(self) -> bool:
+        seen = super().is_set()
+        publish, self.publish = self.publish, None
+        if publish is not None:
+            publish()
+        return seen
+
+
+@pytest.mark.parametrize("flag", [False, True])
+def test_a_snapshot_published_while_the_age_tick_draws_reaches_the_window(tmp_path: Path, flag: bool) -> None:
+    """The age tick draws the tray only; a snapshot published as it starts must still be pushed
+    to the window (by this wake or the next one the publish asks for)."""
+    stop, health, window = threading.Event(), FailureLog(), Window()
+    redraw = Redraw(window, Config(), health, stop, Worker("outputs", stop, health))  # type: ignore[arg-type]
+    redraw.tray = Tray()
+    redraw.tray.failures = 0
+    new = Snapshot(taken_at=7.0)
+    between = Between(lambda: redraw.publish(Batch((), new)))
+    if flag:
+        between.set()  # an earlier change waits too
+    redraw._dirty = between
+    redraw._due = 0.0  # the age tick is due
+    redraw.wake()
+    redraw.wake()  # the wake the publish asked for
+    assert window.pushed and window.pushed[-1] is new
 
 
 @pytest.fixture
