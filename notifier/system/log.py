@@ -2,10 +2,11 @@
 
 :data:`SECRETS`, the filter of the command line's log handlers (stderr and the log file), sees
 every record that reaches them, apprise's own included: each argument of the record is
-sanitised (and cut to a bound) with the one sanitizer (:func:`notifier.core.text.clean`: a file name, a question, a
-peer's error message logged as an argument cannot put an escape sequence or a line break in the
-log), and the message, traceback and stack are masked (:mod:`notifier.core.text`): URLs keep
-their scheme and host, the parts of the configured push URLs are hidden wherever they appear.
+sanitised (and cut to a bound) with the one sanitizer (:func:`notifier.core.text.clean`: a file
+name, a question, a peer's error message logged as an argument cannot put an escape sequence or
+a line break in the log; each line of a traceback is sanitised likewise), and the message,
+traceback and stack are masked (:mod:`notifier.core.text`): URLs keep their scheme and host, the
+parts of the configured push URLs are hidden wherever they appear.
 A caller logs untrusted values as arguments (``log.warning("cannot read %s", path)``) and needs
 no ``clean()`` of its own for that.
 
@@ -62,10 +63,17 @@ class MaskSecrets(logging.Filter):
         if record.exc_info and not record.exc_text:
             record.exc_text = logging.Formatter().formatException(record.exc_info)
         if record.exc_text:
-            record.exc_text = mask(record.exc_text)
+            record.exc_text = mask(_lines(record.exc_text))
         if record.stack_info:
-            record.stack_info = mask(record.stack_info)
+            record.stack_info = mask(_lines(record.stack_info))
         return True
+
+
+def _lines(text: str) -> str:
+    """A traceback or stack, each of its lines sanitised (its indentation kept): an exception's
+    message puts no escape sequence or control character in the log (one over several lines
+    stays several lines of the traceback)."""
+    return "\n".join(line[: len(line) - len(line.lstrip(" "))] + clean(line) for line in text.splitlines())
 
 
 SECRETS = MaskSecrets()  # the one filter: the command line installs it, config and push feed it

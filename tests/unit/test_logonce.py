@@ -63,3 +63,30 @@ def test_the_filter_sanitises_every_argument_and_keeps_numbers() -> None:
         "100% sure, no arguments",
         "long: " + "x" * 1999 + "…",  # (cut to a bound)
     ]
+
+
+def test_a_traceback_puts_no_escape_sequence_in_the_log() -> None:
+    """``log.exception`` of an error whose message a peer or a session file wrote: its traceback's
+    lines are sanitised like arguments (indentation kept, each line still a line)."""
+    import io
+
+    out = io.StringIO()
+    handler = logging.StreamHandler(out)
+    handler.addFilter(MaskSecrets())
+    logger = logging.getLogger("t.traceback")
+    logger.addHandler(handler)
+    logger.propagate = False
+    try:
+        try:
+            raise ValueError("bad \x1b]0;pwned\x07 line\u202e\x1b[2J\nsecond\x9b31m line")
+        except ValueError:
+            logger.exception("the engine failed")
+        logger.warning("a stack", stack_info=True)
+    finally:
+        logger.removeHandler(handler)
+    written = out.getvalue()
+    assert not [c for c in written if c != "\n" and (not c.isprintable() or c in "\u202e\x9b")]
+    lines = written.splitlines()
+    assert lines[:2] == ["the engine failed", "Traceback (most recent call last):"]
+    assert lines[2].startswith('  File "') and "ValueError: bad line" in written and "second line" in written
+    assert "Stack (most recent call last):" in written
