@@ -13,6 +13,8 @@ from notifier.core.model import Snapshot, question_token
 from notifier.core.text import clean, number
 from notifier.remote import Remote
 
+MAX_TIMEOUT_S = 3600  # answer --timeout: how long to wait for pi to record an answer, at most
+
 
 def _split_answer_words(words: list[str], snapshot: Snapshot, text: bool) -> tuple[str | None, list[str]]:
     """[SESSION] CHOICE...: the first word is the session when it names one and more follow (or
@@ -56,8 +58,8 @@ def cmd_answer(args: argparse.Namespace, config: Config) -> int:
     from notifier.actions.answer import answer
     from notifier.pi.keys import Unsupported, UsageError
 
-    if args.timeout <= 0:
-        return fail(2, "--timeout takes a number of seconds > 0")
+    if not 0 < args.timeout <= MAX_TIMEOUT_S:  # (NaN is none of them)
+        return fail(2, f"--timeout takes a number of seconds above 0, up to {MAX_TIMEOUT_S}")
     remote = goto.split(config, args.words[0] if args.words else None)
     if remote is not None:  # devbox:SESSION CHOICE… — answered by pi-notifier on the remote
         return _answer_remote(*remote, args)

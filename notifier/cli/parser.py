@@ -336,8 +336,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser(argv[0] if argv[0] in COMMANDS else None)
     args, extra = parser.parse_known_args(argv)
     words = getattr(args, "words", None)
-    if extra and isinstance(words, list) and not any(e.startswith("-") for e in extra):
-        words += extra  # (words after an option: `answer SESSION --call ID CHOICE`, the contract's order)
+    at = extra.index("--") if "--" in extra else len(extra)
+    before, after = extra[:at], extra[at + 1 :]
+    if extra and isinstance(words, list) and not any(e.startswith("-") for e in before):
+        # words after an option: `answer SESSION --call ID CHOICE` (the contract's order), and
+        # after `--` words that start with a dash (`answer SESSION --call ID -- -x`)
+        words += before + after
     elif extra:
         parser.error("unrecognized arguments: " + " ".join(extra))
     _reconfigure_streams(bool(getattr(args, "json", False)))

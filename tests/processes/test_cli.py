@@ -27,6 +27,10 @@ from ..writer import header, user
         (["status", "--tmux", "--bar"], "not allowed with argument"),
         (["quit", "now"], "unrecognized arguments"),
         (["quit", "--all"], "unrecognized arguments"),
+        (["answer", "--timeout", "nan", "1"], "--timeout takes"),  # (NaN waited for ever)
+        (["answer", "--timeout", "inf", "1"], "--timeout takes"),
+        (["answer", "--timeout", "-1", "1"], "--timeout takes"),
+        (["answer", "s", "--call", "c1", "-x"], "unrecognized arguments"),  # (a dash word needs `--`)
     ],
 )
 def test_bad_usage_is_one_line_exit_2(args: list[str], fragment: str) -> None:
@@ -61,6 +65,8 @@ def test_answer_parses_in_the_contracts_order_and_any_other(tmp_path: Path) -> N
         [str(session), "--call", "c1", "2"],
         [str(session), "2", "--call", "c1"],
         ["--call", "c1", str(session), "2"],
+        [str(session), "--call", "c1", "--", "-x"],  # after `--`, a choice may start with a dash
+        ["--call", "c1", "--", str(session), "--text"],
     ):
         r = cli("answer", *args)
         assert "unrecognized" not in r.stderr and "Traceback" not in r.stderr, args
