@@ -83,7 +83,7 @@ class ToolEnd(NamedTuple):
     tool: str
     # How the call ended (its outcome and answer), worked out only if the call was the question
     # asked; None: it ended without a word (answered).
-    judge: Callable[[], tuple[Outcome, str | None]] | None = None
+    judge: Callable[[Question], tuple[Outcome, str | None]] | None = None
 
 
 class TurnEnd(NamedTuple):
@@ -183,7 +183,7 @@ class SessionReducer:
         first = next(iter(self.calls), None)
         question = self.calls.pop(event.tool_call_id, None)
         if question is not None and event.tool_call_id == first:
-            outcome, answer = event.judge() if event.judge is not None else ("answered", None)
+            outcome, answer = event.judge(question) if event.judge is not None else ("answered", None)
             changes.append(Ended(question, outcome, answer, event.at))
             changes += self._next(event.at)
         if self.running.pop(event.tool_call_id, None) is not None:

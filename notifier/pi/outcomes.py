@@ -18,10 +18,11 @@ answer never decides: a text is read for words only when it is an error's, not a
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Container, Iterable, Mapping
 from typing import Any, NamedTuple
 
 from notifier.core.model import Outcome
+from notifier.core.text import clean
 
 # ---- the markers, as data ----
 
@@ -193,10 +194,12 @@ def result_text(content: Any) -> str:
     return ""
 
 
-def classify(is_error: Any, content: Any, details: Any) -> Outcome:
+def classify(is_error: Any, content: Any, details: Any, choices: Container[str] = ()) -> Outcome:
     """How a question ended, from its toolResult: the tool's own details, then a whole known
-    message, then (for an error only: ``isError`` with no state of the tool's, a ``details.error``
-    or an ``Error:`` text) which kind of failure its words report; otherwise ``answered``."""
+    message (unless it is one of the question's ``choices``, as shown: then the tool returned
+    the option chosen, "Cancelled" as much as any other), then (for an error only: ``isError``
+    with no state of the tool's, a ``details.error`` or an ``Error:`` text) which kind of failure
+    its words report; otherwise ``answered``."""
     text = result_text(content)
     fields: Mapping[str, Any] = details if isinstance(details, Mapping) else {}
     stated = _stated(fields)
@@ -206,7 +209,7 @@ def classify(is_error: Any, content: Any, details: Any) -> Outcome:
     reason: Outcome | None = next(filter(None, reasons), None)
     if reason is not None:
         return reason
-    known = known_message(text)
+    known = None if clean(text) in choices else known_message(text)
     error = fields.get("error") if stated else None
     failed = (is_error is True and stated is None) or _is_error_text(text)  # (then its words are read)
     if known is None and (failed or error):

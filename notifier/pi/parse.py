@@ -468,13 +468,14 @@ def _message(message: Mapping[str, Any], catalog: QuestionCatalog, at: float) ->
     return [ToolEnd(at, call_id[:ID_LIMIT], tool[:ID_LIMIT], judge=partial(judge_result, message))]
 
 
-def judge_result(message: Mapping[str, Any]) -> tuple[Outcome, str | None]:
-    """A question's toolResult message: its outcome, and for ``answered`` the answer pi recorded.
-    Only a bounded copy of what the tool returned is classified and kept."""
+def judge_result(message: Mapping[str, Any], question: Question) -> tuple[Outcome, str | None]:
+    """The toolResult message of ``question``: its outcome, and for ``answered`` the answer pi
+    recorded. Only a bounded copy of what the tool returned is classified and kept."""
     budget = Budget(RESULT_CHARS)
     content = shrink(message.get("content"), budget, max_str=RESULT_CHARS)
     details = shrink(message.get("details"), budget, max_str=RESULT_CHARS)
-    outcome = classify(message.get("isError"), content, details)
+    choices = {o.label for item in question.items for o in item.options}
+    outcome = classify(message.get("isError"), content, details, choices)
     answer = clean(result_text(content)[: ANSWER_LIMIT * 4], ANSWER_LIMIT) if outcome == "answered" else None
     return outcome, answer or None
 
@@ -603,7 +604,7 @@ def result_events(line: bytes, catalog: QuestionCatalog, seen_at: float) -> list
     return [ToolEnd(parse_time(stamp, seen_at), call_id, tool, judge=partial(_judge_line, line))]
 
 
-def _judge_line(line: bytes) -> tuple[Outcome, str | None]:
+def _judge_line(line: bytes, question: Question) -> tuple[Outcome, str | None]:
     """:func:`judge_result` of a result line read by :func:`result_events`, parsed now (bounded);
     one that cannot be parsed ended its call without a word, as :func:`odd_line_events` reads it."""
     try:
@@ -611,7 +612,7 @@ def _judge_line(line: bytes) -> tuple[Outcome, str | None]:
     except ValueError:  # (BoundedJSONError, and bytes that are not UTF-8)
         return "answered", None
     message = entry.get("message") if isinstance(entry, dict) else None
-    return judge_result(message) if isinstance(message, Mapping) else ("answered", None)
+    return judge_result(message, question) if isinstance(message, Mapping) else ("answered", None)
 
 
 def too_large_events(head: bytes, catalog: QuestionCatalog, seen_at: float) -> list[Event]:

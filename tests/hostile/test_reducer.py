@@ -103,7 +103,7 @@ def test_board_invariants_hold_for_any_entry_sequence(seq: list[tuple[Any, ...]]
                 else:
                     events.append(ToolStart(now, cid, "bash"))
         elif kind == "result":
-            events.append(ToolEnd(now, op[2], "question", judge=lambda: ("answered", "yes")))
+            events.append(ToolEnd(now, op[2], "question", judge=lambda q: ("answered", "yes")))
             pending.pop(op[2], None)
         elif kind == "user":
             events.append(Input(now))

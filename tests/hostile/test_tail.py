@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 
 from notifier.core import codec
 from notifier.core.board import Board
+from notifier.core.model import Question
 from notifier.core.reducer import SessionReducer, ToolEnd
 from notifier.pi.parse import TOO_ODD, QuestionCatalog, to_events
 from notifier.sessions import KEEP_ROWS, EngineOptions, StartupCache, scan_once
@@ -32,6 +33,7 @@ from ..strategies import MAYBE, TEXT, questions
 from ..writer import answer, append, ask, header, line, user
 
 CATALOG = QuestionCatalog()
+ASKED = Question("c1", "question", (), 0.0)  # (what a result ends: here no options)
 
 
 def _captures() -> list[Path]:
@@ -59,7 +61,7 @@ def _events(lines: list[bytes]) -> list[Any]:
             continue
         if isinstance(entry, dict):
             events = to_events(entry, CATALOG, 0.0)
-            out += [e._replace(judge=None) + e.judge() if isinstance(e, ToolEnd) and e.judge else e for e in events]
+            out += [e._replace(judge=None) + e.judge(ASKED) if isinstance(e, ToolEnd) and e.judge else e for e in events]
     return out
 
 

@@ -21,7 +21,7 @@ def test_needs_input_then_resolved_with_wait() -> None:
     b = Board(liveness=False)
     (t,) = b.local.apply("f", [Header("s", "/p"), asked("q1", 100.0)], 200.0, initial=True)
     assert t.kind == "needs_input" and t.initial and t.session.cwd == "/p"
-    (r,) = b.local.apply("f", [ToolEnd(130.0, "q1", "question", judge=lambda: ("answered", "A"))], 200.0)
+    (r,) = b.local.apply("f", [ToolEnd(130.0, "q1", "question", judge=lambda q: ("answered", "A"))], 200.0)
     assert r.kind == "resolved" and r.waited_s == 30.0 and r.answer == "A"
 
 
@@ -251,7 +251,7 @@ def test_an_abandoned_question_that_ends_gets_no_second_terminal_transition() ->
     b = Board(liveness=True)
     b.local.apply("f", [Header("s", "/p"), asked("q1", 100.0)], 100.0)
     b.local.set_processes([], 101.0)
-    assert b.local.apply("f", [ToolEnd(102.0, "q1", "question", judge=lambda: ("answered", "A"))], 102.0) == []
+    assert b.local.apply("f", [ToolEnd(102.0, "q1", "question", judge=lambda q: ("answered", "A"))], 102.0) == []
     assert b.snapshot(102.0).abandoned == ()
     b.local.apply("f", [asked("q2", 103.0)], 103.0)
     b.local.set_processes([], 104.0)
@@ -409,7 +409,7 @@ def test_the_first_question_of_a_pi_not_seen_yet_gets_its_asker_from_the_next_li
     assert b.local.take_relived()
     view = b.snapshot(100.1).sessions[0]
     assert view.asker == (11, 50.0) and view.alive is True
-    (r,) = b.local.apply("a", [ToolEnd(101.0, "q1", "question", judge=lambda: ("answered", "A"))], 101.0)
+    (r,) = b.local.apply("a", [ToolEnd(101.0, "q1", "question", judge=lambda q: ("answered", "A"))], 101.0)
     assert r.kind == "resolved" and b.snapshot(101.0).sessions[0].asker is None  # (asking nothing)
 
 

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from notifier.core.model import Outcome
+from notifier.core.model import Outcome, Question
 from notifier.core.reducer import ToolEnd
 from notifier.core.text import clean
 from notifier.pi.outcomes import PI_MESSAGES, REASONS, STATES, TOOL_MESSAGES, classify, known_message
@@ -25,6 +25,8 @@ from notifier.pi.parse import QuestionCatalog, to_events
 
 from ..conftest import ROOT
 from ..strategies import examples
+
+ASKED = Question("c1", "question", (), 0.0)  # (what a result ends: here no options)
 
 Result = tuple[bool, str, Any]  # (isError, text, details)
 
@@ -879,7 +881,7 @@ def _recorded(shape: Shape, result: Result) -> str | None:
     }
     (end,) = to_events(entry, QuestionCatalog(extra=[shape.tool]), 0.0)
     assert isinstance(end, ToolEnd) and end.judge is not None
-    outcome, answer = end.judge()
+    outcome, answer = end.judge(ASKED)
     assert outcome == "answered"
     return answer
 
@@ -1007,3 +1009,32 @@ def test_a_recorded_answer_full_of_cancel_words_stays_answered(answer: str) -> N
         text = "".join(b["text"] for b in result["content"])
         shape = Shape(recorded["tool"], recorded["package"], lambda _a: (False, "", None), ())
         assert answer in (_recorded(shape, (result["isError"], text, result["details"])) or ""), recorded["package"]
+
+
+@pytest.mark.parametrize(
+    ("options", "text", "expected"),
+    [
+        (["Cancelled", "Running"], "Cancelled", "answered"),  # the option chosen reads like pi's message
+        (["Keep going", "Cancelled by user."], "Cancelled by user.", "answered"),
+        (["Stop", "Timed out after 5 minutes. Retry"], "Timed out after 5 minutes. Retry", "answered"),
+        (["Yes", "No"], "Cancelled", "cancelled"),  # no such option: the message it is
+        (["Yes", "No"], "Cancelled by user.", "cancelled"),
+    ],
+)
+def test_an_option_that_reads_like_a_known_message_is_the_answer(
+    options: list[str], text: str, expected: Outcome
+) -> None:
+    """A tool that returns the chosen option's label as its whole text, and no answer key: when that
+    label is one of pi's or a known tool's whole messages, it is still the answer (by the question's
+    shape: its own options), and a message that is no option stays what it says."""
+    from notifier.core.reducer import Ended, SessionReducer
+
+    from ..writer import answer, ask
+
+    reducer = SessionReducer()
+    for raw in (ask("c1", "Which?", tool="ask_user", options=options),
+                answer("c1", text, tool="ask_user", details={"question": "Which?", "options": options})):
+        entry = json.loads(raw)
+        changes = [c for e in to_events(entry, QuestionCatalog(), 0.0) for c in reducer.apply(e)]
+    (ended,) = [c for c in changes if isinstance(c, Ended)]
+    assert ended.outcome == expected

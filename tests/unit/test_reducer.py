@@ -3,7 +3,7 @@ rules: docs/pi-sessions.md §4 and §5)."""
 
 from __future__ import annotations
 
-from notifier.core.model import Outcome, State
+from notifier.core.model import Outcome, Question, State
 from notifier.core.reducer import (
     Activity,
     Asked,
@@ -44,7 +44,7 @@ def test_questionnaire_prompt_is_the_question() -> None:
 def test_tool_end_clears_pending_and_returns_to_working() -> None:
     r = SessionReducer()
     r.apply(q_start("question", {"question": "Approve?"}))
-    changes = r.apply(ToolEnd(2.0, "c1", "question", judge=lambda: ("answered", "yes")))
+    changes = r.apply(ToolEnd(2.0, "c1", "question", judge=lambda q: ("answered", "yes")))
     assert r.pending == {}
     assert r.state == "working"
     assert isinstance(changes[0], Ended) and changes[0].outcome == "answered"
@@ -60,7 +60,7 @@ def test_drop_forgets_a_pending_question_without_ending_it() -> None:
     r.apply(q_start("question", {"question": "Third?"}, "q3"))
     r.drop("q1")  # the one asked: its pi is gone, so are the calls queued behind it
     assert (r.pending, r.calls, r.state) == ({}, {}, "working")
-    assert r.apply(ToolEnd(2.0, "q1", "question", judge=lambda: ("answered", "yes"))) == []  # (no end of a dropped one)
+    assert r.apply(ToolEnd(2.0, "q1", "question", judge=lambda q: ("answered", "yes"))) == []  # (no end of a dropped one)
 
 
 def test_other_tools_never_hide_a_pending_question() -> None:
@@ -77,7 +77,7 @@ def test_parallel_questions_one_waits_the_others_queue_behind_it() -> None:
     assert [type(c) for c in r.apply(q_start("question", {"question": "First?"}, "q1"))] == [Asked]
     assert r.apply(q_start("ask_user", {"question": "Second?"}, "q2")) == []  # queued: not asked
     assert list(r.pending) == ["q1"] and list(r.calls) == ["q1", "q2"]
-    changes = r.apply(ToolEnd(2.0, "q1", "question", judge=lambda: ("answered", None)))
+    changes = r.apply(ToolEnd(2.0, "q1", "question", judge=lambda q: ("answered", None)))
     assert [type(c) for c in changes] == [Ended, Asked]
     asked = changes[1]
     assert isinstance(asked, Asked) and asked.question.tool_call_id == "q2" and asked.question.asked_at == 2.0
@@ -93,8 +93,8 @@ def test_a_parallel_call_refused_at_once_is_never_listed() -> None:
     r.apply(q_start("questionnaire", {"questions": [{"prompt": "Scope?"}]}, "q1"))
     r.apply(q_start("questionnaire", {"questions": [{"prompt": "Again?"}]}, "q2"))
     assert [q.text for q in r.pending.values()] == ["Scope?"]
-    changes = r.apply(ToolEnd(9.0, "q1", "questionnaire", judge=lambda: ("answered", "Scope: all")))
-    changes += r.apply(ToolEnd(9.0, "q2", "questionnaire", judge=lambda: ("error", "Another questionnaire is already active")))
+    changes = r.apply(ToolEnd(9.0, "q1", "questionnaire", judge=lambda q: ("answered", "Scope: all")))
+    changes += r.apply(ToolEnd(9.0, "q2", "questionnaire", judge=lambda q: ("error", "Another questionnaire is already active")))
     assert [(type(c).__name__, c.question.tool_call_id) for c in changes] == [
         ("Ended", "q1"),
         ("Asked", "q2"),
@@ -107,7 +107,7 @@ def test_a_queued_call_that_ends_first_ends_silently() -> None:
     r = SessionReducer()
     r.apply(q_start("question", {"question": "First?"}, "q1"))
     r.apply(q_start("question", {"question": "Second?"}, "q2"))
-    assert r.apply(ToolEnd(2.0, "q2", "question", judge=lambda: ("error", None))) == []
+    assert r.apply(ToolEnd(2.0, "q2", "question", judge=lambda q: ("error", None))) == []
     assert list(r.pending) == ["q1"] and list(r.calls) == ["q1"]
 
 
@@ -125,11 +125,11 @@ def test_a_question_seen_by_its_shape_is_judged_at_its_end() -> None:
     r.apply(q_start("clarify_prompt", {"question": "Which?", "options": ["a", "b"]}, "q1"))
     judged: list[str] = []
 
-    def judge() -> tuple[Outcome, str | None]:
+    def judge(question: Question) -> tuple[Outcome, str | None]:
         judged.append("q1")
         return "cancelled", None
 
-    def never() -> tuple[Outcome, str | None]:
+    def never(question: Question) -> tuple[Outcome, str | None]:
         judged.append("b1")
         return "answered", None
 

@@ -11,11 +11,14 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from notifier.core.model import Question
 from notifier.core.reducer import Event, ToolEnd
 from notifier.pi.parse import QuestionCatalog, odd_line_events, result_events, to_events
 
 from ..conftest import ROOT
 from ..strategies import examples
+
+ASKED = Question("c1", "question", (), 0.0)  # (what a result ends: here no options)
 
 CATALOG = QuestionCatalog([])
 NO_NAMES = QuestionCatalog(builtin=())  # every result is an ordinary tool's: read from its first keys
@@ -26,7 +29,7 @@ def _plain(events: list[Event]) -> list[Any]:
     out: list[Any] = []
     for event in events:
         if isinstance(event, ToolEnd) and event.judge is not None:
-            out.append(event._replace(judge=None) + event.judge())
+            out.append(event._replace(judge=None) + event.judge(ASKED))
         else:
             out.append(event)
     return out
@@ -94,7 +97,7 @@ def test_a_question_by_shape_is_judged_from_its_result_line() -> None:
     (end,) = fast = result_events(line, NO_NAMES, 7.0) or []
     assert isinstance(end, ToolEnd) and end.judge is not None
     assert _plain(fast) == _whole(line, NO_NAMES)
-    assert end.judge()[0] == "answered" and end.judge()[1]
+    assert end.judge(ASKED)[0] == "answered" and end.judge(ASKED)[1]
 
 
 def test_a_result_line_broken_after_its_first_keys_ends_its_call_as_an_odd_line_does() -> None:
@@ -102,10 +105,10 @@ def test_a_result_line_broken_after_its_first_keys_ends_its_call_as_an_odd_line_
     (end,) = result_events(line, CATALOG, 7.0) or []
     (odd,) = odd_line_events(line, CATALOG, 7.0)
     assert isinstance(end, ToolEnd) and isinstance(odd, ToolEnd) and end.judge is not None
-    assert end._replace(judge=None) == odd and end.judge() == ("answered", None)
+    assert end._replace(judge=None) == odd and end.judge(ASKED) == ("answered", None)
     not_utf8 = line[:-2] + b"\xff\xfe"
     (end,) = result_events(not_utf8, CATALOG, 7.0) or []
-    assert isinstance(end, ToolEnd) and end.judge is not None and end.judge() == ("answered", None)
+    assert isinstance(end, ToolEnd) and end.judge is not None and end.judge(ASKED) == ("answered", None)
 
 
 def test_other_lines_are_parsed_whole() -> None:
