@@ -300,8 +300,10 @@ class LocalSessions(Changes):
         return out + self._transitions(old, asked, now, False)
 
     def restore(self, key: str, reducer: SessionReducer, now: float, initial: bool) -> list[Transition]:
-        """A session rebuilt from a summary (the scan cache): its questions are reported as asked.
-        (Called for every file at start-up: a session asking nothing costs a dict entry.)"""
+        """A session whose state was built whole elsewhere (a file's first read, its start-up
+        read, or the scan cache's summary) takes ``reducer`` as its state: its questions are
+        reported as asked. (Called for every file at start-up: a session asking nothing costs a
+        dict entry.)"""
         self._tick += 1
         self._changed.add(key)
         session = self._sessions.get(key)
