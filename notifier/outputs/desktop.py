@@ -21,7 +21,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -300,6 +300,8 @@ class Screen:
         if backend is None or not backend.online:
             return
         message = render(shown.notice, self.show_text, backend.markup)
+        if shown.notice.update and shown.server_id:  # (a change to what is on screen is not heard)
+            message = replace(message, silent=True)
         keys = shown.notice.keys
         replaces = shown.server_id
         if not replaces and self._owner():  # a bubble a run before ours left with these questions:

@@ -26,7 +26,8 @@ from notifier.core.model import (
 from notifier.core.planner import Planner
 from notifier.outputs.backends import Plain
 from notifier.outputs.desktop import Screen
-from notifier.outputs.render import Message
+from notifier.outputs.render import Message, notify_args
+from notifier.outputs.render import Server as Description
 from notifier.store import Store
 
 from ..strategies import examples
@@ -253,9 +254,13 @@ def test_every_waiting_question_is_on_one_bubble_and_what_ended_on_none(steps: l
 # ---- through the desktop's screen ----
 
 
+DUNST = Description.of(("dunst", "knopwob", "1.9.0"), ("actions", "body"))
+
+
 class Server(Plain):
     """A notification server as the screen sees it: ids from 1; each Notify's replaces_id (0: a
-    new bubble pops up) and whether it asked for the sound."""
+    new bubble pops up), title and whether its hints ask for the sound (``notifications.sound``
+    "default")."""
 
     name = "dbus"
     markup = False
@@ -263,11 +268,13 @@ class Server(Plain):
     online = True
 
     def __init__(self) -> None:
-        self.calls: list[tuple[int, str]] = []  # (replaces_id, title)
+        self.calls: list[tuple[int, str, bool]] = []  # (replaces_id, title, heard)
         self.closed: list[int] = []
 
     def show(self, message: Message, replaces: int) -> int:
-        self.calls.append((replaces, message.title))
+        _, hints, _ = notify_args(message, DUNST, "never", "default")
+        heard = "sound-name" in hints and "suppress-sound" not in hints
+        self.calls.append((replaces, message.title, heard))
         return replaces or len(self.calls)
 
     def close(self, server_id: int) -> None:
@@ -297,13 +304,29 @@ def test_through_the_screen_a_summary_shrinks_in_place_and_never_pops_up_again()
     p = Planner(settle_s=0.25)
     for n, name in enumerate("abc"):
         put(screen, p.feed([asked(name, W + n)], W + n / 10, W + n / 10) + p.tick(W + n / 10))
-    assert server.calls == [(0, "a needs an answer"), (0, "b needs an answer"), (1, "3 pi sessions need answers")]
+    assert server.calls == [
+        (0, "a needs an answer", True),
+        (0, "b needs an answer", True),
+        (1, "3 pi sessions need answers", True),  # (a new question: heard)
+    ]
     assert server.closed == [2]
     put(screen, p.feed([ended("a", W + 5)], W + 5, W + 5))
     put(screen, p.feed([ended("b", W + 6)], W + 6, W + 6))
-    assert server.calls[3:] == [(1, "2 pi sessions need answers"), (1, "c needs an answer")]
-    put(screen, p.feed([ended("c", W + 7)], W + 7, W + 7))
+    assert server.calls[3:] == [(1, "2 pi sessions need answers", False), (1, "c needs an answer", False)]
+    put(screen, p.tick(W + 600.2))  # c's reminder: heard again, on the same bubble
+    assert server.calls[5:] == [(1, "c needs an answer", True)]
+    put(screen, p.feed([ended("c", W + 700)], W + 700, W + 700))
     assert server.closed == [2, 1] and screen.shown == {}
+
+
+def test_through_the_screen_a_start_up_members_reminder_is_the_summary_heard_again() -> None:
+    server = Server()
+    screen = screen_of(server)
+    p = Planner(remind_after_s=(600.0, 1800.0))
+    p.feed([asked("s1", W - 9 * MIN, initial=True), asked("s2", W - 2 * MIN, initial=True)], W, W)
+    put(screen, p.tick(W))
+    put(screen, p.tick(W + MIN))
+    assert server.calls == [(0, "2 pi sessions need answers", True), (1, "2 pi sessions need answers", True)]
 
 
 def test_an_update_of_a_bubble_not_on_screen_pops_nothing_up() -> None:
@@ -318,10 +341,10 @@ def test_an_update_of_a_bubble_not_on_screen_pops_nothing_up() -> None:
     assert isinstance(summary, Notice)
     screen.went_away("server", 1.0)  # (its bubbles went with it)
     put(screen, p.feed([ended("a", W + 1)], W + 1, W + 1))
-    assert server.calls == [(0, "4 pi sessions need answers")]
+    assert server.calls == [(0, "4 pi sessions need answers", True)]
     server.online = True
-    screen.show_again()  # the server is back: the summary as it is now
-    assert server.calls[1:] == [(0, "3 pi sessions need answers")]
+    screen.show_again()  # the server is back: the summary as it is now (put back, heard as before)
+    assert server.calls[1:] == [(0, "3 pi sessions need answers", True)]
     screen.withdraw(summary.handle)  # snoozed from the bubble
     put(screen, p.feed([ended("b", W + 2)], W + 2, W + 2))
     assert server.calls[2:] == [] and screen.shown == {}
