@@ -538,7 +538,7 @@ class Planner:
             self._summary = self._new_handle()
         self._groups[self._summary] = "burst"
         for item in items:
-            self._shown[item.key] = _Shown(item, self._summary)
+            self._shown[item.key] = _Shown(item, self._summary, self._reminders_passed(item.key, 0, now - item.since))
             self._recent.append((now, item.key))
         return out + self._several(self._summary, now)
 

@@ -348,3 +348,18 @@ def test_an_update_of_a_bubble_not_on_screen_pops_nothing_up() -> None:
     screen.withdraw(summary.handle)  # snoozed from the bubble
     put(screen, p.feed([ended("b", W + 2)], W + 2, W + 2))
     assert server.calls[2:] == [] and screen.shown == {}
+
+
+def test_a_question_first_seen_late_in_a_burst_counts_its_passed_reminders_as_a_single_does() -> None:
+    """Asked 12 minutes before it was seen (not at start-up): its 10-minute reminder passed unsent,
+    so the summary it joins does not come again at once; the next to come is a's first, then c's
+    last (critical)."""
+    p = Planner(settle_s=0.25, remind_after_s=(600.0, 1800.0))
+    late = Transition("needs_input", ref("c"), question("c-c", W - 12 * MIN), W, asker=(1, 1.0))
+    burst(p, "ab")
+    (summary,) = [a for a in p.feed([late], W + 0.2, W + 0.2) + p.tick(W + 0.2) if isinstance(a, Notice)]
+    assert summary.kind == "burst" and names(summary) == ["c", "a", "b"]
+    assert p.tick(W + 1) == [] and p.next_due() == W + 600
+    assert p.tick(W + 601) == [Notice(summary.handle, "burst", summary.items)]  # (a's and b's)
+    assert p.next_due() == W - 12 * MIN + 1800  # (c: from when it was asked)
+    assert p.tick(W + 18 * MIN) == [Notice(summary.handle, "burst", summary.items, critical=True)]
