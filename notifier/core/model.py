@@ -309,6 +309,9 @@ class Notice:
     waited_s: float = 0.0
     critical: bool = False
     restored: bool = False  # put back on screen after a restart: notified before, not a new one
+    # A change to a bubble on screen (a question of a summary ended): replaced in place, silently;
+    # nothing pops up where none shows.
+    update: bool = False
 
     @property
     def keys(self) -> list[Key]:

@@ -6,9 +6,15 @@ reminders, and the planner that turns transitions into notices.
 resolved within the settle window is never shown (one of a pi known to wait for a human,
 ``Transition.asker``, is not held back); one notification per question, never twice for a
 session file + toolCallId, also across restarts (``notified``: one notified before and still
-waiting goes back on screen at start-up, ``restored``, not as a new one). A burst (≥ 3 within
-2 s) becomes one summary, and so do the questions pending at start-up, however old. Reminders
-replace the same notification while the question waits.
+waiting goes back on screen at start-up, ``restored``, not as a new one). One judged abandoned
+(its bubble withdrawn) and then found waiting again is a question on no screen: announced again.
+A burst (≥ 3 within 2 s) becomes one summary: the first two show as they come, and with the third
+the first one's bubble becomes the summary (the second's is withdrawn); the questions pending at
+start-up, however old, get one too. A summary stays true: a question of it that ends changes it
+in place (``Notice.update``: silently), to what still waits; the last one left turns it into
+that question's own bubble; none, it is withdrawn. Reminders replace the same notification while
+the question waits; that of a question on a summary brings the summary again (one bubble per
+question on screen, never two).
 Snoozed sessions, muted projects and quiet hours raise nothing (the tray still shows
 everything); a question asked meanwhile is announced once when that ends (the snooze ends or is
 lifted, the project is unmuted, quiet hours end): :class:`Preferences`,
@@ -339,7 +345,9 @@ class Planner:
         self._recent: list[tuple[float, Key]] = []
         self._handles = 0
         self._summary: int | None = None  # the burst's summary on screen (one of the groups)
-        self._groups: dict[int, set[Key]] = {}  # the summaries on screen: their questions
+        # The summaries on screen (handle → "burst" or "startup"); their questions are those
+        # ``_shown`` on that handle.
+        self._groups: dict[int, Kind] = {}
         self._held: list[Item] = []
         self._restored = set(self.notified)  # notified before a restart: reminders carry on
         self._restoring: list[Item] = []  # of those, still waiting: their bubbles go back on screen
@@ -367,6 +375,7 @@ class Planner:
         """``now``: the planner's (monotonic) clock; ``wall``: the wall clock at the same moment,
         to tell a question's age from its time (None: ``now`` is the wall clock)."""
         out: list[Action] = []
+        changed: dict[int, None] = {}  # summaries some of whose questions ended
         for t in transitions:
             age = max(0.0, (now if wall is None else wall) - t.question.asked_at)
             item = Item(key_of(t.session, t.question), t.session, t.question, now - age)
@@ -386,7 +395,13 @@ class Planner:
                     # question tool returns at once); a pi known to wait (its TUI) is notified now.
                     self._waiting[item.key] = (item, now if t.asker is not None else now + self.settle_s)
             else:  # resolved or abandoned: never show it, withdraw what is showing
-                out += self._drop(item.key)
+                handle = self._drop(item.key)
+                if handle in self._groups:
+                    changed[handle] = None
+                elif handle:
+                    out.append(Withdraw(handle))
+        for handle in changed:  # (a summary: what still waits, once for the whole batch)
+            out += self._several(handle, now, update=True)
         return out
 
     def known_askers(self, keys: Iterable[Key], now: float) -> None:
@@ -397,7 +412,8 @@ class Planner:
             if waiting is not None and waiting[1] > now:
                 self._waiting[key] = (waiting[0], now)
 
-    def _drop(self, key: Key) -> list[Action]:
+    def _drop(self, key: Key) -> int:
+        """Forget ``key`` (resolved or abandoned); the handle of the bubble it was on (0: none)."""
         # (a question judged abandoned can wait again when its pi is seen once more: it is then
         # a question on no screen, and notified as any other)
         self.notified.discard(key)
@@ -406,23 +422,7 @@ class Planner:
         self._startup = [i for i in self._startup if i.key != key]
         self._restoring = [i for i in self._restoring if i.key != key]
         shown = self._shown.pop(key, None)
-        if shown is None or shown.handle == 0:  # 0: nothing on screen (muted, quiet, restored)
-            return []
-        return self._leave(shown.handle, key, always=True)
-
-    def _leave(self, handle: int, key: Key, always: bool = False) -> list[Action]:
-        """``key`` no longer on the bubble ``handle``: a summary stays on screen while other
-        questions of it wait; the bubble of one question (``always``) goes with it."""
-        members = self._groups.get(handle)
-        if members is None:
-            return [Withdraw(handle)] if always else []
-        members.discard(key)
-        if members:
-            return []
-        del self._groups[handle]
-        if handle == self._summary:
-            self._summary = None
-        return [Withdraw(handle)]
+        return 0 if shown is None else shown.handle  # 0: nothing on screen (muted, quiet, restored)
 
     def turn(self, change: TurnChange, now: float) -> list[Action]:
         """A live session finished its turn or failed (only if asked for with notify_on)."""
@@ -512,8 +512,8 @@ class Planner:
         if len(items) == 1:
             waited = max(0.0, now - items[0].since)
             return [Notice(handle, "question", (items[0],), waited_s=waited, restored=restored)]
-        self._groups[handle] = {i.key for i in items}
-        return [Notice(handle, "startup", tuple(sorted(items, key=lambda i: i.since)), restored=restored)]
+        self._groups[handle] = "startup"
+        return self._several(handle, now, restored=restored)
 
     def _show_single(self, item: Item, now: float) -> list[Action]:
         handle = self._new_handle()
@@ -522,26 +522,47 @@ class Planner:
         return [Notice(handle, "question", (item,))]
 
     def _burst(self, items: list[Item], now: float) -> list[Action]:
+        """The questions of a burst on one summary: the first single of it becomes the summary (in
+        place), the others are withdrawn; later ones join it."""
         out: list[Action] = []
-        if self._summary is None:
-            self._summary = self._new_handle()
-        summary = self._groups.setdefault(self._summary, set())
         for _, key in self._recent:  # fold the singles of this burst into the summary
             shown = self._shown.get(key)
-            if shown is not None and shown.handle != self._summary and shown.handle:
+            if shown is None or not shown.handle or shown.handle == self._summary:
+                continue
+            if self._summary is None:
+                self._summary = shown.handle
+            else:
                 out.append(Withdraw(shown.handle))
                 shown.handle = self._summary
-                summary.add(key)
+        if self._summary is None:
+            self._summary = self._new_handle()
+        self._groups[self._summary] = "burst"
         for item in items:
-            self._shown[item.key] = _Shown(item, self._summary)
-            summary.add(item.key)
+            self._shown[item.key] = _Shown(item, self._summary, self._reminders_passed(item.key, 0, now - item.since))
             self._recent.append((now, item.key))
-        members = tuple(self._shown[k].item for k in summary if k in self._shown)
-        out.append(Notice(self._summary, "burst", tuple(sorted(members, key=lambda i: i.since))))
-        return out
+        return out + self._several(self._summary, now)
+
+    def _several(
+        self, handle: int, now: float, *, update: bool = False, critical: bool = False, restored: bool = False
+    ) -> list[Action]:
+        """The one way a summary is drawn: what its bubble ``handle`` says now, of the questions on
+        it still waiting. ``update``: some of them ended (the same bubble, changed in place,
+        silently); one left: that question's own bubble, in the same place (its text, its answers);
+        none: withdrawn."""
+        items = tuple(sorted((s.item for s in self._shown.values() if s.handle == handle), key=lambda i: i.since))
+        if len(items) > 1:
+            return [Notice(handle, self._groups[handle], items, critical=critical, restored=restored, update=update)]
+        del self._groups[handle]
+        if handle == self._summary:
+            self._summary = None
+        if not items:
+            return [Withdraw(handle)]
+        waited = max(0.0, now - items[0].since)
+        return [Notice(handle, "question", items, waited_s=waited, critical=critical, update=update)]
 
     def _reminders(self, now: float, quiet: bool) -> list[Action]:
         out: list[Action] = []
+        summaries: dict[int, bool] = {}  # summaries a question of which is reminded → the last reminder
         for shown in self._shown.values():
             waited = now - shown.item.since
             sent = self._reminders_passed(shown.item.key, shown.reminders_sent, waited)
@@ -550,11 +571,15 @@ class Planner:
             shown.reminders_sent = sent
             if quiet or self._held_back(shown.item, now):
                 continue
-            if shown.handle == 0 or shown.handle in self._groups:
-                out += self._leave(shown.handle, shown.item.key)  # (one of a summary: its own now)
-                shown.handle = self._new_handle()
             last = sent >= len(self.remind_after_s)
+            if shown.handle in self._groups:  # one of a summary: the summary comes again (once)
+                summaries[shown.handle] = summaries.get(shown.handle, False) or last
+                continue
+            if shown.handle == 0:  # (off screen: its own bubble now)
+                shown.handle = self._new_handle()
             out.append(Notice(shown.handle, "reminder", (shown.item,), waited_s=waited, critical=last))
+        for handle, last in summaries.items():
+            out += self._several(handle, now, critical=last)
         return out
 
     def next_due(self) -> float | None:

@@ -21,7 +21,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -260,7 +260,16 @@ class Screen:
 
     def put(self, notice: Notice) -> None:
         """Show a notice for its handle (replacing what that shows); what waits for an answer is
-        shown again when the server comes back."""
+        shown again when the server comes back. An update (:attr:`Notice.update`) changes only a
+        bubble on screen: where its handle shows none (skipped, snoozed from the bubble, the server
+        gone, a backend that cannot replace), nothing pops up for it."""
+        if notice.update:
+            current = self.shown.get(notice.handle)
+            if current is not None:
+                current.notice = notice  # (what the server is shown if it comes back)
+                if current.server_id:
+                    self.show(current)
+            return
         shown = self.shown.setdefault(notice.handle, Shown(notice))
         shown.notice = notice
         # put back after a restart: a bubble a run before ours (which crashed) left on screen
@@ -291,6 +300,8 @@ class Screen:
         if backend is None or not backend.online:
             return
         message = render(shown.notice, self.show_text, backend.markup)
+        if shown.notice.update and shown.server_id:  # (a change to what is on screen is not heard)
+            message = replace(message, silent=True)
         keys = shown.notice.keys
         replaces = shown.server_id
         if not replaces and self._owner():  # a bubble a run before ours left with these questions:
@@ -607,7 +618,7 @@ class AlertSink:
         for action in actions:
             if isinstance(action, Withdraw):
                 self._screen.withdraw(action.handle)
-            elif self._focus is not None and items_focused(action.items, self._focus.front):
+            elif not action.update and self._focus is not None and items_focused(action.items, self._focus.front):
                 continue  # the user is looking at that session (the tray still counts it)
             else:
                 self._screen.put(action)

@@ -188,6 +188,7 @@ class Message:
     # What a server is sent of them, in which order, is chosen for it (:func:`choose`).
     actions: Actions = (("default", "Show"), ("snooze", "Snooze 15 min"))
     takes_text: bool = False  # its question can be answered with free text (a reply field, where offered)
+    silent: bool = False  # a change to a bubble on screen: no sound (``suppress-sound``)
 
 
 def who(ref: SessionRef) -> str:
@@ -297,9 +298,9 @@ def notify_args(message: Message, server: Server, expire: str | int, sound: str)
     if any(action == REPLY for action, _ in chosen):
         hints.update({k: ("s", v) for k, v in REPLY_HINTS.items()})
     critical = message.critical
-    if message.sticky:  # needs an answer: its own sound (notifications.sound)
+    if message.sticky:  # needs an answer: its own sound (notifications.sound), but not for a change
         timeout = expire_ms(expire)
-        hints.update(sound_hints(sound))
+        hints.update(sound_hints("none" if message.silent else sound))
         if timeout == 0:
             # stays until answered: servers that ignore expire_timeout (GNOME) keep only critical
             # notifications on screen, and 'resident' keeps it there after an action

@@ -75,10 +75,10 @@ def test_burst_of_three_becomes_a_summary() -> None:
     assert len(first) == 1
     p.feed([t("needs_input", "b", "s2"), t("needs_input", "c", "s3")], 0.5)
     out = p.tick(0.75)
-    assert Withdraw(first[0].handle) in out
-    (summary,) = notices(out)
-    assert summary.kind == "burst" and len(summary.items) == 3
-    assert p.feed([t("resolved", "a", "s1"), t("resolved", "b", "s2")], 1.0) == []
+    (summary,) = notices(out)  # the first one's bubble becomes the summary, in place
+    assert summary.kind == "burst" and len(summary.items) == 3 and summary.handle == first[0].handle
+    (left,) = p.feed([t("resolved", "a", "s1"), t("resolved", "b", "s2")], 1.0)  # c's own, in place
+    assert left == Notice(summary.handle, "question", summary.items[2:], waited_s=1.0, update=True)
     assert p.feed([t("resolved", "c", "s3")], 1.0) == [Withdraw(summary.handle)]
 
 
@@ -311,25 +311,28 @@ def test_a_pi_known_to_wait_for_a_human_is_notified_at_once() -> None:
 
 def test_a_start_up_summary_stays_until_its_last_question_is_answered() -> None:
     """One bubble for the questions waiting at start-up (new, or put back after a restart): the
-    first of them answered leaves it on screen for the others, as a burst's summary does."""
+    first of them answered leaves it on screen for the others (the last one left: its own, in the
+    same place), as a burst's summary does."""
     for notified in (set(), {("s1", "a"), ("s2", "b")}):
         p = Planner(notified=set(notified))
         p.feed([t("needs_input", "a", "s1", initial=True), t("needs_input", "b", "s2", initial=True)], 0.0)
         (n,) = notices(p.tick(0.0))
         assert n.kind == "startup" and len(n.items) == 2 and n.restored == bool(notified)
-        assert p.feed([t("resolved", "a", "s1")], 1.0) == []  # b still waits: its bubble stays
+        (left,) = p.feed([t("resolved", "a", "s1")], 1.0)  # b still waits: the bubble stays, b's own
+        assert left == Notice(n.handle, "question", n.items[1:], waited_s=1.0, update=True)
         assert p.feed([t("resolved", "b", "s2")], 2.0) == [Withdraw(n.handle)]
 
 
-def test_a_reminder_of_one_question_of_a_start_up_summary_is_its_own_bubble() -> None:
+def test_a_reminder_of_one_question_of_a_start_up_summary_comes_through_the_summary() -> None:
     p = Planner(remind_after_s=(600.0,))
     p.feed([t("needs_input", "a", "s1", at=0.0, initial=True)], 0.0)
     p.feed([t("needs_input", "b", "s2", at=300.0, initial=True)], 300.0)
     (n,) = notices(p.tick(300.0))
     assert n.kind == "startup" and len(n.items) == 2
-    (r,) = notices(p.tick(600.0))  # a's reminder: its own bubble, the summary stays for b
-    assert r.kind == "reminder" and r.items[0].key == ("s1", "a") and r.handle != n.handle
-    assert p.feed([t("resolved", "a", "s1")], 700.0) == [Withdraw(r.handle)]
+    # a's reminder: the summary again, heard (never a second bubble for a question on screen)
+    assert p.tick(600.0) == [Notice(n.handle, "startup", n.items, critical=True)]
+    (left,) = notices(p.feed([t("resolved", "a", "s1")], 700.0))
+    assert (left.handle, left.kind, left.update) == (n.handle, "question", True)
     assert p.feed([t("resolved", "b", "s2")], 800.0) == [Withdraw(n.handle)]
 
 
