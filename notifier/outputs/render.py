@@ -268,7 +268,7 @@ def _several(notice: Notice, show_text: bool, markup_ok: bool) -> Message:
         lines.append(f"+{len(items) - 5} more")
     # one session: a click goes to it (as for a single question); several: the window
     actions = session_actions() if sessions == 1 else Message.actions
-    return Message(markup(title, 120, entities=False), "\n".join(lines), sticky=True, actions=actions)
+    return Message(markup(title, 120, entities=False), "\n".join(lines), notice.critical, sticky=True, actions=actions)
 
 
 def _question_lines(q: Question, markup_ok: bool) -> list[str]:

@@ -363,3 +363,16 @@ def test_a_question_first_seen_late_in_a_burst_counts_its_passed_reminders_as_a_
     assert p.tick(W + 601) == [Notice(summary.handle, "burst", summary.items)]  # (a's and b's)
     assert p.next_due() == W - 12 * MIN + 1800  # (c: from when it was asked)
     assert p.tick(W + 18 * MIN) == [Notice(summary.handle, "burst", summary.items, critical=True)]
+
+
+def test_a_summary_at_a_last_reminder_is_urgent_as_a_single_is() -> None:
+    """A summary's last reminder says so to the server (urgency critical), as one question's does:
+    with a numeric expire, only that keeps it on GNOME's screen."""
+    from notifier.outputs.render import render
+
+    p = Planner(remind_after_s=(600.0,))
+    p.feed([asked("s1", W - 9 * MIN, initial=True), asked("s2", W - 8 * MIN, initial=True)], W, W)
+    (n,) = p.tick(W)
+    (r,) = p.tick(W + MIN)
+    assert isinstance(n, Notice) and isinstance(r, Notice) and r.critical and not n.critical
+    assert render(r, True, False).critical and not render(n, True, False).critical
