@@ -180,6 +180,7 @@ def choose_backend(
     *,
     on_action: Callable[[int, str], None] | None = None,
     on_reply: Callable[[int, str], None] | None = None,
+    on_closed: Callable[[int], None] | None = None,
     on_server: Callable[[str], None] | None = None,
     expire: str | int = "never",
     sound: str = "default",
@@ -202,8 +203,8 @@ def choose_backend(
             if name == "none":
                 return Plain(), "notifications are off"
             if name == "dbus":
-                backend = DBusBackend(on_action=on_action, on_reply=on_reply, on_server=on_server, expire=expire,
-                                      sound=sound, worker=worker)
+                backend = DBusBackend(on_action=on_action, on_reply=on_reply, on_closed=on_closed,
+                                      on_server=on_server, expire=expire, sound=sound, worker=worker)
                 if backend.connect():
                     return backend, backend.describe()
                 reasons.append(backend.problem)

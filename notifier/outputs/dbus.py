@@ -50,6 +50,7 @@ PATH = "/org/freedesktop/Notifications"  # the server's object
 BUS_NAME = "org.freedesktop.DBus"
 NO_SERVER = f"nothing owns {NOTIFICATIONS} on the session bus, and no server is set up to start for it"
 _NO_OWNER = ("org.freedesktop.DBus.Error.ServiceUnknown", "org.freedesktop.DBus.Error.NameHasNoOwner")
+BY_SERVER = (1, 2)  # NotificationClosed's reasons "expired" and "dismissed by the user" (3: we closed it)
 ONE_CLICK_S = 1.0  # the same action of the same notification again within this long: the same click
 
 
@@ -441,11 +442,12 @@ class DBusBackend:
     (nothing owns the name, nothing is set up to start for it), "odd" (a server owns the name
     but its answers were no use: :attr:`problem` says which) or "bus" (the bus went away).
 
-    ``on_action(id, action)``, ``on_reply(id, text)`` (an inline reply): the current server's
-    signals, each click once, read on ``worker``'s thread. ``NotificationClosed`` is not listened
-    to: a dismissed bubble stays dismissed (a reminder raises a new one), and its record stays so
-    that a restart never pops it up again; on servers where any button closes the bubble
-    (xfce4-notifyd) the click's ``ActionInvoked`` still finds its question."""
+    ``on_action(id, action)``, ``on_reply(id, text)`` (an inline reply), ``on_closed(id)`` (the
+    user dismissed it, or it expired): the current server's signals, each click once, read on
+    ``worker``'s thread. A dismissed bubble stays dismissed (a change to it does not bring it
+    back; a reminder raises a new one), and its record stays so that a restart never pops it up
+    again; on servers where any button closes the bubble (xfce4-notifyd) the click's
+    ``ActionInvoked`` still finds its question."""
 
     name = "dbus"
 
@@ -454,6 +456,7 @@ class DBusBackend:
         *,
         on_action: Callable[[int, str], None] | None = None,
         on_reply: Callable[[int, str], None] | None = None,
+        on_closed: Callable[[int], None] | None = None,
         on_server: Callable[[str], None] | None = None,
         expire: str | int = "never",
         sound: str = "default",
@@ -461,6 +464,7 @@ class DBusBackend:
     ) -> None:
         self.worker = worker
         self.on_action, self.on_reply, self.on_server = on_action, on_reply, on_server
+        self.on_closed = on_closed
         self._once = Once()
         self.sound = sound
         self.expire = expire
@@ -613,6 +617,8 @@ class DBusBackend:
             then = {"ActionInvoked": self.on_action, "NotificationReplied": self.on_reply}.get(member)
             if then is not None and len(body) >= 2 and self._once.first((member, body[0], body[1])):
                 then(int(body[0]), str(body[1]))
+            elif member == "NotificationClosed" and self.on_closed and len(body) >= 2 and body[1] in BY_SERVER:
+                self.on_closed(int(body[0]))
         elif member == "NameOwnerChanged" and fields.get(HeaderFields.sender) == BUS_NAME:
             about_server = len(body) == 3 and body[0] == NOTIFICATIONS
             if about_server and self.on_server:

@@ -166,6 +166,7 @@ class Shown:
 
     notice: Notice
     server_id: int = 0
+    closed: bool = False  # the user dismissed it (or it expired): a change to it is not shown
 
 
 class Screen:
@@ -250,6 +251,12 @@ class Screen:
                 self.bubbles.stopped(owner)
             backend.shutdown()
 
+    def closed(self, server_id: int) -> None:
+        """The server's notification ``server_id`` was dismissed by the user or expired."""
+        for shown in self.shown.values():
+            if shown.server_id == server_id:
+                shown.closed = True
+
     def withdraw(self, handle: int) -> None:
         """Take a handle's notification off screen for good (not shown again if the server comes
         back): the question ended, or the user snoozed it from the bubble (a resident notification
@@ -267,11 +274,11 @@ class Screen:
             current = self.shown.get(notice.handle)
             if current is not None:
                 current.notice = notice  # (what the server is shown if it comes back)
-                if current.server_id:
+                if current.server_id and not current.closed:
                     self.show(current)
             return
         shown = self.shown.setdefault(notice.handle, Shown(notice))
-        shown.notice = notice
+        shown.notice, shown.closed = notice, False
         # put back after a restart: a bubble a run before ours (which crashed) left on screen
         # already showing it is the handle's, not a second one
         nid = self.bubbles.claim(self._owner(), set(notice.keys)) if notice.restored else None
@@ -491,6 +498,7 @@ class AlertSink:
             self.config["notifications.backend"],
             on_action=self.on_server_action,
             on_reply=self.on_server_reply,
+            on_closed=self.on_server_closed,
             on_server=self._server_event,
             expire=self.config["notifications.expire"],
             sound=self.config["notifications.sound"],
@@ -638,6 +646,10 @@ class AlertSink:
     def on_server_reply(self, server_id: int, text: str) -> None:
         """The user typed ``text`` into the server's notification ``server_id`` (any thread)."""
         self._put(lambda now: self._clicked(server_id, REPLY, text))
+
+    def on_server_closed(self, server_id: int) -> None:
+        """The user dismissed the server's notification ``server_id``, or it expired (any thread)."""
+        self._put(lambda now: self._screen.closed(server_id))
 
     def _clicked(self, server_id: int, action: str, text: str | None = None) -> None:
         """What the user chose on a notification (``text``: typed into it), as the app's command,

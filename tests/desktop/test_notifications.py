@@ -622,3 +622,27 @@ def test_the_notifier_runs_again_by_itself_after_its_worker_failed(
         assert len(said) == 1 and said[0].exc_info is not None and said[0].exc_info[0] is Boom
     finally:
         app.shutdown()
+
+
+def test_a_summary_the_user_closed_stays_closed_as_its_questions_end(
+    tmp_path: Path, dunst: Dunst, monitor: Monitor
+) -> None:
+    """The user closes the summary bubble (dunst's close: NotificationClosed, reason 2); its
+    questions are then answered one by one: the summary is not drawn again (dunst would draw a
+    replaced id anew), and the app closes it when the last is answered."""
+    files = [new_session(tmp_path, f"proj{i}") for i in range(4)]
+    with run_app(tmp_path) as app:
+        app.wait("ready")
+        for i, f in enumerate(files):
+            append(f, ask(f"q{i}", f"Question {i}?"))
+        wait_for(lambda: [n for n in monitor.notifies() if n["summary"] == "4 pi sessions need answers"], 10, "summary")
+        wait_for(lambda: dunst.displayed() == 1, 10, "a single bubble")
+        shown = len(monitor.notifies())
+        dunst.ctl("close")
+        wait_for(lambda: monitor.of("NotificationClosed"), 10, "closed")
+        for i, f in enumerate(files):
+            append(f, answer(f"q{i}"))
+            app.wait("resolved", i + 1, 10)
+        # the last answered: the app closes what it knows as its bubble (all changes before it done)
+        wait_for(lambda: monitor.of("CloseNotification"), 10, "the summary withdrawn")
+        assert len(monitor.notifies()) == shown and dunst.displayed() == 0

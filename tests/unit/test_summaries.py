@@ -376,3 +376,23 @@ def test_a_summary_at_a_last_reminder_is_urgent_as_a_single_is() -> None:
     (r,) = p.tick(W + MIN)
     assert isinstance(n, Notice) and isinstance(r, Notice) and r.critical and not n.critical
     assert render(r, True, False).critical and not render(n, True, False).critical
+
+
+def test_a_summary_the_user_dismissed_stays_dismissed_until_its_reminder() -> None:
+    """Closed by the user (NotificationClosed, reason 2) or expired (1): a question of it that
+    ends changes nothing on screen (dunst and GNOME would draw a replaced id anew); its reminder
+    raises it again, as it raises a dismissed single."""
+    for dismissed in ("a", "b"):
+        server = Server()
+        screen = screen_of(server)
+        p = Planner(settle_s=0.25, remind_after_s=(600.0,))
+        for n, name in enumerate("abc"):
+            put(screen, p.feed([asked(name, W + n)], W + n / 10, W + n / 10) + p.tick(W + n / 10))
+        heard = len(server.calls)
+        screen.closed(1)  # (the summary's id)
+        put(screen, p.feed([ended(dismissed, W + 5)], W + 5, W + 5))
+        assert server.calls[heard:] == []
+        put(screen, p.tick(W + 600.2))  # the first left's reminder
+        assert [heard for _, _, heard in server.calls[heard:]] == [True]
+        put(screen, p.feed([ended("c", W + 601)], W + 601, W + 601))  # shown again: changes show
+        assert server.calls[-1][2] is False
