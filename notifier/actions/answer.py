@@ -813,7 +813,7 @@ def answer_line(
     remote = goto.split(config, session)
     if remote is not None:
         try:
-            code, out, err = goto.answer_remote(*remote, choices, timeout, call=call, text=text)
+            code, out, err = goto.answer_remote(*remote, choices, timeout, call=call, token=token, text=text)
         except goto.RemoteRefused as exc:
             return 1, clean(exc)
         said = (out if code == 0 else err).strip().splitlines()
