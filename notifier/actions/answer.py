@@ -533,7 +533,7 @@ def dialog_row(item: QuestionItem, chosen: int, rows: tuple[str, ...], confirm: 
     A confirm draws its own two rows (Yes, No): the question is answered through it only when it
     has two options, each of whose first word is one of those rows, one each ("Yes, delete it" /
     "No, keep the data"): its options are that yes and that no. Else nothing is typed."""
-    labels = [o.label for o in item.options]
+    labels = [clean(o.label) for o in item.options]
     if confirm:
         words = [_first_word(label) for label in labels]
         at = [[i for i, r in enumerate(rows) if clean(r).casefold() == w] for w in words]
