@@ -505,9 +505,10 @@ def question_value(question: Question, d: ExtDialog, choices: list[str], text: s
     asked through pi's select / confirm / input: CHOICE is the question's option (its number
     among the question's options, or its label), then that option's row in the dialog, found by
     its label (:func:`dialog_row`). Refused when that row cannot be told for sure."""
-    if question.items and len(question.items) > 1:
-        raise Unsupported("a form of several questions asked through pi's dialogs is answered in the terminal")
     item = question.first
+    if len(question.items) > 1 or item.multi:  # (one dialog's one value cannot be all of its answer)
+        what = "a form of several questions" if len(question.items) > 1 else "a question of several picks"
+        raise Unsupported(f"{what} asked through pi's {d.kind} is answered in the terminal (pi-notifier goto)")
     if d.kind == "input" or text is not None:
         return dialog_value(d, choices, text), text or ""
     if len(choices) != 1:

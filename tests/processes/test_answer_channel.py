@@ -288,3 +288,16 @@ def test_a_question_tools_next_dialog_is_not_its_question(tmp_path: Path, ext: E
     snap, q = pi.shown()
     assert pi.answer(snap, q, "#2") == (0, "answered: Postgres")
     assert ext.answers == [{"id": "7", "value": "Postgres"}]
+
+
+def test_a_form_or_a_multi_select_through_a_dialog_is_left_to_the_terminal(tmp_path: Path, ext: Extension) -> None:
+    """One select's one value cannot be a form's answers or several picks: nothing is sent."""
+    form = {"questions": [{"question": "Which database?", "options": [{"label": "SQLite"}]}, {"question": "Why?"}]}
+    multi = {**asking("Which database?", "SQLite", "Postgres"), "multiSelect": True}
+    for n, args in enumerate((form, multi)):
+        pi = Pi(tmp_path / str(n), "ask_user", args)
+        ext.open = [pi.dialog("select", "Which database?", ["SQLite", "Postgres"])]
+        snap, q = pi.shown()
+        code, said = pi.answer(snap, q, "#1")
+        assert code == 1 and "answered in the terminal" in said, said
+    assert ext.answers == []
