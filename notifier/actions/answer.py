@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -28,7 +29,7 @@ from typing import Any, Protocol
 from notifier.actions import goto
 from notifier.actions.goto import Refused, go, pick, resume_advice
 from notifier.companion import Dialog as ExtDialog
-from notifier.companion import all_open_dialogs, announced_sessions, answer_dialog
+from notifier.companion import all_open_dialogs, announced_sessions, answer_dialog, question_of
 from notifier.config import Config
 from notifier.core import codec
 from notifier.core.board import startup_key
@@ -43,13 +44,14 @@ from notifier.pi.keys import (
     check_screen,
     check_usage,
     not_ours,
+    options_said,
     plan_for,
     resolve,
     unready,
 )
 from notifier.pi.outcomes import result_text
 from notifier.pi.records import result_mismatch
-from notifier.pi.screens import Dialog, find_dialog, find_list, find_review, rows
+from notifier.pi.screens import Dialog, find_dialog, find_list, find_review, noted, rows, squash
 from notifier.sessions import EngineOptions, FollowedFile, engine_options
 from notifier.system.locate import Unmatched, locate_one
 from notifier.system.tmux import (
@@ -421,9 +423,11 @@ def confirm(
 # ---- through the companion extension ----
 
 
-def channel_dialog(session_file: str, question: Question) -> tuple[str, ExtDialog] | None:
-    """The open extension dialog that is this question (its socket too), if its pi has one."""
+def channel_dialogs(session_file: str, question: Question) -> list[tuple[str, ExtDialog]]:
+    """The open extension dialogs of this question's call (their sockets too), as its pi shows
+    them now: which of them is the question shown is decided by :func:`shown_dialog`."""
     real = os.path.realpath(session_file)
+    found = []
     for sock, d in all_open_dialogs():
         if d.session_file is None and d.pid is not None:  # a start-up dialog: its pi is the session
             if startup_key(d.pid) != session_file:
@@ -435,8 +439,41 @@ def channel_dialog(session_file: str, question: Question) -> tuple[str, ExtDialo
         else:  # (its own dialog: a custom component, or the select / input it falls back to)
             ours = question.kind == "question" and d.kind != "editor" and d.tool_call_id == question.tool_call_id
         if ours:
-            return sock, d
-    return None
+            found.append((sock, d))
+    return found
+
+
+def shown_dialog(
+    options: EngineOptions, question: Question, found: list[tuple[str, ExtDialog]]
+) -> tuple[str, ExtDialog]:
+    """Which of the dialogs open now (``found``) is the question shown (Refused: none, or more
+    than one): one tool call may open several dialogs in turn. A dialog on the board is the
+    question read from the dialog open now, token for token (its title and options); a question
+    tool's own dialog asks the question's text in its title (a custom component: it is checked
+    on its screen)."""
+    if question.kind == "dialog":
+        token = question_token(question)
+        same = [(s, d) for s, d in found if question_token(question_of(d, question.asked_at, options.catalog)) == token]
+        if not same:
+            now = question_of(found[0][1], question.asked_at, options.catalog)
+            raise Refused(
+                f"the dialog open now is not the one shown: it asks {clean(now.text, 80)!r}"
+                f"{options_said(now.options)}; nothing was typed"
+            )
+    else:
+        item = question.first
+        same = [(s, d) for s, d in found if d.kind == "custom" or (bool(item.text) and _asks(d, item))]
+        if not same:
+            title = clean(found[0][1].title or "", 80)
+            raise Refused(f"the dialog open now does not ask the question shown (it asks {title!r}); nothing was typed")
+    if len(same) > 1:
+        raise Refused("more than one dialog of this question is open: answer it in the terminal; nothing was typed")
+    return same[0]
+
+
+def _asks(d: ExtDialog, item: QuestionItem) -> bool:
+    """Whether a dialog's title asks ``item``'s text (its words, whatever the lines it is cut into)."""
+    return squash(item.text) in squash(d.title or "")
 
 
 def dialog_value(d: ExtDialog, choices: list[str], text: str | None) -> str | bool:
@@ -460,6 +497,77 @@ def dialog_value(d: ExtDialog, choices: list[str], text: str | None) -> str | bo
     return options[resolve(item, choice if choice.startswith("#") else clean(choice))]
 
 
+CONFIRM_ROWS = ("Yes", "No")  # a confirm as pi draws it: a select of these two, true for the first
+
+
+def question_value(question: Question, d: ExtDialog, choices: list[str], text: str | None) -> tuple[str | bool, str]:
+    """(the exact value, the option chosen as the user saw it) for a question tool's question
+    asked through pi's select / confirm / input: CHOICE is the question's option (its number
+    among the question's options, or its label), then that option's row in the dialog, found by
+    its label (:func:`dialog_row`). Refused when that row cannot be told for sure."""
+    item = question.first
+    if len(question.items) > 1 or item.multi:  # (one dialog's one value cannot be all of its answer)
+        what = "a form of several questions" if len(question.items) > 1 else "a question of several picks"
+        raise Unsupported(f"{what} asked through pi's {d.kind} is answered in the terminal (pi-notifier goto)")
+    if d.kind == "input" or text is not None:
+        return dialog_value(d, choices, text), text or ""
+    if len(choices) != 1:
+        raise UsageError(f"this {d.kind} dialog takes one choice")
+    if not item.options:
+        raise UsageError("this question has no options: give the answer with --text TEXT")
+    choice = choices[0]
+    chosen = resolve(item, choice if choice.startswith("#") else clean(choice))
+    rows = tuple(d.options or (CONFIRM_ROWS if d.kind == "confirm" else ()))
+    row = dialog_row(item, chosen, rows, d.kind == "confirm")
+    label = item.options[chosen].label
+    return (row == 0 if d.kind == "confirm" else rows[row]), label
+
+
+def dialog_row(item: QuestionItem, chosen: int, rows: tuple[str, ...], confirm: bool) -> int:
+    """The dialog's row of the question's option ``chosen`` (Refused: not exactly one).
+
+    A select draws the tool's options as its rows, in any order, with rows of its own added: an
+    option's row reads its label, or its label with a note after it ("Postgres (Recommended)",
+    "Postgres — a server"; only where no row reads the label alone). The row must be that one
+    option's alone: no other option reads as it.
+
+    A confirm draws its own two rows (Yes, No): the question is answered through it only when it
+    has two options, each of whose first word is one of those rows, one each ("Yes, delete it" /
+    "No, keep the data"): its options are that yes and that no. Else nothing is typed."""
+    labels = [clean(o.label) for o in item.options]
+    if confirm:
+        words = [_first_word(label) for label in labels]
+        at = [[i for i, r in enumerate(rows) if clean(r).casefold() == w] for w in words]
+        if len(labels) != len(rows) or any(len(a) != 1 for a in at) or len({a[0] for a in at}) != len(rows):
+            shown = ", ".join(repr(clean(label, 40)) for label in labels[:4])
+            raise Refused(
+                f"the question's options ({shown}) are not the confirm's {' and '.join(rows)} one each, so which"
+                " of them pi would take cannot be told: answer it in the terminal; nothing was typed"
+            )
+        return at[chosen][0]
+    cleaned = [clean(r) for r in rows]
+
+    def rows_of(label: str) -> list[int]:
+        alone = [i for i, r in enumerate(cleaned) if r == label]
+        return alone or [i for i, r in enumerate(cleaned) if noted(r, label)]
+
+    mine = rows_of(labels[chosen])
+    shared = len(mine) == 1 and any(mine[0] in rows_of(o) for i, o in enumerate(labels) if i != chosen)
+    if len(mine) != 1 or shared:
+        how = "on no row" if not mine else "on more than one row" if len(mine) > 1 else "as another option's too"
+        raise Refused(
+            f"option {chosen + 1} ({clean(labels[chosen], 40)!r}) reads {how} of the dialog pi shows"
+            f"{options_said(cleaned)}: answer it in the terminal; nothing was typed"
+        )
+    return mine[0]
+
+
+def _first_word(label: str) -> str:
+    """A label's first word, casefolded ("Yes, delete it" → "yes")."""
+    m = re.match(r"\W*(\w+)", clean(label))
+    return m.group(1).casefold() if m else ""
+
+
 def by_channel(
     options: EngineOptions,
     view: SessionView,
@@ -469,22 +577,26 @@ def by_channel(
     result_timeout: float,
 ) -> Answered | None:
     """Answer through the extension; ``None`` when this pi has no channel for the question."""
-    found = channel_dialog(view.ref.key, question)
-    if found is None:
+    found = channel_dialogs(view.ref.key, question)
+    if not found:
         if question.kind == "dialog":
-            raise Refused("the dialog is no longer open (answered or cancelled meanwhile)")
+            raise Refused("the dialog is no longer open (answered or cancelled meanwhile); nothing was typed")
         return None
-    sock, d = found
+    sock, d = shown_dialog(options, question, found)
     if d.kind == "editor":
         raise Unsupported("an editor dialog cannot be answered from here: answer it in the terminal (pi-notifier goto)")
     if d.remote is None:
         raise Unsupported("this pi only announces its dialogs: answer it in the terminal (pi-notifier goto)")
     if d.kind != "custom":
-        value = dialog_value(d, choices, text)
+        if question.kind == "dialog":
+            value = dialog_value(d, choices, text)
+            said = ("Yes" if value else "No") if isinstance(value, bool) else value
+        else:
+            value, said = question_value(question, d, choices, text)
         result = answer_dialog(sock, d.id, value)
         if not result.ok:
             raise Refused(clean(result.error or "pi did not take the answer", 200))
-        return Answered(question, "answered", ("Yes" if value else "No") if isinstance(value, bool) else value)
+        return Answered(question, "answered", said)
     # A question tool's own dialog: the plan checked as in tmux, its keys forwarded to this
     # dialog's id (never another's, whatever pi shows), its mirrored screen checked.
     check_usage(question, choices or None, text)  # bad usage shows before anything else
@@ -702,7 +814,7 @@ def answer_line(
     remote = goto.split(config, session)
     if remote is not None:
         try:
-            code, out, err = goto.answer_remote(*remote, choices, timeout, call=call, text=text)
+            code, out, err = goto.answer_remote(*remote, choices, timeout, call=call, token=token, text=text)
         except goto.RemoteRefused as exc:
             return 1, clean(exc)
         said = (out if code == 0 else err).strip().splitlines()

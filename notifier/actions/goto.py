@@ -319,10 +319,12 @@ def open_in_terminal(argv: Sequence[str]) -> bool:
 def answer_remote(
     remote: Remote, spec: str, choices: Sequence[str], timeout: float, **flags: str | None
 ) -> tuple[int, str, str]:
-    """Runs ``pi-notifier answer SPEC [--FLAG VALUE…] CHOICE…`` on the remote (``flags``: call,
-    token, text; ``None``: not given): (exit code, stdout, stderr)."""
-    given = [w for flag, value in flags.items() if value is not None for w in (f"--{flag}", value)]
-    argv = ["pi-notifier", "answer", spec, *given, *choices, "--timeout", f"{timeout:g}"]
+    """Runs ``pi-notifier answer --FLAG=VALUE… -- SPEC CHOICE…`` on the remote (``flags``: call,
+    token, text; ``None``: not given): (exit code, stdout, stderr). Each value is joined to its
+    option and the words follow ``--``: a text, a choice or a name that starts with "-" is read
+    as itself, never as an option (every argparse reads that order the same)."""
+    given = [f"--{flag}={value}" for flag, value in flags.items() if value is not None]
+    argv = ["pi-notifier", "answer", *given, f"--timeout={timeout:g}", "--", spec, *choices]
     done = _ssh(remote, argv, timeout + SSH_TIMEOUT_S)
     code = done.returncode if done.returncode in (0, 1, 2) else 1
     return code, done.stdout, done.stderr

@@ -5,6 +5,7 @@ such records: docs/question-tools.md; how a result ended is decided apart,
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -25,7 +26,7 @@ def result_mismatch(question: Question, done: Plan, text: str, details: object) 
     # (a record of the kind given: a text typed, or options picked; none in the details: the text is)
     if records is None or not any((r.typed or r.names) if typed else (r.names or r.index is not None) for r in records):
         return _text_record(items, done, typed, text)
-    return _records_mismatch(items, done, typed, records)
+    return _records_mismatch(items, done, typed, records, text)
 
 
 def _text_record(items: Items, done: Plan, typed: str | None, text: str) -> str | None:
@@ -138,10 +139,11 @@ def _matched(items: Items, done: Plan, typed: str | None, records: list[_Record]
     return f"pi recorded {len(records)} answers, for {len(answered)} questions answered"
 
 
-def _records_mismatch(items: Items, done: Plan, typed: str | None, records: list[_Record]) -> str | None:
+def _records_mismatch(items: Items, done: Plan, typed: str | None, records: list[_Record], text: str) -> str | None:
     """Why the records are not the answer given: each question answered names exactly the
     options chosen (an option named under one name that another option has too, by its
-    number), a question skipped names none, a text typed is recorded as typed."""
+    number: the record's, else the one the result's ``text`` puts before that name), a question
+    skipped names none, a text typed is recorded as typed."""
     matched = _matched(items, done, typed, records)
     if isinstance(matched, str):
         return matched
@@ -158,6 +160,8 @@ def _records_mismatch(items: Items, done: Plan, typed: str | None, records: list
             if picks:
                 return f"pi recorded no answer for question {k + 1}"
             continue
+        if got.index is None and len(items) == 1:  # ("User selected: 2. Keep": the number the text gives it)
+            got = replace(got, index=_number_in(text, it, got.names))
         why = _names_mismatch(it, picks, got)
         if why:
             return f"pi recorded another answer for question {k + 1} ({why})"
@@ -181,6 +185,18 @@ def _names_mismatch(item: QuestionItem, picks: list[int], got: _Record) -> str |
     if names & _names_of(others) and _number_mismatch(picks, got.index) is not None:
         return "a name that another option has too, and no number that tells them apart"
     return None
+
+
+def _number_in(text: str, item: QuestionItem, names: Sequence[str]) -> int | None:
+    """The one option number ``text`` writes right before one of ``names`` as a whole ("2. Keep",
+    "2) Keep"), the question's own words taken out (``None``: none, or several numbers)."""
+    said = text.replace(item.text, " ") if item.text else text
+    found = {
+        int(m.group(1))
+        for name in dict.fromkeys(n for n in names if n)
+        for m in re.finditer(rf"(?<![\w.])(\d{{1,4}})[.)]\s*{re.escape(name)}(?!\w)", said)
+    }
+    return found.pop() if len(found) == 1 else None
 
 
 def _names_of(options: Sequence[Option]) -> set[str]:

@@ -241,7 +241,7 @@ _INPUT_HELP = re.compile(r"\benter(?: to)? (?:save|submit|send|confirm)", re.IGN
 _LIST_HELP = re.compile(r"↑|↓|\bnavigate\b|\boptions?\b|\bselect\b|\btoggle\b", re.IGNORECASE)
 
 
-def _noted(shown: str, label: str) -> bool:
+def noted(shown: str, label: str) -> bool:
     """Whether a row reads ``label`` with a note after it ("(Recommended)", "— what it means")."""
     if shown.startswith(label + " (") and shown.endswith(")"):
         return True
@@ -256,9 +256,9 @@ def _row_of(line: str, labels: tuple[str, ...]) -> tuple[int, str] | None:
     label = clean(m.group("label"))
     found = [i for i, want in enumerate(labels) if label == want]
     if not found:  # a note the tool puts after a label ("Bug fix (Recommended)"), or a label cut short
-        noted = [i for i, want in enumerate(labels) if _noted(label, want)]
-        longest = max((len(labels[i]) for i in noted), default=0)
-        found = [i for i in noted if len(labels[i]) == longest] or [
+        with_note = [i for i, want in enumerate(labels) if noted(label, want)]
+        longest = max((len(labels[i]) for i in with_note), default=0)
+        found = [i for i in with_note if len(labels[i]) == longest] or [
             i for i, want in enumerate(labels) if same_row(label, want)
         ]
     return (found[0], m.group("prefix")) if len(found) == 1 else None

@@ -240,6 +240,33 @@ def test_two_options_of_one_name_are_told_apart_by_number_only() -> None:
     assert result_mismatch(twins, done, "", {"answer": "Keep"})  # which one cannot be told
 
 
+@pytest.mark.parametrize(
+    ("labels", "pick", "text", "ok"),
+    [
+        (("Keep", "Keep", "Drop"), 2, "User selected: 2. Keep", True),  # pi's question tool
+        (("Keep", "Keep", "Drop"), 1, "User selected: 1. Keep", True),
+        (("Keep", "Keep", "Drop"), 1, "User selected: 2. Keep", False),  # the other Keep
+        (("Keep", "Keep", "Drop"), 2, "User selected: Keep", False),  # which one cannot be told
+        (("Keep", "Keep", "Drop"), 2, "User selected: 1. Keep, 2. Keep", False),  # both numbers
+        (("Keep", "Keep", "Drop"), 2, "User selected: 12. Keep", False),
+        (("A", "B", "A", "A"), 4, "User selected: 4) A", True),
+        (("A", "B", "A", "A"), 3, "User selected: 4) A", False),
+        (("1. Keep", "Keep", "Keep"), 3, "User selected: 3. Keep", True),
+    ],
+)
+def test_a_shared_name_is_told_apart_by_the_number_the_text_gives_it(
+    labels: tuple[str, ...], pick: int, text: str, ok: bool
+) -> None:
+    """pi's question tool records the label alone in its details and "N. label" in its text: an
+    option that shares its name with another is told apart by that number, and only by it."""
+    twins = asked("question", QuestionItem("Keep which copy? 1. Keep", options=tuple(Option(o) for o in labels)))
+    done = plan_list(twins, [f"#{pick}"], None, Rows(labels, 0))
+    details = {"question": "Keep which copy? 1. Keep", "options": list(labels), "answer": labels[pick - 1], "wasCustom": False}
+    assert (result_mismatch(twins, done, text, details) is None) is ok
+    # the question's own words never give the number: "1. Keep" in its text is not an answer
+    assert result_mismatch(twins, done, "Keep which copy? 1. Keep", details) is not None
+
+
 def test_a_record_with_no_answer_in_its_details_is_read_as_text() -> None:
     done = chose(ONE, "Refactor")
     assert result_mismatch(ONE, done, "User selected: Refactor", {"version": 2, "question": "Which task?"}) is None
