@@ -5,6 +5,7 @@ left by pis killed or stopped (a one-shot look must not wait on each in turn).""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -76,6 +77,7 @@ class Pi:
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.sock.bind(self.path)
         self.sock.listen(8)
+        OPEN.append(self)
         threading.Thread(target=self._serve, daemon=True).start()
 
     def _serve(self) -> None:
@@ -101,9 +103,20 @@ class Pi:
     def quit(self) -> None:
         """pi quits: its socket goes, then its connections."""
         self.sock.close()
-        os.unlink(self.path)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.path)
         for conn in self.conns:
             conn.close()
+
+
+OPEN: list[Pi] = []
+
+
+@pytest.fixture(autouse=True)
+def _quit_every_pi() -> Iterator[None]:
+    yield
+    while OPEN:
+        OPEN.pop().quit()
 
 
 class Events:
