@@ -4,10 +4,10 @@ of limits that every door shares.
 
 - :func:`encode`: one message on the wire (ASCII: a lone surrogate from a badly encoded file name
   still travels, as an escape);
-- :func:`next_line`: the one way a complete line is cut from what came, bounded in size;
-  :class:`Client`: one client connection (:func:`dial`): messages sent, the lines read off
-  it with an optional deadline; :func:`read_lines`: the lines off a pipe (a longer line is
-  skipped to its end);
+- :class:`Lines`: the one way complete lines are cut from what came, bounded in size (a longer
+  line is skipped to its end and said as ``None``); :class:`Client`: one client connection
+  (:func:`dial`): messages sent, the lines read off it with an optional deadline;
+  :func:`read_lines`: the lines off a pipe (the same rule);
 - :func:`parse_object`: one foreign line → a dict, parsed with bounds (size and nesting), or
   :class:`BadLine`;
 - :class:`Pace`: how many lines a second one peer may make us read (a token bucket);
@@ -84,36 +84,57 @@ def parse_object(line: bytes | str, max_bytes: int = MAX_LINE, max_depth: int = 
     return obj
 
 
-def next_line(buf: bytearray, limit: int = MAX_LINE) -> bytes | None:
-    """The first complete line in ``buf`` (without its newline), taken out of it; None while
-    there is none yet, :class:`BadLine` once more than ``limit`` bytes came without one."""
-    end = buf.find(b"\n")
-    if end < 0 and len(buf) > limit:
-        raise BadLine(f"a line longer than {limit} bytes")
-    if end < 0:
-        return None
-    line = bytes(buf[:end])
-    del buf[: end + 1]
-    return line
+class Lines:
+    """The one way lines are cut from a byte stream (a socket's chunks as they come): complete
+    lines of at most ``limit`` bytes, in order, and ``None`` for a longer one once its end comes
+    (the peer's next line is read as usual). A longer line is never held whole: past ``limit``
+    its bytes are dropped as they come (:func:`read_lines`: the same rule for a pipe)."""
+
+    def __init__(self, limit: int = MAX_LINE) -> None:
+        self.limit = limit
+        self.buf = bytearray()
+        self.skipping = False  # the line coming is too long: its bytes are dropped up to its end
+
+    @property
+    def partial(self) -> bool:
+        """A line has begun and not ended."""
+        return bool(self.buf) and self.buf[-1:] != b"\n"
+
+    def feed(self, chunk: bytes) -> None:
+        if self.skipping:
+            end = chunk.find(b"\n")
+            if end < 0:
+                return
+            chunk, self.skipping = chunk[end:], False
+        self.buf += chunk
+        if len(self.buf) > self.limit:
+            begun = self.buf.rfind(b"\n") + 1  # (where the last line begins)
+            if len(self.buf) - begun > self.limit:  # kept one byte over the limit: it is said as None
+                del self.buf[begun + self.limit + 1 :]
+                self.skipping = True
+
+    def __iter__(self) -> Iterator[bytes | None]:
+        """The complete lines held now (without their newline), each taken out as it is given;
+        ``None`` for a line longer than the limit."""
+        while (end := self.buf.find(b"\n")) >= 0:
+            line = bytes(self.buf[:end])
+            del self.buf[: end + 1]
+            yield line if len(line) <= self.limit else None
 
 
 class Client:
-    """One connection: :meth:`send` writes a message; iterating gives the lines the socket sends,
-    each at most ``limit`` bytes, and ends at EOF; raises OSError (TimeoutError once ``deadline``
-    passes) and :class:`BadLine` for a longer line. A context manager: it hangs up at the end."""
+    """One connection: :meth:`send` writes a message; iterating gives the lines the socket sends
+    (:class:`Lines`: ``None`` for one longer than ``limit``, skipped), and ends at EOF; raises
+    OSError (TimeoutError once ``deadline`` passes). A context manager: it hangs up at the end."""
 
     def __init__(self, sock: socket.socket, deadline: float | None = None, limit: int = MAX_LINE) -> None:
         self.sock = sock
         self.deadline = deadline  # None: wait as long as it takes
-        self.limit = limit
-        self.buf = bytearray()
+        self.lines = Lines(limit)
 
-    def __iter__(self) -> Iterator[bytes]:
+    def __iter__(self) -> Iterator[bytes | None]:
         while True:
-            line = next_line(self.buf, self.limit)
-            if line is not None:
-                yield line
-                continue
+            yield from self.lines
             left = None if self.deadline is None else self.deadline - time.monotonic()
             if left is not None and left <= 0:
                 raise TimeoutError("timed out")
@@ -121,7 +142,7 @@ class Client:
             chunk = self.sock.recv(1 << 16)
             if not chunk:
                 return
-            self.buf += chunk
+            self.lines.feed(chunk)
 
     def __enter__(self) -> Client:
         return self
@@ -145,7 +166,8 @@ class Client:
         """The well-formed objects among the lines (a malformed line is skipped)."""
         for line in self:
             with contextlib.suppress(BadLine):
-                yield parse_object(line, self.limit)
+                if line is not None:
+                    yield parse_object(line, self.lines.limit)
 
 
 def read_lines(stream: IO[bytes], limit: int = MAX_LINE) -> Iterator[bytes | None]:

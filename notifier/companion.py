@@ -77,6 +77,12 @@ class BoardOwner(Protocol):
 # ---- the protocol ----
 
 PROTOCOL = 1
+NOBODY_LISTENS = (ConnectionRefusedError, FileNotFoundError)  # a dead pi's socket, or none
+LOOKS_AT_ONCE = 8  # sockets a one-shot look asks at the same time
+# A pi's connection that ended while it runs is made again (the one back-off) after …
+RECONNECT_LEAST_S = 0.05  # … this, doubling …
+RECONNECT_MOST_S = 5.0  # … up to this; a connection that lasted …
+RECONNECT_HEALTHY_S = 10.0  # … this long starts it over
 
 Kind = Literal["select", "confirm", "input", "editor", "custom"]
 KINDS = get_args(Kind)
@@ -300,33 +306,61 @@ def check_owner(path: str) -> None:
         raise NotOurs("the socket's folder is open to other users")
 
 
-def connect(path: str, attempts: int = 5, timeout: float = 2.0) -> Client:
-    """A connection to one pi's companion extension (only ours: :func:`check_owner`), retried
-    briefly: a socket seen the moment it is bound may not listen yet. Raises OSError."""
+def connect(path: str, attempts: int = 5, timeout: float = 2.0, patient: bool = True) -> Client:
+    """A connection to one pi's companion extension (only ours: :func:`check_owner`), tried up to
+    ``attempts`` times (a full backlog drains); ``patient``: a refused connection too (a socket
+    seen the moment it is bound may not listen yet), where a one-shot look takes a socket nobody
+    listens on for a dead pi's at once. Never tried again: another user's socket, a timeout.
+    Raises OSError."""
     check_owner(path)
     backoff = Backoff(0.03, 0.5, healthy_s=math.inf)
-    for _ in range(attempts - 1):
+    tried = 1
+    while True:
         try:
             return dial(path, timeout)
-        except OSError:
-            time.sleep(backoff.next())
-    return dial(path, timeout)
+        except (NotOurs, TimeoutError):
+            raise
+        except OSError as exc:
+            if tried >= attempts or (not patient and isinstance(exc, NOBODY_LISTENS)):
+                raise
+        tried += 1
+        time.sleep(backoff.next())
+
+
+def owner_gone(path: str) -> bool:
+    """Whether the pi behind a socket is surely gone: its socket file is not there, or the process
+    the socket's name gives (``ext-<pid>-<token>.sock``, as the extension names it) does not run.
+    A name without a pid says nothing (False)."""
+    if not os.path.lexists(path):
+        return True
+    pid, dash, _ = os.path.basename(path).removeprefix(paths.SOCKET_PREFIX).partition("-")
+    if not (dash and pid.isdecimal() and pid.isascii() and int(pid) > 0):
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except OverflowError:  # (no process has such a number)
+        return True
+    except OSError:  # EPERM: it runs, as another user (a reused number): said by the connection
+        return False
+    return False
 
 
 def read_event(peer: Client, timeout: float | None = None) -> Event | None:
-    """The next event (``None`` for one this version does not know), within ``timeout`` s if
-    given. Raises OSError when the connection ends or times out, :class:`BadLine` for nonsense."""
+    """The next event (``None`` for one this version does not know, or a line too long, skipped),
+    within ``timeout`` s if given. Raises OSError when the connection ends or times out,
+    :class:`BadLine` for nonsense."""
     if timeout is not None:
         peer.deadline = time.monotonic() + timeout
-    line = next(iter(peer), None)
-    if line is None:
-        raise ConnectionError("pi closed the connection")
-    return parse(line)
+    for line in peer:
+        return None if line is None else parse(line)
+    raise ConnectionError("pi closed the connection")
 
 
 def hello_of(socket_path: str, timeout: float = 2.0) -> Hello:
-    """What one pi says on connect: who it is and the dialogs it waits on."""
-    with connect(socket_path, timeout=timeout) as peer:
+    """What one pi says on connect (a one-shot look): who it is and the dialogs it waits on."""
+    with connect(socket_path, timeout=timeout, patient=False) as peer:
         return hello(peer)
 
 
@@ -351,7 +385,7 @@ def answer_dialog(
     cancels a select or input), by forwarding ``keys`` (key names or raw input) to a custom
     dialog; refused for editor. A dialog that is no longer open is refused, nothing is done."""
     try:
-        with connect(socket_path, timeout=timeout) as peer:
+        with connect(socket_path, timeout=timeout, patient=False) as peer:
             dialog = next((d for d in hello(peer).dialogs if d.id == dialog_id), None)
             why = "that dialog is no longer open" if dialog is None else check_answer(dialog, value, keys)
             if why:
@@ -368,14 +402,25 @@ def answer_dialog(
 
 
 def hellos(folder: str | None = None, timeout: float = 1.0) -> dict[str, Hello | None]:
-    """What every pi with the extension loaded says on connect now, by socket (None: no answer)."""
-    said: dict[str, Hello | None] = {}
-    for path in list_sockets(folder):
+    """What every pi with the extension loaded says on connect now, by socket (None: no answer),
+    asked at once (:data:`LOOKS_AT_ONCE` at a time, each within ``timeout``); a socket whose pi is
+    gone (:func:`owner_gone`) is not asked, one that refuses is not asked again."""
+
+    def ask(path: str) -> Hello | None:
+        if owner_gone(path):
+            return None
         try:
-            said[path] = hello_of(path, timeout)
+            return hello_of(path, timeout)
         except (OSError, BadLine):
-            said[path] = None
-    return said
+            return None
+
+    found = list_sockets(folder)
+    if len(found) < 2:
+        return {path: ask(path) for path in found}
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(min(LOOKS_AT_ONCE, len(found)), thread_name_prefix="pi-notifier-look") as pool:
+        return dict(zip(found, pool.map(ask, found), strict=True))
 
 
 def all_open_dialogs(folder: str | None = None, timeout: float = 1.0) -> list[tuple[str, Dialog]]:
@@ -599,6 +644,9 @@ class CompanionWatcher:
     def _found(self, path: str) -> None:
         if self._stop.is_set() or not is_socket_name(os.path.basename(path)):
             return
+        if owner_gone(path):  # (a socket left by a pi killed outright)
+            log.debug("companion socket %s: its pi is gone", path)
+            return
         with self._lock:
             if path in self._channels:
                 return
@@ -609,27 +657,53 @@ class CompanionWatcher:
         threading.Thread(target=self._serve, args=(path,), name="pi-notifier-companion", daemon=True).start()
 
     def _serve(self, path: str) -> None:
-        peer: Client | None = None
+        """Follow one pi for as long as it runs: a connection that ends (or cannot be made) while
+        its socket is there and its process runs is made again, after the one back-off (its hello
+        brings the board in line); the pi is gone (:class:`Disconnected`, if it was followed)
+        once its socket or its process is, or nobody listens there any more."""
+        backoff = Backoff(RECONNECT_LEAST_S, RECONNECT_MOST_S, RECONNECT_HEALTHY_S)
+        followed = False
         try:
-            peer = connect(path)
+            while not self._stop.is_set():
+                backoff.began()
+                try:
+                    peer = connect(path)
+                except (*NOBODY_LISTENS, NotOurs) as exc:
+                    log.debug("companion socket %s: %s", path, exc)
+                    return
+                except OSError as exc:  # timed out, a full backlog: again while the pi runs
+                    log.debug("companion socket %s: %s", path, exc)
+                else:
+                    followed = True
+                    self._follow(path, peer)
+                if owner_gone(path) or self._stop.wait(backoff.next()):
+                    return
+                log.debug("companion socket %s: connecting again", path)
+        finally:
+            with self._lock:
+                self._channels.pop(path, None)
+            if followed and not self._stop.is_set():
+                with contextlib.suppress(Exception):
+                    self.callback(path, Disconnected(path))
+
+    def _follow(self, path: str, peer: Client) -> None:
+        """Hand on one connection's events until it ends (or the watcher stops)."""
+        with peer:
             with self._lock:
                 if self._stop.is_set():
                     return
                 self._channels[path] = peer
             peer.deadline = None  # (as long as pi runs)
             events: Iterator[Event] = follow(peer, parse, self._stop, say_once, path, "a pi")
-            for event in events:
-                try:
-                    self.callback(path, event)
-                except Exception:  # a sink's bug must not end the connection
-                    log.exception("companion event handler failed")
-        except (OSError, BadLine) as exc:  # (it could not connect)
-            log.debug("companion socket %s: %s", path, exc)
-        finally:
-            if peer is not None:
-                peer.close()
-            with self._lock:
-                known = self._channels.pop(path, None) is not None
-            if known and not self._stop.is_set():
-                with contextlib.suppress(Exception):
-                    self.callback(path, Disconnected(path))
+            try:
+                for event in events:
+                    try:
+                        self.callback(path, event)
+                    except Exception:  # a sink's bug must not end the connection
+                        log.exception("companion event handler failed")
+            except OSError as exc:
+                log.debug("companion socket %s: %s", path, exc)
+            finally:
+                with self._lock:
+                    if path in self._channels:
+                        self._channels[path] = None

@@ -35,10 +35,10 @@ from notifier.channel import (
     READ_PAUSE,
     STALL_TIMEOUT,
     BadLine,
+    Lines,
     dial,
     encode,
     listen_private,
-    next_line,
     parse_object,
     peer_uid,
 )
@@ -82,7 +82,7 @@ class Connection:
         self.active = time.monotonic()  # the last request (or its answer): idle timeout, eviction
         self.busy = False  # a request is with a handler (the next one waits)
         self.eof = False  # the peer will send nothing more (or is being finished off)
-        self.inbuf = bytearray()
+        self.lines = Lines()  # what it sent, cut into requests
         self.events = 0  # what the server's selector watches for
         self._queue: collections.deque[tuple[str | None, bytes]] = collections.deque()
         self.queued_bytes = 0  # waiting for the socket (not counting the message being written)
@@ -376,10 +376,11 @@ class Server:
 
     def _evict(self) -> bool:
         """Make room for a new connection: close the longest idle one that is neither subscribed
-        nor being answered, or, when subscriptions hold over half the places, the oldest of them;
-        False when nobody should go."""
+        nor being answered (one that has sent only part of a request is idle too: a request comes
+        whole at once, so half lines cannot hold every place), or, when subscriptions hold over
+        half the places, the oldest of them; False when nobody should go."""
         now = time.monotonic()
-        conns = [c for c in self._conns.values() if not c.inbuf and c.idle() and now - c.active >= EVICT_GRACE]
+        conns = [c for c in self._conns.values() if c.idle() and now - c.active >= EVICT_GRACE]
         kept = [c for c in self._conns.values() if c.kept]
         if not conns and len(kept) > self.max_connections // 2:
             conns = kept
@@ -423,35 +424,36 @@ class Server:
         except OSError:
             self._close(conn)
             return
-        conn.inbuf += chunk
+        conn.lines.feed(chunk)
         if not chunk:
             conn.eof = True
-            if conn.inbuf and len(conn.inbuf) <= MAX_LINE:
-                conn.inbuf += b"\n"  # the end of the stream ends the last request too
+            if conn.lines.partial:
+                conn.lines.feed(b"\n")  # the end of the stream ends the last request too
 
     def _dispatch(self, conn: Connection) -> None:
         """Hand the next complete request line to a worker (one at a time per connection; none
-        while the client leaves its earlier answers unread)."""
-        while not conn.busy and not conn.closed and conn.queued_bytes < READ_PAUSE:
+        while the client leaves its earlier answers unread); a bad line, or one too long (skipped
+        to its end), is answered with an error and the next line is read as usual."""
+
+        def ready() -> bool:
+            return not conn.busy and not conn.closed and conn.queued_bytes < READ_PAUSE
+
+        if not ready():
+            return
+        for line in conn.lines:  # (each line is taken as it is given: none is lost by stopping)
             try:
-                line = next_line(conn.inbuf)
-            except BadLine as exc:
-                conn.inbuf.clear()
-                conn.eof = True  # answered, then closed: what follows is the same request
-                conn.send({"ok": False, "error": f"bad request: {exc}"})
-                return
-            if line is None:
-                return
-            if not line.strip():
-                continue
-            try:
-                request = parse_object(line, MAX_LINE, MAX_DEPTH)
+                if line is None:
+                    raise BadLine(f"a line longer than {MAX_LINE} bytes")
+                request = parse_object(line, MAX_LINE, MAX_DEPTH) if line.strip() else None
             except BadLine as exc:
                 conn.send({"ok": False, "error": f"bad request: {clean(exc, 160)}"})
-                continue
-            conn.busy = True
-            conn.active = time.monotonic()
-            self._pool.submit(conn, request)
+            else:
+                if request is not None:
+                    conn.busy = True
+                    conn.active = time.monotonic()
+                    self._pool.submit(conn, request)
+            if not ready():
+                return
 
     def _serve(self, conn: Connection) -> None:
         """Hand it its next request, write what it can take; close it when it is done."""

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from notifier import control
 from notifier.app import App, WindowProcess
-from notifier.channel import MAX_DEPTH, BadLine, encode, parse_object
+from notifier.channel import MAX_DEPTH, BadLine, Lines, encode, parse_object
 from notifier.config import Config
 from notifier.control import Connection, Server, answer
 from notifier.core.commands import Focus
@@ -239,3 +239,31 @@ def test_the_real_server_answers_or_drops_cleanly_and_keeps_serving(
         assert failures.messages == []
     reply = control.request({"cmd": "ping"}, path=server.path, timeout=20)
     assert reply == {"ok": True, "pid": os.getpid(), "roots": app.config["sessions_dirs"]}
+
+
+# ---- the one line cutter (channel.Lines): any line, any chunking ----
+
+LIMIT = 64
+stream_lines = st.lists(
+    st.binary(max_size=3 * LIMIT).map(lambda b: b.replace(b"\n", b"")) | st.integers(LIMIT - 1, 5 * LIMIT).map(b"y".__mul__),
+    max_size=12,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(stream_lines, st.lists(st.integers(1, 4 * LIMIT), min_size=1, max_size=40), st.booleans())
+def test_lines_gives_each_line_or_none_for_a_long_one_however_it_is_cut(
+    lines: list[bytes], cuts: list[int], ended: bool
+) -> None:
+    data = b"".join(line + b"\n" for line in lines) + (b"tail" if not ended else b"")
+    cutter = Lines(LIMIT)
+    got: list[bytes | None] = []
+    at, i = 0, 0
+    while at < len(data):
+        piece = cuts[i % len(cuts)]
+        cutter.feed(data[at : at + piece])
+        at, i = at + piece, i + 1
+        assert len(cutter.buf) <= LIMIT + 1 + piece  # never a long line held whole
+        got += list(cutter)
+    assert got == [line if len(line) <= LIMIT else None for line in lines]
+    assert cutter.partial is (not ended and bool(data))
