@@ -29,7 +29,7 @@ from typing import Any, Protocol
 from notifier.actions import goto
 from notifier.actions.goto import Refused, go, pick, resume_advice
 from notifier.companion import Dialog as ExtDialog
-from notifier.companion import all_open_dialogs, announced_sessions, answer_dialog, question_of
+from notifier.companion import all_open_dialogs, announced_sessions, answer_dialog, hello_of, question_of
 from notifier.config import Config
 from notifier.core import codec
 from notifier.core.board import startup_key
@@ -606,8 +606,12 @@ def by_channel(
             " only when that call ends, so it cannot be checked: answer it in the terminal (pi-notifier goto)"
         )
 
-    def mirrored() -> str | None:
-        return next(("\n".join(o.screen or ()) for path, o in all_open_dialogs() if (path, o.id) == (sock, d.id)), None)
+    def mirrored() -> str | None:  # (what its own pi mirrors: only that pi is asked)
+        try:
+            said = hello_of(sock)
+        except (OSError, ValueError):
+            return None
+        return next(("\n".join(o.screen or ()) for o in said.dialogs if o.id == d.id), None)
 
     def send(step: Step, seen: Seen) -> bool:
         # (pasted whole, as a terminal pastes: never taken for key names)
