@@ -629,12 +629,15 @@ class SessionFiles:
         self._blame: dict[str, int] = {}  # failures that happened while reading each file
         self._hot: dict[str, Tailer] = {}  # the HOT tailers read last, oldest first
 
-    def scan(self, folder: str, initial: bool, cache: Cache | None = None) -> list[Transition]:
-        """Every session file under ``folder``: read on, added, or restored from ``cache``."""
+    def scan(
+        self, folder: str, initial: bool, cache: Cache | None = None, out: list[Transition] | None = None
+    ) -> list[Transition]:
+        """Every session file under ``folder``: read on, added, or restored from ``cache``; the
+        transitions go to ``out`` as each file is read (kept there if a later file fails)."""
         tree = walk_tree(folder)
         for path, kind in tree.skipped:
             self._once(path, "kind", "skipped: %s, not a regular file", kind)
-        out: list[Transition] = []
+        out = [] if out is None else out
         for path, st in tree.files.items():
             ident = (st.st_dev, st.st_ino)
             known = self._idents.get(ident)
@@ -825,10 +828,10 @@ class SessionFiles:
         if self.reading is not None:
             self._blame[self.reading] = self._blame.get(self.reading, 0) + 1
 
-    def resync(self) -> list[Transition]:
-        """After a restart: every file read on. The one being read when it failed: read again from
-        its tail; failing again, skipped past; after BLAME_LIMIT failures, ignored."""
-        out: list[Transition] = []
+    def resync(self, out: list[Transition]) -> None:
+        """After a restart: every file read on, the transitions into ``out`` as each is read. The
+        one being read when it failed: read again from its tail (a file not followed yet: added
+        again); failing again, skipped past; after BLAME_LIMIT failures, ignored."""
         culprit, self.reading = self.reading, None
         if culprit is not None:
             blamed = self._blame.get(culprit, 0)
@@ -843,6 +846,7 @@ class SessionFiles:
                 if events is not None:
                     out += self.board.local.replace(culprit, events, self._wall())
                 self.reading = None
+            elif tailer is None:
+                out += self.read(culprit)
         for path in list(self.tailers):
             out += self.read(path)
-        return out
