@@ -396,7 +396,7 @@ class Engine:
 
     def _loop(self) -> None:
         """Each round: what came (the changed files coalesced, each read once before the next other
-        message), then one batch out; the process table last.
+        message), the files due to be read again, then one batch out; the process table last.
         Everything in hand is kept on the engine (not in this frame): a failure loses none of it."""
         inbox = self._inbox
         while not self._stop.is_set():
@@ -418,6 +418,7 @@ class Engine:
             mono = time.monotonic()
             for path in self._limit.due(mono):  # (folders past the watch limit)
                 self._made += self.files.read(path)
+            self._made += self.files.retry(mono)  # (files whose read failed, read again when due)
             self._publish_if_changed()
             # The process table last: what was read above is out already, never held up by it.
             self._made += self._liveness.due(self.board, time.monotonic(), self._wall())
@@ -481,7 +482,8 @@ class Engine:
             self.files.scan(item.path, initial=False, out=made)
 
     def _timeout(self) -> float | None:
-        due = [t for t in (self._liveness.next_due, self._limit.next_poll) if t is not None]
+        timers = (self._liveness.next_due, self._limit.next_poll, self.files.next_retry)
+        due = [t for t in timers if t is not None]
         if not due:
             return None  # nothing to do until a file changes: no polling
         return max(0.0, min(due) - time.monotonic())
