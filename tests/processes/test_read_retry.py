@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import logging
 import os
-import threading
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
@@ -19,11 +20,26 @@ from ..conftest import wait_for
 from ..harness import Harness
 from ..writer import append, ask, header, user
 
+T = TypeVar("T")
+
 
 def point(link: Path, target: Path) -> None:
     new = link.with_name(link.name + ".new")
     new.symlink_to(target)
     os.replace(new, link)
+
+
+def on_the_engine(h: Harness, look: Callable[[], T]) -> T:
+    """``look()`` on the engine thread (which alone touches its files), after what is queued before."""
+    seen: list[T] = []
+
+    def call() -> list[Transition]:
+        seen.append(look())
+        return []
+
+    h.engine.call(call)
+    wait_for(lambda: seen, 10, "the engine to reach the call")
+    return seen[0]
 
 
 def test_a_question_in_a_file_that_could_not_be_read_is_seen_without_a_change_event(
@@ -38,16 +54,9 @@ def test_a_question_in_a_file_that_could_not_be_read_is_seen_without_a_change_ev
     with Harness([sessions]) as h:
         (sessions / "s.jsonl").symlink_to(hop / "s.jsonl")  # (the watcher's event: read, and it fails)
         h.engine.queue.put(FileChanged(str(sessions / "s.jsonl")))  # (the same, now: the read is behind it)
-        read = threading.Event()
-
-        def behind() -> list[Transition]:
-            read.set()
-            return []
-
-        h.engine.call(behind)
-        wait_for(read.is_set, 10, "the failed read")
+        assert on_the_engine(h, lambda: h.engine.files.next_retry) is not None  # (read, and it failed)
         point(hop, real)
         (t,) = h.wait("needs_input", 1, timeout=10)
         assert t.question.tool_call_id == "q1" and h.engine.restarts == 0
-        wait_for(lambda: h.engine.files.next_retry is None, 10, "no more retries")
+        assert on_the_engine(h, lambda: h.engine.files.next_retry) is None  # (no more retries)
     assert sum("cannot read" in r.getMessage() for r in caplog.records) == 1
