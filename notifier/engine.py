@@ -26,6 +26,7 @@ import logging
 import queue
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
@@ -38,7 +39,7 @@ from notifier.core.text import clean
 from notifier.sessions import EngineOptions, Probe, open_cache, read_processes
 from notifier.system.processes import still_running
 from notifier.system.supervisor import FailureLog, Supervisor
-from notifier.tail import SessionFiles
+from notifier.tail import BLAME_LIMIT, SessionFiles
 from notifier.watch import (
     EventsLost,
     FileChanged,
@@ -249,6 +250,13 @@ class Engine:
         self._wall = wall
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        # The engine's work in hand, kept when it fails (the loop run again goes on with it): the
+        # messages taken off the queue and not handled yet, the one being handled, and the files
+        # changed and not read yet; what was made and not handed out is kept by ``_fresh``.
+        self._inbox: deque[Message] = deque()
+        self._in_hand: Message | None = None
+        self._in_hand_failures = 0  # how often the engine failed with the message first in line in hand
+        self._changed: dict[str, None] = {}  # (in order, each read once)
         self._fresh()
         self._supervisor = Supervisor("engine", self._stop, health)
         self.health = self._supervisor.health
@@ -305,19 +313,24 @@ class Engine:
     # ---- kept running by the supervisor ----
 
     def _run(self) -> None:
-        """Start up (or resume after a failure), then work until stopped."""
+        """Start up (or resume after a failure: the files read on, what was made before the failure
+        handed out, then the messages still in line first), then work until stopped."""
         if not self._started:
             self._startup()
         else:
-            out = self.files.resync()
+            self.files.resync(self._made)
             self._liveness.resumed(self.board)
-            self._publish(out)
+            self._publish()
         self._loop()
 
     def _recover(self) -> None:
         """``_run`` just failed: the file it was reading is blamed (one that keeps failing is
-        dropped); during the start-up scan, it starts again from nothing (no sink saw anything)."""
+        dropped), the message in hand goes back in line (:meth:`_put_back`); during the start-up
+        scan, it starts again from nothing (no sink saw anything)."""
         self.files.blame()
+        item, self._in_hand = self._in_hand, None
+        if item is not None:
+            self._put_back(item)
         if not self._started:
             try:
                 self.watcher.stop()
@@ -327,11 +340,30 @@ class Engine:
         if self._on_failure is not None:
             self._on_failure()
 
+    def _put_back(self, item: Message) -> None:
+        """The message in hand when the engine failed: a watch event goes back first in line (what
+        it names is read again: harmless), until it was in hand for BLAME_LIMIT failures (then it
+        is dropped, said). A call is not run again: it may have done part of its work, which a
+        second run could do twice; it is said. (A call that raises an Exception never gets here:
+        :meth:`_handle` contains it.)"""
+        self._in_hand_failures += 1
+        if isinstance(item, _Call):
+            log.error("a call on the engine thread made it fail; it is not run again")
+        elif self._in_hand_failures >= BLAME_LIMIT:
+            said = type(item).__name__, getattr(item, "path", ""), self._in_hand_failures
+            log.error("dropped %s %s: handling it made the engine fail %d times", *said)
+        else:
+            self._inbox.appendleft(item)
+            return
+        self._in_hand_failures = 0
+
     def _fresh(self) -> None:
         """The watcher, the files and the scan cache, from nothing."""
         self.watcher = Watcher(self.queue)
         self.files = SessionFiles(self.options, Board(liveness=self.options.liveness), self._wall, self._more)
         self._cache = open_cache(self.options)
+        self._made: list[Transition] = []  # transitions made and not handed out yet
+        self._called = False  # a call ran since the last batch (it may change the board without a transition)
 
     # ---- start-up ----
 
@@ -351,7 +383,8 @@ class Engine:
         info = ReadyInfo(len(self.board.local), self.snapshot.pending_count, time.perf_counter() - began)
         self.ready_info = info
         if collected:
-            self._publish(collected)
+            self._made += collected
+            self._publish()
         for out in self.outputs:
             deliver(self.health, out, "ready", partial(out.ready, info, self.snapshot))
         self._started = True
@@ -362,88 +395,111 @@ class Engine:
     # ---- the loop ----
 
     def _loop(self) -> None:
+        """Each round: what came (the changed files coalesced, each read once before the next other
+        message), the files due to be read again, then one batch out; the process table last.
+        Everything in hand is kept on the engine (not in this frame): a failure loses none of it."""
+        inbox = self._inbox
         while not self._stop.is_set():
-            timeout = self._timeout()
-            batch: list[Message] = []
-            with contextlib.suppress(queue.Empty):  # (what came, and what else is queued already)
-                batch.append(self.queue.get(timeout=timeout))
-                while True:
-                    batch.append(self.queue.get_nowait())
-            out: list[Transition] = []
-            files: dict[str, None] = {}  # changed files, read once each, in order
-            called = False  # a call may change the board without a transition (a dismissal)
-            for item in batch:
+            self._take(self._timeout())
+            while inbox:
+                item = inbox[0]
                 if isinstance(item, _Stop):
                     return
                 if isinstance(item, FileChanged):
-                    files[item.path] = None
+                    self._changed[item.path] = None
+                    inbox.popleft()
                     continue
-                for path in files:
-                    out += self.files.read(path)
-                files.clear()
-                called |= isinstance(item, _Call)
-                out += self._handle(item)
-            for path in files:
-                out += self.files.read(path)
-            for path in self._limit.due(time.monotonic()):  # (folders past the watch limit)
-                out += self.files.read(path)
-            self._publish_if_changed(out, called)
+                self._read_changed()  # (the files changed before it first; failing, it stays first in line)
+                self._in_hand = inbox.popleft()
+                self._called |= isinstance(item, _Call)
+                self._handle(item)
+                self._in_hand, self._in_hand_failures = None, 0
+            self._read_changed()
+            mono = time.monotonic()
+            for path in self._limit.due(mono):  # (folders past the watch limit)
+                self._made += self.files.read(path)
+            self._made += self.files.retry(mono)  # (files whose read failed, read again when due)
+            self._publish_if_changed()
             # The process table last: what was read above is out already, never held up by it.
-            self._publish_if_changed(self._liveness.due(self.board, time.monotonic(), self._wall()), False)
+            self._made += self._liveness.due(self.board, time.monotonic(), self._wall())
+            self._publish_if_changed()
 
-    def _publish_if_changed(self, out: list[Transition], called: bool) -> None:
+    def _take(self, timeout: float | None) -> None:
+        """Put in line what came (waiting up to ``timeout`` if nothing is in line) and what else is
+        queued already."""
+        with contextlib.suppress(queue.Empty):
+            if not self._inbox:
+                self._inbox.append(self.queue.get(timeout=timeout))
+            while True:
+                self._inbox.append(self.queue.get_nowait())
+
+    def _read_changed(self) -> None:
+        """Read the files changed, in order; each leaves the list before it is read (one that makes
+        the engine fail is the files' to blame and read again: :meth:`SessionFiles.resync`)."""
+        changed = self._changed
+        while changed:
+            path = next(iter(changed))
+            del changed[path]
+            self._made += self.files.read(path)
+
+    def _publish_if_changed(self) -> None:
         """Hand out what changed, if anything did (a call may change the board without a
         transition, and so may who is alive)."""
         relived = self.board.local.take_relived()  # (who is alive changed: a new snapshot)
-        if out or called or relived or self.board.local.has_turns():
-            self._publish(out)
+        if self._made or self._called or relived or self.board.local.has_turns():
+            self._publish()
 
-    def _handle(self, item: Message) -> list[Transition]:
-        """Any message but a file change (those are coalesced) or the stop."""
+    def _handle(self, item: Message) -> None:
+        """Any message but a file change (those are coalesced) or the stop; what it makes goes
+        straight to what is handed out next (a scan that fails halfway loses none of it)."""
+        made = self._made
         if isinstance(item, _Call):
             try:
-                return item.fn()
+                made += item.fn()
             except Exception:
                 log.exception("a call on the engine thread failed (tray, window, dialogs, remotes); carrying on")
         elif isinstance(item, PathGone):
-            return self.files.gone(item.path)
+            made += self.files.gone(item.path)
         elif isinstance(item, FolderAppeared):
-            out = self.files.scan(item.path, initial=False)
+            self.files.scan(item.path, initial=False, out=made)
             self._limit.check_folder(item.path, self.watcher)
-            return out
         elif isinstance(item, RootGone):
             log.warning("sessions folder %s was removed; waiting for it to come back", item.path)
             self.watcher.root_gone(item.path)
-            return self.files.gone(item.path)
+            made += self.files.gone(item.path)
         elif isinstance(item, RootBack) and self.watcher.watch(item.path):
             log.info("watching %s", item.path)
-            return self.files.scan(item.path, initial=False)
+            self.files.scan(item.path, initial=False, out=made)
         elif isinstance(item, RootRelinked) and self.watcher.retarget(item.path):
             log.warning("sessions folder %s points elsewhere now; reading it anew", item.path)
-            out = self.files.gone(item.path, everything=True)
-            return out + (self.files.scan(item.path, initial=False) if self.watcher.watch(item.path) else [])
+            made += self.files.gone(item.path, everything=True)
+            if self.watcher.watch(item.path):
+                self.files.scan(item.path, initial=False, out=made)
         elif isinstance(item, EventsLost):
             # A waiting pi writes nothing more: what was written while events were dropped is read now.
             log.warning("inotify queue overflowed: events were lost; reading %s again", item.path)
-            return self.files.gone(item.path) + self.files.scan(item.path, initial=False)
-        return []
+            made += self.files.gone(item.path)
+            self.files.scan(item.path, initial=False, out=made)
 
     def _timeout(self) -> float | None:
-        due = [t for t in (self._liveness.next_due, self._limit.next_poll) if t is not None]
+        timers = (self._liveness.next_due, self._limit.next_poll, self.files.next_retry)
+        due = [t for t in timers if t is not None]
         if not due:
             return None  # nothing to do until a file changes: no polling
         return max(0.0, min(due) - time.monotonic())
 
-    def _publish(self, items: list[Transition]) -> None:
-        """Hand every output one batch: the transitions (those of the engine's own reading and
+    def _publish(self) -> None:
+        """Hand every output one batch: the transitions made (those of the engine's own reading and
         those its calls returned: remote hosts, the companion extension's dialogs), a new
-        snapshot, and the turns finished since the last batch."""
-        items = self._liveness.asked(items, self.board)
+        snapshot, and the turns finished since the last batch. They are the batch's once it is
+        made: a failure before keeps them for the next."""
+        items = self._liveness.asked(self._made, self.board)
         if log.isEnabledFor(logging.DEBUG):
             _log_each(items)
         # The snapshot replaced is let go after the outputs had theirs (freeing costs as much as building).
         previous, self.snapshot = self.snapshot, self.board.snapshot(self._wall())
         batch = Batch(tuple(items), self.snapshot, tuple(self.board.local.drain_turns()))
+        self._made, self._called = [], False
         for output in self.outputs:
             deliver(self.health, output, "publish", partial(output.publish, batch))
         del previous

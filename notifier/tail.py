@@ -16,7 +16,9 @@ to a full read. A name set before that is looked up further back, bounded (:func
 Which files are sessions (:func:`walk_tree`): a ``*.jsonl`` regular file, or a symlink to one,
 below a root through real folders (as watchdog watches); a file with two names is one session.
 :class:`SessionFiles` follows them into a board, every line through the one bounded parse; a bad
-line, file or folder said once. The engine thread owns one; one-shot reads use one too."""
+line, file or folder said once; a file that could not be read is read again when its time comes
+on the one back-off (:meth:`SessionFiles.retry`, on the engine's timer). The engine thread owns
+one; one-shot reads use one too."""
 
 from __future__ import annotations
 
@@ -26,6 +28,7 @@ import logging
 import operator
 import os
 import stat
+import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -50,6 +53,7 @@ from notifier.pi.parse import (
     too_large_events,
 )
 from notifier.system.log import LogOnce
+from notifier.system.supervisor import Backoff
 
 log = logging.getLogger(__name__)
 
@@ -628,13 +632,20 @@ class SessionFiles:
         self._idents: dict[Ident, str] = {}  # (device, inode) → the one name read
         self._blame: dict[str, int] = {}  # failures that happened while reading each file
         self._hot: dict[str, Tailer] = {}  # the HOT tailers read last, oldest first
+        # Files whose last read failed (EMFILE, EIO, ESTALE, EACCES…): read again when due
+        # (time.monotonic()), on the back-off each keeps until a read of it ends otherwise.
+        self._retry_at: dict[str, float] = {}
+        self._backoff: dict[str, Backoff] = {}
 
-    def scan(self, folder: str, initial: bool, cache: Cache | None = None) -> list[Transition]:
-        """Every session file under ``folder``: read on, added, or restored from ``cache``."""
+    def scan(
+        self, folder: str, initial: bool, cache: Cache | None = None, out: list[Transition] | None = None
+    ) -> list[Transition]:
+        """Every session file under ``folder``: read on, added, or restored from ``cache``; the
+        transitions go to ``out`` as each file is read (kept there if a later file fails)."""
         tree = walk_tree(folder)
         for path, kind in tree.skipped:
             self._once(path, "kind", "skipped: %s, not a regular file", kind)
-        out: list[Transition] = []
+        out = [] if out is None else out
         for path, st in tree.files.items():
             ident = (st.st_dev, st.st_ino)
             known = self._idents.get(ident)
@@ -666,7 +677,10 @@ class SessionFiles:
         if not initial:
             try:
                 st = os.stat(path)
-            except OSError:
+            except FileNotFoundError:
+                return []
+            except OSError as exc:
+                self._failed(path, exc)
                 return []
             if not stat.S_ISREG(st.st_mode):
                 self._once(path, "kind", "skipped: %s, not a regular file", kind_of(st.st_mode))
@@ -695,9 +709,50 @@ class SessionFiles:
         if path in self.ignored:
             return []
         self.reading = path
+        failing = bool(self._backoff) and path in self._backoff
+        if failing:
+            self._retry_at.pop(path, None)  # (read now: due again only if this read fails too)
         out = self._read(path)
+        if failing and path not in self._retry_at:
+            self._read_again(path)
         self.reading = None
         return out
+
+    @property
+    def next_retry(self) -> float | None:
+        """When (time.monotonic()) a file whose read failed is due to be read again, if any is."""
+        return min(self._retry_at.values()) if self._retry_at else None
+
+    def retry(self, mono: float) -> list[Transition]:
+        """Read again the files whose read failed and whose time has come (on the engine's timer:
+        a pi waiting for an answer writes nothing more, so no change event would bring its
+        question)."""
+        if not self._retry_at:
+            return []
+        out: list[Transition] = []
+        for path in [path for path, due in self._retry_at.items() if due <= mono]:
+            del self._retry_at[path]  # (whatever this read does, this time is spent)
+            out += self.read(path)
+        return out
+
+    def _failed(self, path: str, exc: OSError) -> None:
+        """A read of ``path`` failed: said once; read again on the back-off (:class:`Backoff`:
+        doubling up to its most, a look every half minute at worst). Any error that is not the
+        file being gone or not regular may pass without the file changing (no descriptor or memory
+        left for a moment, an I/O error, a stale NFS handle, access granted by a chmod, which the
+        watch does not report), and a failed open costs next to nothing: all are tried again."""
+        backoff = self._backoff.get(path)
+        if backoff is None:
+            backoff = self._backoff[path] = Backoff()
+        backoff.began()  # (this try ran no time: the wait doubles)
+        self._retry_at[path] = time.monotonic() + backoff.next()
+        self._once(path, "read", "cannot read (%s)", exc.strerror or exc)  # (one-shot reads never retry)
+
+    def _read_again(self, path: str) -> None:
+        """A file whose read failed was read (or is gone): no more retries; its next failure is said."""
+        if self._backoff.pop(path, None) is not None and path in self.tailers:
+            log.info("%s: read again", path)
+        self._once.forget(path, "read")
 
     def _read(self, path: str) -> list[Transition]:
         tailer = self.tailers.get(path)
@@ -710,10 +765,9 @@ class SessionFiles:
             if result.special:  # (never read; the tailer stays: the next event costs one fstat, no line)
                 self._once(path, "special", "not a regular file; ignored")
                 return self.board.local.forget(path, now) if self.board.local.reducer(path) is not None else []
-            if result.error is not None or fd is None:
-                self._once(
-                    path, "read", "cannot read (%s)", clean(getattr(result.error, "strerror", "") or result.error)
-                )
+            if result.error is not None:  # (read again later; what was read before it failed goes on)
+                self._failed(path, result.error)
+            if fd is None or (result.error is not None and not result.lines):
                 return []
             if result.more:
                 self._more(path)
@@ -751,7 +805,8 @@ class SessionFiles:
     def forget(self, path: str) -> list[Transition]:
         self._hot.pop(path, None)
         self.tailers.pop(path, None)
-        self._once.forget(path)
+        if path not in self._backoff:  # (one that cannot be read stays said until it is read)
+            self._once.forget(path)
         return self.board.local.forget(path, self._wall())
 
     def _read_bounded(self, tailer: Tailer, fd: int | None = None) -> list[Event] | None:
@@ -784,7 +839,7 @@ class SessionFiles:
         except FileNotFoundError:
             return None
         except OSError as exc:
-            self._once(path, "read", "cannot read (%s)", exc.strerror or exc)
+            self._failed(path, exc)
             return None
         if found:
             reducer.apply(Renamed(found))
@@ -825,10 +880,10 @@ class SessionFiles:
         if self.reading is not None:
             self._blame[self.reading] = self._blame.get(self.reading, 0) + 1
 
-    def resync(self) -> list[Transition]:
-        """After a restart: every file read on. The one being read when it failed: read again from
-        its tail; failing again, skipped past; after BLAME_LIMIT failures, ignored."""
-        out: list[Transition] = []
+    def resync(self, out: list[Transition]) -> None:
+        """After a restart: every file read on, the transitions into ``out`` as each is read. The
+        one being read when it failed: read again from its tail (a file not followed yet: added
+        again); failing again, skipped past; after BLAME_LIMIT failures, ignored."""
         culprit, self.reading = self.reading, None
         if culprit is not None:
             blamed = self._blame.get(culprit, 0)
@@ -836,6 +891,8 @@ class SessionFiles:
             if blamed >= BLAME_LIMIT:
                 self.ignored.add(culprit)
                 log.error("ignoring %s from now on: reading it made the engine fail %d times", culprit, blamed)
+                self._retry_at.pop(culprit, None)
+                self._backoff.pop(culprit, None)
                 out += self.forget(culprit)
             elif blamed == 1 and tailer is not None:
                 self.reading = culprit
@@ -843,6 +900,7 @@ class SessionFiles:
                 if events is not None:
                     out += self.board.local.replace(culprit, events, self._wall())
                 self.reading = None
+            elif tailer is None:
+                out += self.read(culprit)
         for path in list(self.tailers):
             out += self.read(path)
-        return out

@@ -1,0 +1,119 @@
+"""A session file whose read fails for a reason that may pass is read again on a back-off (the
+project's one :class:`~notifier.system.supervisor.Backoff`), said once in the log, until it is
+read or gone: a pi waiting for an answer writes nothing more, so no change would bring its
+question. Real files; the error is a real one: the session's name reaches its file through a
+symlink that loops (ELOOP) until it is pointed elsewhere, which changes nothing the session's
+folder would report."""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from notifier.core.board import Board
+from notifier.sessions import EngineOptions
+from notifier.system.supervisor import RESTART_MAX_S, RESTART_MIN_S
+from notifier.tail import SessionFiles
+
+from ..writer import append, ask, header, user
+
+
+def point(link: Path, target: Path) -> None:
+    """Make ``link`` a symlink to ``target`` in one step (a link to itself: a loop)."""
+    new = link.with_name(link.name + ".new")
+    new.symlink_to(target)
+    os.replace(new, link)
+
+
+def layout(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """``(the session's name, the hop its link goes through, the real file)``; the hop loops."""
+    real, sessions = tmp_path / "real", tmp_path / "sessions"
+    real.mkdir()
+    sessions.mkdir()
+    hop = tmp_path / "hop"
+    point(hop, hop)
+    session = sessions / "s.jsonl"
+    session.symlink_to(hop / "s.jsonl")
+    return session, hop, real
+
+
+def session_files(tmp_path: Path) -> SessionFiles:
+    options = EngineOptions(roots=[str(tmp_path / "sessions")], liveness=False)
+    return SessionFiles(options, Board(liveness=False), time.time)
+
+
+def said(caplog: pytest.LogCaptureFixture, text: str) -> int:
+    return sum(text in r.getMessage() for r in caplog.records)
+
+
+def test_an_unreadable_new_file_is_read_again_less_and_less_often_and_said_once(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO)
+    session, hop, real = layout(tmp_path)
+    append(real / "s.jsonl", header(), user(), ask("q1", "Which?"))
+    files = session_files(tmp_path)
+    began = time.monotonic()
+    assert files.read(str(session)) == []
+    due = files.next_retry
+    assert due is not None and began < due <= time.monotonic() + RESTART_MIN_S
+    assert files.retry(due - 0.001) == [] and files.next_retry == due  # (not due yet: not read)
+    waits = []
+    for _ in range(12):
+        before = time.monotonic()
+        assert files.retry(math.inf) == []
+        after = files.next_retry
+        assert after is not None
+        waits.append(after - before)
+    assert all(later > earlier * 1.5 for earlier, later in zip(waits[:6], waits[1:7], strict=True))  # (doubling)
+    assert max(waits) <= RESTART_MAX_S + 0.1 and waits[-1] >= RESTART_MAX_S - 0.1  # (up to its most)
+    assert said(caplog, "cannot read") == 1
+    point(hop, real)
+    out = files.retry(math.inf)
+    assert [t.question.tool_call_id for t in out if t.kind == "needs_input"] == ["q1"]
+    assert files.next_retry is None and said(caplog, "read again") == 1
+    point(hop, hop)  # (failing again later: said again, once)
+    append(real / "s.jsonl", ask("q2", "And?"))
+    assert files.read(str(session)) == [] and files.next_retry is not None
+    assert said(caplog, "cannot read") == 2
+
+
+def test_a_followed_file_that_cannot_be_read_for_a_while_gives_its_question_then(tmp_path: Path) -> None:
+    session, hop, real = layout(tmp_path)
+    point(hop, real)
+    append(real / "s.jsonl", header(), user())
+    files = session_files(tmp_path)
+    files.scan(str(tmp_path / "sessions"), initial=True)
+    assert str(session) in files.tailers and files.next_retry is None
+    point(hop, hop)
+    append(real / "s.jsonl", ask("q1", "Which?"))  # (written while it cannot be read)
+    assert files.read(str(session)) == [] and files.next_retry is not None
+    point(hop, real)  # (nothing the session's folder reports: only the retry reads it)
+    out = files.retry(math.inf)
+    assert [t.question.tool_call_id for t in out if t.kind == "needs_input"] == ["q1"]
+    assert files.next_retry is None
+
+
+def test_a_file_gone_while_it_could_not_be_read_is_not_tried_again(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO)
+    session, _, _ = layout(tmp_path)
+    files = session_files(tmp_path)
+    assert files.read(str(session)) == [] and files.next_retry is not None
+    session.unlink()
+    assert files.retry(math.inf) == [] and files.next_retry is None
+    assert said(caplog, "read again") == 0
+
+
+def test_a_fifo_named_like_a_session_is_not_tried_again(tmp_path: Path) -> None:
+    (tmp_path / "sessions").mkdir()
+    fifo = tmp_path / "sessions" / "f.jsonl"
+    os.mkfifo(fifo)
+    files = session_files(tmp_path)
+    assert files.read(str(fifo)) == [] and files.next_retry is None  # (its kind changes only by a new file)
