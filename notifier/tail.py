@@ -8,7 +8,7 @@ Following (:class:`Tailer`): an offset, the partial line, and digests of the fil
 and of the ``WINDOW`` bytes before the offset. pi appends, but rewrites old files on open and
 ``/resume`` can replace one: a new inode, a shrink or another digest is a rewrite (read again).
 
-The start-up read (:func:`settle_file`): from the end, in a window that doubles, the lines with a
+The start-up read (:func:`startup_read`): from the end, in a window that doubles, the lines with a
 marker (:data:`notifier.pi.parse.MARKERS`) newest first until they settle the state, replayed
 forward; past a cap, or without a header, the file read forward. Bounded either way, and equal
 to a full read. A name set before that is looked up further back, bounded (:func:`look_up_name`).
@@ -227,7 +227,7 @@ class Tailer:
         """The digest of the bytes ``[tail_start, offset)`` as they were read."""
         return digest(self._seen) if self._seen is not None else self._tail
 
-    def settle_window(self) -> None:
+    def keep_digest_only(self) -> None:
         """Keep only the digest of the bytes before the offset (:meth:`_read_on` keeps them as
         they were read, to compare them without hashing on every read, until told so)."""
         if self._seen is not None:
@@ -297,7 +297,7 @@ class Tailer:
         """``False`` if the head or the window differ (a rewrite); else read on, in chunks, to the
         end or the read budget (``more``). The window and what was appended (``SLACK`` past
         ``size``) come in one ``pread``; the new window is what was consumed, kept as read (its
-        digest made only when asked: :meth:`settle_window`)."""
+        digest made only when asked: :meth:`keep_digest_only`)."""
         kept = self.offset - self.tail_start
         want = min(max(size - self.offset, 0) + SLACK, CHUNK, READ_BUDGET)
         data = os.pread(fd, kept + want, self.tail_start)
@@ -365,7 +365,7 @@ def forward_lines(fd: int, lo: int, hi: int, max_line: int) -> Iterator[bytes]:
         yield from lines
 
 
-def settle_file(
+def startup_read(
     fd: int,
     st: os.stat_result,
     tailer: Tailer,
@@ -800,7 +800,7 @@ class SessionFiles:
         hot[path] = tailer
         if len(hot) > HOT:
             cold = next(iter(hot))
-            hot.pop(cold).settle_window()
+            hot.pop(cold).keep_digest_only()
 
     def forget(self, path: str) -> list[Transition]:
         self._hot.pop(path, None)
@@ -817,7 +817,7 @@ class SessionFiles:
     def load(
         self, tailer: Tailer, keep: list[Event] | None = None, fd: int | None = None, name: bool = False
     ) -> SessionReducer | None:
-        """The state a full read of the tailer's file would give (:func:`settle_file`); ``None`` if
+        """The state a full read of the tailer's file would give (:func:`startup_read`); ``None`` if
         it cannot be read (said once). ``fd``: the file, if open already; ``name``: a session that
         asks gets its name, even one set before what was read."""
         path = tailer.path
@@ -827,7 +827,7 @@ class SessionFiles:
                 fd, _ = open_regular(path)
             try:
                 events = partial(self.line_events, path, now=self._wall())
-                reducer = settle_file(fd, os.fstat(fd), tailer, self.options.max_line, events, keep)
+                reducer = startup_read(fd, os.fstat(fd), tailer, self.options.max_line, events, keep)
                 asks = name and reducer.pending and reducer.name is None and reducer.has_header
                 found = asks and look_up_name(tailer, fd)
             finally:

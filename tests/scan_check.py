@@ -8,12 +8,13 @@ import os
 from pathlib import Path
 from typing import Any
 
+from notifier import tail
 from notifier.core.board import Board
 from notifier.core.reducer import SessionReducer
 from notifier.core.text import clean
 from notifier.pi.parse import QuestionCatalog
 from notifier.sessions import EngineOptions
-from notifier.tail import CAP, FIRST_WINDOW, SessionFiles, Tailer, name_before, settle_file
+from notifier.tail import SessionFiles, Tailer, name_before
 
 NOW = 1_900_000_000.0
 
@@ -48,9 +49,9 @@ def startup_read(
     else:
         fd = os.open(path, os.O_RDONLY)
         try:
-            reducer = settle_file(
+            reducer = tail.startup_read(
                 fd, os.fstat(fd), tailer, tailer.max_line, lambda line: e.line_events(str(path), line, NOW),
-                first=first or FIRST_WINDOW, cap=CAP if cap is None else cap,
+                first=first or tail.FIRST_WINDOW, cap=tail.CAP if cap is None else cap,
             )  # fmt: skip
         finally:
             os.close(fd)

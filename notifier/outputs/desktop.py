@@ -214,7 +214,7 @@ class Screen:
         backend = self.backend
         return backend.owner if backend is not None and backend.online else ""
 
-    def settle_orphans(self, pending: set[Key]) -> None:
+    def close_orphans(self, pending: set[Key]) -> None:
         """The questions pending now (the engine's first snapshot): a notification left by a
         run before ours for questions no longer pending is closed (:meth:`Bubbles.over`)."""
         for nid in self.bubbles.over(pending):
@@ -532,7 +532,7 @@ class AlertSink:
     # The engine's output protocol (engine thread): hand over, never block.
     def ready(self, info: Any, snapshot: Snapshot) -> None:
         pending = {key_of(view.ref, q) for view, q in snapshot.pending}
-        self._put(lambda now: self._screen.settle_orphans(pending))  # what a run before ours left
+        self._put(lambda now: self._screen.close_orphans(pending))  # what a run before ours left
 
     def publish(self, batch: Batch) -> None:
         if self._stop.is_set():  # (stopped: nobody would read them)

@@ -213,7 +213,7 @@ def test_what_a_rewrite_is_compared_with_replays_to_the_full_read(
     import os
 
     from notifier.core.reducer import Event, SessionReducer
-    from notifier.tail import Tailer, settle_file
+    from notifier.tail import Tailer, startup_read
 
     from ..scan_check import NOW, files, full_read
 
@@ -224,7 +224,7 @@ def test_what_a_rewrite_is_compared_with_replays_to_the_full_read(
         keep: list[Event] = []
         fd = os.open(f, os.O_RDONLY)
         try:
-            got = settle_file(fd, os.fstat(fd), Tailer(str(f)), 1 << 20, lambda x: e.line_events(str(f), x, NOW), keep, cap=cap)
+            got = startup_read(fd, os.fstat(fd), Tailer(str(f)), 1 << 20, lambda x: e.line_events(str(f), x, NOW), keep, cap=cap)
         finally:
             os.close(fd)
         again = SessionReducer()

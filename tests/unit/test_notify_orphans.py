@@ -66,7 +66,7 @@ def test_the_next_run_on_the_same_server_closes_what_is_over() -> None:
     # (it dies here: nothing closed)
     after = _screen(server, store)
     assert after.bubbles.orphans == {1: {A}, 2: {B}}
-    after.settle_orphans({B})  # the first was answered meanwhile
+    after.close_orphans({B})  # the first was answered meanwhile
     assert server.closed == [1] and after.bubbles.orphans == {2: {B}}
     after.ended({B})
     assert server.closed == [1, 2] and after.bubbles.orphans == {} and store.bubbles() == {}
@@ -105,7 +105,7 @@ def test_ids_of_another_server_are_forgotten_never_closed() -> None:
     other = FakeServer("bus-2/:1.7")  # the same unique name on a new bus: another server
     after = _screen(other, store)
     assert after.bubbles.orphans == {} and store.bubbles() == {}
-    after.settle_orphans(set())
+    after.close_orphans(set())
     assert other.closed == []
 
 
@@ -132,7 +132,7 @@ def test_a_remote_question_left_on_screen_waits_for_its_end() -> None:
     q = Question("q9", "question", (QuestionItem("Go?", options=(Option("Yes"),)),), 1.0)
     first.put(Notice(3, "question", (Item(remote, ref, q),)))
     after = _screen(server, store)
-    after.settle_orphans(set())
+    after.close_orphans(set())
     assert server.closed == [] and after.bubbles.orphans == {1: {remote}}
     after.ended({remote})
     assert server.closed == [1]
