@@ -129,6 +129,9 @@ class LocalSession:
     alive: bool | None = None
     seen: dict[str, Seen] = field(default_factory=dict)
     asker: tuple[int, float] | None = None  # its pi, as last paired, where that waits for a human
+    # (question, pid, start time): the pi a list read after that question was seen paired with this
+    # session in every reading (evidence for the lists after it: :attr:`Wanted.owner`)
+    owner: tuple[str, int, float] | None = None
 
     @property
     def ref(self) -> SessionRef:
@@ -165,7 +168,10 @@ class LocalSession:
         ran by then) and what (its pane may show it)."""
         r = self.reducer
         q = next(iter(r.pending.values()), None)
-        return Wanted.asking(self.key, r.cwd, self.asked_at(q) if q else r.updated_at, None, q, r.session_id)
+        w = Wanted.asking(self.key, r.cwd, self.asked_at(q) if q else r.updated_at, None, q, r.session_id)
+        if q is not None and self.owner is not None and self.owner[0] == q.tool_call_id:
+            w = replace(w, owner=self.owner[1:])
+        return w
 
     def check(self, owned: bool, tick: int, read_tick: int, now: float) -> tuple[bool, list[Transition]]:
         """Judge the pending questions by a process list read from feeding count ``read_tick``
@@ -426,8 +432,14 @@ class LocalSessions(Changes):
             owned.update(s.key for s, _ in items if s.key in owners.living)
             for s, _ in items:
                 owner = owners.owners.get(s.key)
-                if owner is not None and owner.interactive and owner.pid:
+                if owner is None or not owner.pid:
+                    continue
+                if owner.interactive:
                     s.asker = (owner.pid, owner.started)
+                for cid in list(s.reducer.pending)[:1]:
+                    seen = s.seen.get(cid)
+                    if seen is not None and seen.tick <= self._read_tick:  # (a list read after it was asked)
+                        s.owner = (cid, owner.pid, owner.started)
         return owned
 
     def needs_liveness(self) -> bool:

@@ -12,6 +12,11 @@ folder are told apart by what each shows of itself (gathered elsewhere, handed i
   resuming it (``-c``, ``/resume``, ``--session``): that needs evidence (its pane showing the
   question, or a resume argument).
 - **screen**: the pane shows the pending question exactly; an empty input box counts against it.
+- **seen before**: the pi an earlier list paired with a session in every reading, while the
+  question it asks now was pending (:attr:`Wanted.owner`): exact. A pi in a dialog cannot leave
+  its session without ending the dialog (which ends the question), so the session stays that
+  pi's while it runs; once that pi is gone nothing will answer the question (a pi resuming the
+  session does not ask it again), so no other pi has it.
 
 One process owns at most one session and a session at most one process. Among all such
 pairings the best ones are kept, by these criteria in order: most exact pairs; most pairs whose
@@ -114,6 +119,7 @@ class Wanted:
     options: tuple[str, ...] = ()
     id: str | None = None
     created: float | None = None
+    owner: tuple[int, float] | None = None  # (pid, start time): its pi in every reading of an earlier list
 
     @classmethod
     def asking(
@@ -175,15 +181,23 @@ def _weight(exact: bool, shown: bool, resumed: bool, unseen: bool, against: bool
 EXACT = _weight(True, False, False, False, False)
 
 
+def _is(p: Proc, owner: tuple[int, float]) -> bool:
+    """Whether ``p`` is the process ``owner`` names (a reused pid has another start time)."""
+    return p.pid == owner[0] and abs(p.started - owner[1]) < 0.05
+
+
 def _edge(p: Proc, folders: frozenset[str], w: Wanted, created: float | None, announced: dict[str, int]) -> int | None:
     """The weight of pairing ``p`` with ``w``, or ``None`` where the evidence rules it out:
-    first what is exact (what the pi announced, its arguments), then what its pane shows."""
+    first what is exact (what the pi announced, its arguments, the pi seen with it before), then
+    what its pane shows."""
     if norm_folder(w.cwd) not in folders:
         return None
     if p.session is not None:  # it said which session it has
         return EXACT if p.session == w.key else None
     if w.key in announced and announced[w.key] != id(p):
         return None
+    if w.owner is not None:
+        return EXACT if _is(p, w.owner) else None
     if p.started > w.updated_at + START_SLACK_S:
         return None  # it was not running when the session was written (or the question asked)
     if p.argv is not None and names(p.argv, p.cwd, w.key, w.id):

@@ -280,3 +280,34 @@ def test_a_killed_asker_among_two_working_neighbours_is_abandoned_within_seconds
         assert after[str(fa)].get("location") is None
         assert after[str(fb)]["alive"] is True and after[str(fc)]["alive"] is True
         assert after[str(fb)]["abandoned"] == after[str(fc)]["abandoned"] == []
+
+
+def test_three_pis_asking_the_very_same_question_the_last_killed_is_abandoned(
+    tmp_path: Path, server: Tmux, model: int
+) -> None:
+    """Three pis in one folder ask the very same question (their panes cannot tell them apart);
+    C started after A and B asked. C is killed: its question is abandoned (the app had seen each
+    session's pi; a pi in a dialog cannot have moved to another session), A's and B's stay theirs."""
+    a, b = two_pis(tmp_path, server, model, together=False)
+    with AppProcess("run", "--no-tray", "--json", "--no-notify", "--sessions-dir", str(a.sessions)) as app:
+        app.wait("ready")
+        ask(a, tmp_path, STAGING, "a")
+        fa = session_of(a, [])
+        ask(b, tmp_path, STAGING, "b")
+        fb = session_of(b, [fa])
+        c = start_pi(tmp_path, need("1.6.0"), model, need("1.6.0").example("question.ts"), server=server, session="c")
+        ask(c, tmp_path, STAGING, "c")
+        fc = session_of(c, [fa, fb])
+        app.wait("needs_input", 3)
+        # (the app's answer: alive once a process list read after each question paired it)
+        wait_for(lambda: all(s["alive"] for s in status(a.sessions).values()), 20, "every session alive")
+        assert app.of("abandoned") == []
+
+        os.kill(pid_of(c), signal.SIGKILL)
+        (gone,) = app.wait("abandoned", timeout=LIVENESS_INTERVAL_S + 10)
+        assert gone["session"]["file"] == str(fc)
+        after = status(a.sessions)
+        assert after[str(fa)]["alive"] is True and after[str(fb)]["alive"] is True
+        assert [q["text"] for q in after[str(fa)]["pending"]] == [STAGING["question"]]
+        assert [q["text"] for q in after[str(fb)]["pending"]] == [STAGING["question"]]
+        assert len(app.of("abandoned")) == 1

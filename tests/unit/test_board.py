@@ -423,3 +423,41 @@ def test_an_asker_is_forgotten_once_a_list_no_longer_has_a_pi_in_its_folder() ->
     b.local.set_processes([Proc("/elsewhere", 60.0, 12, None, None, None, None, True)], 101.0)
     *_, t = b.local.apply("a", [ToolEnd(101.5, "q1", "question"), asked_ab("q2", "Second?", 102.0)], 102.0)
     assert (t.kind, t.asker) == ("needs_input", None)
+
+
+def test_three_pis_asking_the_same_question_the_one_killed_is_abandoned() -> None:
+    """Three pis in /p ask the same question (their panes cannot tell them apart), the third
+    started after the first two asked. A list read while all ran paired each with its own session
+    (by times); one is killed: its question is abandoned at the next list, the others stay theirs.
+    Before, the two live pis could each have been the killed one's (a pi can start a new session),
+    so its question stayed "needs answer" for ever."""
+    same = "Should we drop the table?"
+    for killed in ("a", "b", "c"):
+        b = Board(liveness=True)
+        b.local.apply("a", [Header(uuid7(50.3), "/p"), asked_ab("qa", same, 100.0)], 100.0)
+        b.local.apply("b", [Header(uuid7(60.3), "/p"), asked_ab("qb", same, 110.0)], 110.0)
+        b.local.apply("c", [Header(uuid7(200.3), "/p"), asked_ab("qc", same, 210.0)], 210.0)
+        procs = {k: Proc("/p", at, pid, None, pane(same), None, None, True)
+                 for k, at, pid in (("a", 50.0, 11), ("b", 60.0, 22), ("c", 200.0, 33))}
+        assert b.local.set_processes(list(procs.values()), 211.0) == []
+        left = [p for k, p in procs.items() if k != killed]
+        (gone,) = b.local.set_processes(left, 212.0)
+        assert (gone.kind, gone.session.key) == ("abandoned", killed)
+        alive = {v.ref.key: v.alive for v in b.snapshot(212.0).sessions}
+        assert alive == {k: k != killed for k in "abc"}
+        assert b.local.set_processes(left, 213.0) == []  # (once, not per list)
+
+
+def test_a_pairing_known_before_the_question_is_no_evidence_for_it() -> None:
+    """What a list read before a question was seen paired is not carried to that question: a pi
+    that asks again in a session another pi resumed meanwhile is judged afresh."""
+    same = "Again?"
+    b = Board(liveness=True)
+    b.local.apply("a", [Header(uuid7(50.3), "/p"), asked_ab("q1", same, 100.0)], 100.0)
+    pa = Proc("/p", 50.0, 11, None, pane(same), None, None, True)
+    assert b.local.set_processes([pa], 101.0) == []
+    b.local.apply("a", [ToolEnd(102.0, "q1", "question", judge=lambda q: ("answered", "A"))], 102.0)
+    b.local.apply("a", [asked_ab("q2", same, 300.0)], 300.0)  # asked by a pi that resumed it
+    resumer = Proc("/p", 250.0, 44, ("-c",), pane(same), None, None, True)
+    assert b.local.set_processes([resumer], 301.0) == []  # (its question: kept, not abandoned)
+    assert b.snapshot(301.0).pending_count == 1
