@@ -778,17 +778,20 @@ class SessionFiles:
                     return self.forget(path)
                 return self.board.local.replace(path, events, now)
             self._warm(path, tailer)
-            if not result.lines:
-                return []
-            events = [event for line in result.lines for event in self.line_events(path, line, now)]
-            out = self.board.local.apply(path, events, now)
-            if not any(t.kind == "needs_input" and t.session.name is None for t in out):
-                return out
-            name = look_up_name(tailer, fd)  # (a session that asks deserves its name: once, bounded)
-            if not name:
-                return out
-            self.board.local.apply(path, [Renamed(name)], now)  # (the transitions carry it too)
-            return [replace(t, session=named.ref) if (named := self.board.view(t.session.key)) else t for t in out]
+            return self._apply(path, result.lines, tailer, fd, now) if result.lines else []
+
+    def _apply(self, path: str, lines: list[bytes], tailer: Tailer, fd: int, now: float) -> list[Transition]:
+        """New whole ``lines`` of ``path`` (open as ``fd``) onto the board; a session that asks
+        and has no name yet gets the name set before them (looked up once, bounded)."""
+        events = [event for line in lines for event in self.line_events(path, line, now)]
+        out = self.board.local.apply(path, events, now)
+        if not any(t.kind == "needs_input" and t.session.name is None for t in out):
+            return out
+        name = look_up_name(tailer, fd)
+        if not name:
+            return out
+        self.board.local.apply(path, [Renamed(name)], now)  # (the transitions carry it too)
+        return [replace(t, session=named.ref) if (named := self.board.view(t.session.key)) else t for t in out]
 
     def _warm(self, path: str, tailer: Tailer) -> None:
         """``tailer`` was just read: it keeps its window as read (compared on the next read

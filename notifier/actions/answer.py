@@ -536,15 +536,7 @@ def dialog_row(item: QuestionItem, chosen: int, rows: tuple[str, ...], confirm: 
     "No, keep the data"): its options are that yes and that no. Else nothing is typed."""
     labels = [clean(o.label) for o in item.options]
     if confirm:
-        words = [_first_word(label) for label in labels]
-        at = [[i for i, r in enumerate(rows) if clean(r).casefold() == w] for w in words]
-        if len(labels) != len(rows) or any(len(a) != 1 for a in at) or len({a[0] for a in at}) != len(rows):
-            shown = ", ".join(repr(clean(label, 40)) for label in labels[:4])
-            raise Refused(
-                f"the question's options ({shown}) are not the confirm's {' and '.join(rows)} one each, so which"
-                " of them pi would take cannot be told: answer it in the terminal; nothing was typed"
-            )
-        return at[chosen][0]
+        return _confirm_row(labels, chosen, rows)
     cleaned = [clean(r) for r in rows]
 
     def rows_of(label: str) -> list[int]:
@@ -560,6 +552,19 @@ def dialog_row(item: QuestionItem, chosen: int, rows: tuple[str, ...], confirm: 
             f"{options_said(cleaned)}: answer it in the terminal; nothing was typed"
         )
     return mine[0]
+
+
+def _confirm_row(labels: list[str], chosen: int, rows: tuple[str, ...]) -> int:
+    """:func:`dialog_row` for a confirm: the row that option ``chosen``'s first word names."""
+    words = [_first_word(label) for label in labels]
+    at = [[i for i, r in enumerate(rows) if clean(r).casefold() == w] for w in words]
+    if len(labels) != len(rows) or any(len(a) != 1 for a in at) or len({a[0] for a in at}) != len(rows):
+        shown = ", ".join(repr(clean(label, 40)) for label in labels[:4])
+        raise Refused(
+            f"the question's options ({shown}) are not the confirm's {' and '.join(rows)} one each, so which"
+            " of them pi would take cannot be told: answer it in the terminal; nothing was typed"
+        )
+    return at[chosen][0]
 
 
 def _first_word(label: str) -> str:
