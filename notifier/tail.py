@@ -787,7 +787,11 @@ class SessionFiles:
         out = self.board.local.apply(path, events, now)
         if not any(t.kind == "needs_input" and t.session.name is None for t in out):
             return out
-        name = look_up_name(tailer, fd)
+        try:  # (the questions are on the board: a failure here must not lose their transitions)
+            name = look_up_name(tailer, fd)
+        except Exception as exc:
+            log.debug("%s: cannot look up the session's name: %s", path, exc)
+            return out
         if not name:
             return out
         self.board.local.apply(path, [Renamed(name)], now)  # (the transitions carry it too)

@@ -152,6 +152,8 @@ class LocalSession:
                 out.append(Transition("needs_input", ref, q, now, initial=initial))
             else:
                 self.seen.pop(q.tool_call_id, None)
+                if self.owner is not None and self.owner[0] == q.tool_call_id:
+                    self.owner = None  # (a later question with the same id is another's evidence)
                 if self.abandoned.pop(q.tool_call_id, None) is not None:
                     continue  # it already ended (abandoned): one terminal transition per question
                 out.append(resolved(ref, q, now, change.outcome, change.answer, ended=change.at))

@@ -77,6 +77,11 @@ from notifier.core.text import clean
 START_SLACK_S = 2.0  # a pi must have run when the session was written (start times are coarse)
 CREATE_SLACK_S = 0.5  # a session's header is never before its pi's start (measured: ~0.3 s after)
 MAX_PROCS = 8  # pis in one folder told apart (beyond that: every pending session kept, none located)
+# Two start times of one process read apart differ by less than this (each is the boot time plus
+# the process's clock ticks, and the boot time is read again when the wall clock steps: NTP, a
+# resume from suspend with a drifting clock); a pid reused by another process within it (the
+# kernel hands out every other pid first) is beyond belief.
+SAME_PROCESS_S = 5.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,7 +188,7 @@ EXACT = _weight(True, False, False, False, False)
 
 def _is(p: Proc, owner: tuple[int, float]) -> bool:
     """Whether ``p`` is the process ``owner`` names (a reused pid has another start time)."""
-    return p.pid == owner[0] and abs(p.started - owner[1]) < 0.05
+    return p.pid == owner[0] and abs(p.started - owner[1]) < SAME_PROCESS_S
 
 
 def _edge(p: Proc, folders: frozenset[str], w: Wanted, created: float | None, announced: dict[str, int]) -> int | None:

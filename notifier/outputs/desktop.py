@@ -278,7 +278,7 @@ class Screen:
                     self.show(current)
             return
         shown = self.shown.setdefault(notice.handle, Shown(notice))
-        shown.notice, shown.closed = notice, False
+        shown.notice = notice
         # put back after a restart: a bubble a run before ours (which crashed) left on screen
         # already showing it is the handle's, not a second one
         nid = self.bubbles.claim(self._owner(), set(notice.keys)) if notice.restored else None
@@ -324,7 +324,7 @@ class Screen:
             if not replaces:
                 self._recorded(INTENT, None)
             if server_id is not None:
-                shown.server_id = server_id
+                shown.server_id, shown.closed = server_id, False  # (on screen again, whatever it was)
                 if server_id != replaces:  # (a new bubble: the one replaced was closed meanwhile)
                     if replaces:
                         self._recorded(replaces, None)

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from importlib.util import find_spec
 from typing import Any
 
-from notifier.core.owners import Proc
+from notifier.core.owners import SAME_PROCESS_S, Proc
 from notifier.core.text import clean, number
 from notifier.system.log import LogOnce
 
@@ -145,7 +145,7 @@ def start_time(pid: int, fallback: float, proc_dir: str = "/proc") -> float:
 def still_running(pid: int, started: float, proc_dir: str = "/proc") -> bool:
     """Whether process ``pid`` is the one that started at ``started`` and still runs (a pid
     reused by another process has another start time). A read of one small file."""
-    return abs(start_time(pid, -1e9, proc_dir) - started) < 0.05
+    return abs(start_time(pid, -1e9, proc_dir) - started) < SAME_PROCESS_S
 
 
 def raw_terminal(pid: int, proc_dir: str = "/proc") -> bool | None:

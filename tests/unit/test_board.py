@@ -461,3 +461,34 @@ def test_a_pairing_known_before_the_question_is_no_evidence_for_it() -> None:
     resumer = Proc("/p", 250.0, 44, ("-c",), pane(same), None, None, True)
     assert b.local.set_processes([resumer], 301.0) == []  # (its question: kept, not abandoned)
     assert b.snapshot(301.0).pending_count == 1
+
+
+def test_a_pi_seen_with_a_session_is_known_again_after_the_wall_clock_stepped() -> None:
+    """The start time of one process read after the wall clock stepped (NTP, a resume from
+    suspend) differs by a fraction of a second: still that pi, its question still pending."""
+    same = "Keep it?"
+    b = Board(liveness=True)
+    b.local.apply("a", [Header(uuid7(50.3), "/p"), asked_ab("qa", same, 100.0)], 100.0)
+    b.local.apply("c", [Header(uuid7(200.3), "/p"), asked_ab("qc", same, 210.0)], 210.0)
+    pa = Proc("/p", 50.0, 11, None, pane(same), None, None, True)
+    pc = Proc("/p", 200.0, 33, None, pane(same), None, None, True)
+    assert b.local.set_processes([pa, pc], 211.0) == []
+    for step in (0.1, 0.3, -0.4, 0.9):
+        moved = [Proc("/p", p.started + step, p.pid, None, pane(same), None, None, True) for p in (pa, pc)]
+        assert b.local.set_processes(moved, 212.0) == [], step
+    assert b.snapshot(212.0).pending_count == 2
+
+
+def test_a_question_id_used_again_after_its_question_ended_is_judged_afresh() -> None:
+    """Some providers number tool calls from 0 in every turn: ``call_0`` answered, its pi quit,
+    ``pi -c`` resumed the session and asks ``call_0`` again. What was seen of the first pi says
+    nothing of the second question."""
+    same = "Again?"
+    b = Board(liveness=True)
+    b.local.apply("a", [Header(uuid7(50.3), "/p"), asked_ab("call_0", same, 100.0)], 100.0)
+    assert b.local.set_processes([Proc("/p", 50.0, 11, None, pane(same), None, None, True)], 101.0) == []
+    b.local.apply("a", [ToolEnd(102.0, "call_0", "question", judge=lambda q: ("answered", "A"))], 102.0)
+    b.local.apply("a", [asked_ab("call_0", same, 300.0)], 300.0)
+    resumer = Proc("/p", 250.0, 44, ("-c",), pane(same), None, None, True)
+    assert b.local.set_processes([resumer], 301.0) == []
+    assert b.snapshot(301.0).pending_count == 1

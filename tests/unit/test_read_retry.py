@@ -117,3 +117,24 @@ def test_a_fifo_named_like_a_session_is_not_tried_again(tmp_path: Path) -> None:
     os.mkfifo(fifo)
     files = session_files(tmp_path)
     assert files.read(str(fifo)) == [] and files.next_retry is None  # (its kind changes only by a new file)
+
+
+def test_a_failed_name_look_up_loses_no_question(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The question is on the board before the session's name is looked up (once, further back in
+    the file): if that look fails, the question's needs_input is still handed out (not lost to
+    the engine's restart, which would find nothing new)."""
+    from notifier import tail
+
+    (tmp_path / "sessions").mkdir()
+    f = tmp_path / "sessions" / "s.jsonl"
+    append(f, header(), user())
+    files = session_files(tmp_path)
+    assert files.read(str(f)) == []
+
+    def broken(*args: object) -> str | None:
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(tail, "look_up_name", broken)
+    append(f, ask("q1", "Which?"))
+    (t,) = files.read(str(f))
+    assert t.kind == "needs_input" and t.question.tool_call_id == "q1"

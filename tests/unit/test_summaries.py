@@ -396,3 +396,20 @@ def test_a_summary_the_user_dismissed_stays_dismissed_until_its_reminder() -> No
         assert [heard for _, _, heard in server.calls[heard:]] == [True]
         put(screen, p.feed([ended("c", W + 601)], W + 601, W + 601))  # shown again: changes show
         assert server.calls[-1][2] is False
+
+
+def test_a_bubble_closed_and_put_back_by_a_new_server_changes_again() -> None:
+    """Closed by the user, then the server restarted: the summary is put back on screen; it is
+    on screen again, so its changes are drawn again (it never lists what was answered)."""
+    server = Server()
+    screen = screen_of(server)
+    p = Planner(settle_s=0.25)
+    p.feed([asked(x, W - MIN, initial=True) for x in "abc"], W, W)
+    (summary,) = p.tick(W)
+    put(screen, [summary])
+    screen.closed(1)
+    screen.went_away("server", 1.0)
+    server.online = True
+    screen.show_again()
+    put(screen, p.feed([ended("a", W + 1)], W + 1, W + 1))
+    assert server.calls[-1][1] == "2 pi sessions need answers"
