@@ -58,7 +58,7 @@ from notifier.core.model import (
     TurnChange,
     Views,
 )
-from notifier.core.owners import START_SLACK_S, Proc, Wanted, bind, norm_folder
+from notifier.core.owners import START_SLACK_S, Proc, Wanted, bind, decisive, norm_folder
 from notifier.core.reducer import Asked, Ended, Event, SessionReducer
 
 # ---- the board ----
@@ -130,7 +130,7 @@ class LocalSession:
     seen: dict[str, Seen] = field(default_factory=dict)
     asker: tuple[int, float] | None = None  # its pi, as last paired, where that waits for a human
     # (question, pid, start time): the pi a list read after that question was seen paired with this
-    # session in every reading (evidence for the lists after it: :attr:`Wanted.owner`)
+    # session in every reading, and that showed it (evidence for the lists after it: :attr:`Wanted.owner`)
     owner: tuple[str, int, float] | None = None
 
     @property
@@ -207,6 +207,8 @@ class LocalSession:
             self.reducer.drop(cid)
             del self.abandoned[cid]
             self.seen.pop(cid, None)
+            if self.owner is not None and self.owner[0] == cid:
+                self.owner = None
         return bool(ids)
 
     def view(self, liveness: bool) -> SessionView:
@@ -432,17 +434,22 @@ class LocalSessions(Changes):
         for folder, items in by_folder.items():
             owners = bind([w for _, w in items], self._procs[folder])
             owned.update(s.key for s, _ in items if s.key in owners.living)
-            for s, _ in items:
+            for s, w in items:
                 owner = owners.owners.get(s.key)
-                if owner is None or not owner.pid:
-                    continue
-                if owner.interactive:
-                    s.asker = (owner.pid, owner.started)
-                for cid in list(s.reducer.pending)[:1]:
-                    seen = s.seen.get(cid)
-                    if seen is not None and seen.tick <= self._read_tick:  # (a list read after it was asked)
-                        s.owner = (cid, owner.pid, owner.started)
+                if owner is not None and owner.pid:
+                    self._found(s, w, owner)
         return owned
+
+    def _found(self, s: LocalSession, w: Wanted, owner: Proc) -> None:
+        """``owner`` has session ``s`` in every reading of the last list: its asker if its terminal
+        is in raw mode; its owner for the question it asks, if the list was read after that
+        question was seen and the pi showed it has the session (:func:`decisive`)."""
+        if owner.interactive:
+            s.asker = (owner.pid, owner.started)
+        for cid in list(s.reducer.pending)[:1]:
+            seen = s.seen.get(cid)
+            if seen is not None and seen.tick <= self._read_tick and decisive(owner, w):
+                s.owner = (cid, owner.pid, owner.started)
 
     def needs_liveness(self) -> bool:
         """True while some question is pending and not yet known to be abandoned."""

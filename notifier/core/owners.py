@@ -12,8 +12,11 @@ folder are told apart by what each shows of itself (gathered elsewhere, handed i
   resuming it (``-c``, ``/resume``, ``--session``): that needs evidence (its pane showing the
   question, or a resume argument).
 - **screen**: the pane shows the pending question exactly; an empty input box counts against it.
-- **seen before**: the pi an earlier list paired with a session in every reading, while the
-  question it asks now was pending (:attr:`Wanted.owner`): exact. A pi in a dialog cannot leave
+- **seen before**: the pi an earlier list paired with a session in every reading *and* that
+  showed it had it (announced it, named it in its arguments, or its pane showed the question:
+  :func:`decisive`; winning the weighing once is not enough: a read that missed the asker would
+  hand its question to a neighbour), while the question it asks now was pending
+  (:attr:`Wanted.owner`): exact. A pi in a dialog cannot leave
   its session without ending the dialog (which ends the question), so the session stays that
   pi's while it runs; once that pi is gone nothing will answer the question (a pi resuming the
   session does not ask it again), so no other pi has it.
@@ -189,6 +192,18 @@ EXACT = _weight(True, False, False, False, False)
 def _is(p: Proc, owner: tuple[int, float]) -> bool:
     """Whether ``p`` is the process ``owner`` names (a reused pid has another start time)."""
     return p.pid == owner[0] and abs(p.started - owner[1]) < SAME_PROCESS_S
+
+
+def decisive(p: Proc, w: Wanted) -> bool:
+    """Whether ``p`` shows that it has ``w`` (announced, named by its arguments, its pane showing
+    the question, or the pi recorded already): not only preferred by the weighing."""
+    if p.session is not None:
+        return p.session == w.key
+    if w.owner is not None:
+        return _is(p, w.owner)
+    if p.argv is not None and names(p.argv, p.cwd, w.key, w.id):
+        return True
+    return bool(w.question) and p.screen is not None and shows(p.screen, w.question or "", w.options)
 
 
 def _edge(p: Proc, folders: frozenset[str], w: Wanted, created: float | None, announced: dict[str, int]) -> int | None:

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from notifier.core.board import Board
-from notifier.core.model import Question, QuestionItem, SessionRef, remote_key
+from notifier.core.model import Question, QuestionItem, SessionRef, Transition, remote_key
 from notifier.core.owners import Proc
 from notifier.core.reducer import Header, Input, SessionReducer, ToolEnd, ToolStart
 from notifier.pi.parse import extract
@@ -492,3 +492,140 @@ def test_a_question_id_used_again_after_its_question_ended_is_judged_afresh() ->
     resumer = Proc("/p", 250.0, 44, ("-c",), pane(same), None, None, True)
     assert b.local.set_processes([resumer], 301.0) == []
     assert b.snapshot(301.0).pending_count == 1
+
+
+# ---- a pi recorded as a session's owner only on what it shows (found by a review) ----
+
+
+def _kinds(out: list[Transition]) -> list[tuple[str, str]]:
+    return [(t.kind, t.session.key) for t in out]
+
+
+def test_a_read_missing_the_asker_once_does_not_hand_its_question_to_a_neighbour() -> None:
+    """A (pid 11) asks in session a. One process read misses A (psutil error on its cwd, a
+    process-table race): the only pi left in /p, X (pid 22, idle, no session on the board, no
+    pane), is a's sole candidate and is recorded as a's owner. Later reads see A again; then X
+    quits. A still runs and still asks: its question must stay pending."""
+    b = Board(liveness=True)
+    b.local.apply("a", [Header(uuid7(50.3), "/p"), asked_ab("qa", "Ship it?", 100.0)], 100.0)
+    A = Proc("/p", 50.0, 11, None, None, None, None, True)
+    X = Proc("/p", 40.0, 22, None, None, None, None, True)
+    b.local.set_processes([X], 101.0)  # (the read that missed A: a kept alive by X, as before)
+    assert b.local.set_processes([A, X], 104.0) == []
+    out = b.local.set_processes([A], 107.0)  # X quits; A runs, in its dialog
+    assert out == [], _kinds(out)
+    assert b.snapshot(107.0).pending_count == 1
+
+
+
+def test_a_resumed_asker_outside_tmux_keeps_its_question_when_an_idle_neighbour_quits() -> None:
+    """Session a was created at 20.3 by a pi since quit; A = `pi -c` (started 60, pi 1.6 outside
+    tmux: no argv, no pane) resumed it and asks. X (started 10, in tmux, its pane showing its
+    empty input box, no session written yet) idles in /p. Every read has both. The best pairing
+    prefers X (not resumed, beats A's resumed+unseen penalty even with its idle editor counting
+    against it), so X is recorded as a's owner. X's user closes it: A still asks."""
+    b = Board(liveness=True)
+    b.local.apply("a", [Header(uuid7(20.3), "/p"), Input(61.0), asked_ab("qa", "Ship it?", 100.0)], 100.0)
+    A = Proc("/p", 60.0, 11, None, None, None, None, True)
+    X = Proc("/p", 10.0, 22, None, pane(None), None, None, True)
+    assert b.local.set_processes([A, X], 101.0) == []
+    out = b.local.set_processes([A], 104.0)
+    assert out == [], _kinds(out)
+    assert b.snapshot(104.0).pending_count == 1
+
+
+def test_a_resumed_asker_whose_pane_capture_failed_once_keeps_its_question() -> None:
+    """As above but A is in tmux: one capture of its pane failed (None), so that read preferred
+    the idle neighbour X and recorded it; every later read shows A's pane with the question."""
+    b = Board(liveness=True)
+    b.local.apply("a", [Header(uuid7(20.3), "/p"), Input(61.0), asked_ab("qa", "Ship it?", 100.0)], 100.0)
+    A0 = Proc("/p", 60.0, 11, None, None, None, None, True)  # (capture failed)
+    A = Proc("/p", 60.0, 11, None, pane("Ship it?"), None, None, True)
+    X = Proc("/p", 10.0, 22, None, pane(None), None, None, True)
+    assert b.local.set_processes([A0, X], 101.0) == []
+    assert b.local.set_processes([A, X], 104.0) == []
+    # the view names its asker: it should be A (pid 11), the pi whose pane shows the dialog
+    view = b.snapshot(104.0).sessions[0]
+    assert view.asker == (11, 60.0), view.asker
+    out = b.local.set_processes([A], 107.0)
+    assert out == [], _kinds(out)
+
+
+
+def test_a_pi_wrongly_recorded_for_another_session_still_keeps_its_own_question() -> None:
+    """From scenario 1: X is recorded as a's owner. X then writes its own session b and asks in
+    it; its pane shows that dialog. b's question must be pending (X runs and asks it)."""
+    b = Board(liveness=True)
+    b.local.apply("a", [Header(uuid7(50.3), "/p"), asked_ab("qa", "Ship it?", 100.0)], 100.0)
+    X = Proc("/p", 40.0, 22, None, None, None, None, True)
+    b.local.set_processes([X], 101.0)  # (missed A)
+    b.local.apply("b", [Header(uuid7(40.3), "/p"), Input(149.0), asked_ab("qb", "Deploy?", 150.0)], 150.0)
+    Ap = Proc("/p", 50.0, 11, None, pane("Ship it?"), None, None, True)
+    Xp = Proc("/p", 40.0, 22, None, pane("Deploy?"), None, None, True)
+    out = b.local.set_processes([Ap, Xp], 151.0)
+    assert out == [], _kinds(out)
+    assert b.snapshot(151.0).pending_count == 2
+
+
+def test_a_companion_announcing_its_own_session_does_not_orphan_the_real_askers() -> None:
+    """X wrongly recorded for a (scenario 1); X's companion extension then announces X's own
+    session b. A (no companion) runs and asks a: a must stay pending."""
+    b = Board(liveness=True)
+    b.local.apply("a", [Header(uuid7(50.3), "/p"), asked_ab("qa", "Ship it?", 100.0)], 100.0)
+    b.local.apply("b", [Header(uuid7(40.3), "/p"), Input(45.0)], 45.0)
+    A = Proc("/p", 50.0, 11, None, None, None, None, True)
+    X = Proc("/p", 40.0, 22, None, None, None, None, True)
+    # (missed A; b idle and a asking: X prefers a? both R^3, a is ambiguous then -> not recorded)
+    b.local.set_processes([X], 101.0)
+    Xc = Proc("/p", 40.0, 22, None, None, "b", None, True)
+    out = b.local.set_processes([A, Xc], 104.0)
+    assert out == [], _kinds(out)
+
+
+def test_companion_variant_where_b_is_not_on_the_board_at_the_missed_read() -> None:
+    b = Board(liveness=True)
+    b.local.apply("a", [Header(uuid7(50.3), "/p"), asked_ab("qa", "Ship it?", 100.0)], 100.0)
+    A = Proc("/p", 50.0, 11, None, None, None, None, True)
+    X = Proc("/p", 40.0, 22, None, None, None, None, True)
+    b.local.set_processes([X], 101.0)  # (missed A: X recorded)
+    b.local.apply("b", [Header(uuid7(40.3), "/p"), Input(102.0)], 102.0)
+    Xc = Proc("/p", 40.0, 22, None, None, "b", None, True)
+    out = b.local.set_processes([A, Xc], 104.0)
+    assert out == [], _kinds(out)
+
+
+
+def test_a_dismissed_question_whose_id_is_asked_again_after_pi_c_is_judged_afresh() -> None:
+    """A asks call_0 (a provider numbering calls from 0), is killed: abandoned; the user dismisses
+    it. `pi -c` (B) resumes the session, the user types, and B asks call_0 again, its pane
+    showing it. B is the only pi and asks: pending, not abandoned."""
+    b = Board(liveness=True)
+    b.local.apply("a", [Header(uuid7(50.3), "/p"), asked_ab("call_0", "Again?", 100.0)], 100.0)
+    assert b.local.set_processes([Proc("/p", 50.0, 11, None, pane("Again?"), None, None, True)], 101.0) == []
+    (gone,) = b.local.set_processes([], 104.0)
+    assert gone.kind == "abandoned"
+    assert b.clear_abandoned("a")
+    b.local.apply("a", [Input(290.0), asked_ab("call_0", "Again?", 300.0)], 300.0)
+    resumer = Proc("/p", 250.0, 44, ("-c",), pane("Again?"), None, None, True)
+    out = b.local.set_processes([resumer], 301.0)
+    assert out == [], _kinds(out)
+    assert b.snapshot(301.0).pending_count == 1
+
+
+
+def test_killed_asker_then_pi_c_does_not_revive_and_new_turn_clears() -> None:
+    b = Board(liveness=True)
+    b.local.apply("a", [Header(uuid7(50.3), "/p"), asked_ab("q1", "Same?", 100.0)], 100.0)
+    b.local.apply("n", [Header(uuid7(60.3), "/p"), asked_ab("qn", "Same?", 110.0)], 110.0)
+    A = Proc("/p", 50.0, 11, None, pane("Same?"), None, None, True)
+    N = Proc("/p", 60.0, 22, None, pane("Same?"), None, None, True)
+    assert b.local.set_processes([A, N], 111.0) == []
+    (gone,) = b.local.set_processes([N], 112.0)
+    assert _kinds([gone]) == [("abandoned", "a")]
+    B = Proc("/p", 300.0, 44, ("-c",), pane(None), None, None, True)
+    assert b.local.set_processes([N, B], 301.0) == []  # (the resumer does not revive it)
+    out = b.local.apply("a", [Input(302.0), asked_ab("q2", "Other?", 303.0)], 303.0)
+    assert [t.kind for t in out] == ["needs_input"]
+    B2 = Proc("/p", 300.0, 44, ("-c",), pane("Other?"), None, None, True)
+    assert b.local.set_processes([N, B2], 304.0) == []
+    assert b.snapshot(304.0).pending_count == 2
