@@ -6,10 +6,7 @@ scan, the real channel client and ``answer_line`` as the desktop calls it."""
 
 from __future__ import annotations
 
-import json
 import os
-import socket
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,48 +21,20 @@ from notifier.core.model import Question, question_token
 from notifier.sessions import engine_options, scan_once
 from notifier.system import paths
 
+from ..extension import ExtensionStandIn
 from ..writer import header, line
 
 NAME = "2026-01-01T00-00-01-000Z_00000000-0000-7000-8000-0000000000bb.jsonl"
 
 
-class Extension:
-    """A scripted extension socket: says hello with the dialogs open now (``open``, changed by
-    the test as pi would open and close them), records each answer and takes it."""
-
-    def __init__(self, path: str) -> None:
-        self.path = path
-        self.open: list[dict[str, Any]] = []
-        self.answers: list[dict[str, Any]] = []
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.bind(path)
-        self.sock.listen(8)
-        threading.Thread(target=self._serve, daemon=True).start()
-
-    def _serve(self) -> None:
-        while True:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            with conn:
-                hello = {"event": "hello", "protocol": 1, "pid": os.getpid(), "mode": "wrap", "dialogs": self.open}
-                conn.sendall(json.dumps(hello).encode() + b"\n")
-                data = conn.makefile("rb").readline()
-                if not data:
-                    continue
-                req = json.loads(data)["answer"]
-                self.answers.append(req)
-                reply = {"event": "result", "request": "answer", "id": req["id"], "ok": True, "closed": True}
-                conn.sendall(json.dumps(reply).encode() + b"\n")
-
-    def close(self) -> None:
-        self.sock.close()
+def answers(ext: ExtensionStandIn) -> list[dict[str, Any]]:
+    """The answers the extension received, as sent."""
+    return [r["answer"] for r in ext.requests]
 
 
 @pytest.fixture
-def ext() -> Iterator[Extension]:
-    e = Extension(os.path.join(paths.runtime_dir(), f"ext-{os.getpid()}-t.sock"))
+def ext() -> Iterator[ExtensionStandIn]:
+    e = ExtensionStandIn(os.path.join(paths.runtime_dir(), f"ext-{os.getpid()}-t.sock"))
     yield e
     e.close()
 
@@ -139,7 +108,7 @@ def asking(question: str, *labels: str, recommended: str | None = None) -> dict[
 )
 def test_a_select_gets_the_row_of_the_option_the_user_saw(
     tmp_path: Path,
-    ext: Extension,
+    ext: ExtensionStandIn,
     labels: tuple[str, ...],
     recommended: str | None,
     rows: list[str],
@@ -147,12 +116,12 @@ def test_a_select_gets_the_row_of_the_option_the_user_saw(
     sent: str,
 ) -> None:
     pi = Pi(tmp_path, "ask_user", asking("Which one?", *labels, recommended=recommended))
-    ext.open = [pi.dialog("select", "Which one?", rows)]
+    ext.dialogs = [pi.dialog("select", "Which one?", rows)]
     snap, q = pi.shown()
     assert (q.kind, q.options) == ("question", labels)  # the question, as the file asks it
     code, said = pi.answer(snap, q, choice)
     assert code == 0, said
-    assert ext.answers == [{"id": "7", "value": sent}]
+    assert answers(ext) == [{"id": "7", "value": sent}]
 
 
 @pytest.mark.parametrize(
@@ -166,22 +135,22 @@ def test_a_select_gets_the_row_of_the_option_the_user_saw(
     ],
 )
 def test_a_select_whose_row_cannot_be_told_gets_nothing(
-    tmp_path: Path, ext: Extension, labels: tuple[str, ...], rows: list[str], choice: str
+    tmp_path: Path, ext: ExtensionStandIn, labels: tuple[str, ...], rows: list[str], choice: str
 ) -> None:
     pi = Pi(tmp_path, "ask_user", asking("Which one?", *labels))
-    ext.open = [pi.dialog("select", "Which one?", rows)]
+    ext.dialogs = [pi.dialog("select", "Which one?", rows)]
     snap, q = pi.shown()
     code, said = pi.answer(snap, q, choice)
     assert code == 1 and "nothing was typed" in said, said
-    assert ext.answers == []
+    assert answers(ext) == []
 
 
-def test_the_twins_third_option_still_has_one_row(tmp_path: Path, ext: Extension) -> None:
+def test_the_twins_third_option_still_has_one_row(tmp_path: Path, ext: ExtensionStandIn) -> None:
     pi = Pi(tmp_path, "ask_user", asking("Which one?", "Keep", "Keep", "Drop"))
-    ext.open = [pi.dialog("select", "Which one?", ["Drop", "Keep", "Keep"])]
+    ext.dialogs = [pi.dialog("select", "Which one?", ["Drop", "Keep", "Keep"])]
     snap, q = pi.shown()
     assert pi.answer(snap, q, "#3")[0] == 0
-    assert ext.answers == [{"id": "7", "value": "Drop"}]
+    assert answers(ext) == [{"id": "7", "value": "Drop"}]
 
 
 # ---- a question tool's question asked through pi's confirm: its two options must be yes and no
@@ -198,14 +167,14 @@ def test_the_twins_third_option_still_has_one_row(tmp_path: Path, ext: Extension
     ],
 )
 def test_a_confirm_gets_the_yes_or_no_the_option_says(
-    tmp_path: Path, ext: Extension, labels: tuple[str, ...], choice: str, sent: bool
+    tmp_path: Path, ext: ExtensionStandIn, labels: tuple[str, ...], choice: str, sent: bool
 ) -> None:
     pi = Pi(tmp_path, "ask_user", asking("Delete the old data?", *labels))
-    ext.open = [pi.dialog("confirm", "Delete the old data?", ["Yes", "No"])]
+    ext.dialogs = [pi.dialog("confirm", "Delete the old data?", ["Yes", "No"])]
     snap, q = pi.shown()
     code, said = pi.answer(snap, q, choice)
     assert code == 0, said
-    assert ext.answers == [{"id": "7", "value": sent}]
+    assert answers(ext) == [{"id": "7", "value": sent}]
 
 
 @pytest.mark.parametrize(
@@ -218,15 +187,15 @@ def test_a_confirm_gets_the_yes_or_no_the_option_says(
     ],
 )
 def test_a_confirm_for_options_that_are_not_one_yes_and_one_no_gets_nothing(
-    tmp_path: Path, ext: Extension, labels: tuple[str, ...]
+    tmp_path: Path, ext: ExtensionStandIn, labels: tuple[str, ...]
 ) -> None:
     pi = Pi(tmp_path, "ask_user", asking("Go on?", *labels))
-    ext.open = [pi.dialog("confirm", "Go on?", ["Yes", "No"])]
+    ext.dialogs = [pi.dialog("confirm", "Go on?", ["Yes", "No"])]
     snap, q = pi.shown()
     for choice in ("1", "#2", labels[0]):
         code, said = pi.answer(snap, q, choice)
         assert code == 1 and "nothing was typed" in said, said
-    assert ext.answers == []
+    assert answers(ext) == []
 
 
 # ---- one tool call, several dialogs in turn: only the one shown is answered
@@ -247,57 +216,57 @@ def region(pi: Pi, **over: Any) -> dict[str, Any]:
     ],
 )
 def test_a_second_dialog_of_the_same_call_is_never_answered_with_the_firsts_choice(
-    tmp_path: Path, ext: Extension, then: dict[str, Any]
+    tmp_path: Path, ext: ExtensionStandIn, then: dict[str, Any]
 ) -> None:
     pi = Pi(tmp_path, "deploy", {"app": "web"})
-    ext.open = [region(pi)]
+    ext.dialogs = [region(pi)]
     snap, q = pi.shown()  # what the board holds: the first dialog
     assert (q.kind, q.text, q.options) == ("dialog", "Which region?", ("eu", "us"))
-    ext.open = [region(pi, id="2", **then)]  # answered in the terminal; the call opened the next
+    ext.dialogs = [region(pi, id="2", **then)]  # answered in the terminal; the call opened the next
     code, said = pi.answer(snap, q, "#1")
     assert code == 1 and "nothing was typed" in said, said
-    assert ext.answers == []
+    assert answers(ext) == []
 
 
-def test_the_dialog_shown_is_answered_while_it_is_open(tmp_path: Path, ext: Extension) -> None:
+def test_the_dialog_shown_is_answered_while_it_is_open(tmp_path: Path, ext: ExtensionStandIn) -> None:
     pi = Pi(tmp_path, "deploy", {"app": "web"})
-    ext.open = [region(pi)]
+    ext.dialogs = [region(pi)]
     snap, q = pi.shown()
     assert pi.answer(snap, q, "#2") == (0, "answered: us")
     # the same question again in a dialog of its own (another id): it is what the user saw
-    ext.open = [region(pi, id="2")]
+    ext.dialogs = [region(pi, id="2")]
     assert pi.answer(snap, q, "#1") == (0, "answered: eu")
-    assert ext.answers == [{"id": "1", "value": "us"}, {"id": "2", "value": "eu"}]
+    assert answers(ext) == [{"id": "1", "value": "us"}, {"id": "2", "value": "eu"}]
     # two dialogs of the call open that both read as the one shown: which pi takes is unknown
-    ext.open = [region(pi, id="3"), region(pi, id="4")]
+    ext.dialogs = [region(pi, id="3"), region(pi, id="4")]
     code, said = pi.answer(snap, q, "#1")
     assert code == 1 and "nothing was typed" in said, said
-    assert len(ext.answers) == 2
+    assert len(answers(ext)) == 2
 
 
-def test_a_question_tools_next_dialog_is_not_its_question(tmp_path: Path, ext: Extension) -> None:
+def test_a_question_tools_next_dialog_is_not_its_question(tmp_path: Path, ext: ExtensionStandIn) -> None:
     """A question tool's own select that asks something else (its next question, a follow-up)
     is not the question shown, whatever its options."""
     pi = Pi(tmp_path, "ask_user", asking("Which database?", "SQLite", "Postgres"))
     for title in ("Which region?", "Why Postgres?", ""):
-        ext.open = [pi.dialog("select", title, ["SQLite", "Postgres"])]
+        ext.dialogs = [pi.dialog("select", title, ["SQLite", "Postgres"])]
         snap, q = pi.shown()
         code, said = pi.answer(snap, q, "#2")
         assert code == 1 and "nothing was typed" in said, said
-    ext.open = [pi.dialog("select", "Step 1 of 2\n\nWhich database?", ["SQLite", "Postgres"])]
+    ext.dialogs = [pi.dialog("select", "Step 1 of 2\n\nWhich database?", ["SQLite", "Postgres"])]
     snap, q = pi.shown()
     assert pi.answer(snap, q, "#2") == (0, "answered: Postgres")
-    assert ext.answers == [{"id": "7", "value": "Postgres"}]
+    assert answers(ext) == [{"id": "7", "value": "Postgres"}]
 
 
-def test_a_form_or_a_multi_select_through_a_dialog_is_left_to_the_terminal(tmp_path: Path, ext: Extension) -> None:
+def test_a_form_or_a_multi_select_through_a_dialog_is_left_to_the_terminal(tmp_path: Path, ext: ExtensionStandIn) -> None:
     """One select's one value cannot be a form's answers or several picks: nothing is sent."""
     form = {"questions": [{"question": "Which database?", "options": [{"label": "SQLite"}]}, {"question": "Why?"}]}
     multi = {**asking("Which database?", "SQLite", "Postgres"), "multiSelect": True}
     for n, args in enumerate((form, multi)):
         pi = Pi(tmp_path / str(n), "ask_user", args)
-        ext.open = [pi.dialog("select", "Which database?", ["SQLite", "Postgres"])]
+        ext.dialogs = [pi.dialog("select", "Which database?", ["SQLite", "Postgres"])]
         snap, q = pi.shown()
         code, said = pi.answer(snap, q, "#1")
         assert code == 1 and "answered in the terminal" in said, said
-    assert ext.answers == []
+    assert answers(ext) == []

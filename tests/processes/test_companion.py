@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import socket
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,7 @@ from notifier.system import paths
 from notifier.system.paths import list_sockets
 
 from ..conftest import cli
+from ..extension import ExtensionStandIn
 
 GATE: dict[str, Any] = {
     "event": "dialog",
@@ -42,56 +42,14 @@ def line(obj: dict[str, Any]) -> bytes:
     return json.dumps(obj).encode()
 
 
-class FakeExtension:
-    """A scripted extension socket: says hello with one open dialog, records requests, replies."""
-
-    def __init__(self, path: str, dialog: dict[str, Any]) -> None:
-        self.path = path
-        self.dialog = dialog
-        self.requests: list[dict[str, Any]] = []
-        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.bind(path)
-        self.sock.listen(4)
-        threading.Thread(target=self._serve, daemon=True).start()
-
-    def _serve(self) -> None:
-        while True:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            with conn:
-                hello = {"event": "hello", "protocol": 1, "pid": 1, "mode": "wrap", "dialogs": [self.dialog]}
-                conn.sendall(line(hello) + b"\n")
-                data = conn.makefile("rb").readline()
-                if not data:
-                    continue
-                req = json.loads(data)
-                self.requests.append(req)
-                kind = "answer" if "answer" in req else "keys"
-                conn.sendall(line({"event": "closed", "id": self.dialog["id"], "how": "remote"}) + b"\n")
-                reply = {
-                    "event": "result",
-                    "request": kind,
-                    "id": req[kind]["id"],
-                    "ok": True,
-                    "closed": True,
-                }
-                conn.sendall(line(reply) + b"\n")
-
-    def close(self) -> None:
-        self.sock.close()
-
-
 @pytest.fixture
-def fake() -> Iterator[FakeExtension]:
-    ext = FakeExtension(os.path.join(paths.runtime_dir(), "ext-1-abcd.sock"), GATE)
+def fake() -> Iterator[ExtensionStandIn]:
+    ext = ExtensionStandIn(os.path.join(paths.runtime_dir(), "ext-1-abcd.sock"), [GATE], pid=1)
     yield ext
     ext.close()
 
 
-def test_answer_dialog_sends_exactly_one_checked_answer(fake: FakeExtension) -> None:
+def test_answer_dialog_sends_exactly_one_checked_answer(fake: ExtensionStandIn) -> None:
     assert list_sockets() == [fake.path]
     assert answer_dialog(fake.path, "ab12-1", "Maybe").error == "not one of the options"
     assert answer_dialog(fake.path, "other-2", "No").error == "that dialog is no longer open"
@@ -101,8 +59,8 @@ def test_answer_dialog_sends_exactly_one_checked_answer(fake: FakeExtension) -> 
     assert fake.requests == [{"answer": {"id": "ab12-1", "value": "No"}}]
 
 
-def test_a_custom_dialog_takes_key_names(fake: FakeExtension) -> None:
-    fake.dialog = {**GATE, "kind": "custom", "options": None, "remote": "keys"}
+def test_a_custom_dialog_takes_key_names(fake: ExtensionStandIn) -> None:
+    fake.dialogs = [{**GATE, "kind": "custom", "options": None, "remote": "keys"}]
     assert answer_dialog(fake.path, "ab12-1", keys=["down", "enter"]).ok
     assert fake.requests == [{"keys": {"id": "ab12-1", "keys": ["\x1b[B", "\r"]}}]
 
@@ -202,7 +160,7 @@ def _doctor_line(env: dict[str, str]) -> str:
 
 
 def test_doctor_says_whether_the_extension_is_installed_current_and_loaded(
-    tmp_path: Path, fake: FakeExtension
+    tmp_path: Path, fake: ExtensionStandIn
 ) -> None:
     agent = tmp_path / "agent"
     env = {**os.environ, "PI_CODING_AGENT_DIR": str(agent)}
