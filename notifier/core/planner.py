@@ -424,6 +424,17 @@ class Planner:
         shown = self._shown.pop(key, None)
         return 0 if shown is None else shown.handle  # 0: nothing on screen (muted, quiet, restored)
 
+    def put_off(self, handle: int, until: float) -> list[Action]:
+        """The user snoozed bubble ``handle`` from the bubble itself: it is withdrawn, and its
+        questions still waiting at ``until`` (and not held back otherwise) are announced again."""
+        for key in [k for k, s in self._shown.items() if s.handle == handle]:
+            self.notified.discard(key)
+            self._waiting[key] = (self._shown.pop(key).item, until)
+        self._groups.pop(handle, None)
+        if self._summary == handle:
+            self._summary = None
+        return [Withdraw(handle)]
+
     def turn(self, change: TurnChange, now: float) -> list[Action]:
         """A live session finished its turn or failed (only if asked for with notify_on)."""
         if change.state not in self.notify_on:
@@ -495,8 +506,16 @@ class Planner:
                     out += self._show_single(item, now)
         # (the reminders first: one due now puts a restored question back on screen itself)
         out += self._reminders(now, quiet)
-        restoring, self._restoring = self._restoring, []
-        restored = [i for i in restoring if self._off_screen(i) and not self._held_back(i, now)]
+        restored: list[Item] = []
+        for item in self._restoring:
+            if not self._off_screen(item):
+                continue
+            if self._held_back(item, now):  # snoozed or muted meanwhile: announced when that ends
+                del self._shown[item.key]
+                self._waiting[item.key] = (item, 0.0)
+            else:
+                restored.append(item)
+        self._restoring = []
         return out + self._announce(restored, now, restored=True) if restored else out
 
     def _announce(self, items: list[Item], now: float, restored: bool = False) -> list[Action]:
@@ -564,12 +583,14 @@ class Planner:
         out: list[Action] = []
         summaries: dict[int, bool] = {}  # summaries a question of which is reminded → the last reminder
         for shown in self._shown.values():
+            if not quiet and self._held_back(shown.item, now):
+                continue  # (snoozed or muted: a reminder due meanwhile comes when that ends)
             waited = now - shown.item.since
             sent = self._reminders_passed(shown.item.key, shown.reminders_sent, waited)
             if sent == shown.reminders_sent:
                 continue
             shown.reminders_sent = sent
-            if quiet or self._held_back(shown.item, now):
+            if quiet:
                 continue
             last = sent >= len(self.remind_after_s)
             if shown.handle in self._groups:  # one of a summary: the summary comes again (once)
@@ -595,7 +616,11 @@ class Planner:
         if self._startup or self._restoring:
             times.append(0.0)
         after = self.remind_after_s
-        times += [s.item.since + after[s.reminders_sent] for s in self._shown.values() if s.reminders_sent < len(after)]
+        times += [  # (a snoozed one's reminder: when the snooze ends; a muted one's: when unmuted)
+            max(s.item.since + after[s.reminders_sent], prefs.silenced_until(s.item))
+            for s in self._shown.values()
+            if s.reminders_sent < len(after) and not prefs.mutes(s.item)
+        ]
         return min(times) if times else None
 
     @property

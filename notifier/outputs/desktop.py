@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from notifier.config import Config
 from notifier.core.commands import Answer, Command, Focus, Goto, Show, Snooze
 from notifier.core.model import (
+    Action,
     Key,
     Notice,
     Snapshot,
@@ -69,6 +70,7 @@ class Bubbles:
         """``store``: where the bubbles are recorded (in memory only: nothing left over)."""
         self.store = store
         self.orphans: dict[int, set[Key]] = {}  # a run before ours showed these (id → questions)
+        self.stale: set[int] = set()  # of those, the ones some of whose questions ended: out of date
 
     def adopt(self, owner: str) -> None:
         """The notifications a run before ours showed on this very server (``owner``) become ours
@@ -104,8 +106,10 @@ class Bubbles:
     def ended(self, keys: set[Key]) -> list[int]:
         """These questions ended: the left-over notifications with none of their questions left
         (no longer left over: to be closed)."""
-        for left in self.orphans.values():
-            left -= keys
+        for nid, left in self.orphans.items():
+            if left & keys:
+                self.stale.add(nid)
+                left -= keys
         return self._pop([nid for nid, left in self.orphans.items() if not left])
 
     def _pop(self, nids: list[int]) -> list[int]:
@@ -114,10 +118,11 @@ class Bubbles:
         return nids
 
     def claim(self, owner: str, keys: set[Key]) -> int | None:
-        """The left-over notification that shows all of ``keys`` (a question put back after a
-        restart): it is no longer left over, but the one that shows them."""
+        """The left-over notification that shows just ``keys``, as it still reads (questions put
+        back after a restart): it is no longer left over, but the one that shows them. One that
+        shows others too, or ended ones, is not claimed: it is replaced with what shows them now."""
         for nid, left in list(self.orphans.items()):
-            if keys <= left:
+            if keys == left and nid not in self.stale:
                 del self.orphans[nid]
                 self.record(owner, nid, sorted(left))
                 return nid
@@ -306,13 +311,13 @@ class Screen:
         backend = self.backend
         if backend is None or not backend.online:
             return
-        message = render(shown.notice, self.show_text, backend.markup)
-        if shown.notice.update and shown.server_id:  # (a change to what is on screen is not heard)
-            message = replace(message, silent=True)
         keys = shown.notice.keys
         replaces = shown.server_id
         if not replaces and self._owner():  # a bubble a run before ours left with these questions:
             replaces = self.bubbles.take(keys) or 0  # re-used, not a second one popping up
+        message = render(shown.notice, self.show_text, backend.markup)
+        if replaces and (shown.notice.update or shown.notice.restored):  # a change to what is on
+            message = replace(message, silent=True)  # screen (or was, before a restart) is not heard
         # what may be on screen is in the file before the call (the bubble replaced, or an intent
         # whose id the reply brings) and the id right after, both written now, in this thread: a
         # kill before or after the call leaves the next run what it needs to re-use or close the
@@ -651,19 +656,19 @@ class AlertSink:
         """The user dismissed the server's notification ``server_id``, or it expired (any thread)."""
         self._put(lambda now: self._screen.closed(server_id))
 
-    def _clicked(self, server_id: int, action: str, text: str | None = None) -> None:
+    def _clicked(self, server_id: int, action: str, text: str | None = None) -> list[Action]:
         """What the user chose on a notification (``text``: typed into it), as the app's command,
         built now from the notice it shows."""
         notice = self._screen.showing(server_id)
         if notice is None:
-            return  # another application's notification
+            return []  # another application's notification
         sessions = sorted({key[0] for key in notice.keys})
         if action == "snooze":
             until = self.wall() + SNOOZE_S  # (kept in the store: wall time)
             for session_key in sessions:
                 self.execute(Snooze(until, session_key))  # the app's preferences: set_preferences() back
             log.info("snoozed %d session(s) for 15 min", len(sessions))
-            self._screen.withdraw(notice.handle)
+            return self.planner.put_off(notice.handle, self.clock() + SNOOZE_S)  # (back when it ends)
         elif text is not None or action.startswith(ANSWER_PREFIX):
             # an answer as ``answer`` gives it (an option by its row's number, never taken for a
             # label; or the text), only where this very notification offered it: never a dialog's
@@ -674,7 +679,7 @@ class AlertSink:
                 else action in dict(option_actions(item.question, self.show_text))
             ):
                 log.warning("ignored the notification's %r: not what it offered", action)
-                return
+                return []
             choices = () if text is not None else ("#" + action[len(ANSWER_PREFIX) :],)
             self.execute(Answer(*item.key, choices, text, token=question_token(item.question)))
         elif action in ("default", "goto") and len(sessions) == 1:
@@ -682,3 +687,4 @@ class AlertSink:
         else:
             session, call = notice.keys[0] if notice.keys else (None, None)
             self.execute(Show(Focus(session, call) if session and call else None))
+        return []

@@ -361,3 +361,49 @@ def test_a_question_abandoned_then_waiting_again_is_notified_again_with_its_remi
     (again,) = notices(p.tick(6.25))
     assert again.kind == "question" and again.handle != first.handle
     assert p.next_due() is not None  # its reminders are due again
+
+
+def test_a_bubble_snoozed_from_itself_comes_back_when_the_snooze_ends() -> None:
+    """"Snooze 15 min" on a bubble: withdrawn now, the question announced again (once) at the end
+    of the 15 minutes, not at its next reminder; one answered meanwhile never comes back."""
+    p = Planner(settle_s=0.0, remind_after_s=(600.0, 1800.0))
+    p.feed([t("needs_input", "a", "s1"), t("needs_input", "b", "s2")], 0.0)
+    shown = {n.items[0].ref.key: n for n in notices(p.tick(0.0))}
+    p.preferences = Preferences().snoozed(960.0, 60.0, session="s1")
+    assert p.put_off(shown["s1"].handle, 960.0) == [Withdraw(shown["s1"].handle)]
+    assert p.next_due() == 600.0  # (s2's reminder; s1's question waits for the end of its snooze)
+    (r,) = notices(p.tick(600.0))
+    assert r.kind == "reminder" and r.items[0].ref.key == "s2"
+    assert p.next_due() == 960.0
+    (back,) = notices(p.tick(960.0))
+    assert back.kind == "question" and back.items[0].ref.key == "s1" and not back.restored
+    assert notices(p.tick(961.0)) == [] and p.next_due() == 1800.0  # (its next reminder, not another)
+    p.put_off(back.handle, 1500.0)
+    p.feed([t("resolved", "a", "s1")], 1000.0)
+    assert notices(p.tick(1500.0)) == []
+
+
+def test_a_reminder_due_while_snoozed_comes_when_the_snooze_ends() -> None:
+    p = Planner(settle_s=0.0, remind_after_s=(600.0, 1800.0))
+    p.feed([t("needs_input", "a", "s1")], 0.0)
+    (n,) = notices(p.tick(0.0))
+    p.preferences = Preferences().snoozed(900.0, 300.0, session="s1")  # the bubble stays on screen
+    assert p.next_due() == 900.0
+    assert p.tick(600.0) == []
+    (r,) = notices(p.tick(900.0))
+    assert r.kind == "reminder" and r.handle == n.handle
+    assert p.drain_reminded() == {("s1", "a"): 1} and p.next_due() == 1800.0
+    p.preferences = Preferences().with_mute("s1", True)  # muted: no reminder until unmuted
+    assert p.next_due() is None and p.tick(1800.0) == []
+    p.preferences = Preferences()
+    (last,) = notices(p.tick(1900.0))
+    assert last.kind == "reminder" and last.critical
+
+
+def test_notified_before_a_restart_and_snoozed_is_announced_when_the_snooze_ends() -> None:
+    p = Planner(notified={("s1", "a")}, remind_after_s=())
+    p.preferences = Preferences().snoozed(900.0, 0.0, session="s1")
+    p.feed([t("needs_input", "a", "s1", initial=True)], 0.0)
+    assert p.tick(1.0) == [] and p.next_due() == 900.0
+    (n,) = notices(p.tick(900.0))
+    assert n.kind == "question" and n.items[0].key == ("s1", "a")

@@ -25,9 +25,11 @@ class FakeServer(Plain):
         self.next_id = 0
         self.closed: list[int] = []
         self.replaced: list[int] = []  # each Notify's replaces_id (0: a new bubble, a pop-up)
+        self.messages: list[Message] = []
 
     def show(self, message: Message, replaces: int) -> int:
         self.replaced.append(replaces)
+        self.messages.append(message)
         if replaces:
             return replaces
         self.next_id += 1
@@ -97,6 +99,41 @@ def test_a_summary_after_a_crash_re_uses_a_left_bubble_and_closes_the_others() -
     assert store.bubbles() == {("bus-1/:1.7", 1): {A, B}} and after.bubbles.orphans == {}
     after.put(_notice(2, "c", "q3"))  # a question of nobody's bubble: a new one
     assert server.replaced[-1] == 0
+
+
+def test_a_left_summary_some_of_whose_questions_ended_is_redrawn_in_place_silently() -> None:
+    """A summary of three left by a killed run; one is answered while nothing runs. The next run
+    puts the two back as one summary: the bubble on screen still lists the answered one, so it is
+    replaced in place with what waits now (heard before: not heard again), never kept as it reads."""
+    store = Store(None)
+    server = FakeServer("bus-1/:1.7")
+    crashed = _screen(server, store)
+    a, b, c = (_notice(0, s, call).items[0] for s, call in (("a", "q1"), ("b", "q2"), ("c", "q3")))
+    crashed.put(Notice(1, "burst", (a, b, c)))
+    after = _screen(server, store)
+    after.close_orphans({b.key, c.key})  # a was answered meanwhile
+    assert server.closed == [] and after.bubbles.orphans == {1: {b.key, c.key}}
+    after.put(Notice(1, "startup", (b, c), restored=True))
+    assert server.replaced == [0, 1] and server.closed == []
+    assert "2 pi sessions" in server.messages[-1].title and server.messages[-1].silent
+    assert store.bubbles() == {("bus-1/:1.7", 1): {b.key, c.key}}
+    # one left of what was shown just so: claimed as it is, no call
+    crashed = _screen(server, store)
+    after = _screen(server, store)
+    after.close_orphans({b.key, c.key})
+    after.put(Notice(1, "startup", (b, c), restored=True))
+    assert server.replaced == [0, 1]
+
+
+def test_a_restored_question_never_claims_a_bubble_that_shows_others_too() -> None:
+    store = Store(None)
+    server = FakeServer("bus-1/:1.7")
+    a, b = _notice(0, "a", "q1").items[0], _notice(0, "b", "q2").items[0]
+    _screen(server, store).put(Notice(1, "burst", (a, b)))
+    after = _screen(server, store)
+    after.close_orphans({a.key, b.key})
+    after.put(Notice(1, "question", (a,), restored=True))  # (a planner that puts them back one by one)
+    assert server.replaced == [0, 1] and "2 pi sessions" not in server.messages[-1].title
 
 
 def test_ids_of_another_server_are_forgotten_never_closed() -> None:
