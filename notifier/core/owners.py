@@ -11,7 +11,8 @@ folder are told apart by what each shows of itself (gathered elsewhere, handed i
   when it was asked). A pi that started later than a session's header can own it only by
   resuming it (``-c``, ``/resume``, ``--session``): that needs evidence (its pane showing the
   question, or a resume argument).
-- **screen**: the pane shows the pending question exactly; an empty input box counts against it.
+- **screen**: the pane shows the pending question exactly; an empty input box counts against it,
+  and rules it out where pi is at rest there (no spinner: :func:`at_rest`).
 - **seen before**: the pi an earlier list paired with a session in every reading *and* that
   showed it had it (announced it, named it in its arguments, or its pane showed the question:
   :func:`decisive`; winning the weighing once is not enough: a read that missed the asker would
@@ -33,9 +34,10 @@ recently written sessions (a pi writes one session at a time: its current one is
 - Liveness (``Owners.living``): a session asking something is alive if some best pairing
   gives it a pi, so a question is kept while any reading of the evidence leaves its asker alive
   (no missed question: a pending session whose only candidate is one pi stays alive, whatever its
-  pane shows). A session asking nothing is alive if the best pairings (recency included) give it
-  a pi. So a killed asker's question is abandoned as soon as the neighbours' pis are all accounted
-  for by their own sessions, or their panes show they are not asking it.
+  pane shows, unless it shows that pi at rest, waiting for a prompt). A session asking nothing is
+  alive if the best pairings (recency included) give it a pi. So a killed asker's question is
+  abandoned as soon as the neighbours' pis are all accounted for by their own sessions, or their
+  panes show they are not asking it.
 - Where nothing can be seen of a pi (no pane, no readable arguments, no companion: pi 1.6 outside
   tmux) it may have resumed an older session: such a pairing is allowed (last in preference), so a
   question asked after ``pi -c`` there is not called abandoned. The price: a killed asker whose
@@ -52,7 +54,8 @@ recently written sessions (a pi writes one session at a time: its current one is
   ``-c`` / ``--resume`` say it resumed some session (:func:`resumes`).
 - **screen**: the tmux pane shows the pending question *exactly* (:func:`shows`: the full question
   text as whole lines, every option label ending a line, in the dialog area at the bottom); a
-  pane showing pi's empty input box (:func:`idle_editor`: no dialog open) counts against it.
+  pane showing pi's empty input box (:func:`idle_editor`: no dialog open) counts against it; one
+  showing pi at rest (the box empty, no spinner: :func:`at_rest`) rules it out.
 
 
 **Best pairings** in a weighted bipartite graph (:func:`choices`): the search behind
@@ -212,6 +215,8 @@ def _edge(p: Proc, folders: frozenset[str], w: Wanted, created: float | None, an
     what its pane shows."""
     if norm_folder(w.cwd) not in folders:
         return None
+    if w.question and p.screen is not None and at_rest(p.screen):
+        return None  # it waits for a prompt: a pi asking a question shows its dialog, or is at work
     if p.session is not None:  # it said which session it has
         return EXACT if p.session == w.key else None
     if w.key in announced and announced[w.key] != id(p):
@@ -418,6 +423,22 @@ def idle_editor(screen: str) -> bool:
     if len(rules) < 2:
         return False
     return not any(line.strip() for line in raw[rules[-2] + 1 : rules[-1]])
+
+
+def at_rest(screen: str) -> bool:
+    """Whether the pane shows pi waiting for a prompt: its input box empty and no spinner at work
+    (pi 1.6 draws it in the rule above the box, 0.73 on the line above that rule). A pi whose
+    session has a question pending shows that question's dialog or, while other tools of its turn
+    run first, its spinner; at rest, it is not asking it (it resumed a session whose pi is gone)."""
+    if not idle_editor(screen):
+        return False
+    raw = screen.splitlines()
+    top = _rules(raw)[-2]
+    above = next((line for line in reversed(raw[:top]) if line.strip()), "")
+    return not any(_SPINNER.search(line) for line in (raw[top], above))
+
+
+_SPINNER = re.compile("[\u2801-\u28ff]")  # a braille dot pattern: pi's spinner frames
 
 
 # ---- best pairings ----

@@ -311,14 +311,19 @@ def test_an_idle_neighbour_on_its_own_session_does_not_keep_a_dead_question() ->
     assert back.kind == "needs_input" and back.session.key == "a"
 
 
-def test_the_only_pi_that_can_have_a_question_keeps_it_whatever_its_pane_shows() -> None:
-    """No false "abandoned": the one candidate's pane may not show the dialog (its free-text
-    editor is open, the pane is too small): its question stays pending."""
+def test_the_only_pi_that_can_have_a_question_keeps_it_unless_it_is_at_rest() -> None:
+    """No false "abandoned": the one candidate's pane may not show the dialog (the pane is too
+    small, pi runs other tools of its turn first: its spinner shows): its question stays pending.
+    Shown at rest, waiting for a prompt (it resumed the session of a pi gone), it is not asking."""
     b = Board(liveness=True)
     b.local.apply("a", [Header(uuid7(50.3), "/p"), asked_ab("qa", "Drop it?", 100.0)], 100.0)
-    assert b.local.set_processes([Proc("/p", 50.0, 11, None, pane(None))], 101.0) == []
-    assert b.snapshot(101.0).pending_count == 1
+    working = pane(None).replace(RULE, "── \u280f Working " + RULE, 1)
+    for screen in (working, " Drop it?\n> 1. A", None):
+        assert b.local.set_processes([Proc("/p", 50.0, 11, None, screen)], 101.0) == []
+        assert b.snapshot(101.0).pending_count == 1
     assert b.local.asking_folders() == {"/p"}
+    (t,) = b.local.set_processes([Proc("/p", 50.0, 11, None, pane(None))], 102.0)
+    assert t.kind == "abandoned" and b.snapshot(102.0).pending_count == 0
 
 
 def test_a_question_of_a_pi_in_raw_mode_names_its_asker() -> None:

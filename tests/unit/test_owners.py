@@ -5,11 +5,12 @@ liveness keeps."""
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from notifier.core.owners import START_SLACK_S, Owners, Proc, Wanted, bind, created_at, idle_editor, shows
+from notifier.core.owners import START_SLACK_S, Owners, Proc, Wanted, at_rest, bind, created_at, idle_editor, shows
 
 RULE = "─" * 60
 
@@ -137,6 +138,26 @@ def test_a_killed_asker_is_not_kept_alive_by_its_neighbour() -> None:
     assert "A.jsonl" in o.living
 
 
+# pi 0.73.1 at work: its spinner on a line of its own above the rule over the empty input box
+LEGACY_WORKING = "\n".join([" $ sleep 300", " Elapsed 1.1s", " \u2807 Working...", RULE, "", RULE, "/p", "mock-model"])
+
+
+def test_an_idle_neighbour_without_a_session_never_keeps_a_killed_askers_question() -> None:
+    """Found live: A asks; B started before the question and was never prompted (no session file
+    of its own); C, started just after, asks the very same question. A killed: B's pane shows pi at
+    rest, so B has no question; C's dialog is its own session's. A's question is nobody's, and
+    C's session is C's (never located at B)."""
+    sa = asking("A.jsonl", PROD, ["Yes", "No"], A_START + 0.3, at=1100.0)
+    c_start = 1100.0 + START_SLACK_S / 2
+    sc = asking("C.jsonl", PROD, ["Yes", "No"], c_start + 0.3, at=1104.0)
+    pb, pc = b(idle()), Proc("/p", c_start, 33, None, dialog(PROD, ["Yes", "No"]))
+    o = bind([sa, sc], [pb, pc])
+    assert "A.jsonl" not in o.living and owners_of(o) == {"C.jsonl": 33} and o.ambiguous == {}
+    # B at work instead (a tool of its turn runs before a question): it may be A's, kept
+    o = bind([sa, sc], [b(working()), pc])
+    assert "A.jsonl" in o.living
+
+
 def working(history: str = "") -> str:
     """A pane as pi 1.6.0 draws it while a tool runs: its indicator in the rule above the empty box."""
     return idle(history).replace(RULE, f"── ⠙ Working {RULE}", 1)
@@ -160,11 +181,20 @@ def test_a_killed_asker_among_two_working_neighbours_is_nobodys() -> None:
     assert owners_of(o) == {"A.jsonl": 11, "B.jsonl": 22, "C.jsonl": 33}
 
 
-def test_a_pending_session_with_one_candidate_stays_alive_whatever_its_pane_shows() -> None:
+def test_a_pending_session_with_one_candidate_stays_alive_unless_that_pi_is_at_rest() -> None:
+    """No missed question: the one candidate keeps it whatever its pane shows (no pane, a garble,
+    a dialog, pi at work: other tools of its turn run before the question's), except pi at rest
+    waiting for a prompt (its input box empty, no spinner), in any way it is known to be that pi."""
     s = asking("A.jsonl", PROD, ["Yes", "No"], A_START + 0.3)
-    for screen in (None, idle(), "garbled", dialog(PROD, ["Yes", "No"])):
+    for screen in (None, working(), LEGACY_WORKING, "garbled", dialog(PROD, ["Yes", "No"])):
         o = bind([s], [a(screen)])
         assert "A.jsonl" in o.living and owners_of(o) == {"A.jsonl": 11}, screen
+    assert at_rest(idle()) and not at_rest(working()) and not at_rest(LEGACY_WORKING)
+    for at_rest_pi in (a(idle()), a(idle(), session="A.jsonl"), Proc("/p", A_START, 11, ("--session", "A.jsonl"), idle())):
+        o = bind([s], [at_rest_pi])
+        assert "A.jsonl" not in o.living and o.owners == {}, at_rest_pi
+    o = bind([replace(s, owner=(11, A_START))], [a(idle())])  # (the pi seen with it before)
+    assert "A.jsonl" not in o.living
     # a pi started after the question was asked did not ask it
     o = bind([s], [Proc("/p", 1100.0 + START_SLACK_S + 1, 33)])
     assert "A.jsonl" not in o.living and o.owners == {}
