@@ -67,7 +67,7 @@ from notifier.sessions import engine_options
 from notifier.store import FILE_NAME, Store
 from notifier.system import desktop, paths
 from notifier.system.supervisor import FailureLog, Stop, Worker
-from notifier.watch import ConfigFollower
+from notifier.watch import ConfigFollower, FileFollower
 from notifier.window.view import mark_snoozes, window_obj
 
 log = logging.getLogger(__name__)
@@ -254,6 +254,11 @@ def open_store(state_dir: str | None = None) -> Store:
 
 
 class PreferencesOwner:
+    """The user's snoozes and mutes: one value, kept in the store (its copy is the value), handed
+    to every listener (the notifier's planner, the tray and the window, push) as it changes: by a
+    command carried out here (:meth:`apply`), or by another process that saved one in the store
+    (:meth:`reload`: a headless run, which serves no control channel, follows the store)."""
+
     def __init__(self, store: Store, now: float) -> None:
         self._store = store
         self._lock = threading.Lock()
@@ -269,21 +274,29 @@ class PreferencesOwner:
                 listener(self.value)
 
     def apply(self, command: Snooze | Mute, now: float) -> Preferences:
-        """Carry out a snooze or mute: the new value, persisted, handed to every listener."""
+        """Carry out a snooze or mute: persisted, the new value handed to every listener."""
         with self._lock:
-            if isinstance(command, Snooze):
-                value = self.value.snoozed(command.until, now, command.session, command.project)
-                if command.session is None and command.project is None and command.until <= now:
-                    self._store.clear_snoozes()  # resume: every snooze is lifted
-                else:
-                    self._store.snooze(command.until, command.session, command.project)
-            else:
-                value = self.value.with_mute(command.project, command.on)
+            if isinstance(command, Mute):
                 self._store.mute(command.project, command.on)
-            self.value = value
-            for listener in self._listeners:
-                listener(value)
-            return value
+            elif command.session is None and command.project is None and command.until <= now:
+                self._store.clear_snoozes()  # resume: every snooze is lifted
+            else:
+                self._store.snooze(command.until, command.session, command.project)
+            return self._set(self._store.preferences(now))
+
+    def reload(self, now: float) -> Preferences:
+        """The value as the store's file holds it now (another process saved a change there),
+        handed to every listener if it reads differently from the current one."""
+        with self._lock:
+            value = self._store.preferences(now, reread=True)
+            return self._set(value) if value != self.value.running(now) else self.value
+
+    def _set(self, value: Preferences) -> Preferences:
+        """(Lock held.)"""
+        self.value = value
+        for listener in self._listeners:
+            listener(value)
+        return value
 
 
 # ---- control requests ----
@@ -483,6 +496,7 @@ class App:
         self.preferences.listen(self.redraw.set_preferences)  # the tray shows snoozes, mutes
         self.follow_config = follow_config
         self.follower = ConfigFollower(config, self._quiet_hours_changed)  # the file, while the app runs
+        self.saved: FileFollower | None = None  # a headless run: the store, for choices saved elsewhere
 
     # ---- commands (tray, window, notifications, control channel: any thread) ----
 
@@ -612,11 +626,19 @@ class App:
         self.remotes.attach(self.engine)
         if self.follow_config:  # (followed from before "ready")
             self.follower.start()
+        written = self.store.written_path
+        if tray is None and not windows and written is not None:  # (no control channel: the CLI saves in the store)
+            self.saved = FileFollower(written, self._choices_saved)
+            self.saved.start()
         self.engine.start()
         self.remotes.start()  # (its links start once the engine is ready)
         if self.push is not None:
             self.push.start()
         self.dialogs = DialogFeed.attach(self.engine)  # the companion extension's dialogs, if any
+
+    def _choices_saved(self) -> None:
+        """(A timer's thread.) The store was written, perhaps a snooze or mute from the command line."""
+        self.preferences.reload(time.time())  # (the owner of the moment: a headless run's turn makes one)
 
     def new_notifier(self, store: Store, preferences: PreferencesOwner) -> AlertSink:
         """The notifier, started, recording in ``store``, following the user's snoozes and mutes
@@ -681,6 +703,8 @@ class App:
         if self.dialogs is not None:
             self.dialogs.stop()
         self.follower.stop()
+        if self.saved is not None:
+            self.saved.stop()
         self.window.close()
         if self.remotes is not None:
             self.remotes.stop()
