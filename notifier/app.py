@@ -401,6 +401,31 @@ def clear_abandoned(engine: Engine, command: Clear) -> None:
     engine.call(do)
 
 
+def settle(command: Snooze | Mute | Clear, engine: Engine | None, preferences: PreferencesOwner | None) -> None:
+    """A snooze, mute or clear, whoever sends it (the app's :meth:`App.execute`, the window
+    without an app): the user's choice carried out by its owner (``preferences``; None: no app
+    runs, saved in the store: :func:`save_choice`); abandoned questions forgotten on the
+    ``engine``'s thread."""
+    if isinstance(command, Clear):
+        if engine is not None:
+            clear_abandoned(engine, command)
+    elif preferences is not None:
+        preferences.apply(command, time.time())
+    else:
+        save_choice(command)
+
+
+def save_choice(command: Snooze | Mute) -> None:
+    """Without an app: a snooze or mute saved in the user's store, as the app carries it out (the
+    one way one is kept), where a headless run that notifies applies it at once and the app finds
+    it when it starts."""
+    store = open_store()
+    try:
+        PreferencesOwner(store, time.time()).apply(command, time.time())
+    finally:
+        store.close()
+
+
 class LocalSource:
     def __init__(self, config: Config) -> None:
         self.config = config
@@ -422,17 +447,9 @@ class LocalSource:
         self.ready(None, batch.snapshot)
 
     def command(self, command: Command) -> None:
-        engine = self.engine
-        if engine is None:
-            return
-        if isinstance(command, Clear):
-            clear_abandoned(engine, command)
-        elif isinstance(command, (Snooze, Mute)):
-            store = open_store()
-            try:
-                PreferencesOwner(store, time.time()).apply(command, time.time())
-            finally:
-                store.close()
+        """A snooze, mute or clear from the window (no app runs: nothing else is carried out here)."""
+        if self.engine is not None and isinstance(command, (Snooze, Mute, Clear)):
+            settle(command, self.engine, None)
 
     def ask(self, command: Command) -> dict[str, Any] | None:
         """A Goto or Answer from the window, carried out here as the CLI would (no app runs)."""
@@ -504,11 +521,8 @@ class App:
         """Carry out one command, whoever sent it, on the caller's thread: each part it touches
         guards its own state (preferences: their owner's lock; the board: the engine thread; the
         window: its lock). Returns the control channel's reply (None: ``conn`` was kept)."""
-        if isinstance(command, (Snooze, Mute)):
-            self.preferences.apply(command, time.time())
-        elif isinstance(command, Clear):
-            if self.engine is not None:
-                clear_abandoned(self.engine, command)
+        if isinstance(command, (Snooze, Mute, Clear)):
+            settle(command, self.engine, self.preferences)
         elif isinstance(command, (Goto, Answer)):
             if conn is None:  # the tray, a notification: never on their thread; what fails is said
                 threading.Thread(target=self._act, args=(command,), name="pi-notifier-act", daemon=True).start()

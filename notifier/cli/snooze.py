@@ -66,13 +66,9 @@ def deliver(config: Config, command: Snooze | Mute) -> str:
         if not reply.get("ok"):
             raise RuntimeError(f"the running app refused it: {clean(reply.get('error'), 200)}")
         return ""
-    from notifier.app import PreferencesOwner, open_store
+    from notifier.app import save_choice
 
-    store = open_store()
-    try:  # (as the app carries it out: the one way a snooze or mute is kept)
-        PreferencesOwner(store, time.time()).apply(command, time.time())
-    finally:
-        store.close()
+    save_choice(command)
     return _notifier_said(config)
 
 
