@@ -1,7 +1,10 @@
 """The running app: wiring and lifecycle of the engine, its outputs, the tray, the control channel
 and the window process; every command, whoever sends it, is carried out in :meth:`App.execute`.
 
-- the user's choices (snoozes and mutes) have one owner, :class:`PreferencesOwner`;
+- the user's choices (snoozes and mutes) have one owner, :class:`PreferencesOwner`; a snooze,
+  mute or clear is carried out one way (:func:`settle`), and without an app saved in the store,
+  which a headless run (no control channel) follows: what is saved there reaches its notifier as
+  a command reaches the app's;
 - control requests are parsed once into commands (:func:`handle`) and answered;
 - every long-lived part is kept running by the one supervisor and back-off
   (:mod:`notifier.system.supervisor`): the engine, the outputs thread, push; each remote link
@@ -642,7 +645,7 @@ class App:
             self.follower.start()
         written = self.store.written_path
         if tray is None and not windows and written is not None:  # (no control channel: the CLI saves in the store)
-            self.saved = FileFollower(written, self._choices_saved)
+            self.saved = FileFollower(written, self._choices_saved, settle_s=0.05)
             self.saved.start()
         self.engine.start()
         self.remotes.start()  # (its links start once the engine is ready)
