@@ -330,6 +330,7 @@ class Database:
             except sqlite3.Error as exc:
                 _once(self.path, "read", "cannot read the state store (%s)", exc)
                 return False
+            _once.forget(self.path, "read")
             with self._lock:
                 if self._due():
                     return False
