@@ -1,7 +1,10 @@
 """The running app: wiring and lifecycle of the engine, its outputs, the tray, the control channel
 and the window process; every command, whoever sends it, is carried out in :meth:`App.execute`.
 
-- the user's choices (snoozes and mutes) have one owner, :class:`PreferencesOwner`;
+- the user's choices (snoozes and mutes) have one owner, :class:`PreferencesOwner`; a snooze,
+  mute or clear is carried out one way (:func:`settle`), and without an app saved in the store,
+  which a headless run (no control channel) follows: what is saved there reaches its notifier as
+  a command reaches the app's;
 - control requests are parsed once into commands (:func:`handle`) and answered;
 - every long-lived part is kept running by the one supervisor and back-off
   (:mod:`notifier.system.supervisor`): the engine, the outputs thread, push; each remote link
@@ -67,7 +70,7 @@ from notifier.sessions import engine_options
 from notifier.store import FILE_NAME, Store
 from notifier.system import desktop, paths
 from notifier.system.supervisor import FailureLog, Stop, Worker
-from notifier.watch import ConfigFollower
+from notifier.watch import ConfigFollower, FileFollower
 from notifier.window.view import mark_snoozes, window_obj
 
 log = logging.getLogger(__name__)
@@ -254,6 +257,11 @@ def open_store(state_dir: str | None = None) -> Store:
 
 
 class PreferencesOwner:
+    """The user's snoozes and mutes: one value, kept in the store (its copy is the value), handed
+    to every listener (the notifier's planner, the tray and the window, push) as it changes: by a
+    command carried out here (:meth:`apply`), or by another process that saved one in the store
+    (:meth:`reload`: a headless run, which serves no control channel, follows the store)."""
+
     def __init__(self, store: Store, now: float) -> None:
         self._store = store
         self._lock = threading.Lock()
@@ -269,21 +277,29 @@ class PreferencesOwner:
                 listener(self.value)
 
     def apply(self, command: Snooze | Mute, now: float) -> Preferences:
-        """Carry out a snooze or mute: the new value, persisted, handed to every listener."""
+        """Carry out a snooze or mute: persisted, the new value handed to every listener."""
         with self._lock:
-            if isinstance(command, Snooze):
-                value = self.value.snoozed(command.until, now, command.session, command.project)
-                if command.session is None and command.project is None and command.until <= now:
-                    self._store.clear_snoozes()  # resume: every snooze is lifted
-                else:
-                    self._store.snooze(command.until, command.session, command.project)
-            else:
-                value = self.value.with_mute(command.project, command.on)
+            if isinstance(command, Mute):
                 self._store.mute(command.project, command.on)
-            self.value = value
-            for listener in self._listeners:
-                listener(value)
-            return value
+            elif command.session is None and command.project is None and command.until <= now:
+                self._store.clear_snoozes()  # resume: every snooze is lifted
+            else:
+                self._store.snooze(command.until, command.session, command.project)
+            return self._set(self._store.preferences(now))
+
+    def reload(self, now: float) -> Preferences:
+        """The value as the store's file holds it now (another process saved a change there),
+        handed to every listener if it reads differently from the current one."""
+        with self._lock:
+            value = self._store.preferences(now, reread=True)
+            return self._set(value) if value != self.value.running(now) else self.value
+
+    def _set(self, value: Preferences) -> Preferences:
+        """(Lock held.)"""
+        self.value = value
+        for listener in self._listeners:
+            listener(value)
+        return value
 
 
 # ---- control requests ----
@@ -388,6 +404,31 @@ def clear_abandoned(engine: Engine, command: Clear) -> None:
     engine.call(do)
 
 
+def settle(command: Snooze | Mute | Clear, engine: Engine | None, preferences: PreferencesOwner | None) -> None:
+    """A snooze, mute or clear, whoever sends it (the app's :meth:`App.execute`, the window
+    without an app): the user's choice carried out by its owner (``preferences``; None: no app
+    runs, saved in the store: :func:`save_choice`); abandoned questions forgotten on the
+    ``engine``'s thread."""
+    if isinstance(command, Clear):
+        if engine is not None:
+            clear_abandoned(engine, command)
+    elif preferences is not None:
+        preferences.apply(command, time.time())
+    else:
+        save_choice(command)
+
+
+def save_choice(command: Snooze | Mute) -> None:
+    """Without an app: a snooze or mute saved in the user's store, as the app carries it out (the
+    one way one is kept), where a headless run that notifies applies it at once and the app finds
+    it when it starts."""
+    store = open_store()
+    try:
+        PreferencesOwner(store, time.time()).apply(command, time.time())
+    finally:
+        store.close()
+
+
 class LocalSource:
     def __init__(self, config: Config) -> None:
         self.config = config
@@ -409,17 +450,9 @@ class LocalSource:
         self.ready(None, batch.snapshot)
 
     def command(self, command: Command) -> None:
-        engine = self.engine
-        if engine is None:
-            return
-        if isinstance(command, Clear):
-            clear_abandoned(engine, command)
-        elif isinstance(command, (Snooze, Mute)):
-            store = open_store()
-            try:
-                PreferencesOwner(store, time.time()).apply(command, time.time())
-            finally:
-                store.close()
+        """A snooze, mute or clear from the window (no app runs: nothing else is carried out here)."""
+        if self.engine is not None and isinstance(command, (Snooze, Mute, Clear)):
+            settle(command, self.engine, None)
 
     def ask(self, command: Command) -> dict[str, Any] | None:
         """A Goto or Answer from the window, carried out here as the CLI would (no app runs)."""
@@ -483,6 +516,7 @@ class App:
         self.preferences.listen(self.redraw.set_preferences)  # the tray shows snoozes, mutes
         self.follow_config = follow_config
         self.follower = ConfigFollower(config, self._quiet_hours_changed)  # the file, while the app runs
+        self.saved: FileFollower | None = None  # a headless run: the store, for choices saved elsewhere
 
     # ---- commands (tray, window, notifications, control channel: any thread) ----
 
@@ -490,11 +524,8 @@ class App:
         """Carry out one command, whoever sent it, on the caller's thread: each part it touches
         guards its own state (preferences: their owner's lock; the board: the engine thread; the
         window: its lock). Returns the control channel's reply (None: ``conn`` was kept)."""
-        if isinstance(command, (Snooze, Mute)):
-            self.preferences.apply(command, time.time())
-        elif isinstance(command, Clear):
-            if self.engine is not None:
-                clear_abandoned(self.engine, command)
+        if isinstance(command, (Snooze, Mute, Clear)):
+            settle(command, self.engine, self.preferences)
         elif isinstance(command, (Goto, Answer)):
             if conn is None:  # the tray, a notification: never on their thread; what fails is said
                 threading.Thread(target=self._act, args=(command,), name="pi-notifier-act", daemon=True).start()
@@ -612,11 +643,19 @@ class App:
         self.remotes.attach(self.engine)
         if self.follow_config:  # (followed from before "ready")
             self.follower.start()
+        written = self.store.written_path
+        if tray is None and not windows and written is not None:  # (no control channel: the CLI saves in the store)
+            self.saved = FileFollower(written, self._choices_saved, settle_s=0.05)
+            self.saved.start()
         self.engine.start()
         self.remotes.start()  # (its links start once the engine is ready)
         if self.push is not None:
             self.push.start()
         self.dialogs = DialogFeed.attach(self.engine)  # the companion extension's dialogs, if any
+
+    def _choices_saved(self) -> None:
+        """(A timer's thread.) The store was written, perhaps a snooze or mute from the command line."""
+        self.preferences.reload(time.time())  # (the owner of the moment: a headless run's turn makes one)
 
     def new_notifier(self, store: Store, preferences: PreferencesOwner) -> AlertSink:
         """The notifier, started, recording in ``store``, following the user's snoozes and mutes
@@ -681,6 +720,8 @@ class App:
         if self.dialogs is not None:
             self.dialogs.stop()
         self.follower.stop()
+        if self.saved is not None:
+            self.saved.stop()
         self.window.close()
         if self.remotes is not None:
             self.remotes.stop()

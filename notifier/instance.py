@@ -120,6 +120,20 @@ class Notifying:
         """Whether the app of these folders runs (its lock is held)."""
         return _held(self.app_path)
 
+    def headless(self) -> int | None:
+        """(A look from another process; nothing is created.) The pid of the headless run that
+        notifies these folders now (0: it does not say); None: none does (nobody, or the app)."""
+        try:
+            if not os.path.exists(self.path) or not _held(self.path):
+                return None
+            fd = _open(self.path)
+        except OSError:
+            return None
+        try:
+            return None if os.pread(fd, 32, 0).endswith(b" app") else _holder(fd)
+        finally:
+            os.close(fd)
+
     def take(self) -> int | None:
         """A headless run: take the notifier's lock without waiting. None: this run holds it now;
         else the pid of the one that does (0: it does not say)."""

@@ -304,6 +304,43 @@ class Database:
             self._close_file()
             self._file_lock.release()
 
+    @property
+    def written_path(self) -> str | None:
+        """The file every process's change to this store is written to as it is made (WAL: the
+        ``-wal`` file; the database file itself only at checkpoints): what to follow for the
+        changes of others. None: memory only."""
+        return None if self.path is None else self.path + "-wal"
+
+    def reread(self, tables: tuple[str, ...]) -> bool:
+        """The memory copy of ``tables`` (kept ones) replaced by what the file holds now: what
+        another process wrote there (the command line). Not while changes of this run wait for
+        the file (the copy is what counts then), nor while it cannot be read. True: re-read."""
+        done = self._reread(tables)
+        self._save()  # (a change made meanwhile: its writer left the file to this thread)
+        return done
+
+    def _reread(self, tables: tuple[str, ...]) -> bool:
+        if self.path is None or not self._file_lock.acquire(timeout=COMMIT_WAIT_S):
+            return False
+        try:
+            if self._file is None:
+                return False
+            try:
+                found = {t: self._file.execute(f"SELECT * FROM {t}").fetchall() for t in tables}  # noqa: S608
+            except sqlite3.Error as exc:
+                _once(self.path, "read", "cannot read the state store (%s)", exc)
+                return False
+            _once.forget(self.path, "read")
+            with self._lock:
+                if self._due():
+                    return False
+                for table, rows in found.items():
+                    self._memory.execute(f"DELETE FROM {table}")  # noqa: S608
+                    _copy_rows(self._memory, table, rows)
+            return True
+        finally:
+            self._file_lock.release()
+
     # ---- the file ----
 
     def _due(self) -> bool:  # changes wait for the file (lock held)
@@ -619,8 +656,11 @@ class Store(Database):
     def clear_snoozes(self) -> None:
         self._run("snoozes", "DELETE FROM snoozes")
 
-    def preferences(self, now: float) -> Preferences:
-        """The snoozes still running at ``now`` and the muted projects, as one value."""
+    def preferences(self, now: float, reread: bool = False) -> Preferences:
+        """The snoozes still running at ``now`` and the muted projects, as one value; ``reread``:
+        as the file holds them now (another process may have changed them: :meth:`reread`)."""
+        if reread:
+            self.reread(("snoozes", "mutes"))
         return _silences(self._read(SNOOZES, (now,)), self._read(MUTES), now)
 
     def mute(self, project: str, on: bool) -> None:

@@ -1,7 +1,8 @@
 """``pi-notifier snooze [WHAT] [DURATION]``, ``mute WHAT``, ``unmute WHAT``: the tray's and the
 window's snoozes and mutes, from the command line. WHAT is ``all``, a project (as the window
 names it) or a SESSION (as ``goto`` takes it). Sent to the running app when there is one (it
-saves them); without one, saved in the state store, where the app finds them when it starts."""
+saves them); without one, saved in the state store, where the app finds them when it starts and
+the headless run that notifies (``run --no-tray``: it follows the store) applies them at once."""
 
 from __future__ import annotations
 
@@ -51,8 +52,13 @@ def projects_of(snapshot: Snapshot) -> set[str]:
     return {name for v in snapshot.sessions for name in project_names(v.ref.name, v.ref.cwd, v.ref.host)}
 
 
-def deliver(command: Snooze | Mute) -> str:
-    """To the running app, else into the state store. How it went, in a few words."""
+NOT_RUNNING = " (saved: pi-notifier is not running; it applies when it starts)"
+HEADLESS = " (saved; the headless run notifying (pid {pid}) applies it now)"
+
+
+def deliver(config: Config, command: Snooze | Mute) -> str:
+    """To the running app, else into the state store (where a headless run that notifies finds
+    it at once). How it went, in a few words."""
     from notifier.control import request
 
     reply = request(to_obj(command))
@@ -60,14 +66,23 @@ def deliver(command: Snooze | Mute) -> str:
         if not reply.get("ok"):
             raise RuntimeError(f"the running app refused it: {clean(reply.get('error'), 200)}")
         return ""
-    from notifier.app import PreferencesOwner, open_store
+    from notifier.app import save_choice
 
-    store = open_store()
-    try:  # (as the app carries it out: the one way a snooze or mute is kept)
-        PreferencesOwner(store, time.time()).apply(command, time.time())
-    finally:
-        store.close()
-    return " (saved: pi-notifier is not running; it applies when it starts)"
+    save_choice(command)
+    return _notifier_said(config)
+
+
+def _notifier_said(config: Config) -> str:
+    """Who applies a choice saved in the store now: the headless run that notifies the folders
+    of ``config``, if one does, else the app when it starts."""
+    from notifier.instance import Notifying
+    from notifier.system import paths
+
+    try:
+        pid = Notifying(paths.runtime_dir(), config["sessions_dirs"]).headless()
+    except OSError:  # (no runtime folder of ours: nothing runs from one)
+        pid = None
+    return NOT_RUNNING if pid is None else HEADLESS.format(pid=pid or "?")
 
 
 def cmd_snooze(args: argparse.Namespace, config: Config) -> int:
@@ -108,7 +123,7 @@ def _carried(do: Callable[[], str]) -> int:
 def _snooze(config: Config, what: str | None, seconds: float, now: float) -> str:
     """Snooze WHAT for ``seconds`` (0: resume)."""
     session, project, said = target(sessions_of(config, what)[1], what)
-    note = deliver(Snooze(now + seconds if seconds > 0 else 0.0, session, project))
+    note = deliver(config, Snooze(now + seconds if seconds > 0 else 0.0, session, project))
     if seconds <= 0:
         return f"{'resumed every session' if what in (None, 'all') else 'resumed ' + said}{note}"
     ends = time.localtime(now + seconds)
@@ -124,7 +139,7 @@ def _mute(config: Config, what: str, on: bool) -> str:
     if what == "all":
         if on:
             raise ConfigError("mute takes a project or a session (to hold back everything for a while: snooze)")
-        notes = [deliver(Mute(project, False)) for project in sorted(muted)]
+        notes = [deliver(config, Mute(project, False)) for project in sorted(muted)]
         names = ", ".join(clean(p, 80) for p in sorted(muted)) or "nothing (no project was muted)"
         return f"unmuted {names}{notes[-1] if notes else ''}"
     project = what
@@ -136,4 +151,4 @@ def _mute(config: Config, what: str, on: bool) -> str:
         project = project_name(view.ref.name, view.ref.cwd, view.ref.host) if view else named or what
     if not on and project not in muted:
         return f"project {clean(project, 80)} is not muted"
-    return f"{'muted' if on else 'unmuted'} project {clean(project, 80)}{deliver(Mute(project, on))}"
+    return f"{'muted' if on else 'unmuted'} project {clean(project, 80)}{deliver(config, Mute(project, on))}"

@@ -94,3 +94,51 @@ def test_asked_while_snoozed_is_announced_when_the_snooze_ends_after_a_restart(
         assert napping >= start + 6 - 0.1
         assert app.stop() == 0
     assert len(_shown(monitor, "napping")) == 1
+
+
+def _headless(sessions: Path) -> AppProcess:
+    """A headless run that notifies (no app runs: the CLI's commands are saved in the store)."""
+    return AppProcess("run", "--no-tray", "--json", "--liveness", "off", "--sessions-dir", str(sessions))
+
+
+def test_a_headless_run_that_notifies_applies_a_snooze_from_the_command_line_at_once(
+    tmp_path: Path, dunst: Dunst, monitor: Monitor
+) -> None:
+    """No app runs: the CLI saves the snooze in the store, and the headless run that notifies
+    applies it at once: it holds back what is asked meanwhile, and announces it once when the
+    snooze is lifted."""
+    nap, loud = new_session(tmp_path, "napping"), new_session(tmp_path, "loud")
+    with _headless(tmp_path) as run:
+        run.wait("ready")
+        said = _run(tmp_path, "snooze", "napping", "1h")
+        assert said.endswith(f"(saved; the headless run notifying (pid {run.proc.pid}) applies it now)\n"), said
+        append(nap, ask("q1", "Asked while snoozed?"))
+        append(loud, ask("q2", "Marker?"))
+        run.wait("needs_input", 2)
+        wait_for(lambda: _shown(monitor, "loud"), 10, "the marker's notification")
+        assert not _shown(monitor, "napping")
+        _run(tmp_path, "snooze", "off")
+        wait_for(lambda: _shown(monitor, "napping"), 10, "napping when every snooze is lifted")
+        wait_for(lambda: dunst.displayed() == 2, 10, "two bubbles")
+        assert run.stop() == 0
+    assert [len(_shown(monitor, p)) for p in ("napping", "loud")] == [1, 1]
+
+
+def test_a_headless_run_that_notifies_applies_a_mute_from_the_command_line_at_once(
+    tmp_path: Path, dunst: Dunst, monitor: Monitor
+) -> None:
+    hushed, loud = new_session(tmp_path, "hushed"), new_session(tmp_path, "loud")
+    with _headless(tmp_path) as run:
+        run.wait("ready")
+        said = _run(tmp_path, "mute", "hushed")
+        assert said.endswith(f"(pid {run.proc.pid}) applies it now)\n"), said
+        append(hushed, ask("q1", "Asked while muted?"))
+        append(loud, ask("q2", "Marker?"))
+        run.wait("needs_input", 2)
+        wait_for(lambda: _shown(monitor, "loud"), 10, "the marker's notification")
+        assert not _shown(monitor, "hushed")
+        _run(tmp_path, "unmute", "hushed")
+        wait_for(lambda: _shown(monitor, "hushed"), 10, "hushed when unmuted")
+        wait_for(lambda: dunst.displayed() == 2, 10, "two bubbles")
+        assert run.stop() == 0
+    assert [len(_shown(monitor, p)) for p in ("hushed", "loud")] == [1, 1]

@@ -280,6 +280,7 @@ def test_snooze_mute_without_the_app_are_saved_and_status_says_them(tmp_path: Pa
     args = ("--liveness", "off", "--sessions-dir", str(sessions))
     s = cli("snooze", "1d2e3a4b", "2h", *args)
     assert s.returncode == 0 and s.stdout.startswith("snoozed session blog 1d2e3a4b for 2 h 00 min"), s
+    assert s.stdout.endswith(" (saved: pi-notifier is not running; it applies when it starts)\n"), s  # (nothing runs)
     assert cli("mute", "blog", *args).stdout.startswith("muted project blog")
     text = cli("status", *args).stdout.splitlines()[-1]
     assert text.startswith("snoozed: session blog 1d2e3a4b for 1 h 59 min") or "for 2 h 00 min" in text

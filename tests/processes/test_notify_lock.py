@@ -112,3 +112,21 @@ def test_a_headless_run_notifies_unless_the_app_or_another_run_of_its_folders_do
             assert other.stdin is not None
             other.stdin.close()
             other.wait(10)
+
+
+def test_the_command_line_sees_which_headless_run_notifies_without_taking_anything(tmp_path: Path) -> None:
+    """``snooze`` without an app says who applies what it saved: the headless run that notifies
+    (its pid), else nobody (an app's lock is no headless run's); the look creates nothing."""
+    look = Notifying(str(tmp_path / "run"), ["/s"])
+    assert look.headless() is None and not (tmp_path / "run").exists()
+    (tmp_path / "run").mkdir(mode=0o700)
+    for role, seen in (("headless", True), ("app", False)):
+        other = _other(tmp_path / "run", role)
+        try:
+            assert _said(other) == "True"
+            assert look.headless() == (other.pid if seen else None) and look.fd is None
+        finally:
+            assert other.stdin is not None
+            other.stdin.close()
+            other.wait(10)
+    assert look.headless() is None  # (it ended: the kernel let its lock go)

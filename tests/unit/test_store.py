@@ -65,6 +65,61 @@ def test_preferences_have_one_owner_that_persists_and_hands_them_out(tmp_path: P
     assert PreferencesOwner(store, 1500.0).value == Preferences()
 
 
+def test_a_choice_saved_by_another_process_reaches_the_owners_listeners_once(tmp_path: Path) -> None:
+    """A headless run serves no control channel: the command line saves in the store, and the
+    run's owner, told the store was written, re-reads it and hands a change on (once; a write
+    that changed no choice, or a snooze that merely ran out, hands nothing)."""
+    from notifier.app import PreferencesOwner
+    from notifier.core.commands import Mute, Snooze
+
+    path = str(tmp_path / "state.sqlite3")
+    store = Store(path)
+    owner = PreferencesOwner(store, 1000.0)
+    seen: list[Preferences] = []
+    owner.listen(seen.append, current=False)
+    owner.apply(Snooze(1100.0, session="/s/a"), 1000.0)  # (its own: ends at 1100)
+    assert store.flush()
+
+    def elsewhere(command: Snooze | Mute) -> None:  # the CLI without an app: its own store, closed
+        other = Store(path)
+        PreferencesOwner(other, 1000.0).apply(command, 1000.0)
+        other.close()
+
+    elsewhere(Snooze(5000.0, project="shop"))
+    assert owner.reload(1000.0) == Preferences(sessions={"/s/a": 1100.0}, projects={"shop": 5000.0})
+    assert seen[-1] == owner.value and len(seen) == 2
+    assert owner.reload(1000.0) == owner.value and len(seen) == 2  # (nothing new: nothing handed on)
+    assert owner.reload(1200.0) == owner.value and len(seen) == 2  # (its snooze ran out: the planner knows)
+    elsewhere(Mute("hushed"))
+    elsewhere(Snooze(0.0))  # snooze off: every snooze lifted
+    assert owner.reload(1000.0) == seen[-1] == Preferences(muted=frozenset({"hushed"})) and len(seen) == 3
+    owner.apply(Mute("loud"), 1000.0)  # (its own change, then re-read: the same)
+    assert store.flush() and owner.reload(1000.0) == Preferences(muted=frozenset({"hushed", "loud"}))
+    assert len(seen) == 4
+
+
+def test_a_choice_not_yet_written_is_not_undone_by_a_re_read(tmp_path: Path) -> None:
+    """While this run's changes wait for the file (another process holds its lock), the copy is
+    what counts: a re-read leaves it; once written, the file holds them."""
+    import sqlite3
+
+    path = str(tmp_path / "state.sqlite3")
+    store = Store(path)
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # (another process writing)
+    try:
+        store.mute("hushed", True)
+        assert store.unwritten
+        assert not store.reread(("mutes",))
+        assert store.preferences(0.0, reread=True).muted == {"hushed"}
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert store.flush()
+    assert store.reread(("mutes",)) and store.preferences(0.0).muted == {"hushed"}
+    store.close()
+
+
 def test_reminder_counts_survive_and_old_stores_are_migrated(tmp_path: Path) -> None:
     import sqlite3
 
