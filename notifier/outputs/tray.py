@@ -303,6 +303,16 @@ def menu(state: UiState, now: float) -> tuple[Entry, ...]:
     return (*entries, Entry("Open window", Click(Show), default=True), Entry("Quit", Click(Quit)))
 
 
+def relabelled(was: Sequence[Entry], now: Sequence[Entry]) -> bool:
+    """Whether the menu ``now`` is ``was`` with new labels only: the same entries, each doing
+    what it did (its action, submenu, place), so a menu already built is changed in place."""
+    return len(was) == len(now) and all(
+        (a.action, a.default, a.separator) == (b.action, b.default, b.separator)
+        and relabelled(a.children, b.children)
+        for a, b in zip(was, now, strict=True)
+    )
+
+
 # ---- backend ----
 
 
@@ -448,10 +458,16 @@ class Tray:
                 self.icon.icon = render(*want.image, ICON_SIZE)
             if want.title != was.title:
                 self.icon.title = want.title
-            # The menu only when it reads differently: a host re-reads it whole (XFCE's panel
-            # closes it if open), so an update with nothing new in it is never sent.
             if self.icon.HAS_MENU and want.entries != was.entries:
-                self.icon.update_menu()
+                self._send_menu(was.entries, want.entries)
+
+    def _send_menu(self, was: tuple[Entry, ...], now: tuple[Entry, ...]) -> None:
+        """The menu only when it reads differently (an update with nothing new in it is never
+        sent), and new labels alone on the menu already built (``compat.relabel``): a menu
+        built again is a new menu to the tray host, which reads it whole again (a menu open on
+        XFCE's or KDE's panel closes)."""
+        if not (relabelled(was, now) and compat.relabel(self.icon)):
+            self.icon.update_menu()
 
     # ---- loop ----
 

@@ -301,6 +301,61 @@ def test_xfce_panel_a_click_on_the_icon_opens_the_window(tmp_path: Path, xfce: X
     assert not _lines(app, "Traceback")
 
 
+@pytest.mark.parametrize("backend", ["appindicator", "gtk"])
+def test_xfce_panel_a_menu_left_open_stays_open_as_the_age_ticks(tmp_path: Path, xfce: Xfce, backend: str) -> None:
+    """A question turns a minute while its menu is open on XFCE's panel (opened by a real click:
+    the SNI item's left click, the GTK icon's right click): the same menu stays open and reads
+    the new age. pystray builds a whole new menu at each change, which libappindicator makes
+    the root of its dbusmenu (new ids, LayoutUpdated: the panel closed the open menu at each
+    minute) and the gtk backend's open popup never read (it kept the old labels); the labels
+    alone are now changed on the menu already built (compat.relabel). The tick is the
+    question's: asked 45 s before, its first minute comes while the menu is open."""
+    import time
+
+    f = _session(tmp_path, f"xopen{backend}")
+    cfg = tmp_path / "tray.toml"
+    cfg.write_text(f'[tray]\nbackend = "{backend}"\n')
+    updates = Monitor(xfce.env["DBUS_SESSION_BUS_ADDRESS"], rules=("member='LayoutUpdated'",))
+    try:
+        with _app(xfce, tmp_path, "--no-notify", "--config", str(cfg), tray=True) as app:
+            app.wait("ready")
+            asked = time.time() - 45
+            append(f, ask("q1", "Still open?", at=asked))
+            x, y = wait_for(lambda: _red_spot(xfce, (0, 0, 1280, 30)), 20, "the needs-answer icon in the panel")
+            before = desktops.shown_windows(xfce.env, "--name", "")
+            item = wait_for(lambda: sni_items(xfce), 20, "our item registered")[0] if backend == "appindicator" else ""
+            layout = menu_layout(xfce, item) if item else []
+            subprocess.run(
+                ["xdotool", "mousemove", str(x), str(y), "click", "1" if item else "3"],
+                env=xfce.env, check=True, timeout=10,
+            )  # fmt: skip
+
+            def opened() -> tuple[str, tuple[int, int, int, int]] | None:
+                shown = desktops.shown_windows(xfce.env, "--name", "")
+                new = [(w, g) for w, g in shown.items() if w not in before and g[1] >= 30 and g[3] > 50]
+                return new[0] if len(new) == 1 else None
+
+            menu, box = wait_for(opened, 20, "the menu open below the panel")
+            young = desktops.still_part(xfce.env, box)
+            sent = len(updates.of("LayoutUpdated"))
+            assert time.time() < asked + 59, "the menu opened after the tick: nothing to see"
+            assert any(label.endswith("Still open? (<1 min)") for _, label, _ in layout) or not item
+            wait_for(lambda: desktops.screen_part(xfce.env, box) != young, 40, "the open menu drawn anew at the tick")
+            now = desktops.still_part(xfce.env, box)
+            assert menu in desktops.shown_windows(xfce.env, "--name", ""), "the menu closed at the tick"
+            assert now != young
+            if item:  # the same dbusmenu (its ids), not sent again whole; the entry reads the new age
+                after = menu_layout(xfce, item)
+                assert [i for i, _, _ in after] == [i for i, _, _ in layout]
+                assert any(label.endswith("Still open? (1 min)") for _, label, _ in after), after
+                assert len(updates.of("LayoutUpdated")) == sent
+            assert app.stop() == 0
+        assert xfce.procs and all(p.poll() is None for p in xfce.procs), "a desktop process ended"
+        assert _lines(app, f"tray: {backend}") and not _lines(app, "Traceback")
+    finally:
+        updates.close()
+
+
 def _big_windows(desk: Desktop) -> list[tuple[int, int, int, int]]:
     """The app's windows bigger than a tray icon (its window)."""
     return [g for g in desktops.x_windows(desk.env, "pi-notifier") if g[2] > 100 and g[3] > 100]
