@@ -271,7 +271,7 @@ def relabels(icon: Any) -> bool:
         from pystray._util.gtk import GtkIcon  # only present with the GTK backends
     except Exception:
         return False
-    return isinstance(icon, GtkIcon) and hasattr(icon, "_menu_handle")
+    return isinstance(icon, GtkIcon)
 
 
 def relabel(icon: Any) -> bool:
@@ -280,12 +280,12 @@ def relabel(icon: Any) -> bool:
     the same but for their labels; one that is not (counted, or of another kind) is built again
     there (``update_menu``). False, and nothing done, where it cannot (another backend or
     version, or no menu built yet): build it again then."""
-    if not relabels(icon) or icon._menu_handle is None:  # noqa: SLF001
+    if not relabels(icon) or getattr(icon, "_menu_handle", None) is None:  # (set as it is built)
         return False
     from gi.repository import GLib
 
     def on_loop() -> bool:
-        menu, items = icon._menu_handle, list(icon.menu)  # noqa: SLF001 (the menu built last, on this loop)
+        menu, items = getattr(icon, "_menu_handle", None), list(icon.menu)  # (the last built, on this loop)
         separator = type(icon.menu).SEPARATOR  # (pystray's Menu.SEPARATOR)
         if menu is None or not _relabelled(menu, items, separator, apply=False):
             icon.update_menu()

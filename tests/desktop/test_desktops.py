@@ -243,15 +243,18 @@ def test_xfce_tray_appears_changes_with_the_count_and_its_menu_works(tmp_path: P
     _tray_case(tmp_path, xfce, lambda: _screen_red(xfce, (0, 0, 1280, 30)) > 50, *_sni(tmp_path))  # the panel, on top
 
 
-def test_xfce_panel_gets_the_menu_again_only_when_it_reads_differently(tmp_path: Path, xfce: Xfce) -> None:
+def test_xfce_panel_is_told_only_the_labels_that_change_at_an_age_tick(tmp_path: Path, xfce: Xfce) -> None:
     """XFCE's panel re-reads the whole menu at each LayoutUpdated (an open menu closes). With a
     question 55 s old, from the menu showing it "(<1 min)" until it shows "(1 min)" (about 5 s,
-    a UI tick a second before), the item sends LayoutUpdated once: for that minute. (With
+    a UI tick a second before), the item sends no LayoutUpdated (the menu's revision stays) and
+    one ItemsPropertiesUpdated: the new label of the two entries that show that question. (With
     tray.backend = "appindicator", as a user may choose there; the default is gtk.)"""
     import time
 
     f = _session(tmp_path, "xmenu")
-    updates = Monitor(xfce.env["DBUS_SESSION_BUS_ADDRESS"], rules=("member='LayoutUpdated'",))
+    updates = Monitor(
+        xfce.env["DBUS_SESSION_BUS_ADDRESS"], rules=("member='LayoutUpdated'", "member='ItemsPropertiesUpdated'")
+    )
     try:
         with _app(xfce, tmp_path, "--no-notify", *_sni(tmp_path), tray=True) as app:
             app.wait("ready")
@@ -269,13 +272,17 @@ def test_xfce_panel_gets_the_menu_again_only_when_it_reads_differently(tmp_path:
 
             append(f, ask("q1", "Fresh?", at=time.time() - 55))
             young = wait_for(lambda: shown("<1 min"), 20, "the question in the menu, under a minute old")
+            layouts, props = len(updates.of("LayoutUpdated")), len(updates.of("ItemsPropertiesUpdated"))
             old = wait_for(lambda: shown("1 min"), 20, "its first minute in the menu")
 
-            def sent() -> list[int]:  # the revisions announced after the young menu's, to this one
-                return [int(r) for r, _ in updates.of("LayoutUpdated") if young < int(r) <= old]
+            def labelled() -> list[list[str]]:  # the labels each ItemsPropertiesUpdated since then set
+                sent = updates.of("ItemsPropertiesUpdated")[props:]
+                labels = [[str(p["label"][1]) for _, p in changed if "label" in p] for changed, _ in sent]
+                return [x for x in labels if x]
 
-            wait_for(lambda: old in sent(), 5, "the signal seen by the monitor")
-            assert sent() == [old]  # not once a second: once, for the minute
+            wait_for(labelled, 5, "the signal seen by the monitor")
+            assert old == young and len(updates.of("LayoutUpdated")) == layouts  # the same menu, not sent again
+            assert labelled() == [["xmenu — Fresh? (1 min)"] * 2]  # its entry and Go to session's: once
             assert app.stop() == 0
     finally:
         updates.close()
