@@ -39,8 +39,8 @@ version it does nothing (said once, at debug level) and pystray behaves as upstr
 - :func:`relabel`: the GTK backends (``gtk``, ``appindicator``) build a whole new ``Gtk.Menu`` at
   each ``update_menu()`` (``GtkIcon._create_menu``). The appindicator backend then hands it to
   ``app_indicator_set_menu``, which makes it the root of its dbusmenu server: every entry gets a
-  new id and the server says ``LayoutUpdated`` for the root, so the host (XFCE's panel, KDE's)
-  reads the whole menu again and a menu open there closes — at each age tick of a waiting
+  new id and the server says ``LayoutUpdated`` for the root, so the host reads the whole menu
+  again, and XFCE's panel (4.18) closes a menu open there — at each age tick of a waiting
   question. The gtk backend keeps an open popup of the old menu, which then reads the old labels
   and is never destroyed. A change of labels alone is made on the ``Gtk.Menu`` already built
   (on GTK's loop, like pystray's own changes): libdbusmenu-gtk follows each item's label and says
@@ -266,6 +266,7 @@ def relabels(icon: Any) -> bool:
     """Whether :func:`relabel` can change ``icon``'s menu in place (a checked pystray's GTK
     backends), where it must otherwise be built again (``update_menu``)."""
     if not checked():
+        _skip("relabel")
         return False
     try:
         from pystray._util.gtk import GtkIcon  # only present with the GTK backends

@@ -484,7 +484,7 @@ class Tray:
         """The menu only when it reads differently (an update with nothing new in it is never
         sent), and new labels alone on the menu already built (``compat.relabel``): a menu
         built again is a new menu to the tray host, which reads it whole again (a menu open on
-        XFCE's or KDE's panel closes)."""
+        XFCE's panel closes)."""
         if not (relabelled(was, now) and compat.relabel(self.icon)):
             self.icon.update_menu()
 
