@@ -36,6 +36,17 @@ version it does nothing (said once, at debug level) and pystray behaves as upstr
   with a GTK tray; the app's own D-Bus client is the one. So the GTK helper is handed a notifier
   that connects to nothing (its ``notify`` says it is not used, its ``hide`` does nothing). The
   AppIndicator backend still talks D-Bus through libappindicator (its host is on the bus).
+- :func:`relabel`: the GTK backends (``gtk``, ``appindicator``) build a whole new ``Gtk.Menu`` at
+  each ``update_menu()`` (``GtkIcon._create_menu``). The appindicator backend then hands it to
+  ``app_indicator_set_menu``, which makes it the root of its dbusmenu server: every entry gets a
+  new id and the server says ``LayoutUpdated`` for the root, so the host reads the whole menu
+  again, and XFCE's panel (4.18) closes a menu open there — at each age tick of a waiting
+  question. The gtk backend keeps an open popup of the old menu, which then reads the old labels
+  and is never destroyed. A change of labels alone is made on the ``Gtk.Menu`` already built
+  (on GTK's loop, like pystray's own changes): libdbusmenu-gtk follows each item's label and says
+  ``ItemsPropertiesUpdated`` for that item alone; the menu open in the host stays open and reads
+  the new label. Its items keep their handlers: the caller relabels only a menu whose entries do
+  the same as before.
 - :func:`quiet_dock_failures`: the xorg backend logs "Failed to dock icon" with a traceback at every
   change while no tray host runs (https://github.com/moses-palmer/pystray/issues/186); the app
   follows the tray host itself and says once when it comes or goes, so these records are dropped.
@@ -248,6 +259,68 @@ def destroy_window(wid: int) -> bool:
     if failed.get_error() is not None:
         log.debug("the tray window %#x could not be destroyed: %s", wid, failed.get_error())
         return False
+    return True
+
+
+def relabels(icon: Any) -> bool:
+    """Whether :func:`relabel` can change ``icon``'s menu in place (a checked pystray's GTK
+    backends), where it must otherwise be built again (``update_menu``)."""
+    if not checked():
+        _skip("relabel")
+        return False
+    try:
+        from pystray._util.gtk import GtkIcon  # only present with the GTK backends
+    except Exception:
+        return False
+    return isinstance(icon, GtkIcon)
+
+
+def relabel(icon: Any) -> bool:
+    """Make the GTK menu ``icon`` has built read the labels of ``icon.menu`` now, in place: on
+    GTK's loop, after the changes already handed to it. Call only when the menu's entries are
+    the same but for their labels; one that is not (counted, or of another kind) is built again
+    there (``update_menu``). False, and nothing done, where it cannot (another backend or
+    version, or no menu built yet): build it again then."""
+    if not relabels(icon) or getattr(icon, "_menu_handle", None) is None:  # (set as it is built)
+        return False
+    from gi.repository import GLib
+
+    def on_loop() -> bool:
+        menu, items = getattr(icon, "_menu_handle", None), list(icon.menu)  # (the last built, on this loop)
+        separator = type(icon.menu).SEPARATOR  # (pystray's Menu.SEPARATOR)
+        if menu is None or not _relabelled(menu, items, separator, apply=False):
+            icon.update_menu()
+        else:
+            _relabelled(menu, items, separator, apply=True)
+        return False  # (once)
+
+    GLib.idle_add(on_loop)  # (the loop pystray's own changes are run on, in order)
+    return True
+
+
+def _relabelled(menu: Any, items: list[Any], separator: Any, apply: bool) -> bool:
+    """Whether the ``Gtk.Menu`` ``menu`` has one item of the same kind per pystray item in
+    ``items`` (its visible ones), submenus alike; ``apply``: set each label that differs."""
+    from gi.repository import GLib, Gtk
+
+    children = menu.get_children()
+    if len(children) != len(items):
+        return False
+    for child, item in zip(children, items, strict=True):
+        if isinstance(child, Gtk.SeparatorMenuItem) != (item is separator):
+            return False
+        if item is separator:
+            continue
+        label, submenu = child.get_child(), child.get_submenu()
+        if not isinstance(label, Gtk.Label) or (submenu is None) != (item.submenu is None):
+            return False
+        if submenu is not None and not _relabelled(submenu, list(item.submenu), separator, apply):
+            return False
+        if apply and label.get_text() != item.text:
+            if item.default:  # (pystray draws the default entry in bold)
+                label.set_markup(f"<b>{GLib.markup_escape_text(item.text)}</b>")
+            else:
+                label.set_text(item.text)
     return True
 
 

@@ -7,9 +7,12 @@ failed. Clicks and menu entries become commands (``core/commands.py``) for the a
 - Icons: drawn with Pillow from the shipped artwork (resources/glyph.png, the π mark), at the size
   asked (crisp at 16–64 px). States: idle, working, needs (count badge 1–9, 9+), snoozed, abandoned.
 - Menu and tooltip (pure): the entries and the command each gives, and when either next reads
-  differently. Ages are in whole minutes, so the menu is re-sent to the tray host at most once a
-  minute (a host re-reads the whole menu at each change, and an open menu closes); each update
-  changes only what reads differently (icon, tooltip, menu).
+  differently. Ages are in whole minutes, so the labels change at most once a minute; each
+  update changes only what reads differently (icon, tooltip, menu). A menu whose labels alone
+  changed (an age tick) is relabelled where it was built (``compat.relabel``: the GTK backends),
+  never sent again whole: a host re-reads a new menu whole and one open on it closes (XFCE's
+  panel). Where a new label is a new menu (other backends), the menu says when each question
+  was asked instead of its age, so it changes only when a question comes or goes.
 - Backends (:func:`tray_backend`): `gtk` on X11 when PyGObject imports (menu + left-click action),
   `appindicator` where a StatusNotifierItem host runs (KDE, GNOME with the AppIndicator extension,
   Wayland; no left-click action, so the menu carries everything) unless that host also draws XEmbed
@@ -216,19 +219,30 @@ def _listed(snapshot: Snapshot) -> list[Question]:
 def menu_clock(snapshot: Snapshot, now: float) -> float:
     """The moment every age in the menu is told at: the oldest listed question's last whole
     minute. The ages all tick over together, when the oldest turns a minute (its age exact, the
-    others' behind by less than one), so the menu is re-sent to the tray host at most once a
-    minute however many questions wait (a host re-reads the whole menu at each change, and a
-    menu open on it closes)."""
+    others' behind by less than one), so the menu's labels change at most once a minute however
+    many questions wait."""
     oldest = min((q.asked_at for q in _listed(snapshot)), default=now)
     if not math.isfinite(oldest) or oldest > now:
         return now
     return oldest + math.floor((now - oldest) / 60) * 60
 
 
-def question_label(view: SessionView, q: Question, told: float) -> str:
-    """``told``: the menu's clock (:func:`menu_clock`)."""
+def asked(at: float, now: float) -> str:
+    """When a question was asked, on the clock ("asked 14:02"; another day: "asked Mon 07 Dec
+    14:02"): what a menu says in place of an age where it is never relabelled (:class:`Tray`)."""
+    try:
+        when, today = time.localtime(at), time.localtime(now)
+    except (OverflowError, OSError, ValueError):  # (NaN, or out of the platform's range)
+        return "asked ?"
+    return "asked " + time.strftime("%H:%M" if when[:3] == today[:3] else "%a %d %b %H:%M", when)
+
+
+def question_label(view: SessionView, q: Question, told: float, ages: bool = True) -> str:
+    """``told``: the menu's clock (:func:`menu_clock`); ``ages``: the question's age, else
+    when it was asked (:func:`asked`; ``told`` is then now)."""
     project = project_name(view.ref.name, view.ref.cwd, view.ref.host)
-    label = f"{clean(project, 40)} — {clean(q.text, MENU_TEXT)} ({age(told - q.asked_at)})"
+    when = age(told - q.asked_at) if ages else asked(q.asked_at, told)
+    label = f"{clean(project, 40)} — {clean(q.text, MENU_TEXT)} ({when})"
     return label + offline_note(view.ref.host, view.offline_since)
 
 
@@ -270,24 +284,26 @@ def title(state: UiState, now: float, quiet_hours: str = "") -> str:
     return clean(text, 120) + (f" — ⚠ {clean(state.health[0], 120)}" if state.health else "")
 
 
-def menu(state: UiState, now: float) -> tuple[Entry, ...]:
+def menu(state: UiState, now: float, ages: bool = True) -> tuple[Entry, ...]:
+    """``ages``: each question with its age (by the minute), else when it was asked (a menu
+    that reads the same until a question comes or goes)."""
     snapshot, pending = state.snapshot, state.snapshot.pending
-    told = menu_clock(snapshot, now)
-    entries = [Entry(question_label(v, q, told), _show(v, q)) for v, q in pending[:MENU_MAX]] or [
-        Entry("No questions waiting")
-    ]
+    told = menu_clock(snapshot, now) if ages else now
+
+    def label(view: SessionView, q: Question) -> str:
+        return question_label(view, q, told, ages)
+
+    entries = [Entry(label(v, q), _show(v, q)) for v, q in pending[:MENU_MAX]] or [Entry("No questions waiting")]
     if len(pending) > MENU_MAX:
         entries.append(Entry(f"… {len(pending) - MENU_MAX} more", Click(Show)))
     if pending:  # the terminal (tmux pane) of each waiting pi, one click away
-        goto = [
-            Entry(question_label(v, q, told), Click(Goto, (v.ref.key, q.tool_call_id))) for v, q in pending[:MENU_MAX]
-        ]
+        goto = [Entry(label(v, q), Click(Goto, (v.ref.key, q.tool_call_id))) for v, q in pending[:MENU_MAX]]
         entries.append(Entry("Go to session", children=tuple(goto)))
     offline = [(v, q) for v in snapshot.sessions for q in v.offline]
-    entries += [Entry(question_label(v, q, told), _show(v, q)) for v, q in offline[:MENU_MAX]]
+    entries += [Entry(label(v, q), _show(v, q)) for v, q in offline[:MENU_MAX]]
     if snapshot.abandoned:
         entries += [SEPARATOR, Entry("Abandoned (the pi that asked has stopped)")]
-        entries += [Entry(question_label(v, q, told), _show(v, q)) for v, q in snapshot.abandoned[:MENU_MAX]]
+        entries += [Entry(label(v, q), _show(v, q)) for v, q in snapshot.abandoned[:MENU_MAX]]
         entries.append(Entry("Clear abandoned", Click(Clear)))
     snooze = [
         Entry("15 minutes", Click(_snooze_for, (15 * 60,), timed=True)),
@@ -301,6 +317,16 @@ def menu(state: UiState, now: float) -> tuple[Entry, ...]:
         unmute = [Entry(clean(p, 40), Click(Mute, (p, False))) for p in sorted(state.preferences.muted)]
         entries.append(Entry("Unmute", children=tuple(unmute)))
     return (*entries, Entry("Open window", Click(Show), default=True), Entry("Quit", Click(Quit)))
+
+
+def relabelled(was: Sequence[Entry], now: Sequence[Entry]) -> bool:
+    """Whether the menu ``now`` is ``was`` with new labels only: the same entries, each doing
+    what it did (its action, submenu, place), so a menu already built is changed in place."""
+    return len(was) == len(now) and all(
+        (a.action, a.default, a.separator) == (b.action, b.default, b.separator)
+        and relabelled(a.children, b.children)
+        for a, b in zip(was, now, strict=True)
+    )
 
 
 # ---- backend ----
@@ -394,6 +420,9 @@ class Tray:
         self._live = backend != "xorg"  # may the icon be changed now (an xorg one: only while it runs)
         self._running: tuple[Any, threading.Event] | None = None  # the icon whose loop runs, its end
         self.icon = self._new_icon()
+        # Ages in the menu where new labels change the menu already built (the GTK backends);
+        # elsewhere a new label is a new menu (a menu open closes): each says when it was asked.
+        self.ages = compat.relabels(self.icon)
 
     def _new_icon(self) -> Any:
         """(With the lock held, or before the loop runs.)"""
@@ -438,7 +467,7 @@ class Tray:
         recent = now - WORKING_RECENT_S
         working = any(s.state == "working" and s.updated_at > recent for s in snapshot.sessions)
         state = state_for(pending, len(snapshot.abandoned), working, ui.snoozed_until(now) is not None)
-        want = Look((state, pending if state == "needs" else 0), title(ui, now, quiet_hours), menu(ui, now))
+        want = Look((state, pending if state == "needs" else 0), title(ui, now, quiet_hours), menu(ui, now, self.ages))
         with self._lock:
             self._want = want
             if not self._live:
@@ -448,10 +477,16 @@ class Tray:
                 self.icon.icon = render(*want.image, ICON_SIZE)
             if want.title != was.title:
                 self.icon.title = want.title
-            # The menu only when it reads differently: a host re-reads it whole (XFCE's panel
-            # closes it if open), so an update with nothing new in it is never sent.
             if self.icon.HAS_MENU and want.entries != was.entries:
-                self.icon.update_menu()
+                self._send_menu(was.entries, want.entries)
+
+    def _send_menu(self, was: tuple[Entry, ...], now: tuple[Entry, ...]) -> None:
+        """The menu only when it reads differently (an update with nothing new in it is never
+        sent), and new labels alone on the menu already built (``compat.relabel``): a menu
+        built again is a new menu to the tray host, which reads it whole again (a menu open on
+        XFCE's panel closes)."""
+        if not (relabelled(was, now) and compat.relabel(self.icon)):
+            self.icon.update_menu()
 
     # ---- loop ----
 

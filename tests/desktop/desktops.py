@@ -429,14 +429,20 @@ class Kde(Desktop):
 
 
 def x_windows(env: dict[str, str], cls: str) -> list[tuple[int, int, int, int]]:
+    return list(shown_windows(env, "--class", cls).values())
+
+
+def shown_windows(env: dict[str, str], *search: str) -> dict[str, tuple[int, int, int, int]]:
+    """The windows shown on the X screen that xdotool's ``search`` finds (all: ``"--name", ""``),
+    by id: (x, y, width, height)."""
     out = subprocess.run(
-        ["xdotool", "search", "--onlyvisible", "--class", cls],
+        ["xdotool", "search", "--onlyvisible", *search],
         capture_output=True,
         text=True,
         env=env,
         timeout=10,
     )
-    shown = []
+    shown = {}
     for wid in out.stdout.split():
         geo = subprocess.run(
             ["xdotool", "getwindowgeometry", "--shell", wid],
@@ -447,7 +453,7 @@ def x_windows(env: dict[str, str], cls: str) -> list[tuple[int, int, int, int]]:
         )
         v = dict(line.split("=", 1) for line in geo.stdout.splitlines() if "=" in line)
         try:
-            shown.append((int(v["X"]), int(v["Y"]), int(v["WIDTH"]), int(v["HEIGHT"])))
+            shown[wid] = (int(v["X"]), int(v["Y"]), int(v["WIDTH"]), int(v["HEIGHT"]))
         except (KeyError, ValueError):
             continue
     return shown

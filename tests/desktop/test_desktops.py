@@ -243,15 +243,18 @@ def test_xfce_tray_appears_changes_with_the_count_and_its_menu_works(tmp_path: P
     _tray_case(tmp_path, xfce, lambda: _screen_red(xfce, (0, 0, 1280, 30)) > 50, *_sni(tmp_path))  # the panel, on top
 
 
-def test_xfce_panel_gets_the_menu_again_only_when_it_reads_differently(tmp_path: Path, xfce: Xfce) -> None:
+def test_xfce_panel_is_told_only_the_labels_that_change_at_an_age_tick(tmp_path: Path, xfce: Xfce) -> None:
     """XFCE's panel re-reads the whole menu at each LayoutUpdated (an open menu closes). With a
     question 55 s old, from the menu showing it "(<1 min)" until it shows "(1 min)" (about 5 s,
-    a UI tick a second before), the item sends LayoutUpdated once: for that minute. (With
+    a UI tick a second before), the item sends no LayoutUpdated (the menu's revision stays) and
+    one ItemsPropertiesUpdated: the new label of the two entries that show that question. (With
     tray.backend = "appindicator", as a user may choose there; the default is gtk.)"""
     import time
 
     f = _session(tmp_path, "xmenu")
-    updates = Monitor(xfce.env["DBUS_SESSION_BUS_ADDRESS"], rules=("member='LayoutUpdated'",))
+    updates = Monitor(
+        xfce.env["DBUS_SESSION_BUS_ADDRESS"], rules=("member='LayoutUpdated'", "member='ItemsPropertiesUpdated'")
+    )
     try:
         with _app(xfce, tmp_path, "--no-notify", *_sni(tmp_path), tray=True) as app:
             app.wait("ready")
@@ -269,13 +272,17 @@ def test_xfce_panel_gets_the_menu_again_only_when_it_reads_differently(tmp_path:
 
             append(f, ask("q1", "Fresh?", at=time.time() - 55))
             young = wait_for(lambda: shown("<1 min"), 20, "the question in the menu, under a minute old")
+            layouts, props = len(updates.of("LayoutUpdated")), len(updates.of("ItemsPropertiesUpdated"))
             old = wait_for(lambda: shown("1 min"), 20, "its first minute in the menu")
 
-            def sent() -> list[int]:  # the revisions announced after the young menu's, to this one
-                return [int(r) for r, _ in updates.of("LayoutUpdated") if young < int(r) <= old]
+            def labelled() -> list[list[str]]:  # the labels each ItemsPropertiesUpdated since then set
+                sent = updates.of("ItemsPropertiesUpdated")[props:]
+                labels = [[str(p["label"][1]) for _, p in changed if "label" in p] for changed, _ in sent]
+                return [x for x in labels if x]
 
-            wait_for(lambda: old in sent(), 5, "the signal seen by the monitor")
-            assert sent() == [old]  # not once a second: once, for the minute
+            wait_for(labelled, 5, "the signal seen by the monitor")
+            assert old == young and len(updates.of("LayoutUpdated")) == layouts  # the same menu, not sent again
+            assert labelled() == [["xmenu — Fresh? (1 min)"] * 2]  # its entry and Go to session's: once
             assert app.stop() == 0
     finally:
         updates.close()
@@ -299,6 +306,61 @@ def test_xfce_panel_a_click_on_the_icon_opens_the_window(tmp_path: Path, xfce: X
         assert app.stop() == 0
     assert _lines(app, "tray: gtk"), app.stderr
     assert not _lines(app, "Traceback")
+
+
+@pytest.mark.parametrize("backend", ["appindicator", "gtk"])
+def test_xfce_panel_a_menu_left_open_stays_open_as_the_age_ticks(tmp_path: Path, xfce: Xfce, backend: str) -> None:
+    """A question turns a minute while its menu is open on XFCE's panel (opened by a real click:
+    the SNI item's left click, the GTK icon's right click): the same menu stays open and reads
+    the new age. pystray builds a whole new menu at each change, which libappindicator makes
+    the root of its dbusmenu (new ids, LayoutUpdated: the panel closed the open menu at each
+    minute) and the gtk backend's open popup never read (it kept the old labels); the labels
+    alone are now changed on the menu already built (compat.relabel). The tick is the
+    question's: asked 45 s before, its first minute comes while the menu is open."""
+    import time
+
+    f = _session(tmp_path, f"xopen{backend}")
+    cfg = tmp_path / "tray.toml"
+    cfg.write_text(f'[tray]\nbackend = "{backend}"\n')
+    updates = Monitor(xfce.env["DBUS_SESSION_BUS_ADDRESS"], rules=("member='LayoutUpdated'",))
+    try:
+        with _app(xfce, tmp_path, "--no-notify", "--config", str(cfg), tray=True) as app:
+            app.wait("ready")
+            asked = time.time() - 45
+            append(f, ask("q1", "Still open?", at=asked))
+            x, y = wait_for(lambda: _red_spot(xfce, (0, 0, 1280, 30)), 20, "the needs-answer icon in the panel")
+            before = desktops.shown_windows(xfce.env, "--name", "")
+            item = wait_for(lambda: sni_items(xfce), 20, "our item registered")[0] if backend == "appindicator" else ""
+            layout = menu_layout(xfce, item) if item else []
+            subprocess.run(
+                ["xdotool", "mousemove", str(x), str(y), "click", "1" if item else "3"],
+                env=xfce.env, check=True, timeout=10,
+            )  # fmt: skip
+
+            def opened() -> tuple[str, tuple[int, int, int, int]] | None:
+                shown = desktops.shown_windows(xfce.env, "--name", "")
+                new = [(w, g) for w, g in shown.items() if w not in before and g[1] >= 30 and g[3] > 50]
+                return new[0] if len(new) == 1 else None
+
+            menu, box = wait_for(opened, 20, "the menu open below the panel")
+            young = desktops.still_part(xfce.env, box)
+            sent = len(updates.of("LayoutUpdated"))
+            assert time.time() < asked + 59, "the menu opened after the tick: nothing to see"
+            assert any(label.endswith("Still open? (<1 min)") for _, label, _ in layout) or not item
+            wait_for(lambda: desktops.screen_part(xfce.env, box) != young, 40, "the open menu drawn anew at the tick")
+            now = desktops.still_part(xfce.env, box)
+            assert menu in desktops.shown_windows(xfce.env, "--name", ""), "the menu closed at the tick"
+            assert now != young
+            if item:  # the same dbusmenu (its ids), not sent again whole; the entry reads the new age
+                after = menu_layout(xfce, item)
+                assert [i for i, _, _ in after] == [i for i, _, _ in layout]
+                assert any(label.endswith("Still open? (1 min)") for _, label, _ in after), after
+                assert len(updates.of("LayoutUpdated")) == sent
+            assert app.stop() == 0
+        assert xfce.procs and all(p.poll() is None for p in xfce.procs), "a desktop process ended"
+        assert _lines(app, f"tray: {backend}") and not _lines(app, "Traceback")
+    finally:
+        updates.close()
 
 
 def _big_windows(desk: Desktop) -> list[tuple[int, int, int, int]]:

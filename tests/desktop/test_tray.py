@@ -24,6 +24,7 @@ from notifier.window.view import window_obj
 
 from ..app_process import AppProcess
 from ..conftest import cli, wait_for
+from ..unit.test_redraw import own_pystray  # noqa: F401  (a fixture)
 from ..writer import answer, append, ask, header, user
 from .conftest import require
 from .services import Dunst
@@ -342,6 +343,67 @@ def test_menu_action_fires_from_code(desktop: dict[str, str], monkeypatch: pytes
     assert fired[-1] == Show()
     tray.update(UiState(data.snapshot(2.0)))
     assert tray.icon.icon.tobytes() == render("needs", 1, ICON_SIZE).tobytes()  # what the icon shows
+
+
+@pytest.mark.usefixtures("own_pystray")
+@pytest.mark.parametrize("backend", ["gtk", "appindicator"])
+def test_an_age_tick_relabels_the_gtk_menu_built_and_a_new_question_builds_one(
+    desktop: dict[str, str], monkeypatch: pytest.MonkeyPatch, backend: str
+) -> None:
+    """The GTK backends' menu (the Gtk.Menu pystray built, which the host shows), on a clock of
+    the test's: the question's first minute sets the new labels on that menu (the same object:
+    libappindicator keeps its dbusmenu, an open popup stays open); a new question builds a new
+    one; a menu that does not match what it should read (changed behind the tray's back) is
+    built again rather than half relabelled."""
+    try:
+        from gi.repository import GLib
+    except ImportError:
+        pytest.skip("the GTK backends need PyGObject (the gtk extra)")
+    import types
+
+    from notifier import compat
+    from notifier.outputs import tray as tray_module
+    from notifier.outputs.tray import Tray
+
+    from ..unit.test_view_icons import board_with
+
+    if not compat.checked():
+        pytest.skip(f"pystray {compat.version()}: relabelled only on the versions checked")
+    clock = [1_800_000_000.0]
+    fake = types.SimpleNamespace(time=lambda: clock[0], monotonic=lambda: clock[0])
+    monkeypatch.setattr(tray_module, "time", fake)
+    monkeypatch.delenv("PYSTRAY_BACKEND", raising=False)
+    asked = clock[0] - 58.0
+
+    def drawn() -> Any:
+        """The menu built, once GTK's loop has run what it was handed."""
+        while GLib.MainContext.default().iteration(False):
+            pass
+        return tray.icon._menu_handle  # noqa: SLF001 (pystray's own: the menu the host is given)
+
+    def labels(menu: Any) -> list[str]:
+        return [c.get_child().get_text() for c in menu.get_children() if c.get_child() is not None]
+
+    tray = Tray(backend, lambda command: None)
+    assert tray.ages
+    one = UiState(board_with(("s1", "/home/u/p", "Deploy?", asked)).snapshot(clock[0]))
+    tray.update(one)
+    tray.icon.update_menu()  # (as the loop starts: pystray builds the first menu)
+    first = drawn()
+    assert labels(first)[0] == "p — Deploy? (<1 min)"
+    clock[0] = asked + 60.0  # its first minute
+    tray.update(one)
+    assert drawn() is first and labels(first)[0] == "p — Deploy? (1 min)"
+    assert labels(first.get_children()[1].get_submenu()) == ["p — Deploy? (1 min)"]  # (Go to session)
+    two = UiState(board_with(("s1", "/home/u/p", "Deploy?", asked), ("s2", "/home/u/q", "Ship?", clock[0])).snapshot(clock[0]))
+    tray.update(two)
+    second = drawn()
+    assert second is not first and "q — Ship? (<1 min)" in labels(second)
+    second.remove(second.get_children()[0])  # not what it should read any more
+    clock[0] += 60.0
+    tray.update(two)  # (labels alone, as the tray sees it)
+    third = drawn()
+    assert third is not second and labels(third)[:2] == ["q — Ship? (1 min)", "p — Deploy? (2 min)"]
 
 
 def test_tray_alone_without_a_notification_server(tmp_path: Path, trayer: None) -> None:

@@ -9,7 +9,17 @@ from hypothesis import strategies as st
 
 from notifier.core.planner import Preferences, next_quiet_change, parse_quiet_hours, quiet_hours_line, quiet_hours_note
 from notifier.core.reducer import Header, Input
-from notifier.outputs.tray import WORKING_RECENT_S, UiState, age, menu, next_redraw, title
+from notifier.outputs.tray import (
+    WORKING_RECENT_S,
+    Entry,
+    UiState,
+    age,
+    asked,
+    menu,
+    next_redraw,
+    relabelled,
+    title,
+)
 
 from ..strategies import examples
 from .test_view_icons import board_with
@@ -75,7 +85,8 @@ def test_over_an_hour_of_ticks_the_menu_reads_differently_once_a_minute() -> Non
     start = 1000.0
     one = UiState(board_with(("s1", "/home/u/p", "Deploy?", start)).snapshot(start))
     two = UiState(board_with(("s1", "/home/u/p", "Deploy?", start), ("s2", "/home/u/q", "Ship?", start + 600.5)).snapshot(start))
-    drawn, sent, wakes, due = None, 0, 0, next_redraw(one, start)
+    drawn: tuple[Entry, ...] = ()
+    sent, built, wakes, due = 0, 0, 0, next_redraw(one, start)
     for tick in range(3600):
         now = start + tick + 0.25
         state = one if now < start + 600.5 else two
@@ -85,9 +96,41 @@ def test_over_an_hour_of_ticks_the_menu_reads_differently_once_a_minute() -> Non
             wakes += 1
             due = next_redraw(state, now)
         if menu(state, now) != drawn:
+            built += not relabelled(drawn, menu(state, now))
             drawn, sent = menu(state, now), sent + 1
     assert sent == 1 + 59 + 1
+    assert built == 2  # a new menu: the first, and the second question's; each minute: new labels alone
     assert wakes == 59  # the UI thread's own wakes: each minute of the oldest question
+
+
+def test_an_age_tick_is_new_labels_alone_a_question_coming_or_going_a_new_menu() -> None:
+    """What Tray changes in place (compat.relabel) and what it builds again: labels alone, on
+    entries that do what they did."""
+    now = 1000.0
+    one = UiState(board_with(("s1", "/home/u/p", "Deploy?", now)).snapshot(now))
+    two = UiState(board_with(("s1", "/home/u/p", "Deploy?", now), ("s2", "/home/u/q", "Ship?", now)).snapshot(now))
+    other = UiState(board_with(("s3", "/home/u/p", "Deploy?", now)).snapshot(now))  # another question, same words
+    first, minute = menu(one, now), menu(one, now + 60)
+    assert first != minute and relabelled(first, minute)
+    assert not relabelled(first, menu(two, now)) and not relabelled(menu(two, now), first)
+    assert menu(other, now + 60) != minute and not relabelled(first, menu(other, now + 60))  # (its clicks differ)
+    snoozed = UiState(one.snapshot, Preferences(snooze_all_until=now + 900))
+    assert not relabelled(first, menu(snoozed, now))  # "Resume notifications now" comes
+    muted = UiState(one.snapshot, Preferences(muted=frozenset({"p"})))
+    assert not relabelled(first, menu(muted, now))  # "Unmute" comes
+
+
+def test_a_menu_without_ages_says_when_each_question_was_asked_and_never_ticks() -> None:
+    """Where a new label is a new menu (Tray.ages false), the menu reads the same while the
+    questions wait: each says when it was asked, on the clock."""
+    local = time.localtime()
+    noon = time.mktime((*local[:3], 12, 0, 0, 0, 0, -1))
+    state = UiState(board_with(("s1", "/home/u/p", "Deploy?", noon - 125)).snapshot(noon))
+    drawn = menu(state, noon, ages=False)
+    assert drawn[0].label == "p — Deploy? (asked 11:57)"
+    assert all(menu(state, noon + t, ages=False) == drawn for t in range(0, 3 * 3600, 7))
+    assert asked(noon - 86400, noon) == "asked " + time.strftime("%a %d %b 12:00", time.localtime(noon - 86400))
+    assert asked(float("nan"), noon) == "asked ?" and asked(1e300, noon) == "asked ?"
 
 
 def test_quiet_hours_are_said_while_in_effect_and_their_next_change_is_known() -> None:
