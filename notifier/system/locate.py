@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from notifier.core.codec import parse_iso
 from notifier.core.model import SessionView
-from notifier.core.owners import Owners, Proc, Wanted, bind
+from notifier.core.owners import Owners, Proc, Wanted, bind, shows
 from notifier.core.text import clean
 from notifier.system.processes import PiProcess, evidence, folder, folders_of, pi_processes
 from notifier.system.tmux import TmuxClient, TmuxPane, tmux_clients, tmux_pane_of
@@ -97,7 +97,8 @@ def locate(proc: PiProcess, windows: Windows | None) -> Location:
 @dataclass(frozen=True, slots=True)
 class Unmatched:
     """No single pi has the session: ``reason`` says why in one line (for the user); ``pids``:
-    the pis it could be (two or more: the evidence cannot tell them apart), else ``()``."""
+    the pis it could be (two or more: the evidence cannot tell them apart; one: its dialog reads
+    as another session's question), else ``()``."""
 
     reason: str
     pids: tuple[int, ...] = ()
@@ -188,9 +189,18 @@ def locate_one(
     ]
     pairs, owners = match([w, *others], procs, announced)
     proc = pairs.get(w.key)
-    if proc is not None:
-        return locate(proc, list_windows(with_windows))
-    return _unmatched(w, owners.ambiguous.get(w.key, ()), procs)
+    if proc is None:
+        return _unmatched(w, owners.ambiguous.get(w.key, ()), procs)
+    seen = owners.owners[w.key]
+    if seen.session is None and seen.screen is not None and any(  # (told only by the weighing)
+        o.question and o.alive is not False and shows(seen.screen, o.question, o.options) for o in others
+    ):  # its dialog reads as another live session's question: a look at its pane cannot tell whose
+        return Unmatched(
+            f"the pi in {clean(w.cwd or '?', 120)} (pid {proc.pid}) shows a question that reads the same as"
+            " another session's, and nothing tells which it is: nothing was typed; answer it in its terminal",
+            (proc.pid,),
+        )
+    return locate(proc, list_windows(with_windows))
 
 
 def _unmatched(w: Wanted, cands: Sequence[Proc], procs: Sequence[PiProcess]) -> Unmatched:

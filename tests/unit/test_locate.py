@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
+from typing import Any
 
-from notifier.core.model import Question, SessionRef
-from notifier.core.owners import Wanted
+import pytest
+
+from notifier.core.model import Option, Question, QuestionItem, SessionRef, SessionView
+from notifier.core.owners import Proc, Wanted
 from notifier.system.desktop import Window
-from notifier.system.locate import Location, match
+from notifier.system.locate import Location, Unmatched, locate_one, match
 from notifier.system.processes import PiProcess
 from notifier.system.tmux import TmuxPane
 from notifier.window.view import Shown, Where, details_text
@@ -92,3 +95,35 @@ def test_pi_arguments_are_read_only_where_pi_left_them() -> None:
     assert pi_args(["MainThread"]) is None and pi_args([]) is None
 
 
+
+
+def test_a_pane_whose_dialog_reads_as_another_live_sessions_question_is_never_typed_into(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``answer`` and ``goto`` act on a pi the evidence gives the session to, checked against its
+    pane; a pane cannot tell two dialogs that read the same apart. So where the pi was told only
+    by the weighing (not announced) and its dialog reads as another live session's question too,
+    nothing is located: one line says why (here pid 9 announced the twin; pid 8 shows the dialog)."""
+    text = "Which database should we drop?"
+    rule = "─" * 40
+    screen = "\n".join([rule, f" {text}", "> 1. Keep everything", "  2. Drop it", rule, "/p"])
+
+    def view(key: str, q_text: str, at: float) -> SessionView:
+        q = Question(f"c-{key}", "question", (QuestionItem(q_text, options=(Option("Keep everything"), Option("Drop it"))),), at)
+        return SessionView(SessionRef(key, None, "/p", None), "needs_input", (q,), (), True, at)
+
+    def evidence(pid: int, cwd: str, started: float, *rest: Any) -> list[Proc]:
+        session = rest[3] if len(rest) > 3 else None
+        return [Proc(cwd, started, pid, None, screen if pid == 8 else None, session)]
+
+    monkeypatch.setattr("notifier.system.locate.pi_processes", lambda: [proc(8, "/p", 100.0), proc(9, "/p", 150.0)])
+    monkeypatch.setattr("notifier.system.locate.evidence", evidence)
+    monkeypatch.setattr("notifier.system.locate.locate", lambda p, windows: Location(p.pid, None))
+    for twin, want in ((text, Unmatched), ("Which region?", Location)):
+        a, c = view("/s/a.jsonl", text, 200.0), view("/s/c.jsonl", twin, 210.0)
+        found = locate_one(a, neighbours=[a, c], announced={9: "/s/c.jsonl"})
+        assert isinstance(found, want), found
+        if isinstance(found, Unmatched):
+            assert found.ambiguous and found.pids == (8,) and "reads the same" in found.reason
+        else:
+            assert found.pid == 8
