@@ -3,7 +3,7 @@ transitions.
 
 One line: watchdog → the engine's queue (typed messages: :mod:`notifier.watch`'s, a
 :class:`_Call` from the tray, window, companion or remotes) →
-:class:`~notifier.tail.SessionFiles` (tail → pi's events → board) → the transitions and one
+:class:`~notifier.tail.BoardReader` (tail → pi's events → board) → the transitions and one
 immutable snapshot, handed to each output once as one :class:`Batch` (:meth:`Output.publish`),
 every hand-over contained (:func:`deliver`). Nothing else mutates engine state.
 
@@ -39,7 +39,7 @@ from notifier.core.text import clean
 from notifier.sessions import EngineOptions, Probe, open_cache, read_processes
 from notifier.system.processes import still_running
 from notifier.system.supervisor import FailureLog, Supervisor
-from notifier.tail import BLAME_LIMIT, SessionFiles
+from notifier.tail import BLAME_LIMIT, BoardReader
 from notifier.watch import (
     EventsLost,
     FileChanged,
@@ -360,7 +360,7 @@ class Engine:
     def _fresh(self) -> None:
         """The watcher, the files and the scan cache, from nothing."""
         self.watcher = Watcher(self.queue)
-        self.files = SessionFiles(self.options, Board(liveness=self.options.liveness), self._wall, self._more)
+        self.files = BoardReader(self.options, Board(liveness=self.options.liveness), self._wall, self._more)
         self._cache = open_cache(self.options)
         self._made: list[Transition] = []  # transitions made and not handed out yet
         self._called = False  # a call ran since the last batch (it may change the board without a transition)
@@ -435,7 +435,7 @@ class Engine:
 
     def _read_changed(self) -> None:
         """Read the files changed, in order; each leaves the list before it is read (one that makes
-        the engine fail is the files' to blame and read again: :meth:`SessionFiles.resync`)."""
+        the engine fail is the files' to blame and read again: :meth:`BoardReader.resync`)."""
         changed = self._changed
         while changed:
             path = next(iter(changed))

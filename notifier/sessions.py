@@ -1,11 +1,11 @@
 """pi's sessions on this machine without the engine thread: what the reading is told
 (:class:`EngineOptions`), one read of them all without a thread or a watcher (:func:`scanned`,
-for ``status``, ``answer`` and ``goto`` without the app; :class:`FollowedFile` for one file), and
+for ``status``, ``answer`` and ``goto`` without the app; :class:`OneFileReader` for one file), and
 what a scan remembers of each file for the next (the start-up cache, :class:`StartupCache`, at
 the end, on the store's one SQLite path).
 
 Which files are sessions and how they are read into a board is :mod:`notifier.tail`
-(:func:`~notifier.tail.walk_tree`, :class:`~notifier.tail.SessionFiles`): the one way the engine
+(:func:`~notifier.tail.walk_tree`, :class:`~notifier.tail.BoardReader`): the one way the engine
 and these reads alike follow a file, line by line. Nothing here imports watchdog or the engine
 thread (a one-shot command starts fast)."""
 
@@ -35,7 +35,7 @@ from notifier.core.reducer import SessionReducer, summarize
 from notifier.pi.parse import QuestionCatalog
 from notifier.store import connect, is_damage, replace_damaged
 from notifier.system import paths
-from notifier.tail import DEFAULT_MAX_LINE, HEAD, SessionFiles, Tailer, walk_tree
+from notifier.tail import DEFAULT_MAX_LINE, HEAD, BoardReader, Tailer, walk_tree
 
 if TYPE_CHECKING:
     from notifier.system.supervisor import FailureLog
@@ -121,7 +121,7 @@ def scanned(options: EngineOptions, processes: Probe | None = None) -> Iterator[
     gc.disable()
     try:
         wall = time.time
-        files = SessionFiles(options, Board(liveness=options.liveness), wall)
+        files = BoardReader(options, Board(liveness=options.liveness), wall)
         cache = open_cache(options)
         for root in options.roots:
             if os.path.isdir(root):
@@ -143,15 +143,15 @@ def scanned(options: EngineOptions, processes: Probe | None = None) -> Iterator[
             gc.enable()
 
 
-class FollowedFile:
-    """One session file, read as the engine reads it at start-up, then followed as it grows. For
-    ``answer``: is this question still waiting, and how did it end? No thread, no watcher, no
-    liveness: each ``read`` takes what the file gained since the last one."""
+class OneFileReader:
+    """One session file read into a board of its own, as the engine reads it at start-up, then
+    followed as it grows (for ``answer``). No thread, no watcher, no liveness: each ``read``
+    takes what the file gained since the last one."""
 
     def __init__(self, path: str, catalog: QuestionCatalog, wall: Callable[[], float] = time.time) -> None:
         self.path = path
         options = EngineOptions(roots=[], catalog=catalog, liveness=False)
-        self._files = SessionFiles(options, Board(liveness=False), wall)
+        self._files = BoardReader(options, Board(liveness=False), wall)
         self._files.add(path, initial=True)
 
     def read(self) -> list[Transition]:

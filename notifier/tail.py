@@ -15,9 +15,9 @@ to a full read. A name set before that is looked up further back, bounded (:func
 
 Which files are sessions (:func:`walk_tree`): a ``*.jsonl`` regular file, or a symlink to one,
 below a root through real folders (as watchdog watches); a file with two names is one session.
-:class:`SessionFiles` follows them into a board, every line through the one bounded parse; a bad
+:class:`BoardReader` follows them into a board, every line through the one bounded parse; a bad
 line, file or folder said once; a file that could not be read is read again when its time comes
-on the one back-off (:meth:`SessionFiles.retry`, on the engine's timer). The engine thread owns
+on the one back-off (:meth:`BoardReader.retry`, on the engine's timer). The engine thread owns
 one; one-shot reads use one too."""
 
 from __future__ import annotations
@@ -615,8 +615,9 @@ class Cache(Protocol):
     def lookup(self, path: str, st: os.stat_result) -> tuple[Tailer, SessionReducer] | None: ...
 
 
-class SessionFiles:
-    """Owned by one thread (the engine's): every tailer, and the board they feed."""
+class BoardReader:
+    """Reads session files into a board: a :class:`Tailer` per file followed, the board they feed.
+    Owned by one thread (the engine's; a one-shot read has its own)."""
 
     def __init__(
         self, options: Reading, board: Board, wall: Callable[[], float], more: Callable[[str], None] = lambda path: None

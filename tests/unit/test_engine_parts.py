@@ -15,7 +15,7 @@ from notifier.core.owners import Proc
 from notifier.core.reducer import Header, ToolEnd, ToolStart
 from notifier.engine import LIVENESS_SOON_S, RECHECK_MAX_S, Liveness, ProcessList
 from notifier.pi.parse import QuestionCatalog, extract
-from notifier.sessions import FollowedFile
+from notifier.sessions import OneFileReader
 from notifier.system.processes import start_time
 from notifier.system.supervisor import FailureLog, Supervisor
 from notifier.watch import WatchLimit
@@ -216,7 +216,7 @@ def test_folders_past_the_watch_limit_are_polled_and_said_once(
 def test_a_followed_file_tells_what_changed_and_what_waits(tmp_path: Path) -> None:
     f = tmp_path / "s.jsonl"
     append(f, header("/p"), user(), ask("q1", "First?"))
-    followed = FollowedFile(str(f), QuestionCatalog())
+    followed = OneFileReader(str(f), QuestionCatalog())
     view = followed.view()
     assert view is not None and [q.tool_call_id for q in view.pending] == ["q1"]
     assert followed.read() == []

@@ -18,7 +18,7 @@ import pytest
 from notifier.core.board import Board
 from notifier.sessions import EngineOptions
 from notifier.system.supervisor import RESTART_MAX_S, RESTART_MIN_S
-from notifier.tail import SessionFiles
+from notifier.tail import BoardReader
 
 from ..writer import append, ask, header, user
 
@@ -42,9 +42,9 @@ def layout(tmp_path: Path) -> tuple[Path, Path, Path]:
     return session, hop, real
 
 
-def session_files(tmp_path: Path) -> SessionFiles:
+def session_files(tmp_path: Path) -> BoardReader:
     options = EngineOptions(roots=[str(tmp_path / "sessions")], liveness=False)
-    return SessionFiles(options, Board(liveness=False), time.time)
+    return BoardReader(options, Board(liveness=False), time.time)
 
 
 def said(caplog: pytest.LogCaptureFixture, text: str) -> int:
