@@ -560,6 +560,7 @@ class Tree:
     files: dict[str, os.stat_result] = field(default_factory=dict)  # session file → its stat, one per inode
     dirs: list[str] = field(default_factory=list)  # real folders, the root first
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, kind): session names not read
+    unlisted: list[tuple[str, OSError]] = field(default_factory=list)  # folders whose listing failed
 
 
 def walk_tree(root: str, files: bool = True) -> Tree:
@@ -578,7 +579,10 @@ def walk_tree(root: str, files: bool = True) -> Tree:
         try:
             with os.scandir(folder) as it:
                 entries = sorted(it, key=lambda e: e.name)
-        except OSError:
+        except FileNotFoundError:
+            continue  # (gone meanwhile: its removal is an event of its own)
+        except OSError as exc:
+            tree.unlisted.append((folder, exc))
             continue
         subdirs: list[str] = []
         for entry in entries:
@@ -633,10 +637,12 @@ class BoardReader:
         self._idents: dict[Ident, str] = {}  # (device, inode) → the one name read
         self._blame: dict[str, int] = {}  # failures that happened while reading each file
         self._hot: dict[str, Tailer] = {}  # the HOT tailers read last, oldest first
-        # Files whose last read failed (EMFILE, EIO, ESTALE, EACCES…): read again when due
-        # (time.monotonic()), on the back-off each keeps until a read of it ends otherwise.
+        # Files (and folders) whose last read failed (EMFILE, EIO, ESTALE, EACCES…): read again when
+        # due (time.monotonic()), on the back-off each keeps until a read of it ends otherwise.
         self._retry_at: dict[str, float] = {}
         self._backoff: dict[str, Backoff] = {}
+        self._unlisted: set[str] = set()  # of those, the folders (listed again)
+        self._at_start: set[str] = set()  # of those, the ones the start-up scan missed (read as it reads)
 
     def scan(
         self, folder: str, initial: bool, cache: Cache | None = None, out: list[Transition] | None = None
@@ -646,6 +652,9 @@ class BoardReader:
         tree = walk_tree(folder)
         for path, kind in tree.skipped:
             self._once(path, "kind", "skipped: %s, not a regular file", kind)
+        for path, exc in tree.unlisted:  # (its session files may be there: listed again when due)
+            self._unlisted.add(path)
+            self._failed(path, exc, initial)
         out = [] if out is None else out
         for path, st in tree.files.items():
             ident = (st.st_dev, st.st_ino)
@@ -697,7 +706,7 @@ class BoardReader:
                 self.tailers[path] = Tailer(path, self.options.max_line)
                 return self.read(path)
         tailer = Tailer(path, self.options.max_line)
-        reducer = self.load(tailer, name=True)
+        reducer = self.load(tailer, name=True, initial=initial)
         if reducer is None:
             return []
         self.tailers[path] = tailer
@@ -710,13 +719,18 @@ class BoardReader:
         if path in self.ignored:
             return []
         self.reading = path
-        failing = bool(self._backoff) and path in self._backoff
+        out = self._again(path, partial(self._read, path))
+        self.reading = None
+        return out
+
+    def _again(self, path: str, read: Callable[[], list[Transition]]) -> list[Transition]:
+        """``read()`` of ``path``; one that failed before and works now is done with its retries."""
+        failing = path in self._backoff
         if failing:
             self._retry_at.pop(path, None)  # (read now: due again only if this read fails too)
-        out = self._read(path)
+        out = read()
         if failing and path not in self._retry_at:
             self._read_again(path)
-        self.reading = None
         return out
 
     @property
@@ -725,18 +739,19 @@ class BoardReader:
         return min(self._retry_at.values()) if self._retry_at else None
 
     def retry(self, mono: float) -> list[Transition]:
-        """Read again the files whose read failed and whose time has come (on the engine's timer:
-        a pi waiting for an answer writes nothing more, so no change event would bring its
-        question)."""
-        if not self._retry_at:
-            return []
+        """Read (or list) again the files (folders) whose read failed and whose time has come (on
+        the engine's timer: a pi waiting for an answer writes nothing more, so no change event
+        would bring its question); as the start-up scan reads for one it missed."""
         out: list[Transition] = []
         for path in [path for path, due in self._retry_at.items() if due <= mono]:
             del self._retry_at[path]  # (whatever this read does, this time is spent)
-            out += self.read(path)
+            if path in self._unlisted:
+                out += self._again(path, partial(self.scan, path, path in self._at_start))
+            else:
+                out += self.read(path)
         return out
 
-    def _failed(self, path: str, exc: OSError) -> None:
+    def _failed(self, path: str, exc: OSError, initial: bool = False) -> None:
         """A read of ``path`` failed: said once; read again on the back-off (:class:`Backoff`:
         doubling up to its most, a look every half minute at worst). Any error that is not the
         file being gone or not regular may pass without the file changing (no descriptor or memory
@@ -747,18 +762,22 @@ class BoardReader:
             backoff = self._backoff[path] = Backoff()
         backoff.began()  # (this try ran no time: the wait doubles)
         self._retry_at[path] = time.monotonic() + backoff.next()
+        if initial:
+            self._at_start.add(path)
         self._once(path, "read", "cannot read (%s)", exc.strerror or exc)  # (one-shot reads never retry)
 
     def _read_again(self, path: str) -> None:
         """A file whose read failed was read (or is gone): no more retries; its next failure is said."""
-        if self._backoff.pop(path, None) is not None and path in self.tailers:
+        if self._backoff.pop(path, None) is not None and (path in self.tailers or path in self._unlisted):
             log.info("%s: read again", path)
+        self._unlisted.discard(path)
+        self._at_start.discard(path)
         self._once.forget(path, "read")
 
     def _read(self, path: str) -> list[Transition]:
         tailer = self.tailers.get(path)
         if tailer is None:
-            return self.add(path, initial=False)
+            return self.add(path, initial=path in self._at_start)
         with tailer.reading() as (result, fd):
             now = self._wall()
             if result.missing:
@@ -823,7 +842,12 @@ class BoardReader:
         return keep if self.load(tailer, keep, fd, name=True) is not None else None
 
     def load(
-        self, tailer: Tailer, keep: list[Event] | None = None, fd: int | None = None, name: bool = False
+        self,
+        tailer: Tailer,
+        keep: list[Event] | None = None,
+        fd: int | None = None,
+        name: bool = False,
+        initial: bool = False,
     ) -> SessionReducer | None:
         """The state a full read of the tailer's file would give (:func:`startup_read`); ``None`` if
         it cannot be read (said once). ``fd``: the file, if open already; ``name``: a session that
@@ -847,7 +871,7 @@ class BoardReader:
         except FileNotFoundError:
             return None
         except OSError as exc:
-            self._failed(path, exc)
+            self._failed(path, exc, initial)  # (``initial``: read again as now, from the end)
             return None
         if found:
             reducer.apply(Renamed(found))
