@@ -3,7 +3,7 @@ transitions.
 
 One line: watchdog → the engine's queue (typed messages: :mod:`notifier.watch`'s, a
 :class:`_Call` from the tray, window, companion or remotes) →
-:class:`~notifier.tail.BoardReader` (tail → pi's events → board) → the transitions and one
+:class:`~notifier.sessions.BoardReader` (tail → pi's events → board) → the transitions and one
 immutable snapshot, handed to each output once as one :class:`Batch` (:meth:`Output.publish`),
 every hand-over contained (:func:`deliver`). Nothing else mutates engine state.
 
@@ -36,10 +36,9 @@ from notifier.core.board import Board
 from notifier.core.model import Snapshot, Transition, TurnChange
 from notifier.core.owners import Proc
 from notifier.core.text import clean
-from notifier.sessions import EngineOptions, Probe, open_cache, read_processes
+from notifier.sessions import BLAME_LIMIT, BoardReader, EngineOptions, Probe, open_cache, read_processes
 from notifier.system.processes import still_running
 from notifier.system.supervisor import FailureLog, Supervisor
-from notifier.tail import BLAME_LIMIT, BoardReader
 from notifier.watch import (
     EventsLost,
     FileChanged,

@@ -13,8 +13,8 @@ from notifier.core.board import Board
 from notifier.core.reducer import SessionReducer
 from notifier.core.text import clean
 from notifier.pi.parse import QuestionCatalog
-from notifier.sessions import EngineOptions
-from notifier.tail import BoardReader, Tailer, name_before
+from notifier.sessions import BoardReader, EngineOptions
+from notifier.tail import Tailer, name_before
 
 NOW = 1_900_000_000.0
 

@@ -14,8 +14,7 @@ from hypothesis import strategies as st
 
 from notifier.core.reducer import Suffix
 from notifier.engine import Engine
-from notifier.sessions import EngineOptions
-from notifier.tail import BoardReader
+from notifier.sessions import BoardReader, EngineOptions
 
 from ..scan_check import assert_same
 

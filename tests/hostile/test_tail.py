@@ -24,8 +24,8 @@ from notifier.core.board import Board
 from notifier.core.model import Question
 from notifier.core.reducer import SessionReducer, ToolEnd
 from notifier.pi.parse import TOO_ODD, QuestionCatalog, to_events
-from notifier.sessions import KEEP_ROWS, EngineOptions, StartupCache, scan_once
-from notifier.tail import BoardReader, Tailer
+from notifier.sessions import KEEP_ROWS, BoardReader, EngineOptions, StartupCache, scan_once
+from notifier.tail import Tailer
 
 from ..conftest import FIXTURES, wait_for
 from ..harness import Harness

@@ -11,8 +11,7 @@ from pathlib import Path
 
 from notifier.core.board import Board
 from notifier.pi.parse import QuestionCatalog
-from notifier.sessions import EngineOptions, StartupCache
-from notifier.tail import BoardReader
+from notifier.sessions import BoardReader, EngineOptions, StartupCache
 
 from ..conftest import FIXTURES, cli
 

@@ -19,9 +19,8 @@ import pytest
 
 from notifier.core.board import Board
 from notifier.core.model import Transition
-from notifier.sessions import EngineOptions
+from notifier.sessions import BoardReader, EngineOptions
 from notifier.system.supervisor import RESTART_MAX_S, RESTART_MIN_S
-from notifier.tail import BoardReader
 
 from ..writer import answer, append, ask, header, user
 
@@ -126,7 +125,7 @@ def test_a_failed_name_look_up_loses_no_question(tmp_path: Path, monkeypatch: py
     """The question is on the board before the session's name is looked up (once, further back in
     the file): if that look fails, the question's needs_input is still handed out (not lost to
     the engine's restart, which would find nothing new)."""
-    from notifier import tail
+    from notifier import sessions
 
     (tmp_path / "sessions").mkdir()
     f = tmp_path / "sessions" / "s.jsonl"
@@ -137,7 +136,7 @@ def test_a_failed_name_look_up_loses_no_question(tmp_path: Path, monkeypatch: py
     def broken(*args: object) -> str | None:
         raise OSError(5, "Input/output error")
 
-    monkeypatch.setattr(tail, "look_up_name", broken)
+    monkeypatch.setattr(sessions, "look_up_name", broken)
     append(f, ask("q1", "Which?"))
     (t,) = files.read(str(f))
     assert t.kind == "needs_input" and t.question.tool_call_id == "q1"
@@ -180,18 +179,18 @@ def test_a_file_the_start_up_scan_could_not_read_is_read_later_as_it_would_have_
 ) -> None:
     """Its questions answered before start-up are history, not news (no needs_input, no resolved
     for them): the retry is the start-up read (from the end, bounded), not a new file's full read."""
-    from notifier import tail
+    from notifier import sessions, tail
 
     f = tmp_path / "sessions" / "s.jsonl"
     append(f, header(), user(), ask("q0", "Old?"), answer("q0"), ask("q1", "Which?"))
-    real_open, failing = tail.open_regular, [True]
+    failing = [True]
 
     def open_regular(path: str) -> tuple[int, os.stat_result]:
         if failing[0]:
             raise OSError(errno.EMFILE, os.strerror(errno.EMFILE))
-        return real_open(path)
+        return tail.open_regular(path)
 
-    monkeypatch.setattr(tail, "open_regular", open_regular)
+    monkeypatch.setattr(sessions, "open_regular", open_regular)
     files = session_files(tmp_path)
     assert files.scan(str(tmp_path / "sessions"), initial=True) == [] and files.next_retry is not None
     failing[0] = False

@@ -23,6 +23,7 @@ from notifier.sessions import (
     FIELDS,
     MAX_LIST,
     MAX_TEXT,
+    BoardReader,
     Damaged,
     EngineOptions,
     Restored,
@@ -31,7 +32,7 @@ from notifier.sessions import (
     _unpack,
     cache_version,
 )
-from notifier.tail import BoardReader, Tailer
+from notifier.tail import Tailer
 
 from ..conftest import json_paths, wrong_type
 from ..strategies import examples, questions

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from notifier.core.board import Board
-from notifier.sessions import EngineOptions
-from notifier.tail import HOT, WINDOW, BoardReader, Tailer, digest
+from notifier.sessions import HOT, BoardReader, EngineOptions
+from notifier.tail import WINDOW, Tailer, digest
 
 
 @pytest.mark.parametrize("settled", [False, True], ids=["bytes as read", "their digest"])
