@@ -62,14 +62,6 @@ RECHECK_MAX_S = 30.0  # abandoned questions are looked at again, backing off up 
 
 
 @dataclass(frozen=True)
-class ProcessList:
-    """A process list read; ``mark``: the board's update count before the read."""
-
-    mark: int
-    procs: Sequence[Proc] | None
-
-
-@dataclass(frozen=True)
 class _Stop:
     pass
 
@@ -197,19 +189,16 @@ class Liveness:
 
     def due(self, board: Board, mono: float, now: float) -> list[Transition]:
         """The engine's timer: if it is time, read the process table (the panes of the pis where a
-        question is pending captured: the evidence that tells two pis in one folder apart) and
-        apply it. The mark is taken before the read: only questions seen by then are judged on it."""
+        question is pending captured: the evidence that tells two pis in one folder apart): the
+        questions whose pi is gone are abandoned (or come back). The mark is taken before the
+        read: only questions seen by then are judged on it."""
         if self.next_due is None or mono < self.next_due:
             return []
         self.next_due = None
         if not (board.local.needs_liveness() or board.local.has_abandoned()):
             return []
         mark = board.local.mark()
-        return self.apply(board, ProcessList(mark, self.read(board.local.asking_folders())), now)
-
-    def apply(self, board: Board, found: ProcessList, now: float) -> list[Transition]:
-        """A list read: questions whose pi is gone are abandoned (or come back)."""
-        out = board.local.set_processes(found.procs, now, as_of=found.mark)
+        out = board.local.set_processes(self.read(board.local.asking_folders()), now, as_of=mark)
         if out:
             self._recheck_s = self.interval
         if board.local.needs_liveness():

@@ -343,18 +343,15 @@ class BoardReader:
         it cannot be read (said once). ``fd``: the file, if open already; ``name``: a session that
         asks gets its name, even one set before what was read."""
         path = tailer.path
-        opened = fd is None
         try:
-            if fd is None:
-                fd, _ = open_regular(path)
-            try:
+            with contextlib.ExitStack() as opened:
+                if fd is None:
+                    fd, _ = open_regular(path)
+                    opened.callback(os.close, fd)
                 events = partial(self.line_events, path, now=self._wall())
                 reducer = startup_read(fd, os.fstat(fd), tailer, self.options.max_line, events, keep)
                 asks = name and reducer.pending and reducer.name is None and reducer.has_header
                 found = asks and look_up_name(tailer, fd)
-            finally:
-                if opened:
-                    os.close(fd)
         except NotRegularFile as exc:
             self._once(path, "kind", "skipped: %s, not a regular file", exc.kind)
             return None
