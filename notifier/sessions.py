@@ -146,6 +146,8 @@ class BoardReader:
         for path, exc in tree.unlisted:  # (its session files may be there: listed again when due)
             self._unlisted.add(path)
             self._failed(path, exc, initial)
+        for path, exc in tree.unread:  # (read again when due)
+            self._failed(path, exc, initial)
         out = [] if out is None else out
         for path, st in tree.files.items():
             if self._other_name(path, st) is not None:

@@ -544,6 +544,7 @@ class Tree:
     dirs: list[str] = field(default_factory=list)  # real folders, the root first
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, kind): session names not read
     unlisted: list[tuple[str, OSError]] = field(default_factory=list)  # folders whose listing failed
+    unread: list[tuple[str, OSError]] = field(default_factory=list)  # session files whose stat failed
 
 
 def walk_tree(root: str, files: bool = True) -> Tree:
@@ -574,8 +575,11 @@ def walk_tree(root: str, files: bool = True) -> Tree:
                 if not real_dir and not (files and is_session_name(entry.name)):
                     continue
                 found = entry.stat(follow_symlinks=not real_dir)  # (a symlink: where it points decides)
-            except OSError:
-                continue  # vanished or unreadable: the live watcher sees it if it comes back
+            except FileNotFoundError:
+                continue  # (vanished, or a link to nothing: the live watcher sees it if it comes)
+            except OSError as exc:
+                tree.unread.append((entry.path, exc))
+                continue
             ident, mode = (found.st_dev, found.st_ino), found.st_mode
             if not (real_dir or stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
                 tree.skipped.append((entry.path, kind_of(mode)))

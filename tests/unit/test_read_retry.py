@@ -198,3 +198,15 @@ def test_a_file_the_start_up_scan_could_not_read_is_read_later_as_it_would_have_
     assert files.next_retry is None
     append(f, answer("q1"), ask("q2", "And?"))  # (followed on from there: what comes is news)
     assert asked(files.read(str(f))) == [("resolved", "q1", False), ("needs_input", "q2", False)]
+
+
+def test_a_session_file_the_start_up_scan_could_not_stat_is_read_when_it_can_be(tmp_path: Path) -> None:
+    """Found by name in its folder, but its link loops (ELOOP) at start-up: said once and tried
+    again on the back-off; once it leads to the file, read as the start-up scan reads."""
+    session, hop, real = layout(tmp_path)
+    append(real / "s.jsonl", header(), user(), ask("q0", "Old?"), answer("q0"), ask("q1", "Which?"))
+    files = session_files(tmp_path)
+    assert files.scan(str(tmp_path / "sessions"), initial=True) == [] and files.next_retry is not None
+    point(hop, real)
+    assert asked(files.retry(math.inf)) == [("needs_input", "q1", True)]
+    assert files.next_retry is None
