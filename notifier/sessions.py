@@ -249,7 +249,7 @@ class BoardReader:
         return out
 
     def _failed(self, path: str, exc: OSError, initial: bool = False) -> None:
-        """A read of ``path`` failed: said once; read again on the back-off (:class:`Backoff`:
+        """A read (a folder's listing) of ``path`` failed: said once; tried again on the back-off (:class:`Backoff`:
         doubling up to its most, a look every half minute at worst). Any error that is not the
         file being gone or not regular may pass without the file changing (no descriptor or memory
         left for a moment, an I/O error, a stale NFS handle, access granted by a chmod, which the
