@@ -3,7 +3,7 @@ transitions.
 
 One line: watchdog → the engine's queue (typed messages: :mod:`notifier.watch`'s, a
 :class:`_Call` from the tray, window, companion or remotes) →
-:class:`~notifier.tail.SessionFiles` (tail → pi's events → board) → the transitions and one
+:class:`~notifier.sessions.BoardReader` (tail → pi's events → board) → the transitions and one
 immutable snapshot, handed to each output once as one :class:`Batch` (:meth:`Output.publish`),
 every hand-over contained (:func:`deliver`). Nothing else mutates engine state.
 
@@ -36,10 +36,9 @@ from notifier.core.board import Board
 from notifier.core.model import Snapshot, Transition, TurnChange
 from notifier.core.owners import Proc
 from notifier.core.text import clean
-from notifier.sessions import EngineOptions, Probe, open_cache, read_processes
+from notifier.sessions import BLAME_LIMIT, BoardReader, EngineOptions, Probe, open_cache, read_processes
 from notifier.system.processes import still_running
 from notifier.system.supervisor import FailureLog, Supervisor
-from notifier.tail import BLAME_LIMIT, SessionFiles
 from notifier.watch import (
     EventsLost,
     FileChanged,
@@ -60,14 +59,6 @@ RECHECK_MAX_S = 30.0  # abandoned questions are looked at again, backing off up 
 
 
 # ---- what the engine reads and is handed ----
-
-
-@dataclass(frozen=True)
-class ProcessList:
-    """A process list read; ``mark``: the board's update count before the read."""
-
-    mark: int
-    procs: Sequence[Proc] | None
 
 
 @dataclass(frozen=True)
@@ -198,19 +189,16 @@ class Liveness:
 
     def due(self, board: Board, mono: float, now: float) -> list[Transition]:
         """The engine's timer: if it is time, read the process table (the panes of the pis where a
-        question is pending captured: the evidence that tells two pis in one folder apart) and
-        apply it. The mark is taken before the read: only questions seen by then are judged on it."""
+        question is pending captured: the evidence that tells two pis in one folder apart): the
+        questions whose pi is gone are abandoned (or come back). The mark is taken before the
+        read: only questions seen by then are judged on it."""
         if self.next_due is None or mono < self.next_due:
             return []
         self.next_due = None
         if not (board.local.needs_liveness() or board.local.has_abandoned()):
             return []
         mark = board.local.mark()
-        return self.apply(board, ProcessList(mark, self.read(board.local.asking_folders())), now)
-
-    def apply(self, board: Board, found: ProcessList, now: float) -> list[Transition]:
-        """A list read: questions whose pi is gone are abandoned (or come back)."""
-        out = board.local.set_processes(found.procs, now, as_of=found.mark)
+        out = board.local.set_processes(self.read(board.local.asking_folders()), now, as_of=mark)
         if out:
             self._recheck_s = self.interval
         if board.local.needs_liveness():
@@ -360,7 +348,7 @@ class Engine:
     def _fresh(self) -> None:
         """The watcher, the files and the scan cache, from nothing."""
         self.watcher = Watcher(self.queue)
-        self.files = SessionFiles(self.options, Board(liveness=self.options.liveness), self._wall, self._more)
+        self.files = BoardReader(self.options, Board(liveness=self.options.liveness), self._wall, self._more)
         self._cache = open_cache(self.options)
         self._made: list[Transition] = []  # transitions made and not handed out yet
         self._called = False  # a call ran since the last batch (it may change the board without a transition)
@@ -435,7 +423,7 @@ class Engine:
 
     def _read_changed(self) -> None:
         """Read the files changed, in order; each leaves the list before it is read (one that makes
-        the engine fail is the files' to blame and read again: :meth:`SessionFiles.resync`)."""
+        the engine fail is the files' to blame and read again: :meth:`BoardReader.resync`)."""
         changed = self._changed
         while changed:
             path = next(iter(changed))

@@ -15,10 +15,7 @@ to a full read. A name set before that is looked up further back, bounded (:func
 
 Which files are sessions (:func:`walk_tree`): a ``*.jsonl`` regular file, or a symlink to one,
 below a root through real folders (as watchdog watches); a file with two names is one session.
-:class:`SessionFiles` follows them into a board, every line through the one bounded parse; a bad
-line, file or folder said once; a file that could not be read is read again when its time comes
-on the one back-off (:meth:`SessionFiles.retry`, on the engine's timer). The engine thread owns
-one; one-shot reads use one too."""
+They are read into a board by :class:`notifier.sessions.BoardReader`."""
 
 from __future__ import annotations
 
@@ -28,32 +25,21 @@ import logging
 import operator
 import os
 import stat
-import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
-from functools import partial, reduce
-from typing import Any, Protocol
+from dataclasses import dataclass, field
+from functools import reduce
+from typing import Any
 
 from notifier.core import codec
-from notifier.core.board import Board
-from notifier.core.model import Transition
 from notifier.core.reducer import Event, Header, Renamed, SessionReducer, Suffix
 from notifier.core.text import clean
 from notifier.pi.parse import (
     ESCAPE,
     MARKERS,
-    EntryError,
-    QuestionCatalog,
     may_have_events,
-    odd_line_events,
-    result_events,
-    to_events,
-    too_large_events,
 )
-from notifier.system.log import LogOnce
-from notifier.system.supervisor import Backoff
 
 log = logging.getLogger(__name__)
 
@@ -64,8 +50,6 @@ HEAD = 1024  # the first bytes of the file (pi's header line), checked likewise
 HEADER_LIMIT = 1 << 20  # a first line longer than this is no pi header
 DEFAULT_MAX_LINE = 32 << 20
 SESSION_SUFFIX = ".jsonl"
-BLAME_LIMIT = 3  # a file that made the engine fail this often is ignored
-LIVE_FULL_READ = 4 << 20  # a file appearing while we run is read whole up to this size
 READ_BUDGET = 64 << 20  # bytes read per call; the rest on the next call (``more``)
 SLACK = 16 << 10  # read beyond the size fstat gave: what was appended since comes in the same pread
 LONG_HEAD = 64 << 10  # the first bytes of a line too long to read, kept for what they say
@@ -74,7 +58,6 @@ STEP = 1 << 20  # bytes the start-up window grows by at most at a time
 CAP = 20_000  # entries taken from the end that do not settle the state: past them, read forward
 KEEP_LINES = 10_000  # a rewrite of a file replayed forward: the newest lines' events kept at most
 NAME_SEARCH_LIMIT = 1 << 20
-HOT = 64  # the files read last that keep the bytes before their offset as read (the others: a digest)
 _FLAGS = ("O_NONBLOCK", "O_NOCTTY", "O_CLOEXEC", "O_BINARY")  # (where this system has them)
 _OPEN_FLAGS = reduce(operator.or_, (getattr(os, name, 0) for name in _FLAGS), os.O_RDONLY)
 Events = Callable[[bytes], list[Event]]
@@ -560,6 +543,8 @@ class Tree:
     files: dict[str, os.stat_result] = field(default_factory=dict)  # session file → its stat, one per inode
     dirs: list[str] = field(default_factory=list)  # real folders, the root first
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, kind): session names not read
+    unlisted: list[tuple[str, OSError]] = field(default_factory=list)  # folders whose listing failed
+    unread: list[tuple[str, OSError]] = field(default_factory=list)  # session files whose stat failed
 
 
 def walk_tree(root: str, files: bool = True) -> Tree:
@@ -578,7 +563,10 @@ def walk_tree(root: str, files: bool = True) -> Tree:
         try:
             with os.scandir(folder) as it:
                 entries = sorted(it, key=lambda e: e.name)
-        except OSError:
+        except FileNotFoundError:
+            continue  # (gone meanwhile: its removal is an event of its own)
+        except OSError as exc:
+            tree.unlisted.append((folder, exc))
             continue
         subdirs: list[str] = []
         for entry in entries:
@@ -587,8 +575,11 @@ def walk_tree(root: str, files: bool = True) -> Tree:
                 if not real_dir and not (files and is_session_name(entry.name)):
                     continue
                 found = entry.stat(follow_symlinks=not real_dir)  # (a symlink: where it points decides)
-            except OSError:
-                continue  # vanished or unreadable: the live watcher sees it if it comes back
+            except FileNotFoundError:
+                continue  # (vanished, or a link to nothing: the live watcher sees it if it comes)
+            except OSError as exc:
+                tree.unread.append((entry.path, exc))
+                continue
             ident, mode = (found.st_dev, found.st_ino), found.st_mode
             if not (real_dir or stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
                 tree.skipped.append((entry.path, kind_of(mode)))
@@ -600,314 +591,3 @@ def walk_tree(root: str, files: bool = True) -> Tree:
                     tree.files[entry.path] = found
         stack.extend(reversed(subdirs))  # depth first, in name order
     return tree
-
-
-class Reading(Protocol):
-    """What reading the files is told (``notifier.sessions.EngineOptions``)."""
-
-    catalog: QuestionCatalog
-    max_line: int
-
-
-class Cache(Protocol):
-    """What the start-up scan remembered: an unchanged file's tailer and state (``StartupCache``)."""
-
-    def lookup(self, path: str, st: os.stat_result) -> tuple[Tailer, SessionReducer] | None: ...
-
-
-class SessionFiles:
-    """Owned by one thread (the engine's): every tailer, and the board they feed."""
-
-    def __init__(
-        self, options: Reading, board: Board, wall: Callable[[], float], more: Callable[[str], None] = lambda path: None
-    ) -> None:
-        self.options = options
-        self.board = board
-        self.tailers: dict[str, Tailer] = {}
-        self.ignored: set[str] = set()  # files that made the engine fail again and again
-        self.reading: str | None = None  # the file being read (blamed if the engine fails)
-        self._wall = wall
-        self._more = more  # a huge append: read the rest of this file after what is queued
-        self._once = LogOnce(log)
-        self._idents: dict[Ident, str] = {}  # (device, inode) → the one name read
-        self._blame: dict[str, int] = {}  # failures that happened while reading each file
-        self._hot: dict[str, Tailer] = {}  # the HOT tailers read last, oldest first
-        # Files whose last read failed (EMFILE, EIO, ESTALE, EACCES…): read again when due
-        # (time.monotonic()), on the back-off each keeps until a read of it ends otherwise.
-        self._retry_at: dict[str, float] = {}
-        self._backoff: dict[str, Backoff] = {}
-
-    def scan(
-        self, folder: str, initial: bool, cache: Cache | None = None, out: list[Transition] | None = None
-    ) -> list[Transition]:
-        """Every session file under ``folder``: read on, added, or restored from ``cache``; the
-        transitions go to ``out`` as each file is read (kept there if a later file fails)."""
-        tree = walk_tree(folder)
-        for path, kind in tree.skipped:
-            self._once(path, "kind", "skipped: %s, not a regular file", kind)
-        out = [] if out is None else out
-        for path, st in tree.files.items():
-            ident = (st.st_dev, st.st_ino)
-            known = self._idents.get(ident)
-            other = self.tailers.get(known) if known is not None and known != path else None
-            if other is not None and other.ident == ident:
-                continue  # a second name of a file already read (a hard link, another root)
-            if path in self.tailers:
-                out += self.read(path)
-                continue
-            self._idents[ident] = path
-            found = cache.lookup(path, st) if initial and cache is not None else None
-            if found is not None:
-                self.tailers[path], restored = found
-                out += self.board.local.restore(path, restored, self._wall(), initial=True)
-            else:
-                out += self.add(path, initial)
-        return out
-
-    def gone(self, path: str, everything: bool = False) -> list[Transition]:
-        """Forget the sessions under ``path`` that no longer exist (``everything``: all of them)."""
-        prefix = path.rstrip(os.sep) + os.sep
-        under = [key for key in self.tailers if key == path or key.startswith(prefix)]
-        return [t for key in under if everything or not os.path.exists(key) for t in self.forget(key)]
-
-    def add(self, path: str, initial: bool) -> list[Transition]:
-        """Follow a file not followed yet: at start-up (``initial``), or when large, only the state
-        it ends in is reported (what was asked and answered before is history); a new small file
-        is read whole."""
-        if not initial:
-            try:
-                st = os.stat(path)
-            except FileNotFoundError:
-                return []
-            except OSError as exc:
-                self._failed(path, exc)
-                return []
-            if not stat.S_ISREG(st.st_mode):
-                self._once(path, "kind", "skipped: %s, not a regular file", kind_of(st.st_mode))
-                return []
-            ident = (st.st_dev, st.st_ino)
-            known = self._idents.get(ident)
-            if known is not None and known != path:
-                other = self.tailers.get(known)
-                if other is not None and other.ident == ident:
-                    return self.read(known)  # another name of a file we follow: read it once
-            self._idents[ident] = path
-            if st.st_size <= LIVE_FULL_READ:  # (every question in it is news)
-                self.tailers[path] = Tailer(path, self.options.max_line)
-                return self.read(path)
-        tailer = Tailer(path, self.options.max_line)
-        reducer = self.load(tailer, name=True)
-        if reducer is None:
-            return []
-        self.tailers[path] = tailer
-        if tailer.ident is not None:
-            self._idents[tailer.ident] = path
-        return self.board.local.restore(path, reducer, self._wall(), initial=initial)
-
-    def read(self, path: str) -> list[Transition]:
-        """What changed in ``path`` (a file not followed yet is added)."""
-        if path in self.ignored:
-            return []
-        self.reading = path
-        failing = bool(self._backoff) and path in self._backoff
-        if failing:
-            self._retry_at.pop(path, None)  # (read now: due again only if this read fails too)
-        out = self._read(path)
-        if failing and path not in self._retry_at:
-            self._read_again(path)
-        self.reading = None
-        return out
-
-    @property
-    def next_retry(self) -> float | None:
-        """When (time.monotonic()) a file whose read failed is due to be read again, if any is."""
-        return min(self._retry_at.values()) if self._retry_at else None
-
-    def retry(self, mono: float) -> list[Transition]:
-        """Read again the files whose read failed and whose time has come (on the engine's timer:
-        a pi waiting for an answer writes nothing more, so no change event would bring its
-        question)."""
-        if not self._retry_at:
-            return []
-        out: list[Transition] = []
-        for path in [path for path, due in self._retry_at.items() if due <= mono]:
-            del self._retry_at[path]  # (whatever this read does, this time is spent)
-            out += self.read(path)
-        return out
-
-    def _failed(self, path: str, exc: OSError) -> None:
-        """A read of ``path`` failed: said once; read again on the back-off (:class:`Backoff`:
-        doubling up to its most, a look every half minute at worst). Any error that is not the
-        file being gone or not regular may pass without the file changing (no descriptor or memory
-        left for a moment, an I/O error, a stale NFS handle, access granted by a chmod, which the
-        watch does not report), and a failed open costs next to nothing: all are tried again."""
-        backoff = self._backoff.get(path)
-        if backoff is None:
-            backoff = self._backoff[path] = Backoff()
-        backoff.began()  # (this try ran no time: the wait doubles)
-        self._retry_at[path] = time.monotonic() + backoff.next()
-        self._once(path, "read", "cannot read (%s)", exc.strerror or exc)  # (one-shot reads never retry)
-
-    def _read_again(self, path: str) -> None:
-        """A file whose read failed was read (or is gone): no more retries; its next failure is said."""
-        if self._backoff.pop(path, None) is not None and path in self.tailers:
-            log.info("%s: read again", path)
-        self._once.forget(path, "read")
-
-    def _read(self, path: str) -> list[Transition]:
-        tailer = self.tailers.get(path)
-        if tailer is None:
-            return self.add(path, initial=False)
-        with tailer.reading() as (result, fd):
-            now = self._wall()
-            if result.missing:
-                return self.forget(path)
-            if result.special:  # (never read; the tailer stays: the next event costs one fstat, no line)
-                self._once(path, "special", "not a regular file; ignored")
-                return self.board.local.forget(path, now) if self.board.local.reducer(path) is not None else []
-            if result.error is not None:  # (read again later; what was read before it failed goes on)
-                self._failed(path, result.error)
-            if fd is None or (result.error is not None and not result.lines):
-                return []
-            if result.more:
-                self._more(path)
-            if result.rewritten:
-                log.info("%s was rewritten; reading it again from the start", path)
-                events = self._read_bounded(tailer, fd)
-                if events is None:
-                    return self.forget(path)
-                return self.board.local.replace(path, events, now)
-            self._warm(path, tailer)
-            return self._apply(path, result.lines, tailer, fd, now) if result.lines else []
-
-    def _apply(self, path: str, lines: list[bytes], tailer: Tailer, fd: int, now: float) -> list[Transition]:
-        """New whole ``lines`` of ``path`` (open as ``fd``) onto the board; a session that asks
-        and has no name yet gets the name set before them (looked up once, bounded)."""
-        events = [event for line in lines for event in self.line_events(path, line, now)]
-        out = self.board.local.apply(path, events, now)
-        if not any(t.kind == "needs_input" and t.session.name is None for t in out):
-            return out
-        try:  # (the questions are on the board: a failure here must not lose their transitions)
-            name = look_up_name(tailer, fd)
-        except Exception as exc:
-            log.debug("%s: cannot look up the session's name: %s", path, exc)
-            return out
-        if not name:
-            return out
-        self.board.local.apply(path, [Renamed(name)], now)  # (the transitions carry it too)
-        return [replace(t, session=named.ref) if (named := self.board.view(t.session.key)) else t for t in out]
-
-    def _warm(self, path: str, tailer: Tailer) -> None:
-        """``tailer`` was just read: it keeps its window as read (compared on the next read
-        without hashing: the common case, a file that is being written); the tailer read longest
-        ago of more than :data:`HOT` keeps only its digest (memory bounded whatever the number
-        of files)."""
-        hot = self._hot
-        hot.pop(path, None)
-        hot[path] = tailer
-        if len(hot) > HOT:
-            cold = next(iter(hot))
-            hot.pop(cold).keep_digest_only()
-
-    def forget(self, path: str) -> list[Transition]:
-        self._hot.pop(path, None)
-        self.tailers.pop(path, None)
-        if path not in self._backoff:  # (one that cannot be read stays said until it is read)
-            self._once.forget(path)
-        return self.board.local.forget(path, self._wall())
-
-    def _read_bounded(self, tailer: Tailer, fd: int | None = None) -> list[Event] | None:
-        """The events that settle the file's state (see :meth:`load`), ``None`` if unreadable."""
-        keep: list[Event] = []
-        return keep if self.load(tailer, keep, fd, name=True) is not None else None
-
-    def load(
-        self, tailer: Tailer, keep: list[Event] | None = None, fd: int | None = None, name: bool = False
-    ) -> SessionReducer | None:
-        """The state a full read of the tailer's file would give (:func:`startup_read`); ``None`` if
-        it cannot be read (said once). ``fd``: the file, if open already; ``name``: a session that
-        asks gets its name, even one set before what was read."""
-        path = tailer.path
-        opened = fd is None
-        try:
-            if fd is None:
-                fd, _ = open_regular(path)
-            try:
-                events = partial(self.line_events, path, now=self._wall())
-                reducer = startup_read(fd, os.fstat(fd), tailer, self.options.max_line, events, keep)
-                asks = name and reducer.pending and reducer.name is None and reducer.has_header
-                found = asks and look_up_name(tailer, fd)
-            finally:
-                if opened:
-                    os.close(fd)
-        except NotRegularFile as exc:
-            self._once(path, "kind", "skipped: %s, not a regular file", exc.kind)
-            return None
-        except FileNotFoundError:
-            return None
-        except OSError as exc:
-            self._failed(path, exc)
-            return None
-        if found:
-            reducer.apply(Renamed(found))
-            if keep is not None:
-                keep.append(Renamed(found))
-        return reducer
-
-    def line_events(self, path: str, line: bytes, now: float) -> list[Event]:
-        """pi's events in one line (the one bounded parse); a bad line is skipped, said once."""
-        if not line or line.isspace():
-            return []
-        if type(line) is LongLine:  # too long to read: what its first bytes say
-            self._once(path, "long", "skipped a line longer than %d MB", self.options.max_line >> 20)
-            return too_large_events(line, self.options.catalog, now)
-        fast = result_events(line, self.options.catalog, now)  # (a tool's result: its output unparsed)
-        if fast is not None:
-            return fast
-        try:
-            entry = codec.loads(line)  # size: the tailer's max_line; depth: capped
-        except UnicodeDecodeError:  # (what its bytes still say: a question tool's call, a result)
-            self._once(path, "utf8", "read only the calls of a line that is not UTF-8")
-            return odd_line_events(line, self.options.catalog, now)
-        except ValueError as exc:
-            self._once(path, "json", "read only the calls of a line that is not usable JSON (%s)", clean(exc, 80))
-            return odd_line_events(line, self.options.catalog, now)
-        if not isinstance(entry, dict):
-            self._once(path, "object", "skipped a JSON line that is not an object")
-            return []
-        try:
-            return to_events(entry, self.options.catalog, now)
-        except Exception as exc:  # (EntryError; a bug meeting odd data must cost this entry, not the engine)
-            why = exc if isinstance(exc, EntryError) else type(exc).__name__
-            self._once(path, "shape", "skipped an entry with an unexpected shape (%s)", why)
-        return []
-
-    def blame(self) -> None:
-        """The engine failed: count it against the file it was reading, if any."""
-        if self.reading is not None:
-            self._blame[self.reading] = self._blame.get(self.reading, 0) + 1
-
-    def resync(self, out: list[Transition]) -> None:
-        """After a restart: every file read on, the transitions into ``out`` as each is read. The
-        one being read when it failed: read again from its tail (a file not followed yet: added
-        again); failing again, skipped past; after BLAME_LIMIT failures, ignored."""
-        culprit, self.reading = self.reading, None
-        if culprit is not None:
-            blamed = self._blame.get(culprit, 0)
-            tailer = self.tailers.get(culprit)
-            if blamed >= BLAME_LIMIT:
-                self.ignored.add(culprit)
-                log.error("ignoring %s from now on: reading it made the engine fail %d times", culprit, blamed)
-                self._retry_at.pop(culprit, None)
-                self._backoff.pop(culprit, None)
-                out += self.forget(culprit)
-            elif blamed == 1 and tailer is not None:
-                self.reading = culprit
-                events = self._read_bounded(tailer)
-                if events is not None:
-                    out += self.board.local.replace(culprit, events, self._wall())
-                self.reading = None
-            elif tailer is None:
-                out += self.read(culprit)
-        for path in list(self.tailers):
-            out += self.read(path)

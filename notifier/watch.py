@@ -4,38 +4,31 @@ extension's socket folder (:func:`watch_folder`) — plus the poll fallback for 
 the folders past the watch limit (:class:`WatchLimit`), lost events (read again) and symlinked
 sessions folders.
 
-One Observer (:func:`observer`): one dispatcher thread and one emitter per folder watched, however
-many parts of the app watch; each part schedules and unschedules its own watches on it
-(:func:`schedule`, :func:`unschedule`: a folder two parts watch is one watch with two handlers, and
-one part letting it go leaves the other's). A handler only puts a message or starts a timer: it
-never schedules (that is done on the thread that handles the message), and it never raises into
-watchdog's thread (one that raised would end it, and the watching with it).
-
+One Observer (:func:`observer`): one dispatcher thread and one emitter per folder watched; each part
+of the app schedules and unschedules its own watches on it (:func:`schedule`, :func:`unschedule`: a
+folder two parts watch is one watch with two handlers). A handler only puts a message or starts a
+timer: it never schedules, and never raises into watchdog's thread (that would end the watching).
 Only created / modified / moved / deleted events are reacted to (watchdog 7 also reports opens and
-closes, and a handler that reads on those wakes itself up forever). The sessions watch turns each
-event into a typed message on the engine's queue (:data:`WatchEvent`; the engine coalesces them per
-file and does all reading).
+closes: a handler that reads on those wakes itself up forever). The sessions watch turns each event
+into a typed message on the engine's queue (:data:`WatchEvent`; the engine coalesces and reads).
 
-watchdog is used through its public face only: ``Observer.schedule``/``unschedule``,
-``add``/``remove_handler_for_watch``, event handlers (run on the observer's thread), the
-``OSError`` that ``schedule`` raises when inotify refuses a watch, the emitter's ``DirDeletedEvent``
-for a watched folder that is removed, and ``EventsLostEvent`` (watchdog 7.1.1: the kernel's queue
-overflowed, the folder is read again; :mod:`notifier.compat`).
+watchdog is used through its public face only: ``schedule``/``unschedule``,
+``add``/``remove_handler_for_watch``, event handlers, the ``OSError`` ``schedule`` raises when
+inotify refuses a watch, ``DirDeletedEvent`` for a watched folder removed, and ``EventsLostEvent``
+(watchdog 7.1.1: the kernel's queue overflowed; :mod:`notifier.compat`).
 
-A sessions folder that is a symlink (a dotfile manager's, a moved home folder) is watched where it
-points: inotify on the link itself sees only its sub-folders. Events are reported under the
-folder's own name, as the start-up scan read it, and the link's folder is watched for the link
-being re-pointed or removed.
+A sessions folder that is a symlink is watched where it points (inotify on the link sees only its
+sub-folders), its events reported under the folder's own name, and the link's folder watched for
+the link being re-pointed or removed.
 
-The watch limit. At the limit watchdog's recursive watch leaves each sub-folder it cannot watch
-unwatched (without a word before 7.1.1; 7.1.1 logs each one): only a failure while the watch of the
-root is being set up raises, and from 7.1.1 that includes its sub-folders, so the whole tree is
-then polled (:meth:`Watcher.watch`). The folders that appear later are :class:`WatchLimit`'s
-concern. No watchdog issue reports this that we found; the same gap was closed upstream elsewhere
-(https://github.com/notify-rs/notify/pull/970, https://github.com/oven-sh/bun/pull/36415), and
-https://github.com/gorakhargosh/watchdog/issues/790 asks for a say in which folders are watched.
-So the kernel is asked which folders are watched (:func:`watched_inodes`), and whether it really
-refuses one more watch (:func:`watch_refused`)."""
+The watch limit: watchdog's recursive watch leaves each sub-folder it cannot watch unwatched (7.1.1
+logs each one); only a failure while the root's watch is set up raises (from 7.1.1 including its
+sub-folders: the whole tree is then polled, :meth:`Watcher.watch`). Folders that appear later are
+:class:`WatchLimit`'s concern: the kernel is asked which folders are watched
+(:func:`watched_inodes`) and whether it refuses one more watch (:func:`watch_refused`). The same
+gap was closed upstream elsewhere (https://github.com/notify-rs/notify/pull/970,
+https://github.com/oven-sh/bun/pull/36415); https://github.com/gorakhargosh/watchdog/issues/790
+asks for a say in which folders are watched."""
 
 from __future__ import annotations
 
@@ -286,10 +279,6 @@ class Watcher:
         self._links: dict[str, Watch] = {}  # symlinked root → the watch of the link's folder
         self._waiting: dict[str, tuple[str, Watch]] = {}  # missing root → (the folder it waits on, its watch)
         self._once = LogOnce(log)
-
-    @property
-    def observer(self) -> BaseObserver:
-        return observer()
 
     def start(self) -> None:
         observer()

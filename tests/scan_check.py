@@ -13,20 +13,20 @@ from notifier.core.board import Board
 from notifier.core.reducer import SessionReducer
 from notifier.core.text import clean
 from notifier.pi.parse import QuestionCatalog
-from notifier.sessions import EngineOptions
-from notifier.tail import SessionFiles, Tailer, name_before
+from notifier.sessions import BoardReader, EngineOptions
+from notifier.tail import Tailer, name_before
 
 NOW = 1_900_000_000.0
 
 
-def files(tools: tuple[str, ...] = ()) -> SessionFiles:
+def files(tools: tuple[str, ...] = ()) -> BoardReader:
     """The engine's session files (what ``Engine.files`` is), on their own."""
     options = EngineOptions(["/nonexistent"], QuestionCatalog(list(tools)), liveness=False)
-    return SessionFiles(options, Board(liveness=False), wall=lambda: NOW)
+    return BoardReader(options, Board(liveness=False), wall=lambda: NOW)
 
 
 def full_read(path: Path, tools: tuple[str, ...] = ()) -> SessionReducer:
-    """Every line of the file, in order, through the normal reducer (what `SessionFiles.read` does live)."""
+    """Every line of the file, in order, through the normal reducer (what `BoardReader.read` does live)."""
     e = files(tools)
     reducer = SessionReducer()
     data = path.read_bytes()

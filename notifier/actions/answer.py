@@ -52,7 +52,7 @@ from notifier.pi.keys import (
 from notifier.pi.outcomes import result_text
 from notifier.pi.records import result_mismatch
 from notifier.pi.screens import Dialog, find_dialog, find_list, find_review, noted, rows, squash
-from notifier.sessions import EngineOptions, FollowedFile, engine_options
+from notifier.sessions import EngineOptions, OneFileReader, engine_options
 from notifier.system.locate import Unmatched, locate_one
 from notifier.system.tmux import (
     SHOWING_SINCE,
@@ -88,7 +88,7 @@ class SessionFile:
 
     def __init__(self, options: EngineOptions, path: str) -> None:
         self.path = path
-        self.file = FollowedFile(path, options.catalog)
+        self.file = OneFileReader(path, options.catalog)
         self.resolved: dict[str, Transition] = {}
         self.later: dict[str, Question] = {}  # questions asked after the first look
         self.started: str | None = None  # another tool started after the first look

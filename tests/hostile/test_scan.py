@@ -14,8 +14,7 @@ from hypothesis import strategies as st
 
 from notifier.core.reducer import Suffix
 from notifier.engine import Engine
-from notifier.sessions import EngineOptions
-from notifier.tail import SessionFiles
+from notifier.sessions import BoardReader, EngineOptions
 
 from ..scan_check import assert_same
 
@@ -173,7 +172,7 @@ def test_settled_suffix_replays_to_the_whole(lines: list[list[str]]) -> None:
 
 
 def test_engine_is_the_one_under_test() -> None:
-    assert isinstance(Engine(EngineOptions([], liveness=False)).files, SessionFiles)
+    assert isinstance(Engine(EngineOptions([], liveness=False)).files, BoardReader)
 
 
 @settings(max_examples=300, deadline=None)

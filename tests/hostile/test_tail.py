@@ -24,8 +24,8 @@ from notifier.core.board import Board
 from notifier.core.model import Question
 from notifier.core.reducer import SessionReducer, ToolEnd
 from notifier.pi.parse import TOO_ODD, QuestionCatalog, to_events
-from notifier.sessions import KEEP_ROWS, EngineOptions, StartupCache, scan_once
-from notifier.tail import SessionFiles, Tailer
+from notifier.sessions import KEEP_ROWS, BoardReader, EngineOptions, StartupCache, scan_once
+from notifier.tail import Tailer
 
 from ..conftest import FIXTURES, wait_for
 from ..harness import Harness
@@ -359,7 +359,7 @@ def _status(root: Path, cache: Path) -> Any:
 def _scan(root: Path, cache: Path, keep_rows: int = KEEP_ROWS) -> StartupCache:
     opts = EngineOptions([str(root)], QuestionCatalog(), liveness=False)
     found = StartupCache(str(cache), opts.catalog.key, opts.roots, opts.max_line, keep_rows)
-    files = SessionFiles(opts, Board(liveness=False), time.time)
+    files = BoardReader(opts, Board(liveness=False), time.time)
     files.scan(str(root), initial=True, cache=found)
     found.save(files.tailers, files.board)
     return found

@@ -13,7 +13,7 @@ import pytest
 
 from notifier.core.model import Transition
 from notifier.engine import _Call
-from notifier.tail import BLAME_LIMIT, Cache
+from notifier.sessions import BLAME_LIMIT, StartupCache
 from notifier.watch import FileChanged, FolderAppeared
 
 from ..conftest import wait_for
@@ -113,7 +113,7 @@ def test_a_watch_event_that_keeps_failing_is_dropped_after_the_blame_limit(
         scans: list[str] = []
 
         def scan(
-            path: str, initial: bool, cache: Cache | None = None, out: list[Transition] | None = None
+            path: str, initial: bool, cache: StartupCache | None = None, out: list[Transition] | None = None
         ) -> list[Transition]:
             if path == str(folder):
                 scans.append(path)

@@ -18,7 +18,7 @@ from notifier.watch import FileChanged
 
 from ..conftest import wait_for
 from ..harness import Harness
-from ..writer import append, ask, header, user
+from ..writer import answer, append, ask, header, user
 
 T = TypeVar("T")
 
@@ -60,3 +60,22 @@ def test_a_question_in_a_file_that_could_not_be_read_is_seen_without_a_change_ev
         assert t.question.tool_call_id == "q1" and h.engine.restarts == 0
         assert on_the_engine(h, lambda: h.engine.files.next_retry) is None  # (no more retries)
     assert sum("cannot read" in r.getMessage() for r in caplog.records) == 1
+
+
+def test_a_session_the_start_up_scan_could_not_read_comes_later_as_it_would_have_then(tmp_path: Path) -> None:
+    """Its link loops while the app starts: the engine's timer reads it once it leads to the file,
+    as the start-up scan reads (the question still waiting, as initial; the one answered before
+    start-up is history: no transition of it)."""
+    sessions, real, hop = tmp_path / "sessions", tmp_path / "real", tmp_path / "hop"
+    sessions.mkdir()
+    real.mkdir()
+    point(hop, hop)
+    append(real / "s.jsonl", header(), user(), ask("q0", "Old?"), answer("q0"), ask("q1", "Which one?"))
+    (sessions / "s.jsonl").symlink_to(hop / "s.jsonl")
+    with Harness([sessions]) as h:
+        assert on_the_engine(h, lambda: h.engine.files.next_retry) is not None  # (found, and it failed)
+        point(hop, real)
+        (t,) = h.wait("needs_input", 1, timeout=10)
+        assert t.question.tool_call_id == "q1" and t.initial
+        assert on_the_engine(h, lambda: h.engine.files.next_retry) is None
+        assert [x.question.tool_call_id for x in h.sink.items] == ["q1"]

@@ -11,8 +11,7 @@ from pathlib import Path
 
 from notifier.core.board import Board
 from notifier.pi.parse import QuestionCatalog
-from notifier.sessions import EngineOptions, StartupCache
-from notifier.tail import SessionFiles
+from notifier.sessions import BoardReader, EngineOptions, StartupCache
 
 from ..conftest import FIXTURES, cli
 
@@ -24,10 +23,10 @@ def _rows(db: Path) -> int:
         return int(c.execute("SELECT count(*) FROM scan").fetchone()[0])
 
 
-def _scan(root: Path, cache_path: Path, tools: tuple[str, ...] = ()) -> tuple[StartupCache, SessionFiles]:
+def _scan(root: Path, cache_path: Path, tools: tuple[str, ...] = ()) -> tuple[StartupCache, BoardReader]:
     options = EngineOptions(roots=[str(root)], catalog=QuestionCatalog(list(tools)), liveness=False)
     cache = StartupCache(str(cache_path), options.catalog.key, [str(root)], options.max_line)
-    files = SessionFiles(options, Board(liveness=False), time.time)
+    files = BoardReader(options, Board(liveness=False), time.time)
     files.scan(str(root), initial=True, cache=cache)
     cache.save(files.tailers, files.board)
     return cache, files

@@ -8,7 +8,7 @@ from typing import Any, NoReturn
 
 import pytest
 
-from notifier.watch import FileChanged, Watcher
+from notifier.watch import FileChanged, Watcher, observer
 
 from ..app_process import AppProcess
 from ..conftest import wait_for
@@ -283,6 +283,6 @@ def test_a_failing_hand_over_costs_one_event_not_the_watching(tmp_path: Path) ->
         wait_for(lambda: not out.failures, 5, "the first event")
         append(f, ask("q1", "Still watched?"))
         wait_for(lambda: FileChanged(str(f)) in out.items, 5, "an event after the failure")
-        assert watcher.observer.is_alive()
+        assert observer().is_alive()
     finally:
         watcher.stop()

@@ -13,9 +13,9 @@ from notifier.core.board import Board
 from notifier.core.model import Transition
 from notifier.core.owners import Proc
 from notifier.core.reducer import Header, ToolEnd, ToolStart
-from notifier.engine import LIVENESS_SOON_S, RECHECK_MAX_S, Liveness, ProcessList
+from notifier.engine import LIVENESS_SOON_S, RECHECK_MAX_S, Liveness
 from notifier.pi.parse import QuestionCatalog, extract
-from notifier.sessions import FollowedFile
+from notifier.sessions import OneFileReader
 from notifier.system.processes import start_time
 from notifier.system.supervisor import FailureLog, Supervisor
 from notifier.watch import WatchLimit
@@ -93,9 +93,10 @@ def test_an_asker_that_quit_since_the_last_list_is_not_known() -> None:
 
 def test_a_question_whose_pi_runs_keeps_being_checked_at_the_interval() -> None:
     clock, board = Clock(), Board(liveness=True)
-    live = _liveness(clock)
+    live = _liveness(clock, found=[[Proc("/p/f", 50.0)]])
     _asked(board, "f", "q1")
-    assert live.apply(board, ProcessList(board.local.mark(), [Proc("/p/f", 50.0)]), 101.0) == []
+    live.schedule(0.0)
+    assert live.due(board, clock.now, 101.0) == []
     assert live.next_due == pytest.approx(clock.now + 3.0)
 
 
@@ -216,7 +217,7 @@ def test_folders_past_the_watch_limit_are_polled_and_said_once(
 def test_a_followed_file_tells_what_changed_and_what_waits(tmp_path: Path) -> None:
     f = tmp_path / "s.jsonl"
     append(f, header("/p"), user(), ask("q1", "First?"))
-    followed = FollowedFile(str(f), QuestionCatalog())
+    followed = OneFileReader(str(f), QuestionCatalog())
     view = followed.view()
     assert view is not None and [q.tool_call_id for q in view.pending] == ["q1"]
     assert followed.read() == []

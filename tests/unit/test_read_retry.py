@@ -7,20 +7,22 @@ folder would report."""
 
 from __future__ import annotations
 
+import errno
 import logging
 import math
 import os
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from notifier.core.board import Board
-from notifier.sessions import EngineOptions
+from notifier.core.model import Transition
+from notifier.sessions import BoardReader, EngineOptions
 from notifier.system.supervisor import RESTART_MAX_S, RESTART_MIN_S
-from notifier.tail import SessionFiles
 
-from ..writer import append, ask, header, user
+from ..writer import answer, append, ask, header, user
 
 
 def point(link: Path, target: Path) -> None:
@@ -42,9 +44,9 @@ def layout(tmp_path: Path) -> tuple[Path, Path, Path]:
     return session, hop, real
 
 
-def session_files(tmp_path: Path) -> SessionFiles:
+def session_files(tmp_path: Path) -> BoardReader:
     options = EngineOptions(roots=[str(tmp_path / "sessions")], liveness=False)
-    return SessionFiles(options, Board(liveness=False), time.time)
+    return BoardReader(options, Board(liveness=False), time.time)
 
 
 def said(caplog: pytest.LogCaptureFixture, text: str) -> int:
@@ -123,7 +125,7 @@ def test_a_failed_name_look_up_loses_no_question(tmp_path: Path, monkeypatch: py
     """The question is on the board before the session's name is looked up (once, further back in
     the file): if that look fails, the question's needs_input is still handed out (not lost to
     the engine's restart, which would find nothing new)."""
-    from notifier import tail
+    from notifier import sessions
 
     (tmp_path / "sessions").mkdir()
     f = tmp_path / "sessions" / "s.jsonl"
@@ -134,7 +136,77 @@ def test_a_failed_name_look_up_loses_no_question(tmp_path: Path, monkeypatch: py
     def broken(*args: object) -> str | None:
         raise OSError(5, "Input/output error")
 
-    monkeypatch.setattr(tail, "look_up_name", broken)
+    monkeypatch.setattr(sessions, "look_up_name", broken)
     append(f, ask("q1", "Which?"))
     (t,) = files.read(str(f))
     assert t.kind == "needs_input" and t.question.tool_call_id == "q1"
+
+
+def asked(out: list[Transition]) -> list[tuple[str, str, bool]]:
+    return [(t.kind, t.question.tool_call_id, t.initial) for t in out]
+
+
+def test_a_folder_that_cannot_be_listed_is_listed_again_on_the_same_back_off(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A folder whose listing fails (no descriptor left for a moment, EMFILE) at start-up: its
+    session file is found when the folder's time comes, read as the start-up scan reads it (only
+    the question still waiting, as found at start-up), without any change event."""
+    caplog.set_level(logging.INFO)
+    sub = tmp_path / "sessions" / "sub"
+    append(sub / "s.jsonl", header(), user(), ask("q0", "Old?"), answer("q0"), ask("q1", "Which?"))
+    real_scandir, failing = os.scandir, [True]
+
+    def scandir(path: Any) -> Any:
+        if failing[0] and os.fspath(path) == str(sub):
+            raise OSError(errno.EMFILE, os.strerror(errno.EMFILE))
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    files = session_files(tmp_path)
+    assert files.scan(str(tmp_path / "sessions"), initial=True) == []
+    due = files.next_retry
+    assert due is not None and files.retry(due - 0.001) == []
+    assert files.retry(math.inf) == [] and files.next_retry is not None  # (still failing: later again)
+    assert said(caplog, "cannot read") == 1
+    failing[0] = False
+    assert asked(files.retry(math.inf)) == [("needs_input", "q1", True)]
+    assert files.next_retry is None and said(caplog, "read again") == 1
+
+
+def test_a_file_the_start_up_scan_could_not_read_is_read_later_as_it_would_have_been(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its questions answered before start-up are history, not news (no needs_input, no resolved
+    for them): the retry is the start-up read (from the end, bounded), not a new file's full read."""
+    from notifier import sessions, tail
+
+    f = tmp_path / "sessions" / "s.jsonl"
+    append(f, header(), user(), ask("q0", "Old?"), answer("q0"), ask("q1", "Which?"))
+    failing = [True]
+
+    def open_regular(path: str) -> tuple[int, os.stat_result]:
+        if failing[0]:
+            raise OSError(errno.EMFILE, os.strerror(errno.EMFILE))
+        return tail.open_regular(path)
+
+    monkeypatch.setattr(sessions, "open_regular", open_regular)
+    files = session_files(tmp_path)
+    assert files.scan(str(tmp_path / "sessions"), initial=True) == [] and files.next_retry is not None
+    failing[0] = False
+    assert asked(files.retry(math.inf)) == [("needs_input", "q1", True)]
+    assert files.next_retry is None
+    append(f, answer("q1"), ask("q2", "And?"))  # (followed on from there: what comes is news)
+    assert asked(files.read(str(f))) == [("resolved", "q1", False), ("needs_input", "q2", False)]
+
+
+def test_a_session_file_the_start_up_scan_could_not_stat_is_read_when_it_can_be(tmp_path: Path) -> None:
+    """Found by name in its folder, but its link loops (ELOOP) at start-up: said once and tried
+    again on the back-off; once it leads to the file, read as the start-up scan reads."""
+    session, hop, real = layout(tmp_path)
+    append(real / "s.jsonl", header(), user(), ask("q0", "Old?"), answer("q0"), ask("q1", "Which?"))
+    files = session_files(tmp_path)
+    assert files.scan(str(tmp_path / "sessions"), initial=True) == [] and files.next_retry is not None
+    point(hop, real)
+    assert asked(files.retry(math.inf)) == [("needs_input", "q1", True)]
+    assert files.next_retry is None

@@ -24,7 +24,7 @@ from notifier.pi.parse import (
     odd_line_events,
     to_events,
 )
-from notifier.sessions import FollowedFile
+from notifier.sessions import OneFileReader
 
 from ..conftest import ROOT
 from ..strategies import examples
@@ -391,7 +391,7 @@ def test_the_engine_reads_an_odd_question_line_as_a_question_and_its_result_ends
 ) -> None:
     f = tmp_path / "s.jsonl"
     append(f, header("/p"), user(), make("q1"))
-    followed = FollowedFile(str(f), QuestionCatalog())
+    followed = OneFileReader(str(f), QuestionCatalog())
     view = followed.view()
     assert view is not None and [(q.tool_call_id, q.text) for q in view.pending] == [("q1", TOO_ODD)]
     append(f, answer("q1", tool="ask_user"))
@@ -402,7 +402,7 @@ def test_the_engine_reads_an_odd_question_line_as_a_question_and_its_result_ends
 def test_the_engine_reads_an_unknown_named_question_and_its_result(tmp_path: Path) -> None:
     f = tmp_path / "s.jsonl"
     append(f, header("/p"), user())
-    followed = FollowedFile(str(f), QuestionCatalog())
+    followed = OneFileReader(str(f), QuestionCatalog())
     append(f, ask("m1", tool="mcp__server__ask", args=SHAPES["mcp__server__ask"]))
     (t,) = followed.read()
     assert (t.kind, t.question.text, t.question.options) == ("needs_input", "Deploy now?", ("Yes", "Not yet"))
@@ -430,7 +430,7 @@ def test_two_parallel_questions_of_one_message_list_one_until_it_ends(tmp_path: 
         },
     }  # fmt: skip
     append(f, header("/p"), user(), line(two))
-    followed = FollowedFile(str(f), QuestionCatalog())
+    followed = OneFileReader(str(f), QuestionCatalog())
     view = followed.view()
     assert view is not None and [q.tool_call_id for q in view.pending] == ["q1"]
     refused = answer("q2", "Another questionnaire is already active", tool="questionnaire", details={})

@@ -23,6 +23,7 @@ from notifier.sessions import (
     FIELDS,
     MAX_LIST,
     MAX_TEXT,
+    BoardReader,
     Damaged,
     EngineOptions,
     Restored,
@@ -31,7 +32,7 @@ from notifier.sessions import (
     _unpack,
     cache_version,
 )
-from notifier.tail import SessionFiles, Tailer
+from notifier.tail import Tailer
 
 from ..conftest import json_paths, wrong_type
 from ..strategies import examples, questions
@@ -43,10 +44,10 @@ def _rows(db: Path) -> int:
         return int(c.execute("SELECT count(*) FROM scan").fetchone()[0])
 
 
-def _scan(root: Path, cache_path: Path, tools: tuple[str, ...] = ()) -> tuple[StartupCache, SessionFiles]:
+def _scan(root: Path, cache_path: Path, tools: tuple[str, ...] = ()) -> tuple[StartupCache, BoardReader]:
     options = EngineOptions(roots=[str(root)], catalog=QuestionCatalog(list(tools)), liveness=False)
     cache = StartupCache(str(cache_path), options.catalog.key, [str(root)], options.max_line)
-    files = SessionFiles(options, Board(liveness=False), time.time)
+    files = BoardReader(options, Board(liveness=False), time.time)
     files.scan(str(root), initial=True, cache=cache)
     cache.save(files.tailers, files.board)
     return cache, files
@@ -99,7 +100,7 @@ def test_a_warm_scan_gives_every_field_of_a_question_as_the_cold_one(tmp_path: P
     append(root / "--a--" / "a.jsonl", header("/p/a"), user(), ask("q1", tool="questionnaire", args=closed))
     append(root / "--b--" / "b.jsonl", header("/p/b"), user(), ask("q2", tool="ask_user_question", args=form))
 
-    def questions(files: SessionFiles) -> dict[str, Question]:
+    def questions(files: BoardReader) -> dict[str, Question]:
         return {q.tool_call_id: q for v in files.board.snapshot(1.0).sessions for q in v.pending}
 
     cold_cache, cold = _scan(root, db)

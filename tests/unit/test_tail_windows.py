@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from notifier.core.board import Board
-from notifier.sessions import EngineOptions
-from notifier.tail import HOT, WINDOW, SessionFiles, Tailer, digest
+from notifier.sessions import HOT, BoardReader, EngineOptions
+from notifier.tail import WINDOW, Tailer, digest
 
 
 @pytest.mark.parametrize("settled", [False, True], ids=["bytes as read", "their digest"])
@@ -47,7 +47,7 @@ def test_only_the_files_read_last_keep_their_bytes(tmp_path: Path) -> None:
         folder.mkdir()
         (folder / "s.jsonl").write_bytes(header % i)
         paths.append(str(folder / "s.jsonl"))
-    files = SessionFiles(EngineOptions(roots=[str(tmp_path)], liveness=False), Board(liveness=False), time.time)
+    files = BoardReader(EngineOptions(roots=[str(tmp_path)], liveness=False), Board(liveness=False), time.time)
     files.scan(str(tmp_path), initial=True)
     for path in paths:
         with open(path, "ab") as fh:
