@@ -486,7 +486,8 @@ class Planner:
             for item in startup + due:
                 self._shown[item.key] = _Shown(item, 0)
                 self._held.append(item)
-            self._restoring = []  # (left off screen: their reminders come as before)
+            self._held += [i for i in self._restoring if self._off_screen(i)]  # (and what was on
+            self._restoring = []  # screen before a restart: its bubble is drawn again then)
             return self._reminders(now, quiet)
         held, self._held = [i for i in self._held if self._off_screen(i)], []
         for item in held:  # quiet hours over: announced now, or when a snooze or mute of it ends

@@ -70,7 +70,6 @@ class Bubbles:
         """``store``: where the bubbles are recorded (in memory only: nothing left over)."""
         self.store = store
         self.orphans: dict[int, set[Key]] = {}  # a run before ours showed these (id → questions)
-        self.stale: set[int] = set()  # of those, the ones some of whose questions ended: out of date
 
     def adopt(self, owner: str) -> None:
         """The notifications a run before ours showed on this very server (``owner``) become ours
@@ -106,27 +105,14 @@ class Bubbles:
     def ended(self, keys: set[Key]) -> list[int]:
         """These questions ended: the left-over notifications with none of their questions left
         (no longer left over: to be closed)."""
-        for nid, left in self.orphans.items():
-            if left & keys:
-                self.stale.add(nid)
-                left -= keys
+        for left in self.orphans.values():
+            left -= keys
         return self._pop([nid for nid, left in self.orphans.items() if not left])
 
     def _pop(self, nids: list[int]) -> list[int]:
         for nid in nids:
             del self.orphans[nid]
         return nids
-
-    def claim(self, owner: str, keys: set[Key]) -> int | None:
-        """The left-over notification that shows just ``keys``, as it still reads (questions put
-        back after a restart): it is no longer left over, but the one that shows them. One that
-        shows others too, or ended ones, is not claimed: it is replaced with what shows them now."""
-        for nid, left in list(self.orphans.items()):
-            if keys == left and nid not in self.stale:
-                del self.orphans[nid]
-                self.record(owner, nid, sorted(left))
-                return nid
-        return None
 
     def take(self, keys: list[Key]) -> int | None:
         """The left-over notification that shows the most of ``keys`` (None: none shows any): it
@@ -284,13 +270,7 @@ class Screen:
             return
         shown = self.shown.setdefault(notice.handle, Shown(notice))
         shown.notice = notice
-        # put back after a restart: a bubble a run before ours (which crashed) left on screen
-        # already showing it is the handle's, not a second one
-        nid = self.bubbles.claim(self._owner(), set(notice.keys)) if notice.restored else None
-        if nid is not None:
-            shown.server_id = nid
-        else:
-            self.show(shown)
+        self.show(shown)
 
     def tell(self, title: str, body: str) -> None:
         """A passing notification of its own (not a question's: never shown again)."""
@@ -314,7 +294,9 @@ class Screen:
         keys = shown.notice.keys
         replaces = shown.server_id
         if not replaces and self._owner():  # a bubble a run before ours left with these questions:
-            replaces = self.bubbles.take(keys) or 0  # re-used, not a second one popping up
+            replaces = self.bubbles.take(keys) or 0  # re-used, not a second one popping up; drawn
+            # anew, so that it reads what waits now and its buttons are ours (a server may send a
+            # click only to the connection that showed the bubble: dunst does)
         message = render(shown.notice, self.show_text, backend.markup)
         if replaces and (shown.notice.update or shown.notice.restored):  # a change to what is on
             message = replace(message, silent=True)  # screen (or was, before a restart) is not heard

@@ -62,12 +62,6 @@ def test_several_restored_share_one_summary_and_muted_ones_stay_off_screen() -> 
     assert notices(p.tick(1.0)) == []
 
 
-def test_restored_inside_quiet_hours_stays_off_screen() -> None:
-    p = Planner(notified={("s1", "a")})
-    p.feed([t("needs_input", "a", initial=True)], 0.0)
-    assert p.tick(1.0, quiet=True) == [] and p.tick(2.0) == []
-
-
 def test_burst_of_three_becomes_a_summary() -> None:
     p = Planner(settle_s=0.25)
     p.feed([t("needs_input", "a", "s1")], 0.0)
@@ -407,3 +401,14 @@ def test_notified_before_a_restart_and_snoozed_is_announced_when_the_snooze_ends
     assert p.tick(1.0) == [] and p.next_due() == 900.0
     (n,) = notices(p.tick(900.0))
     assert n.kind == "question" and n.items[0].key == ("s1", "a")
+
+
+def test_notified_before_a_restart_inside_quiet_hours_is_announced_when_they_end() -> None:
+    """Off screen while they last (its bubble left by the run before is not drawn again), then
+    announced once, as what arrived meanwhile."""
+    p = Planner(notified={("s1", "a")}, remind_after_s=())
+    p.feed([t("needs_input", "a", "s1", initial=True)], 0.0)
+    assert p.tick(1.0, quiet=True) == [] and p.held == 1
+    (n,) = notices(p.tick(2.0))
+    assert n.items[0].key == ("s1", "a") and p.held == 0
+    assert p.tick(3.0) == []

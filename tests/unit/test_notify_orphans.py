@@ -117,12 +117,12 @@ def test_a_left_summary_some_of_whose_questions_ended_is_redrawn_in_place_silent
     assert server.replaced == [0, 1] and server.closed == []
     assert "2 pi sessions" in server.messages[-1].title and server.messages[-1].silent
     assert store.bubbles() == {("bus-1/:1.7", 1): {b.key, c.key}}
-    # one left of what was shown just so: claimed as it is, no call
-    crashed = _screen(server, store)
+    # one left that reads just so: drawn anew all the same, in place and silently (a server may
+    # send a click only to the connection that showed the bubble: the buttons are ours then)
     after = _screen(server, store)
     after.close_orphans({b.key, c.key})
     after.put(Notice(1, "startup", (b, c), restored=True))
-    assert server.replaced == [0, 1]
+    assert server.replaced == [0, 1, 1] and server.messages[-1].silent and server.closed == []
 
 
 def test_a_restored_question_never_claims_a_bubble_that_shows_others_too() -> None:
@@ -134,6 +134,21 @@ def test_a_restored_question_never_claims_a_bubble_that_shows_others_too() -> No
     after.close_orphans({a.key, b.key})
     after.put(Notice(1, "question", (a,), restored=True))  # (a planner that puts them back one by one)
     assert server.replaced == [0, 1] and "2 pi sessions" not in server.messages[-1].title
+
+
+def test_a_put_back_re_uses_one_left_bubble_and_closes_the_others_showing_its_questions() -> None:
+    """A run killed as its put-back summary replaced one single, before it closed the other: the
+    next run re-uses the summary and closes the single, never leaving a question on two bubbles."""
+    store = Store(None)
+    server = FakeServer("bus-1/:1.7")
+    a, b = _notice(0, "a", "q1").items[0], _notice(0, "b", "q2").items[0]
+    store.put_bubble(server.owner, 2, [a.key, b.key])
+    store.put_bubble(server.owner, 3, [b.key])
+    after = _screen(server, store)
+    after.close_orphans({a.key, b.key})
+    after.put(Notice(1, "startup", (a, b), restored=True))
+    assert server.replaced == [2] and server.closed == [3]
+    assert store.bubbles() == {("bus-1/:1.7", 2): {a.key, b.key}} and after.bubbles.orphans == {}
 
 
 def test_ids_of_another_server_are_forgotten_never_closed() -> None:
