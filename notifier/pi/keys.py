@@ -575,7 +575,7 @@ def bound(
 def check_screen(dialog: Dialog, question: Question) -> str | None:
     """Why this dialog is not (or no longer) the untouched dialog of ``question`` at its first
     question (``None``: it is); a known layout's editor open is refused as such."""
-    if dialog.variant != "list" and dialog.shows("Your answer:"):
+    if dialog.variant != "list" and dialog.shows(_EDITOR):
         return "the dialog is in its text editor (answer it in the terminal)"
     return bound(dialog, question, 0, untouched=True)
 
