@@ -21,10 +21,10 @@ import logging
 import os
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
-from typing import Any, Protocol
+from typing import Any
 
 from notifier.actions import goto
 from notifier.actions.goto import Refused, go, pick, resume_advice
@@ -81,78 +81,70 @@ class Answered:
     note: str | None = None  # something the user should check although this answer was recorded
 
 
-class SessionFile:
-    """One session file read like the engine reads it, then followed as it grows (each
-    :meth:`refresh`): which questions were asked (``later``) and which ended (``resolved``) since
-    the first look, and which wait as of the last look (:meth:`pending`)."""
+class AnswerJudge:
+    """The session file of the question ``call_id`` being answered, read like the engine reads it,
+    then followed as it grows: whether the question still waits alone before each key
+    (:meth:`waits_alone`), and how it and the others ended (``resolved``). Refused at the first
+    look when the file no longer has the question unanswered."""
 
-    def __init__(self, options: EngineOptions, path: str) -> None:
-        self.path = path
+    def __init__(self, options: EngineOptions, path: str, call_id: str) -> None:
+        self.path, self.call_id = path, call_id
         self.file = OneFileReader(path, options.catalog)
         self.resolved: dict[str, Transition] = {}
-        self.later: dict[str, Question] = {}  # questions asked after the first look
+        self.later: Question | None = None  # the first question asked after the first look
         self.started: str | None = None  # another tool started after the first look
         self._known = {t.question.tool_call_id for t in self.file.read()}  # the questions of the first look
-        self._waiting: frozenset[str] = frozenset()  # the questions unanswered as of the last look
-        self._tool = self._look()  # the other tool running at the first look, if any
-
-    def _look(self) -> str | None:
-        """The questions unanswered now (:meth:`pending`); returns the other tool running now, if any."""
         view = self.file.view()
-        self._waiting = frozenset(q.tool_call_id for q in view.pending) if view is not None else frozenset()
-        return view.current_tool if view is not None else None
+        self._tool = view.current_tool if view is not None else None  # the other tool running at the first look
+        if self.ended():
+            raise Refused("the question is no longer waiting (answered or cancelled meanwhile); nothing was typed")
 
-    def refresh(self) -> None:
-        """Read what the file gained since the last look: how each question it resolved ended
-        (``resolved``), the questions asked since the first look (``later``), another tool
-        started (``started``), and which questions wait now (:meth:`pending`)."""
+    def ended(self) -> bool:
+        """Whether the file, read again now, has recorded an end of the question: how each
+        question ended goes to ``resolved``, the first question asked since the first look to
+        ``later``, another tool started to ``started``."""
         for t in self.file.read():
             if t.kind == "resolved":
                 self.resolved[t.question.tool_call_id] = t
-            elif t.kind == "needs_input" and t.question.tool_call_id not in self._known:
-                self.later[t.question.tool_call_id] = t.question
-        tool = self._look()
+            elif t.kind == "needs_input" and t.question.tool_call_id not in self._known and self.later is None:
+                self.later = t.question
+        view = self.file.view()
+        tool = view.current_tool if view is not None else None
         if tool is not None and tool != self._tool:
             self.started = tool
+        return view is None or all(q.tool_call_id != self.call_id for q in view.pending)
 
-    def pending(self, call_id: str) -> bool:
-        """Whether the file had ``call_id`` unanswered at the last look (nothing is read)."""
-        return call_id in self._waiting
-
-    def ended(self, call_id: str) -> bool:
-        """Whether the file, read again now, has recorded an end of ``call_id``."""
-        self.refresh()
-        return not self.pending(call_id)
-
-    def waits_alone(self, call_id: str) -> str | None:
-        """Why a key may not be typed for ``call_id`` now (``None``: it may), the file read
-        again first: it must still have it unanswered, and no question asked after it (pi has
-        not moved on)."""
-        if self.ended(call_id):
+    def waits_alone(self) -> str | None:
+        """Why a key may not be typed now (``None``: it may), the file read again first: it
+        must still have the question unanswered, and no question asked after it (pi has not
+        moved on)."""
+        if self.ended():
             return "pi has recorded an end of this question"
-        if self.later:
-            asked = next(iter(self.later.values()))
-            return f"pi has asked another question since ({clean(asked.text, 60)!r})"
+        if self.later is not None:
+            return f"pi has asked another question since ({clean(self.later.text, 60)!r})"
         if self.started is not None:
             return f"pi has started another tool call since ({clean(self.started, 40)})"
         return None
 
-    def others_ended(self, call_id: str) -> list[Transition]:
-        """The questions other than ``call_id`` that ended since the first look, the file read
-        again first."""
-        self.refresh()
-        return [t for c, t in self.resolved.items() if c != call_id]
+    def others_ended(self) -> list[Transition]:
+        """The other questions that ended since the first look, the file read again first."""
+        self.ended()
+        return [t for c, t in self.resolved.items() if c != self.call_id]
+
+
+def polls(timeout: float, delay: float = 0.01, most: float = 0.1) -> Iterator[None]:
+    """Now, then again after pauses growing from ``delay`` to ``most``, until ``timeout`` seconds passed."""
+    deadline = time.monotonic() + timeout
+    while True:
+        yield
+        if time.monotonic() > deadline:
+            return
+        time.sleep(delay)
+        delay = min(delay * 2, most)
 
 
 def wait_until(predicate: Callable[[], bool], timeout: float) -> bool:
-    deadline = time.monotonic() + timeout
-    delay = 0.01
-    while not predicate():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(delay)
-        delay = min(delay * 2, 0.1)
-    return True
+    return any(predicate() for _ in polls(timeout))
 
 
 TAIL_BYTES = 8 << 20  # the toolResult is among the last lines; past 8 MB of later lines it is not looked for
@@ -201,13 +193,9 @@ class Seen:
     proof: str = ""
 
 
-class Waits(Protocol):
-    """What the driver asks of the session file before each key (:class:`SessionFile`)."""
-
-    def waits_alone(self, call_id: str) -> str | None: ...
-
-
 Look = Callable[[], Seen]
+# Why a key may not be typed now, as the session file says (None: it may): AnswerJudge.waits_alone
+Waits = Callable[[], "str | None"]
 # (step, the look it was checked against) → True sent; False: the screen was no longer that look
 # (nothing sent). Raises Refused when the carrier failed.
 Send = Callable[[Step, Seen], bool]
@@ -294,7 +282,7 @@ def _stopped(reason: str, typed: list[str], gone: bool) -> Refused:
     return Refused(f"{reason}; typed for this question: {_said(typed)}, then stopped: finish it in the terminal")
 
 
-def drive(look: Look, send: Send, question: Question, plan: Plan, session: Waits) -> list[str]:
+def drive(look: Look, send: Send, question: Question, plan: Plan, waits: Waits) -> list[str]:
     """Type the plan's keys, each bound to ``question`` (see the module's docstring); Refused,
     saying what was typed, as soon as a look or the file shows that a key may not be typed."""
     typed: list[str] = []
@@ -303,7 +291,7 @@ def drive(look: Look, send: Send, question: Question, plan: Plan, session: Waits
     i = 0
     while i < len(steps):
         step = steps[i]
-        seen = _send_checked(look, send, question, step, seen, session, typed)
+        seen = _send_checked(look, send, question, step, seen, waits, typed)
         if step.paste is not None:
             typed.append(f"the text ({len(step.paste)} characters, pasted)")
         elif step.keys:
@@ -321,7 +309,7 @@ def drive(look: Look, send: Send, question: Question, plan: Plan, session: Waits
 
 
 def _send_checked(
-    look: Look, send: Send, question: Question, step: Step, seen: Seen, session: Waits, typed: list[str]
+    look: Look, send: Send, question: Question, step: Step, seen: Seen, waits: Waits, typed: list[str]
 ) -> Seen:
     """Send ``step`` onto the look ``seen`` once it is this question's dialog in the state the
     step needs and the file has the question waiting alone (a look the carrier found changed by
@@ -331,7 +319,7 @@ def _send_checked(
         if gone is not None:
             raise _stopped(gone, typed, gone=bool(typed))
         assert seen.dialog is not None
-        reason = unready(seen.dialog, step) or session.waits_alone(question.tool_call_id)
+        reason = unready(seen.dialog, step) or waits()
         if reason is not None:
             raise _stopped(reason, typed, gone=False)
         try:
@@ -355,9 +343,7 @@ def _after(
     ``following`` needs, or a form's next question highlighted elsewhere: then its keys from
     that row by ``reroute``). A look as before the key is looked again; Refused at once when the question's
     dialog is gone or another's, or after a few seconds without the key's effect."""
-    deadline = time.monotonic() + STEP_TIMEOUT_S
-    delay = 0.001
-    while True:
+    for _ in polls(STEP_TIMEOUT_S, 0.001, 0.05):
         seen = look()
         gone = not_ours(seen.dialog, question, following)
         if gone is None:
@@ -372,14 +358,11 @@ def _after(
         elif not_ours(seen.dialog, question, step) is not None:  # neither as before the key nor after it
             log.debug("after %s: %s; the dialog seen: %s", _said(typed), gone, seen.dialog and seen.dialog.lines)
             raise _stopped(gone, typed, gone=True)
-        if time.monotonic() > deadline:
-            raise _stopped("the dialog did not move on as expected", typed, gone=False)
-        time.sleep(delay)
-        delay = min(delay * 2, 0.05)
+    raise _stopped("the dialog did not move on as expected", typed, gone=False)
 
 
 def confirm(
-    session: SessionFile,
+    judge: AnswerJudge,
     question: Question,
     plan: Plan,
     typed: list[str],
@@ -390,19 +373,19 @@ def confirm(
     if not), and that it recorded nothing for another question meanwhile (else a note says so).
     ``settled``: keys that could reach another dialog (tmux's) were typed; true once pi has read
     them all."""
-    if not wait_until(lambda: session.ended(question.tool_call_id), timeout):
+    if not wait_until(judge.ended, timeout):
         raise Refused(
             f"keys were sent but the session file recorded no answer within {timeout:g}s (typed: {_said(typed)})"
         )
-    ended = session.resolved.get(question.tool_call_id)
+    ended = judge.resolved.get(question.tool_call_id)
     done = Answered(question, ended.outcome if ended else None, ended.answer if ended else None)
     if settled is not None:
         # A key read after pi moved on answers (or moves) the next question: once pi has read
         # every key typed, the next question is given a moment to show whether one reached it.
         wait_until(settled, SETTLE_TIMEOUT_S)
-        wait_until(lambda: bool(session.others_ended(question.tool_call_id)), LATER_S)
+        wait_until(lambda: bool(judge.others_ended()), LATER_S)
     # A question that ended meanwhile may have had a key of this answer: said plainly.
-    others = session.others_ended(question.tool_call_id)
+    others = judge.others_ended()
     names = ", ".join(repr(clean(t.question.text, 60)) for t in others[:2])
     note = None
     if others:
@@ -412,7 +395,7 @@ def confirm(
         )
     if done.outcome != "answered":
         return replace(done, note=note)
-    result = tool_result(session.path, question.tool_call_id)
+    result = tool_result(judge.path, question.tool_call_id)
     why = result_mismatch(question, plan, *result) if result else "pi's record of the answer could not be read back"
     if why:
         raise Refused(f"{why} (typed: {_said(typed)})" + (f"; {note}" if note else ": check the terminal"))
@@ -449,8 +432,8 @@ def shown_dialog(
     """Which of the dialogs open now (``found``) is the question shown (Refused: none, or more
     than one): one tool call may open several dialogs in turn. A dialog on the board is the
     question read from the dialog open now, token for token (its title and options); a question
-    tool's own dialog asks the question's text in its title (a custom component: it is checked
-    on its screen)."""
+    tool's own dialog asks the question's text in its title, its words whatever the lines it is
+    cut into (a custom component: it is checked on its screen)."""
     if question.kind == "dialog":
         token = question_token(question)
         same = [(s, d) for s, d in found if question_token(question_of(d, question.asked_at, options.catalog)) == token]
@@ -461,8 +444,8 @@ def shown_dialog(
                 f"{options_said(now.options)}; nothing was typed"
             )
     else:
-        item = question.first
-        same = [(s, d) for s, d in found if d.kind == "custom" or (bool(item.text) and _asks(d, item))]
+        asked = squash(question.first.text)
+        same = [(s, d) for s, d in found if d.kind == "custom" or (asked and asked in squash(d.title or ""))]
         if not same:
             title = clean(found[0][1].title or "", 80)
             raise Refused(f"the dialog open now does not ask the question shown (it asks {title!r}); nothing was typed")
@@ -471,72 +454,58 @@ def shown_dialog(
     return same[0]
 
 
-def _asks(d: ExtDialog, item: QuestionItem) -> bool:
-    """Whether a dialog's title asks ``item``'s text (its words, whatever the lines it is cut into)."""
-    return squash(item.text) in squash(d.title or "")
+CONFIRM_ROWS = ("Yes", "No")  # a confirm as pi draws it: a select of these two, true for the first
+YES_NO = {"yes": True, "y": True, "true": True, "1": True, "no": False, "n": False, "false": False, "2": False}
 
 
-def dialog_value(d: ExtDialog, choices: list[str], text: str | None) -> str | bool:
-    """The exact value a select / confirm / input dialog gets for CHOICE or --text (UsageError)."""
+def dialog_value(
+    d: ExtDialog, choices: list[str], text: str | None, question: Question | None = None
+) -> tuple[str | bool, str]:
+    """(the exact value pi's select / confirm / input dialog ``d`` gets for CHOICE or --text, the
+    answer as the user saw it); UsageError, Unsupported. A dialog on the board is answered by its
+    own rows (a confirm: yes or no); a question tool's ``question`` asked through it, by the
+    question's option (:func:`option_value`)."""
+    if question is not None and (len(question.items) > 1 or question.first.multi):
+        what = "a form of several questions" if len(question.items) > 1 else "a question of several picks"
+        raise Unsupported(f"{what} asked through pi's {d.kind} is answered in the terminal (pi-notifier goto)")
     if d.kind == "input":
         if text is None:
             raise UsageError("this dialog asks for a text: give it with --text TEXT")
-        return text
+        return text, text
     if text is not None or len(choices) != 1:
         raise UsageError(f"this {d.kind} dialog takes one choice, not --text")
-    choice = choices[0]
+    choice = choices[0] if choices[0].startswith("#") else clean(choices[0])
+    rows = tuple(d.options or (CONFIRM_ROWS if d.kind == "confirm" else ()))
+    if question is not None:
+        return option_value(question.first, d.kind == "confirm", choice, rows)
     if d.kind == "confirm":
-        yes, no = ("yes", "y", "true", "1"), ("no", "n", "false", "2")
-        if choice.strip().lower() in yes + no:
-            return choice.strip().lower() in yes
-        raise UsageError("this confirm dialog takes yes or no")
-    options = list(d.options or ())
-    # pi's select draws every option as a row, in order: the same numbering and the same
-    # refusal of a number that is also another row's label as for a question tool
-    item = QuestionItem("", options=tuple(Option(clean(o)) for o in options))
-    return options[resolve(item, choice if choice.startswith("#") else clean(choice))]
+        yes = YES_NO.get(choice.strip().lower())
+        if yes is None:
+            raise UsageError("this confirm dialog takes yes or no")
+        return yes, CONFIRM_ROWS[0 if yes else 1]
+    # (every option a row, in order: numbered, and a number that is another row's label refused, as a question's)
+    row = resolve(QuestionItem("", options=tuple(Option(clean(r)) for r in rows)), choice)
+    return rows[row], rows[row]
 
 
-CONFIRM_ROWS = ("Yes", "No")  # a confirm as pi draws it: a select of these two, true for the first
-
-
-def question_value(question: Question, d: ExtDialog, choices: list[str], text: str | None) -> tuple[str | bool, str]:
-    """(the exact value, the option chosen as the user saw it) for a question tool's question
-    asked through pi's select / confirm / input: CHOICE is the question's option (its number
-    among the question's options, or its label), then that option's row in the dialog, found by
-    its label (:func:`dialog_row`). Refused when that row cannot be told for sure."""
-    item = question.first
-    if len(question.items) > 1 or item.multi:  # (one dialog's one value cannot be all of its answer)
-        what = "a form of several questions" if len(question.items) > 1 else "a question of several picks"
-        raise Unsupported(f"{what} asked through pi's {d.kind} is answered in the terminal (pi-notifier goto)")
-    if d.kind == "input" or text is not None:
-        return dialog_value(d, choices, text), text or ""
-    if len(choices) != 1:
-        raise UsageError(f"this {d.kind} dialog takes one choice")
+def option_value(item: QuestionItem, confirm: bool, choice: str, rows: tuple[str, ...]) -> tuple[str | bool, str]:
+    """(the value, the option's label) of a question asked through pi's select or confirm with
+    ``rows``: CHOICE is the question's option (its number among the question's options, or its
+    label), then that option's row (:func:`dialog_row`, :func:`confirm_row`: Refused when it
+    cannot be told for sure)."""
     if not item.options:
         raise UsageError("this question has no options: give the answer with --text TEXT")
-    choice = choices[0]
-    chosen = resolve(item, choice if choice.startswith("#") else clean(choice))
-    rows = tuple(d.options or (CONFIRM_ROWS if d.kind == "confirm" else ()))
-    row = dialog_row(item, chosen, rows, d.kind == "confirm")
-    label = item.options[chosen].label
-    return (row == 0 if d.kind == "confirm" else rows[row]), label
+    chosen = resolve(item, choice)
+    row = (confirm_row if confirm else dialog_row)([clean(o.label) for o in item.options], chosen, rows)
+    return (row == 0 if confirm else rows[row]), item.options[chosen].label
 
 
-def dialog_row(item: QuestionItem, chosen: int, rows: tuple[str, ...], confirm: bool) -> int:
-    """The dialog's row of the question's option ``chosen`` (Refused: not exactly one).
-
-    A select draws the tool's options as its rows, in any order, with rows of its own added: an
+def dialog_row(labels: list[str], chosen: int, rows: tuple[str, ...]) -> int:
+    """The row of a select that option ``chosen`` of ``labels`` is (Refused: not exactly one). A
+    select draws the tool's options as its rows, in any order, with rows of its own added: an
     option's row reads its label, or its label with a note after it ("Postgres (Recommended)",
-    "Postgres — a server"; only where no row reads the label alone). The row must be that one
-    option's alone: no other option reads as it.
-
-    A confirm draws its own two rows (Yes, No): the question is answered through it only when it
-    has two options, each of whose first word is one of those rows, one each ("Yes, delete it" /
-    "No, keep the data"): its options are that yes and that no. Else nothing is typed."""
-    labels = [clean(o.label) for o in item.options]
-    if confirm:
-        return _confirm_row(labels, chosen, rows)
+    "Postgres — a server"; only where no row reads the label alone), and no other option reads
+    as it."""
     cleaned = [clean(r) for r in rows]
 
     def rows_of(label: str) -> list[int]:
@@ -554,57 +523,58 @@ def dialog_row(item: QuestionItem, chosen: int, rows: tuple[str, ...], confirm: 
     return mine[0]
 
 
-def _confirm_row(labels: list[str], chosen: int, rows: tuple[str, ...]) -> int:
-    """:func:`dialog_row` for a confirm: the row that option ``chosen``'s first word names."""
-    words = [_first_word(label) for label in labels]
-    at = [[i for i, r in enumerate(rows) if clean(r).casefold() == w] for w in words]
-    if len(labels) != len(rows) or any(len(a) != 1 for a in at) or len({a[0] for a in at}) != len(rows):
+def confirm_row(labels: list[str], chosen: int, rows: tuple[str, ...]) -> int:
+    """The row of a confirm (Yes, No) that option ``chosen`` of ``labels`` is: the one its first
+    word names, where the options' first words are the rows, one each ("Yes, delete it" / "No,
+    keep the data"). Else Refused: nothing is typed."""
+    named = [clean(r).casefold() for r in rows]
+    words = [next(iter(re.findall(r"\w+", label)), "").casefold() for label in labels]
+    if sorted(words) != sorted(named) or len(set(named)) != len(named):
         shown = ", ".join(repr(clean(label, 40)) for label in labels[:4])
         raise Refused(
-            f"the question's options ({shown}) are not the confirm's {' and '.join(rows)} one each, so which"
-            " of them pi would take cannot be told: answer it in the terminal; nothing was typed"
+            f"the question's options ({shown}) are not the confirm's {' and '.join(map(clean, rows))} one each, so"
+            " which of them pi would take cannot be told: answer it in the terminal; nothing was typed"
         )
-    return at[chosen][0]
+    return named.index(words[chosen])
 
 
-def _first_word(label: str) -> str:
-    """A label's first word, casefolded ("Yes, delete it" → "yes")."""
-    m = re.match(r"\W*(\w+)", clean(label))
-    return m.group(1).casefold() if m else ""
+@dataclass(frozen=True)
+class Request:
+    """One answer asked for: CHOICE... or --text for ``question``, waiting in the session ``view``."""
+
+    options: EngineOptions
+    view: SessionView
+    question: Question
+    choices: list[str]
+    text: str | None
+    result_timeout: float
+
+    def judge(self) -> AnswerJudge:
+        return AnswerJudge(self.options, self.view.ref.key, self.question.tool_call_id)
 
 
-def by_channel(
-    options: EngineOptions,
-    view: SessionView,
-    question: Question,
-    choices: list[str],
-    text: str | None,
-    result_timeout: float,
-) -> Answered | None:
+def by_channel(req: Request) -> Answered | None:
     """Answer through the extension; ``None`` when this pi has no channel for the question."""
-    found = channel_dialogs(view.ref.key, question)
+    question = req.question
+    found = channel_dialogs(req.view.ref.key, question)
     if not found:
         if question.kind == "dialog":
             raise Refused("the dialog is no longer open (answered or cancelled meanwhile); nothing was typed")
         return None
-    sock, d = shown_dialog(options, question, found)
+    sock, d = shown_dialog(req.options, question, found)
     if d.kind == "editor":
         raise Unsupported("an editor dialog cannot be answered from here: answer it in the terminal (pi-notifier goto)")
     if d.remote is None:
         raise Unsupported("this pi only announces its dialogs: answer it in the terminal (pi-notifier goto)")
     if d.kind != "custom":
-        if question.kind == "dialog":
-            value = dialog_value(d, choices, text)
-            said = ("Yes" if value else "No") if isinstance(value, bool) else value
-        else:
-            value, said = question_value(question, d, choices, text)
+        value, said = dialog_value(d, req.choices, req.text, None if question.kind == "dialog" else question)
         result = answer_dialog(sock, d.id, value)
         if not result.ok:
             raise Refused(clean(result.error or "pi did not take the answer", 200))
         return Answered(question, "answered", said)
     # A question tool's own dialog: the plan checked as in tmux, its keys forwarded to this
     # dialog's id (never another's, whatever pi shows), its mirrored screen checked.
-    check_usage(question, choices or None, text)  # bad usage shows before anything else
+    check_usage(question, req.choices or None, req.text)  # bad usage shows before anything else
     if d.outer_tool_call_id is not None:  # (the file has only the call it runs under, until it ends)
         raise Unsupported(
             "this question was asked from inside a running tool call (a script's), and pi records its answer"
@@ -626,24 +596,12 @@ def by_channel(
             raise Refused(f"pi did not take the keys: {clean(result.error, 200)}")
         return True
 
-    session = waiting_file(options, view, question)
-    return by_keys(session, question, choices, text, result_timeout, mirrored, send, "in pi's dialog")
-
-
-def waiting_file(options: EngineOptions, view: SessionView, question: Question) -> SessionFile:
-    """The session file followed from now, where it still has ``question`` unanswered (else Refused)."""
-    session = SessionFile(options, view.ref.key)
-    if session.ended(question.tool_call_id):
-        raise Refused("the question is no longer waiting (answered or cancelled meanwhile); nothing was typed")
-    return session
+    return by_keys(req, req.judge(), mirrored, send, "in pi's dialog")
 
 
 def by_keys(
-    session: SessionFile,
-    question: Question,
-    choices: list[str],
-    text: str | None,
-    result_timeout: float,
+    req: Request,
+    judge: AnswerJudge,
     screen: Callable[[], str | None],
     send: Send,
     where: str,
@@ -652,6 +610,7 @@ def by_keys(
     """The one way keys answer: the question's dialog read off ``screen`` (a tmux pane's, or the
     companion's mirror of pi's dialog), its plan, each key sent by ``send`` onto a fresh look of
     it (:func:`drive`), then pi's record checked (:func:`confirm`)."""
+    question = req.question
     first = screen()
     found = finder(question, first) if first is not None else None
     if found is None:
@@ -660,7 +619,7 @@ def by_keys(
     reason = check_screen(dialog, question)
     if reason:
         raise Refused(f"{reason}; nothing was typed")
-    steps = plan_for(dialog, question, choices, text)
+    steps = plan_for(dialog, question, req.choices, req.text)
 
     def look() -> Seen:
         now = screen()
@@ -669,8 +628,8 @@ def by_keys(
             return Seen(None)
         return Seen(shown, showing(now.splitlines(), range(shown.top, shown.top + len(shown.raw))))
 
-    typed = drive(look, send, question, steps, session)
-    return confirm(session, question, steps, typed, result_timeout, settled)
+    typed = drive(look, send, question, steps, judge.waits_alone)
+    return confirm(judge, question, steps, typed, req.result_timeout, settled)
 
 
 # ---- by keys into the tmux pane ----
@@ -680,18 +639,15 @@ def send(pane: TmuxPane, step: Step, seen: Seen) -> bool:
     """The step's key (or paste) into the pane, only while it still shows the look ``seen``
     (False: it no longer does; nothing was sent). Refused when tmux failed. An older tmux
     cannot read the pane in a format: there the key is sent right after the look, unchecked."""
-    checked = (version() or (0, 0)) >= SHOWING_SINCE and seen.proof
     buffer = load_buffer(pane, step.paste) if step.paste is not None else None
     if step.paste is not None and buffer is None:
         raise Refused(f"could not paste into tmux pane {clean(pane.pane)}")
-    if checked:
+    if (version() or (0, 0)) >= SHOWING_SINCE and seen.proof:
         sent = send_if(pane, seen.proof, step.keys, buffer)
-    elif buffer is not None or step.keys:  # unchecked: plain arguments, never a tmux command string
+    else:  # unchecked: plain arguments, never a tmux command string
         pasted = ("paste-buffer", "-d", "-p", "-r", "-b", buffer, "-t", pane.pane) if buffer is not None else None
         args = pasted or ("send-keys", "-t", pane.pane, "--", *step.keys)
         sent = True if tmux(pane.socket, *args) is not None else None
-    else:
-        sent = True
     if sent is not True and buffer is not None:
         tmux(pane.socket, "delete-buffer", "-b", buffer)
     if sent is None:
@@ -699,31 +655,22 @@ def send(pane: TmuxPane, step: Step, seen: Seen) -> bool:
     return sent
 
 
-def by_tmux(
-    options: EngineOptions,
-    view: SessionView,
-    question: Question,
-    choices: list[str],
-    text: str | None,
-    result_timeout: float,
-    neighbours: Sequence[SessionView] = (),
-) -> Answered:
+def by_tmux(req: Request, neighbours: Sequence[SessionView] = ()) -> Answered:
     """Type the answer into the pane of the pi that has this session (Refused / Unsupported /
     UsageError); ``neighbours``: the other sessions known (a snapshot's)."""
-    check_usage(question, choices or None, text)  # bad usage shows before anything else
-    session = waiting_file(options, view, question)
+    check_usage(req.question, req.choices or None, req.text)  # bad usage shows before anything else
+    judge = req.judge()
     # Keys go only to the one pi the evidence gives this session to: never to a neighbour in
     # the same folder (its own session among ``neighbours``), never when two could be it.
-    location = locate_one(view, neighbours=neighbours, announced=announced_sessions())
+    location = locate_one(req.view, neighbours=neighbours, announced=announced_sessions())
     if isinstance(location, Unmatched):
-        raise Refused(location.reason if location.ambiguous else f"{location.reason}; {resume_advice(view)}")
+        raise Refused(location.reason if location.ambiguous else f"{location.reason}; {resume_advice(req.view)}")
     if location.tmux is None:
         raise Refused("this pi does not run in tmux, so keys cannot be delivered: use pi-notifier goto")
     pane, tty = location.tmux, location.tty
     return by_keys(
-        session, question, choices, text, result_timeout, lambda: capture(pane),
-        lambda step, seen: send(pane, step, seen), f"in tmux pane {clean(pane.pane)}",
-        settled=lambda: tty is None or unread_input(tty) in (0, None),
+        req, judge, lambda: capture(pane), lambda step, seen: send(pane, step, seen),
+        f"in tmux pane {clean(pane.pane)}", settled=lambda: tty is None or unread_input(tty) in (0, None),
     )  # fmt: skip
 
 
@@ -754,8 +701,8 @@ def answer(
     view, question = _waiting(snapshot, spec, call)
     if token is not None and question_token(question) != token:
         raise Refused(f"the question waiting is no longer the one shown: it asks {_named(question)}; nothing was typed")
-    through = by_channel(options, view, question, choices, text, result_timeout)
-    return through or by_tmux(options, view, question, choices, text, result_timeout, snapshot.sessions)
+    req = Request(options, view, question, choices, text, result_timeout)
+    return by_channel(req) or by_tmux(req, snapshot.sessions)
 
 
 def _waiting(snapshot: Snapshot, spec: str | None, call: str | None) -> tuple[SessionView, Question]:
@@ -769,14 +716,13 @@ def _waiting(snapshot: Snapshot, spec: str | None, call: str | None) -> tuple[Se
             raise Refused(f"tool call {clean(call, 60)} is not waiting (it was answered, or never asked)")
     view, question = pick(snapshot, spec)
     if call is not None:
-        found = [q for q in view.pending if q.tool_call_id == call]
-        if not found:
+        question = next((q for q in view.pending if q.tool_call_id == call), None)
+        if question is None:
             gone = any(q.tool_call_id == call for q in view.abandoned)
             raise Refused(
                 f"tool call {clean(call, 60)} is not waiting"
                 + (" (the pi that asked has stopped)" if gone else " (it was answered, or never asked here)")
             )
-        question = found[0]
     if question is None:
         if view.abandoned:
             raise Refused(f"the pi that asked has stopped; {resume_advice(view)}")

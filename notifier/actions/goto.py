@@ -251,13 +251,10 @@ def split(config: Config, spec: str | None) -> tuple[Remote, str] | None:
     if not spec:
         return None
     text = spec[1:] if spec.startswith("@") else spec
-    host, sep, rest = text.partition(":")
-    if not sep or not rest:
+    host, _, rest = text.partition(":")
+    if not rest:
         return None
-    for remote in configured(config):
-        if remote.name == host:
-            return remote, rest
-    return None
+    return next(((remote, rest) for remote in configured(config) if remote.name == host), None)
 
 
 class RemoteRefused(Exception):
@@ -335,9 +332,9 @@ def answer_remote(
 
 def check_remote(remote: Remote, timeout: float = SSH_TIMEOUT_S) -> tuple[bool, str]:
     """Is it reachable, with pi-notifier there, and which version (one line)."""
-    argv = ssh_argv(remote, ["pi-notifier", "--version"]) if remote.ssh else [*remote.command[:1], "--version"]
-    if remote.ssh is None and "run" in remote.command:  # a command remote: its program, asked for its version
-        argv = [*remote.command[: remote.command.index("run")], "--version"]
+    command = remote.command  # (a command remote: its program, the words before "run", asked for its version)
+    program = command[: command.index("run")] if "run" in command else command[:1]
+    argv = ssh_argv(remote, ["pi-notifier", "--version"]) if remote.ssh else [*program, "--version"]
     try:
         done = processes.run_or_raise(argv, timeout, new_session=bool(remote.ssh))
     except processes.CannotRun as exc:

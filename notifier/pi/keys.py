@@ -222,7 +222,7 @@ def check_usage(question: Question, choices: list[str] | None, text: str | None)
     question asked alone. What the dialog on screen takes is checked on it, before any key."""
     items = question.items or (question.first,)
     if text is None or items[0].options or len(items) > 1:  # (a typed answer alone: the screen shows its input)
-        plan_rows(_ANY_LIST, question, choices, text, boxes=True, usage_only=True)
+        plan_rows(_ANY_LIST, question, choices, text, boxes=True)
 
 
 def plan_list(
@@ -253,14 +253,13 @@ def plan_rows(
     text: str | None,
     shown: Rows | None = None,
     boxes: bool = False,
-    usage_only: bool = False,
 ) -> Plan:
     """The one driver's plan: each question asked (a form's, in turn: one answer each, ``1,3``
     for a multi-select one; a question whose ``showWhen`` is not met is not asked) answered on
     its rows (:func:`_question`): Up or Down one row at a time from the highlighted row to each
     chosen one, each key bound to the row it leaves; a chosen row ticked where the layout ticks;
     Enter on it, which moves to the next question; then the review, where the layout has one.
-    ``text``: the free-text row (:func:`_typed`). ``usage_only``: the choices checked alone.
+    ``text``: the free-text row (:func:`_typed`).
 
     The first question asked is answered on the rows ``shown`` on screen (a layout that draws
     option k on row k: its own rows, from the row highlighted there); a form's later questions
@@ -283,14 +282,14 @@ def plan_rows(
     if any(not it.options for it in items):
         raise UsageError("this question has no options to choose from: answer it with --text TEXT")
     if len(items) > 1:
-        _form_answerable(layout, items, choices, usage_only)
+        _form_answerable(layout, items, choices)
     steps, picks, opened = _questions(layout, items, choices, rows_of)
 
     def from_row(k: int, row: int) -> list[Step]:
         item, shown, expect = opened[k]
         return _question(layout, item, k, picks[k], replace(shown, cursor=row), expect)
 
-    return Plan(steps + _review(layout, items, picks, usage_only), picks, from_row=from_row)
+    return Plan(steps + _review(layout, items, picks), picks, from_row=from_row)
 
 
 Opened = dict[int, tuple[QuestionItem, Rows, "str | None"]]  # each question asked: its rows, what follows it
@@ -329,13 +328,13 @@ def _questions(
     return steps, picks, opened
 
 
-def _form_answerable(layout: Layout, items: Items, choices: list[str], usage_only: bool) -> None:
+def _form_answerable(layout: Layout, items: Items, choices: list[str]) -> None:
     """Refuse a form of several questions this layout cannot answer, or answers not one a question."""
     if not any(it.show_when for it in items) and len(choices) != len(items):
         raise UsageError(f"this form has {len(items)} questions: give one answer for each, in order")
     if not layout.forms:
         raise Unsupported(f"the {layout.name} dialog asks one question: answer this form in the terminal")
-    if not usage_only and not layout.submits:
+    if not layout.submits:
         raise Unsupported(
             f"a form of {len(items)} questions whose help line does not say that Enter submits it, nor its tab"
             " bar that a review step submits it: answer it in the terminal; nothing was typed"
@@ -424,17 +423,15 @@ def _question_answerable(layout: Layout, item: QuestionItem, rows: Rows, read: b
     return rows.cursor
 
 
-def _review(layout: Layout, items: Items, picks: dict[int, list[int]], usage_only: bool) -> list[Step]:
+def _review(layout: Layout, items: Items, picks: dict[int, list[int]]) -> list[Step]:
     """The form's last steps: its review opened (where a key opens it), then Enter once the
     review shows every answer chosen (by the layout's words, or read as a list's review)."""
     if len(items) == 1 and not layout.review_alone:
         return []
     steps = [Step(keys=(layout.review_key,), item=max(picks, default=0))] if layout.review_key else []
     if layout.review_reads:
-        if not usage_only:
-            answers = tuple(tuple(picks.get(k, ())) for k in range(len(items)))
-            steps.append(Step(keys=("Enter",), item=None, answers=answers))
-        return steps
+        answers = tuple(tuple(picks.get(k, ())) for k in range(len(items)))
+        return [*steps, Step(keys=("Enter",), item=None, answers=answers)]
     if layout.review is None and layout.review_key is None:
         return steps
     said = [layout.review_prompt] if layout.review_prompt else []
@@ -493,7 +490,7 @@ def _typed(layout: Layout, item: QuestionItem, text: str, rows: Rows) -> Plan:
         ]
         if layout.saves:
             steps.append(Step(keys=("Enter",), typing=False, typed=text))
-    return Plan(steps + _review(layout, (item,), {0: []}, False), {}, text)
+    return Plan(steps + _review(layout, (item,), {0: []}), {}, text)
 
 
 _NO_CURSOR = (
@@ -575,7 +572,7 @@ def bound(
 def check_screen(dialog: Dialog, question: Question) -> str | None:
     """Why this dialog is not (or no longer) the untouched dialog of ``question`` at its first
     question (``None``: it is); a known layout's editor open is refused as such."""
-    if dialog.variant != "list" and dialog.shows("Your answer:"):
+    if dialog.variant != "list" and dialog.shows(_EDITOR):
         return "the dialog is in its text editor (answer it in the terminal)"
     return bound(dialog, question, 0, untouched=True)
 

@@ -220,11 +220,7 @@ def classify(is_error: Any, content: Any, details: Any, choices: Container[str] 
 
 def known_message(text: str) -> Outcome | None:
     """The outcome of a whole message pi or a known tool returns, if ``text`` is one."""
-    whole = text.strip()
-    for pattern, outcome in _MESSAGES:
-        if pattern.fullmatch(whole):
-            return outcome
-    return None
+    return next((outcome for pattern, outcome in _MESSAGES if pattern.fullmatch(text.strip())), None)
 
 
 def _stated(fields: Mapping[str, Any]) -> Outcome | None:

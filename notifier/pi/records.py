@@ -94,8 +94,7 @@ def _record(value: object) -> _Record | None:
         return _Record(None, tuple(_texts(value)), None, (), None)
     if not isinstance(value, dict):
         return None
-    named = [k for k in (*_RECORD_NAMES, _RECORD_INDEX, *_RECORD_TYPED, *_RECORD_CUSTOM) if k in value]
-    if not named:
+    if not any(k in value for k in (*_RECORD_NAMES, _RECORD_INDEX, *_RECORD_TYPED, *_RECORD_CUSTOM)):
         return None
     key = next((value[k] for k in _RECORD_IDS if isinstance(value.get(k), str)), None)
     index = value.get(_RECORD_INDEX)

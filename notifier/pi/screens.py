@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cached_property
 
 from notifier.core.text import clean
 
@@ -72,19 +73,19 @@ KNOWN: dict[str, Drawn] = {
 @dataclass(frozen=True)
 class Dialog:
     variant: str  # a layout known by its help line ("question", "questionnaire", "pi-ask", "dreki"), "list", "review"
-    lines: tuple[str, ...]  # the dialog's own lines on screen, cleaned
-    raw: tuple[str, ...] = ()  # the same lines as captured (their columns kept)
+    raw: tuple[str, ...]  # the dialog's own lines on screen as captured (their columns kept)
     top: int = 0  # the screen line (from 0) of its first line
     labels: tuple[str, ...] = ()  # "list": the option labels its rows show (find_list); "review": its list's rows
     below: str = ""  # "list": what it draws below its rows (a help line, an open input), cleaned, on one line
     above: str = ""  # "list": what it draws above the question's text (a form's tab bar), cleaned, on one line
 
-    @property
-    def flat(self) -> str:
-        return " ".join(line for line in self.lines if line).casefold()
+    @cached_property
+    def lines(self) -> tuple[str, ...]:
+        """The same lines, cleaned."""
+        return tuple(clean(line) for line in self.raw)
 
     def shows(self, text: str) -> bool:
-        return clean(text).casefold() in self.flat
+        return clean(text).casefold() in " ".join(line for line in self.lines if line).casefold()
 
     # What a list's help line (``below``) and tab bar (``above``) say, as data for its keys:
     @property
@@ -159,7 +160,7 @@ def find_dialog(screen: str) -> Dialog | None:
     start = end
     while start > 0 and end - start < _MAX_DIALOG_LINES and not border[start - 1]:
         start -= 1
-    return Dialog(variant, tuple(lines[start : end + 1]), tuple(raw[start : end + 1]), start)
+    return Dialog(variant, tuple(raw[start : end + 1]), start)
 
 
 def rows(dialog: Dialog) -> Rows:
@@ -316,7 +317,7 @@ def find_list(screen: str, text: str, labels: tuple[str, ...]) -> Dialog | None:
         lines = tuple(raw[start : last + 1])
         below = " ".join(clean(line) for line in _to_border(raw[last + 1 : last + 1 + _MAX_LIST_LINES]))
         above = " ".join(clean(line) for line in reversed(_to_border(raw[max(0, start - 8) : start][::-1])))
-        return Dialog("list", tuple(clean(line) for line in lines), lines, start, labels, below, above)
+        return Dialog("list", lines, start, labels, below, above)
     return None
 
 
@@ -341,7 +342,7 @@ def find_review(screen: str, names: tuple[tuple[str, ...], ...]) -> Dialog | Non
         first, labels = steps
         lines = tuple(raw[start : first + len(labels)])
         below = " ".join(clean(line) for line in _to_border(raw[first + len(labels) : first + len(labels) + 8]))
-        return Dialog("review", tuple(clean(line) for line in lines), lines, start, labels, below=below)
+        return Dialog("review", lines, start, labels, below=below)
     return None
 
 
@@ -353,8 +354,7 @@ def _review_without_list(raw: list[str], start: int, begin: int, end: int) -> Di
         if lead and lead[0] in CURSOR_MARKS:
             return None
         if _SUBMIT_HELP.search(clean(raw[n])):
-            lines = tuple(raw[start : n + 1])
-            return Dialog("review", tuple(clean(line) for line in lines), lines, start, below=clean(raw[n]))
+            return Dialog("review", tuple(raw[start : n + 1]), start, below=clean(raw[n]))
     return None
 
 

@@ -56,19 +56,18 @@ class Pi:
         self.sent.append(step.keys)
         return True
 
-    def waits_alone(self, call_id: str) -> str | None:
-        assert call_id == "call_A"
+    def waits_alone(self) -> str | None:
         return next(self.file, None)
 
 
 def run(pi: Pi, choice: str = "2") -> list[tuple[str, ...]]:
-    drive(pi.look, pi.send, A, plan("question", A, [choice]), pi)
+    drive(pi.look, pi.send, A, plan("question", A, [choice]), pi.waits_alone)
     return pi.sent
 
 
 def refused(pi: Pi, choice: str = "2") -> str:
     with pytest.raises(Refused) as err:
-        drive(pi.look, pi.send, A, plan("question", A, [choice]), pi)
+        drive(pi.look, pi.send, A, plan("question", A, [choice]), pi.waits_alone)
     return str(err.value)
 
 
@@ -166,7 +165,7 @@ def test_the_file_says_when_pi_has_moved_on(tmp_path: Path) -> None:
     started after it (pi has not moved on), read from the session file as the engine reads it."""
     import json
 
-    from notifier.actions.answer import SessionFile
+    from notifier.actions.answer import AnswerJudge
     from notifier.pi.parse import QuestionCatalog
     from notifier.sessions import EngineOptions
 
@@ -186,9 +185,12 @@ def test_the_file_says_when_pi_has_moved_on(tmp_path: Path) -> None:
         (call("call_C", "bash", {"command": "ls"}), "started another tool call since (bash)"),
     ]:
         path.write_text(header + "\n" + call("call_A", "question", ask))
-        session = SessionFile(options, str(path))
-        assert session.pending("call_A") and session.waits_alone("call_A") is None
+        session = AnswerJudge(options, str(path), "call_A")
+        assert session.waits_alone() is None
         with path.open("a") as f:
             f.write(later)
         # (a later message also ends A for the engine: either reason refuses the key)
-        assert (session.waits_alone("call_A") or "").endswith((said, "pi has recorded an end of this question"))
+        assert (session.waits_alone() or "").endswith((said, "pi has recorded an end of this question"))
+    path.write_text(header + "\n" + call("call_B", "question", ask))  # (call_A not waiting: nothing followed)
+    with pytest.raises(Refused, match="no longer waiting"):
+        AnswerJudge(options, str(path), "call_A")

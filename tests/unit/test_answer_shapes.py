@@ -117,7 +117,7 @@ class QuestionDialog:
                 self.recorded = f"{self.cursor + 1}. {([*self.labels, 'Type something.'])[self.cursor]}"
         return True
 
-    def waits_alone(self, call_id: str) -> str | None:
+    def waits_alone(self) -> str | None:
         return None if self.recorded is None else "pi has recorded an end of this question"
 
 
@@ -134,7 +134,7 @@ def answered(tool: str, start: int, choice: str) -> tuple[QuestionDialog, list[t
         s = pi.screen()
         return Seen(find(s), s)
 
-    drive(look, pi.send, q, steps, pi)
+    drive(look, pi.send, q, steps, pi.waits_alone)
     return pi, pi.sent
 
 
@@ -159,7 +159,7 @@ def test_a_highlight_moved_after_the_first_look_still_stops_the_answer() -> None
     steps = plan_for(found[1], q, ["Archive"], None)
     pi.cursor = 0  # someone moved it between the plan and the first key
     with pytest.raises(Refused, match="nothing was typed"):
-        drive(lambda: Seen(found[0](pi.screen()), pi.screen()), pi.send, q, steps, pi)
+        drive(lambda: Seen(found[0](pi.screen()), pi.screen()), pi.send, q, steps, pi.waits_alone)
     assert pi.sent == [] and pi.recorded is None
 
 
@@ -312,7 +312,7 @@ class ListForm:
                 self.cursor = self.opens[self.at] if self.at < len(self.items) else 0
         return True
 
-    def waits_alone(self, call_id: str) -> str | None:
+    def waits_alone(self) -> str | None:
         return None if self.at < len(self.items) else "pi has recorded an end of this question"
 
 
@@ -327,6 +327,6 @@ def test_each_question_of_a_form_is_answered_from_where_its_highlight_opens(open
     found = finder(q, pi.screen())
     assert found is not None and found[1].variant == "list"
     steps = plan_for(found[1], q, ["3", "1"], None)
-    drive(lambda: Seen(found[0](pi.screen()), pi.screen()), pi.send, q, steps, pi)
+    drive(lambda: Seen(found[0](pi.screen()), pi.screen()), pi.send, q, steps, pi.waits_alone)
     assert pi.answers == ["Refactor", "Now"]
     assert pi.sent.count(("Enter",)) == 2  # (Enter only on the chosen rows)

@@ -132,11 +132,11 @@ def test_the_window_shows_a_gates_whole_command_before_yes() -> None:
 
 def test_answer_values_are_exact_per_kind() -> None:
     g = gate()
-    assert dialog_value(g, ["No"], None) == "No" and dialog_value(g, ["1"], None) == "Yes"
-    assert dialog_value(g, ["no"], None) == "No"
+    assert dialog_value(g, ["No"], None) == ("No", "No") and dialog_value(g, ["1"], None) == ("Yes", "Yes")
+    assert dialog_value(g, ["no"], None) == ("No", "No")
     confirm = gate(kind="confirm", options=None)
-    assert dialog_value(confirm, ["yes"], None) is True and dialog_value(confirm, ["n"], None) is False
-    assert dialog_value(gate(kind="input", options=None), [], "a b") == "a b"
+    assert dialog_value(confirm, ["yes"], None) == (True, "Yes") and dialog_value(confirm, ["n"], None) == (False, "No")
+    assert dialog_value(gate(kind="input", options=None), [], "a b") == ("a b", "a b")
     for d, choices, text in (
         (g, ["Maybe"], None),
         (g, ["Yes", "No"], None),

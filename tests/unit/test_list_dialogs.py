@@ -106,16 +106,12 @@ def test_a_list_dialog_is_driven_key_by_key() -> None:
         last[0] = next(screens, last[0])
         return Seen(find_list(last[0], "Which cache?", LABELS))
 
-    class File:
-        def waits_alone(self, call_id: str) -> str | None:
-            return None
-
     steps = plan_list(Q, ["3"], None, Rows(LABELS, 0))
     def send(step: Step, seen: Seen) -> bool:
         sent.append(step.keys)
         return True
 
-    drive(look, send, Q, steps, File())
+    drive(look, send, Q, steps, lambda: None)
     assert sent == [("Down",), ("Down",), ("Enter",)]
 
 
@@ -171,15 +167,11 @@ def test_a_list_whose_help_says_space_selects_is_ticked_then_submitted() -> None
         last[0] = next(looks, last[0])
         return Seen(find_list(last[0], "Which cache?", LABELS))
 
-    class File:
-        def waits_alone(self, call_id: str) -> str | None:
-            return None
-
     def send(step: object, seen: Seen) -> bool:
         sent.append(step.keys)  # type: ignore[attr-defined]
         return True
 
-    drive(look, send, Q, plan_list(Q, ["Memcached"], None, rows(dialog), True), File())
+    drive(look, send, Q, plan_list(Q, ["Memcached"], None, rows(dialog), True), lambda: None)
     assert sent == [("Down",), ("Space",), ("Enter",)]
     # a box layout without Space in its help: no box to read back means no Space plan
     with pytest.raises(Unsupported, match="no check box"):
@@ -257,11 +249,7 @@ def test_a_multi_select_list_ticks_each_chosen_row_then_submits(
             state["ticked"] ^= {state["cursor"]}  # type: ignore[operator]
         return True
 
-    class File:
-        def waits_alone(self, call_id: str) -> str | None:
-            return None
-
-    drive(look, send, MULTI, done, File())
+    drive(look, send, MULTI, done, lambda: None)
     assert sent == [s.keys for s in done.steps] and state["ticked"] == {0, 2}
     # one key of the stand-in lost: the box does not read ticked, so no Enter
     state.update(cursor=1, ticked=set())
@@ -278,7 +266,7 @@ def test_a_multi_select_list_ticks_each_chosen_row_then_submits(
 
     monkeypatch.setattr("notifier.actions.answer.STEP_TIMEOUT_S", 0.05)
     with pytest.raises(Refused, match="did not move on"):
-        drive(look, lossy, MULTI, done, File())
+        drive(look, lossy, MULTI, done, lambda: None)
     assert ("Enter",) not in sent
     # what pi recorded: every chosen label, no other
     assert result_mismatch(MULTI, done, "User selected: Redis, None", None) is None
@@ -358,15 +346,11 @@ def test_a_typed_answer_goes_through_the_free_text_row(ticks: bool, other: str) 
     def look() -> Seen:
         return Seen(find_list(tool.screen(), "Which cache?", LABELS))
 
-    class File:
-        def waits_alone(self, call_id: str) -> str | None:
-            return None
-
     first = look().dialog
     assert first is not None and rows(first).other == 3 and rows(first).texts[3] == other
     done = plan_for(first, Q, [], "a Redis cluster, please")
     assert [s.keys for s in done.steps][:4] == [("Down",), ("Down",), ("Down",), ("Space",) if ticks else ("Enter",)]
-    drive(look, tool.send, Q, done, File())
+    drive(look, tool.send, Q, done, lambda: None)
     assert tool.submitted == "a Redis cluster, please"
     assert result_mismatch(Q, done, "User answered: a Redis cluster, please", None) is None
     assert result_mismatch(Q, done, "User selected: Redis", None)
@@ -395,15 +379,11 @@ def test_a_typed_answer_is_refused_without_a_free_text_row_or_an_input_that_open
         tool.cursor = min(len(sent), 3)
         return Seen(find_list(tool.screen(), "Which cache?", LABELS))
 
-    class File:
-        def waits_alone(self, call_id: str) -> str | None:
-            return None
-
     monkeypatch.setattr("notifier.actions.answer.STEP_TIMEOUT_S", 0.05)
     first = look().dialog
     assert first is not None
     with pytest.raises(Refused, match="did not move on"):
-        drive(look, send, Q, plan_for(first, Q, [], "my text"), File())
+        drive(look, send, Q, plan_for(first, Q, [], "my text"), lambda: None)
     assert ("paste",) not in sent and sent[-1] == ("Enter",)
 
 
@@ -460,11 +440,6 @@ def form_look(tool: FormStandIn) -> object:
     return look
 
 
-class NoLater:
-    def waits_alone(self, call_id: str) -> str | None:
-        return None
-
-
 def test_a_form_of_lists_is_answered_question_by_question() -> None:
     """`answer CALL 2 1`: question 1 → option 2, question 2 → option 1, each key bound to the
     question whose list is on screen; the last Enter submits (the help says so)."""
@@ -479,7 +454,7 @@ def test_a_form_of_lists_is_answered_question_by_question() -> None:
     assert [(s.keys, s.item) for s in done.steps] == [
         (("Down",), 0), (("Space",), 0), (("Enter",), 0), (("Space",), 1), (("Enter",), 1),
     ]  # fmt: skip
-    drive(look, tool.send, FORM, done, NoLater())  # type: ignore[arg-type]
+    drive(look, tool.send, FORM, done, lambda: None)  # type: ignore[arg-type]
     assert tool.submitted == ["Memcached", "Next"]
     assert result_mismatch(FORM, done, "Cache: Memcached; Release: Next", None) is None
     assert result_mismatch(FORM, done, "Cache: Memcached; Release: Later", None)
@@ -517,7 +492,7 @@ def test_a_form_is_refused_where_its_help_does_not_say_enter_submits_or_not_at_i
             tool.cursor = 1
         return True
 
-    drive(look, send, FORM, done, NoLater())  # type: ignore[arg-type]
+    drive(look, send, FORM, done, lambda: None)  # type: ignore[arg-type]
     assert sent == [("Down",), ("Space",), ("Enter",), ("Up",), ("Space",), ("Enter",)]
     assert tool.submitted == [FORM.items[0].options[1].label, FORM.items[1].options[0].label]
     # ... and one whose highlight is moved away after it opened (by someone else) stops the answer
@@ -535,7 +510,7 @@ def test_a_form_is_refused_where_its_help_does_not_say_enter_submits_or_not_at_i
 
     monkeypatch.setattr("notifier.actions.answer.STEP_TIMEOUT_S", 0.05)
     with pytest.raises(Refused):
-        drive(look, moved, FORM, done, NoLater())  # type: ignore[arg-type]
+        drive(look, moved, FORM, done, lambda: None)  # type: ignore[arg-type]
     assert tool.submitted is None and ("Enter",) not in sent[3:]
 
 
@@ -611,7 +586,7 @@ def test_a_form_that_ends_in_a_review_is_submitted_once_the_review_shows_the_ans
     done = plan_for(first, FORM, ["2", "1"], None)
     assert [(s.keys, s.item) for s in done.steps] == [(("Down",), 0), (("Enter",), 0), (("Enter",), 1), (("Enter",), None)]
     assert done.steps[-1].answers == ((1,), (0,))
-    drive(look, tool.send, FORM, done, NoLater())  # type: ignore[arg-type]
+    drive(look, tool.send, FORM, done, lambda: None)  # type: ignore[arg-type]
     assert tool.submitted == ["Memcached", "Next"] and not tool.cancelled
     assert result_mismatch(FORM, done, '"Which cache?"="Memcached". "Which release gets it?"="Next".', None) is None
     # the review as read: its last rows are its list, the highlighted one submits
@@ -643,7 +618,7 @@ def test_a_review_that_does_not_show_the_answers_or_its_submit_row_is_not_confir
 
     monkeypatch.setattr("notifier.actions.answer.STEP_TIMEOUT_S", 0.05)
     with pytest.raises(Refused, match="typed for this question") as err:
-        drive(look, send, FORM, done, NoLater())  # type: ignore[arg-type]
+        drive(look, send, FORM, done, lambda: None)  # type: ignore[arg-type]
     assert "Down, Enter, Enter" in str(err.value)
     assert sent == [("Down",), ("Enter",), ("Enter",)] and tool.submitted is None and not tool.cancelled
 
@@ -689,10 +664,10 @@ def test_a_review_without_a_list_is_confirmed_where_it_says_enter_submits(slips:
     monkeypatch.setattr("notifier.actions.answer.STEP_TIMEOUT_S", 0.05)
     if slips:  # (the review shows "Later" for the release: not confirmed)
         with pytest.raises(Refused):
-            drive(look, tool.send, FORM, done, NoLater())  # type: ignore[arg-type]
+            drive(look, tool.send, FORM, done, lambda: None)  # type: ignore[arg-type]
         assert tool.submitted is None
     else:
-        drive(look, tool.send, FORM, done, NoLater())  # type: ignore[arg-type]
+        drive(look, tool.send, FORM, done, lambda: None)  # type: ignore[arg-type]
         assert tool.submitted == ["Memcached", "Next"]
     # a review that draws a list it cannot read (a cursor row that is no submit row) is not guessed at
     tool = ListlessReview()
