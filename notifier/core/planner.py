@@ -490,12 +490,7 @@ class Planner:
             self._restoring = []  # screen before a restart: its bubble is drawn again then)
             return self._reminders(now, quiet)
         held, self._held = [i for i in self._held if self._off_screen(i)], []
-        for item in held:  # quiet hours over: announced now, or when a snooze or mute of it ends
-            if self._held_back(item, now):
-                del self._shown[item.key]
-                self._waiting[item.key] = (item, 0.0)
-            else:
-                startup.insert(0, item)
+        startup = self._unless_held_back(held, now) + startup  # quiet hours over: announced now
         self.notified.update(i.key for i in startup + due)
         out = self._announce(startup, now) if startup else []
         if due:
@@ -507,17 +502,21 @@ class Planner:
                     out += self._show_single(item, now)
         # (the reminders first: one due now puts a restored question back on screen itself)
         out += self._reminders(now, quiet)
-        restored: list[Item] = []
-        for item in self._restoring:
-            if not self._off_screen(item):
-                continue
-            if self._held_back(item, now):  # snoozed or muted meanwhile: announced when that ends
+        restoring, self._restoring = [i for i in self._restoring if self._off_screen(i)], []
+        restored = self._unless_held_back(restoring, now)
+        return out + self._announce(restored, now, restored=True) if restored else out
+
+    def _unless_held_back(self, items: list[Item], now: float) -> list[Item]:
+        """Of ``items`` (off screen), those to show now; one snoozed or muted waits, unannounced,
+        and is announced once that ends."""
+        out: list[Item] = []
+        for item in items:
+            if self._held_back(item, now):
                 del self._shown[item.key]
                 self._waiting[item.key] = (item, 0.0)
             else:
-                restored.append(item)
-        self._restoring = []
-        return out + self._announce(restored, now, restored=True) if restored else out
+                out.append(item)
+        return out
 
     def _announce(self, items: list[Item], now: float, restored: bool = False) -> list[Action]:
         """What start-up found, or the bubbles of questions notified before a restart (``restored``;
