@@ -223,6 +223,7 @@ class LocalSession:
         return SessionView(
             self.ref, state, pending, tuple(abandoned.values()), alive, r.updated_at, r.current_tool,
             asker=self.asker if pending else None,
+            owner=self.owner[1:] if self.owner and pending and pending[0].tool_call_id == self.owner[0] else None,
         )  # fmt: skip
 
 
@@ -402,10 +403,11 @@ class LocalSessions(Changes):
 
     def _judge(self, sessions: list[LocalSession], now: float, only: LocalSession | None = None) -> list[Transition]:
         """Pair ``sessions`` with the pis of their folders and judge each (or ``only`` that one)."""
-        askers = [(s, s.asker) for s in sessions if s.reducer.pending]
+        askers = [(s, (s.asker, s.owner)) for s in sessions if s.reducer.pending]
         owned = self._owned(sessions)
-        # the views that change: whose asker changed (a view says who waits for a human), whose liveness did
-        moved = {s.key for s, asker in askers if s.asker != asker}
+        # the views that change: whose asker or owner changed (a view says who waits for a human,
+        # and which pi showed it has the session), whose liveness did
+        moved = {s.key for s, before in askers if (s.asker, s.owner) != before}
         out: list[Transition] = []
         for session in sessions if only is None else [only]:
             changed, trans = session.check(session.key in owned, self._tick, self._read_tick, now)

@@ -191,6 +191,9 @@ class SessionView:
     # Asking something: the pi the evidence gives it to, when that pi waits for a human (as
     # Transition.asker), known once a process list was read after it asked. None: not known.
     asker: tuple[int, float] | None = None
+    # Asking something: the pi (pid, start time) a process list read after it asked paired with it
+    # in every reading, and that showed it has it (:attr:`notifier.core.owners.Wanted.owner`): exact.
+    owner: tuple[int, float] | None = None
 
 
 class Views(Sequence[SessionView]):

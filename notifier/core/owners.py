@@ -72,7 +72,7 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from notifier.core.codec import parse_iso
 from notifier.core.model import Question, SessionView
@@ -144,7 +144,8 @@ class Wanted:
     @classmethod
     def of(cls, view: SessionView) -> Wanted:
         q = view.pending[0] if view.pending else None
-        return cls.asking(view.ref.key, view.ref.cwd, q.asked_at if q else view.updated_at, view.alive, q, view.ref.id)
+        w = cls.asking(view.ref.key, view.ref.cwd, q.asked_at if q else view.updated_at, view.alive, q, view.ref.id)
+        return replace(w, owner=view.owner)
 
 
 # ---- pairing ----

@@ -192,7 +192,7 @@ def locate_one(
     if proc is None:
         return _unmatched(w, owners.ambiguous.get(w.key, ()), procs)
     seen = owners.owners[w.key]
-    if seen.session is None and seen.screen is not None and any(  # (told only by the weighing)
+    if seen.session is None and w.owner is None and seen.screen is not None and any(  # (by the weighing)
         o.question and o.alive is not False and shows(seen.screen, o.question, o.options) for o in others
     ):  # its dialog reads as another live session's question: a look at its pane cannot tell whose
         return Unmatched(

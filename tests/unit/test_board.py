@@ -634,3 +634,15 @@ def test_killed_asker_then_pi_c_does_not_revive_and_new_turn_clears() -> None:
     B2 = Proc("/p", 300.0, 44, ("-c",), pane("Other?"), None, None, True)
     assert b.local.set_processes([N, B2], 304.0) == []
     assert b.snapshot(304.0).pending_count == 2
+
+
+def test_the_pi_that_showed_it_has_a_session_is_in_its_view() -> None:
+    """What the board learned of a session's pi (paired with it in every reading of a list read
+    after it asked, its pane showing the question) is in the view, for answer and goto to use."""
+    b = Board(liveness=True)
+    b.local.apply("a", [Header(uuid7(50.3), "/p"), asked_ab("qa", "Drop it?", 100.0)], 100.0)
+    assert b.snapshot(100.0).sessions[0].owner is None
+    b.local.set_processes([Proc("/p", 50.0, 11, None, pane("Drop it?"))], 101.0)
+    assert b.snapshot(101.0).sessions[0].owner == (11, 50.0)
+    b.local.apply("a", [ToolEnd(102.0, "qa", "question")], 102.0)
+    assert b.snapshot(102.0).sessions[0].owner is None

@@ -127,3 +127,7 @@ def test_a_pane_whose_dialog_reads_as_another_live_sessions_question_is_never_ty
             assert found.ambiguous and found.pids == (8,) and "reads the same" in found.reason
         else:
             assert found.pid == 8
+    # the pi the app's board saw with the session (it showed it had it, in every reading): exact
+    a, c = view("/s/a.jsonl", text, 200.0), view("/s/c.jsonl", text, 210.0)
+    found = locate_one(dataclasses.replace(a, owner=(8, 100.0)), neighbours=[a, c], announced={9: "/s/c.jsonl"})
+    assert isinstance(found, Location) and found.pid == 8
