@@ -171,6 +171,7 @@ class LocalSession:
         r = self.reducer
         q = next(iter(r.pending.values()), None)
         w = Wanted.asking(self.key, r.cwd, self.asked_at(q) if q else r.updated_at, None, q, r.session_id)
+        w = replace(w, busy=bool(r.running))
         if q is not None and self.owner is not None and self.owner[0] == q.tool_call_id:
             w = replace(w, owner=self.owner[1:])
         return w

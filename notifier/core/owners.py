@@ -12,7 +12,8 @@ folder are told apart by what each shows of itself (gathered elsewhere, handed i
   resuming it (``-c``, ``/resume``, ``--session``): that needs evidence (its pane showing the
   question, or a resume argument).
 - **screen**: the pane shows the pending question exactly; an empty input box counts against it,
-  and rules it out where pi is at rest there (no spinner: :func:`at_rest`).
+  and rules it out where pi is at rest there (no spinner: :func:`at_rest`) while nothing else of
+  the session's turn runs (nothing exact is overruled by it).
 - **seen before**: the pi an earlier list paired with a session in every reading *and* that
   showed it had it (announced it, named it in its arguments, or its pane showed the question:
   :func:`decisive`; winning the weighing once is not enough: a read that missed the asker would
@@ -31,13 +32,13 @@ recently written sessions (a pi writes one session at a time: its current one is
 - A session paired with the same pi in every best pairing is that pi's (``Owners.owners``);
   paired in some best pairing with different pis (or not in all): ``Owners.ambiguous``
   names them, and nothing may be typed.
-- Liveness (``Owners.living``): a session asking something is alive if some best pairing
-  gives it a pi, so a question is kept while any reading of the evidence leaves its asker alive
-  (no missed question: a pending session whose only candidate is one pi stays alive, whatever its
-  pane shows, unless it shows that pi at rest, waiting for a prompt). A session asking nothing is
-  alive if the best pairings (recency included) give it a pi. So a killed asker's question is
-  abandoned as soon as the neighbours' pis are all accounted for by their own sessions, or their
-  panes show they are not asking it.
+- Liveness (``Owners.living``): a session asking something is alive if some best pairing gives it a
+  pi, so a question is kept while any reading of the evidence leaves its asker alive (no missed
+  question: a pending session whose only candidate is one pi stays alive, whatever its pane shows,
+  unless it shows that pi at rest, waiting for a prompt, with nothing else of the turn to run). A
+  session asking nothing is alive if the best pairings (recency included) give it a pi. So a killed
+  asker's question is abandoned as soon as the neighbours' pis are all accounted for by their own
+  sessions, or their panes show they are not asking it.
 - Where nothing can be seen of a pi (no pane, no readable arguments, no companion: pi 1.6 outside
   tmux) it may have resumed an older session: such a pairing is allowed (last in preference), so a
   question asked after ``pi -c`` there is not called abandoned. The price: a killed asker whose
@@ -55,7 +56,8 @@ recently written sessions (a pi writes one session at a time: its current one is
 - **screen**: the tmux pane shows the pending question *exactly* (:func:`shows`: the full question
   text as whole lines, every option label ending a line, in the dialog area at the bottom); a
   pane showing pi's empty input box (:func:`idle_editor`: no dialog open) counts against it; one
-  showing pi at rest (the box empty, no spinner: :func:`at_rest`) rules it out.
+  showing pi at rest (the box empty, no spinner: :func:`at_rest`) rules it out, unless other tools
+  of the turn still run (their results not written: :attr:`Wanted.busy`).
 
 
 **Best pairings** in a weighted bipartite graph (:func:`choices`): the search behind
@@ -131,6 +133,7 @@ class Wanted:
     id: str | None = None
     created: float | None = None
     owner: tuple[int, float] | None = None  # (pid, start time): its pi in every reading of an earlier list
+    busy: bool = False  # other tools of its turn have no result yet (its pi may run them before the dialog)
 
     @classmethod
     def asking(
@@ -145,7 +148,7 @@ class Wanted:
     def of(cls, view: SessionView) -> Wanted:
         q = view.pending[0] if view.pending else None
         w = cls.asking(view.ref.key, view.ref.cwd, q.asked_at if q else view.updated_at, view.alive, q, view.ref.id)
-        return replace(w, owner=view.owner)
+        return replace(w, owner=view.owner, busy=view.current_tool is not None)
 
 
 # ---- pairing ----
@@ -216,8 +219,6 @@ def _edge(p: Proc, folders: frozenset[str], w: Wanted, created: float | None, an
     what its pane shows."""
     if norm_folder(w.cwd) not in folders:
         return None
-    if w.question and p.screen is not None and at_rest(p.screen):
-        return None  # it waits for a prompt: a pi asking a question shows its dialog, or is at work
     if p.session is not None:  # it said which session it has
         return EXACT if p.session == w.key else None
     if w.key in announced and announced[w.key] != id(p):
@@ -233,6 +234,8 @@ def _edge(p: Proc, folders: frozenset[str], w: Wanted, created: float | None, an
 
 def _seen(p: Proc, w: Wanted, created: float | None) -> int | None:
     """The weight of a pairing that nothing exact decides: by the pane and the times."""
+    if w.question and not w.busy and p.screen is not None and at_rest(p.screen):
+        return None  # it waits for a prompt: a pi asking (nothing else of its turn to run first) shows the dialog
     shown = bool(w.question) and p.screen is not None and shows(p.screen, w.question or "", w.options)
     resumed = created is not None and p.started > created + CREATE_SLACK_S
     unseen = False
@@ -429,8 +432,11 @@ def idle_editor(screen: str) -> bool:
 def at_rest(screen: str) -> bool:
     """Whether the pane shows pi waiting for a prompt: its input box empty and no spinner at work
     (pi 1.6 draws it in the rule above the box, 0.73 on the line above that rule). A pi whose
-    session has a question pending shows that question's dialog or, while other tools of its turn
-    run first, its spinner; at rest, it is not asking it (it resumed a session whose pi is gone)."""
+    session has a question pending and nothing else of its turn to run shows that question's
+    dialog; at rest, it is not asking it (it resumed a session whose pi is gone). While other tools
+    of the turn run first it may show an empty box, its spinner hidden or redrawn by an extension
+    (``setWorkingVisible``, ``setWorkingIndicator``): such a session (:attr:`Wanted.busy`) is not
+    judged by it."""
     if not idle_editor(screen):
         return False
     raw = screen.splitlines()

@@ -279,4 +279,5 @@ def _wanted(s: dict[str, Any]) -> Wanted:
     labels = tuple(o for o in first.get("options") or () if isinstance(o, str))
     alive = s.get("alive")
     sid = s.get("id") if isinstance(s.get("id"), str) else None
-    return Wanted(s["file"], s.get("cwd"), updated, alive if isinstance(alive, bool) else None, text, labels, sid)
+    known = alive if isinstance(alive, bool) else None
+    return Wanted(s["file"], s.get("cwd"), updated, known, text, labels, sid, busy=s.get("current_tool") is not None)

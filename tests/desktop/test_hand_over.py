@@ -44,7 +44,14 @@ def server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[HostileS
 
 
 def _summaries(server: HostileServer) -> list[str]:
-    return [str(body[3]) for body in server.of("Notify")]
+    """The notifications that popped up (``Notify`` with ``replaces_id`` 0), by title. A bubble
+    a run takes over from another is drawn anew in its place (:func:`_redrawn`), not a second one."""
+    return [str(body[3]) for body in server.of("Notify") if not body[1]]
+
+
+def _redrawn(server: HostileServer) -> list[tuple[int, str]]:
+    """The bubbles drawn anew in place (``replaces_id``, title)."""
+    return [(int(body[1]), str(body[3])) for body in server.of("Notify") if body[1]]
 
 
 def _projects(tmp_path: Path, *names: str) -> tuple[list[Path], tuple[str, ...]]:
@@ -94,9 +101,11 @@ def test_the_app_takes_notifying_over_from_a_headless_run_and_gives_it_back(tmp_
         assert beside.stop() == 0
         assert headless.stop() == 0
     # Each question was notified once: the first by the headless run (the app adopted its
-    # bubble), the second by the app, the third by the headless run again:
+    # bubble, drawn anew in place: its buttons are the app's), the second by the app, the third
+    # by the headless run again:
     put_back = "2 pi sessions need answers"
     assert _summaries(server) == ["one needs an answer", "two needs an answer", put_back, "three needs an answer"]
+    assert _redrawn(server) == [(1, "one needs an answer")]
     assert sorted(server.of("CloseNotification")) == [(1,), (2,), (3,), (4,)]  # the headless run's too
     for proc in (headless, app, beside):
         assert not [line for line in proc.stderr if "Traceback" in line]
@@ -162,8 +171,10 @@ def test_a_headless_run_beside_the_app_takes_over_when_the_app_is_killed(tmp_pat
         append(one, ask("q4", "Fourth?"))
         wait_for(lambda: len(_summaries(server)) == 4, 10, "the headless run's Notify")
         assert headless.stop() == 0
-    # The app's bubble was adopted, not shown a second time; each question was notified once:
+    # The app's bubble was adopted (drawn anew in place), not shown a second time; each question
+    # was notified once:
     assert _summaries(server) == ["one needs an answer", "two needs an answer", "two needs an answer", "one needs an answer"]
+    assert _redrawn(server) == [(1, "one needs an answer")]
     assert sorted(server.of("CloseNotification")) == [(1,), (2,), (3,), (4,)]
     assert not [line for line in headless.stderr if "Traceback" in line]
 
@@ -229,11 +240,12 @@ def test_two_headless_runs_of_the_same_folders_notify_each_question_once(tmp_pat
         first.proc.kill()  # (no word: the second run follows the first's end)
         first.proc.wait(10)
         second.log_has(PEER_ENDED)
-        put_back = "2 pi sessions need answers"  # (what the first run left on screen, as after a restart)
-        wait_for(lambda: put_back in _summaries(server), 10, "the first run's bubbles put back")
+        put_back = "2 pi sessions need answers"  # (what the first run left on screen, as after a restart:
+        wait_for(lambda: (1, put_back) in _redrawn(server), 10, "the first run's bubbles put back")  # in place)
         append(three, ask("q3", "Third?"))
         second.wait("needs_input", 3)
         wait_for(lambda: "three needs an answer" in _summaries(server), 10, "the second run's Notify")
         assert second.stop() == 0
-    assert _summaries(server) == ["one needs an answer", "two needs an answer", put_back, "three needs an answer"]
+    assert _summaries(server) == ["one needs an answer", "two needs an answer", "three needs an answer"]
+    assert _redrawn(server) == [(1, put_back)]
     assert not [line for line in second.stderr if "Traceback" in line]
