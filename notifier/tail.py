@@ -553,7 +553,10 @@ def walk_tree(root: str, files: bool = True) -> Tree:
     tree = Tree()
     try:
         st = os.stat(root)
-    except OSError:
+    except FileNotFoundError:
+        return tree
+    except OSError as exc:  # (there, but not to be looked at now: tried again, as a listing that failed)
+        tree.unlisted.append((root, exc))
         return tree
     seen = {(st.st_dev, st.st_ino)}  # the folders and files found (inodes: a folder is no file)
     stack = [root] if stat.S_ISDIR(st.st_mode) else []

@@ -421,6 +421,7 @@ class Planner:
         self._restored.discard(key)
         self._startup = [i for i in self._startup if i.key != key]
         self._restoring = [i for i in self._restoring if i.key != key]
+        self._held = [i for i in self._held if i.key != key]
         shown = self._shown.pop(key, None)
         return 0 if shown is None else shown.handle  # 0: nothing on screen (muted, quiet, restored)
 

@@ -412,3 +412,19 @@ def test_notified_before_a_restart_inside_quiet_hours_is_announced_when_they_end
     (n,) = notices(p.tick(2.0))
     assert n.items[0].key == ("s1", "a") and p.held == 0
     assert p.tick(3.0) == []
+
+
+def test_a_question_held_by_quiet_hours_abandoned_and_back_is_held_once() -> None:
+    """Judged abandoned and found waiting again while quiet hours run: held once (the count says
+    one), and when they end while it is snoozed it waits for the snooze, the others announced."""
+    p = Planner(settle_s=0.0, remind_after_s=())
+    p.feed([t("needs_input", "a", "s1")], 1.0)
+    p.tick(1.0, quiet=True)
+    p.feed([t("abandoned", "a", "s1")], 2.0)
+    p.feed([t("needs_input", "a", "s1"), t("needs_input", "b", "s2")], 3.0)
+    assert p.tick(3.0, quiet=True) == [] and p.held == 2
+    p.preferences = Preferences().snoozed(1000.0, 4.0, session="s1")
+    p.feed([t("needs_input", "c", "s3")], 4.0)
+    assert {i.ref.key for n in notices(p.tick(4.0)) for i in n.items} == {"s2", "s3"}
+    (later,) = notices(p.tick(1000.0))
+    assert later.items[0].ref.key == "s1"

@@ -168,10 +168,20 @@ def test_a_folder_that_cannot_be_listed_is_listed_again_on_the_same_back_off(
     due = files.next_retry
     assert due is not None and files.retry(due - 0.001) == []
     assert files.retry(math.inf) == [] and files.next_retry is not None  # (still failing: later again)
+    # the folder's own stat failing too at a retry (a mount gone bad: EIO, ESTALE) keeps it on the
+    # back-off; only its removal ends that
+    real_stat = os.stat
+    monkeypatch.setattr(os, "stat", lambda p, *a, **k: _eio() if os.fspath(p) == str(sub) else real_stat(p, *a, **k))
+    assert files.retry(math.inf) == [] and files.next_retry is not None
+    monkeypatch.setattr(os, "stat", real_stat)
     assert said(caplog, "cannot read") == 1
     failing[0] = False
     assert asked(files.retry(math.inf)) == [("needs_input", "q1", True)]
     assert files.next_retry is None and said(caplog, "read again") == 1
+
+
+def _eio() -> Any:
+    raise OSError(errno.EIO, os.strerror(errno.EIO))
 
 
 def test_a_file_the_start_up_scan_could_not_read_is_read_later_as_it_would_have_been(
