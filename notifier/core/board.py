@@ -132,6 +132,9 @@ class LocalSession:
     # (question, pid, start time): the pi a list read after that question was seen paired with this
     # session in every reading, and that showed it (evidence for the lists after it: :attr:`Wanted.owner`)
     owner: tuple[str, int, float] | None = None
+    # question → the other tools of its turn started before it (in the file) when it was asked: in a
+    # sequential batch pi runs those first, and its pane may show no dialog meanwhile
+    ahead: dict[str, frozenset[str]] = field(default_factory=dict)
 
     @property
     def ref(self) -> SessionRef:
@@ -152,6 +155,7 @@ class LocalSession:
                 out.append(Transition("needs_input", ref, q, now, initial=initial))
             else:
                 self.seen.pop(q.tool_call_id, None)
+                self.ahead.pop(q.tool_call_id, None)
                 if self.owner is not None and self.owner[0] == q.tool_call_id:
                     self.owner = None  # (a later question with the same id is another's evidence)
                 if self.abandoned.pop(q.tool_call_id, None) is not None:
@@ -171,7 +175,8 @@ class LocalSession:
         r = self.reducer
         q = next(iter(r.pending.values()), None)
         w = Wanted.asking(self.key, r.cwd, self.asked_at(q) if q else r.updated_at, None, q, r.session_id)
-        w = replace(w, busy=bool(r.running))
+        before = self.ahead.get(q.tool_call_id) if q is not None else None  # (None: not seen asked)
+        w = replace(w, busy=bool(r.running.keys() & before if before is not None else r.running))
         if q is not None and self.owner is not None and self.owner[0] == q.tool_call_id:
             w = replace(w, owner=self.owner[1:])
         return w
@@ -208,6 +213,7 @@ class LocalSession:
             self.reducer.drop(cid)
             del self.abandoned[cid]
             self.seen.pop(cid, None)
+            self.ahead.pop(cid, None)
             if self.owner is not None and self.owner[0] == cid:
                 self.owner = None
         return bool(ids)
@@ -270,7 +276,11 @@ class LocalSessions(Changes):
         before = session.reducer.state
         changes = []
         for event in events:
-            changes += session.reducer.apply(event)
+            made = session.reducer.apply(event)
+            for change in made:  # (what runs at the moment a question is asked started before it)
+                if isinstance(change, Asked):
+                    session.ahead[change.question.tool_call_id] = frozenset(session.reducer.running)
+            changes += made
         after = session.reducer.state
         turned = before in ("working", "needs_input") and after in ("idle", "failed")
         if turned and not initial and session.reducer.has_header:

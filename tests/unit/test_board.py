@@ -646,3 +646,17 @@ def test_the_pi_that_showed_it_has_a_session_is_in_its_view() -> None:
     assert b.snapshot(101.0).sessions[0].owner == (11, 50.0)
     b.local.apply("a", [ToolEnd(102.0, "qa", "question")], 102.0)
     assert b.snapshot(102.0).sessions[0].owner is None
+
+
+def test_a_tool_of_the_turn_run_before_the_question_excuses_a_pane_with_no_dialog() -> None:
+    """A batch [bash, question] run one by one (pi 1.6.0's question tool asks for that): the
+    question is pending while bash runs, and its pi's pane may show no dialog (an extension may
+    hide the spinner); such a session is not judged by a pane at rest. A batch [question, bash]
+    shows the dialog first: there a pi at rest (an idle neighbour) is not its pi."""
+    at_rest = pane(None)
+    for order, busy in ((("b1", "qa"), True), (("qa", "b1"), False)):
+        b = Board(liveness=True)
+        starts = [asked_ab(c, "Drop it?", 100.0) if c == "qa" else ToolStart(100.0, c, "bash") for c in order]
+        b.local.apply("a", [Header(uuid7(50.3), "/p"), *starts], 100.0)
+        b.local.set_processes([Proc("/p", 50.0, 11, None, at_rest)], 101.0)
+        assert b.snapshot(101.0).pending_count == (1 if busy else 0), order
