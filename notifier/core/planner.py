@@ -353,6 +353,7 @@ class Planner:
         self._restoring: list[Item] = []  # of those, still waiting: their bubbles go back on screen
         self.remind_after_s = tuple(sorted(self.remind_after_s))
         self._reminded_now: dict[Key, int] = {}  # counts changed, not yet drained
+        self._put_off: dict[Key, bool] = {}  # snoozed from their bubble → whether the snooze was seen
 
     def _reminders_passed(self, key: Key, sent: int, waited: float) -> int:
         """The reminders counted as sent for a question that has waited ``waited`` and had
@@ -418,6 +419,7 @@ class Planner:
         # a question on no screen, and notified as any other)
         self.notified.discard(key)
         self._waiting.pop(key, None)
+        self._put_off.pop(key, None)
         self._restored.discard(key)
         self._startup = [i for i in self._startup if i.key != key]
         self._restoring = [i for i in self._restoring if i.key != key]
@@ -431,6 +433,7 @@ class Planner:
         for key in [k for k, s in self._shown.items() if s.handle == handle]:
             self.notified.discard(key)
             self._waiting[key] = (self._shown.pop(key).item, until)
+            self._put_off[key] = False
         self._groups.pop(handle, None)
         if self._summary == handle:
             self._summary = None
@@ -468,8 +471,13 @@ class Planner:
         project is unmuted."""
         due: list[Item] = []
         for key, (item, when) in list(self._waiting.items()):
-            if when <= now + GROUP_S and not self._held_back(item, now):
+            held = self._held_back(item, now)
+            if key in self._put_off:  # (its snooze in the preferences, then lifted early: due now)
+                self._put_off[key] = self._put_off[key] or held
+                when = 0.0 if self._put_off[key] and not held else when
+            if when <= now + GROUP_S and not held:
                 del self._waiting[key]
+                self._put_off.pop(key, None)
                 due.append(item)
         startup: list[Item] = []
         for item in self._startup:

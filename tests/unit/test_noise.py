@@ -428,3 +428,16 @@ def test_a_question_held_by_quiet_hours_abandoned_and_back_is_held_once() -> Non
     assert {i.ref.key for n in notices(p.tick(4.0)) for i in n.items} == {"s2", "s3"}
     (later,) = notices(p.tick(1000.0))
     assert later.items[0].ref.key == "s1"
+
+
+def test_a_bubble_snoozed_from_itself_comes_back_at_once_when_the_snooze_is_lifted() -> None:
+    p = Planner(settle_s=0.0, remind_after_s=())
+    p.feed([t("needs_input", "a", "s1")], 0.0)
+    (n,) = notices(p.tick(0.0))
+    p.put_off(n.handle, 960.0)
+    assert p.tick(1.0) == []  # (the snooze not in the preferences yet: still put off)
+    p.preferences = Preferences().snoozed(960.0, 60.0, session="s1")
+    assert p.tick(2.0) == []
+    p.preferences = Preferences()  # `snooze off`
+    (back,) = notices(p.tick(100.0))
+    assert back.items[0].ref.key == "s1" and p.tick(960.0) == []
