@@ -59,6 +59,7 @@ MAX_WAIT_S = 60.0
 RECONNECT_S = 30.0  # after the session bus itself went away, look for it again this often
 TURNS = ("idle", "failed")  # a turn's notices: nothing to answer, not shown again
 INTENT = -1  # the id recorded for a notification asked for whose id the server has not said yet
+DISMISSED = -2  # the id the questions are recorded under whose notification the user dismissed
 
 _BOOTTIME = getattr(time, "CLOCK_BOOTTIME", None)  # (Linux)
 
@@ -70,6 +71,7 @@ class Bubbles:
         """``store``: where the bubbles are recorded (in memory only: nothing left over)."""
         self.store = store
         self.orphans: dict[int, set[Key]] = {}  # a run before ours showed these (id → questions)
+        self.dismissed: set[Key] = set()  # questions whose notification the user dismissed (or it expired)
 
     def adopt(self, owner: str) -> None:
         """The notifications a run before ours showed on this very server (``owner``) become ours
@@ -77,7 +79,9 @@ class Bubbles:
         if not owner:
             return
         for (server, nid), keys in self.store.bubbles().items():
-            if server == owner and nid != INTENT:
+            if server == owner and nid == DISMISSED:
+                self.dismissed = set(keys)
+            elif server == owner and nid != INTENT:
                 self.orphans[nid] = set(keys)
             elif server == owner:  # (killed inside the Notify call: that bubble, if any, has no known id)
                 log.warning("a run before this one stopped while showing a notification for %d questions;"
@@ -107,6 +111,7 @@ class Bubbles:
         (no longer left over: to be closed)."""
         for left in self.orphans.values():
             left -= keys
+        self.dismissed -= keys
         return self._pop([nid for nid, left in self.orphans.items() if not left])
 
     def _pop(self, nids: list[int]) -> list[int]:
@@ -133,10 +138,12 @@ class Bubbles:
         if owner:
             self.store.drop_bubbles(owner)
         self.orphans.clear()
+        self.dismissed.clear()
 
     def new_server(self, owner: str) -> None:
         """A new server owns the name: only its records are kept."""
         self.orphans.clear()
+        self.dismissed.clear()
         if owner:
             self.store.keep_bubbles_of(owner)
 
@@ -146,8 +153,9 @@ class Bubbles:
         if owner:
             with self.store.together():
                 self.store.drop_bubbles(owner)
-                for nid, keys in self.orphans.items():
-                    self.store.put_bubble(owner, nid, keys)
+                for nid, keys in [*self.orphans.items(), (DISMISSED, self.dismissed)]:
+                    if keys:
+                        self.store.put_bubble(owner, nid, keys)
 
 
 @dataclass
@@ -214,8 +222,11 @@ class Screen:
     def ended(self, keys: set[Key]) -> None:
         """These questions ended (answered, abandoned, gone): a notification left by a run before
         ours closes when none of its questions is left."""
+        dismissed = len(self.bubbles.dismissed)
         for nid in self.bubbles.ended(keys):
             self._close(nid)
+        if len(self.bubbles.dismissed) != dismissed:
+            self._recorded(DISMISSED, sorted(self.bubbles.dismissed) or None)
 
     def _close(self, server_id: int) -> None:
         """Take one notification of the server's off screen, and out of the record."""
@@ -243,10 +254,15 @@ class Screen:
             backend.shutdown()
 
     def closed(self, server_id: int) -> None:
-        """The server's notification ``server_id`` was dismissed by the user or expired."""
+        """The server's notification ``server_id`` was dismissed by the user or expired: it stays
+        closed, also across a restart (its questions recorded as dismissed, not as on screen)."""
         for shown in self.shown.values():
-            if shown.server_id == server_id:
+            if shown.server_id == server_id and not shown.closed:
                 shown.closed = True
+                self.bubbles.dismissed |= set(shown.notice.keys)
+                with self.store.together():
+                    self._recorded(server_id, None)
+                    self._recorded(DISMISSED, sorted(self.bubbles.dismissed))
 
     def withdraw(self, handle: int) -> None:
         """Take a handle's notification off screen for good (not shown again if the server comes
@@ -270,6 +286,9 @@ class Screen:
             return
         shown = self.shown.setdefault(notice.handle, Shown(notice))
         shown.notice = notice
+        if notice.restored and set(notice.keys) <= self.bubbles.dismissed:
+            shown.closed = True  # (dismissed before a restart: its next reminder raises it)
+            return
         self.show(shown)
 
     def tell(self, title: str, body: str) -> None:
@@ -317,6 +336,9 @@ class Screen:
                         self._recorded(replaces, None)
                     self._recorded(server_id, keys)
                 self.store.mark_notified(keys)  # a server took these questions
+                if self.bubbles.dismissed & set(keys):  # (on screen again)
+                    self.bubbles.dismissed -= set(keys)
+                    self._recorded(DISMISSED, sorted(self.bubbles.dismissed) or None)
         self.store.commit()  # (in the file before anything else)
         if server_id is None:
             return

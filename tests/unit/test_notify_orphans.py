@@ -4,6 +4,7 @@ server (another bus, or the server restarted: ids start again at 1) are never to
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 from notifier.core.model import Item, Key, Notice, Option, Question, QuestionItem, SessionRef
@@ -149,6 +150,30 @@ def test_a_put_back_re_uses_one_left_bubble_and_closes_the_others_showing_its_qu
     after.put(Notice(1, "startup", (a, b), restored=True))
     assert server.replaced == [2] and server.closed == [3]
     assert store.bubbles() == {("bus-1/:1.7", 2): {a.key, b.key}} and after.bubbles.orphans == {}
+
+
+def test_a_bubble_the_user_dismissed_stays_dismissed_across_a_restart() -> None:
+    """Dismissed (NotificationClosed by the user), then the app is killed: the next run does not
+    put it back on screen (its next reminder raises it); a question not dismissed is put back.
+    Once a question ends, nothing of it is kept."""
+    store = Store(None)
+    server = FakeServer("bus-1/:1.7")
+    crashed = _screen(server, store)
+    first, second = _notice(1, "a", "q1"), _notice(2, "b", "q2")
+    crashed.put(first)
+    crashed.put(second)
+    crashed.closed(1)  # the user dismissed the first
+    assert store.bubbles() == {("bus-1/:1.7", 2): {B}, ("bus-1/:1.7", -2): {A}}
+    after = _screen(server, store)
+    after.close_orphans({A, B})
+    after.put(dataclasses.replace(first, restored=True))
+    after.put(dataclasses.replace(second, restored=True))
+    assert server.replaced == [0, 0, 2] and server.closed == []  # (only the second, in place)
+    after.put(dataclasses.replace(first, kind="reminder"))  # its reminder: raised, heard
+    assert server.replaced[-1] == 0 and not server.messages[-1].silent and after.bubbles.dismissed == set()
+    after.closed(3)
+    after.ended({A})
+    assert after.bubbles.dismissed == set() and ("bus-1/:1.7", -2) not in store.bubbles()
 
 
 def test_ids_of_another_server_are_forgotten_never_closed() -> None:
