@@ -73,6 +73,8 @@ class Pi:
         self.script = script
         self.accepted = 0
         self.conns: list[socket.socket] = []
+        self.gone = False
+        self.lock = threading.Lock()  # (a connection accepted as pi quits is closed with the others)
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.sock.bind(self.path)
         self.sock.listen(8)
@@ -85,8 +87,12 @@ class Pi:
                 conn, _ = self.sock.accept()
             except OSError:
                 return
-            self.accepted += 1
-            self.conns.append(conn)
+            with self.lock:
+                if self.gone:
+                    conn.close()
+                    return
+                self.accepted += 1
+                self.conns.append(conn)
             threading.Thread(target=self._talk, args=(conn, self.accepted), daemon=True).start()
 
     def _talk(self, conn: socket.socket, n: int) -> None:
@@ -100,11 +106,15 @@ class Pi:
             pass
 
     def quit(self) -> None:
-        """pi quits: its socket goes, then its connections."""
+        """pi quits: its socket goes, then its connections (one accepted meanwhile too)."""
+        with self.lock:
+            self.gone = True
         self.sock.close()
         with contextlib.suppress(FileNotFoundError):
             os.unlink(self.path)
-        for conn in self.conns:
+        with self.lock:
+            conns = list(self.conns)
+        for conn in conns:
             conn.close()
 
 
@@ -238,7 +248,8 @@ def test_a_pi_that_quits_is_gone_and_not_followed_again(
     folder, events, watchers = watched
     pi = Pi(folder / f"ext-{os.getpid()}-d.sock", lambda n: [line(HELLO)])
     w = watch(folder, events, watchers)
-    wait_for(lambda: w.connected() == [pi.path], 20, "the connection")
+    # (connected once dialled: its hello is read after pi accepts)
+    wait_for(lambda: w.connected() == [pi.path] and events.kinds() == ["Hello"], 20, "the connection")
     pi.quit()
     wait_for(lambda: events.kinds() == ["Hello", "Disconnected"], 20, "the pi gone")
     assert pi.accepted == 1
