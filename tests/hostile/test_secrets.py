@@ -125,6 +125,9 @@ def test_apprise_records_keep_no_secret_on_stderr_nor_in_the_log(
     args = ["run", "--no-tray", "--json", "--liveness", "off", "--config", str(config), "--sessions-dir", str(sessions)]
     with AppProcess(*args, *(["-v"] if verbose else []), env=env) as app:
         app.wait("ready")
+        # each URL is pushed on its own, in turn (the plain one last): stopped only once each spoke
+        for fragment in ("Telegram", "Failed to send ntfy notification to topic '…'"):
+            app.log_has(fragment, timeout=30)
         app.log_has("a push service did not accept a question", timeout=30)
     log = (Path(os.environ["XDG_STATE_HOME"]) / "pi-notifier" / "pi-notifier.log").read_text()
     stderr = "\n".join(app.stderr)
