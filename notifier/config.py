@@ -22,7 +22,7 @@ from typing import Any
 from notifier.core.planner import QUIET_HOURS_FORMAT, parse_quiet_hours
 from notifier.core.text import clean, mask_url
 
-__all__ = ["KEYS", "OPTIONS", "SCHEMA", "Config", "ConfigError", "Key", "apply_command_line", "load", "render"]
+__all__ = ["KEYS", "OPTIONS", "SCHEMA", "Config", "ConfigError", "Key", "load", "render"]
 
 # difflib is imported where a misspelt key or value needs it: status loads this module (1 ms).
 
@@ -320,7 +320,7 @@ class Config:
             checked = KEYS[key].check(value)
         except Unknown as exc:  # a key of one of the value's tables
             raise ConfigError(f"{source}: '{shown or key}': {exc.args[0]}{_table_hint(exc)}") from None
-        except (Invalid, TypeError, ValueError, OverflowError, RecursionError) as exc:
+        except (TypeError, ValueError, OverflowError, RecursionError) as exc:  # (Invalid is a ValueError)
             reason = said or (exc.args[0] if isinstance(exc, Invalid) else KEYS[key].allowed)
             raise ConfigError(f"{source}: '{shown or key}' must be {reason}") from None
         self.values[key] = checked
@@ -421,11 +421,9 @@ def _key_at(text: str, match: re.Match[str] | None) -> str | None:
     return clean(table + m.group(1), 80) if m else None
 
 
-def load(path: str | None, explicit: bool) -> Config:
+def load(path: str, explicit: bool) -> Config:
     """Read ``path`` (the default config file when not ``explicit``: a missing one is fine)."""
     config = Config()
-    if path is None:
-        return config
     shown = clean(path)
     try:
         text = _read(path, shown)
@@ -446,7 +444,8 @@ def load(path: str | None, explicit: bool) -> Config:
     return config
 
 
-# Command-line options: the key each sets, and what an error says it takes (None: the key's words).
+# Command-line options: the key each sets, and what an error says it takes (None: the key's words);
+# each gets the same checks as its key (parser.effective_config).
 OPTIONS: dict[str, tuple[str, str | None]] = {
     "sessions_dirs": ("--sessions-dir", "a folder path, not empty"),
     "question_tools": (
@@ -456,15 +455,6 @@ OPTIONS: dict[str, tuple[str, str | None]] = {
     ),
     "liveness": ("--liveness", None),
 }
-
-
-def apply_command_line(config: Config, key: str, values: Any) -> None:
-    """A command-line value gets the same checks as the config key it sets. ``--sessions-dir``
-    may be relative (to the current folder), but not empty."""
-    option, said = OPTIONS[key]
-    if key == "sessions_dirs":
-        values = [os.path.abspath(os.path.expanduser(v)) if v.strip() else v for v in values]
-    config.set(key, values, "command line", shown=option, said=said)
 
 
 def render(config: Config) -> str:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import re
 import time
-from collections.abc import Callable
 
 from notifier.cli.parser import fail, out, sessions_of
 from notifier.config import Config, ConfigError
@@ -86,33 +85,16 @@ def _notifier_said(config: Config) -> str:
 
 
 def cmd_snooze(args: argparse.Namespace, config: Config) -> int:
-    """snooze [WHAT] [DURATION]: 0 done, 1 not delivered, 2 bad usage."""
+    """snooze [WHAT] [DURATION], mute WHAT, unmute WHAT|all: what was done printed; 0 done, 1 not
+    delivered, 2 bad usage (a bad DURATION, a WHAT that names several sessions; one that names
+    nothing is a ConfigError, said by main)."""
     try:
-        what, seconds = snooze_words(list(args.words), time.time())
-    except ValueError as exc:
-        return fail(2, exc)
-    return _carried(lambda: _snooze(config, what, seconds, time.time()))
-
-
-def cmd_mute(args: argparse.Namespace, config: Config) -> int:
-    """mute WHAT: no notification from a project (or a session's project) until ``unmute``."""
-    return _carried(lambda: _mute(config, args.what, True))
-
-
-def cmd_unmute(args: argparse.Namespace, config: Config) -> int:
-    """unmute WHAT|all: a muted project notifies again."""
-    return _carried(lambda: _mute(config, args.what, False))
-
-
-def _carried(do: Callable[[], str]) -> int:
-    """``do()``, what it says printed; its failures as one line: exit 2 for bad usage (WHAT names
-    several sessions; one that names nothing is a ConfigError, said by main), 1 for what could not
-    be delivered."""
-    from notifier.actions import goto
-
-    try:
-        said = do()
-    except goto.Ambiguous as exc:
+        if args.command == "snooze":
+            what, seconds = snooze_words(list(args.words), time.time())
+            said = _snooze(config, what, seconds, time.time())
+        else:
+            said = _mute(config, args.what, args.command == "mute")
+    except ValueError as exc:  # (goto.Ambiguous is one)
         return fail(2, exc)
     except (RuntimeError, OSError) as exc:
         return fail(1, exc)
