@@ -50,12 +50,7 @@ class Invalid(ValueError):
 
 
 class Unknown(Invalid):
-    """A key a table of the value does not have (``[[remotes]]`` table ``where``, 1-based): ``known``
-    are the ones it has (for a did-you-mean)."""
-
-    def __init__(self, name: str, table: str, where: int, known: tuple[str, ...]) -> None:
-        super().__init__(f"unknown key {clean(name, 60)!r} in [[{table}]] {where}")
-        self.name, self.table, self.known = name, table, known
+    """A key a table of the value does not have; the message names it, with what it may mean."""
 
 
 def _quiet(value: str) -> str:
@@ -260,8 +255,9 @@ def _table(key: Key, value: Any, where: int) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise Invalid(key.said)
     known = tuple(f.name for f in key.fields)
-    for unknown in sorted(set(value) - set(known), key=str):
-        raise Unknown(str(unknown), key.name, where, known)
+    for unknown in sorted(map(str, set(value) - set(known))):
+        hint = _table_hint(unknown, key.name, known)
+        raise Unknown(f"unknown key {clean(unknown, 60)!r} in [[{key.name}]] {where}{hint}")
     out = {}
     for f in key.fields:
         try:
@@ -319,7 +315,7 @@ class Config:
         try:
             checked = KEYS[key].check(value)
         except Unknown as exc:  # a key of one of the value's tables
-            raise ConfigError(f"{source}: '{shown or key}': {exc.args[0]}{_table_hint(exc)}") from None
+            raise ConfigError(f"{source}: '{shown or key}': {exc.args[0]}") from None
         except (TypeError, ValueError, OverflowError, RecursionError) as exc:  # (Invalid is a ValueError)
             reason = said or (exc.args[0] if isinstance(exc, Invalid) else KEYS[key].allowed)
             raise ConfigError(f"{source}: '{shown or key}' must be {reason}") from None
@@ -333,13 +329,13 @@ for _head, _, _name in (k.partition(".") for k in KEYS if "." in k):
 _AFTER = "a key after [{table}] is read as part of it: put top-level keys before the first [table]"
 
 
-def _table_hint(exc: Unknown) -> str:
-    close = suggest(exc.name, exc.known)
+def _table_hint(name: str, table: str, known: tuple[str, ...]) -> str:
+    close = suggest(name, known)
     if close:
         return f" (did you mean {close!r}?)"
-    if exc.name in KEYS:
-        return f" (did you mean the top-level {exc.name!r}? {_AFTER.format(table='[' + exc.table + ']')})"
-    return f" (it takes {', '.join(exc.known)})"
+    if name in KEYS:
+        return f" (did you mean the top-level {name!r}? {_AFTER.format(table=f'[{table}]')})"
+    return f" (it takes {', '.join(known)})"
 
 
 def _unknown(key: str) -> str:
@@ -361,8 +357,7 @@ def _flatten(data: Mapping[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in data.items():
         if isinstance(value, dict) and key not in KEYS:
-            for sub, inner in value.items():
-                out[f"{key}.{sub}"] = inner
+            out.update({f"{key}.{sub}": inner for sub, inner in value.items()})
         else:
             out[key] = value
     return out
@@ -437,10 +432,7 @@ def load(path: str, explicit: bool) -> Config:
         if key not in KEYS:
             raise ConfigError(f"{shown}: {_unknown(key)}")
         config.set(key, value, shown)
-    if config["sessions_dirs"]:
-        config.values["sessions_dirs"] = [
-            os.path.abspath(os.path.expanduser(d)) for d in config["sessions_dirs"]
-        ]
+    config.values["sessions_dirs"] = [os.path.abspath(os.path.expanduser(d)) for d in config["sessions_dirs"]]
     return config
 
 

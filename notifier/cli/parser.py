@@ -404,7 +404,7 @@ def cmd_config(args: argparse.Namespace, config: Config) -> int:
     """``pi-notifier config``: the effective configuration and where each value came from."""
     from notifier.config import render
 
-    sys.stdout.write(render(config) + "\n")
+    out(render(config), "\n")
     return 0
 
 

@@ -51,10 +51,6 @@ def projects_of(snapshot: Snapshot) -> set[str]:
     return {name for v in snapshot.sessions for name in project_names(v.ref.name, v.ref.cwd, v.ref.host)}
 
 
-NOT_RUNNING = " (saved: pi-notifier is not running; it applies when it starts)"
-HEADLESS = " (saved; the headless run notifying (pid {pid}) applies it now)"
-
-
 def deliver(config: Config, command: Snooze | Mute) -> str:
     """To the running app, else into the state store (where a headless run that notifies finds
     it at once). How it went, in a few words."""
@@ -81,7 +77,9 @@ def _notifier_said(config: Config) -> str:
         pid = Notifying(paths.runtime_dir(), config["sessions_dirs"]).headless()
     except OSError:  # (no runtime folder of ours: nothing runs from one)
         pid = None
-    return NOT_RUNNING if pid is None else HEADLESS.format(pid=pid or "?")
+    if pid is None:
+        return " (saved: pi-notifier is not running; it applies when it starts)"
+    return f" (saved; the headless run notifying (pid {pid or '?'}) applies it now)"
 
 
 def cmd_snooze(args: argparse.Namespace, config: Config) -> int:
