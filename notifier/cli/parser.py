@@ -339,8 +339,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     elif extra:
         parser.error("unrecognized arguments: " + " ".join(extra))
     _reconfigure_streams(bool(getattr(args, "json", False)))
-    verbose = getattr(args, "verbose", False)
-    setup_logging(verbose, log_file=args.command in ("run", "demo"))
+    setup_logging(args.verbose, log_file=args.command in ("run", "demo"))
     from notifier.config import ConfigError
 
     try:

@@ -13,7 +13,7 @@ import time
 from notifier.cli.parser import fail, out, sessions_of
 from notifier.config import Config, ConfigError
 from notifier.core.commands import Mute, Snooze, to_obj
-from notifier.core.model import Snapshot
+from notifier.core.model import SessionView, Snapshot
 from notifier.core.planner import not_duration, snooze_words
 from notifier.core.text import clean, duration, project_name, project_names
 
@@ -25,15 +25,23 @@ def target(snapshot: Snapshot, what: str | None) -> tuple[str | None, str | None
     """WHAT → (session key, project, how to say it); both None: all. A project is a name the
     window shows as one (a session's name, else its folder's) or a session's folder's name; else
     WHAT is a SESSION."""
-    from notifier.actions import goto
     from notifier.core.commands import label
 
     if what is None or what == "all":
         return None, None, "every session"
     if what in projects_of(snapshot):
         return None, what, f"project {clean(what, 80)}"
+    view = _session(snapshot, what)
+    return view.ref.key, None, f"session {label(view)}"
+
+
+def _session(snapshot: Snapshot, what: str) -> SessionView:
+    """The session WHAT names (as ``goto`` takes it); one that names none is a ConfigError, one
+    that names several stays goto.Ambiguous."""
+    from notifier.actions import goto
+
     try:
-        view, _ = goto.pick(snapshot, what)
+        return goto.pick(snapshot, what)[0]
     except goto.Refused as exc:  # "next" with nothing waiting
         raise ConfigError(str(exc)) from None
     except goto.Ambiguous:
@@ -43,7 +51,6 @@ def target(snapshot: Snapshot, what: str | None) -> tuple[str | None, str | None
             raise ConfigError(f"{not_duration(what)}, nor a project or session") from None
         named = f"no project or session is called {clean(what, 80)!r}"
         raise ConfigError(f"{named} (pi-notifier status lists them)") from None
-    return view.ref.key, None, f"session {label(view)}"
 
 
 def projects_of(snapshot: Snapshot) -> set[str]:
@@ -125,10 +132,8 @@ def _mute(config: Config, what: str, on: bool) -> str:
     project = what
     snapshot = sessions_of(config, what)[1] if what not in muted else None
     if snapshot is not None and what not in projects_of(snapshot):
-        session, named, _ = target(snapshot, what)
-        # a session's project: what the window's Mute project mutes
-        view = next((v for v in snapshot.sessions if v.ref.key == session), None)
-        project = project_name(view.ref.name, view.ref.cwd, view.ref.host) if view else named or what
+        ref = _session(snapshot, what).ref  # a session's project: what the window's Mute project mutes
+        project = project_name(ref.name, ref.cwd, ref.host)
     if not on and project not in muted:
         return f"project {clean(project, 80)} is not muted"
     return f"{'muted' if on else 'unmuted'} project {clean(project, 80)}{deliver(config, Mute(project, on))}"
