@@ -22,7 +22,7 @@ from typing import Any
 from notifier.core.planner import QUIET_HOURS_FORMAT, parse_quiet_hours
 from notifier.core.text import clean, mask_url
 
-__all__ = ["KEYS", "OPTIONS", "SCHEMA", "Config", "ConfigError", "Key", "apply_command_line", "load", "render"]
+__all__ = ["KEYS", "OPTIONS", "SCHEMA", "Config", "ConfigError", "Key", "load", "render"]
 
 # difflib is imported where a misspelt key or value needs it: status loads this module (1 ms).
 
@@ -50,12 +50,7 @@ class Invalid(ValueError):
 
 
 class Unknown(Invalid):
-    """A key a table of the value does not have (``[[remotes]]`` table ``where``, 1-based): ``known``
-    are the ones it has (for a did-you-mean)."""
-
-    def __init__(self, name: str, table: str, where: int, known: tuple[str, ...]) -> None:
-        super().__init__(f"unknown key {clean(name, 60)!r} in [[{table}]] {where}")
-        self.name, self.table, self.known = name, table, known
+    """A key a table of the value does not have; the message names it, with what it may mean."""
 
 
 def _quiet(value: str) -> str:
@@ -260,8 +255,9 @@ def _table(key: Key, value: Any, where: int) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise Invalid(key.said)
     known = tuple(f.name for f in key.fields)
-    for unknown in sorted(set(value) - set(known), key=str):
-        raise Unknown(str(unknown), key.name, where, known)
+    for unknown in sorted(map(str, set(value) - set(known))):
+        hint = _table_hint(unknown, key.name, known)
+        raise Unknown(f"unknown key {clean(unknown, 60)!r} in [[{key.name}]] {where}{hint}")
     out = {}
     for f in key.fields:
         try:
@@ -319,8 +315,8 @@ class Config:
         try:
             checked = KEYS[key].check(value)
         except Unknown as exc:  # a key of one of the value's tables
-            raise ConfigError(f"{source}: '{shown or key}': {exc.args[0]}{_table_hint(exc)}") from None
-        except (Invalid, TypeError, ValueError, OverflowError, RecursionError) as exc:
+            raise ConfigError(f"{source}: '{shown or key}': {exc.args[0]}") from None
+        except (TypeError, ValueError, OverflowError, RecursionError) as exc:  # (Invalid is a ValueError)
             reason = said or (exc.args[0] if isinstance(exc, Invalid) else KEYS[key].allowed)
             raise ConfigError(f"{source}: '{shown or key}' must be {reason}") from None
         self.values[key] = checked
@@ -333,13 +329,13 @@ for _head, _, _name in (k.partition(".") for k in KEYS if "." in k):
 _AFTER = "a key after [{table}] is read as part of it: put top-level keys before the first [table]"
 
 
-def _table_hint(exc: Unknown) -> str:
-    close = suggest(exc.name, exc.known)
+def _table_hint(name: str, table: str, known: tuple[str, ...]) -> str:
+    close = suggest(name, known)
     if close:
         return f" (did you mean {close!r}?)"
-    if exc.name in KEYS:
-        return f" (did you mean the top-level {exc.name!r}? {_AFTER.format(table='[' + exc.table + ']')})"
-    return f" (it takes {', '.join(exc.known)})"
+    if name in KEYS:
+        return f" (did you mean the top-level {name!r}? {_AFTER.format(table=f'[{table}]')})"
+    return f" (it takes {', '.join(known)})"
 
 
 def _unknown(key: str) -> str:
@@ -361,8 +357,7 @@ def _flatten(data: Mapping[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in data.items():
         if isinstance(value, dict) and key not in KEYS:
-            for sub, inner in value.items():
-                out[f"{key}.{sub}"] = inner
+            out.update({f"{key}.{sub}": inner for sub, inner in value.items()})
         else:
             out[key] = value
     return out
@@ -421,11 +416,9 @@ def _key_at(text: str, match: re.Match[str] | None) -> str | None:
     return clean(table + m.group(1), 80) if m else None
 
 
-def load(path: str | None, explicit: bool) -> Config:
+def load(path: str, explicit: bool) -> Config:
     """Read ``path`` (the default config file when not ``explicit``: a missing one is fine)."""
     config = Config()
-    if path is None:
-        return config
     shown = clean(path)
     try:
         text = _read(path, shown)
@@ -439,14 +432,12 @@ def load(path: str | None, explicit: bool) -> Config:
         if key not in KEYS:
             raise ConfigError(f"{shown}: {_unknown(key)}")
         config.set(key, value, shown)
-    if config["sessions_dirs"]:
-        config.values["sessions_dirs"] = [
-            os.path.abspath(os.path.expanduser(d)) for d in config["sessions_dirs"]
-        ]
+    config.values["sessions_dirs"] = [os.path.abspath(os.path.expanduser(d)) for d in config["sessions_dirs"]]
     return config
 
 
-# Command-line options: the key each sets, and what an error says it takes (None: the key's words).
+# Command-line options: the key each sets, and what an error says it takes (None: the key's words);
+# each gets the same checks as its key (parser.effective_config).
 OPTIONS: dict[str, tuple[str, str | None]] = {
     "sessions_dirs": ("--sessions-dir", "a folder path, not empty"),
     "question_tools": (
@@ -456,15 +447,6 @@ OPTIONS: dict[str, tuple[str, str | None]] = {
     ),
     "liveness": ("--liveness", None),
 }
-
-
-def apply_command_line(config: Config, key: str, values: Any) -> None:
-    """A command-line value gets the same checks as the config key it sets. ``--sessions-dir``
-    may be relative (to the current folder), but not empty."""
-    option, said = OPTIONS[key]
-    if key == "sessions_dirs":
-        values = [os.path.abspath(os.path.expanduser(v)) if v.strip() else v for v in values]
-    config.set(key, values, "command line", shown=option, said=said)
 
 
 def render(config: Config) -> str:

@@ -7,7 +7,7 @@ import argparse
 import sys
 
 from notifier.actions import goto
-from notifier.cli.parser import fail, say, sessions_of
+from notifier.cli.parser import fail, out, say, sessions_of
 from notifier.config import Config
 from notifier.core.model import Snapshot, question_token
 from notifier.core.text import clean, number
@@ -77,14 +77,12 @@ def cmd_answer(args: argparse.Namespace, config: Config) -> int:
         return fail(1, exc)
     if args.call is None and args.token is None:  # the caller did not name it: say which it was
         q = done.question
-        sys.stdout.write(
-            f"question: {clean(q.text, 200)} (call {clean(q.tool_call_id, 60)}, token {question_token(q)})\n"
-        )
+        out(f"question: {clean(q.text, 200)} (call {clean(q.tool_call_id, 60)}, token {question_token(q)})\n")
     if done.note:
         say(f"note: {clean(done.note, 400)}")
     if done.outcome not in (None, "answered"):
         return fail(1, f"pi recorded the question as {done.outcome}: {clean(done.answer or '', 200)}")
-    sys.stdout.write(f"answered: {clean(done.answer or '(recorded)', 300)}\n")
+    out(f"answered: {clean(done.answer or '(recorded)', 300)}\n")
     return 0
 
 
@@ -92,13 +90,12 @@ def _answer_remote(remote: Remote, spec: str, args: argparse.Namespace) -> int:
     """``pi-notifier answer`` run by pi-notifier on the remote: its exit code, its output here
     (each line sanitized; its errors named after the remote)."""
     try:
-        code, out, err = goto.answer_remote(
+        code, said, err = goto.answer_remote(
             remote, spec, args.words[1:], args.timeout, call=args.call, token=args.token, text=args.text
         )
     except goto.RemoteRefused as exc:
         return fail(1, exc)
-    if out:
-        sys.stdout.write("".join(clean(line) + "\n" for line in out.splitlines()))
+    out(*(clean(line) + "\n" for line in said.splitlines()))
     if err:
         sys.stderr.write("".join(f"{clean(remote.name)}: {clean(line)}\n" for line in err.splitlines()))
     return code

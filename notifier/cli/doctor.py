@@ -26,6 +26,7 @@ from notifier.config import Config
 from notifier.control import request
 from notifier.core.planner import quiet_hours_note
 from notifier.core.text import clean
+from notifier.outputs import backends, tray
 from notifier.outputs.push import desktop_away
 from notifier.pi.parse import QuestionCatalog, dialog_kinds, extension_args, listed_extensions
 from notifier.sessions import walk
@@ -110,25 +111,14 @@ NO_TRAY_EITHER = "with no tray icon either, pi-notifier status, run --json"
 def _extras(config: Config) -> list[str]:
     """The notifications line and the tray line. With no tray icon either, the notifications
     line says what is left instead of "the tray icon alone will show questions"."""
-    lines: list[str] = []
-    try:
-        from notifier.outputs import tray  # (here: a missing UI library is a line)
-
-        lines.append(tray.doctor_line(config))
-    except ImportError:
-        pass
-    try:
-        from notifier.outputs.backends import TRAY_ALONE, doctor_line
-
-        line = doctor_line(config)
-    except ImportError:
-        return lines
+    tray_line = tray.doctor_line(config)
+    line = backends.doctor_line(config)
     # no icon on screen now: no tray at all, or none of the hosts its backend shows in
-    if lines and ("] tray: none" in lines[0] or "; tray host: none" in lines[0]):
+    if "] tray: none" in tray_line or "; tray host: none" in tray_line:
         window = ", the window" if has_display() else ""
         instead = f"{NO_TRAY_EITHER}{window} and a status bar (status --tmux / --bar) show questions"
-        line = line.replace(TRAY_ALONE, instead).replace("the tray icon shows questions", instead)
-    return [line, *lines]
+        line = line.replace(backends.TRAY_ALONE, instead).replace("the tray icon shows questions", instead)
+    return [line, tray_line]
 
 
 def _remotes(config: Config) -> list[str]:

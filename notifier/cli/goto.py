@@ -8,10 +8,9 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import sys
 
 from notifier.actions import goto
-from notifier.cli.parser import fail, sessions_of
+from notifier.cli.parser import fail, out, sessions_of
 from notifier.config import Config
 from notifier.core import text
 from notifier.core.codec import dumps
@@ -44,7 +43,7 @@ def cmd_goto(args: argparse.Namespace, config: Config) -> int:
     except goto.Refused as exc:
         return fail(1, exc)
     if args.print:
-        sys.stdout.write(terminal_json(target.location.obj() if target.location else None) + "\n")
+        out(terminal_json(target.location.obj() if target.location else None), "\n")
         if target.location is None:
             return fail(1, f"no running pi has this session; {goto.resume_advice(target.view)}")
         return 0
@@ -52,7 +51,7 @@ def cmd_goto(args: argparse.Namespace, config: Config) -> int:
         done = goto.focus(target.view, target.location)
     except goto.Refused as exc:
         return fail(1, exc)
-    sys.stdout.write(clean(done) + "\n")
+    out(clean(done), "\n")
     return 0
 
 
@@ -63,7 +62,7 @@ def _goto_remote(remote: Remote, spec: str, only_print: bool) -> int:
         argv = goto.goto_argv(remote, spec)
     except goto.RemoteRefused as exc:
         return fail(1, exc)
-    sys.stdout.write(text.join(argv) + "\n")  # (built from checked names: nothing raw)
+    out(text.join(argv), "\n")  # (built from checked names: nothing raw)
     if not only_print and has_display():
         goto.open_in_terminal(argv)
     return 0

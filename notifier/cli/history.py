@@ -10,19 +10,11 @@ from datetime import datetime
 
 from notifier.cli.parser import out
 from notifier.config import Config, ConfigError
-from notifier.core.codec import dumps, history_obj, parse_iso
+from notifier.core.codec import dumps, history_obj
 from notifier.core.text import clean, duration, project_name
 
 MAX_SINCE_DAYS = 36500
 HEAD = "ASKED             PROJECT                    WAITED  OUTCOME      QUESTION"
-
-
-def _local_minute(stamp: str) -> str:
-    """An ``iso`` time (always 2000–2200) as local "YYYY-MM-DD HH:MM"."""
-    seconds = parse_iso(stamp)
-    if seconds is None:
-        return stamp[:16].replace("T", " ")
-    return datetime.fromtimestamp(seconds).strftime("%Y-%m-%d %H:%M")
 
 
 def _days(given: str) -> float:
@@ -61,7 +53,8 @@ def cmd_history(args: argparse.Namespace, config: Config) -> int:
         project = project_name(q["session"]["name"], q["session"]["cwd"])
         waited = duration(q["waited_s"]) if q["waited_s"] is not None else "-"
         outcome = clean(q["outcome"], 11) or "pending"
-        lines.append(f"{_local_minute(q['asked_at'])}  {clean(project, 24):<24}  {waited:>7}  {outcome:<11}  "
+        asked = datetime.fromisoformat(q["asked_at"].replace("Z", "+00:00")).astimezone()  # (codec.iso's, local)
+        lines.append(f"{asked:%Y-%m-%d %H:%M}  {clean(project, 24):<24}  {waited:>7}  {outcome:<11}  "
                      f"{clean(q['question']['text'], 60)}")
     count, median, longest = (data["summary"][k] for k in ("count", "median_wait_s", "longest_wait_s"))
     lines.append(f"{count} question{'s' if count != 1 else ''}")

@@ -16,7 +16,7 @@ import argparse
 import contextlib
 import json
 import os
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 
 from notifier import APP_NAME, resources
 from notifier.cli.parser import fail, out
@@ -122,8 +122,8 @@ class Status:
     path: str
     installed: bool
     current: bool
-    loaded: list[Loaded] = field(default_factory=list)
-    unreachable: list[str] = field(default_factory=list)
+    loaded: list[Loaded]
+    unreachable: list[str]
 
     def said(self) -> str:
         """Whether it is installed and this version's copy, in a few words with what to do."""
@@ -138,14 +138,12 @@ def status() -> Status:
     folder = target()
     installed = {name: _read(os.path.join(folder, name)) for name in FILES}
     ours_legacy = _marked(_legacy(folder))
-    result = Status(folder, installed[ENTRY] is not None or ours_legacy, installed == shipped() and not ours_legacy)
-    for sock, hello in hellos().items():
-        if hello is None:
-            result.unreachable.append(sock)
-        else:
-            result.loaded.append(Loaded(sock, hello.pid, hello.pi_version, hello.session_file, hello.mode,
-                                        len(hello.dialogs)))
-    return result
+    found = hellos()
+    loaded = [Loaded(sock, h.pid, h.pi_version, h.session_file, h.mode, len(h.dialogs))
+              for sock, h in found.items() if h is not None]
+    unreachable = [sock for sock, h in found.items() if h is None]
+    current = installed == shipped() and not ours_legacy
+    return Status(folder, installed[ENTRY] is not None or ours_legacy, current, loaded, unreachable)
 
 
 def cmd_pi_extension(args: argparse.Namespace, config: Config) -> int:

@@ -34,11 +34,8 @@ class OutputError(Exception):
 
 def say(message: object) -> None:
     """``message`` as one line on stderr (sanitized), if there is a stderr."""
-    try:
-        if sys.stderr is not None:
-            sys.stderr.write(f"{APP_NAME}: {clean(message)}\n")
-    except (OSError, ValueError):
-        pass
+    with contextlib.suppress(OSError, ValueError, AttributeError):  # (AttributeError: no stderr)
+        sys.stderr.write(f"{APP_NAME}: {clean(message)}\n")
 
 
 def out(*texts: str, flush: bool = False) -> None:
@@ -183,10 +180,10 @@ COMMANDS: dict[str, Command] = {
         (("words",), {"nargs": "*", "metavar": "[WHAT] [DURATION]", "help": "WHAT: all (default), a project or a"
                       " SESSION; DURATION: 15m (default), 1h, 2h30m, 1d, tomorrow (08:00), or off to resume"}),
     )),
-    "mute": Command("no notifications from a project until unmute", "snooze:cmd_mute", (
+    "mute": Command("no notifications from a project until unmute", "snooze:cmd_snooze", (
         (("what",), {"metavar": "WHAT", "help": "a project, or a SESSION (its project)"}),
     )),
-    "unmute": Command("notifications from a muted project again", "snooze:cmd_unmute", (
+    "unmute": Command("notifications from a muted project again", "snooze:cmd_snooze", (
         (("what",), {"metavar": "WHAT", "help": "a muted project, a SESSION (its project), or all"}),
     )),
     "pi-extension": Command(
@@ -226,22 +223,19 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
 
 def effective_config(args: argparse.Namespace) -> Config:
-    from notifier.config import (  # (in parentheses: the codemod leaves it whole)
-        OPTIONS,
-        ConfigError,
-        apply_command_line,
-        load,
-    )
+    from notifier.config import OPTIONS, ConfigError, load
     from notifier.system import paths
 
-    explicit = getattr(args, "config", None)
+    explicit = args.config
     if explicit is not None and not explicit.strip():
         raise ConfigError("command line: '--config' must be a file path, not empty")
     config = load(explicit or paths.config_file(), explicit=bool(explicit))
-    for key in OPTIONS:
+    for key, (option, said) in OPTIONS.items():  # (checked as the key they set; a folder may be relative)
         value = getattr(args, key, None)
+        if key == "sessions_dirs" and value is not None:
+            value = [os.path.abspath(os.path.expanduser(v)) if v.strip() else v for v in value]
         if value is not None:
-            apply_command_line(config, key, value)
+            config.set(key, value, "command line", shown=option, said=said)
     if not config["sessions_dirs"]:
         config.values["sessions_dirs"] = [paths.default_sessions_dir()]
         config.sources["sessions_dirs"] = "pi's default"
@@ -345,8 +339,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     elif extra:
         parser.error("unrecognized arguments: " + " ".join(extra))
     _reconfigure_streams(bool(getattr(args, "json", False)))
-    verbose = getattr(args, "verbose", False)
-    setup_logging(verbose, log_file=args.command in ("run", "demo"))
+    setup_logging(args.verbose, log_file=args.command in ("run", "demo"))
     from notifier.config import ConfigError
 
     try:
@@ -410,7 +403,7 @@ def cmd_config(args: argparse.Namespace, config: Config) -> int:
     """``pi-notifier config``: the effective configuration and where each value came from."""
     from notifier.config import render
 
-    sys.stdout.write(render(config) + "\n")
+    out(render(config), "\n")
     return 0
 
 

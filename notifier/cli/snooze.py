@@ -9,12 +9,11 @@ from __future__ import annotations
 import argparse
 import re
 import time
-from collections.abc import Callable
 
 from notifier.cli.parser import fail, out, sessions_of
 from notifier.config import Config, ConfigError
 from notifier.core.commands import Mute, Snooze, to_obj
-from notifier.core.model import Snapshot
+from notifier.core.model import SessionView, Snapshot
 from notifier.core.planner import not_duration, snooze_words
 from notifier.core.text import clean, duration, project_name, project_names
 
@@ -26,15 +25,23 @@ def target(snapshot: Snapshot, what: str | None) -> tuple[str | None, str | None
     """WHAT → (session key, project, how to say it); both None: all. A project is a name the
     window shows as one (a session's name, else its folder's) or a session's folder's name; else
     WHAT is a SESSION."""
-    from notifier.actions import goto
     from notifier.core.commands import label
 
     if what is None or what == "all":
         return None, None, "every session"
     if what in projects_of(snapshot):
         return None, what, f"project {clean(what, 80)}"
+    view = _session(snapshot, what)
+    return view.ref.key, None, f"session {label(view)}"
+
+
+def _session(snapshot: Snapshot, what: str) -> SessionView:
+    """The session WHAT names (as ``goto`` takes it); one that names none is a ConfigError, one
+    that names several stays goto.Ambiguous."""
+    from notifier.actions import goto
+
     try:
-        view, _ = goto.pick(snapshot, what)
+        return goto.pick(snapshot, what)[0]
     except goto.Refused as exc:  # "next" with nothing waiting
         raise ConfigError(str(exc)) from None
     except goto.Ambiguous:
@@ -44,16 +51,11 @@ def target(snapshot: Snapshot, what: str | None) -> tuple[str | None, str | None
             raise ConfigError(f"{not_duration(what)}, nor a project or session") from None
         named = f"no project or session is called {clean(what, 80)!r}"
         raise ConfigError(f"{named} (pi-notifier status lists them)") from None
-    return view.ref.key, None, f"session {label(view)}"
 
 
 def projects_of(snapshot: Snapshot) -> set[str]:
     """Every name a project goes by (:attr:`notifier.core.model.Item.projects`)."""
     return {name for v in snapshot.sessions for name in project_names(v.ref.name, v.ref.cwd, v.ref.host)}
-
-
-NOT_RUNNING = " (saved: pi-notifier is not running; it applies when it starts)"
-HEADLESS = " (saved; the headless run notifying (pid {pid}) applies it now)"
 
 
 def deliver(config: Config, command: Snooze | Mute) -> str:
@@ -82,37 +84,22 @@ def _notifier_said(config: Config) -> str:
         pid = Notifying(paths.runtime_dir(), config["sessions_dirs"]).headless()
     except OSError:  # (no runtime folder of ours: nothing runs from one)
         pid = None
-    return NOT_RUNNING if pid is None else HEADLESS.format(pid=pid or "?")
+    if pid is None:
+        return " (saved: pi-notifier is not running; it applies when it starts)"
+    return f" (saved; the headless run notifying (pid {pid or '?'}) applies it now)"
 
 
 def cmd_snooze(args: argparse.Namespace, config: Config) -> int:
-    """snooze [WHAT] [DURATION]: 0 done, 1 not delivered, 2 bad usage."""
+    """snooze [WHAT] [DURATION], mute WHAT, unmute WHAT|all: what was done printed; 0 done, 1 not
+    delivered, 2 bad usage (a bad DURATION, a WHAT that names several sessions; one that names
+    nothing is a ConfigError, said by main)."""
     try:
-        what, seconds = snooze_words(list(args.words), time.time())
-    except ValueError as exc:
-        return fail(2, exc)
-    return _carried(lambda: _snooze(config, what, seconds, time.time()))
-
-
-def cmd_mute(args: argparse.Namespace, config: Config) -> int:
-    """mute WHAT: no notification from a project (or a session's project) until ``unmute``."""
-    return _carried(lambda: _mute(config, args.what, True))
-
-
-def cmd_unmute(args: argparse.Namespace, config: Config) -> int:
-    """unmute WHAT|all: a muted project notifies again."""
-    return _carried(lambda: _mute(config, args.what, False))
-
-
-def _carried(do: Callable[[], str]) -> int:
-    """``do()``, what it says printed; its failures as one line: exit 2 for bad usage (WHAT names
-    several sessions; one that names nothing is a ConfigError, said by main), 1 for what could not
-    be delivered."""
-    from notifier.actions import goto
-
-    try:
-        said = do()
-    except goto.Ambiguous as exc:
+        if args.command == "snooze":
+            what, seconds = snooze_words(list(args.words), time.time())
+            said = _snooze(config, what, seconds, time.time())
+        else:
+            said = _mute(config, args.what, args.command == "mute")
+    except ValueError as exc:  # (goto.Ambiguous is one)
         return fail(2, exc)
     except (RuntimeError, OSError) as exc:
         return fail(1, exc)
@@ -145,10 +132,8 @@ def _mute(config: Config, what: str, on: bool) -> str:
     project = what
     snapshot = sessions_of(config, what)[1] if what not in muted else None
     if snapshot is not None and what not in projects_of(snapshot):
-        session, named, _ = target(snapshot, what)
-        # a session's project: what the window's Mute project mutes
-        view = next((v for v in snapshot.sessions if v.ref.key == session), None)
-        project = project_name(view.ref.name, view.ref.cwd, view.ref.host) if view else named or what
+        ref = _session(snapshot, what).ref  # a session's project: what the window's Mute project mutes
+        project = project_name(ref.name, ref.cwd, ref.host)
     if not on and project not in muted:
         return f"project {clean(project, 80)} is not muted"
     return f"{'muted' if on else 'unmuted'} project {clean(project, 80)}{deliver(config, Mute(project, on))}"
