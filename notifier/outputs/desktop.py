@@ -40,8 +40,8 @@ from notifier.core.model import (
 )
 from notifier.core.planner import Planner, Preferences, in_quiet_hours, next_quiet_change, parse_quiet_hours
 from notifier.core.text import markup
-from notifier.outputs.backends import TRAY_ALONE, Backend, choose_backend
-from notifier.outputs.dbus import BackendError, ServerGone
+from notifier.outputs.backends import TRAY_ALONE, choose_backend
+from notifier.outputs.dbus import Backend, BackendError, DBusBackend, ServerGone
 from notifier.outputs.render import ANSWER_PREFIX, REPLY, Message, option_actions, render, takes_text
 from notifier.store import Store
 from notifier.system.focus import FocusFollower, items_focused
@@ -88,16 +88,6 @@ class Bubbles:
                             " if it is on screen, it cannot be closed from here", len(keys))
         self.store.keep_bubbles_of(owner)
         self.store.drop_bubbles(owner, INTENT)
-
-    def record(self, owner: str, server_id: int, keys: list[Key] | None) -> None:
-        """Record (``keys``) or forget (None) one notification on ``owner``'s screen
-        (``server_id`` :data:`INTENT`: one asked for, its id not known yet)."""
-        if not owner or not server_id:
-            return
-        if keys is None:
-            self.store.drop_bubbles(owner, server_id)
-        else:
-            self.store.put_bubble(owner, server_id, keys)
 
     def over(self, pending: set[Key]) -> list[int]:
         """The left-over notifications none of whose questions is pending now (the engine's first
@@ -236,7 +226,15 @@ class Screen:
             self._recorded(server_id, None)
 
     def _recorded(self, server_id: int, keys: list[Key] | None) -> None:
-        self.bubbles.record(self._owner(), server_id, keys)
+        """Record (``keys``) or forget (None) one notification on the server's screen
+        (``server_id`` :data:`INTENT`: one asked for, its id not known yet)."""
+        owner = self._owner()
+        if not owner or not server_id:
+            return
+        if keys is None:
+            self.store.drop_bubbles(owner, server_id)
+        else:
+            self.store.put_bubble(owner, server_id, keys)
 
     def stop(self) -> None:
         """Withdraw what is showing and let the backend go."""
@@ -503,17 +501,18 @@ class AlertSink:
         self._focus = FocusFollower(self._worker) if config["notifications.skip_when_focused"] else None
 
     def _choose(self) -> tuple[Backend, str]:
-        return choose_backend(
-            self.config["notifications.backend"],
+        expire = self.config["notifications.expire"]
+        dbus = partial(
+            DBusBackend,
             on_action=self.on_server_action,
             on_reply=self.on_server_reply,
             on_closed=self.on_server_closed,
             on_server=self._server_event,
-            expire=self.config["notifications.expire"],
+            expire=expire,
             sound=self.config["notifications.sound"],
-            instead=self.instead,
             worker=self._worker,  # (the bus is read there)
         )
+        return choose_backend(self.config["notifications.backend"], dbus, expire=expire, instead=self.instead)
 
     def start(self) -> None:
         self._screen.start()
