@@ -498,11 +498,9 @@ class DBusBackend(Backend):
         worker: Worker | None = None,
     ) -> None:
         self.worker = worker
-        self.on_action, self.on_reply, self.on_server = on_action, on_reply, on_server
-        self.on_closed = on_closed
+        self.on_action, self.on_reply, self.on_closed, self.on_server = on_action, on_reply, on_closed, on_server
         self._once = Once()
-        self.sound = sound
-        self.expire = expire
+        self.sound, self.expire = sound, expire
         self.icon = app_icon()  # (its path, found once: every Notify sends it)
         self.server: tuple[str, ...] = ()
         self.process = ""  # the owning process, for people ("mako, pid 812"; "" if not known)
