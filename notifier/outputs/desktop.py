@@ -123,20 +123,6 @@ class Bubbles:
         """The left-over notifications that show one of ``keys`` (shown anew now: to be closed)."""
         return self._pop([nid for nid, left in self.orphans.items() if left & set(keys)])
 
-    def server_gone(self, owner: str) -> None:
-        """The server went away (or another took over): what it showed went with it."""
-        if owner:
-            self.store.drop_bubbles(owner)
-        self.orphans.clear()
-        self.dismissed.clear()
-
-    def new_server(self, owner: str) -> None:
-        """A new server owns the name: only its records are kept."""
-        self.orphans.clear()
-        self.dismissed.clear()
-        if owner:
-            self.store.keep_bubbles_of(owner)
-
     def stopped(self, owner: str) -> None:
         """Ours are closed; those a run before ours left, still asked, stay on screen (recorded):
         the next run closes them."""
@@ -359,11 +345,11 @@ class Screen:
     def went_away(self, what: str, now: float) -> None:
         backend = self.backend
         was_online = backend is not None and backend.online
-        self.bubbles.server_gone(self._owner())
+        if owner := self._owner():  # (what it showed went with it)
+            self.store.drop_bubbles(owner)
+        self._screen_gone()
         if backend is not None:
             backend.online = False  # (until :meth:`Backend.probe` finds one)
-        for shown in self.shown.values():  # (those bubbles went with the server)
-            shown.server_id = 0
         if what == "bus":
             if self.reconnect_at is None or self._asking_again:
                 self._asking_again = False
@@ -388,9 +374,9 @@ class Screen:
         if not backend.probe():  # (a new owner that does not answer: asked again later)
             self._ask_again(now)
         else:  # a new owner: another server, or the same one restarted
-            for shown in self.shown.values():
-                shown.server_id = 0
-            self.bubbles.new_server(self._owner())  # (the old one's went with it)
+            self._screen_gone()
+            if owner := self._owner():  # (only its records are kept: the old one's went with it)
+                self.store.keep_bubbles_of(owner)
             if was_online:
                 what = "another notification server took over"
             elif self._ever_online:
@@ -401,6 +387,13 @@ class Screen:
             self._told_down = False
             log.warning("notifications: %s: %s", what, backend.describe())
             self.show_again()
+
+    def _screen_gone(self) -> None:
+        """What the server showed is gone (it went away, or another took over)."""
+        self.bubbles.orphans.clear()
+        self.bubbles.dismissed.clear()
+        for shown in self.shown.values():
+            shown.server_id = 0
 
     def _ask_again(self, now: float) -> None:
         """A server owns the name but its answers were no use (still starting, stuck): ask it

@@ -103,14 +103,11 @@ def desktop_away() -> bool | None:
         bus_name="org.freedesktop.login1",
         interface="org.freedesktop.DBus.Properties",
     )
-    try:
-        hints = [
+    with contextlib.suppress(Exception):  # (no system bus, no logind, no session: the screensaver)
+        return any([  # (both asked: either failing means the screensaver is asked)
             ask("SYSTEM", new_method_call(session, "Get", "ss", ("org.freedesktop.login1.Session", prop)))[0][1]
             for prop in ("IdleHint", "LockedHint")
-        ]
-        return any(bool(h) for h in hints)
-    except Exception:  # no system bus, no logind, no session: try the screensaver
-        pass
+        ])
     saver = DBusAddress(
         "/org/freedesktop/ScreenSaver", bus_name="org.freedesktop.ScreenSaver", interface="org.freedesktop.ScreenSaver"
     )
