@@ -203,19 +203,17 @@ def _plyer(expire: str | int, found: str) -> tuple[PlyerBackend, str]:
     owned, who = server_owner()
     if not owned:
         raise BackendError(who)
+    name = NOTIFICATIONS + (f" ({who})" if who else "")
     try:
         import dbus  # noqa: F401  (plyer's D-Bus path, tried first)
 
         through = "dbus-python"
     except ImportError:
         if not shutil.which("notify-send"):
-            who = f" ({who})" if who else ""
-            raise _NoPlyerPath(
-                f"a server owns {NOTIFICATIONS}{who}, but plyer has neither dbus-python nor notify-send here"
-            ) from None
+            why = f"a server owns {name}, but plyer has neither dbus-python nor notify-send here"
+            raise _NoPlyerPath(why) from None
         through = "notify-send"
-    server = f"the server that owns {NOTIFICATIONS}" + (f" ({who})" if who else "")
-    return PlyerBackend(expire), f" through {through} to {server}"
+    return PlyerBackend(expire), f" through {through} to the server that owns {name}"
 
 
 def doctor_line(config: Config) -> str:
