@@ -13,78 +13,23 @@ import platform
 import shutil
 import sys
 from collections.abc import Callable, Sequence
-from typing import Protocol
 
 from notifier import APP_NAME
 from notifier.config import Config
 from notifier.core.text import clean
-from notifier.outputs.dbus import NOTIFICATIONS, BackendError, DBusBackend, server_owner
+from notifier.outputs.dbus import NOTIFICATIONS, Backend, BackendError, DBusBackend, server_owner
 from notifier.outputs.render import Message, expire_ms, summary
 from notifier.resources import app_icon
 from notifier.system import processes
-from notifier.system.supervisor import Worker
 
 TOAST_TIMEOUT_S = 20.0  # how long showing one toast through powershell.exe may take
-
-
-class Backend(Protocol):
-    name: str
-    markup: bool
-    online: bool  # can deliver right now
-    # The server's unique bus name, which its notification ids belong to ("" where there is none).
-    owner: str
-    found: str  # what looking for the server found (:class:`~.dbus.DBusBackend`; "" where none looks)
-
-    @property
-    def connected(self) -> bool:
-        """A session-bus connection is up that reports the server coming and going."""
-        ...
-
-    def show(self, message: Message, replaces: int) -> int: ...
-
-    def close(self, server_id: int) -> None: ...
-
-    def shutdown(self) -> None: ...
-
-    def probe(self) -> bool:
-        """Ask the server who it is again (a new owner of its name); True if it answered."""
-        ...
-
-    def describe(self) -> str: ...
-
-
-class Plain:
-    """What a backend that does not follow a server answers (no bus name, nothing looked for, no
-    ids: nothing can be withdrawn); as it is, the one that shows nothing."""
-
-    name = "none"
-    markup = False
-    online = False
-    owner = ""
-    found = ""
-    connected = False
-
-    def show(self, message: Message, replaces: int) -> int:
-        return 0
-
-    def close(self, server_id: int) -> None:
-        pass  # (no ids: nothing to withdraw)
-
-    def shutdown(self) -> None:
-        pass
-
-    def probe(self) -> bool:
-        return self.online
-
-    def describe(self) -> str:
-        return self.name
 
 
 def is_wsl() -> bool:
     return sys.platform.startswith("linux") and "microsoft" in platform.release().lower()
 
 
-class PlyerBackend(Plain):
+class PlyerBackend(Backend):
     name = "plyer"
     online = True
 
@@ -124,7 +69,7 @@ def _b64(text: str) -> str:
     return base64.b64encode(text.encode("utf-8")).decode("ascii")
 
 
-class PowerShellBackend(Plain):
+class PowerShellBackend(Backend):
     """WSL: notify-send goes nowhere there, so show a Windows toast. Strings travel base64-encoded
     and are XML-escaped on the Windows side: nothing from the model is ever parsed as script."""
 
@@ -177,23 +122,18 @@ TRAY_ALONE = "the tray icon alone will show questions"
 
 def choose_backend(
     preference: str,
+    dbus: Callable[[], DBusBackend] = DBusBackend,
     *,
-    on_action: Callable[[int, str], None] | None = None,
-    on_reply: Callable[[int, str], None] | None = None,
-    on_closed: Callable[[int], None] | None = None,
-    on_server: Callable[[str], None] | None = None,
     expire: str | int = "never",
-    sound: str = "default",
     instead: str = TRAY_ALONE,
-    worker: Worker | None = None,
 ) -> tuple[Backend, str]:
     """The backend to use and one line saying why. A backend is chosen only where it can really
     deliver: for D-Bus a server must answer ``GetServerInformation`` and ``GetCapabilities``;
     plyer/notify-send go through the same server on Linux, so for them something must own its
     name (asked of the bus: the server itself is not called, so a server that answers jeepney
-    oddly does not keep plyer from it). With ``on_server`` (the running app), a bus without a
-    working server gives back the D-Bus backend offline, so it reports the server when one
-    appears."""
+    oddly does not keep plyer from it). ``dbus`` makes the D-Bus backend; one with ``on_server``
+    (the running app's) is given back offline on a bus without a working server, so it reports
+    the server when one appears."""
     reasons: list[str] = []
     waiting: DBusBackend | None = None
     found = ""  # what the D-Bus attempt found (DBusBackend.found)
@@ -201,15 +141,14 @@ def choose_backend(
     for name in _order(preference):
         try:
             if name == "none":
-                return Plain(), "notifications are off"
+                return Backend(), "notifications are off"
             if name == "dbus":
-                backend = DBusBackend(on_action=on_action, on_reply=on_reply, on_closed=on_closed,
-                                      on_server=on_server, expire=expire, sound=sound, worker=worker)
+                backend = dbus()
                 if backend.connect():
                     return backend, backend.describe()
                 reasons.append(backend.problem)
                 found = backend.found
-                if on_server is not None:
+                if backend.on_server is not None:
                     waiting = backend
                 else:
                     backend.shutdown()
@@ -224,7 +163,7 @@ def choose_backend(
         except (BackendError, ImportError) as exc:
             reasons.append(clean(exc, 160))
             server_there = server_there or isinstance(exc, _NoPlyerPath)
-    return (waiting or Plain()), _none_because(reasons, found, server_there, instead)
+    return (waiting or Backend()), _none_because(reasons, found, server_there, instead)
 
 
 def _order(preference: str) -> Sequence[str]:
@@ -264,19 +203,17 @@ def _plyer(expire: str | int, found: str) -> tuple[PlyerBackend, str]:
     owned, who = server_owner()
     if not owned:
         raise BackendError(who)
+    name = NOTIFICATIONS + (f" ({who})" if who else "")
     try:
         import dbus  # noqa: F401  (plyer's D-Bus path, tried first)
 
         through = "dbus-python"
     except ImportError:
         if not shutil.which("notify-send"):
-            who = f" ({who})" if who else ""
-            raise _NoPlyerPath(
-                f"a server owns {NOTIFICATIONS}{who}, but plyer has neither dbus-python nor notify-send here"
-            ) from None
+            why = f"a server owns {name}, but plyer has neither dbus-python nor notify-send here"
+            raise _NoPlyerPath(why) from None
         through = "notify-send"
-    server = f"the server that owns {NOTIFICATIONS}" + (f" ({who})" if who else "")
-    return PlyerBackend(expire), f" through {through} to {server}"
+    return PlyerBackend(expire), f" through {through} to the server that owns {name}"
 
 
 def doctor_line(config: Config) -> str:

@@ -430,7 +430,42 @@ class Once:
 
 # ---- the notification server ----
 
-class DBusBackend:
+class Backend:
+    """What every backend answers; as it is, the one that shows nothing. One that does not follow
+    a server has no bus name, looks for nothing and gives no ids (nothing can be withdrawn)."""
+
+    name = "none"
+    markup = False
+    online = False  # can deliver right now
+    # The server's unique bus name (":1.42"), after the bus's own id (a new one each time a bus
+    # starts): never given to another connection, so a notification id recorded with it names
+    # this very server's notification, never one of a later server (ids restart at 1).
+    owner = ""
+    found = ""  # what looking for the server found (:class:`DBusBackend`)
+
+    @property
+    def connected(self) -> bool:
+        """A session-bus connection is up that reports the server coming and going."""
+        return False
+
+    def show(self, message: Message, replaces: int) -> int:
+        return 0
+
+    def close(self, server_id: int) -> None:
+        pass  # (no ids: nothing to withdraw)
+
+    def shutdown(self) -> None:
+        pass
+
+    def probe(self) -> bool:
+        """Ask the server who it is again (a new owner of its name); True if it answered."""
+        return self.online
+
+    def describe(self) -> str:
+        return self.name
+
+
+class DBusBackend(Backend):
     """org.freedesktop.Notifications over jeepney (pure Python).
 
     The connection to the session bus outlives the server: it also listens for the server's name
@@ -463,22 +498,13 @@ class DBusBackend:
         worker: Worker | None = None,
     ) -> None:
         self.worker = worker
-        self.on_action, self.on_reply, self.on_server = on_action, on_reply, on_server
-        self.on_closed = on_closed
+        self.on_action, self.on_reply, self.on_closed, self.on_server = on_action, on_reply, on_closed, on_server
         self._once = Once()
-        self.sound = sound
-        self.expire = expire
+        self.sound, self.expire = sound, expire
         self.icon = app_icon()  # (its path, found once: every Notify sends it)
         self.server: tuple[str, ...] = ()
-        # The server's unique bus name (":1.42"), after the bus's own id (a new one each time a
-        # bus starts): never given to another connection, so a notification id recorded with it
-        # names this very server's notification, never one of a later server (ids restart at 1).
-        self.owner = ""
         self.process = ""  # the owning process, for people ("mako, pid 812"; "" if not known)
         self.capabilities: tuple[str, ...] = ()
-        self.markup = False
-        self.online = False
-        self.found = ""
         self.problem = ""
         self._bus: Bus | None = None
 

@@ -40,8 +40,8 @@ from notifier.core.model import (
 )
 from notifier.core.planner import Planner, Preferences, in_quiet_hours, next_quiet_change, parse_quiet_hours
 from notifier.core.text import markup
-from notifier.outputs.backends import TRAY_ALONE, Backend, choose_backend
-from notifier.outputs.dbus import BackendError, ServerGone
+from notifier.outputs.backends import TRAY_ALONE, choose_backend
+from notifier.outputs.dbus import Backend, BackendError, DBusBackend, ServerGone
 from notifier.outputs.render import ANSWER_PREFIX, REPLY, Message, option_actions, render, takes_text
 from notifier.store import Store
 from notifier.system.focus import FocusFollower, items_focused
@@ -89,16 +89,6 @@ class Bubbles:
         self.store.keep_bubbles_of(owner)
         self.store.drop_bubbles(owner, INTENT)
 
-    def record(self, owner: str, server_id: int, keys: list[Key] | None) -> None:
-        """Record (``keys``) or forget (None) one notification on ``owner``'s screen
-        (``server_id`` :data:`INTENT`: one asked for, its id not known yet)."""
-        if not owner or not server_id:
-            return
-        if keys is None:
-            self.store.drop_bubbles(owner, server_id)
-        else:
-            self.store.put_bubble(owner, server_id, keys)
-
     def over(self, pending: set[Key]) -> list[int]:
         """The left-over notifications none of whose questions is pending now (the engine's first
         snapshot). A remote host's questions are not known yet then (its link is still
@@ -132,20 +122,6 @@ class Bubbles:
     def sharing(self, keys: list[Key]) -> list[int]:
         """The left-over notifications that show one of ``keys`` (shown anew now: to be closed)."""
         return self._pop([nid for nid, left in self.orphans.items() if left & set(keys)])
-
-    def server_gone(self, owner: str) -> None:
-        """The server went away (or another took over): what it showed went with it."""
-        if owner:
-            self.store.drop_bubbles(owner)
-        self.orphans.clear()
-        self.dismissed.clear()
-
-    def new_server(self, owner: str) -> None:
-        """A new server owns the name: only its records are kept."""
-        self.orphans.clear()
-        self.dismissed.clear()
-        if owner:
-            self.store.keep_bubbles_of(owner)
 
     def stopped(self, owner: str) -> None:
         """Ours are closed; those a run before ours left, still asked, stay on screen (recorded):
@@ -236,7 +212,15 @@ class Screen:
             self._recorded(server_id, None)
 
     def _recorded(self, server_id: int, keys: list[Key] | None) -> None:
-        self.bubbles.record(self._owner(), server_id, keys)
+        """Record (``keys``) or forget (None) one notification on the server's screen
+        (``server_id`` :data:`INTENT`: one asked for, its id not known yet)."""
+        owner = self._owner()
+        if not owner or not server_id:
+            return
+        if keys is None:
+            self.store.drop_bubbles(owner, server_id)
+        else:
+            self.store.put_bubble(owner, server_id, keys)
 
     def stop(self) -> None:
         """Withdraw what is showing and let the backend go."""
@@ -361,11 +345,11 @@ class Screen:
     def went_away(self, what: str, now: float) -> None:
         backend = self.backend
         was_online = backend is not None and backend.online
-        self.bubbles.server_gone(self._owner())
+        if owner := self._owner():  # (what it showed went with it)
+            self.store.drop_bubbles(owner)
+        self._screen_gone()
         if backend is not None:
             backend.online = False  # (until :meth:`Backend.probe` finds one)
-        for shown in self.shown.values():  # (those bubbles went with the server)
-            shown.server_id = 0
         if what == "bus":
             if self.reconnect_at is None or self._asking_again:
                 self._asking_again = False
@@ -390,9 +374,9 @@ class Screen:
         if not backend.probe():  # (a new owner that does not answer: asked again later)
             self._ask_again(now)
         else:  # a new owner: another server, or the same one restarted
-            for shown in self.shown.values():
-                shown.server_id = 0
-            self.bubbles.new_server(self._owner())  # (the old one's went with it)
+            self._screen_gone()
+            if owner := self._owner():  # (only its records are kept: the old one's went with it)
+                self.store.keep_bubbles_of(owner)
             if was_online:
                 what = "another notification server took over"
             elif self._ever_online:
@@ -403,6 +387,13 @@ class Screen:
             self._told_down = False
             log.warning("notifications: %s: %s", what, backend.describe())
             self.show_again()
+
+    def _screen_gone(self) -> None:
+        """What the server showed is gone (it went away, or another took over)."""
+        self.bubbles.orphans.clear()
+        self.bubbles.dismissed.clear()
+        for shown in self.shown.values():
+            shown.server_id = 0
 
     def _ask_again(self, now: float) -> None:
         """A server owns the name but its answers were no use (still starting, stuck): ask it
@@ -503,17 +494,18 @@ class AlertSink:
         self._focus = FocusFollower(self._worker) if config["notifications.skip_when_focused"] else None
 
     def _choose(self) -> tuple[Backend, str]:
-        return choose_backend(
-            self.config["notifications.backend"],
+        expire = self.config["notifications.expire"]
+        dbus = partial(
+            DBusBackend,
             on_action=self.on_server_action,
             on_reply=self.on_server_reply,
             on_closed=self.on_server_closed,
             on_server=self._server_event,
-            expire=self.config["notifications.expire"],
+            expire=expire,
             sound=self.config["notifications.sound"],
-            instead=self.instead,
             worker=self._worker,  # (the bus is read there)
         )
+        return choose_backend(self.config["notifications.backend"], dbus, expire=expire, instead=self.instead)
 
     def start(self) -> None:
         self._screen.start()

@@ -103,14 +103,11 @@ def desktop_away() -> bool | None:
         bus_name="org.freedesktop.login1",
         interface="org.freedesktop.DBus.Properties",
     )
-    try:
-        hints = [
+    with contextlib.suppress(Exception):  # (no system bus, no logind, no session: the screensaver)
+        return any([  # (both asked: either failing means the screensaver is asked)
             ask("SYSTEM", new_method_call(session, "Get", "ss", ("org.freedesktop.login1.Session", prop)))[0][1]
             for prop in ("IdleHint", "LockedHint")
-        ]
-        return any(bool(h) for h in hints)
-    except Exception:  # no system bus, no logind, no session: try the screensaver
-        pass
+        ])
     saver = DBusAddress(
         "/org/freedesktop/ScreenSaver", bus_name="org.freedesktop.ScreenSaver", interface="org.freedesktop.ScreenSaver"
     )
@@ -156,8 +153,8 @@ class PushSink:
         self.store = store  # where pushed questions are remembered (None: this run only)
         self._lock = threading.Condition()
         self._due: list[tuple[float, int, tuple[str, str]]] = []  # (when, order, key)
-        self._waiting: dict[tuple[str, str], Transition] = {}  # due later
-        self._open: set[tuple[str, str]] = set()  # every question still waiting (held ones too)
+        # every question still waiting for an answer (held ones too), by key: one not pushed yet is due later
+        self._open: dict[tuple[str, str], Transition] = {}
         self._preferences = Preferences()  # the user's snoozes and mutes (set_preferences)
         self._quiet = parse_quiet_hours(config["quiet_hours"])
         self._pushed: set[tuple[str, str]] = store.pushed() if store is not None else set()
@@ -198,15 +195,12 @@ class PushSink:
         with self._lock:
             for t in items:
                 key = key_of(t.session, t.question)
-                if t.kind == "needs_input":
-                    self._open.add(key)
-                    if key in self._waiting or key in self._pushed:
-                        continue
-                    self._waiting[key] = t
+                if t.kind != "needs_input":
+                    self._open.pop(key, None)
+                    continue
+                if key not in self._open and key not in self._pushed:
                     heapq.heappush(self._due, (now + self.after_s, next(self._order), key))
-                else:
-                    self._open.discard(key)
-                    self._waiting.pop(key, None)
+                self._open.setdefault(key, t)
             self._lock.notify_all()
 
     # ---- the push thread ----
@@ -245,7 +239,8 @@ class PushSink:
                     keys: list[tuple[str, str]] = []
                     while self._due and self._due[0][0] <= now + GROUP_S:
                         keys.append(heapq.heappop(self._due)[2])
-                    keys = [k for k in dict.fromkeys(keys) if k in self._waiting]  # (not answered in time)
+                    # (not answered in time; not pushed meanwhile)
+                    keys = [k for k in dict.fromkeys(keys) if k in self._open and k not in self._pushed]
                     if keys:
                         return keys
                     continue
@@ -268,15 +263,15 @@ class PushSink:
         with self._lock:
             batch: list[Transition] = []
             for key in keys:
-                t = self._waiting.get(key)
+                t = self._open.get(key)  # (None: answered meanwhile)
                 if t is None:
                     continue
                 item = Item(key, t.session, t.question)
                 if later or prefs.mutes(item) or prefs.silenced_until(item) > wall:
                     heapq.heappush(self._due, (self.clock() + AWAY_RECHECK_S, next(self._order), key))
                 else:
-                    batch.append(self._waiting.pop(key))
-            self._pushed.update(key_of(t.session, t.question) for t in batch)
+                    batch.append(t)
+            self._pushed.update(key_of(t.session, t.question) for t in batch)  # (no longer due)
         if self.store is not None:
             for t in batch:
                 self.store.mark_pushed(t.session.key, t.question.tool_call_id)

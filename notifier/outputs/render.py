@@ -316,11 +316,9 @@ def sound_hints(sound: str) -> Hints:
     anything else → that ``sound-name``. Servers that play no sounds ignore them."""
     if sound == "none":
         return {"suppress-sound": ("b", True)}
-    if sound == "default":
-        return {"sound-name": ("s", SOUND_NEEDS_ANSWER)}
     if sound.startswith(("/", "~")):
         return {"sound-file": ("s", os.path.expanduser(sound))}
-    return {"sound-name": ("s", sound)}
+    return {"sound-name": ("s", SOUND_NEEDS_ANSWER if sound == "default" else sound)}
 
 
 def expire_ms(expire: str | int) -> int:

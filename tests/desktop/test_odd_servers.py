@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -390,7 +391,7 @@ def test_a_server_that_answered_oddly_is_asked_again_and_then_shows_what_waits(
     server = start(servers, bus, "waking")
     server.errors["GetCapabilities"] = "org.example.Error.NotYet"
     now = [1000.0]
-    screen = Screen(lambda: choose_backend("dbus", on_server=lambda event: None), lambda: now[0], True)
+    screen = Screen(lambda: choose_backend("dbus", partial(DBusBackend, on_server=lambda event: None)), lambda: now[0], True)
     screen.start()
     try:
         assert isinstance(screen.backend, DBusBackend) and screen.backend.found == "odd"

@@ -29,7 +29,7 @@ from notifier.core.owners import Proc
 from notifier.core.planner import Preferences
 from notifier.core.reducer import Header, Renamed, ToolStart
 from notifier.engine import Batch
-from notifier.outputs.backends import Plain
+from notifier.outputs.dbus import Backend
 from notifier.outputs.desktop import AlertSink
 from notifier.outputs.render import Message, option_actions, render, sound_hints, who
 from notifier.outputs.tray import UiState, menu
@@ -109,7 +109,7 @@ def test_sound_key_range(value: Any) -> None:
         KEYS["notifications.sound"].check(value)
 
 
-class Server(Plain):
+class Server(Backend):
     """A notification server as the sink sees it (its ``backend``): what it was asked to show,
     numbered from 7."""
 

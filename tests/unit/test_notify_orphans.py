@@ -8,13 +8,13 @@ import dataclasses
 from pathlib import Path
 
 from notifier.core.model import Item, Key, Notice, Option, Question, QuestionItem, SessionRef
-from notifier.outputs.backends import Plain
+from notifier.outputs.dbus import Backend
 from notifier.outputs.desktop import Screen
 from notifier.outputs.render import Message
 from notifier.store import Store
 
 
-class FakeServer(Plain):
+class FakeServer(Backend):
     """A notification server as the screen sees it: ids from 1, what it closed."""
 
     name = "dbus"

@@ -261,7 +261,7 @@ def test_a_push_waits_out_mutes_snoozes_and_quiet_hours_and_leaves_out_what_was_
         sink.publish(Batch((muted, shop), Snapshot()))
         assert pushed.acquire(timeout=10) and sent == ["shop needs an answer"]
         sink.publish(Batch((other,), Snapshot()))  # due at once, held: the pace allows one per 100 s
-        wait_for(lambda: "y" not in {k for _, k in sink._waiting}, 5, "the question taken, held for its turn")
+        wait_for(lambda: "y" in {k for _, k in sink._pushed}, 5, "the question taken, held for its turn")
         sink.publish(Batch((replace(other, kind="resolved"),), Snapshot()))  # answered meanwhile
         sink.set_preferences(Preferences())  # unmuted
         clock.t = 100.0  # past the muted one's next look (AWAY_RECHECK_S) and the pace
@@ -462,7 +462,7 @@ def test_a_push_storm_collapses_per_destination_and_says_how_many_it_folds() -> 
                 Batch(tuple(Transition("needs_input", ref, q(f"m{m}-c{c}"), NOW) for c in range(100)), Snapshot())
             )
             # one message after the other (as pi writes them): each its own group, due at once
-            wait_for(lambda: not sink._waiting, 5, "the message's questions taken")
+            wait_for(lambda: sink._open.keys() <= sink._pushed, 5, "the message's questions taken")
         for url in ("json://a", "json://b"):
 
             def all_pushed(url: str = url) -> bool:

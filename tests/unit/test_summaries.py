@@ -24,7 +24,7 @@ from notifier.core.model import (
     Withdraw,
 )
 from notifier.core.planner import Planner
-from notifier.outputs.backends import Plain
+from notifier.outputs.dbus import Backend
 from notifier.outputs.desktop import Screen
 from notifier.outputs.render import Message, notify_args
 from notifier.outputs.render import Server as Description
@@ -257,7 +257,7 @@ def test_every_waiting_question_is_on_one_bubble_and_what_ended_on_none(steps: l
 DUNST = Description.of(("dunst", "knopwob", "1.9.0"), ("actions", "body"))
 
 
-class Server(Plain):
+class Server(Backend):
     """A notification server as the screen sees it: ids from 1; each Notify's replaces_id (0: a
     new bubble pops up), title and whether its hints ask for the sound (``notifications.sound``
     "default")."""
