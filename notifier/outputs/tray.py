@@ -196,12 +196,8 @@ def _snooze_for(now: float, seconds: float | None) -> Command:
     return Snooze(now + seconds if seconds > 0 else 0.0)
 
 
-def _show_question(key: str, call: str) -> Command:
-    return Show(Focus(key, call))
-
-
 def _show(view: SessionView, q: Question) -> Click:
-    return Click(_show_question, (view.ref.key, q.tool_call_id))  # (the command built at the click)
+    return Click(Show, (Focus(view.ref.key, q.tool_call_id),))
 
 
 def age(seconds: float) -> str:
@@ -209,19 +205,13 @@ def age(seconds: float) -> str:
     return "<1 min" if seconds < 60 else duration(seconds)  # (NaN is not: "?")
 
 
-def _listed(snapshot: Snapshot) -> list[Question]:
-    """The questions the menu lists with their ages."""
-    return [q for _, q in snapshot.pending] + [q for v in snapshot.sessions for q in v.offline] + [
-        q for _, q in snapshot.abandoned
-    ]
-
-
 def menu_clock(snapshot: Snapshot, now: float) -> float:
     """The moment every age in the menu is told at: the oldest listed question's last whole
     minute. The ages all tick over together, when the oldest turns a minute (its age exact, the
     others' behind by less than one), so the menu's labels change at most once a minute however
     many questions wait."""
-    oldest = min((q.asked_at for q in _listed(snapshot)), default=now)
+    listed = [*snapshot.pending, *snapshot.abandoned, *((v, q) for v in snapshot.sessions for q in v.offline)]
+    oldest = min((q.asked_at for _, q in listed), default=now)
     if not math.isfinite(oldest) or oldest > now:
         return now
     return oldest + math.floor((now - oldest) / 60) * 60
@@ -305,14 +295,11 @@ def menu(state: UiState, now: float, ages: bool = True) -> tuple[Entry, ...]:
         entries += [SEPARATOR, Entry("Abandoned (the pi that asked has stopped)")]
         entries += [Entry(label(v, q), _show(v, q)) for v, q in snapshot.abandoned[:MENU_MAX]]
         entries.append(Entry("Clear abandoned", Click(Clear)))
-    snooze = [
-        Entry("15 minutes", Click(_snooze_for, (15 * 60,), timed=True)),
-        Entry("1 hour", Click(_snooze_for, (3600,), timed=True)),
-        Entry("Until tomorrow", Click(_snooze_for, (None,), timed=True)),
-    ]
+    snoozes = [("15 minutes", 15 * 60), ("1 hour", 3600), ("Until tomorrow", None)]
     if state.snoozed_until(now) is not None:
-        snooze.append(Entry("Resume notifications now", Click(_snooze_for, (0,), timed=True)))
-    entries += [SEPARATOR, Entry("Snooze all", children=tuple(snooze))]
+        snoozes.append(("Resume notifications now", 0))
+    snooze = tuple(Entry(label, Click(_snooze_for, (seconds,), timed=True)) for label, seconds in snoozes)
+    entries += [SEPARATOR, Entry("Snooze all", children=snooze)]
     if state.preferences.muted:
         unmute = [Entry(clean(p, 40), Click(Mute, (p, False))) for p in sorted(state.preferences.muted)]
         entries.append(Entry("Unmute", children=tuple(unmute)))
@@ -477,16 +464,13 @@ class Tray:
                 self.icon.icon = render(*want.image, ICON_SIZE)
             if want.title != was.title:
                 self.icon.title = want.title
-            if self.icon.HAS_MENU and want.entries != was.entries:
-                self._send_menu(was.entries, want.entries)
-
-    def _send_menu(self, was: tuple[Entry, ...], now: tuple[Entry, ...]) -> None:
-        """The menu only when it reads differently (an update with nothing new in it is never
-        sent), and new labels alone on the menu already built (``compat.relabel``): a menu
-        built again is a new menu to the tray host, which reads it whole again (a menu open on
-        XFCE's panel closes)."""
-        if not (relabelled(was, now) and compat.relabel(self.icon)):
-            self.icon.update_menu()
+            # The menu only when it reads differently, and new labels alone on the menu already
+            # built (``compat.relabel``): a menu built again is a new menu to the tray host, which
+            # reads it whole again (a menu open on XFCE's panel closes).
+            if self.icon.HAS_MENU and want.entries != was.entries and not (
+                relabelled(was.entries, want.entries) and compat.relabel(self.icon)
+            ):
+                self.icon.update_menu()
 
     # ---- loop ----
 
@@ -656,7 +640,7 @@ class Redraw:
             wake_in = self.draw(window=changed)  # (a delay: a wall clock set back changes no wait)
             self._due = None if wake_in is None else time.monotonic() + wake_in
 
-    def draw(self, window: bool = True) -> float | None:
+    def draw(self, window: bool) -> float | None:
         """Draw the tray (and, ``window``: push to the window); returns how long until the tray's
         ages or quiet hours next read differently (None: not before the next change)."""
         state = UiState(self.snapshot, self.preferences, self.health)
