@@ -262,14 +262,8 @@ def destroy_window(wid: int) -> bool:
 def relabels(icon: Any) -> bool:
     """Whether :func:`relabel` can change ``icon``'s menu in place (a checked pystray's GTK
     backends), where it must otherwise be built again (``update_menu``)."""
-    if not checked():
-        _skip("relabel")
-        return False
-    try:
-        from pystray._util.gtk import GtkIcon  # only present with the GTK backends
-    except Exception:
-        return False
-    return isinstance(icon, GtkIcon)
+    helper = _gtk_helper("relabel")
+    return helper is not None and isinstance(icon, helper.GtkIcon)
 
 
 def relabel(icon: Any) -> bool:

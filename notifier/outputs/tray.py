@@ -196,10 +196,6 @@ def _snooze_for(now: float, seconds: float | None) -> Command:
     return Snooze(now + seconds if seconds > 0 else 0.0)
 
 
-def _show(view: SessionView, q: Question) -> Click:
-    return Click(Show, (Focus(view.ref.key, q.tool_call_id),))
-
-
 def age(seconds: float) -> str:
     """A question's age in the menu, in whole minutes ("<1 min", "4 min", "2 h 05 min")."""
     return "<1 min" if seconds < 60 else duration(seconds)  # (NaN is not: "?")
@@ -280,20 +276,19 @@ def menu(state: UiState, now: float, ages: bool = True) -> tuple[Entry, ...]:
     snapshot, pending = state.snapshot, state.snapshot.pending
     told = menu_clock(snapshot, now) if ages else now
 
-    def label(view: SessionView, q: Question) -> str:
-        return question_label(view, q, told, ages)
+    def listed(pairs: Sequence[tuple[SessionView, Question]], goto: bool = False) -> list[Entry]:
+        """Each question of ``pairs``: clicked, the window shows it (``goto``: its terminal)."""
+        keys = [((v.ref.key, q.tool_call_id), question_label(v, q, told, ages)) for v, q in pairs[:MENU_MAX]]
+        return [Entry(label, Click(Goto, key) if goto else Click(Show, (Focus(*key),))) for key, label in keys]
 
-    entries = [Entry(label(v, q), _show(v, q)) for v, q in pending[:MENU_MAX]] or [Entry("No questions waiting")]
+    entries = listed(pending) or [Entry("No questions waiting")]
     if len(pending) > MENU_MAX:
         entries.append(Entry(f"… {len(pending) - MENU_MAX} more", Click(Show)))
     if pending:  # the terminal (tmux pane) of each waiting pi, one click away
-        goto = [Entry(label(v, q), Click(Goto, (v.ref.key, q.tool_call_id))) for v, q in pending[:MENU_MAX]]
-        entries.append(Entry("Go to session", children=tuple(goto)))
-    offline = [(v, q) for v in snapshot.sessions for q in v.offline]
-    entries += [Entry(label(v, q), _show(v, q)) for v, q in offline[:MENU_MAX]]
+        entries.append(Entry("Go to session", children=tuple(listed(pending, goto=True))))
+    entries += listed([(v, q) for v in snapshot.sessions for q in v.offline])
     if snapshot.abandoned:
-        entries += [SEPARATOR, Entry("Abandoned (the pi that asked has stopped)")]
-        entries += [Entry(label(v, q), _show(v, q)) for v, q in snapshot.abandoned[:MENU_MAX]]
+        entries += [SEPARATOR, Entry("Abandoned (the pi that asked has stopped)"), *listed(snapshot.abandoned)]
         entries.append(Entry("Clear abandoned", Click(Clear)))
     snoozes = [("15 minutes", 15 * 60), ("1 hour", 3600), ("Until tomorrow", None)]
     if state.snoozed_until(now) is not None:

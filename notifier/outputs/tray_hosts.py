@@ -78,7 +78,7 @@ def xembed_owner(disp: Any) -> str | None:
     with contextlib.suppress(Exception):  # (the owner went away while we looked: still "a tray", unnamed)
         prop = owner.get_full_property(disp.intern_atom("_NET_WM_PID"), X.AnyPropertyType)
         pid = int(prop.value[0]) if prop is not None and len(prop.value) else 0
-        name = (_program(pid) if pid else None) or clean(str(owner.get_wm_name() or ""), 60)
+        name = (_program(pid) if pid else None) or clean(owner.get_wm_name(), 60)
         if name:
             return name
     return f"window {owner.id:#x}"
