@@ -160,9 +160,7 @@ def no_notifier_connection() -> None:
 
 def _xorg_window(icon: Any) -> Any:
     """The xorg icon's X window, or None (another backend or version)."""
-    if not checked():
-        return None
-    return getattr(icon, "_window", None) if hasattr(icon, "_display") else None
+    return getattr(icon, "_window", None) if checked() and hasattr(icon, "_display") else None
 
 
 def accept_clicks(icon: Any) -> None:

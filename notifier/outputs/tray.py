@@ -388,12 +388,11 @@ class Tray:
     follow hosts themselves."""
 
     def __init__(self, backend: str, execute: Callable[[Command], object], hosts: HostFollower | None = None) -> None:
-        pystray = _import_pystray(backend)
+        self.pystray = _import_pystray(backend)
         compat.keep_sigint()
         compat.no_notifier_connection()
         compat.quiet_dock_failures()
         self.backend = backend
-        self.pystray = pystray
         self.execute = execute
         self.hosts = hosts
         # what is to be shown now (until the first update: nothing waits), and what the icon shows
@@ -446,8 +445,7 @@ class Tray:
         starts with what is shown now. ``quiet_hours``: the config's, said while in effect."""
         now, snapshot = time.time(), ui.snapshot
         pending = snapshot.pending_count
-        recent = now - WORKING_RECENT_S
-        working = any(s.state == "working" and s.updated_at > recent for s in snapshot.sessions)
+        working = any(s.state == "working" and s.updated_at > now - WORKING_RECENT_S for s in snapshot.sessions)
         state = state_for(pending, len(snapshot.abandoned), working, ui.snoozed_until(now) is not None)
         want = Look((state, pending if state == "needs" else 0), title(ui, now, quiet_hours), menu(ui, now, self.ages))
         with self._lock:
