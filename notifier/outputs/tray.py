@@ -97,10 +97,8 @@ def _glyph(size: int) -> Image.Image:
 @functools.lru_cache(maxsize=16)
 def _font(px: int) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
     for name in ("DejaVuSans-Bold.ttf", "Arial Bold.ttf", "arialbd.ttf", "Helvetica-Bold.ttf"):
-        try:
+        with contextlib.suppress(OSError):
             return ImageFont.truetype(name, px)
-        except OSError:
-            continue
     try:
         return ImageFont.load_default(size=px)
     except TypeError:  # Pillow < 10.1
@@ -264,8 +262,7 @@ def title(state: UiState, now: float, quiet_hours: str = "") -> str:
         text = f"{sessions} pi sessions need answers"
     if snoozed_until is not None:
         text += f" — snoozed for {duration(snoozed_until - now)}"
-    quiet = quiet_hours_note(quiet_hours, now)
-    if quiet:
+    if quiet := quiet_hours_note(quiet_hours, now):
         text += f" — {quiet}"
     return clean(text, 120) + (f" — ⚠ {clean(state.health[0], 120)}" if state.health else "")
 

@@ -221,8 +221,7 @@ class Window:
             self.root.after(30, lambda: self._place_sash(tries - 1))
 
     def _set_icon(self) -> None:
-        path = app_icon()
-        if path:
+        if path := app_icon():
             try:
                 self.root.iconphoto(True, icon := self.tk.PhotoImage(file=path))
             except self.tk.TclError:
