@@ -71,6 +71,7 @@ The records are dropped with a logging filter (public logging API; the messages 
 
 from __future__ import annotations
 
+import functools
 import logging
 import signal
 import threading
@@ -159,9 +160,7 @@ def no_notifier_connection() -> None:
 
 def _xorg_window(icon: Any) -> Any:
     """The xorg icon's X window, or None (another backend or version)."""
-    if not checked():
-        return None
-    return getattr(icon, "_window", None) if hasattr(icon, "_display") else None
+    return getattr(icon, "_window", None) if checked() and hasattr(icon, "_display") else None
 
 
 def accept_clicks(icon: Any) -> None:
@@ -242,37 +241,27 @@ def destroy_window(wid: int) -> bool:
     ends. False when it could not be done (already gone, no display)."""
     from Xlib import display, error
 
-    try:
-        disp = display.Display()
-    except Exception as exc:
-        log.debug("cannot open the display to end the tray loop: %s", exc)
-        return False
     failed = error.CatchError()
     try:
-        disp.create_resource_object("window", wid).destroy(onerror=failed)
-        disp.sync()
-    except error.XError as exc:
+        disp = display.Display()
+        try:
+            disp.create_resource_object("window", wid).destroy(onerror=failed)
+            disp.sync()
+        finally:
+            disp.close()
+    except Exception as exc:  # (no display, or the request refused at once)
         log.debug("the tray window %#x could not be destroyed: %s", wid, exc)
         return False
-    finally:
-        disp.close()
-    if failed.get_error() is not None:
-        log.debug("the tray window %#x could not be destroyed: %s", wid, failed.get_error())
-        return False
-    return True
+    if (refused := failed.get_error()) is not None:
+        log.debug("the tray window %#x could not be destroyed: %s", wid, refused)
+    return refused is None
 
 
 def relabels(icon: Any) -> bool:
     """Whether :func:`relabel` can change ``icon``'s menu in place (a checked pystray's GTK
     backends), where it must otherwise be built again (``update_menu``)."""
-    if not checked():
-        _skip("relabel")
-        return False
-    try:
-        from pystray._util.gtk import GtkIcon  # only present with the GTK backends
-    except Exception:
-        return False
-    return isinstance(icon, GtkIcon)
+    helper = _gtk_helper("relabel")
+    return helper is not None and isinstance(icon, helper.GtkIcon)
 
 
 def relabel(icon: Any) -> bool:
@@ -286,51 +275,57 @@ def relabel(icon: Any) -> bool:
     from gi.repository import GLib
 
     def on_loop() -> bool:
-        menu, items = getattr(icon, "_menu_handle", None), list(icon.menu)  # (the last built, on this loop)
-        separator = type(icon.menu).SEPARATOR  # (pystray's Menu.SEPARATOR)
-        if menu is None or not _relabelled(menu, items, separator, apply=False):
+        menu = getattr(icon, "_menu_handle", None)  # (the last built, on this loop)
+        labels = None if menu is None else _labels(menu, list(icon.menu), type(icon.menu).SEPARATOR)
+        if labels is None:
             icon.update_menu()
-        else:
-            _relabelled(menu, items, separator, apply=True)
+        for label, item in labels or ():
+            if label.get_text() == item.text:
+                continue
+            if item.default:  # (pystray draws the default entry in bold)
+                label.set_markup(f"<b>{GLib.markup_escape_text(item.text)}</b>")
+            else:
+                label.set_text(item.text)
         return False  # (once)
 
     GLib.idle_add(on_loop)  # (the loop pystray's own changes are run on, in order)
     return True
 
 
-def _relabelled(menu: Any, items: list[Any], separator: Any, apply: bool) -> bool:
-    """Whether the ``Gtk.Menu`` ``menu`` has one item of the same kind per pystray item in
-    ``items`` (its visible ones), submenus alike; ``apply``: set each label that differs."""
-    from gi.repository import GLib, Gtk
+def _labels(menu: Any, items: list[Any], separator: Any) -> list[tuple[Any, Any]] | None:
+    """Each ``Gtk.Label`` of the ``Gtk.Menu`` ``menu`` with the pystray item (of ``items``, its
+    visible ones; ``separator``: pystray's Menu.SEPARATOR) it shows, submenus included; None
+    where the menu does not have one item of the same kind per item."""
+    from gi.repository import Gtk
 
     children = menu.get_children()
     if len(children) != len(items):
-        return False
+        return None
+    pairs: list[tuple[Any, Any]] = []
     for child, item in zip(children, items, strict=True):
         if isinstance(child, Gtk.SeparatorMenuItem) != (item is separator):
-            return False
+            return None
         if item is separator:
             continue
         label, submenu = child.get_child(), child.get_submenu()
         if not isinstance(label, Gtk.Label) or (submenu is None) != (item.submenu is None):
-            return False
-        if submenu is not None and not _relabelled(submenu, list(item.submenu), separator, apply):
-            return False
-        if apply and label.get_text() != item.text:
-            if item.default:  # (pystray draws the default entry in bold)
-                label.set_markup(f"<b>{GLib.markup_escape_text(item.text)}</b>")
-            else:
-                label.set_text(item.text)
-    return True
+            return None
+        inner = [] if submenu is None else _labels(submenu, list(item.submenu), separator)
+        if inner is None:
+            return None
+        pairs += [(label, item), *inner]
+    return pairs
 
 
-def _not_a_dock_failure(record: logging.LogRecord) -> bool:
-    return record.msg != "Failed to dock icon"
+@functools.cache  # (one filter per logger, however often asked)
+def _drop(logger: str, *messages: str) -> None:
+    """Drop ``logger``'s records of these messages (a filter: public logging API)."""
+    logging.getLogger(logger).addFilter(lambda record: record.msg not in messages)
 
 
 def quiet_dock_failures() -> None:
-    """pystray's own logger (public logging API; the message is pystray 0.19's)."""
-    logging.getLogger("pystray._base").addFilter(_not_a_dock_failure)
+    """pystray's own logger (the message is pystray 0.19's)."""
+    _drop("pystray._base", "Failed to dock icon")
 
 
 # watchdog
@@ -341,14 +336,11 @@ def events_lost() -> type[FileSystemEvent] | None:
     found: type[FileSystemEvent] | None = getattr(watchdog.events, "EventsLostEvent", None)
     return found
 
+
 STOP_RACE = "InotifyEmitter.queue_events() called when the thread is inactive"
 UNABLE_TO_WATCH = "Unable to watch %r: %s"
 
 
-def _not_said_elsewhere(record: logging.LogRecord) -> bool:
-    return record.msg not in (STOP_RACE, UNABLE_TO_WATCH)
-
-
 def quiet_stop_race() -> None:
     """Drop watchdog's records that are harmless or said by the app in its own words."""
-    logging.getLogger("watchdog.observers.inotify").addFilter(_not_said_elsewhere)
+    _drop("watchdog.observers.inotify", STOP_RACE, UNABLE_TO_WATCH)

@@ -97,10 +97,8 @@ def _glyph(size: int) -> Image.Image:
 @functools.lru_cache(maxsize=16)
 def _font(px: int) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
     for name in ("DejaVuSans-Bold.ttf", "Arial Bold.ttf", "arialbd.ttf", "Helvetica-Bold.ttf"):
-        try:
+        with contextlib.suppress(OSError):
             return ImageFont.truetype(name, px)
-        except OSError:
-            continue
     try:
         return ImageFont.load_default(size=px)
     except TypeError:  # Pillow < 10.1
@@ -196,24 +194,9 @@ def _snooze_for(now: float, seconds: float | None) -> Command:
     return Snooze(now + seconds if seconds > 0 else 0.0)
 
 
-def _show_question(key: str, call: str) -> Command:
-    return Show(Focus(key, call))
-
-
-def _show(view: SessionView, q: Question) -> Click:
-    return Click(_show_question, (view.ref.key, q.tool_call_id))  # (the command built at the click)
-
-
 def age(seconds: float) -> str:
     """A question's age in the menu, in whole minutes ("<1 min", "4 min", "2 h 05 min")."""
     return "<1 min" if seconds < 60 else duration(seconds)  # (NaN is not: "?")
-
-
-def _listed(snapshot: Snapshot) -> list[Question]:
-    """The questions the menu lists with their ages."""
-    return [q for _, q in snapshot.pending] + [q for v in snapshot.sessions for q in v.offline] + [
-        q for _, q in snapshot.abandoned
-    ]
 
 
 def menu_clock(snapshot: Snapshot, now: float) -> float:
@@ -221,7 +204,8 @@ def menu_clock(snapshot: Snapshot, now: float) -> float:
     minute. The ages all tick over together, when the oldest turns a minute (its age exact, the
     others' behind by less than one), so the menu's labels change at most once a minute however
     many questions wait."""
-    oldest = min((q.asked_at for q in _listed(snapshot)), default=now)
+    listed = [*snapshot.pending, *snapshot.abandoned, *((v, q) for v in snapshot.sessions for q in v.offline)]
+    oldest = min((q.asked_at for _, q in listed), default=now)
     if not math.isfinite(oldest) or oldest > now:
         return now
     return oldest + math.floor((now - oldest) / 60) * 60
@@ -278,8 +262,7 @@ def title(state: UiState, now: float, quiet_hours: str = "") -> str:
         text = f"{sessions} pi sessions need answers"
     if snoozed_until is not None:
         text += f" — snoozed for {duration(snoozed_until - now)}"
-    quiet = quiet_hours_note(quiet_hours, now)
-    if quiet:
+    if quiet := quiet_hours_note(quiet_hours, now):
         text += f" — {quiet}"
     return clean(text, 120) + (f" — ⚠ {clean(state.health[0], 120)}" if state.health else "")
 
@@ -290,29 +273,25 @@ def menu(state: UiState, now: float, ages: bool = True) -> tuple[Entry, ...]:
     snapshot, pending = state.snapshot, state.snapshot.pending
     told = menu_clock(snapshot, now) if ages else now
 
-    def label(view: SessionView, q: Question) -> str:
-        return question_label(view, q, told, ages)
+    def listed(pairs: Sequence[tuple[SessionView, Question]], goto: bool = False) -> list[Entry]:
+        """Each question of ``pairs``: clicked, the window shows it (``goto``: its terminal)."""
+        keys = [((v.ref.key, q.tool_call_id), question_label(v, q, told, ages)) for v, q in pairs[:MENU_MAX]]
+        return [Entry(label, Click(Goto, key) if goto else Click(Show, (Focus(*key),))) for key, label in keys]
 
-    entries = [Entry(label(v, q), _show(v, q)) for v, q in pending[:MENU_MAX]] or [Entry("No questions waiting")]
+    entries = listed(pending) or [Entry("No questions waiting")]
     if len(pending) > MENU_MAX:
         entries.append(Entry(f"… {len(pending) - MENU_MAX} more", Click(Show)))
     if pending:  # the terminal (tmux pane) of each waiting pi, one click away
-        goto = [Entry(label(v, q), Click(Goto, (v.ref.key, q.tool_call_id))) for v, q in pending[:MENU_MAX]]
-        entries.append(Entry("Go to session", children=tuple(goto)))
-    offline = [(v, q) for v in snapshot.sessions for q in v.offline]
-    entries += [Entry(label(v, q), _show(v, q)) for v, q in offline[:MENU_MAX]]
+        entries.append(Entry("Go to session", children=tuple(listed(pending, goto=True))))
+    entries += listed([(v, q) for v in snapshot.sessions for q in v.offline])
     if snapshot.abandoned:
-        entries += [SEPARATOR, Entry("Abandoned (the pi that asked has stopped)")]
-        entries += [Entry(label(v, q), _show(v, q)) for v, q in snapshot.abandoned[:MENU_MAX]]
+        entries += [SEPARATOR, Entry("Abandoned (the pi that asked has stopped)"), *listed(snapshot.abandoned)]
         entries.append(Entry("Clear abandoned", Click(Clear)))
-    snooze = [
-        Entry("15 minutes", Click(_snooze_for, (15 * 60,), timed=True)),
-        Entry("1 hour", Click(_snooze_for, (3600,), timed=True)),
-        Entry("Until tomorrow", Click(_snooze_for, (None,), timed=True)),
-    ]
+    snoozes = [("15 minutes", 15 * 60), ("1 hour", 3600), ("Until tomorrow", None)]
     if state.snoozed_until(now) is not None:
-        snooze.append(Entry("Resume notifications now", Click(_snooze_for, (0,), timed=True)))
-    entries += [SEPARATOR, Entry("Snooze all", children=tuple(snooze))]
+        snoozes.append(("Resume notifications now", 0))
+    snooze = tuple(Entry(label, Click(_snooze_for, (seconds,), timed=True)) for label, seconds in snoozes)
+    entries += [SEPARATOR, Entry("Snooze all", children=snooze)]
     if state.preferences.muted:
         unmute = [Entry(clean(p, 40), Click(Mute, (p, False))) for p in sorted(state.preferences.muted)]
         entries.append(Entry("Unmute", children=tuple(unmute)))
@@ -406,12 +385,11 @@ class Tray:
     follow hosts themselves."""
 
     def __init__(self, backend: str, execute: Callable[[Command], object], hosts: HostFollower | None = None) -> None:
-        pystray = _import_pystray(backend)
+        self.pystray = _import_pystray(backend)
         compat.keep_sigint()
         compat.no_notifier_connection()
         compat.quiet_dock_failures()
         self.backend = backend
-        self.pystray = pystray
         self.execute = execute
         self.hosts = hosts
         # what is to be shown now (until the first update: nothing waits), and what the icon shows
@@ -464,8 +442,7 @@ class Tray:
         starts with what is shown now. ``quiet_hours``: the config's, said while in effect."""
         now, snapshot = time.time(), ui.snapshot
         pending = snapshot.pending_count
-        recent = now - WORKING_RECENT_S
-        working = any(s.state == "working" and s.updated_at > recent for s in snapshot.sessions)
+        working = any(s.state == "working" and s.updated_at > now - WORKING_RECENT_S for s in snapshot.sessions)
         state = state_for(pending, len(snapshot.abandoned), working, ui.snoozed_until(now) is not None)
         want = Look((state, pending if state == "needs" else 0), title(ui, now, quiet_hours), menu(ui, now, self.ages))
         with self._lock:
@@ -477,16 +454,13 @@ class Tray:
                 self.icon.icon = render(*want.image, ICON_SIZE)
             if want.title != was.title:
                 self.icon.title = want.title
-            if self.icon.HAS_MENU and want.entries != was.entries:
-                self._send_menu(was.entries, want.entries)
-
-    def _send_menu(self, was: tuple[Entry, ...], now: tuple[Entry, ...]) -> None:
-        """The menu only when it reads differently (an update with nothing new in it is never
-        sent), and new labels alone on the menu already built (``compat.relabel``): a menu
-        built again is a new menu to the tray host, which reads it whole again (a menu open on
-        XFCE's panel closes)."""
-        if not (relabelled(was, now) and compat.relabel(self.icon)):
-            self.icon.update_menu()
+            # The menu only when it reads differently, and new labels alone on the menu already
+            # built (``compat.relabel``): a menu built again is a new menu to the tray host, which
+            # reads it whole again (a menu open on XFCE's panel closes).
+            if self.icon.HAS_MENU and want.entries != was.entries and not (
+                relabelled(was.entries, want.entries) and compat.relabel(self.icon)
+            ):
+                self.icon.update_menu()
 
     # ---- loop ----
 
@@ -656,7 +630,7 @@ class Redraw:
             wake_in = self.draw(window=changed)  # (a delay: a wall clock set back changes no wait)
             self._due = None if wake_in is None else time.monotonic() + wake_in
 
-    def draw(self, window: bool = True) -> float | None:
+    def draw(self, window: bool) -> float | None:
         """Draw the tray (and, ``window``: push to the window); returns how long until the tray's
         ages or quiet hours next read differently (None: not before the next change)."""
         state = UiState(self.snapshot, self.preferences, self.health)

@@ -75,17 +75,12 @@ def xembed_owner(disp: Any) -> str | None:
     owner = disp.get_selection_owner(tray_selection(disp))
     if owner is None or owner == X.NONE or not getattr(owner, "id", 0):
         return None
-    try:
+    with contextlib.suppress(Exception):  # (the owner went away while we looked: still "a tray", unnamed)
         prop = owner.get_full_property(disp.intern_atom("_NET_WM_PID"), X.AnyPropertyType)
-        if prop is not None and len(prop.value):
-            name = _program(int(prop.value[0]))
-            if name:
-                return name
-        wm_name = owner.get_wm_name()
-        if wm_name:
-            return clean(str(wm_name), 60)
-    except Exception:  # the owner went away while we looked: still "a tray", unnamed
-        pass
+        pid = int(prop.value[0]) if prop is not None and len(prop.value) else 0
+        name = (_program(pid) if pid else None) or clean(owner.get_wm_name(), 60)
+        if name:
+            return name
     return f"window {owner.id:#x}"
 
 
@@ -107,28 +102,26 @@ def sni_owner(bus: Bus, timeout: float = 2.0) -> str | None:
 def look() -> tuple[Hosts, list[str]]:
     """What runs now, and what could not be asked (each one phrase), e.g. for ``doctor``."""
     unasked: list[str] = []
-    xembed = sni = None
-    disp = open_display()
+
+    def ask(who: str, connection: Any, owner: Callable[[Any], str | None]) -> str | None:
+        """``owner(connection)``, the connection closed after."""
+        try:
+            return owner(connection)
+        except Exception as exc:
+            unasked.append(f"{who} did not answer ({clean(exc, 100)})")
+            return None
+        finally:
+            connection.close()
+
+    disp, bus = open_display(), None
     if disp is None:
         unasked.append("no X display (the XEmbed tray was not asked)")
-    else:
-        try:
-            xembed = xembed_owner(disp)
-        except Exception as exc:
-            unasked.append(f"the X server did not answer ({clean(exc, 100)})")
-        finally:
-            disp.close()
+    xembed = None if disp is None else ask("the X server", disp, xembed_owner)
     try:
         bus = Bus()
     except (BusError, ImportError) as exc:
         unasked.append(no_bus(exc))
-    else:
-        try:
-            sni = sni_owner(bus)
-        except Exception as exc:
-            unasked.append(f"the session bus did not answer ({clean(exc, 100)})")
-        finally:
-            bus.close()
+    sni = None if bus is None else ask("the session bus", bus, sni_owner)
     return Hosts(xembed, sni), unasked
 
 
@@ -216,10 +209,21 @@ class HostFollower:
         disp = open_display()
         if disp is not None:
             try:
-                poll_s = None if self._select_x(disp) else POLL_WITHOUT_XFIXES_S
+                told = disp.has_extension("XFIXES")
+                if told:  # XFIXES tells when the tray selection's owner changes (else: asked every 2 s)
+                    from Xlib.ext import xfixes  # (here: Xlib is Linux only)
+
+                    disp.xfixes_query_version()
+                    mask = (
+                        xfixes.XFixesSetSelectionOwnerNotifyMask
+                        | xfixes.XFixesSelectionWindowDestroyNotifyMask
+                        | xfixes.XFixesSelectionClientCloseNotifyMask
+                    )
+                    disp.xfixes_select_selection_input(disp.screen().root, tray_selection(disp), mask)
+                    disp.flush()
                 self._set(xembed=xembed_owner(disp))
                 self._disp = disp
-                worker.watch(disp.fileno(), self.follow_x, every=poll_s)
+                worker.watch(disp.fileno(), self.follow_x, every=None if told else POLL_WITHOUT_XFIXES_S)
             except Exception as exc:
                 log.debug("cannot follow the XEmbed tray: %s", exc)
                 disp.close()
@@ -233,23 +237,6 @@ class HostFollower:
             self._set(sni=sni_owner(self._bus))
         except Exception as exc:  # (no bus, or it does not answer)
             log.debug("cannot follow StatusNotifierItem watchers: %s", exc)
-
-    @staticmethod
-    def _select_x(disp: Any) -> bool:
-        """Ask XFIXES to tell when the tray selection's owner changes (False: the server lacks it)."""
-        if not disp.has_extension("XFIXES"):
-            return False
-        from Xlib.ext import xfixes  # (here: Xlib is Linux only)
-
-        disp.xfixes_query_version()
-        mask = (
-            xfixes.XFixesSetSelectionOwnerNotifyMask
-            | xfixes.XFixesSelectionWindowDestroyNotifyMask
-            | xfixes.XFixesSelectionClientCloseNotifyMask
-        )
-        disp.xfixes_select_selection_input(disp.screen().root, tray_selection(disp), mask)
-        disp.flush()
-        return True
 
     def listen(self, on_change: Callable[[Hosts], None]) -> None:
         """Also call ``on_change(hosts)`` after each change (where the change is seen)."""

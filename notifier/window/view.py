@@ -60,15 +60,13 @@ class Where:
     def from_obj(obj: object) -> Where | None:
         if not isinstance(obj, dict):
             return None
-        tm = obj.get("tmux")
+        tm, pid = obj.get("tmux"), obj.get("pid")
         pane = (
             (clean(tm.get("session"), 40), clean(tm.get("window"), 8), clean(tm.get("pane"), 8))
             if isinstance(tm, dict)
             else None
         )
-        pid = obj.get("pid")
-        tty = obj.get("tty")
-        return Where(pid if type(pid) is int else None, clean(tty, 40) if tty else None, pane)
+        return Where(pid if type(pid) is int else None, clean(obj.get("tty"), 40) or None, pane)
 
     def text(self) -> str:
         """In a few words: "tmux work:1 %3", "/dev/pts/4", "pid 7"."""
@@ -240,9 +238,7 @@ def shorten_middle(text: str, limit: int) -> str:
 def where_text(q: Shown) -> str:
     """Where the pi of a question runs, in a few words: "tmux work:1 %3", "/dev/pts/4", the
     remote's name, "" (unknown)."""
-    if q.location is None:
-        return clean(q.session.host, 40) if q.session.host else ""
-    return q.location.text()
+    return q.location.text() if q.location is not None else clean(q.session.host, 40)
 
 
 def heading_text(questions: Sequence[Shown], snoozed_until: float | None, now: float) -> str:

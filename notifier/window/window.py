@@ -167,7 +167,7 @@ class Window:
         buttons.pack(side="bottom", fill="x")
         self.answer_bar = ttk.Frame(self.root, padding=(10, 4, 10, 0))  # the selected question's answers
         self.answer_bar.pack(side="bottom", fill="x")
-        self.answers = AnswerBar(self.answer_bar, self.root, self.answer, self.say)
+        self.answers = AnswerBar(self.answer_bar, self.answer, self.say)
 
         panes = ttk.PanedWindow(self.root, orient="horizontal")
         panes.pack(fill="both", expand=True, padx=10)
@@ -176,7 +176,7 @@ class Window:
         self.tree = self.list.tree
         panes.add(left, weight=1)
         right = ttk.Frame(panes)
-        self.pane = DetailsPane(right, self.root, self.say)
+        self.pane = DetailsPane(right, self.say)
         self.pane.text.bind("<Configure>", lambda e: self._show_selected(keep_scroll=True))
         panes.add(right, weight=1)
 
@@ -221,8 +221,7 @@ class Window:
             self.root.after(30, lambda: self._place_sash(tries - 1))
 
     def _set_icon(self) -> None:
-        path = app_icon()
-        if path:
+        if path := app_icon():
             try:
                 self.root.iconphoto(True, icon := self.tk.PhotoImage(file=path))
             except self.tk.TclError:
@@ -480,15 +479,14 @@ class QuestionList:
 
 
 class DetailsPane:
-    def __init__(self, parent: Any, root: Any, say: Callable[[str], None]) -> None:
+    def __init__(self, parent: Any, say: Callable[[str], None]) -> None:
         import tkinter as tk
         from tkinter import font as tkfont
 
-        self.root = root
         self.say = say
         self.text = tk.Text(parent, wrap="word", height=14, relief="flat", padx=8, pady=6, font=("TkDefaultFont", 10))
         self.text.tag_configure("title", font=("TkDefaultFont", 12, "bold"))
-        self._font = tkfont.Font(root=root, font=self.text.cget("font"))
+        self._font = tkfont.Font(root=parent, font=self.text.cget("font"))
         self.text.tag_configure("path", foreground="#1d4f8a")
         self.text.tag_bind("path", "<Enter>", lambda e: self._path_event(e, copy=False))
         self.text.tag_bind("path", "<Button-1>", lambda e: self._path_event(e, copy=True))
@@ -533,17 +531,16 @@ class DetailsPane:
         if not path:
             return
         if copy:
-            self.root.clipboard_clear()
-            self.root.clipboard_append(path)
+            self.text.clipboard_clear()
+            self.text.clipboard_append(path)
             self.say(f"Copied: {path}")
         else:
             self.say(path)
 
 
 class AnswerBar:
-    def __init__(self, frame: Any, root: Any, answer: AnswerFn, say: Callable[[str], None]) -> None:
+    def __init__(self, frame: Any, answer: AnswerFn, say: Callable[[str], None]) -> None:
         self.frame = frame
-        self.root = root
         self.answer = answer
         self.say = say
         self.key: list[str] | None = None  # whose answers are shown
@@ -670,7 +667,7 @@ class AnswerBar:
         from tkinter import ttk
 
         self._label("Pick:")
-        picked = [tk.BooleanVar(master=self.root, value=False) for _ in labels[:MAX_BUTTONS]]
+        picked = [tk.BooleanVar(master=self.frame, value=False) for _ in labels[:MAX_BUTTONS]]
         for label, var in zip(labels, picked, strict=False):
             self._add(ttk.Checkbutton(self.frame, text=clean(label, 40), variable=var))
 
