@@ -323,25 +323,23 @@ def _str(value: Any, limit: _Limit) -> str:
     return value
 
 
-def _bool(value: Any, limit: _Limit) -> bool:
-    if type(value) is not bool:
-        raise ValueError("a wrong flag")
-    return value
-
-
 def _float(value: Any, limit: _Limit) -> float:
     if type(value) not in (int, float) or not -MAX_FLOAT <= value <= MAX_FLOAT:  # (NaN, inf, an int past floats)
         raise ValueError("a wrong number")
     return float(value)
 
 
-def _int(value: Any, limit: _Limit) -> int:
-    if type(value) is not int:
-        raise ValueError("a wrong whole number")
-    return value
+def _exactly(kind: type) -> Reader:
+    """A reader of values of type ``kind`` itself (a bool is no int here)."""
+    def read(value: Any, limit: _Limit) -> Any:
+        if type(value) is not kind:
+            raise ValueError(f"not a {kind.__name__}")
+        return value
+
+    return read
 
 
-_SCALARS: dict[Any, Reader] = {str: _str, bool: _bool, float: _float, int: _int}
+_SCALARS: dict[Any, Reader] = {str: _str, bool: _exactly(bool), float: _float, int: _exactly(int)}
 
 
 def _one_of(allowed: frozenset[str], value: Any, limit: _Limit) -> str:

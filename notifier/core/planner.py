@@ -156,10 +156,12 @@ def parse_quiet_hours(value: str) -> tuple[int, int] | None:
     return window
 
 
-def _window(value: str) -> tuple[int, int] | None:
-    """:func:`parse_quiet_hours`, with None (no quiet hours) for a value that does not parse."""
+def _window(value: str, now: float | None = None) -> tuple[int, int] | None:
+    """:func:`parse_quiet_hours`, with None (no quiet hours) for a value that does not parse;
+    with ``now``: None too unless they are in effect then."""
     with contextlib.suppress(ValueError):
-        return parse_quiet_hours(value)
+        window = parse_quiet_hours(value)
+        return window if now is None or in_quiet_hours(window, now) else None
     return None
 
 
@@ -192,11 +194,10 @@ def quiet_hours_obj(value: str, now: float) -> dict[str, Any]:
     """``status --json``'s ``quiet_hours`` (docs/contract.md §3): while the quiet hours of
     ``value`` (the config's text) are in effect at ``now``, ``{"hours": "22:00-07:30", "until":
     <ISO-8601 UTC>}``; else null (also for a value that does not parse)."""
-    window = _window(value)
-    end = next_quiet_change(window, now)
-    if end is None or not in_quiet_hours(window, now):
+    window = _window(value, now)
+    if window is None:
         return {"quiet_hours": None}
-    return {"quiet_hours": {"hours": value.strip(), "until": iso(end)}}
+    return {"quiet_hours": {"hours": value.strip(), "until": iso(next_quiet_change(window, now))}}
 
 
 def quiet_hours_line(obj: object) -> str:
@@ -217,10 +218,8 @@ def _hhmm(minute: int) -> str:
 def quiet_hours_note(value: str, now: float) -> str:
     """"quiet hours until 07:30" while the quiet hours of ``value`` (the config's text) are in
     effect at ``now``; "" otherwise (also for a value that does not parse)."""
-    window = _window(value)
-    if window is None or not in_quiet_hours(window, now):
-        return ""
-    return f"quiet hours until {_hhmm(window[1])}"
+    window = _window(value, now)
+    return f"quiet hours until {_hhmm(window[1])}" if window else ""
 
 
 # ---- silences, said ----
