@@ -115,10 +115,6 @@ class Preferences:
             return replace(self, snooze_all_until=0.0, sessions=_frozen(), projects=_frozen())
         return replace(self, snooze_all_until=until)
 
-    def with_mute(self, project: str, on: bool) -> Preferences:
-        muted = self.muted | {project} if on else self.muted - {project}
-        return replace(self, muted=frozenset(muted))
-
     def running(self, now: float) -> Preferences:
         """Without the snoozes that have ended by ``now``."""
         return self._ends(lambda end: end if end > now else 0.0)

@@ -126,7 +126,7 @@ def test_a_snooze_lifted_early_lets_the_parked_question_through_at_once() -> Non
 
 def test_quiet_hours_and_mute_raise_nothing() -> None:
     p = Planner(settle_s=0.0, remind_after_s=(600.0, 1800.0))
-    p.preferences = Preferences().with_mute("s1", True)  # project names: the cwd's last folder here
+    p.preferences = Preferences(muted=frozenset({"s1"}))  # project names: the cwd's last folder here
     p.feed([t("needs_input", "a", "s1"), t("needs_input", "b", "s2")], 0.0)
     assert [n.items[0].ref.key for n in notices(p.tick(0.0))] == ["s2"]
     p.feed([t("needs_input", "c", "s3", at=1.0)], 1.0)
@@ -138,7 +138,7 @@ def test_quiet_hours_and_mute_raise_nothing() -> None:
     assert sorted((n.kind, n.items[0].ref.key) for n in out) == [("question", "s3"), ("reminder", "s2")]
     assert not p.held and p.next_due() is None  # (the muted one: when the preferences change)
     # unmuted: the question asked while muted is announced once, its passed reminders not sent
-    p.preferences = p.preferences.with_mute("s1", False)
+    p.preferences = Preferences()  # unmuted
     (n,) = notices(p.tick(2000.0))
     assert (n.kind, n.items[0].ref.key) == ("question", "s1")
     assert notices(p.tick(2001.0)) == [] and p.next_due() is None
@@ -146,7 +146,7 @@ def test_quiet_hours_and_mute_raise_nothing() -> None:
 
 def test_a_question_asked_while_muted_waits_across_a_restart_for_the_unmute() -> None:
     p = Planner(settle_s=0.0, remind_after_s=())
-    p.preferences = Preferences().with_mute("s1", True)
+    p.preferences = Preferences(muted=frozenset({"s1"}))
     p.feed([t("needs_input", "a", "s1", initial=True)], 5.0)
     assert notices(p.tick(5.0)) == [] and p.next_due() is None and not p.notified
     p.preferences = Preferences()
@@ -198,7 +198,7 @@ def test_turn_notices_only_when_asked_for() -> None:
     (i,) = p.turn(TurnChange(ref, "idle", 2.0), 2.0)
     assert isinstance(i, Notice)
     assert render(i, True, False).title == "proj finished its turn"
-    p.preferences = Preferences().with_mute("proj", True)
+    p.preferences = Preferences(muted=frozenset({"proj"}))
     assert p.turn(TurnChange(ref, "idle", 3.0), 3.0) == []
 
 
@@ -387,7 +387,7 @@ def test_a_reminder_due_while_snoozed_comes_when_the_snooze_ends() -> None:
     (r,) = notices(p.tick(900.0))
     assert r.kind == "reminder" and r.handle == n.handle
     assert p.drain_reminded() == {("s1", "a"): 1} and p.next_due() == 1800.0
-    p.preferences = Preferences().with_mute("s1", True)  # muted: no reminder until unmuted
+    p.preferences = Preferences(muted=frozenset({"s1"}))  # muted: no reminder until unmuted
     assert p.next_due() is None and p.tick(1800.0) == []
     p.preferences = Preferences()
     (last,) = notices(p.tick(1900.0))

@@ -22,17 +22,17 @@ def test_snoozes_and_mutes() -> None:
     assert p.silenced_until(item("/s/c", "x")) == NOW + 3600
     resumed = p.snoozed(0.0, NOW)
     assert resumed.silenced_until(item("/s/a", "shop")) == 0.0 and resumed.snooze_all_until == 0.0
-    muted = resumed.with_mute("shop", True)
-    assert "shop" in muted.muted and "shop" not in muted.with_mute("shop", False).muted
+    muted = Preferences(muted=frozenset({"shop"}))
+    assert muted.mutes(item("/s/a", "shop")) and not muted.mutes(item("/s/a", "other"))
 
 
 def test_a_project_is_muted_or_snoozed_by_its_folder_also_for_named_sessions() -> None:
     """A folder's name mutes every session in it, named or not; a session's name mutes only the
     sessions shown by that name."""
     named, other, plain = item("/s/a", "webshop", "billing refactor"), item("/s/b", "webshop", "checkout"), item("/s/c", "webshop")
-    by_folder = Preferences().with_mute("webshop", True)
+    by_folder = Preferences(muted=frozenset({"webshop"}))
     assert all(by_folder.mutes(i) for i in (named, other, plain))
-    by_name = Preferences().with_mute("billing refactor", True)
+    by_name = Preferences(muted=frozenset({"billing refactor"}))
     assert [by_name.mutes(i) for i in (named, other, plain)] == [True, False, False]
     snoozed = Preferences().snoozed(NOW + 600, NOW, project="webshop")
     assert {snoozed.silenced_until(i) for i in (named, other, plain)} == {NOW + 600}
