@@ -530,13 +530,13 @@ SNOOZES = "SELECT scope, until FROM snoozes WHERE until > ?"
 MUTES = "SELECT project FROM mutes"
 
 
-def _silences(snoozes: list[Row], mutes: list[Row], now: float) -> Preferences:
-    """The snoozes running at ``now`` and the muted projects (rows of :data:`SNOOZES`, :data:`MUTES`)."""
+def _silences(snoozes: list[Row], mutes: list[Row]) -> Preferences:
+    """The snoozes and the muted projects of rows of :data:`SNOOZES` (those still running) and :data:`MUTES`."""
     prefs = Preferences(muted=frozenset(p for (p,) in mutes))
     for scope, until in snoozes:
         project = scope[len(PROJECT) :] if scope.startswith(PROJECT) else None
         session = None if scope == ALL or project is not None else scope
-        prefs = prefs.snoozed(until, now, session, project)
+        prefs = prefs.snoozed(until, session, project)
     return prefs
 
 
@@ -552,7 +552,7 @@ def saved_silences(state_dir: str, now: float) -> Preferences:
     except sqlite3.Error:
         return Preferences()
     try:
-        return _silences(select(db, SNOOZES, (now,), path), select(db, MUTES, (), path), now)
+        return _silences(select(db, SNOOZES, (now,), path), select(db, MUTES, (), path))
     finally:
         db.close()
 
@@ -651,7 +651,7 @@ class Store(Database):
         as the file holds them now (another process may have changed them: :meth:`reread`)."""
         if reread:
             self.reread(("snoozes", "mutes"))
-        return _silences(self._read(SNOOZES, (now,)), self._read(MUTES), now)
+        return _silences(self._read(SNOOZES, (now,)), self._read(MUTES))
 
     def mute(self, project: str, on: bool) -> None:
         if on:

@@ -104,15 +104,13 @@ class Preferences:
         """Whether its project is muted, by either of its names."""
         return not self.muted.isdisjoint(item.projects)
 
-    def snoozed(self, until: float, now: float, session: str | None = None, project: str | None = None) -> Preferences:
-        """Snooze one session, one project, or (both None) everything until ``until``. Snoozing
-        everything with ``until`` ≤ ``now`` resumes: every snooze is lifted."""
+    def snoozed(self, until: float, session: str | None = None, project: str | None = None) -> Preferences:
+        """Snooze one session, one project, or (both None) everything until ``until`` (resuming
+        lifts every snooze: the store forgets them, ``Store.clear_snoozes``)."""
         if session is not None:
             return replace(self, sessions=_frozen({**self.sessions, session: until}))
         if project is not None:
             return replace(self, projects=_frozen({**self.projects, project: until}))
-        if until <= now:
-            return replace(self, snooze_all_until=0.0, sessions=_frozen(), projects=_frozen())
         return replace(self, snooze_all_until=until)
 
     def running(self, now: float) -> Preferences:
