@@ -518,6 +518,10 @@ KEPT = ("notified", "pushed", "snoozes", "mutes", "bubbles")
 ROW_LIMITS = {"text": 4000, "options": 2000, "header": 500, "name": 500, "cwd": 2000, "session_id": 200, "tool": 128}
 
 
+RESOLVED = ("UPDATE history SET resolved_at = ?, outcome = ?, waited_s = ?, answer = ?"
+            " WHERE file = ? AND call_id = ? AND resolved_at IS NULL")
+ABANDONED = "UPDATE history SET outcome = 'abandoned' WHERE file = ? AND call_id = ? AND resolved_at IS NULL"
+
 ALL = "*"  # a snooze's scope: one session (its file), one project ("project:<name>"), or all
 PROJECT = "project:"
 
@@ -526,20 +530,13 @@ SNOOZES = "SELECT scope, until FROM snoozes WHERE until > ?"
 MUTES = "SELECT project FROM mutes"
 
 
-def _scope(scope: str) -> tuple[str | None, str | None]:
-    """(session, project) a snooze's scope names; both None: all."""
-    if scope == ALL:
-        return None, None
-    if scope.startswith(PROJECT):
-        return None, scope[len(PROJECT) :]
-    return scope, None
-
-
-def _silences(snoozes: list[Row], mutes: list[Row], now: float) -> Preferences:
-    """The snoozes running at ``now`` and the muted projects (rows of :data:`SNOOZES`, :data:`MUTES`)."""
+def _silences(snoozes: list[Row], mutes: list[Row]) -> Preferences:
+    """The snoozes and the muted projects of rows of :data:`SNOOZES` (those still running) and :data:`MUTES`."""
     prefs = Preferences(muted=frozenset(p for (p,) in mutes))
     for scope, until in snoozes:
-        prefs = prefs.snoozed(until, now, *_scope(scope))
+        project = scope[len(PROJECT) :] if scope.startswith(PROJECT) else None
+        session = None if scope == ALL or project is not None else scope
+        prefs = prefs.snoozed(until, session, project)
     return prefs
 
 
@@ -555,7 +552,7 @@ def saved_silences(state_dir: str, now: float) -> Preferences:
     except sqlite3.Error:
         return Preferences()
     try:
-        return _silences(select(db, SNOOZES, (now,), path), select(db, MUTES, (), path), now)
+        return _silences(select(db, SNOOZES, (now,), path), select(db, MUTES, (), path))
     finally:
         db.close()
 
@@ -564,10 +561,6 @@ def _time(at: float) -> float:
     """A question's time as stored: one from a broken clock or another source is 'now'."""
     sane = sane_time(at)
     return time.time() if sane is None else sane
-
-
-def _wait(seconds: float | None) -> float:
-    return seconds if isinstance(seconds, (int, float)) and 0 <= seconds < 1e10 else 0.0
 
 
 class Published(Protocol):
@@ -628,10 +621,7 @@ class Store(Database):
 
     def drop_bubbles(self, owner: str, nid: int | None = None) -> None:
         """Forget one notification of server ``owner`` (``nid``), or all of them."""
-        if nid is None:
-            self._run("bubbles", "DELETE FROM bubbles WHERE owner = ?", (owner,))
-        else:
-            self._run("bubbles", "DELETE FROM bubbles WHERE owner = ? AND id = ?", (owner, nid))
+        self._run("bubbles", "DELETE FROM bubbles WHERE owner = ? AND (? IS NULL OR id = ?)", (owner, nid, nid))
 
     def keep_bubbles_of(self, owner: str) -> None:
         """Forget the notifications of every server but ``owner`` (gone with their server)."""
@@ -661,7 +651,7 @@ class Store(Database):
         as the file holds them now (another process may have changed them: :meth:`reread`)."""
         if reread:
             self.reread(("snoozes", "mutes"))
-        return _silences(self._read(SNOOZES, (now,)), self._read(MUTES), now)
+        return _silences(self._read(SNOOZES, (now,)), self._read(MUTES))
 
     def mute(self, project: str, on: bool) -> None:
         if on:
@@ -694,22 +684,16 @@ class Store(Database):
     def record(self, transitions: Iterable[Transition]) -> None:
         with self.together():
             for t in transitions:
-                self._record(t)
-
-    def _record(self, t: Transition) -> None:
-        q, s = t.question, t.session
-        if t.kind == "needs_input":
-            self._asked(t)
-        elif t.kind == "resolved":
-            self._asked(t)  # asked before we were watching: record it now
-            sql = ("UPDATE history SET resolved_at = ?, outcome = ?, waited_s = ?, answer = ?"
-                   " WHERE file = ? AND call_id = ? AND resolved_at IS NULL")
-            answer = clean(t.answer) if t.answer is not None else None
-            waited = _wait(t.waited_s)
-            self._run("history", sql, (_time(q.asked_at) + waited, t.outcome, waited, answer, s.key, q.tool_call_id))
-        elif t.kind == "abandoned":
-            sql = "UPDATE history SET outcome = 'abandoned' WHERE file = ? AND call_id = ? AND resolved_at IS NULL"
-            self._run("history", sql, (s.key, q.tool_call_id))
+                key = (t.session.key, t.question.tool_call_id)
+                if t.kind == "abandoned":
+                    self._run("history", ABANDONED, key)
+                    continue
+                self._asked(t)  # (resolved: asked before we were watching, recorded now)
+                if t.kind == "resolved":
+                    answer = clean(t.answer) if t.answer is not None else None
+                    waited = t.waited_s if isinstance(t.waited_s, (int, float)) and 0 <= t.waited_s < 1e10 else 0.0
+                    resolved_at = _time(t.question.asked_at) + waited
+                    self._run("history", RESOLVED, (resolved_at, t.outcome, waited, answer, *key))
 
     def history(self, since: float | None = None) -> list[dict[str, Any]]:
         """History rows (:data:`~notifier.core.codec.HISTORY_COLUMNS`), oldest first, for

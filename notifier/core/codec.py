@@ -191,10 +191,6 @@ def history_row(t: Transition) -> dict[str, Any]:
     return dict(zip(HISTORY_COLUMNS, values, strict=False))
 
 
-def _text(value: object) -> str | None:
-    return value if isinstance(value, str) else None
-
-
 def finite_number(value: object) -> float | None:
     """A stored number that JSON can say (rows of older versions may hold NaN, inf or junk)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not -MAX_FLOAT <= value <= MAX_FLOAT:
@@ -206,7 +202,7 @@ def history_entry(r: Mapping[str, object]) -> dict[str, Any]:
     """One question of ``history --json`` from a history row. Any stored row renders: times out
     of range are clamped, numbers that are not finite are null, names that are not UTF-8 come
     back as they were, a field of the wrong type is null."""
-    t = {column: _text(r.get(column)) for column in HISTORY_COLUMNS}  # (the texts; None where not one)
+    t = {column: text if isinstance(text := r.get(column), str) else None for column in HISTORY_COLUMNS}
     waited = finite_number(r.get("waited_s"))
     count = r.get("count")
     host, file = split_key(t["file"] or "")  # a remote session's key names its host
@@ -323,25 +319,23 @@ def _str(value: Any, limit: _Limit) -> str:
     return value
 
 
-def _bool(value: Any, limit: _Limit) -> bool:
-    if type(value) is not bool:
-        raise ValueError("a wrong flag")
-    return value
-
-
 def _float(value: Any, limit: _Limit) -> float:
     if type(value) not in (int, float) or not -MAX_FLOAT <= value <= MAX_FLOAT:  # (NaN, inf, an int past floats)
         raise ValueError("a wrong number")
     return float(value)
 
 
-def _int(value: Any, limit: _Limit) -> int:
-    if type(value) is not int:
-        raise ValueError("a wrong whole number")
-    return value
+def _exactly(kind: type) -> Reader:
+    """A reader of values of type ``kind`` itself (a bool is no int here)."""
+    def read(value: Any, limit: _Limit) -> Any:
+        if type(value) is not kind:
+            raise ValueError(f"not a {kind.__name__}")
+        return value
+
+    return read
 
 
-_SCALARS: dict[Any, Reader] = {str: _str, bool: _bool, float: _float, int: _int}
+_SCALARS: dict[Any, Reader] = {str: _str, bool: _exactly(bool), float: _float, int: _exactly(int)}
 
 
 def _one_of(allowed: frozenset[str], value: Any, limit: _Limit) -> str:

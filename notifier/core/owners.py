@@ -52,7 +52,7 @@ recently written sessions (a pi writes one session at a time: its current one is
   started later can have the session only by resuming it.
 - **argv** ``--session X`` / ``--session-id X`` where pi's arguments can be read (pi 1.6 and 0.73
   set their process title, so usually they cannot): exact for that session (:func:`names`);
-  ``-c`` / ``--resume`` say it resumed some session (:func:`resumes`).
+  ``-c`` / ``--resume`` say it resumed some session (:func:`_session_args`).
 - **screen**: the tmux pane shows the pending question *exactly* (:func:`shows`: the full question
   text as whole lines, every option label ending a line, in the dialog area at the bottom); a
   pane showing pi's empty input box (:func:`idle_editor`: no dialog open) counts against it; one
@@ -240,8 +240,8 @@ def _seen(p: Proc, w: Wanted, created: float | None) -> int | None:
     resumed = created is not None and p.started > created + CREATE_SLACK_S
     unseen = False
     if resumed and not shown:
-        if p.argv is not None and resumes(p.argv):
-            pass  # it resumed some session (-c, --resume, --session)
+        if p.argv is not None and _session_args(p.argv)[2]:
+            pass  # its arguments say it resumed some session (-c, --resume, --session)
         elif p.argv is None and p.screen is None:
             unseen = True  # nothing can be seen of it: it may have resumed this one
         else:
@@ -338,11 +338,6 @@ def _session_args(argv: Sequence[str]) -> tuple[list[str], list[str], bool]:
                 resumes = resumes or key == "--session"
         resumes = resumes or arg in _RESUME_FLAGS
     return named, ids, resumes
-
-
-def resumes(argv: Sequence[str]) -> bool:
-    """Whether pi's arguments say it resumed some older session (``-c``, ``--resume``, ``--session``)."""
-    return _session_args(argv)[2]
 
 
 def names(argv: Sequence[str], cwd: str, file: str, session_id: str | None) -> bool:

@@ -56,7 +56,7 @@ from __future__ import annotations
 
 import contextlib
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from types import MappingProxyType
@@ -104,37 +104,31 @@ class Preferences:
         """Whether its project is muted, by either of its names."""
         return not self.muted.isdisjoint(item.projects)
 
-    def snoozed(self, until: float, now: float, session: str | None = None, project: str | None = None) -> Preferences:
-        """Snooze one session, one project, or (both None) everything until ``until``. Snoozing
-        everything with ``until`` ≤ ``now`` resumes: every snooze is lifted."""
+    def snoozed(self, until: float, session: str | None = None, project: str | None = None) -> Preferences:
+        """Snooze one session, one project, or (both None) everything until ``until`` (resuming
+        lifts every snooze: the store forgets them, ``Store.clear_snoozes``)."""
         if session is not None:
             return replace(self, sessions=_frozen({**self.sessions, session: until}))
         if project is not None:
             return replace(self, projects=_frozen({**self.projects, project: until}))
-        if until <= now:
-            return replace(self, snooze_all_until=0.0, sessions=_frozen(), projects=_frozen())
         return replace(self, snooze_all_until=until)
-
-    def with_mute(self, project: str, on: bool) -> Preferences:
-        muted = self.muted | {project} if on else self.muted - {project}
-        return replace(self, muted=frozenset(muted))
 
     def running(self, now: float) -> Preferences:
         """Without the snoozes that have ended by ``now``."""
-        return replace(
-            self, snooze_all_until=self.snooze_all_until if self.snooze_all_until > now else 0.0,
-            sessions=_frozen({k: v for k, v in self.sessions.items() if v > now}),
-            projects=_frozen({k: v for k, v in self.projects.items() if v > now}),
-        )  # fmt: skip
+        return self._ends(lambda end: end if end > now else 0.0)
 
     def shifted(self, offset: float) -> Preferences:
         """The same choices with every snooze's end moved by ``offset`` (from the wall clock they
         are kept in to a monotonic clock: ``monotonic now - wall now``, taken once)."""
-        return replace(
-            self, snooze_all_until=self.snooze_all_until + offset if self.snooze_all_until else 0.0,
-            sessions=_frozen({k: v + offset for k, v in self.sessions.items()}),
-            projects=_frozen({k: v + offset for k, v in self.projects.items()}),
-        )  # fmt: skip
+        return self._ends(lambda end: end + offset)
+
+    def _ends(self, change: Callable[[float], float]) -> Preferences:
+        """Every snooze's end as ``change`` makes it (0: lifted)."""
+        def each(ends: Mapping[str, float]) -> Mapping[str, float]:
+            return _frozen({k: until for k, end in ends.items() if (until := change(end))})
+
+        everything = change(self.snooze_all_until) if self.snooze_all_until else 0.0
+        return replace(self, snooze_all_until=everything, sessions=each(self.sessions), projects=each(self.projects))
 
 
 # ---- quiet hours ----
@@ -156,10 +150,12 @@ def parse_quiet_hours(value: str) -> tuple[int, int] | None:
     return window
 
 
-def _window(value: str) -> tuple[int, int] | None:
-    """:func:`parse_quiet_hours`, with None (no quiet hours) for a value that does not parse."""
+def _window(value: str, now: float | None = None) -> tuple[int, int] | None:
+    """:func:`parse_quiet_hours`, with None (no quiet hours) for a value that does not parse;
+    with ``now``: None too unless they are in effect then."""
     with contextlib.suppress(ValueError):
-        return parse_quiet_hours(value)
+        window = parse_quiet_hours(value)
+        return window if now is None or in_quiet_hours(window, now) else None
     return None
 
 
@@ -192,11 +188,10 @@ def quiet_hours_obj(value: str, now: float) -> dict[str, Any]:
     """``status --json``'s ``quiet_hours`` (docs/contract.md §3): while the quiet hours of
     ``value`` (the config's text) are in effect at ``now``, ``{"hours": "22:00-07:30", "until":
     <ISO-8601 UTC>}``; else null (also for a value that does not parse)."""
-    window = _window(value)
-    end = next_quiet_change(window, now)
-    if end is None or not in_quiet_hours(window, now):
+    window = _window(value, now)
+    if window is None:
         return {"quiet_hours": None}
-    return {"quiet_hours": {"hours": value.strip(), "until": iso(end)}}
+    return {"quiet_hours": {"hours": value.strip(), "until": iso(next_quiet_change(window, now))}}
 
 
 def quiet_hours_line(obj: object) -> str:
@@ -217,10 +212,8 @@ def _hhmm(minute: int) -> str:
 def quiet_hours_note(value: str, now: float) -> str:
     """"quiet hours until 07:30" while the quiet hours of ``value`` (the config's text) are in
     effect at ``now``; "" otherwise (also for a value that does not parse)."""
-    window = _window(value)
-    if window is None or not in_quiet_hours(window, now):
-        return ""
-    return f"quiet hours until {_hhmm(window[1])}"
+    window = _window(value, now)
+    return f"quiet hours until {_hhmm(window[1])}" if window else ""
 
 
 # ---- silences, said ----
@@ -479,13 +472,7 @@ class Planner:
                 del self._waiting[key]
                 self._put_off.pop(key, None)
                 due.append(item)
-        startup: list[Item] = []
-        for item in self._startup:
-            if self._held_back(item, now):
-                self._waiting[item.key] = (item, 0.0)
-            else:
-                startup.append(item)
-        self._startup = []
+        startup, self._startup = self._unless_held_back(self._startup, now), []
         return startup, due
 
     def tick(self, now: float, quiet: bool = False) -> list[Action]:
@@ -521,7 +508,7 @@ class Planner:
         out: list[Item] = []
         for item in items:
             if self._held_back(item, now):
-                del self._shown[item.key]
+                self._shown.pop(item.key, None)
                 self._waiting[item.key] = (item, 0.0)
             else:
                 out.append(item)
@@ -536,7 +523,7 @@ class Planner:
             if restored:
                 self._shown[item.key].handle = handle
             else:
-                self._shown[item.key] = _Shown(item, handle, self._reminders_passed(item.key, 0, now - item.since))
+                self._show(item, handle, now)
         if len(items) == 1:
             waited = max(0.0, now - items[0].since)
             return [Notice(handle, "question", (items[0],), waited_s=waited, restored=restored)]
@@ -544,10 +531,14 @@ class Planner:
         return self._several(handle, now, restored=restored)
 
     def _show_single(self, item: Item, now: float) -> list[Action]:
-        handle = self._new_handle()
-        self._shown[item.key] = _Shown(item, handle, self._reminders_passed(item.key, 0, now - item.since))
+        handle = self._show(item, self._new_handle(), now)
         self._recent.append((now, item.key))
         return [Notice(handle, "question", (item,))]
+
+    def _show(self, item: Item, handle: int, now: float) -> int:
+        """Put ``item`` on bubble ``handle``, its reminders already due counted as sent."""
+        self._shown[item.key] = _Shown(item, handle, self._reminders_passed(item.key, 0, now - item.since))
+        return handle
 
     def _burst(self, items: list[Item], now: float) -> list[Action]:
         """The questions of a burst on one summary: the first single of it becomes the summary (in
@@ -566,7 +557,7 @@ class Planner:
             self._summary = self._new_handle()
         self._groups[self._summary] = "burst"
         for item in items:
-            self._shown[item.key] = _Shown(item, self._summary, self._reminders_passed(item.key, 0, now - item.since))
+            self._show(item, self._summary, now)
             self._recent.append((now, item.key))
         return out + self._several(self._summary, now)
 

@@ -276,13 +276,9 @@ MIN_PART = 6  # shorter parts are masked inside URLs only (alone, "push" or "987
 
 _URL = re.compile(r"\b[A-Za-z][A-Za-z0-9+.-]*://(?:\[[^\]\s]*\])?[^\s'\"<>()\[\]{},]*")
 _SPLIT = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*)://([^/?#]*)(.*)", re.DOTALL)
+# host[:port] when it is plainly a host name or address
 _HOST = re.compile(r"(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+|localhost)(?::[0-9]{1,5})?")
 _SEPARATORS = re.compile(r"[/:@?&=#;,+]+")
-
-
-def _plain_host(hostport: str) -> str | None:
-    """``host[:port]`` when it is plainly a host name or address, not a token posing as one."""
-    return hostport if _HOST.fullmatch(hostport) else None
 
 
 def mask_url(url: str) -> str:
@@ -292,9 +288,8 @@ def mask_url(url: str) -> str:
     if split is None:
         return MASK
     scheme, netloc, tail = split.groups()
-    _userinfo, at, hostport = netloc.rpartition("@")
-    host = _plain_host(hostport)
-    if host is None:
+    _userinfo, at, host = netloc.rpartition("@")
+    if not _HOST.fullmatch(host):  # (a token posing as a host)
         return f"{scheme}://{MASK}"
     return f"{scheme}://" + (f"{MASK}@" if at else "") + host + (f"/{MASK}" if tail.strip("/") else "")
 
@@ -306,7 +301,8 @@ def secret_parts(url: str) -> set[str]:
     if split is None:
         return {url.strip()} - {""}
     _scheme, netloc, tail = split.groups()
-    host = _plain_host(netloc.rpartition("@")[2]) or ""
+    host = netloc.rpartition("@")[2]
+    host = host if _HOST.fullmatch(host) else ""
     name = re.sub(r":[0-9]{1,5}$", "", host)
     rest = netloc + tail
     parts = {url.strip(), rest}

@@ -61,7 +61,7 @@ def test_a_question_seen_while_the_clock_is_behind_is_not_reminded_at_once_when_
 def test_a_snooze_lasts_its_15_minutes_whatever_the_wall_clock_does() -> None:
     p = Planner(settle_s=0.0, remind_after_s=())
     wall_now = T0
-    snoozed = Preferences().snoozed(wall_now + 900.0, wall_now)  # kept in wall time
+    snoozed = Preferences().snoozed(wall_now + 900.0)  # kept in wall time
     p.preferences = snoozed.shifted(M0 - wall_now)  # handed over once, on the monotonic clock
     p.feed([asked()], M0, wall_now)
     assert p.tick(M0 + 1.0) == []

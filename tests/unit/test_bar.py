@@ -96,12 +96,11 @@ def test_not_durations(text: str) -> None:
 def test_what_status_says_is_silenced() -> None:
     view = waiting("01a232c1-5e1b-7a4d-9c2e-6f0b1d2e3a4b", "/p/blog", NOW)
     prefs = (
-        Preferences()
-        .snoozed(NOW + 600, NOW)
-        .snoozed(NOW + 3600, NOW, session=view.ref.key)
-        .snoozed(NOW + 60, NOW, project="shop")
-        .snoozed(NOW - 1, NOW, project="old")  # (over: not said)
-        .with_mute("blog", True)
+        Preferences(muted=frozenset({"blog"}))
+        .snoozed(NOW + 600)
+        .snoozed(NOW + 3600, session=view.ref.key)
+        .snoozed(NOW + 60, project="shop")
+        .snoozed(NOW - 1, project="old")  # (over: not said)
     )
     line = planner.silenced_line(prefs, Snapshot((view,)), NOW)
     assert line == (

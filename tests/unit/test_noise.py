@@ -104,7 +104,7 @@ def test_reminders_replace_and_the_last_is_critical() -> None:
 
 def test_snoozed_session_raises_nothing_until_the_end() -> None:
     p = Planner(settle_s=0.25, remind_after_s=())
-    p.preferences = Preferences().snoozed(900.0, 0.0, session="s1")
+    p.preferences = Preferences().snoozed(900.0, session="s1")
     p.feed([t("needs_input", "a", "s1"), t("needs_input", "b", "s2")], 0.0)
     (n,) = notices(p.tick(0.25))
     assert n.items[0].ref.key == "s2"
@@ -115,10 +115,10 @@ def test_snoozed_session_raises_nothing_until_the_end() -> None:
 
 def test_a_snooze_lifted_early_lets_the_parked_question_through_at_once() -> None:
     p = Planner(settle_s=0.25, remind_after_s=())
-    p.preferences = Preferences().snoozed(900.0, 0.0, session="s1")
+    p.preferences = Preferences().snoozed(900.0, session="s1")
     p.feed([t("needs_input", "a", "s1")], 0.0)
     assert notices(p.tick(0.25)) == [] and p.next_due() == 900.0
-    p.preferences = p.preferences.snoozed(0.0, 10.0, session="s1")  # snoozed for 0 s: lifted
+    p.preferences = p.preferences.snoozed(0.0, session="s1")  # snoozed for 0 s: lifted
     assert p.next_due() == 0.25
     (n,) = notices(p.tick(10.0))
     assert n.items[0].ref.key == "s1"
@@ -126,7 +126,7 @@ def test_a_snooze_lifted_early_lets_the_parked_question_through_at_once() -> Non
 
 def test_quiet_hours_and_mute_raise_nothing() -> None:
     p = Planner(settle_s=0.0, remind_after_s=(600.0, 1800.0))
-    p.preferences = Preferences().with_mute("s1", True)  # project names: the cwd's last folder here
+    p.preferences = Preferences(muted=frozenset({"s1"}))  # project names: the cwd's last folder here
     p.feed([t("needs_input", "a", "s1"), t("needs_input", "b", "s2")], 0.0)
     assert [n.items[0].ref.key for n in notices(p.tick(0.0))] == ["s2"]
     p.feed([t("needs_input", "c", "s3", at=1.0)], 1.0)
@@ -138,7 +138,7 @@ def test_quiet_hours_and_mute_raise_nothing() -> None:
     assert sorted((n.kind, n.items[0].ref.key) for n in out) == [("question", "s3"), ("reminder", "s2")]
     assert not p.held and p.next_due() is None  # (the muted one: when the preferences change)
     # unmuted: the question asked while muted is announced once, its passed reminders not sent
-    p.preferences = p.preferences.with_mute("s1", False)
+    p.preferences = Preferences()  # unmuted
     (n,) = notices(p.tick(2000.0))
     assert (n.kind, n.items[0].ref.key) == ("question", "s1")
     assert notices(p.tick(2001.0)) == [] and p.next_due() is None
@@ -146,7 +146,7 @@ def test_quiet_hours_and_mute_raise_nothing() -> None:
 
 def test_a_question_asked_while_muted_waits_across_a_restart_for_the_unmute() -> None:
     p = Planner(settle_s=0.0, remind_after_s=())
-    p.preferences = Preferences().with_mute("s1", True)
+    p.preferences = Preferences(muted=frozenset({"s1"}))
     p.feed([t("needs_input", "a", "s1", initial=True)], 5.0)
     assert notices(p.tick(5.0)) == [] and p.next_due() is None and not p.notified
     p.preferences = Preferences()
@@ -158,7 +158,7 @@ def test_held_in_quiet_hours_then_snoozed_is_announced_when_the_snooze_ends() ->
     p = Planner(settle_s=0.0, remind_after_s=())
     p.feed([t("needs_input", "a", "s1")], 0.0)
     assert notices(p.tick(0.0, quiet=True)) == [] and p.held
-    p.preferences = Preferences().snoozed(500.0, 100.0, project="s1")
+    p.preferences = Preferences().snoozed(500.0, project="s1")
     assert notices(p.tick(200.0)) == [] and not p.held  # quiet hours over, but snoozed now
     assert p.next_due() == 500.0
     (n,) = notices(p.tick(500.0))
@@ -177,11 +177,11 @@ def test_question_shown_late_skips_reminders_already_past() -> None:
 
 def test_project_snooze_and_resume_all() -> None:
     p = Planner(settle_s=0.0, remind_after_s=())
-    p.preferences = Preferences().snoozed(1000.0, 0.0, project="s1").snoozed(1000.0, 0.0, session="s2")
+    p.preferences = Preferences().snoozed(1000.0, project="s1").snoozed(1000.0, session="s2")
     p.feed([t("needs_input", "a", "s1"), t("needs_input", "b", "s2"), t("needs_input", "c", "s3")], 0.0)
     assert [n.items[0].ref.key for n in notices(p.tick(0.0))] == ["s3"]
     assert p.next_due() == 1000.0  # asked again when the snoozes end
-    p.preferences = p.preferences.snoozed(0.0, 10.0)  # "Resume notifications now" (past a burst's window)
+    p.preferences = Preferences()  # "Resume notifications now": every snooze lifted (past a burst's window)
     assert p.next_due() == 0.0
     assert sorted(i.ref.key for n in notices(p.tick(10.0)) for i in n.items) == ["s1", "s2"]
 
@@ -198,7 +198,7 @@ def test_turn_notices_only_when_asked_for() -> None:
     (i,) = p.turn(TurnChange(ref, "idle", 2.0), 2.0)
     assert isinstance(i, Notice)
     assert render(i, True, False).title == "proj finished its turn"
-    p.preferences = Preferences().with_mute("proj", True)
+    p.preferences = Preferences(muted=frozenset({"proj"}))
     assert p.turn(TurnChange(ref, "idle", 3.0), 3.0) == []
 
 
@@ -363,7 +363,7 @@ def test_a_bubble_snoozed_from_itself_comes_back_when_the_snooze_ends() -> None:
     p = Planner(settle_s=0.0, remind_after_s=(600.0, 1800.0))
     p.feed([t("needs_input", "a", "s1"), t("needs_input", "b", "s2")], 0.0)
     shown = {n.items[0].ref.key: n for n in notices(p.tick(0.0))}
-    p.preferences = Preferences().snoozed(960.0, 60.0, session="s1")
+    p.preferences = Preferences().snoozed(960.0, session="s1")
     assert p.put_off(shown["s1"].handle, 960.0) == [Withdraw(shown["s1"].handle)]
     assert p.next_due() == 600.0  # (s2's reminder; s1's question waits for the end of its snooze)
     (r,) = notices(p.tick(600.0))
@@ -381,13 +381,13 @@ def test_a_reminder_due_while_snoozed_comes_when_the_snooze_ends() -> None:
     p = Planner(settle_s=0.0, remind_after_s=(600.0, 1800.0))
     p.feed([t("needs_input", "a", "s1")], 0.0)
     (n,) = notices(p.tick(0.0))
-    p.preferences = Preferences().snoozed(900.0, 300.0, session="s1")  # the bubble stays on screen
+    p.preferences = Preferences().snoozed(900.0, session="s1")  # the bubble stays on screen
     assert p.next_due() == 900.0
     assert p.tick(600.0) == []
     (r,) = notices(p.tick(900.0))
     assert r.kind == "reminder" and r.handle == n.handle
     assert p.drain_reminded() == {("s1", "a"): 1} and p.next_due() == 1800.0
-    p.preferences = Preferences().with_mute("s1", True)  # muted: no reminder until unmuted
+    p.preferences = Preferences(muted=frozenset({"s1"}))  # muted: no reminder until unmuted
     assert p.next_due() is None and p.tick(1800.0) == []
     p.preferences = Preferences()
     (last,) = notices(p.tick(1900.0))
@@ -396,7 +396,7 @@ def test_a_reminder_due_while_snoozed_comes_when_the_snooze_ends() -> None:
 
 def test_notified_before_a_restart_and_snoozed_is_announced_when_the_snooze_ends() -> None:
     p = Planner(notified={("s1", "a")}, remind_after_s=())
-    p.preferences = Preferences().snoozed(900.0, 0.0, session="s1")
+    p.preferences = Preferences().snoozed(900.0, session="s1")
     p.feed([t("needs_input", "a", "s1", initial=True)], 0.0)
     assert p.tick(1.0) == [] and p.next_due() == 900.0
     (n,) = notices(p.tick(900.0))
@@ -423,7 +423,7 @@ def test_a_question_held_by_quiet_hours_abandoned_and_back_is_held_once() -> Non
     p.feed([t("abandoned", "a", "s1")], 2.0)
     p.feed([t("needs_input", "a", "s1"), t("needs_input", "b", "s2")], 3.0)
     assert p.tick(3.0, quiet=True) == [] and p.held == 2
-    p.preferences = Preferences().snoozed(1000.0, 4.0, session="s1")
+    p.preferences = Preferences().snoozed(1000.0, session="s1")
     p.feed([t("needs_input", "c", "s3")], 4.0)
     assert {i.ref.key for n in notices(p.tick(4.0)) for i in n.items} == {"s2", "s3"}
     (later,) = notices(p.tick(1000.0))
@@ -436,7 +436,7 @@ def test_a_bubble_snoozed_from_itself_comes_back_at_once_when_the_snooze_is_lift
     (n,) = notices(p.tick(0.0))
     p.put_off(n.handle, 960.0)
     assert p.tick(1.0) == []  # (the snooze not in the preferences yet: still put off)
-    p.preferences = Preferences().snoozed(960.0, 60.0, session="s1")
+    p.preferences = Preferences().snoozed(960.0, session="s1")
     assert p.tick(2.0) == []
     p.preferences = Preferences()  # `snooze off`
     (back,) = notices(p.tick(100.0))
