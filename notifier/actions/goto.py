@@ -248,10 +248,7 @@ def configured(config: Config) -> list[Remote]:
 
 def split(config: Config, spec: str | None) -> tuple[Remote, str] | None:
     """``devbox:SPEC`` (or a key ``@devbox:FILE`` from the window) names a session on a remote."""
-    if not spec:
-        return None
-    text = spec[1:] if spec.startswith("@") else spec
-    host, _, rest = text.partition(":")
+    host, _, rest = (spec or "").removeprefix("@").partition(":")
     if not rest:
         return None
     return next(((remote, rest) for remote in configured(config) if remote.name == host), None)

@@ -203,14 +203,13 @@ def status() -> str:
     if not found:
         return f"autostart is not installed (install would use: {target().method})"
     lines = []
+    exe = executable()[0]
     for t in found:
-        text = t.path.read_text(errors="replace")
         line = f"installed ({t.method}): {t.path}"
         if t.method == "systemd":
-            ok, out = _systemctl("is-enabled", UNIT)
+            ok, _ = _systemctl("is-enabled", UNIT)
             line += f" — {'enabled' if ok else 'not enabled'}"
-        exe = executable()[0]
-        if exe not in text:
+        if exe not in t.path.read_text(errors="replace"):
             line += (
                 f"\n  note: it starts a different executable than {exe}; run 'autostart install' to update it"
             )

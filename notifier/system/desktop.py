@@ -109,9 +109,6 @@ class Method:
     def name(self) -> str:
         return self.backend.name
 
-    def where(self) -> str:
-        return self.backend.place.format(clean(self.path, 120))
-
     def windows(self) -> dict[int, int]:
         return self.backend.windows(self.path)
 
@@ -194,7 +191,8 @@ def describe(method: Method | Missing) -> tuple[bool | None, str]:
         windows = method.windows()
     except Exception as exc:
         return False, f"{method.name} did not answer ({clean(exc, 120)})"
-    said = f"{method.name} ({method.where()}): {len(windows)} window(s) by process, "
+    where = method.backend.place.format(clean(method.path, 120))
+    said = f"{method.name} ({where}): {len(windows)} window(s) by process, "
     said += f"focused: pid {front[1]}" if front else "focused: none"
     if method.limits:
         said += f"; {method.limits}"
@@ -356,7 +354,7 @@ def window_display(env: dict[str, str] | None = None) -> tuple[dict[str, str] | 
 # ---- sway ----
 MAGIC = b"i3-ipc"
 HEADER = struct.Struct("=6sII")
-RUN_COMMAND, SUBSCRIBE, GET_TREE, GET_VERSION = 0, 2, 4, 7
+RUN_COMMAND, SUBSCRIBE, GET_TREE = 0, 2, 4
 EVENT_BIT = 0x80000000
 EVENT_WORKSPACE, EVENT_WINDOW = EVENT_BIT | 0, EVENT_BIT | 3
 MAX_PAYLOAD = 64 << 20  # a tree of thousands of windows is a few MB
@@ -376,15 +374,12 @@ def sway_socket_path(env: Mapping[str, str] | None = None) -> str | None:
     runtime = env.get("XDG_RUNTIME_DIR")
     if not runtime:
         return None
-    socks = sorted(glob.glob(os.path.join(glob.escape(runtime), f"sway-ipc.{os.getuid()}.*.sock")))
-    alive = [(pid, p) for p in socks if (pid := _sock_pid(p)) is not None and os.path.exists(f"/proc/{pid}")]
+    name = f"sway-ipc.{os.getuid()}."
+    socks = sorted(glob.glob(os.path.join(glob.escape(runtime), f"{name}*.sock")))
+    pids = [(number(os.path.basename(p)[len(name) : -len(".sock")]), p) for p in socks]
+    alive = [(pid, p) for pid, p in pids if pid is not None and os.path.exists(f"/proc/{pid}")]
     compositor = wayland_server_pid(env) if alive else None
     return next((p for pid, p in alive if pid == compositor), alive[0][1] if alive else None)
-
-
-def _sock_pid(path: str) -> int | None:
-    parts = os.path.basename(path).split(".")
-    return number(parts[2]) if len(parts) == 4 else None
 
 
 def wayland_server_pid(env: Mapping[str, str] | None = None) -> int | None:
@@ -585,14 +580,11 @@ def _json(text: str) -> Any:
 
 def _client(client: Any) -> tuple[int, int] | None:
     """(address, pid) of one of Hyprland's clients (``{"address": "0x…", "pid": N}``)."""
-    addr = client.get("address") if isinstance(client, dict) else None
-    pid = client.get("pid") if isinstance(client, dict) else None
-    if not (isinstance(addr, str) and addr.startswith("0x") and isinstance(pid, int) and pid > 0):
-        return None
-    try:
-        return int(addr, 16), pid
-    except ValueError:
-        return None
+    addr, pid = (client.get("address"), client.get("pid")) if isinstance(client, dict) else (None, None)
+    if isinstance(addr, str) and addr.startswith("0x") and isinstance(pid, int) and pid > 0:
+        with contextlib.suppress(ValueError):
+            return int(addr, 16), pid
+    return None
 
 
 def clients_by_pid(answer: str) -> dict[int, int]:

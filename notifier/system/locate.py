@@ -28,7 +28,7 @@ from notifier.core.model import SessionView
 from notifier.core.owners import Owners, Proc, Wanted, bind, shows
 from notifier.core.text import clean
 from notifier.system.processes import PiProcess, evidence, folder, folders_of, pi_processes
-from notifier.system.tmux import TmuxClient, TmuxPane, tmux_clients, tmux_pane_of
+from notifier.system.tmux import TmuxPane, tmux_clients, tmux_pane_of
 
 if TYPE_CHECKING:
     from notifier.system.desktop import Window
@@ -47,7 +47,6 @@ class Location:
     tty: str | None
     tmux: TmuxPane | None = None
     window_id: int | None = None  # the X11 window of the terminal (a _NET_CLIENT_LIST window)
-    client: TmuxClient | None = None  # the tmux client whose terminal is ``window_id``
     env: dict[str, str] = field(default_factory=dict, compare=False)
     window: Window | None = None  # the terminal's window as the focus method knows it (sway: a con id)
 
@@ -82,16 +81,14 @@ def locate(proc: PiProcess, windows: Windows | None) -> Location:
     from notifier.system.desktop import Window, window_for
 
     pane = tmux_pane_of(proc.env, proc.pid)
-    client: TmuxClient | None = None
     owner = [proc.pid]  # (in tmux: the pid of the client showing its session, whose window it is)
     if pane is not None:
         clients = tmux_clients(pane.socket)
-        client = next(iter([c for c in clients if c.session == pane.session] or clients), None)
-        owner = [client.pid] if client is not None else []
+        owner = [c.pid for c in [c for c in clients if c.session == pane.session] or clients][:1]
     found = {via: wid for via, by_pid in (windows or {}).items() if (wid := window_for(owner, by_pid)) is not None}
     method = next((via for via in windows or () if via != "x11"), "x11")  # (the compositor's, where listed)
     window = Window(method, found[method]) if method in found else None
-    return Location(proc.pid, proc.tty, pane, found.get("x11"), client, proc.env, window)
+    return Location(proc.pid, proc.tty, pane, found.get("x11"), proc.env, window)
 
 
 @dataclass(frozen=True, slots=True)

@@ -176,11 +176,7 @@ def folder(path: str) -> str:
 
 def folders_of(cwd: str) -> list[str]:
     """A process's folder as written and, where it differs, resolved (a pi started in a link)."""
-    try:
-        real = os.path.realpath(cwd)
-    except OSError:
-        return [cwd]
-    return [cwd] if real == cwd else [cwd, real]
+    return list(dict.fromkeys([cwd, os.path.realpath(cwd)]))  # (realpath: as far as it resolves, never raised)
 
 
 def evidence(
@@ -305,14 +301,11 @@ def maybe_pi(proc_dir: str = "/proc") -> list[int] | None:
         return None
     def read(path: str, enough: int) -> bytes:
         """The file, or at least its first ``enough`` NUL-separated fields."""
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
-        try:
-            data = os.read(fd, 4096)
-            while data.count(b"\0") < enough and (more := os.read(fd, 1 << 16)):
+        with open(path, "rb", buffering=0) as fh:  # (each read one system call)
+            data = fh.read(4096)
+            while data.count(b"\0") < enough and (more := fh.read(1 << 16)):
                 data += more
             return data
-        finally:
-            os.close(fd)
 
     found = []
     for pid in pids:
@@ -338,15 +331,13 @@ def pi_processes(pids: list[int] | None = None) -> list[PiProcess]:
     return [p for p, _ in _scan(psutil, pids, mine=True, where=True)] if psutil is not None else []
 
 
-def _of(psutil: Any, pids: list[int], attrs: list[str]) -> list[Any]:
+def _of(psutil: Any, pids: list[int], attrs: list[str]) -> Iterator[Any]:
     """psutil's processes of ``pids`` (those gone meanwhile left out), each with ``info`` as
     ``process_iter(attrs)`` sets it."""
-    chosen: list[Any] = []
     for pid in pids:
         try:
             proc = psutil.Process(pid)
             proc.info = proc.as_dict(attrs)
         except psutil.Error:
             continue
-        chosen.append(proc)
-    return chosen
+        yield proc

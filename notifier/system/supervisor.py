@@ -292,12 +292,8 @@ class Worker:
                 self._drop_closed(files)
             with contextlib.suppress(OSError):
                 os.read(self._wake_r, 4096)
-            while True:
-                try:
-                    job = self._jobs.get_nowait()
-                except queue.Empty:
-                    break
-                job()
+            while not self._jobs.empty():  # (this thread alone takes jobs)
+                self._jobs.get_nowait()()
             if self._stop.is_set():
                 return
             now = time.monotonic()

@@ -29,7 +29,6 @@ class TmuxPane:
     window: str  # the window index, as tmux prints it
     window_id: str  # "@N"
     pane: str  # "%N"
-    attached: int = 0  # clients attached to the session
 
     def obj(self) -> dict[str, Any]:
         return {"socket": self.socket, "session": self.session, "window": self.window, "pane": self.pane}
@@ -144,7 +143,7 @@ def _rows(socket: str, fields: tuple[str, ...], *args: str) -> list[list[str]]:
     return [row for line in (out or "").splitlines() if len(row := line.split("\t")) == len(fields)]
 
 
-_PANE = ("session_name", "window_index", "window_id", "pane_id", "pane_pid", "session_attached")
+_PANE = ("session_name", "window_index", "window_id", "pane_id", "pane_pid")
 
 
 def tmux_pane_of(env: Mapping[str, str], pid: int) -> TmuxPane | None:
@@ -157,10 +156,10 @@ def tmux_pane_of(env: Mapping[str, str], pid: int) -> TmuxPane | None:
     rows = _rows(socket, _PANE, "display-message", "-p", "-t", pane)
     if not rows:
         return None
-    session, window, window_id, pane_id, pane_pid, attached = rows[0]
+    session, window, window_id, pane_id, pane_pid = rows[0]
     if pane_id != pane or number(pane_pid) not in ancestors(pid):
         return None  # (a stale TMUX_PANE, or that pane now runs something else)
-    return TmuxPane(socket, session, window, window_id, pane_id, number(attached) or 0)
+    return TmuxPane(socket, session, window, window_id, pane_id)
 
 
 def tmux_clients(socket: str) -> list[TmuxClient]:
