@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -224,7 +224,20 @@ def _unmatched(w: Wanted, cands: Sequence[Proc], procs: Sequence[PiProcess]) -> 
     return Unmatched("no running pi has this session")
 
 
-# ---- the locations of ``status --json`` ----
+# ---- the locations of ``status --json`` and of the window's questions ----
+
+
+def fill_locations(objs: list[dict[str, Any]], find: Callable[[], Mapping[str, Location]]) -> None:
+    """Set ``"location"`` of each object (a session or question, by its ``"file"``) to where
+    ``find`` says its pi is; ``null`` where not found. Locating is a bonus: a failure is logged."""
+    found: Mapping[str, Location] = {}
+    try:
+        found = find()
+    except Exception as exc:
+        log.debug("cannot locate sessions: %s", exc)
+    for o in objs:
+        loc = found.get(o["file"]) if isinstance(o.get("file"), str) else None
+        o["location"] = loc.obj() if loc is not None else None
 
 
 def add_locations(status: dict[str, Any], look: bool = True) -> dict[str, Any]:
@@ -233,14 +246,7 @@ def add_locations(status: dict[str, Any], look: bool = True) -> dict[str, Any]:
     changes but ``alive`` where the app left it unjudged (:func:`_locations`). Locating is a
     bonus: status works without it."""
     sessions = [s for s in status.get("sessions") or () if isinstance(s, dict)]
-    found: dict[str, Location] = {}
-    try:
-        found = _locations(sessions) if look else {}
-    except Exception as exc:
-        log.debug("cannot locate sessions: %s", exc)
-    for s in sessions:
-        loc = found.get(s["file"]) if isinstance(s.get("file"), str) else None
-        s["location"] = loc.obj() if loc is not None else None
+    fill_locations(sessions, lambda: _locations(sessions) if look else {})
     return status
 
 
