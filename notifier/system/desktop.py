@@ -162,15 +162,13 @@ def _is_kde(env: Mapping[str, str]) -> bool:
     return "kde" in desktops or bool(env.get("KDE_FULL_SESSION"))
 
 
-def has_display(env: Mapping[str, str] | None = None) -> bool:
+def has_display(env: Mapping[str, str] = os.environ) -> bool:
     """Whether ``env`` (default: ours) names a display (X11 or Wayland)."""
-    env = os.environ if env is None else env
     return bool(env.get("DISPLAY") or env.get("WAYLAND_DISPLAY"))
 
 
-def focus_method(env: Mapping[str, str] | None = None) -> Method | Missing:
+def focus_method(env: Mapping[str, str] = os.environ) -> Method | Missing:
     """The first focus method of :data:`BACKENDS` found here (an environment look-up, a glob)."""
-    env = dict(os.environ) if env is None else env
     wayland = bool(env.get("WAYLAND_DISPLAY"))
     for backend, found in BACKENDS:
         path = found(env)
@@ -330,9 +328,8 @@ def xwayland_display(compositor: int | None, tmp: str = "/tmp") -> str | None:
     return None
 
 
-def window_display(env: dict[str, str] | None = None) -> tuple[dict[str, str] | None, str]:
+def window_display(env: Mapping[str, str] = os.environ) -> tuple[dict[str, str] | None, str]:
     """Where the Tk window can open: (the variables to give it, in words), or (None, why not)."""
-    env = dict(os.environ) if env is None else env
     if env.get("DISPLAY"):
         return {}, f"X display {clean(env['DISPLAY'], 40)}"
     if not env.get("WAYLAND_DISPLAY"):
@@ -364,10 +361,9 @@ class IpcError(OSError):
     """The socket failed or answered something that is not the protocol."""
 
 
-def sway_socket_path(env: Mapping[str, str] | None = None) -> str | None:
+def sway_socket_path(env: Mapping[str, str] = os.environ) -> str | None:
     """``$SWAYSOCK``; else (started by systemd, say) the ``sway-ipc.UID.PID.sock`` of a running
     sway in ``$XDG_RUNTIME_DIR``, the one serving ``$WAYLAND_DISPLAY`` first."""
-    env = dict(os.environ) if env is None else env
     path = env.get("SWAYSOCK")
     if path and os.path.exists(path):
         return path
@@ -382,9 +378,8 @@ def sway_socket_path(env: Mapping[str, str] | None = None) -> str | None:
     return next((p for pid, p in alive if pid == compositor), alive[0][1] if alive else None)
 
 
-def wayland_server_pid(env: Mapping[str, str] | None = None) -> int | None:
+def wayland_server_pid(env: Mapping[str, str] = os.environ) -> int | None:
     """The pid of the compositor serving ``$WAYLAND_DISPLAY`` (the socket peer's credentials)."""
-    env = dict(os.environ) if env is None else env
     name = env.get("WAYLAND_DISPLAY")
     if not name:
         return None
@@ -556,11 +551,8 @@ def hypr_socket_path(env: Mapping[str, str]) -> str | None:
     if not sig or "/" in sig:
         return None
     bases = [os.path.join(env["XDG_RUNTIME_DIR"], "hypr")] if env.get("XDG_RUNTIME_DIR") else []
-    for base in [*bases, "/tmp/hypr"]:
-        path = os.path.join(base, sig, ".socket.sock")
-        if os.path.exists(path):
-            return path
-    return None
+    paths = [os.path.join(base, sig, ".socket.sock") for base in [*bases, "/tmp/hypr"]]
+    return next((path for path in paths if os.path.exists(path)), None)
 
 
 def request(path: str, command: str, timeout: float = TIMEOUT_S) -> str:

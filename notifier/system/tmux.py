@@ -102,10 +102,7 @@ def send_if(pane: TmuxPane, condition: str, keys: tuple[str, ...] = (), buffer: 
         pane.socket, "if-shell", "-F", "-t", pane.pane, condition,
         f"{action} ; display-message -p {_SENT}", f"display-message -p {_CHANGED}",
     )  # fmt: skip
-    if out is None:
-        return None
-    said = out.strip()
-    return True if said == _SENT else False if said == _CHANGED else None
+    return {_SENT: True, _CHANGED: False}.get((out or "").strip())
 
 
 def load_buffer(pane: TmuxPane, text: str) -> str | None:
