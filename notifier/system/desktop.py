@@ -446,24 +446,6 @@ class Connection:
             if not got & EVENT_BIT:
                 raise IpcError(f"reply of type {got} to a message of type {kind}")
 
-    def tree(self) -> dict[str, Any]:
-        tree = self.ask(GET_TREE)
-        if not isinstance(tree, dict):
-            raise IpcError("the tree is not an object")
-        return tree
-
-    def command(self, command: str) -> bool:
-        """Run a sway command; True when every part of it succeeded."""
-        replies = self.ask(RUN_COMMAND, command)
-        return isinstance(replies, list) and bool(replies) and all(
-            isinstance(r, dict) and r.get("success") is True for r in replies
-        )
-
-    def subscribe(self, *events: str) -> None:
-        reply = self.ask(SUBSCRIBE, json.dumps(list(events)))
-        if not (isinstance(reply, dict) and reply.get("success") is True):
-            raise IpcError(f"the compositor refused to send {', '.join(events)} events")
-
 
 # ---- the tree (pure: literal data in the unit tests) ----
 
@@ -514,19 +496,28 @@ def view_of_event(event: Any) -> tuple[int, int] | None:
 
 def _sway_tree(path: str) -> dict[str, Any]:
     with Connection(path) as conn:
-        return conn.tree()
+        tree = conn.ask(GET_TREE)
+    if not isinstance(tree, dict):
+        raise IpcError("the tree is not an object")
+    return tree
 
 
 def _sway_ask(path: str, wid: int, timeout: float) -> bool:
-    """``[con_id=N] focus`` (a command: unlike an X11 client's request, never only "urgent")."""
+    """``[con_id=N] focus`` (a command: unlike an X11 client's request, never only "urgent");
+    True when every part of it succeeded."""
     with Connection(path, timeout) as conn:
-        return conn.command(f"[con_id={int(wid)}] focus")
+        replies = conn.ask(RUN_COMMAND, f"[con_id={int(wid)}] focus")
+    return isinstance(replies, list) and bool(replies) and all(
+        isinstance(r, dict) and r.get("success") is True for r in replies
+    )
 
 
 class _SwayEvents:
     def __init__(self, path: str) -> None:
         self._conn = Connection(path)
-        self._conn.subscribe("window", "workspace")
+        reply = self._conn.ask(SUBSCRIBE, json.dumps(["window", "workspace"]))
+        if not (isinstance(reply, dict) and reply.get("success") is True):
+            raise IpcError("the compositor refused to send window and workspace events")
         self._conn.sock.settimeout(EVENT_READ_S)  # (read when ready, on the notifier's thread: never held up long)
 
     def fileno(self) -> int:

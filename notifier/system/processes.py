@@ -209,12 +209,11 @@ def _psutil() -> Any:
     return psutil
 
 
-def _scan(psutil: Any, pids: list[int] | None, mine: bool, where: bool) -> Iterator[tuple[PiProcess, Any]]:
-    """The pi processes (among ``pids``, else all; ``mine``: only our own user's), each with
-    psutil's process; ``where``: its terminal and the environment that says where it runs are
-    read too. A process gone meanwhile (or not ours to read) is left out; what fails for the
-    whole table is raised."""
-    me = os.getuid() if mine and hasattr(os, "getuid") else None
+def _scan(psutil: Any, pids: list[int] | None, where: bool) -> Iterator[tuple[PiProcess, Any]]:
+    """The pi processes (among ``pids``, else all), each with psutil's process; ``where``: only
+    our own user's, with their terminal and the environment that says where they run. A process
+    gone meanwhile (or not ours to read) is left out; what fails for the whole table is raised."""
+    me = os.getuid() if where and hasattr(os, "getuid") else None
     attrs = ["name", "cmdline", "create_time", "uids"]
     for proc in psutil.process_iter(attrs) if pids is None else _of(psutil, pids, attrs):
         info = proc.info
@@ -259,7 +258,7 @@ def running_pi(folders: Collection[str] = ()) -> list[Proc] | None:
     found: list[Proc] = []
     asking = {folder(f) for f in folders}
     try:
-        for p, proc in _scan(psutil, pids, mine=False, where=False):
+        for p, proc in _scan(psutil, pids, where=False):
             env = functools.partial(_environ, proc)  # (read only where its pane is looked at)
             found += evidence(p.pid, p.cwd, p.started, p.argv, env, asking, raw=raw_terminal(p.pid))
     except Exception as exc:  # psutil can fail in odd sandboxes; liveness then stays unknown
@@ -328,7 +327,7 @@ def pi_processes(pids: list[int] | None = None) -> list[PiProcess]:
     if pids == []:
         return []
     psutil = _psutil()
-    return [p for p, _ in _scan(psutil, pids, mine=True, where=True)] if psutil is not None else []
+    return [p for p, _ in _scan(psutil, pids, where=True)] if psutil is not None else []
 
 
 def _of(psutil: Any, pids: list[int], attrs: list[str]) -> Iterator[Any]:
