@@ -34,7 +34,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from notifier.core.text import clean, number
 from notifier.system.paths import connect_unix, session_address
@@ -144,7 +144,6 @@ class Missing:
     """No focus method: ``reason`` says what is missing, in a clause."""
 
     reason: str
-    name: ClassVar[str] = "none"
 
 
 def _wayland_desktop(env: Mapping[str, str]) -> str:

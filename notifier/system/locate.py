@@ -280,7 +280,6 @@ def _wanted(s: dict[str, Any]) -> Wanted:
     first = pending[0] if pending and isinstance(pending[0], dict) else {}
     text = first.get("text") if isinstance(first.get("text"), str) else None
     labels = tuple(o for o in first.get("options") or () if isinstance(o, str))
-    alive = s.get("alive")
     sid = s.get("id") if isinstance(s.get("id"), str) else None
-    known = alive if isinstance(alive, bool) else None
+    known = s.get("alive") if isinstance(s.get("alive"), bool) else None
     return Wanted(s["file"], s.get("cwd"), updated, known, text, labels, sid, busy=s.get("current_tool") is not None)

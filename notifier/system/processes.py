@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from importlib.util import find_spec
-from typing import Any
+from typing import Any, TypeVar
 
 from notifier.core.owners import SAME_PROCESS_S, Proc
 from notifier.core.text import clean, number
@@ -38,6 +38,7 @@ log = logging.getLogger(__name__)
 _NAMES = frozenset({"pi", "omp", "pi.exe", "omp.exe"})
 _MARKERS = ("pi-coding-agent", "oh-my-pi")
 _once = LogOnce(log)  # the process table is read every few seconds: say a problem once
+T = TypeVar("T")
 
 
 # ---- outside programs and the process tree ----
@@ -148,25 +149,33 @@ def still_running(pid: int, started: float, proc_dir: str = "/proc") -> bool:
     return abs(start_time(pid, -1e9, proc_dir) - started) < SAME_PROCESS_S
 
 
-def raw_terminal(pid: int, proc_dir: str = "/proc") -> bool | None:
-    """Whether process ``pid``'s terminal (its standard input) is in raw mode, as pi's TUI puts
-    it; ``pi -p`` leaves it cooked, or has none. ``None``: cannot be told (not a terminal of ours
-    to look at). Opened without becoming our controlling terminal, and closed at once."""
-    import termios
+def look_at_terminal(path: str, look: Callable[[int], T]) -> T | None:
+    """``look(fd)`` of the terminal at ``path``, opened without becoming our controlling terminal
+    (never read) and closed at once; ``None`` where it cannot be opened or looked at."""
+    import termios  # (POSIX only)
 
     try:
-        fd = os.open(f"{proc_dir}/{pid}/fd/0", os.O_RDONLY | os.O_NOCTTY | os.O_NONBLOCK)
+        fd = os.open(path, os.O_RDONLY | os.O_NOCTTY | os.O_NONBLOCK)
     except OSError:
         return None
     try:
-        if not os.isatty(fd):
-            return False
-        lflag = termios.tcgetattr(fd)[3]
-        return not lflag & (termios.ICANON | termios.ECHO)
+        return look(fd)
     except (OSError, termios.error):
         return None
     finally:
         os.close(fd)
+
+
+def raw_terminal(pid: int, proc_dir: str = "/proc") -> bool | None:
+    """Whether process ``pid``'s terminal (its standard input) is in raw mode, as pi's TUI puts
+    it; ``pi -p`` leaves it cooked, or has none. ``None``: cannot be told (not a terminal of ours
+    to look at)."""
+    import termios
+
+    def raw(fd: int) -> bool:
+        return os.isatty(fd) and not termios.tcgetattr(fd)[3] & (termios.ICANON | termios.ECHO)
+
+    return look_at_terminal(f"{proc_dir}/{pid}/fd/0", raw)
 
 
 def folder(path: str) -> str:

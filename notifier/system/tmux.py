@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from notifier.core.text import number
-from notifier.system.processes import ancestors, run
+from notifier.system.processes import ancestors, look_at_terminal, run
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,23 +114,15 @@ def load_buffer(pane: TmuxPane, text: str) -> str | None:
 
 def unread_input(tty: str) -> int | None:
     """How many bytes typed into the terminal ``tty`` (a pane's) its program has not read yet;
-    None: not known. The terminal is only looked at (opened without becoming anyone's
-    controlling terminal, never read)."""
+    None: not known (the terminal is only looked at: :func:`look_at_terminal`)."""
     import fcntl  # (POSIX only, as tmux is)
     import struct
     import termios
 
-    try:
-        fd = os.open(tty, os.O_RDONLY | os.O_NOCTTY | os.O_NONBLOCK)
-    except OSError:
-        return None
-    try:
-        got = fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0")
-        return int(struct.unpack("i", got)[0])
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
+    def unread(fd: int) -> int:
+        return int(struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"))[0])
+
+    return look_at_terminal(tty, unread)
 
 
 def _rows(socket: str, fields: tuple[str, ...], *args: str) -> list[list[str]]:
