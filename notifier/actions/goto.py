@@ -33,7 +33,7 @@ from notifier.core.text import clean
 from notifier.remote import Remote, remote_from_config, ssh_argv
 from notifier.system import processes
 from notifier.system.desktop import Missing, Window, focus_method, has_display, window_for
-from notifier.system.locate import Location, Unmatched, locate_one, locate_sessions
+from notifier.system.locate import Location, Unmatched, fill_locations, locate_one, locate_sessions
 from notifier.system.processes import run
 from notifier.system.tmux import TmuxClient, TmuxPane, invoking_client, tmux, tmux_clients
 from notifier.window.view import resume_or_why
@@ -197,14 +197,7 @@ def window_locations(window: dict[str, Any]) -> dict[str, Any]:
     for the details pane's "Where:" line. For the UI to call when it opens or refreshes."""
     questions = [q for q in window.get("questions", []) if not q.get("abandoned") and not q.get("host")]
     wanted = [Wanted(q["file"], q.get("cwd"), q["asked_at"], True, None) for q in questions]
-    try:
-        found = locate_sessions(wanted, with_windows=False)
-    except Exception as exc:
-        log.debug("cannot locate sessions: %s", exc)
-        found = {}
-    for q in questions:
-        loc = found.get(q["file"])
-        q["location"] = loc.obj() if loc is not None else None
+    fill_locations(questions, lambda: locate_sessions(wanted, with_windows=False))
     return window
 
 
@@ -248,10 +241,7 @@ def configured(config: Config) -> list[Remote]:
 
 def split(config: Config, spec: str | None) -> tuple[Remote, str] | None:
     """``devbox:SPEC`` (or a key ``@devbox:FILE`` from the window) names a session on a remote."""
-    if not spec:
-        return None
-    text = spec[1:] if spec.startswith("@") else spec
-    host, _, rest = text.partition(":")
+    host, _, rest = (spec or "").removeprefix("@").partition(":")
     if not rest:
         return None
     return next(((remote, rest) for remote in configured(config) if remote.name == host), None)

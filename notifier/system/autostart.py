@@ -57,9 +57,8 @@ def _install_icon() -> str:
     source = app_icon()
     if not source or not os.path.isfile(source):
         return "utilities-terminal"
-    target = icon_file()
     try:
-        paths.write_whole(str(target), Path(source).read_bytes())
+        paths.write_whole(str(icon_file()), Path(source).read_bytes())
     except OSError:
         return source
     return ICON_NAME
@@ -149,9 +148,7 @@ def install(method: str | None = None) -> str:
         _systemctl("daemon-reload")
         ok, err = _systemctl("enable", UNIT)
         if not ok:
-            raise OSError(
-                f"wrote {clean(str(t.path))} but 'systemctl --user enable' failed: {clean(err, 200)}"
-            )
+            raise OSError(f"wrote {clean(str(t.path))} but 'systemctl --user enable' failed: {clean(err, 200)}")
     try:
         command = shellcmd.join([*exe, "run"])
         now = start_command(t, exe)
@@ -203,16 +200,13 @@ def status() -> str:
     if not found:
         return f"autostart is not installed (install would use: {target().method})"
     lines = []
+    exe = executable()[0]
     for t in found:
-        text = t.path.read_text(errors="replace")
         line = f"installed ({t.method}): {t.path}"
         if t.method == "systemd":
-            ok, out = _systemctl("is-enabled", UNIT)
+            ok, _ = _systemctl("is-enabled", UNIT)
             line += f" — {'enabled' if ok else 'not enabled'}"
-        exe = executable()[0]
-        if exe not in text:
-            line += (
-                f"\n  note: it starts a different executable than {exe}; run 'autostart install' to update it"
-            )
+        if exe not in t.path.read_text(errors="replace"):
+            line += f"\n  note: it starts a different executable than {exe}; run 'autostart install' to update it"
         lines.append(line)
     return "\n".join(lines)

@@ -34,7 +34,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from notifier.core.text import clean, number
 from notifier.system.paths import connect_unix, session_address
@@ -109,9 +109,6 @@ class Method:
     def name(self) -> str:
         return self.backend.name
 
-    def where(self) -> str:
-        return self.backend.place.format(clean(self.path, 120))
-
     def windows(self) -> dict[int, int]:
         return self.backend.windows(self.path)
 
@@ -147,7 +144,6 @@ class Missing:
     """No focus method: ``reason`` says what is missing, in a clause."""
 
     reason: str
-    name: ClassVar[str] = "none"
 
 
 def _wayland_desktop(env: Mapping[str, str]) -> str:
@@ -165,15 +161,13 @@ def _is_kde(env: Mapping[str, str]) -> bool:
     return "kde" in desktops or bool(env.get("KDE_FULL_SESSION"))
 
 
-def has_display(env: Mapping[str, str] | None = None) -> bool:
+def has_display(env: Mapping[str, str] = os.environ) -> bool:
     """Whether ``env`` (default: ours) names a display (X11 or Wayland)."""
-    env = os.environ if env is None else env
     return bool(env.get("DISPLAY") or env.get("WAYLAND_DISPLAY"))
 
 
-def focus_method(env: Mapping[str, str] | None = None) -> Method | Missing:
+def focus_method(env: Mapping[str, str] = os.environ) -> Method | Missing:
     """The first focus method of :data:`BACKENDS` found here (an environment look-up, a glob)."""
-    env = dict(os.environ) if env is None else env
     wayland = bool(env.get("WAYLAND_DISPLAY"))
     for backend, found in BACKENDS:
         path = found(env)
@@ -194,7 +188,8 @@ def describe(method: Method | Missing) -> tuple[bool | None, str]:
         windows = method.windows()
     except Exception as exc:
         return False, f"{method.name} did not answer ({clean(exc, 120)})"
-    said = f"{method.name} ({method.where()}): {len(windows)} window(s) by process, "
+    where = method.backend.place.format(clean(method.path, 120))
+    said = f"{method.name} ({where}): {len(windows)} window(s) by process, "
     said += f"focused: pid {front[1]}" if front else "focused: none"
     if method.limits:
         said += f"; {method.limits}"
@@ -332,9 +327,8 @@ def xwayland_display(compositor: int | None, tmp: str = "/tmp") -> str | None:
     return None
 
 
-def window_display(env: dict[str, str] | None = None) -> tuple[dict[str, str] | None, str]:
+def window_display(env: Mapping[str, str] = os.environ) -> tuple[dict[str, str] | None, str]:
     """Where the Tk window can open: (the variables to give it, in words), or (None, why not)."""
-    env = dict(os.environ) if env is None else env
     if env.get("DISPLAY"):
         return {}, f"X display {clean(env['DISPLAY'], 40)}"
     if not env.get("WAYLAND_DISPLAY"):
@@ -356,7 +350,7 @@ def window_display(env: dict[str, str] | None = None) -> tuple[dict[str, str] | 
 # ---- sway ----
 MAGIC = b"i3-ipc"
 HEADER = struct.Struct("=6sII")
-RUN_COMMAND, SUBSCRIBE, GET_TREE, GET_VERSION = 0, 2, 4, 7
+RUN_COMMAND, SUBSCRIBE, GET_TREE = 0, 2, 4
 EVENT_BIT = 0x80000000
 EVENT_WORKSPACE, EVENT_WINDOW = EVENT_BIT | 0, EVENT_BIT | 3
 MAX_PAYLOAD = 64 << 20  # a tree of thousands of windows is a few MB
@@ -366,30 +360,25 @@ class IpcError(OSError):
     """The socket failed or answered something that is not the protocol."""
 
 
-def sway_socket_path(env: Mapping[str, str] | None = None) -> str | None:
+def sway_socket_path(env: Mapping[str, str] = os.environ) -> str | None:
     """``$SWAYSOCK``; else (started by systemd, say) the ``sway-ipc.UID.PID.sock`` of a running
     sway in ``$XDG_RUNTIME_DIR``, the one serving ``$WAYLAND_DISPLAY`` first."""
-    env = dict(os.environ) if env is None else env
     path = env.get("SWAYSOCK")
     if path and os.path.exists(path):
         return path
     runtime = env.get("XDG_RUNTIME_DIR")
     if not runtime:
         return None
-    socks = sorted(glob.glob(os.path.join(glob.escape(runtime), f"sway-ipc.{os.getuid()}.*.sock")))
-    alive = [(pid, p) for p in socks if (pid := _sock_pid(p)) is not None and os.path.exists(f"/proc/{pid}")]
+    name = f"sway-ipc.{os.getuid()}."
+    socks = sorted(glob.glob(os.path.join(glob.escape(runtime), f"{name}*.sock")))
+    pids = [(number(os.path.basename(p)[len(name) : -len(".sock")]), p) for p in socks]
+    alive = [(pid, p) for pid, p in pids if pid is not None and os.path.exists(f"/proc/{pid}")]
     compositor = wayland_server_pid(env) if alive else None
     return next((p for pid, p in alive if pid == compositor), alive[0][1] if alive else None)
 
 
-def _sock_pid(path: str) -> int | None:
-    parts = os.path.basename(path).split(".")
-    return number(parts[2]) if len(parts) == 4 else None
-
-
-def wayland_server_pid(env: Mapping[str, str] | None = None) -> int | None:
+def wayland_server_pid(env: Mapping[str, str] = os.environ) -> int | None:
     """The pid of the compositor serving ``$WAYLAND_DISPLAY`` (the socket peer's credentials)."""
-    env = dict(os.environ) if env is None else env
     name = env.get("WAYLAND_DISPLAY")
     if not name:
         return None
@@ -456,24 +445,6 @@ class Connection:
             if not got & EVENT_BIT:
                 raise IpcError(f"reply of type {got} to a message of type {kind}")
 
-    def tree(self) -> dict[str, Any]:
-        tree = self.ask(GET_TREE)
-        if not isinstance(tree, dict):
-            raise IpcError("the tree is not an object")
-        return tree
-
-    def command(self, command: str) -> bool:
-        """Run a sway command; True when every part of it succeeded."""
-        replies = self.ask(RUN_COMMAND, command)
-        return isinstance(replies, list) and bool(replies) and all(
-            isinstance(r, dict) and r.get("success") is True for r in replies
-        )
-
-    def subscribe(self, *events: str) -> None:
-        reply = self.ask(SUBSCRIBE, json.dumps(list(events)))
-        if not (isinstance(reply, dict) and reply.get("success") is True):
-            raise IpcError(f"the compositor refused to send {', '.join(events)} events")
-
 
 # ---- the tree (pure: literal data in the unit tests) ----
 
@@ -524,19 +495,28 @@ def view_of_event(event: Any) -> tuple[int, int] | None:
 
 def _sway_tree(path: str) -> dict[str, Any]:
     with Connection(path) as conn:
-        return conn.tree()
+        tree = conn.ask(GET_TREE)
+    if not isinstance(tree, dict):
+        raise IpcError("the tree is not an object")
+    return tree
 
 
 def _sway_ask(path: str, wid: int, timeout: float) -> bool:
-    """``[con_id=N] focus`` (a command: unlike an X11 client's request, never only "urgent")."""
+    """``[con_id=N] focus`` (a command: unlike an X11 client's request, never only "urgent");
+    True when every part of it succeeded."""
     with Connection(path, timeout) as conn:
-        return conn.command(f"[con_id={int(wid)}] focus")
+        replies = conn.ask(RUN_COMMAND, f"[con_id={int(wid)}] focus")
+    return isinstance(replies, list) and bool(replies) and all(
+        isinstance(r, dict) and r.get("success") is True for r in replies
+    )
 
 
 class _SwayEvents:
     def __init__(self, path: str) -> None:
         self._conn = Connection(path)
-        self._conn.subscribe("window", "workspace")
+        reply = self._conn.ask(SUBSCRIBE, json.dumps(["window", "workspace"]))
+        if not (isinstance(reply, dict) and reply.get("success") is True):
+            raise IpcError("the compositor refused to send window and workspace events")
         self._conn.sock.settimeout(EVENT_READ_S)  # (read when ready, on the notifier's thread: never held up long)
 
     def fileno(self) -> int:
@@ -561,11 +541,8 @@ def hypr_socket_path(env: Mapping[str, str]) -> str | None:
     if not sig or "/" in sig:
         return None
     bases = [os.path.join(env["XDG_RUNTIME_DIR"], "hypr")] if env.get("XDG_RUNTIME_DIR") else []
-    for base in [*bases, "/tmp/hypr"]:
-        path = os.path.join(base, sig, ".socket.sock")
-        if os.path.exists(path):
-            return path
-    return None
+    paths = [os.path.join(base, sig, ".socket.sock") for base in [*bases, "/tmp/hypr"]]
+    return next((path for path in paths if os.path.exists(path)), None)
 
 
 def request(path: str, command: str, timeout: float = TIMEOUT_S) -> str:
@@ -585,14 +562,11 @@ def _json(text: str) -> Any:
 
 def _client(client: Any) -> tuple[int, int] | None:
     """(address, pid) of one of Hyprland's clients (``{"address": "0x…", "pid": N}``)."""
-    addr = client.get("address") if isinstance(client, dict) else None
-    pid = client.get("pid") if isinstance(client, dict) else None
-    if not (isinstance(addr, str) and addr.startswith("0x") and isinstance(pid, int) and pid > 0):
-        return None
-    try:
-        return int(addr, 16), pid
-    except ValueError:
-        return None
+    addr, pid = (client.get("address"), client.get("pid")) if isinstance(client, dict) else (None, None)
+    if isinstance(addr, str) and addr.startswith("0x") and isinstance(pid, int) and pid > 0:
+        with contextlib.suppress(ValueError):
+            return int(addr, 16), pid
+    return None
 
 
 def clients_by_pid(answer: str) -> dict[int, int]:

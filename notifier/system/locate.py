@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -28,7 +28,7 @@ from notifier.core.model import SessionView
 from notifier.core.owners import Owners, Proc, Wanted, bind, shows
 from notifier.core.text import clean
 from notifier.system.processes import PiProcess, evidence, folder, folders_of, pi_processes
-from notifier.system.tmux import TmuxClient, TmuxPane, tmux_clients, tmux_pane_of
+from notifier.system.tmux import TmuxPane, tmux_clients, tmux_pane_of
 
 if TYPE_CHECKING:
     from notifier.system.desktop import Window
@@ -47,7 +47,6 @@ class Location:
     tty: str | None
     tmux: TmuxPane | None = None
     window_id: int | None = None  # the X11 window of the terminal (a _NET_CLIENT_LIST window)
-    client: TmuxClient | None = None  # the tmux client whose terminal is ``window_id``
     env: dict[str, str] = field(default_factory=dict, compare=False)
     window: Window | None = None  # the terminal's window as the focus method knows it (sway: a con id)
 
@@ -82,16 +81,14 @@ def locate(proc: PiProcess, windows: Windows | None) -> Location:
     from notifier.system.desktop import Window, window_for
 
     pane = tmux_pane_of(proc.env, proc.pid)
-    client: TmuxClient | None = None
     owner = [proc.pid]  # (in tmux: the pid of the client showing its session, whose window it is)
     if pane is not None:
         clients = tmux_clients(pane.socket)
-        client = next(iter([c for c in clients if c.session == pane.session] or clients), None)
-        owner = [client.pid] if client is not None else []
+        owner = [c.pid for c in [c for c in clients if c.session == pane.session] or clients][:1]
     found = {via: wid for via, by_pid in (windows or {}).items() if (wid := window_for(owner, by_pid)) is not None}
     method = next((via for via in windows or () if via != "x11"), "x11")  # (the compositor's, where listed)
     window = Window(method, found[method]) if method in found else None
-    return Location(proc.pid, proc.tty, pane, found.get("x11"), client, proc.env, window)
+    return Location(proc.pid, proc.tty, pane, found.get("x11"), proc.env, window)
 
 
 @dataclass(frozen=True, slots=True)
@@ -227,7 +224,20 @@ def _unmatched(w: Wanted, cands: Sequence[Proc], procs: Sequence[PiProcess]) -> 
     return Unmatched("no running pi has this session")
 
 
-# ---- the locations of ``status --json`` ----
+# ---- the locations of ``status --json`` and of the window's questions ----
+
+
+def fill_locations(objs: list[dict[str, Any]], find: Callable[[], Mapping[str, Location]]) -> None:
+    """Set ``"location"`` of each object (a session or question, by its ``"file"``) to where
+    ``find`` says its pi is; ``null`` where not found. Locating is a bonus: a failure is logged."""
+    found: Mapping[str, Location] = {}
+    try:
+        found = find()
+    except Exception as exc:
+        log.debug("cannot locate sessions: %s", exc)
+    for o in objs:
+        loc = found.get(o["file"]) if isinstance(o.get("file"), str) else None
+        o["location"] = loc.obj() if loc is not None else None
 
 
 def add_locations(status: dict[str, Any], look: bool = True) -> dict[str, Any]:
@@ -236,14 +246,7 @@ def add_locations(status: dict[str, Any], look: bool = True) -> dict[str, Any]:
     changes but ``alive`` where the app left it unjudged (:func:`_locations`). Locating is a
     bonus: status works without it."""
     sessions = [s for s in status.get("sessions") or () if isinstance(s, dict)]
-    found: dict[str, Location] = {}
-    try:
-        found = _locations(sessions) if look else {}
-    except Exception as exc:
-        log.debug("cannot locate sessions: %s", exc)
-    for s in sessions:
-        loc = found.get(s["file"]) if isinstance(s.get("file"), str) else None
-        s["location"] = loc.obj() if loc is not None else None
+    fill_locations(sessions, lambda: _locations(sessions) if look else {})
     return status
 
 
@@ -277,7 +280,6 @@ def _wanted(s: dict[str, Any]) -> Wanted:
     first = pending[0] if pending and isinstance(pending[0], dict) else {}
     text = first.get("text") if isinstance(first.get("text"), str) else None
     labels = tuple(o for o in first.get("options") or () if isinstance(o, str))
-    alive = s.get("alive")
     sid = s.get("id") if isinstance(s.get("id"), str) else None
-    known = alive if isinstance(alive, bool) else None
+    known = s.get("alive") if isinstance(s.get("alive"), bool) else None
     return Wanted(s["file"], s.get("cwd"), updated, known, text, labels, sid, busy=s.get("current_tool") is not None)

@@ -51,21 +51,20 @@ class MaskSecrets(logging.Filter):
             record.args = tuple(_sanitised(a) for a in args)
         elif isinstance(args, dict) and args:  # (``log.info("%(name)s", {"name": ...})``)
             record.args = {k: _sanitised(v) for k, v in args.items()}
-        mask = self._mask
         try:
             message = record.getMessage()
         except Exception:  # (logging reports a record it cannot format: not for us to raise)
             record.args = args
             return True
-        masked = mask(message)
+        masked = self._mask(message)
         if masked != message:
             record.msg, record.args = masked, None
         if record.exc_info and not record.exc_text:
             record.exc_text = logging.Formatter().formatException(record.exc_info)
         if record.exc_text:
-            record.exc_text = mask(_lines(record.exc_text))
+            record.exc_text = self._mask(_lines(record.exc_text))
         if record.stack_info:
-            record.stack_info = mask(_lines(record.stack_info))
+            record.stack_info = self._mask(_lines(record.stack_info))
         return True
 
 

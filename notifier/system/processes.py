@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from importlib.util import find_spec
-from typing import Any
+from typing import Any, TypeVar
 
 from notifier.core.owners import SAME_PROCESS_S, Proc
 from notifier.core.text import clean, number
@@ -38,6 +38,7 @@ log = logging.getLogger(__name__)
 _NAMES = frozenset({"pi", "omp", "pi.exe", "omp.exe"})
 _MARKERS = ("pi-coding-agent", "oh-my-pi")
 _once = LogOnce(log)  # the process table is read every few seconds: say a problem once
+T = TypeVar("T")
 
 
 # ---- outside programs and the process tree ----
@@ -148,25 +149,33 @@ def still_running(pid: int, started: float, proc_dir: str = "/proc") -> bool:
     return abs(start_time(pid, -1e9, proc_dir) - started) < SAME_PROCESS_S
 
 
-def raw_terminal(pid: int, proc_dir: str = "/proc") -> bool | None:
-    """Whether process ``pid``'s terminal (its standard input) is in raw mode, as pi's TUI puts
-    it; ``pi -p`` leaves it cooked, or has none. ``None``: cannot be told (not a terminal of ours
-    to look at). Opened without becoming our controlling terminal, and closed at once."""
-    import termios
+def look_at_terminal(path: str, look: Callable[[int], T]) -> T | None:
+    """``look(fd)`` of the terminal at ``path``, opened without becoming our controlling terminal
+    (never read) and closed at once; ``None`` where it cannot be opened or looked at."""
+    import termios  # (POSIX only)
 
     try:
-        fd = os.open(f"{proc_dir}/{pid}/fd/0", os.O_RDONLY | os.O_NOCTTY | os.O_NONBLOCK)
+        fd = os.open(path, os.O_RDONLY | os.O_NOCTTY | os.O_NONBLOCK)
     except OSError:
         return None
     try:
-        if not os.isatty(fd):
-            return False
-        lflag = termios.tcgetattr(fd)[3]
-        return not lflag & (termios.ICANON | termios.ECHO)
+        return look(fd)
     except (OSError, termios.error):
         return None
     finally:
         os.close(fd)
+
+
+def raw_terminal(pid: int, proc_dir: str = "/proc") -> bool | None:
+    """Whether process ``pid``'s terminal (its standard input) is in raw mode, as pi's TUI puts
+    it; ``pi -p`` leaves it cooked, or has none. ``None``: cannot be told (not a terminal of ours
+    to look at)."""
+    import termios
+
+    def raw(fd: int) -> bool:
+        return os.isatty(fd) and not termios.tcgetattr(fd)[3] & (termios.ICANON | termios.ECHO)
+
+    return look_at_terminal(f"{proc_dir}/{pid}/fd/0", raw)
 
 
 def folder(path: str) -> str:
@@ -176,11 +185,7 @@ def folder(path: str) -> str:
 
 def folders_of(cwd: str) -> list[str]:
     """A process's folder as written and, where it differs, resolved (a pi started in a link)."""
-    try:
-        real = os.path.realpath(cwd)
-    except OSError:
-        return [cwd]
-    return [cwd] if real == cwd else [cwd, real]
+    return list(dict.fromkeys([cwd, os.path.realpath(cwd)]))  # (realpath: as far as it resolves, never raised)
 
 
 def evidence(
@@ -213,12 +218,11 @@ def _psutil() -> Any:
     return psutil
 
 
-def _scan(psutil: Any, pids: list[int] | None, mine: bool, where: bool) -> Iterator[tuple[PiProcess, Any]]:
-    """The pi processes (among ``pids``, else all; ``mine``: only our own user's), each with
-    psutil's process; ``where``: its terminal and the environment that says where it runs are
-    read too. A process gone meanwhile (or not ours to read) is left out; what fails for the
-    whole table is raised."""
-    me = os.getuid() if mine and hasattr(os, "getuid") else None
+def _scan(psutil: Any, pids: list[int] | None, where: bool) -> Iterator[tuple[PiProcess, Any]]:
+    """The pi processes (among ``pids``, else all), each with psutil's process; ``where``: only
+    our own user's, with their terminal and the environment that says where they run. A process
+    gone meanwhile (or not ours to read) is left out; what fails for the whole table is raised."""
+    me = os.getuid() if where and hasattr(os, "getuid") else None
     attrs = ["name", "cmdline", "create_time", "uids"]
     for proc in psutil.process_iter(attrs) if pids is None else _of(psutil, pids, attrs):
         info = proc.info
@@ -263,7 +267,7 @@ def running_pi(folders: Collection[str] = ()) -> list[Proc] | None:
     found: list[Proc] = []
     asking = {folder(f) for f in folders}
     try:
-        for p, proc in _scan(psutil, pids, mine=False, where=False):
+        for p, proc in _scan(psutil, pids, where=False):
             env = functools.partial(_environ, proc)  # (read only where its pane is looked at)
             found += evidence(p.pid, p.cwd, p.started, p.argv, env, asking, raw=raw_terminal(p.pid))
     except Exception as exc:  # psutil can fail in odd sandboxes; liveness then stays unknown
@@ -305,14 +309,11 @@ def maybe_pi(proc_dir: str = "/proc") -> list[int] | None:
         return None
     def read(path: str, enough: int) -> bytes:
         """The file, or at least its first ``enough`` NUL-separated fields."""
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
-        try:
-            data = os.read(fd, 4096)
-            while data.count(b"\0") < enough and (more := os.read(fd, 1 << 16)):
+        with open(path, "rb", buffering=0) as fh:  # (each read one system call)
+            data = fh.read(4096)
+            while data.count(b"\0") < enough and (more := fh.read(1 << 16)):
                 data += more
             return data
-        finally:
-            os.close(fd)
 
     found = []
     for pid in pids:
@@ -335,18 +336,16 @@ def pi_processes(pids: list[int] | None = None) -> list[PiProcess]:
     if pids == []:
         return []
     psutil = _psutil()
-    return [p for p, _ in _scan(psutil, pids, mine=True, where=True)] if psutil is not None else []
+    return [p for p, _ in _scan(psutil, pids, where=True)] if psutil is not None else []
 
 
-def _of(psutil: Any, pids: list[int], attrs: list[str]) -> list[Any]:
+def _of(psutil: Any, pids: list[int], attrs: list[str]) -> Iterator[Any]:
     """psutil's processes of ``pids`` (those gone meanwhile left out), each with ``info`` as
     ``process_iter(attrs)`` sets it."""
-    chosen: list[Any] = []
     for pid in pids:
         try:
             proc = psutil.Process(pid)
             proc.info = proc.as_dict(attrs)
         except psutil.Error:
             continue
-        chosen.append(proc)
-    return chosen
+        yield proc

@@ -87,12 +87,9 @@ class FailureLog:
         """Record a failure of ``part``; True the first time this kind is seen (log it fully)."""
         kind = type(exc).__name__
         with self._lock:
-            p = self._problems.setdefault(part, {"count": 0})
-            p["count"] += 1
-            p["error"] = f"{kind}: {clean(exc, 200)}" if str(exc) else kind
-            p["doing"] = doing
-            p["at"] = time.time()
-            p.pop("recovered", None)
+            count = self._problems.get(part, {}).get("count", 0) + 1
+            error = f"{kind}: {clean(exc, 200)}" if str(exc) else kind
+            self._problems[part] = {"count": count, "error": error, "doing": doing, "at": time.time()}
         self._changed()
         return self._seen.first(part, kind)
 
@@ -292,12 +289,8 @@ class Worker:
                 self._drop_closed(files)
             with contextlib.suppress(OSError):
                 os.read(self._wake_r, 4096)
-            while True:
-                try:
-                    job = self._jobs.get_nowait()
-                except queue.Empty:
-                    break
-                job()
+            while not self._jobs.empty():  # (this thread alone takes jobs)
+                self._jobs.get_nowait()()
             if self._stop.is_set():
                 return
             now = time.monotonic()

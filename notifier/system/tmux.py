@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from notifier.core.text import number
-from notifier.system.processes import ancestors, run
+from notifier.system.processes import ancestors, look_at_terminal, run
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,7 +29,6 @@ class TmuxPane:
     window: str  # the window index, as tmux prints it
     window_id: str  # "@N"
     pane: str  # "%N"
-    attached: int = 0  # clients attached to the session
 
     def obj(self) -> dict[str, Any]:
         return {"socket": self.socket, "session": self.session, "window": self.window, "pane": self.pane}
@@ -103,10 +102,7 @@ def send_if(pane: TmuxPane, condition: str, keys: tuple[str, ...] = (), buffer: 
         pane.socket, "if-shell", "-F", "-t", pane.pane, condition,
         f"{action} ; display-message -p {_SENT}", f"display-message -p {_CHANGED}",
     )  # fmt: skip
-    if out is None:
-        return None
-    said = out.strip()
-    return True if said == _SENT else False if said == _CHANGED else None
+    return {_SENT: True, _CHANGED: False}.get((out or "").strip())
 
 
 def load_buffer(pane: TmuxPane, text: str) -> str | None:
@@ -118,23 +114,15 @@ def load_buffer(pane: TmuxPane, text: str) -> str | None:
 
 def unread_input(tty: str) -> int | None:
     """How many bytes typed into the terminal ``tty`` (a pane's) its program has not read yet;
-    None: not known. The terminal is only looked at (opened without becoming anyone's
-    controlling terminal, never read)."""
+    None: not known (the terminal is only looked at: :func:`look_at_terminal`)."""
     import fcntl  # (POSIX only, as tmux is)
     import struct
     import termios
 
-    try:
-        fd = os.open(tty, os.O_RDONLY | os.O_NOCTTY | os.O_NONBLOCK)
-    except OSError:
-        return None
-    try:
-        got = fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0")
-        return int(struct.unpack("i", got)[0])
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
+    def unread(fd: int) -> int:
+        return int(struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"))[0])
+
+    return look_at_terminal(tty, unread)
 
 
 def _rows(socket: str, fields: tuple[str, ...], *args: str) -> list[list[str]]:
@@ -144,7 +132,7 @@ def _rows(socket: str, fields: tuple[str, ...], *args: str) -> list[list[str]]:
     return [row for line in (out or "").splitlines() if len(row := line.split("\t")) == len(fields)]
 
 
-_PANE = ("session_name", "window_index", "window_id", "pane_id", "pane_pid", "session_attached")
+_PANE = ("session_name", "window_index", "window_id", "pane_id", "pane_pid")
 
 
 def tmux_pane_of(env: Mapping[str, str], pid: int) -> TmuxPane | None:
@@ -157,10 +145,10 @@ def tmux_pane_of(env: Mapping[str, str], pid: int) -> TmuxPane | None:
     rows = _rows(socket, _PANE, "display-message", "-p", "-t", pane)
     if not rows:
         return None
-    session, window, window_id, pane_id, pane_pid, attached = rows[0]
+    session, window, window_id, pane_id, pane_pid = rows[0]
     if pane_id != pane or number(pane_pid) not in ancestors(pid):
         return None  # (a stale TMUX_PANE, or that pane now runs something else)
-    return TmuxPane(socket, session, window, window_id, pane_id, number(attached) or 0)
+    return TmuxPane(socket, session, window, window_id, pane_id)
 
 
 def tmux_clients(socket: str) -> list[TmuxClient]:

@@ -37,9 +37,9 @@ def test_a_reply_after_an_event_over_a_real_socket(tmp_path: Path) -> None:
     t = threading.Thread(target=serve, daemon=True)
     t.start()
     with desktop.Connection(path) as conn:
-        assert conn.command("[con_id=5] focus")
+        assert conn.ask(desktop.RUN_COMMAND, "[con_id=5] focus") == [{"success": True}]
         with pytest.raises(desktop.IpcError):
-            conn.tree()
+            conn.ask(desktop.GET_TREE)
     t.join(5)
     server.close()
     assert got == [b"[con_id=5] focus"]

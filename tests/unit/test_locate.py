@@ -47,7 +47,7 @@ def test_each_process_goes_to_the_newest_session_it_could_have_written() -> None
 
 
 def test_location_json_and_the_details_pane() -> None:
-    pane = TmuxPane("/tmp/tmux-1/default", "work", "2", "@3", "%5", 1)
+    pane = TmuxPane("/tmp/tmux-1/default", "work", "2", "@3", "%5")
     loc = Location(42, "/dev/pts/3", pane, 0x1A00007)
     assert loc.obj() == {
         "pid": 42,

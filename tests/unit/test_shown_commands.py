@@ -80,11 +80,11 @@ def test_a_remote_session_is_resumed_through_ssh_with_both_shells_in_mind() -> N
 
 
 def test_the_tmux_attach_hint() -> None:
-    pane = TmuxPane("/tmp/my socket/s", "my  work", "2", "@3", "%5", 0)
+    pane = TmuxPane("/tmp/my socket/s", "my  work", "2", "@3", "%5")
     hint = goto.attach_hint(pane)
     assert hint.startswith("run: ") and clean(hint) == hint
     assert shlex.split(hint[len("run: "):]) == ["tmux", "-S", "/tmp/my socket/s", "attach", "-t", "my  work:2"]
-    evil = goto.attach_hint(TmuxPane("/tmp/s", "w\x1b]0;x\x07;touch PWNED", "2", "@3", "%5", 0))
+    evil = goto.attach_hint(TmuxPane("/tmp/s", "w\x1b]0;x\x07;touch PWNED", "2", "@3", "%5"))
     assert evil == (
         "attach to it yourself (no command is offered: the tmux session or window name holds an escape character (U+001B))"
     )
