@@ -38,7 +38,7 @@ from notifier.actions.goto import configured, window_locations
 from notifier.channel import encode
 from notifier.companion import DialogFeed
 from notifier.config import Config
-from notifier.control import SOCKET_ENV, Connection, Server, socket_path
+from notifier.control import SOCKET_ENV, Connection, Server, drain, socket_path
 from notifier.core import commands
 from notifier.core.codec import status_obj, summary
 from notifier.core.commands import (
@@ -132,10 +132,8 @@ class WindowProcess:
         return result
 
     def _show(self, focus: list[str] | None) -> str:
-        with self._sub_lock:
-            self.subscribers = subs = tuple(c for c in self.subscribers if not c.closed)
         message = _focus_message(focus, self._pending_said)
-        delivered = [conn.send(message) for conn in subs]
+        delivered = [conn.send(message) for conn in self._keep()]
         if any(delivered):
             self._pending_said = None
             return "raised"
@@ -161,13 +159,18 @@ class WindowProcess:
 
     def subscribe(self, conn: Connection, snapshot: Snapshot, preferences: Preferences) -> None:
         """A window connected: it gets every snapshot from now on, and the focus it was opened for."""
-        with self._sub_lock:
-            self.subscribers = (*(c for c in self.subscribers if not c.closed), conn)
+        self._keep(conn)
         self._subscribed.set()
         conn.send({"window": self._obj(snapshot, preferences)}, kind="window")
         if self._pending_focus or self._pending_said:
             conn.send(_focus_message(self._pending_focus, self._pending_said))
             self._pending_focus = self._pending_said = None
+
+    def _keep(self, *new: Connection) -> tuple[Connection, ...]:
+        """The open windows, the closed ones forgotten and ``new`` ones added."""
+        with self._sub_lock:
+            self.subscribers = (*(c for c in self.subscribers if not c.closed), *new)
+            return self.subscribers
 
     def _obj(self, snapshot: Snapshot, preferences: Preferences) -> dict[str, Any]:
         obj = window_obj(snapshot)
@@ -187,10 +190,8 @@ class WindowProcess:
         # Encoded once; send() only queues (a newer snapshot replaces an unsent one), so a
         # window that stops reading never holds up this thread; the channel drops it.
         message = encode({"window": self._obj(snapshot, preferences)})
-        gone = [conn for conn in subs if not conn.send(message, kind="window")]
-        if gone:
-            with self._sub_lock:
-                self.subscribers = tuple(c for c in self.subscribers if c not in gone)
+        if not all([conn.send(message, kind="window") for conn in subs]):
+            self._keep()
 
     def close(self) -> None:
         with self._sub_lock:
@@ -359,18 +360,6 @@ def _take_signals() -> list[tuple[int, threading.Event]]:
     return taken
 
 
-def _relay_signals(signals: Sequence[tuple[int, threading.Event]]) -> None:
-    """A relay thread for each of ``signals`` (where no control channel's thread carries them)."""
-    for r, stop in signals:
-        threading.Thread(target=_relay, args=(r, stop), name="pi-notifier-signals", daemon=True).start()
-
-
-def _relay(r: int, stop: threading.Event) -> None:
-    with contextlib.suppress(OSError):
-        os.read(r, 1)
-        stop.set()
-
-
 def stop_side_by_side(stoppers: Sequence[tuple[str, Callable[[], object]]], deadline: float) -> list[str]:
     """Run each ``(name, stop)`` on a thread of its own; wait for them until ``deadline`` (monotonic).
     Returns the names still busy then."""
@@ -429,6 +418,14 @@ def save_choice(command: Snooze | Mute) -> None:
         store.close()
 
 
+def carried(config: Config, snapshot: Snapshot, command: Goto | Answer) -> Reply:
+    """Carry out a goto or answer as the CLI does: the reply says what came of it."""
+    from notifier.actions.answer import carry_out
+
+    code, said = carry_out(config, snapshot, command)
+    return {"ok": code == 0, "code": code, "said": said, **({"error": said} if code else {})}
+
+
 class LocalSource:
     def __init__(self, config: Config) -> None:
         self.config = config
@@ -458,10 +455,7 @@ class LocalSource:
         """A Goto or Answer from the window, carried out here as the CLI would (no app runs)."""
         if self.engine is None or not isinstance(command, (Goto, Answer)):
             return None
-        from notifier.actions.answer import carry_out
-
-        code, said = carry_out(self.config, self.engine.snapshot, command)
-        return {"ok": code == 0, "code": code, "said": said}
+        return carried(self.config, self.engine.snapshot, command)
 
     def close(self) -> None:
         if self.dialogs is not None:
@@ -530,11 +524,7 @@ class App:
             if conn is None:  # the tray, a notification: never on their thread; what fails is said
                 threading.Thread(target=self._act, args=(command,), name="pi-notifier-act", daemon=True).start()
                 return {"ok": True}
-            # an ipc worker thread: the reply says what happened
-            from notifier.actions.answer import carry_out
-
-            code, said = carry_out(self.config, self.snapshot(), command)
-            return {"ok": code == 0, "code": code, "said": said, **({"error": said} if code else {})}
+            return carried(self.config, self.snapshot(), command)  # (an ipc worker thread: it says what happened)
         elif isinstance(command, Show):
             window = self.window.show(command.focus, command.wait)
             return {"ok": True, "window": window, "display": has_display()}
@@ -603,11 +593,9 @@ class App:
         return UiState(self.snapshot(), self.preferences.value, self.health.lines())
 
     def _quiet_hours_changed(self, quiet: str) -> None:
-        if self.alerts is not None:
-            self.alerts.set_quiet_hours(quiet)
-        if self.push is not None:
-            self.push.set_quiet_hours(quiet)
-        self.redraw.set_quiet_hours(quiet)  # the tooltip says so
+        for part in (self.alerts, self.push, self.redraw):  # (the tray's tooltip says so)
+            if part is not None:
+                part.set_quiet_hours(quiet)
 
     # ---- lifecycle ----
 
@@ -692,7 +680,8 @@ class App:
 
     def run_loop(self) -> int:
         """Block in the main thread until asked to stop."""
-        _relay_signals(_take_signals())  # (the signals no control channel carries)
+        for r, stop in _take_signals():  # (the signals no control channel carries: a relay thread each)
+            threading.Thread(target=drain, args=(r, stop.set), name="pi-notifier-signals", daemon=True).start()
         if self.tray is not None and not self.stop_event.is_set():
             try:
                 self.tray.run(self.redraw.changed, self.stop_event)
@@ -715,18 +704,10 @@ class App:
         deadline = time.monotonic() + SHUTDOWN_BUDGET_S
         self.stop_event.set()
         self.redraw.changed()  # lets the outputs thread finish
-        if self.server is not None:
-            self.server.stop()
-        if self.dialogs is not None:
-            self.dialogs.stop()
-        self.follower.stop()
-        if self.saved is not None:
-            self.saved.stop()
         self.window.close()
-        if self.remotes is not None:
-            self.remotes.stop()
-        if self.push is not None:
-            self.push.stop()
+        for part in (self.server, self.dialogs, self.follower, self.saved, self.remotes, self.push):
+            if part is not None:
+                part.stop()
         stoppers: list[tuple[str, Callable[[], object]]] = []
         engine, alerts = self.engine, self.alerts
         if engine is not None:

@@ -338,12 +338,10 @@ def owner_gone(path: str) -> bool:
         return False
     try:
         os.kill(int(pid), 0)
-    except ProcessLookupError:
-        return True
-    except OverflowError:  # (no process has such a number)
+    except (ProcessLookupError, OverflowError):  # (OverflowError: no process has such a number)
         return True
     except OSError:  # EPERM: it runs, as another user (a reused number): said by the connection
-        return False
+        pass
     return False
 
 

@@ -293,7 +293,7 @@ class Server:
     def watch_pipe(self, fd: int, on_readable: Callable[[], None]) -> None:
         """Call ``on_readable`` on the server thread when the pipe ``fd`` has something to read
         (what is there is read and dropped): the app's signals wake this thread, not one more."""
-        self._selector.register(fd, selectors.EVENT_READ, partial(_drain, fd, on_readable))
+        self._selector.register(fd, selectors.EVENT_READ, partial(drain, fd, on_readable))
 
     @property
     def connections(self) -> int:
@@ -494,7 +494,7 @@ class Server:
             self._close(conn)
 
 
-def _drain(fd: int, then: Callable[[], None]) -> None:
+def drain(fd: int, then: Callable[[], None]) -> None:
     """A pipe (:meth:`Server.watch_pipe`, the wake-up socket): read what is there, then act."""
     with contextlib.suppress(OSError):
         os.read(fd, 4096)

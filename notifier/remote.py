@@ -29,7 +29,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import IO, Any, get_args
+from typing import IO, TYPE_CHECKING, Any, get_args
 
 from notifier.channel import MAX_LINE, BadLine, follow, parse_object, read_lines
 from notifier.core import codec
@@ -47,6 +47,9 @@ from notifier.core.model import (
 from notifier.core.text import clean
 from notifier.system.log import LogOnce
 from notifier.system.supervisor import Backoff
+
+if TYPE_CHECKING:
+    from notifier.core.board import Board
 
 log = logging.getLogger(__name__)
 say_once = LogOnce(log)
@@ -494,20 +497,17 @@ class Remotes:
                 self.engine.call(partial(self._take, host))
 
     def _apply(self, host: str, event: Item) -> list[Transition]:
-        board, now = self.engine.board, time.time()
+        board: Board = self.engine.board
+        now = time.time()
         if isinstance(event, Down):
             self._still.pop(host, None)
             board.remote.offline(host, now)
             return []
         if isinstance(event, Ready):
-            return list(board.remote.synced(host, self._still.pop(host, set()), now))
+            return board.remote.synced(host, self._still.pop(host, set()), now)
         if isinstance(event, RemoteAsked):
             still = self._still.setdefault(host, set())
             if len(still) < MAX_STILL:
                 still.add((event.session.key, event.question.tool_call_id))
-            return list(board.remote.asked(event.session, event.question, now, event.initial))
-        if isinstance(event, RemoteEnded):
-            return list(board.remote.ended(
-                event.session, event.question, now, event.outcome, event.answer, event.waited_s
-            ))
-        return []
+            return board.remote.asked(event.session, event.question, now, event.initial)
+        return board.remote.ended(event.session, event.question, now, event.outcome, event.answer, event.waited_s)
