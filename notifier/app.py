@@ -102,9 +102,7 @@ def _focus_message(focus: list[str] | None, said: str | None) -> dict[str, Any]:
 class WindowProcess:
     """Every open window is a subscribed connection; at most one is started by this app."""
 
-    def __init__(
-        self, socket: str, decorate: Callable[[dict[str, Any], Preferences], dict[str, Any]] | None = None
-    ) -> None:
+    def __init__(self, socket: str, decorate: Callable[[dict[str, Any], Preferences], dict[str, Any]] | None = None):
         self.socket = socket  # the channel the window connects back to
         self.decorate = decorate  # adds to each window object what the snapshot does not hold
         self.subscribers: tuple[Connection, ...] = ()  # the open windows (replaced whole, under _sub_lock)
@@ -269,13 +267,12 @@ class PreferencesOwner:
         self.value = store.preferences(now)  # the current choices (immutable: read it as often as you like)
         self._listeners: list[Listener] = []
 
-    def listen(self, listener: Listener, current: bool = True) -> None:
-        """Call ``listener`` with every new value and (``current``) with the current one now;
-        under the lock, so none is missed or comes out of order: keep it short."""
+    def listen(self, listener: Listener) -> None:
+        """Call ``listener`` with the current value now and with every new one; under the lock,
+        so none is missed or comes out of order: keep it short."""
         with self._lock:
             self._listeners.append(listener)
-            if current:
-                listener(self.value)
+            listener(self.value)
 
     def apply(self, command: Snooze | Mute, now: float) -> Preferences:
         """Carry out a snooze or mute: persisted, the new value handed to every listener."""
@@ -627,8 +624,7 @@ class App:
             options.cache_path = os.path.join(self.state_dir, "scan-cache.sqlite3")
         # (on_failure: the tray shows that the engine is being restarted)
         self.engine = Engine(options, outputs, health=self.health, on_failure=self.redraw.changed)
-        self.remotes = Remotes(configured(self.config))
-        self.remotes.attach(self.engine)
+        self.remotes = Remotes(configured(self.config), self.engine)
         if self.follow_config:  # (followed from before "ready")
             self.follower.start()
         written = self.store.written_path

@@ -435,11 +435,6 @@ def announced_sessions(folder: str | None = None, timeout: float = 1.0) -> dict[
 # ---- the board side ----
 
 
-def lines_of(text: str) -> list[str]:
-    """Multi-line text for the window: every line sanitized, the lines kept."""
-    return [clean(line) for line in text.splitlines()]
-
-
 def question_of(d: Dialog, now: float, catalog: QuestionCatalog | None = None) -> Question:
     """The pending question a dialog is: ``text`` = its title (one line, as every JSON text), the
     full title (and a gate's whole command) line by line in ``detail``, for the window. A dialog
@@ -453,21 +448,14 @@ def question_of(d: Dialog, now: float, catalog: QuestionCatalog | None = None) -
             asked = extract(d.tool, d.tool_input, d.tool_call_id, at, elsewhere=kind == "elsewhere")
             return replace(asked, kind="dialog", dialog=d.kind)
     title = d.title or ""
-    lines = lines_of(title)
+    lines = title.splitlines()
     command = d.command
     if command and clean(command) not in clean(title):  # the gate's title does not show it all
-        lines += ["", "Command:", *lines_of(command)]
+        lines += ["", "Command:", *command.splitlines()]
     text = clean(title) or clean(command) or GENERIC_QUESTION
-    detail = "\n".join(lines).strip("\n") or None
+    detail = "\n".join(clean(line) for line in lines).strip("\n") or None  # (every line sanitized, kept)
     item = QuestionItem(text=text, detail=detail, options=tuple(Option(clean(o)) for o in d.options or ()))
-    return Question(
-        tool_call_id=d.tool_call_id or d.id,
-        tool=clean(d.tool, 60) or "dialog",
-        items=(item,),
-        asked_at=at,
-        kind="dialog",
-        dialog=d.kind,
-    )
+    return Question(d.tool_call_id or d.id, clean(d.tool, 60) or "dialog", (item,), at, kind="dialog", dialog=d.kind)
 
 
 def _under(path: str, roots: Sequence[str], itself: bool = False) -> str | None:

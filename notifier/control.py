@@ -424,11 +424,8 @@ class Server:
         except OSError:
             self._close(conn)
             return
-        conn.lines.feed(chunk)
-        if not chunk:
-            conn.eof = True
-            if conn.lines.partial:
-                conn.lines.feed(b"\n")  # the end of the stream ends the last request too
+        conn.lines.feed(chunk or b"\n")  # the end of the stream ends the last request too (a blank line is none)
+        conn.eof = not chunk  # (read only until then)
 
     def _dispatch(self, conn: Connection) -> None:
         """Hand the next complete request line to a worker (one at a time per connection; none
