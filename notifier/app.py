@@ -467,16 +467,8 @@ class LocalSource:
 
 
 class App:
-    def __init__(
-        self,
-        config: Config,
-        json_out: bool,
-        notify: bool,
-        socket: str | None = None,
-        state_dir: str | None = None,
-        lock: InstanceLock | None = None,
-        follow_config: bool = True,
-    ) -> None:
+    def __init__(self, config: Config, json_out: bool, notify: bool, socket: str | None = None,
+                 state_dir: str | None = None, lock: InstanceLock | None = None, follow_config: bool = True) -> None:
         """``state_dir``: keep the store and scan cache there instead of the user's state folder
         (the demo must not write into the real history). ``follow_config``: the config file's
         changes are followed while the app runs (the demo keeps to its own settings). ``lock``:
