@@ -49,7 +49,7 @@ from notifier.system.log import LogOnce
 from notifier.system.supervisor import Backoff
 
 if TYPE_CHECKING:
-    from notifier.engine import Engine
+    from notifier.core.board import Board
 
 log = logging.getLogger(__name__)
 say_once = LogOnce(log)
@@ -414,8 +414,8 @@ class Remotes:
     the same transitions as local ones and every output just works. No output of the engine:
     :meth:`start` has the links start once the engine is ready (its board is the one that stays)."""
 
-    def __init__(self, remotes: Sequence[Remote], engine: Engine) -> None:
-        self.engine = engine
+    def __init__(self, remotes: Sequence[Remote], engine: Any) -> None:
+        self.engine = engine  # (notifier.engine.Engine: its board, its call)
         self.boxes = {r.name: Inbox() for r in remotes}
         self.links = [Link(r, self._put) for r in remotes]
         self._still: dict[str, set[tuple[str, str]]] = {}  # engine thread: re-sent since connecting
@@ -473,7 +473,8 @@ class Remotes:
                 self.engine.call(partial(self._take, host))
 
     def _apply(self, host: str, event: Item) -> list[Transition]:
-        board, now = self.engine.board, time.time()
+        board: Board = self.engine.board
+        now = time.time()
         if isinstance(event, Down):
             self._still.pop(host, None)
             board.remote.offline(host, now)
