@@ -94,11 +94,6 @@ def has_display() -> bool:
     return window_display()[0] is not None
 
 
-def _focus_message(focus: list[str] | None, said: str | None) -> dict[str, Any]:
-    """What tells an open window where to look (and, ``said``, a line for its status line)."""
-    return {"focus": focus, **({"said": said} if said else {})}
-
-
 class WindowProcess:
     """Every open window is a subscribed connection; at most one is started by this app."""
 
@@ -109,17 +104,17 @@ class WindowProcess:
         self._sub_lock = threading.Lock()
         self._show_lock = threading.Lock()
         self._process: subprocess.Popen[bytes] | None = None
-        self._pending_focus: list[str] | None = None
-        self._pending_said: str | None = None
+        self._pending: dict[str, Any] | None = None  # where the window being started is to look, when it subscribes
         self._subscribed = threading.Event()  # a window subscribed since the last one was started
 
     def show(self, focus: Focus | None = None, wait: float = 0.0, said: str | None = None) -> str:
         """Open the window (one at a time), or raise the open one at ``focus``; ``said``: a line
         for its status line. Says what really happened: "raised", "opened" (a new window
         subscribed within ``wait`` s), "starting" (not confirmed yet), "no-display" or "failed"."""
+        # what tells an open window where to look (and, ``said``, a line for its status line)
+        message = {"focus": [focus.file, focus.call] if focus is not None else None, **({"said": said} if said else {})}
         with self._show_lock:
-            self._pending_said = said
-            result = self._show([focus.file, focus.call] if focus is not None else None)
+            result = self._show(message)
             process = self._process
         deadline = time.monotonic() + wait
         while result == "starting" and process is not None and time.monotonic() < deadline:
@@ -129,23 +124,20 @@ class WindowProcess:
                 return "failed"
         return result
 
-    def _show(self, focus: list[str] | None) -> str:
-        message = _focus_message(focus, self._pending_said)
-        delivered = [conn.send(message) for conn in self._keep()]
-        if any(delivered):
-            self._pending_said = None
+    def _show(self, message: dict[str, Any]) -> str:
+        if any([conn.send(message) for conn in self._keep()]):
             return "raised"
         if self._process is not None and self._process.poll() is None:
-            self._pending_focus = focus  # starting: it gets the focus when it subscribes
+            self._pending = message  # starting: it gets the focus when it subscribes
             return "starting"
         extra, said = window_display()
         if extra is None:
             log.warning("cannot open the window: %s", said)
             return "no-display"
         cmd = [sys.executable, "-m", "notifier", "show", "--attach"]
-        if focus:
-            cmd += ["--focus", focus[0], focus[1]]
-        self._pending_focus = focus
+        if message["focus"]:
+            cmd += ["--focus", *message["focus"]]
+        self._pending = message
         env = dict(os.environ, **extra, **{SOCKET_ENV: self.socket})
         self._subscribed.clear()
         try:
@@ -160,9 +152,9 @@ class WindowProcess:
         self._keep(conn)
         self._subscribed.set()
         conn.send({"window": self._obj(snapshot, preferences)}, kind="window")
-        if self._pending_focus or self._pending_said:
-            conn.send(_focus_message(self._pending_focus, self._pending_said))
-            self._pending_focus = self._pending_said = None
+        pending, self._pending = self._pending, None
+        if pending is not None and (pending["focus"] or "said" in pending):
+            conn.send(pending)
 
     def _keep(self, *new: Connection) -> tuple[Connection, ...]:
         """The open windows, the closed ones forgotten and ``new`` ones added."""
