@@ -345,12 +345,10 @@ def owner_gone(path: str) -> bool:
     return False
 
 
-def read_event(peer: Client, timeout: float | None = None) -> Event | None:
+def read_event(peer: Client) -> Event | None:
     """The next event (``None`` for one this version does not know, or a line too long, skipped),
-    within ``timeout`` s if given. Raises OSError when the connection ends or times out,
+    by the peer's deadline. Raises OSError when the connection ends or times out,
     :class:`BadLine` for nonsense."""
-    if timeout is not None:
-        peer.deadline = time.monotonic() + timeout
     for line in peer:
         return None if line is None else parse(line)
     raise ConnectionError("pi closed the connection")
@@ -390,9 +388,9 @@ def answer_dialog(
                 return Result(None, dialog_id, False, why)
             peer.send(request(dialog_id, value, keys))
             kind = "keys" if keys is not None else "answer"
-            deadline = time.monotonic() + timeout
+            peer.deadline = time.monotonic() + timeout  # (for its result)
             while True:
-                event = read_event(peer, max(deadline - time.monotonic(), 0.001))
+                event = read_event(peer)
                 if isinstance(event, Result) and event.request == kind and event.id == dialog_id:
                     return event
     except (OSError, BadLine) as exc:

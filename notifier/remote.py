@@ -419,7 +419,6 @@ class Remotes:
         self.boxes = {r.name: Inbox() for r in remotes}
         self.links = [Link(r, self._put) for r in remotes]
         self._still: dict[str, set[tuple[str, str]]] = {}  # engine thread: re-sent since connecting
-        self._started = False
         self._stopped = False
 
     def start(self) -> None:
@@ -429,8 +428,7 @@ class Remotes:
             self.engine.call(self._start_links)
 
     def _start_links(self) -> list[Transition]:
-        if not (self._started or self._stopped):
-            self._started = True
+        if not self._stopped:  # (stopped before the engine was ready: never started)
             for link in self.links:
                 link.start()
         return []
