@@ -577,8 +577,6 @@ def on_board(d: Dialog, options: EngineOptions, now: float) -> tuple[SessionRef,
 
 def with_open_dialogs(snapshot: Snapshot, options: EngineOptions, folder: str | None = None) -> Snapshot:
     """``snapshot`` (a one-shot scan: ``status``, ``answer``) with the dialogs pi shows right now."""
-    if not list_sockets(folder):
-        return snapshot  # no pi has the extension loaded (nothing to connect to)
     now = time.time()
     found = [asked for _, d in all_open_dialogs(folder) if (asked := on_board(d, options, now)) is not None]
     return add_dialogs(snapshot, found) if found else snapshot
