@@ -419,15 +419,15 @@ def hellos(folder: str | None = None, timeout: float = 1.0) -> dict[str, Hello |
         return dict(zip(found, pool.map(ask, found), strict=True))
 
 
-def all_open_dialogs(folder: str | None = None, timeout: float = 1.0) -> list[tuple[str, Dialog]]:
+def all_open_dialogs(folder: str | None = None) -> list[tuple[str, Dialog]]:
     """Every dialog every reachable pi waits on now, with its socket."""
-    return [(path, d) for path, said in hellos(folder, timeout).items() if said for d in said.dialogs]
+    return [(path, d) for path, said in hellos(folder).items() if said for d in said.dialogs]
 
 
-def announced_sessions(folder: str | None = None, timeout: float = 1.0) -> dict[int, str]:
+def announced_sessions(folder: str | None = None) -> dict[int, str]:
     """pid → session file, as each reachable pi's extension announces itself now: exact evidence
     of which pi has which session (``notifier.system.locate.locate_one(announced=…)``)."""
-    return {h.pid: h.session_file for h in hellos(folder, timeout).values() if h and h.pid and h.session_file}
+    return {h.pid: h.session_file for h in hellos(folder).values() if h and h.pid and h.session_file}
 
 
 # ---- the board side ----
