@@ -38,7 +38,7 @@ from notifier.actions.goto import configured, window_locations
 from notifier.channel import encode
 from notifier.companion import DialogFeed
 from notifier.config import Config
-from notifier.control import SOCKET_ENV, Connection, Server, socket_path
+from notifier.control import SOCKET_ENV, Connection, Server, drain, socket_path
 from notifier.core import commands
 from notifier.core.codec import status_obj, summary
 from notifier.core.commands import (
@@ -94,34 +94,27 @@ def has_display() -> bool:
     return window_display()[0] is not None
 
 
-def _focus_message(focus: list[str] | None, said: str | None) -> dict[str, Any]:
-    """What tells an open window where to look (and, ``said``, a line for its status line)."""
-    return {"focus": focus, **({"said": said} if said else {})}
-
-
 class WindowProcess:
     """Every open window is a subscribed connection; at most one is started by this app."""
 
-    def __init__(
-        self, socket: str, decorate: Callable[[dict[str, Any], Preferences], dict[str, Any]] | None = None
-    ) -> None:
+    def __init__(self, socket: str, decorate: Callable[[dict[str, Any], Preferences], dict[str, Any]] | None = None):
         self.socket = socket  # the channel the window connects back to
         self.decorate = decorate  # adds to each window object what the snapshot does not hold
         self.subscribers: tuple[Connection, ...] = ()  # the open windows (replaced whole, under _sub_lock)
         self._sub_lock = threading.Lock()
         self._show_lock = threading.Lock()
         self._process: subprocess.Popen[bytes] | None = None
-        self._pending_focus: list[str] | None = None
-        self._pending_said: str | None = None
+        self._pending: dict[str, Any] | None = None  # where the window being started is to look, when it subscribes
         self._subscribed = threading.Event()  # a window subscribed since the last one was started
 
     def show(self, focus: Focus | None = None, wait: float = 0.0, said: str | None = None) -> str:
         """Open the window (one at a time), or raise the open one at ``focus``; ``said``: a line
         for its status line. Says what really happened: "raised", "opened" (a new window
         subscribed within ``wait`` s), "starting" (not confirmed yet), "no-display" or "failed"."""
+        # what tells an open window where to look (and, ``said``, a line for its status line)
+        message = {"focus": [focus.file, focus.call] if focus is not None else None, **({"said": said} if said else {})}
         with self._show_lock:
-            self._pending_said = said
-            result = self._show([focus.file, focus.call] if focus is not None else None)
+            result = self._show(message)
             process = self._process
         deadline = time.monotonic() + wait
         while result == "starting" and process is not None and time.monotonic() < deadline:
@@ -131,25 +124,20 @@ class WindowProcess:
                 return "failed"
         return result
 
-    def _show(self, focus: list[str] | None) -> str:
-        with self._sub_lock:
-            self.subscribers = subs = tuple(c for c in self.subscribers if not c.closed)
-        message = _focus_message(focus, self._pending_said)
-        delivered = [conn.send(message) for conn in subs]
-        if any(delivered):
-            self._pending_said = None
+    def _show(self, message: dict[str, Any]) -> str:
+        if any([conn.send(message) for conn in self._keep()]):
             return "raised"
         if self._process is not None and self._process.poll() is None:
-            self._pending_focus = focus  # starting: it gets the focus when it subscribes
+            self._pending = message  # starting: it gets the focus when it subscribes
             return "starting"
         extra, said = window_display()
         if extra is None:
             log.warning("cannot open the window: %s", said)
             return "no-display"
         cmd = [sys.executable, "-m", "notifier", "show", "--attach"]
-        if focus:
-            cmd += ["--focus", focus[0], focus[1]]
-        self._pending_focus = focus
+        if message["focus"]:
+            cmd += ["--focus", *message["focus"]]
+        self._pending = message
         env = dict(os.environ, **extra, **{SOCKET_ENV: self.socket})
         self._subscribed.clear()
         try:
@@ -161,13 +149,18 @@ class WindowProcess:
 
     def subscribe(self, conn: Connection, snapshot: Snapshot, preferences: Preferences) -> None:
         """A window connected: it gets every snapshot from now on, and the focus it was opened for."""
-        with self._sub_lock:
-            self.subscribers = (*(c for c in self.subscribers if not c.closed), conn)
+        self._keep(conn)
         self._subscribed.set()
         conn.send({"window": self._obj(snapshot, preferences)}, kind="window")
-        if self._pending_focus or self._pending_said:
-            conn.send(_focus_message(self._pending_focus, self._pending_said))
-            self._pending_focus = self._pending_said = None
+        pending, self._pending = self._pending, None
+        if pending is not None and (pending["focus"] or "said" in pending):
+            conn.send(pending)
+
+    def _keep(self, *new: Connection) -> tuple[Connection, ...]:
+        """The open windows, the closed ones forgotten and ``new`` ones added."""
+        with self._sub_lock:
+            self.subscribers = (*(c for c in self.subscribers if not c.closed), *new)
+            return self.subscribers
 
     def _obj(self, snapshot: Snapshot, preferences: Preferences) -> dict[str, Any]:
         obj = window_obj(snapshot)
@@ -187,10 +180,8 @@ class WindowProcess:
         # Encoded once; send() only queues (a newer snapshot replaces an unsent one), so a
         # window that stops reading never holds up this thread; the channel drops it.
         message = encode({"window": self._obj(snapshot, preferences)})
-        gone = [conn for conn in subs if not conn.send(message, kind="window")]
-        if gone:
-            with self._sub_lock:
-                self.subscribers = tuple(c for c in self.subscribers if c not in gone)
+        if not all([conn.send(message, kind="window") for conn in subs]):
+            self._keep()
 
     def close(self) -> None:
         with self._sub_lock:
@@ -268,13 +259,12 @@ class PreferencesOwner:
         self.value = store.preferences(now)  # the current choices (immutable: read it as often as you like)
         self._listeners: list[Listener] = []
 
-    def listen(self, listener: Listener, current: bool = True) -> None:
-        """Call ``listener`` with every new value and (``current``) with the current one now;
-        under the lock, so none is missed or comes out of order: keep it short."""
+    def listen(self, listener: Listener) -> None:
+        """Call ``listener`` with the current value now and with every new one; under the lock,
+        so none is missed or comes out of order: keep it short."""
         with self._lock:
             self._listeners.append(listener)
-            if current:
-                listener(self.value)
+            listener(self.value)
 
     def apply(self, command: Snooze | Mute, now: float) -> Preferences:
         """Carry out a snooze or mute: persisted, the new value handed to every listener."""
@@ -359,18 +349,6 @@ def _take_signals() -> list[tuple[int, threading.Event]]:
     return taken
 
 
-def _relay_signals(signals: Sequence[tuple[int, threading.Event]]) -> None:
-    """A relay thread for each of ``signals`` (where no control channel's thread carries them)."""
-    for r, stop in signals:
-        threading.Thread(target=_relay, args=(r, stop), name="pi-notifier-signals", daemon=True).start()
-
-
-def _relay(r: int, stop: threading.Event) -> None:
-    with contextlib.suppress(OSError):
-        os.read(r, 1)
-        stop.set()
-
-
 def stop_side_by_side(stoppers: Sequence[tuple[str, Callable[[], object]]], deadline: float) -> list[str]:
     """Run each ``(name, stop)`` on a thread of its own; wait for them until ``deadline`` (monotonic).
     Returns the names still busy then."""
@@ -429,6 +407,14 @@ def save_choice(command: Snooze | Mute) -> None:
         store.close()
 
 
+def carried(config: Config, snapshot: Snapshot, command: Goto | Answer) -> Reply:
+    """Carry out a goto or answer as the CLI does: the reply says what came of it."""
+    from notifier.actions.answer import carry_out
+
+    code, said = carry_out(config, snapshot, command)
+    return {"ok": code == 0, "code": code, "said": said, **({"error": said} if code else {})}
+
+
 class LocalSource:
     def __init__(self, config: Config) -> None:
         self.config = config
@@ -458,10 +444,7 @@ class LocalSource:
         """A Goto or Answer from the window, carried out here as the CLI would (no app runs)."""
         if self.engine is None or not isinstance(command, (Goto, Answer)):
             return None
-        from notifier.actions.answer import carry_out
-
-        code, said = carry_out(self.config, self.engine.snapshot, command)
-        return {"ok": code == 0, "code": code, "said": said}
+        return carried(self.config, self.engine.snapshot, command)
 
     def close(self) -> None:
         if self.dialogs is not None:
@@ -476,16 +459,8 @@ class LocalSource:
 
 
 class App:
-    def __init__(
-        self,
-        config: Config,
-        json_out: bool,
-        notify: bool,
-        socket: str | None = None,
-        state_dir: str | None = None,
-        lock: InstanceLock | None = None,
-        follow_config: bool = True,
-    ) -> None:
+    def __init__(self, config: Config, json_out: bool, notify: bool, socket: str | None = None,
+                 state_dir: str | None = None, lock: InstanceLock | None = None, follow_config: bool = True) -> None:
         """``state_dir``: keep the store and scan cache there instead of the user's state folder
         (the demo must not write into the real history). ``follow_config``: the config file's
         changes are followed while the app runs (the demo keeps to its own settings). ``lock``:
@@ -530,11 +505,7 @@ class App:
             if conn is None:  # the tray, a notification: never on their thread; what fails is said
                 threading.Thread(target=self._act, args=(command,), name="pi-notifier-act", daemon=True).start()
                 return {"ok": True}
-            # an ipc worker thread: the reply says what happened
-            from notifier.actions.answer import carry_out
-
-            code, said = carry_out(self.config, self.snapshot(), command)
-            return {"ok": code == 0, "code": code, "said": said, **({"error": said} if code else {})}
+            return carried(self.config, self.snapshot(), command)  # (an ipc worker thread: it says what happened)
         elif isinstance(command, Show):
             window = self.window.show(command.focus, command.wait)
             return {"ok": True, "window": window, "display": has_display()}
@@ -603,11 +574,9 @@ class App:
         return UiState(self.snapshot(), self.preferences.value, self.health.lines())
 
     def _quiet_hours_changed(self, quiet: str) -> None:
-        if self.alerts is not None:
-            self.alerts.set_quiet_hours(quiet)
-        if self.push is not None:
-            self.push.set_quiet_hours(quiet)
-        self.redraw.set_quiet_hours(quiet)  # the tooltip says so
+        for part in (self.alerts, self.push, self.redraw):  # (the tray's tooltip says so)
+            if part is not None:
+                part.set_quiet_hours(quiet)
 
     # ---- lifecycle ----
 
@@ -639,8 +608,7 @@ class App:
             options.cache_path = os.path.join(self.state_dir, "scan-cache.sqlite3")
         # (on_failure: the tray shows that the engine is being restarted)
         self.engine = Engine(options, outputs, health=self.health, on_failure=self.redraw.changed)
-        self.remotes = Remotes(configured(self.config))
-        self.remotes.attach(self.engine)
+        self.remotes = Remotes(configured(self.config), self.engine)
         if self.follow_config:  # (followed from before "ready")
             self.follower.start()
         written = self.store.written_path
@@ -692,7 +660,8 @@ class App:
 
     def run_loop(self) -> int:
         """Block in the main thread until asked to stop."""
-        _relay_signals(_take_signals())  # (the signals no control channel carries)
+        for r, stop in _take_signals():  # (the signals no control channel carries: a relay thread each)
+            threading.Thread(target=drain, args=(r, stop.set), name="pi-notifier-signals", daemon=True).start()
         if self.tray is not None and not self.stop_event.is_set():
             try:
                 self.tray.run(self.redraw.changed, self.stop_event)
@@ -715,18 +684,10 @@ class App:
         deadline = time.monotonic() + SHUTDOWN_BUDGET_S
         self.stop_event.set()
         self.redraw.changed()  # lets the outputs thread finish
-        if self.server is not None:
-            self.server.stop()
-        if self.dialogs is not None:
-            self.dialogs.stop()
-        self.follower.stop()
-        if self.saved is not None:
-            self.saved.stop()
         self.window.close()
-        if self.remotes is not None:
-            self.remotes.stop()
-        if self.push is not None:
-            self.push.stop()
+        for part in (self.server, self.dialogs, self.follower, self.saved, self.remotes, self.push):
+            if part is not None:
+                part.stop()
         stoppers: list[tuple[str, Callable[[], object]]] = []
         engine, alerts = self.engine, self.alerts
         if engine is not None:

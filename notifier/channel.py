@@ -95,11 +95,6 @@ class Lines:
         self.buf = bytearray()
         self.skipping = False  # the line coming is too long: its bytes are dropped up to its end
 
-    @property
-    def partial(self) -> bool:
-        """A line has begun and not ended."""
-        return bool(self.buf) and self.buf[-1:] != b"\n"
-
     def feed(self, chunk: bytes) -> None:
         if self.skipping:
             end = chunk.find(b"\n")

@@ -338,21 +338,17 @@ def owner_gone(path: str) -> bool:
         return False
     try:
         os.kill(int(pid), 0)
-    except ProcessLookupError:
-        return True
-    except OverflowError:  # (no process has such a number)
+    except (ProcessLookupError, OverflowError):  # (OverflowError: no process has such a number)
         return True
     except OSError:  # EPERM: it runs, as another user (a reused number): said by the connection
-        return False
+        pass
     return False
 
 
-def read_event(peer: Client, timeout: float | None = None) -> Event | None:
+def read_event(peer: Client) -> Event | None:
     """The next event (``None`` for one this version does not know, or a line too long, skipped),
-    within ``timeout`` s if given. Raises OSError when the connection ends or times out,
+    by the peer's deadline. Raises OSError when the connection ends or times out,
     :class:`BadLine` for nonsense."""
-    if timeout is not None:
-        peer.deadline = time.monotonic() + timeout
     for line in peer:
         return None if line is None else parse(line)
     raise ConnectionError("pi closed the connection")
@@ -392,9 +388,9 @@ def answer_dialog(
                 return Result(None, dialog_id, False, why)
             peer.send(request(dialog_id, value, keys))
             kind = "keys" if keys is not None else "answer"
-            deadline = time.monotonic() + timeout
+            peer.deadline = time.monotonic() + timeout  # (for its result)
             while True:
-                event = read_event(peer, max(deadline - time.monotonic(), 0.001))
+                event = read_event(peer)
                 if isinstance(event, Result) and event.request == kind and event.id == dialog_id:
                     return event
     except (OSError, BadLine) as exc:
@@ -423,23 +419,18 @@ def hellos(folder: str | None = None, timeout: float = 1.0) -> dict[str, Hello |
         return dict(zip(found, pool.map(ask, found), strict=True))
 
 
-def all_open_dialogs(folder: str | None = None, timeout: float = 1.0) -> list[tuple[str, Dialog]]:
+def all_open_dialogs(folder: str | None = None) -> list[tuple[str, Dialog]]:
     """Every dialog every reachable pi waits on now, with its socket."""
-    return [(path, d) for path, said in hellos(folder, timeout).items() if said for d in said.dialogs]
+    return [(path, d) for path, said in hellos(folder).items() if said for d in said.dialogs]
 
 
-def announced_sessions(folder: str | None = None, timeout: float = 1.0) -> dict[int, str]:
+def announced_sessions(folder: str | None = None) -> dict[int, str]:
     """pid → session file, as each reachable pi's extension announces itself now: exact evidence
     of which pi has which session (``notifier.system.locate.locate_one(announced=…)``)."""
-    return {h.pid: h.session_file for h in hellos(folder, timeout).values() if h and h.pid and h.session_file}
+    return {h.pid: h.session_file for h in hellos(folder).values() if h and h.pid and h.session_file}
 
 
 # ---- the board side ----
-
-
-def lines_of(text: str) -> list[str]:
-    """Multi-line text for the window: every line sanitized, the lines kept."""
-    return [clean(line) for line in text.splitlines()]
 
 
 def question_of(d: Dialog, now: float, catalog: QuestionCatalog | None = None) -> Question:
@@ -455,21 +446,14 @@ def question_of(d: Dialog, now: float, catalog: QuestionCatalog | None = None) -
             asked = extract(d.tool, d.tool_input, d.tool_call_id, at, elsewhere=kind == "elsewhere")
             return replace(asked, kind="dialog", dialog=d.kind)
     title = d.title or ""
-    lines = lines_of(title)
+    lines = title.splitlines()
     command = d.command
     if command and clean(command) not in clean(title):  # the gate's title does not show it all
-        lines += ["", "Command:", *lines_of(command)]
+        lines += ["", "Command:", *command.splitlines()]
     text = clean(title) or clean(command) or GENERIC_QUESTION
-    detail = "\n".join(lines).strip("\n") or None
+    detail = "\n".join(clean(line) for line in lines).strip("\n") or None  # (every line sanitized, kept)
     item = QuestionItem(text=text, detail=detail, options=tuple(Option(clean(o)) for o in d.options or ()))
-    return Question(
-        tool_call_id=d.tool_call_id or d.id,
-        tool=clean(d.tool, 60) or "dialog",
-        items=(item,),
-        asked_at=at,
-        kind="dialog",
-        dialog=d.kind,
-    )
+    return Question(d.tool_call_id or d.id, clean(d.tool, 60) or "dialog", (item,), at, kind="dialog", dialog=d.kind)
 
 
 def _under(path: str, roots: Sequence[str], itself: bool = False) -> str | None:
@@ -593,8 +577,6 @@ def on_board(d: Dialog, options: EngineOptions, now: float) -> tuple[SessionRef,
 
 def with_open_dialogs(snapshot: Snapshot, options: EngineOptions, folder: str | None = None) -> Snapshot:
     """``snapshot`` (a one-shot scan: ``status``, ``answer``) with the dialogs pi shows right now."""
-    if not list_sockets(folder):
-        return snapshot  # no pi has the extension loaded (nothing to connect to)
     now = time.time()
     found = [asked for _, d in all_open_dialogs(folder) if (asked := on_board(d, options, now)) is not None]
     return add_dialogs(snapshot, found) if found else snapshot

@@ -179,50 +179,6 @@ def answer(handler: Handler, request: dict[str, Any], conn: Connection) -> dict[
         return {"ok": False, "error": clean(exc, 200) or type(exc).__name__}
 
 
-class WorkerPool:
-    """Up to :data:`WORKERS` threads answering requests, each started as requests come and
-    ended once none waits (an idle app keeps none); ``done()`` is called (on the worker) once a
-    request is answered and its reply queued."""
-
-    def __init__(self, handler: Handler, done: Callable[[], None]) -> None:
-        self.handler = handler
-        self._done = done
-        self._jobs: collections.deque[tuple[Connection, dict[str, Any]]] = collections.deque()
-        self._threads = 0
-        self._lock = threading.Lock()
-
-    def submit(self, conn: Connection, request: dict[str, Any]) -> None:
-        with self._lock:
-            self._jobs.append((conn, request))
-            if self._threads >= WORKERS:
-                return
-            self._threads += 1
-        threading.Thread(target=self._work, name="pi-notifier-ipc-worker", daemon=True).start()
-
-    def stop(self) -> None:
-        """Each worker ends after the request it is answering."""
-        with self._lock:
-            self._jobs.clear()
-
-    def _work(self) -> None:
-        while True:
-            with self._lock:
-                if not self._jobs:
-                    self._threads -= 1
-                    return
-                conn, request = self._jobs.popleft()
-            try:
-                reply = answer(self.handler, request, conn)
-                if reply is None:  # the handler keeps the connection to push to it
-                    conn.kept = True
-                else:
-                    conn.send(_encoded(reply))
-            finally:
-                conn.active = time.monotonic()
-                conn.busy = False
-                self._done()
-
-
 def _encoded(reply: dict[str, Any]) -> bytes:
     try:
         return encode(reply)
@@ -253,7 +209,10 @@ class Server:
         for end in (self._wake_r, self._wake_w):
             end.setblocking(False)
         self._conns: dict[int, Connection] = {}  # by file descriptor
-        self._pool = WorkerPool(handler, self.wake)
+        self.handler = handler
+        self._jobs: collections.deque[tuple[Connection, dict[str, Any]]] = collections.deque()  # (for a worker)
+        self._workers = 0  # threads answering requests: up to WORKERS, started as requests come
+        self._jobs_lock = threading.Lock()
         self._stopping = False
         self._accept_paused_until = 0.0
         self._bound: tuple[int, int] | None = None  # the socket file this server made
@@ -280,7 +239,8 @@ class Server:
             self._close_selector()
         elif self._thread is not threading.current_thread():
             self._thread.join(0.5)  # it stops at once when woken
-        self._pool.stop()
+        with self._jobs_lock:  # (each worker ends after the request it is answering)
+            self._jobs.clear()
         if self.sock is not None:
             with contextlib.suppress(OSError):
                 self.sock.close()
@@ -293,7 +253,7 @@ class Server:
     def watch_pipe(self, fd: int, on_readable: Callable[[], None]) -> None:
         """Call ``on_readable`` on the server thread when the pipe ``fd`` has something to read
         (what is there is read and dropped): the app's signals wake this thread, not one more."""
-        self._selector.register(fd, selectors.EVENT_READ, partial(_drain, fd, on_readable))
+        self._selector.register(fd, selectors.EVENT_READ, partial(drain, fd, on_readable))
 
     @property
     def connections(self) -> int:
@@ -424,11 +384,8 @@ class Server:
         except OSError:
             self._close(conn)
             return
-        conn.lines.feed(chunk)
-        if not chunk:
-            conn.eof = True
-            if conn.lines.partial:
-                conn.lines.feed(b"\n")  # the end of the stream ends the last request too
+        conn.lines.feed(chunk or b"\n")  # the end of the stream ends the last request too (a blank line is none)
+        conn.eof = not chunk  # (read only until then)
 
     def _dispatch(self, conn: Connection) -> None:
         """Hand the next complete request line to a worker (one at a time per connection; none
@@ -451,9 +408,36 @@ class Server:
                 if request is not None:
                     conn.busy = True
                     conn.active = time.monotonic()
-                    self._pool.submit(conn, request)
+                    self._submit(conn, request)
             if not ready():
                 return
+
+    def _submit(self, conn: Connection, request: dict[str, Any]) -> None:
+        with self._jobs_lock:
+            self._jobs.append((conn, request))
+            if self._workers >= WORKERS:
+                return
+            self._workers += 1
+        threading.Thread(target=self._work, name="pi-notifier-ipc-worker", daemon=True).start()
+
+    def _work(self) -> None:
+        """A worker: answers requests until none waits (an idle app keeps no worker)."""
+        while True:
+            with self._jobs_lock:
+                if not self._jobs:
+                    self._workers -= 1
+                    return
+                conn, request = self._jobs.popleft()
+            try:
+                reply = answer(self.handler, request, conn)
+                if reply is None:  # the handler keeps the connection to push to it
+                    conn.kept = True
+                else:
+                    conn.send(_encoded(reply))
+            finally:
+                conn.active = time.monotonic()
+                conn.busy = False
+                self.wake()
 
     def _serve(self, conn: Connection) -> None:
         """Hand it its next request, write what it can take; close it when it is done."""
@@ -494,7 +478,7 @@ class Server:
             self._close(conn)
 
 
-def _drain(fd: int, then: Callable[[], None]) -> None:
+def drain(fd: int, then: Callable[[], None]) -> None:
     """A pipe (:meth:`Server.watch_pipe`, the wake-up socket): read what is there, then act."""
     with contextlib.suppress(OSError):
         os.read(fd, 4096)

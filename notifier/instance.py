@@ -126,24 +126,15 @@ class Notifying:
         try:
             if not os.path.exists(self.path) or not _held(self.path):
                 return None
-            fd = _open(self.path)
+            pid, app = _holder(self.path)
         except OSError:
             return None
-        try:
-            return None if os.pread(fd, 32, 0).endswith(b" app") else _holder(fd)
-        finally:
-            os.close(fd)
+        return None if app else pid
 
     def take(self) -> int | None:
         """A headless run: take the notifier's lock without waiting. None: this run holds it now;
         else the pid of the one that does (0: it does not say)."""
-        if self._take(wait=False):
-            return None
-        fd = _open(self.path)
-        try:
-            return _holder(fd)
-        finally:
-            os.close(fd)
+        return None if self._take(wait=False) else _holder(self.path)[0]
 
     def wait(self) -> None:
         """A headless run: block until it may notify (the notifier's lock held, no app of these
@@ -213,12 +204,15 @@ def window_said(reply: dict[str, Any]) -> str:
     return said or "it was asked to open its window"
 
 
-def _holder(fd: int) -> int:
-    """The pid the lock's holder wrote (0: none). A holder writes it just after it took the lock:
-    read again for a moment while the file is still empty."""
-    deadline = time.monotonic() + 0.5
-    while True:
-        said = os.pread(fd, 32, 0).decode("ascii", "replace").split()
-        if said or time.monotonic() >= deadline:
-            return int(said[0]) if said and said[0].isdigit() and int(said[0]) != os.getpid() else 0
-        time.sleep(0.01)
+def _holder(path: str) -> tuple[int, bool]:
+    """The pid the holder of the lock at ``path`` wrote (0: none), and whether it is the app. A
+    holder writes it just after it took the lock: read again for a moment while it is empty."""
+    fd = _open(path)
+    try:
+        deadline = time.monotonic() + 0.5
+        while not (said := os.pread(fd, 32, 0).decode("ascii", "replace").split()) and time.monotonic() < deadline:
+            time.sleep(0.01)
+    finally:
+        os.close(fd)
+    pid = int(said[0]) if said and said[0].isdigit() and int(said[0]) != os.getpid() else 0
+    return pid, said[1:] == ["app"]

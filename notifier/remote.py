@@ -29,7 +29,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import IO, Any, get_args
+from typing import IO, TYPE_CHECKING, Any, get_args
 
 from notifier.channel import MAX_LINE, BadLine, follow, parse_object, read_lines
 from notifier.core import codec
@@ -47,6 +47,9 @@ from notifier.core.model import (
 from notifier.core.text import clean
 from notifier.system.log import LogOnce
 from notifier.system.supervisor import Backoff
+
+if TYPE_CHECKING:
+    from notifier.core.board import Board
 
 log = logging.getLogger(__name__)
 say_once = LogOnce(log)
@@ -120,19 +123,9 @@ def parse_line(line: bytes, host: str, now: float | None = None) -> StreamEvent 
     if outcome not in OUTCOMES:
         raise BadLine("unknown outcome")
     answer = obj.get("answer")
-    waited = obj.get("waited_s")
-    return RemoteEnded(
-        session,
-        question,
-        at,
-        outcome,
-        clean(answer, 2000) if isinstance(answer, str) else None,
-        float(waited) if _number(waited) and 0 <= waited <= 1e9 else None,
-    )
-
-
-def _number(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and v == v  # NaN is not
+    waited = codec.finite_number(obj.get("waited_s"))
+    return RemoteEnded(session, question, at, outcome, clean(answer, 2000) if isinstance(answer, str) else None,
+                       waited if waited is not None and 0 <= waited <= 1e9 else None)
 
 
 def _opt_str(value: Any, limit: int) -> str | None:
@@ -150,13 +143,9 @@ def _session(value: Any, host: str) -> SessionRef:
     file = _opt_str(value.get("file"), MAX_PATH)
     if file is None:
         raise BadLine("no session file")
-    return SessionRef(
-        remote_key(host, file),
-        _opt_str(value.get("id"), 200),
-        _opt_str(value.get("cwd"), MAX_PATH),
-        _text(value.get("name"), 200) or None,
-        host,
-    )
+    name = _text(value.get("name"), 200) or None
+    return SessionRef(remote_key(host, file), _opt_str(value.get("id"), 200), _opt_str(value.get("cwd"), MAX_PATH),
+                      name, host)
 
 
 def _question(value: Any, at: float) -> Question:
@@ -170,8 +159,8 @@ def _question(value: Any, at: float) -> Question:
     header = _text(value.get("header"), MAX_HEADER)
     labels: Any = value.get("options") if isinstance(value.get("options"), list) else []
     options = tuple(Option(label) for o in labels[:MAX_OPTIONS] if (label := _text(o, MAX_OPTION)))
-    raw_count: Any = value.get("count")
-    count = min(int(raw_count), MAX_COUNT) if _number(raw_count) and 1 <= raw_count <= 1e15 else 1
+    asked = codec.finite_number(value.get("count"))
+    count = min(int(asked), MAX_COUNT) if asked is not None and 1 <= asked <= 1e15 else 1
     first = QuestionItem(text or GENERIC_QUESTION, header or None, options=options)
     items = (first,) + tuple(QuestionItem(MORE) for _ in range(count - 1))
     return Question(clean(cid, 512), clean(tool, 128) or "?", items, at)
@@ -292,16 +281,9 @@ def ssh_argv(remote: Remote, remote_args: Sequence[str], tty: bool = False) -> l
     return base + list(remote.ssh_options) + ["--", remote.ssh, " ".join(shlex.quote(a) for a in remote_args)]
 
 
-def remote_from_config(item: dict[str, object]) -> Remote:
-    ssh = item.get("ssh")
-    command = item.get("command") or []
-    options = item.get("ssh_options") or []
-    return Remote(
-        str(item["name"]),
-        ssh if isinstance(ssh, str) else None,
-        tuple(str(c) for c in command) if isinstance(command, list) else (),
-        tuple(str(o) for o in options) if isinstance(options, list) else (),
-    )
+def remote_from_config(item: dict[str, Any]) -> Remote:
+    """A ``[[remotes]]`` table, as the config checked it (notifier.config)."""
+    return Remote(item["name"], item.get("ssh"), tuple(item.get("command") or ()), tuple(item.get("ssh_options") or ()))
 
 
 class Link:
@@ -432,16 +414,12 @@ class Remotes:
     the same transitions as local ones and every output just works. No output of the engine:
     :meth:`start` has the links start once the engine is ready (its board is the one that stays)."""
 
-    def __init__(self, remotes: Sequence[Remote]) -> None:
-        self.engine: Any = None
+    def __init__(self, remotes: Sequence[Remote], engine: Any) -> None:
+        self.engine = engine  # (notifier.engine.Engine: its board, its call)
         self.boxes = {r.name: Inbox() for r in remotes}
         self.links = [Link(r, self._put) for r in remotes]
         self._still: dict[str, set[tuple[str, str]]] = {}  # engine thread: re-sent since connecting
-        self._started = False
         self._stopped = False
-
-    def attach(self, engine: Any) -> None:
-        self.engine = engine
 
     def start(self) -> None:
         """After the engine started: the links start on its thread, after its start-up scan
@@ -450,8 +428,7 @@ class Remotes:
             self.engine.call(self._start_links)
 
     def _start_links(self) -> list[Transition]:
-        if not (self._started or self._stopped):
-            self._started = True
+        if not self._stopped:  # (stopped before the engine was ready: never started)
             for link in self.links:
                 link.start()
         return []
@@ -494,20 +471,17 @@ class Remotes:
                 self.engine.call(partial(self._take, host))
 
     def _apply(self, host: str, event: Item) -> list[Transition]:
-        board, now = self.engine.board, time.time()
+        board: Board = self.engine.board
+        now = time.time()
         if isinstance(event, Down):
             self._still.pop(host, None)
             board.remote.offline(host, now)
             return []
         if isinstance(event, Ready):
-            return list(board.remote.synced(host, self._still.pop(host, set()), now))
+            return board.remote.synced(host, self._still.pop(host, set()), now)
         if isinstance(event, RemoteAsked):
             still = self._still.setdefault(host, set())
             if len(still) < MAX_STILL:
                 still.add((event.session.key, event.question.tool_call_id))
-            return list(board.remote.asked(event.session, event.question, now, event.initial))
-        if isinstance(event, RemoteEnded):
-            return list(board.remote.ended(
-                event.session, event.question, now, event.outcome, event.answer, event.waited_s
-            ))
-        return []
+            return board.remote.asked(event.session, event.question, now, event.initial)
+        return board.remote.ended(event.session, event.question, now, event.outcome, event.answer, event.waited_s)

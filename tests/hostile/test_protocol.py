@@ -266,4 +266,4 @@ def test_lines_gives_each_line_or_none_for_a_long_one_however_it_is_cut(
         assert len(cutter.buf) <= LIMIT + 1 + piece  # never a long line held whole
         got += list(cutter)
     assert got == [line if len(line) <= LIMIT else None for line in lines]
-    assert cutter.partial is (not ended and bool(data))
+    assert bytes(cutter.buf) == (b"" if ended else b"tail")  # an unended line is held for its end

@@ -95,8 +95,7 @@ def test_one_remote_batch_reaches_each_output_once(tmp_path: Path) -> None:
     config.values["remotes"] = [{"name": "devbox", "ssh": "me@devbox"}]
     out = Counting()
     with Harness([sessions], sinks=[out]) as h:
-        hub = Remotes(configured(config))
-        hub.attach(h.engine)  # (its links not started: start() is not called)
+        hub = Remotes(configured(config), h.engine)  # (its links not started: start() is not called)
         ref = SessionRef(remote_key("devbox", "/r/a.jsonl"), "sid", "/r", None, "devbox")
         asked = [Question(f"c{n}", "question", (QuestionItem(f"Q{n}?"),), time.time()) for n in range(3)]
         # what the link's thread does for each event, all three in before the engine takes any

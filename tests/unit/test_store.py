@@ -76,7 +76,7 @@ def test_a_choice_saved_by_another_process_reaches_the_owners_listeners_once(tmp
     store = Store(path)
     owner = PreferencesOwner(store, 1000.0)
     seen: list[Preferences] = []
-    owner.listen(seen.append, current=False)
+    owner.listen(seen.append)  # (handed the current value first)
     owner.apply(Snooze(1100.0, session="/s/a"), 1000.0)  # (its own: ends at 1100)
     assert store.flush()
 
@@ -87,15 +87,15 @@ def test_a_choice_saved_by_another_process_reaches_the_owners_listeners_once(tmp
 
     elsewhere(Snooze(5000.0, project="shop"))
     assert owner.reload(1000.0) == Preferences(sessions={"/s/a": 1100.0}, projects={"shop": 5000.0})
-    assert seen[-1] == owner.value and len(seen) == 2
-    assert owner.reload(1000.0) == owner.value and len(seen) == 2  # (nothing new: nothing handed on)
-    assert owner.reload(1200.0) == owner.value and len(seen) == 2  # (its snooze ran out: the planner knows)
+    assert seen[-1] == owner.value and len(seen) == 1 + 2
+    assert owner.reload(1000.0) == owner.value and len(seen) == 1 + 2  # (nothing new: nothing handed on)
+    assert owner.reload(1200.0) == owner.value and len(seen) == 1 + 2  # (its snooze ran out: the planner knows)
     elsewhere(Mute("hushed"))
     elsewhere(Snooze(0.0))  # snooze off: every snooze lifted
-    assert owner.reload(1000.0) == seen[-1] == Preferences(muted=frozenset({"hushed"})) and len(seen) == 3
+    assert owner.reload(1000.0) == seen[-1] == Preferences(muted=frozenset({"hushed"})) and len(seen) == 1 + 3
     owner.apply(Mute("loud"), 1000.0)  # (its own change, then re-read: the same)
     assert store.flush() and owner.reload(1000.0) == Preferences(muted=frozenset({"hushed", "loud"}))
-    assert len(seen) == 4
+    assert len(seen) == 1 + 4
 
 
 def test_a_choice_not_yet_written_is_not_undone_by_a_re_read(tmp_path: Path) -> None:
@@ -203,7 +203,7 @@ def test_preferences_changed_from_many_threads_lose_nothing(tmp_path: Path) -> N
     store = Store(str(tmp_path / "state.sqlite3"))
     owner = PreferencesOwner(store, 1000.0)
     seen: list[Preferences] = []
-    owner.listen(seen.append, current=False)
+    owner.listen(seen.append)  # (handed the current value first)
 
     def work(n: int) -> None:
         for i in range(15):
@@ -216,7 +216,7 @@ def test_preferences_changed_from_many_threads_lose_nothing(tmp_path: Path) -> N
     for t in threads:
         t.join()
     assert len(owner.value.muted) == 60 and len(owner.value.sessions) == 60
-    assert seen[-1] == owner.value and len(seen) == 120
+    assert seen[-1] == owner.value and len(seen) == 1 + 120
     assert store.flush()
     assert PreferencesOwner(store, 1000.0).value == owner.value  # and all of it persisted
 
