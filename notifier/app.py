@@ -684,8 +684,10 @@ class App:
         deadline = time.monotonic() + SHUTDOWN_BUDGET_S
         self.stop_event.set()
         self.redraw.changed()  # lets the outputs thread finish
+        if self.server is not None:
+            self.server.stop()  # (first: no Show handled after the window closes opens it again)
         self.window.close()
-        for part in (self.server, self.dialogs, self.follower, self.saved, self.remotes, self.push):
+        for part in (self.dialogs, self.follower, self.saved, self.remotes, self.push):
             if part is not None:
                 part.stop()
         stoppers: list[tuple[str, Callable[[], object]]] = []

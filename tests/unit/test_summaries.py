@@ -205,6 +205,14 @@ def test_a_start_up_member_abandoned_then_the_others_answered() -> None:
     assert p.feed([ended("c", W + 3)], W + 3, W + 3) == [Withdraw(n.handle)]
 
 
+def test_a_question_said_twice_before_the_start_up_summary_is_listed_once() -> None:
+    p = Planner()
+    p.feed([asked("a", W - MIN, initial=True), asked("b", W - MIN, initial=True)], W, W)
+    p.feed([asked("a", W - MIN, initial=True)], W, W)
+    (n,) = p.tick(W)
+    assert isinstance(n, Notice) and n.kind == "startup" and names(n) == ["a", "b"]
+
+
 # ---- the rule, for any order of questions, answers and time ----
 
 Step = tuple[str, int, float]  # ("ask" | "answer" | "abandon", session number, seconds later)
