@@ -4,10 +4,12 @@ extension's socket folder (:func:`watch_folder`) — plus the poll fallback for 
 the folders past the watch limit (:class:`WatchLimit`), lost events (read again) and symlinked
 sessions folders.
 
-One Observer (:func:`observer`): one dispatcher thread and one emitter per folder watched; each part
-of the app schedules and unschedules its own watches on it (:func:`schedule`, :func:`unschedule`: a
-folder two parts watch is one watch with two handlers). A handler only puts a message or starts a
-timer: it never schedules, and never raises into watchdog's thread (that would end the watching).
+One Observer (:func:`observer`): one dispatcher thread, and one emitter and inotify reader per
+folder watched; each part of the app schedules and unschedules its own watches on it
+(:func:`schedule`, :func:`unschedule`: a folder two parts watch is one watch with two handlers). A
+handler puts a message, starts a timer or hands the path to its part's callback (the companion's
+starts a reader thread): it never schedules, and never raises into watchdog's thread (that would
+end the watching).
 Only created / modified / moved / deleted events are reacted to (watchdog 7 also reports opens and
 closes: a handler that reads on those wakes itself up forever). The sessions watch turns each event
 into a typed message on the engine's queue (:data:`WatchEvent`; the engine coalesces and reads).

@@ -158,7 +158,7 @@ class Transition:
     outcome: Outcome | None = None
     answer: str | None = None
     waited_s: float | None = None
-    # needs_input: the pi the evidence gives this question to, as (pid, start time), when that pi
+    # needs_input: the pi last paired with this session, as (pid, start time), when that pi
     # is known to wait for a human (its TUI): its question is notified at once, without the
     # settle window (the board's judgement: the notifier takes it as it is). None: not known.
     asker: tuple[int, float] | None = None
@@ -188,8 +188,8 @@ class SessionView:
     # but neither pending nor counted in the badge).
     offline_since: float | None = None
     offline: tuple[Question, ...] = ()
-    # Asking something: the pi the evidence gives it to, when that pi waits for a human (as
-    # Transition.asker), known once a process list was read after it asked. None: not known.
+    # Asking something: the pi last paired with the session, when that pi waits for a human (as
+    # Transition.asker; a new question takes it at once, so it skips the settle window). None: not known.
     asker: tuple[int, float] | None = None
     # Asking something: the pi (pid, start time) a process list read after it asked paired with it
     # in every reading, and that showed it has it (:attr:`notifier.core.owners.Wanted.owner`): exact.

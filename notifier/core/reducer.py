@@ -2,8 +2,8 @@
 scan cache, and the replay of a file's last entries at start-up.
 
 **The reducer**: events in, state and question changes out. The rules (docs/pi-sessions.md
-§4–§5): a question tool start moves the session to ``needs_input`` with ``pending`` keyed by
-toolCallId; its end removes that entry and returns to ``working``; other tool activity never
+§4–§5): a question tool start moves the session to ``needs_input`` with the call in ``calls`` (keyed by
+toolCallId; ``pending`` is the first); its end removes that entry and returns to ``working``; other tool activity never
 hides a pending question. A later user message, a new
 assistant message, a compaction or a branch summary supersedes calls that never got a result.
 
@@ -57,7 +57,7 @@ class Input(NamedTuple):
 
 
 class Activity(NamedTuple):
-    """Something that means a run is in progress (system message, custom message, retry marker)."""
+    """Something that means a run is in progress (a system message, a custom message, a context edit)."""
 
     at: float
 

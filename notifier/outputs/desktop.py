@@ -6,8 +6,9 @@ with the tray and the window), kept running by its supervisor: if it fails it
 runs again (back-off, said once) with what is queued and what the planner knows (already notified
 questions stay quiet); only the message it was handling then is dropped.
 
-- the backend: D-Bus (:mod:`notifier.outputs.dbus`), else plyer, else nothing (the tray alone),
-  chosen where it can really deliver (:mod:`notifier.outputs.backends`).
+- the backend: D-Bus (:mod:`notifier.outputs.dbus`), else plyer (under WSL: Windows' own toast
+  through PowerShell, else plyer), else nothing (the tray alone), chosen where it can really
+  deliver (:mod:`notifier.outputs.backends`).
 - the screen (:class:`Screen`): what the server shows for the planner's handles, the server coming,
   going and coming back (what was showing is shown again), and the record of what is on screen
   (:class:`Bubbles`, in the store), so that a run after a crash re-uses a bubble still on screen
@@ -67,6 +68,10 @@ _BOOTTIME = getattr(time, "CLOCK_BOOTTIME", None)  # (Linux)
 # ---- what is on screen ----
 
 class Bubbles:
+    """The record of what is on screen, kept in the store: which bubble (the server's id) shows
+    which questions, written with the Notify; and, at start-up, the bubbles a run before ours
+    left on screen (``orphans``: re-used in place or closed, never shown beside)."""
+
     def __init__(self, store: Store) -> None:
         """``store``: where the bubbles are recorded (in memory only: nothing left over)."""
         self.store = store
@@ -145,6 +150,10 @@ class Shown:
 
 
 class Screen:
+    """What the notification server shows for the planner's handles (``shown``): a notice shown,
+    replaced in place or closed, the server going and coming back (what was showing is shown
+    again), and the record of it all (:class:`Bubbles`)."""
+
     def __init__(
         self,
         choose: Callable[[], tuple[Backend, str]],
@@ -591,6 +600,9 @@ class AlertSink:
             self._handle(lambda now: None)  # (what is due: settle, reminders, quiet hours' end)
 
     def _handle(self, job: Callable[[float], Any]) -> None:
+        """Every message on the outputs thread comes here: ``job`` changes the planner (new
+        transitions: what to withdraw at once), then the planner's ``tick`` says what is due now
+        (a question past its settle window, a reminder, a start-up summary) and it is delivered."""
         if self._stop.is_set():  # (stopped: what is handed over is dropped)
             return
         now, wall = self.clock(), self.wall()

@@ -571,8 +571,8 @@ class Redraw:
     def __init__(
         self, window: Window, config: Config, health: FailureLog, stop: threading.Event, worker: Worker
     ) -> None:
-        """Wired once: ``tray``, the icon (set before ``worker`` starts; None: none, or it stopped),
-        the user's choices (:meth:`set_preferences`), the quiet hours (:meth:`set_quiet_hours`)
+        """Wired once; the icon, ``tray``, is set by the app before ``worker`` starts (None: none,
+        or it stopped). The user's choices (:meth:`set_preferences`), the quiet hours (:meth:`set_quiet_hours`)
         and what failed (``health``'s listener) are handed to it, as the snapshots are."""
         self.window = window
         self.tray: Any = None
