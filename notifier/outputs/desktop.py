@@ -43,7 +43,7 @@ from notifier.core.planner import Planner, Preferences, in_quiet_hours, next_qui
 from notifier.core.text import markup
 from notifier.outputs.backends import TRAY_ALONE, choose_backend
 from notifier.outputs.dbus import Backend, BackendError, DBusBackend, ServerGone
-from notifier.outputs.render import ANSWER_PREFIX, REPLY, Message, option_actions, render, takes_text
+from notifier.outputs.render import ANSWER_PREFIX, REPLY, TURNS, Message, option_actions, render, takes_text
 from notifier.store import Store
 from notifier.system.focus import FocusFollower, items_focused
 from notifier.system.log import LogOnce
@@ -58,7 +58,6 @@ log = logging.getLogger(__name__)
 SNOOZE_S = 15 * 60
 MAX_WAIT_S = 60.0
 RECONNECT_S = 30.0  # after the session bus itself went away, look for it again this often
-TURNS = ("idle", "failed")  # a turn's notices: nothing to answer, not shown again
 INTENT = -1  # the id recorded for a notification asked for whose id the server has not said yet
 DISMISSED = -2  # the id the questions are recorded under whose notification the user dismissed
 

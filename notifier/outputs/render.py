@@ -224,7 +224,7 @@ def session_actions(options: Actions = ()) -> Actions:
     return (("default", "Go to session"), *options, ("show", "Show"), ("snooze", "Snooze 15 min"))
 
 
-_TURNS = {  # a turn's notice: (the title after the session's name, the body)
+TURNS = {  # a turn's notices, nothing to answer: (the title after the session's name, the body)
     "idle": ("finished its turn", "pi is waiting for your next instruction"),
     "failed": ("stopped with an error", "The run ended with an error"),
 }
@@ -235,8 +235,8 @@ def render(notice: Notice, show_text: bool, markup_ok: bool) -> Message:
     if notice.kind in ("burst", "startup"):
         return _several(notice, show_text, markup_ok)
     item = notice.items[0]
-    if notice.kind in _TURNS:
-        what, body = _TURNS[notice.kind]
+    if notice.kind in TURNS:
+        what, body = TURNS[notice.kind]
         return Message(markup(f"{who(item.ref)} {what}", entities=False), body, actions=session_actions())
     q = item.question
     lines = []
