@@ -256,7 +256,7 @@ class Engine:
 
     @property
     def board(self) -> Board:
-        return self.files.board
+        return self.reader.board
 
     @property
     def failed(self) -> BaseException | None:
@@ -306,7 +306,7 @@ class Engine:
         if not self._started:
             self._startup()
         else:
-            self.files.resync(self._made)
+            self.reader.resync(self._made)
             self._liveness.resumed(self.board)
             self._publish()
         self._loop()
@@ -315,7 +315,7 @@ class Engine:
         """``_run`` just failed: the file it was reading is blamed (one that keeps failing is
         dropped), the message in hand goes back in line (:meth:`_put_back`); during the start-up
         scan, it starts again from nothing (no sink saw anything)."""
-        self.files.blame()
+        self.reader.blame()
         item, self._in_hand = self._in_hand, None
         if item is not None:
             self._put_back(item)
@@ -348,7 +348,7 @@ class Engine:
     def _fresh(self) -> None:
         """The watcher, the files and the scan cache, from nothing."""
         self.watcher = Watcher(self.queue)
-        self.files = BoardReader(self.options, Board(liveness=self.options.liveness), self._wall, self._more)
+        self.reader = BoardReader(self.options, Board(liveness=self.options.liveness), self._wall, self._more)
         self._cache = open_cache(self.options)
         self._made: list[Transition] = []  # transitions made and not handed out yet
         self._called = False  # a call ran since the last batch (it may change the board without a transition)
@@ -361,10 +361,10 @@ class Engine:
         roots = [root for root in self.options.roots if self.watcher.watch(root)]
         collected: list[Transition] = []
         for root in roots:
-            collected += self.files.scan(root, initial=True, cache=self._cache)
+            collected += self.reader.scan(root, initial=True, cache=self._cache)
         collected = self._liveness.first_look(self.board, collected, self._wall())
         if self._cache is not None:
-            self._cache.save(self.files.tailers, self.board)
+            self._cache.save(self.reader.tailers, self.board)
             log.debug("start-up scan: %d session files, %d unchanged", len(self.board.local), self._cache.hits)
         now = self._wall()
         self.snapshot = self.board.snapshot(now)
@@ -405,8 +405,8 @@ class Engine:
             self._read_changed()
             mono = time.monotonic()
             for path in self._limit.due(mono):  # (folders past the watch limit)
-                self._made += self.files.read(path)
-            self._made += self.files.retry(mono)  # (files whose read failed, read again when due)
+                self._made += self.reader.read(path)
+            self._made += self.reader.retry(mono)  # (files whose read failed, read again when due)
             self._publish_if_changed()
             # The process table last: what was read above is out already, never held up by it.
             self._made += self._liveness.due(self.board, time.monotonic(), self._wall())
@@ -428,7 +428,7 @@ class Engine:
         while changed:
             path = next(iter(changed))
             del changed[path]
-            self._made += self.files.read(path)
+            self._made += self.reader.read(path)
 
     def _publish_if_changed(self) -> None:
         """Hand out what changed, if anything did (a call may change the board without a
@@ -447,30 +447,30 @@ class Engine:
             except Exception:
                 log.exception("a call on the engine thread failed (tray, window, dialogs, remotes); carrying on")
         elif isinstance(item, PathGone):
-            made += self.files.gone(item.path)
+            made += self.reader.gone(item.path)
         elif isinstance(item, FolderAppeared):
-            self.files.scan(item.path, initial=False, out=made)
+            self.reader.scan(item.path, initial=False, out=made)
             self._limit.check_folder(item.path, self.watcher)
         elif isinstance(item, RootGone):
             log.warning("sessions folder %s was removed; waiting for it to come back", item.path)
             self.watcher.root_gone(item.path)
-            made += self.files.gone(item.path)
+            made += self.reader.gone(item.path)
         elif isinstance(item, RootBack) and self.watcher.watch(item.path):
             log.info("watching %s", item.path)
-            self.files.scan(item.path, initial=False, out=made)
+            self.reader.scan(item.path, initial=False, out=made)
         elif isinstance(item, RootRelinked) and self.watcher.retarget(item.path):
             log.warning("sessions folder %s points elsewhere now; reading it anew", item.path)
-            made += self.files.gone(item.path, everything=True)
+            made += self.reader.gone(item.path, everything=True)
             if self.watcher.watch(item.path):
-                self.files.scan(item.path, initial=False, out=made)
+                self.reader.scan(item.path, initial=False, out=made)
         elif isinstance(item, EventsLost):
             # A waiting pi writes nothing more: what was written while events were dropped is read now.
             log.warning("inotify queue overflowed: events were lost; reading %s again", item.path)
-            made += self.files.gone(item.path)
-            self.files.scan(item.path, initial=False, out=made)
+            made += self.reader.gone(item.path)
+            self.reader.scan(item.path, initial=False, out=made)
 
     def _timeout(self) -> float | None:
-        timers = (self._liveness.next_due, self._limit.next_poll, self.files.next_retry)
+        timers = (self._liveness.next_due, self._limit.next_poll, self.reader.next_retry)
         due = [t for t in timers if t is not None]
         if not due:
             return None  # nothing to do until a file changes: no polling

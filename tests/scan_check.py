@@ -20,7 +20,7 @@ NOW = 1_900_000_000.0
 
 
 def files(tools: tuple[str, ...] = ()) -> BoardReader:
-    """The engine's session files (what ``Engine.files`` is), on their own."""
+    """The engine's session files (what ``Engine.reader`` is), on their own."""
     options = EngineOptions(["/nonexistent"], QuestionCatalog(list(tools)), liveness=False)
     return BoardReader(options, Board(liveness=False), wall=lambda: NOW)
 

@@ -121,7 +121,9 @@ class Seen:
 
 @dataclass(slots=True)
 class LocalSession:
-    """One session file on this machine: its state, liveness and questions as the board tracks them."""
+    """One session file on this machine: its state, liveness and questions as the board tracks
+    them. Its pi: ``asker``, as the last list paired it, where it waits for a human (a TUI);
+    ``owner``, exact, for the question asked now (what ``answer`` and ``goto`` act on)."""
 
     key: str
     reducer: SessionReducer

@@ -172,7 +172,7 @@ def test_settled_suffix_replays_to_the_whole(lines: list[list[str]]) -> None:
 
 
 def test_engine_is_the_one_under_test() -> None:
-    assert isinstance(Engine(EngineOptions([], liveness=False)).files, BoardReader)
+    assert isinstance(Engine(EngineOptions([], liveness=False)).reader, BoardReader)
 
 
 @settings(max_examples=300, deadline=None)

@@ -673,7 +673,7 @@ def test_a_question_too_large_to_read_is_still_shown_waiting(
     with caplog.at_level(logging.INFO), Harness([tmp_path / "sessions"]) as h:
         if when == "while running":
             append(f, header("/p"), user())
-            wait_for(lambda: str(f) in h.engine.files.tailers, 10, "the file followed")
+            wait_for(lambda: str(f) in h.engine.reader.tailers, 10, "the file followed")
             append(f, huge)
         (asked,) = h.wait("needs_input")
         assert asked.question.tool_call_id == "q1" and asked.question.text == TOO_LARGE

@@ -56,7 +56,7 @@ def test_calls_and_questions_of_a_batch_whose_file_read_fails_are_not_lost(
     broken, fine = tmp_path / "broken.jsonl", tmp_path / "fine.jsonl"
     with Harness([tmp_path]) as h:
         engine = h.engine
-        real_read = engine.files.read
+        real_read = engine.reader.read
         armed = {"left": 1}
 
         def read(path: str) -> list[Transition]:
@@ -65,7 +65,7 @@ def test_calls_and_questions_of_a_batch_whose_file_read_fails_are_not_lost(
                 raise Boom("a bug meeting odd data")
             return real_read(path)
 
-        monkeypatch.setattr(engine.files, "read", read)
+        monkeypatch.setattr(engine.reader, "read", read)
         release = _hold(h)
         append(fine, header(), user(), ask("qf", "Read before the failure?"))
         append(broken, header(), user())
@@ -109,7 +109,7 @@ def test_a_watch_event_that_keeps_failing_is_dropped_after_the_blame_limit(
     folder = tmp_path / "p"
     with Harness([tmp_path]) as h:
         engine = h.engine
-        real_scan = engine.files.scan
+        real_scan = engine.reader.scan
         scans: list[str] = []
 
         def scan(
@@ -120,7 +120,7 @@ def test_a_watch_event_that_keeps_failing_is_dropped_after_the_blame_limit(
                 raise Boom("always")
             return real_scan(path, initial, cache, out)
 
-        monkeypatch.setattr(engine.files, "scan", scan)
+        monkeypatch.setattr(engine.reader, "scan", scan)
         release = _hold(h)
         ran: list[str] = []
         engine.queue.put(FolderAppeared(str(folder)))

@@ -54,11 +54,11 @@ def test_a_question_in_a_file_that_could_not_be_read_is_seen_without_a_change_ev
     with Harness([sessions]) as h:
         (sessions / "s.jsonl").symlink_to(hop / "s.jsonl")  # (the watcher's event: read, and it fails)
         h.engine.queue.put(FileChanged(str(sessions / "s.jsonl")))  # (the same, now: the read is behind it)
-        assert on_the_engine(h, lambda: h.engine.files.next_retry) is not None  # (read, and it failed)
+        assert on_the_engine(h, lambda: h.engine.reader.next_retry) is not None  # (read, and it failed)
         point(hop, real)
         (t,) = h.wait("needs_input", 1, timeout=10)
         assert t.question.tool_call_id == "q1" and h.engine.restarts == 0
-        assert on_the_engine(h, lambda: h.engine.files.next_retry) is None  # (no more retries)
+        assert on_the_engine(h, lambda: h.engine.reader.next_retry) is None  # (no more retries)
     assert sum("cannot read" in r.getMessage() for r in caplog.records) == 1
 
 
@@ -73,9 +73,9 @@ def test_a_session_the_start_up_scan_could_not_read_comes_later_as_it_would_have
     append(real / "s.jsonl", header(), user(), ask("q0", "Old?"), answer("q0"), ask("q1", "Which one?"))
     (sessions / "s.jsonl").symlink_to(hop / "s.jsonl")
     with Harness([sessions]) as h:
-        assert on_the_engine(h, lambda: h.engine.files.next_retry) is not None  # (found, and it failed)
+        assert on_the_engine(h, lambda: h.engine.reader.next_retry) is not None  # (found, and it failed)
         point(hop, real)
         (t,) = h.wait("needs_input", 1, timeout=10)
         assert t.question.tool_call_id == "q1" and t.initial
-        assert on_the_engine(h, lambda: h.engine.files.next_retry) is None
+        assert on_the_engine(h, lambda: h.engine.reader.next_retry) is None
         assert [x.question.tool_call_id for x in h.sink.items] == ["q1"]

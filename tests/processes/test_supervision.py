@@ -135,7 +135,7 @@ def test_a_file_that_keeps_breaking_the_engine_is_ignored_and_the_others_still_t
     poison = tmp_path / "poison.jsonl"
     with Harness([tmp_path]) as h:
         engine = h.engine
-        real_line_events = engine.files.line_events
+        real_line_events = engine.reader.line_events
 
         def line_events(path: str, line: bytes, now: float) -> list[Event]:
             if path == str(poison):
@@ -143,7 +143,7 @@ def test_a_file_that_keeps_breaking_the_engine_is_ignored_and_the_others_still_t
             return real_line_events(path, line, now)
 
         # (every line, whether a new file is read from its end or a followed one goes on, is read here)
-        monkeypatch.setattr(engine.files, "line_events", line_events)
+        monkeypatch.setattr(engine.reader, "line_events", line_events)
         append(poison, header(), user(), ask("qp", "Poison?"))
         # fails reading it, fails again reading it again from its tail, then skips past it
         wait_for(lambda: engine.restarts >= 2 and engine.failed is None, 30, "two restarts")
@@ -151,7 +151,7 @@ def test_a_file_that_keeps_breaking_the_engine_is_ignored_and_the_others_still_t
         (t,) = h.wait("needs_input", 1, timeout=15)
         assert t.question.tool_call_id == "qf"
         append(poison, ask("qp2", "Still poison?"))
-        wait_for(lambda: str(poison) in engine.files.ignored, 30, "the file to be ignored")
+        wait_for(lambda: str(poison) in engine.reader.ignored, 30, "the file to be ignored")
         append(tmp_path / "fine.jsonl", ask("qf2", "Still fine?"))
         h.wait("needs_input", 2, timeout=15)
         assert [t.question.tool_call_id for t in h.sink.of("needs_input")] == ["qf", "qf2"]

@@ -31,7 +31,7 @@ def test_line_split_across_writes_is_one_event(tmp_path: Path) -> None:
         data = ask("q1", "Split?" + "x" * 9000)
         append(f, data[:4096])
         wait_for(
-            lambda: h.engine.files.tailers[str(f)].offset >= 4096 + len(header()) + len(user()), 5, "partial read"
+            lambda: h.engine.reader.tailers[str(f)].offset >= 4096 + len(header()) + len(user()), 5, "partial read"
         )
         assert h.sink.of("needs_input") == []
         append(f, data[4096:])
