@@ -73,12 +73,6 @@ HOT = 64  # the files read last that keep the bytes before their offset as read 
 Probe = Callable[[], Sequence[Proc] | None]
 
 
-def walk(root: str) -> tuple[list[str], list[str]]:
-    """``(session files, folders)`` below ``root`` (see :func:`walk_tree`)."""
-    tree = walk_tree(root)
-    return list(tree.files), tree.dirs
-
-
 # ---- what the reading is told ----
 
 

@@ -29,11 +29,11 @@ from notifier.core.text import clean
 from notifier.outputs import backends, tray
 from notifier.outputs.push import desktop_away
 from notifier.pi.parse import QuestionCatalog, dialog_kinds, extension_args, listed_extensions
-from notifier.sessions import walk
 from notifier.system import paths
 from notifier.system.desktop import describe, focus_method, has_display
 from notifier.system.processes import pi_processes, running_pi
 from notifier.system.tmux import tmux, tmux_pane_of
+from notifier.tail import walk_tree
 
 
 def _line(ok: bool | None, label: str, detail: str) -> str:
@@ -48,9 +48,9 @@ def cmd_doctor(args: argparse.Namespace, config: Config) -> int:
             said = f"{clean(root)} does not exist yet; it will be watched once it does"
             lines.append(_line(None, "sessions folder", said))
             continue
-        files, dirs = walk(root)
-        said = f"{clean(root)} ({len(files)} session files in {len(dirs)} folders)"
-        lines += [_line(True, "sessions folder", said), _watch_limit(len(dirs))]
+        tree = walk_tree(root)
+        said = f"{clean(root)} ({len(tree.files)} session files in {len(tree.dirs)} folders)"
+        lines += [_line(True, "sessions folder", said), _watch_limit(len(tree.dirs))]
     lines.append(_liveness(config))
     hours = config["quiet_hours"]
     if hours:
