@@ -187,6 +187,10 @@ class Entry:
 SEPARATOR = Entry("", separator=True)
 
 
+def _show_question(key: str, call: str) -> Command:
+    return Show(Focus(key, call))  # (built at the click, as every command: not at each redraw)
+
+
 def _snooze_for(now: float, seconds: float | None) -> Command:
     """Snooze every session for ``seconds`` from the click (0: resume; None: until tomorrow morning)."""
     if seconds is None:
@@ -276,7 +280,7 @@ def menu(state: UiState, now: float, ages: bool = True) -> tuple[Entry, ...]:
     def listed(pairs: Sequence[tuple[SessionView, Question]], goto: bool = False) -> list[Entry]:
         """Each question of ``pairs``: clicked, the window shows it (``goto``: its terminal)."""
         keys = [((v.ref.key, q.tool_call_id), question_label(v, q, told, ages)) for v, q in pairs[:MENU_MAX]]
-        return [Entry(label, Click(Goto, key) if goto else Click(Show, (Focus(*key),))) for key, label in keys]
+        return [Entry(label, Click(Goto if goto else _show_question, key)) for key, label in keys]
 
     entries = listed(pending) or [Entry("No questions waiting")]
     if len(pending) > MENU_MAX:
