@@ -87,48 +87,31 @@ def _headless(sessions: Path) -> AppProcess:
     return AppProcess("run", "--no-tray", "--json", "--liveness", "off", "--sessions-dir", str(sessions))
 
 
-def test_a_headless_run_that_notifies_applies_a_snooze_from_the_command_line_at_once(
-    tmp_path: Path, dunst: Dunst, monitor: Monitor
-) -> None:
-    """No app runs: the CLI saves the snooze in the store, and the headless run that notifies
-    applies it at once: it holds back what is asked meanwhile, and announces it once when the
-    snooze is lifted."""
-    nap, loud = new_session(tmp_path, "napping"), new_session(tmp_path, "loud")
-    with _headless(tmp_path) as run:
-        run.wait("ready")
-        said = _run(tmp_path, "snooze", "napping", "1h")
-        assert said.endswith(f"(saved; the headless run notifying (pid {run.proc.pid}) applies it now)\n"), said
-        append(nap, ask("q1", "Asked while snoozed?"))
-        append(loud, ask("q2", "Marker?"))
-        run.wait("needs_input", 2)
-        wait_for(lambda: _shown(monitor, "loud"), 10, "the marker's notification")
-        assert not _shown(monitor, "napping")
-        _run(tmp_path, "snooze", "off")
-        wait_for(lambda: _shown(monitor, "napping"), 10, "napping when every snooze is lifted")
-        wait_for(lambda: dunst.displayed() == 2, 10, "two bubbles")
-        assert run.stop() == 0
-    assert [len(_shown(monitor, p)) for p in ("napping", "loud")] == [1, 1]
+# what silences the project "hushed", and what lifts it
+SILENCES = {"snooze": (["snooze", "hushed", "1h"], ["snooze", "off"]), "mute": (["mute", "hushed"], ["unmute", "hushed"])}
 
 
-@pytest.mark.parametrize("runner", ["app", "headless"])
-def test_asked_while_muted_is_announced_once_when_unmuted(
-    tmp_path: Path, dunst: Dunst, monitor: Monitor, runner: str
+@pytest.mark.parametrize(("silence", "runner"), [("snooze", "headless"), ("mute", "app"), ("mute", "headless")])
+def test_asked_while_silenced_is_announced_once_when_it_is_lifted(
+    tmp_path: Path, dunst: Dunst, monitor: Monitor, silence: str, runner: str
 ) -> None:
-    """The app, or a headless run that notifies (no app runs: the CLI saves the mute in the
-    store, and the run applies it at once)."""
+    """The app, or a headless run that notifies (no app runs: the CLI saves the snooze or mute
+    in the store, and the run applies it at once): what is asked meanwhile is held back, and
+    announced once when it is lifted."""
     hushed, loud = new_session(tmp_path, "hushed"), new_session(tmp_path, "loud")
+    put, lift = SILENCES[silence]
     with _app(tmp_path) if runner == "app" else _headless(tmp_path) as run:
         run.wait("ready")
-        said = _run(tmp_path, "mute", "hushed")
+        said = _run(tmp_path, *put)
         if runner == "headless":
-            assert said.endswith(f"(pid {run.proc.pid}) applies it now)\n"), said
-        append(hushed, ask("q1", "Asked while muted?"))
+            assert said.endswith(f"(saved; the headless run notifying (pid {run.proc.pid}) applies it now)\n"), said
+        append(hushed, ask("q1", "Asked while silenced?"))
         append(loud, ask("q2", "Marker?"))
         run.wait("needs_input", 2)
         wait_for(lambda: _shown(monitor, "loud"), 10, "the marker's notification")
         assert not _shown(monitor, "hushed")
-        _run(tmp_path, "unmute", "hushed")
-        wait_for(lambda: _shown(monitor, "hushed"), 10, "hushed when unmuted")
+        _run(tmp_path, *lift)
+        wait_for(lambda: _shown(monitor, "hushed"), 10, "hushed when lifted")
         wait_for(lambda: dunst.displayed() == 2, 10, "two bubbles")
         assert run.stop() == 0
     assert [len(_shown(monitor, p)) for p in ("hushed", "loud")] == [1, 1]
