@@ -309,6 +309,17 @@ class Tailer:
         return True
 
 
+def last_lines(path: str, limit: int) -> list[bytes]:
+    """The lines in the last ``limit`` bytes of the session file ``path``, oldest first (the first
+    may be cut short), read as every session file is: a regular file only, opened without
+    blocking. Raises ``OSError``."""
+    fd, st = open_regular(path)
+    try:
+        return os.pread(fd, min(st.st_size, limit), max(0, st.st_size - limit)).split(b"\n")
+    finally:
+        os.close(fd)
+
+
 def read_head(fd: int, size: int) -> tuple[bytes, int]:
     """``(first line, where the next starts)``; ``(what was read, -1)`` without a newline."""
     head = b""

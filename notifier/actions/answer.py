@@ -65,7 +65,7 @@ from notifier.system.tmux import (
     unread_input,
     version,
 )
-from notifier.tail import open_regular
+from notifier.tail import last_lines
 
 # ---- the session file as the judge ----
 
@@ -152,18 +152,13 @@ TAIL_BYTES = 8 << 20  # the toolResult is among the last lines; past 8 MB of lat
 
 def tool_result(path: str, call_id: str) -> tuple[str, Any] | None:
     """The text and ``details`` of the toolResult pi wrote for ``call_id`` (``None``: none found).
-    The file is read as every session file is: a regular file only, opened without blocking, each
-    line through the one bounded parse."""
+    Each line goes through the one bounded parse."""
     needle = json.dumps(call_id).encode()
     try:
-        fd, st = open_regular(path)
-        try:
-            data = os.pread(fd, min(st.st_size, TAIL_BYTES), max(0, st.st_size - TAIL_BYTES))
-        finally:
-            os.close(fd)
+        lines = last_lines(path, TAIL_BYTES)
     except OSError:
         return None
-    for line in reversed(data.split(b"\n")):
+    for line in reversed(lines):
         if needle not in line or b'"toolResult"' not in line:
             continue
         try:
