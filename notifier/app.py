@@ -68,7 +68,8 @@ from notifier.outputs.tray import Redraw, Tray, UiState
 from notifier.remote import Remotes
 from notifier.sessions import engine_options
 from notifier.store import FILE_NAME, Store
-from notifier.system import desktop, paths
+from notifier.system import paths
+from notifier.system import window_manager as wm
 from notifier.system.supervisor import FailureLog, Stop, Worker
 from notifier.watch import ConfigFollower, FileFollower
 from notifier.window.view import mark_snoozes, window_obj
@@ -84,10 +85,10 @@ Listener = Callable[[Preferences], None]
 def window_display() -> tuple[dict[str, str] | None, str]:
     """Where the window (Tk: X only) can open: (environment variables to add for it, what that
     display is), or (``None``, why none can, in one line). On Wayland without ``DISPLAY``, the
-    compositor's XWayland display (:func:`notifier.system.desktop.window_display`)."""
+    compositor's XWayland display (:func:`notifier.system.window_manager.window_display`)."""
     if not sys.platform.startswith("linux"):
         return {}, "the desktop"
-    return desktop.window_display()
+    return wm.window_display()
 
 
 def has_display() -> bool:

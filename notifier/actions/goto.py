@@ -4,7 +4,7 @@ the same ssh as the remote's stream, by pi-notifier on that machine.
 
 tmux: select the pane's window and pane, and switch the most recently active client to it (one
 already showing that session first). Then the terminal's window is focused through the focus
-method here (:mod:`notifier.system.desktop`): the compositor's interface (sway IPC: a command,
+method here (:mod:`notifier.system.window_manager`): the compositor's interface (sway IPC: a command,
 so an X11 terminal under XWayland is focused too, whatever ``focus_on_window_activation`` says),
 else X11 EWMH (the ``_NET_ACTIVE_WINDOW`` client message), checked to have become focused.
 kitty / wezterm outside tmux: their remote control too, where pi's environment names it. Where
@@ -32,10 +32,10 @@ from notifier.core.owners import Wanted
 from notifier.core.text import clean
 from notifier.remote import Remote, remote_from_config, ssh_argv
 from notifier.system import processes
-from notifier.system.desktop import Missing, Window, focus_method, has_display, window_for
 from notifier.system.locate import Location, Unmatched, fill_locations, locate_one, locate_sessions
 from notifier.system.processes import run
 from notifier.system.tmux import TmuxClient, TmuxPane, invoking_client, tmux, tmux_clients
+from notifier.system.window_manager import Missing, Window, focus_method, has_display, window_for
 from notifier.window.view import resume_or_why
 
 log = logging.getLogger(__name__)

@@ -30,9 +30,9 @@ from notifier.outputs import backends, tray
 from notifier.outputs.push import desktop_away
 from notifier.pi.parse import QuestionCatalog, dialog_kinds, extension_args, listed_extensions
 from notifier.system import paths
-from notifier.system.desktop import describe, focus_method, has_display
 from notifier.system.processes import pi_processes, running_pi
 from notifier.system.tmux import tmux, tmux_pane_of
+from notifier.system.window_manager import describe, focus_method, has_display
 from notifier.tail import walk_tree
 
 

@@ -16,7 +16,7 @@ from notifier.core import text
 from notifier.core.codec import dumps
 from notifier.core.text import clean
 from notifier.remote import Remote
-from notifier.system.desktop import has_display
+from notifier.system.window_manager import has_display
 
 # Inside JSON strings, what a terminal would act on or that reorders what is seen: C1 controls,
 # DEL, bidi and other format characters, line separators (JSON escapes C0 itself).

@@ -341,7 +341,7 @@ class Planner:
         # The summaries on screen (handle → "burst" or "startup"); their questions are those
         # ``_shown`` on that handle.
         self._groups: dict[int, Kind] = {}
-        self._held: list[Item] = []
+        self._quiet_held: list[Item] = []
         self._restored = set(self.notified)  # notified before a restart: reminders carry on
         self._restoring: list[Item] = []  # of those, still waiting: their bubbles go back on screen
         self.remind_after_s = tuple(sorted(self.remind_after_s))
@@ -416,13 +416,13 @@ class Planner:
         self._restored.discard(key)
         self._startup = [i for i in self._startup if i.key != key]
         self._restoring = [i for i in self._restoring if i.key != key]
-        self._held = [i for i in self._held if i.key != key]
+        self._quiet_held = [i for i in self._quiet_held if i.key != key]
         shown = self._shown.pop(key, None)
         return 0 if shown is None else shown.handle  # 0: nothing on screen (muted, quiet, restored)
 
     def put_off(self, handle: int, until: float) -> list[Action]:
         """The user snoozed bubble ``handle`` from the bubble itself: it is withdrawn, and its
-        questions still waiting at ``until`` (and not held back otherwise) are announced again."""
+        questions still waiting at ``until`` (and not snoozed or muted otherwise) are announced again."""
         for key in [k for k, s in self._shown.items() if s.handle == handle]:
             self.notified.discard(key)
             self._waiting[key] = (self._shown.pop(key).item, until)
@@ -438,7 +438,7 @@ class Planner:
             return []
         placeholder = Question(f"turn-{change.at}", "", (QuestionItem(GENERIC_QUESTION),), change.at)
         item = Item((change.session.key, placeholder.tool_call_id), change.session, placeholder)
-        if self._held_back(item, now):
+        if self._silenced(item, now):
             return []
         kind: Kind = "failed" if change.state == "failed" else "idle"
         return [Notice(self._new_handle(), kind, (item,))]
@@ -453,7 +453,7 @@ class Planner:
         """Notified (or held) but not on screen: muted, in quiet hours, or notified before a restart."""
         return item.key in self._shown and self._shown[item.key].handle == 0
 
-    def _held_back(self, item: Item, now: float) -> bool:
+    def _silenced(self, item: Item, now: float) -> bool:
         """Snoozed, or its project muted: it waits, unannounced, until that ends."""
         prefs = self.preferences
         return prefs.mutes(item) or prefs.silenced_until(item) > now
@@ -464,15 +464,15 @@ class Planner:
         project is unmuted."""
         due: list[Item] = []
         for key, (item, when) in list(self._waiting.items()):
-            held = self._held_back(item, now)
+            silenced = self._silenced(item, now)
             if key in self._put_off:  # (its snooze in the preferences, then lifted early: due now)
-                self._put_off[key] = self._put_off[key] or held
-                when = 0.0 if self._put_off[key] and not held else when
-            if when <= now + GROUP_S and not held:
+                self._put_off[key] = self._put_off[key] or silenced
+                when = 0.0 if self._put_off[key] and not silenced else when
+            if when <= now + GROUP_S and not silenced:
                 del self._waiting[key]
                 self._put_off.pop(key, None)
                 due.append(item)
-        startup, self._startup = self._unless_held_back(self._startup, now), []
+        startup, self._startup = self._unless_silenced(self._startup, now), []
         return startup, due
 
     def tick(self, now: float, quiet: bool = False) -> list[Action]:
@@ -481,12 +481,12 @@ class Planner:
         if quiet:  # nothing is raised; what arrives is announced once when they end
             for item in startup + due:
                 self._shown[item.key] = _Shown(item, 0)
-                self._held.append(item)
-            self._held += [i for i in self._restoring if self._off_screen(i)]  # (and what was on
+                self._quiet_held.append(item)
+            self._quiet_held += [i for i in self._restoring if self._off_screen(i)]  # (and what was on
             self._restoring = []  # screen before a restart: its bubble is drawn again then)
             return self._reminders(now, quiet)
-        held, self._held = [i for i in self._held if self._off_screen(i)], []
-        startup = self._unless_held_back(held, now) + startup  # quiet hours over: announced now
+        held, self._quiet_held = [i for i in self._quiet_held if self._off_screen(i)], []
+        startup = self._unless_silenced(held, now) + startup  # quiet hours over: announced now
         self.notified.update(i.key for i in startup + due)
         out = self._announce(startup, now) if startup else []
         if due:
@@ -499,15 +499,15 @@ class Planner:
         # (the reminders first: one due now puts a restored question back on screen itself)
         out += self._reminders(now, quiet)
         restoring, self._restoring = [i for i in self._restoring if self._off_screen(i)], []
-        restored = self._unless_held_back(restoring, now)
+        restored = self._unless_silenced(restoring, now)
         return out + self._announce(restored, now, restored=True) if restored else out
 
-    def _unless_held_back(self, items: list[Item], now: float) -> list[Item]:
+    def _unless_silenced(self, items: list[Item], now: float) -> list[Item]:
         """Of ``items`` (off screen), those to show now; one snoozed or muted waits, unannounced,
         and is announced once that ends."""
         out: list[Item] = []
         for item in items:
-            if self._held_back(item, now):
+            if self._silenced(item, now):
                 self._shown.pop(item.key, None)
                 self._waiting[item.key] = (item, 0.0)
             else:
@@ -583,7 +583,7 @@ class Planner:
         out: list[Action] = []
         summaries: dict[int, bool] = {}  # summaries a question of which is reminded → the last reminder
         for shown in self._shown.values():
-            if not quiet and self._held_back(shown.item, now):
+            if not quiet and self._silenced(shown.item, now):
                 continue  # (snoozed or muted: a reminder due meanwhile comes when that ends)
             waited = now - shown.item.since
             sent = self._reminders_passed(shown.item.key, shown.reminders_sent, waited)
@@ -624,6 +624,6 @@ class Planner:
         return min(times) if times else None
 
     @property
-    def held(self) -> int:
-        """How many questions quiet hours hold back now."""
-        return len(self._held)
+    def quiet_held(self) -> int:
+        """How many questions quiet hours hold now (announced once they end)."""
+        return len(self._quiet_held)

@@ -581,10 +581,10 @@ class AlertSink:
         self._worker.put(partial(self._handle, job))  # (what fails there is the worker's supervisor's)
 
     # The worker's part: its timers (settle, reminders, quiet hours' end, reconnecting).
-    def wait(self) -> float | None:
+    def due_in(self) -> float | None:
         now = self.clock()
         waits = [due - now for due in (self.planner.next_due(), self._screen.reconnect_at) if due is not None]
-        if self.planner.held:  # what quiet hours hold is announced when they end, on time
+        if self.planner.quiet_held:  # what quiet hours hold is announced when they end, on time
             wall = self.wall()
             ends = next_quiet_change(self.quiet_window, wall)
             waits.append(MAX_WAIT_S if ends is None else max(0.0, ends - wall) + 0.01)
@@ -593,7 +593,7 @@ class AlertSink:
         self._tick_at = None if timeout is None else now + timeout
         return timeout
 
-    def wake(self) -> None:
+    def run_due(self) -> None:
         """(After the worker's wait: what is due now, if the wait was for it.)"""
         if self._tick_at is not None and self.clock() >= self._tick_at:
             self._handle(lambda now: None)  # (what is due: settle, reminders, quiet hours' end)
@@ -612,9 +612,9 @@ class AlertSink:
         quiet = in_quiet_hours(self.quiet_window, wall)
         if quiet:  # quiet hours: turn notices are dropped (questions wait for their reminders)
             actions = [a for a in actions if not (isinstance(a, Notice) and a.kind in TURNS)]
-        held, actions = self.planner.held, actions + self.planner.tick(now, quiet)
-        if self.planner.held > held:
-            log.debug("quiet hours: %d question(s) held until they end", self.planner.held)
+        held, actions = self.planner.quiet_held, actions + self.planner.tick(now, quiet)
+        if self.planner.quiet_held > held:
+            log.debug("quiet hours: %d question(s) held until they end", self.planner.quiet_held)
         self._deliver(actions)
 
     def _transitions(self, items: list[Transition], now: float) -> list[Notice | Withdraw]:

@@ -46,8 +46,8 @@ from notifier.core.model import Question, SessionView, Snapshot
 from notifier.core.planner import Preferences, next_quiet_change, parse_quiet_hours, quiet_hours_note, tomorrow_morning
 from notifier.core.text import clean, duration, offline_note, project_name
 from notifier.outputs.tray_hosts import NO_HOST_WHY, HostFollower, HostLog, Hosts, look
-from notifier.system.desktop import has_display
 from notifier.system.supervisor import FailureLog, Stop, Worker
+from notifier.system.window_manager import has_display
 
 if TYPE_CHECKING:
     from notifier.engine import Batch
@@ -621,10 +621,10 @@ class Redraw:
         self.changed()
 
     # The worker's part: a change, the tray's next age tick.
-    def wait(self) -> float | None:
+    def due_in(self) -> float | None:
         return None if self._due is None else self._due - time.monotonic()
 
-    def wake(self) -> None:
+    def run_due(self) -> None:
         if self._stop.is_set():
             return
         changed = self._dirty.is_set()

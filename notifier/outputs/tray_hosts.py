@@ -18,8 +18,8 @@ from typing import Any, NamedTuple
 
 from notifier.core.text import clean
 from notifier.outputs.dbus import BUS_NAME, Bus, BusError, name_owner, pid_of
-from notifier.system.desktop import open_display
 from notifier.system.supervisor import Worker
+from notifier.system.window_manager import open_display
 
 log = logging.getLogger(__name__)
 

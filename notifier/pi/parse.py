@@ -187,7 +187,9 @@ def _asks_human(args: Mapping[str, Any]) -> bool:
 
 # ---- what a question asks: its arguments read into a Question ----
 
-_TEXT_KEYS = ("question", "title", "prompt", "text", "message", "header", "label")
+# Where a question's text is read, the first found (wider than TEXT_KEYS, which decide whether
+# arguments are shaped as a question at all: once they are, a title, header or label may hold it).
+_TEXT_READ_FROM = ("question", "title", "prompt", "text", "message", "header", "label")
 _DESC_KEYS = ("description", "detail", "details")
 # A chip beside the question; `title` only when the question is under another key (a short title
 # beside it, never the question itself).
@@ -278,7 +280,7 @@ def _read_option(item: Any) -> Option | None:
 
 def _texts(q: Mapping[str, Any]) -> tuple[str | None, str | None, str | None]:
     """A question's (text, header, detail) as its dialog shows them."""
-    text, key = _first_text(q, _TEXT_KEYS)
+    text, key = _first_text(q, _TEXT_READ_FROM)
     header: str | None = None
     if "tab" in q and not q.get("question") and isinstance(q.get("header"), str):
         # itc-steve: `header` is the question title and `tab` the short chip.

@@ -1,5 +1,5 @@
 """Is the user already looking at a session? Its terminal is the focused window (as the focus
-method here tells it: sway IPC, X11 EWMH; :mod:`notifier.system.desktop`) and, in tmux, its
+method here tells it: sway IPC, X11 EWMH; :mod:`notifier.system.window_manager`) and, in tmux, its
 pane is the one that terminal's client shows. Notifications skip such sessions
 (``notifications.skip_when_focused``). Anything unknown counts as not looking, and so does a
 session on another machine (a remote host's session is never in front of you here, even when a
@@ -21,10 +21,10 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from notifier.core.owners import Wanted
-from notifier.system.desktop import ASK, Events, Front, Method, Missing, focus_method, window_for
 from notifier.system.locate import Location, locate_sessions
 from notifier.system.processes import folder, folders_of, looks_like_pi
 from notifier.system.tmux import client_pane, tmux_clients
+from notifier.system.window_manager import ASK, Events, Front, Method, Missing, focus_method, window_for
 
 if TYPE_CHECKING:
     from notifier.system.supervisor import Worker

@@ -31,7 +31,7 @@ from notifier.system.processes import PiProcess, evidence, folder, folders_of, p
 from notifier.system.tmux import TmuxPane, tmux_clients, tmux_pane_of
 
 if TYPE_CHECKING:
-    from notifier.system.desktop import Window
+    from notifier.system.window_manager import Window
 
 # Lazy imports here: the desktop's window managers only where windows are asked for (``status``
 # locates sessions without them).
@@ -78,7 +78,7 @@ Windows = dict[str, dict[int, int]]  # focus method ("x11", "sway", …) → pid
 
 def locate(proc: PiProcess, windows: Windows | None) -> Location:
     """Where ``proc`` is; ``windows``: :func:`list_windows`."""
-    from notifier.system.desktop import Window, window_for
+    from notifier.system.window_manager import Window, window_for
 
     pane = tmux_pane_of(proc.env, proc.pid)
     owner = [proc.pid]  # (in tmux: the pid of the client showing its session, whose window it is)
@@ -127,7 +127,7 @@ def list_windows(with_windows: bool = True) -> Windows | None:
     windows by process too (a backend that cannot list them is left out)."""
     if not with_windows:
         return None
-    from notifier.system.desktop import X11, Method, Missing, focus_method
+    from notifier.system.window_manager import X11, Method, Missing, focus_method
 
     method = focus_method()
     methods = [Method(X11, os.environ.get("DISPLAY", ""))]

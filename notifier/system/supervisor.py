@@ -186,11 +186,11 @@ class Supervisor:
 class Part(Protocol):
     """What runs on a :class:`Worker` besides the jobs handed to it: its own timers."""
 
-    def wait(self) -> float | None:
-        """Before the worker waits: seconds until it wants :meth:`wake` by itself (None: not
+    def due_in(self) -> float | None:
+        """Before the worker waits: seconds until it wants :meth:`run_due` by itself (None: not
         before a job or a change). (A file is :meth:`Worker.watch`ed, not a part's.)"""
 
-    def wake(self) -> None:
+    def run_due(self) -> None:
         """After each round of jobs or on its timer: do what is due."""
 
 
@@ -276,7 +276,7 @@ class Worker:
         while not self._stop.is_set():
             with self._lock:
                 parts, files = list(self._parts), dict(self._files)
-            plans = [p.wait() for p in parts]
+            plans = [p.due_in() for p in parts]
             now = time.monotonic()
             with self._lock:
                 polls = {fd: self._polls.setdefault(fd, now + every) for fd, (_, every) in files.items() if every}
@@ -297,7 +297,7 @@ class Worker:
             for fd in (ready | {fd for fd, at in polls.items() if at <= now}) & files.keys():
                 self._read(fd, now)
             for p in parts:
-                p.wake()
+                p.run_due()
 
     def _read(self, fd: int, now: float) -> None:
         """A watched file is ready, or due: its reader (unless it was unwatched meanwhile)."""

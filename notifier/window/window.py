@@ -23,7 +23,7 @@ from notifier.core.commands import Answer, Clear, Command, Goto, Mute, Snooze, S
 from notifier.core.model import QuestionItem
 from notifier.core.text import clean, duration
 from notifier.resources import app_icon
-from notifier.system.desktop import on_display
+from notifier.system.window_manager import on_display
 from notifier.window.view import Shown, WindowView, details_text, heading_text, row_id, where_text
 
 # Lazy imports here: tkinter is optional (python3-tk), Xlib is Linux only.

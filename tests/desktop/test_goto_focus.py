@@ -18,10 +18,10 @@ import pytest
 
 from notifier.core.codec import status_obj
 from notifier.core.model import Item
-from notifier.system.desktop import activate_window
 from notifier.system.focus import UNKNOWN, FocusFollower, is_focused, items_focused
 from notifier.system.locate import Location, locate_sessions
 from notifier.system.supervisor import Worker
+from notifier.system.window_manager import activate_window
 
 from ..conftest import FIXTURES, cli, wait_for
 from ..live.pi_harness import Tmux
@@ -68,7 +68,7 @@ def active() -> int | None:
 
 
 def window_of(pid: int) -> int | None:
-    from notifier.system.desktop import open_display, x_windows_by_pid
+    from notifier.system.window_manager import open_display, x_windows_by_pid
 
     d = open_display()
     try:

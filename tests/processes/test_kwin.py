@@ -1,4 +1,4 @@
-"""KWin's scripting interface (notifier.system.desktop): the script pi-notifier hands KWin, run in
+"""KWin's scripting interface (notifier.system.window_manager): the script pi-notifier hands KWin, run in
 Node with a stand-in ``workspace`` of KWin 5.27's and 6's shapes; the D-Bus exchange
 (loadScript, run, the script's callDBus back to us, unloadScript) against a stand-in KWin on a
 real private dbus-daemon that runs the script the same way. (The real KWin:
@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from notifier.system import desktop
+from notifier.system import window_manager as wm
 
 from ..conftest import wait_for
 from ..desktop.services import start_bus, stop
@@ -72,36 +72,36 @@ NO_PID = {"pid": 0, "normalWindow": True, "dialog": False}
 @needs_node
 @pytest.mark.parametrize("api", [5, 6])
 def test_the_script_reports_the_windows_and_which_is_active(api: int) -> None:
-    text = desktop.script_text(":1.42", 7)
+    text = wm.script_text(":1.42", 7)
     ran = run_in_node(text, [PANEL, XTERM, FOOT, FOOT2, DIALOG, NO_PID], active=2, api=api)
     (call,) = ran["calls"]
-    assert call[:4] == [":1.42", desktop.REPLY_PATH, desktop.REPLY_INTERFACE, desktop.REPLY_METHOD]
-    report = desktop.parse_report(call[4], 7)
+    assert call[:4] == [":1.42", wm.REPLY_PATH, wm.REPLY_INTERFACE, wm.REPLY_METHOD]
+    report = wm.parse_report(call[4], 7)
     assert report == {"asked": False, "windows": [(1201, False), (1305, True), (1305, False), (1410, False)]}
-    assert desktop.windows_by_pid(report) == {1201: 1201, 1305: 1305, 1410: 1410}
-    assert desktop.kwin_active_window(report) == (1305, 1305)
+    assert wm.windows_by_pid(report) == {1201: 1201, 1305: 1305, 1410: 1410}
+    assert wm.kwin_active_window(report) == (1305, 1305)
     assert ran["active"] == 2  # (nothing asked: the focus stays)
 
 
 @needs_node
 @pytest.mark.parametrize("api", [5, 6])
 def test_the_script_focuses_the_first_window_of_the_pid(api: int) -> None:
-    ran = run_in_node(desktop.script_text(":1.42", 9, pid=1305), [XTERM, FOOT, FOOT2], active=0, api=api)
+    ran = run_in_node(wm.script_text(":1.42", 9, pid=1305), [XTERM, FOOT, FOOT2], active=0, api=api)
     assert ran["active"] == 1
-    report = desktop.parse_report(ran["calls"][0][4], 9)
+    report = wm.parse_report(ran["calls"][0][4], 9)
     assert report is not None and report["asked"] is True
     # a pid with no window, or only a panel's: nothing is focused, and the report says so
     for pid in (4242, 900):
-        ran = run_in_node(desktop.script_text(":1.42", 9, pid=pid), [PANEL, XTERM], active=1, api=api)
+        ran = run_in_node(wm.script_text(":1.42", 9, pid=pid), [PANEL, XTERM], active=1, api=api)
         assert ran["active"] == 1
-        assert desktop.parse_report(ran["calls"][0][4], 9) == {"asked": False, "windows": [(1201, True)]}
+        assert wm.parse_report(ran["calls"][0][4], 9) == {"asked": False, "windows": [(1201, True)]}
 
 
 @needs_node
 def test_no_active_window() -> None:
-    ran = run_in_node(desktop.script_text(":1.42", 1), [XTERM], active=None)
-    report = desktop.parse_report(ran["calls"][0][4], 1)
-    assert report is not None and desktop.kwin_active_window(report) is None
+    ran = run_in_node(wm.script_text(":1.42", 1), [XTERM], active=None)
+    report = wm.parse_report(ran["calls"][0][4], 1)
+    assert report is not None and wm.kwin_active_window(report) is None
 
 
 # ---- the exchange, against a stand-in KWin on a real bus ----
@@ -205,7 +205,7 @@ def _scripts_left(tmp_path: Path) -> list[Path]:
 def test_run_script_through_a_stand_in_kwin(bus: str, tmp_path: Path) -> None:
     server = StandInKWin(bus, [PANEL, XTERM, FOOT], active=1)
     try:
-        method = desktop.Method(desktop.KWIN)
+        method = wm.Method(wm.KWIN)
         assert method.windows() == {1201: 1201, 1305: 1305}
         assert method.focused() == (1201, 1201)
         assert method.activate(1305) is True
@@ -219,7 +219,7 @@ def test_run_script_through_a_stand_in_kwin(bus: str, tmp_path: Path) -> None:
         assert len({e[3] for e in loads}) == len(loads)  # (a name of its own each time)
         assert [e[0] for e in server.log if e[1] == "run"] == [f"/{i}" for i in range(len(loads))]
         assert _scripts_left(tmp_path) == []
-        ok, said = desktop.describe(method)
+        ok, said = wm.describe(method)
         assert ok is True and said == (
             "KWin scripting (org.kde.KWin on the session bus): 2 window(s) by process, focused: pid 1305"
         )
@@ -231,7 +231,7 @@ def test_run_script_through_a_stand_in_kwin(bus: str, tmp_path: Path) -> None:
 def test_kwin_6_names_on_the_stand_in(bus: str) -> None:
     server = StandInKWin(bus, [XTERM, FOOT], active=None, api=6)
     try:
-        assert desktop.run_script(1201)["asked"] is True
+        assert wm.run_script(1201)["asked"] is True
         assert server.active == 0
         # 5.27's object path asked first, then KWin 6's
         assert [e[0] for e in server.log if e[1] == "run"] == ["/0", "/Scripting/Script0"]
@@ -242,20 +242,20 @@ def test_kwin_6_names_on_the_stand_in(bus: str) -> None:
 def test_failures_are_kwin_errors_within_the_timeout(bus: str, tmp_path: Path) -> None:
     import time
 
-    with pytest.raises(desktop.KWinError, match="ServiceUnknown"):  # (no KWin on this bus)
-        desktop.run_script(timeout=2)
+    with pytest.raises(wm.KWinError, match="ServiceUnknown"):  # (no KWin on this bus)
+        wm.run_script(timeout=2)
     server = StandInKWin(bus, [XTERM], active=0)
     try:
         server.report = False
         started = time.monotonic()
-        with pytest.raises(desktop.KWinError, match="did not report within 0.5 s"):
-            desktop.run_script(timeout=0.5)
+        with pytest.raises(wm.KWinError, match="did not report within 0.5 s"):
+            wm.run_script(timeout=0.5)
         assert time.monotonic() - started < 2
         wait_for(lambda: [e[1] for e in server.log][-1] == "unloadScript", 5, "the script unloaded")
         server.refuse = True
-        with pytest.raises(desktop.KWinError, match="refused to load"):
-            desktop.run_script()
-        ok, said = desktop.describe(desktop.Method(desktop.KWIN))
+        with pytest.raises(wm.KWinError, match="refused to load"):
+            wm.run_script()
+        ok, said = wm.describe(wm.Method(wm.KWIN))
         assert ok is False and said.startswith("KWin scripting did not answer (KWin refused to load the script")
     finally:
         server.close()

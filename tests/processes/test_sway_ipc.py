@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from notifier.system import desktop
+from notifier.system import window_manager as wm
 
 
 def test_a_reply_after_an_event_over_a_real_socket(tmp_path: Path) -> None:
@@ -27,29 +27,29 @@ def test_a_reply_after_an_event_over_a_real_socket(tmp_path: Path) -> None:
         conn, _ = server.accept()
         with conn:
             head = conn.recv(14)
-            length, kind = desktop.decode_header(head)
+            length, kind = wm.decode_header(head)
             got.append(conn.recv(length))
-            conn.sendall(desktop.encode(desktop.EVENT_WINDOW, json.dumps({"change": "focus"})))
-            conn.sendall(desktop.encode(kind, json.dumps([{"success": True}])))
+            conn.sendall(wm.encode(wm.EVENT_WINDOW, json.dumps({"change": "focus"})))
+            conn.sendall(wm.encode(kind, json.dumps([{"success": True}])))
             conn.recv(14 + 2)  # GET_TREE, empty payload
-            conn.sendall(desktop.encode(desktop.RUN_COMMAND, "[]"))
+            conn.sendall(wm.encode(wm.RUN_COMMAND, "[]"))
 
     t = threading.Thread(target=serve, daemon=True)
     t.start()
-    with desktop.Connection(path) as conn:
-        assert conn.ask(desktop.RUN_COMMAND, "[con_id=5] focus") == [{"success": True}]
-        with pytest.raises(desktop.IpcError):
-            conn.ask(desktop.GET_TREE)
+    with wm.Connection(path) as conn:
+        assert conn.ask(wm.RUN_COMMAND, "[con_id=5] focus") == [{"success": True}]
+        with pytest.raises(wm.IpcError):
+            conn.ask(wm.GET_TREE)
     t.join(5)
     server.close()
     assert got == [b"[con_id=5] focus"]
 
 
 def test_the_window_display_in_words() -> None:
-    assert desktop.window_display({"DISPLAY": ":5"}) == ({}, "X display :5")
-    none, why = desktop.window_display({})
+    assert wm.window_display({"DISPLAY": ":5"}) == ({}, "X display :5")
+    none, why = wm.window_display({})
     assert none is None and "DISPLAY and WAYLAND_DISPLAY are unset" in why
-    none, why = desktop.window_display({"WAYLAND_DISPLAY": "wayland-9", "XDG_RUNTIME_DIR": "/nonexistent"})
+    none, why = wm.window_display({"WAYLAND_DISPLAY": "wayland-9", "XDG_RUNTIME_DIR": "/nonexistent"})
     assert none is None and "offers no XWayland" in why
 
 
@@ -96,13 +96,13 @@ def test_hyprland_method_over_a_stand_in_socket(tmp_path: Path) -> None:
 
     threading.Thread(target=serve, daemon=True).start()
     env = {"HYPRLAND_INSTANCE_SIGNATURE": sig, "XDG_RUNTIME_DIR": str(tmp_path), "WAYLAND_DISPLAY": "wayland-1"}
-    method = desktop.focus_method(env)
-    assert isinstance(method, desktop.Method) and method.backend is desktop.HYPRLAND
+    method = wm.focus_method(env)
+    assert isinstance(method, wm.Method) and method.backend is wm.HYPRLAND
     assert method.windows()[2201] == 0x55D5A8E2C0B0
     assert method.focused() == (0x55D5A8F01A40, 2310)
     assert method.activate(0x55D5A8E2C0B0)
     assert method.focused() == (0x55D5A8E2C0B0, 2201)
     assert "dispatch focuswindow address:0x55d5a8e2c0b0" in asked
     server.close()
-    gone = desktop.focus_method({"HYPRLAND_INSTANCE_SIGNATURE": "nothere", "WAYLAND_DISPLAY": "wayland-1"})
-    assert isinstance(gone, desktop.Missing) and gone.reason == "Hyprland's IPC socket was not found"
+    gone = wm.focus_method({"HYPRLAND_INSTANCE_SIGNATURE": "nothere", "WAYLAND_DISPLAY": "wayland-1"})
+    assert isinstance(gone, wm.Missing) and gone.reason == "Hyprland's IPC socket was not found"

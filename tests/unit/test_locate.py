@@ -11,10 +11,10 @@ import pytest
 
 from notifier.core.model import Option, Question, QuestionItem, SessionRef, SessionView
 from notifier.core.owners import Proc, Wanted
-from notifier.system.desktop import Window
 from notifier.system.locate import Location, Unmatched, locate_one, match
 from notifier.system.processes import PiProcess
 from notifier.system.tmux import TmuxPane
+from notifier.system.window_manager import Window
 from notifier.window.view import Shown, Where, details_text
 
 

@@ -130,13 +130,13 @@ def test_quiet_hours_and_mute_raise_nothing() -> None:
     p.feed([t("needs_input", "a", "s1"), t("needs_input", "b", "s2")], 0.0)
     assert [n.items[0].ref.key for n in notices(p.tick(0.0))] == ["s2"]
     p.feed([t("needs_input", "c", "s3", at=1.0)], 1.0)
-    assert notices(p.tick(1.0, quiet=True)) == [] and p.held
+    assert notices(p.tick(1.0, quiet=True)) == [] and p.quiet_held
     assert notices(p.tick(700.0, quiet=True)) == []  # still quiet: no reminder either
     # quiet hours over: the held question is announced once (its passed reminder is not sent),
     # and s2 gets its next reminder; the muted one waits for the unmute
     out = notices(p.tick(1900.0))
     assert sorted((n.kind, n.items[0].ref.key) for n in out) == [("question", "s3"), ("reminder", "s2")]
-    assert not p.held and p.next_due() is None  # (the muted one: when the preferences change)
+    assert not p.quiet_held and p.next_due() is None  # (the muted one: when the preferences change)
     # unmuted: the question asked while muted is announced once, its passed reminders not sent
     p.preferences = Preferences()  # unmuted
     (n,) = notices(p.tick(2000.0))
@@ -157,9 +157,9 @@ def test_a_question_asked_while_muted_waits_across_a_restart_for_the_unmute() ->
 def test_held_in_quiet_hours_then_snoozed_is_announced_when_the_snooze_ends() -> None:
     p = Planner(settle_s=0.0, remind_after_s=())
     p.feed([t("needs_input", "a", "s1")], 0.0)
-    assert notices(p.tick(0.0, quiet=True)) == [] and p.held
+    assert notices(p.tick(0.0, quiet=True)) == [] and p.quiet_held
     p.preferences = Preferences().snoozed(500.0, project="s1")
-    assert notices(p.tick(200.0)) == [] and not p.held  # quiet hours over, but snoozed now
+    assert notices(p.tick(200.0)) == [] and not p.quiet_held  # quiet hours over, but snoozed now
     assert p.next_due() == 500.0
     (n,) = notices(p.tick(500.0))
     assert n.items[0].ref.key == "s1"
@@ -408,9 +408,9 @@ def test_notified_before_a_restart_inside_quiet_hours_is_announced_when_they_end
     announced once, as what arrived meanwhile."""
     p = Planner(notified={("s1", "a")}, remind_after_s=())
     p.feed([t("needs_input", "a", "s1", initial=True)], 0.0)
-    assert p.tick(1.0, quiet=True) == [] and p.held == 1
+    assert p.tick(1.0, quiet=True) == [] and p.quiet_held == 1
     (n,) = notices(p.tick(2.0))
-    assert n.items[0].key == ("s1", "a") and p.held == 0
+    assert n.items[0].key == ("s1", "a") and p.quiet_held == 0
     assert p.tick(3.0) == []
 
 
@@ -422,7 +422,7 @@ def test_a_question_held_by_quiet_hours_abandoned_and_back_is_held_once() -> Non
     p.tick(1.0, quiet=True)
     p.feed([t("abandoned", "a", "s1")], 2.0)
     p.feed([t("needs_input", "a", "s1"), t("needs_input", "b", "s2")], 3.0)
-    assert p.tick(3.0, quiet=True) == [] and p.held == 2
+    assert p.tick(3.0, quiet=True) == [] and p.quiet_held == 2
     p.preferences = Preferences().snoozed(1000.0, session="s1")
     p.feed([t("needs_input", "c", "s3")], 4.0)
     assert {i.ref.key for n in notices(p.tick(4.0)) for i in n.items} == {"s2", "s3"}

@@ -29,7 +29,7 @@ def test_a_question_held_by_quiet_hours_is_announced_as_they_end() -> None:
         ref = SessionRef("/s/a.jsonl", "id", "/home/me/webshop", None)
         q = Question("c1", "question", (QuestionItem("Ship it?", options=(Option("Yes"),)),), time.time() + offset)
         sink.publish(Batch((Transition("needs_input", ref, q, time.time() + offset),), Snapshot()))
-        wait_for(lambda: sink.planner.held, 5, "held by the quiet hours")
+        wait_for(lambda: sink.planner.quiet_held, 5, "held by the quiet hours")
         assert server.shown == []
         wait_for(lambda: server.shown, 5, "announced as the quiet hours end")
         assert time.time() + offset >= end.timestamp()

@@ -106,8 +106,8 @@ def test_a_snapshot_published_while_the_age_tick_draws_reaches_the_window(tmp_pa
         between.set()  # an earlier change waits too
     redraw._dirty = between
     redraw._due = 0.0  # the age tick is due
-    redraw.wake()
-    redraw.wake()  # the wake the publish asked for
+    redraw.run_due()
+    redraw.run_due()  # the round the publish woke the worker for
     assert window.pushed and window.pushed[-1] is new
 
 

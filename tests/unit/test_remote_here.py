@@ -8,8 +8,8 @@ from typing import Any
 
 from notifier.core.model import Item, Question, QuestionItem, SessionRef, remote_key
 from notifier.system import focus
-from notifier.system.desktop import X11, Backend, Method, Window
 from notifier.system.locate import Location
+from notifier.system.window_manager import X11, Backend, Method, Window
 
 Q = Question("c1", "question", (QuestionItem("Deploy?"),), 100.0)
 LOCAL = SessionRef("/home/dev/.pi/s.jsonl", "abc", "/home/dev/webshop", None)
