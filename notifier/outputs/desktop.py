@@ -309,8 +309,10 @@ class Screen:
             # anew, so that it reads what waits now and its buttons are ours (a server may send a
             # click only to the connection that showed the bubble: dunst does)
         message = render(shown.notice, self.show_text, backend.markup)
-        if replaces and (shown.notice.update or shown.notice.restored):  # a change to what is on
-            message = replace(message, silent=True)  # screen (or was, before a restart) is not heard
+        if shown.notice.restored or (replaces and shown.notice.update):  # a change to what is on
+            message = replace(message, silent=True)  # screen, or a put-back of what was before a
+            # restart (in place, or anew where no bubble was left: the app closes its bubbles when
+            # it quits), is not heard: the question was announced once
         # what may be on screen is in the file before the call (the bubble replaced, or an intent
         # whose id the reply brings) and the id right after, both written now, in this thread: a
         # kill before or after the call leaves the next run what it needs to re-use or close the

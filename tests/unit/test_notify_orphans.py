@@ -282,3 +282,20 @@ def test_what_may_be_on_screen_is_in_the_file_before_the_call_and_its_id_right_a
     assert set(nxt.bubbles.orphans) == {1}  # (the intent is no bubble to close)
     assert ("bus-1/:1.7", INTENT) not in again.bubbles()
     again.close()
+
+
+def test_a_question_put_back_where_no_bubble_is_left_is_not_heard() -> None:
+    """The app quit (closing its bubbles), then a run takes notifying over or the app starts
+    again: a question it notified and still waiting is put back on screen as a new bubble (none
+    is left to replace), and that put-back is not heard: it was announced once already."""
+    store = Store(None)
+    server = FakeServer("bus-1/:1.7")
+    first = _screen(server, store)
+    notice = _notice(1, "a", "q1")
+    first.put(notice)
+    first.stop()
+    assert server.closed == [1] and not server.messages[0].silent
+    after = _screen(server, store)
+    after.close_orphans({A})
+    after.put(dataclasses.replace(notice, restored=True))
+    assert server.replaced[-1] == 0 and server.messages[-1].silent
