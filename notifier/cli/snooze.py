@@ -115,7 +115,18 @@ def _snooze(config: Config, what: str | None, seconds: float, now: float) -> str
         return f"{'resumed every session' if what in (None, 'all') else 'resumed ' + said}{note}"
     ends = time.localtime(now + seconds)
     until = time.strftime("%H:%M" if ends[:3] == time.localtime(now)[:3] else "%a %d %b %H:%M", ends)
-    return f"snoozed {said} for {duration(seconds)} (until {until}){note}"
+    return f"snoozed {said} for {length(seconds)} (until {until}){note}"
+
+
+def length(seconds: float) -> str:
+    """How long a snooze lasts, whole (``duration`` rounds down, as an age may): "1 min 30 s",
+    "1 d 5 h 21 min"."""
+    s = round(seconds)
+    if 60 <= s < 3600 and s % 60:
+        return f"{duration(s)} {s % 60} s"
+    if s > 86400 and s % 86400:
+        return f"{duration(s)} {duration(s % 86400)}"
+    return duration(s)
 
 
 def _mute(config: Config, what: str, on: bool) -> str:

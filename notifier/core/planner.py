@@ -178,10 +178,15 @@ def next_quiet_change(window: tuple[int, int] | None, now: float) -> float | Non
     return min(t.timestamp() for t in times if t.timestamp() > now)
 
 
+NIGHT_ENDS_H = 4  # until this hour after midnight, "tomorrow" is the morning coming, not the next
+
+
 def tomorrow_morning(now: float) -> float:
-    """8:00 tomorrow, local time ("Until tomorrow")."""
+    """08:00 of the next morning, local time ("Until tomorrow"): of this day while the night
+    lasts (before 04:00), else of the day after."""
     local = datetime.fromtimestamp(now)
-    return (local + timedelta(days=1)).replace(hour=8, minute=0, second=0, microsecond=0).timestamp()
+    day = local if local.hour < NIGHT_ENDS_H else local + timedelta(days=1)
+    return day.replace(hour=8, minute=0, second=0, microsecond=0).timestamp()
 
 
 def quiet_hours_obj(value: str, now: float) -> dict[str, Any]:

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import time
+from datetime import datetime
+
+import pytest
+
 from notifier.core.model import Item, Question, SessionRef
 from notifier.core.planner import Preferences
 
@@ -76,3 +81,30 @@ def test_snooze_words_take_every_form_the_readme_promises() -> None:
         with pytest.raises(ValueError) as refused:
             snooze_words(words, now)
         assert said in str(refused.value)
+
+
+def test_tomorrow_is_the_coming_morning_while_the_night_lasts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """"Until tomorrow" (the tray's snooze, `snooze tomorrow`) is 08:00 of the next morning: said
+    after midnight, before 04:00, that is 08:00 of this day, not of the day after (a snooze
+    at 02:39 lasted 29 h)."""
+    from notifier.core.planner import tomorrow_morning
+
+    monkeypatch.setenv("TZ", "Pacific/Pago_Pago")
+    time.tzset()
+    try:
+        for (hour, minute), hours in [((2, 39), 5 + 21 / 60), ((0, 0), 8), ((3, 59), 4 + 1 / 60),
+                                      ((4, 0), 28), ((12, 0), 20), ((23, 30), 8.5)]:  # fmt: skip
+            now = datetime(2026, 12, 7, hour, minute).timestamp()
+            assert tomorrow_morning(now) - now == pytest.approx(hours * 3600), (hour, minute)
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+
+
+def test_a_snooze_says_how_long_it_lasts_whole() -> None:
+    """What `snooze` prints: not rounded down as an age is ("90s" once printed "for 1 min", a
+    29 h snooze "for 1 d")."""
+    from notifier.cli.snooze import length
+
+    said = [length(s) for s in (45, 90, 900, 3599, 5400, 86400, 105660, 7 * 86400)]
+    assert said == ["45 s", "1 min 30 s", "15 min", "59 min 59 s", "1 h 30 min", "1 d", "1 d 5 h 21 min", "7 d"]
